@@ -1,0 +1,91 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# flowbloom: `make` builds into build/, `make deps` installs Debian packages,
+# `make test` runs every test, `make demo` runs the demo, `make bench` the
+# benchmarks. V=1 shows the commands.
+
+BUILD := build
+CLANG ?= clang
+CC ?= gcc
+BPFTOOL ?= bpftool
+ARCH_INC := /usr/include/$(shell uname -m)-linux-gnu
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' $(1) $(2);
+endif
+
+BPF_CFLAGS := -g -O2 --target=bpf -Wall -Werror -Iinclude -Ibpf -I$(ARCH_INC) -MMD -MP
+CFLAGS ?= -g -O2
+CFLAGS += -Wall -Wextra -Werror -std=gnu11 -Iinclude -Iuser -I$(BUILD) -MMD -MP
+LDLIBS := -lbpf -lelf -lz -lpcap -lm
+
+DEPS_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev iproute2 \
+	ethtool make gcc python3 xdp-tools
+
+# The CLI's library: everything but main.c, shared with tests and benchmarks.
+LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
+TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
+
+.DELETE_ON_ERROR:
+.PHONY: all deps test demo bench clean format
+
+all: $(BUILD)/flowbloom $(BUILD)/flowbloom.bpf.o $(TEST_BINS)
+
+deps:
+	@missing=""; for p in $(DEPS_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+$(BUILD)/flowbloom.bpf.o: bpf/flowbloom.bpf.c | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/flowbloom.skel.h: $(BUILD)/flowbloom.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(BUILD)/user/%.o: user/%.c $(BUILD)/flowbloom.skel.h | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libflowbloom.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)$(AR) rcs $@ $^
+
+$(BUILD)/flowbloom: $(BUILD)/user/main.o $(BUILD)/libflowbloom.a
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libflowbloom.a $(BUILD)/flowbloom.skel.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests $< $(BUILD)/libflowbloom.a $(LDLIBS) -o $@
+
+$(BUILD):
+	$(Q)mkdir -p $@
+
+test: deps all
+	$(Q)bash tests/run.sh
+
+demo: deps all
+	$(Q)bash tests/demo.sh
+
+bench: deps all
+	$(Q)bash tests/bench.sh
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

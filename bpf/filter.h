@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Filter probes on the data path: the shared geometry
+ * (include/flowbloom/geometry.h) turned into BPF array lookups. The blocked
+ * layout reads one 64-byte block and tests all k bits without branches;
+ * the classic layout reads up to k blocks and stops at the first zero bit.
+ */
+#ifndef FLOWBLOOM_FILTER_H
+#define FLOWBLOOM_FILTER_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "flowbloom/geometry.h"
+
+static __always_inline int fb_probe_blocked(void *filter, const struct fb_header *hdr, __u64 h)
+{
+	__u32 idx = FB_HDR_BLOCKS + fb_blocked_index(h, hdr->nblocks);
+	struct fb_block *blk = bpf_map_lookup_elem(filter, &idx);
+	__u32 k = hdr->k;
+	__u64 miss = 0;
+	int w;
+
+	if (!blk)
+		return 0;
+#pragma unroll
+	for (w = 0; w < FB_BLOCK_WORDS; w++) {
+		__u64 m = fb_blocked_word_mask(h, k, w);
+
+		miss |= (blk->w[w] & m) ^ m;
+	}
+	return miss == 0;
+}
+
+static __always_inline int fb_probe_classic(void *filter, const struct fb_header *hdr, __u64 h)
+{
+	__u64 mbits = fb_header_mbits(hdr);
+	__u32 k = hdr->k;
+	__u32 i;
+
+	for (i = 0; i < FB_MAX_K; i++) {
+		__u64 p;
+		__u32 idx;
+		struct fb_block *blk;
+
+		if (i >= k)
+			break;
+		p = fb_classic_bit(h, i, mbits);
+		idx = fb_bit_block(p);
+		blk = bpf_map_lookup_elem(filter, &idx);
+		if (!blk)
+			return 0;
+		if (!(blk->w[fb_bit_word(p) & (FB_BLOCK_WORDS - 1)] & fb_bit_mask(p)))
+			return 0;
+	}
+	return 1;
+}
+
+/* 1 if the filter may hold key, 0 if it certainly does not. */
+static __always_inline int fb_probe(void *filter, const struct fb_header *hdr,
+				    const struct fb_key *key)
+{
+	__u64 h = fb_hash_key(key, hdr->hash, hdr->key);
+
+	if (hdr->layout == FB_LAYOUT_CLASSIC)
+		return fb_probe_classic(filter, hdr, h);
+	return fb_probe_blocked(filter, hdr, h);
+}
+
+#endif

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * flowbloom's XDP program: parse -> flow key -> Bloom probe per rule kind
+ * -> count -> verdict.
+ *
+ * Per-attachment settings are read-only data the loader sets before load
+ * (`flowbloom attach`); an object loaded unchanged by `ip link` keeps the
+ * defaults: the filter's own default action, malformed packets pass.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "flowbloom/geometry.h"
+#include "flowbloom/maps.h"
+#include "parsing.h"
+#include "filter.h"
+#include "maps.bpf.h"
+
+const volatile __u8 cfg_action = FB_ACTION_DEFAULT;	/* enum fb_action */
+const volatile __u8 cfg_malformed_drop = 0;		/* 1: drop malformed packets */
+const volatile __u8 cfg_trace = 0;			/* 1: record fb_trace (replay) */
+
+static __always_inline void fb_count(struct fb_stats *s, int stat, __u64 bytes)
+{
+	s->c[stat].packets++;
+	s->c[stat].bytes += bytes;
+}
+
+/* Probe every rule kind the filter holds, cheapest question first; returns
+ * the kind that matched or 0. A 5-tuple-only filter pays for one probe. */
+static __always_inline __u32 fb_match(void *filter, const struct fb_header *hdr,
+				      struct fb_key *key)
+{
+	__u32 kinds = hdr->kinds;
+	struct fb_key addr = {};
+
+	if (kinds & FB_KINDF(FB_KIND_FLOW)) {
+		key->kind = FB_KIND_FLOW;
+		if (fb_probe(filter, hdr, key))
+			return FB_KIND_FLOW;
+	}
+	if (kinds & FB_KINDF(FB_KIND_SRC)) {
+		__builtin_memcpy(addr.saddr, key->saddr, 16);
+		addr.kind = FB_KIND_SRC;
+		if (fb_probe(filter, hdr, &addr))
+			return FB_KIND_SRC;
+	}
+	if (kinds & FB_KINDF(FB_KIND_DST)) {
+		__builtin_memset(addr.saddr, 0, 16);
+		__builtin_memcpy(addr.daddr, key->daddr, 16);
+		addr.kind = FB_KIND_DST;
+		if (fb_probe(filter, hdr, &addr))
+			return FB_KIND_DST;
+	}
+	return 0;
+}
+
+SEC("xdp")
+int flowbloom(struct xdp_md *ctx)
+{
+	__u64 bytes = ctx->data_end - ctx->data;
+	struct fb_key key = {};
+	__u32 zero = 0, frag = 0, kind = 0, action;
+	int parse, verdict;
+	struct fb_header *hdr;
+	struct fb_stats *st;
+	void *filter;
+
+	st = bpf_map_lookup_elem(&fb_stats, &zero);
+	if (!st)
+		return XDP_PASS; /* cannot happen: a one-entry array */
+	fb_count(st, FB_STAT_SEEN, bytes);
+
+	parse = fb_parse_packet(ctx, &key, &frag);
+	if (parse == FB_PARSE_NONIP) {
+		fb_count(st, FB_STAT_NONIP, bytes);
+		verdict = XDP_PASS;
+		goto out;
+	}
+	if (parse == FB_PARSE_MALFORMED) {
+		fb_count(st, FB_STAT_MALFORMED, bytes);
+		verdict = cfg_malformed_drop ? XDP_DROP : XDP_PASS;
+		goto out;
+	}
+	if (frag)
+		fb_count(st, FB_STAT_FRAGMENT, bytes);
+
+	filter = bpf_map_lookup_elem(&fb_filter, &zero);
+	hdr = filter ? bpf_map_lookup_elem(filter, &zero) : NULL;
+	if (!hdr || hdr->magic != FB_MAGIC) {
+		/* No filter installed yet (ip link before create): fail open. */
+		fb_count(st, FB_STAT_NOFILTER, bytes);
+		verdict = XDP_PASS;
+		goto out;
+	}
+
+	kind = fb_match(filter, hdr, &key);
+	if (kind) {
+		fb_count(st, FB_STAT_MATCHED, bytes);
+		fb_count(st, FB_STAT_HIT_FLOW + kind - FB_KIND_FLOW, bytes);
+	}
+
+	action = cfg_action ? cfg_action : hdr->action;
+	if (action == FB_ACTION_MONITOR)
+		verdict = XDP_PASS;
+	else if (action == FB_ACTION_ALLOW)
+		verdict = kind ? XDP_PASS : XDP_DROP;
+	else
+		verdict = kind ? XDP_DROP : XDP_PASS;
+	key.kind = kind ? kind : FB_KIND_FLOW;
+out:
+	fb_count(st, verdict == XDP_DROP ? FB_STAT_DROPPED : FB_STAT_PASSED, bytes);
+	if (cfg_trace) {
+		struct fb_trace *tr = bpf_map_lookup_elem(&fb_trace, &zero);
+
+		if (tr) {
+			tr->key = key;
+			tr->parse = parse;
+			tr->fragment = frag;
+			tr->kind = kind;
+			tr->verdict = verdict;
+		}
+	}
+	return verdict;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

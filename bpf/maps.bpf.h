@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Every map the XDP program uses, in one place.
+ *
+ * fb_filter and fb_stats are pinned by name, so an object loaded by
+ * `ip link set dev X xdp obj flowbloom.bpf.o sec xdp` reuses the maps that
+ * `flowbloom create default` pinned in /sys/fs/bpf/xdp/globals. The CLI
+ * instead hands the loader the named filter's maps (bpf_map__reuse_fd).
+ *
+ * fb_filter is a one-entry ARRAY_OF_MAPS: the filter array inside can have
+ * any size (BPF_F_INNER_MAP), yet the outer map's parameters stay fixed, so
+ * `ip link` can reuse its pin; swapping the inner map replaces a filter in
+ * one step.
+ */
+#ifndef FLOWBLOOM_MAPS_BPF_H
+#define FLOWBLOOM_MAPS_BPF_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "flowbloom/geometry.h"
+#include "flowbloom/maps.h"
+
+/* Template only: real filter arrays are created by the CLI. */
+struct fb_filter_array {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, FB_INNER_MAP_FLAGS);
+	__uint(max_entries, 1);
+	/* Sizes, not types: clang only forward-declares a type used here. */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct fb_block));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+	__array(values, struct fb_filter_array);
+} fb_filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fb_stats);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} fb_stats SEC(".maps");
+
+/* replay --explain: the last packet's key and verdict. Written only when
+ * cfg_trace is set, which removes the code otherwise. Not pinned. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fb_trace);
+} fb_trace SEC(".maps");
+
+#endif

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Packet parsing for the XDP program: Ethernet, up to two VLAN tags,
+ * IPv4 or IPv6 (with up to FB_MAX_EXTHDRS extension headers), then the
+ * ports of TCP, UDP, UDP-Lite and SCTP. Fills a struct fb_key.
+ *
+ * Every helper bounds-checks against data_end before reading (the verifier
+ * demands it) and the loops have fixed limits so the verifier can unroll
+ * them. A packet that breaks a rule is FB_PARSE_MALFORMED, never an abort.
+ */
+#ifndef FLOWBLOOM_PARSING_H
+#define FLOWBLOOM_PARSING_H
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "flowbloom/key.h"
+#include "flowbloom/maps.h"
+
+/* 802.1Q and 802.1ad: an operator's QinQ needs two; a third tag is treated
+ * as malformed so the verifier sees a short, fixed loop. */
+#define FB_MAX_VLANS 2
+/* Extension headers followed before the upper layer. RFC 8200 expects a
+ * handful; eight covers every legitimate chain and bounds the loop. */
+#define FB_MAX_EXTHDRS 8
+
+#define FB_ETH_P_8021Q 0x8100
+#define FB_ETH_P_8021AD 0x88a8
+
+#define FB_IPPROTO_HOPOPTS 0
+#define FB_IPPROTO_ROUTING 43
+#define FB_IPPROTO_FRAGMENT 44
+#define FB_IPPROTO_AH 51
+#define FB_IPPROTO_DSTOPTS 60
+#define FB_IPPROTO_SCTP 132
+#define FB_IPPROTO_UDPLITE 136
+
+struct fb_cursor {
+	void *pos;
+	void *end;
+};
+
+struct fb_vlan_hdr {
+	__be16 tci;
+	__be16 proto;
+};
+
+struct fb_exthdr {
+	__u8 nexthdr;
+	__u8 len;
+};
+
+struct fb_frag_hdr {
+	__u8 nexthdr;
+	__u8 reserved;
+	__be16 frag_off; /* offset << 3 | M */
+	__be32 id;
+};
+
+/* Returns the (host-order) ethertype after any VLAN tags, or -1. */
+static __always_inline int fb_parse_eth(struct fb_cursor *c)
+{
+	struct ethhdr *eth = c->pos;
+	__u16 proto;
+	int i;
+
+	if ((void *)(eth + 1) > c->end)
+		return -1;
+	proto = bpf_ntohs(eth->h_proto);
+	c->pos = eth + 1;
+
+#pragma unroll
+	for (i = 0; i < FB_MAX_VLANS; i++) {
+		struct fb_vlan_hdr *vh = c->pos;
+
+		if (proto != FB_ETH_P_8021Q && proto != FB_ETH_P_8021AD)
+			break;
+		if ((void *)(vh + 1) > c->end)
+			return -1;
+		proto = bpf_ntohs(vh->proto);
+		c->pos = vh + 1;
+	}
+	if (proto == FB_ETH_P_8021Q || proto == FB_ETH_P_8021AD)
+		return -1;
+	return proto;
+}
+
+/* Ports of the upper-layer header at c->pos: 0 ok, -1 truncated. */
+static __always_inline int fb_parse_ports(struct fb_cursor *c, __u8 proto, struct fb_key *key)
+{
+	__u32 need;
+	__be16 *ports = c->pos;
+
+	switch (proto) {
+	case IPPROTO_TCP:
+		need = 20; /* the fixed TCP header */
+		break;
+	case IPPROTO_UDP:
+	case FB_IPPROTO_UDPLITE:
+		need = 8;
+		break;
+	case FB_IPPROTO_SCTP:
+		need = 12; /* SCTP common header */
+		break;
+	default:
+		return 0; /* ICMP, ICMPv6, GRE, ...: port 0 */
+	}
+	if (c->pos + need > c->end)
+		return -1;
+	key->sport = ports[0];
+	key->dport = ports[1];
+	return 0;
+}
+
+static __always_inline int fb_parse_ipv4(struct fb_cursor *c, struct fb_key *key, __u32 *frag)
+{
+	struct iphdr *iph = c->pos;
+	__u32 hlen;
+
+	if ((void *)(iph + 1) > c->end)
+		return FB_PARSE_MALFORMED;
+	if (iph->version != 4 || iph->ihl < 5)
+		return FB_PARSE_MALFORMED;
+	hlen = iph->ihl * 4;
+	if (c->pos + hlen > c->end || bpf_ntohs(iph->tot_len) < hlen)
+		return FB_PARSE_MALFORMED;
+
+	key->saddr[10] = 0xff;
+	key->saddr[11] = 0xff;
+	__builtin_memcpy(&key->saddr[12], &iph->saddr, 4);
+	key->daddr[10] = 0xff;
+	key->daddr[11] = 0xff;
+	__builtin_memcpy(&key->daddr[12], &iph->daddr, 4);
+	key->proto = iph->protocol;
+
+	if (iph->frag_off & bpf_htons(0x1fff)) {
+		*frag = 1; /* non-first fragment: no L4 header here */
+		return FB_PARSE_OK;
+	}
+	c->pos += hlen;
+	return fb_parse_ports(c, key->proto, key) ? FB_PARSE_MALFORMED : FB_PARSE_OK;
+}
+
+static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key, __u32 *frag)
+{
+	struct ipv6hdr *ip6h = c->pos;
+	__u8 nexthdr;
+	int i;
+
+	if ((void *)(ip6h + 1) > c->end)
+		return FB_PARSE_MALFORMED;
+	if (ip6h->version != 6)
+		return FB_PARSE_MALFORMED;
+	__builtin_memcpy(key->saddr, &ip6h->saddr, 16);
+	__builtin_memcpy(key->daddr, &ip6h->daddr, 16);
+	nexthdr = ip6h->nexthdr;
+	c->pos = ip6h + 1;
+
+#pragma unroll
+	for (i = 0; i < FB_MAX_EXTHDRS; i++) {
+		struct fb_exthdr *eh = c->pos;
+		struct fb_frag_hdr *fh = c->pos;
+		__u32 hlen;
+
+		switch (nexthdr) {
+		case FB_IPPROTO_HOPOPTS:
+		case FB_IPPROTO_ROUTING:
+		case FB_IPPROTO_DSTOPTS:
+		case FB_IPPROTO_AH:
+			if ((void *)(eh + 1) > c->end)
+				return FB_PARSE_MALFORMED;
+			/* RFC 8200: length in 8-octet units less the first;
+			 * RFC 4302 (AH): in 4-octet units less two. */
+			if (nexthdr == FB_IPPROTO_AH)
+				hlen = ((__u32)eh->len + 2) * 4;
+			else
+				hlen = ((__u32)eh->len + 1) * 8;
+			if (c->pos + hlen > c->end)
+				return FB_PARSE_MALFORMED;
+			nexthdr = eh->nexthdr;
+			c->pos += hlen;
+			break;
+		case FB_IPPROTO_FRAGMENT:
+			if ((void *)(fh + 1) > c->end)
+				return FB_PARSE_MALFORMED;
+			nexthdr = fh->nexthdr;
+			c->pos = fh + 1;
+			if (fh->frag_off & bpf_htons(0xfff8)) {
+				key->proto = nexthdr;
+				*frag = 1;
+				return FB_PARSE_OK;
+			}
+			break;
+		default:
+			goto upper;
+		}
+	}
+	/* Still an extension header after the limit: refuse to guess. */
+	switch (nexthdr) {
+	case FB_IPPROTO_HOPOPTS:
+	case FB_IPPROTO_ROUTING:
+	case FB_IPPROTO_DSTOPTS:
+	case FB_IPPROTO_AH:
+	case FB_IPPROTO_FRAGMENT:
+		return FB_PARSE_MALFORMED;
+	}
+upper:
+	key->proto = nexthdr;
+	return fb_parse_ports(c, nexthdr, key) ? FB_PARSE_MALFORMED : FB_PARSE_OK;
+}
+
+/* Fill key from the packet; returns enum fb_parse. */
+static __always_inline int fb_parse_packet(struct xdp_md *ctx, struct fb_key *key, __u32 *frag)
+{
+	struct fb_cursor c = {
+		.pos = (void *)(long)ctx->data,
+		.end = (void *)(long)ctx->data_end,
+	};
+	int proto = fb_parse_eth(&c);
+
+	if (proto < 0)
+		return FB_PARSE_MALFORMED;
+	if (proto == ETH_P_IP)
+		return fb_parse_ipv4(&c, key, frag);
+	if (proto == ETH_P_IPV6)
+		return fb_parse_ipv6(&c, key, frag);
+	return FB_PARSE_NONIP;
+}
+
+#endif

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Filter geometry: how a flow key's hash becomes bit positions. Compiled
+ * into the XDP program (bpf/filter.h does the map lookups) and the CLI
+ * (user/filter.c does the same through an mmap), so both sides pick the
+ * same bits by construction; tests/test_samebits checks it anyway.
+ *
+ * A filter is one BPF array of 64-byte blocks. Block 0 holds struct
+ * fb_header (geometry, hash key, which rule kinds exist), block 1 is
+ * reserved for per-family tables, and blocks FB_HDR_BLOCKS.. hold the m bits.
+ * Keeping the header in the same map as the bits means replacing the whole
+ * filter (a new inner map in the outer ARRAY_OF_MAPS) is one atomic step.
+ *
+ * Two layouts:
+ *  - blocked (default): the hash picks one 64-byte block and sets k bits
+ *    inside it, bit i in 64-bit word i mod 8 (the split-block filter of
+ *    Apache Parquet, widened to 64-bit words), so a probe reads one cache
+ *    line whatever k is (Putze, Sanders, Singler 2007).
+ *  - classic: k positions across all m bits by Kirsch-Mitzenmacher double
+ *    hashing g_i = h1 + i*h2, h1 and h2 the two 32-bit halves of the hash
+ *    (h2 forced odd), reduced to [0, m) by multiply-shift instead of modulo
+ *    (Lemire 2019): BPF division costs tens of cycles, the multiply one.
+ */
+#ifndef FLOWBLOOM_GEOMETRY_H
+#define FLOWBLOOM_GEOMETRY_H
+
+#include <linux/types.h>
+#include "hash.h"
+#include "key.h"
+
+#define FB_MAGIC 0x4d4f4c42 /* "BLOM" little-endian */
+#define FB_VERSION 1
+
+#define FB_BLOCK_BYTES 64
+#define FB_BLOCK_WORDS 8
+#define FB_BLOCK_BITS 512
+#define FB_HDR_BLOCKS 2
+#define FB_MAX_K 16
+/* m <= 2^32 so a position fits the 32x32->64 multiply-shift reduction. */
+#define FB_MAX_BLOCKS (1U << 23)
+
+enum fb_layout {
+	FB_LAYOUT_BLOCKED = 1,
+	FB_LAYOUT_CLASSIC = 2,
+};
+
+enum fb_action {
+	FB_ACTION_DEFAULT = 0, /* attachment defers to the filter's header */
+	FB_ACTION_DROP = 1,    /* block-list: a match is dropped */
+	FB_ACTION_ALLOW = 2,   /* allow-list: only matches pass */
+	FB_ACTION_MONITOR = 3, /* count, pass everything */
+};
+
+struct fb_block {
+	__u64 w[FB_BLOCK_WORDS];
+};
+
+/* Block 0 of every filter. Written by the CLI, read by the data path. */
+struct fb_header {
+	__u32 magic;   /* FB_MAGIC */
+	__u8 version;  /* FB_VERSION */
+	__u8 layout;   /* enum fb_layout */
+	__u8 hash;     /* enum fb_hash_alg */
+	__u8 k;        /* bits per flow, 1..FB_MAX_K */
+	__u32 nblocks; /* bit blocks after the header; m = nblocks * 512 */
+	__u32 kinds;   /* FB_KINDF() of every rule kind ever added */
+	__u64 key[2];  /* 128-bit SipHash key from getrandom() */
+	__u64 nflows;  /* flows added (bookkeeping for info; not read by XDP) */
+	__u8 action;   /* enum fb_action used when an attachment says DEFAULT */
+	__u8 counter_bits; /* 0: plain filter; 4 or 8: counting filter */
+	__u8 pad[2];
+	__u32 fp_ppb;   /* requested false-positive rate, parts per 10^9 (0: explicit) */
+	__u64 capacity; /* requested capacity n (0: explicit geometry) */
+	__u64 reserved;
+};
+
+_Static_assert(sizeof(struct fb_header) == FB_BLOCK_BYTES, "header is exactly block 0");
+_Static_assert(sizeof(struct fb_block) == FB_BLOCK_BYTES, "a block is one cache line");
+
+static __always_inline __u32 fb_reduce32(__u32 x, __u32 n)
+{
+	return ((__u64)x * n) >> 32;
+}
+
+/* Parquet's split-block salts (odd multipliers) for bits 0..7, and eight
+ * more odd constants for k up to 16 (bit i and i+8 share word i mod 8). */
+static __always_inline __u32 fb_salt(int i)
+{
+	switch (i & 15) {
+	case 0: return 0x47b6137bU;
+	case 1: return 0x44974d91U;
+	case 2: return 0x8824ad5bU;
+	case 3: return 0xa2b7289dU;
+	case 4: return 0x705495c7U;
+	case 5: return 0x2df1424bU;
+	case 6: return 0x9efc4947U;
+	case 7: return 0x5c6bfb31U;
+	case 8: return 0x9e3779b1U;
+	case 9: return 0x85ebca77U;
+	case 10: return 0xc2b2ae3dU;
+	case 11: return 0x27d4eb2fU;
+	case 12: return 0x165667b1U;
+	case 13: return 0xd3a2646dU;
+	case 14: return 0xfd7046c5U;
+	default: return 0xb55a4f09U;
+	}
+}
+
+/* Blocked layout: which bit block (0-based, after the header) a hash uses. */
+static __always_inline __u32 fb_blocked_index(__u64 h, __u32 nblocks)
+{
+	return fb_reduce32((__u32)(h >> 32), nblocks);
+}
+
+/* Blocked layout: the k-bit mask inside the block, one word at a time. */
+static __always_inline __u64 fb_blocked_word_mask(__u64 h, __u32 k, int word)
+{
+	__u32 lo = (__u32)h;
+	__u64 mask = 0;
+	int i;
+
+	for (i = word; i < FB_MAX_K; i += FB_BLOCK_WORDS)
+		if ((__u32)i < k)
+			mask |= 1ULL << ((lo * fb_salt(i)) >> 26);
+	return mask;
+}
+
+/* Classic layout: bit position g_i in [0, m) of the i-th probe. */
+static __always_inline __u64 fb_classic_bit(__u64 h, __u32 i, __u64 mbits)
+{
+	__u32 h1 = (__u32)h, h2 = (__u32)(h >> 32) | 1;
+	__u32 g = h1 + i * h2;
+
+	return ((__u64)g * mbits) >> 32;
+}
+
+/* Where bit position p (0-based within the bit area) lives. */
+static __always_inline __u32 fb_bit_block(__u64 p)
+{
+	return FB_HDR_BLOCKS + (__u32)(p / FB_BLOCK_BITS);
+}
+
+static __always_inline int fb_bit_word(__u64 p)
+{
+	return (p / 64) % FB_BLOCK_WORDS;
+}
+
+static __always_inline __u64 fb_bit_mask(__u64 p)
+{
+	return 1ULL << (p % 64);
+}
+
+static __always_inline __u64 fb_header_mbits(const struct fb_header *h)
+{
+	return (__u64)h->nblocks * FB_BLOCK_BITS;
+}
+
+#endif

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The keyed hash, compiled into both the XDP program and the CLI.
+ *
+ * SipHash (Aumasson and Bernstein, 2012) with a 128-bit secret key drawn by
+ * `flowbloom create` from getrandom(). A keyed PRF means an attacker who
+ * does not know the key cannot choose flows that collide in the filter
+ * (Gerbet et al. 2014, "The power of evil choices in Bloom filters").
+ * SipHash-1-3 is the default (8 rounds for a 40-byte key); SipHash-2-4 is
+ * available for those who want the paper's conservative parameters.
+ *
+ * Words are read little-endian as the specification says, so a filter built
+ * on one host probes the same bits on any other.
+ */
+#ifndef FLOWBLOOM_HASH_H
+#define FLOWBLOOM_HASH_H
+
+#include <linux/types.h>
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+enum fb_hash_alg {
+	FB_HASH_SIPHASH13 = 1,
+	FB_HASH_SIPHASH24 = 2,
+};
+
+static __always_inline __u64 fb_rotl64(__u64 x, int b)
+{
+	/* BPF has no rotate instruction: this costs three ALU ops there. */
+	return (x << b) | (x >> (64 - b));
+}
+
+static __always_inline __u64 fb_le64(__u64 x)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return __builtin_bswap64(x);
+#else
+	return x;
+#endif
+}
+
+#define FB_SIPROUND(v0, v1, v2, v3)                                                                \
+	do {                                                                                       \
+		v0 += v1;                                                                          \
+		v1 = fb_rotl64(v1, 13);                                                            \
+		v1 ^= v0;                                                                          \
+		v0 = fb_rotl64(v0, 32);                                                            \
+		v2 += v3;                                                                          \
+		v3 = fb_rotl64(v3, 16);                                                            \
+		v3 ^= v2;                                                                          \
+		v0 += v3;                                                                          \
+		v3 = fb_rotl64(v3, 21);                                                            \
+		v3 ^= v0;                                                                          \
+		v2 += v1;                                                                          \
+		v1 = fb_rotl64(v1, 17);                                                            \
+		v1 ^= v2;                                                                          \
+		v2 = fb_rotl64(v2, 32);                                                            \
+	} while (0)
+
+/*
+ * SipHash-c-d of len bytes. Always inlined with constant c, d (and, on the
+ * data path, constant len) so the compiler unrolls every loop: the BPF
+ * verifier then sees straight-line code.
+ */
+static __always_inline __u64 fb_siphash(const void *data, __u32 len, const __u64 key[2], int c,
+					int d)
+{
+	const unsigned char *p = (const unsigned char *)data;
+	__u64 k0 = key[0], k1 = key[1];
+	__u64 v0 = k0 ^ 0x736f6d6570736575ULL;
+	__u64 v1 = k1 ^ 0x646f72616e646f6dULL;
+	__u64 v2 = k0 ^ 0x6c7967656e657261ULL;
+	__u64 v3 = k1 ^ 0x7465646279746573ULL;
+	__u32 words = len / 8, i;
+	__u64 m, b = (__u64)len << 56;
+	int r;
+
+	for (i = 0; i < words; i++) {
+		__builtin_memcpy(&m, p + 8 * i, 8);
+		m = fb_le64(m);
+		v3 ^= m;
+		for (r = 0; r < c; r++)
+			FB_SIPROUND(v0, v1, v2, v3);
+		v0 ^= m;
+	}
+	p += 8 * words;
+	switch (len & 7) {
+	case 7:
+		b |= (__u64)p[6] << 48;
+		/* fallthrough */
+	case 6:
+		b |= (__u64)p[5] << 40;
+		/* fallthrough */
+	case 5:
+		b |= (__u64)p[4] << 32;
+		/* fallthrough */
+	case 4:
+		b |= (__u64)p[3] << 24;
+		/* fallthrough */
+	case 3:
+		b |= (__u64)p[2] << 16;
+		/* fallthrough */
+	case 2:
+		b |= (__u64)p[1] << 8;
+		/* fallthrough */
+	case 1:
+		b |= (__u64)p[0];
+		break;
+	case 0:
+		break;
+	}
+	v3 ^= b;
+	for (r = 0; r < c; r++)
+		FB_SIPROUND(v0, v1, v2, v3);
+	v0 ^= b;
+	v2 ^= 0xff;
+	for (r = 0; r < d; r++)
+		FB_SIPROUND(v0, v1, v2, v3);
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/* The one hash of a flow key under a filter's algorithm and key. */
+static __always_inline __u64 fb_hash_key(const void *key40, __u8 alg, const __u64 key[2])
+{
+	if (alg == FB_HASH_SIPHASH24)
+		return fb_siphash(key40, 40, key, 2, 4);
+	return fb_siphash(key40, 40, key, 1, 3);
+}
+
+#endif

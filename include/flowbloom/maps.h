@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Map layouts and value structs shared by the XDP program and the CLI:
+ * names that `ip link` pins by, flags that inner maps must carry to be
+ * swapped into the outer map, the per-CPU statistics record, and the trace
+ * record `replay --explain` reads.
+ */
+#ifndef FLOWBLOOM_MAPS_H
+#define FLOWBLOOM_MAPS_H
+
+#include <linux/types.h>
+#include "key.h"
+
+/* Flags of every filter array (the inner map). BPF_F_INNER_MAP lets inner
+ * maps of any size sit in one outer map; BPF_F_MMAPABLE lets the CLI fill
+ * them through mmap instead of a syscall per word. Numeric values from
+ * <linux/bpf.h>, spelled out so both sides agree without extra includes. */
+#define FB_INNER_MAP_FLAGS ((1U << 12) /* BPF_F_INNER_MAP */ | (1U << 10) /* BPF_F_MMAPABLE */)
+
+/* Map names: also the file names `ip link` pins by (LIBBPF_PIN_BY_NAME). */
+#define FB_MAP_FILTER "fb_filter"
+#define FB_MAP_STATS "fb_stats"
+
+/* Where `ip link` (iproute2's libbpf loader) pins and looks for them. */
+#define FB_IPROUTE_PIN_DIR "/sys/fs/bpf/xdp/globals"
+/* The filter an `ip link`-loaded object works on. */
+#define FB_IPROUTE_FILTER "default"
+
+enum fb_stat {
+	FB_STAT_SEEN = 0,   /* every packet */
+	FB_STAT_MATCHED,    /* the filter said "maybe" for some rule kind */
+	FB_STAT_DROPPED,    /* verdict XDP_DROP */
+	FB_STAT_PASSED,     /* verdict XDP_PASS */
+	FB_STAT_NONIP,      /* not IPv4/IPv6 (ARP, LLDP, ...): passed */
+	FB_STAT_FRAGMENT,   /* non-first IP fragments (key has port 0) */
+	FB_STAT_MALFORMED,  /* truncated or invalid headers */
+	FB_STAT_HIT_FLOW,   /* matches by kind */
+	FB_STAT_HIT_SRC,
+	FB_STAT_HIT_DST,
+	FB_STAT_NOFILTER,   /* no filter in the outer map: passed */
+	FB_STAT_NR,
+};
+
+#define FB_STAT_SLOTS 16 /* room for later counters without a layout change */
+_Static_assert(FB_STAT_NR <= FB_STAT_SLOTS, "stat slots");
+
+struct fb_counter {
+	__u64 packets;
+	__u64 bytes;
+};
+
+struct fb_stats {
+	struct fb_counter c[FB_STAT_SLOTS];
+};
+
+/* Parse outcome, as the trace record reports it. */
+enum fb_parse {
+	FB_PARSE_OK = 0,
+	FB_PARSE_NONIP = 1,
+	FB_PARSE_MALFORMED = 2,
+};
+
+/* What the program decided about the last packet (replay --explain only). */
+struct fb_trace {
+	struct fb_key key;
+	__u32 parse;    /* enum fb_parse */
+	__u32 fragment; /* 1: non-first fragment */
+	__u32 kind;     /* enum fb_kind that matched, 0: none */
+	__u32 verdict;  /* XDP_* */
+};
+
+#endif

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The CLI's verbs. Each cmd_*.c file holds one verb or a small family of
+ * them; main.c has the table. A verb returns the process exit status:
+ * 0 ok, 1 failure, 2 usage error.
+ */
+#ifndef FLOWBLOOM_USER_CMD_H
+#define FLOWBLOOM_USER_CMD_H
+
+#include <stddef.h>
+#include "flowbloom/key.h"
+
+struct fb_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *synopsis; /* after "flowbloom " */
+	const char *help;     /* more lines for `flowbloom help VERB` */
+};
+
+int cmd_create(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_destroy(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
+int cmd_detach(int argc, char **argv);
+int cmd_add(int argc, char **argv);
+int cmd_query(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+
+/* Usage error for the running verb: message, synopsis, returns 2. */
+int fb_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Parse an option value from a fixed list; -1 (error printed) if absent. */
+int fb_pick(const char *opt, const char *val, const char *const *names, const int *values);
+int fb_parse_action(const char *val);
+int fb_parse_malformed(const char *val);
+
+/* FLOWs from argv (several, back to back) or from a file ("-": stdin).
+ * The whole input is parsed before anything is used: on the first bad
+ * word or line it prints "FILE:LINE: why" and returns -1. */
+int fb_read_flows(int argc, char **argv, const char *file, struct fb_key **keys, size_t *n);
+
+#endif

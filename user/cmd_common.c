@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Helpers every verb uses: option values and FLOW input (see cmd.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd.h"
+#include "flow.h"
+#include "flowbloom/geometry.h"
+#include "output.h"
+
+int fb_pick(const char *opt, const char *val, const char *const *names, const int *values)
+{
+	char list[256] = "";
+	int i;
+
+	for (i = 0; names[i]; i++) {
+		if (!strcmp(val, names[i]))
+			return values[i];
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? "|" : "",
+			 names[i]);
+	}
+	fb_usage("bad value '%s' for %s (want %s)", val, opt, list);
+	return -1;
+}
+
+int fb_parse_action(const char *val)
+{
+	static const char *const names[] = { "drop", "allow", "monitor", NULL };
+	static const int values[] = { FB_ACTION_DROP, FB_ACTION_ALLOW, FB_ACTION_MONITOR };
+
+	return fb_pick("--action", val, names, values);
+}
+
+int fb_parse_malformed(const char *val)
+{
+	static const char *const names[] = { "pass", "drop", NULL };
+	static const int values[] = { 0, 1 };
+
+	return fb_pick("--malformed", val, names, values);
+}
+
+struct keyvec {
+	struct fb_key *v;
+	size_t n, cap;
+};
+
+static int push(struct keyvec *kv, const struct fb_key *k)
+{
+	if (kv->n == kv->cap) {
+		size_t cap = kv->cap ? kv->cap * 2 : 1024;
+		struct fb_key *nv = realloc(kv->v, cap * sizeof(*nv));
+
+		if (!nv) {
+			fb_err("out of memory reading flows");
+			return -1;
+		}
+		kv->v = nv;
+		kv->cap = cap;
+	}
+	kv->v[kv->n++] = *k;
+	return 0;
+}
+
+static int read_file(const char *file, struct keyvec *kv)
+{
+	FILE *in = strcmp(file, "-") ? fopen(file, "r") : stdin;
+	const char *label = strcmp(file, "-") ? file : "<stdin>";
+	char *line = NULL, err[256];
+	size_t cap = 0, lineno = 0;
+	ssize_t len;
+	int rc = 0;
+
+	if (!in) {
+		fb_err("%s: %s", file, strerror(errno));
+		return -1;
+	}
+	while ((len = getline(&line, &cap, in)) >= 0) {
+		struct fb_key key;
+		int blank;
+
+		lineno++;
+		if (memchr(line, 0, len)) {
+			fb_err("%s:%zu: NUL byte in line", label, lineno);
+			rc = -1;
+			break;
+		}
+		if (fb_flow_parse_line(line, &key, &blank, err, sizeof(err))) {
+			fb_err("%s:%zu: %s", label, lineno, err);
+			rc = -1;
+			break;
+		}
+		if (!blank && push(kv, &key)) {
+			rc = -1;
+			break;
+		}
+	}
+	if (!rc && ferror(in)) {
+		fb_err("%s: read error: %s", label, strerror(errno));
+		rc = -1;
+	}
+	free(line);
+	if (in != stdin)
+		fclose(in);
+	return rc;
+}
+
+int fb_read_flows(int argc, char **argv, const char *file, struct fb_key **keys, size_t *n)
+{
+	struct keyvec kv = { 0 };
+	char err[256];
+	int i = 0;
+
+	*keys = NULL;
+	*n = 0;
+	if (file) {
+		if (argc) {
+			fb_usage("give FLOWs or -f FILE, not both");
+			return -1;
+		}
+		if (read_file(file, &kv))
+			goto fail;
+	} else {
+		if (!argc) {
+			fb_usage("no FLOW given");
+			return -1;
+		}
+		while (i < argc) {
+			struct fb_key key;
+			int used = fb_flow_parse(argc - i, argv + i, &key, err, sizeof(err));
+
+			if (used < 0) {
+				fb_err("argument %d: %s", i + 1, err);
+				goto fail;
+			}
+			if (push(&kv, &key))
+				goto fail;
+			i += used;
+		}
+	}
+	*keys = kv.v;
+	*n = kv.n;
+	return 0;
+fail:
+	free(kv.v);
+	return -1;
+}

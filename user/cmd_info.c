@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* `flowbloom list`, `info` and `destroy`. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd.h"
+#include "filter.h"
+#include "output.h"
+#include "sizing.h"
+
+static const char *layout_name(__u8 l)
+{
+	return l == FB_LAYOUT_CLASSIC ? "classic" : l == FB_LAYOUT_BLOCKED ? "blocked" : "?";
+}
+
+static const char *hash_name(__u8 h)
+{
+	return h == FB_HASH_SIPHASH24 ? "siphash24" : h == FB_HASH_SIPHASH13 ? "siphash13" : "?";
+}
+
+static const char *action_name(__u8 a)
+{
+	switch (a) {
+	case FB_ACTION_DROP:
+		return "drop";
+	case FB_ACTION_ALLOW:
+		return "allow";
+	case FB_ACTION_MONITOR:
+		return "monitor";
+	}
+	return "?";
+}
+
+static void kinds_str(__u32 kinds, char *buf, size_t len)
+{
+	static const char *const names[FB_KIND_MAX] = { NULL, "flow", "src", "dst" };
+	int k;
+
+	buf[0] = 0;
+	for (k = FB_KIND_FLOW; k < FB_KIND_MAX; k++)
+		if (kinds & FB_KINDF(k))
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? "," : "",
+				 names[k]);
+	if (!buf[0])
+		snprintf(buf, len, "none");
+}
+
+int cmd_list(int argc, char **argv)
+{
+	char **names;
+	int n, i;
+
+	(void)argv;
+	if (argc != 1)
+		return fb_usage("list takes no arguments");
+	n = fb_filter_list(&names);
+	if (n < 0)
+		return 1;
+	if (fb_json)
+		jw_arr_open(NULL);
+	for (i = 0; i < n; i++) {
+		struct fb_filter f;
+
+		if (fb_filter_open(names[i], &f)) {
+			free(names[i]);
+			continue;
+		}
+		if (fb_json) {
+			jw_obj_open(NULL);
+			jw_str("name", f.name);
+			jw_str("layout", layout_name(f.hdr->layout));
+			jw_u64("bits", fb_header_mbits(f.hdr));
+			jw_u64("hashes", f.hdr->k);
+			jw_u64("flows", f.hdr->nflows);
+			jw_obj_close();
+		} else {
+			printf("%-20s %-8s m=%llu k=%u flows=%llu\n", f.name,
+			       layout_name(f.hdr->layout),
+			       (unsigned long long)fb_header_mbits(f.hdr), f.hdr->k,
+			       (unsigned long long)f.hdr->nflows);
+		}
+		fb_filter_close(&f);
+		free(names[i]);
+	}
+	if (fb_json) {
+		jw_arr_close();
+		jw_end();
+	}
+	free(names);
+	return 0;
+}
+
+static void print_attach(const char *ifname, const char *mode, __u32 prog_id, void *ctx)
+{
+	int *n = ctx;
+
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("dev", ifname);
+		jw_str("mode", mode);
+		jw_u64("prog_id", prog_id);
+		jw_obj_close();
+	} else {
+		printf("%s %s %s (prog %u)", *n ? "," : "", ifname, mode, prog_id);
+	}
+	(*n)++;
+}
+
+int cmd_info(int argc, char **argv)
+{
+	struct fb_filter f;
+	struct fb_header *h;
+	double n, m, fpr, fill;
+	char kinds[64];
+	__u64 set;
+	int natt = 0;
+
+	if (argc != 2)
+		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");
+	if (fb_filter_open(argv[1], &f))
+		return 1;
+	h = f.hdr;
+	n = (double)h->nflows;
+	m = (double)fb_header_mbits(h);
+	set = fb_filter_popcount(&f);
+	fill = set / m;
+	fpr = fb_fpr(h->layout, n, h->nblocks, h->k);
+	kinds_str(h->kinds, kinds, sizeof(kinds));
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("name", f.name);
+		jw_str("layout", layout_name(h->layout));
+		jw_str("hash", hash_name(h->hash));
+		jw_u64("bits", fb_header_mbits(h));
+		jw_u64("hashes", h->k);
+		jw_u64("blocks", h->nblocks);
+		jw_u64("bytes", f.map_bytes);
+		jw_u64("capacity", h->capacity);
+		jw_double("fp_rate_target", h->fp_ppb / 1e9);
+		jw_u64("flows", h->nflows);
+		jw_u64("bits_set", set);
+		jw_double("fill_ratio", fill);
+		jw_double("fp_rate_expected", fpr);
+		jw_str("kinds", kinds);
+		jw_str("action", action_name(h->action));
+		jw_arr_open("attached");
+		fb_filter_attachments(&f, print_attach, &natt);
+		jw_arr_close();
+		jw_obj_close();
+		jw_end();
+	} else {
+		printf("filter %s\n", f.name);
+		printf("  layout %s, hash %s, k=%u\n", layout_name(h->layout), hash_name(h->hash),
+		       h->k);
+		printf("  m=%llu bits (%u blocks of 512), memory %zu bytes\n",
+		       (unsigned long long)fb_header_mbits(h), h->nblocks, f.map_bytes);
+		if (h->capacity)
+			printf("  sized for %llu flows at fp-rate %g\n",
+			       (unsigned long long)h->capacity, h->fp_ppb / 1e9);
+		printf("  flows added %llu, bits set %llu, fill ratio %.6f\n",
+		       (unsigned long long)h->nflows, (unsigned long long)set, fill);
+		printf("  expected false-positive rate now %.6g\n", fpr);
+		printf("  rule kinds %s, default action %s\n", kinds, action_name(h->action));
+		printf("  attached:");
+		fb_filter_attachments(&f, print_attach, &natt);
+		printf("%s\n", natt ? "" : " nowhere");
+	}
+	fb_filter_close(&f);
+	return 0;
+}
+
+int cmd_destroy(int argc, char **argv)
+{
+	if (argc != 2)
+		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");
+	if (fb_filter_destroy(argv[1]))
+		return 1;
+	if (!fb_json)
+		printf("destroyed %s\n", argv[1]);
+	else {
+		jw_obj_open(NULL);
+		jw_str("destroyed", argv[1]);
+		jw_obj_close();
+		jw_end();
+	}
+	return 0;
+}

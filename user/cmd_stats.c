@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* `flowbloom stats`: the filter's per-CPU counters, summed. */
+#include <stdio.h>
+#include "cmd.h"
+#include "filter.h"
+#include "output.h"
+
+static const char *const stat_names[FB_STAT_NR] = {
+	[FB_STAT_SEEN] = "seen",	   [FB_STAT_MATCHED] = "matched",
+	[FB_STAT_DROPPED] = "dropped",	   [FB_STAT_PASSED] = "passed",
+	[FB_STAT_NONIP] = "non_ip",	   [FB_STAT_FRAGMENT] = "fragments",
+	[FB_STAT_MALFORMED] = "malformed", [FB_STAT_HIT_FLOW] = "hit_flow",
+	[FB_STAT_HIT_SRC] = "hit_src",	   [FB_STAT_HIT_DST] = "hit_dst",
+	[FB_STAT_NOFILTER] = "no_filter",
+};
+
+int cmd_stats(int argc, char **argv)
+{
+	struct fb_filter f;
+	struct fb_stats s;
+	int i;
+
+	if (argc != 2)
+		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");
+	if (fb_filter_open(argv[1], &f))
+		return 1;
+	if (fb_filter_read_stats(&f, &s)) {
+		fb_filter_close(&f);
+		return 1;
+	}
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("filter", f.name);
+		for (i = 0; i < FB_STAT_NR; i++) {
+			jw_obj_open(stat_names[i]);
+			jw_u64("packets", s.c[i].packets);
+			jw_u64("bytes", s.c[i].bytes);
+			jw_obj_close();
+		}
+		jw_obj_close();
+		jw_end();
+	} else {
+		printf("%-12s %14s %16s\n", "counter", "packets", "bytes");
+		for (i = 0; i < FB_STAT_NR; i++)
+			printf("%-12s %14llu %16llu\n", stat_names[i],
+			       (unsigned long long)s.c[i].packets,
+			       (unsigned long long)s.c[i].bytes);
+	}
+	fb_filter_close(&f);
+	return 0;
+}

@@ -1,0 +1,561 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The filter store: bpffs pins, the mmap'd filter array, bit operations. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "filter.h"
+#include "output.h"
+
+#define BPF_FS_MAGIC_NR 0xcafe4a11
+
+const char *fb_root(void)
+{
+	const char *r = getenv("FLOWBLOOM_ROOT");
+
+	return r && *r ? r : "/sys/fs/bpf/flowbloom";
+}
+
+int fb_check_bpffs(void)
+{
+	char parent[512];
+	struct statfs st;
+	char *slash;
+
+	snprintf(parent, sizeof(parent), "%s", fb_root());
+	slash = strrchr(parent, '/');
+	if (slash && slash != parent)
+		*slash = 0;
+	if (statfs(parent, &st) || st.f_type != BPF_FS_MAGIC_NR) {
+		fb_err("bpffs is not mounted at %s (mount -t bpf bpf /sys/fs/bpf)", parent);
+		return -1;
+	}
+	return 0;
+}
+
+int fb_check_name(const char *name)
+{
+	const char *p;
+
+	if (!*name || strlen(name) >= FB_NAME_MAX || name[0] == '.' || name[0] == '-')
+		goto bad;
+	for (p = name; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-' && *p != '.')
+			goto bad;
+	return 0;
+bad:
+	fb_err("bad filter name '%s' (letters, digits, '_', '-', '.'; at most %d)", name,
+	       FB_NAME_MAX - 1);
+	return -1;
+}
+
+static void pin_path(char *buf, size_t len, const char *name, const char *what)
+{
+	snprintf(buf, len, "%s/%s/%s", fb_root(), name, what);
+}
+
+static __u32 map_id(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	return info.id;
+}
+
+/* `ip link` may have pinned empty maps of its own before `create default`:
+ * adopt them if they are empty and of the right shape, else refuse. */
+static int iproute_pins(int *outer_fd, int *stats_fd)
+{
+	char path[256];
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), key = 0, id;
+
+	*outer_fd = *stats_fd = -1;
+	snprintf(path, sizeof(path), "%s/%s", FB_IPROUTE_PIN_DIR, FB_MAP_FILTER);
+	*outer_fd = bpf_obj_get(path);
+	snprintf(path, sizeof(path), "%s/%s", FB_IPROUTE_PIN_DIR, FB_MAP_STATS);
+	*stats_fd = bpf_obj_get(path);
+	if (*outer_fd < 0 && *stats_fd < 0)
+		return 0;
+	if (*outer_fd < 0 || *stats_fd < 0)
+		goto bad;
+	if (bpf_obj_get_info_by_fd(*outer_fd, &info, &len) ||
+	    info.type != BPF_MAP_TYPE_ARRAY_OF_MAPS || info.max_entries != 1)
+		goto bad;
+	if (!bpf_map_lookup_elem(*outer_fd, &key, &id)) {
+		fb_err("%s/%s already holds a filter; remove the stale pins first",
+		       FB_IPROUTE_PIN_DIR, FB_MAP_FILTER);
+		goto fail;
+	}
+	memset(&info, 0, sizeof(info));
+	len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(*stats_fd, &info, &len) ||
+	    info.type != BPF_MAP_TYPE_PERCPU_ARRAY || info.value_size != sizeof(struct fb_stats))
+		goto bad;
+	return 1;
+bad:
+	fb_err("incompatible pins in %s (fb_filter, fb_stats): remove them first",
+	       FB_IPROUTE_PIN_DIR);
+fail:
+	if (*outer_fd >= 0)
+		close(*outer_fd);
+	if (*stats_fd >= 0)
+		close(*stats_fd);
+	*outer_fd = *stats_fd = -1;
+	return -1;
+}
+
+static void remove_pins(const char *name, bool iproute)
+{
+	char path[768];
+
+	pin_path(path, sizeof(path), name, "filter");
+	unlink(path);
+	pin_path(path, sizeof(path), name, "stats");
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%s", fb_root(), name);
+	rmdir(path);
+	rmdir(fb_root()); /* only succeeds once the last filter is gone */
+	if (iproute) {
+		snprintf(path, sizeof(path), "%s/%s", FB_IPROUTE_PIN_DIR, FB_MAP_FILTER);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/%s", FB_IPROUTE_PIN_DIR, FB_MAP_STATS);
+		unlink(path);
+	}
+}
+
+int fb_filter_create(const char *name, const struct fb_create_opts *o)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, inner_opts, .map_flags = FB_INNER_MAP_FLAGS);
+	bool is_default = !strcmp(name, FB_IPROUTE_FILTER);
+	int bits_fd = -1, outer_fd = -1, stats_fd = -1, adopted = 0, err = -1;
+	__u32 entries = o->nblocks + FB_HDR_BLOCKS, key = 0;
+	char path[768];
+	struct fb_header *hdr;
+	size_t bytes = (size_t)entries * FB_BLOCK_BYTES;
+	void *mem = MAP_FAILED;
+
+	if (fb_check_bpffs() || fb_check_name(name))
+		return -1;
+	if (mkdir(fb_root(), 0700) && errno != EEXIST) {
+		fb_err("cannot create %s: %s", fb_root(), strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/%s", fb_root(), name);
+	if (mkdir(path, 0700)) {
+		if (errno == EEXIST)
+			fb_err("filter '%s' already exists", name);
+		else
+			fb_err("cannot create %s: %s", path, strerror(errno));
+		rmdir(fb_root());
+		return -1;
+	}
+	if (is_default) {
+		adopted = iproute_pins(&outer_fd, &stats_fd);
+		if (adopted < 0)
+			goto out;
+	}
+
+	bits_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_bits", sizeof(__u32), FB_BLOCK_BYTES,
+				 entries, &inner_opts);
+	if (bits_fd < 0) {
+		fb_err("cannot create a %zu-byte filter array: %s", bytes, strerror(errno));
+		goto out;
+	}
+	mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, bits_fd, 0);
+	if (mem == MAP_FAILED) {
+		fb_err("cannot mmap the filter array: %s", strerror(errno));
+		goto out;
+	}
+	/* The header is complete before the data path can see the array. */
+	hdr = mem;
+	hdr->magic = FB_MAGIC;
+	hdr->version = FB_VERSION;
+	hdr->layout = o->layout;
+	hdr->hash = o->hash;
+	hdr->k = o->k;
+	hdr->nblocks = o->nblocks;
+	hdr->action = o->action ? o->action : FB_ACTION_DROP;
+	hdr->capacity = o->capacity;
+	hdr->fp_ppb = (__u32)(o->fp_rate * 1e9 + 0.5);
+	if (getrandom(hdr->key, sizeof(hdr->key), 0) != sizeof(hdr->key)) {
+		fb_err("getrandom: %s", strerror(errno));
+		goto out;
+	}
+
+	if (!adopted) {
+		LIBBPF_OPTS(bpf_map_create_opts, outer_opts, .inner_map_fd = bits_fd);
+
+		outer_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, FB_MAP_FILTER,
+					  sizeof(__u32), sizeof(__u32), 1, &outer_opts);
+		stats_fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, FB_MAP_STATS, sizeof(__u32),
+					  sizeof(struct fb_stats), 1, NULL);
+		if (outer_fd < 0 || stats_fd < 0) {
+			fb_err("cannot create maps: %s", strerror(errno));
+			goto out;
+		}
+	}
+	if (bpf_map_update_elem(outer_fd, &key, &bits_fd, BPF_ANY)) {
+		fb_err("cannot install the filter array: %s", strerror(errno));
+		goto out;
+	}
+	pin_path(path, sizeof(path), name, "filter");
+	if (bpf_obj_pin(outer_fd, path))
+		goto pin_err;
+	pin_path(path, sizeof(path), name, "stats");
+	if (bpf_obj_pin(stats_fd, path))
+		goto pin_err;
+	if (is_default && !adopted) {
+		mkdir("/sys/fs/bpf/xdp", 0700);
+		mkdir(FB_IPROUTE_PIN_DIR, 0700);
+		snprintf(path, sizeof(path), "%s/%s", FB_IPROUTE_PIN_DIR, FB_MAP_FILTER);
+		if (bpf_obj_pin(outer_fd, path))
+			goto pin_err;
+		snprintf(path, sizeof(path), "%s/%s", FB_IPROUTE_PIN_DIR, FB_MAP_STATS);
+		if (bpf_obj_pin(stats_fd, path))
+			goto pin_err;
+	}
+	err = 0;
+	goto out;
+pin_err:
+	fb_err("cannot pin %s: %s", path, strerror(errno));
+out:
+	if (err) {
+		if (adopted > 0)
+			bpf_map_delete_elem(outer_fd, &key);
+		remove_pins(name, is_default && !adopted);
+	}
+	if (mem != MAP_FAILED)
+		munmap(mem, bytes);
+	if (bits_fd >= 0)
+		close(bits_fd);
+	if (outer_fd >= 0)
+		close(outer_fd);
+	if (stats_fd >= 0)
+		close(stats_fd);
+	return err;
+}
+
+int fb_filter_open(const char *name, struct fb_filter *f)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), key = 0, id;
+	char path[768];
+
+	memset(f, 0, sizeof(*f));
+	f->dir_fd = f->outer_fd = f->bits_fd = f->stats_fd = -1;
+	f->hdr = MAP_FAILED;
+	if (fb_check_bpffs() || fb_check_name(name))
+		return -1;
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	snprintf(f->dir, sizeof(f->dir), "%s/%s", fb_root(), name);
+	f->dir_fd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (f->dir_fd < 0) {
+		if (errno == ENOENT)
+			fb_err("no filter named '%s' (see flowbloom list)", name);
+		else
+			fb_err("cannot open %s: %s", f->dir, strerror(errno));
+		goto fail;
+	}
+	pin_path(path, sizeof(path), name, "filter");
+	f->outer_fd = bpf_obj_get(path);
+	pin_path(path, sizeof(path), name, "stats");
+	f->stats_fd = bpf_obj_get(path);
+	if (f->outer_fd < 0 || f->stats_fd < 0) {
+		fb_err("filter '%s' is incomplete (%s): destroy and create it again", name,
+		       strerror(errno));
+		goto fail;
+	}
+	if (bpf_map_lookup_elem(f->outer_fd, &key, &id) ||
+	    (f->bits_fd = bpf_map_get_fd_by_id(id)) < 0) {
+		fb_err("filter '%s' has no filter array: %s", name, strerror(errno));
+		goto fail;
+	}
+	if (bpf_obj_get_info_by_fd(f->bits_fd, &info, &len) ||
+	    info.value_size != FB_BLOCK_BYTES || info.max_entries <= FB_HDR_BLOCKS) {
+		fb_err("filter '%s': unexpected filter array", name);
+		goto fail;
+	}
+	f->bits_id = info.id;
+	f->stats_id = map_id(f->stats_fd);
+	f->map_bytes = (size_t)info.max_entries * FB_BLOCK_BYTES;
+	f->hdr = mmap(NULL, f->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, f->bits_fd, 0);
+	if (f->hdr == MAP_FAILED) {
+		fb_err("cannot mmap filter '%s': %s", name, strerror(errno));
+		goto fail;
+	}
+	f->blocks = (struct fb_block *)f->hdr;
+	if (f->hdr->magic != FB_MAGIC || f->hdr->version != FB_VERSION ||
+	    f->hdr->nblocks + FB_HDR_BLOCKS != info.max_entries || !f->hdr->k ||
+	    f->hdr->k > FB_MAX_K) {
+		fb_err("filter '%s': bad header (magic %#x, version %u)", name, f->hdr->magic,
+		       f->hdr->version);
+		goto fail;
+	}
+	return 0;
+fail:
+	fb_filter_close(f);
+	return -1;
+}
+
+void fb_filter_close(struct fb_filter *f)
+{
+	if (f->hdr && f->hdr != MAP_FAILED)
+		munmap(f->hdr, f->map_bytes);
+	f->hdr = NULL;
+	f->blocks = NULL;
+	if (f->dir_fd >= 0)
+		close(f->dir_fd);
+	if (f->outer_fd >= 0)
+		close(f->outer_fd);
+	if (f->bits_fd >= 0)
+		close(f->bits_fd);
+	if (f->stats_fd >= 0)
+		close(f->stats_fd);
+	f->dir_fd = f->outer_fd = f->bits_fd = f->stats_fd = -1;
+}
+
+struct first_attach {
+	char ifname[IF_NAMESIZE];
+};
+
+static void note_first(const char *ifname, const char *mode, __u32 prog_id, void *ctx)
+{
+	struct first_attach *fa = ctx;
+
+	(void)mode;
+	(void)prog_id;
+	if (!fa->ifname[0])
+		snprintf(fa->ifname, sizeof(fa->ifname), "%s", ifname);
+}
+
+int fb_filter_destroy(const char *name)
+{
+	struct first_attach fa = { "" };
+	struct fb_filter f;
+	bool iproute = false;
+
+	if (fb_filter_open(name, &f))
+		return -1;
+	fb_filter_attachments(&f, note_first, &fa);
+	if (fa.ifname[0]) {
+		fb_err("filter '%s' is attached to %s: detach it first", name, fa.ifname);
+		fb_filter_close(&f);
+		return -1;
+	}
+	if (!strcmp(name, FB_IPROUTE_FILTER)) {
+		char path[256];
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/%s", FB_IPROUTE_PIN_DIR, FB_MAP_STATS);
+		fd = bpf_obj_get(path);
+		/* Only remove the ip-link pins if they are this filter's. */
+		iproute = fd >= 0 && map_id(fd) == f.stats_id;
+		if (fd >= 0)
+			close(fd);
+	}
+	fb_filter_close(&f);
+	remove_pins(name, iproute);
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int fb_filter_list(char ***names)
+{
+	DIR *d;
+	struct dirent *de;
+	int n = 0, cap = 0;
+	char **v = NULL;
+
+	*names = NULL;
+	if (fb_check_bpffs())
+		return -1;
+	d = opendir(fb_root());
+	if (!d)
+		return 0; /* no filter created yet */
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || de->d_type != DT_DIR)
+			continue;
+		if (n == cap) {
+			char **nv = realloc(v, sizeof(*v) * (cap = cap ? cap * 2 : 16));
+
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[n++] = strdup(de->d_name);
+	}
+	closedir(d);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_str);
+	*names = v;
+	return n;
+}
+
+int fb_filter_lock(struct fb_filter *f)
+{
+	if (flock(f->dir_fd, LOCK_EX)) {
+		fb_err("cannot lock filter '%s': %s", f->name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+void fb_filter_unlock(struct fb_filter *f)
+{
+	flock(f->dir_fd, LOCK_UN);
+}
+
+void fb_filter_set(struct fb_filter *f, const struct fb_key *key)
+{
+	const struct fb_header *hdr = f->hdr;
+	__u64 h = fb_hash_key(key, hdr->hash, hdr->key);
+	__u32 i;
+	int w;
+
+	if (hdr->layout == FB_LAYOUT_CLASSIC) {
+		__u64 mbits = fb_header_mbits(hdr);
+
+		for (i = 0; i < hdr->k; i++) {
+			__u64 p = fb_classic_bit(h, i, mbits);
+
+			f->blocks[fb_bit_block(p)].w[fb_bit_word(p)] |= fb_bit_mask(p);
+		}
+	} else {
+		struct fb_block *blk =
+			&f->blocks[FB_HDR_BLOCKS + fb_blocked_index(h, hdr->nblocks)];
+
+		for (w = 0; w < FB_BLOCK_WORDS; w++)
+			blk->w[w] |= fb_blocked_word_mask(h, hdr->k, w);
+	}
+}
+
+bool fb_filter_test(const struct fb_filter *f, const struct fb_key *key)
+{
+	const struct fb_header *hdr = f->hdr;
+	__u64 h = fb_hash_key(key, hdr->hash, hdr->key);
+	__u32 i;
+	int w;
+
+	if (hdr->layout == FB_LAYOUT_CLASSIC) {
+		__u64 mbits = fb_header_mbits(hdr);
+
+		for (i = 0; i < hdr->k; i++) {
+			__u64 p = fb_classic_bit(h, i, mbits);
+
+			if (!(f->blocks[fb_bit_block(p)].w[fb_bit_word(p)] & fb_bit_mask(p)))
+				return false;
+		}
+		return true;
+	}
+	const struct fb_block *blk = &f->blocks[FB_HDR_BLOCKS + fb_blocked_index(h, hdr->nblocks)];
+
+	for (w = 0; w < FB_BLOCK_WORDS; w++) {
+		__u64 m = fb_blocked_word_mask(h, hdr->k, w);
+
+		if ((blk->w[w] & m) != m)
+			return false;
+	}
+	return true;
+}
+
+__u64 fb_filter_popcount(const struct fb_filter *f)
+{
+	__u64 n = 0, b;
+	int w;
+
+	for (b = FB_HDR_BLOCKS; b < (__u64)f->hdr->nblocks + FB_HDR_BLOCKS; b++)
+		for (w = 0; w < FB_BLOCK_WORDS; w++)
+			n += __builtin_popcountll(f->blocks[b].w[w]);
+	return n;
+}
+
+int fb_filter_read_stats(const struct fb_filter *f, struct fb_stats *out)
+{
+	int ncpu = libbpf_num_possible_cpus(), c, i;
+	struct fb_stats *per;
+	__u32 key = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (ncpu < 1)
+		return -1;
+	per = calloc(ncpu, sizeof(*per));
+	if (!per)
+		return -1;
+	if (bpf_map_lookup_elem(f->stats_fd, &key, per)) {
+		fb_err("cannot read stats of '%s': %s", f->name, strerror(errno));
+		free(per);
+		return -1;
+	}
+	for (c = 0; c < ncpu; c++)
+		for (i = 0; i < FB_STAT_SLOTS; i++) {
+			out->c[i].packets += per[c].c[i].packets;
+			out->c[i].bytes += per[c].c[i].bytes;
+		}
+	free(per);
+	return 0;
+}
+
+/* Does program prog_id use the map with id map_id? */
+static bool prog_uses_map(__u32 prog_id, __u32 want)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), ids[32], i;
+	int fd = bpf_prog_get_fd_by_id(prog_id);
+	bool found = false;
+
+	if (fd < 0)
+		return false;
+	info.nr_map_ids = 32;
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+		for (i = 0; i < info.nr_map_ids && i < 32; i++)
+			if (ids[i] == want)
+				found = true;
+	close(fd);
+	return found;
+}
+
+int fb_filter_attachments(const struct fb_filter *f, fb_attach_cb cb, void *ctx)
+{
+	struct if_nameindex *ifs = if_nameindex(), *i;
+	int n = 0;
+
+	if (!ifs)
+		return 0;
+	for (i = ifs; i->if_index; i++) {
+		LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+		if (bpf_xdp_query(i->if_index, 0, &q))
+			continue;
+		if (q.drv_prog_id && prog_uses_map(q.drv_prog_id, f->stats_id)) {
+			cb(i->if_name, "native", q.drv_prog_id, ctx);
+			n++;
+		}
+		if (q.skb_prog_id && prog_uses_map(q.skb_prog_id, f->stats_id)) {
+			cb(i->if_name, "generic", q.skb_prog_id, ctx);
+			n++;
+		}
+	}
+	if_freenameindex(ifs);
+	return n;
+}

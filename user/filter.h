@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The filter store: creating, opening and destroying filters pinned in
+ * bpffs (one directory per filter), and reading/writing their bits through
+ * an mmap of the filter array. Every CLI verb goes through here.
+ *
+ *   <root>/<NAME>/filter   one-entry ARRAY_OF_MAPS holding the filter array
+ *   <root>/<NAME>/stats    per-CPU struct fb_stats
+ *
+ * <root> is /sys/fs/bpf/flowbloom, or $FLOWBLOOM_ROOT (tests use their own).
+ * The filter named "default" is pinned a second time under
+ * /sys/fs/bpf/xdp/globals/ (fb_filter, fb_stats): the names an object loaded
+ * by `ip link` looks for.
+ */
+#ifndef FLOWBLOOM_USER_FILTER_H
+#define FLOWBLOOM_USER_FILTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "flowbloom/geometry.h"
+#include "flowbloom/key.h"
+#include "flowbloom/maps.h"
+
+#define FB_NAME_MAX 64
+
+struct fb_filter {
+	char name[FB_NAME_MAX];
+	char dir[512];
+	int dir_fd;	    /* the filter's bpffs directory; flock()ed by writers */
+	int outer_fd;	    /* fb_filter */
+	int bits_fd;	    /* the filter array inside it */
+	int stats_fd;	    /* fb_stats */
+	__u32 bits_id;	    /* kernel id of the filter array */
+	__u32 stats_id;	    /* kernel id of the stats map */
+	struct fb_header *hdr;	  /* mmap of the filter array, block 0 */
+	struct fb_block *blocks;  /* the same mmap, as blocks */
+	size_t map_bytes;	  /* length of the mmap */
+};
+
+/* What `create` asks for. */
+struct fb_create_opts {
+	__u32 nblocks;
+	__u8 k;
+	__u8 layout;
+	__u8 hash;
+	__u8 action;
+	__u64 capacity;
+	double fp_rate;
+};
+
+/* The bpffs directory that holds all filters. */
+const char *fb_root(void);
+/* 0 if bpffs is mounted where we need it, else -1 with a message printed. */
+int fb_check_bpffs(void);
+/* 0 if name is a valid filter name, else -1 with a message printed. */
+int fb_check_name(const char *name);
+
+/* All functions below print one error line themselves and return -1. */
+int fb_filter_create(const char *name, const struct fb_create_opts *o);
+int fb_filter_open(const char *name, struct fb_filter *f);
+void fb_filter_close(struct fb_filter *f);
+int fb_filter_destroy(const char *name);
+/* Names of all filters, sorted; *names is malloc'd. Returns the count. */
+int fb_filter_list(char ***names);
+
+/* Exclusive lock against other writers of this filter (flock on its dir). */
+int fb_filter_lock(struct fb_filter *f);
+void fb_filter_unlock(struct fb_filter *f);
+
+/* Set a key's bits / ask whether all its bits are set. */
+void fb_filter_set(struct fb_filter *f, const struct fb_key *key);
+bool fb_filter_test(const struct fb_filter *f, const struct fb_key *key);
+/* Bits set, out of m. */
+__u64 fb_filter_popcount(const struct fb_filter *f);
+
+/* Sum of the per-CPU statistics. */
+int fb_filter_read_stats(const struct fb_filter *f, struct fb_stats *out);
+
+/* Devices the filter is attached to: calls cb for each (ifname, mode). */
+typedef void (*fb_attach_cb)(const char *ifname, const char *mode, __u32 prog_id, void *ctx);
+int fb_filter_attachments(const struct fb_filter *f, fb_attach_cb cb, void *ctx);
+
+#endif

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* FLOW text <-> struct fb_key (see flow.h). */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "flow.h"
+
+static const struct {
+	const char *name;
+	int proto;
+} protos[] = {
+	{ "icmp", 1 },	  { "igmp", 2 },   { "tcp", 6 },	 { "udp", 17 },	  { "gre", 47 },
+	{ "esp", 50 },	  { "ah", 51 },	   { "icmpv6", 58 },	 { "ipv6-icmp", 58 },
+	{ "ospf", 89 },	  { "pim", 103 },  { "vrrp", 112 },	 { "sctp", 132 }, { "udplite", 136 },
+};
+
+int fb_proto_parse(const char *s)
+{
+	char *end;
+	unsigned long v;
+	size_t i;
+
+	for (i = 0; i < sizeof(protos) / sizeof(protos[0]); i++)
+		if (!strcasecmp(s, protos[i].name))
+			return protos[i].proto;
+	if (!isdigit((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > 255)
+		return -1;
+	return (int)v;
+}
+
+const char *fb_proto_name(int proto)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(protos) / sizeof(protos[0]); i++)
+		if (protos[i].proto == proto)
+			return protos[i].name;
+	return NULL;
+}
+
+int fb_proto_has_ports(int proto)
+{
+	return proto == 6 || proto == 17 || proto == 132 || proto == 136;
+}
+
+static int is_v4mapped(const __u8 a[16])
+{
+	static const __u8 prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return !memcmp(a, prefix, 12);
+}
+
+/* An address alone: IPv4 becomes ::ffff:a.b.c.d. */
+static int parse_addr(const char *s, __u8 out[16])
+{
+	struct in_addr a4;
+
+	if (inet_pton(AF_INET, s, &a4) == 1) {
+		memset(out, 0, 10);
+		out[10] = out[11] = 0xff;
+		memcpy(out + 12, &a4, 4);
+		return 0;
+	}
+	return inet_pton(AF_INET6, s, out) == 1 ? 0 : -1;
+}
+
+static int parse_port(const char *s, __be16 *port)
+{
+	unsigned long v = 0;
+	const char *p;
+
+	if (!*s || strlen(s) > 5)
+		return -1;
+	for (p = s; *p; p++) {
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	if (v > 65535)
+		return -1;
+	*port = htons((__u16)v);
+	return 0;
+}
+
+/* ADDR, ADDR:PORT, [V6], [V6]:PORT; has_port says whether a port was given. */
+static int parse_endpoint(const char *s, __u8 addr[16], __be16 *port, int *has_port, char *err,
+			  size_t errlen)
+{
+	char buf[80];
+	const char *colon;
+
+	*port = 0;
+	*has_port = 0;
+	if (strlen(s) >= sizeof(buf))
+		goto bad;
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+
+		if (!close)
+			goto bad;
+		memcpy(buf, s + 1, close - s - 1);
+		buf[close - s - 1] = 0;
+		if (!strchr(buf, ':') || parse_addr(buf, addr))
+			goto bad;
+		if (close[1] == 0)
+			return 0;
+		if (close[1] != ':')
+			goto bad;
+		if (parse_port(close + 2, port))
+			goto badport;
+		*has_port = 1;
+		return 0;
+	}
+	colon = strchr(s, ':');
+	if (colon && strchr(colon + 1, ':')) {
+		/* Two or more colons: a bare IPv6 address, no port. */
+		if (parse_addr(s, addr))
+			goto bad;
+		return 0;
+	}
+	if (!colon)
+		return parse_addr(s, addr) ? (snprintf(err, errlen, "bad address '%s'", s), -1) : 0;
+	memcpy(buf, s, colon - s);
+	buf[colon - s] = 0;
+	if (!strchr(buf, '.') || parse_addr(buf, addr))
+		goto bad;
+	if (parse_port(colon + 1, port))
+		goto badport;
+	*has_port = 1;
+	return 0;
+bad:
+	snprintf(err, errlen, "bad address '%s' (want ADDR, ADDR:PORT or [IPV6]:PORT)", s);
+	return -1;
+badport:
+	snprintf(err, errlen, "bad port in '%s' (want 0-65535)", s);
+	return -1;
+}
+
+int fb_flow_parse(int argc, char **argv, struct fb_key *key, char *err, size_t errlen)
+{
+	int proto, hp_src, hp_dst;
+
+	memset(key, 0, sizeof(*key));
+	if (argc < 1) {
+		snprintf(err, errlen, "missing FLOW");
+		return -1;
+	}
+	if (!strcmp(argv[0], "src") || !strcmp(argv[0], "dst")) {
+		int is_src = argv[0][0] == 's';
+		__be16 port;
+		int hp;
+
+		if (argc < 2) {
+			snprintf(err, errlen, "'%s' needs an address", argv[0]);
+			return -1;
+		}
+		if (argv[1][0] != '[' && strchr(argv[1], ':') &&
+		    !strchr(strchr(argv[1], ':') + 1, ':')) {
+			snprintf(err, errlen, "'%s %s': an address rule takes no port", argv[0],
+				 argv[1]);
+			return -1;
+		}
+		if (parse_endpoint(argv[1], is_src ? key->saddr : key->daddr, &port, &hp, err,
+				   errlen))
+			return -1;
+		if (hp) {
+			snprintf(err, errlen, "'%s %s': an address rule takes no port", argv[0],
+				 argv[1]);
+			return -1;
+		}
+		key->kind = is_src ? FB_KIND_SRC : FB_KIND_DST;
+		return 2;
+	}
+	proto = fb_proto_parse(argv[0]);
+	if (proto < 0) {
+		snprintf(err, errlen, "unknown protocol '%s' (a name like tcp, or 0-255)", argv[0]);
+		return -1;
+	}
+	if (argc < 3) {
+		snprintf(err, errlen, "'%s' needs SRC and DST (PROTO SRC:PORT DST:PORT)", argv[0]);
+		return -1;
+	}
+	if (parse_endpoint(argv[1], key->saddr, &key->sport, &hp_src, err, errlen) ||
+	    parse_endpoint(argv[2], key->daddr, &key->dport, &hp_dst, err, errlen))
+		return -1;
+	if (fb_proto_has_ports(proto) && (!hp_src || !hp_dst)) {
+		snprintf(err, errlen, "%s flows need ports: SRC:PORT DST:PORT", argv[0]);
+		return -1;
+	}
+	if (!fb_proto_has_ports(proto) && (key->sport || key->dport)) {
+		snprintf(err, errlen, "protocol %s has no ports (use port 0 or none)", argv[0]);
+		return -1;
+	}
+	if (is_v4mapped(key->saddr) != is_v4mapped(key->daddr)) {
+		snprintf(err, errlen, "SRC and DST must be the same address family");
+		return -1;
+	}
+	key->proto = (__u8)proto;
+	key->kind = FB_KIND_FLOW;
+	return 3;
+}
+
+int fb_flow_parse_line(char *line, struct fb_key *key, int *blank, char *err, size_t errlen)
+{
+	char *words[8], *save = NULL, *w, *hash = strchr(line, '#');
+	int n = 0, used;
+
+	if (hash)
+		*hash = 0;
+	*blank = 0;
+	for (w = strtok_r(line, " \t\r\n", &save); w; w = strtok_r(NULL, " \t\r\n", &save)) {
+		if (n == 8) {
+			snprintf(err, errlen, "too many words for one FLOW");
+			return -1;
+		}
+		words[n++] = w;
+	}
+	if (!n) {
+		*blank = 1;
+		return 0;
+	}
+	used = fb_flow_parse(n, words, key, err, errlen);
+	if (used < 0)
+		return -1;
+	if (used != n) {
+		snprintf(err, errlen, "unexpected '%s' after the FLOW", words[used]);
+		return -1;
+	}
+	return 0;
+}
+
+static void format_addr(const __u8 a[16], char *buf, size_t len, int bracket)
+{
+	char tmp[INET6_ADDRSTRLEN];
+
+	if (is_v4mapped(a)) {
+		inet_ntop(AF_INET, a + 12, buf, len);
+		return;
+	}
+	inet_ntop(AF_INET6, a, tmp, sizeof(tmp));
+	snprintf(buf, len, bracket ? "[%s]" : "%s", tmp);
+}
+
+void fb_flow_format(const struct fb_key *key, char *buf, size_t len)
+{
+	char s[INET6_ADDRSTRLEN + 2], d[INET6_ADDRSTRLEN + 2], pnum[8];
+	const char *pname;
+
+	if (key->kind == FB_KIND_SRC || key->kind == FB_KIND_DST) {
+		const __u8 *a = key->kind == FB_KIND_SRC ? key->saddr : key->daddr;
+
+		format_addr(a, s, sizeof(s), 0);
+		snprintf(buf, len, "%s %s", key->kind == FB_KIND_SRC ? "src" : "dst", s);
+		return;
+	}
+	pname = fb_proto_name(key->proto);
+	if (!pname) {
+		snprintf(pnum, sizeof(pnum), "%u", key->proto);
+		pname = pnum;
+	}
+	if (!fb_proto_has_ports(key->proto) && !key->sport && !key->dport) {
+		format_addr(key->saddr, s, sizeof(s), 0);
+		format_addr(key->daddr, d, sizeof(d), 0);
+		snprintf(buf, len, "%s %s %s", pname, s, d);
+		return;
+	}
+	format_addr(key->saddr, s, sizeof(s), 1);
+	format_addr(key->daddr, d, sizeof(d), 1);
+	snprintf(buf, len, "%s %s:%u %s:%u", pname, s, ntohs(key->sport), d, ntohs(key->dport));
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * FLOW syntax, parsed into and printed from struct fb_key:
+ *   PROTO SRC:PORT DST:PORT   e.g. udp 198.51.100.1:53 203.0.113.7:4000
+ *                                  tcp [2001:db8::1]:443 [2001:db8::2]:51000
+ *   src ADDR | dst ADDR
+ * PROTO is a name (tcp, udp, icmp, ...) or a number 0-255. Protocols without
+ * ports (icmp, gre, ...) take bare addresses or port 0.
+ */
+#ifndef FLOWBLOOM_USER_FLOW_H
+#define FLOWBLOOM_USER_FLOW_H
+
+#include <stddef.h>
+#include "flowbloom/key.h"
+
+#define FB_FLOW_STR 128
+
+/*
+ * Parse one FLOW from argv[0..argc). On success returns the number of
+ * words used (2 or 3). On failure returns -1 and writes a message to err.
+ */
+int fb_flow_parse(int argc, char **argv, struct fb_key *key, char *err, size_t errlen);
+/* Parse one whole line (exactly one FLOW, nothing after it). 0 ok, -1 err;
+ * *blank set to 1 for blank and comment-only lines (key untouched). */
+int fb_flow_parse_line(char *line, struct fb_key *key, int *blank, char *err, size_t errlen);
+/* Format a key as FLOW text (round-trips through fb_flow_parse). */
+void fb_flow_format(const struct fb_key *key, char *buf, size_t len);
+/* Protocol number from name or number; -1 if unknown. */
+int fb_proto_parse(const char *s);
+const char *fb_proto_name(int proto);
+/* 1 if the protocol carries ports in the flow key. */
+int fb_proto_has_ports(int proto);
+
+#endif

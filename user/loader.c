@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Skeleton lifecycle against a filter's pinned maps (see loader.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "loader.h"
+#include "output.h"
+
+static bool libbpf_verbose;
+
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && !libbpf_verbose)
+		return 0;
+	if (level != LIBBPF_WARN && !libbpf_verbose)
+		return 0;
+	fputs("libbpf: ", stderr);
+	return vfprintf(stderr, fmt, ap);
+}
+
+void fb_libbpf_logging(bool verbose)
+{
+	libbpf_verbose = verbose;
+	libbpf_set_print(print_libbpf);
+}
+
+struct flowbloom_bpf *fb_load(const struct fb_filter *f, const struct fb_load_opts *o)
+{
+	struct flowbloom_bpf *skel = flowbloom_bpf__open();
+	int err;
+
+	if (!skel) {
+		fb_err("cannot open the BPF object: %s", strerror(errno));
+		return NULL;
+	}
+	skel->rodata->cfg_action = o->action;
+	skel->rodata->cfg_malformed_drop = o->malformed_drop;
+	skel->rodata->cfg_trace = o->trace;
+
+	/* The object pins by name for `ip link`; here we bring our own maps,
+	 * and nothing may be pinned (or reused) under /sys/fs/bpf/. */
+	bpf_map__set_pin_path(skel->maps.fb_filter, NULL);
+	bpf_map__set_pin_path(skel->maps.fb_stats, NULL);
+	err = 0;
+	if (f) {
+		err = bpf_map__reuse_fd(skel->maps.fb_filter, f->outer_fd);
+		if (!err && !o->private_stats)
+			err = bpf_map__reuse_fd(skel->maps.fb_stats, f->stats_fd);
+	}
+	if (err) {
+		fb_err("cannot reuse the maps of '%s': %s", f->name, strerror(-err));
+		goto fail;
+	}
+	err = flowbloom_bpf__load(skel);
+	if (err) {
+		fb_err("cannot load the XDP program: %s (run with -v for the verifier log)",
+		       strerror(-err));
+		goto fail;
+	}
+	return skel;
+fail:
+	flowbloom_bpf__destroy(skel);
+	return NULL;
+}

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * flowbloom: the command line. `flowbloom [-j] [-v] VERB ARGS`, one table of
+ * verbs, `help` for all and `VERB help` / `help VERB` for one.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd.h"
+#include "loader.h"
+#include "output.h"
+
+static int cmd_help(int argc, char **argv);
+
+static const struct fb_cmd cmds[] = {
+	{ "create", cmd_create,
+	  "create NAME (--capacity N --fp-rate P | --bits M --hashes K) [--layout blocked|classic]\n"
+	  "                 [--hash siphash13|siphash24] [--action drop|allow|monitor]",
+	  "Create a filter. With --capacity and --fp-rate, m and k come from the layout's\n"
+	  "formula; --bits and --hashes set them directly (m is rounded up to 512-bit\n"
+	  "blocks, 1 <= k <= 16). --action is what an `ip link`-loaded program does\n"
+	  "(default drop). The filter named 'default' is the one `ip link` uses." },
+	{ "list", cmd_list, "list", "List filters." },
+	{ "info", cmd_info, "info NAME",
+	  "Geometry, memory, flows added, fill ratio, expected false-positive rate now,\n"
+	  "and the devices the filter is attached to." },
+	{ "destroy", cmd_destroy, "destroy NAME", "Remove a filter (it must be detached)." },
+	{ "attach", cmd_attach,
+	  "attach NAME DEV [--mode native|generic] [--action drop|allow|monitor]\n"
+	  "                 [--malformed pass|drop]",
+	  "Attach the XDP program to DEV, working on filter NAME. drop: a match is\n"
+	  "dropped; allow: only matches pass (non-IP frames always pass); monitor:\n"
+	  "count only. Default action: the filter's own (see create)." },
+	{ "detach", cmd_detach, "detach DEV", "Remove flowbloom's XDP program from DEV." },
+	{ "add", cmd_add, "add NAME FLOW... | add NAME -f FILE",
+	  "Add flows. FILE holds one FLOW per line ('#' comments, blank lines);\n"
+	  "'-' reads stdin. The whole input is checked before anything is added." },
+	{ "query", cmd_query, "query NAME FLOW... | query NAME -f FILE",
+	  "Print 'maybe' or 'no' for each flow, then a count." },
+	{ "stats", cmd_stats, "stats NAME", "Packet and byte counters of the filter's attachments." },
+	{ "replay", cmd_replay,
+	  "replay NAME FILE.pcap [--explain] [--action drop|allow|monitor] [--malformed pass|drop]",
+	  "Run every packet of a capture through the XDP program (BPF_PROG_TEST_RUN)\n"
+	  "against the filter, attaching nothing, and count verdicts. --explain prints\n"
+	  "per packet the flow key the program computed, the rule kind that matched and\n"
+	  "the verdict." },
+	{ "help", cmd_help, "help [VERB]", "Show help." },
+};
+
+#define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static const struct fb_cmd *current;
+
+static void synopsis(FILE *out, const struct fb_cmd *c)
+{
+	fprintf(out, "       flowbloom %s\n", c->synopsis);
+}
+
+static void usage_all(FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "Usage: flowbloom [-j|--json] [-v|--verbose] VERB ARGS\n");
+	for (i = 0; i < NCMDS; i++)
+		synopsis(out, &cmds[i]);
+	fprintf(out, "FLOW := PROTO SRC:PORT DST:PORT | src ADDR | dst ADDR\n"
+		     "       e.g. udp 198.51.100.1:53 203.0.113.7:4000\n"
+		     "            tcp [2001:db8::1]:443 [2001:db8::2]:51000\n");
+}
+
+static void help_one(const struct fb_cmd *c)
+{
+	printf("Usage: flowbloom %s\n\n%s\n", c->synopsis, c->help);
+}
+
+int fb_usage(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fb_err("%s", buf);
+	if (current)
+		fprintf(stderr, "usage: flowbloom %s\n", current->synopsis);
+	return 2;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		usage_all(stdout);
+		return 0;
+	}
+	for (i = 0; i < NCMDS; i++)
+		if (!strcmp(argv[1], cmds[i].name)) {
+			help_one(&cmds[i]);
+			return 0;
+		}
+	return fb_usage("unknown verb '%s' (see flowbloom help)", argv[1]);
+}
+
+int main(int argc, char **argv)
+{
+	int i = 1;
+	size_t c;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json"))
+			fb_json = true;
+		else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
+			fb_verbose = true;
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage_all(stdout);
+			return 0;
+		} else {
+			fb_err("unknown option '%s'", argv[i]);
+			usage_all(stderr);
+			return 2;
+		}
+	}
+	fb_libbpf_logging(fb_verbose);
+	if (i >= argc) {
+		usage_all(stderr);
+		return 2;
+	}
+	for (c = 0; c < NCMDS; c++) {
+		if (strcmp(argv[i], cmds[c].name))
+			continue;
+		current = &cmds[c];
+		if (argc - i >= 2 && !strcmp(argv[i + 1], "help") && cmds[c].fn != cmd_help) {
+			help_one(&cmds[c]);
+			return 0;
+		}
+		return cmds[c].fn(argc - i, argv + i);
+	}
+	fb_err("unknown verb '%s' (see flowbloom help)", argv[i]);
+	return 2;
+}

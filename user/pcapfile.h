@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Reading captures (libpcap: pcap and pcapng) as Ethernet frames. Kept
+ * apart from the BPF code because <pcap/pcap.h> and <linux/bpf.h> both
+ * define struct bpf_insn.
+ */
+#ifndef FLOWBLOOM_USER_PCAPFILE_H
+#define FLOWBLOOM_USER_PCAPFILE_H
+
+#include <stddef.h>
+
+struct fb_pcap;
+
+/* NULL on error (message printed). Accepts Ethernet, raw IP and Linux
+ * cooked captures; the latter two get a synthetic Ethernet header. */
+struct fb_pcap *fb_pcap_open(const char *path);
+/* Next frame into out (at most cap bytes; longer ones are cut and *cut set).
+ * Returns 1 with *len set, 0 at the end, -1 on a read error (printed). */
+int fb_pcap_next(struct fb_pcap *p, unsigned char *out, size_t cap, size_t *len, int *cut);
+void fb_pcap_close(struct fb_pcap *p);
+
+#endif

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Sizing formulas (see sizing.h for the sources). */
+#include <math.h>
+#include "flowbloom/geometry.h"
+#include "sizing.h"
+
+double fb_fpr_classic(double n, double mbits, unsigned k)
+{
+	if (n <= 0)
+		return 0;
+	return pow(1.0 - exp(-(double)k * n / mbits), k);
+}
+
+/* Rate of one 512-bit block holding i flows: word w holds c_w of the k
+ * bits (k/8, one more for the first k%8 words). */
+static double block_fpr(double i, unsigned k)
+{
+	double r = 1.0;
+	unsigned w;
+
+	for (w = 0; w < FB_BLOCK_WORDS; w++) {
+		unsigned c = k / FB_BLOCK_WORDS + (w < k % FB_BLOCK_WORDS);
+
+		if (c)
+			r *= pow(1.0 - pow(1.0 - 1.0 / 64, i * c), c);
+	}
+	return r;
+}
+
+double fb_fpr_blocked(double n, double nblocks, unsigned k)
+{
+	double lambda = n / nblocks, sum = 0, sd, lo, hi, i;
+
+	if (n <= 0)
+		return 0;
+	/* Poisson(lambda) flows per block; sum over +-12 standard deviations,
+	 * in log space so large lambda does not underflow e^-lambda. */
+	sd = sqrt(lambda);
+	lo = floor(lambda - 12 * sd - 20);
+	hi = ceil(lambda + 12 * sd + 40);
+	if (lo < 0)
+		lo = 0;
+	for (i = lo; i <= hi; i++)
+		sum += exp(-lambda + i * log(lambda) - lgamma(i + 1)) * block_fpr(i, k);
+	return sum;
+}
+
+double fb_fpr(__u8 layout, double n, __u32 nblocks, unsigned k)
+{
+	if (layout == FB_LAYOUT_CLASSIC)
+		return fb_fpr_classic(n, (double)nblocks * FB_BLOCK_BITS, k);
+	return fb_fpr_blocked(n, nblocks, k);
+}
+
+double fb_classic_mbits(double n, double p)
+{
+	return -n * log(p) / (M_LN2 * M_LN2);
+}
+
+unsigned fb_classic_k(double mbits, double n)
+{
+	double k = round(mbits / n * M_LN2);
+
+	if (k < 1)
+		k = 1;
+	if (k > FB_MAX_K)
+		k = FB_MAX_K;
+	return (unsigned)k;
+}
+
+int fb_size_classic(double n, double p, __u32 *nblocks, __u8 *k)
+{
+	double m = fb_classic_mbits(n, p);
+	double blocks = ceil(m / FB_BLOCK_BITS);
+
+	if (blocks > FB_MAX_BLOCKS)
+		return -1;
+	if (blocks < 1)
+		blocks = 1;
+	*nblocks = (__u32)blocks;
+	*k = (__u8)fb_classic_k(m, n);
+	return 0;
+}
+
+int fb_size_blocked(double n, double p, __u32 *nblocks, __u8 *k)
+{
+	__u32 best_blocks = 0;
+	unsigned kk, best_k = 0;
+
+	/* For each k, the fewest blocks that reach p (the rate falls as blocks
+	 * grow, so bisect); keep the smallest filter. */
+	for (kk = 1; kk <= FB_MAX_K; kk++) {
+		__u32 lo = 1, hi = FB_MAX_BLOCKS;
+
+		if (fb_fpr_blocked(n, hi, kk) > p)
+			continue;
+		while (lo < hi) {
+			__u32 mid = lo + (hi - lo) / 2;
+
+			if (fb_fpr_blocked(n, mid, kk) <= p)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		if (!best_blocks || lo < best_blocks) {
+			best_blocks = lo;
+			best_k = kk;
+		}
+	}
+	if (!best_blocks)
+		return -1;
+	*nblocks = best_blocks;
+	*k = (__u8)best_k;
+	return 0;
+}

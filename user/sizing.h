@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Filter sizing and expected false-positive rates.
+ *
+ * Classic layout (Bloom 1970; Broder and Mitzenmacher 2004):
+ *   p(n, m, k) = (1 - e^(-kn/m))^k,  m = -n ln p / (ln 2)^2,  k = (m/n) ln 2.
+ * Blocked layout (Putze, Sanders, Singler 2007): a block of B = 512 bits
+ * receives a Poisson(n / blocks) number of flows, and the rate is the
+ * classic rate of that block averaged over the Poisson distribution; here
+ * each of the k bits lives in its own 64-bit word (bit i in word i mod 8),
+ * so a word with c of the k bits is full with probability
+ * (1 - (1 - 1/64)^(i*c))^c after i flows in its block.
+ */
+#ifndef FLOWBLOOM_USER_SIZING_H
+#define FLOWBLOOM_USER_SIZING_H
+
+#include <linux/types.h>
+
+double fb_fpr_classic(double n, double mbits, unsigned k);
+double fb_fpr_blocked(double n, double nblocks, unsigned k);
+double fb_fpr(__u8 layout, double n, __u32 nblocks, unsigned k);
+
+/* Smallest geometry with rate <= p for n flows. 0 ok, -1 if it would exceed
+ * FB_MAX_BLOCKS. */
+int fb_size_classic(double n, double p, __u32 *nblocks, __u8 *k);
+int fb_size_blocked(double n, double p, __u32 *nblocks, __u8 *k);
+/* The classic formulas before rounding m up to whole blocks. */
+double fb_classic_mbits(double n, double p);
+unsigned fb_classic_k(double mbits, double n);
+
+#endif
