@@ -19,10 +19,10 @@
 #include "output.h"
 #include "pcapfile.h"
 
-/* BPF_PROG_TEST_RUN takes at most a page less XDP headroom and the shared
- * info for a linear frame; longer frames are run truncated to this (the
- * program reads headers only). */
-#define FB_TEST_RUN_MAX 3500
+/* The largest frame replayed whole: an IP datagram with two VLAN tags.
+ * BPF_PROG_TEST_RUN puts what exceeds a page into fragments, as a NIC
+ * would; longer capture records (none on a real link) are cut. */
+#define FB_TEST_RUN_MAX (65535 + 14 + 8)
 #define ETH_HLEN 14
 
 static const char *verdict_name(int v)
@@ -51,7 +51,7 @@ int cmd_replay(int argc, char **argv)
 	char text[FB_FLOW_STR];
 	struct flowbloom_bpf *skel = NULL;
 	bool explain = false;
-	__u8 frame[FB_TEST_RUN_MAX];
+	static __u8 frame[FB_TEST_RUN_MAX];
 	struct fb_filter f;
 	struct fb_pcap *pc;
 	size_t len;
