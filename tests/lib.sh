@@ -11,7 +11,7 @@ T_SKIP=0
 # Each script gets its own filter root so tests never touch real filters.
 t_begin() {
 	T_NAME=$1
-	export FLOWBLOOM_ROOT=/sys/fs/bpf/fbtest.$T_NAME.$$
+	export FLOWBLOOM_ROOT=/sys/fs/bpf/fbtest_${T_NAME}_$$
 	T_TMP=$(mktemp -d "/tmp/fbtest.$T_NAME.XXXXXX")
 }
 

@@ -50,14 +50,15 @@ int fb_check_name(const char *name)
 {
 	const char *p;
 
-	if (!*name || strlen(name) >= FB_NAME_MAX || name[0] == '.' || name[0] == '-')
+	if (!*name || strlen(name) >= FB_NAME_MAX || name[0] == '-')
 		goto bad;
 	for (p = name; *p; p++)
-		if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-' && *p != '.')
+		if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-')
 			goto bad;
 	return 0;
 bad:
-	fb_err("bad filter name '%s' (letters, digits, '_', '-', '.'; at most %d)", name,
+	/* bpffs refuses '.' in names: reserved for the kernel. */
+	fb_err("bad filter name '%s' (letters, digits, '_', '-'; at most %d)", name,
 	       FB_NAME_MAX - 1);
 	return -1;
 }
