@@ -40,8 +40,9 @@ static const struct fb_cmd cmds[] = {
 	  "Print 'maybe' or 'no' for each flow, then a count." },
 	{ "stats", cmd_stats, "stats NAME", "Packet and byte counters of the filter's attachments." },
 	{ "replay", cmd_replay,
-	  "replay NAME FILE.pcap [--explain] [--action drop|allow|monitor] [--malformed pass|drop]",
-	  "Run every packet of a capture through the XDP program (BPF_PROG_TEST_RUN)\n"
+	  "replay NAME FILE.pcap... [--explain] [--action drop|allow|monitor]\n"
+	  "                 [--malformed pass|drop]",
+	  "Run every packet of the captures through the XDP program (BPF_PROG_TEST_RUN)\n"
 	  "against the filter, attaching nothing, and count verdicts. --explain prints\n"
 	  "per packet the flow key the program computed, the rule kind that matched and\n"
 	  "the verdict." },
