@@ -31,7 +31,7 @@ LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps test demo bench clean format
+.PHONY: all deps bpffs test demo bench clean format
 
 all: $(BUILD)/flowbloom $(BUILD)/flowbloom.bpf.o $(TEST_BINS)
 
@@ -73,13 +73,17 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libflowbloom.a $(BUILD)/flowbloom.skel.h
 $(BUILD):
 	$(Q)mkdir -p $@
 
-test: deps all
+# bpffs must be mounted for pins (most systems mount it at boot).
+bpffs:
+	@mount | grep -q ' /sys/fs/bpf type bpf' || mount -t bpf bpf /sys/fs/bpf
+
+test: deps all bpffs
 	$(Q)bash tests/run.sh
 
-demo: deps all
+demo: deps all bpffs
 	$(Q)bash tests/demo.sh
 
-bench: deps all
+bench: deps all bpffs
 	$(Q)bash tests/bench.sh
 
 format:
