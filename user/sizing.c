@@ -68,17 +68,48 @@ unsigned fb_classic_k(double mbits, double n)
 	return (unsigned)k;
 }
 
+/* Best integer k for a classic filter of mbits bits: the optimum
+ * (m/n) ln 2 rounded down or up, whichever gives the lower rate. */
+static unsigned best_classic_k(double n, double mbits, double *rate)
+{
+	double kopt = mbits / n * M_LN2;
+	unsigned lo = kopt < 1 ? 1 : kopt > FB_MAX_K ? FB_MAX_K : (unsigned)kopt;
+	unsigned hi = lo < FB_MAX_K ? lo + 1 : lo;
+	double rlo = fb_fpr_classic(n, mbits, lo), rhi = fb_fpr_classic(n, mbits, hi);
+
+	*rate = rlo <= rhi ? rlo : rhi;
+	return rlo <= rhi ? lo : hi;
+}
+
 int fb_size_classic(double n, double p, __u32 *nblocks, __u8 *k)
 {
-	double m = fb_classic_mbits(n, p);
-	double blocks = ceil(m / FB_BLOCK_BITS);
+	double m = fb_classic_mbits(n, p), rate;
+	double lo = ceil(m / FB_BLOCK_BITS), hi;
 
-	if (blocks > FB_MAX_BLOCKS)
+	if (lo < 1)
+		lo = 1;
+	/* The formula's m with an integer k and whole blocks can miss p by a
+	 * hair (k is rounded): take the fewest blocks from there that reach p.
+	 * The rate falls as blocks grow, so bisect. */
+	hi = lo;
+	while (best_classic_k(n, hi * FB_BLOCK_BITS, &rate), rate > p) {
+		hi = ceil(hi * 1.01) + 1;
+		if (hi > FB_MAX_BLOCKS)
+			return -1;
+	}
+	while (lo < hi) {
+		double mid = floor((lo + hi) / 2);
+
+		best_classic_k(n, mid * FB_BLOCK_BITS, &rate);
+		if (rate <= p)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (lo > FB_MAX_BLOCKS)
 		return -1;
-	if (blocks < 1)
-		blocks = 1;
-	*nblocks = (__u32)blocks;
-	*k = (__u8)fb_classic_k(m, n);
+	*nblocks = (__u32)lo;
+	*k = (__u8)best_classic_k(n, lo * FB_BLOCK_BITS, &rate);
 	return 0;
 }
 
