@@ -25,6 +25,9 @@ int cmd_attach(int argc, char **argv);
 int cmd_detach(int argc, char **argv);
 int cmd_add(int argc, char **argv);
 int cmd_query(int argc, char **argv);
+int cmd_del(int argc, char **argv);
+int cmd_count(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 
@@ -35,9 +38,20 @@ int fb_pick(const char *opt, const char *val, const char *const *names, const in
 int fb_parse_action(const char *val);
 int fb_parse_malformed(const char *val);
 
+/* Flows read from argv or a file, and where each came from. */
+struct fb_flows {
+	struct fb_key *keys;
+	size_t *where; /* line number (file) or argument number (argv) */
+	size_t n, cap;
+	const char *file; /* NULL: argv; "<stdin>" for "-" */
+};
+
 /* FLOWs from argv (several, back to back) or from a file ("-": stdin).
  * The whole input is parsed before anything is used: on the first bad
  * word or line it prints "FILE:LINE: why" and returns -1. */
-int fb_read_flows(int argc, char **argv, const char *file, struct fb_key **keys, size_t *n);
+int fb_read_flows(int argc, char **argv, const char *file, struct fb_flows *out);
+void fb_flows_free(struct fb_flows *fl);
+/* "FILE:LINE" or "argument N" of flow i, for messages. */
+void fb_flows_where(const struct fb_flows *fl, size_t i, char *buf, size_t len);
 
 #endif

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* `flowbloom add` and `query`: flows in, answers out, through the mmap. */
+/*
+ * `flowbloom add`, `del`, `query` and `count`: flows in, answers out,
+ * through the mmap of the filter (and of its counters). Input is parsed and
+ * checked whole before the filter is touched.
+ */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "cmd.h"
+#include "counting.h"
 #include "filter.h"
 #include "flow.h"
 #include "output.h"
@@ -18,14 +23,14 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Shared argument handling: NAME then FLOW... or -f FILE. */
-static int flows_args(int argc, char **argv, const char **name, struct fb_key **keys, size_t *n)
+/* NAME then FLOW... or -f FILE (before or after NAME); opens the filter. */
+static int flows_args(int argc, char **argv, struct fb_filter *f, struct fb_flows *fl)
 {
 	static const struct option opts[] = {
 		{ "file", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *file = NULL;
+	const char *file = NULL, *name;
 	int c;
 
 	optind = 0;
@@ -38,92 +43,138 @@ static int flows_args(int argc, char **argv, const char **name, struct fb_key **
 	}
 	if (optind >= argc)
 		return fb_usage("missing NAME");
-	*name = argv[optind++];
-	/* -f may also follow NAME. */
+	name = argv[optind++];
 	if (!file && optind < argc && !strcmp(argv[optind], "-f")) {
 		if (optind + 1 >= argc)
 			return fb_usage("-f needs a FILE ('-' for stdin)");
 		file = argv[optind + 1];
 		optind += 2;
 	}
-	if (fb_read_flows(argc - optind, argv + optind, file, keys, n))
+	if (fb_read_flows(argc - optind, argv + optind, file, fl))
 		return 1;
+	if (fb_filter_open(name, f)) {
+		fb_flows_free(fl);
+		return 1;
+	}
 	return 0;
+}
+
+static void report(const char *verb, const struct fb_filter *f, size_t n, double secs)
+{
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("filter", f->name);
+		jw_u64(verb, n);
+		jw_double("seconds", secs);
+		jw_double("flows_per_second", secs > 0 ? n / secs : 0);
+		jw_u64("flows", f->hdr->nflows);
+		jw_obj_close();
+		jw_end();
+	} else {
+		printf("%s %zu flow%s %s %s in %.3f ms (%.2f M flows/s)\n", verb, n,
+		       n == 1 ? "" : "s", strcmp(verb, "added") ? "from" : "to", f->name,
+		       secs * 1e3, secs > 0 ? n / secs / 1e6 : 0.0);
+	}
 }
 
 int cmd_add(int argc, char **argv)
 {
-	struct fb_key *keys;
 	struct fb_filter f;
-	const char *name;
-	size_t n, i;
+	struct fb_flows fl;
+	__u32 kinds = 0;
+	size_t i;
 	double t0;
-	int rc = flows_args(argc, argv, &name, &keys, &n);
+	int rc = flows_args(argc, argv, &f, &fl);
 
 	if (rc)
 		return rc;
-	if (fb_filter_open(name, &f)) {
-		free(keys);
-		return 1;
-	}
-	if (fb_filter_lock(&f)) {
-		fb_filter_close(&f);
-		free(keys);
-		return 1;
-	}
+	if (fb_filter_lock(&f))
+		goto out;
 	t0 = now();
-	/* Bits first, then the kind flags: the data path starts probing a kind
-	 * only once its bits are in place. */
-	__u32 kinds = 0;
-
-	for (i = 0; i < n; i++) {
-		fb_filter_set(&f, &keys[i]);
-		kinds |= FB_KINDF(keys[i].kind);
+	for (i = 0; i < fl.n; i++)
+		kinds |= FB_KINDF(fl.keys[i].kind);
+	if (f.cnt_hdr) {
+		for (i = 0; i < fl.n; i++)
+			fb_counting_add(&f, &fl.keys[i]);
+	} else {
+		for (i = 0; i < fl.n; i++)
+			fb_filter_set(&f, &fl.keys[i]);
+		f.hdr->nflows += fl.n;
 	}
+	/* Bits first, then the kind flags: the data path starts probing a
+	 * kind only once its bits are in place. */
 	__atomic_fetch_or(&f.hdr->kinds, kinds, __ATOMIC_RELEASE);
-	f.hdr->nflows += n;
 	t0 = now() - t0;
 	fb_filter_unlock(&f);
-	if (fb_json) {
-		jw_obj_open(NULL);
-		jw_str("filter", name);
-		jw_u64("added", n);
-		jw_double("seconds", t0);
-		jw_obj_close();
-		jw_end();
-	} else {
-		printf("added %zu flow%s to %s in %.3f ms\n", n, n == 1 ? "" : "s", name,
-		       t0 * 1e3);
-	}
+	report("added", &f, fl.n, t0);
+	rc = 0;
+out:
 	fb_filter_close(&f);
-	free(keys);
-	return 0;
+	fb_flows_free(&fl);
+	return rc ? rc : 0;
+}
+
+int cmd_del(int argc, char **argv)
+{
+	char where[600], text[FB_FLOW_STR];
+	struct fb_filter f;
+	struct fb_flows fl;
+	size_t i, bad;
+	double t0;
+	int rc = flows_args(argc, argv, &f, &fl);
+
+	if (rc)
+		return rc;
+	rc = 1;
+	if (!f.cnt_hdr) {
+		fb_err("'%s' is a plain Bloom filter: it cannot forget a flow (create it with "
+		       "--counting)",
+		       f.name);
+		goto out;
+	}
+	if (fb_filter_lock(&f))
+		goto out;
+	t0 = now();
+	/* Check the whole batch against the counters before changing any. */
+	if (fb_counting_check_dels(&f, fl.keys, fl.n, &bad)) {
+		fb_flows_where(&fl, bad, where, sizeof(where));
+		fb_flow_format(&fl.keys[bad], text, sizeof(text));
+		fb_err("%s: '%s' is not in filter '%s' (a counter is 0); nothing deleted", where,
+		       text, f.name);
+		fb_filter_unlock(&f);
+		goto out;
+	}
+	for (i = 0; i < fl.n; i++)
+		fb_counting_del(&f, &fl.keys[i]);
+	t0 = now() - t0;
+	fb_filter_unlock(&f);
+	report("deleted", &f, fl.n, t0);
+	rc = 0;
+out:
+	fb_filter_close(&f);
+	fb_flows_free(&fl);
+	return rc;
 }
 
 int cmd_query(int argc, char **argv)
 {
 	char text[FB_FLOW_STR];
-	struct fb_key *keys;
 	struct fb_filter f;
-	const char *name;
-	size_t n, i, maybe = 0;
-	int rc = flows_args(argc, argv, &name, &keys, &n);
+	struct fb_flows fl;
+	size_t i, maybe = 0;
+	int rc = flows_args(argc, argv, &f, &fl);
 
 	if (rc)
 		return rc;
-	if (fb_filter_open(name, &f)) {
-		free(keys);
-		return 1;
-	}
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_arr_open("results");
 	}
-	for (i = 0; i < n; i++) {
-		bool hit = fb_filter_test(&f, &keys[i]);
+	for (i = 0; i < fl.n; i++) {
+		bool hit = fb_filter_test(&f, &fl.keys[i]);
 
 		maybe += hit;
-		fb_flow_format(&keys[i], text, sizeof(text));
+		fb_flow_format(&fl.keys[i], text, sizeof(text));
 		if (fb_json) {
 			jw_obj_open(NULL);
 			jw_str("flow", text);
@@ -136,13 +187,56 @@ int cmd_query(int argc, char **argv)
 	if (fb_json) {
 		jw_arr_close();
 		jw_u64("maybe", maybe);
-		jw_u64("total", n);
+		jw_u64("total", fl.n);
 		jw_obj_close();
 		jw_end();
 	} else {
-		printf("%zu of %zu maybe\n", maybe, n);
+		printf("%zu of %zu maybe\n", maybe, fl.n);
 	}
 	fb_filter_close(&f);
-	free(keys);
+	fb_flows_free(&fl);
 	return 0;
+}
+
+int cmd_count(int argc, char **argv)
+{
+	char text[FB_FLOW_STR];
+	struct fb_filter f;
+	struct fb_flows fl;
+	size_t i;
+	int rc = flows_args(argc, argv, &f, &fl);
+
+	if (rc)
+		return rc;
+	if (!f.cnt_hdr) {
+		fb_err("'%s' is a plain Bloom filter: it has no counters (create it with "
+		       "--counting)",
+		       f.name);
+		rc = 1;
+		goto out;
+	}
+	if (fb_json)
+		jw_arr_open(NULL);
+	for (i = 0; i < fl.n; i++) {
+		unsigned c = fb_counting_min(&f, &fl.keys[i]);
+
+		fb_flow_format(&fl.keys[i], text, sizeof(text));
+		if (fb_json) {
+			jw_obj_open(NULL);
+			jw_str("flow", text);
+			jw_u64("count", c);
+			jw_bool("saturated", c == fb_cnt_max(&f));
+			jw_obj_close();
+		} else {
+			printf("%u%s %s\n", c, c == fb_cnt_max(&f) ? "+" : "", text);
+		}
+	}
+	if (fb_json) {
+		jw_arr_close();
+		jw_end();
+	}
+out:
+	fb_filter_close(&f);
+	fb_flows_free(&fl);
+	return rc;
 }

@@ -40,37 +40,36 @@ int fb_parse_malformed(const char *val)
 	return fb_pick("--malformed", val, names, values);
 }
 
-struct keyvec {
-	struct fb_key *v;
-	size_t n, cap;
-};
-
-static int push(struct keyvec *kv, const struct fb_key *k)
+static int push(struct fb_flows *fl, const struct fb_key *k, size_t where)
 {
-	if (kv->n == kv->cap) {
-		size_t cap = kv->cap ? kv->cap * 2 : 1024;
-		struct fb_key *nv = realloc(kv->v, cap * sizeof(*nv));
+	if (fl->n == fl->cap) {
+		size_t cap = fl->cap ? fl->cap * 2 : 1024;
+		struct fb_key *nk = realloc(fl->keys, cap * sizeof(*nk));
+		size_t *nw = nk ? realloc(fl->where, cap * sizeof(*nw)) : NULL;
 
-		if (!nv) {
+		if (nk)
+			fl->keys = nk;
+		if (!nk || !nw) {
 			fb_err("out of memory reading flows");
 			return -1;
 		}
-		kv->v = nv;
-		kv->cap = cap;
+		fl->where = nw;
+		fl->cap = cap;
 	}
-	kv->v[kv->n++] = *k;
+	fl->keys[fl->n] = *k;
+	fl->where[fl->n++] = where;
 	return 0;
 }
 
-static int read_file(const char *file, struct keyvec *kv)
+static int read_file(const char *file, struct fb_flows *fl)
 {
 	FILE *in = strcmp(file, "-") ? fopen(file, "r") : stdin;
-	const char *label = strcmp(file, "-") ? file : "<stdin>";
 	char *line = NULL, err[256];
 	size_t cap = 0, lineno = 0;
 	ssize_t len;
 	int rc = 0;
 
+	fl->file = strcmp(file, "-") ? file : "<stdin>";
 	if (!in) {
 		fb_err("%s: %s", file, strerror(errno));
 		return -1;
@@ -81,22 +80,22 @@ static int read_file(const char *file, struct keyvec *kv)
 
 		lineno++;
 		if (memchr(line, 0, len)) {
-			fb_err("%s:%zu: NUL byte in line", label, lineno);
+			fb_err("%s:%zu: NUL byte in line", fl->file, lineno);
 			rc = -1;
 			break;
 		}
 		if (fb_flow_parse_line(line, &key, &blank, err, sizeof(err))) {
-			fb_err("%s:%zu: %s", label, lineno, err);
+			fb_err("%s:%zu: %s", fl->file, lineno, err);
 			rc = -1;
 			break;
 		}
-		if (!blank && push(kv, &key)) {
+		if (!blank && push(fl, &key, lineno)) {
 			rc = -1;
 			break;
 		}
 	}
 	if (!rc && ferror(in)) {
-		fb_err("%s: read error: %s", label, strerror(errno));
+		fb_err("%s: read error: %s", fl->file, strerror(errno));
 		rc = -1;
 	}
 	free(line);
@@ -105,43 +104,54 @@ static int read_file(const char *file, struct keyvec *kv)
 	return rc;
 }
 
-int fb_read_flows(int argc, char **argv, const char *file, struct fb_key **keys, size_t *n)
+void fb_flows_free(struct fb_flows *fl)
 {
-	struct keyvec kv = { 0 };
+	free(fl->keys);
+	free(fl->where);
+	memset(fl, 0, sizeof(*fl));
+}
+
+void fb_flows_where(const struct fb_flows *fl, size_t i, char *buf, size_t len)
+{
+	if (fl->file)
+		snprintf(buf, len, "%s:%zu", fl->file, fl->where[i]);
+	else
+		snprintf(buf, len, "argument %zu", fl->where[i]);
+}
+
+int fb_read_flows(int argc, char **argv, const char *file, struct fb_flows *fl)
+{
 	char err[256];
 	int i = 0;
 
-	*keys = NULL;
-	*n = 0;
+	memset(fl, 0, sizeof(*fl));
 	if (file) {
 		if (argc) {
 			fb_usage("give FLOWs or -f FILE, not both");
 			return -1;
 		}
-		if (read_file(file, &kv))
+		if (read_file(file, fl))
 			goto fail;
-	} else {
-		if (!argc) {
-			fb_usage("no FLOW given");
-			return -1;
-		}
-		while (i < argc) {
-			struct fb_key key;
-			int used = fb_flow_parse(argc - i, argv + i, &key, err, sizeof(err));
-
-			if (used < 0) {
-				fb_err("argument %d: %s", i + 1, err);
-				goto fail;
-			}
-			if (push(&kv, &key))
-				goto fail;
-			i += used;
-		}
+		return 0;
 	}
-	*keys = kv.v;
-	*n = kv.n;
+	if (!argc) {
+		fb_usage("no FLOW given");
+		return -1;
+	}
+	while (i < argc) {
+		struct fb_key key;
+		int used = fb_flow_parse(argc - i, argv + i, &key, err, sizeof(err));
+
+		if (used < 0) {
+			fb_err("argument %d: %s", i + 1, err);
+			goto fail;
+		}
+		if (push(fl, &key, i + 1))
+			goto fail;
+		i += used;
+	}
 	return 0;
 fail:
-	free(kv.v);
+	fb_flows_free(fl);
 	return -1;
 }

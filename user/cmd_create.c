@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cmd.h"
+#include "counting.h"
 #include "filter.h"
 #include "output.h"
 #include "sizing.h"
@@ -30,16 +31,20 @@ int cmd_create(int argc, char **argv)
 		{ "capacity", required_argument, NULL, 'n' }, { "fp-rate", required_argument, NULL, 'p' },
 		{ "bits", required_argument, NULL, 'm' },     { "hashes", required_argument, NULL, 'k' },
 		{ "layout", required_argument, NULL, 'l' },   { "hash", required_argument, NULL, 'H' },
-		{ "action", required_argument, NULL, 'a' },   { NULL, 0, NULL, 0 },
+		{ "action", required_argument, NULL, 'a' },   { "counting", no_argument, NULL, 'c' },
+		{ "counter-bits", required_argument, NULL, 'b' }, { NULL, 0, NULL, 0 },
 	};
 	static const char *const layouts[] = { "blocked", "classic", NULL };
 	static const int layout_v[] = { FB_LAYOUT_BLOCKED, FB_LAYOUT_CLASSIC };
+	static const char *const widths[] = { "4", "8", NULL };
+	static const int width_v[] = { 4, 8 };
 	static const char *const hashes[] = { "siphash13", "siphash24", NULL };
 	static const int hash_v[] = { FB_HASH_SIPHASH13, FB_HASH_SIPHASH24 };
 	struct fb_create_opts o = { .layout = FB_LAYOUT_BLOCKED, .hash = FB_HASH_SIPHASH13,
 				    .action = FB_ACTION_DROP };
-	unsigned long long cap = 0, bits = 0, k = 0;
-	bool have_cap = false, have_p = false, have_bits = false, have_k = false;
+	unsigned long long cap = 0, bits = 0, k = 0, bytes;
+	bool have_cap = false, have_p = false, have_bits = false, have_k = false, counting = false;
+	int width = 4;
 	double p = 0;
 	char *end;
 	int c, v;
@@ -86,10 +91,19 @@ int cmd_create(int argc, char **argv)
 				return 2;
 			o.action = v;
 			break;
+		case 'c':
+			counting = true;
+			break;
+		case 'b':
+			if ((width = fb_pick("--counter-bits", optarg, widths, width_v)) < 0)
+				return 2;
+			counting = true;
+			break;
 		default:
 			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
 		}
 	}
+	o.counter_bits = counting ? width : 0;
 	if (optind >= argc)
 		return fb_usage("missing NAME");
 	if (optind < argc - 1)
@@ -127,18 +141,24 @@ int cmd_create(int argc, char **argv)
 	}
 	if (fb_filter_create(argv[optind], &o))
 		return 1;
+	bytes = ((unsigned long long)o.nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES;
+	if (o.counter_bits)
+		bytes += fb_counting_map_bytes((__u64)o.nblocks * FB_BLOCK_BITS, o.counter_bits);
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("name", argv[optind]);
 		jw_u64("bits", (unsigned long long)o.nblocks * FB_BLOCK_BITS);
 		jw_u64("hashes", o.k);
-		jw_u64("bytes", ((unsigned long long)o.nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES);
+		jw_u64("bytes", bytes);
+		jw_u64("counter_bits", o.counter_bits);
 		jw_obj_close();
 		jw_end();
 	} else {
-		printf("created %s: m=%llu bits, k=%u, %llu bytes\n", argv[optind],
-		       (unsigned long long)o.nblocks * FB_BLOCK_BITS, o.k,
-		       ((unsigned long long)o.nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES);
+		printf("created %s: m=%llu bits, k=%u, %llu bytes%s\n", argv[optind],
+		       (unsigned long long)o.nblocks * FB_BLOCK_BITS, o.k, bytes,
+		       o.counter_bits ? (o.counter_bits == 4 ? " with 4-bit counters"
+							     : " with 8-bit counters")
+				      : "");
 	}
 	return 0;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cmd.h"
+#include "counting.h"
 #include "filter.h"
 #include "output.h"
 #include "sizing.h"
@@ -106,13 +107,42 @@ static void print_attach(const char *ifname, const char *mode, __u32 prog_id, vo
 	(*n)++;
 }
 
+/* FNV-1a over the bits and counters: equal digests, equal contents. */
+static __u64 digest(const struct fb_filter *f)
+{
+	const __u8 *p = (const __u8 *)&f->blocks[FB_HDR_BLOCKS];
+	size_t n = (size_t)f->hdr->nblocks * FB_BLOCK_BYTES, i;
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	if (f->cnt_hdr) {
+		p = f->cnt;
+		n = f->cnt_bytes - FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES;
+		for (i = 0; i < n; i++)
+			h = (h ^ p[i]) * 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static __u64 count_saturated(const struct fb_filter *f)
+{
+	__u64 m = fb_header_mbits(f->hdr), p, n = 0;
+	unsigned max = fb_cnt_max(f);
+
+	for (p = 0; p < m; p++)
+		n += fb_cnt_get(f, p) == max;
+	return n;
+}
+
 int cmd_info(int argc, char **argv)
 {
 	struct fb_filter f;
 	struct fb_header *h;
 	double n, m, fpr, fill;
 	char kinds[64];
-	__u64 set;
+	__u64 set, saturated = 0;
+	char dig[20];
 	int natt = 0;
 
 	if (argc != 2)
@@ -126,6 +156,8 @@ int cmd_info(int argc, char **argv)
 	fill = set / m;
 	fpr = fb_fpr(h->layout, n, h->nblocks, h->k);
 	kinds_str(h->kinds, kinds, sizeof(kinds));
+	if (f.cnt_hdr)
+		saturated = count_saturated(&f);
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("name", f.name);
@@ -142,6 +174,13 @@ int cmd_info(int argc, char **argv)
 		jw_double("fill_ratio", fill);
 		jw_double("fp_rate_expected", fpr);
 		jw_str("kinds", kinds);
+		snprintf(dig, sizeof(dig), "%016llx", (unsigned long long)digest(&f));
+		jw_str("digest", dig);
+		jw_u64("counter_bits", h->counter_bits);
+		if (f.cnt_hdr) {
+			jw_u64("counter_bytes", f.cnt_bytes);
+			jw_u64("saturated_counters", saturated);
+		}
 		jw_str("action", action_name(h->action));
 		jw_arr_open("attached");
 		fb_filter_attachments(&f, print_attach, &natt);
@@ -160,7 +199,11 @@ int cmd_info(int argc, char **argv)
 		printf("  flows added %llu, bits set %llu, fill ratio %.6f\n",
 		       (unsigned long long)h->nflows, (unsigned long long)set, fill);
 		printf("  expected false-positive rate now %.6g\n", fpr);
+		if (f.cnt_hdr)
+			printf("  counting: %u-bit counters, %zu bytes, %llu saturated\n",
+			       h->counter_bits, f.cnt_bytes, (unsigned long long)saturated);
 		printf("  rule kinds %s, default action %s\n", kinds, action_name(h->action));
+		printf("  content digest %016llx\n", (unsigned long long)digest(&f));
 		printf("  attached:");
 		fb_filter_attachments(&f, print_attach, &natt);
 		printf("%s\n", natt ? "" : " nowhere");

@@ -17,6 +17,7 @@
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "counting.h"
 #include "filter.h"
 #include "output.h"
 
@@ -129,6 +130,8 @@ static void remove_pins(const char *name, bool iproute)
 	unlink(path);
 	pin_path(path, sizeof(path), name, "stats");
 	unlink(path);
+	pin_path(path, sizeof(path), name, "counters");
+	unlink(path);
 	snprintf(path, sizeof(path), "%s/%s", fb_root(), name);
 	rmdir(path);
 	rmdir(fb_root()); /* only succeeds once the last filter is gone */
@@ -144,7 +147,7 @@ int fb_filter_create(const char *name, const struct fb_create_opts *o)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, inner_opts, .map_flags = FB_INNER_MAP_FLAGS);
 	bool is_default = !strcmp(name, FB_IPROUTE_FILTER);
-	int bits_fd = -1, outer_fd = -1, stats_fd = -1, adopted = 0, err = -1;
+	int bits_fd = -1, outer_fd = -1, stats_fd = -1, cnt_fd = -1, adopted = 0, err = -1;
 	__u32 entries = o->nblocks + FB_HDR_BLOCKS, key = 0;
 	char path[768];
 	struct fb_header *hdr;
@@ -192,6 +195,7 @@ int fb_filter_create(const char *name, const struct fb_create_opts *o)
 	hdr->k = o->k;
 	hdr->nblocks = o->nblocks;
 	hdr->action = o->action ? o->action : FB_ACTION_DROP;
+	hdr->counter_bits = o->counter_bits;
 	hdr->capacity = o->capacity;
 	hdr->fp_ppb = (__u32)(o->fp_rate * 1e9 + 0.5);
 	if (getrandom(hdr->key, sizeof(hdr->key), 0) != sizeof(hdr->key)) {
@@ -210,6 +214,30 @@ int fb_filter_create(const char *name, const struct fb_create_opts *o)
 			fb_err("cannot create maps: %s", strerror(errno));
 			goto out;
 		}
+	}
+	if (o->counter_bits) {
+		size_t cbytes = fb_counting_map_bytes((__u64)o->nblocks * FB_BLOCK_BITS,
+						      o->counter_bits);
+		LIBBPF_OPTS(bpf_map_create_opts, cnt_opts, .map_flags = BPF_F_MMAPABLE);
+		void *cmem;
+
+		cnt_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_counters", sizeof(__u32),
+					FB_BLOCK_BYTES, cbytes / FB_BLOCK_BYTES, &cnt_opts);
+		if (cnt_fd < 0) {
+			fb_err("cannot create a %zu-byte counter array: %s", cbytes,
+			       strerror(errno));
+			goto out;
+		}
+		cmem = mmap(NULL, cbytes, PROT_READ | PROT_WRITE, MAP_SHARED, cnt_fd, 0);
+		if (cmem == MAP_FAILED) {
+			fb_err("cannot mmap the counter array: %s", strerror(errno));
+			goto out;
+		}
+		fb_counting_init(cmem, o->counter_bits);
+		munmap(cmem, cbytes);
+		pin_path(path, sizeof(path), name, "counters");
+		if (bpf_obj_pin(cnt_fd, path))
+			goto pin_err;
 	}
 	if (bpf_map_update_elem(outer_fd, &key, &bits_fd, BPF_ANY)) {
 		fb_err("cannot install the filter array: %s", strerror(errno));
@@ -249,7 +277,42 @@ out:
 		close(outer_fd);
 	if (stats_fd >= 0)
 		close(stats_fd);
+	if (cnt_fd >= 0)
+		close(cnt_fd);
 	return err;
+}
+
+static int open_counters(struct fb_filter *f)
+{
+	size_t want = fb_counting_map_bytes(fb_header_mbits(f->hdr), f->hdr->counter_bits);
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[768];
+
+	pin_path(path, sizeof(path), f->name, "counters");
+	f->cnt_fd = bpf_obj_get(path);
+	if (f->cnt_fd < 0) {
+		fb_err("counting filter '%s' has no counters (%s)", f->name, strerror(errno));
+		return -1;
+	}
+	if (bpf_obj_get_info_by_fd(f->cnt_fd, &info, &len) ||
+	    (size_t)info.max_entries * info.value_size != want) {
+		fb_err("filter '%s': counter array has the wrong size", f->name);
+		return -1;
+	}
+	f->cnt_bytes = want;
+	f->cnt_hdr = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_SHARED, f->cnt_fd, 0);
+	if (f->cnt_hdr == MAP_FAILED) {
+		f->cnt_hdr = NULL;
+		fb_err("cannot mmap the counters of '%s': %s", f->name, strerror(errno));
+		return -1;
+	}
+	f->cnt = (__u8 *)f->cnt_hdr + FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES;
+	if (f->cnt_hdr->magic != FB_CNT_MAGIC || f->cnt_hdr->bits != f->hdr->counter_bits) {
+		fb_err("filter '%s': bad counter header", f->name);
+		return -1;
+	}
+	return 0;
 }
 
 int fb_filter_open(const char *name, struct fb_filter *f)
@@ -259,7 +322,7 @@ int fb_filter_open(const char *name, struct fb_filter *f)
 	char path[768];
 
 	memset(f, 0, sizeof(*f));
-	f->dir_fd = f->outer_fd = f->bits_fd = f->stats_fd = -1;
+	f->dir_fd = f->outer_fd = f->bits_fd = f->stats_fd = f->cnt_fd = -1;
 	f->hdr = MAP_FAILED;
 	if (fb_check_bpffs() || fb_check_name(name))
 		return -1;
@@ -308,6 +371,8 @@ int fb_filter_open(const char *name, struct fb_filter *f)
 		       f->hdr->version);
 		goto fail;
 	}
+	if (f->hdr->counter_bits && open_counters(f))
+		goto fail;
 	return 0;
 fail:
 	fb_filter_close(f);
@@ -320,6 +385,12 @@ void fb_filter_close(struct fb_filter *f)
 		munmap(f->hdr, f->map_bytes);
 	f->hdr = NULL;
 	f->blocks = NULL;
+	if (f->cnt_hdr)
+		munmap(f->cnt_hdr, f->cnt_bytes);
+	f->cnt_hdr = NULL;
+	f->cnt = NULL;
+	if (f->cnt_fd >= 0)
+		close(f->cnt_fd);
 	if (f->dir_fd >= 0)
 		close(f->dir_fd);
 	if (f->outer_fd >= 0)
@@ -328,7 +399,7 @@ void fb_filter_close(struct fb_filter *f)
 		close(f->bits_fd);
 	if (f->stats_fd >= 0)
 		close(f->stats_fd);
-	f->dir_fd = f->outer_fd = f->bits_fd = f->stats_fd = -1;
+	f->dir_fd = f->outer_fd = f->bits_fd = f->stats_fd = f->cnt_fd = -1;
 }
 
 struct first_attach {
@@ -412,12 +483,21 @@ int fb_filter_list(char ***names)
 	return n;
 }
 
-int fb_filter_lock(struct fb_filter *f)
+int fb_filter_flock(struct fb_filter *f, int op)
 {
-	if (flock(f->dir_fd, LOCK_EX)) {
+	if (flock(f->dir_fd, op)) {
 		fb_err("cannot lock filter '%s': %s", f->name, strerror(errno));
 		return -1;
 	}
+	return 0;
+}
+
+int fb_filter_lock(struct fb_filter *f)
+{
+	if (fb_filter_flock(f, LOCK_EX))
+		return -1;
+	if (f->cnt_hdr && fb_counting_recover(f))
+		fprintf(stderr, "flowbloom: note: rolled back one flow of an interrupted write\n");
 	return 0;
 }
 

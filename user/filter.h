@@ -6,6 +6,7 @@
  *
  *   <root>/<NAME>/filter   one-entry ARRAY_OF_MAPS holding the filter array
  *   <root>/<NAME>/stats    per-CPU struct fb_stats
+ *   <root>/<NAME>/counters counters of a counting filter (see counting.h)
  *
  * <root> is /sys/fs/bpf/flowbloom, or $FLOWBLOOM_ROOT (tests use their own).
  * The filter named "default" is pinned a second time under
@@ -36,6 +37,11 @@ struct fb_filter {
 	struct fb_header *hdr;	  /* mmap of the filter array, block 0 */
 	struct fb_block *blocks;  /* the same mmap, as blocks */
 	size_t map_bytes;	  /* length of the mmap */
+	/* Counting filters only (hdr->counter_bits != 0), else -1/NULL: */
+	int cnt_fd;			  /* NAME/counters */
+	struct fb_cnt_header *cnt_hdr;	  /* mmap of the counter array */
+	__u8 *cnt;			  /* the counters, after its header */
+	size_t cnt_bytes;		  /* length of that mmap */
 };
 
 /* What `create` asks for. */
@@ -45,6 +51,7 @@ struct fb_create_opts {
 	__u8 layout;
 	__u8 hash;
 	__u8 action;
+	__u8 counter_bits; /* 0: plain; 4 or 8: counting */
 	__u64 capacity;
 	double fp_rate;
 };
@@ -64,8 +71,12 @@ int fb_filter_destroy(const char *name);
 /* Names of all filters, sorted; *names is malloc'd. Returns the count. */
 int fb_filter_list(char ***names);
 
-/* Exclusive lock against other writers of this filter (flock on its dir). */
+/* Exclusive lock against other writers of this filter (flock on its dir).
+ * For a counting filter it also rolls back a write a crashed writer left
+ * half done (a note goes to stderr). */
 int fb_filter_lock(struct fb_filter *f);
+/* Just the flock (LOCK_SH or LOCK_EX), no recovery: for `check`. */
+int fb_filter_flock(struct fb_filter *f, int op);
 void fb_filter_unlock(struct fb_filter *f);
 
 /* Set a key's bits / ask whether all its bits are set. */

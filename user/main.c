@@ -16,11 +16,14 @@ static int cmd_help(int argc, char **argv);
 static const struct fb_cmd cmds[] = {
 	{ "create", cmd_create,
 	  "create NAME (--capacity N --fp-rate P | --bits M --hashes K) [--layout blocked|classic]\n"
-	  "                 [--hash siphash13|siphash24] [--action drop|allow|monitor]",
+	  "                 [--hash siphash13|siphash24] [--action drop|allow|monitor]\n"
+	  "                 [--counting [--counter-bits 4|8]]",
 	  "Create a filter. With --capacity and --fp-rate, m and k come from the layout's\n"
 	  "formula; --bits and --hashes set them directly (m is rounded up to 512-bit\n"
 	  "blocks, 1 <= k <= 16). --action is what an `ip link`-loaded program does\n"
-	  "(default drop). The filter named 'default' is the one `ip link` uses." },
+	  "(default drop). The filter named 'default' is the one `ip link` uses.\n"
+	  "--counting keeps a counter per bit (4 bits, or 8) beside the bits, so flows\n"
+	  "can be deleted; the data path still reads only the bits." },
 	{ "list", cmd_list, "list", "List filters." },
 	{ "info", cmd_info, "info NAME",
 	  "Geometry, memory, flows added, fill ratio, expected false-positive rate now,\n"
@@ -36,6 +39,17 @@ static const struct fb_cmd cmds[] = {
 	{ "add", cmd_add, "add NAME FLOW... | add NAME -f FILE",
 	  "Add flows. FILE holds one FLOW per line ('#' comments, blank lines);\n"
 	  "'-' reads stdin. The whole input is checked before anything is added." },
+	{ "del", cmd_del, "del NAME FLOW... | del NAME -f FILE",
+	  "Delete flows from a counting filter: their counters go down, and a bit is\n"
+	  "cleared only when its counter reaches 0, so no other flow is lost. A flow\n"
+	  "with a zero counter is not in the filter: the whole input is refused." },
+	{ "count", cmd_count, "count NAME FLOW...",
+	  "The smallest of each flow's counters: an upper bound on how many times it\n"
+	  "was added ('+' when saturated)." },
+	{ "check", cmd_check, "check NAME [--repair]",
+	  "Verify a counting filter: every bit set exactly where its counter is\n"
+	  "non-zero, counters adding up to k x flows, no interrupted write. --repair\n"
+	  "rolls back an interrupted write and rebuilds the bits from the counters." },
 	{ "query", cmd_query, "query NAME FLOW... | query NAME -f FILE",
 	  "Print 'maybe' or 'no' for each flow, then a count." },
 	{ "stats", cmd_stats, "stats NAME", "Packet and byte counters of the filter's attachments." },

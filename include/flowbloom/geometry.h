@@ -155,4 +155,26 @@ static __always_inline __u64 fb_header_mbits(const struct fb_header *h)
 	return (__u64)h->nblocks * FB_BLOCK_BITS;
 }
 
+/*
+ * The k positions of hash h as bit indexes in [0, m), for code that needs
+ * them one by one (counters, checks). For the blocked layout, bit i of the
+ * block is word i mod 8, bit (lo * salt_i) >> 26 — the same bits
+ * fb_blocked_word_mask() sets. Positions may repeat (k > 8, or classic
+ * collisions); counters then count the flow twice, consistently.
+ */
+static __always_inline void fb_positions(__u64 h, __u8 layout, __u32 nblocks, __u32 k,
+					 __u64 pos[FB_MAX_K])
+{
+	__u64 base = (__u64)fb_blocked_index(h, nblocks) * FB_BLOCK_BITS;
+	__u64 mbits = (__u64)nblocks * FB_BLOCK_BITS;
+	__u32 i;
+
+	for (i = 0; i < k && i < FB_MAX_K; i++) {
+		if (layout == FB_LAYOUT_CLASSIC)
+			pos[i] = fb_classic_bit(h, i, mbits);
+		else
+			pos[i] = base + (i % FB_BLOCK_WORDS) * 64 + (((__u32)h * fb_salt(i)) >> 26);
+	}
+}
+
 #endif

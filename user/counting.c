@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Counting filters: counters, journaled add/delete, check and repair
+ * (see counting.h). Callers hold the filter's write lock. */
+#include <stdlib.h>
+#include <string.h>
+#include "counting.h"
+#include "filter.h"
+
+size_t fb_counting_map_bytes(__u64 mbits, unsigned bits)
+{
+	__u64 bytes = (mbits * bits + 7) / 8;
+
+	return (FB_CNT_HDR_BLOCKS + (bytes + FB_BLOCK_BYTES - 1) / FB_BLOCK_BYTES) * FB_BLOCK_BYTES;
+}
+
+void fb_counting_init(struct fb_cnt_header *ch, unsigned bits)
+{
+	ch->magic = FB_CNT_MAGIC;
+	ch->bits = bits;
+}
+
+unsigned fb_cnt_max(const struct fb_filter *f)
+{
+	return f->cnt_hdr->bits == 8 ? 255 : 15;
+}
+
+unsigned fb_cnt_get(const struct fb_filter *f, __u64 p)
+{
+	if (f->cnt_hdr->bits == 8)
+		return f->cnt[p];
+	return (f->cnt[p / 2] >> ((p & 1) * 4)) & 0xf;
+}
+
+static void cnt_put(struct fb_filter *f, __u64 p, unsigned v)
+{
+	if (f->cnt_hdr->bits == 8) {
+		f->cnt[p] = v;
+		return;
+	}
+	__u8 *b = &f->cnt[p / 2];
+	unsigned shift = (p & 1) * 4;
+
+	*b = (*b & ~(0xf << shift)) | (v << shift);
+}
+
+/* Bits are read concurrently by the XDP program: whole-word relaxed stores,
+ * never torn. Writers are serialised by the filter lock. */
+static __u64 *bit_word(struct fb_filter *f, __u64 p)
+{
+	return &f->blocks[fb_bit_block(p)].w[fb_bit_word(p)];
+}
+
+static void bit_set(struct fb_filter *f, __u64 p)
+{
+	__u64 *w = bit_word(f, p);
+
+	__atomic_store_n(w, *w | fb_bit_mask(p), __ATOMIC_RELAXED);
+}
+
+static void bit_clear(struct fb_filter *f, __u64 p)
+{
+	__u64 *w = bit_word(f, p);
+
+	__atomic_store_n(w, *w & ~fb_bit_mask(p), __ATOMIC_RELAXED);
+}
+
+static bool bit_get(const struct fb_filter *f, __u64 p)
+{
+	return f->blocks[fb_bit_block(p)].w[fb_bit_word(p)] & fb_bit_mask(p);
+}
+
+static unsigned positions(const struct fb_filter *f, const struct fb_key *key, __u64 pos[FB_MAX_K])
+{
+	const struct fb_header *h = f->hdr;
+
+	fb_positions(fb_hash_key(key, h->hash, h->key), h->layout, h->nblocks, h->k, pos);
+	return h->k;
+}
+
+/* Journal stores must reach memory in program order relative to the
+ * counter and bit stores they describe (a crash is a process kill: the
+ * kernel keeps the shared pages; compiler order is what matters). */
+#define JOURNAL_STORE(field, val) __atomic_store_n(&(field), (val), __ATOMIC_RELEASE)
+
+static void journal_begin(struct fb_filter *f, __u32 op, const struct fb_key *key)
+{
+	struct fb_journal *j = &f->cnt_hdr->journal;
+
+	j->key = *key;
+	j->nflows_before = f->hdr->nflows;
+	j->done = 0;
+	j->changed = 0;
+	JOURNAL_STORE(j->op, op);
+}
+
+static void journal_end(struct fb_filter *f, __u64 nflows)
+{
+	__atomic_store_n(&f->hdr->nflows, nflows, __ATOMIC_RELEASE);
+	JOURNAL_STORE(f->cnt_hdr->journal.op, FB_JOURNAL_IDLE);
+}
+
+void fb_counting_add(struct fb_filter *f, const struct fb_key *key)
+{
+	struct fb_journal *j = &f->cnt_hdr->journal;
+	unsigned max = fb_cnt_max(f), k, i;
+	__u64 pos[FB_MAX_K];
+
+	k = positions(f, key, pos);
+	journal_begin(f, FB_JOURNAL_ADD, key);
+	for (i = 0; i < k; i++) {
+		unsigned c = fb_cnt_get(f, pos[i]);
+
+		if (c < max) {
+			JOURNAL_STORE(j->cur_old, c);
+			/* Bit before counter: a crash here leaves a bit over a
+			 * zero counter, a false positive at worst. */
+			if (!c)
+				bit_set(f, pos[i]);
+			cnt_put(f, pos[i], c + 1);
+			JOURNAL_STORE(j->changed, j->changed | 1U << i);
+		}
+		JOURNAL_STORE(j->done, i + 1);
+	}
+	journal_end(f, j->nflows_before + 1);
+}
+
+int fb_counting_del(struct fb_filter *f, const struct fb_key *key)
+{
+	struct fb_journal *j = &f->cnt_hdr->journal;
+	unsigned max = fb_cnt_max(f), k, i;
+	__u64 pos[FB_MAX_K];
+
+	k = positions(f, key, pos);
+	for (i = 0; i < k; i++) {
+		unsigned c = fb_cnt_get(f, pos[i]), dup = 0, x;
+
+		for (x = 0; x < i; x++)
+			dup += pos[x] == pos[i];
+		/* Not in the filter (a position repeated within the flow needs
+		 * that many counts): deleting would break other flows. */
+		if (c < max && c <= dup)
+			return -1;
+	}
+	journal_begin(f, FB_JOURNAL_DEL, key);
+	for (i = 0; i < k; i++) {
+		unsigned c = fb_cnt_get(f, pos[i]);
+
+		/* A saturated counter has lost count: it stays. Positions
+		 * repeated within one flow were counted twice and find c > 0
+		 * again here. */
+		if (c && c < max) {
+			JOURNAL_STORE(j->cur_old, c);
+			cnt_put(f, pos[i], c - 1);
+			/* Counter before bit, for the same reason as in add. */
+			if (c == 1)
+				bit_clear(f, pos[i]);
+			JOURNAL_STORE(j->changed, j->changed | 1U << i);
+		}
+		JOURNAL_STORE(j->done, i + 1);
+	}
+	journal_end(f, j->nflows_before ? j->nflows_before - 1 : 0);
+	return 0;
+}
+
+unsigned fb_counting_min(const struct fb_filter *f, const struct fb_key *key)
+{
+	unsigned k, i, m = ~0U;
+	__u64 pos[FB_MAX_K];
+
+	k = positions(f, key, pos);
+	for (i = 0; i < k; i++) {
+		unsigned c = fb_cnt_get(f, pos[i]);
+
+		if (c < m)
+			m = c;
+	}
+	return m;
+}
+
+/* Pending decrements per position while checking a batch of deletes: an
+ * open-addressing table, sized for the batch. */
+struct pending {
+	__u64 *pos;
+	__u32 *cnt;
+	size_t mask;
+};
+
+static __u32 *pending_slot(struct pending *t, __u64 p)
+{
+	size_t i = (p * 0x9e3779b97f4a7c15ULL) >> 20 & t->mask;
+
+	while (t->cnt[i] && t->pos[i] != p)
+		i = (i + 1) & t->mask;
+	t->pos[i] = p;
+	return &t->cnt[i];
+}
+
+int fb_counting_check_dels(const struct fb_filter *f, const struct fb_key *keys, size_t n,
+			   size_t *bad)
+{
+	struct pending t;
+	unsigned max = fb_cnt_max(f), k, i;
+	size_t slots = 16, x;
+	int rc = 0;
+
+	while (slots < n * FB_MAX_K * 2)
+		slots *= 2;
+	t.mask = slots - 1;
+	t.pos = malloc(slots * sizeof(*t.pos));
+	t.cnt = calloc(slots, sizeof(*t.cnt));
+	if (!t.pos || !t.cnt) {
+		free(t.pos);
+		free(t.cnt);
+		*bad = 0;
+		return -2;
+	}
+	for (x = 0; x < n && !rc; x++) {
+		__u64 pos[FB_MAX_K];
+
+		k = positions(f, &keys[x], pos);
+		for (i = 0; i < k; i++) {
+			unsigned c = fb_cnt_get(f, pos[i]);
+			__u32 *slot = pending_slot(&t, pos[i]);
+
+			if (c >= max)
+				continue; /* saturated: never decremented */
+			if (c <= *slot) {
+				*bad = x;
+				rc = -1;
+				break;
+			}
+			(*slot)++;
+		}
+	}
+	free(t.pos);
+	free(t.cnt);
+	return rc;
+}
+
+int fb_counting_recover(struct fb_filter *f)
+{
+	struct fb_journal *j = &f->cnt_hdr->journal;
+	__u64 pos[FB_MAX_K];
+	unsigned k, i;
+
+	if (j->op != FB_JOURNAL_ADD && j->op != FB_JOURNAL_DEL)
+		return 0;
+	k = positions(f, &j->key, pos);
+	/* Did position `done` change before the crash? Its counter moved off
+	 * cur_old by one, in the operation's direction. */
+	if (j->done < k && !(j->changed & 1U << j->done)) {
+		unsigned c = fb_cnt_get(f, pos[j->done]);
+
+		if (c == j->cur_old + (j->op == FB_JOURNAL_ADD ? 1 : -1))
+			j->changed |= 1U << j->done;
+	}
+	/* Undo in reverse order, so repeated positions unwind exactly. */
+	for (i = k; i-- > 0;) {
+		unsigned c;
+
+		if (!(j->changed & 1U << i))
+			continue;
+		c = fb_cnt_get(f, pos[i]);
+		cnt_put(f, pos[i], j->op == FB_JOURNAL_ADD ? c - 1 : c + 1);
+	}
+	for (i = 0; i < k; i++) {
+		if (fb_cnt_get(f, pos[i]))
+			bit_set(f, pos[i]);
+		else
+			bit_clear(f, pos[i]);
+	}
+	journal_end(f, j->nflows_before);
+	return 1;
+}
+
+void fb_counting_check(struct fb_filter *f, bool repair, struct fb_check *out)
+{
+	__u64 m = fb_header_mbits(f->hdr), p;
+	unsigned max = fb_cnt_max(f);
+
+	memset(out, 0, sizeof(*out));
+	out->journal_dirty = f->cnt_hdr->journal.op != FB_JOURNAL_IDLE;
+	if (repair && out->journal_dirty)
+		fb_counting_recover(f);
+	for (p = 0; p < m; p++) {
+		unsigned c = fb_cnt_get(f, p);
+		bool b = bit_get(f, p);
+
+		out->counter_sum += c;
+		out->saturated += c == max;
+		if (b && !c) {
+			out->stale_bits++;
+			if (repair)
+				bit_clear(f, p);
+		} else if (!b && c) {
+			out->missing_bits++;
+			if (repair)
+				bit_set(f, p);
+		}
+	}
+	/* Every flow present raised k counters. A saturated counter stops
+	 * counting both ways, so then the sum proves nothing. */
+	out->count_checked = !out->saturated;
+	out->count_ok = !out->count_checked || out->counter_sum == f->hdr->nflows * f->hdr->k;
+}
