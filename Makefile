@@ -28,7 +28,7 @@ DEPS_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev ipr
 # The CLI's library: everything but main.c, shared with tests and benchmarks.
 LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
 LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
-TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
+TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(filter-out %.bpf.c,$(wildcard tests/*.c)))
 
 .DELETE_ON_ERROR:
 .PHONY: all deps bpffs test demo bench clean format
@@ -48,9 +48,15 @@ $(BUILD)/flowbloom.bpf.o: bpf/flowbloom.bpf.c | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BUILD)/flowbloom.skel.h: $(BUILD)/flowbloom.bpf.o
+$(BUILD)/bench.bpf.o: tests/bench.bpf.c | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(BUILD)/tests/bench: $(BUILD)/bench.skel.h
 
 $(BUILD)/user/%.o: user/%.c $(BUILD)/flowbloom.skel.h | $(BUILD)
 	$(call msg,CC,$@)

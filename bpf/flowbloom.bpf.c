@@ -9,6 +9,7 @@
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include "flowbloom/bench.h"
 #include "flowbloom/geometry.h"
 #include "flowbloom/maps.h"
 #include "parsing.h"
@@ -18,6 +19,9 @@
 const volatile __u8 cfg_action = FB_ACTION_DEFAULT;	/* enum fb_action */
 const volatile __u8 cfg_malformed_drop = 0;		/* 1: drop malformed packets */
 const volatile __u8 cfg_trace = 0;			/* 1: record fb_trace (replay) */
+const volatile __u32 cfg_bench = 0;	/* benchmarks only: flow mask, FB_BENCH_MISS bit */
+const volatile __u8 cfg_bench_v6 = 0;
+__u32 bench_seq;
 
 static __always_inline void fb_count(struct fb_stats *s, int stat, __u64 bytes)
 {
@@ -83,6 +87,12 @@ int flowbloom(struct xdp_md *ctx)
 	}
 	if (frag)
 		fb_count(st, FB_STAT_FRAGMENT, bytes);
+	if (cfg_bench) {
+		__u32 i = bench_seq++;
+
+		fb_bench_flow(cfg_bench & FB_BENCH_MISS ? i | FB_BENCH_MISS : i & cfg_bench,
+			      cfg_bench_v6, &key);
+	}
 
 	filter = bpf_map_lookup_elem(&fb_filter, &zero);
 	hdr = filter ? bpf_map_lookup_elem(filter, &zero) : NULL;

@@ -38,6 +38,8 @@ struct flowbloom_bpf *fb_load(const struct fb_filter *f, const struct fb_load_op
 	skel->rodata->cfg_action = o->action;
 	skel->rodata->cfg_malformed_drop = o->malformed_drop;
 	skel->rodata->cfg_trace = o->trace;
+	skel->rodata->cfg_bench = o->bench;
+	skel->rodata->cfg_bench_v6 = o->bench_v6;
 
 	/* The object pins by name for `ip link`; here we bring our own maps,
 	 * and nothing may be pinned (or reused) under /sys/fs/bpf/. */

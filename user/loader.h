@@ -17,6 +17,8 @@ struct fb_load_opts {
 	bool malformed_drop; /* drop malformed packets instead of passing them */
 	bool trace;	     /* record struct fb_trace per packet (replay --explain) */
 	bool private_stats;  /* count into the object's own stats map, not the filter's */
+	__u32 bench;	     /* benchmarks: see include/flowbloom/bench.h */
+	bool bench_v6;
 };
 
 /* Returns a loaded skeleton or NULL (error printed). f may be NULL: the

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Baselines for the benchmark suite, built from the same parser and the
+ * same benchmark-flow hook as flowbloom's program so only the lookup
+ * differs: an empty program, parse only, the kernel's Bloom filter map,
+ * an exact hash map (xdp-filter's approach), a count-only program and a
+ * traffic generator for live-frames runs.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include "flowbloom/bench.h"
+#include "flowbloom/key.h"
+#include "parsing.h"
+
+const volatile __u32 cfg_bench = 0;
+const volatile __u8 cfg_bench_v6 = 0;
+const volatile __u32 cfg_ifindex = 0; /* xdp_gen: where to redirect */
+__u32 bench_seq;
+__u64 sink;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_BLOOM_FILTER);
+	__uint(max_entries, 1); /* set by the benchmark */
+	__uint(map_extra, 7);	/* number of hashes, set by the benchmark */
+	__type(value, struct fb_key);
+} kbloom SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* set by the benchmark */
+	__type(key, struct fb_key);
+	__type(value, __u32);
+} exact SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} count SEC(".maps");
+
+static __always_inline int parse_bench(struct xdp_md *ctx, struct fb_key *key)
+{
+	__u32 frag = 0;
+	int rc = fb_parse_packet(ctx, key, &frag);
+
+	if (cfg_bench) {
+		__u32 i = bench_seq++;
+
+		fb_bench_flow(cfg_bench & FB_BENCH_MISS ? i | FB_BENCH_MISS : i & cfg_bench,
+			      cfg_bench_v6, key);
+	}
+	return rc;
+}
+
+SEC("xdp")
+int xdp_empty(struct xdp_md *ctx)
+{
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int xdp_parse(struct xdp_md *ctx)
+{
+	struct fb_key key = {};
+
+	if (parse_bench(ctx, &key) != FB_PARSE_OK)
+		return XDP_PASS;
+	/* Keep the key alive so the compiler cannot drop the parse. */
+	sink += key.sport + key.saddr[15] + key.proto;
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int xdp_kbloom(struct xdp_md *ctx)
+{
+	struct fb_key key = {};
+
+	if (parse_bench(ctx, &key) != FB_PARSE_OK)
+		return XDP_PASS;
+	return bpf_map_peek_elem(&kbloom, &key) ? XDP_PASS : XDP_DROP;
+}
+
+SEC("xdp")
+int xdp_exact(struct xdp_md *ctx)
+{
+	struct fb_key key = {};
+
+	if (parse_bench(ctx, &key) != FB_PARSE_OK)
+		return XDP_PASS;
+	return bpf_map_lookup_elem(&exact, &key) ? XDP_DROP : XDP_PASS;
+}
+
+/* Count and drop: the live runs' ceiling. */
+SEC("xdp")
+int xdp_count(struct xdp_md *ctx)
+{
+	__u32 zero = 0;
+	__u64 *c = bpf_map_lookup_elem(&count, &zero);
+
+	if (c)
+		(*c)++;
+	return XDP_DROP;
+}
+
+/* Live-frames generator: give each frame the next benchmark flow's source
+ * (address low bytes and port) and send it out of cfg_ifindex. */
+SEC("xdp")
+int xdp_gen(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct fb_key key;
+	__u32 i = bench_seq++;
+	__u8 *p = data;
+
+	fb_bench_flow(cfg_bench & FB_BENCH_MISS ? i | FB_BENCH_MISS : i & cfg_bench, cfg_bench_v6,
+		      &key);
+	if (!cfg_bench_v6) {
+		/* Ethernet 14 + IPv4 20: source address at 26, ports at 34. */
+		if (p + 14 + 20 + 8 > (__u8 *)end)
+			return XDP_ABORTED;
+		p[28] = key.saddr[14];
+		p[29] = key.saddr[15];
+		__builtin_memcpy(p + 34, &key.sport, 2);
+	} else {
+		/* Ethernet 14 + IPv6 40: source address at 22, ports at 54. */
+		if (p + 14 + 40 + 8 > (__u8 *)end)
+			return XDP_ABORTED;
+		p[36] = key.saddr[14];
+		p[37] = key.saddr[15];
+		__builtin_memcpy(p + 54, &key.sport, 2);
+	}
+	return bpf_redirect(cfg_ifindex, 0);
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
