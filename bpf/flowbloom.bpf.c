@@ -16,10 +16,10 @@
 #include "filter.h"
 #include "maps.bpf.h"
 
-const volatile __u8 cfg_action = FB_ACTION_DEFAULT;	/* enum fb_action */
-const volatile __u8 cfg_malformed_drop = 0;		/* 1: drop malformed packets */
-const volatile __u8 cfg_trace = 0;			/* 1: record fb_trace (replay) */
-const volatile __u32 cfg_bench = 0;	/* benchmarks only: flow mask, FB_BENCH_MISS bit */
+const volatile __u8 cfg_action = FB_ACTION_DEFAULT; /* enum fb_action */
+const volatile __u8 cfg_malformed_drop = 0;	    /* 1: drop malformed packets */
+const volatile __u8 cfg_trace = 0;		    /* 1: record fb_trace (replay) */
+const volatile __u32 cfg_bench = 0; /* benchmarks only: flow mask, FB_BENCH_MISS bit */
 const volatile __u8 cfg_bench_v6 = 0;
 __u32 bench_seq;
 
@@ -31,27 +31,32 @@ static __always_inline void fb_count(struct fb_stats *s, int stat, __u64 bytes)
 
 /* Probe every rule kind the filter holds, cheapest question first; returns
  * the kind that matched or 0. A 5-tuple-only filter pays for one probe. */
-static __always_inline __u32 fb_match(void *filter, const struct fb_header *hdr,
-				      struct fb_key *key)
+static __always_inline __u32 fb_match(void *filter, const struct fb_header *hdr, struct fb_key *key)
 {
 	__u32 kinds = hdr->kinds;
-	struct fb_key addr = {};
+	struct fb_key addr;
 
+	/* The parser wrote key as a FB_KIND_FLOW key. Address keys are built
+	 * word by word, like the parser's (see key.h). */
 	if (kinds & FB_KINDF(FB_KIND_FLOW)) {
-		key->kind = FB_KIND_FLOW;
 		if (fb_probe(filter, hdr, key))
 			return FB_KIND_FLOW;
 	}
 	if (kinds & FB_KINDF(FB_KIND_SRC)) {
-		__builtin_memcpy(addr.saddr, key->saddr, 16);
-		addr.kind = FB_KIND_SRC;
+		addr.w[0] = key->w[0];
+		addr.w[1] = key->w[1];
+		addr.w[2] = 0;
+		addr.w[3] = 0;
+		addr.w[4] = fb_key_word_tail(0, 0, 0, FB_KIND_SRC, 0);
 		if (fb_probe(filter, hdr, &addr))
 			return FB_KIND_SRC;
 	}
 	if (kinds & FB_KINDF(FB_KIND_DST)) {
-		__builtin_memset(addr.saddr, 0, 16);
-		__builtin_memcpy(addr.daddr, key->daddr, 16);
-		addr.kind = FB_KIND_DST;
+		addr.w[0] = 0;
+		addr.w[1] = 0;
+		addr.w[2] = key->w[2];
+		addr.w[3] = key->w[3];
+		addr.w[4] = fb_key_word_tail(0, 0, 0, FB_KIND_DST, 0);
 		if (fb_probe(filter, hdr, &addr))
 			return FB_KIND_DST;
 	}
@@ -116,7 +121,6 @@ int flowbloom(struct xdp_md *ctx)
 		verdict = kind ? XDP_PASS : XDP_DROP;
 	else
 		verdict = kind ? XDP_DROP : XDP_PASS;
-	key.kind = kind ? kind : FB_KIND_FLOW;
 out:
 	fb_count(st, verdict == XDP_DROP ? FB_STAT_DROPPED : FB_STAT_PASSED, bytes);
 	if (cfg_trace) {

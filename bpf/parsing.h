@@ -89,12 +89,14 @@ static __always_inline int fb_parse_eth(struct fb_cursor *c)
 	return proto;
 }
 
-/* Ports of the upper-layer header at c->pos: 0 ok, -1 truncated. */
+/* Word 4 of the key from the upper-layer header at c->pos (its ports, if
+ * it has any): 0 ok, -1 truncated. */
 static __always_inline int fb_parse_ports(struct fb_cursor *c, __u8 proto, struct fb_key *key)
 {
 	__u32 need;
 	__be16 *ports = c->pos;
 
+	key->w[4] = fb_key_word_tail(0, 0, proto, FB_KIND_FLOW, 0);
 	switch (proto) {
 	case IPPROTO_TCP:
 		need = 20; /* the fixed TCP header */
@@ -111,8 +113,7 @@ static __always_inline int fb_parse_ports(struct fb_cursor *c, __u8 proto, struc
 	}
 	if (c->pos + need > c->end)
 		return -1;
-	key->sport = ports[0];
-	key->dport = ports[1];
+	key->w[4] = fb_key_word_tail(ports[0], ports[1], proto, FB_KIND_FLOW, 0);
 	return 0;
 }
 
@@ -129,20 +130,18 @@ static __always_inline int fb_parse_ipv4(struct fb_cursor *c, struct fb_key *key
 	if (c->pos + hlen > c->end || bpf_ntohs(iph->tot_len) < hlen)
 		return FB_PARSE_MALFORMED;
 
-	key->saddr[10] = 0xff;
-	key->saddr[11] = 0xff;
-	__builtin_memcpy(&key->saddr[12], &iph->saddr, 4);
-	key->daddr[10] = 0xff;
-	key->daddr[11] = 0xff;
-	__builtin_memcpy(&key->daddr[12], &iph->daddr, 4);
-	key->proto = iph->protocol;
+	key->w[0] = 0;
+	key->w[1] = fb_key_word_v4mapped(iph->saddr);
+	key->w[2] = 0;
+	key->w[3] = fb_key_word_v4mapped(iph->daddr);
 
 	if (iph->frag_off & bpf_htons(0x1fff)) {
 		*frag = 1; /* non-first fragment: no L4 header here */
+		key->w[4] = fb_key_word_tail(0, 0, iph->protocol, FB_KIND_FLOW, 0);
 		return FB_PARSE_OK;
 	}
 	c->pos += hlen;
-	return fb_parse_ports(c, key->proto, key) ? FB_PARSE_MALFORMED : FB_PARSE_OK;
+	return fb_parse_ports(c, iph->protocol, key) ? FB_PARSE_MALFORMED : FB_PARSE_OK;
 }
 
 static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key, __u32 *frag)
@@ -155,8 +154,14 @@ static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key
 		return FB_PARSE_MALFORMED;
 	if (ip6h->version != 6)
 		return FB_PARSE_MALFORMED;
-	__builtin_memcpy(key->saddr, &ip6h->saddr, 16);
-	__builtin_memcpy(key->daddr, &ip6h->daddr, 16);
+	key->w[0] =
+		fb_key_word_pair(ip6h->saddr.in6_u.u6_addr32[0], ip6h->saddr.in6_u.u6_addr32[1]);
+	key->w[1] =
+		fb_key_word_pair(ip6h->saddr.in6_u.u6_addr32[2], ip6h->saddr.in6_u.u6_addr32[3]);
+	key->w[2] =
+		fb_key_word_pair(ip6h->daddr.in6_u.u6_addr32[0], ip6h->daddr.in6_u.u6_addr32[1]);
+	key->w[3] =
+		fb_key_word_pair(ip6h->daddr.in6_u.u6_addr32[2], ip6h->daddr.in6_u.u6_addr32[3]);
 	nexthdr = ip6h->nexthdr;
 	c->pos = ip6h + 1;
 
@@ -190,7 +195,7 @@ static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key
 			nexthdr = fh->nexthdr;
 			c->pos = fh + 1;
 			if (fh->frag_off & bpf_htons(0xfff8)) {
-				key->proto = nexthdr;
+				key->w[4] = fb_key_word_tail(0, 0, nexthdr, FB_KIND_FLOW, 0);
 				*frag = 1;
 				return FB_PARSE_OK;
 			}
@@ -209,7 +214,6 @@ static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key
 		return FB_PARSE_MALFORMED;
 	}
 upper:
-	key->proto = nexthdr;
 	return fb_parse_ports(c, nexthdr, key) ? FB_PARSE_MALFORMED : FB_PARSE_OK;
 }
 

@@ -32,12 +32,13 @@
 #include "sizing.h"
 
 #define MIB (1024.0 * 1024.0)
-#define SMALL_BITS (8ULL * 1024 * 1024)	  /* 1 MiB */
+#define SMALL_BITS (8ULL * 1024 * 1024)	   /* 1 MiB */
 #define LARGE_BITS (2048ULL * 1024 * 1024) /* 256 MiB */
-#define SMALL_FLOWS (1U << 19)		  /* flows in the 1 MiB filters */
-#define LARGE_FLOWS (1U << 20)		  /* flows in the 256 MiB filters, hash map */
+#define SMALL_FLOWS (1U << 19)		   /* flows in the 1 MiB filters */
+#define LARGE_FLOWS (1U << 20)		   /* flows in the 256 MiB filters, hash map */
 
 static unsigned repeat = 2000000;
+static bool quick; /* `bench quick`: parse and blocked 1 MiB v4 only */
 static int rounds = 3;
 
 static double now(void)
@@ -111,8 +112,11 @@ static int make_filter(const char *name, __u64 bits, int k, int layout, __u32 n,
 		       struct fb_filter *f)
 {
 	struct fb_create_opts o = {
-		.nblocks = bits / FB_BLOCK_BITS, .k = k, .layout = layout,
-		.hash = FB_HASH_SIPHASH13, .action = FB_ACTION_DROP,
+		.nblocks = bits / FB_BLOCK_BITS,
+		.k = k,
+		.layout = layout,
+		.hash = FB_HASH_SIPHASH13,
+		.action = FB_ACTION_DROP,
 	};
 	struct fb_key key;
 	__u32 i;
@@ -136,8 +140,10 @@ static void bench_flowbloom(const char *label, struct fb_filter *f, __u32 n, int
 	int miss;
 
 	for (miss = 0; miss < 2; miss++) {
-		struct fb_load_opts lo = { .private_stats = true, .action = FB_ACTION_DROP,
-					   .bench = miss ? FB_BENCH_MISS : n - 1, .bench_v6 = v6 };
+		struct fb_load_opts lo = { .private_stats = true,
+					   .action = FB_ACTION_DROP,
+					   .bench = miss ? FB_BENCH_MISS : n - 1,
+					   .bench_v6 = v6 };
 		struct flowbloom_bpf *skel = fb_load(f, &lo);
 
 		if (!skel)
@@ -267,6 +273,23 @@ int main(int argc, char **argv)
 	char root[64];
 	int v6, miss;
 
+	if (argc > 1 && !strcmp(argv[1], "quick")) {
+		struct fb_filter q;
+		struct bench_bpf *b;
+
+		quick = true;
+		snprintf(root, sizeof(root), "/sys/fs/bpf/fbbench_%d", getpid());
+		setenv("FLOWBLOOM_ROOT", root, 1);
+		if (make_filter("quick", SMALL_BITS, 8, FB_LAYOUT_BLOCKED, SMALL_FLOWS, &q))
+			return 1;
+		b = load_bench(SMALL_FLOWS - 1, 0, 1, 1, NULL);
+		measure("parse only v4", bpf_program__fd(b->progs.xdp_parse), 0);
+		bench_flowbloom("blocked 1 MiB", &q, SMALL_FLOWS, 0);
+		bench_bpf__destroy(b);
+		fb_filter_close(&q);
+		fb_filter_destroy("quick");
+		return 0;
+	}
 	if (argc > 1)
 		repeat = atoi(argv[1]);
 	snprintf(root, sizeof(root), "/sys/fs/bpf/fbbench_%d", getpid());
@@ -295,10 +318,10 @@ int main(int argc, char **argv)
 	kb_mem = memlock(bpf_map__fd(fill_l->maps.kbloom));
 	for (v6 = 0; v6 < 2; v6++)
 		for (miss = 0; miss < 2; miss++) {
-			ksmall[v6][miss] = load_bench(miss ? FB_BENCH_MISS : SMALL_FLOWS - 1, v6,
-						      0, 0, fill_s);
-			klarge[v6][miss] = load_bench(miss ? FB_BENCH_MISS : LARGE_FLOWS - 1, v6,
-						      0, 0, fill_l);
+			ksmall[v6][miss] = load_bench(miss ? FB_BENCH_MISS : SMALL_FLOWS - 1, v6, 0,
+						      0, fill_s);
+			klarge[v6][miss] = load_bench(miss ? FB_BENCH_MISS : LARGE_FLOWS - 1, v6, 0,
+						      0, fill_l);
 		}
 
 	printf("\n1. ns per packet (BPF_PROG_TEST_RUN)              kernel     wall\n");
@@ -349,9 +372,11 @@ int main(int argc, char **argv)
 		fb_filter_close(&fp);
 		fb_filter_destroy("fillp");
 		{
-			struct fb_create_opts o = { .nblocks = LARGE_BITS / FB_BLOCK_BITS, .k = 8,
+			struct fb_create_opts o = { .nblocks = LARGE_BITS / FB_BLOCK_BITS,
+						    .k = 8,
 						    .layout = FB_LAYOUT_BLOCKED,
-						    .hash = FB_HASH_SIPHASH13, .counter_bits = 4 };
+						    .hash = FB_HASH_SIPHASH13,
+						    .counter_bits = 4 };
 
 			if (fb_filter_create("fillc", &o) || fb_filter_open("fillc", &fc))
 				return 1;
@@ -387,10 +412,10 @@ int main(int argc, char **argv)
 
 		printf("\n4. targets (ratios of wall-clock ns in this run)\n");
 		{
-			struct row *parse = find("parse only v4"), *empty = find("empty program v4");
-			double miss_ns =
-				find("flowbloom blocked 256 MiB v4 miss")->wall -
-				find("flowbloom blocked 1 MiB v4 miss")->wall;
+			struct row *parse = find("parse only v4"),
+				   *empty = find("empty program v4");
+			double miss_ns = find("flowbloom blocked 256 MiB v4 miss")->wall -
+					 find("flowbloom blocked 1 MiB v4 miss")->wall;
 
 			target("blocked 1 MiB hit / parse only (v4)",
 			       find("flowbloom blocked 1 MiB v4 hit")->wall / parse->wall, 1.5,
@@ -402,7 +427,8 @@ int main(int argc, char **argv)
 			       find("flowbloom blocked 1 MiB v6 hit")->wall /
 				       find("parse only v6")->wall,
 			       1.5, true);
-			printf("  (one DRAM miss here ~ %.0f ns: blocked 256 MiB miss - 1 MiB miss)\n",
+			printf("  (one DRAM miss here ~ %.0f ns: blocked 256 MiB miss - 1 MiB "
+			       "miss)\n",
 			       miss_ns);
 			target("blocked 256 MiB hit / (1 MiB hit + one DRAM miss)",
 			       find("flowbloom blocked 256 MiB v4 hit")->wall /
@@ -420,7 +446,8 @@ int main(int argc, char **argv)
 			       find("exact hash map 1M v4 hit")->wall /
 				       find("flowbloom blocked 256 MiB v4 hit")->wall,
 			       5, false);
-			target("fill, M flows/s into 256 MiB (plain, mmap)", plain / 1e6, 10, false);
+			target("fill, M flows/s into 256 MiB (plain, mmap)", plain / 1e6, 10,
+			       false);
 			printf("  (empty program v4: %.1f ns)\n", empty->wall);
 		}
 	}

@@ -63,9 +63,9 @@ static void one(const char *layout, const char *hash)
 
 	snprintf(name, sizeof(name), "sb-%s-%s", layout, hash);
 	snprintf(text, sizeof(text), "%s --layout %s --hash", name, layout);
-	if (!ASSERT_EQ(run("%s create %s %s --capacity 100000 --fp-rate 0.01 >/dev/null", text,
-			   hash),
-		       0, "create via CLI"))
+	if (!ASSERT_EQ(
+		    run("%s create %s %s --capacity 100000 --fp-rate 0.01 >/dev/null", text, hash),
+		    0, "create via CLI"))
 		return;
 	fd = mkstemp(path);
 	out = fdopen(fd, "w");
@@ -93,13 +93,12 @@ static void one(const char *layout, const char *hash)
 		struct fb_key k;
 
 		test_random_flow(&seed, &k, i & 1);
-		v = probe(bpf_program__fd(skel->progs.flowbloom),
-			  bpf_map__fd(skel->maps.fb_trace), &k, &m);
+		v = probe(bpf_program__fd(skel->progs.flowbloom), bpf_map__fd(skel->maps.fb_trace),
+			  &k, &m);
 		errors += v < 0;
 		missing += v != 1 /* XDP_DROP */ || !m;
 	}
-	snprintf(label, sizeof(label), "%s: all %d added flows match in the program", name,
-		 N_ADD);
+	snprintf(label, sizeof(label), "%s: all %d added flows match in the program", name, N_ADD);
 	ASSERT_EQ(missing, 0, label);
 
 	/* Flows never added (another seed): program and CLI agree on each. */
@@ -108,8 +107,8 @@ static void one(const char *layout, const char *hash)
 		struct fb_key k;
 
 		test_random_flow(&seed, &k, i & 1);
-		v = probe(bpf_program__fd(skel->progs.flowbloom),
-			  bpf_map__fd(skel->maps.fb_trace), &k, &m);
+		v = probe(bpf_program__fd(skel->progs.flowbloom), bpf_map__fd(skel->maps.fb_trace),
+			  &k, &m);
 		errors += v < 0;
 		fp += m;
 		disagree += m != fb_filter_test(&f, &k);

@@ -28,11 +28,16 @@ static int parse_u64(const char *opt, const char *s, unsigned long long *v)
 int cmd_create(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "capacity", required_argument, NULL, 'n' }, { "fp-rate", required_argument, NULL, 'p' },
-		{ "bits", required_argument, NULL, 'm' },     { "hashes", required_argument, NULL, 'k' },
-		{ "layout", required_argument, NULL, 'l' },   { "hash", required_argument, NULL, 'H' },
-		{ "action", required_argument, NULL, 'a' },   { "counting", no_argument, NULL, 'c' },
-		{ "counter-bits", required_argument, NULL, 'b' }, { NULL, 0, NULL, 0 },
+		{ "capacity", required_argument, NULL, 'n' },
+		{ "fp-rate", required_argument, NULL, 'p' },
+		{ "bits", required_argument, NULL, 'm' },
+		{ "hashes", required_argument, NULL, 'k' },
+		{ "layout", required_argument, NULL, 'l' },
+		{ "hash", required_argument, NULL, 'H' },
+		{ "action", required_argument, NULL, 'a' },
+		{ "counting", no_argument, NULL, 'c' },
+		{ "counter-bits", required_argument, NULL, 'b' },
+		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const layouts[] = { "blocked", "classic", NULL };
 	static const int layout_v[] = { FB_LAYOUT_BLOCKED, FB_LAYOUT_CLASSIC };
@@ -40,7 +45,8 @@ int cmd_create(int argc, char **argv)
 	static const int width_v[] = { 4, 8 };
 	static const char *const hashes[] = { "siphash13", "siphash24", NULL };
 	static const int hash_v[] = { FB_HASH_SIPHASH13, FB_HASH_SIPHASH24 };
-	struct fb_create_opts o = { .layout = FB_LAYOUT_BLOCKED, .hash = FB_HASH_SIPHASH13,
+	struct fb_create_opts o = { .layout = FB_LAYOUT_BLOCKED,
+				    .hash = FB_HASH_SIPHASH13,
 				    .action = FB_ACTION_DROP };
 	unsigned long long cap = 0, bits = 0, k = 0, bytes;
 	bool have_cap = false, have_p = false, have_bits = false, have_k = false, counting = false;
@@ -120,8 +126,8 @@ int cmd_create(int argc, char **argv)
 		err = o.layout == FB_LAYOUT_CLASSIC ? fb_size_classic(cap, p, &o.nblocks, &o.k)
 						    : fb_size_blocked(cap, p, &o.nblocks, &o.k);
 		if (err) {
-			fb_err("capacity %llu at rate %g needs more than %u MiB",
-			       cap, p, FB_MAX_BLOCKS / (1024 * 1024 / FB_BLOCK_BYTES));
+			fb_err("capacity %llu at rate %g needs more than %u MiB", cap, p,
+			       FB_MAX_BLOCKS / (1024 * 1024 / FB_BLOCK_BYTES));
 			return 1;
 		}
 		o.capacity = cap;

@@ -40,7 +40,10 @@ static const char *verdict_name(unsigned int v)
 
 static const char *kind_name(__u32 k)
 {
-	return k == FB_KIND_FLOW ? "flow" : k == FB_KIND_SRC ? "src" : k == FB_KIND_DST ? "dst" : NULL;
+	return k == FB_KIND_FLOW  ? "flow"
+	       : k == FB_KIND_SRC ? "src"
+	       : k == FB_KIND_DST ? "dst"
+				  : NULL;
 }
 
 static const char *parse_name(__u32 p)
@@ -122,8 +125,7 @@ static void summary(const char *file, const struct tally *t)
 	}
 }
 
-static int replay_file(struct flowbloom_bpf *skel, const char *path, bool explain,
-		       struct tally *t)
+static int replay_file(struct flowbloom_bpf *skel, const char *path, bool explain, struct tally *t)
 {
 	static __u8 frame[FB_TEST_RUN_MAX];
 	int prog_fd = bpf_program__fd(skel->progs.flowbloom);

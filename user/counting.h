@@ -40,10 +40,10 @@ enum fb_journal_op {
 };
 
 struct fb_journal {
-	__u32 op;	    /* enum fb_journal_op */
-	__u32 done;	    /* positions 0..done-1 are applied */
-	__u32 cur_old;	    /* counter at position `done` before it changes */
-	__u32 changed;	    /* bit i: position i's counter moved */
+	__u32 op;	     /* enum fb_journal_op */
+	__u32 done;	     /* positions 0..done-1 are applied */
+	__u32 cur_old;	     /* counter at position `done` before it changes */
+	__u32 changed;	     /* bit i: position i's counter moved */
 	__u64 nflows_before; /* header nflows before this flow */
 	struct fb_key key;
 };

@@ -206,8 +206,8 @@ int fb_filter_create(const char *name, const struct fb_create_opts *o)
 	if (!adopted) {
 		LIBBPF_OPTS(bpf_map_create_opts, outer_opts, .inner_map_fd = bits_fd);
 
-		outer_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, FB_MAP_FILTER,
-					  sizeof(__u32), sizeof(__u32), 1, &outer_opts);
+		outer_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, FB_MAP_FILTER, sizeof(__u32),
+					  sizeof(__u32), 1, &outer_opts);
 		stats_fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, FB_MAP_STATS, sizeof(__u32),
 					  sizeof(struct fb_stats), 1, NULL);
 		if (outer_fd < 0 || stats_fd < 0) {
@@ -216,8 +216,8 @@ int fb_filter_create(const char *name, const struct fb_create_opts *o)
 		}
 	}
 	if (o->counter_bits) {
-		size_t cbytes = fb_counting_map_bytes((__u64)o->nblocks * FB_BLOCK_BITS,
-						      o->counter_bits);
+		size_t cbytes =
+			fb_counting_map_bytes((__u64)o->nblocks * FB_BLOCK_BITS, o->counter_bits);
 		LIBBPF_OPTS(bpf_map_create_opts, cnt_opts, .map_flags = BPF_F_MMAPABLE);
 		void *cmem;
 
@@ -350,8 +350,8 @@ int fb_filter_open(const char *name, struct fb_filter *f)
 		fb_err("filter '%s' has no filter array: %s", name, strerror(errno));
 		goto fail;
 	}
-	if (bpf_obj_get_info_by_fd(f->bits_fd, &info, &len) ||
-	    info.value_size != FB_BLOCK_BYTES || info.max_entries <= FB_HDR_BLOCKS) {
+	if (bpf_obj_get_info_by_fd(f->bits_fd, &info, &len) || info.value_size != FB_BLOCK_BYTES ||
+	    info.max_entries <= FB_HDR_BLOCKS) {
 		fb_err("filter '%s': unexpected filter array", name);
 		goto fail;
 	}

@@ -28,20 +28,20 @@
 struct fb_filter {
 	char name[FB_NAME_MAX];
 	char dir[512];
-	int dir_fd;	    /* the filter's bpffs directory; flock()ed by writers */
-	int outer_fd;	    /* fb_filter */
-	int bits_fd;	    /* the filter array inside it */
-	int stats_fd;	    /* fb_stats */
-	__u32 bits_id;	    /* kernel id of the filter array */
-	__u32 stats_id;	    /* kernel id of the stats map */
-	struct fb_header *hdr;	  /* mmap of the filter array, block 0 */
-	struct fb_block *blocks;  /* the same mmap, as blocks */
-	size_t map_bytes;	  /* length of the mmap */
+	int dir_fd;		 /* the filter's bpffs directory; flock()ed by writers */
+	int outer_fd;		 /* fb_filter */
+	int bits_fd;		 /* the filter array inside it */
+	int stats_fd;		 /* fb_stats */
+	__u32 bits_id;		 /* kernel id of the filter array */
+	__u32 stats_id;		 /* kernel id of the stats map */
+	struct fb_header *hdr;	 /* mmap of the filter array, block 0 */
+	struct fb_block *blocks; /* the same mmap, as blocks */
+	size_t map_bytes;	 /* length of the mmap */
 	/* Counting filters only (hdr->counter_bits != 0), else -1/NULL: */
-	int cnt_fd;			  /* NAME/counters */
-	struct fb_cnt_header *cnt_hdr;	  /* mmap of the counter array */
-	__u8 *cnt;			  /* the counters, after its header */
-	size_t cnt_bytes;		  /* length of that mmap */
+	int cnt_fd;		       /* NAME/counters */
+	struct fb_cnt_header *cnt_hdr; /* mmap of the counter array */
+	__u8 *cnt;		       /* the counters, after its header */
+	size_t cnt_bytes;	       /* length of that mmap */
 };
 
 /* What `create` asks for. */

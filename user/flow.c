@@ -12,9 +12,9 @@ static const struct {
 	const char *name;
 	int proto;
 } protos[] = {
-	{ "icmp", 1 },	  { "igmp", 2 },   { "tcp", 6 },	 { "udp", 17 },	  { "gre", 47 },
-	{ "esp", 50 },	  { "ah", 51 },	   { "icmpv6", 58 },	 { "ipv6-icmp", 58 },
-	{ "ospf", 89 },	  { "pim", 103 },  { "vrrp", 112 },	 { "sctp", 132 }, { "udplite", 136 },
+	{ "icmp", 1 },	{ "igmp", 2 },	 { "tcp", 6 },	   { "udp", 17 },	{ "gre", 47 },
+	{ "esp", 50 },	{ "ah", 51 },	 { "icmpv6", 58 }, { "ipv6-icmp", 58 }, { "ospf", 89 },
+	{ "pim", 103 }, { "vrrp", 112 }, { "sctp", 132 },  { "udplite", 136 },
 };
 
 int fb_proto_parse(const char *s)

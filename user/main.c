@@ -15,7 +15,8 @@ static int cmd_help(int argc, char **argv);
 
 static const struct fb_cmd cmds[] = {
 	{ "create", cmd_create,
-	  "create NAME (--capacity N --fp-rate P | --bits M --hashes K) [--layout blocked|classic]\n"
+	  "create NAME (--capacity N --fp-rate P | --bits M --hashes K) [--layout "
+	  "blocked|classic]\n"
 	  "                 [--hash siphash13|siphash24] [--action drop|allow|monitor]\n"
 	  "                 [--counting [--counter-bits 4|8]]",
 	  "Create a filter. With --capacity and --fp-rate, m and k come from the layout's\n"
@@ -52,7 +53,8 @@ static const struct fb_cmd cmds[] = {
 	  "rolls back an interrupted write and rebuilds the bits from the counters." },
 	{ "query", cmd_query, "query NAME FLOW... | query NAME -f FILE",
 	  "Print 'maybe' or 'no' for each flow, then a count." },
-	{ "stats", cmd_stats, "stats NAME", "Packet and byte counters of the filter's attachments." },
+	{ "stats", cmd_stats, "stats NAME",
+	  "Packet and byte counters of the filter's attachments." },
 	{ "replay", cmd_replay,
 	  "replay NAME FILE.pcap... [--explain] [--action drop|allow|monitor]\n"
 	  "                 [--malformed pass|drop]",

@@ -29,8 +29,8 @@ struct fb_pcap *fb_pcap_open(const char *path)
 	}
 	snprintf(p->path, sizeof(p->path), "%s", path);
 	p->dlt = pcap_datalink(p->pc);
-	if (p->dlt != DLT_EN10MB && p->dlt != DLT_RAW && p->dlt != DLT_IPV4 &&
-	    p->dlt != DLT_IPV6 && p->dlt != DLT_LINUX_SLL) {
+	if (p->dlt != DLT_EN10MB && p->dlt != DLT_RAW && p->dlt != DLT_IPV4 && p->dlt != DLT_IPV6 &&
+	    p->dlt != DLT_LINUX_SLL) {
 		const char *name = pcap_datalink_val_to_name(p->dlt);
 
 		fb_err("%s: link type %s not supported (Ethernet, raw IP, Linux cooked)", path,

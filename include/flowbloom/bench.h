@@ -19,27 +19,19 @@
  * 32 bits spread over the source address and port. */
 static __always_inline void fb_bench_flow(__u32 i, int v6, struct fb_key *k)
 {
-	__builtin_memset(k, 0, sizeof(*k));
+	/* Whole-word stores, as the parser does (see key.h). */
+	__u32 lo = (i & 0xff) << 8 | (i >> 8 & 0xff); /* address bytes 14, 15 */
+
 	if (v6) {
-		k->saddr[0] = k->daddr[0] = 0x20;
-		k->saddr[1] = k->daddr[1] = 0x01;
-		k->saddr[2] = k->daddr[2] = 0x0d;
-		k->saddr[3] = k->daddr[3] = 0xb8;
-		k->daddr[15] = 1;
+		k->w[0] = k->w[2] = fb_key_word_pair(0xb80d0120U, 0); /* 2001:db8:: */
+		k->w[1] = fb_key_word_pair(0, lo << 16);
+		k->w[3] = fb_key_word_pair(0, 0x01000000U);
 	} else {
-		k->saddr[10] = k->saddr[11] = k->daddr[10] = k->daddr[11] = 0xff;
-		k->saddr[12] = 198;
-		k->saddr[13] = 51;
-		k->daddr[12] = 203;
-		k->daddr[14] = 113;
-		k->daddr[15] = 1;
+		k->w[0] = k->w[2] = 0;
+		k->w[1] = fb_key_word_v4mapped(0x33c6U | lo << 16); /* 198.51.x.y */
+		k->w[3] = fb_key_word_v4mapped(0x017100cbU);	    /* 203.0.113.1 */
 	}
-	k->saddr[14] = i >> 8;
-	k->saddr[15] = i;
-	k->sport = (__u16)(i >> 16);
-	k->dport = 0x3500; /* 53, network order on little-endian */
-	k->proto = 17;
-	k->kind = FB_KIND_FLOW;
+	k->w[4] = fb_key_word_tail((__u16)(i >> 16), 0x3500 /* 53 */, 17, FB_KIND_FLOW, 0);
 }
 
 #endif

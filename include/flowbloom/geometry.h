@@ -57,19 +57,19 @@ struct fb_block {
 
 /* Block 0 of every filter. Written by the CLI, read by the data path. */
 struct fb_header {
-	__u32 magic;   /* FB_MAGIC */
-	__u8 version;  /* FB_VERSION */
-	__u8 layout;   /* enum fb_layout */
-	__u8 hash;     /* enum fb_hash_alg */
-	__u8 k;        /* bits per flow, 1..FB_MAX_K */
-	__u32 nblocks; /* bit blocks after the header; m = nblocks * 512 */
-	__u32 kinds;   /* FB_KINDF() of every rule kind ever added */
-	__u64 key[2];  /* 128-bit SipHash key from getrandom() */
-	__u64 nflows;  /* flows added (bookkeeping for info; not read by XDP) */
-	__u8 action;   /* enum fb_action used when an attachment says DEFAULT */
+	__u32 magic;	   /* FB_MAGIC */
+	__u8 version;	   /* FB_VERSION */
+	__u8 layout;	   /* enum fb_layout */
+	__u8 hash;	   /* enum fb_hash_alg */
+	__u8 k;		   /* bits per flow, 1..FB_MAX_K */
+	__u32 nblocks;	   /* bit blocks after the header; m = nblocks * 512 */
+	__u32 kinds;	   /* FB_KINDF() of every rule kind ever added */
+	__u64 key[2];	   /* 128-bit SipHash key from getrandom() */
+	__u64 nflows;	   /* flows added (bookkeeping for info; not read by XDP) */
+	__u8 action;	   /* enum fb_action used when an attachment says DEFAULT */
 	__u8 counter_bits; /* 0: plain filter; 4 or 8: counting filter */
 	__u8 pad[2];
-	__u32 fp_ppb;   /* requested false-positive rate, parts per 10^9 (0: explicit) */
+	__u32 fp_ppb;	/* requested false-positive rate, parts per 10^9 (0: explicit) */
 	__u64 capacity; /* requested capacity n (0: explicit geometry) */
 	__u64 reserved;
 };
@@ -87,22 +87,38 @@ static __always_inline __u32 fb_reduce32(__u32 x, __u32 n)
 static __always_inline __u32 fb_salt(int i)
 {
 	switch (i & 15) {
-	case 0: return 0x47b6137bU;
-	case 1: return 0x44974d91U;
-	case 2: return 0x8824ad5bU;
-	case 3: return 0xa2b7289dU;
-	case 4: return 0x705495c7U;
-	case 5: return 0x2df1424bU;
-	case 6: return 0x9efc4947U;
-	case 7: return 0x5c6bfb31U;
-	case 8: return 0x9e3779b1U;
-	case 9: return 0x85ebca77U;
-	case 10: return 0xc2b2ae3dU;
-	case 11: return 0x27d4eb2fU;
-	case 12: return 0x165667b1U;
-	case 13: return 0xd3a2646dU;
-	case 14: return 0xfd7046c5U;
-	default: return 0xb55a4f09U;
+	case 0:
+		return 0x47b6137bU;
+	case 1:
+		return 0x44974d91U;
+	case 2:
+		return 0x8824ad5bU;
+	case 3:
+		return 0xa2b7289dU;
+	case 4:
+		return 0x705495c7U;
+	case 5:
+		return 0x2df1424bU;
+	case 6:
+		return 0x9efc4947U;
+	case 7:
+		return 0x5c6bfb31U;
+	case 8:
+		return 0x9e3779b1U;
+	case 9:
+		return 0x85ebca77U;
+	case 10:
+		return 0xc2b2ae3dU;
+	case 11:
+		return 0x27d4eb2fU;
+	case 12:
+		return 0x165667b1U;
+	case 13:
+		return 0xd3a2646dU;
+	case 14:
+		return 0xfd7046c5U;
+	default:
+		return 0xb55a4f09U;
 	}
 }
 

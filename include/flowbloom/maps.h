@@ -27,17 +27,17 @@
 #define FB_IPROUTE_FILTER "default"
 
 enum fb_stat {
-	FB_STAT_SEEN = 0,   /* every packet */
-	FB_STAT_MATCHED,    /* the filter said "maybe" for some rule kind */
-	FB_STAT_DROPPED,    /* verdict XDP_DROP */
-	FB_STAT_PASSED,     /* verdict XDP_PASS */
-	FB_STAT_NONIP,      /* not IPv4/IPv6 (ARP, LLDP, ...): passed */
-	FB_STAT_FRAGMENT,   /* non-first IP fragments (key has port 0) */
-	FB_STAT_MALFORMED,  /* truncated or invalid headers */
-	FB_STAT_HIT_FLOW,   /* matches by kind */
+	FB_STAT_SEEN = 0,  /* every packet */
+	FB_STAT_MATCHED,   /* the filter said "maybe" for some rule kind */
+	FB_STAT_DROPPED,   /* verdict XDP_DROP */
+	FB_STAT_PASSED,	   /* verdict XDP_PASS */
+	FB_STAT_NONIP,	   /* not IPv4/IPv6 (ARP, LLDP, ...): passed */
+	FB_STAT_FRAGMENT,  /* non-first IP fragments (key has port 0) */
+	FB_STAT_MALFORMED, /* truncated or invalid headers */
+	FB_STAT_HIT_FLOW,  /* matches by kind */
 	FB_STAT_HIT_SRC,
 	FB_STAT_HIT_DST,
-	FB_STAT_NOFILTER,   /* no filter in the outer map: passed */
+	FB_STAT_NOFILTER, /* no filter in the outer map: passed */
 	FB_STAT_NR,
 };
 
@@ -63,10 +63,10 @@ enum fb_parse {
 /* What the program decided about the last packet (replay --explain only). */
 struct fb_trace {
 	struct fb_key key;
-	__u32 parse;    /* enum fb_parse */
+	__u32 parse;	/* enum fb_parse */
 	__u32 fragment; /* 1: non-first fragment */
-	__u32 kind;     /* enum fb_kind that matched, 0: none */
-	__u32 verdict;  /* XDP_* */
+	__u32 kind;	/* enum fb_kind that matched, 0: none */
+	__u32 verdict;	/* XDP_* */
 };
 
 #endif
