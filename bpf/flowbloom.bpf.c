@@ -128,6 +128,8 @@ out:
 
 		if (tr) {
 			tr->key = key;
+			if (kind)
+				tr->key.kind = kind;
 			tr->parse = parse;
 			tr->fragment = frag;
 			tr->kind = kind;
