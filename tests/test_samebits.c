@@ -144,5 +144,7 @@ int main(int argc, char **argv)
 	one("classic", "siphash13");
 	one("blocked", "siphash24");
 	one("classic", "siphash24");
+	one("blocked", "nh");
+	one("classic", "nh");
 	return test_summary();
 }

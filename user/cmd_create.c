@@ -43,8 +43,8 @@ int cmd_create(int argc, char **argv)
 	static const int layout_v[] = { FB_LAYOUT_BLOCKED, FB_LAYOUT_CLASSIC };
 	static const char *const widths[] = { "4", "8", NULL };
 	static const int width_v[] = { 4, 8 };
-	static const char *const hashes[] = { "siphash13", "siphash24", NULL };
-	static const int hash_v[] = { FB_HASH_SIPHASH13, FB_HASH_SIPHASH24 };
+	static const char *const hashes[] = { "siphash13", "siphash24", "nh", NULL };
+	static const int hash_v[] = { FB_HASH_SIPHASH13, FB_HASH_SIPHASH24, FB_HASH_NH };
 	struct fb_create_opts o = { .layout = FB_LAYOUT_BLOCKED,
 				    .hash = FB_HASH_SIPHASH13,
 				    .action = FB_ACTION_DROP };

@@ -16,7 +16,10 @@ static const char *layout_name(__u8 l)
 
 static const char *hash_name(__u8 h)
 {
-	return h == FB_HASH_SIPHASH24 ? "siphash24" : h == FB_HASH_SIPHASH13 ? "siphash13" : "?";
+	return h == FB_HASH_SIPHASH24	? "siphash24"
+	       : h == FB_HASH_SIPHASH13 ? "siphash13"
+	       : h == FB_HASH_NH	? "nh"
+					: "?";
 }
 
 static const char *action_name(__u8 a)
