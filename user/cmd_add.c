@@ -94,11 +94,9 @@ int cmd_add(int argc, char **argv)
 	for (i = 0; i < fl.n; i++)
 		kinds |= FB_KINDF(fl.keys[i].kind);
 	if (f.cnt_hdr) {
-		for (i = 0; i < fl.n; i++)
-			fb_counting_add(&f, &fl.keys[i]);
+		fb_counting_add_many(&f, fl.keys, fl.n);
 	} else {
-		for (i = 0; i < fl.n; i++)
-			fb_filter_set(&f, &fl.keys[i]);
+		fb_filter_set_many(&f, fl.keys, fl.n);
 		f.hdr->nflows += fl.n;
 	}
 	/* Bits first, then the kind flags: the data path starts probing a

@@ -99,13 +99,11 @@ static void journal_end(struct fb_filter *f, __u64 nflows)
 	JOURNAL_STORE(f->cnt_hdr->journal.op, FB_JOURNAL_IDLE);
 }
 
-void fb_counting_add(struct fb_filter *f, const struct fb_key *key)
+static void add_at(struct fb_filter *f, const struct fb_key *key, const __u64 *pos, unsigned k)
 {
 	struct fb_journal *j = &f->cnt_hdr->journal;
-	unsigned max = fb_cnt_max(f), k, i;
-	__u64 pos[FB_MAX_K];
+	unsigned max = fb_cnt_max(f), i;
 
-	k = positions(f, key, pos);
 	journal_begin(f, FB_JOURNAL_ADD, key);
 	for (i = 0; i < k; i++) {
 		unsigned c = fb_cnt_get(f, pos[i]);
@@ -122,6 +120,43 @@ void fb_counting_add(struct fb_filter *f, const struct fb_key *key)
 		JOURNAL_STORE(j->done, i + 1);
 	}
 	journal_end(f, j->nflows_before + 1);
+}
+
+void fb_counting_add(struct fb_filter *f, const struct fb_key *key)
+{
+	__u64 pos[FB_MAX_K];
+	unsigned k = positions(f, key, pos);
+
+	add_at(f, key, pos, k);
+}
+
+static void prefetch_counter(const struct fb_filter *f, __u64 p)
+{
+	__builtin_prefetch(&f->cnt[p * f->cnt_hdr->bits / 8], 1);
+}
+
+void fb_counting_add_many(struct fb_filter *f, const struct fb_key *keys, size_t n)
+{
+	/* As fb_filter_set_many(): positions for a batch first, prefetch the
+	 * bit words and counters they touch, then apply flow by flow (each
+	 * under its own journal entry). */
+	enum { BATCH = 8 };
+	__u64 pos[BATCH][FB_MAX_K];
+	unsigned k = f->hdr->k, i;
+	size_t x, y, m;
+
+	for (x = 0; x < n; x += m) {
+		m = n - x < BATCH ? n - x : BATCH;
+		for (y = 0; y < m; y++) {
+			positions(f, &keys[x + y], pos[y]);
+			for (i = 0; i < k; i++) {
+				prefetch_counter(f, pos[y][i]);
+				__builtin_prefetch(bit_word(f, pos[y][i]), 1);
+			}
+		}
+		for (y = 0; y < m; y++)
+			add_at(f, &keys[x + y], pos[y], k);
+	}
 }
 
 int fb_counting_del(struct fb_filter *f, const struct fb_key *key)

@@ -67,6 +67,8 @@ unsigned fb_cnt_get(const struct fb_filter *f, __u64 p);
 
 /* Add one flow: raise its k counters, set bits leaving 0. */
 void fb_counting_add(struct fb_filter *f, const struct fb_key *key);
+/* fb_counting_add() for many flows, faster (prefetches ahead). */
+void fb_counting_add_many(struct fb_filter *f, const struct fb_key *keys, size_t n);
 /* Delete one flow: -1 (nothing changed) if any of its counters is 0. */
 int fb_counting_del(struct fb_filter *f, const struct fb_key *key);
 /* Smallest of the flow's counters: at least the times it was added. */

@@ -530,6 +530,40 @@ void fb_filter_set(struct fb_filter *f, const struct fb_key *key)
 	}
 }
 
+void fb_filter_set_many(struct fb_filter *f, const struct fb_key *keys, size_t n)
+{
+	/* At 256 MiB nearly every flow's block is a DRAM miss (~130 ns). Hash a
+	 * batch first and prefetch its blocks, so the misses overlap instead
+	 * of queueing one after another. */
+	enum { BATCH = 16 };
+	const struct fb_header *hdr = f->hdr;
+	__u64 h[BATCH];
+	size_t i, j, m;
+
+	if (hdr->layout == FB_LAYOUT_CLASSIC) {
+		for (i = 0; i < n; i++)
+			fb_filter_set(f, &keys[i]);
+		return;
+	}
+	for (i = 0; i < n; i += m) {
+		m = n - i < BATCH ? n - i : BATCH;
+		for (j = 0; j < m; j++) {
+			h[j] = fb_hash_key(&keys[i + j], hdr->hash, hdr->key);
+			__builtin_prefetch(
+				&f->blocks[FB_HDR_BLOCKS + fb_blocked_index(h[j], hdr->nblocks)],
+				1);
+		}
+		for (j = 0; j < m; j++) {
+			struct fb_block *blk =
+				&f->blocks[FB_HDR_BLOCKS + fb_blocked_index(h[j], hdr->nblocks)];
+			int w;
+
+			for (w = 0; w < FB_BLOCK_WORDS; w++)
+				blk->w[w] |= fb_blocked_word_mask(h[j], hdr->k, w);
+		}
+	}
+}
+
 bool fb_filter_test(const struct fb_filter *f, const struct fb_key *key)
 {
 	const struct fb_header *hdr = f->hdr;

@@ -82,6 +82,8 @@ void fb_filter_unlock(struct fb_filter *f);
 /* Set a key's bits / ask whether all its bits are set. */
 void fb_filter_set(struct fb_filter *f, const struct fb_key *key);
 bool fb_filter_test(const struct fb_filter *f, const struct fb_key *key);
+/* fb_filter_set() for many keys, faster (prefetches ahead). */
+void fb_filter_set_many(struct fb_filter *f, const struct fb_key *keys, size_t n);
 /* Bits set, out of m. */
 __u64 fb_filter_popcount(const struct fb_filter *f);
 
