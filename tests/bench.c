@@ -15,7 +15,12 @@
  *
  * Not a test: it prints figures and which targets they meet.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <net/if.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +28,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/if_link.h>
 #include "bench.skel.h"
 #include "counting.h"
 #include "filter.h"
@@ -327,6 +333,123 @@ static void bench_fill(double *plain_out)
 	*plain_out = plain;
 }
 
+/* 5. Live: frames from BPF_PROG_TEST_RUN in live-frames mode, redirected by
+ * xdp_gen into `gen` (a veth), received by an XDP program in native mode on
+ * its peer `rx`. The generator is also attached to `idle` (a veth kept
+ * down): without any attachment each live run pays two XDP dispatcher
+ * updates. Every receiver drops every frame (the generator's flows are all
+ * in the filter and the action is drop), so verdict costs are equal. */
+static double live_run(int gen_fd, unsigned frames)
+{
+	struct fb_key k;
+	uint8_t frame[128];
+	LIBBPF_OPTS(bpf_test_run_opts, t, .data_in = frame, .repeat = frames,
+		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = 64);
+	double t0;
+
+	fb_bench_flow(0, 0, &k);
+	t.data_size_in = test_build_frame(&k, frame);
+	t0 = now();
+	if (bpf_prog_test_run_opts(gen_fd, &t)) {
+		fprintf(stderr, "bench: live test run: %s\n", strerror(errno));
+		exit(1);
+	}
+	return now() - t0;
+}
+
+static __u64 percpu_sum(int fd, size_t value_size, size_t offset)
+{
+	int ncpu = libbpf_num_possible_cpus(), c;
+	size_t vs = (value_size + 7) & ~7UL;
+	char *buf = calloc(ncpu, vs);
+	__u32 zero = 0;
+	__u64 sum = 0, v;
+
+	if (!bpf_map_lookup_elem(fd, &zero, buf))
+		for (c = 0; c < ncpu; c++) {
+			memcpy(&v, buf + c * vs + offset, 8);
+			sum += v;
+		}
+	free(buf);
+	return sum;
+}
+
+static int bench_live(const char *gen, const char *rx, const char *idle)
+{
+	unsigned gen_if = if_nametoindex(gen), rx_if = if_nametoindex(rx);
+	unsigned idle_if = if_nametoindex(idle), frames = 5000000;
+	struct fb_filter fs, fl;
+	struct bench_bpf *g, *cnt;
+	double secs, base = 0;
+	int i;
+
+	if (!gen_if || !rx_if || !idle_if) {
+		fprintf(stderr, "bench live: no such devices\n");
+		return 1;
+	}
+	if (make_filter("livesmall", SMALL_BITS, 8, FB_LAYOUT_BLOCKED, SMALL_FLOWS, &fs) ||
+	    make_filter("livelarge", LARGE_BITS, 8, FB_LAYOUT_BLOCKED, LARGE_FLOWS, &fl))
+		return 1;
+	printf("\n5. live veth, one core, 64-byte IPv4 UDP frames, all dropped (Mpps)\n");
+	for (i = 0; i < 3; i++) {
+		struct flowbloom_bpf *fb = NULL;
+		__u32 mask = i == 2 ? LARGE_FLOWS - 1 : SMALL_FLOWS - 1;
+		const char *name = i == 0 ? "count-only program" :
+				   i == 1 ? "flowbloom blocked 1 MiB" : "flowbloom blocked 256 MiB";
+		__u64 got;
+		int rx_fd;
+
+		g = bench_bpf__open();
+		g->rodata->cfg_bench = mask;
+		g->rodata->cfg_ifindex = gen_if;
+		if (bench_bpf__load(g))
+			return 1;
+		if (i == 0) {
+			cnt = load_bench(0, 0, 1, 1, NULL);
+			rx_fd = bpf_program__fd(cnt->progs.xdp_count);
+		} else {
+			struct fb_load_opts lo = { .private_stats = true, .action = FB_ACTION_DROP };
+
+			fb = fb_load(i == 1 ? &fs : &fl, &lo);
+			if (!fb)
+				return 1;
+			rx_fd = bpf_program__fd(fb->progs.flowbloom);
+		}
+		if (bpf_xdp_attach(rx_if, rx_fd, XDP_FLAGS_DRV_MODE, NULL) ||
+		    bpf_xdp_attach(idle_if, bpf_program__fd(g->progs.xdp_gen), XDP_FLAGS_DRV_MODE,
+				   NULL)) {
+			fprintf(stderr, "bench live: attach: %s\n", strerror(errno));
+			return 1;
+		}
+		live_run(bpf_program__fd(g->progs.xdp_gen), 100000); /* warm up */
+		got = i == 0 ? percpu_sum(bpf_map__fd(cnt->maps.count), 8, 0)
+			     : percpu_sum(bpf_map__fd(fb->maps.fb_stats), sizeof(struct fb_stats),
+					  offsetof(struct fb_stats, c[FB_STAT_DROPPED].packets));
+		secs = live_run(bpf_program__fd(g->progs.xdp_gen), frames);
+		got = (i == 0 ? percpu_sum(bpf_map__fd(cnt->maps.count), 8, 0)
+			      : percpu_sum(bpf_map__fd(fb->maps.fb_stats), sizeof(struct fb_stats),
+					   offsetof(struct fb_stats, c[FB_STAT_DROPPED].packets))) -
+		      got;
+		printf("  %-44s %6.2f Mpps (%llu of %u frames dropped by the receiver)\n", name,
+		       got / secs / 1e6, (unsigned long long)got, frames);
+		if (i == 0)
+			base = got / secs;
+		else if (i == 1)
+			target("live: flowbloom 1 MiB / count-only", got / secs / base, 0.9, false);
+		bpf_xdp_detach(rx_if, XDP_FLAGS_DRV_MODE, NULL);
+		bpf_xdp_detach(idle_if, XDP_FLAGS_DRV_MODE, NULL);
+		if (i == 0)
+			bench_bpf__destroy(cnt);
+		flowbloom_bpf__destroy(fb);
+		bench_bpf__destroy(g);
+	}
+	fb_filter_close(&fs);
+	fb_filter_close(&fl);
+	fb_filter_destroy("livesmall");
+	fb_filter_destroy("livelarge");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct fb_filter bs, bl, cs, cl;
@@ -356,6 +479,25 @@ int main(int argc, char **argv)
 		fb_filter_close(&q);
 		fb_filter_destroy("quick");
 		return 0;
+	}
+	if (argc > 5 && !strcmp(argv[1], "live")) {
+		/* Enter the network namespace only: `ip netns exec` would also
+		 * remount /sys, hiding bpffs. */
+		char path[128];
+		int fd;
+
+		snprintf(path, sizeof(path), "/run/netns/%s", argv[2]);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || setns(fd, CLONE_NEWNET)) {
+			fprintf(stderr, "bench live: cannot enter netns %s: %s\n", argv[2],
+				strerror(errno));
+			return 1;
+		}
+		close(fd);
+		snprintf(root, sizeof(root), "/sys/fs/bpf/fbbench_%d", getpid());
+		setenv("FLOWBLOOM_ROOT", root, 1);
+		fb_libbpf_logging(false);
+		return bench_live(argv[3], argv[4], argv[5]);
 	}
 	if (argc > 1 && !strcmp(argv[1], "fill")) {
 		snprintf(root, sizeof(root), "/sys/fs/bpf/fbbench_%d", getpid());
