@@ -3,10 +3,15 @@
  * flowbloom: the command line. `flowbloom [-j] [-v] VERB ARGS`, one table of
  * verbs, `help` for all and `VERB help` / `help VERB` for one.
  */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cmd.h"
 #include "loader.h"
 #include "output.h"
@@ -79,7 +84,7 @@ static void usage_all(FILE *out)
 {
 	size_t i;
 
-	fprintf(out, "Usage: flowbloom [-j|--json] [-v|--verbose] VERB ARGS\n");
+	fprintf(out, "Usage: flowbloom [-j|--json] [-v|--verbose] [-n|--netns NETNS] VERB ARGS\n");
 	for (i = 0; i < NCMDS; i++)
 		synopsis(out, &cmds[i]);
 	fprintf(out, "FLOW := PROTO SRC:PORT DST:PORT | src ADDR | dst ADDR\n"
@@ -122,6 +127,26 @@ static int cmd_help(int argc, char **argv)
 	return fb_usage("unknown verb '%s' (see flowbloom help)", argv[1]);
 }
 
+/* Like `ip -n`: enter a named network namespace for device verbs. Only the
+ * network namespace: `ip netns exec` also remounts /sys, which hides bpffs
+ * and with it every filter. */
+static int enter_netns(const char *name)
+{
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
+		fb_err("cannot enter network namespace '%s': %s", name, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int i = 1;
@@ -133,6 +158,14 @@ int main(int argc, char **argv)
 			fb_json = true;
 		else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
 			fb_verbose = true;
+		else if (!strcmp(argv[i], "-n") || !strcmp(argv[i], "--netns")) {
+			if (i + 1 >= argc) {
+				fb_err("%s needs a namespace name", argv[i]);
+				return 2;
+			}
+			if (enter_netns(argv[++i]))
+				return 1;
+		}
 		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage_all(stdout);
 			return 0;
