@@ -29,37 +29,70 @@ static __always_inline void fb_count(struct fb_stats *s, int stat, __u64 bytes)
 	s->c[stat].bytes += bytes;
 }
 
+/* One probe, as a subprogram: address rules probe up to FB_MAX_LENGTHS
+ * times per direction, and one shared copy keeps the program small. */
+static __noinline int fb_probe_sub(void *filter, const struct fb_header *hdr,
+				   const struct fb_key *key)
+{
+	return fb_probe(filter, hdr, key);
+}
+
+/* Source (dst = 0) or destination (dst = 1) rules: the address masked to
+ * each length in the list, longest first. */
+static __always_inline int fb_match_addr(void *filter, const struct fb_header *hdr,
+					 const struct fb_lengths *l, __u64 a0, __u64 a1, int dst)
+{
+	struct fb_key k;
+	__u32 i, n = l->n;
+
+	for (i = 0; i < FB_MAX_LENGTHS; i++) {
+		__u8 plen;
+		__u64 m0, m1;
+
+		if (i >= n)
+			break;
+		plen = l->len[i & (FB_MAX_LENGTHS - 1)];
+		m0 = a0 & fb_prefix_mask(plen, 0);
+		m1 = a1 & fb_prefix_mask(plen, 1);
+		k.w[0] = dst ? 0 : m0;
+		k.w[1] = dst ? 0 : m1;
+		k.w[2] = dst ? m0 : 0;
+		k.w[3] = dst ? m1 : 0;
+		k.w[4] = fb_key_word_tail(0, 0, 0, dst ? FB_KIND_DST : FB_KIND_SRC, plen);
+		if (fb_probe_sub(filter, hdr, &k))
+			return 1;
+	}
+	return 0;
+}
+
 /* Probe every rule kind the filter holds, cheapest question first; returns
  * the kind that matched or 0. A 5-tuple-only filter pays for one probe. */
 static __always_inline __u32 fb_match(void *filter, const struct fb_header *hdr, struct fb_key *key)
 {
-	__u32 kinds = hdr->kinds;
-	struct fb_key addr;
+	__u32 kinds = hdr->kinds, one = 1;
+	struct fb_prefixes *px;
+	int v6;
 
-	/* The parser wrote key as a FB_KIND_FLOW key. Address keys are built
-	 * word by word, like the parser's (see key.h). */
+	/* The parser wrote key as a FB_KIND_FLOW key. */
 	if (kinds & FB_KINDF(FB_KIND_FLOW)) {
 		if (fb_probe(filter, hdr, key))
 			return FB_KIND_FLOW;
 	}
-	if (kinds & FB_KINDF(FB_KIND_SRC)) {
-		addr.w[0] = key->w[0];
-		addr.w[1] = key->w[1];
-		addr.w[2] = 0;
-		addr.w[3] = 0;
-		addr.w[4] = fb_key_word_tail(0, 0, 0, FB_KIND_SRC, 0);
-		if (fb_probe(filter, hdr, &addr))
-			return FB_KIND_SRC;
-	}
-	if (kinds & FB_KINDF(FB_KIND_DST)) {
-		addr.w[0] = 0;
-		addr.w[1] = 0;
-		addr.w[2] = key->w[2];
-		addr.w[3] = key->w[3];
-		addr.w[4] = fb_key_word_tail(0, 0, 0, FB_KIND_DST, 0);
-		if (fb_probe(filter, hdr, &addr))
-			return FB_KIND_DST;
-	}
+	if (!(kinds & (FB_KINDF(FB_KIND_SRC) | FB_KINDF(FB_KIND_DST))))
+		return 0;
+	px = bpf_map_lookup_elem(filter, &one);
+	if (!px)
+		return 0;
+	/* Both addresses of a packet are of one family. */
+	v6 = !fb_words_v4mapped(key->w[0], key->w[1]);
+	if ((kinds & FB_KINDF(FB_KIND_SRC)) &&
+	    fb_match_addr(filter, hdr, &px->list[v6 ? FB_PFX_SRC6 : FB_PFX_SRC4], key->w[0],
+			  key->w[1], 0))
+		return FB_KIND_SRC;
+	if ((kinds & FB_KINDF(FB_KIND_DST)) &&
+	    fb_match_addr(filter, hdr, &px->list[v6 ? FB_PFX_DST6 : FB_PFX_DST4], key->w[2],
+			  key->w[3], 1))
+		return FB_KIND_DST;
 	return 0;
 }
 

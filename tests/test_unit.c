@@ -547,8 +547,9 @@ static void check_accept(const struct accept_case *c)
 	ASSERT_TRUE(((__u8 *)&key.dport)[0] == c->dport >> 8 &&
 			    ((__u8 *)&key.dport)[1] == (c->dport & 0xff),
 		    label);
-	snprintf(label, sizeof(label), "accept '%s': plen and pad are 0", c->text);
-	ASSERT_TRUE(key.plen == 0 && key.pad == 0, label);
+	snprintf(label, sizeof(label), "accept '%s': plen (128 for address rules, else 0), pad 0",
+		 c->text);
+	ASSERT_TRUE(key.plen == (c->kind == FB_KIND_FLOW ? 0 : 128) && key.pad == 0, label);
 
 	fb_flow_format(&key, fbuf, sizeof(fbuf));
 	n = split_words(fbuf, buf, sizeof(buf), words, 8);

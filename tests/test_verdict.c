@@ -765,19 +765,21 @@ static const struct mode {
 
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 
-/* As `flowbloom add` does it: bits first, then the kind flag. */
+/* As `flowbloom add` does it: bits, prefix lengths, then the kind flag. */
 static void add(struct fb_filter *f, const struct fb_key *k)
 {
-	fb_filter_set(f, k);
-	f->hdr->kinds |= FB_KINDF(k->kind);
+	size_t bad;
+
+	ASSERT_EQ(fb_filter_add_rules(f, k, 1, &bad), 0, "rule added");
 }
 
-/* A `src ADDR` or `dst ADDR` rule. */
+/* A `src ADDR` or `dst ADDR` rule: the whole address, /128. */
 static void addr_key(struct fb_key *k, int kind, const __u8 addr[16])
 {
 	memset(k, 0, sizeof(*k));
 	memcpy(kind == FB_KIND_SRC ? k->saddr : k->daddr, addr, 16);
 	k->kind = kind;
+	k->plen = 128;
 }
 
 static void add_addr(struct fb_filter *f, int kind, const __u8 addr[16])
@@ -792,7 +794,8 @@ static void fill_filter(struct fb_filter *f, const struct fb_key *flow, int rule
 {
 	struct fb_key rev = *flow;
 
-	memset(&f->blocks[FB_HDR_BLOCKS], 0, (size_t)f->hdr->nblocks * FB_BLOCK_BYTES);
+	/* Empty: bits, prefix lengths (block 1) and kinds. */
+	memset(&f->blocks[1], 0, ((size_t)f->hdr->nblocks + 1) * FB_BLOCK_BYTES);
 	f->hdr->kinds = 0;
 	memcpy(rev.saddr, flow->daddr, 16);
 	memcpy(rev.daddr, flow->saddr, 16);

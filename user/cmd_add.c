@@ -79,29 +79,29 @@ static void report(const char *verb, const struct fb_filter *f, size_t n, double
 
 int cmd_add(int argc, char **argv)
 {
+	char where[600], text[FB_FLOW_STR];
 	struct fb_filter f;
 	struct fb_flows fl;
-	__u32 kinds = 0;
-	size_t i;
+	size_t bad;
 	double t0;
 	int rc = flows_args(argc, argv, &f, &fl);
 
 	if (rc)
 		return rc;
+	rc = 1;
 	if (fb_filter_lock(&f))
 		goto out;
 	t0 = now();
-	for (i = 0; i < fl.n; i++)
-		kinds |= FB_KINDF(fl.keys[i].kind);
-	if (f.cnt_hdr) {
-		fb_counting_add_many(&f, fl.keys, fl.n);
-	} else {
-		fb_filter_set_many(&f, fl.keys, fl.n);
-		f.hdr->nflows += fl.n;
+	if (fb_filter_add_rules(&f, fl.keys, fl.n, &bad)) {
+		fb_flows_where(&fl, bad, where, sizeof(where));
+		fb_flow_format(&fl.keys[bad], text, sizeof(text));
+		fb_err("%s: '%s' would need a %dth %s prefix length (at most %d; `flowbloom load` "
+		       "expands rare lengths into longer ones); nothing added",
+		       where, text, FB_MAX_LENGTHS + 1,
+		       fb_prefix_list_name(fb_prefix_list_of(&fl.keys[bad])), FB_MAX_LENGTHS);
+		fb_filter_unlock(&f);
+		goto out;
 	}
-	/* Bits first, then the kind flags: the data path starts probing a
-	 * kind only once its bits are in place. */
-	__atomic_fetch_or(&f.hdr->kinds, kinds, __ATOMIC_RELEASE);
 	t0 = now() - t0;
 	fb_filter_unlock(&f);
 	report("added", &f, fl.n, t0);
@@ -109,7 +109,7 @@ int cmd_add(int argc, char **argv)
 out:
 	fb_filter_close(&f);
 	fb_flows_free(&fl);
-	return rc ? rc : 0;
+	return rc;
 }
 
 int cmd_del(int argc, char **argv)
@@ -134,12 +134,18 @@ int cmd_del(int argc, char **argv)
 		goto out;
 	t0 = now();
 	/* Check the whole batch against the counters before changing any. */
-	if (fb_counting_check_dels(&f, fl.keys, fl.n, &bad)) {
-		fb_flows_where(&fl, bad, where, sizeof(where));
-		fb_flow_format(&fl.keys[bad], text, sizeof(text));
-		fb_err("%s: '%s' is not in filter '%s' (a counter is 0); nothing deleted", where,
-		       text, f.name);
+	rc = fb_counting_check_dels(&f, fl.keys, fl.n, &bad);
+	if (rc) {
+		if (rc == -2) {
+			fb_err("out of memory checking %zu deletions; nothing deleted", fl.n);
+		} else {
+			fb_flows_where(&fl, bad, where, sizeof(where));
+			fb_flow_format(&fl.keys[bad], text, sizeof(text));
+			fb_err("%s: '%s' is not in filter '%s' (a counter is 0); nothing deleted",
+			       where, text, f.name);
+		}
 		fb_filter_unlock(&f);
+		rc = 1;
 		goto out;
 	}
 	for (i = 0; i < fl.n; i++)

@@ -82,6 +82,10 @@ static unsigned positions(const struct fb_filter *f, const struct fb_key *key, _
  * kernel keeps the shared pages; compiler order is what matters). */
 #define JOURNAL_STORE(field, val) __atomic_store_n(&(field), (val), __ATOMIC_RELEASE)
 
+/* cur_old when no counter is being changed: no counter +-1 equals it, so
+ * recovery never mistakes an untouched position for a changed one. */
+#define NO_OLD 0x80000000U
+
 static void journal_begin(struct fb_filter *f, __u32 op, const struct fb_key *key)
 {
 	struct fb_journal *j = &f->cnt_hdr->journal;
@@ -90,6 +94,7 @@ static void journal_begin(struct fb_filter *f, __u32 op, const struct fb_key *ke
 	j->nflows_before = f->hdr->nflows;
 	j->done = 0;
 	j->changed = 0;
+	j->cur_old = NO_OLD;
 	JOURNAL_STORE(j->op, op);
 }
 
@@ -116,6 +121,7 @@ static void add_at(struct fb_filter *f, const struct fb_key *key, const __u64 *p
 				bit_set(f, pos[i]);
 			cnt_put(f, pos[i], c + 1);
 			JOURNAL_STORE(j->changed, j->changed | 1U << i);
+			JOURNAL_STORE(j->cur_old, NO_OLD);
 		}
 		JOURNAL_STORE(j->done, i + 1);
 	}
@@ -190,6 +196,7 @@ int fb_counting_del(struct fb_filter *f, const struct fb_key *key)
 			if (c == 1)
 				bit_clear(f, pos[i]);
 			JOURNAL_STORE(j->changed, j->changed | 1U << i);
+			JOURNAL_STORE(j->cur_old, NO_OLD);
 		}
 		JOURNAL_STORE(j->done, i + 1);
 	}
@@ -238,7 +245,7 @@ int fb_counting_check_dels(const struct fb_filter *f, const struct fb_key *keys,
 	size_t slots = 16, x;
 	int rc = 0;
 
-	while (slots < n * FB_MAX_K * 2)
+	while (slots < n * f->hdr->k * 2)
 		slots *= 2;
 	t.mask = slots - 1;
 	t.pos = malloc(slots * sizeof(*t.pos));
@@ -283,7 +290,7 @@ int fb_counting_recover(struct fb_filter *f)
 	k = positions(f, &j->key, pos);
 	/* Did position `done` change before the crash? Its counter moved off
 	 * cur_old by one, in the operation's direction. */
-	if (j->done < k && !(j->changed & 1U << j->done)) {
+	if (j->done < k && !(j->changed & 1U << j->done) && j->cur_old != NO_OLD) {
 		unsigned c = fb_cnt_get(f, pos[j->done]);
 
 		if (c == j->cur_old + (j->op == FB_JOURNAL_ADD ? 1 : -1))

@@ -73,8 +73,9 @@ void fb_counting_add_many(struct fb_filter *f, const struct fb_key *keys, size_t
 int fb_counting_del(struct fb_filter *f, const struct fb_key *key);
 /* Smallest of the flow's counters: at least the times it was added. */
 unsigned fb_counting_min(const struct fb_filter *f, const struct fb_key *key);
-/* Would deleting keys[0..n) in order succeed? On failure *bad is the first
- * flow that would find a zero counter. Call with the lock held. */
+/* Would deleting keys[0..n) in order succeed? On failure (-1) *bad is the
+ * first flow that would find a zero counter; -2: out of memory. Call with
+ * the lock held. */
 int fb_counting_check_dels(const struct fb_filter *f, const struct fb_key *keys, size_t n,
 			   size_t *bad);
 /* Roll back a write interrupted by a crash. Returns 1 if there was one. */

@@ -82,6 +82,16 @@ void fb_filter_unlock(struct fb_filter *f);
 /* Set a key's bits / ask whether all its bits are set. */
 void fb_filter_set(struct fb_filter *f, const struct fb_key *key);
 bool fb_filter_test(const struct fb_filter *f, const struct fb_key *key);
+/* Add rules of any kind (plain or counting): bits, then the prefix
+ * lengths they need, then kind flags. -1 if a prefix-length list would
+ * exceed FB_MAX_LENGTHS (*bad: the first such rule); nothing changed then.
+ * Call with the lock held. */
+int fb_filter_add_rules(struct fb_filter *f, const struct fb_key *keys, size_t n, size_t *bad);
+/* Merge the lengths keys need into px; -1 with *bad as above. */
+int fb_lengths_merge(struct fb_prefixes *px, const struct fb_key *keys, size_t n, size_t *bad);
+/* enum fb_prefix_list of an address rule, -1 for a 5-tuple; its name. */
+int fb_prefix_list_of(const struct fb_key *k);
+const char *fb_prefix_list_name(int l);
 /* fb_filter_set() for many keys, faster (prefetches ahead). */
 void fb_filter_set_many(struct fb_filter *f, const struct fb_key *keys, size_t n);
 /* Bits set, out of m. */

@@ -57,6 +57,62 @@ static int is_v4mapped(const __u8 a[16])
 	return !memcmp(a, prefix, 12);
 }
 
+static int parse_addr(const char *s, __u8 out[16]);
+
+/* ADDR or ADDR/LEN: the address masked to the prefix, and the prefix
+ * length in the 128-bit space (IPv4 /n is 96 + n, an address is 128). Host
+ * bits below the prefix are cleared, as list publishers expect. */
+int fb_prefix_parse(const char *s, __u8 addr[16], __u8 *plen, char *err, size_t errlen)
+{
+	char buf[INET6_ADDRSTRLEN + 8];
+	const char *slash = strchr(s, '/');
+	unsigned long len = 128;
+	int i, v4;
+
+	if (strlen(s) >= sizeof(buf))
+		goto bad;
+	snprintf(buf, sizeof(buf), "%s", s);
+	if (slash)
+		buf[slash - s] = 0;
+	if (parse_addr(buf, addr))
+		goto bad;
+	/* Dotted IPv4 counts /0-32; anything written with colons, even
+	 * ::ffff:a.b.c.d, counts in the 128-bit space. */
+	v4 = !strchr(buf, ':');
+	if (slash) {
+		const char *p = slash + 1;
+		unsigned long max = v4 ? 32 : 128;
+
+		if (!*p || strlen(p) > 3)
+			goto badlen;
+		for (len = 0; *p; p++) {
+			if (*p < '0' || *p > '9')
+				goto badlen;
+			len = len * 10 + (*p - '0');
+		}
+		if (len > max)
+			goto badlen;
+		if (v4)
+			len += 96;
+	}
+	for (i = 0; i < 16; i++) {
+		int keep = (int)len - 8 * i;
+
+		if (keep <= 0)
+			addr[i] = 0;
+		else if (keep < 8)
+			addr[i] &= (__u8)(0xff << (8 - keep));
+	}
+	*plen = (__u8)len;
+	return 0;
+bad:
+	snprintf(err, errlen, "bad address or prefix '%s' (want ADDR or ADDR/LEN)", s);
+	return -1;
+badlen:
+	snprintf(err, errlen, "bad prefix length in '%s'", s);
+	return -1;
+}
+
 /* An address alone: IPv4 becomes ::ffff:a.b.c.d. */
 static int parse_addr(const char *s, __u8 out[16])
 {
@@ -154,27 +210,14 @@ int fb_flow_parse(int argc, char **argv, struct fb_key *key, char *err, size_t e
 	}
 	if (!strcmp(argv[0], "src") || !strcmp(argv[0], "dst")) {
 		int is_src = argv[0][0] == 's';
-		__be16 port;
-		int hp;
 
 		if (argc < 2) {
-			snprintf(err, errlen, "'%s' needs an address", argv[0]);
+			snprintf(err, errlen, "'%s' needs an address or prefix", argv[0]);
 			return -1;
 		}
-		if (argv[1][0] != '[' && strchr(argv[1], ':') &&
-		    !strchr(strchr(argv[1], ':') + 1, ':')) {
-			snprintf(err, errlen, "'%s %s': an address rule takes no port", argv[0],
-				 argv[1]);
+		if (fb_prefix_parse(argv[1], is_src ? key->saddr : key->daddr, &key->plen, err,
+				    errlen))
 			return -1;
-		}
-		if (parse_endpoint(argv[1], is_src ? key->saddr : key->daddr, &port, &hp, err,
-				   errlen))
-			return -1;
-		if (hp) {
-			snprintf(err, errlen, "'%s %s': an address rule takes no port", argv[0],
-				 argv[1]);
-			return -1;
-		}
 		key->kind = is_src ? FB_KIND_SRC : FB_KIND_DST;
 		return 2;
 	}
@@ -255,9 +298,16 @@ void fb_flow_format(const struct fb_key *key, char *buf, size_t len)
 
 	if (key->kind == FB_KIND_SRC || key->kind == FB_KIND_DST) {
 		const __u8 *a = key->kind == FB_KIND_SRC ? key->saddr : key->daddr;
+		int plen = key->plen;
 
 		format_addr(a, s, sizeof(s), 0);
-		snprintf(buf, len, "%s %s", key->kind == FB_KIND_SRC ? "src" : "dst", s);
+		if (is_v4mapped(a) && plen >= 96)
+			plen -= 96;
+		if (key->plen == 128)
+			snprintf(buf, len, "%s %s", key->kind == FB_KIND_SRC ? "src" : "dst", s);
+		else
+			snprintf(buf, len, "%s %s/%d", key->kind == FB_KIND_SRC ? "src" : "dst", s,
+				 plen);
 		return;
 	}
 	pname = fb_proto_name(key->proto);

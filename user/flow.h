@@ -3,7 +3,7 @@
  * FLOW syntax, parsed into and printed from struct fb_key:
  *   PROTO SRC:PORT DST:PORT   e.g. udp 198.51.100.1:53 203.0.113.7:4000
  *                                  tcp [2001:db8::1]:443 [2001:db8::2]:51000
- *   src ADDR | dst ADDR
+ *   src ADDR[/LEN] | dst ADDR[/LEN]
  * PROTO is a name (tcp, udp, icmp, ...) or a number 0-255. Protocols without
  * ports (icmp, gre, ...) take bare addresses or port 0.
  */
@@ -25,6 +25,8 @@ int fb_flow_parse(int argc, char **argv, struct fb_key *key, char *err, size_t e
 int fb_flow_parse_line(char *line, struct fb_key *key, int *blank, char *err, size_t errlen);
 /* Format a key as FLOW text (round-trips through fb_flow_parse). */
 void fb_flow_format(const struct fb_key *key, char *buf, size_t len);
+/* ADDR or ADDR/LEN into a masked address and a 128-bit-space length. */
+int fb_prefix_parse(const char *s, __u8 addr[16], __u8 *plen, char *err, size_t errlen);
 /* Protocol number from name or number; -1 if unknown. */
 int fb_proto_parse(const char *s);
 const char *fb_proto_name(int proto);

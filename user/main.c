@@ -165,8 +165,7 @@ int main(int argc, char **argv)
 			}
 			if (enter_netns(argv[++i]))
 				return 1;
-		}
-		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage_all(stdout);
 			return 0;
 		} else {

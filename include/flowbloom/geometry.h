@@ -6,8 +6,9 @@
  * same bits by construction; tests/test_samebits checks it anyway.
  *
  * A filter is one BPF array of 64-byte blocks. Block 0 holds struct
- * fb_header (geometry, hash key, which rule kinds exist), block 1 is
- * reserved for per-family tables, and blocks FB_HDR_BLOCKS.. hold the m bits.
+ * fb_header (geometry, hash key, which rule kinds exist), block 1 the
+ * prefix lengths that source and destination rules use (struct
+ * fb_prefixes), and blocks FB_HDR_BLOCKS.. hold the m bits.
  * Keeping the header in the same map as the bits means replacing the whole
  * filter (a new inner map in the outer ARRAY_OF_MAPS) is one atomic step.
  *
@@ -75,6 +76,38 @@ struct fb_header {
 };
 
 _Static_assert(sizeof(struct fb_header) == FB_BLOCK_BYTES, "header is exactly block 0");
+
+/*
+ * Prefix lengths (Dharmapurikar, Krishnamurthy, Taylor 2003: longest prefix
+ * match with Bloom filters): a source or destination rule is stored as the
+ * key (address masked to plen, plen, kind), and the data path probes the
+ * packet's masked address once per length the filter holds for that
+ * direction and family, longest first. At most FB_MAX_LENGTHS lengths per
+ * list bound the probes per packet (and let the verifier unroll the loop);
+ * `flowbloom load` expands rarer lengths into longer ones to fit.
+ */
+#define FB_MAX_LENGTHS 8
+
+struct fb_lengths {
+	__u8 n;			  /* lengths in use */
+	__u8 len[FB_MAX_LENGTHS]; /* 128-bit-space lengths, longest first */
+};
+
+enum fb_prefix_list {
+	FB_PFX_SRC4 = 0,
+	FB_PFX_SRC6,
+	FB_PFX_DST4,
+	FB_PFX_DST6,
+	FB_PFX_NR,
+};
+
+/* Block 1. */
+struct fb_prefixes {
+	struct fb_lengths list[FB_PFX_NR]; /* enum fb_prefix_list */
+	__u8 reserved[FB_BLOCK_BYTES - FB_PFX_NR * sizeof(struct fb_lengths)];
+};
+
+_Static_assert(sizeof(struct fb_prefixes) == FB_BLOCK_BYTES, "prefix table is exactly block 1");
 _Static_assert(sizeof(struct fb_block) == FB_BLOCK_BYTES, "a block is one cache line");
 
 static __always_inline __u32 fb_reduce32(__u32 x, __u32 n)
