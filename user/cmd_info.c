@@ -144,9 +144,11 @@ int cmd_info(int argc, char **argv)
 	struct fb_header *h;
 	double n, m, fpr, fill;
 	char kinds[64];
+	const struct fb_prefixes *px;
+	unsigned probes;
 	__u64 set, saturated = 0;
 	char dig[20];
-	int natt = 0;
+	int natt = 0, i, j;
 
 	if (argc != 2)
 		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");
@@ -158,6 +160,8 @@ int cmd_info(int argc, char **argv)
 	set = fb_filter_popcount(&f);
 	fill = set / m;
 	fpr = fb_fpr(h->layout, n, h->nblocks, h->k);
+	px = (const struct fb_prefixes *)&f.blocks[1];
+	probes = fb_probes_per_packet(h->kinds, px);
 	kinds_str(h->kinds, kinds, sizeof(kinds));
 	if (f.cnt_hdr)
 		saturated = count_saturated(&f);
@@ -176,6 +180,20 @@ int cmd_info(int argc, char **argv)
 		jw_u64("bits_set", set);
 		jw_double("fill_ratio", fill);
 		jw_double("fp_rate_expected", fpr);
+		jw_u64("probes_per_packet", probes);
+		jw_double("fp_rate_per_packet", fb_packet_rate(fpr, probes));
+		jw_arr_open("prefix_lengths");
+		for (i = 0; i < FB_PFX_NR; i++) {
+			for (j = 0; j < px->list[i].n; j++) {
+				jw_obj_open(NULL);
+				jw_str("list", fb_prefix_list_name(i));
+				jw_u64("length",
+				       px->list[i].len[j] -
+					       (i == FB_PFX_SRC4 || i == FB_PFX_DST4 ? 96 : 0));
+				jw_obj_close();
+			}
+		}
+		jw_arr_close();
 		jw_str("kinds", kinds);
 		snprintf(dig, sizeof(dig), "%016llx", (unsigned long long)digest(&f));
 		jw_str("digest", dig);
@@ -201,7 +219,19 @@ int cmd_info(int argc, char **argv)
 			       (unsigned long long)h->capacity, h->fp_ppb / 1e9);
 		printf("  flows added %llu, bits set %llu, fill ratio %.6f\n",
 		       (unsigned long long)h->nflows, (unsigned long long)set, fill);
-		printf("  expected false-positive rate now %.6g\n", fpr);
+		printf("  expected false-positive rate now %.6g per probe, %.6g per packet (%u "
+		       "probes)\n",
+		       fpr, fb_packet_rate(fpr, probes), probes);
+		for (i = 0; i < FB_PFX_NR; i++) {
+			if (!px->list[i].n)
+				continue;
+			printf("  %s prefix lengths:", fb_prefix_list_name(i));
+			for (j = 0; j < px->list[i].n; j++)
+				printf(" /%d",
+				       px->list[i].len[j] -
+					       (i == FB_PFX_SRC4 || i == FB_PFX_DST4 ? 96 : 0));
+			printf("\n");
+		}
 		if (f.cnt_hdr)
 			printf("  counting: %u-bit counters, %zu bytes, %llu saturated\n",
 			       h->counter_bits, f.cnt_bytes, (unsigned long long)saturated);

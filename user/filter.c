@@ -492,6 +492,106 @@ int fb_filter_flock(struct fb_filter *f, int op)
 	return 0;
 }
 
+int fb_filter_replace(struct fb_filter *f, __u32 nblocks, __u8 k, const struct fb_key *keys,
+		      size_t n, size_t *bad)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, inner_opts, .map_flags = FB_INNER_MAP_FLAGS);
+	struct fb_filter nf = *f;
+	__u32 entries = nblocks + FB_HDR_BLOCKS, zero = 0;
+	size_t bytes = (size_t)entries * FB_BLOCK_BYTES;
+	char path[768];
+	int err = -1;
+
+	*bad = (size_t)-1;
+	nf.cnt_hdr = NULL;
+	nf.cnt_fd = -1;
+	nf.bits_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_bits", sizeof(__u32), FB_BLOCK_BYTES,
+				    entries, &inner_opts);
+	if (nf.bits_fd < 0) {
+		fb_err("cannot create a %zu-byte filter array: %s", bytes, strerror(errno));
+		return -1;
+	}
+	nf.map_bytes = bytes;
+	nf.hdr = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, nf.bits_fd, 0);
+	if (nf.hdr == MAP_FAILED) {
+		fb_err("cannot mmap the new filter array: %s", strerror(errno));
+		nf.hdr = NULL;
+		goto out;
+	}
+	nf.blocks = (struct fb_block *)nf.hdr;
+	/* Same identity, key and settings; new geometry, no rules yet. */
+	*nf.hdr = *f->hdr;
+	nf.hdr->nblocks = nblocks;
+	nf.hdr->k = k;
+	nf.hdr->kinds = 0;
+	nf.hdr->nflows = 0;
+	if (f->cnt_hdr) {
+		size_t cbytes =
+			fb_counting_map_bytes((__u64)nblocks * FB_BLOCK_BITS, f->hdr->counter_bits);
+		LIBBPF_OPTS(bpf_map_create_opts, cnt_opts, .map_flags = BPF_F_MMAPABLE);
+
+		nf.cnt_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_counters", sizeof(__u32),
+					   FB_BLOCK_BYTES, cbytes / FB_BLOCK_BYTES, &cnt_opts);
+		nf.cnt_hdr = nf.cnt_fd < 0 ? MAP_FAILED
+					   : mmap(NULL, cbytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+						  nf.cnt_fd, 0);
+		if (nf.cnt_hdr == MAP_FAILED) {
+			fb_err("cannot create the new counter array: %s", strerror(errno));
+			nf.cnt_hdr = NULL;
+			goto out;
+		}
+		nf.cnt_bytes = cbytes;
+		nf.cnt = (__u8 *)nf.cnt_hdr + FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES;
+		fb_counting_init(nf.cnt_hdr, f->hdr->counter_bits);
+	}
+	if (fb_filter_add_rules(&nf, keys, n, bad))
+		goto out;
+	/* The switch: one update of the outer map. A packet sees the old
+	 * filter or the new one, whole. */
+	if (bpf_map_update_elem(f->outer_fd, &zero, &nf.bits_fd, BPF_ANY)) {
+		fb_err("cannot install the new filter array: %s", strerror(errno));
+		goto out;
+	}
+	if (f->cnt_hdr) {
+		/* Counters are read by user space only, under the lock. */
+		pin_path(path, sizeof(path), f->name, "counters");
+		unlink(path);
+		if (bpf_obj_pin(nf.cnt_fd, path)) {
+			fb_err("cannot pin the new counters at %s: %s", path, strerror(errno));
+			goto out;
+		}
+	}
+	err = 0;
+out:
+	if (err) {
+		if (nf.hdr)
+			munmap(nf.hdr, nf.map_bytes);
+		if (nf.cnt_hdr)
+			munmap(nf.cnt_hdr, nf.cnt_bytes);
+		close(nf.bits_fd);
+		if (nf.cnt_fd >= 0)
+			close(nf.cnt_fd);
+		return -1;
+	}
+	/* f now describes the new filter; release the old mappings. */
+	munmap(f->hdr, f->map_bytes);
+	close(f->bits_fd);
+	if (f->cnt_hdr) {
+		munmap(f->cnt_hdr, f->cnt_bytes);
+		close(f->cnt_fd);
+	}
+	f->bits_fd = nf.bits_fd;
+	f->bits_id = map_id(nf.bits_fd);
+	f->hdr = nf.hdr;
+	f->blocks = nf.blocks;
+	f->map_bytes = nf.map_bytes;
+	f->cnt_fd = nf.cnt_fd;
+	f->cnt_hdr = nf.cnt_hdr;
+	f->cnt = nf.cnt;
+	f->cnt_bytes = nf.cnt_bytes;
+	return 0;
+}
+
 int fb_filter_lock(struct fb_filter *f)
 {
 	if (fb_filter_flock(f, LOCK_EX))

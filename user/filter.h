@@ -87,6 +87,12 @@ bool fb_filter_test(const struct fb_filter *f, const struct fb_key *key);
  * exceed FB_MAX_LENGTHS (*bad: the first such rule); nothing changed then.
  * Call with the lock held. */
 int fb_filter_add_rules(struct fb_filter *f, const struct fb_key *keys, size_t n, size_t *bad);
+/* Replace the filter's whole content with keys, in a new filter array of
+ * nblocks blocks and k bits (and new counters for a counting filter), then
+ * switch the data path to it in one step. -1: nothing changed (*bad as in
+ * fb_filter_add_rules, or (size_t)-1). Call with the lock held. */
+int fb_filter_replace(struct fb_filter *f, __u32 nblocks, __u8 k, const struct fb_key *keys,
+		      size_t n, size_t *bad);
 /* Merge the lengths keys need into px; -1 with *bad as above. */
 int fb_lengths_merge(struct fb_prefixes *px, const struct fb_key *keys, size_t n, size_t *bad);
 /* enum fb_prefix_list of an address rule, -1 for a 5-tuple; its name. */

@@ -57,6 +57,12 @@ static const struct fb_cmd cmds[] = {
 	  "Verify a counting filter: every bit set exactly where its counter is\n"
 	  "non-zero, counters adding up to k x flows, no interrupted write. --repair\n"
 	  "rolls back an interrupted write and rebuilds the bits from the counters." },
+	{ "load", cmd_load, "load NAME FILE... [--replace]",
+	  "Load block-lists: addresses, CIDR prefixes and ranges (source rules), FireHOL\n"
+	  "netsets, Spamhaus DROP ('; comment'), and FLOW lines, mixed; '-' is stdin.\n"
+	  "The whole input is checked first. Prefix lengths beyond 8 per family and\n"
+	  "direction are expanded into longer ones. --replace swaps the filter's content\n"
+	  "for the list in one step (re-sized if the filter was sized by capacity)." },
 	{ "query", cmd_query, "query NAME FLOW... | query NAME -f FILE",
 	  "Print 'maybe' or 'no' for each flow, then a count." },
 	{ "stats", cmd_stats, "stats NAME",

@@ -144,3 +144,28 @@ int fb_size_blocked(double n, double p, __u32 *nblocks, __u8 *k)
 	*k = (__u8)best_k;
 	return 0;
 }
+
+unsigned fb_probes_per_packet(__u32 kinds, const struct fb_prefixes *px)
+{
+	unsigned v4 = 0, v6 = 0, flow = !!(kinds & FB_KINDF(FB_KIND_FLOW));
+
+	if (kinds & FB_KINDF(FB_KIND_SRC)) {
+		v4 += px->list[FB_PFX_SRC4].n;
+		v6 += px->list[FB_PFX_SRC6].n;
+	}
+	if (kinds & FB_KINDF(FB_KIND_DST)) {
+		v4 += px->list[FB_PFX_DST4].n;
+		v6 += px->list[FB_PFX_DST6].n;
+	}
+	return flow + (v4 > v6 ? v4 : v6);
+}
+
+double fb_packet_rate(double per_probe, unsigned probes)
+{
+	return probes ? 1.0 - pow(1.0 - per_probe, probes) : 0;
+}
+
+double fb_probe_target(double per_packet, unsigned probes)
+{
+	return probes > 1 ? 1.0 - pow(1.0 - per_packet, 1.0 / probes) : per_packet;
+}

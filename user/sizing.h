@@ -15,10 +15,22 @@
 #define FLOWBLOOM_USER_SIZING_H
 
 #include <linux/types.h>
+#include "flowbloom/geometry.h"
 
 double fb_fpr_classic(double n, double mbits, unsigned k);
 double fb_fpr_blocked(double n, double nblocks, unsigned k);
 double fb_fpr(__u8 layout, double n, __u32 nblocks, unsigned k);
+
+/*
+ * Probes per packet: one for the 5-tuple if the filter holds flows, plus
+ * one per source and destination prefix length of the packet's family (the
+ * larger family counts). A packet is a false positive if any probe is, so
+ * its rate is 1 - (1 - r)^probes for a per-probe rate r, and meeting a
+ * per-packet target p needs r = 1 - (1 - p)^(1/probes).
+ */
+unsigned fb_probes_per_packet(__u32 kinds, const struct fb_prefixes *px);
+double fb_packet_rate(double per_probe, unsigned probes);
+double fb_probe_target(double per_packet, unsigned probes);
 
 /* Smallest geometry with rate <= p for n flows. 0 ok, -1 if it would exceed
  * FB_MAX_BLOCKS. */
