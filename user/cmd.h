@@ -29,6 +29,8 @@ int cmd_del(int argc, char **argv);
 int cmd_count(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_load(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 

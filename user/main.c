@@ -63,6 +63,12 @@ static const struct fb_cmd cmds[] = {
 	  "The whole input is checked first. Prefix lengths beyond 8 per family and\n"
 	  "direction are expanded into longer ones. --replace swaps the filter's content\n"
 	  "for the list in one step (re-sized if the filter was sized by capacity)." },
+	{ "export", cmd_export, "export NAME FILE",
+	  "Write the filter (geometry, hash key, prefix lengths, bits, counters) to FILE\n"
+	  "('-': stdout): versioned, little-endian, CRC-32 checked." },
+	{ "import", cmd_import, "import FILE NAME",
+	  "Create filter NAME from an export ('-': stdin). Corrupt, truncated or\n"
+	  "incompatible files are refused before anything is created." },
 	{ "query", cmd_query, "query NAME FLOW... | query NAME -f FILE",
 	  "Print 'maybe' or 'no' for each flow, then a count." },
 	{ "stats", cmd_stats, "stats NAME",
