@@ -148,7 +148,7 @@ int cmd_info(int argc, char **argv)
 	unsigned probes;
 	__u64 set, saturated = 0;
 	char dig[20];
-	int natt = 0, i, j;
+	int natt = 0, users, i, j;
 
 	if (argc != 2)
 		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");
@@ -163,6 +163,7 @@ int cmd_info(int argc, char **argv)
 	px = (const struct fb_prefixes *)&f.blocks[1];
 	probes = fb_probes_per_packet(h->kinds, px);
 	kinds_str(h->kinds, kinds, sizeof(kinds));
+	users = fb_filter_users(&f, NULL);
 	if (f.cnt_hdr)
 		saturated = count_saturated(&f);
 	if (fb_json) {
@@ -206,6 +207,7 @@ int cmd_info(int argc, char **argv)
 		jw_arr_open("attached");
 		fb_filter_attachments(&f, print_attach, &natt);
 		jw_arr_close();
+		jw_u64("programs", users);
 		jw_obj_close();
 		jw_end();
 	} else {
@@ -239,7 +241,9 @@ int cmd_info(int argc, char **argv)
 		printf("  content digest %016llx\n", (unsigned long long)digest(&f));
 		printf("  attached:");
 		fb_filter_attachments(&f, print_attach, &natt);
-		printf("%s\n", natt ? "" : " nowhere");
+		printf("%s\n", natt ? "" : " nowhere in this network namespace");
+		printf("  in use by %d XDP program%s (all namespaces)\n", users,
+		       users == 1 ? "" : "s");
 	}
 	fb_filter_close(&f);
 	return 0;

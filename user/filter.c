@@ -140,6 +140,10 @@ static void remove_pins(const char *name, bool iproute)
 		unlink(path);
 		snprintf(path, sizeof(path), "%s/%s", FB_IPROUTE_PIN_DIR, FB_MAP_STATS);
 		unlink(path);
+		/* The directories create made; left alone if anything else is
+		 * in them (rmdir fails). */
+		rmdir(FB_IPROUTE_PIN_DIR);
+		rmdir("/sys/fs/bpf/xdp");
 	}
 }
 
@@ -402,6 +406,8 @@ void fb_filter_close(struct fb_filter *f)
 	f->dir_fd = f->outer_fd = f->bits_fd = f->stats_fd = f->cnt_fd = -1;
 }
 
+static bool prog_uses_map(__u32 prog_id, __u32 want);
+
 struct first_attach {
 	char ifname[IF_NAMESIZE];
 };
@@ -416,17 +422,43 @@ static void note_first(const char *ifname, const char *mode, __u32 prog_id, void
 		snprintf(fa->ifname, sizeof(fa->ifname), "%s", ifname);
 }
 
+int fb_filter_users(const struct fb_filter *f, __u32 *first_prog)
+{
+	__u32 id = 0;
+	int n = 0;
+
+	/* Every loaded program, whichever network namespace its device is
+	 * in: a netlink XDP attachment holds its program, and the program
+	 * holds the maps. */
+	while (!bpf_prog_get_next_id(id, &id)) {
+		if (!prog_uses_map(id, f->stats_id))
+			continue;
+		if (!n && first_prog)
+			*first_prog = id;
+		n++;
+	}
+	return n;
+}
+
 int fb_filter_destroy(const char *name)
 {
 	struct first_attach fa = { "" };
 	struct fb_filter f;
 	bool iproute = false;
+	__u32 prog = 0;
 
 	if (fb_filter_open(name, &f))
 		return -1;
 	fb_filter_attachments(&f, note_first, &fa);
 	if (fa.ifname[0]) {
 		fb_err("filter '%s' is attached to %s: detach it first", name, fa.ifname);
+		fb_filter_close(&f);
+		return -1;
+	}
+	if (fb_filter_users(&f, &prog)) {
+		fb_err("filter '%s' is in use by XDP program %u (attached in another network "
+		       "namespace?): detach it first",
+		       name, prog);
 		fb_filter_close(&f);
 		return -1;
 	}

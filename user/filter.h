@@ -106,6 +106,9 @@ __u64 fb_filter_popcount(const struct fb_filter *f);
 /* Sum of the per-CPU statistics. */
 int fb_filter_read_stats(const struct fb_filter *f, struct fb_stats *out);
 
+/* Loaded programs using the filter, in any network namespace; the first's
+ * id in *first_prog. */
+int fb_filter_users(const struct fb_filter *f, __u32 *first_prog);
 /* Devices the filter is attached to: calls cb for each (ifname, mode). */
 typedef void (*fb_attach_cb)(const char *ifname, const char *mode, __u32 prog_id, void *ctx);
 int fb_filter_attachments(const struct fb_filter *f, fb_attach_cb cb, void *ctx);

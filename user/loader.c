@@ -10,13 +10,13 @@
 
 static bool libbpf_verbose;
 
+/* libbpf's own lines (they start with "libbpf: ") only with -v: every
+ * failure already gets one line of ours, and the verifier log is long. */
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level == LIBBPF_DEBUG && !libbpf_verbose)
+	(void)level;
+	if (!libbpf_verbose)
 		return 0;
-	if (level != LIBBPF_WARN && !libbpf_verbose)
-		return 0;
-	fputs("libbpf: ", stderr);
 	return vfprintf(stderr, fmt, ap);
 }
 
