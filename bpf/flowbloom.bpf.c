@@ -15,6 +15,7 @@
 #include "parsing.h"
 #include "filter.h"
 #include "maps.bpf.h"
+#include "monitor.h"
 
 const volatile __u8 cfg_action = FB_ACTION_DEFAULT; /* enum fb_action */
 const volatile __u8 cfg_malformed_drop = 0;	    /* 1: drop malformed packets */
@@ -65,9 +66,42 @@ static __always_inline int fb_match_addr(void *filter, const struct fb_header *h
 	return 0;
 }
 
+/* With --confirm exact: is a Bloom hit of this kind really in the list?
+ * Only hits get here, so misses (the common case) pay nothing. */
+static __noinline int fb_confirm(const struct fb_header *hdr, const struct fb_key *key, __u32 kind)
+{
+	struct fb_lpm_key lk;
+	__u32 slot = hdr->gen & 1;
+	void *set;
+
+	if (kind == FB_KIND_FLOW) {
+		set = bpf_map_lookup_elem(&fb_exact, &slot);
+		return set && bpf_map_lookup_elem(set, key);
+	}
+	slot = slot * 2 + (kind == FB_KIND_DST);
+	set = bpf_map_lookup_elem(&fb_lpm, &slot);
+	if (!set)
+		return 0;
+	lk.prefixlen = 128;
+	__builtin_memcpy(lk.addr, kind == FB_KIND_DST ? key->daddr : key->saddr, 16);
+	return bpf_map_lookup_elem(set, &lk) != NULL;
+}
+
+/* A hit of kind, confirmed if the filter asks for it (else counted). */
+static __always_inline int fb_hit(const struct fb_header *hdr, const struct fb_key *key, __u32 kind,
+				  struct fb_stats *st, __u64 bytes)
+{
+	if (!hdr->confirm || fb_confirm(hdr, key, kind))
+		return 1;
+	st->c[FB_STAT_UNCONFIRMED].packets++;
+	st->c[FB_STAT_UNCONFIRMED].bytes += bytes;
+	return 0;
+}
+
 /* Probe every rule kind the filter holds, cheapest question first; returns
  * the kind that matched or 0. A 5-tuple-only filter pays for one probe. */
-static __always_inline __u32 fb_match(void *filter, const struct fb_header *hdr, struct fb_key *key)
+static __always_inline __u32 fb_match(void *filter, const struct fb_header *hdr, struct fb_key *key,
+				      struct fb_stats *st, __u64 bytes)
 {
 	__u32 kinds = hdr->kinds, one = 1;
 	struct fb_prefixes *px;
@@ -75,7 +109,7 @@ static __always_inline __u32 fb_match(void *filter, const struct fb_header *hdr,
 
 	/* The parser wrote key as a FB_KIND_FLOW key. */
 	if (kinds & FB_KINDF(FB_KIND_FLOW)) {
-		if (fb_probe(filter, hdr, key))
+		if (fb_probe(filter, hdr, key) && fb_hit(hdr, key, FB_KIND_FLOW, st, bytes))
 			return FB_KIND_FLOW;
 	}
 	if (!(kinds & (FB_KINDF(FB_KIND_SRC) | FB_KINDF(FB_KIND_DST))))
@@ -87,11 +121,13 @@ static __always_inline __u32 fb_match(void *filter, const struct fb_header *hdr,
 	v6 = !fb_words_v4mapped(key->w[0], key->w[1]);
 	if ((kinds & FB_KINDF(FB_KIND_SRC)) &&
 	    fb_match_addr(filter, hdr, &px->list[v6 ? FB_PFX_SRC6 : FB_PFX_SRC4], key->w[0],
-			  key->w[1], 0))
+			  key->w[1], 0) &&
+	    fb_hit(hdr, key, FB_KIND_SRC, st, bytes))
 		return FB_KIND_SRC;
 	if ((kinds & FB_KINDF(FB_KIND_DST)) &&
 	    fb_match_addr(filter, hdr, &px->list[v6 ? FB_PFX_DST6 : FB_PFX_DST4], key->w[2],
-			  key->w[3], 1))
+			  key->w[3], 1) &&
+	    fb_hit(hdr, key, FB_KIND_DST, st, bytes))
 		return FB_KIND_DST;
 	return 0;
 }
@@ -141,7 +177,7 @@ int flowbloom(struct xdp_md *ctx)
 		goto out;
 	}
 
-	kind = fb_match(filter, hdr, &key);
+	kind = fb_match(filter, hdr, &key, st, bytes);
 	if (kind) {
 		fb_count(st, FB_STAT_MATCHED, bytes);
 		fb_count(st, FB_STAT_HIT_FLOW + kind - FB_KIND_FLOW, bytes);
@@ -154,6 +190,9 @@ int flowbloom(struct xdp_md *ctx)
 		verdict = kind ? XDP_PASS : XDP_DROP;
 	else
 		verdict = kind ? XDP_DROP : XDP_PASS;
+	/* Flow monitoring (bpf/monitor.h): cfg_mon = 0 removes it. */
+	if (cfg_mon)
+		fb_monitor(ctx, &key, bytes, verdict);
 out:
 	fb_count(st, verdict == XDP_DROP ? FB_STAT_DROPPED : FB_STAT_PASSED, bytes);
 	if (cfg_trace) {

@@ -19,6 +19,7 @@
 #include <bpf/bpf_helpers.h>
 #include "flowbloom/geometry.h"
 #include "flowbloom/maps.h"
+#include "flowbloom/monitor.h"
 
 /* Template only: real filter arrays are created by the CLI. */
 struct fb_filter_array {
@@ -54,5 +55,85 @@ struct {
 	__type(key, __u32);
 	__type(value, struct fb_trace);
 } fb_trace SEC(".maps");
+
+/* Exact confirmation sets (maps.h). Templates; the CLI creates the sets of
+ * a filter made with --confirm exact and hands over its outer maps. */
+struct fb_exact_set {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(struct fb_key));
+	__uint(value_size, sizeof(__u32));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__array(values, struct fb_exact_set);
+} fb_exact SEC(".maps");
+
+struct fb_lpm_set {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(struct fb_lpm_key));
+	__uint(value_size, sizeof(__u32));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 4);
+	__type(key, __u32);
+	__array(values, struct fb_lpm_set);
+} fb_lpm SEC(".maps");
+
+/* Flow monitoring (bpf/monitor.h). The CLI sizes and pins these per filter
+ * (user/monitor.c) and hands them over with bpf_map__reuse_fd; the small
+ * declarations here serve loads with monitoring off, whose code the
+ * verifier removes. Never pinned by name: their sizes vary. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fb_mon_cell);
+} fb_sketch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fb_top_bucket);
+} fb_top SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fb_key);
+} fb_top_keys SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fb_seen_slot);
+} fb_seen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} fb_newflows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fb_mon_stats);
+} fb_mon_stats SEC(".maps");
 
 #endif

@@ -84,7 +84,7 @@ int cmd_add(int argc, char **argv)
 	struct fb_flows fl;
 	size_t bad;
 	double t0;
-	int rc = flows_args(argc, argv, &f, &fl);
+	int err, rc = flows_args(argc, argv, &f, &fl);
 
 	if (rc)
 		return rc;
@@ -92,13 +92,17 @@ int cmd_add(int argc, char **argv)
 	if (fb_filter_lock(&f))
 		goto out;
 	t0 = now();
-	if (fb_filter_add_rules(&f, fl.keys, fl.n, &bad)) {
+	err = fb_filter_add_rules(&f, fl.keys, fl.n, &bad);
+	if (err == -1) {
 		fb_flows_where(&fl, bad, where, sizeof(where));
 		fb_flow_format(&fl.keys[bad], text, sizeof(text));
 		fb_err("%s: '%s' would need a %dth %s prefix length (at most %d; `flowbloom load` "
 		       "expands rare lengths into longer ones); nothing added",
 		       where, text, FB_MAX_LENGTHS + 1,
 		       fb_prefix_list_name(fb_prefix_list_of(&fl.keys[bad])), FB_MAX_LENGTHS);
+	}
+	if (err) {
+		/* -2: an exact set refused a rule (already said). */
 		fb_filter_unlock(&f);
 		goto out;
 	}
@@ -149,7 +153,8 @@ int cmd_del(int argc, char **argv)
 		goto out;
 	}
 	for (i = 0; i < fl.n; i++)
-		fb_counting_del(&f, &fl.keys[i]);
+		if (!fb_counting_del(&f, &fl.keys[i]) && f.hdr->confirm)
+			fb_filter_exact_adjust(&f, &fl.keys[i], -1);
 	t0 = now() - t0;
 	fb_filter_unlock(&f);
 	report("deleted", &f, fl.n, t0);

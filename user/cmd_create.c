@@ -37,6 +37,7 @@ int cmd_create(int argc, char **argv)
 		{ "action", required_argument, NULL, 'a' },
 		{ "counting", no_argument, NULL, 'c' },
 		{ "counter-bits", required_argument, NULL, 'b' },
+		{ "confirm", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const layouts[] = { "blocked", "classic", NULL };
@@ -100,6 +101,12 @@ int cmd_create(int argc, char **argv)
 		case 'c':
 			counting = true;
 			break;
+		case 'C':
+			if (strcmp(optarg, "exact"))
+				return fb_usage("bad value '%s' for --confirm (want exact)",
+						optarg);
+			o.confirm = 1;
+			break;
 		case 'b':
 			if ((width = fb_pick("--counter-bits", optarg, widths, width_v)) < 0)
 				return 2;
@@ -144,6 +151,14 @@ int cmd_create(int argc, char **argv)
 		o.k = k;
 	} else {
 		return fb_usage("give --capacity N --fp-rate P, or --bits M --hashes K");
+	}
+	if (o.confirm && !strcmp(argv[optind], FB_IPROUTE_FILTER)) {
+		/* An `ip link`-loaded program cannot be handed the exact sets:
+		 * it would confirm nothing and let every listed flow through. */
+		fb_err("--confirm exact is not available for '%s', the filter `ip link` uses "
+		       "(attach another filter with flowbloom attach)",
+		       FB_IPROUTE_FILTER);
+		return 1;
 	}
 	if (fb_filter_create(argv[optind], &o))
 		return 1;

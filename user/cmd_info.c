@@ -196,6 +196,7 @@ int cmd_info(int argc, char **argv)
 		}
 		jw_arr_close();
 		jw_str("kinds", kinds);
+		jw_bool("confirm_exact", h->confirm);
 		snprintf(dig, sizeof(dig), "%016llx", (unsigned long long)digest(&f));
 		jw_str("digest", dig);
 		jw_u64("counter_bits", h->counter_bits);
@@ -237,7 +238,8 @@ int cmd_info(int argc, char **argv)
 		if (f.cnt_hdr)
 			printf("  counting: %u-bit counters, %zu bytes, %llu saturated\n",
 			       h->counter_bits, f.cnt_bytes, (unsigned long long)saturated);
-		printf("  rule kinds %s, default action %s\n", kinds, action_name(h->action));
+		printf("  rule kinds %s, default action %s%s\n", kinds, action_name(h->action),
+		       h->confirm ? ", hits confirmed in exact sets" : "");
 		printf("  content digest %016llx\n", (unsigned long long)digest(&f));
 		printf("  attached:");
 		fb_filter_attachments(&f, print_attach, &natt);

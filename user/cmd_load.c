@@ -235,7 +235,9 @@ int cmd_load(int argc, char **argv)
 		}
 		if (fb_filter_replace(&f, nblocks, k, l.keys, l.n, &bad))
 			goto unlock;
-	} else if (fb_filter_add_rules(&f, l.keys, l.n, &bad)) {
+	} else if ((c = fb_filter_add_rules(&f, l.keys, l.n, &bad))) {
+		if (c == -2)
+			goto unlock;
 		fb_flow_format(&l.keys[bad], text, sizeof(text));
 		fb_err("'%s' needs one prefix length too many; nothing loaded", text);
 		goto unlock;

@@ -11,7 +11,7 @@ static const char *const stat_names[FB_STAT_NR] = {
 	[FB_STAT_NONIP] = "non_ip",	   [FB_STAT_FRAGMENT] = "fragments",
 	[FB_STAT_MALFORMED] = "malformed", [FB_STAT_HIT_FLOW] = "hit_flow",
 	[FB_STAT_HIT_SRC] = "hit_src",	   [FB_STAT_HIT_DST] = "hit_dst",
-	[FB_STAT_NOFILTER] = "no_filter",
+	[FB_STAT_NOFILTER] = "no_filter",  [FB_STAT_UNCONFIRMED] = "unconfirmed",
 };
 
 int cmd_stats(int argc, char **argv)

@@ -132,6 +132,10 @@ static void remove_pins(const char *name, bool iproute)
 	unlink(path);
 	pin_path(path, sizeof(path), name, "counters");
 	unlink(path);
+	pin_path(path, sizeof(path), name, "exact");
+	unlink(path);
+	pin_path(path, sizeof(path), name, "lpm");
+	unlink(path);
 	snprintf(path, sizeof(path), "%s/%s", fb_root(), name);
 	rmdir(path);
 	rmdir(fb_root()); /* only succeeds once the last filter is gone */
@@ -145,6 +149,94 @@ static void remove_pins(const char *name, bool iproute)
 		rmdir(FB_IPROUTE_PIN_DIR);
 		rmdir("/sys/fs/bpf/xdp");
 	}
+}
+
+/* Fresh exact sets for up to n rules: [0] 5-tuples, [1] source and [2]
+ * destination prefixes. Entries are allocated as rules arrive
+ * (BPF_F_NO_PREALLOC); n only bounds them. */
+static int create_sets(__u64 n, int fd[3])
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_NO_PREALLOC);
+	__u32 max = n < 1024 ? 1024 : n > (1U << 28) ? 1U << 28 : (__u32)n;
+
+	fd[0] = bpf_map_create(BPF_MAP_TYPE_HASH, "fb_exact_set", sizeof(struct fb_key),
+			       sizeof(__u32), max, &opts);
+	fd[1] = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "fb_lpm_src", sizeof(struct fb_lpm_key),
+			       sizeof(__u32), max, &opts);
+	fd[2] = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "fb_lpm_dst", sizeof(struct fb_lpm_key),
+			       sizeof(__u32), max, &opts);
+	if (fd[0] >= 0 && fd[1] >= 0 && fd[2] >= 0)
+		return 0;
+	fb_err("cannot create the exact sets: %s", strerror(errno));
+	for (int i = 0; i < 3; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	return -1;
+}
+
+/* Put sets into generation slot gen of the outer maps. */
+static int install_sets(int exact_fd, int lpm_fd, int gen, const int fd[3])
+{
+	__u32 e = gen, s = gen * 2, d = gen * 2 + 1;
+
+	if (bpf_map_update_elem(exact_fd, &e, &fd[0], BPF_ANY) ||
+	    bpf_map_update_elem(lpm_fd, &s, &fd[1], BPF_ANY) ||
+	    bpf_map_update_elem(lpm_fd, &d, &fd[2], BPF_ANY)) {
+		fb_err("cannot install the exact sets: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void clear_slot(int exact_fd, int lpm_fd, int gen)
+{
+	__u32 e = gen, s = gen * 2, d = gen * 2 + 1;
+
+	bpf_map_delete_elem(exact_fd, &e);
+	bpf_map_delete_elem(lpm_fd, &s);
+	bpf_map_delete_elem(lpm_fd, &d);
+}
+
+static int create_confirm(const char *name, __u64 n)
+{
+	int set[3], exact_fd = -1, lpm_fd = -1, err = -1, i;
+	char path[768];
+
+	if (create_sets(n, set))
+		return -1;
+	{
+		LIBBPF_OPTS(bpf_map_create_opts, eo, .inner_map_fd = set[0]);
+		LIBBPF_OPTS(bpf_map_create_opts, lo, .inner_map_fd = set[1]);
+
+		exact_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, FB_MAP_EXACT, sizeof(__u32),
+					  sizeof(__u32), 2, &eo);
+		lpm_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, FB_MAP_LPM, sizeof(__u32),
+					sizeof(__u32), 4, &lo);
+	}
+	if (exact_fd < 0 || lpm_fd < 0) {
+		fb_err("cannot create the exact-set maps: %s", strerror(errno));
+		goto out;
+	}
+	if (install_sets(exact_fd, lpm_fd, 0, set))
+		goto out;
+	pin_path(path, sizeof(path), name, "exact");
+	if (bpf_obj_pin(exact_fd, path))
+		goto pin;
+	pin_path(path, sizeof(path), name, "lpm");
+	if (bpf_obj_pin(lpm_fd, path))
+		goto pin;
+	err = 0;
+	goto out;
+pin:
+	fb_err("cannot pin %s: %s", path, strerror(errno));
+out:
+	for (i = 0; i < 3; i++)
+		close(set[i]);
+	if (exact_fd >= 0)
+		close(exact_fd);
+	if (lpm_fd >= 0)
+		close(lpm_fd);
+	return err;
 }
 
 int fb_filter_create(const char *name, const struct fb_create_opts *o)
@@ -200,6 +292,7 @@ int fb_filter_create(const char *name, const struct fb_create_opts *o)
 	hdr->nblocks = o->nblocks;
 	hdr->action = o->action ? o->action : FB_ACTION_DROP;
 	hdr->counter_bits = o->counter_bits;
+	hdr->confirm = o->confirm;
 	hdr->capacity = o->capacity;
 	hdr->fp_ppb = (__u32)(o->fp_rate * 1e9 + 0.5);
 	if (getrandom(hdr->key, sizeof(hdr->key), 0) != sizeof(hdr->key)) {
@@ -219,6 +312,9 @@ int fb_filter_create(const char *name, const struct fb_create_opts *o)
 			goto out;
 		}
 	}
+	if (o->confirm && create_confirm(name, o->capacity ? 2 * o->capacity
+							   : (__u64)o->nblocks * FB_BLOCK_BITS / 8))
+		goto out;
 	if (o->counter_bits) {
 		size_t cbytes =
 			fb_counting_map_bytes((__u64)o->nblocks * FB_BLOCK_BITS, o->counter_bits);
@@ -319,6 +415,41 @@ static int open_counters(struct fb_filter *f)
 	return 0;
 }
 
+/* The current generation's sets, from the outer maps. */
+static int open_sets(struct fb_filter *f)
+{
+	__u32 slots[3] = { f->hdr->gen, f->hdr->gen * 2u, f->hdr->gen * 2u + 1 }, id;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		if (f->set_fd[i] >= 0)
+			close(f->set_fd[i]);
+		f->set_fd[i] = -1;
+		if (bpf_map_lookup_elem(i ? f->lpm_fd : f->exact_fd, &slots[i], &id) ||
+		    (f->set_fd[i] = bpf_map_get_fd_by_id(id)) < 0) {
+			fb_err("filter '%s': exact set missing (%s)", f->name, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int open_confirm(struct fb_filter *f)
+{
+	char path[768];
+
+	pin_path(path, sizeof(path), f->name, "exact");
+	f->exact_fd = bpf_obj_get(path);
+	pin_path(path, sizeof(path), f->name, "lpm");
+	f->lpm_fd = bpf_obj_get(path);
+	if (f->exact_fd < 0 || f->lpm_fd < 0) {
+		fb_err("filter '%s' confirms hits but its exact sets are missing (%s)", f->name,
+		       strerror(errno));
+		return -1;
+	}
+	return open_sets(f);
+}
+
 int fb_filter_open(const char *name, struct fb_filter *f)
 {
 	struct bpf_map_info info = {};
@@ -327,6 +458,7 @@ int fb_filter_open(const char *name, struct fb_filter *f)
 
 	memset(f, 0, sizeof(*f));
 	f->dir_fd = f->outer_fd = f->bits_fd = f->stats_fd = f->cnt_fd = -1;
+	f->exact_fd = f->lpm_fd = f->set_fd[0] = f->set_fd[1] = f->set_fd[2] = -1;
 	f->hdr = MAP_FAILED;
 	if (fb_check_bpffs() || fb_check_name(name))
 		return -1;
@@ -377,6 +509,8 @@ int fb_filter_open(const char *name, struct fb_filter *f)
 	}
 	if (f->hdr->counter_bits && open_counters(f))
 		goto fail;
+	if (f->hdr->confirm && open_confirm(f))
+		goto fail;
 	return 0;
 fail:
 	fb_filter_close(f);
@@ -395,6 +529,14 @@ void fb_filter_close(struct fb_filter *f)
 	f->cnt = NULL;
 	if (f->cnt_fd >= 0)
 		close(f->cnt_fd);
+	for (int i = 0; i < 3; i++)
+		if (f->set_fd[i] >= 0)
+			close(f->set_fd[i]);
+	if (f->exact_fd >= 0)
+		close(f->exact_fd);
+	if (f->lpm_fd >= 0)
+		close(f->lpm_fd);
+	f->exact_fd = f->lpm_fd = f->set_fd[0] = f->set_fd[1] = f->set_fd[2] = -1;
 	if (f->dir_fd >= 0)
 		close(f->dir_fd);
 	if (f->outer_fd >= 0)
@@ -537,6 +679,7 @@ int fb_filter_replace(struct fb_filter *f, __u32 nblocks, __u8 k, const struct f
 	*bad = (size_t)-1;
 	nf.cnt_hdr = NULL;
 	nf.cnt_fd = -1;
+	nf.set_fd[0] = nf.set_fd[1] = nf.set_fd[2] = -1;
 	nf.bits_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_bits", sizeof(__u32), FB_BLOCK_BYTES,
 				    entries, &inner_opts);
 	if (nf.bits_fd < 0) {
@@ -576,6 +719,15 @@ int fb_filter_replace(struct fb_filter *f, __u32 nblocks, __u8 k, const struct f
 		nf.cnt = (__u8 *)nf.cnt_hdr + FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES;
 		fb_counting_init(nf.cnt_hdr, f->hdr->counter_bits);
 	}
+	if (f->hdr->confirm) {
+		/* Fresh sets in the other generation's slot: unused until the
+		 * new filter (whose header names that generation) is in. */
+		nf.hdr->gen = f->hdr->gen ^ 1;
+		if (create_sets(n * 2, nf.set_fd))
+			goto out;
+		if (install_sets(f->exact_fd, f->lpm_fd, nf.hdr->gen, nf.set_fd))
+			goto out;
+	}
 	if (fb_filter_add_rules(&nf, keys, n, bad))
 		goto out;
 	/* The switch: one update of the outer map. A packet sees the old
@@ -596,6 +748,11 @@ int fb_filter_replace(struct fb_filter *f, __u32 nblocks, __u8 k, const struct f
 	err = 0;
 out:
 	if (err) {
+		if (f->hdr->confirm && nf.hdr)
+			clear_slot(f->exact_fd, f->lpm_fd, f->hdr->gen ^ 1);
+		for (int i = 0; i < 3; i++)
+			if (nf.set_fd[i] >= 0 && nf.set_fd[i] != f->set_fd[i])
+				close(nf.set_fd[i]);
 		if (nf.hdr)
 			munmap(nf.hdr, nf.map_bytes);
 		if (nf.cnt_hdr)
@@ -604,6 +761,16 @@ out:
 		if (nf.cnt_fd >= 0)
 			close(nf.cnt_fd);
 		return -1;
+	}
+	/* The syscall that switched filters waited for programs still
+	 * running on the old one (map-in-map updates synchronize RCU), so the
+	 * old generation's sets are unused now. */
+	if (f->hdr->confirm) {
+		clear_slot(f->exact_fd, f->lpm_fd, f->hdr->gen);
+		for (int i = 0; i < 3; i++) {
+			close(f->set_fd[i]);
+			f->set_fd[i] = nf.set_fd[i];
+		}
 	}
 	/* f now describes the new filter; release the old mappings. */
 	munmap(f->hdr, f->map_bytes);
@@ -704,6 +871,30 @@ const char *fb_prefix_list_name(int l)
 	return l >= 0 && l < FB_PFX_NR ? names[l] : "?";
 }
 
+int fb_filter_exact_adjust(struct fb_filter *f, const struct fb_key *k, int delta)
+{
+	struct fb_lpm_key lk;
+	const void *key = k;
+	__u32 v = 0;
+	int fd = f->set_fd[0];
+
+	if (k->kind != FB_KIND_FLOW) {
+		fd = f->set_fd[k->kind == FB_KIND_DST ? 2 : 1];
+		lk.prefixlen = k->plen;
+		memcpy(lk.addr, k->kind == FB_KIND_DST ? k->daddr : k->saddr, 16);
+		key = &lk;
+	}
+	bpf_map_lookup_elem(fd, key, &v);
+	if (delta < 0 && v <= 1)
+		return bpf_map_delete_elem(fd, key) && errno != ENOENT ? -1 : 0;
+	v += delta;
+	if (bpf_map_update_elem(fd, key, &v, BPF_ANY)) {
+		fb_err("cannot update the exact set of '%s': %s", f->name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int fb_filter_add_rules(struct fb_filter *f, const struct fb_key *keys, size_t n, size_t *bad)
 {
 	struct fb_prefixes *px = (struct fb_prefixes *)&f->blocks[1], next = *px;
@@ -715,6 +906,10 @@ int fb_filter_add_rules(struct fb_filter *f, const struct fb_key *keys, size_t n
 		return -1;
 	for (i = 0; i < n; i++)
 		kinds |= FB_KINDF(keys[i].kind);
+	/* Exact sets before bits: every Bloom hit must be confirmable. */
+	for (i = 0; f->hdr->confirm && i < n; i++)
+		if (fb_filter_exact_adjust(f, &keys[i], 1))
+			return -2;
 	if (f->cnt_hdr) {
 		fb_counting_add_many(f, keys, n);
 	} else {

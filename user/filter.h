@@ -7,6 +7,8 @@
  *   <root>/<NAME>/filter   one-entry ARRAY_OF_MAPS holding the filter array
  *   <root>/<NAME>/stats    per-CPU struct fb_stats
  *   <root>/<NAME>/counters counters of a counting filter (see counting.h)
+ *   <root>/<NAME>/exact    --confirm exact: outer maps of the exact sets
+ *   <root>/<NAME>/lpm      (see include/flowbloom/maps.h)
  *
  * <root> is /sys/fs/bpf/flowbloom, or $FLOWBLOOM_ROOT (tests use their own).
  * The filter named "default" is pinned a second time under
@@ -42,6 +44,10 @@ struct fb_filter {
 	struct fb_cnt_header *cnt_hdr; /* mmap of the counter array */
 	__u8 *cnt;		       /* the counters, after its header */
 	size_t cnt_bytes;	       /* length of that mmap */
+	/* --confirm exact only, else -1: the outer maps, and the current
+	 * generation's sets (hash of 5-tuples, LPM tries src and dst). */
+	int exact_fd, lpm_fd;
+	int set_fd[3];
 };
 
 /* What `create` asks for. */
@@ -52,6 +58,7 @@ struct fb_create_opts {
 	__u8 hash;
 	__u8 action;
 	__u8 counter_bits; /* 0: plain; 4 or 8: counting */
+	__u8 confirm;	   /* 1: exact confirmation sets */
 	__u64 capacity;
 	double fp_rate;
 };
@@ -85,7 +92,7 @@ bool fb_filter_test(const struct fb_filter *f, const struct fb_key *key);
 /* Add rules of any kind (plain or counting): bits, then the prefix
  * lengths they need, then kind flags. -1 if a prefix-length list would
  * exceed FB_MAX_LENGTHS (*bad: the first such rule); nothing changed then.
- * Call with the lock held. */
+ * -2 if an exact set refused a rule (printed). Call with the lock held. */
 int fb_filter_add_rules(struct fb_filter *f, const struct fb_key *keys, size_t n, size_t *bad);
 /* Replace the filter's whole content with keys, in a new filter array of
  * nblocks blocks and k bits (and new counters for a counting filter), then
@@ -93,6 +100,9 @@ int fb_filter_add_rules(struct fb_filter *f, const struct fb_key *keys, size_t n
  * fb_filter_add_rules, or (size_t)-1). Call with the lock held. */
 int fb_filter_replace(struct fb_filter *f, __u32 nblocks, __u8 k, const struct fb_key *keys,
 		      size_t n, size_t *bad);
+/* --confirm exact: raise (delta 1) or lower (-1) a rule's count in the
+ * current exact sets; at 0 it leaves them. 0 ok, -1 error (printed). */
+int fb_filter_exact_adjust(struct fb_filter *f, const struct fb_key *k, int delta);
 /* Merge the lengths keys need into px; -1 with *bad as above. */
 int fb_lengths_merge(struct fb_prefixes *px, const struct fb_key *keys, size_t n, size_t *bad);
 /* enum fb_prefix_list of an address rule, -1 for a 5-tuple; its name. */

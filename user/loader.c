@@ -6,6 +6,7 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "loader.h"
+#include "monitor.h"
 #include "output.h"
 
 static bool libbpf_verbose;
@@ -50,11 +51,17 @@ struct flowbloom_bpf *fb_load(const struct fb_filter *f, const struct fb_load_op
 		err = bpf_map__reuse_fd(skel->maps.fb_filter, f->outer_fd);
 		if (!err && !o->private_stats)
 			err = bpf_map__reuse_fd(skel->maps.fb_stats, f->stats_fd);
+		if (!err && f->exact_fd >= 0)
+			err = bpf_map__reuse_fd(skel->maps.fb_exact, f->exact_fd);
+		if (!err && f->lpm_fd >= 0)
+			err = bpf_map__reuse_fd(skel->maps.fb_lpm, f->lpm_fd);
 	}
 	if (err) {
 		fb_err("cannot reuse the maps of '%s': %s", f->name, strerror(-err));
 		goto fail;
 	}
+	if (o->monitor && fb_monitor_setup(skel, o->monitor))
+		goto fail;
 	err = flowbloom_bpf__load(skel);
 	if (err) {
 		fb_err("cannot load the XDP program: %s (run with -v for the verifier log)",

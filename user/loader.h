@@ -12,6 +12,8 @@
 #include "flowbloom.skel.h"
 #include "filter.h"
 
+struct fb_monitor;
+
 struct fb_load_opts {
 	__u8 action;	     /* enum fb_action; FB_ACTION_DEFAULT: the filter's own */
 	bool malformed_drop; /* drop malformed packets instead of passing them */
@@ -19,6 +21,7 @@ struct fb_load_opts {
 	bool private_stats;  /* count into the object's own stats map, not the filter's */
 	__u32 bench;	     /* benchmarks: see include/flowbloom/bench.h */
 	bool bench_v6;
+	const struct fb_monitor *monitor; /* flow monitoring maps (monitor.h); NULL: off */
 };
 
 /* Returns a loaded skeleton or NULL (error printed). f may be NULL: the

@@ -23,14 +23,16 @@ static const struct fb_cmd cmds[] = {
 	  "create NAME (--capacity N --fp-rate P | --bits M --hashes K) [--layout "
 	  "blocked|classic]\n"
 	  "                 [--hash siphash13|siphash24|nh] [--action drop|allow|monitor]\n"
-	  "                 [--counting [--counter-bits 4|8]]",
+	  "                 [--counting [--counter-bits 4|8]] [--confirm exact]",
 	  "Create a filter. With --capacity and --fp-rate, m and k come from the layout's\n"
 	  "formula; --bits and --hashes set them directly (m is rounded up to 512-bit\n"
 	  "blocks, 1 <= k <= 16). --action is what an `ip link`-loaded program does\n"
 	  "(default drop). The filter named 'default' is the one `ip link` uses.\n"
 	  "--hash nh is faster than the default SipHash-1-3 but not a PRF (README).\n"
 	  "--counting keeps a counter per bit (4 bits, or 8) beside the bits, so flows\n"
-	  "can be deleted; the data path still reads only the bits." },
+	  "can be deleted; the data path still reads only the bits. --confirm exact\n"
+	  "checks every Bloom hit in an exact set (hash map, LPM trie) before it counts,\n"
+	  "so a false positive never drops legitimate traffic; misses cost nothing more." },
 	{ "list", cmd_list, "list", "List filters." },
 	{ "info", cmd_info, "info NAME",
 	  "Geometry, memory, flows added, fill ratio, expected false-positive rate now,\n"

@@ -69,7 +69,8 @@ struct fb_header {
 	__u64 nflows;	   /* flows added (bookkeeping for info; not read by XDP) */
 	__u8 action;	   /* enum fb_action used when an attachment says DEFAULT */
 	__u8 counter_bits; /* 0: plain filter; 4 or 8: counting filter */
-	__u8 pad[2];
+	__u8 confirm;	   /* 1: confirm hits in the exact sets (fb_exact, fb_lpm) */
+	__u8 gen;	   /* generation slot (0/1) of the exact sets in use */
 	__u32 fp_ppb;	/* requested false-positive rate, parts per 10^9 (0: explicit) */
 	__u64 capacity; /* requested capacity n (0: explicit geometry) */
 	__u64 reserved;

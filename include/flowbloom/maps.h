@@ -37,7 +37,8 @@ enum fb_stat {
 	FB_STAT_HIT_FLOW,  /* matches by kind */
 	FB_STAT_HIT_SRC,
 	FB_STAT_HIT_DST,
-	FB_STAT_NOFILTER, /* no filter in the outer map: passed */
+	FB_STAT_NOFILTER,    /* no filter in the outer map: passed */
+	FB_STAT_UNCONFIRMED, /* Bloom hits the exact sets refused (false positives) */
 	FB_STAT_NR,
 };
 
@@ -51,6 +52,22 @@ struct fb_counter {
 
 struct fb_stats {
 	struct fb_counter c[FB_STAT_SLOTS];
+};
+
+/*
+ * Exact confirmation (create --confirm exact): a Bloom hit is checked
+ * against an exact set before it counts, a hash map of 5-tuples and an LPM
+ * trie per direction for address rules. Values count how often the rule
+ * was added (deletes of counting filters). Each outer ARRAY_OF_MAPS has a
+ * slot per generation (header gen), so `load --replace` fills the other
+ * generation aside and the filter swap switches both at once.
+ */
+#define FB_MAP_EXACT "fb_exact" /* slot gen: hash, key struct fb_key */
+#define FB_MAP_LPM "fb_lpm"	/* slot gen * 2 + (dst ? 1 : 0): LPM trie */
+
+struct fb_lpm_key {
+	__u32 prefixlen; /* 0..128, in the 128-bit space */
+	__u8 addr[16];
 };
 
 /* Parse outcome, as the trace record reports it. */
