@@ -164,7 +164,7 @@ int flowbloom(struct xdp_md *ctx)
 	if (cfg_bench) {
 		__u32 i = bench_seq++;
 
-		fb_bench_flow(cfg_bench & FB_BENCH_MISS ? i | FB_BENCH_MISS : i & cfg_bench,
+		fb_bench_flow(fb_bench_index(i, cfg_bench),
 			      cfg_bench_v6, &key);
 	}
 

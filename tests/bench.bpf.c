@@ -10,6 +10,7 @@
 #include <bpf/bpf_helpers.h>
 #include "flowbloom/bench.h"
 #include "flowbloom/key.h"
+#include "flowbloom/maps.h"
 #include "parsing.h"
 
 const volatile __u32 cfg_bench = 0;
@@ -33,6 +34,14 @@ struct {
 } exact SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1); /* set by the benchmark */
+	__type(key, struct fb_lpm_key);
+	__type(value, __u32);
+} lpm SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
@@ -47,7 +56,7 @@ static __always_inline int parse_bench(struct xdp_md *ctx, struct fb_key *key)
 	if (cfg_bench) {
 		__u32 i = bench_seq++;
 
-		fb_bench_flow(cfg_bench & FB_BENCH_MISS ? i | FB_BENCH_MISS : i & cfg_bench,
+		fb_bench_flow(fb_bench_index(i, cfg_bench),
 			      cfg_bench_v6, key);
 	}
 	return rc;
@@ -91,6 +100,20 @@ int xdp_exact(struct xdp_md *ctx)
 	return bpf_map_lookup_elem(&exact, &key) ? XDP_DROP : XDP_PASS;
 }
 
+/* Source address in an LPM trie (the list xdp-filter users ask for). */
+SEC("xdp")
+int xdp_lpm(struct xdp_md *ctx)
+{
+	struct fb_key key = {};
+	struct fb_lpm_key lk;
+
+	if (parse_bench(ctx, &key) != FB_PARSE_OK)
+		return XDP_PASS;
+	lk.prefixlen = 128;
+	__builtin_memcpy(lk.addr, key.saddr, 16);
+	return bpf_map_lookup_elem(&lpm, &lk) ? XDP_DROP : XDP_PASS;
+}
+
 /* Count and drop: the live runs' ceiling. */
 SEC("xdp")
 int xdp_count(struct xdp_md *ctx)
@@ -113,7 +136,7 @@ int xdp_gen(struct xdp_md *ctx)
 	__u32 i = bench_seq++;
 	__u8 *p = data;
 
-	fb_bench_flow(cfg_bench & FB_BENCH_MISS ? i | FB_BENCH_MISS : i & cfg_bench, cfg_bench_v6,
+	fb_bench_flow(fb_bench_index(i, cfg_bench), cfg_bench_v6,
 		      &key);
 	if (!cfg_bench_v6) {
 		/* Ethernet 14 + IPv4 20: source address at 26, ports at 34. */

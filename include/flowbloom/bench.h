@@ -15,6 +15,14 @@
 
 #define FB_BENCH_MISS (1U << 31)
 
+/* Flow number for packet seq: hits cycle through flows 0..mask; misses
+ * are flows never added, with source 198.51.128-255.y (bit 15), outside
+ * the prefix benchmark's list of 198.51.0.0/17. */
+static __always_inline __u32 fb_bench_index(__u32 seq, __u32 cfg)
+{
+	return cfg & FB_BENCH_MISS ? seq | FB_BENCH_MISS | 0x8000 : seq & cfg;
+}
+
 /* Flow i: 198.51.x.y / 2001:db8::x -> 203.0.113.1 / 2001:db8::1, UDP, its
  * 32 bits spread over the source address and port. */
 static __always_inline void fb_bench_flow(__u32 i, int v6, struct fb_key *k)
