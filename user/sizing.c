@@ -15,14 +15,18 @@ double fb_fpr_classic(double n, double mbits, unsigned k)
  * bits (k/8, one more for the first k%8 words). */
 static double block_fpr(double i, unsigned k)
 {
-	double r = 1.0;
+	/* q: a given bit of a word is still clear after i flows set one bit
+	 * in it; a word holding c of the k bits needs all c set. */
+	double q = exp(i * log1p(-1.0 / 64)), r = 1.0, one = 1.0 - q, two = 1.0 - q * q;
 	unsigned w;
 
 	for (w = 0; w < FB_BLOCK_WORDS; w++) {
 		unsigned c = k / FB_BLOCK_WORDS + (w < k % FB_BLOCK_WORDS);
 
-		if (c)
-			r *= pow(1.0 - pow(1.0 - 1.0 / 64, i * c), c);
+		if (c == 1)
+			r *= one;
+		else if (c == 2)
+			r *= two * two;
 	}
 	return r;
 }
@@ -119,12 +123,23 @@ int fb_size_blocked(double n, double p, __u32 *nblocks, __u8 *k)
 	unsigned kk, best_k = 0;
 
 	/* For each k, the fewest blocks that reach p (the rate falls as blocks
-	 * grow, so bisect); keep the smallest filter. */
-	for (kk = 1; kk <= FB_MAX_K; kk++) {
-		__u32 lo = 1, hi = FB_MAX_BLOCKS;
+	 * grow, so bisect); keep the smallest filter. The bisection starts
+	 * bracketed near the classic size (blocked needs a little more):
+	 * evaluating absurd geometries costs more than the search itself. */
+	double guess = ceil(fb_classic_mbits(n, p) / FB_BLOCK_BITS);
+	__u32 lo0 = guess / 2 > 1 ? (__u32)(guess / 2) : 1;
+	__u32 hi0 = guess * 4 < FB_MAX_BLOCKS ? (__u32)(guess * 4) + 1 : FB_MAX_BLOCKS;
 
-		if (fb_fpr_blocked(n, hi, kk) > p)
-			continue;
+	for (kk = 1; kk <= FB_MAX_K; kk++) {
+		__u32 lo = lo0, hi = hi0;
+
+		if (fb_fpr_blocked(n, hi, kk) > p) {
+			if (fb_fpr_blocked(n, FB_MAX_BLOCKS, kk) > p)
+				continue;
+			hi = FB_MAX_BLOCKS;
+		}
+		if (fb_fpr_blocked(n, lo, kk) <= p)
+			lo = 1;
 		while (lo < hi) {
 			__u32 mid = lo + (hi - lo) / 2;
 
