@@ -137,6 +137,18 @@ int cmd_del(int argc, char **argv)
 	if (fb_filter_lock(&f))
 		goto out;
 	t0 = now();
+	/* With exact sets, a counting filter can tell a member from a false
+	 * positive: deleting a false positive would lower others' counters. */
+	for (i = 0; f.hdr->confirm && i < fl.n; i++) {
+		if (fb_filter_exact_count(&f, &fl.keys[i]))
+			continue;
+		fb_flows_where(&fl, i, where, sizeof(where));
+		fb_flow_format(&fl.keys[i], text, sizeof(text));
+		fb_err("%s: '%s' is not in filter '%s' (not in its exact set); nothing deleted",
+		       where, text, f.name);
+		fb_filter_unlock(&f);
+		goto out;
+	}
 	/* Check the whole batch against the counters before changing any. */
 	rc = fb_counting_check_dels(&f, fl.keys, fl.n, &bad);
 	if (rc) {

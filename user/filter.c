@@ -157,7 +157,9 @@ static void remove_pins(const char *name, bool iproute)
 static int create_sets(__u64 n, int fd[3])
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_NO_PREALLOC);
-	__u32 max = n < 1024 ? 1024 : n > (1U << 28) ? 1U << 28 : (__u32)n;
+	/* At least 64k: entries cost memory only as rules arrive; the hash's
+	 * bucket array (about 1 MiB here) is the floor's price. */
+	__u32 max = n < 65536 ? 65536 : n > (1U << 28) ? 1U << 28 : (__u32)n;
 
 	fd[0] = bpf_map_create(BPF_MAP_TYPE_HASH, "fb_exact_set", sizeof(struct fb_key),
 			       sizeof(__u32), max, &opts);
@@ -871,25 +873,42 @@ const char *fb_prefix_list_name(int l)
 	return l >= 0 && l < FB_PFX_NR ? names[l] : "?";
 }
 
+/* The exact sets: the hash map counts every rule by its exact key (what
+ * deletes check); the LPM trie of its direction mirrors each prefix rule
+ * while its count is non-zero (what the data path looks up). */
+__u32 fb_filter_exact_count(const struct fb_filter *f, const struct fb_key *k)
+{
+	__u32 v = 0;
+
+	return bpf_map_lookup_elem(f->set_fd[0], k, &v) ? 0 : v;
+}
+
 int fb_filter_exact_adjust(struct fb_filter *f, const struct fb_key *k, int delta)
 {
-	struct fb_lpm_key lk;
-	const void *key = k;
-	__u32 v = 0;
-	int fd = f->set_fd[0];
+	__u32 v = fb_filter_exact_count(f, k), one = 1;
+	int err;
 
-	if (k->kind != FB_KIND_FLOW) {
-		fd = f->set_fd[k->kind == FB_KIND_DST ? 2 : 1];
-		lk.prefixlen = k->plen;
-		memcpy(lk.addr, k->kind == FB_KIND_DST ? k->daddr : k->saddr, 16);
-		key = &lk;
-	}
-	bpf_map_lookup_elem(fd, key, &v);
-	if (delta < 0 && v <= 1)
-		return bpf_map_delete_elem(fd, key) && errno != ENOENT ? -1 : 0;
+	if (delta < 0 && !v)
+		return 0;
 	v += delta;
-	if (bpf_map_update_elem(fd, key, &v, BPF_ANY)) {
-		fb_err("cannot update the exact set of '%s': %s", f->name, strerror(errno));
+	err = v ? bpf_map_update_elem(f->set_fd[0], k, &v, BPF_ANY)
+		: bpf_map_delete_elem(f->set_fd[0], k);
+	if (!err && k->kind != FB_KIND_FLOW && (v == 0 || (v == 1 && delta > 0))) {
+		struct fb_lpm_key lk = { .prefixlen = k->plen };
+		int fd = f->set_fd[k->kind == FB_KIND_DST ? 2 : 1];
+
+		memcpy(lk.addr, k->kind == FB_KIND_DST ? k->daddr : k->saddr, 16);
+		err = v ? bpf_map_update_elem(fd, &lk, &one, BPF_ANY)
+			: bpf_map_delete_elem(fd, &lk);
+	}
+	if (err) {
+		if (errno == E2BIG)
+			fb_err("the exact sets of '%s' are full (sized for its capacity): create it "
+			       "with a larger --capacity",
+			       f->name);
+		else
+			fb_err("cannot update the exact sets of '%s': %s", f->name,
+			       strerror(errno));
 		return -1;
 	}
 	return 0;

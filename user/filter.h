@@ -103,6 +103,8 @@ int fb_filter_replace(struct fb_filter *f, __u32 nblocks, __u8 k, const struct f
 /* --confirm exact: raise (delta 1) or lower (-1) a rule's count in the
  * current exact sets; at 0 it leaves them. 0 ok, -1 error (printed). */
 int fb_filter_exact_adjust(struct fb_filter *f, const struct fb_key *k, int delta);
+/* --confirm exact: how many times a rule is in the exact sets. */
+__u32 fb_filter_exact_count(const struct fb_filter *f, const struct fb_key *k);
 /* Merge the lengths keys need into px; -1 with *bad as above. */
 int fb_lengths_merge(struct fb_prefixes *px, const struct fb_key *keys, size_t n, size_t *bad);
 /* enum fb_prefix_list of an address rule, -1 for a 5-tuple; its name. */
