@@ -40,6 +40,10 @@ int fb_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int fb_pick(const char *opt, const char *val, const char *const *names, const int *values);
 int fb_parse_action(const char *val);
 int fb_parse_malformed(const char *val);
+struct fb_load_opts;
+/* The per-attachment options attach and replay share: 'a' (--action) and
+ * 'M' (--malformed). 1 handled, 0 not ours, -1 bad value (printed). */
+int fb_load_option(int c, const char *arg, struct fb_load_opts *lo);
 
 /* Flows read from argv or a file, and where each came from. */
 struct fb_flows {

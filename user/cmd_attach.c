@@ -40,18 +40,13 @@ int cmd_attach(int argc, char **argv)
 				return 2;
 			flags = v;
 			break;
-		case 'a':
-			if ((v = fb_parse_action(optarg)) < 0)
-				return 2;
-			lo.action = v;
-			break;
-		case 'M':
-			if ((v = fb_parse_malformed(optarg)) < 0)
-				return 2;
-			lo.malformed_drop = v;
-			break;
 		default:
-			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+			v = fb_load_option(c, optarg, &lo);
+			if (v < 0)
+				return 2;
+			if (!v)
+				return fb_usage("unknown or incomplete option '%s'",
+						argv[optind - 1]);
 		}
 	}
 	if (argc - optind != 2)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cmd.h"
+#include "loader.h"
 #include "flow.h"
 #include "flowbloom/geometry.h"
 #include "output.h"
@@ -22,6 +23,25 @@ int fb_pick(const char *opt, const char *val, const char *const *names, const in
 	}
 	fb_usage("bad value '%s' for %s (want %s)", val, opt, list);
 	return -1;
+}
+
+int fb_load_option(int c, const char *arg, struct fb_load_opts *lo)
+{
+	int v;
+
+	if (c == 'a') {
+		if ((v = fb_parse_action(arg)) < 0)
+			return -1;
+		lo->action = v;
+		return 1;
+	}
+	if (c == 'M') {
+		if ((v = fb_parse_malformed(arg)) < 0)
+			return -1;
+		lo->malformed_drop = v;
+		return 1;
+	}
+	return 0;
 }
 
 int fb_parse_action(const char *val)
