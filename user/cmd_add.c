@@ -192,7 +192,7 @@ int cmd_query(int argc, char **argv)
 		jw_arr_open("results");
 	}
 	for (i = 0; i < fl.n; i++) {
-		bool hit = fb_filter_test(&f, &fl.keys[i]);
+		bool hit = fb_filter_query(&f, &fl.keys[i]);
 
 		maybe += hit;
 		fb_flow_format(&fl.keys[i], text, sizeof(text));

@@ -8,7 +8,7 @@
  *   0   "FLOWBLM\n"                          magic (8 bytes)
  *   8   u32 version = 1
  *   12  u32 size of the header that follows (HDR_SIZE, 120)
- *   16  u8 layout, hash, k, counter_bits, action, 3 x u8 0
+ *   16  u8 layout, hash, k, counter_bits, action, confirm, 2 x u8 0
  *   24  u32 nblocks, u32 kinds
  *   32  u64 key[2], u64 flows, u64 capacity
  *   64  u32 fp-rate in parts per 10^9, u32 0
@@ -16,6 +16,8 @@
  *   136 nblocks x 64 bytes of bits, as little-endian u64 words
  *   ... counters (counting filters): the counter bytes, 4-bit counters two
  *       per byte, low nibble first
+ *   ... exact sets (confirm = 1): u64 n, then n x (40-byte struct fb_key as
+ *       bytes, u32 count): every rule of the exact sets
  *   end u32 CRC-32 (zlib) of everything before it
  * Import checks size, magic, version, CRC and every geometry field before it
  * creates anything.
@@ -27,6 +29,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <bpf/bpf.h>
 #include "cmd.h"
 #include "counting.h"
 #include "filter.h"
@@ -76,6 +79,38 @@ static int write_all(FILE *out, const void *p, size_t n, uLong *crc)
 	return fwrite(p, 1, n, out) == n ? 0 : -1;
 }
 
+/* The exact sets: every rule key of the hash set, with its count. */
+static int write_sets(FILE *out, const struct fb_filter *f, uLong *crc)
+{
+	struct fb_key key, next, *prev = NULL;
+	__u8 rec[sizeof(struct fb_key) + 4], num[8];
+	__u64 n = 0;
+	__u32 v;
+
+	/* Count first (the section starts with it). */
+	while (!bpf_map_get_next_key(f->set_fd[0], prev, &next)) {
+		n++;
+		key = next;
+		prev = &key;
+	}
+	put64(num, n);
+	if (write_all(out, num, 8, crc))
+		return -1;
+	prev = NULL;
+	while (n && !bpf_map_get_next_key(f->set_fd[0], prev, &next)) {
+		if (bpf_map_lookup_elem(f->set_fd[0], &next, &v))
+			v = 0;
+		memcpy(rec, &next, sizeof(next));
+		put32(rec + sizeof(next), v);
+		if (write_all(out, rec, sizeof(rec), crc))
+			return -1;
+		n--;
+		key = next;
+		prev = &key;
+	}
+	return n ? -1 : 0; /* the set changed under us: writers hold the lock */
+}
+
 int cmd_export(int argc, char **argv)
 {
 	__u8 head[BITS_OFF] = { 0 }, word[8], tail[4];
@@ -103,6 +138,7 @@ int cmd_export(int argc, char **argv)
 	head[18] = h->k;
 	head[19] = h->counter_bits;
 	head[20] = h->action;
+	head[21] = h->confirm;
 	put32(head + 24, h->nblocks);
 	put32(head + 28, h->kinds);
 	put64(head + 32, h->key[0]);
@@ -130,6 +166,8 @@ int cmd_export(int argc, char **argv)
 			goto ioerr;
 	}
 	if (f.cnt_hdr && write_all(out, f.cnt, counter_bytes(h->nblocks, h->counter_bits), &crc))
+		goto ioerr;
+	if (h->confirm && write_sets(out, &f, &crc))
 		goto ioerr;
 	put32(tail, (__u32)crc);
 	if (fwrite(tail, 1, 4, out) != 4 || fflush(out))
@@ -235,6 +273,18 @@ static const char *check_image(const __u8 *b, size_t len)
 	want = BITS_OFF + (size_t)nblocks * FB_BLOCK_BYTES + counter_bytes(nblocks, cbits) + 4;
 	if (cbits != 0 && cbits != 4 && cbits != 8)
 		return "bad counter width";
+	if (b[21] > 1)
+		return "bad confirm flag";
+	if (b[21]) {
+		__u64 n;
+
+		if (len < want + 8)
+			return "truncated";
+		n = get64(b + want - 4);
+		if (n > (len - want - 8) / (sizeof(struct fb_key) + 4))
+			return "truncated";
+		want += 8 + n * (sizeof(struct fb_key) + 4);
+	}
 	if (len != want)
 		return len < want ? "truncated" : "trailing bytes after the filter";
 	if (get32(b + len - 4) != (__u32)crc32(crc32(0, NULL, 0), b, len - 4))
@@ -281,6 +331,7 @@ int cmd_import(int argc, char **argv)
 	o.hash = b[17];
 	o.k = b[18];
 	o.counter_bits = b[19];
+	o.confirm = b[21];
 	o.action = b[20];
 	o.nblocks = get32(b + 24);
 	o.capacity = get64(b + 56);
@@ -303,6 +354,26 @@ int cmd_import(int argc, char **argv)
 	if (f.cnt_hdr)
 		memcpy(f.cnt, b + BITS_OFF + (size_t)o.nblocks * FB_BLOCK_BYTES,
 		       counter_bytes(o.nblocks, o.counter_bits));
+	if (o.confirm) {
+		const __u8 *p = b + BITS_OFF + (size_t)o.nblocks * FB_BLOCK_BYTES +
+				counter_bytes(o.nblocks, o.counter_bits);
+		__u64 n = get64(p), e;
+
+		for (p += 8, e = 0; e < n; e++, p += sizeof(struct fb_key) + 4) {
+			struct fb_key k;
+
+			memcpy(&k, p, sizeof(k));
+			if (k.kind < FB_KIND_FLOW || k.kind >= FB_KIND_MAX || k.pad ||
+			    fb_filter_exact_adjust(&f, &k, (int)get32(p + sizeof(k)))) {
+				fb_err("%s: bad exact-set entry %llu; nothing imported", argv[1],
+				       (unsigned long long)e);
+				fb_filter_unlock(&f);
+				fb_filter_close(&f);
+				fb_filter_destroy(argv[2]);
+				goto out;
+			}
+		}
+	}
 	__atomic_store_n(&f.hdr->kinds, get32(b + 28), __ATOMIC_RELEASE);
 	fb_filter_unlock(&f);
 	if (fb_json) {

@@ -885,15 +885,16 @@ __u32 fb_filter_exact_count(const struct fb_filter *f, const struct fb_key *k)
 
 int fb_filter_exact_adjust(struct fb_filter *f, const struct fb_key *k, int delta)
 {
-	__u32 v = fb_filter_exact_count(f, k), one = 1;
+	__u32 old = fb_filter_exact_count(f, k), v, one = 1;
 	int err;
 
-	if (delta < 0 && !v)
+	if (delta < 0 && !old)
 		return 0;
-	v += delta;
+	v = old + delta;
 	err = v ? bpf_map_update_elem(f->set_fd[0], k, &v, BPF_ANY)
 		: bpf_map_delete_elem(f->set_fd[0], k);
-	if (!err && k->kind != FB_KIND_FLOW && (v == 0 || (v == 1 && delta > 0))) {
+	/* The trie holds the prefix while its count is non-zero. */
+	if (!err && k->kind != FB_KIND_FLOW && (!v || !old)) {
 		struct fb_lpm_key lk = { .prefixlen = k->plen };
 		int fd = f->set_fd[k->kind == FB_KIND_DST ? 2 : 1];
 
@@ -903,7 +904,8 @@ int fb_filter_exact_adjust(struct fb_filter *f, const struct fb_key *k, int delt
 	}
 	if (err) {
 		if (errno == E2BIG)
-			fb_err("the exact sets of '%s' are full (sized for its capacity): create it "
+			fb_err("the exact sets of '%s' are full (sized for its capacity): create "
+			       "it "
 			       "with a larger --capacity",
 			       f->name);
 		else
@@ -1013,6 +1015,29 @@ bool fb_filter_test(const struct fb_filter *f, const struct fb_key *key)
 			return false;
 	}
 	return true;
+}
+
+bool fb_filter_query(const struct fb_filter *f, const struct fb_key *k)
+{
+	const struct fb_prefixes *px = (const struct fb_prefixes *)&f->blocks[1];
+	const struct fb_lengths *l;
+	int list, i, w = k->kind == FB_KIND_DST ? 2 : 0;
+
+	if (k->kind == FB_KIND_FLOW || k->plen != 128)
+		return fb_filter_test(f, k);
+	/* An address: as the data path does, its prefix at each length. */
+	list = fb_prefix_list_of(k);
+	l = &px->list[list];
+	for (i = 0; i < l->n && i < FB_MAX_LENGTHS; i++) {
+		struct fb_key m = *k;
+
+		m.w[w] &= fb_prefix_mask(l->len[i], 0);
+		m.w[w + 1] &= fb_prefix_mask(l->len[i], 1);
+		m.plen = l->len[i];
+		if (fb_filter_test(f, &m))
+			return true;
+	}
+	return false;
 }
 
 __u64 fb_filter_popcount(const struct fb_filter *f)

@@ -112,6 +112,10 @@ int fb_prefix_list_of(const struct fb_key *k);
 const char *fb_prefix_list_name(int l);
 /* fb_filter_set() for many keys, faster (prefetches ahead). */
 void fb_filter_set_many(struct fb_filter *f, const struct fb_key *keys, size_t n);
+/* What `query` answers: a 5-tuple or a prefix rule as fb_filter_test(); a
+ * plain address (src/dst ADDR) as the data path would for a packet from or
+ * to it, through every prefix length the filter holds. */
+bool fb_filter_query(const struct fb_filter *f, const struct fb_key *k);
 /* Bits set, out of m. */
 __u64 fb_filter_popcount(const struct fb_filter *f);
 

@@ -190,7 +190,9 @@ int fb_expand_lengths(struct fb_key **keys, size_t *n, const struct fb_prefixes 
 		for (c = 0; c < cnt; c++) {
 			struct fb_key e = *k;
 
-			from_u128(base | (t < 128 ? (u128)c << (128 - t) : 0),
+			/* Entry c fills the t - plen bits under the prefix;
+			 * only t = 0 would shift by the width (and has c = 0). */
+			from_u128(base | (t > 0 ? (u128)c << (128 - t) : 0),
 				  k->kind == FB_KIND_SRC ? e.saddr : e.daddr);
 			e.plen = t;
 			nk[out++] = e;
