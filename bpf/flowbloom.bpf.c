@@ -167,6 +167,9 @@ int flowbloom(struct xdp_md *ctx)
 		fb_bench_flow(fb_bench_index(i, cfg_bench),
 			      cfg_bench_v6, &key);
 	}
+	/* Flow monitoring (bpf/monitor.h): cfg_mon = 0 removes it. */
+	if (cfg_mon)
+		fb_monitor(&key, bytes);
 
 	filter = bpf_map_lookup_elem(&fb_filter, &zero);
 	hdr = filter ? bpf_map_lookup_elem(filter, &zero) : NULL;
@@ -190,9 +193,9 @@ int flowbloom(struct xdp_md *ctx)
 		verdict = kind ? XDP_PASS : XDP_DROP;
 	else
 		verdict = kind ? XDP_DROP : XDP_PASS;
-	/* Flow monitoring (bpf/monitor.h): cfg_mon = 0 removes it. */
+	/* A new flow's event carries the verdict (bpf/monitor.h). */
 	if (cfg_mon)
-		fb_monitor(ctx, &key, bytes, verdict);
+		fb_monitor_verdict(ctx, &key, bytes, verdict);
 out:
 	fb_count(st, verdict == XDP_DROP ? FB_STAT_DROPPED : FB_STAT_PASSED, bytes);
 	if (cfg_trace) {

@@ -33,6 +33,21 @@ int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_traffic(int argc, char **argv);
+int cmd_flows(int argc, char **argv);
+int cmd_metrics(int argc, char **argv);
+
+/* Monitoring (cmd_monitor.c). attach's options (codes FB_OPT_* in
+ * monitor.h): 1 handled, 0 not ours, -1 bad value (printed). */
+struct fb_mon_opts;
+int fb_mon_option(int c, const char *arg, struct fb_mon_opts *o);
+/* Counter names of `stats` (cmd_stats.c), and its --watch loop. */
+const char *fb_stat_name(int i);
+int fb_stats_watch(const char *name, double interval);
+/* Ctrl-C and SIGTERM end --watch and --follow loops cleanly (exit 0). */
+void fb_catch_interrupt(void);
+_Bool fb_interrupted(void);
 
 /* Usage error for the running verb: message, synopsis, returns 2. */
 int fb_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -12,6 +12,7 @@
 #include "cmd.h"
 #include "filter.h"
 #include "loader.h"
+#include "monitor.h"
 #include "output.h"
 
 int cmd_attach(int argc, char **argv)
@@ -20,17 +21,27 @@ int cmd_attach(int argc, char **argv)
 		{ "mode", required_argument, NULL, 'm' },
 		{ "action", required_argument, NULL, 'a' },
 		{ "malformed", required_argument, NULL, 'M' },
+		{ "monitor", no_argument, NULL, FB_OPT_MONITOR },
+		{ "epsilon", required_argument, NULL, FB_OPT_EPSILON },
+		{ "delta", required_argument, NULL, FB_OPT_DELTA },
+		{ "new-flows", no_argument, NULL, FB_OPT_NEWFLOWS },
+		{ "age", required_argument, NULL, FB_OPT_AGE },
+		{ "expect", required_argument, NULL, FB_OPT_EXPECT },
+		{ "ring", required_argument, NULL, FB_OPT_RING },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const modes[] = { "native", "generic", NULL };
 	static const int mode_v[] = { XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE };
 	struct fb_load_opts lo = { 0 };
 	struct flowbloom_bpf *skel;
+	struct fb_mon_opts mo;
+	struct fb_monitor mon;
 	struct fb_filter f;
 	__u32 flags = XDP_FLAGS_DRV_MODE;
 	unsigned int ifindex;
 	int c, v, err;
 
+	fb_mon_opts_default(&mo);
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -42,6 +53,8 @@ int cmd_attach(int argc, char **argv)
 			break;
 		default:
 			v = fb_load_option(c, optarg, &lo);
+			if (!v)
+				v = fb_mon_option(c, optarg, &mo);
 			if (v < 0)
 				return 2;
 			if (!v)
@@ -58,8 +71,17 @@ int cmd_attach(int argc, char **argv)
 	}
 	if (fb_filter_open(argv[optind], &f))
 		return 1;
+	/* Monitoring maps (monitor.c): new ones unless another device feeds
+	 * them already. */
+	if ((mo.sketch || mo.newflows) && fb_monitor_prepare(&f, &mo, &mon)) {
+		fb_filter_close(&f);
+		return 1;
+	}
+	lo.monitor = mo.sketch || mo.newflows ? &mon : NULL;
 	skel = fb_load(&f, &lo);
 	if (!skel) {
+		if (lo.monitor)
+			fb_monitor_close(&mon);
 		fb_filter_close(&f);
 		return 1;
 	}
@@ -79,14 +101,24 @@ int cmd_attach(int argc, char **argv)
 		jw_str("attached", argv[optind]);
 		jw_str("dev", argv[optind + 1]);
 		jw_str("mode", flags == XDP_FLAGS_DRV_MODE ? "native" : "generic");
+		if (lo.monitor)
+			fb_monitor_json(&mon);
 		jw_obj_close();
 		jw_end();
 	} else {
 		printf("attached %s to %s (%s)\n", argv[optind], argv[optind + 1],
 		       flags == XDP_FLAGS_DRV_MODE ? "native" : "generic");
+		if (lo.monitor) {
+			char desc[256];
+
+			fb_monitor_describe(&mon, desc, sizeof(desc));
+			printf("monitoring: %s\n", desc);
+		}
 	}
 	/* The attachment holds the program; our handles can go. */
 	flowbloom_bpf__destroy(skel);
+	if (lo.monitor)
+		fb_monitor_close(&mon);
 	fb_filter_close(&f);
 	return err ? 1 : 0;
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* `flowbloom stats`: the filter's per-CPU counters, summed. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "cmd.h"
 #include "filter.h"
 #include "output.h"
@@ -14,12 +16,32 @@ static const char *const stat_names[FB_STAT_NR] = {
 	[FB_STAT_NOFILTER] = "no_filter",  [FB_STAT_UNCONFIRMED] = "unconfirmed",
 };
 
+const char *fb_stat_name(int i)
+{
+	return i >= 0 && i < FB_STAT_NR && stat_names[i] ? stat_names[i] : "unnamed";
+}
+
 int cmd_stats(int argc, char **argv)
 {
 	struct fb_filter f;
 	struct fb_stats s;
 	int i;
 
+	/* --watch [SECS]: rates between polls (cmd_monitor.c). */
+	if (argc >= 3 && !strcmp(argv[2], "--watch")) {
+		double secs = 1;
+		char *end;
+
+		if (argc > 4)
+			return fb_usage("too many arguments");
+		if (argc == 4) {
+			secs = strtod(argv[3], &end);
+			if (end == argv[3] || *end || !(secs >= 0.1 && secs <= 86400))
+				return fb_usage("bad interval '%s' for --watch (0.1 to 86400 s)",
+						argv[3]);
+		}
+		return fb_stats_watch(argv[1], secs);
+	}
 	if (argc != 2)
 		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");
 	if (fb_filter_open(argv[1], &f))

@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 #include "counting.h"
 #include "filter.h"
+#include "monitor.h"
 #include "output.h"
 
 #define BPF_FS_MAGIC_NR 0xcafe4a11
@@ -137,6 +138,7 @@ static void remove_pins(const char *name, bool iproute)
 	pin_path(path, sizeof(path), name, "lpm");
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/%s", fb_root(), name);
+	fb_monitor_unpin(path); /* NAME/monitor/, if monitoring made it */
 	rmdir(path);
 	rmdir(fb_root()); /* only succeeds once the last filter is gone */
 	if (iproute) {

@@ -40,10 +40,19 @@ static const struct fb_cmd cmds[] = {
 	{ "destroy", cmd_destroy, "destroy NAME", "Remove a filter (it must be detached)." },
 	{ "attach", cmd_attach,
 	  "attach NAME DEV [--mode native|generic] [--action drop|allow|monitor]\n"
-	  "                 [--malformed pass|drop]",
+	  "                 [--malformed pass|drop] [--monitor [--epsilon E] [--delta D]]\n"
+	  "                 [--new-flows [--age SECS] [--expect N] [--ring SIZE]]",
 	  "Attach the XDP program to DEV, working on filter NAME. drop: a match is\n"
 	  "dropped; allow: only matches pass (non-IP frames always pass); monitor:\n"
-	  "count only. Default action: the filter's own (see create)." },
+	  "count only. Default action: the filter's own (see create).\n"
+	  "--monitor counts packets and bytes per flow in a count-min sketch and keeps\n"
+	  "top-talker candidates (see top, traffic): estimates exceed the truth by at\n"
+	  "most E x all packets with probability 1 - D (defaults 0.001, 0.01).\n"
+	  "--new-flows reports each flow's first packet per aging period of SECS\n"
+	  "seconds (default 60) through a ring buffer of SIZE bytes (default 1M; see\n"
+	  "flows); the seen-set is sized for N flows per period (default 100000).\n"
+	  "Monitoring starts from zero unless the filter is attached elsewhere, whose\n"
+	  "monitoring maps are then shared." },
 	{ "detach", cmd_detach, "detach DEV", "Remove flowbloom's XDP program from DEV." },
 	{ "add", cmd_add, "add NAME FLOW... | add NAME -f FILE",
 	  "Add flows. FILE holds one FLOW per line ('#' comments, blank lines);\n"
@@ -72,9 +81,31 @@ static const struct fb_cmd cmds[] = {
 	  "Create filter NAME from an export ('-': stdin). Corrupt, truncated or\n"
 	  "incompatible files are refused before anything is created." },
 	{ "query", cmd_query, "query NAME FLOW... | query NAME -f FILE",
-	  "Print 'maybe' or 'no' for each flow, then a count." },
-	{ "stats", cmd_stats, "stats NAME",
-	  "Packet and byte counters of the filter's attachments." },
+	  "Print 'maybe' or 'no' for each flow, then a count. For a plain address\n"
+	  "(src ADDR, dst ADDR) the answer is the data path's: does a prefix held\n"
+	  "by the filter cover it? A prefix (src ADDR/LEN) asks for that rule." },
+	{ "stats", cmd_stats, "stats NAME [--watch [SECS]]",
+	  "Packet and byte counters of the filter's attachments. --watch prints them\n"
+	  "every SECS seconds (default 1) with the rates since the previous poll\n"
+	  "(packets/s, bits/s), until Ctrl-C; with -j one object per line." },
+	{ "top", cmd_top, "top NAME [-n N] [--by packets|bytes] [--interval SECS]",
+	  "The N heaviest flows (default 10) since monitoring started, or over the next\n"
+	  "SECS seconds with --interval, as estimated by the count-min sketch (attach\n"
+	  "--monitor). Estimates are never below the truth; the bound printed is how\n"
+	  "far above it they can be, and with what probability." },
+	{ "traffic", cmd_traffic, "traffic NAME FLOW... | traffic NAME -f FILE",
+	  "The sketch's estimate of packets and bytes for each 5-tuple FLOW since\n"
+	  "monitoring started (attach --monitor), with its error bound." },
+	{ "flows", cmd_flows, "flows NAME [--follow]",
+	  "New-flow events (attach --new-flows): each flow's first packet in an aging\n"
+	  "period, with time, device, verdict and size. Without --follow, the events\n"
+	  "waiting in the ring buffer and a summary; with --follow, as they happen\n"
+	  "until Ctrl-C (-j: one object per line). Events the ring buffer had no room\n"
+	  "for are counted and reported as lost." },
+	{ "metrics", cmd_metrics, "metrics [NAME...] [--textfile PATH]",
+	  "Counters and monitoring figures of the filters (default: all) in the\n"
+	  "Prometheus text exposition format. --textfile writes PATH atomically (a\n"
+	  "temporary file renamed over it), for node_exporter's textfile collector." },
 	{ "replay", cmd_replay,
 	  "replay NAME FILE.pcap... [--explain] [--action drop|allow|monitor]\n"
 	  "                 [--malformed pass|drop]",

@@ -47,15 +47,24 @@
 #define FB_MON_NEWFLOWS (1U << 1) /* seen-set and new-flow events */
 #define FB_MON_ATOMIC (1U << 2)	  /* one shared sketch plane, atomic adds */
 
-#define FB_MON_MAX_DEPTH 8	    /* delta >= e^-8 ~ 3.4e-4 */
-#define FB_MON_MAX_WIDTH (1U << 20) /* eps >= 2.6e-6 */
-#define FB_TOP_WAYS 4		    /* ways 0-1: by packets, 2-3: by bytes */
-#define FB_TOP_BUCKETS 1024	    /* per CPU */
-#define FB_SEEN_BITS 56		    /* filter bits per generation word */
+#define FB_MON_MAX_DEPTH 8  /* delta >= e^-8 ~ 3.4e-4 */
+#define FB_MON_MAX_SHIFT 20 /* width <= 2^20: eps >= 2.6e-6 */
+#define FB_TOP_WAYS 4	    /* ways 0-1: by packets, 2-3: by bytes */
+#define FB_TOP_SHIFT 10
+#define FB_TOP_BUCKETS (1U << FB_TOP_SHIFT) /* per CPU */
+#define FB_TOP_EVERY 16			    /* a flow is offered to the table once per 16 packets */
+#define FB_SEEN_BITS 56			    /* filter bits per generation word */
 #define FB_SEEN_TAG_SHIFT 56
-#define FB_SEEN_MAX_K 8
-/* Time unit of the generation number: 2^24 ns (16.8 ms). */
-#define FB_SEEN_TIME_SHIFT 24
+#define FB_SEEN_TAG_MASK (0xffULL << FB_SEEN_TAG_SHIFT)
+/* Bits per flow in a generation word. At one flow per word on average,
+ * 4 bits miss 2.5e-4 of new flows per generation, 8 would miss 6e-5 but
+ * cost 30 more instructions a packet (user/monitor.c, seen_fpr). */
+#define FB_SEEN_K 4
+#define FB_SEEN_HDR_SLOTS 1 /* slot 0: struct fb_seen_clock */
+/* One unused slot at the end: the verifier's bound on a computed slot's
+ * offset can be a few bytes looser than the truth, depending on how clang
+ * arranges the arithmetic. */
+#define FB_SEEN_PAD_SLOTS 1
 
 /* Where the pins live, inside the filter's bpffs directory. */
 #define FB_MON_DIR "monitor"
@@ -65,7 +74,7 @@ struct fb_mon_cell {
 	__u64 bytes;
 };
 
-/* One bucket of the top-talker table: the hot part the data path reads on
+/* One bucket of the top-talker table: the part the data path reads on
  * every packet, exactly one cache line. The keys live in a second map,
  * written only when a way changes hands. */
 struct fb_top_bucket {
@@ -73,9 +82,27 @@ struct fb_top_bucket {
 	__u64 score[FB_TOP_WAYS]; /* its estimate on this CPU when last seen */
 };
 
+/* The per-CPU map values: one plane each (one lookup per packet). */
+struct fb_top_plane {
+	struct fb_top_bucket b[FB_TOP_BUCKETS];
+};
+
+struct fb_top_keys {
+	struct fb_key k[FB_TOP_BUCKETS * FB_TOP_WAYS];
+};
+
 struct fb_seen_slot {
 	__u64 w[2]; /* generation g lives in w[g & 1] */
 };
+
+/* Slot 0 of the seen map: the current generation, shared by every
+ * attachment of the filter and readable by the CLI. */
+struct fb_seen_clock {
+	__u64 gen;	  /* jiffies / age_jiffies */
+	__u64 next_jiffy; /* first jiffy of generation gen + 1 */
+};
+
+_Static_assert(sizeof(struct fb_seen_clock) == sizeof(struct fb_seen_slot), "clock is a slot");
 
 /* A new flow, as the ring buffer delivers it. */
 struct fb_mon_event {
@@ -92,6 +119,8 @@ enum fb_mon_stat {
 	FB_MON_STAT_LOST,      /* events the ring buffer had no room for */
 	FB_MON_STAT_REFRESHED, /* flows carried over from the previous period */
 	FB_MON_STAT_NR,
+	/* Not a counter: the data path's per-packet scratch (bpf/monitor.h). */
+	FB_MON_STAT_PENDING = 7,
 };
 
 #define FB_MON_STAT_SLOTS 8
@@ -101,96 +130,103 @@ struct fb_mon_stats {
 	__u64 c[FB_MON_STAT_SLOTS];
 };
 
+/* The NH key words (include/flowbloom/hash.h): five per-position words
+ * and the final one, derived once from the 128-bit key instead of per
+ * packet. */
+#define FB_MON_NH_WORDS 6
+
 /* The monitoring maps' geometry, pinned beside them (user space only; the
  * program gets the same numbers as read-only data at load). */
 struct fb_mon_config {
 	__u32 magic;   /* FB_MON_MAGIC */
 	__u32 version; /* FB_MON_VERSION */
 	__u32 flags;   /* FB_MON_* */
-	__u32 width;
+	__u32 shift;   /* width = 2^shift */
 	__u32 depth;
-	__u32 planes;	   /* sketch planes: possible CPUs, or 1 with FB_MON_ATOMIC */
-	__u32 top_planes;  /* top-table planes: possible CPUs */
-	__u32 top_buckets; /* per plane */
-	__u64 key[2];	   /* NH key */
-	double epsilon;	   /* as asked; width = ceil(e / epsilon) */
-	double delta;	   /* as asked; depth = ceil(ln(1 / delta)) */
+	__u32 planes;	  /* sketch planes: possible CPUs, or 1 with FB_MON_ATOMIC */
+	__u32 top_planes; /* top-table planes: possible CPUs */
+	__u32 seen_k;	  /* FB_SEEN_K */
+	__u64 key[2];	  /* NH key */
+	double epsilon;	  /* as asked; width = e / epsilon rounded up to a power of 2 */
+	double delta;	  /* as asked; depth = ceil(ln(1 / delta)) */
 	__u32 seen_slots;
-	__u32 seen_k;
+	__u32 ring_bytes;
 	__u64 seen_expect; /* flows per period the seen-set was sized for */
 	__u64 age_ns;	   /* aging period */
-	__u32 age_mult;	   /* generation = (t >> 24) * age_mult >> 32, see below */
-	__u32 ring_bytes;
-	__u64 created_ns; /* CLOCK_REALTIME when the maps were created */
+	__u64 age_jiffies; /* the same in kernel ticks */
+	__u64 created_ns;  /* CLOCK_REALTIME when the maps were created */
 	__u64 reserved[4];
 };
 
-static __always_inline __u64 fb_mon_hash(const struct fb_key *key, const __u64 mkey[2])
+static __always_inline void fb_mon_nh_words(const __u64 key[2], __u64 kw[FB_MON_NH_WORDS])
 {
-	return fb_nh(key, mkey);
+	int i;
+
+	for (i = 0; i < 5; i++)
+		kw[i] = key[0] * fb_nh_mult(i) + key[1];
+	kw[5] = key[1];
 }
 
-/* Column of row i for hash h (0 <= result < width). */
-static __always_inline __u32 fb_mon_col(__u64 h, __u32 i, __u32 width)
+/* fb_nh() of hash.h with its key words precomputed: the same value. */
+static __always_inline __u64 fb_mon_hash(const struct fb_key *key, const __u64 kw[FB_MON_NH_WORDS])
+{
+	__u64 sum = 0, m;
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		m = fb_le64(key->w[i]);
+		sum += (__u64)(__u32)((__u32)m + (__u32)kw[i]) *
+		       (__u32)((__u32)(m >> 32) + (__u32)(kw[i] >> 32));
+	}
+	sum ^= kw[5];
+	sum ^= sum >> 33;
+	sum *= 0xff51afd7ed558ccdULL;
+	sum ^= sum >> 33;
+	sum *= 0xc4ceb9fe1a85ec53ULL;
+	sum ^= sum >> 33;
+	return sum;
+}
+
+/*
+ * Column of row i (0 <= result < 2^shift): the top bits of
+ * g_i = h1 + i * h2 mod 2^32. The data path keeps g_i in the upper half of
+ * a 64-bit register, so a row costs one add and one shift; power-of-two
+ * widths (e / eps rounded up, never less accurate) make the shift possible.
+ */
+static __always_inline __u32 fb_mon_col(__u64 h, __u32 i, __u32 shift)
 {
 	__u32 h1 = (__u32)h, h2 = (__u32)(h >> 32) | 1;
 
-	return fb_reduce32(h1 + i * h2, width);
+	return (h1 + i * h2) >> (32 - shift);
 }
 
-/* Index of the cell of row i in plane p (the sketch map is an array of
- * cells: plane-major, then row, then column). */
-static __always_inline __u32 fb_mon_cell_index(__u32 plane, __u32 i, __u32 col, __u32 width,
-					       __u32 depth)
+static __always_inline __u32 fb_top_index(__u64 h)
 {
-	return (plane * depth + i) * width + col;
-}
-
-static __always_inline __u32 fb_top_index(__u64 h, __u32 buckets)
-{
-	return fb_reduce32((__u32)(h >> 16), buckets);
+	return (__u32)(h >> 20) & (FB_TOP_BUCKETS - 1);
 }
 
 static __always_inline __u32 fb_seen_index(__u64 h, __u32 slots)
 {
-	return fb_reduce32((__u32)(h >> 32), slots);
+	return FB_SEEN_HDR_SLOTS + fb_reduce32((__u32)(h >> 32), slots - FB_SEEN_HDR_SLOTS);
 }
 
-/* The flow's k bits among the 56 of a generation word: the split-block
- * salts (geometry.h) give k well-spread 32-bit products, and a
+/* The flow's FB_SEEN_K bits among the 56 of a generation word: the
+ * split-block salts (geometry.h) give well-spread 32-bit products, and a
  * multiply-shift maps each to [0, 56). */
-static __always_inline __u64 fb_seen_mask(__u64 h, __u32 k)
+static __always_inline __u64 fb_seen_mask(__u64 h)
 {
 	__u32 lo = (__u32)h;
 	__u64 mask = 0;
 	int i;
 
-	for (i = 0; i < FB_SEEN_MAX_K; i++)
-		if ((__u32)i < k)
-			mask |= 1ULL << fb_reduce32(lo * fb_salt(i), FB_SEEN_BITS);
+	for (i = 0; i < FB_SEEN_K; i++)
+		mask |= 1ULL << fb_reduce32(lo * fb_salt(i), FB_SEEN_BITS);
 	return mask;
 }
 
 static __always_inline __u64 fb_seen_tag(__u64 gen)
 {
 	return (gen & 0xff) << FB_SEEN_TAG_SHIFT;
-}
-
-#define FB_SEEN_TAG_MASK (0xffULL << FB_SEEN_TAG_SHIFT)
-
-/*
- * Generation number of CLOCK_MONOTONIC time now_ns: now_ns / age_ns without
- * a 64-bit division (tens of cycles). With t = now_ns >> 24 and
- * mult = round(2^56 / age_ns), now_ns / age_ns ~ t * mult / 2^32, computed
- * exactly in two halves so nothing overflows for any uptime. Error: the
- * 16.8 ms unit, and the rounding of mult (relative 0.5 / mult: 7e-10 for
- * 0.1 s, 6e-4 for a day), which only stretches the period that little.
- */
-static __always_inline __u64 fb_seen_gen(__u64 now_ns, __u32 mult)
-{
-	__u64 t = now_ns >> FB_SEEN_TIME_SHIFT;
-
-	return (t >> 32) * mult + (((t & 0xffffffffULL) * mult) >> 32);
 }
 
 #endif
