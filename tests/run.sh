@@ -25,10 +25,11 @@ for s in $SUITES; do
 	fi
 	echo "== $s"
 	start=$(date +%s)
-	"${cmd[@]}" 2>&1 | tee "/tmp/fbtest-$s.log" | grep -v -E '^[0-9]+ passed, [0-9]+ failed'
+	log=$(mktemp "/tmp/fbtest-$s.XXXXXX")
+	"${cmd[@]}" 2>&1 | tee "$log" | grep -v -E '^[0-9]+ passed, [0-9]+ failed'
 	rc=${PIPESTATUS[0]}
-	last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "/tmp/fbtest-$s.log" | tail -1)
-	rm -f "/tmp/fbtest-$s.log"
+	last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+	rm -f "$log"
 	if [ -z "$last" ]; then
 		echo "$s: no closing line (exit $rc)"
 		broken="$broken $s"
