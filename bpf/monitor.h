@@ -1,20 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Flow monitoring on the data path, after the verdict: one NH hash of the
- * flow key feeds the count-min sketch (packets and bytes), the top-talker
- * candidate table, and the seen-set that turns a flow's first packet of an
- * aging period into a ring-buffer event. Geometry and the reasons for it
- * are in include/flowbloom/monitor.h.
+ * Flow monitoring on the data path. One NH hash of the flow key feeds the
+ * count-min sketch (packets and bytes), the top-talker candidate table and
+ * the seen-set; a flow's first packet of an aging period becomes a
+ * ring-buffer event once the verdict is known. Geometry and the reasons for
+ * it are in include/flowbloom/monitor.h; measurements in the README.
  *
- * Everything here hangs off cfg_mon, read-only data the loader sets from
- * the filter's monitoring maps (user/monitor.c). With cfg_mon = 0 (the
- * default, and what an `ip link`-loaded object has) the verifier removes
- * every instruction of it.
+ * flowbloom.bpf.c calls fb_monitor() after parsing and
+ * fb_monitor_verdict() after the verdict, both under cfg_mon: read-only
+ * data the loader sets from the filter's monitoring maps (user/monitor.c).
+ * With cfg_mon = 0 (the default, and what an `ip link`-loaded object has)
+ * the verifier removes every instruction of it.
  *
- * Cost is instructions, not memory, while the maps sit in cache: each map
- * is looked up once per packet (a CPU's whole plane is one map value) and
- * rows are addressed by pointer arithmetic, so nothing is spilled around
- * helper calls; widths are powers of two, so a column is one shift.
+ * Cost is instructions while the maps sit in cache: each map is looked up
+ * once per packet (a CPU's whole plane is one map value) and rows are
+ * addressed by pointer arithmetic, so nothing is spilled around helper
+ * calls; widths are powers of two, so a column is one shift.
  */
 #ifndef FLOWBLOOM_BPF_MONITOR_H
 #define FLOWBLOOM_BPF_MONITOR_H

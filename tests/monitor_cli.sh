@@ -246,6 +246,9 @@ check_eq "textfile: no temporary file left" "$(ls "$T_TMP" | grep -c 'fb.prom.tm
 check_fails "metrics --textfile in a missing directory" "$FB" metrics f1 --textfile "$T_TMP/no/such/x.prom"
 check_fails "metrics: no such filter" "$FB" metrics nosuch
 check_eq "metrics -j: JSON" "$("$FB" -j metrics f1 | json 'any(m["name"] == "flowbloom_monitor_packets_total" for m in d["metrics"])')" True
+check_eq "metrics -j: counters exact" \
+	"$("$FB" -j metrics f1 | json '[m["samples"][0]["value"] for m in d["metrics"] if m["name"] == "flowbloom_seen_bytes_total"][0]')" \
+	"$(json 'd["seen"]["bytes"]' <"$T_TMP/stats.json")"
 if command -v promtool >/dev/null; then
 	check "promtool check metrics" bash -c "promtool check metrics <'$T_TMP/m1'"
 else
@@ -255,6 +258,8 @@ fi
 # --- attach with monitoring, real traffic ----------------------------------------
 if ! ip netns add "$NSA" 2>/dev/null || ! ip netns add "$NSB" 2>/dev/null; then
 	skip "attach --monitor: cannot create network namespaces"
+	cleanup
+	trap - EXIT
 	t_end
 	exit
 fi
@@ -297,4 +302,6 @@ check "detach" "$FB" -n "$NSB" detach "$VB"
 check "destroy f1" "$FB" destroy f1
 check "destroy f2" "$FB" destroy f2
 check_eq "destroy removes the monitoring pins" "$(ls -A "$FLOWBLOOM_ROOT" 2>/dev/null | wc -l)" 0
+cleanup
+trap - EXIT
 t_end

@@ -762,7 +762,7 @@ static bool get_other(const struct mfilter *mf, int what, double *v)
 		*v = mf->delta;
 		return mf->sketch;
 	case G_START:
-		*v = mf->created / 1e9;
+		*v = (double)(mf->created / 1000000000ULL); /* whole seconds */
 		return mf->sketch || mf->newflows;
 	case G_NEW:
 		*v = (double)mf->ms.c[FB_MON_STAT_NEW];
@@ -897,7 +897,7 @@ static void print_value(FILE *out, double v, enum mkind kind)
 	if (kind == M_COUNTER || (v == floor(v) && fabs(v) < 9e15))
 		fprintf(out, "%.0f\n", v);
 	else
-		fprintf(out, "%.9g\n", v);
+		fprintf(out, "%.15g\n", v);
 }
 
 /* The exposition: HELP and TYPE once per family, then one sample per
@@ -926,7 +926,11 @@ static void render(FILE *out, const struct mfamily *fam, size_t nfam, const stru
 				if (fam[i].get(&mf[j], fam[i].arg, &v)) {
 					jw_obj_open(NULL);
 					jw_str("filter", mf[j].name);
-					jw_double("value", v);
+					/* Counters whole: %g would round them. */
+					if (v == floor(v) && v >= 0 && v < 9e15)
+						jw_u64("value", (unsigned long long)v);
+					else
+						jw_double("value", v);
 					jw_obj_close();
 				}
 			jw_arr_close();

@@ -5,30 +5,31 @@
  * and how it becomes sketch cells, a top-talker bucket and seen-set bits.
  *
  * - Count-min sketch (Cormode and Muthukrishnan 2005): depth d rows of width
- *   w cells {packets, bytes}; w = ceil(e / eps), d = ceil(ln(1 / delta)).
- *   A flow adds to one cell per row and its estimate is the smallest of
- *   them: never below the truth, and above truth + eps * N with probability
- *   at most delta (N: all packets, or all bytes, counted). Row i's column
- *   comes from one 64-bit hash by double hashing, g_i = h1 + i * h2
- *   (Kirsch and Mitzenmacher 2006), reduced by multiply-shift (Lemire 2019).
- *   Each CPU updates its own copy (a "plane") with plain adds; readers sum
- *   the planes. Plain adds on per-CPU planes measured faster than atomic
- *   adds on one shared plane, on one core and on both (README, Monitoring).
+ *   w cells {packets, bytes}; d = ceil(ln(1 / delta)), w = e / eps rounded
+ *   up to a power of two (a column is then one shift; the bound only gets
+ *   tighter). A flow adds to one cell per row and its estimate is the
+ *   smallest of them: never below the truth, and above truth + (e / w) N
+ *   with probability at most e^-d (N: all packets, or all bytes, counted).
+ *   Row i's column is the top bits of g_i = h1 + i * h2, h1 and h2 the
+ *   halves of one 64-bit hash (Kirsch and Mitzenmacher 2006). Each CPU
+ *   updates its own copy (a "plane") with plain adds; readers sum the
+ *   planes: faster than atomic adds on one shared plane, on one core and
+ *   much more on two (README, Monitoring).
  * - Top talkers: a small per-CPU table of candidates, four ways per bucket
- *   (two kept by packets, two by bytes), filled from the estimate the
- *   sketch update just produced: a flow takes the way of the lighter
- *   resident when its estimate is larger. User space scores the candidates
- *   of all CPUs with the whole sketch.
+ *   (two kept by packets, two by bytes), fed from the estimate the sketch
+ *   update just produced: a flow takes the way of the lighter resident when
+ *   its estimate is larger. User space ranks the candidates of all CPUs by
+ *   the whole sketch.
  * - New flows: a Bloom filter of 16-byte slots, each two 64-bit words, one
  *   per generation (the current and the previous aging period). A word is
- *   an 8-bit generation tag and 56 filter bits; a word whose tag is not the
- *   current or previous generation is empty, and is reset the first time a
- *   flow of the current generation lands on it. So aging needs no sweep and
- *   no user-space timer, and both generations of a slot share a cache line.
+ *   an 8-bit generation tag and 56 filter bits; a word whose tag is neither
+ *   generation is stale, and the first flow of the current generation to
+ *   land on it resets it (compare-and-swap). So aging needs no sweep and no
+ *   user-space timer, and both generations of a slot share a cache line.
  *
  * The hash is NH (include/flowbloom/hash.h) under its own 128-bit random key,
- * drawn when the monitoring maps are created: about a third of SipHash-1-3's
- * cost, universal, but not a PRF (an attacker who watches the estimates can
+ * drawn when the monitoring maps are created: a fifth of SipHash-1-3's cost
+ * here, universal, but not a PRF (an attacker who watches the estimates can
  * learn about the key; the filter's own hash is unaffected).
  */
 #ifndef FLOWBLOOM_MONITOR_H
@@ -74,8 +75,8 @@ struct fb_mon_cell {
 	__u64 bytes;
 };
 
-/* One bucket of the top-talker table: the part the data path reads on
- * every packet, exactly one cache line. The keys live in a second map,
+/* One bucket of the top-talker table: the part the data path reads when a
+ * flow is offered, exactly one cache line. The keys live in a second map,
  * written only when a way changes hands. */
 struct fb_top_bucket {
 	__u64 fp[FB_TOP_WAYS];	  /* the resident's 64-bit hash; 0: empty */
