@@ -17,7 +17,7 @@ Q := @
 msg = @printf '  %-8s %s\n' $(1) $(2);
 endif
 
-BPF_CFLAGS := -g -O2 --target=bpf -Wall -Werror -Iinclude -Ibpf -I$(ARCH_INC) -MMD -MP
+BPF_CFLAGS := -g -O2 --target=bpf -mcpu=v3 -Wall -Werror -Iinclude -Ibpf -I$(ARCH_INC) -MMD -MP
 CFLAGS ?= -g -O2
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -Iinclude -Iuser -I$(BUILD) -MMD -MP
 LDLIBS := -lbpf -lelf -lz -lpcap -lm
@@ -44,11 +44,12 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-$(BUILD)/flowbloom.bpf.o: bpf/flowbloom.bpf.c | $(BUILD)
+# Objects depend on this Makefile too: changing flags rebuilds them.
+$(BUILD)/flowbloom.bpf.o: bpf/flowbloom.bpf.c Makefile | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BUILD)/bench.bpf.o: tests/bench.bpf.c | $(BUILD)
+$(BUILD)/bench.bpf.o: tests/bench.bpf.c Makefile | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -58,7 +59,7 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 
 $(BUILD)/tests/bench: $(BUILD)/bench.skel.h
 
-$(BUILD)/user/%.o: user/%.c $(BUILD)/flowbloom.skel.h | $(BUILD)
+$(BUILD)/user/%.o: user/%.c $(BUILD)/flowbloom.skel.h Makefile | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
