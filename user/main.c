@@ -132,7 +132,7 @@ static void usage_all(FILE *out)
 	fprintf(out, "Usage: flowbloom [-j|--json] [-v|--verbose] [-n|--netns NETNS] VERB ARGS\n");
 	for (i = 0; i < NCMDS; i++)
 		synopsis(out, &cmds[i]);
-	fprintf(out, "FLOW := PROTO SRC:PORT DST:PORT | src ADDR | dst ADDR\n"
+	fprintf(out, "FLOW := PROTO SRC:PORT DST:PORT | src ADDR[/LEN] | dst ADDR[/LEN]\n"
 		     "       e.g. udp 198.51.100.1:53 203.0.113.7:4000\n"
 		     "            tcp [2001:db8::1]:443 [2001:db8::2]:51000\n");
 }
