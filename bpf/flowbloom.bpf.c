@@ -164,8 +164,7 @@ int flowbloom(struct xdp_md *ctx)
 	if (cfg_bench) {
 		__u32 i = bench_seq++;
 
-		fb_bench_flow(fb_bench_index(i, cfg_bench),
-			      cfg_bench_v6, &key);
+		fb_bench_flow(fb_bench_index(i, cfg_bench), cfg_bench_v6, &key);
 	}
 	/* Flow monitoring (bpf/monitor.h): cfg_mon = 0 removes it. */
 	if (cfg_mon)

@@ -56,8 +56,7 @@ static __always_inline int parse_bench(struct xdp_md *ctx, struct fb_key *key)
 	if (cfg_bench) {
 		__u32 i = bench_seq++;
 
-		fb_bench_flow(fb_bench_index(i, cfg_bench),
-			      cfg_bench_v6, key);
+		fb_bench_flow(fb_bench_index(i, cfg_bench), cfg_bench_v6, key);
 	}
 	return rc;
 }
@@ -136,8 +135,7 @@ int xdp_gen(struct xdp_md *ctx)
 	__u32 i = bench_seq++;
 	__u8 *p = data;
 
-	fb_bench_flow(fb_bench_index(i, cfg_bench), cfg_bench_v6,
-		      &key);
+	fb_bench_flow(fb_bench_index(i, cfg_bench), cfg_bench_v6, &key);
 	if (!cfg_bench_v6) {
 		/* Ethernet 14 + IPv4 20: source address at 26, ports at 34. */
 		if (p + 14 + 20 + 8 > (__u8 *)end)

@@ -71,8 +71,8 @@ struct fb_header {
 	__u8 counter_bits; /* 0: plain filter; 4 or 8: counting filter */
 	__u8 confirm;	   /* 1: confirm hits in the exact sets (fb_exact, fb_lpm) */
 	__u8 gen;	   /* generation slot (0/1) of the exact sets in use */
-	__u32 fp_ppb;	/* requested false-positive rate, parts per 10^9 (0: explicit) */
-	__u64 capacity; /* requested capacity n (0: explicit geometry) */
+	__u32 fp_ppb;	   /* requested false-positive rate, parts per 10^9 (0: explicit) */
+	__u64 capacity;	   /* requested capacity n (0: explicit geometry) */
 	__u64 reserved;
 };
 

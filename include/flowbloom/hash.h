@@ -148,6 +148,17 @@ static __always_inline __u64 fb_nh_mult(int i)
 	}
 }
 
+/* murmur3's 64-bit finaliser: every input bit reaches every output bit. */
+static __always_inline __u64 fb_fmix64(__u64 x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
 /* NH over five 64-bit words (each word's halves are NH's message pair),
  * then murmur3's fmix64. */
 static __always_inline __u64 fb_nh(const void *key40, const __u64 key[2])
@@ -163,13 +174,7 @@ static __always_inline __u64 fb_nh(const void *key40, const __u64 key[2])
 		sum += (__u64)(__u32)((__u32)m + (__u32)k) *
 		       (__u32)((__u32)(m >> 32) + (__u32)(k >> 32));
 	}
-	sum ^= key[1];
-	sum ^= sum >> 33;
-	sum *= 0xff51afd7ed558ccdULL;
-	sum ^= sum >> 33;
-	sum *= 0xc4ceb9fe1a85ec53ULL;
-	sum ^= sum >> 33;
-	return sum;
+	return fb_fmix64(sum ^ key[1]);
 }
 
 /* The one hash of a flow key under a filter's algorithm and key. */

@@ -179,13 +179,7 @@ static __always_inline __u64 fb_mon_hash(const struct fb_key *key, const __u64 k
 		sum += (__u64)(__u32)((__u32)m + (__u32)kw[i]) *
 		       (__u32)((__u32)(m >> 32) + (__u32)(kw[i] >> 32));
 	}
-	sum ^= kw[5];
-	sum ^= sum >> 33;
-	sum *= 0xff51afd7ed558ccdULL;
-	sum ^= sum >> 33;
-	sum *= 0xc4ceb9fe1a85ec53ULL;
-	sum ^= sum >> 33;
-	return sum;
+	return fb_fmix64(sum ^ kw[5]);
 }
 
 /*
