@@ -11,7 +11,9 @@
 #include <arpa/inet.h>
 #include <stdint.h>
 #include <string.h>
+#include <bpf/bpf.h>
 #include "flowbloom/key.h"
+#include "flowbloom/maps.h"
 
 static inline uint64_t test_rand64(uint64_t *s)
 {
@@ -103,6 +105,24 @@ static inline size_t test_build_frame(const struct fb_key *k, uint8_t *buf)
 		memcpy(p + 4, &ulen, 2);
 	}
 	return 14 + l3 + l4len;
+}
+
+/* Run key's frame through a program loaded with .trace = true. Returns
+ * the verdict (-1 on error); *matched: the trace says the flow rule
+ * matched. */
+static inline int test_probe_flow(int prog_fd, int trace_fd, const struct fb_key *k, int *matched)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, t, .repeat = 1);
+	uint8_t frame[128];
+	struct fb_trace tr;
+	__u32 zero = 0;
+
+	t.data_in = frame;
+	t.data_size_in = test_build_frame(k, frame);
+	if (bpf_prog_test_run_opts(prog_fd, &t) || bpf_map_lookup_elem(trace_fd, &zero, &tr))
+		return -1;
+	*matched = tr.kind == FB_KIND_FLOW;
+	return (int)t.retval;
 }
 
 #endif

@@ -1211,23 +1211,6 @@ static void publish_kind(struct fb_filter *f)
 	__atomic_fetch_or(&f->hdr->kinds, FB_KINDF(FB_KIND_FLOW), __ATOMIC_RELEASE);
 }
 
-/* Verdict of one frame (-1 on error); *matched: the trace says the flow
- * rule matched. */
-static int probe(int prog_fd, int trace_fd, const struct fb_key *k, int *matched)
-{
-	LIBBPF_OPTS(bpf_test_run_opts, t, .repeat = 1);
-	uint8_t frame[128];
-	struct fb_trace tr;
-	__u32 zero = 0;
-
-	t.data_in = frame;
-	t.data_size_in = test_build_frame(k, frame);
-	if (bpf_prog_test_run_opts(prog_fd, &t) || bpf_map_lookup_elem(trace_fd, &zero, &tr))
-		return -1;
-	*matched = tr.kind == FB_KIND_FLOW;
-	return (int)t.retval;
-}
-
 struct prog {
 	struct flowbloom_bpf *skel;
 	int fd, trace_fd;
@@ -1249,7 +1232,7 @@ static int prog_load(const struct fb_filter *f, struct prog *pr)
  * not match, -1 on a failed run. */
 static int matches(const struct prog *pr, const struct fb_key *k)
 {
-	int m, v = probe(pr->fd, pr->trace_fd, k, &m);
+	int m, v = test_probe_flow(pr->fd, pr->trace_fd, k, &m);
 
 	if (v < 0)
 		return -1;

@@ -33,22 +33,6 @@ static int run(const char *fmt, const char *a, const char *b)
 	return system(cmd);
 }
 
-/* Verdict of one frame, and whether the trace says the flow rule matched. */
-static int probe(int prog_fd, int trace_fd, const struct fb_key *k, int *matched)
-{
-	LIBBPF_OPTS(bpf_test_run_opts, t, .repeat = 1);
-	uint8_t frame[128];
-	struct fb_trace tr;
-	__u32 zero = 0;
-
-	t.data_in = frame;
-	t.data_size_in = test_build_frame(k, frame);
-	if (bpf_prog_test_run_opts(prog_fd, &t) || bpf_map_lookup_elem(trace_fd, &zero, &tr))
-		return -1;
-	*matched = tr.kind == FB_KIND_FLOW;
-	return (int)t.retval;
-}
-
 static void one(const char *layout, const char *hash)
 {
 	char name[64], label[160], path[] = "/tmp/fbsamebits.XXXXXX", text[FB_FLOW_STR];
@@ -57,7 +41,7 @@ static void one(const char *layout, const char *hash)
 	struct flowbloom_bpf *skel;
 	struct fb_filter f;
 	long missing = 0, fp = 0, disagree = 0, errors = 0;
-	int fd, i, m, v;
+	int fd, i, m = 0, v;
 	FILE *out;
 	double want;
 
@@ -93,8 +77,8 @@ static void one(const char *layout, const char *hash)
 		struct fb_key k;
 
 		test_random_flow(&seed, &k, i & 1);
-		v = probe(bpf_program__fd(skel->progs.flowbloom), bpf_map__fd(skel->maps.fb_trace),
-			  &k, &m);
+		v = test_probe_flow(bpf_program__fd(skel->progs.flowbloom),
+				    bpf_map__fd(skel->maps.fb_trace), &k, &m);
 		errors += v < 0;
 		missing += v != 1 /* XDP_DROP */ || !m;
 	}
@@ -107,8 +91,8 @@ static void one(const char *layout, const char *hash)
 		struct fb_key k;
 
 		test_random_flow(&seed, &k, i & 1);
-		v = probe(bpf_program__fd(skel->progs.flowbloom), bpf_map__fd(skel->maps.fb_trace),
-			  &k, &m);
+		v = test_probe_flow(bpf_program__fd(skel->progs.flowbloom),
+				    bpf_map__fd(skel->maps.fb_trace), &k, &m);
 		errors += v < 0;
 		fp += m;
 		disagree += m != fb_filter_test(&f, &k);
