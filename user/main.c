@@ -74,9 +74,11 @@ static const struct fb_cmd cmds[] = {
 	  "The whole input is checked first. Prefix lengths beyond 8 per family and\n"
 	  "direction are expanded into longer ones. --replace swaps the filter's content\n"
 	  "for the list in one step (re-sized if the filter was sized by capacity)." },
-	{ "export", cmd_export, "export NAME FILE",
+	{ "export", cmd_export, "export NAME FILE [--mode OCTAL]",
 	  "Write the filter (geometry, hash key, prefix lengths, bits, counters) to FILE\n"
-	  "('-': stdout): versioned, little-endian, CRC-32 checked." },
+	  "('-': stdout): versioned, little-endian, CRC-32 checked. The file holds the\n"
+	  "filter's secret hash key: it is created mode 0600 (--mode, e.g. 0640, to\n"
+	  "widen), written aside and renamed over FILE once complete and on disk." },
 	{ "import", cmd_import, "import FILE NAME",
 	  "Create filter NAME from an export ('-': stdin). Corrupt, truncated or\n"
 	  "incompatible files are refused before anything is created." },
