@@ -54,6 +54,12 @@ static const struct fb_cmd cmds[] = {
 	  "Monitoring starts from zero unless the filter is attached elsewhere, whose\n"
 	  "monitoring maps are then shared." },
 	{ "detach", cmd_detach, "detach DEV", "Remove flowbloom's XDP program from DEV." },
+	{ "status", cmd_status, "status",
+	  "Every flowbloom XDP attachment on the machine, in every network namespace:\n"
+	  "namespace, device, mode, program id and the filter it uses. An object loaded\n"
+	  "by `ip -n NS` or `ip netns exec` gets private, empty maps and passes every\n"
+	  "packet: shown as PRIVATE MAPS (fails open). Exit status 3 if any attachment\n"
+	  "fails open, 0 otherwise (1: error)." },
 	{ "add", cmd_add, "add NAME FLOW... | add NAME -f FILE",
 	  "Add flows. FILE holds one FLOW per line ('#' comments, blank lines);\n"
 	  "'-' reads stdin. The whole input is checked before anything is added." },
