@@ -138,7 +138,7 @@ check_eq "--mode with stdout: usage error" "$?" 2
 # --- a full disk: a 64 KiB tmpfs in a private mount namespace (nothing to
 # unmount afterwards, even if the test dies).
 "$FB" create BIG --bits 2097152 --hashes 4 >/dev/null # 256 KiB of bits
-unshare -m --propagation private bash -c '
+unshare -m --propagation private env LC_ALL=C bash -c '
 	mkdir -p "$1/full" && mount -t tmpfs -o size=64k,mode=0755 fbtest "$1/full" || exit 9
 	"$2" export S "$1/full/x.fbx" >/dev/null || exit 8
 	cp "$1/full/x.fbx" "$1/x.before"
@@ -146,10 +146,19 @@ unshare -m --propagation private bash -c '
 	echo $? >"$1/full.rc"
 	ls -A "$1/full" >"$1/full.ls"
 	cp "$1/full/x.fbx" "$1/x.after"
+	# metrics --textfile on a full disk: the same writer.
+	"$2" metrics S --textfile "$1/full/m.prom" >/dev/null || exit 7
+	cp "$1/full/m.prom" "$1/m.before"
+	dd if=/dev/zero of="$1/full/fill" bs=4k 2>/dev/null
+	"$2" metrics S --textfile "$1/full/m.prom" >/dev/null 2>"$1/mfull.err"
+	echo $? >"$1/mfull.rc"
+	ls -A "$1/full" >"$1/mfull.ls"
+	cp "$1/full/m.prom" "$1/m.after"
 ' _ "$T_TMP" "$FB"
 case $? in
 9) skip "ENOSPC: cannot mount a tmpfs here" ;;
 8) fail "ENOSPC: the first export failed" ;;
+7) fail "ENOSPC: the first metrics --textfile failed" ;;
 *)
 	check_eq "ENOSPC: exit 1" "$(cat "$T_TMP/full.rc")" 1
 	check_eq "ENOSPC: one line on stderr" "$(wc -l <"$T_TMP/full.err")" 1
@@ -159,6 +168,13 @@ case $? in
 	check_eq "ENOSPC: no temporary file left" "$(tr '\n' ' ' <"$T_TMP/full.ls")" "x.fbx "
 	cmp -s "$T_TMP/x.before" "$T_TMP/x.after" && pass "ENOSPC: the old export intact" ||
 		fail "ENOSPC: the old export changed"
+	check_eq "ENOSPC: metrics --textfile exits 1" "$(cat "$T_TMP/mfull.rc" 2>&1)" 1
+	grep -q 'm.prom: write failed: No space left on device' "$T_TMP/mfull.err" &&
+		pass "ENOSPC: metrics names the file and the cause" ||
+		fail "ENOSPC: metrics error was '$(cat "$T_TMP/mfull.err")'"
+	check_eq "ENOSPC: metrics leaves no temporary file" "$(tr '\n' ' ' <"$T_TMP/mfull.ls")" "fill m.prom x.fbx "
+	cmp -s "$T_TMP/m.before" "$T_TMP/m.after" && pass "ENOSPC: the old textfile intact" ||
+		fail "ENOSPC: the old textfile changed"
 	;;
 esac
 
