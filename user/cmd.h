@@ -23,6 +23,7 @@ int cmd_info(int argc, char **argv);
 int cmd_destroy(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 int cmd_detach(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 int cmd_add(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_del(int argc, char **argv);

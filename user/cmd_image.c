@@ -23,6 +23,7 @@
  * creates anything.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@
 #include "counting.h"
 #include "filter.h"
 #include "output.h"
+#include "safefile.h"
 
 #define MAGIC "FLOWBLM\n"
 #define VERSION 1
@@ -113,18 +115,40 @@ static int write_sets(FILE *out, const struct fb_filter *f, uLong *crc)
 
 int cmd_export(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "mode", required_argument, NULL, 'm' },
+		{ NULL, 0, NULL, 0 },
+	};
 	__u8 head[BITS_OFF] = { 0 }, word[8], tail[4];
-	char tmp[600] = "";
+	struct fb_safefile sf = { .out = NULL };
 	struct fb_filter f;
 	const struct fb_header *h;
 	uLong crc = crc32(0, NULL, 0);
+	/* The file holds the hash key, a secret (README: "An export holds a
+	 * secret"): only its owner reads it unless --mode says otherwise. */
+	mode_t mode = 0600;
+	bool mode_set = false;
+	const char *name, *file;
 	FILE *out = NULL;
 	size_t i;
-	int rc = 1;
+	int c, rc = 1;
 
-	if (argc != 3)
-		return fb_usage(argc < 3 ? "missing NAME or FILE" : "too many arguments");
-	if (fb_filter_open(argv[1], &f))
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c != 'm')
+			return fb_usage("unknown option '%s'", argv[optind - 1]);
+		if (fb_parse_file_mode(optarg, &mode))
+			return fb_usage("bad --mode '%s' (octal, 0 to 0777, e.g. 0640)", optarg);
+		mode_set = true;
+	}
+	if (argc - optind != 2)
+		return fb_usage(argc - optind < 2 ? "missing NAME or FILE" : "too many arguments");
+	name = argv[optind];
+	file = argv[optind + 1];
+	if (mode_set && !strcmp(file, "-"))
+		return fb_usage("--mode needs a FILE, not stdout");
+	if (fb_filter_open(name, &f))
 		return 1;
 	/* Writers out while we copy: the file is one consistent state. */
 	if (fb_filter_flock(&f, LOCK_SH))
@@ -147,16 +171,14 @@ int cmd_export(int argc, char **argv)
 	put64(head + 56, h->capacity);
 	put32(head + 64, h->fp_ppb);
 	memcpy(head + 72, &f.blocks[1], FB_BLOCK_BYTES);
-	if (!strcmp(argv[2], "-")) {
+	if (!strcmp(file, "-")) {
 		out = stdout;
 	} else {
-		/* Write aside and rename: never a half-written file. */
-		snprintf(tmp, sizeof(tmp), "%s.tmp%d", argv[2], getpid());
-		out = fopen(tmp, "wb");
-		if (!out) {
-			fb_err("%s: %s", tmp, strerror(errno));
+		/* Aside, then renamed over FILE (safefile.c): never a half-written
+		 * file, never through a planted symlink. */
+		if (fb_safefile_open(&sf, file, mode))
 			goto unlock;
-		}
+		out = sf.out;
 	}
 	if (write_all(out, head, sizeof(head), &crc))
 		goto ioerr;
@@ -170,40 +192,32 @@ int cmd_export(int argc, char **argv)
 	if (h->confirm && write_sets(out, &f, &crc))
 		goto ioerr;
 	put32(tail, (__u32)crc);
-	if (fwrite(tail, 1, 4, out) != 4 || fflush(out))
+	if (fwrite(tail, 1, 4, out) != 4)
 		goto ioerr;
-	if (out != stdout) {
-		if (fclose(out)) {
-			out = NULL;
+	if (out == stdout) {
+		if (fflush(out))
 			goto ioerr;
-		}
-		out = NULL;
-		if (rename(tmp, argv[2])) {
-			fb_err("%s: %s", argv[2], strerror(errno));
-			goto unlock;
-		}
-		tmp[0] = 0;
+		rc = 0;
+		goto unlock;
 	}
+	if (fb_safefile_commit(&sf))
+		goto unlock; /* printed; the old FILE, if any, is intact */
 	rc = 0;
-	if (out != stdout) {
-		if (fb_json) {
-			jw_obj_open(NULL);
-			jw_str("exported", f.name);
-			jw_str("file", argv[2]);
-			jw_obj_close();
-			jw_end();
-		} else {
-			printf("exported %s to %s\n", f.name, argv[2]);
-		}
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("exported", f.name);
+		jw_str("file", file);
+		jw_obj_close();
+		jw_end();
+	} else {
+		printf("exported %s to %s\n", f.name, file);
 	}
 	goto unlock;
 ioerr:
-	fb_err("%s: write failed: %s", argv[2], strerror(errno));
+	fb_err("%s: write failed: %s", file, strerror(errno));
 unlock:
-	if (out && out != stdout)
-		fclose(out);
-	if (tmp[0])
-		unlink(tmp);
+	if (sf.out)
+		fb_safefile_abort(&sf);
 	fb_filter_unlock(&f);
 out:
 	fb_filter_close(&f);

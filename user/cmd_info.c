@@ -5,6 +5,7 @@
 #include <string.h>
 #include "cmd.h"
 #include "counting.h"
+#include "discover.h"
 #include "filter.h"
 #include "output.h"
 #include "sizing.h"
@@ -209,6 +210,8 @@ int cmd_info(int argc, char **argv)
 		fb_filter_attachments(&f, print_attach, &natt);
 		jw_arr_close();
 		jw_u64("programs", users);
+		/* Loaded where the pins are hidden, a program fails open. */
+		fb_report_fail_open(true);
 		jw_obj_close();
 		jw_end();
 	} else {
@@ -246,6 +249,7 @@ int cmd_info(int argc, char **argv)
 		printf("%s\n", natt ? "" : " nowhere in this network namespace");
 		printf("  in use by %d XDP program%s (all namespaces)\n", users,
 		       users == 1 ? "" : "s");
+		fb_report_fail_open(true);
 	}
 	fb_filter_close(&f);
 	return 0;

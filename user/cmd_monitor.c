@@ -28,6 +28,7 @@
 #include "flow.h"
 #include "monitor.h"
 #include "output.h"
+#include "safefile.h"
 
 /* ------------------------------------------------------------- helpers */
 
@@ -952,40 +953,18 @@ static void render(FILE *out, const struct mfamily *fam, size_t nfam, const stru
 }
 
 /* node_exporter's textfile collector may read at any moment: write a
- * temporary file in the same directory, then rename it over PATH. */
+ * temporary file in the same directory, then rename it over PATH
+ * (safefile.c: never through a planted symlink). 0644: the collector
+ * often runs as another user, and the figures hold no secret. */
 static int write_textfile(const char *path, const struct mfamily *fam, size_t nfam,
 			  const struct mfilter *mf, size_t nmf)
 {
-	char tmp[4096];
-	FILE *out;
-	int fd;
+	struct fb_safefile sf;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, getpid()) >= (int)sizeof(tmp)) {
-		fb_err("path too long: %s", path);
+	if (fb_safefile_open(&sf, path, 0644))
 		return -1;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0 || !(out = fdopen(fd, "w"))) {
-		fb_err("cannot create %s: %s", tmp, strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(tmp);
-		}
-		return -1;
-	}
-	render(out, fam, nfam, mf, nmf);
-	if (fflush(out) || fsync(fd) || ferror(out)) {
-		fb_err("cannot write %s: %s", tmp, strerror(errno));
-		fclose(out);
-		unlink(tmp);
-		return -1;
-	}
-	if (fclose(out) || rename(tmp, path)) {
-		fb_err("cannot write %s: %s", path, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
+	render(sf.out, fam, nfam, mf, nmf);
+	return fb_safefile_commit(&sf);
 }
 
 int cmd_metrics(int argc, char **argv)

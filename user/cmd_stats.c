@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cmd.h"
+#include "discover.h"
 #include "filter.h"
 #include "output.h"
 
@@ -59,6 +60,8 @@ int cmd_stats(int argc, char **argv)
 			jw_u64("bytes", s.c[i].bytes);
 			jw_obj_close();
 		}
+		/* Only when there is one: scripts read this object as counters. */
+		fb_report_fail_open(false);
 		jw_obj_close();
 		jw_end();
 	} else {
@@ -67,6 +70,8 @@ int cmd_stats(int argc, char **argv)
 			printf("%-12s %14llu %16llu\n", stat_names[i],
 			       (unsigned long long)s.c[i].packets,
 			       (unsigned long long)s.c[i].bytes);
+		/* Counters here look calm while such a program passes everything. */
+		fb_report_fail_open(false);
 	}
 	fb_filter_close(&f);
 	return 0;

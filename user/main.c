@@ -54,6 +54,12 @@ static const struct fb_cmd cmds[] = {
 	  "Monitoring starts from zero unless the filter is attached elsewhere, whose\n"
 	  "monitoring maps are then shared." },
 	{ "detach", cmd_detach, "detach DEV", "Remove flowbloom's XDP program from DEV." },
+	{ "status", cmd_status, "status",
+	  "Every flowbloom XDP attachment on the machine, in every network namespace:\n"
+	  "namespace, device, mode, program id and the filter it uses. An object loaded\n"
+	  "by `ip -n NS` or `ip netns exec` gets private, empty maps and passes every\n"
+	  "packet: shown as PRIVATE MAPS (fails open). Exit status 3 if any attachment\n"
+	  "fails open, 0 otherwise (1: error)." },
 	{ "add", cmd_add, "add NAME FLOW... | add NAME -f FILE",
 	  "Add flows. FILE holds one FLOW per line ('#' comments, blank lines);\n"
 	  "'-' reads stdin. The whole input is checked before anything is added." },
@@ -74,9 +80,11 @@ static const struct fb_cmd cmds[] = {
 	  "The whole input is checked first. Prefix lengths beyond 8 per family and\n"
 	  "direction are expanded into longer ones. --replace swaps the filter's content\n"
 	  "for the list in one step (re-sized if the filter was sized by capacity)." },
-	{ "export", cmd_export, "export NAME FILE",
+	{ "export", cmd_export, "export NAME FILE [--mode OCTAL]",
 	  "Write the filter (geometry, hash key, prefix lengths, bits, counters) to FILE\n"
-	  "('-': stdout): versioned, little-endian, CRC-32 checked." },
+	  "('-': stdout): versioned, little-endian, CRC-32 checked. The file holds the\n"
+	  "filter's secret hash key: it is created mode 0600 (--mode, e.g. 0640, to\n"
+	  "widen), written aside and renamed over FILE once complete and on disk." },
 	{ "import", cmd_import, "import FILE NAME",
 	  "Create filter NAME from an export ('-': stdin). Corrupt, truncated or\n"
 	  "incompatible files are refused before anything is created." },
