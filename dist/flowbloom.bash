@@ -63,7 +63,7 @@ _flowbloom() {
 	for tok in ${syn//[\[\]()]/ }; do
 		if [[ $tok == -* ]]; then
 			optval[$tok]=""
-		elif [[ $prevtok == -* ]]; then
+		elif [[ $prevtok == -* && $tok =~ ^[A-Za-z0-9] ]]; then
 			optval[$prevtok]=$tok
 		fi
 		prevtok=$tok

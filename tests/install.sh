@@ -224,6 +224,8 @@ test_completion() {
 	check_eq "--hash values" "$(comp flowbloom create x --hash s)" "siphash13 siphash24 "
 	check_eq "--by values" "$(comp flowbloom top x -n 5 --by '')" "bytes packets "
 	check_eq "apply's options" "$(comp flowbloom apply f.conf --)" "--check --down "
+	touch "$T_TMP/edge.conf"
+	check_eq "a file after an option without value" "$(comp flowbloom apply --check "$T_TMP/ed")" "$T_TMP/edge.conf "
 	"$IFB" create cmpl_one --capacity 10 --fp-rate 0.01 >/dev/null
 	"$IFB" create cmpl_two --capacity 10 --fp-rate 0.01 >/dev/null
 	check_eq "filter names" "$(comp flowbloom info cmpl_)" "cmpl_one cmpl_two "
