@@ -74,7 +74,8 @@ for i in range(int(sys.argv[3])):
 # ---------------------------------------------------------------- files
 
 test_install() {
-	local f
+	local f before
+	before=$(ls -d /usr/sbin/flowbloom /usr/lib/flowbloom /etc/flowbloom 2>/dev/null)
 	if make -s -C "$SRC" install DESTDIR="$DEST" PREFIX=/usr >"$T_TMP/out" 2>&1; then
 		pass "make install DESTDIR PREFIX=/usr"
 	else
@@ -90,11 +91,8 @@ test_install() {
 	[ -d "$DEST/etc/flowbloom" ] && pass "installed /etc/flowbloom/" || fail "missing /etc/flowbloom/"
 	[ -x "$IFB" ] && pass "the binary is executable" || fail "the binary is not executable"
 	# Nothing outside DESTDIR: a PREFIX=/usr install must not touch /usr.
-	if [ -e /usr/sbin/flowbloom ] || [ -e /usr/lib/flowbloom ]; then
-		fail "something is installed outside DESTDIR"
-	else
-		pass "nothing outside DESTDIR"
-	fi
+	check_eq "nothing installed outside DESTDIR" \
+		"$(ls -d /usr/sbin/flowbloom /usr/lib/flowbloom /etc/flowbloom 2>/dev/null)" "$before"
 }
 
 test_binary() {
