@@ -213,4 +213,14 @@ out:
 	return verdict;
 }
 
+/* libxdp's run config (xdp-tools' headers/xdp/xdp_helpers.h, parsed from BTF by
+ * xdp-loader and other libxdp users): under the multi-program dispatcher we
+ * run early (priority 10; lower runs first, the default is 50) and only
+ * XDP_PASS goes on to the next program, so what we drop never reaches it.
+ * The section is neither code nor a map: iproute2 and the skeleton ignore it. */
+struct {
+	__uint(priority, 10);
+	__uint(XDP_PASS, 1);
+} _flowbloom SEC(".xdp_run_config");
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,128 @@
+# bash completion for flowbloom(8).
+# Verbs, their options and option values, and what each argument is (NAME,
+# DEV, FILE, VERB) are read from the installed binary's own help, so they
+# always match it; filter names come from `flowbloom list`, devices from
+# /sys/class/net (or `ip -n NETNS` after -n NETNS).
+
+# The verbs: the synopsis lines of `flowbloom help`.
+_flowbloom_verbs() {
+	"$1" help 2>/dev/null | sed -n 's/^       flowbloom \([a-z][a-z]*\).*/\1/p'
+}
+
+# One verb's synopsis, as one line (`flowbloom help VERB`, up to the
+# first blank line, the verb itself dropped).
+_flowbloom_synopsis() {
+	"$1" help "$2" 2>/dev/null | sed -n '1s/^Usage: flowbloom [^ ]* *//p; 2,/^$/{/^$/q;p}' | tr -s ' \n' '  '
+}
+
+_flowbloom() {
+	local cur prev fb i verb="" netns="" syn tok prevtok n
+	local -a pos=() words=()
+	cur=${COMP_WORDS[COMP_CWORD]}
+	prev=""
+	((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
+	fb=${COMP_WORDS[0]}
+	command -v "$fb" >/dev/null 2>&1 || fb=flowbloom
+	COMPREPLY=()
+
+	# Global options come before the verb.
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		case ${COMP_WORDS[i]} in
+		-n | --netns)
+			((i++))
+			netns=${COMP_WORDS[i]}
+			;;
+		-*) ;;
+		*)
+			verb=${COMP_WORDS[i]}
+			break
+			;;
+		esac
+	done
+	if [[ -z $verb ]]; then
+		case $prev in
+		-n | --netns)
+			COMPREPLY=($(compgen -W "$(ip netns list 2>/dev/null | cut -d' ' -f1)" -- "$cur"))
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "-j --json -v --verbose -n --netns -h --help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "$(_flowbloom_verbs "$fb")" -- "$cur"))
+		fi
+		return
+	fi
+
+	# The verb's synopsis: its options (with the values they take, as
+	# "--mode native|generic") and its positional arguments (the
+	# upper-case words not after an option, up to the first '|').
+	syn=$(_flowbloom_synopsis "$fb" "$verb")
+	declare -A optval=()
+	prevtok=""
+	for tok in ${syn//[\[\]()]/ }; do
+		if [[ $tok == -* ]]; then
+			optval[$tok]=""
+		elif [[ $prevtok == -* && $tok =~ ^[A-Za-z0-9] ]]; then
+			optval[$prevtok]=$tok
+		fi
+		prevtok=$tok
+	done
+	prevtok=""
+	for tok in ${syn%%|*}; do
+		tok=${tok//[\[\]()]/}
+		if [[ $tok =~ ^[A-Z][A-Z.a-z]*$ && $prevtok != -* && $prevtok != \[-* && $prevtok != \(-* ]]; then
+			pos+=("$tok")
+		fi
+		prevtok=$tok
+	done
+
+	# The value of an option.
+	if [[ $prev == -* && -n ${optval[$prev]+x} && -n ${optval[$prev]} ]]; then
+		case ${optval[$prev]} in
+		FILE* | PATH) COMPREPLY=($(compgen -f -- "$cur")) ;;
+		*[a-z0-9]*\|* | exact) COMPREPLY=($(compgen -W "${optval[$prev]//|/ }" -- "$cur")) ;;
+		esac
+		return
+	fi
+	if [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "${!optval[*]}" -- "$cur"))
+		return
+	fi
+
+	# Which positional argument this is: words after the verb that are
+	# not options or option values.
+	n=0
+	for ((i = i + 1; i < COMP_CWORD; i++)); do
+		tok=${COMP_WORDS[i]}
+		if [[ $tok == -* ]]; then
+			[[ -n ${optval[$tok]} ]] && ((i++))
+			continue
+		fi
+		((n++))
+	done
+	((${#pos[@]})) || return
+	if ((n >= ${#pos[@]})); then
+		[[ ${pos[-1]} == *... ]] || return
+		n=$((${#pos[@]} - 1))
+	fi
+	case ${pos[n]%...} in
+	NAME)
+		COMPREPLY=($(compgen -W "$("$fb" list 2>/dev/null | cut -d' ' -f1)" -- "$cur"))
+		;;
+	DEV)
+		if [[ -n $netns ]]; then
+			COMPREPLY=($(compgen -W "$(ip -n "$netns" -o link show 2>/dev/null | sed 's/^[0-9]*: \([^:@]*\).*/\1/')" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur"))
+		fi
+		;;
+	VERB)
+		COMPREPLY=($(compgen -W "$(_flowbloom_verbs "$fb")" -- "$cur"))
+		;;
+	FILE*)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		;;
+	esac
+}
+complete -F _flowbloom flowbloom
