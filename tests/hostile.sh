@@ -9,7 +9,9 @@
 #  - IPv4 with tot_len 0 (BIG TCP / GSO, as generic XDP sees it) was called
 #    malformed, so its 5-tuple rule never applied;
 #  - `load` expanded an IPv6 ::fffe:0:0/95 into ::ffff:0:0/96 and filed it
-#    as IPv4 /0: every IPv4 packet matched.
+#    as IPv4 /0: every IPv4 packet matched;
+#  - with --confirm exact, an IPv6 rule ::/0 in the LPM trie confirmed any
+#    false positive of an IPv4 packet (one trie for both families).
 # Every frame exists only inside BPF_PROG_TEST_RUN; nothing is sent.
 source "$(dirname "$0")/lib.sh"
 t_begin hostile
@@ -154,4 +156,18 @@ check_eq "an IPv4 packet does not match; the v4-mapped IPv6 packets do (::fffe:0
 	"$(replay h v4)$(replay h mapped)" "ok - pass;ok src drop;ok src drop;"
 
 "$FB" destroy h >/dev/null || fail "destroy"
+
+# 5. Confirmation keeps the families apart: in a saturated filter (every
+#    probe says "maybe"), an IPv4 packet's Bloom hit on the IPv4 /32 list
+#    must not be confirmed by the IPv6 rule ::/0.
+python3 -c '
+for i in range(4000):
+    print("udp 203.0.113.%d:%d 198.51.100.%d:9" % (i % 250, 1024 + i, i % 200))
+print("src 203.0.113.250")
+print("src ::/0")' >"$T_TMP/sat.txt"
+"$FB" create c --bits 512 --hashes 1 --confirm exact >/dev/null || fail "create c"
+check "load a list that saturates 512 bits" "$FB" load c "$T_TMP/sat.txt"
+check_eq "--confirm exact: IPv4 packet not confirmed by ::/0; v4-mapped IPv6 ones are" \
+	"$(replay c v4)$(replay c mapped)" "ok - pass;ok src drop;ok src drop;"
+"$FB" destroy c >/dev/null || fail "destroy c"
 t_end
