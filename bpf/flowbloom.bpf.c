@@ -180,10 +180,9 @@ int flowbloom(struct xdp_md *ctx)
 	hdr = filter ? bpf_map_lookup_elem(filter, &zero) : NULL;
 	if (!hdr || hdr->magic != FB_MAGIC) {
 		/* No filter installed yet (ip link before create): fail open,
-		 * malformed packets as the attachment says. */
+		 * malformed packets too unless the attachment says drop. */
 		if (malformed) {
-			verdict =
-				fb_malformed_drop(cfg_malformed, cfg_action) ? XDP_DROP : XDP_PASS;
+			verdict = cfg_malformed == FB_MALFORMED_DROP ? XDP_DROP : XDP_PASS;
 			goto out;
 		}
 		fb_count(st, FB_STAT_NOFILTER, bytes);

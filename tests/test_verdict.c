@@ -1260,13 +1260,16 @@ destroy:
 	ASSERT_EQ(fb_filter_destroy(name), 0, l);
 }
 
-/* No filter in the outer map: fail open, malformed rules still apply. */
-static void check_no_filter(void)
+/* No filter in the outer map: fail open, malformed packets too unless the
+ * attachment says --malformed drop (whatever its action). */
+static void check_no_filter(__u8 malformed)
 {
-	struct fb_load_opts o = { .action = FB_ACTION_ALLOW, .malformed = FB_MALFORMED_DROP };
+	struct fb_load_opts o = { .action = FB_ACTION_ALLOW, .malformed = malformed };
 	struct flowbloom_bpf *s = fb_load(NULL, &o);
 	struct fb_stats before, after, want;
+	__u32 mverdict = malformed == FB_MALFORMED_DROP ? XDP_DROP : XDP_PASS;
 	struct pkt good, bad;
+	char l[128];
 	int fd;
 
 	if (!ASSERT_TRUE(s, "load without a filter"))
@@ -1298,12 +1301,15 @@ static void check_no_filter(void)
 		read_stats(fd, &before);
 		ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(s->progs.flowbloom), &t), 0,
 			  "no filter: test_run malformed");
-		ASSERT_EQ(t.retval, XDP_DROP, "no filter, malformed drop: IHL 4 dropped");
+		snprintf(l, sizeof(l), "no filter, action allow, --malformed %s: IHL 4 %s",
+			 malformed == FB_MALFORMED_DROP ? "drop" : "(default)",
+			 mverdict == XDP_DROP ? "dropped" : "passes");
+		ASSERT_EQ(t.retval, mverdict, l);
 		read_stats(fd, &after);
 		memset(&want, 0, sizeof(want));
 		bump(&want, FB_STAT_SEEN, bad.len);
 		bump(&want, FB_STAT_MALFORMED, bad.len);
-		bump(&want, FB_STAT_DROPPED, bad.len);
+		bump(&want, mverdict == XDP_DROP ? FB_STAT_DROPPED : FB_STAT_PASSED, bad.len);
 		check_stats("no filter: counters (MALFORMED)", &before, &after, &want);
 	}
 	flowbloom_bpf__destroy(s);
@@ -1320,7 +1326,8 @@ int main(void)
 	check_key_syntax();
 	run_layout("verdict-blocked", FB_LAYOUT_BLOCKED);
 	run_layout("verdict-classic", FB_LAYOUT_CLASSIC);
-	check_no_filter();
+	check_no_filter(FB_MALFORMED_DROP);
+	check_no_filter(FB_MALFORMED_DEFAULT);
 
 	ASSERT_EQ(aborted_runs, 0, "no frame ever got XDP_ABORTED");
 	ASSERT_TRUE(access(root, F_OK) != 0, "nothing left under FLOWBLOOM_ROOT");

@@ -93,8 +93,7 @@ enum fb_malformed {
 	FB_MALFORMED_DROP = 2,
 };
 
-/* action: enum fb_action in force; FB_ACTION_DEFAULT when unknown (no
- * filter installed: fail open). */
+/* action: enum fb_action in force. */
 static inline int fb_malformed_drop(__u8 policy, __u8 action)
 {
 	if (policy != FB_MALFORMED_DEFAULT)
