@@ -5,7 +5,8 @@
  *
  * Per-attachment settings are read-only data the loader sets before load
  * (`flowbloom attach`); an object loaded unchanged by `ip link` keeps the
- * defaults: the filter's own default action, malformed packets pass.
+ * defaults: the filter's own default action, and for malformed packets no
+ * address rule decides, drop unless the action is monitor.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -17,9 +18,9 @@
 #include "maps.bpf.h"
 #include "monitor.h"
 
-const volatile __u8 cfg_action = FB_ACTION_DEFAULT; /* enum fb_action */
-const volatile __u8 cfg_malformed_drop = 0;	    /* 1: drop malformed packets */
-const volatile __u8 cfg_trace = 0;		    /* 1: record fb_trace (replay) */
+const volatile __u8 cfg_action = FB_ACTION_DEFAULT;	  /* enum fb_action */
+const volatile __u8 cfg_malformed = FB_MALFORMED_DEFAULT; /* enum fb_malformed */
+const volatile __u8 cfg_trace = 0;			  /* 1: record fb_trace (replay) */
 const volatile __u32 cfg_bench = 0; /* benchmarks only: flow mask, FB_BENCH_MISS bit */
 const volatile __u8 cfg_bench_v6 = 0;
 __u32 bench_seq;
@@ -39,9 +40,11 @@ static __noinline int fb_probe_sub(void *filter, const struct fb_header *hdr,
 }
 
 /* Source (dst = 0) or destination (dst = 1) rules: the address masked to
- * each length in the list, longest first. */
+ * each length in the list, longest first. fam: the packet's family as it
+ * sits in word 4 (fb_key_word_family). */
 static __always_inline int fb_match_addr(void *filter, const struct fb_header *hdr,
-					 const struct fb_lengths *l, __u64 a0, __u64 a1, int dst)
+					 const struct fb_lengths *l, __u64 a0, __u64 a1, __u64 fam,
+					 int dst)
 {
 	struct fb_key k;
 	__u32 i, n = l->n;
@@ -59,7 +62,7 @@ static __always_inline int fb_match_addr(void *filter, const struct fb_header *h
 		k.w[1] = dst ? 0 : m1;
 		k.w[2] = dst ? m0 : 0;
 		k.w[3] = dst ? m1 : 0;
-		k.w[4] = fb_key_word_tail(0, 0, 0, dst ? FB_KIND_DST : FB_KIND_SRC, plen);
+		k.w[4] = fb_key_word_tail(0, 0, 0, dst ? FB_KIND_DST : FB_KIND_SRC, plen, 0) | fam;
 		if (fb_probe_sub(filter, hdr, &k))
 			return 1;
 	}
@@ -82,8 +85,7 @@ static __noinline int fb_confirm(const struct fb_header *hdr, const struct fb_ke
 	set = bpf_map_lookup_elem(&fb_lpm, &slot);
 	if (!set)
 		return 0;
-	lk.prefixlen = 128;
-	__builtin_memcpy(lk.addr, kind == FB_KIND_DST ? key->daddr : key->saddr, 16);
+	fb_lpm_key_set(&lk, key->family, kind == FB_KIND_DST ? key->daddr : key->saddr, 128);
 	return bpf_map_lookup_elem(set, &lk) != NULL;
 }
 
@@ -99,16 +101,18 @@ static __always_inline int fb_hit(const struct fb_header *hdr, const struct fb_k
 }
 
 /* Probe every rule kind the filter holds, cheapest question first; returns
- * the kind that matched or 0. A 5-tuple-only filter pays for one probe. */
+ * the kind that matched or 0. A 5-tuple-only filter pays for one probe.
+ * addrs_only: a malformed packet, whose addresses alone are known. */
 static __always_inline __u32 fb_match(void *filter, const struct fb_header *hdr, struct fb_key *key,
-				      struct fb_stats *st, __u64 bytes)
+				      struct fb_stats *st, __u64 bytes, int addrs_only)
 {
 	__u32 kinds = hdr->kinds, one = 1;
 	struct fb_prefixes *px;
+	__u64 fam;
 	int v6;
 
 	/* The parser wrote key as a FB_KIND_FLOW key. */
-	if (kinds & FB_KINDF(FB_KIND_FLOW)) {
+	if ((kinds & FB_KINDF(FB_KIND_FLOW)) && !addrs_only) {
 		if (fb_probe(filter, hdr, key) && fb_hit(hdr, key, FB_KIND_FLOW, st, bytes))
 			return FB_KIND_FLOW;
 	}
@@ -117,16 +121,18 @@ static __always_inline __u32 fb_match(void *filter, const struct fb_header *hdr,
 	px = bpf_map_lookup_elem(filter, &one);
 	if (!px)
 		return 0;
-	/* Both addresses of a packet are of one family. */
-	v6 = !fb_words_v4mapped(key->w[0], key->w[1]);
+	/* The family the parser took from the IP header, never from the
+	 * address: an IPv6 packet from ::ffff:a.b.c.d meets IPv6 rules. */
+	fam = fb_key_word_family(key->w[4]);
+	v6 = key->family == FB_FAMILY_IPV6;
 	if ((kinds & FB_KINDF(FB_KIND_SRC)) &&
 	    fb_match_addr(filter, hdr, &px->list[v6 ? FB_PFX_SRC6 : FB_PFX_SRC4], key->w[0],
-			  key->w[1], 0) &&
+			  key->w[1], fam, 0) &&
 	    fb_hit(hdr, key, FB_KIND_SRC, st, bytes))
 		return FB_KIND_SRC;
 	if ((kinds & FB_KINDF(FB_KIND_DST)) &&
 	    fb_match_addr(filter, hdr, &px->list[v6 ? FB_PFX_DST6 : FB_PFX_DST4], key->w[2],
-			  key->w[3], 1) &&
+			  key->w[3], fam, 1) &&
 	    fb_hit(hdr, key, FB_KIND_DST, st, bytes))
 		return FB_KIND_DST;
 	return 0;
@@ -138,7 +144,7 @@ int flowbloom(struct xdp_md *ctx)
 	__u64 bytes = ctx->data_end - ctx->data;
 	struct fb_key key = {};
 	__u32 zero = 0, frag = 0, kind = 0, action;
-	int parse, verdict;
+	int parse, verdict, malformed;
 	struct fb_header *hdr;
 	struct fb_stats *st;
 	void *filter;
@@ -154,46 +160,57 @@ int flowbloom(struct xdp_md *ctx)
 		verdict = XDP_PASS;
 		goto out;
 	}
-	if (parse == FB_PARSE_MALFORMED) {
+	malformed = parse == FB_PARSE_MALFORMED;
+	if (malformed) {
 		fb_count(st, FB_STAT_MALFORMED, bytes);
-		verdict = cfg_malformed_drop ? XDP_DROP : XDP_PASS;
-		goto out;
-	}
-	if (frag)
-		fb_count(st, FB_STAT_FRAGMENT, bytes);
-	if (cfg_bench) {
-		__u32 i = bench_seq++;
+	} else {
+		if (frag)
+			fb_count(st, FB_STAT_FRAGMENT, bytes);
+		if (cfg_bench) {
+			__u32 i = bench_seq++;
 
-		fb_bench_flow(fb_bench_index(i, cfg_bench), cfg_bench_v6, &key);
+			fb_bench_flow(fb_bench_index(i, cfg_bench), cfg_bench_v6, &key);
+		}
+		/* Flow monitoring (bpf/monitor.h): cfg_mon = 0 removes it. */
+		if (cfg_mon)
+			fb_monitor(&key, bytes);
 	}
-	/* Flow monitoring (bpf/monitor.h): cfg_mon = 0 removes it. */
-	if (cfg_mon)
-		fb_monitor(&key, bytes);
 
 	filter = bpf_map_lookup_elem(&fb_filter, &zero);
 	hdr = filter ? bpf_map_lookup_elem(filter, &zero) : NULL;
 	if (!hdr || hdr->magic != FB_MAGIC) {
-		/* No filter installed yet (ip link before create): fail open. */
+		/* No filter installed yet (ip link before create): fail open,
+		 * malformed packets too unless the attachment says drop. */
+		if (malformed) {
+			verdict = cfg_malformed == FB_MALFORMED_DROP ? XDP_DROP : XDP_PASS;
+			goto out;
+		}
 		fb_count(st, FB_STAT_NOFILTER, bytes);
 		verdict = XDP_PASS;
 		goto out;
 	}
 
-	kind = fb_match(filter, hdr, &key, st, bytes);
+	/* A malformed packet is matched on its addresses, if the parser got
+	 * that far (key has a kind); what no rule decides gets the malformed
+	 * verdict. */
+	if (!malformed || key.kind)
+		kind = fb_match(filter, hdr, &key, st, bytes, malformed);
 	if (kind) {
 		fb_count(st, FB_STAT_MATCHED, bytes);
 		fb_count(st, FB_STAT_HIT_FLOW + kind - FB_KIND_FLOW, bytes);
 	}
 
 	action = cfg_action ? cfg_action : hdr->action;
-	if (action == FB_ACTION_MONITOR)
+	if (malformed && !kind)
+		verdict = fb_malformed_drop(cfg_malformed, action) ? XDP_DROP : XDP_PASS;
+	else if (action == FB_ACTION_MONITOR)
 		verdict = XDP_PASS;
 	else if (action == FB_ACTION_ALLOW)
 		verdict = kind ? XDP_PASS : XDP_DROP;
 	else
 		verdict = kind ? XDP_DROP : XDP_PASS;
 	/* A new flow's event carries the verdict (bpf/monitor.h). */
-	if (cfg_mon)
+	if (cfg_mon && !malformed)
 		fb_monitor_verdict(ctx, &key, bytes, verdict);
 out:
 	fb_count(st, verdict == XDP_DROP ? FB_STAT_DROPPED : FB_STAT_PASSED, bytes);

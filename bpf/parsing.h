@@ -7,6 +7,12 @@
  * Every helper bounds-checks against data_end before reading (the verifier
  * demands it) and the loops have fixed limits so the verifier can unroll
  * them. A packet that breaks a rule is FB_PARSE_MALFORMED, never an abort.
+ *
+ * The addresses and the family are written as soon as the fixed IPv4 or
+ * IPv6 header is in the frame, with word 4 (kind FB_KIND_FLOW, the family):
+ * a malformed packet whose key has a kind still had its addresses read, so
+ * address rules can still be matched against it (a chain of nine extension
+ * headers must not carry a blocked source past the filter).
  */
 #ifndef FLOWBLOOM_PARSING_H
 #define FLOWBLOOM_PARSING_H
@@ -91,12 +97,13 @@ static __always_inline int fb_parse_eth(struct fb_cursor *c)
 
 /* Word 4 of the key from the upper-layer header at c->pos (its ports, if
  * it has any): 0 ok, -1 truncated. */
-static __always_inline int fb_parse_ports(struct fb_cursor *c, __u8 proto, struct fb_key *key)
+static __always_inline int fb_parse_ports(struct fb_cursor *c, __u8 proto, __u8 family,
+					  struct fb_key *key)
 {
 	__u32 need;
 	__be16 *ports = c->pos;
 
-	key->w[4] = fb_key_word_tail(0, 0, proto, FB_KIND_FLOW, 0);
+	key->w[4] = fb_key_word_tail(0, 0, proto, FB_KIND_FLOW, 0, family);
 	switch (proto) {
 	case IPPROTO_TCP:
 		need = 20; /* the fixed TCP header */
@@ -113,7 +120,7 @@ static __always_inline int fb_parse_ports(struct fb_cursor *c, __u8 proto, struc
 	}
 	if (c->pos + need > c->end)
 		return -1;
-	key->w[4] = fb_key_word_tail(ports[0], ports[1], proto, FB_KIND_FLOW, 0);
+	key->w[4] = fb_key_word_tail(ports[0], ports[1], proto, FB_KIND_FLOW, 0, family);
 	return 0;
 }
 
@@ -122,26 +129,33 @@ static __always_inline int fb_parse_ipv4(struct fb_cursor *c, struct fb_key *key
 	struct iphdr *iph = c->pos;
 	__u32 hlen;
 
+	__u16 tot;
+
 	if ((void *)(iph + 1) > c->end)
 		return FB_PARSE_MALFORMED;
-	if (iph->version != 4 || iph->ihl < 5)
-		return FB_PARSE_MALFORMED;
-	hlen = iph->ihl * 4;
-	if (c->pos + hlen > c->end || bpf_ntohs(iph->tot_len) < hlen)
-		return FB_PARSE_MALFORMED;
-
 	key->w[0] = 0;
 	key->w[1] = fb_key_word_v4mapped(iph->saddr);
 	key->w[2] = 0;
 	key->w[3] = fb_key_word_v4mapped(iph->daddr);
+	key->w[4] = fb_key_word_tail(0, 0, iph->protocol, FB_KIND_FLOW, 0, FB_FAMILY_IPV4);
+	if (iph->version != 4 || iph->ihl < 5)
+		return FB_PARSE_MALFORMED;
+	hlen = iph->ihl * 4;
+	/* tot_len 0 is how BIG TCP / GSO packets too long for the field say
+	 * "the frame's length" (the kernel's iph_totlen(); generic XDP sees
+	 * them on the host). Only TCP is sent so; any other length short of
+	 * the header is still bad. The frame holds hlen, checked first. */
+	tot = bpf_ntohs(iph->tot_len);
+	if (c->pos + hlen > c->end || (tot < hlen && (tot || iph->protocol != IPPROTO_TCP)))
+		return FB_PARSE_MALFORMED;
 
 	if (iph->frag_off & bpf_htons(0x1fff)) {
 		*frag = 1; /* non-first fragment: no L4 header here */
-		key->w[4] = fb_key_word_tail(0, 0, iph->protocol, FB_KIND_FLOW, 0);
 		return FB_PARSE_OK;
 	}
 	c->pos += hlen;
-	return fb_parse_ports(c, iph->protocol, key) ? FB_PARSE_MALFORMED : FB_PARSE_OK;
+	return fb_parse_ports(c, iph->protocol, FB_FAMILY_IPV4, key) ? FB_PARSE_MALFORMED
+								     : FB_PARSE_OK;
 }
 
 static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key, __u32 *frag)
@@ -152,8 +166,6 @@ static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key
 
 	if ((void *)(ip6h + 1) > c->end)
 		return FB_PARSE_MALFORMED;
-	if (ip6h->version != 6)
-		return FB_PARSE_MALFORMED;
 	key->w[0] =
 		fb_key_word_pair(ip6h->saddr.in6_u.u6_addr32[0], ip6h->saddr.in6_u.u6_addr32[1]);
 	key->w[1] =
@@ -163,6 +175,9 @@ static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key
 	key->w[3] =
 		fb_key_word_pair(ip6h->daddr.in6_u.u6_addr32[2], ip6h->daddr.in6_u.u6_addr32[3]);
 	nexthdr = ip6h->nexthdr;
+	key->w[4] = fb_key_word_tail(0, 0, nexthdr, FB_KIND_FLOW, 0, FB_FAMILY_IPV6);
+	if (ip6h->version != 6)
+		return FB_PARSE_MALFORMED;
 	c->pos = ip6h + 1;
 
 #pragma unroll
@@ -195,7 +210,8 @@ static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key
 			nexthdr = fh->nexthdr;
 			c->pos = fh + 1;
 			if (fh->frag_off & bpf_htons(0xfff8)) {
-				key->w[4] = fb_key_word_tail(0, 0, nexthdr, FB_KIND_FLOW, 0);
+				key->w[4] = fb_key_word_tail(0, 0, nexthdr, FB_KIND_FLOW, 0,
+							     FB_FAMILY_IPV6);
 				*frag = 1;
 				return FB_PARSE_OK;
 			}
@@ -214,7 +230,7 @@ static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key
 		return FB_PARSE_MALFORMED;
 	}
 upper:
-	return fb_parse_ports(c, nexthdr, key) ? FB_PARSE_MALFORMED : FB_PARSE_OK;
+	return fb_parse_ports(c, nexthdr, FB_FAMILY_IPV6, key) ? FB_PARSE_MALFORMED : FB_PARSE_OK;
 }
 
 /* Fill key from the packet; returns enum fb_parse. */

@@ -108,8 +108,7 @@ int xdp_lpm(struct xdp_md *ctx)
 
 	if (parse_bench(ctx, &key) != FB_PARSE_OK)
 		return XDP_PASS;
-	lk.prefixlen = 128;
-	__builtin_memcpy(lk.addr, key.saddr, 16);
+	fb_lpm_key_set(&lk, key.family, key.saddr, 128);
 	return bpf_map_lookup_elem(&lpm, &lk) ? XDP_DROP : XDP_PASS;
 }
 

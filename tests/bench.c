@@ -510,7 +510,7 @@ static void bench_prefixes(void)
 	/* A random partition: split a random prefix until there are 1,500. */
 	fb_bench_flow(0, 0, &keys[0]);
 	keys[0].w[1] &= fb_prefix_mask(96 + 17, 1);
-	keys[0].w[4] = fb_key_word_tail(0, 0, 0, FB_KIND_SRC, 96 + 17);
+	keys[0].w[4] = fb_key_word_tail(0, 0, 0, FB_KIND_SRC, 96 + 17, FB_FAMILY_IPV4);
 	while (n < 1500) {
 		i = test_rand64(&seed) % n;
 		if (keys[i].plen >= 96 + 28)
@@ -536,10 +536,10 @@ static void bench_prefixes(void)
 	}
 	t0 = now();
 	for (i = 0; i < n; i++) {
-		struct fb_lpm_key lk = { .prefixlen = keys[i].plen };
+		struct fb_lpm_key lk;
 		__u32 one = 1;
 
-		memcpy(lk.addr, keys[i].saddr, 16);
+		fb_lpm_key_set(&lk, keys[i].family, keys[i].saddr, keys[i].plen);
 		bpf_map_update_elem(bpf_map__fd(lb[0]->maps.lpm), &lk, &one, BPF_ANY);
 	}
 	t_lpm = now() - t0;

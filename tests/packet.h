@@ -52,6 +52,7 @@ static inline void test_random_flow(uint64_t *seed, struct fb_key *k, int v6)
 		k->saddr[3] = k->daddr[3] = 0xb8;
 		memcpy(&k->saddr[8], &r2, 8);
 		memcpy(&k->daddr[12], &r, 4);
+		k->family = FB_FAMILY_IPV6;
 	}
 	k->proto = (r >> 16) & 1 ? 6 : 17;
 	k->sport = htons((uint16_t)(r >> 24));
@@ -60,7 +61,9 @@ static inline void test_random_flow(uint64_t *seed, struct fb_key *k, int v6)
 }
 
 /* Write a frame carrying key's flow into buf (>= 128 bytes); returns its
- * length. Checksums are left zero: the program does not read them. */
+ * length. The key's family picks the IP version (an IPv6 frame may carry
+ * ::ffff:a.b.c.d addresses). Checksums are left zero: the program does not
+ * read them. */
 static inline size_t test_build_frame(const struct fb_key *k, uint8_t *buf)
 {
 	size_t l3, l4len = k->proto == 6 ? 20 : k->proto == 17 ? 8 : 8;
@@ -69,7 +72,7 @@ static inline size_t test_build_frame(const struct fb_key *k, uint8_t *buf)
 	memset(buf, 0, 128);
 	buf[0] = 0x02, buf[5] = 0x02; /* dst MAC 02:00:00:00:00:02 */
 	buf[6] = 0x02, buf[11] = 0x01;
-	if (test_is_v4(k->saddr)) {
+	if (k->family == FB_FAMILY_IPV4) {
 		uint16_t tot = htons(20 + l4len);
 
 		buf[12] = 0x08, buf[13] = 0x00;

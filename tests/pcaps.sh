@@ -80,10 +80,22 @@ f, n = c.most_common(1)[0] if c else ("", 0)
 print(f.rsplit("/", 1)[-1], n)
 PY
 )
+# The filter holds 5-tuples only, which a malformed packet cannot match.
+drops_of() {
+	"$FB" -j replay caps "$PCAPS/$mfile" "$@" |
+		python3 -c 'import json,sys; print(json.loads(sys.stdin.read().splitlines()[-1])["drop"])'
+}
 if [ -n "$mfile" ]; then
-	drops=$("$FB" -j replay caps "$PCAPS/$mfile" --action monitor --malformed drop |
-		python3 -c 'import json,sys; print(json.loads(sys.stdin.read().splitlines()[-1])["drop"])')
-	check_eq "--malformed drop drops the $mcount malformed packets of $mfile" "$drops" "$mcount"
+	check_eq "--malformed drop drops the $mcount malformed packets of $mfile" \
+		"$(drops_of --action monitor --malformed drop)" "$mcount"
+	# The default for a block- or allow-list: what cannot be classified is
+	# dropped. Every other packet of the capture is in the filter, so an
+	# allow-list passes it: the drops are exactly the malformed packets.
+	check_eq "--action allow drops the $mcount malformed packets by default" \
+		"$(drops_of --action allow)" "$mcount"
+	check_eq "--action allow --malformed pass drops nothing" \
+		"$(drops_of --action allow --malformed pass)" 0
+	check_eq "--action monitor passes them by default" "$(drops_of --action monitor)" 0
 else
 	fail "no capture has a malformed packet"
 fi

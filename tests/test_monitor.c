@@ -678,7 +678,7 @@ static void test_aging(void)
 	struct rig r;
 	__u64 g, carried0;
 
-	probe.w[4] = fb_key_word_tail(htons(9), htons(9), 17, FB_KIND_FLOW, 0);
+	probe.w[4] = fb_key_word_tail(htons(9), htons(9), 17, FB_KIND_FLOW, 0, FB_FAMILY_IPV4);
 	fb_mon_opts_default(&o);
 	o.newflows = true;
 	o.age = 0.5;

@@ -511,7 +511,22 @@ static const struct accept_case accept_cases[] = {
 	  "203.0.113.7", 0, 65535 },
 	{ "tcp [2001:db8::1]:65535 [2001:db8::2]:0", 3, FB_KIND_FLOW, 6, "2001:db8::1",
 	  "2001:db8::2", 65535, 0 },
+	/* Families as written (README "Families"): ::ffff:a.b.c.d is IPv4,
+	 * the same bits in hex IPv6. */
+	{ "src ::ffff:198.51.100.7", 2, FB_KIND_SRC, 0, "::ffff:198.51.100.7", NULL, 0, 0 },
+	{ "src ::ffff:c633:6407", 2, FB_KIND_SRC, 0, "::ffff:c633:6407", NULL, 0, 0 },
+	{ "udp [::ffff:c633:6401]:53 [::ffff:cb00:7107]:4000", 3, FB_KIND_FLOW, 17,
+	  "::ffff:c633:6401", "::ffff:cb00:7107", 53, 4000 },
 };
+
+/* The family a case's address text means: dotted IPv4, or ::ffff:a.b.c.d. */
+static __u8 want_family(const struct accept_case *c)
+{
+	const char *a = c->saddr ? c->saddr : c->daddr;
+
+	return strchr(a, '.') && (!strchr(a, ':') || !strncmp(a, "::ffff:", 7)) ? FB_FAMILY_IPV4
+										: FB_FAMILY_IPV6;
+}
 
 static void check_accept(const struct accept_case *c)
 {
@@ -547,9 +562,11 @@ static void check_accept(const struct accept_case *c)
 	ASSERT_TRUE(((__u8 *)&key.dport)[0] == c->dport >> 8 &&
 			    ((__u8 *)&key.dport)[1] == (c->dport & 0xff),
 		    label);
-	snprintf(label, sizeof(label), "accept '%s': plen (128 for address rules, else 0), pad 0",
+	snprintf(label, sizeof(label), "accept '%s': plen (128 for address rules, else 0)",
 		 c->text);
-	ASSERT_TRUE(key.plen == (c->kind == FB_KIND_FLOW ? 0 : 128) && key.pad == 0, label);
+	ASSERT_TRUE(key.plen == (c->kind == FB_KIND_FLOW ? 0 : 128), label);
+	snprintf(label, sizeof(label), "accept '%s': family", c->text);
+	ASSERT_EQ(key.family, want_family(c), label);
 
 	fb_flow_format(&key, fbuf, sizeof(fbuf));
 	n = split_words(fbuf, buf, sizeof(buf), words, 8);

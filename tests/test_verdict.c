@@ -11,14 +11,20 @@
  * Every row runs against a blocked and a classic filter holding nothing, the
  * row's 5-tuple, its source, its destination, rules of the reverse direction
  * only, or several kinds at once; under each action (drop, allow, monitor)
- * with malformed packets passed or dropped, and under the filter's default
- * action with the trace record on. Each run checks the verdict (never
- * XDP_ABORTED), the per-CPU counter deltas (packets and bytes, every slot)
- * and, when traced, the parse outcome, fragment flag, matched kind and the
- * flow key the program extracted. Every frame that parses is then cut short:
+ * with the default malformed policy, with malformed packets dropped or
+ * passed explicitly, and under the filter's default action with the trace
+ * record on. A malformed frame whose fixed IP header is complete is still
+ * matched on its addresses (source and destination rules); what no rule
+ * decides gets the malformed verdict (default: drop, pass under monitor).
+ * Each run checks the verdict (never XDP_ABORTED), the per-CPU counter
+ * deltas (packets and bytes, every slot) and, when traced, the parse
+ * outcome, fragment flag, matched kind and the flow key the program
+ * extracted (for malformed frames, its addresses and family). Every frame
+ * that parses is then cut short, against its 5-tuple and source rules:
  * below 14 bytes test_run refuses it (EINVAL), every cut inside a header is
- * malformed, cuts in the payload change nothing. Last, the shared stats map
- * (private_stats = false) and a program loaded without a filter (fail open).
+ * malformed (and still matches its source once the addresses are in), cuts
+ * in the payload change nothing. Last, the shared stats map (private_stats
+ * = false) and a program loaded without a filter (fail open).
  *
  * Filters live under /sys/fs/bpf/fbtest_verdict_<pid> (bpffs refuses names
  * with dots) and are destroyed at the end, failures or not.
@@ -563,6 +569,15 @@ static void f_v4_version(struct pkt *p, int version, int unused)
 	ip4_csum(p);
 }
 
+/* IPv4 with upper layer a, tot_len b: TCP with 0 is what BIG TCP / GSO
+ * packets carry when generic XDP sees them on the host. */
+static void f_v4_tso(struct pkt *p, int proto, int tot_len)
+{
+	f_v4(p, proto, 5);
+	wr16(p->d + p->l3 + 2, tot_len);
+	ip4_csum(p);
+}
+
 /* IPv4 UDP with IHL a and tot_len b. */
 static void f_v4_totlen(struct pkt *p, int ihl, int tot_len)
 {
@@ -640,6 +655,7 @@ static const struct row rows[] = {
 	OK4("IPv4 UDP, 1514-byte frame", f_mtu, 4, P_UDP, UDP),
 	OK4("IPv4 ICMP, IHL 9", f_v4, P_ICMP, 9, P_ICMP, 0, 0),
 	OK4("IPv4 ICMP, no payload: tot_len = IHL*4", f_v4_bare, P_ICMP, 0, P_ICMP, 0, 0),
+	OK4("IPv4 TCP, tot_len 0 (BIG TCP / GSO: the frame's length)", f_v4_tso, P_TCP, 0, TCP),
 	OK4("IPv4 UDP, DF set", f_v4_frag, P_UDP, 0x4000, UDP),
 	OK4("IPv4 UDP first fragment (MF, offset 0)", f_v4_frag, P_UDP, 0x2000, UDP),
 	OK4("IPv4 TCP first fragment (MF, offset 0)", f_v4_frag, P_TCP, 0x2000, TCP),
@@ -702,7 +718,8 @@ static const struct row rows[] = {
 	BAD4("IPv4 version 6 in an IPv4 ethertype", f_v4_version, 6, 0, UDP),
 	BAD4("IPv4 version 0", f_v4_version, 0, 0, UDP),
 	BAD4("IPv4 tot_len 19 < IHL*4 = 20", f_v4_totlen, 5, 19, UDP),
-	BAD4("IPv4 tot_len 0", f_v4_totlen, 5, 0, UDP),
+	BAD4("IPv4 UDP, tot_len 0 (only TCP is sent so)", f_v4_totlen, 5, 0, UDP),
+	BAD4("IPv4 TCP, tot_len 19 < IHL*4 = 20", f_v4_tso, P_TCP, 19, TCP),
 	BAD4("IPv4 tot_len 20 < IHL*4 = 24", f_v4_totlen, 6, 20, UDP),
 	BAD4("IPv4 tot_len 56 < IHL*4 = 60", f_v4_totlen, 15, 56, UDP),
 	/* malformed IPv6 */
@@ -731,6 +748,7 @@ static void row_key(const struct row *r, struct fb_key *k)
 	if (r->v6) {
 		memcpy(k->saddr, V6_SRC, 16);
 		memcpy(k->daddr, V6_DST, 16);
+		k->family = FB_FAMILY_IPV6;
 	} else {
 		v4mapped(k->saddr, V4_SRC);
 		v4mapped(k->daddr, V4_DST);
@@ -745,22 +763,24 @@ static void row_key(const struct row *r, struct fb_key *k)
  * the same of the reverse direction (which must never match). */
 enum { R_FLOW = 1, R_SRC = 2, R_DST = 4, R_RFLOW = 8, R_RSRC = 16, R_RDST = 32 };
 
-/* Filter contents each row is run against, and the kind that should match a
- * frame that parses (the program probes flow, then src, then dst). */
+/* Filter contents each row is run against, the kind that should match a
+ * frame that parses (the program probes flow, then src, then dst), and the
+ * kind that should match a malformed frame whose addresses were read (no
+ * 5-tuple: its ports may be missing). */
 static const struct mode {
 	const char *name;
 	int rules;
-	int hit;
+	int hit, addr_hit;
 } modes[] = {
-	{ "empty", 0, 0 },
-	{ "flow", R_FLOW, FB_KIND_FLOW },
-	{ "src", R_SRC, FB_KIND_SRC },
-	{ "dst", R_DST, FB_KIND_DST },
-	{ "reverse flow+src+dst", R_RFLOW | R_RSRC | R_RDST, 0 },
-	{ "src+dst", R_SRC | R_DST, FB_KIND_SRC },
-	{ "flow+src+dst", R_FLOW | R_SRC | R_DST, FB_KIND_FLOW },
-	{ "reverse flow, src", R_RFLOW | R_SRC, FB_KIND_SRC },
-	{ "reverse flow+src, dst", R_RFLOW | R_RSRC | R_DST, FB_KIND_DST },
+	{ "empty", 0, 0, 0 },
+	{ "flow", R_FLOW, FB_KIND_FLOW, 0 },
+	{ "src", R_SRC, FB_KIND_SRC, FB_KIND_SRC },
+	{ "dst", R_DST, FB_KIND_DST, FB_KIND_DST },
+	{ "reverse flow+src+dst", R_RFLOW | R_RSRC | R_RDST, 0, 0 },
+	{ "src+dst", R_SRC | R_DST, FB_KIND_SRC, FB_KIND_SRC },
+	{ "flow+src+dst", R_FLOW | R_SRC | R_DST, FB_KIND_FLOW, FB_KIND_SRC },
+	{ "reverse flow, src", R_RFLOW | R_SRC, FB_KIND_SRC, FB_KIND_SRC },
+	{ "reverse flow+src, dst", R_RFLOW | R_RSRC | R_DST, FB_KIND_DST, FB_KIND_DST },
 };
 
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
@@ -774,19 +794,20 @@ static void add(struct fb_filter *f, const struct fb_key *k)
 }
 
 /* A `src ADDR` or `dst ADDR` rule: the whole address, /128. */
-static void addr_key(struct fb_key *k, int kind, const __u8 addr[16])
+static void addr_key(struct fb_key *k, int kind, const __u8 addr[16], __u8 family)
 {
 	memset(k, 0, sizeof(*k));
 	memcpy(kind == FB_KIND_SRC ? k->saddr : k->daddr, addr, 16);
 	k->kind = kind;
 	k->plen = 128;
+	k->family = family;
 }
 
-static void add_addr(struct fb_filter *f, int kind, const __u8 addr[16])
+static void add_addr(struct fb_filter *f, int kind, const __u8 addr[16], __u8 family)
 {
 	struct fb_key k;
 
-	addr_key(&k, kind, addr);
+	addr_key(&k, kind, addr, family);
 	add(f, &k);
 }
 
@@ -804,42 +825,46 @@ static void fill_filter(struct fb_filter *f, const struct fb_key *flow, int rule
 	if (rules & R_FLOW)
 		add(f, flow);
 	if (rules & R_SRC)
-		add_addr(f, FB_KIND_SRC, flow->saddr);
+		add_addr(f, FB_KIND_SRC, flow->saddr, flow->family);
 	if (rules & R_DST)
-		add_addr(f, FB_KIND_DST, flow->daddr);
+		add_addr(f, FB_KIND_DST, flow->daddr, flow->family);
 	if (rules & R_RFLOW)
 		add(f, &rev);
 	if (rules & R_RSRC)
-		add_addr(f, FB_KIND_SRC, flow->daddr);
+		add_addr(f, FB_KIND_SRC, flow->daddr, flow->family);
 	if (rules & R_RDST)
-		add_addr(f, FB_KIND_DST, flow->saddr);
+		add_addr(f, FB_KIND_DST, flow->saddr, flow->family);
 }
 
 /* ---------------------------------------------------------------- runs */
 
-/* Loaded programs: one per (action, malformed, trace) setting. */
+/* Loaded programs: one per (action, malformed policy, trace) setting. */
 struct cfg {
 	const char *name;
 	__u8 action;
-	bool mdrop, trace;
+	__u8 malformed; /* enum fb_malformed */
+	bool trace;
 };
 
 static const struct cfg cfgs[] = {
-	{ "drop", FB_ACTION_DROP, false, false },
-	{ "allow", FB_ACTION_ALLOW, false, false },
-	{ "monitor", FB_ACTION_MONITOR, false, false },
-	{ "drop+mdrop", FB_ACTION_DROP, true, false },
-	{ "allow+mdrop", FB_ACTION_ALLOW, true, false },
-	{ "monitor+mdrop", FB_ACTION_MONITOR, true, false },
-	/* The filter's own action (created with drop), trace record on. */
-	{ "default+trace", FB_ACTION_DEFAULT, false, true },
+	{ "drop", FB_ACTION_DROP, FB_MALFORMED_DEFAULT, false },
+	{ "allow", FB_ACTION_ALLOW, FB_MALFORMED_DEFAULT, false },
+	{ "monitor", FB_ACTION_MONITOR, FB_MALFORMED_DEFAULT, false },
+	{ "drop+mpass", FB_ACTION_DROP, FB_MALFORMED_PASS, false },
+	{ "allow+mpass", FB_ACTION_ALLOW, FB_MALFORMED_PASS, false },
+	{ "monitor+mdrop", FB_ACTION_MONITOR, FB_MALFORMED_DROP, false },
+	{ "drop+mdrop", FB_ACTION_DROP, FB_MALFORMED_DROP, false },
+	/* The filter's own action (created with drop), trace record on: the
+	 * defaults an `ip link`-loaded object has. */
+	{ "default+trace", FB_ACTION_DEFAULT, FB_MALFORMED_DEFAULT, true },
 };
 
 #define NCFG (sizeof(cfgs) / sizeof(cfgs[0]))
-enum { C_DROP = 0, C_DROP_MDROP = 3, C_TRACE = 6 };
+enum { C_DROP = 0, C_DROP_MPASS = 3, C_TRACE = 7 };
 
 struct expect {
 	int parse, frag;
+	int addrs;	   /* malformed, but the fixed IP header (addresses) was read */
 	int kind;	   /* the rule kind that matches, 0: none */
 	struct fb_key key; /* what the trace record must hold when parse is OK */
 };
@@ -878,12 +903,20 @@ static void bump(struct fb_stats *s, int stat, __u64 bytes)
 	s->c[stat].bytes += bytes;
 }
 
-static __u32 want_verdict(const struct expect *e, __u8 action, bool mdrop)
+/* The documented policy, spelled out here rather than taken from the
+ * program's header: what no rule decides of a malformed frame is dropped
+ * unless said otherwise, or the action is monitor. */
+static __u32 want_verdict(const struct expect *e, __u8 action, __u8 malformed)
 {
 	if (e->parse == FB_PARSE_NONIP)
 		return XDP_PASS;
-	if (e->parse == FB_PARSE_MALFORMED)
-		return mdrop ? XDP_DROP : XDP_PASS;
+	if (e->parse == FB_PARSE_MALFORMED && !e->kind) {
+		if (malformed == FB_MALFORMED_PASS)
+			return XDP_PASS;
+		if (malformed == FB_MALFORMED_DROP)
+			return XDP_DROP;
+		return action == FB_ACTION_MONITOR ? XDP_PASS : XDP_DROP;
+	}
 	if (action == FB_ACTION_MONITOR)
 		return XDP_PASS;
 	if (action == FB_ACTION_ALLOW)
@@ -899,6 +932,10 @@ static void want_stats(const struct expect *e, __u32 verdict, __u64 bytes, struc
 		bump(w, FB_STAT_NONIP, bytes);
 	} else if (e->parse == FB_PARSE_MALFORMED) {
 		bump(w, FB_STAT_MALFORMED, bytes);
+		if (e->kind) {
+			bump(w, FB_STAT_MATCHED, bytes);
+			bump(w, FB_STAT_HIT_FLOW + e->kind - FB_KIND_FLOW, bytes);
+		}
 	} else {
 		if (e->frag)
 			bump(w, FB_STAT_FRAGMENT, bytes);
@@ -949,7 +986,7 @@ static void key_text(const struct fb_key *k, char *buf, size_t len)
 
 	tuple.kind = FB_KIND_FLOW;
 	fb_flow_format(&tuple, flow, sizeof(flow));
-	snprintf(buf, len, "'%s' kind %u plen %u pad %u", flow, k->kind, k->plen, k->pad);
+	snprintf(buf, len, "'%s' kind %u plen %u family %u", flow, k->kind, k->plen, k->family);
 }
 
 /* Run one frame through one loaded program and check everything observable. */
@@ -961,7 +998,7 @@ static void check_run(const char *base, struct flowbloom_bpf *s, const struct cf
 	int stats_fd = bpf_map__fd(s->maps.fb_stats), trace_fd = bpf_map__fd(s->maps.fb_trace);
 	struct fb_stats before, after, want;
 	struct fb_trace tr;
-	__u32 zero = 0, verdict = want_verdict(e, action, c->mdrop);
+	__u32 zero = 0, verdict = want_verdict(e, action, c->malformed);
 	char l[512], d[384];
 	int err;
 
@@ -1000,11 +1037,21 @@ static void check_run(const char *base, struct flowbloom_bpf *s, const struct cf
 		snprintf(d, sizeof(d), "got %s, want %s", got, wnt);
 		test_check(!memcmp(&tr.key, &k, sizeof(k)), lab(l, sizeof(l), base, "trace key"),
 			   d);
-	} else if (e->parse == FB_PARSE_NONIP) {
+	} else if (e->parse == FB_PARSE_NONIP || !e->addrs) {
 		static const struct fb_key none;
 
 		test_check(!memcmp(&tr.key, &none, sizeof(none)),
 			   lab(l, sizeof(l), base, "trace key all zero"), NULL);
+	} else {
+		char got[160], wnt[160];
+
+		/* Malformed with its addresses read: those and the family. */
+		key_text(&tr.key, got, sizeof(got));
+		key_text(&e->key, wnt, sizeof(wnt));
+		snprintf(d, sizeof(d), "got %s, want its addresses from %s", got, wnt);
+		test_check(!memcmp(tr.key.saddr, e->key.saddr, 32) &&
+				   tr.key.family == e->key.family,
+			   lab(l, sizeof(l), base, "trace key addresses"), d);
 	}
 }
 
@@ -1049,12 +1096,22 @@ static void check_key_syntax(void)
 	ASSERT_EQ(fb_flow_parse(3, flow6, &got, err, sizeof(err)), 3, "parse tcp flow text");
 	ASSERT_TRUE(!memcmp(&got, &want, sizeof(got)), "IPv6 5-tuple key as `add` builds it");
 	row_key(&udp4, &v4);
-	addr_key(&want, FB_KIND_SRC, v4.saddr);
+	addr_key(&want, FB_KIND_SRC, v4.saddr, FB_FAMILY_IPV4);
 	ASSERT_EQ(fb_flow_parse(2, src4, &got, err, sizeof(err)), 2, "parse src rule text");
 	ASSERT_TRUE(!memcmp(&got, &want, sizeof(got)), "src key as `add` builds it");
-	addr_key(&want, FB_KIND_DST, V6_DST);
+	addr_key(&want, FB_KIND_DST, V6_DST, FB_FAMILY_IPV6);
 	ASSERT_EQ(fb_flow_parse(2, dst6, &got, err, sizeof(err)), 2, "parse dst rule text");
 	ASSERT_TRUE(!memcmp(&got, &want, sizeof(got)), "dst key as `add` builds it");
+}
+
+/* Did the parser read the addresses of the first len bytes of the row's
+ * frame? Once the fixed IPv4 or IPv6 header is in, yes; never past a third
+ * VLAN tag (the IP header is not found). */
+static int addrs_read(const struct row *r, const struct pkt *p, size_t len)
+{
+	if (r->build == f_vlan && (r->a == TAGS_ADQQ || r->a == TAGS_QQQ))
+		return 0;
+	return p->l3 >= 0 && len >= (size_t)p->l3 + (p->v6 ? 40 : 20);
 }
 
 static void run_table(const char *layout, struct fb_filter *f, struct flowbloom_bpf **skel)
@@ -1070,9 +1127,12 @@ static void run_table(const char *layout, struct fb_filter *f, struct flowbloom_
 		pkt_init(&p);
 		r->build(&p, r->a, r->b);
 		row_key(r, &e.key);
+		e.addrs = r->parse == FB_PARSE_MALFORMED && addrs_read(r, &p, p.len);
 		for (m = 0; m < NMODES; m++) {
 			fill_filter(f, &e.key, modes[m].rules);
-			e.kind = r->parse == FB_PARSE_OK ? modes[m].hit : 0;
+			e.kind = r->parse == FB_PARSE_OK ? modes[m].hit
+				 : e.addrs		 ? modes[m].addr_hit
+							 : 0;
 			for (c = 0; c < NCFG; c++) {
 				snprintf(base, sizeof(base), "%s %s filter=%s: %s (%zu B)", layout,
 					 cfgs[c].name, modes[m].name, r->name, p.len);
@@ -1082,9 +1142,11 @@ static void run_table(const char *layout, struct fb_filter *f, struct flowbloom_
 	}
 
 	/* Every frame that parses, cut at every length inside its headers and at
-	 * a few in its payload, against a filter holding its own 5-tuple. */
+	 * a few in its payload, against a filter holding its own 5-tuple and
+	 * its source: a frame cut after its IP header still meets the source
+	 * rule (a truncated TCP header must not carry a blocked source past). */
 	for (i = 0; i < NROWS; i++) {
-		static const int cut_cfgs[] = { C_DROP, C_DROP_MDROP, C_TRACE };
+		static const int cut_cfgs[] = { C_DROP, C_DROP_MPASS, C_TRACE };
 		const struct row *r = &rows[i];
 		struct expect e;
 		struct pkt p;
@@ -1094,7 +1156,7 @@ static void run_table(const char *layout, struct fb_filter *f, struct flowbloom_
 		pkt_init(&p);
 		r->build(&p, r->a, r->b);
 		row_key(r, &e.key);
-		fill_filter(f, &e.key, R_FLOW);
+		fill_filter(f, &e.key, R_FLOW | R_SRC);
 		snprintf(base, sizeof(base), "%s: %s", layout, r->name);
 		check_too_short(base, skel[C_DROP], p.d);
 		for (len = 14; len < p.len; len++) {
@@ -1102,7 +1164,8 @@ static void run_table(const char *layout, struct fb_filter *f, struct flowbloom_
 				continue; /* enough payload cuts */
 			e.parse = len < p.need ? FB_PARSE_MALFORMED : r->parse;
 			e.frag = e.parse == FB_PARSE_OK ? r->frag : 0;
-			e.kind = e.parse == FB_PARSE_OK ? FB_KIND_FLOW : 0;
+			e.addrs = e.parse == FB_PARSE_MALFORMED && addrs_read(r, &p, len);
+			e.kind = e.parse == FB_PARSE_OK ? FB_KIND_FLOW : e.addrs ? FB_KIND_SRC : 0;
 			for (c = 0; c < sizeof(cut_cfgs) / sizeof(cut_cfgs[0]); c++) {
 				snprintf(base, sizeof(base), "%s %s cut %zu/%zu (%s): %s", layout,
 					 cfgs[cut_cfgs[c]].name, len, p.len,
@@ -1175,7 +1238,7 @@ static void run_layout(const char *name, __u8 layout)
 	for (c = 0; c < NCFG; c++) {
 		struct fb_load_opts o = {
 			.action = cfgs[c].action,
-			.malformed_drop = cfgs[c].mdrop,
+			.malformed = cfgs[c].malformed,
 			.trace = cfgs[c].trace,
 			.private_stats = true,
 		};
@@ -1197,13 +1260,16 @@ destroy:
 	ASSERT_EQ(fb_filter_destroy(name), 0, l);
 }
 
-/* No filter in the outer map: fail open, malformed rules still apply. */
-static void check_no_filter(void)
+/* No filter in the outer map: fail open, malformed packets too unless the
+ * attachment says --malformed drop (whatever its action). */
+static void check_no_filter(__u8 malformed)
 {
-	struct fb_load_opts o = { .action = FB_ACTION_ALLOW, .malformed_drop = true };
+	struct fb_load_opts o = { .action = FB_ACTION_ALLOW, .malformed = malformed };
 	struct flowbloom_bpf *s = fb_load(NULL, &o);
 	struct fb_stats before, after, want;
+	__u32 mverdict = malformed == FB_MALFORMED_DROP ? XDP_DROP : XDP_PASS;
 	struct pkt good, bad;
+	char l[128];
 	int fd;
 
 	if (!ASSERT_TRUE(s, "load without a filter"))
@@ -1235,12 +1301,15 @@ static void check_no_filter(void)
 		read_stats(fd, &before);
 		ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(s->progs.flowbloom), &t), 0,
 			  "no filter: test_run malformed");
-		ASSERT_EQ(t.retval, XDP_DROP, "no filter, malformed drop: IHL 4 dropped");
+		snprintf(l, sizeof(l), "no filter, action allow, --malformed %s: IHL 4 %s",
+			 malformed == FB_MALFORMED_DROP ? "drop" : "(default)",
+			 mverdict == XDP_DROP ? "dropped" : "passes");
+		ASSERT_EQ(t.retval, mverdict, l);
 		read_stats(fd, &after);
 		memset(&want, 0, sizeof(want));
 		bump(&want, FB_STAT_SEEN, bad.len);
 		bump(&want, FB_STAT_MALFORMED, bad.len);
-		bump(&want, FB_STAT_DROPPED, bad.len);
+		bump(&want, mverdict == XDP_DROP ? FB_STAT_DROPPED : FB_STAT_PASSED, bad.len);
 		check_stats("no filter: counters (MALFORMED)", &before, &after, &want);
 	}
 	flowbloom_bpf__destroy(s);
@@ -1257,7 +1326,8 @@ int main(void)
 	check_key_syntax();
 	run_layout("verdict-blocked", FB_LAYOUT_BLOCKED);
 	run_layout("verdict-classic", FB_LAYOUT_CLASSIC);
-	check_no_filter();
+	check_no_filter(FB_MALFORMED_DROP);
+	check_no_filter(FB_MALFORMED_DEFAULT);
 
 	ASSERT_EQ(aborted_runs, 0, "no frame ever got XDP_ABORTED");
 	ASSERT_TRUE(access(root, F_OK) != 0, "nothing left under FLOWBLOOM_ROOT");

@@ -38,7 +38,7 @@ int fb_load_option(int c, const char *arg, struct fb_load_opts *lo)
 	if (c == 'M') {
 		if ((v = fb_parse_malformed(arg)) < 0)
 			return -1;
-		lo->malformed_drop = v;
+		lo->malformed = v;
 		return 1;
 	}
 	return 0;
@@ -55,7 +55,7 @@ int fb_parse_action(const char *val)
 int fb_parse_malformed(const char *val)
 {
 	static const char *const names[] = { "pass", "drop", NULL };
-	static const int values[] = { 0, 1 };
+	static const int values[] = { FB_MALFORMED_PASS, FB_MALFORMED_DROP };
 
 	return fb_pick("--malformed", val, names, values);
 }

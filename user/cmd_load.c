@@ -45,14 +45,22 @@ static int push(struct list *l, const struct fb_key *k)
 	return 0;
 }
 
+/* A range's prefixes: of the range's family (cmd_load keeps it in key). */
+struct range_ctx {
+	struct list *l;
+	__u8 family;
+};
+
 static int push_prefix(const __u8 addr[16], int plen, void *ctx)
 {
+	struct range_ctx *rc = ctx;
 	struct fb_key k = { 0 };
 
 	memcpy(k.saddr, addr, 16);
 	k.plen = plen;
 	k.kind = FB_KIND_SRC;
-	return push(ctx, &k);
+	k.family = plen < 96 ? FB_FAMILY_IPV6 : rc->family;
+	return push(rc->l, &k);
 }
 
 /* One entry: a single word is a source address, prefix or range. */
@@ -70,19 +78,20 @@ static int parse_entry(char *line, struct list *l, char *err, size_t errlen)
 		char *dash = strchr(words[0], '-');
 
 		if (dash) {
-			__u8 lo[16], hi[16], pl;
+			__u8 lo[16], hi[16], pl, hifam;
+			struct range_ctx ctx = { l, 0 };
 			int rc;
 
 			*dash = 0;
-			if (fb_prefix_parse(words[0], lo, &pl, err, errlen) || pl != 128 ||
-			    fb_prefix_parse(dash + 1, hi, &pl, err, errlen) || pl != 128 ||
-			    !strchr(words[0], ':') != !strchr(dash + 1, ':')) {
+			if (fb_prefix_parse(words[0], lo, &pl, &ctx.family, err, errlen) ||
+			    pl != 128 || fb_prefix_parse(dash + 1, hi, &pl, &hifam, err, errlen) ||
+			    pl != 128 || ctx.family != hifam) {
 				snprintf(err, errlen,
 					 "bad range '%s-%s' (want ADDR-ADDR, one family)", words[0],
 					 dash + 1);
 				return -1;
 			}
-			rc = fb_range_to_prefixes(lo, hi, push_prefix, l);
+			rc = fb_range_to_prefixes(lo, hi, push_prefix, &ctx);
 			if (rc < 0) {
 				snprintf(err, errlen, "bad range '%s-%s' (start after end?)",
 					 words[0], dash + 1);
@@ -91,7 +100,7 @@ static int parse_entry(char *line, struct list *l, char *err, size_t errlen)
 			return 0;
 		}
 		memset(&k, 0, sizeof(k));
-		if (fb_prefix_parse(words[0], k.saddr, &k.plen, err, errlen))
+		if (fb_prefix_parse(words[0], k.saddr, &k.plen, &k.family, err, errlen))
 			return -1;
 		k.kind = FB_KIND_SRC;
 		return push(l, &k) ? (snprintf(err, errlen, "out of memory"), -1) : 0;

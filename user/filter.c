@@ -833,12 +833,16 @@ void fb_filter_set(struct fb_filter *f, const struct fb_key *key)
 	}
 }
 
+/* By the rule's family, never by its address: an IPv6 prefix expanded
+ * into ::ffff:0:0/96 stays an IPv6 rule. */
 int fb_prefix_list_of(const struct fb_key *k)
 {
+	int v6 = k->family == FB_FAMILY_IPV6;
+
 	if (k->kind == FB_KIND_SRC)
-		return fb_words_v4mapped(k->w[0], k->w[1]) ? FB_PFX_SRC4 : FB_PFX_SRC6;
+		return v6 ? FB_PFX_SRC6 : FB_PFX_SRC4;
 	if (k->kind == FB_KIND_DST)
-		return fb_words_v4mapped(k->w[2], k->w[3]) ? FB_PFX_DST4 : FB_PFX_DST6;
+		return v6 ? FB_PFX_DST6 : FB_PFX_DST4;
 	return -1;
 }
 
@@ -897,10 +901,11 @@ int fb_filter_exact_adjust(struct fb_filter *f, const struct fb_key *k, int delt
 		: bpf_map_delete_elem(f->set_fd[0], k);
 	/* The trie holds the prefix while its count is non-zero. */
 	if (!err && k->kind != FB_KIND_FLOW && (!v || !old)) {
-		struct fb_lpm_key lk = { .prefixlen = k->plen };
+		struct fb_lpm_key lk;
 		int fd = f->set_fd[k->kind == FB_KIND_DST ? 2 : 1];
 
-		memcpy(lk.addr, k->kind == FB_KIND_DST ? k->daddr : k->saddr, 16);
+		fb_lpm_key_set(&lk, k->family, k->kind == FB_KIND_DST ? k->daddr : k->saddr,
+			       k->plen);
 		err = v ? bpf_map_update_elem(fd, &lk, &one, BPF_ANY)
 			: bpf_map_delete_elem(fd, &lk);
 	}

@@ -57,12 +57,15 @@ static int is_v4mapped(const __u8 a[16])
 	return !memcmp(a, prefix, 12);
 }
 
-static int parse_addr(const char *s, __u8 out[16]);
+static int parse_addr(const char *s, __u8 out[16], __u8 *family);
 
-/* ADDR or ADDR/LEN: the address masked to the prefix, and the prefix
- * length in the 128-bit space (IPv4 /n is 96 + n, an address is 128). Host
- * bits below the prefix are cleared, as list publishers expect. */
-int fb_prefix_parse(const char *s, __u8 addr[16], __u8 *plen, char *err, size_t errlen)
+/* ADDR or ADDR/LEN: the address masked to the prefix, the prefix length in
+ * the 128-bit space (IPv4 /n is 96 + n, an address is 128) and the rule's
+ * family (see parse_addr; a prefix shorter than /96 reaches beyond
+ * ::ffff:0:0/96 and is IPv6 however written). Host bits below the prefix
+ * are cleared, as list publishers expect. */
+int fb_prefix_parse(const char *s, __u8 addr[16], __u8 *plen, __u8 *family, char *err,
+		    size_t errlen)
 {
 	char buf[INET6_ADDRSTRLEN + 8];
 	const char *slash = strchr(s, '/');
@@ -74,7 +77,7 @@ int fb_prefix_parse(const char *s, __u8 addr[16], __u8 *plen, char *err, size_t 
 	snprintf(buf, sizeof(buf), "%s", s);
 	if (slash)
 		buf[slash - s] = 0;
-	if (parse_addr(buf, addr))
+	if (parse_addr(buf, addr, family))
 		goto bad;
 	/* Dotted IPv4 counts /0-32; anything written with colons, even
 	 * ::ffff:a.b.c.d, counts in the 128-bit space. */
@@ -104,6 +107,8 @@ int fb_prefix_parse(const char *s, __u8 addr[16], __u8 *plen, char *err, size_t 
 			addr[i] &= (__u8)(0xff << (8 - keep));
 	}
 	*plen = (__u8)len;
+	if (len < 96)
+		*family = FB_FAMILY_IPV6;
 	return 0;
 bad:
 	snprintf(err, errlen, "bad address or prefix '%s' (want ADDR or ADDR/LEN)", s);
@@ -113,8 +118,14 @@ badlen:
 	return -1;
 }
 
-/* An address alone: IPv4 becomes ::ffff:a.b.c.d. */
-static int parse_addr(const char *s, __u8 out[16])
+/*
+ * An address alone: IPv4 becomes ::ffff:a.b.c.d. The family is how it is
+ * written: a.b.c.d is IPv4, and so is ::ffff:a.b.c.d, the form sockets and
+ * server logs print IPv4 peers in; an address written all in hex is IPv6,
+ * even inside ::ffff:0:0/96 (::ffff:c633:6405 is an IPv6 packet's address
+ * that looks like 198.51.100.5, and only IPv6 packets carry it).
+ */
+static int parse_addr(const char *s, __u8 out[16], __u8 *family)
 {
 	struct in_addr a4;
 
@@ -122,9 +133,13 @@ static int parse_addr(const char *s, __u8 out[16])
 		memset(out, 0, 10);
 		out[10] = out[11] = 0xff;
 		memcpy(out + 12, &a4, 4);
+		*family = FB_FAMILY_IPV4;
 		return 0;
 	}
-	return inet_pton(AF_INET6, s, out) == 1 ? 0 : -1;
+	if (inet_pton(AF_INET6, s, out) != 1)
+		return -1;
+	*family = strchr(s, '.') && is_v4mapped(out) ? FB_FAMILY_IPV4 : FB_FAMILY_IPV6;
+	return 0;
 }
 
 static int parse_port(const char *s, __be16 *port)
@@ -146,8 +161,8 @@ static int parse_port(const char *s, __be16 *port)
 }
 
 /* ADDR, ADDR:PORT, [V6], [V6]:PORT; has_port says whether a port was given. */
-static int parse_endpoint(const char *s, __u8 addr[16], __be16 *port, int *has_port, char *err,
-			  size_t errlen)
+static int parse_endpoint(const char *s, __u8 addr[16], __u8 *family, __be16 *port, int *has_port,
+			  char *err, size_t errlen)
 {
 	char buf[80];
 	const char *colon;
@@ -163,7 +178,7 @@ static int parse_endpoint(const char *s, __u8 addr[16], __be16 *port, int *has_p
 			goto bad;
 		memcpy(buf, s + 1, close - s - 1);
 		buf[close - s - 1] = 0;
-		if (!strchr(buf, ':') || parse_addr(buf, addr))
+		if (!strchr(buf, ':') || parse_addr(buf, addr, family))
 			goto bad;
 		if (close[1] == 0)
 			return 0;
@@ -177,15 +192,17 @@ static int parse_endpoint(const char *s, __u8 addr[16], __be16 *port, int *has_p
 	colon = strchr(s, ':');
 	if (colon && strchr(colon + 1, ':')) {
 		/* Two or more colons: a bare IPv6 address, no port. */
-		if (parse_addr(s, addr))
+		if (parse_addr(s, addr, family))
 			goto bad;
 		return 0;
 	}
 	if (!colon)
-		return parse_addr(s, addr) ? (snprintf(err, errlen, "bad address '%s'", s), -1) : 0;
+		return parse_addr(s, addr, family)
+			       ? (snprintf(err, errlen, "bad address '%s'", s), -1)
+			       : 0;
 	memcpy(buf, s, colon - s);
 	buf[colon - s] = 0;
-	if (!strchr(buf, '.') || parse_addr(buf, addr))
+	if (!strchr(buf, '.') || parse_addr(buf, addr, family))
 		goto bad;
 	if (parse_port(colon + 1, port))
 		goto badport;
@@ -202,6 +219,7 @@ badport:
 int fb_flow_parse(int argc, char **argv, struct fb_key *key, char *err, size_t errlen)
 {
 	int proto, hp_src, hp_dst;
+	__u8 dfam;
 
 	memset(key, 0, sizeof(*key));
 	if (argc < 1) {
@@ -215,8 +233,8 @@ int fb_flow_parse(int argc, char **argv, struct fb_key *key, char *err, size_t e
 			snprintf(err, errlen, "'%s' needs an address or prefix", argv[0]);
 			return -1;
 		}
-		if (fb_prefix_parse(argv[1], is_src ? key->saddr : key->daddr, &key->plen, err,
-				    errlen))
+		if (fb_prefix_parse(argv[1], is_src ? key->saddr : key->daddr, &key->plen,
+				    &key->family, err, errlen))
 			return -1;
 		key->kind = is_src ? FB_KIND_SRC : FB_KIND_DST;
 		return 2;
@@ -230,8 +248,8 @@ int fb_flow_parse(int argc, char **argv, struct fb_key *key, char *err, size_t e
 		snprintf(err, errlen, "'%s' needs SRC and DST (PROTO SRC:PORT DST:PORT)", argv[0]);
 		return -1;
 	}
-	if (parse_endpoint(argv[1], key->saddr, &key->sport, &hp_src, err, errlen) ||
-	    parse_endpoint(argv[2], key->daddr, &key->dport, &hp_dst, err, errlen))
+	if (parse_endpoint(argv[1], key->saddr, &key->family, &key->sport, &hp_src, err, errlen) ||
+	    parse_endpoint(argv[2], key->daddr, &dfam, &key->dport, &hp_dst, err, errlen))
 		return -1;
 	if (fb_proto_has_ports(proto) && (!hp_src || !hp_dst)) {
 		snprintf(err, errlen, "%s flows need ports: SRC:PORT DST:PORT", argv[0]);
@@ -241,7 +259,7 @@ int fb_flow_parse(int argc, char **argv, struct fb_key *key, char *err, size_t e
 		snprintf(err, errlen, "protocol %s has no ports (use port 0 or none)", argv[0]);
 		return -1;
 	}
-	if (is_v4mapped(key->saddr) != is_v4mapped(key->daddr)) {
+	if (key->family != dfam) {
 		snprintf(err, errlen, "SRC and DST must be the same address family");
 		return -1;
 	}
@@ -279,15 +297,20 @@ int fb_flow_parse_line(char *line, struct fb_key *key, int *blank, char *err, si
 	return 0;
 }
 
-static void format_addr(const __u8 a[16], char *buf, size_t len, int bracket)
+/* As parse_addr reads it back: IPv4 dotted; IPv6 in hex, spelled out for
+ * ::ffff:0:0/96, where inet_ntop would print the dotted (IPv4) form. */
+static void format_addr(const __u8 a[16], __u8 family, char *buf, size_t len, int bracket)
 {
 	char tmp[INET6_ADDRSTRLEN];
 
-	if (is_v4mapped(a)) {
+	if (family == FB_FAMILY_IPV4 && is_v4mapped(a)) {
 		inet_ntop(AF_INET, a + 12, buf, len);
 		return;
 	}
-	inet_ntop(AF_INET6, a, tmp, sizeof(tmp));
+	if (is_v4mapped(a))
+		snprintf(tmp, sizeof(tmp), "::ffff:%x:%x", a[12] << 8 | a[13], a[14] << 8 | a[15]);
+	else
+		inet_ntop(AF_INET6, a, tmp, sizeof(tmp));
 	snprintf(buf, len, bracket ? "[%s]" : "%s", tmp);
 }
 
@@ -300,8 +323,8 @@ void fb_flow_format(const struct fb_key *key, char *buf, size_t len)
 		const __u8 *a = key->kind == FB_KIND_SRC ? key->saddr : key->daddr;
 		int plen = key->plen;
 
-		format_addr(a, s, sizeof(s), 0);
-		if (is_v4mapped(a) && plen >= 96)
+		format_addr(a, key->family, s, sizeof(s), 0);
+		if (key->family == FB_FAMILY_IPV4 && is_v4mapped(a) && plen >= 96)
 			plen -= 96;
 		if (key->plen == 128)
 			snprintf(buf, len, "%s %s", key->kind == FB_KIND_SRC ? "src" : "dst", s);
@@ -316,12 +339,12 @@ void fb_flow_format(const struct fb_key *key, char *buf, size_t len)
 		pname = pnum;
 	}
 	if (!fb_proto_has_ports(key->proto) && !key->sport && !key->dport) {
-		format_addr(key->saddr, s, sizeof(s), 0);
-		format_addr(key->daddr, d, sizeof(d), 0);
+		format_addr(key->saddr, key->family, s, sizeof(s), 0);
+		format_addr(key->daddr, key->family, d, sizeof(d), 0);
 		snprintf(buf, len, "%s %s %s", pname, s, d);
 		return;
 	}
-	format_addr(key->saddr, s, sizeof(s), 1);
-	format_addr(key->daddr, d, sizeof(d), 1);
+	format_addr(key->saddr, key->family, s, sizeof(s), 1);
+	format_addr(key->daddr, key->family, d, sizeof(d), 1);
 	snprintf(buf, len, "%s %s:%u %s:%u", pname, s, ntohs(key->sport), d, ntohs(key->dport));
 }

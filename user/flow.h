@@ -25,8 +25,11 @@ int fb_flow_parse(int argc, char **argv, struct fb_key *key, char *err, size_t e
 int fb_flow_parse_line(char *line, struct fb_key *key, int *blank, char *err, size_t errlen);
 /* Format a key as FLOW text (round-trips through fb_flow_parse). */
 void fb_flow_format(const struct fb_key *key, char *buf, size_t len);
-/* ADDR or ADDR/LEN into a masked address and a 128-bit-space length. */
-int fb_prefix_parse(const char *s, __u8 addr[16], __u8 *plen, char *err, size_t errlen);
+/* ADDR or ADDR/LEN into a masked address, a 128-bit-space length and the
+ * rule's family (enum fb_family: dotted a.b.c.d or ::ffff:a.b.c.d is IPv4,
+ * hex is IPv6; a prefix shorter than /96 is IPv6). */
+int fb_prefix_parse(const char *s, __u8 addr[16], __u8 *plen, __u8 *family, char *err,
+		    size_t errlen);
 /* Protocol number from name or number; -1 if unknown. */
 int fb_proto_parse(const char *s);
 const char *fb_proto_name(int proto);

@@ -37,7 +37,7 @@ struct flowbloom_bpf *fb_load(const struct fb_filter *f, const struct fb_load_op
 		return NULL;
 	}
 	skel->rodata->cfg_action = o->action;
-	skel->rodata->cfg_malformed_drop = o->malformed_drop;
+	skel->rodata->cfg_malformed = o->malformed;
 	skel->rodata->cfg_trace = o->trace;
 	skel->rodata->cfg_bench = o->bench;
 	skel->rodata->cfg_bench_v6 = o->bench_v6;

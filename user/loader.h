@@ -16,7 +16,7 @@ struct fb_monitor;
 
 struct fb_load_opts {
 	__u8 action;	     /* enum fb_action; FB_ACTION_DEFAULT: the filter's own */
-	bool malformed_drop; /* drop malformed packets instead of passing them */
+	__u8 malformed;	     /* enum fb_malformed: what no rule decides of a malformed packet */
 	bool trace;	     /* record struct fb_trace per packet (replay --explain) */
 	bool private_stats;  /* count into the object's own stats map, not the filter's */
 	__u32 bench;	     /* benchmarks: see include/flowbloom/bench.h */

@@ -46,6 +46,8 @@ static const struct fb_cmd cmds[] = {
 	  "Attach the XDP program to DEV, working on filter NAME. drop: a match is\n"
 	  "dropped; allow: only matches pass (non-IP frames always pass); monitor:\n"
 	  "count only. Default action: the filter's own (see create).\n"
+	  "A malformed packet is matched on the addresses it has; what no rule decides\n"
+	  "is dropped (action drop or allow) or passed (monitor) unless --malformed says.\n"
 	  "--monitor counts packets and bytes per flow in a count-min sketch and keeps\n"
 	  "top-talker candidates (see top, traffic): estimates exceed the truth by at\n"
 	  "most E x all packets with probability 1 - D (defaults 0.001, 0.01).\n"
@@ -121,7 +123,7 @@ static const struct fb_cmd cmds[] = {
 	  "Run every packet of the captures through the XDP program (BPF_PROG_TEST_RUN)\n"
 	  "against the filter, attaching nothing, and count verdicts. --explain prints\n"
 	  "per packet the flow key the program computed, the rule kind that matched and\n"
-	  "the verdict." },
+	  "the verdict. --action and --malformed as for attach." },
 	{ "apply", cmd_apply, "apply FILE [--check | --down]",
 	  "Make filter NAME what FILE (NAME.conf) says: create it if absent, replace its\n"
 	  "content with the listed block-lists, attach it to the listed devices; what\n"

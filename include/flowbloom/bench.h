@@ -39,7 +39,8 @@ static __always_inline void fb_bench_flow(__u32 i, int v6, struct fb_key *k)
 		k->w[1] = fb_key_word_v4mapped(0x33c6U | lo << 16); /* 198.51.x.y */
 		k->w[3] = fb_key_word_v4mapped(0x017100cbU);	    /* 203.0.113.1 */
 	}
-	k->w[4] = fb_key_word_tail((__u16)(i >> 16), 0x3500 /* 53 */, 17, FB_KIND_FLOW, 0);
+	k->w[4] = fb_key_word_tail((__u16)(i >> 16), 0x3500 /* 53 */, 17, FB_KIND_FLOW, 0,
+				   v6 ? FB_FAMILY_IPV6 : FB_FAMILY_IPV4);
 }
 
 #endif

@@ -30,7 +30,7 @@
 #include "key.h"
 
 #define FB_MAGIC 0x4d4f4c42 /* "BLOM" little-endian */
-#define FB_VERSION 1
+#define FB_VERSION 2	    /* 2: the flow key carries the family (key.h) */
 
 #define FB_BLOCK_BYTES 64
 #define FB_BLOCK_WORDS 8

@@ -3,8 +3,12 @@
  * The flow key: what the XDP program extracts from a packet and what the CLI
  * builds from a FLOW argument. One layout for IPv4 and IPv6 (IPv4 addresses
  * are stored v4-mapped, ::ffff:a.b.c.d), so one hash and one filter serve
- * both families. The key is hashed as five little-endian 64-bit words, so
- * its size and padding are fixed here and asserted.
+ * both families. The family itself is a field of the key, taken from the IP
+ * header (data path) or from how a rule was written (CLI), never guessed
+ * from the address: an IPv6 packet may carry ::ffff:a.b.c.d addresses, and
+ * it must meet IPv6 rules and never an IPv4 rule's bits. The key is hashed
+ * as five little-endian 64-bit words, so its size and padding are fixed
+ * here and asserted.
  */
 #ifndef FLOWBLOOM_KEY_H
 #define FLOWBLOOM_KEY_H
@@ -21,6 +25,13 @@ enum fb_kind {
 };
 
 #define FB_KINDF(kind) (1U << (kind))
+
+/* Address families. IPv4 is 0 so that IPv4 keys hash as they did before
+ * the family had a byte of its own. */
+enum fb_family {
+	FB_FAMILY_IPV4 = 0,
+	FB_FAMILY_IPV6 = 1,
+};
 
 /*
  * The data path writes the key one whole 64-bit word at a time (w[]): the
@@ -39,7 +50,11 @@ struct fb_key {
 			__u8 kind;  /* enum fb_kind */
 			__u8 plen;  /* src/dst rules: prefix length in the 128-bit
 				     * space (IPv4 /n is 96+n; an address is 128) */
-			__u8 pad;   /* always 0 */
+			union {
+				__u8 family; /* enum fb_family */
+				__u8 pad;    /* its old name, until user/cmd_image.c
+					      * checks family instead */
+			};
 		};
 		__u64 w[5];
 	};
@@ -71,7 +86,8 @@ static inline __u64 fb_prefix_mask(int plen, int word)
 static inline __u64 fb_key_word_pair(__u32 first, __u32 second);
 static inline __u64 fb_key_word_v4mapped(__be32 addr);
 
-/* Is the address in words (a0, a1) IPv4 (::ffff:a.b.c.d)? */
+/* Is the address in words (a0, a1) in ::ffff:0:0/96? Says nothing about a
+ * packet's family (see struct fb_key): only for reading rules as written. */
 static inline int fb_words_v4mapped(__u64 a0, __u64 a1)
 {
 	return !a0 && (a1 & fb_key_word_pair(~0U, 0)) == fb_key_word_v4mapped(0);
@@ -96,16 +112,24 @@ static inline __u64 fb_key_word_pair(__u32 first, __u32 second)
 #endif
 }
 
-/* Word 4: ports, protocol, kind, prefix length, pad. */
-static inline __u64 fb_key_word_tail(__be16 sport, __be16 dport, __u8 proto, __u8 kind, __u8 plen)
+/* Word 4: ports, protocol, kind, prefix length, family. */
+static inline __u64 fb_key_word_tail(__be16 sport, __be16 dport, __u8 proto, __u8 kind, __u8 plen,
+				     __u8 family)
 {
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 	return (__u64)sport << 48 | (__u64)dport << 32 | (__u64)proto << 24 | (__u64)kind << 16 |
-	       (__u64)plen << 8;
+	       (__u64)plen << 8 | family;
 #else
 	return (__u64)sport | (__u64)dport << 16 | (__u64)proto << 32 | (__u64)kind << 40 |
-	       (__u64)plen << 48;
+	       (__u64)plen << 48 | (__u64)family << 56;
 #endif
+}
+
+/* Word 4 with everything but the family cleared (or: the family of a key
+ * already in word 4), for building probes in registers. */
+static inline __u64 fb_key_word_family(__u64 w4)
+{
+	return w4 & fb_key_word_tail(0, 0, 0, 0, 0, 0xff);
 }
 
 #endif

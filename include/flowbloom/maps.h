@@ -9,6 +9,7 @@
 #define FLOWBLOOM_MAPS_H
 
 #include <linux/types.h>
+#include "geometry.h"
 #include "key.h"
 
 /* Flags of every filter array (the inner map). BPF_F_INNER_MAP lets inner
@@ -65,10 +66,40 @@ struct fb_stats {
 #define FB_MAP_EXACT "fb_exact" /* slot gen: hash, key struct fb_key */
 #define FB_MAP_LPM "fb_lpm"	/* slot gen * 2 + (dst ? 1 : 0): LPM trie */
 
+/* The family leads the trie's data, so an IPv4 rule (::ffff:a.b.c.d/96+n)
+ * and an IPv6 rule over the same bits never confirm each other's hits. */
 struct fb_lpm_key {
-	__u32 prefixlen; /* 0..128, in the 128-bit space */
+	__u32 prefixlen; /* 8 (the family) + 0..128 (the address, 128-bit space) */
+	__u8 family;	 /* enum fb_family */
 	__u8 addr[16];
+	__u8 pad[3]; /* never compared: beyond any prefixlen */
 };
+
+/* One definition for both sides: the CLI's inserts and the program's
+ * lookups (plen 128). */
+static inline void fb_lpm_key_set(struct fb_lpm_key *lk, __u8 family, const __u8 addr[16], int plen)
+{
+	lk->prefixlen = 8 + plen;
+	lk->family = family;
+	__builtin_memcpy(lk->addr, addr, 16);
+	lk->pad[0] = lk->pad[1] = lk->pad[2] = 0;
+}
+
+/* What a malformed packet that no address rule decides gets. Zero is what
+ * an `ip link`-loaded object keeps: the safe default. */
+enum fb_malformed {
+	FB_MALFORMED_DEFAULT = 0, /* drop, unless the action is monitor */
+	FB_MALFORMED_PASS = 1,
+	FB_MALFORMED_DROP = 2,
+};
+
+/* action: enum fb_action in force. */
+static inline int fb_malformed_drop(__u8 policy, __u8 action)
+{
+	if (policy != FB_MALFORMED_DEFAULT)
+		return policy == FB_MALFORMED_DROP;
+	return action == FB_ACTION_DROP || action == FB_ACTION_ALLOW;
+}
 
 /* Parse outcome, as the trace record reports it. */
 enum fb_parse {
