@@ -12,7 +12,7 @@ N=${1:-10000000}
 FB=${2:-$(cd "$(dirname "$0")/.." && pwd)/build/flowbloom}
 export FLOWBLOOM_ROOT=/sys/fs/bpf/fbbench_del_$$
 TMP=$(mktemp -d /tmp/fbbench-del.XXXXXX)
-trap '"$FB" destroy bd >/dev/null 2>&1; rmdir "$FLOWBLOOM_ROOT" 2>/dev/null; rm -rf "$TMP"' EXIT
+trap '"$FB" destroy bd >/dev/null 2>&1 || true; rmdir "$FLOWBLOOM_ROOT" 2>/dev/null || true; rm -rf "$TMP"' EXIT
 
 python3 - "$TMP/flows.txt" "$N" <<'PY'
 import sys
