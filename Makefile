@@ -24,7 +24,7 @@ CFLAGS += -Wall -Wextra -Werror -std=gnu11 -Iinclude -Iuser -I$(BUILD) -MMD -MP
 LDLIBS := -lbpf -lelf -lz -lpcap -lm
 
 DEPS_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev iproute2 \
-	ethtool make gcc python3 xdp-tools prometheus groff-base man-db systemd
+	ethtool make gcc python3 xdp-tools prometheus groff-base man-db systemd tcpdump strace time
 
 # The CLI's library: everything but main.c, shared with tests and benchmarks.
 LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))

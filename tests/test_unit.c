@@ -507,6 +507,9 @@ static const struct accept_case accept_cases[] = {
 	{ "src 198.51.100.7", 2, FB_KIND_SRC, 0, "198.51.100.7", NULL, 0, 0 },
 	{ "dst 2001:db8::5", 2, FB_KIND_DST, 0, NULL, "2001:db8::5", 0, 0 },
 	{ "47 198.51.100.1 203.0.113.1", 3, FB_KIND_FLOW, 47, "198.51.100.1", "203.0.113.1", 0, 0 },
+	{ "ah 198.51.100.1 203.0.113.1", 3, FB_KIND_FLOW, 51, "198.51.100.1", "203.0.113.1", 0, 0 },
+	{ "60 198.51.100.1 203.0.113.1", 3, FB_KIND_FLOW, 60, "198.51.100.1", "203.0.113.1", 0, 0 },
+	{ "esp 2001:db8::1 2001:db8::2", 3, FB_KIND_FLOW, 50, "2001:db8::1", "2001:db8::2", 0, 0 },
 	{ "udp 198.51.100.1:0 203.0.113.7:65535", 3, FB_KIND_FLOW, 17, "198.51.100.1",
 	  "203.0.113.7", 0, 65535 },
 	{ "tcp [2001:db8::1]:65535 [2001:db8::2]:0", 3, FB_KIND_FLOW, 6, "2001:db8::1",
@@ -605,6 +608,12 @@ static const char *const reject_cases[] = {
 	"src [2001:db8::1",
 	"tcp [198.51.100.1]:80 203.0.113.1:80", /* brackets are for IPv6 */
 	"tcp [2001:db8::1]x80 [2001:db8::2]:80",
+	/* IPv6 extension headers: the data path keys the protocol after them. */
+	"0 2001:db8::1 2001:db8::2",
+	"43 2001:db8::1 2001:db8::2",
+	"44 2001:db8::1 2001:db8::2",
+	"ah 2001:db8::1 2001:db8::2",
+	"60 [2001:db8::1]:0 [2001:db8::2]:0",
 };
 
 static void test_flow_parse(void)

@@ -164,9 +164,9 @@ int cmd_del(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	for (i = 0; i < fl.n; i++)
-		if (!fb_counting_del(&f, &fl.keys[i]) && f.hdr->confirm)
-			fb_filter_exact_adjust(&f, &fl.keys[i], -1);
+	fb_counting_del_many(&f, fl.keys, fl.n);
+	for (i = 0; f.hdr->confirm && i < fl.n; i++)
+		fb_filter_exact_adjust(&f, &fl.keys[i], -1);
 	t0 = now() - t0;
 	fb_filter_unlock(&f);
 	report("deleted", &f, fl.n, t0);

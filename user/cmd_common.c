@@ -70,7 +70,11 @@ static int push(struct fb_flows *fl, const struct fb_key *k, size_t where)
 		if (nk)
 			fl->keys = nk;
 		if (!nk || !nw) {
-			fb_err("out of memory reading flows");
+			if (fl->file)
+				fb_err("%s:%zu: out of memory after %zu flows", fl->file, where,
+				       fl->n);
+			else
+				fb_err("argument %zu: out of memory", where);
 			return -1;
 		}
 		fl->where = nw;
@@ -83,44 +87,29 @@ static int push(struct fb_flows *fl, const struct fb_key *k, size_t where)
 
 static int read_file(const char *file, struct fb_flows *fl)
 {
-	FILE *in = strcmp(file, "-") ? fopen(file, "r") : stdin;
-	char *line = NULL, err[256];
-	size_t cap = 0, lineno = 0;
-	ssize_t len;
-	int rc = 0;
+	struct fb_lines r;
+	char *line, err[256];
+	size_t len;
+	int rc;
 
-	fl->file = strcmp(file, "-") ? file : "<stdin>";
-	if (!in) {
-		fb_err("%s: %s", file, strerror(errno));
+	if (fb_lines_open(&r, file))
 		return -1;
-	}
-	while ((len = getline(&line, &cap, in)) >= 0) {
+	fl->file = r.label;
+	while ((rc = fb_lines_next(&r, &line, &len)) > 0) {
 		struct fb_key key;
 		int blank;
 
-		lineno++;
-		if (memchr(line, 0, len)) {
-			fb_err("%s:%zu: NUL byte in line", fl->file, lineno);
-			rc = -1;
-			break;
-		}
 		if (fb_flow_parse_line(line, &key, &blank, err, sizeof(err))) {
-			fb_err("%s:%zu: %s", fl->file, lineno, err);
+			fb_err("%s:%zu: %s", fl->file, r.lineno, err);
 			rc = -1;
 			break;
 		}
-		if (!blank && push(fl, &key, lineno)) {
+		if (!blank && push(fl, &key, r.lineno)) {
 			rc = -1;
 			break;
 		}
 	}
-	if (!rc && ferror(in)) {
-		fb_err("%s: read error: %s", fl->file, strerror(errno));
-		rc = -1;
-	}
-	free(line);
-	if (in != stdin)
-		fclose(in);
+	fb_lines_close(&r);
 	return rc;
 }
 

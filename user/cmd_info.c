@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* `flowbloom list`, `info` and `destroy`. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cmd.h"
 #include "counting.h"
 #include "discover.h"
@@ -58,6 +60,13 @@ int cmd_list(int argc, char **argv)
 	(void)argv;
 	if (argc != 1)
 		return fb_usage("list takes no arguments");
+	/* Without the rights to read the filters' directory (bpffs is
+	 * root-only by default) the list would look empty: say why instead. */
+	if (access(fb_root(), R_OK | X_OK) && errno != ENOENT) {
+		fb_err("cannot read %s: %s (list needs root or CAP_BPF)", fb_root(),
+		       strerror(errno));
+		return 1;
+	}
 	n = fb_filter_list(&names);
 	if (n < 0)
 		return 1;

@@ -70,8 +70,13 @@ static int parse_entry(char *line, struct list *l, char *err, size_t errlen)
 	struct fb_key k;
 	int n = 0, used;
 
-	for (w = strtok_r(line, " \t\r\n", &save); w && n < 8; w = strtok_r(NULL, " \t\r\n", &save))
+	for (w = strtok_r(line, " \t\r\n", &save); w; w = strtok_r(NULL, " \t\r\n", &save)) {
+		if (n == 8) {
+			snprintf(err, errlen, "too many words for one entry");
+			return -1;
+		}
 		words[n++] = w;
+	}
 	if (!n)
 		return 0;
 	if (n == 1) {
@@ -91,10 +96,14 @@ static int parse_entry(char *line, struct list *l, char *err, size_t errlen)
 					 dash + 1);
 				return -1;
 			}
+			if (memcmp(lo, hi, 16) > 0) {
+				snprintf(err, errlen, "bad range '%s-%s' (start after end)",
+					 words[0], dash + 1);
+				return -1;
+			}
 			rc = fb_range_to_prefixes(lo, hi, push_prefix, &ctx);
 			if (rc < 0) {
-				snprintf(err, errlen, "bad range '%s-%s' (start after end?)",
-					 words[0], dash + 1);
+				snprintf(err, errlen, "out of memory after %zu entries", l->n);
 				return -1;
 			}
 			return 0;
@@ -103,7 +112,10 @@ static int parse_entry(char *line, struct list *l, char *err, size_t errlen)
 		if (fb_prefix_parse(words[0], k.saddr, &k.plen, &k.family, err, errlen))
 			return -1;
 		k.kind = FB_KIND_SRC;
-		return push(l, &k) ? (snprintf(err, errlen, "out of memory"), -1) : 0;
+		return push(l, &k)
+			       ? (snprintf(err, errlen, "out of memory after %zu entries", l->n),
+				  -1)
+			       : 0;
 	}
 	used = fb_flow_parse(n, words, &k, err, errlen);
 	if (used < 0)
@@ -112,45 +124,34 @@ static int parse_entry(char *line, struct list *l, char *err, size_t errlen)
 		snprintf(err, errlen, "unexpected '%s' after the entry", words[used]);
 		return -1;
 	}
-	return push(l, &k) ? (snprintf(err, errlen, "out of memory"), -1) : 0;
+	return push(l, &k) ? (snprintf(err, errlen, "out of memory after %zu entries", l->n), -1)
+			   : 0;
 }
 
 static int read_list(const char *file, struct list *l)
 {
-	FILE *in = strcmp(file, "-") ? fopen(file, "r") : stdin;
-	const char *label = strcmp(file, "-") ? file : "<stdin>";
-	char *line = NULL, err[256];
-	size_t cap = 0, lineno = 0;
-	ssize_t len;
-	int rc = 0;
+	struct fb_lines r;
+	char *line, err[256];
+	size_t len;
+	int rc;
 
-	if (!in) {
-		fb_err("%s: %s", file, strerror(errno));
+	if (fb_lines_open(&r, file))
 		return -1;
-	}
-	while ((len = getline(&line, &cap, in)) >= 0) {
+	while ((rc = fb_lines_next(&r, &line, &len)) > 0) {
 		char *c;
 
-		lineno++;
-		if (memchr(line, 0, len)) {
-			fb_err("%s:%zu: NUL byte in line", label, lineno);
-			rc = -1;
-			break;
-		}
 		for (c = line; *c; c++)
 			if (*c == '#' || *c == ';') {
 				*c = 0;
 				break;
 			}
 		if (parse_entry(line, l, err, sizeof(err))) {
-			fb_err("%s:%zu: %s", label, lineno, err);
+			fb_err("%s:%zu: %s", r.label, r.lineno, err);
 			rc = -1;
 			break;
 		}
 	}
-	free(line);
-	if (in != stdin)
-		fclose(in);
+	fb_lines_close(&r);
 	return rc;
 }
 

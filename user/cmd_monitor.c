@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/bpf.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cmd.h"
 #include "filter.h"
@@ -246,6 +247,33 @@ static int open_monitor(const char *name, __u32 need, struct fb_filter *f, struc
 	return 0;
 }
 
+/* Is the filter opened still the one pinned under its name? `destroy`
+ * unpins it while a loop holds its maps, which then live on, fed by no
+ * program: a loop must stop rather than show zeros forever (and must not
+ * follow a new filter created under the same name). */
+static bool filter_gone(const struct fb_filter *f)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[600];
+	bool gone;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/stats", f->dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return errno == ENOENT;
+	gone = !bpf_obj_get_info_by_fd(fd, &info, &len) && info.id != f->stats_id;
+	close(fd);
+	return gone;
+}
+
+static int report_gone(const struct fb_filter *f)
+{
+	fb_err("filter '%s' is gone (destroyed)", f->name);
+	return 1;
+}
+
 static void close_monitor(struct fb_filter *f, struct fb_monitor *m)
 {
 	fb_monitor_close(m);
@@ -325,6 +353,10 @@ int cmd_top(int argc, char **argv)
 			goto out;
 		}
 		secs = mono_now() - t0;
+		if (filter_gone(&f)) {
+			report_gone(&f);
+			goto out;
+		}
 	}
 	if (fb_mon_snap_take(&m, &now))
 		goto out;
@@ -644,6 +676,10 @@ int cmd_flows(int argc, char **argv)
 		}
 		if (!follow || fb_interrupted())
 			break;
+		if (filter_gone(&f)) {
+			report_gone(&f);
+			goto out;
+		}
 		if (fb_monitor_read_stats(&m, &st))
 			goto out;
 		if (st.c[FB_MON_STAT_LOST] > lost) {
@@ -1080,6 +1116,11 @@ int fb_stats_watch(const char *name, double interval)
 		next += interval;
 		if (!sleep_until(next))
 			break;
+		if (filter_gone(&f)) {
+			report_gone(&f);
+			fb_filter_close(&f);
+			return 1;
+		}
 		if (fb_filter_read_stats(&f, &cur)) {
 			fb_filter_close(&f);
 			return 1;

@@ -3,6 +3,7 @@
  * (see counting.h). Callers hold the filter's write lock. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "counting.h"
 #include "filter.h"
 
@@ -165,9 +166,10 @@ void fb_counting_add_many(struct fb_filter *f, const struct fb_key *keys, size_t
 	}
 }
 
+static void del_at(struct fb_filter *f, const struct fb_key *key, const __u64 *pos, unsigned k);
+
 int fb_counting_del(struct fb_filter *f, const struct fb_key *key)
 {
-	struct fb_journal *j = &f->cnt_hdr->journal;
 	unsigned max = fb_cnt_max(f), k, i;
 	__u64 pos[FB_MAX_K];
 
@@ -182,6 +184,15 @@ int fb_counting_del(struct fb_filter *f, const struct fb_key *key)
 		if (c < max && c <= dup)
 			return -1;
 	}
+	del_at(f, key, pos, k);
+	return 0;
+}
+
+static void del_at(struct fb_filter *f, const struct fb_key *key, const __u64 *pos, unsigned k)
+{
+	struct fb_journal *j = &f->cnt_hdr->journal;
+	unsigned max = fb_cnt_max(f), i;
+
 	journal_begin(f, FB_JOURNAL_DEL, key);
 	for (i = 0; i < k; i++) {
 		unsigned c = fb_cnt_get(f, pos[i]);
@@ -201,7 +212,29 @@ int fb_counting_del(struct fb_filter *f, const struct fb_key *key)
 		JOURNAL_STORE(j->done, i + 1);
 	}
 	journal_end(f, j->nflows_before ? j->nflows_before - 1 : 0);
-	return 0;
+}
+
+void fb_counting_del_many(struct fb_filter *f, const struct fb_key *keys, size_t n)
+{
+	/* As fb_counting_add_many(); the batch was checked whole first
+	 * (fb_counting_check_dels), so no flow here is refused. */
+	enum { BATCH = 8 };
+	__u64 pos[BATCH][FB_MAX_K];
+	unsigned k = f->hdr->k, i;
+	size_t x, y, m;
+
+	for (x = 0; x < n; x += m) {
+		m = n - x < BATCH ? n - x : BATCH;
+		for (y = 0; y < m; y++) {
+			positions(f, &keys[x + y], pos[y]);
+			for (i = 0; i < k; i++) {
+				prefetch_counter(f, pos[y][i]);
+				__builtin_prefetch(bit_word(f, pos[y][i]), 1);
+			}
+		}
+		for (y = 0; y < m; y++)
+			del_at(f, &keys[x + y], pos[y], k);
+	}
 }
 
 unsigned fb_counting_min(const struct fb_filter *f, const struct fb_key *key)
@@ -219,63 +252,87 @@ unsigned fb_counting_min(const struct fb_filter *f, const struct fb_key *key)
 	return m;
 }
 
-/* Pending decrements per position while checking a batch of deletes: an
- * open-addressing table, sized for the batch. */
+/*
+ * Pending decrements per position while checking a batch of deletes: an
+ * array shaped like the counters (same width), so checking costs one
+ * access per position, as deleting does. It is anonymous memory the kernel
+ * zeroes on first touch: a batch backs at most the pages it touches (at
+ * most the counter map's size), whatever the filter's size. A pending
+ * count never needs more than the counter's width: it stops at the
+ * counter's value, below its maximum.
+ */
 struct pending {
-	__u64 *pos;
-	__u32 *cnt;
-	size_t mask;
+	__u8 *p;
+	size_t bytes;
+	unsigned bits;
 };
 
-static __u32 *pending_slot(struct pending *t, __u64 p)
+static unsigned pending_get(const struct pending *t, __u64 p)
 {
-	size_t i = (p * 0x9e3779b97f4a7c15ULL) >> 20 & t->mask;
+	if (t->bits == 8)
+		return t->p[p];
+	return (t->p[p / 2] >> ((p & 1) * 4)) & 0xf;
+}
 
-	while (t->cnt[i] && t->pos[i] != p)
-		i = (i + 1) & t->mask;
-	t->pos[i] = p;
-	return &t->cnt[i];
+static void pending_put(struct pending *t, __u64 p, unsigned v)
+{
+	if (t->bits == 8) {
+		t->p[p] = v;
+		return;
+	}
+	__u8 *b = &t->p[p / 2];
+	unsigned shift = (p & 1) * 4;
+
+	*b = (*b & ~(0xf << shift)) | (v << shift);
 }
 
 int fb_counting_check_dels(const struct fb_filter *f, const struct fb_key *keys, size_t n,
 			   size_t *bad)
 {
+	enum { BATCH = 8 };
+	__u64 pos[BATCH][FB_MAX_K];
+	unsigned max = fb_cnt_max(f), k = f->hdr->k, i;
 	struct pending t;
-	unsigned max = fb_cnt_max(f), k, i;
-	size_t slots = 16, x;
+	size_t x, y, m;
 	int rc = 0;
 
-	while (slots < n * f->hdr->k * 2)
-		slots *= 2;
-	t.mask = slots - 1;
-	t.pos = malloc(slots * sizeof(*t.pos));
-	t.cnt = calloc(slots, sizeof(*t.cnt));
-	if (!t.pos || !t.cnt) {
-		free(t.pos);
-		free(t.cnt);
-		*bad = 0;
+	*bad = 0;
+	if (!n)
+		return 0;
+	t.bits = f->cnt_hdr->bits;
+	t.bytes = (fb_header_mbits(f->hdr) * t.bits + 7) / 8;
+	t.p = mmap(NULL, t.bytes, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (t.p == MAP_FAILED)
 		return -2;
-	}
-	for (x = 0; x < n && !rc; x++) {
-		__u64 pos[FB_MAX_K];
-
-		k = positions(f, &keys[x], pos);
-		for (i = 0; i < k; i++) {
-			unsigned c = fb_cnt_get(f, pos[i]);
-			__u32 *slot = pending_slot(&t, pos[i]);
-
-			if (c >= max)
-				continue; /* saturated: never decremented */
-			if (c <= *slot) {
-				*bad = x;
-				rc = -1;
-				break;
+	/* In order, as the deletes will run: *bad is exactly the first flow
+	 * that would find a counter already brought to 0 by the batch. */
+	for (x = 0; x < n && !rc; x += m) {
+		m = n - x < BATCH ? n - x : BATCH;
+		for (y = 0; y < m; y++) {
+			positions(f, &keys[x + y], pos[y]);
+			for (i = 0; i < k; i++) {
+				prefetch_counter(f, pos[y][i]);
+				__builtin_prefetch(&t.p[pos[y][i] * t.bits / 8], 1);
 			}
-			(*slot)++;
+		}
+		for (y = 0; y < m && !rc; y++) {
+			for (i = 0; i < k; i++) {
+				unsigned c = fb_cnt_get(f, pos[y][i]), d;
+
+				if (c >= max)
+					continue; /* saturated: never decremented */
+				d = pending_get(&t, pos[y][i]);
+				if (c <= d) {
+					*bad = x + y;
+					rc = -1;
+					break;
+				}
+				pending_put(&t, pos[y][i], d + 1);
+			}
 		}
 	}
-	free(t.pos);
-	free(t.cnt);
+	munmap(t.p, t.bytes);
 	return rc;
 }
 

@@ -71,6 +71,9 @@ void fb_counting_add(struct fb_filter *f, const struct fb_key *key);
 void fb_counting_add_many(struct fb_filter *f, const struct fb_key *keys, size_t n);
 /* Delete one flow: -1 (nothing changed) if any of its counters is 0. */
 int fb_counting_del(struct fb_filter *f, const struct fb_key *key);
+/* fb_counting_del() for a batch fb_counting_check_dels() accepted (so none
+ * is refused), faster (prefetches ahead). */
+void fb_counting_del_many(struct fb_filter *f, const struct fb_key *keys, size_t n);
 /* Smallest of the flow's counters: at least the times it was added. */
 unsigned fb_counting_min(const struct fb_filter *f, const struct fb_key *key);
 /* Would deleting keys[0..n) in order succeed? On failure (-1) *bad is the

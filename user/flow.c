@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* FLOW text <-> struct fb_key (see flow.h). */
+/* FLOW text <-> struct fb_key (see flow.h), and the line reader every
+ * file input goes through (see cmd.h). */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cmd.h"
 #include "flow.h"
+#include "output.h"
 
 static const struct {
 	const char *name;
@@ -263,6 +269,19 @@ int fb_flow_parse(int argc, char **argv, struct fb_key *key, char *err, size_t e
 		snprintf(err, errlen, "SRC and DST must be the same address family");
 		return -1;
 	}
+	/* The data path walks past IPv6 extension headers and keys the
+	 * protocol after them: a rule for one of them could only ever match a
+	 * non-first fragment whose fragment header names it. IPv4 skips
+	 * nothing, so there every number (ah included) is a real protocol. */
+	if (!is_v4mapped(key->saddr) &&
+	    (proto == 0 || proto == 43 || proto == 44 || proto == 51 || proto == 60)) {
+		snprintf(err, errlen,
+			 "IPv6 protocol %d is an extension header (hop-by-hop 0, routing 43, "
+			 "fragment 44, ah 51, dst-opts 60): packets are keyed by the protocol "
+			 "after it, so the rule would never match",
+			 proto);
+		return -1;
+	}
 	key->proto = (__u8)proto;
 	key->kind = FB_KIND_FLOW;
 	return 3;
@@ -347,4 +366,132 @@ void fb_flow_format(const struct fb_key *key, char *buf, size_t len)
 	format_addr(key->saddr, key->family, s, sizeof(s), 1);
 	format_addr(key->daddr, key->family, d, sizeof(d), 1);
 	snprintf(buf, len, "%s %s:%u %s:%u", pname, s, ntohs(key->sport), d, ntohs(key->dport));
+}
+
+/*
+ * The one line reader behind every file input. read(2) into a buffer of
+ * one chunk plus the longest line, so memory stays bounded whatever the
+ * input is (/dev/zero, a line without end); every error is checked and
+ * named with the line it happened at, so a caller can apply nothing.
+ */
+#define CHUNK 65536
+
+int fb_lines_open(struct fb_lines *r, const char *file)
+{
+	struct stat st;
+
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	r->is_stdin = !strcmp(file, "-");
+	r->label = r->is_stdin ? "<stdin>" : file;
+	r->fd = r->is_stdin ? 0 : open(file, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0) {
+		fb_err("%s: %s", file, strerror(errno));
+		return -1;
+	}
+	if (fstat(r->fd, &st)) {
+		fb_err("%s: %s", r->label, strerror(errno));
+		goto fail;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		fb_err("%s: is a directory (want a file of one entry per line)", r->label);
+		goto fail;
+	}
+	r->regular = S_ISREG(st.st_mode);
+	r->cap = FB_LINE_MAX + 1 + CHUNK;
+	r->buf = malloc(r->cap);
+	if (!r->buf) {
+		fb_err("%s: out of memory", r->label);
+		goto fail;
+	}
+	return 0;
+fail:
+	fb_lines_close(r);
+	return -1;
+}
+
+void fb_lines_close(struct fb_lines *r)
+{
+	if (r->fd > 0 || (r->fd == 0 && !r->is_stdin))
+		close(r->fd);
+	r->fd = -1;
+	free(r->buf);
+	r->buf = NULL;
+}
+
+int fb_lines_next(struct fb_lines *r, char **line, size_t *len)
+{
+	char *l, *nl;
+	size_t n;
+	ssize_t got;
+
+	for (;;) {
+		nl = memchr(r->buf + r->start, '\n', r->end - r->start);
+		if (nl) {
+			l = r->buf + r->start;
+			n = nl - l;
+			r->start += n + 1;
+			break;
+		}
+		if (r->end - r->start > FB_LINE_MAX) {
+			fb_err("%s:%zu: line longer than %d bytes", r->label, r->lineno + 1,
+			       FB_LINE_MAX);
+			return -1;
+		}
+		if (r->eof) {
+			if (r->end == r->start)
+				return 0;
+			/* A pipe cut mid-line would otherwise give a valid
+			 * but wrong entry (198.51.100.12 cut to .1): only a
+			 * regular file, complete on disk, may omit the last
+			 * newline. */
+			if (!r->regular) {
+				fb_err("%s:%zu: last line has no newline (input cut short?)",
+				       r->label, r->lineno + 1);
+				return -1;
+			}
+			l = r->buf + r->start;
+			n = r->end - r->start;
+			r->start = r->end;
+			break;
+		}
+		memmove(r->buf, r->buf + r->start, r->end - r->start);
+		r->end -= r->start;
+		r->start = 0;
+		got = read(r->fd, r->buf + r->end, r->cap - 1 - r->end);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			fb_err("%s:%zu: read error: %s", r->label, r->lineno + 1, strerror(errno));
+			return -1;
+		}
+		if (!got)
+			r->eof = true;
+		r->total += got;
+		if (!r->regular && r->total > FB_INPUT_MAX) {
+			fb_err("%s:%zu: more than %d MiB from a pipe or device (use a regular "
+			       "file)",
+			       r->label, r->lineno + 1, (int)(FB_INPUT_MAX >> 20));
+			return -1;
+		}
+		r->end += got;
+	}
+	r->lineno++;
+	l[n] = 0;
+	if (n > FB_LINE_MAX) {
+		fb_err("%s:%zu: line longer than %d bytes", r->label, r->lineno, FB_LINE_MAX);
+		return -1;
+	}
+	if (memchr(l, 0, n)) {
+		fb_err("%s:%zu: NUL byte in line (not a text file?)", r->label, r->lineno);
+		return -1;
+	}
+	/* A UTF-8 byte-order mark, as some editors write: not part of the text. */
+	if (r->lineno == 1 && n >= 3 && !memcmp(l, "\xef\xbb\xbf", 3)) {
+		l += 3;
+		n -= 3;
+	}
+	*line = l;
+	*len = n;
+	return 1;
 }

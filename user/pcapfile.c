@@ -7,6 +7,8 @@
 #include "pcapfile.h"
 
 #define ETH_HLEN 14
+#define SLL_HLEN 16
+#define SLL2_HLEN 20
 
 struct fb_pcap {
 	pcap_t *pc;
@@ -30,11 +32,11 @@ struct fb_pcap *fb_pcap_open(const char *path)
 	snprintf(p->path, sizeof(p->path), "%s", path);
 	p->dlt = pcap_datalink(p->pc);
 	if (p->dlt != DLT_EN10MB && p->dlt != DLT_RAW && p->dlt != DLT_IPV4 && p->dlt != DLT_IPV6 &&
-	    p->dlt != DLT_LINUX_SLL) {
+	    p->dlt != DLT_LINUX_SLL && p->dlt != DLT_LINUX_SLL2) {
 		const char *name = pcap_datalink_val_to_name(p->dlt);
 
-		fb_err("%s: link type %s not supported (Ethernet, raw IP, Linux cooked)", path,
-		       name ? name : "?");
+		fb_err("%s: link type %s not supported (Ethernet, raw IP, Linux cooked v1 and v2)",
+		       path, name ? name : "?");
 		fb_pcap_close(p);
 		return NULL;
 	}
@@ -58,14 +60,27 @@ int fb_pcap_next(struct fb_pcap *p, unsigned char *out, size_t cap, size_t *len,
 	n = ph->caplen;
 	*cut = 0;
 	if (p->dlt != DLT_EN10MB) {
+		/* Linux cooked headers carry the EtherType the kernel saw
+		 * (VLAN tags put back by libpcap after it): SLL v1 in its
+		 * last 2 of 16 bytes, SLL2 (`tcpdump -i any` since libpcap
+		 * 1.10) in its first 2 of 20. A record too short for its
+		 * header is given back empty, as a runt. */
 		if (p->dlt == DLT_LINUX_SLL) {
-			if (n < 16) {
+			if (n < SLL_HLEN) {
 				*len = 0;
 				return 1;
 			}
 			proto = (pkt[14] << 8) | pkt[15];
-			pkt += 16;
-			n -= 16;
+			pkt += SLL_HLEN;
+			n -= SLL_HLEN;
+		} else if (p->dlt == DLT_LINUX_SLL2) {
+			if (n < SLL2_HLEN) {
+				*len = 0;
+				return 1;
+			}
+			proto = (pkt[0] << 8) | pkt[1];
+			pkt += SLL2_HLEN;
+			n -= SLL2_HLEN;
 		} else if (n) {
 			proto = (pkt[0] >> 4) == 6 ? 0x86dd : (pkt[0] >> 4) == 4 ? 0x0800 : 0;
 		}

@@ -12,7 +12,8 @@
 struct fb_pcap;
 
 /* NULL on error (message printed). Accepts Ethernet, raw IP and Linux
- * cooked captures; the latter two get a synthetic Ethernet header. */
+ * cooked captures (SLL v1 and v2, as `tcpdump -i any` writes); the others
+ * get a synthetic Ethernet header. */
 struct fb_pcap *fb_pcap_open(const char *path);
 /* Next frame into out (at most cap bytes; longer ones are cut and *cut set).
  * Returns 1 with *len set, 0 at the end, -1 on a read error (printed). */
