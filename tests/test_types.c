@@ -120,6 +120,56 @@ static void test_geometry(void)
 	ASSERT_EQ(bad, 0, "scalable: stage 0 uses the flow's hash, later stages another");
 }
 
+/* A geometry read from a map is input: every bad field is refused with
+ * its reason before any operation touches memory. */
+static void test_checks(void)
+{
+	struct fb_cuckoo_geom c;
+	struct fb_dleft_geom d;
+	struct fb_sbf_geom s, s0;
+	char why[200];
+
+	fb_cuckoo_size(1000, 0.01, &c);
+	c.first_block = 2;
+	ASSERT_EQ(fb_cuckoo_check(&c, 2 + fb_cuckoo_blocks(&c), why, sizeof(why)), 0,
+		  "check: a sized cuckoo geometry is accepted");
+	ASSERT_EQ(fb_cuckoo_check(&c, 1 + fb_cuckoo_blocks(&c), why, sizeof(why)), -1,
+		  "check: a cuckoo table one block beyond its array is refused");
+	c.nbuckets = 1000;
+	ASSERT_TRUE(fb_cuckoo_check(&c, 1 << 20, why, sizeof(why)) == -1 && strstr(why, "power"),
+		    "check: cuckoo bucket count not a power of two is refused");
+	c.nbuckets = 1024;
+	c.fp_bits = 13;
+	ASSERT_EQ(fb_cuckoo_check(&c, 1 << 20, why, sizeof(why)), -1,
+		  "check: 13-bit cuckoo fingerprints are refused");
+	fb_dleft_size(1000, 0.01, &d);
+	ASSERT_EQ(fb_dleft_check(&d, fb_dleft_blocks(&d), why, sizeof(why)), 0,
+		  "check: a sized d-left geometry is accepted");
+	d.rem_bits = 15;
+	ASSERT_EQ(fb_dleft_check(&d, 1 << 20, why, sizeof(why)), -1,
+		  "check: a 15-bit remainder in 16-bit cells is refused");
+	d.rem_bits = 10;
+	d.bucket_bits = 40;
+	ASSERT_EQ(fb_dleft_check(&d, 1ULL << 40, why, sizeof(why)), -1,
+		  "check: 2^40 d-left buckets are refused");
+	fb_sbf_init(&s, 1000, 0.01, 2);
+	s0 = s;
+	ASSERT_EQ(fb_sbf_check(&s, fb_sbf_end_block(&s), why, sizeof(why)), 0,
+		  "check: a scalable geometry is accepted");
+	s.nstages = 9;
+	ASSERT_EQ(fb_sbf_check(&s, 1 << 20, why, sizeof(why)), -1,
+		  "check: 9 scalable stages are refused");
+	s = s0;
+	s.nstages = 2;
+	s.stage[1] = s.stage[0];
+	ASSERT_EQ(fb_sbf_check(&s, 1 << 20, why, sizeof(why)), -1,
+		  "check: overlapping scalable stages are refused");
+	s = s0;
+	s.stage[0].k = 0;
+	ASSERT_EQ(fb_sbf_check(&s, 1 << 20, why, sizeof(why)), -1,
+		  "check: a scalable stage with k = 0 is refused");
+}
+
 /* ---- cuckoo ---- */
 
 static void cuckoo_fp(unsigned fp_bits, double *bits_per_item, double *fpr_out)
@@ -209,6 +259,43 @@ static void cuckoo_refusals(void)
 						       "delete");
 	free(snap);
 	free(t);
+}
+
+/* Union of two cuckoo filters: every flow of either found; a union that
+ * does not fit is refused whole; other geometries refused. */
+static void cuckoo_union(void)
+{
+	struct fb_cuckoo_geom a = { .nbuckets = 4096, .fp_bits = 12 }, b = a, a2;
+	struct fb_block *ta = zalloc_blocks(fb_cuckoo_blocks(&a)),
+			*tb = zalloc_blocks(fb_cuckoo_blocks(&b)), *snap;
+	size_t bytes = fb_cuckoo_blocks(&a) * FB_BLOCK_BYTES, i;
+	struct fb_batch_err err;
+	char why[200];
+	long miss = 0;
+	int rc;
+
+	fb_cuckoo_add(ta, &a, added, 6000, NULL);
+	fb_cuckoo_add(tb, &b, added + 4000, 6000, NULL); /* 2000 shared */
+	rc = fb_cuckoo_union(ta, &a, tb, &b, why, sizeof(why), &err);
+	for (i = 0; i < 10000; i++)
+		miss += !fb_cuckoo_lookup(ta, &a, added[i]);
+	ASSERT_TRUE(rc == 0 && miss == 0 && fb_cuckoo_occupied(ta, &a) == 12000 && a.count == 12000,
+		    "cuckoo union: all 10k flows of A u B found, 12k fingerprints (a multiset)");
+	/* Once more does not fit (18k fingerprints, 16384 slots): refused,
+	 * nothing changed. */
+	snap = malloc(bytes);
+	memcpy(snap, ta, bytes);
+	a2 = a;
+	rc = fb_cuckoo_union(ta, &a, tb, &b, why, sizeof(why), &err);
+	ASSERT_TRUE(
+		rc == -1 && !memcmp(snap, ta, bytes) && !memcmp(&a2, &a, sizeof(a)),
+		"cuckoo union: a union beyond the table's capacity is refused, nothing changed");
+	b.fp_bits = 16;
+	rc = fb_cuckoo_union(ta, &a, tb, &b, why, sizeof(why), &err);
+	ASSERT_TRUE(rc == -3 && strstr(why, "differ"), "cuckoo union: other geometry refused");
+	free(snap);
+	free(ta);
+	free(tb);
 }
 
 /* Fill a table of nb buckets until an add fails; the load at that point. */
@@ -1002,6 +1089,7 @@ int main(int argc, char **argv)
 	libbpf_set_print(NULL);
 	make_sets();
 	test_geometry();
+	test_checks();
 
 	ASSERT_EQ(fb_cuckoo_fp_bits_for(0.03), 8, "cuckoo: 3 % takes 8-bit fingerprints");
 	ASSERT_EQ(fb_cuckoo_fp_bits_for(0.01), 12, "cuckoo: 1 % takes 12-bit fingerprints");
@@ -1011,6 +1099,7 @@ int main(int argc, char **argv)
 	cuckoo_fp(16, &meas[3][0], &meas[3][1]);
 	cuckoo_fp(12, &meas[0][0], &meas[0][1]);
 	cuckoo_refusals();
+	cuckoo_union();
 	for (f = 8; f <= 16; f += 4) {
 		load = cuckoo_max_load(f, 1 << 14, &unchanged, &miss);
 		printf("cuckoo f=%u: first refusal at load %.4f (2^14 buckets, b=4, %d kicks)\n", f,

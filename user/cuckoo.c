@@ -17,6 +17,7 @@
  * wrote.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cuckoo.h"
@@ -58,6 +59,24 @@ int fb_cuckoo_size(double capacity, double p, struct fb_cuckoo_geom *g)
 	g->nbuckets = nb;
 	g->fp_bits = f;
 	return 0;
+}
+
+int fb_cuckoo_check(const struct fb_cuckoo_geom *g, __u64 avail_blocks, char *why, size_t len)
+{
+	__u32 nb = g->nbuckets;
+
+	if (g->fp_bits != 8 && g->fp_bits != 12 && g->fp_bits != 16 && g->fp_bits != 32)
+		snprintf(why, len, "cuckoo fingerprint bits %u (8, 12, 16 or 32)", g->fp_bits);
+	else if (nb < FB_CUCKOO_MIN_BUCKETS || nb > FB_CUCKOO_MAX_BUCKETS || (nb & (nb - 1)))
+		snprintf(why, len, "cuckoo bucket count %u (a power of two, %u to %u)", nb,
+			 FB_CUCKOO_MIN_BUCKETS, FB_CUCKOO_MAX_BUCKETS);
+	else if ((__u64)g->first_block + fb_cuckoo_blocks(g) > avail_blocks)
+		snprintf(why, len, "cuckoo table (blocks %u..%llu) beyond the array (%llu blocks)",
+			 g->first_block, (unsigned long long)(g->first_block + fb_cuckoo_blocks(g)),
+			 (unsigned long long)avail_blocks);
+	else
+		return 0;
+	return -1;
 }
 
 __u64 fb_cuckoo_blocks(const struct fb_cuckoo_geom *g)
@@ -161,10 +180,9 @@ static int execute(struct fb_plan *p, struct fb_cuckoo_geom *g, const struct nod
 	return 0;
 }
 
-static int insert_one(struct fb_plan *p, struct fb_cuckoo_geom *g, __u64 h, __u32 *seq)
+static int insert_fp(struct fb_plan *p, struct fb_cuckoo_geom *g, __u32 fp, __u32 i1, __u32 *seq)
 {
 	struct node nodes[FB_CUCKOO_MAX_KICKS + FB_CUCKOO_SLOTS];
-	__u32 fp = fb_cuckoo_fp(h, g->fp_bits), i1 = fb_cuckoo_index(h, g->nbuckets);
 	__u32 i2 = fb_cuckoo_alt(i1, fp, g->nbuckets);
 	int n = 0, head, e;
 	unsigned s;
@@ -204,7 +222,8 @@ int fb_cuckoo_plan_add(struct fb_plan *p, struct fb_cuckoo_geom *g, const __u64 
 	int rc = 0;
 
 	for (i = 0; i < n && !rc; i++) {
-		rc = insert_one(p, g, h[i], &seq);
+		rc = insert_fp(p, g, fb_cuckoo_fp(h[i], g->fp_bits),
+			       fb_cuckoo_index(h[i], g->nbuckets), &seq);
 		if (rc && err) {
 			err->bad = i;
 			err->load =
@@ -279,4 +298,50 @@ __u64 fb_cuckoo_occupied(const struct fb_block *blocks, const struct fb_cuckoo_g
 		n += v != 0;
 	}
 	return n;
+}
+
+int fb_cuckoo_union(struct fb_block *blocks, struct fb_cuckoo_geom *g,
+		    const struct fb_block *src_blocks, const struct fb_cuckoo_geom *src, char *why,
+		    size_t len, struct fb_batch_err *err)
+{
+	const unsigned char *base = (const unsigned char *)&src_blocks[src->first_block];
+	unsigned sb = fb_cuckoo_slot_bytes(src->fp_bits);
+	__u64 slots = (__u64)src->nbuckets * FB_CUCKOO_SLOTS, i, added = 0;
+	struct fb_plan p;
+	__u32 seq = g->seq;
+	int rc = 0;
+
+	if (g->nbuckets != src->nbuckets || g->fp_bits != src->fp_bits) {
+		snprintf(why, len,
+			 "cuckoo geometries differ (%u buckets of %u-bit fingerprints, %u "
+			 "of %u-bit)",
+			 g->nbuckets, g->fp_bits, src->nbuckets, src->fp_bits);
+		return -3;
+	}
+	/* A stored fingerprint's bucket is one of its two: inserting it from
+	 * there gives the same pair of candidates the flow had. */
+	fb_plan_init(&p, blocks, fb_cuckoo_bucket_shift(g->fp_bits));
+	for (i = 0; i < slots && !rc; i++) {
+		__u32 fp = 0;
+
+		memcpy(&fp, base + i * sb, sb);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+		fp >>= 8 * (4 - sb);
+#endif
+		if (!fp)
+			continue;
+		rc = insert_fp(&p, g, fp, (__u32)(i / FB_CUCKOO_SLOTS), &seq);
+		if (rc && err) {
+			err->bad = added;
+			err->load = (double)(g->count + added) /
+				    ((double)FB_CUCKOO_SLOTS * g->nbuckets);
+		}
+		added++;
+	}
+	if (!rc && fb_plan_set_ext(&p, &g->count, 8, g->count + added))
+		rc = -2;
+	if (!rc)
+		fb_plan_apply(&p);
+	fb_plan_free(&p);
+	return rc;
 }

@@ -28,6 +28,10 @@ unsigned fb_cuckoo_fp_bits_for(double p);
  * power of two that keeps the load <= FB_CUCKOO_DESIGN_LOAD at capacity.
  * first_block is left to the caller. 0 ok, -1 impossible. */
 int fb_cuckoo_size(double capacity, double p, struct fb_cuckoo_geom *g);
+/* Is g a geometry these functions can work on, inside an array of
+ * avail_blocks blocks? A header read from a map is input: check it before
+ * any other call. 0 ok; -1 with the reason in why. */
+int fb_cuckoo_check(const struct fb_cuckoo_geom *g, __u64 avail_blocks, char *why, size_t len);
 /* 64-byte blocks the table occupies. */
 __u64 fb_cuckoo_blocks(const struct fb_cuckoo_geom *g);
 /* Expected rate with n flows stored: 1 - (1 - 1/(2^f - 1))^(2 b alpha),
@@ -53,6 +57,14 @@ int fb_cuckoo_plan_add(struct fb_plan *p, struct fb_cuckoo_geom *g, const __u64 
  * --confirm exact / --force rule). */
 int fb_cuckoo_del(struct fb_block *blocks, struct fb_cuckoo_geom *g, const __u64 *h, size_t n,
 		  struct fb_batch_err *err);
+/* Union: every fingerprint stored in src (a filter with the same hash key,
+ * which the caller checks, and the same geometry) is added to g's table,
+ * as a multiset (a flow in both is then stored twice, and needs two
+ * deletes). All or nothing. 0 ok; -1 full (err: fingerprints placed, load);
+ * -2 out of memory; -3 geometries differ (why). */
+int fb_cuckoo_union(struct fb_block *blocks, struct fb_cuckoo_geom *g,
+		    const struct fb_block *src_blocks, const struct fb_cuckoo_geom *src, char *why,
+		    size_t len, struct fb_batch_err *err);
 /* Slots in use, counted from the table (the exact number of stored
  * fingerprints, whatever g->count says). */
 __u64 fb_cuckoo_occupied(const struct fb_block *blocks, const struct fb_cuckoo_geom *g);

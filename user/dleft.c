@@ -5,6 +5,7 @@
  * one aligned store of one cell, in any order safe for the data path.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "dleft.h"
 
@@ -31,6 +32,26 @@ int fb_dleft_size(double capacity, double p, struct fb_dleft_geom *g)
 		return -1;
 	g->cell_bits = r <= 14 ? 16 : 32;
 	return 0;
+}
+
+int fb_dleft_check(const struct fb_dleft_geom *g, __u64 avail_blocks, char *why, size_t len)
+{
+	if (g->cell_bits != 16 && g->cell_bits != 32)
+		snprintf(why, len, "d-left cell bits %u (16 or 32)", g->cell_bits);
+	else if (g->bucket_bits < FB_DLEFT_MIN_BUCKET_BITS ||
+		 g->bucket_bits > FB_DLEFT_MAX_BUCKET_BITS)
+		snprintf(why, len, "d-left bucket bits %u (%u to %u)", g->bucket_bits,
+			 FB_DLEFT_MIN_BUCKET_BITS, FB_DLEFT_MAX_BUCKET_BITS);
+	else if (g->rem_bits < 1 || g->rem_bits > g->cell_bits - 2)
+		snprintf(why, len, "d-left remainder bits %u (1 to %u for %u-bit cells)",
+			 g->rem_bits, g->cell_bits - 2, g->cell_bits);
+	else if ((__u64)g->first_block + fb_dleft_blocks(g) > avail_blocks)
+		snprintf(why, len, "d-left table (blocks %u..%llu) beyond the array (%llu blocks)",
+			 g->first_block, (unsigned long long)(g->first_block + fb_dleft_blocks(g)),
+			 (unsigned long long)avail_blocks);
+	else
+		return 0;
+	return -1;
 }
 
 __u64 fb_dleft_blocks(const struct fb_dleft_geom *g)

@@ -17,6 +17,8 @@
  * fewest remainder bits reaching p, 16-bit cells when they fit.
  * first_block is left to the caller. 0 ok, -1 impossible. */
 int fb_dleft_size(double capacity, double p, struct fb_dleft_geom *g);
+/* Is g usable inside an array of avail_blocks blocks? 0 ok; -1 (why). */
+int fb_dleft_check(const struct fb_dleft_geom *g, __u64 avail_blocks, char *why, size_t len);
 __u64 fb_dleft_blocks(const struct fb_dleft_geom *g);
 /* Expected rate with `distinct` distinct fingerprints stored:
  * 1 - (1 - 2^-(bucket_bits + rem_bits))^distinct. */

@@ -6,6 +6,7 @@
  * rate.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "scalable.h"
@@ -51,6 +52,41 @@ int fb_sbf_init(struct fb_sbf_geom *g, double capacity0, double p, __u32 first_b
 	if (!g->fp0_ppb || fb_sbf_stage_geom(g, 0, &g->stage[0]))
 		return -1;
 	g->nstages = 1;
+	return 0;
+}
+
+int fb_sbf_check(const struct fb_sbf_geom *g, __u64 avail_blocks, char *why, size_t len)
+{
+	__u64 end = 0;
+	unsigned i;
+
+	if (g->nstages < 1 || g->nstages > FB_SBF_MAX_STAGES) {
+		snprintf(why, len, "scalable stage count %u (1 to %u)", g->nstages,
+			 FB_SBF_MAX_STAGES);
+		return -1;
+	}
+	if (g->growth < 2 || !g->tighten_ppm || g->tighten_ppm >= 1000000 || !g->fp0_ppb ||
+	    !g->capacity0) {
+		snprintf(why, len, "scalable growth parameters (s %u, r %u ppm, P0 %u ppb)",
+			 g->growth, g->tighten_ppm, g->fp0_ppb);
+		return -1;
+	}
+	for (i = 0; i < g->nstages; i++) {
+		const struct fb_sbf_stage *st = &g->stage[i];
+
+		if (!st->nblocks || st->nblocks > FB_MAX_BLOCKS || st->k < 1 || st->k > FB_MAX_K ||
+		    st->first_block < end || (__u64)st->first_block + st->nblocks > avail_blocks ||
+		    st->count > st->capacity) {
+			snprintf(why, len,
+				 "scalable stage %u (blocks %u+%u, k %u, %llu of %llu flows) does "
+				 "not fit an array of %llu blocks",
+				 i, st->first_block, st->nblocks, st->k,
+				 (unsigned long long)st->count, (unsigned long long)st->capacity,
+				 (unsigned long long)avail_blocks);
+			return -1;
+		}
+		end = (__u64)st->first_block + st->nblocks;
+	}
 	return 0;
 }
 

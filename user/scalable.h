@@ -18,6 +18,9 @@ int fb_sbf_init(struct fb_sbf_geom *g, double capacity0, double p, __u32 first_b
 /* Geometry of stage i (capacity n_0 s^i, rate P_0 r^i) right after stage
  * i - 1. 0 ok, -1 too large. */
 int fb_sbf_stage_geom(const struct fb_sbf_geom *g, unsigned i, struct fb_sbf_stage *st);
+/* Is g usable inside an array of avail_blocks blocks (stages in order,
+ * not overlapping, k and counts sane)? 0 ok; -1 (why). */
+int fb_sbf_check(const struct fb_sbf_geom *g, __u64 avail_blocks, char *why, size_t len);
 /* First block after the last stage in use: the array must hold this many. */
 __u64 fb_sbf_end_block(const struct fb_sbf_geom *g);
 /* The compound bound P_0 / (1 - r). */
