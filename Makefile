@@ -71,6 +71,12 @@ $(BUILD)/xdp_count.bpf.o: tests/xdp_count.bpf.c Makefile | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+# The cuckoo, d-left and scalable probes, for tests/test_types.c.
+$(BUILD)/types_check.bpf.o: tests/types_check.bpf.c Makefile | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(BUILD)/tests/test_types: $(BUILD)/types_check.bpf.o
+
 # libbpf (inside bpftool) notes the .xdp_run_config section it skips: that
 # section is for libxdp, and expected.
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o

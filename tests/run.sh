@@ -5,7 +5,22 @@
 # TESTS="unit cli" limits the run to some suites.
 cd "$(dirname "$0")/.." || exit 1
 
-SUITES=${TESTS:-"unit verdict samebits cli input_cli capture_cli gone_cli pcaps hostile counting counting_cli prefix prefix_cli confirm monitor monitor_cli export_sec status e2e apply install xdp_loader"}
+# Suites are found, not listed: every tests/test_*.c (a C binary in
+# build/tests/) and every tests/*.sh that is not a helper, demo or benchmark.
+# C suites run first (no network), the shell suites after them.
+find_suites() {
+	local f n
+	for f in tests/test_*.c; do
+		n=${f#tests/test_}
+		echo "${n%.c}"
+	done
+	for f in tests/*.sh; do
+		n=$(basename "$f" .sh)
+		case "$n" in lib | run | demo | bench | bench_*) continue ;; esac
+		echo "$n"
+	done
+}
+SUITES=${TESTS:-$(find_suites | tr '\n' ' ')}
 total_pass=0
 total_fail=0
 total_skip=0

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Write plans for tables the data path reads while they change (cuckoo,
+ * d-left): a batch is first worked out on an overlay of copied buckets,
+ * reading through it, while every store it would make is logged in order.
+ * If any flow of the batch fails, the plan is dropped and the live table
+ * is untouched; otherwise the log is replayed on the live memory, store by
+ * store, in the order planned (which is what keeps relocations safe for
+ * concurrent readers, see include/flowbloom/cuckoo.h).
+ *
+ * Each logged store is one naturally aligned 8, 16, 32 or 64-bit store with
+ * release ordering: the compiler and the CPU make it visible after every
+ * store logged before it (x86 keeps stores in order anyway; on weaker
+ * architectures this is what orders them).
+ */
+#ifndef FLOWBLOOM_USER_PLAN_H
+#define FLOWBLOOM_USER_PLAN_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+struct fb_plan_store {
+	void *addr;
+	__u64 val;
+	__u8 width; /* bytes: 1, 2, 4 or 8 */
+};
+
+struct fb_plan {
+	unsigned char *live;   /* table memory (block 0 of the filter array) */
+	unsigned bucket_shift; /* log2 of a bucket's bytes */
+	__u64 *ids;	       /* overlay: bucket id + 1, 0 = free slot */
+	unsigned char *data;   /* overlay: the buckets' planned contents */
+	size_t cap, used;
+	struct fb_plan_store *log;
+	size_t nlog, caplog;
+};
+
+/* Why a batch was refused (returned by the cuckoo, d-left and scalable
+ * operations): the first flow that could not be placed, or that a delete
+ * found absent, and the table's load factor at that point. */
+struct fb_batch_err {
+	size_t bad;
+	double load;
+};
+
+void fb_plan_init(struct fb_plan *p, void *live, unsigned bucket_shift);
+void fb_plan_free(struct fb_plan *p);
+/* The planned contents of the bucket at byte offset off (a multiple of the
+ * bucket size) from live: the overlay copy if the plan wrote it, else live
+ * memory. Valid until the next fb_plan_set(). */
+const void *fb_plan_bucket(struct fb_plan *p, __u64 off);
+/* Plan a store of width bytes at byte offset off from live. -1: no memory. */
+int fb_plan_set(struct fb_plan *p, __u64 off, unsigned width, __u64 val);
+/* Plan a store to memory outside the table (a sequence number, a count). */
+int fb_plan_set_ext(struct fb_plan *p, void *addr, unsigned width, __u64 val);
+/* Replay the log on live memory, in order. */
+void fb_plan_apply(struct fb_plan *p);
+
+#endif
