@@ -63,9 +63,23 @@ int cmd_list(int argc, char **argv)
 	if (fb_json)
 		jw_arr_open(NULL);
 	for (i = 0; i < n; i++) {
+		bool quiet = fb_err_quiet;
 		struct fb_filter f;
+		int r;
 
-		if (fb_filter_open(names[i], &f)) {
+		/* One broken filter is listed as such; the others as usual. */
+		fb_err_quiet = true;
+		r = fb_filter_open(names[i], &f);
+		fb_err_quiet = quiet;
+		if (r) {
+			if (fb_json) {
+				jw_obj_open(NULL);
+				jw_str("name", names[i]);
+				jw_str("broken", fb_err_last);
+				jw_obj_close();
+			} else {
+				printf("%-20s BROKEN: %s\n", names[i], fb_err_last);
+			}
 			free(names[i]);
 			continue;
 		}

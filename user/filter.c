@@ -118,7 +118,7 @@ static int trusted(int fd, const char *path, bool on_the_way)
 /* Open directory `path` from /, one component at a time, never following a
  * symbolic link, every directory trusted(). mkmode != 0 creates the last
  * component if it is missing. Returns the fd; -1 (printed); -2 (nothing
- * printed) if the last component does not exist. */
+ * printed) if the directory does not exist. */
 static int open_tree(const char *path, mode_t mkmode)
 {
 	char buf[512], sofar[512] = "", *comp, *next, *save = NULL;
@@ -154,7 +154,7 @@ static int open_tree(const char *path, mode_t mkmode)
 			int e = errno;
 			struct stat st;
 
-			if (e == ENOENT && last) {
+			if (e == ENOENT && (last || !mkmode)) {
 				close(fd);
 				errno = ENOENT;
 				return -2;
