@@ -9,6 +9,8 @@
 # or say the filter is broken, the filter is old or new (never mixed, and
 # flows it held keep matching in the real program), `destroy` removes
 # whatever is left (staging directories included), and a re-run succeeds.
+# Then concurrent writers: an add, and a replace, that wait for the lock
+# while another replace switches arrays.
 source "$(dirname "$0")/lib.sh"
 t_begin crash
 
@@ -19,7 +21,8 @@ if ! command -v strace >/dev/null; then
 fi
 SYSCALLS="bpf mkdirat renameat2 unlinkat flock"
 
-# Flows: A (20), B = A + 20 more, C (10 others); a capture of A's packets.
+# Flows: A (20), B = A + 20 more, C (10 others), X (6, one per file);
+# captures of A's and of X's packets.
 python3 - "$T_TMP" <<'PY'
 import struct, sys
 d = sys.argv[1]
@@ -39,21 +42,27 @@ def csum(b):
     return ~s & 0xffff
 def ip4(a):
     return bytes(int(x) for x in a.split("."))
-out = open(d + "/a.pcap", "wb")
-out.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
-for s, sp, t, dp in A:
-    udp = struct.pack("!HHHH", sp, dp, 8 + 4, 0) + b"ping"
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0, ip4(s), ip4(t))
-    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
-    fr = b"\x02\0\0\0\0\x02" + b"\x02\0\0\0\0\x01" + b"\x08\x00" + ip + udp
-    out.write(struct.pack("<IIII", 0, 0, len(fr), len(fr)) + fr)
+X = [flow(i) for i in range(200, 206)]
+for i, f in enumerate(X):
+    open("%s/x%d.txt" % (d, i + 1), "w").write(line(f) + "\n")
+def pcap(name, flows):
+    out = open(d + "/" + name, "wb")
+    out.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    for s, sp, t, dp in flows:
+        udp = struct.pack("!HHHH", sp, dp, 8 + 4, 0) + b"ping"
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0, ip4(s), ip4(t))
+        ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+        fr = b"\x02\0\0\0\0\x02" + b"\x02\0\0\0\0\x01" + b"\x08\x00" + ip + udp
+        out.write(struct.pack("<IIII", 0, 0, len(fr), len(fr)) + fr)
+pcap("a.pcap", A)
+pcap("x.pcap", X)
 PY
 
 json_ok() { python3 -m json.tool >/dev/null 2>&1; }
 # maybes NAME FILE: how many of FILE's flows the filter says maybe to
 maybes() { "$FB" query "$1" -f "$2" 2>/dev/null | tail -1 | cut -d' ' -f1; }
 # matched NAME: packets of a.pcap the real program matched (replay)
-matched() { "$FB" -j replay "$1" "$T_TMP/a.pcap" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["matched"])' 2>/dev/null; }
+matched() { "$FB" -j replay "$1" "$T_TMP/${2:-a}.pcap" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["matched"])' 2>/dev/null; }
 info_flows() { "$FB" -j info "$1" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["flows"])' 2>/dev/null; }
 leftovers() { ls -a "$FLOWBLOOM_ROOT" 2>/dev/null | grep -c -x -E "~{0,2}$1"; }
 
@@ -120,6 +129,8 @@ sweep() {
 	check_eq "$label: $kills kills, every state consistent${bad:+ (${bad:0:600})}" "$bad" ""
 }
 
+# (CRASH_SWEEPS=0 runs only the concurrency part below.)
+if [ "${CRASH_SWEEPS:-1}" != 0 ]; then
 # --- create
 setup_create() { finish c1; }
 after_create() {
@@ -227,6 +238,49 @@ ADDED=""
 sweep "add (counting)" setup_add after_add add ac -f "$T_TMP/c.txt"
 ADDED=1
 sweep "del (counting)" setup_add after_add del ac -f "$T_TMP/c.txt"
+fi
+
+# --- Concurrent writers. A writer opens the filter, then waits for its
+# lock; a `load --replace` that switches arrays meanwhile must not make the
+# writer's flows land in the retired array ("added 1 flow", then query and
+# the program say no). strace delays each add's flock by 0.4 s so that the
+# replace, started 0.1 s after it, switches arrays while it waits.
+"$FB" create cw --capacity 1000 --fp-rate 0.001 --confirm exact >/dev/null
+bad=""
+for i in 1 2 3 4 5 6; do
+	(strace -f -qq -o /dev/null -e trace=flock -e inject=flock:delay_enter=400000 \
+		"$FB" add cw -f "$T_TMP/x$i.txt" >"$T_TMP/add$i" 2>&1) &
+	sleep 0.1
+	"$FB" load cw "$T_TMP/a.txt" --replace >/dev/null || note "replace $i failed"
+	wait
+	grep -q "added 1 flow" "$T_TMP/add$i" || note "add $i: $(head -c 200 "$T_TMP/add$i")"
+	[ "$(maybes cw "$T_TMP/x$i.txt")" == 1 ] || note "add $i reported, but query says no"
+	# Through the program: this round's X flow and every flow of A.
+	[ "$(matched cw x)" == 1 ] || note "add $i: the program does not match it"
+	[ "$(matched cw)" == 20 ] || note "add $i: the program lost flows of A"
+done
+check_eq "add waiting across a load --replace: every added flow matches${bad:+ (${bad:0:400})}" "$bad" ""
+
+# Two concurrent replaces of a counting, confirming filter: the one that
+# locks last wins whole (the delayed one: B), bits and counters agree, and
+# every listed flow matches.
+bad=""
+"$FB" create cr --capacity 1000 --fp-rate 0.001 --counting --confirm exact >/dev/null
+for i in 1 2 3 4; do
+	(strace -f -qq -o /dev/null -e trace=flock -e inject=flock:delay_enter=400000 \
+		"$FB" load cr "$T_TMP/b.txt" --replace >/dev/null 2>&1) &
+	sleep 0.1
+	"$FB" load cr "$T_TMP/a.txt" --replace >/dev/null || note "replace A $i failed"
+	wait
+	[ "$(info_flows cr)" == 40 ] || note "round $i: $(info_flows cr) flows, not B's 40"
+	[ "$(maybes cr "$T_TMP/b.txt")" == 40 ] || note "round $i: flows of B missing"
+	"$FB" check cr >/dev/null 2>&1 || note "round $i: check not clean: $("$FB" check cr 2>&1 | head -3)"
+	"$FB" del cr -f "$T_TMP/bonly.txt" >/dev/null 2>&1 || note "round $i: del of B's flows refused"
+	[ "$(matched cr)" == 20 ] || note "round $i: the program lost flows of A"
+done
+check_eq "two concurrent load --replace: the last one whole, consistent${bad:+ (${bad:0:400})}" "$bad" ""
+"$FB" destroy cw >/dev/null
+"$FB" destroy cr >/dev/null
 
 "$FB" destroy nb >/dev/null
 "$FB" destroy src >/dev/null

@@ -118,7 +118,7 @@ if [ ! -e /sys/fs/bpf/flowbloom ]; then
 	"${NOBODY[@]}" mkdir /sys/fs/bpf/flowbloom
 	refused "the real /sys/fs/bpf/flowbloom made by nobody: create refused" "belongs to uid 65534" \
 		env -u FLOWBLOOM_ROOT "$FB" create Z --capacity 100 --fp-rate 0.01
-	rmdir /sys/fs/bpf/flowbloom
+	rm -rf /sys/fs/bpf/flowbloom
 	ROOT_MADE=
 else
 	skip "/sys/fs/bpf/flowbloom exists: the real root squat is not tried"
