@@ -19,8 +19,9 @@
  *   ... exact sets (confirm = 1): u64 n, then n x (40-byte struct fb_key as
  *       bytes, u32 count): every rule of the exact sets
  *   end u32 CRC-32 (zlib) of everything before it
- * Import checks size, magic, version, CRC and every geometry field before it
- * creates anything.
+ * Import checks magic, version and every header field (and a regular file's
+ * size) before it creates anything, then streams the rest into a filter
+ * built aside and publishes it only once the CRC at the end matched.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -672,16 +672,23 @@ int fb_filter_create_staged(const char *name, const struct fb_create_opts *o, st
 	}
 	if (pin_at(outer_fd, f->dir_fd, "filter") || pin_at(stats_fd, f->dir_fd, "stats"))
 		goto pin_err;
+	/* The kernel maps an mmapable array's pages in whole: one mapping
+	 * at a time, or a big filter costs twice its size in memory. */
+	munmap(mem, bytes);
+	mem = MAP_FAILED;
 	err = open_pins(f);
 	goto out;
 pin_err:
 	fb_err("cannot pin the maps of '%s' in %s: %s", name, f->dir, strerror(errno));
 out:
+	/* Adopted maps belong to ip link's program: give them back empty. */
+	if (err && adopted > 0)
+		bpf_map_delete_elem(outer_fd, &key);
 	if (mem != MAP_FAILED)
 		munmap(mem, bytes);
 	if (bits_fd >= 0)
 		close(bits_fd);
-	if (outer_fd >= 0 && (err || f->outer_fd != outer_fd))
+	if (outer_fd >= 0)
 		close(outer_fd);
 	if (stats_fd >= 0)
 		close(stats_fd);
@@ -689,14 +696,6 @@ out:
 		close(cnt_fd);
 	if (!err)
 		return 0;
-	if (adopted > 0 && outer_fd >= 0) {
-		int fd = get_at(f->dir_fd, "filter");
-
-		if (fd >= 0) {
-			bpf_map_delete_elem(fd, &key);
-			close(fd);
-		}
-	}
 	fb_filter_abort(f);
 	return -1;
 fail:
@@ -1220,7 +1219,7 @@ static int refresh(struct fb_filter *f)
 		fb_err("filter '%s' was destroyed while this command waited for its lock", f->name);
 		return -1;
 	}
-	if (!f->outer_fd || f->outer_fd < 0 || current_array(f) == f->bits_id)
+	if (f->outer_fd < 0 || current_array(f) == f->bits_id)
 		return 0;
 	unmap_array(f);
 	return map_array(f);
