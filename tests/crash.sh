@@ -83,7 +83,6 @@ common() {
 	"$FB" list >/dev/null 2>&1 || note "list fails"
 	"$FB" metrics >"$T_TMP/m" 2>/dev/null || note "metrics fails"
 	grep -q 'filter="nb"' "$T_TMP/m" || note "metrics lost the neighbour"
-	"$FB" metrics nb >/dev/null 2>&1 || note "metrics nb fails"
 	"$FB" -j check "$name" >"$T_TMP/chk" 2>/dev/null
 	rc=$?
 	{ [ "$rc" -le 1 ] && json_ok <"$T_TMP/chk"; } || [ "$rc" -eq 1 ] ||
@@ -107,7 +106,10 @@ sweep() {
 	kills=0
 	bad=""
 	for sc in $SYSCALLS; do
-		for ((n = 1; n < 400; n++)); do
+		# At most 60 calls of one syscall: beyond are only destroy's
+		# read-only scans of every loaded program (two bpf calls per
+		# program on the system).
+		for ((n = 1; n <= 60; n++)); do
 			$setup
 			# (a subshell: bash reports a killed child on its stderr)
 			(strace -f -qq -o /dev/null -e trace="$sc" -e inject="$sc:signal=KILL:when=$n" \
@@ -141,6 +143,10 @@ after_create() {
 		"$FB" check c1 >/dev/null 2>&1 || note "$1: c1 exists but is not clean"
 	elif ! "$FB" info c1 2>&1 | grep -q "no filter named"; then
 		note "$1: c1 half made: $("$FB" info c1 2>&1 | head -1)"
+	fi
+	# A staging directory left behind is pointed out by list.
+	if [ -e "$FLOWBLOOM_ROOT/~c1" ] && ! "$FB" list 2>&1 >/dev/null | grep -q "destroy c1 removes"; then
+		note "$1: list does not point out ~c1"
 	fi
 	finish c1
 }
@@ -281,6 +287,24 @@ done
 check_eq "two concurrent load --replace: the last one whole, consistent${bad:+ (${bad:0:400})}" "$bad" ""
 "$FB" destroy cw >/dev/null
 "$FB" destroy cr >/dev/null
+
+# --- A counting filter of an earlier build, in generation 1 with its
+# counters pinned as "counters": readable, checkable (nothing reported as
+# left over), and the next replace moves it to the per-generation names.
+"$FB" create lg --capacity 1000 --fp-rate 0.001 --counting >/dev/null
+"$FB" load lg "$T_TMP/a.txt" --replace >/dev/null
+mv "$FLOWBLOOM_ROOT/lg/counters1" "$FLOWBLOOM_ROOT/lg/counters"
+bad=""
+[ "$(maybes lg "$T_TMP/a.txt")" == 20 ] || note "query"
+"$FB" count lg -f "$T_TMP/a.txt" >/dev/null 2>&1 || note "count refused"
+"$FB" check lg >/dev/null 2>&1 || note "check not clean: $("$FB" check lg 2>&1 | tr '\n' ' ')"
+"$FB" add lg -f "$T_TMP/c.txt" >/dev/null 2>&1 || note "add refused"
+"$FB" load lg "$T_TMP/b.txt" --replace >/dev/null 2>&1 || note "replace refused"
+"$FB" check lg >/dev/null 2>&1 || note "check after replace: $("$FB" check lg 2>&1 | tr '\n' ' ')"
+[ "$(ls "$FLOWBLOOM_ROOT/lg" | grep -c counters)" == 1 ] || note "pins: $(ls "$FLOWBLOOM_ROOT/lg" | tr '\n' ' ')"
+[ "$(maybes lg "$T_TMP/b.txt")" == 40 ] || note "flows of B missing"
+"$FB" destroy lg >/dev/null
+check_eq "a counting filter of an earlier build: works, replace migrates it${bad:+ (${bad:0:300})}" "$bad" ""
 
 # --- Import streams its file (issue 9, item 10): the peak memory of
 # importing a 32 MiB filter is the filter's own mapping plus buffers, not

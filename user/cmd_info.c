@@ -105,6 +105,20 @@ int cmd_list(int argc, char **argv)
 		jw_end();
 	}
 	free(names);
+	/* What killed commands left: said on stderr (the list stays the
+	 * filters'), with the command that removes it. */
+	n = fb_filter_list_stale(&names);
+	for (i = 0; i < n; i++) {
+		const char *base = names[i] + strspn(names[i], "~");
+
+		fprintf(stderr,
+			"flowbloom: note: an interrupted %s left %s/%s: flowbloom destroy %s "
+			"removes it\n",
+			names[i][1] == '~' ? "destroy" : "create or import", fb_root(), names[i],
+			base);
+		free(names[i]);
+	}
+	free(names);
 	return 0;
 }
 

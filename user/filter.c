@@ -763,6 +763,15 @@ static int open_counters(struct fb_filter *f)
 	__u32 len = sizeof(info);
 
 	f->cnt_fd = get_at(f->dir_fd, cnt_pin(f->hdr->gen));
+	f->cnt_legacy = false;
+	if (f->cnt_fd < 0 && errno == ENOENT && (f->hdr->gen & 1)) {
+		/* Made by a build that pinned the counters as "counters" in
+		 * both generations. (Unreachable otherwise: an array of
+		 * generation 1 is installed only after "counters1" is
+		 * pinned.) migrate_counters() renames it. */
+		f->cnt_fd = get_at(f->dir_fd, "counters");
+		f->cnt_legacy = f->cnt_fd >= 0;
+	}
 	if (f->cnt_fd < 0) {
 		fb_err("counting filter '%s' has no counters (%s): flowbloom destroy %s removes it",
 		       f->name, strerror(errno), f->name);
@@ -1154,8 +1163,10 @@ fail:
 	return -1;
 missing:
 	fb_filter_close(&f);
-	if (cleaned > 0)
-		return 0; /* only what an interrupted command left */
+	if (cleaned > 0) {
+		rmdir(fb_root()); /* only succeeds once the last filter is gone */
+		return 0;	  /* only what an interrupted command left */
+	}
 	fb_err("no filter named '%s' (see flowbloom list)", name);
 	return -1;
 }
@@ -1206,6 +1217,54 @@ int fb_filter_list(char ***names)
 	return n;
 }
 
+int fb_filter_list_stale(char ***names)
+{
+	int n = 0, cap = 0, root, fd;
+	struct dirent *de;
+	char **v = NULL;
+	DIR *d;
+
+	*names = NULL;
+	if (fb_check_bpffs())
+		return -1;
+	root = open_root(false);
+	if (root == -2)
+		return 0;
+	if (root < 0)
+		return -1;
+	d = fdopendir(root);
+	if (!d) {
+		close(root);
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] != '~' || de->d_type != DT_DIR)
+			continue;
+		fd = open_dir_at(dirfd(d), de->d_name);
+		if (fd < 0)
+			continue;
+		/* Held by a live create, import or destroy: not stale. */
+		if (!flock(fd, LOCK_SH | LOCK_NB) && n < 4096) {
+			if (n == cap) {
+				char **nv = realloc(v, sizeof(*v) * (cap = cap ? cap * 2 : 8));
+
+				if (!nv) {
+					close(fd);
+					break;
+				}
+				v = nv;
+			}
+			v[n++] = strdup(de->d_name);
+		}
+		close(fd);
+	}
+	closedir(d);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_str);
+	*names = v;
+	return n;
+}
+
 /* After waiting for the lock: is this still the filter (not destroyed
  * meanwhile), and is its array still the one in use (not replaced)? A
  * writer that opened the filter before a `load --replace` switched arrays
@@ -1238,6 +1297,24 @@ int fb_filter_flock(struct fb_filter *f, int op)
 	return 0;
 }
 
+/* A filter from an earlier build in generation 1 with its counters pinned
+ * as "counters": pin them as "counters1" too, then drop the old name
+ * (killed in between, both names hold the same map: still consistent).
+ * Call with the lock held. */
+static int migrate_counters(struct fb_filter *f)
+{
+	if (!f->cnt_legacy)
+		return 0;
+	if (pin_at(f->cnt_fd, f->dir_fd, cnt_pin(1)) && errno != EEXIST) {
+		fb_err("cannot pin the counters of '%s' as %s: %s", f->name, cnt_pin(1),
+		       strerror(errno));
+		return -1;
+	}
+	unlinkat(f->dir_fd, cnt_pin(0), 0);
+	f->cnt_legacy = false;
+	return 0;
+}
+
 int fb_filter_replace(struct fb_filter *f, __u32 nblocks, __u8 k, const struct fb_key *keys,
 		      size_t n, size_t *bad)
 {
@@ -1249,6 +1326,8 @@ int fb_filter_replace(struct fb_filter *f, __u32 nblocks, __u8 k, const struct f
 	int err = -1;
 
 	*bad = (size_t)-1;
+	if (migrate_counters(f))
+		return -1;
 	nf.cnt_hdr = NULL;
 	nf.cnt_fd = -1;
 	nf.set_fd[0] = nf.set_fd[1] = nf.set_fd[2] = -1;
@@ -1401,7 +1480,9 @@ int fb_filter_tree_check(struct fb_filter *f, bool repair, struct fb_tree_state 
 	s->stale_destroy = stale & 2;
 	if (repair && stale)
 		fb_filter_clean_stale(f->name);
-	if (f->cnt_hdr) {
+	if (f->cnt_hdr && f->cnt_legacy && repair && migrate_counters(f))
+		return -1;
+	if (f->cnt_hdr && !f->cnt_legacy) {
 		fd = get_at(f->dir_fd, cnt_pin(f->hdr->gen ^ 1));
 		if (fd >= 0) {
 			s->stale_counters = true;

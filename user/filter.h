@@ -52,6 +52,7 @@ struct fb_filter {
 	int dir_fd;			/* the filter's bpffs directory; flock()ed by writers */
 	bool staged;			/* being built (fb_filter_create_staged) */
 	bool adopted;			/* "default" adopted ip link's maps */
+	bool cnt_legacy;		/* counters pinned under an earlier build's name */
 	__u32 outer_id;			/* kernel id of the outer map */
 	int outer_fd;			/* fb_filter */
 	int bits_fd;			/* the filter array inside it */
@@ -112,6 +113,9 @@ void fb_filter_abort(struct fb_filter *f);
 int fb_filter_stale(const char *name, unsigned *what);
 /* Remove them; returns how many. */
 int fb_filter_clean_stale(const char *name);
+/* Every stale staging directory of the root (entry names, '~' included),
+ * sorted; *names is malloc'd. Returns the count. */
+int fb_filter_list_stale(char ***names);
 
 /* Half states an interrupted command can leave beside a working filter. */
 struct fb_tree_state {
