@@ -210,6 +210,12 @@ after_replace() {
 		"$FB" -j check "$R" >"$T_TMP/chk" 2>/dev/null
 		python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(d["stale_bits"] or d["missing_bits"] or not d["count_ok"])' <"$T_TMP/chk" ||
 			note "$1: counters and bits disagree: $(head -c 300 "$T_TMP/chk")"
+		# Both generations' counters pinned: check must say so.
+		if [ -e "$FLOWBLOOM_ROOT/$R/counters" ] && [ -e "$FLOWBLOOM_ROOT/$R/counters1" ]; then
+			python3 -c 'import json,sys; sys.exit(not json.load(sys.stdin)["stale_counters"])' <"$T_TMP/chk" ||
+				note "$1: check misses the unused counters"
+			stale_seen=$((stale_seen + 1))
+		fi
 		"$FB" add "$R" -f "$T_TMP/c.txt" >/dev/null 2>&1 || note "$1: add refused after the kill"
 		"$FB" del "$R" -f "$T_TMP/c.txt" >/dev/null 2>&1 || note "$1: del refused after the kill"
 		"$FB" check "$R" --repair >/dev/null 2>&1
@@ -219,8 +225,10 @@ after_replace() {
 }
 R=rp ROPTS=""
 sweep "load --replace (plain)" setup_replace after_replace load rp "$T_TMP/b.txt" --replace
-R=rc ROPTS="--counting"
+R=rc ROPTS="--counting" stale_seen=0
 sweep "load --replace (counting)" setup_replace after_replace load rc "$T_TMP/b.txt" --replace
+check_eq "load --replace (counting): some kills left unused counters, check saw them" \
+	"$([ "$stale_seen" -gt 0 ] && echo yes)" yes
 
 # --- add and del on a counting filter: A keeps matching, check --repair
 # makes it clean, and the flows are then in (add) or out (del) whole.
