@@ -7,7 +7,8 @@
 # squat /sys/fs/bpf/xdp/globals (where the ip link pins go) and the real
 # /sys/fs/bpf/flowbloom: flowbloom must refuse each with a clear message
 # and touch nothing. The private root's parent is a test-made 1777
-# directory standing for /sys/fs/bpf. The real paths are tried only when
+# directory standing for /sys/fs/bpf, and so is that of a private
+# xdp/globals (FLOWBLOOM_IPROUTE_DIR). The real paths are tried too when
 # they do not exist (never disturbing real filters); run the suite under
 # `flock /tmp/fb-globals.lock` like e2e (it may create xdp/globals).
 source "$(dirname "$0")/lib.sh"
@@ -84,32 +85,41 @@ refused "nobody's B inside a sane root: refused" "belongs to uid 65534" "$FB" de
 check_eq "... the real B (moved away) left alone" "$(ls -A "$P/root/B-old" | sort | tr '\n' ' ')" "filter stats "
 rm -rf "$P/root"
 
-# 4. The ip link pins: nobody makes /sys/fs/bpf/xdp/globals first; create
-# default must refuse to pin there (nobody could swap fb_filter for a map of
-# his own, which an ip-link program would then use).
+# 4. The ip link pins: nobody makes xdp/globals first; create default must
+# refuse to pin there (nobody could swap fb_filter for a map of his own,
+# which an ip-link program would then use). Tried on a private
+# xdp/globals (FLOWBLOOM_IPROUTE_DIR) always, and on the real
+# /sys/fs/bpf/xdp/globals when it does not exist.
 export FLOWBLOOM_ROOT=$P/root
+globals_squat() { # XDP_DIR (its parent must be a 1777 directory)
+	local x=$1 g=$1/globals what=$2
+	"${NOBODY[@]}" mkdir -p "$g"
+	refused "$what: create default under nobody's xdp/globals: refused" "belongs to uid 65534" \
+		env FLOWBLOOM_IPROUTE_DIR="$g" "$FB" create default --capacity 100 --fp-rate 0.01
+	check_eq "$what: ... no filter default, no pin in globals" \
+		"$(ls -A "$P/root" 2>/dev/null | wc -l) $(ls -A "$g" | wc -l)" "0 0"
+	rm -rf "$x"
+	"${NOBODY[@]}" ln -s "$P/victim" "$x"
+	refused "$what: create default with xdp a symlink: refused" "symbolic link" \
+		env FLOWBLOOM_IPROUTE_DIR="$g" "$FB" create default --capacity 100 --fp-rate 0.01
+	check_eq "$what: ... nothing pinned into the symlink's target" "$(ls -A "$P/victim")" "X"
+	rm -f "$x"
+	# And when flowbloom makes them: root's, mode 0700.
+	check "$what: create default (xdp/globals made by flowbloom)" \
+		env FLOWBLOOM_IPROUTE_DIR="$g" "$FB" create default --capacity 100 --fp-rate 0.01
+	check_eq "$what: ... xdp and globals: root, 0700, with the two pins" \
+		"$(stat -c '%U %a' "$x" "$g" | tr '\n' ' ')$(ls "$g" | tr '\n' ' ')" \
+		"root 700 root 700 fb_filter fb_stats "
+	check "$what: destroy default" env FLOWBLOOM_IPROUTE_DIR="$g" "$FB" destroy default
+	check_eq "$what: ... and removes them" "$(ls -d "$x" 2>/dev/null | wc -l)" 0
+}
+globals_squat "$P/xdp" "private xdp/globals"
 if [ ! -e /sys/fs/bpf/xdp ]; then
 	XDP_MADE=1
-	"${NOBODY[@]}" mkdir -p /sys/fs/bpf/xdp/globals
-	refused "create default under nobody's xdp/globals: refused" "belongs to uid 65534" \
-		"$FB" create default --capacity 100 --fp-rate 0.01
-	check_eq "... no filter default, no pin in globals" \
-		"$(ls -A "$P/root" 2>/dev/null | wc -l) $(ls -A /sys/fs/bpf/xdp/globals | wc -l)" "0 0"
-	rm -rf /sys/fs/bpf/xdp
-	"${NOBODY[@]}" ln -s "$P/victim" /sys/fs/bpf/xdp
-	refused "create default with xdp a symlink: refused" "symbolic link" \
-		"$FB" create default --capacity 100 --fp-rate 0.01
-	check_eq "... nothing pinned into the symlink's target" "$(ls -A "$P/victim")" "X"
-	rm -f /sys/fs/bpf/xdp
-	# And when flowbloom makes them: root's, mode 0700.
-	check "create default (globals made by flowbloom)" "$FB" create default --capacity 100 --fp-rate 0.01
-	check_eq "... xdp and globals: root, 0700" \
-		"$(stat -c '%U %a' /sys/fs/bpf/xdp /sys/fs/bpf/xdp/globals | tr '\n' ' ')" "root 700 root 700 "
-	check "destroy default" "$FB" destroy default
-	check_eq "... and removes them" "$(ls -d /sys/fs/bpf/xdp 2>/dev/null | wc -l)" 0
+	globals_squat /sys/fs/bpf/xdp "/sys/fs/bpf/xdp/globals"
 	XDP_MADE=
 else
-	skip "/sys/fs/bpf/xdp exists: the xdp/globals squat is not tried"
+	skip "/sys/fs/bpf/xdp exists: the squat of the real xdp/globals is not tried"
 fi
 
 # 5. The real default root, if no filter uses it now.

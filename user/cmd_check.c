@@ -166,7 +166,7 @@ int cmd_check(int argc, char **argv)
 			       "generation%s\n",
 			       fixed);
 		if (t.iproute_missing)
-			printf("  the ip link pins (%s) are missing%s\n", FB_IPROUTE_PIN_DIR,
+			printf("  the ip link pins (%s) are missing%s\n", fb_iproute_dir(),
 			       repair ? ": pinned again" : "");
 	}
 	fb_filter_close(&f);

@@ -183,23 +183,40 @@ static int open_root(bool create)
 	return open_tree(fb_root(), create ? 0700 : 0);
 }
 
+const char *fb_iproute_dir(void)
+{
+	const char *d = getenv("FLOWBLOOM_IPROUTE_DIR");
+
+	return d && *d ? d : FB_IPROUTE_PIN_DIR;
+}
+
+/* fb_iproute_dir()'s parent (/sys/fs/bpf/xdp). */
+static void iproute_parent(char *buf, size_t len)
+{
+	char *slash;
+
+	snprintf(buf, len, "%s", fb_iproute_dir());
+	slash = strrchr(buf, '/');
+	if (slash && slash != buf)
+		*slash = 0;
+}
+
 /* The `ip link` pin directory /sys/fs/bpf/xdp/globals; with create, made
  * (with /sys/fs/bpf/xdp) if missing. A directory someone else made there is
  * refused: whoever owns it could swap the pins an ip-link program uses. */
 static int open_iproute(bool create)
 {
-	char parent[sizeof(FB_IPROUTE_PIN_DIR)];
+	char parent[512];
 	int fd;
 
 	if (create) {
-		snprintf(parent, sizeof(parent), "%s", FB_IPROUTE_PIN_DIR);
-		*strrchr(parent, '/') = 0;
+		iproute_parent(parent, sizeof(parent));
 		fd = open_tree(parent, 0700);
 		if (fd < 0)
 			return -1;
 		close(fd);
 	}
-	return open_tree(FB_IPROUTE_PIN_DIR, create ? 0700 : 0);
+	return open_tree(fb_iproute_dir(), create ? 0700 : 0);
 }
 
 /* BPF_OBJ_GET / BPF_OBJ_PIN of `name` inside directory fd dfd: the kernel
@@ -355,7 +372,7 @@ static int iproute_pins(int *outer_fd, int *stats_fd)
 		goto bad;
 	if (!bpf_map_lookup_elem(*outer_fd, &key, &id)) {
 		fb_err("%s/%s already holds a filter; remove the stale pins first",
-		       FB_IPROUTE_PIN_DIR, FB_MAP_FILTER);
+		       fb_iproute_dir(), FB_MAP_FILTER);
 		goto fail;
 	}
 	memset(&info, 0, sizeof(info));
@@ -366,7 +383,7 @@ static int iproute_pins(int *outer_fd, int *stats_fd)
 	return 1;
 bad:
 	fb_err("incompatible pins in %s (fb_filter, fb_stats): remove them first",
-	       FB_IPROUTE_PIN_DIR);
+	       fb_iproute_dir());
 fail:
 	if (*outer_fd >= 0)
 		close(*outer_fd);
@@ -395,12 +412,11 @@ static int pin_iproute(const struct fb_filter *f)
 			if (ours)
 				continue;
 			fb_err("%s/%s holds another map: remove the stale pin first",
-			       FB_IPROUTE_PIN_DIR, names[i]);
+			       fb_iproute_dir(), names[i]);
 			goto fail;
 		}
 		if (pin_at(fds[i], gdir, names[i])) {
-			fb_err("cannot pin %s/%s: %s", FB_IPROUTE_PIN_DIR, names[i],
-			       strerror(errno));
+			fb_err("cannot pin %s/%s: %s", fb_iproute_dir(), names[i], strerror(errno));
 			goto fail;
 		}
 	}
@@ -416,6 +432,7 @@ static void unpin_iproute(const struct fb_filter *f)
 {
 	static const char *const names[2] = { FB_MAP_FILTER, FB_MAP_STATS };
 	bool quiet = fb_err_quiet;
+	char parent[512];
 	int gdir, xdp, i, fd;
 
 	fb_err_quiet = true; /* a foreign directory there: not ours to touch */
@@ -437,13 +454,14 @@ static void unpin_iproute(const struct fb_filter *f)
 	close(gdir);
 	/* The directories create made; left alone if anything else is in
 	 * them (rmdir fails). */
+	iproute_parent(parent, sizeof(parent));
 	fb_err_quiet = true;
-	xdp = open_tree("/sys/fs/bpf/xdp", 0);
+	xdp = open_tree(parent, 0);
 	fb_err_quiet = quiet;
 	if (xdp >= 0) {
-		unlinkat(xdp, "globals", AT_REMOVEDIR);
+		unlinkat(xdp, strrchr(fb_iproute_dir(), '/') + 1, AT_REMOVEDIR);
 		close(xdp);
-		rmdir("/sys/fs/bpf/xdp");
+		rmdir(parent);
 	}
 }
 

@@ -88,6 +88,9 @@ struct fb_create_opts {
 
 /* The bpffs directory that holds all filters. */
 const char *fb_root(void);
+/* Where the filter "default" is pinned for ip link: FB_IPROUTE_PIN_DIR, or
+ * $FLOWBLOOM_IPROUTE_DIR (tests: squat.sh squats a private one). */
+const char *fb_iproute_dir(void);
 /* 0 if bpffs is mounted where we need it, else -1 with a message printed. */
 int fb_check_bpffs(void);
 /* 0 if name is a valid filter name, else -1 with a message printed. */
