@@ -71,7 +71,24 @@ check "add to it" "$FB" add cc src 198.51.100.0/24 udp 198.51.100.1:53 203.0.113
 check_fails "delete of a non-member refused" "$FB" del cc src 203.0.113.5
 check "delete of a member" "$FB" del cc src 198.51.100.0/24
 check_fails "second delete refused" "$FB" del cc src 198.51.100.0/24
+# The exact sets travel with an export, IPv6 rules included (their keys carry
+# the family, which import checks), and the imported filter confirms.
+check "IPv6 rules in a confirming filter" "$FB" add cc src 2001:db8:7::/48 tcp [2001:db8::1]:443 [2001:db8::2]:51000
+check "export it" "$FB" export cc "$T_TMP/cc.fbx"
+check "import it" "$FB" import "$T_TMP/cc.fbx" cc2
+check_eq "imported: the IPv6 prefix rule confirmed" "$("$FB" -j query cc2 src 2001:db8:7::9 | python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["result"])' 2>&1)" "maybe"
+check_fails "imported: deleting a non-member refused (it confirms)" "$FB" del cc2 src 2001:db8:8::/48
+check "imported: deleting the IPv6 5-tuple" "$FB" del cc2 tcp [2001:db8::1]:443 [2001:db8::2]:51000
+python3 - "$T_TMP/cc.fbx" "$T_TMP/v1.fbx" <<'PY'
+import struct, sys, zlib
+b = bytearray(open(sys.argv[1], "rb").read())
+b[8:12] = struct.pack("<I", 1)          # a version-1 file, CRC made valid
+b[-4:] = struct.pack("<I", zlib.crc32(bytes(b[:-4])))
+open(sys.argv[2], "wb").write(b)
+PY
+check_fails "a version-1 export is refused" "$FB" import "$T_TMP/v1.fbx" cc3
+"$FB" import "$T_TMP/v1.fbx" cc3 2>&1 | grep -q "unsupported format version" && pass "it says why" || fail "no reason for refusing version 1"
 check_fails "no confirmation for the ip link filter" "$FB" create default --capacity 10 --fp-rate 0.1 --confirm exact
 check_fails "bad --confirm value" "$FB" create x --capacity 10 --fp-rate 0.1 --confirm fuzzy
-for n in cf plain cc; do "$FB" destroy "$n" >/dev/null || fail "destroy $n"; done
+for n in cf plain cc cc2; do "$FB" destroy "$n" >/dev/null || fail "destroy $n"; done
 t_end

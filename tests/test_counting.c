@@ -27,7 +27,10 @@
  * flows sharing its counters never misses a present flow at any step;
  * four processes doing 100,000 adds and deletes each on one filter, under
  * its lock, while this one sends traffic through the program, leave
- * counters equal to the recount of what each says it holds.
+ * counters equal to the recount of what each says it holds; a writer
+ * that opened the filter before a `load --replace` and locked it after
+ * writes into the new array (the program matches its flow), and one whose
+ * filter was destroyed meanwhile fails.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -1718,6 +1721,66 @@ close:
 	drop_filter(name);
 }
 
+/* Issue 9: a writer that opened the filter before a `load --replace`
+ * switched arrays, and took the lock after it, must write into the array in
+ * use. Before the fix its flows went into the retired array: "added 1
+ * flow", then neither query nor the program found it. A writer whose
+ * filter was destroyed while it waited must fail, not write into the
+ * removed maps. */
+static void kernel_stale_writer(void)
+{
+	struct fb_filter w, r, q, w2;
+	struct fb_key a[20], x;
+	uint64_t seed = 2029;
+	struct prog pr;
+	size_t bad;
+	int i, hits = 0;
+
+	if (!ASSERT_EQ(make_filter("stale", FB_LAYOUT_BLOCKED, 4, 1000, 0.001, &w), 0,
+		       "stale writer: create a counting filter"))
+		return;
+	for (i = 0; i < 20; i++)
+		test_random_flow(&seed, &a[i], i & 1);
+	test_random_flow(&seed, &x, 0);
+	/* The writer has opened the filter (w); now another command replaces
+	 * its content while the writer waits for the lock. */
+	if (!ASSERT_EQ(fb_filter_open("stale", &r), 0, "stale writer: open it again"))
+		goto out;
+	fb_filter_lock(&r);
+	ASSERT_EQ(fb_filter_replace(&r, r.hdr->nblocks, r.hdr->k, a, 20, &bad), 0,
+		  "stale writer: load --replace meanwhile");
+	fb_filter_unlock(&r);
+	fb_filter_close(&r);
+	ASSERT_EQ(fb_filter_lock(&w), 0, "stale writer: the writer takes the lock");
+	ASSERT_EQ(fb_filter_add_rules(&w, &x, 1, &bad), 0, "stale writer: adds its flow");
+	fb_filter_unlock(&w);
+	if (!ASSERT_EQ(fb_filter_open("stale", &q), 0, "stale writer: a fresh open"))
+		goto out;
+	ASSERT_TRUE(fb_filter_test(&q, &x), "stale writer: the added flow is in the array in use");
+	ASSERT_EQ(fb_counting_min(&q, &x), 1, "stale writer: ... with its counters");
+	ASSERT_EQ(q.hdr->nflows, 21, "stale writer: 20 replaced + 1 added flows");
+	if (ASSERT_EQ(prog_load(&q, &pr), 0, "stale writer: load the program")) {
+		for (i = 0; i < 20; i++)
+			hits += matches(&pr, &a[i]) == 1;
+		ASSERT_EQ(matches(&pr, &x), 1, "stale writer: the program matches the added flow");
+		ASSERT_EQ(hits, 20, "stale writer: ... and every replaced one");
+		flowbloom_bpf__destroy(pr.skel);
+	}
+	fb_filter_close(&q);
+	/* Destroyed while a writer waits. */
+	if (ASSERT_EQ(fb_filter_open("stale", &w2), 0, "stale writer: open before a destroy")) {
+		fb_filter_close(&w);
+		ASSERT_EQ(fb_filter_destroy("stale"), 0, "stale writer: destroy meanwhile");
+		forget("stale");
+		ASSERT_EQ(fb_filter_lock(&w2), -1, "stale writer: the lock then fails");
+		fb_filter_close(&w2);
+		return;
+	}
+out:
+	fb_filter_close(&w);
+	drop_filter("stale");
+}
+
 int main(void)
 {
 	static const struct seqcfg seqs[] = {
@@ -1764,6 +1827,7 @@ int main(void)
 	kernel_sequence(FB_LAYOUT_CLASSIC, 8);
 	kernel_saturation();
 	kernel_concurrency();
+	kernel_stale_writer();
 	printf("kernel part: %.2f s\n", now() - t0);
 	return test_summary();
 }

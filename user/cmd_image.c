@@ -4,9 +4,11 @@
  * build a list and ship it to many (a Bloom filter is a compact, mergeable
  * summary of a set: the seeds' shared-cache and Bloom-join uses).
  *
- * File format, every integer little-endian, version 1:
+ * File format, every integer little-endian, version 2 (version 1 files,
+ * written before the flow key carried the address family, are refused:
+ * their IPv6 rules would hash differently and never match):
  *   0   "FLOWBLM\n"                          magic (8 bytes)
- *   8   u32 version = 1
+ *   8   u32 version = 2
  *   12  u32 size of the header that follows (HDR_SIZE, 120)
  *   16  u8 layout, hash, k, counter_bits, action, confirm, 2 x u8 0
  *   24  u32 nblocks, u32 kinds
@@ -19,8 +21,9 @@
  *   ... exact sets (confirm = 1): u64 n, then n x (40-byte struct fb_key as
  *       bytes, u32 count): every rule of the exact sets
  *   end u32 CRC-32 (zlib) of everything before it
- * Import checks size, magic, version, CRC and every geometry field before it
- * creates anything.
+ * Import checks magic, version and every header field (and a regular file's
+ * size) before it creates anything, then streams the rest into a filter
+ * built aside and publishes it only once the CRC at the end matched.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -28,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <bpf/bpf.h>
@@ -38,7 +42,7 @@
 #include "safefile.h"
 
 #define MAGIC "FLOWBLM\n"
-#define VERSION 1
+#define VERSION 2
 #define HDR_SIZE 120 /* bytes 16..135 */
 #define BITS_OFF (16 + HDR_SIZE)
 
@@ -224,85 +228,41 @@ out:
 	return rc;
 }
 
-static __u8 *read_file(const char *path, size_t *len)
-{
-	FILE *in = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-	size_t cap = 1 << 16, n = 0, r;
-	__u8 *buf = NULL, *nb;
+/* The file being imported, read once, front to back, with a running CRC:
+ * it is never held in memory (a 512 MiB filter's file is not either). */
+struct in {
+	FILE *f;
+	uLong crc;
+};
 
-	if (!in) {
-		fb_err("%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	for (;;) {
-		if (n == cap || !buf) {
-			cap = buf ? cap * 2 : cap;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				fb_err("%s: out of memory", path);
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-		}
-		r = fread(buf + n, 1, cap - n, in);
-		n += r;
-		if (r == 0) {
-			if (ferror(in)) {
-				fb_err("%s: read error", path);
-				free(buf);
-				buf = NULL;
-			}
-			break;
-		}
-	}
-	if (in != stdin)
-		fclose(in);
-	*len = n;
-	return buf;
+/* 0, or -1 at the end of the file (or on a read error: errno set). */
+static int rd(struct in *in, void *p, size_t n)
+{
+	if (fread(p, 1, n, in->f) != n)
+		return -1;
+	in->crc = crc32(in->crc, p, n);
+	return 0;
 }
 
-/* Every field checked; returns NULL or what is wrong. */
-static const char *check_image(const __u8 *b, size_t len)
+/* Every header field checked; NULL or what is wrong. */
+static const char *check_head(const __u8 *b)
 {
-	__u32 nblocks, kinds;
-	unsigned layout, hash, k, cbits, action, i, j;
+	unsigned layout = b[16], hash = b[17], k = b[18], cbits = b[19], action = b[20], i, j;
+	__u32 nblocks = get32(b + 24), kinds = get32(b + 28);
 	const struct fb_prefixes *px;
-	size_t want;
 
-	if (len < BITS_OFF + 4)
-		return "too short to be a flowbloom export";
 	if (memcmp(b, MAGIC, 8))
 		return "not a flowbloom export (bad magic)";
 	if (get32(b + 8) != VERSION)
 		return "unsupported format version";
 	if (get32(b + 12) != HDR_SIZE)
 		return "unexpected header size";
-	layout = b[16], hash = b[17], k = b[18], cbits = b[19], action = b[20];
-	nblocks = get32(b + 24);
-	kinds = get32(b + 28);
 	if (!nblocks || nblocks > FB_MAX_BLOCKS)
 		return "bad number of blocks";
-	want = BITS_OFF + (size_t)nblocks * FB_BLOCK_BYTES + counter_bytes(nblocks, cbits) + 4;
 	if (cbits != 0 && cbits != 4 && cbits != 8)
 		return "bad counter width";
 	if (b[21] > 1)
 		return "bad confirm flag";
-	if (b[21]) {
-		__u64 n;
-
-		if (len < want + 8)
-			return "truncated";
-		n = get64(b + want - 4);
-		if (n > (len - want - 8) / (sizeof(struct fb_key) + 4))
-			return "truncated";
-		want += 8 + n * (sizeof(struct fb_key) + 4);
-	}
-	if (len != want)
-		return len < want ? "truncated" : "trailing bytes after the filter";
-	if (get32(b + len - 4) != (__u32)crc32(crc32(0, NULL, 0), b, len - 4))
-		return "checksum mismatch (corrupt file)";
 	if ((layout != FB_LAYOUT_BLOCKED && layout != FB_LAYOUT_CLASSIC) ||
 	    (hash != FB_HASH_SIPHASH13 && hash != FB_HASH_SIPHASH24 && hash != FB_HASH_NH) || !k ||
 	    k > FB_MAX_K || action < FB_ACTION_DROP || action > FB_ACTION_MONITOR)
@@ -320,27 +280,116 @@ static const char *check_image(const __u8 *b, size_t len)
 	return NULL;
 }
 
+/* A regular file's size must be the one its header implies: checked
+ * before anything is created (a pipe is checked as it is read). */
+static const char *check_size(FILE *fp, const __u8 *b)
+{
+	__u32 nblocks = get32(b + 24);
+	size_t want =
+		BITS_OFF + (size_t)nblocks * FB_BLOCK_BYTES + counter_bytes(nblocks, b[19]) + 4;
+	struct stat st;
+	__u8 num[8];
+
+	if (fstat(fileno(fp), &st) || !S_ISREG(st.st_mode))
+		return NULL;
+	if (b[21]) {
+		__u64 n;
+
+		if ((size_t)st.st_size < want + 8 || pread(fileno(fp), num, 8, want - 4) != 8)
+			return "truncated";
+		n = get64(num);
+		if (n > ((size_t)st.st_size - want - 8) / (sizeof(struct fb_key) + 4))
+			return "truncated";
+		want += 8 + n * (sizeof(struct fb_key) + 4);
+	}
+	if ((size_t)st.st_size != want)
+		return (size_t)st.st_size < want ? "truncated" : "trailing bytes after the filter";
+	return NULL;
+}
+
+/* Bits, counters, exact sets, CRC: streamed into the staged filter. */
+static const char *read_body(struct in *in, struct fb_filter *f, const __u8 *b)
+{
+	enum { CHUNK = 1 << 16 };
+	__u32 nblocks = get32(b + 24);
+	size_t words = (size_t)nblocks * FB_BLOCK_WORDS, cbytes = counter_bytes(nblocks, b[19]);
+	size_t i, n, j;
+	__u8 buf[CHUNK], rec[sizeof(struct fb_key) + 4];
+	__u32 crc;
+
+	for (i = 0; i < words; i += n) {
+		n = words - i < CHUNK / 8 ? words - i : CHUNK / 8;
+		if (rd(in, buf, n * 8))
+			return "truncated";
+		for (j = 0; j < n; j++)
+			f->blocks[FB_HDR_BLOCKS + (i + j) / FB_BLOCK_WORDS]
+				.w[(i + j) % FB_BLOCK_WORDS] = get64(buf + 8 * j);
+	}
+	for (i = 0; i < cbytes; i += n) {
+		n = cbytes - i < CHUNK ? cbytes - i : CHUNK;
+		if (rd(in, f->cnt + i, n))
+			return "truncated";
+	}
+	if (b[21]) {
+		__u64 e, count;
+
+		if (rd(in, buf, 8))
+			return "truncated";
+		count = get64(buf);
+		for (e = 0; e < count; e++) {
+			struct fb_key k;
+
+			if (rd(in, rec, sizeof(rec)))
+				return "truncated";
+			memcpy(&k, rec, sizeof(k));
+			if (k.kind < FB_KIND_FLOW || k.kind >= FB_KIND_MAX || k.family > FB_FAMILY_IPV6 ||
+			    fb_filter_exact_adjust(f, &k, (int)get32(rec + sizeof(k))))
+				return "bad exact-set entry";
+		}
+	}
+	crc = (__u32)in->crc;
+	if (fread(buf, 1, 4, in->f) != 4)
+		return "truncated";
+	if (fgetc(in->f) != EOF)
+		return "trailing bytes after the filter";
+	if (get32(buf) != crc)
+		return "checksum mismatch (corrupt file)";
+	return NULL;
+}
+
+/*
+ * Import builds the filter aside (fb_filter_create_staged) while it reads
+ * the file once, checks the CRC at the end, and only then publishes it
+ * under NAME by one rename: a bad file, a crash or a kill never leaves a
+ * filter NAME that is empty or half filled.
+ */
 int cmd_import(int argc, char **argv)
 {
 	struct fb_create_opts o = { 0 };
+	struct in in = { NULL, crc32(0, NULL, 0) };
+	__u8 b[BITS_OFF];
 	struct fb_filter f;
 	const char *why;
-	size_t len, i;
-	__u8 *b;
 	int rc = 1;
 
 	if (argc != 3)
 		return fb_usage(argc < 3 ? "missing FILE or NAME" : "too many arguments");
 	if (fb_check_name(argv[2]))
 		return 1;
-	b = read_file(argv[1], &len);
-	if (!b)
+	in.f = strcmp(argv[1], "-") ? fopen(argv[1], "rb") : stdin;
+	if (!in.f) {
+		fb_err("%s: %s", argv[1], strerror(errno));
 		return 1;
-	why = check_image(b, len);
-	if (why) {
-		fb_err("%s: %s; nothing imported", argv[1], why);
-		goto out;
 	}
+	if (rd(&in, b, sizeof(b))) {
+		why = ferror(in.f) ? "read error" : "too short to be a flowbloom export";
+		goto bad;
+	}
+	why = check_head(b);
+	if (!why)
+		why = check_size(in.f, b);
+	if (why)
+		goto bad;
 	o.layout = b[16];
 	o.hash = b[17];
 	o.k = b[18];
@@ -350,46 +399,30 @@ int cmd_import(int argc, char **argv)
 	o.nblocks = get32(b + 24);
 	o.capacity = get64(b + 56);
 	o.fp_rate = get32(b + 64) / 1e9;
-	if (fb_filter_create(argv[2], &o))
+	if (fb_filter_create_staged(argv[2], &o, &f))
 		goto out;
-	if (fb_filter_open(argv[2], &f) || fb_filter_lock(&f)) {
-		fb_filter_destroy(argv[2]);
-		goto out;
+	why = read_body(&in, &f, b);
+	if (why) {
+		if (ferror(in.f))
+			why = "read error";
+		fb_filter_abort(&f);
+		goto bad;
 	}
-	/* Key, bits, prefix lengths, counters; the kind flags last, so the
-	 * data path (if someone attached already) probes only complete rules. */
+	/* Key, prefix lengths, flows; the kind flags last, so a data path
+	 * that sees the array (ip link's adopted maps) probes only complete
+	 * rules. */
 	f.hdr->key[0] = get64(b + 32);
 	f.hdr->key[1] = get64(b + 40);
 	f.hdr->nflows = get64(b + 48);
 	memcpy(&f.blocks[1], b + 72, FB_BLOCK_BYTES);
-	for (i = 0; i < (size_t)o.nblocks * FB_BLOCK_WORDS; i++)
-		f.blocks[FB_HDR_BLOCKS + i / FB_BLOCK_WORDS].w[i % FB_BLOCK_WORDS] =
-			get64(b + BITS_OFF + 8 * i);
-	if (f.cnt_hdr)
-		memcpy(f.cnt, b + BITS_OFF + (size_t)o.nblocks * FB_BLOCK_BYTES,
-		       counter_bytes(o.nblocks, o.counter_bits));
-	if (o.confirm) {
-		const __u8 *p = b + BITS_OFF + (size_t)o.nblocks * FB_BLOCK_BYTES +
-				counter_bytes(o.nblocks, o.counter_bits);
-		__u64 n = get64(p), e;
-
-		for (p += 8, e = 0; e < n; e++, p += sizeof(struct fb_key) + 4) {
-			struct fb_key k;
-
-			memcpy(&k, p, sizeof(k));
-			if (k.kind < FB_KIND_FLOW || k.kind >= FB_KIND_MAX || k.pad ||
-			    fb_filter_exact_adjust(&f, &k, (int)get32(p + sizeof(k)))) {
-				fb_err("%s: bad exact-set entry %llu; nothing imported", argv[1],
-				       (unsigned long long)e);
-				fb_filter_unlock(&f);
-				fb_filter_close(&f);
-				fb_filter_destroy(argv[2]);
-				goto out;
-			}
-		}
-	}
 	__atomic_store_n(&f.hdr->kinds, get32(b + 28), __ATOMIC_RELEASE);
-	fb_filter_unlock(&f);
+	if (fb_filter_publish(&f)) {
+		if (f.staged)
+			fb_filter_abort(&f);
+		else
+			fb_filter_close(&f);
+		goto out;
+	}
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("imported", argv[2]);
@@ -404,7 +437,11 @@ int cmd_import(int argc, char **argv)
 	}
 	fb_filter_close(&f);
 	rc = 0;
+	goto out;
+bad:
+	fb_err("%s: %s; nothing imported", argv[1], why);
 out:
-	free(b);
+	if (in.f != stdin)
+		fclose(in.f);
 	return rc;
 }

@@ -73,9 +73,23 @@ int cmd_list(int argc, char **argv)
 	if (fb_json)
 		jw_arr_open(NULL);
 	for (i = 0; i < n; i++) {
+		bool quiet = fb_err_quiet;
 		struct fb_filter f;
+		int r;
 
-		if (fb_filter_open(names[i], &f)) {
+		/* One broken filter is listed as such; the others as usual. */
+		fb_err_quiet = true;
+		r = fb_filter_open(names[i], &f);
+		fb_err_quiet = quiet;
+		if (r) {
+			if (fb_json) {
+				jw_obj_open(NULL);
+				jw_str("name", names[i]);
+				jw_str("broken", fb_err_last);
+				jw_obj_close();
+			} else {
+				printf("%-20s BROKEN: %s\n", names[i], fb_err_last);
+			}
 			free(names[i]);
 			continue;
 		}
@@ -99,6 +113,20 @@ int cmd_list(int argc, char **argv)
 	if (fb_json) {
 		jw_arr_close();
 		jw_end();
+	}
+	free(names);
+	/* What killed commands left: said on stderr (the list stays the
+	 * filters'), with the command that removes it. */
+	n = fb_filter_list_stale(&names);
+	for (i = 0; i < n; i++) {
+		const char *base = names[i] + strspn(names[i], "~");
+
+		fprintf(stderr,
+			"flowbloom: note: an interrupted %s left %s/%s: flowbloom destroy %s "
+			"removes it\n",
+			names[i][1] == '~' ? "destroy" : "create or import", fb_root(), names[i],
+			base);
+		free(names[i]);
 	}
 	free(names);
 	return 0;

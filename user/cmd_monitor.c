@@ -1039,9 +1039,24 @@ int cmd_metrics(int argc, char **argv)
 		fb_err("out of memory");
 		goto out;
 	}
-	for (i = 0; i < (size_t)n; i++)
-		if (read_mfilter(names[i], &mf[nmf++]))
+	for (i = 0; i < (size_t)n; i++) {
+		bool quiet = fb_err_quiet, all = optind >= argc;
+		int r;
+
+		/* Scraping every filter: a broken one is skipped (and said so),
+		 * the others still reported. */
+		fb_err_quiet = quiet || all;
+		r = read_mfilter(names[i], &mf[nmf]);
+		fb_err_quiet = quiet;
+		if (!r) {
+			nmf++;
+			continue;
+		}
+		if (!all)
 			goto out;
+		fprintf(stderr, "flowbloom: note: skipping broken filter '%s': %s\n", names[i],
+			fb_err_last);
+	}
 
 	for (i = 0; i < FB_STAT_NR; i++) {
 		snprintf(fam[nfam].name, sizeof(fam[nfam].name), "flowbloom_%s_packets_total",

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The filter store: bpffs pins, the mmap'd filter array, bit operations. */
+#define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/if_link.h>
@@ -59,15 +61,11 @@ int fb_check_name(const char *name)
 			goto bad;
 	return 0;
 bad:
-	/* bpffs refuses '.' in names: reserved for the kernel. */
+	/* bpffs refuses '.' in names: reserved for the kernel. '~' is ours:
+	 * staging directories (FB_STAGE_NEW, FB_STAGE_OLD). */
 	fb_err("bad filter name '%s' (letters, digits, '_', '-'; at most %d)", name,
 	       FB_NAME_MAX - 1);
 	return -1;
-}
-
-static void pin_path(char *buf, size_t len, const char *name, const char *what)
-{
-	snprintf(buf, len, "%s/%s/%s", fb_root(), name, what);
 }
 
 static __u32 map_id(int fd)
@@ -80,19 +78,291 @@ static __u32 map_id(int fd)
 	return info.id;
 }
 
+/*
+ * The pin tree, walked safely. /sys/fs/bpf is mode 1777: any user can make
+ * directories and symbolic links in it, so a path is trusted only after a
+ * walk from / that opens one component at a time with O_NOFOLLOW and checks
+ * each directory; everything below is then reached through the verified
+ * directory fds (openat, unlinkat, renameat2, and BPF_OBJ_GET/PIN with
+ * BPF_F_PATH_FD), never by re-resolving a path.
+ */
+
+/* A directory is trusted when root (or the caller) owns it and no one else
+ * can write to it: then no one else can add, rename or remove its entries.
+ * On the way to it, a sticky directory owned by root (the bpffs root, mode
+ * 1777) is accepted: others can create entries there, but not rename or
+ * remove ours, and the next component is checked itself. */
+static int trusted(int fd, const char *path, bool on_the_way)
+{
+	struct stat st;
+
+	if (fstat(fd, &st)) {
+		fb_err("cannot stat %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		fb_err("%s belongs to uid %u, not root: refusing to use it (remove it if you did "
+		       "not make it)",
+		       path, (unsigned)st.st_uid);
+		return -1;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
+	    !(on_the_way && st.st_uid == 0 && (st.st_mode & S_ISVTX))) {
+		fb_err("%s is writable by other users (mode %04o): refusing to use it", path,
+		       (unsigned)(st.st_mode & 07777));
+		return -1;
+	}
+	return 0;
+}
+
+/* Open directory `path` from /, one component at a time, never following a
+ * symbolic link, every directory trusted(). mkmode != 0 creates the last
+ * component if it is missing. Returns the fd; -1 (printed); -2 (nothing
+ * printed) if the directory does not exist. */
+static int open_tree(const char *path, mode_t mkmode)
+{
+	char buf[512], sofar[512] = "", *comp, *next, *save = NULL;
+	int fd, nfd;
+
+	if (path[0] != '/' || strlen(path) >= sizeof(buf)) {
+		fb_err("%s: not an absolute path", path);
+		return -1;
+	}
+	snprintf(buf, sizeof(buf), "%s", path);
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || trusted(fd, "/", true))
+		goto fail;
+	for (comp = strtok_r(buf, "/", &save); comp; comp = next) {
+		bool last;
+
+		next = strtok_r(NULL, "/", &save);
+		last = !next;
+		snprintf(sofar + strlen(sofar), sizeof(sofar) - strlen(sofar), "/%s", comp);
+		if (!strcmp(comp, "..")) {
+			fb_err("%s: '..' in the filter root", path);
+			goto fail;
+		}
+		nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0 && errno == ENOENT && last && mkmode) {
+			if (mkdirat(fd, comp, mkmode) && errno != EEXIST) {
+				fb_err("cannot create %s: %s", sofar, strerror(errno));
+				goto fail;
+			}
+			nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (nfd < 0) {
+			int e = errno;
+			struct stat st;
+
+			if (e == ENOENT && (last || !mkmode)) {
+				close(fd);
+				errno = ENOENT;
+				return -2;
+			}
+			if (!fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode))
+				fb_err("%s is a symbolic link: refusing to follow it", sofar);
+			else
+				fb_err("cannot open %s: %s", sofar, strerror(e));
+			goto fail;
+		}
+		close(fd);
+		fd = nfd;
+		if (trusted(fd, sofar, !last))
+			goto fail;
+	}
+	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/* The filter root (fb_root()); with create, made if missing (mode 0700). */
+static int open_root(bool create)
+{
+	return open_tree(fb_root(), create ? 0700 : 0);
+}
+
+const char *fb_iproute_dir(void)
+{
+	const char *d = getenv("FLOWBLOOM_IPROUTE_DIR");
+
+	return d && *d ? d : FB_IPROUTE_PIN_DIR;
+}
+
+/* fb_iproute_dir()'s parent (/sys/fs/bpf/xdp). */
+static void iproute_parent(char *buf, size_t len)
+{
+	char *slash;
+
+	snprintf(buf, len, "%s", fb_iproute_dir());
+	slash = strrchr(buf, '/');
+	if (slash && slash != buf)
+		*slash = 0;
+}
+
+/* The `ip link` pin directory /sys/fs/bpf/xdp/globals; with create, made
+ * (with /sys/fs/bpf/xdp) if missing. A directory someone else made there is
+ * refused: whoever owns it could swap the pins an ip-link program uses. */
+static int open_iproute(bool create)
+{
+	char parent[512];
+	int fd;
+
+	if (create) {
+		iproute_parent(parent, sizeof(parent));
+		fd = open_tree(parent, 0700);
+		if (fd < 0)
+			return -1;
+		close(fd);
+	}
+	return open_tree(fb_iproute_dir(), create ? 0700 : 0);
+}
+
+/* BPF_OBJ_GET / BPF_OBJ_PIN of `name` inside directory fd dfd: the kernel
+ * resolves name relative to dfd (BPF_F_PATH_FD, Linux 6.5), so the
+ * directory is the one we verified. Older kernels: the same directory
+ * through /proc/self/fd. The attribute is spelled out: the installed
+ * <linux/bpf.h> may predate path_fd. */
+struct obj_attr {
+	__u64 pathname;
+	__u32 bpf_fd;
+	__u32 file_flags;
+	__s32 path_fd;
+	__u32 zero;
+};
+#define FB_BPF_F_PATH_FD (1U << 14)
+
+static int obj_at(int cmd, int fd, int dfd, const char *name)
+{
+	struct obj_attr a;
+	char path[64];
+	long r;
+
+	memset(&a, 0, sizeof(a));
+	a.pathname = (unsigned long)name;
+	a.bpf_fd = cmd == BPF_OBJ_PIN ? fd : 0;
+	a.file_flags = FB_BPF_F_PATH_FD;
+	a.path_fd = dfd;
+	r = syscall(__NR_bpf, cmd, &a, sizeof(a));
+	if (r >= 0 || errno != EINVAL)
+		return r;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dfd, name);
+	return cmd == BPF_OBJ_GET ? bpf_obj_get(path) : bpf_obj_pin(fd, path);
+}
+
+/* A pin in a verified directory; never through a symbolic link. */
+static int get_at(int dfd, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return -1;
+	if (S_ISLNK(st.st_mode)) {
+		errno = ELOOP;
+		return -1;
+	}
+	return obj_at(BPF_OBJ_GET, 0, dfd, name);
+}
+
+static int pin_at(int fd, int dfd, const char *name)
+{
+	return obj_at(BPF_OBJ_PIN, fd, dfd, name);
+}
+
+static int open_dir_at(int dfd, const char *name)
+{
+	return openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* Remove directory `name` in dfd with everything in it (pins, monitor/),
+ * never following a link. */
+static int remove_tree_at(int dfd, const char *name, int depth)
+{
+	int fd = open_dir_at(dfd, name), pass, found = 1;
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -1;
+	}
+	/* Removing entries while reading the directory may skip some:
+	 * read it again until a pass finds nothing. */
+	for (pass = 0; found && pass < 8; pass++) {
+		found = 0;
+		rewinddir(d);
+		while ((de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			found = 1;
+			if (de->d_type == DT_DIR) {
+				if (depth < 4)
+					remove_tree_at(fd, de->d_name, depth + 1);
+			} else {
+				unlinkat(fd, de->d_name, 0);
+			}
+		}
+	}
+	closedir(d);
+	return unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
+/* A staging directory nobody works in any more: its maker holds a flock on
+ * it while it builds, which the kernel drops if the maker dies. Removes it
+ * then (1); 0 if absent or in use. */
+static int remove_stale(int root, const char *stage)
+{
+	int fd = open_dir_at(root, stage);
+
+	if (fd < 0)
+		return 0;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		close(fd);
+		return 0;
+	}
+	remove_tree_at(root, stage, 0);
+	close(fd);
+	return 1;
+}
+
+static void stage_name(char *buf, size_t len, const char *prefix, const char *name)
+{
+	snprintf(buf, len, "%s%s", prefix, name);
+}
+
+static int rename_noreplace(int dfd, const char *from, const char *to)
+{
+	return syscall(SYS_renameat2, dfd, from, dfd, to, 1 /* RENAME_NOREPLACE */);
+}
+
+/* The counters of a counting filter are pinned per generation (the
+ * header's gen, which `load --replace` flips with the array): the array in
+ * use names its counters, so bits and counters are switched together. */
+static const char *cnt_pin(unsigned gen)
+{
+	return gen & 1 ? "counters1" : "counters";
+}
+
 /* `ip link` may have pinned empty maps of its own before `create default`:
  * adopt them if they are empty and of the right shape, else refuse. */
 static int iproute_pins(int *outer_fd, int *stats_fd)
 {
-	char path[256];
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info), key = 0, id;
+	int gdir = open_iproute(false);
 
 	*outer_fd = *stats_fd = -1;
-	snprintf(path, sizeof(path), "%s/%s", FB_IPROUTE_PIN_DIR, FB_MAP_FILTER);
-	*outer_fd = bpf_obj_get(path);
-	snprintf(path, sizeof(path), "%s/%s", FB_IPROUTE_PIN_DIR, FB_MAP_STATS);
-	*stats_fd = bpf_obj_get(path);
+	if (gdir == -2)
+		return 0;
+	if (gdir < 0)
+		return -1;
+	*outer_fd = get_at(gdir, FB_MAP_FILTER);
+	*stats_fd = get_at(gdir, FB_MAP_STATS);
+	close(gdir);
 	if (*outer_fd < 0 && *stats_fd < 0)
 		return 0;
 	if (*outer_fd < 0 || *stats_fd < 0)
@@ -102,7 +372,7 @@ static int iproute_pins(int *outer_fd, int *stats_fd)
 		goto bad;
 	if (!bpf_map_lookup_elem(*outer_fd, &key, &id)) {
 		fb_err("%s/%s already holds a filter; remove the stale pins first",
-		       FB_IPROUTE_PIN_DIR, FB_MAP_FILTER);
+		       fb_iproute_dir(), FB_MAP_FILTER);
 		goto fail;
 	}
 	memset(&info, 0, sizeof(info));
@@ -113,7 +383,7 @@ static int iproute_pins(int *outer_fd, int *stats_fd)
 	return 1;
 bad:
 	fb_err("incompatible pins in %s (fb_filter, fb_stats): remove them first",
-	       FB_IPROUTE_PIN_DIR);
+	       fb_iproute_dir());
 fail:
 	if (*outer_fd >= 0)
 		close(*outer_fd);
@@ -123,33 +393,75 @@ fail:
 	return -1;
 }
 
-static void remove_pins(const char *name, bool iproute)
+/* Pin the filter "default" where `ip link` looks (unless its maps are
+ * there already: adopted ones). */
+static int pin_iproute(const struct fb_filter *f)
 {
-	char path[768];
+	static const char *const names[2] = { FB_MAP_FILTER, FB_MAP_STATS };
+	const int fds[2] = { f->outer_fd, f->stats_fd };
+	int gdir = open_iproute(true), i, fd;
 
-	pin_path(path, sizeof(path), name, "filter");
-	unlink(path);
-	pin_path(path, sizeof(path), name, "stats");
-	unlink(path);
-	pin_path(path, sizeof(path), name, "counters");
-	unlink(path);
-	pin_path(path, sizeof(path), name, "exact");
-	unlink(path);
-	pin_path(path, sizeof(path), name, "lpm");
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/%s", fb_root(), name);
-	fb_monitor_unpin(path); /* NAME/monitor/, if monitoring made it */
-	rmdir(path);
-	rmdir(fb_root()); /* only succeeds once the last filter is gone */
-	if (iproute) {
-		snprintf(path, sizeof(path), "%s/%s", FB_IPROUTE_PIN_DIR, FB_MAP_FILTER);
-		unlink(path);
-		snprintf(path, sizeof(path), "%s/%s", FB_IPROUTE_PIN_DIR, FB_MAP_STATS);
-		unlink(path);
-		/* The directories create made; left alone if anything else is
-		 * in them (rmdir fails). */
-		rmdir(FB_IPROUTE_PIN_DIR);
-		rmdir("/sys/fs/bpf/xdp");
+	if (gdir < 0)
+		return -1;
+	for (i = 0; i < 2; i++) {
+		fd = get_at(gdir, names[i]);
+		if (fd >= 0) {
+			bool ours = map_id(fd) == map_id(fds[i]);
+
+			close(fd);
+			if (ours)
+				continue;
+			fb_err("%s/%s holds another map: remove the stale pin first",
+			       fb_iproute_dir(), names[i]);
+			goto fail;
+		}
+		if (pin_at(fds[i], gdir, names[i])) {
+			fb_err("cannot pin %s/%s: %s", fb_iproute_dir(), names[i], strerror(errno));
+			goto fail;
+		}
+	}
+	close(gdir);
+	return 0;
+fail:
+	close(gdir);
+	return -1;
+}
+
+/* Remove the ip-link pins if they are filter f's (its map ids). */
+static void unpin_iproute(const struct fb_filter *f)
+{
+	static const char *const names[2] = { FB_MAP_FILTER, FB_MAP_STATS };
+	bool quiet = fb_err_quiet;
+	char parent[512];
+	int gdir, xdp, i, fd;
+
+	fb_err_quiet = true; /* a foreign directory there: not ours to touch */
+	gdir = open_iproute(false);
+	fb_err_quiet = quiet;
+	if (gdir < 0)
+		return;
+	for (i = 0; i < 2; i++) {
+		__u32 id;
+
+		fd = get_at(gdir, names[i]);
+		if (fd < 0)
+			continue;
+		id = map_id(fd);
+		close(fd);
+		if (id && (id == f->outer_id || id == f->stats_id))
+			unlinkat(gdir, names[i], 0);
+	}
+	close(gdir);
+	/* The directories create made; left alone if anything else is in
+	 * them (rmdir fails). */
+	iproute_parent(parent, sizeof(parent));
+	fb_err_quiet = true;
+	xdp = open_tree(parent, 0);
+	fb_err_quiet = quiet;
+	if (xdp >= 0) {
+		unlinkat(xdp, strrchr(fb_iproute_dir(), '/') + 1, AT_REMOVEDIR);
+		close(xdp);
+		rmdir(parent);
 	}
 }
 
@@ -201,10 +513,10 @@ static void clear_slot(int exact_fd, int lpm_fd, int gen)
 	bpf_map_delete_elem(lpm_fd, &d);
 }
 
-static int create_confirm(const char *name, __u64 n)
+static int create_confirm(int dir_fd, __u64 n)
 {
 	int set[3], exact_fd = -1, lpm_fd = -1, err = -1, i;
-	char path[768];
+	const char *what = "exact";
 
 	if (create_sets(n, set))
 		return -1;
@@ -223,16 +535,15 @@ static int create_confirm(const char *name, __u64 n)
 	}
 	if (install_sets(exact_fd, lpm_fd, 0, set))
 		goto out;
-	pin_path(path, sizeof(path), name, "exact");
-	if (bpf_obj_pin(exact_fd, path))
+	if (pin_at(exact_fd, dir_fd, what))
 		goto pin;
-	pin_path(path, sizeof(path), name, "lpm");
-	if (bpf_obj_pin(lpm_fd, path))
+	what = "lpm";
+	if (pin_at(lpm_fd, dir_fd, what))
 		goto pin;
 	err = 0;
 	goto out;
 pin:
-	fb_err("cannot pin %s: %s", path, strerror(errno));
+	fb_err("cannot pin the exact sets (%s): %s", what, strerror(errno));
 out:
 	for (i = 0; i < 3; i++)
 		close(set[i]);
@@ -243,36 +554,66 @@ out:
 	return err;
 }
 
-int fb_filter_create(const char *name, const struct fb_create_opts *o)
+static void filter_init(struct fb_filter *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->dir_fd = f->root_fd = f->outer_fd = f->bits_fd = f->stats_fd = f->cnt_fd = -1;
+	f->exact_fd = f->lpm_fd = f->set_fd[0] = f->set_fd[1] = f->set_fd[2] = -1;
+}
+
+static int open_pins(struct fb_filter *f);
+
+int fb_filter_create_staged(const char *name, const struct fb_create_opts *o, struct fb_filter *f)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, inner_opts, .map_flags = FB_INNER_MAP_FLAGS);
 	bool is_default = !strcmp(name, FB_IPROUTE_FILTER);
 	int bits_fd = -1, outer_fd = -1, stats_fd = -1, cnt_fd = -1, adopted = 0, err = -1;
 	__u32 entries = o->nblocks + FB_HDR_BLOCKS, key = 0;
-	char path[768];
 	struct fb_header *hdr;
 	size_t bytes = (size_t)entries * FB_BLOCK_BYTES;
 	void *mem = MAP_FAILED;
+	struct stat st;
 
+	filter_init(f);
 	if (fb_check_bpffs() || fb_check_name(name))
 		return -1;
-	if (mkdir(fb_root(), 0700) && errno != EEXIST) {
-		fb_err("cannot create %s: %s", fb_root(), strerror(errno));
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	stage_name(f->pin_name, sizeof(f->pin_name), FB_STAGE_NEW, name);
+	snprintf(f->dir, sizeof(f->dir), "%s/%s", fb_root(), f->pin_name);
+	f->root_fd = open_root(true);
+	if (f->root_fd < 0) {
+		f->root_fd = -1;
 		return -1;
 	}
-	snprintf(path, sizeof(path), "%s/%s", fb_root(), name);
-	if (mkdir(path, 0700)) {
+	if (!fstatat(f->root_fd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		fb_err("filter '%s' already exists", name);
+		goto fail;
+	}
+	/* Build aside, in a directory no filter name can take, and publish
+	 * by one rename: a killed create leaves no half-made filter. */
+	remove_stale(f->root_fd, f->pin_name);
+	if (mkdirat(f->root_fd, f->pin_name, 0700)) {
 		if (errno == EEXIST)
-			fb_err("filter '%s' already exists", name);
+			fb_err("another create or import of '%s' is in progress", name);
 		else
-			fb_err("cannot create %s: %s", path, strerror(errno));
-		rmdir(fb_root());
-		return -1;
+			fb_err("cannot create %s: %s", f->dir, strerror(errno));
+		goto fail;
 	}
+	f->dir_fd = open_dir_at(f->root_fd, f->pin_name);
+	if (f->dir_fd < 0 || flock(f->dir_fd, LOCK_EX | LOCK_NB) ||
+	    trusted(f->dir_fd, f->dir, false)) {
+		fb_err("another create or import of '%s' is in progress", name);
+		if (f->dir_fd >= 0)
+			close(f->dir_fd);
+		f->dir_fd = -1;
+		goto fail;
+	}
+	f->staged = true;
 	if (is_default) {
 		adopted = iproute_pins(&outer_fd, &stats_fd);
 		if (adopted < 0)
 			goto out;
+		f->adopted = adopted;
 	}
 
 	bits_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_bits", sizeof(__u32), FB_BLOCK_BYTES,
@@ -316,8 +657,9 @@ int fb_filter_create(const char *name, const struct fb_create_opts *o)
 			goto out;
 		}
 	}
-	if (o->confirm && create_confirm(name, o->capacity ? 2 * o->capacity
-							   : (__u64)o->nblocks * FB_BLOCK_BITS / 8))
+	if (o->confirm &&
+	    create_confirm(f->dir_fd,
+			   o->capacity ? 2 * o->capacity : (__u64)o->nblocks * FB_BLOCK_BITS / 8))
 		goto out;
 	if (o->counter_bits) {
 		size_t cbytes =
@@ -339,40 +681,27 @@ int fb_filter_create(const char *name, const struct fb_create_opts *o)
 		}
 		fb_counting_init(cmem, o->counter_bits);
 		munmap(cmem, cbytes);
-		pin_path(path, sizeof(path), name, "counters");
-		if (bpf_obj_pin(cnt_fd, path))
+		if (pin_at(cnt_fd, f->dir_fd, cnt_pin(hdr->gen)))
 			goto pin_err;
 	}
 	if (bpf_map_update_elem(outer_fd, &key, &bits_fd, BPF_ANY)) {
 		fb_err("cannot install the filter array: %s", strerror(errno));
 		goto out;
 	}
-	pin_path(path, sizeof(path), name, "filter");
-	if (bpf_obj_pin(outer_fd, path))
+	if (pin_at(outer_fd, f->dir_fd, "filter") || pin_at(stats_fd, f->dir_fd, "stats"))
 		goto pin_err;
-	pin_path(path, sizeof(path), name, "stats");
-	if (bpf_obj_pin(stats_fd, path))
-		goto pin_err;
-	if (is_default && !adopted) {
-		mkdir("/sys/fs/bpf/xdp", 0700);
-		mkdir(FB_IPROUTE_PIN_DIR, 0700);
-		snprintf(path, sizeof(path), "%s/%s", FB_IPROUTE_PIN_DIR, FB_MAP_FILTER);
-		if (bpf_obj_pin(outer_fd, path))
-			goto pin_err;
-		snprintf(path, sizeof(path), "%s/%s", FB_IPROUTE_PIN_DIR, FB_MAP_STATS);
-		if (bpf_obj_pin(stats_fd, path))
-			goto pin_err;
-	}
-	err = 0;
+	/* The kernel maps an mmapable array's pages in whole: one mapping
+	 * at a time, or a big filter costs twice its size in memory. */
+	munmap(mem, bytes);
+	mem = MAP_FAILED;
+	err = open_pins(f);
 	goto out;
 pin_err:
-	fb_err("cannot pin %s: %s", path, strerror(errno));
+	fb_err("cannot pin the maps of '%s' in %s: %s", name, f->dir, strerror(errno));
 out:
-	if (err) {
-		if (adopted > 0)
-			bpf_map_delete_elem(outer_fd, &key);
-		remove_pins(name, is_default && !adopted);
-	}
+	/* Adopted maps belong to ip link's program: give them back empty. */
+	if (err && adopted > 0)
+		bpf_map_delete_elem(outer_fd, &key);
 	if (mem != MAP_FAILED)
 		munmap(mem, bytes);
 	if (bits_fd >= 0)
@@ -383,7 +712,66 @@ out:
 		close(stats_fd);
 	if (cnt_fd >= 0)
 		close(cnt_fd);
-	return err;
+	if (!err)
+		return 0;
+	fb_filter_abort(f);
+	return -1;
+fail:
+	fb_filter_close(f);
+	return -1;
+}
+
+int fb_filter_publish(struct fb_filter *f)
+{
+	if (!f->staged)
+		return 0;
+	if (rename_noreplace(f->root_fd, f->pin_name, f->name)) {
+		if (errno == EEXIST || errno == ENOTEMPTY)
+			fb_err("filter '%s' already exists", f->name);
+		else
+			fb_err("cannot publish filter '%s': %s", f->name, strerror(errno));
+		return -1;
+	}
+	f->staged = false;
+	snprintf(f->pin_name, sizeof(f->pin_name), "%s", f->name);
+	snprintf(f->dir, sizeof(f->dir), "%s/%s", fb_root(), f->name);
+	/* After the rename: a kill in between leaves "default" without its
+	 * ip-link pins (check reports it, check --repair pins them), never
+	 * pins of a filter that does not exist. */
+	if (!strcmp(f->name, FB_IPROUTE_FILTER) && pin_iproute(f))
+		return -1;
+	return 0;
+}
+
+void fb_filter_abort(struct fb_filter *f)
+{
+	if (f->staged && f->root_fd >= 0) {
+		if (f->adopted && f->outer_fd >= 0) {
+			__u32 key = 0;
+
+			bpf_map_delete_elem(f->outer_fd, &key);
+		}
+		remove_tree_at(f->root_fd, f->pin_name, 0);
+	}
+	fb_filter_close(f);
+	rmdir(fb_root()); /* only succeeds if no other filter is there */
+}
+
+int fb_filter_create(const char *name, const struct fb_create_opts *o)
+{
+	struct fb_filter f;
+
+	if (fb_filter_create_staged(name, o, &f))
+		return -1;
+	if (fb_filter_publish(&f)) {
+		if (f.staged)
+			fb_filter_abort(&f);
+		else
+			fb_filter_close(&f);
+		return -1;
+	}
+	fb_filter_close(&f);
+	return 0;
 }
 
 static int open_counters(struct fb_filter *f)
@@ -391,12 +779,20 @@ static int open_counters(struct fb_filter *f)
 	size_t want = fb_counting_map_bytes(fb_header_mbits(f->hdr), f->hdr->counter_bits);
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
-	char path[768];
 
-	pin_path(path, sizeof(path), f->name, "counters");
-	f->cnt_fd = bpf_obj_get(path);
+	f->cnt_fd = get_at(f->dir_fd, cnt_pin(f->hdr->gen));
+	f->cnt_legacy = false;
+	if (f->cnt_fd < 0 && errno == ENOENT && (f->hdr->gen & 1)) {
+		/* Made by a build that pinned the counters as "counters" in
+		 * both generations. (Unreachable otherwise: an array of
+		 * generation 1 is installed only after "counters1" is
+		 * pinned.) migrate_counters() renames it. */
+		f->cnt_fd = get_at(f->dir_fd, "counters");
+		f->cnt_legacy = f->cnt_fd >= 0;
+	}
 	if (f->cnt_fd < 0) {
-		fb_err("counting filter '%s' has no counters (%s)", f->name, strerror(errno));
+		fb_err("counting filter '%s' has no counters (%s): flowbloom destroy %s removes it",
+		       f->name, strerror(errno), f->name);
 		return -1;
 	}
 	if (bpf_obj_get_info_by_fd(f->cnt_fd, &info, &len) ||
@@ -440,80 +836,156 @@ static int open_sets(struct fb_filter *f)
 
 static int open_confirm(struct fb_filter *f)
 {
-	char path[768];
-
-	pin_path(path, sizeof(path), f->name, "exact");
-	f->exact_fd = bpf_obj_get(path);
-	pin_path(path, sizeof(path), f->name, "lpm");
-	f->lpm_fd = bpf_obj_get(path);
+	if (f->exact_fd < 0)
+		f->exact_fd = get_at(f->dir_fd, "exact");
+	if (f->lpm_fd < 0)
+		f->lpm_fd = get_at(f->dir_fd, "lpm");
 	if (f->exact_fd < 0 || f->lpm_fd < 0) {
-		fb_err("filter '%s' confirms hits but its exact sets are missing (%s)", f->name,
-		       strerror(errno));
+		fb_err("filter '%s' confirms hits but its exact sets are missing (%s): flowbloom "
+		       "destroy %s removes it",
+		       f->name, strerror(errno), f->name);
 		return -1;
 	}
 	return open_sets(f);
 }
 
-int fb_filter_open(const char *name, struct fb_filter *f)
+/* Release the filter array in use and what hangs off it (counters, the
+ * current exact sets), keeping the pins open. */
+static void unmap_array(struct fb_filter *f)
+{
+	if (f->hdr && f->hdr != MAP_FAILED)
+		munmap(f->hdr, f->map_bytes);
+	f->hdr = NULL;
+	f->blocks = NULL;
+	if (f->bits_fd >= 0)
+		close(f->bits_fd);
+	f->bits_fd = -1;
+	f->bits_id = 0;
+	if (f->cnt_hdr)
+		munmap(f->cnt_hdr, f->cnt_bytes);
+	f->cnt_hdr = NULL;
+	f->cnt = NULL;
+	if (f->cnt_fd >= 0)
+		close(f->cnt_fd);
+	f->cnt_fd = -1;
+	for (int i = 0; i < 3; i++) {
+		if (f->set_fd[i] >= 0)
+			close(f->set_fd[i]);
+		f->set_fd[i] = -1;
+	}
+}
+
+/* Map the filter array the outer map holds now, and its counters and
+ * current exact sets. */
+static int map_array(struct fb_filter *f)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info), key = 0, id;
-	char path[768];
 
-	memset(f, 0, sizeof(*f));
-	f->dir_fd = f->outer_fd = f->bits_fd = f->stats_fd = f->cnt_fd = -1;
-	f->exact_fd = f->lpm_fd = f->set_fd[0] = f->set_fd[1] = f->set_fd[2] = -1;
-	f->hdr = MAP_FAILED;
-	if (fb_check_bpffs() || fb_check_name(name))
-		return -1;
-	snprintf(f->name, sizeof(f->name), "%s", name);
-	snprintf(f->dir, sizeof(f->dir), "%s/%s", fb_root(), name);
-	f->dir_fd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (f->dir_fd < 0) {
-		if (errno == ENOENT)
-			fb_err("no filter named '%s' (see flowbloom list)", name);
-		else
-			fb_err("cannot open %s: %s", f->dir, strerror(errno));
-		goto fail;
-	}
-	pin_path(path, sizeof(path), name, "filter");
-	f->outer_fd = bpf_obj_get(path);
-	pin_path(path, sizeof(path), name, "stats");
-	f->stats_fd = bpf_obj_get(path);
-	if (f->outer_fd < 0 || f->stats_fd < 0) {
-		fb_err("filter '%s' is incomplete (%s): destroy and create it again", name,
-		       strerror(errno));
-		goto fail;
-	}
 	if (bpf_map_lookup_elem(f->outer_fd, &key, &id) ||
 	    (f->bits_fd = bpf_map_get_fd_by_id(id)) < 0) {
-		fb_err("filter '%s' has no filter array: %s", name, strerror(errno));
-		goto fail;
+		f->bits_fd = -1;
+		fb_err("filter '%s' has no filter array (%s): flowbloom destroy %s removes it",
+		       f->name, strerror(errno), f->name);
+		return -1;
 	}
 	if (bpf_obj_get_info_by_fd(f->bits_fd, &info, &len) || info.value_size != FB_BLOCK_BYTES ||
 	    info.max_entries <= FB_HDR_BLOCKS) {
-		fb_err("filter '%s': unexpected filter array", name);
-		goto fail;
+		fb_err("filter '%s': unexpected filter array", f->name);
+		return -1;
 	}
 	f->bits_id = info.id;
-	f->stats_id = map_id(f->stats_fd);
 	f->map_bytes = (size_t)info.max_entries * FB_BLOCK_BYTES;
 	f->hdr = mmap(NULL, f->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, f->bits_fd, 0);
 	if (f->hdr == MAP_FAILED) {
-		fb_err("cannot mmap filter '%s': %s", name, strerror(errno));
-		goto fail;
+		f->hdr = NULL;
+		fb_err("cannot mmap filter '%s': %s", f->name, strerror(errno));
+		return -1;
 	}
 	f->blocks = (struct fb_block *)f->hdr;
 	if (f->hdr->magic != FB_MAGIC || f->hdr->version != FB_VERSION ||
 	    f->hdr->nblocks + FB_HDR_BLOCKS != info.max_entries || !f->hdr->k ||
 	    f->hdr->k > FB_MAX_K) {
-		fb_err("filter '%s': bad header (magic %#x, version %u)", name, f->hdr->magic,
+		fb_err("filter '%s': bad header (magic %#x, version %u)", f->name, f->hdr->magic,
 		       f->hdr->version);
-		goto fail;
+		return -1;
 	}
 	if (f->hdr->counter_bits && open_counters(f))
-		goto fail;
+		return -1;
 	if (f->hdr->confirm && open_confirm(f))
+		return -1;
+	return 0;
+}
+
+/* The inner array's id in the outer map now (0: none). */
+static __u32 current_array(const struct fb_filter *f)
+{
+	__u32 key = 0, id = 0;
+
+	return bpf_map_lookup_elem(f->outer_fd, &key, &id) ? 0 : id;
+}
+
+/* With dir_fd open: the pins, then the array in use. A reader without the
+ * lock may meet a `load --replace` between reading the array and opening
+ * its counters: then it tries again with the new array. */
+static int open_pins(struct fb_filter *f)
+{
+	bool quiet = fb_err_quiet;
+	int tries, rc;
+
+	f->outer_fd = get_at(f->dir_fd, "filter");
+	f->stats_fd = get_at(f->dir_fd, "stats");
+	if (f->outer_fd < 0 || f->stats_fd < 0) {
+		fb_err("filter '%s' is incomplete (%s): flowbloom destroy %s removes it", f->name,
+		       strerror(errno), f->name);
+		return -1;
+	}
+	f->outer_id = map_id(f->outer_fd);
+	f->stats_id = map_id(f->stats_fd);
+	for (tries = 0;; tries++) {
+		__u32 tried;
+
+		fb_err_quiet = quiet || tries < 2;
+		rc = map_array(f);
+		fb_err_quiet = quiet;
+		if (!rc)
+			return 0;
+		tried = f->bits_id;
+		unmap_array(f);
+		if (tries == 2 || !tried || current_array(f) == tried) {
+			if (tries < 2 && !quiet)
+				fb_err("%s", fb_err_last);
+			return -1;
+		}
+	}
+}
+
+int fb_filter_open(const char *name, struct fb_filter *f)
+{
+	filter_init(f);
+	if (fb_check_bpffs() || fb_check_name(name))
+		return -1;
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	snprintf(f->pin_name, sizeof(f->pin_name), "%s", name);
+	snprintf(f->dir, sizeof(f->dir), "%s/%s", fb_root(), name);
+	f->root_fd = open_root(false);
+	if (f->root_fd < 0) {
+		if (f->root_fd == -2)
+			fb_err("no filter named '%s' (see flowbloom list)", name);
+		f->root_fd = -1;
+		goto fail;
+	}
+	f->dir_fd = open_dir_at(f->root_fd, name);
+	if (f->dir_fd < 0) {
+		if (errno == ENOENT)
+			fb_err("no filter named '%s' (see flowbloom list)", name);
+		else if (errno == ELOOP || errno == ENOTDIR)
+			fb_err("%s is not a directory (a symbolic link?): refusing it", f->dir);
+		else
+			fb_err("cannot open %s: %s", f->dir, strerror(errno));
+		goto fail;
+	}
+	if (trusted(f->dir_fd, f->dir, false) || open_pins(f))
 		goto fail;
 	return 0;
 fail:
@@ -521,38 +993,37 @@ fail:
 	return -1;
 }
 
+int fb_filter_open_locked(const char *name, struct fb_filter *f, int op)
+{
+	if (fb_filter_open(name, f))
+		return -1;
+	if (op == LOCK_EX ? fb_filter_lock(f) : fb_filter_flock(f, op)) {
+		fb_filter_close(f);
+		return -1;
+	}
+	return 0;
+}
+
 void fb_filter_close(struct fb_filter *f)
 {
-	if (f->hdr && f->hdr != MAP_FAILED)
-		munmap(f->hdr, f->map_bytes);
-	f->hdr = NULL;
-	f->blocks = NULL;
-	if (f->cnt_hdr)
-		munmap(f->cnt_hdr, f->cnt_bytes);
-	f->cnt_hdr = NULL;
-	f->cnt = NULL;
-	if (f->cnt_fd >= 0)
-		close(f->cnt_fd);
-	for (int i = 0; i < 3; i++)
-		if (f->set_fd[i] >= 0)
-			close(f->set_fd[i]);
+	unmap_array(f);
 	if (f->exact_fd >= 0)
 		close(f->exact_fd);
 	if (f->lpm_fd >= 0)
 		close(f->lpm_fd);
-	f->exact_fd = f->lpm_fd = f->set_fd[0] = f->set_fd[1] = f->set_fd[2] = -1;
+	f->exact_fd = f->lpm_fd = -1;
 	if (f->dir_fd >= 0)
 		close(f->dir_fd);
+	if (f->root_fd >= 0)
+		close(f->root_fd);
 	if (f->outer_fd >= 0)
 		close(f->outer_fd);
-	if (f->bits_fd >= 0)
-		close(f->bits_fd);
 	if (f->stats_fd >= 0)
 		close(f->stats_fd);
-	f->dir_fd = f->outer_fd = f->bits_fd = f->stats_fd = f->cnt_fd = -1;
+	f->dir_fd = f->root_fd = f->outer_fd = f->stats_fd = -1;
 }
 
-static bool prog_uses_map(__u32 prog_id, __u32 want);
+static bool prog_uses(__u32 prog_id, const struct fb_filter *f);
 
 struct first_attach {
 	char ifname[IF_NAMESIZE];
@@ -577,7 +1048,7 @@ int fb_filter_users(const struct fb_filter *f, __u32 *first_prog)
 	 * in: a netlink XDP attachment holds its program, and the program
 	 * holds the maps. */
 	while (!bpf_prog_get_next_id(id, &id)) {
-		if (!prog_uses_map(id, f->stats_id))
+		if (!prog_uses(id, f))
 			continue;
 		if (!n && first_prog)
 			*first_prog = id;
@@ -586,42 +1057,136 @@ int fb_filter_users(const struct fb_filter *f, __u32 *first_prog)
 	return n;
 }
 
+int fb_filter_clean_stale(const char *name)
+{
+	char stage[FB_NAME_MAX + 4];
+	int root, n = 0;
+
+	if (fb_check_bpffs() || fb_check_name(name))
+		return -1;
+	root = open_root(false);
+	if (root == -2)
+		return 0;
+	if (root < 0)
+		return -1;
+	stage_name(stage, sizeof(stage), FB_STAGE_NEW, name);
+	n += remove_stale(root, stage);
+	stage_name(stage, sizeof(stage), FB_STAGE_OLD, name);
+	n += remove_stale(root, stage);
+	close(root);
+	return n;
+}
+
+int fb_filter_stale(const char *name, unsigned *what)
+{
+	char stage[FB_NAME_MAX + 4];
+	const char *const pre[2] = { FB_STAGE_NEW, FB_STAGE_OLD };
+	int root, i, fd;
+
+	*what = 0;
+	if (fb_check_bpffs() || fb_check_name(name))
+		return -1;
+	root = open_root(false);
+	if (root == -2)
+		return 0;
+	if (root < 0)
+		return -1;
+	for (i = 0; i < 2; i++) {
+		stage_name(stage, sizeof(stage), pre[i], name);
+		fd = open_dir_at(root, stage);
+		if (fd < 0)
+			continue;
+		/* In use by a live create, import or destroy: not stale. */
+		if (!flock(fd, LOCK_SH | LOCK_NB))
+			*what |= 1U << i;
+		close(fd);
+	}
+	close(root);
+	return 0;
+}
+
+/*
+ * Destroy: wait for the filter's writers (its lock), refuse if a program
+ * uses it, remove the ip-link pins if they are its own, then take the
+ * name away in one step (rename to FB_STAGE_OLD NAME) and remove the pins
+ * from there. A kill at any point leaves the filter whole or gone (plus a
+ * stale directory that the next destroy, or check --repair, removes).
+ * Works on broken filters: it needs only the directory.
+ */
 int fb_filter_destroy(const char *name)
 {
 	struct first_attach fa = { "" };
+	char gone[FB_NAME_MAX + 4];
 	struct fb_filter f;
-	bool iproute = false;
+	int cleaned, tries;
 	__u32 prog = 0;
 
-	if (fb_filter_open(name, &f))
+	cleaned = fb_filter_clean_stale(name);
+	if (cleaned < 0)
 		return -1;
-	fb_filter_attachments(&f, note_first, &fa);
-	if (fa.ifname[0]) {
-		fb_err("filter '%s' is attached to %s: detach it first", name, fa.ifname);
-		fb_filter_close(&f);
+	filter_init(&f);
+	snprintf(f.name, sizeof(f.name), "%s", name);
+	snprintf(f.dir, sizeof(f.dir), "%s/%s", fb_root(), name);
+	f.root_fd = open_root(false);
+	if (f.root_fd == -1)
 		return -1;
+	if (f.root_fd == -2) {
+		f.root_fd = -1;
+		goto missing;
 	}
-	if (fb_filter_users(&f, &prog)) {
-		fb_err("filter '%s' is in use by XDP program %u (attached in another network "
-		       "namespace?): detach it first",
-		       name, prog);
-		fb_filter_close(&f);
-		return -1;
+	f.dir_fd = open_dir_at(f.root_fd, name);
+	if (f.dir_fd < 0) {
+		if (errno == ENOENT)
+			goto missing;
+		fb_err("cannot open %s: %s", f.dir, strerror(errno));
+		goto fail;
 	}
-	if (!strcmp(name, FB_IPROUTE_FILTER)) {
-		char path[256];
-		int fd;
-
-		snprintf(path, sizeof(path), "%s/%s", FB_IPROUTE_PIN_DIR, FB_MAP_STATS);
-		fd = bpf_obj_get(path);
-		/* Only remove the ip-link pins if they are this filter's. */
-		iproute = fd >= 0 && map_id(fd) == f.stats_id;
-		if (fd >= 0)
-			close(fd);
+	if (trusted(f.dir_fd, f.dir, false) || fb_filter_flock(&f, LOCK_EX | FB_LOCK_NOREFRESH))
+		goto fail;
+	/* What programs could use: its outer and stats maps, if pinned. */
+	f.outer_fd = get_at(f.dir_fd, "filter");
+	f.stats_fd = get_at(f.dir_fd, "stats");
+	f.outer_id = f.outer_fd >= 0 ? map_id(f.outer_fd) : 0;
+	f.stats_id = f.stats_fd >= 0 ? map_id(f.stats_fd) : 0;
+	if (f.outer_id || f.stats_id) {
+		fb_filter_attachments(&f, note_first, &fa);
+		if (fa.ifname[0]) {
+			fb_err("filter '%s' is attached to %s: detach it first", name, fa.ifname);
+			goto fail;
+		}
+		if (fb_filter_users(&f, &prog)) {
+			fb_err("filter '%s' is in use by XDP program %u (attached in another "
+			       "network namespace?): detach it first",
+			       name, prog);
+			goto fail;
+		}
 	}
+	if (!strcmp(name, FB_IPROUTE_FILTER))
+		unpin_iproute(&f);
+	stage_name(gone, sizeof(gone), FB_STAGE_OLD, name);
+	for (tries = 0; rename_noreplace(f.root_fd, name, gone); tries++) {
+		/* A leftover of an earlier destroy of this name: remove it. */
+		if (tries || (errno != EEXIST && errno != ENOTEMPTY) ||
+		    !remove_stale(f.root_fd, gone)) {
+			fb_err("cannot remove filter '%s': %s", name, strerror(errno));
+			goto fail;
+		}
+	}
+	remove_tree_at(f.root_fd, gone, 0);
 	fb_filter_close(&f);
-	remove_pins(name, iproute);
+	rmdir(fb_root()); /* only succeeds once the last filter is gone */
 	return 0;
+fail:
+	fb_filter_close(&f);
+	return -1;
+missing:
+	fb_filter_close(&f);
+	if (cleaned > 0) {
+		rmdir(fb_root()); /* only succeeds once the last filter is gone */
+		return 0;	  /* only what an interrupted command left */
+	}
+	fb_err("no filter named '%s' (see flowbloom list)", name);
+	return -1;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -633,17 +1198,26 @@ int fb_filter_list(char ***names)
 {
 	DIR *d;
 	struct dirent *de;
-	int n = 0, cap = 0;
+	int n = 0, cap = 0, root;
 	char **v = NULL;
 
 	*names = NULL;
 	if (fb_check_bpffs())
 		return -1;
-	d = opendir(fb_root());
-	if (!d)
+	root = open_root(false);
+	if (root == -2)
 		return 0; /* no filter created yet */
+	if (root < 0)
+		return -1;
+	d = fdopendir(root);
+	if (!d) {
+		close(root);
+		return 0;
+	}
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.' || de->d_type != DT_DIR)
+		/* '.' entries and staging directories (FB_STAGE_*) are no
+		 * filters. */
+		if (de->d_name[0] == '.' || de->d_name[0] == '~' || de->d_type != DT_DIR)
 			continue;
 		if (n == cap) {
 			char **nv = realloc(v, sizeof(*v) * (cap = cap ? cap * 2 : 16));
@@ -661,12 +1235,101 @@ int fb_filter_list(char ***names)
 	return n;
 }
 
+int fb_filter_list_stale(char ***names)
+{
+	int n = 0, cap = 0, root, fd;
+	struct dirent *de;
+	char **v = NULL;
+	DIR *d;
+
+	*names = NULL;
+	if (fb_check_bpffs())
+		return -1;
+	root = open_root(false);
+	if (root == -2)
+		return 0;
+	if (root < 0)
+		return -1;
+	d = fdopendir(root);
+	if (!d) {
+		close(root);
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] != '~' || de->d_type != DT_DIR)
+			continue;
+		fd = open_dir_at(dirfd(d), de->d_name);
+		if (fd < 0)
+			continue;
+		/* Held by a live create, import or destroy: not stale. */
+		if (!flock(fd, LOCK_SH | LOCK_NB) && n < 4096) {
+			if (n == cap) {
+				char **nv = realloc(v, sizeof(*v) * (cap = cap ? cap * 2 : 8));
+
+				if (!nv) {
+					close(fd);
+					break;
+				}
+				v = nv;
+			}
+			v[n++] = strdup(de->d_name);
+		}
+		close(fd);
+	}
+	closedir(d);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_str);
+	*names = v;
+	return n;
+}
+
+/* After waiting for the lock: is this still the filter (not destroyed
+ * meanwhile), and is its array still the one in use (not replaced)? A
+ * writer that opened the filter before a `load --replace` switched arrays
+ * would otherwise write into the retired one. */
+static int refresh(struct fb_filter *f)
+{
+	struct stat a, b;
+
+	if (fstat(f->dir_fd, &a) || fstatat(f->root_fd, f->pin_name, &b, AT_SYMLINK_NOFOLLOW) ||
+	    a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
+		fb_err("filter '%s' was destroyed while this command waited for its lock", f->name);
+		return -1;
+	}
+	if (f->outer_fd < 0 || current_array(f) == f->bits_id)
+		return 0;
+	unmap_array(f);
+	return map_array(f);
+}
+
 int fb_filter_flock(struct fb_filter *f, int op)
 {
-	if (flock(f->dir_fd, op)) {
+	if (flock(f->dir_fd, op & ~FB_LOCK_NOREFRESH)) {
 		fb_err("cannot lock filter '%s': %s", f->name, strerror(errno));
 		return -1;
 	}
+	if (!(op & (LOCK_UN | FB_LOCK_NOREFRESH)) && refresh(f)) {
+		flock(f->dir_fd, LOCK_UN);
+		return -1;
+	}
+	return 0;
+}
+
+/* A filter from an earlier build in generation 1 with its counters pinned
+ * as "counters": pin them as "counters1" too, then drop the old name
+ * (killed in between, both names hold the same map: still consistent).
+ * Call with the lock held. */
+static int migrate_counters(struct fb_filter *f)
+{
+	if (!f->cnt_legacy)
+		return 0;
+	if (pin_at(f->cnt_fd, f->dir_fd, cnt_pin(1)) && errno != EEXIST) {
+		fb_err("cannot pin the counters of '%s' as %s: %s", f->name, cnt_pin(1),
+		       strerror(errno));
+		return -1;
+	}
+	unlinkat(f->dir_fd, cnt_pin(0), 0);
+	f->cnt_legacy = false;
 	return 0;
 }
 
@@ -677,10 +1340,12 @@ int fb_filter_replace(struct fb_filter *f, __u32 nblocks, __u8 k, const struct f
 	struct fb_filter nf = *f;
 	__u32 entries = nblocks + FB_HDR_BLOCKS, zero = 0;
 	size_t bytes = (size_t)entries * FB_BLOCK_BYTES;
-	char path[768];
+	bool pinned = false;
 	int err = -1;
 
 	*bad = (size_t)-1;
+	if (migrate_counters(f))
+		return -1;
 	nf.cnt_hdr = NULL;
 	nf.cnt_fd = -1;
 	nf.set_fd[0] = nf.set_fd[1] = nf.set_fd[2] = -1;
@@ -704,6 +1369,9 @@ int fb_filter_replace(struct fb_filter *f, __u32 nblocks, __u8 k, const struct f
 	nf.hdr->k = k;
 	nf.hdr->kinds = 0;
 	nf.hdr->nflows = 0;
+	/* The other generation: of the exact sets, and of the counters' pin
+	 * name. Switching the array switches both. */
+	nf.hdr->gen = f->hdr->gen ^ 1;
 	if (f->cnt_hdr) {
 		size_t cbytes =
 			fb_counting_map_bytes((__u64)nblocks * FB_BLOCK_BITS, f->hdr->counter_bits);
@@ -726,7 +1394,6 @@ int fb_filter_replace(struct fb_filter *f, __u32 nblocks, __u8 k, const struct f
 	if (f->hdr->confirm) {
 		/* Fresh sets in the other generation's slot: unused until the
 		 * new filter (whose header names that generation) is in. */
-		nf.hdr->gen = f->hdr->gen ^ 1;
 		if (create_sets(n * 2, nf.set_fd))
 			goto out;
 		if (install_sets(f->exact_fd, f->lpm_fd, nf.hdr->gen, nf.set_fd))
@@ -734,24 +1401,33 @@ int fb_filter_replace(struct fb_filter *f, __u32 nblocks, __u8 k, const struct f
 	}
 	if (fb_filter_add_rules(&nf, keys, n, bad))
 		goto out;
+	if (f->cnt_hdr) {
+		/* The new counters get their pin before the switch, under the
+		 * new generation's name (removing what a killed replace may
+		 * have left there): whichever array is in use, its counters
+		 * are pinned. */
+		unlinkat(f->dir_fd, cnt_pin(nf.hdr->gen), 0);
+		if (pin_at(nf.cnt_fd, f->dir_fd, cnt_pin(nf.hdr->gen))) {
+			fb_err("cannot pin the new counters of '%s': %s", f->name, strerror(errno));
+			goto out;
+		}
+		pinned = true;
+	}
 	/* The switch: one update of the outer map. A packet sees the old
 	 * filter or the new one, whole. */
 	if (bpf_map_update_elem(f->outer_fd, &zero, &nf.bits_fd, BPF_ANY)) {
 		fb_err("cannot install the new filter array: %s", strerror(errno));
 		goto out;
 	}
-	if (f->cnt_hdr) {
-		/* Counters are read by user space only, under the lock. */
-		pin_path(path, sizeof(path), f->name, "counters");
-		unlink(path);
-		if (bpf_obj_pin(nf.cnt_fd, path)) {
-			fb_err("cannot pin the new counters at %s: %s", path, strerror(errno));
-			goto out;
-		}
-	}
+	/* The old counters' pin goes after the switch (a kill before leaves
+	 * it, unused: check reports it, check --repair removes it). */
+	if (f->cnt_hdr)
+		unlinkat(f->dir_fd, cnt_pin(f->hdr->gen), 0);
 	err = 0;
 out:
 	if (err) {
+		if (pinned)
+			unlinkat(f->dir_fd, cnt_pin(nf.hdr->gen), 0);
 		if (f->hdr->confirm && nf.hdr)
 			clear_slot(f->exact_fd, f->lpm_fd, f->hdr->gen ^ 1);
 		for (int i = 0; i < 3; i++)
@@ -807,6 +1483,62 @@ int fb_filter_lock(struct fb_filter *f)
 void fb_filter_unlock(struct fb_filter *f)
 {
 	flock(f->dir_fd, LOCK_UN);
+}
+
+int fb_filter_tree_check(struct fb_filter *f, bool repair, struct fb_tree_state *s)
+{
+	unsigned stale;
+	__u32 slot, id;
+	int fd;
+
+	memset(s, 0, sizeof(*s));
+	if (fb_filter_stale(f->name, &stale))
+		return -1;
+	s->stale_create = stale & 1;
+	s->stale_destroy = stale & 2;
+	if (repair && stale)
+		fb_filter_clean_stale(f->name);
+	if (f->cnt_hdr && f->cnt_legacy && repair && migrate_counters(f))
+		return -1;
+	if (f->cnt_hdr && !f->cnt_legacy) {
+		fd = get_at(f->dir_fd, cnt_pin(f->hdr->gen ^ 1));
+		if (fd >= 0) {
+			s->stale_counters = true;
+			close(fd);
+			if (repair)
+				unlinkat(f->dir_fd, cnt_pin(f->hdr->gen ^ 1), 0);
+		}
+	}
+	if (f->hdr->confirm) {
+		slot = f->hdr->gen ^ 1;
+		if (!bpf_map_lookup_elem(f->exact_fd, &slot, &id)) {
+			s->stale_sets = true;
+			if (repair)
+				clear_slot(f->exact_fd, f->lpm_fd, f->hdr->gen ^ 1);
+		}
+	}
+	if (!strcmp(f->name, FB_IPROUTE_FILTER)) {
+		bool quiet = fb_err_quiet;
+		int gdir, o = -1, st = -1;
+
+		fb_err_quiet = true;
+		gdir = open_iproute(false);
+		fb_err_quiet = quiet;
+		if (gdir >= 0) {
+			o = get_at(gdir, FB_MAP_FILTER);
+			st = get_at(gdir, FB_MAP_STATS);
+			close(gdir);
+		}
+		s->iproute_missing =
+			o < 0 || st < 0 || map_id(o) != f->outer_id || map_id(st) != f->stats_id;
+		if (o >= 0)
+			close(o);
+		if (st >= 0)
+			close(st);
+		if (repair && s->iproute_missing && pin_iproute(f))
+			return -1;
+	}
+	return 0;
 }
 
 void fb_filter_set(struct fb_filter *f, const struct fb_key *key)
@@ -1084,8 +1816,8 @@ int fb_filter_read_stats(const struct fb_filter *f, struct fb_stats *out)
 	return 0;
 }
 
-/* Does program prog_id use the map with id map_id? */
-static bool prog_uses_map(__u32 prog_id, __u32 want)
+/* Does program prog_id use filter f (its stats or outer map)? */
+static bool prog_uses(__u32 prog_id, const struct fb_filter *f)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info), ids[32], i;
@@ -1098,7 +1830,8 @@ static bool prog_uses_map(__u32 prog_id, __u32 want)
 	info.map_ids = (__u64)(unsigned long)ids;
 	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
 		for (i = 0; i < info.nr_map_ids && i < 32; i++)
-			if (ids[i] == want)
+			if ((f->stats_id && ids[i] == f->stats_id) ||
+			    (f->outer_id && ids[i] == f->outer_id))
 				found = true;
 	close(fd);
 	return found;
@@ -1116,11 +1849,11 @@ int fb_filter_attachments(const struct fb_filter *f, fb_attach_cb cb, void *ctx)
 
 		if (bpf_xdp_query(i->if_index, 0, &q))
 			continue;
-		if (q.drv_prog_id && prog_uses_map(q.drv_prog_id, f->stats_id)) {
+		if (q.drv_prog_id && prog_uses(q.drv_prog_id, f)) {
 			cb(i->if_name, "native", q.drv_prog_id, ctx);
 			n++;
 		}
-		if (q.skb_prog_id && prog_uses_map(q.skb_prog_id, f->stats_id)) {
+		if (q.skb_prog_id && prog_uses(q.skb_prog_id, f)) {
 			cb(i->if_name, "generic", q.skb_prog_id, ctx);
 			n++;
 		}

@@ -74,9 +74,12 @@ static const struct fb_cmd cmds[] = {
 	  "The smallest of each flow's counters: an upper bound on how many times it\n"
 	  "was added ('+' when saturated)." },
 	{ "check", cmd_check, "check NAME [--repair]",
-	  "Verify a counting filter: every bit set exactly where its counter is\n"
-	  "non-zero, counters adding up to k x flows, no interrupted write. --repair\n"
-	  "rolls back an interrupted write and rebuilds the bits from the counters." },
+	  "Report what an interrupted command left (staging directories, unused\n"
+	  "counters or exact sets of a replace, missing ip link pins, a filter too\n"
+	  "broken to open). For a counting filter also: every bit set exactly where\n"
+	  "its counter is non-zero, counters adding up to k x flows, no interrupted\n"
+	  "write. --repair removes the leftovers, rolls back an interrupted write and\n"
+	  "rebuilds the bits from the counters." },
 	{ "load", cmd_load, "load NAME FILE... [--replace]",
 	  "Load block-lists: addresses, CIDR prefixes and ranges (source rules), FireHOL\n"
 	  "netsets, Spamhaus DROP ('; comment'), and FLOW lines, mixed; '-' is stdin.\n"
@@ -89,8 +92,9 @@ static const struct fb_cmd cmds[] = {
 	  "filter's secret hash key: it is created mode 0600 (--mode, e.g. 0640, to\n"
 	  "widen), written aside and renamed over FILE once complete and on disk." },
 	{ "import", cmd_import, "import FILE NAME",
-	  "Create filter NAME from an export ('-': stdin). Corrupt, truncated or\n"
-	  "incompatible files are refused before anything is created." },
+	  "Create filter NAME from an export ('-': stdin), read once and built aside;\n"
+	  "NAME appears only after the whole file checked out (CRC included). Corrupt,\n"
+	  "truncated or incompatible files leave nothing behind." },
 	{ "query", cmd_query, "query NAME FLOW... | query NAME -f FILE",
 	  "Print 'maybe' or 'no' for each flow, then a count. For a plain address\n"
 	  "(src ADDR, dst ADDR) the answer is the data path's: does a prefix held\n"

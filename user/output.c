@@ -7,6 +7,8 @@
 
 bool fb_json;
 bool fb_verbose;
+bool fb_err_quiet;
+char fb_err_last[256];
 
 #define JW_DEPTH 16
 static int jw_depth;
@@ -51,6 +53,11 @@ void fb_err(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	if (fb_err_quiet) {
+		memcpy(fb_err_last, buf, sizeof(fb_err_last) - 1);
+		fb_err_last[sizeof(fb_err_last) - 1] = 0;
+		return;
+	}
 	fprintf(stderr, "flowbloom: %s\n", buf);
 	if (fb_json) {
 		jw_depth = 0;

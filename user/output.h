@@ -15,6 +15,11 @@ extern bool fb_json;	/* -j */
 extern bool fb_verbose; /* -v */
 
 void fb_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* While fb_err_quiet is set, fb_err() keeps its message in fb_err_last
+ * instead of printing it: for verbs that report one broken filter among
+ * others (list, metrics, check) and carry on. */
+extern bool fb_err_quiet;
+extern char fb_err_last[256];
 
 /* JSON writer on stdout; commas handled by a nesting stack. name is NULL
  * inside arrays. */

@@ -50,11 +50,7 @@ struct fb_key {
 			__u8 kind;  /* enum fb_kind */
 			__u8 plen;  /* src/dst rules: prefix length in the 128-bit
 				     * space (IPv4 /n is 96+n; an address is 128) */
-			union {
-				__u8 family; /* enum fb_family */
-				__u8 pad;    /* its old name, until user/cmd_image.c
-					      * checks family instead */
-			};
+			__u8 family; /* enum fb_family */
 		};
 		__u64 w[5];
 	};
