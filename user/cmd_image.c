@@ -342,7 +342,8 @@ static const char *read_body(struct in *in, struct fb_filter *f, const __u8 *b)
 			if (rd(in, rec, sizeof(rec)))
 				return "truncated";
 			memcpy(&k, rec, sizeof(k));
-			if (k.kind < FB_KIND_FLOW || k.kind >= FB_KIND_MAX || k.family > FB_FAMILY_IPV6 ||
+			if (k.kind < FB_KIND_FLOW || k.kind >= FB_KIND_MAX ||
+			    k.family > FB_FAMILY_IPV6 ||
 			    fb_filter_exact_adjust(f, &k, (int)get32(rec + sizeof(k))))
 				return "bad exact-set entry";
 		}
