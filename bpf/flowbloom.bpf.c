@@ -13,10 +13,10 @@
 #include "flowbloom/bench.h"
 #include "flowbloom/geometry.h"
 #include "flowbloom/maps.h"
-#include "parsing.h"
-#include "filter.h"
+#include "parsing.bpf.h"
+#include "filter.bpf.h"
 #include "maps.bpf.h"
-#include "monitor.h"
+#include "monitor.bpf.h"
 
 const volatile __u8 cfg_action = FB_ACTION_DEFAULT;	  /* enum fb_action */
 const volatile __u8 cfg_malformed = FB_MALFORMED_DEFAULT; /* enum fb_malformed */

@@ -10,7 +10,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "flowbloom/hash.h"
-#include "types.h"
+#include "types.bpf.h"
 #include "types_check.h"
 
 struct {
