@@ -5,8 +5,8 @@
  * layout reads one 64-byte block and tests all k bits without branches;
  * the classic layout reads up to k blocks and stops at the first zero bit.
  */
-#ifndef FLOWBLOOM_FILTER_H
-#define FLOWBLOOM_FILTER_H
+#ifndef FLOWBLOOM_FILTER_BPF_H
+#define FLOWBLOOM_FILTER_BPF_H
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>

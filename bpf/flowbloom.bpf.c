@@ -13,16 +13,12 @@
 #include "flowbloom/bench.h"
 #include "flowbloom/geometry.h"
 #include "flowbloom/maps.h"
+#include "config.bpf.h"
 #include "parsing.bpf.h"
 #include "filter.bpf.h"
 #include "maps.bpf.h"
 #include "monitor.bpf.h"
 
-const volatile __u8 cfg_action = FB_ACTION_DEFAULT;	  /* enum fb_action */
-const volatile __u8 cfg_malformed = FB_MALFORMED_DEFAULT; /* enum fb_malformed */
-const volatile __u8 cfg_trace = 0;			  /* 1: record fb_trace (replay) */
-const volatile __u32 cfg_bench = 0; /* benchmarks only: flow mask, FB_BENCH_MISS bit */
-const volatile __u8 cfg_bench_v6 = 0;
 __u32 bench_seq;
 
 static __always_inline void fb_count(struct fb_stats *s, int stat, __u64 bytes)
@@ -171,7 +167,7 @@ int flowbloom(struct xdp_md *ctx)
 
 			fb_bench_flow(fb_bench_index(i, cfg_bench), cfg_bench_v6, &key);
 		}
-		/* Flow monitoring (bpf/monitor.h): cfg_mon = 0 removes it. */
+		/* Flow monitoring (bpf/monitor.bpf.h): cfg_mon = 0 removes it. */
 		if (cfg_mon)
 			fb_monitor(&key, bytes);
 	}
@@ -209,7 +205,7 @@ int flowbloom(struct xdp_md *ctx)
 		verdict = kind ? XDP_PASS : XDP_DROP;
 	else
 		verdict = kind ? XDP_DROP : XDP_PASS;
-	/* A new flow's event carries the verdict (bpf/monitor.h). */
+	/* A new flow's event carries the verdict (bpf/monitor.bpf.h). */
 	if (cfg_mon && !malformed)
 		fb_monitor_verdict(ctx, &key, bytes, verdict);
 out:

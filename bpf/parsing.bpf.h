@@ -14,8 +14,8 @@
  * address rules can still be matched against it (a chain of nine extension
  * headers must not carry a blocked source past the filter).
  */
-#ifndef FLOWBLOOM_PARSING_H
-#define FLOWBLOOM_PARSING_H
+#ifndef FLOWBLOOM_PARSING_BPF_H
+#define FLOWBLOOM_PARSING_BPF_H
 
 #include <linux/bpf.h>
 #include <linux/if_ether.h>

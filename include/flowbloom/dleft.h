@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * d-left counting Bloom filter geometry (Bonomi, Mitzenmacher, Panigrahy,
- * Singh, Varghese 2006), compiled into the XDP program (bpf/types.h) and
+ * Singh, Varghese 2006), compiled into the XDP program (bpf/types.bpf.h) and
  * the CLI (user/dleft.c).
  *
  * FB_DLEFT_D = 4 subtables of B = 2^bucket_bits buckets each; a bucket is
@@ -167,7 +167,7 @@ static __always_inline __u32 fb_dleft_bucket_count(const void *blk, __u32 off, _
 	return found;
 }
 
-/* The probe over memory (user space; bpf/types.h has the map version):
+/* The probe over memory (user space; bpf/types.bpf.h has the map version):
  * the flow's counter, 0 if absent. */
 static __always_inline __u32 fb_dleft_lookup_mem(const struct fb_block *blocks,
 						 const struct fb_dleft_geom *g, __u64 h)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Filter geometry: how a flow key's hash becomes bit positions. Compiled
- * into the XDP program (bpf/filter.h does the map lookups) and the CLI
+ * into the XDP program (bpf/filter.bpf.h does the map lookups) and the CLI
  * (user/filter.c does the same through an mmap), so both sides pick the
  * same bits by construction; tests/test_samebits checks it anyway.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Flow monitoring, shared by the XDP program (bpf/monitor.h) and the CLI
+ * Flow monitoring, shared by the XDP program (bpf/monitor.bpf.h) and the CLI
  * (user/monitor.c): the map value structs, the one keyed hash of a flow key
  * and how it becomes sketch cells, a top-talker bucket and seen-set bits.
  *
@@ -43,7 +43,7 @@
 #define FB_MON_MAGIC 0x4e4f4d46 /* "FMON" little-endian */
 #define FB_MON_VERSION 1
 
-/* What an attachment monitors (cfg_mon in bpf/monitor.h, config flags). */
+/* What an attachment monitors (cfg_mon in bpf/monitor.bpf.h, config flags). */
 #define FB_MON_SKETCH (1U << 0)	  /* count-min sketch and top-talker table */
 #define FB_MON_NEWFLOWS (1U << 1) /* seen-set and new-flow events */
 #define FB_MON_ATOMIC (1U << 2)	  /* one shared sketch plane, atomic adds */
@@ -120,7 +120,7 @@ enum fb_mon_stat {
 	FB_MON_STAT_LOST,      /* events the ring buffer had no room for */
 	FB_MON_STAT_REFRESHED, /* flows carried over from the previous period */
 	FB_MON_STAT_NR,
-	/* Not a counter: the data path's per-packet scratch (bpf/monitor.h). */
+	/* Not a counter: the data path's per-packet scratch (bpf/monitor.bpf.h). */
 	FB_MON_STAT_PENDING = 7,
 };
 
