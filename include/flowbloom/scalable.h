@@ -63,15 +63,7 @@ static __always_inline __u64 fb_sbf_stage_hash(__u64 h, __u32 i)
  * hs (already fb_sbf_stage_hash'ed)? */
 static __always_inline int fb_sbf_block_has(const struct fb_block *blk, __u64 hs, __u32 k)
 {
-	__u64 miss = 0;
-	int w;
-
-	for (w = 0; w < FB_BLOCK_WORDS; w++) {
-		__u64 m = fb_blocked_word_mask(hs, k, w);
-
-		miss |= (blk->w[w] & m) ^ m;
-	}
-	return miss == 0;
+	return fb_block_has(blk, hs, k); /* a stage is a blocked Bloom filter */
 }
 
 static __always_inline __u32 fb_sbf_block(const struct fb_sbf_stage *st, __u64 hs)
