@@ -426,3 +426,66 @@ int fb_report_fail_open(bool always_json)
 	free(a);
 	return n;
 }
+/* Does program prog_id use filter f (its stats or outer map)? */
+static bool prog_uses(__u32 prog_id, const struct fb_filter *f)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), ids[32], i;
+	int fd = bpf_prog_get_fd_by_id(prog_id);
+	bool found = false;
+
+	if (fd < 0)
+		return false;
+	info.nr_map_ids = 32;
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+		for (i = 0; i < info.nr_map_ids && i < 32; i++)
+			if ((f->stats_id && ids[i] == f->stats_id) ||
+			    (f->outer_id && ids[i] == f->outer_id))
+				found = true;
+	close(fd);
+	return found;
+}
+
+int fb_filter_users(const struct fb_filter *f, __u32 *first_prog)
+{
+	__u32 id = 0;
+	int n = 0;
+
+	/* Every loaded program, whichever network namespace its device is
+	 * in: a netlink XDP attachment holds its program, and the program
+	 * holds the maps. */
+	while (!bpf_prog_get_next_id(id, &id)) {
+		if (!prog_uses(id, f))
+			continue;
+		if (!n && first_prog)
+			*first_prog = id;
+		n++;
+	}
+	return n;
+}
+
+int fb_filter_attachments(const struct fb_filter *f, fb_attach_cb cb, void *ctx)
+{
+	struct if_nameindex *ifs = if_nameindex(), *i;
+	int n = 0;
+
+	if (!ifs)
+		return 0;
+	for (i = ifs; i->if_index; i++) {
+		LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+		if (bpf_xdp_query(i->if_index, 0, &q))
+			continue;
+		if (q.drv_prog_id && prog_uses(q.drv_prog_id, f)) {
+			cb(i->if_name, "native", q.drv_prog_id, ctx);
+			n++;
+		}
+		if (q.skb_prog_id && prog_uses(q.skb_prog_id, f)) {
+			cb(i->if_name, "generic", q.skb_prog_id, ctx);
+			n++;
+		}
+	}
+	if_freenameindex(ifs);
+	return n;
+}

@@ -188,4 +188,10 @@ int fb_filter_users(const struct fb_filter *f, __u32 *first_prog);
 typedef void (*fb_attach_cb)(const char *ifname, const char *mode, __u32 prog_id, void *ctx);
 int fb_filter_attachments(const struct fb_filter *f, fb_attach_cb cb, void *ctx);
 
+/* Library-internal (store.c): the counters' pin name of generation gen,
+ * an empty struct (fds -1), and the counters' pin migration. */
+const char *fb_store_cnt_pin(unsigned gen);
+void fb_store_init(struct fb_filter *f);
+int fb_store_migrate_counters(struct fb_filter *f);
+
 #endif

@@ -16,6 +16,7 @@
 #include "flowbloom.skel.h"
 #include "monitor.h"
 #include "output.h"
+#include "util.h"
 
 static const char *const pin_names[] = { "config", "sketch",   "top",	"top_keys",
 					 "seen",   "newflows", "mstats" };
@@ -630,22 +631,12 @@ double fb_monitor_delta(const struct fb_monitor *m)
 	return exp(-(double)m->cfg.depth);
 }
 
-static __u32 map_id(int fd)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-
-	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
-		return 0;
-	return info.id;
-}
-
 /* Is any loaded program (attached anywhere, in any network namespace, or
  * held by a process) using m's maps? Attachments alone would not do: they
  * are only visible from their own namespace. */
 static bool in_use(const struct fb_monitor *m)
 {
-	__u32 want[2] = { map_id(m->sketch_fd), map_id(m->seen_fd) }, id = 0, ids[64], i;
+	__u32 want[2] = { fb_map_id(m->sketch_fd), fb_map_id(m->seen_fd) }, id = 0, ids[64], i;
 	bool used = false;
 
 	while (!used && !bpf_prog_get_next_id(id, &id)) {
