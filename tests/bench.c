@@ -32,10 +32,10 @@
 #include <linux/if_link.h>
 #include "bench.skel.h"
 #include "counting.h"
-#include "filter.h"
+#include "store.h"
 #include "flowbloom/bench.h"
 #include "loader.h"
-#include "monitor.h"
+#include "monmaps.h"
 #include "prefixes.h"
 #include "packet.h"
 #include "sizing.h"

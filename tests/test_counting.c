@@ -49,7 +49,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "counting.h"
-#include "filter.h"
+#include "store.h"
 #include "loader.h"
 #include "packet.h"
 #include "sizing.h"

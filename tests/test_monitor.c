@@ -40,10 +40,10 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "filter.h"
+#include "store.h"
 #include "flow.h"
 #include "loader.h"
-#include "monitor.h"
+#include "monmaps.h"
 #include "packet.h"
 #include "pcapfile.h"
 #include "testlib.h"

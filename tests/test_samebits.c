@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "filter.h"
+#include "store.h"
 #include "flow.h"
 #include "loader.h"
 #include "packet.h"

@@ -39,7 +39,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "filter.h"
+#include "store.h"
 #include "flow.h"
 #include "loader.h"
 #include "testlib.h"

@@ -11,7 +11,7 @@
 #include <time.h>
 #include "cmd.h"
 #include "counting.h"
-#include "filter.h"
+#include "store.h"
 #include "flow.h"
 #include "output.h"
 

@@ -34,7 +34,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cmd.h"
-#include "filter.h"
+#include "store.h"
 #include "output.h"
 
 #define AP_MAX_ITEMS 64 /* load and attach lines each */

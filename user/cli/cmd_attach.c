@@ -10,9 +10,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cmd.h"
-#include "filter.h"
+#include "store.h"
 #include "loader.h"
-#include "monitor.h"
+#include "monmaps.h"
 #include "output.h"
 
 int cmd_attach(int argc, char **argv)

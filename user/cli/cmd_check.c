@@ -9,7 +9,7 @@
 #include <sys/file.h>
 #include "cmd.h"
 #include "counting.h"
-#include "filter.h"
+#include "store.h"
 #include "output.h"
 
 /* The filter cannot be opened: say why, and what stale directories of its

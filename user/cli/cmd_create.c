@@ -8,7 +8,7 @@
 #include <string.h>
 #include "cmd.h"
 #include "counting.h"
-#include "filter.h"
+#include "store.h"
 #include "output.h"
 #include "sizing.h"
 

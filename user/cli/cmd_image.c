@@ -37,7 +37,7 @@
 #include <bpf/bpf.h>
 #include "cmd.h"
 #include "counting.h"
-#include "filter.h"
+#include "store.h"
 #include "output.h"
 #include "safefile.h"
 

@@ -8,7 +8,7 @@
 #include "cmd.h"
 #include "counting.h"
 #include "discover.h"
-#include "filter.h"
+#include "store.h"
 #include "output.h"
 #include "sizing.h"
 

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 #include "cmd.h"
-#include "filter.h"
+#include "store.h"
 #include "flow.h"
 #include "output.h"
 #include "prefixes.h"

@@ -25,9 +25,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cmd.h"
-#include "filter.h"
+#include "store.h"
 #include "flow.h"
-#include "monitor.h"
+#include "monmaps.h"
 #include "output.h"
 #include "safefile.h"
 

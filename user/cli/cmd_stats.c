@@ -5,7 +5,7 @@
 #include <string.h>
 #include "cmd.h"
 #include "discover.h"
-#include "filter.h"
+#include "store.h"
 #include "output.h"
 
 static const char *const stat_names[FB_STAT_NR] = {

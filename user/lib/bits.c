@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Bit operations on the mmap'd filter array: set, test, query, popcount. */
 #define _GNU_SOURCE
-#include "filter.h"
+#include "store.h"
 
 void fb_filter_set(struct fb_filter *f, const struct fb_key *key)
 {

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "counting.h"
-#include "filter.h"
+#include "store.h"
 
 size_t fb_counting_map_bytes(__u64 mbits, unsigned bits)
 {

@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <net/if.h>
 #include <linux/types.h>
-#include "filter.h"
+#include "store.h"
 
 /* What an attachment's fb_filter map is. */
 enum fb_att_maps {

@@ -6,7 +6,7 @@
 #define FLOWBLOOM_USER_EXACT_H
 
 #include <linux/types.h>
-#include "filter.h"
+#include "store.h"
 
 int fb_exact_create_sets(__u64 n, int fd[3]);
 int fb_exact_install(int exact_fd, int lpm_fd, int gen, const int fd[3]);

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "loader.h"
-#include "monitor.h"
+#include "monmaps.h"
 #include "output.h"
 
 static bool libbpf_verbose;

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 #include "flowbloom.skel.h"
-#include "filter.h"
+#include "store.h"
 
 struct fb_monitor;
 

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "filter.h"
+#include "store.h"
 
 int fb_pin_trusted(int fd, const char *path, bool on_the_way);
 int fb_pin_open_root(bool create);

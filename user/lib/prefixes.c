@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "filter.h"
+#include "store.h"
 #include "prefixes.h"
 
 typedef unsigned __int128 u128;

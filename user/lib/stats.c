@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "filter.h"
+#include "store.h"
 #include "output.h"
 
 int fb_filter_read_stats(const struct fb_filter *f, struct fb_stats *out)

@@ -25,8 +25,8 @@
  * /sys/fs/bpf/xdp/globals/ (fb_filter, fb_stats): the names an object loaded
  * by `ip link` looks for.
  */
-#ifndef FLOWBLOOM_USER_FILTER_H
-#define FLOWBLOOM_USER_FILTER_H
+#ifndef FLOWBLOOM_USER_STORE_H
+#define FLOWBLOOM_USER_STORE_H
 
 #include <stdbool.h>
 #include <stddef.h>

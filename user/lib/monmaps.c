@@ -14,7 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "flowbloom.skel.h"
-#include "monitor.h"
+#include "monmaps.h"
 #include "output.h"
 #include "util.h"
 

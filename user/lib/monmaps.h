@@ -16,14 +16,14 @@
  *
  * Arrays are BPF_F_MMAPABLE: readers map them instead of a syscall per cell.
  */
-#ifndef FLOWBLOOM_USER_MONITOR_H
-#define FLOWBLOOM_USER_MONITOR_H
+#ifndef FLOWBLOOM_USER_MONMAPS_H
+#define FLOWBLOOM_USER_MONMAPS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 #include "flowbloom/monitor.h"
-#include "filter.h"
+#include "store.h"
 
 struct flowbloom_bpf;
 
