@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Bit operations on the mmap'd filter array: set, test, query, popcount. */
 #define _GNU_SOURCE
+#include "bits.h"
+#include "rules.h"
 #include "store.h"
 
-void fb_filter_set(struct fb_filter *f, const struct fb_key *key)
+void fb_bits_set(struct fb_store *f, const struct fb_key *key)
 {
 	const struct fb_header *hdr = f->hdr;
 	__u64 h = fb_hash_key(key, hdr->hash, hdr->key);
@@ -27,7 +29,7 @@ void fb_filter_set(struct fb_filter *f, const struct fb_key *key)
 	}
 }
 
-void fb_filter_set_many(struct fb_filter *f, const struct fb_key *keys, size_t n)
+void fb_bits_set_many(struct fb_store *f, const struct fb_key *keys, size_t n)
 {
 	/* At 256 MiB nearly every flow's block is a DRAM miss (~130 ns). Hash a
 	 * batch first and prefetch its blocks, so the misses overlap instead
@@ -39,7 +41,7 @@ void fb_filter_set_many(struct fb_filter *f, const struct fb_key *keys, size_t n
 
 	if (hdr->layout == FB_LAYOUT_CLASSIC) {
 		for (i = 0; i < n; i++)
-			fb_filter_set(f, &keys[i]);
+			fb_bits_set(f, &keys[i]);
 		return;
 	}
 	for (i = 0; i < n; i += m) {
@@ -61,7 +63,7 @@ void fb_filter_set_many(struct fb_filter *f, const struct fb_key *keys, size_t n
 	}
 }
 
-bool fb_filter_test(const struct fb_filter *f, const struct fb_key *key)
+bool fb_bits_test(const struct fb_store *f, const struct fb_key *key)
 {
 	const struct fb_header *hdr = f->hdr;
 	__u64 h = fb_hash_key(key, hdr->hash, hdr->key);
@@ -90,16 +92,16 @@ bool fb_filter_test(const struct fb_filter *f, const struct fb_key *key)
 	return true;
 }
 
-bool fb_filter_query(const struct fb_filter *f, const struct fb_key *k)
+bool fb_bits_query(const struct fb_store *f, const struct fb_key *k)
 {
 	const struct fb_prefixes *px = (const struct fb_prefixes *)&f->blocks[1];
 	const struct fb_lengths *l;
 	int list, i, w = k->kind == FB_KIND_DST ? 2 : 0;
 
 	if (k->kind == FB_KIND_FLOW || k->plen != 128)
-		return fb_filter_test(f, k);
+		return fb_bits_test(f, k);
 	/* An address: as the data path does, its prefix at each length. */
-	list = fb_prefix_list_of(k);
+	list = fb_rules_prefix_list(k);
 	l = &px->list[list];
 	for (i = 0; i < l->n && i < FB_MAX_LENGTHS; i++) {
 		struct fb_key m = *k;
@@ -107,13 +109,13 @@ bool fb_filter_query(const struct fb_filter *f, const struct fb_key *k)
 		m.w[w] &= fb_prefix_mask(l->len[i], 0);
 		m.w[w + 1] &= fb_prefix_mask(l->len[i], 1);
 		m.plen = l->len[i];
-		if (fb_filter_test(f, &m))
+		if (fb_bits_test(f, &m))
 			return true;
 	}
 	return false;
 }
 
-__u64 fb_filter_popcount(const struct fb_filter *f)
+__u64 fb_bits_popcount(const struct fb_store *f)
 {
 	__u64 n = 0, b;
 	int w;

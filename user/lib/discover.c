@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 #include "discover.h"
 #include "output.h"
+#include "pintree.h"
 
 /* A loaded flowbloom program. */
 struct fbprog {
@@ -328,7 +329,7 @@ static void name_filters(struct found *f)
 
 	snprintf(path, sizeof(path), "%s/%s", FB_IPROUTE_PIN_DIR, FB_MAP_FILTER);
 	globals = pinned_map_id(path);
-	n = fb_filter_list(&names);
+	n = fb_pin_list(&names);
 	for (i = 0; i < f->natts; i++) {
 		struct fb_att *a = &f->atts[i];
 
@@ -337,7 +338,7 @@ static void name_filters(struct found *f)
 			a->maps = FB_ATT_GLOBALS;
 	}
 	for (j = 0; j < n; j++) {
-		snprintf(path, sizeof(path), "%s/%s/filter", fb_root(), names[j]);
+		snprintf(path, sizeof(path), "%s/%s/filter", fb_pin_root(), names[j]);
 		id = pinned_map_id(path);
 		for (i = 0; id && i < f->natts; i++)
 			if (f->atts[i].filter_map_id == id) {
@@ -427,7 +428,7 @@ int fb_report_fail_open(bool always_json)
 	return n;
 }
 /* Does program prog_id use filter f (its stats or outer map)? */
-static bool prog_uses(__u32 prog_id, const struct fb_filter *f)
+static bool prog_uses(__u32 prog_id, const struct fb_store *f)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info), ids[32], i;
@@ -447,7 +448,7 @@ static bool prog_uses(__u32 prog_id, const struct fb_filter *f)
 	return found;
 }
 
-int fb_filter_users(const struct fb_filter *f, __u32 *first_prog)
+int fb_discover_users(const struct fb_store *f, __u32 *first_prog)
 {
 	__u32 id = 0;
 	int n = 0;
@@ -465,7 +466,7 @@ int fb_filter_users(const struct fb_filter *f, __u32 *first_prog)
 	return n;
 }
 
-int fb_filter_attachments(const struct fb_filter *f, fb_attach_cb cb, void *ctx)
+int fb_discover_attachments(const struct fb_store *f, fb_attach_cb cb, void *ctx)
 {
 	struct if_nameindex *ifs = if_nameindex(), *i;
 	int n = 0;

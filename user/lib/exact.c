@@ -98,7 +98,7 @@ out:
 }
 
 /* The current generation's sets, from the outer maps. */
-static int open_sets(struct fb_filter *f)
+static int open_sets(struct fb_store *f)
 {
 	__u32 slots[3] = { f->hdr->gen, f->hdr->gen * 2u, f->hdr->gen * 2u + 1 }, id;
 	int i;
@@ -116,7 +116,7 @@ static int open_sets(struct fb_filter *f)
 	return 0;
 }
 
-int fb_exact_open(struct fb_filter *f)
+int fb_exact_open(struct fb_store *f)
 {
 	if (f->exact_fd < 0)
 		f->exact_fd = fb_pin_get(f->dir_fd, "exact");
@@ -134,16 +134,16 @@ int fb_exact_open(struct fb_filter *f)
 /* The exact sets: the hash map counts every rule by its exact key (what
  * deletes check); the LPM trie of its direction mirrors each prefix rule
  * while its count is non-zero (what the data path looks up). */
-__u32 fb_filter_exact_count(const struct fb_filter *f, const struct fb_key *k)
+__u32 fb_exact_count(const struct fb_store *f, const struct fb_key *k)
 {
 	__u32 v = 0;
 
 	return bpf_map_lookup_elem(f->set_fd[0], k, &v) ? 0 : v;
 }
 
-int fb_filter_exact_adjust(struct fb_filter *f, const struct fb_key *k, int delta)
+int fb_exact_adjust(struct fb_store *f, const struct fb_key *k, int delta)
 {
-	__u32 old = fb_filter_exact_count(f, k), v, one = 1;
+	__u32 old = fb_exact_count(f, k), v, one = 1;
 	int err;
 
 	if (delta < 0 && !old)

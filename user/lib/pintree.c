@@ -20,20 +20,20 @@
 
 #define BPF_FS_MAGIC_NR 0xcafe4a11
 
-const char *fb_root(void)
+const char *fb_pin_root(void)
 {
 	const char *r = getenv("FLOWBLOOM_ROOT");
 
 	return r && *r ? r : "/sys/fs/bpf/flowbloom";
 }
 
-int fb_check_bpffs(void)
+int fb_pin_check_bpffs(void)
 {
 	char parent[512];
 	struct statfs st;
 	char *slash;
 
-	snprintf(parent, sizeof(parent), "%s", fb_root());
+	snprintf(parent, sizeof(parent), "%s", fb_pin_root());
 	slash = strrchr(parent, '/');
 	if (slash && slash != parent)
 		*slash = 0;
@@ -44,7 +44,7 @@ int fb_check_bpffs(void)
 	return 0;
 }
 
-int fb_check_name(const char *name)
+int fb_pin_check_name(const char *name)
 {
 	const char *p;
 
@@ -161,25 +161,25 @@ fail:
 	return -1;
 }
 
-/* The filter root (fb_root()); with create, made if missing (mode 0700). */
+/* The filter root (fb_pin_root()); with create, made if missing (mode 0700). */
 int fb_pin_open_root(bool create)
 {
-	return open_tree(fb_root(), create ? 0700 : 0);
+	return open_tree(fb_pin_root(), create ? 0700 : 0);
 }
 
-const char *fb_iproute_dir(void)
+const char *fb_pin_iproute_dir(void)
 {
 	const char *d = getenv("FLOWBLOOM_IPROUTE_DIR");
 
 	return d && *d ? d : FB_IPROUTE_PIN_DIR;
 }
 
-/* fb_iproute_dir()'s parent (/sys/fs/bpf/xdp). */
+/* fb_pin_iproute_dir()'s parent (/sys/fs/bpf/xdp). */
 static void iproute_parent(char *buf, size_t len)
 {
 	char *slash;
 
-	snprintf(buf, len, "%s", fb_iproute_dir());
+	snprintf(buf, len, "%s", fb_pin_iproute_dir());
 	slash = strrchr(buf, '/');
 	if (slash && slash != buf)
 		*slash = 0;
@@ -200,7 +200,7 @@ int fb_pin_open_iproute(bool create)
 			return -1;
 		close(fd);
 	}
-	return open_tree(fb_iproute_dir(), create ? 0700 : 0);
+	return open_tree(fb_pin_iproute_dir(), create ? 0700 : 0);
 }
 
 /* BPF_OBJ_GET / BPF_OBJ_PIN of `name` inside directory fd dfd: the kernel
@@ -348,7 +348,7 @@ int fb_pin_iproute_maps(int *outer_fd, int *stats_fd)
 		goto bad;
 	if (!bpf_map_lookup_elem(*outer_fd, &key, &id)) {
 		fb_err("%s/%s already holds a filter; remove the stale pins first",
-		       fb_iproute_dir(), FB_MAP_FILTER);
+		       fb_pin_iproute_dir(), FB_MAP_FILTER);
 		goto fail;
 	}
 	memset(&info, 0, sizeof(info));
@@ -359,7 +359,7 @@ int fb_pin_iproute_maps(int *outer_fd, int *stats_fd)
 	return 1;
 bad:
 	fb_err("incompatible pins in %s (fb_filter, fb_stats): remove them first",
-	       fb_iproute_dir());
+	       fb_pin_iproute_dir());
 fail:
 	if (*outer_fd >= 0)
 		close(*outer_fd);
@@ -371,7 +371,7 @@ fail:
 
 /* Pin the filter "default" where `ip link` looks (unless its maps are
  * there already: adopted ones). */
-int fb_pin_iproute(const struct fb_filter *f)
+int fb_pin_iproute(const struct fb_store *f)
 {
 	static const char *const names[2] = { FB_MAP_FILTER, FB_MAP_STATS };
 	const int fds[2] = { f->outer_fd, f->stats_fd };
@@ -388,11 +388,12 @@ int fb_pin_iproute(const struct fb_filter *f)
 			if (ours)
 				continue;
 			fb_err("%s/%s holds another map: remove the stale pin first",
-			       fb_iproute_dir(), names[i]);
+			       fb_pin_iproute_dir(), names[i]);
 			goto fail;
 		}
 		if (fb_pin_at(fds[i], gdir, names[i])) {
-			fb_err("cannot pin %s/%s: %s", fb_iproute_dir(), names[i], strerror(errno));
+			fb_err("cannot pin %s/%s: %s", fb_pin_iproute_dir(), names[i],
+			       strerror(errno));
 			goto fail;
 		}
 	}
@@ -404,7 +405,7 @@ fail:
 }
 
 /* Remove the ip-link pins if they are filter f's (its map ids). */
-void fb_pin_iproute_remove(const struct fb_filter *f)
+void fb_pin_iproute_remove(const struct fb_store *f)
 {
 	static const char *const names[2] = { FB_MAP_FILTER, FB_MAP_STATS };
 	bool quiet = fb_err_quiet;
@@ -435,13 +436,13 @@ void fb_pin_iproute_remove(const struct fb_filter *f)
 	xdp = open_tree(parent, 0);
 	fb_err_quiet = quiet;
 	if (xdp >= 0) {
-		unlinkat(xdp, strrchr(fb_iproute_dir(), '/') + 1, AT_REMOVEDIR);
+		unlinkat(xdp, strrchr(fb_pin_iproute_dir(), '/') + 1, AT_REMOVEDIR);
 		close(xdp);
 		rmdir(parent);
 	}
 }
 
-int fb_filter_list(char ***names)
+int fb_pin_list(char ***names)
 {
 	DIR *d;
 	struct dirent *de;
@@ -449,7 +450,7 @@ int fb_filter_list(char ***names)
 	char **v = NULL;
 
 	*names = NULL;
-	if (fb_check_bpffs())
+	if (fb_pin_check_bpffs())
 		return -1;
 	root = fb_pin_open_root(false);
 	if (root == -2)

@@ -11,14 +11,15 @@
 #include "exact.h"
 #include "output.h"
 #include "pintree.h"
+#include "repair.h"
 #include "util.h"
 
-int fb_filter_clean_stale(const char *name)
+int fb_repair_clean_stale(const char *name)
 {
 	char stage[FB_NAME_MAX + 4];
 	int root, n = 0;
 
-	if (fb_check_bpffs() || fb_check_name(name))
+	if (fb_pin_check_bpffs() || fb_pin_check_name(name))
 		return -1;
 	root = fb_pin_open_root(false);
 	if (root == -2)
@@ -33,14 +34,14 @@ int fb_filter_clean_stale(const char *name)
 	return n;
 }
 
-int fb_filter_stale(const char *name, unsigned *what)
+int fb_repair_stale(const char *name, unsigned *what)
 {
 	char stage[FB_NAME_MAX + 4];
 	const char *const pre[2] = { FB_STAGE_NEW, FB_STAGE_OLD };
 	int root, i, fd;
 
 	*what = 0;
-	if (fb_check_bpffs() || fb_check_name(name))
+	if (fb_pin_check_bpffs() || fb_pin_check_name(name))
 		return -1;
 	root = fb_pin_open_root(false);
 	if (root == -2)
@@ -61,7 +62,7 @@ int fb_filter_stale(const char *name, unsigned *what)
 	return 0;
 }
 
-int fb_filter_list_stale(char ***names)
+int fb_repair_list_stale(char ***names)
 {
 	int n = 0, cap = 0, root, fd;
 	struct dirent *de;
@@ -69,7 +70,7 @@ int fb_filter_list_stale(char ***names)
 	DIR *d;
 
 	*names = NULL;
-	if (fb_check_bpffs())
+	if (fb_pin_check_bpffs())
 		return -1;
 	root = fb_pin_open_root(false);
 	if (root == -2)
@@ -109,19 +110,19 @@ int fb_filter_list_stale(char ***names)
 	return n;
 }
 
-int fb_filter_tree_check(struct fb_filter *f, bool repair, struct fb_tree_state *s)
+int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s)
 {
 	unsigned stale;
 	__u32 slot, id;
 	int fd;
 
 	memset(s, 0, sizeof(*s));
-	if (fb_filter_stale(f->name, &stale))
+	if (fb_repair_stale(f->name, &stale))
 		return -1;
 	s->stale_create = stale & 1;
 	s->stale_destroy = stale & 2;
 	if (repair && stale)
-		fb_filter_clean_stale(f->name);
+		fb_repair_clean_stale(f->name);
 	if (f->cnt_hdr && f->cnt_legacy && repair && fb_store_migrate_counters(f))
 		return -1;
 	if (f->cnt_hdr && !f->cnt_legacy) {

@@ -10,13 +10,15 @@
 #include "exact.h"
 #include "output.h"
 #include "pintree.h"
+#include "replace.h"
+#include "rules.h"
 #include "util.h"
 
-int fb_filter_replace(struct fb_filter *f, __u32 nblocks, __u8 k, const struct fb_key *keys,
-		      size_t n, size_t *bad)
+int fb_replace(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_key *keys, size_t n,
+	       size_t *bad)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, inner_opts, .map_flags = FB_INNER_MAP_FLAGS);
-	struct fb_filter nf = *f;
+	struct fb_store nf = *f;
 	__u32 entries = nblocks + FB_HDR_BLOCKS, zero = 0;
 	size_t bytes = (size_t)entries * FB_BLOCK_BYTES;
 	bool pinned = false;
@@ -78,7 +80,7 @@ int fb_filter_replace(struct fb_filter *f, __u32 nblocks, __u8 k, const struct f
 		if (fb_exact_install(f->exact_fd, f->lpm_fd, nf.hdr->gen, nf.set_fd))
 			goto out;
 	}
-	if (fb_filter_add_rules(&nf, keys, n, bad))
+	if (fb_rules_add(&nf, keys, n, bad))
 		goto out;
 	if (f->cnt_hdr) {
 		/* The new counters get their pin before the switch, under the

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Rule insertion: bits (or counters), then the prefix lengths rules need. */
 #define _GNU_SOURCE
+#include "bits.h"
 #include "counting.h"
 #include "exact.h"
+#include "rules.h"
 
 /* By the rule's family, never by its address: an IPv6 prefix expanded
  * into ::ffff:0:0/96 stays an IPv6 rule. */
-int fb_prefix_list_of(const struct fb_key *k)
+int fb_rules_prefix_list(const struct fb_key *k)
 {
 	int v6 = k->family == FB_FAMILY_IPV6;
 
@@ -17,12 +19,12 @@ int fb_prefix_list_of(const struct fb_key *k)
 	return -1;
 }
 
-int fb_lengths_merge(struct fb_prefixes *px, const struct fb_key *keys, size_t n, size_t *bad)
+int fb_rules_merge_lengths(struct fb_prefixes *px, const struct fb_key *keys, size_t n, size_t *bad)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		int l = fb_prefix_list_of(&keys[i]), j;
+		int l = fb_rules_prefix_list(&keys[i]), j;
 		struct fb_lengths *ls;
 
 		if (l < 0)
@@ -42,7 +44,7 @@ int fb_lengths_merge(struct fb_prefixes *px, const struct fb_key *keys, size_t n
 	return 0;
 }
 
-const char *fb_prefix_list_name(int l)
+const char *fb_rules_prefix_list_name(int l)
 {
 	static const char *const names[FB_PFX_NR] = { "IPv4 source", "IPv6 source",
 						      "IPv4 destination", "IPv6 destination" };
@@ -50,25 +52,25 @@ const char *fb_prefix_list_name(int l)
 	return l >= 0 && l < FB_PFX_NR ? names[l] : "?";
 }
 
-int fb_filter_add_rules(struct fb_filter *f, const struct fb_key *keys, size_t n, size_t *bad)
+int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t *bad)
 {
 	struct fb_prefixes *px = (struct fb_prefixes *)&f->blocks[1], next = *px;
 	__u32 kinds = 0;
 	size_t i;
 	int l;
 
-	if (fb_lengths_merge(&next, keys, n, bad))
+	if (fb_rules_merge_lengths(&next, keys, n, bad))
 		return -1;
 	for (i = 0; i < n; i++)
 		kinds |= FB_KINDF(keys[i].kind);
 	/* Exact sets before bits: every Bloom hit must be confirmable. */
 	for (i = 0; f->hdr->confirm && i < n; i++)
-		if (fb_filter_exact_adjust(f, &keys[i], 1))
+		if (fb_exact_adjust(f, &keys[i], 1))
 			return -2;
 	if (f->cnt_hdr) {
 		fb_counting_add_many(f, keys, n);
 	} else {
-		fb_filter_set_many(f, keys, n);
+		fb_bits_set_many(f, keys, n);
 		f->hdr->nflows += n;
 	}
 	/* Then the lengths: new ones are appended (the order of a list does

@@ -5,10 +5,11 @@
 #include <stdlib.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "store.h"
 #include "output.h"
+#include "stats.h"
+#include "store.h"
 
-int fb_filter_read_stats(const struct fb_filter *f, struct fb_stats *out)
+int fb_stats_read(const struct fb_store *f, struct fb_stats *out)
 {
 	int ncpu = libbpf_num_possible_cpus(), c, i;
 	struct fb_stats *per;

@@ -11,9 +11,11 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "counting.h"
+#include "discover.h"
 #include "exact.h"
 #include "output.h"
 #include "pintree.h"
+#include "repair.h"
 #include "util.h"
 
 /* The counters of a counting filter are pinned per generation (the
@@ -24,16 +26,16 @@ const char *fb_store_cnt_pin(unsigned gen)
 	return gen & 1 ? "counters1" : "counters";
 }
 
-void fb_store_init(struct fb_filter *f)
+void fb_store_init(struct fb_store *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->dir_fd = f->root_fd = f->outer_fd = f->bits_fd = f->stats_fd = f->cnt_fd = -1;
 	f->exact_fd = f->lpm_fd = f->set_fd[0] = f->set_fd[1] = f->set_fd[2] = -1;
 }
 
-static int open_pins(struct fb_filter *f);
+static int open_pins(struct fb_store *f);
 
-int fb_filter_create_staged(const char *name, const struct fb_create_opts *o, struct fb_filter *f)
+int fb_store_create_staged(const char *name, const struct fb_create_opts *o, struct fb_store *f)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, inner_opts, .map_flags = FB_INNER_MAP_FLAGS);
 	bool is_default = !strcmp(name, FB_IPROUTE_FILTER);
@@ -45,11 +47,11 @@ int fb_filter_create_staged(const char *name, const struct fb_create_opts *o, st
 	struct stat st;
 
 	fb_store_init(f);
-	if (fb_check_bpffs() || fb_check_name(name))
+	if (fb_pin_check_bpffs() || fb_pin_check_name(name))
 		return -1;
 	snprintf(f->name, sizeof(f->name), "%s", name);
 	fb_pin_stage_name(f->pin_name, sizeof(f->pin_name), FB_STAGE_NEW, name);
-	snprintf(f->dir, sizeof(f->dir), "%s/%s", fb_root(), f->pin_name);
+	snprintf(f->dir, sizeof(f->dir), "%s/%s", fb_pin_root(), f->pin_name);
 	f->root_fd = fb_pin_open_root(true);
 	if (f->root_fd < 0) {
 		f->root_fd = -1;
@@ -184,14 +186,14 @@ out:
 		close(cnt_fd);
 	if (!err)
 		return 0;
-	fb_filter_abort(f);
+	fb_store_abort(f);
 	return -1;
 fail:
-	fb_filter_close(f);
+	fb_store_close(f);
 	return -1;
 }
 
-int fb_filter_publish(struct fb_filter *f)
+int fb_store_publish(struct fb_store *f)
 {
 	if (!f->staged)
 		return 0;
@@ -204,7 +206,7 @@ int fb_filter_publish(struct fb_filter *f)
 	}
 	f->staged = false;
 	snprintf(f->pin_name, sizeof(f->pin_name), "%s", f->name);
-	snprintf(f->dir, sizeof(f->dir), "%s/%s", fb_root(), f->name);
+	snprintf(f->dir, sizeof(f->dir), "%s/%s", fb_pin_root(), f->name);
 	/* After the rename: a kill in between leaves "default" without its
 	 * ip-link pins (check reports it, check --repair pins them), never
 	 * pins of a filter that does not exist. */
@@ -213,7 +215,7 @@ int fb_filter_publish(struct fb_filter *f)
 	return 0;
 }
 
-void fb_filter_abort(struct fb_filter *f)
+void fb_store_abort(struct fb_store *f)
 {
 	if (f->staged && f->root_fd >= 0) {
 		if (f->adopted && f->outer_fd >= 0) {
@@ -223,28 +225,28 @@ void fb_filter_abort(struct fb_filter *f)
 		}
 		fb_pin_remove_tree(f->root_fd, f->pin_name, 0);
 	}
-	fb_filter_close(f);
-	rmdir(fb_root()); /* only succeeds if no other filter is there */
+	fb_store_close(f);
+	rmdir(fb_pin_root()); /* only succeeds if no other filter is there */
 }
 
-int fb_filter_create(const char *name, const struct fb_create_opts *o)
+int fb_store_create(const char *name, const struct fb_create_opts *o)
 {
-	struct fb_filter f;
+	struct fb_store f;
 
-	if (fb_filter_create_staged(name, o, &f))
+	if (fb_store_create_staged(name, o, &f))
 		return -1;
-	if (fb_filter_publish(&f)) {
+	if (fb_store_publish(&f)) {
 		if (f.staged)
-			fb_filter_abort(&f);
+			fb_store_abort(&f);
 		else
-			fb_filter_close(&f);
+			fb_store_close(&f);
 		return -1;
 	}
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	return 0;
 }
 
-static int open_counters(struct fb_filter *f)
+static int open_counters(struct fb_store *f)
 {
 	size_t want = fb_counting_map_bytes(fb_header_mbits(f->hdr), f->hdr->counter_bits);
 	struct bpf_map_info info = {};
@@ -287,7 +289,7 @@ static int open_counters(struct fb_filter *f)
 
 /* Release the filter array in use and what hangs off it (counters, the
  * current exact sets), keeping the pins open. */
-static void unmap_array(struct fb_filter *f)
+static void unmap_array(struct fb_store *f)
 {
 	if (f->hdr && f->hdr != MAP_FAILED)
 		munmap(f->hdr, f->map_bytes);
@@ -313,7 +315,7 @@ static void unmap_array(struct fb_filter *f)
 
 /* Map the filter array the outer map holds now, and its counters and
  * current exact sets. */
-static int map_array(struct fb_filter *f)
+static int map_array(struct fb_store *f)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info), key = 0, id;
@@ -354,7 +356,7 @@ static int map_array(struct fb_filter *f)
 }
 
 /* The inner array's id in the outer map now (0: none). */
-static __u32 current_array(const struct fb_filter *f)
+static __u32 current_array(const struct fb_store *f)
 {
 	__u32 key = 0, id = 0;
 
@@ -364,7 +366,7 @@ static __u32 current_array(const struct fb_filter *f)
 /* With dir_fd open: the pins, then the array in use. A reader without the
  * lock may meet a `load --replace` between reading the array and opening
  * its counters: then it tries again with the new array. */
-static int open_pins(struct fb_filter *f)
+static int open_pins(struct fb_store *f)
 {
 	bool quiet = fb_err_quiet;
 	int tries, rc;
@@ -396,14 +398,14 @@ static int open_pins(struct fb_filter *f)
 	}
 }
 
-int fb_filter_open(const char *name, struct fb_filter *f)
+int fb_store_open(const char *name, struct fb_store *f)
 {
 	fb_store_init(f);
-	if (fb_check_bpffs() || fb_check_name(name))
+	if (fb_pin_check_bpffs() || fb_pin_check_name(name))
 		return -1;
 	snprintf(f->name, sizeof(f->name), "%s", name);
 	snprintf(f->pin_name, sizeof(f->pin_name), "%s", name);
-	snprintf(f->dir, sizeof(f->dir), "%s/%s", fb_root(), name);
+	snprintf(f->dir, sizeof(f->dir), "%s/%s", fb_pin_root(), name);
 	f->root_fd = fb_pin_open_root(false);
 	if (f->root_fd < 0) {
 		if (f->root_fd == -2)
@@ -425,22 +427,22 @@ int fb_filter_open(const char *name, struct fb_filter *f)
 		goto fail;
 	return 0;
 fail:
-	fb_filter_close(f);
+	fb_store_close(f);
 	return -1;
 }
 
-int fb_filter_open_locked(const char *name, struct fb_filter *f, int op)
+int fb_store_open_locked(const char *name, struct fb_store *f, int op)
 {
-	if (fb_filter_open(name, f))
+	if (fb_store_open(name, f))
 		return -1;
-	if (op == LOCK_EX ? fb_filter_lock(f) : fb_filter_flock(f, op)) {
-		fb_filter_close(f);
+	if (op == LOCK_EX ? fb_store_lock(f) : fb_store_flock(f, op)) {
+		fb_store_close(f);
 		return -1;
 	}
 	return 0;
 }
 
-void fb_filter_close(struct fb_filter *f)
+void fb_store_close(struct fb_store *f)
 {
 	unmap_array(f);
 	if (f->exact_fd >= 0)
@@ -481,20 +483,20 @@ static void note_first(const char *ifname, const char *mode, __u32 prog_id, void
  * stale directory that the next destroy, or check --repair, removes).
  * Works on broken filters: it needs only the directory.
  */
-int fb_filter_destroy(const char *name)
+int fb_store_destroy(const char *name)
 {
 	struct first_attach fa = { "" };
 	char gone[FB_NAME_MAX + 4];
-	struct fb_filter f;
+	struct fb_store f;
 	int cleaned, tries;
 	__u32 prog = 0;
 
-	cleaned = fb_filter_clean_stale(name);
+	cleaned = fb_repair_clean_stale(name);
 	if (cleaned < 0)
 		return -1;
 	fb_store_init(&f);
 	snprintf(f.name, sizeof(f.name), "%s", name);
-	snprintf(f.dir, sizeof(f.dir), "%s/%s", fb_root(), name);
+	snprintf(f.dir, sizeof(f.dir), "%s/%s", fb_pin_root(), name);
 	f.root_fd = fb_pin_open_root(false);
 	if (f.root_fd == -1)
 		return -1;
@@ -510,7 +512,7 @@ int fb_filter_destroy(const char *name)
 		goto fail;
 	}
 	if (fb_pin_trusted(f.dir_fd, f.dir, false) ||
-	    fb_filter_flock(&f, LOCK_EX | FB_LOCK_NOREFRESH))
+	    fb_store_flock(&f, LOCK_EX | FB_LOCK_NOREFRESH))
 		goto fail;
 	/* What programs could use: its outer and stats maps, if pinned. */
 	f.outer_fd = fb_pin_get(f.dir_fd, "filter");
@@ -518,12 +520,12 @@ int fb_filter_destroy(const char *name)
 	f.outer_id = f.outer_fd >= 0 ? fb_map_id(f.outer_fd) : 0;
 	f.stats_id = f.stats_fd >= 0 ? fb_map_id(f.stats_fd) : 0;
 	if (f.outer_id || f.stats_id) {
-		fb_filter_attachments(&f, note_first, &fa);
+		fb_discover_attachments(&f, note_first, &fa);
 		if (fa.ifname[0]) {
 			fb_err("filter '%s' is attached to %s: detach it first", name, fa.ifname);
 			goto fail;
 		}
-		if (fb_filter_users(&f, &prog)) {
+		if (fb_discover_users(&f, &prog)) {
 			fb_err("filter '%s' is in use by XDP program %u (attached in another "
 			       "network namespace?): detach it first",
 			       name, prog);
@@ -542,17 +544,17 @@ int fb_filter_destroy(const char *name)
 		}
 	}
 	fb_pin_remove_tree(f.root_fd, gone, 0);
-	fb_filter_close(&f);
-	rmdir(fb_root()); /* only succeeds once the last filter is gone */
+	fb_store_close(&f);
+	rmdir(fb_pin_root()); /* only succeeds once the last filter is gone */
 	return 0;
 fail:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	return -1;
 missing:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	if (cleaned > 0) {
-		rmdir(fb_root()); /* only succeeds once the last filter is gone */
-		return 0;	  /* only what an interrupted command left */
+		rmdir(fb_pin_root()); /* only succeeds once the last filter is gone */
+		return 0;	      /* only what an interrupted command left */
 	}
 	fb_err("no filter named '%s' (see flowbloom list)", name);
 	return -1;
@@ -562,7 +564,7 @@ missing:
  * meanwhile), and is its array still the one in use (not replaced)? A
  * writer that opened the filter before a `load --replace` switched arrays
  * would otherwise write into the retired one. */
-static int refresh(struct fb_filter *f)
+static int refresh(struct fb_store *f)
 {
 	struct stat a, b;
 
@@ -577,7 +579,7 @@ static int refresh(struct fb_filter *f)
 	return map_array(f);
 }
 
-int fb_filter_flock(struct fb_filter *f, int op)
+int fb_store_flock(struct fb_store *f, int op)
 {
 	if (flock(f->dir_fd, op & ~FB_LOCK_NOREFRESH)) {
 		fb_err("cannot lock filter '%s': %s", f->name, strerror(errno));
@@ -594,7 +596,7 @@ int fb_filter_flock(struct fb_filter *f, int op)
  * as "counters": pin them as "counters1" too, then drop the old name
  * (killed in between, both names hold the same map: still consistent).
  * Call with the lock held. */
-int fb_store_migrate_counters(struct fb_filter *f)
+int fb_store_migrate_counters(struct fb_store *f)
 {
 	if (!f->cnt_legacy)
 		return 0;
@@ -608,16 +610,16 @@ int fb_store_migrate_counters(struct fb_filter *f)
 	return 0;
 }
 
-int fb_filter_lock(struct fb_filter *f)
+int fb_store_lock(struct fb_store *f)
 {
-	if (fb_filter_flock(f, LOCK_EX))
+	if (fb_store_flock(f, LOCK_EX))
 		return -1;
 	if (f->cnt_hdr && fb_counting_recover(f))
 		fprintf(stderr, "flowbloom: note: rolled back one flow of an interrupted write\n");
 	return 0;
 }
 
-void fb_filter_unlock(struct fb_filter *f)
+void fb_store_unlock(struct fb_store *f)
 {
 	flock(f->dir_fd, LOCK_UN);
 }

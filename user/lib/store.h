@@ -41,16 +41,16 @@
 #define FB_STAGE_NEW "~"
 #define FB_STAGE_OLD "~~"
 
-/* fb_filter_flock() flag: lock only, do not re-read the array. */
+/* fb_store_flock() flag: lock only, do not re-read the array. */
 #define FB_LOCK_NOREFRESH 0x100
 
-struct fb_filter {
+struct fb_store {
 	char name[FB_NAME_MAX];
 	char dir[512];
 	char pin_name[FB_NAME_MAX + 4]; /* the directory's name in the root */
 	int root_fd;			/* the verified filter root */
 	int dir_fd;			/* the filter's bpffs directory; flock()ed by writers */
-	bool staged;			/* being built (fb_filter_create_staged) */
+	bool staged;			/* being built (fb_store_create_staged) */
 	bool adopted;			/* "default" adopted ip link's maps */
 	bool cnt_legacy;		/* counters pinned under an earlier build's name */
 	__u32 outer_id;			/* kernel id of the outer map */
@@ -86,112 +86,37 @@ struct fb_create_opts {
 	double fp_rate;
 };
 
-/* The bpffs directory that holds all filters. */
-const char *fb_root(void);
-/* Where the filter "default" is pinned for ip link: FB_IPROUTE_PIN_DIR, or
- * $FLOWBLOOM_IPROUTE_DIR (tests: squat.sh squats a private one). */
-const char *fb_iproute_dir(void);
-/* 0 if bpffs is mounted where we need it, else -1 with a message printed. */
-int fb_check_bpffs(void);
-/* 0 if name is a valid filter name, else -1 with a message printed. */
-int fb_check_name(const char *name);
-
 /* All functions below print one error line themselves and return -1. */
-int fb_filter_create(const char *name, const struct fb_create_opts *o);
-int fb_filter_open(const char *name, struct fb_filter *f);
-/* Open, then take the lock (op LOCK_SH, or LOCK_EX as fb_filter_lock()). */
-int fb_filter_open_locked(const char *name, struct fb_filter *f, int op);
-void fb_filter_close(struct fb_filter *f);
+int fb_store_create(const char *name, const struct fb_create_opts *o);
+int fb_store_open(const char *name, struct fb_store *f);
+/* Open, then take the lock (op LOCK_SH, or LOCK_EX as fb_store_lock()). */
+int fb_store_open_locked(const char *name, struct fb_store *f, int op);
+void fb_store_close(struct fb_store *f);
 /* Works on broken filters too, and removes stale staging directories of
  * NAME (0 also when only those were there). */
-int fb_filter_destroy(const char *name);
+int fb_store_destroy(const char *name);
 /* A new filter built aside (FB_STAGE_NEW NAME), opened and locked into f;
- * fill it, then fb_filter_publish() renames it to NAME in one step, or
- * fb_filter_abort() removes it. fb_filter_create() = both. */
-int fb_filter_create_staged(const char *name, const struct fb_create_opts *o, struct fb_filter *f);
-int fb_filter_publish(struct fb_filter *f);
-void fb_filter_abort(struct fb_filter *f);
-/* Stale staging directories of NAME: *what bit 0 an interrupted create or
- * import, bit 1 an interrupted destroy. */
-int fb_filter_stale(const char *name, unsigned *what);
-/* Remove them; returns how many. */
-int fb_filter_clean_stale(const char *name);
-/* Every stale staging directory of the root (entry names, '~' included),
- * sorted; *names is malloc'd. Returns the count. */
-int fb_filter_list_stale(char ***names);
-
-/* Half states an interrupted command can leave beside a working filter. */
-struct fb_tree_state {
-	bool stale_create;    /* ~NAME: a killed create or import */
-	bool stale_destroy;   /* ~~NAME: a killed destroy */
-	bool stale_counters;  /* the other generation's counters: a killed replace */
-	bool stale_sets;      /* exact sets in the unused generation slot */
-	bool iproute_missing; /* "default" without its ip-link pins */
-};
-/* Find them (call with the lock held); with repair, remove/re-pin them. */
-int fb_filter_tree_check(struct fb_filter *f, bool repair, struct fb_tree_state *s);
-/* Names of all filters, sorted; *names is malloc'd. Returns the count. */
-int fb_filter_list(char ***names);
-
+ * fill it, then fb_store_publish() renames it to NAME in one step, or
+ * fb_store_abort() removes it. fb_store_create() = both. */
+int fb_store_create_staged(const char *name, const struct fb_create_opts *o, struct fb_store *f);
+int fb_store_publish(struct fb_store *f);
+void fb_store_abort(struct fb_store *f);
 /* Exclusive lock against other writers of this filter (flock on its dir).
  * Once it holds the lock it re-reads which filter array is in use: a
  * `load --replace` may have switched arrays while it waited (f then
  * describes the new one; -1 if the filter was destroyed meanwhile). For a
  * counting filter it also rolls back a write a crashed writer left half
  * done (a note goes to stderr). */
-int fb_filter_lock(struct fb_filter *f);
+int fb_store_lock(struct fb_store *f);
 /* Just the flock (LOCK_SH or LOCK_EX) and the re-read, no recovery: for
  * `check` and `export`. */
-int fb_filter_flock(struct fb_filter *f, int op);
-void fb_filter_unlock(struct fb_filter *f);
-
-/* Set a key's bits / ask whether all its bits are set. */
-void fb_filter_set(struct fb_filter *f, const struct fb_key *key);
-bool fb_filter_test(const struct fb_filter *f, const struct fb_key *key);
-/* Add rules of any kind (plain or counting): bits, then the prefix
- * lengths they need, then kind flags. -1 if a prefix-length list would
- * exceed FB_MAX_LENGTHS (*bad: the first such rule); nothing changed then.
- * -2 if an exact set refused a rule (printed). Call with the lock held. */
-int fb_filter_add_rules(struct fb_filter *f, const struct fb_key *keys, size_t n, size_t *bad);
-/* Replace the filter's whole content with keys, in a new filter array of
- * nblocks blocks and k bits (and new counters for a counting filter), then
- * switch the data path to it in one step. -1: nothing changed (*bad as in
- * fb_filter_add_rules, or (size_t)-1). Call with the lock held. */
-int fb_filter_replace(struct fb_filter *f, __u32 nblocks, __u8 k, const struct fb_key *keys,
-		      size_t n, size_t *bad);
-/* --confirm exact: raise (delta 1) or lower (-1) a rule's count in the
- * current exact sets; at 0 it leaves them. 0 ok, -1 error (printed). */
-int fb_filter_exact_adjust(struct fb_filter *f, const struct fb_key *k, int delta);
-/* --confirm exact: how many times a rule is in the exact sets. */
-__u32 fb_filter_exact_count(const struct fb_filter *f, const struct fb_key *k);
-/* Merge the lengths keys need into px; -1 with *bad as above. */
-int fb_lengths_merge(struct fb_prefixes *px, const struct fb_key *keys, size_t n, size_t *bad);
-/* enum fb_prefix_list of an address rule, -1 for a 5-tuple; its name. */
-int fb_prefix_list_of(const struct fb_key *k);
-const char *fb_prefix_list_name(int l);
-/* fb_filter_set() for many keys, faster (prefetches ahead). */
-void fb_filter_set_many(struct fb_filter *f, const struct fb_key *keys, size_t n);
-/* What `query` answers: a 5-tuple or a prefix rule as fb_filter_test(); a
- * plain address (src/dst ADDR) as the data path would for a packet from or
- * to it, through every prefix length the filter holds. */
-bool fb_filter_query(const struct fb_filter *f, const struct fb_key *k);
-/* Bits set, out of m. */
-__u64 fb_filter_popcount(const struct fb_filter *f);
-
-/* Sum of the per-CPU statistics. */
-int fb_filter_read_stats(const struct fb_filter *f, struct fb_stats *out);
-
-/* Loaded programs using the filter, in any network namespace; the first's
- * id in *first_prog. */
-int fb_filter_users(const struct fb_filter *f, __u32 *first_prog);
-/* Devices the filter is attached to: calls cb for each (ifname, mode). */
-typedef void (*fb_attach_cb)(const char *ifname, const char *mode, __u32 prog_id, void *ctx);
-int fb_filter_attachments(const struct fb_filter *f, fb_attach_cb cb, void *ctx);
+int fb_store_flock(struct fb_store *f, int op);
+void fb_store_unlock(struct fb_store *f);
 
 /* Library-internal (store.c): the counters' pin name of generation gen,
  * an empty struct (fds -1), and the counters' pin migration. */
 const char *fb_store_cnt_pin(unsigned gen);
-void fb_store_init(struct fb_filter *f);
-int fb_store_migrate_counters(struct fb_filter *f);
+void fb_store_init(struct fb_store *f);
+int fb_store_migrate_counters(struct fb_store *f);
 
 #endif
