@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Skeleton lifecycle against a filter's pinned maps (see loader.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "loader.h"
+#include "monmaps.h"
+#include "output.h"
+
+static bool libbpf_verbose;
+
+/* libbpf's own lines (they start with "libbpf: ") only with -v: every
+ * failure already gets one line of ours, and the verifier log is long. */
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	if (!libbpf_verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+void fb_libbpf_logging(bool verbose)
+{
+	libbpf_verbose = verbose;
+	libbpf_set_print(print_libbpf);
+}
+
+struct flowbloom_bpf *fb_load(const struct fb_store *f, const struct fb_load_opts *o)
+{
+	struct flowbloom_bpf *skel = flowbloom_bpf__open();
+	int err;
+
+	if (!skel) {
+		fb_err("cannot open the BPF object: %s", strerror(errno));
+		return NULL;
+	}
+	skel->rodata->cfg_action = o->action;
+	skel->rodata->cfg_malformed = o->malformed;
+	skel->rodata->cfg_trace = o->trace;
+	skel->rodata->cfg_bench = o->bench;
+	skel->rodata->cfg_bench_v6 = o->bench_v6;
+
+	/* The object pins by name for `ip link`; here we bring our own maps,
+	 * and nothing may be pinned (or reused) under /sys/fs/bpf/. */
+	bpf_map__set_pin_path(skel->maps.fb_filter, NULL);
+	bpf_map__set_pin_path(skel->maps.fb_stats, NULL);
+	err = 0;
+	if (f) {
+		err = bpf_map__reuse_fd(skel->maps.fb_filter, f->outer_fd);
+		if (!err && !o->private_stats)
+			err = bpf_map__reuse_fd(skel->maps.fb_stats, f->stats_fd);
+		if (!err && f->exact_fd >= 0)
+			err = bpf_map__reuse_fd(skel->maps.fb_exact, f->exact_fd);
+		if (!err && f->lpm_fd >= 0)
+			err = bpf_map__reuse_fd(skel->maps.fb_lpm, f->lpm_fd);
+	}
+	if (err) {
+		fb_err("cannot reuse the maps of '%s': %s", f->name, strerror(-err));
+		goto fail;
+	}
+	if (o->monitor && fb_monitor_setup(skel, o->monitor))
+		goto fail;
+	err = flowbloom_bpf__load(skel);
+	if (err) {
+		fb_err("cannot load the XDP program: %s (run with -v for the verifier log)",
+		       strerror(-err));
+		goto fail;
+	}
+	return skel;
+fail:
+	flowbloom_bpf__destroy(skel);
+	return NULL;
+}

@@ -1,0 +1,755 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Flow monitoring maps: create, pin, open, hand to the program, read (see
+ * monitor.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "flowbloom.skel.h"
+#include "monmaps.h"
+#include "output.h"
+#include "util.h"
+
+static const char *const pin_names[] = { "config", "sketch",   "top",	"top_keys",
+					 "seen",   "newflows", "mstats" };
+
+void fb_monitor_opts_default(struct fb_mon_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->epsilon = FB_MON_DEF_EPSILON;
+	o->delta = FB_MON_DEF_DELTA;
+	o->expect = FB_MON_DEF_EXPECT;
+	o->age = FB_MON_DEF_AGE;
+	o->ring_bytes = FB_MON_DEF_RING;
+}
+
+int fb_monitor_geometry(double epsilon, double delta, __u32 *shift, __u32 *depth)
+{
+	double w, d;
+	__u32 s;
+
+	if (!(epsilon > 0 && epsilon < 1)) {
+		fb_err("epsilon must be in (0, 1), not %g", epsilon);
+		return -1;
+	}
+	if (!(delta > 0 && delta < 1)) {
+		fb_err("delta must be in (0, 1), not %g", delta);
+		return -1;
+	}
+	/* Cormode and Muthukrishnan 2005: Pr[est > true + eps N] <= (1/e)^d
+	 * with w = e / eps; so d = ln(1 / delta) rows meet delta. */
+	w = ceil(M_E / epsilon);
+	d = ceil(log(1 / delta));
+	if (w > (1U << FB_MON_MAX_SHIFT)) {
+		fb_err("epsilon %g needs %.0f columns; at most %u (epsilon >= %.2g)", epsilon, w,
+		       1U << FB_MON_MAX_SHIFT, M_E / (1U << FB_MON_MAX_SHIFT));
+		return -1;
+	}
+	if (d > FB_MON_MAX_DEPTH) {
+		fb_err("delta %g needs %.0f rows; at most %d (delta >= %.2g)", delta, d,
+		       FB_MON_MAX_DEPTH, exp(-FB_MON_MAX_DEPTH));
+		return -1;
+	}
+	/* A power of two at least as wide: a column is then a shift. */
+	for (s = 2; (1U << s) < w; s++)
+		;
+	*shift = s;
+	*depth = d < 1 ? 1 : (__u32)d;
+	return 0;
+}
+
+/* False-positive rate of one generation word: the flow's k of 56 bits are
+ * all set by the j other flows sharing the word, j ~ Poisson(load). */
+static double seen_fpr(double load, __u32 k)
+{
+	double p = 0, pj = exp(-load);
+	int j;
+
+	for (j = 0; j < 200; j++) {
+		if (j)
+			pj *= load / j;
+		p += pj * pow(1 - pow(1 - 1.0 / FB_SEEN_BITS, (double)k * j), k);
+	}
+	return p;
+}
+
+double fb_monitor_seen_miss_rate(double flows, __u32 slots, __u32 k)
+{
+	double p = seen_fpr(flows / (slots - FB_SEEN_HDR_SLOTS), k);
+
+	/* Missed if all its bits are set in the current word, or else in
+	 * the previous one (then it looks carried over). */
+	return 1 - (1 - p) * (1 - p);
+}
+
+void fb_monitor_seen_size(__u64 expect, __u32 *slots, __u32 *k)
+{
+	/* One expected flow per slot, 16 bytes per flow for both generations:
+	 * with 4 bits, 2.5e-4 of new flows look seen per generation (seen_fpr
+	 * above), 5e-4 counting both. Slot 0 is the generation clock. */
+	if (expect < 64)
+		expect = 64;
+	if (expect > FB_SEEN_MAX_SLOTS)
+		expect = FB_SEEN_MAX_SLOTS;
+	*slots = (__u32)expect + FB_SEEN_HDR_SLOTS;
+	*k = FB_SEEN_K;
+}
+
+static void mon_path(char *buf, size_t len, const char *filter_dir, const char *what)
+{
+	if (what)
+		snprintf(buf, len, "%s/%s/%s", filter_dir, FB_MON_DIR, what);
+	else
+		snprintf(buf, len, "%s/%s", filter_dir, FB_MON_DIR);
+}
+
+void fb_monitor_unpin(const char *filter_dir)
+{
+	char path[1024];
+	size_t i;
+
+	for (i = 0; i < sizeof(pin_names) / sizeof(pin_names[0]); i++) {
+		mon_path(path, sizeof(path), filter_dir, pin_names[i]);
+		unlink(path);
+	}
+	mon_path(path, sizeof(path), filter_dir, NULL);
+	rmdir(path);
+}
+
+/* Map sizes follow from the config alone, for create and open alike. */
+static __u64 sketch_value_size(const struct fb_mon_config *c)
+{
+	return (__u64)c->depth * sizeof(struct fb_mon_cell) << c->shift;
+}
+
+static __u64 seen_value_size(const struct fb_mon_config *c)
+{
+	return (__u64)(c->seen_slots + FB_SEEN_PAD_SLOTS) * sizeof(struct fb_seen_slot);
+}
+
+static int create_pin(const char *filter_dir, const char *what, enum bpf_map_type type,
+		      const char *name, __u64 value_size, __u32 entries, __u32 flags)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = flags);
+	__u32 key_size = type == BPF_MAP_TYPE_RINGBUF ? 0 : sizeof(__u32);
+	char path[1024];
+	int fd;
+
+	if (value_size > FB_MON_MAX_VALUE) {
+		fb_err("the monitoring map %s would need %llu MiB per value (at most %llu)", what,
+		       (unsigned long long)value_size >> 20,
+		       (unsigned long long)FB_MON_MAX_VALUE >> 20);
+		return -1;
+	}
+	fd = bpf_map_create(type, name, key_size, (__u32)value_size, entries, &opts);
+	if (fd < 0) {
+		fb_err("cannot create the monitoring map %s (%llu bytes): %s", what,
+		       (unsigned long long)(value_size ? value_size * entries : entries),
+		       strerror(errno));
+		return -1;
+	}
+	mon_path(path, sizeof(path), filter_dir, what);
+	if (bpf_obj_pin(fd, path)) {
+		fb_err("cannot pin %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Kernel ticks: CLOCK_MONOTONIC_COARSE advances once per tick, so its
+ * resolution is the tick (1/HZ), which bpf_jiffies64() counts. */
+static __u64 tick_ns(void)
+{
+	struct timespec r;
+
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &r) || r.tv_sec || r.tv_nsec <= 0)
+		return 4000000; /* HZ=250, a common default */
+	return r.tv_nsec;
+}
+
+int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o)
+{
+	struct fb_mon_config c = { 0 };
+	struct timespec ts;
+	char path[1024];
+	int ncpu = libbpf_num_possible_cpus(), fd, err = -1;
+	__u32 zero = 0;
+	__u64 tick;
+
+	if (ncpu < 1) {
+		fb_err("cannot count CPUs: %s", strerror(-ncpu));
+		return -1;
+	}
+	if (!o->sketch && !o->newflows) {
+		fb_err("nothing to monitor");
+		return -1;
+	}
+	c.magic = FB_MON_MAGIC;
+	c.version = FB_MON_VERSION;
+	c.flags = (o->sketch ? FB_MON_SKETCH | (o->atomic ? FB_MON_ATOMIC : 0) : 0) |
+		  (o->newflows ? FB_MON_NEWFLOWS : 0);
+	c.epsilon = o->epsilon;
+	c.delta = o->delta;
+	if (fb_monitor_geometry(o->epsilon, o->delta, &c.shift, &c.depth))
+		return -1;
+	c.planes = o->atomic ? 1 : ncpu;
+	c.top_planes = ncpu;
+	if (!(o->age >= FB_MON_MIN_AGE && o->age <= FB_MON_MAX_AGE)) {
+		fb_err("the aging period must be %g to %g seconds, not %g", FB_MON_MIN_AGE,
+		       FB_MON_MAX_AGE, o->age);
+		return -1;
+	}
+	c.age_ns = (__u64)(o->age * 1e9 + 0.5);
+	tick = tick_ns();
+	c.age_jiffies = (c.age_ns + tick / 2) / tick;
+	if (!c.age_jiffies)
+		c.age_jiffies = 1;
+	c.seen_expect = o->expect;
+	fb_monitor_seen_size(o->expect, &c.seen_slots, &c.seen_k);
+	c.ring_bytes = o->ring_bytes;
+	if (o->newflows &&
+	    (c.ring_bytes < (__u32)getpagesize() || (c.ring_bytes & (c.ring_bytes - 1)))) {
+		fb_err("the ring buffer size must be a power of 2 of at least %d bytes",
+		       getpagesize());
+		return -1;
+	}
+	if (getrandom(c.key, sizeof(c.key), 0) != sizeof(c.key)) {
+		fb_err("getrandom: %s", strerror(errno));
+		return -1;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	c.created_ns = (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+
+	/* Old maps go first: a new geometry starts from zero. */
+	fb_monitor_unpin(f->dir);
+	mon_path(path, sizeof(path), f->dir, NULL);
+	if (mkdir(path, 0700)) {
+		fb_err("cannot create %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (o->sketch && (create_pin(f->dir, "sketch", BPF_MAP_TYPE_ARRAY, "fb_sketch",
+				     sketch_value_size(&c), c.planes, BPF_F_MMAPABLE) ||
+			  create_pin(f->dir, "top", BPF_MAP_TYPE_ARRAY, "fb_top",
+				     sizeof(struct fb_top_plane), c.top_planes, BPF_F_MMAPABLE) ||
+			  create_pin(f->dir, "top_keys", BPF_MAP_TYPE_ARRAY, "fb_top_keys",
+				     sizeof(struct fb_top_keys), c.top_planes, BPF_F_MMAPABLE)))
+		goto out;
+	if (o->newflows && (create_pin(f->dir, "seen", BPF_MAP_TYPE_ARRAY, "fb_seen",
+				       seen_value_size(&c), 1, BPF_F_MMAPABLE) ||
+			    create_pin(f->dir, "newflows", BPF_MAP_TYPE_RINGBUF, "fb_newflows", 0,
+				       c.ring_bytes, 0) ||
+			    create_pin(f->dir, "mstats", BPF_MAP_TYPE_PERCPU_ARRAY, "fb_mon_stats",
+				       sizeof(struct fb_mon_stats), 1, 0)))
+		goto out;
+	/* The config goes last: a directory with a config is complete. */
+	if (create_pin(f->dir, "config", BPF_MAP_TYPE_ARRAY, "fb_mon_config", sizeof(c), 1, 0))
+		goto out;
+	mon_path(path, sizeof(path), f->dir, "config");
+	fd = bpf_obj_get(path);
+	if (fd < 0 || bpf_map_update_elem(fd, &zero, &c, BPF_ANY)) {
+		fb_err("cannot write the monitoring config: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	close(fd);
+	err = 0;
+out:
+	if (err)
+		fb_monitor_unpin(f->dir);
+	return err;
+}
+
+/* Open a pinned map and check its shape; mmap it if out is given. */
+static int open_map(struct fb_monitor *m, const char *what, __u32 type, __u64 value_size,
+		    __u32 entries, void **out, size_t *bytes)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[1024];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", m->dir, what);
+	fd = bpf_obj_get(path);
+	if (fd < 0) {
+		fb_err("cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != type ||
+	    info.value_size != value_size || info.max_entries != entries) {
+		fb_err("%s: unexpected map (type %u, value %u, entries %u)", path, info.type,
+		       info.value_size, info.max_entries);
+		close(fd);
+		return -1;
+	}
+	if (out) {
+		*bytes = (size_t)value_size * entries;
+		*out = mmap(NULL, *bytes, PROT_READ, MAP_SHARED, fd, 0);
+		if (*out == MAP_FAILED) {
+			*out = NULL;
+			fb_err("cannot mmap %s: %s", path, strerror(errno));
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+int fb_monitor_open(const struct fb_store *f, struct fb_monitor *m)
+{
+	struct fb_mon_config *c = &m->cfg;
+	__u32 zero = 0;
+	struct stat st;
+
+	memset(m, 0, sizeof(*m));
+	m->config_fd = m->sketch_fd = m->top_fd = m->keys_fd = m->seen_fd = m->events_fd =
+		m->stats_fd = -1;
+	mon_path(m->dir, sizeof(m->dir), f->dir, NULL);
+	if (stat(m->dir, &st))
+		return 1;
+	m->config_fd = open_map(m, "config", BPF_MAP_TYPE_ARRAY, sizeof(*c), 1, NULL, NULL);
+	if (m->config_fd < 0)
+		goto fail;
+	if (bpf_map_lookup_elem(m->config_fd, &zero, c)) {
+		fb_err("cannot read %s/config: %s", m->dir, strerror(errno));
+		goto fail;
+	}
+	if (c->magic != FB_MON_MAGIC || c->version != FB_MON_VERSION || c->shift < 2 ||
+	    c->shift > FB_MON_MAX_SHIFT || !c->depth || c->depth > FB_MON_MAX_DEPTH || !c->planes ||
+	    !c->top_planes || c->seen_slots <= FB_SEEN_HDR_SLOTS || !c->seen_k ||
+	    c->seen_k != FB_SEEN_K || !c->age_jiffies) {
+		fb_err("%s/config: bad monitoring config (magic %#x, version %u)", m->dir, c->magic,
+		       c->version);
+		goto fail;
+	}
+	fb_mon_nh_words(c->key, m->kw);
+	if (c->flags & FB_MON_SKETCH) {
+		m->sketch_fd = open_map(m, "sketch", BPF_MAP_TYPE_ARRAY, sketch_value_size(c),
+					c->planes, (void **)&m->cells, &m->cells_bytes);
+		if (m->sketch_fd < 0)
+			goto fail;
+		m->top_fd = open_map(m, "top", BPF_MAP_TYPE_ARRAY, sizeof(struct fb_top_plane),
+				     c->top_planes, (void **)&m->top, &m->top_bytes);
+		if (m->top_fd < 0)
+			goto fail;
+		m->keys_fd = open_map(m, "top_keys", BPF_MAP_TYPE_ARRAY, sizeof(struct fb_top_keys),
+				      c->top_planes, (void **)&m->keys, &m->keys_bytes);
+		if (m->keys_fd < 0)
+			goto fail;
+	}
+	if (c->flags & FB_MON_NEWFLOWS) {
+		m->seen_fd = open_map(m, "seen", BPF_MAP_TYPE_ARRAY, seen_value_size(c), 1,
+				      (void **)&m->seen, &m->seen_bytes);
+		if (m->seen_fd < 0)
+			goto fail;
+		m->events_fd =
+			open_map(m, "newflows", BPF_MAP_TYPE_RINGBUF, 0, c->ring_bytes, NULL, NULL);
+		if (m->events_fd < 0)
+			goto fail;
+		m->stats_fd = open_map(m, "mstats", BPF_MAP_TYPE_PERCPU_ARRAY,
+				       sizeof(struct fb_mon_stats), 1, NULL, NULL);
+		if (m->stats_fd < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	fb_monitor_close(m);
+	return -1;
+}
+
+void fb_monitor_close(struct fb_monitor *m)
+{
+	int *fds[] = { &m->config_fd, &m->sketch_fd, &m->top_fd,  &m->keys_fd,
+		       &m->seen_fd,   &m->events_fd, &m->stats_fd };
+	size_t i;
+
+	if (m->cells)
+		munmap(m->cells, m->cells_bytes);
+	if (m->top)
+		munmap(m->top, m->top_bytes);
+	if (m->keys)
+		munmap(m->keys, m->keys_bytes);
+	if (m->seen)
+		munmap(m->seen, m->seen_bytes);
+	m->cells = NULL;
+	m->top = NULL;
+	m->keys = NULL;
+	m->seen = NULL;
+	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+int fb_monitor_setup(struct flowbloom_bpf *skel, const struct fb_monitor *m)
+{
+	const struct fb_mon_config *c = &m->cfg;
+	int err = 0, i;
+
+	skel->rodata->cfg_mon = c->flags;
+	skel->rodata->cfg_mon_shift = c->shift;
+	skel->rodata->cfg_mon_depth = c->depth;
+	for (i = 0; i < FB_MON_NH_WORDS; i++)
+		skel->rodata->cfg_mon_nh[i] = m->kw[i];
+	skel->rodata->cfg_seen_slots = c->seen_slots;
+	skel->rodata->cfg_seen_age_jiffies = c->age_jiffies;
+	skel->rodata->cfg_ring_wake = c->ring_bytes / 4;
+	if (c->flags & FB_MON_SKETCH) {
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_sketch, m->sketch_fd);
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_top, m->top_fd);
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_top_keys, m->keys_fd);
+	}
+	if (c->flags & FB_MON_NEWFLOWS) {
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_seen, m->seen_fd);
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_newflows, m->events_fd);
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_mon_stats, m->stats_fd);
+	}
+	if (err)
+		fb_err("cannot reuse the monitoring maps in %s: %s", m->dir, strerror(-err));
+	return err ? -1 : 0;
+}
+
+int fb_monitor_read_stats(const struct fb_monitor *m, struct fb_mon_stats *out)
+{
+	int ncpu = libbpf_num_possible_cpus(), c, i;
+	struct fb_mon_stats *per;
+	__u32 zero = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (m->stats_fd < 0)
+		return 0;
+	if (ncpu < 1)
+		return -1;
+	per = calloc(ncpu, sizeof(*per));
+	if (!per) {
+		fb_err("out of memory");
+		return -1;
+	}
+	if (bpf_map_lookup_elem(m->stats_fd, &zero, per)) {
+		fb_err("cannot read %s/mstats: %s", m->dir, strerror(errno));
+		free(per);
+		return -1;
+	}
+	for (c = 0; c < ncpu; c++)
+		for (i = 0; i < FB_MON_STAT_SLOTS; i++)
+			out->c[i] += per[c].c[i];
+	free(per);
+	return 0;
+}
+
+__u64 fb_monitor_seen_gen(const struct fb_monitor *m)
+{
+	const struct fb_seen_clock *clk = (const void *)m->seen;
+
+	return clk ? *(const volatile __u64 *)&clk->gen : 0;
+}
+
+double fb_monitor_seen_fill(const struct fb_monitor *m)
+{
+	__u64 set = 0, gen, tag, v;
+	__u32 i;
+
+	if (!m->seen)
+		return 0;
+	/* The generation the data path last saw (slot 0). */
+	gen = fb_monitor_seen_gen(m);
+	tag = fb_seen_tag(gen);
+	for (i = FB_SEEN_HDR_SLOTS; i < m->cfg.seen_slots; i++) {
+		v = m->seen[i].w[gen & 1];
+		if ((v & FB_SEEN_TAG_MASK) == tag)
+			set += __builtin_popcountll(v & ~FB_SEEN_TAG_MASK);
+	}
+	return (double)set / ((double)(m->cfg.seen_slots - FB_SEEN_HDR_SLOTS) * FB_SEEN_BITS);
+}
+
+int fb_monitor_snap_take(const struct fb_monitor *m, struct fb_mon_snap *s)
+{
+	const struct fb_mon_config *c = &m->cfg;
+	size_t n = (size_t)c->depth << c->shift, i;
+	__u32 p;
+
+	memset(s, 0, sizeof(*s));
+	if (!m->cells) {
+		fb_err("no sketch in %s (attach with --monitor)", m->dir);
+		return -1;
+	}
+	s->shift = c->shift;
+	s->depth = c->depth;
+	s->cells = calloc(n, sizeof(*s->cells));
+	if (!s->cells) {
+		fb_err("out of memory");
+		return -1;
+	}
+	for (p = 0; p < c->planes; p++) {
+		const volatile struct fb_mon_cell *pl = m->cells + p * n;
+
+		for (i = 0; i < n; i++) {
+			s->cells[i].packets += pl[i].packets;
+			s->cells[i].bytes += pl[i].bytes;
+		}
+	}
+	/* Every packet adds to exactly one cell of each row. */
+	for (i = 0; i < (1U << c->shift); i++) {
+		s->packets += s->cells[i].packets;
+		s->bytes += s->cells[i].bytes;
+	}
+	return 0;
+}
+
+void fb_monitor_snap_free(struct fb_mon_snap *s)
+{
+	free(s->cells);
+	s->cells = NULL;
+}
+
+void fb_monitor_estimate(const struct fb_monitor *m, const struct fb_mon_snap *s,
+			 const struct fb_mon_snap *base, const struct fb_key *key, __u64 *packets,
+			 __u64 *bytes)
+{
+	__u64 h = fb_mon_hash(key, m->kw), p = ~0ULL, b = ~0ULL, cp, cb;
+	__u32 i, at;
+
+	for (i = 0; i < s->depth; i++) {
+		at = (i << s->shift) + fb_mon_col(h, i, s->shift);
+		cp = s->cells[at].packets;
+		cb = s->cells[at].bytes;
+		if (base) {
+			/* Cells only grow; but a reader racing the writers
+			 * may see a base cell ahead of the later copy. */
+			cp = cp > base->cells[at].packets ? cp - base->cells[at].packets : 0;
+			cb = cb > base->cells[at].bytes ? cb - base->cells[at].bytes : 0;
+		}
+		p = cp < p ? cp : p;
+		b = cb < b ? cb : b;
+	}
+	*packets = p;
+	*bytes = b;
+}
+
+struct cand {
+	__u64 fp;
+	struct fb_key key;
+};
+
+static int cmp_fp(const void *a, const void *b)
+{
+	__u64 x = ((const struct cand *)a)->fp, y = ((const struct cand *)b)->fp;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool top_by_bytes;
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct fb_top_entry *x = a, *y = b;
+	__u64 kx = top_by_bytes ? x->bytes : x->packets, ky = top_by_bytes ? y->bytes : y->packets;
+	__u64 tx = top_by_bytes ? x->packets : x->bytes, ty = top_by_bytes ? y->packets : y->bytes;
+
+	if (kx != ky)
+		return kx > ky ? -1 : 1;
+	if (tx != ty)
+		return tx > ty ? -1 : 1;
+	return memcmp(&x->key, &y->key, sizeof(x->key));
+}
+
+int fb_monitor_top(const struct fb_monitor *m, const struct fb_mon_snap *s,
+		   const struct fb_mon_snap *base, bool by_bytes, size_t n,
+		   struct fb_top_entry **out)
+{
+	const struct fb_mon_config *c = &m->cfg;
+	size_t nc = 0, i, u;
+	struct fb_top_entry *e;
+	struct cand *cand;
+	__u32 p, b;
+	int w;
+
+	*out = NULL;
+	if (!m->top) {
+		fb_err("no sketch in %s (attach with --monitor)", m->dir);
+		return -1;
+	}
+	cand = calloc((size_t)c->top_planes * FB_TOP_BUCKETS * FB_TOP_WAYS, sizeof(*cand));
+	if (!cand) {
+		fb_err("out of memory");
+		return -1;
+	}
+	for (p = 0; p < c->top_planes; p++)
+		for (b = 0; b < FB_TOP_BUCKETS; b++)
+			for (w = 0; w < FB_TOP_WAYS; w++) {
+				__u64 fp = *(volatile __u64 *)&m->top[p].b[b].fp[w];
+
+				if (!fp)
+					continue;
+				cand[nc].key = m->keys[p].k[b * FB_TOP_WAYS + w];
+				/* The program writes the key, then the
+				 * fingerprint, as we read: keep only keys that
+				 * hash to theirs. */
+				if (fb_mon_hash(&cand[nc].key, m->kw) != fp)
+					continue;
+				cand[nc++].fp = fp;
+			}
+	qsort(cand, nc, sizeof(*cand), cmp_fp);
+	e = calloc(nc ? nc : 1, sizeof(*e));
+	if (!e) {
+		free(cand);
+		fb_err("out of memory");
+		return -1;
+	}
+	for (i = 0, u = 0; i < nc; i++) {
+		if (i && cand[i].fp == cand[i - 1].fp)
+			continue;
+		e[u].key = cand[i].key;
+		fb_monitor_estimate(m, s, base, &e[u].key, &e[u].packets, &e[u].bytes);
+		u++;
+	}
+	free(cand);
+	top_by_bytes = by_bytes;
+	qsort(e, u, sizeof(*e), cmp_entry);
+	*out = e;
+	return (int)(u < n ? u : n);
+}
+
+double fb_monitor_epsilon(const struct fb_monitor *m)
+{
+	return M_E / (double)(1U << m->cfg.shift);
+}
+
+double fb_monitor_delta(const struct fb_monitor *m)
+{
+	return exp(-(double)m->cfg.depth);
+}
+
+/* Is any loaded program (attached anywhere, in any network namespace, or
+ * held by a process) using m's maps? Attachments alone would not do: they
+ * are only visible from their own namespace. */
+static bool in_use(const struct fb_monitor *m)
+{
+	__u32 want[2] = { fb_map_id(m->sketch_fd), fb_map_id(m->seen_fd) }, id = 0, ids[64], i;
+	bool used = false;
+
+	while (!used && !bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		info.nr_map_ids = 64;
+		info.map_ids = (__u64)(unsigned long)ids;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+			for (i = 0; i < info.nr_map_ids && i < 64; i++)
+				used |= (want[0] && ids[i] == want[0]) ||
+					(want[1] && ids[i] == want[1]);
+		close(fd);
+	}
+	return used;
+}
+
+/* Does the existing config c satisfy what o asks for? */
+static int compatible(const struct fb_mon_config *c, const struct fb_mon_opts *o)
+{
+	__u32 shift, depth, slots, k;
+
+#define GIVEN(opt) (o->given & (1U << ((opt)-FB_OPT_MONITOR)))
+	if (o->sketch && !(c->flags & FB_MON_SKETCH))
+		return 0;
+	if (o->newflows && !(c->flags & FB_MON_NEWFLOWS))
+		return 0;
+	if ((GIVEN(FB_OPT_EPSILON) || GIVEN(FB_OPT_DELTA)) &&
+	    (fb_monitor_geometry(o->epsilon, o->delta, &shift, &depth) || shift != c->shift ||
+	     depth != c->depth))
+		return 0;
+	if (GIVEN(FB_OPT_AGE) && (__u64)(o->age * 1e9 + 0.5) != c->age_ns)
+		return 0;
+	if (GIVEN(FB_OPT_EXPECT)) {
+		fb_monitor_seen_size(o->expect, &slots, &k);
+		if (slots != c->seen_slots)
+			return 0;
+	}
+	if (GIVEN(FB_OPT_RING) && o->ring_bytes != c->ring_bytes)
+		return 0;
+#undef GIVEN
+	return 1;
+}
+
+int fb_monitor_prepare(const struct fb_store *f, const struct fb_mon_opts *o, struct fb_monitor *m)
+{
+	int rc = fb_monitor_open(f, m);
+
+	if (rc < 0)
+		return -1;
+	if (rc == 0 && in_use(m)) {
+		/* Another attachment feeds these maps: share them. */
+		if (compatible(&m->cfg, o))
+			return 0;
+		fb_monitor_close(m);
+		fb_err("filter '%s' is attached elsewhere with other monitoring: use the same "
+		       "options, or detach it everywhere first",
+		       f->name);
+		return -1;
+	}
+	if (rc == 0)
+		fb_monitor_close(m);
+	if (fb_monitor_create(f, o))
+		return -1;
+	rc = fb_monitor_open(f, m);
+	if (rc > 0)
+		fb_err("the monitoring maps of '%s' vanished", f->name);
+	return rc ? -1 : 0;
+}
+
+void fb_monitor_describe(const struct fb_monitor *m, char *buf, size_t len)
+{
+	const struct fb_mon_config *c = &m->cfg;
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (c->flags & FB_MON_SKETCH)
+		n += snprintf(buf + n, len - n,
+			      "sketch %u x %u (eps %.2g, delta %.2g), top talkers", c->depth,
+			      1U << c->shift, fb_monitor_epsilon(m), fb_monitor_delta(m));
+	if (n < len && (c->flags & FB_MON_NEWFLOWS))
+		snprintf(buf + n, len - n,
+			 "%snew flows (age %g s, %llu flows per period, %u KiB ring buffer)",
+			 n ? "; " : "", c->age_ns / 1e9, (unsigned long long)c->seen_expect,
+			 c->ring_bytes >> 10);
+}
+
+void fb_monitor_json(const struct fb_monitor *m)
+{
+	const struct fb_mon_config *c = &m->cfg;
+
+	jw_obj_open("monitor");
+	if (c->flags & FB_MON_SKETCH) {
+		jw_obj_open("sketch");
+		jw_u64("depth", c->depth);
+		jw_u64("width", 1U << c->shift);
+		jw_double("epsilon", fb_monitor_epsilon(m));
+		jw_double("delta", fb_monitor_delta(m));
+		jw_u64("cpus", c->planes);
+		jw_obj_close();
+	}
+	if (c->flags & FB_MON_NEWFLOWS) {
+		jw_obj_open("new_flows");
+		jw_double("age", c->age_ns / 1e9);
+		jw_u64("expect", c->seen_expect);
+		jw_u64("ring_bytes", c->ring_bytes);
+		jw_double("expected_miss_rate",
+			  fb_monitor_seen_miss_rate((double)c->seen_expect, c->seen_slots,
+						    c->seen_k));
+		jw_obj_close();
+	}
+	jw_obj_close();
+}
