@@ -17,6 +17,12 @@
 int fb_replace(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_key *keys, size_t n,
 	       size_t *bad)
 {
+	return fb_replace_geom(f, nblocks, k, NULL, keys, n, bad);
+}
+
+int fb_replace_geom(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_block *geom,
+		    const struct fb_key *keys, size_t n, size_t *bad)
+{
 	LIBBPF_OPTS(bpf_map_create_opts, inner_opts, .map_flags = FB_INNER_MAP_FLAGS);
 	struct fb_store nf = *f;
 	__u32 entries = nblocks + FB_HDR_BLOCKS, zero = 0;
@@ -53,6 +59,10 @@ int fb_replace(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_key *k
 	/* The other generation: of the exact sets, and of the counters' pin
 	 * name. Switching the array switches both. */
 	nf.hdr->gen = f->hdr->gen ^ 1;
+	/* Another filter type: its new geometry, before any rule. */
+	if (f->hdr->type && geom)
+		memcpy(&nf.blocks[FB_TYPE_GEOM_BLOCK], geom,
+		       fb_type_geom_blocks(f->hdr->type) * FB_BLOCK_BYTES);
 	if (f->cnt_hdr) {
 		size_t cbytes =
 			fb_counting_map_bytes((__u64)nblocks * FB_BLOCK_BITS, f->hdr->counter_bits);
@@ -149,5 +159,49 @@ out:
 	f->cnt_hdr = nf.cnt_hdr;
 	f->cnt = nf.cnt;
 	f->cnt_bytes = nf.cnt_bytes;
+	return 0;
+}
+
+int fb_replace_grow(struct fb_store *f, __u32 nblocks)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, inner_opts, .map_flags = FB_INNER_MAP_FLAGS);
+	__u32 entries = nblocks + FB_HDR_BLOCKS, zero = 0;
+	size_t bytes = (size_t)entries * FB_BLOCK_BYTES;
+	struct fb_header *hdr;
+	int fd;
+
+	if (nblocks > FB_MAX_BLOCKS || bytes <= f->map_bytes) {
+		fb_err("cannot grow '%s' to %zu bytes", f->name, bytes);
+		return -1;
+	}
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_bits", sizeof(__u32), FB_BLOCK_BYTES, entries,
+			    &inner_opts);
+	if (fd < 0) {
+		fb_err("cannot create a %zu-byte filter array: %s", bytes, strerror(errno));
+		return -1;
+	}
+	hdr = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (hdr == MAP_FAILED) {
+		fb_err("cannot mmap the new filter array: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	/* Writers hold the lock and the data path only reads: the copy is
+	 * the whole filter, and stays so until the switch. */
+	memcpy(hdr, f->hdr, f->map_bytes);
+	hdr->nblocks = nblocks;
+	if (bpf_map_update_elem(f->outer_fd, &zero, &fd, BPF_ANY)) {
+		fb_err("cannot install the grown filter array: %s", strerror(errno));
+		munmap(hdr, bytes);
+		close(fd);
+		return -1;
+	}
+	munmap(f->hdr, f->map_bytes);
+	close(f->bits_fd);
+	f->bits_fd = fd;
+	f->bits_id = fb_map_id(fd);
+	f->hdr = hdr;
+	f->blocks = (struct fb_block *)hdr;
+	f->map_bytes = bytes;
 	return 0;
 }
