@@ -10,7 +10,10 @@
  *   0   "FLOWBLM\n"                          magic (8 bytes)
  *   8   u32 version = 2
  *   12  u32 size of the header that follows (HDR_SIZE, 120)
- *   16  u8 layout, hash, k, counter_bits, action, confirm, 2 x u8 0
+ *   16  u8 layout, hash, k, counter_bits, action, confirm, type, u8 0
+ *       (type: enum fb_type, 0 for Bloom filters; another type has layout
+ *       and k 0, which a reader that predates types refuses, and its
+ *       geometry in the first blocks of the bits, checked on import)
  *   24  u32 nblocks, u32 kinds
  *   32  u64 key[2], u64 flows, u64 capacity
  *   64  u32 fp-rate in parts per 10^9, u32 0
@@ -38,6 +41,7 @@
 #include "cmd.h"
 #include "counting.h"
 #include "exact.h"
+#include "ftype.h"
 #include "output.h"
 #include "pintree.h"
 #include "safefile.h"
@@ -169,6 +173,7 @@ int cmd_export(int argc, char **argv)
 	head[19] = h->counter_bits;
 	head[20] = h->action;
 	head[21] = h->confirm;
+	head[22] = h->type;
 	put32(head + 24, h->nblocks);
 	put32(head + 28, h->kinds);
 	put64(head + 32, h->key[0]);
@@ -265,9 +270,18 @@ static const char *check_head(const __u8 *b)
 		return "bad counter width";
 	if (b[21] > 1)
 		return "bad confirm flag";
-	if ((layout != FB_LAYOUT_BLOCKED && layout != FB_LAYOUT_CLASSIC) ||
-	    (hash != FB_HASH_SIPHASH13 && hash != FB_HASH_SIPHASH24 && hash != FB_HASH_NH) || !k ||
-	    k > FB_MAX_K || action < FB_ACTION_DROP || action > FB_ACTION_MONITOR)
+	if (b[22] >= FB_TYPE_MAX || b[23])
+		return "unknown filter type";
+	if (b[22]) {
+		/* Another type: its geometry is checked once read. */
+		if (layout || k || cbits ||
+		    (hash != FB_HASH_SIPHASH13 && hash != FB_HASH_SIPHASH24 &&
+		     hash != FB_HASH_NH) ||
+		    action < FB_ACTION_DROP || action > FB_ACTION_MONITOR)
+			return "bad geometry";
+	} else if ((layout != FB_LAYOUT_BLOCKED && layout != FB_LAYOUT_CLASSIC) ||
+		   (hash != FB_HASH_SIPHASH13 && hash != FB_HASH_SIPHASH24 && hash != FB_HASH_NH) ||
+		   !k || k > FB_MAX_K || action < FB_ACTION_DROP || action > FB_ACTION_MONITOR)
 		return "bad geometry";
 	if (kinds & ~(FB_KINDF(FB_KIND_FLOW) | FB_KINDF(FB_KIND_SRC) | FB_KINDF(FB_KIND_DST)))
 		return "unknown rule kinds";
@@ -369,6 +383,7 @@ static const char *read_body(struct in *in, struct fb_store *f, const __u8 *b)
 int cmd_import(int argc, char **argv)
 {
 	struct fb_create_opts o = { 0 };
+	char tbad[200];
 	struct in in = { NULL, crc32(0, NULL, 0) };
 	__u8 b[BITS_OFF];
 	struct fb_store f;
@@ -398,6 +413,7 @@ int cmd_import(int argc, char **argv)
 	o.k = b[18];
 	o.counter_bits = b[19];
 	o.confirm = b[21];
+	o.type = b[22];
 	o.action = b[20];
 	o.nblocks = get32(b + 24);
 	o.capacity = get64(b + 56);
@@ -405,6 +421,12 @@ int cmd_import(int argc, char **argv)
 	if (fb_store_create_staged(argv[2], &o, &f))
 		goto out;
 	why = read_body(&in, &f, b);
+	if (!why && o.type && fb_ftype_check(f.hdr, f.blocks, tbad, sizeof(tbad)))
+		why = tbad;
+	/* Export holds the lock: an odd sequence (every probe a match) is
+	 * no file it wrote. */
+	if (!why && fb_ftype_seq_odd(&f))
+		why = "cuckoo relocation sequence is odd";
 	if (why) {
 		if (ferror(in.f))
 			why = "read error";
@@ -433,6 +455,9 @@ int cmd_import(int argc, char **argv)
 		jw_u64("flows", f.hdr->nflows);
 		jw_obj_close();
 		jw_end();
+	} else if (f.hdr->type) {
+		printf("imported %s from %s: %s, %llu flows\n", argv[2], argv[1],
+		       fb_ftype_name(f.hdr->type), (unsigned long long)f.hdr->nflows);
 	} else {
 		printf("imported %s from %s: m=%llu bits, k=%u, %llu flows\n", argv[2], argv[1],
 		       (unsigned long long)fb_header_mbits(f.hdr), f.hdr->k,

@@ -112,6 +112,19 @@ int fb_ftype_check(const struct fb_header *hdr, const struct fb_block *blocks, c
 	return 0;
 }
 
+bool fb_ftype_seq_odd(const struct fb_store *f)
+{
+	return f->hdr->type == FB_TYPE_CUCKOO &&
+	       (__atomic_load_n(&cuckoo_of(f)->seq, __ATOMIC_ACQUIRE) & 1);
+}
+
+void fb_ftype_seq_end(struct fb_store *f)
+{
+	struct fb_cuckoo_geom *g = cuckoo_of(f);
+
+	__atomic_store_n(&g->seq, g->seq + 1, __ATOMIC_RELEASE);
+}
+
 static __u64 hash_of(const struct fb_store *f, const struct fb_key *key)
 {
 	return fb_hash_key(key, f->hdr->hash, f->hdr->key);
@@ -188,6 +201,12 @@ int fb_ftype_add(struct fb_store *f, const struct fb_key *keys, size_t n, struct
 		return -2;
 	switch (f->hdr->type) {
 	case FB_TYPE_CUCKOO:
+		/* We hold the lock: an odd seq is a writer killed inside a
+		 * relocation chain. Its moves only ever copy before they
+		 * overwrite, so the table holds every flow (one maybe twice);
+		 * ending the chain makes probes exact again. */
+		if (fb_ftype_seq_odd(f))
+			fb_ftype_seq_end(f);
 		e = fb_cuckoo_add(f->blocks, cuckoo_of(f), h, n, err);
 		break;
 	case FB_TYPE_DLEFT:

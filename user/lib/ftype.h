@@ -33,6 +33,12 @@ int fb_ftype_size(unsigned type, double capacity, double p, struct fb_block *geo
 int fb_ftype_check(const struct fb_header *hdr, const struct fb_block *blocks, char *why,
 		   size_t len);
 
+/* A cuckoo filter whose relocation sequence is odd (a writer was killed
+ * inside a relocation chain: every probe answers maybe until it ends), and
+ * ending it (under the lock). Add does it itself; check --repair too. */
+bool fb_ftype_seq_odd(const struct fb_store *f);
+void fb_ftype_seq_end(struct fb_store *f);
+
 /* The type's probe on the mmap (the data path's twin). */
 bool fb_ftype_test(const struct fb_store *f, const struct fb_key *key);
 /* Copies stored: cuckoo slots holding the fingerprint in the flow's two

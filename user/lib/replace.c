@@ -90,8 +90,10 @@ int fb_replace_geom(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_b
 		if (fb_exact_install(f->exact_fd, f->lpm_fd, nf.hdr->gen, nf.set_fd))
 			goto out;
 	}
-	if (fb_rules_add(&nf, keys, n, bad))
+	if (fb_rules_add(&nf, keys, n, bad)) {
+		f->refused_load = nf.refused_load;
 		goto out;
+	}
 	if (f->cnt_hdr) {
 		/* The new counters get their pin before the switch, under the
 		 * new generation's name (removing what a killed replace may

@@ -353,8 +353,9 @@ static int map_array(struct fb_store *f)
 		       f->hdr->version);
 		return -1;
 	}
-	/* Another filter type's geometry is input too (ftype.h). */
-	if (f->hdr->type) {
+	/* Another filter type's geometry is input too (ftype.h); an import
+	 * being built aside checks it once read. */
+	if (f->hdr->type && !f->staged) {
 		char why[200];
 
 		if (f->hdr->counter_bits || fb_ftype_check(f->hdr, f->blocks, why, sizeof(why))) {
