@@ -29,7 +29,14 @@ DEPS_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev ipr
 # The CLI's library: everything but main.c, shared with tests and benchmarks.
 LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
 LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
-TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(filter-out %.bpf.c,$(wildcard tests/*.c)))
+# C suites: tests/unit/test_*.c (host only) and tests/program/test_*.c
+# (BPF_PROG_TEST_RUN), each built into build/tests/KIND/; the benchmark too.
+# A binary's parts beside its main file are KIND/NAME_*.c (test_NAME.c or
+# NAME.c is the main), and tests/lib/*.c is linked into every one.
+TEST_MAINS := $(wildcard tests/unit/test_*.c tests/program/test_*.c) tests/bench/bench.c
+TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_MAINS))
+TEST_LIB_SRCS := $(wildcard tests/lib/*.c)
+test_parts = $(filter-out %.bpf.c,$(wildcard tests/$(dir $(1))$(patsubst test_%,%,$(notdir $(1)))_*.c))
 
 .DELETE_ON_ERROR:
 .PHONY: all deps bpffs test demo bench clean format install FORCE
@@ -62,20 +69,20 @@ $(BUILD)/flowbloom.bpf.o: bpf/flowbloom.bpf.c Makefile | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BUILD)/bench.bpf.o: tests/bench.bpf.c Makefile | $(BUILD)
+$(BUILD)/bench.bpf.o: tests/bench/bench.bpf.c Makefile | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 # A counting pass-through program, for the test beside flowbloom under xdp-loader.
-$(BUILD)/xdp_count.bpf.o: tests/xdp_count.bpf.c Makefile | $(BUILD)
+$(BUILD)/xdp_count.bpf.o: tests/e2e/xdp_count.bpf.c Makefile | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-# The cuckoo, d-left and scalable probes, for tests/test_types.c.
-$(BUILD)/types_check.bpf.o: tests/types_check.bpf.c Makefile | $(BUILD)
+# The cuckoo, d-left and scalable probes, for tests/program/test_types.c.
+$(BUILD)/types_check.bpf.o: tests/program/types_check.bpf.c Makefile | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
-$(BUILD)/tests/test_types: $(BUILD)/types_check.bpf.o
+$(BUILD)/tests/program/test_types: $(BUILD)/types_check.bpf.o
 
 # libbpf (inside bpftool) notes the .xdp_run_config section it skips: that
 # section is for libxdp, and expected.
@@ -84,7 +91,7 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@ 2> $@.err || { cat $@.err >&2; rm -f $@.err; exit 1; }
 	$(Q)grep -v 'skipping unrecognized data section.*xdp_run_config' $@.err >&2; rm -f $@.err
 
-$(BUILD)/tests/bench: $(BUILD)/bench.skel.h
+$(BUILD)/tests/bench/bench: $(BUILD)/bench.skel.h
 
 $(BUILD)/user/%.o: user/%.c $(BUILD)/flowbloom.skel.h Makefile | $(BUILD)
 	$(call msg,CC,$@)
@@ -99,10 +106,13 @@ $(BUILD)/flowbloom: $(BUILD)/user/main.o $(BUILD)/libflowbloom.a
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libflowbloom.a $(BUILD)/flowbloom.skel.h
+# Secondary expansion: a test binary's prerequisites name its own parts.
+.SECONDEXPANSION:
+$(BUILD)/tests/%: tests/%.c $$(call test_parts,$$*) $(TEST_LIB_SRCS) $(BUILD)/libflowbloom.a \
+		$(BUILD)/flowbloom.skel.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests $< $(BUILD)/libflowbloom.a $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/lib -I$(<D) $(filter %.c,$^) $(BUILD)/libflowbloom.a $(LDLIBS) -o $@
 
 $(BUILD):
 	$(Q)mkdir -p $@
@@ -153,7 +163,7 @@ demo: deps all bpffs
 	$(Q)bash tests/demo.sh
 
 bench: deps all bpffs
-	$(Q)bash tests/bench.sh
+	$(Q)bash tests/bench/bench.sh
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -5,8 +5,8 @@
 #   bench.sh [REPEAT]   all of it; REPEAT packets per test_run (default 2M)
 # The live part runs in a network namespace made here with a veth pair
 # (gen -> rx) and a down veth (idle); all are removed on exit.
-cd "$(dirname "$0")/.." || exit 1
-B=build/tests/bench
+cd "$(dirname "$0")/../.." || exit 1
+B=build/tests/bench/bench
 NS=fbbench$$
 
 cleanup() {

@@ -9,7 +9,7 @@
 # Uses a private filter root and a temporary file of about 41 bytes a flow.
 set -e
 N=${1:-10000000}
-FB=${2:-$(cd "$(dirname "$0")/.." && pwd)/build/flowbloom}
+FB=${2:-$(cd "$(dirname "$0")/../.." && pwd)/build/flowbloom}
 export FLOWBLOOM_ROOT=/sys/fs/bpf/fbbench_del_$$
 TMP=$(mktemp -d /tmp/fbbench-del.XXXXXX)
 trap '"$FB" destroy bd >/dev/null 2>&1 || true; rmdir "$FLOWBLOOM_ROOT" 2>/dev/null || true; rm -rf "$TMP"' EXIT

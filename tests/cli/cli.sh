@@ -3,7 +3,7 @@
 # The CLI facing bad input: every mistake gives one clear line on stderr,
 # a non-zero exit, and leaves the filter exactly as it was (its bits are
 # compared before and after through `info -j`).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 t_begin cli
 
 state() { "$FB" -j info f1 | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["flows"], d["bits_set"], d["kinds"])'; }

@@ -5,7 +5,7 @@
 # source is really in the list may match; the rest would all be false
 # positives. Also: replace keeps confirming the new list only, deletes of
 # non-members are refused, and the ip link filter refuses confirmation.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 t_begin confirm
 
 caps=("$PCAPS"/udp-*.pcap "$PCAPS"/tcp*.pcap "$PCAPS"/icmp*.pcap)

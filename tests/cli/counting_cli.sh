@@ -18,7 +18,7 @@
 #
 # Cost: del -f of 2M flows uses at most 1.25 x the memory of add -f of
 # them, and about its CPU time.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 t_begin counting_cli
 pid=""
 trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; t_cleanup_filters; rm -rf "$T_TMP"' EXIT

@@ -11,7 +11,7 @@
 # whatever is left (staging directories included), and a re-run succeeds.
 # Then concurrent writers: an add, and a replace, that wait for the lock
 # while another replace switches arrays; and import's peak memory.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 t_begin crash
 
 if ! command -v strace >/dev/null; then

@@ -14,7 +14,7 @@
 #   umask); --mode widens it, bad --mode values are usage errors;
 # - a full disk (a 64 KiB tmpfs in a private mount namespace) fails the
 #   export with exit 1, leaves no temporary file and the old export intact.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 t_begin export_sec
 
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)

@@ -8,9 +8,9 @@
 # under the same name is another filter: still gone for the old loop.
 # Monitoring maps come from `test_monitor feed` (the real program through
 # BPF_PROG_TEST_RUN), as in monitor_cli.sh.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 t_begin gone_cli
-FEED=$(dirname "$FB")/tests/test_monitor
+FEED=$(dirname "$FB")/tests/program/test_monitor
 BG=()
 cleanup() {
 	local p d

@@ -13,7 +13,7 @@
 #  - with --confirm exact, an IPv6 rule ::/0 in the LPM trie confirmed any
 #    false positive of an IPv4 packet (one trie for both families).
 # Every frame exists only inside BPF_PROG_TEST_RUN; nothing is sent.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 t_begin hostile
 
 # One capture per name: NAME.pcap in $T_TMP (Ethernet, one frame each line

@@ -11,7 +11,7 @@
 #   both inside a huge line and between lines.
 # Also: a leading UTF-8 BOM is skipped; IPv6 rules for extension-header
 # protocols are refused; `list` without privileges says so.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 t_begin input_cli
 trap 't_cleanup_filters; rm -rf "$T_TMP"' EXIT
 

@@ -5,7 +5,7 @@
 # Then every flow the program reported (its own key, from --explain) is
 # added, and a second replay must match every packet that has a key: zero
 # false negatives, whatever the capture throws at the parser.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 t_begin pcaps
 
 if [ ! -d "$PCAPS" ]; then

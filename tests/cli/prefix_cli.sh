@@ -32,7 +32,7 @@
 # Addresses: documentation ranges only (198.51.100.0/24, 203.0.113.0/24,
 # 2001:db8::/32); the captures are tcpdump's test files, replayed with
 # BPF_PROG_TEST_RUN only: nothing is sent on any network.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 t_begin prefix_cli
 
 BIG=(--bits 8388608 --hashes 8) # 1 MiB

@@ -11,7 +11,7 @@
 # xdp/globals (FLOWBLOOM_IPROUTE_DIR). The real paths are tried too when
 # they do not exist (never disturbing real filters); run the suite under
 # `flock /tmp/fb-globals.lock` like e2e (it may create xdp/globals).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 t_begin squat
 
 P=/sys/fs/bpf/fbsq_$$

@@ -12,7 +12,7 @@
 # Filters live under a private FLOWBLOOM_ROOT (no `default` filter: no lock
 # needed). The trap removes the namespaces and the veth pair.
 # Addresses: 198.51.100.0/24.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 t_begin apply
 
 NSA=fbapA$$

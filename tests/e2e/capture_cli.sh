@@ -9,7 +9,7 @@
 # rewritten as SLL v1 must give the same answers. Then crafted SLL2
 # records: shorter than the header (runts), header only, truncated IP, a
 # VLAN tag, a non-IP protocol: nothing aborts, each lands where it should.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 t_begin capture_cli
 NSA=fbcA$$
 NSB=fbcB$$

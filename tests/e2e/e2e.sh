@@ -11,7 +11,7 @@
 # FLOWBLOOM_ROOT, the `default` pins in /sys/fs/bpf/xdp/globals) is removed by
 # the EXIT/INT/TERM trap, whatever the checks say. Addresses are from the
 # documentation ranges only (198.51.100.0/24, 2001:db8::/32).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 t_begin e2e
 
 FBOBJ=$(dirname "$FB")/flowbloom.bpf.o

@@ -11,10 +11,10 @@
 # Uses the `default` filter's pins in /sys/fs/bpf/xdp/globals: run under
 # `flock /tmp/fb-globals.lock`. The trap removes the install tree, the
 # namespaces and veth, and every pin it made. Addresses: 198.51.100.0/24.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 t_begin install
 
-SRC=$(cd "$(dirname "$0")/.." && pwd)
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
 NSA=fbinA$$
 NSB=fbinB$$
 VA=fbina$$

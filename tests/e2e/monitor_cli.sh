@@ -10,10 +10,10 @@
 #
 # The EXIT trap removes the namespaces and every pin under the private
 # FLOWBLOOM_ROOT. Addresses: 198.51.100.0/24 only.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 t_begin monitor_cli
 
-FEED=$(dirname "$FB")/tests/test_monitor
+FEED=$(dirname "$FB")/tests/program/test_monitor
 PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
 NSA=fbmA$$
 NSB=fbmB$$

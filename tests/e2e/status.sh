@@ -14,10 +14,10 @@
 #   held by a process (listed once, by its name), are found.
 # Uses the `default` filter and the /sys/fs/bpf/xdp/globals pins: run under
 # flock /tmp/fb-globals.lock (tests/run.sh callers do).
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 t_begin status
 
-OBJ=$(cd "$(dirname "$0")/.." && pwd)/build/flowbloom.bpf.o
+OBJ=$(cd "$(dirname "$0")/../.." && pwd)/build/flowbloom.bpf.o
 N1=fbst1_$$
 N2=fbst2_$$
 VA=fsa$$

@@ -20,7 +20,7 @@
 # `flock /tmp/fb-globals.lock`. Everything it makes (a namespace, a veth
 # pair, its pins) is removed by the EXIT/INT/TERM trap. Addresses from
 # 198.51.100.0/24 only.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 t_begin xdp_loader
 
 BUILD=$(dirname "$FB")

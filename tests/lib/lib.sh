@@ -2,8 +2,8 @@
 # Shell test helpers: a private bpffs root, checks that count, cleanup.
 # Source it; call `t_begin NAME` first and `t_end` last.
 
-FB=${FB:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build/flowbloom}
-PCAPS=${PCAPS:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/../shared/pcaps}
+FB=${FB:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/flowbloom}
+PCAPS=${PCAPS:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/../shared/pcaps}
 T_PASS=0
 T_FAIL=0
 T_SKIP=0

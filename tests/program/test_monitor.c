@@ -831,7 +831,7 @@ int main(int argc, char **argv)
 		return feed(argv[2], strtoul(argv[3], NULL, 10), strtoul(argv[4], NULL, 10));
 	snprintf(root, sizeof(root), "/sys/fs/bpf/fbtest_monitor_%d", getpid());
 	setenv("FLOWBLOOM_ROOT", root, 1);
-	snprintf(pcaps, sizeof(pcaps), "%.*s/../../../shared/pcaps",
+	snprintf(pcaps, sizeof(pcaps), "%.*s/../../../../shared/pcaps",
 		 (int)(strrchr(argv[0], '/') - argv[0]), argv[0]);
 	test_hash();
 	test_zipf("zipf, per-CPU planes", false, 0.001, 0.01, true);

@@ -1547,7 +1547,7 @@ int main(int argc, char **argv)
 	(void)argc;
 	snprintf(root, sizeof(root), "/sys/fs/bpf/fbtest_prefix_%d", (int)getpid());
 	setenv("FLOWBLOOM_ROOT", root, 1);
-	snprintf(cli, sizeof(cli), "%.*s/../flowbloom", (int)(strrchr(argv[0], '/') - argv[0]),
+	snprintf(cli, sizeof(cli), "%.*s/../../flowbloom", (int)(strrchr(argv[0], '/') - argv[0]),
 		 argv[0]);
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/fbtest_prefix.XXXXXX");
 	if (!mkdtemp(tmpdir)) {

@@ -121,7 +121,7 @@ int main(int argc, char **argv)
 	(void)argc;
 	snprintf(root, sizeof(root), "/sys/fs/bpf/fbtest_samebits_%d", getpid());
 	setenv("FLOWBLOOM_ROOT", root, 1);
-	snprintf(cli, sizeof(cli), "%.*s/../flowbloom", (int)(strrchr(argv[0], '/') - argv[0]),
+	snprintf(cli, sizeof(cli), "%.*s/../../flowbloom", (int)(strrchr(argv[0], '/') - argv[0]),
 		 argv[0]);
 	fb_libbpf_logging(false);
 	one("blocked", "siphash13");

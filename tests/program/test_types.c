@@ -980,7 +980,7 @@ static void bpf_same(const char *dir)
 	int prog, type;
 	size_t tbytes = (size_t)TC_TABLE_BLOCKS * FB_BLOCK_BYTES;
 
-	snprintf(path, sizeof(path), "%s/../types_check.bpf.o", dir);
+	snprintf(path, sizeof(path), "%s/../../types_check.bpf.o", dir);
 	obj = bpf_object__open_file(path, NULL);
 	if (!obj || bpf_object__load(obj)) {
 		ASSERT_TRUE(0, "load tests/types_check.bpf.o (the three probes pass the verifier)");
