@@ -20,15 +20,19 @@ endif
 
 BPF_CFLAGS := -g -O2 --target=bpf -mcpu=v3 -Wall -Werror -Iinclude -Ibpf -I$(ARCH_INC) -MMD -MP
 CFLAGS ?= -g -O2
-CFLAGS += -Wall -Wextra -Werror -std=gnu11 -Iinclude -Iuser -I$(BUILD) -MMD -MP
+CFLAGS += -Wall -Wextra -Werror -std=gnu11 -Iinclude -Iuser/lib -Iuser/cli -I$(BUILD) -MMD -MP
 LDLIBS := -lbpf -lelf -lz -lpcap -lm
 
 DEPS_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev iproute2 \
 	ethtool make gcc python3 xdp-tools prometheus groff-base man-db systemd tcpdump strace time
 
-# The CLI's library: everything but main.c, shared with tests and benchmarks.
-LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+# The library (user/lib/, libflowbloom.a) and the CLI (user/cli/). Tests and
+# benchmarks link the library and the CLI's verb code (everything but main.c).
+LIB_SRCS := $(wildcard user/lib/*.c)
 LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
+CLI_SRCS := $(filter-out user/cli/main.c,$(wildcard user/cli/*.c))
+CLI_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(CLI_SRCS))
+LIBS := $(BUILD)/libflowbloom-cli.a $(BUILD)/libflowbloom.a
 # C suites: tests/unit/test_*.c (host only) and tests/program/test_*.c
 # (BPF_PROG_TEST_RUN), each built into build/tests/KIND/; the benchmark too.
 # A binary's parts beside its main file are KIND/NAME_*.c (test_NAME.c or
@@ -102,17 +106,21 @@ $(BUILD)/libflowbloom.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)$(AR) rcs $@ $^
 
-$(BUILD)/flowbloom: $(BUILD)/user/main.o $(BUILD)/libflowbloom.a
+$(BUILD)/libflowbloom-cli.a: $(CLI_OBJS)
+	$(call msg,AR,$@)
+	$(Q)$(AR) rcs $@ $^
+
+$(BUILD)/flowbloom: $(BUILD)/user/cli/main.o $(LIBS)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $< -Wl,--start-group $(LIBS) -Wl,--end-group $(LDLIBS) -o $@
 
 # Secondary expansion: a test binary's prerequisites name its own parts.
 .SECONDEXPANSION:
-$(BUILD)/tests/%: tests/%.c $$(call test_parts,$$*) $(TEST_LIB_SRCS) $(BUILD)/libflowbloom.a \
-		$(BUILD)/flowbloom.skel.h
+$(BUILD)/tests/%: tests/%.c $$(call test_parts,$$*) $(TEST_LIB_SRCS) $(LIBS) $(BUILD)/flowbloom.skel.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests/lib -I$(<D) $(filter %.c,$^) $(BUILD)/libflowbloom.a $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/lib -I$(<D) $(filter %.c,$^) -Wl,--start-group $(LIBS) \
+		-Wl,--end-group $(LDLIBS) -o $@
 
 $(BUILD):
 	$(Q)mkdir -p $@
