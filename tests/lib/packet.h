@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Frames for tests and benchmarks: an Ethernet + IPv4/IPv6 + TCP/UDP/ICMP
- * frame whose flow key is a given struct fb_key, and random flows drawn
- * from the documentation ranges (198.51.100.0/24, 203.0.113.0/24,
- * 2001:db8::/32).
+ * Frames for tests and benchmarks, the one builder every test uses
+ * (tests/lib/packet.c): a frame assembled header by header (struct pkt:
+ * Ethernet, VLAN tags, IPv4 with options, IPv6 with extension and fragment
+ * headers, payload, then lengths and checksums), the frame of a given
+ * struct fb_key built from those pieces, and random flows drawn from the
+ * documentation ranges (198.51.100.0/24, 203.0.113.0/24, 2001:db8::/32).
  */
 #ifndef FLOWBLOOM_TEST_PACKET_H
 #define FLOWBLOOM_TEST_PACKET_H
 
 #include <arpa/inet.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -60,72 +64,45 @@ static inline void test_random_flow(uint64_t *seed, struct fb_key *k, int v6)
 	k->kind = FB_KIND_FLOW;
 }
 
+/* A frame under construction; the pkt_* calls append headers in order. */
+struct pkt {
+	__u8 d[1600];
+	size_t len;
+	size_t need; /* end of the last header the parser has to read */
+	int l3, l4;  /* offsets of the IP and upper-layer headers, -1: none */
+	int v6;
+	__u8 l4proto;
+};
+
+void pkt_init(struct pkt *p);
+/* Append n zero bytes; parsed: the parser reads them (moves p->need). */
+__u8 *pkt_put(struct pkt *p, size_t n, bool parsed);
+void pkt_wr16(__u8 *q, unsigned int v); /* big-endian stores */
+void pkt_wr32(__u8 *q, unsigned int v);
+void pkt_eth(struct pkt *p, __u16 type);
+void pkt_vlan(struct pkt *p, __u16 vid, __u16 next);
+/* IPv4 header of ihl 32-bit words; options are NOPs ending in EOL. */
+void pkt_ipv4(struct pkt *p, __u8 proto, int ihl, __u16 frag_off, const __u8 src[4],
+	      const __u8 dst[4]);
+void pkt_ipv6(struct pkt *p, __u8 next, const __u8 src[16], const __u8 dst[16]);
+/* An IPv6 extension header of type self with length field hlen. */
+void pkt_ext6(struct pkt *p, __u8 self, __u8 next, __u8 hlen);
+/* An IPv6 fragment header; field: fragment offset << 3 | M. */
+void pkt_frag6(struct pkt *p, __u8 next, __u16 field);
+void pkt_payload(struct pkt *p, size_t n);
+void pkt_ip4_csum(struct pkt *p);
+/* Lengths and checksums, once the frame is complete. */
+void pkt_finish(struct pkt *p);
+
 /* Write a frame carrying key's flow into buf (>= 128 bytes); returns its
- * length. The key's family picks the IP version (an IPv6 frame may carry
- * ::ffff:a.b.c.d addresses). Checksums are left zero: the program does not
- * read them. */
-static inline size_t test_build_frame(const struct fb_key *k, uint8_t *buf)
-{
-	size_t l3, l4len = k->proto == 6 ? 20 : k->proto == 17 ? 8 : 8;
-	uint8_t *p;
-
-	memset(buf, 0, 128);
-	buf[0] = 0x02, buf[5] = 0x02; /* dst MAC 02:00:00:00:00:02 */
-	buf[6] = 0x02, buf[11] = 0x01;
-	if (k->family == FB_FAMILY_IPV4) {
-		uint16_t tot = htons(20 + l4len);
-
-		buf[12] = 0x08, buf[13] = 0x00;
-		p = buf + 14;
-		p[0] = 0x45;
-		memcpy(p + 2, &tot, 2);
-		p[8] = 64;
-		p[9] = k->proto;
-		memcpy(p + 12, &k->saddr[12], 4);
-		memcpy(p + 16, &k->daddr[12], 4);
-		l3 = 20;
-	} else {
-		uint16_t plen = htons(l4len);
-
-		buf[12] = 0x86, buf[13] = 0xdd;
-		p = buf + 14;
-		p[0] = 0x60;
-		memcpy(p + 4, &plen, 2);
-		p[6] = k->proto;
-		p[7] = 64;
-		memcpy(p + 8, k->saddr, 16);
-		memcpy(p + 24, k->daddr, 16);
-		l3 = 40;
-	}
-	p += l3;
-	memcpy(p, &k->sport, 2);
-	memcpy(p + 2, &k->dport, 2);
-	if (k->proto == 6)
-		p[12] = 0x50; /* data offset 5 */
-	else if (k->proto == 17) {
-		uint16_t ulen = htons(8);
-
-		memcpy(p + 4, &ulen, 2);
-	}
-	return 14 + l3 + l4len;
-}
+ * length: Ethernet, IPv4 (IHL 5) or IPv6 by the key's family (an IPv6 frame
+ * may carry ::ffff:a.b.c.d addresses), then a 20-byte TCP or an 8-byte
+ * header of any other protocol holding the key's ports first; no payload. */
+size_t test_build_frame(const struct fb_key *k, uint8_t *buf);
 
 /* Run key's frame through a program loaded with .trace = true. Returns
  * the verdict (-1 on error); *matched: the trace says the flow rule
  * matched. */
-static inline int test_probe_flow(int prog_fd, int trace_fd, const struct fb_key *k, int *matched)
-{
-	LIBBPF_OPTS(bpf_test_run_opts, t, .repeat = 1);
-	uint8_t frame[128];
-	struct fb_trace tr;
-	__u32 zero = 0;
-
-	t.data_in = frame;
-	t.data_size_in = test_build_frame(k, frame);
-	if (bpf_prog_test_run_opts(prog_fd, &t) || bpf_map_lookup_elem(trace_fd, &zero, &tr))
-		return -1;
-	*matched = tr.kind == FB_KIND_FLOW;
-	return (int)t.retval;
-}
+int test_probe_flow(int prog_fd, int trace_fd, const struct fb_key *k, int *matched);
 
 #endif

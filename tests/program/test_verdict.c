@@ -42,6 +42,7 @@
 #include "filter.h"
 #include "flow.h"
 #include "loader.h"
+#include "packet.h"
 #include "testlib.h"
 
 /* Protocol numbers and ethertypes, spelled out. */
@@ -83,139 +84,8 @@ static const __u8 V6_DST[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, 0, 0, 0, 0,
 
 /* ---------------------------------------------------------------- frames */
 
-struct pkt {
-	__u8 d[1600];
-	size_t len;
-	size_t need; /* end of the last header the parser has to read */
-	int l3, l4;  /* offsets of the IP and upper-layer headers, -1: none */
-	int v6;
-	__u8 l4proto;
-};
-
-static void pkt_init(struct pkt *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->l3 = p->l4 = -1;
-}
-
-/* Append n zero bytes; parsed: the parser reads them (moves p->need). */
-static __u8 *put(struct pkt *p, size_t n, bool parsed)
-{
-	__u8 *q = p->d + p->len;
-
-	if (p->len + n > sizeof(p->d)) {
-		fprintf(stderr, "test bug: frame longer than %zu bytes\n", sizeof(p->d));
-		abort();
-	}
-	memset(q, 0, n);
-	p->len += n;
-	if (parsed)
-		p->need = p->len;
-	return q;
-}
-
-static void wr16(__u8 *q, unsigned int v)
-{
-	q[0] = v >> 8;
-	q[1] = v;
-}
-
-static void wr32(__u8 *q, unsigned int v)
-{
-	wr16(q, v >> 16);
-	wr16(q + 2, v);
-}
-
-static void eth(struct pkt *p, __u16 type)
-{
-	static const __u8 dst[6] = { 0x00, 0x00, 0x5e, 0x00, 0x53, 0x02 };
-	static const __u8 src[6] = { 0x00, 0x00, 0x5e, 0x00, 0x53, 0x01 };
-	__u8 *q = put(p, 14, true);
-
-	memcpy(q, dst, 6);
-	memcpy(q + 6, src, 6);
-	wr16(q + 12, type);
-}
-
-static void vlan(struct pkt *p, __u16 vid, __u16 next)
-{
-	__u8 *q = put(p, 4, true);
-
-	wr16(q, vid);
-	wr16(q + 2, next);
-}
-
-/* IPv4 header of ihl 32-bit words; options are NOPs ending in EOL. */
-static void ipv4(struct pkt *p, __u8 proto, int ihl, __u16 frag_off)
-{
-	__u8 *q;
-	int i;
-
-	p->l3 = p->len;
-	q = put(p, ihl * 4, true);
-	q[0] = 0x40 | ihl;
-	wr16(q + 4, 0x1234);
-	wr16(q + 6, frag_off);
-	q[8] = 64;
-	q[9] = proto;
-	memcpy(q + 12, V4_SRC, 4);
-	memcpy(q + 16, V4_DST, 4);
-	for (i = 20; i < ihl * 4; i++)
-		q[i] = i == ihl * 4 - 1 ? 0 : 1;
-}
-
-static void ipv6(struct pkt *p, __u8 next)
-{
-	__u8 *q;
-
-	p->l3 = p->len;
-	p->v6 = 1;
-	q = put(p, 40, true);
-	q[0] = 0x60;
-	q[6] = next;
-	q[7] = 64;
-	memcpy(q + 8, V6_SRC, 16);
-	memcpy(q + 24, V6_DST, 16);
-}
-
-/* An IPv6 extension header of type self with length field hlen. */
-static void ext6(struct pkt *p, __u8 self, __u8 next, __u8 hlen)
-{
-	size_t n = self == X_AH ? (hlen + 2) * 4u : (hlen + 1) * 8u;
-	__u8 *q = put(p, n, true);
-
-	q[0] = next;
-	q[1] = hlen;
-	if (self == X_RT) {
-		q[2] = 253; /* experimental routing type (RFC 4727) */
-		q[3] = 0;   /* segments left: ignored by every node */
-	} else if (self == X_AH) {
-		wr32(q + 4, 0x100); /* SPI; sequence number, then a zero ICV */
-		wr32(q + 8, 1);
-	} else {
-		q[2] = 1; /* one PadN option fills the header */
-		q[3] = n - 4;
-	}
-}
-
-/* field: fragment offset << 3 | M. */
-static void frag6(struct pkt *p, __u8 next, __u16 field)
-{
-	__u8 *q = put(p, 8, true);
-
-	q[0] = next;
-	wr16(q + 2, field);
-	wr32(q + 4, 0xdb8);
-}
-
-static void payload(struct pkt *p, size_t n)
-{
-	__u8 *q = put(p, n, false);
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		q[i] = 0xa0 + i;
-}
+/* The frame pieces are tests/lib/packet.c's; what follows is this table's:
+ * its ports, the extension-header chains, the row builders. */
 
 /* The upper-layer header of proto (only the ported ones are parsed), then
  * 16 bytes of payload. */
@@ -227,130 +97,54 @@ static void l4(struct pkt *p, __u8 proto)
 	p->l4proto = proto;
 	switch (proto) {
 	case P_TCP:
-		q = put(p, 20, true);
-		wr16(q, TCP_SP);
-		wr16(q + 2, TCP_DP);
-		wr32(q + 4, 1000);
-		wr32(q + 8, 2000);
+		q = pkt_put(p, 20, true);
+		pkt_wr16(q, TCP_SP);
+		pkt_wr16(q + 2, TCP_DP);
+		pkt_wr32(q + 4, 1000);
+		pkt_wr32(q + 8, 2000);
 		q[12] = 5 << 4;
 		q[13] = 0x18; /* PSH, ACK */
-		wr16(q + 14, 65535);
+		pkt_wr16(q + 14, 65535);
 		break;
 	case P_UDP:
-		q = put(p, 8, true);
-		wr16(q, UDP_SP);
-		wr16(q + 2, UDP_DP);
+		q = pkt_put(p, 8, true);
+		pkt_wr16(q, UDP_SP);
+		pkt_wr16(q + 2, UDP_DP);
 		break;
 	case P_LITE:
-		q = put(p, 8, true); /* checksum coverage 0: the whole datagram */
-		wr16(q, LITE_SP);
-		wr16(q + 2, LITE_DP);
+		q = pkt_put(p, 8, true); /* checksum coverage 0: the whole datagram */
+		pkt_wr16(q, LITE_SP);
+		pkt_wr16(q + 2, LITE_DP);
 		break;
 	case P_SCTP:
-		q = put(p, 12, true); /* CRC32c left 0: nobody checks it here */
-		wr16(q, SCTP_SP);
-		wr16(q + 2, SCTP_DP);
-		wr32(q + 4, 0xc0ffee);
+		q = pkt_put(p, 12, true); /* CRC32c left 0: nobody checks it here */
+		pkt_wr16(q, SCTP_SP);
+		pkt_wr16(q + 2, SCTP_DP);
+		pkt_wr32(q + 4, 0xc0ffee);
 		break;
 	case P_ICMP:
 	case P_ICMP6:
-		q = put(p, 8, false);
+		q = pkt_put(p, 8, false);
 		q[0] = proto == P_ICMP ? 8 : 128; /* echo request */
-		wr16(q + 4, 1);
-		wr16(q + 6, 1);
+		pkt_wr16(q + 4, 1);
+		pkt_wr16(q + 6, 1);
 		break;
 	case P_GRE:
-		q = put(p, 4, false);
-		wr16(q + 2, ETH_IP);
+		q = pkt_put(p, 4, false);
+		pkt_wr16(q + 2, ETH_IP);
 		break;
 	default:
 		p->l4 = -1; /* ESP, no next header: payload only */
 		break;
 	}
-	payload(p, 16);
-}
-
-static __u32 sum16(const __u8 *q, size_t n, __u32 s)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < n; i += 2)
-		s += q[i] << 8 | q[i + 1];
-	if (n & 1)
-		s += q[n - 1] << 8;
-	return s;
-}
-
-static __u16 fold(__u32 s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return ~s & 0xffff;
-}
-
-static void ip4_csum(struct pkt *p)
-{
-	__u8 *ip = p->d + p->l3;
-	size_t n = (ip[0] & 15) * 4u;
-
-	if (n > p->len - p->l3)
-		n = p->len - p->l3;
-	ip[10] = ip[11] = 0;
-	wr16(ip + 10, fold(sum16(ip, n, 0)));
-}
-
-/* Lengths and checksums, once the frame is complete. */
-static void finish(struct pkt *p)
-{
-	__u8 *ip = p->d + p->l3, *q = p->d + p->l4;
-	size_t n = p->len - p->l4;
-	__u32 s;
-	__u16 c;
-	int off;
-
-	if (p->l3 < 0)
-		return;
-	if (p->v6) {
-		wr16(ip + 4, p->len - p->l3 - 40);
-	} else {
-		wr16(ip + 2, p->len - p->l3);
-		ip4_csum(p);
-	}
-	if (p->l4 < 0)
-		return;
-	switch (p->l4proto) {
-	case P_UDP:
-		wr16(q + 4, n);
-		off = 6;
-		break;
-	case P_LITE:
-		off = 6;
-		break;
-	case P_TCP:
-		off = 16;
-		break;
-	case P_ICMP6:
-		off = 2;
-		break;
-	case P_ICMP:
-		wr16(q + 2, fold(sum16(q, n, 0)));
-		return;
-	default:
-		return; /* SCTP (CRC32c), GRE (optional): left 0 */
-	}
-	if (p->v6)
-		s = sum16(ip + 8, 32, 0) + (n >> 16) + (n & 0xffff) + p->l4proto;
-	else
-		s = sum16(ip + 12, 8, 0) + n + p->l4proto;
-	c = fold(sum16(q, n, s));
-	wr16(q + off, c || p->l4proto != P_UDP ? c : 0xffff);
+	pkt_payload(p, 16);
 }
 
 /* After a fragment header: the upper layer for offset 0, data otherwise. */
 static void after_frag(struct pkt *p, __u8 proto, int field)
 {
 	if (field & 0xfff8)
-		payload(p, 32);
+		pkt_payload(p, 32);
 	else
 		l4(p, proto);
 }
@@ -364,18 +158,18 @@ static void exts(struct pkt *p, int n, __u8 last)
 	int i;
 
 	for (i = 0; i < n; i++)
-		ext6(p, chain[i], i + 1 < n ? chain[i + 1] : last, chain[i] == X_AH ? 4 : 0);
+		pkt_ext6(p, chain[i], i + 1 < n ? chain[i + 1] : last, chain[i] == X_AH ? 4 : 0);
 }
 
 static void arp_body(struct pkt *p)
 {
-	__u8 *q = put(p, 28, false);
+	__u8 *q = pkt_put(p, 28, false);
 
-	wr16(q, 1);
-	wr16(q + 2, ETH_IP);
+	pkt_wr16(q, 1);
+	pkt_wr16(q + 2, ETH_IP);
 	q[4] = 6;
 	q[5] = 4;
-	wr16(q + 6, 1); /* request */
+	pkt_wr16(q + 6, 1); /* request */
 	memcpy(q + 8, (const __u8[]){ 0x00, 0x00, 0x5e, 0x00, 0x53, 0x01 }, 6);
 	memcpy(q + 14, V4_SRC, 4);
 	memcpy(q + 24, V4_DST, 4);
@@ -388,108 +182,108 @@ typedef void (*build_fn)(struct pkt *p, int a, int b);
 /* IPv4, IHL b (0: 5), upper layer a. */
 static void f_v4(struct pkt *p, int proto, int ihl)
 {
-	eth(p, ETH_IP);
-	ipv4(p, proto, ihl ? ihl : 5, 0);
+	pkt_eth(p, ETH_IP);
+	pkt_ipv4(p, proto, ihl ? ihl : 5, 0, V4_SRC, V4_DST);
 	l4(p, proto);
-	finish(p);
+	pkt_finish(p);
 }
 
 /* An IPv4 header of protocol a and nothing after it. */
 static void f_v4_bare(struct pkt *p, int proto, int unused)
 {
 	(void)unused;
-	eth(p, ETH_IP);
-	ipv4(p, proto, 5, 0);
-	finish(p);
+	pkt_eth(p, ETH_IP);
+	pkt_ipv4(p, proto, 5, 0, V4_SRC, V4_DST);
+	pkt_finish(p);
 }
 
 /* A full 1514-byte frame (MTU 1500): IPv4 (a = 4) or IPv6, upper layer b. */
 static void f_mtu(struct pkt *p, int family, int proto)
 {
-	eth(p, family == 4 ? ETH_IP : ETH_IP6);
+	pkt_eth(p, family == 4 ? ETH_IP : ETH_IP6);
 	if (family == 4)
-		ipv4(p, proto, 5, 0);
+		pkt_ipv4(p, proto, 5, 0, V4_SRC, V4_DST);
 	else
-		ipv6(p, proto);
+		pkt_ipv6(p, proto, V6_SRC, V6_DST);
 	l4(p, proto);
-	payload(p, 1514 - p->len);
-	finish(p);
+	pkt_payload(p, 1514 - p->len);
+	pkt_finish(p);
 }
 
 /* IPv4 with the flags/fragment offset field b. */
 static void f_v4_frag(struct pkt *p, int proto, int frag_off)
 {
-	eth(p, ETH_IP);
-	ipv4(p, proto, 5, frag_off);
+	pkt_eth(p, ETH_IP);
+	pkt_ipv4(p, proto, 5, frag_off, V4_SRC, V4_DST);
 	if (frag_off & 0x1fff)
-		payload(p, 32); /* a later piece: no upper-layer header */
+		pkt_payload(p, 32); /* a later piece: no upper-layer header */
 	else
 		l4(p, proto);
-	finish(p);
+	pkt_finish(p);
 }
 
 static void f_v6(struct pkt *p, int proto, int unused)
 {
 	(void)unused;
-	eth(p, ETH_IP6);
-	ipv6(p, proto);
+	pkt_eth(p, ETH_IP6);
+	pkt_ipv6(p, proto, V6_SRC, V6_DST);
 	l4(p, proto);
-	finish(p);
+	pkt_finish(p);
 }
 
 /* IPv6, a fragment header (field b), upper layer a. */
 static void f_v6_frag(struct pkt *p, int proto, int field)
 {
-	eth(p, ETH_IP6);
-	ipv6(p, X_FRAG);
-	frag6(p, proto, field);
+	pkt_eth(p, ETH_IP6);
+	pkt_ipv6(p, X_FRAG, V6_SRC, V6_DST);
+	pkt_frag6(p, proto, field);
 	after_frag(p, proto, field);
-	finish(p);
+	pkt_finish(p);
 }
 
 /* IPv6, hop-by-hop, a fragment header (field b), upper layer a. */
 static void f_v6_hop_frag(struct pkt *p, int proto, int field)
 {
-	eth(p, ETH_IP6);
-	ipv6(p, X_HOP);
-	ext6(p, X_HOP, X_FRAG, 0);
-	frag6(p, proto, field);
+	pkt_eth(p, ETH_IP6);
+	pkt_ipv6(p, X_HOP, V6_SRC, V6_DST);
+	pkt_ext6(p, X_HOP, X_FRAG, 0);
+	pkt_frag6(p, proto, field);
 	after_frag(p, proto, field);
-	finish(p);
+	pkt_finish(p);
 }
 
 /* IPv6, n extension headers, upper layer b. */
 static void f_v6_exts(struct pkt *p, int n, int proto)
 {
-	eth(p, ETH_IP6);
-	ipv6(p, n ? chain[0] : proto);
+	pkt_eth(p, ETH_IP6);
+	pkt_ipv6(p, n ? chain[0] : proto, V6_SRC, V6_DST);
 	exts(p, n, proto);
 	l4(p, proto);
-	finish(p);
+	pkt_finish(p);
 }
 
 /* IPv6, n extension headers, then a fragment header (field b) of UDP. */
 static void f_v6_exts_frag(struct pkt *p, int n, int field)
 {
-	eth(p, ETH_IP6);
-	ipv6(p, n ? chain[0] : X_FRAG);
+	pkt_eth(p, ETH_IP6);
+	pkt_ipv6(p, n ? chain[0] : X_FRAG, V6_SRC, V6_DST);
 	exts(p, n, X_FRAG);
-	frag6(p, P_UDP, field);
+	pkt_frag6(p, P_UDP, field);
 	after_frag(p, P_UDP, field);
-	finish(p);
+	pkt_finish(p);
 }
 
 /* IPv6 with longer extension headers: hop-by-hop 24 B, AH 32 B, dstopts 16 B. */
 static void f_v6_long_exts(struct pkt *p, int proto, int unused)
 {
 	(void)unused;
-	eth(p, ETH_IP6);
-	ipv6(p, X_HOP);
-	ext6(p, X_HOP, X_AH, 2);
-	ext6(p, X_AH, X_DST, 6);
-	ext6(p, X_DST, proto, 1);
+	pkt_eth(p, ETH_IP6);
+	pkt_ipv6(p, X_HOP, V6_SRC, V6_DST);
+	pkt_ext6(p, X_HOP, X_AH, 2);
+	pkt_ext6(p, X_AH, X_DST, 6);
+	pkt_ext6(p, X_DST, proto, 1);
 	l4(p, proto);
-	finish(p);
+	pkt_finish(p);
 }
 
 /* VLAN tag sets, outermost first. */
@@ -511,19 +305,19 @@ static void f_vlan(struct pkt *p, int set, int inner)
 
 	while (n < 4 && tags[n])
 		n++;
-	eth(p, tags[0]);
+	pkt_eth(p, tags[0]);
 	for (i = 0; i < n; i++)
-		vlan(p, 100 + i, i + 1 < n ? tags[i + 1] : inner);
+		pkt_vlan(p, 100 + i, i + 1 < n ? tags[i + 1] : inner);
 	if (inner == ETH_IP) {
-		ipv4(p, P_UDP, 5, 0);
+		pkt_ipv4(p, P_UDP, 5, 0, V4_SRC, V4_DST);
 		l4(p, P_UDP);
 	} else if (inner == ETH_IP6) {
-		ipv6(p, P_TCP);
+		pkt_ipv6(p, P_TCP, V6_SRC, V6_DST);
 		l4(p, P_TCP);
 	} else {
 		arp_body(p);
 	}
-	finish(p);
+	pkt_finish(p);
 }
 
 static void f_nonip(struct pkt *p, int type, int unused)
@@ -535,13 +329,13 @@ static void f_nonip(struct pkt *p, int type, int unused)
 		0x00, 0x00,					      /* end */
 	};
 	(void)unused;
-	eth(p, type);
+	pkt_eth(p, type);
 	if (type == ETH_ARP)
 		arp_body(p);
 	else if (type == ETH_LLDP)
-		memcpy(put(p, sizeof(lldp), false), lldp, sizeof(lldp));
+		memcpy(pkt_put(p, sizeof(lldp), false), lldp, sizeof(lldp));
 	else
-		payload(p, 46);
+		pkt_payload(p, 46);
 }
 
 /* --- broken frames: a valid one, then one field poked */
@@ -556,8 +350,8 @@ static void f_v4_ihl(struct pkt *p, int ihl, int unused)
 	ip = p->d + p->l3;
 	ip[0] = 0x40 | ihl;
 	if (ihl * 4 > (ip[2] << 8 | ip[3]))
-		wr16(ip + 2, ihl * 4);
-	ip4_csum(p);
+		pkt_wr16(ip + 2, ihl * 4);
+	pkt_ip4_csum(p);
 }
 
 /* IPv4 UDP with version a in the IPv4 ethertype. */
@@ -566,7 +360,7 @@ static void f_v4_version(struct pkt *p, int version, int unused)
 	(void)unused;
 	f_v4(p, P_UDP, 5);
 	p->d[p->l3] = version << 4 | 5;
-	ip4_csum(p);
+	pkt_ip4_csum(p);
 }
 
 /* IPv4 with upper layer a, tot_len b: TCP with 0 is what BIG TCP / GSO
@@ -574,16 +368,16 @@ static void f_v4_version(struct pkt *p, int version, int unused)
 static void f_v4_tso(struct pkt *p, int proto, int tot_len)
 {
 	f_v4(p, proto, 5);
-	wr16(p->d + p->l3 + 2, tot_len);
-	ip4_csum(p);
+	pkt_wr16(p->d + p->l3 + 2, tot_len);
+	pkt_ip4_csum(p);
 }
 
 /* IPv4 UDP with IHL a and tot_len b. */
 static void f_v4_totlen(struct pkt *p, int ihl, int tot_len)
 {
 	f_v4(p, P_UDP, ihl);
-	wr16(p->d + p->l3 + 2, tot_len);
-	ip4_csum(p);
+	pkt_wr16(p->d + p->l3 + 2, tot_len);
+	pkt_ip4_csum(p);
 }
 
 /* IPv6 UDP with version a in the IPv6 ethertype. */
@@ -598,11 +392,11 @@ static void f_v6_version(struct pkt *p, int version, int unused)
 static void f_v6_overrun(struct pkt *p, int type, int unused)
 {
 	(void)unused;
-	eth(p, ETH_IP6);
-	ipv6(p, type);
-	ext6(p, type, P_UDP, type == X_AH ? 4 : 0);
+	pkt_eth(p, ETH_IP6);
+	pkt_ipv6(p, type, V6_SRC, V6_DST);
+	pkt_ext6(p, type, P_UDP, type == X_AH ? 4 : 0);
 	l4(p, P_UDP);
-	finish(p);
+	pkt_finish(p);
 	p->d[p->l3 + 40 + 1] = 255;
 }
 
