@@ -14,21 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int test_passed, test_failed, test_skipped;
-
-static inline bool test_check(bool ok, const char *label, const char *detail)
-{
-	if (ok) {
-		test_passed++;
-		if (getenv("TEST_VERBOSE"))
-			printf("PASS %s\n", label);
-	} else {
-		test_failed++;
-		printf("FAIL %s%s%s\n", label, detail ? ": " : "", detail ? detail : "");
-	}
-	fflush(stdout);
-	return ok;
-}
+/* Counts one check (tests/lib/testlib.c keeps the counts for every file of
+ * a test binary); prints FAIL with detail, PASS under TEST_VERBOSE. */
+bool test_check(bool ok, const char *label, const char *detail);
+void test_skip(const char *label, const char *why);
+/* "N passed, N failed[, N skipped]"; the exit status. */
+int test_summary(void);
 
 #define ASSERT_TRUE(cond, label) test_check(!!(cond), label, #cond)
 
@@ -47,20 +38,5 @@ static inline bool test_check(bool ok, const char *label, const char *detail)
 		snprintf(_d, sizeof(_d), "got %g, want [%g, %g]", _g, _l, _h);                     \
 		test_check(_g >= _l && _g <= _h, label, _d);                                       \
 	})
-
-static inline void test_skip(const char *label, const char *why)
-{
-	test_skipped++;
-	printf("SKIP %s: %s\n", label, why);
-}
-
-static inline int test_summary(void)
-{
-	printf("%d passed, %d failed", test_passed, test_failed);
-	if (test_skipped)
-		printf(", %d skipped", test_skipped);
-	printf("\n");
-	return test_failed ? 1 : 0;
-}
 
 #endif

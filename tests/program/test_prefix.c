@@ -451,9 +451,9 @@ static void one_rule(struct fb_filter *f, const struct prog *pg, const struct ro
 			o = other_of(a);
 			/* The table itself against the reference semantics. */
 			if (ref_inside(&p, a) != in) {
-				printf("FAIL test table: %s %s listed as %s\n", r->rule, list[i],
-				       in ? "inside" : "outside");
-				test_failed++;
+				snprintf(d, sizeof(d), "test table: %s %s listed as %s", r->rule,
+					 list[i], in ? "inside" : "outside");
+				test_check(false, d, NULL);
 			}
 			verdict = dst ? send_pkt(pg, o, a, &kind) : send_pkt(pg, a, o, &kind);
 			snprintf(l, sizeof(l), "%s %s: packet %s %s %s", argv[0], r->rule,
