@@ -36,10 +36,11 @@ LIBS := $(BUILD)/libflowbloom-cli.a $(BUILD)/libflowbloom.a
 # C suites: tests/unit/test_*.c (host only) and tests/program/test_*.c
 # (BPF_PROG_TEST_RUN), each built into build/tests/KIND/; the benchmark too.
 # A binary's parts beside its main file are KIND/NAME_*.c (test_NAME.c or
-# NAME.c is the main), and tests/lib/*.c is linked into every one.
+# NAME.c is the main); tests/lib/*.c is the archive libfbtest.a every one
+# links (a binary takes only the helpers it calls).
 TEST_MAINS := $(wildcard tests/unit/test_*.c tests/program/test_*.c) tests/bench/bench.c
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_MAINS))
-TEST_LIB_SRCS := $(wildcard tests/lib/*.c)
+TEST_LIB_OBJS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%.o,$(wildcard tests/lib/*.c))
 test_parts = $(filter-out %.bpf.c,$(wildcard tests/$(dir $(1))$(patsubst test_%,%,$(notdir $(1)))_*.c))
 
 .DELETE_ON_ERROR:
@@ -114,13 +115,23 @@ $(BUILD)/flowbloom: $(BUILD)/user/cli/main.o $(LIBS)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $< -Wl,--start-group $(LIBS) -Wl,--end-group $(LDLIBS) -o $@
 
-# Secondary expansion: a test binary's prerequisites name its own parts.
-.SECONDEXPANSION:
-$(BUILD)/tests/%: tests/%.c $$(call test_parts,$$*) $(TEST_LIB_SRCS) $(LIBS) $(BUILD)/flowbloom.skel.h
+$(BUILD)/tests/lib/%.o: tests/lib/%.c $(BUILD)/flowbloom.skel.h Makefile | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests/lib -I$(<D) $(filter %.c,$^) -Wl,--start-group $(LIBS) \
-		-Wl,--end-group $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/lib -c $< -o $@
+
+$(BUILD)/libfbtest.a: $(TEST_LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)$(AR) rcs $@ $^
+
+# Secondary expansion: a test binary's prerequisites name its own parts.
+.SECONDEXPANSION:
+$(BUILD)/tests/%: tests/%.c $$(call test_parts,$$*) $(BUILD)/libfbtest.a $(LIBS) \
+		$(BUILD)/flowbloom.skel.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/lib -I$(<D) $(filter %.c,$^) -Wl,--start-group \
+		$(BUILD)/libfbtest.a $(LIBS) -Wl,--end-group $(LDLIBS) -o $@
 
 $(BUILD):
 	$(Q)mkdir -p $@
