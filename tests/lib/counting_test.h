@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * What the counting suites share (unit/test_counting.c, unit/test_counting_crash.c,
- * program/test_counting.c, program/test_counting_stress.c): a counting filter on
+ * program/test_counting_kernel.c, program/test_counting_stress.c): a counting filter on
  * anonymous memory with snapshots and an exact model (counting_model.c), and
  * filters in a private bpffs root with the real program (counting_rig.c).
  */

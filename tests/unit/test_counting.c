@@ -10,7 +10,7 @@
  * model: every counter equals the recount of the flows present (saturated
  * ones stay at their maximum), every bit is (counter > 0), every present
  * flow passes fb_filter_test. Crash recovery is test_counting_crash, the
- * program's side program/test_counting and test_counting_stress.
+ * program's side program/test_counting_kernel and test_counting_stress.
  */
 #include "counting_test.h"
 
