@@ -7,7 +7,7 @@
  * growth; measured false-positive rates against each type's formula at
  * 100k flows and 1M probes; load factors reached; all-or-nothing batches;
  * relocations never hide a flow from a concurrent reader; and
- * tests/types_check.bpf.c, run with BPF_PROG_TEST_RUN on tables filled
+ * tests/program/types_check.bpf.c, run with BPF_PROG_TEST_RUN on tables filled
  * through the mmap by the user-space code, picks the same slots.
  * Prints the measured figures (docs/types.md has them).
  */
