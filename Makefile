@@ -105,11 +105,11 @@ $(BUILD)/user/%.o: user/%.c $(BUILD)/flowbloom.skel.h Makefile | $(BUILD)
 
 $(BUILD)/libflowbloom.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@; $(AR) rcs $@ $^
 
 $(BUILD)/libflowbloom-cli.a: $(CLI_OBJS)
 	$(call msg,AR,$@)
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@; $(AR) rcs $@ $^
 
 $(BUILD)/flowbloom: $(BUILD)/user/cli/main.o $(LIBS)
 	$(call msg,LD,$@)

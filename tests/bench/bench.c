@@ -85,7 +85,7 @@ static struct row *find(const char *name)
 
 /* A filter of `bits` bits holding flows 0..n-1 (IPv4 and IPv6 forms). */
 static int make_filter_hash(const char *name, __u64 bits, int k, int layout, int hash, __u32 n,
-			    struct fb_filter *f)
+			    struct fb_store *f)
 {
 	struct fb_create_opts o = {
 		.nblocks = bits / FB_BLOCK_BITS,
@@ -97,25 +97,25 @@ static int make_filter_hash(const char *name, __u64 bits, int k, int layout, int
 	struct fb_key key;
 	__u32 i;
 
-	if (fb_filter_create(name, &o) || fb_filter_open(name, f))
+	if (fb_store_create(name, &o) || fb_store_open(name, f))
 		return -1;
 	for (i = 0; i < n; i++) {
 		fb_bench_flow(i, 0, &key);
-		fb_filter_set(f, &key);
+		fb_bits_set(f, &key);
 		fb_bench_flow(i, 1, &key);
-		fb_filter_set(f, &key);
+		fb_bits_set(f, &key);
 	}
 	f->hdr->nflows = 2ULL * n;
 	f->hdr->kinds = FB_KINDF(FB_KIND_FLOW);
 	return 0;
 }
 
-int make_filter(const char *name, __u64 bits, int k, int layout, __u32 n, struct fb_filter *f)
+int make_filter(const char *name, __u64 bits, int k, int layout, __u32 n, struct fb_store *f)
 {
 	return make_filter_hash(name, bits, k, layout, FB_HASH_SIPHASH13, n, f);
 }
 
-static void bench_flowbloom(const char *label, struct fb_filter *f, __u32 n, int v6)
+static void bench_flowbloom(const char *label, struct fb_store *f, __u32 n, int v6)
 {
 	char name[64];
 	int miss;
@@ -279,7 +279,7 @@ void target(const char *what, double got, double limit, bool at_most)
 
 int main(int argc, char **argv)
 {
-	struct fb_filter bs, bl, cs, cl, nhs, nhl;
+	struct fb_store bs, bl, cs, cl, nhs, nhl;
 	struct bench_bpf *ksmall[2][2], *klarge[2][2], *fill_s, *fill_l;
 	double kb_fill = 0, hash_fill = 0, plain = 0;
 	unsigned long long hash_mem = 0, kb_mem = 0;
@@ -287,7 +287,7 @@ int main(int argc, char **argv)
 	int v6, miss;
 
 	if (argc > 1 && !strcmp(argv[1], "quick")) {
-		struct fb_filter q;
+		struct fb_store q;
 		struct bench_bpf *b;
 
 		quick = true;
@@ -305,8 +305,8 @@ int main(int argc, char **argv)
 		q.hdr->hash = FB_HASH_SIPHASH13;
 		bench_monitor(&q, SMALL_FLOWS);
 		bench_bpf__destroy(b);
-		fb_filter_close(&q);
-		fb_filter_destroy("quick");
+		fb_store_close(&q);
+		fb_store_destroy("quick");
 		return 0;
 	}
 	if (argc > 5 && !strcmp(argv[1], "live")) {
@@ -394,10 +394,10 @@ int main(int argc, char **argv)
 		return 1;
 	bench_flowbloom("blocked 1 MiB nh", &nhs, SMALL_FLOWS, 0);
 	bench_flowbloom("blocked 256 MiB nh", &nhl, LARGE_FLOWS, 0);
-	fb_filter_close(&nhs);
-	fb_filter_close(&nhl);
-	fb_filter_destroy("nhsmall");
-	fb_filter_destroy("nhlarge");
+	fb_store_close(&nhs);
+	fb_store_close(&nhl);
+	fb_store_destroy("nhsmall");
+	fb_store_destroy("nhlarge");
 
 	bench_fill(&plain);
 	printf("  %-44s %12.0f\n", "kernel bloom map, syscall per flow", kb_fill);
@@ -480,13 +480,13 @@ int main(int argc, char **argv)
 		}
 	bench_bpf__destroy(fill_s);
 	bench_bpf__destroy(fill_l);
-	fb_filter_close(&bs);
-	fb_filter_close(&cs);
-	fb_filter_close(&bl);
-	fb_filter_close(&cl);
-	fb_filter_destroy("bsmall");
-	fb_filter_destroy("csmall");
-	fb_filter_destroy("blarge");
-	fb_filter_destroy("clarge");
+	fb_store_close(&bs);
+	fb_store_close(&cs);
+	fb_store_close(&bl);
+	fb_store_close(&cl);
+	fb_store_destroy("bsmall");
+	fb_store_destroy("csmall");
+	fb_store_destroy("blarge");
+	fb_store_destroy("clarge");
 	return 0;
 }

@@ -9,7 +9,7 @@
  * syscall per flow. */
 void bench_fill(double *plain_out)
 {
-	struct fb_filter fp, fc;
+	struct fb_store fp, fc;
 	struct fb_key key, *keys;
 	double t0, plain, counting, sys;
 	__u32 i, n = 4000000, nsys = 200000;
@@ -20,7 +20,7 @@ void bench_fill(double *plain_out)
 	for (i = 0; i < n; i++)
 		fb_bench_flow(i, i & 1, &keys[i]);
 	t0 = now();
-	fb_filter_set_many(&fp, keys, n);
+	fb_bits_set_many(&fp, keys, n);
 	plain = n / (now() - t0);
 	printf("  %-44s %12.0f\n", "plain, mmap", plain);
 	t0 = now();
@@ -40,8 +40,8 @@ void bench_fill(double *plain_out)
 	}
 	sys = nsys / (now() - t0);
 	printf("  %-44s %12.0f\n", "plain, lookup+update syscalls per flow", sys);
-	fb_filter_close(&fp);
-	fb_filter_destroy("fillp");
+	fb_store_close(&fp);
+	fb_store_destroy("fillp");
 	{
 		struct fb_create_opts o = { .nblocks = LARGE_BITS / FB_BLOCK_BITS,
 					    .k = 8,
@@ -49,7 +49,7 @@ void bench_fill(double *plain_out)
 					    .hash = FB_HASH_SIPHASH13,
 					    .counter_bits = 4 };
 
-		if (fb_filter_create("fillc", &o) || fb_filter_open("fillc", &fc))
+		if (fb_store_create("fillc", &o) || fb_store_open("fillc", &fc))
 			exit(1);
 	}
 	t0 = now();
@@ -57,8 +57,8 @@ void bench_fill(double *plain_out)
 	counting = n / (now() - t0);
 	free(keys);
 	printf("  %-44s %12.0f\n", "counting (4-bit), mmap, journaled", counting);
-	fb_filter_close(&fc);
-	fb_filter_destroy("fillc");
+	fb_store_close(&fc);
+	fb_store_destroy("fillc");
 	*plain_out = plain;
 }
 
@@ -107,7 +107,7 @@ int bench_live(const char *gen, const char *rx, const char *idle)
 {
 	unsigned gen_if = if_nametoindex(gen), rx_if = if_nametoindex(rx);
 	unsigned idle_if = if_nametoindex(idle), frames = 5000000;
-	struct fb_filter fs, fl;
+	struct fb_store fs, fl;
 	struct bench_bpf *g, *cnt;
 	double secs, base = 0;
 	int i;
@@ -174,9 +174,9 @@ int bench_live(const char *gen, const char *rx, const char *idle)
 		flowbloom_bpf__destroy(fb);
 		bench_bpf__destroy(g);
 	}
-	fb_filter_close(&fs);
-	fb_filter_close(&fl);
-	fb_filter_destroy("livesmall");
-	fb_filter_destroy("livelarge");
+	fb_store_close(&fs);
+	fb_store_close(&fl);
+	fb_store_destroy("livesmall");
+	fb_store_destroy("livelarge");
 	return 0;
 }

@@ -19,7 +19,7 @@ struct mon_variant {
 	__u32 flows; /* 0: all the filter's; else this many (in cache) */
 };
 
-static struct flowbloom_bpf *load_monitored(struct fb_filter *f, struct fb_monitor *m,
+static struct flowbloom_bpf *load_monitored(struct fb_store *f, struct fb_monitor *m,
 					    const struct mon_variant *v, __u32 bench)
 {
 	struct fb_load_opts lo = { .private_stats = true,
@@ -29,7 +29,7 @@ static struct flowbloom_bpf *load_monitored(struct fb_filter *f, struct fb_monit
 	struct fb_mon_opts o;
 
 	if (v->sketch || v->newflows) {
-		fb_mon_opts_default(&o);
+		fb_monitor_opts_default(&o);
 		o.sketch = v->sketch;
 		o.newflows = v->newflows;
 		o.atomic = v->atomic;
@@ -82,7 +82,7 @@ static double measure_two(const char *name, int fd)
 	return (c[0].ns + c[1].ns) / 2;
 }
 
-void bench_monitor(struct fb_filter *f, __u32 n)
+void bench_monitor(struct fb_store *f, __u32 n)
 {
 	/* Defaults (eps 0.001: 5 x 4096 cells, 320 KiB per CPU; a seen-set for
 	 * 100k flows, 1.6 MB) on all the filter's flows; then a small

@@ -15,7 +15,7 @@ void bench_prefixes(void)
 	struct fb_key *keys = calloc(4096, sizeof(*keys));
 	struct fb_prefixes none = { 0 };
 	struct fb_expansion ex;
-	struct fb_filter pf, cf;
+	struct fb_store pf, cf;
 	struct bench_bpf *lb[2];
 	char err[256], name[64];
 	size_t n = 1, i, j;
@@ -72,7 +72,7 @@ void bench_prefixes(void)
 	}
 	/* flowbloom: as `load` does it. */
 	t0 = now();
-	if (fb_expand_lengths(&keys, &n, &none, &ex, err, sizeof(err))) {
+	if (fb_prefixes_expand(&keys, &n, &none, &ex, err, sizeof(err))) {
 		fprintf(stderr, "bench: %s\n", err);
 		exit(1);
 	}
@@ -84,8 +84,8 @@ void bench_prefixes(void)
 					    .hash = FB_HASH_SIPHASH13,
 					    .action = FB_ACTION_DROP };
 
-		if (fb_filter_create("pfx", &o) || fb_filter_open("pfx", &pf) ||
-		    fb_filter_add_rules(&pf, keys, n, &i))
+		if (fb_store_create("pfx", &o) || fb_store_open("pfx", &pf) ||
+		    fb_rules_add(&pf, keys, n, &i))
 			exit(1);
 	}
 	t_fb = now() - t0;
@@ -109,8 +109,8 @@ void bench_prefixes(void)
 	       memlock(bpf_map__fd(lb[0]->maps.lpm)), t_lpm * 1e3);
 	bench_bpf__destroy(lb[0]);
 	bench_bpf__destroy(lb[1]);
-	fb_filter_close(&pf);
-	fb_filter_destroy("pfx");
+	fb_store_close(&pf);
+	fb_store_destroy("pfx");
 	free(keys);
 
 	/* 7. Confirmation: the same 1 MiB filter of 2^16 flows with and
@@ -126,12 +126,12 @@ void bench_prefixes(void)
 					    .confirm = 1 };
 		struct fb_key key;
 
-		if (fb_filter_create("conf", &o) || fb_filter_open("conf", &cf))
+		if (fb_store_create("conf", &o) || fb_store_open("conf", &cf))
 			exit(1);
 		keys = malloc((1U << 16) * sizeof(*keys));
 		for (j = 0; j < 1U << 16; j++)
 			fb_bench_flow(j, 0, &keys[j]);
-		if (fb_filter_add_rules(&cf, keys, 1U << 16, &i))
+		if (fb_rules_add(&cf, keys, 1U << 16, &i))
 			exit(1);
 		free(keys);
 		(void)key;
@@ -154,6 +154,6 @@ void bench_prefixes(void)
 		}
 	}
 	cf.hdr->confirm = 1;
-	fb_filter_close(&cf);
-	fb_filter_destroy("conf");
+	fb_store_close(&cf);
+	fb_store_destroy("conf");
 }

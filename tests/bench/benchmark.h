@@ -26,10 +26,14 @@
 #include <linux/if_link.h>
 #include "bench.skel.h"
 #include "counting.h"
-#include "filter.h"
+#include "bits.h"
+#include "replace.h"
+#include "rules.h"
+#include "stats.h"
+#include "store.h"
 #include "flowbloom/bench.h"
 #include "loader.h"
-#include "monitor.h"
+#include "monmaps.h"
 #include "prefixes.h"
 #include "packet.h"
 #include "sizing.h"
@@ -48,7 +52,7 @@ struct row {
 extern unsigned repeat;
 double now(void);
 struct row *measure(const char *name, int prog_fd, int v6);
-int make_filter(const char *name, __u64 bits, int k, int layout, __u32 n, struct fb_filter *f);
+int make_filter(const char *name, __u64 bits, int k, int layout, __u32 n, struct fb_store *f);
 struct bench_bpf *load_bench(__u32 bench, int v6, __u32 kb_entries, __u32 hash_entries,
 			     const struct bench_bpf *share);
 unsigned long long memlock(int fd);
@@ -62,6 +66,6 @@ int bench_live(const char *gen, const char *rx, const char *idle);
 void bench_prefixes(void);
 
 /* bench_monitor.c */
-void bench_monitor(struct fb_filter *f, __u32 n);
+void bench_monitor(struct fb_store *f, __u32 n);
 
 #endif

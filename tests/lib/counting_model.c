@@ -65,12 +65,12 @@ void fake_free(struct fake *x)
 	munmap(x->cmem, x->clen);
 }
 
-__u64 mbits(const struct fb_filter *f)
+__u64 mbits(const struct fb_store *f)
 {
 	return fb_header_mbits(f->hdr);
 }
 
-unsigned key_pos(const struct fb_filter *f, const struct fb_key *key, __u64 pos[FB_MAX_K])
+unsigned key_pos(const struct fb_store *f, const struct fb_key *key, __u64 pos[FB_MAX_K])
 {
 	const struct fb_header *h = f->hdr;
 
@@ -78,19 +78,19 @@ unsigned key_pos(const struct fb_filter *f, const struct fb_key *key, __u64 pos[
 	return h->k;
 }
 
-bool bit_at(const struct fb_filter *f, __u64 p)
+bool bit_at(const struct fb_store *f, __u64 p)
 {
 	return f->blocks[fb_bit_block(p)].w[fb_bit_word(p)] & fb_bit_mask(p);
 }
 
-void bit_put(struct fb_filter *f, __u64 p, bool on)
+void bit_put(struct fb_store *f, __u64 p, bool on)
 {
 	__u64 *w = &f->blocks[fb_bit_block(p)].w[fb_bit_word(p)];
 
 	*w = on ? *w | fb_bit_mask(p) : *w & ~fb_bit_mask(p);
 }
 
-void cnt_set(struct fb_filter *f, __u64 p, unsigned v)
+void cnt_set(struct fb_store *f, __u64 p, unsigned v)
 {
 	__u8 *b;
 	unsigned s;
@@ -129,11 +129,11 @@ void snap_free(struct snap *s)
 /* A counter's value in a snapshot. */
 unsigned cnt_in_snap(const struct fake *x, const struct snap *s, __u64 p)
 {
-	struct fb_filter g = x->f;
+	struct fb_store g = x->f;
 
 	g.cnt_hdr = s->c;
 	g.cnt = (__u8 *)s->c + FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES;
-	return fb_cnt_get(&g, p);
+	return fb_counting_get(&g, p);
 }
 
 /* Every byte the same, journal included. */
@@ -156,10 +156,10 @@ bool snap_same_content(const struct fake *x, const struct snap *s)
 /* ---------------------------------------------------------------------- */
 /* Exact model: one counter per position, saturating like the real ones    */
 
-void model_init(struct model *md, const struct fb_filter *f)
+void model_init(struct model *md, const struct fb_store *f)
 {
 	md->m = mbits(f);
-	md->max = fb_cnt_max(f);
+	md->max = fb_counting_max(f);
 	md->c = calloc(md->m, sizeof(*md->c));
 }
 
@@ -197,7 +197,7 @@ void model_del(unsigned *c, unsigned max, const __u64 *pos, unsigned k)
 }
 
 /* Counters of flows keys[i] present mult[i] times, not capped. */
-__u32 *recount(const struct fb_filter *f, const struct fb_key *keys, const unsigned *mult, size_t n)
+__u32 *recount(const struct fb_store *f, const struct fb_key *keys, const unsigned *mult, size_t n)
 {
 	__u32 *rc = calloc(mbits(f), sizeof(*rc));
 	__u64 pos[FB_MAX_K];
@@ -215,11 +215,11 @@ __u32 *recount(const struct fb_filter *f, const struct fb_key *keys, const unsig
 }
 
 /* Positions whose bit is not (counter > 0). */
-__u64 bits_vs_counters(const struct fb_filter *f)
+__u64 bits_vs_counters(const struct fb_store *f)
 {
 	__u64 m = mbits(f), p, bad = 0;
 
 	for (p = 0; p < m; p++)
-		bad += bit_at(f, p) != (fb_cnt_get(f, p) > 0);
+		bad += bit_at(f, p) != (fb_counting_get(f, p) > 0);
 	return bad;
 }

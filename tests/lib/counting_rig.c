@@ -32,7 +32,7 @@ static void cleanup(void)
 		return;
 	for (i = 0; i < MAX_MADE; i++)
 		if (made[i][0]) {
-			fb_filter_destroy(made[i]);
+			fb_store_destroy(made[i]);
 			made[i][0] = 0;
 		}
 	rmdir(root);
@@ -46,7 +46,7 @@ static void on_signal(int sig)
 
 /* Create a counting filter sized for cap flows at rate p and open it. */
 int make_filter(const char *name, __u8 layout, unsigned bits, __u64 cap, double p,
-		struct fb_filter *f)
+		struct fb_store *f)
 {
 	struct fb_create_opts o = { .layout = layout,
 				    .hash = FB_HASH_SIPHASH13,
@@ -58,29 +58,29 @@ int make_filter(const char *name, __u8 layout, unsigned bits, __u64 cap, double 
 
 	err = layout == FB_LAYOUT_CLASSIC ? fb_size_classic(cap, p, &o.nblocks, &o.k)
 					  : fb_size_blocked(cap, p, &o.nblocks, &o.k);
-	if (err || fb_filter_create(name, &o))
+	if (err || fb_store_create(name, &o))
 		return -1;
 	for (i = 0; i < MAX_MADE; i++)
 		if (!made[i][0]) {
 			snprintf(made[i], sizeof(made[i]), "%s", name);
 			break;
 		}
-	return fb_filter_open(name, f);
+	return fb_store_open(name, f);
 }
 
 void drop_filter(const char *name)
 {
-	ASSERT_EQ(fb_filter_destroy(name), 0, "destroy the filter");
+	ASSERT_EQ(fb_store_destroy(name), 0, "destroy the filter");
 	forget(name);
 }
 
 /* The data path probes a rule kind only once its flag is set (cmd_add.c). */
-void publish_kind(struct fb_filter *f)
+void publish_kind(struct fb_store *f)
 {
 	__atomic_fetch_or(&f->hdr->kinds, FB_KINDF(FB_KIND_FLOW), __ATOMIC_RELEASE);
 }
 
-int prog_load(const struct fb_filter *f, struct prog *pr)
+int prog_load(const struct fb_store *f, struct prog *pr)
 {
 	struct fb_load_opts lo = { .trace = true, .private_stats = true };
 
@@ -104,12 +104,12 @@ int matches(const struct prog *pr, const struct fb_key *k)
 }
 
 /* Counter-by-counter comparison with a recount (uncapped; none saturate). */
-__u64 counters_vs(const struct fb_filter *f, const __u32 *want)
+__u64 counters_vs(const struct fb_store *f, const __u32 *want)
 {
 	__u64 m = mbits(f), p, bad = 0;
 
 	for (p = 0; p < m; p++)
-		bad += fb_cnt_get(f, p) != want[p];
+		bad += fb_counting_get(f, p) != want[p];
 	return bad;
 }
 

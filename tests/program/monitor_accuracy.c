@@ -24,7 +24,7 @@ static void check_sketch(const char *what, struct rig *r, struct keytab *t)
 	int by, got, k;
 	size_t i;
 
-	if (!ASSERT_EQ(fb_mon_snap_take(&r->m, &s), 0, "snapshot"))
+	if (!ASSERT_EQ(fb_monitor_snap_take(&r->m, &s), 0, "snapshot"))
 		return;
 	for (i = 0; i < t->n; i++) {
 		sum_p += t->packets[i];
@@ -37,7 +37,7 @@ static void check_sketch(const char *what, struct rig *r, struct keytab *t)
 	for (i = 0; i < t->n; i++) {
 		__u64 p, b;
 
-		fb_mon_estimate(&r->m, &s, NULL, &t->keys[i], &p, &b);
+		fb_monitor_estimate(&r->m, &s, NULL, &t->keys[i], &p, &b);
 		below += p < t->packets[i] || b < t->bytes[i];
 		over_p += p > t->packets[i] + eps * s.packets;
 		over_b += b > t->bytes[i] + eps * s.bytes;
@@ -79,7 +79,7 @@ static void check_sketch(const char *what, struct rig *r, struct keytab *t)
 		free(top);
 	}
 	free(sorted);
-	fb_mon_snap_free(&s);
+	fb_monitor_snap_free(&s);
 }
 
 /* Exactly one event per flow that sent a packet, none for others. */
@@ -185,7 +185,7 @@ void test_zipf(const char *what, bool atomic, double eps, double delta, bool new
 	struct keytab t;
 	struct rig r;
 
-	fb_mon_opts_default(&o);
+	fb_monitor_opts_default(&o);
 	o.sketch = true;
 	o.newflows = newflows;
 	o.atomic = atomic;
@@ -232,7 +232,7 @@ void test_pcaps(const char *dir)
 		test_skip("captures", "no ../shared/pcaps");
 		return;
 	}
-	fb_mon_opts_default(&o);
+	fb_monitor_opts_default(&o);
 	o.sketch = o.newflows = true;
 	o.expect = 1000000;
 	o.ring_bytes = 4U << 20;
@@ -268,10 +268,9 @@ void test_pcaps(const char *dir)
 			/* Bytes as the program counts them (and `stats`): the
 			 * frame's linear part, all of it but for test runs of
 			 * frames over a page, which get fragments. */
-			if (fb_filter_read_stats(&r.f, &before) ||
-			    send_frame(r.prog, frame, len) < 0 ||
+			if (fb_stats_read(&r.f, &before) || send_frame(r.prog, frame, len) < 0 ||
 			    bpf_map_lookup_elem(bpf_map__fd(r.skel->maps.fb_trace), &zero, &tr) ||
-			    fb_filter_read_stats(&r.f, &after)) {
+			    fb_stats_read(&r.f, &after)) {
 				failed++;
 				continue;
 			}

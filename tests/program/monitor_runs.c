@@ -48,7 +48,7 @@ void test_cpus(void)
 		test_skip("cpus", "needs two CPUs");
 		return;
 	}
-	fb_mon_opts_default(&o);
+	fb_monitor_opts_default(&o);
 	o.sketch = o.newflows = true;
 	o.expect = 1000000;
 	o.ring_bytes = 4U << 20;
@@ -76,16 +76,16 @@ void test_cpus(void)
 	{
 		struct fb_mon_snap s;
 
-		fb_mon_snap_take(&r.m, &s);
+		fb_monitor_snap_take(&r.m, &s);
 		for (i = 0; i < t.n; i++) {
 			__u64 p, b;
 
-			fb_mon_estimate(&r.m, &s, NULL, &t.keys[i], &p, &b);
+			fb_monitor_estimate(&r.m, &s, NULL, &t.keys[i], &p, &b);
 			wrong += p < 2;
 		}
 		ASSERT_EQ(s.packets, 2 * t.n, "cpus: the planes add up to every packet");
 		ASSERT_EQ(wrong, 0, "cpus: every flow's estimate covers both CPUs' packets");
-		fb_mon_snap_free(&s);
+		fb_monitor_snap_free(&s);
 	}
 	for (i = 0; i < t.n; i++)
 		t.packets[i] = 2;
@@ -145,7 +145,7 @@ void test_aging(void)
 	__u64 g, carried0;
 
 	probe.w[4] = fb_key_word_tail(htons(9), htons(9), 17, FB_KIND_FLOW, 0, FB_FAMILY_IPV4);
-	fb_mon_opts_default(&o);
+	fb_monitor_opts_default(&o);
 	o.newflows = true;
 	o.age = 0.5;
 	o.expect = 100000;
@@ -199,7 +199,7 @@ void test_overload(void)
 	__u8 frame[256];
 	size_t i;
 
-	fb_mon_opts_default(&o);
+	fb_monitor_opts_default(&o);
 	o.newflows = true;
 	o.ring_bytes = getpagesize(); /* room for ~56 events */
 	if (!ASSERT_EQ(rig_up(&r, "overload", &o, false), 0, "set up overload"))
@@ -250,17 +250,17 @@ int feed(const char *name, size_t packets, size_t flows)
 	struct fb_load_opts lo = { .action = FB_ACTION_DEFAULT };
 	struct flowbloom_bpf *skel;
 	struct fb_monitor m;
-	struct fb_filter f;
+	struct fb_store f;
 	struct keytab t;
 	int rc;
 
-	if (fb_filter_open(name, &f))
+	if (fb_store_open(name, &f))
 		return 1;
 	rc = fb_monitor_open(&f, &m);
 	if (rc > 0) {
 		struct fb_mon_opts o;
 
-		fb_mon_opts_default(&o);
+		fb_monitor_opts_default(&o);
 		o.sketch = o.newflows = true;
 		rc = fb_monitor_create(&f, &o) || fb_monitor_open(&f, &m);
 	}
@@ -284,6 +284,6 @@ int feed(const char *name, size_t packets, size_t flows)
 	kt_free(&t);
 	flowbloom_bpf__destroy(skel);
 	fb_monitor_close(&m);
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	return rc;
 }

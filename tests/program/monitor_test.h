@@ -23,10 +23,14 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "filter.h"
+#include "bits.h"
+#include "replace.h"
+#include "rules.h"
+#include "stats.h"
+#include "store.h"
 #include "flow.h"
 #include "loader.h"
-#include "monitor.h"
+#include "monmaps.h"
 #include "packet.h"
 #include "pcapfile.h"
 #include "testlib.h"
@@ -45,7 +49,7 @@ struct keytab {
 /* Filter NAME with fresh monitoring maps, and the program loaded on them
  * (counting into the filter's own stats, as an attachment does). */
 struct rig {
-	struct fb_filter f;
+	struct fb_store f;
 	struct fb_monitor m;
 	struct flowbloom_bpf *skel;
 	int prog;

@@ -18,7 +18,11 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "filter.h"
+#include "bits.h"
+#include "replace.h"
+#include "rules.h"
+#include "stats.h"
+#include "store.h"
 #include "flow.h"
 #include "loader.h"
 #include "packet.h"
@@ -56,7 +60,7 @@ void addr_text(const __u8 a[16], char *buf, size_t len);
 void rand_in(const struct pfx *p, uint64_t *seed, __u8 out[16]);
 void edge_of(const struct pfx *p, int last, __u8 out[16]);
 void rand_pfx(uint64_t *seed, int v4, int len, struct pfx *p);
-bool prog_load(struct prog *pg, const struct fb_filter *f);
+bool prog_load(struct prog *pg, const struct fb_store *f);
 void prog_unload(struct prog *pg);
 int send_pkt_fam(const struct prog *pg, const __u8 src[16], const __u8 dst[16], __u8 fam,
 		 __u32 *kind);

@@ -21,7 +21,7 @@ void drop_list(void)
 	struct pfx *p = calloc(N_DROP4 + N_DROP6, sizeof(*p));
 	uint64_t seed = 0xd209;
 	char p4[128], p6[128], err[128], l[256];
-	struct fb_filter f;
+	struct fb_store f;
 	struct prog pg = { 0 };
 	FILE *o4, *o6;
 	long missed;
@@ -68,7 +68,7 @@ void drop_list(void)
 	printf("DROP list: %d + %d prefixes loaded in %.3f s (CLI, incl. process start)\n", N_DROP4,
 	       N_DROP6, now() - t1);
 	ASSERT_TRUE(strstr(slurp(err), "note: expanded"), "DROP list: stderr notes the expansion");
-	if (fb_filter_open("drop", &f))
+	if (fb_store_open("drop", &f))
 		goto destroy;
 	if (!ASSERT_TRUE(prog_load(&pg, &f), "DROP list: load the program"))
 		goto close;
@@ -82,7 +82,7 @@ void drop_list(void)
 	prog_unload(&pg);
 	printf("DROP list: %.2f s\n", now() - t0);
 close:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 destroy:
 	ASSERT_EQ(sh("destroy drop >/dev/null"), 0, "DROP list: destroy");
 out:
@@ -157,7 +157,7 @@ void mixed_families(void)
 	struct pfx *p = calloc(MIX_MAX, sizeof(*p));
 	uint64_t seed = 0x3a9ed;
 	struct prog pg = { 0 };
-	struct fb_filter f;
+	struct fb_store f;
 	char path[128], l[256];
 	double t0 = now();
 	int round;
@@ -165,7 +165,7 @@ void mixed_families(void)
 	if (!p || !ASSERT_EQ(sh("create mix --bits " BIG_BITS " --hashes 8 >/dev/null"), 0,
 			     "mixed families: create a 1 MiB filter"))
 		goto out;
-	if (!ASSERT_EQ(fb_filter_open("mix", &f), 0, "mixed families: open it"))
+	if (!ASSERT_EQ(fb_store_open("mix", &f), 0, "mixed families: open it"))
 		goto destroy;
 	if (!ASSERT_TRUE(prog_load(&pg, &f), "mixed families: load the program"))
 		goto close;
@@ -299,7 +299,7 @@ void mixed_families(void)
 	printf("mixed families: %d rounds in %.1f s\n", MIX_ROUNDS, now() - t0);
 	prog_unload(&pg);
 close:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 destroy:
 	ASSERT_EQ(sh("destroy mix >/dev/null"), 0, "mixed families: destroy");
 out:

@@ -82,29 +82,29 @@ long check_inside(const struct prog *pg, const struct pfx *p, size_t np, long n,
 /* Expected per-packet false-positive rate of a filter as it is now. */
 double expected_rate(const char *name, unsigned *probes)
 {
-	struct fb_filter f;
+	struct fb_store f;
 	double r;
 
-	if (fb_filter_open(name, &f))
+	if (fb_store_open(name, &f))
 		return -1;
 	*probes = fb_probes_per_packet(f.hdr->kinds, (void *)&f.blocks[1]);
 	r = fb_packet_rate(fb_fpr(f.hdr->layout, f.hdr->nflows, f.hdr->nblocks, f.hdr->k), *probes);
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	return r;
 }
 
 /* Lengths per list of a filter, and the number of rules. */
 void lengths_of(const char *name, struct fb_prefixes *px, __u64 *nflows)
 {
-	struct fb_filter f;
+	struct fb_store f;
 
 	memset(px, 0, sizeof(*px));
 	*nflows = 0;
-	if (fb_filter_open(name, &f))
+	if (fb_store_open(name, &f))
 		return;
 	*px = *(struct fb_prefixes *)&f.blocks[1];
 	*nflows = f.hdr->nflows;
-	fb_filter_close(&f);
+	fb_store_close(&f);
 }
 
 bool has_len(const struct fb_lengths *l, int len)
@@ -127,7 +127,7 @@ void random_list(void)
 	struct pfx p[N_RND4 + N_RND6];
 	uint64_t seed = 0x9f1e57;
 	char path[128], out[128], errf[128], l[256];
-	struct fb_filter f;
+	struct fb_store f;
 	struct prog pg = { 0 };
 	struct fb_prefixes px;
 	__u64 nflows;
@@ -196,12 +196,12 @@ void random_list(void)
 	lengths_of("rnd", &px, &nflows);
 	for (j = 0; j < FB_PFX_NR; j++) {
 		snprintf(l, sizeof(l), "random list: %s uses %u lengths (<= 8)",
-			 fb_prefix_list_name(j), px.list[j].n);
+			 fb_rules_prefix_list_name(j), px.list[j].n);
 		ASSERT_RANGE(px.list[j].n, j == FB_PFX_SRC4 || j == FB_PFX_SRC6 ? 8 : 0,
 			     j == FB_PFX_SRC4 || j == FB_PFX_SRC6 ? 8 : 0, l);
 	}
 
-	if (fb_filter_open("rnd", &f))
+	if (fb_store_open("rnd", &f))
 		goto destroy;
 	if (!ASSERT_TRUE(prog_load(&pg, &f), "random list: load the program"))
 		goto close;
@@ -258,7 +258,7 @@ void random_list(void)
 	       (double)fp / N_OUTSIDE, want, now() - t0);
 	prog_unload(&pg);
 close:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 destroy:
 	ASSERT_EQ(sh("destroy rnd >/dev/null"), 0, "random list: destroy");
 }
@@ -276,7 +276,7 @@ static void crafted(const char *name, const char *const *lines, size_t n, const 
 {
 	char path[128], l[256];
 	struct pfx p[64];
-	struct fb_filter f;
+	struct fb_store f;
 	struct fb_prefixes px;
 	struct prog pg = { 0 };
 	__u64 nflows;
@@ -306,14 +306,14 @@ static void crafted(const char *name, const char *const *lines, size_t n, const 
 		int off = lc[i].list == FB_PFX_SRC4 ? 96 : 0;
 
 		snprintf(l, sizeof(l), "%s: %s lengths: 8, /%d expanded into /%d", what,
-			 fb_prefix_list_name(lc[i].list), lc[i].gone - off, lc[i].kept - off);
+			 fb_rules_prefix_list_name(lc[i].list), lc[i].gone - off, lc[i].kept - off);
 		ASSERT_TRUE(ls->n == FB_MAX_LENGTHS && !has_len(ls, lc[i].gone) &&
 				    has_len(ls, lc[i].kept),
 			    l);
 	}
 	snprintf(l, sizeof(l), "%s: %zu rules listed, %zu stored", what, n, n + nlc);
 	ASSERT_EQ(nflows, n + nlc, l);
-	if (fb_filter_open(name, &f))
+	if (fb_store_open(name, &f))
 		goto destroy;
 	if (!ASSERT_TRUE(prog_load(&pg, &f), "load the program"))
 		goto close;
@@ -332,7 +332,7 @@ static void crafted(const char *name, const char *const *lines, size_t n, const 
 	}
 	prog_unload(&pg);
 close:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 destroy:
 	snprintf(l, sizeof(l), "%s: destroy", what);
 	ASSERT_EQ(sh("destroy %s >/dev/null", name), 0, l);

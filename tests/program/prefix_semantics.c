@@ -79,7 +79,7 @@ static const struct row table[] = {
 	  { "2001:db9::", "2001:db7::" } },
 };
 
-static void one_rule(struct fb_filter *f, const struct prog *pg, const struct row *r, int dst)
+static void one_rule(struct fb_store *f, const struct prog *pg, const struct row *r, int dst)
 {
 	char rule[96], *argv[2] = { dst ? "dst" : "src", rule }, err[256], l[256];
 	struct fb_key key;
@@ -94,9 +94,9 @@ static void one_rule(struct fb_filter *f, const struct prog *pg, const struct ro
 	memcpy(p.a, dst ? key.daddr : key.saddr, 16);
 	p.plen = key.plen;
 	p.fam = key.family;
-	fb_filter_lock(f);
-	v = fb_filter_replace(f, f->hdr->nblocks, f->hdr->k, &key, 1, &bad);
-	fb_filter_unlock(f);
+	fb_store_lock(f);
+	v = fb_replace(f, f->hdr->nblocks, f->hdr->k, &key, 1, &bad);
+	fb_store_unlock(f);
 	snprintf(l, sizeof(l), "%s %s: replace the filter with the one rule", argv[0], r->rule);
 	if (!ASSERT_EQ(v, 0, l))
 		return;
@@ -203,7 +203,7 @@ static void flow_of(const char *text, struct fb_key *k)
 	}
 }
 
-static void v4mapped_packets(struct fb_filter *f, const struct prog *pg)
+static void v4mapped_packets(struct fb_store *f, const struct prog *pg)
 {
 	__u8 m5[16], m77[16], v4s[16], v4d[16], d6[16];
 	size_t i, bad;
@@ -221,9 +221,9 @@ static void v4mapped_packets(struct fb_filter *f, const struct prog *pg)
 		int v, want = c->kind ? XDP_DROP : XDP_PASS;
 
 		flow_of(c->rule, &rule);
-		fb_filter_lock(f);
-		v = fb_filter_replace(f, f->hdr->nblocks, f->hdr->k, &rule, 1, &bad);
-		fb_filter_unlock(f);
+		fb_store_lock(f);
+		v = fb_replace(f, f->hdr->nblocks, f->hdr->k, &rule, 1, &bad);
+		fb_store_unlock(f);
 		snprintf(l, sizeof(l), "v4-mapped: %s: the rule alone in the filter", c->rule);
 		if (!ASSERT_EQ(v, 0, l))
 			continue;
@@ -241,7 +241,7 @@ static void v4mapped_packets(struct fb_filter *f, const struct prog *pg)
 		flow_of(c->query, &q);
 		snprintf(l, sizeof(l), "v4-mapped: rule '%s': query %s answers %s", c->rule,
 			 c->query, c->kind ? "maybe" : "no");
-		test_check(fb_filter_query(f, &q) == (c->kind != 0), l, NULL);
+		test_check(fb_bits_query(f, &q) == (c->kind != 0), l, NULL);
 	}
 }
 
@@ -254,14 +254,14 @@ void semantics(void)
 		.hash = FB_HASH_SIPHASH13,
 		.action = FB_ACTION_DROP,
 	};
-	struct fb_filter f;
+	struct fb_store f;
 	struct prog pg = { 0 };
 	size_t i;
 	double t0 = now();
 
-	if (!ASSERT_EQ(fb_filter_create("sem", &co), 0, "semantics: create a 1 MiB filter"))
+	if (!ASSERT_EQ(fb_store_create("sem", &co), 0, "semantics: create a 1 MiB filter"))
 		return;
-	if (!ASSERT_EQ(fb_filter_open("sem", &f), 0, "semantics: open it"))
+	if (!ASSERT_EQ(fb_store_open("sem", &f), 0, "semantics: open it"))
 		goto destroy;
 	if (!ASSERT_TRUE(prog_load(&pg, &f), "semantics: load the program"))
 		goto close;
@@ -284,10 +284,10 @@ void semantics(void)
 
 		fb_flow_parse(2, a1, &keys[0], err, sizeof(err));
 		fb_flow_parse(2, a2, &keys[1], err, sizeof(err));
-		fb_filter_lock(&f);
-		ASSERT_EQ(fb_filter_replace(&f, f.hdr->nblocks, f.hdr->k, keys, 2, &bad), 0,
+		fb_store_lock(&f);
+		ASSERT_EQ(fb_replace(&f, f.hdr->nblocks, f.hdr->k, keys, 2, &bad), 0,
 			  "semantics: src and dst rules together");
-		fb_filter_unlock(&f);
+		fb_store_unlock(&f);
 		addr("198.51.100.9", x);
 		addr("203.0.113.9", y);
 		v = send_pkt(&pg, x, y, &kind);
@@ -311,7 +311,7 @@ void semantics(void)
 	       now() - t0);
 	prog_unload(&pg);
 close:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 destroy:
-	ASSERT_EQ(fb_filter_destroy("sem"), 0, "semantics: destroy the filter");
+	ASSERT_EQ(fb_store_destroy("sem"), 0, "semantics: destroy the filter");
 }

@@ -182,7 +182,7 @@ void rand_pfx(uint64_t *seed, int v4, int len, struct pfx *p)
 
 /* ----------------------------------------------------------- the program */
 
-bool prog_load(struct prog *pg, const struct fb_filter *f)
+bool prog_load(struct prog *pg, const struct fb_store *f)
 {
 	struct fb_load_opts o = { .trace = true, .private_stats = true, .action = FB_ACTION_DROP };
 

@@ -24,7 +24,7 @@ static void kernel_sequence(__u8 layout, unsigned bits)
 	long present = 0, missing = 0, disagree = 0, errors = 0, deleted = 0, del_hit = 0;
 	long fresh_hit = 0, del_fail = 0, ops = 0;
 	unsigned i, r, batch;
-	struct fb_filter f;
+	struct fb_store f;
 	struct fb_check c;
 	struct prog pr;
 	char name[64], label[200];
@@ -42,7 +42,7 @@ static void kernel_sequence(__u8 layout, unsigned bits)
 	/* Fill to about 18k flows (a few twice), then churn: adds of new and
 	 * old flows, deletes of present ones; about 18k present at the end. */
 	for (batch = 0; batch < 240; batch++) {
-		fb_filter_lock(&f);
+		fb_store_lock(&f);
 		for (r = 0; r < 256; r++, ops++) {
 			unsigned x = test_rand64(&seed) % POOL;
 			int roll = test_rand64(&seed) % 100;
@@ -68,7 +68,7 @@ static void kernel_sequence(__u8 layout, unsigned bits)
 			}
 		}
 		publish_kind(&f);
-		fb_filter_unlock(&f);
+		fb_store_unlock(&f);
 	}
 	snprintf(label, sizeof(label), "%s %u-bit: %ld ops, every delete accepted", ln, bits, ops);
 	ASSERT_EQ(del_fail, 0, label);
@@ -77,7 +77,7 @@ static void kernel_sequence(__u8 layout, unsigned bits)
 		int m = matches(&pr, &keys[i]);
 
 		errors += m < 0;
-		disagree += m >= 0 && m != fb_filter_test(&f, &keys[i]);
+		disagree += m >= 0 && m != fb_bits_test(&f, &keys[i]);
 		if (mult[i])
 			missing += m != 1;
 		else if (ever[i]) {
@@ -104,7 +104,7 @@ static void kernel_sequence(__u8 layout, unsigned bits)
 	snprintf(label, sizeof(label),
 		 "%s %u-bit: all present flows match in the program (no false negative)", ln, bits);
 	ASSERT_EQ(missing, 0, label);
-	snprintf(label, sizeof(label), "%s %u-bit: program and fb_filter_test agree", ln, bits);
+	snprintf(label, sizeof(label), "%s %u-bit: program and fb_bits_test agree", ln, bits);
 	ASSERT_EQ(disagree, 0, label);
 	snprintf(label, sizeof(label),
 		 "%s %u-bit: %ld deleted flows match at %.5f <= 3 x formula %.5f", ln, bits,
@@ -131,7 +131,7 @@ static void kernel_sequence(__u8 layout, unsigned bits)
 	       (double)del_hit / deleted, fresh_hit / 20000.0, fpr);
 	flowbloom_bpf__destroy(pr.skel);
 close:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	drop_filter(name);
 out:
 	free(keys);
@@ -143,7 +143,7 @@ out:
 /* Kernel: saturation, step by step                                        */
 
 struct satrun {
-	struct fb_filter *f;
+	struct fb_store *f;
 	struct prog *pr;
 	struct fb_key *bg;
 	unsigned nbg;
@@ -186,7 +186,7 @@ static void kernel_saturation(void)
 	unsigned shn[NSH] = { 0 }, an = 0, i, j, k, found = 0, shared_pos = 0;
 	int delrc[20], nok = 0;
 	struct satrun s = { 0 };
-	struct fb_filter f;
+	struct fb_store f;
 	struct prog pr;
 	const char *name = "cnt-sat4";
 	char label[400];
@@ -218,30 +218,30 @@ static void kernel_saturation(void)
 	}
 	if (!ASSERT_EQ(found, NSH, "found 8 flows sharing a counter with A"))
 		goto unload;
-	fb_filter_lock(&f);
+	fb_store_lock(&f);
 	for (i = 0; i < NBG; i++) {
 		test_random_flow(&seed, &bg[i], i & 1);
 		fb_counting_add(&f, &bg[i]);
 	}
 	publish_kind(&f);
-	fb_filter_unlock(&f);
+	fb_store_unlock(&f);
 	sat_step(&s, &a, an, "background");
 	for (i = 0; i < 20; i++) {
-		fb_filter_lock(&f);
+		fb_store_lock(&f);
 		fb_counting_add(&f, &a);
-		fb_filter_unlock(&f);
+		fb_store_unlock(&f);
 		an++;
 		sat_step(&s, &a, an, "adding A");
 	}
 	for (i = 0; i < k; i++)
-		shared_pos += fb_cnt_get(&f, pa[i]) == 15;
+		shared_pos += fb_counting_get(&f, pa[i]) == 15;
 	ASSERT_EQ(shared_pos, k, "A added 20 times: all its 4-bit counters at 15");
 	/* Sharers: each added once, the first three twice. */
 	for (i = 0; i < NSH; i++)
 		for (j = 0; j < (i < 3 ? 2u : 1u); j++) {
-			fb_filter_lock(&f);
+			fb_store_lock(&f);
 			fb_counting_add(&f, &sh[i]);
-			fb_filter_unlock(&f);
+			fb_store_unlock(&f);
 			shn[i]++;
 			sat_step(&s, &a, an, "adding a sharer");
 		}
@@ -250,18 +250,18 @@ static void kernel_saturation(void)
 		static const unsigned which[] = { 0, 1, 1, 3, 4 };
 
 		for (i = 0; i < 5; i++) {
-			fb_filter_lock(&f);
+			fb_store_lock(&f);
 			nok += fb_counting_del(&f, &sh[which[i]]) == 0;
-			fb_filter_unlock(&f);
+			fb_store_unlock(&f);
 			shn[which[i]]--;
 			sat_step(&s, &a, an, "deleting a sharer");
 		}
 	}
 	ASSERT_EQ(nok, 5, "the 5 deletes of present sharers succeed");
 	for (i = 0; i < 20; i++) {
-		fb_filter_lock(&f);
+		fb_store_lock(&f);
 		delrc[i] = fb_counting_del(&f, &a);
-		fb_filter_unlock(&f);
+		fb_store_unlock(&f);
 		an = an ? an - 1 : 0;
 		sat_step(&s, &a, an, "deleting A");
 	}
@@ -274,18 +274,18 @@ static void kernel_saturation(void)
 	       "saturated, so they never move); A's counters now:",
 	       nok);
 	for (i = 0; i < k; i++)
-		printf(" %u", fb_cnt_get(&f, pa[i]));
+		printf(" %u", fb_counting_get(&f, pa[i]));
 	printf("; A %s in the program\n",
 	       matches(&pr, &a) == 1 ? "still matches" : "no longer matches");
 	for (i = 0, shared_pos = 0; i < k; i++)
-		shared_pos += fb_cnt_get(&f, pa[i]) == 15;
+		shared_pos += fb_counting_get(&f, pa[i]) == 15;
 	ASSERT_EQ(shared_pos, k, "after 20 deletes of A its saturated counters stay at 15");
 	/* The remaining sharers go too. */
 	for (i = 0; i < NSH; i++)
 		while (shn[i]) {
-			fb_filter_lock(&f);
+			fb_store_lock(&f);
 			nok = fb_counting_del(&f, &sh[i]);
-			fb_filter_unlock(&f);
+			fb_store_unlock(&f);
 			ASSERT_EQ(nok, 0, "delete a remaining sharer");
 			shn[i]--;
 			sat_step(&s, &a, an, "deleting the rest");
@@ -308,7 +308,7 @@ static void kernel_saturation(void)
 unload:
 	flowbloom_bpf__destroy(pr.skel);
 close:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	drop_filter(name);
 }
 
@@ -320,7 +320,7 @@ close:
  * removed maps. */
 static void kernel_stale_writer(void)
 {
-	struct fb_filter w, r, q, w2;
+	struct fb_store w, r, q, w2;
 	struct fb_key a[20], x;
 	uint64_t seed = 2029;
 	struct prog pr;
@@ -335,19 +335,19 @@ static void kernel_stale_writer(void)
 	test_random_flow(&seed, &x, 0);
 	/* The writer has opened the filter (w); now another command replaces
 	 * its content while the writer waits for the lock. */
-	if (!ASSERT_EQ(fb_filter_open("stale", &r), 0, "stale writer: open it again"))
+	if (!ASSERT_EQ(fb_store_open("stale", &r), 0, "stale writer: open it again"))
 		goto out;
-	fb_filter_lock(&r);
-	ASSERT_EQ(fb_filter_replace(&r, r.hdr->nblocks, r.hdr->k, a, 20, &bad), 0,
+	fb_store_lock(&r);
+	ASSERT_EQ(fb_replace(&r, r.hdr->nblocks, r.hdr->k, a, 20, &bad), 0,
 		  "stale writer: load --replace meanwhile");
-	fb_filter_unlock(&r);
-	fb_filter_close(&r);
-	ASSERT_EQ(fb_filter_lock(&w), 0, "stale writer: the writer takes the lock");
-	ASSERT_EQ(fb_filter_add_rules(&w, &x, 1, &bad), 0, "stale writer: adds its flow");
-	fb_filter_unlock(&w);
-	if (!ASSERT_EQ(fb_filter_open("stale", &q), 0, "stale writer: a fresh open"))
+	fb_store_unlock(&r);
+	fb_store_close(&r);
+	ASSERT_EQ(fb_store_lock(&w), 0, "stale writer: the writer takes the lock");
+	ASSERT_EQ(fb_rules_add(&w, &x, 1, &bad), 0, "stale writer: adds its flow");
+	fb_store_unlock(&w);
+	if (!ASSERT_EQ(fb_store_open("stale", &q), 0, "stale writer: a fresh open"))
 		goto out;
-	ASSERT_TRUE(fb_filter_test(&q, &x), "stale writer: the added flow is in the array in use");
+	ASSERT_TRUE(fb_bits_test(&q, &x), "stale writer: the added flow is in the array in use");
 	ASSERT_EQ(fb_counting_min(&q, &x), 1, "stale writer: ... with its counters");
 	ASSERT_EQ(q.hdr->nflows, 21, "stale writer: 20 replaced + 1 added flows");
 	if (ASSERT_EQ(prog_load(&q, &pr), 0, "stale writer: load the program")) {
@@ -357,18 +357,18 @@ static void kernel_stale_writer(void)
 		ASSERT_EQ(hits, 20, "stale writer: ... and every replaced one");
 		flowbloom_bpf__destroy(pr.skel);
 	}
-	fb_filter_close(&q);
+	fb_store_close(&q);
 	/* Destroyed while a writer waits. */
-	if (ASSERT_EQ(fb_filter_open("stale", &w2), 0, "stale writer: open before a destroy")) {
-		fb_filter_close(&w);
-		ASSERT_EQ(fb_filter_destroy("stale"), 0, "stale writer: destroy meanwhile");
+	if (ASSERT_EQ(fb_store_open("stale", &w2), 0, "stale writer: open before a destroy")) {
+		fb_store_close(&w);
+		ASSERT_EQ(fb_store_destroy("stale"), 0, "stale writer: destroy meanwhile");
 		forget("stale");
-		ASSERT_EQ(fb_filter_lock(&w2), -1, "stale writer: the lock then fails");
-		fb_filter_close(&w2);
+		ASSERT_EQ(fb_store_lock(&w2), -1, "stale writer: the lock then fails");
+		fb_store_close(&w2);
 		return;
 	}
 out:
-	fb_filter_close(&w);
+	fb_store_close(&w);
 	drop_filter("stale");
 }
 

@@ -31,14 +31,14 @@ static void child_main(const char *name, int id, const char *out)
 	struct fb_key *keys = malloc(CHILD_OPS * sizeof(*keys));
 	uint64_t seed = 0xc41d0 + id * 7919;
 	long n = 0, done = 0, fails = 0, nmade = 0;
-	struct fb_filter f;
+	struct fb_store f;
 	FILE *fp;
 	int b;
 
-	if (!keys || fb_filter_open(name, &f))
+	if (!keys || fb_store_open(name, &f))
 		_exit(10);
 	while (done < CHILD_OPS) {
-		if (fb_filter_lock(&f))
+		if (fb_store_lock(&f))
 			_exit(11);
 		for (b = 0; b < CHILD_BATCH && done < CHILD_OPS; b++, done++) {
 			if (!n || test_rand64(&seed) % 100 < 70) {
@@ -53,9 +53,9 @@ static void child_main(const char *name, int id, const char *out)
 			}
 		}
 		publish_kind(&f);
-		fb_filter_unlock(&f);
+		fb_store_unlock(&f);
 	}
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	fp = fopen(out, "w");
 	if (!fp || fwrite(keys, sizeof(*keys), n, fp) != (size_t)n || fclose(fp))
 		_exit(12);
@@ -71,7 +71,7 @@ static void kernel_concurrency(void)
 	int alive = NCHILD, ok_children = 0, c;
 	char out[NCHILD][128], label[200];
 	pid_t pids[NCHILD];
-	struct fb_filter f;
+	struct fb_store f;
 	struct fb_check chk;
 	struct prog pr;
 	double t0, wall;
@@ -82,13 +82,13 @@ static void kernel_concurrency(void)
 		return;
 	if (!ASSERT_EQ(prog_load(&f, &pr), 0, "concurrency: load the program"))
 		goto close;
-	fb_filter_lock(&f);
+	fb_store_lock(&f);
 	for (i = 0; i < NRESIDENT; i++) {
 		writer_flow(&seed, NCHILD, i, &res[i]);
 		fb_counting_add(&f, &res[i]);
 	}
 	publish_kind(&f);
-	fb_filter_unlock(&f);
+	fb_store_unlock(&f);
 
 	fflush(stdout);
 	t0 = now();
@@ -172,7 +172,7 @@ static void kernel_concurrency(void)
 	free(all);
 	flowbloom_bpf__destroy(pr.skel);
 close:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	drop_filter(name);
 }
 

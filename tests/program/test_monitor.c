@@ -90,7 +90,7 @@ long kt_find(struct keytab *t, const struct fb_key *k, bool add)
 
 /* ------------------------------------------------------------- fixtures */
 
-static int make_filter(const char *name, struct fb_filter *f)
+static int make_filter(const char *name, struct fb_store *f)
 {
 	struct fb_create_opts o = { .nblocks = 16,
 				    .k = 4,
@@ -98,19 +98,19 @@ static int make_filter(const char *name, struct fb_filter *f)
 				    .hash = FB_HASH_SIPHASH13,
 				    .action = FB_ACTION_MONITOR };
 
-	if (fb_filter_create(name, &o) || fb_filter_open(name, f))
+	if (fb_store_create(name, &o) || fb_store_open(name, f))
 		return -1;
 	return 0;
 }
 
-static void drop_filter(struct fb_filter *f)
+static void drop_filter(struct fb_store *f)
 {
 	char name[FB_NAME_MAX];
 
 	snprintf(name, sizeof(name), "%s", f->name);
 	fb_monitor_unpin(f->dir);
-	fb_filter_close(f);
-	fb_filter_destroy(name);
+	fb_store_close(f);
+	fb_store_destroy(name);
 }
 
 int rig_up(struct rig *r, const char *name, const struct fb_mon_opts *o, bool trace)
@@ -121,8 +121,8 @@ int rig_up(struct rig *r, const char *name, const struct fb_mon_opts *o, bool tr
 	if (make_filter(name, &r->f))
 		return -1;
 	if (fb_monitor_create(&r->f, o) || fb_monitor_open(&r->f, &r->m)) {
-		fb_filter_close(&r->f);
-		fb_filter_destroy(name);
+		fb_store_close(&r->f);
+		fb_store_destroy(name);
 		return -1;
 	}
 	lo.monitor = &r->m;

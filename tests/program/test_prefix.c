@@ -8,7 +8,7 @@
  *     /32 and /128, ::ffff:198.51.100.0/120 as a spelling of
  *     198.51.100.0/24, odd lengths /1 /7 /25 /31 /33 /127, host bits set in
  *     the rule) against addresses on both sides of each edge. Each rule is
- *     alone in a 1 MiB filter (swapped in with fb_filter_replace under one
+ *     alone in a 1 MiB filter (swapped in with fb_replace under one
  *     loaded program), so a false positive is out of the question and every
  *     verdict is asserted exactly. IPv4 and IPv6 are separate lists: ::/0
  *     matches every IPv6 packet and no IPv4 packet (the code keeps one
@@ -110,7 +110,7 @@ static void replace_under_traffic(void)
 			 a6[] = { 40, 64 }, b4[] = { 17, 18, 20, 21, 22, 23, 25, 26 };
 	uint64_t seed = 0x5e1ec7;
 	char pa[128], pb[128], pe[128], l[256];
-	struct fb_filter f;
+	struct fb_store f;
 	struct prog pg = { 0 };
 	long sent = 0, missed = 0, errors = 0, a_hits = 0, a_sent = 0;
 	int status = 0, swaps = -1;
@@ -159,7 +159,7 @@ static void replace_under_traffic(void)
 		ASSERT_TRUE(px.list[FB_PFX_SRC4].n == 6 && has_len(&px.list[FB_PFX_SRC4], 96 + 19),
 			    "replace: under A, C's /19s are /19s");
 	}
-	if (fb_filter_open("swap", &f))
+	if (fb_store_open("swap", &f))
 		goto destroy;
 	if (!ASSERT_TRUE(prog_load(&pg, &f), "replace: load the program once"))
 		goto close;
@@ -240,7 +240,7 @@ static void replace_under_traffic(void)
 unload:
 	prog_unload(&pg);
 close:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 destroy:
 	ASSERT_EQ(sh("destroy swap >/dev/null"), 0, "replace: destroy");
 }

@@ -11,7 +11,7 @@
  * through the mmap by the user-space code, picks the same slots.
  * Prints the measured figures (docs/types.md has them).
  */
-#include "types.h"
+#include "types_test.h"
 
 __u64 hkey[2] = { 0x0123456789abcdefULL, 0xfedcba9876543210ULL };
 static struct fb_key *added_keys, *probe_keys;

@@ -4,7 +4,7 @@
  * CLI builds them and probed as the data path probes; cardinality; the space
  * table of every type.
  */
-#include "types.h"
+#include "types_test.h"
 
 /* ---- set algebra ---- */
 

@@ -4,7 +4,7 @@
  * width, refusals, union, the load of the first refused add, every store of
  * a relocation, a reader racing the writer.
  */
-#include "types.h"
+#include "types_test.h"
 
 /* ---- cuckoo ---- */
 

@@ -4,7 +4,7 @@
  * false-positive rates, rules, the cell load of the first overflow, the
  * stage limit.
  */
-#include "types.h"
+#include "types_test.h"
 
 /* ---- d-left ---- */
 

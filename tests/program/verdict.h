@@ -16,7 +16,11 @@
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "filter.h"
+#include "bits.h"
+#include "replace.h"
+#include "rules.h"
+#include "stats.h"
+#include "store.h"
 #include "flow.h"
 #include "loader.h"
 #include "packet.h"

@@ -9,7 +9,7 @@
  * enough that flows collide and 4-bit counters saturate) against an exact
  * model: every counter equals the recount of the flows present (saturated
  * ones stay at their maximum), every bit is (counter > 0), every present
- * flow passes fb_filter_test. Crash recovery is test_counting_crash, the
+ * flow passes fb_bits_test. Crash recovery is test_counting_crash, the
  * program's side program/test_counting_kernel and test_counting_stress.
  */
 #include "counting_test.h"
@@ -39,20 +39,19 @@ static void unit_saturation(unsigned bits)
 		 bits, n, max, max);
 	ASSERT_EQ(bad, 0, label);
 	for (i = bad = 0; i < k; i++)
-		bad += fb_cnt_get(&x.f, pos[i]) != max;
+		bad += fb_counting_get(&x.f, pos[i]) != max;
 	snprintf(label, sizeof(label), "%u-bit: its %u counters stop at %u", bits, k, max);
 	ASSERT_EQ(bad, 0, label);
 	for (i = 0; i < n; i++)
 		fails += fb_counting_del(&x.f, &a) != 0;
 	for (i = bad = 0; i < k; i++)
-		bad += fb_cnt_get(&x.f, pos[i]) != max;
+		bad += fb_counting_get(&x.f, pos[i]) != max;
 	snprintf(label, sizeof(label), "%u-bit: %u deletes of it succeed", bits, n);
 	ASSERT_EQ(fails, 0, label);
 	snprintf(label, sizeof(label), "%u-bit: and leave its saturated counters at %u", bits, max);
 	ASSERT_EQ(bad, 0, label);
-	snprintf(label, sizeof(label), "%u-bit: a saturated flow still passes fb_filter_test",
-		 bits);
-	ASSERT_TRUE(fb_filter_test(&x.f, &a), label);
+	snprintf(label, sizeof(label), "%u-bit: a saturated flow still passes fb_bits_test", bits);
+	ASSERT_TRUE(fb_bits_test(&x.f, &a), label);
 	fb_counting_check(&x.f, false, &c);
 	snprintf(label, sizeof(label), "%u-bit: check counts %u saturated counters", bits, k);
 	ASSERT_EQ(c.saturated, k, label);
@@ -68,7 +67,7 @@ static void unit_saturation(unsigned bits)
 		fails += fb_counting_del(&x.f, &a) != 0;
 	snprintf(label, sizeof(label), "%u-bit: %u adds then %u deletes leave nothing", bits,
 		 max - 1, max - 1);
-	ASSERT_TRUE(!fails && fb_filter_popcount(&x.f) == 0 && fb_counting_min(&x.f, &a) == 0 &&
+	ASSERT_TRUE(!fails && fb_bits_popcount(&x.f) == 0 && fb_counting_min(&x.f, &a) == 0 &&
 			    x.f.hdr->nflows == 0,
 		    label);
 	snprintf(label, sizeof(label), "%u-bit: one more delete is refused", bits);
@@ -112,7 +111,7 @@ static void unit_refuse_and_batches(__u8 layout)
 		test_random_flow(&seed, &g, tries & 1);
 		k = key_pos(&x.f, &g, pos);
 		for (i = 0; i < k; i++)
-			z += fb_cnt_get(&x.f, pos[i]) == 0;
+			z += fb_counting_get(&x.f, pos[i]) == 0;
 		if (!z)
 			continue;
 		rc = fb_counting_del(&x.f, &g);
@@ -271,7 +270,7 @@ static void unit_sequence(const struct seqcfg *cf)
 		}
 		if (op % 101 == 0 || op + 1 == cf->ops) {
 			for (p = 0; p < md.m; p++) {
-				model_bad += fb_cnt_get(&x.f, p) != md.c[p];
+				model_bad += fb_counting_get(&x.f, p) != md.c[p];
 				sat_seen += md.c[p] == md.max;
 			}
 		}
@@ -298,7 +297,7 @@ static void unit_sequence(const struct seqcfg *cf)
 	/* The exact recount from the multiset of present flows. */
 	rc = recount(&x.f, keys, mult, cf->pool);
 	for (p = 0; p < md.m; p++) {
-		unsigned got = fb_cnt_get(&x.f, p);
+		unsigned got = fb_counting_get(&x.f, p);
 
 		if (md.c[p] == md.max)
 			sat_bad += got != md.max; /* saturated once: stays */
@@ -318,11 +317,11 @@ static void unit_sequence(const struct seqcfg *cf)
 
 		if (!mult[i])
 			continue;
-		miss += !fb_filter_test(&x.f, &keys[i]);
+		miss += !fb_bits_test(&x.f, &keys[i]);
 		want = mult[i] < md.max ? mult[i] : md.max;
 		min_bad += fb_counting_min(&x.f, &keys[i]) < want;
 	}
-	snprintf(label, sizeof(label), "%s: all %u present flows pass fb_filter_test", cf->name,
+	snprintf(label, sizeof(label), "%s: all %u present flows pass fb_bits_test", cf->name,
 		 total);
 	ASSERT_EQ(miss, 0, label);
 	snprintf(label, sizeof(label), "%s: fb_counting_min >= times added, for each", cf->name);

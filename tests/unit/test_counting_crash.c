@@ -15,7 +15,7 @@
 /* Unit: hand-made journal states                                          */
 
 /* Set the journal as fb_counting_add/del would have it at a crash. */
-static void journal_set(struct fb_filter *f, __u32 op, const struct fb_key *key, __u32 done,
+static void journal_set(struct fb_store *f, __u32 op, const struct fb_key *key, __u32 done,
 			__u32 changed, __u32 cur_old, __u64 nflows_before)
 {
 	struct fb_journal *j = &f->cnt_hdr->journal;
@@ -36,11 +36,11 @@ static void journal_set(struct fb_filter *f, __u32 op, const struct fb_key *key,
  *   del: 0 cur_old written; 1 counter lowered; 2 bit cleared (changed not yet)
  * Returns the journal's changed mask.
  */
-static __u32 emulate(struct fb_filter *f, bool add, const struct fb_key *key, unsigned upto,
+static __u32 emulate(struct fb_store *f, bool add, const struct fb_key *key, unsigned upto,
 		     int stage)
 {
 	struct fb_journal *j = &f->cnt_hdr->journal;
-	unsigned max = fb_cnt_max(f), k, i, c;
+	unsigned max = fb_counting_max(f), k, i, c;
 	__u64 pos[FB_MAX_K];
 
 	k = key_pos(f, key, pos);
@@ -48,7 +48,7 @@ static __u32 emulate(struct fb_filter *f, bool add, const struct fb_key *key, un
 	journal_set(f, add ? FB_JOURNAL_ADD : FB_JOURNAL_DEL, key, 0, 0, 0x80000000U,
 		    f->hdr->nflows);
 	for (i = 0; i < k && i <= upto; i++) {
-		c = fb_cnt_get(f, pos[i]);
+		c = fb_counting_get(f, pos[i]);
 		if (i == upto && stage < 0)
 			break; /* done == upto, nothing of position upto yet */
 		if (add ? c < max : c && c < max) {
@@ -99,7 +99,7 @@ static void unit_journal(__u8 layout, unsigned bits)
 	int r;
 
 	fake_init(&x, layout, layout == FB_LAYOUT_CLASSIC ? 6 : 8, 1, bits, &seed);
-	max = fb_cnt_max(&x.f);
+	max = fb_counting_max(&x.f);
 	for (i = 0; i < 30; i++) {
 		test_random_flow(&seed, &bg, i & 1);
 		fb_counting_add(&x.f, &bg);
@@ -110,7 +110,7 @@ static void unit_journal(__u8 layout, unsigned bits)
 
 	/* A whole add, then the journal as a crash just before it went idle. */
 	for (i = 0, changed = 0; i < k; i++)
-		v[i] = fb_cnt_get(&x.f, pos[i]);
+		v[i] = fb_counting_get(&x.f, pos[i]);
 	fb_counting_add(&x.f, &fk);
 	for (i = 0; i < k; i++) {
 		unsigned x2, before = v[i];
@@ -131,7 +131,7 @@ static void unit_journal(__u8 layout, unsigned bits)
 	fb_counting_add(&x.f, &fk);
 	snap_take(&x, &s1);
 	for (i = 0, changed = 0; i < k; i++)
-		v[i] = fb_cnt_get(&x.f, pos[i]);
+		v[i] = fb_counting_get(&x.f, pos[i]);
 	ASSERT_EQ(fb_counting_del(&x.f, &fk), 0, "delete of the flow just added");
 	for (i = 0; i < k; i++) {
 		unsigned x2, before = v[i];
@@ -218,8 +218,8 @@ static void unit_journal_window(void)
 		snap_same_content(&x, &s0),
 		"window add j=1: stopped between done=1 and cur_old=c1 (c1 = c0+1): rolled back");
 	ASSERT_TRUE(
-		fb_filter_test(&x.f, &g),
-		"window add j=1: the other flow G still passes fb_filter_test (no false negative)");
+		fb_bits_test(&x.f, &g),
+		"window add j=1: the other flow G still passes fb_bits_test (no false negative)");
 	fb_counting_check(&x.f, false, &c);
 	ASSERT_TRUE(c.count_ok, "window add j=1: the counter sum is still k x flows");
 
@@ -241,8 +241,8 @@ static void unit_journal_window(void)
 			    "window add j=0: stopped after journal_begin, before cur_old (left "
 			    "over: 0; "
 			    "c0 = 1): nothing changed after recovery");
-		ASSERT_TRUE(fb_filter_test(&x.f, &g),
-			    "window add j=0: G still passes fb_filter_test (no false negative)");
+		ASSERT_TRUE(fb_bits_test(&x.f, &g),
+			    "window add j=0: G still passes fb_bits_test (no false negative)");
 	}
 	snap_free(&s0);
 	fake_free(&x);
@@ -364,14 +364,14 @@ struct crash_tally {
  * were present before the operation may now miss. */
 static bool lost_a_bit(const struct fake *x, const struct snap *s0)
 {
-	struct fb_filter g = x->f;
+	struct fb_store g = x->f;
 	__u64 m = mbits(&x->f), p;
 
 	g.blocks = s0->b;
 	g.cnt_hdr = s0->c;
 	g.cnt = (__u8 *)s0->c + FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES;
 	for (p = 0; p < m; p++)
-		if (bit_at(&g, p) && fb_cnt_get(&g, p) && !bit_at(&x->f, p))
+		if (bit_at(&g, p) && fb_counting_get(&g, p) && !bit_at(&x->f, p))
 			return true;
 	return false;
 }
@@ -403,7 +403,7 @@ static void crash_points(struct fake *x, bool add, const struct fb_key *key, str
 		t->points++;
 		j = x->f.cnt_hdr->journal;
 		key_pos(&x->f, key, pos);
-		cur = j.done < x->f.hdr->k ? fb_cnt_get(&x->f, pos[j.done]) : 0;
+		cur = j.done < x->f.hdr->k ? fb_counting_get(&x->f, pos[j.done]) : 0;
 		fb_counting_check(&x->f, false, &c);
 		t->fn_states += c.missing_bits != 0;
 		fb_counting_recover(&x->f);

@@ -9,11 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "bits.h"
 #include "cmd.h"
 #include "counting.h"
-#include "filter.h"
+#include "exact.h"
 #include "flow.h"
 #include "output.h"
+#include "rules.h"
+#include "store.h"
 
 static double now(void)
 {
@@ -24,7 +27,7 @@ static double now(void)
 }
 
 /* NAME then FLOW... or -f FILE (before or after NAME); opens the filter. */
-static int flows_args(int argc, char **argv, struct fb_filter *f, struct fb_flows *fl)
+static int flows_args(int argc, char **argv, struct fb_store *f, struct fb_flows *fl)
 {
 	static const struct option opts[] = {
 		{ "file", required_argument, NULL, 'f' },
@@ -52,14 +55,14 @@ static int flows_args(int argc, char **argv, struct fb_filter *f, struct fb_flow
 	}
 	if (fb_read_flows(argc - optind, argv + optind, file, fl))
 		return 1;
-	if (fb_filter_open(name, f)) {
+	if (fb_store_open(name, f)) {
 		fb_flows_free(fl);
 		return 1;
 	}
 	return 0;
 }
 
-static void report(const char *verb, const struct fb_filter *f, size_t n, double secs)
+static void report(const char *verb, const struct fb_store *f, size_t n, double secs)
 {
 	if (fb_json) {
 		jw_obj_open(NULL);
@@ -80,7 +83,7 @@ static void report(const char *verb, const struct fb_filter *f, size_t n, double
 int cmd_add(int argc, char **argv)
 {
 	char where[600], text[FB_FLOW_STR];
-	struct fb_filter f;
+	struct fb_store f;
 	struct fb_flows fl;
 	size_t bad;
 	double t0;
@@ -89,29 +92,30 @@ int cmd_add(int argc, char **argv)
 	if (rc)
 		return rc;
 	rc = 1;
-	if (fb_filter_lock(&f))
+	if (fb_store_lock(&f))
 		goto out;
 	t0 = now();
-	err = fb_filter_add_rules(&f, fl.keys, fl.n, &bad);
+	err = fb_rules_add(&f, fl.keys, fl.n, &bad);
 	if (err == -1) {
 		fb_flows_where(&fl, bad, where, sizeof(where));
 		fb_flow_format(&fl.keys[bad], text, sizeof(text));
 		fb_err("%s: '%s' would need a %dth %s prefix length (at most %d; `flowbloom load` "
 		       "expands rare lengths into longer ones); nothing added",
 		       where, text, FB_MAX_LENGTHS + 1,
-		       fb_prefix_list_name(fb_prefix_list_of(&fl.keys[bad])), FB_MAX_LENGTHS);
+		       fb_rules_prefix_list_name(fb_rules_prefix_list(&fl.keys[bad])),
+		       FB_MAX_LENGTHS);
 	}
 	if (err) {
 		/* -2: an exact set refused a rule (already said). */
-		fb_filter_unlock(&f);
+		fb_store_unlock(&f);
 		goto out;
 	}
 	t0 = now() - t0;
-	fb_filter_unlock(&f);
+	fb_store_unlock(&f);
 	report("added", &f, fl.n, t0);
 	rc = 0;
 out:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	fb_flows_free(&fl);
 	return rc;
 }
@@ -119,7 +123,7 @@ out:
 int cmd_del(int argc, char **argv)
 {
 	char where[600], text[FB_FLOW_STR];
-	struct fb_filter f;
+	struct fb_store f;
 	struct fb_flows fl;
 	size_t i, bad;
 	double t0;
@@ -134,19 +138,19 @@ int cmd_del(int argc, char **argv)
 		       f.name);
 		goto out;
 	}
-	if (fb_filter_lock(&f))
+	if (fb_store_lock(&f))
 		goto out;
 	t0 = now();
 	/* With exact sets, a counting filter can tell a member from a false
 	 * positive: deleting a false positive would lower others' counters. */
 	for (i = 0; f.hdr->confirm && i < fl.n; i++) {
-		if (fb_filter_exact_count(&f, &fl.keys[i]))
+		if (fb_exact_count(&f, &fl.keys[i]))
 			continue;
 		fb_flows_where(&fl, i, where, sizeof(where));
 		fb_flow_format(&fl.keys[i], text, sizeof(text));
 		fb_err("%s: '%s' is not in filter '%s' (not in its exact set); nothing deleted",
 		       where, text, f.name);
-		fb_filter_unlock(&f);
+		fb_store_unlock(&f);
 		goto out;
 	}
 	/* Check the whole batch against the counters before changing any. */
@@ -160,19 +164,19 @@ int cmd_del(int argc, char **argv)
 			fb_err("%s: '%s' is not in filter '%s' (a counter is 0); nothing deleted",
 			       where, text, f.name);
 		}
-		fb_filter_unlock(&f);
+		fb_store_unlock(&f);
 		rc = 1;
 		goto out;
 	}
 	fb_counting_del_many(&f, fl.keys, fl.n);
 	for (i = 0; f.hdr->confirm && i < fl.n; i++)
-		fb_filter_exact_adjust(&f, &fl.keys[i], -1);
+		fb_exact_adjust(&f, &fl.keys[i], -1);
 	t0 = now() - t0;
-	fb_filter_unlock(&f);
+	fb_store_unlock(&f);
 	report("deleted", &f, fl.n, t0);
 	rc = 0;
 out:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	fb_flows_free(&fl);
 	return rc;
 }
@@ -180,7 +184,7 @@ out:
 int cmd_query(int argc, char **argv)
 {
 	char text[FB_FLOW_STR];
-	struct fb_filter f;
+	struct fb_store f;
 	struct fb_flows fl;
 	size_t i, maybe = 0;
 	int rc = flows_args(argc, argv, &f, &fl);
@@ -192,7 +196,7 @@ int cmd_query(int argc, char **argv)
 		jw_arr_open("results");
 	}
 	for (i = 0; i < fl.n; i++) {
-		bool hit = fb_filter_query(&f, &fl.keys[i]);
+		bool hit = fb_bits_query(&f, &fl.keys[i]);
 
 		maybe += hit;
 		fb_flow_format(&fl.keys[i], text, sizeof(text));
@@ -214,7 +218,7 @@ int cmd_query(int argc, char **argv)
 	} else {
 		printf("%zu of %zu maybe\n", maybe, fl.n);
 	}
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	fb_flows_free(&fl);
 	return 0;
 }
@@ -222,7 +226,7 @@ int cmd_query(int argc, char **argv)
 int cmd_count(int argc, char **argv)
 {
 	char text[FB_FLOW_STR];
-	struct fb_filter f;
+	struct fb_store f;
 	struct fb_flows fl;
 	size_t i;
 	int rc = flows_args(argc, argv, &f, &fl);
@@ -246,10 +250,10 @@ int cmd_count(int argc, char **argv)
 			jw_obj_open(NULL);
 			jw_str("flow", text);
 			jw_u64("count", c);
-			jw_bool("saturated", c == fb_cnt_max(&f));
+			jw_bool("saturated", c == fb_counting_max(&f));
 			jw_obj_close();
 		} else {
-			printf("%u%s %s\n", c, c == fb_cnt_max(&f) ? "+" : "", text);
+			printf("%u%s %s\n", c, c == fb_counting_max(&f) ? "+" : "", text);
 		}
 	}
 	if (fb_json) {
@@ -257,7 +261,7 @@ int cmd_count(int argc, char **argv)
 		jw_end();
 	}
 out:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	fb_flows_free(&fl);
 	return rc;
 }

@@ -34,8 +34,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cmd.h"
-#include "filter.h"
+#include "discover.h"
 #include "output.h"
+#include "pintree.h"
+#include "store.h"
 
 #define AP_MAX_ITEMS 64 /* load and attach lines each */
 
@@ -267,7 +269,7 @@ static int conf_read(const char *file, struct ap_conf *c)
 		return -1;
 	}
 	*dot = 0;
-	if (strlen(b) >= sizeof(c->name) || fb_check_name(b))
+	if (strlen(b) >= sizeof(c->name) || fb_pin_check_name(b))
 		return -1;
 	strcpy(c->name, b);
 	fp = fopen(file, "r");
@@ -340,13 +342,13 @@ static bool filter_exists(const char *name)
 	char path[PATH_MAX];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "%s/%s", fb_root(), name);
+	snprintf(path, sizeof(path), "%s/%s", fb_pin_root(), name);
 	return !stat(path, &st) && S_ISDIR(st.st_mode);
 }
 
 /* An existing filter must be the one the file describes: apply never
  * re-creates a filter (its content and attachments would go). */
-static int same_settings(const struct ap_conf *c, const struct fb_filter *f)
+static int same_settings(const struct ap_conf *c, const struct fb_store *f)
 {
 	const struct fb_header *h = f->hdr;
 	static const char *const layouts[] = {
@@ -446,7 +448,7 @@ static void mark_attached(const char *ifname, const char *mode, __u32 prog_id, v
 static int check_devices(struct ap_conf *c, bool exists)
 {
 	struct att_ctx a = { .c = c };
-	struct fb_filter f;
+	struct fb_store f;
 	int i;
 
 	for (i = 0; i < c->ndev; i++)
@@ -455,13 +457,13 @@ static int check_devices(struct ap_conf *c, bool exists)
 			return -1;
 		}
 	if (exists) {
-		if (fb_filter_open(c->name, &f))
+		if (fb_store_open(c->name, &f))
 			return -1;
-		if (same_settings(c, &f) || fb_filter_attachments(&f, mark_attached, &a) < 0) {
-			fb_filter_close(&f);
+		if (same_settings(c, &f) || fb_discover_attachments(&f, mark_attached, &a) < 0) {
+			fb_store_close(&f);
 			return -1;
 		}
-		fb_filter_close(&f);
+		fb_store_close(&f);
 	}
 	if (a.mismatch) {
 		for (i = 0; strcmp(c->dev[i].name, a.mismatch); i++)
@@ -606,17 +608,17 @@ static int apply_up(struct ap_conf *c, bool exists)
 static int apply_down(struct ap_conf *c)
 {
 	struct att_ctx a = { .c = c };
-	struct fb_filter f;
+	struct fb_store f;
 	char *argv[3];
 	int i, err = 0;
 
 	if (!filter_exists(c->name))
 		return 0;
-	if (fb_filter_open(c->name, &f))
+	if (fb_store_open(c->name, &f))
 		return 1;
-	if (fb_filter_attachments(&f, mark_attached, &a) < 0)
+	if (fb_discover_attachments(&f, mark_attached, &a) < 0)
 		err = 1;
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	for (i = 0; !err && i < c->ndev; i++) {
 		if (!c->dev[i].attached)
 			continue;
@@ -662,7 +664,7 @@ int cmd_apply(int argc, char **argv)
 		free(c);
 		return 1;
 	}
-	if (fb_check_bpffs()) {
+	if (fb_pin_check_bpffs()) {
 		err = 1;
 	} else if (down) {
 		err = apply_down(c);

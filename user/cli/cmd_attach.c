@@ -10,9 +10,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cmd.h"
-#include "filter.h"
+#include "store.h"
 #include "loader.h"
-#include "monitor.h"
+#include "monmaps.h"
 #include "output.h"
 
 int cmd_attach(int argc, char **argv)
@@ -36,12 +36,12 @@ int cmd_attach(int argc, char **argv)
 	struct flowbloom_bpf *skel;
 	struct fb_mon_opts mo;
 	struct fb_monitor mon;
-	struct fb_filter f;
+	struct fb_store f;
 	__u32 flags = XDP_FLAGS_DRV_MODE;
 	unsigned int ifindex;
 	int c, v, err;
 
-	fb_mon_opts_default(&mo);
+	fb_monitor_opts_default(&mo);
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -69,12 +69,12 @@ int cmd_attach(int argc, char **argv)
 		fb_err("no device '%s'", argv[optind + 1]);
 		return 1;
 	}
-	if (fb_filter_open(argv[optind], &f))
+	if (fb_store_open(argv[optind], &f))
 		return 1;
 	/* Monitoring maps (monitor.c): new ones unless another device feeds
 	 * them already. */
 	if ((mo.sketch || mo.newflows) && fb_monitor_prepare(&f, &mo, &mon)) {
-		fb_filter_close(&f);
+		fb_store_close(&f);
 		return 1;
 	}
 	lo.monitor = mo.sketch || mo.newflows ? &mon : NULL;
@@ -82,7 +82,7 @@ int cmd_attach(int argc, char **argv)
 	if (!skel) {
 		if (lo.monitor)
 			fb_monitor_close(&mon);
-		fb_filter_close(&f);
+		fb_store_close(&f);
 		return 1;
 	}
 	/* UPDATE_IF_NOEXIST: never silently replace someone else's program. */
@@ -119,7 +119,7 @@ int cmd_attach(int argc, char **argv)
 	flowbloom_bpf__destroy(skel);
 	if (lo.monitor)
 		fb_monitor_close(&mon);
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	return err ? 1 : 0;
 }
 

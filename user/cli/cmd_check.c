@@ -9,8 +9,10 @@
 #include <sys/file.h>
 #include "cmd.h"
 #include "counting.h"
-#include "filter.h"
 #include "output.h"
+#include "pintree.h"
+#include "repair.h"
+#include "store.h"
 
 /* The filter cannot be opened: say why, and what stale directories of its
  * name there are. */
@@ -22,14 +24,14 @@ static int check_broken(const char *name, bool repair)
 
 	snprintf(why, sizeof(why), "%s", fb_err_last);
 	missing = !strncmp(why, "no filter named", 15);
-	if (fb_filter_stale(name, &st))
+	if (fb_repair_stale(name, &st))
 		return 1;
 	if (missing && !st) {
 		fb_err("%s", why);
 		return 1;
 	}
 	if (repair && st)
-		fb_filter_clean_stale(name);
+		fb_repair_clean_stale(name);
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("filter", name);
@@ -49,11 +51,11 @@ static int check_broken(const char *name, bool repair)
 		else
 			printf("%s: BROKEN: %s\n", name, why);
 		if (st & 1)
-			printf("  an interrupted create or import left %s/%s%s%s\n", fb_root(),
+			printf("  an interrupted create or import left %s/%s%s%s\n", fb_pin_root(),
 			       FB_STAGE_NEW, name, repair ? " (removed)" : "");
 		if (st & 2)
-			printf("  an interrupted destroy left %s/%s%s%s\n", fb_root(), FB_STAGE_OLD,
-			       name, repair ? " (removed)" : "");
+			printf("  an interrupted destroy left %s/%s%s%s\n", fb_pin_root(),
+			       FB_STAGE_OLD, name, repair ? " (removed)" : "");
 	}
 	/* Only leftovers, and they are gone now: success. */
 	return repair && missing ? 0 : 1;
@@ -62,8 +64,8 @@ static int check_broken(const char *name, bool repair)
 int cmd_check(int argc, char **argv)
 {
 	bool repair = false, clean, quiet;
-	struct fb_tree_state t;
-	struct fb_filter f;
+	struct fb_repair_state t;
+	struct fb_store f;
 	struct fb_check c;
 	const char *name = NULL;
 	int i, r;
@@ -78,28 +80,28 @@ int cmd_check(int argc, char **argv)
 	}
 	if (!name)
 		return fb_usage("missing NAME");
-	if (fb_check_name(name))
+	if (fb_pin_check_name(name))
 		return 1;
 	quiet = fb_err_quiet;
 	fb_err_quiet = true;
-	r = fb_filter_open(name, &f);
+	r = fb_store_open(name, &f);
 	fb_err_quiet = quiet;
 	if (r)
 		return check_broken(name, repair);
 	/* Keep writers out: a write in progress would look like damage. (Not
-	 * fb_filter_lock(): it would roll back an interrupted write unseen.) */
-	if (fb_filter_flock(&f, repair ? LOCK_EX : LOCK_SH)) {
-		fb_filter_close(&f);
+	 * fb_store_lock(): it would roll back an interrupted write unseen.) */
+	if (fb_store_flock(&f, repair ? LOCK_EX : LOCK_SH)) {
+		fb_store_close(&f);
 		return 1;
 	}
 	memset(&c, 0, sizeof(c));
 	c.count_ok = true;
-	r = fb_filter_tree_check(&f, repair, &t);
+	r = fb_repair_check(&f, repair, &t);
 	if (f.cnt_hdr)
 		fb_counting_check(&f, repair, &c);
-	fb_filter_unlock(&f);
+	fb_store_unlock(&f);
 	if (r) {
-		fb_filter_close(&f);
+		fb_store_close(&f);
 		return 1;
 	}
 	clean = !c.stale_bits && !c.missing_bits && !c.journal_dirty && c.count_ok &&
@@ -153,10 +155,10 @@ int cmd_check(int argc, char **argv)
 		}
 		if (t.stale_create)
 			printf("  an interrupted create or import of this name left %s/%s%s%s\n",
-			       fb_root(), FB_STAGE_NEW, name, fixed);
+			       fb_pin_root(), FB_STAGE_NEW, name, fixed);
 		if (t.stale_destroy)
-			printf("  an interrupted destroy left %s/%s%s%s\n", fb_root(), FB_STAGE_OLD,
-			       name, fixed);
+			printf("  an interrupted destroy left %s/%s%s%s\n", fb_pin_root(),
+			       FB_STAGE_OLD, name, fixed);
 		if (t.stale_counters)
 			printf("  an interrupted load --replace left the unused generation's "
 			       "counters pinned%s\n",
@@ -166,10 +168,10 @@ int cmd_check(int argc, char **argv)
 			       "generation%s\n",
 			       fixed);
 		if (t.iproute_missing)
-			printf("  the ip link pins (%s) are missing%s\n", fb_iproute_dir(),
+			printf("  the ip link pins (%s) are missing%s\n", fb_pin_iproute_dir(),
 			       repair ? ": pinned again" : "");
 	}
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	/* After a repair the filter is consistent: success. */
 	return clean || repair ? 0 : 1;
 }

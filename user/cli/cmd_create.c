@@ -8,7 +8,7 @@
 #include <string.h>
 #include "cmd.h"
 #include "counting.h"
-#include "filter.h"
+#include "store.h"
 #include "output.h"
 #include "sizing.h"
 
@@ -160,7 +160,7 @@ int cmd_create(int argc, char **argv)
 		       FB_IPROUTE_FILTER);
 		return 1;
 	}
-	if (fb_filter_create(argv[optind], &o))
+	if (fb_store_create(argv[optind], &o))
 		return 1;
 	bytes = ((unsigned long long)o.nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES;
 	if (o.counter_bits)

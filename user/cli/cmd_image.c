@@ -37,9 +37,11 @@
 #include <bpf/bpf.h>
 #include "cmd.h"
 #include "counting.h"
-#include "filter.h"
+#include "exact.h"
 #include "output.h"
+#include "pintree.h"
 #include "safefile.h"
+#include "store.h"
 
 #define MAGIC "FLOWBLM\n"
 #define VERSION 2
@@ -86,7 +88,7 @@ static int write_all(FILE *out, const void *p, size_t n, uLong *crc)
 }
 
 /* The exact sets: every rule key of the hash set, with its count. */
-static int write_sets(FILE *out, const struct fb_filter *f, uLong *crc)
+static int write_sets(FILE *out, const struct fb_store *f, uLong *crc)
 {
 	struct fb_key key, next, *prev = NULL;
 	__u8 rec[sizeof(struct fb_key) + 4], num[8];
@@ -125,7 +127,7 @@ int cmd_export(int argc, char **argv)
 	};
 	__u8 head[BITS_OFF] = { 0 }, word[8], tail[4];
 	struct fb_safefile sf = { .out = NULL };
-	struct fb_filter f;
+	struct fb_store f;
 	const struct fb_header *h;
 	uLong crc = crc32(0, NULL, 0);
 	/* The file holds the hash key, a secret (README: "An export holds a
@@ -142,7 +144,7 @@ int cmd_export(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (c != 'm')
 			return fb_usage("unknown option '%s'", argv[optind - 1]);
-		if (fb_parse_file_mode(optarg, &mode))
+		if (fb_safefile_parse_mode(optarg, &mode))
 			return fb_usage("bad --mode '%s' (octal, 0 to 0777, e.g. 0640)", optarg);
 		mode_set = true;
 	}
@@ -152,10 +154,10 @@ int cmd_export(int argc, char **argv)
 	file = argv[optind + 1];
 	if (mode_set && !strcmp(file, "-"))
 		return fb_usage("--mode needs a FILE, not stdout");
-	if (fb_filter_open(name, &f))
+	if (fb_store_open(name, &f))
 		return 1;
 	/* Writers out while we copy: the file is one consistent state. */
-	if (fb_filter_flock(&f, LOCK_SH))
+	if (fb_store_flock(&f, LOCK_SH))
 		goto out;
 	h = f.hdr;
 	memcpy(head, MAGIC, 8);
@@ -222,9 +224,9 @@ ioerr:
 unlock:
 	if (sf.out)
 		fb_safefile_abort(&sf);
-	fb_filter_unlock(&f);
+	fb_store_unlock(&f);
 out:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	return rc;
 }
 
@@ -308,7 +310,7 @@ static const char *check_size(FILE *fp, const __u8 *b)
 }
 
 /* Bits, counters, exact sets, CRC: streamed into the staged filter. */
-static const char *read_body(struct in *in, struct fb_filter *f, const __u8 *b)
+static const char *read_body(struct in *in, struct fb_store *f, const __u8 *b)
 {
 	enum { CHUNK = 1 << 16 };
 	__u32 nblocks = get32(b + 24);
@@ -344,7 +346,7 @@ static const char *read_body(struct in *in, struct fb_filter *f, const __u8 *b)
 			memcpy(&k, rec, sizeof(k));
 			if (k.kind < FB_KIND_FLOW || k.kind >= FB_KIND_MAX ||
 			    k.family > FB_FAMILY_IPV6 ||
-			    fb_filter_exact_adjust(f, &k, (int)get32(rec + sizeof(k))))
+			    fb_exact_adjust(f, &k, (int)get32(rec + sizeof(k))))
 				return "bad exact-set entry";
 		}
 	}
@@ -359,7 +361,7 @@ static const char *read_body(struct in *in, struct fb_filter *f, const __u8 *b)
 }
 
 /*
- * Import builds the filter aside (fb_filter_create_staged) while it reads
+ * Import builds the filter aside (fb_store_create_staged) while it reads
  * the file once, checks the CRC at the end, and only then publishes it
  * under NAME by one rename: a bad file, a crash or a kill never leaves a
  * filter NAME that is empty or half filled.
@@ -369,13 +371,13 @@ int cmd_import(int argc, char **argv)
 	struct fb_create_opts o = { 0 };
 	struct in in = { NULL, crc32(0, NULL, 0) };
 	__u8 b[BITS_OFF];
-	struct fb_filter f;
+	struct fb_store f;
 	const char *why;
 	int rc = 1;
 
 	if (argc != 3)
 		return fb_usage(argc < 3 ? "missing FILE or NAME" : "too many arguments");
-	if (fb_check_name(argv[2]))
+	if (fb_pin_check_name(argv[2]))
 		return 1;
 	in.f = strcmp(argv[1], "-") ? fopen(argv[1], "rb") : stdin;
 	if (!in.f) {
@@ -400,13 +402,13 @@ int cmd_import(int argc, char **argv)
 	o.nblocks = get32(b + 24);
 	o.capacity = get64(b + 56);
 	o.fp_rate = get32(b + 64) / 1e9;
-	if (fb_filter_create_staged(argv[2], &o, &f))
+	if (fb_store_create_staged(argv[2], &o, &f))
 		goto out;
 	why = read_body(&in, &f, b);
 	if (why) {
 		if (ferror(in.f))
 			why = "read error";
-		fb_filter_abort(&f);
+		fb_store_abort(&f);
 		goto bad;
 	}
 	/* Key, prefix lengths, flows; the kind flags last, so a data path
@@ -417,11 +419,11 @@ int cmd_import(int argc, char **argv)
 	f.hdr->nflows = get64(b + 48);
 	memcpy(&f.blocks[1], b + 72, FB_BLOCK_BYTES);
 	__atomic_store_n(&f.hdr->kinds, get32(b + 28), __ATOMIC_RELEASE);
-	if (fb_filter_publish(&f)) {
+	if (fb_store_publish(&f)) {
 		if (f.staged)
-			fb_filter_abort(&f);
+			fb_store_abort(&f);
 		else
-			fb_filter_close(&f);
+			fb_store_close(&f);
 		goto out;
 	}
 	if (fb_json) {
@@ -436,7 +438,7 @@ int cmd_import(int argc, char **argv)
 		       (unsigned long long)fb_header_mbits(f.hdr), f.hdr->k,
 		       (unsigned long long)f.hdr->nflows);
 	}
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	rc = 0;
 	goto out;
 bad:

@@ -5,12 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "bits.h"
 #include "cmd.h"
 #include "counting.h"
 #include "discover.h"
-#include "filter.h"
 #include "output.h"
+#include "pintree.h"
+#include "repair.h"
+#include "rules.h"
 #include "sizing.h"
+#include "store.h"
 
 static const char *layout_name(__u8 l)
 {
@@ -62,24 +66,24 @@ int cmd_list(int argc, char **argv)
 		return fb_usage("list takes no arguments");
 	/* Without the rights to read the filters' directory (bpffs is
 	 * root-only by default) the list would look empty: say why instead. */
-	if (access(fb_root(), R_OK | X_OK) && errno != ENOENT) {
-		fb_err("cannot read %s: %s (list needs root or CAP_BPF)", fb_root(),
+	if (access(fb_pin_root(), R_OK | X_OK) && errno != ENOENT) {
+		fb_err("cannot read %s: %s (list needs root or CAP_BPF)", fb_pin_root(),
 		       strerror(errno));
 		return 1;
 	}
-	n = fb_filter_list(&names);
+	n = fb_pin_list(&names);
 	if (n < 0)
 		return 1;
 	if (fb_json)
 		jw_arr_open(NULL);
 	for (i = 0; i < n; i++) {
 		bool quiet = fb_err_quiet;
-		struct fb_filter f;
+		struct fb_store f;
 		int r;
 
 		/* One broken filter is listed as such; the others as usual. */
 		fb_err_quiet = true;
-		r = fb_filter_open(names[i], &f);
+		r = fb_store_open(names[i], &f);
 		fb_err_quiet = quiet;
 		if (r) {
 			if (fb_json) {
@@ -107,7 +111,7 @@ int cmd_list(int argc, char **argv)
 			       (unsigned long long)fb_header_mbits(f.hdr), f.hdr->k,
 			       (unsigned long long)f.hdr->nflows);
 		}
-		fb_filter_close(&f);
+		fb_store_close(&f);
 		free(names[i]);
 	}
 	if (fb_json) {
@@ -117,15 +121,15 @@ int cmd_list(int argc, char **argv)
 	free(names);
 	/* What killed commands left: said on stderr (the list stays the
 	 * filters'), with the command that removes it. */
-	n = fb_filter_list_stale(&names);
+	n = fb_repair_list_stale(&names);
 	for (i = 0; i < n; i++) {
 		const char *base = names[i] + strspn(names[i], "~");
 
 		fprintf(stderr,
 			"flowbloom: note: an interrupted %s left %s/%s: flowbloom destroy %s "
 			"removes it\n",
-			names[i][1] == '~' ? "destroy" : "create or import", fb_root(), names[i],
-			base);
+			names[i][1] == '~' ? "destroy" : "create or import", fb_pin_root(),
+			names[i], base);
 		free(names[i]);
 	}
 	free(names);
@@ -149,7 +153,7 @@ static void print_attach(const char *ifname, const char *mode, __u32 prog_id, vo
 }
 
 /* FNV-1a over the bits and counters: equal digests, equal contents. */
-static __u64 digest(const struct fb_filter *f)
+static __u64 digest(const struct fb_store *f)
 {
 	const __u8 *p = (const __u8 *)&f->blocks[FB_HDR_BLOCKS];
 	size_t n = (size_t)f->hdr->nblocks * FB_BLOCK_BYTES, i;
@@ -166,19 +170,19 @@ static __u64 digest(const struct fb_filter *f)
 	return h;
 }
 
-static __u64 count_saturated(const struct fb_filter *f)
+static __u64 count_saturated(const struct fb_store *f)
 {
 	__u64 m = fb_header_mbits(f->hdr), p, n = 0;
-	unsigned max = fb_cnt_max(f);
+	unsigned max = fb_counting_max(f);
 
 	for (p = 0; p < m; p++)
-		n += fb_cnt_get(f, p) == max;
+		n += fb_counting_get(f, p) == max;
 	return n;
 }
 
 int cmd_info(int argc, char **argv)
 {
-	struct fb_filter f;
+	struct fb_store f;
 	struct fb_header *h;
 	double n, m, fpr, fill;
 	char kinds[64];
@@ -190,18 +194,18 @@ int cmd_info(int argc, char **argv)
 
 	if (argc != 2)
 		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");
-	if (fb_filter_open(argv[1], &f))
+	if (fb_store_open(argv[1], &f))
 		return 1;
 	h = f.hdr;
 	n = (double)h->nflows;
 	m = (double)fb_header_mbits(h);
-	set = fb_filter_popcount(&f);
+	set = fb_bits_popcount(&f);
 	fill = set / m;
 	fpr = fb_fpr(h->layout, n, h->nblocks, h->k);
 	px = (const struct fb_prefixes *)&f.blocks[1];
 	probes = fb_probes_per_packet(h->kinds, px);
 	kinds_str(h->kinds, kinds, sizeof(kinds));
-	users = fb_filter_users(&f, NULL);
+	users = fb_discover_users(&f, NULL);
 	if (f.cnt_hdr)
 		saturated = count_saturated(&f);
 	if (fb_json) {
@@ -225,7 +229,7 @@ int cmd_info(int argc, char **argv)
 		for (i = 0; i < FB_PFX_NR; i++) {
 			for (j = 0; j < px->list[i].n; j++) {
 				jw_obj_open(NULL);
-				jw_str("list", fb_prefix_list_name(i));
+				jw_str("list", fb_rules_prefix_list_name(i));
 				jw_u64("length",
 				       px->list[i].len[j] -
 					       (i == FB_PFX_SRC4 || i == FB_PFX_DST4 ? 96 : 0));
@@ -244,7 +248,7 @@ int cmd_info(int argc, char **argv)
 		}
 		jw_str("action", action_name(h->action));
 		jw_arr_open("attached");
-		fb_filter_attachments(&f, print_attach, &natt);
+		fb_discover_attachments(&f, print_attach, &natt);
 		jw_arr_close();
 		jw_u64("programs", users);
 		/* Loaded where the pins are hidden, a program fails open. */
@@ -268,7 +272,7 @@ int cmd_info(int argc, char **argv)
 		for (i = 0; i < FB_PFX_NR; i++) {
 			if (!px->list[i].n)
 				continue;
-			printf("  %s prefix lengths:", fb_prefix_list_name(i));
+			printf("  %s prefix lengths:", fb_rules_prefix_list_name(i));
 			for (j = 0; j < px->list[i].n; j++)
 				printf(" /%d",
 				       px->list[i].len[j] -
@@ -282,13 +286,13 @@ int cmd_info(int argc, char **argv)
 		       h->confirm ? ", hits confirmed in exact sets" : "");
 		printf("  content digest %016llx\n", (unsigned long long)digest(&f));
 		printf("  attached:");
-		fb_filter_attachments(&f, print_attach, &natt);
+		fb_discover_attachments(&f, print_attach, &natt);
 		printf("%s\n", natt ? "" : " nowhere in this network namespace");
 		printf("  in use by %d XDP program%s (all namespaces)\n", users,
 		       users == 1 ? "" : "s");
 		fb_report_fail_open(true);
 	}
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	return 0;
 }
 
@@ -296,7 +300,7 @@ int cmd_destroy(int argc, char **argv)
 {
 	if (argc != 2)
 		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");
-	if (fb_filter_destroy(argv[1]))
+	if (fb_store_destroy(argv[1]))
 		return 1;
 	if (!fb_json)
 		printf("destroyed %s\n", argv[1]);

@@ -19,11 +19,13 @@
 #include <string.h>
 #include <time.h>
 #include "cmd.h"
-#include "filter.h"
 #include "flow.h"
 #include "output.h"
 #include "prefixes.h"
+#include "replace.h"
+#include "rules.h"
 #include "sizing.h"
+#include "store.h"
 
 struct list {
 	struct fb_key *keys;
@@ -101,7 +103,7 @@ static int parse_entry(char *line, struct list *l, char *err, size_t errlen)
 					 words[0], dash + 1);
 				return -1;
 			}
-			rc = fb_range_to_prefixes(lo, hi, push_prefix, &ctx);
+			rc = fb_prefixes_from_range(lo, hi, push_prefix, &ctx);
 			if (rc < 0) {
 				snprintf(err, errlen, "out of memory after %zu entries", l->n);
 				return -1;
@@ -179,7 +181,7 @@ int cmd_load(int argc, char **argv)
 	struct list l = { 0 };
 	bool replace = false;
 	char err[512], text[FB_FLOW_STR];
-	struct fb_filter f;
+	struct fb_store f;
 	size_t i, j, bad;
 	double t0;
 	int c, rc = 1;
@@ -206,15 +208,15 @@ int cmd_load(int argc, char **argv)
 				l.keys[j++] = l.keys[i];
 		l.n = j;
 	}
-	if (fb_filter_open(argv[optind], &f)) {
+	if (fb_store_open(argv[optind], &f)) {
 		free(l.keys);
 		return 1;
 	}
-	if (fb_filter_lock(&f))
+	if (fb_store_lock(&f))
 		goto out;
 	t0 = now();
-	if (fb_expand_lengths(&l.keys, &l.n, replace ? &none : (struct fb_prefixes *)&f.blocks[1],
-			      &ex, err, sizeof(err))) {
+	if (fb_prefixes_expand(&l.keys, &l.n, replace ? &none : (struct fb_prefixes *)&f.blocks[1],
+			       &ex, err, sizeof(err))) {
 		fb_err("%s; nothing loaded", err);
 		goto unlock;
 	}
@@ -228,7 +230,7 @@ int cmd_load(int argc, char **argv)
 		memset(&want, 0, sizeof(want));
 		for (i = 0; i < l.n; i++)
 			kinds |= FB_KINDF(l.keys[i].kind);
-		fb_lengths_merge(&want, l.keys, l.n, &bad);
+		fb_rules_merge_lengths(&want, l.keys, l.n, &bad);
 		if (f.hdr->capacity && f.hdr->fp_ppb) {
 			double n = l.n > f.hdr->capacity ? l.n : f.hdr->capacity;
 			double q = fb_probe_target(f.hdr->fp_ppb / 1e9,
@@ -243,9 +245,9 @@ int cmd_load(int argc, char **argv)
 				goto unlock;
 			}
 		}
-		if (fb_filter_replace(&f, nblocks, k, l.keys, l.n, &bad))
+		if (fb_replace(&f, nblocks, k, l.keys, l.n, &bad))
 			goto unlock;
-	} else if ((c = fb_filter_add_rules(&f, l.keys, l.n, &bad))) {
+	} else if ((c = fb_rules_add(&f, l.keys, l.n, &bad))) {
 		if (c == -2)
 			goto unlock;
 		fb_flow_format(&l.keys[bad], text, sizeof(text));
@@ -293,9 +295,9 @@ int cmd_load(int argc, char **argv)
 				r, f.hdr->fp_ppb / 1e9, probes);
 	}
 unlock:
-	fb_filter_unlock(&f);
+	fb_store_unlock(&f);
 out:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	free(l.keys);
 	return rc;
 }

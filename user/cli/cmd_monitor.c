@@ -25,11 +25,13 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cmd.h"
-#include "filter.h"
 #include "flow.h"
-#include "monitor.h"
+#include "monmaps.h"
 #include "output.h"
+#include "pintree.h"
 #include "safefile.h"
+#include "stats.h"
+#include "store.h"
 
 /* ------------------------------------------------------------- helpers */
 
@@ -224,15 +226,15 @@ int fb_mon_option(int c, const char *arg, struct fb_mon_opts *o)
 }
 
 /* Open filter NAME and its monitoring maps, which must include `need`. */
-static int open_monitor(const char *name, __u32 need, struct fb_filter *f, struct fb_monitor *m)
+static int open_monitor(const char *name, __u32 need, struct fb_store *f, struct fb_monitor *m)
 {
 	int rc;
 
-	if (fb_filter_open(name, f))
+	if (fb_store_open(name, f))
 		return -1;
 	rc = fb_monitor_open(f, m);
 	if (rc < 0) {
-		fb_filter_close(f);
+		fb_store_close(f);
 		return -1;
 	}
 	if (rc > 0 || (m->cfg.flags & need) != need) {
@@ -241,7 +243,7 @@ static int open_monitor(const char *name, __u32 need, struct fb_filter *f, struc
 		       need & FB_MON_SKETCH ? "--monitor" : "--new-flows");
 		if (!rc)
 			fb_monitor_close(m);
-		fb_filter_close(f);
+		fb_store_close(f);
 		return -1;
 	}
 	return 0;
@@ -251,7 +253,7 @@ static int open_monitor(const char *name, __u32 need, struct fb_filter *f, struc
  * unpins it while a loop holds its maps, which then live on, fed by no
  * program: a loop must stop rather than show zeros forever (and must not
  * follow a new filter created under the same name). */
-static bool filter_gone(const struct fb_filter *f)
+static bool filter_gone(const struct fb_store *f)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
@@ -268,16 +270,16 @@ static bool filter_gone(const struct fb_filter *f)
 	return gone;
 }
 
-static int report_gone(const struct fb_filter *f)
+static int report_gone(const struct fb_store *f)
 {
 	fb_err("filter '%s' is gone (destroyed)", f->name);
 	return 1;
 }
 
-static void close_monitor(struct fb_filter *f, struct fb_monitor *m)
+static void close_monitor(struct fb_store *f, struct fb_monitor *m)
 {
 	fb_monitor_close(m);
-	fb_filter_close(f);
+	fb_store_close(f);
 }
 
 /* The bound eps' * N on any estimate's excess, rounded up. */
@@ -313,7 +315,7 @@ int cmd_top(int argc, char **argv)
 	__u64 n = 10, tot, err_p, err_b;
 	char since[64], text[FB_FLOW_STR];
 	struct fb_monitor m;
-	struct fb_filter f;
+	struct fb_store f;
 	int c, v, by = 0, got, i, rc = 1;
 
 	optind = 0;
@@ -345,7 +347,7 @@ int cmd_top(int argc, char **argv)
 		/* The sketch is linear: the difference of two readings is the
 		 * sketch of the traffic in between. */
 		fb_catch_interrupt();
-		if (fb_mon_snap_take(&m, &base))
+		if (fb_monitor_snap_take(&m, &base))
 			goto out;
 		t0 = mono_now();
 		if (!sleep_until(t0 + interval)) {
@@ -358,7 +360,7 @@ int cmd_top(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (fb_mon_snap_take(&m, &now))
+	if (fb_monitor_snap_take(&m, &now))
 		goto out;
 	got = fb_monitor_top(&m, &now, interval > 0 ? &base : NULL, by, n, &e);
 	if (got < 0)
@@ -440,8 +442,8 @@ int cmd_top(int argc, char **argv)
 	rc = 0;
 out:
 	free(e);
-	fb_mon_snap_free(&base);
-	fb_mon_snap_free(&now);
+	fb_monitor_snap_free(&base);
+	fb_monitor_snap_free(&now);
 	close_monitor(&f, &m);
 	return rc;
 }
@@ -455,7 +457,7 @@ int cmd_traffic(int argc, char **argv)
 	struct fb_mon_snap s = { 0 };
 	struct fb_flows fl;
 	struct fb_monitor m;
-	struct fb_filter f;
+	struct fb_store f;
 	__u64 p, b, err_p, err_b;
 	int first = 2, rc = 1;
 	size_t i;
@@ -483,7 +485,7 @@ int cmd_traffic(int argc, char **argv)
 		fb_flows_free(&fl);
 		return 1;
 	}
-	if (fb_mon_snap_take(&m, &s))
+	if (fb_monitor_snap_take(&m, &s))
 		goto out;
 	err_p = max_error(&m, s.packets);
 	err_b = max_error(&m, s.bytes);
@@ -508,7 +510,7 @@ int cmd_traffic(int argc, char **argv)
 		printf("%14s %16s  %s\n", "packets", "bytes", "flow");
 	}
 	for (i = 0; i < fl.n; i++) {
-		fb_mon_estimate(&m, &s, NULL, &fl.keys[i], &p, &b);
+		fb_monitor_estimate(&m, &s, NULL, &fl.keys[i], &p, &b);
 		flow_text(&fl.keys[i], text, sizeof(text));
 		if (fb_json) {
 			jw_obj_open(NULL);
@@ -530,7 +532,7 @@ int cmd_traffic(int argc, char **argv)
 	}
 	rc = 0;
 out:
-	fb_mon_snap_free(&s);
+	fb_monitor_snap_free(&s);
 	fb_flows_free(&fl);
 	close_monitor(&f, &m);
 	return rc;
@@ -627,7 +629,7 @@ int cmd_flows(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	struct fb_mon_stats st;
 	struct fb_monitor m;
-	struct fb_filter f;
+	struct fb_store f;
 	bool follow = false;
 	__u64 lost;
 	int c, lock_fd = -1, rc = 1, r;
@@ -857,28 +859,28 @@ static int read_mfilter(const char *name, struct mfilter *mf)
 {
 	struct fb_mon_snap s;
 	struct fb_monitor m;
-	struct fb_filter f;
+	struct fb_store f;
 	int rc;
 
 	memset(mf, 0, sizeof(*mf));
-	if (fb_filter_open(name, &f))
+	if (fb_store_open(name, &f))
 		return -1;
 	snprintf(mf->name, sizeof(mf->name), "%s", name);
-	if (fb_filter_read_stats(&f, &mf->st)) {
-		fb_filter_close(&f);
+	if (fb_stats_read(&f, &mf->st)) {
+		fb_store_close(&f);
 		return -1;
 	}
 	mf->flows = f.hdr->nflows;
 	mf->size = (__u64)f.hdr->nblocks * FB_BLOCK_BYTES;
 	rc = fb_monitor_open(&f, &m);
 	if (rc < 0) {
-		fb_filter_close(&f);
+		fb_store_close(&f);
 		return -1;
 	}
 	if (rc == 0) {
 		mf->created = m.cfg.created_ns;
 		if (m.cfg.flags & FB_MON_SKETCH) {
-			if (fb_mon_snap_take(&m, &s)) {
+			if (fb_monitor_snap_take(&m, &s)) {
 				close_monitor(&f, &m);
 				return -1;
 			}
@@ -889,7 +891,7 @@ static int read_mfilter(const char *name, struct mfilter *mf)
 			mf->err_b = max_error(&m, s.bytes);
 			mf->eps = fb_monitor_epsilon(&m);
 			mf->delta = fb_monitor_delta(&m);
-			fb_mon_snap_free(&s);
+			fb_monitor_snap_free(&s);
 		}
 		if (m.cfg.flags & FB_MON_NEWFLOWS) {
 			if (fb_monitor_read_stats(&m, &mf->ms)) {
@@ -901,7 +903,7 @@ static int read_mfilter(const char *name, struct mfilter *mf)
 		}
 		fb_monitor_close(&m);
 	}
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	return 0;
 }
 
@@ -1030,7 +1032,7 @@ int cmd_metrics(int argc, char **argv)
 			names[i] = strdup(argv[optind + i]);
 	} else {
 		/* No NAME: every filter, for a scrape of the whole host. */
-		n = fb_filter_list(&names);
+		n = fb_pin_list(&names);
 		if (n < 0)
 			return 1;
 	}
@@ -1114,16 +1116,16 @@ out:
 int fb_stats_watch(const char *name, double interval)
 {
 	struct fb_stats prev, cur;
-	struct fb_filter f;
+	struct fb_store f;
 	double t_prev, t_cur, next, dt;
 	char when[64];
 	int i;
 
-	if (fb_filter_open(name, &f))
+	if (fb_store_open(name, &f))
 		return 1;
 	fb_catch_interrupt();
-	if (fb_filter_read_stats(&f, &prev)) {
-		fb_filter_close(&f);
+	if (fb_stats_read(&f, &prev)) {
+		fb_store_close(&f);
 		return 1;
 	}
 	t_prev = next = mono_now();
@@ -1133,11 +1135,11 @@ int fb_stats_watch(const char *name, double interval)
 			break;
 		if (filter_gone(&f)) {
 			report_gone(&f);
-			fb_filter_close(&f);
+			fb_store_close(&f);
 			return 1;
 		}
-		if (fb_filter_read_stats(&f, &cur)) {
-			fb_filter_close(&f);
+		if (fb_stats_read(&f, &cur)) {
+			fb_store_close(&f);
 			return 1;
 		}
 		t_cur = mono_now();
@@ -1173,6 +1175,6 @@ int fb_stats_watch(const char *name, double interval)
 		prev = cur;
 		t_prev = t_cur;
 	}
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	return 0;
 }

@@ -14,7 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cmd.h"
-#include "filter.h"
+#include "store.h"
 #include "flow.h"
 #include "loader.h"
 #include "output.h"
@@ -184,7 +184,7 @@ int cmd_replay(int argc, char **argv)
 	struct fb_load_opts lo = { .trace = true, .private_stats = true };
 	struct flowbloom_bpf *skel;
 	bool explain = false;
-	struct fb_filter f;
+	struct fb_store f;
 	int c, v, i, rc = 0;
 
 	optind = 0;
@@ -205,11 +205,11 @@ int cmd_replay(int argc, char **argv)
 	}
 	if (argc - optind < 2)
 		return fb_usage("missing NAME or FILE");
-	if (fb_filter_open(argv[optind], &f))
+	if (fb_store_open(argv[optind], &f))
 		return 1;
 	skel = fb_load(&f, &lo);
 	if (!skel) {
-		fb_filter_close(&f);
+		fb_store_close(&f);
 		return 1;
 	}
 	for (i = optind + 1; i < argc; i++) {
@@ -220,6 +220,6 @@ int cmd_replay(int argc, char **argv)
 		summary(argv[i], &t);
 	}
 	flowbloom_bpf__destroy(skel);
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	return rc;
 }

@@ -5,8 +5,9 @@
 #include <string.h>
 #include "cmd.h"
 #include "discover.h"
-#include "filter.h"
 #include "output.h"
+#include "stats.h"
+#include "store.h"
 
 static const char *const stat_names[FB_STAT_NR] = {
 	[FB_STAT_SEEN] = "seen",	   [FB_STAT_MATCHED] = "matched",
@@ -24,7 +25,7 @@ const char *fb_stat_name(int i)
 
 int cmd_stats(int argc, char **argv)
 {
-	struct fb_filter f;
+	struct fb_store f;
 	struct fb_stats s;
 	int i;
 
@@ -45,10 +46,10 @@ int cmd_stats(int argc, char **argv)
 	}
 	if (argc != 2)
 		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");
-	if (fb_filter_open(argv[1], &f))
+	if (fb_store_open(argv[1], &f))
 		return 1;
-	if (fb_filter_read_stats(&f, &s)) {
-		fb_filter_close(&f);
+	if (fb_stats_read(&f, &s)) {
+		fb_store_close(&f);
 		return 1;
 	}
 	if (fb_json) {
@@ -73,6 +74,6 @@ int cmd_stats(int argc, char **argv)
 		/* Counters here look calm while such a program passes everything. */
 		fb_report_fail_open(false);
 	}
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include "cmd.h"
 #include "discover.h"
 #include "output.h"
+#include "pintree.h"
 
 /* Exit status when some attachment fails open (1 and 2 are taken). */
 #define FB_EXIT_FAILS_OPEN 3
@@ -42,7 +43,8 @@ static void uses(const struct fb_att *a, char *buf, size_t len)
 		snprintf(buf, len, "PRIVATE MAPS (fails open)");
 		break;
 	default:
-		snprintf(buf, len, "a filter not under %s (map %u)", fb_root(), a->filter_map_id);
+		snprintf(buf, len, "a filter not under %s (map %u)", fb_pin_root(),
+			 a->filter_map_id);
 	}
 }
 

@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include "bits.h"
 #include "counting.h"
-#include "filter.h"
+#include "store.h"
 
 size_t fb_counting_map_bytes(__u64 mbits, unsigned bits)
 {
@@ -20,19 +21,19 @@ void fb_counting_init(struct fb_cnt_header *ch, unsigned bits)
 	ch->bits = bits;
 }
 
-unsigned fb_cnt_max(const struct fb_filter *f)
+unsigned fb_counting_max(const struct fb_store *f)
 {
 	return f->cnt_hdr->bits == 8 ? 255 : 15;
 }
 
-unsigned fb_cnt_get(const struct fb_filter *f, __u64 p)
+unsigned fb_counting_get(const struct fb_store *f, __u64 p)
 {
 	if (f->cnt_hdr->bits == 8)
 		return f->cnt[p];
 	return (f->cnt[p / 2] >> ((p & 1) * 4)) & 0xf;
 }
 
-static void cnt_put(struct fb_filter *f, __u64 p, unsigned v)
+static void cnt_put(struct fb_store *f, __u64 p, unsigned v)
 {
 	if (f->cnt_hdr->bits == 8) {
 		f->cnt[p] = v;
@@ -46,31 +47,31 @@ static void cnt_put(struct fb_filter *f, __u64 p, unsigned v)
 
 /* Bits are read concurrently by the XDP program: whole-word relaxed stores,
  * never torn. Writers are serialised by the filter lock. */
-static __u64 *bit_word(struct fb_filter *f, __u64 p)
+static __u64 *bit_word(struct fb_store *f, __u64 p)
 {
 	return &f->blocks[fb_bit_block(p)].w[fb_bit_word(p)];
 }
 
-static void bit_set(struct fb_filter *f, __u64 p)
+static void bit_set(struct fb_store *f, __u64 p)
 {
 	__u64 *w = bit_word(f, p);
 
 	__atomic_store_n(w, *w | fb_bit_mask(p), __ATOMIC_RELAXED);
 }
 
-static void bit_clear(struct fb_filter *f, __u64 p)
+static void bit_clear(struct fb_store *f, __u64 p)
 {
 	__u64 *w = bit_word(f, p);
 
 	__atomic_store_n(w, *w & ~fb_bit_mask(p), __ATOMIC_RELAXED);
 }
 
-static bool bit_get(const struct fb_filter *f, __u64 p)
+static bool bit_get(const struct fb_store *f, __u64 p)
 {
 	return f->blocks[fb_bit_block(p)].w[fb_bit_word(p)] & fb_bit_mask(p);
 }
 
-static unsigned positions(const struct fb_filter *f, const struct fb_key *key, __u64 pos[FB_MAX_K])
+static unsigned positions(const struct fb_store *f, const struct fb_key *key, __u64 pos[FB_MAX_K])
 {
 	const struct fb_header *h = f->hdr;
 
@@ -87,7 +88,7 @@ static unsigned positions(const struct fb_filter *f, const struct fb_key *key, _
  * recovery never mistakes an untouched position for a changed one. */
 #define NO_OLD 0x80000000U
 
-static void journal_begin(struct fb_filter *f, __u32 op, const struct fb_key *key)
+static void journal_begin(struct fb_store *f, __u32 op, const struct fb_key *key)
 {
 	struct fb_journal *j = &f->cnt_hdr->journal;
 
@@ -99,20 +100,20 @@ static void journal_begin(struct fb_filter *f, __u32 op, const struct fb_key *ke
 	JOURNAL_STORE(j->op, op);
 }
 
-static void journal_end(struct fb_filter *f, __u64 nflows)
+static void journal_end(struct fb_store *f, __u64 nflows)
 {
 	__atomic_store_n(&f->hdr->nflows, nflows, __ATOMIC_RELEASE);
 	JOURNAL_STORE(f->cnt_hdr->journal.op, FB_JOURNAL_IDLE);
 }
 
-static void add_at(struct fb_filter *f, const struct fb_key *key, const __u64 *pos, unsigned k)
+static void add_at(struct fb_store *f, const struct fb_key *key, const __u64 *pos, unsigned k)
 {
 	struct fb_journal *j = &f->cnt_hdr->journal;
-	unsigned max = fb_cnt_max(f), i;
+	unsigned max = fb_counting_max(f), i;
 
 	journal_begin(f, FB_JOURNAL_ADD, key);
 	for (i = 0; i < k; i++) {
-		unsigned c = fb_cnt_get(f, pos[i]);
+		unsigned c = fb_counting_get(f, pos[i]);
 
 		if (c < max) {
 			JOURNAL_STORE(j->cur_old, c);
@@ -129,7 +130,7 @@ static void add_at(struct fb_filter *f, const struct fb_key *key, const __u64 *p
 	journal_end(f, j->nflows_before + 1);
 }
 
-void fb_counting_add(struct fb_filter *f, const struct fb_key *key)
+void fb_counting_add(struct fb_store *f, const struct fb_key *key)
 {
 	__u64 pos[FB_MAX_K];
 	unsigned k = positions(f, key, pos);
@@ -137,14 +138,14 @@ void fb_counting_add(struct fb_filter *f, const struct fb_key *key)
 	add_at(f, key, pos, k);
 }
 
-static void prefetch_counter(const struct fb_filter *f, __u64 p)
+static void prefetch_counter(const struct fb_store *f, __u64 p)
 {
 	__builtin_prefetch(&f->cnt[p * f->cnt_hdr->bits / 8], 1);
 }
 
-void fb_counting_add_many(struct fb_filter *f, const struct fb_key *keys, size_t n)
+void fb_counting_add_many(struct fb_store *f, const struct fb_key *keys, size_t n)
 {
-	/* As fb_filter_set_many(): positions for a batch first, prefetch the
+	/* As fb_bits_set_many(): positions for a batch first, prefetch the
 	 * bit words and counters they touch, then apply flow by flow (each
 	 * under its own journal entry). */
 	enum { BATCH = 8 };
@@ -166,16 +167,16 @@ void fb_counting_add_many(struct fb_filter *f, const struct fb_key *keys, size_t
 	}
 }
 
-static void del_at(struct fb_filter *f, const struct fb_key *key, const __u64 *pos, unsigned k);
+static void del_at(struct fb_store *f, const struct fb_key *key, const __u64 *pos, unsigned k);
 
-int fb_counting_del(struct fb_filter *f, const struct fb_key *key)
+int fb_counting_del(struct fb_store *f, const struct fb_key *key)
 {
-	unsigned max = fb_cnt_max(f), k, i;
+	unsigned max = fb_counting_max(f), k, i;
 	__u64 pos[FB_MAX_K];
 
 	k = positions(f, key, pos);
 	for (i = 0; i < k; i++) {
-		unsigned c = fb_cnt_get(f, pos[i]), dup = 0, x;
+		unsigned c = fb_counting_get(f, pos[i]), dup = 0, x;
 
 		for (x = 0; x < i; x++)
 			dup += pos[x] == pos[i];
@@ -188,14 +189,14 @@ int fb_counting_del(struct fb_filter *f, const struct fb_key *key)
 	return 0;
 }
 
-static void del_at(struct fb_filter *f, const struct fb_key *key, const __u64 *pos, unsigned k)
+static void del_at(struct fb_store *f, const struct fb_key *key, const __u64 *pos, unsigned k)
 {
 	struct fb_journal *j = &f->cnt_hdr->journal;
-	unsigned max = fb_cnt_max(f), i;
+	unsigned max = fb_counting_max(f), i;
 
 	journal_begin(f, FB_JOURNAL_DEL, key);
 	for (i = 0; i < k; i++) {
-		unsigned c = fb_cnt_get(f, pos[i]);
+		unsigned c = fb_counting_get(f, pos[i]);
 
 		/* A saturated counter has lost count: it stays. Positions
 		 * repeated within one flow were counted twice and find c > 0
@@ -214,7 +215,7 @@ static void del_at(struct fb_filter *f, const struct fb_key *key, const __u64 *p
 	journal_end(f, j->nflows_before ? j->nflows_before - 1 : 0);
 }
 
-void fb_counting_del_many(struct fb_filter *f, const struct fb_key *keys, size_t n)
+void fb_counting_del_many(struct fb_store *f, const struct fb_key *keys, size_t n)
 {
 	/* As fb_counting_add_many(); the batch was checked whole first
 	 * (fb_counting_check_dels), so no flow here is refused. */
@@ -237,14 +238,14 @@ void fb_counting_del_many(struct fb_filter *f, const struct fb_key *keys, size_t
 	}
 }
 
-unsigned fb_counting_min(const struct fb_filter *f, const struct fb_key *key)
+unsigned fb_counting_min(const struct fb_store *f, const struct fb_key *key)
 {
 	unsigned k, i, m = ~0U;
 	__u64 pos[FB_MAX_K];
 
 	k = positions(f, key, pos);
 	for (i = 0; i < k; i++) {
-		unsigned c = fb_cnt_get(f, pos[i]);
+		unsigned c = fb_counting_get(f, pos[i]);
 
 		if (c < m)
 			m = c;
@@ -286,12 +287,12 @@ static void pending_put(struct pending *t, __u64 p, unsigned v)
 	*b = (*b & ~(0xf << shift)) | (v << shift);
 }
 
-int fb_counting_check_dels(const struct fb_filter *f, const struct fb_key *keys, size_t n,
+int fb_counting_check_dels(const struct fb_store *f, const struct fb_key *keys, size_t n,
 			   size_t *bad)
 {
 	enum { BATCH = 8 };
 	__u64 pos[BATCH][FB_MAX_K];
-	unsigned max = fb_cnt_max(f), k = f->hdr->k, i;
+	unsigned max = fb_counting_max(f), k = f->hdr->k, i;
 	struct pending t;
 	size_t x, y, m;
 	int rc = 0;
@@ -318,7 +319,7 @@ int fb_counting_check_dels(const struct fb_filter *f, const struct fb_key *keys,
 		}
 		for (y = 0; y < m && !rc; y++) {
 			for (i = 0; i < k; i++) {
-				unsigned c = fb_cnt_get(f, pos[y][i]), d;
+				unsigned c = fb_counting_get(f, pos[y][i]), d;
 
 				if (c >= max)
 					continue; /* saturated: never decremented */
@@ -336,7 +337,7 @@ int fb_counting_check_dels(const struct fb_filter *f, const struct fb_key *keys,
 	return rc;
 }
 
-int fb_counting_recover(struct fb_filter *f)
+int fb_counting_recover(struct fb_store *f)
 {
 	struct fb_journal *j = &f->cnt_hdr->journal;
 	__u64 pos[FB_MAX_K];
@@ -348,7 +349,7 @@ int fb_counting_recover(struct fb_filter *f)
 	/* Did position `done` change before the crash? Its counter moved off
 	 * cur_old by one, in the operation's direction. */
 	if (j->done < k && !(j->changed & 1U << j->done) && j->cur_old != NO_OLD) {
-		unsigned c = fb_cnt_get(f, pos[j->done]);
+		unsigned c = fb_counting_get(f, pos[j->done]);
 
 		if (c == j->cur_old + (j->op == FB_JOURNAL_ADD ? 1 : -1))
 			j->changed |= 1U << j->done;
@@ -359,11 +360,11 @@ int fb_counting_recover(struct fb_filter *f)
 
 		if (!(j->changed & 1U << i))
 			continue;
-		c = fb_cnt_get(f, pos[i]);
+		c = fb_counting_get(f, pos[i]);
 		cnt_put(f, pos[i], j->op == FB_JOURNAL_ADD ? c - 1 : c + 1);
 	}
 	for (i = 0; i < k; i++) {
-		if (fb_cnt_get(f, pos[i]))
+		if (fb_counting_get(f, pos[i]))
 			bit_set(f, pos[i]);
 		else
 			bit_clear(f, pos[i]);
@@ -372,17 +373,17 @@ int fb_counting_recover(struct fb_filter *f)
 	return 1;
 }
 
-void fb_counting_check(struct fb_filter *f, bool repair, struct fb_check *out)
+void fb_counting_check(struct fb_store *f, bool repair, struct fb_check *out)
 {
 	__u64 m = fb_header_mbits(f->hdr), p;
-	unsigned max = fb_cnt_max(f);
+	unsigned max = fb_counting_max(f);
 
 	memset(out, 0, sizeof(*out));
 	out->journal_dirty = f->cnt_hdr->journal.op != FB_JOURNAL_IDLE;
 	if (repair && out->journal_dirty)
 		fb_counting_recover(f);
 	for (p = 0; p < m; p++) {
-		unsigned c = fb_cnt_get(f, p);
+		unsigned c = fb_counting_get(f, p);
 		bool b = bit_get(f, p);
 
 		out->counter_sum += c;

@@ -28,7 +28,7 @@
 #include <linux/types.h>
 #include "flowbloom/key.h"
 
-struct fb_filter;
+struct fb_store;
 
 #define FB_CNT_MAGIC 0x544e4346 /* "FCNT" */
 #define FB_CNT_HDR_BLOCKS 2
@@ -62,27 +62,27 @@ _Static_assert(sizeof(struct fb_cnt_header) == FB_CNT_HDR_BLOCKS * 64, "counter 
 size_t fb_counting_map_bytes(__u64 mbits, unsigned bits);
 void fb_counting_init(struct fb_cnt_header *ch, unsigned bits);
 
-unsigned fb_cnt_max(const struct fb_filter *f);
-unsigned fb_cnt_get(const struct fb_filter *f, __u64 p);
+unsigned fb_counting_max(const struct fb_store *f);
+unsigned fb_counting_get(const struct fb_store *f, __u64 p);
 
 /* Add one flow: raise its k counters, set bits leaving 0. */
-void fb_counting_add(struct fb_filter *f, const struct fb_key *key);
+void fb_counting_add(struct fb_store *f, const struct fb_key *key);
 /* fb_counting_add() for many flows, faster (prefetches ahead). */
-void fb_counting_add_many(struct fb_filter *f, const struct fb_key *keys, size_t n);
+void fb_counting_add_many(struct fb_store *f, const struct fb_key *keys, size_t n);
 /* Delete one flow: -1 (nothing changed) if any of its counters is 0. */
-int fb_counting_del(struct fb_filter *f, const struct fb_key *key);
+int fb_counting_del(struct fb_store *f, const struct fb_key *key);
 /* fb_counting_del() for a batch fb_counting_check_dels() accepted (so none
  * is refused), faster (prefetches ahead). */
-void fb_counting_del_many(struct fb_filter *f, const struct fb_key *keys, size_t n);
+void fb_counting_del_many(struct fb_store *f, const struct fb_key *keys, size_t n);
 /* Smallest of the flow's counters: at least the times it was added. */
-unsigned fb_counting_min(const struct fb_filter *f, const struct fb_key *key);
+unsigned fb_counting_min(const struct fb_store *f, const struct fb_key *key);
 /* Would deleting keys[0..n) in order succeed? On failure (-1) *bad is the
  * first flow that would find a zero counter; -2: out of memory. Call with
  * the lock held. */
-int fb_counting_check_dels(const struct fb_filter *f, const struct fb_key *keys, size_t n,
+int fb_counting_check_dels(const struct fb_store *f, const struct fb_key *keys, size_t n,
 			   size_t *bad);
 /* Roll back a write interrupted by a crash. Returns 1 if there was one. */
-int fb_counting_recover(struct fb_filter *f);
+int fb_counting_recover(struct fb_store *f);
 
 struct fb_check {
 	__u64 stale_bits;   /* bit set, counter 0 (harmless: false positives) */
@@ -96,6 +96,6 @@ struct fb_check {
 
 /* Verify bits == (counters > 0) and the flow count; with repair, roll back
  * an interrupted write and rebuild the bits from the counters. */
-void fb_counting_check(struct fb_filter *f, bool repair, struct fb_check *out);
+void fb_counting_check(struct fb_store *f, bool repair, struct fb_check *out);
 
 #endif

@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 #include "discover.h"
 #include "output.h"
+#include "pintree.h"
 
 /* A loaded flowbloom program. */
 struct fbprog {
@@ -328,7 +329,7 @@ static void name_filters(struct found *f)
 
 	snprintf(path, sizeof(path), "%s/%s", FB_IPROUTE_PIN_DIR, FB_MAP_FILTER);
 	globals = pinned_map_id(path);
-	n = fb_filter_list(&names);
+	n = fb_pin_list(&names);
 	for (i = 0; i < f->natts; i++) {
 		struct fb_att *a = &f->atts[i];
 
@@ -337,7 +338,7 @@ static void name_filters(struct found *f)
 			a->maps = FB_ATT_GLOBALS;
 	}
 	for (j = 0; j < n; j++) {
-		snprintf(path, sizeof(path), "%s/%s/filter", fb_root(), names[j]);
+		snprintf(path, sizeof(path), "%s/%s/filter", fb_pin_root(), names[j]);
 		id = pinned_map_id(path);
 		for (i = 0; id && i < f->natts; i++)
 			if (f->atts[i].filter_map_id == id) {
@@ -424,5 +425,68 @@ int fb_report_fail_open(bool always_json)
 				? "flowbloom create default"
 				: "loaded with `ip -n` or `ip netns exec`? use nsenter --net");
 	free(a);
+	return n;
+}
+/* Does program prog_id use filter f (its stats or outer map)? */
+static bool prog_uses(__u32 prog_id, const struct fb_store *f)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), ids[32], i;
+	int fd = bpf_prog_get_fd_by_id(prog_id);
+	bool found = false;
+
+	if (fd < 0)
+		return false;
+	info.nr_map_ids = 32;
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+		for (i = 0; i < info.nr_map_ids && i < 32; i++)
+			if ((f->stats_id && ids[i] == f->stats_id) ||
+			    (f->outer_id && ids[i] == f->outer_id))
+				found = true;
+	close(fd);
+	return found;
+}
+
+int fb_discover_users(const struct fb_store *f, __u32 *first_prog)
+{
+	__u32 id = 0;
+	int n = 0;
+
+	/* Every loaded program, whichever network namespace its device is
+	 * in: a netlink XDP attachment holds its program, and the program
+	 * holds the maps. */
+	while (!bpf_prog_get_next_id(id, &id)) {
+		if (!prog_uses(id, f))
+			continue;
+		if (!n && first_prog)
+			*first_prog = id;
+		n++;
+	}
+	return n;
+}
+
+int fb_discover_attachments(const struct fb_store *f, fb_attach_cb cb, void *ctx)
+{
+	struct if_nameindex *ifs = if_nameindex(), *i;
+	int n = 0;
+
+	if (!ifs)
+		return 0;
+	for (i = ifs; i->if_index; i++) {
+		LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+		if (bpf_xdp_query(i->if_index, 0, &q))
+			continue;
+		if (q.drv_prog_id && prog_uses(q.drv_prog_id, f)) {
+			cb(i->if_name, "native", q.drv_prog_id, ctx);
+			n++;
+		}
+		if (q.skb_prog_id && prog_uses(q.skb_prog_id, f)) {
+			cb(i->if_name, "generic", q.skb_prog_id, ctx);
+			n++;
+		}
+	}
+	if_freenameindex(ifs);
 	return n;
 }

@@ -25,11 +25,11 @@
 #include <stddef.h>
 #include <net/if.h>
 #include <linux/types.h>
-#include "filter.h"
+#include "store.h"
 
 /* What an attachment's fb_filter map is. */
 enum fb_att_maps {
-	FB_ATT_FILTER,	/* a filter's, pinned under fb_root() (filter names it) */
+	FB_ATT_FILTER,	/* a filter's, pinned under fb_pin_root() (filter names it) */
 	FB_ATT_GLOBALS, /* /sys/fs/bpf/xdp/globals', no filter 'default' yet */
 	FB_ATT_PRIVATE, /* pinned nowhere we look, holding no filter: fails open */
 	FB_ATT_OTHER,	/* holds a filter, pinned elsewhere (another root) */
@@ -58,5 +58,12 @@ int fb_discover(struct fb_att **atts, bool fail_open_only);
  * line each on stderr, or (-j) a "fail_open" array in the current object
  * (always_json: also when empty). Returns how many. */
 int fb_report_fail_open(bool always_json);
+
+/* Loaded programs using the filter, in any network namespace; the first's
+ * id in *first_prog. */
+int fb_discover_users(const struct fb_store *f, __u32 *first_prog);
+/* Devices the filter is attached to: calls cb for each (ifname, mode). */
+typedef void (*fb_attach_cb)(const char *ifname, const char *mode, __u32 prog_id, void *ctx);
+int fb_discover_attachments(const struct fb_store *f, fb_attach_cb cb, void *ctx);
 
 #endif

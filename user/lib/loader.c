@@ -6,7 +6,7 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "loader.h"
-#include "monitor.h"
+#include "monmaps.h"
 #include "output.h"
 
 static bool libbpf_verbose;
@@ -27,7 +27,7 @@ void fb_libbpf_logging(bool verbose)
 	libbpf_set_print(print_libbpf);
 }
 
-struct flowbloom_bpf *fb_load(const struct fb_filter *f, const struct fb_load_opts *o)
+struct flowbloom_bpf *fb_load(const struct fb_store *f, const struct fb_load_opts *o)
 {
 	struct flowbloom_bpf *skel = flowbloom_bpf__open();
 	int err;

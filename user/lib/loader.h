@@ -10,23 +10,23 @@
 #include <stdbool.h>
 #include <linux/types.h>
 #include "flowbloom.skel.h"
-#include "filter.h"
+#include "store.h"
 
 struct fb_monitor;
 
 struct fb_load_opts {
-	__u8 action;	     /* enum fb_action; FB_ACTION_DEFAULT: the filter's own */
-	__u8 malformed;	     /* enum fb_malformed: what no rule decides of a malformed packet */
-	bool trace;	     /* record struct fb_trace per packet (replay --explain) */
-	bool private_stats;  /* count into the object's own stats map, not the filter's */
-	__u32 bench;	     /* benchmarks: see include/flowbloom/bench.h */
+	__u8 action;	    /* enum fb_action; FB_ACTION_DEFAULT: the filter's own */
+	__u8 malformed;	    /* enum fb_malformed: what no rule decides of a malformed packet */
+	bool trace;	    /* record struct fb_trace per packet (replay --explain) */
+	bool private_stats; /* count into the object's own stats map, not the filter's */
+	__u32 bench;	    /* benchmarks: see include/flowbloom/bench.h */
 	bool bench_v6;
 	const struct fb_monitor *monitor; /* flow monitoring maps (monitor.h); NULL: off */
 };
 
 /* Returns a loaded skeleton or NULL (error printed). f may be NULL: the
  * program then runs with an empty outer map (no filter). */
-struct flowbloom_bpf *fb_load(const struct fb_filter *f, const struct fb_load_opts *o);
+struct flowbloom_bpf *fb_load(const struct fb_store *f, const struct fb_load_opts *o);
 
 /* Route libbpf's messages through our printer; debug ones only if verbose. */
 void fb_libbpf_logging(bool verbose);

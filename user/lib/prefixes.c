@@ -4,8 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "filter.h"
 #include "prefixes.h"
+#include "rules.h"
+#include "store.h"
 
 typedef unsigned __int128 u128;
 
@@ -95,11 +96,11 @@ static double choose_targets(const struct hist *h, bool target[129])
 
 static int list_of(const struct fb_key *k)
 {
-	return fb_prefix_list_of(k);
+	return fb_rules_prefix_list(k);
 }
 
-int fb_expand_lengths(struct fb_key **keys, size_t *n, const struct fb_prefixes *have,
-		      struct fb_expansion *ex, char *err, size_t errlen)
+int fb_prefixes_expand(struct fb_key **keys, size_t *n, const struct fb_prefixes *have,
+		       struct fb_expansion *ex, char *err, size_t errlen)
 {
 	bool target[FB_PFX_NR][129];
 	struct hist h[FB_PFX_NR];
@@ -134,14 +135,14 @@ int fb_expand_lengths(struct fb_key **keys, size_t *n, const struct fb_prefixes 
 			snprintf(err, errlen,
 				 "%s rules need a prefix length the filter cannot add: it already "
 				 "uses %d (`load --replace` picks all lengths afresh)",
-				 fb_prefix_list_name(l), have->list[l].n);
+				 fb_rules_prefix_list_name(l), have->list[l].n);
 			return -1;
 		}
 		if (cost > FB_EXPAND_MAX) {
 			snprintf(err, errlen,
 				 "%s rules use %d prefix lengths; fitting them into %d would take "
 				 "%.0f entries (more than %u)",
-				 fb_prefix_list_name(l), distinct[l], FB_MAX_LENGTHS, cost,
+				 fb_rules_prefix_list_name(l), distinct[l], FB_MAX_LENGTHS, cost,
 				 FB_EXPAND_MAX);
 			return -1;
 		}
@@ -207,8 +208,8 @@ int fb_expand_lengths(struct fb_key **keys, size_t *n, const struct fb_prefixes 
 	return 0;
 }
 
-int fb_range_to_prefixes(const __u8 lo[16], const __u8 hi[16],
-			 int (*out)(const __u8 addr[16], int plen, void *ctx), void *ctx)
+int fb_prefixes_from_range(const __u8 lo[16], const __u8 hi[16],
+			   int (*out)(const __u8 addr[16], int plen, void *ctx), void *ctx)
 {
 	u128 a = to_u128(lo), b = to_u128(hi);
 	int count = 0;

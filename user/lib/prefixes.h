@@ -28,13 +28,13 @@ struct fb_expansion {
  * reallocated. Returns 0, or -1 with err set if even that would exceed
  * FB_EXPAND_MAX entries.
  */
-int fb_expand_lengths(struct fb_key **keys, size_t *n, const struct fb_prefixes *have,
-		      struct fb_expansion *ex, char *err, size_t errlen);
+int fb_prefixes_expand(struct fb_key **keys, size_t *n, const struct fb_prefixes *have,
+		       struct fb_expansion *ex, char *err, size_t errlen);
 
 /* Cover the inclusive address range [lo, hi] (16-byte big-endian, same
  * family) with prefixes: calls out(addr, plen, ctx) for each, fewest
  * possible. Returns the count, or -1 if lo > hi. */
-int fb_range_to_prefixes(const __u8 lo[16], const __u8 hi[16],
-			 int (*out)(const __u8 addr[16], int plen, void *ctx), void *ctx);
+int fb_prefixes_from_range(const __u8 lo[16], const __u8 hi[16],
+			   int (*out)(const __u8 addr[16], int plen, void *ctx), void *ctx);
 
 #endif

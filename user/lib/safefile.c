@@ -20,7 +20,7 @@
  * of other files could make every draw fail. */
 #define TMP_TRIES 64
 
-int fb_parse_file_mode(const char *s, mode_t *mode)
+int fb_safefile_parse_mode(const char *s, mode_t *mode)
 {
 	unsigned long v = 0;
 	const char *p;

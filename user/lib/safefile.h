@@ -31,7 +31,7 @@ struct fb_safefile {
 };
 
 /* Parse an --mode value: octal digits only, at most 0777. -1 if bad. */
-int fb_parse_file_mode(const char *s, mode_t *mode);
+int fb_safefile_parse_mode(const char *s, mode_t *mode);
 /* Start writing path (its directory must exist). -1: error printed. */
 int fb_safefile_open(struct fb_safefile *sf, const char *path, mode_t mode);
 /* Flush, fsync, set the mode, rename over the target, fsync the directory.

@@ -16,14 +16,14 @@
  *
  * Arrays are BPF_F_MMAPABLE: readers map them instead of a syscall per cell.
  */
-#ifndef FLOWBLOOM_USER_MONITOR_H
-#define FLOWBLOOM_USER_MONITOR_H
+#ifndef FLOWBLOOM_USER_MONMAPS_H
+#define FLOWBLOOM_USER_MONMAPS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 #include "flowbloom/monitor.h"
-#include "filter.h"
+#include "store.h"
 
 struct flowbloom_bpf;
 
@@ -92,23 +92,22 @@ struct fb_top_entry {
 	__u64 packets, bytes;
 };
 
-void fb_mon_opts_default(struct fb_mon_opts *o);
+void fb_monitor_opts_default(struct fb_mon_opts *o);
 /* w = 2^shift >= e / eps, d = ceil(ln(1 / delta)); -1 (printed) out of
  * range. */
-int fb_mon_geometry(double epsilon, double delta, __u32 *shift, __u32 *depth);
+int fb_monitor_geometry(double epsilon, double delta, __u32 *shift, __u32 *depth);
 /* Seen-set: slots and k for `expect` flows per period; the expected share
  * of new flows missed (a false positive in either generation). */
-void fb_seen_size(__u64 expect, __u32 *slots, __u32 *k);
-double fb_seen_miss_rate(double flows, __u32 slots, __u32 k);
+void fb_monitor_seen_size(__u64 expect, __u32 *slots, __u32 *k);
+double fb_monitor_seen_miss_rate(double flows, __u32 slots, __u32 k);
 
 /* All below print one error line and return -1 on failure. */
 /* Create (replacing any old ones) and pin the monitoring maps of f. */
-int fb_monitor_create(const struct fb_filter *f, const struct fb_mon_opts *o);
+int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o);
 /* For attach: if f is attached nowhere, fresh maps (the sketch counts from
  * this attachment on); else the existing ones, which must have what o asks
  * for (geometry options given must match). Opens them into m. */
-int fb_monitor_prepare(const struct fb_filter *f, const struct fb_mon_opts *o,
-		       struct fb_monitor *m);
+int fb_monitor_prepare(const struct fb_store *f, const struct fb_mon_opts *o, struct fb_monitor *m);
 /* One line (plain) or an object member "monitor" (JSON) describing m. */
 void fb_monitor_describe(const struct fb_monitor *m, char *buf, size_t len);
 void fb_monitor_json(const struct fb_monitor *m);
@@ -116,7 +115,7 @@ void fb_monitor_json(const struct fb_monitor *m);
 double fb_monitor_epsilon(const struct fb_monitor *m);
 double fb_monitor_delta(const struct fb_monitor *m);
 /* 0 ok; 1 if f has no monitoring maps (nothing printed); -1 error. */
-int fb_monitor_open(const struct fb_filter *f, struct fb_monitor *m);
+int fb_monitor_open(const struct fb_store *f, struct fb_monitor *m);
 void fb_monitor_close(struct fb_monitor *m);
 /* Remove <filter_dir>/monitor and its pins, if there (for destroy). */
 void fb_monitor_unpin(const char *filter_dir);
@@ -129,14 +128,14 @@ int fb_monitor_read_stats(const struct fb_monitor *m, struct fb_mon_stats *out);
 __u64 fb_monitor_seen_gen(const struct fb_monitor *m);
 double fb_monitor_seen_fill(const struct fb_monitor *m);
 
-int fb_mon_snap_take(const struct fb_monitor *m, struct fb_mon_snap *s);
-void fb_mon_snap_free(struct fb_mon_snap *s);
+int fb_monitor_snap_take(const struct fb_monitor *m, struct fb_mon_snap *s);
+void fb_monitor_snap_free(struct fb_mon_snap *s);
 /* Estimate of one flow (never below the truth). With base, of the traffic
  * between base and s (the sketch is linear: a difference of two sketches is
  * the sketch of the difference). */
-void fb_mon_estimate(const struct fb_monitor *m, const struct fb_mon_snap *s,
-		     const struct fb_mon_snap *base, const struct fb_key *key, __u64 *packets,
-		     __u64 *bytes);
+void fb_monitor_estimate(const struct fb_monitor *m, const struct fb_mon_snap *s,
+			 const struct fb_mon_snap *base, const struct fb_key *key, __u64 *packets,
+			 __u64 *bytes);
 /* The n heaviest candidates by packets (or bytes), scored with s (minus
  * base); *out malloc'd. Returns how many (<= n). */
 int fb_monitor_top(const struct fb_monitor *m, const struct fb_mon_snap *s,

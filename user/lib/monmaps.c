@@ -14,13 +14,14 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "flowbloom.skel.h"
-#include "monitor.h"
+#include "monmaps.h"
 #include "output.h"
+#include "util.h"
 
 static const char *const pin_names[] = { "config", "sketch",   "top",	"top_keys",
 					 "seen",   "newflows", "mstats" };
 
-void fb_mon_opts_default(struct fb_mon_opts *o)
+void fb_monitor_opts_default(struct fb_mon_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->epsilon = FB_MON_DEF_EPSILON;
@@ -30,7 +31,7 @@ void fb_mon_opts_default(struct fb_mon_opts *o)
 	o->ring_bytes = FB_MON_DEF_RING;
 }
 
-int fb_mon_geometry(double epsilon, double delta, __u32 *shift, __u32 *depth)
+int fb_monitor_geometry(double epsilon, double delta, __u32 *shift, __u32 *depth)
 {
 	double w, d;
 	__u32 s;
@@ -80,7 +81,7 @@ static double seen_fpr(double load, __u32 k)
 	return p;
 }
 
-double fb_seen_miss_rate(double flows, __u32 slots, __u32 k)
+double fb_monitor_seen_miss_rate(double flows, __u32 slots, __u32 k)
 {
 	double p = seen_fpr(flows / (slots - FB_SEEN_HDR_SLOTS), k);
 
@@ -89,7 +90,7 @@ double fb_seen_miss_rate(double flows, __u32 slots, __u32 k)
 	return 1 - (1 - p) * (1 - p);
 }
 
-void fb_seen_size(__u64 expect, __u32 *slots, __u32 *k)
+void fb_monitor_seen_size(__u64 expect, __u32 *slots, __u32 *k)
 {
 	/* One expected flow per slot, 16 bytes per flow for both generations:
 	 * with 4 bits, 2.5e-4 of new flows look seen per generation (seen_fpr
@@ -176,7 +177,7 @@ static __u64 tick_ns(void)
 	return r.tv_nsec;
 }
 
-int fb_monitor_create(const struct fb_filter *f, const struct fb_mon_opts *o)
+int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o)
 {
 	struct fb_mon_config c = { 0 };
 	struct timespec ts;
@@ -199,7 +200,7 @@ int fb_monitor_create(const struct fb_filter *f, const struct fb_mon_opts *o)
 		  (o->newflows ? FB_MON_NEWFLOWS : 0);
 	c.epsilon = o->epsilon;
 	c.delta = o->delta;
-	if (fb_mon_geometry(o->epsilon, o->delta, &c.shift, &c.depth))
+	if (fb_monitor_geometry(o->epsilon, o->delta, &c.shift, &c.depth))
 		return -1;
 	c.planes = o->atomic ? 1 : ncpu;
 	c.top_planes = ncpu;
@@ -214,7 +215,7 @@ int fb_monitor_create(const struct fb_filter *f, const struct fb_mon_opts *o)
 	if (!c.age_jiffies)
 		c.age_jiffies = 1;
 	c.seen_expect = o->expect;
-	fb_seen_size(o->expect, &c.seen_slots, &c.seen_k);
+	fb_monitor_seen_size(o->expect, &c.seen_slots, &c.seen_k);
 	c.ring_bytes = o->ring_bytes;
 	if (o->newflows &&
 	    (c.ring_bytes < (__u32)getpagesize() || (c.ring_bytes & (c.ring_bytes - 1)))) {
@@ -304,7 +305,7 @@ static int open_map(struct fb_monitor *m, const char *what, __u32 type, __u64 va
 	return fd;
 }
 
-int fb_monitor_open(const struct fb_filter *f, struct fb_monitor *m)
+int fb_monitor_open(const struct fb_store *f, struct fb_monitor *m)
 {
 	struct fb_mon_config *c = &m->cfg;
 	__u32 zero = 0;
@@ -472,7 +473,7 @@ double fb_monitor_seen_fill(const struct fb_monitor *m)
 	return (double)set / ((double)(m->cfg.seen_slots - FB_SEEN_HDR_SLOTS) * FB_SEEN_BITS);
 }
 
-int fb_mon_snap_take(const struct fb_monitor *m, struct fb_mon_snap *s)
+int fb_monitor_snap_take(const struct fb_monitor *m, struct fb_mon_snap *s)
 {
 	const struct fb_mon_config *c = &m->cfg;
 	size_t n = (size_t)c->depth << c->shift, i;
@@ -506,15 +507,15 @@ int fb_mon_snap_take(const struct fb_monitor *m, struct fb_mon_snap *s)
 	return 0;
 }
 
-void fb_mon_snap_free(struct fb_mon_snap *s)
+void fb_monitor_snap_free(struct fb_mon_snap *s)
 {
 	free(s->cells);
 	s->cells = NULL;
 }
 
-void fb_mon_estimate(const struct fb_monitor *m, const struct fb_mon_snap *s,
-		     const struct fb_mon_snap *base, const struct fb_key *key, __u64 *packets,
-		     __u64 *bytes)
+void fb_monitor_estimate(const struct fb_monitor *m, const struct fb_mon_snap *s,
+			 const struct fb_mon_snap *base, const struct fb_key *key, __u64 *packets,
+			 __u64 *bytes)
 {
 	__u64 h = fb_mon_hash(key, m->kw), p = ~0ULL, b = ~0ULL, cp, cb;
 	__u32 i, at;
@@ -610,7 +611,7 @@ int fb_monitor_top(const struct fb_monitor *m, const struct fb_mon_snap *s,
 		if (i && cand[i].fp == cand[i - 1].fp)
 			continue;
 		e[u].key = cand[i].key;
-		fb_mon_estimate(m, s, base, &e[u].key, &e[u].packets, &e[u].bytes);
+		fb_monitor_estimate(m, s, base, &e[u].key, &e[u].packets, &e[u].bytes);
 		u++;
 	}
 	free(cand);
@@ -630,22 +631,12 @@ double fb_monitor_delta(const struct fb_monitor *m)
 	return exp(-(double)m->cfg.depth);
 }
 
-static __u32 map_id(int fd)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-
-	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
-		return 0;
-	return info.id;
-}
-
 /* Is any loaded program (attached anywhere, in any network namespace, or
  * held by a process) using m's maps? Attachments alone would not do: they
  * are only visible from their own namespace. */
 static bool in_use(const struct fb_monitor *m)
 {
-	__u32 want[2] = { map_id(m->sketch_fd), map_id(m->seen_fd) }, id = 0, ids[64], i;
+	__u32 want[2] = { fb_map_id(m->sketch_fd), fb_map_id(m->seen_fd) }, id = 0, ids[64], i;
 	bool used = false;
 
 	while (!used && !bpf_prog_get_next_id(id, &id)) {
@@ -677,13 +668,13 @@ static int compatible(const struct fb_mon_config *c, const struct fb_mon_opts *o
 	if (o->newflows && !(c->flags & FB_MON_NEWFLOWS))
 		return 0;
 	if ((GIVEN(FB_OPT_EPSILON) || GIVEN(FB_OPT_DELTA)) &&
-	    (fb_mon_geometry(o->epsilon, o->delta, &shift, &depth) || shift != c->shift ||
+	    (fb_monitor_geometry(o->epsilon, o->delta, &shift, &depth) || shift != c->shift ||
 	     depth != c->depth))
 		return 0;
 	if (GIVEN(FB_OPT_AGE) && (__u64)(o->age * 1e9 + 0.5) != c->age_ns)
 		return 0;
 	if (GIVEN(FB_OPT_EXPECT)) {
-		fb_seen_size(o->expect, &slots, &k);
+		fb_monitor_seen_size(o->expect, &slots, &k);
 		if (slots != c->seen_slots)
 			return 0;
 	}
@@ -693,7 +684,7 @@ static int compatible(const struct fb_mon_config *c, const struct fb_mon_opts *o
 	return 1;
 }
 
-int fb_monitor_prepare(const struct fb_filter *f, const struct fb_mon_opts *o, struct fb_monitor *m)
+int fb_monitor_prepare(const struct fb_store *f, const struct fb_mon_opts *o, struct fb_monitor *m)
 {
 	int rc = fb_monitor_open(f, m);
 
@@ -756,7 +747,8 @@ void fb_monitor_json(const struct fb_monitor *m)
 		jw_u64("expect", c->seen_expect);
 		jw_u64("ring_bytes", c->ring_bytes);
 		jw_double("expected_miss_rate",
-			  fb_seen_miss_rate((double)c->seen_expect, c->seen_slots, c->seen_k));
+			  fb_monitor_seen_miss_rate((double)c->seen_expect, c->seen_slots,
+						    c->seen_k));
 		jw_obj_close();
 	}
 	jw_obj_close();
