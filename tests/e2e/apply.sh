@@ -40,18 +40,11 @@ cleanup() {
 	ip netns del "$NSB" 2>/dev/null
 	t_cleanup_filters
 }
-trap cleanup EXIT
-trap 'echo "interrupted"; cleanup; t_end; exit 130' INT TERM
-
-finish() {
-	cleanup
-	t_end
-	exit $?
-}
+t_traps
 
 skip_all() {
 	skip "apply: $1"
-	finish
+	t_finish
 }
 
 send() {
@@ -112,7 +105,7 @@ setup() {
 	[ -n "$PY" ] || skip_all "needs python3"
 	[ -x "$FB" ] || {
 		fail "flowbloom is not built (run make)"
-		finish
+		t_finish
 	}
 	ip netns add "$NSA" && ip netns add "$NSB" || skip_all "cannot create network namespaces"
 	ip link add "$VA" address "$MACA" netns "$NSA" type veth \
@@ -303,4 +296,4 @@ test_again
 test_bad
 test_rollback
 test_down
-finish
+t_finish

@@ -104,14 +104,7 @@ cleanup() {
 	fi
 	t_cleanup_filters
 }
-trap cleanup EXIT
-trap 'echo "interrupted"; cleanup; t_end; exit 130' INT TERM
-
-finish() {
-	cleanup
-	t_end
-	exit $?
-}
+t_traps
 
 # check_ge LABEL GOT MIN
 check_ge() {
@@ -298,7 +291,7 @@ EOF
 # Skips are not passes: each says what is missing, then the closing line.
 skip_all() {
 	skip "e2e: $1"
-	finish
+	t_finish
 }
 
 setup() {
@@ -307,7 +300,7 @@ setup() {
 	command -v nsenter >/dev/null || skip_all "needs nsenter (util-linux)"
 	ip netns list >/dev/null 2>&1 || skip_all "ip netns is not available"
 	stat -f -c %T /sys/fs/bpf 2>/dev/null | grep -q bpf || skip_all "bpffs is not mounted at /sys/fs/bpf"
-	[ -x "$FB" ] && [ -f "$FBOBJ" ] || { fail "flowbloom is not built (run make)"; finish; }
+	[ -x "$FB" ] && [ -f "$FBOBJ" ] || { fail "flowbloom is not built (run make)"; t_finish; }
 	ip netns add "$NSA" 2>/dev/null && ip netns add "$NSB" 2>/dev/null ||
 		skip_all "cannot create network namespaces"
 	ip link add "$VA" address "$MACA" netns "$NSA" type veth \
@@ -341,7 +334,7 @@ setup() {
 		[ -e "$T_TMP/ready" ] && break
 		sleep 0.1
 	done
-	[ -e "$T_TMP/ready" ] || { fail "the listener in $NSB did not start"; finish; }
+	[ -e "$T_TMP/ready" ] || { fail "the listener in $NSB did not start"; t_finish; }
 }
 
 # The six kinds of traffic each get all their answers.
@@ -518,4 +511,4 @@ test_iplink
 test_errors
 check "destroy fb1" "$FB" destroy fb1
 check "destroy fb2" "$FB" destroy fb2
-finish
+t_finish

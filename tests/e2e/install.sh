@@ -50,14 +50,7 @@ cleanup() {
 	done
 	t_cleanup_filters
 }
-trap cleanup EXIT
-trap 'echo "interrupted"; cleanup; t_end; exit 130' INT TERM
-
-finish() {
-	cleanup
-	t_end
-	exit $?
-}
+t_traps
 
 stat_of() {
 	"$IFB" -j stats "$1" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]]["packets"])' "$2"
@@ -80,7 +73,7 @@ test_install() {
 		pass "make install DESTDIR PREFIX=/usr"
 	else
 		fail "make install: $(tail -5 "$T_TMP/out")"
-		finish
+		t_finish
 	fi
 	for f in usr/sbin/flowbloom usr/lib/flowbloom/flowbloom.bpf.o usr/share/man/man8/flowbloom.8 \
 		usr/share/bash-completion/completions/flowbloom usr/lib/systemd/system/flowbloom@.service \
@@ -283,11 +276,11 @@ systemd-analyze verify "$2" "$3" "$4"' _ "$IFB" "$T_TMP/flowbloom@edge.service" 
 
 [ "$(id -u)" -eq 0 ] || {
 	skip "install: needs root"
-	finish
+	t_finish
 }
 [ -x "$FB" ] || {
 	fail "flowbloom is not built (run make)"
-	finish
+	t_finish
 }
 test_install
 test_binary
@@ -295,4 +288,4 @@ test_kernel
 test_man
 test_completion
 test_units
-finish
+t_finish

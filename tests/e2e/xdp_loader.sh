@@ -61,18 +61,11 @@ cleanup() {
 	done
 	t_cleanup_filters
 }
-trap cleanup EXIT
-trap 'echo "interrupted"; cleanup; t_end; exit 130' INT TERM
-
-finish() {
-	cleanup
-	t_end
-	exit $?
-}
+t_traps
 
 skip_all() {
 	skip "xdp_loader: $1"
-	finish
+	t_finish
 }
 
 # stat_of NAME COUNTER: packets of one of flowbloom's counters.
@@ -107,7 +100,7 @@ setup() {
 	stat -f -c %T /sys/fs/bpf 2>/dev/null | grep -q bpf || skip_all "bpffs is not mounted"
 	[ -x "$FB" ] && [ -f "$FBOBJ" ] && [ -f "$XCOBJ" ] || {
 		fail "not built (run make)"
-		finish
+		t_finish
 	}
 	# A default filter of someone else's: not ours to use or remove.
 	[ -e "$GLOBALS/fb_filter" ] && skip_all "a 'default' filter exists already (run under flock /tmp/fb-globals.lock)"
@@ -217,4 +210,4 @@ for mode in native skb; do
 	test_alone "$mode"
 	test_two "$mode"
 done
-finish
+t_finish

@@ -63,3 +63,16 @@ t_end() {
 	if [ "$T_SKIP" -gt 0 ]; then echo "$T_PASS passed, $T_FAIL failed, $T_SKIP skipped"; else echo "$T_PASS passed, $T_FAIL failed"; fi
 	[ "$T_FAIL" -eq 0 ]
 }
+
+# t_traps: the script's cleanup() runs at exit, and on INT/TERM before the
+# closing line and exit 130. t_finish: cleanup, the closing line, exit.
+t_traps() {
+	trap cleanup EXIT
+	trap 'echo "interrupted"; cleanup; t_end; exit 130' INT TERM
+}
+
+t_finish() {
+	cleanup
+	t_end
+	exit $?
+}
