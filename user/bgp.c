@@ -752,6 +752,7 @@ static int path_end(struct line_ctx *c, struct fb_bgp_path **pp)
 	free(p->peer);
 	free(p);
 	c->b->npaths--;
+	c->b->changed = true;
 	if (r) {
 		r->refs--;
 		return touch(c, r);
@@ -797,6 +798,7 @@ static int apply_op(struct line_ctx *c, const struct op *o)
 	p->next = *pp;
 	*pp = p;
 	b->npaths++;
+	b->changed = true;
 	r->refs++;
 	return touch(c, r);
 }
@@ -857,6 +859,7 @@ int fb_bgp_line(struct fb_bgp *b, const char *line, size_t lineno)
 	int r = 0;
 
 	b->nadd = b->ndel = 0;
+	b->changed = false;
 	while (n && isspace((unsigned char)line[n - 1]))
 		n--;
 	if (!n)
@@ -907,6 +910,7 @@ void fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k)
 			if (!memcmp(&(*pp)->key, k, sizeof(*k))) {
 				struct fb_bgp_path *p = *pp;
 
+				b->changed = true;
 				*pp = p->next;
 				free(p->peer);
 				free(p);
@@ -943,6 +947,7 @@ void fb_bgp_remove_all(struct fb_bgp *b)
 	size_t i;
 
 	b->nadd = b->ndel = 0;
+	b->changed = b->npaths > 0;
 	for (i = 0; i < b->nbuckets; i++) {
 		struct fb_bgp_rule *r;
 

@@ -43,6 +43,7 @@ struct fb_bgp {
 	 * filter. Valid until the next call. */
 	struct fb_key *add, *del;
 	size_t nadd, ndel, cap_add, cap_del;
+	bool changed; /* the last line started or ended a path (state to save) */
 	/* Messages (unsupported routes, malformed lines, sessions): "where:
 	 * text", to stderr unless set. */
 	void (*note)(void *ctx, const char *msg);

@@ -200,7 +200,7 @@ static int apply(struct run *rn, bool check_only)
 	size_t i, n = rn->b.nadd;
 	int rc = -1;
 
-	if (!check_only && !rn->b.nadd && !rn->b.ndel)
+	if (!check_only && !rn->b.nadd && !rn->b.ndel && !rn->b.changed)
 		return 0;
 	if (fb_filter_open(rn->name, &f))
 		return -1;
