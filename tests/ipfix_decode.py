@@ -21,7 +21,7 @@ templates = {}  # (domain, tid) -> fields
 signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
 
 UNSIGNED = {1, 2, 4, 7, 10, 11, 89, 152, 153}
-FLOAT = {337, 338, 339}
+FLOAT = {336, 337, 338}
 
 
 def value(ie, raw):

@@ -5,7 +5,7 @@
 # TESTS="unit cli" limits the run to some suites.
 cd "$(dirname "$0")/.." || exit 1
 
-SUITES=${TESTS:-"unit verdict samebits cli pcaps counting counting_cli prefix prefix_cli confirm monitor monitor_cli e2e"}
+SUITES=${TESTS:-"unit verdict samebits cli pcaps counting counting_cli prefix prefix_cli confirm monitor monitor_cli fleet ipfix bgp e2e"}
 total_pass=0
 total_fail=0
 total_skip=0

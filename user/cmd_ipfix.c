@@ -308,7 +308,7 @@ int cmd_ipfix(int argc, char **argv)
 	if (!ex.x)
 		goto out;
 	ex.mono_to_real_ms = epoch_ms() - clock_ns(CLOCK_MONOTONIC) / 1000000ULL;
-	ex.need_tpl = true;
+	ex.queued = true; /* opening queued the templates */
 	if (sketch && fb_mon_snap_take(&m, &base))
 		goto out;
 	start_ms = epoch_ms();
@@ -322,7 +322,6 @@ int cmd_ipfix(int argc, char **argv)
 		sketch ? "top-talker estimates" : "", f.name, collector, tcp ? "TCP" : "UDP",
 		domain);
 	/* Templates go out at once: a collector learns them before any data. */
-	before_records(&ex);
 	flush(&ex);
 	fb_catch_interrupt();
 	for (;;) {

@@ -61,7 +61,8 @@ struct fb_ipfix_estimate {
  * stream. Nothing is sent until the first flush. NULL on failure (printed). */
 struct fb_ipfix *fb_ipfix_open_net(const char *host, const char *port, bool tcp, __u32 domain);
 struct fb_ipfix *fb_ipfix_open_file(FILE *fp, __u32 domain);
-/* Queue the four templates (first message, UDP refresh, TCP reconnect). */
+/* Queue the four templates again (UDP refresh, TCP reconnect); opening
+ * queues them for the first message. */
 int fb_ipfix_templates(struct fb_ipfix *x);
 int fb_ipfix_add_newflow(struct fb_ipfix *x, const struct fb_ipfix_newflow *r);
 int fb_ipfix_add_estimate(struct fb_ipfix *x, const struct fb_ipfix_estimate *r);
