@@ -9,7 +9,8 @@
 # after the withdrawal; a rule announced by both peers is added once and
 # stays until its last path ends; session loss with --on-session-down flush
 # and keep; a restarted process takes over from the state file; FlowSpec
-# rules flowbloom cannot express are refused whole; --flush.
+# rules flowbloom cannot express are refused whole; a replaced filter gets
+# the rules back; --flush.
 #
 # The EXIT trap kills BIRD and ExaBGP (run only inside the namespaces) and
 # removes the namespaces and every pin. Addresses: 198.51.100.0/24 and
@@ -271,6 +272,12 @@ wait_for 30 established p3 >/dev/null
 sleep 2
 check_eq "restarted process: re-announced paths are not added again (counter 1)" \
 	"$(counter dst 203.0.113.7/32)" 1
+# Someone replaces the filter's content: the process adds its rules again.
+echo "dst 198.51.100.200" >"$T_TMP/list"
+check "load --replace swaps the filter's content" "$FB" load rtbh "$T_TMP/list" --replace
+took=$(wait_for 10 blocked 203.0.113.7)
+if [ "$took" != timeout ]; then pass "filter replaced: the BGP rule is back within ${took} s"; else fail "filter replaced: the BGP rule never came back"; fi
+check_eq "... added once (counter 1)" "$(counter dst 203.0.113.7/32)" 1
 birdc disable p1
 birdc disable p3
 sleep 2
@@ -290,7 +297,7 @@ stop_exabgp
 out=$("$FB" bgp rtbh --state "$STATE" --flush 2>&1)
 check_eq "--flush deletes what bgp added" "$(echo "$out" | grep -c '^deleted 1 rules')" 1
 check "... and the address is reachable again" reaches 203.0.113.7
-check_eq "... the filter holds no flow" "$(nflows)" 0
+check_eq "... the filter holds only the loaded rule" "$(nflows)" 1
 check_fails "a second bgp on the same state file is refused" bash -c \
 	"exec 9>'$STATE.lock'; flock 9; '$FB' bgp rtbh --state '$STATE' </dev/null"
 check "detach" "$FB" -n "$RT" detach "$VT"

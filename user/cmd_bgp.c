@@ -208,6 +208,10 @@ static int apply(struct run *rn, bool check_only)
 		fb_err("'%s' is no longer a counting filter", f.name);
 		goto out;
 	}
+	if (check_only && f.bits_id == rn->filter_id) {
+		rc = 0; /* the common idle case: no lock needed */
+		goto out;
+	}
 	if (fb_filter_lock(&f))
 		goto out;
 	if (f.bits_id != rn->filter_id) {
