@@ -425,6 +425,11 @@ static void test_bgp_rtbh(void)
 	feed(&b, RTBH_ANN("198.51.100.1", "203.0.0.0/16", ""));
 	ASSERT_TRUE(b.nadd == 0 && strstr(last_note, "shorter than /24"),
 		    "bgp: a /16 blackhole is refused (--min-length 24)");
+	feed(&b, "{\"type\": \"update\", \"neighbor\": {\"address\": {\"peer\": \"198.51.100.1\"}, "
+		 "\"direction\": \"send\", \"message\": {\"update\": {\"attribute\": "
+		 "{\"community\": [[65535, 666]]}, \"announce\": {\"ipv4 unicast\": {\"x\": "
+		 "[{\"nlri\": \"203.0.113.99/32\"}]}}}}}}");
+	ASSERT_TRUE(b.nadd == 0, "bgp: an update ExaBGP sends (direction send) is not applied");
 	feed(&b, RTBH_ANN("198.51.100.1", "0.0.0.0/0", ""));
 	ASSERT_TRUE(b.nadd == 0, "bgp: a default-route blackhole is refused");
 	feed(&b, RTBH_ANN("198.51.100.1", "203.0.113.0/24", ""));

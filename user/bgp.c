@@ -665,6 +665,10 @@ static int read_message(struct line_ctx *c, json_object *msg, const char **why)
 		}
 		return 0;
 	}
+	/* With `send { update; }` ExaBGP also reports what it sends: only
+	 * what the peers announce counts. */
+	if (get_str(nb, "direction") && strcmp(get_str(nb, "direction"), "receive"))
+		return 0;
 	m = get(nb, "message");
 	*why = "update without a message";
 	if (!m)

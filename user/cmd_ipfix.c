@@ -99,8 +99,7 @@ static void send_failed(struct exporter *ex)
 {
 	ex->errors++;
 	if (!ex->failing)
-		fb_err("ipfix: %s (records are dropped until the collector takes them again)",
-		       fb_ipfix_error(ex->x));
+		fb_err("ipfix: %s (retrying with the next records)", fb_ipfix_error(ex->x));
 	ex->failing = true;
 	/* A new connection (TCP) or a collector that lost its state (UDP)
 	 * needs the templates again. */
