@@ -73,6 +73,30 @@ check_eq "bgp: bad --on-session-down is a usage error" "$?" 2
 check "create a counting filter" "$FB" create rtbh --capacity 10000 --fp-rate 0.0001 --counting
 check "attach it to the router's veth" "$FB" -n "$RT" attach rtbh "$VT" --mode generic --action drop
 
+# --- the input, without ExaBGP: line numbers, bad and over-long lines ---------------
+NB='"neighbor": {"address": {"local": "198.51.100.2", "peer": "198.51.100.9"}, "direction": "receive"'
+"$PY" - "$NB" >"$T_TMP/input" <<'PYEOF'
+import sys
+nb = sys.argv[1]
+print('{"type": "state", %s, "state": "up"}}' % nb)
+print('{"type": "update", %s, "message": {"update": {"announce": {"ipv4 unicast": ' % nb)
+print('{"type": "update", %s, "message": {"update": {"attribute": {"community": [[65535, 666]]}, '
+      '"announce": {"ipv4 unicast": {"198.51.100.9": [{"nlri": "203.0.113.50/32"}]}}}}}}' % nb)
+print("x" * (65 << 20))
+print('{"type": "update", %s, "message": {"update": {"withdraw": {"ipv4 unicast": '
+      '[{"nlri": "203.0.113.50/32"}]}}}}}' % nb)
+PYEOF
+"$FB" bgp rtbh --state "$T_TMP/cli.bgp" <"$T_TMP/input" >"$T_TMP/cli.out" 2>"$T_TMP/cli.err"
+check_eq "bgp from a file: exit 0 at end of input" "$?" 0
+check_eq "bgp: nothing on stdout (ExaBGP's command channel)" "$(wc -c <"$T_TMP/cli.out")" 0
+for want in "<stdin>:2: not JSON" "<stdin>:3: +dst 203.0.113.50" "<stdin>:4: line longer than" \
+	"<stdin>:5: -dst 203.0.113.50"; do
+	grep -qF "$want" "$T_TMP/cli.err" && pass "bgp input: '$want'" ||
+		fail "bgp input: '$want' in $(head -c 400 "$T_TMP/cli.err")"
+done
+check_eq "bgp input: the rule added then deleted (counter 0)" \
+	"$("$FB" count rtbh dst 203.0.113.50/32 | awk '{print $1}')" 0
+
 # --- daemons -----------------------------------------------------------------------
 cat >"$T_TMP/bird.conf" <<EOF
 router id 198.51.100.1;

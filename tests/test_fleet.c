@@ -432,6 +432,16 @@ static void test_bgp_rtbh(void)
 	ASSERT_TRUE(b.nadd == 0, "bgp: an update ExaBGP sends (direction send) is not applied");
 	feed(&b, RTBH_ANN("198.51.100.1", "0.0.0.0/0", ""));
 	ASSERT_TRUE(b.nadd == 0, "bgp: a default-route blackhole is refused");
+	feed(&b, "{\"type\": \"update\", " NB(
+			 "198.51.100.1") ", \"message\": {\"update\": "
+					 "{\"attribute\": {\"community\": [[65535, 666]]}, "
+					 "\"announce\": {\"ipv6 "
+					 "unicast\": {\"2001:db8::9\": [{\"nlri\": "
+					 "\"2001:db8::/32\"}, {\"nlri\": "
+					 "\"2001:db8:7::1/128\"}]}}}}}}");
+	ASSERT_TRUE(b.nadd == 1 && has(b.add, 1, "dst 2001:db8:7::1"),
+		    "bgp: IPv6 blackholes: /128 accepted, /32 refused (--min-length 48)");
+	fb_bgp_done(&b);
 	feed(&b, RTBH_ANN("198.51.100.1", "203.0.113.0/24", ""));
 	ASSERT_TRUE(b.nadd == 1 && has(b.add, 1, "dst 203.0.113.0/24"), "bgp: a /24 is accepted");
 	fb_bgp_done(&b);
