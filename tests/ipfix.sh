@@ -11,8 +11,9 @@
 #   never below the truth with their confidence interval, sequence numbers
 #   (data records sent before each message), the observation domain;
 # - over UDP with a short --template-refresh: templates sent again;
-# - over UDP to a port nobody listens on, then to a collector started late:
-#   the exporter survives and later records arrive with their templates.
+# - over UDP to a port nobody listens on, then to a collector started late,
+#   and over TCP to a collector that restarts: the exporter survives, and
+#   later records arrive after their templates, in a new session.
 # SIGTERM ends it cleanly (exit 0, a summary line).
 #
 # The EXIT trap stops the collectors and exporters, removes the namespaces
@@ -275,6 +276,55 @@ EOF
 while read -r verdict label; do
 	if [ "$verdict" = PASS ]; then pass "ipfix --udp: $label"; else fail "ipfix --udp: $label"; fi
 done <"$T_TMP/udp.check"
+
+# --- TCP: the collector restarts ------------------------------------------------------
+send1() {
+	ina "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("198.51.100.1", int(sys.argv[1])))
+s.sendto(b"c" * 10, ("198.51.100.2", 5001))' "$1"
+}
+nsenter --net="/run/netns/$NSB" "$PY" "$DECODE" tcp 127.0.0.1 4741 "$T_TMP/tcp1.json" &
+COL=$!
+BG+=($COL)
+sleep 0.5
+"$FB" -n "$NSB" ipfix f --collector 127.0.0.1:4741 --tcp >"$T_TMP/exp.out" 2>"$T_TMP/exp.err" &
+EXP=$!
+BG+=($EXP)
+sleep 0.5
+send1 44001
+sleep 0.5
+kill $COL
+wait $COL 2>/dev/null
+sleep 0.3
+send1 44002 # into the closed connection: the exporter learns it is gone
+sleep 0.5
+send1 44003
+sleep 0.5
+nsenter --net="/run/netns/$NSB" "$PY" "$DECODE" tcp 127.0.0.1 4741 "$T_TMP/tcp2.json" &
+BG+=($!)
+sleep 1.5
+send1 44004
+sleep 0.5
+kill -TERM $EXP
+wait $EXP
+check_eq "ipfix --tcp, collector restarted: still running, exits 0" "$?" 0
+check_eq "... the failure reported once" "$(grep -c 'retrying' "$T_TMP/exp.err")" 1
+"$PY" - "$T_TMP/tcp1.json" "$T_TMP/tcp2.json" >"$T_TMP/tcp2.check" 2>&1 <<'EOF'
+import json, sys
+A = [json.loads(l) for l in open(sys.argv[1])]
+B = [json.loads(l) for l in open(sys.argv[2])]
+def ok(label, cond):
+    print(("PASS " if cond else "FAIL ") + label)
+ok("first collector got the first flow", any(l.get("rec", {}).get("7") == 44001 for l in A))
+ok("new connection: no error (no data before its templates)", not [l for l in B if "error" in l])
+msgs = [l["msg"] for l in B if "msg" in l]
+ok("new connection: sequence numbers start again at 0", msgs and msgs[0]["seq"] == 0)
+ok("new connection: the flow sent after it arrives", any(l.get("rec", {}).get("7") == 44004 for l in B))
+EOF
+while read -r verdict label; do
+	if [ "$verdict" = PASS ]; then pass "ipfix --tcp: $label"; else fail "ipfix --tcp: $label"; fi
+done <"$T_TMP/tcp2.check"
 
 check "detach" "$FB" -n "$NSB" detach "$VB"
 check "destroy" "$FB" destroy f

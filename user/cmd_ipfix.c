@@ -29,9 +29,11 @@ struct exporter {
 	struct fb_ipfix *x;
 	__u64 mono_to_real_ms; /* CLOCK_MONOTONIC ns / 1e6 + this = epoch ms */
 	__u64 newflows, estimates, errors;
-	bool queued;   /* records waiting to be sent */
-	bool failing;  /* the last send failed (said once until it recovers) */
-	bool need_tpl; /* templates must precede the next records */
+	bool queued;	 /* records waiting to be sent */
+	bool failing;	 /* the last send failed (said once until it recovers) */
+	bool need_tpl;	 /* templates must precede the next records */
+	bool broken;	 /* the session could not be rebuilt */
+	double retry_at; /* after a failure, no new attempt before this */
 };
 
 static __u64 clock_ns(clockid_t c)
@@ -102,15 +104,16 @@ static void send_failed(struct exporter *ex)
 		fb_err("ipfix: %s (retrying with the next records)", fb_ipfix_error(ex->x));
 	ex->failing = true;
 	/* A new connection (TCP) or a collector that lost its state (UDP)
-	 * needs the templates again. */
-	fb_ipfix_reset(ex->x);
-	ex->need_tpl = true;
-	ex->queued = false;
+	 * needs the templates again: the new session has them queued. */
+	if (fb_ipfix_reset(ex->x))
+		ex->broken = true;
+	ex->queued = true;
+	ex->retry_at = mono() + 1; /* not a connection attempt per record */
 }
 
 static void flush(struct exporter *ex)
 {
-	if (!ex->queued)
+	if (!ex->queued || ex->broken || mono() < ex->retry_at)
 		return;
 	if (fb_ipfix_flush(ex->x)) {
 		send_failed(ex);
@@ -128,7 +131,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	struct exporter *ex = ctx;
 	struct fb_ipfix_newflow r;
 
-	if (len < sizeof(*e))
+	if (len < sizeof(*e) || ex->broken)
 		return 0;
 	memset(&r, 0, sizeof(r));
 	r.key = e->key;
@@ -187,6 +190,8 @@ static int export_estimates(struct exporter *ex, const struct fb_monitor *m,
 		r.packets_low = fmax(0, (double)t->packets - eps * np);
 		r.bytes_low = fmax(0, (double)t->bytes - eps * nb);
 		r.confidence = conf;
+		if (ex->broken)
+			break;
 		if (before_records(ex) || fb_ipfix_add_estimate(ex->x, &r)) {
 			send_failed(ex);
 			break;
@@ -357,13 +362,17 @@ int cmd_ipfix(int argc, char **argv)
 		}
 		/* RFC 7011 section 8.4: over UDP, templates are sent again
 		 * periodically, or a collector that restarted never learns them. */
-		if (!tcp && t0 >= next_tpl) {
+		if (!tcp && t0 >= next_tpl && !ex.broken) {
 			ex.need_tpl = true;
 			before_records(&ex);
 			while (next_tpl <= t0)
 				next_tpl += refresh;
 		}
 		flush(&ex);
+		if (ex.broken) {
+			fb_err("ipfix: cannot start a new session: %s", fb_ipfix_error(ex.x));
+			goto out;
+		}
 		if (stop)
 			break;
 	}

@@ -102,6 +102,11 @@ struct fb_ipfix {
 	fbExporter_t *exporter;
 	fBuf_t *buf;
 	int cur_ext; /* external template the buffer is set to, 0: none */
+	/* Where to, kept to start over after a failure. */
+	char host[256], port[16];
+	bool tcp;
+	FILE *fp;
+	__u32 domain;
 	char err[256];
 };
 
@@ -141,51 +146,95 @@ static int add_tmpl(struct fb_ipfix *x, bool internal, uint16_t tid, fbInfoEleme
 	return 0;
 }
 
-static struct fb_ipfix *open_with(fbExporter_t *exp, __u32 domain)
+/* A fresh session, exporter and buffer, the templates queued: at open,
+ * and after a failure (a new transport session starts its sequence
+ * numbers at 0 and must begin with the templates; a message fixbuf failed
+ * to send must not reach the next connection ahead of them). */
+static int build(struct fb_ipfix *x)
 {
-	struct fb_ipfix *x = calloc(1, sizeof(*x));
+	fbExporter_t *exp;
 
-	if (!x || !exp) {
-		fb_err("ipfix: out of memory");
-		free(x);
-		return NULL;
+	if (x->fp) {
+		exp = fbExporterAllocFP(x->fp);
+	} else {
+		fbConnSpec_t spec;
+
+		memset(&spec, 0, sizeof(spec));
+		spec.transport = x->tcp ? FB_TCP : FB_UDP;
+		spec.host = x->host;
+		spec.svc = x->port;
+		exp = fbExporterAllocNet(&spec);
 	}
-	x->model = fbInfoModelAlloc();
+	x->cur_ext = 0;
 	x->session = fbSessionAlloc(x->model);
+	if (!exp || !x->session) {
+		snprintf(x->err, sizeof(x->err), "out of memory");
+		return -1;
+	}
 	/* Internal templates first: adding an external one to a session
 	 * bound to a buffer queues it for export. */
 	if (add_tmpl(x, true, TID_INT_NF, nf_spec, UINT32_MAX) ||
 	    add_tmpl(x, true, TID_INT_EST, est_spec, UINT32_MAX))
-		goto fail;
+		return -1;
 	x->buf = fBufAllocForExport(x->session, exp);
 	x->exporter = exp;
-	fbSessionSetDomain(x->session, domain);
+	fbSessionSetDomain(x->session, x->domain);
 	if (add_tmpl(x, false, FB_IPFIX_TID_NEW4, nf_spec, F_V4) ||
 	    add_tmpl(x, false, FB_IPFIX_TID_NEW6, nf_spec, F_V6) ||
 	    add_tmpl(x, false, FB_IPFIX_TID_EST4, est_spec, F_V4) ||
 	    add_tmpl(x, false, FB_IPFIX_TID_EST6, est_spec, F_V6))
-		goto fail;
+		return -1;
+	return 0;
+}
+
+static void teardown(struct fb_ipfix *x)
+{
+	if (x->buf)
+		fBufFree(x->buf); /* frees the session and exporter too */
+	else if (x->session)
+		fbSessionFree(x->session);
+	x->buf = NULL;
+	x->session = NULL;
+	x->exporter = NULL;
+}
+
+static struct fb_ipfix *open_with(struct fb_ipfix *x)
+{
+	x->model = fbInfoModelAlloc();
+	if (!x->model || build(x)) {
+		fb_err("ipfix: %s", x->err[0] ? x->err : "out of memory");
+		fb_ipfix_close(x);
+		return NULL;
+	}
 	return x;
-fail:
-	fb_err("ipfix: %s", x->err);
-	fb_ipfix_close(x);
-	return NULL;
 }
 
 struct fb_ipfix *fb_ipfix_open_net(const char *host, const char *port, bool tcp, __u32 domain)
 {
-	fbConnSpec_t spec;
+	struct fb_ipfix *x = calloc(1, sizeof(*x));
 
-	memset(&spec, 0, sizeof(spec));
-	spec.transport = tcp ? FB_TCP : FB_UDP;
-	spec.host = (char *)host;
-	spec.svc = (char *)port;
-	return open_with(fbExporterAllocNet(&spec), domain);
+	if (!x) {
+		fb_err("ipfix: out of memory");
+		return NULL;
+	}
+	snprintf(x->host, sizeof(x->host), "%s", host);
+	snprintf(x->port, sizeof(x->port), "%s", port);
+	x->tcp = tcp;
+	x->domain = domain;
+	return open_with(x);
 }
 
 struct fb_ipfix *fb_ipfix_open_file(FILE *fp, __u32 domain)
 {
-	return open_with(fbExporterAllocFP(fp), domain);
+	struct fb_ipfix *x = calloc(1, sizeof(*x));
+
+	if (!x) {
+		fb_err("ipfix: out of memory");
+		return NULL;
+	}
+	x->fp = fp;
+	x->domain = domain;
+	return open_with(x);
 }
 
 int fb_ipfix_templates(struct fb_ipfix *x)
@@ -301,12 +350,10 @@ int fb_ipfix_flush(struct fb_ipfix *x)
 	return 0;
 }
 
-void fb_ipfix_reset(struct fb_ipfix *x)
+int fb_ipfix_reset(struct fb_ipfix *x)
 {
-	/* fixbuf drops the unsent message with the connection; the next
-	 * emission opens a new one, which must start with the templates. */
-	fbExporterClose(x->exporter);
-	x->cur_ext = 0;
+	teardown(x);
+	return build(x);
 }
 
 const char *fb_ipfix_error(const struct fb_ipfix *x)
@@ -318,10 +365,7 @@ void fb_ipfix_close(struct fb_ipfix *x)
 {
 	if (!x)
 		return;
-	if (x->buf)
-		fBufFree(x->buf); /* frees the session and exporter too */
-	else if (x->session)
-		fbSessionFree(x->session);
+	teardown(x);
 	if (x->model)
 		fbInfoModelFree(x->model);
 	free(x);

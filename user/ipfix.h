@@ -61,16 +61,17 @@ struct fb_ipfix_estimate {
  * stream. Nothing is sent until the first flush. NULL on failure (printed). */
 struct fb_ipfix *fb_ipfix_open_net(const char *host, const char *port, bool tcp, __u32 domain);
 struct fb_ipfix *fb_ipfix_open_file(FILE *fp, __u32 domain);
-/* Queue the four templates again (UDP refresh, TCP reconnect); opening
- * queues them for the first message. */
+/* Queue the four templates again (UDP refresh); opening and resetting
+ * queue them for the first message. */
 int fb_ipfix_templates(struct fb_ipfix *x);
 int fb_ipfix_add_newflow(struct fb_ipfix *x, const struct fb_ipfix_newflow *r);
 int fb_ipfix_add_estimate(struct fb_ipfix *x, const struct fb_ipfix_estimate *r);
 /* Send what is queued as one or more messages. */
 int fb_ipfix_flush(struct fb_ipfix *x);
-/* After a failed flush: drop the socket (reopened at the next flush) and
- * whatever was queued. */
-void fb_ipfix_reset(struct fb_ipfix *x);
+/* After a failure: drop the connection and whatever was queued, start a
+ * new session (sequence numbers from 0), templates queued first; the
+ * connection opens at the next flush. -1 if that cannot be built. */
+int fb_ipfix_reset(struct fb_ipfix *x);
 /* The last error's text. */
 const char *fb_ipfix_error(const struct fb_ipfix *x);
 void fb_ipfix_close(struct fb_ipfix *x);
