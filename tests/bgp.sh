@@ -97,6 +97,31 @@ done
 check_eq "bgp input: the rule added then deleted (counter 0)" \
 	"$("$FB" count rtbh dst 203.0.113.50/32 | awk '{print $1}')" 0
 
+# A table at session start: 2 peers x 20,000 blackholes, then all withdrawn.
+"$PY" - >"$T_TMP/table" <<'PYEOF'
+nb = '"neighbor": {"address": {"local": "198.51.100.2", "peer": "%s"}, "direction": "receive"'
+for op in ("announce", "withdraw"):
+    for peer in ("198.51.100.1", "198.51.100.3"):
+        for i in range(20000):
+            a = "10.%d.%d.%d/32" % (i >> 16, (i >> 8) & 255, i & 255)
+            if op == "announce":
+                print('{"type": "update", %s, "message": {"update": {"attribute": {"community": '
+                      '[[65535, 666]]}, "announce": {"ipv4 unicast": {"x": [{"nlri": "%s"}]}}}}}}'
+                      % (nb % peer, a))
+            else:
+                print('{"type": "update", %s, "message": {"update": {"withdraw": {"ipv4 unicast": '
+                      '[{"nlri": "%s"}]}}}}}' % (nb % peer, a))
+PYEOF
+t0=$(date +%s%N)
+"$FB" bgp rtbh --state "$T_TMP/table.bgp" <"$T_TMP/table" >/dev/null 2>"$T_TMP/table.err"
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+check_eq "bgp: 80,000 lines (a 40,000-path table and its withdrawal) processed" "$rc" 0
+check_eq "... 20,000 rules added and 20,000 deleted" \
+	"$(grep -c "end of input; 0 rules held, 20000 added and 20000 deleted" "$T_TMP/table.err")" 1
+if [ "$ms" -lt 20000 ]; then pass "... in $ms ms (not quadratic in the table)"; else fail "... took $ms ms"; fi
+check_eq "... the filter is back to empty" "$("$FB" -j info rtbh | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["flows"])')" 0
+
 # --- daemons -----------------------------------------------------------------------
 cat >"$T_TMP/bird.conf" <<EOF
 router id 198.51.100.1;

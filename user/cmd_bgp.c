@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "bgp.h"
 #include "cmd.h"
@@ -34,12 +35,26 @@
 
 #define MAX_LINE (64U << 20) /* a full table of FlowSpec in one update is far less */
 
+/* A deletion waiting for the state file to be written. */
+struct pending {
+	struct fb_key key;
+	size_t lineno;
+};
+
 struct run {
 	struct fb_bgp b;
 	const char *name, *state;
 	__u32 filter_id; /* the filter array our rules are in; 0: unknown */
 	size_t lineno;
 	__u64 added, deleted;
+	struct pending *pend; /* deletions after the next state write */
+	size_t npend, cap_pend;
+	bool dirty; /* paths changed since the state file was written */
+	/* Open and locked from a batch's first addition to its commit: one
+	 * open per batch, not per route (310 us each at 200k flows). */
+	struct fb_filter f;
+	bool have_f;
+	double committed; /* CLOCK_MONOTONIC of the last write */
 };
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -115,20 +130,18 @@ static int load_state(struct run *rn)
 	return rc;
 }
 
-static void show(struct run *rn, char sign, const struct fb_key *k, const char *tail)
+static void show(struct run *rn, size_t lineno, char sign, const struct fb_key *k, const char *tail)
 {
 	char text[FB_FLOW_STR];
 
+	(void)rn;
 	fb_flow_format(k, text, sizeof(text));
-	if (rn->lineno)
-		say("<stdin>:%zu: %c%s%s", rn->lineno, sign, text, tail);
+	if (lineno)
+		say("<stdin>:%zu: %c%s%s", lineno, sign, text, tail);
 	else
 		say("%c%s%s", sign, text, tail);
 }
 
-/* Add keys to the open, locked filter; a rule the filter refuses (a ninth
- * prefix length) is reported and its paths forgotten. Returns how many
- * were refused. */
 static size_t add_rules(struct run *rn, struct fb_filter *f, struct fb_key *keys, size_t *n)
 {
 	size_t bad, refused = 0;
@@ -157,28 +170,40 @@ static size_t add_rules(struct run *rn, struct fb_filter *f, struct fb_key *keys
 	return refused;
 }
 
-static void del_rules(struct run *rn, struct fb_filter *f, const struct fb_key *keys, size_t n)
+static void del_pending(struct run *rn, struct fb_filter *f)
 {
 	size_t i, bad;
 
-	for (i = 0; i < n; i++) {
-		/* Someone else may have deleted it (or replaced the filter):
-		 * then lowering its counters would take bits from others. */
-		if ((f->hdr->confirm && !fb_filter_exact_count(f, &keys[i])) ||
-		    fb_counting_check_dels(f, &keys[i], 1, &bad)) {
-			show(rn, '?', &keys[i], ": no longer in the filter; nothing deleted");
+	for (i = 0; i < rn->npend; i++) {
+		const struct fb_key *k = &rn->pend[i].key;
+
+		/* Someone else may have deleted it: then lowering its
+		 * counters would take bits from others. */
+		if ((f->hdr->confirm && !fb_filter_exact_count(f, k)) ||
+		    fb_counting_check_dels(f, k, 1, &bad)) {
+			show(rn, rn->pend[i].lineno, '?', k,
+			     ": no longer in the filter; nothing deleted");
 			continue;
 		}
-		if (!fb_counting_del(f, &keys[i]) && f->hdr->confirm)
-			fb_filter_exact_adjust(f, &keys[i], -1);
-		show(rn, '-', &keys[i], "");
+		if (!fb_counting_del(f, k) && f->hdr->confirm)
+			fb_filter_exact_adjust(f, k, -1);
+		show(rn, rn->pend[i].lineno, '-', k, "");
 		rn->deleted++;
 	}
+	rn->npend = 0;
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* The filter array changed under us (load --replace, or destroy and
- * create): our rules are not in it any more; add them again. Called with
- * the filter locked. */
+ * create): our rules are not in it any more, nor is anything to delete;
+ * add them again. Called with the filter locked. */
 static void resync(struct run *rn, struct fb_filter *f)
 {
 	struct fb_key *keys;
@@ -190,52 +215,106 @@ static void resync(struct run *rn, struct fb_filter *f)
 	for (i = 0; i < n; i++)
 		rn->added++;
 	free(keys);
+	rn->npend = 0;
 	rn->filter_id = f->bits_id;
+	rn->dirty = true;
 }
 
-/* Apply the last line's outcome (b.add, b.del). */
-static int apply(struct run *rn, bool check_only)
+static int open_locked(struct run *rn, struct fb_filter *f)
 {
-	struct fb_filter f;
-	size_t i, n = rn->b.nadd;
-	int rc = -1;
-
-	if (!check_only && !rn->b.nadd && !rn->b.ndel && !rn->b.changed)
-		return 0;
-	if (fb_filter_open(rn->name, &f))
+	if (fb_filter_open(rn->name, f))
 		return -1;
-	if (!f.cnt_hdr) {
-		fb_err("'%s' is no longer a counting filter", f.name);
-		goto out;
+	if (!f->cnt_hdr) {
+		fb_err("'%s' is no longer a counting filter", f->name);
+		fb_filter_close(f);
+		return -1;
 	}
-	if (check_only && f.bits_id == rn->filter_id) {
-		rc = 0; /* the common idle case: no lock needed */
-		goto out;
+	if (fb_filter_lock(f)) {
+		fb_filter_close(f);
+		return -1;
 	}
-	if (fb_filter_lock(&f))
-		goto out;
-	if (f.bits_id != rn->filter_id) {
-		resync(rn, &f);
-		if (save_state(rn))
-			goto unlock;
-	}
-	if (!check_only) {
-		add_rules(rn, &f, rn->b.add, &n);
+	if (f->bits_id != rn->filter_id)
+		resync(rn, f);
+	return 0;
+}
+
+/*
+ * One line's outcome: its additions go to the filter now; its deletions
+ * wait for the next commit, which writes the state file first. Writing the
+ * file for every line would cost O(paths) per route: a full table loaded
+ * at session start would be quadratic.
+ */
+static int apply_line(struct run *rn)
+{
+	size_t i, n = rn->b.nadd;
+
+	rn->dirty |= rn->b.changed;
+	if (n) {
+		if (!rn->have_f && open_locked(rn, &rn->f))
+			return -1;
+		rn->have_f = true;
+		add_rules(rn, &rn->f, rn->b.add, &n);
 		for (i = 0; i < n; i++) {
-			show(rn, '+', &rn->b.add[i], "");
+			show(rn, rn->lineno, '+', &rn->b.add[i], "");
 			rn->added++;
 		}
 		rn->b.nadd = n;
-		if (save_state(rn))
-			goto unlock; /* deletions wait: the file still holds them */
-		del_rules(rn, &f, rn->b.del, rn->b.ndel);
-		fb_bgp_done(&rn->b);
 	}
-	rc = 0;
-unlock:
-	fb_filter_unlock(&f);
-out:
-	fb_filter_close(&f);
+	for (i = 0; i < rn->b.ndel; i++) {
+		if (rn->npend == rn->cap_pend) {
+			size_t cap = rn->cap_pend ? 2 * rn->cap_pend : 64;
+			struct pending *p = realloc(rn->pend, cap * sizeof(*p));
+
+			if (!p) {
+				fb_err("out of memory");
+				return -1;
+			}
+			rn->pend = p;
+			rn->cap_pend = cap;
+		}
+		rn->pend[rn->npend].key = rn->b.del[i];
+		rn->pend[rn->npend++].lineno = rn->lineno;
+	}
+	fb_bgp_done(&rn->b);
+	return 0;
+}
+
+static void release(struct run *rn)
+{
+	if (!rn->have_f)
+		return;
+	fb_filter_unlock(&rn->f);
+	fb_filter_close(&rn->f);
+	rn->have_f = false;
+}
+
+/* Write the state file, then apply the deletions waiting for it, and
+ * release the filter. With nothing to write, only check that the filter
+ * array is still ours. */
+static int commit(struct run *rn)
+{
+	struct fb_filter f;
+	int rc;
+
+	if (!rn->dirty && !rn->npend && !rn->have_f) {
+		if (fb_filter_open(rn->name, &f))
+			return -1;
+		rc = f.bits_id == rn->filter_id;
+		fb_filter_close(&f);
+		if (rc)
+			return 0; /* the common idle case: no lock needed */
+	}
+	if (!rn->have_f && open_locked(rn, &rn->f))
+		return -1;
+	rn->have_f = true;
+	rc = -1;
+	if (!save_state(rn)) {
+		del_pending(rn, &rn->f); /* else they wait: the file still holds them */
+		rn->dirty = false;
+		rn->committed = mono();
+		rc = 0;
+	}
+	release(rn);
 	return rc;
 }
 
@@ -418,7 +497,7 @@ int cmd_bgp(int argc, char **argv)
 		goto out;
 	if (flush) {
 		fb_bgp_remove_all(&rn.b);
-		if (apply(&rn, false))
+		if (apply_line(&rn) || commit(&rn))
 			goto out;
 		printf("deleted %llu rules of filter '%s' that bgp had added\n",
 		       (unsigned long long)rn.deleted, rn.name);
@@ -426,7 +505,7 @@ int cmd_bgp(int argc, char **argv)
 		goto out;
 	}
 	/* Rules of a previous run are in the filter, unless it changed since. */
-	if (apply(&rn, true))
+	if (commit(&rn))
 		goto out;
 	say("filter '%s': %zu rules held from %s; community %u:%u, RTBH %s rules, on session "
 	    "down %s",
@@ -443,14 +522,22 @@ int cmd_bgp(int argc, char **argv)
 			rn.lineno++;
 			if (rd.skip) {
 				rd.skip = 0; /* the tail of an over-long line */
-			} else if (!fb_bgp_line(&rn.b, line, rn.lineno) && apply(&rn, false)) {
+			} else if (!fb_bgp_line(&rn.b, line, rn.lineno) && apply_line(&rn)) {
 				goto out;
 			}
 			consume(&rd, used);
 		}
 		if (rd.eof)
 			break;
-		r = poll(&pfd, 1, 1000);
+		/* Commit when the input pauses, and at least twice a second
+		 * while it flows (a full table at session start). */
+		r = poll(&pfd, 1, 0);
+		if (r == 0 || mono() - rn.committed >= 0.5) {
+			if ((rn.dirty || rn.npend) && commit(&rn))
+				goto out;
+		}
+		if (r == 0)
+			r = poll(&pfd, 1, 1000);
 		if (r < 0 && errno != EINTR) {
 			fb_err("poll: %s", strerror(errno));
 			goto out;
@@ -458,7 +545,7 @@ int cmd_bgp(int argc, char **argv)
 		if (r == 0) {
 			/* Idle: a replaced filter gets our rules back within a
 			 * second, not at the next route. */
-			if (apply(&rn, true))
+			if (commit(&rn))
 				goto out;
 			continue;
 		}
@@ -476,11 +563,15 @@ int cmd_bgp(int argc, char **argv)
 			}
 		}
 	}
+	if ((rn.dirty || rn.npend) && commit(&rn))
+		goto out;
 	say("%s; %zu rules held, %llu added and %llu deleted by this run, state in %s",
 	    rd.eof ? "end of input" : "stopped", rn.b.nrules, (unsigned long long)rn.added,
 	    (unsigned long long)rn.deleted, state);
 	rc = 0;
 out:
+	release(&rn);
+	free(rn.pend);
 	fb_bgp_free(&rn.b);
 	free(rd.buf);
 	close(lock_fd);
