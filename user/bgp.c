@@ -647,8 +647,11 @@ static int read_message(struct line_ctx *c, json_object *msg, const char **why)
 		if (!st)
 			return -1;
 		if (!strcmp(st, "down")) {
-			note(b, c->lineno, "session with %s down: %zu routes %s", peer,
-			     peer_paths(b, peer), b->o.flush_on_down ? "deleted" : "kept");
+			/* ExaBGP retries a down session every few seconds:
+			 * say it only when routes are at stake. */
+			if (peer_paths(b, peer))
+				note(b, c->lineno, "session with %s down: %zu routes %s", peer,
+				     peer_paths(b, peer), b->o.flush_on_down ? "deleted" : "kept");
 			return b->o.flush_on_down ? end_paths(c, peer, NULL, false) : 0;
 		}
 		if (!strcmp(st, "up")) {
