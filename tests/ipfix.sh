@@ -13,7 +13,8 @@
 # - over UDP with a short --template-refresh: templates sent again;
 # - over UDP to a port nobody listens on, then to a collector started late,
 #   and over TCP to a collector that restarts: the exporter survives, and
-#   later records arrive after their templates, in a new session.
+#   later records arrive after their templates, in a new session;
+# - with --monitor alone (no new-flow events): estimates only.
 # SIGTERM ends it cleanly (exit 0, a summary line).
 #
 # The EXIT trap stops the collectors and exporters, removes the namespaces
@@ -328,6 +329,28 @@ done <"$T_TMP/tcp2.check"
 
 check "detach" "$FB" -n "$NSB" detach "$VB"
 check "destroy" "$FB" destroy f
+
+# --- a sketch without new-flow events: estimates only -----------------------------
+check "create g" "$FB" create g --capacity 1000 --fp-rate 0.001
+check "attach g --monitor (no --new-flows)" "$FB" -n "$NSB" attach g "$VB" --mode generic --monitor
+nsenter --net="/run/netns/$NSB" "$PY" "$DECODE" tcp 127.0.0.1 4742 "$T_TMP/tcp3.json" &
+BG+=($!)
+sleep 0.5
+"$FB" -n "$NSB" ipfix g --collector 127.0.0.1:4742 --tcp --interval 0.5 >"$T_TMP/exp.out" 2>"$T_TMP/exp.err" &
+EXP=$!
+BG+=($EXP)
+sleep 0.3
+for p in 45001 45002; do send1 $p; done
+sleep 1.2
+kill -TERM $EXP
+wait $EXP
+check_eq "ipfix, sketch only: exits 0" "$?" 0
+sleep 0.2
+check_eq "ipfix, sketch only: no new-flow record" "$(grep -c '"tid": 25[67]' "$T_TMP/tcp3.json")" 0
+check_eq "ipfix, sketch only: an estimate record per flow sent" \
+	"$(grep -c '"tid": 258, "rec": {[^}]*"7": 4500[12]' "$T_TMP/tcp3.json")" 2
+check "detach g" "$FB" -n "$NSB" detach "$VB"
+check "destroy g" "$FB" destroy g
 cleanup
 trap - EXIT
 t_end
