@@ -15,7 +15,7 @@
 # The EXIT trap kills BIRD and ExaBGP (run only inside the namespaces) and
 # removes the namespaces and every pin. Addresses: 198.51.100.0/24 and
 # 203.0.113.0/24; AS 64512 and 64513.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp
 
 for tool in bird birdc exabgp; do

@@ -19,7 +19,7 @@
 #
 # The EXIT trap stops the collectors and exporters, removes the namespaces
 # and every pin. Addresses: 198.51.100.0/24, 2001:db8::/32 only.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib/lib.sh"
 t_begin ipfix
 
 PY=$(python3 -c 'import sys; print(sys.executable)')

@@ -29,7 +29,12 @@
 #include "bgp.h"
 #include "cmd.h"
 #include "counting.h"
-#include "filter.h"
+#include "exact.h"
+#include "bits.h"
+#include "replace.h"
+#include "rules.h"
+#include "stats.h"
+#include "store.h"
 #include "flow.h"
 #include "output.h"
 
@@ -52,7 +57,7 @@ struct run {
 	bool dirty; /* paths changed since the state file was written */
 	/* Open and locked from a batch's first addition to its commit: one
 	 * open per batch, not per route (310 us each at 200k flows). */
-	struct fb_filter f;
+	struct fb_store f;
 	bool have_f;
 	double committed; /* CLOCK_MONOTONIC of the last write */
 };
@@ -142,12 +147,12 @@ static void show(struct run *rn, size_t lineno, char sign, const struct fb_key *
 		say("%c%s%s", sign, text, tail);
 }
 
-static size_t add_rules(struct run *rn, struct fb_filter *f, struct fb_key *keys, size_t *n)
+static size_t add_rules(struct run *rn, struct fb_store *f, struct fb_key *keys, size_t *n)
 {
 	size_t bad, refused = 0;
 	int err;
 
-	while (*n && (err = fb_filter_add_rules(f, keys, *n, &bad))) {
+	while (*n && (err = fb_rules_add(f, keys, *n, &bad))) {
 		char text[FB_FLOW_STR];
 
 		if (err != -1) {
@@ -162,7 +167,8 @@ static size_t add_rules(struct run *rn, struct fb_filter *f, struct fb_key *keys
 		say("<stdin>:%zu: '%s' would need a %dth %s prefix length in filter '%s' (at most "
 		    "%d); not applied",
 		    rn->lineno, text, FB_MAX_LENGTHS + 1,
-		    fb_prefix_list_name(fb_prefix_list_of(&keys[bad])), f->name, FB_MAX_LENGTHS);
+		    fb_rules_prefix_list_name(fb_rules_prefix_list(&keys[bad])), f->name,
+		    FB_MAX_LENGTHS);
 		fb_bgp_refused(&rn->b, &keys[bad]);
 		keys[bad] = keys[--*n];
 		refused++;
@@ -170,7 +176,7 @@ static size_t add_rules(struct run *rn, struct fb_filter *f, struct fb_key *keys
 	return refused;
 }
 
-static void del_pending(struct run *rn, struct fb_filter *f)
+static void del_pending(struct run *rn, struct fb_store *f)
 {
 	size_t i, bad;
 
@@ -179,14 +185,14 @@ static void del_pending(struct run *rn, struct fb_filter *f)
 
 		/* Someone else may have deleted it: then lowering its
 		 * counters would take bits from others. */
-		if ((f->hdr->confirm && !fb_filter_exact_count(f, k)) ||
+		if ((f->hdr->confirm && !fb_exact_count(f, k)) ||
 		    fb_counting_check_dels(f, k, 1, &bad)) {
 			show(rn, rn->pend[i].lineno, '?', k,
 			     ": no longer in the filter; nothing deleted");
 			continue;
 		}
 		if (!fb_counting_del(f, k) && f->hdr->confirm)
-			fb_filter_exact_adjust(f, k, -1);
+			fb_exact_adjust(f, k, -1);
 		show(rn, rn->pend[i].lineno, '-', k, "");
 		rn->deleted++;
 	}
@@ -204,7 +210,7 @@ static double mono(void)
 /* The filter array changed under us (load --replace, or destroy and
  * create): our rules are not in it any more, nor is anything to delete;
  * add them again. Called with the filter locked. */
-static void resync(struct run *rn, struct fb_filter *f)
+static void resync(struct run *rn, struct fb_store *f)
 {
 	struct fb_key *keys;
 	size_t n = fb_bgp_rules(&rn->b, &keys), i;
@@ -220,17 +226,17 @@ static void resync(struct run *rn, struct fb_filter *f)
 	rn->dirty = true;
 }
 
-static int open_locked(struct run *rn, struct fb_filter *f)
+static int open_locked(struct run *rn, struct fb_store *f)
 {
-	if (fb_filter_open(rn->name, f))
+	if (fb_store_open(rn->name, f))
 		return -1;
 	if (!f->cnt_hdr) {
 		fb_err("'%s' is no longer a counting filter", f->name);
-		fb_filter_close(f);
+		fb_store_close(f);
 		return -1;
 	}
-	if (fb_filter_lock(f)) {
-		fb_filter_close(f);
+	if (fb_store_lock(f)) {
+		fb_store_close(f);
 		return -1;
 	}
 	if (f->bits_id != rn->filter_id)
@@ -283,8 +289,8 @@ static void release(struct run *rn)
 {
 	if (!rn->have_f)
 		return;
-	fb_filter_unlock(&rn->f);
-	fb_filter_close(&rn->f);
+	fb_store_unlock(&rn->f);
+	fb_store_close(&rn->f);
 	rn->have_f = false;
 }
 
@@ -293,14 +299,14 @@ static void release(struct run *rn)
  * array is still ours. */
 static int commit(struct run *rn)
 {
-	struct fb_filter f;
+	struct fb_store f;
 	int rc;
 
 	if (!rn->dirty && !rn->npend && !rn->have_f) {
-		if (fb_filter_open(rn->name, &f))
+		if (fb_store_open(rn->name, &f))
 			return -1;
 		rc = f.bits_id == rn->filter_id;
-		fb_filter_close(&f);
+		fb_store_close(&f);
 		if (rc)
 			return 0; /* the common idle case: no lock needed */
 	}
@@ -448,7 +454,7 @@ int cmd_bgp(int argc, char **argv)
 	struct run rn = { 0 };
 	struct reader rd = { 0 };
 	const char *state = NULL;
-	struct fb_filter f;
+	struct fb_store f;
 	bool flush = false, counting;
 	int rc, lock_fd = -1;
 
@@ -459,10 +465,10 @@ int cmd_bgp(int argc, char **argv)
 	if (rc)
 		return rc;
 	rn.name = argv[optind];
-	if (fb_filter_open(rn.name, &f))
+	if (fb_store_open(rn.name, &f))
 		return 1;
 	counting = f.cnt_hdr;
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	if (!counting) {
 		fb_err("'%s' is a plain Bloom filter: withdrawals need a counting filter (create "
 		       "it with --counting)",

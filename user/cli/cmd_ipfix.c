@@ -20,9 +20,13 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "cmd.h"
-#include "filter.h"
+#include "bits.h"
+#include "replace.h"
+#include "rules.h"
+#include "stats.h"
+#include "store.h"
 #include "ipfix.h"
-#include "monitor.h"
+#include "monmaps.h"
 #include "output.h"
 
 struct exporter {
@@ -226,7 +230,7 @@ int cmd_ipfix(int argc, char **argv)
 	struct exporter ex = { 0 };
 	struct ring_buffer *rb = NULL;
 	struct fb_monitor m;
-	struct fb_filter f;
+	struct fb_store f;
 	bool tcp = false, sketch, events;
 	__u64 start_ms;
 	int c, r, lock_fd = -1, rc = 1, mrc;
@@ -278,7 +282,7 @@ int cmd_ipfix(int argc, char **argv)
 	if (split_collector(collector, host, sizeof(host), port, sizeof(port)))
 		return fb_usage("bad collector '%s' (want HOST:PORT or [IPV6]:PORT)", collector);
 
-	if (fb_filter_open(argv[optind], &f))
+	if (fb_store_open(argv[optind], &f))
 		return 1;
 	mrc = fb_monitor_open(&f, &m);
 	if (mrc) {
@@ -286,7 +290,7 @@ int cmd_ipfix(int argc, char **argv)
 			fb_err("filter '%s' has no monitoring (attach it with --new-flows and/or "
 			       "--monitor)",
 			       f.name);
-		fb_filter_close(&f);
+		fb_store_close(&f);
 		return 1;
 	}
 	sketch = m.cfg.flags & FB_MON_SKETCH;
@@ -313,7 +317,7 @@ int cmd_ipfix(int argc, char **argv)
 		goto out;
 	ex.mono_to_real_ms = epoch_ms() - clock_ns(CLOCK_MONOTONIC) / 1000000ULL;
 	ex.queued = true; /* opening queued the templates */
-	if (sketch && fb_mon_snap_take(&m, &base))
+	if (sketch && fb_monitor_snap_take(&m, &base))
 		goto out;
 	start_ms = epoch_ms();
 	t0 = mono();
@@ -349,11 +353,11 @@ int cmd_ipfix(int argc, char **argv)
 		if (sketch && (t0 >= next_est || stop)) {
 			__u64 end_ms = epoch_ms();
 
-			if (fb_mon_snap_take(&m, &now))
+			if (fb_monitor_snap_take(&m, &now))
 				goto out;
 			if (export_estimates(&ex, &m, &base, &now, start_ms, end_ms, top))
 				goto out;
-			fb_mon_snap_free(&base);
+			fb_monitor_snap_free(&base);
 			base = now;
 			memset(&now, 0, sizeof(now));
 			start_ms = end_ms;
@@ -394,12 +398,12 @@ int cmd_ipfix(int argc, char **argv)
 	rc = 0;
 out:
 	fb_ipfix_close(ex.x);
-	fb_mon_snap_free(&base);
-	fb_mon_snap_free(&now);
+	fb_monitor_snap_free(&base);
+	fb_monitor_snap_free(&now);
 	ring_buffer__free(rb);
 	if (lock_fd >= 0)
 		close(lock_fd);
 	fb_monitor_close(&m);
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	return rc;
 }
