@@ -40,6 +40,8 @@ int cmd_traffic(int argc, char **argv);
 int cmd_flows(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
+int cmd_ipfix(int argc, char **argv);
+int cmd_bgp(int argc, char **argv);
 
 /* Monitoring (cmd_monitor.c). attach's options (codes FB_OPT_* in
  * monitor.h): 1 handled, 0 not ours, -1 bad value (printed). */
