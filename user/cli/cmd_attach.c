@@ -15,6 +15,34 @@
 #include "monmaps.h"
 #include "output.h"
 
+/* The object member "monitor" describing m (fb_monitor_describe() in JSON). */
+static void monitor_json(const struct fb_monitor *m)
+{
+	const struct fb_mon_config *c = &m->cfg;
+
+	jw_obj_open("monitor");
+	if (c->flags & FB_MON_SKETCH) {
+		jw_obj_open("sketch");
+		jw_u64("depth", c->depth);
+		jw_u64("width", 1U << c->shift);
+		jw_double("epsilon", fb_monitor_epsilon(m));
+		jw_double("delta", fb_monitor_delta(m));
+		jw_u64("cpus", c->planes);
+		jw_obj_close();
+	}
+	if (c->flags & FB_MON_NEWFLOWS) {
+		jw_obj_open("new_flows");
+		jw_double("age", c->age_ns / 1e9);
+		jw_u64("expect", c->seen_expect);
+		jw_u64("ring_bytes", c->ring_bytes);
+		jw_double("expected_miss_rate",
+			  fb_monitor_seen_miss_rate((double)c->seen_expect, c->seen_slots,
+						    c->seen_k));
+		jw_obj_close();
+	}
+	jw_obj_close();
+}
+
 int cmd_attach(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -102,7 +130,7 @@ int cmd_attach(int argc, char **argv)
 		jw_str("dev", argv[optind + 1]);
 		jw_str("mode", flags == XDP_FLAGS_DRV_MODE ? "native" : "generic");
 		if (lo.monitor)
-			fb_monitor_json(&mon);
+			monitor_json(&mon);
 		jw_obj_close();
 		jw_end();
 	} else {

@@ -1042,14 +1042,14 @@ int cmd_metrics(int argc, char **argv)
 		goto out;
 	}
 	for (i = 0; i < (size_t)n; i++) {
-		bool quiet = fb_err_quiet, all = optind >= argc;
+		bool quiet = fb_report_quiet, all = optind >= argc;
 		int r;
 
 		/* Scraping every filter: a broken one is skipped (and said so),
 		 * the others still reported. */
-		fb_err_quiet = quiet || all;
+		fb_report_quiet = quiet || all;
 		r = read_mfilter(names[i], &mf[nmf]);
-		fb_err_quiet = quiet;
+		fb_report_quiet = quiet;
 		if (!r) {
 			nmf++;
 			continue;
@@ -1057,7 +1057,7 @@ int cmd_metrics(int argc, char **argv)
 		if (!all)
 			goto out;
 		fprintf(stderr, "flowbloom: note: skipping broken filter '%s': %s\n", names[i],
-			fb_err_last);
+			fb_report_last);
 	}
 
 	for (i = 0; i < FB_STAT_NR; i++) {

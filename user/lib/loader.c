@@ -7,7 +7,7 @@
 #include <bpf/libbpf.h>
 #include "loader.h"
 #include "monmaps.h"
-#include "output.h"
+#include "report.h"
 
 static bool libbpf_verbose;
 
@@ -18,7 +18,8 @@ static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 	(void)level;
 	if (!libbpf_verbose)
 		return 0;
-	return vfprintf(stderr, fmt, ap);
+	fb_vreport(FB_REPORT_LIBBPF, fmt, ap);
+	return 0;
 }
 
 void fb_libbpf_logging(bool verbose)
@@ -33,7 +34,7 @@ struct flowbloom_bpf *fb_load(const struct fb_store *f, const struct fb_load_opt
 	int err;
 
 	if (!skel) {
-		fb_err("cannot open the BPF object: %s", strerror(errno));
+		fb_report_err("cannot open the BPF object: %s", strerror(errno));
 		return NULL;
 	}
 	skel->rodata->cfg_action = o->action;
@@ -57,15 +58,15 @@ struct flowbloom_bpf *fb_load(const struct fb_store *f, const struct fb_load_opt
 			err = bpf_map__reuse_fd(skel->maps.fb_lpm, f->lpm_fd);
 	}
 	if (err) {
-		fb_err("cannot reuse the maps of '%s': %s", f->name, strerror(-err));
+		fb_report_err("cannot reuse the maps of '%s': %s", f->name, strerror(-err));
 		goto fail;
 	}
 	if (o->monitor && fb_monitor_setup(skel, o->monitor))
 		goto fail;
 	err = flowbloom_bpf__load(skel);
 	if (err) {
-		fb_err("cannot load the XDP program: %s (run with -v for the verifier log)",
-		       strerror(-err));
+		fb_report_err("cannot load the XDP program: %s (run with -v for the verifier log)",
+			      strerror(-err));
 		goto fail;
 	}
 	return skel;

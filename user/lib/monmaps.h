@@ -108,9 +108,8 @@ int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o);
  * this attachment on); else the existing ones, which must have what o asks
  * for (geometry options given must match). Opens them into m. */
 int fb_monitor_prepare(const struct fb_store *f, const struct fb_mon_opts *o, struct fb_monitor *m);
-/* One line (plain) or an object member "monitor" (JSON) describing m. */
+/* One line describing m (`attach` prints it, or a JSON object of its own). */
 void fb_monitor_describe(const struct fb_monitor *m, char *buf, size_t len);
-void fb_monitor_json(const struct fb_monitor *m);
 /* Effective bounds: eps' = e / w <= eps, delta' = e^-d <= delta. */
 double fb_monitor_epsilon(const struct fb_monitor *m);
 double fb_monitor_delta(const struct fb_monitor *m);
