@@ -114,8 +114,8 @@ int cmd_attach(int argc, char **argv)
 		return 1;
 	}
 	/* UPDATE_IF_NOEXIST: never silently replace someone else's program. */
-	err = bpf_xdp_attach(ifindex, bpf_program__fd(skel->progs.flowbloom),
-			     flags | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+	err = bpf_xdp_attach(ifindex, fb_load_prog_fd(skel), flags | XDP_FLAGS_UPDATE_IF_NOEXIST,
+			     NULL);
 	if (err) {
 		if (err == -EEXIST || err == -EBUSY)
 			fb_err("%s already has an XDP program: detach it first", argv[optind + 1]);
@@ -144,7 +144,7 @@ int cmd_attach(int argc, char **argv)
 		}
 	}
 	/* The attachment holds the program; our handles can go. */
-	flowbloom_bpf__destroy(skel);
+	fb_load_close(skel);
 	if (lo.monitor)
 		fb_monitor_close(&mon);
 	fb_store_close(&f);

@@ -13,7 +13,6 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "flowbloom.skel.h"
 #include "monmaps.h"
 #include "report.h"
 #include "util.h"
@@ -390,34 +389,6 @@ void fb_monitor_close(struct fb_monitor *m)
 			close(*fds[i]);
 		*fds[i] = -1;
 	}
-}
-
-int fb_monitor_setup(struct flowbloom_bpf *skel, const struct fb_monitor *m)
-{
-	const struct fb_mon_config *c = &m->cfg;
-	int err = 0, i;
-
-	skel->rodata->cfg_mon = c->flags;
-	skel->rodata->cfg_mon_shift = c->shift;
-	skel->rodata->cfg_mon_depth = c->depth;
-	for (i = 0; i < FB_MON_NH_WORDS; i++)
-		skel->rodata->cfg_mon_nh[i] = m->kw[i];
-	skel->rodata->cfg_seen_slots = c->seen_slots;
-	skel->rodata->cfg_seen_age_jiffies = c->age_jiffies;
-	skel->rodata->cfg_ring_wake = c->ring_bytes / 4;
-	if (c->flags & FB_MON_SKETCH) {
-		err = err ?: bpf_map__reuse_fd(skel->maps.fb_sketch, m->sketch_fd);
-		err = err ?: bpf_map__reuse_fd(skel->maps.fb_top, m->top_fd);
-		err = err ?: bpf_map__reuse_fd(skel->maps.fb_top_keys, m->keys_fd);
-	}
-	if (c->flags & FB_MON_NEWFLOWS) {
-		err = err ?: bpf_map__reuse_fd(skel->maps.fb_seen, m->seen_fd);
-		err = err ?: bpf_map__reuse_fd(skel->maps.fb_newflows, m->events_fd);
-		err = err ?: bpf_map__reuse_fd(skel->maps.fb_mon_stats, m->stats_fd);
-	}
-	if (err)
-		fb_report_err("cannot reuse the monitoring maps in %s: %s", m->dir, strerror(-err));
-	return err ? -1 : 0;
 }
 
 int fb_monitor_read_stats(const struct fb_monitor *m, struct fb_mon_stats *out)

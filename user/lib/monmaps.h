@@ -118,8 +118,6 @@ int fb_monitor_open(const struct fb_store *f, struct fb_monitor *m);
 void fb_monitor_close(struct fb_monitor *m);
 /* Remove <filter_dir>/monitor and its pins, if there (for destroy). */
 void fb_monitor_unpin(const char *filter_dir);
-/* Before load: monitoring read-only data and the maps (loader.c). */
-int fb_monitor_setup(struct flowbloom_bpf *skel, const struct fb_monitor *m);
 
 int fb_monitor_read_stats(const struct fb_monitor *m, struct fb_mon_stats *out);
 /* The aging generation the data path last saw, and the share of its
