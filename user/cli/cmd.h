@@ -41,20 +41,12 @@ int cmd_flows(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
 
-/* Monitoring (cmd_monitor.c). attach's options (codes FB_OPT_* in
- * monitor.h): 1 handled, 0 not ours, -1 bad value (printed). */
-struct fb_mon_opts;
-int fb_mon_option(int c, const char *arg, struct fb_mon_opts *o);
-/* Counter names of `stats` (cmd_stats.c), and its --watch loop. */
+/* Counter names of `stats` (cmd_stats.c). */
 const char *fb_stat_name(int i);
 /* cmd_status.c: for `info` and `stats`: the attachments that fail open, as a warning
  * line each on stderr, or (-j) a "fail_open" array in the current object
  * (always_json: also when empty). Returns how many. */
 int fb_warn_fail_open(bool always_json);
-int fb_stats_watch(const char *name, double interval);
-/* Ctrl-C and SIGTERM end --watch and --follow loops cleanly (exit 0). */
-void fb_catch_interrupt(void);
-_Bool fb_interrupted(void);
 
 /* Usage error for the running verb: message, synopsis, returns 2. */
 int fb_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

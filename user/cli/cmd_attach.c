@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cmd.h"
+#include "parse.h"
 #include "store.h"
 #include "loader.h"
 #include "monmaps.h"
