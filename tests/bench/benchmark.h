@@ -32,6 +32,7 @@
 #include "stats.h"
 #include "store.h"
 #include "flowbloom/bench.h"
+#include "flowbloom.skel.h"
 #include "loader.h"
 #include "monmaps.h"
 #include "prefixes.h"

@@ -32,6 +32,7 @@
 #include "rules.h"
 #include "stats.h"
 #include "store.h"
+#include "flowbloom.skel.h"
 #include "loader.h"
 #include "packet.h"
 #include "sizing.h"

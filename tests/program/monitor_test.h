@@ -29,6 +29,7 @@
 #include "stats.h"
 #include "store.h"
 #include "flow.h"
+#include "flowbloom.skel.h"
 #include "loader.h"
 #include "monmaps.h"
 #include "packet.h"

@@ -24,6 +24,7 @@
 #include "stats.h"
 #include "store.h"
 #include "flow.h"
+#include "flowbloom.skel.h"
 #include "loader.h"
 #include "packet.h"
 #include "sizing.h"

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "bgp.h"
+#include "clock.h"
 #include "cmd.h"
 #include "counting.h"
 #include "exact.h"

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
+#include "clock.h"
 #include "cmd.h"
 #include "bits.h"
 #include "replace.h"

@@ -5,7 +5,7 @@
 #include "counting.h"
 #include "exact.h"
 #include "ftype.h"
-#include "output.h"
+#include "report.h"
 #include "rules.h"
 
 /* By the rule's family, never by its address: an IPv6 prefix expanded
@@ -79,7 +79,7 @@ int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t
 		}
 		if (r) {
 			if (r == -2)
-				fb_err("out of memory adding %zu rules to '%s'", n, f->name);
+				fb_report_err("out of memory adding %zu rules to '%s'", n, f->name);
 			return -2;
 		}
 	}
