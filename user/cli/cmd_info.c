@@ -51,6 +51,8 @@ static void info_typed(const struct fb_store *f)
 		if (fb_json) {
 			jw_u64("buckets", c->nbuckets);
 			jw_u64("fingerprint_bits", c->fp_bits);
+			/* seq goes odd then even around each chain. */
+			jw_u64("relocations", c->seq / 2);
 		} else {
 			printf("  cuckoo: %u buckets x %d slots, %u-bit fingerprints; %llu stored, "
 			       "load factor %.4f (built for %.2f)\n",
