@@ -41,8 +41,6 @@ int cmd_flows(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
 
-/* Counter names of `stats` (cmd_stats.c). */
-const char *fb_stat_name(int i);
 /* cmd_status.c: for `info` and `stats`: the attachments that fail open, as a warning
  * line each on stderr, or (-j) a "fail_open" array in the current object
  * (always_json: also when empty). Returns how many. */
@@ -50,7 +48,9 @@ int fb_warn_fail_open(bool always_json);
 
 /* Usage error for the running verb: message, synopsis, returns 2. */
 int fb_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Parse an option value from a fixed list; -1 (error printed) if absent. */
+/* Parse an option value from a fixed list; -1 (error printed) if absent.
+ * values NULL: names is an enum-name table + 1 (util.h), the value is the
+ * position + 1. */
 int fb_pick(const char *opt, const char *val, const char *const *names, const int *values);
 int fb_parse_action(const char *val);
 int fb_parse_malformed(const char *val);

@@ -17,14 +17,7 @@
 #include "output.h"
 #include "rules.h"
 #include "store.h"
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "util.h"
 
 /* NAME then FLOW... or -f FILE (before or after NAME); opens the filter. */
 static int flows_args(int argc, char **argv, struct fb_store *f, struct fb_flows *fl)
@@ -94,7 +87,7 @@ int cmd_add(int argc, char **argv)
 	rc = 1;
 	if (fb_store_lock(&f))
 		goto out;
-	t0 = now();
+	t0 = fb_now();
 	err = fb_rules_add(&f, fl.keys, fl.n, &bad);
 	if (err == -1) {
 		fb_flows_where(&fl, bad, where, sizeof(where));
@@ -110,7 +103,7 @@ int cmd_add(int argc, char **argv)
 		fb_store_unlock(&f);
 		goto out;
 	}
-	t0 = now() - t0;
+	t0 = fb_now() - t0;
 	fb_store_unlock(&f);
 	report("added", &f, fl.n, t0);
 	rc = 0;
@@ -140,7 +133,7 @@ int cmd_del(int argc, char **argv)
 	}
 	if (fb_store_lock(&f))
 		goto out;
-	t0 = now();
+	t0 = fb_now();
 	/* With exact sets, a counting filter can tell a member from a false
 	 * positive: deleting a false positive would lower others' counters. */
 	for (i = 0; f.hdr->confirm && i < fl.n; i++) {
@@ -171,7 +164,7 @@ int cmd_del(int argc, char **argv)
 	fb_counting_del_many(&f, fl.keys, fl.n);
 	for (i = 0; f.hdr->confirm && i < fl.n; i++)
 		fb_exact_adjust(&f, &fl.keys[i], -1);
-	t0 = now() - t0;
+	t0 = fb_now() - t0;
 	fb_store_unlock(&f);
 	report("deleted", &f, fl.n, t0);
 	rc = 0;

@@ -38,6 +38,7 @@
 #include "output.h"
 #include "pintree.h"
 #include "store.h"
+#include "util.h"
 
 #define AP_MAX_ITEMS 64 /* load and attach lines each */
 
@@ -78,12 +79,12 @@ static const struct {
 	K("fp-rate", fp_rate, NULL),
 	K("bits", bits, NULL),
 	K("hashes", hashes, NULL),
-	K("layout", layout, ((const char *const[]){ "blocked", "classic", NULL })),
-	K("hash", hash, ((const char *const[]){ "siphash13", "siphash24", "nh", NULL })),
-	K("action", action, ((const char *const[]){ "drop", "allow", "monitor", NULL })),
+	K("layout", layout, fb_layout_names + 1),
+	K("hash", hash, fb_hash_names + 1),
+	K("action", action, fb_action_names + 1),
 	K("counting", counting, ((const char *const[]){ "no", "4", "8", NULL })),
 	K("confirm", confirm, ((const char *const[]){ "no", "exact", NULL })),
-	K("malformed", malformed, ((const char *const[]){ "pass", "drop", NULL })),
+	K("malformed", malformed, fb_malformed_names + 1),
 #undef K
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -351,15 +352,6 @@ static bool filter_exists(const char *name)
 static int same_settings(const struct ap_conf *c, const struct fb_store *f)
 {
 	const struct fb_header *h = f->hdr;
-	static const char *const layouts[] = {
-		[FB_LAYOUT_BLOCKED] = "blocked", [FB_LAYOUT_CLASSIC] = "classic"
-	};
-	static const char *const hashes[] = { [FB_HASH_SIPHASH13] = "siphash13",
-					      [FB_HASH_SIPHASH24] = "siphash24",
-					      [FB_HASH_NH] = "nh" };
-	static const char *const actions[] = { [FB_ACTION_DROP] = "drop",
-					       [FB_ACTION_ALLOW] = "allow",
-					       [FB_ACTION_MONITOR] = "monitor" };
 	char want[64], have[64];
 	const char *what = NULL;
 
@@ -393,9 +385,9 @@ static int same_settings(const struct ap_conf *c, const struct fb_store *f)
 			snprintf(have, sizeof(have), "%s", g);                                     \
 		}                                                                                  \
 	}
-	CMP(layout, layouts, "blocked", layout)
-	CMP(hash, hashes, "siphash13", hash)
-	CMP(action, actions, "drop", action)
+	CMP(layout, fb_layout_names, "blocked", layout)
+	CMP(hash, fb_hash_names, "siphash13", hash)
+	CMP(action, fb_action_names, "drop", action)
 #undef CMP
 	if (!what) {
 		const char *w = c->counting[0] ? c->counting : "no";

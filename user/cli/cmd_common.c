@@ -9,6 +9,7 @@
 #include "flow.h"
 #include "flowbloom/geometry.h"
 #include "output.h"
+#include "util.h"
 
 int fb_pick(const char *opt, const char *val, const char *const *names, const int *values)
 {
@@ -17,7 +18,7 @@ int fb_pick(const char *opt, const char *val, const char *const *names, const in
 
 	for (i = 0; names[i]; i++) {
 		if (!strcmp(val, names[i]))
-			return values[i];
+			return values ? values[i] : i + 1;
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? "|" : "",
 			 names[i]);
 	}
@@ -46,18 +47,12 @@ int fb_load_option(int c, const char *arg, struct fb_load_opts *lo)
 
 int fb_parse_action(const char *val)
 {
-	static const char *const names[] = { "drop", "allow", "monitor", NULL };
-	static const int values[] = { FB_ACTION_DROP, FB_ACTION_ALLOW, FB_ACTION_MONITOR };
-
-	return fb_pick("--action", val, names, values);
+	return fb_pick("--action", val, fb_action_names + 1, NULL);
 }
 
 int fb_parse_malformed(const char *val)
 {
-	static const char *const names[] = { "pass", "drop", NULL };
-	static const int values[] = { FB_MALFORMED_PASS, FB_MALFORMED_DROP };
-
-	return fb_pick("--malformed", val, names, values);
+	return fb_pick("--malformed", val, fb_malformed_names + 1, NULL);
 }
 
 static int push(struct fb_flows *fl, const struct fb_key *k, size_t where)

@@ -11,23 +11,17 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <bpf/libbpf.h>
-#include "cmd.h"
-#include "monview.h"
 #include "clock.h"
+#include "cmd.h"
 #include "flow.h"
+#include "monview.h"
 #include "output.h"
+#include "util.h"
 
 struct follow {
 	__u64 mono_to_real; /* add to CLOCK_MONOTONIC ns for CLOCK_REALTIME */
 	__u64 events;
 };
-
-static const char *verdict_name(unsigned v)
-{
-	static const char *const names[] = { "aborted", "drop", "pass", "tx", "redirect" };
-
-	return v <= XDP_REDIRECT ? names[v] : "?";
-}
 
 static void addr_text(const __u8 a[16], char *buf, size_t len)
 {
@@ -68,13 +62,13 @@ static int on_event(void *ctx, void *data, size_t len)
 		jw_u64("dport", ntohs(e->key.dport));
 		jw_str("dev", dev);
 		jw_u64("ifindex", e->ifindex);
-		jw_str("verdict", verdict_name(e->verdict));
+		jw_str("verdict", FB_NAME(fb_verdict_names, e->verdict));
 		jw_u64("bytes", e->bytes);
 		jw_obj_close();
 		jw_end();
 	} else {
-		printf("%s %-10s %-5s %6u  %s\n", when, dev, verdict_name(e->verdict), e->bytes,
-		       text);
+		printf("%s %-10s %-5s %6u  %s\n", when, dev, FB_NAME(fb_verdict_names, e->verdict),
+		       e->bytes, text);
 	}
 	return 0;
 }
