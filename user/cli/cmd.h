@@ -69,9 +69,15 @@ struct fb_flows {
 
 /* FLOWs from argv (several, back to back) or from a file ("-": stdin).
  * The whole input is parsed before anything is used: on the first bad
- * word or line it prints "FILE:LINE: why" and returns -1. */
+ * word or line it prints "FILE:LINE: why" and returns -1; 2 for a usage
+ * error (FLOWs and a file, or nothing). */
 int fb_read_flows(int argc, char **argv, const char *file, struct fb_flows *out);
 void fb_flows_free(struct fb_flows *fl);
+/* The arguments of every verb that takes flows (add, del, query, count,
+ * traffic): NAME FLOW..., or NAME and -f FILE, where -f FILE (also --file
+ * FILE, --file=FILE) may come before or after NAME. 0, or the exit code
+ * (2 usage, 1 error), printed. */
+int fb_flows_args(int argc, char **argv, const char **name, struct fb_flows *fl);
 /* "FILE:LINE" or "argument N" of flow i, for messages. */
 void fb_flows_where(const struct fb_flows *fl, size_t i, char *buf, size_t len);
 

@@ -19,35 +19,14 @@
 #include "store.h"
 #include "util.h"
 
-/* NAME then FLOW... or -f FILE (before or after NAME); opens the filter. */
+/* NAME and its flows (fb_flows_args), then open the filter. */
 static int flows_args(int argc, char **argv, struct fb_store *f, struct fb_flows *fl)
 {
-	static const struct option opts[] = {
-		{ "file", required_argument, NULL, 'f' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *file = NULL, *name;
-	int c;
+	const char *name;
+	int rc = fb_flows_args(argc, argv, &name, fl);
 
-	optind = 0;
-	opterr = 0;
-	/* "+": stop at the first non-option, so FLOW words are never options. */
-	while ((c = getopt_long(argc, argv, "+f:", opts, NULL)) != -1) {
-		if (c != 'f')
-			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
-		file = optarg;
-	}
-	if (optind >= argc)
-		return fb_usage("missing NAME");
-	name = argv[optind++];
-	if (!file && optind < argc && !strcmp(argv[optind], "-f")) {
-		if (optind + 1 >= argc)
-			return fb_usage("-f needs a FILE ('-' for stdin)");
-		file = argv[optind + 1];
-		optind += 2;
-	}
-	if (fb_read_flows(argc - optind, argv + optind, file, fl))
-		return 1;
+	if (rc)
+		return rc;
 	if (fb_store_open(name, f)) {
 		fb_flows_free(fl);
 		return 1;
