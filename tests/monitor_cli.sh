@@ -246,7 +246,7 @@ check_eq "metrics without NAME: every filter, one family each" \
 	"$(promcheck <"$T_TMP/mall" | grep -c '^flowbloom_seen_packets_total')" 2
 check "metrics --textfile" "$FB" metrics f1 f2 --textfile "$T_TMP/fb.prom"
 promcheck <"$T_TMP/fb.prom" >/dev/null 2>&1 && pass "textfile: valid" || fail "textfile: valid"
-check_eq "textfile: no temporary file left" "$(ls "$T_TMP" | grep -c 'fb.prom.tmp')" 0
+check_eq "textfile: no temporary file left" "$(ls -A "$T_TMP" | grep -c -e '^\.fb\.prom' -e '^fb\.prom\.')" 0
 check_fails "metrics --textfile in a missing directory" "$FB" metrics f1 --textfile "$T_TMP/no/such/x.prom"
 check_fails "metrics: no such filter" "$FB" metrics nosuch
 check_eq "metrics -j: JSON" "$("$FB" -j metrics f1 | json 'any(m["name"] == "flowbloom_monitor_packets_total" for m in d["metrics"])')" True

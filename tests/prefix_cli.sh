@@ -342,8 +342,8 @@ open(sys.argv[1], "w").write("\n".join(out) + "\n")
 PY
 check "E: load 1200 mixed rules" "$FB" load E "$T_TMP/elist.txt"
 check "E: export" "$FB" export E "$T_TMP/e.fbx"
-tmps=("$T_TMP"/e.fbx.tmp*)
-check_eq "E: export leaves no temporary file" "${tmps[*]}" "$T_TMP/e.fbx.tmp*"
+# The writer's temporary files are hidden (.e.fbx.XXXX, user/safefile.c).
+check_eq "E: export leaves no temporary file" "$(ls -A "$T_TMP" | grep -c -e '^\.e\.fbx' -e '^e\.fbx\.')" 0
 check "E2: import" "$FB" import "$T_TMP/e.fbx" E2
 same_info() {
 	"$FB" -j info "$1" | python3 -c '
@@ -474,7 +474,7 @@ for name, off in (("magic", 0), ("version", 8), ("hdrsize", 12), ("layout", 16),
     x = bytearray(b); x[off] ^= 0x20; put("flip-" + name, x)
 for cut in (0, 1, 8, 135, 139, 140, n // 2, n - 4, n - 1):
     put("trunc-%d" % cut, b[:cut])
-x = bytearray(b); x[8] = 2; put("version2", recrc(x))
+x = bytearray(b); x[8] = 3; put("version3", recrc(x))
 x = bytearray(b); x[0:8] = b"FLOWBLX\n"; put("magicX", recrc(x))
 x = bytearray(b); x[18] = 0; put("k0", recrc(x))
 x = bytearray(b); x[18] = 17; put("k17", recrc(x))
@@ -510,7 +510,7 @@ check_eq "flipped checksum byte: 'checksum'" "$(msg flip-crc checksum)" 1
 check_eq "flipped prefix table byte: 'checksum'" "$(msg flip-lengths checksum)" 1
 check_eq "0 bytes: 'too short'" "$(msg trunc-0 'too short')" 1
 check_eq "one byte short: 'truncated'" "$(msg trunc-$(($(stat -c %s "$T_TMP/e.fbx") - 1)) truncated)" 1
-check_eq "version 2 with a valid checksum: 'version'" "$(msg version2 version)" 1
+check_eq "version 3 with a valid checksum: 'version'" "$(msg version3 version)" 1
 check_eq "wrong magic with a valid checksum: 'magic'" "$(msg magicX magic)" 1
 check_eq "trailing bytes: 'trailing'" "$(msg trailing1 trailing)" 1
 check_fails "import a missing file" "$FB" import "$T_TMP/nope.fbx" Z
