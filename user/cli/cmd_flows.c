@@ -9,7 +9,6 @@
 #include <getopt.h>
 #include <net/if.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <bpf/libbpf.h>
 #include "clock.h"
 #include "cmd.h"
@@ -116,14 +115,9 @@ int cmd_flows(int argc, char **argv)
 		return fb_usage(argc - optind < 1 ? "missing NAME" : "too many arguments");
 	if (fb_monview_open(argv[optind], FB_MON_NEWFLOWS, &f, &m))
 		return 1;
-	/* Readers share the ring's consumer position: one at a time. */
-	lock_fd = open(m.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB)) {
-		fb_err("another reader is taking the new-flow events of '%s'%s%s", f.name,
-		       errno == EWOULDBLOCK ? "" : ": ",
-		       errno == EWOULDBLOCK ? "" : strerror(errno));
+	lock_fd = fb_monview_lock_events(&f, &m);
+	if (lock_fd < 0)
 		goto out;
-	}
 	fo.mono_to_real = fb_clock_real_ns() - fb_clock_mono_ns();
 	rb = ring_buffer__new(m.events_fd, on_event, &fo, NULL);
 	if (!rb) {

@@ -9,22 +9,16 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/file.h>
-#include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "clock.h"
 #include "cmd.h"
 #include "ipfix.h"
-#include "monmaps.h"
+#include "monview.h"
 #include "output.h"
-#include "store.h"
 #include "util.h"
 
 struct exporter {
@@ -279,15 +273,9 @@ int cmd_ipfix(int argc, char **argv)
 	sketch = m.cfg.flags & FB_MON_SKETCH;
 	events = m.cfg.flags & FB_MON_NEWFLOWS;
 	if (events) {
-		/* The ring's consumer position is shared: one reader at a time,
-		 * as for `flows`. */
-		lock_fd = open(m.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB)) {
-			fb_err("another reader is taking the new-flow events of '%s'%s%s", f.name,
-			       errno == EWOULDBLOCK ? "" : ": ",
-			       errno == EWOULDBLOCK ? "" : strerror(errno));
+		lock_fd = fb_monview_lock_events(&f, &m);
+		if (lock_fd < 0)
 			goto out;
-		}
 		rb = ring_buffer__new(m.events_fd, on_event, &ex, NULL);
 		if (!rb) {
 			fb_err("cannot read the new-flow ring buffer of '%s': %s", f.name,
