@@ -41,6 +41,9 @@ LIBS := $(BUILD)/libflowbloom-cli.a $(BUILD)/libflowbloom.a
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(filter-out %.bpf.c,$(wildcard tests/*.c)))
 
 .DELETE_ON_ERROR:
+# Skeletons are made by a pattern rule: kept, or every make would rebuild
+# every object that includes them.
+.SECONDARY: $(BUILD)/flowbloom.skel.h $(BUILD)/bench.skel.h
 .PHONY: all deps bpffs test demo bench clean format install FORCE
 
 # Installation layout (make install PREFIX=/usr DESTDIR=/tmp/root).
