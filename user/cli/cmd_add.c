@@ -18,54 +18,39 @@
 #include "output.h"
 #include "rules.h"
 #include "store.h"
+#include "util.h"
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* NAME then FLOW... or -f FILE (before or after NAME); opens the filter. */
-/* force: NULL, or where `del` notes --force (before or right after NAME). */
+/* NAME and its flows (fb_flows_args), then open the filter. force: NULL,
+ * or where `del` notes --force, before NAME or right after it. */
 static int flows_args(int argc, char **argv, struct fb_store *f, struct fb_flows *fl, bool *force)
 {
-	static const struct option opts[] = {
-		{ "file", required_argument, NULL, 'f' },
-		{ "force", no_argument, NULL, 'F' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *file = NULL, *name;
-	int c;
+	const char *name;
+	char **av = argv;
+	int rc, i, n = 0, name_at = -1;
 
-	optind = 0;
-	opterr = 0;
-	/* "+": stop at the first non-option, so FLOW words are never options. */
-	while ((c = getopt_long(argc, argv, "+f:", opts, NULL)) != -1) {
-		if (c == 'F' && force) {
-			*force = true;
-			continue;
+	if (force) {
+		av = malloc((argc + 1) * sizeof(*av));
+		if (!av)
+			return fb_err("out of memory"), 1;
+		for (i = 0; i < argc; i++) {
+			if (i > 0 && !strcmp(argv[i], "--force") &&
+			    (name_at < 0 || i == name_at + 1)) {
+				*force = true;
+				continue;
+			}
+			if (i > 0 && name_at < 0 && argv[i][0] != '-' &&
+			    !(n > 1 && (!strcmp(av[n - 1], "-f") || !strcmp(av[n - 1], "--file"))))
+				name_at = i;
+			av[n++] = argv[i];
 		}
-		if (c != 'f')
-			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
-		file = optarg;
+		av[n] = NULL;
+		argc = n;
 	}
-	if (optind >= argc)
-		return fb_usage("missing NAME");
-	name = argv[optind++];
-	if (force && optind < argc && !strcmp(argv[optind], "--force")) {
-		*force = true;
-		optind++;
-	}
-	if (!file && optind < argc && !strcmp(argv[optind], "-f")) {
-		if (optind + 1 >= argc)
-			return fb_usage("-f needs a FILE ('-' for stdin)");
-		file = argv[optind + 1];
-		optind += 2;
-	}
-	if (fb_read_flows(argc - optind, argv + optind, file, fl))
-		return 1;
+	rc = fb_flows_args(argc, av, &name, fl);
+	if (av != argv)
+		free(av);
+	if (rc)
+		return rc;
 	if (fb_store_open(name, f)) {
 		fb_flows_free(fl);
 		return 1;
@@ -105,7 +90,7 @@ int cmd_add(int argc, char **argv)
 	rc = 1;
 	if (fb_store_lock(&f))
 		goto out;
-	t0 = now();
+	t0 = fb_now();
 	err = fb_rules_add(&f, fl.keys, fl.n, &bad);
 	if (err == -1) {
 		fb_flows_where(&fl, bad, where, sizeof(where));
@@ -128,7 +113,7 @@ int cmd_add(int argc, char **argv)
 		fb_store_unlock(&f);
 		goto out;
 	}
-	t0 = now() - t0;
+	t0 = fb_now() - t0;
 	fb_store_unlock(&f);
 	report("added", &f, fl.n, t0);
 	rc = 0;
@@ -188,7 +173,7 @@ static int del_typed(struct fb_store *f, struct fb_flows *fl, bool force)
 	}
 	if (fb_store_lock(f))
 		return 1;
-	t0 = now();
+	t0 = fb_now();
 	if (check_members(f, fl)) {
 		fb_store_unlock(f);
 		return 1;
@@ -210,7 +195,7 @@ static int del_typed(struct fb_store *f, struct fb_flows *fl, bool force)
 	f->hdr->nflows -= f->hdr->nflows < fl->n ? f->hdr->nflows : fl->n;
 	for (i = 0; f->hdr->confirm && i < fl->n; i++)
 		fb_exact_adjust(f, &fl->keys[i], -1);
-	t0 = now() - t0;
+	t0 = fb_now() - t0;
 	fb_store_unlock(f);
 	report("deleted", f, fl->n, t0);
 	return 0;
@@ -241,7 +226,7 @@ int cmd_del(int argc, char **argv)
 	}
 	if (fb_store_lock(&f))
 		goto out;
-	t0 = now();
+	t0 = fb_now();
 	/* With exact sets, a counting filter can tell a member from a false
 	 * positive: deleting a false positive would lower others' counters. */
 	for (i = 0; f.hdr->confirm && i < fl.n; i++) {
@@ -272,7 +257,7 @@ int cmd_del(int argc, char **argv)
 	fb_counting_del_many(&f, fl.keys, fl.n);
 	for (i = 0; f.hdr->confirm && i < fl.n; i++)
 		fb_exact_adjust(&f, &fl.keys[i], -1);
-	t0 = now() - t0;
+	t0 = fb_now() - t0;
 	fb_store_unlock(&f);
 	report("deleted", &f, fl.n, t0);
 	rc = 0;

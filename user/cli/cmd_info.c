@@ -18,16 +18,12 @@
 #include "rules.h"
 #include "sizing.h"
 #include "store.h"
-
-static const char *layout_name(__u8 l)
-{
-	return l == FB_LAYOUT_CLASSIC ? "classic" : l == FB_LAYOUT_BLOCKED ? "blocked" : "?";
-}
+#include "util.h"
 
 /* list's second column: the Bloom layout, or the other type's name. */
 static const char *kind_name(const struct fb_header *h)
 {
-	return h->type ? fb_ftype_name(h->type) : layout_name(h->layout);
+	return h->type ? fb_ftype_name(h->type) : FB_NAME(fb_layout_names, h->layout);
 }
 
 /* info's lines for another filter type (plain text, or JSON members). */
@@ -113,37 +109,15 @@ static void info_typed(const struct fb_store *f)
 	}
 }
 
-static const char *hash_name(__u8 h)
-{
-	return h == FB_HASH_SIPHASH24	? "siphash24"
-	       : h == FB_HASH_SIPHASH13 ? "siphash13"
-	       : h == FB_HASH_NH	? "nh"
-					: "?";
-}
-
-static const char *action_name(__u8 a)
-{
-	switch (a) {
-	case FB_ACTION_DROP:
-		return "drop";
-	case FB_ACTION_ALLOW:
-		return "allow";
-	case FB_ACTION_MONITOR:
-		return "monitor";
-	}
-	return "?";
-}
-
 static void kinds_str(__u32 kinds, char *buf, size_t len)
 {
-	static const char *const names[FB_KIND_MAX] = { NULL, "flow", "src", "dst" };
 	int k;
 
 	buf[0] = 0;
 	for (k = FB_KIND_FLOW; k < FB_KIND_MAX; k++)
 		if (kinds & FB_KINDF(k))
 			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? "," : "",
-				 names[k]);
+				 fb_kind_names[k]);
 	if (!buf[0])
 		snprintf(buf, len, "none");
 }
@@ -303,7 +277,7 @@ int cmd_info(int argc, char **argv)
 		jw_obj_open(NULL);
 		jw_str("name", f.name);
 		jw_str("layout", kind_name(h));
-		jw_str("hash", hash_name(h->hash));
+		jw_str("hash", FB_NAME(fb_hash_names, h->hash));
 		if (h->type)
 			info_typed(&f);
 		jw_u64("bits", fb_header_mbits(h));
@@ -323,7 +297,9 @@ int cmd_info(int argc, char **argv)
 			for (j = 0; j < px->list[i].n; j++) {
 				jw_obj_open(NULL);
 				jw_str("list", fb_rules_prefix_list_name(i));
-				jw_u64("length", fb_prefix_list_written(i, px->list[i].len[j]));
+				jw_u64("length",
+				       px->list[i].len[j] -
+					       (i == FB_PFX_SRC4 || i == FB_PFX_DST4 ? 96 : 0));
 				jw_obj_close();
 			}
 		}
@@ -337,7 +313,7 @@ int cmd_info(int argc, char **argv)
 			jw_u64("counter_bytes", f.cnt_bytes);
 			jw_u64("saturated_counters", saturated);
 		}
-		jw_str("action", action_name(h->action));
+		jw_str("action", FB_NAME(fb_action_names, h->action));
 		jw_arr_open("attached");
 		fb_discover_attachments(&f, print_attach, &natt);
 		jw_arr_close();
@@ -350,11 +326,12 @@ int cmd_info(int argc, char **argv)
 		printf("filter %s\n", f.name);
 		if (h->type) {
 			printf("  type %s, hash %s, %u blocks of 64 bytes, memory %zu bytes\n",
-			       fb_ftype_name(h->type), hash_name(h->hash), h->nblocks, f.map_bytes);
+			       fb_ftype_name(h->type), FB_NAME(fb_hash_names, h->hash), h->nblocks,
+			       f.map_bytes);
 			info_typed(&f);
 		} else {
-			printf("  layout %s, hash %s, k=%u\n", layout_name(h->layout),
-			       hash_name(h->hash), h->k);
+			printf("  layout %s, hash %s, k=%u\n", FB_NAME(fb_layout_names, h->layout),
+			       FB_NAME(fb_hash_names, h->hash), h->k);
 			printf("  m=%llu bits (%u blocks of 512), memory %zu bytes\n",
 			       (unsigned long long)fb_header_mbits(h), h->nblocks, f.map_bytes);
 		}
@@ -374,13 +351,16 @@ int cmd_info(int argc, char **argv)
 				continue;
 			printf("  %s prefix lengths:", fb_rules_prefix_list_name(i));
 			for (j = 0; j < px->list[i].n; j++)
-				printf(" /%d", fb_prefix_list_written(i, px->list[i].len[j]));
+				printf(" /%d",
+				       px->list[i].len[j] -
+					       (i == FB_PFX_SRC4 || i == FB_PFX_DST4 ? 96 : 0));
 			printf("\n");
 		}
 		if (f.cnt_hdr)
 			printf("  counting: %u-bit counters, %zu bytes, %llu saturated\n",
 			       h->counter_bits, f.cnt_bytes, (unsigned long long)saturated);
-		printf("  rule kinds %s, default action %s%s\n", kinds, action_name(h->action),
+		printf("  rule kinds %s, default action %s%s\n", kinds,
+		       FB_NAME(fb_action_names, h->action),
 		       h->confirm ? ", hits confirmed in exact sets" : "");
 		printf("  content digest %016llx\n", (unsigned long long)digest(&f));
 		printf("  attached:");
