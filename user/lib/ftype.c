@@ -10,12 +10,11 @@
 #include "ftype.h"
 #include "replace.h"
 #include "scalable.h"
+#include "util.h"
 
 const char *fb_ftype_name(unsigned type)
 {
-	static const char *const names[FB_TYPE_MAX] = { "bloom", "cuckoo", "dleft", "scalable" };
-
-	return type < FB_TYPE_MAX ? names[type] : "?";
+	return FB_NAME(fb_type_names, type);
 }
 
 static struct fb_cuckoo_geom *cuckoo_of(const struct fb_store *f)
