@@ -13,7 +13,8 @@
 # for every earlier member again and again: not one miss. Errors (full at
 # load factor X, delete of an absent flow, delete without --force, deletes
 # on a scalable filter, bad options) exit non-zero, one line on stderr, and
-# leave the content digest unchanged.
+# leave the content digest unchanged; import refuses an export whose cuckoo
+# geometry was tampered with (CRC made valid again).
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin types_cli
 GEN="python3 $(dirname "$0")/types_gen.py"
