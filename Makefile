@@ -20,7 +20,7 @@ endif
 
 BPF_CFLAGS := -g -O2 --target=bpf -mcpu=v3 -Wall -Werror -Iinclude -Ibpf -I$(ARCH_INC) -MMD -MP
 CFLAGS ?= -g -O2
-CFLAGS += -Wall -Wextra -Werror -std=gnu11 -Iinclude -Iuser -I$(BUILD) -MMD -MP
+CFLAGS += -Wall -Wextra -Werror -std=gnu11 -Iinclude -Iuser/lib -Iuser/cli -I$(BUILD) -MMD -MP
 LDLIBS := -lbpf -lelf -lz -lpcap -lm -lfixbuf -lglib-2.0 -ljson-c
 # libfixbuf's headers include glib's (deferred: `make deps` may install them first).
 CFLAGS += $(shell pkg-config --cflags libfixbuf 2>/dev/null)
@@ -29,12 +29,21 @@ DEPS_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev ipr
 	ethtool make gcc python3 xdp-tools prometheus groff-base man-db systemd tcpdump strace time \
 	pkg-config libfixbuf-dev libjson-c-dev nfdump exabgp bird2
 
-# The CLI's library: everything but main.c, shared with tests and benchmarks.
-LIB_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+# The library (user/lib/, libflowbloom.a: no argv, no printing, see
+# user/lib/report.h) and the CLI (user/cli/). Tests and benchmarks link the
+# library, and the CLI's verb code (everything but main.c) for the few that
+# drive a verb; the CLI needs the library, never the reverse.
+LIB_SRCS := $(wildcard user/lib/*.c)
 LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
+CLI_SRCS := $(filter-out user/cli/main.c,$(wildcard user/cli/*.c))
+CLI_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(CLI_SRCS))
+LIBS := $(BUILD)/libflowbloom-cli.a $(BUILD)/libflowbloom.a
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(filter-out %.bpf.c,$(wildcard tests/*.c)))
 
 .DELETE_ON_ERROR:
+# Skeletons are made by a pattern rule: kept, or every make would rebuild
+# every object that includes them.
+.SECONDARY: $(BUILD)/flowbloom.skel.h $(BUILD)/bench.skel.h
 .PHONY: all deps bpffs test demo bench clean format install FORCE
 
 # Installation layout (make install PREFIX=/usr DESTDIR=/tmp/root).
@@ -96,16 +105,20 @@ $(BUILD)/user/%.o: user/%.c $(BUILD)/flowbloom.skel.h Makefile | $(BUILD)
 
 $(BUILD)/libflowbloom.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@; $(AR) rcs $@ $^
 
-$(BUILD)/flowbloom: $(BUILD)/user/main.o $(BUILD)/libflowbloom.a
+$(BUILD)/libflowbloom-cli.a: $(CLI_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@; $(AR) rcs $@ $^
+
+$(BUILD)/flowbloom: $(BUILD)/user/cli/main.o $(LIBS)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $< $(LIBS) $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libflowbloom.a $(BUILD)/flowbloom.skel.h
+$(BUILD)/tests/%: tests/%.c $(LIBS) $(BUILD)/flowbloom.skel.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests $< $(BUILD)/libflowbloom.a $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIBS) $(LDLIBS) -o $@
 
 $(BUILD):
 	$(Q)mkdir -p $@

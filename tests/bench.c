@@ -31,14 +31,17 @@
 #include <bpf/libbpf.h>
 #include <linux/if_link.h>
 #include "bench.skel.h"
+#include "bits.h"
 #include "counting.h"
-#include "filter.h"
 #include "flowbloom/bench.h"
+#include "flowbloom.skel.h"
 #include "loader.h"
-#include "monitor.h"
-#include "prefixes.h"
+#include "monmaps.h"
 #include "packet.h"
+#include "prefixes.h"
+#include "rules.h"
 #include "sizing.h"
+#include "store.h"
 
 #define MIB (1024.0 * 1024.0)
 #define SMALL_BITS (8ULL * 1024 * 1024)	   /* 1 MiB */
@@ -118,7 +121,7 @@ static struct row *find(const char *name)
 
 /* A filter of `bits` bits holding flows 0..n-1 (IPv4 and IPv6 forms). */
 static int make_filter_hash(const char *name, __u64 bits, int k, int layout, int hash, __u32 n,
-			    struct fb_filter *f)
+			    struct fb_store *f)
 {
 	struct fb_create_opts o = {
 		.nblocks = bits / FB_BLOCK_BITS,
@@ -130,26 +133,25 @@ static int make_filter_hash(const char *name, __u64 bits, int k, int layout, int
 	struct fb_key key;
 	__u32 i;
 
-	if (fb_filter_create(name, &o) || fb_filter_open(name, f))
+	if (fb_store_create(name, &o) || fb_store_open(name, f))
 		return -1;
 	for (i = 0; i < n; i++) {
 		fb_bench_flow(i, 0, &key);
-		fb_filter_set(f, &key);
+		fb_bits_set(f, &key);
 		fb_bench_flow(i, 1, &key);
-		fb_filter_set(f, &key);
+		fb_bits_set(f, &key);
 	}
 	f->hdr->nflows = 2ULL * n;
 	f->hdr->kinds = FB_KINDF(FB_KIND_FLOW);
 	return 0;
 }
 
-static int make_filter(const char *name, __u64 bits, int k, int layout, __u32 n,
-		       struct fb_filter *f)
+static int make_filter(const char *name, __u64 bits, int k, int layout, __u32 n, struct fb_store *f)
 {
 	return make_filter_hash(name, bits, k, layout, FB_HASH_SIPHASH13, n, f);
 }
 
-static void bench_flowbloom(const char *label, struct fb_filter *f, __u32 n, int v6)
+static void bench_flowbloom(const char *label, struct fb_store *f, __u32 n, int v6)
 {
 	char name[64];
 	int miss;
@@ -315,7 +317,7 @@ static void target(const char *what, double got, double limit, bool at_most)
  * syscall per flow. */
 static void bench_fill(double *plain_out)
 {
-	struct fb_filter fp, fc;
+	struct fb_store fp, fc;
 	struct fb_key key, *keys;
 	double t0, plain, counting, sys;
 	__u32 i, n = 4000000, nsys = 200000;
@@ -326,7 +328,7 @@ static void bench_fill(double *plain_out)
 	for (i = 0; i < n; i++)
 		fb_bench_flow(i, i & 1, &keys[i]);
 	t0 = now();
-	fb_filter_set_many(&fp, keys, n);
+	fb_bits_set_many(&fp, keys, n);
 	plain = n / (now() - t0);
 	printf("  %-44s %12.0f\n", "plain, mmap", plain);
 	t0 = now();
@@ -346,8 +348,8 @@ static void bench_fill(double *plain_out)
 	}
 	sys = nsys / (now() - t0);
 	printf("  %-44s %12.0f\n", "plain, lookup+update syscalls per flow", sys);
-	fb_filter_close(&fp);
-	fb_filter_destroy("fillp");
+	fb_store_close(&fp);
+	fb_store_destroy("fillp");
 	{
 		struct fb_create_opts o = { .nblocks = LARGE_BITS / FB_BLOCK_BITS,
 					    .k = 8,
@@ -355,7 +357,7 @@ static void bench_fill(double *plain_out)
 					    .hash = FB_HASH_SIPHASH13,
 					    .counter_bits = 4 };
 
-		if (fb_filter_create("fillc", &o) || fb_filter_open("fillc", &fc))
+		if (fb_store_create("fillc", &o) || fb_store_open("fillc", &fc))
 			exit(1);
 	}
 	t0 = now();
@@ -363,8 +365,8 @@ static void bench_fill(double *plain_out)
 	counting = n / (now() - t0);
 	free(keys);
 	printf("  %-44s %12.0f\n", "counting (4-bit), mmap, journaled", counting);
-	fb_filter_close(&fc);
-	fb_filter_destroy("fillc");
+	fb_store_close(&fc);
+	fb_store_destroy("fillc");
 	*plain_out = plain;
 }
 
@@ -413,7 +415,7 @@ static int bench_live(const char *gen, const char *rx, const char *idle)
 {
 	unsigned gen_if = if_nametoindex(gen), rx_if = if_nametoindex(rx);
 	unsigned idle_if = if_nametoindex(idle), frames = 5000000;
-	struct fb_filter fs, fl;
+	struct fb_store fs, fl;
 	struct bench_bpf *g, *cnt;
 	double secs, base = 0;
 	int i;
@@ -480,10 +482,10 @@ static int bench_live(const char *gen, const char *rx, const char *idle)
 		flowbloom_bpf__destroy(fb);
 		bench_bpf__destroy(g);
 	}
-	fb_filter_close(&fs);
-	fb_filter_close(&fl);
-	fb_filter_destroy("livesmall");
-	fb_filter_destroy("livelarge");
+	fb_store_close(&fs);
+	fb_store_close(&fl);
+	fb_store_destroy("livesmall");
+	fb_store_destroy("livelarge");
 	return 0;
 }
 
@@ -497,7 +499,7 @@ static void bench_prefixes(void)
 	struct fb_key *keys = calloc(4096, sizeof(*keys));
 	struct fb_prefixes none = { 0 };
 	struct fb_expansion ex;
-	struct fb_filter pf, cf;
+	struct fb_store pf, cf;
 	struct bench_bpf *lb[2];
 	char err[256], name[64];
 	size_t n = 1, i, j;
@@ -554,7 +556,7 @@ static void bench_prefixes(void)
 	}
 	/* flowbloom: as `load` does it. */
 	t0 = now();
-	if (fb_expand_lengths(&keys, &n, &none, &ex, err, sizeof(err))) {
+	if (fb_prefixes_expand(&keys, &n, &none, &ex, err, sizeof(err))) {
 		fprintf(stderr, "bench: %s\n", err);
 		exit(1);
 	}
@@ -566,8 +568,8 @@ static void bench_prefixes(void)
 					    .hash = FB_HASH_SIPHASH13,
 					    .action = FB_ACTION_DROP };
 
-		if (fb_filter_create("pfx", &o) || fb_filter_open("pfx", &pf) ||
-		    fb_filter_add_rules(&pf, keys, n, &i))
+		if (fb_store_create("pfx", &o) || fb_store_open("pfx", &pf) ||
+		    fb_rules_add(&pf, keys, n, &i))
 			exit(1);
 	}
 	t_fb = now() - t0;
@@ -591,8 +593,8 @@ static void bench_prefixes(void)
 	       memlock(bpf_map__fd(lb[0]->maps.lpm)), t_lpm * 1e3);
 	bench_bpf__destroy(lb[0]);
 	bench_bpf__destroy(lb[1]);
-	fb_filter_close(&pf);
-	fb_filter_destroy("pfx");
+	fb_store_close(&pf);
+	fb_store_destroy("pfx");
 	free(keys);
 
 	/* 7. Confirmation: the same 1 MiB filter of 2^16 flows with and
@@ -608,12 +610,12 @@ static void bench_prefixes(void)
 					    .confirm = 1 };
 		struct fb_key key;
 
-		if (fb_filter_create("conf", &o) || fb_filter_open("conf", &cf))
+		if (fb_store_create("conf", &o) || fb_store_open("conf", &cf))
 			exit(1);
 		keys = malloc((1U << 16) * sizeof(*keys));
 		for (j = 0; j < 1U << 16; j++)
 			fb_bench_flow(j, 0, &keys[j]);
-		if (fb_filter_add_rules(&cf, keys, 1U << 16, &i))
+		if (fb_rules_add(&cf, keys, 1U << 16, &i))
 			exit(1);
 		free(keys);
 		(void)key;
@@ -636,8 +638,8 @@ static void bench_prefixes(void)
 		}
 	}
 	cf.hdr->confirm = 1;
-	fb_filter_close(&cf);
-	fb_filter_destroy("conf");
+	fb_store_close(&cf);
+	fb_store_destroy("conf");
 }
 
 /*
@@ -655,7 +657,7 @@ struct mon_variant {
 	__u32 flows; /* 0: all the filter's; else this many (in cache) */
 };
 
-static struct flowbloom_bpf *load_monitored(struct fb_filter *f, struct fb_monitor *m,
+static struct flowbloom_bpf *load_monitored(struct fb_store *f, struct fb_monitor *m,
 					    const struct mon_variant *v, __u32 bench)
 {
 	struct fb_load_opts lo = { .private_stats = true,
@@ -665,7 +667,7 @@ static struct flowbloom_bpf *load_monitored(struct fb_filter *f, struct fb_monit
 	struct fb_mon_opts o;
 
 	if (v->sketch || v->newflows) {
-		fb_mon_opts_default(&o);
+		fb_monitor_opts_default(&o);
 		o.sketch = v->sketch;
 		o.newflows = v->newflows;
 		o.atomic = v->atomic;
@@ -718,7 +720,7 @@ static double measure_two(const char *name, int fd)
 	return (c[0].ns + c[1].ns) / 2;
 }
 
-static void bench_monitor(struct fb_filter *f, __u32 n)
+static void bench_monitor(struct fb_store *f, __u32 n)
 {
 	/* Defaults (eps 0.001: 5 x 4096 cells, 320 KiB per CPU; a seen-set for
 	 * 100k flows, 1.6 MB) on all the filter's flows; then a small
@@ -777,7 +779,7 @@ static void bench_monitor(struct fb_filter *f, __u32 n)
 
 int main(int argc, char **argv)
 {
-	struct fb_filter bs, bl, cs, cl, nhs, nhl;
+	struct fb_store bs, bl, cs, cl, nhs, nhl;
 	struct bench_bpf *ksmall[2][2], *klarge[2][2], *fill_s, *fill_l;
 	double kb_fill = 0, hash_fill = 0, plain = 0;
 	unsigned long long hash_mem = 0, kb_mem = 0;
@@ -785,7 +787,7 @@ int main(int argc, char **argv)
 	int v6, miss;
 
 	if (argc > 1 && !strcmp(argv[1], "quick")) {
-		struct fb_filter q;
+		struct fb_store q;
 		struct bench_bpf *b;
 
 		quick = true;
@@ -803,8 +805,8 @@ int main(int argc, char **argv)
 		q.hdr->hash = FB_HASH_SIPHASH13;
 		bench_monitor(&q, SMALL_FLOWS);
 		bench_bpf__destroy(b);
-		fb_filter_close(&q);
-		fb_filter_destroy("quick");
+		fb_store_close(&q);
+		fb_store_destroy("quick");
 		return 0;
 	}
 	if (argc > 5 && !strcmp(argv[1], "live")) {
@@ -892,10 +894,10 @@ int main(int argc, char **argv)
 		return 1;
 	bench_flowbloom("blocked 1 MiB nh", &nhs, SMALL_FLOWS, 0);
 	bench_flowbloom("blocked 256 MiB nh", &nhl, LARGE_FLOWS, 0);
-	fb_filter_close(&nhs);
-	fb_filter_close(&nhl);
-	fb_filter_destroy("nhsmall");
-	fb_filter_destroy("nhlarge");
+	fb_store_close(&nhs);
+	fb_store_close(&nhl);
+	fb_store_destroy("nhsmall");
+	fb_store_destroy("nhlarge");
 
 	bench_fill(&plain);
 	printf("  %-44s %12.0f\n", "kernel bloom map, syscall per flow", kb_fill);
@@ -978,13 +980,13 @@ int main(int argc, char **argv)
 		}
 	bench_bpf__destroy(fill_s);
 	bench_bpf__destroy(fill_l);
-	fb_filter_close(&bs);
-	fb_filter_close(&cs);
-	fb_filter_close(&bl);
-	fb_filter_close(&cl);
-	fb_filter_destroy("bsmall");
-	fb_filter_destroy("csmall");
-	fb_filter_destroy("blarge");
-	fb_filter_destroy("clarge");
+	fb_store_close(&bs);
+	fb_store_close(&cs);
+	fb_store_close(&bl);
+	fb_store_close(&cl);
+	fb_store_destroy("bsmall");
+	fb_store_destroy("csmall");
+	fb_store_destroy("blarge");
+	fb_store_destroy("clarge");
 	return 0;
 }

@@ -11,7 +11,7 @@
  * (both layouts, both widths, m small enough that flows collide and 4-bit
  * counters saturate) against an exact model: every counter equals the
  * recount of the flows present (saturated ones stay at their maximum),
- * every bit is (counter > 0), every present flow passes fb_filter_test.
+ * every bit is (counter > 0), every present flow passes fb_bits_test.
  * Crash recovery: hand-made journal states (a whole add or delete, an add
  * or delete stopped inside position j) must roll back to the state before
  * the operation; and every crash point of real adds and deletes, found by
@@ -48,11 +48,15 @@
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "bits.h"
 #include "counting.h"
-#include "filter.h"
+#include "flowbloom.skel.h"
 #include "loader.h"
 #include "packet.h"
+#include "replace.h"
+#include "rules.h"
 #include "sizing.h"
+#include "store.h"
 #include "testlib.h"
 
 static char root[128];
@@ -70,7 +74,7 @@ static double now(void)
 /* A counting filter on anonymous memory, for the unit tests              */
 
 struct fake {
-	struct fb_filter f;
+	struct fb_store f;
 	void *bmem, *cmem; /* the filter array (header + bits), the counter array */
 	size_t blen, clen; /* mapped lengths, whole pages */
 };
@@ -124,12 +128,12 @@ static void fake_free(struct fake *x)
 	munmap(x->cmem, x->clen);
 }
 
-static __u64 mbits(const struct fb_filter *f)
+static __u64 mbits(const struct fb_store *f)
 {
 	return fb_header_mbits(f->hdr);
 }
 
-static unsigned key_pos(const struct fb_filter *f, const struct fb_key *key, __u64 pos[FB_MAX_K])
+static unsigned key_pos(const struct fb_store *f, const struct fb_key *key, __u64 pos[FB_MAX_K])
 {
 	const struct fb_header *h = f->hdr;
 
@@ -137,19 +141,19 @@ static unsigned key_pos(const struct fb_filter *f, const struct fb_key *key, __u
 	return h->k;
 }
 
-static bool bit_at(const struct fb_filter *f, __u64 p)
+static bool bit_at(const struct fb_store *f, __u64 p)
 {
 	return f->blocks[fb_bit_block(p)].w[fb_bit_word(p)] & fb_bit_mask(p);
 }
 
-static void bit_put(struct fb_filter *f, __u64 p, bool on)
+static void bit_put(struct fb_store *f, __u64 p, bool on)
 {
 	__u64 *w = &f->blocks[fb_bit_block(p)].w[fb_bit_word(p)];
 
 	*w = on ? *w | fb_bit_mask(p) : *w & ~fb_bit_mask(p);
 }
 
-static void cnt_set(struct fb_filter *f, __u64 p, unsigned v)
+static void cnt_set(struct fb_store *f, __u64 p, unsigned v)
 {
 	__u8 *b;
 	unsigned s;
@@ -194,11 +198,11 @@ static void snap_free(struct snap *s)
 /* A counter's value in a snapshot. */
 static unsigned cnt_in_snap(const struct fake *x, const struct snap *s, __u64 p)
 {
-	struct fb_filter g = x->f;
+	struct fb_store g = x->f;
 
 	g.cnt_hdr = s->c;
 	g.cnt = (__u8 *)s->c + FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES;
-	return fb_cnt_get(&g, p);
+	return fb_counting_get(&g, p);
 }
 
 /* Every byte the same, journal included. */
@@ -227,10 +231,10 @@ struct model {
 	unsigned max;
 };
 
-static void model_init(struct model *md, const struct fb_filter *f)
+static void model_init(struct model *md, const struct fb_store *f)
 {
 	md->m = mbits(f);
-	md->max = fb_cnt_max(f);
+	md->max = fb_counting_max(f);
 	md->c = calloc(md->m, sizeof(*md->c));
 }
 
@@ -268,7 +272,7 @@ static void model_del(unsigned *c, unsigned max, const __u64 *pos, unsigned k)
 }
 
 /* Counters of flows keys[i] present mult[i] times, not capped. */
-static __u32 *recount(const struct fb_filter *f, const struct fb_key *keys, const unsigned *mult,
+static __u32 *recount(const struct fb_store *f, const struct fb_key *keys, const unsigned *mult,
 		      size_t n)
 {
 	__u32 *rc = calloc(mbits(f), sizeof(*rc));
@@ -287,12 +291,12 @@ static __u32 *recount(const struct fb_filter *f, const struct fb_key *keys, cons
 }
 
 /* Positions whose bit is not (counter > 0). */
-static __u64 bits_vs_counters(const struct fb_filter *f)
+static __u64 bits_vs_counters(const struct fb_store *f)
 {
 	__u64 m = mbits(f), p, bad = 0;
 
 	for (p = 0; p < m; p++)
-		bad += bit_at(f, p) != (fb_cnt_get(f, p) > 0);
+		bad += bit_at(f, p) != (fb_counting_get(f, p) > 0);
 	return bad;
 }
 
@@ -321,20 +325,19 @@ static void unit_saturation(unsigned bits)
 		 bits, n, max, max);
 	ASSERT_EQ(bad, 0, label);
 	for (i = bad = 0; i < k; i++)
-		bad += fb_cnt_get(&x.f, pos[i]) != max;
+		bad += fb_counting_get(&x.f, pos[i]) != max;
 	snprintf(label, sizeof(label), "%u-bit: its %u counters stop at %u", bits, k, max);
 	ASSERT_EQ(bad, 0, label);
 	for (i = 0; i < n; i++)
 		fails += fb_counting_del(&x.f, &a) != 0;
 	for (i = bad = 0; i < k; i++)
-		bad += fb_cnt_get(&x.f, pos[i]) != max;
+		bad += fb_counting_get(&x.f, pos[i]) != max;
 	snprintf(label, sizeof(label), "%u-bit: %u deletes of it succeed", bits, n);
 	ASSERT_EQ(fails, 0, label);
 	snprintf(label, sizeof(label), "%u-bit: and leave its saturated counters at %u", bits, max);
 	ASSERT_EQ(bad, 0, label);
-	snprintf(label, sizeof(label), "%u-bit: a saturated flow still passes fb_filter_test",
-		 bits);
-	ASSERT_TRUE(fb_filter_test(&x.f, &a), label);
+	snprintf(label, sizeof(label), "%u-bit: a saturated flow still passes fb_bits_test", bits);
+	ASSERT_TRUE(fb_bits_test(&x.f, &a), label);
 	fb_counting_check(&x.f, false, &c);
 	snprintf(label, sizeof(label), "%u-bit: check counts %u saturated counters", bits, k);
 	ASSERT_EQ(c.saturated, k, label);
@@ -350,7 +353,7 @@ static void unit_saturation(unsigned bits)
 		fails += fb_counting_del(&x.f, &a) != 0;
 	snprintf(label, sizeof(label), "%u-bit: %u adds then %u deletes leave nothing", bits,
 		 max - 1, max - 1);
-	ASSERT_TRUE(!fails && fb_filter_popcount(&x.f) == 0 && fb_counting_min(&x.f, &a) == 0 &&
+	ASSERT_TRUE(!fails && fb_bits_popcount(&x.f) == 0 && fb_counting_min(&x.f, &a) == 0 &&
 			    x.f.hdr->nflows == 0,
 		    label);
 	snprintf(label, sizeof(label), "%u-bit: one more delete is refused", bits);
@@ -394,7 +397,7 @@ static void unit_refuse_and_batches(__u8 layout)
 		test_random_flow(&seed, &g, tries & 1);
 		k = key_pos(&x.f, &g, pos);
 		for (i = 0; i < k; i++)
-			z += fb_cnt_get(&x.f, pos[i]) == 0;
+			z += fb_counting_get(&x.f, pos[i]) == 0;
 		if (!z)
 			continue;
 		rc = fb_counting_del(&x.f, &g);
@@ -553,7 +556,7 @@ static void unit_sequence(const struct seqcfg *cf)
 		}
 		if (op % 101 == 0 || op + 1 == cf->ops) {
 			for (p = 0; p < md.m; p++) {
-				model_bad += fb_cnt_get(&x.f, p) != md.c[p];
+				model_bad += fb_counting_get(&x.f, p) != md.c[p];
 				sat_seen += md.c[p] == md.max;
 			}
 		}
@@ -580,7 +583,7 @@ static void unit_sequence(const struct seqcfg *cf)
 	/* The exact recount from the multiset of present flows. */
 	rc = recount(&x.f, keys, mult, cf->pool);
 	for (p = 0; p < md.m; p++) {
-		unsigned got = fb_cnt_get(&x.f, p);
+		unsigned got = fb_counting_get(&x.f, p);
 
 		if (md.c[p] == md.max)
 			sat_bad += got != md.max; /* saturated once: stays */
@@ -600,11 +603,11 @@ static void unit_sequence(const struct seqcfg *cf)
 
 		if (!mult[i])
 			continue;
-		miss += !fb_filter_test(&x.f, &keys[i]);
+		miss += !fb_bits_test(&x.f, &keys[i]);
 		want = mult[i] < md.max ? mult[i] : md.max;
 		min_bad += fb_counting_min(&x.f, &keys[i]) < want;
 	}
-	snprintf(label, sizeof(label), "%s: all %u present flows pass fb_filter_test", cf->name,
+	snprintf(label, sizeof(label), "%s: all %u present flows pass fb_bits_test", cf->name,
 		 total);
 	ASSERT_EQ(miss, 0, label);
 	snprintf(label, sizeof(label), "%s: fb_counting_min >= times added, for each", cf->name);
@@ -634,7 +637,7 @@ static void unit_sequence(const struct seqcfg *cf)
 /* Unit: hand-made journal states                                          */
 
 /* Set the journal as fb_counting_add/del would have it at a crash. */
-static void journal_set(struct fb_filter *f, __u32 op, const struct fb_key *key, __u32 done,
+static void journal_set(struct fb_store *f, __u32 op, const struct fb_key *key, __u32 done,
 			__u32 changed, __u32 cur_old, __u64 nflows_before)
 {
 	struct fb_journal *j = &f->cnt_hdr->journal;
@@ -655,11 +658,11 @@ static void journal_set(struct fb_filter *f, __u32 op, const struct fb_key *key,
  *   del: 0 cur_old written; 1 counter lowered; 2 bit cleared (changed not yet)
  * Returns the journal's changed mask.
  */
-static __u32 emulate(struct fb_filter *f, bool add, const struct fb_key *key, unsigned upto,
+static __u32 emulate(struct fb_store *f, bool add, const struct fb_key *key, unsigned upto,
 		     int stage)
 {
 	struct fb_journal *j = &f->cnt_hdr->journal;
-	unsigned max = fb_cnt_max(f), k, i, c;
+	unsigned max = fb_counting_max(f), k, i, c;
 	__u64 pos[FB_MAX_K];
 
 	k = key_pos(f, key, pos);
@@ -667,7 +670,7 @@ static __u32 emulate(struct fb_filter *f, bool add, const struct fb_key *key, un
 	journal_set(f, add ? FB_JOURNAL_ADD : FB_JOURNAL_DEL, key, 0, 0, 0x80000000U,
 		    f->hdr->nflows);
 	for (i = 0; i < k && i <= upto; i++) {
-		c = fb_cnt_get(f, pos[i]);
+		c = fb_counting_get(f, pos[i]);
 		if (i == upto && stage < 0)
 			break; /* done == upto, nothing of position upto yet */
 		if (add ? c < max : c && c < max) {
@@ -718,7 +721,7 @@ static void unit_journal(__u8 layout, unsigned bits)
 	int r;
 
 	fake_init(&x, layout, layout == FB_LAYOUT_CLASSIC ? 6 : 8, 1, bits, &seed);
-	max = fb_cnt_max(&x.f);
+	max = fb_counting_max(&x.f);
 	for (i = 0; i < 30; i++) {
 		test_random_flow(&seed, &bg, i & 1);
 		fb_counting_add(&x.f, &bg);
@@ -729,7 +732,7 @@ static void unit_journal(__u8 layout, unsigned bits)
 
 	/* A whole add, then the journal as a crash just before it went idle. */
 	for (i = 0, changed = 0; i < k; i++)
-		v[i] = fb_cnt_get(&x.f, pos[i]);
+		v[i] = fb_counting_get(&x.f, pos[i]);
 	fb_counting_add(&x.f, &fk);
 	for (i = 0; i < k; i++) {
 		unsigned x2, before = v[i];
@@ -750,7 +753,7 @@ static void unit_journal(__u8 layout, unsigned bits)
 	fb_counting_add(&x.f, &fk);
 	snap_take(&x, &s1);
 	for (i = 0, changed = 0; i < k; i++)
-		v[i] = fb_cnt_get(&x.f, pos[i]);
+		v[i] = fb_counting_get(&x.f, pos[i]);
 	ASSERT_EQ(fb_counting_del(&x.f, &fk), 0, "delete of the flow just added");
 	for (i = 0; i < k; i++) {
 		unsigned x2, before = v[i];
@@ -837,8 +840,8 @@ static void unit_journal_window(void)
 		snap_same_content(&x, &s0),
 		"window add j=1: stopped between done=1 and cur_old=c1 (c1 = c0+1): rolled back");
 	ASSERT_TRUE(
-		fb_filter_test(&x.f, &g),
-		"window add j=1: the other flow G still passes fb_filter_test (no false negative)");
+		fb_bits_test(&x.f, &g),
+		"window add j=1: the other flow G still passes fb_bits_test (no false negative)");
 	fb_counting_check(&x.f, false, &c);
 	ASSERT_TRUE(c.count_ok, "window add j=1: the counter sum is still k x flows");
 
@@ -860,8 +863,8 @@ static void unit_journal_window(void)
 			    "window add j=0: stopped after journal_begin, before cur_old (left "
 			    "over: 0; "
 			    "c0 = 1): nothing changed after recovery");
-		ASSERT_TRUE(fb_filter_test(&x.f, &g),
-			    "window add j=0: G still passes fb_filter_test (no false negative)");
+		ASSERT_TRUE(fb_bits_test(&x.f, &g),
+			    "window add j=0: G still passes fb_bits_test (no false negative)");
 	}
 	snap_free(&s0);
 	fake_free(&x);
@@ -983,14 +986,14 @@ struct crash_tally {
  * were present before the operation may now miss. */
 static bool lost_a_bit(const struct fake *x, const struct snap *s0)
 {
-	struct fb_filter g = x->f;
+	struct fb_store g = x->f;
 	__u64 m = mbits(&x->f), p;
 
 	g.blocks = s0->b;
 	g.cnt_hdr = s0->c;
 	g.cnt = (__u8 *)s0->c + FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES;
 	for (p = 0; p < m; p++)
-		if (bit_at(&g, p) && fb_cnt_get(&g, p) && !bit_at(&x->f, p))
+		if (bit_at(&g, p) && fb_counting_get(&g, p) && !bit_at(&x->f, p))
 			return true;
 	return false;
 }
@@ -1022,7 +1025,7 @@ static void crash_points(struct fake *x, bool add, const struct fb_key *key, str
 		t->points++;
 		j = x->f.cnt_hdr->journal;
 		key_pos(&x->f, key, pos);
-		cur = j.done < x->f.hdr->k ? fb_cnt_get(&x->f, pos[j.done]) : 0;
+		cur = j.done < x->f.hdr->k ? fb_counting_get(&x->f, pos[j.done]) : 0;
 		fb_counting_check(&x->f, false, &c);
 		t->fn_states += c.missing_bits != 0;
 		fb_counting_recover(&x->f);
@@ -1166,7 +1169,7 @@ static void cleanup(void)
 		return;
 	for (i = 0; i < MAX_MADE; i++)
 		if (made[i][0]) {
-			fb_filter_destroy(made[i]);
+			fb_store_destroy(made[i]);
 			made[i][0] = 0;
 		}
 	rmdir(root);
@@ -1180,7 +1183,7 @@ static void on_signal(int sig)
 
 /* Create a counting filter sized for cap flows at rate p and open it. */
 static int make_filter(const char *name, __u8 layout, unsigned bits, __u64 cap, double p,
-		       struct fb_filter *f)
+		       struct fb_store *f)
 {
 	struct fb_create_opts o = { .layout = layout,
 				    .hash = FB_HASH_SIPHASH13,
@@ -1192,24 +1195,24 @@ static int make_filter(const char *name, __u8 layout, unsigned bits, __u64 cap, 
 
 	err = layout == FB_LAYOUT_CLASSIC ? fb_size_classic(cap, p, &o.nblocks, &o.k)
 					  : fb_size_blocked(cap, p, &o.nblocks, &o.k);
-	if (err || fb_filter_create(name, &o))
+	if (err || fb_store_create(name, &o))
 		return -1;
 	for (i = 0; i < MAX_MADE; i++)
 		if (!made[i][0]) {
 			snprintf(made[i], sizeof(made[i]), "%s", name);
 			break;
 		}
-	return fb_filter_open(name, f);
+	return fb_store_open(name, f);
 }
 
 static void drop_filter(const char *name)
 {
-	ASSERT_EQ(fb_filter_destroy(name), 0, "destroy the filter");
+	ASSERT_EQ(fb_store_destroy(name), 0, "destroy the filter");
 	forget(name);
 }
 
 /* The data path probes a rule kind only once its flag is set (cmd_add.c). */
-static void publish_kind(struct fb_filter *f)
+static void publish_kind(struct fb_store *f)
 {
 	__atomic_fetch_or(&f->hdr->kinds, FB_KINDF(FB_KIND_FLOW), __ATOMIC_RELEASE);
 }
@@ -1219,7 +1222,7 @@ struct prog {
 	int fd, trace_fd;
 };
 
-static int prog_load(const struct fb_filter *f, struct prog *pr)
+static int prog_load(const struct fb_store *f, struct prog *pr)
 {
 	struct fb_load_opts lo = { .trace = true, .private_stats = true };
 
@@ -1243,12 +1246,12 @@ static int matches(const struct prog *pr, const struct fb_key *k)
 }
 
 /* Counter-by-counter comparison with a recount (uncapped; none saturate). */
-static __u64 counters_vs(const struct fb_filter *f, const __u32 *want)
+static __u64 counters_vs(const struct fb_store *f, const __u32 *want)
 {
 	__u64 m = mbits(f), p, bad = 0;
 
 	for (p = 0; p < m; p++)
-		bad += fb_cnt_get(f, p) != want[p];
+		bad += fb_counting_get(f, p) != want[p];
 	return bad;
 }
 
@@ -1264,7 +1267,7 @@ static void kernel_sequence(__u8 layout, unsigned bits)
 	long present = 0, missing = 0, disagree = 0, errors = 0, deleted = 0, del_hit = 0;
 	long fresh_hit = 0, del_fail = 0, ops = 0;
 	unsigned i, r, batch;
-	struct fb_filter f;
+	struct fb_store f;
 	struct fb_check c;
 	struct prog pr;
 	char name[64], label[200];
@@ -1282,7 +1285,7 @@ static void kernel_sequence(__u8 layout, unsigned bits)
 	/* Fill to about 18k flows (a few twice), then churn: adds of new and
 	 * old flows, deletes of present ones; about 18k present at the end. */
 	for (batch = 0; batch < 240; batch++) {
-		fb_filter_lock(&f);
+		fb_store_lock(&f);
 		for (r = 0; r < 256; r++, ops++) {
 			unsigned x = test_rand64(&seed) % POOL;
 			int roll = test_rand64(&seed) % 100;
@@ -1308,7 +1311,7 @@ static void kernel_sequence(__u8 layout, unsigned bits)
 			}
 		}
 		publish_kind(&f);
-		fb_filter_unlock(&f);
+		fb_store_unlock(&f);
 	}
 	snprintf(label, sizeof(label), "%s %u-bit: %ld ops, every delete accepted", ln, bits, ops);
 	ASSERT_EQ(del_fail, 0, label);
@@ -1317,7 +1320,7 @@ static void kernel_sequence(__u8 layout, unsigned bits)
 		int m = matches(&pr, &keys[i]);
 
 		errors += m < 0;
-		disagree += m >= 0 && m != fb_filter_test(&f, &keys[i]);
+		disagree += m >= 0 && m != fb_bits_test(&f, &keys[i]);
 		if (mult[i])
 			missing += m != 1;
 		else if (ever[i]) {
@@ -1344,7 +1347,7 @@ static void kernel_sequence(__u8 layout, unsigned bits)
 	snprintf(label, sizeof(label),
 		 "%s %u-bit: all present flows match in the program (no false negative)", ln, bits);
 	ASSERT_EQ(missing, 0, label);
-	snprintf(label, sizeof(label), "%s %u-bit: program and fb_filter_test agree", ln, bits);
+	snprintf(label, sizeof(label), "%s %u-bit: program and fb_bits_test agree", ln, bits);
 	ASSERT_EQ(disagree, 0, label);
 	snprintf(label, sizeof(label),
 		 "%s %u-bit: %ld deleted flows match at %.5f <= 3 x formula %.5f", ln, bits,
@@ -1371,7 +1374,7 @@ static void kernel_sequence(__u8 layout, unsigned bits)
 	       (double)del_hit / deleted, fresh_hit / 20000.0, fpr);
 	flowbloom_bpf__destroy(pr.skel);
 close:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	drop_filter(name);
 out:
 	free(keys);
@@ -1383,7 +1386,7 @@ out:
 /* Kernel: saturation, step by step                                        */
 
 struct satrun {
-	struct fb_filter *f;
+	struct fb_store *f;
 	struct prog *pr;
 	struct fb_key *bg;
 	unsigned nbg;
@@ -1426,7 +1429,7 @@ static void kernel_saturation(void)
 	unsigned shn[NSH] = { 0 }, an = 0, i, j, k, found = 0, shared_pos = 0;
 	int delrc[20], nok = 0;
 	struct satrun s = { 0 };
-	struct fb_filter f;
+	struct fb_store f;
 	struct prog pr;
 	const char *name = "cnt-sat4";
 	char label[400];
@@ -1458,30 +1461,30 @@ static void kernel_saturation(void)
 	}
 	if (!ASSERT_EQ(found, NSH, "found 8 flows sharing a counter with A"))
 		goto unload;
-	fb_filter_lock(&f);
+	fb_store_lock(&f);
 	for (i = 0; i < NBG; i++) {
 		test_random_flow(&seed, &bg[i], i & 1);
 		fb_counting_add(&f, &bg[i]);
 	}
 	publish_kind(&f);
-	fb_filter_unlock(&f);
+	fb_store_unlock(&f);
 	sat_step(&s, &a, an, "background");
 	for (i = 0; i < 20; i++) {
-		fb_filter_lock(&f);
+		fb_store_lock(&f);
 		fb_counting_add(&f, &a);
-		fb_filter_unlock(&f);
+		fb_store_unlock(&f);
 		an++;
 		sat_step(&s, &a, an, "adding A");
 	}
 	for (i = 0; i < k; i++)
-		shared_pos += fb_cnt_get(&f, pa[i]) == 15;
+		shared_pos += fb_counting_get(&f, pa[i]) == 15;
 	ASSERT_EQ(shared_pos, k, "A added 20 times: all its 4-bit counters at 15");
 	/* Sharers: each added once, the first three twice. */
 	for (i = 0; i < NSH; i++)
 		for (j = 0; j < (i < 3 ? 2u : 1u); j++) {
-			fb_filter_lock(&f);
+			fb_store_lock(&f);
 			fb_counting_add(&f, &sh[i]);
-			fb_filter_unlock(&f);
+			fb_store_unlock(&f);
 			shn[i]++;
 			sat_step(&s, &a, an, "adding a sharer");
 		}
@@ -1490,18 +1493,18 @@ static void kernel_saturation(void)
 		static const unsigned which[] = { 0, 1, 1, 3, 4 };
 
 		for (i = 0; i < 5; i++) {
-			fb_filter_lock(&f);
+			fb_store_lock(&f);
 			nok += fb_counting_del(&f, &sh[which[i]]) == 0;
-			fb_filter_unlock(&f);
+			fb_store_unlock(&f);
 			shn[which[i]]--;
 			sat_step(&s, &a, an, "deleting a sharer");
 		}
 	}
 	ASSERT_EQ(nok, 5, "the 5 deletes of present sharers succeed");
 	for (i = 0; i < 20; i++) {
-		fb_filter_lock(&f);
+		fb_store_lock(&f);
 		delrc[i] = fb_counting_del(&f, &a);
-		fb_filter_unlock(&f);
+		fb_store_unlock(&f);
 		an = an ? an - 1 : 0;
 		sat_step(&s, &a, an, "deleting A");
 	}
@@ -1514,18 +1517,18 @@ static void kernel_saturation(void)
 	       "saturated, so they never move); A's counters now:",
 	       nok);
 	for (i = 0; i < k; i++)
-		printf(" %u", fb_cnt_get(&f, pa[i]));
+		printf(" %u", fb_counting_get(&f, pa[i]));
 	printf("; A %s in the program\n",
 	       matches(&pr, &a) == 1 ? "still matches" : "no longer matches");
 	for (i = 0, shared_pos = 0; i < k; i++)
-		shared_pos += fb_cnt_get(&f, pa[i]) == 15;
+		shared_pos += fb_counting_get(&f, pa[i]) == 15;
 	ASSERT_EQ(shared_pos, k, "after 20 deletes of A its saturated counters stay at 15");
 	/* The remaining sharers go too. */
 	for (i = 0; i < NSH; i++)
 		while (shn[i]) {
-			fb_filter_lock(&f);
+			fb_store_lock(&f);
 			nok = fb_counting_del(&f, &sh[i]);
-			fb_filter_unlock(&f);
+			fb_store_unlock(&f);
 			ASSERT_EQ(nok, 0, "delete a remaining sharer");
 			shn[i]--;
 			sat_step(&s, &a, an, "deleting the rest");
@@ -1548,7 +1551,7 @@ static void kernel_saturation(void)
 unload:
 	flowbloom_bpf__destroy(pr.skel);
 close:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	drop_filter(name);
 }
 
@@ -1576,14 +1579,14 @@ static void child_main(const char *name, int id, const char *out)
 	struct fb_key *keys = malloc(CHILD_OPS * sizeof(*keys));
 	uint64_t seed = 0xc41d0 + id * 7919;
 	long n = 0, done = 0, fails = 0, nmade = 0;
-	struct fb_filter f;
+	struct fb_store f;
 	FILE *fp;
 	int b;
 
-	if (!keys || fb_filter_open(name, &f))
+	if (!keys || fb_store_open(name, &f))
 		_exit(10);
 	while (done < CHILD_OPS) {
-		if (fb_filter_lock(&f))
+		if (fb_store_lock(&f))
 			_exit(11);
 		for (b = 0; b < CHILD_BATCH && done < CHILD_OPS; b++, done++) {
 			if (!n || test_rand64(&seed) % 100 < 70) {
@@ -1598,9 +1601,9 @@ static void child_main(const char *name, int id, const char *out)
 			}
 		}
 		publish_kind(&f);
-		fb_filter_unlock(&f);
+		fb_store_unlock(&f);
 	}
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	fp = fopen(out, "w");
 	if (!fp || fwrite(keys, sizeof(*keys), n, fp) != (size_t)n || fclose(fp))
 		_exit(12);
@@ -1616,7 +1619,7 @@ static void kernel_concurrency(void)
 	int alive = NCHILD, ok_children = 0, c;
 	char out[NCHILD][128], label[200];
 	pid_t pids[NCHILD];
-	struct fb_filter f;
+	struct fb_store f;
 	struct fb_check chk;
 	struct prog pr;
 	double t0, wall;
@@ -1627,13 +1630,13 @@ static void kernel_concurrency(void)
 		return;
 	if (!ASSERT_EQ(prog_load(&f, &pr), 0, "concurrency: load the program"))
 		goto close;
-	fb_filter_lock(&f);
+	fb_store_lock(&f);
 	for (i = 0; i < NRESIDENT; i++) {
 		writer_flow(&seed, NCHILD, i, &res[i]);
 		fb_counting_add(&f, &res[i]);
 	}
 	publish_kind(&f);
-	fb_filter_unlock(&f);
+	fb_store_unlock(&f);
 
 	fflush(stdout);
 	t0 = now();
@@ -1717,7 +1720,7 @@ static void kernel_concurrency(void)
 	free(all);
 	flowbloom_bpf__destroy(pr.skel);
 close:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	drop_filter(name);
 }
 
@@ -1729,7 +1732,7 @@ close:
  * removed maps. */
 static void kernel_stale_writer(void)
 {
-	struct fb_filter w, r, q, w2;
+	struct fb_store w, r, q, w2;
 	struct fb_key a[20], x;
 	uint64_t seed = 2029;
 	struct prog pr;
@@ -1744,19 +1747,19 @@ static void kernel_stale_writer(void)
 	test_random_flow(&seed, &x, 0);
 	/* The writer has opened the filter (w); now another command replaces
 	 * its content while the writer waits for the lock. */
-	if (!ASSERT_EQ(fb_filter_open("stale", &r), 0, "stale writer: open it again"))
+	if (!ASSERT_EQ(fb_store_open("stale", &r), 0, "stale writer: open it again"))
 		goto out;
-	fb_filter_lock(&r);
-	ASSERT_EQ(fb_filter_replace(&r, r.hdr->nblocks, r.hdr->k, a, 20, &bad), 0,
+	fb_store_lock(&r);
+	ASSERT_EQ(fb_replace(&r, r.hdr->nblocks, r.hdr->k, a, 20, &bad), 0,
 		  "stale writer: load --replace meanwhile");
-	fb_filter_unlock(&r);
-	fb_filter_close(&r);
-	ASSERT_EQ(fb_filter_lock(&w), 0, "stale writer: the writer takes the lock");
-	ASSERT_EQ(fb_filter_add_rules(&w, &x, 1, &bad), 0, "stale writer: adds its flow");
-	fb_filter_unlock(&w);
-	if (!ASSERT_EQ(fb_filter_open("stale", &q), 0, "stale writer: a fresh open"))
+	fb_store_unlock(&r);
+	fb_store_close(&r);
+	ASSERT_EQ(fb_store_lock(&w), 0, "stale writer: the writer takes the lock");
+	ASSERT_EQ(fb_rules_add(&w, &x, 1, &bad), 0, "stale writer: adds its flow");
+	fb_store_unlock(&w);
+	if (!ASSERT_EQ(fb_store_open("stale", &q), 0, "stale writer: a fresh open"))
 		goto out;
-	ASSERT_TRUE(fb_filter_test(&q, &x), "stale writer: the added flow is in the array in use");
+	ASSERT_TRUE(fb_bits_test(&q, &x), "stale writer: the added flow is in the array in use");
 	ASSERT_EQ(fb_counting_min(&q, &x), 1, "stale writer: ... with its counters");
 	ASSERT_EQ(q.hdr->nflows, 21, "stale writer: 20 replaced + 1 added flows");
 	if (ASSERT_EQ(prog_load(&q, &pr), 0, "stale writer: load the program")) {
@@ -1766,18 +1769,18 @@ static void kernel_stale_writer(void)
 		ASSERT_EQ(hits, 20, "stale writer: ... and every replaced one");
 		flowbloom_bpf__destroy(pr.skel);
 	}
-	fb_filter_close(&q);
+	fb_store_close(&q);
 	/* Destroyed while a writer waits. */
-	if (ASSERT_EQ(fb_filter_open("stale", &w2), 0, "stale writer: open before a destroy")) {
-		fb_filter_close(&w);
-		ASSERT_EQ(fb_filter_destroy("stale"), 0, "stale writer: destroy meanwhile");
+	if (ASSERT_EQ(fb_store_open("stale", &w2), 0, "stale writer: open before a destroy")) {
+		fb_store_close(&w);
+		ASSERT_EQ(fb_store_destroy("stale"), 0, "stale writer: destroy meanwhile");
 		forget("stale");
-		ASSERT_EQ(fb_filter_lock(&w2), -1, "stale writer: the lock then fails");
-		fb_filter_close(&w2);
+		ASSERT_EQ(fb_store_lock(&w2), -1, "stale writer: the lock then fails");
+		fb_store_close(&w2);
 		return;
 	}
 out:
-	fb_filter_close(&w);
+	fb_store_close(&w);
 	drop_filter("stale");
 }
 

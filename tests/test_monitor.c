@@ -40,12 +40,14 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "filter.h"
 #include "flow.h"
+#include "flowbloom.skel.h"
 #include "loader.h"
-#include "monitor.h"
+#include "monmaps.h"
 #include "packet.h"
 #include "pcapfile.h"
+#include "stats.h"
+#include "store.h"
 #include "testlib.h"
 
 #define NFLOWS 100000
@@ -121,7 +123,7 @@ static long kt_find(struct keytab *t, const struct fb_key *k, bool add)
 
 /* ------------------------------------------------------------- fixtures */
 
-static int make_filter(const char *name, struct fb_filter *f)
+static int make_filter(const char *name, struct fb_store *f)
 {
 	struct fb_create_opts o = { .nblocks = 16,
 				    .k = 4,
@@ -129,25 +131,25 @@ static int make_filter(const char *name, struct fb_filter *f)
 				    .hash = FB_HASH_SIPHASH13,
 				    .action = FB_ACTION_MONITOR };
 
-	if (fb_filter_create(name, &o) || fb_filter_open(name, f))
+	if (fb_store_create(name, &o) || fb_store_open(name, f))
 		return -1;
 	return 0;
 }
 
-static void drop_filter(struct fb_filter *f)
+static void drop_filter(struct fb_store *f)
 {
 	char name[FB_NAME_MAX];
 
 	snprintf(name, sizeof(name), "%s", f->name);
 	fb_monitor_unpin(f->dir);
-	fb_filter_close(f);
-	fb_filter_destroy(name);
+	fb_store_close(f);
+	fb_store_destroy(name);
 }
 
 /* Filter NAME with fresh monitoring maps, and the program loaded on them
  * (counting into the filter's own stats, as an attachment does). */
 struct rig {
-	struct fb_filter f;
+	struct fb_store f;
 	struct fb_monitor m;
 	struct flowbloom_bpf *skel;
 	int prog;
@@ -162,8 +164,8 @@ static int rig_up(struct rig *r, const char *name, const struct fb_mon_opts *o, 
 	if (make_filter(name, &r->f))
 		return -1;
 	if (fb_monitor_create(&r->f, o) || fb_monitor_open(&r->f, &r->m)) {
-		fb_filter_close(&r->f);
-		fb_filter_destroy(name);
+		fb_store_close(&r->f);
+		fb_store_destroy(name);
 		return -1;
 	}
 	lo.monitor = &r->m;
@@ -260,7 +262,7 @@ static void check_sketch(const char *what, struct rig *r, struct keytab *t)
 	int by, got, k;
 	size_t i;
 
-	if (!ASSERT_EQ(fb_mon_snap_take(&r->m, &s), 0, "snapshot"))
+	if (!ASSERT_EQ(fb_monitor_snap_take(&r->m, &s), 0, "snapshot"))
 		return;
 	for (i = 0; i < t->n; i++) {
 		sum_p += t->packets[i];
@@ -273,7 +275,7 @@ static void check_sketch(const char *what, struct rig *r, struct keytab *t)
 	for (i = 0; i < t->n; i++) {
 		__u64 p, b;
 
-		fb_mon_estimate(&r->m, &s, NULL, &t->keys[i], &p, &b);
+		fb_monitor_estimate(&r->m, &s, NULL, &t->keys[i], &p, &b);
 		below += p < t->packets[i] || b < t->bytes[i];
 		over_p += p > t->packets[i] + eps * s.packets;
 		over_b += b > t->bytes[i] + eps * s.bytes;
@@ -315,7 +317,7 @@ static void check_sketch(const char *what, struct rig *r, struct keytab *t)
 		free(top);
 	}
 	free(sorted);
-	fb_mon_snap_free(&s);
+	fb_monitor_snap_free(&s);
 }
 
 /* Exactly one event per flow that sent a packet, none for others. */
@@ -421,7 +423,7 @@ static void test_zipf(const char *what, bool atomic, double eps, double delta, b
 	struct keytab t;
 	struct rig r;
 
-	fb_mon_opts_default(&o);
+	fb_monitor_opts_default(&o);
 	o.sketch = true;
 	o.newflows = newflows;
 	o.atomic = atomic;
@@ -468,7 +470,7 @@ static void test_pcaps(const char *dir)
 		test_skip("captures", "no ../shared/pcaps");
 		return;
 	}
-	fb_mon_opts_default(&o);
+	fb_monitor_opts_default(&o);
 	o.sketch = o.newflows = true;
 	o.expect = 1000000;
 	o.ring_bytes = 4U << 20;
@@ -504,10 +506,9 @@ static void test_pcaps(const char *dir)
 			/* Bytes as the program counts them (and `stats`): the
 			 * frame's linear part, all of it but for test runs of
 			 * frames over a page, which get fragments. */
-			if (fb_filter_read_stats(&r.f, &before) ||
-			    send_frame(r.prog, frame, len) < 0 ||
+			if (fb_stats_read(&r.f, &before) || send_frame(r.prog, frame, len) < 0 ||
 			    bpf_map_lookup_elem(bpf_map__fd(r.skel->maps.fb_trace), &zero, &tr) ||
-			    fb_filter_read_stats(&r.f, &after)) {
+			    fb_stats_read(&r.f, &after)) {
 				failed++;
 				continue;
 			}
@@ -582,7 +583,7 @@ static void test_cpus(void)
 		test_skip("cpus", "needs two CPUs");
 		return;
 	}
-	fb_mon_opts_default(&o);
+	fb_monitor_opts_default(&o);
 	o.sketch = o.newflows = true;
 	o.expect = 1000000;
 	o.ring_bytes = 4U << 20;
@@ -610,16 +611,16 @@ static void test_cpus(void)
 	{
 		struct fb_mon_snap s;
 
-		fb_mon_snap_take(&r.m, &s);
+		fb_monitor_snap_take(&r.m, &s);
 		for (i = 0; i < t.n; i++) {
 			__u64 p, b;
 
-			fb_mon_estimate(&r.m, &s, NULL, &t.keys[i], &p, &b);
+			fb_monitor_estimate(&r.m, &s, NULL, &t.keys[i], &p, &b);
 			wrong += p < 2;
 		}
 		ASSERT_EQ(s.packets, 2 * t.n, "cpus: the planes add up to every packet");
 		ASSERT_EQ(wrong, 0, "cpus: every flow's estimate covers both CPUs' packets");
-		fb_mon_snap_free(&s);
+		fb_monitor_snap_free(&s);
 	}
 	for (i = 0; i < t.n; i++)
 		t.packets[i] = 2;
@@ -679,7 +680,7 @@ static void test_aging(void)
 	__u64 g, carried0;
 
 	probe.w[4] = fb_key_word_tail(htons(9), htons(9), 17, FB_KIND_FLOW, 0, FB_FAMILY_IPV4);
-	fb_mon_opts_default(&o);
+	fb_monitor_opts_default(&o);
 	o.newflows = true;
 	o.age = 0.5;
 	o.expect = 100000;
@@ -733,7 +734,7 @@ static void test_overload(void)
 	__u8 frame[256];
 	size_t i;
 
-	fb_mon_opts_default(&o);
+	fb_monitor_opts_default(&o);
 	o.newflows = true;
 	o.ring_bytes = getpagesize(); /* room for ~56 events */
 	if (!ASSERT_EQ(rig_up(&r, "overload", &o, false), 0, "set up overload"))
@@ -784,17 +785,17 @@ static int feed(const char *name, size_t packets, size_t flows)
 	struct fb_load_opts lo = { .action = FB_ACTION_DEFAULT };
 	struct flowbloom_bpf *skel;
 	struct fb_monitor m;
-	struct fb_filter f;
+	struct fb_store f;
 	struct keytab t;
 	int rc;
 
-	if (fb_filter_open(name, &f))
+	if (fb_store_open(name, &f))
 		return 1;
 	rc = fb_monitor_open(&f, &m);
 	if (rc > 0) {
 		struct fb_mon_opts o;
 
-		fb_mon_opts_default(&o);
+		fb_monitor_opts_default(&o);
 		o.sketch = o.newflows = true;
 		rc = fb_monitor_create(&f, &o) || fb_monitor_open(&f, &m);
 	}
@@ -818,7 +819,7 @@ static int feed(const char *name, size_t packets, size_t flows)
 	kt_free(&t);
 	flowbloom_bpf__destroy(skel);
 	fb_monitor_close(&m);
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	return rc;
 }
 

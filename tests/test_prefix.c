@@ -8,7 +8,7 @@
  *     /32 and /128, ::ffff:198.51.100.0/120 as a spelling of
  *     198.51.100.0/24, odd lengths /1 /7 /25 /31 /33 /127, host bits set in
  *     the rule) against addresses on both sides of each edge. Each rule is
- *     alone in a 1 MiB filter (swapped in with fb_filter_replace under one
+ *     alone in a 1 MiB filter (swapped in with fb_replace under one
  *     loaded program), so a false positive is out of the question and every
  *     verdict is asserted exactly. IPv4 and IPv6 are separate lists: ::/0
  *     matches every IPv6 packet and no IPv4 packet (the code keeps one
@@ -64,11 +64,15 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "filter.h"
+#include "bits.h"
 #include "flow.h"
+#include "flowbloom.skel.h"
 #include "loader.h"
 #include "packet.h"
+#include "replace.h"
+#include "rules.h"
 #include "sizing.h"
+#include "store.h"
 #include "testlib.h"
 
 #define N_INSIDE 10000
@@ -263,7 +267,7 @@ struct prog {
 	int fd, trace_fd, stats_fd;
 };
 
-static bool prog_load(struct prog *pg, const struct fb_filter *f)
+static bool prog_load(struct prog *pg, const struct fb_store *f)
 {
 	struct fb_load_opts o = { .trace = true, .private_stats = true, .action = FB_ACTION_DROP };
 
@@ -416,7 +420,7 @@ static const struct row table[] = {
 	  { "2001:db9::", "2001:db7::" } },
 };
 
-static void one_rule(struct fb_filter *f, const struct prog *pg, const struct row *r, int dst)
+static void one_rule(struct fb_store *f, const struct prog *pg, const struct row *r, int dst)
 {
 	char rule[96], *argv[2] = { dst ? "dst" : "src", rule }, err[256], l[256];
 	struct fb_key key;
@@ -431,9 +435,9 @@ static void one_rule(struct fb_filter *f, const struct prog *pg, const struct ro
 	memcpy(p.a, dst ? key.daddr : key.saddr, 16);
 	p.plen = key.plen;
 	p.fam = key.family;
-	fb_filter_lock(f);
-	v = fb_filter_replace(f, f->hdr->nblocks, f->hdr->k, &key, 1, &bad);
-	fb_filter_unlock(f);
+	fb_store_lock(f);
+	v = fb_replace(f, f->hdr->nblocks, f->hdr->k, &key, 1, &bad);
+	fb_store_unlock(f);
 	snprintf(l, sizeof(l), "%s %s: replace the filter with the one rule", argv[0], r->rule);
 	if (!ASSERT_EQ(v, 0, l))
 		return;
@@ -540,7 +544,7 @@ static void flow_of(const char *text, struct fb_key *k)
 	}
 }
 
-static void v4mapped_packets(struct fb_filter *f, const struct prog *pg)
+static void v4mapped_packets(struct fb_store *f, const struct prog *pg)
 {
 	__u8 m5[16], m77[16], v4s[16], v4d[16], d6[16];
 	size_t i, bad;
@@ -558,9 +562,9 @@ static void v4mapped_packets(struct fb_filter *f, const struct prog *pg)
 		int v, want = c->kind ? XDP_DROP : XDP_PASS;
 
 		flow_of(c->rule, &rule);
-		fb_filter_lock(f);
-		v = fb_filter_replace(f, f->hdr->nblocks, f->hdr->k, &rule, 1, &bad);
-		fb_filter_unlock(f);
+		fb_store_lock(f);
+		v = fb_replace(f, f->hdr->nblocks, f->hdr->k, &rule, 1, &bad);
+		fb_store_unlock(f);
 		snprintf(l, sizeof(l), "v4-mapped: %s: the rule alone in the filter", c->rule);
 		if (!ASSERT_EQ(v, 0, l))
 			continue;
@@ -578,7 +582,7 @@ static void v4mapped_packets(struct fb_filter *f, const struct prog *pg)
 		flow_of(c->query, &q);
 		snprintf(l, sizeof(l), "v4-mapped: rule '%s': query %s answers %s", c->rule,
 			 c->query, c->kind ? "maybe" : "no");
-		test_check(fb_filter_query(f, &q) == (c->kind != 0), l, NULL);
+		test_check(fb_bits_query(f, &q) == (c->kind != 0), l, NULL);
 	}
 }
 
@@ -591,14 +595,14 @@ static void semantics(void)
 		.hash = FB_HASH_SIPHASH13,
 		.action = FB_ACTION_DROP,
 	};
-	struct fb_filter f;
+	struct fb_store f;
 	struct prog pg = { 0 };
 	size_t i;
 	double t0 = now();
 
-	if (!ASSERT_EQ(fb_filter_create("sem", &co), 0, "semantics: create a 1 MiB filter"))
+	if (!ASSERT_EQ(fb_store_create("sem", &co), 0, "semantics: create a 1 MiB filter"))
 		return;
-	if (!ASSERT_EQ(fb_filter_open("sem", &f), 0, "semantics: open it"))
+	if (!ASSERT_EQ(fb_store_open("sem", &f), 0, "semantics: open it"))
 		goto destroy;
 	if (!ASSERT_TRUE(prog_load(&pg, &f), "semantics: load the program"))
 		goto close;
@@ -621,10 +625,10 @@ static void semantics(void)
 
 		fb_flow_parse(2, a1, &keys[0], err, sizeof(err));
 		fb_flow_parse(2, a2, &keys[1], err, sizeof(err));
-		fb_filter_lock(&f);
-		ASSERT_EQ(fb_filter_replace(&f, f.hdr->nblocks, f.hdr->k, keys, 2, &bad), 0,
+		fb_store_lock(&f);
+		ASSERT_EQ(fb_replace(&f, f.hdr->nblocks, f.hdr->k, keys, 2, &bad), 0,
 			  "semantics: src and dst rules together");
-		fb_filter_unlock(&f);
+		fb_store_unlock(&f);
 		addr("198.51.100.9", x);
 		addr("203.0.113.9", y);
 		v = send_pkt(&pg, x, y, &kind);
@@ -648,9 +652,9 @@ static void semantics(void)
 	       now() - t0);
 	prog_unload(&pg);
 close:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 destroy:
-	ASSERT_EQ(fb_filter_destroy("sem"), 0, "semantics: destroy the filter");
+	ASSERT_EQ(fb_store_destroy("sem"), 0, "semantics: destroy the filter");
 }
 
 /* ------------------------------------------------------- list helpers */
@@ -737,29 +741,29 @@ static long check_inside(const struct prog *pg, const struct pfx *p, size_t np, 
 /* Expected per-packet false-positive rate of a filter as it is now. */
 static double expected_rate(const char *name, unsigned *probes)
 {
-	struct fb_filter f;
+	struct fb_store f;
 	double r;
 
-	if (fb_filter_open(name, &f))
+	if (fb_store_open(name, &f))
 		return -1;
 	*probes = fb_probes_per_packet(f.hdr->kinds, (void *)&f.blocks[1]);
 	r = fb_packet_rate(fb_fpr(f.hdr->layout, f.hdr->nflows, f.hdr->nblocks, f.hdr->k), *probes);
-	fb_filter_close(&f);
+	fb_store_close(&f);
 	return r;
 }
 
 /* Lengths per list of a filter, and the number of rules. */
 static void lengths_of(const char *name, struct fb_prefixes *px, __u64 *nflows)
 {
-	struct fb_filter f;
+	struct fb_store f;
 
 	memset(px, 0, sizeof(*px));
 	*nflows = 0;
-	if (fb_filter_open(name, &f))
+	if (fb_store_open(name, &f))
 		return;
 	*px = *(struct fb_prefixes *)&f.blocks[1];
 	*nflows = f.hdr->nflows;
-	fb_filter_close(&f);
+	fb_store_close(&f);
 }
 
 static bool has_len(const struct fb_lengths *l, int len)
@@ -782,7 +786,7 @@ static void random_list(void)
 	struct pfx p[N_RND4 + N_RND6];
 	uint64_t seed = 0x9f1e57;
 	char path[128], out[128], errf[128], l[256];
-	struct fb_filter f;
+	struct fb_store f;
 	struct prog pg = { 0 };
 	struct fb_prefixes px;
 	__u64 nflows;
@@ -851,12 +855,12 @@ static void random_list(void)
 	lengths_of("rnd", &px, &nflows);
 	for (j = 0; j < FB_PFX_NR; j++) {
 		snprintf(l, sizeof(l), "random list: %s uses %u lengths (<= 8)",
-			 fb_prefix_list_name(j), px.list[j].n);
+			 fb_rules_prefix_list_name(j), px.list[j].n);
 		ASSERT_RANGE(px.list[j].n, j == FB_PFX_SRC4 || j == FB_PFX_SRC6 ? 8 : 0,
 			     j == FB_PFX_SRC4 || j == FB_PFX_SRC6 ? 8 : 0, l);
 	}
 
-	if (fb_filter_open("rnd", &f))
+	if (fb_store_open("rnd", &f))
 		goto destroy;
 	if (!ASSERT_TRUE(prog_load(&pg, &f), "random list: load the program"))
 		goto close;
@@ -913,7 +917,7 @@ static void random_list(void)
 	       (double)fp / N_OUTSIDE, want, now() - t0);
 	prog_unload(&pg);
 close:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 destroy:
 	ASSERT_EQ(sh("destroy rnd >/dev/null"), 0, "random list: destroy");
 }
@@ -931,7 +935,7 @@ static void crafted(const char *name, const char *const *lines, size_t n, const 
 {
 	char path[128], l[256];
 	struct pfx p[64];
-	struct fb_filter f;
+	struct fb_store f;
 	struct fb_prefixes px;
 	struct prog pg = { 0 };
 	__u64 nflows;
@@ -961,14 +965,14 @@ static void crafted(const char *name, const char *const *lines, size_t n, const 
 		int off = lc[i].list == FB_PFX_SRC4 ? 96 : 0;
 
 		snprintf(l, sizeof(l), "%s: %s lengths: 8, /%d expanded into /%d", what,
-			 fb_prefix_list_name(lc[i].list), lc[i].gone - off, lc[i].kept - off);
+			 fb_rules_prefix_list_name(lc[i].list), lc[i].gone - off, lc[i].kept - off);
 		ASSERT_TRUE(ls->n == FB_MAX_LENGTHS && !has_len(ls, lc[i].gone) &&
 				    has_len(ls, lc[i].kept),
 			    l);
 	}
 	snprintf(l, sizeof(l), "%s: %zu rules listed, %zu stored", what, n, n + nlc);
 	ASSERT_EQ(nflows, n + nlc, l);
-	if (fb_filter_open(name, &f))
+	if (fb_store_open(name, &f))
 		goto destroy;
 	if (!ASSERT_TRUE(prog_load(&pg, &f), "load the program"))
 		goto close;
@@ -987,7 +991,7 @@ static void crafted(const char *name, const char *const *lines, size_t n, const 
 	}
 	prog_unload(&pg);
 close:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 destroy:
 	snprintf(l, sizeof(l), "%s: destroy", what);
 	ASSERT_EQ(sh("destroy %s >/dev/null", name), 0, l);
@@ -1063,7 +1067,7 @@ static void drop_list(void)
 	struct pfx *p = calloc(N_DROP4 + N_DROP6, sizeof(*p));
 	uint64_t seed = 0xd209;
 	char p4[128], p6[128], err[128], l[256];
-	struct fb_filter f;
+	struct fb_store f;
 	struct prog pg = { 0 };
 	FILE *o4, *o6;
 	long missed;
@@ -1110,7 +1114,7 @@ static void drop_list(void)
 	printf("DROP list: %d + %d prefixes loaded in %.3f s (CLI, incl. process start)\n", N_DROP4,
 	       N_DROP6, now() - t1);
 	ASSERT_TRUE(strstr(slurp(err), "note: expanded"), "DROP list: stderr notes the expansion");
-	if (fb_filter_open("drop", &f))
+	if (fb_store_open("drop", &f))
 		goto destroy;
 	if (!ASSERT_TRUE(prog_load(&pg, &f), "DROP list: load the program"))
 		goto close;
@@ -1124,7 +1128,7 @@ static void drop_list(void)
 	prog_unload(&pg);
 	printf("DROP list: %.2f s\n", now() - t0);
 close:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 destroy:
 	ASSERT_EQ(sh("destroy drop >/dev/null"), 0, "DROP list: destroy");
 out:
@@ -1205,7 +1209,7 @@ static void mixed_families(void)
 	struct pfx *p = calloc(MIX_MAX, sizeof(*p));
 	uint64_t seed = 0x3a9ed;
 	struct prog pg = { 0 };
-	struct fb_filter f;
+	struct fb_store f;
 	char path[128], l[256];
 	double t0 = now();
 	int round;
@@ -1213,7 +1217,7 @@ static void mixed_families(void)
 	if (!p || !ASSERT_EQ(sh("create mix --bits " BIG_BITS " --hashes 8 >/dev/null"), 0,
 			     "mixed families: create a 1 MiB filter"))
 		goto out;
-	if (!ASSERT_EQ(fb_filter_open("mix", &f), 0, "mixed families: open it"))
+	if (!ASSERT_EQ(fb_store_open("mix", &f), 0, "mixed families: open it"))
 		goto destroy;
 	if (!ASSERT_TRUE(prog_load(&pg, &f), "mixed families: load the program"))
 		goto close;
@@ -1347,7 +1351,7 @@ static void mixed_families(void)
 	printf("mixed families: %d rounds in %.1f s\n", MIX_ROUNDS, now() - t0);
 	prog_unload(&pg);
 close:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 destroy:
 	ASSERT_EQ(sh("destroy mix >/dev/null"), 0, "mixed families: destroy");
 out:
@@ -1404,7 +1408,7 @@ static void replace_under_traffic(void)
 			 a6[] = { 40, 64 }, b4[] = { 17, 18, 20, 21, 22, 23, 25, 26 };
 	uint64_t seed = 0x5e1ec7;
 	char pa[128], pb[128], pe[128], l[256];
-	struct fb_filter f;
+	struct fb_store f;
 	struct prog pg = { 0 };
 	long sent = 0, missed = 0, errors = 0, a_hits = 0, a_sent = 0;
 	int status = 0, swaps = -1;
@@ -1453,7 +1457,7 @@ static void replace_under_traffic(void)
 		ASSERT_TRUE(px.list[FB_PFX_SRC4].n == 6 && has_len(&px.list[FB_PFX_SRC4], 96 + 19),
 			    "replace: under A, C's /19s are /19s");
 	}
-	if (fb_filter_open("swap", &f))
+	if (fb_store_open("swap", &f))
 		goto destroy;
 	if (!ASSERT_TRUE(prog_load(&pg, &f), "replace: load the program once"))
 		goto close;
@@ -1534,7 +1538,7 @@ static void replace_under_traffic(void)
 unload:
 	prog_unload(&pg);
 close:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 destroy:
 	ASSERT_EQ(sh("destroy swap >/dev/null"), 0, "replace: destroy");
 }

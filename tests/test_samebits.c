@@ -13,11 +13,13 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "filter.h"
+#include "bits.h"
 #include "flow.h"
+#include "flowbloom.skel.h"
 #include "loader.h"
 #include "packet.h"
 #include "sizing.h"
+#include "store.h"
 #include "testlib.h"
 
 #define N_ADD 100000
@@ -39,7 +41,7 @@ static void one(const char *layout, const char *hash)
 	struct fb_load_opts lo = { .trace = true, .private_stats = true };
 	uint64_t seed = 0x5eed0000 + layout[0] + hash[7];
 	struct flowbloom_bpf *skel;
-	struct fb_filter f;
+	struct fb_store f;
 	long missing = 0, fp = 0, disagree = 0, errors = 0;
 	int fd, i, m = 0, v;
 	FILE *out;
@@ -65,7 +67,7 @@ static void one(const char *layout, const char *hash)
 	ASSERT_EQ(run("%s add %s -f %s >/dev/null", name, path), 0, label);
 	unlink(path);
 
-	if (fb_filter_open(name, &f))
+	if (fb_store_open(name, &f))
 		goto destroy;
 	skel = fb_load(&f, &lo);
 	if (!ASSERT_TRUE(skel != NULL, "load program"))
@@ -95,7 +97,7 @@ static void one(const char *layout, const char *hash)
 				    bpf_map__fd(skel->maps.fb_trace), &k, &m);
 		errors += v < 0;
 		fp += m;
-		disagree += m != fb_filter_test(&f, &k);
+		disagree += m != fb_bits_test(&f, &k);
 	}
 	snprintf(label, sizeof(label), "%s: program and CLI agree on %d unadded flows", name,
 		 N_PROBE);
@@ -109,7 +111,7 @@ static void one(const char *layout, const char *hash)
 	       (unsigned long long)fb_header_mbits(f.hdr), f.hdr->k, (double)fp / N_PROBE, want);
 	flowbloom_bpf__destroy(skel);
 close:
-	fb_filter_close(&f);
+	fb_store_close(&f);
 destroy:
 	run("%s destroy %s >/dev/null%s", name, "");
 }

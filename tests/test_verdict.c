@@ -39,9 +39,12 @@
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "filter.h"
 #include "flow.h"
+#include "flowbloom.skel.h"
 #include "loader.h"
+#include "rules.h"
+#include "stats.h"
+#include "store.h"
 #include "testlib.h"
 
 /* Protocol numbers and ethertypes, spelled out. */
@@ -786,11 +789,11 @@ static const struct mode {
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 
 /* As `flowbloom add` does it: bits, prefix lengths, then the kind flag. */
-static void add(struct fb_filter *f, const struct fb_key *k)
+static void add(struct fb_store *f, const struct fb_key *k)
 {
 	size_t bad;
 
-	ASSERT_EQ(fb_filter_add_rules(f, k, 1, &bad), 0, "rule added");
+	ASSERT_EQ(fb_rules_add(f, k, 1, &bad), 0, "rule added");
 }
 
 /* A `src ADDR` or `dst ADDR` rule: the whole address, /128. */
@@ -803,7 +806,7 @@ static void addr_key(struct fb_key *k, int kind, const __u8 addr[16], __u8 famil
 	k->family = family;
 }
 
-static void add_addr(struct fb_filter *f, int kind, const __u8 addr[16], __u8 family)
+static void add_addr(struct fb_store *f, int kind, const __u8 addr[16], __u8 family)
 {
 	struct fb_key k;
 
@@ -811,7 +814,7 @@ static void add_addr(struct fb_filter *f, int kind, const __u8 addr[16], __u8 fa
 	add(f, &k);
 }
 
-static void fill_filter(struct fb_filter *f, const struct fb_key *flow, int rules)
+static void fill_filter(struct fb_store *f, const struct fb_key *flow, int rules)
 {
 	struct fb_key rev = *flow;
 
@@ -1114,7 +1117,7 @@ static int addrs_read(const struct row *r, const struct pkt *p, size_t len)
 	return p->l3 >= 0 && len >= (size_t)p->l3 + (p->v6 ? 40 : 20);
 }
 
-static void run_table(const char *layout, struct fb_filter *f, struct flowbloom_bpf **skel)
+static void run_table(const char *layout, struct fb_store *f, struct flowbloom_bpf **skel)
 {
 	char base[256];
 	size_t i, c, m, len;
@@ -1178,7 +1181,7 @@ static void run_table(const char *layout, struct fb_filter *f, struct flowbloom_
 }
 
 /* Stats: private maps leave the filter's alone; shared ones count there. */
-static void check_shared_stats(const char *layout, struct fb_filter *f)
+static void check_shared_stats(const char *layout, struct fb_store *f)
 {
 	struct fb_load_opts o = { .action = FB_ACTION_DROP };
 	struct expect e = { .parse = FB_PARSE_OK, .kind = FB_KIND_FLOW };
@@ -1192,7 +1195,7 @@ static void check_shared_stats(const char *layout, struct fb_filter *f)
 	f_v4(&p, P_UDP, 5);
 	row_key(&udp4, &e.key);
 	fill_filter(f, &e.key, R_FLOW);
-	ASSERT_EQ(fb_filter_read_stats(f, &before), 0, "read the filter's stats");
+	ASSERT_EQ(fb_stats_read(f, &before), 0, "read the filter's stats");
 	snprintf(l, sizeof(l), "%s: private-stats programs left the filter's counters at 0",
 		 layout);
 	check_stats(l, &zero, &before, &zero);
@@ -1207,7 +1210,7 @@ static void check_shared_stats(const char *layout, struct fb_filter *f)
 		  "test_run (shared stats)");
 	snprintf(l, sizeof(l), "%s shared stats: verdict", layout);
 	ASSERT_EQ(t.retval, XDP_DROP, l);
-	fb_filter_read_stats(f, &after);
+	fb_stats_read(f, &after);
 	want_stats(&e, XDP_DROP, p.len, &want);
 	snprintf(l, sizeof(l), "%s shared stats: the filter's counters", layout);
 	check_stats(l, &before, &after, &want);
@@ -1224,16 +1227,16 @@ static void run_layout(const char *name, __u8 layout)
 		.action = FB_ACTION_DROP,
 	};
 	struct flowbloom_bpf *skel[NCFG] = {};
-	struct fb_filter f = { .dir_fd = -1, .outer_fd = -1, .bits_fd = -1, .stats_fd = -1 };
+	struct fb_store f = { .dir_fd = -1, .outer_fd = -1, .bits_fd = -1, .stats_fd = -1 };
 	char l[256];
 	bool ok = true;
 	size_t c;
 
 	snprintf(l, sizeof(l), "create the %s filter", name);
-	if (!ASSERT_EQ(fb_filter_create(name, &co), 0, l))
+	if (!ASSERT_EQ(fb_store_create(name, &co), 0, l))
 		return;
 	snprintf(l, sizeof(l), "open the %s filter", name);
-	if (!ASSERT_EQ(fb_filter_open(name, &f), 0, l))
+	if (!ASSERT_EQ(fb_store_open(name, &f), 0, l))
 		goto destroy;
 	for (c = 0; c < NCFG; c++) {
 		struct fb_load_opts o = {
@@ -1254,10 +1257,10 @@ static void run_layout(const char *name, __u8 layout)
 	for (c = 0; c < NCFG; c++)
 		if (skel[c])
 			flowbloom_bpf__destroy(skel[c]);
-	fb_filter_close(&f);
+	fb_store_close(&f);
 destroy:
 	snprintf(l, sizeof(l), "destroy the %s filter", name);
-	ASSERT_EQ(fb_filter_destroy(name), 0, l);
+	ASSERT_EQ(fb_store_destroy(name), 0, l);
 }
 
 /* No filter in the outer map: fail open, malformed packets too unless the

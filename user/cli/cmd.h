@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The CLI's verbs. Each cmd_*.c file holds one verb or a small family of
+ * them; main.c has the table. A verb returns the process exit status:
+ * 0 ok, 1 failure, 2 usage error.
+ */
+#ifndef FLOWBLOOM_USER_CMD_H
+#define FLOWBLOOM_USER_CMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "flowbloom/key.h"
+
+struct fb_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *synopsis; /* after "flowbloom " */
+	const char *help;     /* more lines for `flowbloom help VERB` */
+};
+
+int cmd_create(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_destroy(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
+int cmd_detach(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_add(int argc, char **argv);
+int cmd_query(int argc, char **argv);
+int cmd_del(int argc, char **argv);
+int cmd_count(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_load(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_traffic(int argc, char **argv);
+int cmd_flows(int argc, char **argv);
+int cmd_metrics(int argc, char **argv);
+int cmd_apply(int argc, char **argv);
+int cmd_ipfix(int argc, char **argv);
+int cmd_bgp(int argc, char **argv);
+
+/* cmd_status.c: for `info` and `stats`: the attachments that fail open, as a warning
+ * line each on stderr, or (-j) a "fail_open" array in the current object
+ * (always_json: also when empty). Returns how many. */
+int fb_warn_fail_open(bool always_json);
+
+/* Usage error for the running verb: message, synopsis, returns 2. */
+int fb_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Parse an option value from a fixed list; -1 (error printed) if absent.
+ * values NULL: names is an enum-name table + 1 (util.h), the value is the
+ * position + 1. */
+int fb_pick(const char *opt, const char *val, const char *const *names, const int *values);
+int fb_parse_action(const char *val);
+int fb_parse_malformed(const char *val);
+struct fb_load_opts;
+/* The per-attachment options attach and replay share: 'a' (--action) and
+ * 'M' (--malformed). 1 handled, 0 not ours, -1 bad value (printed). */
+int fb_load_option(int c, const char *arg, struct fb_load_opts *lo);
+
+/* Flows read from argv or a file, and where each came from. */
+struct fb_flows {
+	struct fb_key *keys;
+	size_t *where; /* line number (file) or argument number (argv) */
+	size_t n, cap;
+	const char *file; /* NULL: argv; "<stdin>" for "-" */
+};
+
+/* FLOWs from argv (several, back to back) or from a file ("-": stdin).
+ * The whole input is parsed before anything is used: on the first bad
+ * word or line it prints "FILE:LINE: why" and returns -1; 2 for a usage
+ * error (FLOWs and a file, or nothing). */
+int fb_read_flows(int argc, char **argv, const char *file, struct fb_flows *out);
+void fb_flows_free(struct fb_flows *fl);
+/* The arguments of every verb that takes flows (add, del, query, count,
+ * traffic): NAME FLOW..., or NAME and -f FILE, where -f FILE (also --file
+ * FILE, --file=FILE) may come before or after NAME. 0, or the exit code
+ * (2 usage, 1 error), printed. */
+int fb_flows_args(int argc, char **argv, const char **name, struct fb_flows *fl);
+/* "FILE:LINE" or "argument N" of flow i, for messages. */
+void fb_flows_where(const struct fb_flows *fl, size_t i, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `flowbloom add`, `del`, `query` and `count`: flows in, answers out,
+ * through the mmap of the filter (and of its counters). Input is parsed and
+ * checked whole before the filter is touched.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "bits.h"
+#include "cmd.h"
+#include "counting.h"
+#include "exact.h"
+#include "flow.h"
+#include "output.h"
+#include "rules.h"
+#include "store.h"
+#include "util.h"
+
+/* NAME and its flows (fb_flows_args), then open the filter. */
+static int flows_args(int argc, char **argv, struct fb_store *f, struct fb_flows *fl)
+{
+	const char *name;
+	int rc = fb_flows_args(argc, argv, &name, fl);
+
+	if (rc)
+		return rc;
+	if (fb_store_open(name, f)) {
+		fb_flows_free(fl);
+		return 1;
+	}
+	return 0;
+}
+
+static void report(const char *verb, const struct fb_store *f, size_t n, double secs)
+{
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("filter", f->name);
+		jw_u64(verb, n);
+		jw_double("seconds", secs);
+		jw_double("flows_per_second", secs > 0 ? n / secs : 0);
+		jw_u64("flows", f->hdr->nflows);
+		jw_obj_close();
+		jw_end();
+	} else {
+		printf("%s %zu flow%s %s %s in %.3f ms (%.2f M flows/s)\n", verb, n,
+		       n == 1 ? "" : "s", strcmp(verb, "added") ? "from" : "to", f->name,
+		       secs * 1e3, secs > 0 ? n / secs / 1e6 : 0.0);
+	}
+}
+
+int cmd_add(int argc, char **argv)
+{
+	char where[600], text[FB_FLOW_STR];
+	struct fb_store f;
+	struct fb_flows fl;
+	size_t bad;
+	double t0;
+	int err, rc = flows_args(argc, argv, &f, &fl);
+
+	if (rc)
+		return rc;
+	rc = 1;
+	if (fb_store_lock(&f))
+		goto out;
+	t0 = fb_now();
+	err = fb_rules_add(&f, fl.keys, fl.n, &bad);
+	if (err == -1) {
+		fb_flows_where(&fl, bad, where, sizeof(where));
+		fb_flow_format(&fl.keys[bad], text, sizeof(text));
+		fb_err("%s: '%s' would need a %dth %s prefix length (at most %d; `flowbloom load` "
+		       "expands rare lengths into longer ones); nothing added",
+		       where, text, FB_MAX_LENGTHS + 1,
+		       fb_rules_prefix_list_name(fb_rules_prefix_list(&fl.keys[bad])),
+		       FB_MAX_LENGTHS);
+	}
+	if (err) {
+		/* -2: an exact set refused a rule (already said). */
+		fb_store_unlock(&f);
+		goto out;
+	}
+	t0 = fb_now() - t0;
+	fb_store_unlock(&f);
+	report("added", &f, fl.n, t0);
+	rc = 0;
+out:
+	fb_store_close(&f);
+	fb_flows_free(&fl);
+	return rc;
+}
+
+int cmd_del(int argc, char **argv)
+{
+	char where[600], text[FB_FLOW_STR];
+	struct fb_store f;
+	struct fb_flows fl;
+	size_t i, bad;
+	double t0;
+	int rc = flows_args(argc, argv, &f, &fl);
+
+	if (rc)
+		return rc;
+	rc = 1;
+	if (!f.cnt_hdr) {
+		fb_err("'%s' is a plain Bloom filter: it cannot forget a flow (create it with "
+		       "--counting)",
+		       f.name);
+		goto out;
+	}
+	if (fb_store_lock(&f))
+		goto out;
+	t0 = fb_now();
+	/* With exact sets, a counting filter can tell a member from a false
+	 * positive: deleting a false positive would lower others' counters. */
+	for (i = 0; f.hdr->confirm && i < fl.n; i++) {
+		if (fb_exact_count(&f, &fl.keys[i]))
+			continue;
+		fb_flows_where(&fl, i, where, sizeof(where));
+		fb_flow_format(&fl.keys[i], text, sizeof(text));
+		fb_err("%s: '%s' is not in filter '%s' (not in its exact set); nothing deleted",
+		       where, text, f.name);
+		fb_store_unlock(&f);
+		goto out;
+	}
+	/* Check the whole batch against the counters before changing any. */
+	rc = fb_counting_check_dels(&f, fl.keys, fl.n, &bad);
+	if (rc) {
+		if (rc == -2) {
+			fb_err("out of memory checking %zu deletions; nothing deleted", fl.n);
+		} else {
+			fb_flows_where(&fl, bad, where, sizeof(where));
+			fb_flow_format(&fl.keys[bad], text, sizeof(text));
+			fb_err("%s: '%s' is not in filter '%s' (a counter is 0); nothing deleted",
+			       where, text, f.name);
+		}
+		fb_store_unlock(&f);
+		rc = 1;
+		goto out;
+	}
+	fb_counting_del_many(&f, fl.keys, fl.n);
+	for (i = 0; f.hdr->confirm && i < fl.n; i++)
+		fb_exact_adjust(&f, &fl.keys[i], -1);
+	t0 = fb_now() - t0;
+	fb_store_unlock(&f);
+	report("deleted", &f, fl.n, t0);
+	rc = 0;
+out:
+	fb_store_close(&f);
+	fb_flows_free(&fl);
+	return rc;
+}
+
+int cmd_query(int argc, char **argv)
+{
+	char text[FB_FLOW_STR];
+	struct fb_store f;
+	struct fb_flows fl;
+	size_t i, maybe = 0;
+	int rc = flows_args(argc, argv, &f, &fl);
+
+	if (rc)
+		return rc;
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_arr_open("results");
+	}
+	for (i = 0; i < fl.n; i++) {
+		bool hit = fb_bits_query(&f, &fl.keys[i]);
+
+		maybe += hit;
+		fb_flow_format(&fl.keys[i], text, sizeof(text));
+		if (fb_json) {
+			jw_obj_open(NULL);
+			jw_str("flow", text);
+			jw_str("result", hit ? "maybe" : "no");
+			jw_obj_close();
+		} else {
+			printf("%-5s %s\n", hit ? "maybe" : "no", text);
+		}
+	}
+	if (fb_json) {
+		jw_arr_close();
+		jw_u64("maybe", maybe);
+		jw_u64("total", fl.n);
+		jw_obj_close();
+		jw_end();
+	} else {
+		printf("%zu of %zu maybe\n", maybe, fl.n);
+	}
+	fb_store_close(&f);
+	fb_flows_free(&fl);
+	return 0;
+}
+
+int cmd_count(int argc, char **argv)
+{
+	char text[FB_FLOW_STR];
+	struct fb_store f;
+	struct fb_flows fl;
+	size_t i;
+	int rc = flows_args(argc, argv, &f, &fl);
+
+	if (rc)
+		return rc;
+	if (!f.cnt_hdr) {
+		fb_err("'%s' is a plain Bloom filter: it has no counters (create it with "
+		       "--counting)",
+		       f.name);
+		rc = 1;
+		goto out;
+	}
+	if (fb_json)
+		jw_arr_open(NULL);
+	for (i = 0; i < fl.n; i++) {
+		unsigned c = fb_counting_min(&f, &fl.keys[i]);
+
+		fb_flow_format(&fl.keys[i], text, sizeof(text));
+		if (fb_json) {
+			jw_obj_open(NULL);
+			jw_str("flow", text);
+			jw_u64("count", c);
+			jw_bool("saturated", c == fb_counting_max(&f));
+			jw_obj_close();
+		} else {
+			printf("%u%s %s\n", c, c == fb_counting_max(&f) ? "+" : "", text);
+		}
+	}
+	if (fb_json) {
+		jw_arr_close();
+		jw_end();
+	}
+out:
+	fb_store_close(&f);
+	fb_flows_free(&fl);
+	return rc;
+}

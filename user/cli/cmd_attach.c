@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* `flowbloom attach` and `detach`: the XDP program on a device. */
+#include <errno.h>
+#include <getopt.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "cmd.h"
+#include "parse.h"
+#include "store.h"
+#include "loader.h"
+#include "monmaps.h"
+#include "output.h"
+
+/* The object member "monitor" describing m (fb_monitor_describe() in JSON). */
+static void monitor_json(const struct fb_monitor *m)
+{
+	const struct fb_mon_config *c = &m->cfg;
+
+	jw_obj_open("monitor");
+	if (c->flags & FB_MON_SKETCH) {
+		jw_obj_open("sketch");
+		jw_u64("depth", c->depth);
+		jw_u64("width", 1U << c->shift);
+		jw_double("epsilon", fb_monitor_epsilon(m));
+		jw_double("delta", fb_monitor_delta(m));
+		jw_u64("cpus", c->planes);
+		jw_obj_close();
+	}
+	if (c->flags & FB_MON_NEWFLOWS) {
+		jw_obj_open("new_flows");
+		jw_double("age", c->age_ns / 1e9);
+		jw_u64("expect", c->seen_expect);
+		jw_u64("ring_bytes", c->ring_bytes);
+		jw_double("expected_miss_rate",
+			  fb_monitor_seen_miss_rate((double)c->seen_expect, c->seen_slots,
+						    c->seen_k));
+		jw_obj_close();
+	}
+	jw_obj_close();
+}
+
+int cmd_attach(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "mode", required_argument, NULL, 'm' },
+		{ "action", required_argument, NULL, 'a' },
+		{ "malformed", required_argument, NULL, 'M' },
+		{ "monitor", no_argument, NULL, FB_OPT_MONITOR },
+		{ "epsilon", required_argument, NULL, FB_OPT_EPSILON },
+		{ "delta", required_argument, NULL, FB_OPT_DELTA },
+		{ "new-flows", no_argument, NULL, FB_OPT_NEWFLOWS },
+		{ "age", required_argument, NULL, FB_OPT_AGE },
+		{ "expect", required_argument, NULL, FB_OPT_EXPECT },
+		{ "ring", required_argument, NULL, FB_OPT_RING },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const modes[] = { "native", "generic", NULL };
+	static const int mode_v[] = { XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE };
+	struct fb_load_opts lo = { 0 };
+	struct flowbloom_bpf *skel;
+	struct fb_mon_opts mo;
+	struct fb_monitor mon;
+	struct fb_store f;
+	__u32 flags = XDP_FLAGS_DRV_MODE;
+	unsigned int ifindex;
+	int c, v, err;
+
+	fb_monitor_opts_default(&mo);
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			if ((v = fb_pick("--mode", optarg, modes, mode_v)) < 0)
+				return 2;
+			flags = v;
+			break;
+		default:
+			v = fb_load_option(c, optarg, &lo);
+			if (!v)
+				v = fb_mon_option(c, optarg, &mo);
+			if (v < 0)
+				return 2;
+			if (!v)
+				return fb_usage("unknown or incomplete option '%s'",
+						argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 2)
+		return fb_usage(argc - optind < 2 ? "missing NAME or DEV" : "too many arguments");
+	ifindex = if_nametoindex(argv[optind + 1]);
+	if (!ifindex) {
+		fb_err("no device '%s'", argv[optind + 1]);
+		return 1;
+	}
+	if (fb_store_open(argv[optind], &f))
+		return 1;
+	/* Monitoring maps (monitor.c): new ones unless another device feeds
+	 * them already. */
+	if ((mo.sketch || mo.newflows) && fb_monitor_prepare(&f, &mo, &mon)) {
+		fb_store_close(&f);
+		return 1;
+	}
+	lo.monitor = mo.sketch || mo.newflows ? &mon : NULL;
+	skel = fb_load(&f, &lo);
+	if (!skel) {
+		if (lo.monitor)
+			fb_monitor_close(&mon);
+		fb_store_close(&f);
+		return 1;
+	}
+	/* UPDATE_IF_NOEXIST: never silently replace someone else's program. */
+	err = bpf_xdp_attach(ifindex, fb_load_prog_fd(skel), flags | XDP_FLAGS_UPDATE_IF_NOEXIST,
+			     NULL);
+	if (err) {
+		if (err == -EEXIST || err == -EBUSY)
+			fb_err("%s already has an XDP program: detach it first", argv[optind + 1]);
+		else if (err == -EOPNOTSUPP && flags == XDP_FLAGS_DRV_MODE)
+			fb_err("%s has no native XDP support: use --mode generic",
+			       argv[optind + 1]);
+		else
+			fb_err("cannot attach to %s: %s", argv[optind + 1], strerror(-err));
+	} else if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("attached", argv[optind]);
+		jw_str("dev", argv[optind + 1]);
+		jw_str("mode", flags == XDP_FLAGS_DRV_MODE ? "native" : "generic");
+		if (lo.monitor)
+			monitor_json(&mon);
+		jw_obj_close();
+		jw_end();
+	} else {
+		printf("attached %s to %s (%s)\n", argv[optind], argv[optind + 1],
+		       flags == XDP_FLAGS_DRV_MODE ? "native" : "generic");
+		if (lo.monitor) {
+			char desc[256];
+
+			fb_monitor_describe(&mon, desc, sizeof(desc));
+			printf("monitoring: %s\n", desc);
+		}
+	}
+	/* The attachment holds the program; our handles can go. */
+	fb_load_close(skel);
+	if (lo.monitor)
+		fb_monitor_close(&mon);
+	fb_store_close(&f);
+	return err ? 1 : 0;
+}
+
+static int prog_name(__u32 id, char *name, size_t len)
+{
+	struct bpf_prog_info info = {};
+	__u32 ilen = sizeof(info);
+	int fd = bpf_prog_get_fd_by_id(id), err;
+
+	if (fd < 0)
+		return -1;
+	err = bpf_obj_get_info_by_fd(fd, &info, &ilen);
+	close(fd);
+	if (!err)
+		snprintf(name, len, "%s", info.name);
+	return err;
+}
+
+int cmd_detach(int argc, char **argv)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	unsigned int ifindex;
+	char name[BPF_OBJ_NAME_LEN] = "";
+	__u32 id, flags;
+	int err;
+
+	if (argc != 2)
+		return fb_usage(argc < 2 ? "missing DEV" : "too many arguments");
+	ifindex = if_nametoindex(argv[1]);
+	if (!ifindex) {
+		fb_err("no device '%s'", argv[1]);
+		return 1;
+	}
+	err = bpf_xdp_query(ifindex, 0, &q);
+	if (err) {
+		fb_err("cannot query %s: %s", argv[1], strerror(-err));
+		return 1;
+	}
+	if (q.drv_prog_id) {
+		id = q.drv_prog_id;
+		flags = XDP_FLAGS_DRV_MODE;
+	} else if (q.skb_prog_id) {
+		id = q.skb_prog_id;
+		flags = XDP_FLAGS_SKB_MODE;
+	} else {
+		fb_err("%s has no XDP program", argv[1]);
+		return 1;
+	}
+	if (prog_name(id, name, sizeof(name)) || strcmp(name, "flowbloom")) {
+		fb_err("the XDP program on %s (id %u, '%s') is not flowbloom's; not detaching",
+		       argv[1], id, name);
+		return 1;
+	}
+	err = bpf_xdp_detach(ifindex, flags, NULL);
+	if (err) {
+		fb_err("cannot detach from %s: %s", argv[1], strerror(-err));
+		return 1;
+	}
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("detached", argv[1]);
+		jw_obj_close();
+		jw_end();
+	} else {
+		printf("detached %s\n", argv[1]);
+	}
+	return 0;
+}

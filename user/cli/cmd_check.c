@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* `flowbloom check`: what an interrupted command left (staging
+ * directories, the other generation's counters or exact sets, missing
+ * ip-link pins, a filter too broken to open) and, for counting filters,
+ * is every bit set exactly where its counter is non-zero, and do the
+ * counters add up to k times the flows? */
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include "cmd.h"
+#include "counting.h"
+#include "output.h"
+#include "pintree.h"
+#include "repair.h"
+#include "store.h"
+
+/* The filter cannot be opened: say why, and what stale directories of its
+ * name there are. */
+static int check_broken(const char *name, bool repair)
+{
+	char why[sizeof(fb_report_last)];
+	bool missing;
+	unsigned st = 0;
+
+	snprintf(why, sizeof(why), "%s", fb_report_last);
+	missing = !strncmp(why, "no filter named", 15);
+	if (fb_repair_stale(name, &st))
+		return 1;
+	if (missing && !st) {
+		fb_err("%s", why);
+		return 1;
+	}
+	if (repair && st)
+		fb_repair_clean_stale(name);
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("filter", name);
+		jw_bool("clean", false);
+		jw_bool("repaired", repair && missing);
+		if (!missing)
+			jw_str("broken", why);
+		jw_bool("interrupted_create", st & 1);
+		jw_bool("interrupted_destroy", st & 2);
+		jw_obj_close();
+		jw_end();
+	} else {
+		if (missing)
+			printf("%s: no such filter, but an interrupted command left a staging "
+			       "directory%s\n",
+			       name, repair ? " (removed)" : "");
+		else
+			printf("%s: BROKEN: %s\n", name, why);
+		if (st & 1)
+			printf("  an interrupted create or import left %s/%s%s%s\n", fb_pin_root(),
+			       FB_STAGE_NEW, name, repair ? " (removed)" : "");
+		if (st & 2)
+			printf("  an interrupted destroy left %s/%s%s%s\n", fb_pin_root(),
+			       FB_STAGE_OLD, name, repair ? " (removed)" : "");
+	}
+	/* Only leftovers, and they are gone now: success. */
+	return repair && missing ? 0 : 1;
+}
+
+int cmd_check(int argc, char **argv)
+{
+	bool repair = false, clean, quiet;
+	struct fb_repair_state t;
+	struct fb_store f;
+	struct fb_check c;
+	const char *name = NULL;
+	int i, r;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--repair"))
+			repair = true;
+		else if (argv[i][0] == '-' || name)
+			return fb_usage("unexpected '%s'", argv[i]);
+		else
+			name = argv[i];
+	}
+	if (!name)
+		return fb_usage("missing NAME");
+	if (fb_pin_check_name(name))
+		return 1;
+	quiet = fb_report_quiet;
+	fb_report_quiet = true;
+	r = fb_store_open(name, &f);
+	fb_report_quiet = quiet;
+	if (r)
+		return check_broken(name, repair);
+	/* Keep writers out: a write in progress would look like damage. (Not
+	 * fb_store_lock(): it would roll back an interrupted write unseen.) */
+	if (fb_store_flock(&f, repair ? LOCK_EX : LOCK_SH)) {
+		fb_store_close(&f);
+		return 1;
+	}
+	memset(&c, 0, sizeof(c));
+	c.count_ok = true;
+	r = fb_repair_check(&f, repair, &t);
+	if (f.cnt_hdr)
+		fb_counting_check(&f, repair, &c);
+	fb_store_unlock(&f);
+	if (r) {
+		fb_store_close(&f);
+		return 1;
+	}
+	clean = !c.stale_bits && !c.missing_bits && !c.journal_dirty && c.count_ok &&
+		!t.stale_create && !t.stale_destroy && !t.stale_counters && !t.stale_sets &&
+		!t.iproute_missing;
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("filter", name);
+		jw_bool("clean", clean);
+		jw_bool("repaired", repair && !clean);
+		jw_bool("counting", f.cnt_hdr != NULL);
+		if (f.cnt_hdr) {
+			jw_u64("stale_bits", c.stale_bits);
+			jw_u64("missing_bits", c.missing_bits);
+			jw_bool("interrupted_write", c.journal_dirty);
+			jw_u64("saturated", c.saturated);
+			jw_u64("counter_sum", c.counter_sum);
+			jw_u64("flows", f.hdr->nflows);
+			jw_bool("count_checked", c.count_checked);
+			jw_bool("count_ok", c.count_ok);
+		}
+		jw_bool("interrupted_create", t.stale_create);
+		jw_bool("interrupted_destroy", t.stale_destroy);
+		jw_bool("stale_counters", t.stale_counters);
+		jw_bool("stale_exact_sets", t.stale_sets);
+		jw_bool("iproute_pins_missing", t.iproute_missing);
+		jw_obj_close();
+		jw_end();
+	} else {
+		const char *fixed = repair ? ": removed" : "";
+
+		printf("%s: %s%s\n", name, clean ? "clean" : "NOT clean",
+		       repair && !clean ? " (repaired)" : "");
+		if (f.cnt_hdr) {
+			printf("  bits set over a zero counter %llu, counters without their bit "
+			       "%llu\n",
+			       (unsigned long long)c.stale_bits,
+			       (unsigned long long)c.missing_bits);
+			if (c.journal_dirty)
+				printf("  a write was interrupted (one flow half applied)%s\n",
+				       repair ? ": rolled back" : "");
+			printf("  counters sum %llu for %llu flows x k=%u: %s\n",
+			       (unsigned long long)c.counter_sum, (unsigned long long)f.hdr->nflows,
+			       f.hdr->k,
+			       !c.count_checked ? "not checkable (saturated counters)"
+			       : c.count_ok	? "ok"
+						: "MISMATCH");
+			printf("  saturated counters %llu\n", (unsigned long long)c.saturated);
+		} else {
+			printf("  plain filter: no counters to check its bits against\n");
+		}
+		if (t.stale_create)
+			printf("  an interrupted create or import of this name left %s/%s%s%s\n",
+			       fb_pin_root(), FB_STAGE_NEW, name, fixed);
+		if (t.stale_destroy)
+			printf("  an interrupted destroy left %s/%s%s%s\n", fb_pin_root(),
+			       FB_STAGE_OLD, name, fixed);
+		if (t.stale_counters)
+			printf("  an interrupted load --replace left the unused generation's "
+			       "counters pinned%s\n",
+			       fixed);
+		if (t.stale_sets)
+			printf("  an interrupted load --replace left exact sets in the unused "
+			       "generation%s\n",
+			       fixed);
+		if (t.iproute_missing)
+			printf("  the ip link pins (%s) are missing%s\n", fb_pin_iproute_dir(),
+			       repair ? ": pinned again" : "");
+	}
+	fb_store_close(&f);
+	/* After a repair the filter is consistent: success. */
+	return clean || repair ? 0 : 1;
+}

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Helpers every verb uses: option values and FLOW input (see cmd.h). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd.h"
+#include "loader.h"
+#include "flow.h"
+#include "flowbloom/geometry.h"
+#include "output.h"
+#include "util.h"
+
+int fb_pick(const char *opt, const char *val, const char *const *names, const int *values)
+{
+	char list[256] = "";
+	int i;
+
+	for (i = 0; names[i]; i++) {
+		if (!strcmp(val, names[i]))
+			return values ? values[i] : i + 1;
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? "|" : "",
+			 names[i]);
+	}
+	fb_usage("bad value '%s' for %s (want %s)", val, opt, list);
+	return -1;
+}
+
+int fb_load_option(int c, const char *arg, struct fb_load_opts *lo)
+{
+	int v;
+
+	if (c == 'a') {
+		if ((v = fb_parse_action(arg)) < 0)
+			return -1;
+		lo->action = v;
+		return 1;
+	}
+	if (c == 'M') {
+		if ((v = fb_parse_malformed(arg)) < 0)
+			return -1;
+		lo->malformed = v;
+		return 1;
+	}
+	return 0;
+}
+
+int fb_parse_action(const char *val)
+{
+	return fb_pick("--action", val, fb_action_names + 1, NULL);
+}
+
+int fb_parse_malformed(const char *val)
+{
+	return fb_pick("--malformed", val, fb_malformed_names + 1, NULL);
+}
+
+static int push(struct fb_flows *fl, const struct fb_key *k, size_t where)
+{
+	if (fl->n == fl->cap) {
+		size_t cap = fl->cap ? fl->cap * 2 : 1024;
+		struct fb_key *nk = realloc(fl->keys, cap * sizeof(*nk));
+		size_t *nw = nk ? realloc(fl->where, cap * sizeof(*nw)) : NULL;
+
+		if (nk)
+			fl->keys = nk;
+		if (!nk || !nw) {
+			if (fl->file)
+				fb_err("%s:%zu: out of memory after %zu flows", fl->file, where,
+				       fl->n);
+			else
+				fb_err("argument %zu: out of memory", where);
+			return -1;
+		}
+		fl->where = nw;
+		fl->cap = cap;
+	}
+	fl->keys[fl->n] = *k;
+	fl->where[fl->n++] = where;
+	return 0;
+}
+
+static int read_file(const char *file, struct fb_flows *fl)
+{
+	struct fb_lines r;
+	char *line, err[256];
+	size_t len;
+	int rc;
+
+	if (fb_lines_open(&r, file))
+		return -1;
+	fl->file = r.label;
+	while ((rc = fb_lines_next(&r, &line, &len)) > 0) {
+		struct fb_key key;
+		int blank;
+
+		if (fb_flow_parse_line(line, &key, &blank, err, sizeof(err))) {
+			fb_err("%s:%zu: %s", fl->file, r.lineno, err);
+			rc = -1;
+			break;
+		}
+		if (!blank && push(fl, &key, r.lineno)) {
+			rc = -1;
+			break;
+		}
+	}
+	fb_lines_close(&r);
+	return rc;
+}
+
+void fb_flows_free(struct fb_flows *fl)
+{
+	free(fl->keys);
+	free(fl->where);
+	memset(fl, 0, sizeof(*fl));
+}
+
+void fb_flows_where(const struct fb_flows *fl, size_t i, char *buf, size_t len)
+{
+	if (fl->file)
+		snprintf(buf, len, "%s:%zu", fl->file, fl->where[i]);
+	else
+		snprintf(buf, len, "argument %zu", fl->where[i]);
+}
+
+int fb_read_flows(int argc, char **argv, const char *file, struct fb_flows *fl)
+{
+	char err[256];
+	int i = 0;
+
+	memset(fl, 0, sizeof(*fl));
+	if (file) {
+		if (argc)
+			return fb_usage("give FLOWs or -f FILE, not both");
+		if (read_file(file, fl))
+			goto fail;
+		return 0;
+	}
+	if (!argc)
+		return fb_usage("no FLOW given");
+	while (i < argc) {
+		struct fb_key key;
+		int used = fb_flow_parse(argc - i, argv + i, &key, err, sizeof(err));
+
+		if (used < 0) {
+			fb_err("argument %d: %s", i + 1, err);
+			goto fail;
+		}
+		if (push(fl, &key, i + 1))
+			goto fail;
+		i += used;
+	}
+	return 0;
+fail:
+	fb_flows_free(fl);
+	return -1;
+}
+
+int fb_flows_args(int argc, char **argv, const char **name, struct fb_flows *fl)
+{
+	static const struct option opts[] = {
+		{ "file", required_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *file = NULL;
+	int c, rc;
+
+	optind = 0;
+	opterr = 0;
+	/* "+": stop at the first non-option, so FLOW words are never options. */
+	while ((c = getopt_long(argc, argv, "+f:", opts, NULL)) != -1) {
+		if (c != 'f')
+			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+		file = optarg;
+	}
+	if (optind >= argc)
+		return fb_usage("missing NAME");
+	*name = argv[optind++];
+	/* After NAME, only -f/--file can come: a FLOW word never starts with '-'. */
+	if (!file && optind < argc &&
+	    (!strcmp(argv[optind], "-f") || !strcmp(argv[optind], "--file"))) {
+		if (optind + 1 >= argc)
+			return fb_usage("-f needs a FILE ('-' for stdin)");
+		file = argv[optind + 1];
+		optind += 2;
+	} else if (!file && optind < argc && !strncmp(argv[optind], "--file=", 7)) {
+		file = argv[optind++] + 7;
+	}
+	rc = fb_read_flows(argc - optind, argv + optind, file, fl);
+	return rc == 2 ? 2 : rc ? 1 : 0;
+}

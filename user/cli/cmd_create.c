@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* `flowbloom create`: geometry from capacity and rate, or given. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd.h"
+#include "counting.h"
+#include "output.h"
+#include "sizing.h"
+#include "store.h"
+#include "util.h"
+
+static int parse_u64(const char *opt, const char *s, unsigned long long *v)
+{
+	if (fb_parse_u64(s, v))
+		return fb_usage("bad number '%s' for %s", s, opt), -1;
+	return 0;
+}
+
+int cmd_create(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "capacity", required_argument, NULL, 'n' },
+		{ "fp-rate", required_argument, NULL, 'p' },
+		{ "bits", required_argument, NULL, 'm' },
+		{ "hashes", required_argument, NULL, 'k' },
+		{ "layout", required_argument, NULL, 'l' },
+		{ "hash", required_argument, NULL, 'H' },
+		{ "action", required_argument, NULL, 'a' },
+		{ "counting", no_argument, NULL, 'c' },
+		{ "counter-bits", required_argument, NULL, 'b' },
+		{ "confirm", required_argument, NULL, 'C' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const widths[] = { "4", "8", NULL };
+	static const int width_v[] = { 4, 8 };
+	struct fb_create_opts o = { .layout = FB_LAYOUT_BLOCKED,
+				    .hash = FB_HASH_SIPHASH13,
+				    .action = FB_ACTION_DROP };
+	unsigned long long cap = 0, bits = 0, k = 0, bytes;
+	bool have_cap = false, have_p = false, have_bits = false, have_k = false, counting = false;
+	int width = 4;
+	double p = 0;
+	char *end;
+	int c, v;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			if (parse_u64("--capacity", optarg, &cap))
+				return 2;
+			have_cap = true;
+			break;
+		case 'p':
+			errno = 0;
+			p = strtod(optarg, &end);
+			if (errno || *end || end == optarg || !(p > 0 && p < 1))
+				return fb_usage("--fp-rate must be a number in (0, 1), not '%s'",
+						optarg);
+			have_p = true;
+			break;
+		case 'm':
+			if (parse_u64("--bits", optarg, &bits))
+				return 2;
+			have_bits = true;
+			break;
+		case 'k':
+			if (parse_u64("--hashes", optarg, &k))
+				return 2;
+			have_k = true;
+			break;
+		case 'l':
+			if ((v = fb_pick("--layout", optarg, fb_layout_names + 1, NULL)) < 0)
+				return 2;
+			o.layout = v;
+			break;
+		case 'H':
+			if ((v = fb_pick("--hash", optarg, fb_hash_names + 1, NULL)) < 0)
+				return 2;
+			o.hash = v;
+			break;
+		case 'a':
+			if ((v = fb_parse_action(optarg)) < 0)
+				return 2;
+			o.action = v;
+			break;
+		case 'c':
+			counting = true;
+			break;
+		case 'C':
+			if (strcmp(optarg, "exact"))
+				return fb_usage("bad value '%s' for --confirm (want exact)",
+						optarg);
+			o.confirm = 1;
+			break;
+		case 'b':
+			if ((width = fb_pick("--counter-bits", optarg, widths, width_v)) < 0)
+				return 2;
+			counting = true;
+			break;
+		default:
+			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	o.counter_bits = counting ? width : 0;
+	if (optind >= argc)
+		return fb_usage("missing NAME");
+	if (optind < argc - 1)
+		return fb_usage("unexpected '%s'", argv[optind + 1]);
+	if ((have_cap || have_p) && (have_bits || have_k))
+		return fb_usage("give --capacity/--fp-rate or --bits/--hashes, not both");
+	if (have_cap || have_p) {
+		int err;
+
+		if (!have_cap || !have_p)
+			return fb_usage("--capacity and --fp-rate go together");
+		if (!cap)
+			return fb_usage("--capacity must be at least 1");
+		err = o.layout == FB_LAYOUT_CLASSIC ? fb_size_classic(cap, p, &o.nblocks, &o.k)
+						    : fb_size_blocked(cap, p, &o.nblocks, &o.k);
+		if (err) {
+			fb_err("capacity %llu at rate %g needs more than %u MiB", cap, p,
+			       FB_MAX_BLOCKS / (1024 * 1024 / FB_BLOCK_BYTES));
+			return 1;
+		}
+		o.capacity = cap;
+		o.fp_rate = p;
+	} else if (have_bits || have_k) {
+		if (!have_bits || !have_k)
+			return fb_usage("--bits and --hashes go together");
+		if (!bits || bits > (unsigned long long)FB_MAX_BLOCKS * FB_BLOCK_BITS)
+			return fb_usage("--bits must be 1..%llu",
+					(unsigned long long)FB_MAX_BLOCKS * FB_BLOCK_BITS);
+		if (!k || k > FB_MAX_K)
+			return fb_usage("--hashes must be 1..%d", FB_MAX_K);
+		o.nblocks = (bits + FB_BLOCK_BITS - 1) / FB_BLOCK_BITS;
+		o.k = k;
+	} else {
+		return fb_usage("give --capacity N --fp-rate P, or --bits M --hashes K");
+	}
+	if (o.confirm && !strcmp(argv[optind], FB_IPROUTE_FILTER)) {
+		/* An `ip link`-loaded program cannot be handed the exact sets:
+		 * it would confirm nothing and let every listed flow through. */
+		fb_err("--confirm exact is not available for '%s', the filter `ip link` uses "
+		       "(attach another filter with flowbloom attach)",
+		       FB_IPROUTE_FILTER);
+		return 1;
+	}
+	if (fb_store_create(argv[optind], &o))
+		return 1;
+	bytes = ((unsigned long long)o.nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES;
+	if (o.counter_bits)
+		bytes += fb_counting_map_bytes((__u64)o.nblocks * FB_BLOCK_BITS, o.counter_bits);
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("name", argv[optind]);
+		jw_u64("bits", (unsigned long long)o.nblocks * FB_BLOCK_BITS);
+		jw_u64("hashes", o.k);
+		jw_u64("bytes", bytes);
+		jw_u64("counter_bits", o.counter_bits);
+		jw_obj_close();
+		jw_end();
+	} else {
+		printf("created %s: m=%llu bits, k=%u, %llu bytes%s\n", argv[optind],
+		       (unsigned long long)o.nblocks * FB_BLOCK_BITS, o.k, bytes,
+		       o.counter_bits ? (o.counter_bits == 4 ? " with 4-bit counters"
+							     : " with 8-bit counters")
+				      : "");
+	}
+	return 0;
+}

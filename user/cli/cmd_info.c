@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* `flowbloom list`, `info` and `destroy`. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "bits.h"
+#include "cmd.h"
+#include "counting.h"
+#include "discover.h"
+#include "output.h"
+#include "pintree.h"
+#include "repair.h"
+#include "rules.h"
+#include "sizing.h"
+#include "store.h"
+#include "util.h"
+
+static void kinds_str(__u32 kinds, char *buf, size_t len)
+{
+	int k;
+
+	buf[0] = 0;
+	for (k = FB_KIND_FLOW; k < FB_KIND_MAX; k++)
+		if (kinds & FB_KINDF(k))
+			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? "," : "",
+				 fb_kind_names[k]);
+	if (!buf[0])
+		snprintf(buf, len, "none");
+}
+
+int cmd_list(int argc, char **argv)
+{
+	char **names;
+	int n, i;
+
+	(void)argv;
+	if (argc != 1)
+		return fb_usage("list takes no arguments");
+	/* Without the rights to read the filters' directory (bpffs is
+	 * root-only by default) the list would look empty: say why instead. */
+	if (access(fb_pin_root(), R_OK | X_OK) && errno != ENOENT) {
+		fb_err("cannot read %s: %s (list needs root or CAP_BPF)", fb_pin_root(),
+		       strerror(errno));
+		return 1;
+	}
+	n = fb_pin_list(&names);
+	if (n < 0)
+		return 1;
+	if (fb_json)
+		jw_arr_open(NULL);
+	for (i = 0; i < n; i++) {
+		bool quiet = fb_report_quiet;
+		struct fb_store f;
+		int r;
+
+		/* One broken filter is listed as such; the others as usual. */
+		fb_report_quiet = true;
+		r = fb_store_open(names[i], &f);
+		fb_report_quiet = quiet;
+		if (r) {
+			if (fb_json) {
+				jw_obj_open(NULL);
+				jw_str("name", names[i]);
+				jw_str("broken", fb_report_last);
+				jw_obj_close();
+			} else {
+				printf("%-20s BROKEN: %s\n", names[i], fb_report_last);
+			}
+			free(names[i]);
+			continue;
+		}
+		if (fb_json) {
+			jw_obj_open(NULL);
+			jw_str("name", f.name);
+			jw_str("layout", FB_NAME(fb_layout_names, f.hdr->layout));
+			jw_u64("bits", fb_header_mbits(f.hdr));
+			jw_u64("hashes", f.hdr->k);
+			jw_u64("flows", f.hdr->nflows);
+			jw_obj_close();
+		} else {
+			printf("%-20s %-8s m=%llu k=%u flows=%llu\n", f.name,
+			       FB_NAME(fb_layout_names, f.hdr->layout),
+			       (unsigned long long)fb_header_mbits(f.hdr), f.hdr->k,
+			       (unsigned long long)f.hdr->nflows);
+		}
+		fb_store_close(&f);
+		free(names[i]);
+	}
+	if (fb_json) {
+		jw_arr_close();
+		jw_end();
+	}
+	free(names);
+	/* What killed commands left: said on stderr (the list stays the
+	 * filters'), with the command that removes it. */
+	n = fb_repair_list_stale(&names);
+	for (i = 0; i < n; i++) {
+		const char *base = names[i] + strspn(names[i], "~");
+
+		fprintf(stderr,
+			"flowbloom: note: an interrupted %s left %s/%s: flowbloom destroy %s "
+			"removes it\n",
+			names[i][1] == '~' ? "destroy" : "create or import", fb_pin_root(),
+			names[i], base);
+		free(names[i]);
+	}
+	free(names);
+	return 0;
+}
+
+static void print_attach(const char *ifname, const char *mode, __u32 prog_id, void *ctx)
+{
+	int *n = ctx;
+
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("dev", ifname);
+		jw_str("mode", mode);
+		jw_u64("prog_id", prog_id);
+		jw_obj_close();
+	} else {
+		printf("%s %s %s (prog %u)", *n ? "," : "", ifname, mode, prog_id);
+	}
+	(*n)++;
+}
+
+/* FNV-1a over the bits and counters: equal digests, equal contents. */
+static __u64 digest(const struct fb_store *f)
+{
+	const __u8 *p = (const __u8 *)&f->blocks[FB_HDR_BLOCKS];
+	size_t n = (size_t)f->hdr->nblocks * FB_BLOCK_BYTES, i;
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	if (f->cnt_hdr) {
+		p = f->cnt;
+		n = f->cnt_bytes - FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES;
+		for (i = 0; i < n; i++)
+			h = (h ^ p[i]) * 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static __u64 count_saturated(const struct fb_store *f)
+{
+	__u64 m = fb_header_mbits(f->hdr), p, n = 0;
+	unsigned max = fb_counting_max(f);
+
+	for (p = 0; p < m; p++)
+		n += fb_counting_get(f, p) == max;
+	return n;
+}
+
+int cmd_info(int argc, char **argv)
+{
+	struct fb_store f;
+	struct fb_header *h;
+	double n, m, fpr, fill;
+	char kinds[64];
+	const struct fb_prefixes *px;
+	unsigned probes;
+	__u64 set, saturated = 0;
+	char dig[20];
+	int natt = 0, users, i, j;
+
+	if (argc != 2)
+		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");
+	if (fb_store_open(argv[1], &f))
+		return 1;
+	h = f.hdr;
+	n = (double)h->nflows;
+	m = (double)fb_header_mbits(h);
+	set = fb_bits_popcount(&f);
+	fill = set / m;
+	fpr = fb_fpr(h->layout, n, h->nblocks, h->k);
+	px = (const struct fb_prefixes *)&f.blocks[1];
+	probes = fb_probes_per_packet(h->kinds, px);
+	kinds_str(h->kinds, kinds, sizeof(kinds));
+	users = fb_discover_users(&f, NULL);
+	if (f.cnt_hdr)
+		saturated = count_saturated(&f);
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("name", f.name);
+		jw_str("layout", FB_NAME(fb_layout_names, h->layout));
+		jw_str("hash", FB_NAME(fb_hash_names, h->hash));
+		jw_u64("bits", fb_header_mbits(h));
+		jw_u64("hashes", h->k);
+		jw_u64("blocks", h->nblocks);
+		jw_u64("bytes", f.map_bytes);
+		jw_u64("capacity", h->capacity);
+		jw_double("fp_rate_target", h->fp_ppb / 1e9);
+		jw_u64("flows", h->nflows);
+		jw_u64("bits_set", set);
+		jw_double("fill_ratio", fill);
+		jw_double("fp_rate_expected", fpr);
+		jw_u64("probes_per_packet", probes);
+		jw_double("fp_rate_per_packet", fb_packet_rate(fpr, probes));
+		jw_arr_open("prefix_lengths");
+		for (i = 0; i < FB_PFX_NR; i++) {
+			for (j = 0; j < px->list[i].n; j++) {
+				jw_obj_open(NULL);
+				jw_str("list", fb_rules_prefix_list_name(i));
+				jw_u64("length",
+				       px->list[i].len[j] -
+					       (i == FB_PFX_SRC4 || i == FB_PFX_DST4 ? 96 : 0));
+				jw_obj_close();
+			}
+		}
+		jw_arr_close();
+		jw_str("kinds", kinds);
+		jw_bool("confirm_exact", h->confirm);
+		snprintf(dig, sizeof(dig), "%016llx", (unsigned long long)digest(&f));
+		jw_str("digest", dig);
+		jw_u64("counter_bits", h->counter_bits);
+		if (f.cnt_hdr) {
+			jw_u64("counter_bytes", f.cnt_bytes);
+			jw_u64("saturated_counters", saturated);
+		}
+		jw_str("action", FB_NAME(fb_action_names, h->action));
+		jw_arr_open("attached");
+		fb_discover_attachments(&f, print_attach, &natt);
+		jw_arr_close();
+		jw_u64("programs", users);
+		/* Loaded where the pins are hidden, a program fails open. */
+		fb_warn_fail_open(true);
+		jw_obj_close();
+		jw_end();
+	} else {
+		printf("filter %s\n", f.name);
+		printf("  layout %s, hash %s, k=%u\n", FB_NAME(fb_layout_names, h->layout),
+		       FB_NAME(fb_hash_names, h->hash), h->k);
+		printf("  m=%llu bits (%u blocks of 512), memory %zu bytes\n",
+		       (unsigned long long)fb_header_mbits(h), h->nblocks, f.map_bytes);
+		if (h->capacity)
+			printf("  sized for %llu flows at fp-rate %g\n",
+			       (unsigned long long)h->capacity, h->fp_ppb / 1e9);
+		printf("  flows added %llu, bits set %llu, fill ratio %.6f\n",
+		       (unsigned long long)h->nflows, (unsigned long long)set, fill);
+		printf("  expected false-positive rate now %.6g per probe, %.6g per packet (%u "
+		       "probes)\n",
+		       fpr, fb_packet_rate(fpr, probes), probes);
+		for (i = 0; i < FB_PFX_NR; i++) {
+			if (!px->list[i].n)
+				continue;
+			printf("  %s prefix lengths:", fb_rules_prefix_list_name(i));
+			for (j = 0; j < px->list[i].n; j++)
+				printf(" /%d",
+				       px->list[i].len[j] -
+					       (i == FB_PFX_SRC4 || i == FB_PFX_DST4 ? 96 : 0));
+			printf("\n");
+		}
+		if (f.cnt_hdr)
+			printf("  counting: %u-bit counters, %zu bytes, %llu saturated\n",
+			       h->counter_bits, f.cnt_bytes, (unsigned long long)saturated);
+		printf("  rule kinds %s, default action %s%s\n", kinds,
+		       FB_NAME(fb_action_names, h->action),
+		       h->confirm ? ", hits confirmed in exact sets" : "");
+		printf("  content digest %016llx\n", (unsigned long long)digest(&f));
+		printf("  attached:");
+		fb_discover_attachments(&f, print_attach, &natt);
+		printf("%s\n", natt ? "" : " nowhere in this network namespace");
+		printf("  in use by %d XDP program%s (all namespaces)\n", users,
+		       users == 1 ? "" : "s");
+		fb_warn_fail_open(true);
+	}
+	fb_store_close(&f);
+	return 0;
+}
+
+int cmd_destroy(int argc, char **argv)
+{
+	if (argc != 2)
+		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");
+	if (fb_store_destroy(argv[1]))
+		return 1;
+	if (!fb_json)
+		printf("destroyed %s\n", argv[1]);
+	else {
+		jw_obj_open(NULL);
+		jw_str("destroyed", argv[1]);
+		jw_obj_close();
+		jw_end();
+	}
+	return 0;
+}

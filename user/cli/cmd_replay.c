@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `flowbloom replay`: every packet of one or more captures through the real
+ * XDP program with BPF_PROG_TEST_RUN, against a live filter, attaching
+ * nothing. The program is loaded once, with a private stats map (live
+ * counters stay untouched) and with cfg_trace set, so --explain shows the
+ * key the program itself computed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "cmd.h"
+#include "flow.h"
+#include "loader.h"
+#include "output.h"
+#include "pcapfile.h"
+#include "store.h"
+#include "util.h"
+
+/* The largest frame replayed whole: an IP datagram with two VLAN tags.
+ * BPF_PROG_TEST_RUN puts what exceeds a page into fragments, as a NIC
+ * would; longer capture records (none on a real link) are cut. */
+#define FB_TEST_RUN_MAX (65535 + 14 + 8)
+#define ETH_HLEN 14
+
+struct tally {
+	unsigned long long verdict[XDP_REDIRECT + 1];
+	unsigned long long packets, matched, nonip, malformed, frags, runt, cut, failed;
+};
+
+static const char *kind_name(__u32 k)
+{
+	return k == FB_KIND_FLOW  ? "flow"
+	       : k == FB_KIND_SRC ? "src"
+	       : k == FB_KIND_DST ? "dst"
+				  : NULL;
+}
+
+static const char *parse_name(__u32 p)
+{
+	return p == FB_PARSE_OK ? "ok" : p == FB_PARSE_NONIP ? "non_ip" : "malformed";
+}
+
+static void explain_line(const char *file, unsigned long long n, const char *verdict,
+			 const struct fb_trace *tr)
+{
+	char text[FB_FLOW_STR];
+
+	if (tr && tr->parse == FB_PARSE_OK) {
+		struct fb_key k = tr->key;
+
+		k.kind = FB_KIND_FLOW;
+		fb_flow_format(&k, text, sizeof(text));
+	}
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("file", file);
+		jw_u64("packet", n);
+		jw_str("verdict", verdict);
+		if (!tr) {
+			jw_str("reason", "shorter than an Ethernet header");
+		} else {
+			jw_str("parse", parse_name(tr->parse));
+			jw_bool("fragment", tr->fragment);
+			if (tr->parse == FB_PARSE_OK)
+				jw_str("flow", text);
+			else
+				jw_null("flow");
+			if (kind_name(tr->kind))
+				jw_str("match", kind_name(tr->kind));
+			else
+				jw_null("match");
+		}
+		jw_obj_close();
+		jw_end();
+	} else if (!tr) {
+		printf("%llu %s (shorter than an Ethernet header)\n", n, verdict);
+	} else {
+		printf("%llu %-5s %-5s %s%s\n", n, verdict, kind_name(tr->kind) ?: "-",
+		       tr->parse == FB_PARSE_OK	     ? text
+		       : tr->parse == FB_PARSE_NONIP ? "(non-ip)"
+						     : "(malformed)",
+		       tr->fragment ? " (fragment)" : "");
+	}
+}
+
+static void summary(const char *file, const struct tally *t)
+{
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("file", file);
+		jw_u64("packets", t->packets);
+		jw_u64("pass", t->verdict[XDP_PASS]);
+		jw_u64("drop", t->verdict[XDP_DROP]);
+		jw_u64("aborted", t->verdict[XDP_ABORTED]);
+		jw_u64("other", t->verdict[XDP_TX] + t->verdict[XDP_REDIRECT]);
+		jw_u64("matched", t->matched);
+		jw_u64("non_ip", t->nonip);
+		jw_u64("malformed", t->malformed);
+		jw_u64("fragments", t->frags);
+		jw_u64("skipped_runt", t->runt);
+		jw_u64("cut", t->cut);
+		jw_u64("failed", t->failed);
+		jw_obj_close();
+		jw_end();
+	} else {
+		printf("%s: %llu packets: %llu pass, %llu drop, %llu aborted; %llu matched, "
+		       "%llu non-ip, %llu malformed, %llu fragments; %llu skipped (runt)",
+		       file, t->packets, t->verdict[XDP_PASS], t->verdict[XDP_DROP],
+		       t->verdict[XDP_ABORTED], t->matched, t->nonip, t->malformed, t->frags,
+		       t->runt);
+		if (t->cut)
+			printf(", %llu cut to %d bytes", t->cut, FB_TEST_RUN_MAX);
+		printf("\n");
+	}
+}
+
+static int replay_file(struct flowbloom_bpf *skel, const char *path, bool explain, struct tally *t)
+{
+	static __u8 frame[FB_TEST_RUN_MAX];
+	int prog_fd = fb_load_prog_fd(skel);
+	int trace_fd = fb_load_trace_fd(skel);
+	struct fb_pcap *pc = fb_pcap_open(path);
+	size_t len;
+	int cut, v;
+
+	if (!pc)
+		return -1;
+	while ((v = fb_pcap_next(pc, frame, sizeof(frame), &len, &cut)) == 1) {
+		LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = frame, .data_size_in = len,
+			    .repeat = 1);
+		struct fb_trace tr;
+		__u32 zero = 0;
+		int err;
+
+		t->packets++;
+		if (len < ETH_HLEN) {
+			/* The kernel refuses frames shorter than an Ethernet
+			 * header; no NIC delivers one either. */
+			t->runt++;
+			if (explain)
+				explain_line(path, t->packets, "skipped", NULL);
+			continue;
+		}
+		t->cut += cut;
+		err = bpf_prog_test_run_opts(prog_fd, &run);
+		if (err || bpf_map_lookup_elem(trace_fd, &zero, &tr)) {
+			fb_err("%s: packet %llu: test run failed: %s", path, t->packets,
+			       strerror(err ? -err : errno));
+			t->failed++;
+			continue;
+		}
+		if (run.retval <= XDP_REDIRECT)
+			t->verdict[run.retval]++;
+		t->matched += tr.kind != 0;
+		t->nonip += tr.parse == FB_PARSE_NONIP;
+		t->malformed += tr.parse == FB_PARSE_MALFORMED;
+		t->frags += tr.fragment;
+		if (explain)
+			explain_line(path, t->packets, FB_NAME(fb_verdict_names, run.retval), &tr);
+	}
+	fb_pcap_close(pc);
+	return v < 0 ? -1 : 0;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "explain", no_argument, NULL, 'e' },
+		{ "action", required_argument, NULL, 'a' },
+		{ "malformed", required_argument, NULL, 'M' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct fb_load_opts lo = { .trace = true, .private_stats = true };
+	struct flowbloom_bpf *skel;
+	bool explain = false;
+	struct fb_store f;
+	int c, v, i, rc = 0;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			explain = true;
+			break;
+		default:
+			v = fb_load_option(c, optarg, &lo);
+			if (v < 0)
+				return 2;
+			if (!v)
+				return fb_usage("unknown or incomplete option '%s'",
+						argv[optind - 1]);
+		}
+	}
+	if (argc - optind < 2)
+		return fb_usage("missing NAME or FILE");
+	if (fb_store_open(argv[optind], &f))
+		return 1;
+	skel = fb_load(&f, &lo);
+	if (!skel) {
+		fb_store_close(&f);
+		return 1;
+	}
+	for (i = optind + 1; i < argc; i++) {
+		struct tally t = { 0 };
+
+		if (replay_file(skel, argv[i], explain, &t) || t.failed)
+			rc = 1;
+		summary(argv[i], &t);
+	}
+	fb_load_close(skel);
+	fb_store_close(&f);
+	return rc;
+}

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `flowbloom status`: every flowbloom XDP attachment on the machine, in
+ * every network namespace, with the filter it really uses. An attachment
+ * whose maps hold no filter (an object loaded by `ip -n` or `ip netns
+ * exec`, whose private bpffs hides the pins) passes every packet: status
+ * says so and exits 3, so a cron job or a monitoring check catches it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include "cmd.h"
+#include "discover.h"
+#include "output.h"
+#include "pintree.h"
+
+/* Exit status when some attachment fails open (1 and 2 are taken). */
+#define FB_EXIT_FAILS_OPEN 3
+
+static const char *maps_name(enum fb_att_maps m)
+{
+	switch (m) {
+	case FB_ATT_FILTER:
+		return "filter";
+	case FB_ATT_GLOBALS:
+		return "globals";
+	case FB_ATT_PRIVATE:
+		return "private";
+	default:
+		return "other";
+	}
+}
+
+static void uses(const struct fb_att *a, char *buf, size_t len)
+{
+	switch (a->maps) {
+	case FB_ATT_FILTER:
+		snprintf(buf, len, "%s", a->filter);
+		break;
+	case FB_ATT_GLOBALS:
+		snprintf(buf, len, "xdp/globals, NO FILTER YET (fails open)");
+		break;
+	case FB_ATT_PRIVATE:
+		snprintf(buf, len, "PRIVATE MAPS (fails open)");
+		break;
+	default:
+		snprintf(buf, len, "a filter not under %s (map %u)", fb_pin_root(),
+			 a->filter_map_id);
+	}
+}
+
+int cmd_status(int argc, char **argv)
+{
+	struct fb_att *a;
+	char buf[600];
+	int n, i, open = 0;
+
+	(void)argv;
+	if (argc != 1)
+		return fb_usage("too many arguments");
+	n = fb_discover(&a, false);
+	if (n < 0)
+		return 1;
+	for (i = 0; i < n; i++)
+		open += a[i].fails_open;
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_arr_open("attachments");
+		for (i = 0; i < n; i++) {
+			jw_obj_open(NULL);
+			jw_str("netns", a[i].netns);
+			jw_str("device", a[i].ifname);
+			jw_u64("ifindex", a[i].ifindex);
+			jw_str("mode", a[i].mode);
+			jw_u64("prog_id", a[i].prog_id);
+			jw_str("maps", maps_name(a[i].maps));
+			if (a[i].maps == FB_ATT_FILTER)
+				jw_str("filter", a[i].filter);
+			else
+				jw_null("filter");
+			jw_u64("filter_map_id", a[i].filter_map_id);
+			jw_bool("fails_open", a[i].fails_open);
+			jw_obj_close();
+		}
+		jw_arr_close();
+		jw_u64("fails_open", open);
+		jw_obj_close();
+		jw_end();
+	} else if (!n) {
+		printf("no flowbloom XDP program attached, in any network namespace\n");
+	} else {
+		printf("%-20s %-16s %-8s %8s  %s\n", "NETNS", "DEVICE", "MODE", "PROG", "FILTER");
+		for (i = 0; i < n; i++) {
+			uses(&a[i], buf, sizeof(buf));
+			printf("%-20s %-16s %-8s %8u  %s\n", a[i].netns, a[i].ifname, a[i].mode,
+			       a[i].prog_id, buf);
+		}
+		if (open)
+			fprintf(stderr,
+				"flowbloom: %d attachment%s FAIL%s OPEN: every packet passes "
+				"unfiltered (attach in a namespace with flowbloom -n NETNS attach, "
+				"or nsenter --net=/run/netns/NETNS ip link set ...; never ip -n or "
+				"ip netns exec)\n",
+				open, open == 1 ? "" : "s", open == 1 ? "S" : "");
+	}
+	free(a);
+	return open ? FB_EXIT_FAILS_OPEN : 0;
+}
+
+int fb_warn_fail_open(bool always_json)
+{
+	struct fb_att *a;
+	int n = fb_discover(&a, true), i;
+
+	if (n < 0)
+		n = 0; /* not root, say: the verb's own answer still stands */
+	if (fb_json && (n || always_json)) {
+		jw_arr_open("fail_open");
+		for (i = 0; i < n; i++) {
+			jw_obj_open(NULL);
+			jw_str("netns", a[i].netns);
+			jw_str("device", a[i].ifname);
+			jw_str("mode", a[i].mode);
+			jw_u64("prog_id", a[i].prog_id);
+			jw_obj_close();
+		}
+		jw_arr_close();
+	}
+	for (i = 0; !fb_json && i < n; i++)
+		fprintf(stderr,
+			"flowbloom: warning: XDP program %u on %s (netns %s, %s) FAILS OPEN: it is "
+			"flowbloom's, but %s: every packet passes (%s; see flowbloom status)\n",
+			a[i].prog_id, a[i].ifname, a[i].netns, a[i].mode,
+			a[i].maps == FB_ATT_GLOBALS ? "its xdp/globals maps hold no filter yet"
+						    : "on private, empty maps, not a filter's",
+			a[i].maps == FB_ATT_GLOBALS
+				? "flowbloom create default"
+				: "loaded with `ip -n` or `ip netns exec`? use nsenter --net");
+	free(a);
+	return n;
+}

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * flowbloom: the command line. `flowbloom [-j] [-v] VERB ARGS`, one table of
+ * verbs, `help` for all and `VERB help` / `help VERB` for one.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cmd.h"
+#include "loader.h"
+#include "manpage.h"
+#include "output.h"
+
+static int cmd_help(int argc, char **argv);
+
+static const struct fb_cmd cmds[] = {
+	{ "create", cmd_create,
+	  "create NAME (--capacity N --fp-rate P | --bits M --hashes K) [--layout "
+	  "blocked|classic]\n"
+	  "                 [--hash siphash13|siphash24|nh] [--action drop|allow|monitor]\n"
+	  "                 [--counting [--counter-bits 4|8]] [--confirm exact]",
+	  "Create a filter. With --capacity and --fp-rate, m and k come from the layout's\n"
+	  "formula; --bits and --hashes set them directly (m is rounded up to 512-bit\n"
+	  "blocks, 1 <= k <= 16). --action is what an `ip link`-loaded program does\n"
+	  "(default drop). The filter named 'default' is the one `ip link` uses.\n"
+	  "--hash nh is faster than the default SipHash-1-3 but not a PRF (README).\n"
+	  "--counting keeps a counter per bit (4 bits, or 8) beside the bits, so flows\n"
+	  "can be deleted; the data path still reads only the bits. --confirm exact\n"
+	  "checks every Bloom hit in an exact set (hash map, LPM trie) before it counts,\n"
+	  "so a false positive never drops legitimate traffic; misses cost nothing more." },
+	{ "list", cmd_list, "list", "List filters." },
+	{ "info", cmd_info, "info NAME",
+	  "Geometry, memory, flows added, fill ratio, expected false-positive rate now,\n"
+	  "and the devices the filter is attached to." },
+	{ "destroy", cmd_destroy, "destroy NAME", "Remove a filter (it must be detached)." },
+	{ "attach", cmd_attach,
+	  "attach NAME DEV [--mode native|generic] [--action drop|allow|monitor]\n"
+	  "                 [--malformed pass|drop] [--monitor [--epsilon E] [--delta D]]\n"
+	  "                 [--new-flows [--age SECS] [--expect N] [--ring SIZE]]",
+	  "Attach the XDP program to DEV, working on filter NAME. drop: a match is\n"
+	  "dropped; allow: only matches pass (non-IP frames always pass); monitor:\n"
+	  "count only. Default action: the filter's own (see create).\n"
+	  "A malformed packet is matched on the addresses it has; what no rule decides\n"
+	  "is dropped (action drop or allow) or passed (monitor) unless --malformed says.\n"
+	  "--monitor counts packets and bytes per flow in a count-min sketch and keeps\n"
+	  "top-talker candidates (see top, traffic): estimates exceed the truth by at\n"
+	  "most E x all packets with probability 1 - D (defaults 0.001, 0.01).\n"
+	  "--new-flows reports each flow's first packet per aging period of SECS\n"
+	  "seconds (default 60) through a ring buffer of SIZE bytes (default 1M; see\n"
+	  "flows); the seen-set is sized for N flows per period (default 100000).\n"
+	  "Monitoring starts from zero unless the filter is attached elsewhere, whose\n"
+	  "monitoring maps are then shared." },
+	{ "detach", cmd_detach, "detach DEV", "Remove flowbloom's XDP program from DEV." },
+	{ "status", cmd_status, "status",
+	  "Every flowbloom XDP attachment on the machine, in every network namespace:\n"
+	  "namespace, device, mode, program id and the filter it uses. An object loaded\n"
+	  "by `ip -n NS` or `ip netns exec` gets private, empty maps and passes every\n"
+	  "packet: shown as PRIVATE MAPS (fails open). Exit status 3 if any attachment\n"
+	  "fails open, 0 otherwise (1: error)." },
+	{ "add", cmd_add, "add NAME FLOW... | add NAME -f FILE",
+	  "Add flows. FILE holds one FLOW per line ('#' comments, blank lines);\n"
+	  "'-' reads stdin. The whole input is checked before anything is added." },
+	{ "del", cmd_del, "del NAME FLOW... | del NAME -f FILE",
+	  "Delete flows from a counting filter: their counters go down, and a bit is\n"
+	  "cleared only when its counter reaches 0, so no other flow is lost. A flow\n"
+	  "with a zero counter is not in the filter: the whole input is refused." },
+	{ "count", cmd_count, "count NAME FLOW...",
+	  "The smallest of each flow's counters: an upper bound on how many times it\n"
+	  "was added ('+' when saturated)." },
+	{ "check", cmd_check, "check NAME [--repair]",
+	  "Report what an interrupted command left (staging directories, unused\n"
+	  "counters or exact sets of a replace, missing ip link pins, a filter too\n"
+	  "broken to open). For a counting filter also: every bit set exactly where\n"
+	  "its counter is non-zero, counters adding up to k x flows, no interrupted\n"
+	  "write. --repair removes the leftovers, rolls back an interrupted write and\n"
+	  "rebuilds the bits from the counters." },
+	{ "load", cmd_load, "load NAME FILE... [--replace]",
+	  "Load block-lists: addresses, CIDR prefixes and ranges (source rules), FireHOL\n"
+	  "netsets, Spamhaus DROP ('; comment'), and FLOW lines, mixed; '-' is stdin.\n"
+	  "The whole input is checked first. Prefix lengths beyond 8 per family and\n"
+	  "direction are expanded into longer ones. --replace swaps the filter's content\n"
+	  "for the list in one step (re-sized if the filter was sized by capacity)." },
+	{ "export", cmd_export, "export NAME FILE [--mode OCTAL]",
+	  "Write the filter (geometry, hash key, prefix lengths, bits, counters) to FILE\n"
+	  "('-': stdout): versioned, little-endian, CRC-32 checked. The file holds the\n"
+	  "filter's secret hash key: it is created mode 0600 (--mode, e.g. 0640, to\n"
+	  "widen), written aside and renamed over FILE once complete and on disk." },
+	{ "import", cmd_import, "import FILE NAME",
+	  "Create filter NAME from an export ('-': stdin), read once and built aside;\n"
+	  "NAME appears only after the whole file checked out (CRC included). Corrupt,\n"
+	  "truncated or incompatible files leave nothing behind." },
+	{ "query", cmd_query, "query NAME FLOW... | query NAME -f FILE",
+	  "Print 'maybe' or 'no' for each flow, then a count. For a plain address\n"
+	  "(src ADDR, dst ADDR) the answer is the data path's: does a prefix held\n"
+	  "by the filter cover it? A prefix (src ADDR/LEN) asks for that rule." },
+	{ "stats", cmd_stats, "stats NAME [--watch [SECS]]",
+	  "Packet and byte counters of the filter's attachments. --watch prints them\n"
+	  "every SECS seconds (default 1) with the rates since the previous poll\n"
+	  "(packets/s, bits/s), until Ctrl-C; with -j one object per line." },
+	{ "top", cmd_top, "top NAME [-n N] [--by packets|bytes] [--interval SECS]",
+	  "The N heaviest flows (default 10) since monitoring started, or over the next\n"
+	  "SECS seconds with --interval, as estimated by the count-min sketch (attach\n"
+	  "--monitor). Estimates are never below the truth; the bound printed is how\n"
+	  "far above it they can be, and with what probability." },
+	{ "traffic", cmd_traffic, "traffic NAME FLOW... | traffic NAME -f FILE",
+	  "The sketch's estimate of packets and bytes for each 5-tuple FLOW since\n"
+	  "monitoring started (attach --monitor), with its error bound." },
+	{ "flows", cmd_flows, "flows NAME [--follow]",
+	  "New-flow events (attach --new-flows): each flow's first packet in an aging\n"
+	  "period, with time, device, verdict and size. Without --follow, the events\n"
+	  "waiting in the ring buffer and a summary; with --follow, as they happen\n"
+	  "until Ctrl-C (-j: one object per line). Events the ring buffer had no room\n"
+	  "for are counted and reported as lost." },
+	{ "metrics", cmd_metrics, "metrics [NAME...] [--textfile PATH]",
+	  "Counters and monitoring figures of the filters (default: all) in the\n"
+	  "Prometheus text exposition format. --textfile writes PATH atomically (a\n"
+	  "temporary file renamed over it), for node_exporter's textfile collector." },
+	{ "ipfix", cmd_ipfix,
+	  "ipfix NAME --collector HOST:PORT [--udp|--tcp] [--interval S] [--top N]\n"
+	  "                 [--observation-domain N] [--template-refresh S]",
+	  "Export IPFIX (RFC 7011) to a collector until Ctrl-C or SIGTERM: a record per\n"
+	  "new flow (attach --new-flows) as it happens, with the verdict as\n"
+	  "forwardingStatus; every S seconds (default 60) the N heaviest flows of the\n"
+	  "interval by packets and by bytes (default 100 each; attach --monitor), as\n"
+	  "estimates in their own templates with a confidence interval. Over UDP\n"
+	  "(default) the templates are sent again every --template-refresh seconds\n"
+	  "(default 60); over TCP once per connection." },
+	{ "bgp", cmd_bgp,
+	  "bgp NAME [--community ASN:VALUE] [--rtbh dst|src] [--on-session-down keep|flush]\n"
+	  "                 [--min-length V4,V6] [--state FILE] [--flush]",
+	  "Apply BGP routes to counting filter NAME, reading ExaBGP's JSON API on stdin\n"
+	  "(ExaBGP runs it as a process). A route with the BLACKHOLE community\n"
+	  "(65535:666, RFC 7999, or --community) adds a dst rule for its prefix (src\n"
+	  "with --rtbh src); its withdrawal deletes it. A FlowSpec route (RFC 8955)\n"
+	  "with a traffic-rate 0 (discard) action becomes a 5-tuple rule (host\n"
+	  "addresses, protocol, single ports) or a src/dst prefix rule; any other\n"
+	  "component or action is reported unsupported and nothing of it applied.\n"
+	  "Prefixes shorter than V4,V6 (default 24,48) are refused. A rule announced\n"
+	  "by several peers or paths is added once and deleted with its last path.\n"
+	  "On a session loss its routes stay (keep, default) or are deleted (flush).\n"
+	  "What was added is recorded in FILE (default /run/flowbloom/NAME.bgp) so a\n"
+	  "restarted process takes over; --flush deletes all of it and exits." },
+	{ "replay", cmd_replay,
+	  "replay NAME FILE.pcap... [--explain] [--action drop|allow|monitor]\n"
+	  "                 [--malformed pass|drop]",
+	  "Run every packet of the captures through the XDP program (BPF_PROG_TEST_RUN)\n"
+	  "against the filter, attaching nothing, and count verdicts. --explain prints\n"
+	  "per packet the flow key the program computed, the rule kind that matched and\n"
+	  "the verdict. --action and --malformed as for attach." },
+	{ "apply", cmd_apply, "apply FILE [--check | --down]",
+	  "Make filter NAME what FILE (NAME.conf) says: create it if absent, replace its\n"
+	  "content with the listed block-lists, attach it to the listed devices; what\n"
+	  "is already so is left alone. Lines 'key = value' ('#' comments): capacity,\n"
+	  "fp-rate | bits, hashes; layout, hash, action, counting (no|4|8), confirm\n"
+	  "(no|exact), as create's options; load = PATH (repeatable, relative to FILE);\n"
+	  "attach = DEV [native|generic] (repeatable); malformed = pass|drop. All is\n"
+	  "checked first (errors name FILE:LINE); a step that fails undoes this run's\n"
+	  "earlier ones. --check only checks; --down detaches the listed devices and\n"
+	  "keeps the filter. At boot, flowbloom@NAME.service applies\n"
+	  "/etc/flowbloom/NAME.conf." },
+	{ "help", cmd_help, "help [VERB]", "Show help." },
+};
+
+#define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static const struct fb_cmd *current;
+
+static void synopsis(FILE *out, const struct fb_cmd *c)
+{
+	fprintf(out, "       flowbloom %s\n", c->synopsis);
+}
+
+/* Shared with the man page (help --man). */
+static const char usage_line[] =
+	"flowbloom [-j|--json] [-v|--verbose] [-n|--netns NETNS] VERB ARGS";
+static const char flow_syntax[] =
+	"FLOW := PROTO SRC:PORT DST:PORT | src ADDR[/LEN] | dst ADDR[/LEN]\n"
+	"       e.g. udp 198.51.100.1:53 203.0.113.7:4000\n"
+	"            tcp [2001:db8::1]:443 [2001:db8::2]:51000";
+
+static void usage_all(FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "Usage: %s\n", usage_line);
+	for (i = 0; i < NCMDS; i++)
+		synopsis(out, &cmds[i]);
+	fprintf(out, "%s\n", flow_syntax);
+}
+
+static void help_one(const struct fb_cmd *c)
+{
+	printf("Usage: flowbloom %s\n\n%s\n", c->synopsis, c->help);
+}
+
+int fb_usage(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fb_err("%s", buf);
+	if (current)
+		fprintf(stderr, "usage: flowbloom %s\n", current->synopsis);
+	return 2;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		usage_all(stdout);
+		return 0;
+	}
+	/* Hidden: the man page, generated by the build (manpage.h). */
+	if (!strcmp(argv[1], "--man")) {
+		fb_print_man(stdout, usage_line, cmds, NCMDS, flow_syntax);
+		return 0;
+	}
+	for (i = 0; i < NCMDS; i++)
+		if (!strcmp(argv[1], cmds[i].name)) {
+			help_one(&cmds[i]);
+			return 0;
+		}
+	return fb_usage("unknown verb '%s' (see flowbloom help)", argv[1]);
+}
+
+/* Like `ip -n`: enter a named network namespace for device verbs. Only the
+ * network namespace: `ip netns exec` also remounts /sys, which hides bpffs
+ * and with it every filter. */
+static int enter_netns(const char *name)
+{
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
+		fb_err("cannot enter network namespace '%s': %s", name, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int i = 1;
+	size_t c;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	fb_report_set(fb_output_report);
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json"))
+			fb_json = true;
+		else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
+			fb_verbose = true;
+		else if (!strcmp(argv[i], "-n") || !strcmp(argv[i], "--netns")) {
+			if (i + 1 >= argc) {
+				fb_err("%s needs a namespace name", argv[i]);
+				return 2;
+			}
+			if (enter_netns(argv[++i]))
+				return 1;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage_all(stdout);
+			return 0;
+		} else {
+			fb_err("unknown option '%s'", argv[i]);
+			usage_all(stderr);
+			return 2;
+		}
+	}
+	fb_libbpf_logging(fb_verbose);
+	if (i >= argc) {
+		usage_all(stderr);
+		return 2;
+	}
+	for (c = 0; c < NCMDS; c++) {
+		if (strcmp(argv[i], cmds[c].name))
+			continue;
+		current = &cmds[c];
+		if (argc - i >= 2 && !strcmp(argv[i + 1], "help") && cmds[c].fn != cmd_help) {
+			help_one(&cmds[c]);
+			return 0;
+		}
+		return cmds[c].fn(argc - i, argv + i);
+	}
+	fb_err("unknown verb '%s' (see flowbloom help)", argv[i]);
+	return 2;
+}

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Error lines and the JSON writer (see output.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "output.h"
+
+bool fb_json;
+bool fb_verbose;
+
+#define JW_DEPTH 16
+static int jw_depth;
+static bool jw_first[JW_DEPTH] = { true };
+
+static void jw_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", stdout);
+		else if (c == '\t')
+			fputs("\\t", stdout);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void jw_key(const char *name)
+{
+	if (!jw_first[jw_depth])
+		putchar(',');
+	jw_first[jw_depth] = false;
+	if (name) {
+		jw_string(name);
+		putchar(':');
+	}
+}
+
+void fb_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fb_vreport(FB_REPORT_ERROR, fmt, ap);
+	va_end(ap);
+}
+
+void fb_output_report(enum fb_report_level level, const char *msg)
+{
+	if (level == FB_REPORT_LIBBPF) {
+		fputs(msg, stderr);
+		return;
+	}
+	if (level == FB_REPORT_NOTE) {
+		fprintf(stderr, "flowbloom: note: %s\n", msg);
+		return;
+	}
+	fprintf(stderr, "flowbloom: %s\n", msg);
+	if (fb_json) {
+		jw_depth = 0;
+		jw_first[0] = true;
+		jw_obj_open(NULL);
+		jw_str("error", msg);
+		jw_obj_close();
+		jw_end();
+	}
+}
+
+void jw_obj_open(const char *name)
+{
+	jw_key(name);
+	putchar('{');
+	if (jw_depth < JW_DEPTH - 1)
+		jw_depth++;
+	jw_first[jw_depth] = true;
+}
+
+void jw_obj_close(void)
+{
+	putchar('}');
+	if (jw_depth > 0)
+		jw_depth--;
+}
+
+void jw_arr_open(const char *name)
+{
+	jw_key(name);
+	putchar('[');
+	if (jw_depth < JW_DEPTH - 1)
+		jw_depth++;
+	jw_first[jw_depth] = true;
+}
+
+void jw_arr_close(void)
+{
+	putchar(']');
+	if (jw_depth > 0)
+		jw_depth--;
+}
+
+void jw_str(const char *name, const char *val)
+{
+	jw_key(name);
+	jw_string(val);
+}
+
+void jw_u64(const char *name, unsigned long long val)
+{
+	jw_key(name);
+	printf("%llu", val);
+}
+
+void jw_i64(const char *name, long long val)
+{
+	jw_key(name);
+	printf("%lld", val);
+}
+
+void jw_double(const char *name, double val)
+{
+	jw_key(name);
+	if (val != val)
+		fputs("null", stdout); /* NaN is not JSON */
+	else
+		printf("%.6g", val);
+}
+
+void jw_bool(const char *name, bool val)
+{
+	jw_key(name);
+	fputs(val ? "true" : "false", stdout);
+}
+
+void jw_null(const char *name)
+{
+	jw_key(name);
+	fputs("null", stdout);
+}
+
+void jw_end(void)
+{
+	putchar('\n');
+	jw_depth = 0;
+	jw_first[0] = true;
+	fflush(stdout);
+}

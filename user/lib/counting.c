@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Counting filters: counters, journaled add/delete, check and repair
+ * (see counting.h). Callers hold the filter's write lock. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "bits.h"
+#include "counting.h"
+#include "store.h"
+
+size_t fb_counting_map_bytes(__u64 mbits, unsigned bits)
+{
+	__u64 bytes = (mbits * bits + 7) / 8;
+
+	return (FB_CNT_HDR_BLOCKS + (bytes + FB_BLOCK_BYTES - 1) / FB_BLOCK_BYTES) * FB_BLOCK_BYTES;
+}
+
+void fb_counting_init(struct fb_cnt_header *ch, unsigned bits)
+{
+	ch->magic = FB_CNT_MAGIC;
+	ch->bits = bits;
+}
+
+unsigned fb_counting_max(const struct fb_store *f)
+{
+	return f->cnt_hdr->bits == 8 ? 255 : 15;
+}
+
+unsigned fb_counting_get(const struct fb_store *f, __u64 p)
+{
+	if (f->cnt_hdr->bits == 8)
+		return f->cnt[p];
+	return (f->cnt[p / 2] >> ((p & 1) * 4)) & 0xf;
+}
+
+static void cnt_put(struct fb_store *f, __u64 p, unsigned v)
+{
+	if (f->cnt_hdr->bits == 8) {
+		f->cnt[p] = v;
+		return;
+	}
+	__u8 *b = &f->cnt[p / 2];
+	unsigned shift = (p & 1) * 4;
+
+	*b = (*b & ~(0xf << shift)) | (v << shift);
+}
+
+/* Bits are read concurrently by the XDP program: whole-word relaxed stores,
+ * never torn. Writers are serialised by the filter lock. */
+static __u64 *bit_word(struct fb_store *f, __u64 p)
+{
+	return &f->blocks[fb_bit_block(p)].w[fb_bit_word(p)];
+}
+
+static void bit_set(struct fb_store *f, __u64 p)
+{
+	__u64 *w = bit_word(f, p);
+
+	__atomic_store_n(w, *w | fb_bit_mask(p), __ATOMIC_RELAXED);
+}
+
+static void bit_clear(struct fb_store *f, __u64 p)
+{
+	__u64 *w = bit_word(f, p);
+
+	__atomic_store_n(w, *w & ~fb_bit_mask(p), __ATOMIC_RELAXED);
+}
+
+static bool bit_get(const struct fb_store *f, __u64 p)
+{
+	return f->blocks[fb_bit_block(p)].w[fb_bit_word(p)] & fb_bit_mask(p);
+}
+
+static unsigned positions(const struct fb_store *f, const struct fb_key *key, __u64 pos[FB_MAX_K])
+{
+	const struct fb_header *h = f->hdr;
+
+	fb_positions(fb_hash_key(key, h->hash, h->key), h->layout, h->nblocks, h->k, pos);
+	return h->k;
+}
+
+/* Journal stores must reach memory in program order relative to the
+ * counter and bit stores they describe (a crash is a process kill: the
+ * kernel keeps the shared pages; compiler order is what matters). */
+#define JOURNAL_STORE(field, val) __atomic_store_n(&(field), (val), __ATOMIC_RELEASE)
+
+/* cur_old when no counter is being changed: no counter +-1 equals it, so
+ * recovery never mistakes an untouched position for a changed one. */
+#define NO_OLD 0x80000000U
+
+static void journal_begin(struct fb_store *f, __u32 op, const struct fb_key *key)
+{
+	struct fb_journal *j = &f->cnt_hdr->journal;
+
+	j->key = *key;
+	j->nflows_before = f->hdr->nflows;
+	j->done = 0;
+	j->changed = 0;
+	j->cur_old = NO_OLD;
+	JOURNAL_STORE(j->op, op);
+}
+
+static void journal_end(struct fb_store *f, __u64 nflows)
+{
+	__atomic_store_n(&f->hdr->nflows, nflows, __ATOMIC_RELEASE);
+	JOURNAL_STORE(f->cnt_hdr->journal.op, FB_JOURNAL_IDLE);
+}
+
+static void add_at(struct fb_store *f, const struct fb_key *key, const __u64 *pos, unsigned k)
+{
+	struct fb_journal *j = &f->cnt_hdr->journal;
+	unsigned max = fb_counting_max(f), i;
+
+	journal_begin(f, FB_JOURNAL_ADD, key);
+	for (i = 0; i < k; i++) {
+		unsigned c = fb_counting_get(f, pos[i]);
+
+		if (c < max) {
+			JOURNAL_STORE(j->cur_old, c);
+			/* Bit before counter: a crash here leaves a bit over a
+			 * zero counter, a false positive at worst. */
+			if (!c)
+				bit_set(f, pos[i]);
+			cnt_put(f, pos[i], c + 1);
+			JOURNAL_STORE(j->changed, j->changed | 1U << i);
+			JOURNAL_STORE(j->cur_old, NO_OLD);
+		}
+		JOURNAL_STORE(j->done, i + 1);
+	}
+	journal_end(f, j->nflows_before + 1);
+}
+
+void fb_counting_add(struct fb_store *f, const struct fb_key *key)
+{
+	__u64 pos[FB_MAX_K];
+	unsigned k = positions(f, key, pos);
+
+	add_at(f, key, pos, k);
+}
+
+static void prefetch_counter(const struct fb_store *f, __u64 p)
+{
+	__builtin_prefetch(&f->cnt[p * f->cnt_hdr->bits / 8], 1);
+}
+
+void fb_counting_add_many(struct fb_store *f, const struct fb_key *keys, size_t n)
+{
+	/* As fb_bits_set_many(): positions for a batch first, prefetch the
+	 * bit words and counters they touch, then apply flow by flow (each
+	 * under its own journal entry). */
+	enum { BATCH = 8 };
+	__u64 pos[BATCH][FB_MAX_K];
+	unsigned k = f->hdr->k, i;
+	size_t x, y, m;
+
+	for (x = 0; x < n; x += m) {
+		m = n - x < BATCH ? n - x : BATCH;
+		for (y = 0; y < m; y++) {
+			positions(f, &keys[x + y], pos[y]);
+			for (i = 0; i < k; i++) {
+				prefetch_counter(f, pos[y][i]);
+				__builtin_prefetch(bit_word(f, pos[y][i]), 1);
+			}
+		}
+		for (y = 0; y < m; y++)
+			add_at(f, &keys[x + y], pos[y], k);
+	}
+}
+
+static void del_at(struct fb_store *f, const struct fb_key *key, const __u64 *pos, unsigned k);
+
+int fb_counting_del(struct fb_store *f, const struct fb_key *key)
+{
+	unsigned max = fb_counting_max(f), k, i;
+	__u64 pos[FB_MAX_K];
+
+	k = positions(f, key, pos);
+	for (i = 0; i < k; i++) {
+		unsigned c = fb_counting_get(f, pos[i]), dup = 0, x;
+
+		for (x = 0; x < i; x++)
+			dup += pos[x] == pos[i];
+		/* Not in the filter (a position repeated within the flow needs
+		 * that many counts): deleting would break other flows. */
+		if (c < max && c <= dup)
+			return -1;
+	}
+	del_at(f, key, pos, k);
+	return 0;
+}
+
+static void del_at(struct fb_store *f, const struct fb_key *key, const __u64 *pos, unsigned k)
+{
+	struct fb_journal *j = &f->cnt_hdr->journal;
+	unsigned max = fb_counting_max(f), i;
+
+	journal_begin(f, FB_JOURNAL_DEL, key);
+	for (i = 0; i < k; i++) {
+		unsigned c = fb_counting_get(f, pos[i]);
+
+		/* A saturated counter has lost count: it stays. Positions
+		 * repeated within one flow were counted twice and find c > 0
+		 * again here. */
+		if (c && c < max) {
+			JOURNAL_STORE(j->cur_old, c);
+			cnt_put(f, pos[i], c - 1);
+			/* Counter before bit, for the same reason as in add. */
+			if (c == 1)
+				bit_clear(f, pos[i]);
+			JOURNAL_STORE(j->changed, j->changed | 1U << i);
+			JOURNAL_STORE(j->cur_old, NO_OLD);
+		}
+		JOURNAL_STORE(j->done, i + 1);
+	}
+	journal_end(f, j->nflows_before ? j->nflows_before - 1 : 0);
+}
+
+void fb_counting_del_many(struct fb_store *f, const struct fb_key *keys, size_t n)
+{
+	/* As fb_counting_add_many(); the batch was checked whole first
+	 * (fb_counting_check_dels), so no flow here is refused. */
+	enum { BATCH = 8 };
+	__u64 pos[BATCH][FB_MAX_K];
+	unsigned k = f->hdr->k, i;
+	size_t x, y, m;
+
+	for (x = 0; x < n; x += m) {
+		m = n - x < BATCH ? n - x : BATCH;
+		for (y = 0; y < m; y++) {
+			positions(f, &keys[x + y], pos[y]);
+			for (i = 0; i < k; i++) {
+				prefetch_counter(f, pos[y][i]);
+				__builtin_prefetch(bit_word(f, pos[y][i]), 1);
+			}
+		}
+		for (y = 0; y < m; y++)
+			del_at(f, &keys[x + y], pos[y], k);
+	}
+}
+
+unsigned fb_counting_min(const struct fb_store *f, const struct fb_key *key)
+{
+	unsigned k, i, m = ~0U;
+	__u64 pos[FB_MAX_K];
+
+	k = positions(f, key, pos);
+	for (i = 0; i < k; i++) {
+		unsigned c = fb_counting_get(f, pos[i]);
+
+		if (c < m)
+			m = c;
+	}
+	return m;
+}
+
+/*
+ * Pending decrements per position while checking a batch of deletes: an
+ * array shaped like the counters (same width), so checking costs one
+ * access per position, as deleting does. It is anonymous memory the kernel
+ * zeroes on first touch: a batch backs at most the pages it touches (at
+ * most the counter map's size), whatever the filter's size. A pending
+ * count never needs more than the counter's width: it stops at the
+ * counter's value, below its maximum.
+ */
+struct pending {
+	__u8 *p;
+	size_t bytes;
+	unsigned bits;
+};
+
+static unsigned pending_get(const struct pending *t, __u64 p)
+{
+	if (t->bits == 8)
+		return t->p[p];
+	return (t->p[p / 2] >> ((p & 1) * 4)) & 0xf;
+}
+
+static void pending_put(struct pending *t, __u64 p, unsigned v)
+{
+	if (t->bits == 8) {
+		t->p[p] = v;
+		return;
+	}
+	__u8 *b = &t->p[p / 2];
+	unsigned shift = (p & 1) * 4;
+
+	*b = (*b & ~(0xf << shift)) | (v << shift);
+}
+
+int fb_counting_check_dels(const struct fb_store *f, const struct fb_key *keys, size_t n,
+			   size_t *bad)
+{
+	enum { BATCH = 8 };
+	__u64 pos[BATCH][FB_MAX_K];
+	unsigned max = fb_counting_max(f), k = f->hdr->k, i;
+	struct pending t;
+	size_t x, y, m;
+	int rc = 0;
+
+	*bad = 0;
+	if (!n)
+		return 0;
+	t.bits = f->cnt_hdr->bits;
+	t.bytes = (fb_header_mbits(f->hdr) * t.bits + 7) / 8;
+	t.p = mmap(NULL, t.bytes, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (t.p == MAP_FAILED)
+		return -2;
+	/* In order, as the deletes will run: *bad is exactly the first flow
+	 * that would find a counter already brought to 0 by the batch. */
+	for (x = 0; x < n && !rc; x += m) {
+		m = n - x < BATCH ? n - x : BATCH;
+		for (y = 0; y < m; y++) {
+			positions(f, &keys[x + y], pos[y]);
+			for (i = 0; i < k; i++) {
+				prefetch_counter(f, pos[y][i]);
+				__builtin_prefetch(&t.p[pos[y][i] * t.bits / 8], 1);
+			}
+		}
+		for (y = 0; y < m && !rc; y++) {
+			for (i = 0; i < k; i++) {
+				unsigned c = fb_counting_get(f, pos[y][i]), d;
+
+				if (c >= max)
+					continue; /* saturated: never decremented */
+				d = pending_get(&t, pos[y][i]);
+				if (c <= d) {
+					*bad = x + y;
+					rc = -1;
+					break;
+				}
+				pending_put(&t, pos[y][i], d + 1);
+			}
+		}
+	}
+	munmap(t.p, t.bytes);
+	return rc;
+}
+
+int fb_counting_recover(struct fb_store *f)
+{
+	struct fb_journal *j = &f->cnt_hdr->journal;
+	__u64 pos[FB_MAX_K];
+	unsigned k, i;
+
+	if (j->op != FB_JOURNAL_ADD && j->op != FB_JOURNAL_DEL)
+		return 0;
+	k = positions(f, &j->key, pos);
+	/* Did position `done` change before the crash? Its counter moved off
+	 * cur_old by one, in the operation's direction. */
+	if (j->done < k && !(j->changed & 1U << j->done) && j->cur_old != NO_OLD) {
+		unsigned c = fb_counting_get(f, pos[j->done]);
+
+		if (c == j->cur_old + (j->op == FB_JOURNAL_ADD ? 1 : -1))
+			j->changed |= 1U << j->done;
+	}
+	/* Undo in reverse order, so repeated positions unwind exactly. */
+	for (i = k; i-- > 0;) {
+		unsigned c;
+
+		if (!(j->changed & 1U << i))
+			continue;
+		c = fb_counting_get(f, pos[i]);
+		cnt_put(f, pos[i], j->op == FB_JOURNAL_ADD ? c - 1 : c + 1);
+	}
+	for (i = 0; i < k; i++) {
+		if (fb_counting_get(f, pos[i]))
+			bit_set(f, pos[i]);
+		else
+			bit_clear(f, pos[i]);
+	}
+	journal_end(f, j->nflows_before);
+	return 1;
+}
+
+void fb_counting_check(struct fb_store *f, bool repair, struct fb_check *out)
+{
+	__u64 m = fb_header_mbits(f->hdr), p;
+	unsigned max = fb_counting_max(f);
+
+	memset(out, 0, sizeof(*out));
+	out->journal_dirty = f->cnt_hdr->journal.op != FB_JOURNAL_IDLE;
+	if (repair && out->journal_dirty)
+		fb_counting_recover(f);
+	for (p = 0; p < m; p++) {
+		unsigned c = fb_counting_get(f, p);
+		bool b = bit_get(f, p);
+
+		out->counter_sum += c;
+		out->saturated += c == max;
+		if (b && !c) {
+			out->stale_bits++;
+			if (repair)
+				bit_clear(f, p);
+		} else if (!b && c) {
+			out->missing_bits++;
+			if (repair)
+				bit_set(f, p);
+		}
+	}
+	/* Every flow present raised k counters. A saturated counter stops
+	 * counting both ways, so then the sum proves nothing. */
+	out->count_checked = !out->saturated;
+	out->count_ok = !out->count_checked || out->counter_sum == f->hdr->nflows * f->hdr->k;
+}

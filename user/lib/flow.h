@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * FLOW syntax, parsed into and printed from struct fb_key:
+ *   PROTO SRC:PORT DST:PORT   e.g. udp 198.51.100.1:53 203.0.113.7:4000
+ *                                  tcp [2001:db8::1]:443 [2001:db8::2]:51000
+ *   src ADDR[/LEN] | dst ADDR[/LEN]
+ * PROTO is a name (tcp, udp, icmp, ...) or a number 0-255. Protocols without
+ * ports (icmp, gre, ...) take bare addresses or port 0.
+ */
+#ifndef FLOWBLOOM_USER_FLOW_H
+#define FLOWBLOOM_USER_FLOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "flowbloom/key.h"
+
+#define FB_FLOW_STR 128
+
+/*
+ * Parse one FLOW from argv[0..argc). On success returns the number of
+ * words used (2 or 3). On failure returns -1 and writes a message to err.
+ */
+int fb_flow_parse(int argc, char **argv, struct fb_key *key, char *err, size_t errlen);
+/* Parse one whole line (exactly one FLOW, nothing after it). 0 ok, -1 err;
+ * *blank set to 1 for blank and comment-only lines (key untouched). */
+int fb_flow_parse_line(char *line, struct fb_key *key, int *blank, char *err, size_t errlen);
+/* Format a key as FLOW text (round-trips through fb_flow_parse). */
+void fb_flow_format(const struct fb_key *key, char *buf, size_t len);
+/* ADDR or ADDR/LEN into a masked address, a 128-bit-space length and the
+ * rule's family (enum fb_family: dotted a.b.c.d or ::ffff:a.b.c.d is IPv4,
+ * hex is IPv6; a prefix shorter than /96 is IPv6). */
+int fb_prefix_parse(const char *s, __u8 addr[16], __u8 *plen, __u8 *family, char *err,
+		    size_t errlen);
+/* Protocol number from name or number; -1 if unknown. */
+int fb_proto_parse(const char *s);
+const char *fb_proto_name(int proto);
+/* 1 if the protocol carries ports in the flow key. */
+int fb_proto_has_ports(int proto);
+
+/*
+ * Line input (flow.c), behind every FILE the CLI reads: add/del/query/
+ * traffic -f and load ("-": stdin). Refuses directories; lines end at '\n'
+ * and are at most FB_LINE_MAX bytes; a NUL byte, a read error or a pipe or
+ * device giving more than FB_INPUT_MAX bytes is an error, as is a last line
+ * without newline from anything but a regular file (a cut pipe). A leading
+ * UTF-8 BOM is skipped. Errors are printed as "FILE:LINE: why".
+ */
+#define FB_LINE_MAX 8192
+#define FB_INPUT_MAX (1ULL << 30)
+struct fb_lines {
+	int fd;
+	bool is_stdin, regular, eof;
+	const char *label; /* the file name, "<stdin>" for "-" */
+	char *buf;
+	size_t cap, start, end;
+	size_t lineno;		  /* of the last line returned */
+	unsigned long long total; /* bytes read */
+};
+int fb_lines_open(struct fb_lines *r, const char *file);
+/* 1: a line (NUL-terminated, without its '\n') in *line; 0: end; -1: error. */
+int fb_lines_next(struct fb_lines *r, char **line, size_t *len);
+void fb_lines_close(struct fb_lines *r);
+
+#endif

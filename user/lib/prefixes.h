@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Prefix-list work for `flowbloom load`: fitting a list's prefix lengths
+ * into the FB_MAX_LENGTHS the data path probes (per direction and family),
+ * by expanding rarer lengths into longer ones (a /23 becomes two /24s), and
+ * turning address ranges into prefixes.
+ */
+#ifndef FLOWBLOOM_USER_PREFIXES_H
+#define FLOWBLOOM_USER_PREFIXES_H
+
+#include <stddef.h>
+#include "flowbloom/geometry.h"
+#include "flowbloom/key.h"
+
+/* Most entries one load may expand into. */
+#define FB_EXPAND_MAX (16u << 20)
+
+struct fb_expansion {
+	size_t before, after; /* address rules in and out */
+	int lists;	      /* lists (enum fb_prefix_list) that were expanded */
+};
+
+/*
+ * Rewrite the address rules among keys[0..*n) so each list uses at most
+ * FB_MAX_LENGTHS lengths including those already in `have` (which must all
+ * stay). Chooses, per list, the lengths that need the fewest expanded
+ * entries (dynamic programming over the sorted lengths). *keys may be
+ * reallocated. Returns 0, or -1 with err set if even that would exceed
+ * FB_EXPAND_MAX entries.
+ */
+int fb_prefixes_expand(struct fb_key **keys, size_t *n, const struct fb_prefixes *have,
+		       struct fb_expansion *ex, char *err, size_t errlen);
+
+/* Cover the inclusive address range [lo, hi] (16-byte big-endian, same
+ * family) with prefixes: calls out(addr, plen, ctx) for each, fewest
+ * possible. Returns the count, or -1 if lo > hi. */
+int fb_prefixes_from_range(const __u8 lo[16], const __u8 hi[16],
+			   int (*out)(const __u8 addr[16], int plen, void *ctx), void *ctx);
+
+#endif

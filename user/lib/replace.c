@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* `load --replace`: a new filter array (and counters, exact sets) filled
+ * aside, then switched to in one step. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "counting.h"
+#include "exact.h"
+#include "report.h"
+#include "pintree.h"
+#include "replace.h"
+#include "rules.h"
+#include "util.h"
+
+int fb_replace(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_key *keys, size_t n,
+	       size_t *bad)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, inner_opts, .map_flags = FB_INNER_MAP_FLAGS);
+	struct fb_store nf = *f;
+	__u32 entries = nblocks + FB_HDR_BLOCKS, zero = 0;
+	size_t bytes = (size_t)entries * FB_BLOCK_BYTES;
+	bool pinned = false;
+	int err = -1;
+
+	*bad = (size_t)-1;
+	if (fb_store_migrate_counters(f))
+		return -1;
+	nf.cnt_hdr = NULL;
+	nf.cnt_fd = -1;
+	nf.set_fd[0] = nf.set_fd[1] = nf.set_fd[2] = -1;
+	nf.bits_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_bits", sizeof(__u32), FB_BLOCK_BYTES,
+				    entries, &inner_opts);
+	if (nf.bits_fd < 0) {
+		fb_report_err("cannot create a %zu-byte filter array: %s", bytes, strerror(errno));
+		return -1;
+	}
+	nf.map_bytes = bytes;
+	nf.hdr = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, nf.bits_fd, 0);
+	if (nf.hdr == MAP_FAILED) {
+		fb_report_err("cannot mmap the new filter array: %s", strerror(errno));
+		nf.hdr = NULL;
+		goto out;
+	}
+	nf.blocks = (struct fb_block *)nf.hdr;
+	/* Same identity, key and settings; new geometry, no rules yet. */
+	*nf.hdr = *f->hdr;
+	nf.hdr->nblocks = nblocks;
+	nf.hdr->k = k;
+	nf.hdr->kinds = 0;
+	nf.hdr->nflows = 0;
+	/* The other generation: of the exact sets, and of the counters' pin
+	 * name. Switching the array switches both. */
+	nf.hdr->gen = f->hdr->gen ^ 1;
+	if (f->cnt_hdr) {
+		size_t cbytes =
+			fb_counting_map_bytes((__u64)nblocks * FB_BLOCK_BITS, f->hdr->counter_bits);
+		LIBBPF_OPTS(bpf_map_create_opts, cnt_opts, .map_flags = BPF_F_MMAPABLE);
+
+		nf.cnt_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_counters", sizeof(__u32),
+					   FB_BLOCK_BYTES, cbytes / FB_BLOCK_BYTES, &cnt_opts);
+		nf.cnt_hdr = nf.cnt_fd < 0 ? MAP_FAILED
+					   : mmap(NULL, cbytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+						  nf.cnt_fd, 0);
+		if (nf.cnt_hdr == MAP_FAILED) {
+			fb_report_err("cannot create the new counter array: %s", strerror(errno));
+			nf.cnt_hdr = NULL;
+			goto out;
+		}
+		nf.cnt_bytes = cbytes;
+		nf.cnt = (__u8 *)nf.cnt_hdr + FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES;
+		fb_counting_init(nf.cnt_hdr, f->hdr->counter_bits);
+	}
+	if (f->hdr->confirm) {
+		/* Fresh sets in the other generation's slot: unused until the
+		 * new filter (whose header names that generation) is in. */
+		if (fb_exact_create_sets(n * 2, nf.set_fd))
+			goto out;
+		if (fb_exact_install(f->exact_fd, f->lpm_fd, nf.hdr->gen, nf.set_fd))
+			goto out;
+	}
+	if (fb_rules_add(&nf, keys, n, bad))
+		goto out;
+	if (f->cnt_hdr) {
+		/* The new counters get their pin before the switch, under the
+		 * new generation's name (removing what a killed replace may
+		 * have left there): whichever array is in use, its counters
+		 * are pinned. */
+		unlinkat(f->dir_fd, fb_store_cnt_pin(nf.hdr->gen), 0);
+		if (fb_pin_at(nf.cnt_fd, f->dir_fd, fb_store_cnt_pin(nf.hdr->gen))) {
+			fb_report_err("cannot pin the new counters of '%s': %s", f->name,
+				      strerror(errno));
+			goto out;
+		}
+		pinned = true;
+	}
+	/* The switch: one update of the outer map. A packet sees the old
+	 * filter or the new one, whole. */
+	if (bpf_map_update_elem(f->outer_fd, &zero, &nf.bits_fd, BPF_ANY)) {
+		fb_report_err("cannot install the new filter array: %s", strerror(errno));
+		goto out;
+	}
+	/* The old counters' pin goes after the switch (a kill before leaves
+	 * it, unused: check reports it, check --repair removes it). */
+	if (f->cnt_hdr)
+		unlinkat(f->dir_fd, fb_store_cnt_pin(f->hdr->gen), 0);
+	err = 0;
+out:
+	if (err) {
+		if (pinned)
+			unlinkat(f->dir_fd, fb_store_cnt_pin(nf.hdr->gen), 0);
+		if (f->hdr->confirm && nf.hdr)
+			fb_exact_clear_slot(f->exact_fd, f->lpm_fd, f->hdr->gen ^ 1);
+		for (int i = 0; i < 3; i++)
+			if (nf.set_fd[i] >= 0 && nf.set_fd[i] != f->set_fd[i])
+				close(nf.set_fd[i]);
+		if (nf.hdr)
+			munmap(nf.hdr, nf.map_bytes);
+		if (nf.cnt_hdr)
+			munmap(nf.cnt_hdr, nf.cnt_bytes);
+		close(nf.bits_fd);
+		if (nf.cnt_fd >= 0)
+			close(nf.cnt_fd);
+		return -1;
+	}
+	/* The syscall that switched filters waited for programs still
+	 * running on the old one (map-in-map updates synchronize RCU), so the
+	 * old generation's sets are unused now. */
+	if (f->hdr->confirm) {
+		fb_exact_clear_slot(f->exact_fd, f->lpm_fd, f->hdr->gen);
+		for (int i = 0; i < 3; i++) {
+			close(f->set_fd[i]);
+			f->set_fd[i] = nf.set_fd[i];
+		}
+	}
+	/* f now describes the new filter; release the old mappings. */
+	munmap(f->hdr, f->map_bytes);
+	close(f->bits_fd);
+	if (f->cnt_hdr) {
+		munmap(f->cnt_hdr, f->cnt_bytes);
+		close(f->cnt_fd);
+	}
+	f->bits_fd = nf.bits_fd;
+	f->bits_id = fb_map_id(nf.bits_fd);
+	f->hdr = nf.hdr;
+	f->blocks = nf.blocks;
+	f->map_bytes = nf.map_bytes;
+	f->cnt_fd = nf.cnt_fd;
+	f->cnt_hdr = nf.cnt_hdr;
+	f->cnt = nf.cnt;
+	f->cnt_bytes = nf.cnt_bytes;
+	return 0;
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * `load --replace` (replace.c).
+ */
+#ifndef FLOWBLOOM_USER_REPLACE_H
+#define FLOWBLOOM_USER_REPLACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "store.h"
+
+/* Replace the filter's whole content with keys, in a new filter array of
+ * nblocks blocks and k bits (and new counters for a counting filter), then
+ * switch the data path to it in one step. -1: nothing changed (*bad as in
+ * fb_rules_add, or (size_t)-1). Call with the lock held. */
+int fb_replace(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_key *keys, size_t n,
+	       size_t *bad);
+
+#endif

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The filter store: creating, opening and destroying filters pinned in
+ * bpffs (one directory per filter), and reading/writing their bits through
+ * an mmap of the filter array. Every CLI verb goes through here.
+ *
+ *   <root>/<NAME>/filter   one-entry ARRAY_OF_MAPS holding the filter array
+ *   <root>/<NAME>/stats    per-CPU struct fb_stats
+ *   <root>/<NAME>/counters counters of a counting filter (see counting.h);
+ *                          "counters1" while the array's header says gen 1
+ *   <root>/<NAME>/exact    --confirm exact: outer maps of the exact sets
+ *   <root>/<NAME>/lpm      (see include/flowbloom/maps.h)
+ *
+ * <root> is /sys/fs/bpf/flowbloom, or $FLOWBLOOM_ROOT (tests use their own).
+ * Directories in the tree must belong to root and be writable by no one
+ * else (the bpffs root's sticky 1777 aside), and are reached without
+ * following symbolic links; pins are opened relative to them.
+ *
+ * Multi-step changes are made aside and published in one step:
+ *   <root>/~<NAME>    a create or import being built (renamed to NAME)
+ *   <root>/~~<NAME>   a filter being destroyed (renamed from NAME)
+ * Their maker holds a flock on them; one nobody holds is stale (its maker
+ * was killed): destroy and check --repair remove it.
+ * The filter named "default" is pinned a second time under
+ * /sys/fs/bpf/xdp/globals/ (fb_filter, fb_stats): the names an object loaded
+ * by `ip link` looks for.
+ */
+#ifndef FLOWBLOOM_USER_STORE_H
+#define FLOWBLOOM_USER_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "flowbloom/geometry.h"
+#include "flowbloom/key.h"
+#include "flowbloom/maps.h"
+
+#define FB_NAME_MAX 64
+
+/* Staging directory prefixes: '~' is no valid filter name character. */
+#define FB_STAGE_NEW "~"
+#define FB_STAGE_OLD "~~"
+
+/* fb_store_flock() flag: lock only, do not re-read the array. */
+#define FB_LOCK_NOREFRESH 0x100
+
+struct fb_store {
+	char name[FB_NAME_MAX];
+	char dir[512];
+	char pin_name[FB_NAME_MAX + 4]; /* the directory's name in the root */
+	int root_fd;			/* the verified filter root */
+	int dir_fd;			/* the filter's bpffs directory; flock()ed by writers */
+	bool staged;			/* being built (fb_store_create_staged) */
+	bool adopted;			/* "default" adopted ip link's maps */
+	bool cnt_legacy;		/* counters pinned under an earlier build's name */
+	__u32 outer_id;			/* kernel id of the outer map */
+	int outer_fd;			/* fb_filter */
+	int bits_fd;			/* the filter array inside it */
+	int stats_fd;			/* fb_stats */
+	__u32 bits_id;			/* kernel id of the filter array */
+	__u32 stats_id;			/* kernel id of the stats map */
+	struct fb_header *hdr;		/* mmap of the filter array, block 0 */
+	struct fb_block *blocks;	/* the same mmap, as blocks */
+	size_t map_bytes;		/* length of the mmap */
+	/* Counting filters only (hdr->counter_bits != 0), else -1/NULL: */
+	int cnt_fd;		       /* NAME/counters */
+	struct fb_cnt_header *cnt_hdr; /* mmap of the counter array */
+	__u8 *cnt;		       /* the counters, after its header */
+	size_t cnt_bytes;	       /* length of that mmap */
+	/* --confirm exact only, else -1: the outer maps, and the current
+	 * generation's sets (hash of 5-tuples, LPM tries src and dst). */
+	int exact_fd, lpm_fd;
+	int set_fd[3];
+};
+
+/* What `create` asks for. */
+struct fb_create_opts {
+	__u32 nblocks;
+	__u8 k;
+	__u8 layout;
+	__u8 hash;
+	__u8 action;
+	__u8 counter_bits; /* 0: plain; 4 or 8: counting */
+	__u8 confirm;	   /* 1: exact confirmation sets */
+	__u64 capacity;
+	double fp_rate;
+};
+
+/* All functions below print one error line themselves and return -1. */
+int fb_store_create(const char *name, const struct fb_create_opts *o);
+int fb_store_open(const char *name, struct fb_store *f);
+/* Open, then take the lock (op LOCK_SH, or LOCK_EX as fb_store_lock()). */
+int fb_store_open_locked(const char *name, struct fb_store *f, int op);
+void fb_store_close(struct fb_store *f);
+/* Works on broken filters too, and removes stale staging directories of
+ * NAME (0 also when only those were there). */
+int fb_store_destroy(const char *name);
+/* A new filter built aside (FB_STAGE_NEW NAME), opened and locked into f;
+ * fill it, then fb_store_publish() renames it to NAME in one step, or
+ * fb_store_abort() removes it. fb_store_create() = both. */
+int fb_store_create_staged(const char *name, const struct fb_create_opts *o, struct fb_store *f);
+int fb_store_publish(struct fb_store *f);
+void fb_store_abort(struct fb_store *f);
+/* Exclusive lock against other writers of this filter (flock on its dir).
+ * Once it holds the lock it re-reads which filter array is in use: a
+ * `load --replace` may have switched arrays while it waited (f then
+ * describes the new one; -1 if the filter was destroyed meanwhile). For a
+ * counting filter it also rolls back a write a crashed writer left half
+ * done (a note goes to stderr). */
+int fb_store_lock(struct fb_store *f);
+/* Just the flock (LOCK_SH or LOCK_EX) and the re-read, no recovery: for
+ * `check` and `export`. */
+int fb_store_flock(struct fb_store *f, int op);
+void fb_store_unlock(struct fb_store *f);
+
+/* Library-internal (store.c): the counters' pin name of generation gen,
+ * an empty struct (fds -1), and the counters' pin migration. */
+const char *fb_store_cnt_pin(unsigned gen);
+void fb_store_init(struct fb_store *f);
+int fb_store_migrate_counters(struct fb_store *f);
+
+#endif
