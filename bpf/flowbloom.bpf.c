@@ -13,16 +13,12 @@
 #include "flowbloom/bench.h"
 #include "flowbloom/geometry.h"
 #include "flowbloom/maps.h"
-#include "parsing.h"
-#include "filter.h"
+#include "config.bpf.h"
+#include "parsing.bpf.h"
+#include "filter.bpf.h"
 #include "maps.bpf.h"
-#include "monitor.h"
+#include "monitor.bpf.h"
 
-const volatile __u8 cfg_action = FB_ACTION_DEFAULT;	  /* enum fb_action */
-const volatile __u8 cfg_malformed = FB_MALFORMED_DEFAULT; /* enum fb_malformed */
-const volatile __u8 cfg_trace = 0;			  /* 1: record fb_trace (replay) */
-const volatile __u32 cfg_bench = 0; /* benchmarks only: flow mask, FB_BENCH_MISS bit */
-const volatile __u8 cfg_bench_v6 = 0;
 __u32 bench_seq;
 
 static __always_inline void fb_count(struct fb_stats *s, int stat, __u64 bytes)
@@ -39,30 +35,21 @@ static __noinline int fb_probe_sub(void *filter, const struct fb_header *hdr,
 	return fb_probe(filter, hdr, key);
 }
 
-/* Source (dst = 0) or destination (dst = 1) rules: the address masked to
- * each length in the list, longest first. fam: the packet's family as it
- * sits in word 4 (fb_key_word_family). */
+/* Source (kind FB_KIND_SRC) or destination (FB_KIND_DST) rules: the
+ * address masked to each length in the list, longest first. fam: the
+ * packet's family as it sits in word 4 (fb_key_word_family). */
 static __always_inline int fb_match_addr(void *filter, const struct fb_header *hdr,
 					 const struct fb_lengths *l, __u64 a0, __u64 a1, __u64 fam,
-					 int dst)
+					 __u32 kind)
 {
 	struct fb_key k;
 	__u32 i, n = l->n;
 
 	for (i = 0; i < FB_MAX_LENGTHS; i++) {
-		__u8 plen;
-		__u64 m0, m1;
-
 		if (i >= n)
 			break;
-		plen = l->len[i & (FB_MAX_LENGTHS - 1)];
-		m0 = a0 & fb_prefix_mask(plen, 0);
-		m1 = a1 & fb_prefix_mask(plen, 1);
-		k.w[0] = dst ? 0 : m0;
-		k.w[1] = dst ? 0 : m1;
-		k.w[2] = dst ? m0 : 0;
-		k.w[3] = dst ? m1 : 0;
-		k.w[4] = fb_key_word_tail(0, 0, 0, dst ? FB_KIND_DST : FB_KIND_SRC, plen, 0) | fam;
+		/* The key the CLI stored the rule as (include/flowbloom/prefix.h). */
+		fb_prefix_key(&k, kind, a0, a1, l->len[i & (FB_MAX_LENGTHS - 1)], fam);
 		if (fb_probe_sub(filter, hdr, &k))
 			return 1;
 	}
@@ -85,7 +72,7 @@ static __noinline int fb_confirm(const struct fb_header *hdr, const struct fb_ke
 	set = bpf_map_lookup_elem(&fb_lpm, &slot);
 	if (!set)
 		return 0;
-	fb_lpm_key_set(&lk, key->family, kind == FB_KIND_DST ? key->daddr : key->saddr, 128);
+	fb_lpm_key_of(&lk, key, kind, 128);
 	return bpf_map_lookup_elem(set, &lk) != NULL;
 }
 
@@ -108,8 +95,8 @@ static __always_inline __u32 fb_match(void *filter, const struct fb_header *hdr,
 {
 	__u32 kinds = hdr->kinds, one = 1;
 	struct fb_prefixes *px;
+	int src, dst;
 	__u64 fam;
-	int v6;
 
 	/* The parser wrote key as a FB_KIND_FLOW key. */
 	if ((kinds & FB_KINDF(FB_KIND_FLOW)) && !addrs_only) {
@@ -124,15 +111,14 @@ static __always_inline __u32 fb_match(void *filter, const struct fb_header *hdr,
 	/* The family the parser took from the IP header, never from the
 	 * address: an IPv6 packet from ::ffff:a.b.c.d meets IPv6 rules. */
 	fam = fb_key_word_family(key->w[4]);
-	v6 = key->family == FB_FAMILY_IPV6;
+	src = fb_prefix_list(FB_KIND_SRC, key->family);
+	dst = fb_prefix_list(FB_KIND_DST, key->family);
 	if ((kinds & FB_KINDF(FB_KIND_SRC)) &&
-	    fb_match_addr(filter, hdr, &px->list[v6 ? FB_PFX_SRC6 : FB_PFX_SRC4], key->w[0],
-			  key->w[1], fam, 0) &&
+	    fb_match_addr(filter, hdr, &px->list[src], key->w[0], key->w[1], fam, FB_KIND_SRC) &&
 	    fb_hit(hdr, key, FB_KIND_SRC, st, bytes))
 		return FB_KIND_SRC;
 	if ((kinds & FB_KINDF(FB_KIND_DST)) &&
-	    fb_match_addr(filter, hdr, &px->list[v6 ? FB_PFX_DST6 : FB_PFX_DST4], key->w[2],
-			  key->w[3], fam, 1) &&
+	    fb_match_addr(filter, hdr, &px->list[dst], key->w[2], key->w[3], fam, FB_KIND_DST) &&
 	    fb_hit(hdr, key, FB_KIND_DST, st, bytes))
 		return FB_KIND_DST;
 	return 0;
@@ -171,7 +157,7 @@ int flowbloom(struct xdp_md *ctx)
 
 			fb_bench_flow(fb_bench_index(i, cfg_bench), cfg_bench_v6, &key);
 		}
-		/* Flow monitoring (bpf/monitor.h): cfg_mon = 0 removes it. */
+		/* Flow monitoring (bpf/monitor.bpf.h): cfg_mon = 0 removes it. */
 		if (cfg_mon)
 			fb_monitor(&key, bytes);
 	}
@@ -209,7 +195,7 @@ int flowbloom(struct xdp_md *ctx)
 		verdict = kind ? XDP_PASS : XDP_DROP;
 	else
 		verdict = kind ? XDP_DROP : XDP_PASS;
-	/* A new flow's event carries the verdict (bpf/monitor.h). */
+	/* A new flow's event carries the verdict (bpf/monitor.bpf.h). */
 	if (cfg_mon && !malformed)
 		fb_monitor_verdict(ctx, &key, bytes, verdict);
 out:

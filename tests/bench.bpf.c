@@ -11,7 +11,7 @@
 #include "flowbloom/bench.h"
 #include "flowbloom/key.h"
 #include "flowbloom/maps.h"
-#include "parsing.h"
+#include "parsing.bpf.h"
 
 const volatile __u32 cfg_bench = 0;
 const volatile __u8 cfg_bench_v6 = 0;

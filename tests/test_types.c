@@ -741,7 +741,7 @@ static void bloom_add(struct bloom *b, __u64 h)
 	}
 }
 
-/* The data path's probe (bpf/filter.h) over memory. */
+/* The data path's probe (bpf/filter.bpf.h) over memory. */
 static bool bloom_probe(const struct bloom *b, __u64 h)
 {
 	const struct fb_header *hd = b->m.hdr;

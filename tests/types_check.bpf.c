@@ -4,13 +4,13 @@
  * tests/test_types.c fills tc_table through its mmap with the user-space
  * operations (user/cuckoo.c, dleft.c, scalable.c) and runs this program
  * with BPF_PROG_TEST_RUN on frames that carry a raw flow key; the program
- * probes with the data path's functions (bpf/types.h) and answers
+ * probes with the data path's functions (bpf/types.bpf.h) and answers
  * XDP_DROP for "may be present", XDP_PASS for "absent".
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "flowbloom/hash.h"
-#include "types.h"
+#include "types.bpf.h"
 #include "types_check.h"
 
 struct {

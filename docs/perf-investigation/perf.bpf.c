@@ -13,7 +13,7 @@
 #include <bpf/bpf_helpers.h>
 #include "flowbloom/bench.h"
 #include "flowbloom/geometry.h"
-#include "parsing.h"
+#include "parsing.bpf.h"
 #include "perf_hash.h"
 
 #define PH_HDR 4

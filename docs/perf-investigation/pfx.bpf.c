@@ -19,7 +19,7 @@
 #include <bpf/bpf_helpers.h>
 #include "flowbloom/bench.h"
 #include "flowbloom/geometry.h"
-#include "parsing.h"
+#include "parsing.bpf.h"
 #include "perf_hash.h"
 
 #define PX_HDR 17

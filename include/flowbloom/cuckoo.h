@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Cuckoo filter geometry (Fan, Andersen, Kaminsky, Mitzenmacher 2014),
- * compiled into the XDP program (bpf/types.h does the map lookups) and the
+ * compiled into the XDP program (bpf/types.bpf.h does the map lookups) and the
  * CLI (user/cuckoo.c), so both sides pick the same buckets and
  * fingerprints by construction.
  *
@@ -134,7 +134,7 @@ static __always_inline __u32 fb_cuckoo_read_seq(const struct fb_cuckoo_geom *g)
 }
 
 /* The probe over memory (user space; the data path's twin with map
- * lookups is bpf/types.h). blocks is block 0 of the filter array. */
+ * lookups is bpf/types.bpf.h). blocks is block 0 of the filter array. */
 static __always_inline int fb_cuckoo_lookup_mem(const struct fb_block *blocks,
 						const struct fb_cuckoo_geom *g, __u64 h)
 {

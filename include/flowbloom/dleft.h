@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * d-left counting Bloom filter geometry (Bonomi, Mitzenmacher, Panigrahy,
- * Singh, Varghese 2006), compiled into the XDP program (bpf/types.h) and
+ * Singh, Varghese 2006), compiled into the XDP program (bpf/types.bpf.h) and
  * the CLI (user/dleft.c).
  *
  * FB_DLEFT_D = 4 subtables of B = 2^bucket_bits buckets each; a bucket is
@@ -72,24 +72,7 @@ static __always_inline __u32 fb_dleft_bucket_shift(__u32 cell_bits)
 
 static __always_inline __u64 fb_dleft_odd(int i, int round)
 {
-	switch ((i & 3) * 2 + round) {
-	case 0:
-		return 0x9e3779b97f4a7c15ULL;
-	case 1:
-		return 0xbf58476d1ce4e5b9ULL;
-	case 2:
-		return 0x94d049bb133111ebULL;
-	case 3:
-		return 0xd6e8feb86659fd93ULL;
-	case 4:
-		return 0xc2b2ae3d27d4eb4fULL;
-	case 5:
-		return 0xff51afd7ed558ccdULL;
-	case 6:
-		return 0xc4ceb9fe1a85ec53ULL;
-	default:
-		return 0x2545f4914f6cdd1dULL;
-	}
+	return fb_odd64((i & 3) * 2 + round); /* hash.h */
 }
 
 /* P_i(F) for subtable i (see above). */
@@ -167,7 +150,7 @@ static __always_inline __u32 fb_dleft_bucket_count(const void *blk, __u32 off, _
 	return found;
 }
 
-/* The probe over memory (user space; bpf/types.h has the map version):
+/* The probe over memory (user space; bpf/types.bpf.h has the map version):
  * the flow's counter, 0 if absent. */
 static __always_inline __u32 fb_dleft_lookup_mem(const struct fb_block *blocks,
 						 const struct fb_dleft_geom *g, __u64 h)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Filter geometry: how a flow key's hash becomes bit positions. Compiled
- * into the XDP program (bpf/filter.h does the map lookups) and the CLI
+ * into the XDP program (bpf/filter.bpf.h does the map lookups) and the CLI
  * (user/filter.c does the same through an mmap), so both sides pick the
  * same bits by construction; tests/test_samebits checks it anyway.
  *
@@ -28,6 +28,7 @@
 #include <linux/types.h>
 #include "hash.h"
 #include "key.h"
+#include "prefix.h"
 
 #define FB_MAGIC 0x4d4f4c42 /* "BLOM" little-endian */
 #define FB_VERSION 2	    /* 2: the flow key carries the family (key.h) */
@@ -77,30 +78,6 @@ struct fb_header {
 };
 
 _Static_assert(sizeof(struct fb_header) == FB_BLOCK_BYTES, "header is exactly block 0");
-
-/*
- * Prefix lengths (Dharmapurikar, Krishnamurthy, Taylor 2003: longest prefix
- * match with Bloom filters): a source or destination rule is stored as the
- * key (address masked to plen, plen, kind), and the data path probes the
- * packet's masked address once per length the filter holds for that
- * direction and family, longest first. At most FB_MAX_LENGTHS lengths per
- * list bound the probes per packet (and let the verifier unroll the loop);
- * `flowbloom load` expands rarer lengths into longer ones to fit.
- */
-#define FB_MAX_LENGTHS 8
-
-struct fb_lengths {
-	__u8 n;			  /* lengths in use */
-	__u8 len[FB_MAX_LENGTHS]; /* 128-bit-space lengths, longest first */
-};
-
-enum fb_prefix_list {
-	FB_PFX_SRC4 = 0,
-	FB_PFX_SRC6,
-	FB_PFX_DST4,
-	FB_PFX_DST6,
-	FB_PFX_NR,
-};
 
 /* Block 1. */
 struct fb_prefixes {
@@ -162,6 +139,13 @@ static __always_inline __u32 fb_blocked_index(__u64 h, __u32 nblocks)
 	return fb_reduce32((__u32)(h >> 32), nblocks);
 }
 
+/* Blocked layout: that block's index in the filter array (after the
+ * header blocks), what the program looks up and the CLI's mmap indexes. */
+static __always_inline __u32 fb_blocked_block(__u64 h, __u32 nblocks)
+{
+	return FB_HDR_BLOCKS + fb_blocked_index(h, nblocks);
+}
+
 /* Blocked layout: the k-bit mask inside the block, one word at a time. */
 static __always_inline __u64 fb_blocked_word_mask(__u64 h, __u32 k, int word)
 {
@@ -173,6 +157,35 @@ static __always_inline __u64 fb_blocked_word_mask(__u64 h, __u32 k, int word)
 		if ((__u32)i < k)
 			mask |= 1ULL << ((lo * fb_salt(i)) >> 26);
 	return mask;
+}
+
+/* Blocked layout: does blk hold hash h's k bits? Branch-free, every word
+ * tested (one cache line either way): the data path's probe, the CLI's
+ * test and the scalable filter's stages all use this one. */
+static __always_inline int fb_block_has(const struct fb_block *blk, __u64 h, __u32 k)
+{
+	__u64 miss = 0;
+	int w;
+
+#ifdef __clang__
+#pragma unroll
+#endif
+	for (w = 0; w < FB_BLOCK_WORDS; w++) {
+		__u64 m = fb_blocked_word_mask(h, k, w);
+
+		miss |= (blk->w[w] & m) ^ m;
+	}
+	return miss == 0;
+}
+
+/* Blocked layout: set hash h's k bits in blk (plain stores: the CLI's
+ * writers hold the filter's lock). */
+static __always_inline void fb_block_set(struct fb_block *blk, __u64 h, __u32 k)
+{
+	int w;
+
+	for (w = 0; w < FB_BLOCK_WORDS; w++)
+		blk->w[w] |= fb_blocked_word_mask(h, k, w);
 }
 
 /* Classic layout: bit position g_i in [0, m) of the i-th probe. */
@@ -198,6 +211,17 @@ static __always_inline int fb_bit_word(__u64 p)
 static __always_inline __u64 fb_bit_mask(__u64 p)
 {
 	return 1ULL << (p % 64);
+}
+
+/* Classic layout: bit position p's bit in blk, its block (fb_bit_block). */
+static __always_inline int fb_block_test_bit(const struct fb_block *blk, __u64 p)
+{
+	return (blk->w[fb_bit_word(p) & (FB_BLOCK_WORDS - 1)] & fb_bit_mask(p)) != 0;
+}
+
+static __always_inline void fb_block_set_bit(struct fb_block *blk, __u64 p)
+{
+	blk->w[fb_bit_word(p) & (FB_BLOCK_WORDS - 1)] |= fb_bit_mask(p);
 }
 
 static __always_inline __u64 fb_header_mbits(const struct fb_header *h)

@@ -46,9 +46,9 @@ struct fb_key {
 			__u8 daddr[16];
 			__be16 sport; /* network byte order; 0 when no ports */
 			__be16 dport;
-			__u8 proto; /* IP protocol (IPv6: the upper-layer header) */
-			__u8 kind;  /* enum fb_kind */
-			__u8 plen;  /* src/dst rules: prefix length in the 128-bit
+			__u8 proto;  /* IP protocol (IPv6: the upper-layer header) */
+			__u8 kind;   /* enum fb_kind */
+			__u8 plen;   /* src/dst rules: prefix length in the 128-bit
 				     * space (IPv4 /n is 96+n; an address is 128) */
 			__u8 family; /* enum fb_family */
 		};
@@ -58,37 +58,21 @@ struct fb_key {
 
 _Static_assert(sizeof(struct fb_key) == 40, "fb_key is hashed as five 64-bit words");
 
-/* Address words (w[0..1] or w[2..3]) masked to a prefix of plen bits of
- * the 128-bit address. Addresses are big-endian in memory, so the mask is
- * built in host order and byte-swapped. */
-static inline __u64 fb_prefix_mask(int plen, int word)
+/* Is the address (16 bytes, network order) in ::ffff:0:0/96, the form
+ * IPv4 addresses take in the key? Says nothing about a packet's family
+ * (see struct fb_key): only for reading and printing addresses. The one
+ * test, for the CLI's parser and printers and the tests alike. */
+static inline int fb_addr_v4mapped(const __u8 a[16])
 {
-	int bits = plen - 64 * word;
-	__u64 m;
+	int i;
 
-	if (bits <= 0)
-		return 0;
-	if (bits >= 64)
-		return ~0ULL;
-	m = ~0ULL << (64 - bits);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	return m;
-#else
-	return __builtin_bswap64(m);
-#endif
+	for (i = 0; i < 10; i++)
+		if (a[i])
+			return 0;
+	return a[10] == 0xff && a[11] == 0xff;
 }
 
 /* Words of the key built in registers, for either byte order. */
-static inline __u64 fb_key_word_pair(__u32 first, __u32 second);
-static inline __u64 fb_key_word_v4mapped(__be32 addr);
-
-/* Is the address in words (a0, a1) in ::ffff:0:0/96? Says nothing about a
- * packet's family (see struct fb_key): only for reading rules as written. */
-static inline int fb_words_v4mapped(__u64 a0, __u64 a1)
-{
-	return !a0 && (a1 & fb_key_word_pair(~0U, 0)) == fb_key_word_v4mapped(0);
-}
-
 static inline __u64 fb_key_word_v4mapped(__be32 addr)
 {
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__

@@ -85,6 +85,15 @@ static inline void fb_lpm_key_set(struct fb_lpm_key *lk, __u8 family, const __u8
 	lk->pad[0] = lk->pad[1] = lk->pad[2] = 0;
 }
 
+/* The trie key of key's address of kind (FB_KIND_SRC: the source, else
+ * the destination) at plen: the CLI inserts a rule at its own length, the
+ * program looks a packet's whole address up (128). */
+static inline void fb_lpm_key_of(struct fb_lpm_key *lk, const struct fb_key *key, __u32 kind,
+				 int plen)
+{
+	fb_lpm_key_set(lk, key->family, kind == FB_KIND_DST ? key->daddr : key->saddr, plen);
+}
+
 /* What a malformed packet that no address rule decides gets. Zero is what
  * an `ip link`-loaded object keeps: the safe default. */
 enum fb_malformed {

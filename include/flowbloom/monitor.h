@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Flow monitoring, shared by the XDP program (bpf/monitor.h) and the CLI
+ * Flow monitoring, shared by the XDP program (bpf/monitor.bpf.h) and the CLI
  * (user/monitor.c): the map value structs, the one keyed hash of a flow key
  * and how it becomes sketch cells, a top-talker bucket and seen-set bits.
  *
@@ -43,7 +43,7 @@
 #define FB_MON_MAGIC 0x4e4f4d46 /* "FMON" little-endian */
 #define FB_MON_VERSION 1
 
-/* What an attachment monitors (cfg_mon in bpf/monitor.h, config flags). */
+/* What an attachment monitors (cfg_mon in bpf/monitor.bpf.h, config flags). */
 #define FB_MON_SKETCH (1U << 0)	  /* count-min sketch and top-talker table */
 #define FB_MON_NEWFLOWS (1U << 1) /* seen-set and new-flow events */
 #define FB_MON_ATOMIC (1U << 2)	  /* one shared sketch plane, atomic adds */
@@ -120,7 +120,7 @@ enum fb_mon_stat {
 	FB_MON_STAT_LOST,      /* events the ring buffer had no room for */
 	FB_MON_STAT_REFRESHED, /* flows carried over from the previous period */
 	FB_MON_STAT_NR,
-	/* Not a counter: the data path's per-packet scratch (bpf/monitor.h). */
+	/* Not a counter: the data path's per-packet scratch (bpf/monitor.bpf.h). */
 	FB_MON_STAT_PENDING = 7,
 };
 
@@ -164,7 +164,7 @@ static __always_inline void fb_mon_nh_words(const __u64 key[2], __u64 kw[FB_MON_
 	int i;
 
 	for (i = 0; i < 5; i++)
-		kw[i] = key[0] * fb_nh_mult(i) + key[1];
+		kw[i] = fb_nh_key_word(key, i);
 	kw[5] = key[1];
 }
 
@@ -176,8 +176,7 @@ static __always_inline __u64 fb_mon_hash(const struct fb_key *key, const __u64 k
 
 	for (i = 0; i < 5; i++) {
 		m = fb_le64(key->w[i]);
-		sum += (__u64)(__u32)((__u32)m + (__u32)kw[i]) *
-		       (__u32)((__u32)(m >> 32) + (__u32)(kw[i] >> 32));
+		sum += fb_nh_step(m, kw[i]);
 	}
 	return fb_fmix64(sum ^ kw[5]);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Scalable Bloom filter geometry (Almeida, Baquero, Preguica, Hutchison
- * 2007), compiled into the XDP program (bpf/types.h) and the CLI
+ * 2007), compiled into the XDP program (bpf/types.bpf.h) and the CLI
  * (user/scalable.c).
  *
  * Up to FB_SBF_MAX_STAGES stages, each a blocked Bloom filter
@@ -63,15 +63,7 @@ static __always_inline __u64 fb_sbf_stage_hash(__u64 h, __u32 i)
  * hs (already fb_sbf_stage_hash'ed)? */
 static __always_inline int fb_sbf_block_has(const struct fb_block *blk, __u64 hs, __u32 k)
 {
-	__u64 miss = 0;
-	int w;
-
-	for (w = 0; w < FB_BLOCK_WORDS; w++) {
-		__u64 m = fb_blocked_word_mask(hs, k, w);
-
-		miss |= (blk->w[w] & m) ^ m;
-	}
-	return miss == 0;
+	return fb_block_has(blk, hs, k); /* a stage is a blocked Bloom filter */
 }
 
 static __always_inline __u32 fb_sbf_block(const struct fb_sbf_stage *st, __u64 hs)
@@ -79,7 +71,7 @@ static __always_inline __u32 fb_sbf_block(const struct fb_sbf_stage *st, __u64 h
 	return st->first_block + fb_blocked_index(hs, st->nblocks);
 }
 
-/* The probe over memory (user space; bpf/types.h has the map version). */
+/* The probe over memory (user space; bpf/types.bpf.h has the map version). */
 static __always_inline int fb_sbf_lookup_mem(const struct fb_block *blocks,
 					     const struct fb_sbf_geom *g, __u64 h)
 {

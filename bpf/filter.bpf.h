@@ -5,8 +5,8 @@
  * layout reads one 64-byte block and tests all k bits without branches;
  * the classic layout reads up to k blocks and stops at the first zero bit.
  */
-#ifndef FLOWBLOOM_FILTER_H
-#define FLOWBLOOM_FILTER_H
+#ifndef FLOWBLOOM_FILTER_BPF_H
+#define FLOWBLOOM_FILTER_BPF_H
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -14,21 +14,10 @@
 
 static __always_inline int fb_probe_blocked(void *filter, const struct fb_header *hdr, __u64 h)
 {
-	__u32 idx = FB_HDR_BLOCKS + fb_blocked_index(h, hdr->nblocks);
+	__u32 idx = fb_blocked_block(h, hdr->nblocks);
 	struct fb_block *blk = bpf_map_lookup_elem(filter, &idx);
-	__u32 k = hdr->k;
-	__u64 miss = 0;
-	int w;
 
-	if (!blk)
-		return 0;
-#pragma unroll
-	for (w = 0; w < FB_BLOCK_WORDS; w++) {
-		__u64 m = fb_blocked_word_mask(h, k, w);
-
-		miss |= (blk->w[w] & m) ^ m;
-	}
-	return miss == 0;
+	return blk && fb_block_has(blk, h, hdr->k);
 }
 
 static __always_inline int fb_probe_classic(void *filter, const struct fb_header *hdr, __u64 h)
@@ -47,9 +36,7 @@ static __always_inline int fb_probe_classic(void *filter, const struct fb_header
 		p = fb_classic_bit(h, i, mbits);
 		idx = fb_bit_block(p);
 		blk = bpf_map_lookup_elem(filter, &idx);
-		if (!blk)
-			return 0;
-		if (!(blk->w[fb_bit_word(p) & (FB_BLOCK_WORDS - 1)] & fb_bit_mask(p)))
+		if (!blk || !fb_block_test_bit(blk, p))
 			return 0;
 	}
 	return 1;

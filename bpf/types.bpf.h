@@ -2,12 +2,12 @@
 /*
  * Probes of the other filter types on the data path: the shared geometry
  * (include/flowbloom/cuckoo.h, dleft.h, scalable.h) turned into BPF array
- * lookups of 64-byte blocks, as bpf/filter.h does for the Bloom layouts.
+ * lookups of 64-byte blocks, as bpf/filter.bpf.h does for the Bloom layouts.
  * filter is the array of blocks; the geometry is read from wherever the
  * caller keeps it (a header block in the same array, in the product).
  */
-#ifndef FLOWBLOOM_BPF_TYPES_H
-#define FLOWBLOOM_BPF_TYPES_H
+#ifndef FLOWBLOOM_TYPES_BPF_H
+#define FLOWBLOOM_TYPES_BPF_H
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>

@@ -8,7 +8,7 @@
  *
  * flowbloom.bpf.c calls fb_monitor() after parsing and
  * fb_monitor_verdict() after the verdict, both under cfg_mon: read-only
- * data the loader sets from the filter's monitoring maps (user/monitor.c).
+ * data (bpf/config.bpf.h) the loader sets from the filter's monitoring maps.
  * With cfg_mon = 0 (the default, and what an `ip link`-loaded object has)
  * the verifier removes every instruction of it.
  *
@@ -17,21 +17,14 @@
  * addressed by pointer arithmetic, so nothing is spilled around helper
  * calls; widths are powers of two, so a column is one shift.
  */
-#ifndef FLOWBLOOM_BPF_MONITOR_H
-#define FLOWBLOOM_BPF_MONITOR_H
+#ifndef FLOWBLOOM_MONITOR_BPF_H
+#define FLOWBLOOM_MONITOR_BPF_H
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "flowbloom/monitor.h"
+#include "config.bpf.h"
 #include "maps.bpf.h"
-
-const volatile __u32 cfg_mon = 0; /* FB_MON_*; 0: no monitoring */
-const volatile __u32 cfg_mon_shift = 2;
-const volatile __u32 cfg_mon_depth = 1;
-const volatile __u64 cfg_mon_nh[FB_MON_NH_WORDS] = { 0 };
-const volatile __u32 cfg_seen_slots = 2;
-const volatile __u64 cfg_seen_age_jiffies = 1;
-const volatile __u64 cfg_ring_wake = 0; /* bytes waiting that wake the reader */
 
 #define FB_READ_ONCE(x) (*(const volatile __u64 *)&(x))
 #define FB_WRITE_ONCE(x, v) (*(volatile __u64 *)&(x) = (v))

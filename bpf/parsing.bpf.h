@@ -14,8 +14,8 @@
  * address rules can still be matched against it (a chain of nine extension
  * headers must not carry a blocked source past the filter).
  */
-#ifndef FLOWBLOOM_PARSING_H
-#define FLOWBLOOM_PARSING_H
+#ifndef FLOWBLOOM_PARSING_BPF_H
+#define FLOWBLOOM_PARSING_BPF_H
 
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -26,6 +26,7 @@
 #include <bpf/bpf_endian.h>
 #include "flowbloom/key.h"
 #include "flowbloom/maps.h"
+#include "flowbloom/proto.h"
 
 /* 802.1Q and 802.1ad: an operator's QinQ needs two; a third tag is treated
  * as malformed so the verifier sees a short, fixed loop. */
@@ -36,14 +37,6 @@
 
 #define FB_ETH_P_8021Q 0x8100
 #define FB_ETH_P_8021AD 0x88a8
-
-#define FB_IPPROTO_HOPOPTS 0
-#define FB_IPPROTO_ROUTING 43
-#define FB_IPPROTO_FRAGMENT 44
-#define FB_IPPROTO_AH 51
-#define FB_IPPROTO_DSTOPTS 60
-#define FB_IPPROTO_SCTP 132
-#define FB_IPPROTO_UDPLITE 136
 
 struct fb_cursor {
 	void *pos;
@@ -100,24 +93,12 @@ static __always_inline int fb_parse_eth(struct fb_cursor *c)
 static __always_inline int fb_parse_ports(struct fb_cursor *c, __u8 proto, __u8 family,
 					  struct fb_key *key)
 {
-	__u32 need;
+	__u32 need = fb_proto_ports_hdr(proto); /* include/flowbloom/proto.h */
 	__be16 *ports = c->pos;
 
 	key->w[4] = fb_key_word_tail(0, 0, proto, FB_KIND_FLOW, 0, family);
-	switch (proto) {
-	case IPPROTO_TCP:
-		need = 20; /* the fixed TCP header */
-		break;
-	case IPPROTO_UDP:
-	case FB_IPPROTO_UDPLITE:
-		need = 8;
-		break;
-	case FB_IPPROTO_SCTP:
-		need = 12; /* SCTP common header */
-		break;
-	default:
+	if (!need)
 		return 0; /* ICMP, ICMPv6, GRE, ...: port 0 */
-	}
 	if (c->pos + need > c->end)
 		return -1;
 	key->w[4] = fb_key_word_tail(ports[0], ports[1], proto, FB_KIND_FLOW, 0, family);
@@ -221,14 +202,8 @@ static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key
 		}
 	}
 	/* Still an extension header after the limit: refuse to guess. */
-	switch (nexthdr) {
-	case FB_IPPROTO_HOPOPTS:
-	case FB_IPPROTO_ROUTING:
-	case FB_IPPROTO_DSTOPTS:
-	case FB_IPPROTO_AH:
-	case FB_IPPROTO_FRAGMENT:
+	if (fb_proto_ipv6_ext(nexthdr))
 		return FB_PARSE_MALFORMED;
-	}
 upper:
 	return fb_parse_ports(c, nexthdr, FB_FAMILY_IPV6, key) ? FB_PARSE_MALFORMED : FB_PARSE_OK;
 }

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Every per-attachment setting of the XDP program, in one place: read-only
+ * data (`const volatile`, the skeleton's rodata) that the loader writes
+ * before load (user/loader.c for the filter, user/monitor.c for
+ * monitoring). The verifier knows their values, so a branch on one is
+ * decided at load and the code it skips is removed.
+ *
+ * An object loaded unchanged by `ip link` keeps the defaults below: the
+ * filter's own action, the safe malformed policy, no trace, no monitoring.
+ */
+#ifndef FLOWBLOOM_CONFIG_BPF_H
+#define FLOWBLOOM_CONFIG_BPF_H
+
+#include <linux/types.h>
+#include "flowbloom/geometry.h"
+#include "flowbloom/maps.h"
+#include "flowbloom/monitor.h"
+
+/* Verdict (bpf/flowbloom.bpf.c). */
+const volatile __u8 cfg_action = FB_ACTION_DEFAULT;	  /* enum fb_action */
+const volatile __u8 cfg_malformed = FB_MALFORMED_DEFAULT; /* enum fb_malformed */
+const volatile __u8 cfg_trace = 0;			  /* 1: record fb_trace (replay) */
+
+/* Benchmarks only (include/flowbloom/bench.h): flow mask, FB_BENCH_MISS bit. */
+const volatile __u32 cfg_bench = 0;
+const volatile __u8 cfg_bench_v6 = 0;
+
+/* Flow monitoring (bpf/monitor.bpf.h, include/flowbloom/monitor.h). */
+const volatile __u32 cfg_mon = 0; /* FB_MON_*; 0: no monitoring */
+const volatile __u32 cfg_mon_shift = 2;
+const volatile __u32 cfg_mon_depth = 1;
+const volatile __u64 cfg_mon_nh[FB_MON_NH_WORDS] = { 0 };
+const volatile __u32 cfg_seen_slots = 2;
+const volatile __u64 cfg_seen_age_jiffies = 1;
+const volatile __u64 cfg_ring_wake = 0; /* bytes waiting that wake the reader */
+
+#endif
