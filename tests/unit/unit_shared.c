@@ -151,4 +151,3 @@ void test_shared_logic(void)
 	ASSERT_EQ(bad_bit, 0, "fb_block_set_bit/test_bit: one bit, the one asked");
 	ASSERT_EQ(bad_lpm, 0, "fb_lpm_key_of: the address of the rule's direction");
 }
-
