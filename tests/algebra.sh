@@ -176,7 +176,51 @@ check "counting merged filter checks clean" "$FB" check k1
 "$FB" create k2 --bits 4096 --hashes 4 --counting --counter-bits 8 >/dev/null
 "$FB" merge k0 k2 --into bad 2>"$T_TMP/err"
 check "counter widths (or keys) differ: refused" grep -q "differ" "$T_TMP/err"
+"$FB" import "$T_TMP/k0.fbx" k3 >/dev/null
+"$FB" add k3 udp 198.51.100.9:9 203.0.113.9:9 udp 198.51.100.9:9 203.0.113.9:9 >/dev/null
+"$FB" add k3 udp 198.51.100.8:8 203.0.113.8:8 >/dev/null
+check "counting intersect" "$FB" intersect k1 k3 --into k4
+check_eq "counting intersect: the flow's counter is the smaller (15+ and 12: 12)" \
+	"$("$FB" count k4 udp 198.51.100.9:9 203.0.113.9:9 | awk '{print $1}')" 12
+check "counting intersect checks clean (flows = counters' sum / k)" "$FB" check k4
 check "counting fold" "$FB" fold k1
 check "counting folded filter checks clean" "$FB" check k1
+
+# Exact sets (--confirm exact): unioned by merge, intersected by intersect;
+# the program confirms every hit in them, so replay shows which flows the
+# result's sets hold, not only its bits.
+"$FB" create e0 --capacity 10000 --fp-rate 0.01 --confirm exact >/dev/null
+"$FB" export e0 "$T_TMP/e0.fbx" >/dev/null
+"$FB" import "$T_TMP/e0.fbx" ea >/dev/null
+"$FB" import "$T_TMP/e0.fbx" eb >/dev/null
+"$FB" add ea -f "$T_TMP/a.txt" >/dev/null
+"$FB" add eb -f "$T_TMP/b.txt" >/dev/null
+"$FB" export eb "$T_TMP/eb.fbx" >/dev/null
+check "confirming filters merged (one from a file)" "$FB" merge ea "$T_TMP/eb.fbx" --into eu
+check_eq "exact sets unioned: all 5000 flows confirmed through the program" \
+	"$(matched eu "$T_TMP/u.pcap")" 5000
+check "confirming filters intersected" "$FB" intersect ea eb --into ex
+check_eq "exact sets intersected: exactly the 1000 common flows confirmed" \
+	"$(matched ex "$T_TMP/u.pcap")" 1000
+"$FB" merge ea ba --into bad 2>"$T_TMP/err"
+check "confirming and plain filter refused" grep -q "differ\|confirms" "$T_TMP/err"
+
+# A merge into one of its inputs must not lose a write made meanwhile: the
+# target's exclusive lock is delayed (strace fault injection: the 5th flock
+# is the target's LOCK_EX) while another add lands; the merge is refused.
+"$FB" import "$T_TMP/b0.fbx" sa >/dev/null
+"$FB" add sa udp 198.51.100.1:1 203.0.113.1:1 >/dev/null
+strace -f -o /dev/null -e trace=flock -e inject=flock:delay_enter=1500000:when=5 \
+	"$FB" merge sa bb --into sa >"$T_TMP/out" 2>"$T_TMP/err" &
+spid=$!
+sleep 0.7
+"$FB" add sa udp 198.51.100.2:2 203.0.113.2:2 >/dev/null
+wait $spid
+check_eq "merge into an input changed meanwhile: exit 1" "$?" 1
+check "... with the reason" grep -q "changed while it was being merged" "$T_TMP/err"
+check_eq "... and the concurrent add is kept" \
+	"$("$FB" query sa udp 198.51.100.2:2 203.0.113.2:2 | head -1 | cut -d' ' -f1)" maybe
+check "merge into an input, undisturbed" "$FB" merge sa bb --into sa
+check_eq "... holds both" "$("$FB" query sa udp 198.51.100.2:2 203.0.113.2:2 | head -1 | cut -d' ' -f1)" maybe
 
 t_end

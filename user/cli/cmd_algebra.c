@@ -23,7 +23,8 @@ static int combine(int argc, char **argv, enum fb_alg_op op)
 	};
 	const char *into = NULL, *verb = op == FB_ALG_UNION ? "merged" : "intersected";
 	struct fb_alg_img acc, next;
-	bool replaced;
+	bool replaced, self = false;
+	__u32 self_crc = 0;
 	int c, i, rc = 1;
 
 	optind = 0;
@@ -42,15 +43,23 @@ static int combine(int argc, char **argv, enum fb_alg_op op)
 				into);
 	if (fb_alg_load(argv[optind], &acc))
 		return 1;
+	if (!strcmp(argv[optind], into)) {
+		self = true;
+		self_crc = acc.crc;
+	}
 	for (i = optind + 1; i < argc; i++) {
 		if (fb_alg_load(argv[i], &next))
 			goto out;
+		if (!strcmp(argv[i], into)) {
+			self = true;
+			self_crc = next.crc;
+		}
 		c = fb_alg_combine(&acc, &next, op);
 		fb_alg_free(&next);
 		if (c)
 			goto out;
 	}
-	if (fb_alg_store(into, &acc, &replaced))
+	if (fb_alg_store(into, &acc, self ? &self_crc : NULL, &replaced))
 		goto out;
 	rc = 0;
 	if (fb_json) {

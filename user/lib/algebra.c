@@ -97,6 +97,18 @@ static int add_rule(struct fb_alg_img *img, const struct fb_key *k, __u32 count)
 	return 0;
 }
 
+/* What a writer changes: the array (header, prefix lengths, bits) and the
+ * counters. */
+static __u32 state_crc(const struct fb_store *f)
+{
+	uLong crc = crc32(0, (const Bytef *)f->blocks,
+			  ((size_t)f->hdr->nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES);
+
+	if (f->cnt)
+		crc = crc32(crc, f->cnt, cnt_bytes(f->hdr->nblocks, f->hdr->counter_bits));
+	return crc;
+}
+
 /* A copy of an open filter (the caller holds a lock on it). */
 static int copy_filter(struct fb_store *f, struct fb_alg_img *img)
 {
@@ -108,6 +120,7 @@ static int copy_filter(struct fb_store *f, struct fb_alg_img *img)
 	memcpy(img->blocks, f->blocks, ((size_t)f->hdr->nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES);
 	if (img->cnt)
 		memcpy(img->cnt, f->cnt, img->cnt_bytes);
+	img->crc = state_crc(f);
 	while (f->hdr->confirm && !bpf_map_get_next_key(f->set_fd[0], prev, &next)) {
 		if (!bpf_map_lookup_elem(f->set_fd[0], &next, &v) && v && add_rule(img, &next, v))
 			return -1;
@@ -411,6 +424,17 @@ int fb_alg_combine(struct fb_alg_img *dst, const struct fb_alg_img *src, enum fb
 	if (rc)
 		goto bad;
 	memcpy(&dst->blocks[1], &px, sizeof(px));
+	if (op == FB_ALG_INTERSECT && dst->cnt) {
+		/* A counting filter's flows are its counters' sum / k (`check`
+		 * verifies that); minima of counters need not be whole flows,
+		 * so round up. */
+		__u64 p, sum = 0, m = (__u64)dst->m.hdr->nblocks * FB_BLOCK_BITS;
+
+		for (p = 0; p < m; p++)
+			sum += dst->m.cnt_bits == 8 ? dst->cnt[p]
+						    : (dst->cnt[p / 2] >> ((p & 1) * 4)) & 0xf;
+		dst->m.hdr->nflows = (sum + dst->m.hdr->k - 1) / dst->m.hdr->k;
+	}
 	return 0;
 bad:
 	fb_err("%s and %s: %s", dst->label, src->label, why);
@@ -497,7 +521,8 @@ static struct fb_bloom_mem store_mem(struct fb_store *f)
 	};
 }
 
-int fb_alg_store(const char *name, const struct fb_alg_img *img, bool *replaced)
+int fb_alg_store(const char *name, const struct fb_alg_img *img, const __u32 *expect_crc,
+		 bool *replaced)
 {
 	struct fb_bloom_mem cm;
 	struct fb_store f;
@@ -507,12 +532,24 @@ int fb_alg_store(const char *name, const struct fb_alg_img *img, bool *replaced)
 	*replaced = false;
 	if (fb_pin_check_name(name))
 		return -1;
-	if (!exists(name))
+	if (!exists(name)) {
+		if (expect_crc) {
+			fb_err("'%s' was destroyed while it was being merged; nothing created",
+			       name);
+			return -1;
+		}
 		return store_new(name, img);
+	}
 	if (fb_store_open(name, &f))
 		return -1;
 	if (fb_store_lock(&f))
 		goto out;
+	if (expect_crc && state_crc(&f) != *expect_crc) {
+		fb_err("'%s' changed while it was being merged (a concurrent writer); nothing "
+		       "changed, run it again",
+		       name);
+		goto unlock;
+	}
 	cm = store_mem(&f);
 	if (fb_sa_compatible(&cm, &img->m, true, why, sizeof(why)) ||
 	    (f.hdr->confirm != img->m.hdr->confirm &&

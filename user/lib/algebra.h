@@ -31,6 +31,7 @@ struct fb_alg_img {
 	struct fb_alg_rule *rules; /* --confirm exact: the exact sets' rules */
 	size_t nrules;
 	struct fb_bloom_mem m; /* the same memory, for setalgebra.c */
+	__u32 crc;	       /* loaded from a filter: CRC-32 of its array and counters */
 };
 
 /* An argument names an export file, not a filter, when it could not be a
@@ -44,14 +45,20 @@ void fb_alg_free(struct fb_alg_img *img);
 enum fb_alg_op { FB_ALG_UNION, FB_ALG_INTERSECT };
 /* dst = dst op src: bits and counters (setalgebra.c), prefix lengths (the
  * union of both lists, or their intersection), kinds (OR / AND), flows
- * (sum, an upper bound / the estimate), exact sets (counts summed / the
+ * (sum, an upper bound / the estimate; counting filters: the counters'
+ * sum / k, what `check` expects), exact sets (counts summed / the
  * rules in both, the smaller count). -1 (printed, dst unchanged) if they
  * are incompatible, with the reason. */
 int fb_alg_combine(struct fb_alg_img *dst, const struct fb_alg_img *src, enum fb_alg_op op);
 /* Write img into filter NAME: created (aside, published by one rename) if
  * it does not exist; otherwise, if compatible, its content replaced by one
- * switch of the outer map (*replaced set). -1 (printed): nothing changed. */
-int fb_alg_store(const char *name, const struct fb_alg_img *img, bool *replaced);
+ * switch of the outer map (*replaced set). -1 (printed): nothing changed.
+ * When NAME was itself an input, expect_crc is the crc it had when loaded:
+ * if a writer changed it since, the result would lose that change, so it
+ * is refused (no lock is held across the loads: no lock-order deadlock
+ * between two merges into each other's inputs). */
+int fb_alg_store(const char *name, const struct fb_alg_img *img, const __u32 *expect_crc,
+		 bool *replaced);
 /* Halve filter NAME (setalgebra.c's fold on a copy, switched in). *nblocks
  * is the new size. -1 (printed): nothing changed. */
 int fb_alg_fold(const char *name, __u32 *nblocks);
