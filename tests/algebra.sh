@@ -108,6 +108,16 @@ for layout in blocked classic; do
 	check_fails "$layout: nothing created" "$FB" info ${L}bad
 done
 
+# JSON, and files as card sources.
+check_eq "card of an export file = card of the filter" \
+	"$("$FB" -j card "$T_TMP/ba.fbx" | jget '["filters"][0]["flows"]')" \
+	"$("$FB" -j card ba | jget '["filters"][0]["flows"]')"
+"$FB" -j merge ba bb --into bj >"$T_TMP/j.json"
+check_eq "merge -j: one object" "$(jget '["merged"], d["replaced"], d["flows"]' <"$T_TMP/j.json")" "('bj', False, 6000)"
+"$FB" -j merge ba sep --into bad >"$T_TMP/j.json" 2>/dev/null
+check "merge -j refused: an error object" grep -q '"error"' "$T_TMP/j.json"
+check_fails "card of a directory" "$FB" card "$T_TMP/"
+
 # Capacity: card within 2 % up to the design load (blocked, 1 % at 20k).
 "$FB" create cap --capacity 20000 --fp-rate 0.01 >/dev/null
 gen 0 20000 "$T_TMP/cap.txt"
@@ -173,6 +183,11 @@ check "counting merge" "$FB" merge k0 "$T_TMP/k0.fbx" --into k1
 check_eq "counting merge saturates (10 + 10 -> 15+)" \
 	"$("$FB" count k1 udp 198.51.100.9:9 203.0.113.9:9 | awk '{print $1}')" "15+"
 check "counting merged filter checks clean" "$FB" check k1
+"$FB" import "$T_TMP/k0.fbx" k5 >/dev/null
+"$FB" add k5 -f "$T_TMP/a.txt" >/dev/null
+check "counting target replaced" "$FB" merge k0 k0 --into k5
+check_eq "... content is the merge's" "$(digest k5)" "$(digest k1)"
+check "... counters and bits agree after the switch" "$FB" check k5
 "$FB" create k2 --bits 4096 --hashes 4 --counting --counter-bits 8 >/dev/null
 "$FB" merge k0 k2 --into bad 2>"$T_TMP/err"
 check "counter widths (or keys) differ: refused" grep -q "differ" "$T_TMP/err"
@@ -202,6 +217,9 @@ check_eq "exact sets unioned: all 5000 flows confirmed through the program" \
 check "confirming filters intersected" "$FB" intersect ea eb --into ex
 check_eq "exact sets intersected: exactly the 1000 common flows confirmed" \
 	"$(matched ex "$T_TMP/u.pcap")" 1000
+check "confirming target replaced by a merge into itself" "$FB" merge ea eb --into ea
+check_eq "... its new exact sets confirm all 5000 flows" "$(matched ea "$T_TMP/u.pcap")" 5000
+check "... and check finds nothing left over" "$FB" check ea
 "$FB" merge ea ba --into bad 2>"$T_TMP/err"
 check "confirming and plain filter refused" grep -q "differ\|confirms" "$T_TMP/err"
 
