@@ -26,8 +26,10 @@ LDLIBS := -lbpf -lelf -lz -lpcap -lm
 DEPS_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev iproute2 \
 	ethtool make gcc python3 xdp-tools prometheus groff-base man-db systemd tcpdump strace time
 
-# The library (user/lib/, libflowbloom.a) and the CLI (user/cli/). Tests and
-# benchmarks link the library and the CLI's verb code (everything but main.c).
+# The library (user/lib/, libflowbloom.a: no argv, no printing, see
+# user/lib/report.h) and the CLI (user/cli/). Tests and benchmarks link the
+# library, and the CLI's verb code (everything but main.c) for the few that
+# drive a verb; the CLI needs the library, never the reverse.
 LIB_SRCS := $(wildcard user/lib/*.c)
 LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
 CLI_SRCS := $(filter-out user/cli/main.c,$(wildcard user/cli/*.c))
@@ -105,12 +107,12 @@ $(BUILD)/libflowbloom-cli.a: $(CLI_OBJS)
 
 $(BUILD)/flowbloom: $(BUILD)/user/cli/main.o $(LIBS)
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(CFLAGS) $< -Wl,--start-group $(LIBS) -Wl,--end-group $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $< $(LIBS) $(LDLIBS) -o $@
 
 $(BUILD)/tests/%: tests/%.c $(LIBS) $(BUILD)/flowbloom.skel.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests $< -Wl,--start-group $(LIBS) -Wl,--end-group $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIBS) $(LDLIBS) -o $@
 
 $(BUILD):
 	$(Q)mkdir -p $@

@@ -34,6 +34,7 @@
 #include "bits.h"
 #include "counting.h"
 #include "flowbloom/bench.h"
+#include "flowbloom.skel.h"
 #include "loader.h"
 #include "monmaps.h"
 #include "packet.h"

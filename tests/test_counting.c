@@ -50,6 +50,7 @@
 #include <bpf/libbpf.h>
 #include "bits.h"
 #include "counting.h"
+#include "flowbloom.skel.h"
 #include "loader.h"
 #include "packet.h"
 #include "replace.h"

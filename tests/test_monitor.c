@@ -41,6 +41,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "flow.h"
+#include "flowbloom.skel.h"
 #include "loader.h"
 #include "monmaps.h"
 #include "packet.h"

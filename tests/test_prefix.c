@@ -66,6 +66,7 @@
 #include <bpf/libbpf.h>
 #include "bits.h"
 #include "flow.h"
+#include "flowbloom.skel.h"
 #include "loader.h"
 #include "packet.h"
 #include "replace.h"

@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 #include "bits.h"
 #include "flow.h"
+#include "flowbloom.skel.h"
 #include "loader.h"
 #include "packet.h"
 #include "sizing.h"

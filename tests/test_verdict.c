@@ -40,6 +40,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "flow.h"
+#include "flowbloom.skel.h"
 #include "loader.h"
 #include "rules.h"
 #include "stats.h"

@@ -45,16 +45,12 @@ int cmd_flows(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
 
-/* Monitoring (cmd_monitor.c). attach's options (codes FB_OPT_* in
- * monitor.h): 1 handled, 0 not ours, -1 bad value (printed). */
-struct fb_mon_opts;
-int fb_mon_option(int c, const char *arg, struct fb_mon_opts *o);
-/* Counter names of `stats` (cmd_stats.c), and its --watch loop. */
+/* Counter names of `stats` (cmd_stats.c). */
 const char *fb_stat_name(int i);
-int fb_stats_watch(const char *name, double interval);
-/* Ctrl-C and SIGTERM end --watch and --follow loops cleanly (exit 0). */
-void fb_catch_interrupt(void);
-_Bool fb_interrupted(void);
+/* cmd_status.c: for `info` and `stats`: the attachments that fail open, as a warning
+ * line each on stderr, or (-j) a "fail_open" array in the current object
+ * (always_json: also when empty). Returns how many. */
+int fb_warn_fail_open(bool always_json);
 
 /* Usage error for the running verb: message, synopsis, returns 2. */
 int fb_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -66,30 +62,6 @@ struct fb_load_opts;
 /* The per-attachment options attach and replay share: 'a' (--action) and
  * 'M' (--malformed). 1 handled, 0 not ours, -1 bad value (printed). */
 int fb_load_option(int c, const char *arg, struct fb_load_opts *lo);
-
-/*
- * Line input (flow.c), behind every FILE the CLI reads: add/del/query/
- * traffic -f and load ("-": stdin). Refuses directories; lines end at '\n'
- * and are at most FB_LINE_MAX bytes; a NUL byte, a read error or a pipe or
- * device giving more than FB_INPUT_MAX bytes is an error, as is a last line
- * without newline from anything but a regular file (a cut pipe). A leading
- * UTF-8 BOM is skipped. Errors are printed as "FILE:LINE: why".
- */
-#define FB_LINE_MAX 8192
-#define FB_INPUT_MAX (1ULL << 30)
-struct fb_lines {
-	int fd;
-	bool is_stdin, regular, eof;
-	const char *label; /* the file name, "<stdin>" for "-" */
-	char *buf;
-	size_t cap, start, end;
-	size_t lineno;		  /* of the last line returned */
-	unsigned long long total; /* bytes read */
-};
-int fb_lines_open(struct fb_lines *r, const char *file);
-/* 1: a line (NUL-terminated, without its '\n') in *line; 0: end; -1: error. */
-int fb_lines_next(struct fb_lines *r, char **line, size_t *len);
-void fb_lines_close(struct fb_lines *r);
 
 /* Flows read from argv or a file, and where each came from. */
 struct fb_flows {

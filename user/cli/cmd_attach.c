@@ -10,10 +10,39 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cmd.h"
+#include "parse.h"
 #include "store.h"
 #include "loader.h"
 #include "monmaps.h"
 #include "output.h"
+
+/* The object member "monitor" describing m (fb_monitor_describe() in JSON). */
+static void monitor_json(const struct fb_monitor *m)
+{
+	const struct fb_mon_config *c = &m->cfg;
+
+	jw_obj_open("monitor");
+	if (c->flags & FB_MON_SKETCH) {
+		jw_obj_open("sketch");
+		jw_u64("depth", c->depth);
+		jw_u64("width", 1U << c->shift);
+		jw_double("epsilon", fb_monitor_epsilon(m));
+		jw_double("delta", fb_monitor_delta(m));
+		jw_u64("cpus", c->planes);
+		jw_obj_close();
+	}
+	if (c->flags & FB_MON_NEWFLOWS) {
+		jw_obj_open("new_flows");
+		jw_double("age", c->age_ns / 1e9);
+		jw_u64("expect", c->seen_expect);
+		jw_u64("ring_bytes", c->ring_bytes);
+		jw_double("expected_miss_rate",
+			  fb_monitor_seen_miss_rate((double)c->seen_expect, c->seen_slots,
+						    c->seen_k));
+		jw_obj_close();
+	}
+	jw_obj_close();
+}
 
 int cmd_attach(int argc, char **argv)
 {
@@ -86,8 +115,8 @@ int cmd_attach(int argc, char **argv)
 		return 1;
 	}
 	/* UPDATE_IF_NOEXIST: never silently replace someone else's program. */
-	err = bpf_xdp_attach(ifindex, bpf_program__fd(skel->progs.flowbloom),
-			     flags | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+	err = bpf_xdp_attach(ifindex, fb_load_prog_fd(skel), flags | XDP_FLAGS_UPDATE_IF_NOEXIST,
+			     NULL);
 	if (err) {
 		if (err == -EEXIST || err == -EBUSY)
 			fb_err("%s already has an XDP program: detach it first", argv[optind + 1]);
@@ -102,7 +131,7 @@ int cmd_attach(int argc, char **argv)
 		jw_str("dev", argv[optind + 1]);
 		jw_str("mode", flags == XDP_FLAGS_DRV_MODE ? "native" : "generic");
 		if (lo.monitor)
-			fb_monitor_json(&mon);
+			monitor_json(&mon);
 		jw_obj_close();
 		jw_end();
 	} else {
@@ -116,7 +145,7 @@ int cmd_attach(int argc, char **argv)
 		}
 	}
 	/* The attachment holds the program; our handles can go. */
-	flowbloom_bpf__destroy(skel);
+	fb_load_close(skel);
 	if (lo.monitor)
 		fb_monitor_close(&mon);
 	fb_store_close(&f);

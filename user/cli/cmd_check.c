@@ -18,11 +18,11 @@
  * name there are. */
 static int check_broken(const char *name, bool repair)
 {
-	char why[sizeof(fb_err_last)];
+	char why[sizeof(fb_report_last)];
 	bool missing;
 	unsigned st = 0;
 
-	snprintf(why, sizeof(why), "%s", fb_err_last);
+	snprintf(why, sizeof(why), "%s", fb_report_last);
 	missing = !strncmp(why, "no filter named", 15);
 	if (fb_repair_stale(name, &st))
 		return 1;
@@ -82,10 +82,10 @@ int cmd_check(int argc, char **argv)
 		return fb_usage("missing NAME");
 	if (fb_pin_check_name(name))
 		return 1;
-	quiet = fb_err_quiet;
-	fb_err_quiet = true;
+	quiet = fb_report_quiet;
+	fb_report_quiet = true;
 	r = fb_store_open(name, &f);
-	fb_err_quiet = quiet;
+	fb_report_quiet = quiet;
 	if (r)
 		return check_broken(name, repair);
 	/* Keep writers out: a write in progress would look like damage. (Not

@@ -77,22 +77,22 @@ int cmd_list(int argc, char **argv)
 	if (fb_json)
 		jw_arr_open(NULL);
 	for (i = 0; i < n; i++) {
-		bool quiet = fb_err_quiet;
+		bool quiet = fb_report_quiet;
 		struct fb_store f;
 		int r;
 
 		/* One broken filter is listed as such; the others as usual. */
-		fb_err_quiet = true;
+		fb_report_quiet = true;
 		r = fb_store_open(names[i], &f);
-		fb_err_quiet = quiet;
+		fb_report_quiet = quiet;
 		if (r) {
 			if (fb_json) {
 				jw_obj_open(NULL);
 				jw_str("name", names[i]);
-				jw_str("broken", fb_err_last);
+				jw_str("broken", fb_report_last);
 				jw_obj_close();
 			} else {
-				printf("%-20s BROKEN: %s\n", names[i], fb_err_last);
+				printf("%-20s BROKEN: %s\n", names[i], fb_report_last);
 			}
 			free(names[i]);
 			continue;
@@ -252,7 +252,7 @@ int cmd_info(int argc, char **argv)
 		jw_arr_close();
 		jw_u64("programs", users);
 		/* Loaded where the pins are hidden, a program fails open. */
-		fb_report_fail_open(true);
+		fb_warn_fail_open(true);
 		jw_obj_close();
 		jw_end();
 	} else {
@@ -290,7 +290,7 @@ int cmd_info(int argc, char **argv)
 		printf("%s\n", natt ? "" : " nowhere in this network namespace");
 		printf("  in use by %d XDP program%s (all namespaces)\n", users,
 		       users == 1 ? "" : "s");
-		fb_report_fail_open(true);
+		fb_warn_fail_open(true);
 	}
 	fb_store_close(&f);
 	return 0;

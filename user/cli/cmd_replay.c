@@ -128,8 +128,8 @@ static void summary(const char *file, const struct tally *t)
 static int replay_file(struct flowbloom_bpf *skel, const char *path, bool explain, struct tally *t)
 {
 	static __u8 frame[FB_TEST_RUN_MAX];
-	int prog_fd = bpf_program__fd(skel->progs.flowbloom);
-	int trace_fd = bpf_map__fd(skel->maps.fb_trace);
+	int prog_fd = fb_load_prog_fd(skel);
+	int trace_fd = fb_load_trace_fd(skel);
 	struct fb_pcap *pc = fb_pcap_open(path);
 	size_t len;
 	int cut, v;
@@ -219,7 +219,7 @@ int cmd_replay(int argc, char **argv)
 			rc = 1;
 		summary(argv[i], &t);
 	}
-	flowbloom_bpf__destroy(skel);
+	fb_load_close(skel);
 	fb_store_close(&f);
 	return rc;
 }

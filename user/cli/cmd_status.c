@@ -105,3 +105,36 @@ int cmd_status(int argc, char **argv)
 	free(a);
 	return open ? FB_EXIT_FAILS_OPEN : 0;
 }
+
+int fb_warn_fail_open(bool always_json)
+{
+	struct fb_att *a;
+	int n = fb_discover(&a, true), i;
+
+	if (n < 0)
+		n = 0; /* not root, say: the verb's own answer still stands */
+	if (fb_json && (n || always_json)) {
+		jw_arr_open("fail_open");
+		for (i = 0; i < n; i++) {
+			jw_obj_open(NULL);
+			jw_str("netns", a[i].netns);
+			jw_str("device", a[i].ifname);
+			jw_str("mode", a[i].mode);
+			jw_u64("prog_id", a[i].prog_id);
+			jw_obj_close();
+		}
+		jw_arr_close();
+	}
+	for (i = 0; !fb_json && i < n; i++)
+		fprintf(stderr,
+			"flowbloom: warning: XDP program %u on %s (netns %s, %s) FAILS OPEN: it is "
+			"flowbloom's, but %s: every packet passes (%s; see flowbloom status)\n",
+			a[i].prog_id, a[i].ifname, a[i].netns, a[i].mode,
+			a[i].maps == FB_ATT_GLOBALS ? "its xdp/globals maps hold no filter yet"
+						    : "on private, empty maps, not a filter's",
+			a[i].maps == FB_ATT_GLOBALS
+				? "flowbloom create default"
+				: "loaded with `ip -n` or `ip netns exec`? use nsenter --net");
+	free(a);
+	return n;
+}

@@ -253,6 +253,7 @@ int main(int argc, char **argv)
 	size_t c;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	fb_report_set(fb_output_report);
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json"))
 			fb_json = true;

@@ -7,8 +7,6 @@
 
 bool fb_json;
 bool fb_verbose;
-bool fb_err_quiet;
-char fb_err_last[256];
 
 #define JW_DEPTH 16
 static int jw_depth;
@@ -47,23 +45,29 @@ static void jw_key(const char *name)
 
 void fb_err(const char *fmt, ...)
 {
-	char buf[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	fb_vreport(FB_REPORT_ERROR, fmt, ap);
 	va_end(ap);
-	if (fb_err_quiet) {
-		memcpy(fb_err_last, buf, sizeof(fb_err_last) - 1);
-		fb_err_last[sizeof(fb_err_last) - 1] = 0;
+}
+
+void fb_output_report(enum fb_report_level level, const char *msg)
+{
+	if (level == FB_REPORT_LIBBPF) {
+		fputs(msg, stderr);
 		return;
 	}
-	fprintf(stderr, "flowbloom: %s\n", buf);
+	if (level == FB_REPORT_NOTE) {
+		fprintf(stderr, "flowbloom: note: %s\n", msg);
+		return;
+	}
+	fprintf(stderr, "flowbloom: %s\n", msg);
 	if (fb_json) {
 		jw_depth = 0;
 		jw_first[0] = true;
 		jw_obj_open(NULL);
-		jw_str("error", buf);
+		jw_str("error", msg);
 		jw_obj_close();
 		jw_end();
 	}

@@ -10,16 +10,18 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <linux/types.h>
+#include "report.h"
 
 extern bool fb_json;	/* -j */
 extern bool fb_verbose; /* -v */
 
+/* The CLI's errors: reported as the library's are (report.h), so
+ * fb_report_quiet holds them back too. */
 void fb_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* While fb_err_quiet is set, fb_err() keeps its message in fb_err_last
- * instead of printing it: for verbs that report one broken filter among
- * others (list, metrics, check) and carry on. */
-extern bool fb_err_quiet;
-extern char fb_err_last[256];
+/* The printer main() installs with fb_report_set(): an error is one line
+ * "flowbloom: MSG" on stderr, and in JSON mode also {"error": MSG} on
+ * stdout; a note is "flowbloom: note: MSG"; libbpf's lines go as they are. */
+void fb_output_report(enum fb_report_level level, const char *msg);
 
 /* JSON writer on stdout; commas handled by a nesting stack. name is NULL
  * inside arrays. */

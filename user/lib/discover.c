@@ -17,7 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "discover.h"
-#include "output.h"
+#include "report.h"
 #include "pintree.h"
 
 /* A loaded flowbloom program. */
@@ -118,7 +118,7 @@ static int find_progs(struct found *f)
 	}
 	if (errno != ENOENT) {
 		if (!f->quiet)
-			fb_err("cannot list BPF programs: %s", strerror(errno));
+			fb_report_err("cannot list BPF programs: %s", strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -278,7 +278,7 @@ static int walk_ns(struct found *f)
 
 	if (self < 0) {
 		if (!f->quiet)
-			fb_err("/proc/self/ns/net: %s", strerror(errno));
+			fb_report_err("/proc/self/ns/net: %s", strerror(errno));
 		return -1;
 	}
 	collect_ns(f);
@@ -296,7 +296,8 @@ static int walk_ns(struct found *f)
 	}
 	if (setns(self, CLONE_NEWNET)) {
 		/* Never go on in some other namespace. */
-		fb_err("cannot return to the original network namespace: %s", strerror(errno));
+		fb_report_err("cannot return to the original network namespace: %s",
+			      strerror(errno));
 		exit(1);
 	}
 	close(self);
@@ -393,39 +394,6 @@ out:
 	free(f.ns);
 	free(f.atts);
 	return rc;
-}
-
-int fb_report_fail_open(bool always_json)
-{
-	struct fb_att *a;
-	int n = fb_discover(&a, true), i;
-
-	if (n < 0)
-		n = 0; /* not root, say: the verb's own answer still stands */
-	if (fb_json && (n || always_json)) {
-		jw_arr_open("fail_open");
-		for (i = 0; i < n; i++) {
-			jw_obj_open(NULL);
-			jw_str("netns", a[i].netns);
-			jw_str("device", a[i].ifname);
-			jw_str("mode", a[i].mode);
-			jw_u64("prog_id", a[i].prog_id);
-			jw_obj_close();
-		}
-		jw_arr_close();
-	}
-	for (i = 0; !fb_json && i < n; i++)
-		fprintf(stderr,
-			"flowbloom: warning: XDP program %u on %s (netns %s, %s) FAILS OPEN: it is "
-			"flowbloom's, but %s: every packet passes (%s; see flowbloom status)\n",
-			a[i].prog_id, a[i].ifname, a[i].netns, a[i].mode,
-			a[i].maps == FB_ATT_GLOBALS ? "its xdp/globals maps hold no filter yet"
-						    : "on private, empty maps, not a filter's",
-			a[i].maps == FB_ATT_GLOBALS
-				? "flowbloom create default"
-				: "loaded with `ip -n` or `ip netns exec`? use nsenter --net");
-	free(a);
-	return n;
 }
 /* Does program prog_id use filter f (its stats or outer map)? */
 static bool prog_uses(__u32 prog_id, const struct fb_store *f)

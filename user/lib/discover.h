@@ -54,11 +54,6 @@ struct fb_att {
  * program could). Returns the count, -1 on error (printed). */
 int fb_discover(struct fb_att **atts, bool fail_open_only);
 
-/* For `info` and `stats`: the attachments that fail open, as a warning
- * line each on stderr, or (-j) a "fail_open" array in the current object
- * (always_json: also when empty). Returns how many. */
-int fb_report_fail_open(bool always_json);
-
 /* Loaded programs using the filter, in any network namespace; the first's
  * id in *first_prog. */
 int fb_discover_users(const struct fb_store *f, __u32 *first_prog);

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "output.h"
+#include "report.h"
 #include "pintree.h"
 
 /* Fresh exact sets for up to n rules: [0] 5-tuples, [1] source and [2]
@@ -26,7 +26,7 @@ int fb_exact_create_sets(__u64 n, int fd[3])
 			       sizeof(__u32), max, &opts);
 	if (fd[0] >= 0 && fd[1] >= 0 && fd[2] >= 0)
 		return 0;
-	fb_err("cannot create the exact sets: %s", strerror(errno));
+	fb_report_err("cannot create the exact sets: %s", strerror(errno));
 	for (int i = 0; i < 3; i++)
 		if (fd[i] >= 0)
 			close(fd[i]);
@@ -41,7 +41,7 @@ int fb_exact_install(int exact_fd, int lpm_fd, int gen, const int fd[3])
 	if (bpf_map_update_elem(exact_fd, &e, &fd[0], BPF_ANY) ||
 	    bpf_map_update_elem(lpm_fd, &s, &fd[1], BPF_ANY) ||
 	    bpf_map_update_elem(lpm_fd, &d, &fd[2], BPF_ANY)) {
-		fb_err("cannot install the exact sets: %s", strerror(errno));
+		fb_report_err("cannot install the exact sets: %s", strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -73,7 +73,7 @@ int fb_exact_create(int dir_fd, __u64 n)
 					sizeof(__u32), 4, &lo);
 	}
 	if (exact_fd < 0 || lpm_fd < 0) {
-		fb_err("cannot create the exact-set maps: %s", strerror(errno));
+		fb_report_err("cannot create the exact-set maps: %s", strerror(errno));
 		goto out;
 	}
 	if (fb_exact_install(exact_fd, lpm_fd, 0, set))
@@ -86,7 +86,7 @@ int fb_exact_create(int dir_fd, __u64 n)
 	err = 0;
 	goto out;
 pin:
-	fb_err("cannot pin the exact sets (%s): %s", what, strerror(errno));
+	fb_report_err("cannot pin the exact sets (%s): %s", what, strerror(errno));
 out:
 	for (i = 0; i < 3; i++)
 		close(set[i]);
@@ -109,7 +109,8 @@ static int open_sets(struct fb_store *f)
 		f->set_fd[i] = -1;
 		if (bpf_map_lookup_elem(i ? f->lpm_fd : f->exact_fd, &slots[i], &id) ||
 		    (f->set_fd[i] = bpf_map_get_fd_by_id(id)) < 0) {
-			fb_err("filter '%s': exact set missing (%s)", f->name, strerror(errno));
+			fb_report_err("filter '%s': exact set missing (%s)", f->name,
+				      strerror(errno));
 			return -1;
 		}
 	}
@@ -123,9 +124,10 @@ int fb_exact_open(struct fb_store *f)
 	if (f->lpm_fd < 0)
 		f->lpm_fd = fb_pin_get(f->dir_fd, "lpm");
 	if (f->exact_fd < 0 || f->lpm_fd < 0) {
-		fb_err("filter '%s' confirms hits but its exact sets are missing (%s): flowbloom "
-		       "destroy %s removes it",
-		       f->name, strerror(errno), f->name);
+		fb_report_err(
+			"filter '%s' confirms hits but its exact sets are missing (%s): flowbloom "
+			"destroy %s removes it",
+			f->name, strerror(errno), f->name);
 		return -1;
 	}
 	return open_sets(f);
@@ -163,13 +165,14 @@ int fb_exact_adjust(struct fb_store *f, const struct fb_key *k, int delta)
 	}
 	if (err) {
 		if (errno == E2BIG)
-			fb_err("the exact sets of '%s' are full (sized for its capacity): create "
-			       "it "
-			       "with a larger --capacity",
-			       f->name);
+			fb_report_err(
+				"the exact sets of '%s' are full (sized for its capacity): create "
+				"it "
+				"with a larger --capacity",
+				f->name);
 		else
-			fb_err("cannot update the exact sets of '%s': %s", f->name,
-			       strerror(errno));
+			fb_report_err("cannot update the exact sets of '%s': %s", f->name,
+				      strerror(errno));
 		return -1;
 	}
 	return 0;

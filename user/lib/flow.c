@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* FLOW text <-> struct fb_key (see flow.h), and the line reader every
- * file input goes through (see cmd.h). */
+/* FLOW text <-> struct fb_key, and the line reader every file input goes
+ * through (see flow.h). */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
@@ -10,9 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "cmd.h"
 #include "flow.h"
-#include "output.h"
+#include "report.h"
 
 static const struct {
 	const char *name;
@@ -386,22 +385,22 @@ int fb_lines_open(struct fb_lines *r, const char *file)
 	r->label = r->is_stdin ? "<stdin>" : file;
 	r->fd = r->is_stdin ? 0 : open(file, O_RDONLY | O_CLOEXEC);
 	if (r->fd < 0) {
-		fb_err("%s: %s", file, strerror(errno));
+		fb_report_err("%s: %s", file, strerror(errno));
 		return -1;
 	}
 	if (fstat(r->fd, &st)) {
-		fb_err("%s: %s", r->label, strerror(errno));
+		fb_report_err("%s: %s", r->label, strerror(errno));
 		goto fail;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		fb_err("%s: is a directory (want a file of one entry per line)", r->label);
+		fb_report_err("%s: is a directory (want a file of one entry per line)", r->label);
 		goto fail;
 	}
 	r->regular = S_ISREG(st.st_mode);
 	r->cap = FB_LINE_MAX + 1 + CHUNK;
 	r->buf = malloc(r->cap);
 	if (!r->buf) {
-		fb_err("%s: out of memory", r->label);
+		fb_report_err("%s: out of memory", r->label);
 		goto fail;
 	}
 	return 0;
@@ -434,8 +433,8 @@ int fb_lines_next(struct fb_lines *r, char **line, size_t *len)
 			break;
 		}
 		if (r->end - r->start > FB_LINE_MAX) {
-			fb_err("%s:%zu: line longer than %d bytes", r->label, r->lineno + 1,
-			       FB_LINE_MAX);
+			fb_report_err("%s:%zu: line longer than %d bytes", r->label, r->lineno + 1,
+				      FB_LINE_MAX);
 			return -1;
 		}
 		if (r->eof) {
@@ -446,8 +445,8 @@ int fb_lines_next(struct fb_lines *r, char **line, size_t *len)
 			 * regular file, complete on disk, may omit the last
 			 * newline. */
 			if (!r->regular) {
-				fb_err("%s:%zu: last line has no newline (input cut short?)",
-				       r->label, r->lineno + 1);
+				fb_report_err("%s:%zu: last line has no newline (input cut short?)",
+					      r->label, r->lineno + 1);
 				return -1;
 			}
 			l = r->buf + r->start;
@@ -462,16 +461,18 @@ int fb_lines_next(struct fb_lines *r, char **line, size_t *len)
 		if (got < 0) {
 			if (errno == EINTR)
 				continue;
-			fb_err("%s:%zu: read error: %s", r->label, r->lineno + 1, strerror(errno));
+			fb_report_err("%s:%zu: read error: %s", r->label, r->lineno + 1,
+				      strerror(errno));
 			return -1;
 		}
 		if (!got)
 			r->eof = true;
 		r->total += got;
 		if (!r->regular && r->total > FB_INPUT_MAX) {
-			fb_err("%s:%zu: more than %d MiB from a pipe or device (use a regular "
-			       "file)",
-			       r->label, r->lineno + 1, (int)(FB_INPUT_MAX >> 20));
+			fb_report_err(
+				"%s:%zu: more than %d MiB from a pipe or device (use a regular "
+				"file)",
+				r->label, r->lineno + 1, (int)(FB_INPUT_MAX >> 20));
 			return -1;
 		}
 		r->end += got;
@@ -479,11 +480,12 @@ int fb_lines_next(struct fb_lines *r, char **line, size_t *len)
 	r->lineno++;
 	l[n] = 0;
 	if (n > FB_LINE_MAX) {
-		fb_err("%s:%zu: line longer than %d bytes", r->label, r->lineno, FB_LINE_MAX);
+		fb_report_err("%s:%zu: line longer than %d bytes", r->label, r->lineno,
+			      FB_LINE_MAX);
 		return -1;
 	}
 	if (memchr(l, 0, n)) {
-		fb_err("%s:%zu: NUL byte in line (not a text file?)", r->label, r->lineno);
+		fb_report_err("%s:%zu: NUL byte in line (not a text file?)", r->label, r->lineno);
 		return -1;
 	}
 	/* A UTF-8 byte-order mark, as some editors write: not part of the text. */

@@ -10,6 +10,7 @@
 #ifndef FLOWBLOOM_USER_FLOW_H
 #define FLOWBLOOM_USER_FLOW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "flowbloom/key.h"
 
@@ -35,5 +36,29 @@ int fb_proto_parse(const char *s);
 const char *fb_proto_name(int proto);
 /* 1 if the protocol carries ports in the flow key. */
 int fb_proto_has_ports(int proto);
+
+/*
+ * Line input (flow.c), behind every FILE the CLI reads: add/del/query/
+ * traffic -f and load ("-": stdin). Refuses directories; lines end at '\n'
+ * and are at most FB_LINE_MAX bytes; a NUL byte, a read error or a pipe or
+ * device giving more than FB_INPUT_MAX bytes is an error, as is a last line
+ * without newline from anything but a regular file (a cut pipe). A leading
+ * UTF-8 BOM is skipped. Errors are printed as "FILE:LINE: why".
+ */
+#define FB_LINE_MAX 8192
+#define FB_INPUT_MAX (1ULL << 30)
+struct fb_lines {
+	int fd;
+	bool is_stdin, regular, eof;
+	const char *label; /* the file name, "<stdin>" for "-" */
+	char *buf;
+	size_t cap, start, end;
+	size_t lineno;		  /* of the last line returned */
+	unsigned long long total; /* bytes read */
+};
+int fb_lines_open(struct fb_lines *r, const char *file);
+/* 1: a line (NUL-terminated, without its '\n') in *line; 0: end; -1: error. */
+int fb_lines_next(struct fb_lines *r, char **line, size_t *len);
+void fb_lines_close(struct fb_lines *r);
 
 #endif

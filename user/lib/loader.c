@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Skeleton lifecycle against a filter's pinned maps (see loader.h). */
+/* Skeleton lifecycle against a filter's pinned maps (see loader.h): the
+ * only file that touches the skeleton and writes its read-only data. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <bpf/libbpf.h>
+#include "flowbloom.skel.h"
 #include "loader.h"
 #include "monmaps.h"
-#include "output.h"
+#include "report.h"
 
 static bool libbpf_verbose;
 
@@ -18,7 +20,8 @@ static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 	(void)level;
 	if (!libbpf_verbose)
 		return 0;
-	return vfprintf(stderr, fmt, ap);
+	fb_vreport(FB_REPORT_LIBBPF, fmt, ap);
+	return 0;
 }
 
 void fb_libbpf_logging(bool verbose)
@@ -27,13 +30,42 @@ void fb_libbpf_logging(bool verbose)
 	libbpf_set_print(print_libbpf);
 }
 
+/* Before load: the monitoring read-only data, and its maps. */
+static int setup_monitor(struct flowbloom_bpf *skel, const struct fb_monitor *m)
+{
+	const struct fb_mon_config *c = &m->cfg;
+	int err = 0, i;
+
+	skel->rodata->cfg_mon = c->flags;
+	skel->rodata->cfg_mon_shift = c->shift;
+	skel->rodata->cfg_mon_depth = c->depth;
+	for (i = 0; i < FB_MON_NH_WORDS; i++)
+		skel->rodata->cfg_mon_nh[i] = m->kw[i];
+	skel->rodata->cfg_seen_slots = c->seen_slots;
+	skel->rodata->cfg_seen_age_jiffies = c->age_jiffies;
+	skel->rodata->cfg_ring_wake = c->ring_bytes / 4;
+	if (c->flags & FB_MON_SKETCH) {
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_sketch, m->sketch_fd);
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_top, m->top_fd);
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_top_keys, m->keys_fd);
+	}
+	if (c->flags & FB_MON_NEWFLOWS) {
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_seen, m->seen_fd);
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_newflows, m->events_fd);
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_mon_stats, m->stats_fd);
+	}
+	if (err)
+		fb_report_err("cannot reuse the monitoring maps in %s: %s", m->dir, strerror(-err));
+	return err ? -1 : 0;
+}
+
 struct flowbloom_bpf *fb_load(const struct fb_store *f, const struct fb_load_opts *o)
 {
 	struct flowbloom_bpf *skel = flowbloom_bpf__open();
 	int err;
 
 	if (!skel) {
-		fb_err("cannot open the BPF object: %s", strerror(errno));
+		fb_report_err("cannot open the BPF object: %s", strerror(errno));
 		return NULL;
 	}
 	skel->rodata->cfg_action = o->action;
@@ -57,19 +89,34 @@ struct flowbloom_bpf *fb_load(const struct fb_store *f, const struct fb_load_opt
 			err = bpf_map__reuse_fd(skel->maps.fb_lpm, f->lpm_fd);
 	}
 	if (err) {
-		fb_err("cannot reuse the maps of '%s': %s", f->name, strerror(-err));
+		fb_report_err("cannot reuse the maps of '%s': %s", f->name, strerror(-err));
 		goto fail;
 	}
-	if (o->monitor && fb_monitor_setup(skel, o->monitor))
+	if (o->monitor && setup_monitor(skel, o->monitor))
 		goto fail;
 	err = flowbloom_bpf__load(skel);
 	if (err) {
-		fb_err("cannot load the XDP program: %s (run with -v for the verifier log)",
-		       strerror(-err));
+		fb_report_err("cannot load the XDP program: %s (run with -v for the verifier log)",
+			      strerror(-err));
 		goto fail;
 	}
 	return skel;
 fail:
 	flowbloom_bpf__destroy(skel);
 	return NULL;
+}
+
+int fb_load_prog_fd(const struct flowbloom_bpf *skel)
+{
+	return bpf_program__fd(skel->progs.flowbloom);
+}
+
+int fb_load_trace_fd(const struct flowbloom_bpf *skel)
+{
+	return bpf_map__fd(skel->maps.fb_trace);
+}
+
+void fb_load_close(struct flowbloom_bpf *skel)
+{
+	flowbloom_bpf__destroy(skel);
 }

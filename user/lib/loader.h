@@ -9,10 +9,12 @@
 
 #include <stdbool.h>
 #include <linux/types.h>
-#include "flowbloom.skel.h"
 #include "store.h"
 
 struct fb_monitor;
+/* The skeleton (build/flowbloom.skel.h): only loader.c looks inside; the
+ * tests that drive the program include it themselves. */
+struct flowbloom_bpf;
 
 struct fb_load_opts {
 	__u8 action;	    /* enum fb_action; FB_ACTION_DEFAULT: the filter's own */
@@ -27,6 +29,12 @@ struct fb_load_opts {
 /* Returns a loaded skeleton or NULL (error printed). f may be NULL: the
  * program then runs with an empty outer map (no filter). */
 struct flowbloom_bpf *fb_load(const struct fb_store *f, const struct fb_load_opts *o);
+
+/* The loaded program's fd; the fb_trace map's (replay --explain). */
+int fb_load_prog_fd(const struct flowbloom_bpf *skel);
+int fb_load_trace_fd(const struct flowbloom_bpf *skel);
+/* Unload (detaching nothing: an attachment holds its own reference). */
+void fb_load_close(struct flowbloom_bpf *skel);
 
 /* Route libbpf's messages through our printer; debug ones only if verbose. */
 void fb_libbpf_logging(bool verbose);

@@ -13,9 +13,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "flowbloom.skel.h"
 #include "monmaps.h"
-#include "output.h"
+#include "report.h"
 #include "util.h"
 
 static const char *const pin_names[] = { "config", "sketch",   "top",	"top_keys",
@@ -37,11 +36,11 @@ int fb_monitor_geometry(double epsilon, double delta, __u32 *shift, __u32 *depth
 	__u32 s;
 
 	if (!(epsilon > 0 && epsilon < 1)) {
-		fb_err("epsilon must be in (0, 1), not %g", epsilon);
+		fb_report_err("epsilon must be in (0, 1), not %g", epsilon);
 		return -1;
 	}
 	if (!(delta > 0 && delta < 1)) {
-		fb_err("delta must be in (0, 1), not %g", delta);
+		fb_report_err("delta must be in (0, 1), not %g", delta);
 		return -1;
 	}
 	/* Cormode and Muthukrishnan 2005: Pr[est > true + eps N] <= (1/e)^d
@@ -49,13 +48,13 @@ int fb_monitor_geometry(double epsilon, double delta, __u32 *shift, __u32 *depth
 	w = ceil(M_E / epsilon);
 	d = ceil(log(1 / delta));
 	if (w > (1U << FB_MON_MAX_SHIFT)) {
-		fb_err("epsilon %g needs %.0f columns; at most %u (epsilon >= %.2g)", epsilon, w,
-		       1U << FB_MON_MAX_SHIFT, M_E / (1U << FB_MON_MAX_SHIFT));
+		fb_report_err("epsilon %g needs %.0f columns; at most %u (epsilon >= %.2g)",
+			      epsilon, w, 1U << FB_MON_MAX_SHIFT, M_E / (1U << FB_MON_MAX_SHIFT));
 		return -1;
 	}
 	if (d > FB_MON_MAX_DEPTH) {
-		fb_err("delta %g needs %.0f rows; at most %d (delta >= %.2g)", delta, d,
-		       FB_MON_MAX_DEPTH, exp(-FB_MON_MAX_DEPTH));
+		fb_report_err("delta %g needs %.0f rows; at most %d (delta >= %.2g)", delta, d,
+			      FB_MON_MAX_DEPTH, exp(-FB_MON_MAX_DEPTH));
 		return -1;
 	}
 	/* A power of two at least as wide: a column is then a shift. */
@@ -144,21 +143,21 @@ static int create_pin(const char *filter_dir, const char *what, enum bpf_map_typ
 	int fd;
 
 	if (value_size > FB_MON_MAX_VALUE) {
-		fb_err("the monitoring map %s would need %llu MiB per value (at most %llu)", what,
-		       (unsigned long long)value_size >> 20,
-		       (unsigned long long)FB_MON_MAX_VALUE >> 20);
+		fb_report_err("the monitoring map %s would need %llu MiB per value (at most %llu)",
+			      what, (unsigned long long)value_size >> 20,
+			      (unsigned long long)FB_MON_MAX_VALUE >> 20);
 		return -1;
 	}
 	fd = bpf_map_create(type, name, key_size, (__u32)value_size, entries, &opts);
 	if (fd < 0) {
-		fb_err("cannot create the monitoring map %s (%llu bytes): %s", what,
-		       (unsigned long long)(value_size ? value_size * entries : entries),
-		       strerror(errno));
+		fb_report_err("cannot create the monitoring map %s (%llu bytes): %s", what,
+			      (unsigned long long)(value_size ? value_size * entries : entries),
+			      strerror(errno));
 		return -1;
 	}
 	mon_path(path, sizeof(path), filter_dir, what);
 	if (bpf_obj_pin(fd, path)) {
-		fb_err("cannot pin %s: %s", path, strerror(errno));
+		fb_report_err("cannot pin %s: %s", path, strerror(errno));
 		close(fd);
 		return -1;
 	}
@@ -187,11 +186,11 @@ int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o)
 	__u64 tick;
 
 	if (ncpu < 1) {
-		fb_err("cannot count CPUs: %s", strerror(-ncpu));
+		fb_report_err("cannot count CPUs: %s", strerror(-ncpu));
 		return -1;
 	}
 	if (!o->sketch && !o->newflows) {
-		fb_err("nothing to monitor");
+		fb_report_err("nothing to monitor");
 		return -1;
 	}
 	c.magic = FB_MON_MAGIC;
@@ -205,8 +204,8 @@ int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o)
 	c.planes = o->atomic ? 1 : ncpu;
 	c.top_planes = ncpu;
 	if (!(o->age >= FB_MON_MIN_AGE && o->age <= FB_MON_MAX_AGE)) {
-		fb_err("the aging period must be %g to %g seconds, not %g", FB_MON_MIN_AGE,
-		       FB_MON_MAX_AGE, o->age);
+		fb_report_err("the aging period must be %g to %g seconds, not %g", FB_MON_MIN_AGE,
+			      FB_MON_MAX_AGE, o->age);
 		return -1;
 	}
 	c.age_ns = (__u64)(o->age * 1e9 + 0.5);
@@ -219,12 +218,12 @@ int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o)
 	c.ring_bytes = o->ring_bytes;
 	if (o->newflows &&
 	    (c.ring_bytes < (__u32)getpagesize() || (c.ring_bytes & (c.ring_bytes - 1)))) {
-		fb_err("the ring buffer size must be a power of 2 of at least %d bytes",
-		       getpagesize());
+		fb_report_err("the ring buffer size must be a power of 2 of at least %d bytes",
+			      getpagesize());
 		return -1;
 	}
 	if (getrandom(c.key, sizeof(c.key), 0) != sizeof(c.key)) {
-		fb_err("getrandom: %s", strerror(errno));
+		fb_report_err("getrandom: %s", strerror(errno));
 		return -1;
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -234,7 +233,7 @@ int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o)
 	fb_monitor_unpin(f->dir);
 	mon_path(path, sizeof(path), f->dir, NULL);
 	if (mkdir(path, 0700)) {
-		fb_err("cannot create %s: %s", path, strerror(errno));
+		fb_report_err("cannot create %s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (o->sketch && (create_pin(f->dir, "sketch", BPF_MAP_TYPE_ARRAY, "fb_sketch",
@@ -257,7 +256,7 @@ int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o)
 	mon_path(path, sizeof(path), f->dir, "config");
 	fd = bpf_obj_get(path);
 	if (fd < 0 || bpf_map_update_elem(fd, &zero, &c, BPF_ANY)) {
-		fb_err("cannot write the monitoring config: %s", strerror(errno));
+		fb_report_err("cannot write the monitoring config: %s", strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		goto out;
@@ -282,13 +281,13 @@ static int open_map(struct fb_monitor *m, const char *what, __u32 type, __u64 va
 	snprintf(path, sizeof(path), "%s/%s", m->dir, what);
 	fd = bpf_obj_get(path);
 	if (fd < 0) {
-		fb_err("cannot open %s: %s", path, strerror(errno));
+		fb_report_err("cannot open %s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != type ||
 	    info.value_size != value_size || info.max_entries != entries) {
-		fb_err("%s: unexpected map (type %u, value %u, entries %u)", path, info.type,
-		       info.value_size, info.max_entries);
+		fb_report_err("%s: unexpected map (type %u, value %u, entries %u)", path, info.type,
+			      info.value_size, info.max_entries);
 		close(fd);
 		return -1;
 	}
@@ -297,7 +296,7 @@ static int open_map(struct fb_monitor *m, const char *what, __u32 type, __u64 va
 		*out = mmap(NULL, *bytes, PROT_READ, MAP_SHARED, fd, 0);
 		if (*out == MAP_FAILED) {
 			*out = NULL;
-			fb_err("cannot mmap %s: %s", path, strerror(errno));
+			fb_report_err("cannot mmap %s: %s", path, strerror(errno));
 			close(fd);
 			return -1;
 		}
@@ -321,15 +320,15 @@ int fb_monitor_open(const struct fb_store *f, struct fb_monitor *m)
 	if (m->config_fd < 0)
 		goto fail;
 	if (bpf_map_lookup_elem(m->config_fd, &zero, c)) {
-		fb_err("cannot read %s/config: %s", m->dir, strerror(errno));
+		fb_report_err("cannot read %s/config: %s", m->dir, strerror(errno));
 		goto fail;
 	}
 	if (c->magic != FB_MON_MAGIC || c->version != FB_MON_VERSION || c->shift < 2 ||
 	    c->shift > FB_MON_MAX_SHIFT || !c->depth || c->depth > FB_MON_MAX_DEPTH || !c->planes ||
 	    !c->top_planes || c->seen_slots <= FB_SEEN_HDR_SLOTS || !c->seen_k ||
 	    c->seen_k != FB_SEEN_K || !c->age_jiffies) {
-		fb_err("%s/config: bad monitoring config (magic %#x, version %u)", m->dir, c->magic,
-		       c->version);
+		fb_report_err("%s/config: bad monitoring config (magic %#x, version %u)", m->dir,
+			      c->magic, c->version);
 		goto fail;
 	}
 	fb_mon_nh_words(c->key, m->kw);
@@ -392,34 +391,6 @@ void fb_monitor_close(struct fb_monitor *m)
 	}
 }
 
-int fb_monitor_setup(struct flowbloom_bpf *skel, const struct fb_monitor *m)
-{
-	const struct fb_mon_config *c = &m->cfg;
-	int err = 0, i;
-
-	skel->rodata->cfg_mon = c->flags;
-	skel->rodata->cfg_mon_shift = c->shift;
-	skel->rodata->cfg_mon_depth = c->depth;
-	for (i = 0; i < FB_MON_NH_WORDS; i++)
-		skel->rodata->cfg_mon_nh[i] = m->kw[i];
-	skel->rodata->cfg_seen_slots = c->seen_slots;
-	skel->rodata->cfg_seen_age_jiffies = c->age_jiffies;
-	skel->rodata->cfg_ring_wake = c->ring_bytes / 4;
-	if (c->flags & FB_MON_SKETCH) {
-		err = err ?: bpf_map__reuse_fd(skel->maps.fb_sketch, m->sketch_fd);
-		err = err ?: bpf_map__reuse_fd(skel->maps.fb_top, m->top_fd);
-		err = err ?: bpf_map__reuse_fd(skel->maps.fb_top_keys, m->keys_fd);
-	}
-	if (c->flags & FB_MON_NEWFLOWS) {
-		err = err ?: bpf_map__reuse_fd(skel->maps.fb_seen, m->seen_fd);
-		err = err ?: bpf_map__reuse_fd(skel->maps.fb_newflows, m->events_fd);
-		err = err ?: bpf_map__reuse_fd(skel->maps.fb_mon_stats, m->stats_fd);
-	}
-	if (err)
-		fb_err("cannot reuse the monitoring maps in %s: %s", m->dir, strerror(-err));
-	return err ? -1 : 0;
-}
-
 int fb_monitor_read_stats(const struct fb_monitor *m, struct fb_mon_stats *out)
 {
 	int ncpu = libbpf_num_possible_cpus(), c, i;
@@ -433,11 +404,11 @@ int fb_monitor_read_stats(const struct fb_monitor *m, struct fb_mon_stats *out)
 		return -1;
 	per = calloc(ncpu, sizeof(*per));
 	if (!per) {
-		fb_err("out of memory");
+		fb_report_err("out of memory");
 		return -1;
 	}
 	if (bpf_map_lookup_elem(m->stats_fd, &zero, per)) {
-		fb_err("cannot read %s/mstats: %s", m->dir, strerror(errno));
+		fb_report_err("cannot read %s/mstats: %s", m->dir, strerror(errno));
 		free(per);
 		return -1;
 	}
@@ -481,14 +452,14 @@ int fb_monitor_snap_take(const struct fb_monitor *m, struct fb_mon_snap *s)
 
 	memset(s, 0, sizeof(*s));
 	if (!m->cells) {
-		fb_err("no sketch in %s (attach with --monitor)", m->dir);
+		fb_report_err("no sketch in %s (attach with --monitor)", m->dir);
 		return -1;
 	}
 	s->shift = c->shift;
 	s->depth = c->depth;
 	s->cells = calloc(n, sizeof(*s->cells));
 	if (!s->cells) {
-		fb_err("out of memory");
+		fb_report_err("out of memory");
 		return -1;
 	}
 	for (p = 0; p < c->planes; p++) {
@@ -577,12 +548,12 @@ int fb_monitor_top(const struct fb_monitor *m, const struct fb_mon_snap *s,
 
 	*out = NULL;
 	if (!m->top) {
-		fb_err("no sketch in %s (attach with --monitor)", m->dir);
+		fb_report_err("no sketch in %s (attach with --monitor)", m->dir);
 		return -1;
 	}
 	cand = calloc((size_t)c->top_planes * FB_TOP_BUCKETS * FB_TOP_WAYS, sizeof(*cand));
 	if (!cand) {
-		fb_err("out of memory");
+		fb_report_err("out of memory");
 		return -1;
 	}
 	for (p = 0; p < c->top_planes; p++)
@@ -604,7 +575,7 @@ int fb_monitor_top(const struct fb_monitor *m, const struct fb_mon_snap *s,
 	e = calloc(nc ? nc : 1, sizeof(*e));
 	if (!e) {
 		free(cand);
-		fb_err("out of memory");
+		fb_report_err("out of memory");
 		return -1;
 	}
 	for (i = 0, u = 0; i < nc; i++) {
@@ -695,9 +666,10 @@ int fb_monitor_prepare(const struct fb_store *f, const struct fb_mon_opts *o, st
 		if (compatible(&m->cfg, o))
 			return 0;
 		fb_monitor_close(m);
-		fb_err("filter '%s' is attached elsewhere with other monitoring: use the same "
-		       "options, or detach it everywhere first",
-		       f->name);
+		fb_report_err(
+			"filter '%s' is attached elsewhere with other monitoring: use the same "
+			"options, or detach it everywhere first",
+			f->name);
 		return -1;
 	}
 	if (rc == 0)
@@ -706,7 +678,7 @@ int fb_monitor_prepare(const struct fb_store *f, const struct fb_mon_opts *o, st
 		return -1;
 	rc = fb_monitor_open(f, m);
 	if (rc > 0)
-		fb_err("the monitoring maps of '%s' vanished", f->name);
+		fb_report_err("the monitoring maps of '%s' vanished", f->name);
 	return rc ? -1 : 0;
 }
 
@@ -725,31 +697,4 @@ void fb_monitor_describe(const struct fb_monitor *m, char *buf, size_t len)
 			 "%snew flows (age %g s, %llu flows per period, %u KiB ring buffer)",
 			 n ? "; " : "", c->age_ns / 1e9, (unsigned long long)c->seen_expect,
 			 c->ring_bytes >> 10);
-}
-
-void fb_monitor_json(const struct fb_monitor *m)
-{
-	const struct fb_mon_config *c = &m->cfg;
-
-	jw_obj_open("monitor");
-	if (c->flags & FB_MON_SKETCH) {
-		jw_obj_open("sketch");
-		jw_u64("depth", c->depth);
-		jw_u64("width", 1U << c->shift);
-		jw_double("epsilon", fb_monitor_epsilon(m));
-		jw_double("delta", fb_monitor_delta(m));
-		jw_u64("cpus", c->planes);
-		jw_obj_close();
-	}
-	if (c->flags & FB_MON_NEWFLOWS) {
-		jw_obj_open("new_flows");
-		jw_double("age", c->age_ns / 1e9);
-		jw_u64("expect", c->seen_expect);
-		jw_u64("ring_bytes", c->ring_bytes);
-		jw_double("expected_miss_rate",
-			  fb_monitor_seen_miss_rate((double)c->seen_expect, c->seen_slots,
-						    c->seen_k));
-		jw_obj_close();
-	}
-	jw_obj_close();
 }

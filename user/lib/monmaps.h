@@ -108,9 +108,8 @@ int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o);
  * this attachment on); else the existing ones, which must have what o asks
  * for (geometry options given must match). Opens them into m. */
 int fb_monitor_prepare(const struct fb_store *f, const struct fb_mon_opts *o, struct fb_monitor *m);
-/* One line (plain) or an object member "monitor" (JSON) describing m. */
+/* One line describing m (`attach` prints it, or a JSON object of its own). */
 void fb_monitor_describe(const struct fb_monitor *m, char *buf, size_t len);
-void fb_monitor_json(const struct fb_monitor *m);
 /* Effective bounds: eps' = e / w <= eps, delta' = e^-d <= delta. */
 double fb_monitor_epsilon(const struct fb_monitor *m);
 double fb_monitor_delta(const struct fb_monitor *m);
@@ -119,8 +118,6 @@ int fb_monitor_open(const struct fb_store *f, struct fb_monitor *m);
 void fb_monitor_close(struct fb_monitor *m);
 /* Remove <filter_dir>/monitor and its pins, if there (for destroy). */
 void fb_monitor_unpin(const char *filter_dir);
-/* Before load: monitoring read-only data and the maps (loader.c). */
-int fb_monitor_setup(struct flowbloom_bpf *skel, const struct fb_monitor *m);
 
 int fb_monitor_read_stats(const struct fb_monitor *m, struct fb_mon_stats *out);
 /* The aging generation the data path last saw, and the share of its

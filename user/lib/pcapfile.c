@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Captures as Ethernet frames (see pcapfile.h). */
 #include <pcap/pcap.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "output.h"
+#include "report.h"
 #include "pcapfile.h"
 
 #define ETH_HLEN 14
@@ -25,7 +26,7 @@ struct fb_pcap *fb_pcap_open(const char *path)
 		return NULL;
 	p->pc = pcap_open_offline(path, errbuf);
 	if (!p->pc) {
-		fb_err("%s: %s", path, errbuf);
+		fb_report_err("%s: %s", path, errbuf);
 		free(p);
 		return NULL;
 	}
@@ -35,8 +36,9 @@ struct fb_pcap *fb_pcap_open(const char *path)
 	    p->dlt != DLT_LINUX_SLL && p->dlt != DLT_LINUX_SLL2) {
 		const char *name = pcap_datalink_val_to_name(p->dlt);
 
-		fb_err("%s: link type %s not supported (Ethernet, raw IP, Linux cooked v1 and v2)",
-		       path, name ? name : "?");
+		fb_report_err(
+			"%s: link type %s not supported (Ethernet, raw IP, Linux cooked v1 and v2)",
+			path, name ? name : "?");
 		fb_pcap_close(p);
 		return NULL;
 	}
@@ -54,7 +56,7 @@ int fb_pcap_next(struct fb_pcap *p, unsigned char *out, size_t cap, size_t *len,
 	if (rc == PCAP_ERROR_BREAK)
 		return 0;
 	if (rc != 1) {
-		fb_err("%s: %s", p->path, pcap_geterr(p->pc));
+		fb_report_err("%s: %s", p->path, pcap_geterr(p->pc));
 		return -1;
 	}
 	n = ph->caplen;

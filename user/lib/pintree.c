@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -14,7 +15,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "exact.h"
-#include "output.h"
+#include "report.h"
 #include "pintree.h"
 #include "util.h"
 
@@ -38,7 +39,7 @@ int fb_pin_check_bpffs(void)
 	if (slash && slash != parent)
 		*slash = 0;
 	if (statfs(parent, &st) || st.f_type != BPF_FS_MAGIC_NR) {
-		fb_err("bpffs is not mounted at %s (mount -t bpf bpf /sys/fs/bpf)", parent);
+		fb_report_err("bpffs is not mounted at %s (mount -t bpf bpf /sys/fs/bpf)", parent);
 		return -1;
 	}
 	return 0;
@@ -57,8 +58,8 @@ int fb_pin_check_name(const char *name)
 bad:
 	/* bpffs refuses '.' in names: reserved for the kernel. '~' is ours:
 	 * staging directories (FB_STAGE_NEW, FB_STAGE_OLD). */
-	fb_err("bad filter name '%s' (letters, digits, '_', '-'; at most %d)", name,
-	       FB_NAME_MAX - 1);
+	fb_report_err("bad filter name '%s' (letters, digits, '_', '-'; at most %d)", name,
+		      FB_NAME_MAX - 1);
 	return -1;
 }
 
@@ -81,19 +82,20 @@ int fb_pin_trusted(int fd, const char *path, bool on_the_way)
 	struct stat st;
 
 	if (fstat(fd, &st)) {
-		fb_err("cannot stat %s: %s", path, strerror(errno));
+		fb_report_err("cannot stat %s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (st.st_uid != 0 && st.st_uid != geteuid()) {
-		fb_err("%s belongs to uid %u, not root: refusing to use it (remove it if you did "
-		       "not make it)",
-		       path, (unsigned)st.st_uid);
+		fb_report_err(
+			"%s belongs to uid %u, not root: refusing to use it (remove it if you did "
+			"not make it)",
+			path, (unsigned)st.st_uid);
 		return -1;
 	}
 	if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
 	    !(on_the_way && st.st_uid == 0 && (st.st_mode & S_ISVTX))) {
-		fb_err("%s is writable by other users (mode %04o): refusing to use it", path,
-		       (unsigned)(st.st_mode & 07777));
+		fb_report_err("%s is writable by other users (mode %04o): refusing to use it", path,
+			      (unsigned)(st.st_mode & 07777));
 		return -1;
 	}
 	return 0;
@@ -109,7 +111,7 @@ static int open_tree(const char *path, mode_t mkmode)
 	int fd, nfd;
 
 	if (path[0] != '/' || strlen(path) >= sizeof(buf)) {
-		fb_err("%s: not an absolute path", path);
+		fb_report_err("%s: not an absolute path", path);
 		return -1;
 	}
 	snprintf(buf, sizeof(buf), "%s", path);
@@ -123,13 +125,13 @@ static int open_tree(const char *path, mode_t mkmode)
 		last = !next;
 		snprintf(sofar + strlen(sofar), sizeof(sofar) - strlen(sofar), "/%s", comp);
 		if (!strcmp(comp, "..")) {
-			fb_err("%s: '..' in the filter root", path);
+			fb_report_err("%s: '..' in the filter root", path);
 			goto fail;
 		}
 		nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (nfd < 0 && errno == ENOENT && last && mkmode) {
 			if (mkdirat(fd, comp, mkmode) && errno != EEXIST) {
-				fb_err("cannot create %s: %s", sofar, strerror(errno));
+				fb_report_err("cannot create %s: %s", sofar, strerror(errno));
 				goto fail;
 			}
 			nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -144,9 +146,10 @@ static int open_tree(const char *path, mode_t mkmode)
 				return -2;
 			}
 			if (!fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode))
-				fb_err("%s is a symbolic link: refusing to follow it", sofar);
+				fb_report_err("%s is a symbolic link: refusing to follow it",
+					      sofar);
 			else
-				fb_err("cannot open %s: %s", sofar, strerror(e));
+				fb_report_err("cannot open %s: %s", sofar, strerror(e));
 			goto fail;
 		}
 		close(fd);
@@ -347,8 +350,8 @@ int fb_pin_iproute_maps(int *outer_fd, int *stats_fd)
 	    info.type != BPF_MAP_TYPE_ARRAY_OF_MAPS || info.max_entries != 1)
 		goto bad;
 	if (!bpf_map_lookup_elem(*outer_fd, &key, &id)) {
-		fb_err("%s/%s already holds a filter; remove the stale pins first",
-		       fb_pin_iproute_dir(), FB_MAP_FILTER);
+		fb_report_err("%s/%s already holds a filter; remove the stale pins first",
+			      fb_pin_iproute_dir(), FB_MAP_FILTER);
 		goto fail;
 	}
 	memset(&info, 0, sizeof(info));
@@ -358,8 +361,8 @@ int fb_pin_iproute_maps(int *outer_fd, int *stats_fd)
 		goto bad;
 	return 1;
 bad:
-	fb_err("incompatible pins in %s (fb_filter, fb_stats): remove them first",
-	       fb_pin_iproute_dir());
+	fb_report_err("incompatible pins in %s (fb_filter, fb_stats): remove them first",
+		      fb_pin_iproute_dir());
 fail:
 	if (*outer_fd >= 0)
 		close(*outer_fd);
@@ -387,13 +390,13 @@ int fb_pin_iproute(const struct fb_store *f)
 			close(fd);
 			if (ours)
 				continue;
-			fb_err("%s/%s holds another map: remove the stale pin first",
-			       fb_pin_iproute_dir(), names[i]);
+			fb_report_err("%s/%s holds another map: remove the stale pin first",
+				      fb_pin_iproute_dir(), names[i]);
 			goto fail;
 		}
 		if (fb_pin_at(fds[i], gdir, names[i])) {
-			fb_err("cannot pin %s/%s: %s", fb_pin_iproute_dir(), names[i],
-			       strerror(errno));
+			fb_report_err("cannot pin %s/%s: %s", fb_pin_iproute_dir(), names[i],
+				      strerror(errno));
 			goto fail;
 		}
 	}
@@ -408,13 +411,13 @@ fail:
 void fb_pin_iproute_remove(const struct fb_store *f)
 {
 	static const char *const names[2] = { FB_MAP_FILTER, FB_MAP_STATS };
-	bool quiet = fb_err_quiet;
+	bool quiet = fb_report_quiet;
 	char parent[512];
 	int gdir, xdp, i, fd;
 
-	fb_err_quiet = true; /* a foreign directory there: not ours to touch */
+	fb_report_quiet = true; /* a foreign directory there: not ours to touch */
 	gdir = fb_pin_open_iproute(false);
-	fb_err_quiet = quiet;
+	fb_report_quiet = quiet;
 	if (gdir < 0)
 		return;
 	for (i = 0; i < 2; i++) {
@@ -432,9 +435,9 @@ void fb_pin_iproute_remove(const struct fb_store *f)
 	/* The directories create made; left alone if anything else is in
 	 * them (rmdir fails). */
 	iproute_parent(parent, sizeof(parent));
-	fb_err_quiet = true;
+	fb_report_quiet = true;
 	xdp = open_tree(parent, 0);
-	fb_err_quiet = quiet;
+	fb_report_quiet = quiet;
 	if (xdp >= 0) {
 		unlinkat(xdp, strrchr(fb_pin_iproute_dir(), '/') + 1, AT_REMOVEDIR);
 		close(xdp);

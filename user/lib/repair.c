@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "exact.h"
-#include "output.h"
+#include "report.h"
 #include "pintree.h"
 #include "repair.h"
 #include "util.h"
@@ -143,12 +143,12 @@ int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s)
 		}
 	}
 	if (!strcmp(f->name, FB_IPROUTE_FILTER)) {
-		bool quiet = fb_err_quiet;
+		bool quiet = fb_report_quiet;
 		int gdir, o = -1, st = -1;
 
-		fb_err_quiet = true;
+		fb_report_quiet = true;
 		gdir = fb_pin_open_iproute(false);
-		fb_err_quiet = quiet;
+		fb_report_quiet = quiet;
 		if (gdir >= 0) {
 			o = fb_pin_get(gdir, FB_MAP_FILTER);
 			st = fb_pin_get(gdir, FB_MAP_STATS);

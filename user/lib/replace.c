@@ -8,7 +8,7 @@
 #include <bpf/bpf.h>
 #include "counting.h"
 #include "exact.h"
-#include "output.h"
+#include "report.h"
 #include "pintree.h"
 #include "replace.h"
 #include "rules.h"
@@ -53,13 +53,13 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 	nf.bits_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_bits", sizeof(__u32), FB_BLOCK_BYTES,
 				    entries, &inner_opts);
 	if (nf.bits_fd < 0) {
-		fb_err("cannot create a %zu-byte filter array: %s", bytes, strerror(errno));
+		fb_report_err("cannot create a %zu-byte filter array: %s", bytes, strerror(errno));
 		return -1;
 	}
 	nf.map_bytes = bytes;
 	nf.hdr = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, nf.bits_fd, 0);
 	if (nf.hdr == MAP_FAILED) {
-		fb_err("cannot mmap the new filter array: %s", strerror(errno));
+		fb_report_err("cannot mmap the new filter array: %s", strerror(errno));
 		nf.hdr = NULL;
 		goto out;
 	}
@@ -84,7 +84,7 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 					   : mmap(NULL, cbytes, PROT_READ | PROT_WRITE, MAP_SHARED,
 						  nf.cnt_fd, 0);
 		if (nf.cnt_hdr == MAP_FAILED) {
-			fb_err("cannot create the new counter array: %s", strerror(errno));
+			fb_report_err("cannot create the new counter array: %s", strerror(errno));
 			nf.cnt_hdr = NULL;
 			goto out;
 		}
@@ -109,7 +109,8 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 		 * are pinned. */
 		unlinkat(f->dir_fd, fb_store_cnt_pin(nf.hdr->gen), 0);
 		if (fb_pin_at(nf.cnt_fd, f->dir_fd, fb_store_cnt_pin(nf.hdr->gen))) {
-			fb_err("cannot pin the new counters of '%s': %s", f->name, strerror(errno));
+			fb_report_err("cannot pin the new counters of '%s': %s", f->name,
+				      strerror(errno));
 			goto out;
 		}
 		pinned = true;
@@ -117,7 +118,7 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 	/* The switch: one update of the outer map. A packet sees the old
 	 * filter or the new one, whole. */
 	if (bpf_map_update_elem(f->outer_fd, &zero, &nf.bits_fd, BPF_ANY)) {
-		fb_err("cannot install the new filter array: %s", strerror(errno));
+		fb_report_err("cannot install the new filter array: %s", strerror(errno));
 		goto out;
 	}
 	/* The old counters' pin goes after the switch (a kill before leaves

@@ -12,7 +12,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "output.h"
+#include "report.h"
 #include "safefile.h"
 
 /* Names drawn before giving up: each planted name costs an attacker a
@@ -54,7 +54,7 @@ int fb_safefile_open(struct fb_safefile *sf, const char *path, mode_t mode)
 		size_t n = slash == path ? 1 : (size_t)(slash - path);
 
 		if (n >= sizeof(dir)) {
-			fb_err("%s: path too long", path);
+			fb_report_err("%s: path too long", path);
 			return -1;
 		}
 		memcpy(dir, path, n);
@@ -65,17 +65,17 @@ int fb_safefile_open(struct fb_safefile *sf, const char *path, mode_t mode)
 	snprintf(sf->base, sizeof(sf->base), "%s", slash ? slash + 1 : path);
 	if (!sf->base[0] || !strcmp(sf->base, ".") || !strcmp(sf->base, "..") ||
 	    strlen(slash ? slash + 1 : path) >= sizeof(sf->base)) {
-		fb_err("%s: not a file name", path);
+		fb_report_err("%s: not a file name", path);
 		return -1;
 	}
 	sf->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sf->dir_fd < 0) {
-		fb_err("%s: directory %s: %s", path, dir, strerror(errno));
+		fb_report_err("%s: directory %s: %s", path, dir, strerror(errno));
 		return -1;
 	}
 	for (i = 0; i < TMP_TRIES; i++) {
 		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd)) {
-			fb_err("getrandom: %s", strerror(errno));
+			fb_report_err("getrandom: %s", strerror(errno));
 			break;
 		}
 		/* Hidden, and not ending like the target (node_exporter reads
@@ -90,15 +90,15 @@ int fb_safefile_open(struct fb_safefile *sf, const char *path, mode_t mode)
 			break;
 	}
 	if (sf->fd < 0) {
-		fb_err("%s: cannot create a temporary file in %s: %s", path, dir,
-		       strerror(i == TMP_TRIES ? EEXIST : errno));
+		fb_report_err("%s: cannot create a temporary file in %s: %s", path, dir,
+			      strerror(i == TMP_TRIES ? EEXIST : errno));
 		close(sf->dir_fd);
 		sf->dir_fd = -1;
 		return -1;
 	}
 	sf->out = fdopen(sf->fd, "wb");
 	if (!sf->out) {
-		fb_err("%s: %s", path, strerror(errno));
+		fb_report_err("%s: %s", path, strerror(errno));
 		fb_safefile_abort(sf);
 		return -1;
 	}
@@ -138,7 +138,7 @@ int fb_safefile_commit(struct fb_safefile *sf)
 	if (!err && renameat(sf->dir_fd, sf->tmp, sf->dir_fd, sf->base))
 		err = errno;
 	if (err) {
-		fb_err("%s: write failed: %s", sf->path, strerror(err));
+		fb_report_err("%s: write failed: %s", sf->path, strerror(err));
 		unlinkat(sf->dir_fd, sf->tmp, 0);
 		close(sf->dir_fd);
 		sf->fd = sf->dir_fd = -1;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "output.h"
+#include "report.h"
 #include "stats.h"
 #include "store.h"
 
@@ -22,7 +22,7 @@ int fb_stats_read(const struct fb_store *f, struct fb_stats *out)
 	if (!per)
 		return -1;
 	if (bpf_map_lookup_elem(f->stats_fd, &key, per)) {
-		fb_err("cannot read stats of '%s': %s", f->name, strerror(errno));
+		fb_report_err("cannot read stats of '%s': %s", f->name, strerror(errno));
 		free(per);
 		return -1;
 	}

@@ -3,6 +3,7 @@
  * destroy a filter, and map its filter array and counters. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <net/if.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -13,7 +14,7 @@
 #include "counting.h"
 #include "discover.h"
 #include "exact.h"
-#include "output.h"
+#include "report.h"
 #include "pintree.h"
 #include "repair.h"
 #include "util.h"
@@ -58,7 +59,7 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 		return -1;
 	}
 	if (!fstatat(f->root_fd, name, &st, AT_SYMLINK_NOFOLLOW)) {
-		fb_err("filter '%s' already exists", name);
+		fb_report_err("filter '%s' already exists", name);
 		goto fail;
 	}
 	/* Build aside, in a directory no filter name can take, and publish
@@ -66,15 +67,15 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 	fb_pin_remove_stale(f->root_fd, f->pin_name);
 	if (mkdirat(f->root_fd, f->pin_name, 0700)) {
 		if (errno == EEXIST)
-			fb_err("another create or import of '%s' is in progress", name);
+			fb_report_err("another create or import of '%s' is in progress", name);
 		else
-			fb_err("cannot create %s: %s", f->dir, strerror(errno));
+			fb_report_err("cannot create %s: %s", f->dir, strerror(errno));
 		goto fail;
 	}
 	f->dir_fd = fb_pin_open_dir(f->root_fd, f->pin_name);
 	if (f->dir_fd < 0 || flock(f->dir_fd, LOCK_EX | LOCK_NB) ||
 	    fb_pin_trusted(f->dir_fd, f->dir, false)) {
-		fb_err("another create or import of '%s' is in progress", name);
+		fb_report_err("another create or import of '%s' is in progress", name);
 		if (f->dir_fd >= 0)
 			close(f->dir_fd);
 		f->dir_fd = -1;
@@ -91,12 +92,12 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 	bits_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_bits", sizeof(__u32), FB_BLOCK_BYTES,
 				 entries, &inner_opts);
 	if (bits_fd < 0) {
-		fb_err("cannot create a %zu-byte filter array: %s", bytes, strerror(errno));
+		fb_report_err("cannot create a %zu-byte filter array: %s", bytes, strerror(errno));
 		goto out;
 	}
 	mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, bits_fd, 0);
 	if (mem == MAP_FAILED) {
-		fb_err("cannot mmap the filter array: %s", strerror(errno));
+		fb_report_err("cannot mmap the filter array: %s", strerror(errno));
 		goto out;
 	}
 	/* The header is complete before the data path can see the array. */
@@ -113,7 +114,7 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 	hdr->capacity = o->capacity;
 	hdr->fp_ppb = (__u32)(o->fp_rate * 1e9 + 0.5);
 	if (getrandom(hdr->key, sizeof(hdr->key), 0) != sizeof(hdr->key)) {
-		fb_err("getrandom: %s", strerror(errno));
+		fb_report_err("getrandom: %s", strerror(errno));
 		goto out;
 	}
 
@@ -125,7 +126,7 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 		stats_fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, FB_MAP_STATS, sizeof(__u32),
 					  sizeof(struct fb_stats), 1, NULL);
 		if (outer_fd < 0 || stats_fd < 0) {
-			fb_err("cannot create maps: %s", strerror(errno));
+			fb_report_err("cannot create maps: %s", strerror(errno));
 			goto out;
 		}
 	}
@@ -142,13 +143,13 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 		cnt_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_counters", sizeof(__u32),
 					FB_BLOCK_BYTES, cbytes / FB_BLOCK_BYTES, &cnt_opts);
 		if (cnt_fd < 0) {
-			fb_err("cannot create a %zu-byte counter array: %s", cbytes,
-			       strerror(errno));
+			fb_report_err("cannot create a %zu-byte counter array: %s", cbytes,
+				      strerror(errno));
 			goto out;
 		}
 		cmem = mmap(NULL, cbytes, PROT_READ | PROT_WRITE, MAP_SHARED, cnt_fd, 0);
 		if (cmem == MAP_FAILED) {
-			fb_err("cannot mmap the counter array: %s", strerror(errno));
+			fb_report_err("cannot mmap the counter array: %s", strerror(errno));
 			goto out;
 		}
 		fb_counting_init(cmem, o->counter_bits);
@@ -157,7 +158,7 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 			goto pin_err;
 	}
 	if (bpf_map_update_elem(outer_fd, &key, &bits_fd, BPF_ANY)) {
-		fb_err("cannot install the filter array: %s", strerror(errno));
+		fb_report_err("cannot install the filter array: %s", strerror(errno));
 		goto out;
 	}
 	if (fb_pin_at(outer_fd, f->dir_fd, "filter") || fb_pin_at(stats_fd, f->dir_fd, "stats"))
@@ -169,7 +170,7 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 	err = open_pins(f);
 	goto out;
 pin_err:
-	fb_err("cannot pin the maps of '%s' in %s: %s", name, f->dir, strerror(errno));
+	fb_report_err("cannot pin the maps of '%s' in %s: %s", name, f->dir, strerror(errno));
 out:
 	/* Adopted maps belong to ip link's program: give them back empty. */
 	if (err && adopted > 0)
@@ -199,9 +200,9 @@ int fb_store_publish(struct fb_store *f)
 		return 0;
 	if (fb_pin_rename(f->root_fd, f->pin_name, f->name)) {
 		if (errno == EEXIST || errno == ENOTEMPTY)
-			fb_err("filter '%s' already exists", f->name);
+			fb_report_err("filter '%s' already exists", f->name);
 		else
-			fb_err("cannot publish filter '%s': %s", f->name, strerror(errno));
+			fb_report_err("cannot publish filter '%s': %s", f->name, strerror(errno));
 		return -1;
 	}
 	f->staged = false;
@@ -263,25 +264,26 @@ static int open_counters(struct fb_store *f)
 		f->cnt_legacy = f->cnt_fd >= 0;
 	}
 	if (f->cnt_fd < 0) {
-		fb_err("counting filter '%s' has no counters (%s): flowbloom destroy %s removes it",
-		       f->name, strerror(errno), f->name);
+		fb_report_err("counting filter '%s' has no counters (%s): flowbloom destroy %s "
+			      "removes it",
+			      f->name, strerror(errno), f->name);
 		return -1;
 	}
 	if (bpf_obj_get_info_by_fd(f->cnt_fd, &info, &len) ||
 	    (size_t)info.max_entries * info.value_size != want) {
-		fb_err("filter '%s': counter array has the wrong size", f->name);
+		fb_report_err("filter '%s': counter array has the wrong size", f->name);
 		return -1;
 	}
 	f->cnt_bytes = want;
 	f->cnt_hdr = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_SHARED, f->cnt_fd, 0);
 	if (f->cnt_hdr == MAP_FAILED) {
 		f->cnt_hdr = NULL;
-		fb_err("cannot mmap the counters of '%s': %s", f->name, strerror(errno));
+		fb_report_err("cannot mmap the counters of '%s': %s", f->name, strerror(errno));
 		return -1;
 	}
 	f->cnt = (__u8 *)f->cnt_hdr + FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES;
 	if (f->cnt_hdr->magic != FB_CNT_MAGIC || f->cnt_hdr->bits != f->hdr->counter_bits) {
-		fb_err("filter '%s': bad counter header", f->name);
+		fb_report_err("filter '%s': bad counter header", f->name);
 		return -1;
 	}
 	return 0;
@@ -323,13 +325,14 @@ static int map_array(struct fb_store *f)
 	if (bpf_map_lookup_elem(f->outer_fd, &key, &id) ||
 	    (f->bits_fd = bpf_map_get_fd_by_id(id)) < 0) {
 		f->bits_fd = -1;
-		fb_err("filter '%s' has no filter array (%s): flowbloom destroy %s removes it",
-		       f->name, strerror(errno), f->name);
+		fb_report_err(
+			"filter '%s' has no filter array (%s): flowbloom destroy %s removes it",
+			f->name, strerror(errno), f->name);
 		return -1;
 	}
 	if (bpf_obj_get_info_by_fd(f->bits_fd, &info, &len) || info.value_size != FB_BLOCK_BYTES ||
 	    info.max_entries <= FB_HDR_BLOCKS) {
-		fb_err("filter '%s': unexpected filter array", f->name);
+		fb_report_err("filter '%s': unexpected filter array", f->name);
 		return -1;
 	}
 	f->bits_id = info.id;
@@ -337,15 +340,15 @@ static int map_array(struct fb_store *f)
 	f->hdr = mmap(NULL, f->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, f->bits_fd, 0);
 	if (f->hdr == MAP_FAILED) {
 		f->hdr = NULL;
-		fb_err("cannot mmap filter '%s': %s", f->name, strerror(errno));
+		fb_report_err("cannot mmap filter '%s': %s", f->name, strerror(errno));
 		return -1;
 	}
 	f->blocks = (struct fb_block *)f->hdr;
 	if (f->hdr->magic != FB_MAGIC || f->hdr->version != FB_VERSION ||
 	    f->hdr->nblocks + FB_HDR_BLOCKS != info.max_entries || !f->hdr->k ||
 	    f->hdr->k > FB_MAX_K) {
-		fb_err("filter '%s': bad header (magic %#x, version %u)", f->name, f->hdr->magic,
-		       f->hdr->version);
+		fb_report_err("filter '%s': bad header (magic %#x, version %u)", f->name,
+			      f->hdr->magic, f->hdr->version);
 		return -1;
 	}
 	if (f->hdr->counter_bits && open_counters(f))
@@ -368,14 +371,14 @@ static __u32 current_array(const struct fb_store *f)
  * its counters: then it tries again with the new array. */
 static int open_pins(struct fb_store *f)
 {
-	bool quiet = fb_err_quiet;
+	bool quiet = fb_report_quiet;
 	int tries, rc;
 
 	f->outer_fd = fb_pin_get(f->dir_fd, "filter");
 	f->stats_fd = fb_pin_get(f->dir_fd, "stats");
 	if (f->outer_fd < 0 || f->stats_fd < 0) {
-		fb_err("filter '%s' is incomplete (%s): flowbloom destroy %s removes it", f->name,
-		       strerror(errno), f->name);
+		fb_report_err("filter '%s' is incomplete (%s): flowbloom destroy %s removes it",
+			      f->name, strerror(errno), f->name);
 		return -1;
 	}
 	f->outer_id = fb_map_id(f->outer_fd);
@@ -383,16 +386,16 @@ static int open_pins(struct fb_store *f)
 	for (tries = 0;; tries++) {
 		__u32 tried;
 
-		fb_err_quiet = quiet || tries < 2;
+		fb_report_quiet = quiet || tries < 2;
 		rc = map_array(f);
-		fb_err_quiet = quiet;
+		fb_report_quiet = quiet;
 		if (!rc)
 			return 0;
 		tried = f->bits_id;
 		unmap_array(f);
 		if (tries == 2 || !tried || current_array(f) == tried) {
 			if (tries < 2 && !quiet)
-				fb_err("%s", fb_err_last);
+				fb_report_err("%s", fb_report_last);
 			return -1;
 		}
 	}
@@ -409,18 +412,19 @@ int fb_store_open(const char *name, struct fb_store *f)
 	f->root_fd = fb_pin_open_root(false);
 	if (f->root_fd < 0) {
 		if (f->root_fd == -2)
-			fb_err("no filter named '%s' (see flowbloom list)", name);
+			fb_report_err("no filter named '%s' (see flowbloom list)", name);
 		f->root_fd = -1;
 		goto fail;
 	}
 	f->dir_fd = fb_pin_open_dir(f->root_fd, name);
 	if (f->dir_fd < 0) {
 		if (errno == ENOENT)
-			fb_err("no filter named '%s' (see flowbloom list)", name);
+			fb_report_err("no filter named '%s' (see flowbloom list)", name);
 		else if (errno == ELOOP || errno == ENOTDIR)
-			fb_err("%s is not a directory (a symbolic link?): refusing it", f->dir);
+			fb_report_err("%s is not a directory (a symbolic link?): refusing it",
+				      f->dir);
 		else
-			fb_err("cannot open %s: %s", f->dir, strerror(errno));
+			fb_report_err("cannot open %s: %s", f->dir, strerror(errno));
 		goto fail;
 	}
 	if (fb_pin_trusted(f->dir_fd, f->dir, false) || open_pins(f))
@@ -508,7 +512,7 @@ int fb_store_destroy(const char *name)
 	if (f.dir_fd < 0) {
 		if (errno == ENOENT)
 			goto missing;
-		fb_err("cannot open %s: %s", f.dir, strerror(errno));
+		fb_report_err("cannot open %s: %s", f.dir, strerror(errno));
 		goto fail;
 	}
 	if (fb_pin_trusted(f.dir_fd, f.dir, false) ||
@@ -522,13 +526,15 @@ int fb_store_destroy(const char *name)
 	if (f.outer_id || f.stats_id) {
 		fb_discover_attachments(&f, note_first, &fa);
 		if (fa.ifname[0]) {
-			fb_err("filter '%s' is attached to %s: detach it first", name, fa.ifname);
+			fb_report_err("filter '%s' is attached to %s: detach it first", name,
+				      fa.ifname);
 			goto fail;
 		}
 		if (fb_discover_users(&f, &prog)) {
-			fb_err("filter '%s' is in use by XDP program %u (attached in another "
-			       "network namespace?): detach it first",
-			       name, prog);
+			fb_report_err(
+				"filter '%s' is in use by XDP program %u (attached in another "
+				"network namespace?): detach it first",
+				name, prog);
 			goto fail;
 		}
 	}
@@ -539,7 +545,7 @@ int fb_store_destroy(const char *name)
 		/* A leftover of an earlier destroy of this name: remove it. */
 		if (tries || (errno != EEXIST && errno != ENOTEMPTY) ||
 		    !fb_pin_remove_stale(f.root_fd, gone)) {
-			fb_err("cannot remove filter '%s': %s", name, strerror(errno));
+			fb_report_err("cannot remove filter '%s': %s", name, strerror(errno));
 			goto fail;
 		}
 	}
@@ -556,7 +562,7 @@ missing:
 		rmdir(fb_pin_root()); /* only succeeds once the last filter is gone */
 		return 0;	      /* only what an interrupted command left */
 	}
-	fb_err("no filter named '%s' (see flowbloom list)", name);
+	fb_report_err("no filter named '%s' (see flowbloom list)", name);
 	return -1;
 }
 
@@ -570,7 +576,8 @@ static int refresh(struct fb_store *f)
 
 	if (fstat(f->dir_fd, &a) || fstatat(f->root_fd, f->pin_name, &b, AT_SYMLINK_NOFOLLOW) ||
 	    a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
-		fb_err("filter '%s' was destroyed while this command waited for its lock", f->name);
+		fb_report_err("filter '%s' was destroyed while this command waited for its lock",
+			      f->name);
 		return -1;
 	}
 	if (f->outer_fd < 0 || current_array(f) == f->bits_id)
@@ -582,7 +589,7 @@ static int refresh(struct fb_store *f)
 int fb_store_flock(struct fb_store *f, int op)
 {
 	if (flock(f->dir_fd, op & ~FB_LOCK_NOREFRESH)) {
-		fb_err("cannot lock filter '%s': %s", f->name, strerror(errno));
+		fb_report_err("cannot lock filter '%s': %s", f->name, strerror(errno));
 		return -1;
 	}
 	if (!(op & (LOCK_UN | FB_LOCK_NOREFRESH)) && refresh(f)) {
@@ -601,8 +608,8 @@ int fb_store_migrate_counters(struct fb_store *f)
 	if (!f->cnt_legacy)
 		return 0;
 	if (fb_pin_at(f->cnt_fd, f->dir_fd, fb_store_cnt_pin(1)) && errno != EEXIST) {
-		fb_err("cannot pin the counters of '%s' as %s: %s", f->name, fb_store_cnt_pin(1),
-		       strerror(errno));
+		fb_report_err("cannot pin the counters of '%s' as %s: %s", f->name,
+			      fb_store_cnt_pin(1), strerror(errno));
 		return -1;
 	}
 	unlinkat(f->dir_fd, fb_store_cnt_pin(0), 0);
@@ -615,7 +622,7 @@ int fb_store_lock(struct fb_store *f)
 	if (fb_store_flock(f, LOCK_EX))
 		return -1;
 	if (f->cnt_hdr && fb_counting_recover(f))
-		fprintf(stderr, "flowbloom: note: rolled back one flow of an interrupted write\n");
+		fb_report(FB_REPORT_NOTE, "rolled back one flow of an interrupted write");
 	return 0;
 }
 

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `flowbloom flows`: new-flow events from the ring buffer, --follow to
+ * stream them.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <net/if.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <bpf/libbpf.h>
+#include "cmd.h"
+#include "monview.h"
+#include "clock.h"
+#include "flow.h"
+#include "output.h"
+
+struct follow {
+	__u64 mono_to_real; /* add to CLOCK_MONOTONIC ns for CLOCK_REALTIME */
+	__u64 events;
+};
+
+static const char *verdict_name(unsigned v)
+{
+	static const char *const names[] = { "aborted", "drop", "pass", "tx", "redirect" };
+
+	return v <= XDP_REDIRECT ? names[v] : "?";
+}
+
+static void addr_text(const __u8 a[16], char *buf, size_t len)
+{
+	static const __u8 v4[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (!memcmp(a, v4, 12))
+		inet_ntop(AF_INET, a + 12, buf, len);
+	else
+		inet_ntop(AF_INET6, a, buf, len);
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	const struct fb_mon_event *e = data;
+	struct follow *fo = ctx;
+	char when[64], text[FB_FLOW_STR], dev[IF_NAMESIZE] = "?", src[64], dst[64];
+
+	if (len < sizeof(*e))
+		return 0;
+	fo->events++;
+	fb_clock_format(e->ts_ns + fo->mono_to_real, true, when, sizeof(when));
+	fb_monview_flow_text(&e->key, text, sizeof(text));
+	if (!if_indextoname(e->ifindex, dev))
+		snprintf(dev, sizeof(dev), "if%u", e->ifindex);
+	if (fb_json) {
+		addr_text(e->key.saddr, src, sizeof(src));
+		addr_text(e->key.daddr, dst, sizeof(dst));
+		jw_obj_open(NULL);
+		jw_str("time", when);
+		jw_str("flow", text);
+		if (fb_proto_name(e->key.proto))
+			jw_str("proto", fb_proto_name(e->key.proto));
+		else
+			jw_u64("proto", e->key.proto);
+		jw_str("src", src);
+		jw_u64("sport", ntohs(e->key.sport));
+		jw_str("dst", dst);
+		jw_u64("dport", ntohs(e->key.dport));
+		jw_str("dev", dev);
+		jw_u64("ifindex", e->ifindex);
+		jw_str("verdict", verdict_name(e->verdict));
+		jw_u64("bytes", e->bytes);
+		jw_obj_close();
+		jw_end();
+	} else {
+		printf("%s %-10s %-5s %6u  %s\n", when, dev, verdict_name(e->verdict), e->bytes,
+		       text);
+	}
+	return 0;
+}
+
+static void report_lost(__u64 lost)
+{
+	char when[64];
+
+	fb_clock_format(fb_clock_real_ns(), true, when, sizeof(when));
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("time", when);
+		jw_u64("lost", lost);
+		jw_obj_close();
+		jw_end();
+	} else {
+		printf("%s lost %llu new-flow events: the ring buffer was full\n", when,
+		       (unsigned long long)lost);
+	}
+}
+
+int cmd_flows(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "follow", no_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct follow fo = { 0 };
+	struct ring_buffer *rb = NULL;
+	struct fb_mon_stats st;
+	struct fb_monitor m;
+	struct fb_store f;
+	bool follow = false;
+	__u64 lost;
+	int c, lock_fd = -1, rc = 1, r;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "f", opts, NULL)) != -1) {
+		if (c != 'f')
+			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+		follow = true;
+	}
+	if (argc - optind != 1)
+		return fb_usage(argc - optind < 1 ? "missing NAME" : "too many arguments");
+	if (fb_monview_open(argv[optind], FB_MON_NEWFLOWS, &f, &m))
+		return 1;
+	/* Readers share the ring's consumer position: one at a time. */
+	lock_fd = open(m.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB)) {
+		fb_err("another reader is taking the new-flow events of '%s'%s%s", f.name,
+		       errno == EWOULDBLOCK ? "" : ": ",
+		       errno == EWOULDBLOCK ? "" : strerror(errno));
+		goto out;
+	}
+	fo.mono_to_real = fb_clock_real_ns() - fb_clock_mono_ns();
+	rb = ring_buffer__new(m.events_fd, on_event, &fo, NULL);
+	if (!rb) {
+		fb_err("cannot read the new-flow ring buffer of '%s': %s", f.name, strerror(errno));
+		goto out;
+	}
+	if (fb_monitor_read_stats(&m, &st))
+		goto out;
+	lost = st.c[FB_MON_STAT_LOST];
+	if (!fb_json && follow)
+		printf("%-27s %-10s %-5s %6s  %s\n", "time", "dev", "verdict", "bytes", "flow");
+	if (follow)
+		fb_catch_interrupt();
+	for (;;) {
+		/* The program wakes us only when the ring fills up (monitor.h):
+		 * drain on every timeout too. */
+		r = follow ? ring_buffer__poll(rb, 100) : 0;
+		if (r >= 0 || r == -EINTR)
+			r = ring_buffer__consume(rb);
+		if (r < 0 && r != -EINTR) {
+			fb_err("reading new-flow events: %s", strerror(-r));
+			goto out;
+		}
+		if (!follow || fb_interrupted())
+			break;
+		if (fb_monview_gone(&f)) {
+			fb_monview_report_gone(&f);
+			goto out;
+		}
+		if (fb_monitor_read_stats(&m, &st))
+			goto out;
+		if (st.c[FB_MON_STAT_LOST] > lost) {
+			report_lost(st.c[FB_MON_STAT_LOST] - lost);
+			lost = st.c[FB_MON_STAT_LOST];
+		}
+	}
+	if (!follow) {
+		if (fb_monitor_read_stats(&m, &st))
+			goto out;
+		if (fb_json) {
+			jw_obj_open(NULL);
+			jw_str("filter", f.name);
+			jw_u64("events", fo.events);
+			jw_u64("new_flows", st.c[FB_MON_STAT_NEW]);
+			jw_u64("lost", st.c[FB_MON_STAT_LOST]);
+			jw_u64("carried", st.c[FB_MON_STAT_REFRESHED]);
+			jw_obj_close();
+			jw_end();
+		} else {
+			printf("%llu events; since attach: %llu new flows, %llu events lost, %llu "
+			       "flows carried over\n",
+			       (unsigned long long)fo.events,
+			       (unsigned long long)st.c[FB_MON_STAT_NEW],
+			       (unsigned long long)st.c[FB_MON_STAT_LOST],
+			       (unsigned long long)st.c[FB_MON_STAT_REFRESHED]);
+		}
+	}
+	rc = 0;
+out:
+	ring_buffer__free(rb);
+	if (lock_fd >= 0)
+		close(lock_fd);
+	fb_monview_close(&f, &m);
+	return rc;
+}

@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `flowbloom metrics`: every filter's counters and monitoring numbers in
+ * the Prometheus text exposition format.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd.h"
+#include "monview.h"
+#include "output.h"
+#include "pintree.h"
+#include "safefile.h"
+#include "stats.h"
+
+/* One filter's numbers, read once so every family shows one instant. */
+struct mfilter {
+	char name[FB_NAME_MAX];
+	struct fb_stats st;
+	__u64 flows, size;
+	bool sketch, newflows;
+	__u64 packets, bytes, err_p, err_b, created;
+	double eps, delta, fill;
+	struct fb_mon_stats ms;
+};
+
+enum mkind { M_COUNTER, M_GAUGE };
+/* Which value of struct mfilter a family shows. */
+typedef bool (*mget)(const struct mfilter *mf, int arg, double *v);
+
+struct mfamily {
+	char name[96];
+	const char *help;
+	enum mkind kind;
+	mget get;
+	int arg;
+};
+
+static bool get_stat_packets(const struct mfilter *mf, int i, double *v)
+{
+	*v = (double)mf->st.c[i].packets;
+	return true;
+}
+
+static bool get_stat_bytes(const struct mfilter *mf, int i, double *v)
+{
+	*v = (double)mf->st.c[i].bytes;
+	return true;
+}
+
+enum {
+	G_FLOWS,
+	G_SIZE,
+	G_PACKETS,
+	G_BYTES,
+	G_ERR_P,
+	G_ERR_B,
+	G_EPS,
+	G_DELTA,
+	G_START,
+	G_NEW,
+	G_LOST,
+	G_CARRIED,
+	G_FILL,
+};
+
+static bool get_other(const struct mfilter *mf, int what, double *v)
+{
+	switch (what) {
+	case G_FLOWS:
+		*v = (double)mf->flows;
+		return true;
+	case G_SIZE:
+		*v = (double)mf->size;
+		return true;
+	case G_PACKETS:
+		*v = (double)mf->packets;
+		return mf->sketch;
+	case G_BYTES:
+		*v = (double)mf->bytes;
+		return mf->sketch;
+	case G_ERR_P:
+		*v = (double)mf->err_p;
+		return mf->sketch;
+	case G_ERR_B:
+		*v = (double)mf->err_b;
+		return mf->sketch;
+	case G_EPS:
+		*v = mf->eps;
+		return mf->sketch;
+	case G_DELTA:
+		*v = mf->delta;
+		return mf->sketch;
+	case G_START:
+		*v = (double)(mf->created / 1000000000ULL); /* whole seconds */
+		return mf->sketch || mf->newflows;
+	case G_NEW:
+		*v = (double)mf->ms.c[FB_MON_STAT_NEW];
+		return mf->newflows;
+	case G_LOST:
+		*v = (double)mf->ms.c[FB_MON_STAT_LOST];
+		return mf->newflows;
+	case G_CARRIED:
+		*v = (double)mf->ms.c[FB_MON_STAT_REFRESHED];
+		return mf->newflows;
+	case G_FILL:
+		*v = mf->fill;
+		return mf->newflows;
+	}
+	return false;
+}
+
+static const struct {
+	const char *name, *help;
+	enum mkind kind;
+	int what;
+} others[] = {
+	{ "flowbloom_filter_flows", "Flows added to the filter.", M_GAUGE, G_FLOWS },
+	{ "flowbloom_filter_size_bytes", "Bytes of the filter's bit array.", M_GAUGE, G_SIZE },
+	{ "flowbloom_monitor_packets_total", "Packets counted by the flow sketch (its N).",
+	  M_COUNTER, G_PACKETS },
+	{ "flowbloom_monitor_bytes_total", "Bytes counted by the flow sketch.", M_COUNTER,
+	  G_BYTES },
+	{ "flowbloom_monitor_max_error_packets",
+	  "A per-flow packet estimate exceeds the truth by at most this (eps * N), with "
+	  "probability 1 - delta.",
+	  M_GAUGE, G_ERR_P },
+	{ "flowbloom_monitor_max_error_bytes",
+	  "A per-flow byte estimate exceeds the truth by at most this, with probability "
+	  "1 - delta.",
+	  M_GAUGE, G_ERR_B },
+	{ "flowbloom_monitor_epsilon", "The sketch's error bound, relative to N.", M_GAUGE, G_EPS },
+	{ "flowbloom_monitor_delta", "Probability that an estimate exceeds its bound.", M_GAUGE,
+	  G_DELTA },
+	{ "flowbloom_monitor_start_time_seconds",
+	  "When the monitoring maps were created (counting started), Unix time.", M_GAUGE,
+	  G_START },
+	{ "flowbloom_monitor_new_flows_total", "New flows detected (events sent + events lost).",
+	  M_COUNTER, G_NEW },
+	{ "flowbloom_monitor_events_lost_total",
+	  "New-flow events lost because the ring buffer was full.", M_COUNTER, G_LOST },
+	{ "flowbloom_monitor_flows_carried_total",
+	  "Flows active across an aging period boundary (not reported again).", M_COUNTER,
+	  G_CARRIED },
+	{ "flowbloom_monitor_seen_fill_ratio",
+	  "Share of the seen-set's bits set in the current aging period.", M_GAUGE, G_FILL },
+};
+
+static int read_mfilter(const char *name, struct mfilter *mf)
+{
+	struct fb_mon_snap s;
+	struct fb_monitor m;
+	struct fb_store f;
+	int rc;
+
+	memset(mf, 0, sizeof(*mf));
+	if (fb_store_open(name, &f))
+		return -1;
+	snprintf(mf->name, sizeof(mf->name), "%s", name);
+	if (fb_stats_read(&f, &mf->st)) {
+		fb_store_close(&f);
+		return -1;
+	}
+	mf->flows = f.hdr->nflows;
+	mf->size = (__u64)f.hdr->nblocks * FB_BLOCK_BYTES;
+	rc = fb_monitor_open(&f, &m);
+	if (rc < 0) {
+		fb_store_close(&f);
+		return -1;
+	}
+	if (rc == 0) {
+		mf->created = m.cfg.created_ns;
+		if (m.cfg.flags & FB_MON_SKETCH) {
+			if (fb_monitor_snap_take(&m, &s)) {
+				fb_monview_close(&f, &m);
+				return -1;
+			}
+			mf->sketch = true;
+			mf->packets = s.packets;
+			mf->bytes = s.bytes;
+			mf->err_p = fb_monview_max_error(&m, s.packets);
+			mf->err_b = fb_monview_max_error(&m, s.bytes);
+			mf->eps = fb_monitor_epsilon(&m);
+			mf->delta = fb_monitor_delta(&m);
+			fb_monitor_snap_free(&s);
+		}
+		if (m.cfg.flags & FB_MON_NEWFLOWS) {
+			if (fb_monitor_read_stats(&m, &mf->ms)) {
+				fb_monview_close(&f, &m);
+				return -1;
+			}
+			mf->newflows = true;
+			mf->fill = fb_monitor_seen_fill(&m);
+		}
+		fb_monitor_close(&m);
+	}
+	fb_store_close(&f);
+	return 0;
+}
+
+static void label_value(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fprintf(out, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*s, out);
+	}
+}
+
+static void help_text(FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\\\", out);
+		else if (*s == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*s, out);
+	}
+}
+
+static void print_value(FILE *out, double v, enum mkind kind)
+{
+	if (kind == M_COUNTER || (v == floor(v) && fabs(v) < 9e15))
+		fprintf(out, "%.0f\n", v);
+	else
+		fprintf(out, "%.15g\n", v);
+}
+
+/* The exposition: HELP and TYPE once per family, then one sample per
+ * filter that has the value; families without samples are left out. */
+static void render(FILE *out, const struct mfamily *fam, size_t nfam, const struct mfilter *mf,
+		   size_t nmf)
+{
+	size_t i, j;
+	double v;
+
+	for (i = 0; i < nfam; i++) {
+		bool any = false;
+
+		for (j = 0; j < nmf; j++)
+			if (fam[i].get(&mf[j], fam[i].arg, &v))
+				any = true;
+		if (!any)
+			continue;
+		if (fb_json) {
+			jw_obj_open(NULL);
+			jw_str("name", fam[i].name);
+			jw_str("type", fam[i].kind == M_COUNTER ? "counter" : "gauge");
+			jw_str("help", fam[i].help);
+			jw_arr_open("samples");
+			for (j = 0; j < nmf; j++)
+				if (fam[i].get(&mf[j], fam[i].arg, &v)) {
+					jw_obj_open(NULL);
+					jw_str("filter", mf[j].name);
+					/* Counters whole: %g would round them. */
+					if (v == floor(v) && v >= 0 && v < 9e15)
+						jw_u64("value", (unsigned long long)v);
+					else
+						jw_double("value", v);
+					jw_obj_close();
+				}
+			jw_arr_close();
+			jw_obj_close();
+			continue;
+		}
+		fprintf(out, "# HELP %s ", fam[i].name);
+		help_text(out, fam[i].help);
+		fprintf(out, "\n# TYPE %s %s\n", fam[i].name,
+			fam[i].kind == M_COUNTER ? "counter" : "gauge");
+		for (j = 0; j < nmf; j++)
+			if (fam[i].get(&mf[j], fam[i].arg, &v)) {
+				fprintf(out, "%s{filter=\"", fam[i].name);
+				label_value(out, mf[j].name);
+				fputs("\"} ", out);
+				print_value(out, v, fam[i].kind);
+			}
+	}
+}
+
+/* node_exporter's textfile collector may read at any moment: write a
+ * temporary file in the same directory, then rename it over PATH
+ * (safefile.c: never through a planted symlink). 0644: the collector
+ * often runs as another user, and the figures hold no secret. */
+static int write_textfile(const char *path, const struct mfamily *fam, size_t nfam,
+			  const struct mfilter *mf, size_t nmf)
+{
+	struct fb_safefile sf;
+
+	if (fb_safefile_open(&sf, path, 0644))
+		return -1;
+	render(sf.out, fam, nfam, mf, nmf);
+	return fb_safefile_commit(&sf);
+}
+
+int cmd_metrics(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "textfile", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct mfamily fam[2 * FB_STAT_NR + sizeof(others) / sizeof(others[0])];
+	const char *textfile = NULL;
+	struct mfilter *mf = NULL;
+	char **names = NULL;
+	size_t nfam = 0, nmf = 0, i;
+	int c, n, rc = 1;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c != 't')
+			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+		textfile = optarg;
+	}
+	if (optind < argc) {
+		n = argc - optind;
+		names = calloc(n, sizeof(*names));
+		for (i = 0; names && i < (size_t)n; i++)
+			names[i] = strdup(argv[optind + i]);
+	} else {
+		/* No NAME: every filter, for a scrape of the whole host. */
+		n = fb_pin_list(&names);
+		if (n < 0)
+			return 1;
+	}
+	mf = calloc(n ? n : 1, sizeof(*mf));
+	if (!mf || (n && !names)) {
+		fb_err("out of memory");
+		goto out;
+	}
+	for (i = 0; i < (size_t)n; i++) {
+		bool quiet = fb_report_quiet, all = optind >= argc;
+		int r;
+
+		/* Scraping every filter: a broken one is skipped (and said so),
+		 * the others still reported. */
+		fb_report_quiet = quiet || all;
+		r = read_mfilter(names[i], &mf[nmf]);
+		fb_report_quiet = quiet;
+		if (!r) {
+			nmf++;
+			continue;
+		}
+		if (!all)
+			goto out;
+		fprintf(stderr, "flowbloom: note: skipping broken filter '%s': %s\n", names[i],
+			fb_report_last);
+	}
+
+	for (i = 0; i < FB_STAT_NR; i++) {
+		snprintf(fam[nfam].name, sizeof(fam[nfam].name), "flowbloom_%s_packets_total",
+			 fb_stat_name(i));
+		fam[nfam].help = "Packets by counter of the XDP program (flowbloom stats).";
+		fam[nfam].kind = M_COUNTER;
+		fam[nfam].get = get_stat_packets;
+		fam[nfam++].arg = i;
+		snprintf(fam[nfam].name, sizeof(fam[nfam].name), "flowbloom_%s_bytes_total",
+			 fb_stat_name(i));
+		fam[nfam].help = "Bytes by counter of the XDP program (flowbloom stats).";
+		fam[nfam].kind = M_COUNTER;
+		fam[nfam].get = get_stat_bytes;
+		fam[nfam++].arg = i;
+	}
+	for (i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		snprintf(fam[nfam].name, sizeof(fam[nfam].name), "%s", others[i].name);
+		fam[nfam].help = others[i].help;
+		fam[nfam].kind = others[i].kind;
+		fam[nfam].get = get_other;
+		fam[nfam++].arg = others[i].what;
+	}
+
+	if (textfile) {
+		if (write_textfile(textfile, fam, nfam, mf, nmf))
+			goto out;
+		if (fb_json) {
+			jw_obj_open(NULL);
+			jw_str("textfile", textfile);
+			jw_u64("filters", nmf);
+			jw_obj_close();
+			jw_end();
+		}
+	} else if (fb_json) {
+		jw_obj_open(NULL);
+		jw_arr_open("metrics");
+		render(stdout, fam, nfam, mf, nmf);
+		jw_arr_close();
+		jw_obj_close();
+		jw_end();
+	} else {
+		render(stdout, fam, nfam, mf, nmf);
+	}
+	rc = 0;
+out:
+	for (i = 0; names && i < (size_t)n; i++)
+		free(names[i]);
+	free(names);
+	free(mf);
+	return rc;
+}

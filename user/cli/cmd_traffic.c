@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `flowbloom traffic`: the sketch's estimate for given flows.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+#include "cmd.h"
+#include "monview.h"
+#include "clock.h"
+#include "flow.h"
+#include "output.h"
+
+int cmd_traffic(int argc, char **argv)
+{
+	const char *file = NULL;
+	char since[64], text[FB_FLOW_STR], where[64];
+	struct fb_mon_snap s = { 0 };
+	struct fb_flows fl;
+	struct fb_monitor m;
+	struct fb_store f;
+	__u64 p, b, err_p, err_b;
+	int first = 2, rc = 1;
+	size_t i;
+
+	if (argc < 2)
+		return fb_usage("missing NAME");
+	if (argc >= 4 && !strcmp(argv[2], "-f")) {
+		if (argc != 4)
+			return fb_usage("give FLOWs or -f FILE, not both");
+		file = argv[3];
+		first = 4;
+	}
+	if (fb_read_flows(argc - first, argv + first, file, &fl))
+		return 1;
+	for (i = 0; i < fl.n; i++)
+		if (fl.keys[i].kind != FB_KIND_FLOW || fl.keys[i].plen) {
+			fb_flows_where(&fl, i, where, sizeof(where));
+			fb_err("%s: the sketch counts 5-tuples (PROTO SRC:PORT DST:PORT), not "
+			       "addresses",
+			       where);
+			fb_flows_free(&fl);
+			return 1;
+		}
+	if (fb_monview_open(argv[1], FB_MON_SKETCH, &f, &m)) {
+		fb_flows_free(&fl);
+		return 1;
+	}
+	if (fb_monitor_snap_take(&m, &s))
+		goto out;
+	err_p = fb_monview_max_error(&m, s.packets);
+	err_b = fb_monview_max_error(&m, s.bytes);
+	fb_clock_format(m.cfg.created_ns, false, since, sizeof(since));
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("filter", f.name);
+		jw_str("since", since);
+		jw_u64("total_packets", s.packets);
+		jw_u64("total_bytes", s.bytes);
+		jw_u64("max_error_packets", err_p);
+		jw_u64("max_error_bytes", err_b);
+		jw_double("confidence", 1 - fb_monitor_delta(&m));
+		jw_arr_open("flows");
+	} else {
+		printf("'%s' since %s: %llu packets, %llu bytes\n", f.name, since,
+		       (unsigned long long)s.packets, (unsigned long long)s.bytes);
+		printf("estimates are never below the truth, and above it by at most %llu packets, "
+		       "%llu bytes with probability %.4g%%\n",
+		       (unsigned long long)err_p, (unsigned long long)err_b,
+		       100 * (1 - fb_monitor_delta(&m)));
+		printf("%14s %16s  %s\n", "packets", "bytes", "flow");
+	}
+	for (i = 0; i < fl.n; i++) {
+		fb_monitor_estimate(&m, &s, NULL, &fl.keys[i], &p, &b);
+		fb_monview_flow_text(&fl.keys[i], text, sizeof(text));
+		if (fb_json) {
+			jw_obj_open(NULL);
+			jw_str("flow", text);
+			jw_u64("packets", p);
+			jw_u64("bytes", b);
+			jw_u64("packets_at_least", p > err_p ? p - err_p : 0);
+			jw_u64("bytes_at_least", b > err_b ? b - err_b : 0);
+			jw_obj_close();
+		} else {
+			printf("%14llu %16llu  %s\n", (unsigned long long)p, (unsigned long long)b,
+			       text);
+		}
+	}
+	if (fb_json) {
+		jw_arr_close();
+		jw_obj_close();
+		jw_end();
+	}
+	rc = 0;
+out:
+	fb_monitor_snap_free(&s);
+	fb_flows_free(&fl);
+	fb_monview_close(&f, &m);
+	return rc;
+}

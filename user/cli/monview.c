@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * What the monitoring verbs share (see monview.h): opening a filter with
+ * its monitoring maps, noticing it was destroyed, printing keys.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "flow.h"
+#include "monview.h"
+#include "output.h"
+
+/* Open filter NAME and its monitoring maps, which must include `need`. */
+int fb_monview_open(const char *name, __u32 need, struct fb_store *f, struct fb_monitor *m)
+{
+	int rc;
+
+	if (fb_store_open(name, f))
+		return -1;
+	rc = fb_monitor_open(f, m);
+	if (rc < 0) {
+		fb_store_close(f);
+		return -1;
+	}
+	if (rc > 0 || (m->cfg.flags & need) != need) {
+		fb_err("filter '%s' has no %s (attach it with %s)", name,
+		       need & FB_MON_SKETCH ? "traffic sketch" : "new-flow detection",
+		       need & FB_MON_SKETCH ? "--monitor" : "--new-flows");
+		if (!rc)
+			fb_monitor_close(m);
+		fb_store_close(f);
+		return -1;
+	}
+	return 0;
+}
+
+/* Is the filter opened still the one pinned under its name? `destroy`
+ * unpins it while a loop holds its maps, which then live on, fed by no
+ * program: a loop must stop rather than show zeros forever (and must not
+ * follow a new filter created under the same name). */
+bool fb_monview_gone(const struct fb_store *f)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[600];
+	bool gone;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/stats", f->dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return errno == ENOENT;
+	gone = !bpf_obj_get_info_by_fd(fd, &info, &len) && info.id != f->stats_id;
+	close(fd);
+	return gone;
+}
+
+int fb_monview_report_gone(const struct fb_store *f)
+{
+	fb_err("filter '%s' is gone (destroyed)", f->name);
+	return 1;
+}
+
+void fb_monview_close(struct fb_store *f, struct fb_monitor *m)
+{
+	fb_monitor_close(m);
+	fb_store_close(f);
+}
+
+/* The bound eps' * N on any estimate's excess, rounded up. */
+__u64 fb_monview_max_error(const struct fb_monitor *m, __u64 total)
+{
+	return (__u64)ceil(fb_monitor_epsilon(m) * (double)total);
+}
+
+void fb_monview_flow_text(const struct fb_key *k, char *buf, size_t len)
+{
+	struct fb_key c = *k;
+
+	/* The program's keys are 5-tuple keys; print them as FLOW syntax. */
+	c.kind = FB_KIND_FLOW;
+	c.plen = 0;
+	fb_flow_format(&c, buf, len);
+}

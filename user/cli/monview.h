@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What the monitoring verbs share (monview.c).
+ */
+#ifndef FLOWBLOOM_CLI_MONVIEW_H
+#define FLOWBLOOM_CLI_MONVIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "monmaps.h"
+#include "store.h"
+
+/* Open filter NAME and its monitoring maps, which must include `need`. */
+int fb_monview_open(const char *name, __u32 need, struct fb_store *f, struct fb_monitor *m);
+/* Is the filter opened still the one pinned under its name? `destroy`
+ * unpins it while a loop holds its maps, which then live on, fed by no
+ * program: a loop must stop rather than show zeros forever (and must not
+ * follow a new filter created under the same name). */
+bool fb_monview_gone(const struct fb_store *f);
+int fb_monview_report_gone(const struct fb_store *f);
+void fb_monview_close(struct fb_store *f, struct fb_monitor *m);
+/* The bound eps' * N on any estimate's excess, rounded up. */
+__u64 fb_monview_max_error(const struct fb_monitor *m, __u64 total);
+void fb_monview_flow_text(const struct fb_key *k, char *buf, size_t len);
+
+#endif

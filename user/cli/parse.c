@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Numeric option values (see parse.h), and attach's monitoring options.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cmd.h"
+#include "monmaps.h"
+#include "parse.h"
+
+int fb_parse_double(const char *opt, const char *s, double min, double max, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= min && v <= max)) {
+		fb_usage("bad value '%s' for %s (want %g to %g)", s, opt, min, max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int fb_parse_u64_range(const char *opt, const char *s, __u64 min, __u64 max, __u64 *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
+		fb_usage("bad value '%s' for %s (want %llu to %llu)", s, opt,
+			 (unsigned long long)min, (unsigned long long)max);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* A size with an optional K, M or G suffix (powers of 1024). */
+int fb_parse_size(const char *opt, const char *s, __u64 *out)
+{
+	char num[64], *end;
+	unsigned long long v, mult = 1;
+	size_t n = strlen(s);
+
+	if (!n || n >= sizeof(num))
+		goto bad;
+	memcpy(num, s, n + 1);
+	switch (num[n - 1]) {
+	case 'k':
+	case 'K':
+		mult = 1ULL << 10;
+		break;
+	case 'm':
+	case 'M':
+		mult = 1ULL << 20;
+		break;
+	case 'g':
+	case 'G':
+		mult = 1ULL << 30;
+		break;
+	}
+	if (mult > 1)
+		num[n - 1] = 0;
+	errno = 0;
+	v = strtoull(num, &end, 10);
+	if (errno || end == num || *end || num[0] == '-' || v > (1ULL << 40) / mult)
+		goto bad;
+	*out = v * mult;
+	return 0;
+bad:
+	fb_usage("bad size '%s' for %s (bytes, or with K, M, G)", s, opt);
+	return -1;
+}
+
+int fb_mon_option(int c, const char *arg, struct fb_mon_opts *o)
+{
+	__u64 v;
+
+	if (c < FB_OPT_MONITOR || c > FB_OPT_RING)
+		return 0;
+	o->given |= 1U << (c - FB_OPT_MONITOR);
+	switch (c) {
+	case FB_OPT_MONITOR:
+		o->sketch = true;
+		return 1;
+	case FB_OPT_EPSILON:
+		o->sketch = true;
+		return fb_parse_double("--epsilon", arg, 1e-6, 0.5, &o->epsilon) ? -1 : 1;
+	case FB_OPT_DELTA:
+		o->sketch = true;
+		return fb_parse_double("--delta", arg, 1e-6, 0.5, &o->delta) ? -1 : 1;
+	case FB_OPT_NEWFLOWS:
+		o->newflows = true;
+		return 1;
+	case FB_OPT_AGE:
+		o->newflows = true;
+		return fb_parse_double("--age", arg, FB_MON_MIN_AGE, FB_MON_MAX_AGE, &o->age) ? -1
+											      : 1;
+	case FB_OPT_EXPECT:
+		o->newflows = true;
+		return fb_parse_u64_range("--expect", arg, 1, FB_SEEN_MAX_SLOTS, &o->expect) ? -1
+											     : 1;
+	case FB_OPT_RING:
+		o->newflows = true;
+		if (fb_parse_size("--ring", arg, &v))
+			return -1;
+		if (v < (__u64)getpagesize() || v > (1ULL << 30) || (v & (v - 1))) {
+			fb_usage("--ring must be a power of 2 from %d bytes to 1G", getpagesize());
+			return -1;
+		}
+		o->ring_bytes = (__u32)v;
+		return 1;
+	}
+	return 0;
+}

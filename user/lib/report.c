@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The library's one way to report (see report.h). */
+#include <stdio.h>
+#include <string.h>
+#include "report.h"
+
+bool fb_report_quiet;
+char fb_report_last[256];
+
+/* The default, for users of the library that install nothing. */
+static void report_plain(enum fb_report_level level, const char *msg)
+{
+	if (level == FB_REPORT_LIBBPF)
+		fputs(msg, stderr);
+	else
+		fprintf(stderr, "flowbloom: %s%s\n", level == FB_REPORT_NOTE ? "note: " : "", msg);
+}
+
+static fb_report_fn reporter = report_plain;
+
+fb_report_fn fb_report_set(fb_report_fn fn)
+{
+	fb_report_fn old = reporter;
+
+	reporter = fn ? fn : report_plain;
+	return old;
+}
+
+void fb_vreport(enum fb_report_level level, const char *fmt, va_list ap)
+{
+	char buf[1024];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (level == FB_REPORT_ERROR && fb_report_quiet) {
+		memcpy(fb_report_last, buf, sizeof(fb_report_last) - 1);
+		fb_report_last[sizeof(fb_report_last) - 1] = 0;
+		return;
+	}
+	reporter(level, buf);
+}
+
+void fb_report(enum fb_report_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fb_vreport(level, fmt, ap);
+	va_end(ap);
+}
+
+void fb_report_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fb_vreport(FB_REPORT_ERROR, fmt, ap);
+	va_end(ap);
+}

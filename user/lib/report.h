@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * How the library tells its user about errors and notes: it prints nothing
+ * itself, it calls one reporting function (libbpf_set_print-style). The CLI
+ * installs a printer that writes stderr and, in JSON mode, the error object
+ * (user/cli/output.c); without one, messages go to stderr as plain lines
+ * ("flowbloom: MSG"), so tests and other users of libflowbloom.a still see
+ * them.
+ */
+#ifndef FLOWBLOOM_USER_REPORT_H
+#define FLOWBLOOM_USER_REPORT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+
+enum fb_report_level {
+	FB_REPORT_ERROR,  /* why a call failed: one line */
+	FB_REPORT_NOTE,	  /* worth knowing, not a failure: one line */
+	FB_REPORT_LIBBPF, /* libbpf's own line, verbatim (newline included) */
+};
+
+/* msg is the formatted message, without "flowbloom: " or a newline (but
+ * FB_REPORT_LIBBPF's as libbpf wrote it). */
+typedef void (*fb_report_fn)(enum fb_report_level level, const char *msg);
+
+/* Install fn (NULL: the plain stderr default); returns the previous one. */
+fb_report_fn fb_report_set(fb_report_fn fn);
+
+void fb_report(enum fb_report_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void fb_vreport(enum fb_report_level level, const char *fmt, va_list ap);
+/* fb_report(FB_REPORT_ERROR, ...): what every failing library call does. */
+void fb_report_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* While fb_report_quiet is set, errors are kept in fb_report_last instead
+ * of being reported: for verbs that report one broken filter among others
+ * (list, metrics, check) and carry on. */
+extern bool fb_report_quiet;
+extern char fb_report_last[256];
+
+#endif
