@@ -15,7 +15,7 @@
 #include "algebra.h"
 #include "counting.h"
 #include "exact.h"
-#include "output.h"
+#include "report.h"
 #include "pintree.h"
 #include "replace.h"
 #include "rules.h"
@@ -68,7 +68,7 @@ static int img_alloc(struct fb_alg_img *img, const struct fb_header *h)
 	img->cnt_bytes = cnt_bytes(h->nblocks, h->counter_bits);
 	img->cnt = img->cnt_bytes ? calloc(1, img->cnt_bytes) : NULL;
 	if (!img->blocks || (img->cnt_bytes && !img->cnt)) {
-		fb_err("%s: out of memory", img->label);
+		fb_report_err("%s: out of memory", img->label);
 		return -1;
 	}
 	memset(img->blocks, 0, bytes);
@@ -87,7 +87,7 @@ static int add_rule(struct fb_alg_img *img, const struct fb_key *k, __u32 count)
 	if (!(img->nrules & (img->nrules + 1)) || !img->rules) {
 		r = realloc(img->rules, (2 * img->nrules + 2) * sizeof(*r));
 		if (!r) {
-			fb_err("%s: out of memory", img->label);
+			fb_report_err("%s: out of memory", img->label);
 			return -1;
 		}
 		img->rules = r;
@@ -267,7 +267,7 @@ static int load_file(const char *path, struct fb_alg_img *img)
 
 	in.f = fopen(path, "rb");
 	if (!in.f) {
-		fb_err("%s: %s", path, strerror(errno));
+		fb_report_err("%s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (fstat(fileno(in.f), &st) || S_ISDIR(st.st_mode)) {
@@ -296,7 +296,7 @@ static int load_file(const char *path, struct fb_alg_img *img)
 	rc = 0;
 	goto out;
 bad:
-	fb_err("%s: %s", path, why);
+	fb_report_err("%s: %s", path, why);
 out:
 	fclose(in.f);
 	return rc;
@@ -330,7 +330,7 @@ static int combine_rules(struct fb_alg_img *dst, const struct fb_alg_img *src, e
 	qsort(src->rules, src->nrules, sizeof(*src->rules), rule_cmp);
 	out = malloc((dst->nrules + src->nrules + 1) * sizeof(*out));
 	if (!out) {
-		fb_err("out of memory");
+		fb_report_err("out of memory");
 		return -1;
 	}
 	while (i < dst->nrules || j < src->nrules) {
@@ -437,7 +437,7 @@ int fb_alg_combine(struct fb_alg_img *dst, const struct fb_alg_img *src, enum fb
 	}
 	return 0;
 bad:
-	fb_err("%s and %s: %s", dst->label, src->label, why);
+	fb_report_err("%s and %s: %s", dst->label, src->label, why);
 	return -1;
 }
 
@@ -534,8 +534,9 @@ int fb_alg_store(const char *name, const struct fb_alg_img *img, const __u32 *ex
 		return -1;
 	if (!exists(name)) {
 		if (expect_crc) {
-			fb_err("'%s' was destroyed while it was being merged; nothing created",
-			       name);
+			fb_report_err(
+				"'%s' was destroyed while it was being merged; nothing created",
+				name);
 			return -1;
 		}
 		return store_new(name, img);
@@ -545,16 +546,18 @@ int fb_alg_store(const char *name, const struct fb_alg_img *img, const __u32 *ex
 	if (fb_store_lock(&f))
 		goto out;
 	if (expect_crc && state_crc(&f) != *expect_crc) {
-		fb_err("'%s' changed while it was being merged (a concurrent writer); nothing "
-		       "changed, run it again",
-		       name);
+		fb_report_err(
+			"'%s' changed while it was being merged (a concurrent writer); nothing "
+			"changed, run it again",
+			name);
 		goto unlock;
 	}
 	cm = store_mem(&f);
 	if (fb_sa_compatible(&cm, &img->m, true, why, sizeof(why)) ||
 	    (f.hdr->confirm != img->m.hdr->confirm &&
 	     snprintf(why, sizeof(why), "only one of them confirms hits (--confirm exact)"))) {
-		fb_err("cannot replace '%s' with the result: %s; nothing changed", name, why);
+		fb_report_err("cannot replace '%s' with the result: %s; nothing changed", name,
+			      why);
 		goto unlock;
 	}
 	rc = fb_replace_fill(&f, img->m.hdr->nblocks, img->m.hdr->k, img->nrules, fill,
@@ -583,7 +586,7 @@ int fb_alg_fold(const char *name, __u32 *nblocks)
 		goto unlock;
 	/* On the copy: fold clears bits, the live filter must not see it. */
 	if (fb_sa_fold(&img.m, why, sizeof(why))) {
-		fb_err("cannot fold '%s': %s", name, why);
+		fb_report_err("cannot fold '%s': %s", name, why);
 		goto unlock;
 	}
 	img.cnt_bytes = cnt_bytes(img.m.hdr->nblocks, img.m.hdr->counter_bits);
