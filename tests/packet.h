@@ -27,9 +27,7 @@ static inline uint64_t test_rand64(uint64_t *s)
 
 static inline int test_is_v4(const uint8_t a[16])
 {
-	static const uint8_t p[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	return !memcmp(a, p, 12);
+	return fb_addr_v4mapped(a);
 }
 
 /* A random 5-tuple flow: IPv4 (198.51.100.x -> 203.0.113.y) or IPv6 in

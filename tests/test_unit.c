@@ -852,6 +852,45 @@ static void test_shared_logic(void)
 		fb_lpm_key_set(&l2, fam, kind == FB_KIND_DST ? ref.daddr : ref.saddr, plen);
 		bad_lpm += memcmp(&l1, &l2, sizeof(l1)) != 0;
 	}
+	ASSERT_EQ(fb_prefix_list_written(FB_PFX_SRC4, 96 + 24), 24, "list: IPv4 /24 as written");
+	ASSERT_EQ(fb_prefix_list_written(FB_PFX_DST6, 48), 48, "list: IPv6 /48 as written");
+
+	/* Protocols: the header the XDP parser reads ports from (proto.h) and
+	 * the CLI's FLOW parser agree on which protocols have ports, and the
+	 * CLI refuses exactly the IPv6 extension headers the parser walks. */
+	{
+		unsigned bad_ports = 0, bad_ext = 0, p;
+		char pr[8], e[160];
+
+		for (p = 0; p < 256; p++) {
+			char *v6[3] = { pr, "[2001:db8::1]:1", "[2001:db8::2]:2" };
+			char *v6np[3] = { pr, "2001:db8::1", "2001:db8::2" };
+			struct fb_key key;
+			int ports = p == 6 || p == 17 || p == 132 || p == 136;
+			int ext = p == 0 || p == 43 || p == 44 || p == 51 || p == 60;
+
+			snprintf(pr, sizeof(pr), "%u", p);
+			bad_ports += fb_proto_has_ports((int)p) != ports ||
+				     (fb_proto_ports_hdr((__u8)p) != 0) != ports;
+			bad_ext += fb_proto_ipv6_ext((int)p) != ext;
+			/* The CLI parser: ports given parse only for protocols with
+			 * ports, none given only for the others; extension headers
+			 * never parse as an IPv6 FLOW. */
+			bad_ports +=
+				(fb_flow_parse(3, v6, &key, e, sizeof(e)) == 3) != (ports && !ext);
+			bad_ext += (fb_flow_parse(3, v6np, &key, e, sizeof(e)) == 3) !=
+				   (!ports && !ext);
+		}
+		ASSERT_EQ(bad_ports, 0,
+			  "proto: TCP, UDP, SCTP, UDP-Lite carry ports, on both sides");
+		ASSERT_EQ(bad_ext, 0,
+			  "proto: IPv6 extension headers 0, 43, 44, 51, 60, on both sides");
+		ASSERT_EQ(fb_proto_ports_hdr(6), 20,
+			  "proto: TCP ports need the fixed 20-byte header");
+		ASSERT_EQ(fb_proto_ports_hdr(132), 12,
+			  "proto: SCTP ports need the 12-byte common header");
+	}
+
 	ASSERT_EQ(bad_key, 0, "fb_prefix_key: the probe at each length is the rule as parsed");
 	ASSERT_EQ(bad_set, 0, "fb_block_set: sets the k positions fb_positions names");
 	ASSERT_EQ(bad_has, 0, "fb_block_has: all k bits, and not one fewer");

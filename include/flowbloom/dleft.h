@@ -72,24 +72,7 @@ static __always_inline __u32 fb_dleft_bucket_shift(__u32 cell_bits)
 
 static __always_inline __u64 fb_dleft_odd(int i, int round)
 {
-	switch ((i & 3) * 2 + round) {
-	case 0:
-		return 0x9e3779b97f4a7c15ULL;
-	case 1:
-		return 0xbf58476d1ce4e5b9ULL;
-	case 2:
-		return 0x94d049bb133111ebULL;
-	case 3:
-		return 0xd6e8feb86659fd93ULL;
-	case 4:
-		return 0xc2b2ae3d27d4eb4fULL;
-	case 5:
-		return 0xff51afd7ed558ccdULL;
-	case 6:
-		return 0xc4ceb9fe1a85ec53ULL;
-	default:
-		return 0x2545f4914f6cdd1dULL;
-	}
+	return fb_odd64((i & 3) * 2 + round); /* hash.h */
 }
 
 /* P_i(F) for subtable i (see above). */

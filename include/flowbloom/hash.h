@@ -131,10 +131,12 @@ static __always_inline __u64 fb_siphash(const void *data, __u32 len, const __u64
 	return v0 ^ v1 ^ v2 ^ v3;
 }
 
-/* Odd multipliers deriving NH's per-position key words from the secret. */
-static __always_inline __u64 fb_nh_mult(int i)
+/* Eight odd 64-bit multipliers (splitmix64's, murmur3's, and one of
+ * xorshift*'s), one table for every use: NH's key words, d-left's
+ * permutations (dleft.h). */
+static __always_inline __u64 fb_odd64(int i)
 {
-	switch (i) {
+	switch (i & 7) {
 	case 0:
 		return 0x9e3779b97f4a7c15ULL;
 	case 1:
@@ -143,9 +145,27 @@ static __always_inline __u64 fb_nh_mult(int i)
 		return 0x94d049bb133111ebULL;
 	case 3:
 		return 0xd6e8feb86659fd93ULL;
-	default:
+	case 4:
 		return 0xc2b2ae3d27d4eb4fULL;
+	case 5:
+		return 0xff51afd7ed558ccdULL;
+	case 6:
+		return 0xc4ceb9fe1a85ec53ULL;
+	default:
+		return 0x2545f4914f6cdd1dULL;
 	}
+}
+
+/* NH's key word for word i (0..4) of the flow key, from the secret. */
+static __always_inline __u64 fb_nh_key_word(const __u64 key[2], int i)
+{
+	return key[0] * fb_odd64(i) + key[1];
+}
+
+/* One NH step: message word m under key word k (its halves a pair). */
+static __always_inline __u64 fb_nh_step(__u64 m, __u64 k)
+{
+	return (__u64)(__u32)((__u32)m + (__u32)k) * (__u32)((__u32)(m >> 32) + (__u32)(k >> 32));
 }
 
 /* murmur3's 64-bit finaliser: every input bit reaches every output bit. */
@@ -164,15 +184,13 @@ static __always_inline __u64 fb_fmix64(__u64 x)
 static __always_inline __u64 fb_nh(const void *key40, const __u64 key[2])
 {
 	const unsigned char *p = (const unsigned char *)key40;
-	__u64 sum = 0, m, k;
+	__u64 sum = 0, m;
 	int i;
 
 	for (i = 0; i < 5; i++) {
 		__builtin_memcpy(&m, p + 8 * i, 8);
 		m = fb_le64(m);
-		k = key[0] * fb_nh_mult(i) + key[1];
-		sum += (__u64)(__u32)((__u32)m + (__u32)k) *
-		       (__u32)((__u32)(m >> 32) + (__u32)(k >> 32));
+		sum += fb_nh_step(m, fb_nh_key_word(key, i));
 	}
 	return fb_fmix64(sum ^ key[1]);
 }

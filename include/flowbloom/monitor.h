@@ -164,7 +164,7 @@ static __always_inline void fb_mon_nh_words(const __u64 key[2], __u64 kw[FB_MON_
 	int i;
 
 	for (i = 0; i < 5; i++)
-		kw[i] = key[0] * fb_nh_mult(i) + key[1];
+		kw[i] = fb_nh_key_word(key, i);
 	kw[5] = key[1];
 }
 
@@ -176,8 +176,7 @@ static __always_inline __u64 fb_mon_hash(const struct fb_key *key, const __u64 k
 
 	for (i = 0; i < 5; i++) {
 		m = fb_le64(key->w[i]);
-		sum += (__u64)(__u32)((__u32)m + (__u32)kw[i]) *
-		       (__u32)((__u32)(m >> 32) + (__u32)(kw[i] >> 32));
+		sum += fb_nh_step(m, kw[i]);
 	}
 	return fb_fmix64(sum ^ kw[5]);
 }

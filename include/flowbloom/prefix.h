@@ -59,6 +59,13 @@ static __always_inline __u8 fb_prefix_list_family(int l)
 	return l == FB_PFX_SRC4 || l == FB_PFX_DST4 ? FB_FAMILY_IPV4 : FB_FAMILY_IPV6;
 }
 
+/* Length len of list l as an operator writes it: IPv4 lists hold 96 + n
+ * for a.b.c.d/n. */
+static __always_inline int fb_prefix_list_written(int l, int len)
+{
+	return fb_prefix_list_family(l) == FB_FAMILY_IPV4 ? len - 96 : len;
+}
+
 /* Address words (w[0..1] or w[2..3]) masked to a prefix of plen bits of
  * the 128-bit address. Addresses are big-endian in memory, so the mask is
  * built in host order and byte-swapped. */

@@ -230,9 +230,7 @@ int cmd_info(int argc, char **argv)
 			for (j = 0; j < px->list[i].n; j++) {
 				jw_obj_open(NULL);
 				jw_str("list", fb_rules_prefix_list_name(i));
-				jw_u64("length",
-				       px->list[i].len[j] -
-					       (i == FB_PFX_SRC4 || i == FB_PFX_DST4 ? 96 : 0));
+				jw_u64("length", fb_prefix_list_written(i, px->list[i].len[j]));
 				jw_obj_close();
 			}
 		}
@@ -274,9 +272,7 @@ int cmd_info(int argc, char **argv)
 				continue;
 			printf("  %s prefix lengths:", fb_rules_prefix_list_name(i));
 			for (j = 0; j < px->list[i].n; j++)
-				printf(" /%d",
-				       px->list[i].len[j] -
-					       (i == FB_PFX_SRC4 || i == FB_PFX_DST4 ? 96 : 0));
+				printf(" /%d", fb_prefix_list_written(i, px->list[i].len[j]));
 			printf("\n");
 		}
 		if (f.cnt_hdr)

@@ -10,22 +10,18 @@ void fb_bits_set(struct fb_store *f, const struct fb_key *key)
 	const struct fb_header *hdr = f->hdr;
 	__u64 h = fb_hash_key(key, hdr->hash, hdr->key);
 	__u32 i;
-	int w;
 
+	/* The bit test and set the data path uses (geometry.h). */
 	if (hdr->layout == FB_LAYOUT_CLASSIC) {
 		__u64 mbits = fb_header_mbits(hdr);
 
 		for (i = 0; i < hdr->k; i++) {
 			__u64 p = fb_classic_bit(h, i, mbits);
 
-			f->blocks[fb_bit_block(p)].w[fb_bit_word(p)] |= fb_bit_mask(p);
+			fb_block_set_bit(&f->blocks[fb_bit_block(p)], p);
 		}
 	} else {
-		struct fb_block *blk =
-			&f->blocks[FB_HDR_BLOCKS + fb_blocked_index(h, hdr->nblocks)];
-
-		for (w = 0; w < FB_BLOCK_WORDS; w++)
-			blk->w[w] |= fb_blocked_word_mask(h, hdr->k, w);
+		fb_block_set(&f->blocks[fb_blocked_block(h, hdr->nblocks)], h, hdr->k);
 	}
 }
 
@@ -48,18 +44,11 @@ void fb_bits_set_many(struct fb_store *f, const struct fb_key *keys, size_t n)
 		m = n - i < BATCH ? n - i : BATCH;
 		for (j = 0; j < m; j++) {
 			h[j] = fb_hash_key(&keys[i + j], hdr->hash, hdr->key);
-			__builtin_prefetch(
-				&f->blocks[FB_HDR_BLOCKS + fb_blocked_index(h[j], hdr->nblocks)],
-				1);
+			__builtin_prefetch(&f->blocks[fb_blocked_block(h[j], hdr->nblocks)], 1);
 		}
-		for (j = 0; j < m; j++) {
-			struct fb_block *blk =
-				&f->blocks[FB_HDR_BLOCKS + fb_blocked_index(h[j], hdr->nblocks)];
-			int w;
-
-			for (w = 0; w < FB_BLOCK_WORDS; w++)
-				blk->w[w] |= fb_blocked_word_mask(h[j], hdr->k, w);
-		}
+		for (j = 0; j < m; j++)
+			fb_block_set(&f->blocks[fb_blocked_block(h[j], hdr->nblocks)], h[j],
+				     hdr->k);
 	}
 }
 
@@ -68,7 +57,6 @@ bool fb_bits_test(const struct fb_store *f, const struct fb_key *key)
 	const struct fb_header *hdr = f->hdr;
 	__u64 h = fb_hash_key(key, hdr->hash, hdr->key);
 	__u32 i;
-	int w;
 
 	if (hdr->layout == FB_LAYOUT_CLASSIC) {
 		__u64 mbits = fb_header_mbits(hdr);
@@ -76,39 +64,30 @@ bool fb_bits_test(const struct fb_store *f, const struct fb_key *key)
 		for (i = 0; i < hdr->k; i++) {
 			__u64 p = fb_classic_bit(h, i, mbits);
 
-			if (!(f->blocks[fb_bit_block(p)].w[fb_bit_word(p)] & fb_bit_mask(p)))
+			if (!fb_block_test_bit(&f->blocks[fb_bit_block(p)], p))
 				return false;
 		}
 		return true;
 	}
-	const struct fb_block *blk = &f->blocks[FB_HDR_BLOCKS + fb_blocked_index(h, hdr->nblocks)];
-
-	for (w = 0; w < FB_BLOCK_WORDS; w++) {
-		__u64 m = fb_blocked_word_mask(h, hdr->k, w);
-
-		if ((blk->w[w] & m) != m)
-			return false;
-	}
-	return true;
+	return fb_block_has(&f->blocks[fb_blocked_block(h, hdr->nblocks)], h, hdr->k);
 }
 
 bool fb_bits_query(const struct fb_store *f, const struct fb_key *k)
 {
 	const struct fb_prefixes *px = (const struct fb_prefixes *)&f->blocks[1];
 	const struct fb_lengths *l;
-	int list, i, w = k->kind == FB_KIND_DST ? 2 : 0;
+	int i, w = k->kind == FB_KIND_DST ? 2 : 0;
 
 	if (k->kind == FB_KIND_FLOW || k->plen != 128)
 		return fb_bits_test(f, k);
-	/* An address: as the data path does, its prefix at each length. */
-	list = fb_rules_prefix_list(k);
-	l = &px->list[list];
+	/* An address: as the data path does (include/flowbloom/prefix.h),
+	 * its prefix at each length of its list. */
+	l = &px->list[fb_prefix_list(k->kind, k->family)];
 	for (i = 0; i < l->n && i < FB_MAX_LENGTHS; i++) {
-		struct fb_key m = *k;
+		struct fb_key m;
 
-		m.w[w] &= fb_prefix_mask(l->len[i], 0);
-		m.w[w + 1] &= fb_prefix_mask(l->len[i], 1);
-		m.plen = l->len[i];
+		fb_prefix_key(&m, k->kind, k->w[w], k->w[w + 1], l->len[i],
+			      fb_key_word_family(k->w[4]));
 		if (fb_bits_test(f, &m))
 			return true;
 	}

@@ -68,7 +68,7 @@ static void bit_clear(struct fb_store *f, __u64 p)
 
 static bool bit_get(const struct fb_store *f, __u64 p)
 {
-	return f->blocks[fb_bit_block(p)].w[fb_bit_word(p)] & fb_bit_mask(p);
+	return fb_block_test_bit(&f->blocks[fb_bit_block(p)], p);
 }
 
 static unsigned positions(const struct fb_store *f, const struct fb_key *key, __u64 pos[FB_MAX_K])

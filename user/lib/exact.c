@@ -158,8 +158,7 @@ int fb_exact_adjust(struct fb_store *f, const struct fb_key *k, int delta)
 		struct fb_lpm_key lk;
 		int fd = f->set_fd[k->kind == FB_KIND_DST ? 2 : 1];
 
-		fb_lpm_key_set(&lk, k->family, k->kind == FB_KIND_DST ? k->daddr : k->saddr,
-			       k->plen);
+		fb_lpm_key_of(&lk, k, k->kind, k->plen);
 		err = v ? bpf_map_update_elem(fd, &lk, &one, BPF_ANY)
 			: bpf_map_delete_elem(fd, &lk);
 	}

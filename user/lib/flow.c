@@ -50,18 +50,6 @@ const char *fb_proto_name(int proto)
 	return NULL;
 }
 
-int fb_proto_has_ports(int proto)
-{
-	return proto == 6 || proto == 17 || proto == 132 || proto == 136;
-}
-
-static int is_v4mapped(const __u8 a[16])
-{
-	static const __u8 prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	return !memcmp(a, prefix, 12);
-}
-
 static int parse_addr(const char *s, __u8 out[16], __u8 *family);
 
 /* ADDR or ADDR/LEN: the address masked to the prefix, the prefix length in
@@ -143,7 +131,7 @@ static int parse_addr(const char *s, __u8 out[16], __u8 *family)
 	}
 	if (inet_pton(AF_INET6, s, out) != 1)
 		return -1;
-	*family = strchr(s, '.') && is_v4mapped(out) ? FB_FAMILY_IPV4 : FB_FAMILY_IPV6;
+	*family = strchr(s, '.') && fb_addr_v4mapped(out) ? FB_FAMILY_IPV4 : FB_FAMILY_IPV6;
 	return 0;
 }
 
@@ -272,8 +260,7 @@ int fb_flow_parse(int argc, char **argv, struct fb_key *key, char *err, size_t e
 	 * protocol after them: a rule for one of them could only ever match a
 	 * non-first fragment whose fragment header names it. IPv4 skips
 	 * nothing, so there every number (ah included) is a real protocol. */
-	if (!is_v4mapped(key->saddr) &&
-	    (proto == 0 || proto == 43 || proto == 44 || proto == 51 || proto == 60)) {
+	if (!fb_addr_v4mapped(key->saddr) && fb_proto_ipv6_ext(proto)) {
 		snprintf(err, errlen,
 			 "IPv6 protocol %d is an extension header (hop-by-hop 0, routing 43, "
 			 "fragment 44, ah 51, dst-opts 60): packets are keyed by the protocol "
@@ -321,11 +308,11 @@ static void format_addr(const __u8 a[16], __u8 family, char *buf, size_t len, in
 {
 	char tmp[INET6_ADDRSTRLEN];
 
-	if (family == FB_FAMILY_IPV4 && is_v4mapped(a)) {
+	if (family == FB_FAMILY_IPV4 && fb_addr_v4mapped(a)) {
 		inet_ntop(AF_INET, a + 12, buf, len);
 		return;
 	}
-	if (is_v4mapped(a))
+	if (fb_addr_v4mapped(a))
 		snprintf(tmp, sizeof(tmp), "::ffff:%x:%x", a[12] << 8 | a[13], a[14] << 8 | a[15]);
 	else
 		inet_ntop(AF_INET6, a, tmp, sizeof(tmp));
@@ -342,7 +329,7 @@ void fb_flow_format(const struct fb_key *key, char *buf, size_t len)
 		int plen = key->plen;
 
 		format_addr(a, key->family, s, sizeof(s), 0);
-		if (key->family == FB_FAMILY_IPV4 && is_v4mapped(a) && plen >= 96)
+		if (key->family == FB_FAMILY_IPV4 && fb_addr_v4mapped(a) && plen >= 96)
 			plen -= 96;
 		if (key->plen == 128)
 			snprintf(buf, len, "%s %s", key->kind == FB_KIND_SRC ? "src" : "dst", s);

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "flowbloom/key.h"
+#include "flowbloom/proto.h" /* fb_proto_has_ports: which protocols carry ports */
 
 #define FB_FLOW_STR 128
 
@@ -34,8 +35,6 @@ int fb_prefix_parse(const char *s, __u8 addr[16], __u8 *plen, __u8 *family, char
 /* Protocol number from name or number; -1 if unknown. */
 int fb_proto_parse(const char *s);
 const char *fb_proto_name(int proto);
-/* 1 if the protocol carries ports in the flow key. */
-int fb_proto_has_ports(int proto);
 
 /*
  * Line input (flow.c), behind every FILE the CLI reads: add/del/query/

@@ -10,13 +10,7 @@
  * into ::ffff:0:0/96 stays an IPv6 rule. */
 int fb_rules_prefix_list(const struct fb_key *k)
 {
-	int v6 = k->family == FB_FAMILY_IPV6;
-
-	if (k->kind == FB_KIND_SRC)
-		return v6 ? FB_PFX_SRC6 : FB_PFX_SRC4;
-	if (k->kind == FB_KIND_DST)
-		return v6 ? FB_PFX_DST6 : FB_PFX_DST4;
-	return -1;
+	return fb_prefix_list(k->kind, k->family); /* as the data path picks it */
 }
 
 int fb_rules_merge_lengths(struct fb_prefixes *px, const struct fb_key *keys, size_t n, size_t *bad)
