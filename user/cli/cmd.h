@@ -44,6 +44,8 @@ int cmd_traffic(int argc, char **argv);
 int cmd_flows(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
+int cmd_ipfix(int argc, char **argv);
+int cmd_bgp(int argc, char **argv);
 
 /* Counter names of `stats` (cmd_stats.c). */
 const char *fb_stat_name(int i);

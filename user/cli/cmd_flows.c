@@ -31,9 +31,7 @@ static const char *verdict_name(unsigned v)
 
 static void addr_text(const __u8 a[16], char *buf, size_t len)
 {
-	static const __u8 v4[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	if (!memcmp(a, v4, 12))
+	if (fb_addr_v4mapped(a))
 		inet_ntop(AF_INET, a + 12, buf, len);
 	else
 		inet_ntop(AF_INET6, a, buf, len);

@@ -139,6 +139,31 @@ static const struct fb_cmd cmds[] = {
 	  "Counters and monitoring figures of the filters (default: all) in the\n"
 	  "Prometheus text exposition format. --textfile writes PATH atomically (a\n"
 	  "temporary file renamed over it), for node_exporter's textfile collector." },
+	{ "ipfix", cmd_ipfix,
+	  "ipfix NAME --collector HOST:PORT [--udp|--tcp] [--interval S] [--top N]\n"
+	  "                 [--observation-domain N] [--template-refresh S]",
+	  "Export IPFIX (RFC 7011) to a collector until Ctrl-C or SIGTERM: a record per\n"
+	  "new flow (attach --new-flows) as it happens, with the verdict as\n"
+	  "forwardingStatus; every S seconds (default 60) the N heaviest flows of the\n"
+	  "interval by packets and by bytes (default 100 each; attach --monitor), as\n"
+	  "estimates in their own templates with a confidence interval. Over UDP\n"
+	  "(default) the templates are sent again every --template-refresh seconds\n"
+	  "(default 60); over TCP once per connection." },
+	{ "bgp", cmd_bgp,
+	  "bgp NAME [--community ASN:VALUE] [--rtbh dst|src] [--on-session-down keep|flush]\n"
+	  "                 [--min-length V4,V6] [--state FILE] [--flush]",
+	  "Apply BGP routes to counting filter NAME, reading ExaBGP's JSON API on stdin\n"
+	  "(ExaBGP runs it as a process). A route with the BLACKHOLE community\n"
+	  "(65535:666, RFC 7999, or --community) adds a dst rule for its prefix (src\n"
+	  "with --rtbh src); its withdrawal deletes it. A FlowSpec route (RFC 8955)\n"
+	  "with a traffic-rate 0 (discard) action becomes a 5-tuple rule (host\n"
+	  "addresses, protocol, single ports) or a src/dst prefix rule; any other\n"
+	  "component or action is reported unsupported and nothing of it applied.\n"
+	  "Prefixes shorter than V4,V6 (default 24,48) are refused. A rule announced\n"
+	  "by several peers or paths is added once and deleted with its last path.\n"
+	  "On a session loss its routes stay (keep, default) or are deleted (flush).\n"
+	  "What was added is recorded in FILE (default /run/flowbloom/NAME.bgp) so a\n"
+	  "restarted process takes over; --flush deletes all of it and exits." },
 	{ "replay", cmd_replay,
 	  "replay NAME FILE.pcap... [--explain] [--action drop|allow|monitor]\n"
 	  "                 [--malformed pass|drop]",

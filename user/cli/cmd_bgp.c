@@ -1,0 +1,586 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `flowbloom bgp`: ExaBGP's JSON API on stdin, rules in a counting filter.
+ * bgp.c turns each line into rules to add and delete; this file applies
+ * them (under the filter's writer lock), keeps the state file and runs the
+ * loop. stdout is ExaBGP's command channel: nothing is ever written there;
+ * messages go to stderr, which ExaBGP passes through to its own.
+ *
+ * Crash order: a line's additions go to the filter before the state file
+ * is rewritten, its deletions after. Whatever kills the process, a rule in
+ * the state file is in the filter; at worst a rule is in the filter and
+ * not in the file (a rule left over, never a counter lowered for a rule we
+ * did not add, which would take bits from other rules).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "bgp.h"
+#include "clock.h"
+#include "cmd.h"
+#include "counting.h"
+#include "exact.h"
+#include "bits.h"
+#include "replace.h"
+#include "rules.h"
+#include "stats.h"
+#include "store.h"
+#include "flow.h"
+#include "output.h"
+
+#define MAX_LINE (64U << 20) /* a full table of FlowSpec in one update is far less */
+
+/* A deletion waiting for the state file to be written. */
+struct pending {
+	struct fb_key key;
+	size_t lineno;
+};
+
+struct run {
+	struct fb_bgp b;
+	const char *name, *state;
+	__u32 filter_id; /* the filter array our rules are in; 0: unknown */
+	size_t lineno;
+	__u64 added, deleted;
+	struct pending *pend; /* deletions after the next state write */
+	size_t npend, cap_pend;
+	bool dirty; /* paths changed since the state file was written */
+	/* Open and locked from a batch's first addition to its commit: one
+	 * open per batch, not per route (310 us each at 200k flows). */
+	struct fb_store f;
+	bool have_f;
+	double committed; /* CLOCK_MONOTONIC of the last write */
+};
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("flowbloom: bgp: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* Write the state file: a temporary file renamed over it, synced, mode
+ * 0600 (it names the peers and what they block). */
+static int save_state(struct run *rn)
+{
+	char tmp[PATH_MAX + 8];
+	FILE *fp;
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", rn->state);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || !(fp = fdopen(fd, "w"))) {
+		say("cannot write %s: %s", tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	fprintf(fp, "# filter %s array-id %u\n", rn->name, rn->filter_id);
+	if (fb_bgp_save(&rn->b, fp) || fflush(fp) || fsync(fd)) {
+		say("cannot write %s: %s", tmp, strerror(errno));
+		fclose(fp);
+		unlink(tmp);
+		return -1;
+	}
+	fclose(fp);
+	if (rename(tmp, rn->state)) {
+		say("cannot rename %s to %s: %s", tmp, rn->state, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static int load_state(struct run *rn)
+{
+	char line[256], name[FB_NAME_MAX + 1];
+	unsigned id;
+	FILE *fp = fopen(rn->state, "re");
+	int rc;
+
+	if (!fp) {
+		if (errno == ENOENT)
+			return 0;
+		fb_err("cannot read %s: %s", rn->state, strerror(errno));
+		return -1;
+	}
+	if (fgets(line, sizeof(line), fp) &&
+	    sscanf(line, "# filter %64s array-id %u", name, &id) == 2) {
+		if (strcmp(name, rn->name)) {
+			fb_err("%s:1: state of filter '%s', not '%s'", rn->state, name, rn->name);
+			fclose(fp);
+			return -1;
+		}
+		rn->filter_id = id;
+	}
+	rewind(fp);
+	rc = fb_bgp_load(&rn->b, fp, rn->state);
+	fclose(fp);
+	return rc;
+}
+
+static void show(struct run *rn, size_t lineno, char sign, const struct fb_key *k, const char *tail)
+{
+	char text[FB_FLOW_STR];
+
+	(void)rn;
+	fb_flow_format(k, text, sizeof(text));
+	if (lineno)
+		say("<stdin>:%zu: %c%s%s", lineno, sign, text, tail);
+	else
+		say("%c%s%s", sign, text, tail);
+}
+
+static size_t add_rules(struct run *rn, struct fb_store *f, struct fb_key *keys, size_t *n)
+{
+	size_t bad, refused = 0;
+	int err;
+
+	while (*n && (err = fb_rules_add(f, keys, *n, &bad))) {
+		char text[FB_FLOW_STR];
+
+		if (err != -1) {
+			/* An exact set refused (printed): none of them added. */
+			for (bad = 0; bad < *n; bad++)
+				fb_bgp_refused(&rn->b, &keys[bad]);
+			refused += *n;
+			*n = 0;
+			break;
+		}
+		fb_flow_format(&keys[bad], text, sizeof(text));
+		say("<stdin>:%zu: '%s' would need a %dth %s prefix length in filter '%s' (at most "
+		    "%d); not applied",
+		    rn->lineno, text, FB_MAX_LENGTHS + 1,
+		    fb_rules_prefix_list_name(fb_rules_prefix_list(&keys[bad])), f->name,
+		    FB_MAX_LENGTHS);
+		fb_bgp_refused(&rn->b, &keys[bad]);
+		keys[bad] = keys[--*n];
+		refused++;
+	}
+	return refused;
+}
+
+static void del_pending(struct run *rn, struct fb_store *f)
+{
+	size_t i, bad;
+
+	for (i = 0; i < rn->npend; i++) {
+		const struct fb_key *k = &rn->pend[i].key;
+
+		/* Someone else may have deleted it: then lowering its
+		 * counters would take bits from others. */
+		if ((f->hdr->confirm && !fb_exact_count(f, k)) ||
+		    fb_counting_check_dels(f, k, 1, &bad)) {
+			show(rn, rn->pend[i].lineno, '?', k,
+			     ": no longer in the filter; nothing deleted");
+			continue;
+		}
+		if (!fb_counting_del(f, k) && f->hdr->confirm)
+			fb_exact_adjust(f, k, -1);
+		show(rn, rn->pend[i].lineno, '-', k, "");
+		rn->deleted++;
+	}
+	rn->npend = 0;
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The filter array changed under us (load --replace, or destroy and
+ * create): our rules are not in it any more, nor is anything to delete;
+ * add them again. Called with the filter locked. */
+static void resync(struct run *rn, struct fb_store *f)
+{
+	struct fb_key *keys;
+	size_t n = fb_bgp_rules(&rn->b, &keys), i;
+
+	if (rn->filter_id && n)
+		say("filter '%s' was replaced: adding its %zu BGP rules again", f->name, n);
+	add_rules(rn, f, keys, &n);
+	for (i = 0; i < n; i++)
+		rn->added++;
+	free(keys);
+	rn->npend = 0;
+	rn->filter_id = f->bits_id;
+	rn->dirty = true;
+}
+
+static int open_locked(struct run *rn, struct fb_store *f)
+{
+	if (fb_store_open(rn->name, f))
+		return -1;
+	if (!f->cnt_hdr) {
+		fb_err("'%s' is no longer a counting filter", f->name);
+		fb_store_close(f);
+		return -1;
+	}
+	if (fb_store_lock(f)) {
+		fb_store_close(f);
+		return -1;
+	}
+	if (f->bits_id != rn->filter_id)
+		resync(rn, f);
+	return 0;
+}
+
+/*
+ * One line's outcome: its additions go to the filter now; its deletions
+ * wait for the next commit, which writes the state file first. Writing the
+ * file for every line would cost O(paths) per route: a full table loaded
+ * at session start would be quadratic.
+ */
+static int apply_line(struct run *rn)
+{
+	size_t i, n = rn->b.nadd;
+
+	rn->dirty |= rn->b.changed;
+	if (n) {
+		if (!rn->have_f && open_locked(rn, &rn->f))
+			return -1;
+		rn->have_f = true;
+		add_rules(rn, &rn->f, rn->b.add, &n);
+		for (i = 0; i < n; i++) {
+			show(rn, rn->lineno, '+', &rn->b.add[i], "");
+			rn->added++;
+		}
+		rn->b.nadd = n;
+	}
+	for (i = 0; i < rn->b.ndel; i++) {
+		if (rn->npend == rn->cap_pend) {
+			size_t cap = rn->cap_pend ? 2 * rn->cap_pend : 64;
+			struct pending *p = realloc(rn->pend, cap * sizeof(*p));
+
+			if (!p) {
+				fb_err("out of memory");
+				return -1;
+			}
+			rn->pend = p;
+			rn->cap_pend = cap;
+		}
+		rn->pend[rn->npend].key = rn->b.del[i];
+		rn->pend[rn->npend++].lineno = rn->lineno;
+	}
+	fb_bgp_done(&rn->b);
+	return 0;
+}
+
+static void release(struct run *rn)
+{
+	if (!rn->have_f)
+		return;
+	fb_store_unlock(&rn->f);
+	fb_store_close(&rn->f);
+	rn->have_f = false;
+}
+
+/* Write the state file, then apply the deletions waiting for it, and
+ * release the filter. With nothing to write, only check that the filter
+ * array is still ours. */
+static int commit(struct run *rn)
+{
+	struct fb_store f;
+	int rc;
+
+	if (!rn->dirty && !rn->npend && !rn->have_f) {
+		if (fb_store_open(rn->name, &f))
+			return -1;
+		rc = f.bits_id == rn->filter_id;
+		fb_store_close(&f);
+		if (rc)
+			return 0; /* the common idle case: no lock needed */
+	}
+	if (!rn->have_f && open_locked(rn, &rn->f))
+		return -1;
+	rn->have_f = true;
+	rc = -1;
+	if (!save_state(rn)) {
+		del_pending(rn, &rn->f); /* else they wait: the file still holds them */
+		rn->dirty = false;
+		rn->committed = mono();
+		rc = 0;
+	}
+	release(rn);
+	return rc;
+}
+
+/* Lines from fd 0 through our own buffer, so poll() sees all that waits. */
+struct reader {
+	char *buf;
+	size_t len, cap, skip; /* skip: inside an over-long line */
+	bool eof;
+};
+
+/* Next complete line (NUL-terminated, in r->buf), or NULL. */
+static char *next_line(struct reader *r, size_t *used)
+{
+	char *nl = memchr(r->buf, '\n', r->len);
+
+	if (!nl) {
+		if (!r->eof || !r->len)
+			return NULL;
+		nl = r->buf + r->len; /* last line without a newline */
+		if (r->len == r->cap) {
+			char *b = realloc(r->buf, r->cap + 1);
+
+			if (!b)
+				return NULL;
+			r->buf = b;
+			nl = r->buf + r->len;
+		}
+	}
+	*nl = 0;
+	*used = nl - r->buf + (nl < r->buf + r->len);
+	return r->buf;
+}
+
+static void consume(struct reader *r, size_t used)
+{
+	memmove(r->buf, r->buf + used, r->len - used);
+	r->len -= used;
+}
+
+static int fill(struct reader *r)
+{
+	ssize_t got;
+
+	if (r->len == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 65536;
+		char *b;
+
+		if (cap > MAX_LINE)
+			return 1; /* caller drops the over-long line */
+		b = realloc(r->buf, cap);
+		if (!b)
+			return 1;
+		r->buf = b;
+		r->cap = cap;
+	}
+	got = read(0, r->buf + r->len, r->cap - r->len);
+	if (got < 0)
+		return errno == EINTR || errno == EAGAIN ? 0 : -1;
+	if (!got)
+		r->eof = true;
+	r->len += got;
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct fb_bgp_opts *o, const char **state, bool *flush)
+{
+	static const struct option opts[] = {
+		{ "community", required_argument, NULL, 'c' },
+		{ "rtbh", required_argument, NULL, 'r' },
+		{ "on-session-down", required_argument, NULL, 'd' },
+		{ "min-length", required_argument, NULL, 'm' },
+		{ "state", required_argument, NULL, 's' },
+		{ "flush", no_argument, NULL, 'F' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const sides[] = { "dst", "src", NULL };
+	static const char *const downs[] = { "keep", "flush", NULL };
+	static const int zero_one[] = { 0, 1 };
+	unsigned a, v, v4, v6;
+	int c, n, x;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			if (sscanf(optarg, "%u:%u%n", &a, &v, &n) != 2 || optarg[n] || a > 65535 ||
+			    v > 65535 || optarg[0] == '-')
+				return fb_usage("bad community '%s' (want ASN:VALUE, each 0-65535)",
+						optarg);
+			o->community = a << 16 | v;
+			break;
+		case 'r':
+			if ((x = fb_pick("--rtbh", optarg, sides, zero_one)) < 0)
+				return 2;
+			o->rtbh_src = x;
+			break;
+		case 'd':
+			if ((x = fb_pick("--on-session-down", optarg, downs, zero_one)) < 0)
+				return 2;
+			o->flush_on_down = x;
+			break;
+		case 'm':
+			if (sscanf(optarg, "%u,%u%n", &v4, &v6, &n) != 2 || optarg[n] || v4 > 32 ||
+			    v6 > 128 || optarg[0] == '-')
+				return fb_usage("bad value '%s' for --min-length (want V4,V6: 0-32 "
+						"and 0-128)",
+						optarg);
+			o->min_v4 = v4;
+			o->min_v6 = v6;
+			break;
+		case 's':
+			*state = optarg;
+			break;
+		case 'F':
+			*flush = true;
+			break;
+		default:
+			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return fb_usage(argc - optind < 1 ? "missing NAME" : "too many arguments");
+	return 0;
+}
+
+int cmd_bgp(int argc, char **argv)
+{
+	struct fb_bgp_opts o = { .community = FB_BGP_BLACKHOLE, .min_v4 = 24, .min_v6 = 48 };
+	char statebuf[PATH_MAX], lockpath[PATH_MAX + 8];
+	struct run rn = { 0 };
+	struct reader rd = { 0 };
+	const char *state = NULL;
+	struct fb_store f;
+	bool flush = false, counting;
+	int rc, lock_fd = -1;
+
+	/* stdout belongs to ExaBGP: a JSON error object there would be read
+	 * as a command. Errors go to stderr only. */
+	fb_json = false;
+	rc = parse_opts(argc, argv, &o, &state, &flush);
+	if (rc)
+		return rc;
+	rn.name = argv[optind];
+	if (fb_store_open(rn.name, &f))
+		return 1;
+	counting = f.cnt_hdr;
+	fb_store_close(&f);
+	if (!counting) {
+		fb_err("'%s' is a plain Bloom filter: withdrawals need a counting filter (create "
+		       "it with --counting)",
+		       rn.name);
+		return 1;
+	}
+	if (!state) {
+		if (mkdir("/run/flowbloom", 0700) && errno != EEXIST) {
+			fb_err("cannot create /run/flowbloom: %s", strerror(errno));
+			return 1;
+		}
+		snprintf(statebuf, sizeof(statebuf), "/run/flowbloom/%s.bgp", rn.name);
+		state = statebuf;
+	}
+	rn.state = state;
+	/* One process per state file: two would each think they own its rules. */
+	snprintf(lockpath, sizeof(lockpath), "%s.lock", state);
+	lock_fd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB)) {
+		fb_err("%s: %s", lockpath,
+		       lock_fd < 0 ? strerror(errno) : "another flowbloom bgp holds it");
+		if (lock_fd >= 0)
+			close(lock_fd);
+		return 1;
+	}
+	rc = 1;
+	if (fb_bgp_init(&rn.b, &o)) {
+		fb_err("out of memory");
+		goto out;
+	}
+	if (load_state(&rn))
+		goto out;
+	if (flush) {
+		fb_bgp_remove_all(&rn.b);
+		if (apply_line(&rn) || commit(&rn))
+			goto out;
+		printf("deleted %llu rules of filter '%s' that bgp had added\n",
+		       (unsigned long long)rn.deleted, rn.name);
+		rc = 0;
+		goto out;
+	}
+	/* Rules of a previous run are in the filter, unless it changed since. */
+	if (commit(&rn))
+		goto out;
+	say("filter '%s': %zu rules held from %s; community %u:%u, RTBH %s rules, on session "
+	    "down %s",
+	    rn.name, rn.b.nrules, state, o.community >> 16, o.community & 0xffff,
+	    o.rtbh_src ? "src" : "dst", o.flush_on_down ? "flush" : "keep");
+	fb_catch_interrupt();
+	while (!fb_interrupted()) {
+		struct pollfd pfd = { .fd = 0, .events = POLLIN };
+		size_t used;
+		char *line;
+		int r;
+
+		while ((line = next_line(&rd, &used))) {
+			rn.lineno++;
+			if (rd.skip) {
+				rd.skip = 0; /* the tail of an over-long line */
+			} else if (!fb_bgp_line(&rn.b, line, rn.lineno) && apply_line(&rn)) {
+				goto out;
+			}
+			consume(&rd, used);
+		}
+		if (rd.eof)
+			break;
+		/* Commit when the input pauses, and at least twice a second
+		 * while it flows (a full table at session start). */
+		r = poll(&pfd, 1, 0);
+		if (r == 0 || mono() - rn.committed >= 0.5) {
+			if ((rn.dirty || rn.npend) && commit(&rn))
+				goto out;
+		}
+		if (r == 0)
+			r = poll(&pfd, 1, 1000);
+		if (r < 0 && errno != EINTR) {
+			fb_err("poll: %s", strerror(errno));
+			goto out;
+		}
+		if (r == 0) {
+			/* Idle: a replaced filter gets our rules back within a
+			 * second, not at the next route. */
+			if (commit(&rn))
+				goto out;
+			continue;
+		}
+		if (r > 0) {
+			r = fill(&rd);
+			if (r < 0) {
+				fb_err("reading stdin: %s", strerror(errno));
+				goto out;
+			}
+			if (r > 0) {
+				say("<stdin>:%zu: line longer than %u bytes; skipped",
+				    rn.lineno + 1, MAX_LINE);
+				rd.len = 0;
+				rd.skip = 1;
+			}
+		}
+	}
+	if ((rn.dirty || rn.npend) && commit(&rn))
+		goto out;
+	say("%s; %zu rules held, %llu added and %llu deleted by this run, state in %s",
+	    rd.eof ? "end of input" : "stopped", rn.b.nrules, (unsigned long long)rn.added,
+	    (unsigned long long)rn.deleted, state);
+	rc = 0;
+out:
+	release(&rn);
+	free(rn.pend);
+	fb_bgp_free(&rn.b);
+	free(rd.buf);
+	close(lock_fd);
+	return rc;
+}

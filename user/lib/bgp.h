@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * BGP routes to filter rules: ExaBGP's JSON API (one message per line,
+ * `encoder json`) in, rule additions and deletions out. No I/O and no
+ * filter access here (cmd_bgp.c applies the changes), so the translation
+ * is unit-tested on its own.
+ *
+ * A path is what one peer announces for one NLRI (and add-path id) of one
+ * family; a new announcement of the same NLRI replaces it, a withdrawal
+ * ends it. Each path that qualifies (an RTBH route with the community, a
+ * FlowSpec route with a discard action that flowbloom can express) maps to
+ * one rule; a rule stays in the filter while at least one path holds it, so
+ * it is added to the counting filter once, however many peers and paths
+ * announce it, and deleted once, with its last path.
+ */
+#ifndef FLOWBLOOM_USER_BGP_H
+#define FLOWBLOOM_USER_BGP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+#include "flowbloom/key.h"
+
+#define FB_BGP_BLACKHOLE 0xffff029aU /* 65535:666, RFC 7999 */
+
+struct fb_bgp_opts {
+	__u32 community;    /* ASN << 16 | value */
+	bool rtbh_src;	    /* blackhole routes are source rules (RFC 5635 S/RTBH) */
+	bool flush_on_down; /* a session loss deletes its peer's routes */
+	int min_v4, min_v6; /* shortest prefix accepted, per family */
+};
+
+struct fb_bgp_path;
+struct fb_bgp_rule;
+
+struct fb_bgp {
+	struct fb_bgp_opts o;
+	struct fb_bgp_path **paths; /* hash buckets */
+	struct fb_bgp_rule **rules;
+	size_t nbuckets, npaths, nrules;
+	/* The last line's outcome: rules to add to and to delete from the
+	 * filter. Valid until the next call. */
+	struct fb_key *add, *del;
+	size_t nadd, ndel, cap_add, cap_del;
+	bool changed; /* the last line started or ended a path (state to save) */
+	/* Messages (unsupported routes, malformed lines, sessions): "where:
+	 * text", to stderr unless set. */
+	void (*note)(void *ctx, const char *msg);
+	void *ctx;
+	const char *source; /* for messages: "<stdin>" */
+};
+
+int fb_bgp_init(struct fb_bgp *b, const struct fb_bgp_opts *o);
+void fb_bgp_free(struct fb_bgp *b);
+
+/* One line of ExaBGP JSON. 0: applied (add/del say what the filter must
+ * do); -1: malformed, noted with its line number, nothing changed. */
+int fb_bgp_line(struct fb_bgp *b, const char *line, size_t lineno);
+/* After the filter refused to add rule k: forget the paths that hold it. */
+void fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k);
+/* After the caller applied add/del: the added rules are in the filter,
+ * the deleted ones are forgotten. */
+void fb_bgp_done(struct fb_bgp *b);
+/* Every path ends (--flush): del lists every rule in the filter. */
+void fb_bgp_remove_all(struct fb_bgp *b);
+/* Rules held now, in the filter (for re-adding after a replace). */
+size_t fb_bgp_rules(const struct fb_bgp *b, struct fb_key **out);
+/* How many paths hold rule k (0: not held). */
+unsigned fb_bgp_refs(const struct fb_bgp *b, const struct fb_key *k);
+
+/* State file: one path a line, "peer<TAB>family<TAB>nlri id<TAB>FLOW".
+ * load: -1 on a bad line (printed as name:LINE), nothing loaded; loaded
+ * rules count as in the filter. */
+int fb_bgp_save(const struct fb_bgp *b, FILE *fp);
+int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name);
+
+#endif
