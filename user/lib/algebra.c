@@ -15,38 +15,16 @@
 #include "algebra.h"
 #include "counting.h"
 #include "exact.h"
+#include "fbx.h"
 #include "report.h"
 #include "pintree.h"
 #include "replace.h"
 #include "rules.h"
 #include "store.h"
 
-/* The export format (user/cli/cmd_image.c, version 2). */
-#define FBX_MAGIC "FLOWBLM\n"
-#define FBX_VERSION 2
-#define FBX_HDR_SIZE 120
-#define FBX_BITS_OFF (16 + FBX_HDR_SIZE)
-
-static __u32 get32(const __u8 *p)
-{
-	return p[0] | p[1] << 8 | p[2] << 16 | (__u32)p[3] << 24;
-}
-
-static __u64 get64(const __u8 *p)
-{
-	return get32(p) | (__u64)get32(p + 4) << 32;
-}
-
 bool fb_alg_is_file(const char *arg)
 {
 	return strchr(arg, '/') || strchr(arg, '.');
-}
-
-static size_t cnt_bytes(__u32 nblocks, unsigned bits)
-{
-	return bits ? fb_counting_map_bytes((__u64)nblocks * FB_BLOCK_BITS, bits) -
-			       FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES
-		    : 0;
 }
 
 void fb_alg_free(struct fb_alg_img *img)
@@ -65,7 +43,7 @@ static int img_alloc(struct fb_alg_img *img, const struct fb_header *h)
 	size_t bytes = ((size_t)h->nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES;
 
 	img->blocks = aligned_alloc(FB_BLOCK_BYTES, bytes);
-	img->cnt_bytes = cnt_bytes(h->nblocks, h->counter_bits);
+	img->cnt_bytes = fb_fbx_counter_bytes(h->nblocks, h->counter_bits);
 	img->cnt = img->cnt_bytes ? calloc(1, img->cnt_bytes) : NULL;
 	if (!img->blocks || (img->cnt_bytes && !img->cnt)) {
 		fb_report_err("%s: out of memory", img->label);
@@ -105,7 +83,8 @@ static __u32 state_crc(const struct fb_store *f)
 			  ((size_t)f->hdr->nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES);
 
 	if (f->cnt)
-		crc = crc32(crc, f->cnt, cnt_bytes(f->hdr->nblocks, f->hdr->counter_bits));
+		crc = crc32(crc, f->cnt,
+			    fb_fbx_counter_bytes(f->hdr->nblocks, f->hdr->counter_bits));
 	return crc;
 }
 
@@ -159,57 +138,6 @@ static int rd(struct in *in, void *p, size_t n)
 	return 0;
 }
 
-/* The header as import checks it; NULL or what is wrong. */
-static const char *file_head(const __u8 *b, struct fb_header *h)
-{
-	const struct fb_prefixes *px = (const struct fb_prefixes *)(b + 72);
-	unsigned i, j;
-
-	if (memcmp(b, FBX_MAGIC, 8))
-		return "not a flowbloom export (bad magic)";
-	if (get32(b + 8) != FBX_VERSION)
-		return "unsupported format version";
-	if (get32(b + 12) != FBX_HDR_SIZE)
-		return "unexpected header size";
-	memset(h, 0, sizeof(*h));
-	h->magic = FB_MAGIC;
-	h->version = FB_VERSION;
-	h->layout = b[16];
-	h->hash = b[17];
-	h->k = b[18];
-	h->counter_bits = b[19];
-	h->action = b[20];
-	h->confirm = b[21];
-	h->nblocks = get32(b + 24);
-	h->kinds = get32(b + 28);
-	h->key[0] = get64(b + 32);
-	h->key[1] = get64(b + 40);
-	h->nflows = get64(b + 48);
-	h->capacity = get64(b + 56);
-	h->fp_ppb = get32(b + 64);
-	if (!h->nblocks || h->nblocks > FB_MAX_BLOCKS)
-		return "bad number of blocks";
-	if (h->counter_bits != 0 && h->counter_bits != 4 && h->counter_bits != 8)
-		return "bad counter width";
-	if (h->confirm > 1)
-		return "bad confirm flag";
-	if ((h->layout != FB_LAYOUT_BLOCKED && h->layout != FB_LAYOUT_CLASSIC) ||
-	    (h->hash != FB_HASH_SIPHASH13 && h->hash != FB_HASH_SIPHASH24 &&
-	     h->hash != FB_HASH_NH) ||
-	    !h->k || h->k > FB_MAX_K || h->action < FB_ACTION_DROP || h->action > FB_ACTION_MONITOR)
-		return "bad geometry";
-	if (h->kinds & ~(FB_KINDF(FB_KIND_FLOW) | FB_KINDF(FB_KIND_SRC) | FB_KINDF(FB_KIND_DST)))
-		return "unknown rule kinds";
-	for (i = 0; i < FB_PFX_NR; i++) {
-		if (px->list[i].n > FB_MAX_LENGTHS)
-			return "bad prefix-length table";
-		for (j = 0; j < px->list[i].n; j++)
-			if (px->list[i].len[j] > 128)
-				return "bad prefix length";
-	}
-	return NULL;
-}
-
 /* Bits, counters, exact sets, CRC. A regular file's size is checked
  * before the memory is taken. */
 static const char *file_body(struct in *in, struct fb_alg_img *img, const __u8 *b)
@@ -222,7 +150,8 @@ static const char *file_body(struct in *in, struct fb_alg_img *img, const __u8 *
 	for (i = 0; i < words; i++) {
 		if (rd(in, w, 8))
 			return "truncated";
-		img->blocks[FB_HDR_BLOCKS + i / FB_BLOCK_WORDS].w[i % FB_BLOCK_WORDS] = get64(w);
+		img->blocks[FB_HDR_BLOCKS + i / FB_BLOCK_WORDS].w[i % FB_BLOCK_WORDS] =
+			fb_fbx_get64(w);
 	}
 	memcpy(&img->blocks[1], b + 72, FB_BLOCK_BYTES);
 	if (img->cnt && rd(in, img->cnt, img->cnt_bytes))
@@ -232,7 +161,7 @@ static const char *file_body(struct in *in, struct fb_alg_img *img, const __u8 *
 
 		if (rd(in, w, 8))
 			return "truncated";
-		n = get64(w);
+		n = fb_fbx_get64(w);
 		for (e = 0; e < n; e++) {
 			struct fb_key k;
 
@@ -240,9 +169,9 @@ static const char *file_body(struct in *in, struct fb_alg_img *img, const __u8 *
 				return "truncated";
 			memcpy(&k, rec, sizeof(k));
 			if (k.kind < FB_KIND_FLOW || k.kind >= FB_KIND_MAX ||
-			    k.family > FB_FAMILY_IPV6 || !get32(rec + sizeof(k)))
+			    k.family > FB_FAMILY_IPV6 || !fb_fbx_get32(rec + sizeof(k)))
 				return "bad exact-set entry";
-			if (add_rule(img, &k, get32(rec + sizeof(k))))
+			if (add_rule(img, &k, fb_fbx_get32(rec + sizeof(k))))
 				return "out of memory";
 		}
 	}
@@ -251,7 +180,7 @@ static const char *file_body(struct in *in, struct fb_alg_img *img, const __u8 *
 		return "truncated";
 	if (fgetc(in->f) != EOF)
 		return "trailing bytes after the filter";
-	if (get32(w) != crc)
+	if (fb_fbx_get32(w) != crc)
 		return "checksum mismatch (corrupt file)";
 	return NULL;
 }
@@ -259,7 +188,7 @@ static const char *file_body(struct in *in, struct fb_alg_img *img, const __u8 *
 static int load_file(const char *path, struct fb_alg_img *img)
 {
 	struct in in = { NULL, crc32(0, NULL, 0) };
-	__u8 b[FBX_BITS_OFF];
+	__u8 b[FB_FBX_BITS_OFF];
 	struct fb_header h;
 	const char *why;
 	struct stat st;
@@ -278,10 +207,11 @@ static int load_file(const char *path, struct fb_alg_img *img)
 		why = ferror(in.f) ? "read error" : "too short to be a flowbloom export";
 		goto bad;
 	}
-	why = file_head(b, &h);
+	why = fb_fbx_check_head(b);
+	fb_fbx_header(b, &h);
 	if (!why && S_ISREG(st.st_mode) &&
-	    (size_t)st.st_size < FBX_BITS_OFF + (size_t)h.nblocks * FB_BLOCK_BYTES +
-					 cnt_bytes(h.nblocks, h.counter_bits) + 4)
+	    (size_t)st.st_size < FB_FBX_BITS_OFF + (size_t)h.nblocks * FB_BLOCK_BYTES +
+					 fb_fbx_counter_bytes(h.nblocks, h.counter_bits) + 4)
 		why = "truncated";
 	if (why)
 		goto bad;
@@ -589,7 +519,7 @@ int fb_alg_fold(const char *name, __u32 *nblocks)
 		fb_report_err("cannot fold '%s': %s", name, why);
 		goto unlock;
 	}
-	img.cnt_bytes = cnt_bytes(img.m.hdr->nblocks, img.m.hdr->counter_bits);
+	img.cnt_bytes = fb_fbx_counter_bytes(img.m.hdr->nblocks, img.m.hdr->counter_bits);
 	rc = fb_replace_fill(&f, img.m.hdr->nblocks, img.m.hdr->k, img.nrules, fill, &img);
 	*nblocks = img.m.hdr->nblocks;
 unlock:
