@@ -195,22 +195,6 @@ out:
 	return rc;
 }
 
-/* The file being imported, read once, front to back, with a running CRC:
- * it is never held in memory (a 512 MiB filter's file is not either). */
-struct in {
-	FILE *f;
-	uLong crc;
-};
-
-/* 0, or -1 at the end of the file (or on a read error: errno set). */
-static int rd(struct in *in, void *p, size_t n)
-{
-	if (fread(p, 1, n, in->f) != n)
-		return -1;
-	in->crc = crc32(in->crc, p, n);
-	return 0;
-}
-
 /* A regular file's size must be the one its header implies: checked
  * before anything is created (a pipe is checked as it is read). */
 static const char *check_size(FILE *fp, const __u8 *b)
@@ -239,39 +223,30 @@ static const char *check_size(FILE *fp, const __u8 *b)
 }
 
 /* Bits, counters, exact sets, CRC: streamed into the staged filter. */
-static const char *read_body(struct in *in, struct fb_store *f, const __u8 *b)
+static const char *read_body(struct fb_fbx_in *in, struct fb_store *f, const __u8 *b)
 {
 	enum { CHUNK = 1 << 16 };
 	__u32 nblocks = fb_fbx_get32(b + 24);
-	size_t words = (size_t)nblocks * FB_BLOCK_WORDS,
-	       cbytes = fb_fbx_counter_bytes(nblocks, b[19]);
-	size_t i, n, j;
+	size_t cbytes = fb_fbx_counter_bytes(nblocks, b[19]), i, n;
 	__u8 buf[CHUNK], rec[sizeof(struct fb_key) + 4];
-	__u32 crc;
 
-	for (i = 0; i < words; i += n) {
-		n = words - i < CHUNK / 8 ? words - i : CHUNK / 8;
-		if (rd(in, buf, n * 8))
-			return "truncated";
-		for (j = 0; j < n; j++)
-			f->blocks[FB_HDR_BLOCKS + (i + j) / FB_BLOCK_WORDS]
-				.w[(i + j) % FB_BLOCK_WORDS] = fb_fbx_get64(buf + 8 * j);
-	}
+	if (fb_fbx_read_bits(in, &f->blocks[FB_HDR_BLOCKS], nblocks))
+		return "truncated";
 	for (i = 0; i < cbytes; i += n) {
 		n = cbytes - i < CHUNK ? cbytes - i : CHUNK;
-		if (rd(in, f->cnt + i, n))
+		if (fb_fbx_read(in, f->cnt + i, n))
 			return "truncated";
 	}
 	if (b[21]) {
 		__u64 e, count;
 
-		if (rd(in, buf, 8))
+		if (fb_fbx_read(in, buf, 8))
 			return "truncated";
 		count = fb_fbx_get64(buf);
 		for (e = 0; e < count; e++) {
 			struct fb_key k;
 
-			if (rd(in, rec, sizeof(rec)))
+			if (fb_fbx_read(in, rec, sizeof(rec)))
 				return "truncated";
 			memcpy(&k, rec, sizeof(k));
 			if (k.kind < FB_KIND_FLOW || k.kind >= FB_KIND_MAX ||
@@ -280,14 +255,7 @@ static const char *read_body(struct in *in, struct fb_store *f, const __u8 *b)
 				return "bad exact-set entry";
 		}
 	}
-	crc = (__u32)in->crc;
-	if (fread(buf, 1, 4, in->f) != 4)
-		return "truncated";
-	if (fgetc(in->f) != EOF)
-		return "trailing bytes after the filter";
-	if (fb_fbx_get32(buf) != crc)
-		return "checksum mismatch (corrupt file)";
-	return NULL;
+	return fb_fbx_read_tail(in);
 }
 
 /*
@@ -299,7 +267,7 @@ static const char *read_body(struct in *in, struct fb_store *f, const __u8 *b)
 int cmd_import(int argc, char **argv)
 {
 	struct fb_create_opts o = { 0 };
-	struct in in = { NULL, crc32(0, NULL, 0) };
+	struct fb_fbx_in in = { NULL, crc32(0, NULL, 0) };
 	__u8 b[FB_FBX_BITS_OFF];
 	struct fb_store f;
 	const char *why;
@@ -314,7 +282,7 @@ int cmd_import(int argc, char **argv)
 		fb_err("%s: %s", argv[1], strerror(errno));
 		return 1;
 	}
-	if (rd(&in, b, sizeof(b))) {
+	if (fb_fbx_read(&in, b, sizeof(b))) {
 		why = ferror(in.f) ? "read error" : "too short to be a flowbloom export";
 		goto bad;
 	}

@@ -125,47 +125,28 @@ static int load_filter(const char *name, struct fb_alg_img *img)
 	return rc;
 }
 
-struct in {
-	FILE *f;
-	uLong crc;
-};
-
-static int rd(struct in *in, void *p, size_t n)
-{
-	if (fread(p, 1, n, in->f) != n)
-		return -1;
-	in->crc = crc32(in->crc, p, n);
-	return 0;
-}
-
 /* Bits, counters, exact sets, CRC. A regular file's size is checked
  * before the memory is taken. */
-static const char *file_body(struct in *in, struct fb_alg_img *img, const __u8 *b)
+static const char *file_body(struct fb_fbx_in *in, struct fb_alg_img *img, const __u8 *b)
 {
 	const struct fb_header *h = img->m.hdr;
-	size_t words = (size_t)h->nblocks * FB_BLOCK_WORDS, i;
 	__u8 w[8], rec[sizeof(struct fb_key) + 4];
-	__u32 crc;
 
-	for (i = 0; i < words; i++) {
-		if (rd(in, w, 8))
-			return "truncated";
-		img->blocks[FB_HDR_BLOCKS + i / FB_BLOCK_WORDS].w[i % FB_BLOCK_WORDS] =
-			fb_fbx_get64(w);
-	}
+	if (fb_fbx_read_bits(in, &img->blocks[FB_HDR_BLOCKS], h->nblocks))
+		return "truncated";
 	memcpy(&img->blocks[1], b + 72, FB_BLOCK_BYTES);
-	if (img->cnt && rd(in, img->cnt, img->cnt_bytes))
+	if (img->cnt && fb_fbx_read(in, img->cnt, img->cnt_bytes))
 		return "truncated";
 	if (h->confirm) {
 		__u64 n, e;
 
-		if (rd(in, w, 8))
+		if (fb_fbx_read(in, w, 8))
 			return "truncated";
 		n = fb_fbx_get64(w);
 		for (e = 0; e < n; e++) {
 			struct fb_key k;
 
-			if (rd(in, rec, sizeof(rec)))
+			if (fb_fbx_read(in, rec, sizeof(rec)))
 				return "truncated";
 			memcpy(&k, rec, sizeof(k));
 			if (k.kind < FB_KIND_FLOW || k.kind >= FB_KIND_MAX ||
@@ -175,19 +156,12 @@ static const char *file_body(struct in *in, struct fb_alg_img *img, const __u8 *
 				return "out of memory";
 		}
 	}
-	crc = (__u32)in->crc;
-	if (fread(w, 1, 4, in->f) != 4)
-		return "truncated";
-	if (fgetc(in->f) != EOF)
-		return "trailing bytes after the filter";
-	if (fb_fbx_get32(w) != crc)
-		return "checksum mismatch (corrupt file)";
-	return NULL;
+	return fb_fbx_read_tail(in);
 }
 
 static int load_file(const char *path, struct fb_alg_img *img)
 {
-	struct in in = { NULL, crc32(0, NULL, 0) };
+	struct fb_fbx_in in = { NULL, crc32(0, NULL, 0) };
 	__u8 b[FB_FBX_BITS_OFF];
 	struct fb_header h;
 	const char *why;
@@ -203,7 +177,7 @@ static int load_file(const char *path, struct fb_alg_img *img)
 		why = "not a file";
 		goto bad;
 	}
-	if (rd(&in, b, sizeof(b))) {
+	if (fb_fbx_read(&in, b, sizeof(b))) {
 		why = ferror(in.f) ? "read error" : "too short to be a flowbloom export";
 		goto bad;
 	}

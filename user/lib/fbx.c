@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The export file format's shared parts (fbx.h). */
 #include <string.h>
+#include <zlib.h>
 #include "counting.h"
 #include "fbx.h"
 
@@ -91,4 +92,49 @@ void fb_fbx_header(const __u8 *b, struct fb_header *h)
 	h->nflows = fb_fbx_get64(b + 48);
 	h->capacity = fb_fbx_get64(b + 56);
 	h->fp_ppb = fb_fbx_get32(b + 64);
+}
+
+void fb_fbx_in_init(struct fb_fbx_in *in, FILE *f)
+{
+	in->f = f;
+	in->crc = crc32(0, NULL, 0);
+}
+
+int fb_fbx_read(struct fb_fbx_in *in, void *p, size_t n)
+{
+	if (fread(p, 1, n, in->f) != n)
+		return -1;
+	in->crc = crc32(in->crc, p, n);
+	return 0;
+}
+
+int fb_fbx_read_bits(struct fb_fbx_in *in, struct fb_block *blocks, __u32 nblocks)
+{
+	enum { CHUNK = 1 << 16 };
+	size_t words = (size_t)nblocks * FB_BLOCK_WORDS, i, n, j;
+	__u8 buf[CHUNK];
+
+	for (i = 0; i < words; i += n) {
+		n = words - i < CHUNK / 8 ? words - i : CHUNK / 8;
+		if (fb_fbx_read(in, buf, n * 8))
+			return -1;
+		for (j = 0; j < n; j++)
+			blocks[(i + j) / FB_BLOCK_WORDS].w[(i + j) % FB_BLOCK_WORDS] =
+				fb_fbx_get64(buf + 8 * j);
+	}
+	return 0;
+}
+
+const char *fb_fbx_read_tail(struct fb_fbx_in *in)
+{
+	__u32 crc = (__u32)in->crc;
+	__u8 buf[4];
+
+	if (fread(buf, 1, 4, in->f) != 4)
+		return "truncated";
+	if (fgetc(in->f) != EOF)
+		return "trailing bytes after the filter";
+	if (fb_fbx_get32(buf) != crc)
+		return "checksum mismatch (corrupt file)";
+	return NULL;
 }

@@ -9,6 +9,7 @@
 #define FLOWBLOOM_USER_FBX_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <linux/types.h>
 #include "flowbloom/geometry.h"
 
@@ -29,5 +30,21 @@ size_t fb_fbx_counter_bytes(__u32 nblocks, unsigned bits);
 const char *fb_fbx_check_head(const __u8 *b);
 /* The filter header those bytes describe (after fb_fbx_check_head). */
 void fb_fbx_header(const __u8 *b, struct fb_header *h);
+
+/* A file being read once, front to back, with a running CRC: it is never
+ * held in memory whole. */
+struct fb_fbx_in {
+	FILE *f;
+	unsigned long crc; /* zlib's crc32 so far */
+};
+
+void fb_fbx_in_init(struct fb_fbx_in *in, FILE *f);
+/* 0, or -1 at the end of the file (or on a read error: errno set). */
+int fb_fbx_read(struct fb_fbx_in *in, void *p, size_t n);
+/* The bits section into blocks[0..nblocks) (the filter's bits, after its
+ * header blocks): 0, or -1 if the file ends first. */
+int fb_fbx_read_bits(struct fb_fbx_in *in, struct fb_block *blocks, __u32 nblocks);
+/* The CRC-32 at the end, and nothing after it: NULL, or what is wrong. */
+const char *fb_fbx_read_tail(struct fb_fbx_in *in);
 
 #endif
