@@ -116,6 +116,8 @@ check_eq "card of an export file = card of the filter" \
 check_eq "merge -j: one object" "$(jget '["merged"], d["replaced"], d["flows"]' <"$T_TMP/j.json")" "('bj', False, 6000)"
 "$FB" -j merge ba sep --into bad >"$T_TMP/j.json" 2>/dev/null
 check "merge -j refused: an error object" grep -q '"error"' "$T_TMP/j.json"
+"$FB" card ba bb ca 2>/dev/null
+check_eq "card of three: usage (exit 2)" "$?" 2
 check_fails "card of a directory" "$FB" card "$T_TMP/"
 
 # Capacity: card within 2 % up to the design load (blocked, 1 % at 20k).
@@ -125,6 +127,8 @@ gen 0 20000 "$T_TMP/cap.txt"
 got=$("$FB" -j card cap | jget '["filters"][0]["flows"]')
 check "card at design capacity: $got within 2 % of 20000" within "$got" 20000 2
 
+da=$(digest ba)
+db=$(digest bb)
 # Incompatible filters: created separately (keys differ), other layout.
 "$FB" create sep --bits 262144 --hashes 7 >/dev/null
 "$FB" merge ba sep --into bad 2>"$T_TMP/err"
@@ -138,6 +142,8 @@ before=$(digest bx)
 check "incompatible existing target refused" grep -q "cannot replace 'sep'" "$T_TMP/err"
 "$FB" merge ca ca --into bx 2>/dev/null
 check_eq "incompatible target left unchanged" "$(digest bx)" "$before"
+
+check_eq "refused merges left the inputs unchanged" "$(digest ba) $(digest bb)" "$da $db"
 
 # Bad inputs: a missing file, a corrupt one, a truncated one, a bad target.
 check_fails "missing input file" "$FB" merge ba "$T_TMP/none.fbx" --into bad
@@ -170,6 +176,8 @@ check_eq "merged lists: the union of both" "$(lens p3)" \
 	"IPv4-destination/30 IPv4-source/24 IPv4-source/25 IPv4-source/26 IPv4-source/27 IPv4-source/28 IPv4-source/29"
 check_eq "a /29 source of B matches in the union" "$("$FB" query p3 src 203.0.113.5 | head -1 | cut -d' ' -f1)" maybe
 check_eq "a /28 source of A matches in the union" "$("$FB" query p3 src 198.51.100.3 | head -1 | cut -d' ' -f1)" maybe
+check "prefix lists intersected" "$FB" intersect p1 p2 --into p5
+check_eq "intersected lists: the lengths in both" "$(lens p5)" "IPv4-source/24"
 "$FB" add p2 src 203.0.113.0/20 src 203.0.113.0/21 src 203.0.113.0/22 src 203.0.113.0/23 >/dev/null
 "$FB" merge p1 p2 --into p4 2>"$T_TMP/err"
 check "more than 8 lengths together refused with the reason" grep -q "IPv4 source prefix lengths of both together are 10" "$T_TMP/err"
