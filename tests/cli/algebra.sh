@@ -120,6 +120,19 @@ check "merge -j refused: an error object" grep -q '"error"' "$T_TMP/j.json"
 check_eq "card of three: usage (exit 2)" "$?" 2
 check_fails "card of a directory" "$FB" card "$T_TMP/"
 
+# Completion: a SRC is a filter name or a file (dist/flowbloom.bash).
+comp() {
+	PATH="$(dirname "$FB"):$PATH" bash -c '
+source "$1"; shift
+COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+_flowbloom; ((${#COMPREPLY[@]})) && printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " "' _ \
+		"$COMPLETION" "$@"
+}
+COMPLETION=$(cd "$(dirname "$0")/../../dist" && pwd)/flowbloom.bash
+mkdir "$T_TMP/empty"
+check_eq "completion: SRC offers filters" "$(cd "$T_TMP/empty" && comp flowbloom merge bx b)" "b0 ba bb bc bf bj bu bx "
+check_eq "completion: SRC offers files" "$(comp flowbloom card "$T_TMP/ba.f")" "$T_TMP/ba.fbx "
+
 # Capacity: card within 2 % up to the design load (blocked, 1 % at 20k).
 "$FB" create cap --capacity 20000 --fp-rate 0.01 >/dev/null
 gen 0 20000 "$T_TMP/cap.txt"
