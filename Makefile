@@ -49,6 +49,9 @@ TEST_LIB_OBJS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%.o,$(wildcard test
 test_parts = $(filter-out %.bpf.c,$(wildcard tests/$(dir $(1))$(patsubst test_%,%,$(notdir $(1)))_*.c))
 
 .DELETE_ON_ERROR:
+# Skeletons are made by a pattern rule: kept, or every make would rebuild
+# every object that includes them.
+.SECONDARY: $(BUILD)/flowbloom.skel.h $(BUILD)/bench.skel.h
 .PHONY: all deps bpffs test demo bench clean format install FORCE
 
 # Installation layout (make install PREFIX=/usr DESTDIR=/tmp/root).

@@ -45,6 +45,16 @@ trap cleanup EXIT
 
 inb() { nsenter --net="/run/netns/$NSB" "$@"; }
 ina() { nsenter --net="/run/netns/$NSA" "$@"; }
+# wait_listen udp|tcp PORT: until the collector in NSB has bound its port (a
+# fixed sleep lost the first records on a loaded machine).
+wait_listen() {
+	local i
+	for i in $(seq 100); do
+		nsenter --net="/run/netns/$NSB" ss -Hln"${1:0:1}" "sport = :$2" | grep -q . && return 0
+		sleep 0.1
+	done
+	fail "collector on $1 port $2 never listened"
+}
 
 # --- usage and errors ------------------------------------------------------------
 "$FB" create nomon --capacity 1000 --fp-rate 0.01 >/dev/null
@@ -153,7 +163,7 @@ fi
 # --- TCP to the RFC 7011 decoder ------------------------------------------------------
 nsenter --net="/run/netns/$NSB" "$PY" "$DECODE" tcp 127.0.0.1 4739 "$T_TMP/tcp.json" &
 BG+=($!)
-sleep 0.5
+wait_listen tcp 4739
 "$FB" -n "$NSB" ipfix f --collector 127.0.0.1:4739 --tcp --interval 0.5 --observation-domain 7 \
 	>"$T_TMP/exp.out" 2>"$T_TMP/exp.err" &
 EXP=$!
@@ -245,6 +255,7 @@ s.sendto(b"a" * 10, ("198.51.100.2", 5001))'
 sleep 0.8
 nsenter --net="/run/netns/$NSB" "$PY" "$DECODE" udp 127.0.0.1 4740 "$T_TMP/udp.json" &
 BG+=($!)
+wait_listen udp 4740
 sleep 0.5
 ina "$PY" -c '
 import socket
@@ -288,7 +299,7 @@ s.sendto(b"c" * 10, ("198.51.100.2", 5001))' "$1"
 nsenter --net="/run/netns/$NSB" "$PY" "$DECODE" tcp 127.0.0.1 4741 "$T_TMP/tcp1.json" &
 COL=$!
 BG+=($COL)
-sleep 0.5
+wait_listen tcp 4741
 "$FB" -n "$NSB" ipfix f --collector 127.0.0.1:4741 --tcp >"$T_TMP/exp.out" 2>"$T_TMP/exp.err" &
 EXP=$!
 BG+=($EXP)
@@ -304,6 +315,7 @@ send1 44003
 sleep 0.5
 nsenter --net="/run/netns/$NSB" "$PY" "$DECODE" tcp 127.0.0.1 4741 "$T_TMP/tcp2.json" &
 BG+=($!)
+wait_listen tcp 4741
 sleep 1.5
 send1 44004
 sleep 0.5
@@ -335,7 +347,7 @@ check "create g" "$FB" create g --capacity 1000 --fp-rate 0.001
 check "attach g --monitor (no --new-flows)" "$FB" -n "$NSB" attach g "$VB" --mode generic --monitor
 nsenter --net="/run/netns/$NSB" "$PY" "$DECODE" tcp 127.0.0.1 4742 "$T_TMP/tcp3.json" &
 BG+=($!)
-sleep 0.5
+wait_listen tcp 4742
 "$FB" -n "$NSB" ipfix g --collector 127.0.0.1:4742 --tcp --interval 0.5 >"$T_TMP/exp.out" 2>"$T_TMP/exp.err" &
 EXP=$!
 BG+=($EXP)

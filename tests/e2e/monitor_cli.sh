@@ -148,6 +148,10 @@ check_eq "traffic: a flow never sent is at most the bound" \
 	"$(echo "$out" | json "d['flows'][1]['packets'] <= d['max_error_packets']")" True
 printf '%s\n' "${HEAVY3[*]}" >"$T_TMP/flows.txt"
 check_eq "traffic -f FILE" "$("$FB" -j traffic f1 -f "$T_TMP/flows.txt" | json 'len(d["flows"])')" 1
+# -f is placed as for add/del/query/count: before NAME too, or as --file.
+check_eq "traffic -f FILE NAME" "$("$FB" -j traffic -f "$T_TMP/flows.txt" f1 | json 'len(d["flows"])')" 1
+check_eq "traffic NAME --file=FILE" "$("$FB" -j traffic f1 --file="$T_TMP/flows.txt" | json 'len(d["flows"])')" 1
+"$FB" traffic f1 -f "$T_TMP/flows.txt" "${HEAVY3[@]}" >/dev/null 2>&1; check_eq "traffic: FLOWs and -f: usage error" $? 2
 check_fails "traffic: an address is not a 5-tuple" "$FB" traffic f1 src 198.51.100.1
 check_fails "traffic: no FLOW" "$FB" traffic f1
 check_fails "traffic: filter without monitoring" "$FB" traffic f2 "${HEAVY3[@]}"

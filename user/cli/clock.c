@@ -36,14 +36,6 @@ bool fb_interrupted(void)
 	return interrupted;
 }
 
-double fb_clock_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Sleep until CLOCK_MONOTONIC reaches `until` (seconds); false if
  * interrupted first. Absolute deadlines keep periodic output from
  * drifting. */

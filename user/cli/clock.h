@@ -13,8 +13,7 @@
 /* Ctrl-C and SIGTERM end --watch and --follow loops cleanly (exit 0). */
 void fb_catch_interrupt(void);
 bool fb_interrupted(void);
-/* CLOCK_MONOTONIC in seconds. */
-double fb_clock_mono(void);
+/* (CLOCK_MONOTONIC in seconds: fb_now() in util.h.) */
 /* Sleep until CLOCK_MONOTONIC reaches `until` (seconds); false if
  * interrupted first. Absolute deadlines keep periodic output from
  * drifting. */

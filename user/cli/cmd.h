@@ -47,8 +47,6 @@ int cmd_apply(int argc, char **argv);
 int cmd_ipfix(int argc, char **argv);
 int cmd_bgp(int argc, char **argv);
 
-/* Counter names of `stats` (cmd_stats.c). */
-const char *fb_stat_name(int i);
 /* cmd_status.c: for `info` and `stats`: the attachments that fail open, as a warning
  * line each on stderr, or (-j) a "fail_open" array in the current object
  * (always_json: also when empty). Returns how many. */
@@ -56,7 +54,9 @@ int fb_warn_fail_open(bool always_json);
 
 /* Usage error for the running verb: message, synopsis, returns 2. */
 int fb_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Parse an option value from a fixed list; -1 (error printed) if absent. */
+/* Parse an option value from a fixed list; -1 (error printed) if absent.
+ * values NULL: names is an enum-name table + 1 (util.h), the value is the
+ * position + 1. */
 int fb_pick(const char *opt, const char *val, const char *const *names, const int *values);
 int fb_parse_action(const char *val);
 int fb_parse_malformed(const char *val);
@@ -75,9 +75,15 @@ struct fb_flows {
 
 /* FLOWs from argv (several, back to back) or from a file ("-": stdin).
  * The whole input is parsed before anything is used: on the first bad
- * word or line it prints "FILE:LINE: why" and returns -1. */
+ * word or line it prints "FILE:LINE: why" and returns -1; 2 for a usage
+ * error (FLOWs and a file, or nothing). */
 int fb_read_flows(int argc, char **argv, const char *file, struct fb_flows *out);
 void fb_flows_free(struct fb_flows *fl);
+/* The arguments of every verb that takes flows (add, del, query, count,
+ * traffic): NAME FLOW..., or NAME and -f FILE, where -f FILE (also --file
+ * FILE, --file=FILE) may come before or after NAME. 0, or the exit code
+ * (2 usage, 1 error), printed. */
+int fb_flows_args(int argc, char **argv, const char **name, struct fb_flows *fl);
 /* "FILE:LINE" or "argument N" of flow i, for messages. */
 void fb_flows_where(const struct fb_flows *fl, size_t i, char *buf, size_t len);
 

@@ -17,44 +17,16 @@
 #include "output.h"
 #include "rules.h"
 #include "store.h"
+#include "util.h"
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* NAME then FLOW... or -f FILE (before or after NAME); opens the filter. */
+/* NAME and its flows (fb_flows_args), then open the filter. */
 static int flows_args(int argc, char **argv, struct fb_store *f, struct fb_flows *fl)
 {
-	static const struct option opts[] = {
-		{ "file", required_argument, NULL, 'f' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *file = NULL, *name;
-	int c;
+	const char *name;
+	int rc = fb_flows_args(argc, argv, &name, fl);
 
-	optind = 0;
-	opterr = 0;
-	/* "+": stop at the first non-option, so FLOW words are never options. */
-	while ((c = getopt_long(argc, argv, "+f:", opts, NULL)) != -1) {
-		if (c != 'f')
-			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
-		file = optarg;
-	}
-	if (optind >= argc)
-		return fb_usage("missing NAME");
-	name = argv[optind++];
-	if (!file && optind < argc && !strcmp(argv[optind], "-f")) {
-		if (optind + 1 >= argc)
-			return fb_usage("-f needs a FILE ('-' for stdin)");
-		file = argv[optind + 1];
-		optind += 2;
-	}
-	if (fb_read_flows(argc - optind, argv + optind, file, fl))
-		return 1;
+	if (rc)
+		return rc;
 	if (fb_store_open(name, f)) {
 		fb_flows_free(fl);
 		return 1;
@@ -94,7 +66,7 @@ int cmd_add(int argc, char **argv)
 	rc = 1;
 	if (fb_store_lock(&f))
 		goto out;
-	t0 = now();
+	t0 = fb_now();
 	err = fb_rules_add(&f, fl.keys, fl.n, &bad);
 	if (err == -1) {
 		fb_flows_where(&fl, bad, where, sizeof(where));
@@ -110,7 +82,7 @@ int cmd_add(int argc, char **argv)
 		fb_store_unlock(&f);
 		goto out;
 	}
-	t0 = now() - t0;
+	t0 = fb_now() - t0;
 	fb_store_unlock(&f);
 	report("added", &f, fl.n, t0);
 	rc = 0;
@@ -140,7 +112,7 @@ int cmd_del(int argc, char **argv)
 	}
 	if (fb_store_lock(&f))
 		goto out;
-	t0 = now();
+	t0 = fb_now();
 	/* With exact sets, a counting filter can tell a member from a false
 	 * positive: deleting a false positive would lower others' counters. */
 	for (i = 0; f.hdr->confirm && i < fl.n; i++) {
@@ -171,7 +143,7 @@ int cmd_del(int argc, char **argv)
 	fb_counting_del_many(&f, fl.keys, fl.n);
 	for (i = 0; f.hdr->confirm && i < fl.n; i++)
 		fb_exact_adjust(&f, &fl.keys[i], -1);
-	t0 = now() - t0;
+	t0 = fb_now() - t0;
 	fb_store_unlock(&f);
 	report("deleted", &f, fl.n, t0);
 	rc = 0;

@@ -31,13 +31,10 @@
 #include "cmd.h"
 #include "counting.h"
 #include "exact.h"
-#include "bits.h"
-#include "replace.h"
-#include "rules.h"
-#include "stats.h"
-#include "store.h"
 #include "flow.h"
 #include "output.h"
+#include "rules.h"
+#include "store.h"
 
 #define MAX_LINE (64U << 20) /* a full table of FlowSpec in one update is far less */
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Helpers every verb uses: option values and FLOW input (see cmd.h). */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "flow.h"
 #include "flowbloom/geometry.h"
 #include "output.h"
+#include "util.h"
 
 int fb_pick(const char *opt, const char *val, const char *const *names, const int *values)
 {
@@ -17,7 +19,7 @@ int fb_pick(const char *opt, const char *val, const char *const *names, const in
 
 	for (i = 0; names[i]; i++) {
 		if (!strcmp(val, names[i]))
-			return values[i];
+			return values ? values[i] : i + 1;
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? "|" : "",
 			 names[i]);
 	}
@@ -46,18 +48,12 @@ int fb_load_option(int c, const char *arg, struct fb_load_opts *lo)
 
 int fb_parse_action(const char *val)
 {
-	static const char *const names[] = { "drop", "allow", "monitor", NULL };
-	static const int values[] = { FB_ACTION_DROP, FB_ACTION_ALLOW, FB_ACTION_MONITOR };
-
-	return fb_pick("--action", val, names, values);
+	return fb_pick("--action", val, fb_action_names + 1, NULL);
 }
 
 int fb_parse_malformed(const char *val)
 {
-	static const char *const names[] = { "pass", "drop", NULL };
-	static const int values[] = { FB_MALFORMED_PASS, FB_MALFORMED_DROP };
-
-	return fb_pick("--malformed", val, names, values);
+	return fb_pick("--malformed", val, fb_malformed_names + 1, NULL);
 }
 
 static int push(struct fb_flows *fl, const struct fb_key *k, size_t where)
@@ -135,18 +131,14 @@ int fb_read_flows(int argc, char **argv, const char *file, struct fb_flows *fl)
 
 	memset(fl, 0, sizeof(*fl));
 	if (file) {
-		if (argc) {
-			fb_usage("give FLOWs or -f FILE, not both");
-			return -1;
-		}
+		if (argc)
+			return fb_usage("give FLOWs or -f FILE, not both");
 		if (read_file(file, fl))
 			goto fail;
 		return 0;
 	}
-	if (!argc) {
-		fb_usage("no FLOW given");
-		return -1;
-	}
+	if (!argc)
+		return fb_usage("no FLOW given");
 	while (i < argc) {
 		struct fb_key key;
 		int used = fb_flow_parse(argc - i, argv + i, &key, err, sizeof(err));
@@ -163,4 +155,38 @@ int fb_read_flows(int argc, char **argv, const char *file, struct fb_flows *fl)
 fail:
 	fb_flows_free(fl);
 	return -1;
+}
+
+int fb_flows_args(int argc, char **argv, const char **name, struct fb_flows *fl)
+{
+	static const struct option opts[] = {
+		{ "file", required_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *file = NULL;
+	int c, rc;
+
+	optind = 0;
+	opterr = 0;
+	/* "+": stop at the first non-option, so FLOW words are never options. */
+	while ((c = getopt_long(argc, argv, "+f:", opts, NULL)) != -1) {
+		if (c != 'f')
+			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+		file = optarg;
+	}
+	if (optind >= argc)
+		return fb_usage("missing NAME");
+	*name = argv[optind++];
+	/* After NAME, only -f/--file can come: a FLOW word never starts with '-'. */
+	if (!file && optind < argc &&
+	    (!strcmp(argv[optind], "-f") || !strcmp(argv[optind], "--file"))) {
+		if (optind + 1 >= argc)
+			return fb_usage("-f needs a FILE ('-' for stdin)");
+		file = argv[optind + 1];
+		optind += 2;
+	} else if (!file && optind < argc && !strncmp(argv[optind], "--file=", 7)) {
+		file = argv[optind++] + 7;
+	}
+	rc = fb_read_flows(argc - optind, argv + optind, file, fl);
+	return rc == 2 ? 2 : rc ? 1 : 0;
 }

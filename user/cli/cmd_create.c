@@ -8,19 +8,14 @@
 #include <string.h>
 #include "cmd.h"
 #include "counting.h"
-#include "store.h"
 #include "output.h"
 #include "sizing.h"
+#include "store.h"
+#include "util.h"
 
 static int parse_u64(const char *opt, const char *s, unsigned long long *v)
 {
-	char *end;
-
-	errno = 0;
-	if (!*s || *s == '-')
-		return fb_usage("bad number '%s' for %s", s, opt), -1;
-	*v = strtoull(s, &end, 10);
-	if (errno || *end)
+	if (fb_parse_u64(s, v))
 		return fb_usage("bad number '%s' for %s", s, opt), -1;
 	return 0;
 }
@@ -40,12 +35,8 @@ int cmd_create(int argc, char **argv)
 		{ "confirm", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const char *const layouts[] = { "blocked", "classic", NULL };
-	static const int layout_v[] = { FB_LAYOUT_BLOCKED, FB_LAYOUT_CLASSIC };
 	static const char *const widths[] = { "4", "8", NULL };
 	static const int width_v[] = { 4, 8 };
-	static const char *const hashes[] = { "siphash13", "siphash24", "nh", NULL };
-	static const int hash_v[] = { FB_HASH_SIPHASH13, FB_HASH_SIPHASH24, FB_HASH_NH };
 	struct fb_create_opts o = { .layout = FB_LAYOUT_BLOCKED,
 				    .hash = FB_HASH_SIPHASH13,
 				    .action = FB_ACTION_DROP };
@@ -84,12 +75,12 @@ int cmd_create(int argc, char **argv)
 			have_k = true;
 			break;
 		case 'l':
-			if ((v = fb_pick("--layout", optarg, layouts, layout_v)) < 0)
+			if ((v = fb_pick("--layout", optarg, fb_layout_names + 1, NULL)) < 0)
 				return 2;
 			o.layout = v;
 			break;
 		case 'H':
-			if ((v = fb_pick("--hash", optarg, hashes, hash_v)) < 0)
+			if ((v = fb_pick("--hash", optarg, fb_hash_names + 1, NULL)) < 0)
 				return 2;
 			o.hash = v;
 			break;

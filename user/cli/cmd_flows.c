@@ -9,25 +9,18 @@
 #include <getopt.h>
 #include <net/if.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <bpf/libbpf.h>
-#include "cmd.h"
-#include "monview.h"
 #include "clock.h"
+#include "cmd.h"
 #include "flow.h"
+#include "monview.h"
 #include "output.h"
+#include "util.h"
 
 struct follow {
 	__u64 mono_to_real; /* add to CLOCK_MONOTONIC ns for CLOCK_REALTIME */
 	__u64 events;
 };
-
-static const char *verdict_name(unsigned v)
-{
-	static const char *const names[] = { "aborted", "drop", "pass", "tx", "redirect" };
-
-	return v <= XDP_REDIRECT ? names[v] : "?";
-}
 
 static void addr_text(const __u8 a[16], char *buf, size_t len)
 {
@@ -66,13 +59,13 @@ static int on_event(void *ctx, void *data, size_t len)
 		jw_u64("dport", ntohs(e->key.dport));
 		jw_str("dev", dev);
 		jw_u64("ifindex", e->ifindex);
-		jw_str("verdict", verdict_name(e->verdict));
+		jw_str("verdict", FB_NAME(fb_verdict_names, e->verdict));
 		jw_u64("bytes", e->bytes);
 		jw_obj_close();
 		jw_end();
 	} else {
-		printf("%s %-10s %-5s %6u  %s\n", when, dev, verdict_name(e->verdict), e->bytes,
-		       text);
+		printf("%s %-10s %-5s %6u  %s\n", when, dev, FB_NAME(fb_verdict_names, e->verdict),
+		       e->bytes, text);
 	}
 	return 0;
 }
@@ -120,14 +113,9 @@ int cmd_flows(int argc, char **argv)
 		return fb_usage(argc - optind < 1 ? "missing NAME" : "too many arguments");
 	if (fb_monview_open(argv[optind], FB_MON_NEWFLOWS, &f, &m))
 		return 1;
-	/* Readers share the ring's consumer position: one at a time. */
-	lock_fd = open(m.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB)) {
-		fb_err("another reader is taking the new-flow events of '%s'%s%s", f.name,
-		       errno == EWOULDBLOCK ? "" : ": ",
-		       errno == EWOULDBLOCK ? "" : strerror(errno));
+	lock_fd = fb_monview_lock_events(&f, &m);
+	if (lock_fd < 0)
 		goto out;
-	}
 	fo.mono_to_real = fb_clock_real_ns() - fb_clock_mono_ns();
 	rb = ring_buffer__new(m.events_fd, on_event, &fo, NULL);
 	if (!rb) {

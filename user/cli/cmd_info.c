@@ -15,43 +15,17 @@
 #include "rules.h"
 #include "sizing.h"
 #include "store.h"
-
-static const char *layout_name(__u8 l)
-{
-	return l == FB_LAYOUT_CLASSIC ? "classic" : l == FB_LAYOUT_BLOCKED ? "blocked" : "?";
-}
-
-static const char *hash_name(__u8 h)
-{
-	return h == FB_HASH_SIPHASH24	? "siphash24"
-	       : h == FB_HASH_SIPHASH13 ? "siphash13"
-	       : h == FB_HASH_NH	? "nh"
-					: "?";
-}
-
-static const char *action_name(__u8 a)
-{
-	switch (a) {
-	case FB_ACTION_DROP:
-		return "drop";
-	case FB_ACTION_ALLOW:
-		return "allow";
-	case FB_ACTION_MONITOR:
-		return "monitor";
-	}
-	return "?";
-}
+#include "util.h"
 
 static void kinds_str(__u32 kinds, char *buf, size_t len)
 {
-	static const char *const names[FB_KIND_MAX] = { NULL, "flow", "src", "dst" };
 	int k;
 
 	buf[0] = 0;
 	for (k = FB_KIND_FLOW; k < FB_KIND_MAX; k++)
 		if (kinds & FB_KINDF(k))
 			snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? "," : "",
-				 names[k]);
+				 fb_kind_names[k]);
 	if (!buf[0])
 		snprintf(buf, len, "none");
 }
@@ -100,14 +74,14 @@ int cmd_list(int argc, char **argv)
 		if (fb_json) {
 			jw_obj_open(NULL);
 			jw_str("name", f.name);
-			jw_str("layout", layout_name(f.hdr->layout));
+			jw_str("layout", FB_NAME(fb_layout_names, f.hdr->layout));
 			jw_u64("bits", fb_header_mbits(f.hdr));
 			jw_u64("hashes", f.hdr->k);
 			jw_u64("flows", f.hdr->nflows);
 			jw_obj_close();
 		} else {
 			printf("%-20s %-8s m=%llu k=%u flows=%llu\n", f.name,
-			       layout_name(f.hdr->layout),
+			       FB_NAME(fb_layout_names, f.hdr->layout),
 			       (unsigned long long)fb_header_mbits(f.hdr), f.hdr->k,
 			       (unsigned long long)f.hdr->nflows);
 		}
@@ -211,8 +185,8 @@ int cmd_info(int argc, char **argv)
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("name", f.name);
-		jw_str("layout", layout_name(h->layout));
-		jw_str("hash", hash_name(h->hash));
+		jw_str("layout", FB_NAME(fb_layout_names, h->layout));
+		jw_str("hash", FB_NAME(fb_hash_names, h->hash));
 		jw_u64("bits", fb_header_mbits(h));
 		jw_u64("hashes", h->k);
 		jw_u64("blocks", h->nblocks);
@@ -244,7 +218,7 @@ int cmd_info(int argc, char **argv)
 			jw_u64("counter_bytes", f.cnt_bytes);
 			jw_u64("saturated_counters", saturated);
 		}
-		jw_str("action", action_name(h->action));
+		jw_str("action", FB_NAME(fb_action_names, h->action));
 		jw_arr_open("attached");
 		fb_discover_attachments(&f, print_attach, &natt);
 		jw_arr_close();
@@ -255,8 +229,8 @@ int cmd_info(int argc, char **argv)
 		jw_end();
 	} else {
 		printf("filter %s\n", f.name);
-		printf("  layout %s, hash %s, k=%u\n", layout_name(h->layout), hash_name(h->hash),
-		       h->k);
+		printf("  layout %s, hash %s, k=%u\n", FB_NAME(fb_layout_names, h->layout),
+		       FB_NAME(fb_hash_names, h->hash), h->k);
 		printf("  m=%llu bits (%u blocks of 512), memory %zu bytes\n",
 		       (unsigned long long)fb_header_mbits(h), h->nblocks, f.map_bytes);
 		if (h->capacity)
@@ -278,7 +252,8 @@ int cmd_info(int argc, char **argv)
 		if (f.cnt_hdr)
 			printf("  counting: %u-bit counters, %zu bytes, %llu saturated\n",
 			       h->counter_bits, f.cnt_bytes, (unsigned long long)saturated);
-		printf("  rule kinds %s, default action %s%s\n", kinds, action_name(h->action),
+		printf("  rule kinds %s, default action %s%s\n", kinds,
+		       FB_NAME(fb_action_names, h->action),
 		       h->confirm ? ", hits confirmed in exact sets" : "");
 		printf("  content digest %016llx\n", (unsigned long long)digest(&f));
 		printf("  attached:");

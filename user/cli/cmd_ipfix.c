@@ -9,26 +9,17 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/file.h>
-#include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "clock.h"
 #include "cmd.h"
-#include "bits.h"
-#include "replace.h"
-#include "rules.h"
-#include "stats.h"
-#include "store.h"
 #include "ipfix.h"
-#include "monmaps.h"
+#include "monview.h"
 #include "output.h"
+#include "util.h"
 
 struct exporter {
 	struct fb_ipfix *x;
@@ -41,22 +32,9 @@ struct exporter {
 	double retry_at; /* after a failure, no new attempt before this */
 };
 
-static __u64 clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static double mono(void)
-{
-	return clock_ns(CLOCK_MONOTONIC) / 1e9;
-}
-
 static __u64 epoch_ms(void)
 {
-	return clock_ns(CLOCK_REALTIME) / 1000000ULL;
+	return fb_clock_real_ns() / 1000000ULL;
 }
 
 /* HOST:PORT, [V6]:PORT. */
@@ -113,12 +91,12 @@ static void send_failed(struct exporter *ex)
 	if (fb_ipfix_reset(ex->x))
 		ex->broken = true;
 	ex->queued = true;
-	ex->retry_at = mono() + 1; /* not a connection attempt per record */
+	ex->retry_at = fb_now() + 1; /* not a connection attempt per record */
 }
 
 static void flush(struct exporter *ex)
 {
-	if (!ex->queued || ex->broken || mono() < ex->retry_at)
+	if (!ex->queued || ex->broken || fb_now() < ex->retry_at)
 		return;
 	if (fb_ipfix_flush(ex->x)) {
 		send_failed(ex);
@@ -262,10 +240,8 @@ int cmd_ipfix(int argc, char **argv)
 		case 'o': {
 			unsigned long long v;
 
-			errno = 0;
-			v = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-' ||
-			    (c == 'n' && (v < 1 || v > 100000)) || v > 0xffffffffULL)
+			if (fb_parse_u64(optarg, &v) || (c == 'n' && (v < 1 || v > 100000)) ||
+			    v > 0xffffffffULL)
 				return fb_usage("bad value '%s' for --%s (want %s)", optarg,
 						c == 'n' ? "top" : "observation-domain",
 						c == 'n' ? "1 to 100000" : "0 to 4294967295");
@@ -297,15 +273,9 @@ int cmd_ipfix(int argc, char **argv)
 	sketch = m.cfg.flags & FB_MON_SKETCH;
 	events = m.cfg.flags & FB_MON_NEWFLOWS;
 	if (events) {
-		/* The ring's consumer position is shared: one reader at a time,
-		 * as for `flows`. */
-		lock_fd = open(m.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB)) {
-			fb_err("another reader is taking the new-flow events of '%s'%s%s", f.name,
-			       errno == EWOULDBLOCK ? "" : ": ",
-			       errno == EWOULDBLOCK ? "" : strerror(errno));
+		lock_fd = fb_monview_lock_events(&f, &m);
+		if (lock_fd < 0)
 			goto out;
-		}
 		rb = ring_buffer__new(m.events_fd, on_event, &ex, NULL);
 		if (!rb) {
 			fb_err("cannot read the new-flow ring buffer of '%s': %s", f.name,
@@ -316,12 +286,12 @@ int cmd_ipfix(int argc, char **argv)
 	ex.x = fb_ipfix_open_net(host, port, tcp, (__u32)domain);
 	if (!ex.x)
 		goto out;
-	ex.mono_to_real_ms = epoch_ms() - clock_ns(CLOCK_MONOTONIC) / 1000000ULL;
+	ex.mono_to_real_ms = epoch_ms() - fb_clock_mono_ns() / 1000000ULL;
 	ex.queued = true; /* opening queued the templates */
 	if (sketch && fb_monitor_snap_take(&m, &base))
 		goto out;
 	start_ms = epoch_ms();
-	t0 = mono();
+	t0 = fb_now();
 	next_est = t0 + interval;
 	next_tpl = t0 + refresh;
 	fprintf(stderr,
@@ -350,7 +320,7 @@ int cmd_ipfix(int argc, char **argv)
 			usleep(100000);
 		}
 		stop = fb_interrupted();
-		t0 = mono();
+		t0 = fb_now();
 		if (sketch && (t0 >= next_est || stop)) {
 			__u64 end_ms = epoch_ms();
 

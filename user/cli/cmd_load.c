@@ -26,6 +26,7 @@
 #include "rules.h"
 #include "sizing.h"
 #include "store.h"
+#include "util.h"
 
 struct list {
 	struct fb_key *keys;
@@ -162,14 +163,6 @@ static int cmp_key(const void *a, const void *b)
 	return memcmp(a, b, sizeof(struct fb_key));
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int cmd_load(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -214,7 +207,7 @@ int cmd_load(int argc, char **argv)
 	}
 	if (fb_store_lock(&f))
 		goto out;
-	t0 = now();
+	t0 = fb_now();
 	if (fb_prefixes_expand(&l.keys, &l.n, replace ? &none : (struct fb_prefixes *)&f.blocks[1],
 			       &ex, err, sizeof(err))) {
 		fb_err("%s; nothing loaded", err);
@@ -254,7 +247,7 @@ int cmd_load(int argc, char **argv)
 		fb_err("'%s' needs one prefix length too many; nothing loaded", text);
 		goto unlock;
 	}
-	t0 = now() - t0;
+	t0 = fb_now() - t0;
 	rc = 0;
 	{
 		unsigned probes = fb_probes_per_packet(f.hdr->kinds, (void *)&f.blocks[1]);

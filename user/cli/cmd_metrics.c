@@ -14,6 +14,7 @@
 #include "pintree.h"
 #include "safefile.h"
 #include "stats.h"
+#include "util.h"
 
 /* One filter's numbers, read once so every family shows one instant. */
 struct mfilter {

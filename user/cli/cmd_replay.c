@@ -14,11 +14,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cmd.h"
-#include "store.h"
 #include "flow.h"
 #include "loader.h"
 #include "output.h"
 #include "pcapfile.h"
+#include "store.h"
+#include "util.h"
 
 /* The largest frame replayed whole: an IP datagram with two VLAN tags.
  * BPF_PROG_TEST_RUN puts what exceeds a page into fragments, as a NIC
@@ -30,13 +31,6 @@ struct tally {
 	unsigned long long verdict[XDP_REDIRECT + 1];
 	unsigned long long packets, matched, nonip, malformed, frags, runt, cut, failed;
 };
-
-static const char *verdict_name(unsigned int v)
-{
-	static const char *const names[] = { "aborted", "drop", "pass", "tx", "redirect" };
-
-	return v <= XDP_REDIRECT ? names[v] : "?";
-}
 
 static const char *kind_name(__u32 k)
 {
@@ -167,7 +161,7 @@ static int replay_file(struct flowbloom_bpf *skel, const char *path, bool explai
 		t->malformed += tr.parse == FB_PARSE_MALFORMED;
 		t->frags += tr.fragment;
 		if (explain)
-			explain_line(path, t->packets, verdict_name(run.retval), &tr);
+			explain_line(path, t->packets, FB_NAME(fb_verdict_names, run.retval), &tr);
 	}
 	fb_pcap_close(pc);
 	return v < 0 ? -1 : 0;

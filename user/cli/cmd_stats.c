@@ -7,20 +7,7 @@
 #include "monview.h"
 #include "output.h"
 #include "stats.h"
-
-static const char *const stat_names[FB_STAT_NR] = {
-	[FB_STAT_SEEN] = "seen",	   [FB_STAT_MATCHED] = "matched",
-	[FB_STAT_DROPPED] = "dropped",	   [FB_STAT_PASSED] = "passed",
-	[FB_STAT_NONIP] = "non_ip",	   [FB_STAT_FRAGMENT] = "fragments",
-	[FB_STAT_MALFORMED] = "malformed", [FB_STAT_HIT_FLOW] = "hit_flow",
-	[FB_STAT_HIT_SRC] = "hit_src",	   [FB_STAT_HIT_DST] = "hit_dst",
-	[FB_STAT_NOFILTER] = "no_filter",  [FB_STAT_UNCONFIRMED] = "unconfirmed",
-};
-
-const char *fb_stat_name(int i)
-{
-	return i >= 0 && i < FB_STAT_NR && stat_names[i] ? stat_names[i] : "unnamed";
-}
+#include "util.h"
 
 /* stats --watch: rates per interval until interrupted. */
 static int stats_watch(const char *name, double interval)
@@ -38,7 +25,7 @@ static int stats_watch(const char *name, double interval)
 		fb_store_close(&f);
 		return 1;
 	}
-	t_prev = next = fb_clock_mono();
+	t_prev = next = fb_now();
 	for (;;) {
 		next += interval;
 		if (!fb_clock_sleep_until(next))
@@ -52,7 +39,7 @@ static int stats_watch(const char *name, double interval)
 			fb_store_close(&f);
 			return 1;
 		}
-		t_cur = fb_clock_mono();
+		t_cur = fb_now();
 		dt = t_cur - t_prev;
 		fb_clock_format(fb_clock_real_ns(), false, when, sizeof(when));
 		if (fb_json) {
@@ -122,7 +109,7 @@ int cmd_stats(int argc, char **argv)
 		jw_obj_open(NULL);
 		jw_str("filter", f.name);
 		for (i = 0; i < FB_STAT_NR; i++) {
-			jw_obj_open(stat_names[i]);
+			jw_obj_open(fb_stat_names[i]);
 			jw_u64("packets", s.c[i].packets);
 			jw_u64("bytes", s.c[i].bytes);
 			jw_obj_close();
@@ -134,7 +121,7 @@ int cmd_stats(int argc, char **argv)
 	} else {
 		printf("%-12s %14s %16s\n", "counter", "packets", "bytes");
 		for (i = 0; i < FB_STAT_NR; i++)
-			printf("%-12s %14llu %16llu\n", stat_names[i],
+			printf("%-12s %14llu %16llu\n", fb_stat_names[i],
 			       (unsigned long long)s.c[i].packets,
 			       (unsigned long long)s.c[i].bytes);
 		/* Counters here look calm while such a program passes everything. */

@@ -6,12 +6,13 @@
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <stdlib.h>
-#include "cmd.h"
-#include "parse.h"
-#include "monview.h"
 #include "clock.h"
+#include "cmd.h"
 #include "flow.h"
+#include "monview.h"
 #include "output.h"
+#include "parse.h"
+#include "util.h"
 
 int cmd_top(int argc, char **argv)
 {
@@ -62,12 +63,12 @@ int cmd_top(int argc, char **argv)
 		fb_catch_interrupt();
 		if (fb_monitor_snap_take(&m, &base))
 			goto out;
-		t0 = fb_clock_mono();
+		t0 = fb_now();
 		if (!fb_clock_sleep_until(t0 + interval)) {
 			rc = 0; /* Ctrl-C before the interval ended: nothing to show */
 			goto out;
 		}
-		secs = fb_clock_mono() - t0;
+		secs = fb_now() - t0;
 		if (fb_monview_gone(&f)) {
 			fb_monview_report_gone(&f);
 			goto out;

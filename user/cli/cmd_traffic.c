@@ -12,26 +12,19 @@
 
 int cmd_traffic(int argc, char **argv)
 {
-	const char *file = NULL;
+	const char *name;
 	char since[64], text[FB_FLOW_STR], where[64];
 	struct fb_mon_snap s = { 0 };
 	struct fb_flows fl;
 	struct fb_monitor m;
 	struct fb_store f;
 	__u64 p, b, err_p, err_b;
-	int first = 2, rc = 1;
+	int rc;
 	size_t i;
 
-	if (argc < 2)
-		return fb_usage("missing NAME");
-	if (argc >= 4 && !strcmp(argv[2], "-f")) {
-		if (argc != 4)
-			return fb_usage("give FLOWs or -f FILE, not both");
-		file = argv[3];
-		first = 4;
-	}
-	if (fb_read_flows(argc - first, argv + first, file, &fl))
-		return 1;
+	if ((rc = fb_flows_args(argc, argv, &name, &fl)))
+		return rc;
+	rc = 1;
 	for (i = 0; i < fl.n; i++)
 		if (fl.keys[i].kind != FB_KIND_FLOW || fl.keys[i].plen) {
 			fb_flows_where(&fl, i, where, sizeof(where));
@@ -41,7 +34,7 @@ int cmd_traffic(int argc, char **argv)
 			fb_flows_free(&fl);
 			return 1;
 		}
-	if (fb_monview_open(argv[1], FB_MON_SKETCH, &f, &m)) {
+	if (fb_monview_open(name, FB_MON_SKETCH, &f, &m)) {
 		fb_flows_free(&fl);
 		return 1;
 	}

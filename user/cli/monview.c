@@ -5,8 +5,11 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "flow.h"
@@ -84,4 +87,19 @@ void fb_monview_flow_text(const struct fb_key *k, char *buf, size_t len)
 	c.kind = FB_KIND_FLOW;
 	c.plen = 0;
 	fb_flow_format(&c, buf, len);
+}
+
+int fb_monview_lock_events(const struct fb_store *f, const struct fb_monitor *m)
+{
+	int fd = open(m->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB)) {
+		fb_err("another reader is taking the new-flow events of '%s'%s%s", f->name,
+		       errno == EWOULDBLOCK ? "" : ": ",
+		       errno == EWOULDBLOCK ? "" : strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
 }

@@ -23,5 +23,9 @@ void fb_monview_close(struct fb_store *f, struct fb_monitor *m);
 /* The bound eps' * N on any estimate's excess, rounded up. */
 __u64 fb_monview_max_error(const struct fb_monitor *m, __u64 total);
 void fb_monview_flow_text(const struct fb_key *k, char *buf, size_t len);
+/* The new-flow ring's consumer position is shared: one reader at a time
+ * (flows, ipfix). A flock()ed fd of the monitoring directory, or -1
+ * (printed). */
+int fb_monview_lock_events(const struct fb_store *f, const struct fb_monitor *m);
 
 #endif

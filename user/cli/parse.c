@@ -10,6 +10,7 @@
 #include "cmd.h"
 #include "monmaps.h"
 #include "parse.h"
+#include "util.h"
 
 int fb_parse_double(const char *opt, const char *s, double min, double max, double *out)
 {
@@ -29,11 +30,8 @@ int fb_parse_double(const char *opt, const char *s, double min, double max, doub
 int fb_parse_u64_range(const char *opt, const char *s, __u64 min, __u64 max, __u64 *out)
 {
 	unsigned long long v;
-	char *end;
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v < min || v > max) {
+	if (fb_parse_u64(s, &v) || v < min || v > max) {
 		fb_usage("bad value '%s' for %s (want %llu to %llu)", s, opt,
 			 (unsigned long long)min, (unsigned long long)max);
 		return -1;

@@ -23,50 +23,16 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
-#include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <json-c/json.h>
 #include "bgp.h"
+#include "bgp_int.h"
 #include "flow.h"
+#include "report.h"
 
-struct fb_bgp_path {
-	struct fb_bgp_path *next;
-	char *peer, *family, *nlri; /* one allocation, peer first */
-	struct fb_key key;
-	bool stale; /* held over a session restart, until End-of-RIB */
-};
-
-struct fb_bgp_rule {
-	struct fb_bgp_rule *next;
-	struct fb_key key;
-	unsigned refs;	/* paths holding it */
-	bool in_filter; /* added to the filter by us */
-	bool touched;	/* in this line's list */
-};
-
-/* One path operation of a message. */
-struct op {
-	bool announce; /* with key; else the path ends */
-	char *peer, *family, *nlri;
-	struct fb_key key;
-};
-
-struct line_ctx {
-	struct fb_bgp *b;
-	size_t lineno;
-	struct op *ops;
-	size_t nops, cap;
-	struct fb_bgp_rule **touched;
-	size_t ntouched, cap_touched;
-	bool oom;
-};
-
-static void note(struct fb_bgp *b, size_t lineno, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void note(struct fb_bgp *b, size_t lineno, const char *fmt, ...)
+void fb_bgp_note(struct fb_bgp *b, size_t lineno, const char *fmt, ...)
 {
 	char msg[1024];
 	int n = 0;
@@ -81,7 +47,7 @@ static void note(struct fb_bgp *b, size_t lineno, const char *fmt, ...)
 	if (b->note)
 		b->note(b->ctx, msg);
 	else
-		fprintf(stderr, "flowbloom: bgp: %s\n", msg);
+		fb_report_err("bgp: %s", msg);
 }
 
 /* FNV-1a: the tables hold at most a few hundred thousand routes from
@@ -221,15 +187,15 @@ unsigned fb_bgp_refs(const struct fb_bgp *b, const struct fb_key *k)
 
 /* ----------------------------------------------------- reading a message */
 
-static int push_op(struct line_ctx *c, bool announce, const char *peer, const char *family,
+int fb_bgp_push_op(struct fb_bgp_ctx *c, bool announce, const char *peer, const char *family,
 		   const char *nlri, const struct fb_key *key)
 {
-	struct op *o;
+	struct fb_bgp_op *o;
 	size_t lp = strlen(peer) + 1, lf = strlen(family) + 1, ln = strlen(nlri) + 1;
 
 	if (c->nops == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 16;
-		struct op *n = realloc(c->ops, cap * sizeof(*n));
+		struct fb_bgp_op *n = realloc(c->ops, cap * sizeof(*n));
 
 		if (!n)
 			goto oom;
@@ -256,452 +222,9 @@ oom:
 	return -1;
 }
 
-static json_object *get(json_object *o, const char *k)
-{
-	json_object *v = NULL;
-
-	if (!o || !json_object_is_type(o, json_type_object))
-		return NULL;
-	json_object_object_get_ex(o, k, &v);
-	return v;
-}
-
-static const char *get_str(json_object *o, const char *k)
-{
-	json_object *v = get(o, k);
-
-	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-/* Rule from FLOW words, parsed as the CLI parses them (the same keys). */
-static int rule_from(const char *w0, const char *w1, const char *w2, struct fb_key *k, char *why,
-		     size_t len)
-{
-	char *argv[3] = { (char *)w0, (char *)w1, (char *)w2 };
-	int n = w2 ? 3 : 2;
-
-	return fb_flow_parse(n, argv, k, why, len) == n ? 0 : -1;
-}
-
-/* "PFX/LEN" of family fam ("ipv4"/"ipv6"): checks the length against the
- * minimum. 0 ok, -1 with why. */
-static int check_prefix(struct fb_bgp *b, const char *pfx, bool v6, char *why, size_t len)
-{
-	const char *slash = strchr(pfx, '/');
-	char *end;
-	long l;
-
-	if (!slash) {
-		snprintf(why, len, "prefix '%s' has no length", pfx);
-		return -1;
-	}
-	errno = 0;
-	l = strtol(slash + 1, &end, 10);
-	if (errno || *end || l < 0 || l > (v6 ? 128 : 32) || (v6 != !!strchr(pfx, ':'))) {
-		snprintf(why, len, "bad %s prefix '%s'", v6 ? "IPv6" : "IPv4", pfx);
-		return -1;
-	}
-	if (l < (v6 ? b->o.min_v6 : b->o.min_v4)) {
-		snprintf(why, len, "prefix '%s' is shorter than /%d (--min-length)", pfx,
-			 v6 ? b->o.min_v6 : b->o.min_v4);
-		return -1;
-	}
-	return 0;
-}
-
-static bool has_community(struct fb_bgp *b, json_object *attr)
-{
-	json_object *list = get(attr, "community");
-	size_t i;
-
-	if (!list || !json_object_is_type(list, json_type_array))
-		return false;
-	for (i = 0; i < json_object_array_length(list); i++) {
-		json_object *c = json_object_array_get_idx(list, i);
-
-		if (c && json_object_is_type(c, json_type_array) &&
-		    json_object_array_length(c) == 2 &&
-		    (__u32)json_object_get_int64(json_object_array_get_idx(c, 0)) ==
-			    b->o.community >> 16 &&
-		    (__u32)json_object_get_int64(json_object_array_get_idx(c, 1)) ==
-			    (b->o.community & 0xffff))
-			return true;
-	}
-	return false;
-}
-
-/* RFC 8955 section 7.3: traffic-rate-bytes (type 0x80, subtype 0x06) with
- * rate 0 discards; so does traffic-rate-packets (0x800c, RFC 8955 7.3 as
- * updated) at 0. The rate is an IEEE float in the low 32 bits: 0 or -0.
- * The numeric value is used, not ExaBGP's "rate-limit:%d" text, which
- * prints 0.5 as 0. What else is there is described in *other. */
-static bool has_discard(json_object *attr, const char **other)
-{
-	json_object *list = get(attr, "extended-community");
-	size_t i;
-
-	*other = NULL;
-	if (!list || !json_object_is_type(list, json_type_array))
-		return false;
-	for (i = 0; i < json_object_array_length(list); i++) {
-		json_object *c = json_object_array_get_idx(list, i), *v = get(c, "value");
-		__u64 val;
-
-		if (!v || !json_object_is_type(v, json_type_int))
-			continue;
-		val = json_object_get_uint64(v);
-		if (((val >> 48) == 0x8006 || (val >> 48) == 0x800c) && !((__u32)val & 0x7fffffffU))
-			return true;
-		if (!*other)
-			*other = get_str(c, "string");
-	}
-	return false;
-}
-
-/* The one value of a FlowSpec numeric component, "=V" alone; NULL if it is
- * anything else (a range, several values, a negation). */
-static const char *single_value(json_object *v)
-{
-	const char *s;
-
-	if (!v || !json_object_is_type(v, json_type_array) || json_object_array_length(v) != 1)
-		return NULL;
-	s = json_object_get_string(json_object_array_get_idx(v, 0));
-	if (!s || s[0] != '=' || !s[1] || strchr(s, '&'))
-		return NULL;
-	return s + 1;
-}
-
-/* A prefix component: ["PFX"] (IPv4) or ["PFX/OFFSET"] (IPv6, offset 0 only). */
-static int flow_prefix(json_object *v, bool v6, char *out, size_t len)
-{
-	const char *s, *slash;
-
-	if (!v || !json_object_is_type(v, json_type_array) || json_object_array_length(v) != 1)
-		return -1;
-	s = json_object_get_string(json_object_array_get_idx(v, 0));
-	if (!s || strlen(s) >= len)
-		return -1;
-	strcpy(out, s);
-	if (v6) {
-		slash = strrchr(out, '/');
-		if (!slash || slash == strchr(out, '/'))
-			return 0; /* no offset given */
-		if (strcmp(slash, "/0"))
-			return -1;
-		*strrchr(out, '/') = 0;
-	}
-	return 0;
-}
-
-static bool full_length(const char *pfx, bool v6)
-{
-	const char *slash = strchr(pfx, '/');
-
-	return slash && atoi(slash + 1) == (v6 ? 128 : 32);
-}
-
-/* A FlowSpec NLRI as one flowbloom rule: a lone source or destination
- * prefix, or a complete 5-tuple of host addresses, a protocol and (for
- * protocols with ports) one source and one destination port. 0 with *k,
- * or -1 with why: everything else, which a rule could only approximate. */
-static int flow_rule(struct fb_bgp *b, json_object *nlri, bool v6, struct fb_key *k, char *why,
-		     size_t len)
-{
-	char dst[80] = "", src[80] = "", a[96], d[96], protobuf[16];
-	const char *proto = NULL, *sport = NULL, *dport = NULL;
-	const char *dname = v6 ? "destination-ipv6" : "destination-ipv4";
-	const char *sname = v6 ? "source-ipv6" : "source-ipv4";
-	const char *pname = v6 ? "next-header" : "protocol";
-	int p;
-
-	json_object_object_foreach(nlri, key, val)
-	{
-		if (!strcmp(key, "string") || !strcmp(key, "next-hop"))
-			continue;
-		if (!strcmp(key, dname) || !strcmp(key, "destination")) {
-			if (flow_prefix(val, v6, dst, sizeof(dst)))
-				goto comp;
-		} else if (!strcmp(key, sname) || !strcmp(key, "source")) {
-			if (flow_prefix(val, v6, src, sizeof(src)))
-				goto comp;
-		} else if (!strcmp(key, pname) || !strcmp(key, "protocol")) {
-			if (!(proto = single_value(val)))
-				goto comp;
-		} else if (!strcmp(key, "destination-port")) {
-			if (!(dport = single_value(val)))
-				goto comp;
-		} else if (!strcmp(key, "source-port")) {
-			if (!(sport = single_value(val)))
-				goto comp;
-		} else {
-			snprintf(why, len, "component '%s' is not supported", key);
-			return -1;
-		}
-		continue;
-	comp:
-		snprintf(why, len, "component '%s' is not a single value (=V) or prefix", key);
-		return -1;
-	}
-	if ((dst[0] && check_prefix(b, dst, v6, why, len)) ||
-	    (src[0] && check_prefix(b, src, v6, why, len)))
-		return -1;
-	if (!proto && !sport && !dport && !!dst[0] != !!src[0])
-		return rule_from(dst[0] ? "dst" : "src", dst[0] ? dst : src, NULL, k, why, len);
-	if (!proto || !dst[0] || !src[0] || !full_length(dst, v6) || !full_length(src, v6)) {
-		snprintf(why, len,
-			 "flowbloom rules are one source or destination prefix, or a 5-tuple "
-			 "of host addresses, protocol and ports");
-		return -1;
-	}
-	/* ExaBGP names well-known protocols; ours may spell them alike. */
-	p = fb_proto_parse(proto);
-	if (p < 0) {
-		snprintf(why, len, "protocol '%s' is not known", proto);
-		return -1;
-	}
-	snprintf(protobuf, sizeof(protobuf), "%d", p);
-	*strchr(src, '/') = 0;
-	*strchr(dst, '/') = 0;
-	if (fb_proto_has_ports(p)) {
-		if (!sport || !dport) {
-			snprintf(why, len, "a %s rule needs one source and one destination port",
-				 proto);
-			return -1;
-		}
-		snprintf(a, sizeof(a), v6 ? "[%s]:%s" : "%s:%s", src, sport);
-		snprintf(d, sizeof(d), v6 ? "[%s]:%s" : "%s:%s", dst, dport);
-	} else {
-		if (sport || dport) {
-			snprintf(why, len, "protocol %s has no ports", proto);
-			return -1;
-		}
-		snprintf(a, sizeof(a), "%s", src);
-		snprintf(d, sizeof(d), "%s", dst);
-	}
-	return rule_from(protobuf, a, d, k, why, len);
-}
-
-/* The path's identity within its peer and family: the NLRI text, with the
- * add-path id. */
-static int nlri_id(json_object *n, bool flow, char *out, size_t len)
-{
-	const char *s = get_str(n, flow ? "string" : "nlri"), *pi = get_str(n, "path-information");
-
-	if (!s)
-		return -1;
-	snprintf(out, len, "%s%s%s", s, pi ? " path-id " : "", pi ? pi : "");
-	return 0;
-}
-
-static int family_kind(const char *family, bool *flow, bool *v6)
-{
-	if (!strcmp(family, "ipv4 unicast") || !strcmp(family, "ipv6 unicast"))
-		*flow = false;
-	else if (!strcmp(family, "ipv4 flow") || !strcmp(family, "ipv6 flow"))
-		*flow = true;
-	else
-		return -1;
-	*v6 = family[3] == '6';
-	return 0;
-}
-
-static int read_nlri(struct line_ctx *c, const char *peer, const char *family, json_object *n,
-		     bool announce, json_object *attr)
-{
-	struct fb_bgp *b = c->b;
-	char id[1024], why[256];
-	const char *other;
-	bool flow, v6;
-	struct fb_key k;
-
-	family_kind(family, &flow, &v6);
-	if (!json_object_is_type(n, json_type_object) || nlri_id(n, flow, id, sizeof(id)))
-		return -1;
-	if (!announce)
-		return push_op(c, false, peer, family, id, NULL) ? -2 : 0;
-	if (!flow) {
-		const char *pfx = get_str(n, "nlri");
-
-		if (!has_community(b, attr))
-			/* Not (or no longer) a blackhole: replaces any path we hold. */
-			return push_op(c, false, peer, family, id, NULL) ? -2 : 0;
-		if (check_prefix(b, pfx, v6, why, sizeof(why)) ||
-		    rule_from(b->o.rtbh_src ? "src" : "dst", pfx, NULL, &k, why, sizeof(why))) {
-			note(b, c->lineno, "%s from %s: %s; not applied", pfx, peer, why);
-			return push_op(c, false, peer, family, id, NULL) ? -2 : 0;
-		}
-		return push_op(c, true, peer, family, id, &k) ? -2 : 0;
-	}
-	if (!has_discard(attr, &other)) {
-		note(b, c->lineno,
-		     "'%s' from %s: action %s%s%s is not supported (only discard, "
-		     "traffic-rate 0); not applied",
-		     id, peer, other ? "'" : "", other ? other : "none", other ? "'" : "");
-		return push_op(c, false, peer, family, id, NULL) ? -2 : 0;
-	}
-	if (flow_rule(b, n, v6, &k, why, sizeof(why))) {
-		note(b, c->lineno, "'%s' from %s: %s; not applied", id, peer, why);
-		return push_op(c, false, peer, family, id, NULL) ? -2 : 0;
-	}
-	return push_op(c, true, peer, family, id, &k) ? -2 : 0;
-}
-
-/* announce {FAMILY: {NEXTHOP: [NLRI...]}} or withdraw {FAMILY: [NLRI...]}. */
-static int read_routes(struct line_ctx *c, const char *peer, json_object *routes, bool announce,
-		       json_object *attr)
-{
-	bool flow, v6;
-	size_t i;
-
-	if (!json_object_is_type(routes, json_type_object))
-		return -1;
-	json_object_object_foreach(routes, family, val)
-	{
-		if (family_kind(family, &flow, &v6)) {
-			note(c->b, c->lineno, "family '%s' from %s is not supported; ignored",
-			     family, peer);
-			continue;
-		}
-		if (announce) {
-			if (!json_object_is_type(val, json_type_object))
-				return -1;
-			json_object_object_foreach(val, nexthop, list)
-			{
-				(void)nexthop;
-				if (!json_object_is_type(list, json_type_array))
-					return -1;
-				for (i = 0; i < json_object_array_length(list); i++) {
-					int r = read_nlri(c, peer, family,
-							  json_object_array_get_idx(list, i), true,
-							  attr);
-					if (r)
-						return r;
-				}
-			}
-		} else {
-			if (!json_object_is_type(val, json_type_array))
-				return -1;
-			for (i = 0; i < json_object_array_length(val); i++) {
-				int r = read_nlri(c, peer, family,
-						  json_object_array_get_idx(val, i), false, NULL);
-				if (r)
-					return r;
-			}
-		}
-	}
-	return 0;
-}
-
-/* Operations ending every path of peer (of family, if given) that is
- * stale (or any, if !only_stale). */
-static int end_paths(struct line_ctx *c, const char *peer, const char *family, bool only_stale)
-{
-	struct fb_bgp *b = c->b;
-	size_t i;
-
-	for (i = 0; i < b->nbuckets; i++) {
-		struct fb_bgp_path *p;
-
-		for (p = b->paths[i]; p; p = p->next)
-			if (!strcmp(p->peer, peer) && (!family || !strcmp(p->family, family)) &&
-			    (!only_stale || p->stale) &&
-			    push_op(c, false, p->peer, p->family, p->nlri, NULL))
-				return -2;
-	}
-	return 0;
-}
-
-static size_t peer_paths(const struct fb_bgp *b, const char *peer)
-{
-	size_t i, n = 0;
-	struct fb_bgp_path *p;
-
-	for (i = 0; i < b->nbuckets; i++)
-		for (p = b->paths[i]; p; p = p->next)
-			n += !strcmp(p->peer, peer);
-	return n;
-}
-
-/* Read the message into c->ops: 0, -1 malformed (why set), -2 no memory. */
-static int read_message(struct line_ctx *c, json_object *msg, const char **why)
-{
-	struct fb_bgp *b = c->b;
-	json_object *nb = get(msg, "neighbor"), *m, *u;
-	const char *type = get_str(msg, "type"), *peer = get_str(get(nb, "address"), "peer");
-	size_t i;
-	int r;
-
-	*why = "not an ExaBGP message (no \"type\")";
-	if (!type)
-		return -1;
-	if (strcmp(type, "update") && strcmp(type, "state"))
-		return 0; /* open, keepalive, notification, ...: nothing to do */
-	*why = "no neighbor address";
-	if (!peer)
-		return -1;
-	if (!strcmp(type, "state")) {
-		const char *st = get_str(nb, "state");
-
-		*why = "state message without a state";
-		if (!st)
-			return -1;
-		if (!strcmp(st, "down")) {
-			/* ExaBGP retries a down session every few seconds:
-			 * say it only when routes are at stake. */
-			if (peer_paths(b, peer))
-				note(b, c->lineno, "session with %s down: %zu routes %s", peer,
-				     peer_paths(b, peer), b->o.flush_on_down ? "deleted" : "kept");
-			return b->o.flush_on_down ? end_paths(c, peer, NULL, false) : 0;
-		}
-		if (!strcmp(st, "up")) {
-			struct fb_bgp_path *p;
-
-			/* Routes held from before (kept over a session loss, or
-			 * from a previous run) are stale until the peer
-			 * announces them again; End-of-RIB ends the rest. */
-			for (i = 0; i < b->nbuckets; i++)
-				for (p = b->paths[i]; p; p = p->next)
-					if (!strcmp(p->peer, peer))
-						p->stale = true;
-			note(b, c->lineno, "session with %s up", peer);
-		}
-		return 0;
-	}
-	/* With `send { update; }` ExaBGP also reports what it sends: only
-	 * what the peers announce counts. */
-	if (get_str(nb, "direction") && strcmp(get_str(nb, "direction"), "receive"))
-		return 0;
-	m = get(nb, "message");
-	*why = "update without a message";
-	if (!m)
-		return -1;
-	if ((u = get(m, "eor"))) {
-		const char *afi = get_str(u, "afi"), *safi = get_str(u, "safi");
-		char fam[64];
-
-		*why = "End-of-RIB without afi/safi";
-		if (!afi || !safi)
-			return -1;
-		snprintf(fam, sizeof(fam), "%s %s", afi, safi);
-		return end_paths(c, peer, fam, true);
-	}
-	u = get(m, "update");
-	*why = "update message without \"update\" or \"eor\"";
-	if (!u)
-		return -1;
-	*why = "malformed announce or withdraw";
-	if (get(u, "withdraw") && (r = read_routes(c, peer, get(u, "withdraw"), false, NULL)))
-		return r;
-	if (get(u, "announce") &&
-	    (r = read_routes(c, peer, get(u, "announce"), true, get(u, "attribute"))))
-		return r;
-	return 0;
-}
-
 /* ------------------------------------------------------ applying a line */
 
-static int touch(struct line_ctx *c, struct fb_bgp_rule *r)
+static int touch(struct fb_bgp_ctx *c, struct fb_bgp_rule *r)
 {
 	if (r->touched)
 		return 0;
@@ -750,7 +273,7 @@ static void rule_drop(struct fb_bgp *b, struct fb_bgp_rule *r)
 		}
 }
 
-static int path_end(struct line_ctx *c, struct fb_bgp_path **pp)
+static int path_end(struct fb_bgp_ctx *c, struct fb_bgp_path **pp)
 {
 	struct fb_bgp_path *p = *pp;
 	struct fb_bgp_rule *r = find_rule(c->b, &p->key);
@@ -767,7 +290,7 @@ static int path_end(struct line_ctx *c, struct fb_bgp_path **pp)
 	return 0;
 }
 
-static int apply_op(struct line_ctx *c, const struct op *o)
+static int apply_op(struct fb_bgp_ctx *c, const struct fb_bgp_op *o)
 {
 	struct fb_bgp *b = c->b;
 	struct fb_bgp_path **pp = find_path(b, o->peer, o->family, o->nlri), *p;
@@ -826,7 +349,7 @@ static int push_key(struct fb_key **arr, size_t *n, size_t *cap, const struct fb
 }
 
 /* The touched rules that must enter or leave the filter. */
-static int outcome(struct fb_bgp *b, struct line_ctx *c)
+static int outcome(struct fb_bgp *b, struct fb_bgp_ctx *c)
 {
 	size_t i;
 	int err = 0;
@@ -846,7 +369,7 @@ static int outcome(struct fb_bgp *b, struct line_ctx *c)
 	return err;
 }
 
-static void ctx_free(struct line_ctx *c)
+static void ctx_free(struct fb_bgp_ctx *c)
 {
 	size_t i;
 
@@ -858,7 +381,7 @@ static void ctx_free(struct line_ctx *c)
 
 int fb_bgp_line(struct fb_bgp *b, const char *line, size_t lineno)
 {
-	struct line_ctx c = { .b = b, .lineno = lineno };
+	struct fb_bgp_ctx c = { .b = b, .lineno = lineno };
 	enum json_tokener_error jerr;
 	json_object *msg;
 	const char *why = NULL;
@@ -873,21 +396,22 @@ int fb_bgp_line(struct fb_bgp *b, const char *line, size_t lineno)
 		return 0;
 	msg = json_tokener_parse_verbose(line, &jerr);
 	if (!msg) {
-		note(b, lineno, "not JSON (%s); line skipped", json_tokener_error_desc(jerr));
+		fb_bgp_note(b, lineno, "not JSON (%s); line skipped",
+			    json_tokener_error_desc(jerr));
 		return -1;
 	}
 	if (!json_object_is_type(msg, json_type_object)) {
-		note(b, lineno, "not a JSON object; line skipped");
+		fb_bgp_note(b, lineno, "not a JSON object; line skipped");
 		json_object_put(msg);
 		return -1;
 	}
-	r = read_message(&c, msg, &why);
+	r = fb_bgp_read_message(&c, msg, &why);
 	json_object_put(msg);
 	if (r) {
 		if (r == -2 || c.oom)
-			note(b, lineno, "out of memory; line skipped");
+			fb_bgp_note(b, lineno, "out of memory; line skipped");
 		else
-			note(b, lineno, "%s; line skipped", why);
+			fb_bgp_note(b, lineno, "%s; line skipped", why);
 		ctx_free(&c);
 		return -1;
 	}
@@ -897,7 +421,7 @@ int fb_bgp_line(struct fb_bgp *b, const char *line, size_t lineno)
 	if (r || outcome(b, &c)) {
 		/* Out of memory half way: the table is consistent (each op is
 		 * whole), the outcome of what was done is still returned. */
-		note(b, lineno, "out of memory; the rest of the line skipped");
+		fb_bgp_note(b, lineno, "out of memory; the rest of the line skipped");
 	}
 	ctx_free(&c);
 	return 0;
@@ -968,7 +492,7 @@ void fb_bgp_remove_all(struct fb_bgp *b)
 		for (r = b->rules[i]; r; r = r->next) {
 			r->refs = 0;
 			if (r->in_filter && push_key(&b->del, &b->ndel, &b->cap_del, &r->key))
-				note(b, 0, "out of memory listing rules to delete");
+				fb_bgp_note(b, 0, "out of memory listing rules to delete");
 		}
 	}
 	b->npaths = 0;
@@ -1008,7 +532,7 @@ int fb_bgp_save(const struct fb_bgp *b, FILE *fp)
 
 int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 {
-	struct line_ctx c = { .b = b };
+	struct fb_bgp_ctx c = { .b = b };
 	char *line = NULL, *f[4], *save, err[256];
 	size_t cap = 0, lineno = 0, i;
 	struct fb_key k;
@@ -1023,16 +547,14 @@ int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 		for (i = 1; i < 4; i++)
 			f[i] = strtok_r(NULL, "\t", &save);
 		if (!f[3] || strtok_r(NULL, "\t", &save)) {
-			fprintf(stderr, "flowbloom: %s:%zu: want 4 fields separated by tabs\n",
-				name, lineno);
+			fb_report_err("%s:%zu: want 4 fields separated by tabs", name, lineno);
 			goto out;
 		}
 		if (fb_flow_parse_line(f[3], &k, &blank, err, sizeof(err)) || blank) {
-			fprintf(stderr, "flowbloom: %s:%zu: %s\n", name, lineno,
-				blank ? "no rule" : err);
+			fb_report_err("%s:%zu: %s", name, lineno, blank ? "no rule" : err);
 			goto out;
 		}
-		if (push_op(&c, true, f[0], f[1], f[2], &k))
+		if (fb_bgp_push_op(&c, true, f[0], f[1], f[2], &k))
 			goto out;
 	}
 	for (i = 0; i < c.nops; i++)
@@ -1045,7 +567,7 @@ int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 	rc = 0;
 out:
 	if (rc && c.oom)
-		fprintf(stderr, "flowbloom: %s: out of memory\n", name);
+		fb_report_err("%s: out of memory", name);
 	free(line);
 	ctx_free(&c);
 	return rc;

@@ -458,3 +458,36 @@ int fb_discover_attachments(const struct fb_store *f, fb_attach_cb cb, void *ctx
 	if_freenameindex(ifs);
 	return n;
 }
+
+struct first_attach {
+	char ifname[IF_NAMESIZE];
+};
+
+static void note_first(const char *ifname, const char *mode, __u32 prog_id, void *ctx)
+{
+	struct first_attach *fa = ctx;
+
+	(void)mode;
+	(void)prog_id;
+	if (!fa->ifname[0])
+		snprintf(fa->ifname, sizeof(fa->ifname), "%s", ifname);
+}
+
+int fb_discover_busy(const struct fb_store *f)
+{
+	struct first_attach fa = { "" };
+	__u32 prog = 0;
+
+	fb_discover_attachments(f, note_first, &fa);
+	if (fa.ifname[0]) {
+		fb_report_err("filter '%s' is attached to %s: detach it first", f->name, fa.ifname);
+		return -1;
+	}
+	if (fb_discover_users(f, &prog)) {
+		fb_report_err("filter '%s' is in use by XDP program %u (attached in another "
+			      "network namespace?): detach it first",
+			      f->name, prog);
+		return -1;
+	}
+	return 0;
+}

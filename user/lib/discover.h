@@ -61,4 +61,8 @@ int fb_discover_users(const struct fb_store *f, __u32 *first_prog);
 typedef void (*fb_attach_cb)(const char *ifname, const char *mode, __u32 prog_id, void *ctx);
 int fb_discover_attachments(const struct fb_store *f, fb_attach_cb cb, void *ctx);
 
+/* For destroy: -1 (printed) if the filter is attached anywhere or a
+ * loaded program uses it. */
+int fb_discover_busy(const struct fb_store *f);
+
 #endif

@@ -13,7 +13,7 @@
 #include <linux/bpf.h>
 #include <fixbuf/public.h>
 #include "ipfix.h"
-#include "output.h"
+#include "report.h"
 
 #define F_V4 1u
 #define F_V6 2u
@@ -202,7 +202,7 @@ static struct fb_ipfix *open_with(struct fb_ipfix *x)
 {
 	x->model = fbInfoModelAlloc();
 	if (!x->model || build(x)) {
-		fb_err("ipfix: %s", x->err[0] ? x->err : "out of memory");
+		fb_report_err("ipfix: %s", x->err[0] ? x->err : "out of memory");
 		fb_ipfix_close(x);
 		return NULL;
 	}
@@ -214,7 +214,7 @@ struct fb_ipfix *fb_ipfix_open_net(const char *host, const char *port, bool tcp,
 	struct fb_ipfix *x = calloc(1, sizeof(*x));
 
 	if (!x) {
-		fb_err("ipfix: out of memory");
+		fb_report_err("ipfix: out of memory");
 		return NULL;
 	}
 	snprintf(x->host, sizeof(x->host), "%s", host);
@@ -229,7 +229,7 @@ struct fb_ipfix *fb_ipfix_open_file(FILE *fp, __u32 domain)
 	struct fb_ipfix *x = calloc(1, sizeof(*x));
 
 	if (!x) {
-		fb_err("ipfix: out of memory");
+		fb_report_err("ipfix: out of memory");
 		return NULL;
 	}
 	x->fp = fp;

@@ -14,18 +14,23 @@
 #include "repair.h"
 #include "util.h"
 
+/* The filter root, for stale staging directories of NAME: -2 when there
+ * is no root (so nothing stale), -1 on error (printed). */
+static int open_root_of(const char *name)
+{
+	if (fb_pin_check_bpffs() || fb_pin_check_name(name))
+		return -1;
+	return fb_pin_open_root(false);
+}
+
 int fb_repair_clean_stale(const char *name)
 {
 	char stage[FB_NAME_MAX + 4];
 	int root, n = 0;
 
-	if (fb_pin_check_bpffs() || fb_pin_check_name(name))
-		return -1;
-	root = fb_pin_open_root(false);
-	if (root == -2)
-		return 0;
+	root = open_root_of(name);
 	if (root < 0)
-		return -1;
+		return root == -2 ? 0 : -1;
 	fb_pin_stage_name(stage, sizeof(stage), FB_STAGE_NEW, name);
 	n += fb_pin_remove_stale(root, stage);
 	fb_pin_stage_name(stage, sizeof(stage), FB_STAGE_OLD, name);
@@ -41,13 +46,9 @@ int fb_repair_stale(const char *name, unsigned *what)
 	int root, i, fd;
 
 	*what = 0;
-	if (fb_pin_check_bpffs() || fb_pin_check_name(name))
-		return -1;
-	root = fb_pin_open_root(false);
-	if (root == -2)
-		return 0;
+	root = open_root_of(name);
 	if (root < 0)
-		return -1;
+		return root == -2 ? 0 : -1;
 	for (i = 0; i < 2; i++) {
 		fb_pin_stage_name(stage, sizeof(stage), pre[i], name);
 		fd = fb_pin_open_dir(root, stage);

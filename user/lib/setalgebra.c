@@ -5,11 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "setalgebra.h"
-
-static const char *layout_name(__u8 l)
-{
-	return l == FB_LAYOUT_CLASSIC ? "classic" : l == FB_LAYOUT_BLOCKED ? "blocked" : "unknown";
-}
+#include "util.h"
 
 int fb_sa_compatible(const struct fb_bloom_mem *a, const struct fb_bloom_mem *b, bool counters,
 		     char *why, size_t len)
@@ -17,8 +13,9 @@ int fb_sa_compatible(const struct fb_bloom_mem *a, const struct fb_bloom_mem *b,
 	const struct fb_header *x = a->hdr, *y = b->hdr;
 
 	if (x->layout != y->layout)
-		snprintf(why, len, "layouts differ (%s, %s)", layout_name(x->layout),
-			 layout_name(y->layout));
+		snprintf(why, len, "layouts differ (%s, %s)",
+			 FB_NAME_OR(fb_layout_names, x->layout, "unknown"),
+			 FB_NAME_OR(fb_layout_names, y->layout, "unknown"));
 	else if (x->hash != y->hash)
 		snprintf(why, len, "hash algorithms differ");
 	else if (x->key[0] != y->key[0] || x->key[1] != y->key[1])

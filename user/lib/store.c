@@ -465,20 +465,6 @@ void fb_store_close(struct fb_store *f)
 	f->dir_fd = f->root_fd = f->outer_fd = f->stats_fd = -1;
 }
 
-struct first_attach {
-	char ifname[IF_NAMESIZE];
-};
-
-static void note_first(const char *ifname, const char *mode, __u32 prog_id, void *ctx)
-{
-	struct first_attach *fa = ctx;
-
-	(void)mode;
-	(void)prog_id;
-	if (!fa->ifname[0])
-		snprintf(fa->ifname, sizeof(fa->ifname), "%s", ifname);
-}
-
 /*
  * Destroy: wait for the filter's writers (its lock), refuse if a program
  * uses it, remove the ip-link pins if they are its own, then take the
@@ -489,11 +475,9 @@ static void note_first(const char *ifname, const char *mode, __u32 prog_id, void
  */
 int fb_store_destroy(const char *name)
 {
-	struct first_attach fa = { "" };
 	char gone[FB_NAME_MAX + 4];
 	struct fb_store f;
 	int cleaned, tries;
-	__u32 prog = 0;
 
 	cleaned = fb_repair_clean_stale(name);
 	if (cleaned < 0)
@@ -523,21 +507,8 @@ int fb_store_destroy(const char *name)
 	f.stats_fd = fb_pin_get(f.dir_fd, "stats");
 	f.outer_id = f.outer_fd >= 0 ? fb_map_id(f.outer_fd) : 0;
 	f.stats_id = f.stats_fd >= 0 ? fb_map_id(f.stats_fd) : 0;
-	if (f.outer_id || f.stats_id) {
-		fb_discover_attachments(&f, note_first, &fa);
-		if (fa.ifname[0]) {
-			fb_report_err("filter '%s' is attached to %s: detach it first", name,
-				      fa.ifname);
-			goto fail;
-		}
-		if (fb_discover_users(&f, &prog)) {
-			fb_report_err(
-				"filter '%s' is in use by XDP program %u (attached in another "
-				"network namespace?): detach it first",
-				name, prog);
-			goto fail;
-		}
-	}
+	if ((f.outer_id || f.stats_id) && fb_discover_busy(&f))
+		goto fail;
 	if (!strcmp(name, FB_IPROUTE_FILTER))
 		fb_pin_iproute_remove(&f);
 	fb_pin_stage_name(gone, sizeof(gone), FB_STAGE_OLD, name);

@@ -1,8 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Small helpers the library shares. */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <bpf/bpf.h>
+#include <linux/bpf.h>
+#include "flowbloom/geometry.h"
+#include "flowbloom/hash.h"
+#include "flowbloom/key.h"
+#include "flowbloom/maps.h"
 #include "util.h"
 
 __u32 fb_map_id(int fd)
@@ -18,4 +26,63 @@ __u32 fb_map_id(int fd)
 int fb_cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* [0] is no value a user names (FB_*_DEFAULT or unused), so table + 1 is
+ * the NULL-terminated list of choices in value order. */
+const char *const fb_layout_names[4] = {
+	[FB_LAYOUT_BLOCKED] = "blocked", [FB_LAYOUT_CLASSIC] = "classic"
+};
+const char *const fb_hash_names[5] = {
+	[FB_HASH_SIPHASH13] = "siphash13", [FB_HASH_SIPHASH24] = "siphash24", [FB_HASH_NH] = "nh"
+};
+const char *const fb_action_names[5] = {
+	[FB_ACTION_DROP] = "drop", [FB_ACTION_ALLOW] = "allow", [FB_ACTION_MONITOR] = "monitor"
+};
+const char *const fb_malformed_names[4] = {
+	[FB_MALFORMED_PASS] = "pass", [FB_MALFORMED_DROP] = "drop"
+};
+const char *const fb_kind_names[FB_KIND_MAX + 1] = {
+	[FB_KIND_FLOW] = "flow", [FB_KIND_SRC] = "src", [FB_KIND_DST] = "dst"
+};
+const char *const fb_verdict_names[XDP_REDIRECT + 1] = {
+	[XDP_ABORTED] = "aborted", [XDP_DROP] = "drop",		[XDP_PASS] = "pass",
+	[XDP_TX] = "tx",	   [XDP_REDIRECT] = "redirect",
+};
+const char *const fb_stat_names[FB_STAT_NR] = {
+	[FB_STAT_SEEN] = "seen",	   [FB_STAT_MATCHED] = "matched",
+	[FB_STAT_DROPPED] = "dropped",	   [FB_STAT_PASSED] = "passed",
+	[FB_STAT_NONIP] = "non_ip",	   [FB_STAT_FRAGMENT] = "fragments",
+	[FB_STAT_MALFORMED] = "malformed", [FB_STAT_HIT_FLOW] = "hit_flow",
+	[FB_STAT_HIT_SRC] = "hit_src",	   [FB_STAT_HIT_DST] = "hit_dst",
+	[FB_STAT_NOFILTER] = "no_filter",  [FB_STAT_UNCONFIRMED] = "unconfirmed",
+};
+
+const char *fb_name_or(const char *const *table, size_t n, unsigned v, const char *none)
+{
+	return v < n && table[v] ? table[v] : none;
+}
+
+const char *fb_stat_name(int i)
+{
+	return i >= 0 ? FB_NAME_OR(fb_stat_names, (unsigned)i, "unnamed") : "unnamed";
+}
+
+int fb_parse_u64(const char *s, unsigned long long *v)
+{
+	char *end;
+
+	errno = 0;
+	if (!*s || *s == '-')
+		return -1;
+	*v = strtoull(s, &end, 10);
+	return errno || *end ? -1 : 0;
+}
+
+double fb_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }

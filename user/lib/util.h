@@ -1,15 +1,39 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Small helpers the library shares (util.c).
+ * Small helpers the library and the CLI share (util.c): one of each.
  */
 #ifndef FLOWBLOOM_USER_UTIL_H
 #define FLOWBLOOM_USER_UTIL_H
 
+#include <stddef.h>
 #include <linux/types.h>
+#include "flowbloom/maps.h"
 
 /* The kernel id of BPF map fd (0 if unknown). */
 __u32 fb_map_id(int fd);
 /* qsort() comparison of two char * (names). */
 int fb_cmp_str(const void *a, const void *b);
+
+/* Names users type and see, indexed by enum value (NULL: none). For the
+ * enums starting at 1, table + 1 is the NULL-terminated list of choices. */
+extern const char *const fb_layout_names[4];	    /* enum fb_layout */
+extern const char *const fb_hash_names[5];	    /* enum fb_hash */
+extern const char *const fb_action_names[5];	    /* enum fb_action */
+extern const char *const fb_malformed_names[4];	    /* enum fb_malformed */
+extern const char *const fb_kind_names[5];	    /* enum fb_kind (FB_KIND_MAX + 1) */
+extern const char *const fb_verdict_names[5];	    /* XDP_ABORTED .. XDP_REDIRECT */
+extern const char *const fb_stat_names[FB_STAT_NR]; /* enum fb_stat */
+/* table[v], or none if v is out of the table or unnamed. */
+const char *fb_name_or(const char *const *table, size_t n, unsigned v, const char *none);
+#define FB_NAME_OR(table, v, none) fb_name_or(table, sizeof(table) / sizeof((table)[0]), v, none)
+#define FB_NAME(table, v) FB_NAME_OR(table, v, "?")
+/* A counter's name in `stats` and `metrics` ("unnamed" for none). */
+const char *fb_stat_name(int i);
+
+/* A decimal unsigned number, all of s (no sign, no junk, no overflow):
+ * 0, or -1 with nothing printed. */
+int fb_parse_u64(const char *s, unsigned long long *v);
+/* CLOCK_MONOTONIC in seconds: for elapsed times. */
+double fb_now(void);
 
 #endif
