@@ -3,7 +3,7 @@
  * The user-space side of flow monitoring: creating a filter's monitoring
  * maps and pinning them in its bpffs directory, handing them to the XDP
  * program at load, and reading them back (sketch estimates, top talkers,
- * counters). The data path and the geometry are in bpf/monitor.h and
+ * counters). The data path and the geometry are in bpf/monitor.bpf.h and
  * include/flowbloom/monitor.h.
  *
  *   <root>/<NAME>/monitor/config    struct fb_mon_config (geometry, hash key)
