@@ -48,15 +48,11 @@ skip_all() {
 }
 
 send() {
-	inA "$PY" -c 'import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind((sys.argv[1], 0))
-for i in range(int(sys.argv[3])):
-    s.sendto(b"flowbloom", (sys.argv[2], 9))' "$1" "$B4" "$2"
+	inA "$PY" -c "$T_UDP_SEND" "$1" "$B4" "$2"
 }
 
 stat_of() {
-	"$FB" -j stats "$1" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]]["packets"])' "$2"
+	t_stat "$FB" "$1" "$2"
 }
 
 # dropped_from SRC N: of N packets from SRC, how many the filter dropped.

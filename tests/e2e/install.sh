@@ -53,15 +53,11 @@ cleanup() {
 t_traps
 
 stat_of() {
-	"$IFB" -j stats "$1" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]]["packets"])' "$2"
+	t_stat "$IFB" "$1" "$2"
 }
 
 send() {
-	inA "$PY" -c 'import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind((sys.argv[1], 0))
-for i in range(int(sys.argv[3])):
-    s.sendto(b"flowbloom", (sys.argv[2], 9))' "$1" "$B4" "$2"
+	inA "$PY" -c "$T_UDP_SEND" "$1" "$B4" "$2"
 }
 
 # ---------------------------------------------------------------- files

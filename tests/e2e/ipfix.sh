@@ -6,7 +6,7 @@
 # exporter runs in the receiving namespace and sends:
 # - over UDP to nfcapd (Debian nfdump): `nfdump -r` must show every flow sent,
 #   with its addresses, ports and protocol, and the counts;
-# - over TCP to tests/ipfix_decode.py, a collector written from RFC 7011:
+# - over TCP to tests/e2e/ipfix_decode.py, a collector written from RFC 7011:
 #   the exact templates, every new flow's fields, estimate records that are
 #   never below the truth with their confidence interval, sequence numbers
 #   (data records sent before each message), the observation domain;

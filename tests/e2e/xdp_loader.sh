@@ -70,7 +70,7 @@ skip_all() {
 
 # stat_of NAME COUNTER: packets of one of flowbloom's counters.
 stat_of() {
-	"$FB" -j stats "$1" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]]["packets"])' "$2"
+	t_stat "$FB" "$1" "$2"
 }
 
 # xc_count: packets the second program saw (its per-CPU counter, summed).
@@ -85,11 +85,7 @@ print(sum(int(v["value"], 0) if isinstance(v["value"], str) else
 
 # send SRC N: N UDP datagrams from SRC (an address of A) to B.
 send() {
-	inA "$PY" -c 'import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind((sys.argv[1], 0))
-for i in range(int(sys.argv[3])):
-    s.sendto(b"flowbloom", (sys.argv[2], 9))' "$1" "$B4" "$2"
+	inA "$PY" -c "$T_UDP_SEND" "$1" "$B4" "$2"
 }
 
 setup() {

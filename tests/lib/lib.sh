@@ -76,3 +76,16 @@ t_finish() {
 	t_end
 	exit $?
 }
+
+# The e2e suites' UDP sender, for a namespace's python ($PY -c "$T_UDP_SEND"
+# SRC DST N): N datagrams from SRC to DST port 9.
+T_UDP_SEND='import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 0))
+for i in range(int(sys.argv[3])):
+    s.sendto(b"flowbloom", (sys.argv[2], 9))'
+
+# t_stat FLOWBLOOM NAME COUNTER: the packets of counter COUNTER of NAME.
+t_stat() {
+	"$1" -j stats "$2" | python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]]["packets"])' "$3"
+}

@@ -6,19 +6,10 @@
  * geometry shared by the XDP program and the CLI (include/flowbloom/
  * geometry.h), and the FLOW text parser and formatter (user/flow.c).
  *
- * Random inputs come from a fixed-seed splitmix64, so every run checks the
+ * Random inputs come from a fixed-seed splitmix64 (test_rand64), so every run checks the
  * same values and a failure is reproducible.
  */
 #include "unit.h"
-
-__u64 splitmix64(__u64 *s)
-{
-	__u64 z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 /* ASSERT_EQ prints signed decimals; hashes read better in hex. */
 bool check_u64(__u64 got, __u64 want, const char *label)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * What the parts of test_unit share: the fixed-seed generator and a check
- * that prints hashes in hex.
+ * What the parts of test_unit share: a check that prints hashes in hex (the
+ * fixed-seed generator is packet.h's test_rand64).
  */
 #ifndef FLOWBLOOM_TEST_UNIT_H
 #define FLOWBLOOM_TEST_UNIT_H
@@ -15,10 +15,10 @@
 #include "flowbloom/key.h"
 #include "sizing.h"
 #include "flow.h"
+#include "packet.h"
 #include "testlib.h"
 
 /* test_unit.c */
-__u64 splitmix64(__u64 *s);
 bool check_u64(__u64 got, __u64 want, const char *label);
 
 /* unit_hash.c */

@@ -13,7 +13,8 @@ void test_geometry(void)
 	static const __u32 nblocks_list[] = { 1, 7, 19726, FB_MAX_BLOCKS };
 	static const __u64 mbits_list[] = { 512, 9585152, 1ULL << 32 };
 	const __u64 k[2] = { 0x1111111111111111ULL, 0x2222222222222222ULL };
-	__u64 seed = 42, h, counts[64], bcounts[64];
+	uint64_t seed = 42;
+	__u64 h, counts[64], bcounts[64];
 	unsigned kk, pop_ok, range_ok, empty_ok, n, i, w, t;
 	char label[120];
 	double chi2;
@@ -26,7 +27,7 @@ void test_geometry(void)
 		for (n = 0; n < 20000; n++) {
 			int pop = 0;
 
-			h = n ? splitmix64(&seed) : ~0ULL;
+			h = n ? test_rand64(&seed) : ~0ULL;
 			for (w = 0; w < FB_BLOCK_WORDS; w++) {
 				__u64 m = fb_blocked_word_mask(h, kk, w);
 
@@ -53,7 +54,8 @@ void test_geometry(void)
 		range_ok = fb_blocked_index(~0ULL, nblocks_list[i]) < nblocks_list[i] &&
 			   fb_blocked_index(0, nblocks_list[i]) == 0;
 		for (n = 0; n < 100000; n++)
-			if (fb_blocked_index(splitmix64(&seed), nblocks_list[i]) >= nblocks_list[i])
+			if (fb_blocked_index(test_rand64(&seed), nblocks_list[i]) >=
+			    nblocks_list[i])
 				range_ok = 0;
 		snprintf(label, sizeof(label), "fb_blocked_index(h, %u) < %u (random h, 0, ~0)",
 			 nblocks_list[i], nblocks_list[i]);
@@ -65,7 +67,7 @@ void test_geometry(void)
 	for (i = 0; i < sizeof(mbits_list) / sizeof(mbits_list[0]); i++) {
 		range_ok = 1;
 		for (n = 0; n < 100000; n++) {
-			h = n ? splitmix64(&seed) : ~0ULL;
+			h = n ? test_rand64(&seed) : ~0ULL;
 			for (t = 0; t < FB_MAX_K; t++)
 				if (fb_classic_bit(h, t, mbits_list[i]) >= mbits_list[i])
 					range_ok = 0;
@@ -88,7 +90,7 @@ void test_geometry(void)
 	ASSERT_EQ(fb_bit_word(512), 0, "bit 512 is in word 0 of its block");
 	range_ok = 1;
 	for (n = 0; n < 100000; n++) {
-		__u64 p = splitmix64(&seed) % (1ULL << 32);
+		__u64 p = test_rand64(&seed) % (1ULL << 32);
 		__u64 back = (__u64)(fb_bit_block(p) - FB_HDR_BLOCKS) * FB_BLOCK_BITS +
 			     fb_bit_word(p) * 64 + __builtin_ctzll(fb_bit_mask(p));
 
@@ -105,7 +107,7 @@ void test_geometry(void)
 	memset(bcounts, 0, sizeof(bcounts));
 	for (n = 0; n < 125000; n++) {
 		struct fb_key key;
-		__u64 r = splitmix64(&seed);
+		__u64 r = test_rand64(&seed);
 
 		memset(&key, 0, sizeof(key));
 		key.saddr[10] = key.saddr[11] = key.daddr[10] = key.daddr[11] = 0xff;
