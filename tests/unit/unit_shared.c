@@ -30,7 +30,8 @@ static void ref_prefix_rule(struct fb_key *r, __u32 kind, const __u8 a[16], int 
 void test_shared_logic(void)
 {
 	static const __u8 v4m[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 198, 51, 100, 7 };
-	__u64 seed = 13, pos[FB_MAX_K];
+	uint64_t seed = 13;
+	__u64 pos[FB_MAX_K];
 	unsigned n, bad_key = 0, bad_set = 0, bad_has = 0, bad_bit = 0, bad_lpm = 0;
 	__u8 a[16];
 	int i;
@@ -64,10 +65,10 @@ void test_shared_logic(void)
 		struct fb_key pkt = { 0 }, ref, got;
 		struct fb_block blk = { 0 }, want = { 0 };
 		struct fb_lpm_key l1, l2;
-		__u64 h = splitmix64(&seed), w0, w1;
+		__u64 h = test_rand64(&seed), w0, w1;
 
 		for (i = 0; i < 16; i += 8) {
-			__u64 r = splitmix64(&seed);
+			__u64 r = test_rand64(&seed);
 
 			memcpy(a + i, &r, 8);
 		}

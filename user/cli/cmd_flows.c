@@ -22,9 +22,11 @@ struct follow {
 	__u64 events;
 };
 
-static void addr_text(const __u8 a[16], char *buf, size_t len)
+/* An address as its packet's family wrote it: an IPv6 packet from
+ * ::ffff:a.b.c.d is shown as IPv6, never as the IPv4 address a.b.c.d. */
+static void addr_text(const __u8 a[16], __u8 family, char *buf, size_t len)
 {
-	if (fb_addr_v4mapped(a))
+	if (family == FB_FAMILY_IPV4)
 		inet_ntop(AF_INET, a + 12, buf, len);
 	else
 		inet_ntop(AF_INET6, a, buf, len);
@@ -44,8 +46,8 @@ static int on_event(void *ctx, void *data, size_t len)
 	if (!if_indextoname(e->ifindex, dev))
 		snprintf(dev, sizeof(dev), "if%u", e->ifindex);
 	if (fb_json) {
-		addr_text(e->key.saddr, src, sizeof(src));
-		addr_text(e->key.daddr, dst, sizeof(dst));
+		addr_text(e->key.saddr, e->key.family, src, sizeof(src));
+		addr_text(e->key.daddr, e->key.family, dst, sizeof(dst));
 		jw_obj_open(NULL);
 		jw_str("time", when);
 		jw_str("flow", text);
