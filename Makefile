@@ -38,7 +38,15 @@ LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
 CLI_SRCS := $(filter-out user/cli/main.c,$(wildcard user/cli/*.c))
 CLI_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(CLI_SRCS))
 LIBS := $(BUILD)/libflowbloom-cli.a $(BUILD)/libflowbloom.a
-TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(filter-out %.bpf.c,$(wildcard tests/*.c)))
+# C suites: tests/unit/test_*.c (host only) and tests/program/test_*.c
+# (BPF_PROG_TEST_RUN), each built into build/tests/KIND/; the benchmark too.
+# A binary's parts beside its main file are KIND/NAME_*.c (test_NAME.c or
+# NAME.c is the main); tests/lib/*.c is the archive libfbtest.a every one
+# links (a binary takes only the helpers it calls).
+TEST_MAINS := $(wildcard tests/unit/test_*.c tests/program/test_*.c) tests/bench/bench.c
+TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_MAINS))
+TEST_LIB_OBJS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%.o,$(wildcard tests/lib/*.c))
+test_parts = $(filter-out %.bpf.c,$(wildcard tests/$(dir $(1))$(patsubst test_%,%,$(notdir $(1)))_*.c))
 
 .DELETE_ON_ERROR:
 # Skeletons are made by a pattern rule: kept, or every make would rebuild
@@ -74,20 +82,20 @@ $(BUILD)/flowbloom.bpf.o: bpf/flowbloom.bpf.c Makefile | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BUILD)/bench.bpf.o: tests/bench.bpf.c Makefile | $(BUILD)
+$(BUILD)/bench.bpf.o: tests/bench/bench.bpf.c Makefile | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 # A counting pass-through program, for the test beside flowbloom under xdp-loader.
-$(BUILD)/xdp_count.bpf.o: tests/xdp_count.bpf.c Makefile | $(BUILD)
+$(BUILD)/xdp_count.bpf.o: tests/e2e/xdp_count.bpf.c Makefile | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-# The cuckoo, d-left and scalable probes, for tests/test_types.c.
-$(BUILD)/types_check.bpf.o: tests/types_check.bpf.c Makefile | $(BUILD)
+# The cuckoo, d-left and scalable probes, for tests/program/test_types.c.
+$(BUILD)/types_check.bpf.o: tests/program/types_check.bpf.c Makefile | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
-$(BUILD)/tests/test_types: $(BUILD)/types_check.bpf.o
+$(BUILD)/tests/program/test_types: $(BUILD)/types_check.bpf.o
 
 # libbpf (inside bpftool) notes the .xdp_run_config section it skips: that
 # section is for libxdp, and expected.
@@ -96,7 +104,7 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@ 2> $@.err || { cat $@.err >&2; rm -f $@.err; exit 1; }
 	$(Q)grep -v 'skipping unrecognized data section.*xdp_run_config' $@.err >&2; rm -f $@.err
 
-$(BUILD)/tests/bench: $(BUILD)/bench.skel.h
+$(BUILD)/tests/bench/bench: $(BUILD)/bench.skel.h
 
 $(BUILD)/user/%.o: user/%.c $(BUILD)/flowbloom.skel.h Makefile | $(BUILD)
 	$(call msg,CC,$@)
@@ -115,10 +123,23 @@ $(BUILD)/flowbloom: $(BUILD)/user/cli/main.o $(LIBS)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(LIBS) $(LDLIBS) -o $@
 
-$(BUILD)/tests/%: tests/%.c $(LIBS) $(BUILD)/flowbloom.skel.h
+$(BUILD)/tests/lib/%.o: tests/lib/%.c $(BUILD)/flowbloom.skel.h Makefile | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIBS) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/lib -c $< -o $@
+
+$(BUILD)/libfbtest.a: $(TEST_LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)$(AR) rcs $@ $^
+
+# Secondary expansion: a test binary's prerequisites name its own parts.
+.SECONDEXPANSION:
+$(BUILD)/tests/%: tests/%.c $$(call test_parts,$$*) $(BUILD)/libfbtest.a $(LIBS) \
+		$(BUILD)/flowbloom.skel.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/lib -I$(<D) $(filter %.c,$^) -Wl,--start-group \
+		$(BUILD)/libfbtest.a $(LIBS) -Wl,--end-group $(LDLIBS) -o $@
 
 $(BUILD):
 	$(Q)mkdir -p $@
@@ -169,7 +190,7 @@ demo: deps all bpffs
 	$(Q)bash tests/demo.sh
 
 bench: deps all bpffs
-	$(Q)bash tests/bench.sh
+	$(Q)bash tests/bench/bench.sh
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

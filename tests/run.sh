@@ -2,25 +2,45 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Runs every test (what `make test` calls) and adds up their closing lines
 # into one: "N passed, N failed". Needs root, bpffs and a BPF-enabled kernel.
-# TESTS="unit cli" limits the run to some suites.
+# TESTS="unit cli" limits the run to some suites (by name); a word ending in
+# / selects a kind: TESTS="unit/ cli/" runs every suite in tests/unit and
+# tests/cli. Words mix: TESTS="program/ e2e".
 cd "$(dirname "$0")/.." || exit 1
 
-# Suites are found, not listed: every tests/test_*.c (a C binary in
-# build/tests/) and every tests/*.sh that is not a helper, demo or benchmark.
-# C suites run first (no network), the shell suites after them.
-find_suites() {
-	local f n
-	for f in tests/test_*.c; do
-		n=${f#tests/test_}
-		echo "${n%.c}"
-	done
-	for f in tests/*.sh; do
-		n=$(basename "$f" .sh)
-		case "$n" in lib | run | demo | bench | bench_*) continue ;; esac
-		echo "$n"
+# Suites are found, not listed, by folder: a C suite is tests/KIND/test_NAME.c
+# (KIND unit or program) built into build/tests/KIND/test_NAME, a shell suite
+# tests/KIND/NAME.sh (KIND cli or e2e). tests/lib, tests/bench and demo.sh
+# are not suites. C suites run first (no network), the shell suites after.
+KINDS="unit program cli e2e"
+find_suites() { # [KIND...]: "KIND/NAME" per line
+	local k f n kinds=${*:-$KINDS}
+	for k in $kinds; do
+		for f in tests/"$k"/test_*.c; do
+			[ -f "$f" ] || continue
+			n=${f##*/test_}
+			echo "$k/${n%.c}"
+		done
+		for f in tests/"$k"/*.sh; do
+			[ -f "$f" ] || continue
+			n=$(basename "$f" .sh)
+			echo "$k/$n"
+		done
 	done
 }
-SUITES=${TESTS:-$(find_suites | tr '\n' ' ')}
+ALL=$(find_suites)
+if [ -n "${TESTS:-}" ]; then
+	SUITES=""
+	for w in $TESTS; do
+		case "$w" in
+		*/) m=$(find_suites "${w%/}") ;;
+		*) m=$(echo "$ALL" | grep -E "/$w\$") ;;
+		esac
+		[ -n "$m" ] || m="?/$w" # reported below as no such suite
+		SUITES="$SUITES $m"
+	done
+else
+	SUITES=$ALL
+fi
 total_pass=0
 total_fail=0
 total_skip=0
@@ -28,11 +48,13 @@ broken=""
 
 mount | grep -q ' /sys/fs/bpf type bpf' || mount -t bpf bpf /sys/fs/bpf
 
-for s in $SUITES; do
-	if [ -x "build/tests/test_$s" ]; then
-		cmd=(build/tests/test_"$s")
-	elif [ -f "tests/$s.sh" ]; then
-		cmd=(bash "tests/$s.sh")
+for ks in $SUITES; do
+	k=${ks%%/*}
+	s=${ks#*/}
+	if [ -f "tests/$k/test_$s.c" ] && [ -x "build/tests/$k/test_$s" ]; then
+		cmd=(build/tests/"$k"/test_"$s")
+	elif [ -f "tests/$k/$s.sh" ]; then
+		cmd=(bash "tests/$k/$s.sh")
 	else
 		echo "no such suite: $s"
 		broken="$broken $s"

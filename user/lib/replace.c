@@ -14,8 +14,29 @@
 #include "rules.h"
 #include "util.h"
 
+struct rules_arg {
+	const struct fb_key *keys;
+	size_t n, *bad;
+};
+
+static int fill_rules(struct fb_store *nf, void *arg)
+{
+	struct rules_arg *r = arg;
+
+	return fb_rules_add(nf, r->keys, r->n, r->bad);
+}
+
 int fb_replace(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_key *keys, size_t n,
 	       size_t *bad)
+{
+	struct rules_arg r = { keys, n, bad };
+
+	*bad = (size_t)-1;
+	return fb_replace_fill(f, nblocks, k, n, fill_rules, &r);
+}
+
+int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
+		    int (*fill)(struct fb_store *nf, void *arg), void *arg)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, inner_opts, .map_flags = FB_INNER_MAP_FLAGS);
 	struct fb_store nf = *f;
@@ -24,7 +45,6 @@ int fb_replace(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_key *k
 	bool pinned = false;
 	int err = -1;
 
-	*bad = (size_t)-1;
 	if (fb_store_migrate_counters(f))
 		return -1;
 	nf.cnt_hdr = NULL;
@@ -75,12 +95,12 @@ int fb_replace(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_key *k
 	if (f->hdr->confirm) {
 		/* Fresh sets in the other generation's slot: unused until the
 		 * new filter (whose header names that generation) is in. */
-		if (fb_exact_create_sets(n * 2, nf.set_fd))
+		if (fb_exact_create_sets(nsets * 2, nf.set_fd))
 			goto out;
 		if (fb_exact_install(f->exact_fd, f->lpm_fd, nf.hdr->gen, nf.set_fd))
 			goto out;
 	}
-	if (fb_rules_add(&nf, keys, n, bad))
+	if (fill(&nf, arg))
 		goto out;
 	if (f->cnt_hdr) {
 		/* The new counters get their pin before the switch, under the

@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The benchmark suite (`make bench`): every figure in one run, on the same
+ * machine, as ratios against baselines measured in the same run.
+ *
+ *  1. ns/packet through BPF_PROG_TEST_RUN with a large repeat, on one core:
+ *     empty program, parse only, flowbloom (blocked and classic, 1 MiB and
+ *     256 MiB, hits and misses, IPv4 and IPv6), the kernel's Bloom filter
+ *     map and an exact hash map holding the same flows. Each packet probes
+ *     a different flow (include/flowbloom/bench.h). The kernel reports a
+ *     truncated integer mean; the wall clock of the call is printed beside
+ *     it, and the ratio uses the wall clock.
+ *  2. Fill rate: flows/s through the mmap, against a syscall per flow.
+ *  3. Memory: fast-path bytes per flow against the hash map's.
+ *
+ * Not a test: it prints figures and which targets they meet.
+ */
+#define _GNU_SOURCE
+#include "benchmark.h"
+
+unsigned repeat = 2000000;
+static bool quick; /* `bench quick`: parse and blocked 1 MiB v4 only */
+static int rounds = 3;
+
+double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static struct row rows[64];
+static int nrows;
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median over rounds of ns/packet, kernel-reported and wall clock. */
+struct row *measure(const char *name, int prog_fd, int v6)
+{
+	struct fb_key k;
+	uint8_t frame[128];
+	double kern[8], wall[8];
+	struct row *r = &rows[nrows++];
+	int i;
+
+	fb_bench_flow(0, v6, &k);
+	for (i = 0; i < rounds; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, t, .data_in = frame, .repeat = repeat);
+		double t0;
+
+		t.data_size_in = test_build_frame(&k, frame);
+		t0 = now();
+		if (bpf_prog_test_run_opts(prog_fd, &t)) {
+			fprintf(stderr, "bench: %s: test run failed: %s\n", name, strerror(errno));
+			exit(1);
+		}
+		wall[i] = (now() - t0) * 1e9 / repeat;
+		kern[i] = t.duration;
+	}
+	qsort(kern, rounds, sizeof(double), cmp_double);
+	qsort(wall, rounds, sizeof(double), cmp_double);
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	r->kern = kern[rounds / 2];
+	r->wall = wall[rounds / 2];
+	printf("  %-44s %8.1f %8.1f\n", r->name, r->kern, r->wall);
+	fflush(stdout);
+	return r;
+}
+
+static struct row *find(const char *name)
+{
+	int i;
+
+	for (i = 0; i < nrows; i++)
+		if (!strcmp(rows[i].name, name))
+			return &rows[i];
+	return NULL;
+}
+
+/* A filter of `bits` bits holding flows 0..n-1 (IPv4 and IPv6 forms). */
+static int make_filter_hash(const char *name, __u64 bits, int k, int layout, int hash, __u32 n,
+			    struct fb_store *f)
+{
+	struct fb_create_opts o = {
+		.nblocks = bits / FB_BLOCK_BITS,
+		.k = k,
+		.layout = layout,
+		.hash = hash,
+		.action = FB_ACTION_DROP,
+	};
+	struct fb_key key;
+	__u32 i;
+
+	if (fb_store_create(name, &o) || fb_store_open(name, f))
+		return -1;
+	for (i = 0; i < n; i++) {
+		fb_bench_flow(i, 0, &key);
+		fb_bits_set(f, &key);
+		fb_bench_flow(i, 1, &key);
+		fb_bits_set(f, &key);
+	}
+	f->hdr->nflows = 2ULL * n;
+	f->hdr->kinds = FB_KINDF(FB_KIND_FLOW);
+	return 0;
+}
+
+int make_filter(const char *name, __u64 bits, int k, int layout, __u32 n, struct fb_store *f)
+{
+	return make_filter_hash(name, bits, k, layout, FB_HASH_SIPHASH13, n, f);
+}
+
+static void bench_flowbloom(const char *label, struct fb_store *f, __u32 n, int v6)
+{
+	char name[64];
+	int miss;
+
+	for (miss = 0; miss < 2; miss++) {
+		struct fb_load_opts lo = { .private_stats = true,
+					   .action = FB_ACTION_DROP,
+					   .bench = miss ? FB_BENCH_MISS : n - 1,
+					   .bench_v6 = v6 };
+		struct flowbloom_bpf *skel = fb_load(f, &lo);
+
+		if (!skel)
+			exit(1);
+		snprintf(name, sizeof(name), "flowbloom %s %s %s", label, v6 ? "v6" : "v4",
+			 miss ? "miss" : "hit");
+		measure(name, bpf_program__fd(skel->progs.flowbloom), v6);
+		flowbloom_bpf__destroy(skel);
+	}
+}
+
+/* Baseline programs from bench.bpf.c. With share, the kernel Bloom map and
+ * the hash map are share's (filled once); else sized for kb_entries (k=7)
+ * and hash_entries. */
+struct bench_bpf *load_bench(__u32 bench, int v6, __u32 kb_entries, __u32 hash_entries,
+			     const struct bench_bpf *share)
+{
+	struct bench_bpf *b = bench_bpf__open();
+
+	if (!b)
+		exit(1);
+	b->rodata->cfg_bench = bench;
+	b->rodata->cfg_bench_v6 = v6;
+	if (share) {
+		bpf_map__reuse_fd(b->maps.kbloom, bpf_map__fd(share->maps.kbloom));
+		bpf_map__reuse_fd(b->maps.exact, bpf_map__fd(share->maps.exact));
+	} else {
+		bpf_map__set_max_entries(b->maps.kbloom, kb_entries);
+		bpf_map__set_map_extra(b->maps.kbloom, 7);
+		bpf_map__set_max_entries(b->maps.exact, hash_entries);
+	}
+	if (bench_bpf__load(b)) {
+		fprintf(stderr, "bench: cannot load bench.bpf.o\n");
+		exit(1);
+	}
+	return b;
+}
+
+static double fill_kbloom(int fd, __u32 n)
+{
+	struct fb_key key;
+	double t0 = now();
+	__u32 i;
+
+	for (i = 0; i < n; i++) {
+		fb_bench_flow(i, 0, &key);
+		bpf_map_update_elem(fd, NULL, &key, BPF_ANY);
+		fb_bench_flow(i, 1, &key);
+		bpf_map_update_elem(fd, NULL, &key, BPF_ANY);
+	}
+	return 2.0 * n / (now() - t0);
+}
+
+static double fill_exact(int fd, __u32 n)
+{
+	struct fb_key key;
+	__u32 one = 1, i;
+	double t0 = now();
+
+	for (i = 0; i < n; i++) {
+		fb_bench_flow(i, 0, &key);
+		bpf_map_update_elem(fd, &key, &one, BPF_ANY);
+		fb_bench_flow(i, 1, &key);
+		bpf_map_update_elem(fd, &key, &one, BPF_ANY);
+	}
+	return 2.0 * n / (now() - t0);
+}
+
+/* memlock of a map as the kernel accounts it (fdinfo). */
+unsigned long long memlock(int fd)
+{
+	char path[64], line[256];
+	unsigned long long v = 0;
+	FILE *in;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	in = fopen(path, "r");
+	if (!in)
+		return 0;
+	while (fgets(line, sizeof(line), in))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	fclose(in);
+	return v;
+}
+
+static void baselines(int v6, struct bench_bpf **small, struct bench_bpf **large)
+{
+	struct bench_bpf *b;
+	char name[64];
+	int miss;
+
+	b = load_bench(SMALL_FLOWS - 1, v6, 1, 1, NULL);
+	measure(v6 ? "empty program v6" : "empty program v4", bpf_program__fd(b->progs.xdp_empty),
+		v6);
+	measure(v6 ? "parse only v6" : "parse only v4", bpf_program__fd(b->progs.xdp_parse), v6);
+	bench_bpf__destroy(b);
+	for (miss = 0; miss < 2; miss++) {
+		b = small[miss];
+		snprintf(name, sizeof(name), "kernel bloom 1 MiB %s %s", v6 ? "v6" : "v4",
+			 miss ? "miss" : "hit");
+		measure(name, bpf_program__fd(b->progs.xdp_kbloom), v6);
+		b = large[miss];
+		snprintf(name, sizeof(name), "kernel bloom 256 MiB %s %s", v6 ? "v6" : "v4",
+			 miss ? "miss" : "hit");
+		measure(name, bpf_program__fd(b->progs.xdp_kbloom), v6);
+		snprintf(name, sizeof(name), "exact hash map 1M %s %s", v6 ? "v6" : "v4",
+			 miss ? "miss" : "hit");
+		measure(name, bpf_program__fd(b->progs.xdp_exact), v6);
+	}
+}
+
+/* One DRAM access, measured directly: a chase of dependent loads through a
+ * random cycle of the cache lines of 256 MiB (Sattolo's shuffle), so every
+ * load misses the caches and waits for the one before it. */
+static double dram_latency(void)
+{
+	size_t lines = (256u << 20) / 64, i, p = 0, steps = 4000000;
+	uint64_t *buf = aligned_alloc(64, lines * 64), seed = 7;
+	uint32_t *order = malloc(lines * sizeof(*order));
+	double t0, ns;
+
+	if (!buf || !order)
+		return 0;
+	for (i = 0; i < lines; i++)
+		order[i] = i;
+	for (i = lines - 1; i > 0; i--) {
+		size_t j = test_rand64(&seed) % i;
+		uint32_t t = order[i];
+
+		order[i] = order[j];
+		order[j] = t;
+	}
+	for (i = 0; i < lines; i++)
+		buf[(size_t)order[i] * 8] = order[(i + 1) % lines];
+	free(order);
+	t0 = now();
+	for (i = 0; i < steps; i++)
+		p = buf[p * 8];
+	ns = (now() - t0) * 1e9 / steps;
+	free(buf);
+	return p == lines ? 0 : ns; /* p keeps the chase from being optimised out */
+}
+
+void target(const char *what, double got, double limit, bool at_most)
+{
+	bool ok = at_most ? got <= limit : got >= limit;
+
+	printf("  %-62s %6.2f (%s %.2f) %s\n", what, got, at_most ? "<=" : ">=", limit,
+	       ok ? "met" : "MISSED");
+}
+
+int main(int argc, char **argv)
+{
+	struct fb_store bs, bl, cs, cl, nhs, nhl;
+	struct bench_bpf *ksmall[2][2], *klarge[2][2], *fill_s, *fill_l;
+	double kb_fill = 0, hash_fill = 0, plain = 0;
+	unsigned long long hash_mem = 0, kb_mem = 0;
+	char root[64];
+	int v6, miss;
+
+	if (argc > 1 && !strcmp(argv[1], "quick")) {
+		struct fb_store q;
+		struct bench_bpf *b;
+
+		quick = true;
+		snprintf(root, sizeof(root), "/sys/fs/bpf/fbbench_%d", getpid());
+		setenv("FLOWBLOOM_ROOT", root, 1);
+		if (make_filter("quick", SMALL_BITS, 8, FB_LAYOUT_BLOCKED, SMALL_FLOWS, &q))
+			return 1;
+		b = load_bench(SMALL_FLOWS - 1, 0, 1, 1, NULL);
+		measure("parse only v4", bpf_program__fd(b->progs.xdp_parse), 0);
+		bench_flowbloom("blocked 1 MiB", &q, SMALL_FLOWS, 0);
+		q.hdr->hash = FB_HASH_NH; /* bits now wrong for hits; timing only */
+		bench_flowbloom("blocked 1 MiB nh", &q, SMALL_FLOWS, 0);
+		q.hdr->hash = FB_HASH_SIPHASH24;
+		bench_flowbloom("blocked 1 MiB siphash24", &q, SMALL_FLOWS, 0);
+		q.hdr->hash = FB_HASH_SIPHASH13;
+		bench_monitor(&q, SMALL_FLOWS);
+		bench_bpf__destroy(b);
+		fb_store_close(&q);
+		fb_store_destroy("quick");
+		return 0;
+	}
+	if (argc > 5 && !strcmp(argv[1], "live")) {
+		/* Enter the network namespace only: `ip netns exec` would also
+		 * remount /sys, hiding bpffs. */
+		char path[128];
+		int fd;
+
+		snprintf(path, sizeof(path), "/run/netns/%s", argv[2]);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || setns(fd, CLONE_NEWNET)) {
+			fprintf(stderr, "bench live: cannot enter netns %s: %s\n", argv[2],
+				strerror(errno));
+			return 1;
+		}
+		close(fd);
+		snprintf(root, sizeof(root), "/sys/fs/bpf/fbbench_%d", getpid());
+		setenv("FLOWBLOOM_ROOT", root, 1);
+		fb_libbpf_logging(false);
+		return bench_live(argv[3], argv[4], argv[5]);
+	}
+	if (argc > 1 && !strcmp(argv[1], "prefix")) {
+		snprintf(root, sizeof(root), "/sys/fs/bpf/fbbench_%d", getpid());
+		setenv("FLOWBLOOM_ROOT", root, 1);
+		fb_libbpf_logging(false);
+		bench_prefixes();
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "fill")) {
+		snprintf(root, sizeof(root), "/sys/fs/bpf/fbbench_%d", getpid());
+		setenv("FLOWBLOOM_ROOT", root, 1);
+		bench_fill(&plain);
+		return 0;
+	}
+	if (argc > 1)
+		repeat = atoi(argv[1]);
+	snprintf(root, sizeof(root), "/sys/fs/bpf/fbbench_%d", getpid());
+	setenv("FLOWBLOOM_ROOT", root, 1);
+	fb_libbpf_logging(false);
+
+	printf("flowbloom benchmark: %u packets per run, median of %d runs, one core\n", repeat,
+	       rounds);
+	printf("setting up filters and maps...\n");
+	if (make_filter("bsmall", SMALL_BITS, 8, FB_LAYOUT_BLOCKED, SMALL_FLOWS, &bs) ||
+	    make_filter("csmall", SMALL_BITS, 7, FB_LAYOUT_CLASSIC, SMALL_FLOWS, &cs) ||
+	    make_filter("blarge", LARGE_BITS, 8, FB_LAYOUT_BLOCKED, LARGE_FLOWS, &bl) ||
+	    make_filter("clarge", LARGE_BITS, 7, FB_LAYOUT_CLASSIC, LARGE_FLOWS, &cl)) {
+		fprintf(stderr, "bench: cannot create filters\n");
+		return 1;
+	}
+	/* Baseline maps, filled once; one program per (family, hit/miss). The
+	 * kernel map at 1 MiB: 800k entries x 7 hashes x 7/5 rounds up to 2^23
+	 * bits; at 200M entries it is capped at 2^31 bits = 256 MiB. */
+	fill_s = load_bench(0, 0, 800000, 1, NULL);
+	fill_l = load_bench(0, 0, 200000000, 2 * LARGE_FLOWS, NULL);
+	kb_fill = fill_kbloom(bpf_map__fd(fill_s->maps.kbloom), SMALL_FLOWS);
+	fill_kbloom(bpf_map__fd(fill_l->maps.kbloom), LARGE_FLOWS);
+	hash_fill = fill_exact(bpf_map__fd(fill_l->maps.exact), LARGE_FLOWS);
+	hash_mem = memlock(bpf_map__fd(fill_l->maps.exact));
+	kb_mem = memlock(bpf_map__fd(fill_l->maps.kbloom));
+	for (v6 = 0; v6 < 2; v6++)
+		for (miss = 0; miss < 2; miss++) {
+			ksmall[v6][miss] = load_bench(miss ? FB_BENCH_MISS : SMALL_FLOWS - 1, v6, 0,
+						      0, fill_s);
+			klarge[v6][miss] = load_bench(miss ? FB_BENCH_MISS : LARGE_FLOWS - 1, v6, 0,
+						      0, fill_l);
+		}
+
+	printf("\n1. ns per packet (BPF_PROG_TEST_RUN)              kernel     wall\n");
+	for (v6 = 0; v6 < 2; v6++) {
+		struct bench_bpf *s[2] = { ksmall[v6][0], ksmall[v6][1] };
+		struct bench_bpf *l[2] = { klarge[v6][0], klarge[v6][1] };
+
+		baselines(v6, s, l);
+		bench_flowbloom("blocked 1 MiB", &bs, SMALL_FLOWS, v6);
+		bench_flowbloom("classic 1 MiB", &cs, SMALL_FLOWS, v6);
+		bench_flowbloom("blocked 256 MiB", &bl, LARGE_FLOWS, v6);
+		bench_flowbloom("classic 256 MiB", &cl, LARGE_FLOWS, v6);
+	}
+	/* The fast hash option, v4, in cache and in DRAM. */
+	if (make_filter_hash("nhsmall", SMALL_BITS, 8, FB_LAYOUT_BLOCKED, FB_HASH_NH, SMALL_FLOWS,
+			     &nhs) ||
+	    make_filter_hash("nhlarge", LARGE_BITS, 8, FB_LAYOUT_BLOCKED, FB_HASH_NH, LARGE_FLOWS,
+			     &nhl))
+		return 1;
+	bench_flowbloom("blocked 1 MiB nh", &nhs, SMALL_FLOWS, 0);
+	bench_flowbloom("blocked 256 MiB nh", &nhl, LARGE_FLOWS, 0);
+	fb_store_close(&nhs);
+	fb_store_close(&nhl);
+	fb_store_destroy("nhsmall");
+	fb_store_destroy("nhlarge");
+
+	bench_fill(&plain);
+	printf("  %-44s %12.0f\n", "kernel bloom map, syscall per flow", kb_fill);
+	printf("  %-44s %12.0f\n", "exact hash map, syscall per flow", hash_fill);
+	{
+		__u32 i;
+
+		printf("\n3. fast-path memory per flow (bytes)\n");
+		for (i = 0; i < 2; i++) {
+			double p = i ? 0.001 : 0.01;
+			__u32 nb;
+			__u8 k;
+
+			fb_size_blocked(1e6, p, &nb, &k);
+			printf("  blocked at %-5g: %6.2f (k=%u)", p,
+			       (double)(nb + FB_HDR_BLOCKS) * FB_BLOCK_BYTES / 1e6, k);
+			fb_size_classic(1e6, p, &nb, &k);
+			printf("   classic: %6.2f (k=%u)\n",
+			       (double)(nb + FB_HDR_BLOCKS) * FB_BLOCK_BYTES / 1e6, k);
+		}
+		printf("  exact hash map (kernel memlock, %u flows): %6.2f\n", 2 * LARGE_FLOWS,
+		       (double)hash_mem / (2.0 * LARGE_FLOWS));
+		printf("  kernel bloom map 256 MiB (memlock): %llu bytes\n", kb_mem);
+
+		printf("\n4. targets (ratios of wall-clock ns in this run)\n");
+		{
+			struct row *parse = find("parse only v4"),
+				   *empty = find("empty program v4");
+			double miss_ns = dram_latency();
+
+			target("blocked 1 MiB hit / parse only (v4)",
+			       find("flowbloom blocked 1 MiB v4 hit")->wall / parse->wall, 1.5,
+			       true);
+			target("blocked 1 MiB miss / parse only (v4)",
+			       find("flowbloom blocked 1 MiB v4 miss")->wall / parse->wall, 1.5,
+			       true);
+			target("blocked 1 MiB hit / parse only (v6)",
+			       find("flowbloom blocked 1 MiB v6 hit")->wall /
+				       find("parse only v6")->wall,
+			       1.5, true);
+			printf("  (one DRAM access, pointer chase through 256 MiB: %.0f ns)\n",
+			       miss_ns);
+			target("blocked 256 MiB hit / (parse only + one DRAM access)",
+			       find("flowbloom blocked 256 MiB v4 hit")->wall /
+				       (parse->wall + miss_ns),
+			       1.2, true);
+			target("blocked 256 MiB hit / (1 MiB hit + one DRAM access)",
+			       find("flowbloom blocked 256 MiB v4 hit")->wall /
+				       (find("flowbloom blocked 1 MiB v4 hit")->wall + miss_ns),
+			       1.2, true);
+			target("kernel bloom 256 MiB hit / flowbloom blocked 256 MiB hit",
+			       find("kernel bloom 256 MiB v4 hit")->wall /
+				       find("flowbloom blocked 256 MiB v4 hit")->wall,
+			       3, false);
+			target("exact hash 1M hit / flowbloom blocked 1 MiB hit",
+			       find("exact hash map 1M v4 hit")->wall /
+				       find("flowbloom blocked 1 MiB v4 hit")->wall,
+			       5, false);
+			target("with --hash nh: blocked 1 MiB hit / parse only (v4)",
+			       find("flowbloom blocked 1 MiB nh v4 hit")->wall / parse->wall, 1.5,
+			       true);
+			target("with --hash nh: exact hash 1M hit / blocked 1 MiB hit",
+			       find("exact hash map 1M v4 hit")->wall /
+				       find("flowbloom blocked 1 MiB nh v4 hit")->wall,
+			       5, false);
+			target("with --hash nh: 256 MiB hit / (parse only + one DRAM access)",
+			       find("flowbloom blocked 256 MiB nh v4 hit")->wall /
+				       (parse->wall + miss_ns),
+			       1.2, true);
+			target("fill, M flows/s into 256 MiB (plain, mmap)", plain / 1e6, 10,
+			       false);
+			printf("  (empty program v4: %.1f ns)\n", empty->wall);
+		}
+	}
+	bench_monitor(&bs, SMALL_FLOWS);
+	for (v6 = 0; v6 < 2; v6++)
+		for (miss = 0; miss < 2; miss++) {
+			bench_bpf__destroy(ksmall[v6][miss]);
+			bench_bpf__destroy(klarge[v6][miss]);
+		}
+	bench_bpf__destroy(fill_s);
+	bench_bpf__destroy(fill_l);
+	fb_store_close(&bs);
+	fb_store_close(&cs);
+	fb_store_close(&bl);
+	fb_store_close(&cl);
+	fb_store_destroy("bsmall");
+	fb_store_destroy("csmall");
+	fb_store_destroy("blarge");
+	fb_store_destroy("clarge");
+	return 0;
+}

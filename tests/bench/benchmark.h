@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What the parts of the benchmark (bench.c) share: sizes, the result rows,
+ * the filters and programs it measures.
+ */
+#ifndef FLOWBLOOM_TEST_BENCHMARK_H
+#define FLOWBLOOM_TEST_BENCHMARK_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* CPU_SET, pthread_setaffinity_np */
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <net/if.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/if_link.h>
+#include "bench.skel.h"
+#include "counting.h"
+#include "bits.h"
+#include "replace.h"
+#include "rules.h"
+#include "stats.h"
+#include "store.h"
+#include "flowbloom/bench.h"
+#include "flowbloom.skel.h"
+#include "loader.h"
+#include "monmaps.h"
+#include "prefixes.h"
+#include "packet.h"
+#include "sizing.h"
+
+#define MIB (1024.0 * 1024.0)
+#define SMALL_BITS (8ULL * 1024 * 1024)	   /* 1 MiB */
+#define LARGE_BITS (2048ULL * 1024 * 1024) /* 256 MiB */
+#define SMALL_FLOWS (1U << 19)		   /* flows in the 1 MiB filters */
+#define LARGE_FLOWS (1U << 20)		   /* flows in the 256 MiB filters, hash map */
+struct row {
+	char name[64];
+	double kern, wall; /* ns per packet */
+};
+
+/* bench.c */
+extern unsigned repeat;
+double now(void);
+struct row *measure(const char *name, int prog_fd, int v6);
+int make_filter(const char *name, __u64 bits, int k, int layout, __u32 n, struct fb_store *f);
+struct bench_bpf *load_bench(__u32 bench, int v6, __u32 kb_entries, __u32 hash_entries,
+			     const struct bench_bpf *share);
+unsigned long long memlock(int fd);
+void target(const char *what, double got, double limit, bool at_most);
+
+/* bench_fill_live.c */
+void bench_fill(double *plain_out);
+int bench_live(const char *gen, const char *rx, const char *idle);
+
+/* bench_prefixes.c */
+void bench_prefixes(void);
+
+/* bench_monitor.c */
+void bench_monitor(struct fb_store *f, __u32 n);
+
+#endif

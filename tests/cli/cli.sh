@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# The CLI facing bad input: every mistake gives one clear line on stderr,
+# a non-zero exit, and leaves the filter exactly as it was (its bits are
+# compared before and after through `info -j`).
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin cli
+
+state() { "$FB" -j info f1 | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["flows"], d["bits_set"], d["kinds"])'; }
+
+check "create f1" "$FB" create f1 --capacity 1000 --fp-rate 0.01
+check "add a flow" "$FB" add f1 udp 198.51.100.1:53 203.0.113.7:4000
+before=$(state)
+
+# Usage errors exit 2; failures exit 1.
+"$FB" frobnicate >/dev/null 2>&1; check_eq "unknown verb exits 2" $? 2
+"$FB" --frob list >/dev/null 2>&1; check_eq "unknown global option exits 2" $? 2
+"$FB" create f9 --capacity 10 --fp-rate 0.1 --frob >/dev/null 2>&1; check_eq "unknown verb option exits 2" $? 2
+check_fails "unknown verb" "$FB" frobnicate
+check_fails "create: existing name" "$FB" create f1 --capacity 10 --fp-rate 0.1
+check_fails "create: capacity 0" "$FB" create f2 --capacity 0 --fp-rate 0.1
+check_fails "create: capacity not a number" "$FB" create f2 --capacity 12x --fp-rate 0.1
+check_fails "create: negative capacity" "$FB" create f2 --capacity -5 --fp-rate 0.1
+check_fails "create: fp-rate 0" "$FB" create f2 --capacity 10 --fp-rate 0
+check_fails "create: fp-rate 1" "$FB" create f2 --capacity 10 --fp-rate 1
+check_fails "create: fp-rate 1.5" "$FB" create f2 --capacity 10 --fp-rate 1.5
+check_fails "create: fp-rate nan" "$FB" create f2 --capacity 10 --fp-rate nan
+check_fails "create: capacity without rate" "$FB" create f2 --capacity 10
+check_fails "create: both geometries" "$FB" create f2 --capacity 10 --fp-rate 0.1 --bits 64 --hashes 2
+check_fails "create: hashes 0" "$FB" create f2 --bits 1024 --hashes 0
+check_fails "create: hashes 17" "$FB" create f2 --bits 1024 --hashes 17
+check_fails "create: too big" "$FB" create f2 --capacity 100000000000 --fp-rate 0.0001
+check_fails "create: bad layout" "$FB" create f2 --capacity 10 --fp-rate 0.1 --layout fancy
+check_fails "create: bad name (slash)" "$FB" create a/b --capacity 10 --fp-rate 0.1
+check_fails "create: bad name (dot)" "$FB" create a.b --capacity 10 --fp-rate 0.1
+check_eq "no filter f2 was left behind" "$("$FB" list | grep -c '^f2 ')" 0
+
+check_fails "unknown filter: info" "$FB" info nosuch
+check_fails "unknown filter: add" "$FB" add nosuch udp 198.51.100.1:1 203.0.113.1:2
+check_fails "unknown filter: destroy" "$FB" destroy nosuch
+check_fails "add: port 65536" "$FB" add f1 udp 198.51.100.1:65536 203.0.113.7:4000
+check_fails "add: bad address" "$FB" add f1 udp 198.51.100.300:1 203.0.113.7:4000
+check_fails "add: unknown protocol" "$FB" add f1 frob 198.51.100.1:1 203.0.113.7:4000
+check_fails "add: tcp without ports" "$FB" add f1 tcp 198.51.100.1 203.0.113.7
+check_fails "add: second FLOW bad" "$FB" add f1 udp 198.51.100.9:1 203.0.113.7:2 src nonsense
+check_fails "add: no FLOW" "$FB" add f1
+check_fails "add: missing file" "$FB" add f1 -f "$T_TMP/nope"
+check_fails "attach: missing device" "$FB" attach f1 nosuchdev0
+check_fails "detach: missing device" "$FB" detach nosuchdev0
+
+# A file with one bad line is rejected whole, naming file:line.
+for where in first middle last; do
+	f=$T_TMP/bad-$where.txt
+	python3 - "$f" "$where" <<'PY'
+import sys
+path, where = sys.argv[1], sys.argv[2]
+lines = ["udp 198.51.100.%d:%d 203.0.113.%d:53" % (i % 250, 1024 + i, i % 200) for i in range(20000)]
+bad = {"first": 0, "middle": 10000, "last": 19999}[where]
+lines[bad] = "udp 198.51.100.1:99999 203.0.113.1:53"
+open(path, "w").write("# generated\n" + "\n".join(lines) + "\n")
+PY
+	line=$(( $(grep -n 99999 "$f" | cut -d: -f1) ))
+	"$FB" add f1 -f "$f" >/dev/null 2>"$T_TMP/err"
+	check_eq "bad $where line: exit 1" $? 1
+	check_eq "bad $where line: error names file:line" \
+		"$(grep -c "$f:$line:" "$T_TMP/err")" 1
+done
+printf 'udp 198.51.100.1:1 203.0.113.1:2\nbogus\n' | "$FB" add f1 -f - >/dev/null 2>"$T_TMP/err"
+check_eq "stdin bad line named <stdin>:2" "$(grep -c '<stdin>:2:' "$T_TMP/err")" 1
+check_eq "filter unchanged after every rejected input" "$(state)" "$before"
+
+# JSON mode: errors as {"error": ...} on stdout too.
+out=$("$FB" -j info nosuch 2>/dev/null)
+check_eq "JSON error object" "$(echo "$out" | python3 -c 'import json,sys; print("error" in json.load(sys.stdin))')" True
+
+# bpffs not mounted where the root points.
+FLOWBLOOM_ROOT=/tmp/not-bpffs/flowbloom check_fails "bpffs not mounted" "$FB" list
+FLOWBLOOM_ROOT=/tmp/not-bpffs/flowbloom "$FB" list 2>&1 | grep -q "bpffs is not mounted" &&
+	pass "bpffs message" || fail "bpffs message"
+
+# Good input still works: files with comments and blank lines, stdin.
+printf '# comment\n\nudp 198.51.100.2:1 203.0.113.2:2  # trailing\n\tsrc 2001:db8::7\r\n' >"$T_TMP/good.txt"
+check "add from a file with comments" "$FB" add f1 -f "$T_TMP/good.txt"
+check "add from stdin" bash -c "echo 'dst 203.0.113.99' | '$FB' add f1 -f -"
+out=$("$FB" query f1 udp 198.51.100.2:1 203.0.113.2:2 src 2001:db8::7 dst 203.0.113.99 udp 198.51.100.2:1 203.0.113.2:3 | tail -1)
+check_eq "query summary" "$out" "3 of 4 maybe"
+check_eq "help per verb" "$("$FB" add help | head -1)" "Usage: flowbloom add NAME FLOW... | add NAME -f FILE"
+# README's synopsis is `flowbloom help`, word for word.
+readme=$(dirname "$FB")/../README.md
+check_eq "README synopsis equals flowbloom help" \
+	"$(awk '/^## Use$/ { u = 1; next } u && /^```$/ { if (c++) exit; next } u && c' "$readme")" \
+	"$("$FB" help)"
+check "destroy f1" "$FB" destroy f1
+t_end

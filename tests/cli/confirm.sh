@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# --confirm exact, end to end through the real program (replay): with a
+# filter so small that every probe says "maybe", only packets whose flow or
+# source is really in the list may match; the rest would all be false
+# positives. Also: replace keeps confirming the new list only, deletes of
+# non-members are refused, and the ip link filter refuses confirmation.
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin confirm
+
+caps=("$PCAPS"/udp-*.pcap "$PCAPS"/tcp*.pcap "$PCAPS"/icmp*.pcap)
+# Flows the program sees in these captures (from a plain replay).
+"$FB" create probe --capacity 1000 --fp-rate 0.01 >/dev/null
+"$FB" -j replay probe "${caps[@]}" --explain >"$T_TMP/all.json" 2>/dev/null
+"$FB" destroy probe >/dev/null
+python3 - "$T_TMP/all.json" "$T_TMP" <<'PY'
+import json, sys, random
+flows = sorted({d["flow"] for d in map(json.loads, open(sys.argv[1])) if d.get("parse") == "ok"})
+random.seed(3)
+pick = random.sample(flows, min(10, len(flows)))
+srcs = sorted({f.split()[1].rsplit(":", 1)[0].strip("[]") for f in flows if "." in f.split()[1]})
+src = random.choice(srcs)
+# 2,000 flows no capture has (documentation addresses, port 9) fill the
+# 512 bits to ~98%: nearly every probe then says "maybe".
+junk = ["udp 203.0.113.%d:%d 198.51.100.%d:9" % (i % 250, 1024 + i, i % 200) for i in range(2000)]
+open(sys.argv[2] + "/list_a.txt", "w").write("\n".join(pick[:5] + junk) + "\n")
+open(sys.argv[2] + "/list_b.txt", "w").write("\n".join(pick[5:] + junk) + "\nsrc %s\n" % src)
+PY
+
+# expect FILE LIST: the keyed packets that must match under LIST, and their count
+expect() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys, ipaddress
+rules = [l.split() for l in open(sys.argv[2]) if l.strip()]
+flows = {" ".join(r) for r in rules if r[0] != "src"}
+srcs = [ipaddress.ip_address(r[1]) for r in rules if r[0] == "src"]
+n = 0
+for d in map(json.loads, open(sys.argv[1])):
+    if d.get("parse") != "ok":
+        continue
+    s = d["flow"].split()[1].rsplit(":", 1)[0].strip("[]") if ":" in d["flow"].split()[1] and "." in d["flow"].split()[1] else d["flow"].split()[1].strip("[]")
+    try:
+        sa = ipaddress.ip_address(s)
+    except ValueError:
+        sa = None
+    n += d["flow"] in flows or sa in srcs
+print(n)
+PY
+}
+matched() { python3 -c 'import json,sys; print(sum(json.loads(l)["matched"] for l in sys.stdin))'; }
+
+check "create a tiny confirming filter" "$FB" create cf --bits 512 --hashes 1 --confirm exact
+check "create the same without confirmation" "$FB" create plain --bits 512 --hashes 1
+check "load list A (confirming)" "$FB" load cf "$T_TMP/list_a.txt"
+check "load list A (plain)" "$FB" load plain "$T_TMP/list_a.txt"
+keyed=$(python3 -c 'import json,sys; print(sum(json.loads(l).get("parse")=="ok" for l in open(sys.argv[1])))' "$T_TMP/all.json")
+want=$(expect "$T_TMP/all.json" "$T_TMP/list_a.txt")
+got=$("$FB" -j replay cf "${caps[@]}" | matched)
+plain=$("$FB" -j replay plain "${caps[@]}" | matched)
+check_eq "confirming: exactly the listed flows match ($want of $keyed keyed packets)" "$got" "$want"
+[ "$plain" -gt "$want" ] && pass "plain saturated filter matches more ($plain): the false positives confirmation removed" ||
+	fail "plain filter matched only $plain (want > $want): the test shows nothing"
+
+check "replace with list B (flows and a source)" "$FB" load cf "$T_TMP/list_b.txt" --replace
+want=$(expect "$T_TMP/all.json" "$T_TMP/list_b.txt")
+got=$("$FB" -j replay cf "${caps[@]}" | matched)
+check_eq "after replace: exactly list B matches ($want)" "$got" "$want"
+
+check "counting confirming filter" "$FB" create cc --bits 512 --hashes 1 --counting --confirm exact
+check "add to it" "$FB" add cc src 198.51.100.0/24 udp 198.51.100.1:53 203.0.113.7:4000
+check_fails "delete of a non-member refused" "$FB" del cc src 203.0.113.5
+check "delete of a member" "$FB" del cc src 198.51.100.0/24
+check_fails "second delete refused" "$FB" del cc src 198.51.100.0/24
+# The exact sets travel with an export, IPv6 rules included (their keys carry
+# the family, which import checks), and the imported filter confirms.
+check "IPv6 rules in a confirming filter" "$FB" add cc src 2001:db8:7::/48 tcp [2001:db8::1]:443 [2001:db8::2]:51000
+check "export it" "$FB" export cc "$T_TMP/cc.fbx"
+check "import it" "$FB" import "$T_TMP/cc.fbx" cc2
+check_eq "imported: the IPv6 prefix rule confirmed" "$("$FB" -j query cc2 src 2001:db8:7::9 | python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["result"])' 2>&1)" "maybe"
+check_fails "imported: deleting a non-member refused (it confirms)" "$FB" del cc2 src 2001:db8:8::/48
+check "imported: deleting the IPv6 5-tuple" "$FB" del cc2 tcp [2001:db8::1]:443 [2001:db8::2]:51000
+python3 - "$T_TMP/cc.fbx" "$T_TMP/v1.fbx" <<'PY'
+import struct, sys, zlib
+b = bytearray(open(sys.argv[1], "rb").read())
+b[8:12] = struct.pack("<I", 1)          # a version-1 file, CRC made valid
+b[-4:] = struct.pack("<I", zlib.crc32(bytes(b[:-4])))
+open(sys.argv[2], "wb").write(b)
+PY
+check_fails "a version-1 export is refused" "$FB" import "$T_TMP/v1.fbx" cc3
+"$FB" import "$T_TMP/v1.fbx" cc3 2>&1 | grep -q "unsupported format version" && pass "it says why" || fail "no reason for refusing version 1"
+check_fails "no confirmation for the ip link filter" "$FB" create default --capacity 10 --fp-rate 0.1 --confirm exact
+check_fails "bad --confirm value" "$FB" create x --capacity 10 --fp-rate 0.1 --confirm fuzzy
+for n in cf plain cc cc2; do "$FB" destroy "$n" >/dev/null || fail "destroy $n"; done
+t_end

@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Attacks on the files the CLI writes (`export`, `metrics --textfile`),
+# which hold the filter's secret hash key and are written by root, often in
+# directories other users can write to:
+# - an unprivileged user (nobody, through setpriv) plants symlinks to a
+#   root-only file at the temporary names the CLI used (FILE.tmp<pid>: the
+#   pid is known here before the CLI starts, as a patient attacker would
+#   guess it), at the final name and at other likely names, in a sticky
+#   world-writable directory it owns (so fs.protected_symlinks does not
+#   stop root from following them, as in any directory the attacker owns):
+#   the root-only file must be untouched, the result a regular file;
+# - nobody must not be able to read an export (mode 0600 whatever the
+#   umask); --mode widens it, bad --mode values are usage errors;
+# - a full disk (a 64 KiB tmpfs in a private mount namespace) fails the
+#   export with exit 1, leaves no temporary file and the old export intact.
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin export_sec
+
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+ATK=$(mktemp -d /tmp/fbtest.export_sec.atk.XXXXXX)
+trap 't_cleanup_filters; rm -rf "$ATK" "$T_TMP"' EXIT
+chown 65534:65534 "$ATK"
+chmod 1777 "$ATK"
+
+"$FB" create S --capacity 1000 --fp-rate 0.01 >/dev/null
+"$FB" add S src 203.0.113.66 tcp 198.51.100.1:443 203.0.113.7:5000 >/dev/null
+"$FB" export S - >"$T_TMP/ref.fbx"
+
+VICTIM=$T_TMP/victim # root's, in a root-only directory
+printf 'precious\n' >"$VICTIM"
+cp "$VICTIM" "$T_TMP/victim.ref"
+chmod 600 "$VICTIM"
+
+# plant NAME...: nobody makes each NAME in $ATK a symlink to the victim.
+# A plant that fails is a failed test: the attack must really happen.
+plant() {
+	if ! "${NOBODY[@]}" bash -c 'v=$1; shift; for n; do ln -s "$v" "$ATK/$n" || exit 1; done' \
+		_ "$VICTIM" "$@" 2>"$T_TMP/plant.err"; then
+		fail "nobody could not plant $*: $(cat "$T_TMP/plant.err")"
+	fi
+}
+export ATK
+
+# run_planted NAMES_FMT CMD...: start CMD held at a barrier, plant symlinks
+# at the names NAMES_FMT gives for its pid (printf, %d = pid), release it.
+run_planted() {
+	local fmt=$1 pid
+	shift
+	mkfifo "$T_TMP/go"
+	(
+		read -r _ <"$T_TMP/go"
+		exec "$@"
+	) >"$T_TMP/out" 2>"$T_TMP/err" &
+	pid=$!
+	# shellcheck disable=SC2059
+	plant $(printf "$fmt" "$pid" "$pid")
+	echo go >"$T_TMP/go"
+	wait "$pid"
+	local rc=$?
+	rm -f "$T_TMP/go"
+	return $rc
+}
+
+victim_intact() { cmp -s "$VICTIM" "$T_TMP/victim.ref"; }
+mode_of() { stat -c %a "$1"; }
+
+# --- export through planted temporary names
+if run_planted 'e.fbx.tmp%d e.fbx.tmp.%d' "$FB" export S "$ATK/e.fbx"; then
+	pass "export with symlinks planted at its temporary names"
+else
+	fail "export with symlinks planted at its temporary names: $(cat "$T_TMP/err")"
+fi
+victim_intact && pass "planted temp names: root's file untouched" ||
+	fail "planted temp names: root's file overwritten ($(head -c 8 "$VICTIM" | od -An -c | tr -s ' '))"
+[ -f "$ATK/e.fbx" ] && [ ! -L "$ATK/e.fbx" ] && pass "planted temp names: export is a regular file" ||
+	fail "planted temp names: export is not a regular file ($(ls -l "$ATK/e.fbx" 2>&1))"
+cmp -s "$ATK/e.fbx" "$T_TMP/ref.fbx" && pass "planted temp names: export content right" ||
+	fail "planted temp names: export content differs"
+check_eq "planted temp names: export owned by root, mode 600" \
+	"$(stat -c '%u %a' "$ATK/e.fbx" 2>&1)" "0 600"
+if "${NOBODY[@]}" cat "$ATK/e.fbx" >/dev/null 2>&1; then
+	fail "nobody can read the export (and its hash key)"
+else
+	pass "nobody cannot read the export"
+fi
+printf 'precious\n' >"$VICTIM"
+
+# --- a symlink at the final name (and at other names): rename() replaces
+# the link itself, the file it points to is never written.
+rm -f "$ATK"/*
+plant f.fbx f.fbx.tmp f.fbx.new f.fbx~ .f.fbx .f.fbx.tmp f.fbx.lock
+check "export over a symlink planted at FILE" "$FB" export S "$ATK/f.fbx"
+victim_intact && pass "symlink at FILE: root's file untouched" ||
+	fail "symlink at FILE: root's file overwritten"
+[ -f "$ATK/f.fbx" ] && [ ! -L "$ATK/f.fbx" ] && pass "symlink at FILE: replaced by a regular file" ||
+	fail "symlink at FILE: $(ls -l "$ATK/f.fbx" 2>&1)"
+check_eq "symlink at FILE: mode 600" "$(mode_of "$ATK/f.fbx")" 600
+# Only the export and nobody's links remain: no temporary file left.
+check_eq "symlink at FILE: nothing else left in the directory" \
+	"$(cd "$ATK" && find . -mindepth 1 ! -type l | sort | tr '\n' ' ')" "./f.fbx "
+printf 'precious\n' >"$VICTIM"
+
+# --- metrics --textfile: the same writer (its old names were FILE.tmp.<pid>)
+rm -f "$ATK"/*
+if run_planted 'm.prom.tmp.%d m.prom.tmp%d' "$FB" metrics S --textfile "$ATK/m.prom"; then
+	pass "metrics --textfile with symlinks planted at its temporary names"
+else
+	fail "metrics --textfile with symlinks planted at its temporary names: $(cat "$T_TMP/err")"
+fi
+victim_intact && pass "metrics: root's file untouched" || fail "metrics: root's file overwritten"
+[ -f "$ATK/m.prom" ] && [ ! -L "$ATK/m.prom" ] && grep -q '^flowbloom_' "$ATK/m.prom" &&
+	pass "metrics: textfile written" || fail "metrics: textfile missing ($(ls -l "$ATK" 2>&1 | tr '\n' ' '))"
+# node_exporter often runs as another user: the figures are no secret.
+check_eq "metrics: textfile mode 644" "$(mode_of "$ATK/m.prom" 2>&1)" 644
+printf 'precious\n' >"$VICTIM"
+
+# --- modes: the default ignores the umask, --mode sets exactly what it says
+rm -f "$ATK"/*
+(umask 000 && "$FB" export S "$T_TMP/u0.fbx" >/dev/null)
+check_eq "umask 000: export mode 600" "$(mode_of "$T_TMP/u0.fbx")" 600
+(umask 077 && "$FB" export S "$ATK/w.fbx" --mode 0644 >/dev/null)
+check_eq "umask 077, --mode 0644: mode 644" "$(mode_of "$ATK/w.fbx")" 644
+"${NOBODY[@]}" cat "$ATK/w.fbx" >"$T_TMP/w.read" 2>/dev/null && cmp -s "$T_TMP/w.read" "$T_TMP/ref.fbx" &&
+	pass "--mode 0644: nobody reads it" || fail "--mode 0644: nobody cannot read it"
+(umask 000 && "$FB" export S "$ATK/w.fbx" --mode 640 >/dev/null)
+check_eq "--mode 640 over an existing 644 export" "$(mode_of "$ATK/w.fbx")" 640
+check "an export still imports" "$FB" import "$ATK/w.fbx" S2
+for m in 999 8 0x1ff rw "" -1 1777 4755 07777 00000644 ' 644' 644x; do
+	"$FB" export S "$ATK/bad.fbx" --mode "$m" >/dev/null 2>"$T_TMP/err"
+	rc=$?
+	check_eq "--mode '$m': usage error" "$rc $(wc -l <"$T_TMP/err")" "2 2"
+done
+[ -e "$ATK/bad.fbx" ] && fail "a bad --mode created the file" || pass "bad --mode: no file created"
+"$FB" export S - --mode 0600 >/dev/null 2>&1
+check_eq "--mode with stdout: usage error" "$?" 2
+
+# --- a full disk: a 64 KiB tmpfs in a private mount namespace (nothing to
+# unmount afterwards, even if the test dies).
+"$FB" create BIG --bits 2097152 --hashes 4 >/dev/null # 256 KiB of bits
+unshare -m --propagation private env LC_ALL=C bash -c '
+	mkdir -p "$1/full" && mount -t tmpfs -o size=64k,mode=0755 fbtest "$1/full" || exit 9
+	"$2" export S "$1/full/x.fbx" >/dev/null || exit 8
+	cp "$1/full/x.fbx" "$1/x.before"
+	"$2" export BIG "$1/full/x.fbx" >/dev/null 2>"$1/full.err"
+	echo $? >"$1/full.rc"
+	ls -A "$1/full" >"$1/full.ls"
+	cp "$1/full/x.fbx" "$1/x.after"
+	# metrics --textfile on a full disk: the same writer.
+	"$2" metrics S --textfile "$1/full/m.prom" >/dev/null || exit 7
+	cp "$1/full/m.prom" "$1/m.before"
+	dd if=/dev/zero of="$1/full/fill" bs=4k 2>/dev/null
+	"$2" metrics S --textfile "$1/full/m.prom" >/dev/null 2>"$1/mfull.err"
+	echo $? >"$1/mfull.rc"
+	ls -A "$1/full" >"$1/mfull.ls"
+	cp "$1/full/m.prom" "$1/m.after"
+' _ "$T_TMP" "$FB"
+case $? in
+9) skip "ENOSPC: cannot mount a tmpfs here" ;;
+8) fail "ENOSPC: the first export failed" ;;
+7) fail "ENOSPC: the first metrics --textfile failed" ;;
+*)
+	check_eq "ENOSPC: exit 1" "$(cat "$T_TMP/full.rc")" 1
+	check_eq "ENOSPC: one line on stderr" "$(wc -l <"$T_TMP/full.err")" 1
+	grep -q 'x.fbx: write failed: No space left on device' "$T_TMP/full.err" &&
+		pass "ENOSPC: the error names the file and the cause" ||
+		fail "ENOSPC: error was '$(cat "$T_TMP/full.err")'"
+	check_eq "ENOSPC: no temporary file left" "$(tr '\n' ' ' <"$T_TMP/full.ls")" "x.fbx "
+	cmp -s "$T_TMP/x.before" "$T_TMP/x.after" && pass "ENOSPC: the old export intact" ||
+		fail "ENOSPC: the old export changed"
+	check_eq "ENOSPC: metrics --textfile exits 1" "$(cat "$T_TMP/mfull.rc" 2>&1)" 1
+	grep -q 'm.prom: write failed: No space left on device' "$T_TMP/mfull.err" &&
+		pass "ENOSPC: metrics names the file and the cause" ||
+		fail "ENOSPC: metrics error was '$(cat "$T_TMP/mfull.err")'"
+	check_eq "ENOSPC: metrics leaves no temporary file" "$(tr '\n' ' ' <"$T_TMP/mfull.ls")" "fill m.prom x.fbx "
+	cmp -s "$T_TMP/m.before" "$T_TMP/m.after" && pass "ENOSPC: the old textfile intact" ||
+		fail "ENOSPC: the old textfile changed"
+	;;
+esac
+
+"$FB" destroy S >/dev/null
+"$FB" destroy S2 >/dev/null
+"$FB" destroy BIG >/dev/null
+t_end

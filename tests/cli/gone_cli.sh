@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Loops that watch a filter (`stats --watch`, `flows --follow`, `top
+# --interval`) when the filter is destroyed under them: each must stop
+# within a poll, exit 1 and say the filter is gone, rather than print the
+# zeros of maps nothing feeds any more. They used to run forever (the
+# `timeout` below would have killed them: exit 124). A filter created again
+# under the same name is another filter: still gone for the old loop.
+# Monitoring maps come from `test_monitor feed` (the real program through
+# BPF_PROG_TEST_RUN), as in monitor_cli.sh.
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin gone_cli
+FEED=$(dirname "$FB")/tests/program/test_monitor
+BG=()
+cleanup() {
+	local p d
+	for p in "${BG[@]}"; do kill "$p" 2>/dev/null; done
+	for d in "$FLOWBLOOM_ROOT"/*/monitor; do
+		[ -d "$d" ] && rm -f "$d"/* && rmdir "$d"
+	done
+	t_cleanup_filters
+	rm -rf "$T_TMP"
+}
+trap cleanup EXIT
+
+# gone LABEL CMD...: start CMD, destroy g1 under it, expect exit 1 and
+# "is gone" within 5 s.
+gone() {
+	local label=$1 pid rc
+	shift
+	check "$label: create" "$FB" create g1 --capacity 1000 --fp-rate 0.01
+	"$FEED" feed g1 2000 100 >/dev/null || fail "$label: feed"
+	timeout 5 "$@" >"$T_TMP/loop.out" 2>"$T_TMP/loop.err" &
+	pid=$!
+	BG+=("$pid")
+	sleep 0.6
+	check "$label: destroy while it runs" "$FB" destroy g1
+	# Same name again: the loop holds the old maps, not these.
+	"$FB" create g1 --capacity 1000 --fp-rate 0.01 >/dev/null
+	wait "$pid"
+	rc=$?
+	check_eq "$label: exits 1 (124: still running after 5 s)" "$rc" 1
+	check_eq "$label: says the filter is gone" \
+		"$(grep -c "filter 'g1' is gone" "$T_TMP/loop.err")" 1
+	"$FB" destroy g1 >/dev/null
+}
+
+gone "stats --watch" "$FB" stats g1 --watch 0.2
+gone "stats -j --watch" "$FB" -j stats g1 --watch 0.2
+gone "flows --follow" "$FB" flows g1 --follow
+gone "top --interval" "$FB" top g1 --interval 1.5
+
+# Not destroyed: --watch keeps going until Ctrl-C, exit 0.
+check "create g2" "$FB" create g2 --capacity 1000 --fp-rate 0.01
+"$FB" stats g2 --watch 0.2 >"$T_TMP/w2" 2>&1 &
+pid=$!
+BG+=("$pid")
+sleep 1
+kill -INT "$pid"
+wait "$pid"
+check_eq "stats --watch of a live filter: Ctrl-C exits 0" $? 0
+[ "$(grep -c '^counter' "$T_TMP/w2")" -ge 3 ] && pass "stats --watch printed every 0.2 s" ||
+	fail "stats --watch printed $(grep -c '^counter' "$T_TMP/w2") tables in 1 s"
+check "destroy g2" "$FB" destroy g2
+t_end

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Hostile file input. Every reader (add/del/query -f, load, stdin '-') goes
+# through one line reader; each way input can fail must exit 1 with one
+# line naming FILE (and LINE), and leave the filter's content digest
+# (`info -j`, over bits and counters) exactly as it was:
+#   a directory (load --replace used to empty the filter), /dev/zero (used
+#   to grow without bound), a pipe cut mid-line, a line over 8192 bytes, a
+#   pipe giving more than 1 GiB, NUL bytes, a read error (EIO injected into
+#   the real binary's read(2) by strace), and allocation failure (ulimit -v)
+#   both inside a huge line and between lines.
+# Also: a leading UTF-8 BOM is skipped; IPv6 rules for extension-header
+# protocols are refused; `list` without privileges says so.
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin input_cli
+trap 't_cleanup_filters; rm -rf "$T_TMP"' EXIT
+
+digest() { "$FB" -j info "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["digest"])'; }
+# fails_named LABEL PATTERN CMD...: exit 1, one stderr line matching PATTERN.
+fails_named() {
+	local label=$1 pat=$2 rc
+	shift 2
+	"$@" >"$T_TMP/out" 2>"$T_TMP/err"
+	rc=$?
+	if [ "$rc" -ne 1 ]; then
+		fail "$label: exit $rc, want 1 ($(head -c 200 "$T_TMP/err"))"
+	elif [ "$(wc -l <"$T_TMP/err")" -ne 1 ] || ! grep -q -- "$pat" "$T_TMP/err"; then
+		fail "$label: stderr '$(head -c 300 "$T_TMP/err")', want one line matching '$pat'"
+	else
+		pass "$label"
+	fi
+}
+
+check "create a plain filter" "$FB" create in1 --capacity 100000 --fp-rate 0.001
+check "create a counting filter" "$FB" create in2 --capacity 100000 --fp-rate 0.001 --counting
+good=$T_TMP/good.txt
+python3 -c '
+for i in range(2000): print("udp 198.51.100.%d:%d 203.0.113.%d:53" % (i % 250, 1024 + i, i % 200))' >"$good"
+check "fill in1" "$FB" load in1 "$good"
+check "fill in2" "$FB" add in2 -f "$good"
+d1=$(digest in1)
+d2=$(digest in2)
+same() { check_eq "$1: in1 digest unchanged" "$(digest in1)" "$d1"
+	check_eq "$1: in2 digest unchanged" "$(digest in2)" "$d2"; }
+
+# A directory: open() succeeds, read() fails with EISDIR.
+fails_named "load --replace of a directory" "/etc: is a directory" "$FB" load in1 /etc --replace
+fails_named "add -f of a directory" "/etc: is a directory" "$FB" add in1 -f /etc
+fails_named "del -f of a directory" "/etc: is a directory" "$FB" del in2 -f /etc
+fails_named "query -f of a directory" "/etc: is a directory" "$FB" query in1 -f /etc
+fails_named "load: directory as stdin" "<stdin>: is a directory" bash -c "'$FB' load in1 - --replace </etc"
+same "directory"
+
+# Endless input without a newline: bounded by the line length, quickly, in
+# little memory (ulimit -v: a reader that grows would fail differently).
+fails_named "add -f /dev/zero" "/dev/zero:1: line longer than 8192 bytes" \
+	bash -c "ulimit -v 400000; exec timeout 20 '$FB' add in1 -f /dev/zero"
+fails_named "load /dev/zero --replace" "/dev/zero:1: line longer" \
+	bash -c "ulimit -v 400000; exec timeout 20 '$FB' load in1 /dev/zero --replace"
+fails_named "load: endless line on stdin" "<stdin>:1: line longer" \
+	bash -c "ulimit -v 400000; yes | tr -d '\n' | timeout 20 '$FB' load in1 - --replace"
+python3 -c 'print("src 198.51.100.1"); print("src 198.51.100.2 " + " " * 8200)' >"$T_TMP/long.txt"
+fails_named "a line over 8192 bytes in a file" "long.txt:2: line longer than 8192 bytes" \
+	"$FB" load in1 "$T_TMP/long.txt"
+python3 -c 'print("src 198.51.100.1 #" + "x" * 8150)' >"$T_TMP/long-ok.txt"
+check "a line of 8170 bytes is fine" "$FB" query in1 -f "$T_TMP/long-ok.txt"
+
+# A pipe cut mid-line: '198.51.100.12' cut to '198.51.100.1' is still a
+# valid address, so a pipe's last line must end with a newline.
+fails_named "cut pipe: add -f -" "<stdin>:2: last line has no newline" \
+	bash -c "printf 'src 198.51.100.7\nsrc 198.51.100.1' | '$FB' add in1 -f -"
+fails_named "cut pipe: load -" "<stdin>:3: last line has no newline" \
+	bash -c "printf '198.51.100.7\n\n198.51.100.1' | '$FB' load in1 - --replace"
+fails_named "cut pipe: del -f -" "<stdin>:1: last line has no newline" \
+	bash -c "printf 'udp 198.51.100.0:1024 203.0.113.0:53' | '$FB' del in2 -f -"
+fails_named "cut FIFO: load" "fifo:2: last line has no newline" bash -c \
+	"mkfifo '$T_TMP/fifo' && { printf 'src 198.51.100.7\nsrc 1' >'$T_TMP/fifo' & exec '$FB' load in1 '$T_TMP/fifo'; }"
+printf 'src 203.0.113.77' >"$T_TMP/nonl.txt"
+check "a regular file may omit the last newline" "$FB" query in1 -f "$T_TMP/nonl.txt"
+check_eq "  ... and its last line is read" "$(tail -1 "$T_TMP/out")" "0 of 1 maybe"
+
+# More than 1 GiB from a pipe (8000-byte comment lines: quick to make).
+comment="#$(printf '%07999d' 0)"
+fails_named "a pipe over 1 GiB" "<stdin>:[0-9]*: more than 1024 MiB from a pipe" \
+	bash -c "yes '$comment' | timeout 60 '$FB' load in1 - --replace"
+
+# NUL bytes.
+printf 'src 198.51.100.7\nsrc 198.51.100.8\0junk\n' >"$T_TMP/nul.txt"
+fails_named "NUL byte" "nul.txt:2: NUL byte" "$FB" load in1 "$T_TMP/nul.txt" --replace
+fails_named "NUL byte (add)" "nul.txt:2: NUL byte" "$FB" add in1 -f "$T_TMP/nul.txt"
+same "endless, long, cut, NUL"
+
+# EIO from read(2) in the middle of the file, injected into the real binary.
+# Count the reads before the file is opened (the dynamic loader reads
+# libraries; every verb reads its file before anything else) on a harmless
+# `query`, then fail the third read of the file.
+big=$T_TMP/big.txt
+python3 -c '
+for i in range(60000): print("src 198.51.%d.%d" % (i // 256 % 256, i % 256))' >"$big"
+eio() { # eio VERB-ARGS...: run with the 3rd read of $big failing
+	local n
+	strace -f -qq -o "$T_TMP/st" -e trace=openat,read "$FB" query in1 -f "$big" >/dev/null 2>&1
+	n=$(awk -v f="$big" 'index($0, "\"" f "\"") { exit } /read\(/ { c++ } END { print c + 0 }' "$T_TMP/st")
+	strace -f -qq -o /dev/null -e trace=read -e inject=read:error=EIO:when=$((n + 3)) "$@"
+}
+fails_named "EIO mid-file: load --replace" "big.txt:[0-9]*: read error: Input/output error" \
+	eio "$FB" load in1 "$big" --replace
+fails_named "EIO mid-file: load" "big.txt:[0-9]*: read error: Input/output error" \
+	eio "$FB" load in1 "$big"
+fails_named "EIO mid-file: add -f" "big.txt:[0-9]*: read error: Input/output error" \
+	eio "$FB" add in2 -f "$big"
+fails_named "EIO mid-file: del -f" "big.txt:[0-9]*: read error: Input/output error" \
+	eio "$FB" del in2 -f "$big"
+line=$(grep -o 'big.txt:[0-9]*' "$T_TMP/err" | cut -d: -f2)
+[ "${line:-0}" -gt 1000 ] && [ "$line" -lt 60000 ] && pass "EIO named a line in the middle ($line)" ||
+	fail "EIO line '$line' not in the middle"
+same "EIO"
+
+# Allocation failure: inside one huge line (getline used to take ENOMEM
+# for the end of the file and load what came before), and between lines.
+python3 -c '
+print("src 198.51.100.66")
+print("src 198.51.100.67 #" + "x" * 300000000)' >"$T_TMP/hugeline.txt"
+fails_named "huge line under ulimit -v" "hugeline.txt:2: line longer" \
+	bash -c "ulimit -v 200000; exec '$FB' load in1 '$T_TMP/hugeline.txt' --replace"
+rm -f "$T_TMP/hugeline.txt"
+python3 -c '
+for i in range(3000000): print("src 198.%d.%d.%d" % (i // 65536 % 256, i // 256 % 256, i % 256))' >"$T_TMP/many.txt"
+fails_named "ENOMEM between lines: load" "many.txt:[0-9]*: out of memory after" \
+	bash -c "ulimit -v 150000; exec '$FB' load in1 '$T_TMP/many.txt' --replace"
+fails_named "ENOMEM between lines: add -f" "many.txt:[0-9]*: out of memory after" \
+	bash -c "ulimit -v 150000; exec '$FB' add in1 -f '$T_TMP/many.txt'"
+rm -f "$T_TMP/many.txt"
+same "ENOMEM"
+
+# A leading UTF-8 BOM (Windows editors) is not part of the first entry.
+printf '\xef\xbb\xbfsrc 203.0.113.5\nudp 198.51.100.9:1 203.0.113.9:2\n' >"$T_TMP/bom.txt"
+check "add -f of a file with a BOM" "$FB" add in1 -f "$T_TMP/bom.txt"
+printf '\xef\xbb\xbf203.0.113.6\n' >"$T_TMP/bom2.txt"
+check "load of a file with a BOM" "$FB" load in1 "$T_TMP/bom2.txt"
+out=$("$FB" query in1 src 203.0.113.5 src 203.0.113.6 udp 198.51.100.9:1 203.0.113.9:2 | tail -1)
+check_eq "BOM files: every entry is in" "$out" "3 of 3 maybe"
+printf 'src 203.0.113.5\n\xef\xbb\xbfsrc 203.0.113.6\n' >"$T_TMP/bom3.txt"
+fails_named "a BOM after the first line is an error" "bom3.txt:2:" "$FB" add in1 -f "$T_TMP/bom3.txt"
+
+# IPv6 rules for extension headers can never match: the data path walks
+# past them. IPv4 parses no extension header: ah is a real protocol there.
+d1=$(digest in1)
+for p in 0 43 44 51 ah 60; do
+	fails_named "IPv6 protocol $p refused" "extension header" \
+		"$FB" add in1 "$p" 2001:db8::1 2001:db8::2
+done
+printf 'src 2001:db8::9\nah [2001:db8::1]:0 [2001:db8::2]:0\n' >"$T_TMP/ah6.txt"
+fails_named "IPv6 ah in a list refused with FILE:LINE" "ah6.txt:2: IPv6 protocol 51" \
+	"$FB" load in1 "$T_TMP/ah6.txt"
+check_eq "IPv6 extension protocols: digest unchanged" "$(digest in1)" "$d1"
+check "IPv4 ah accepted" "$FB" add in1 ah 198.51.100.1 203.0.113.1
+check "IPv4 protocol 0 accepted" "$FB" add in1 0 198.51.100.1 203.0.113.1
+check "IPv6 esp accepted" "$FB" add in1 esp 2001:db8::1 2001:db8::2
+
+# `list` needs privileges to see bpffs; without them it used to print an
+# empty list and exit 0.
+if command -v setpriv >/dev/null; then
+	fails_named "list as non-root: permission denied" "ermission denied" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$FB" list
+else
+	skip "setpriv not installed"
+fi
+
+check "destroy in1" "$FB" destroy in1
+check "destroy in2" "$FB" destroy in2
+t_end

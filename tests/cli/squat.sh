@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# bpffs squatting: /sys/fs/bpf is mode 1777, so any user can make
+# directories and symbolic links there before flowbloom does. As user
+# nobody, pre-create the filter root, plant a symbolic link for it (so that
+# `destroy X` would destroy another root's X), make it writable by others,
+# squat /sys/fs/bpf/xdp/globals (where the ip link pins go) and the real
+# /sys/fs/bpf/flowbloom: flowbloom must refuse each with a clear message
+# and touch nothing. The private root's parent is a test-made 1777
+# directory standing for /sys/fs/bpf, and so is that of a private
+# xdp/globals (FLOWBLOOM_IPROUTE_DIR). The real paths are tried too when
+# they do not exist (never disturbing real filters); run the suite under
+# `flock /tmp/fb-globals.lock` like e2e (it may create xdp/globals).
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin squat
+
+P=/sys/fs/bpf/fbsq_$$
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+cleanup() {
+	rm -rf "$P" 2>/dev/null
+	[ -n "${XDP_MADE:-}" ] && rm -rf /sys/fs/bpf/xdp
+	[ -n "${ROOT_MADE:-}" ] && rm -rf /sys/fs/bpf/flowbloom
+}
+trap cleanup EXIT
+mkdir -m 1777 "$P" && chmod 1777 "$P"
+
+# refused LABEL WORD CMD...: CMD fails with one line on stderr naming WORD.
+refused() {
+	local label=$1 word=$2
+	shift 2
+	if "$@" >"$T_TMP/out" 2>"$T_TMP/err"; then
+		fail "$label: succeeded"
+	elif [ "$(wc -l <"$T_TMP/err")" -ne 1 ] || ! grep -q -- "$word" "$T_TMP/err"; then
+		fail "$label: stderr '$(head -c 300 "$T_TMP/err")'"
+	else
+		pass "$label"
+	fi
+}
+
+# A victim: a legitimate root with filter X holding a flow.
+export FLOWBLOOM_ROOT=$P/victim
+check "victim: create X" "$FB" create X --capacity 100 --fp-rate 0.01
+check "victim: add a flow" "$FB" add X src 198.51.100.7
+victim_info() { FLOWBLOOM_ROOT=$P/victim "$FB" query X src 198.51.100.7 | tail -1; }
+
+# 1. The root pre-created by nobody (as it could /sys/fs/bpf/flowbloom).
+export FLOWBLOOM_ROOT=$P/root
+check "nobody makes the root first" "${NOBODY[@]}" mkdir "$P/root"
+refused "create in nobody's root: refused" "belongs to uid 65534" "$FB" create A --capacity 100 --fp-rate 0.01
+check_eq "... nothing created in it" "$(ls -A "$P/root" | wc -l)" 0
+"${NOBODY[@]}" mkdir "$P/root/A"
+refused "open a filter in nobody's root: refused" "belongs to uid 65534" "$FB" info A
+refused "list of nobody's root: refused" "belongs to uid 65534" "$FB" list
+refused "destroy in nobody's root: refused" "belongs to uid 65534" "$FB" destroy A
+check_eq "... nobody's directory left alone" "$(ls -A "$P/root")" "A"
+rm -rf "$P/root"
+
+# 2. The root as a symbolic link to another root: destroy X must not
+# destroy the victim's X (nor add to it, nor list it).
+check "nobody plants a symlink as the root" "${NOBODY[@]}" ln -s "$P/victim" "$P/root"
+refused "destroy X through the symlink: refused" "symbolic link" "$FB" destroy X
+check_eq "... the victim's X still holds its flow" "$(victim_info)" "1 of 1 maybe"
+refused "add through the symlink: refused" "symbolic link" "$FB" add X src 198.51.100.8
+refused "create through the symlink: refused" "symbolic link" "$FB" create Y --capacity 100 --fp-rate 0.01
+check_eq "... nothing created in the victim" "$(ls -A "$P/victim")" "X"
+rm -f "$P/root"
+
+# A symlink further up: the root's parent.
+mkdir -m 1777 "$P/up" && chmod 1777 "$P/up"
+"${NOBODY[@]}" ln -s "$P" "$P/up/link"
+FLOWBLOOM_ROOT=$P/up/link/victim refused "a symlink above the root: refused" "symbolic link" "$FB" destroy X
+check_eq "... the victim's X still there" "$(victim_info)" "1 of 1 maybe"
+
+# 3. A root (or filter directory) writable by others: anyone could swap
+# filter directories in it. Refused, even if root owns it.
+check "root makes a root" "$FB" create B --capacity 100 --fp-rate 0.01
+chmod 0777 "$P/root"
+refused "a world-writable root: refused" "writable by other users" "$FB" info B
+# With a world-writable root nobody swaps B for a directory of his own.
+"${NOBODY[@]}" mv "$P/root/B" "$P/root/B-old" 2>/dev/null
+"${NOBODY[@]}" mkdir "$P/root/B" 2>/dev/null
+refused "... and after nobody swapped B: still refused" "writable by other users" "$FB" destroy B
+chmod 0700 "$P/root"
+refused "nobody's B inside a sane root: refused" "belongs to uid 65534" "$FB" destroy B
+check_eq "... the real B (moved away) left alone" "$(ls -A "$P/root/B-old" | sort | tr '\n' ' ')" "filter stats "
+rm -rf "$P/root"
+
+# 4. The ip link pins: nobody makes xdp/globals first; create default must
+# refuse to pin there (nobody could swap fb_filter for a map of his own,
+# which an ip-link program would then use). Tried on a private
+# xdp/globals (FLOWBLOOM_IPROUTE_DIR) always, and on the real
+# /sys/fs/bpf/xdp/globals when it does not exist.
+export FLOWBLOOM_ROOT=$P/root
+globals_squat() { # XDP_DIR (its parent must be a 1777 directory)
+	local x=$1 g=$1/globals what=$2
+	"${NOBODY[@]}" mkdir -p "$g"
+	refused "$what: create default under nobody's xdp/globals: refused" "belongs to uid 65534" \
+		env FLOWBLOOM_IPROUTE_DIR="$g" "$FB" create default --capacity 100 --fp-rate 0.01
+	check_eq "$what: ... no filter default, no pin in globals" \
+		"$(ls -A "$P/root" 2>/dev/null | wc -l) $(ls -A "$g" | wc -l)" "0 0"
+	rm -rf "$x"
+	"${NOBODY[@]}" ln -s "$P/victim" "$x"
+	refused "$what: create default with xdp a symlink: refused" "symbolic link" \
+		env FLOWBLOOM_IPROUTE_DIR="$g" "$FB" create default --capacity 100 --fp-rate 0.01
+	check_eq "$what: ... nothing pinned into the symlink's target" "$(ls -A "$P/victim")" "X"
+	rm -f "$x"
+	# And when flowbloom makes them: root's, mode 0700.
+	check "$what: create default (xdp/globals made by flowbloom)" \
+		env FLOWBLOOM_IPROUTE_DIR="$g" "$FB" create default --capacity 100 --fp-rate 0.01
+	check_eq "$what: ... xdp and globals: root, 0700, with the two pins" \
+		"$(stat -c '%U %a' "$x" "$g" | tr '\n' ' ')$(ls "$g" | tr '\n' ' ')" \
+		"root 700 root 700 fb_filter fb_stats "
+	check "$what: destroy default" env FLOWBLOOM_IPROUTE_DIR="$g" "$FB" destroy default
+	check_eq "$what: ... and removes them" "$(ls -d "$x" 2>/dev/null | wc -l)" 0
+}
+globals_squat "$P/xdp" "private xdp/globals"
+if [ ! -e /sys/fs/bpf/xdp ]; then
+	XDP_MADE=1
+	globals_squat /sys/fs/bpf/xdp "/sys/fs/bpf/xdp/globals"
+	XDP_MADE=
+else
+	skip "/sys/fs/bpf/xdp exists: the squat of the real xdp/globals is not tried"
+fi
+
+# 5. The real default root, if no filter uses it now.
+if [ ! -e /sys/fs/bpf/flowbloom ]; then
+	ROOT_MADE=1
+	"${NOBODY[@]}" mkdir /sys/fs/bpf/flowbloom
+	refused "the real /sys/fs/bpf/flowbloom made by nobody: create refused" "belongs to uid 65534" \
+		env -u FLOWBLOOM_ROOT "$FB" create Z --capacity 100 --fp-rate 0.01
+	rm -rf /sys/fs/bpf/flowbloom
+	ROOT_MADE=
+else
+	skip "/sys/fs/bpf/flowbloom exists: the real root squat is not tried"
+fi
+
+export FLOWBLOOM_ROOT=$P/victim
+check "victim: destroy X" "$FB" destroy X
+t_end

@@ -1,0 +1,295 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# `flowbloom apply NAME.conf`, what flowbloom@NAME.service runs at boot and
+# on stop (--down), end to end on a veth pair between two namespaces: a
+# fresh apply creates the filter, loads its list and attaches it (the listed
+# source is dropped, real UDP); a second apply changes nothing; a new list is
+# swapped in; --down detaches and keeps the filter. Every kind of bad
+# configuration fails with one line naming FILE:LINE and changes nothing;
+# a step failing after the checks (native XDP on a device without it) undoes
+# the run's earlier steps (an attached device, the created filter).
+#
+# Filters live under a private FLOWBLOOM_ROOT (no `default` filter: no lock
+# needed). The trap removes the namespaces and the veth pair.
+# Addresses: 198.51.100.0/24.
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin apply
+
+NSA=fbapA$$
+NSB=fbapB$$
+VA=fbapa$$
+VB=fbapb$$
+DUM=lo # B's loopback: no native XDP
+MACA=02:fb:00:00:03:0a
+MACB=02:fb:00:00:03:0b
+A4=198.51.100.1
+BAD4=198.51.100.3
+BAD4B=198.51.100.4
+B4=198.51.100.2
+CLEANED=
+PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+CONF=$T_TMP/edge.conf
+
+inA() { nsenter --net="/run/netns/$NSA" -- "$@"; }
+fbB() { "$FB" -n "$NSB" "$@"; }
+
+cleanup() {
+	[ -n "$CLEANED" ] && return 0
+	CLEANED=1
+	ip netns del "$NSA" 2>/dev/null
+	ip netns del "$NSB" 2>/dev/null
+	t_cleanup_filters
+}
+t_traps
+
+skip_all() {
+	skip "apply: $1"
+	t_finish
+}
+
+send() {
+	inA "$PY" -c "$T_UDP_SEND" "$1" "$B4" "$2"
+}
+
+stat_of() {
+	t_stat "$FB" "$1" "$2"
+}
+
+# dropped_from SRC N: of N packets from SRC, how many the filter dropped.
+dropped_from() {
+	local d0
+	d0=$(stat_of edge dropped)
+	send "$1" "$2"
+	sleep 0.2
+	echo $(($(stat_of edge dropped) - d0))
+}
+
+# The state a failed apply must leave as it was: filters, their content,
+# and what runs on B's devices.
+state() {
+	local n
+	"$FB" list
+	for n in $("$FB" list | cut -d' ' -f1); do
+		"$FB" -j info "$n" | "$PY" -c 'import json,sys; i = json.load(sys.stdin); print(i["name"], i["digest"], i["flows"], i["attached"])'
+	done
+	ip -n "$NSB" -o link show | sed -n 's/^[0-9]*: \([^:@]*\).* \(xdp[a-z]*\).*prog\/xdp id \([0-9]*\).*/\1 \2 \3/p'
+}
+
+# refused LABEL WANT_REGEX ARGS...: apply fails (exit 1), with one line on
+# stderr matching WANT_REGEX, and the state unchanged.
+refused() {
+	local label=$1 want=$2 before after rc
+	shift 2
+	before=$(state)
+	fbB apply "$@" >"$T_TMP/out" 2>"$T_TMP/err"
+	rc=$?
+	after=$(state)
+	if [ "$rc" -ne 1 ]; then
+		fail "$label: exit $rc, want 1 ($(head -c 200 "$T_TMP/err"))"
+	elif [ "$(wc -l <"$T_TMP/err")" -ne 1 ] || ! grep -qE "$want" "$T_TMP/err"; then
+		fail "$label: stderr '$(head -c 300 "$T_TMP/err")', want one line matching '$want'"
+	elif [ "$before" != "$after" ]; then
+		fail "$label: the state changed: '$before' -> '$after'"
+	else
+		pass "$label"
+	fi
+}
+
+setup() {
+	local n
+	[ "$(id -u)" -eq 0 ] || skip_all "needs root"
+	[ -n "$PY" ] || skip_all "needs python3"
+	[ -x "$FB" ] || {
+		fail "flowbloom is not built (run make)"
+		t_finish
+	}
+	ip netns add "$NSA" && ip netns add "$NSB" || skip_all "cannot create network namespaces"
+	ip link add "$VA" address "$MACA" netns "$NSA" type veth \
+		peer name "$VB" address "$MACB" netns "$NSB" || skip_all "veth is not available"
+	for n in "$NSA:$VA" "$NSB:$VB"; do
+		nsenter --net="/run/netns/${n%%:*}" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+		ip -n "${n%%:*}" link set "${n#*:}" up
+	done
+	ip -n "$NSB" link set "$DUM" up
+	for n in "$A4" "$BAD4" "$BAD4B"; do
+		ip -n "$NSA" addr add "$n/24" dev "$VA"
+		ip -n "$NSB" neigh add "$n" lladdr "$MACA" dev "$VB" nud permanent
+	done
+	ip -n "$NSB" addr add "$B4/24" dev "$VB"
+	ip -n "$NSA" neigh add "$B4" lladdr "$MACB" dev "$VA" nud permanent
+	mkdir -p "$T_TMP/lists"
+	printf '# the blocked source\n%s\n' "$BAD4" >"$T_TMP/lists/drop.txt"
+	cat >"$CONF" <<EOF
+# filter edge
+capacity = 10000
+fp-rate = 0.001   # per probe
+action = drop
+load = lists/drop.txt
+attach = $VB native
+EOF
+}
+
+test_up() {
+	check "--check of a good file" fbB apply --check "$CONF"
+	check_eq "--check created nothing" "$("$FB" list)" ""
+	check "apply" fbB apply "$CONF"
+	check_eq "the listed source is dropped" "$(dropped_from "$BAD4" 20)" 20
+	check_eq "others pass" "$(dropped_from "$A4" 20)" 0
+	check_eq "attached where the file says (native)" "$(ip -n "$NSB" -o link show "$VB" | grep -c ' xdp ')" 1
+}
+
+test_again() {
+	local before
+	before=$(state)
+	check "apply again" fbB apply "$CONF"
+	grep -q "edge already attached to $VB (native)" "$T_TMP/out" &&
+		pass "second apply: already attached" || fail "second apply said: $(cat "$T_TMP/out")"
+	check_eq "second apply: same filter, program, content" "$(state)" "$before"
+	check_eq "still dropping" "$(dropped_from "$BAD4" 10)" 10
+	# A new list replaces the content in one step.
+	printf '%s\n' "$BAD4B" >"$T_TMP/lists/drop.txt"
+	check "apply with a new list" fbB apply "$CONF"
+	check_eq "new list: its source dropped" "$(dropped_from "$BAD4B" 10)" 10
+	check_eq "new list: the old one passes" "$(dropped_from "$BAD4" 10)" 0
+	printf '%s\n' "$BAD4" >"$T_TMP/lists/drop.txt"
+	check "apply with the first list back" fbB apply "$CONF"
+}
+
+# Bad files: FILE:LINE, exit 1, nothing changed (the filter exists and is
+# attached here, so "nothing" includes its content and attachment).
+test_bad() {
+	local b=$T_TMP/bad.conf
+	bad() {
+		local label=$1 want=$2
+		cat >"$b"
+		refused "$label" "$want" "$b"
+	}
+	cp "$CONF" "$T_TMP/bad.conf"
+	bad "unknown key" "bad.conf:2: unknown key 'colour'" <<EOF
+capacity = 10
+colour = blue
+fp-rate = 0.01
+EOF
+	bad "no '='" "bad.conf:3: want 'key = value'" <<EOF
+capacity = 10
+fp-rate = 0.01
+attach $VB
+EOF
+	bad "bad enum value" "bad.conf:3: bad value 'fast' for hash" <<EOF
+capacity = 10
+fp-rate = 0.01
+hash = fast
+EOF
+	bad "fp-rate out of range" "bad.conf:2: fp-rate must be" <<EOF
+capacity = 10
+fp-rate = 1.5
+EOF
+	bad "capacity not a number" "bad.conf:1: capacity must be a whole number" <<EOF
+capacity = 10k
+fp-rate = 0.01
+EOF
+	bad "set twice" "bad.conf:3: 'capacity' set twice \(first at line 1\)" <<EOF
+capacity = 10
+fp-rate = 0.01
+capacity = 20
+EOF
+	bad "no geometry" "bad.conf: give capacity and fp-rate, or bits and hashes" <<EOF
+action = drop
+EOF
+	bad "both geometries" "bad.conf: give capacity and fp-rate, or bits and hashes" <<EOF
+capacity = 10
+fp-rate = 0.01
+bits = 1024
+hashes = 3
+EOF
+	bad "missing list" "bad.conf:3: cannot read '.*/nonexistent.txt'" <<EOF
+capacity = 10
+fp-rate = 0.01
+load = nonexistent.txt
+EOF
+	bad "missing device" "bad.conf:3: no device 'nosuchdev0'" <<EOF
+capacity = 10
+fp-rate = 0.01
+attach = nosuchdev0
+EOF
+	bad "bad mode" "bad.conf:3: want 'attach = DEV \[native\|generic\]'" <<EOF
+capacity = 10
+fp-rate = 0.01
+attach = $VB fast
+EOF
+	bad "device twice" "bad.conf:4: $VB listed twice \(first at line 3\)" <<EOF
+capacity = 10
+fp-rate = 0.01
+attach = $VB
+attach = $VB generic
+EOF
+	bad "no value" "bad.conf:2: 'fp-rate' has no value" <<EOF
+capacity = 10
+fp-rate =
+EOF
+	printf 'capacity = 10\nfp-rate = 0.01\n' >"$T_TMP/bad.txt"
+	refused "not NAME.conf" "bad.txt: the file must be named NAME.conf" "$T_TMP/bad.txt"
+	cp "$CONF" "$T_TMP/bad name.conf"
+	refused "bad filter name" "bad filter name 'bad name'" "$T_TMP/bad name.conf"
+	refused "missing file" "cannot open .*/absent.conf" "$T_TMP/absent.conf"
+	# The existing filter, described differently: never re-created.
+	mkdir -p "$T_TMP/other/lists"
+	cp "$T_TMP/lists/drop.txt" "$T_TMP/other/lists/"
+	sed 's/^capacity = 10000/capacity = 20000/' "$CONF" >"$T_TMP/other/edge.conf"
+	refused "existing filter, other capacity" "filter 'edge' exists with capacity/fp-rate 10000/0.001, the file says 20000/0.001" "$T_TMP/other/edge.conf"
+	sed 's/^action = drop/action = allow/' "$CONF" >"$T_TMP/other/edge.conf"
+	refused "existing filter, other action" "exists with action drop, the file says allow" "$T_TMP/other/edge.conf"
+	sed "s/^attach = $VB native/attach = $VB generic/" "$CONF" >"$T_TMP/other/edge.conf"
+	refused "attached in another mode" "edge.conf:6: 'edge' runs on $VB in native mode, not generic" "$T_TMP/other/edge.conf"
+	# A list with a bad line: load refuses it whole (its own FILE:LINE).
+	printf 'capacity = 10\nfp-rate = 0.01\nload = lists/bad.txt\nattach = %s\n' "$VB" >"$T_TMP/other/fresh.conf"
+	printf '%s\nnot-an-address\n' "$BAD4B" >"$T_TMP/other/lists/bad.txt"
+	# $VB runs edge: another filter is refused before anything is made.
+	refused "device running another filter" "fresh.conf:4: $VB already has an XDP program" "$T_TMP/other/fresh.conf"
+	printf 'capacity = 10\nfp-rate = 0.01\nload = lists/bad.txt\n' >"$T_TMP/other/fresh.conf"
+	refused "bad list line: created filter undone" "bad.txt:2" "$T_TMP/other/fresh.conf"
+	check_eq "bad list line: no filter fresh" "$("$FB" list | cut -d' ' -f1 | grep -c fresh)" 0
+	check_fails "usage: no FILE" fbB apply
+	fbB apply --check --down "$CONF" 2>/dev/null
+	check_eq "usage: --check with --down exits 2" "$?" 2
+}
+
+# A step failing after the checks: loopback has no native XDP, so
+# attaching fails after the filter was created and the veth attached;
+# both are undone.
+test_rollback() {
+	local before
+	cat >"$T_TMP/two.conf" <<EOF
+capacity = 100
+fp-rate = 0.01
+load = lists/drop.txt
+attach = $VB generic
+attach = $DUM native
+EOF
+	# $VB runs edge: first free it (down keeps edge).
+	check "apply --down" fbB apply --down "$CONF"
+	before=$(state)
+	fbB apply "$T_TMP/two.conf" >"$T_TMP/out" 2>"$T_TMP/err"
+	check_eq "native on lo: exit 1" "$?" 1
+	grep -q "has no native XDP support" "$T_TMP/err" && pass "native on lo: says why" ||
+		fail "native on lo: $(cat "$T_TMP/err")"
+	check_eq "rolled back: no filter two, nothing attached" "$(state)" "$before"
+}
+
+test_down() {
+	check "apply again after --down" fbB apply "$CONF"
+	check_eq "re-attached: dropping" "$(dropped_from "$BAD4" 10)" 10
+	check "apply --down" fbB apply --down "$CONF"
+	grep -q "detached $VB" "$T_TMP/out" && pass "--down detached $VB" || fail "--down said: $(cat "$T_TMP/out")"
+	check_eq "--down: nothing on $VB" "$(ip -n "$NSB" -o link show "$VB" | grep -c ' xdp')" 0
+	check_eq "--down: the filter stays" "$("$FB" list | cut -d' ' -f1)" "edge"
+	check "--down again: nothing to do" fbB apply --down "$CONF"
+}
+
+setup
+test_up
+test_again
+test_bad
+test_rollback
+test_down
+t_finish

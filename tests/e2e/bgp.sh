@@ -1,0 +1,356 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# `flowbloom bgp` end to end: BIRD 2 as a route server in one network
+# namespace announces and withdraws blackhole routes (community 65535:666)
+# and FlowSpec rules over two BGP sessions to ExaBGP in another, which runs
+# `flowbloom bgp` as its API process; the filter is attached (XDP, generic)
+# to the second namespace's veth. Real ICMP and UDP across the veth show
+# traffic to an announced prefix dropped within seconds and flowing again
+# after the withdrawal; a rule announced by both peers is added once and
+# stays until its last path ends; session loss with --on-session-down flush
+# and keep; a restarted process takes over from the state file; FlowSpec
+# rules flowbloom cannot express are refused whole; a replaced filter gets
+# the rules back; --flush.
+#
+# The EXIT trap kills BIRD and ExaBGP (run only inside the namespaces) and
+# removes the namespaces and every pin. Addresses: 198.51.100.0/24 and
+# 203.0.113.0/24; AS 64512 and 64513.
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin bgp
+
+for tool in bird birdc exabgp; do
+	if ! command -v $tool >/dev/null; then
+		skip "bgp: $tool not installed (make deps)"
+		t_end
+		exit
+	fi
+done
+PY=$(python3 -c 'import sys; print(sys.executable)')
+RS=fbbR$$  # route server: BIRD, 198.51.100.1 and .3
+RT=fbbT$$  # router: ExaBGP, flowbloom bgp, the XDP filter; 198.51.100.2 and .4, 203.0.113.7-10
+VS=fbbvs$$
+VT=fbbvt$$
+STATE=$T_TMP/rtbh.bgp
+
+cleanup() {
+	[ -n "${BGP_DEBUG:-}" ] && cp -r "$T_TMP" "$BGP_DEBUG" && command birdc -s "$T_TMP/bird.ctl" show protocols all >"$BGP_DEBUG/bird.show" 2>&1
+	[ -f "$T_TMP/exa.pid" ] && kill "$(cat "$T_TMP/exa.pid")" 2>/dev/null
+	[ -f "$T_TMP/bird.pid" ] && kill "$(cat "$T_TMP/bird.pid")" 2>/dev/null
+	sleep 0.3
+	ip netns del "$RS" 2>/dev/null
+	ip netns del "$RT" 2>/dev/null
+	t_cleanup_filters
+}
+trap cleanup EXIT
+
+if ! ip netns add "$RS" 2>/dev/null || ! ip netns add "$RT" 2>/dev/null; then
+	skip "bgp: cannot create network namespaces"
+	t_end
+	exit
+fi
+ip link add "$VS" netns "$RS" type veth peer name "$VT" netns "$RT"
+ip -n "$RS" addr add 198.51.100.1/24 dev "$VS"
+ip -n "$RS" addr add 198.51.100.3/24 dev "$VS"
+ip -n "$RT" addr add 198.51.100.2/24 dev "$VT"
+ip -n "$RT" addr add 198.51.100.4/24 dev "$VT"
+for a in 7 8 9 10; do ip -n "$RT" addr add 203.0.113.$a/32 dev "$VT"; done
+for n in "$RS" "$RT"; do ip -n "$n" link set lo up; done
+ip -n "$RS" link set "$VS" up
+ip -n "$RT" link set "$VT" up
+ip -n "$RS" route add 203.0.113.0/24 dev "$VS" src 198.51.100.1
+
+# --- bad usage, before any daemon --------------------------------------------------
+"$FB" create plain --capacity 1000 --fp-rate 0.01 >/dev/null
+check_fails "bgp: a plain Bloom filter is refused (withdrawals need counters)" \
+	"$FB" bgp plain --state "$T_TMP/x.bgp" </dev/null
+check_fails "bgp: no such filter" "$FB" bgp nosuch --state "$T_TMP/x.bgp" </dev/null
+"$FB" bgp plain --community 70000:1 </dev/null >/dev/null 2>&1
+check_eq "bgp: bad community is a usage error" "$?" 2
+"$FB" bgp plain --on-session-down maybe </dev/null >/dev/null 2>&1
+check_eq "bgp: bad --on-session-down is a usage error" "$?" 2
+"$FB" destroy plain >/dev/null
+
+check "create a counting filter" "$FB" create rtbh --capacity 10000 --fp-rate 0.0001 --counting
+check "attach it to the router's veth" "$FB" -n "$RT" attach rtbh "$VT" --mode generic --action drop
+
+# --- the input, without ExaBGP: line numbers, bad and over-long lines ---------------
+NB='"neighbor": {"address": {"local": "198.51.100.2", "peer": "198.51.100.9"}, "direction": "receive"'
+"$PY" - "$NB" >"$T_TMP/input" <<'PYEOF'
+import sys
+nb = sys.argv[1]
+print('{"type": "state", %s, "state": "up"}}' % nb)
+print('{"type": "update", %s, "message": {"update": {"announce": {"ipv4 unicast": ' % nb)
+print('{"type": "update", %s, "message": {"update": {"attribute": {"community": [[65535, 666]]}, '
+      '"announce": {"ipv4 unicast": {"198.51.100.9": [{"nlri": "203.0.113.50/32"}]}}}}}}' % nb)
+print("x" * (65 << 20))
+print('{"type": "update", %s, "message": {"update": {"withdraw": {"ipv4 unicast": '
+      '[{"nlri": "203.0.113.50/32"}]}}}}}' % nb)
+PYEOF
+"$FB" bgp rtbh --state "$T_TMP/cli.bgp" <"$T_TMP/input" >"$T_TMP/cli.out" 2>"$T_TMP/cli.err"
+check_eq "bgp from a file: exit 0 at end of input" "$?" 0
+check_eq "bgp: nothing on stdout (ExaBGP's command channel)" "$(wc -c <"$T_TMP/cli.out")" 0
+for want in "<stdin>:2: not JSON" "<stdin>:3: +dst 203.0.113.50" "<stdin>:4: line longer than" \
+	"<stdin>:5: -dst 203.0.113.50"; do
+	grep -qF "$want" "$T_TMP/cli.err" && pass "bgp input: '$want'" ||
+		fail "bgp input: '$want' in $(head -c 400 "$T_TMP/cli.err")"
+done
+check_eq "bgp input: the rule added then deleted (counter 0)" \
+	"$("$FB" count rtbh dst 203.0.113.50/32 | awk '{print $1}')" 0
+
+# A table at session start: 2 peers x 20,000 blackholes, then all withdrawn.
+"$PY" - >"$T_TMP/table" <<'PYEOF'
+nb = '"neighbor": {"address": {"local": "198.51.100.2", "peer": "%s"}, "direction": "receive"'
+for op in ("announce", "withdraw"):
+    for peer in ("198.51.100.1", "198.51.100.3"):
+        for i in range(20000):
+            a = "10.%d.%d.%d/32" % (i >> 16, (i >> 8) & 255, i & 255)
+            if op == "announce":
+                print('{"type": "update", %s, "message": {"update": {"attribute": {"community": '
+                      '[[65535, 666]]}, "announce": {"ipv4 unicast": {"x": [{"nlri": "%s"}]}}}}}}'
+                      % (nb % peer, a))
+            else:
+                print('{"type": "update", %s, "message": {"update": {"withdraw": {"ipv4 unicast": '
+                      '[{"nlri": "%s"}]}}}}}' % (nb % peer, a))
+PYEOF
+t0=$(date +%s%N)
+"$FB" bgp rtbh --state "$T_TMP/table.bgp" <"$T_TMP/table" >/dev/null 2>"$T_TMP/table.err"
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+check_eq "bgp: 80,000 lines (a 40,000-path table and its withdrawal) processed" "$rc" 0
+check_eq "... 20,000 rules added and 20,000 deleted" \
+	"$(grep -c "end of input; 0 rules held, 20000 added and 20000 deleted" "$T_TMP/table.err")" 1
+if [ "$ms" -lt 20000 ]; then pass "... in $ms ms (not quadratic in the table)"; else fail "... took $ms ms"; fi
+check_eq "... the filter is back to empty" "$("$FB" -j info rtbh | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["flows"])')" 0
+
+# --- daemons -----------------------------------------------------------------------
+cat >"$T_TMP/bird.conf" <<EOF
+router id 198.51.100.1;
+protocol device {}
+flow4 table ft4;
+# Each announcement is its own static protocol: enable announces, disable withdraws.
+protocol static bh1 { ipv4; disabled; route 203.0.113.7/32 blackhole { bgp_community.add((65535,666)); }; }
+protocol static plain1 { ipv4; disabled; route 203.0.113.8/32 blackhole; }
+protocol static wide1 { ipv4; disabled; route 203.0.0.0/16 blackhole { bgp_community.add((65535,666)); }; }
+# FlowSpec: discard (traffic-rate 0) UDP 198.51.100.1:4000 -> 203.0.113.9:5000.
+protocol static fs1 { flow4 { table ft4; }; disabled;
+  route flow4 { dst 203.0.113.9/32; src 198.51.100.1/32; proto = 17; sport = 4000; dport = 5000; }
+    { bgp_ext_community.add((generic, 0x80060000, 0)); }; }
+# Not expressible as one flowbloom rule: a destination prefix and a protocol.
+protocol static fs2 { flow4 { table ft4; }; disabled;
+  route flow4 { dst 203.0.113.10/32; proto = 17; } { bgp_ext_community.add((generic, 0x80060000, 0)); }; }
+template bgp peer {
+  ipv4 { import none; export all; };
+  flow4 { table ft4; import none; export all; };
+}
+# BIRD tells sessions apart by the neighbor's address: ExaBGP uses two.
+protocol bgp p1 from peer { local 198.51.100.1 as 64512; neighbor 198.51.100.2 as 64513; }
+protocol bgp p3 from peer { local 198.51.100.3 as 64512; neighbor 198.51.100.4 as 64513; }
+EOF
+nsenter --net="/run/netns/$RS" bird -c "$T_TMP/bird.conf" -s "$T_TMP/bird.ctl" -P "$T_TMP/bird.pid"
+birdc() { command birdc -s "$T_TMP/bird.ctl" "$@" >/dev/null; }
+
+# ExaBGP runs flowbloom bgp as its process; both stay inside namespace RT.
+start_exabgp() {
+	local policy=$1
+	cat >"$T_TMP/exabgp.conf" <<EOF
+process flowbloom {
+	run $FB bgp rtbh --on-session-down $policy --state $STATE;
+	encoder json;
+}
+template {
+	neighbor rs {
+		router-id 198.51.100.2;
+		local-as 64513;
+		peer-as 64512;
+		family { ipv4 unicast; ipv4 flow; }
+		capability { graceful-restart 30; }
+		api { processes [ flowbloom ]; neighbor-changes; receive { parsed; update; } }
+	}
+}
+neighbor 198.51.100.1 { inherit rs; local-address 198.51.100.2; }
+neighbor 198.51.100.3 { inherit rs; local-address 198.51.100.4; }
+EOF
+	(cd "$T_TMP" && exec env exabgp_daemon_user=root exabgp_daemon_daemonize=false \
+		exabgp_api_cli=false exabgp_log_destination="$T_TMP/exabgp.log" \
+		nsenter --net="/run/netns/$RT" exabgp "$T_TMP/exabgp.conf" >>"$T_TMP/exa.out" 2>&1) &
+	echo $! >"$T_TMP/exa.pid"
+}
+stop_exabgp() {
+	kill "$(cat "$T_TMP/exa.pid")" 2>/dev/null
+	wait "$(cat "$T_TMP/exa.pid")" 2>/dev/null
+	rm -f "$T_TMP/exa.pid"
+}
+
+# wait_for SECS CMD...: until CMD succeeds; prints the seconds it took.
+ms() { echo $(($(date +%s%N) / 1000000)); }
+wait_for() {
+	local secs=$1 t0
+	shift
+	t0=$(ms)
+	while ! "$@" >/dev/null 2>&1; do
+		if [ $(($(ms) - t0)) -gt $((secs * 1000)) ]; then
+			echo "timeout"
+			return 1
+		fi
+		sleep 0.2
+	done
+	t0=$(($(ms) - t0))
+	printf '%d.%d\n' $((t0 / 1000)) $((t0 % 1000 / 100))
+}
+established() { command birdc -s "$T_TMP/bird.ctl" show protocols "$1" | grep -q Established; }
+# UDP from 198.51.100.1:SPORT to DST:DPORT, received by a socket in RT.
+udp_reaches() {
+	local sport=$1 dst=$2 dport=$3
+	nsenter --net="/run/netns/$RT" "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.settimeout(1.5)
+try:
+    s.recv(100)
+except socket.timeout:
+    sys.exit(1)' "$dst" "$dport" &
+	local rx=$!
+	sleep 0.3
+	nsenter --net="/run/netns/$RS" "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("198.51.100.1", int(sys.argv[1])))
+for i in range(3):
+    s.sendto(b"x" * 64, (sys.argv[2], int(sys.argv[3])))' "$sport" "$dst" "$dport"
+	wait $rx
+}
+udp_blocked() { ! udp_reaches "$@"; }
+# Traffic to ADDR (any flow: UDP 198.51.100.1:40000 -> ADDR:7000) arrives?
+reaches() { udp_reaches 40000 "$1" 7000; }
+blocked() { ! reaches "$1"; }
+state_paths() { test "$(grep -c "$1" "$STATE")" = "$2"; }
+counter() { "$FB" count rtbh "$@" | awk '{print $1}'; }
+nflows() { "$FB" -j info rtbh | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["flows"])'; }
+
+# --- phase 1: --on-session-down flush ------------------------------------------------
+start_exabgp flush
+if [ "$(wait_for 30 established p1)" = timeout ] || [ "$(wait_for 30 established p3)" = timeout ]; then
+	fail "bgp: BGP sessions did not come up (exabgp.log: $(tail -c 300 "$T_TMP/exa.out"))"
+	cleanup
+	trap - EXIT
+	t_end
+	exit 1
+fi
+pass "bgp: two BGP sessions BIRD -> ExaBGP established"
+check "before any route: 203.0.113.7 reachable" reaches 203.0.113.7
+
+birdc enable bh1
+took=$(wait_for 10 blocked 203.0.113.7)
+if [ "$took" != timeout ]; then pass "blackhole announced: 203.0.113.7 dropped within ${took} s"; else fail "blackhole announced: 203.0.113.7 still reachable after 10 s"; fi
+check "both peers' paths reach the state file" wait_for 10 state_paths 'dst 203.0.113.7' 2
+check_eq "two peers announce it, the rule is added once (counter 1)" "$(counter dst 203.0.113.7/32)" 1
+check "other addresses still reachable" reaches 203.0.113.8
+check "the state file is 0600" test "$(stat -c %a "$STATE")" = 600
+
+birdc enable plain1
+sleep 2
+check "a route without the community is not applied" reaches 203.0.113.8
+birdc enable wide1
+sleep 1
+grep -q "203.0.0.0/16 from .*shorter than /24" "$T_TMP/exa.out" &&
+	pass "a /16 blackhole is refused (--min-length)" || fail "a /16 blackhole is refused: $(grep -c 203.0.0.0 "$T_TMP/exa.out")"
+check "... and 203.0.113.8 still reachable" reaches 203.0.113.8
+
+birdc disable p3
+sleep 2
+check_eq "one peer's session lost (flush): the other still holds the rule" "$(counter dst 203.0.113.7/32)" 1
+check "... and 203.0.113.7 still dropped" blocked 203.0.113.7
+birdc enable p3
+wait_for 30 established p3 >/dev/null
+birdc disable bh1
+took=$(wait_for 10 reaches 203.0.113.7)
+if [ "$took" != timeout ]; then pass "withdrawn by both peers: 203.0.113.7 reachable again within ${took} s"; else fail "withdrawn: 203.0.113.7 still dropped after 10 s"; fi
+check_eq "withdrawn: counter back to 0" "$(counter dst 203.0.113.7/32)" 0
+
+birdc enable bh1
+wait_for 10 blocked 203.0.113.7 >/dev/null
+birdc disable p1
+birdc disable p3
+took=$(wait_for 10 reaches 203.0.113.7)
+if [ "$took" != timeout ]; then pass "both sessions lost with flush: the rule deleted within ${took} s"; else fail "sessions lost with flush: 203.0.113.7 still dropped"; fi
+
+# --- FlowSpec ------------------------------------------------------------------------
+birdc enable p1
+wait_for 30 established p1 >/dev/null
+birdc disable bh1
+sleep 1
+check "FlowSpec: before, UDP 4000 -> 203.0.113.9:5000 arrives" udp_reaches 4000 203.0.113.9 5000
+birdc enable fs1
+birdc enable fs2
+took=$(wait_for 10 udp_blocked 4000 203.0.113.9 5000)
+if [ "$took" != timeout ]; then pass "FlowSpec discard: the 5-tuple dropped within ${took} s"; else fail "FlowSpec discard: the 5-tuple still arrives after 10 s"; fi
+check "FlowSpec discard: another source port still arrives" udp_reaches 4001 203.0.113.9 5000
+check "FlowSpec discard: other traffic to 203.0.113.9 still arrives" reaches 203.0.113.9
+grep -q "destination-ipv4 203.0.113.10/32 protocol =udp.*not applied" "$T_TMP/exa.out" &&
+	pass "FlowSpec dst prefix + protocol: reported unsupported" ||
+	fail "FlowSpec dst prefix + protocol: no report"
+check "... and nothing of it applied: UDP to 203.0.113.10 arrives" udp_reaches 4000 203.0.113.10 5000
+check "... nor other traffic to 203.0.113.10" reaches 203.0.113.10
+birdc disable fs1
+sleep 2
+check "FlowSpec withdrawn: the 5-tuple arrives again" udp_reaches 4000 203.0.113.9 5000
+birdc disable fs2
+
+birdc enable bh1
+wait_for 10 blocked 203.0.113.7 >/dev/null
+stop_exabgp
+took=$(wait_for 10 reaches 203.0.113.7)
+if [ "$took" != timeout ]; then pass "ExaBGP stopped (sessions down) with flush: the rule deleted"; else fail "ExaBGP stopped with flush: 203.0.113.7 still dropped"; fi
+check "... and the state file holds no path" state_paths 'dst 203.0.113.7' 0
+
+# --- phase 2: --on-session-down keep, restart ----------------------------------------
+birdc enable p3
+start_exabgp keep
+wait_for 30 established p1 >/dev/null
+wait_for 30 established p3 >/dev/null
+took=$(wait_for 10 blocked 203.0.113.7)
+if [ "$took" != timeout ]; then pass "keep: announced route applied within ${took} s"; else fail "keep: announced route not applied"; fi
+check "keep: both paths in the state file" wait_for 10 state_paths 'dst 203.0.113.7' 2
+stop_exabgp
+check "ExaBGP stopped with keep: the rule stays" blocked 203.0.113.7
+check "... and the state file still names both paths" state_paths 'dst 203.0.113.7' 2
+start_exabgp keep
+wait_for 30 established p1 >/dev/null
+wait_for 30 established p3 >/dev/null
+sleep 2
+check_eq "restarted process: re-announced paths are not added again (counter 1)" \
+	"$(counter dst 203.0.113.7/32)" 1
+# Someone replaces the filter's content: the process adds its rules again.
+echo "dst 198.51.100.200" >"$T_TMP/list"
+check "load --replace swaps the filter's content" "$FB" load rtbh "$T_TMP/list" --replace
+took=$(wait_for 10 blocked 203.0.113.7)
+if [ "$took" != timeout ]; then pass "filter replaced: the BGP rule is back within ${took} s"; else fail "filter replaced: the BGP rule never came back"; fi
+check_eq "... added once (counter 1)" "$(counter dst 203.0.113.7/32)" 1
+birdc disable p1
+birdc disable p3
+sleep 2
+check "sessions lost with keep: 203.0.113.7 still dropped" blocked 203.0.113.7
+birdc disable bh1
+birdc enable p1
+birdc enable p3
+wait_for 30 established p1 >/dev/null
+wait_for 30 established p3 >/dev/null
+took=$(wait_for 15 reaches 203.0.113.7)
+if [ "$took" != timeout ]; then pass "keep: a route withdrawn while down ends at End-of-RIB (${took} s after session up)"; else fail "keep: stale route never ended"; fi
+check_eq "keep: counter 0 after End-of-RIB" "$(counter dst 203.0.113.7/32)" 0
+
+birdc enable bh1
+wait_for 10 blocked 203.0.113.7 >/dev/null
+stop_exabgp
+out=$("$FB" bgp rtbh --state "$STATE" --flush 2>&1)
+check_eq "--flush deletes what bgp added" "$(echo "$out" | grep -c '^deleted 1 rules')" 1
+check "... and the address is reachable again" reaches 203.0.113.7
+check_eq "... the filter holds only the loaded rule" "$(nflows)" 1
+check_fails "a second bgp on the same state file is refused" bash -c \
+	"exec 9>'$STATE.lock'; flock 9; '$FB' bgp rtbh --state '$STATE' </dev/null"
+check "detach" "$FB" -n "$RT" detach "$VT"
+check "destroy" "$FB" destroy rtbh
+cleanup
+trap - EXIT
+t_end

@@ -1,0 +1,287 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# `make install DESTDIR=... PREFIX=/usr`, then everything from the installed
+# tree: the binary's help, the program it carries (attached to a veth, real
+# traffic, a listed source dropped), the installed object loaded by
+# `ip link` against the installed binary's `default` filter, the man page
+# (man finds it; groff -ww has no warning; every verb is in it), the bash
+# completion (called as bash calls it), the systemd units
+# (`systemd-analyze verify`) and the metrics unit's command (promtool).
+#
+# Uses the `default` filter's pins in /sys/fs/bpf/xdp/globals: run under
+# `flock /tmp/fb-globals.lock`. The trap removes the install tree, the
+# namespaces and veth, and every pin it made. Addresses: 198.51.100.0/24.
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin install
+
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+NSA=fbinA$$
+NSB=fbinB$$
+VA=fbina$$
+VB=fbinb$$
+MACA=02:fb:00:00:02:0a
+MACB=02:fb:00:00:02:0b
+A4=198.51.100.1
+BAD4=198.51.100.3
+B4=198.51.100.2
+GLOBALS=/sys/fs/bpf/xdp/globals
+NEW_DIRS=()
+NEW_LINK=
+CREATED_DEFAULT=
+CLEANED=
+PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+DEST=$T_TMP/root
+IFB=$DEST/usr/sbin/flowbloom # the installed binary
+IOBJ=$DEST/usr/lib/flowbloom/flowbloom.bpf.o
+
+inA() { nsenter --net="/run/netns/$NSA" -- "$@"; }
+inB() { nsenter --net="/run/netns/$NSB" -- "$@"; }
+
+cleanup() {
+	local d
+	[ -n "$CLEANED" ] && return 0
+	CLEANED=1
+	ip netns del "$NSA" 2>/dev/null
+	ip netns del "$NSB" 2>/dev/null
+	[ -n "$CREATED_DEFAULT" ] && "$FB" destroy default >/dev/null 2>&1
+	[ -n "$NEW_LINK" ] && rm -f "$NEW_LINK"
+	for ((d = ${#NEW_DIRS[@]} - 1; d >= 0; d--)); do
+		rmdir "${NEW_DIRS[d]}" 2>/dev/null
+	done
+	t_cleanup_filters
+}
+t_traps
+
+stat_of() {
+	t_stat "$IFB" "$1" "$2"
+}
+
+send() {
+	inA "$PY" -c "$T_UDP_SEND" "$1" "$B4" "$2"
+}
+
+# ---------------------------------------------------------------- files
+
+test_install() {
+	local f before
+	before=$(ls -d /usr/sbin/flowbloom /usr/lib/flowbloom /etc/flowbloom 2>/dev/null)
+	if make -s -C "$SRC" install DESTDIR="$DEST" PREFIX=/usr >"$T_TMP/out" 2>&1; then
+		pass "make install DESTDIR PREFIX=/usr"
+	else
+		fail "make install: $(tail -5 "$T_TMP/out")"
+		t_finish
+	fi
+	for f in usr/sbin/flowbloom usr/lib/flowbloom/flowbloom.bpf.o usr/share/man/man8/flowbloom.8 \
+		usr/share/bash-completion/completions/flowbloom usr/lib/systemd/system/flowbloom@.service \
+		usr/lib/systemd/system/flowbloom-metrics.service usr/lib/systemd/system/flowbloom-metrics.timer \
+		usr/share/doc/flowbloom/example.conf; do
+		if [ -s "$DEST/$f" ]; then pass "installed $f"; else fail "missing $f"; fi
+	done
+	[ -d "$DEST/etc/flowbloom" ] && pass "installed /etc/flowbloom/" || fail "missing /etc/flowbloom/"
+	[ -x "$IFB" ] && pass "the binary is executable" || fail "the binary is not executable"
+	# Nothing outside DESTDIR: a PREFIX=/usr install must not touch /usr.
+	check_eq "nothing installed outside DESTDIR" \
+		"$(ls -d /usr/sbin/flowbloom /usr/lib/flowbloom /etc/flowbloom 2>/dev/null)" "$before"
+}
+
+test_binary() {
+	check_eq "installed help equals the build's" "$("$IFB" help 2>&1)" "$("$FB" help 2>&1)"
+	check "installed apply help" "$IFB" help apply
+	# The binary carries the program inside (a libbpf skeleton): the very
+	# bytes of the installed object, so both always load the same program.
+	if "$PY" -c 'import sys
+sys.exit(open(sys.argv[2], "rb").read() not in open(sys.argv[1], "rb").read())' "$IFB" "$IOBJ"; then
+		pass "the binary embeds the installed object"
+	else
+		fail "the installed object is not the program the binary embeds"
+	fi
+}
+
+# ---------------------------------------------------------------- kernel
+
+setup_net() {
+	local d n
+	[ -e "$GLOBALS/fb_filter" ] && {
+		skip "a 'default' filter exists already (run under flock /tmp/fb-globals.lock)"
+		return 1
+	}
+	# iproute2's loader makes tc/, tc/globals/ and the ip symlink too.
+	for d in /sys/fs/bpf/xdp "$GLOBALS" /sys/fs/bpf/tc /sys/fs/bpf/tc/globals; do
+		[ -d "$d" ] || NEW_DIRS+=("$d")
+	done
+	[ -L /sys/fs/bpf/ip ] || NEW_LINK=/sys/fs/bpf/ip
+	ip netns add "$NSA" && ip netns add "$NSB" || return 1
+	ip link add "$VA" address "$MACA" netns "$NSA" type veth \
+		peer name "$VB" address "$MACB" netns "$NSB" || return 1
+	for n in "$NSA:$VA" "$NSB:$VB"; do
+		nsenter --net="/run/netns/${n%%:*}" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+		ip -n "${n%%:*}" link set "${n#*:}" up
+	done
+	ip -n "$NSA" addr add "$A4/24" dev "$VA"
+	ip -n "$NSA" addr add "$BAD4/24" dev "$VA"
+	ip -n "$NSB" addr add "$B4/24" dev "$VB"
+	ip -n "$NSA" neigh add "$B4" lladdr "$MACB" dev "$VA" nud permanent
+	ip -n "$NSB" neigh add "$A4" lladdr "$MACA" dev "$VB" nud permanent
+	ip -n "$NSB" neigh add "$BAD4" lladdr "$MACA" dev "$VB" nud permanent
+}
+
+# run LABEL: 40 packets from the allowed source, 20 from the listed one;
+# flowbloom's counters must show exactly that.
+traffic() {
+	local label=$1 seen0 drop0
+	seen0=$(stat_of default seen)
+	drop0=$(stat_of default dropped)
+	send "$A4" 40
+	send "$BAD4" 20
+	sleep 0.2
+	check_eq "$label: every packet seen" "$(($(stat_of default seen) - seen0))" 60
+	check_eq "$label: the listed source dropped" "$(($(stat_of default dropped) - drop0))" 20
+}
+
+test_kernel() {
+	if ! setup_net; then
+		skip "kernel checks: cannot make the namespaces and veth"
+		return
+	fi
+	check "installed binary: create default" "$IFB" create default --capacity 1000 --fp-rate 0.001
+	CREATED_DEFAULT=1
+	check "installed binary: add" "$IFB" add default src "$BAD4"
+	# The program inside the installed binary.
+	check "installed binary: attach" "$IFB" -n "$NSB" attach default "$VB" --mode generic
+	traffic "installed binary's program"
+	check "installed binary: detach" "$IFB" -n "$NSB" detach "$VB"
+	# The installed object, by iproute2 (nsenter, not ip -n: see e2e.sh),
+	# finding the installed binary's `default` pins despite the run config.
+	check "ip link loads the installed object" inB ip link set dev "$VB" xdpgeneric obj "$IOBJ" sec xdp
+	traffic "installed object under ip link"
+	check "ip link off" inB ip link set dev "$VB" xdpgeneric off
+	check "installed binary: destroy default" "$IFB" destroy default
+	CREATED_DEFAULT=
+}
+
+# ---------------------------------------------------------------- man
+
+test_man() {
+	local page=$DEST/usr/share/man/man8/flowbloom.8 warn verb missing="" text
+	if MANPATH=$DEST/usr/share/man man -w flowbloom 2>/dev/null | grep -q "$page"; then
+		pass "man finds flowbloom(8) under the install's MANPATH"
+	else
+		fail "man -w flowbloom does not find $page"
+	fi
+	warn=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
+	check_eq "groff -man -ww: no warnings" "$warn" ""
+	text=$(MANWIDTH=200 man -l "$page" 2>&1 | col -b)
+	[ -n "$text" ] && pass "man -l renders the page" || fail "man -l rendered nothing"
+	# Every verb of the table, with its synopsis word for word.
+	while read -r verb; do
+		grep -qE "^   $verb\$" <<<"$text" || missing="$missing $verb"
+	done < <("$IFB" help | sed -n 's/^       flowbloom \([a-z]*\).*/\1/p')
+	check_eq "every verb has its section" "$missing" ""
+	missing=""
+	while IFS= read -r line; do
+		line=$(tr -s ' ' <<<"$line" | sed 's/^ //')
+		tr -s ' ' <<<"$text" | grep -qF -- "$line" || missing="$missing [$line]"
+	done < <("$IFB" help | sed -n 's/^       \(flowbloom .*\)/\1/p')
+	check_eq "every synopsis line is in the page" "$missing" ""
+	# The page is regenerated from the binary: a stale one would differ.
+	check_eq "the page is the binary's help --man" "$(cat "$page")" "$("$IFB" help --man)"
+}
+
+# ---------------------------------------------------------------- completion
+
+# comp WORDS...: the completions bash would offer for the last word.
+comp() {
+	PATH="$DEST/usr/sbin:$PATH" bash -c '
+source "$1"; shift
+COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+_flowbloom; ((${#COMPREPLY[@]})) && printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " "' _ \
+		"$DEST/usr/share/bash-completion/completions/flowbloom" "$@"
+}
+
+test_completion() {
+	local all
+	check "completion sources cleanly" bash -c "source '$DEST/usr/share/bash-completion/completions/flowbloom' && complete -p flowbloom"
+	all=$("$IFB" help | sed -n 's/^       flowbloom \([a-z]*\).*/\1/p' | sort | tr '\n' ' ')
+	check_eq "verbs" "$(comp flowbloom '')" "$all"
+	check_eq "a verb's prefix" "$(comp flowbloom at)" "attach "
+	check_eq "help VERB" "$(comp flowbloom help ap)" "apply "
+	check_eq "global options" "$(comp flowbloom --j)" "--json "
+	check_eq "attach's options" "$(comp flowbloom attach x lo --m)" "--malformed --mode --monitor "
+	check_eq "--mode values" "$(comp flowbloom attach x lo --mode '')" "generic native "
+	check_eq "--hash values" "$(comp flowbloom create x --hash s)" "siphash13 siphash24 "
+	check_eq "--by values" "$(comp flowbloom top x -n 5 --by '')" "bytes packets "
+	check_eq "apply's options" "$(comp flowbloom apply f.conf --)" "--check --down "
+	touch "$T_TMP/edge.conf"
+	check_eq "a file after an option without value" "$(comp flowbloom apply --check "$T_TMP/ed")" "$T_TMP/edge.conf "
+	"$IFB" create cmpl_one --capacity 10 --fp-rate 0.01 >/dev/null
+	"$IFB" create cmpl_two --capacity 10 --fp-rate 0.01 >/dev/null
+	check_eq "filter names" "$(comp flowbloom info cmpl_)" "cmpl_one cmpl_two "
+	check_eq "filter names after -j" "$(comp flowbloom -j stats cmpl_t)" "cmpl_two "
+	check_eq "NAME... repeats" "$(comp flowbloom metrics cmpl_one cmpl_t)" "cmpl_two "
+	"$IFB" destroy cmpl_one >/dev/null
+	"$IFB" destroy cmpl_two >/dev/null
+	check_eq "devices" "$(comp flowbloom attach x l)" "lo "
+	check_eq "devices of -n NETNS" "$(comp flowbloom -n "$NSB" attach x fbinb)" "$VB "
+	touch "$T_TMP/list-a.txt"
+	check_eq "files" "$(comp flowbloom load x "$T_TMP/list-")" "$T_TMP/list-a.txt "
+	check_eq "--textfile PATH" "$(comp flowbloom metrics --textfile "$T_TMP/list-")" "$T_TMP/list-a.txt "
+	check_eq "nothing after the last argument" "$(comp flowbloom detach lo '')" ""
+}
+
+# ---------------------------------------------------------------- systemd
+
+test_units() {
+	local u=$DEST/usr/lib/systemd/system cmd out
+	check_eq "boot unit ExecStart" "$(sed -n 's/^ExecStart=//p' "$u/flowbloom@.service")" \
+		"/usr/sbin/flowbloom apply /etc/flowbloom/%i.conf"
+	check_eq "boot unit ExecStop detaches" "$(sed -n 's/^ExecStop=//p' "$u/flowbloom@.service")" \
+		"/usr/sbin/flowbloom apply --down /etc/flowbloom/%i.conf"
+	if ! command -v systemd-analyze >/dev/null; then
+		skip "systemd-analyze verify: systemd-analyze not installed"
+	else
+		# verify checks that ExecStart's binary exists: in a private mount
+		# namespace, /usr/sbin is a tmpfs holding the installed binary.
+		# Documentation=man:flowbloom(8) is checked with the install's MANPATH.
+		cp "$u/flowbloom@.service" "$T_TMP/flowbloom@edge.service"
+		if out=$(MANPATH=$DEST/usr/share/man unshare -m sh -c '
+mount -t tmpfs tmpfs /usr/sbin && cp "$1" /usr/sbin/ &&
+systemd-analyze verify "$2" "$3" "$4"' _ "$IFB" "$T_TMP/flowbloom@edge.service" \
+			"$u/flowbloom-metrics.service" "$u/flowbloom-metrics.timer" 2>&1) && [ -z "$out" ]; then
+			pass "systemd-analyze verify: the units"
+		else
+			fail "systemd-analyze verify: $out"
+		fi
+	fi
+	# The metrics unit's command, with the textfile somewhere of ours.
+	cmd=$(sed -n 's/^ExecStart=//p' "$u/flowbloom-metrics.service")
+	check_eq "metrics unit command" "$cmd" \
+		"/usr/sbin/flowbloom metrics --textfile /var/lib/prometheus/node-exporter/flowbloom.prom"
+	"$IFB" create metrics_t --capacity 10 --fp-rate 0.01 >/dev/null
+	cmd=${cmd/\/usr\/sbin\/flowbloom/$IFB}
+	cmd=${cmd/\/var\/lib\/prometheus\/node-exporter/$T_TMP}
+	check "metrics unit command runs" $cmd
+	grep -q '^flowbloom_seen_packets_total{filter="metrics_t"}' "$T_TMP/flowbloom.prom" &&
+		pass "textfile has the filter's counters" || fail "textfile: $(head -3 "$T_TMP/flowbloom.prom")"
+	if command -v promtool >/dev/null; then
+		check "promtool check metrics on the textfile" bash -c "promtool check metrics <'$T_TMP/flowbloom.prom'"
+	else
+		skip "promtool check metrics: promtool not installed (make deps installs prometheus)"
+	fi
+	"$IFB" destroy metrics_t >/dev/null
+}
+
+[ "$(id -u)" -eq 0 ] || {
+	skip "install: needs root"
+	t_finish
+}
+[ -x "$FB" ] || {
+	fail "flowbloom is not built (run make)"
+	t_finish
+}
+test_install
+test_binary
+test_kernel
+test_man
+test_completion
+test_units
+t_finish

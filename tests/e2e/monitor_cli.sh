@@ -1,0 +1,311 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# The monitoring verbs from the command line: top, traffic, flows (and
+# --follow), stats --watch, metrics (and --textfile), attach's monitoring
+# options, their errors. Traffic comes from `test_monitor feed` (a Zipf
+# trace through the real program, BPF_PROG_TEST_RUN), and, in the last
+# part, from ping across a veth pair between two network namespaces this
+# script creates. `metrics` is checked by a strict parser of the Prometheus
+# text format (and by promtool when installed), and against `stats -j`.
+#
+# The EXIT trap removes the namespaces and every pin under the private
+# FLOWBLOOM_ROOT. Addresses: 198.51.100.0/24 only.
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin monitor_cli
+
+FEED=$(dirname "$FB")/tests/program/test_monitor
+PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+NSA=fbmA$$
+NSB=fbmB$$
+VA=fbmva$$
+VB=fbmvb$$
+BG=()
+
+cleanup() {
+	local p d
+	for p in "${BG[@]}"; do kill "$p" 2>/dev/null; done
+	ip netns del "$NSA" 2>/dev/null
+	ip netns del "$NSB" 2>/dev/null
+	# Monitoring pins live in NAME/monitor/ (lib.sh removes plain files).
+	for d in "$FLOWBLOOM_ROOT"/*/monitor; do
+		[ -d "$d" ] && rm -f "$d"/* && rmdir "$d"
+	done
+	t_cleanup_filters
+}
+trap cleanup EXIT
+
+json() { "$PY" -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+
+# A strict reader of the Prometheus text exposition format 0.0.4: every line
+# a HELP, a TYPE or a sample; names and label names by the grammar; label
+# values with only \\ \" \n escapes; one TYPE and one HELP per family, before
+# its samples; a family's samples together; no series twice; counters named
+# *_total and never negative. Prints "name{labels} value" per sample.
+cat >"$T_TMP/promparse.py" <<'PY'
+import math, re, sys
+NAME = r'[a-zA-Z_:][a-zA-Z0-9_:]*'
+LNAME = r'[a-zA-Z_][a-zA-Z0-9_]*'
+LVAL = r'"(?:[^"\\\n]|\\[\\"n])*"'
+SAMPLE = re.compile(r'^(%s)(\{(?:%s=%s(?:,%s=%s)*,?)?\})? (\S+)(?: (-?\d+))?$' % (NAME, LNAME, LVAL, LNAME, LVAL))
+text = sys.stdin.read()
+if text and not text.endswith('\n'):
+    sys.exit('no newline at the end')
+types, helps, done, series, current = {}, {}, set(), set(), None
+def fam(name, kind):
+    for suf in ('_total', '_count', '_sum', '_bucket', '_created', ''):
+        if suf and name.endswith(suf) and name[:-len(suf)] in types:
+            return name[:-len(suf)]
+    return name
+for n, line in enumerate(text.split('\n')[:-1], 1):
+    bad = lambda why: sys.exit('line %d: %s: %r' % (n, why, line))
+    if line.startswith('#'):
+        m = re.match(r'^# (HELP|TYPE) (%s) (.*)$' % NAME, line)
+        if not m:
+            if re.match(r'^# (HELP|TYPE)', line):
+                bad('malformed HELP/TYPE')
+            continue
+        what, name, rest = m.groups()
+        if what == 'TYPE':
+            if rest not in ('counter', 'gauge', 'histogram', 'summary', 'untyped'):
+                bad('unknown type')
+            if name in types or name in done:
+                bad('second TYPE, or TYPE after samples')
+            types[name] = rest
+        else:
+            if name in helps:
+                bad('second HELP')
+            if re.search(r'\\[^\\n]', rest):
+                bad('bad escape in HELP')
+            helps[name] = rest
+        continue
+    if not line.strip():
+        bad('blank line')
+    m = SAMPLE.match(line)
+    if not m:
+        bad('not a sample')
+    name, labels, value = m.group(1), m.group(2) or '', m.group(3)
+    f = fam(name, types.get(name))
+    if f != current:
+        if f in done:
+            bad('family %s split' % f)
+        if current:
+            done.add(current)
+        current = f
+    try:
+        v = float(value)
+    except ValueError:
+        if value not in ('+Inf', '-Inf', 'NaN'):
+            bad('bad value')
+        v = float(value.replace('Inf', 'inf').replace('NaN', 'nan'))
+    key = name + labels
+    if key in series:
+        bad('duplicate series')
+    series.add(key)
+    if types.get(f) == 'counter':
+        if not name.endswith('_total'):
+            bad('counter not named *_total')
+        if v < 0 or math.isnan(v):
+            bad('negative counter')
+    print(key, value)
+if not series:
+    sys.exit('no samples')
+PY
+promcheck() { "$PY" "$T_TMP/promparse.py"; }
+
+check "create f1" "$FB" create f1 --capacity 1000 --fp-rate 0.01
+check "create f2 (no monitoring)" "$FB" create f2 --capacity 1000 --fp-rate 0.01
+
+# --- traffic: 200000 packets over 5000 flows (Zipf 1.1) -------------------
+IFS=$'\t' read -r HEAVY HP HB < <("$FEED" feed f1 200000 5000)
+# HEAVY: the heaviest flow as FLOW words; HP, HB: its exact packets, bytes.
+read -r -a HEAVY3 <<<"$HEAVY"
+[ -n "$HP" ] && pass "feed a Zipf trace" || fail "feed a Zipf trace"
+
+# --- top -------------------------------------------------------------------
+out=$("$FB" -j top f1)
+check_eq "top: N is every packet" "$(echo "$out" | json 'd["total_packets"]')" 200000
+check_eq "top: 10 flows" "$(echo "$out" | json 'len(d["flows"])')" 10
+check_eq "top: the heaviest flow first" "$(echo "$out" | json 'd["flows"][0]["flow"]')" "${HEAVY3[*]}"
+check_eq "top: its estimate is not below the truth" \
+	"$(echo "$out" | json "d['flows'][0]['packets'] >= $HP and d['flows'][0]['bytes'] >= $HB")" True
+check_eq "top: and within the bound" \
+	"$(echo "$out" | json "d['flows'][0]['packets'] <= $HP + d['max_error_packets']")" True
+check_eq "top: sorted by packets" \
+	"$(echo "$out" | json 'all(a["packets"] >= b["packets"] for a, b in zip(d["flows"], d["flows"][1:]))')" True
+out=$("$FB" -j top f1 -n 3 --by bytes)
+check_eq "top -n 3 --by bytes" \
+	"$(echo "$out" | json 'len(d["flows"]) == 3 and d["by"] == "bytes" and all(a["bytes"] >= b["bytes"] for a, b in zip(d["flows"], d["flows"][1:]))')" True
+check "top, plain" "$FB" top f1
+grep -q "^   1 " "$T_TMP/out" && pass "top plain: ranked lines" || fail "top plain: ranked lines"
+out=$("$FB" -j top f1 --interval 0.2)
+check_eq "top --interval: nothing sent meanwhile, N = 0" "$(echo "$out" | json 'd["total_packets"]')" 0
+
+# --- traffic -----------------------------------------------------------------
+out=$("$FB" -j traffic f1 "${HEAVY3[@]}" udp 198.51.100.250:1 203.0.113.250:2)
+check_eq "traffic: estimate within [truth, truth + bound]" \
+	"$(echo "$out" | json "d['flows'][0]['packets'] >= $HP and d['flows'][0]['packets'] - $HP <= d['max_error_packets'] and d['flows'][0]['bytes'] >= $HB")" True
+check_eq "traffic: a flow never sent is at most the bound" \
+	"$(echo "$out" | json "d['flows'][1]['packets'] <= d['max_error_packets']")" True
+printf '%s\n' "${HEAVY3[*]}" >"$T_TMP/flows.txt"
+check_eq "traffic -f FILE" "$("$FB" -j traffic f1 -f "$T_TMP/flows.txt" | json 'len(d["flows"])')" 1
+# -f is placed as for add/del/query/count: before NAME too, or as --file.
+check_eq "traffic -f FILE NAME" "$("$FB" -j traffic -f "$T_TMP/flows.txt" f1 | json 'len(d["flows"])')" 1
+check_eq "traffic NAME --file=FILE" "$("$FB" -j traffic f1 --file="$T_TMP/flows.txt" | json 'len(d["flows"])')" 1
+"$FB" traffic f1 -f "$T_TMP/flows.txt" "${HEAVY3[@]}" >/dev/null 2>&1; check_eq "traffic: FLOWs and -f: usage error" $? 2
+check_fails "traffic: an address is not a 5-tuple" "$FB" traffic f1 src 198.51.100.1
+check_fails "traffic: no FLOW" "$FB" traffic f1
+check_fails "traffic: filter without monitoring" "$FB" traffic f2 "${HEAVY3[@]}"
+grep -q -- "--monitor" "$T_TMP/err" && pass "traffic: says how to turn it on" || fail "traffic: says how to turn it on"
+check_fails "top: no such filter" "$FB" top nosuch
+check_fails "top: filter without monitoring" "$FB" top f2
+"$FB" top f1 -n 0 >/dev/null 2>&1; check_eq "top -n 0: usage error" $? 2
+"$FB" top f1 --by frames >/dev/null 2>&1; check_eq "top --by frames: usage error" $? 2
+"$FB" top f1 --interval -1 >/dev/null 2>&1; check_eq "top --interval -1: usage error" $? 2
+"$FB" top >/dev/null 2>&1; check_eq "top without NAME: usage error" $? 2
+
+# --- flows -------------------------------------------------------------------
+out=$("$FB" -j flows f1)
+events=$(echo "$out" | grep -c '"flow"')
+summary=$(echo "$out" | tail -1)
+check_eq "flows: one event per new flow, as counted" "$events" "$(echo "$summary" | json 'd["new_flows"]')"
+check_eq "flows: none lost" "$(echo "$summary" | json 'd["lost"]')" 0
+check_eq "flows: every line is JSON with time, flow, verdict" \
+	"$(echo "$out" | head -n -1 | "$PY" -c 'import json,sys; print(all({"time","flow","verdict","dev","bytes"} <= json.loads(l).keys() for l in sys.stdin))')" True
+check_eq "flows: drained, a second call has none" "$("$FB" -j flows f1 | grep -c '"flow"')" 0
+check_fails "flows: filter without new-flow detection" "$FB" flows f2
+
+# --follow: a stream until Ctrl-C, exit 0; events for the flows fed meanwhile.
+"$FB" -j flows f1 --follow >"$T_TMP/follow" 2>"$T_TMP/follow.err" &
+fpid=$!
+BG+=("$fpid")
+sleep 0.5
+check_fails "flows: a second reader is refused" "$FB" flows f1
+"$FEED" feed f1 20000 6000 >/dev/null # flows 5000-5999 are new
+sleep 0.5
+kill -INT "$fpid"
+wait "$fpid"
+check_eq "flows --follow: Ctrl-C exits 0" $? 0
+n=$(grep -c '"flow"' "$T_TMP/follow")
+new=$("$FB" -j flows f1 | tail -1 | json 'd["new_flows"]')
+check_eq "flows --follow: every event streamed" "$((events + n))" "$new"
+[ "$n" -gt 0 ] && pass "flows --follow: saw the new flows" || fail "flows --follow: saw none"
+check_eq "flows --follow: one JSON object per line" \
+	"$("$PY" -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]; print(1)' "$T_TMP/follow")" 1
+
+# --- stats --watch -------------------------------------------------------------
+"$FB" -j stats f1 --watch 0.2 >"$T_TMP/watch" &
+wpid=$!
+BG+=("$wpid")
+sleep 0.3
+"$FEED" feed f1 5000 6000 >/dev/null
+sleep 0.5
+kill -INT "$wpid"
+wait "$wpid"
+check_eq "stats --watch: Ctrl-C exits 0" $? 0
+check_eq "stats --watch: JSON lines with rates" \
+	"$("$PY" -c '
+import json,sys
+L=[json.loads(l) for l in open(sys.argv[1])]
+print(len(L) >= 2 and all("pps" in d["seen"] and "bps" in d["seen"] and d["interval"] > 0 for d in L) and any(d["seen"]["pps"] > 0 for d in L))' "$T_TMP/watch")" True
+"$FB" stats f1 --watch 0.2 >"$T_TMP/watchp" &
+wpid=$!
+BG+=("$wpid")
+sleep 0.5
+kill -TERM "$wpid"
+wait "$wpid"
+check_eq "stats --watch: SIGTERM exits 0 too" $? 0
+grep -q "^seen " "$T_TMP/watchp" && pass "stats --watch plain: counter lines" || fail "stats --watch plain"
+"$FB" stats f1 --watch 0 >/dev/null 2>&1; check_eq "stats --watch 0: usage error" $? 2
+"$FB" stats f1 --watch x >/dev/null 2>&1; check_eq "stats --watch x: usage error" $? 2
+
+# --- metrics -------------------------------------------------------------------
+"$FB" metrics f1 >"$T_TMP/m1" 2>&1
+check_eq "metrics: exit 0" $? 0
+if promcheck <"$T_TMP/m1" >"$T_TMP/m1.samples" 2>"$T_TMP/m1.err"; then
+	pass "metrics: strict Prometheus text format"
+else
+	fail "metrics: strict Prometheus text format: $(cat "$T_TMP/m1.err")"
+fi
+"$FB" -j stats f1 >"$T_TMP/stats.json"
+check_eq "metrics: every counter equals stats -j" "$("$PY" - "$T_TMP/stats.json" "$T_TMP/m1.samples" <<'PY'
+import json, sys
+st = json.load(open(sys.argv[1]))
+m = dict(l.split() for l in open(sys.argv[2]))
+bad = [c for c, v in st.items() if c != 'filter' for u in ('packets', 'bytes')
+       if m.get('flowbloom_%s_%s_total{filter="f1"}' % (c, u)) != str(v[u])]
+print(bad or 'ok')
+PY
+)" ok
+check_eq "metrics: the sketch's N equals top's" \
+	"$(grep '^flowbloom_monitor_packets_total{filter="f1"}' "$T_TMP/m1.samples" | cut -d' ' -f2)" \
+	"$("$FB" -j top f1 | json 'd["total_packets"]')"
+check_eq "metrics: new flows and lost events" \
+	"$(grep -c -E '^flowbloom_monitor_(new_flows|events_lost)_total\{filter="f1"\}' "$T_TMP/m1.samples")" 2
+"$FB" metrics >"$T_TMP/mall"
+check_eq "metrics without NAME: every filter, one family each" \
+	"$(promcheck <"$T_TMP/mall" | grep -c '^flowbloom_seen_packets_total')" 2
+check "metrics --textfile" "$FB" metrics f1 f2 --textfile "$T_TMP/fb.prom"
+promcheck <"$T_TMP/fb.prom" >/dev/null 2>&1 && pass "textfile: valid" || fail "textfile: valid"
+check_eq "textfile: no temporary file left" "$(ls -A "$T_TMP" | grep -c -e '^\.fb\.prom' -e '^fb\.prom\.')" 0
+check_fails "metrics --textfile in a missing directory" "$FB" metrics f1 --textfile "$T_TMP/no/such/x.prom"
+check_fails "metrics: no such filter" "$FB" metrics nosuch
+check_eq "metrics -j: JSON" "$("$FB" -j metrics f1 | json 'any(m["name"] == "flowbloom_monitor_packets_total" for m in d["metrics"])')" True
+check_eq "metrics -j: counters exact" \
+	"$("$FB" -j metrics f1 | json '[m["samples"][0]["value"] for m in d["metrics"] if m["name"] == "flowbloom_seen_bytes_total"][0]')" \
+	"$(json 'd["seen"]["bytes"]' <"$T_TMP/stats.json")"
+if command -v promtool >/dev/null; then
+	check "promtool check metrics" bash -c "promtool check metrics <'$T_TMP/m1'"
+else
+	skip "promtool check metrics: promtool not installed (the strict parser above ran)"
+fi
+
+# --- attach with monitoring, real traffic ----------------------------------------
+if ! ip netns add "$NSA" 2>/dev/null || ! ip netns add "$NSB" 2>/dev/null; then
+	skip "attach --monitor: cannot create network namespaces"
+	cleanup
+	trap - EXIT
+	t_end
+	exit
+fi
+ip link add "$VA" netns "$NSA" type veth peer name "$VB" netns "$NSB"
+ip -n "$NSA" addr add 198.51.100.1/24 dev "$VA"
+ip -n "$NSB" addr add 198.51.100.2/24 dev "$VB"
+ip -n "$NSA" link set "$VA" up
+ip -n "$NSB" link set "$VB" up
+ip -n "$NSB" link set lo up
+check_fails "attach: --epsilon 2" "$FB" -n "$NSB" attach f2 "$VB" --mode generic --epsilon 2
+check_fails "attach: --ring not a power of 2" "$FB" -n "$NSB" attach f2 "$VB" --mode generic --ring 5000
+check_fails "attach: --age 0" "$FB" -n "$NSB" attach f2 "$VB" --mode generic --age 0
+check "attach --monitor --new-flows" "$FB" -n "$NSB" attach f2 "$VB" --mode generic --monitor --new-flows --age 30
+grep -q "monitoring: sketch" "$T_TMP/out" && pass "attach: describes the monitoring" || fail "attach: describes the monitoring"
+check_fails "attach a second device with other monitoring: refused" \
+	"$FB" -n "$NSA" attach f2 "$VA" --mode generic --monitor --epsilon 0.01
+check "attach a second device sharing the maps" "$FB" -n "$NSA" attach f2 "$VA" --mode generic --monitor
+check "detach the second device" "$FB" -n "$NSA" detach "$VA"
+# Five UDP datagrams of 100 bytes from a fixed port: one flow.
+nsenter --net="/run/netns/$NSA" "$PY" -c '
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("198.51.100.1", 40001))
+for i in range(5):
+    s.sendto(b"m" * 100, ("198.51.100.2", 5000))
+    time.sleep(0.05)
+'
+sleep 0.2
+UFLOW="udp 198.51.100.1:40001 198.51.100.2:5000"
+out=$("$FB" -j top f2)
+check_eq "top: the datagrams are the top flow" "$(echo "$out" | json 'd["flows"][0]["flow"]')" "$UFLOW"
+check_eq "top: 5 packets of 142 bytes" \
+	"$(echo "$out" | json '(d["flows"][0]["packets"], d["flows"][0]["bytes"])')" "(5, 710)"
+# Device names are those of the namespace flowbloom runs in: -n NETNS.
+out=$("$FB" -n "$NSB" -j flows f2)
+check_eq "flows: the flow reported once, on $VB, passed" \
+	"$(echo "$out" | "$PY" -c 'import json,sys; L=[json.loads(l) for l in sys.stdin]; E=[e for e in L if e.get("flow")==sys.argv[1]]; print(len(E), E[0]["dev"], E[0]["verdict"], E[0]["bytes"])' "$UFLOW")" \
+	"1 $VB pass 142"
+check "detach" "$FB" -n "$NSB" detach "$VB"
+check "destroy f1" "$FB" destroy f1
+check "destroy f2" "$FB" destroy f2
+check_eq "destroy removes the monitoring pins" "$(ls -A "$FLOWBLOOM_ROOT" 2>/dev/null | wc -l)" 0
+cleanup
+trap - EXIT
+t_end

@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# flowbloom under xdp-tools' xdp-loader (libxdp), beside other XDP programs.
+#
+# 1. libxdp reads the object's run config from its BTF: priority 10 and
+#    chain call on XDP_PASS (`xdp-loader load -vv` prints what it parsed).
+# 2. `xdp-loader load -p /sys/fs/bpf/xdp/globals` loads build/flowbloom.bpf.o
+#    on a veth in native and in skb mode; the program finds the `default`
+#    filter's pins there: `flowbloom stats default` sees the traffic, a
+#    listed source is dropped, `info default` names the device; then
+#    `xdp-loader unload`.
+# 3. With a second program of ours (build/xdp_count.bpf.o, a counting
+#    pass-through) on the same veth under libxdp's dispatcher: both see
+#    traffic, and what flowbloom drops never reaches the second one. The
+#    dispatcher needs freplace (BPF_PROG_TYPE_EXT) programs; a kernel that
+#    refuses them makes libxdp fall back to one program per interface, and
+#    this part is then skipped with the reason.
+#
+# It uses the `default` filter's pins in /sys/fs/bpf/xdp/globals: run under
+# `flock /tmp/fb-globals.lock`. Everything it makes (a namespace, a veth
+# pair, its pins) is removed by the EXIT/INT/TERM trap. Addresses from
+# 198.51.100.0/24 only.
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin xdp_loader
+
+BUILD=$(dirname "$FB")
+FBOBJ=$BUILD/flowbloom.bpf.o
+XCOBJ=$BUILD/xdp_count.bpf.o
+NSA=fbxlA$$
+NSB=fbxlB$$
+VA=fbxla$$
+VB=fbxlb$$
+MACA=02:fb:00:00:01:0a
+MACB=02:fb:00:00:01:0b
+A4=198.51.100.1   # allowed source
+BAD4=198.51.100.3 # listed (blocked) source
+B4=198.51.100.2
+GLOBALS=/sys/fs/bpf/xdp/globals
+XCPIN=/sys/fs/bpf/fbtest_xc_$$ # the second program's map pins
+NEW_DIRS=()                    # bpffs dirs absent before (removed if empty)
+CREATED_DEFAULT=
+CLEANED=
+PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+
+inA() { nsenter --net="/run/netns/$NSA" -- "$@"; }
+inB() { nsenter --net="/run/netns/$NSB" -- "$@"; }
+
+cleanup() {
+	local d
+	[ -n "$CLEANED" ] && return 0
+	CLEANED=1
+	# Deleting the namespaces deletes the veth pair and any XDP program on
+	# it, dispatcher included; xdp-loader unload ran before, normally.
+	ip netns del "$NSA" 2>/dev/null
+	ip netns del "$NSB" 2>/dev/null
+	[ -n "$CREATED_DEFAULT" ] && "$FB" destroy default >/dev/null 2>&1
+	rm -f "$XCPIN"/* 2>/dev/null
+	rmdir "$XCPIN" 2>/dev/null
+	for ((d = ${#NEW_DIRS[@]} - 1; d >= 0; d--)); do
+		rmdir "${NEW_DIRS[d]}" 2>/dev/null
+	done
+	t_cleanup_filters
+}
+t_traps
+
+skip_all() {
+	skip "xdp_loader: $1"
+	t_finish
+}
+
+# stat_of NAME COUNTER: packets of one of flowbloom's counters.
+stat_of() {
+	t_stat "$FB" "$1" "$2"
+}
+
+# xc_count: packets the second program saw (its per-CPU counter, summed).
+xc_count() {
+	bpftool -j map dump pinned "$XCPIN/xc_count" | "$PY" -c '
+import json, sys
+d = json.load(sys.stdin)[0]
+vals = d.get("values") or d.get("formatted", {}).get("values")
+print(sum(int(v["value"], 0) if isinstance(v["value"], str) else
+          int.from_bytes(bytes(int(b, 16) for b in v["value"]), "little") for v in vals))'
+}
+
+# send SRC N: N UDP datagrams from SRC (an address of A) to B.
+send() {
+	inA "$PY" -c "$T_UDP_SEND" "$1" "$B4" "$2"
+}
+
+setup() {
+	local d
+	[ "$(id -u)" -eq 0 ] || skip_all "needs root"
+	[ -n "$PY" ] || skip_all "needs python3"
+	command -v xdp-loader >/dev/null || skip_all "needs xdp-loader (Debian xdp-tools)"
+	stat -f -c %T /sys/fs/bpf 2>/dev/null | grep -q bpf || skip_all "bpffs is not mounted"
+	[ -x "$FB" ] && [ -f "$FBOBJ" ] && [ -f "$XCOBJ" ] || {
+		fail "not built (run make)"
+		t_finish
+	}
+	# A default filter of someone else's: not ours to use or remove.
+	[ -e "$GLOBALS/fb_filter" ] && skip_all "a 'default' filter exists already (run under flock /tmp/fb-globals.lock)"
+	for d in /sys/fs/bpf/xdp "$GLOBALS"; do
+		[ -d "$d" ] || NEW_DIRS+=("$d")
+	done
+	ip netns add "$NSA" && ip netns add "$NSB" || skip_all "cannot create network namespaces"
+	ip link add "$VA" address "$MACA" netns "$NSA" type veth \
+		peer name "$VB" address "$MACB" netns "$NSB" || skip_all "veth is not available"
+	for n in "$NSA:$VA" "$NSB:$VB"; do
+		# No IPv6 chatter (router solicitations): the counts stay exact.
+		nsenter --net="/run/netns/${n%%:*}" sysctl -qw "net.ipv6.conf.all.disable_ipv6=1"
+		ip -n "${n%%:*}" link set "${n#*:}" up
+	done
+	ip -n "$NSA" addr add "$A4/24" dev "$VA"
+	ip -n "$NSA" addr add "$BAD4/24" dev "$VA"
+	ip -n "$NSB" addr add "$B4/24" dev "$VB"
+	# Static neighbours: no ARP, so every packet the programs see is ours.
+	ip -n "$NSA" neigh add "$B4" lladdr "$MACB" dev "$VA" nud permanent
+	ip -n "$NSB" neigh add "$A4" lladdr "$MACA" dev "$VB" nud permanent
+	ip -n "$NSB" neigh add "$BAD4" lladdr "$MACA" dev "$VB" nud permanent
+	check "create default" "$FB" create default --capacity 1000 --fp-rate 0.001
+	CREATED_DEFAULT=1
+	check "add the blocked source" "$FB" add default src "$BAD4"
+}
+
+# 1. The run config, as libxdp parses it from the object's BTF.
+test_run_config() {
+	local out
+	out=$(inB xdp-loader load -vv -m skb -p "$GLOBALS" "$VB" "$FBOBJ" 2>&1)
+	if grep -q 'Run prio: 10\. Chain call actions: XDP_PASS$' <<<"$out"; then
+		pass "run config: priority 10, chain call on XDP_PASS"
+	else
+		fail "run config not parsed: $(grep -m1 'Run prio' <<<"$out")"
+	fi
+	# Fallback or dispatcher: the next part tells which.
+	if grep -q 'Falling back to loading single prog without dispatcher' <<<"$out"; then
+		DISPATCHER=
+		FALLBACK_WHY=$(grep -m1 -E "Compatibility check.*failed" <<<"$out" | sed "s/^ *//")
+	else
+		DISPATCHER=1
+	fi
+	check "xdp-loader unload" inB xdp-loader unload -a "$VB"
+}
+
+# 2. flowbloom alone under xdp-loader, in each mode.
+test_alone() {
+	local mode=$1 seen0 drop0 pass0
+	check "$mode: xdp-loader load" inB xdp-loader load -m "$mode" -p "$GLOBALS" "$VB" "$FBOBJ"
+	seen0=$(stat_of default seen)
+	drop0=$(stat_of default dropped)
+	pass0=$(stat_of default passed)
+	send "$A4" 50
+	send "$BAD4" 30
+	sleep 0.2
+	check_eq "$mode: flowbloom saw every packet" "$(($(stat_of default seen) - seen0))" 80
+	check_eq "$mode: the listed source dropped" "$(($(stat_of default dropped) - drop0))" 30
+	check_eq "$mode: the others passed" "$(($(stat_of default passed) - pass0))" 50
+	if "$FB" -n "$NSB" -j info default | "$PY" -c 'import json,sys
+sys.exit(not any(a["dev"] == sys.argv[1] for a in json.load(sys.stdin)["attached"]))' "$VB"; then
+		pass "$mode: info default names $VB"
+	else
+		fail "$mode: info default does not name $VB"
+	fi
+	check "$mode: xdp-loader unload" inB xdp-loader unload -a "$VB"
+	if ip -n "$NSB" -o link show dev "$VB" | grep -q ' xdp'; then
+		fail "$mode: an XDP program is left on $VB"
+	else
+		pass "$mode: nothing left on $VB"
+	fi
+}
+
+# 3. flowbloom and a second program under the dispatcher.
+test_two() {
+	local mode=$1 seen0 drop0 pass0 xc0 out
+	if [ -z "$DISPATCHER" ]; then
+		skip "$mode: two programs on one interface: libxdp has no dispatcher on this kernel ($FALLBACK_WHY; it needs BPF_PROG_TYPE_EXT programs)"
+		return
+	fi
+	mkdir -p "$XCPIN"
+	check "$mode: load flowbloom" inB xdp-loader load -m "$mode" -p "$GLOBALS" "$VB" "$FBOBJ"
+	check "$mode: load the second program" inB xdp-loader load -m "$mode" -p "$XCPIN" "$VB" "$XCOBJ"
+	out=$(inB xdp-loader status "$VB" 2>&1)
+	if grep -q xdp_dispatcher <<<"$out" && grep -q flowbloom <<<"$out" && grep -q xdp_count <<<"$out"; then
+		pass "$mode: both under the dispatcher"
+	else
+		fail "$mode: xdp-loader status: $out"
+	fi
+	seen0=$(stat_of default seen)
+	drop0=$(stat_of default dropped)
+	pass0=$(stat_of default passed)
+	xc0=$(xc_count)
+	send "$A4" 50
+	send "$BAD4" 30
+	sleep 0.2
+	check_eq "$mode: flowbloom saw every packet" "$(($(stat_of default seen) - seen0))" 80
+	check_eq "$mode: flowbloom dropped the listed source" "$(($(stat_of default dropped) - drop0))" 30
+	check_eq "$mode: flowbloom passed the others" "$(($(stat_of default passed) - pass0))" 50
+	check_eq "$mode: the second program saw exactly what flowbloom passed" "$(($(xc_count) - xc0))" 50
+	check "$mode: xdp-loader unload --all" inB xdp-loader unload -a "$VB"
+	rm -f "$XCPIN"/xc_count
+}
+
+setup
+test_run_config
+for mode in native skb; do
+	test_alone "$mode"
+	test_two "$mode"
+done
+t_finish

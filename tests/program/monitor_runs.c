@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * test_monitor's other runs: two CPUs sending the same new flows, aging, a
+ * one-page ring buffer, the key hash, and `feed` (traffic for the CLI tests).
+ */
+#include "monitor_test.h"
+
+/* ----------------------------------------------------------------- cpus */
+
+struct runner {
+	int prog, cpu;
+	const struct keytab *t;
+	long failed;
+	pthread_barrier_t *go;
+};
+
+/* Every flow of t, once, from this thread's CPU. */
+static void *run_on_cpu(void *arg)
+{
+	struct runner *ru = arg;
+	__u8 frame[256];
+	cpu_set_t set;
+	size_t i;
+
+	CPU_ZERO(&set);
+	CPU_SET(ru->cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	pthread_barrier_wait(ru->go);
+	for (i = 0; i < ru->t->n; i++)
+		ru->failed += send_frame(ru->prog, frame, build(&ru->t->keys[i], 10, frame)) < 0;
+	return NULL;
+}
+
+void test_cpus(void)
+{
+	struct fb_mon_opts o;
+	struct evlog log = { 0 };
+	struct runner ru[2];
+	pthread_barrier_t go;
+	pthread_t th[2];
+	struct keytab t;
+	struct rig r;
+	__u64 plane[2] = { 0, 0 }, wrong = 0;
+	size_t i, cells;
+	int c;
+
+	if (libbpf_num_possible_cpus() < 2 || sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		test_skip("cpus", "needs two CPUs");
+		return;
+	}
+	fb_monitor_opts_default(&o);
+	o.sketch = o.newflows = true;
+	o.expect = 1000000;
+	o.ring_bytes = 4U << 20;
+	if (!ASSERT_EQ(rig_up(&r, "cpus", &o, false), 0, "set up cpus"))
+		return;
+	kt_init(&t, 20000);
+	random_flows(&t, 20000, 0xc0u);
+	log.t = &t;
+	log.events = calloc(t.n, sizeof(*log.events));
+	r.rb = ring_buffer__new(r.m.events_fd, on_event, &log, NULL);
+	pthread_barrier_init(&go, NULL, 2);
+	for (c = 0; c < 2; c++) {
+		ru[c] = (struct runner){ .prog = r.prog, .cpu = c, .t = &t, .go = &go };
+		pthread_create(&th[c], NULL, run_on_cpu, &ru[c]);
+	}
+	for (c = 0; c < 2; c++)
+		pthread_join(th[c], NULL);
+	ASSERT_EQ(ru[0].failed + ru[1].failed, 0, "cpus: every packet ran");
+	/* Each CPU's plane saw exactly its own packets (row 0 sums). */
+	cells = (size_t)r.m.cfg.depth << r.m.cfg.shift;
+	for (c = 0; c < 2; c++)
+		for (i = 0; i < (1U << r.m.cfg.shift); i++)
+			plane[c] += r.m.cells[c * cells + i].packets;
+	ASSERT_TRUE(plane[0] == t.n && plane[1] == t.n, "cpus: each CPU's plane counts its share");
+	{
+		struct fb_mon_snap s;
+
+		fb_monitor_snap_take(&r.m, &s);
+		for (i = 0; i < t.n; i++) {
+			__u64 p, b;
+
+			fb_monitor_estimate(&r.m, &s, NULL, &t.keys[i], &p, &b);
+			wrong += p < 2;
+		}
+		ASSERT_EQ(s.packets, 2 * t.n, "cpus: the planes add up to every packet");
+		ASSERT_EQ(wrong, 0, "cpus: every flow's estimate covers both CPUs' packets");
+		fb_monitor_snap_free(&s);
+	}
+	for (i = 0; i < t.n; i++)
+		t.packets[i] = 2;
+	check_events("cpus, same flows on two CPUs at once", &r, &t, &log);
+	pthread_barrier_destroy(&go);
+	free(log.events);
+	kt_free(&t);
+	rig_down(&r);
+}
+
+/* ---------------------------------------------------------------- aging */
+
+static const struct fb_key probe_key = {
+	.w = { 0, 0xffff0000ULL | (__u64)0x630064c6 << 32, 0,
+	       0xffff0000ULL | (__u64)0x630071cb << 32, 0 },
+};
+
+/* Wait until the data path's generation reaches `target`, nudging its clock
+ * with a probe flow (ignored by the event log) every few milliseconds. */
+static __u64 wait_gen(struct rig *r, __u64 target, const struct fb_key *probe)
+{
+	__u8 frame[256];
+	__u64 gen;
+	int i;
+
+	for (i = 0; i < 2000; i++) {
+		send_frame(r->prog, frame, build(probe, 0, frame));
+		gen = fb_monitor_seen_gen(&r->m);
+		if (gen >= target)
+			return gen;
+		usleep(2000);
+	}
+	return gen;
+}
+
+/* Send each flow of t once; returns new events seen (after a drain). */
+static __u64 burst(struct rig *r, struct keytab *t, size_t from, size_t n, struct evlog *l)
+{
+	__u8 frame[256];
+	__u64 before = l->total;
+	size_t i;
+
+	for (i = from; i < from + n; i++)
+		send_frame(r->prog, frame, build(&t->keys[i], 0, frame));
+	ring_buffer__consume(r->rb);
+	return l->total - before;
+}
+
+void test_aging(void)
+{
+	struct fb_mon_opts o;
+	struct evlog log = { 0 };
+	struct fb_mon_stats st;
+	struct fb_key probe = probe_key;
+	struct keytab t;
+	struct rig r;
+	__u64 g, carried0;
+
+	probe.w[4] = fb_key_word_tail(htons(9), htons(9), 17, FB_KIND_FLOW, 0, FB_FAMILY_IPV4);
+	fb_monitor_opts_default(&o);
+	o.newflows = true;
+	o.age = 0.5;
+	o.expect = 100000;
+	if (!ASSERT_EQ(rig_up(&r, "aging", &o, false), 0, "set up aging"))
+		return;
+	kt_init(&t, 1000);
+	random_flows(&t, 1000, 0xa9e);
+	log.ignore = &probe;
+	r.rb = ring_buffer__new(r.m.events_fd, on_event, &log, NULL);
+
+	/* Start right after a period boundary: each step below takes a few
+	 * milliseconds of a 500 ms period. */
+	g = wait_gen(&r, fb_monitor_seen_gen(&r.m) + 1, &probe);
+	g = wait_gen(&r, g + 1, &probe);
+	ASSERT_EQ(burst(&r, &t, 0, 500, &log), 500, "aging: period g: 500 new flows, 500 events");
+	ASSERT_EQ(burst(&r, &t, 0, 500, &log), 0, "aging: period g: the same flows again, none");
+	ASSERT_EQ(fb_monitor_seen_gen(&r.m), g, "aging: (still period g)");
+	/* The probe flow, active across the boundary, is carried too: count
+	 * from after its first packet of g + 1. */
+	wait_gen(&r, g + 1, &probe);
+	fb_monitor_read_stats(&r.m, &st);
+	carried0 = st.c[FB_MON_STAT_REFRESHED];
+	ASSERT_EQ(burst(&r, &t, 0, 500, &log), 0,
+		  "aging: period g+1: flows of period g are carried over, no event");
+	fb_monitor_read_stats(&r.m, &st);
+	ASSERT_EQ(st.c[FB_MON_STAT_REFRESHED] - carried0, 500, "aging: 500 flows counted carried");
+	ASSERT_EQ(burst(&r, &t, 500, 500, &log), 500, "aging: period g+1: 500 others are new");
+	ASSERT_EQ(fb_monitor_seen_gen(&r.m), g + 1, "aging: (still period g+1)");
+
+	/* Silent through g+2: at g+3 the first 500 were last seen two
+	 * periods ago, forgotten, new again. */
+	wait_gen(&r, g + 3, &probe);
+	ASSERT_EQ(burst(&r, &t, 0, 500, &log), 500,
+		  "aging: period g+3: flows silent for a period are new again");
+	ASSERT_EQ(fb_monitor_seen_gen(&r.m), g + 3, "aging: (still period g+3)");
+	fb_monitor_read_stats(&r.m, &st);
+	ASSERT_EQ(st.c[FB_MON_STAT_LOST], 0, "aging: nothing lost");
+	kt_free(&t);
+	rig_down(&r);
+}
+
+/* ------------------------------------------------------------- overload */
+
+void test_overload(void)
+{
+	struct fb_mon_opts o;
+	struct evlog log = { 0 };
+	struct fb_mon_stats st;
+	struct keytab t;
+	struct rig r;
+	__u8 frame[256];
+	size_t i;
+
+	fb_monitor_opts_default(&o);
+	o.newflows = true;
+	o.ring_bytes = getpagesize(); /* room for ~56 events */
+	if (!ASSERT_EQ(rig_up(&r, "overload", &o, false), 0, "set up overload"))
+		return;
+	kt_init(&t, 2010);
+	random_flows(&t, 2010, 0x0e1);
+	r.rb = ring_buffer__new(r.m.events_fd, on_event, &log, NULL);
+	for (i = 0; i < 2000; i++)
+		send_frame(r.prog, frame, build(&t.keys[i], 0, frame));
+	ring_buffer__consume(r.rb);
+	fb_monitor_read_stats(&r.m, &st);
+	printf("overload: 2000 new flows, %llu events, %llu lost\n", (unsigned long long)log.total,
+	       (unsigned long long)st.c[FB_MON_STAT_LOST]);
+	ASSERT_EQ(st.c[FB_MON_STAT_NEW], 2000, "overload: every new flow counted");
+	ASSERT_EQ(log.total + st.c[FB_MON_STAT_LOST], 2000, "overload: events + lost = new flows");
+	ASSERT_TRUE(st.c[FB_MON_STAT_LOST] > 0 && log.total > 0, "overload: some lost, some not");
+	ASSERT_EQ(burst(&r, &t, 2000, 10, &log), 10, "overload: after a drain, events flow again");
+	kt_free(&t);
+	rig_down(&r);
+}
+
+/* ----------------------------------------------------------------- hash */
+
+void test_hash(void)
+{
+	uint64_t seed = 0x4a54;
+	__u64 key[2], kw[FB_MON_NH_WORDS], bad = 0, range = 0;
+	struct fb_key k;
+	__u32 i, row;
+
+	for (i = 0; i < 100000; i++) {
+		key[0] = test_rand64(&seed);
+		key[1] = test_rand64(&seed);
+		test_random_flow(&seed, &k, i & 1);
+		fb_mon_nh_words(key, kw);
+		bad += fb_mon_hash(&k, kw) != fb_nh(&k, key);
+		for (row = 0; row < FB_MON_MAX_DEPTH; row++)
+			range += fb_mon_col(fb_mon_hash(&k, kw), row, 12) >= 4096;
+	}
+	ASSERT_EQ(bad, 0, "hash: the data path's NH equals hash.h's fb_nh");
+	ASSERT_EQ(range, 0, "hash: columns stay below the width");
+}
+
+/* ----------------------------------------------------------------- feed */
+
+int feed(const char *name, size_t packets, size_t flows)
+{
+	struct fb_load_opts lo = { .action = FB_ACTION_DEFAULT };
+	struct flowbloom_bpf *skel;
+	struct fb_monitor m;
+	struct fb_store f;
+	struct keytab t;
+	int rc;
+
+	if (fb_store_open(name, &f))
+		return 1;
+	rc = fb_monitor_open(&f, &m);
+	if (rc > 0) {
+		struct fb_mon_opts o;
+
+		fb_monitor_opts_default(&o);
+		o.sketch = o.newflows = true;
+		rc = fb_monitor_create(&f, &o) || fb_monitor_open(&f, &m);
+	}
+	if (rc)
+		return 1;
+	lo.monitor = &m;
+	skel = fb_load(&f, &lo);
+	if (!skel)
+		return 1;
+	kt_init(&t, flows);
+	random_flows(&t, flows, 0xfeed);
+	rc = feed_zipf(bpf_program__fd(skel->progs.flowbloom), &t, packets, 5) ? 1 : 0;
+	/* The heaviest flow, for the shell test to ask about. */
+	{
+		char text[128];
+
+		fb_flow_format(&t.keys[0], text, sizeof(text));
+		printf("%s\t%llu\t%llu\n", text, (unsigned long long)t.packets[0],
+		       (unsigned long long)t.bytes[0]);
+	}
+	kt_free(&t);
+	flowbloom_bpf__destroy(skel);
+	fb_monitor_close(&m);
+	fb_store_close(&f);
+	return rc;
+}

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * test_verdict: the real XDP program, run through BPF_PROG_TEST_RUN on
+ * hand-built frames. A katran-style table of rows {description, frame
+ * builder, expected parse outcome and flow key} covers IPv4 (options up to
+ * IHL 15, first and non-first fragments, every upper layer we take ports
+ * from and some we do not), IPv6 (extension header chains up to the limit of
+ * 8 and past it, fragment headers), VLAN tags (one, two, one too many),
+ * non-IP ethertypes and malformed IPv4/IPv6 headers.
+ *
+ * Every row runs against a blocked and a classic filter holding nothing, the
+ * row's 5-tuple, its source, its destination, rules of the reverse direction
+ * only, or several kinds at once; under each action (drop, allow, monitor)
+ * with the default malformed policy, with malformed packets dropped or
+ * passed explicitly, and under the filter's default action with the trace
+ * record on. A malformed frame whose fixed IP header is complete is still
+ * matched on its addresses (source and destination rules); what no rule
+ * decides gets the malformed verdict (default: drop, pass under monitor).
+ * Each run checks the verdict (never XDP_ABORTED), the per-CPU counter
+ * deltas (packets and bytes, every slot) and, when traced, the parse
+ * outcome, fragment flag, matched kind and the flow key the program
+ * extracted (for malformed frames, its addresses and family). Every frame
+ * that parses is then cut short, against its 5-tuple and source rules:
+ * below 14 bytes test_run refuses it (EINVAL), every cut inside a header is
+ * malformed (and still matches its source once the addresses are in), cuts
+ * in the payload change nothing. Last, the shared stats map (private_stats
+ * = false) and a program loaded without a filter (fail open).
+ *
+ * Filters live under /sys/fs/bpf/fbtest_verdict_<pid> (bpffs refuses names
+ * with dots) and are destroyed at the end, failures or not.
+ */
+#include "verdict.h"
+
+/* ---------------------------------------------------------------- keys */
+
+static void v4mapped(__u8 out[16], const __u8 a[4])
+{
+	memset(out, 0, 16);
+	out[10] = out[11] = 0xff;
+	memcpy(out + 12, a, 4);
+}
+
+/* The 5-tuple key the program should extract from the row's frame. */
+static void row_key(const struct row *r, struct fb_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (r->v6) {
+		memcpy(k->saddr, V6_SRC, 16);
+		memcpy(k->daddr, V6_DST, 16);
+		k->family = FB_FAMILY_IPV6;
+	} else {
+		v4mapped(k->saddr, V4_SRC);
+		v4mapped(k->daddr, V4_DST);
+	}
+	k->sport = htons(r->sport);
+	k->dport = htons(r->dport);
+	k->proto = r->proto;
+	k->kind = FB_KIND_FLOW;
+}
+
+/* Rules a filter can hold for a row: its 5-tuple, source, destination, or
+ * the same of the reverse direction (which must never match). */
+enum { R_FLOW = 1, R_SRC = 2, R_DST = 4, R_RFLOW = 8, R_RSRC = 16, R_RDST = 32 };
+
+/* Filter contents each row is run against, the kind that should match a
+ * frame that parses (the program probes flow, then src, then dst), and the
+ * kind that should match a malformed frame whose addresses were read (no
+ * 5-tuple: its ports may be missing). */
+static const struct mode {
+	const char *name;
+	int rules;
+	int hit, addr_hit;
+} modes[] = {
+	{ "empty", 0, 0, 0 },
+	{ "flow", R_FLOW, FB_KIND_FLOW, 0 },
+	{ "src", R_SRC, FB_KIND_SRC, FB_KIND_SRC },
+	{ "dst", R_DST, FB_KIND_DST, FB_KIND_DST },
+	{ "reverse flow+src+dst", R_RFLOW | R_RSRC | R_RDST, 0, 0 },
+	{ "src+dst", R_SRC | R_DST, FB_KIND_SRC, FB_KIND_SRC },
+	{ "flow+src+dst", R_FLOW | R_SRC | R_DST, FB_KIND_FLOW, FB_KIND_SRC },
+	{ "reverse flow, src", R_RFLOW | R_SRC, FB_KIND_SRC, FB_KIND_SRC },
+	{ "reverse flow+src, dst", R_RFLOW | R_RSRC | R_DST, FB_KIND_DST, FB_KIND_DST },
+};
+
+#define NMODES (sizeof(modes) / sizeof(modes[0]))
+
+/* As `flowbloom add` does it: bits, prefix lengths, then the kind flag. */
+static void add(struct fb_store *f, const struct fb_key *k)
+{
+	size_t bad;
+
+	ASSERT_EQ(fb_rules_add(f, k, 1, &bad), 0, "rule added");
+}
+
+/* A `src ADDR` or `dst ADDR` rule: the whole address, /128. */
+static void addr_key(struct fb_key *k, int kind, const __u8 addr[16], __u8 family)
+{
+	memset(k, 0, sizeof(*k));
+	memcpy(kind == FB_KIND_SRC ? k->saddr : k->daddr, addr, 16);
+	k->kind = kind;
+	k->plen = 128;
+	k->family = family;
+}
+
+static void add_addr(struct fb_store *f, int kind, const __u8 addr[16], __u8 family)
+{
+	struct fb_key k;
+
+	addr_key(&k, kind, addr, family);
+	add(f, &k);
+}
+
+static void fill_filter(struct fb_store *f, const struct fb_key *flow, int rules)
+{
+	struct fb_key rev = *flow;
+
+	/* Empty: bits, prefix lengths (block 1) and kinds. */
+	memset(&f->blocks[1], 0, ((size_t)f->hdr->nblocks + 1) * FB_BLOCK_BYTES);
+	f->hdr->kinds = 0;
+	memcpy(rev.saddr, flow->daddr, 16);
+	memcpy(rev.daddr, flow->saddr, 16);
+	rev.sport = flow->dport;
+	rev.dport = flow->sport;
+	if (rules & R_FLOW)
+		add(f, flow);
+	if (rules & R_SRC)
+		add_addr(f, FB_KIND_SRC, flow->saddr, flow->family);
+	if (rules & R_DST)
+		add_addr(f, FB_KIND_DST, flow->daddr, flow->family);
+	if (rules & R_RFLOW)
+		add(f, &rev);
+	if (rules & R_RSRC)
+		add_addr(f, FB_KIND_SRC, flow->daddr, flow->family);
+	if (rules & R_RDST)
+		add_addr(f, FB_KIND_DST, flow->saddr, flow->family);
+}
+
+static const struct cfg cfgs[] = {
+	{ "drop", FB_ACTION_DROP, FB_MALFORMED_DEFAULT, false },
+	{ "allow", FB_ACTION_ALLOW, FB_MALFORMED_DEFAULT, false },
+	{ "monitor", FB_ACTION_MONITOR, FB_MALFORMED_DEFAULT, false },
+	{ "drop+mpass", FB_ACTION_DROP, FB_MALFORMED_PASS, false },
+	{ "allow+mpass", FB_ACTION_ALLOW, FB_MALFORMED_PASS, false },
+	{ "monitor+mdrop", FB_ACTION_MONITOR, FB_MALFORMED_DROP, false },
+	{ "drop+mdrop", FB_ACTION_DROP, FB_MALFORMED_DROP, false },
+	/* The filter's own action (created with drop), trace record on: the
+	 * defaults an `ip link`-loaded object has. */
+	{ "default+trace", FB_ACTION_DEFAULT, FB_MALFORMED_DEFAULT, true },
+};
+
+#define NCFG (sizeof(cfgs) / sizeof(cfgs[0]))
+enum { C_DROP = 0, C_DROP_MPASS = 3, C_TRACE = 7 };
+
+/* ---------------------------------------------------------------- main */
+
+/* Flows of the plain rows, for checks outside the table. */
+static const struct row udp4 = { .v6 = 0, .proto = P_UDP, .sport = UDP_SP, .dport = UDP_DP };
+static const struct row tcp6 = { .v6 = 1, .proto = P_TCP, .sport = TCP_SP, .dport = TCP_DP };
+
+/* The keys this test puts in filters are the ones `flowbloom add` builds. */
+static void check_key_syntax(void)
+{
+	char *flow4[] = { "udp", "198.51.100.1:40000", "203.0.113.7:53" };
+	char *flow6[] = { "tcp", "[2001:db8::1]:51000", "[2001:db8:0:1::2]:443" };
+	char *src4[] = { "src", "198.51.100.1" }, *dst6[] = { "dst", "2001:db8:0:1::2" };
+	struct fb_key got, want, v4;
+	char err[128];
+
+	row_key(&udp4, &want);
+	ASSERT_EQ(fb_flow_parse(3, flow4, &got, err, sizeof(err)), 3, "parse udp flow text");
+	ASSERT_TRUE(!memcmp(&got, &want, sizeof(got)), "IPv4 5-tuple key as `add` builds it");
+	row_key(&tcp6, &want);
+	ASSERT_EQ(fb_flow_parse(3, flow6, &got, err, sizeof(err)), 3, "parse tcp flow text");
+	ASSERT_TRUE(!memcmp(&got, &want, sizeof(got)), "IPv6 5-tuple key as `add` builds it");
+	row_key(&udp4, &v4);
+	addr_key(&want, FB_KIND_SRC, v4.saddr, FB_FAMILY_IPV4);
+	ASSERT_EQ(fb_flow_parse(2, src4, &got, err, sizeof(err)), 2, "parse src rule text");
+	ASSERT_TRUE(!memcmp(&got, &want, sizeof(got)), "src key as `add` builds it");
+	addr_key(&want, FB_KIND_DST, V6_DST, FB_FAMILY_IPV6);
+	ASSERT_EQ(fb_flow_parse(2, dst6, &got, err, sizeof(err)), 2, "parse dst rule text");
+	ASSERT_TRUE(!memcmp(&got, &want, sizeof(got)), "dst key as `add` builds it");
+}
+
+/* Did the parser read the addresses of the first len bytes of the row's
+ * frame? Once the fixed IPv4 or IPv6 header is in, yes; never past a third
+ * VLAN tag (the IP header is not found). */
+static int addrs_read(const struct row *r, const struct pkt *p, size_t len)
+{
+	if (r->build == f_vlan && (r->a == TAGS_ADQQ || r->a == TAGS_QQQ))
+		return 0;
+	return p->l3 >= 0 && len >= (size_t)p->l3 + (p->v6 ? 40 : 20);
+}
+
+static void run_table(const char *layout, struct fb_store *f, struct flowbloom_bpf **skel)
+{
+	char base[256];
+	size_t i, c, m, len;
+
+	for (i = 0; i < nrows; i++) {
+		const struct row *r = &rows[i];
+		struct expect e = { .parse = r->parse, .frag = r->frag };
+		struct pkt p;
+
+		pkt_init(&p);
+		r->build(&p, r->a, r->b);
+		row_key(r, &e.key);
+		e.addrs = r->parse == FB_PARSE_MALFORMED && addrs_read(r, &p, p.len);
+		for (m = 0; m < NMODES; m++) {
+			fill_filter(f, &e.key, modes[m].rules);
+			e.kind = r->parse == FB_PARSE_OK ? modes[m].hit
+				 : e.addrs		 ? modes[m].addr_hit
+							 : 0;
+			for (c = 0; c < NCFG; c++) {
+				snprintf(base, sizeof(base), "%s %s filter=%s: %s (%zu B)", layout,
+					 cfgs[c].name, modes[m].name, r->name, p.len);
+				check_run(base, skel[c], &cfgs[c], p.d, p.len, &e);
+			}
+		}
+	}
+
+	/* Every frame that parses, cut at every length inside its headers and at
+	 * a few in its payload, against a filter holding its own 5-tuple and
+	 * its source: a frame cut after its IP header still meets the source
+	 * rule (a truncated TCP header must not carry a blocked source past). */
+	for (i = 0; i < nrows; i++) {
+		static const int cut_cfgs[] = { C_DROP, C_DROP_MPASS, C_TRACE };
+		const struct row *r = &rows[i];
+		struct expect e;
+		struct pkt p;
+
+		if (r->parse == FB_PARSE_MALFORMED)
+			continue;
+		pkt_init(&p);
+		r->build(&p, r->a, r->b);
+		row_key(r, &e.key);
+		fill_filter(f, &e.key, R_FLOW | R_SRC);
+		snprintf(base, sizeof(base), "%s: %s", layout, r->name);
+		check_too_short(base, skel[C_DROP], p.d);
+		for (len = 14; len < p.len; len++) {
+			if (len > p.need + 8 && len != p.len - 1)
+				continue; /* enough payload cuts */
+			e.parse = len < p.need ? FB_PARSE_MALFORMED : r->parse;
+			e.frag = e.parse == FB_PARSE_OK ? r->frag : 0;
+			e.addrs = e.parse == FB_PARSE_MALFORMED && addrs_read(r, &p, len);
+			e.kind = e.parse == FB_PARSE_OK ? FB_KIND_FLOW : e.addrs ? FB_KIND_SRC : 0;
+			for (c = 0; c < sizeof(cut_cfgs) / sizeof(cut_cfgs[0]); c++) {
+				snprintf(base, sizeof(base), "%s %s cut %zu/%zu (%s): %s", layout,
+					 cfgs[cut_cfgs[c]].name, len, p.len,
+					 len < p.need ? "header" : "payload", r->name);
+				check_run(base, skel[cut_cfgs[c]], &cfgs[cut_cfgs[c]], p.d, len,
+					  &e);
+			}
+		}
+	}
+}
+
+/* Stats: private maps leave the filter's alone; shared ones count there. */
+static void check_shared_stats(const char *layout, struct fb_store *f)
+{
+	struct fb_load_opts o = { .action = FB_ACTION_DROP };
+	struct expect e = { .parse = FB_PARSE_OK, .kind = FB_KIND_FLOW };
+	struct fb_stats before, after, want, zero = {};
+	LIBBPF_OPTS(bpf_test_run_opts, t, .repeat = 1);
+	struct flowbloom_bpf *s;
+	char l[256];
+	struct pkt p;
+
+	pkt_init(&p);
+	f_v4(&p, P_UDP, 5);
+	row_key(&udp4, &e.key);
+	fill_filter(f, &e.key, R_FLOW);
+	ASSERT_EQ(fb_stats_read(f, &before), 0, "read the filter's stats");
+	snprintf(l, sizeof(l), "%s: private-stats programs left the filter's counters at 0",
+		 layout);
+	check_stats(l, &zero, &before, &zero);
+
+	s = fb_load(f, &o);
+	snprintf(l, sizeof(l), "%s: load with the filter's stats map", layout);
+	if (!ASSERT_TRUE(s, l))
+		return;
+	t.data_in = p.d;
+	t.data_size_in = p.len;
+	ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(s->progs.flowbloom), &t), 0,
+		  "test_run (shared stats)");
+	snprintf(l, sizeof(l), "%s shared stats: verdict", layout);
+	ASSERT_EQ(t.retval, XDP_DROP, l);
+	fb_stats_read(f, &after);
+	want_stats(&e, XDP_DROP, p.len, &want);
+	snprintf(l, sizeof(l), "%s shared stats: the filter's counters", layout);
+	check_stats(l, &before, &after, &want);
+	flowbloom_bpf__destroy(s);
+}
+
+static void run_layout(const char *name, __u8 layout)
+{
+	struct fb_create_opts co = {
+		.nblocks = 1024,
+		.k = 7,
+		.layout = layout,
+		.hash = FB_HASH_SIPHASH13,
+		.action = FB_ACTION_DROP,
+	};
+	struct flowbloom_bpf *skel[NCFG] = {};
+	struct fb_store f = { .dir_fd = -1, .outer_fd = -1, .bits_fd = -1, .stats_fd = -1 };
+	char l[256];
+	bool ok = true;
+	size_t c;
+
+	snprintf(l, sizeof(l), "create the %s filter", name);
+	if (!ASSERT_EQ(fb_store_create(name, &co), 0, l))
+		return;
+	snprintf(l, sizeof(l), "open the %s filter", name);
+	if (!ASSERT_EQ(fb_store_open(name, &f), 0, l))
+		goto destroy;
+	for (c = 0; c < NCFG; c++) {
+		struct fb_load_opts o = {
+			.action = cfgs[c].action,
+			.malformed = cfgs[c].malformed,
+			.trace = cfgs[c].trace,
+			.private_stats = true,
+		};
+
+		skel[c] = fb_load(&f, &o);
+		snprintf(l, sizeof(l), "%s: load the %s program", name, cfgs[c].name);
+		ok &= ASSERT_TRUE(skel[c], l);
+	}
+	if (ok) {
+		run_table(name, &f, skel);
+		check_shared_stats(name, &f);
+	}
+	for (c = 0; c < NCFG; c++)
+		if (skel[c])
+			flowbloom_bpf__destroy(skel[c]);
+	fb_store_close(&f);
+destroy:
+	snprintf(l, sizeof(l), "destroy the %s filter", name);
+	ASSERT_EQ(fb_store_destroy(name), 0, l);
+}
+
+/* No filter in the outer map: fail open, malformed packets too unless the
+ * attachment says --malformed drop (whatever its action). */
+static void check_no_filter(__u8 malformed)
+{
+	struct fb_load_opts o = { .action = FB_ACTION_ALLOW, .malformed = malformed };
+	struct flowbloom_bpf *s = fb_load(NULL, &o);
+	struct fb_stats before, after, want;
+	__u32 mverdict = malformed == FB_MALFORMED_DROP ? XDP_DROP : XDP_PASS;
+	struct pkt good, bad;
+	char l[128];
+	int fd;
+
+	if (!ASSERT_TRUE(s, "load without a filter"))
+		return;
+	fd = bpf_map__fd(s->maps.fb_stats);
+	pkt_init(&good);
+	f_v4(&good, P_UDP, 5);
+	pkt_init(&bad);
+	f_v4_ihl(&bad, 4, 0);
+	{
+		LIBBPF_OPTS(bpf_test_run_opts, t, .data_in = good.d, .data_size_in = good.len,
+			    .repeat = 1);
+
+		read_stats(fd, &before);
+		ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(s->progs.flowbloom), &t), 0,
+			  "no filter: test_run");
+		ASSERT_EQ(t.retval, XDP_PASS, "no filter, action allow: IPv4 UDP passes");
+		read_stats(fd, &after);
+		memset(&want, 0, sizeof(want));
+		bump(&want, FB_STAT_SEEN, good.len);
+		bump(&want, FB_STAT_NOFILTER, good.len);
+		bump(&want, FB_STAT_PASSED, good.len);
+		check_stats("no filter: counters (NOFILTER)", &before, &after, &want);
+	}
+	{
+		LIBBPF_OPTS(bpf_test_run_opts, t, .data_in = bad.d, .data_size_in = bad.len,
+			    .repeat = 1);
+
+		read_stats(fd, &before);
+		ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(s->progs.flowbloom), &t), 0,
+			  "no filter: test_run malformed");
+		snprintf(l, sizeof(l), "no filter, action allow, --malformed %s: IHL 4 %s",
+			 malformed == FB_MALFORMED_DROP ? "drop" : "(default)",
+			 mverdict == XDP_DROP ? "dropped" : "passes");
+		ASSERT_EQ(t.retval, mverdict, l);
+		read_stats(fd, &after);
+		memset(&want, 0, sizeof(want));
+		bump(&want, FB_STAT_SEEN, bad.len);
+		bump(&want, FB_STAT_MALFORMED, bad.len);
+		bump(&want, mverdict == XDP_DROP ? FB_STAT_DROPPED : FB_STAT_PASSED, bad.len);
+		check_stats("no filter: counters (MALFORMED)", &before, &after, &want);
+	}
+	flowbloom_bpf__destroy(s);
+}
+
+int main(void)
+{
+	char root[128];
+
+	snprintf(root, sizeof(root), "/sys/fs/bpf/fbtest_verdict_%d", (int)getpid());
+	setenv("FLOWBLOOM_ROOT", root, 1);
+	fb_libbpf_logging(false);
+
+	check_key_syntax();
+	run_layout("verdict-blocked", FB_LAYOUT_BLOCKED);
+	run_layout("verdict-classic", FB_LAYOUT_CLASSIC);
+	check_no_filter(FB_MALFORMED_DROP);
+	check_no_filter(FB_MALFORMED_DEFAULT);
+
+	ASSERT_EQ(aborted_runs, 0, "no frame ever got XDP_ABORTED");
+	ASSERT_TRUE(access(root, F_OK) != 0, "nothing left under FLOWBLOOM_ROOT");
+	return test_summary();
+}

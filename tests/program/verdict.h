@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What the parts of test_verdict share: protocol numbers and the ports every
+ * builder uses, the table's row and the run settings.
+ */
+#ifndef FLOWBLOOM_TEST_VERDICT_H
+#define FLOWBLOOM_TEST_VERDICT_H
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "bits.h"
+#include "replace.h"
+#include "rules.h"
+#include "stats.h"
+#include "store.h"
+#include "flow.h"
+#include "flowbloom.skel.h"
+#include "loader.h"
+#include "packet.h"
+#include "testlib.h"
+
+/* Protocol numbers and ethertypes, spelled out. */
+#define P_ICMP 1
+#define P_TCP 6
+#define P_UDP 17
+#define P_GRE 47
+#define P_ESP 50
+#define P_ICMP6 58
+#define P_NONE 59
+#define P_SCTP 132
+#define P_LITE 136
+#define X_HOP 0
+#define X_RT 43
+#define X_FRAG 44
+#define X_AH 51
+#define X_DST 60
+#define ETH_IP 0x0800
+#define ETH_IP6 0x86dd
+#define ETH_ARP 0x0806
+#define ETH_LLDP 0x88cc
+#define ETH_MPLS 0x8847
+
+/* Ports every builder uses, per upper-layer protocol (host order). */
+#define TCP_SP 51000
+#define TCP_DP 443
+#define UDP_SP 40000
+#define UDP_DP 53
+#define SCTP_SP 36412
+#define SCTP_DP 38412
+#define LITE_SP 5004
+#define LITE_DP 5005
+
+/* Documentation addresses only. */
+typedef void (*build_fn)(struct pkt *p, int a, int b);
+
+/* VLAN tag sets, outermost first. */
+enum { TAGS_Q, TAGS_AD, TAGS_QINQ, TAGS_QQ, TAGS_ADQQ, TAGS_QQQ };
+struct row {
+	const char *name;
+	build_fn build;
+	int a, b;
+	int parse;	    /* FB_PARSE_* expected */
+	int frag;	    /* 1: a non-first fragment (FRAGMENT counted, ports 0) */
+	int v6;		    /* the key's address family */
+	__u8 proto;	    /* the key's protocol and ports (host order); for malformed */
+	__u16 sport, dport; /* rows, what the key would be if they parsed */
+};
+
+/* Loaded programs: one per (action, malformed policy, trace) setting. */
+struct cfg {
+	const char *name;
+	__u8 action;
+	__u8 malformed; /* enum fb_malformed */
+	bool trace;
+};
+
+struct expect {
+	int parse, frag;
+	int addrs;	   /* malformed, but the fixed IP header (addresses) was read */
+	int kind;	   /* the rule kind that matches, 0: none */
+	struct fb_key key; /* what the trace record must hold when parse is OK */
+};
+
+/* verdict_frames.c */
+extern const __u8 V4_SRC[4];
+extern const __u8 V4_DST[4];
+extern const __u8 V6_SRC[16];
+extern const __u8 V6_DST[16];
+void f_v4(struct pkt *p, int proto, int ihl);
+void f_v4_bare(struct pkt *p, int proto, int unused);
+void f_mtu(struct pkt *p, int family, int proto);
+void f_v4_frag(struct pkt *p, int proto, int frag_off);
+void f_v6(struct pkt *p, int proto, int unused);
+void f_v6_frag(struct pkt *p, int proto, int field);
+void f_v6_hop_frag(struct pkt *p, int proto, int field);
+void f_v6_exts(struct pkt *p, int n, int proto);
+void f_v6_exts_frag(struct pkt *p, int n, int field);
+void f_v6_long_exts(struct pkt *p, int proto, int unused);
+void f_vlan(struct pkt *p, int set, int inner);
+void f_nonip(struct pkt *p, int type, int unused);
+void f_v4_ihl(struct pkt *p, int ihl, int unused);
+void f_v4_version(struct pkt *p, int version, int unused);
+void f_v4_tso(struct pkt *p, int proto, int tot_len);
+void f_v4_totlen(struct pkt *p, int ihl, int tot_len);
+void f_v6_version(struct pkt *p, int version, int unused);
+void f_v6_overrun(struct pkt *p, int type, int unused);
+
+/* verdict_table.c */
+extern const struct row rows[];
+extern const size_t nrows;
+
+/* verdict_runs.c */
+extern int aborted_runs;
+int read_stats(int fd, struct fb_stats *out);
+void bump(struct fb_stats *s, int stat, __u64 bytes);
+void want_stats(const struct expect *e, __u32 verdict, __u64 bytes, struct fb_stats *w);
+void check_stats(const char *label, const struct fb_stats *before, const struct fb_stats *after,
+		 const struct fb_stats *want);
+void check_run(const char *base, struct flowbloom_bpf *s, const struct cfg *c, const __u8 *data,
+	       size_t len, const struct expect *e);
+void check_too_short(const char *base, struct flowbloom_bpf *s, const __u8 *data);
+
+#endif

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What the parts of test_fleet share: FLOW text to a key, the BGP half's
+ * entry points.
+ */
+#ifndef FLOWBLOOM_TEST_FLEET_H
+#define FLOWBLOOM_TEST_FLEET_H
+
+#include <arpa/inet.h>
+#include <linux/bpf.h>
+#include "bgp.h"
+#include "flow.h"
+#include "ipfix.h"
+#include "testlib.h"
+
+/* test_fleet.c */
+void key_of(const char *text, struct fb_key *k);
+
+/* fleet_bgp.c */
+void test_bgp_rtbh(void);
+void test_bgp_flowspec(void);
+void test_bgp_bad_input(void);
+void test_bgp_state(void);
+
+#endif

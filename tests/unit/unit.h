@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What the parts of test_unit share: a check that prints hashes in hex (the
+ * fixed-seed generator is packet.h's test_rand64).
+ */
+#ifndef FLOWBLOOM_TEST_UNIT_H
+#define FLOWBLOOM_TEST_UNIT_H
+
+#include <arpa/inet.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "flowbloom/geometry.h"
+#include "flowbloom/hash.h"
+#include "flowbloom/key.h"
+#include "sizing.h"
+#include "flow.h"
+#include "packet.h"
+#include "testlib.h"
+
+/* test_unit.c */
+bool check_u64(__u64 got, __u64 want, const char *label);
+
+/* unit_hash.c */
+void test_siphash_vectors(void);
+void test_hash_key(void);
+
+/* unit_geometry.c */
+void test_geometry(void);
+
+/* unit_flow.c */
+void test_flow_parse(void);
+
+/* unit_shared.c */
+void test_shared_logic(void);
+
+#endif

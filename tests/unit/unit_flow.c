@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * test_unit, the FLOW text parser and formatter (user/flow.c): a table of
+ * accepted texts with the key each makes, and a table of rejected ones.
+ */
+#include "unit.h"
+
+/* ---------------------------------------------------------------------- */
+/* FLOW parser                                                            */
+
+/* Split text into words in buf (the argv fb_flow_parse sees). */
+static int split_words(const char *text, char *buf, size_t len, char **words, int max)
+{
+	char *save = NULL, *w;
+	int n = 0;
+
+	snprintf(buf, len, "%s", text);
+	for (w = strtok_r(buf, " ", &save); w && n < max; w = strtok_r(NULL, " ", &save))
+		words[n++] = w;
+	return n;
+}
+
+/* The 16 bytes an address should have in a key: IPv4 as ::ffff:a.b.c.d. */
+static void want_addr(const char *text, __u8 out[16])
+{
+	memset(out, 0, 16);
+	if (!text)
+		return;
+	if (strchr(text, ':')) {
+		inet_pton(AF_INET6, text, out);
+		return;
+	}
+	out[10] = out[11] = 0xff;
+	inet_pton(AF_INET, text, out + 12);
+}
+
+struct accept_case {
+	const char *text;
+	int used;
+	__u8 kind, proto;
+	const char *saddr, *daddr; /* NULL: all zero */
+	__u16 sport, dport;	   /* host order */
+};
+
+static const struct accept_case accept_cases[] = {
+	{ "udp 198.51.100.1:53 203.0.113.7:4000", 3, FB_KIND_FLOW, 17, "198.51.100.1",
+	  "203.0.113.7", 53, 4000 },
+	{ "tcp [2001:db8::1]:443 [2001:db8::2]:51000", 3, FB_KIND_FLOW, 6, "2001:db8::1",
+	  "2001:db8::2", 443, 51000 },
+	{ "6 198.51.100.1:1 203.0.113.1:2", 3, FB_KIND_FLOW, 6, "198.51.100.1", "203.0.113.1", 1,
+	  2 },
+	{ "TCP 198.51.100.1:80 203.0.113.1:8080", 3, FB_KIND_FLOW, 6, "198.51.100.1", "203.0.113.1",
+	  80, 8080 },
+	{ "icmp 198.51.100.1 203.0.113.1", 3, FB_KIND_FLOW, 1, "198.51.100.1", "203.0.113.1", 0,
+	  0 },
+	{ "icmp 198.51.100.1:0 203.0.113.1:0", 3, FB_KIND_FLOW, 1, "198.51.100.1", "203.0.113.1", 0,
+	  0 },
+	{ "icmpv6 2001:db8::1 2001:db8::2", 3, FB_KIND_FLOW, 58, "2001:db8::1", "2001:db8::2", 0,
+	  0 },
+	{ "sctp 198.51.100.1:5000 203.0.113.1:5001", 3, FB_KIND_FLOW, 132, "198.51.100.1",
+	  "203.0.113.1", 5000, 5001 },
+	{ "udplite [2001:db8::1]:7 [2001:db8::2]:9", 3, FB_KIND_FLOW, 136, "2001:db8::1",
+	  "2001:db8::2", 7, 9 },
+	{ "src 198.51.100.7", 2, FB_KIND_SRC, 0, "198.51.100.7", NULL, 0, 0 },
+	{ "dst 2001:db8::5", 2, FB_KIND_DST, 0, NULL, "2001:db8::5", 0, 0 },
+	{ "47 198.51.100.1 203.0.113.1", 3, FB_KIND_FLOW, 47, "198.51.100.1", "203.0.113.1", 0, 0 },
+	{ "ah 198.51.100.1 203.0.113.1", 3, FB_KIND_FLOW, 51, "198.51.100.1", "203.0.113.1", 0, 0 },
+	{ "60 198.51.100.1 203.0.113.1", 3, FB_KIND_FLOW, 60, "198.51.100.1", "203.0.113.1", 0, 0 },
+	{ "esp 2001:db8::1 2001:db8::2", 3, FB_KIND_FLOW, 50, "2001:db8::1", "2001:db8::2", 0, 0 },
+	{ "udp 198.51.100.1:0 203.0.113.7:65535", 3, FB_KIND_FLOW, 17, "198.51.100.1",
+	  "203.0.113.7", 0, 65535 },
+	{ "tcp [2001:db8::1]:65535 [2001:db8::2]:0", 3, FB_KIND_FLOW, 6, "2001:db8::1",
+	  "2001:db8::2", 65535, 0 },
+	/* Families as written (README "Families"): ::ffff:a.b.c.d is IPv4,
+	 * the same bits in hex IPv6. */
+	{ "src ::ffff:198.51.100.7", 2, FB_KIND_SRC, 0, "::ffff:198.51.100.7", NULL, 0, 0 },
+	{ "src ::ffff:c633:6407", 2, FB_KIND_SRC, 0, "::ffff:c633:6407", NULL, 0, 0 },
+	{ "udp [::ffff:c633:6401]:53 [::ffff:cb00:7107]:4000", 3, FB_KIND_FLOW, 17,
+	  "::ffff:c633:6401", "::ffff:cb00:7107", 53, 4000 },
+};
+
+/* The family a case's address text means: dotted IPv4, or ::ffff:a.b.c.d. */
+static __u8 want_family(const struct accept_case *c)
+{
+	const char *a = c->saddr ? c->saddr : c->daddr;
+
+	return strchr(a, '.') && (!strchr(a, ':') || !strncmp(a, "::ffff:", 7)) ? FB_FAMILY_IPV4
+										: FB_FAMILY_IPV6;
+}
+
+static void check_accept(const struct accept_case *c)
+{
+	char buf[256], fbuf[FB_FLOW_STR], err[128], label[200], *words[8];
+	struct fb_key key, again;
+	__u8 want[16];
+	int n, used;
+
+	n = split_words(c->text, buf, sizeof(buf), words, 8);
+	err[0] = 0;
+	used = fb_flow_parse(n, words, &key, err, sizeof(err));
+	snprintf(label, sizeof(label), "accept '%s': words used", c->text);
+	if (!ASSERT_EQ(used, c->used, label)) {
+		printf("  error: %s\n", err);
+		return;
+	}
+	snprintf(label, sizeof(label), "accept '%s': kind", c->text);
+	ASSERT_EQ(key.kind, c->kind, label);
+	snprintf(label, sizeof(label), "accept '%s': proto", c->text);
+	ASSERT_EQ(key.proto, c->proto, label);
+	want_addr(c->saddr, want);
+	snprintf(label, sizeof(label), "accept '%s': saddr bytes", c->text);
+	ASSERT_TRUE(!memcmp(key.saddr, want, 16), label);
+	want_addr(c->daddr, want);
+	snprintf(label, sizeof(label), "accept '%s': daddr bytes", c->text);
+	ASSERT_TRUE(!memcmp(key.daddr, want, 16), label);
+	/* Network byte order: most significant byte first in memory. */
+	snprintf(label, sizeof(label), "accept '%s': sport big-endian bytes", c->text);
+	ASSERT_TRUE(((__u8 *)&key.sport)[0] == c->sport >> 8 &&
+			    ((__u8 *)&key.sport)[1] == (c->sport & 0xff),
+		    label);
+	snprintf(label, sizeof(label), "accept '%s': dport big-endian bytes", c->text);
+	ASSERT_TRUE(((__u8 *)&key.dport)[0] == c->dport >> 8 &&
+			    ((__u8 *)&key.dport)[1] == (c->dport & 0xff),
+		    label);
+	snprintf(label, sizeof(label), "accept '%s': plen (128 for address rules, else 0)",
+		 c->text);
+	ASSERT_TRUE(key.plen == (c->kind == FB_KIND_FLOW ? 0 : 128), label);
+	snprintf(label, sizeof(label), "accept '%s': family", c->text);
+	ASSERT_EQ(key.family, want_family(c), label);
+
+	fb_flow_format(&key, fbuf, sizeof(fbuf));
+	n = split_words(fbuf, buf, sizeof(buf), words, 8);
+	used = fb_flow_parse(n, words, &again, err, sizeof(err));
+	snprintf(label, sizeof(label), "accept '%s': formatted '%s' parses, all words used",
+		 c->text, fbuf);
+	ASSERT_TRUE(used == n && used == c->used, label);
+	snprintf(label, sizeof(label), "accept '%s': formatted '%s' gives the same 40 bytes",
+		 c->text, fbuf);
+	ASSERT_TRUE(used > 0 && !memcmp(&key, &again, sizeof(key)), label);
+}
+
+static const char *const reject_cases[] = {
+	"udp 198.51.100.1:65536 203.0.113.7:4000", /* port out of range */
+	"udp 198.51.100.1:-1 203.0.113.7:4000",
+	"udp 198.51.100.1:8o 203.0.113.7:4000",
+	"udp 198.51.100.1: 203.0.113.7:4000", /* empty port */
+	"udp 198.51.100.300:53 203.0.113.7:4000",
+	"icmp 198.51.100.300 203.0.113.7",
+	"tcp 198.51.100.1 203.0.113.1", /* tcp needs ports */
+	"tcp 198.51.100.1:80 203.0.113.1",
+	"foo 198.51.100.1:1 203.0.113.1:2",
+	"256 198.51.100.1:1 203.0.113.1:2",
+	"-6 198.51.100.1:1 203.0.113.1:2",
+	"icmp 198.51.100.1:5 203.0.113.1:0",	/* icmp has no ports */
+	"udp 198.51.100.1:53 [2001:db8::2]:53", /* mixed families */
+	"icmp 2001:db8::1 203.0.113.1",
+	"src 198.51.100.1:80", /* an address rule takes no port */
+	"dst [2001:db8::1]:80",
+	"src",
+	"dst",
+	"src 198.51.100.999",
+	"udp 198.51.100.1:53", /* missing DST */
+	"udp",
+	"tcp [2001:db8::1 [2001:db8::2]:80", /* unclosed bracket */
+	"src [2001:db8::1",
+	"tcp [198.51.100.1]:80 203.0.113.1:80", /* brackets are for IPv6 */
+	"tcp [2001:db8::1]x80 [2001:db8::2]:80",
+	/* IPv6 extension headers: the data path keys the protocol after them. */
+	"0 2001:db8::1 2001:db8::2",
+	"43 2001:db8::1 2001:db8::2",
+	"44 2001:db8::1 2001:db8::2",
+	"ah 2001:db8::1 2001:db8::2",
+	"60 [2001:db8::1]:0 [2001:db8::2]:0",
+};
+
+void test_flow_parse(void)
+{
+	char buf[256], err[128], label[200], *words[16], *none[1] = { NULL };
+	struct fb_key key, k2;
+	size_t i;
+	int n, used, at, nflows;
+
+	ASSERT_EQ(fb_proto_parse("tcp"), 6, "fb_proto_parse(tcp)");
+	ASSERT_EQ(fb_proto_parse("UdP"), 17, "fb_proto_parse is case-insensitive");
+	ASSERT_EQ(fb_proto_parse("ipv6-icmp"), 58, "fb_proto_parse(ipv6-icmp)");
+	ASSERT_EQ(fb_proto_parse("0"), 0, "fb_proto_parse(0)");
+	ASSERT_EQ(fb_proto_parse("255"), 255, "fb_proto_parse(255)");
+	ASSERT_EQ(fb_proto_parse("256"), -1, "fb_proto_parse rejects 256");
+	ASSERT_EQ(fb_proto_parse("6x"), -1, "fb_proto_parse rejects trailing junk");
+	ASSERT_EQ(fb_proto_parse(""), -1, "fb_proto_parse rejects the empty string");
+	ASSERT_EQ(fb_proto_parse("foo"), -1, "fb_proto_parse rejects an unknown name");
+
+	for (i = 0; i < sizeof(accept_cases) / sizeof(accept_cases[0]); i++)
+		check_accept(&accept_cases[i]);
+
+	/* One explicit v4-mapped layout, not derived from inet_pton. */
+	n = split_words("udp 198.51.100.1:53 203.0.113.7:4000", buf, sizeof(buf), words, 8);
+	fb_flow_parse(n, words, &key, err, sizeof(err));
+	{
+		static const __u8 want[16] = { 0, 0, 0,	   0,	 0,   0,  0,   0,
+					       0, 0, 0xff, 0xff, 198, 51, 100, 1 };
+
+		ASSERT_TRUE(!memcmp(key.saddr, want, 16),
+			    "198.51.100.1 stored as ::ffff:c633:6401");
+		ASSERT_EQ(key.sport, htons(53), "sport 53 stored as htons(53)");
+	}
+
+	for (i = 0; i < sizeof(reject_cases) / sizeof(reject_cases[0]); i++) {
+		n = split_words(reject_cases[i], buf, sizeof(buf), words, 8);
+		err[0] = 0;
+		used = fb_flow_parse(n, words, &key, err, sizeof(err));
+		snprintf(label, sizeof(label), "reject '%s': returns -1", reject_cases[i]);
+		ASSERT_EQ(used, -1, label);
+		snprintf(label, sizeof(label), "reject '%s': error message set", reject_cases[i]);
+		ASSERT_TRUE(err[0] != 0, label);
+	}
+	err[0] = 0;
+	ASSERT_EQ(fb_flow_parse(0, none, &key, err, sizeof(err)), -1, "reject empty argv");
+	ASSERT_TRUE(err[0] != 0, "reject empty argv: error message set");
+
+	/* Several FLOWs back to back in argv, consumed by the returned counts. */
+	n = split_words("udp 198.51.100.1:53 203.0.113.7:4000 src 198.51.100.7 "
+			"tcp [2001:db8::1]:443 [2001:db8::2]:51000 dst 2001:db8::5",
+			buf, sizeof(buf), words, 16);
+	ASSERT_EQ(n, 10, "argv of 4 FLOWs has 10 words");
+	{
+		static const int want_used[] = { 3, 2, 3, 2 };
+		static const __u8 want_kind[] = { FB_KIND_FLOW, FB_KIND_SRC, FB_KIND_FLOW,
+						  FB_KIND_DST };
+
+		for (at = 0, nflows = 0; at < n && nflows < 4; nflows++) {
+			used = fb_flow_parse(n - at, words + at, &key, err, sizeof(err));
+			snprintf(label, sizeof(label), "argv sequence: FLOW %d uses %d words",
+				 nflows + 1, want_used[nflows]);
+			if (!ASSERT_EQ(used, want_used[nflows], label))
+				break;
+			snprintf(label, sizeof(label), "argv sequence: FLOW %d kind", nflows + 1);
+			ASSERT_EQ(key.kind, want_kind[nflows], label);
+			at += used;
+		}
+		ASSERT_TRUE(at == n && nflows == 4, "argv sequence: 4 FLOWs consume all 10 words");
+	}
+
+	/* fb_flow_parse_line */
+	{
+		char line[256];
+		int blank;
+
+		memset(&key, 0xaa, sizeof(key));
+		memcpy(&k2, &key, sizeof(key));
+		strcpy(line, "");
+		blank = 0;
+		ASSERT_EQ(fb_flow_parse_line(line, &key, &blank, err, sizeof(err)), 0,
+			  "parse_line: empty line ok");
+		ASSERT_EQ(blank, 1, "parse_line: empty line is blank");
+		strcpy(line, "   # comment");
+		blank = 0;
+		ASSERT_EQ(fb_flow_parse_line(line, &key, &blank, err, sizeof(err)), 0,
+			  "parse_line: comment line ok");
+		ASSERT_EQ(blank, 1, "parse_line: comment-only line is blank");
+		strcpy(line, " \t\r\n");
+		blank = 0;
+		ASSERT_EQ(fb_flow_parse_line(line, &key, &blank, err, sizeof(err)), 0,
+			  "parse_line: whitespace-only line ok");
+		ASSERT_EQ(blank, 1, "parse_line: whitespace-only line is blank");
+		ASSERT_TRUE(!memcmp(&key, &k2, sizeof(key)),
+			    "parse_line: blank lines leave key untouched");
+
+		n = split_words("udp 198.51.100.1:53 203.0.113.7:4000", buf, sizeof(buf), words, 8);
+		fb_flow_parse(n, words, &k2, err, sizeof(err));
+
+		strcpy(line, "udp 198.51.100.1:53 203.0.113.7:4000 # trailing comment");
+		blank = 1;
+		ASSERT_EQ(fb_flow_parse_line(line, &key, &blank, err, sizeof(err)), 0,
+			  "parse_line: FLOW with trailing comment ok");
+		ASSERT_EQ(blank, 0, "parse_line: FLOW line is not blank");
+		ASSERT_TRUE(!memcmp(&key, &k2, sizeof(key)),
+			    "parse_line: trailing comment line gives the same key as argv");
+
+		strcpy(line, "\tudp\t198.51.100.1:53  \t203.0.113.7:4000\r\n");
+		ASSERT_EQ(fb_flow_parse_line(line, &key, &blank, err, sizeof(err)), 0,
+			  "parse_line: tabs and CRLF ending ok");
+		ASSERT_TRUE(!memcmp(&key, &k2, sizeof(key)),
+			    "parse_line: tabs and CRLF line gives the same key as argv");
+
+		strcpy(line, "udp 198.51.100.1:53 203.0.113.7:4000 extra");
+		err[0] = 0;
+		ASSERT_EQ(fb_flow_parse_line(line, &key, &blank, err, sizeof(err)), -1,
+			  "parse_line: rejects a word after the FLOW");
+		ASSERT_TRUE(err[0] != 0, "parse_line: word after the FLOW has an error message");
+
+		strcpy(line, "src 198.51.100.7 dst 2001:db8::5");
+		err[0] = 0;
+		ASSERT_EQ(fb_flow_parse_line(line, &key, &blank, err, sizeof(err)), -1,
+			  "parse_line: rejects two FLOWs on one line");
+
+		strcpy(line, "udp 198.51.100.1:53 203.0.113.7:65536");
+		err[0] = 0;
+		ASSERT_EQ(fb_flow_parse_line(line, &key, &blank, err, sizeof(err)), -1,
+			  "parse_line: rejects a bad FLOW");
+		ASSERT_TRUE(err[0] != 0, "parse_line: bad FLOW has an error message");
+
+		strcpy(line, "a b c d e f g h i");
+		err[0] = 0;
+		ASSERT_EQ(fb_flow_parse_line(line, &key, &blank, err, sizeof(err)), -1,
+			  "parse_line: rejects more than 8 words");
+		ASSERT_TRUE(err[0] != 0, "parse_line: too many words has an error message");
+	}
+}
