@@ -110,6 +110,10 @@ _flowbloom() {
 	NAME)
 		COMPREPLY=($(compgen -W "$("$fb" list 2>/dev/null | cut -d' ' -f1)" -- "$cur"))
 		;;
+	SRC)
+		# A filter, or an export file (set-algebra verbs).
+		COMPREPLY=($(compgen -W "$("$fb" list 2>/dev/null | cut -d' ' -f1)" -- "$cur") $(compgen -f -- "$cur"))
+		;;
 	DEV)
 		if [[ -n $netns ]]; then
 			COMPREPLY=($(compgen -W "$(ip -n "$netns" -o link show 2>/dev/null | sed 's/^[0-9]*: \([^:@]*\).*/\1/')" -- "$cur"))

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/*
- * test_unit, the logic the XDP program and the CLI share (include/flowbloom/
- * prefix.h, geometry.h, key.h, maps.h), against independent references.
- */
+/* test_unit, part: the logic the XDP program and the CLI share. */
 #include "flowbloom/maps.h"
 #include "flowbloom/prefix.h"
 #include "unit.h"
 
+/* ---------------------------------------------------------------------- */
 /* Logic both sides share (include/flowbloom/prefix.h, geometry.h, key.h,  */
 /* maps.h): the XDP program and the CLI call these very functions, so     */
 /* here they are checked against references written independently.       */

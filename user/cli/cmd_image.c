@@ -9,7 +9,7 @@
  * their IPv6 rules would hash differently and never match):
  *   0   "FLOWBLM\n"                          magic (8 bytes)
  *   8   u32 version = 2
- *   12  u32 size of the header that follows (HDR_SIZE, 120)
+ *   12  u32 size of the header that follows (FB_FBX_HDR_SIZE, 120)
  *   16  u8 layout, hash, k, counter_bits, action, confirm, type, u8 0
  *       (type: enum fb_type, 0 for Bloom filters; another type has layout
  *       and k 0, which a reader that predates types refuses, and its
@@ -41,49 +41,12 @@
 #include "cmd.h"
 #include "counting.h"
 #include "exact.h"
+#include "fbx.h"
 #include "ftype.h"
 #include "output.h"
 #include "pintree.h"
 #include "safefile.h"
 #include "store.h"
-
-#define MAGIC "FLOWBLM\n"
-#define VERSION 2
-#define HDR_SIZE 120 /* bytes 16..135 */
-#define BITS_OFF (16 + HDR_SIZE)
-
-static void put32(__u8 *p, __u32 v)
-{
-	int i;
-
-	for (i = 0; i < 4; i++)
-		p[i] = v >> (8 * i);
-}
-
-static void put64(__u8 *p, __u64 v)
-{
-	int i;
-
-	for (i = 0; i < 8; i++)
-		p[i] = v >> (8 * i);
-}
-
-static __u32 get32(const __u8 *p)
-{
-	return p[0] | p[1] << 8 | p[2] << 16 | (__u32)p[3] << 24;
-}
-
-static __u64 get64(const __u8 *p)
-{
-	return get32(p) | (__u64)get32(p + 4) << 32;
-}
-
-static size_t counter_bytes(__u32 nblocks, unsigned bits)
-{
-	return bits ? fb_counting_map_bytes((__u64)nblocks * FB_BLOCK_BITS, bits) -
-			       FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES
-		    : 0;
-}
 
 static int write_all(FILE *out, const void *p, size_t n, uLong *crc)
 {
@@ -105,7 +68,7 @@ static int write_sets(FILE *out, const struct fb_store *f, uLong *crc)
 		key = next;
 		prev = &key;
 	}
-	put64(num, n);
+	fb_fbx_put64(num, n);
 	if (write_all(out, num, 8, crc))
 		return -1;
 	prev = NULL;
@@ -113,7 +76,7 @@ static int write_sets(FILE *out, const struct fb_store *f, uLong *crc)
 		if (bpf_map_lookup_elem(f->set_fd[0], &next, &v))
 			v = 0;
 		memcpy(rec, &next, sizeof(next));
-		put32(rec + sizeof(next), v);
+		fb_fbx_put32(rec + sizeof(next), v);
 		if (write_all(out, rec, sizeof(rec), crc))
 			return -1;
 		n--;
@@ -129,7 +92,7 @@ int cmd_export(int argc, char **argv)
 		{ "mode", required_argument, NULL, 'm' },
 		{ NULL, 0, NULL, 0 },
 	};
-	__u8 head[BITS_OFF] = { 0 }, word[8], tail[4];
+	__u8 head[FB_FBX_BITS_OFF] = { 0 }, word[8], tail[4];
 	struct fb_safefile sf = { .out = NULL };
 	struct fb_store f;
 	const struct fb_header *h;
@@ -164,9 +127,9 @@ int cmd_export(int argc, char **argv)
 	if (fb_store_flock(&f, LOCK_SH))
 		goto out;
 	h = f.hdr;
-	memcpy(head, MAGIC, 8);
-	put32(head + 8, VERSION);
-	put32(head + 12, HDR_SIZE);
+	memcpy(head, FB_FBX_MAGIC, 8);
+	fb_fbx_put32(head + 8, FB_FBX_VERSION);
+	fb_fbx_put32(head + 12, FB_FBX_HDR_SIZE);
 	head[16] = h->layout;
 	head[17] = h->hash;
 	head[18] = h->k;
@@ -174,13 +137,13 @@ int cmd_export(int argc, char **argv)
 	head[20] = h->action;
 	head[21] = h->confirm;
 	head[22] = h->type;
-	put32(head + 24, h->nblocks);
-	put32(head + 28, h->kinds);
-	put64(head + 32, h->key[0]);
-	put64(head + 40, h->key[1]);
-	put64(head + 48, h->nflows);
-	put64(head + 56, h->capacity);
-	put32(head + 64, h->fp_ppb);
+	fb_fbx_put32(head + 24, h->nblocks);
+	fb_fbx_put32(head + 28, h->kinds);
+	fb_fbx_put64(head + 32, h->key[0]);
+	fb_fbx_put64(head + 40, h->key[1]);
+	fb_fbx_put64(head + 48, h->nflows);
+	fb_fbx_put64(head + 56, h->capacity);
+	fb_fbx_put32(head + 64, h->fp_ppb);
 	memcpy(head + 72, &f.blocks[1], FB_BLOCK_BYTES);
 	if (!strcmp(file, "-")) {
 		out = stdout;
@@ -194,15 +157,17 @@ int cmd_export(int argc, char **argv)
 	if (write_all(out, head, sizeof(head), &crc))
 		goto ioerr;
 	for (i = 0; i < (size_t)h->nblocks * FB_BLOCK_WORDS; i++) {
-		put64(word, f.blocks[FB_HDR_BLOCKS + i / FB_BLOCK_WORDS].w[i % FB_BLOCK_WORDS]);
+		fb_fbx_put64(word,
+			     f.blocks[FB_HDR_BLOCKS + i / FB_BLOCK_WORDS].w[i % FB_BLOCK_WORDS]);
 		if (write_all(out, word, 8, &crc))
 			goto ioerr;
 	}
-	if (f.cnt_hdr && write_all(out, f.cnt, counter_bytes(h->nblocks, h->counter_bits), &crc))
+	if (f.cnt_hdr &&
+	    write_all(out, f.cnt, fb_fbx_counter_bytes(h->nblocks, h->counter_bits), &crc))
 		goto ioerr;
 	if (h->confirm && write_sets(out, &f, &crc))
 		goto ioerr;
-	put32(tail, (__u32)crc);
+	fb_fbx_put32(tail, (__u32)crc);
 	if (fwrite(tail, 1, 4, out) != 4)
 		goto ioerr;
 	if (out == stdout) {
@@ -235,74 +200,35 @@ out:
 	return rc;
 }
 
-/* The file being imported, read once, front to back, with a running CRC:
- * it is never held in memory (a 512 MiB filter's file is not either). */
-struct in {
-	FILE *f;
-	uLong crc;
-};
-
-/* 0, or -1 at the end of the file (or on a read error: errno set). */
-static int rd(struct in *in, void *p, size_t n)
+/* The header of another filter type's export (byte 22: enum fb_type):
+ * layout and k are 0 (so fb_fbx_check_head, which the set-algebra verbs
+ * use too, refuses it as a Bloom filter); its geometry, in the first
+ * blocks of the bits, is checked once read (fb_ftype_check). */
+static const char *check_typed_head(const __u8 *b)
 {
-	if (fread(p, 1, n, in->f) != n)
-		return -1;
-	in->crc = crc32(in->crc, p, n);
-	return 0;
-}
+	__u8 c[FB_FBX_BITS_OFF];
+	const char *why;
 
-/* Every header field checked; NULL or what is wrong. */
-static const char *check_head(const __u8 *b)
-{
-	unsigned layout = b[16], hash = b[17], k = b[18], cbits = b[19], action = b[20], i, j;
-	__u32 nblocks = get32(b + 24), kinds = get32(b + 28);
-	const struct fb_prefixes *px;
-
-	if (memcmp(b, MAGIC, 8))
-		return "not a flowbloom export (bad magic)";
-	if (get32(b + 8) != VERSION)
-		return "unsupported format version";
-	if (get32(b + 12) != HDR_SIZE)
-		return "unexpected header size";
-	if (!nblocks || nblocks > FB_MAX_BLOCKS)
-		return "bad number of blocks";
-	if (cbits != 0 && cbits != 4 && cbits != 8)
-		return "bad counter width";
-	if (b[21] > 1)
-		return "bad confirm flag";
 	if (b[22] >= FB_TYPE_MAX || b[23])
 		return "unknown filter type";
-	if (b[22]) {
-		/* Another type: its geometry is checked once read. */
-		if (layout || k || cbits ||
-		    (hash != FB_HASH_SIPHASH13 && hash != FB_HASH_SIPHASH24 &&
-		     hash != FB_HASH_NH) ||
-		    action < FB_ACTION_DROP || action > FB_ACTION_MONITOR)
-			return "bad geometry";
-	} else if ((layout != FB_LAYOUT_BLOCKED && layout != FB_LAYOUT_CLASSIC) ||
-		   (hash != FB_HASH_SIPHASH13 && hash != FB_HASH_SIPHASH24 && hash != FB_HASH_NH) ||
-		   !k || k > FB_MAX_K || action < FB_ACTION_DROP || action > FB_ACTION_MONITOR)
+	if (b[16] || b[18] || b[19])
 		return "bad geometry";
-	if (kinds & ~(FB_KINDF(FB_KIND_FLOW) | FB_KINDF(FB_KIND_SRC) | FB_KINDF(FB_KIND_DST)))
-		return "unknown rule kinds";
-	px = (const struct fb_prefixes *)(b + 72);
-	for (i = 0; i < FB_PFX_NR; i++) {
-		if (px->list[i].n > FB_MAX_LENGTHS)
-			return "bad prefix-length table";
-		for (j = 0; j < px->list[i].n; j++)
-			if (px->list[i].len[j] > 128)
-				return "bad prefix length";
-	}
-	return NULL;
+	/* Everything else as for a Bloom filter: checked on a copy that
+	 * says blocked, k = 1. */
+	memcpy(c, b, sizeof(c));
+	c[16] = FB_LAYOUT_BLOCKED;
+	c[18] = 1;
+	why = fb_fbx_check_head(c);
+	return why;
 }
 
 /* A regular file's size must be the one its header implies: checked
  * before anything is created (a pipe is checked as it is read). */
 static const char *check_size(FILE *fp, const __u8 *b)
 {
-	__u32 nblocks = get32(b + 24);
-	size_t want =
-		BITS_OFF + (size_t)nblocks * FB_BLOCK_BYTES + counter_bytes(nblocks, b[19]) + 4;
+	__u32 nblocks = fb_fbx_get32(b + 24);
+	size_t want = FB_FBX_BITS_OFF + (size_t)nblocks * FB_BLOCK_BYTES +
+		      fb_fbx_counter_bytes(nblocks, b[19]) + 4;
 	struct stat st;
 	__u8 num[8];
 
@@ -313,7 +239,7 @@ static const char *check_size(FILE *fp, const __u8 *b)
 
 		if ((size_t)st.st_size < want + 8 || pread(fileno(fp), num, 8, want - 4) != 8)
 			return "truncated";
-		n = get64(num);
+		n = fb_fbx_get64(num);
 		if (n > ((size_t)st.st_size - want - 8) / (sizeof(struct fb_key) + 4))
 			return "truncated";
 		want += 8 + n * (sizeof(struct fb_key) + 4);
@@ -324,54 +250,39 @@ static const char *check_size(FILE *fp, const __u8 *b)
 }
 
 /* Bits, counters, exact sets, CRC: streamed into the staged filter. */
-static const char *read_body(struct in *in, struct fb_store *f, const __u8 *b)
+static const char *read_body(struct fb_fbx_in *in, struct fb_store *f, const __u8 *b)
 {
 	enum { CHUNK = 1 << 16 };
-	__u32 nblocks = get32(b + 24);
-	size_t words = (size_t)nblocks * FB_BLOCK_WORDS, cbytes = counter_bytes(nblocks, b[19]);
-	size_t i, n, j;
+	__u32 nblocks = fb_fbx_get32(b + 24);
+	size_t cbytes = fb_fbx_counter_bytes(nblocks, b[19]), i, n;
 	__u8 buf[CHUNK], rec[sizeof(struct fb_key) + 4];
-	__u32 crc;
 
-	for (i = 0; i < words; i += n) {
-		n = words - i < CHUNK / 8 ? words - i : CHUNK / 8;
-		if (rd(in, buf, n * 8))
-			return "truncated";
-		for (j = 0; j < n; j++)
-			f->blocks[FB_HDR_BLOCKS + (i + j) / FB_BLOCK_WORDS]
-				.w[(i + j) % FB_BLOCK_WORDS] = get64(buf + 8 * j);
-	}
+	if (fb_fbx_read_bits(in, &f->blocks[FB_HDR_BLOCKS], nblocks))
+		return "truncated";
 	for (i = 0; i < cbytes; i += n) {
 		n = cbytes - i < CHUNK ? cbytes - i : CHUNK;
-		if (rd(in, f->cnt + i, n))
+		if (fb_fbx_read(in, f->cnt + i, n))
 			return "truncated";
 	}
 	if (b[21]) {
 		__u64 e, count;
 
-		if (rd(in, buf, 8))
+		if (fb_fbx_read(in, buf, 8))
 			return "truncated";
-		count = get64(buf);
+		count = fb_fbx_get64(buf);
 		for (e = 0; e < count; e++) {
 			struct fb_key k;
 
-			if (rd(in, rec, sizeof(rec)))
+			if (fb_fbx_read(in, rec, sizeof(rec)))
 				return "truncated";
 			memcpy(&k, rec, sizeof(k));
 			if (k.kind < FB_KIND_FLOW || k.kind >= FB_KIND_MAX ||
 			    k.family > FB_FAMILY_IPV6 ||
-			    fb_exact_adjust(f, &k, (int)get32(rec + sizeof(k))))
+			    fb_exact_adjust(f, &k, (int)fb_fbx_get32(rec + sizeof(k))))
 				return "bad exact-set entry";
 		}
 	}
-	crc = (__u32)in->crc;
-	if (fread(buf, 1, 4, in->f) != 4)
-		return "truncated";
-	if (fgetc(in->f) != EOF)
-		return "trailing bytes after the filter";
-	if (get32(buf) != crc)
-		return "checksum mismatch (corrupt file)";
-	return NULL;
+	return fb_fbx_read_tail(in);
 }
 
 /*
@@ -383,9 +294,9 @@ static const char *read_body(struct in *in, struct fb_store *f, const __u8 *b)
 int cmd_import(int argc, char **argv)
 {
 	struct fb_create_opts o = { 0 };
+	struct fb_fbx_in in = { NULL, crc32(0, NULL, 0) };
+	__u8 b[FB_FBX_BITS_OFF];
 	char tbad[200];
-	struct in in = { NULL, crc32(0, NULL, 0) };
-	__u8 b[BITS_OFF];
 	struct fb_store f;
 	const char *why;
 	int rc = 1;
@@ -399,11 +310,11 @@ int cmd_import(int argc, char **argv)
 		fb_err("%s: %s", argv[1], strerror(errno));
 		return 1;
 	}
-	if (rd(&in, b, sizeof(b))) {
+	if (fb_fbx_read(&in, b, sizeof(b))) {
 		why = ferror(in.f) ? "read error" : "too short to be a flowbloom export";
 		goto bad;
 	}
-	why = check_head(b);
+	why = b[22] ? check_typed_head(b) : fb_fbx_check_head(b);
 	if (!why)
 		why = check_size(in.f, b);
 	if (why)
@@ -415,9 +326,9 @@ int cmd_import(int argc, char **argv)
 	o.confirm = b[21];
 	o.type = b[22];
 	o.action = b[20];
-	o.nblocks = get32(b + 24);
-	o.capacity = get64(b + 56);
-	o.fp_rate = get32(b + 64) / 1e9;
+	o.nblocks = fb_fbx_get32(b + 24);
+	o.capacity = fb_fbx_get64(b + 56);
+	o.fp_rate = fb_fbx_get32(b + 64) / 1e9;
 	if (fb_store_create_staged(argv[2], &o, &f))
 		goto out;
 	why = read_body(&in, &f, b);
@@ -436,11 +347,11 @@ int cmd_import(int argc, char **argv)
 	/* Key, prefix lengths, flows; the kind flags last, so a data path
 	 * that sees the array (ip link's adopted maps) probes only complete
 	 * rules. */
-	f.hdr->key[0] = get64(b + 32);
-	f.hdr->key[1] = get64(b + 40);
-	f.hdr->nflows = get64(b + 48);
+	f.hdr->key[0] = fb_fbx_get64(b + 32);
+	f.hdr->key[1] = fb_fbx_get64(b + 40);
+	f.hdr->nflows = fb_fbx_get64(b + 48);
 	memcpy(&f.blocks[1], b + 72, FB_BLOCK_BYTES);
-	__atomic_store_n(&f.hdr->kinds, get32(b + 28), __ATOMIC_RELEASE);
+	__atomic_store_n(&f.hdr->kinds, fb_fbx_get32(b + 28), __ATOMIC_RELEASE);
 	if (fb_store_publish(&f)) {
 		if (f.staged)
 			fb_store_abort(&f);

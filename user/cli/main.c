@@ -104,6 +104,24 @@ static const struct fb_cmd cmds[] = {
 	  "Create filter NAME from an export ('-': stdin), read once and built aside;\n"
 	  "NAME appears only after the whole file checked out (CRC included). Corrupt,\n"
 	  "truncated or incompatible files leave nothing behind." },
+	{ "merge", cmd_merge, "merge SRC SRC... --into NAME",
+	  "The union of filters into NAME: bits ORed, counters summed (saturating), prefix\n"
+	  "lengths and exact sets united, flows summed (an upper bound). A SRC holding a\n"
+	  "'/' or a '.' is an export file (r1.fbx, ./r1), else a filter. All must have\n"
+	  "the same layout, k, size, hash, key and counter width: refused with the reason\n"
+	  "otherwise. NAME is created, or if it exists and is compatible its content is\n"
+	  "replaced in one switch, as load --replace does." },
+	{ "intersect", cmd_intersect, "intersect SRC SRC... --into NAME",
+	  "The intersection into NAME, as merge: bits ANDed, counters the smaller, the\n"
+	  "prefix lengths and exact-set rules both hold. Every flow of all the sources\n"
+	  "is in it (and possibly more); flows is estimated from the fill." },
+	{ "fold", cmd_fold, "fold NAME",
+	  "Halve a filter of a power of two blocks (at least 2): the same flows, in\n"
+	  "half the memory, at a higher false-positive rate. Built aside and switched\n"
+	  "in; every flow still matches." },
+	{ "card", cmd_card, "card SRC [SRC]",
+	  "Estimated distinct flows from the fill (Swamidass-Baldi); with two filters\n"
+	  "also their union, intersection and Jaccard similarity." },
 	{ "query", cmd_query, "query NAME FLOW... | query NAME -f FILE",
 	  "Print 'maybe' or 'no' for each flow, then a count. For a plain address\n"
 	  "(src ADDR, dst ADDR) the answer is the data path's: does a prefix held\n"

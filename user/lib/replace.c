@@ -14,6 +14,28 @@
 #include "rules.h"
 #include "util.h"
 
+struct rules_arg {
+	const struct fb_key *keys;
+	size_t n, *bad;
+	const struct fb_block *geom; /* another filter type's new geometry */
+	struct fb_store *f;	     /* told the load factor of a refusal */
+};
+
+static int fill_rules(struct fb_store *nf, void *arg)
+{
+	struct rules_arg *r = arg;
+
+	/* Another filter type: its new geometry, before any rule. */
+	if (nf->hdr->type && r->geom)
+		memcpy(&nf->blocks[FB_TYPE_GEOM_BLOCK], r->geom,
+		       fb_type_geom_blocks(nf->hdr->type) * FB_BLOCK_BYTES);
+	if (fb_rules_add(nf, r->keys, r->n, r->bad)) {
+		r->f->refused_load = nf->refused_load;
+		return -1;
+	}
+	return 0;
+}
+
 int fb_replace(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_key *keys, size_t n,
 	       size_t *bad)
 {
@@ -23,6 +45,15 @@ int fb_replace(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_key *k
 int fb_replace_geom(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_block *geom,
 		    const struct fb_key *keys, size_t n, size_t *bad)
 {
+	struct rules_arg r = { keys, n, bad, geom, f };
+
+	*bad = (size_t)-1;
+	return fb_replace_fill(f, nblocks, k, n, fill_rules, &r);
+}
+
+int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
+		    int (*fill)(struct fb_store *nf, void *arg), void *arg)
+{
 	LIBBPF_OPTS(bpf_map_create_opts, inner_opts, .map_flags = FB_INNER_MAP_FLAGS);
 	struct fb_store nf = *f;
 	__u32 entries = nblocks + FB_HDR_BLOCKS, zero = 0;
@@ -30,7 +61,6 @@ int fb_replace_geom(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_b
 	bool pinned = false;
 	int err = -1;
 
-	*bad = (size_t)-1;
 	if (fb_store_migrate_counters(f))
 		return -1;
 	nf.cnt_hdr = NULL;
@@ -59,10 +89,6 @@ int fb_replace_geom(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_b
 	/* The other generation: of the exact sets, and of the counters' pin
 	 * name. Switching the array switches both. */
 	nf.hdr->gen = f->hdr->gen ^ 1;
-	/* Another filter type: its new geometry, before any rule. */
-	if (f->hdr->type && geom)
-		memcpy(&nf.blocks[FB_TYPE_GEOM_BLOCK], geom,
-		       fb_type_geom_blocks(f->hdr->type) * FB_BLOCK_BYTES);
 	if (f->cnt_hdr) {
 		size_t cbytes =
 			fb_counting_map_bytes((__u64)nblocks * FB_BLOCK_BITS, f->hdr->counter_bits);
@@ -85,15 +111,13 @@ int fb_replace_geom(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_b
 	if (f->hdr->confirm) {
 		/* Fresh sets in the other generation's slot: unused until the
 		 * new filter (whose header names that generation) is in. */
-		if (fb_exact_create_sets(n * 2, nf.set_fd))
+		if (fb_exact_create_sets(nsets * 2, nf.set_fd))
 			goto out;
 		if (fb_exact_install(f->exact_fd, f->lpm_fd, nf.hdr->gen, nf.set_fd))
 			goto out;
 	}
-	if (fb_rules_add(&nf, keys, n, bad)) {
-		f->refused_load = nf.refused_load;
+	if (fill(&nf, arg))
 		goto out;
-	}
 	if (f->cnt_hdr) {
 		/* The new counters get their pin before the switch, under the
 		 * new generation's name (removing what a killed replace may

@@ -24,5 +24,11 @@ int fb_replace_geom(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_b
  * switched in as fb_replace() does: a scalable filter's room for new
  * stages. -1 (printed): nothing changed. Call with the lock held. */
 int fb_replace_grow(struct fb_store *f, __u32 nblocks);
+/* The same with any content: fill() writes the new array nf (its header a
+ * copy of the old one with the new geometry, no rules, the other
+ * generation; counters and exact sets empty, the sets sized for nsets
+ * rules) and returns 0, or non-zero to drop it (nothing changed). */
+int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
+		    int (*fill)(struct fb_store *nf, void *arg), void *arg);
 
 #endif

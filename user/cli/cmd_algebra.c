@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Set algebra on filters: `merge` (union), `intersect`, `fold`, `card`.
+ * A collector merges the seen-flow or block filters routers export
+ * (the seeds' distributed / Bloom-join use) without importing each first:
+ * an argument with a '/' or a '.' is an export file (user/lib/algebra.h).
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "algebra.h"
+#include "cmd.h"
+#include "output.h"
+
+/* SRC SRC... --into NAME: every source loaded and combined in memory, the
+ * result written last (nothing changes unless all of it worked). */
+static int combine(int argc, char **argv, enum fb_alg_op op)
+{
+	static const struct option opts[] = {
+		{ "into", required_argument, NULL, 'i' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *into = NULL, *verb = op == FB_ALG_UNION ? "merged" : "intersected";
+	struct fb_alg_img acc, next;
+	bool replaced, self = false;
+	__u32 self_crc = 0;
+	int c, i, rc = 1;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c != 'i')
+			return fb_usage("unknown option '%s'", argv[optind - 1]);
+		into = optarg;
+	}
+	if (!into)
+		return fb_usage("missing --into NAME");
+	if (argc - optind < 2)
+		return fb_usage("needs two filters or export files at least");
+	if (fb_alg_is_file(into))
+		return fb_usage("--into takes a filter name, not a file ('%s'; export it after)",
+				into);
+	if (fb_alg_load(argv[optind], &acc))
+		return 1;
+	if (!strcmp(argv[optind], into)) {
+		self = true;
+		self_crc = acc.crc;
+	}
+	for (i = optind + 1; i < argc; i++) {
+		if (fb_alg_load(argv[i], &next))
+			goto out;
+		if (!strcmp(argv[i], into)) {
+			self = true;
+			self_crc = next.crc;
+		}
+		c = fb_alg_combine(&acc, &next, op);
+		fb_alg_free(&next);
+		if (c)
+			goto out;
+	}
+	if (fb_alg_store(into, &acc, self ? &self_crc : NULL, &replaced))
+		goto out;
+	rc = 0;
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str(verb, into);
+		jw_bool("replaced", replaced);
+		jw_u64("inputs", argc - optind);
+		jw_u64("flows", acc.m.hdr->nflows);
+		jw_obj_close();
+		jw_end();
+	} else {
+		printf("%s %d filters into %s (%s): %llu flows%s\n", verb, argc - optind, into,
+		       replaced ? "replaced" : "created", (unsigned long long)acc.m.hdr->nflows,
+		       op == FB_ALG_UNION ? " (sum: an upper bound)" : " (estimated)");
+	}
+out:
+	fb_alg_free(&acc);
+	return rc;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+	return combine(argc, argv, FB_ALG_UNION);
+}
+
+int cmd_intersect(int argc, char **argv)
+{
+	return combine(argc, argv, FB_ALG_INTERSECT);
+}
+
+int cmd_fold(int argc, char **argv)
+{
+	__u32 nblocks;
+
+	if (argc != 2)
+		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");
+	if (fb_alg_fold(argv[1], &nblocks))
+		return 1;
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("folded", argv[1]);
+		jw_u64("bits", (unsigned long long)nblocks * FB_BLOCK_BITS);
+		jw_obj_close();
+		jw_end();
+	} else {
+		printf("folded %s to m=%llu bits\n", argv[1],
+		       (unsigned long long)nblocks * FB_BLOCK_BITS);
+	}
+	return 0;
+}
+
+/* An estimate; JSON null and "full" when the fill leaves none. */
+static void est_json(const char *name, double v)
+{
+	if (isfinite(v))
+		jw_double(name, round(v));
+	else
+		jw_null(name);
+}
+
+static void est_plain(const char *what, double v)
+{
+	if (isfinite(v))
+		printf("%s %.0f\n", what, v);
+	else
+		printf("%s unknown (filter full)\n", what);
+}
+
+int cmd_card(int argc, char **argv)
+{
+	struct fb_alg_img img[2];
+	struct fb_sa_est e;
+	char why[200];
+	int i, rc = 1;
+
+	if (argc < 2)
+		return fb_usage("missing NAME");
+	if (argc > 3)
+		return fb_usage("at most two filters");
+	for (i = 1; i < argc; i++)
+		if (fb_alg_load(argv[i], &img[i - 1])) {
+			if (i == 2)
+				fb_alg_free(&img[0]);
+			return 1;
+		}
+	if (argc == 2) {
+		e.a = fb_sa_cardinality(&img[0].m);
+	} else if (fb_sa_estimate(&img[0].m, &img[1].m, &e, why, sizeof(why))) {
+		fb_err("%s and %s: %s", argv[1], argv[2], why);
+		goto out;
+	}
+	rc = 0;
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_arr_open("filters");
+		for (i = 1; i < argc; i++) {
+			jw_obj_open(NULL);
+			jw_str("name", argv[i]);
+			est_json("flows", i == 1 ? e.a : e.b);
+			jw_u64("flows_added", img[i - 1].m.hdr->nflows);
+			jw_obj_close();
+		}
+		jw_arr_close();
+		if (argc == 3) {
+			est_json("union", e.uni);
+			est_json("intersection", e.inter);
+			if (isfinite(e.uni))
+				jw_double("jaccard", e.jaccard);
+			else
+				jw_null("jaccard");
+		}
+		jw_obj_close();
+		jw_end();
+	} else {
+		for (i = 1; i < argc; i++) {
+			char what[600];
+
+			snprintf(what, sizeof(what), "%s: flows", argv[i]);
+			est_plain(what, i == 1 ? e.a : e.b);
+		}
+		if (argc == 3) {
+			est_plain("union: flows", e.uni);
+			est_plain("intersection: flows", e.inter);
+			if (isfinite(e.uni))
+				printf("jaccard %.4f\n", e.jaccard);
+			else
+				printf("jaccard unknown (filter full)\n");
+		}
+	}
+out:
+	for (i = 1; i < argc; i++)
+		fb_alg_free(&img[i - 1]);
+	return rc;
+}
