@@ -95,6 +95,13 @@ PY
 		pass "import ($patch): nothing imported"
 done
 
+# The set-algebra verbs work on Bloom filters: a typed filter or export is
+# refused, nothing created.
+check_fails "merge refuses a cuckoo filter" "$FB" merge cuckoo dleft --into mixed
+check_fails "card refuses a typed export" "$FB" card "$T_TMP/cuckoo.img"
+"$FB" info mixed >/dev/null 2>&1 && fail "merge of typed filters created one" ||
+	pass "merge of typed filters created nothing"
+
 # Deletes: cuckoo and d-left need --force (or --confirm exact).
 for t in cuckoo dleft; do
 	d0=$(digest "$t")
