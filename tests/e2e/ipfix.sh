@@ -256,7 +256,11 @@ sleep 0.8
 nsenter --net="/run/netns/$NSB" "$PY" "$DECODE" udp 127.0.0.1 4740 "$T_TMP/udp.json" &
 BG+=($!)
 wait_listen udp 4740
-sleep 0.5
+# The exporter cannot know when a UDP collector appears: its first send after
+# the refusals may still report the old ICMP error and start a new session
+# (templates first, a second later). Send the next flow once the collector
+# has templates, as an operator's collector would have after a refresh.
+for i in $(seq 50); do grep -q '"template"' "$T_TMP/udp.json" 2>/dev/null && break; sleep 0.1; done
 ina "$PY" -c '
 import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("198.51.100.1", 42003))
