@@ -11,6 +11,8 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "flowbloom/geometry.h"
+#include "maps.bpf.h"
+#include "types.bpf.h"
 
 static __always_inline int fb_probe_blocked(void *filter, const struct fb_header *hdr, __u64 h)
 {
@@ -42,12 +44,40 @@ static __always_inline int fb_probe_classic(void *filter, const struct fb_header
 	return 1;
 }
 
+/* The other filter types (bpf/types.bpf.h), their geometry in the blocks
+ * after the header. A global function: the verifier checks it once, not
+ * once per call site (fb_probe runs for the 5-tuple and per prefix length,
+ * and the scalable probe's 8 stages inlined at each would pass the
+ * verifier's limit). A global function cannot take a map pointer, so it
+ * looks the filter up again (the outer lookup is inlined: a few
+ * instructions). A Bloom filter's path pays only the header's type test. */
+__noinline int fb_probe_typed(__u32 type, __u64 h)
+{
+	__u32 zero = 0, gb = FB_TYPE_GEOM_BLOCK;
+	void *filter = bpf_map_lookup_elem(&fb_filter, &zero), *g;
+
+	if (!filter)
+		return 0;
+	g = bpf_map_lookup_elem(filter, &gb);
+	if (!g)
+		return 0;
+	if (type == FB_TYPE_CUCKOO)
+		return fb_cuckoo_probe(filter, g, h);
+	if (type == FB_TYPE_DLEFT)
+		return fb_dleft_probe(filter, g, h);
+	if (type == FB_TYPE_SCALABLE)
+		return fb_sbf_probe_blocks(filter, gb, h);
+	return 0;
+}
+
 /* 1 if the filter may hold key, 0 if it certainly does not. */
 static __always_inline int fb_probe(void *filter, const struct fb_header *hdr,
 				    const struct fb_key *key)
 {
 	__u64 h = fb_hash_key(key, hdr->hash, hdr->key);
 
+	if (hdr->type)
+		return fb_probe_typed(hdr->type, h);
 	if (hdr->layout == FB_LAYOUT_CLASSIC)
 		return fb_probe_classic(filter, hdr, h);
 	return fb_probe_blocked(filter, hdr, h);

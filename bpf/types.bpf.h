@@ -82,4 +82,39 @@ static __always_inline int fb_sbf_probe(void *filter, const struct fb_sbf_geom *
 	return 0;
 }
 
+/* fb_sbf_probe() for a geometry kept in the filter array itself (the
+ * product's layout): struct fb_sbf_geom spans five 64-byte values from
+ * block gb, so each stage descriptor is looked up in its own block (two
+ * per block, after the first), never read across a value's end. */
+static __always_inline int fb_sbf_probe_blocks(void *filter, __u32 gb, __u64 h)
+{
+	const struct fb_sbf_geom *g = bpf_map_lookup_elem(filter, &gb);
+	__u32 n, i;
+
+	if (!g)
+		return 0;
+	n = g->nstages;
+	for (i = 0; i < FB_SBF_MAX_STAGES; i++) {
+		const struct fb_sbf_stage *st;
+		struct fb_block *blk;
+		__u32 sb = gb + 1 + i / 2, b;
+		__u64 hs;
+
+		if (i >= n)
+			break;
+		blk = bpf_map_lookup_elem(filter, &sb);
+		if (!blk)
+			return 0;
+		st = (const struct fb_sbf_stage *)((const char *)blk + (i & 1) * sizeof(*st));
+		hs = fb_sbf_stage_hash(h, i);
+		b = fb_sbf_block(st, hs);
+		blk = bpf_map_lookup_elem(filter, &b);
+		if (!blk)
+			return 0;
+		if (fb_sbf_block_has(blk, hs, st->k))
+			return 1;
+	}
+	return 0;
+}
+
 #endif

@@ -53,6 +53,30 @@ enum fb_action {
 	FB_ACTION_MONITOR = 3, /* count, pass everything */
 };
 
+/*
+ * Filter types (issue 11). A Bloom filter (blocked or classic, plain or
+ * counting) has type 0, so every header written before types existed
+ * reads as what it is. The other types keep their geometry in the blocks
+ * right after the header (FB_TYPE_GEOM_BLOCK, fb_type_geom_blocks() of
+ * them: include/flowbloom/cuckoo.h, dleft.h, scalable.h), their table after
+ * that; nblocks counts both, so the array is still nblocks + FB_HDR_BLOCKS
+ * blocks, and layout and k are 0 (no Bloom geometry to misread).
+ */
+enum fb_type {
+	FB_TYPE_BLOOM = 0,
+	FB_TYPE_CUCKOO = 1,
+	FB_TYPE_DLEFT = 2,
+	FB_TYPE_SCALABLE = 3,
+	FB_TYPE_MAX,
+};
+
+#define FB_TYPE_GEOM_BLOCK FB_HDR_BLOCKS
+
+static __always_inline __u32 fb_type_geom_blocks(__u32 type)
+{
+	return type == FB_TYPE_SCALABLE ? 5 : type ? 1 : 0;
+}
+
 struct fb_block {
 	__u64 w[FB_BLOCK_WORDS];
 };
@@ -74,7 +98,8 @@ struct fb_header {
 	__u8 gen;	   /* generation slot (0/1) of the exact sets in use */
 	__u32 fp_ppb;	   /* requested false-positive rate, parts per 10^9 (0: explicit) */
 	__u64 capacity;	   /* requested capacity n (0: explicit geometry) */
-	__u64 reserved;
+	__u8 type;	   /* enum fb_type; 0: Bloom (layout, k, nblocks say how) */
+	__u8 reserved[7];
 };
 
 _Static_assert(sizeof(struct fb_header) == FB_BLOCK_BYTES, "header is exactly block 0");

@@ -53,6 +53,8 @@ struct fb_sbf_geom {
 
 _Static_assert(sizeof(struct fb_sbf_stage) == 32, "scalable stage layout");
 _Static_assert(sizeof(struct fb_sbf_geom) == 5 * 64, "scalable geometry: five blocks");
+_Static_assert(__builtin_offsetof(struct fb_sbf_geom, stage) == 64,
+	       "stage descriptors start in the second block, two per block (bpf/types.bpf.h)");
 
 static __always_inline __u64 fb_sbf_stage_hash(__u64 h, __u32 i)
 {

@@ -14,17 +14,41 @@
 #include "counting.h"
 #include "exact.h"
 #include "flow.h"
+#include "ftype.h"
 #include "output.h"
 #include "rules.h"
 #include "store.h"
 #include "util.h"
 
-/* NAME and its flows (fb_flows_args), then open the filter. */
-static int flows_args(int argc, char **argv, struct fb_store *f, struct fb_flows *fl)
+/* NAME and its flows (fb_flows_args), then open the filter. force: NULL,
+ * or where `del` notes --force, before NAME or right after it. */
+static int flows_args(int argc, char **argv, struct fb_store *f, struct fb_flows *fl, bool *force)
 {
 	const char *name;
-	int rc = fb_flows_args(argc, argv, &name, fl);
+	char **av = argv;
+	int rc, i, n = 0, name_at = -1;
 
+	if (force) {
+		av = malloc((argc + 1) * sizeof(*av));
+		if (!av)
+			return fb_err("out of memory"), 1;
+		for (i = 0; i < argc; i++) {
+			if (i > 0 && !strcmp(argv[i], "--force") &&
+			    (name_at < 0 || i == name_at + 1)) {
+				*force = true;
+				continue;
+			}
+			if (i > 0 && name_at < 0 && argv[i][0] != '-' &&
+			    !(n > 1 && (!strcmp(av[n - 1], "-f") || !strcmp(av[n - 1], "--file"))))
+				name_at = i;
+			av[n++] = argv[i];
+		}
+		av[n] = NULL;
+		argc = n;
+	}
+	rc = fb_flows_args(argc, av, &name, fl);
+	if (av != argv)
+		free(av);
 	if (rc)
 		return rc;
 	if (fb_store_open(name, f)) {
@@ -59,7 +83,7 @@ int cmd_add(int argc, char **argv)
 	struct fb_flows fl;
 	size_t bad;
 	double t0;
-	int err, rc = flows_args(argc, argv, &f, &fl);
+	int err, rc = flows_args(argc, argv, &f, &fl, NULL);
 
 	if (rc)
 		return rc;
@@ -77,6 +101,13 @@ int cmd_add(int argc, char **argv)
 		       fb_rules_prefix_list_name(fb_rules_prefix_list(&fl.keys[bad])),
 		       FB_MAX_LENGTHS);
 	}
+	if (err == -3) {
+		fb_flows_where(&fl, bad, where, sizeof(where));
+		fb_flow_format(&fl.keys[bad], text, sizeof(text));
+		fb_err("%s: '%s' does not fit: %s filter '%s' is full at load factor %.4f; nothing "
+		       "added",
+		       where, text, fb_ftype_name(f.hdr->type), f.name, f.refused_load);
+	}
 	if (err) {
 		/* -2: an exact set refused a rule (already said). */
 		fb_store_unlock(&f);
@@ -92,6 +123,84 @@ out:
 	return rc;
 }
 
+/* With exact sets, is every flow of the batch a member? Else says which
+ * is not (nothing is deleted then). */
+static int check_members(struct fb_store *f, const struct fb_flows *fl)
+{
+	char where[600], text[FB_FLOW_STR];
+	size_t i;
+
+	for (i = 0; f->hdr->confirm && i < fl->n; i++) {
+		if (fb_exact_count(f, &fl->keys[i]))
+			continue;
+		fb_flows_where(fl, i, where, sizeof(where));
+		fb_flow_format(&fl->keys[i], text, sizeof(text));
+		fb_err("%s: '%s' is not in filter '%s' (not in its exact set); nothing deleted",
+		       where, text, f->name);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * del on a cuckoo or d-left filter: one stored copy of each flow, all or
+ * nothing. A flow never added whose fingerprint collides with a member's
+ * passes every check the table can make and would delete that member's
+ * copy, a false negative for a flow still listed. So it is allowed only
+ * when the exact sets can tell (--confirm exact) or when the operator says
+ * --force; a flow whose fingerprint is in none of its buckets is always
+ * refused. A scalable Bloom filter cannot forget a flow.
+ */
+static int del_typed(struct fb_store *f, struct fb_flows *fl, bool force)
+{
+	char where[600], text[FB_FLOW_STR];
+	struct fb_batch_err e = { 0, 0 };
+	double t0;
+	size_t i;
+	int r;
+
+	if (f->hdr->type == FB_TYPE_SCALABLE) {
+		fb_err("'%s' is a scalable Bloom filter: it cannot forget a flow (use a cuckoo or "
+		       "dleft filter, or load --replace)",
+		       f->name);
+		return 1;
+	}
+	if (!f->hdr->confirm && !force) {
+		fb_err("'%s' is a %s filter: a flow never added may share a member's fingerprint "
+		       "and delete it; give --force, or create the filter with --confirm exact",
+		       f->name, fb_ftype_name(f->hdr->type));
+		return 1;
+	}
+	if (fb_store_lock(f))
+		return 1;
+	t0 = fb_now();
+	if (check_members(f, fl)) {
+		fb_store_unlock(f);
+		return 1;
+	}
+	r = fb_ftype_del(f, fl->keys, fl->n, &e);
+	if (r) {
+		if (r == -2) {
+			fb_err("out of memory deleting %zu flows; nothing deleted", fl->n);
+		} else {
+			fb_flows_where(fl, e.bad, where, sizeof(where));
+			fb_flow_format(&fl->keys[e.bad], text, sizeof(text));
+			fb_err("%s: '%s' is not in filter '%s' (its fingerprint is in none of its "
+			       "buckets); nothing deleted",
+			       where, text, f->name);
+		}
+		fb_store_unlock(f);
+		return 1;
+	}
+	f->hdr->nflows -= f->hdr->nflows < fl->n ? f->hdr->nflows : fl->n;
+	for (i = 0; f->hdr->confirm && i < fl->n; i++)
+		fb_exact_adjust(f, &fl->keys[i], -1);
+	t0 = fb_now() - t0;
+	fb_store_unlock(f);
+	report("deleted", f, fl->n, t0);
+	return 0;
+}
+
 int cmd_del(int argc, char **argv)
 {
 	char where[600], text[FB_FLOW_STR];
@@ -99,11 +208,16 @@ int cmd_del(int argc, char **argv)
 	struct fb_flows fl;
 	size_t i, bad;
 	double t0;
-	int rc = flows_args(argc, argv, &f, &fl);
+	bool force = false;
+	int rc = flows_args(argc, argv, &f, &fl, &force);
 
 	if (rc)
 		return rc;
 	rc = 1;
+	if (f.hdr->type) {
+		rc = del_typed(&f, &fl, force);
+		goto out;
+	}
 	if (!f.cnt_hdr) {
 		fb_err("'%s' is a plain Bloom filter: it cannot forget a flow (create it with "
 		       "--counting)",
@@ -159,7 +273,7 @@ int cmd_query(int argc, char **argv)
 	struct fb_store f;
 	struct fb_flows fl;
 	size_t i, maybe = 0;
-	int rc = flows_args(argc, argv, &f, &fl);
+	int rc = flows_args(argc, argv, &f, &fl, NULL);
 
 	if (rc)
 		return rc;
@@ -195,16 +309,52 @@ int cmd_query(int argc, char **argv)
 	return 0;
 }
 
+/* count on a cuckoo filter (copies stored in the flow's buckets) or a
+ * d-left filter (its cell's counter, 3+ saturated). */
+static int count_typed(const struct fb_store *f, const struct fb_flows *fl)
+{
+	char text[FB_FLOW_STR];
+	bool dleft = f->hdr->type == FB_TYPE_DLEFT;
+	size_t i;
+
+	if (fb_json)
+		jw_arr_open(NULL);
+	for (i = 0; i < fl->n; i++) {
+		unsigned c = fb_ftype_count(f, &fl->keys[i]);
+		bool sat = dleft && c == FB_DLEFT_CMAX;
+
+		fb_flow_format(&fl->keys[i], text, sizeof(text));
+		if (fb_json) {
+			jw_obj_open(NULL);
+			jw_str("flow", text);
+			jw_u64("count", c);
+			jw_bool("saturated", sat);
+			jw_obj_close();
+		} else {
+			printf("%u%s %s\n", c, sat ? "+" : "", text);
+		}
+	}
+	if (fb_json) {
+		jw_arr_close();
+		jw_end();
+	}
+	return 0;
+}
+
 int cmd_count(int argc, char **argv)
 {
 	char text[FB_FLOW_STR];
 	struct fb_store f;
 	struct fb_flows fl;
 	size_t i;
-	int rc = flows_args(argc, argv, &f, &fl);
+	int rc = flows_args(argc, argv, &f, &fl, NULL);
 
 	if (rc)
 		return rc;
+	if (f.hdr->type == FB_TYPE_CUCKOO || f.hdr->type == FB_TYPE_DLEFT) {
+		rc = count_typed(&f, &fl);
+		goto out;
+	}
 	if (!f.cnt_hdr) {
 		fb_err("'%s' is a plain Bloom filter: it has no counters (create it with "
 		       "--counting)",

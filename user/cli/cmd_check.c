@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include "cmd.h"
+#include "ftype.h"
 #include "counting.h"
 #include "output.h"
 #include "pintree.h"
@@ -61,12 +62,38 @@ static int check_broken(const char *name, bool repair)
 	return repair && missing ? 0 : 1;
 }
 
+/* What check finds in a cuckoo, d-left or scalable filter (its geometry
+ * was checked by open): a cuckoo relocation a killed writer left open, and
+ * the stored count against the table. */
+struct typed {
+	__u64 items;
+	bool seq_odd, count_bad;
+};
+
+static void check_typed(struct fb_store *f, bool repair, struct typed *ty)
+{
+	struct fb_cuckoo_geom *g = (struct fb_cuckoo_geom *)&f->blocks[FB_TYPE_GEOM_BLOCK];
+
+	ty->items = fb_ftype_items(f);
+	if (f->hdr->type != FB_TYPE_CUCKOO)
+		return;
+	ty->seq_odd = fb_ftype_seq_odd(f);
+	ty->count_bad = g->count != ty->items;
+	if (!repair)
+		return;
+	if (ty->count_bad)
+		__atomic_store_n(&g->count, ty->items, __ATOMIC_RELAXED);
+	if (ty->seq_odd)
+		fb_ftype_seq_end(f);
+}
+
 int cmd_check(int argc, char **argv)
 {
 	bool repair = false, clean, quiet;
 	struct fb_repair_state t;
 	struct fb_store f;
 	struct fb_check c;
+	struct typed ty = { 0 };
 	const char *name = NULL;
 	int i, r;
 
@@ -99,6 +126,8 @@ int cmd_check(int argc, char **argv)
 	r = fb_repair_check(&f, repair, &t);
 	if (f.cnt_hdr)
 		fb_counting_check(&f, repair, &c);
+	if (f.hdr->type)
+		check_typed(&f, repair, &ty);
 	fb_store_unlock(&f);
 	if (r) {
 		fb_store_close(&f);
@@ -106,7 +135,7 @@ int cmd_check(int argc, char **argv)
 	}
 	clean = !c.stale_bits && !c.missing_bits && !c.journal_dirty && c.count_ok &&
 		!t.stale_create && !t.stale_destroy && !t.stale_counters && !t.stale_sets &&
-		!t.iproute_missing;
+		!t.iproute_missing && !ty.seq_odd && !ty.count_bad;
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("filter", name);
@@ -122,6 +151,12 @@ int cmd_check(int argc, char **argv)
 			jw_u64("flows", f.hdr->nflows);
 			jw_bool("count_checked", c.count_checked);
 			jw_bool("count_ok", c.count_ok);
+		}
+		if (f.hdr->type) {
+			jw_str("type", fb_ftype_name(f.hdr->type));
+			jw_u64("items", ty.items);
+			jw_bool("interrupted_relocation", ty.seq_odd);
+			jw_bool("count_ok", !ty.count_bad);
 		}
 		jw_bool("interrupted_create", t.stale_create);
 		jw_bool("interrupted_destroy", t.stale_destroy);
@@ -150,6 +185,16 @@ int cmd_check(int argc, char **argv)
 			       : c.count_ok	? "ok"
 						: "MISMATCH");
 			printf("  saturated counters %llu\n", (unsigned long long)c.saturated);
+		} else if (f.hdr->type) {
+			printf("  %s filter: geometry ok, %llu stored; count in the geometry "
+			       "%s%s\n",
+			       fb_ftype_name(f.hdr->type), (unsigned long long)ty.items,
+			       ty.count_bad ? "MISMATCH" : "ok",
+			       ty.count_bad && repair ? ": recounted" : "");
+			if (ty.seq_odd)
+				printf("  a relocation was interrupted (every probe answers "
+				       "maybe)%s\n",
+				       repair ? ": ended" : "");
 		} else {
 			printf("  plain filter: no counters to check its bits against\n");
 		}

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "cmd.h"
 #include "counting.h"
+#include "ftype.h"
 #include "output.h"
 #include "sizing.h"
 #include "store.h"
@@ -18,6 +19,38 @@ static int parse_u64(const char *opt, const char *s, unsigned long long *v)
 	if (fb_parse_u64(s, v))
 		return fb_usage("bad number '%s' for %s", s, opt), -1;
 	return 0;
+}
+
+/* What a new filter of another type got. */
+static void print_typed(const char *name, const struct fb_create_opts *o, unsigned long long bytes)
+{
+	const struct fb_cuckoo_geom *c = (const void *)o->geom;
+	const struct fb_dleft_geom *d = (const void *)o->geom;
+	const struct fb_sbf_geom *s = (const void *)o->geom;
+	char what[160];
+
+	if (o->type == FB_TYPE_CUCKOO)
+		snprintf(what, sizeof(what), "%u buckets x %d, %u-bit fingerprints", c->nbuckets,
+			 FB_CUCKOO_SLOTS, c->fp_bits);
+	else if (o->type == FB_TYPE_DLEFT)
+		snprintf(what, sizeof(what), "%d x %u buckets x %d cells, %u-bit remainders",
+			 FB_DLEFT_D, 1U << d->bucket_bits, FB_DLEFT_CELLS, d->rem_bits);
+	else
+		snprintf(what, sizeof(what), "stage 0 for %llu flows at %g, k=%u, bound %g",
+			 (unsigned long long)s->stage[0].capacity, s->stage[0].fp_ppb / 1e9,
+			 s->stage[0].k, s->fp0_ppb / 1e9 / (1 - s->tighten_ppm / 1e6));
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("name", name);
+		jw_str("type", fb_ftype_name(o->type));
+		jw_u64("bytes", bytes);
+		jw_str("geometry", what);
+		jw_obj_close();
+		jw_end();
+	} else {
+		printf("created %s: %s, %s, %llu bytes\n", name, fb_ftype_name(o->type), what,
+		       bytes);
+	}
 }
 
 int cmd_create(int argc, char **argv)
@@ -33,15 +66,21 @@ int cmd_create(int argc, char **argv)
 		{ "counting", no_argument, NULL, 'c' },
 		{ "counter-bits", required_argument, NULL, 'b' },
 		{ "confirm", required_argument, NULL, 'C' },
+		{ "type", required_argument, NULL, 't' },
+		{ "grow", no_argument, NULL, 'g' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const widths[] = { "4", "8", NULL };
 	static const int width_v[] = { 4, 8 };
+	static const char *const types[] = { "bloom", "cuckoo", "dleft", NULL };
+	static const int type_v[] = { FB_TYPE_BLOOM, FB_TYPE_CUCKOO, FB_TYPE_DLEFT };
 	struct fb_create_opts o = { .layout = FB_LAYOUT_BLOCKED,
 				    .hash = FB_HASH_SIPHASH13,
 				    .action = FB_ACTION_DROP };
 	unsigned long long cap = 0, bits = 0, k = 0, bytes;
 	bool have_cap = false, have_p = false, have_bits = false, have_k = false, counting = false;
+	bool grow = false, have_layout = false;
+	int type = FB_TYPE_BLOOM;
 	int width = 4;
 	double p = 0;
 	char *end;
@@ -78,6 +117,14 @@ int cmd_create(int argc, char **argv)
 			if ((v = fb_pick("--layout", optarg, fb_layout_names + 1, NULL)) < 0)
 				return 2;
 			o.layout = v;
+			have_layout = true;
+			break;
+		case 't':
+			if ((type = fb_pick("--type", optarg, types, type_v)) < 0)
+				return 2;
+			break;
+		case 'g':
+			grow = true;
 			break;
 		case 'H':
 			if ((v = fb_pick("--hash", optarg, fb_hash_names + 1, NULL)) < 0)
@@ -112,9 +159,49 @@ int cmd_create(int argc, char **argv)
 		return fb_usage("missing NAME");
 	if (optind < argc - 1)
 		return fb_usage("unexpected '%s'", argv[optind + 1]);
-	if ((have_cap || have_p) && (have_bits || have_k))
+	if (grow) {
+		if (type != FB_TYPE_BLOOM)
+			return fb_usage("--grow makes a scalable Bloom filter: not with --type %s",
+					fb_ftype_name(type));
+		type = FB_TYPE_SCALABLE;
+	}
+	if (type != FB_TYPE_BLOOM) {
+		/* The other types are sized from capacity and rate only, and
+		 * have neither a Bloom layout nor Bloom counters. */
+		if (have_bits || have_k)
+			return fb_usage("--%s takes --capacity and --fp-rate, not --bits/--hashes",
+					grow ? "grow" : "type");
+		if (counting || (have_layout && type != FB_TYPE_SCALABLE))
+			return fb_usage("--%s and --%s do not go together",
+					counting ? "counting" : "layout", grow ? "grow" : "type");
+		if (have_layout && o.layout != FB_LAYOUT_BLOCKED)
+			return fb_usage("--grow stages use the blocked layout");
+		if (!have_cap || !have_p)
+			return fb_usage("--%s needs --capacity N --fp-rate P",
+					grow ? "grow" : "type");
+		if (!cap)
+			return fb_usage("--capacity must be at least 1");
+		if (optind >= argc)
+			return fb_usage("missing NAME");
+		if (optind < argc - 1)
+			return fb_usage("unexpected '%s'", argv[optind + 1]);
+		o.type = type;
+		o.layout = 0;
+		o.k = 0;
+		o.capacity = cap;
+		o.fp_rate = p;
+		if (fb_ftype_size(type, cap, p, o.geom, &o.nblocks)) {
+			fb_err("a %s filter for %llu flows at rate %g is not possible (at most %u "
+			       "MiB; rates down to about 1e-9)",
+			       fb_ftype_name(type), cap, p,
+			       FB_MAX_BLOCKS / (1024 * 1024 / FB_BLOCK_BYTES));
+			return 1;
+		}
+	} else if ((have_cap || have_p) && (have_bits || have_k))
 		return fb_usage("give --capacity/--fp-rate or --bits/--hashes, not both");
-	if (have_cap || have_p) {
+	if (type != FB_TYPE_BLOOM) {
+		/* sized above */
+	} else if (have_cap || have_p) {
 		int err;
 
 		if (!have_cap || !have_p)
@@ -156,6 +243,10 @@ int cmd_create(int argc, char **argv)
 	bytes = ((unsigned long long)o.nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES;
 	if (o.counter_bits)
 		bytes += fb_counting_map_bytes((__u64)o.nblocks * FB_BLOCK_BITS, o.counter_bits);
+	if (o.type) {
+		print_typed(argv[optind], &o, bytes);
+		return 0;
+	}
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("name", argv[optind]);

@@ -10,7 +10,10 @@
  *   0   "FLOWBLM\n"                          magic (8 bytes)
  *   8   u32 version = 2
  *   12  u32 size of the header that follows (FB_FBX_HDR_SIZE, 120)
- *   16  u8 layout, hash, k, counter_bits, action, confirm, 2 x u8 0
+ *   16  u8 layout, hash, k, counter_bits, action, confirm, type, u8 0
+ *       (type: enum fb_type, 0 for Bloom filters; another type has layout
+ *       and k 0, which a reader that predates types refuses, and its
+ *       geometry in the first blocks of the bits, checked on import)
  *   24  u32 nblocks, u32 kinds
  *   32  u64 key[2], u64 flows, u64 capacity
  *   64  u32 fp-rate in parts per 10^9, u32 0
@@ -39,6 +42,7 @@
 #include "counting.h"
 #include "exact.h"
 #include "fbx.h"
+#include "ftype.h"
 #include "output.h"
 #include "pintree.h"
 #include "safefile.h"
@@ -132,6 +136,7 @@ int cmd_export(int argc, char **argv)
 	head[19] = h->counter_bits;
 	head[20] = h->action;
 	head[21] = h->confirm;
+	head[22] = h->type;
 	fb_fbx_put32(head + 24, h->nblocks);
 	fb_fbx_put32(head + 28, h->kinds);
 	fb_fbx_put64(head + 32, h->key[0]);
@@ -193,6 +198,28 @@ unlock:
 out:
 	fb_store_close(&f);
 	return rc;
+}
+
+/* The header of another filter type's export (byte 22: enum fb_type):
+ * layout and k are 0 (so fb_fbx_check_head, which the set-algebra verbs
+ * use too, refuses it as a Bloom filter); its geometry, in the first
+ * blocks of the bits, is checked once read (fb_ftype_check). */
+static const char *check_typed_head(const __u8 *b)
+{
+	__u8 c[FB_FBX_BITS_OFF];
+	const char *why;
+
+	if (b[22] >= FB_TYPE_MAX || b[23])
+		return "unknown filter type";
+	if (b[16] || b[18] || b[19])
+		return "bad geometry";
+	/* Everything else as for a Bloom filter: checked on a copy that
+	 * says blocked, k = 1. */
+	memcpy(c, b, sizeof(c));
+	c[16] = FB_LAYOUT_BLOCKED;
+	c[18] = 1;
+	why = fb_fbx_check_head(c);
+	return why;
 }
 
 /* A regular file's size must be the one its header implies: checked
@@ -269,6 +296,7 @@ int cmd_import(int argc, char **argv)
 	struct fb_create_opts o = { 0 };
 	struct fb_fbx_in in = { NULL, crc32(0, NULL, 0) };
 	__u8 b[FB_FBX_BITS_OFF];
+	char tbad[200];
 	struct fb_store f;
 	const char *why;
 	int rc = 1;
@@ -286,7 +314,7 @@ int cmd_import(int argc, char **argv)
 		why = ferror(in.f) ? "read error" : "too short to be a flowbloom export";
 		goto bad;
 	}
-	why = fb_fbx_check_head(b);
+	why = b[22] ? check_typed_head(b) : fb_fbx_check_head(b);
 	if (!why)
 		why = check_size(in.f, b);
 	if (why)
@@ -296,6 +324,7 @@ int cmd_import(int argc, char **argv)
 	o.k = b[18];
 	o.counter_bits = b[19];
 	o.confirm = b[21];
+	o.type = b[22];
 	o.action = b[20];
 	o.nblocks = fb_fbx_get32(b + 24);
 	o.capacity = fb_fbx_get64(b + 56);
@@ -303,6 +332,12 @@ int cmd_import(int argc, char **argv)
 	if (fb_store_create_staged(argv[2], &o, &f))
 		goto out;
 	why = read_body(&in, &f, b);
+	if (!why && o.type && fb_ftype_check(f.hdr, f.blocks, tbad, sizeof(tbad)))
+		why = tbad;
+	/* Export holds the lock: an odd sequence (every probe a match) is
+	 * no file it wrote. */
+	if (!why && fb_ftype_seq_odd(&f))
+		why = "cuckoo relocation sequence is odd";
 	if (why) {
 		if (ferror(in.f))
 			why = "read error";
@@ -331,6 +366,9 @@ int cmd_import(int argc, char **argv)
 		jw_u64("flows", f.hdr->nflows);
 		jw_obj_close();
 		jw_end();
+	} else if (f.hdr->type) {
+		printf("imported %s from %s: %s, %llu flows\n", argv[2], argv[1],
+		       fb_ftype_name(f.hdr->type), (unsigned long long)f.hdr->nflows);
 	} else {
 		printf("imported %s from %s: m=%llu bits, k=%u, %llu flows\n", argv[2], argv[1],
 		       (unsigned long long)fb_header_mbits(f.hdr), f.hdr->k,

@@ -9,6 +9,9 @@
 #include "cmd.h"
 #include "counting.h"
 #include "discover.h"
+#include "dleft.h"
+#include "ftype.h"
+#include "scalable.h"
 #include "output.h"
 #include "pintree.h"
 #include "repair.h"
@@ -16,6 +19,95 @@
 #include "sizing.h"
 #include "store.h"
 #include "util.h"
+
+/* list's second column: the Bloom layout, or the other type's name. */
+static const char *kind_name(const struct fb_header *h)
+{
+	return h->type ? fb_ftype_name(h->type) : FB_NAME(fb_layout_names, h->layout);
+}
+
+/* info's lines for another filter type (plain text, or JSON members). */
+static void info_typed(const struct fb_store *f)
+{
+	const void *g = &f->blocks[FB_TYPE_GEOM_BLOCK];
+	const struct fb_cuckoo_geom *c = g;
+	const struct fb_dleft_geom *d = g;
+	const struct fb_sbf_geom *s = g;
+	__u64 items = fb_ftype_items(f);
+	double load = fb_ftype_load(f);
+	struct fb_dleft_stats st;
+	unsigned i;
+
+	if (fb_json) {
+		jw_str("type", fb_ftype_name(f->hdr->type));
+		jw_u64("items", items);
+		jw_double("load", load);
+	}
+	if (f->hdr->type == FB_TYPE_CUCKOO) {
+		if (fb_json) {
+			jw_u64("buckets", c->nbuckets);
+			jw_u64("fingerprint_bits", c->fp_bits);
+			/* seq goes odd then even around each chain. */
+			jw_u64("relocations", c->seq / 2);
+		} else {
+			printf("  cuckoo: %u buckets x %d slots, %u-bit fingerprints; %llu stored, "
+			       "load factor %.4f (built for %.2f)\n",
+			       c->nbuckets, FB_CUCKOO_SLOTS, c->fp_bits, (unsigned long long)items,
+			       load, FB_CUCKOO_DESIGN_LOAD);
+		}
+	} else if (f->hdr->type == FB_TYPE_DLEFT) {
+		fb_dleft_stats(f->blocks, d, &st);
+		if (fb_json) {
+			jw_u64("subtables", FB_DLEFT_D);
+			jw_u64("buckets_per_subtable", 1ULL << d->bucket_bits);
+			jw_u64("remainder_bits", d->rem_bits);
+			jw_u64("saturated", st.saturated);
+			jw_arr_open("bucket_loads");
+			for (i = 0; i <= FB_DLEFT_CELLS; i++)
+				jw_u64(NULL, st.load[i]);
+			jw_arr_close();
+		} else {
+			printf("  d-left: %d x %u buckets x %d cells, %u-bit remainders in %u-bit "
+			       "cells; %llu fingerprints, cell load %.4f, %llu saturated\n",
+			       FB_DLEFT_D, 1U << d->bucket_bits, FB_DLEFT_CELLS, d->rem_bits,
+			       d->cell_bits, (unsigned long long)items, load,
+			       (unsigned long long)st.saturated);
+			printf("  buckets holding 0..%d:", FB_DLEFT_CELLS);
+			for (i = 0; i <= FB_DLEFT_CELLS; i++)
+				printf(" %llu", (unsigned long long)st.load[i]);
+			printf("\n");
+		}
+	} else if (f->hdr->type == FB_TYPE_SCALABLE) {
+		if (fb_json) {
+			jw_u64("stages", s->nstages);
+			jw_double("fp_rate_bound", fb_sbf_bound(s));
+			jw_arr_open("stage");
+			for (i = 0; i < s->nstages && i < FB_SBF_MAX_STAGES; i++) {
+				jw_obj_open(NULL);
+				jw_u64("capacity", s->stage[i].capacity);
+				jw_u64("flows", s->stage[i].count);
+				jw_double("fp_rate", s->stage[i].fp_ppb / 1e9);
+				jw_u64("blocks", s->stage[i].nblocks);
+				jw_u64("hashes", s->stage[i].k);
+				jw_obj_close();
+			}
+			jw_arr_close();
+		} else {
+			printf("  scalable: %u stage%s (at most %d), growth s=%u, tightening "
+			       "r=%.2f; bound P <= P0/(1-r) = %g/(1-%.2f) = %g\n",
+			       s->nstages, s->nstages == 1 ? "" : "s", FB_SBF_MAX_STAGES, s->growth,
+			       s->tighten_ppm / 1e6, s->fp0_ppb / 1e9, s->tighten_ppm / 1e6,
+			       fb_sbf_bound(s));
+			for (i = 0; i < s->nstages && i < FB_SBF_MAX_STAGES; i++)
+				printf("    stage %u: %llu of %llu flows, rate %g, k=%u, %u "
+				       "blocks\n",
+				       i, (unsigned long long)s->stage[i].count,
+				       (unsigned long long)s->stage[i].capacity,
+				       s->stage[i].fp_ppb / 1e9, s->stage[i].k,
+				       s->stage[i].nblocks);
+		}
+	}
+}
 
 static void kinds_str(__u32 kinds, char *buf, size_t len)
 {
@@ -74,14 +166,13 @@ int cmd_list(int argc, char **argv)
 		if (fb_json) {
 			jw_obj_open(NULL);
 			jw_str("name", f.name);
-			jw_str("layout", FB_NAME(fb_layout_names, f.hdr->layout));
+			jw_str("layout", kind_name(f.hdr));
 			jw_u64("bits", fb_header_mbits(f.hdr));
 			jw_u64("hashes", f.hdr->k);
 			jw_u64("flows", f.hdr->nflows);
 			jw_obj_close();
 		} else {
-			printf("%-20s %-8s m=%llu k=%u flows=%llu\n", f.name,
-			       FB_NAME(fb_layout_names, f.hdr->layout),
+			printf("%-20s %-8s m=%llu k=%u flows=%llu\n", f.name, kind_name(f.hdr),
 			       (unsigned long long)fb_header_mbits(f.hdr), f.hdr->k,
 			       (unsigned long long)f.hdr->nflows);
 		}
@@ -173,9 +264,9 @@ int cmd_info(int argc, char **argv)
 	h = f.hdr;
 	n = (double)h->nflows;
 	m = (double)fb_header_mbits(h);
-	set = fb_bits_popcount(&f);
+	set = h->type ? 0 : fb_bits_popcount(&f);
 	fill = set / m;
-	fpr = fb_fpr(h->layout, n, h->nblocks, h->k);
+	fpr = h->type ? fb_ftype_fpr(&f) : fb_fpr(h->layout, n, h->nblocks, h->k);
 	px = (const struct fb_prefixes *)&f.blocks[1];
 	probes = fb_probes_per_packet(h->kinds, px);
 	kinds_str(h->kinds, kinds, sizeof(kinds));
@@ -185,8 +276,10 @@ int cmd_info(int argc, char **argv)
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("name", f.name);
-		jw_str("layout", FB_NAME(fb_layout_names, h->layout));
+		jw_str("layout", kind_name(h));
 		jw_str("hash", FB_NAME(fb_hash_names, h->hash));
+		if (h->type)
+			info_typed(&f);
 		jw_u64("bits", fb_header_mbits(h));
 		jw_u64("hashes", h->k);
 		jw_u64("blocks", h->nblocks);
@@ -204,7 +297,9 @@ int cmd_info(int argc, char **argv)
 			for (j = 0; j < px->list[i].n; j++) {
 				jw_obj_open(NULL);
 				jw_str("list", fb_rules_prefix_list_name(i));
-				jw_u64("length", fb_prefix_list_written(i, px->list[i].len[j]));
+				jw_u64("length",
+				       px->list[i].len[j] -
+					       (i == FB_PFX_SRC4 || i == FB_PFX_DST4 ? 96 : 0));
 				jw_obj_close();
 			}
 		}
@@ -229,15 +324,25 @@ int cmd_info(int argc, char **argv)
 		jw_end();
 	} else {
 		printf("filter %s\n", f.name);
-		printf("  layout %s, hash %s, k=%u\n", FB_NAME(fb_layout_names, h->layout),
-		       FB_NAME(fb_hash_names, h->hash), h->k);
-		printf("  m=%llu bits (%u blocks of 512), memory %zu bytes\n",
-		       (unsigned long long)fb_header_mbits(h), h->nblocks, f.map_bytes);
+		if (h->type) {
+			printf("  type %s, hash %s, %u blocks of 64 bytes, memory %zu bytes\n",
+			       fb_ftype_name(h->type), FB_NAME(fb_hash_names, h->hash), h->nblocks,
+			       f.map_bytes);
+			info_typed(&f);
+		} else {
+			printf("  layout %s, hash %s, k=%u\n", FB_NAME(fb_layout_names, h->layout),
+			       FB_NAME(fb_hash_names, h->hash), h->k);
+			printf("  m=%llu bits (%u blocks of 512), memory %zu bytes\n",
+			       (unsigned long long)fb_header_mbits(h), h->nblocks, f.map_bytes);
+		}
 		if (h->capacity)
 			printf("  sized for %llu flows at fp-rate %g\n",
 			       (unsigned long long)h->capacity, h->fp_ppb / 1e9);
-		printf("  flows added %llu, bits set %llu, fill ratio %.6f\n",
-		       (unsigned long long)h->nflows, (unsigned long long)set, fill);
+		if (h->type)
+			printf("  flows added %llu\n", (unsigned long long)h->nflows);
+		else
+			printf("  flows added %llu, bits set %llu, fill ratio %.6f\n",
+			       (unsigned long long)h->nflows, (unsigned long long)set, fill);
 		printf("  expected false-positive rate now %.6g per probe, %.6g per packet (%u "
 		       "probes)\n",
 		       fpr, fb_packet_rate(fpr, probes), probes);
@@ -246,7 +351,9 @@ int cmd_info(int argc, char **argv)
 				continue;
 			printf("  %s prefix lengths:", fb_rules_prefix_list_name(i));
 			for (j = 0; j < px->list[i].n; j++)
-				printf(" /%d", fb_prefix_list_written(i, px->list[i].len[j]));
+				printf(" /%d",
+				       px->list[i].len[j] -
+					       (i == FB_PFX_SRC4 || i == FB_PFX_DST4 ? 96 : 0));
 			printf("\n");
 		}
 		if (f.cnt_hdr)

@@ -20,6 +20,7 @@
 #include <time.h>
 #include "cmd.h"
 #include "flow.h"
+#include "ftype.h"
 #include "output.h"
 #include "prefixes.h"
 #include "replace.h"
@@ -163,6 +164,16 @@ static int cmp_key(const void *a, const void *b)
 	return memcmp(a, b, sizeof(struct fb_key));
 }
 
+/* A cuckoo or d-left filter refused the list (nothing changed). */
+static void full(const struct fb_store *f, const struct fb_key *k)
+{
+	char text[FB_FLOW_STR];
+
+	fb_flow_format(k, text, sizeof(text));
+	fb_err("'%s' does not fit: %s filter '%s' is full at load factor %.4f; nothing loaded",
+	       text, fb_ftype_name(f->hdr->type), f->name, f->refused_load);
+}
+
 int cmd_load(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -215,6 +226,7 @@ int cmd_load(int argc, char **argv)
 	}
 	if (replace) {
 		__u32 nblocks = f.hdr->nblocks, kinds = 0;
+		struct fb_block geom[5];
 		__u8 k = f.hdr->k;
 
 		/* A filter sized by capacity and rate is re-sized for the new
@@ -224,7 +236,18 @@ int cmd_load(int argc, char **argv)
 		for (i = 0; i < l.n; i++)
 			kinds |= FB_KINDF(l.keys[i].kind);
 		fb_rules_merge_lengths(&want, l.keys, l.n, &bad);
-		if (f.hdr->capacity && f.hdr->fp_ppb) {
+		if (f.hdr->type) {
+			/* Another filter type: its own sizing, same rule. */
+			double n = l.n > f.hdr->capacity ? l.n : f.hdr->capacity;
+			double q = fb_probe_target(f.hdr->fp_ppb / 1e9,
+						   fb_probes_per_packet(kinds, &want));
+
+			if (fb_ftype_size(f.hdr->type, n, q, geom, &nblocks)) {
+				fb_err("the new list needs more than the largest filter; nothing "
+				       "loaded");
+				goto unlock;
+			}
+		} else if (f.hdr->capacity && f.hdr->fp_ppb) {
 			double n = l.n > f.hdr->capacity ? l.n : f.hdr->capacity;
 			double q = fb_probe_target(f.hdr->fp_ppb / 1e9,
 						   fb_probes_per_packet(kinds, &want));
@@ -238,10 +261,16 @@ int cmd_load(int argc, char **argv)
 				goto unlock;
 			}
 		}
-		if (fb_replace(&f, nblocks, k, l.keys, l.n, &bad))
+		f.refused_load = -1;
+		if (fb_replace_geom(&f, nblocks, k, f.hdr->type ? geom : NULL, l.keys, l.n, &bad)) {
+			if (f.refused_load >= 0 && bad != (size_t)-1)
+				full(&f, &l.keys[bad]);
 			goto unlock;
+		}
 	} else if ((c = fb_rules_add(&f, l.keys, l.n, &bad))) {
-		if (c == -2)
+		if (c == -3)
+			full(&f, &l.keys[bad]);
+		if (c == -2 || c == -3)
 			goto unlock;
 		fb_flow_format(&l.keys[bad], text, sizeof(text));
 		fb_err("'%s' needs one prefix length too many; nothing loaded", text);
@@ -251,8 +280,10 @@ int cmd_load(int argc, char **argv)
 	rc = 0;
 	{
 		unsigned probes = fb_probes_per_packet(f.hdr->kinds, (void *)&f.blocks[1]);
-		double r = fb_packet_rate(
-			fb_fpr(f.hdr->layout, f.hdr->nflows, f.hdr->nblocks, f.hdr->k), probes);
+		double r = fb_packet_rate(f.hdr->type ? fb_ftype_fpr(&f)
+						      : fb_fpr(f.hdr->layout, f.hdr->nflows,
+							       f.hdr->nblocks, f.hdr->k),
+					  probes);
 
 		if (fb_json) {
 			jw_obj_open(NULL);

@@ -24,7 +24,8 @@ static const struct fb_cmd cmds[] = {
 	  "create NAME (--capacity N --fp-rate P | --bits M --hashes K) [--layout "
 	  "blocked|classic]\n"
 	  "                 [--hash siphash13|siphash24|nh] [--action drop|allow|monitor]\n"
-	  "                 [--counting [--counter-bits 4|8]] [--confirm exact]",
+	  "                 [--counting [--counter-bits 4|8]] [--confirm exact]\n"
+	  "                 [--type bloom|cuckoo|dleft | --grow]",
 	  "Create a filter. With --capacity and --fp-rate, m and k come from the layout's\n"
 	  "formula; --bits and --hashes set them directly (m is rounded up to 512-bit\n"
 	  "blocks, 1 <= k <= 16). --action is what an `ip link`-loaded program does\n"
@@ -33,7 +34,11 @@ static const struct fb_cmd cmds[] = {
 	  "--counting keeps a counter per bit (4 bits, or 8) beside the bits, so flows\n"
 	  "can be deleted; the data path still reads only the bits. --confirm exact\n"
 	  "checks every Bloom hit in an exact set (hash map, LPM trie) before it counts,\n"
-	  "so a false positive never drops legitimate traffic; misses cost nothing more." },
+	  "so a false positive never drops legitimate traffic; misses cost nothing more.\n"
+	  "--type cuckoo (deletable, least memory at low rates) or dleft (deletable,\n"
+	  "counters for repeated adds) picks another filter type, sized from --capacity\n"
+	  "and --fp-rate; --grow makes a scalable Bloom filter that adds stages as it\n"
+	  "fills, its rate staying under --fp-rate (README, Filter types)." },
 	{ "list", cmd_list, "list", "List filters." },
 	{ "info", cmd_info, "info NAME",
 	  "Geometry, memory, flows added, fill ratio, expected false-positive rate now,\n"
@@ -66,10 +71,14 @@ static const struct fb_cmd cmds[] = {
 	{ "add", cmd_add, "add NAME FLOW... | add NAME -f FILE",
 	  "Add flows. FILE holds one FLOW per line ('#' comments, blank lines);\n"
 	  "'-' reads stdin. The whole input is checked before anything is added." },
-	{ "del", cmd_del, "del NAME FLOW... | del NAME -f FILE",
+	{ "del", cmd_del, "del NAME [--force] FLOW... | del NAME [--force] -f FILE",
 	  "Delete flows from a counting filter: their counters go down, and a bit is\n"
 	  "cleared only when its counter reaches 0, so no other flow is lost. A flow\n"
-	  "with a zero counter is not in the filter: the whole input is refused." },
+	  "with a zero counter is not in the filter: the whole input is refused.\n"
+	  "A cuckoo or dleft filter removes one stored copy per flow; a flow found in\n"
+	  "none of its buckets is refused. A flow never added can share a member's\n"
+	  "fingerprint and would delete it, so these deletes need a filter created\n"
+	  "with --confirm exact (checked against the exact set) or --force." },
 	{ "count", cmd_count, "count NAME FLOW...",
 	  "The smallest of each flow's counters: an upper bound on how many times it\n"
 	  "was added ('+' when saturated)." },

@@ -13,6 +13,7 @@
 #include <zlib.h>
 #include <bpf/bpf.h>
 #include "algebra.h"
+#include "util.h"
 #include "counting.h"
 #include "exact.h"
 #include "fbx.h"
@@ -88,12 +89,27 @@ static __u32 state_crc(const struct fb_store *f)
 	return crc;
 }
 
+/* The set algebra works on Bloom filters (blocked or classic, plain or
+ * counting): a cuckoo, d-left or scalable table ORed or folded bit by bit
+ * would be garbage. */
+static int bloom_only(const struct fb_store *f)
+{
+	if (!f->hdr->type)
+		return 0;
+	fb_report_err("'%s' is a %s filter: merge, intersect, fold and card work on Bloom "
+		      "filters",
+		      f->name, FB_NAME(fb_type_names, f->hdr->type));
+	return -1;
+}
+
 /* A copy of an open filter (the caller holds a lock on it). */
 static int copy_filter(struct fb_store *f, struct fb_alg_img *img)
 {
 	struct fb_key key, next, *prev = NULL;
 	__u32 v;
 
+	if (bloom_only(f))
+		return -1;
 	if (img_alloc(img, f->hdr))
 		return -1;
 	memcpy(img->blocks, f->blocks, ((size_t)f->hdr->nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES);
@@ -447,7 +463,7 @@ int fb_alg_store(const char *name, const struct fb_alg_img *img, const __u32 *ex
 	}
 	if (fb_store_open(name, &f))
 		return -1;
-	if (fb_store_lock(&f))
+	if (bloom_only(&f) || fb_store_lock(&f))
 		goto out;
 	if (expect_crc && state_crc(&f) != *expect_crc) {
 		fb_report_err(

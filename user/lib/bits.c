@@ -2,6 +2,7 @@
 /* Bit operations on the mmap'd filter array: set, test, query, popcount. */
 #define _GNU_SOURCE
 #include "bits.h"
+#include "ftype.h"
 #include "rules.h"
 #include "store.h"
 
@@ -55,8 +56,12 @@ void fb_bits_set_many(struct fb_store *f, const struct fb_key *keys, size_t n)
 bool fb_bits_test(const struct fb_store *f, const struct fb_key *key)
 {
 	const struct fb_header *hdr = f->hdr;
-	__u64 h = fb_hash_key(key, hdr->hash, hdr->key);
+	__u64 h;
 	__u32 i;
+
+	if (hdr->type)
+		return fb_ftype_test(f, key);
+	h = fb_hash_key(key, hdr->hash, hdr->key);
 
 	if (hdr->layout == FB_LAYOUT_CLASSIC) {
 		__u64 mbits = fb_header_mbits(hdr);

@@ -17,19 +17,35 @@
 struct rules_arg {
 	const struct fb_key *keys;
 	size_t n, *bad;
+	const struct fb_block *geom; /* another filter type's new geometry */
+	struct fb_store *f;	     /* told the load factor of a refusal */
 };
 
 static int fill_rules(struct fb_store *nf, void *arg)
 {
 	struct rules_arg *r = arg;
 
-	return fb_rules_add(nf, r->keys, r->n, r->bad);
+	/* Another filter type: its new geometry, before any rule. */
+	if (nf->hdr->type && r->geom)
+		memcpy(&nf->blocks[FB_TYPE_GEOM_BLOCK], r->geom,
+		       fb_type_geom_blocks(nf->hdr->type) * FB_BLOCK_BYTES);
+	if (fb_rules_add(nf, r->keys, r->n, r->bad)) {
+		r->f->refused_load = nf->refused_load;
+		return -1;
+	}
+	return 0;
 }
 
 int fb_replace(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_key *keys, size_t n,
 	       size_t *bad)
 {
-	struct rules_arg r = { keys, n, bad };
+	return fb_replace_geom(f, nblocks, k, NULL, keys, n, bad);
+}
+
+int fb_replace_geom(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_block *geom,
+		    const struct fb_key *keys, size_t n, size_t *bad)
+{
+	struct rules_arg r = { keys, n, bad, geom, f };
 
 	*bad = (size_t)-1;
 	return fb_replace_fill(f, nblocks, k, n, fill_rules, &r);
@@ -170,5 +186,49 @@ out:
 	f->cnt_hdr = nf.cnt_hdr;
 	f->cnt = nf.cnt;
 	f->cnt_bytes = nf.cnt_bytes;
+	return 0;
+}
+
+int fb_replace_grow(struct fb_store *f, __u32 nblocks)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, inner_opts, .map_flags = FB_INNER_MAP_FLAGS);
+	__u32 entries = nblocks + FB_HDR_BLOCKS, zero = 0;
+	size_t bytes = (size_t)entries * FB_BLOCK_BYTES;
+	struct fb_header *hdr;
+	int fd;
+
+	if (nblocks > FB_MAX_BLOCKS || bytes <= f->map_bytes) {
+		fb_report_err("cannot grow '%s' to %zu bytes", f->name, bytes);
+		return -1;
+	}
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_bits", sizeof(__u32), FB_BLOCK_BYTES, entries,
+			    &inner_opts);
+	if (fd < 0) {
+		fb_report_err("cannot create a %zu-byte filter array: %s", bytes, strerror(errno));
+		return -1;
+	}
+	hdr = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (hdr == MAP_FAILED) {
+		fb_report_err("cannot mmap the new filter array: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	/* Writers hold the lock and the data path only reads: the copy is
+	 * the whole filter, and stays so until the switch. */
+	memcpy(hdr, f->hdr, f->map_bytes);
+	hdr->nblocks = nblocks;
+	if (bpf_map_update_elem(f->outer_fd, &zero, &fd, BPF_ANY)) {
+		fb_report_err("cannot install the grown filter array: %s", strerror(errno));
+		munmap(hdr, bytes);
+		close(fd);
+		return -1;
+	}
+	munmap(f->hdr, f->map_bytes);
+	close(f->bits_fd);
+	f->bits_fd = fd;
+	f->bits_id = fb_map_id(fd);
+	f->hdr = hdr;
+	f->blocks = (struct fb_block *)hdr;
+	f->map_bytes = bytes;
 	return 0;
 }

@@ -16,6 +16,14 @@
  * fb_rules_add, or (size_t)-1). Call with the lock held. */
 int fb_replace(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_key *keys, size_t n,
 	       size_t *bad);
+/* fb_replace() for another filter type: geom (fb_type_geom_blocks()
+ * blocks) is the new array's geometry, written before the rules. */
+int fb_replace_geom(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_block *geom,
+		    const struct fb_key *keys, size_t n, size_t *bad);
+/* A larger array (nblocks after the header) with the same content,
+ * switched in as fb_replace() does: a scalable filter's room for new
+ * stages. -1 (printed): nothing changed. Call with the lock held. */
+int fb_replace_grow(struct fb_store *f, __u32 nblocks);
 /* The same with any content: fill() writes the new array nf (its header a
  * copy of the old one with the new geometry, no rules, the other
  * generation; counters and exact sets empty, the sets sized for nsets

@@ -4,6 +4,8 @@
 #include "bits.h"
 #include "counting.h"
 #include "exact.h"
+#include "ftype.h"
+#include "report.h"
 #include "rules.h"
 
 /* By the rule's family, never by its address: an IPv6 prefix expanded
@@ -57,11 +59,33 @@ int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t
 		return -1;
 	for (i = 0; i < n; i++)
 		kinds |= FB_KINDF(keys[i].kind);
+	/* Another filter type: its all-or-nothing add first, so a refused
+	 * batch changes nothing (not even the exact sets). A new rule is
+	 * briefly a hit the exact set cannot confirm yet: not a match. */
+	if (f->hdr->type) {
+		struct fb_batch_err e = { 0, 0 };
+		int r = fb_ftype_add(f, keys, n, &e);
+
+		if (r == -1) {
+			*bad = e.bad;
+			f->refused_load = e.load;
+			return -3;
+		}
+		if (r) {
+			if (r == -2)
+				fb_report_err("out of memory adding %zu rules to '%s'", n, f->name);
+			return -2;
+		}
+	}
+	/* A scalable filter's add may have grown it into a new array. */
+	px = (struct fb_prefixes *)&f->blocks[1];
 	/* Exact sets before bits: every Bloom hit must be confirmable. */
 	for (i = 0; f->hdr->confirm && i < n; i++)
 		if (fb_exact_adjust(f, &keys[i], 1))
 			return -2;
-	if (f->cnt_hdr) {
+	if (f->hdr->type) {
+		f->hdr->nflows += n;
+	} else if (f->cnt_hdr) {
 		fb_counting_add_many(f, keys, n);
 	} else {
 		fb_bits_set_many(f, keys, n);

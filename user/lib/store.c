@@ -14,6 +14,7 @@
 #include "counting.h"
 #include "discover.h"
 #include "exact.h"
+#include "ftype.h"
 #include "report.h"
 #include "pintree.h"
 #include "repair.h"
@@ -113,6 +114,10 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 	hdr->confirm = o->confirm;
 	hdr->capacity = o->capacity;
 	hdr->fp_ppb = (__u32)(o->fp_rate * 1e9 + 0.5);
+	hdr->type = o->type;
+	if (o->type)
+		memcpy(&((struct fb_block *)mem)[FB_TYPE_GEOM_BLOCK], o->geom,
+		       fb_type_geom_blocks(o->type) * FB_BLOCK_BYTES);
 	if (getrandom(hdr->key, sizeof(hdr->key), 0) != sizeof(hdr->key)) {
 		fb_report_err("getrandom: %s", strerror(errno));
 		goto out;
@@ -345,11 +350,22 @@ static int map_array(struct fb_store *f)
 	}
 	f->blocks = (struct fb_block *)f->hdr;
 	if (f->hdr->magic != FB_MAGIC || f->hdr->version != FB_VERSION ||
-	    f->hdr->nblocks + FB_HDR_BLOCKS != info.max_entries || !f->hdr->k ||
-	    f->hdr->k > FB_MAX_K) {
+	    f->hdr->nblocks + FB_HDR_BLOCKS != info.max_entries ||
+	    (!f->hdr->type && (!f->hdr->k || f->hdr->k > FB_MAX_K))) {
 		fb_report_err("filter '%s': bad header (magic %#x, version %u)", f->name,
 			      f->hdr->magic, f->hdr->version);
 		return -1;
+	}
+	/* Another filter type's geometry is input too (ftype.h); an import
+	 * being built aside checks it once read. */
+	if (f->hdr->type && !f->staged) {
+		char why[200];
+
+		if (f->hdr->counter_bits || fb_ftype_check(f->hdr, f->blocks, why, sizeof(why))) {
+			fb_report_err("filter '%s': bad header (%s)", f->name,
+				      f->hdr->counter_bits ? "counters on a typed filter" : why);
+			return -1;
+		}
 	}
 	if (f->hdr->counter_bits && open_counters(f))
 		return -1;

@@ -71,6 +71,8 @@ struct fb_store {
 	 * generation's sets (hash of 5-tuples, LPM tries src and dst). */
 	int exact_fd, lpm_fd;
 	int set_fd[3];
+	/* fb_rules_add() -3: the filter type's load when it refused a rule. */
+	double refused_load;
 };
 
 /* What `create` asks for. */
@@ -84,6 +86,10 @@ struct fb_create_opts {
 	__u8 confirm;	   /* 1: exact confirmation sets */
 	__u64 capacity;
 	double fp_rate;
+	/* Another filter type (enum fb_type; layout and k unused): nblocks
+	 * counts geometry and table, geom holds the geometry blocks. */
+	__u8 type;
+	struct fb_block geom[5];
 };
 
 /* All functions below print one error line themselves and return -1. */

@@ -58,6 +58,14 @@ const char *const fb_stat_names[FB_STAT_NR] = {
 	[FB_STAT_NOFILTER] = "no_filter",  [FB_STAT_UNCONFIRMED] = "unconfirmed",
 };
 
+/* Filter types: [0] is the Bloom filter, named like the others. */
+const char *const fb_type_names[5] = {
+	[FB_TYPE_BLOOM] = "bloom",
+	[FB_TYPE_CUCKOO] = "cuckoo",
+	[FB_TYPE_DLEFT] = "dleft",
+	[FB_TYPE_SCALABLE] = "scalable",
+};
+
 const char *fb_name_or(const char *const *table, size_t n, unsigned v, const char *none)
 {
 	return v < n && table[v] ? table[v] : none;

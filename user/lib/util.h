@@ -23,6 +23,7 @@ extern const char *const fb_malformed_names[4];	    /* enum fb_malformed */
 extern const char *const fb_kind_names[5];	    /* enum fb_kind (FB_KIND_MAX + 1) */
 extern const char *const fb_verdict_names[5];	    /* XDP_ABORTED .. XDP_REDIRECT */
 extern const char *const fb_stat_names[FB_STAT_NR]; /* enum fb_stat */
+extern const char *const fb_type_names[5];	    /* enum fb_type (FB_TYPE_MAX + 1) */
 /* table[v], or none if v is out of the table or unnamed. */
 const char *fb_name_or(const char *const *table, size_t n, unsigned v, const char *none);
 #define FB_NAME_OR(table, v, none) fb_name_or(table, sizeof(table) / sizeof((table)[0]), v, none)
