@@ -99,8 +99,14 @@ struct fb_header {
 	__u32 fp_ppb;	   /* requested false-positive rate, parts per 10^9 (0: explicit) */
 	__u64 capacity;	   /* requested capacity n (0: explicit geometry) */
 	__u8 type;	   /* enum fb_type; 0: Bloom (layout, k, nblocks say how) */
-	__u8 reserved[7];
+	__u8 flags;	   /* FB_HDRF_* */
+	__u8 reserved[6];
 };
+
+/* nflows is an estimate: the filter is an intersection of counting filters,
+ * whose counters (minima) need not add up to k x flows (`check` skips that
+ * test). Carried by union, export and import. */
+#define FB_HDRF_NFLOWS_ESTIMATE 1
 
 _Static_assert(sizeof(struct fb_header) == FB_BLOCK_BYTES, "header is exactly block 0");
 

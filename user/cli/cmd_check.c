@@ -181,9 +181,12 @@ int cmd_check(int argc, char **argv)
 			printf("  counters sum %llu for %llu flows x k=%u: %s\n",
 			       (unsigned long long)c.counter_sum, (unsigned long long)f.hdr->nflows,
 			       f.hdr->k,
-			       !c.count_checked ? "not checkable (saturated counters)"
-			       : c.count_ok	? "ok"
-						: "MISMATCH");
+			       !c.count_checked
+				       ? (c.saturated ? "not checkable (saturated counters)"
+						      : "not checkable (an intersection: flows "
+							"estimated)")
+			       : c.count_ok ? "ok"
+					    : "MISMATCH");
 			printf("  saturated counters %llu\n", (unsigned long long)c.saturated);
 		} else if (f.hdr->type) {
 			printf("  %s filter: geometry ok, %llu stored; count in the geometry "

@@ -10,7 +10,7 @@
  *   0   "FLOWBLM\n"                          magic (8 bytes)
  *   8   u32 version = 2
  *   12  u32 size of the header that follows (FB_FBX_HDR_SIZE, 120)
- *   16  u8 layout, hash, k, counter_bits, action, confirm, type, u8 0
+ *   16  u8 layout, hash, k, counter_bits, action, confirm, type, flags (1: flow count estimated)
  *       (type: enum fb_type, 0 for Bloom filters; another type has layout
  *       and k 0, which a reader that predates types refuses, and its
  *       geometry in the first blocks of the bits, checked on import)
@@ -137,6 +137,7 @@ int cmd_export(int argc, char **argv)
 	head[20] = h->action;
 	head[21] = h->confirm;
 	head[22] = h->type;
+	head[23] = h->flags;
 	fb_fbx_put32(head + 24, h->nblocks);
 	fb_fbx_put32(head + 28, h->kinds);
 	fb_fbx_put64(head + 32, h->key[0]);
@@ -350,6 +351,7 @@ int cmd_import(int argc, char **argv)
 	f.hdr->key[0] = fb_fbx_get64(b + 32);
 	f.hdr->key[1] = fb_fbx_get64(b + 40);
 	f.hdr->nflows = fb_fbx_get64(b + 48);
+	f.hdr->flags = b[23];
 	memcpy(&f.blocks[1], b + 72, FB_BLOCK_BYTES);
 	__atomic_store_n(&f.hdr->kinds, fb_fbx_get32(b + 28), __ATOMIC_RELEASE);
 	if (fb_store_publish(&f)) {

@@ -344,6 +344,7 @@ int fb_alg_combine(struct fb_alg_img *dst, const struct fb_alg_img *src, enum fb
 	if (rc)
 		goto bad;
 	memcpy(&dst->blocks[1], &px, sizeof(px));
+	dst->m.hdr->flags |= src->m.hdr->flags; /* an estimate stays one */
 	if (op == FB_ALG_INTERSECT && dst->cnt) {
 		/* A counting filter's flows are its counters' sum / k (`check`
 		 * verifies that); minima of counters need not be whole flows,
@@ -354,6 +355,7 @@ int fb_alg_combine(struct fb_alg_img *dst, const struct fb_alg_img *src, enum fb
 			sum += dst->m.cnt_bits == 8 ? dst->cnt[p]
 						    : (dst->cnt[p / 2] >> ((p & 1) * 4)) & 0xf;
 		dst->m.hdr->nflows = (sum + dst->m.hdr->k - 1) / dst->m.hdr->k;
+		dst->m.hdr->flags |= FB_HDRF_NFLOWS_ESTIMATE;
 	}
 	return 0;
 bad:
@@ -378,6 +380,7 @@ static int fill(struct fb_store *nf, void *arg)
 		if (fb_exact_adjust(nf, &img->rules[i].key, (int)img->rules[i].count))
 			return -1;
 	nf->hdr->nflows = h->nflows;
+	nf->hdr->flags = h->flags;
 	memcpy(&nf->blocks[1], &img->blocks[1], FB_BLOCK_BYTES);
 	__atomic_store_n(&nf->hdr->kinds, h->kinds, __ATOMIC_RELEASE);
 	return 0;

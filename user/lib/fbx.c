@@ -57,6 +57,8 @@ const char *fb_fbx_check_head(const __u8 *b)
 		return "bad counter width";
 	if (b[21] > 1)
 		return "bad confirm flag";
+	if (b[23] & ~FB_HDRF_NFLOWS_ESTIMATE)
+		return "unknown header flags";
 	if ((layout != FB_LAYOUT_BLOCKED && layout != FB_LAYOUT_CLASSIC) ||
 	    (hash != FB_HASH_SIPHASH13 && hash != FB_HASH_SIPHASH24 && hash != FB_HASH_NH) || !k ||
 	    k > FB_MAX_K || action < FB_ACTION_DROP || action > FB_ACTION_MONITOR)
@@ -90,6 +92,7 @@ void fb_fbx_header(const __u8 *b, struct fb_header *h)
 	h->key[0] = fb_fbx_get64(b + 32);
 	h->key[1] = fb_fbx_get64(b + 40);
 	h->nflows = fb_fbx_get64(b + 48);
+	h->flags = b[23];
 	h->capacity = fb_fbx_get64(b + 56);
 	h->fp_ppb = fb_fbx_get32(b + 64);
 }
