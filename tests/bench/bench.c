@@ -286,6 +286,9 @@ int main(int argc, char **argv)
 	char root[64];
 	int v6, miss;
 
+	/* libbpf's lines (e.g. about the run config section libxdp reads) only
+	 * with -v, as in the CLI: the figures are the output. */
+	fb_libbpf_logging(false);
 	if (argc > 1 && !strcmp(argv[1], "quick")) {
 		struct fb_store q;
 		struct bench_bpf *b;
