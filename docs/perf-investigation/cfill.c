@@ -44,7 +44,11 @@ struct journal {
 } jr;
 
 static int noj;
-#define JS(f, v) do { if (!noj) __atomic_store_n(&(f), (v), __ATOMIC_RELEASE); } while (0)
+#define JS(f, v)                                                                                   \
+	do {                                                                                       \
+		if (!noj)                                                                          \
+			__atomic_store_n(&(f), (v), __ATOMIC_RELEASE);                             \
+	} while (0)
 
 static __u64 *bits;
 static __u8 *cnt;
@@ -154,7 +158,7 @@ static double fill_today(const struct fb_key *keys, size_t n)
 
 static double fill_pipe(const struct fb_key *keys, size_t n, unsigned D)
 {
-	__u64 (*pos)[K] = malloc(64 * sizeof(*pos)); /* ring of 64 >= D */
+	__u64(*pos)[K] = malloc(64 * sizeof(*pos)); /* ring of 64 >= D */
 	size_t x;
 	double t0 = now();
 	int i;
@@ -301,7 +305,8 @@ int main(void)
 	struct fb_key *keys = malloc(n * sizeof(*keys));
 	size_t bbytes = (size_t)NB * 64, cbytes = bbytes * 4;
 
-	if (getrandom(sk, sizeof(sk), 0) != sizeof(sk) || getrandom(KW, sizeof(KW), 0) != sizeof(KW))
+	if (getrandom(sk, sizeof(sk), 0) != sizeof(sk) ||
+	    getrandom(KW, sizeof(KW), 0) != sizeof(KW))
 		return 1;
 	bits = mmap(NULL, bbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	cnt = mmap(NULL, cbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -314,23 +319,27 @@ int main(void)
 	}
 	for (i = 0; i < n; i++)
 		fb_bench_flow(i, i & 1, &keys[i]);
-	printf("counting fill, 256 MiB bits + 1 GiB 4-bit counters, %zu flows, k=8 (M flows/s)\n", n);
+	printf("counting fill, 256 MiB bits + 1 GiB 4-bit counters, %zu flows, k=8 (M flows/s)\n",
+	       n);
 	for (alg = 0; alg < 2; alg++) {
 		double fp;
 		unsigned d;
 
 		printf(" hash %s\n", alg ? "ml2+fmix" : "sip13");
 		memset(bits, 0, bbytes);
-		printf("  plain bits only (batch 16), reference   %6.2f\n", fill_plain(keys, n) / 1e6);
+		printf("  plain bits only (batch 16), reference   %6.2f\n",
+		       fill_plain(keys, n) / 1e6);
 		memset(bits, 0, bbytes), memset(cnt, 0, cbytes);
-		printf("  today (batch 8, 4 counter lines)        %6.2f\n", fill_today(keys, n) / 1e6);
+		printf("  today (batch 8, 4 counter lines)        %6.2f\n",
+		       fill_today(keys, n) / 1e6);
 		for (d = 8; d <= 32; d *= 2) {
 			memset(bits, 0, bbytes), memset(cnt, 0, cbytes);
 			printf("  pipelined, distance %2u                  %6.2f\n", d,
 			       fill_pipe(keys, n, d) / 1e6);
 		}
 		memset(bits, 0, bbytes), memset(cnt, 0, cbytes);
-		printf("  today's layout, sorted by page+prefetch %6.2f\n", fill_sorted(keys, n) / 1e6);
+		printf("  today's layout, sorted by page+prefetch %6.2f\n",
+		       fill_sorted(keys, n) / 1e6);
 		memset(bits, 0, bbytes), memset(cnt, 0, cbytes);
 		printf("  one-line counters, distance 16          %6.2f",
 		       fill_oneline(keys, n, 16, &fp) / 1e6);

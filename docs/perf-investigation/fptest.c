@@ -52,8 +52,8 @@ static void pos(int alg, const struct fb_key *k, const __u64 *K, const __u64 *sk
 
 int main(void)
 {
-	static const char *names[] = { "sip13", "nh", "ml2+fmix", "ml2 raw", "ml2+sip1w",
-				       "ml2 shift-masks" };
+	static const char *names[] = { "sip13",	  "nh",	       "ml2+fmix",
+				       "ml2 raw", "ml2+sip1w", "ml2 shift-masks" };
 	__u32 nb = 1U << 14, n = 1U << 19, probes = 1000000, i, b;
 	__u64 sk[2], K[PH_KEYWORDS], *bits = malloc((size_t)nb * 64), m[8];
 	int alg, seq, w;

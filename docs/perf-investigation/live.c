@@ -51,8 +51,8 @@ int main(int argc, char **argv)
 		char buf[16];
 
 		g = gen_bpf__open_and_load();
-		if (!g || bpf_xdp_attach(rx, bpf_program__fd(g->progs.count), XDP_FLAGS_DRV_MODE,
-					 NULL)) {
+		if (!g ||
+		    bpf_xdp_attach(rx, bpf_program__fd(g->progs.count), XDP_FLAGS_DRV_MODE, NULL)) {
 			fprintf(stderr, "live: count attach: %s\n", strerror(errno));
 			return 1;
 		}

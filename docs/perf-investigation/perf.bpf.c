@@ -249,9 +249,12 @@ static __always_inline int probe(void *m, int d, __u32 cls, const struct fb_key 
 
 PROG(p_parse, hit = key.w[4] & 1)
 PROG(p_empty, hit = 0)
-PROG(p_a, inner = bpf_map_lookup_elem(&outer_dyn, &zero); if (inner) hit = probe(inner, D_LOOKUP, 0, &key))
-PROG(p_bs, inner = bpf_map_lookup_elem(&outer_cs, &zero); if (inner) hit = probe(inner, D_LOOKUP, CLASS_S, &key))
-PROG(p_bl, inner = bpf_map_lookup_elem(&outer_cl, &zero); if (inner) hit = probe(inner, D_LOOKUP, CLASS_L, &key))
+PROG(p_a, inner = bpf_map_lookup_elem(&outer_dyn, &zero);
+     if (inner) hit = probe(inner, D_LOOKUP, 0, &key))
+PROG(p_bs, inner = bpf_map_lookup_elem(&outer_cs, &zero);
+     if (inner) hit = probe(inner, D_LOOKUP, CLASS_S, &key))
+PROG(p_bl, inner = bpf_map_lookup_elem(&outer_cl, &zero);
+     if (inner) hit = probe(inner, D_LOOKUP, CLASS_L, &key))
 PROG(p_bsel, {
 	__u32 *c = bpf_map_lookup_elem(&sel, &zero);
 	if (c && *c == 0) {
@@ -264,15 +267,14 @@ PROG(p_bsel, {
 			hit = probe(inner, D_LOOKUP, CLASS_L, &key);
 	}
 })
-PROG(p_c, inner = bpf_map_lookup_elem(&outer_big, &zero); if (inner) hit = probe(inner, D_BIG, 0, &key))
+PROG(p_c, inner = bpf_map_lookup_elem(&outer_big, &zero);
+     if (inner) hit = probe(inner, D_BIG, 0, &key))
 PROG(p_f, hit = probe(&garr, D_LOOKUP, 0, &key))
 PROG(p_d, hit = probe(0, D_BSS, CLASS_S, &key))
 
 /* Cost split, on the .bss layout: the hash alone (no memory access), and
  * the block access and masks alone (index from a cheap mix, no key). */
-PROG(p_honly, {
-	hit = ph_hash(cfg_alg, key.w, gbss[1].w, gbss[0].w + 2) & 1;
-})
+PROG(p_honly, { hit = ph_hash(cfg_alg, key.w, gbss[1].w, gbss[0].w + 2) & 1; })
 PROG(p_lonly, {
 	__u64 h = (key.w[1] ^ key.w[4]) * 0x9e3779b97f4a7c15ULL;
 	__u32 idx = PH_HDR + fb_reduce32((__u32)(h >> 32), CLASS_S);

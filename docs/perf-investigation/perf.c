@@ -33,8 +33,8 @@ struct blk64 {
 #define BIG_VALUE (1U << 20)
 
 static unsigned repeat = 2000000;
-static const char *alg_name[] = { "sip13", "nh", "ml2+fmix", "ml2 raw", "ml2+sip1w",
-				  "ml2 shift-masks" };
+static const char *alg_name[] = { "sip13",   "nh",	  "ml2+fmix",
+				  "ml2 raw", "ml2+sip1w", "ml2 shift-masks" };
 
 static double now(void)
 {
@@ -218,8 +218,8 @@ static unsigned jited(int fd)
 
 int main(int argc, char **argv)
 {
-	static const int algs[] = { PH_SIP13, PH_NH, PH_ML2_FMIX, PH_ML2_RAW, PH_ML2_SIP1W,
-				    PH_ML2_SHIFT };
+	static const int algs[] = { PH_SIP13,	PH_NH,	      PH_ML2_FMIX,
+				    PH_ML2_RAW, PH_ML2_SIP1W, PH_ML2_SHIFT };
 	struct image im = { 0 };
 	__u64 sk[2], K[PH_KEYWORDS];
 	int size, ai, kc;
@@ -230,7 +230,8 @@ int main(int argc, char **argv)
 	if (getrandom(sk, sizeof(sk), 0) != sizeof(sk) || getrandom(K, sizeof(K), 0) != sizeof(K))
 		return 1;
 	libbpf_set_print(NULL);
-	printf("issue 10 PoC: %u packets per run, median of 3, wall ns/packet [kernel mean], ratio = kernel / parse-only kernel "
+	printf("issue 10 PoC: %u packets per run, median of 3, wall ns/packet [kernel mean], ratio "
+	       "= kernel / parse-only kernel "
 	       "brackets)\n",
 	       repeat);
 	for (size = 0; size < 2; size++) {
@@ -319,7 +320,8 @@ int main(int argc, char **argv)
 					double ns[2], kern[2], rate[2];
 
 					for (miss = 0; miss < 2; miss++) {
-						s->bss->cfg_bench = miss ? FB_BENCH_MISS : nflows - 1;
+						s->bss->cfg_bench =
+							miss ? FB_BENCH_MISS : nflows - 1;
 						s->bss->bench_seq = 0;
 						ns[miss] = measure(fd, &s->bss->hits, &rate[miss],
 								   &kern[miss]);
@@ -328,8 +330,10 @@ int main(int argc, char **argv)
 						parse[0] = kern[0];
 						parse[1] = kern[1];
 					}
-					printf("  %-34s hit %6.1f [%3.0f] %5.2fx  miss %6.1f [%3.0f] "
-					       "%5.2fx  hitrate %.3f FP %.2e  insns %u jit %u calls %u\n",
+					printf("  %-34s hit %6.1f [%3.0f] %5.2fx  miss %6.1f "
+					       "[%3.0f] "
+					       "%5.2fx  hitrate %.3f FP %.2e  insns %u jit %u "
+					       "calls %u\n",
 					       progs[i].name, ns[0], kern[0], kern[0] / parse[0],
 					       ns[1], kern[1], kern[1] / parse[1], rate[0],
 					       i ? rate[1] : 0, verified(fd), jited(fd), calls(fd));

@@ -66,7 +66,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1); /* set at load */
-	__type(key, __u64); /* masked address | plen << 32 */
+	__type(key, __u64);	/* masked address | plen << 32 */
 	__type(value, __u32);
 } hmap SEC(".maps");
 
@@ -151,7 +151,8 @@ SEC("xdp") int x_hash(struct xdp_md *ctx)
 			break;
 		plen = lb[0];
 		bits = plen - 96;
-		k = (bits >= 32 ? a : a & (bits ? __builtin_bswap32(~0U << (32 - (bits & 31))) : 0)) |
+		k = (bits >= 32 ? a
+				: a & (bits ? __builtin_bswap32(~0U << (32 - (bits & 31))) : 0)) |
 		    (__u64)plen << 32;
 		if (bpf_map_lookup_elem(&hmap, &k)) {
 			hit = 1;

@@ -204,11 +204,13 @@ static void run(size_t n)
 
 			for (j = 0; j < cnt; j++) {
 				x[m].len = nl;
-				x[m].addr = e[i].addr | htonl(nl == 32 && e[i].len == 32 ? 0 : j << (32 - nl));
+				x[m].addr = e[i].addr |
+					    htonl(nl == 32 && e[i].len == 32 ? 0 : j << (32 - nl));
 				m++;
 			}
 		}
-		printf("\n(expanded %zu entries to %zu for lengths %s,32: Bloom and hash map; the LPM "
+		printf("\n(expanded %zu entries to %zu for lengths %s,32: Bloom and hash map; the "
+		       "LPM "
 		       "trie keeps the %zu originals)",
 		       n, m, getenv("PFX_LENGTHS"), n);
 		e = x;
@@ -276,9 +278,9 @@ static void run(size_t n)
 			int b;
 
 			entry_key(&e[i], &k);
-			h = alg == 2	? fb_fmix64(ph_ml2(k.w, K))
-			    : alg == 1	? ph_ml2(k.w, K)
-					: fb_siphash(k.w, 40, sk, 1, 3);
+			h = alg == 2   ? fb_fmix64(ph_ml2(k.w, K))
+			    : alg == 1 ? ph_ml2(k.w, K)
+				       : fb_siphash(k.w, 40, sk, 1, 3);
 			if (alg == 1)
 				h = (h ^ h >> 29) * 0xbf58476d1ce4e5b9ULL;
 			blk = w + 8 * (size_t)(PX_HDR + fb_reduce32(h >> 32, nb));
@@ -317,8 +319,11 @@ static void run(size_t n)
 				bpf_map__fd(s->maps.addrs), 0);
 		double parse[2], ns[2], rate[2];
 		int miss, v;
-		const char *names[6] = { "parse only", "LPM trie", "hash map per length",
-					 "flowbloom SipHash per length", "flowbloom ML2 incr, 1-mul mix",
+		const char *names[6] = { "parse only",
+					 "LPM trie",
+					 "hash map per length",
+					 "flowbloom SipHash per length",
+					 "flowbloom ML2 incr, 1-mul mix",
 					 "flowbloom ML2 incr, fmix64" };
 
 		if (fm == MAP_FAILED || am == MAP_FAILED)
@@ -334,7 +339,9 @@ static void run(size_t n)
 			if (v >= 3) {
 				/* cfg_alg is read-only data: a second load for each. */
 				s2 = pfx_bpf__open();
-				s2->rodata->cfg_alg = v == 3 ? PH_SIP13 : v == 4 ? PH_ML2_RAW : PH_ML2_FMIX;
+				s2->rodata->cfg_alg = v == 3   ? PH_SIP13
+						      : v == 4 ? PH_ML2_RAW
+							       : PH_ML2_FMIX;
 				bpf_map__set_max_entries(s2->maps.filt, PX_HDR + nb);
 				bpf_map__reuse_fd(s2->maps.filt, bpf_map__fd(s->maps.filt));
 				bpf_map__reuse_fd(s2->maps.addrs, bpf_map__fd(s->maps.addrs));
@@ -346,8 +353,9 @@ static void run(size_t n)
 			}
 			for (miss = 0; miss < 2; miss++) {
 				memcpy(am, miss ? probe_miss : probe_hit, 8 << 16);
-				ns[miss] = measure(bpf_program__fd(p),
-						   s2 ? &s2->bss->hits : &s->bss->hits, &rate[miss]);
+				ns[miss] =
+					measure(bpf_program__fd(p),
+						s2 ? &s2->bss->hits : &s->bss->hits, &rate[miss]);
 				if (!v)
 					parse[miss] = ns[miss];
 			}

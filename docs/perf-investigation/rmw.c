@@ -10,7 +10,8 @@
 int main(int argc, char **argv)
 {
 	size_t bytes = (size_t)atoi(argv[1]) << 20, lines = bytes / 64, n = 8000000, i;
-	unsigned char *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *m =
+		mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	unsigned long long s = 88172645463325252ULL, *idx = malloc(n * 8);
 	struct timespec a, b;
 

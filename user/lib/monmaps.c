@@ -389,7 +389,6 @@ void fb_monitor_close(struct fb_monitor *m)
 	}
 }
 
-
 /* Is any loaded program (attached anywhere, in any network namespace, or
  * held by a process) using m's maps? Attachments alone would not do: they
  * are only visible from their own namespace. */
