@@ -12,6 +12,7 @@
  *     it, and the ratio uses the wall clock.
  *  2. Fill rate: flows/s through the mmap, against a syscall per flow.
  *  3. Memory: fast-path bytes per flow against the hash map's.
+ *  `bench types`: the filter types side by side (bench_types.c).
  *
  * Not a test: it prints figures and which targets they meet.
  */
@@ -115,7 +116,7 @@ int make_filter(const char *name, __u64 bits, int k, int layout, __u32 n, struct
 	return make_filter_hash(name, bits, k, layout, FB_HASH_SIPHASH13, n, f);
 }
 
-static void bench_flowbloom(const char *label, struct fb_store *f, __u32 n, int v6)
+void bench_flowbloom(const char *label, struct fb_store *f, __u32 n, int v6)
 {
 	char name[64];
 	int miss;
@@ -336,6 +337,12 @@ int main(int argc, char **argv)
 		setenv("FLOWBLOOM_ROOT", root, 1);
 		fb_libbpf_logging(false);
 		bench_prefixes();
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "types")) {
+		snprintf(root, sizeof(root), "/sys/fs/bpf/fbbench_%d", getpid());
+		setenv("FLOWBLOOM_ROOT", root, 1);
+		bench_types();
 		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "fill")) {

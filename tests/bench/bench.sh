@@ -3,6 +3,7 @@
 # `make bench`: the benchmark suite (not part of `make test`). Prints a
 # table of figures and which targets they meet.
 #   bench.sh [REPEAT]   all of it; REPEAT packets per test_run (default 2M)
+# (`bench types` alone: the filter types side by side, docs/bench-types.txt)
 # The live part runs in a network namespace made here with a veth pair
 # (gen -> rx) and a down veth (idle); all are removed on exit.
 cd "$(dirname "$0")/../.." || exit 1
@@ -20,6 +21,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 "$B" "$@" || exit 1
+"$B" types || exit 1
 
 ip netns add "$NS" || exit 1
 ip -n "$NS" link add gen type veth peer name rx &&

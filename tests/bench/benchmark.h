@@ -58,6 +58,9 @@ struct bench_bpf *load_bench(__u32 bench, int v6, __u32 kb_entries, __u32 hash_e
 			     const struct bench_bpf *share);
 unsigned long long memlock(int fd);
 void target(const char *what, double got, double limit, bool at_most);
+/* ns per packet through flowbloom on f, hits (flows 0..n-1, n a power of
+ * two) and misses. */
+void bench_flowbloom(const char *label, struct fb_store *f, __u32 n, int v6);
 
 /* bench_fill_live.c */
 void bench_fill(double *plain_out);
@@ -68,5 +71,8 @@ void bench_prefixes(void);
 
 /* bench_monitor.c */
 void bench_monitor(struct fb_store *f, __u32 n);
+
+/* bench_types.c */
+void bench_types(void);
 
 #endif

@@ -235,6 +235,26 @@ int fb_cuckoo_plan_add(struct fb_plan *p, struct fb_cuckoo_geom *g, const __u64 
 	return rc;
 }
 
+/* Test hook, not for use: FLOWBLOOM_TEST_RELOC_DELAY_US=N (read once)
+ * pauses N microseconds after each store of an add, so that every state
+ * inside a relocation chain (a fingerprint copied, its old slot not yet
+ * overwritten; the sequence number odd) lasts long enough for probes
+ * through the real program to land in it (tests/cli/types_cli.sh). Unset:
+ * 0, the stores run back to back as always. */
+static unsigned reloc_delay_us(void)
+{
+	static int us = -1;
+
+	if (us < 0) {
+		const char *e = getenv("FLOWBLOOM_TEST_RELOC_DELAY_US");
+
+		us = e ? atoi(e) : 0;
+		if (us < 0 || us > 1000000)
+			us = 0;
+	}
+	return (unsigned)us;
+}
+
 int fb_cuckoo_add(struct fb_block *blocks, struct fb_cuckoo_geom *g, const __u64 *h, size_t n,
 		  struct fb_batch_err *err)
 {
@@ -244,7 +264,7 @@ int fb_cuckoo_add(struct fb_block *blocks, struct fb_cuckoo_geom *g, const __u64
 	fb_plan_init(&p, blocks, fb_cuckoo_bucket_shift(g->fp_bits));
 	rc = fb_cuckoo_plan_add(&p, g, h, n, err);
 	if (!rc)
-		fb_plan_apply(&p);
+		fb_plan_apply_paced(&p, reloc_delay_us());
 	fb_plan_free(&p);
 	return rc;
 }

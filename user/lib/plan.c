@@ -3,6 +3,7 @@
  * plan.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "plan.h"
 
 void fb_plan_init(struct fb_plan *p, void *live, unsigned bucket_shift)
@@ -133,7 +134,7 @@ int fb_plan_set_ext(struct fb_plan *p, void *addr, unsigned width, __u64 val)
 	return log_store(p, addr, width, val);
 }
 
-void fb_plan_apply(struct fb_plan *p)
+void fb_plan_apply_paced(struct fb_plan *p, unsigned pause_us)
 {
 	size_t i;
 
@@ -154,5 +155,12 @@ void fb_plan_apply(struct fb_plan *p)
 			__atomic_store_n((__u64 *)s->addr, s->val, __ATOMIC_RELEASE);
 			break;
 		}
+		if (pause_us)
+			usleep(pause_us);
 	}
+}
+
+void fb_plan_apply(struct fb_plan *p)
+{
+	fb_plan_apply_paced(p, 0);
 }

@@ -55,5 +55,8 @@ int fb_plan_set(struct fb_plan *p, __u64 off, unsigned width, __u64 val);
 int fb_plan_set_ext(struct fb_plan *p, void *addr, unsigned width, __u64 val);
 /* Replay the log on live memory, in order. */
 void fb_plan_apply(struct fb_plan *p);
+/* The same, pausing pause_us microseconds after each store: a test hook
+ * that holds the intermediate states open (see fb_cuckoo_add()). */
+void fb_plan_apply_paced(struct fb_plan *p, unsigned pause_us);
 
 #endif
