@@ -285,7 +285,15 @@ for i, l in enumerate(L):
         tmsgs.add(cur)
 ok("template refresh: templates in at least 4 messages in 2 s (every 0.3 s), got %d" % len(tmsgs),
    len(tmsgs) >= 4)
-ok("no record before its template", not [l for l in L if "error" in l])
+# A UDP collector that starts late may get records (of any flow the veth
+# carried, IPv6 neighbour discovery included) in messages before the next
+# template refresh: RFC 7011 section 8.4 has it discard them. What the
+# exporter owes it: nothing malformed, and every record after the first
+# templates decodable.
+first = next((i for i, l in enumerate(L) if "template" in l), len(L))
+ok("no record before its template (once templates arrived), nothing malformed",
+   not [l for i, l in enumerate(L) if "error" in l and
+        (i > first or "before its template" not in l["error"])])
 rec = [l["rec"] for l in L if l.get("tid") == 256 and l["rec"]["7"] == 42003]
 ok("record sent after the collector started arrives, dropped (129)", len(rec) == 1 and rec[0]["89"] == 129)
 EOF
