@@ -404,8 +404,7 @@ static void order_pass(const struct fb_store *f, const struct order_ent *a, stru
 
 /* keys[0..n) with their hashes, sorted by block, stable; free() it. NULL:
  * not worth it, or out of memory (nothing is allocated then). */
-static struct order_ent *order_batch(const struct fb_store *f, const struct fb_key *keys,
-				     size_t n)
+static struct order_ent *order_batch(const struct fb_store *f, const struct fb_key *keys, size_t n)
 {
 	const struct fb_header *h = f->hdr;
 	size_t start[(1U << ORDER_TOP) + 1] = { 0 }, at[1U << ORDER_TOP], most = 0, y;
@@ -478,8 +477,7 @@ fail:
 }
 
 /* Flow e's positions, its bits and counters read ahead of their use. */
-static void order_prefetch(const struct fb_store *f, const struct order_ent *e,
-			   __u64 pos[FB_MAX_K])
+static void order_prefetch(const struct fb_store *f, const struct order_ent *e, __u64 pos[FB_MAX_K])
 {
 	const struct fb_header *h = f->hdr;
 	unsigned i;
