@@ -13,14 +13,16 @@
  * spread through the batch) is refused at j with no byte changed, the
  * journal included. The shapes cover every path
  * of the sort (block index of 3, 9 and 17 bits: one bucket pass, then zero,
- * one or two passes inside a bucket), a batch too sparse to sort, and the
- * classic layout (input order). A crash at any store of a sorted batch,
+ * one or two passes inside a bucket), batches sorted a chunk at a time
+ * (through a test hook), a batch too sparse to sort, and the classic
+ * layout (input order). A crash at any store of a sorted batch,
  * rolled back, leaves the filter as after some subset of the batch.
  */
 #include "counting_test.h"
 
 struct bulkcfg {
 	const char *name;
+	const char *chunk; /* FLOWBLOOM_TEST_ORDER_CHUNK, or NULL */
 	__u8 layout, k;
 	__u32 nblocks;
 	unsigned bits;
@@ -86,6 +88,10 @@ static void bulk_cfg(const struct bulkcfg *cf)
 	char label[240];
 	__u64 p;
 
+	if (cf->chunk)
+		setenv("FLOWBLOOM_TEST_ORDER_CHUNK", cf->chunk, 1);
+	else
+		unsetenv("FLOWBLOOM_TEST_ORDER_CHUNK");
 	/* Twins: the same header and key (the same seed draws it). */
 	s2 = seed;
 	fake_init(&x, cf->layout, cf->k, cf->nblocks, cf->bits, &s2);
@@ -420,17 +426,23 @@ int main(void)
 {
 	static const struct bulkcfg cfgs[] = {
 		/* 3-bit block index: one bucket pass; crowded, saturating. */
-		{ "blocked 4-bit 7 blocks", FB_LAYOUT_BLOCKED, 8, 7, 4, 80, 120, 8 },
+		{ "blocked 4-bit 7 blocks", NULL, FB_LAYOUT_BLOCKED, 8, 7, 4, 80, 120, 8 },
 		/* 9 bits: buckets, then one pass inside each. */
-		{ "blocked 8-bit 300 blocks", FB_LAYOUT_BLOCKED, 8, 300, 8, 3000, 4000, 6 },
-		{ "blocked 4-bit 300 blocks k=12", FB_LAYOUT_BLOCKED, 12, 300, 4, 3000, 4000, 6 },
+		{ "blocked 8-bit 300 blocks", NULL, FB_LAYOUT_BLOCKED, 8, 300, 8, 3000, 4000, 6 },
+		{ "blocked 4-bit 300 blocks k=12", NULL, FB_LAYOUT_BLOCKED, 12, 300, 4, 3000, 4000,
+		  6 },
 		/* 17 bits: two passes inside each bucket. */
-		{ "blocked 4-bit 2^17 blocks", FB_LAYOUT_BLOCKED, 8, 1U << 17, 4, 6000, 10000, 4 },
-		/* Fewer flows than nblocks / 64: input order. */
-		{ "blocked 4-bit 2^16 blocks sparse", FB_LAYOUT_BLOCKED, 8, 1U << 16, 4, 200, 300,
+		{ "blocked 4-bit 2^17 blocks", NULL, FB_LAYOUT_BLOCKED, 8, 1U << 17, 4, 6000, 10000,
 		  4 },
+		/* Fewer flows than nblocks / 64: input order. */
+		{ "blocked 4-bit 2^16 blocks sparse", NULL, FB_LAYOUT_BLOCKED, 8, 1U << 16, 4, 200,
+		  300, 4 },
+		/* Sorted a chunk of 700 flows at a time; delete batches over
+		 * a chunk checked in input order. */
+		{ "blocked 8-bit 300 blocks chunks of 700", "700", FB_LAYOUT_BLOCKED, 8, 300, 8,
+		  3000, 4000, 6 },
 		/* Classic: input order. */
-		{ "classic 4-bit 16 blocks", FB_LAYOUT_CLASSIC, 7, 16, 4, 400, 600, 6 },
+		{ "classic 4-bit 16 blocks", NULL, FB_LAYOUT_CLASSIC, 7, 16, 4, 400, 600, 6 },
 	};
 	double t0 = now();
 	unsigned i;
