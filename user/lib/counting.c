@@ -357,12 +357,12 @@ static int check_dels_inorder(const struct fb_store *f, const struct fb_key *key
  * The sorted copy carries the keys (the journal copies each flow's key:
  * read through an index they would be read at random, which measured as
  * slow as the counters were), 48 bytes a flow plus 8 while sorting, up to
- * ORDER_CHUNK flows at once. The
- * sort is stable (the flows of one block keep their input order): one
- * scatter pass on the top ORDER_TOP bits of the block index, then each
- * bucket (in cache) sorted on the rest. Too sparse a batch (fewer than one
- * flow in ORDER_SPARSE blocks), the classic layout (positions spread over
- * the array) or no memory for the copy: flows go in input order.
+ * ORDER_CHUNK flows at once. The sort is stable (the flows of one block
+ * keep their input order): one scatter pass on the top ORDER_TOP bits of
+ * the block index, then each bucket (in cache) sorted on the rest. Too
+ * sparse a batch (fewer than one flow in ORDER_SPARSE blocks), the classic
+ * layout (positions spread over the array) or no memory for the copy:
+ * flows go in input order.
  */
 struct order_ent {
 	struct fb_key key;
@@ -431,8 +431,9 @@ static void order_pass(const struct fb_store *f, const struct order_ent *a, stru
 		b[cnt[ent_block(f, &a[y]) >> shift & mask]++] = a[y];
 }
 
-/* keys[0..n) with their hashes, sorted by block, stable; free() it. NULL:
- * not worth it, or out of memory (nothing is allocated then). */
+/* keys[0..n) with their hashes, sorted by block, stable; order_release()
+ * it (n entries). NULL: not worth it, or out of memory (nothing is
+ * allocated then). */
 static struct order_ent *order_batch(const struct fb_store *f, const struct fb_key *keys, size_t n)
 {
 	const struct fb_header *h = f->hdr;
