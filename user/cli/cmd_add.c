@@ -239,8 +239,8 @@ int cmd_del(int argc, char **argv)
 		fb_store_unlock(&f);
 		goto out;
 	}
-	/* Check the whole batch against the counters before changing any. */
-	rc = fb_counting_check_dels(&f, fl.keys, fl.n, &bad);
+	/* The whole batch is checked against the counters before any moves. */
+	rc = fb_counting_del_batch(&f, fl.keys, fl.n, &bad);
 	if (rc) {
 		if (rc == -2) {
 			fb_err("out of memory checking %zu deletions; nothing deleted", fl.n);
@@ -254,7 +254,6 @@ int cmd_del(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	fb_counting_del_many(&f, fl.keys, fl.n);
 	for (i = 0; f.hdr->confirm && i < fl.n; i++)
 		fb_exact_adjust(&f, &fl.keys[i], -1);
 	t0 = fb_now() - t0;

@@ -67,12 +67,13 @@ unsigned fb_counting_get(const struct fb_store *f, __u64 p);
 
 /* Add one flow: raise its k counters, set bits leaving 0. */
 void fb_counting_add(struct fb_store *f, const struct fb_key *key);
-/* fb_counting_add() for many flows, faster (prefetches ahead). */
+/* fb_counting_add() for many flows, faster: the blocked layout's batches
+ * are applied sorted by block (any order gives the same counters). */
 void fb_counting_add_many(struct fb_store *f, const struct fb_key *keys, size_t n);
 /* Delete one flow: -1 (nothing changed) if any of its counters is 0. */
 int fb_counting_del(struct fb_store *f, const struct fb_key *key);
 /* fb_counting_del() for a batch fb_counting_check_dels() accepted (so none
- * is refused), faster (prefetches ahead). */
+ * is refused), faster (sorted by block, as fb_counting_add_many()). */
 void fb_counting_del_many(struct fb_store *f, const struct fb_key *keys, size_t n);
 /* Smallest of the flow's counters: at least the times it was added. */
 unsigned fb_counting_min(const struct fb_store *f, const struct fb_key *key);
@@ -81,6 +82,10 @@ unsigned fb_counting_min(const struct fb_store *f, const struct fb_key *key);
  * the lock held. */
 int fb_counting_check_dels(const struct fb_store *f, const struct fb_key *keys, size_t n,
 			   size_t *bad);
+/* fb_counting_check_dels() then fb_counting_del_many(), hashing and sorting
+ * the batch once: 0 deleted; -1 refused (*bad), -2 out of memory, both with
+ * nothing changed. */
+int fb_counting_del_batch(struct fb_store *f, const struct fb_key *keys, size_t n, size_t *bad);
 /* Roll back a write interrupted by a crash. Returns 1 if there was one. */
 int fb_counting_recover(struct fb_store *f);
 
