@@ -27,30 +27,53 @@ static __always_inline void fb_count(struct fb_stats *s, int stat, __u64 bytes)
 	s->c[stat].bytes += bytes;
 }
 
-/* One probe, as a subprogram: address rules probe up to FB_MAX_LENGTHS
- * times per direction, and one shared copy keeps the program small. */
-static __noinline int fb_probe_sub(void *filter, const struct fb_header *hdr,
-				   const struct fb_key *key)
+/* One probe by hash, as a subprogram: address rules probe up to
+ * FB_MAX_LENGTHS times per direction, and one shared copy keeps the
+ * program small. */
+static __noinline int fb_probe_sub(void *filter, const struct fb_header *hdr, __u64 h)
 {
-	return fb_probe(filter, hdr, key);
+	return fb_probe_hash(filter, hdr, h);
+}
+
+/* A key's hash by the filter's algorithm: SipHash's one shared copy,
+ * out of line. */
+static __noinline __u64 fb_hash_sub(const struct fb_header *hdr, const struct fb_hkey *hk,
+				    const struct fb_key *key)
+{
+	return fb_flow_hash(hdr, hk, key);
 }
 
 /* Source (kind FB_KIND_SRC) or destination (FB_KIND_DST) rules: the
  * address masked to each length in the list, longest first. fam: the
- * packet's family as it sits in word 4 (fb_key_word_family). */
+ * packet's family as it sits in word 4 (fb_key_word_family). With the NH
+ * hash each length costs three multiplies (include/flowbloom/prefix.h,
+ * fb_nhk_prefix); with SipHash a full hash of the key the CLI stored. */
 static __always_inline int fb_match_addr(void *filter, const struct fb_header *hdr,
-					 const struct fb_lengths *l, __u64 a0, __u64 a1, __u64 fam,
-					 __u32 kind)
+					 const struct fb_hkey *hk, const struct fb_lengths *l,
+					 __u64 a0, __u64 a1, __u64 fam, __u32 kind)
 {
-	struct fb_key k;
 	__u32 i, n = l->n;
+	struct fb_key k;
+	__u64 base, h;
 
+	/* Two loops, not a test per length: the verifier walks each once. */
+	if (hdr->hash == FB_HASH_NHK) {
+		base = fb_nhk_prefix_base(hk->kw, kind);
+		for (i = 0; i < FB_MAX_LENGTHS; i++) {
+			if (i >= n)
+				break;
+			h = fb_nhk_prefix(hk->kw, base, kind, a0, a1,
+					  l->len[i & (FB_MAX_LENGTHS - 1)], fam);
+			if (fb_probe_sub(filter, hdr, h))
+				return 1;
+		}
+		return 0;
+	}
 	for (i = 0; i < FB_MAX_LENGTHS; i++) {
 		if (i >= n)
 			break;
-		/* The key the CLI stored the rule as (include/flowbloom/prefix.h). */
 		fb_prefix_key(&k, kind, a0, a1, l->len[i & (FB_MAX_LENGTHS - 1)], fam);
-		if (fb_probe_sub(filter, hdr, &k))
+		if (fb_probe_sub(filter, hdr, fb_hash_sub(hdr, hk, &k)))
 			return 1;
 	}
 	return 0;
@@ -90,7 +113,8 @@ static __always_inline int fb_hit(const struct fb_header *hdr, const struct fb_k
 /* Probe every rule kind the filter holds, cheapest question first; returns
  * the kind that matched or 0. A 5-tuple-only filter pays for one probe.
  * addrs_only: a malformed packet, whose addresses alone are known. */
-static __always_inline __u32 fb_match(void *filter, const struct fb_header *hdr, struct fb_key *key,
+static __always_inline __u32 fb_match(void *filter, const struct fb_header *hdr,
+				      const struct fb_hkey *hk, struct fb_key *key,
 				      struct fb_stats *st, __u64 bytes, int addrs_only)
 {
 	__u32 kinds = hdr->kinds, one = 1;
@@ -100,7 +124,7 @@ static __always_inline __u32 fb_match(void *filter, const struct fb_header *hdr,
 
 	/* The parser wrote key as a FB_KIND_FLOW key. */
 	if ((kinds & FB_KINDF(FB_KIND_FLOW)) && !addrs_only) {
-		if (fb_probe(filter, hdr, key) && fb_hit(hdr, key, FB_KIND_FLOW, st, bytes))
+		if (fb_probe_sub(filter, hdr, fb_hash_sub(hdr, hk, key)) && fb_hit(hdr, key, FB_KIND_FLOW, st, bytes))
 			return FB_KIND_FLOW;
 	}
 	if (!(kinds & (FB_KINDF(FB_KIND_SRC) | FB_KINDF(FB_KIND_DST))))
@@ -114,11 +138,13 @@ static __always_inline __u32 fb_match(void *filter, const struct fb_header *hdr,
 	src = fb_prefix_list(FB_KIND_SRC, key->family);
 	dst = fb_prefix_list(FB_KIND_DST, key->family);
 	if ((kinds & FB_KINDF(FB_KIND_SRC)) &&
-	    fb_match_addr(filter, hdr, &px->list[src], key->w[0], key->w[1], fam, FB_KIND_SRC) &&
+	    fb_match_addr(filter, hdr, hk, &px->list[src], key->w[0], key->w[1], fam,
+			  FB_KIND_SRC) &&
 	    fb_hit(hdr, key, FB_KIND_SRC, st, bytes))
 		return FB_KIND_SRC;
 	if ((kinds & FB_KINDF(FB_KIND_DST)) &&
-	    fb_match_addr(filter, hdr, &px->list[dst], key->w[2], key->w[3], fam, FB_KIND_DST) &&
+	    fb_match_addr(filter, hdr, hk, &px->list[dst], key->w[2], key->w[3], fam,
+			  FB_KIND_DST) &&
 	    fb_hit(hdr, key, FB_KIND_DST, st, bytes))
 		return FB_KIND_DST;
 	return 0;
@@ -131,6 +157,7 @@ int flowbloom(struct xdp_md *ctx)
 	struct fb_key key = {};
 	__u32 zero = 0, frag = 0, kind = 0, action;
 	int parse, verdict, malformed;
+	const struct fb_hkey *hk;
 	struct fb_header *hdr;
 	struct fb_stats *st;
 	void *filter;
@@ -178,9 +205,11 @@ int flowbloom(struct xdp_md *ctx)
 
 	/* A malformed packet is matched on its addresses, if the parser got
 	 * that far (key has a kind); what no rule decides gets the malformed
-	 * verdict. */
-	if (!malformed || key.kind)
-		kind = fb_match(filter, hdr, &key, st, bytes, malformed);
+	 * verdict. hk cannot be NULL (a one-entry per-CPU array): the test
+	 * is for the verifier. */
+	hk = fb_hkey_get(hdr);
+	if (hk && (!malformed || key.kind))
+		kind = fb_match(filter, hdr, hk, &key, st, bytes, malformed);
 	if (kind) {
 		fb_count(st, FB_STAT_MATCHED, bytes);
 		fb_count(st, FB_STAT_HIT_FLOW + kind - FB_KIND_FLOW, bytes);
