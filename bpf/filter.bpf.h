@@ -70,17 +70,56 @@ __noinline int fb_probe_typed(__u32 type, __u64 h)
 	return 0;
 }
 
-/* 1 if the filter may hold key, 0 if it certainly does not. */
-static __always_inline int fb_probe(void *filter, const struct fb_header *hdr,
-				    const struct fb_key *key)
+/* The filter's NH key words (FB_HASH_NHK) for this CPU, derived again
+ * when the secret changed (a new filter or a replace with a new key). A
+ * global function: the verifier checks its five SipHash runs once, not
+ * once per state the parser leaves (+160k processed instructions). */
+__noinline int fb_hkey_derive(struct fb_hkey *c, __u64 key0, __u64 key1)
 {
-	__u64 h = fb_hash_key(key, hdr->hash, hdr->key);
+	__u64 key[2] = { key0, key1 };
 
+	if (!c)
+		return 0;
+
+	fb_nhk_words(key, c->kw);
+	c->key[0] = key0;
+	c->key[1] = key1;
+	c->valid = 1;
+	return 0;
+}
+
+static __always_inline const struct fb_hkey *fb_hkey_get(const struct fb_header *hdr)
+{
+	__u32 zero = 0;
+	struct fb_hkey *c = bpf_map_lookup_elem(&fb_hkey, &zero);
+
+	if (c && (!c->valid || c->key[0] != hdr->key[0] || c->key[1] != hdr->key[1]))
+		fb_hkey_derive(c, hdr->key[0], hdr->key[1]);
+	return c;
+}
+
+/* The hash the CLI stored key under (include/flowbloom/hash.h). */
+static __always_inline __u64 fb_flow_hash(const struct fb_header *hdr, const struct fb_hkey *hk,
+					  const struct fb_key *key)
+{
+	return fb_hash_with(key, hdr->hash, hdr->key, hk->kw);
+}
+
+/* 1 if the filter may hold the flow of hash h, 0 if it certainly does not. */
+static __always_inline int fb_probe_hash(void *filter, const struct fb_header *hdr, __u64 h)
+{
 	if (hdr->type)
 		return fb_probe_typed(hdr->type, h);
 	if (hdr->layout == FB_LAYOUT_CLASSIC)
 		return fb_probe_classic(filter, hdr, h);
 	return fb_probe_blocked(filter, hdr, h);
+}
+
+/* 1 if the filter may hold key, 0 if it certainly does not. */
+static __always_inline int fb_probe(void *filter, const struct fb_header *hdr,
+				    const struct fb_hkey *hk, const struct fb_key *key)
+{
+	return fb_probe_hash(filter, hdr, fb_flow_hash(hdr, hk, key));
 }
 
 #endif

@@ -47,6 +47,18 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } fb_stats SEC(".maps");
 
+/* FB_HASH_NHK's key words (include/flowbloom/hash.h) of the filter's
+ * secret, derived on this CPU the first time a packet meets that secret
+ * (five SipHash-1-3 runs) and reused while the secret stays: per CPU, so
+ * the fast path writes nothing shared. Private to each load, not pinned:
+ * it holds nothing the filter does not. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fb_hkey);
+} fb_hkey SEC(".maps");
+
 /* replay --explain: the last packet's key and verdict. Written only when
  * cfg_trace is set, which removes the code otherwise. Not pinned. */
 struct {

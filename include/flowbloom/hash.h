@@ -9,14 +9,24 @@
  * SipHash-1-3 is the default (9 rounds for a 40-byte key); SipHash-2-4 is
  * available for those who want the paper's conservative parameters.
  *
- * FB_HASH_NH is the fast option: NH, the universal hash of UMAC (Black,
- * Halevi, Krawczyk, Krovetz, Rogaway 1999), over the key's ten 32-bit halves
- * with per-position key words derived from the same 128-bit secret, then a
- * murmur3 finaliser to spread the sum over all 64 bits. Its five multiplies
- * are independent, so its latency is a fraction of SipHash's. It is
- * universal (two fixed flows collide with probability about 2^-32 over the
- * key), but not a PRF: an attacker who can watch many verdicts learns more
- * about the key than SipHash would let them.
+ * FB_HASH_NHK ("nh", the default for block-lists and monitoring) is the
+ * fast one: NH, the universal hash of UMAC (Black, Halevi, Krawczyk,
+ * Krovetz, Rogaway 1999), over the key's ten 32-bit halves, then murmur3's
+ * fmix64 (a public bijection) to spread the sum over all 64 bits. Its five
+ * 64-bit key words are SipHash-1-3 of their index under the filter's
+ * secret (fb_nhk_words), so they are as good as independent and uniform
+ * (a PRF), which is what NH's bound needs: two distinct flows chosen
+ * without the key collide with probability at most 2^-32. Five independent
+ * multiplies instead of 9 SipHash rounds. It is universal, not a PRF: an
+ * attacker who watches many verdicts may learn relations between key
+ * words, so allow-lists default to SipHash-1-3 (README, "Choosing the
+ * hash"). The data path derives the words once per secret and CPU
+ * (bpf/maps.bpf.h, fb_hkey); user space once per secret and thread.
+ *
+ * FB_HASH_NH ("nh-v1") is the same NH with its key words derived linearly
+ * from the secret (key0 * c_i + key1). That breaks NH's proof (the words
+ * are not independent); it is kept so that filters made with it still
+ * probe the bits they set, and is no longer offered to create.
  *
  * Words are read little-endian as the specification says, so a filter built
  * on one host probes the same bits on any other.
@@ -33,7 +43,18 @@
 enum fb_hash_alg {
 	FB_HASH_SIPHASH13 = 1,
 	FB_HASH_SIPHASH24 = 2,
-	FB_HASH_NH = 3,
+	FB_HASH_NH = 3,	 /* "nh-v1": key words derived linearly (kept for old filters) */
+	FB_HASH_NHK = 4, /* "nh": key words from SipHash-1-3 of the secret */
+};
+
+#define FB_NHK_WORDS 5
+
+/* NH's key words for a filter secret, with the secret they came from: the
+ * data path keeps one per CPU (fb_hkey), user space one per thread. */
+struct fb_hkey {
+	__u64 valid; /* 1 once kw holds the words of key */
+	__u64 key[2];
+	__u64 kw[FB_NHK_WORDS];
 };
 
 static __always_inline __u64 fb_rotl64(__u64 x, int b)
@@ -195,14 +216,78 @@ static __always_inline __u64 fb_nh(const void *key40, const __u64 key[2])
 	return fb_fmix64(sum ^ key[1]);
 }
 
-/* The one hash of a flow key under a filter's algorithm and key. */
-static __always_inline __u64 fb_hash_key(const void *key40, __u8 alg, const __u64 key[2])
+/* NH with explicit key words: the sum before the finaliser. */
+static __always_inline __u64 fb_nh_step_sum(const void *key40, const __u64 *kw)
 {
+	const unsigned char *p = (const unsigned char *)key40;
+	__u64 sum = 0, m;
+	int i;
+
+	for (i = 0; i < FB_NHK_WORDS; i++) {
+		__builtin_memcpy(&m, p + 8 * i, 8);
+		sum += fb_nh_step(fb_le64(m), kw[i]);
+	}
+	return sum;
+}
+
+/* FB_HASH_NHK's key word i: SipHash-1-3 of the little-endian index, with
+ * a domain tag so that no key word is the hash of a flow key. */
+static __always_inline __u64 fb_nhk_word(const __u64 key[2], __u64 i)
+{
+	__u64 m = fb_le64(0x6e686b7700000000ULL | i); /* "nhkw" */
+
+	return fb_siphash(&m, 8, key, 1, 3);
+}
+
+static __always_inline void fb_nhk_words(const __u64 key[2], __u64 *kw)
+{
+	int i;
+
+	for (i = 0; i < FB_NHK_WORDS; i++)
+		kw[i] = fb_nhk_word(key, i);
+}
+
+/* FB_HASH_NHK of a 40-byte flow key under its derived words. */
+static __always_inline __u64 fb_nhk(const void *key40, const __u64 *kw)
+{
+	return fb_fmix64(fb_nh_step_sum(key40, kw));
+}
+
+/* The one hash of a flow key under a filter's algorithm and key; kw: the
+ * FB_HASH_NHK words of key (the data path's per-CPU copy, or user space's
+ * fb_nhk_cached), read only for that algorithm. */
+static __always_inline __u64 fb_hash_with(const void *key40, __u8 alg, const __u64 key[2],
+					  const __u64 *kw)
+{
+	if (alg == FB_HASH_NHK)
+		return fb_nhk(key40, kw);
 	if (alg == FB_HASH_NH)
 		return fb_nh(key40, key);
 	if (alg == FB_HASH_SIPHASH24)
 		return fb_siphash(key40, 40, key, 2, 4);
 	return fb_siphash(key40, 40, key, 1, 3);
 }
+
+#ifndef __bpf__
+/* User space: the words of the last secret this thread hashed under. */
+static inline const __u64 *fb_nhk_cached(const __u64 key[2])
+{
+	static __thread struct fb_hkey c;
+
+	if (!c.valid || c.key[0] != key[0] || c.key[1] != key[1]) {
+		fb_nhk_words(key, c.kw);
+		c.key[0] = key[0];
+		c.key[1] = key[1];
+		c.valid = 1;
+	}
+	return c.kw;
+}
+
+/* fb_hash_with() in user space, the words from this thread's cache. */
+static inline __u64 fb_hash_key(const void *key40, __u8 alg, const __u64 key[2])
+{
+	return fb_hash_with(key40, alg, key, alg == FB_HASH_NHK ? fb_nhk_cached(key) : 0);
+}
+#endif
 
 #endif

@@ -18,6 +18,7 @@
 #define FLOWBLOOM_PREFIX_H
 
 #include <linux/types.h>
+#include "hash.h"
 #include "key.h"
 
 #define FB_MAX_LENGTHS 8
@@ -101,6 +102,33 @@ static __always_inline void fb_prefix_key(struct fb_key *k, __u32 kind, __u64 a0
 	k->w[2] = dst ? m0 : 0;
 	k->w[3] = dst ? m1 : 0;
 	k->w[4] = fb_key_word_tail(0, 0, 0, kind, plen, 0) | famw;
+}
+
+/*
+ * FB_HASH_NHK of fb_prefix_key() without building the key: NH is a sum of
+ * one term per key word, and only the masked address and the tail word
+ * change with the length. The data path adds the other address's two
+ * (zero) words once per packet (fb_nhk_prefix_base) and per length pays
+ * three multiplies and the finaliser, where SipHash would run again over
+ * all 40 bytes (Dharmapurikar et al.'s per-length probes made cheap:
+ * issue 10). tests/unit checks it equals fb_nhk() of fb_prefix_key().
+ */
+static __always_inline __u64 fb_nhk_prefix_base(const __u64 *kw, __u32 kind)
+{
+	int dst = kind == FB_KIND_DST;
+
+	return fb_nh_step(0, kw[dst ? 0 : 2]) + fb_nh_step(0, kw[dst ? 1 : 3]);
+}
+
+static __always_inline __u64 fb_nhk_prefix(const __u64 *kw, __u64 base, __u32 kind, __u64 a0,
+					   __u64 a1, __u8 plen, __u64 famw)
+{
+	__u64 m0 = a0 & fb_prefix_mask(plen, 0), m1 = a1 & fb_prefix_mask(plen, 1);
+	__u64 w4 = fb_key_word_tail(0, 0, 0, kind, plen, 0) | famw;
+	int dst = kind == FB_KIND_DST;
+
+	return fb_fmix64(base + fb_nh_step(fb_le64(m0), kw[dst ? 2 : 0]) +
+			 fb_nh_step(fb_le64(m1), kw[dst ? 3 : 1]) + fb_nh_step(fb_le64(w4), kw[4]));
 }
 
 #endif

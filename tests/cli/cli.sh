@@ -90,5 +90,18 @@ readme=$(dirname "$FB")/../README.md
 check_eq "README synopsis equals flowbloom help" \
 	"$(awk '/^## Use$/ { u = 1; next } u && /^```$/ { if (c++) exit; next } u && c' "$readme")" \
 	"$("$FB" help)"
+# The hash by default: NH for block-lists and monitoring, SipHash-1-3 (a
+# PRF) for allow-lists; nh-v1 (old filters only) is not offered.
+hash_of() { "$FB" -j info "$1" | sed -n 's/.*"hash": *"\([^"]*\)".*/\1/p' | head -1; }
+"$FB" create hd --capacity 100 --fp-rate 0.01 >/dev/null
+"$FB" create hm --capacity 100 --fp-rate 0.01 --action monitor >/dev/null
+"$FB" create ha --capacity 100 --fp-rate 0.01 --action allow >/dev/null
+"$FB" create hs --capacity 100 --fp-rate 0.01 --hash siphash13 >/dev/null
+check_eq "default hash, drop" "$(hash_of hd)" nh
+check_eq "default hash, monitor" "$(hash_of hm)" nh
+check_eq "default hash, allow" "$(hash_of ha)" siphash13
+check_eq "--hash siphash13" "$(hash_of hs)" siphash13
+check_fails "create: --hash nh-v1 is not offered" "$FB" create hv --capacity 100 --fp-rate 0.01 --hash nh-v1
+for f in hd hm ha hs; do "$FB" destroy "$f" >/dev/null; done
 check "destroy f1" "$FB" destroy f1
 t_end

@@ -191,6 +191,7 @@ static void bpf_same(const char *dir)
 	g->hash = FB_HASH_SIPHASH13;
 	g->key[0] = hkey[0];
 	g->key[1] = hkey[1];
+	fb_nhk_words(hkey, g->kw);
 	for (type = TC_CUCKOO; type <= TC_SCALABLE; type++) {
 		static const char *const names[] = { "", "cuckoo", "d-left", "scalable" };
 		const size_t nadd = 20000, nprobe = 50000;

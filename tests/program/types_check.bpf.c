@@ -45,7 +45,7 @@ int types_check(struct xdp_md *ctx)
 	g = bpf_map_lookup_elem(&tc_geom, &zero);
 	if (!g)
 		return XDP_ABORTED;
-	h = fb_hash_key(&key, g->hash, g->key);
+	h = fb_hash_with(&key, g->hash, g->key, g->kw);
 	if (g->type == TC_CUCKOO)
 		hit = fb_cuckoo_probe(&tc_table, &g->c, h);
 	else if (g->type == TC_DLEFT)

@@ -23,6 +23,7 @@ struct tc_geom {
 	__u8 hash;  /* enum fb_hash_alg */
 	__u8 pad[3];
 	__u64 key[2];
+	__u64 kw[FB_NHK_WORDS]; /* fb_nhk_words(key), for hash FB_HASH_NHK */
 	struct fb_cuckoo_geom c;
 	struct fb_dleft_geom d;
 	struct fb_sbf_geom s;

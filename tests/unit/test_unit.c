@@ -149,6 +149,7 @@ int main(void)
 	test_sizing();
 	test_siphash_vectors();
 	test_hash_key();
+	test_nh_keyed();
 	test_geometry();
 	test_flow_parse();
 	test_shared_logic();

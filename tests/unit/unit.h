@@ -13,6 +13,7 @@
 #include "flowbloom/geometry.h"
 #include "flowbloom/hash.h"
 #include "flowbloom/key.h"
+#include "flowbloom/prefix.h"
 #include "sizing.h"
 #include "flow.h"
 #include "packet.h"
@@ -24,6 +25,7 @@ bool check_u64(__u64 got, __u64 want, const char *label);
 /* unit_hash.c */
 void test_siphash_vectors(void);
 void test_hash_key(void);
+void test_nh_keyed(void);
 
 /* unit_geometry.c */
 void test_geometry(void);

@@ -28,7 +28,7 @@ static const struct {
 	K("bits", bits, NULL),
 	K("hashes", hashes, NULL),
 	K("layout", layout, fb_layout_names + 1),
-	K("hash", hash, fb_hash_names + 1),
+	K("hash", hash, fb_hash_choices),
 	K("action", action, fb_action_names + 1),
 	K("counting", counting, ((const char *const[]){ "no", "4", "8", NULL })),
 	K("confirm", confirm, ((const char *const[]){ "no", "exact", NULL })),

@@ -74,9 +74,7 @@ int cmd_create(int argc, char **argv)
 	static const int width_v[] = { 4, 8 };
 	static const char *const types[] = { "bloom", "cuckoo", "dleft", NULL };
 	static const int type_v[] = { FB_TYPE_BLOOM, FB_TYPE_CUCKOO, FB_TYPE_DLEFT };
-	struct fb_create_opts o = { .layout = FB_LAYOUT_BLOCKED,
-				    .hash = FB_HASH_SIPHASH13,
-				    .action = FB_ACTION_DROP };
+	struct fb_create_opts o = { .layout = FB_LAYOUT_BLOCKED, .action = FB_ACTION_DROP };
 	unsigned long long cap = 0, bits = 0, k = 0, bytes;
 	bool have_cap = false, have_p = false, have_bits = false, have_k = false, counting = false;
 	bool grow = false, have_layout = false;
@@ -127,7 +125,8 @@ int cmd_create(int argc, char **argv)
 			grow = true;
 			break;
 		case 'H':
-			if ((v = fb_pick("--hash", optarg, fb_hash_names + 1, NULL)) < 0)
+			if ((v = fb_pick("--hash", optarg, fb_hash_choices,
+					 fb_hash_choice_values)) < 0)
 				return 2;
 			o.hash = v;
 			break;
@@ -238,6 +237,8 @@ int cmd_create(int argc, char **argv)
 		       FB_IPROUTE_FILTER);
 		return 1;
 	}
+	if (!o.hash)
+		o.hash = fb_hash_default(o.action);
 	if (fb_store_create(argv[optind], &o))
 		return 1;
 	bytes = ((unsigned long long)o.nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES;

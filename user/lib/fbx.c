@@ -60,8 +60,9 @@ const char *fb_fbx_check_head(const __u8 *b)
 	if (b[23] & ~FB_HDRF_NFLOWS_ESTIMATE)
 		return "unknown header flags";
 	if ((layout != FB_LAYOUT_BLOCKED && layout != FB_LAYOUT_CLASSIC) ||
-	    (hash != FB_HASH_SIPHASH13 && hash != FB_HASH_SIPHASH24 && hash != FB_HASH_NH) || !k ||
-	    k > FB_MAX_K || action < FB_ACTION_DROP || action > FB_ACTION_MONITOR)
+	    (hash != FB_HASH_SIPHASH13 && hash != FB_HASH_SIPHASH24 && hash != FB_HASH_NH &&
+	     hash != FB_HASH_NHK) ||
+	    !k || k > FB_MAX_K || action < FB_ACTION_DROP || action > FB_ACTION_MONITOR)
 		return "bad geometry";
 	if (kinds & ~(FB_KINDF(FB_KIND_FLOW) | FB_KINDF(FB_KIND_SRC) | FB_KINDF(FB_KIND_DST)))
 		return "unknown rule kinds";

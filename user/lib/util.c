@@ -33,9 +33,21 @@ int fb_cmp_str(const void *a, const void *b)
 const char *const fb_layout_names[4] = {
 	[FB_LAYOUT_BLOCKED] = "blocked", [FB_LAYOUT_CLASSIC] = "classic"
 };
-const char *const fb_hash_names[5] = {
-	[FB_HASH_SIPHASH13] = "siphash13", [FB_HASH_SIPHASH24] = "siphash24", [FB_HASH_NH] = "nh"
-};
+const char *const fb_hash_names[6] = { [FB_HASH_SIPHASH13] = "siphash13",
+				       [FB_HASH_SIPHASH24] = "siphash24",
+				       [FB_HASH_NH] = "nh-v1",
+				       [FB_HASH_NHK] = "nh" };
+/* What create and a NAME.conf may ask for: nh-v1 only reads old filters. */
+const char *const fb_hash_choices[4] = { "siphash13", "siphash24", "nh", NULL };
+const int fb_hash_choice_values[3] = { FB_HASH_SIPHASH13, FB_HASH_SIPHASH24, FB_HASH_NHK };
+
+/* The hash a filter gets when none is asked for: NH for block-lists and
+ * monitoring, SipHash-1-3 (a PRF) for allow-lists, which an attacker may
+ * probe adaptively (README, "Choosing the hash"). */
+int fb_hash_default(int action)
+{
+	return action == FB_ACTION_ALLOW ? FB_HASH_SIPHASH13 : FB_HASH_NHK;
+}
 const char *const fb_action_names[5] = {
 	[FB_ACTION_DROP] = "drop", [FB_ACTION_ALLOW] = "allow", [FB_ACTION_MONITOR] = "monitor"
 };
