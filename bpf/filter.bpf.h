@@ -105,14 +105,20 @@ static __always_inline __u64 fb_flow_hash(const struct fb_header *hdr, const str
 	return fb_hash_with(key, hdr->hash, hdr->key, hk->kw);
 }
 
+/* A Bloom filter (type 0): may it hold the flow of hash h? */
+static __always_inline int fb_probe_bloom(void *filter, const struct fb_header *hdr, __u64 h)
+{
+	if (hdr->layout == FB_LAYOUT_CLASSIC)
+		return fb_probe_classic(filter, hdr, h);
+	return fb_probe_blocked(filter, hdr, h);
+}
+
 /* 1 if the filter may hold the flow of hash h, 0 if it certainly does not. */
 static __always_inline int fb_probe_hash(void *filter, const struct fb_header *hdr, __u64 h)
 {
 	if (hdr->type)
 		return fb_probe_typed(hdr->type, h);
-	if (hdr->layout == FB_LAYOUT_CLASSIC)
-		return fb_probe_classic(filter, hdr, h);
-	return fb_probe_blocked(filter, hdr, h);
+	return fb_probe_bloom(filter, hdr, h);
 }
 
 /* 1 if the filter may hold key, 0 if it certainly does not. */
