@@ -63,11 +63,20 @@ void target(const char *what, double got, double limit, bool at_most);
 void bench_flowbloom(const char *label, struct fb_store *f, __u32 n, int v6);
 
 /* bench_fill_live.c */
-void bench_fill(double *plain_out);
-int bench_live(const char *gen, const char *rx, const char *idle);
+void bench_fill(double *plain_out, double *counting_out);
+__u64 percpu_sum(int fd, size_t value_size, size_t offset);
+
+/* bench_gen.c: the live head-to-head's tools (bench.sh) */
+int bench_srcs(int v6);
+int bench_count(const char *dev);
+int bench_gen(int v6, unsigned frames, int ngen, char **specs);
 
 /* bench_prefixes.c */
 void bench_prefixes(void);
+void bench_prefix_table(void);
+
+/* bench_verifier.c */
+void bench_verifier(void);
 
 /* bench_monitor.c */
 void bench_monitor(struct fb_store *f, __u32 n);
