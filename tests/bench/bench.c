@@ -105,21 +105,34 @@ static struct row *find10m(const char *hm)
 	return find("(none)");
 }
 
-/* A filter of `bits` bits holding flows 0..n-1 (IPv4 and IPv6 forms). */
-static int make_filter_hash(const char *name, __u64 bits, int k, int layout, int hash, __u32 n,
-			    struct fb_store *f)
+/* `flowbloom create NAME ARGS` (the CLI under test: its defaults, e.g.
+ * the hash), then the filter opened. */
+int make_filter_cli(const char *name, const char *args, struct fb_store *f)
 {
-	struct fb_create_opts o = {
-		.nblocks = bits / FB_BLOCK_BITS,
-		.k = k,
-		.layout = layout,
-		.hash = hash,
-		.action = FB_ACTION_DROP,
-	};
+	const char *fb = getenv("FLOWBLOOM_BIN") ?: "build/flowbloom";
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "%s create %s %s >/dev/null", fb, name, args);
+	if (system(cmd) || fb_store_open(name, f)) {
+		fprintf(stderr, "bench: cannot create filter %s (%s)\n", name, args);
+		return -1;
+	}
+	return 0;
+}
+
+/* A filter of `bits` bits holding flows 0..n-1 (IPv4 and IPv6 forms),
+ * created by the CLI with `extra` options (e.g. "--hash nh"). */
+static int make_filter_hash(const char *name, __u64 bits, int k, int layout, const char *extra,
+			    __u32 n, struct fb_store *f)
+{
 	struct fb_key key;
+	char args[256];
 	__u32 i;
 
-	if (fb_store_create(name, &o) || fb_store_open(name, f))
+	snprintf(args, sizeof(args), "--bits %llu --hashes %d --layout %s %s",
+		 (unsigned long long)bits, k, layout == FB_LAYOUT_CLASSIC ? "classic" : "blocked",
+		 extra);
+	if (make_filter_cli(name, args, f))
 		return -1;
 	for (i = 0; i < n; i++) {
 		fb_bench_flow(i, 0, &key);
@@ -134,7 +147,12 @@ static int make_filter_hash(const char *name, __u64 bits, int k, int layout, int
 
 int make_filter(const char *name, __u64 bits, int k, int layout, __u32 n, struct fb_store *f)
 {
-	return make_filter_hash(name, bits, k, layout, FB_HASH_SIPHASH13, n, f);
+	return make_filter_hash(name, bits, k, layout, "", n, f);
+}
+
+const char *hash_name(int h)
+{
+	return h >= 0 && h < 5 && fb_hash_names[h] ? fb_hash_names[h] : "?";
 }
 
 void bench_flowbloom(const char *label, struct fb_store *f, __u32 n, int v6)
@@ -316,9 +334,8 @@ static void bench_hash10m(void)
 	struct bench_bpf *fill, *b;
 	struct fb_store f;
 	struct fb_key *keys = malloc((size_t)n * sizeof(*keys));
-	__u32 *vals = calloc(n, sizeof(*vals)), i, nb, cnt;
+	__u32 *vals = calloc(n, sizeof(*vals)), i, nb, cnt, k;
 	char name[64];
-	__u8 k;
 	int miss;
 
 	fill = load_bench(0, 0, 1, n, NULL);
@@ -342,24 +359,17 @@ static void bench_hash10m(void)
 		bench_bpf__destroy(b);
 	}
 	bench_bpf__destroy(fill);
-	fb_size_blocked(n, 0.01, &nb, &k);
-	{
-		struct fb_create_opts o = { .nblocks = nb,
-					    .k = k,
-					    .layout = FB_LAYOUT_BLOCKED,
-					    .hash = FB_HASH_SIPHASH13,
-					    .action = FB_ACTION_DROP };
-
-		if (fb_store_create("b10m", &o) || fb_store_open("b10m", &f))
-			exit(1);
-	}
+	if (make_filter_cli("b10m", "--capacity 10000000 --fp-rate 0.01", &f))
+		exit(1);
+	nb = f.hdr->nblocks;
+	k = f.hdr->k;
 	fb_bits_set_many(&f, keys, n);
 	f.hdr->nflows = n;
 	f.hdr->kinds = FB_KINDF(FB_KIND_FLOW);
 	free(keys);
-	printf("  (blocked 10M/1%%: %.1f MiB, k=%u, sized for 10M flows at 1 %%; hits over the "
-	       "first 2^23)\n",
-	       (double)nb * FB_BLOCK_BYTES / MIB, k);
+	printf("  (blocked 10M/1%%: `create --capacity 10000000 --fp-rate 0.01`: %.1f MiB, k=%u, "
+	       "%s; hits over the first 2^23 flows)\n",
+	       (double)nb * FB_BLOCK_BYTES / MIB, k, hash_name(f.hdr->hash));
 	bench_flowbloom("blocked 10M/1%", &f, mask + 1, 0);
 	fb_store_close(&f);
 	fb_store_destroy("b10m");
@@ -466,6 +476,7 @@ int main(int argc, char **argv)
 	printf("flowbloom benchmark: %u packets per run, median of %d runs, one core\n", repeat,
 	       rounds);
 	printf("setting up filters and maps...\n");
+	fflush(stdout);
 	if (make_filter("bsmall", SMALL_BITS, 8, FB_LAYOUT_BLOCKED, SMALL_FLOWS, &bs) ||
 	    make_filter("csmall", SMALL_BITS, 7, FB_LAYOUT_CLASSIC, SMALL_FLOWS, &cs) ||
 	    make_filter("blarge", LARGE_BITS, 8, FB_LAYOUT_BLOCKED, LARGE_FLOWS, &bl) ||
@@ -492,6 +503,9 @@ int main(int argc, char **argv)
 		}
 
 	printf("\n1. ns per packet (BPF_PROG_TEST_RUN)              kernel     wall\n");
+	printf("  (flowbloom filters made by `flowbloom create --bits M --hashes K`: hash %s, the "
+	       "CLI's default, unless marked)\n",
+	       hash_name(bs.hdr->hash));
 	for (v6 = 0; v6 < 2; v6++) {
 		struct bench_bpf *s[2] = { ksmall[v6][0], ksmall[v6][1] };
 		struct bench_bpf *l[2] = { klarge[v6][0], klarge[v6][1] };
@@ -503,9 +517,9 @@ int main(int argc, char **argv)
 		bench_flowbloom("classic 256 MiB", &cl, LARGE_FLOWS, v6);
 	}
 	/* The fast hash option, v4, in cache and in DRAM. */
-	if (make_filter_hash("nhsmall", SMALL_BITS, 8, FB_LAYOUT_BLOCKED, FB_HASH_NH, SMALL_FLOWS,
+	if (make_filter_hash("nhsmall", SMALL_BITS, 8, FB_LAYOUT_BLOCKED, "--hash nh", SMALL_FLOWS,
 			     &nhs) ||
-	    make_filter_hash("nhlarge", LARGE_BITS, 8, FB_LAYOUT_BLOCKED, FB_HASH_NH, LARGE_FLOWS,
+	    make_filter_hash("nhlarge", LARGE_BITS, 8, FB_LAYOUT_BLOCKED, "--hash nh", LARGE_FLOWS,
 			     &nhl))
 		return 1;
 	bench_flowbloom("blocked 1 MiB nh", &nhs, SMALL_FLOWS, 0);

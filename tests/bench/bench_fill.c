@@ -13,8 +13,10 @@ void bench_fill(double *plain_out, double *counting_out)
 	double t0, plain, counting, sys;
 	__u32 i, n = 4000000, nsys = 200000;
 
-	printf("\n2. fill rate into 256 MiB (flows/s)\n");
-	make_filter("fillp", LARGE_BITS, 8, FB_LAYOUT_BLOCKED, 0, &fp);
+	if (make_filter("fillp", LARGE_BITS, 8, FB_LAYOUT_BLOCKED, 0, &fp))
+		exit(1);
+	printf("\n2. fill rate into 256 MiB (flows/s; %u flows, hash %s)\n", n,
+	       hash_name(fp.hdr->hash));
 	keys = malloc(n * sizeof(*keys));
 	for (i = 0; i < n; i++)
 		fb_bench_flow(i, i & 1, &keys[i]);
@@ -41,16 +43,9 @@ void bench_fill(double *plain_out, double *counting_out)
 	printf("  %-44s %12.0f\n", "plain, lookup+update syscalls per flow", sys);
 	fb_store_close(&fp);
 	fb_store_destroy("fillp");
-	{
-		struct fb_create_opts o = { .nblocks = LARGE_BITS / FB_BLOCK_BITS,
-					    .k = 8,
-					    .layout = FB_LAYOUT_BLOCKED,
-					    .hash = FB_HASH_SIPHASH13,
-					    .counter_bits = 4 };
-
-		if (fb_store_create("fillc", &o) || fb_store_open("fillc", &fc))
-			exit(1);
-	}
+	if (make_filter_cli("fillc", "--bits 2147483648 --hashes 8 --counting --counter-bits 4",
+			    &fc))
+		exit(1);
 	t0 = now();
 	fb_counting_add_many(&fc, keys, n);
 	counting = n / (now() - t0);

@@ -5,7 +5,6 @@
  */
 #include "benchmark.h"
 #include <arpa/inet.h>
-#include "util.h"
 
 /* 6. Prefix lists: ~1,500 prefixes partitioning 198.51.0.0/17 (lengths
  * /18-/28, more than 8, so `load` would expand them), in flowbloom (as
@@ -221,11 +220,6 @@ static double cli(const char *cmd)
 	if (pclose(p))
 		return -1;
 	return now() - t0;
-}
-
-static const char *hash_name(int h)
-{
-	return h >= 0 && h < 5 && fb_hash_names[h] ? fb_hash_names[h] : "?";
 }
 
 static double pfx_measure(const char *what, int drv_fd, int jmp_fd, int prog_fd)

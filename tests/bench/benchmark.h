@@ -38,6 +38,7 @@
 #include "prefixes.h"
 #include "packet.h"
 #include "sizing.h"
+#include "util.h"
 
 #define MIB (1024.0 * 1024.0)
 #define SMALL_BITS (8ULL * 1024 * 1024)	   /* 1 MiB */
@@ -53,6 +54,8 @@ struct row {
 extern unsigned repeat;
 double now(void);
 struct row *measure(const char *name, int prog_fd, int v6);
+int make_filter_cli(const char *name, const char *args, struct fb_store *f);
+const char *hash_name(int h); /* enum fb_hash_alg, as the CLI spells it */
 int make_filter(const char *name, __u64 bits, int k, int layout, __u32 n, struct fb_store *f);
 struct bench_bpf *load_bench(__u32 bench, int v6, __u32 kb_entries, __u32 hash_entries,
 			     const struct bench_bpf *share);
