@@ -392,6 +392,18 @@ static void remove_root(void)
 	rmdir(root);
 }
 
+/* FBBENCH_ROOT (bench.sh sets it, to clean up after a killed run), else a
+ * directory of this process's own. */
+static void bench_root(void)
+{
+	const char *r = getenv("FBBENCH_ROOT");
+
+	if (r && *r)
+		snprintf(root, sizeof(root), "%s", r);
+	else
+		snprintf(root, sizeof(root), "/sys/fs/bpf/fbbench_%d", getpid());
+}
+
 int main(int argc, char **argv)
 {
 	struct fb_store bs, bl, cs, cl, nhs, nhl;
@@ -409,7 +421,7 @@ int main(int argc, char **argv)
 		struct bench_bpf *b;
 
 		quick = true;
-		snprintf(root, sizeof(root), "/sys/fs/bpf/fbbench_%d", getpid());
+		bench_root();
 		setenv("FLOWBLOOM_ROOT", root, 1);
 		if (make_filter("quick", SMALL_BITS, 8, FB_LAYOUT_BLOCKED, SMALL_FLOWS, &q))
 			return 1;
@@ -437,39 +449,39 @@ int main(int argc, char **argv)
 			       : bench_gen(atoi(argv[3]) == 6, strtoul(argv[4], NULL, 0), argc - 5,
 					   argv + 5);
 	if (argc > 1 && !strcmp(argv[1], "verifier")) {
-		snprintf(root, sizeof(root), "/sys/fs/bpf/fbbench_%d", getpid());
+		bench_root();
 		setenv("FLOWBLOOM_ROOT", root, 1);
 		bench_verifier();
 		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "pfxtable")) {
-		snprintf(root, sizeof(root), "/sys/fs/bpf/fbbench_%d", getpid());
+		bench_root();
 		setenv("FLOWBLOOM_ROOT", root, 1);
 		bench_prefix_table();
 		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "prefix")) {
-		snprintf(root, sizeof(root), "/sys/fs/bpf/fbbench_%d", getpid());
+		bench_root();
 		setenv("FLOWBLOOM_ROOT", root, 1);
 		fb_libbpf_logging(false);
 		bench_prefixes();
 		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "types")) {
-		snprintf(root, sizeof(root), "/sys/fs/bpf/fbbench_%d", getpid());
+		bench_root();
 		setenv("FLOWBLOOM_ROOT", root, 1);
 		bench_types();
 		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "fill")) {
-		snprintf(root, sizeof(root), "/sys/fs/bpf/fbbench_%d", getpid());
+		bench_root();
 		setenv("FLOWBLOOM_ROOT", root, 1);
 		bench_fill(&plain, &counting);
 		return 0;
 	}
 	if (argc > 1)
 		repeat = atoi(argv[1]);
-	snprintf(root, sizeof(root), "/sys/fs/bpf/fbbench_%d", getpid());
+	bench_root();
 	setenv("FLOWBLOOM_ROOT", root, 1);
 	fb_libbpf_logging(false);
 

@@ -29,7 +29,11 @@ BENCH=${BENCH:-main types prefix verifier live del}
 LIVE_FRAMES=${LIVE_FRAMES:-2000000}
 LIVE_ROUNDS=${LIVE_ROUNDS:-5}
 
+# The C parts' filters (removed by them, unless killed).
+export FBBENCH_ROOT=/sys/fs/bpf/fbbench_sh_$$
+
 cleanup() {
+	rm -rf "$FBBENCH_ROOT" 2>/dev/null
 	if [ -e "/run/netns/$NS" ]; then
 		$IN xdp-filter unload --all >/dev/null 2>&1
 		ip netns del "$NS" 2>/dev/null
@@ -64,7 +68,7 @@ ratio() { awk -v w="$1" -v g="$2" 'BEGIN { printf "  %-62s %6.2f (no target)\n",
 
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
-echo "flowbloom benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r), $(nproc) CPUs"
+echo "flowbloom benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r), $(getconf _NPROCESSORS_ONLN) CPUs"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared; see docs/bench.txt)"
 echo "parts: $BENCH"
 
