@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The live head-to-head's tools (bench.sh runs them; section 5):
+ * The live head-to-head's tools (bench.sh runs them; sections 11, 12):
  *   bench srcs 4|6                 the block list: one source address a line
  *   bench count NETNS DEV          attach a count-and-drop program to DEV
  *                                  (native mode; it stays until DEV goes)

@@ -159,7 +159,7 @@ void bench_prefixes(void)
 	fb_store_destroy("conf");
 }
 
-/* 6b. Prefix-list table: N entries shaped like Spamhaus DROP (as
+/* 9. Prefix-list table: N entries shaped like Spamhaus DROP (as
  * docs/perf-investigation/pfx.c makes them: N/10 prefixes /11-/24 with DROP's
  * length weights, the rest single /32 addresses; all prefixes up to 1,500),
  * random IPv4. flowbloom gets the list through the CLI (`create --capacity N
@@ -424,7 +424,7 @@ void bench_prefix_table(void)
 	const char *fb_bin = getenv("FLOWBLOOM_BIN") ?: "build/flowbloom";
 	char *s = strdup(env && *env ? env : "1000,1500,10000,100000,1000000,10000000"), *tok;
 
-	printf("\n6b. prefix lists, DROP-shaped, IPv4 source (ns per packet; every row includes "
+	printf("\n9. prefix lists, DROP-shaped, IPv4 source (ns per packet; every row includes "
 	       "the probe\n    driver's lookup and tail call; ratios of kernel ns: hundreds of ns, "
 	       "and the wall\n    clock counts other helpers' time slices; targets: faster than "
 	       "the "

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Benchmark 8: the verifier's work for the real program in each
+ * Benchmark 10: the verifier's work for the real program in each
  * configuration whose read-only data changes the code it sees (the loader's
  * options: action, malformed policy, trace, bench hook, monitoring). The
  * object is loaded as fb_load loads it, with the kernel's statistics log
@@ -70,7 +70,7 @@ void bench_verifier(void)
 	struct fb_store f;
 	size_t i;
 
-	printf("\n8. verifier: instructions processed per configuration (BPF_LOG_STATS; "
+	printf("\n10. verifier: instructions processed per configuration (BPF_LOG_STATS; "
 	       "limit 1M)\n");
 	/* A real filter, and real monitoring maps for the monitored loads. */
 	if (fb_store_create("vfy", &fo) || fb_store_open("vfy", &f))
