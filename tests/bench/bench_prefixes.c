@@ -48,7 +48,7 @@ void bench_prefixes(void)
 		struct bench_bpf *b = bench_bpf__open();
 
 		b->rodata->cfg_bench = 0x7fff;
-		bpf_map__set_max_entries(b->maps.lpm4, n);
+		bpf_map__set_max_entries(b->maps.lpm, n);
 		if (bench_bpf__load(b))
 			exit(1);
 		lb[0] = b;
@@ -59,7 +59,10 @@ void bench_prefixes(void)
 		__u32 one = 1;
 
 		fb_lpm_key_set(&lk, keys[i].family, keys[i].saddr, keys[i].plen);
-		bpf_map_update_elem(bpf_map__fd(lb[0]->maps.lpm), &lk, &one, BPF_ANY);
+		if (bpf_map_update_elem(bpf_map__fd(lb[0]->maps.lpm), &lk, &one, BPF_ANY)) {
+			fprintf(stderr, "bench: lpm update: %s\n", strerror(errno));
+			exit(1);
+		}
 	}
 	t_lpm = now() - t0;
 	{
