@@ -282,10 +282,11 @@ static void baselines(int v6, struct bench_bpf **small, struct bench_bpf **large
  * load misses the caches and waits for the one before it. */
 static double dram_latency(void)
 {
-	size_t lines = (256u << 20) / 64, i, p = 0, steps = 4000000;
+	size_t lines = (256u << 20) / 64, i, p = 0, steps = 200000;
 	uint64_t *buf = aligned_alloc(64, lines * 64), seed = 7;
 	uint32_t *order = malloc(lines * sizeof(*order));
-	double t0, ns;
+	double t0, ns = 1e9;
+	int r;
 
 	if (!buf || !order)
 		return 0;
@@ -301,10 +302,16 @@ static double dram_latency(void)
 	for (i = 0; i < lines; i++)
 		buf[(size_t)order[i] * 8] = order[(i + 1) % lines];
 	free(order);
-	t0 = now();
-	for (i = 0; i < steps; i++)
-		p = buf[p * 8];
-	ns = (now() - t0) * 1e9 / steps;
+	/* The fastest of 20 chases: another process's time slice only ever
+	 * adds to the wall clock (the machine may be shared). */
+	for (r = 0; r < 20; r++) {
+		t0 = now();
+		for (i = 0; i < steps; i++)
+			p = buf[p * 8];
+		t0 = (now() - t0) * 1e9 / steps;
+		if (t0 < ns)
+			ns = t0;
+	}
 	free(buf);
 	return p == lines ? 0 : ns; /* p keeps the chase from being optimised out */
 }
@@ -586,7 +593,9 @@ int main(int argc, char **argv)
 			       find("flowbloom blocked 1 MiB v6 hit")->kern /
 				       find("parse only v6")->kern,
 			       1.5, true);
-			printf("  (one DRAM access, pointer chase through 256 MiB: %.0f ns)\n",
+			printf("  (one DRAM access, pointer chase through 256 MiB, fastest of 20: "
+			       "%.0f "
+			       "ns)\n",
 			       miss_ns);
 			target("blocked 256 MiB hit / (parse only + one DRAM access)",
 			       find("flowbloom blocked 256 MiB v4 hit")->kern /

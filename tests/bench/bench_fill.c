@@ -4,6 +4,38 @@
  */
 #include "benchmark.h"
 
+static void plain_add(struct fb_store *f, const struct fb_key *keys, size_t n)
+{
+	fb_bits_set_many(f, keys, n);
+}
+
+static void counting_add(struct fb_store *f, const struct fb_key *keys, size_t n)
+{
+	fb_counting_add_many(f, keys, n);
+}
+
+/* Flows/s of the fastest of 3 fills of n flows each, new flows each round
+ * (keys is rewritten between rounds). */
+static double best_fill(struct fb_store *f, struct fb_key *keys, __u32 n,
+			void (*fill)(struct fb_store *, const struct fb_key *, size_t))
+{
+	static __u32 next = 1U << 24; /* flows never used elsewhere here */
+	double best = 0, t0, rate;
+	__u32 i;
+	int r;
+
+	for (r = 0; r < 3; r++) {
+		for (i = 0; i < n; i++, next++)
+			fb_bench_flow(next, i & 1, &keys[i]);
+		t0 = now();
+		fill(f, keys, n);
+		rate = n / (now() - t0);
+		if (rate > best)
+			best = rate;
+	}
+	return best;
+}
+
 /* 2. Fill rate into 256 MiB: the mmap path (plain and counting) against a
  * syscall per flow. */
 void bench_fill(double *plain_out, double *counting_out)
@@ -18,12 +50,10 @@ void bench_fill(double *plain_out, double *counting_out)
 	printf("\n2. fill rate into 256 MiB (flows/s; %u flows, hash %s)\n", n,
 	       hash_name(fp.hdr->hash));
 	keys = malloc(n * sizeof(*keys));
-	for (i = 0; i < n; i++)
-		fb_bench_flow(i, i & 1, &keys[i]);
-	t0 = now();
-	fb_bits_set_many(&fp, keys, n);
-	plain = n / (now() - t0);
-	printf("  %-44s %12.0f\n", "plain, mmap", plain);
+	/* Best of 3 rounds of n new flows each: another process's time slice
+	 * only ever slows a round down (the machine may be shared). */
+	plain = best_fill(&fp, keys, n, plain_add);
+	printf("  %-44s %12.0f   (best of 3 rounds of %u new flows)\n", "plain, mmap", plain, n);
 	t0 = now();
 	for (i = 0; i < nsys; i++) {
 		__u64 h;
@@ -46,11 +76,10 @@ void bench_fill(double *plain_out, double *counting_out)
 	if (make_filter_cli("fillc", "--bits 2147483648 --hashes 8 --counting --counter-bits 4",
 			    &fc))
 		exit(1);
-	t0 = now();
-	fb_counting_add_many(&fc, keys, n);
-	counting = n / (now() - t0);
+	counting = best_fill(&fc, keys, n, counting_add);
 	free(keys);
-	printf("  %-44s %12.0f\n", "counting (4-bit), mmap, journaled", counting);
+	printf("  %-44s %12.0f   (best of 3, as above)\n", "counting (4-bit), mmap, journaled",
+	       counting);
 	fb_store_close(&fc);
 	fb_store_destroy("fillc");
 	*plain_out = plain;
