@@ -22,6 +22,7 @@ const volatile __u8 cfg_nlens = 0;     /* xdp_hashlen: lengths in cfg_lens */
 const volatile __u8 cfg_lens[33] = {}; /* longest first, 0..32 */
 __u32 bench_seq;
 __u64 sink;
+__u64 chase; /* xdp_dram: the word the previous packet read */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_BLOOM_FILTER);
@@ -64,6 +65,22 @@ struct {
 	__type(key, __u32);
 	__type(value, struct src_addr);
 } srcs SEC(".maps");
+
+/* One random 64-byte line of a large array per packet (xdp_dram): parse
+ * plus one DRAM access, in the same kind of memory (vmalloc'd map pages)
+ * as a filter's. */
+struct line {
+	__u64 w[8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* set by the benchmark: a power of two */
+	__type(key, __u32);
+	__type(value, struct line);
+} dram SEC(".maps");
+
+const volatile __u32 cfg_dram_mask = 0;
 
 /* Prefix benchmark: the source addresses xdp_addr writes into the packet
  * (network order) before it tail-calls the program under test in jmp[0]. */
@@ -167,6 +184,28 @@ int xdp_lpm(struct xdp_md *ctx)
 		return XDP_PASS;
 	fb_lpm_key_set(&lk, key.family, key.saddr, 128);
 	return bpf_map_lookup_elem(&lpm, &lk) ? XDP_DROP : XDP_PASS;
+}
+
+/* Parse, then read one line of dram chosen by a multiplicative hash of the
+ * packet's sequence number (a different, unpredictable line each time),
+ * mixed with the word the previous packet read (always 0, but the CPU
+ * cannot know): each read waits for the one before, so a packet pays a
+ * whole DRAM latency, as a pointer chase does, rather than overlapping its
+ * read with the next packets'. */
+SEC("xdp")
+int xdp_dram(struct xdp_md *ctx)
+{
+	struct fb_key key = {};
+	__u32 i = bench_seq++ * 2654435761U, idx;
+	struct line *l;
+
+	if (parse_bench(ctx, &key) != FB_PARSE_OK)
+		return XDP_PASS;
+	idx = (i ^ i >> 15 ^ (__u32)chase) & cfg_dram_mask;
+	l = bpf_map_lookup_elem(&dram, &idx);
+	if (l)
+		chase = l->w[key.sport & 7];
+	return XDP_PASS;
 }
 
 /* Prefix benchmark driver: give the packet (IPv4, from test_build_frame)
