@@ -8,6 +8,7 @@
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
 #include "flowbloom/bench.h"
 #include "flowbloom/key.h"
 #include "flowbloom/maps.h"
@@ -15,9 +16,13 @@
 
 const volatile __u32 cfg_bench = 0;
 const volatile __u8 cfg_bench_v6 = 0;
-const volatile __u32 cfg_ifindex = 0; /* xdp_gen: where to redirect */
+const volatile __u32 cfg_ifindex = 0;  /* xdp_gen: where to redirect */
+const volatile __u32 cfg_nsrc = 1;     /* xdp_gen_list: sources in srcs */
+const volatile __u8 cfg_nlens = 0;     /* xdp_hashlen: lengths in cfg_lens */
+const volatile __u8 cfg_lens[33] = {}; /* longest first, 0..32 */
 __u32 bench_seq;
 __u64 sink;
+__u64 chase; /* xdp_dram: the word the previous packet read */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_BLOOM_FILTER);
@@ -47,6 +52,75 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } count SEC(".maps");
+
+/* Live generator's sources (xdp_gen_list): 16 bytes each, the IPv4 ones in
+ * the first 4. */
+struct src_addr {
+	__u8 a[16];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct src_addr);
+} srcs SEC(".maps");
+
+/* One random 64-byte line of a large array per packet (xdp_dram): parse
+ * plus one DRAM access, in the same kind of memory (vmalloc'd map pages)
+ * as a filter's. */
+struct line {
+	__u64 w[8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* set by the benchmark: a power of two */
+	__type(key, __u32);
+	__type(value, struct line);
+} dram SEC(".maps");
+
+const volatile __u32 cfg_dram_mask = 0;
+
+/* Prefix benchmark: the source addresses xdp_addr writes into the packet
+ * (network order) before it tail-calls the program under test in jmp[0]. */
+#define ADDRS 65536
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ADDRS);
+	__type(key, __u32);
+	__type(value, __u32);
+} addrs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} jmp SEC(".maps");
+
+/* An IPv4-only LPM trie (4-byte keys, as an IPv4 block list would use). */
+struct lpm4_key {
+	__u32 prefixlen;
+	__u32 addr;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1); /* set by the benchmark */
+	__type(key, struct lpm4_key);
+	__type(value, __u32);
+} lpm4 SEC(".maps");
+
+/* One exact hash map probed once per prefix length (the other way to hold
+ * a prefix list): key = masked IPv4 address (network order) | length << 32. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1); /* set by the benchmark */
+	__type(key, __u64);
+	__type(value, __u32);
+} hlen SEC(".maps");
 
 static __always_inline int parse_bench(struct xdp_md *ctx, struct fb_key *key)
 {
@@ -112,6 +186,79 @@ int xdp_lpm(struct xdp_md *ctx)
 	return bpf_map_lookup_elem(&lpm, &lk) ? XDP_DROP : XDP_PASS;
 }
 
+/* Parse, then read one line of dram chosen by a multiplicative hash of the
+ * packet's sequence number (a different, unpredictable line each time),
+ * mixed with the word the previous packet read (always 0, but the CPU
+ * cannot know): each read waits for the one before, so a packet pays a
+ * whole DRAM latency, as a pointer chase does, rather than overlapping its
+ * read with the next packets'. */
+SEC("xdp")
+int xdp_dram(struct xdp_md *ctx)
+{
+	struct fb_key key = {};
+	__u32 i = bench_seq++ * 2654435761U, idx;
+	struct line *l;
+
+	if (parse_bench(ctx, &key) != FB_PARSE_OK)
+		return XDP_PASS;
+	idx = (i ^ i >> 15 ^ (__u32)chase) & cfg_dram_mask;
+	l = bpf_map_lookup_elem(&dram, &idx);
+	if (l)
+		chase = l->w[key.sport & 7];
+	return XDP_PASS;
+}
+
+/* Prefix benchmark driver: give the packet (IPv4, from test_build_frame)
+ * the next probe address as its source, then run the program under test on
+ * it. Every program measured this way pays the same lookup and tail call. */
+SEC("xdp")
+int xdp_addr(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	__u32 i = bench_seq++ & (ADDRS - 1), *a = bpf_map_lookup_elem(&addrs, &i);
+	__u8 *p = data;
+
+	if (!a || p + 14 + 20 > (__u8 *)end)
+		return XDP_ABORTED;
+	__builtin_memcpy(p + 26, a, 4); /* IPv4 source (checksums are not checked) */
+	bpf_tail_call(ctx, &jmp, 0);
+	return XDP_ABORTED;
+}
+
+/* Source address in lpm4. */
+SEC("xdp")
+int xdp_lpm4(struct xdp_md *ctx)
+{
+	struct fb_key key = {};
+	struct lpm4_key lk = { .prefixlen = 32 };
+
+	if (parse_bench(ctx, &key) != FB_PARSE_OK || key.family != FB_FAMILY_IPV4)
+		return XDP_PASS;
+	__builtin_memcpy(&lk.addr, &key.saddr[12], 4);
+	return bpf_map_lookup_elem(&lpm4, &lk) ? XDP_DROP : XDP_PASS;
+}
+
+/* Source address against hlen, one lookup per length, longest first. */
+SEC("xdp")
+int xdp_hashlen(struct xdp_md *ctx)
+{
+	struct fb_key key = {};
+	__u32 a;
+	int l;
+
+	if (parse_bench(ctx, &key) != FB_PARSE_OK || key.family != FB_FAMILY_IPV4)
+		return XDP_PASS;
+	__builtin_memcpy(&a, &key.saddr[12], 4);
+	for (l = 0; l < 33 && l < cfg_nlens; l++) {
+		__u8 len = cfg_lens[l];
+		__u64 k = (__u64)(a & (len ? bpf_htonl(~0U << (32 - len)) : 0)) | (__u64)len << 32;
+
+		if (bpf_map_lookup_elem(&hlen, &k))
+			return XDP_DROP;
+	}
+	return XDP_PASS;
+}
+
 /* Count and drop: the live runs' ceiling. */
 SEC("xdp")
 int xdp_count(struct xdp_md *ctx)
@@ -149,6 +296,30 @@ int xdp_gen(struct xdp_md *ctx)
 		p[36] = key.saddr[14];
 		p[37] = key.saddr[15];
 		__builtin_memcpy(p + 54, &key.sport, 2);
+	}
+	return bpf_redirect(cfg_ifindex, 0);
+}
+
+/* Live generator over a list of sources (the block list's): frame i gets
+ * source srcs[i % cfg_nsrc] and is sent out of cfg_ifindex. */
+SEC("xdp")
+int xdp_gen_list(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	__u32 i = bench_seq++ % cfg_nsrc;
+	struct src_addr *s = bpf_map_lookup_elem(&srcs, &i);
+	__u8 *p = data;
+
+	if (!s)
+		return XDP_ABORTED;
+	if (cfg_bench_v6) {
+		if (p + 14 + 40 + 8 > (__u8 *)end)
+			return XDP_ABORTED;
+		__builtin_memcpy(p + 22, s->a, 16);
+	} else {
+		if (p + 14 + 20 + 8 > (__u8 *)end)
+			return XDP_ABORTED;
+		__builtin_memcpy(p + 26, s->a, 4);
 	}
 	return bpf_redirect(cfg_ifindex, 0);
 }

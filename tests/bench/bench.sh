@@ -1,32 +1,250 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# `make bench`: the benchmark suite (not part of `make test`). Prints a
-# table of figures and which targets they meet.
-#   bench.sh [REPEAT]   all of it; REPEAT packets per test_run (default 2M)
-# (`bench types` alone: the filter types side by side, docs/bench-types.txt)
-# The live part runs in a network namespace made here with a veth pair
-# (gen -> rx) and a down veth (idle); all are removed on exit.
+# `make bench`: the benchmark suite (not part of `make test`). Prints every
+# figure and, for each target, the ratio measured in this run against a
+# baseline measured in this run, with `met` or `MISSED`.
+#   bench.sh [REPEAT]   REPEAT packets per test_run (default 2M)
+# BENCH chooses parts (default all, in this order):
+#   main      ns/packet, fill, memory, DRAM targets, monitoring (sections 1-5)
+#   prefix    prefix lists: the 1.5k partition, --confirm exact (6, 7), and the
+#             table over 1k..10M entries (9; BENCH_PFX_SIZES=1000,1500,...)
+#   types     the filter types side by side (8; docs/bench-types.txt)
+#   verifier  instructions the verifier processes, per configuration (10)
+#   live      live veth: count-only vs xdp-filter vs flowbloom, IPv4 and IPv6;
+#             two cores against one (11, 12; LIVE_FRAMES, LIVE_ROUNDS)
+#   del       counting filter: `del -f` against `add -f` (13;
+#             tests/bench/bench_del.sh, BENCH_DEL_N flows, default 2M)
+# e.g. `make bench BENCH="prefix verifier"`. The live part runs in a network
+# namespace made here (veth pairs, documentation addresses only) and removes
+# it, its pins and its programs on exit; it attaches XDP programs, so it
+# holds /tmp/fb-globals.lock while it runs (taken here: do not wrap
+# `make bench` in flock, it would wait for itself).
 cd "$(dirname "$0")/../.." || exit 1
 B=build/tests/bench/bench
+FB=$PWD/build/flowbloom
 NS=fbbench$$
+IN="nsenter --net=/run/netns/$NS"
+TMP=$(mktemp -d /tmp/fbbench.XXXXXX)
+BENCH=${BENCH:-main types prefix verifier live del}
+LIVE_FRAMES=${LIVE_FRAMES:-1000000}
+LIVE_ROUNDS=${LIVE_ROUNDS:-9}
+
+# The C parts' filters (removed by them, unless killed).
+export FBBENCH_ROOT=/sys/fs/bpf/fbbench_sh_$$
 
 cleanup() {
-	ip netns del "$NS" 2>/dev/null
-	for d in /sys/fs/bpf/fbbench_*; do
-		[ -d "$d" ] || continue
-		rm -f "$d"/*/* 2>/dev/null
-		rmdir "$d"/* "$d" 2>/dev/null
-	done
+	rm -rf "$FBBENCH_ROOT" 2>/dev/null
+	if [ -e "/run/netns/$NS" ]; then
+		$IN xdp-filter unload --all >/dev/null 2>&1
+		ip netns del "$NS" 2>/dev/null
+	fi
+	if [ -d "/sys/fs/bpf/fbbench_live_$$" ]; then
+		FLOWBLOOM_ROOT=/sys/fs/bpf/fbbench_live_$$ "$FB" destroy live >/dev/null 2>&1
+		rmdir "/sys/fs/bpf/fbbench_live_$$" 2>/dev/null
+	fi
+	rm -rf "$TMP"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 1' INT TERM
 
-"$B" "$@" || exit 1
-"$B" types || exit 1
+has() { case " $BENCH " in *" $1 "*) return 0 ;; esac; return 1; }
 
-ip netns add "$NS" || exit 1
-ip -n "$NS" link add gen type veth peer name rx &&
-	ip -n "$NS" link add idle type veth peer name idle2 &&
-	ip -n "$NS" link set gen up &&
-	ip -n "$NS" link set rx up &&
-	ip -n "$NS" link set lo up || exit 1
-"$B" live "$NS" gen rx idle
+# run CMD...: run a part, its output also kept for the summary.
+run() {
+	"$@" | tee -a "$TMP/all"
+	return "${PIPESTATUS[0]}"
+}
+
+# target WHAT GOT LIMIT at_most|at_least: one line as bench.c's target().
+target() {
+	awk -v w="$1" -v g="$2" -v l="$3" -v m="$4" 'BEGIN {
+		ok = m == "at_most" ? g <= l : g >= l
+		printf "  %-62s %6.2f (%s %.2f) %s\n", w, g, m == "at_most" ? "<=" : ">=", l, ok ? "met" : "MISSED" }' |
+		tee -a "$TMP/all"
+}
+
+# ratio WHAT GOT: a ratio with no target.
+ratio() { awk -v w="$1" -v g="$2" 'BEGIN { printf "  %-62s %6.2f (no target)\n", w, g }'; }
+
+median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+echo "flowbloom benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r), $(getconf _NPROCESSORS_ONLN) CPUs"
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared; see docs/bench.txt)"
+echo "parts: $BENCH"
+
+if has main; then
+	run "$B" "$@" || exit 1
+fi
+if has prefix; then
+	run "$B" prefix || exit 1
+fi
+if has types; then
+	run "$B" types || exit 1
+fi
+if has prefix; then
+	run "$B" pfxtable || exit 1
+fi
+if has verifier; then
+	run "$B" verifier || exit 1
+fi
+
+# Frames the receiver on veth $1 dropped in XDP so far.
+drops() {
+	$IN ethtool -S "$1" | awk '/rx_queue_[0-9]+_xdp_drops/ { s += $2 } END { print s + 0 }'
+}
+
+# live_run FAMILY GEN:IDLE:CPU...: Mpps dropped by the receivers of the
+# generators (rxN for genN), all run at once: frames dropped / the longest
+# generator's wall time (the 100,000 warm-up frames each are not counted),
+# then, after a colon, frames / CPU time summed over the generators (each
+# generator thread's CPU time includes the receiver's XDP run in its
+# softirq; time slices of other processes are not in it).
+live_run() {
+	local fam=$1 spec rx d0=0 d1=0 secs cpu out n=0
+	shift
+	for spec in "$@"; do
+		rx=rx${spec#gen}
+		rx=${rx%%:*}
+		d0=$((d0 + $(drops "$rx")))
+		n=$((n + 1))
+	done
+	out=$("$B" gen "$NS" "$fam" "$LIVE_FRAMES" "$@") || return 1
+	secs=$(echo "$out" | awk '{ print $NF }')
+	cpu=$(echo "$out" | awk -v f="$LIVE_FRAMES" '{ for (i = 2; i < NF; i += 2) s += f / $i; printf "%.3f", s / 1e6 }')
+	for spec in "$@"; do
+		rx=rx${spec#gen}
+		rx=${rx%%:*}
+		d1=$((d1 + $(drops "$rx")))
+	done
+	local got=$((d1 - d0 - 100000 * n))
+	[ "$got" -ge $((LIVE_FRAMES * n)) ] ||
+		echo "  (warning: $got of $((LIVE_FRAMES * n)) frames dropped: $*)" >&2
+	awk -v d="$got" -v s="$secs" -v c="$cpu" 'BEGIN { printf "%.3f:%s", d / s / 1e6, c }'
+}
+
+# wall / cpu: the first / second halves of live_run's results.
+wall() { tr ' ' '\n' | grep . | cut -d: -f1 | tr '\n' ' '; }
+cpu() { tr ' ' '\n' | grep . | cut -d: -f2 | tr '\n' ' '; }
+
+if has live; then
+	echo
+	echo "11. live veth: 64-byte UDP frames, every source on the block list, every frame dropped"
+	exec 8>>/tmp/fb-globals.lock && flock 8 || exit 1
+	ip netns add "$NS" || exit 1
+	ip -n "$NS" link set lo up
+	for i in 1 2; do
+		ip -n "$NS" link add "idle$i" type veth peer name "idle${i}p" || exit 1
+	done
+	for i in 1 2 3 4 5; do
+		ip -n "$NS" link add "gen$i" type veth peer name "rx$i" &&
+			ip -n "$NS" link set "gen$i" up && ip -n "$NS" link set "rx$i" up || exit 1
+	done
+	"$B" srcs 4 >"$TMP/src4" && "$B" srcs 6 >"$TMP/src6" || exit 1
+	# rx1: count and drop, the ceiling.
+	"$B" count "$NS" rx1 || exit 1
+	# rx2: xdp-filter, driven by its own CLI, both families' sources.
+	$IN xdp-filter load rx2 -m native -f ipv4,ipv6 -p allow || exit 1
+	t0=$(date +%s.%N)
+	while read -r a; do
+		$IN xdp-filter ip "$a" -m src || exit 1
+	done < <(cat "$TMP/src4" "$TMP/src6")
+	t1=$(date +%s.%N)
+	id=$($IN ip link show rx2 | grep -o 'prog/xdp id [0-9]*' | awk '{ print $3 }' | head -1)
+	echo "  xdp-filter $(dpkg-query -W -f '${Version}' xdp-tools 2>/dev/null): $(cat "$TMP/src4" "$TMP/src6" | wc -l) sources added in $(echo "$t1 - $t0" | bc) s (a process each); program: $(bpftool prog show id "$id" | head -1 | awk '{ print $4 }')"
+	# rx3, rx4, rx5: flowbloom, one 1 MiB blocked filter made by the CLI.
+	export FLOWBLOOM_ROOT=/sys/fs/bpf/fbbench_live_$$
+	mkdir -p "$FLOWBLOOM_ROOT"
+	sed 's/^/src /' "$TMP/src4" "$TMP/src6" >"$TMP/rules"
+	"$FB" create live --bits 8388608 --hashes 8 >/dev/null &&
+		"$FB" add live -f "$TMP/rules" >/dev/null || exit 1
+	for i in 3 4 5; do
+		"$FB" -n "$NS" attach live "rx$i" --mode native >/dev/null || exit 1
+	done
+	echo "  flowbloom: $("$FB" info live | grep -Ei 'hash|bits|layout' | tr -s ' \n' ' ')"
+	echo "  $LIVE_FRAMES frames per run, median of $LIVE_ROUNDS rounds; IPv4: $(wc -l <"$TMP/src4") sources (all of 198.51.100.0/24 and 203.0.113.0/24), IPv6: $(wc -l <"$TMP/src6") (2001:db8::1:0/116)"
+	echo "  generator and receiver on CPU 1 (on veth the receiver's XDP program runs on the sender's CPU)"
+	echo "  Mpps: frames dropped / wall time (medians of the rounds; the targets); per CPU:"
+	echo "  frames / the generator thread's CPU time, which holds the receiver's XDP run"
+	echo "  and not other processes' time slices (medians, beside)"
+	for fam in 4 6; do
+		declare -A R=()
+		for r in $(seq "$LIVE_ROUNDS"); do
+			for i in 1 2 3; do
+				R[$i]+="$(live_run "$fam" "gen$i:idle1:1") " || exit 1
+			done
+		done
+		for i in 1 2 3; do
+			M[$fam$i]=$(echo "${R[$i]}" | wall | median)
+			C[$fam$i]=$(echo "${R[$i]}" | cpu | median)
+		done
+		printf '  IPv%s  count-only %5.2f Mpps   xdp-filter %5.2f Mpps   flowbloom 1 MiB %5.2f Mpps\n' \
+			"$fam" "${M[${fam}1]}" "${M[${fam}2]}" "${M[${fam}3]}"
+		printf '        per CPU second: %5.2f / %5.2f / %5.2f Mpps\n' "${C[${fam}1]}" "${C[${fam}2]}" "${C[${fam}3]}"
+		printf '        runs (wall:cpu): count-only %s\n        xdp-filter %s\n        flowbloom %s\n' \
+			"${R[1]}" "${R[2]}" "${R[3]}"
+		unset R
+	done
+	for fam in 4 6; do
+		target "live IPv$fam: flowbloom 1 MiB / xdp-filter" \
+			"$(echo "${M[${fam}3]} / ${M[${fam}2]}" | bc -l)" 1.3 at_least
+		target "live IPv$fam: flowbloom 1 MiB / count-only" \
+			"$(echo "${M[${fam}3]} / ${M[${fam}1]}" | bc -l)" 0.9 at_least
+		ratio "live IPv$fam: xdp-filter / count-only" "$(echo "${M[${fam}2]} / ${M[${fam}1]}" | bc -l)"
+		ratio "live IPv$fam, per CPU second: flowbloom / xdp-filter" "$(echo "${C[${fam}3]} / ${C[${fam}2]}" | bc -l)"
+		ratio "live IPv$fam, per CPU second: flowbloom / count-only" "$(echo "${C[${fam}3]} / ${C[${fam}1]}" | bc -l)"
+	done
+	target "live: flowbloom ns/frame IPv6 / IPv4" "$(echo "${M[43]} / ${M[63]}" | bc -l)" 1.2 at_most
+	ratio "live, per CPU second: flowbloom ns/frame IPv6 / IPv4" "$(echo "${C[43]} / ${C[63]}" | bc -l)"
+
+	echo
+	echo "12. two cores: flowbloom on rx4 and rx5 (one filter), generators gen4 on CPU 0 and"
+	echo "    gen5 on CPU 1 started together, each into its own veth pair; one core: gen4 alone"
+	echo "    on CPU 1. Mpps = frames dropped by both receivers / the longer generator's wall"
+	echo "    time (the target); per CPU second: the generators' frames / their CPU times, summed"
+	for fam in 4 6; do
+		one="" two=""
+		for r in $(seq "$LIVE_ROUNDS"); do
+			one+="$(live_run "$fam" gen4:idle1:1) " || exit 1
+			two+="$(live_run "$fam" gen4:idle1:0 gen5:idle2:1) " || exit 1
+		done
+		m1=$(echo "$one" | wall | median)
+		m2=$(echo "$two" | wall | median)
+		c1=$(echo "$one" | cpu | median)
+		c2=$(echo "$two" | cpu | median)
+		printf '  IPv%s  one core %5.2f Mpps   two cores %5.2f Mpps   (per CPU second: %5.2f, %5.2f)\n' \
+			"$fam" "$m1" "$m2" "$c1" "$c2"
+		printf '        runs (wall:cpu): one %s\n        two %s\n' "$one" "$two"
+		target "two cores / one core, flowbloom 1 MiB, IPv$fam" "$(echo "$m2 / $m1" | bc -l)" 1.8 at_least
+		ratio "two cores / one core, IPv$fam, per CPU second" "$(echo "$c2 / $c1" | bc -l)"
+	done
+	"$FB" -n "$NS" detach rx3 >/dev/null
+	"$FB" -n "$NS" detach rx4 >/dev/null
+	"$FB" -n "$NS" detach rx5 >/dev/null
+	$IN xdp-filter unload rx2 >/dev/null
+	ip netns del "$NS"
+	"$FB" destroy live >/dev/null
+	rmdir "$FLOWBLOOM_ROOT" 2>/dev/null
+	unset FLOWBLOOM_ROOT
+	exec 8>&-
+fi
+
+if has del; then
+	n=${BENCH_DEL_N:-2000000}
+	echo
+	echo "13. counting filter, bulk add and delete of $n UDP flows through the CLI (tests/bench/bench_del.sh $n)"
+	bash tests/bench/bench_del.sh "$n" "$FB" | tee "$TMP/del" | sed 's/^/  /'
+	a=$(awk '$1 == "add" { print $4 }' "$TMP/del")
+	d=$(awk '$1 == "del" { print $4 }' "$TMP/del")
+	[ -n "$a" ] && [ -n "$d" ] || exit 1
+	target "del -f wall / add -f wall" "$(echo "$d / $a" | bc -l)" 1.0 at_most
+	# The CLI's own timing of the work (without process start and parsing), if it says.
+	a=$(grep '^add' "$TMP/del" | grep -o 'in [0-9.]* ms' | awk '{ print $2 }')
+	d=$(grep '^del' "$TMP/del" | grep -o 'in [0-9.]* ms' | awk '{ print $2 }')
+	if [ -n "$a" ] && [ -n "$d" ]; then
+		ratio "del / add, as timed by the CLI" "$(echo "$d / $a" | bc -l)"
+	fi
+fi
+echo
+echo "Summary: every target of this run ($(grep -cE ' (met|MISSED)$' "$TMP/all") targets, $(grep -cE ' met$' "$TMP/all") met); load average now: $(cut -d' ' -f1-3 /proc/loadavg)"
+grep -E ' (met|MISSED)$' "$TMP/all"
+exit 0

@@ -101,7 +101,7 @@ void bench_monitor(struct fb_store *f, __u32 n)
 	char name[96];
 	size_t i;
 
-	printf("\n8. monitoring, blocked 1 MiB v4 hit, %u flows (ns per packet)  kernel     wall\n",
+	printf("\n5. monitoring, blocked 1 MiB v4 hit, %u flows (ns per packet)  kernel     wall\n",
 	       n);
 	for (i = 0; i < sizeof(vs) / sizeof(vs[0]); i++) {
 		const struct mon_variant *v = &vs[i];

@@ -38,6 +38,7 @@
 #include "prefixes.h"
 #include "packet.h"
 #include "sizing.h"
+#include "util.h"
 
 #define MIB (1024.0 * 1024.0)
 #define SMALL_BITS (8ULL * 1024 * 1024)	   /* 1 MiB */
@@ -53,6 +54,8 @@ struct row {
 extern unsigned repeat;
 double now(void);
 struct row *measure(const char *name, int prog_fd, int v6);
+int make_filter_cli(const char *name, const char *args, struct fb_store *f);
+const char *hash_name(int h); /* enum fb_hash_alg, as the CLI spells it */
 int make_filter(const char *name, __u64 bits, int k, int layout, __u32 n, struct fb_store *f);
 struct bench_bpf *load_bench(__u32 bench, int v6, __u32 kb_entries, __u32 hash_entries,
 			     const struct bench_bpf *share);
@@ -63,11 +66,20 @@ void target(const char *what, double got, double limit, bool at_most);
 void bench_flowbloom(const char *label, struct fb_store *f, __u32 n, int v6);
 
 /* bench_fill_live.c */
-void bench_fill(double *plain_out);
-int bench_live(const char *gen, const char *rx, const char *idle);
+void bench_fill(double *plain_out, double *counting_out);
+__u64 percpu_sum(int fd, size_t value_size, size_t offset);
+
+/* bench_gen.c: the live head-to-head's tools (bench.sh) */
+int bench_srcs(int v6);
+int bench_count(const char *dev);
+int bench_gen(int v6, unsigned frames, int ngen, char **specs);
 
 /* bench_prefixes.c */
 void bench_prefixes(void);
+void bench_prefix_table(void);
+
+/* bench_verifier.c */
+void bench_verifier(void);
 
 /* bench_monitor.c */
 void bench_monitor(struct fb_store *f, __u32 n);

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Benchmark 10: the verifier's work for the real program in each
+ * configuration whose read-only data changes the code it sees (the loader's
+ * options: action, malformed policy, trace, bench hook, monitoring). The
+ * object is loaded as fb_load loads it, with the kernel's statistics log
+ * (BPF_LOG_STATS: "processed N insns ..."), one line per configuration.
+ */
+#include "benchmark.h"
+
+struct vconf {
+	const char *name;
+	__u8 action, malformed, trace;
+	__u32 bench, mon;
+};
+
+static const struct vconf confs[] = {
+	{ "default (ip link, attach without options)", 0, 0, 0, 0, 0 },
+	{ "--action drop", FB_ACTION_DROP, 0, 0, 0, 0 },
+	{ "--action allow", FB_ACTION_ALLOW, 0, 0, 0, 0 },
+	{ "--action monitor", FB_ACTION_MONITOR, 0, 0, 0, 0 },
+	{ "--malformed pass", 0, FB_MALFORMED_PASS, 0, 0, 0 },
+	{ "--malformed drop", 0, FB_MALFORMED_DROP, 0, 0, 0 },
+	{ "--action monitor --malformed drop", FB_ACTION_MONITOR, FB_MALFORMED_DROP, 0, 0, 0 },
+	{ "trace on (replay --explain)", 0, 0, 1, 0, 0 },
+	{ "bench hook on (hits)", FB_ACTION_DROP, 0, 0, 0xffff, 0 },
+	{ "bench hook on (misses)", FB_ACTION_DROP, 0, 0, FB_BENCH_MISS, 0 },
+	{ "--monitor", 0, 0, 0, 0, FB_MON_SKETCH },
+	{ "--monitor (atomic plane)", 0, 0, 0, 0, FB_MON_SKETCH | FB_MON_ATOMIC },
+	{ "--new-flows", 0, 0, 0, 0, FB_MON_NEWFLOWS },
+	{ "--monitor --new-flows", 0, 0, 0, 0, FB_MON_SKETCH | FB_MON_NEWFLOWS },
+	{ "--monitor --new-flows, trace on", 0, 0, 1, 0, FB_MON_SKETCH | FB_MON_NEWFLOWS },
+};
+
+static char vlog[1 << 16];
+
+/* What fb_load (user/lib/loader.c) does before load, for a monitor m. */
+static void set_monitor(struct flowbloom_bpf *skel, const struct fb_monitor *m)
+{
+	const struct fb_mon_config *c = &m->cfg;
+	int i, err = 0;
+
+	skel->rodata->cfg_mon = c->flags;
+	skel->rodata->cfg_mon_shift = c->shift;
+	skel->rodata->cfg_mon_depth = c->depth;
+	for (i = 0; i < FB_MON_NH_WORDS; i++)
+		skel->rodata->cfg_mon_nh[i] = m->kw[i];
+	skel->rodata->cfg_seen_slots = c->seen_slots;
+	skel->rodata->cfg_seen_age_jiffies = c->age_jiffies;
+	skel->rodata->cfg_ring_wake = c->ring_bytes / 4;
+	if (c->flags & FB_MON_SKETCH) {
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_sketch, m->sketch_fd);
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_top, m->top_fd);
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_top_keys, m->keys_fd);
+	}
+	if (c->flags & FB_MON_NEWFLOWS) {
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_seen, m->seen_fd);
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_newflows, m->events_fd);
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_mon_stats, m->stats_fd);
+	}
+	if (err)
+		exit(1);
+}
+
+void bench_verifier(void)
+{
+	struct fb_create_opts fo = {
+		.nblocks = 1024, .k = 8, .layout = FB_LAYOUT_BLOCKED, .hash = FB_HASH_NHK
+	};
+	struct fb_store f;
+	size_t i;
+
+	printf("\n10. verifier: instructions processed per configuration (BPF_LOG_STATS; "
+	       "limit 1M)\n");
+	/* A real filter, and real monitoring maps for the monitored loads. */
+	if (fb_store_create("vfy", &fo) || fb_store_open("vfy", &f))
+		exit(1);
+	for (i = 0; i < sizeof(confs) / sizeof(confs[0]); i++) {
+		const struct vconf *c = &confs[i];
+		struct flowbloom_bpf *skel = flowbloom_bpf__open();
+		struct fb_monitor m;
+		struct bpf_program *p;
+		char *line, *vt;
+		int err;
+
+		if (!skel)
+			exit(1);
+		skel->rodata->cfg_action = c->action;
+		skel->rodata->cfg_malformed = c->malformed;
+		skel->rodata->cfg_trace = c->trace;
+		skel->rodata->cfg_bench = c->bench;
+		bpf_map__set_pin_path(skel->maps.fb_filter, NULL);
+		bpf_map__set_pin_path(skel->maps.fb_stats, NULL);
+		if (bpf_map__reuse_fd(skel->maps.fb_filter, f.outer_fd))
+			exit(1);
+		if (c->mon) {
+			struct fb_mon_opts o;
+
+			fb_monitor_opts_default(&o);
+			o.sketch = !!(c->mon & FB_MON_SKETCH);
+			o.newflows = !!(c->mon & FB_MON_NEWFLOWS);
+			o.atomic = !!(c->mon & FB_MON_ATOMIC);
+			if (fb_monitor_create(&f, &o) || fb_monitor_open(&f, &m))
+				exit(1);
+			set_monitor(skel, &m);
+		}
+		bpf_object__for_each_program(p, skel->obj)
+		{
+			vlog[0] = 0;
+			bpf_program__set_log_buf(p, vlog, sizeof(vlog));
+			bpf_program__set_log_level(p, 4); /* statistics only */
+		}
+		err = flowbloom_bpf__load(skel);
+		line = strstr(vlog, "processed ");
+		vt = strstr(vlog, "verification time ");
+		if (err || !line) {
+			printf("  %-40s load failed: %s\n", c->name, strerror(-err));
+		} else {
+			unsigned long insns = strtoul(line + 10, NULL, 10),
+				      usec = vt ? strtoul(vt + 18, NULL, 10) : 0;
+			char *st = strstr(line, "total_states"), *nl;
+
+			if (st && (nl = strchr(st, '\n')))
+				*nl = 0;
+			printf("  %-40s %7lu insns  %6.0f ms  %s\n", c->name, insns, usec / 1e3,
+			       st ? st : "");
+		}
+		flowbloom_bpf__destroy(skel);
+		if (c->mon) {
+			fb_monitor_close(&m);
+			fb_monitor_unpin(f.dir);
+		}
+	}
+	fb_store_close(&f);
+	fb_store_destroy("vfy");
+}
