@@ -82,12 +82,13 @@ static int same_settings(const struct ap_conf *c, const struct fb_store *f)
 		}                                                                                  \
 	}
 	CMP(layout, fb_layout_names, "blocked", layout)
+	/* The action first: the default hash follows it. */
+	CMP(action, fb_action_names, "drop", action)
 	CMP(hash, fb_hash_names,
 	    fb_hash_names[fb_hash_default(c->action[0] && !strcmp(c->action, "allow")
 						  ? FB_ACTION_ALLOW
 						  : FB_ACTION_DROP)],
 	    hash)
-	CMP(action, fb_action_names, "drop", action)
 #undef CMP
 	if (!what) {
 		const char *w = c->counting[0] ? c->counting : "no";
