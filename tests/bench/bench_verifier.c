@@ -34,34 +34,6 @@ static const struct vconf confs[] = {
 
 static char vlog[1 << 16];
 
-/* What fb_load (user/lib/loader.c) does before load, for a monitor m. */
-static void set_monitor(struct flowbloom_bpf *skel, const struct fb_monitor *m)
-{
-	const struct fb_mon_config *c = &m->cfg;
-	int i, err = 0;
-
-	skel->rodata->cfg_mon = c->flags;
-	skel->rodata->cfg_mon_shift = c->shift;
-	skel->rodata->cfg_mon_depth = c->depth;
-	for (i = 0; i < FB_MON_NH_WORDS; i++)
-		skel->rodata->cfg_mon_nh[i] = m->kw[i];
-	skel->rodata->cfg_seen_slots = c->seen_slots;
-	skel->rodata->cfg_seen_age_jiffies = c->age_jiffies;
-	skel->rodata->cfg_ring_wake = c->ring_bytes / 4;
-	if (c->flags & FB_MON_SKETCH) {
-		err = err ?: bpf_map__reuse_fd(skel->maps.fb_sketch, m->sketch_fd);
-		err = err ?: bpf_map__reuse_fd(skel->maps.fb_top, m->top_fd);
-		err = err ?: bpf_map__reuse_fd(skel->maps.fb_top_keys, m->keys_fd);
-	}
-	if (c->flags & FB_MON_NEWFLOWS) {
-		err = err ?: bpf_map__reuse_fd(skel->maps.fb_seen, m->seen_fd);
-		err = err ?: bpf_map__reuse_fd(skel->maps.fb_newflows, m->events_fd);
-		err = err ?: bpf_map__reuse_fd(skel->maps.fb_mon_stats, m->stats_fd);
-	}
-	if (err)
-		exit(1);
-}
-
 void bench_verifier(void)
 {
 	struct fb_create_opts fo = {
@@ -102,7 +74,8 @@ void bench_verifier(void)
 			o.atomic = !!(c->mon & FB_MON_ATOMIC);
 			if (fb_monitor_create(&f, &o) || fb_monitor_open(&f, &m))
 				exit(1);
-			set_monitor(skel, &m);
+			if (fb_load_setup_monitor(skel, &m))
+				exit(1);
 		}
 		bpf_object__for_each_program(p, skel->obj)
 		{

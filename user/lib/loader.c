@@ -31,7 +31,7 @@ void fb_libbpf_logging(bool verbose)
 }
 
 /* Before load: the monitoring read-only data, and its maps. */
-static int setup_monitor(struct flowbloom_bpf *skel, const struct fb_monitor *m)
+int fb_load_setup_monitor(struct flowbloom_bpf *skel, const struct fb_monitor *m)
 {
 	const struct fb_mon_config *c = &m->cfg;
 	int err = 0, i;
@@ -92,7 +92,7 @@ struct flowbloom_bpf *fb_load(const struct fb_store *f, const struct fb_load_opt
 		fb_report_err("cannot reuse the maps of '%s': %s", f->name, strerror(-err));
 		goto fail;
 	}
-	if (o->monitor && setup_monitor(skel, o->monitor))
+	if (o->monitor && fb_load_setup_monitor(skel, o->monitor))
 		goto fail;
 	err = flowbloom_bpf__load(skel);
 	if (err) {

@@ -29,6 +29,10 @@ struct fb_load_opts {
 /* Returns a loaded skeleton or NULL (error printed). f may be NULL: the
  * program then runs with an empty outer map (no filter). */
 struct flowbloom_bpf *fb_load(const struct fb_store *f, const struct fb_load_opts *o);
+/* What fb_load does for o->monitor before loading: the monitoring
+ * read-only data and map fds (for loads made another way: the bench's
+ * verifier statistics). 0, or -1 with the error reported. */
+int fb_load_setup_monitor(struct flowbloom_bpf *skel, const struct fb_monitor *m);
 
 /* The loaded program's fd; the fb_trace map's (replay --explain). */
 int fb_load_prog_fd(const struct flowbloom_bpf *skel);
