@@ -150,6 +150,7 @@ int main(void)
 	test_siphash_vectors();
 	test_hash_key();
 	test_nh_keyed();
+	test_nh_structured();
 	test_geometry();
 	test_flow_parse();
 	test_shared_logic();

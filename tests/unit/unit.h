@@ -26,6 +26,7 @@ bool check_u64(__u64 got, __u64 want, const char *label);
 void test_siphash_vectors(void);
 void test_hash_key(void);
 void test_nh_keyed(void);
+void test_nh_structured(void);
 
 /* unit_geometry.c */
 void test_geometry(void);
