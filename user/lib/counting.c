@@ -144,13 +144,16 @@ static void prefetch_counter(const struct fb_store *f, __u64 p)
 	__builtin_prefetch(&f->cnt[p * f->cnt_hdr->bits / 8], 1);
 }
 
+static void del_at(struct fb_store *f, const struct fb_key *key, const __u64 *pos, unsigned k);
+
 /* In input order: the classic layout's path, and the fallback when the
- * sort's memory is not available. */
-static void add_many_inorder(struct fb_store *f, const struct fb_key *keys, size_t n)
+ * sort's memory is not available. As fb_bits_set_many(): positions for a
+ * batch first, prefetch the bit words and counters they touch, then apply
+ * flow by flow (each under its own journal entry). A delete batch was
+ * checked whole first (fb_counting_check_dels), so no flow here is
+ * refused. */
+static void apply_many_inorder(struct fb_store *f, const struct fb_key *keys, size_t n, bool del)
 {
-	/* As fb_bits_set_many(): positions for a batch first, prefetch the
-	 * bit words and counters they touch, then apply flow by flow (each
-	 * under its own journal entry). */
 	enum { BATCH = 8 };
 	__u64 pos[BATCH][FB_MAX_K];
 	unsigned k = f->hdr->k, i;
@@ -166,11 +169,9 @@ static void add_many_inorder(struct fb_store *f, const struct fb_key *keys, size
 			}
 		}
 		for (y = 0; y < m; y++)
-			add_at(f, &keys[x + y], pos[y], k);
+			(del ? del_at : add_at)(f, &keys[x + y], pos[y], k);
 	}
 }
-
-static void del_at(struct fb_store *f, const struct fb_key *key, const __u64 *pos, unsigned k);
 
 int fb_counting_del(struct fb_store *f, const struct fb_key *key)
 {
@@ -216,29 +217,6 @@ static void del_at(struct fb_store *f, const struct fb_key *key, const __u64 *po
 		JOURNAL_STORE(j->done, i + 1);
 	}
 	journal_end(f, j->nflows_before ? j->nflows_before - 1 : 0);
-}
-
-static void del_many_inorder(struct fb_store *f, const struct fb_key *keys, size_t n)
-{
-	/* As add_many_inorder(); the batch was checked whole first
-	 * (fb_counting_check_dels), so no flow here is refused. */
-	enum { BATCH = 8 };
-	__u64 pos[BATCH][FB_MAX_K];
-	unsigned k = f->hdr->k, i;
-	size_t x, y, m;
-
-	for (x = 0; x < n; x += m) {
-		m = n - x < BATCH ? n - x : BATCH;
-		for (y = 0; y < m; y++) {
-			positions(f, &keys[x + y], pos[y]);
-			for (i = 0; i < k; i++) {
-				prefetch_counter(f, pos[y][i]);
-				__builtin_prefetch(bit_word(f, pos[y][i]), 1);
-			}
-		}
-		for (y = 0; y < m; y++)
-			del_at(f, &keys[x + y], pos[y], k);
-	}
 }
 
 unsigned fb_counting_min(const struct fb_store *f, const struct fb_key *key)
@@ -555,10 +533,8 @@ static void apply_many(struct fb_store *f, const struct fb_key *keys, size_t n, 
 		e = order_batch(f, keys + x, m);
 		if (e)
 			apply_ordered(f, e, m, del);
-		else if (del)
-			del_many_inorder(f, keys + x, m);
 		else
-			add_many_inorder(f, keys + x, m);
+			apply_many_inorder(f, keys + x, m, del);
 		order_release(e, m * sizeof(*e));
 	}
 }
