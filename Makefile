@@ -33,7 +33,7 @@ DEPS_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev ipr
 # user/lib/report.h) and the CLI (user/cli/). Tests and benchmarks link the
 # library, and the CLI's verb code (everything but main.c) for the few that
 # drive a verb; the CLI needs the library, never the reverse.
-LIB_SRCS := $(wildcard user/lib/*.c)
+LIB_SRCS := $(wildcard user/lib/*.c user/lib/*/*.c)
 LIB_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
 CLI_SRCS := $(filter-out user/cli/main.c,$(wildcard user/cli/*.c))
 CLI_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(CLI_SRCS))

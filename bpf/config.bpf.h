@@ -2,7 +2,7 @@
 /*
  * Every per-attachment setting of the XDP program, in one place: read-only
  * data (`const volatile`, the skeleton's rodata) that the loader writes
- * before load (user/loader.c for the filter, user/monitor.c for
+ * before load (user/lib/store/loader.c for the filter, user/lib/monitor/monmaps.c for
  * monitoring). The verifier knows their values, so a branch on one is
  * decided at load and the code it skips is removed.
  *

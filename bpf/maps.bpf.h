@@ -101,7 +101,7 @@ struct {
 } fb_lpm SEC(".maps");
 
 /* Flow monitoring (bpf/monitor.bpf.h). The CLI sizes and pins these per filter
- * (user/monitor.c) and hands them over with bpf_map__reuse_fd; the small
+ * (user/lib/monitor/monmaps.c) and hands them over with bpf_map__reuse_fd; the small
  * declarations here serve loads with monitoring off, whose code the
  * verifier removes. Never pinned by name: their sizes vary. */
 struct {

@@ -2,7 +2,7 @@
 /*
  * Cuckoo filter geometry (Fan, Andersen, Kaminsky, Mitzenmacher 2014),
  * compiled into the XDP program (bpf/types.bpf.h does the map lookups) and the
- * CLI (user/cuckoo.c), so both sides pick the same buckets and
+ * CLI (user/lib/types/cuckoo_table.c), so both sides pick the same buckets and
  * fingerprints by construction.
  *
  * The table is an array of 64-byte blocks from g->first_block on, holding

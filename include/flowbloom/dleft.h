@@ -2,7 +2,7 @@
 /*
  * d-left counting Bloom filter geometry (Bonomi, Mitzenmacher, Panigrahy,
  * Singh, Varghese 2006), compiled into the XDP program (bpf/types.bpf.h) and
- * the CLI (user/dleft.c).
+ * the CLI (user/lib/types/dleft_table.c).
  *
  * FB_DLEFT_D = 4 subtables of B = 2^bucket_bits buckets each; a bucket is
  * FB_DLEFT_CELLS = 8 cells; a cell holds a remainder of rem_bits bits and a

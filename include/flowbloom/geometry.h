@@ -2,7 +2,7 @@
 /*
  * Filter geometry: how a flow key's hash becomes bit positions. Compiled
  * into the XDP program (bpf/filter.bpf.h does the map lookups) and the CLI
- * (user/filter.c does the same through an mmap), so both sides pick the
+ * (user/lib/types/bits.c does the same through an mmap), so both sides pick the
  * same bits by construction; tests/test_samebits checks it anyway.
  *
  * A filter is one BPF array of 64-byte blocks. Block 0 holds struct

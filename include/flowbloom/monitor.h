@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Flow monitoring, shared by the XDP program (bpf/monitor.bpf.h) and the CLI
- * (user/monitor.c): the map value structs, the one keyed hash of a flow key
+ * (user/lib/monitor/monmaps.c): the map value structs, the one keyed hash of a flow key
  * and how it becomes sketch cells, a top-talker bucket and seen-set bits.
  *
  * - Count-min sketch (Cormode and Muthukrishnan 2005): depth d rows of width
@@ -59,7 +59,7 @@
 #define FB_SEEN_TAG_MASK (0xffULL << FB_SEEN_TAG_SHIFT)
 /* Bits per flow in a generation word. At one flow per word on average,
  * 4 bits miss 2.5e-4 of new flows per generation, 8 would miss 6e-5 but
- * cost 30 more instructions a packet (user/monitor.c, seen_fpr). */
+ * cost 30 more instructions a packet (user/lib/monitor/monmaps.c, seen_fpr). */
 #define FB_SEEN_K 4
 #define FB_SEEN_HDR_SLOTS 1 /* slot 0: struct fb_seen_clock */
 /* One unused slot at the end: the verifier's bound on a computed slot's

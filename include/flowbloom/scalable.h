@@ -2,7 +2,7 @@
 /*
  * Scalable Bloom filter geometry (Almeida, Baquero, Preguica, Hutchison
  * 2007), compiled into the XDP program (bpf/types.bpf.h) and the CLI
- * (user/scalable.c).
+ * (user/lib/types/scalable_table.c).
  *
  * Up to FB_SBF_MAX_STAGES stages, each a blocked Bloom filter
  * (include/flowbloom/geometry.h) at its own first_block. When the last

@@ -9,9 +9,9 @@
  * the real program, and the seeds' space claims as ratios.
  */
 #include "benchmark.h"
-#include "cuckoo.h"
-#include "dleft.h"
-#include "ftype.h"
+#include "types/cuckoo_table.h"
+#include "types/dleft_table.h"
+#include "types/ftype.h"
 
 #define TY_FLOWS 100000U
 #define TY_PROBES 1000000U

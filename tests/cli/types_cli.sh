@@ -194,7 +194,7 @@ done
 # the next 800 (to 95 %) in batches of 10 while the program is probed for
 # all 14800, over and over (rounds counted while the inserter runs).
 # A chain's stores take nanoseconds back to back: the inserter pauses 300 us
-# after each (FLOWBLOOM_TEST_RELOC_DELAY_US, a test hook in user/lib/cuckoo.c)
+# after each (FLOWBLOOM_TEST_RELOC_DELAY_US, a test hook in user/lib/types/cuckoo_table.c)
 # so the probes really run inside open chains: 3000 non-members replayed
 # between the member rounds match as "maybe" while a chain is open (the
 # sequence check), far above their false-positive count at rest. Without

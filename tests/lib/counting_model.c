@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The counting suites' host side: a counting filter on anonymous memory (the
- * arrays user/counting.c writes, without the kernel), snapshots of it, and an
+ * arrays user/lib/types/counting.c writes, without the kernel), snapshots of it, and an
  * exact model with one saturating counter per position.
  */
 #include "counting_test.h"

@@ -26,16 +26,16 @@
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "counting.h"
-#include "bits.h"
-#include "replace.h"
-#include "rules.h"
-#include "stats.h"
-#include "store.h"
+#include "types/counting.h"
+#include "types/bits.h"
+#include "store/replace.h"
+#include "rules/rules.h"
+#include "store/stats.h"
+#include "store/store.h"
 #include "flowbloom.skel.h"
-#include "loader.h"
+#include "store/loader.h"
 #include "packet.h"
-#include "sizing.h"
+#include "types/sizing.h"
 #include "testlib.h"
 
 struct fake {

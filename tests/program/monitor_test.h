@@ -23,17 +23,17 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "bits.h"
-#include "replace.h"
-#include "rules.h"
-#include "stats.h"
-#include "store.h"
-#include "flow.h"
+#include "types/bits.h"
+#include "store/replace.h"
+#include "rules/rules.h"
+#include "store/stats.h"
+#include "store/store.h"
+#include "rules/flow.h"
 #include "flowbloom.skel.h"
-#include "loader.h"
-#include "monmaps.h"
+#include "store/loader.h"
+#include "monitor/monmaps.h"
 #include "packet.h"
-#include "pcapfile.h"
+#include "rules/pcapfile.h"
 #include "testlib.h"
 
 #define NFLOWS 100000

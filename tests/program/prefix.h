@@ -18,16 +18,16 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "bits.h"
-#include "replace.h"
-#include "rules.h"
-#include "stats.h"
-#include "store.h"
-#include "flow.h"
+#include "types/bits.h"
+#include "store/replace.h"
+#include "rules/rules.h"
+#include "store/stats.h"
+#include "store/store.h"
+#include "rules/flow.h"
 #include "flowbloom.skel.h"
-#include "loader.h"
+#include "store/loader.h"
 #include "packet.h"
-#include "sizing.h"
+#include "types/sizing.h"
 #include "testlib.h"
 
 #define N_INSIDE 10000

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Counting filters (user/counting.c) in the kernel (BPF_PROG_TEST_RUN on the
+ * Counting filters (user/lib/types/counting.c) in the kernel (BPF_PROG_TEST_RUN on the
  * real program, with its trace record): after random adds and deletes
  * through the library, every present flow matches, deleted flows match at
  * no more than 3x the formula's false-positive rate; a 4-bit filter with one

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Counting filters (user/counting.c) under load: four processes doing
+ * Counting filters (user/lib/types/counting.c) under load: four processes doing
  * 100,000 adds and deletes each on one filter, under its lock, while this
  * one sends traffic through the program, leave counters equal to the
  * recount of what each says it holds.

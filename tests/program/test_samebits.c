@@ -13,13 +13,13 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "bits.h"
-#include "flow.h"
+#include "types/bits.h"
+#include "rules/flow.h"
 #include "flowbloom.skel.h"
-#include "loader.h"
+#include "store/loader.h"
 #include "packet.h"
-#include "sizing.h"
-#include "store.h"
+#include "types/sizing.h"
+#include "store/store.h"
 #include "testlib.h"
 
 #define N_ADD 100000

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The other filter types (issue 11) and set algebra, host side, on plain
- * memory: cuckoo (user/cuckoo.c), d-left counting (user/dleft.c), scalable
- * (user/scalable.c), union/intersection/fold/cardinality
- * (user/setalgebra.c). Zero false negatives under adds, deletes and
+ * memory: cuckoo (user/lib/types/cuckoo_table.c), d-left counting (user/lib/types/dleft_table.c), scalable
+ * (user/lib/types/scalable_table.c), union/intersection/fold/cardinality
+ * (user/lib/types/setalgebra.c). Zero false negatives under adds, deletes and
  * growth; measured false-positive rates against each type's formula at
  * 100k flows and 1M probes; load factors reached; all-or-nothing batches;
  * relocations never hide a flow from a concurrent reader; and

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * test_types, set algebra (user/setalgebra.c) on Bloom filters built as the
+ * test_types, set algebra (user/lib/types/setalgebra.c) on Bloom filters built as the
  * CLI builds them and probed as the data path probes; cardinality; the space
  * table of every type.
  */
@@ -36,7 +36,7 @@ static void bloom_free(struct bloom *b)
 	free(b->cnt);
 }
 
-/* Adds as user/filter.c and user/counting.c do, from the shared geometry. */
+/* Adds as user/lib/types/bits.c and user/lib/types/counting.c do, from the shared geometry. */
 static void bloom_add(struct bloom *b, __u64 h)
 {
 	const struct fb_header *hd = b->m.hdr;

@@ -2,7 +2,7 @@
 /*
  * Same slots on both sides, for the cuckoo, d-left and scalable types:
  * tests/test_types.c fills tc_table through its mmap with the user-space
- * operations (user/cuckoo.c, dleft.c, scalable.c) and runs this program
+ * operations (user/lib/types/cuckoo_table.c, dleft_table.c, scalable_table.c) and runs this program
  * with BPF_PROG_TEST_RUN on frames that carry a raw flow key; the program
  * probes with the data path's functions (bpf/types.bpf.h) and answers
  * XDP_DROP for "may be present", XDP_PASS for "absent".

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * test_types, cuckoo (user/cuckoo.c): false-positive rate per fingerprint
+ * test_types, cuckoo (user/lib/types/cuckoo_table.c): false-positive rate per fingerprint
  * width, refusals, union, the load of the first refused add, every store of
  * a relocation, a reader racing the writer.
  */

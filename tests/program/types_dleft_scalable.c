@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * test_types, d-left counting (user/dleft.c) and scalable (user/scalable.c):
+ * test_types, d-left counting (user/lib/types/dleft_table.c) and scalable (user/lib/types/scalable_table.c):
  * false-positive rates, rules, the cell load of the first overflow, the
  * stage limit.
  */

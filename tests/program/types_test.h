@@ -15,11 +15,11 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "cuckoo.h"
-#include "dleft.h"
-#include "scalable.h"
-#include "setalgebra.h"
-#include "sizing.h"
+#include "types/cuckoo_table.h"
+#include "types/dleft_table.h"
+#include "types/scalable_table.h"
+#include "types/setalgebra.h"
+#include "types/sizing.h"
 #include "packet.h"
 #include "testlib.h"
 #include "types_check.h"

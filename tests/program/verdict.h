@@ -16,14 +16,14 @@
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "bits.h"
-#include "replace.h"
-#include "rules.h"
-#include "stats.h"
-#include "store.h"
-#include "flow.h"
+#include "types/bits.h"
+#include "store/replace.h"
+#include "rules/rules.h"
+#include "store/stats.h"
+#include "store/store.h"
+#include "rules/flow.h"
 #include "flowbloom.skel.h"
-#include "loader.h"
+#include "store/loader.h"
 #include "packet.h"
 #include "testlib.h"
 

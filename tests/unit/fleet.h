@@ -8,9 +8,9 @@
 
 #include <arpa/inet.h>
 #include <linux/bpf.h>
-#include "bgp.h"
-#include "flow.h"
-#include "ipfix.h"
+#include "fleet/bgp.h"
+#include "rules/flow.h"
+#include "fleet/ipfix.h"
 #include "testlib.h"
 
 /* test_fleet.c */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * test_fleet, ExaBGP JSON to rules (user/lib/bgp.c): RTBH and FlowSpec
+ * test_fleet, ExaBGP JSON to rules (user/lib/fleet/bgp.c): RTBH and FlowSpec
  * translation, reference counts per path across peers and add-path ids,
  * implicit withdrawals, session policies and End-of-RIB, what is refused,
  * the state file, and malformed input.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Counting filters (user/counting.c), unit, no kernel (a filter built on
+ * Counting filters (user/lib/types/counting.c), unit, no kernel (a filter built on
  * anonymous memory): 4-bit counters stop at 15 and 8-bit ones at 255 and
  * never move again; a delete of a flow that was never added is refused and
  * changes no byte; fb_counting_check_dels finds the first delete of a batch

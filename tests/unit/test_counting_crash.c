@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Counting filters (user/counting.c), crash recovery, no kernel (a filter
+ * Counting filters (user/lib/types/counting.c), crash recovery, no kernel (a filter
  * built on anonymous memory): hand-made journal states (a whole add or
  * delete, an add or delete stopped inside position j) must roll back to the
  * state before the operation; and every crash point of real adds and

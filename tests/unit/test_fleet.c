@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Unit tests of the fleet verbs' translations, host only:
- * - IPFIX encoding (user/ipfix.c through libfixbuf): messages written to a
+ * - IPFIX encoding (user/lib/fleet/ipfix.c through libfixbuf): messages written to a
  *   file are decoded here from RFC 7011 alone: header, sequence numbers,
  *   the exact templates, every field of every record.
- * - ExaBGP JSON to rules (user/bgp.c): RTBH and FlowSpec translation,
+ * - ExaBGP JSON to rules (user/lib/fleet/bgp.c): RTBH and FlowSpec translation,
  *   reference counts per path across peers and add-path ids, implicit
  *   withdrawals, session policies and End-of-RIB, what is refused, the
  *   state file, and malformed input (every truncation and random byte

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Unit tests of the pure user-space pieces, no kernel involved: the sizing
- * formulas (user/sizing.c), SipHash against the reference known-answer
+ * formulas (user/lib/types/sizing.c), SipHash against the reference known-answer
  * vectors and its use on a flow key (include/flowbloom/hash.h), the bit
  * geometry shared by the XDP program and the CLI (include/flowbloom/
- * geometry.h), and the FLOW text parser and formatter (user/flow.c).
+ * geometry.h), and the FLOW text parser and formatter (user/lib/rules/flow.c).
  *
  * Random inputs come from a fixed-seed splitmix64 (test_rand64), so every run checks the
  * same values and a failure is reproducible.

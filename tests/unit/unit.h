@@ -14,8 +14,8 @@
 #include "flowbloom/hash.h"
 #include "flowbloom/key.h"
 #include "flowbloom/prefix.h"
-#include "sizing.h"
-#include "flow.h"
+#include "types/sizing.h"
+#include "rules/flow.h"
 #include "packet.h"
 #include "testlib.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * test_unit, the FLOW text parser and formatter (user/flow.c): a table of
+ * test_unit, the FLOW text parser and formatter (user/lib/rules/flow.c): a table of
  * accepted texts with the key each makes, and a table of rejected ones.
  */
 #include "unit.h"

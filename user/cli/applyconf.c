@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include "applyconf.h"
 #include "output.h"
-#include "pintree.h"
+#include "store/pintree.h"
 #include "util.h"
 
 /* Settings that take one value: name, where it goes, allowed values

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 #include <net/if.h>
-#include "store.h"
+#include "store/store.h"
 
 #define AP_MAX_ITEMS 64 /* load and attach lines each */
 

@@ -9,15 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "bits.h"
+#include "types/bits.h"
 #include "cmd.h"
-#include "counting.h"
-#include "exact.h"
-#include "flow.h"
-#include "ftype.h"
+#include "types/counting.h"
+#include "store/exact.h"
+#include "rules/flow.h"
+#include "types/ftype.h"
 #include "output.h"
-#include "rules.h"
-#include "store.h"
+#include "rules/rules.h"
+#include "store/store.h"
 #include "util.h"
 
 /* NAME and its flows (fb_flows_args), then open the filter. force: NULL,

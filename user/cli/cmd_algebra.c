@@ -3,13 +3,13 @@
  * Set algebra on filters: `merge` (union), `intersect`, `fold`, `card`.
  * A collector merges the seen-flow or block filters routers export
  * (the seeds' distributed / Bloom-join use) without importing each first:
- * an argument with a '/' or a '.' is an export file (user/lib/algebra.h).
+ * an argument with a '/' or a '.' is an export file (user/lib/fleet/algebra.h).
  */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "algebra.h"
+#include "fleet/algebra.h"
 #include "cmd.h"
 #include "output.h"
 

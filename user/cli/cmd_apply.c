@@ -29,9 +29,9 @@
 #include <bpf/libbpf.h>
 #include "applyconf.h"
 #include "cmd.h"
-#include "discover.h"
+#include "store/discover.h"
 #include "output.h"
-#include "pintree.h"
+#include "store/pintree.h"
 #include "util.h"
 
 static bool filter_exists(const char *name)

@@ -11,9 +11,9 @@
 #include <bpf/libbpf.h>
 #include "cmd.h"
 #include "parse.h"
-#include "store.h"
-#include "loader.h"
-#include "monmaps.h"
+#include "store/store.h"
+#include "store/loader.h"
+#include "monitor/monmaps.h"
 #include "output.h"
 
 /* The object member "monitor" describing m (fb_monitor_describe() in JSON). */
@@ -100,7 +100,7 @@ int cmd_attach(int argc, char **argv)
 	}
 	if (fb_store_open(argv[optind], &f))
 		return 1;
-	/* Monitoring maps (monitor.c): new ones unless another device feeds
+	/* Monitoring maps (user/lib/monitor/monmaps.c): new ones unless another device feeds
 	 * them already. */
 	if ((mo.sketch || mo.newflows) && fb_monitor_prepare(&f, &mo, &mon)) {
 		fb_store_close(&f);

@@ -26,15 +26,15 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "bgp.h"
+#include "fleet/bgp.h"
 #include "clock.h"
 #include "cmd.h"
-#include "counting.h"
-#include "exact.h"
-#include "flow.h"
+#include "types/counting.h"
+#include "store/exact.h"
+#include "rules/flow.h"
 #include "output.h"
-#include "rules.h"
-#include "store.h"
+#include "rules/rules.h"
+#include "store/store.h"
 
 #define MAX_LINE (64U << 20) /* a full table of FlowSpec in one update is far less */
 

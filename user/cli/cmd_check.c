@@ -8,12 +8,12 @@
 #include <string.h>
 #include <sys/file.h>
 #include "cmd.h"
-#include "ftype.h"
-#include "counting.h"
+#include "types/ftype.h"
+#include "types/counting.h"
 #include "output.h"
-#include "pintree.h"
-#include "repair.h"
-#include "store.h"
+#include "store/pintree.h"
+#include "store/repair.h"
+#include "store/store.h"
 
 /* The filter cannot be opened: say why, and what stale directories of its
  * name there are. */

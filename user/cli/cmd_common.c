@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cmd.h"
-#include "loader.h"
-#include "flow.h"
+#include "store/loader.h"
+#include "rules/flow.h"
 #include "flowbloom/geometry.h"
 #include "output.h"
 #include "util.h"

@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cmd.h"
-#include "counting.h"
-#include "ftype.h"
+#include "types/counting.h"
+#include "types/ftype.h"
 #include "output.h"
-#include "sizing.h"
-#include "store.h"
+#include "types/sizing.h"
+#include "store/store.h"
 #include "util.h"
 
 static int parse_u64(const char *opt, const char *s, unsigned long long *v)

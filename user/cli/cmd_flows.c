@@ -12,7 +12,7 @@
 #include <bpf/libbpf.h>
 #include "clock.h"
 #include "cmd.h"
-#include "flow.h"
+#include "rules/flow.h"
 #include "monview.h"
 #include "output.h"
 #include "util.h"

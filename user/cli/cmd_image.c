@@ -39,14 +39,14 @@
 #include <zlib.h>
 #include <bpf/bpf.h>
 #include "cmd.h"
-#include "counting.h"
-#include "exact.h"
-#include "fbx.h"
-#include "ftype.h"
+#include "types/counting.h"
+#include "store/exact.h"
+#include "fleet/fbx.h"
+#include "types/ftype.h"
 #include "output.h"
-#include "pintree.h"
+#include "store/pintree.h"
 #include "safefile.h"
-#include "store.h"
+#include "store/store.h"
 
 static int write_all(FILE *out, const void *p, size_t n, uLong *crc)
 {

@@ -5,19 +5,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "bits.h"
+#include "types/bits.h"
 #include "cmd.h"
-#include "counting.h"
-#include "discover.h"
-#include "dleft.h"
-#include "ftype.h"
-#include "scalable.h"
+#include "types/counting.h"
+#include "store/discover.h"
+#include "types/dleft_table.h"
+#include "types/ftype.h"
+#include "types/scalable_table.h"
 #include "output.h"
-#include "pintree.h"
-#include "repair.h"
-#include "rules.h"
-#include "sizing.h"
-#include "store.h"
+#include "store/pintree.h"
+#include "store/repair.h"
+#include "rules/rules.h"
+#include "types/sizing.h"
+#include "store/store.h"
 #include "util.h"
 
 /* list's second column: the Bloom layout, or the other type's name. */

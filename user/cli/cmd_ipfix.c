@@ -16,7 +16,7 @@
 #include <bpf/libbpf.h>
 #include "clock.h"
 #include "cmd.h"
-#include "ipfix.h"
+#include "fleet/ipfix.h"
 #include "monview.h"
 #include "output.h"
 #include "util.h"

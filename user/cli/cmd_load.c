@@ -19,14 +19,14 @@
 #include <string.h>
 #include <time.h>
 #include "cmd.h"
-#include "flow.h"
-#include "ftype.h"
+#include "rules/flow.h"
+#include "types/ftype.h"
 #include "output.h"
-#include "prefixes.h"
-#include "replace.h"
-#include "rules.h"
-#include "sizing.h"
-#include "store.h"
+#include "rules/prefixes.h"
+#include "store/replace.h"
+#include "rules/rules.h"
+#include "types/sizing.h"
+#include "store/store.h"
 #include "util.h"
 
 struct list {

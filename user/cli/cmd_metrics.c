@@ -11,9 +11,9 @@
 #include "cmd.h"
 #include "monview.h"
 #include "output.h"
-#include "pintree.h"
+#include "store/pintree.h"
 #include "safefile.h"
-#include "stats.h"
+#include "store/stats.h"
 #include "util.h"
 
 /* One filter's numbers, read once so every family shows one instant. */

@@ -14,11 +14,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cmd.h"
-#include "flow.h"
-#include "loader.h"
+#include "rules/flow.h"
+#include "store/loader.h"
 #include "output.h"
-#include "pcapfile.h"
-#include "store.h"
+#include "rules/pcapfile.h"
+#include "store/store.h"
 #include "util.h"
 
 /* The largest frame replayed whole: an IP datagram with two VLAN tags.

@@ -6,7 +6,7 @@
 #include "cmd.h"
 #include "monview.h"
 #include "output.h"
-#include "stats.h"
+#include "store/stats.h"
 #include "util.h"
 
 /* stats --watch: rates per interval until interrupted. */

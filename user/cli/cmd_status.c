@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "cmd.h"
-#include "discover.h"
+#include "store/discover.h"
 #include "output.h"
-#include "pintree.h"
+#include "store/pintree.h"
 
 /* Exit status when some attachment fails open (1 and 2 are taken). */
 #define FB_EXIT_FAILS_OPEN 3

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include "clock.h"
 #include "cmd.h"
-#include "flow.h"
+#include "rules/flow.h"
 #include "monview.h"
 #include "output.h"
 #include "parse.h"

@@ -7,7 +7,7 @@
 #include "cmd.h"
 #include "monview.h"
 #include "clock.h"
-#include "flow.h"
+#include "rules/flow.h"
 #include "output.h"
 
 int cmd_traffic(int argc, char **argv)

@@ -12,7 +12,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "flow.h"
+#include "rules/flow.h"
 #include "monview.h"
 #include "output.h"
 

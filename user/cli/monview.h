@@ -8,8 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
-#include "monmaps.h"
-#include "store.h"
+#include "monitor/monmaps.h"
+#include "store/store.h"
 
 /* Open filter NAME and its monitoring maps, which must include `need`. */
 int fb_monview_open(const char *name, __u32 need, struct fb_store *f, struct fb_monitor *m);

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cmd.h"
-#include "monmaps.h"
+#include "monitor/monmaps.h"
 #include "parse.h"
 #include "util.h"
 

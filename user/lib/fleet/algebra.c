@@ -1,0 +1,524 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Set algebra on whole filters: load (filter or export file), combine,
+ * store (create or switch in), fold. See algebra.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <bpf/bpf.h>
+#include "fleet/algebra.h"
+#include "util.h"
+#include "types/counting.h"
+#include "store/exact.h"
+#include "fleet/fbx.h"
+#include "report.h"
+#include "store/pintree.h"
+#include "store/replace.h"
+#include "rules/rules.h"
+#include "store/store.h"
+
+bool fb_alg_is_file(const char *arg)
+{
+	return strchr(arg, '/') || strchr(arg, '.');
+}
+
+void fb_alg_free(struct fb_alg_img *img)
+{
+	free(img->blocks);
+	free(img->cnt);
+	free(img->rules);
+	img->blocks = NULL;
+	img->cnt = NULL;
+	img->rules = NULL;
+}
+
+/* Memory for a filter of h's geometry; h becomes block 0. */
+static int img_alloc(struct fb_alg_img *img, const struct fb_header *h)
+{
+	size_t bytes = ((size_t)h->nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES;
+
+	img->blocks = aligned_alloc(FB_BLOCK_BYTES, bytes);
+	img->cnt_bytes = fb_fbx_counter_bytes(h->nblocks, h->counter_bits);
+	img->cnt = img->cnt_bytes ? calloc(1, img->cnt_bytes) : NULL;
+	if (!img->blocks || (img->cnt_bytes && !img->cnt)) {
+		fb_report_err("%s: out of memory", img->label);
+		return -1;
+	}
+	memset(img->blocks, 0, bytes);
+	memcpy(&img->blocks[0], h, sizeof(*h));
+	img->m = (struct fb_bloom_mem){ .hdr = (struct fb_header *)img->blocks,
+					.blocks = img->blocks,
+					.cnt = img->cnt,
+					.cnt_bits = h->counter_bits };
+	return 0;
+}
+
+static int add_rule(struct fb_alg_img *img, const struct fb_key *k, __u32 count)
+{
+	struct fb_alg_rule *r;
+
+	if (!(img->nrules & (img->nrules + 1)) || !img->rules) {
+		r = realloc(img->rules, (2 * img->nrules + 2) * sizeof(*r));
+		if (!r) {
+			fb_report_err("%s: out of memory", img->label);
+			return -1;
+		}
+		img->rules = r;
+	}
+	img->rules[img->nrules].key = *k;
+	img->rules[img->nrules++].count = count;
+	return 0;
+}
+
+/* What a writer changes: the array (header, prefix lengths, bits) and the
+ * counters. */
+static __u32 state_crc(const struct fb_store *f)
+{
+	uLong crc = crc32(0, (const Bytef *)f->blocks,
+			  ((size_t)f->hdr->nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES);
+
+	if (f->cnt)
+		crc = crc32(crc, f->cnt,
+			    fb_fbx_counter_bytes(f->hdr->nblocks, f->hdr->counter_bits));
+	return crc;
+}
+
+/* The set algebra works on Bloom filters (blocked or classic, plain or
+ * counting): a cuckoo, d-left or scalable table ORed or folded bit by bit
+ * would be garbage. */
+static int bloom_only(const struct fb_store *f)
+{
+	if (!f->hdr->type)
+		return 0;
+	fb_report_err("'%s' is a %s filter: merge, intersect, fold and card work on Bloom "
+		      "filters",
+		      f->name, FB_NAME(fb_type_names, f->hdr->type));
+	return -1;
+}
+
+/* A copy of an open filter (the caller holds a lock on it). */
+static int copy_filter(struct fb_store *f, struct fb_alg_img *img)
+{
+	struct fb_key key, next, *prev = NULL;
+	__u32 v;
+
+	if (bloom_only(f))
+		return -1;
+	if (img_alloc(img, f->hdr))
+		return -1;
+	memcpy(img->blocks, f->blocks, ((size_t)f->hdr->nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES);
+	if (img->cnt)
+		memcpy(img->cnt, f->cnt, img->cnt_bytes);
+	img->crc = state_crc(f);
+	while (f->hdr->confirm && !bpf_map_get_next_key(f->set_fd[0], prev, &next)) {
+		if (!bpf_map_lookup_elem(f->set_fd[0], &next, &v) && v && add_rule(img, &next, v))
+			return -1;
+		key = next;
+		prev = &key;
+	}
+	return 0;
+}
+
+static int load_filter(const char *name, struct fb_alg_img *img)
+{
+	struct fb_store f;
+	int rc = -1;
+
+	if (fb_store_open(name, &f))
+		return -1;
+	/* Writers out while we copy: one consistent state (as export). */
+	if (!fb_store_flock(&f, LOCK_SH)) {
+		rc = copy_filter(&f, img);
+		fb_store_unlock(&f);
+	}
+	fb_store_close(&f);
+	return rc;
+}
+
+/* Bits, counters, exact sets, CRC. A regular file's size is checked
+ * before the memory is taken. */
+static const char *file_body(struct fb_fbx_in *in, struct fb_alg_img *img, const __u8 *b)
+{
+	const struct fb_header *h = img->m.hdr;
+	__u8 w[8], rec[sizeof(struct fb_key) + 4];
+
+	if (fb_fbx_read_bits(in, &img->blocks[FB_HDR_BLOCKS], h->nblocks))
+		return "truncated";
+	memcpy(&img->blocks[1], b + 72, FB_BLOCK_BYTES);
+	if (img->cnt && fb_fbx_read(in, img->cnt, img->cnt_bytes))
+		return "truncated";
+	if (h->confirm) {
+		__u64 n, e;
+
+		if (fb_fbx_read(in, w, 8))
+			return "truncated";
+		n = fb_fbx_get64(w);
+		for (e = 0; e < n; e++) {
+			struct fb_key k;
+
+			if (fb_fbx_read(in, rec, sizeof(rec)))
+				return "truncated";
+			memcpy(&k, rec, sizeof(k));
+			if (k.kind < FB_KIND_FLOW || k.kind >= FB_KIND_MAX ||
+			    k.family > FB_FAMILY_IPV6 || !fb_fbx_get32(rec + sizeof(k)))
+				return "bad exact-set entry";
+			if (add_rule(img, &k, fb_fbx_get32(rec + sizeof(k))))
+				return "out of memory";
+		}
+	}
+	return fb_fbx_read_tail(in);
+}
+
+static int load_file(const char *path, struct fb_alg_img *img)
+{
+	struct fb_fbx_in in = { NULL, crc32(0, NULL, 0) };
+	__u8 b[FB_FBX_BITS_OFF];
+	struct fb_header h;
+	const char *why;
+	struct stat st;
+	int rc = -1;
+
+	in.f = fopen(path, "rb");
+	if (!in.f) {
+		fb_report_err("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fileno(in.f), &st) || S_ISDIR(st.st_mode)) {
+		why = "not a file";
+		goto bad;
+	}
+	if (fb_fbx_read(&in, b, sizeof(b))) {
+		why = ferror(in.f) ? "read error" : "too short to be a flowbloom export";
+		goto bad;
+	}
+	why = fb_fbx_check_head(b);
+	fb_fbx_header(b, &h);
+	if (!why && S_ISREG(st.st_mode) &&
+	    (size_t)st.st_size < FB_FBX_BITS_OFF + (size_t)h.nblocks * FB_BLOCK_BYTES +
+					 fb_fbx_counter_bytes(h.nblocks, h.counter_bits) + 4)
+		why = "truncated";
+	if (why)
+		goto bad;
+	if (img_alloc(img, &h))
+		goto out;
+	why = file_body(&in, img, b);
+	if (why) {
+		if (ferror(in.f))
+			why = "read error";
+		goto bad;
+	}
+	rc = 0;
+	goto out;
+bad:
+	fb_report_err("%s: %s", path, why);
+out:
+	fclose(in.f);
+	return rc;
+}
+
+int fb_alg_load(const char *arg, struct fb_alg_img *img)
+{
+	int rc;
+
+	memset(img, 0, sizeof(*img));
+	snprintf(img->label, sizeof(img->label), "%s", arg);
+	rc = fb_alg_is_file(arg) ? load_file(arg, img) : load_filter(arg, img);
+	if (rc)
+		fb_alg_free(img);
+	return rc;
+}
+
+static int rule_cmp(const void *a, const void *b)
+{
+	return memcmp(&((const struct fb_alg_rule *)a)->key, &((const struct fb_alg_rule *)b)->key,
+		      sizeof(struct fb_key));
+}
+
+/* Exact sets: sorted by key, then merged. */
+static int combine_rules(struct fb_alg_img *dst, const struct fb_alg_img *src, enum fb_alg_op op)
+{
+	struct fb_alg_rule *out;
+	size_t i = 0, j = 0, n = 0;
+
+	qsort(dst->rules, dst->nrules, sizeof(*dst->rules), rule_cmp);
+	qsort(src->rules, src->nrules, sizeof(*src->rules), rule_cmp);
+	out = malloc((dst->nrules + src->nrules + 1) * sizeof(*out));
+	if (!out) {
+		fb_report_err("out of memory");
+		return -1;
+	}
+	while (i < dst->nrules || j < src->nrules) {
+		int c = i == dst->nrules   ? 1
+			: j == src->nrules ? -1
+					   : rule_cmp(&dst->rules[i], &src->rules[j]);
+
+		if (c == 0) {
+			__u32 x = dst->rules[i].count, y = src->rules[j].count;
+
+			out[n].key = dst->rules[i].key;
+			out[n++].count = op == FB_ALG_UNION ? (x + y < x ? ~0U : x + y)
+					 : x < y	    ? x
+							    : y;
+			i++;
+			j++;
+		} else if (c < 0) {
+			if (op == FB_ALG_UNION)
+				out[n++] = dst->rules[i];
+			i++;
+		} else {
+			if (op == FB_ALG_UNION)
+				out[n++] = src->rules[j];
+			j++;
+		}
+	}
+	free(dst->rules);
+	dst->rules = out;
+	dst->nrules = n;
+	return 0;
+}
+
+/* Prefix lengths: the union of both lists (at most FB_MAX_LENGTHS each),
+ * or the lengths in both (a rule in both filters has its length in both
+ * lists). */
+static int combine_lengths(struct fb_prefixes *out, const struct fb_prefixes *a,
+			   const struct fb_prefixes *b, enum fb_alg_op op, char *why, size_t len)
+{
+	int l, i, j;
+
+	memset(out, 0, sizeof(*out));
+	for (l = 0; l < FB_PFX_NR; l++) {
+		const struct fb_lengths *x = &a->list[l], *y = &b->list[l];
+		struct fb_lengths *o = &out->list[l];
+		__u8 all[2 * FB_MAX_LENGTHS];
+		int n = 0, in_y;
+
+		for (i = 0; i < x->n; i++) {
+			for (in_y = 0, j = 0; j < y->n; j++)
+				in_y |= x->len[i] == y->len[j];
+			if (op == FB_ALG_UNION || in_y)
+				all[n++] = x->len[i];
+		}
+		for (j = 0; op == FB_ALG_UNION && j < y->n; j++) {
+			for (in_y = 0, i = 0; i < x->n; i++)
+				in_y |= x->len[i] == y->len[j];
+			if (!in_y)
+				all[n++] = y->len[j];
+		}
+		if (n > FB_MAX_LENGTHS) {
+			snprintf(why, len,
+				 "the %s prefix lengths of both together are %d, more than %d",
+				 fb_rules_prefix_list_name(l), n, FB_MAX_LENGTHS);
+			return -1;
+		}
+		o->n = n;
+		memcpy(o->len, all, n);
+	}
+	return 0;
+}
+
+int fb_alg_combine(struct fb_alg_img *dst, const struct fb_alg_img *src, enum fb_alg_op op)
+{
+	struct fb_prefixes px;
+	char why[200];
+	int rc;
+
+	if (fb_sa_compatible(&dst->m, &src->m, true, why, sizeof(why)))
+		goto bad;
+	if (dst->m.hdr->confirm != src->m.hdr->confirm) {
+		snprintf(why, sizeof(why), "only one of them confirms hits (--confirm exact)");
+		goto bad;
+	}
+	if (combine_lengths(&px, (const struct fb_prefixes *)&dst->blocks[1],
+			    (const struct fb_prefixes *)&src->blocks[1], op, why, sizeof(why)))
+		goto bad;
+	if (combine_rules(dst, src, op))
+		return -1;
+	rc = op == FB_ALG_UNION ? fb_sa_union(&dst->m, &src->m, why, sizeof(why))
+				: fb_sa_intersect(&dst->m, &src->m, why, sizeof(why));
+	if (rc)
+		goto bad;
+	memcpy(&dst->blocks[1], &px, sizeof(px));
+	dst->m.hdr->flags |= src->m.hdr->flags; /* an estimate stays one */
+	if (op == FB_ALG_INTERSECT && dst->cnt) {
+		/* A counting filter's flows are its counters' sum / k (`check`
+		 * verifies that); minima of counters need not be whole flows,
+		 * so round up. */
+		__u64 p, sum = 0, m = (__u64)dst->m.hdr->nblocks * FB_BLOCK_BITS;
+
+		for (p = 0; p < m; p++)
+			sum += dst->m.cnt_bits == 8 ? dst->cnt[p]
+						    : (dst->cnt[p / 2] >> ((p & 1) * 4)) & 0xf;
+		dst->m.hdr->nflows = (sum + dst->m.hdr->k - 1) / dst->m.hdr->k;
+		dst->m.hdr->flags |= FB_HDRF_NFLOWS_ESTIMATE;
+	}
+	return 0;
+bad:
+	fb_report_err("%s and %s: %s", dst->label, src->label, why);
+	return -1;
+}
+
+/* The image into a new filter array (fb_replace_fill) or a staged one:
+ * bits, counters, exact sets, flows, prefix lengths, the kind flags last,
+ * so a data path that already sees the array probes only whole rules. */
+static int fill(struct fb_store *nf, void *arg)
+{
+	const struct fb_alg_img *img = arg;
+	const struct fb_header *h = img->m.hdr;
+	size_t i;
+
+	memcpy(&nf->blocks[FB_HDR_BLOCKS], &img->blocks[FB_HDR_BLOCKS],
+	       (size_t)h->nblocks * FB_BLOCK_BYTES);
+	if (img->cnt)
+		memcpy(nf->cnt, img->cnt, img->cnt_bytes);
+	for (i = 0; i < img->nrules; i++)
+		if (fb_exact_adjust(nf, &img->rules[i].key, (int)img->rules[i].count))
+			return -1;
+	nf->hdr->nflows = h->nflows;
+	nf->hdr->flags = h->flags;
+	memcpy(&nf->blocks[1], &img->blocks[1], FB_BLOCK_BYTES);
+	__atomic_store_n(&nf->hdr->kinds, h->kinds, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static bool exists(const char *name)
+{
+	int root = fb_pin_open_root(false);
+	struct stat st;
+	bool yes;
+
+	if (root < 0)
+		return false;
+	yes = !fstatat(root, name, &st, AT_SYMLINK_NOFOLLOW);
+	close(root);
+	return yes;
+}
+
+static int store_new(const char *name, const struct fb_alg_img *img)
+{
+	const struct fb_header *h = img->m.hdr;
+	struct fb_create_opts o = {
+		.nblocks = h->nblocks,
+		.k = h->k,
+		.layout = h->layout,
+		.hash = h->hash,
+		.action = h->action,
+		.counter_bits = h->counter_bits,
+		.confirm = h->confirm,
+		.capacity = h->capacity,
+		.fp_rate = h->fp_ppb / 1e9,
+	};
+	struct fb_store f;
+
+	/* The exact sets are sized from the capacity: enough for the rules. */
+	if (o.confirm && o.capacity < img->nrules)
+		o.capacity = img->nrules;
+	if (fb_store_create_staged(name, &o, &f))
+		return -1;
+	f.hdr->key[0] = h->key[0];
+	f.hdr->key[1] = h->key[1];
+	if (fill(&f, (void *)img)) {
+		fb_store_abort(&f);
+		return -1;
+	}
+	if (fb_store_publish(&f)) {
+		if (f.staged)
+			fb_store_abort(&f);
+		else
+			fb_store_close(&f);
+		return -1;
+	}
+	fb_store_close(&f);
+	return 0;
+}
+
+static struct fb_bloom_mem store_mem(struct fb_store *f)
+{
+	return (struct fb_bloom_mem){
+		.hdr = f->hdr, .blocks = f->blocks, .cnt = f->cnt, .cnt_bits = f->hdr->counter_bits
+	};
+}
+
+int fb_alg_store(const char *name, const struct fb_alg_img *img, const __u32 *expect_crc,
+		 bool *replaced)
+{
+	struct fb_bloom_mem cm;
+	struct fb_store f;
+	char why[200];
+	int rc = -1;
+
+	*replaced = false;
+	if (fb_pin_check_name(name))
+		return -1;
+	if (!exists(name)) {
+		if (expect_crc) {
+			fb_report_err(
+				"'%s' was destroyed while it was being merged; nothing created",
+				name);
+			return -1;
+		}
+		return store_new(name, img);
+	}
+	if (fb_store_open(name, &f))
+		return -1;
+	if (bloom_only(&f) || fb_store_lock(&f))
+		goto out;
+	if (expect_crc && state_crc(&f) != *expect_crc) {
+		fb_report_err(
+			"'%s' changed while it was being merged (a concurrent writer); nothing "
+			"changed, run it again",
+			name);
+		goto unlock;
+	}
+	cm = store_mem(&f);
+	if (fb_sa_compatible(&cm, &img->m, true, why, sizeof(why)) ||
+	    (f.hdr->confirm != img->m.hdr->confirm &&
+	     snprintf(why, sizeof(why), "only one of them confirms hits (--confirm exact)"))) {
+		fb_report_err("cannot replace '%s' with the result: %s; nothing changed", name,
+			      why);
+		goto unlock;
+	}
+	rc = fb_replace_fill(&f, img->m.hdr->nblocks, img->m.hdr->k, img->nrules, fill,
+			     (void *)img);
+	*replaced = !rc;
+unlock:
+	fb_store_unlock(&f);
+out:
+	fb_store_close(&f);
+	return rc;
+}
+
+int fb_alg_fold(const char *name, __u32 *nblocks)
+{
+	struct fb_alg_img img = { .blocks = NULL };
+	struct fb_store f;
+	char why[200];
+	int rc = -1;
+
+	snprintf(img.label, sizeof(img.label), "%s", name);
+	if (fb_store_open(name, &f))
+		return -1;
+	if (fb_store_lock(&f))
+		goto out;
+	if (copy_filter(&f, &img))
+		goto unlock;
+	/* On the copy: fold clears bits, the live filter must not see it. */
+	if (fb_sa_fold(&img.m, why, sizeof(why))) {
+		fb_report_err("cannot fold '%s': %s", name, why);
+		goto unlock;
+	}
+	img.cnt_bytes = fb_fbx_counter_bytes(img.m.hdr->nblocks, img.m.hdr->counter_bits);
+	rc = fb_replace_fill(&f, img.m.hdr->nblocks, img.m.hdr->k, img.nrules, fill, &img);
+	*nblocks = img.m.hdr->nblocks;
+unlock:
+	fb_store_unlock(&f);
+out:
+	fb_store_close(&f);
+	fb_alg_free(&img);
+	return rc;
+}

@@ -1,0 +1,574 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ExaBGP JSON to rules (see bgp.h). A line is handled in two steps: first
+ * the whole message is read into a list of path operations (announce with
+ * the rule it carries, or end), checking its structure; a malformed message
+ * is refused whole. Then the operations are applied to the path table and
+ * the rules' reference counts, and the rules whose count left or reached 0
+ * become the line's additions and deletions.
+ *
+ * The JSON shapes (ExaBGP 4.2, `encoder json`, api `receive { parsed;
+ * update; }` and `neighbor-changes`), one object per line:
+ *   {"type": "update", "neighbor": {"address": {"peer": P, ...},
+ *     "message": {"update": {"attribute": {"community": [[A, V], ...],
+ *       "extended-community": [{"value": N, "string": S}, ...]},
+ *      "announce": {"ipv4 unicast": {NEXTHOP: [{"nlri": "PFX"}, ...]},
+ *                   "ipv4 flow": {"no-nexthop": [{COMPONENT: [...], ...,
+ *                                                 "string": S}]}},
+ *      "withdraw": {"ipv4 unicast": [{"nlri": "PFX"}], "ipv4 flow": [...]}}}}}
+ *   {"type": "update", "neighbor": {..., "message": {"eor": {"afi": "ipv4",
+ *     "safi": "unicast"}}}}
+ *   {"type": "state", "neighbor": {..., "state": "up" | "down" | "connected"}}
+ * NLRIs of add-path sessions carry "path-information".
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fleet/bgp.h"
+#include "fleet/bgp_int.h"
+#include "rules/flow.h"
+#include "report.h"
+
+void fb_bgp_note(struct fb_bgp *b, size_t lineno, const char *fmt, ...)
+{
+	char msg[1024];
+	int n = 0;
+	va_list ap;
+
+	if (lineno)
+		n = snprintf(msg, sizeof(msg), "%s:%zu: ", b->source ? b->source : "<stdin>",
+			     lineno);
+	va_start(ap, fmt);
+	vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
+	va_end(ap);
+	if (b->note)
+		b->note(b->ctx, msg);
+	else
+		fb_report_err("bgp: %s", msg);
+}
+
+/* FNV-1a: the tables hold at most a few hundred thousand routes from
+ * trusted peers; no need for a keyed hash. */
+static __u64 fnv(__u64 h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	while (n--)
+		h = (h ^ *c++) * 0x100000001b3ULL;
+	return h;
+}
+
+static size_t path_hash(const struct fb_bgp *b, const char *peer, const char *family,
+			const char *nlri)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	h = fnv(h, peer, strlen(peer) + 1);
+	h = fnv(h, family, strlen(family) + 1);
+	h = fnv(h, nlri, strlen(nlri));
+	return h & (b->nbuckets - 1);
+}
+
+static size_t rule_hash(const struct fb_bgp *b, const struct fb_key *k)
+{
+	return fnv(0xcbf29ce484222325ULL, k, sizeof(*k)) & (b->nbuckets - 1);
+}
+
+static int grow(struct fb_bgp *b)
+{
+	size_t i, n = b->nbuckets * 2;
+	struct fb_bgp_path **np = calloc(n, sizeof(*np));
+	struct fb_bgp_rule **nr = calloc(n, sizeof(*nr));
+	size_t old = b->nbuckets;
+
+	if (!np || !nr) {
+		free(np);
+		free(nr);
+		return -1;
+	}
+	b->nbuckets = n;
+	for (i = 0; i < old; i++) {
+		while (b->paths[i]) {
+			struct fb_bgp_path *p = b->paths[i];
+			size_t h = path_hash(b, p->peer, p->family, p->nlri);
+
+			b->paths[i] = p->next;
+			p->next = np[h];
+			np[h] = p;
+		}
+		while (b->rules[i]) {
+			struct fb_bgp_rule *r = b->rules[i];
+			size_t h = rule_hash(b, &r->key);
+
+			b->rules[i] = r->next;
+			r->next = nr[h];
+			nr[h] = r;
+		}
+	}
+	free(b->paths);
+	free(b->rules);
+	b->paths = np;
+	b->rules = nr;
+	return 0;
+}
+
+int fb_bgp_init(struct fb_bgp *b, const struct fb_bgp_opts *o)
+{
+	memset(b, 0, sizeof(*b));
+	b->o = *o;
+	b->nbuckets = 1024;
+	b->paths = calloc(b->nbuckets, sizeof(*b->paths));
+	b->rules = calloc(b->nbuckets, sizeof(*b->rules));
+	if (!b->paths || !b->rules) {
+		free(b->paths);
+		free(b->rules);
+		return -1;
+	}
+	return 0;
+}
+
+void fb_bgp_free(struct fb_bgp *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->nbuckets; i++) {
+		while (b->paths[i]) {
+			struct fb_bgp_path *p = b->paths[i];
+
+			b->paths[i] = p->next;
+			free(p->peer);
+			free(p);
+		}
+		while (b->rules[i]) {
+			struct fb_bgp_rule *r = b->rules[i];
+
+			b->rules[i] = r->next;
+			free(r);
+		}
+	}
+	free(b->paths);
+	free(b->rules);
+	free(b->add);
+	free(b->del);
+	memset(b, 0, sizeof(*b));
+}
+
+static struct fb_bgp_path **find_path(struct fb_bgp *b, const char *peer, const char *family,
+				      const char *nlri)
+{
+	struct fb_bgp_path **pp = &b->paths[path_hash(b, peer, family, nlri)];
+
+	for (; *pp; pp = &(*pp)->next)
+		if (!strcmp((*pp)->peer, peer) && !strcmp((*pp)->family, family) &&
+		    !strcmp((*pp)->nlri, nlri))
+			return pp;
+	return pp;
+}
+
+static struct fb_bgp_rule *find_rule(const struct fb_bgp *b, const struct fb_key *k)
+{
+	struct fb_bgp_rule *r = b->rules[rule_hash(b, k)];
+
+	for (; r; r = r->next)
+		if (!memcmp(&r->key, k, sizeof(*k)))
+			return r;
+	return NULL;
+}
+
+unsigned fb_bgp_refs(const struct fb_bgp *b, const struct fb_key *k)
+{
+	const struct fb_bgp_rule *r = find_rule(b, k);
+
+	return r ? r->refs : 0;
+}
+
+/* ----------------------------------------------------- reading a message */
+
+int fb_bgp_push_op(struct fb_bgp_ctx *c, bool announce, const char *peer, const char *family,
+		   const char *nlri, const struct fb_key *key)
+{
+	struct fb_bgp_op *o;
+	size_t lp = strlen(peer) + 1, lf = strlen(family) + 1, ln = strlen(nlri) + 1;
+
+	if (c->nops == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 16;
+		struct fb_bgp_op *n = realloc(c->ops, cap * sizeof(*n));
+
+		if (!n)
+			goto oom;
+		c->ops = n;
+		c->cap = cap;
+	}
+	o = &c->ops[c->nops];
+	memset(o, 0, sizeof(*o));
+	o->peer = malloc(lp + lf + ln);
+	if (!o->peer)
+		goto oom;
+	o->family = o->peer + lp;
+	o->nlri = o->family + lf;
+	memcpy(o->peer, peer, lp);
+	memcpy(o->family, family, lf);
+	memcpy(o->nlri, nlri, ln);
+	o->announce = announce;
+	if (key)
+		o->key = *key;
+	c->nops++;
+	return 0;
+oom:
+	c->oom = true;
+	return -1;
+}
+
+/* ------------------------------------------------------ applying a line */
+
+static int touch(struct fb_bgp_ctx *c, struct fb_bgp_rule *r)
+{
+	if (r->touched)
+		return 0;
+	if (c->ntouched == c->cap_touched) {
+		size_t cap = c->cap_touched ? 2 * c->cap_touched : 16;
+		struct fb_bgp_rule **n = realloc(c->touched, cap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		c->touched = n;
+		c->cap_touched = cap;
+	}
+	r->touched = true;
+	c->touched[c->ntouched++] = r;
+	return 0;
+}
+
+static struct fb_bgp_rule *rule_get(struct fb_bgp *b, const struct fb_key *k)
+{
+	struct fb_bgp_rule *r = find_rule(b, k);
+	size_t h;
+
+	if (r)
+		return r;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->key = *k;
+	h = rule_hash(b, k);
+	r->next = b->rules[h];
+	b->rules[h] = r;
+	b->nrules++;
+	return r;
+}
+
+static void rule_drop(struct fb_bgp *b, struct fb_bgp_rule *r)
+{
+	struct fb_bgp_rule **rp = &b->rules[rule_hash(b, &r->key)];
+
+	for (; *rp; rp = &(*rp)->next)
+		if (*rp == r) {
+			*rp = r->next;
+			free(r);
+			b->nrules--;
+			return;
+		}
+}
+
+static int path_end(struct fb_bgp_ctx *c, struct fb_bgp_path **pp)
+{
+	struct fb_bgp_path *p = *pp;
+	struct fb_bgp_rule *r = find_rule(c->b, &p->key);
+
+	*pp = p->next;
+	free(p->peer);
+	free(p);
+	c->b->npaths--;
+	c->b->changed = true;
+	if (r) {
+		r->refs--;
+		return touch(c, r);
+	}
+	return 0;
+}
+
+static int apply_op(struct fb_bgp_ctx *c, const struct fb_bgp_op *o)
+{
+	struct fb_bgp *b = c->b;
+	struct fb_bgp_path **pp = find_path(b, o->peer, o->family, o->nlri), *p;
+	struct fb_bgp_rule *r;
+	size_t lp, lf, ln;
+
+	if (*pp) {
+		if (o->announce && !memcmp(&(*pp)->key, &o->key, sizeof(o->key))) {
+			(*pp)->stale = false; /* announced again: the same path */
+			return 0;
+		}
+		if (path_end(c, pp))
+			return -1;
+	}
+	if (!o->announce)
+		return 0;
+	if (b->npaths >= b->nbuckets && grow(b))
+		return -1;
+	r = rule_get(b, &o->key);
+	p = calloc(1, sizeof(*p));
+	lp = strlen(o->peer) + 1;
+	lf = strlen(o->family) + 1;
+	ln = strlen(o->nlri) + 1;
+	if (!r || !p || !(p->peer = malloc(lp + lf + ln))) {
+		free(p);
+		return -1;
+	}
+	p->family = p->peer + lp;
+	p->nlri = p->family + lf;
+	memcpy(p->peer, o->peer, lp);
+	memcpy(p->family, o->family, lf);
+	memcpy(p->nlri, o->nlri, ln);
+	p->key = o->key;
+	pp = &b->paths[path_hash(b, p->peer, p->family, p->nlri)];
+	p->next = *pp;
+	*pp = p;
+	b->npaths++;
+	b->changed = true;
+	r->refs++;
+	return touch(c, r);
+}
+
+static int push_key(struct fb_key **arr, size_t *n, size_t *cap, const struct fb_key *k)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? 2 * *cap : 16;
+		struct fb_key *a = realloc(*arr, nc * sizeof(*a));
+
+		if (!a)
+			return -1;
+		*arr = a;
+		*cap = nc;
+	}
+	(*arr)[(*n)++] = *k;
+	return 0;
+}
+
+/* The touched rules that must enter or leave the filter. */
+static int outcome(struct fb_bgp *b, struct fb_bgp_ctx *c)
+{
+	size_t i;
+	int err = 0;
+
+	b->nadd = b->ndel = 0;
+	for (i = 0; i < c->ntouched; i++) {
+		struct fb_bgp_rule *r = c->touched[i];
+
+		r->touched = false;
+		if (r->refs && !r->in_filter)
+			err |= push_key(&b->add, &b->nadd, &b->cap_add, &r->key);
+		else if (!r->refs && r->in_filter)
+			err |= push_key(&b->del, &b->ndel, &b->cap_del, &r->key);
+		else if (!r->refs)
+			rule_drop(b, r); /* added and ended within the line */
+	}
+	return err;
+}
+
+static void ctx_free(struct fb_bgp_ctx *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nops; i++)
+		free(c->ops[i].peer);
+	free(c->ops);
+	free(c->touched);
+}
+
+int fb_bgp_line(struct fb_bgp *b, const char *line, size_t lineno)
+{
+	struct fb_bgp_ctx c = { .b = b, .lineno = lineno };
+	enum json_tokener_error jerr;
+	json_object *msg;
+	const char *why = NULL;
+	size_t i, n = strlen(line);
+	int r = 0;
+
+	b->nadd = b->ndel = 0;
+	b->changed = false;
+	while (n && isspace((unsigned char)line[n - 1]))
+		n--;
+	if (!n)
+		return 0;
+	msg = json_tokener_parse_verbose(line, &jerr);
+	if (!msg) {
+		fb_bgp_note(b, lineno, "not JSON (%s); line skipped",
+			    json_tokener_error_desc(jerr));
+		return -1;
+	}
+	if (!json_object_is_type(msg, json_type_object)) {
+		fb_bgp_note(b, lineno, "not a JSON object; line skipped");
+		json_object_put(msg);
+		return -1;
+	}
+	r = fb_bgp_read_message(&c, msg, &why);
+	json_object_put(msg);
+	if (r) {
+		if (r == -2 || c.oom)
+			fb_bgp_note(b, lineno, "out of memory; line skipped");
+		else
+			fb_bgp_note(b, lineno, "%s; line skipped", why);
+		ctx_free(&c);
+		return -1;
+	}
+	/* Applied in the message's order: withdrawals, then announcements. */
+	for (i = 0; i < c.nops && !r; i++)
+		r = apply_op(&c, &c.ops[i]);
+	if (r || outcome(b, &c)) {
+		/* Out of memory half way: the table is consistent (each op is
+		 * whole), the outcome of what was done is still returned. */
+		fb_bgp_note(b, lineno, "out of memory; the rest of the line skipped");
+	}
+	ctx_free(&c);
+	return 0;
+}
+
+void fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k)
+{
+	struct fb_bgp_rule *r = find_rule(b, k);
+	size_t i;
+
+	if (!r || r->in_filter)
+		return;
+	for (i = 0; i < b->nbuckets; i++) {
+		struct fb_bgp_path **pp = &b->paths[i];
+
+		while (*pp) {
+			if (!memcmp(&(*pp)->key, k, sizeof(*k))) {
+				struct fb_bgp_path *p = *pp;
+
+				b->changed = true;
+				*pp = p->next;
+				free(p->peer);
+				free(p);
+				b->npaths--;
+			} else {
+				pp = &(*pp)->next;
+			}
+		}
+	}
+	rule_drop(b, r);
+}
+
+void fb_bgp_done(struct fb_bgp *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->nadd; i++) {
+		struct fb_bgp_rule *r = find_rule(b, &b->add[i]);
+
+		if (r)
+			r->in_filter = true;
+	}
+	for (i = 0; i < b->ndel; i++) {
+		struct fb_bgp_rule *r = find_rule(b, &b->del[i]);
+
+		if (r && !r->refs)
+			rule_drop(b, r);
+	}
+	b->nadd = b->ndel = 0;
+}
+
+void fb_bgp_remove_all(struct fb_bgp *b)
+{
+	size_t i;
+
+	b->nadd = b->ndel = 0;
+	b->changed = b->npaths > 0;
+	for (i = 0; i < b->nbuckets; i++) {
+		struct fb_bgp_rule *r;
+
+		while (b->paths[i]) {
+			struct fb_bgp_path *p = b->paths[i];
+
+			b->paths[i] = p->next;
+			free(p->peer);
+			free(p);
+		}
+		for (r = b->rules[i]; r; r = r->next) {
+			r->refs = 0;
+			if (r->in_filter && push_key(&b->del, &b->ndel, &b->cap_del, &r->key))
+				fb_bgp_note(b, 0, "out of memory listing rules to delete");
+		}
+	}
+	b->npaths = 0;
+}
+
+size_t fb_bgp_rules(const struct fb_bgp *b, struct fb_key **out)
+{
+	size_t i, n = 0;
+	struct fb_bgp_rule *r;
+
+	*out = malloc((b->nrules ? b->nrules : 1) * sizeof(**out));
+	if (!*out)
+		return 0;
+	for (i = 0; i < b->nbuckets; i++)
+		for (r = b->rules[i]; r; r = r->next)
+			if (r->in_filter)
+				(*out)[n++] = r->key;
+	return n;
+}
+
+/* ---------------------------------------------------------- state file */
+
+int fb_bgp_save(const struct fb_bgp *b, FILE *fp)
+{
+	char text[FB_FLOW_STR];
+	struct fb_bgp_path *p;
+	size_t i;
+
+	fprintf(fp, "# flowbloom bgp state: peer, family, NLRI, rule (one path a line)\n");
+	for (i = 0; i < b->nbuckets; i++)
+		for (p = b->paths[i]; p; p = p->next) {
+			fb_flow_format(&p->key, text, sizeof(text));
+			fprintf(fp, "%s\t%s\t%s\t%s\n", p->peer, p->family, p->nlri, text);
+		}
+	return ferror(fp) ? -1 : 0;
+}
+
+int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
+{
+	struct fb_bgp_ctx c = { .b = b };
+	char *line = NULL, *f[4], *save, err[256];
+	size_t cap = 0, lineno = 0, i;
+	struct fb_key k;
+	int blank, rc = -1;
+
+	while (getline(&line, &cap, fp) > 0) {
+		lineno++;
+		line[strcspn(line, "\n")] = 0;
+		if (!line[0] || line[0] == '#')
+			continue;
+		f[0] = strtok_r(line, "\t", &save);
+		for (i = 1; i < 4; i++)
+			f[i] = strtok_r(NULL, "\t", &save);
+		if (!f[3] || strtok_r(NULL, "\t", &save)) {
+			fb_report_err("%s:%zu: want 4 fields separated by tabs", name, lineno);
+			goto out;
+		}
+		if (fb_flow_parse_line(f[3], &k, &blank, err, sizeof(err)) || blank) {
+			fb_report_err("%s:%zu: %s", name, lineno, blank ? "no rule" : err);
+			goto out;
+		}
+		if (fb_bgp_push_op(&c, true, f[0], f[1], f[2], &k))
+			goto out;
+	}
+	for (i = 0; i < c.nops; i++)
+		if (apply_op(&c, &c.ops[i]))
+			goto out;
+	for (i = 0; i < c.ntouched; i++) {
+		c.touched[i]->touched = false;
+		c.touched[i]->in_filter = true;
+	}
+	rc = 0;
+out:
+	if (rc && c.oom)
+		fb_report_err("%s: out of memory", name);
+	free(line);
+	ctx_free(&c);
+	return rc;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Library-internal: what bgp.c (paths, rules, reference counts, state
+ * file) and bgpmsg.c (reading one ExaBGP JSON message into path
+ * operations) share.
+ */
+#ifndef FLOWBLOOM_USER_BGP_INT_H
+#define FLOWBLOOM_USER_BGP_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <json-c/json.h>
+#include "fleet/bgp.h"
+
+struct fb_bgp_path {
+	struct fb_bgp_path *next;
+	char *peer, *family, *nlri; /* one allocation, peer first */
+	struct fb_key key;
+	bool stale; /* held over a session restart, until End-of-RIB */
+};
+
+struct fb_bgp_rule {
+	struct fb_bgp_rule *next;
+	struct fb_key key;
+	unsigned refs;	/* paths holding it */
+	bool in_filter; /* added to the filter by us */
+	bool touched;	/* in this line's list */
+};
+
+/* One path operation of a message. */
+struct fb_bgp_op {
+	bool announce; /* with key; else the path ends */
+	char *peer, *family, *nlri;
+	struct fb_key key;
+};
+
+struct fb_bgp_ctx {
+	struct fb_bgp *b;
+	size_t lineno;
+	struct fb_bgp_op *ops;
+	size_t nops, cap;
+	struct fb_bgp_rule **touched;
+	size_t ntouched, cap_touched;
+	bool oom;
+};
+
+/* A note for the user ("SOURCE:LINE: text" when lineno is set). */
+void fb_bgp_note(struct fb_bgp *b, size_t lineno, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int fb_bgp_push_op(struct fb_bgp_ctx *c, bool announce, const char *peer, const char *family,
+		   const char *nlri, const struct fb_key *key);
+/* Read the message into c->ops: 0, -1 malformed (why set), -2 no memory. */
+int fb_bgp_read_message(struct fb_bgp_ctx *c, json_object *msg, const char **why);
+
+#endif

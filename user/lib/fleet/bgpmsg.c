@@ -1,0 +1,458 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Reading one ExaBGP JSON message into path operations (see bgp.c for the
+ * shapes): checks its structure, turns unicast NLRIs and FlowSpec rules
+ * into keys; a malformed message is refused whole.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fleet/bgp.h"
+#include "fleet/bgp_int.h"
+#include "rules/flow.h"
+
+static json_object *get(json_object *o, const char *k)
+{
+	json_object *v = NULL;
+
+	if (!o || !json_object_is_type(o, json_type_object))
+		return NULL;
+	json_object_object_get_ex(o, k, &v);
+	return v;
+}
+
+static const char *get_str(json_object *o, const char *k)
+{
+	json_object *v = get(o, k);
+
+	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+/* Rule from FLOW words, parsed as the CLI parses them (the same keys). */
+static int rule_from(const char *w0, const char *w1, const char *w2, struct fb_key *k, char *why,
+		     size_t len)
+{
+	char *argv[3] = { (char *)w0, (char *)w1, (char *)w2 };
+	int n = w2 ? 3 : 2;
+
+	return fb_flow_parse(n, argv, k, why, len) == n ? 0 : -1;
+}
+
+/* "PFX/LEN" of family fam ("ipv4"/"ipv6"): checks the length against the
+ * minimum. 0 ok, -1 with why. */
+static int check_prefix(struct fb_bgp *b, const char *pfx, bool v6, char *why, size_t len)
+{
+	const char *slash = strchr(pfx, '/');
+	char *end;
+	long l;
+
+	if (!slash) {
+		snprintf(why, len, "prefix '%s' has no length", pfx);
+		return -1;
+	}
+	errno = 0;
+	l = strtol(slash + 1, &end, 10);
+	if (errno || *end || l < 0 || l > (v6 ? 128 : 32) || (v6 != !!strchr(pfx, ':'))) {
+		snprintf(why, len, "bad %s prefix '%s'", v6 ? "IPv6" : "IPv4", pfx);
+		return -1;
+	}
+	if (l < (v6 ? b->o.min_v6 : b->o.min_v4)) {
+		snprintf(why, len, "prefix '%s' is shorter than /%d (--min-length)", pfx,
+			 v6 ? b->o.min_v6 : b->o.min_v4);
+		return -1;
+	}
+	return 0;
+}
+
+static bool has_community(struct fb_bgp *b, json_object *attr)
+{
+	json_object *list = get(attr, "community");
+	size_t i;
+
+	if (!list || !json_object_is_type(list, json_type_array))
+		return false;
+	for (i = 0; i < json_object_array_length(list); i++) {
+		json_object *c = json_object_array_get_idx(list, i);
+
+		if (c && json_object_is_type(c, json_type_array) &&
+		    json_object_array_length(c) == 2 &&
+		    (__u32)json_object_get_int64(json_object_array_get_idx(c, 0)) ==
+			    b->o.community >> 16 &&
+		    (__u32)json_object_get_int64(json_object_array_get_idx(c, 1)) ==
+			    (b->o.community & 0xffff))
+			return true;
+	}
+	return false;
+}
+
+/* RFC 8955 section 7.3: traffic-rate-bytes (type 0x80, subtype 0x06) with
+ * rate 0 discards; so does traffic-rate-packets (0x800c, RFC 8955 7.3 as
+ * updated) at 0. The rate is an IEEE float in the low 32 bits: 0 or -0.
+ * The numeric value is used, not ExaBGP's "rate-limit:%d" text, which
+ * prints 0.5 as 0. What else is there is described in *other. */
+static bool has_discard(json_object *attr, const char **other)
+{
+	json_object *list = get(attr, "extended-community");
+	size_t i;
+
+	*other = NULL;
+	if (!list || !json_object_is_type(list, json_type_array))
+		return false;
+	for (i = 0; i < json_object_array_length(list); i++) {
+		json_object *c = json_object_array_get_idx(list, i), *v = get(c, "value");
+		__u64 val;
+
+		if (!v || !json_object_is_type(v, json_type_int))
+			continue;
+		val = json_object_get_uint64(v);
+		if (((val >> 48) == 0x8006 || (val >> 48) == 0x800c) && !((__u32)val & 0x7fffffffU))
+			return true;
+		if (!*other)
+			*other = get_str(c, "string");
+	}
+	return false;
+}
+
+/* The one value of a FlowSpec numeric component, "=V" alone; NULL if it is
+ * anything else (a range, several values, a negation). */
+static const char *single_value(json_object *v)
+{
+	const char *s;
+
+	if (!v || !json_object_is_type(v, json_type_array) || json_object_array_length(v) != 1)
+		return NULL;
+	s = json_object_get_string(json_object_array_get_idx(v, 0));
+	if (!s || s[0] != '=' || !s[1] || strchr(s, '&'))
+		return NULL;
+	return s + 1;
+}
+
+/* A prefix component: ["PFX"] (IPv4) or ["PFX/OFFSET"] (IPv6, offset 0 only). */
+static int flow_prefix(json_object *v, bool v6, char *out, size_t len)
+{
+	const char *s, *slash;
+
+	if (!v || !json_object_is_type(v, json_type_array) || json_object_array_length(v) != 1)
+		return -1;
+	s = json_object_get_string(json_object_array_get_idx(v, 0));
+	if (!s || strlen(s) >= len)
+		return -1;
+	strcpy(out, s);
+	if (v6) {
+		slash = strrchr(out, '/');
+		if (!slash || slash == strchr(out, '/'))
+			return 0; /* no offset given */
+		if (strcmp(slash, "/0"))
+			return -1;
+		*strrchr(out, '/') = 0;
+	}
+	return 0;
+}
+
+static bool full_length(const char *pfx, bool v6)
+{
+	const char *slash = strchr(pfx, '/');
+
+	return slash && atoi(slash + 1) == (v6 ? 128 : 32);
+}
+
+/* A FlowSpec NLRI as one flowbloom rule: a lone source or destination
+ * prefix, or a complete 5-tuple of host addresses, a protocol and (for
+ * protocols with ports) one source and one destination port. 0 with *k,
+ * or -1 with why: everything else, which a rule could only approximate. */
+static int flow_rule(struct fb_bgp *b, json_object *nlri, bool v6, struct fb_key *k, char *why,
+		     size_t len)
+{
+	char dst[80] = "", src[80] = "", a[96], d[96], protobuf[16];
+	const char *proto = NULL, *sport = NULL, *dport = NULL;
+	const char *dname = v6 ? "destination-ipv6" : "destination-ipv4";
+	const char *sname = v6 ? "source-ipv6" : "source-ipv4";
+	const char *pname = v6 ? "next-header" : "protocol";
+	int p;
+
+	json_object_object_foreach(nlri, key, val)
+	{
+		if (!strcmp(key, "string") || !strcmp(key, "next-hop"))
+			continue;
+		if (!strcmp(key, dname) || !strcmp(key, "destination")) {
+			if (flow_prefix(val, v6, dst, sizeof(dst)))
+				goto comp;
+		} else if (!strcmp(key, sname) || !strcmp(key, "source")) {
+			if (flow_prefix(val, v6, src, sizeof(src)))
+				goto comp;
+		} else if (!strcmp(key, pname) || !strcmp(key, "protocol")) {
+			if (!(proto = single_value(val)))
+				goto comp;
+		} else if (!strcmp(key, "destination-port")) {
+			if (!(dport = single_value(val)))
+				goto comp;
+		} else if (!strcmp(key, "source-port")) {
+			if (!(sport = single_value(val)))
+				goto comp;
+		} else {
+			snprintf(why, len, "component '%s' is not supported", key);
+			return -1;
+		}
+		continue;
+	comp:
+		snprintf(why, len, "component '%s' is not a single value (=V) or prefix", key);
+		return -1;
+	}
+	if ((dst[0] && check_prefix(b, dst, v6, why, len)) ||
+	    (src[0] && check_prefix(b, src, v6, why, len)))
+		return -1;
+	if (!proto && !sport && !dport && !!dst[0] != !!src[0])
+		return rule_from(dst[0] ? "dst" : "src", dst[0] ? dst : src, NULL, k, why, len);
+	if (!proto || !dst[0] || !src[0] || !full_length(dst, v6) || !full_length(src, v6)) {
+		snprintf(why, len,
+			 "flowbloom rules are one source or destination prefix, or a 5-tuple "
+			 "of host addresses, protocol and ports");
+		return -1;
+	}
+	/* ExaBGP names well-known protocols; ours may spell them alike. */
+	p = fb_proto_parse(proto);
+	if (p < 0) {
+		snprintf(why, len, "protocol '%s' is not known", proto);
+		return -1;
+	}
+	snprintf(protobuf, sizeof(protobuf), "%d", p);
+	*strchr(src, '/') = 0;
+	*strchr(dst, '/') = 0;
+	if (fb_proto_has_ports(p)) {
+		if (!sport || !dport) {
+			snprintf(why, len, "a %s rule needs one source and one destination port",
+				 proto);
+			return -1;
+		}
+		snprintf(a, sizeof(a), v6 ? "[%s]:%s" : "%s:%s", src, sport);
+		snprintf(d, sizeof(d), v6 ? "[%s]:%s" : "%s:%s", dst, dport);
+	} else {
+		if (sport || dport) {
+			snprintf(why, len, "protocol %s has no ports", proto);
+			return -1;
+		}
+		snprintf(a, sizeof(a), "%s", src);
+		snprintf(d, sizeof(d), "%s", dst);
+	}
+	return rule_from(protobuf, a, d, k, why, len);
+}
+
+/* The path's identity within its peer and family: the NLRI text, with the
+ * add-path id. */
+static int nlri_id(json_object *n, bool flow, char *out, size_t len)
+{
+	const char *s = get_str(n, flow ? "string" : "nlri"), *pi = get_str(n, "path-information");
+
+	if (!s)
+		return -1;
+	snprintf(out, len, "%s%s%s", s, pi ? " path-id " : "", pi ? pi : "");
+	return 0;
+}
+
+static int family_kind(const char *family, bool *flow, bool *v6)
+{
+	if (!strcmp(family, "ipv4 unicast") || !strcmp(family, "ipv6 unicast"))
+		*flow = false;
+	else if (!strcmp(family, "ipv4 flow") || !strcmp(family, "ipv6 flow"))
+		*flow = true;
+	else
+		return -1;
+	*v6 = family[3] == '6';
+	return 0;
+}
+
+static int read_nlri(struct fb_bgp_ctx *c, const char *peer, const char *family, json_object *n,
+		     bool announce, json_object *attr)
+{
+	struct fb_bgp *b = c->b;
+	char id[1024], why[256];
+	const char *other;
+	bool flow, v6;
+	struct fb_key k;
+
+	family_kind(family, &flow, &v6);
+	if (!json_object_is_type(n, json_type_object) || nlri_id(n, flow, id, sizeof(id)))
+		return -1;
+	if (!announce)
+		return fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2 : 0;
+	if (!flow) {
+		const char *pfx = get_str(n, "nlri");
+
+		if (!has_community(b, attr))
+			/* Not (or no longer) a blackhole: replaces any path we hold. */
+			return fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2 : 0;
+		if (check_prefix(b, pfx, v6, why, sizeof(why)) ||
+		    rule_from(b->o.rtbh_src ? "src" : "dst", pfx, NULL, &k, why, sizeof(why))) {
+			fb_bgp_note(b, c->lineno, "%s from %s: %s; not applied", pfx, peer, why);
+			return fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2 : 0;
+		}
+		return fb_bgp_push_op(c, true, peer, family, id, &k) ? -2 : 0;
+	}
+	if (!has_discard(attr, &other)) {
+		fb_bgp_note(b, c->lineno,
+			    "'%s' from %s: action %s%s%s is not supported (only discard, "
+			    "traffic-rate 0); not applied",
+			    id, peer, other ? "'" : "", other ? other : "none", other ? "'" : "");
+		return fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2 : 0;
+	}
+	if (flow_rule(b, n, v6, &k, why, sizeof(why))) {
+		fb_bgp_note(b, c->lineno, "'%s' from %s: %s; not applied", id, peer, why);
+		return fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2 : 0;
+	}
+	return fb_bgp_push_op(c, true, peer, family, id, &k) ? -2 : 0;
+}
+
+/* announce {FAMILY: {NEXTHOP: [NLRI...]}} or withdraw {FAMILY: [NLRI...]}. */
+static int read_routes(struct fb_bgp_ctx *c, const char *peer, json_object *routes, bool announce,
+		       json_object *attr)
+{
+	bool flow, v6;
+	size_t i;
+
+	if (!json_object_is_type(routes, json_type_object))
+		return -1;
+	json_object_object_foreach(routes, family, val)
+	{
+		if (family_kind(family, &flow, &v6)) {
+			fb_bgp_note(c->b, c->lineno,
+				    "family '%s' from %s is not supported; ignored", family, peer);
+			continue;
+		}
+		if (announce) {
+			if (!json_object_is_type(val, json_type_object))
+				return -1;
+			json_object_object_foreach(val, nexthop, list)
+			{
+				(void)nexthop;
+				if (!json_object_is_type(list, json_type_array))
+					return -1;
+				for (i = 0; i < json_object_array_length(list); i++) {
+					int r = read_nlri(c, peer, family,
+							  json_object_array_get_idx(list, i), true,
+							  attr);
+					if (r)
+						return r;
+				}
+			}
+		} else {
+			if (!json_object_is_type(val, json_type_array))
+				return -1;
+			for (i = 0; i < json_object_array_length(val); i++) {
+				int r = read_nlri(c, peer, family,
+						  json_object_array_get_idx(val, i), false, NULL);
+				if (r)
+					return r;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Operations ending every path of peer (of family, if given) that is
+ * stale (or any, if !only_stale). */
+static int end_paths(struct fb_bgp_ctx *c, const char *peer, const char *family, bool only_stale)
+{
+	struct fb_bgp *b = c->b;
+	size_t i;
+
+	for (i = 0; i < b->nbuckets; i++) {
+		struct fb_bgp_path *p;
+
+		for (p = b->paths[i]; p; p = p->next)
+			if (!strcmp(p->peer, peer) && (!family || !strcmp(p->family, family)) &&
+			    (!only_stale || p->stale) &&
+			    fb_bgp_push_op(c, false, p->peer, p->family, p->nlri, NULL))
+				return -2;
+	}
+	return 0;
+}
+
+static size_t peer_paths(const struct fb_bgp *b, const char *peer)
+{
+	size_t i, n = 0;
+	struct fb_bgp_path *p;
+
+	for (i = 0; i < b->nbuckets; i++)
+		for (p = b->paths[i]; p; p = p->next)
+			n += !strcmp(p->peer, peer);
+	return n;
+}
+
+/* Read the message into c->ops: 0, -1 malformed (why set), -2 no memory. */
+int fb_bgp_read_message(struct fb_bgp_ctx *c, json_object *msg, const char **why)
+{
+	struct fb_bgp *b = c->b;
+	json_object *nb = get(msg, "neighbor"), *m, *u;
+	const char *type = get_str(msg, "type"), *peer = get_str(get(nb, "address"), "peer");
+	size_t i;
+	int r;
+
+	*why = "not an ExaBGP message (no \"type\")";
+	if (!type)
+		return -1;
+	if (strcmp(type, "update") && strcmp(type, "state"))
+		return 0; /* open, keepalive, notification, ...: nothing to do */
+	*why = "no neighbor address";
+	if (!peer)
+		return -1;
+	if (!strcmp(type, "state")) {
+		const char *st = get_str(nb, "state");
+
+		*why = "state message without a state";
+		if (!st)
+			return -1;
+		if (!strcmp(st, "down")) {
+			/* ExaBGP retries a down session every few seconds:
+			 * say it only when routes are at stake. */
+			if (peer_paths(b, peer))
+				fb_bgp_note(b, c->lineno, "session with %s down: %zu routes %s",
+					    peer, peer_paths(b, peer),
+					    b->o.flush_on_down ? "deleted" : "kept");
+			return b->o.flush_on_down ? end_paths(c, peer, NULL, false) : 0;
+		}
+		if (!strcmp(st, "up")) {
+			struct fb_bgp_path *p;
+
+			/* Routes held from before (kept over a session loss, or
+			 * from a previous run) are stale until the peer
+			 * announces them again; End-of-RIB ends the rest. */
+			for (i = 0; i < b->nbuckets; i++)
+				for (p = b->paths[i]; p; p = p->next)
+					if (!strcmp(p->peer, peer))
+						p->stale = true;
+			fb_bgp_note(b, c->lineno, "session with %s up", peer);
+		}
+		return 0;
+	}
+	/* With `send { update; }` ExaBGP also reports what it sends: only
+	 * what the peers announce counts. */
+	if (get_str(nb, "direction") && strcmp(get_str(nb, "direction"), "receive"))
+		return 0;
+	m = get(nb, "message");
+	*why = "update without a message";
+	if (!m)
+		return -1;
+	if ((u = get(m, "eor"))) {
+		const char *afi = get_str(u, "afi"), *safi = get_str(u, "safi");
+		char fam[64];
+
+		*why = "End-of-RIB without afi/safi";
+		if (!afi || !safi)
+			return -1;
+		snprintf(fam, sizeof(fam), "%s %s", afi, safi);
+		return end_paths(c, peer, fam, true);
+	}
+	u = get(m, "update");
+	*why = "update message without \"update\" or \"eor\"";
+	if (!u)
+		return -1;
+	*why = "malformed announce or withdraw";
+	if (get(u, "withdraw") && (r = read_routes(c, peer, get(u, "withdraw"), false, NULL)))
+		return r;
+	if (get(u, "announce") &&
+	    (r = read_routes(c, peer, get(u, "announce"), true, get(u, "attribute"))))
+		return r;
+	return 0;
+}

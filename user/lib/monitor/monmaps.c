@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Flow monitoring maps: create, pin, open, share between attachments (see
+ * monmaps.h); reading them is monread.c, handing them to the program
+ * loader.c. */
+#include <errno.h>
+#include <math.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "monitor/monmaps.h"
+#include "report.h"
+#include "util.h"
+
+static const char *const pin_names[] = { "config", "sketch",   "top",	"top_keys",
+					 "seen",   "newflows", "mstats" };
+
+void fb_monitor_opts_default(struct fb_mon_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->epsilon = FB_MON_DEF_EPSILON;
+	o->delta = FB_MON_DEF_DELTA;
+	o->expect = FB_MON_DEF_EXPECT;
+	o->age = FB_MON_DEF_AGE;
+	o->ring_bytes = FB_MON_DEF_RING;
+}
+
+int fb_monitor_geometry(double epsilon, double delta, __u32 *shift, __u32 *depth)
+{
+	double w, d;
+	__u32 s;
+
+	if (!(epsilon > 0 && epsilon < 1)) {
+		fb_report_err("epsilon must be in (0, 1), not %g", epsilon);
+		return -1;
+	}
+	if (!(delta > 0 && delta < 1)) {
+		fb_report_err("delta must be in (0, 1), not %g", delta);
+		return -1;
+	}
+	/* Cormode and Muthukrishnan 2005: Pr[est > true + eps N] <= (1/e)^d
+	 * with w = e / eps; so d = ln(1 / delta) rows meet delta. */
+	w = ceil(M_E / epsilon);
+	d = ceil(log(1 / delta));
+	if (w > (1U << FB_MON_MAX_SHIFT)) {
+		fb_report_err("epsilon %g needs %.0f columns; at most %u (epsilon >= %.2g)",
+			      epsilon, w, 1U << FB_MON_MAX_SHIFT, M_E / (1U << FB_MON_MAX_SHIFT));
+		return -1;
+	}
+	if (d > FB_MON_MAX_DEPTH) {
+		fb_report_err("delta %g needs %.0f rows; at most %d (delta >= %.2g)", delta, d,
+			      FB_MON_MAX_DEPTH, exp(-FB_MON_MAX_DEPTH));
+		return -1;
+	}
+	/* A power of two at least as wide: a column is then a shift. */
+	for (s = 2; (1U << s) < w; s++)
+		;
+	*shift = s;
+	*depth = d < 1 ? 1 : (__u32)d;
+	return 0;
+}
+
+/* False-positive rate of one generation word: the flow's k of 56 bits are
+ * all set by the j other flows sharing the word, j ~ Poisson(load). */
+static double seen_fpr(double load, __u32 k)
+{
+	double p = 0, pj = exp(-load);
+	int j;
+
+	for (j = 0; j < 200; j++) {
+		if (j)
+			pj *= load / j;
+		p += pj * pow(1 - pow(1 - 1.0 / FB_SEEN_BITS, (double)k * j), k);
+	}
+	return p;
+}
+
+double fb_monitor_seen_miss_rate(double flows, __u32 slots, __u32 k)
+{
+	double p = seen_fpr(flows / (slots - FB_SEEN_HDR_SLOTS), k);
+
+	/* Missed if all its bits are set in the current word, or else in
+	 * the previous one (then it looks carried over). */
+	return 1 - (1 - p) * (1 - p);
+}
+
+void fb_monitor_seen_size(__u64 expect, __u32 *slots, __u32 *k)
+{
+	/* One expected flow per slot, 16 bytes per flow for both generations:
+	 * with 4 bits, 2.5e-4 of new flows look seen per generation (seen_fpr
+	 * above), 5e-4 counting both. Slot 0 is the generation clock. */
+	if (expect < 64)
+		expect = 64;
+	if (expect > FB_SEEN_MAX_SLOTS)
+		expect = FB_SEEN_MAX_SLOTS;
+	*slots = (__u32)expect + FB_SEEN_HDR_SLOTS;
+	*k = FB_SEEN_K;
+}
+
+static void mon_path(char *buf, size_t len, const char *filter_dir, const char *what)
+{
+	if (what)
+		snprintf(buf, len, "%s/%s/%s", filter_dir, FB_MON_DIR, what);
+	else
+		snprintf(buf, len, "%s/%s", filter_dir, FB_MON_DIR);
+}
+
+void fb_monitor_unpin(const char *filter_dir)
+{
+	char path[1024];
+	size_t i;
+
+	for (i = 0; i < sizeof(pin_names) / sizeof(pin_names[0]); i++) {
+		mon_path(path, sizeof(path), filter_dir, pin_names[i]);
+		unlink(path);
+	}
+	mon_path(path, sizeof(path), filter_dir, NULL);
+	rmdir(path);
+}
+
+/* Map sizes follow from the config alone, for create and open alike. */
+static __u64 sketch_value_size(const struct fb_mon_config *c)
+{
+	return (__u64)c->depth * sizeof(struct fb_mon_cell) << c->shift;
+}
+
+static __u64 seen_value_size(const struct fb_mon_config *c)
+{
+	return (__u64)(c->seen_slots + FB_SEEN_PAD_SLOTS) * sizeof(struct fb_seen_slot);
+}
+
+static int create_pin(const char *filter_dir, const char *what, enum bpf_map_type type,
+		      const char *name, __u64 value_size, __u32 entries, __u32 flags)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = flags);
+	__u32 key_size = type == BPF_MAP_TYPE_RINGBUF ? 0 : sizeof(__u32);
+	char path[1024];
+	int fd;
+
+	if (value_size > FB_MON_MAX_VALUE) {
+		fb_report_err("the monitoring map %s would need %llu MiB per value (at most %llu)",
+			      what, (unsigned long long)value_size >> 20,
+			      (unsigned long long)FB_MON_MAX_VALUE >> 20);
+		return -1;
+	}
+	fd = bpf_map_create(type, name, key_size, (__u32)value_size, entries, &opts);
+	if (fd < 0) {
+		fb_report_err("cannot create the monitoring map %s (%llu bytes): %s", what,
+			      (unsigned long long)(value_size ? value_size * entries : entries),
+			      strerror(errno));
+		return -1;
+	}
+	mon_path(path, sizeof(path), filter_dir, what);
+	if (bpf_obj_pin(fd, path)) {
+		fb_report_err("cannot pin %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Kernel ticks: CLOCK_MONOTONIC_COARSE advances once per tick, so its
+ * resolution is the tick (1/HZ), which bpf_jiffies64() counts. */
+static __u64 tick_ns(void)
+{
+	struct timespec r;
+
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &r) || r.tv_sec || r.tv_nsec <= 0)
+		return 4000000; /* HZ=250, a common default */
+	return r.tv_nsec;
+}
+
+int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o)
+{
+	struct fb_mon_config c = { 0 };
+	struct timespec ts;
+	char path[1024];
+	int ncpu = libbpf_num_possible_cpus(), fd, err = -1;
+	__u32 zero = 0;
+	__u64 tick;
+
+	if (ncpu < 1) {
+		fb_report_err("cannot count CPUs: %s", strerror(-ncpu));
+		return -1;
+	}
+	if (!o->sketch && !o->newflows) {
+		fb_report_err("nothing to monitor");
+		return -1;
+	}
+	c.magic = FB_MON_MAGIC;
+	c.version = FB_MON_VERSION;
+	c.flags = (o->sketch ? FB_MON_SKETCH | (o->atomic ? FB_MON_ATOMIC : 0) : 0) |
+		  (o->newflows ? FB_MON_NEWFLOWS : 0);
+	c.epsilon = o->epsilon;
+	c.delta = o->delta;
+	if (fb_monitor_geometry(o->epsilon, o->delta, &c.shift, &c.depth))
+		return -1;
+	c.planes = o->atomic ? 1 : ncpu;
+	c.top_planes = ncpu;
+	if (!(o->age >= FB_MON_MIN_AGE && o->age <= FB_MON_MAX_AGE)) {
+		fb_report_err("the aging period must be %g to %g seconds, not %g", FB_MON_MIN_AGE,
+			      FB_MON_MAX_AGE, o->age);
+		return -1;
+	}
+	c.age_ns = (__u64)(o->age * 1e9 + 0.5);
+	tick = tick_ns();
+	c.age_jiffies = (c.age_ns + tick / 2) / tick;
+	if (!c.age_jiffies)
+		c.age_jiffies = 1;
+	c.seen_expect = o->expect;
+	fb_monitor_seen_size(o->expect, &c.seen_slots, &c.seen_k);
+	c.ring_bytes = o->ring_bytes;
+	if (o->newflows &&
+	    (c.ring_bytes < (__u32)getpagesize() || (c.ring_bytes & (c.ring_bytes - 1)))) {
+		fb_report_err("the ring buffer size must be a power of 2 of at least %d bytes",
+			      getpagesize());
+		return -1;
+	}
+	if (getrandom(c.key, sizeof(c.key), 0) != sizeof(c.key)) {
+		fb_report_err("getrandom: %s", strerror(errno));
+		return -1;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	c.created_ns = (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+
+	/* Old maps go first: a new geometry starts from zero. */
+	fb_monitor_unpin(f->dir);
+	mon_path(path, sizeof(path), f->dir, NULL);
+	if (mkdir(path, 0700)) {
+		fb_report_err("cannot create %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (o->sketch && (create_pin(f->dir, "sketch", BPF_MAP_TYPE_ARRAY, "fb_sketch",
+				     sketch_value_size(&c), c.planes, BPF_F_MMAPABLE) ||
+			  create_pin(f->dir, "top", BPF_MAP_TYPE_ARRAY, "fb_top",
+				     sizeof(struct fb_top_plane), c.top_planes, BPF_F_MMAPABLE) ||
+			  create_pin(f->dir, "top_keys", BPF_MAP_TYPE_ARRAY, "fb_top_keys",
+				     sizeof(struct fb_top_keys), c.top_planes, BPF_F_MMAPABLE)))
+		goto out;
+	if (o->newflows && (create_pin(f->dir, "seen", BPF_MAP_TYPE_ARRAY, "fb_seen",
+				       seen_value_size(&c), 1, BPF_F_MMAPABLE) ||
+			    create_pin(f->dir, "newflows", BPF_MAP_TYPE_RINGBUF, "fb_newflows", 0,
+				       c.ring_bytes, 0) ||
+			    create_pin(f->dir, "mstats", BPF_MAP_TYPE_PERCPU_ARRAY, "fb_mon_stats",
+				       sizeof(struct fb_mon_stats), 1, 0)))
+		goto out;
+	/* The config goes last: a directory with a config is complete. */
+	if (create_pin(f->dir, "config", BPF_MAP_TYPE_ARRAY, "fb_mon_config", sizeof(c), 1, 0))
+		goto out;
+	mon_path(path, sizeof(path), f->dir, "config");
+	fd = bpf_obj_get(path);
+	if (fd < 0 || bpf_map_update_elem(fd, &zero, &c, BPF_ANY)) {
+		fb_report_err("cannot write the monitoring config: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	close(fd);
+	err = 0;
+out:
+	if (err)
+		fb_monitor_unpin(f->dir);
+	return err;
+}
+
+/* Open a pinned map and check its shape; mmap it if out is given. */
+static int open_map(struct fb_monitor *m, const char *what, __u32 type, __u64 value_size,
+		    __u32 entries, void **out, size_t *bytes)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[1024];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", m->dir, what);
+	fd = bpf_obj_get(path);
+	if (fd < 0) {
+		fb_report_err("cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != type ||
+	    info.value_size != value_size || info.max_entries != entries) {
+		fb_report_err("%s: unexpected map (type %u, value %u, entries %u)", path, info.type,
+			      info.value_size, info.max_entries);
+		close(fd);
+		return -1;
+	}
+	if (out) {
+		*bytes = (size_t)value_size * entries;
+		*out = mmap(NULL, *bytes, PROT_READ, MAP_SHARED, fd, 0);
+		if (*out == MAP_FAILED) {
+			*out = NULL;
+			fb_report_err("cannot mmap %s: %s", path, strerror(errno));
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+int fb_monitor_open(const struct fb_store *f, struct fb_monitor *m)
+{
+	struct fb_mon_config *c = &m->cfg;
+	__u32 zero = 0;
+	struct stat st;
+
+	memset(m, 0, sizeof(*m));
+	m->config_fd = m->sketch_fd = m->top_fd = m->keys_fd = m->seen_fd = m->events_fd =
+		m->stats_fd = -1;
+	mon_path(m->dir, sizeof(m->dir), f->dir, NULL);
+	if (stat(m->dir, &st))
+		return 1;
+	m->config_fd = open_map(m, "config", BPF_MAP_TYPE_ARRAY, sizeof(*c), 1, NULL, NULL);
+	if (m->config_fd < 0)
+		goto fail;
+	if (bpf_map_lookup_elem(m->config_fd, &zero, c)) {
+		fb_report_err("cannot read %s/config: %s", m->dir, strerror(errno));
+		goto fail;
+	}
+	if (c->magic != FB_MON_MAGIC || c->version != FB_MON_VERSION || c->shift < 2 ||
+	    c->shift > FB_MON_MAX_SHIFT || !c->depth || c->depth > FB_MON_MAX_DEPTH || !c->planes ||
+	    !c->top_planes || c->seen_slots <= FB_SEEN_HDR_SLOTS || !c->seen_k ||
+	    c->seen_k != FB_SEEN_K || !c->age_jiffies) {
+		fb_report_err("%s/config: bad monitoring config (magic %#x, version %u)", m->dir,
+			      c->magic, c->version);
+		goto fail;
+	}
+	fb_mon_nh_words(c->key, m->kw);
+	if (c->flags & FB_MON_SKETCH) {
+		m->sketch_fd = open_map(m, "sketch", BPF_MAP_TYPE_ARRAY, sketch_value_size(c),
+					c->planes, (void **)&m->cells, &m->cells_bytes);
+		if (m->sketch_fd < 0)
+			goto fail;
+		m->top_fd = open_map(m, "top", BPF_MAP_TYPE_ARRAY, sizeof(struct fb_top_plane),
+				     c->top_planes, (void **)&m->top, &m->top_bytes);
+		if (m->top_fd < 0)
+			goto fail;
+		m->keys_fd = open_map(m, "top_keys", BPF_MAP_TYPE_ARRAY, sizeof(struct fb_top_keys),
+				      c->top_planes, (void **)&m->keys, &m->keys_bytes);
+		if (m->keys_fd < 0)
+			goto fail;
+	}
+	if (c->flags & FB_MON_NEWFLOWS) {
+		m->seen_fd = open_map(m, "seen", BPF_MAP_TYPE_ARRAY, seen_value_size(c), 1,
+				      (void **)&m->seen, &m->seen_bytes);
+		if (m->seen_fd < 0)
+			goto fail;
+		m->events_fd =
+			open_map(m, "newflows", BPF_MAP_TYPE_RINGBUF, 0, c->ring_bytes, NULL, NULL);
+		if (m->events_fd < 0)
+			goto fail;
+		m->stats_fd = open_map(m, "mstats", BPF_MAP_TYPE_PERCPU_ARRAY,
+				       sizeof(struct fb_mon_stats), 1, NULL, NULL);
+		if (m->stats_fd < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	fb_monitor_close(m);
+	return -1;
+}
+
+void fb_monitor_close(struct fb_monitor *m)
+{
+	int *fds[] = { &m->config_fd, &m->sketch_fd, &m->top_fd,  &m->keys_fd,
+		       &m->seen_fd,   &m->events_fd, &m->stats_fd };
+	size_t i;
+
+	if (m->cells)
+		munmap(m->cells, m->cells_bytes);
+	if (m->top)
+		munmap(m->top, m->top_bytes);
+	if (m->keys)
+		munmap(m->keys, m->keys_bytes);
+	if (m->seen)
+		munmap(m->seen, m->seen_bytes);
+	m->cells = NULL;
+	m->top = NULL;
+	m->keys = NULL;
+	m->seen = NULL;
+	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+/* Is any loaded program (attached anywhere, in any network namespace, or
+ * held by a process) using m's maps? Attachments alone would not do: they
+ * are only visible from their own namespace. */
+static bool in_use(const struct fb_monitor *m)
+{
+	__u32 want[2] = { fb_map_id(m->sketch_fd), fb_map_id(m->seen_fd) }, id = 0, ids[64], i;
+	bool used = false;
+
+	while (!used && !bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		info.nr_map_ids = 64;
+		info.map_ids = (__u64)(unsigned long)ids;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+			for (i = 0; i < info.nr_map_ids && i < 64; i++)
+				used |= (want[0] && ids[i] == want[0]) ||
+					(want[1] && ids[i] == want[1]);
+		close(fd);
+	}
+	return used;
+}
+
+/* Does the existing config c satisfy what o asks for? */
+static int compatible(const struct fb_mon_config *c, const struct fb_mon_opts *o)
+{
+	__u32 shift, depth, slots, k;
+
+#define GIVEN(opt) (o->given & (1U << ((opt)-FB_OPT_MONITOR)))
+	if (o->sketch && !(c->flags & FB_MON_SKETCH))
+		return 0;
+	if (o->newflows && !(c->flags & FB_MON_NEWFLOWS))
+		return 0;
+	if ((GIVEN(FB_OPT_EPSILON) || GIVEN(FB_OPT_DELTA)) &&
+	    (fb_monitor_geometry(o->epsilon, o->delta, &shift, &depth) || shift != c->shift ||
+	     depth != c->depth))
+		return 0;
+	if (GIVEN(FB_OPT_AGE) && (__u64)(o->age * 1e9 + 0.5) != c->age_ns)
+		return 0;
+	if (GIVEN(FB_OPT_EXPECT)) {
+		fb_monitor_seen_size(o->expect, &slots, &k);
+		if (slots != c->seen_slots)
+			return 0;
+	}
+	if (GIVEN(FB_OPT_RING) && o->ring_bytes != c->ring_bytes)
+		return 0;
+#undef GIVEN
+	return 1;
+}
+
+int fb_monitor_prepare(const struct fb_store *f, const struct fb_mon_opts *o, struct fb_monitor *m)
+{
+	int rc = fb_monitor_open(f, m);
+
+	if (rc < 0)
+		return -1;
+	if (rc == 0 && in_use(m)) {
+		/* Another attachment feeds these maps: share them. */
+		if (compatible(&m->cfg, o))
+			return 0;
+		fb_monitor_close(m);
+		fb_report_err(
+			"filter '%s' is attached elsewhere with other monitoring: use the same "
+			"options, or detach it everywhere first",
+			f->name);
+		return -1;
+	}
+	if (rc == 0)
+		fb_monitor_close(m);
+	if (fb_monitor_create(f, o))
+		return -1;
+	rc = fb_monitor_open(f, m);
+	if (rc > 0)
+		fb_report_err("the monitoring maps of '%s' vanished", f->name);
+	return rc ? -1 : 0;
+}
+
+void fb_monitor_describe(const struct fb_monitor *m, char *buf, size_t len)
+{
+	const struct fb_mon_config *c = &m->cfg;
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (c->flags & FB_MON_SKETCH)
+		n += snprintf(buf + n, len - n,
+			      "sketch %u x %u (eps %.2g, delta %.2g), top talkers", c->depth,
+			      1U << c->shift, fb_monitor_epsilon(m), fb_monitor_delta(m));
+	if (n < len && (c->flags & FB_MON_NEWFLOWS))
+		snprintf(buf + n, len - n,
+			 "%snew flows (age %g s, %llu flows per period, %u KiB ring buffer)",
+			 n ? "; " : "", c->age_ns / 1e9, (unsigned long long)c->seen_expect,
+			 c->ring_bytes >> 10);
+}

@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* FLOW text <-> struct fb_key, and the line reader every file input goes
+ * through (see flow.h). */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "rules/flow.h"
+#include "report.h"
+
+static const struct {
+	const char *name;
+	int proto;
+} protos[] = {
+	{ "icmp", 1 },	{ "igmp", 2 },	 { "tcp", 6 },	   { "udp", 17 },	{ "gre", 47 },
+	{ "esp", 50 },	{ "ah", 51 },	 { "icmpv6", 58 }, { "ipv6-icmp", 58 }, { "ospf", 89 },
+	{ "pim", 103 }, { "vrrp", 112 }, { "sctp", 132 },  { "udplite", 136 },
+};
+
+int fb_proto_parse(const char *s)
+{
+	char *end;
+	unsigned long v;
+	size_t i;
+
+	for (i = 0; i < sizeof(protos) / sizeof(protos[0]); i++)
+		if (!strcasecmp(s, protos[i].name))
+			return protos[i].proto;
+	if (!isdigit((unsigned char)s[0]))
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > 255)
+		return -1;
+	return (int)v;
+}
+
+const char *fb_proto_name(int proto)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(protos) / sizeof(protos[0]); i++)
+		if (protos[i].proto == proto)
+			return protos[i].name;
+	return NULL;
+}
+
+static int parse_addr(const char *s, __u8 out[16], __u8 *family);
+
+/* ADDR or ADDR/LEN: the address masked to the prefix, the prefix length in
+ * the 128-bit space (IPv4 /n is 96 + n, an address is 128) and the rule's
+ * family (see parse_addr; a prefix shorter than /96 reaches beyond
+ * ::ffff:0:0/96 and is IPv6 however written). Host bits below the prefix
+ * are cleared, as list publishers expect. */
+int fb_prefix_parse(const char *s, __u8 addr[16], __u8 *plen, __u8 *family, char *err,
+		    size_t errlen)
+{
+	char buf[INET6_ADDRSTRLEN + 8];
+	const char *slash = strchr(s, '/');
+	unsigned long len = 128;
+	int i, v4;
+
+	if (strlen(s) >= sizeof(buf))
+		goto bad;
+	snprintf(buf, sizeof(buf), "%s", s);
+	if (slash)
+		buf[slash - s] = 0;
+	if (parse_addr(buf, addr, family))
+		goto bad;
+	/* Dotted IPv4 counts /0-32; anything written with colons, even
+	 * ::ffff:a.b.c.d, counts in the 128-bit space. */
+	v4 = !strchr(buf, ':');
+	if (slash) {
+		const char *p = slash + 1;
+		unsigned long max = v4 ? 32 : 128;
+
+		if (!*p || strlen(p) > 3)
+			goto badlen;
+		for (len = 0; *p; p++) {
+			if (*p < '0' || *p > '9')
+				goto badlen;
+			len = len * 10 + (*p - '0');
+		}
+		if (len > max)
+			goto badlen;
+		if (v4)
+			len += 96;
+	}
+	for (i = 0; i < 16; i++) {
+		int keep = (int)len - 8 * i;
+
+		if (keep <= 0)
+			addr[i] = 0;
+		else if (keep < 8)
+			addr[i] &= (__u8)(0xff << (8 - keep));
+	}
+	*plen = (__u8)len;
+	if (len < 96)
+		*family = FB_FAMILY_IPV6;
+	return 0;
+bad:
+	snprintf(err, errlen, "bad address or prefix '%s' (want ADDR or ADDR/LEN)", s);
+	return -1;
+badlen:
+	snprintf(err, errlen, "bad prefix length in '%s'", s);
+	return -1;
+}
+
+/*
+ * An address alone: IPv4 becomes ::ffff:a.b.c.d. The family is how it is
+ * written: a.b.c.d is IPv4, and so is ::ffff:a.b.c.d, the form sockets and
+ * server logs print IPv4 peers in; an address written all in hex is IPv6,
+ * even inside ::ffff:0:0/96 (::ffff:c633:6405 is an IPv6 packet's address
+ * that looks like 198.51.100.5, and only IPv6 packets carry it).
+ */
+static int parse_addr(const char *s, __u8 out[16], __u8 *family)
+{
+	struct in_addr a4;
+
+	if (inet_pton(AF_INET, s, &a4) == 1) {
+		memset(out, 0, 10);
+		out[10] = out[11] = 0xff;
+		memcpy(out + 12, &a4, 4);
+		*family = FB_FAMILY_IPV4;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, s, out) != 1)
+		return -1;
+	*family = strchr(s, '.') && fb_addr_v4mapped(out) ? FB_FAMILY_IPV4 : FB_FAMILY_IPV6;
+	return 0;
+}
+
+static int parse_port(const char *s, __be16 *port)
+{
+	unsigned long v = 0;
+	const char *p;
+
+	if (!*s || strlen(s) > 5)
+		return -1;
+	for (p = s; *p; p++) {
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	if (v > 65535)
+		return -1;
+	*port = htons((__u16)v);
+	return 0;
+}
+
+/* ADDR, ADDR:PORT, [V6], [V6]:PORT; has_port says whether a port was given. */
+static int parse_endpoint(const char *s, __u8 addr[16], __u8 *family, __be16 *port, int *has_port,
+			  char *err, size_t errlen)
+{
+	char buf[80];
+	const char *colon;
+
+	*port = 0;
+	*has_port = 0;
+	if (strlen(s) >= sizeof(buf))
+		goto bad;
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+
+		if (!close)
+			goto bad;
+		memcpy(buf, s + 1, close - s - 1);
+		buf[close - s - 1] = 0;
+		if (!strchr(buf, ':') || parse_addr(buf, addr, family))
+			goto bad;
+		if (close[1] == 0)
+			return 0;
+		if (close[1] != ':')
+			goto bad;
+		if (parse_port(close + 2, port))
+			goto badport;
+		*has_port = 1;
+		return 0;
+	}
+	colon = strchr(s, ':');
+	if (colon && strchr(colon + 1, ':')) {
+		/* Two or more colons: a bare IPv6 address, no port. */
+		if (parse_addr(s, addr, family))
+			goto bad;
+		return 0;
+	}
+	if (!colon)
+		return parse_addr(s, addr, family)
+			       ? (snprintf(err, errlen, "bad address '%s'", s), -1)
+			       : 0;
+	memcpy(buf, s, colon - s);
+	buf[colon - s] = 0;
+	if (!strchr(buf, '.') || parse_addr(buf, addr, family))
+		goto bad;
+	if (parse_port(colon + 1, port))
+		goto badport;
+	*has_port = 1;
+	return 0;
+bad:
+	snprintf(err, errlen, "bad address '%s' (want ADDR, ADDR:PORT or [IPV6]:PORT)", s);
+	return -1;
+badport:
+	snprintf(err, errlen, "bad port in '%s' (want 0-65535)", s);
+	return -1;
+}
+
+int fb_flow_parse(int argc, char **argv, struct fb_key *key, char *err, size_t errlen)
+{
+	int proto, hp_src, hp_dst;
+	__u8 dfam;
+
+	memset(key, 0, sizeof(*key));
+	if (argc < 1) {
+		snprintf(err, errlen, "missing FLOW");
+		return -1;
+	}
+	if (!strcmp(argv[0], "src") || !strcmp(argv[0], "dst")) {
+		int is_src = argv[0][0] == 's';
+
+		if (argc < 2) {
+			snprintf(err, errlen, "'%s' needs an address or prefix", argv[0]);
+			return -1;
+		}
+		if (fb_prefix_parse(argv[1], is_src ? key->saddr : key->daddr, &key->plen,
+				    &key->family, err, errlen))
+			return -1;
+		key->kind = is_src ? FB_KIND_SRC : FB_KIND_DST;
+		return 2;
+	}
+	proto = fb_proto_parse(argv[0]);
+	if (proto < 0) {
+		snprintf(err, errlen, "unknown protocol '%s' (a name like tcp, or 0-255)", argv[0]);
+		return -1;
+	}
+	if (argc < 3) {
+		snprintf(err, errlen, "'%s' needs SRC and DST (PROTO SRC:PORT DST:PORT)", argv[0]);
+		return -1;
+	}
+	if (parse_endpoint(argv[1], key->saddr, &key->family, &key->sport, &hp_src, err, errlen) ||
+	    parse_endpoint(argv[2], key->daddr, &dfam, &key->dport, &hp_dst, err, errlen))
+		return -1;
+	if (fb_proto_has_ports(proto) && (!hp_src || !hp_dst)) {
+		snprintf(err, errlen, "%s flows need ports: SRC:PORT DST:PORT", argv[0]);
+		return -1;
+	}
+	if (!fb_proto_has_ports(proto) && (key->sport || key->dport)) {
+		snprintf(err, errlen, "protocol %s has no ports (use port 0 or none)", argv[0]);
+		return -1;
+	}
+	if (key->family != dfam) {
+		snprintf(err, errlen, "SRC and DST must be the same address family");
+		return -1;
+	}
+	/* The data path walks past IPv6 extension headers and keys the
+	 * protocol after them: a rule for one of them could only ever match a
+	 * non-first fragment whose fragment header names it. IPv4 skips
+	 * nothing, so there every number (ah included) is a real protocol. */
+	if (!fb_addr_v4mapped(key->saddr) && fb_proto_ipv6_ext(proto)) {
+		snprintf(err, errlen,
+			 "IPv6 protocol %d is an extension header (hop-by-hop 0, routing 43, "
+			 "fragment 44, ah 51, dst-opts 60): packets are keyed by the protocol "
+			 "after it, so the rule would never match",
+			 proto);
+		return -1;
+	}
+	key->proto = (__u8)proto;
+	key->kind = FB_KIND_FLOW;
+	return 3;
+}
+
+int fb_flow_parse_line(char *line, struct fb_key *key, int *blank, char *err, size_t errlen)
+{
+	char *words[8], *save = NULL, *w, *hash = strchr(line, '#');
+	int n = 0, used;
+
+	if (hash)
+		*hash = 0;
+	*blank = 0;
+	for (w = strtok_r(line, " \t\r\n", &save); w; w = strtok_r(NULL, " \t\r\n", &save)) {
+		if (n == 8) {
+			snprintf(err, errlen, "too many words for one FLOW");
+			return -1;
+		}
+		words[n++] = w;
+	}
+	if (!n) {
+		*blank = 1;
+		return 0;
+	}
+	used = fb_flow_parse(n, words, key, err, errlen);
+	if (used < 0)
+		return -1;
+	if (used != n) {
+		snprintf(err, errlen, "unexpected '%s' after the FLOW", words[used]);
+		return -1;
+	}
+	return 0;
+}
+
+/* As parse_addr reads it back: IPv4 dotted; IPv6 in hex, spelled out for
+ * ::ffff:0:0/96, where inet_ntop would print the dotted (IPv4) form. */
+static void format_addr(const __u8 a[16], __u8 family, char *buf, size_t len, int bracket)
+{
+	char tmp[INET6_ADDRSTRLEN];
+
+	if (family == FB_FAMILY_IPV4 && fb_addr_v4mapped(a)) {
+		inet_ntop(AF_INET, a + 12, buf, len);
+		return;
+	}
+	if (fb_addr_v4mapped(a))
+		snprintf(tmp, sizeof(tmp), "::ffff:%x:%x", a[12] << 8 | a[13], a[14] << 8 | a[15]);
+	else
+		inet_ntop(AF_INET6, a, tmp, sizeof(tmp));
+	snprintf(buf, len, bracket ? "[%s]" : "%s", tmp);
+}
+
+void fb_flow_format(const struct fb_key *key, char *buf, size_t len)
+{
+	char s[INET6_ADDRSTRLEN + 2], d[INET6_ADDRSTRLEN + 2], pnum[8];
+	const char *pname;
+
+	if (key->kind == FB_KIND_SRC || key->kind == FB_KIND_DST) {
+		const __u8 *a = key->kind == FB_KIND_SRC ? key->saddr : key->daddr;
+		int plen = key->plen;
+
+		format_addr(a, key->family, s, sizeof(s), 0);
+		if (key->family == FB_FAMILY_IPV4 && fb_addr_v4mapped(a) && plen >= 96)
+			plen -= 96;
+		if (key->plen == 128)
+			snprintf(buf, len, "%s %s", key->kind == FB_KIND_SRC ? "src" : "dst", s);
+		else
+			snprintf(buf, len, "%s %s/%d", key->kind == FB_KIND_SRC ? "src" : "dst", s,
+				 plen);
+		return;
+	}
+	pname = fb_proto_name(key->proto);
+	if (!pname) {
+		snprintf(pnum, sizeof(pnum), "%u", key->proto);
+		pname = pnum;
+	}
+	if (!fb_proto_has_ports(key->proto) && !key->sport && !key->dport) {
+		format_addr(key->saddr, key->family, s, sizeof(s), 0);
+		format_addr(key->daddr, key->family, d, sizeof(d), 0);
+		snprintf(buf, len, "%s %s %s", pname, s, d);
+		return;
+	}
+	format_addr(key->saddr, key->family, s, sizeof(s), 1);
+	format_addr(key->daddr, key->family, d, sizeof(d), 1);
+	snprintf(buf, len, "%s %s:%u %s:%u", pname, s, ntohs(key->sport), d, ntohs(key->dport));
+}
+
+/*
+ * The one line reader behind every file input. read(2) into a buffer of
+ * one chunk plus the longest line, so memory stays bounded whatever the
+ * input is (/dev/zero, a line without end); every error is checked and
+ * named with the line it happened at, so a caller can apply nothing.
+ */
+#define CHUNK 65536
+
+int fb_lines_open(struct fb_lines *r, const char *file)
+{
+	struct stat st;
+
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	r->is_stdin = !strcmp(file, "-");
+	r->label = r->is_stdin ? "<stdin>" : file;
+	r->fd = r->is_stdin ? 0 : open(file, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0) {
+		fb_report_err("%s: %s", file, strerror(errno));
+		return -1;
+	}
+	if (fstat(r->fd, &st)) {
+		fb_report_err("%s: %s", r->label, strerror(errno));
+		goto fail;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		fb_report_err("%s: is a directory (want a file of one entry per line)", r->label);
+		goto fail;
+	}
+	r->regular = S_ISREG(st.st_mode);
+	r->cap = FB_LINE_MAX + 1 + CHUNK;
+	r->buf = malloc(r->cap);
+	if (!r->buf) {
+		fb_report_err("%s: out of memory", r->label);
+		goto fail;
+	}
+	return 0;
+fail:
+	fb_lines_close(r);
+	return -1;
+}
+
+void fb_lines_close(struct fb_lines *r)
+{
+	if (r->fd > 0 || (r->fd == 0 && !r->is_stdin))
+		close(r->fd);
+	r->fd = -1;
+	free(r->buf);
+	r->buf = NULL;
+}
+
+int fb_lines_next(struct fb_lines *r, char **line, size_t *len)
+{
+	char *l, *nl;
+	size_t n;
+	ssize_t got;
+
+	for (;;) {
+		nl = memchr(r->buf + r->start, '\n', r->end - r->start);
+		if (nl) {
+			l = r->buf + r->start;
+			n = nl - l;
+			r->start += n + 1;
+			break;
+		}
+		if (r->end - r->start > FB_LINE_MAX) {
+			fb_report_err("%s:%zu: line longer than %d bytes", r->label, r->lineno + 1,
+				      FB_LINE_MAX);
+			return -1;
+		}
+		if (r->eof) {
+			if (r->end == r->start)
+				return 0;
+			/* A pipe cut mid-line would otherwise give a valid
+			 * but wrong entry (198.51.100.12 cut to .1): only a
+			 * regular file, complete on disk, may omit the last
+			 * newline. */
+			if (!r->regular) {
+				fb_report_err("%s:%zu: last line has no newline (input cut short?)",
+					      r->label, r->lineno + 1);
+				return -1;
+			}
+			l = r->buf + r->start;
+			n = r->end - r->start;
+			r->start = r->end;
+			break;
+		}
+		memmove(r->buf, r->buf + r->start, r->end - r->start);
+		r->end -= r->start;
+		r->start = 0;
+		got = read(r->fd, r->buf + r->end, r->cap - 1 - r->end);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			fb_report_err("%s:%zu: read error: %s", r->label, r->lineno + 1,
+				      strerror(errno));
+			return -1;
+		}
+		if (!got)
+			r->eof = true;
+		r->total += got;
+		if (!r->regular && r->total > FB_INPUT_MAX) {
+			fb_report_err(
+				"%s:%zu: more than %d MiB from a pipe or device (use a regular "
+				"file)",
+				r->label, r->lineno + 1, (int)(FB_INPUT_MAX >> 20));
+			return -1;
+		}
+		r->end += got;
+	}
+	r->lineno++;
+	l[n] = 0;
+	if (n > FB_LINE_MAX) {
+		fb_report_err("%s:%zu: line longer than %d bytes", r->label, r->lineno,
+			      FB_LINE_MAX);
+		return -1;
+	}
+	if (memchr(l, 0, n)) {
+		fb_report_err("%s:%zu: NUL byte in line (not a text file?)", r->label, r->lineno);
+		return -1;
+	}
+	/* A UTF-8 byte-order mark, as some editors write: not part of the text. */
+	if (r->lineno == 1 && n >= 3 && !memcmp(l, "\xef\xbb\xbf", 3)) {
+		l += 3;
+		n -= 3;
+	}
+	*line = l;
+	*len = n;
+	return 1;
+}

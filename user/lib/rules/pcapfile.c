@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Captures as Ethernet frames (see pcapfile.h). */
+#include <pcap/pcap.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report.h"
+#include "rules/pcapfile.h"
+
+#define ETH_HLEN 14
+#define SLL_HLEN 16
+#define SLL2_HLEN 20
+
+struct fb_pcap {
+	pcap_t *pc;
+	int dlt;
+	char path[256];
+};
+
+struct fb_pcap *fb_pcap_open(const char *path)
+{
+	char errbuf[PCAP_ERRBUF_SIZE];
+	struct fb_pcap *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pc = pcap_open_offline(path, errbuf);
+	if (!p->pc) {
+		fb_report_err("%s: %s", path, errbuf);
+		free(p);
+		return NULL;
+	}
+	snprintf(p->path, sizeof(p->path), "%s", path);
+	p->dlt = pcap_datalink(p->pc);
+	if (p->dlt != DLT_EN10MB && p->dlt != DLT_RAW && p->dlt != DLT_IPV4 && p->dlt != DLT_IPV6 &&
+	    p->dlt != DLT_LINUX_SLL && p->dlt != DLT_LINUX_SLL2) {
+		const char *name = pcap_datalink_val_to_name(p->dlt);
+
+		fb_report_err(
+			"%s: link type %s not supported (Ethernet, raw IP, Linux cooked v1 and v2)",
+			path, name ? name : "?");
+		fb_pcap_close(p);
+		return NULL;
+	}
+	return p;
+}
+
+int fb_pcap_next(struct fb_pcap *p, unsigned char *out, size_t cap, size_t *len, int *cut)
+{
+	struct pcap_pkthdr *ph;
+	const unsigned char *pkt;
+	size_t n, off = 0;
+	unsigned int proto = 0;
+	int rc = pcap_next_ex(p->pc, &ph, &pkt);
+
+	if (rc == PCAP_ERROR_BREAK)
+		return 0;
+	if (rc != 1) {
+		fb_report_err("%s: %s", p->path, pcap_geterr(p->pc));
+		return -1;
+	}
+	n = ph->caplen;
+	*cut = 0;
+	if (p->dlt != DLT_EN10MB) {
+		/* Linux cooked headers carry the EtherType the kernel saw
+		 * (VLAN tags put back by libpcap after it): SLL v1 in its
+		 * last 2 of 16 bytes, SLL2 (`tcpdump -i any` since libpcap
+		 * 1.10) in its first 2 of 20. A record too short for its
+		 * header is given back empty, as a runt. */
+		if (p->dlt == DLT_LINUX_SLL) {
+			if (n < SLL_HLEN) {
+				*len = 0;
+				return 1;
+			}
+			proto = (pkt[14] << 8) | pkt[15];
+			pkt += SLL_HLEN;
+			n -= SLL_HLEN;
+		} else if (p->dlt == DLT_LINUX_SLL2) {
+			if (n < SLL2_HLEN) {
+				*len = 0;
+				return 1;
+			}
+			proto = (pkt[0] << 8) | pkt[1];
+			pkt += SLL2_HLEN;
+			n -= SLL2_HLEN;
+		} else if (n) {
+			proto = (pkt[0] >> 4) == 6 ? 0x86dd : (pkt[0] >> 4) == 4 ? 0x0800 : 0;
+		}
+		/* Locally administered addresses: no real station. */
+		memset(out, 0, 12);
+		out[0] = 0x02;
+		out[12] = proto >> 8;
+		out[13] = proto & 0xff;
+		off = ETH_HLEN;
+	}
+	if (n > cap - off) {
+		n = cap - off;
+		*cut = 1;
+	}
+	memcpy(out + off, pkt, n);
+	*len = n + off;
+	return 1;
+}
+
+void fb_pcap_close(struct fb_pcap *p)
+{
+	if (!p)
+		return;
+	if (p->pc)
+		pcap_close(p->pc);
+	free(p);
+}

@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Finding every flowbloom XDP attachment on the machine, in every network
+ * namespace, and what its maps are (see discover.h for why).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "store/discover.h"
+#include "report.h"
+#include "store/pintree.h"
+
+/* A loaded flowbloom program. */
+struct fbprog {
+	__u32 id, filter_map_id, inner_id;
+};
+
+struct ns {
+	dev_t dev;
+	ino_t ino;
+	char path[300];
+	char label[128];
+};
+
+struct found {
+	struct fbprog *progs;
+	size_t nprogs;
+	struct ns *ns;
+	size_t nns, capns;
+	struct fb_att *atts;
+	size_t natts, capatts;
+	bool quiet; /* info/stats: discovery must never break their output */
+};
+
+static void *grow(void *p, size_t *cap, size_t n, size_t size)
+{
+	void *q;
+
+	if (n < *cap)
+		return p;
+	q = realloc(p, (*cap = *cap ? *cap * 2 : 16) * size);
+	if (!q)
+		free(p);
+	return q;
+}
+
+/* The names (and types) of a program's maps tell flowbloom's apart. */
+static bool flowbloom_maps(int prog_fd, __u32 nmaps, struct fbprog *p)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), i, *ids = calloc(nmaps, sizeof(*ids));
+	bool stats = false, filter = false;
+
+	if (!ids)
+		return false;
+	info.nr_map_ids = nmaps;
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		info.nr_map_ids = 0;
+	for (i = 0; i < info.nr_map_ids && i < nmaps; i++) {
+		struct bpf_map_info mi = {};
+		__u32 mlen = sizeof(mi), zero = 0, inner = 0;
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &mi, &mlen)) {
+			if (!strcmp(mi.name, FB_MAP_STATS))
+				stats = true;
+			if (!strcmp(mi.name, FB_MAP_FILTER) &&
+			    mi.type == BPF_MAP_TYPE_ARRAY_OF_MAPS) {
+				filter = true;
+				p->filter_map_id = mi.id;
+				/* A map-in-map lookup from user space gives the
+				 * inner map's id; ENOENT: the slot is empty. */
+				p->inner_id = bpf_map_lookup_elem(fd, &zero, &inner) ? 0 : inner;
+			}
+		}
+		close(fd);
+	}
+	free(ids);
+	return stats && filter;
+}
+
+static int find_progs(struct found *f)
+{
+	size_t cap = 0;
+	__u32 id = 0;
+
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		struct fbprog p = { .id = id };
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue; /* gone meanwhile */
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.type == BPF_PROG_TYPE_XDP &&
+		    info.nr_map_ids && flowbloom_maps(fd, info.nr_map_ids, &p)) {
+			f->progs = grow(f->progs, &cap, f->nprogs, sizeof(p));
+			if (!f->progs) {
+				close(fd);
+				return -1;
+			}
+			f->progs[f->nprogs++] = p;
+		}
+		close(fd);
+	}
+	if (errno != ENOENT) {
+		if (!f->quiet)
+			fb_report_err("cannot list BPF programs: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void add_ns(struct found *f, const char *path, const char *label)
+{
+	struct stat st;
+	size_t i;
+
+	if (stat(path, &st))
+		return;
+	for (i = 0; i < f->nns; i++)
+		if (f->ns[i].dev == st.st_dev && f->ns[i].ino == st.st_ino)
+			return; /* one visit per namespace: the first name wins */
+	f->ns = grow(f->ns, &f->capns, f->nns, sizeof(*f->ns));
+	if (!f->ns) {
+		f->nns = f->capns = 0;
+		return;
+	}
+	f->ns[f->nns].dev = st.st_dev;
+	f->ns[f->nns].ino = st.st_ino;
+	snprintf(f->ns[f->nns].path, sizeof(f->ns[0].path), "%s", path);
+	snprintf(f->ns[f->nns].label, sizeof(f->ns[0].label), "%s", label);
+	f->nns++;
+}
+
+/* Namespaces kept alive by a bind mount elsewhere than /run/netns (as
+ * container runtimes do): nsfs mounts whose root is net:[INODE]. */
+static void mounted_ns(struct found *f)
+{
+	FILE *in = fopen("/proc/self/mountinfo", "r");
+	char line[4096], root[256], mnt[2048], *dash, *r, *w;
+
+	if (!in)
+		return;
+	while (fgets(line, sizeof(line), in)) {
+		dash = strstr(line, " - nsfs ");
+		if (!dash || sscanf(line, "%*s %*s %*s %255s %2047s", root, mnt) != 2 ||
+		    strncmp(root, "net:[", 5))
+			continue;
+		/* mountinfo escapes space, tab, newline, backslash as \ooo */
+		for (r = w = mnt; *r; w++) {
+			if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] && r[3]) {
+				*w = (r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0');
+				r += 4;
+			} else {
+				*w = *r++;
+			}
+		}
+		*w = 0;
+		add_ns(f, mnt, mnt);
+	}
+	fclose(in);
+}
+
+static void collect_ns(struct found *f)
+{
+	char path[300], label[128], comm[64];
+	struct dirent *de;
+	DIR *d;
+
+	add_ns(f, "/proc/1/ns/net", "root");
+	d = opendir("/run/netns");
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/run/netns/%s", de->d_name);
+		add_ns(f, path, de->d_name);
+	}
+	if (d)
+		closedir(d);
+	mounted_ns(f);
+	/* Namespaces only a process holds (unshare -n, containers). */
+	d = opendir("/proc");
+	while (d && (de = readdir(d))) {
+		FILE *c;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+		comm[0] = 0;
+		c = fopen(path, "r");
+		if (c) {
+			if (fgets(comm, sizeof(comm), c))
+				comm[strcspn(comm, "\n")] = 0;
+			fclose(c);
+		}
+		snprintf(label, sizeof(label), "pid %.12s (%.32s)", de->d_name, comm);
+		snprintf(path, sizeof(path), "/proc/%s/ns/net", de->d_name);
+		add_ns(f, path, label);
+	}
+	if (d)
+		closedir(d);
+}
+
+static const struct fbprog *prog_of(const struct found *f, __u32 id)
+{
+	size_t i;
+
+	for (i = 0; id && i < f->nprogs; i++)
+		if (f->progs[i].id == id)
+			return &f->progs[i];
+	return NULL;
+}
+
+static int add_att(struct found *f, const struct ns *ns, const struct if_nameindex *ifc,
+		   const char *mode, const struct fbprog *p)
+{
+	struct fb_att *a;
+
+	f->atts = grow(f->atts, &f->capatts, f->natts, sizeof(*f->atts));
+	if (!f->atts)
+		return -1;
+	a = &f->atts[f->natts++];
+	memset(a, 0, sizeof(*a));
+	snprintf(a->netns, sizeof(a->netns), "%s", ns->label);
+	snprintf(a->ifname, sizeof(a->ifname), "%s", ifc->if_name);
+	a->ifindex = ifc->if_index;
+	a->mode = mode;
+	a->prog_id = p->id;
+	a->filter_map_id = p->filter_map_id;
+	a->inner_id = p->inner_id;
+	a->fails_open = !p->inner_id;
+	return 0;
+}
+
+/* In the current network namespace: each device's XDP programs. */
+static int scan_devices(struct found *f, const struct ns *ns)
+{
+	struct if_nameindex *ifs = if_nameindex(), *i;
+	int rc = 0;
+
+	if (!ifs)
+		return 0;
+	for (i = ifs; i->if_index && !rc; i++) {
+		LIBBPF_OPTS(bpf_xdp_query_opts, q);
+		const struct fbprog *p;
+
+		if (bpf_xdp_query(i->if_index, 0, &q))
+			continue;
+		if ((p = prog_of(f, q.drv_prog_id)))
+			rc = add_att(f, ns, i, "native", p);
+		if (!rc && (p = prog_of(f, q.skb_prog_id)))
+			rc = add_att(f, ns, i, "generic", p);
+		if (!rc && (p = prog_of(f, q.hw_prog_id)))
+			rc = add_att(f, ns, i, "offload", p);
+	}
+	if_freenameindex(ifs);
+	return rc;
+}
+
+static int walk_ns(struct found *f)
+{
+	int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), rc = 0;
+	size_t i;
+
+	if (self < 0) {
+		if (!f->quiet)
+			fb_report_err("/proc/self/ns/net: %s", strerror(errno));
+		return -1;
+	}
+	collect_ns(f);
+	for (i = 0; i < f->nns && !rc; i++) {
+		int fd = open(f->ns[i].path, O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			continue; /* its process exited: so did the namespace, or
+				     another path to it was visited */
+		/* netlink and if_nameindex() work in the caller's namespace:
+		 * enter each in turn (a single-threaded process may). */
+		if (!setns(fd, CLONE_NEWNET))
+			rc = scan_devices(f, &f->ns[i]);
+		close(fd);
+	}
+	if (setns(self, CLONE_NEWNET)) {
+		/* Never go on in some other namespace. */
+		fb_report_err("cannot return to the original network namespace: %s",
+			      strerror(errno));
+		exit(1);
+	}
+	close(self);
+	return rc;
+}
+
+static __u32 pinned_map_id(const char *path)
+{
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi);
+	int fd = bpf_obj_get(path);
+
+	if (fd < 0)
+		return 0;
+	if (bpf_obj_get_info_by_fd(fd, &mi, &len))
+		mi.id = 0;
+	close(fd);
+	return mi.id;
+}
+
+/* Which pinned filter (if any) each attachment's fb_filter is. Read from
+ * the pins, without opening the filters: nothing to print, nothing to
+ * lock. */
+static void name_filters(struct found *f)
+{
+	char **names = NULL, path[1024];
+	__u32 globals, id;
+	size_t i;
+	int n, j;
+
+	snprintf(path, sizeof(path), "%s/%s", FB_IPROUTE_PIN_DIR, FB_MAP_FILTER);
+	globals = pinned_map_id(path);
+	n = fb_pin_list(&names);
+	for (i = 0; i < f->natts; i++) {
+		struct fb_att *a = &f->atts[i];
+
+		a->maps = a->inner_id ? FB_ATT_OTHER : FB_ATT_PRIVATE;
+		if (globals && a->filter_map_id == globals)
+			a->maps = FB_ATT_GLOBALS;
+	}
+	for (j = 0; j < n; j++) {
+		snprintf(path, sizeof(path), "%s/%s/filter", fb_pin_root(), names[j]);
+		id = pinned_map_id(path);
+		for (i = 0; id && i < f->natts; i++)
+			if (f->atts[i].filter_map_id == id) {
+				f->atts[i].maps = FB_ATT_FILTER;
+				snprintf(f->atts[i].filter, sizeof(f->atts[i].filter), "%s",
+					 names[j]);
+			}
+		free(names[j]);
+	}
+	free(names);
+}
+
+static int cmp_att(const void *a, const void *b)
+{
+	const struct fb_att *x = a, *y = b;
+	int c = strcmp(x->netns, y->netns);
+
+	return c ? c : strcmp(x->ifname, y->ifname);
+}
+
+int fb_discover(struct fb_att **atts, bool fail_open_only)
+{
+	struct found f = { .quiet = fail_open_only };
+	size_t i, j;
+	int rc = -1;
+
+	*atts = NULL;
+	if (find_progs(&f))
+		goto out;
+	if (fail_open_only) {
+		/* The common case: every loaded flowbloom program holds a
+		 * filter, so none can fail open: no namespace walk. */
+		for (i = j = 0; i < f.nprogs; i++)
+			if (!f.progs[i].inner_id)
+				f.progs[j++] = f.progs[i];
+		f.nprogs = j;
+	}
+	if (!f.nprogs) {
+		rc = 0;
+		goto out;
+	}
+	if (walk_ns(&f))
+		goto out;
+	name_filters(&f);
+	if (f.natts)
+		qsort(f.atts, f.natts, sizeof(*f.atts), cmp_att);
+	*atts = f.atts;
+	f.atts = NULL;
+	rc = f.natts;
+out:
+	free(f.progs);
+	free(f.ns);
+	free(f.atts);
+	return rc;
+}
+/* Does program prog_id use filter f (its stats or outer map)? */
+static bool prog_uses(__u32 prog_id, const struct fb_store *f)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), ids[32], i;
+	int fd = bpf_prog_get_fd_by_id(prog_id);
+	bool found = false;
+
+	if (fd < 0)
+		return false;
+	info.nr_map_ids = 32;
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+		for (i = 0; i < info.nr_map_ids && i < 32; i++)
+			if ((f->stats_id && ids[i] == f->stats_id) ||
+			    (f->outer_id && ids[i] == f->outer_id))
+				found = true;
+	close(fd);
+	return found;
+}
+
+int fb_discover_users(const struct fb_store *f, __u32 *first_prog)
+{
+	__u32 id = 0;
+	int n = 0;
+
+	/* Every loaded program, whichever network namespace its device is
+	 * in: a netlink XDP attachment holds its program, and the program
+	 * holds the maps. */
+	while (!bpf_prog_get_next_id(id, &id)) {
+		if (!prog_uses(id, f))
+			continue;
+		if (!n && first_prog)
+			*first_prog = id;
+		n++;
+	}
+	return n;
+}
+
+int fb_discover_attachments(const struct fb_store *f, fb_attach_cb cb, void *ctx)
+{
+	struct if_nameindex *ifs = if_nameindex(), *i;
+	int n = 0;
+
+	if (!ifs)
+		return 0;
+	for (i = ifs; i->if_index; i++) {
+		LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+		if (bpf_xdp_query(i->if_index, 0, &q))
+			continue;
+		if (q.drv_prog_id && prog_uses(q.drv_prog_id, f)) {
+			cb(i->if_name, "native", q.drv_prog_id, ctx);
+			n++;
+		}
+		if (q.skb_prog_id && prog_uses(q.skb_prog_id, f)) {
+			cb(i->if_name, "generic", q.skb_prog_id, ctx);
+			n++;
+		}
+	}
+	if_freenameindex(ifs);
+	return n;
+}
+
+struct first_attach {
+	char ifname[IF_NAMESIZE];
+};
+
+static void note_first(const char *ifname, const char *mode, __u32 prog_id, void *ctx)
+{
+	struct first_attach *fa = ctx;
+
+	(void)mode;
+	(void)prog_id;
+	if (!fa->ifname[0])
+		snprintf(fa->ifname, sizeof(fa->ifname), "%s", ifname);
+}
+
+int fb_discover_busy(const struct fb_store *f)
+{
+	struct first_attach fa = { "" };
+	__u32 prog = 0;
+
+	fb_discover_attachments(f, note_first, &fa);
+	if (fa.ifname[0]) {
+		fb_report_err("filter '%s' is attached to %s: detach it first", f->name, fa.ifname);
+		return -1;
+	}
+	if (fb_discover_users(f, &prog)) {
+		fb_report_err("filter '%s' is in use by XDP program %u (attached in another "
+			      "network namespace?): detach it first",
+			      f->name, prog);
+		return -1;
+	}
+	return 0;
+}

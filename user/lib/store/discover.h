@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Where flowbloom's XDP program is attached, on the whole machine, and
+ * which filter each attachment really uses.
+ *
+ * Why: `ip -n NS link set DEV xdp obj flowbloom.bpf.o` (and `ip netns
+ * exec`) remounts /sys in a private mount namespace, so iproute2 pins the
+ * object's maps in a new, private bpffs instead of reusing
+ * /sys/fs/bpf/xdp/globals: the program runs on empty maps of its own and
+ * passes every packet (counted as no_filter, in counters nobody sees). It
+ * fails open, silently. This module finds such attachments.
+ *
+ * A flowbloom program is an XDP program with maps named fb_filter and
+ * fb_stats. It is found attached by walking every network namespace
+ * (/proc/1, the names in /run/netns, nsfs bind mounts, /proc/PID/ns/net; one visit
+ * per namespace inode) and asking netlink there, after setns() into it and
+ * back. It fails open when its fb_filter holds no filter array (the slot a
+ * filter always fills); the filter it uses is the pinned filter whose
+ * fb_filter map it holds.
+ */
+#ifndef FLOWBLOOM_USER_DISCOVER_H
+#define FLOWBLOOM_USER_DISCOVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <net/if.h>
+#include <linux/types.h>
+#include "store/store.h"
+
+/* What an attachment's fb_filter map is. */
+enum fb_att_maps {
+	FB_ATT_FILTER,	/* a filter's, pinned under fb_pin_root() (filter names it) */
+	FB_ATT_GLOBALS, /* /sys/fs/bpf/xdp/globals', no filter 'default' yet */
+	FB_ATT_PRIVATE, /* pinned nowhere we look, holding no filter: fails open */
+	FB_ATT_OTHER,	/* holds a filter, pinned elsewhere (another root) */
+};
+
+struct fb_att {
+	char netns[128]; /* name in /run/netns, "root", a bind mount, "pid N" */
+	char ifname[IF_NAMESIZE];
+	__u32 ifindex;
+	const char *mode; /* native, generic, offload */
+	__u32 prog_id;
+	__u32 filter_map_id; /* its fb_filter */
+	__u32 inner_id;	     /* the filter array in it; 0: none */
+	enum fb_att_maps maps;
+	char filter[FB_NAME_MAX]; /* FB_ATT_FILTER only */
+	bool fails_open;	  /* no filter array: passes every packet */
+};
+
+/* Every flowbloom XDP attachment on the machine, sorted by namespace and
+ * device; *atts is malloc'd. With fail_open_only, only the attachments
+ * that fail open (and cheaply: no namespace walk when no loaded flowbloom
+ * program could). Returns the count, -1 on error (printed). */
+int fb_discover(struct fb_att **atts, bool fail_open_only);
+
+/* Loaded programs using the filter, in any network namespace; the first's
+ * id in *first_prog. */
+int fb_discover_users(const struct fb_store *f, __u32 *first_prog);
+/* Devices the filter is attached to: calls cb for each (ifname, mode). */
+typedef void (*fb_attach_cb)(const char *ifname, const char *mode, __u32 prog_id, void *ctx);
+int fb_discover_attachments(const struct fb_store *f, fb_attach_cb cb, void *ctx);
+
+/* For destroy: -1 (printed) if the filter is attached anywhere or a
+ * loaded program uses it. */
+int fb_discover_busy(const struct fb_store *f);
+
+#endif

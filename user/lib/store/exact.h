@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The exact sets of --confirm exact (exact.c).
+ */
+#ifndef FLOWBLOOM_USER_EXACT_H
+#define FLOWBLOOM_USER_EXACT_H
+
+#include <linux/types.h>
+#include "store/store.h"
+
+/* --confirm exact: raise (delta 1) or lower (-1) a rule's count in the
+ * current exact sets; at 0 it leaves them. 0 ok, -1 error (printed). */
+int fb_exact_adjust(struct fb_store *f, const struct fb_key *k, int delta);
+/* --confirm exact: how many times a rule is in the exact sets. */
+__u32 fb_exact_count(const struct fb_store *f, const struct fb_key *k);
+
+/* Library-internal: for store.c, replace.c and repair.c. */
+int fb_exact_create_sets(__u64 n, int fd[3]);
+int fb_exact_install(int exact_fd, int lpm_fd, int gen, const int fd[3]);
+void fb_exact_clear_slot(int exact_fd, int lpm_fd, int gen);
+int fb_exact_create(int dir_fd, __u64 n);
+int fb_exact_open(struct fb_store *f);
+
+#endif

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Skeleton lifecycle against a filter's pinned maps (see loader.h): the
+ * only file that touches the skeleton and writes its read-only data. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "flowbloom.skel.h"
+#include "store/loader.h"
+#include "monitor/monmaps.h"
+#include "report.h"
+
+static bool libbpf_verbose;
+
+/* libbpf's own lines (they start with "libbpf: ") only with -v: every
+ * failure already gets one line of ours, and the verifier log is long. */
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	if (!libbpf_verbose)
+		return 0;
+	fb_vreport(FB_REPORT_LIBBPF, fmt, ap);
+	return 0;
+}
+
+void fb_libbpf_logging(bool verbose)
+{
+	libbpf_verbose = verbose;
+	libbpf_set_print(print_libbpf);
+}
+
+/* Before load: the monitoring read-only data, and its maps. */
+int fb_load_setup_monitor(struct flowbloom_bpf *skel, const struct fb_monitor *m)
+{
+	const struct fb_mon_config *c = &m->cfg;
+	int err = 0, i;
+
+	skel->rodata->cfg_mon = c->flags;
+	skel->rodata->cfg_mon_shift = c->shift;
+	skel->rodata->cfg_mon_depth = c->depth;
+	for (i = 0; i < FB_MON_NH_WORDS; i++)
+		skel->rodata->cfg_mon_nh[i] = m->kw[i];
+	skel->rodata->cfg_seen_slots = c->seen_slots;
+	skel->rodata->cfg_seen_age_jiffies = c->age_jiffies;
+	skel->rodata->cfg_ring_wake = c->ring_bytes / 4;
+	if (c->flags & FB_MON_SKETCH) {
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_sketch, m->sketch_fd);
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_top, m->top_fd);
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_top_keys, m->keys_fd);
+	}
+	if (c->flags & FB_MON_NEWFLOWS) {
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_seen, m->seen_fd);
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_newflows, m->events_fd);
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_mon_stats, m->stats_fd);
+	}
+	if (err)
+		fb_report_err("cannot reuse the monitoring maps in %s: %s", m->dir, strerror(-err));
+	return err ? -1 : 0;
+}
+
+struct flowbloom_bpf *fb_load(const struct fb_store *f, const struct fb_load_opts *o)
+{
+	struct flowbloom_bpf *skel = flowbloom_bpf__open();
+	int err;
+
+	if (!skel) {
+		fb_report_err("cannot open the BPF object: %s", strerror(errno));
+		return NULL;
+	}
+	skel->rodata->cfg_action = o->action;
+	skel->rodata->cfg_malformed = o->malformed;
+	skel->rodata->cfg_trace = o->trace;
+	skel->rodata->cfg_bench = o->bench;
+	skel->rodata->cfg_bench_v6 = o->bench_v6;
+
+	/* The object pins by name for `ip link`; here we bring our own maps,
+	 * and nothing may be pinned (or reused) under /sys/fs/bpf/. */
+	bpf_map__set_pin_path(skel->maps.fb_filter, NULL);
+	bpf_map__set_pin_path(skel->maps.fb_stats, NULL);
+	err = 0;
+	if (f) {
+		err = bpf_map__reuse_fd(skel->maps.fb_filter, f->outer_fd);
+		if (!err && !o->private_stats)
+			err = bpf_map__reuse_fd(skel->maps.fb_stats, f->stats_fd);
+		if (!err && f->exact_fd >= 0)
+			err = bpf_map__reuse_fd(skel->maps.fb_exact, f->exact_fd);
+		if (!err && f->lpm_fd >= 0)
+			err = bpf_map__reuse_fd(skel->maps.fb_lpm, f->lpm_fd);
+	}
+	if (err) {
+		fb_report_err("cannot reuse the maps of '%s': %s", f->name, strerror(-err));
+		goto fail;
+	}
+	if (o->monitor && fb_load_setup_monitor(skel, o->monitor))
+		goto fail;
+	err = flowbloom_bpf__load(skel);
+	if (err) {
+		fb_report_err("cannot load the XDP program: %s (run with -v for the verifier log)",
+			      strerror(-err));
+		goto fail;
+	}
+	return skel;
+fail:
+	flowbloom_bpf__destroy(skel);
+	return NULL;
+}
+
+int fb_load_prog_fd(const struct flowbloom_bpf *skel)
+{
+	return bpf_program__fd(skel->progs.flowbloom);
+}
+
+int fb_load_trace_fd(const struct flowbloom_bpf *skel)
+{
+	return bpf_map__fd(skel->maps.fb_trace);
+}
+
+void fb_load_close(struct flowbloom_bpf *skel)
+{
+	flowbloom_bpf__destroy(skel);
+}

@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The pin tree: the verified walk from / to the filter root, pins reached
+ * through directory fds, staging names, the ip-link pins of "default", and
+ * the half states an interrupted command leaves (check --repair). */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "store/exact.h"
+#include "report.h"
+#include "store/pintree.h"
+#include "util.h"
+
+#define BPF_FS_MAGIC_NR 0xcafe4a11
+
+const char *fb_pin_root(void)
+{
+	const char *r = getenv("FLOWBLOOM_ROOT");
+
+	return r && *r ? r : "/sys/fs/bpf/flowbloom";
+}
+
+int fb_pin_check_bpffs(void)
+{
+	char parent[512];
+	struct statfs st;
+	char *slash;
+
+	snprintf(parent, sizeof(parent), "%s", fb_pin_root());
+	slash = strrchr(parent, '/');
+	if (slash && slash != parent)
+		*slash = 0;
+	if (statfs(parent, &st) || st.f_type != BPF_FS_MAGIC_NR) {
+		fb_report_err("bpffs is not mounted at %s (mount -t bpf bpf /sys/fs/bpf)", parent);
+		return -1;
+	}
+	return 0;
+}
+
+int fb_pin_check_name(const char *name)
+{
+	const char *p;
+
+	if (!*name || strlen(name) >= FB_NAME_MAX || name[0] == '-')
+		goto bad;
+	for (p = name; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-')
+			goto bad;
+	return 0;
+bad:
+	/* bpffs refuses '.' in names: reserved for the kernel. '~' is ours:
+	 * staging directories (FB_STAGE_NEW, FB_STAGE_OLD). */
+	fb_report_err("bad filter name '%s' (letters, digits, '_', '-'; at most %d)", name,
+		      FB_NAME_MAX - 1);
+	return -1;
+}
+
+/*
+ * The pin tree, walked safely. /sys/fs/bpf is mode 1777: any user can make
+ * directories and symbolic links in it, so a path is trusted only after a
+ * walk from / that opens one component at a time with O_NOFOLLOW and checks
+ * each directory; everything below is then reached through the verified
+ * directory fds (openat, unlinkat, renameat2, and BPF_OBJ_GET/PIN with
+ * BPF_F_PATH_FD), never by re-resolving a path.
+ */
+
+/* A directory is trusted when root (or the caller) owns it and no one else
+ * can write to it: then no one else can add, rename or remove its entries.
+ * On the way to it, a sticky directory owned by root (the bpffs root, mode
+ * 1777) is accepted: others can create entries there, but not rename or
+ * remove ours, and the next component is checked itself. */
+int fb_pin_trusted(int fd, const char *path, bool on_the_way)
+{
+	struct stat st;
+
+	if (fstat(fd, &st)) {
+		fb_report_err("cannot stat %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		fb_report_err(
+			"%s belongs to uid %u, not root: refusing to use it (remove it if you did "
+			"not make it)",
+			path, (unsigned)st.st_uid);
+		return -1;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
+	    !(on_the_way && st.st_uid == 0 && (st.st_mode & S_ISVTX))) {
+		fb_report_err("%s is writable by other users (mode %04o): refusing to use it", path,
+			      (unsigned)(st.st_mode & 07777));
+		return -1;
+	}
+	return 0;
+}
+
+/* Open directory `path` from /, one component at a time, never following a
+ * symbolic link, every directory fb_pin_trusted(). mkmode != 0 creates the last
+ * component if it is missing. Returns the fd; -1 (printed); -2 (nothing
+ * printed) if the directory does not exist. */
+static int open_tree(const char *path, mode_t mkmode)
+{
+	char buf[512], sofar[512] = "", *comp, *next, *save = NULL;
+	int fd, nfd;
+
+	if (path[0] != '/' || strlen(path) >= sizeof(buf)) {
+		fb_report_err("%s: not an absolute path", path);
+		return -1;
+	}
+	snprintf(buf, sizeof(buf), "%s", path);
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fb_pin_trusted(fd, "/", true))
+		goto fail;
+	for (comp = strtok_r(buf, "/", &save); comp; comp = next) {
+		bool last;
+
+		next = strtok_r(NULL, "/", &save);
+		last = !next;
+		snprintf(sofar + strlen(sofar), sizeof(sofar) - strlen(sofar), "/%s", comp);
+		if (!strcmp(comp, "..")) {
+			fb_report_err("%s: '..' in the filter root", path);
+			goto fail;
+		}
+		nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0 && errno == ENOENT && last && mkmode) {
+			if (mkdirat(fd, comp, mkmode) && errno != EEXIST) {
+				fb_report_err("cannot create %s: %s", sofar, strerror(errno));
+				goto fail;
+			}
+			nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (nfd < 0) {
+			int e = errno;
+			struct stat st;
+
+			if (e == ENOENT && (last || !mkmode)) {
+				close(fd);
+				errno = ENOENT;
+				return -2;
+			}
+			if (!fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode))
+				fb_report_err("%s is a symbolic link: refusing to follow it",
+					      sofar);
+			else
+				fb_report_err("cannot open %s: %s", sofar, strerror(e));
+			goto fail;
+		}
+		close(fd);
+		fd = nfd;
+		if (fb_pin_trusted(fd, sofar, !last))
+			goto fail;
+	}
+	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/* The filter root (fb_pin_root()); with create, made if missing (mode 0700). */
+int fb_pin_open_root(bool create)
+{
+	return open_tree(fb_pin_root(), create ? 0700 : 0);
+}
+
+const char *fb_pin_iproute_dir(void)
+{
+	const char *d = getenv("FLOWBLOOM_IPROUTE_DIR");
+
+	return d && *d ? d : FB_IPROUTE_PIN_DIR;
+}
+
+/* fb_pin_iproute_dir()'s parent (/sys/fs/bpf/xdp). */
+static void iproute_parent(char *buf, size_t len)
+{
+	char *slash;
+
+	snprintf(buf, len, "%s", fb_pin_iproute_dir());
+	slash = strrchr(buf, '/');
+	if (slash && slash != buf)
+		*slash = 0;
+}
+
+/* The `ip link` pin directory /sys/fs/bpf/xdp/globals; with create, made
+ * (with /sys/fs/bpf/xdp) if missing. A directory someone else made there is
+ * refused: whoever owns it could swap the pins an ip-link program uses. */
+int fb_pin_open_iproute(bool create)
+{
+	char parent[512];
+	int fd;
+
+	if (create) {
+		iproute_parent(parent, sizeof(parent));
+		fd = open_tree(parent, 0700);
+		if (fd < 0)
+			return -1;
+		close(fd);
+	}
+	return open_tree(fb_pin_iproute_dir(), create ? 0700 : 0);
+}
+
+/* BPF_OBJ_GET / BPF_OBJ_PIN of `name` inside directory fd dfd: the kernel
+ * resolves name relative to dfd (BPF_F_PATH_FD, Linux 6.5), so the
+ * directory is the one we verified. Older kernels: the same directory
+ * through /proc/self/fd. The attribute is spelled out: the installed
+ * <linux/bpf.h> may predate path_fd. */
+struct obj_attr {
+	__u64 pathname;
+	__u32 bpf_fd;
+	__u32 file_flags;
+	__s32 path_fd;
+	__u32 zero;
+};
+#define FB_BPF_F_PATH_FD (1U << 14)
+
+static int obj_at(int cmd, int fd, int dfd, const char *name)
+{
+	struct obj_attr a;
+	char path[64];
+	long r;
+
+	memset(&a, 0, sizeof(a));
+	a.pathname = (unsigned long)name;
+	a.bpf_fd = cmd == BPF_OBJ_PIN ? fd : 0;
+	a.file_flags = FB_BPF_F_PATH_FD;
+	a.path_fd = dfd;
+	r = syscall(__NR_bpf, cmd, &a, sizeof(a));
+	if (r >= 0 || errno != EINVAL)
+		return r;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dfd, name);
+	return cmd == BPF_OBJ_GET ? bpf_obj_get(path) : bpf_obj_pin(fd, path);
+}
+
+/* A pin in a verified directory; never through a symbolic link. */
+int fb_pin_get(int dfd, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return -1;
+	if (S_ISLNK(st.st_mode)) {
+		errno = ELOOP;
+		return -1;
+	}
+	return obj_at(BPF_OBJ_GET, 0, dfd, name);
+}
+
+int fb_pin_at(int fd, int dfd, const char *name)
+{
+	return obj_at(BPF_OBJ_PIN, fd, dfd, name);
+}
+
+int fb_pin_open_dir(int dfd, const char *name)
+{
+	return openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* Remove directory `name` in dfd with everything in it (pins, monitor/),
+ * never following a link. */
+int fb_pin_remove_tree(int dfd, const char *name, int depth)
+{
+	int fd = fb_pin_open_dir(dfd, name), pass, found = 1;
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -1;
+	}
+	/* Removing entries while reading the directory may skip some:
+	 * read it again until a pass finds nothing. */
+	for (pass = 0; found && pass < 8; pass++) {
+		found = 0;
+		rewinddir(d);
+		while ((de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			found = 1;
+			if (de->d_type == DT_DIR) {
+				if (depth < 4)
+					fb_pin_remove_tree(fd, de->d_name, depth + 1);
+			} else {
+				unlinkat(fd, de->d_name, 0);
+			}
+		}
+	}
+	closedir(d);
+	return unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
+/* A staging directory nobody works in any more: its maker holds a flock on
+ * it while it builds, which the kernel drops if the maker dies. Removes it
+ * then (1); 0 if absent or in use. */
+int fb_pin_remove_stale(int root, const char *stage)
+{
+	int fd = fb_pin_open_dir(root, stage);
+
+	if (fd < 0)
+		return 0;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		close(fd);
+		return 0;
+	}
+	fb_pin_remove_tree(root, stage, 0);
+	close(fd);
+	return 1;
+}
+
+void fb_pin_stage_name(char *buf, size_t len, const char *prefix, const char *name)
+{
+	snprintf(buf, len, "%s%s", prefix, name);
+}
+
+int fb_pin_rename(int dfd, const char *from, const char *to)
+{
+	return syscall(SYS_renameat2, dfd, from, dfd, to, 1 /* RENAME_NOREPLACE */);
+}
+
+/* `ip link` may have pinned empty maps of its own before `create default`:
+ * adopt them if they are empty and of the right shape, else refuse. */
+int fb_pin_iproute_maps(int *outer_fd, int *stats_fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), key = 0, id;
+	int gdir = fb_pin_open_iproute(false);
+
+	*outer_fd = *stats_fd = -1;
+	if (gdir == -2)
+		return 0;
+	if (gdir < 0)
+		return -1;
+	*outer_fd = fb_pin_get(gdir, FB_MAP_FILTER);
+	*stats_fd = fb_pin_get(gdir, FB_MAP_STATS);
+	close(gdir);
+	if (*outer_fd < 0 && *stats_fd < 0)
+		return 0;
+	if (*outer_fd < 0 || *stats_fd < 0)
+		goto bad;
+	if (bpf_obj_get_info_by_fd(*outer_fd, &info, &len) ||
+	    info.type != BPF_MAP_TYPE_ARRAY_OF_MAPS || info.max_entries != 1)
+		goto bad;
+	if (!bpf_map_lookup_elem(*outer_fd, &key, &id)) {
+		fb_report_err("%s/%s already holds a filter; remove the stale pins first",
+			      fb_pin_iproute_dir(), FB_MAP_FILTER);
+		goto fail;
+	}
+	memset(&info, 0, sizeof(info));
+	len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(*stats_fd, &info, &len) ||
+	    info.type != BPF_MAP_TYPE_PERCPU_ARRAY || info.value_size != sizeof(struct fb_stats))
+		goto bad;
+	return 1;
+bad:
+	fb_report_err("incompatible pins in %s (fb_filter, fb_stats): remove them first",
+		      fb_pin_iproute_dir());
+fail:
+	if (*outer_fd >= 0)
+		close(*outer_fd);
+	if (*stats_fd >= 0)
+		close(*stats_fd);
+	*outer_fd = *stats_fd = -1;
+	return -1;
+}
+
+/* Pin the filter "default" where `ip link` looks (unless its maps are
+ * there already: adopted ones). */
+int fb_pin_iproute(const struct fb_store *f)
+{
+	static const char *const names[2] = { FB_MAP_FILTER, FB_MAP_STATS };
+	const int fds[2] = { f->outer_fd, f->stats_fd };
+	int gdir = fb_pin_open_iproute(true), i, fd;
+
+	if (gdir < 0)
+		return -1;
+	for (i = 0; i < 2; i++) {
+		fd = fb_pin_get(gdir, names[i]);
+		if (fd >= 0) {
+			bool ours = fb_map_id(fd) == fb_map_id(fds[i]);
+
+			close(fd);
+			if (ours)
+				continue;
+			fb_report_err("%s/%s holds another map: remove the stale pin first",
+				      fb_pin_iproute_dir(), names[i]);
+			goto fail;
+		}
+		if (fb_pin_at(fds[i], gdir, names[i])) {
+			fb_report_err("cannot pin %s/%s: %s", fb_pin_iproute_dir(), names[i],
+				      strerror(errno));
+			goto fail;
+		}
+	}
+	close(gdir);
+	return 0;
+fail:
+	close(gdir);
+	return -1;
+}
+
+/* Remove the ip-link pins if they are filter f's (its map ids). */
+void fb_pin_iproute_remove(const struct fb_store *f)
+{
+	static const char *const names[2] = { FB_MAP_FILTER, FB_MAP_STATS };
+	bool quiet = fb_report_quiet;
+	char parent[512];
+	int gdir, xdp, i, fd;
+
+	fb_report_quiet = true; /* a foreign directory there: not ours to touch */
+	gdir = fb_pin_open_iproute(false);
+	fb_report_quiet = quiet;
+	if (gdir < 0)
+		return;
+	for (i = 0; i < 2; i++) {
+		__u32 id;
+
+		fd = fb_pin_get(gdir, names[i]);
+		if (fd < 0)
+			continue;
+		id = fb_map_id(fd);
+		close(fd);
+		if (id && (id == f->outer_id || id == f->stats_id))
+			unlinkat(gdir, names[i], 0);
+	}
+	close(gdir);
+	/* The directories create made; left alone if anything else is in
+	 * them (rmdir fails). */
+	iproute_parent(parent, sizeof(parent));
+	fb_report_quiet = true;
+	xdp = open_tree(parent, 0);
+	fb_report_quiet = quiet;
+	if (xdp >= 0) {
+		unlinkat(xdp, strrchr(fb_pin_iproute_dir(), '/') + 1, AT_REMOVEDIR);
+		close(xdp);
+		rmdir(parent);
+	}
+}
+
+int fb_pin_list(char ***names)
+{
+	DIR *d;
+	struct dirent *de;
+	int n = 0, cap = 0, root;
+	char **v = NULL;
+
+	*names = NULL;
+	if (fb_pin_check_bpffs())
+		return -1;
+	root = fb_pin_open_root(false);
+	if (root == -2)
+		return 0; /* no filter created yet */
+	if (root < 0)
+		return -1;
+	d = fdopendir(root);
+	if (!d) {
+		close(root);
+		return 0;
+	}
+	while ((de = readdir(d))) {
+		/* '.' entries and staging directories (FB_STAGE_*) are no
+		 * filters. */
+		if (de->d_name[0] == '.' || de->d_name[0] == '~' || de->d_type != DT_DIR)
+			continue;
+		if (n == cap) {
+			char **nv = realloc(v, sizeof(*v) * (cap = cap ? cap * 2 : 16));
+
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[n++] = strdup(de->d_name);
+	}
+	closedir(d);
+	if (n)
+		qsort(v, n, sizeof(*v), fb_cmp_str);
+	*names = v;
+	return n;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The pin tree (pintree.c): the filter root, the ip-link pin directory,
+ * names. Every path is reached through verified directory fds.
+ */
+#ifndef FLOWBLOOM_USER_PINTREE_H
+#define FLOWBLOOM_USER_PINTREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "store/store.h"
+
+/* The bpffs directory that holds all filters. */
+const char *fb_pin_root(void);
+/* Where the filter "default" is pinned for ip link: FB_IPROUTE_PIN_DIR, or
+ * $FLOWBLOOM_IPROUTE_DIR (tests: squat.sh squats a private one). */
+const char *fb_pin_iproute_dir(void);
+/* 0 if bpffs is mounted where we need it, else -1 with a message printed. */
+int fb_pin_check_bpffs(void);
+/* 0 if name is a valid filter name, else -1 with a message printed. */
+int fb_pin_check_name(const char *name);
+/* Names of all filters, sorted; *names is malloc'd. Returns the count. */
+int fb_pin_list(char ***names);
+
+/* Library-internal: for store.c, exact.c, replace.c and repair.c. */
+int fb_pin_trusted(int fd, const char *path, bool on_the_way);
+int fb_pin_open_root(bool create);
+int fb_pin_open_iproute(bool create);
+int fb_pin_get(int dfd, const char *name);
+int fb_pin_at(int fd, int dfd, const char *name);
+int fb_pin_open_dir(int dfd, const char *name);
+int fb_pin_remove_tree(int dfd, const char *name, int depth);
+int fb_pin_remove_stale(int root, const char *stage);
+void fb_pin_stage_name(char *buf, size_t len, const char *prefix, const char *name);
+int fb_pin_rename(int dfd, const char *from, const char *to);
+int fb_pin_iproute_maps(int *outer_fd, int *stats_fd);
+int fb_pin_iproute(const struct fb_store *f);
+void fb_pin_iproute_remove(const struct fb_store *f);
+
+#endif

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Half states an interrupted command leaves (stale staging directories,
+ * the other generation's counters and exact sets, missing ip-link pins):
+ * finding them for `check`, removing them for destroy and check --repair. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "store/exact.h"
+#include "report.h"
+#include "store/pintree.h"
+#include "store/repair.h"
+#include "util.h"
+
+/* The filter root, for stale staging directories of NAME: -2 when there
+ * is no root (so nothing stale), -1 on error (printed). */
+static int open_root_of(const char *name)
+{
+	if (fb_pin_check_bpffs() || fb_pin_check_name(name))
+		return -1;
+	return fb_pin_open_root(false);
+}
+
+int fb_repair_clean_stale(const char *name)
+{
+	char stage[FB_NAME_MAX + 4];
+	int root, n = 0;
+
+	root = open_root_of(name);
+	if (root < 0)
+		return root == -2 ? 0 : -1;
+	fb_pin_stage_name(stage, sizeof(stage), FB_STAGE_NEW, name);
+	n += fb_pin_remove_stale(root, stage);
+	fb_pin_stage_name(stage, sizeof(stage), FB_STAGE_OLD, name);
+	n += fb_pin_remove_stale(root, stage);
+	close(root);
+	return n;
+}
+
+int fb_repair_stale(const char *name, unsigned *what)
+{
+	char stage[FB_NAME_MAX + 4];
+	const char *const pre[2] = { FB_STAGE_NEW, FB_STAGE_OLD };
+	int root, i, fd;
+
+	*what = 0;
+	root = open_root_of(name);
+	if (root < 0)
+		return root == -2 ? 0 : -1;
+	for (i = 0; i < 2; i++) {
+		fb_pin_stage_name(stage, sizeof(stage), pre[i], name);
+		fd = fb_pin_open_dir(root, stage);
+		if (fd < 0)
+			continue;
+		/* In use by a live create, import or destroy: not stale. */
+		if (!flock(fd, LOCK_SH | LOCK_NB))
+			*what |= 1U << i;
+		close(fd);
+	}
+	close(root);
+	return 0;
+}
+
+int fb_repair_list_stale(char ***names)
+{
+	int n = 0, cap = 0, root, fd;
+	struct dirent *de;
+	char **v = NULL;
+	DIR *d;
+
+	*names = NULL;
+	if (fb_pin_check_bpffs())
+		return -1;
+	root = fb_pin_open_root(false);
+	if (root == -2)
+		return 0;
+	if (root < 0)
+		return -1;
+	d = fdopendir(root);
+	if (!d) {
+		close(root);
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] != '~' || de->d_type != DT_DIR)
+			continue;
+		fd = fb_pin_open_dir(dirfd(d), de->d_name);
+		if (fd < 0)
+			continue;
+		/* Held by a live create, import or destroy: not stale. */
+		if (!flock(fd, LOCK_SH | LOCK_NB) && n < 4096) {
+			if (n == cap) {
+				char **nv = realloc(v, sizeof(*v) * (cap = cap ? cap * 2 : 8));
+
+				if (!nv) {
+					close(fd);
+					break;
+				}
+				v = nv;
+			}
+			v[n++] = strdup(de->d_name);
+		}
+		close(fd);
+	}
+	closedir(d);
+	if (n)
+		qsort(v, n, sizeof(*v), fb_cmp_str);
+	*names = v;
+	return n;
+}
+
+int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s)
+{
+	unsigned stale;
+	__u32 slot, id;
+	int fd;
+
+	memset(s, 0, sizeof(*s));
+	if (fb_repair_stale(f->name, &stale))
+		return -1;
+	s->stale_create = stale & 1;
+	s->stale_destroy = stale & 2;
+	if (repair && stale)
+		fb_repair_clean_stale(f->name);
+	if (f->cnt_hdr && f->cnt_legacy && repair && fb_store_migrate_counters(f))
+		return -1;
+	if (f->cnt_hdr && !f->cnt_legacy) {
+		fd = fb_pin_get(f->dir_fd, fb_store_cnt_pin(f->hdr->gen ^ 1));
+		if (fd >= 0) {
+			s->stale_counters = true;
+			close(fd);
+			if (repair)
+				unlinkat(f->dir_fd, fb_store_cnt_pin(f->hdr->gen ^ 1), 0);
+		}
+	}
+	if (f->hdr->confirm) {
+		slot = f->hdr->gen ^ 1;
+		if (!bpf_map_lookup_elem(f->exact_fd, &slot, &id)) {
+			s->stale_sets = true;
+			if (repair)
+				fb_exact_clear_slot(f->exact_fd, f->lpm_fd, f->hdr->gen ^ 1);
+		}
+	}
+	if (!strcmp(f->name, FB_IPROUTE_FILTER)) {
+		bool quiet = fb_report_quiet;
+		int gdir, o = -1, st = -1;
+
+		fb_report_quiet = true;
+		gdir = fb_pin_open_iproute(false);
+		fb_report_quiet = quiet;
+		if (gdir >= 0) {
+			o = fb_pin_get(gdir, FB_MAP_FILTER);
+			st = fb_pin_get(gdir, FB_MAP_STATS);
+			close(gdir);
+		}
+		s->iproute_missing = o < 0 || st < 0 || fb_map_id(o) != f->outer_id ||
+				     fb_map_id(st) != f->stats_id;
+		if (o >= 0)
+			close(o);
+		if (st >= 0)
+			close(st);
+		if (repair && s->iproute_missing && fb_pin_iproute(f))
+			return -1;
+	}
+	return 0;
+}

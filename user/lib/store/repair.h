@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Half states an interrupted command leaves beside a working filter
+ * (repair.c): found by `check`, removed by destroy and check --repair.
+ */
+#ifndef FLOWBLOOM_USER_REPAIR_H
+#define FLOWBLOOM_USER_REPAIR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "store/store.h"
+
+/* Stale staging directories of NAME: *what bit 0 an interrupted create or
+ * import, bit 1 an interrupted destroy. */
+int fb_repair_stale(const char *name, unsigned *what);
+/* Remove them; returns how many. */
+int fb_repair_clean_stale(const char *name);
+/* Every stale staging directory of the root (entry names, '~' included),
+ * sorted; *names is malloc'd. Returns the count. */
+int fb_repair_list_stale(char ***names);
+/* Half states an interrupted command can leave beside a working filter. */
+struct fb_repair_state {
+	bool stale_create;    /* ~NAME: a killed create or import */
+	bool stale_destroy;   /* ~~NAME: a killed destroy */
+	bool stale_counters;  /* the other generation's counters: a killed replace */
+	bool stale_sets;      /* exact sets in the unused generation slot */
+	bool iproute_missing; /* "default" without its ip-link pins */
+};
+/* Find them (call with the lock held); with repair, remove/re-pin them. */
+int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s);
+
+#endif

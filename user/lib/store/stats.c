@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The per-CPU statistics of a filter. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "report.h"
+#include "store/stats.h"
+#include "store/store.h"
+
+int fb_stats_read(const struct fb_store *f, struct fb_stats *out)
+{
+	int ncpu = libbpf_num_possible_cpus(), c, i;
+	struct fb_stats *per;
+	__u32 key = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (ncpu < 1)
+		return -1;
+	per = calloc(ncpu, sizeof(*per));
+	if (!per)
+		return -1;
+	if (bpf_map_lookup_elem(f->stats_fd, &key, per)) {
+		fb_report_err("cannot read stats of '%s': %s", f->name, strerror(errno));
+		free(per);
+		return -1;
+	}
+	for (c = 0; c < ncpu; c++)
+		for (i = 0; i < FB_STAT_SLOTS; i++) {
+			out->c[i].packets += per[c].c[i].packets;
+			out->c[i].bytes += per[c].c[i].bytes;
+		}
+	free(per);
+	return 0;
+}

@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The filter store: create (staged, then published), open, lock, close and
+ * destroy a filter, and map its filter array and counters. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <net/if.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "types/counting.h"
+#include "store/discover.h"
+#include "store/exact.h"
+#include "types/ftype.h"
+#include "report.h"
+#include "store/pintree.h"
+#include "store/repair.h"
+#include "util.h"
+
+/* The counters of a counting filter are pinned per generation (the
+ * header's gen, which `load --replace` flips with the array): the array in
+ * use names its counters, so bits and counters are switched together. */
+const char *fb_store_cnt_pin(unsigned gen)
+{
+	return gen & 1 ? "counters1" : "counters";
+}
+
+void fb_store_init(struct fb_store *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->dir_fd = f->root_fd = f->outer_fd = f->bits_fd = f->stats_fd = f->cnt_fd = -1;
+	f->exact_fd = f->lpm_fd = f->set_fd[0] = f->set_fd[1] = f->set_fd[2] = -1;
+}
+
+static int open_pins(struct fb_store *f);
+
+int fb_store_create_staged(const char *name, const struct fb_create_opts *o, struct fb_store *f)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, inner_opts, .map_flags = FB_INNER_MAP_FLAGS);
+	bool is_default = !strcmp(name, FB_IPROUTE_FILTER);
+	int bits_fd = -1, outer_fd = -1, stats_fd = -1, cnt_fd = -1, adopted = 0, err = -1;
+	__u32 entries = o->nblocks + FB_HDR_BLOCKS, key = 0;
+	struct fb_header *hdr;
+	size_t bytes = (size_t)entries * FB_BLOCK_BYTES;
+	void *mem = MAP_FAILED;
+	struct stat st;
+
+	fb_store_init(f);
+	if (fb_pin_check_bpffs() || fb_pin_check_name(name))
+		return -1;
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	fb_pin_stage_name(f->pin_name, sizeof(f->pin_name), FB_STAGE_NEW, name);
+	snprintf(f->dir, sizeof(f->dir), "%s/%s", fb_pin_root(), f->pin_name);
+	f->root_fd = fb_pin_open_root(true);
+	if (f->root_fd < 0) {
+		f->root_fd = -1;
+		return -1;
+	}
+	if (!fstatat(f->root_fd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		fb_report_err("filter '%s' already exists", name);
+		goto fail;
+	}
+	/* Build aside, in a directory no filter name can take, and publish
+	 * by one rename: a killed create leaves no half-made filter. */
+	fb_pin_remove_stale(f->root_fd, f->pin_name);
+	if (mkdirat(f->root_fd, f->pin_name, 0700)) {
+		if (errno == EEXIST)
+			fb_report_err("another create or import of '%s' is in progress", name);
+		else
+			fb_report_err("cannot create %s: %s", f->dir, strerror(errno));
+		goto fail;
+	}
+	f->dir_fd = fb_pin_open_dir(f->root_fd, f->pin_name);
+	if (f->dir_fd < 0 || flock(f->dir_fd, LOCK_EX | LOCK_NB) ||
+	    fb_pin_trusted(f->dir_fd, f->dir, false)) {
+		fb_report_err("another create or import of '%s' is in progress", name);
+		if (f->dir_fd >= 0)
+			close(f->dir_fd);
+		f->dir_fd = -1;
+		goto fail;
+	}
+	f->staged = true;
+	if (is_default) {
+		adopted = fb_pin_iproute_maps(&outer_fd, &stats_fd);
+		if (adopted < 0)
+			goto out;
+		f->adopted = adopted;
+	}
+
+	bits_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_bits", sizeof(__u32), FB_BLOCK_BYTES,
+				 entries, &inner_opts);
+	if (bits_fd < 0) {
+		fb_report_err("cannot create a %zu-byte filter array: %s", bytes, strerror(errno));
+		goto out;
+	}
+	mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, bits_fd, 0);
+	if (mem == MAP_FAILED) {
+		fb_report_err("cannot mmap the filter array: %s", strerror(errno));
+		goto out;
+	}
+	/* The header is complete before the data path can see the array. */
+	hdr = mem;
+	hdr->magic = FB_MAGIC;
+	hdr->version = FB_VERSION;
+	hdr->layout = o->layout;
+	hdr->hash = o->hash;
+	hdr->k = o->k;
+	hdr->nblocks = o->nblocks;
+	hdr->action = o->action ? o->action : FB_ACTION_DROP;
+	hdr->counter_bits = o->counter_bits;
+	hdr->confirm = o->confirm;
+	hdr->capacity = o->capacity;
+	hdr->fp_ppb = (__u32)(o->fp_rate * 1e9 + 0.5);
+	hdr->type = o->type;
+	if (o->type)
+		memcpy(&((struct fb_block *)mem)[FB_TYPE_GEOM_BLOCK], o->geom,
+		       fb_type_geom_blocks(o->type) * FB_BLOCK_BYTES);
+	if (getrandom(hdr->key, sizeof(hdr->key), 0) != sizeof(hdr->key)) {
+		fb_report_err("getrandom: %s", strerror(errno));
+		goto out;
+	}
+
+	if (!adopted) {
+		LIBBPF_OPTS(bpf_map_create_opts, outer_opts, .inner_map_fd = bits_fd);
+
+		outer_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, FB_MAP_FILTER, sizeof(__u32),
+					  sizeof(__u32), 1, &outer_opts);
+		stats_fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, FB_MAP_STATS, sizeof(__u32),
+					  sizeof(struct fb_stats), 1, NULL);
+		if (outer_fd < 0 || stats_fd < 0) {
+			fb_report_err("cannot create maps: %s", strerror(errno));
+			goto out;
+		}
+	}
+	if (o->confirm &&
+	    fb_exact_create(f->dir_fd,
+			    o->capacity ? 2 * o->capacity : (__u64)o->nblocks * FB_BLOCK_BITS / 8))
+		goto out;
+	if (o->counter_bits) {
+		size_t cbytes =
+			fb_counting_map_bytes((__u64)o->nblocks * FB_BLOCK_BITS, o->counter_bits);
+		LIBBPF_OPTS(bpf_map_create_opts, cnt_opts, .map_flags = BPF_F_MMAPABLE);
+		void *cmem;
+
+		cnt_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_counters", sizeof(__u32),
+					FB_BLOCK_BYTES, cbytes / FB_BLOCK_BYTES, &cnt_opts);
+		if (cnt_fd < 0) {
+			fb_report_err("cannot create a %zu-byte counter array: %s", cbytes,
+				      strerror(errno));
+			goto out;
+		}
+		cmem = mmap(NULL, cbytes, PROT_READ | PROT_WRITE, MAP_SHARED, cnt_fd, 0);
+		if (cmem == MAP_FAILED) {
+			fb_report_err("cannot mmap the counter array: %s", strerror(errno));
+			goto out;
+		}
+		fb_counting_init(cmem, o->counter_bits);
+		munmap(cmem, cbytes);
+		if (fb_pin_at(cnt_fd, f->dir_fd, fb_store_cnt_pin(hdr->gen)))
+			goto pin_err;
+	}
+	if (bpf_map_update_elem(outer_fd, &key, &bits_fd, BPF_ANY)) {
+		fb_report_err("cannot install the filter array: %s", strerror(errno));
+		goto out;
+	}
+	if (fb_pin_at(outer_fd, f->dir_fd, "filter") || fb_pin_at(stats_fd, f->dir_fd, "stats"))
+		goto pin_err;
+	/* The kernel maps an mmapable array's pages in whole: one mapping
+	 * at a time, or a big filter costs twice its size in memory. */
+	munmap(mem, bytes);
+	mem = MAP_FAILED;
+	err = open_pins(f);
+	goto out;
+pin_err:
+	fb_report_err("cannot pin the maps of '%s' in %s: %s", name, f->dir, strerror(errno));
+out:
+	/* Adopted maps belong to ip link's program: give them back empty. */
+	if (err && adopted > 0)
+		bpf_map_delete_elem(outer_fd, &key);
+	if (mem != MAP_FAILED)
+		munmap(mem, bytes);
+	if (bits_fd >= 0)
+		close(bits_fd);
+	if (outer_fd >= 0)
+		close(outer_fd);
+	if (stats_fd >= 0)
+		close(stats_fd);
+	if (cnt_fd >= 0)
+		close(cnt_fd);
+	if (!err)
+		return 0;
+	fb_store_abort(f);
+	return -1;
+fail:
+	fb_store_close(f);
+	return -1;
+}
+
+int fb_store_publish(struct fb_store *f)
+{
+	if (!f->staged)
+		return 0;
+	if (fb_pin_rename(f->root_fd, f->pin_name, f->name)) {
+		if (errno == EEXIST || errno == ENOTEMPTY)
+			fb_report_err("filter '%s' already exists", f->name);
+		else
+			fb_report_err("cannot publish filter '%s': %s", f->name, strerror(errno));
+		return -1;
+	}
+	f->staged = false;
+	snprintf(f->pin_name, sizeof(f->pin_name), "%s", f->name);
+	snprintf(f->dir, sizeof(f->dir), "%s/%s", fb_pin_root(), f->name);
+	/* After the rename: a kill in between leaves "default" without its
+	 * ip-link pins (check reports it, check --repair pins them), never
+	 * pins of a filter that does not exist. */
+	if (!strcmp(f->name, FB_IPROUTE_FILTER) && fb_pin_iproute(f))
+		return -1;
+	return 0;
+}
+
+void fb_store_abort(struct fb_store *f)
+{
+	if (f->staged && f->root_fd >= 0) {
+		if (f->adopted && f->outer_fd >= 0) {
+			__u32 key = 0;
+
+			bpf_map_delete_elem(f->outer_fd, &key);
+		}
+		fb_pin_remove_tree(f->root_fd, f->pin_name, 0);
+	}
+	fb_store_close(f);
+	rmdir(fb_pin_root()); /* only succeeds if no other filter is there */
+}
+
+int fb_store_create(const char *name, const struct fb_create_opts *o)
+{
+	struct fb_store f;
+
+	if (fb_store_create_staged(name, o, &f))
+		return -1;
+	if (fb_store_publish(&f)) {
+		if (f.staged)
+			fb_store_abort(&f);
+		else
+			fb_store_close(&f);
+		return -1;
+	}
+	fb_store_close(&f);
+	return 0;
+}
+
+static int open_counters(struct fb_store *f)
+{
+	size_t want = fb_counting_map_bytes(fb_header_mbits(f->hdr), f->hdr->counter_bits);
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	f->cnt_fd = fb_pin_get(f->dir_fd, fb_store_cnt_pin(f->hdr->gen));
+	f->cnt_legacy = false;
+	if (f->cnt_fd < 0 && errno == ENOENT && (f->hdr->gen & 1)) {
+		/* Made by a build that pinned the counters as "counters" in
+		 * both generations. (Unreachable otherwise: an array of
+		 * generation 1 is installed only after "counters1" is
+		 * pinned.) fb_store_migrate_counters() renames it. */
+		f->cnt_fd = fb_pin_get(f->dir_fd, "counters");
+		f->cnt_legacy = f->cnt_fd >= 0;
+	}
+	if (f->cnt_fd < 0) {
+		fb_report_err("counting filter '%s' has no counters (%s): flowbloom destroy %s "
+			      "removes it",
+			      f->name, strerror(errno), f->name);
+		return -1;
+	}
+	if (bpf_obj_get_info_by_fd(f->cnt_fd, &info, &len) ||
+	    (size_t)info.max_entries * info.value_size != want) {
+		fb_report_err("filter '%s': counter array has the wrong size", f->name);
+		return -1;
+	}
+	f->cnt_bytes = want;
+	f->cnt_hdr = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_SHARED, f->cnt_fd, 0);
+	if (f->cnt_hdr == MAP_FAILED) {
+		f->cnt_hdr = NULL;
+		fb_report_err("cannot mmap the counters of '%s': %s", f->name, strerror(errno));
+		return -1;
+	}
+	f->cnt = (__u8 *)f->cnt_hdr + FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES;
+	if (f->cnt_hdr->magic != FB_CNT_MAGIC || f->cnt_hdr->bits != f->hdr->counter_bits) {
+		fb_report_err("filter '%s': bad counter header", f->name);
+		return -1;
+	}
+	return 0;
+}
+
+/* Release the filter array in use and what hangs off it (counters, the
+ * current exact sets), keeping the pins open. */
+static void unmap_array(struct fb_store *f)
+{
+	if (f->hdr && f->hdr != MAP_FAILED)
+		munmap(f->hdr, f->map_bytes);
+	f->hdr = NULL;
+	f->blocks = NULL;
+	if (f->bits_fd >= 0)
+		close(f->bits_fd);
+	f->bits_fd = -1;
+	f->bits_id = 0;
+	if (f->cnt_hdr)
+		munmap(f->cnt_hdr, f->cnt_bytes);
+	f->cnt_hdr = NULL;
+	f->cnt = NULL;
+	if (f->cnt_fd >= 0)
+		close(f->cnt_fd);
+	f->cnt_fd = -1;
+	for (int i = 0; i < 3; i++) {
+		if (f->set_fd[i] >= 0)
+			close(f->set_fd[i]);
+		f->set_fd[i] = -1;
+	}
+}
+
+/* Map the filter array the outer map holds now, and its counters and
+ * current exact sets. */
+static int map_array(struct fb_store *f)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), key = 0, id;
+
+	if (bpf_map_lookup_elem(f->outer_fd, &key, &id) ||
+	    (f->bits_fd = bpf_map_get_fd_by_id(id)) < 0) {
+		f->bits_fd = -1;
+		fb_report_err(
+			"filter '%s' has no filter array (%s): flowbloom destroy %s removes it",
+			f->name, strerror(errno), f->name);
+		return -1;
+	}
+	if (bpf_obj_get_info_by_fd(f->bits_fd, &info, &len) || info.value_size != FB_BLOCK_BYTES ||
+	    info.max_entries <= FB_HDR_BLOCKS) {
+		fb_report_err("filter '%s': unexpected filter array", f->name);
+		return -1;
+	}
+	f->bits_id = info.id;
+	f->map_bytes = (size_t)info.max_entries * FB_BLOCK_BYTES;
+	f->hdr = mmap(NULL, f->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, f->bits_fd, 0);
+	if (f->hdr == MAP_FAILED) {
+		f->hdr = NULL;
+		fb_report_err("cannot mmap filter '%s': %s", f->name, strerror(errno));
+		return -1;
+	}
+	f->blocks = (struct fb_block *)f->hdr;
+	if (f->hdr->magic != FB_MAGIC || f->hdr->version != FB_VERSION ||
+	    f->hdr->nblocks + FB_HDR_BLOCKS != info.max_entries ||
+	    (!f->hdr->type && (!f->hdr->k || f->hdr->k > FB_MAX_K))) {
+		fb_report_err("filter '%s': bad header (magic %#x, version %u)", f->name,
+			      f->hdr->magic, f->hdr->version);
+		return -1;
+	}
+	/* Another filter type's geometry is input too (ftype.h); an import
+	 * being built aside checks it once read. */
+	if (f->hdr->type && !f->staged) {
+		char why[200];
+
+		if (f->hdr->counter_bits || fb_ftype_check(f->hdr, f->blocks, why, sizeof(why))) {
+			fb_report_err("filter '%s': bad header (%s)", f->name,
+				      f->hdr->counter_bits ? "counters on a typed filter" : why);
+			return -1;
+		}
+	}
+	if (f->hdr->counter_bits && open_counters(f))
+		return -1;
+	if (f->hdr->confirm && fb_exact_open(f))
+		return -1;
+	return 0;
+}
+
+/* The inner array's id in the outer map now (0: none). */
+static __u32 current_array(const struct fb_store *f)
+{
+	__u32 key = 0, id = 0;
+
+	return bpf_map_lookup_elem(f->outer_fd, &key, &id) ? 0 : id;
+}
+
+/* With dir_fd open: the pins, then the array in use. A reader without the
+ * lock may meet a `load --replace` between reading the array and opening
+ * its counters: then it tries again with the new array. */
+static int open_pins(struct fb_store *f)
+{
+	bool quiet = fb_report_quiet;
+	int tries, rc;
+
+	f->outer_fd = fb_pin_get(f->dir_fd, "filter");
+	f->stats_fd = fb_pin_get(f->dir_fd, "stats");
+	if (f->outer_fd < 0 || f->stats_fd < 0) {
+		fb_report_err("filter '%s' is incomplete (%s): flowbloom destroy %s removes it",
+			      f->name, strerror(errno), f->name);
+		return -1;
+	}
+	f->outer_id = fb_map_id(f->outer_fd);
+	f->stats_id = fb_map_id(f->stats_fd);
+	for (tries = 0;; tries++) {
+		__u32 tried;
+
+		fb_report_quiet = quiet || tries < 2;
+		rc = map_array(f);
+		fb_report_quiet = quiet;
+		if (!rc)
+			return 0;
+		tried = f->bits_id;
+		unmap_array(f);
+		if (tries == 2 || !tried || current_array(f) == tried) {
+			if (tries < 2 && !quiet)
+				fb_report_err("%s", fb_report_last);
+			return -1;
+		}
+	}
+}
+
+int fb_store_open(const char *name, struct fb_store *f)
+{
+	fb_store_init(f);
+	if (fb_pin_check_bpffs() || fb_pin_check_name(name))
+		return -1;
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	snprintf(f->pin_name, sizeof(f->pin_name), "%s", name);
+	snprintf(f->dir, sizeof(f->dir), "%s/%s", fb_pin_root(), name);
+	f->root_fd = fb_pin_open_root(false);
+	if (f->root_fd < 0) {
+		if (f->root_fd == -2)
+			fb_report_err("no filter named '%s' (see flowbloom list)", name);
+		f->root_fd = -1;
+		goto fail;
+	}
+	f->dir_fd = fb_pin_open_dir(f->root_fd, name);
+	if (f->dir_fd < 0) {
+		if (errno == ENOENT)
+			fb_report_err("no filter named '%s' (see flowbloom list)", name);
+		else if (errno == ELOOP || errno == ENOTDIR)
+			fb_report_err("%s is not a directory (a symbolic link?): refusing it",
+				      f->dir);
+		else
+			fb_report_err("cannot open %s: %s", f->dir, strerror(errno));
+		goto fail;
+	}
+	if (fb_pin_trusted(f->dir_fd, f->dir, false) || open_pins(f))
+		goto fail;
+	return 0;
+fail:
+	fb_store_close(f);
+	return -1;
+}
+
+int fb_store_open_locked(const char *name, struct fb_store *f, int op)
+{
+	if (fb_store_open(name, f))
+		return -1;
+	if (op == LOCK_EX ? fb_store_lock(f) : fb_store_flock(f, op)) {
+		fb_store_close(f);
+		return -1;
+	}
+	return 0;
+}
+
+void fb_store_close(struct fb_store *f)
+{
+	unmap_array(f);
+	if (f->exact_fd >= 0)
+		close(f->exact_fd);
+	if (f->lpm_fd >= 0)
+		close(f->lpm_fd);
+	f->exact_fd = f->lpm_fd = -1;
+	if (f->dir_fd >= 0)
+		close(f->dir_fd);
+	if (f->root_fd >= 0)
+		close(f->root_fd);
+	if (f->outer_fd >= 0)
+		close(f->outer_fd);
+	if (f->stats_fd >= 0)
+		close(f->stats_fd);
+	f->dir_fd = f->root_fd = f->outer_fd = f->stats_fd = -1;
+}
+
+/*
+ * Destroy: wait for the filter's writers (its lock), refuse if a program
+ * uses it, remove the ip-link pins if they are its own, then take the
+ * name away in one step (rename to FB_STAGE_OLD NAME) and remove the pins
+ * from there. A kill at any point leaves the filter whole or gone (plus a
+ * stale directory that the next destroy, or check --repair, removes).
+ * Works on broken filters: it needs only the directory.
+ */
+int fb_store_destroy(const char *name)
+{
+	char gone[FB_NAME_MAX + 4];
+	struct fb_store f;
+	int cleaned, tries;
+
+	cleaned = fb_repair_clean_stale(name);
+	if (cleaned < 0)
+		return -1;
+	fb_store_init(&f);
+	snprintf(f.name, sizeof(f.name), "%s", name);
+	snprintf(f.dir, sizeof(f.dir), "%s/%s", fb_pin_root(), name);
+	f.root_fd = fb_pin_open_root(false);
+	if (f.root_fd == -1)
+		return -1;
+	if (f.root_fd == -2) {
+		f.root_fd = -1;
+		goto missing;
+	}
+	f.dir_fd = fb_pin_open_dir(f.root_fd, name);
+	if (f.dir_fd < 0) {
+		if (errno == ENOENT)
+			goto missing;
+		fb_report_err("cannot open %s: %s", f.dir, strerror(errno));
+		goto fail;
+	}
+	if (fb_pin_trusted(f.dir_fd, f.dir, false) ||
+	    fb_store_flock(&f, LOCK_EX | FB_LOCK_NOREFRESH))
+		goto fail;
+	/* What programs could use: its outer and stats maps, if pinned. */
+	f.outer_fd = fb_pin_get(f.dir_fd, "filter");
+	f.stats_fd = fb_pin_get(f.dir_fd, "stats");
+	f.outer_id = f.outer_fd >= 0 ? fb_map_id(f.outer_fd) : 0;
+	f.stats_id = f.stats_fd >= 0 ? fb_map_id(f.stats_fd) : 0;
+	if ((f.outer_id || f.stats_id) && fb_discover_busy(&f))
+		goto fail;
+	if (!strcmp(name, FB_IPROUTE_FILTER))
+		fb_pin_iproute_remove(&f);
+	fb_pin_stage_name(gone, sizeof(gone), FB_STAGE_OLD, name);
+	for (tries = 0; fb_pin_rename(f.root_fd, name, gone); tries++) {
+		/* A leftover of an earlier destroy of this name: remove it. */
+		if (tries || (errno != EEXIST && errno != ENOTEMPTY) ||
+		    !fb_pin_remove_stale(f.root_fd, gone)) {
+			fb_report_err("cannot remove filter '%s': %s", name, strerror(errno));
+			goto fail;
+		}
+	}
+	fb_pin_remove_tree(f.root_fd, gone, 0);
+	fb_store_close(&f);
+	rmdir(fb_pin_root()); /* only succeeds once the last filter is gone */
+	return 0;
+fail:
+	fb_store_close(&f);
+	return -1;
+missing:
+	fb_store_close(&f);
+	if (cleaned > 0) {
+		rmdir(fb_pin_root()); /* only succeeds once the last filter is gone */
+		return 0;	      /* only what an interrupted command left */
+	}
+	fb_report_err("no filter named '%s' (see flowbloom list)", name);
+	return -1;
+}
+
+/* After waiting for the lock: is this still the filter (not destroyed
+ * meanwhile), and is its array still the one in use (not replaced)? A
+ * writer that opened the filter before a `load --replace` switched arrays
+ * would otherwise write into the retired one. */
+static int refresh(struct fb_store *f)
+{
+	struct stat a, b;
+
+	if (fstat(f->dir_fd, &a) || fstatat(f->root_fd, f->pin_name, &b, AT_SYMLINK_NOFOLLOW) ||
+	    a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
+		fb_report_err("filter '%s' was destroyed while this command waited for its lock",
+			      f->name);
+		return -1;
+	}
+	if (f->outer_fd < 0 || current_array(f) == f->bits_id)
+		return 0;
+	unmap_array(f);
+	return map_array(f);
+}
+
+int fb_store_flock(struct fb_store *f, int op)
+{
+	if (flock(f->dir_fd, op & ~FB_LOCK_NOREFRESH)) {
+		fb_report_err("cannot lock filter '%s': %s", f->name, strerror(errno));
+		return -1;
+	}
+	if (!(op & (LOCK_UN | FB_LOCK_NOREFRESH)) && refresh(f)) {
+		flock(f->dir_fd, LOCK_UN);
+		return -1;
+	}
+	return 0;
+}
+
+/* A filter from an earlier build in generation 1 with its counters pinned
+ * as "counters": pin them as "counters1" too, then drop the old name
+ * (killed in between, both names hold the same map: still consistent).
+ * Call with the lock held. */
+int fb_store_migrate_counters(struct fb_store *f)
+{
+	if (!f->cnt_legacy)
+		return 0;
+	if (fb_pin_at(f->cnt_fd, f->dir_fd, fb_store_cnt_pin(1)) && errno != EEXIST) {
+		fb_report_err("cannot pin the counters of '%s' as %s: %s", f->name,
+			      fb_store_cnt_pin(1), strerror(errno));
+		return -1;
+	}
+	unlinkat(f->dir_fd, fb_store_cnt_pin(0), 0);
+	f->cnt_legacy = false;
+	return 0;
+}
+
+int fb_store_lock(struct fb_store *f)
+{
+	if (fb_store_flock(f, LOCK_EX))
+		return -1;
+	if (f->cnt_hdr && fb_counting_recover(f))
+		fb_report(FB_REPORT_NOTE, "rolled back one flow of an interrupted write");
+	return 0;
+}
+
+void fb_store_unlock(struct fb_store *f)
+{
+	flock(f->dir_fd, LOCK_UN);
+}

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Bit operations on the mmap'd filter array: set, test, query, popcount. */
+#define _GNU_SOURCE
+#include "types/bits.h"
+#include "types/ftype.h"
+#include "rules/rules.h"
+#include "store/store.h"
+
+void fb_bits_set(struct fb_store *f, const struct fb_key *key)
+{
+	const struct fb_header *hdr = f->hdr;
+	__u64 h = fb_hash_key(key, hdr->hash, hdr->key);
+	__u32 i;
+
+	/* The bit test and set the data path uses (geometry.h). */
+	if (hdr->layout == FB_LAYOUT_CLASSIC) {
+		__u64 mbits = fb_header_mbits(hdr);
+
+		for (i = 0; i < hdr->k; i++) {
+			__u64 p = fb_classic_bit(h, i, mbits);
+
+			fb_block_set_bit(&f->blocks[fb_bit_block(p)], p);
+		}
+	} else {
+		fb_block_set(&f->blocks[fb_blocked_block(h, hdr->nblocks)], h, hdr->k);
+	}
+}
+
+void fb_bits_set_many(struct fb_store *f, const struct fb_key *keys, size_t n)
+{
+	/* At 256 MiB nearly every flow's block is a DRAM miss (~130 ns). Hash a
+	 * batch first and prefetch its blocks, so the misses overlap instead
+	 * of queueing one after another. */
+	enum { BATCH = 16 };
+	const struct fb_header *hdr = f->hdr;
+	__u64 h[BATCH];
+	size_t i, j, m;
+
+	if (hdr->layout == FB_LAYOUT_CLASSIC) {
+		for (i = 0; i < n; i++)
+			fb_bits_set(f, &keys[i]);
+		return;
+	}
+	for (i = 0; i < n; i += m) {
+		m = n - i < BATCH ? n - i : BATCH;
+		for (j = 0; j < m; j++) {
+			h[j] = fb_hash_key(&keys[i + j], hdr->hash, hdr->key);
+			__builtin_prefetch(&f->blocks[fb_blocked_block(h[j], hdr->nblocks)], 1);
+		}
+		for (j = 0; j < m; j++)
+			fb_block_set(&f->blocks[fb_blocked_block(h[j], hdr->nblocks)], h[j],
+				     hdr->k);
+	}
+}
+
+bool fb_bits_test(const struct fb_store *f, const struct fb_key *key)
+{
+	const struct fb_header *hdr = f->hdr;
+	__u64 h;
+	__u32 i;
+
+	if (hdr->type)
+		return fb_ftype_test(f, key);
+	h = fb_hash_key(key, hdr->hash, hdr->key);
+
+	if (hdr->layout == FB_LAYOUT_CLASSIC) {
+		__u64 mbits = fb_header_mbits(hdr);
+
+		for (i = 0; i < hdr->k; i++) {
+			__u64 p = fb_classic_bit(h, i, mbits);
+
+			if (!fb_block_test_bit(&f->blocks[fb_bit_block(p)], p))
+				return false;
+		}
+		return true;
+	}
+	return fb_block_has(&f->blocks[fb_blocked_block(h, hdr->nblocks)], h, hdr->k);
+}
+
+bool fb_bits_query(const struct fb_store *f, const struct fb_key *k)
+{
+	const struct fb_prefixes *px = (const struct fb_prefixes *)&f->blocks[1];
+	const struct fb_lengths *l;
+	int i, w = k->kind == FB_KIND_DST ? 2 : 0;
+
+	if (k->kind == FB_KIND_FLOW || k->plen != 128)
+		return fb_bits_test(f, k);
+	/* An address: as the data path does (include/flowbloom/prefix.h),
+	 * its prefix at each length of its list. */
+	l = &px->list[fb_prefix_list(k->kind, k->family)];
+	for (i = 0; i < l->n && i < FB_MAX_LENGTHS; i++) {
+		struct fb_key m;
+
+		fb_prefix_key(&m, k->kind, k->w[w], k->w[w + 1], l->len[i],
+			      fb_key_word_family(k->w[4]));
+		if (fb_bits_test(f, &m))
+			return true;
+	}
+	return false;
+}
+
+__u64 fb_bits_popcount(const struct fb_store *f)
+{
+	__u64 n = 0, b;
+	int w;
+
+	for (b = FB_HDR_BLOCKS; b < (__u64)f->hdr->nblocks + FB_HDR_BLOCKS; b++)
+		for (w = 0; w < FB_BLOCK_WORDS; w++)
+			n += __builtin_popcountll(f->blocks[b].w[w]);
+	return n;
+}

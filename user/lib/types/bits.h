@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Bit operations on a filter's mmap'd array (bits.c).
+ */
+#ifndef FLOWBLOOM_USER_BITS_H
+#define FLOWBLOOM_USER_BITS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "store/store.h"
+
+/* Set a key's bits / ask whether all its bits are set. */
+void fb_bits_set(struct fb_store *f, const struct fb_key *key);
+bool fb_bits_test(const struct fb_store *f, const struct fb_key *key);
+/* fb_bits_set() for many keys, faster (prefetches ahead). */
+void fb_bits_set_many(struct fb_store *f, const struct fb_key *keys, size_t n);
+/* What `query` answers: a 5-tuple or a prefix rule as fb_bits_test(); a
+ * plain address (src/dst ADDR) as the data path would for a packet from or
+ * to it, through every prefix length the filter holds. */
+bool fb_bits_query(const struct fb_store *f, const struct fb_key *k);
+/* Bits set, out of m. */
+__u64 fb_bits_popcount(const struct fb_store *f);
+
+#endif
