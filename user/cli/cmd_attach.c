@@ -1,18 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* `flowbloom attach` and `detach`: the XDP program on a device. */
-#include <errno.h>
 #include <getopt.h>
-#include <net/if.h>
 #include <stdio.h>
-#include <string.h>
-#include <unistd.h>
-#include <linux/if_link.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include "cmd.h"
 #include "parse.h"
 #include "store/store.h"
-#include "store/loader.h"
+#include "store/xdpdev.h"
 #include "monitor/monmaps.h"
 #include "output.h"
 
@@ -60,14 +53,13 @@ int cmd_attach(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const modes[] = { "native", "generic", NULL };
-	static const int mode_v[] = { XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE };
+	static const int mode_v[] = { FB_XDP_NATIVE, FB_XDP_GENERIC };
 	struct fb_load_opts lo = { 0 };
-	struct flowbloom_bpf *skel;
+	enum fb_xdp_mode mode = FB_XDP_NATIVE;
 	struct fb_mon_opts mo;
 	struct fb_monitor mon;
+	struct fb_xdp_dev dev;
 	struct fb_store f;
-	__u32 flags = XDP_FLAGS_DRV_MODE;
-	unsigned int ifindex;
 	int c, v, err;
 
 	fb_monitor_opts_default(&mo);
@@ -78,7 +70,7 @@ int cmd_attach(int argc, char **argv)
 		case 'm':
 			if ((v = fb_pick("--mode", optarg, modes, mode_v)) < 0)
 				return 2;
-			flags = v;
+			mode = v;
 			break;
 		default:
 			v = fb_load_option(c, optarg, &lo);
@@ -93,11 +85,9 @@ int cmd_attach(int argc, char **argv)
 	}
 	if (argc - optind != 2)
 		return fb_usage(argc - optind < 2 ? "missing NAME or DEV" : "too many arguments");
-	ifindex = if_nametoindex(argv[optind + 1]);
-	if (!ifindex) {
-		fb_err("no device '%s'", argv[optind + 1]);
+	/* The device first: nothing is made for one that does not exist. */
+	if (fb_xdp_query(argv[optind + 1], &dev))
 		return 1;
-	}
 	if (fb_store_open(argv[optind], &f))
 		return 1;
 	/* Monitoring maps (user/lib/monitor/monmaps.c): new ones unless another device feeds
@@ -107,36 +97,21 @@ int cmd_attach(int argc, char **argv)
 		return 1;
 	}
 	lo.monitor = mo.sketch || mo.newflows ? &mon : NULL;
-	skel = fb_load(&f, &lo);
-	if (!skel) {
-		if (lo.monitor)
-			fb_monitor_close(&mon);
-		fb_store_close(&f);
-		return 1;
-	}
-	/* UPDATE_IF_NOEXIST: never silently replace someone else's program. */
-	err = bpf_xdp_attach(ifindex, fb_load_prog_fd(skel), flags | XDP_FLAGS_UPDATE_IF_NOEXIST,
-			     NULL);
+	err = fb_xdp_attach(&f, argv[optind + 1], mode, &lo);
 	if (err) {
-		if (err == -EEXIST || err == -EBUSY)
-			fb_err("%s already has an XDP program: detach it first", argv[optind + 1]);
-		else if (err == -EOPNOTSUPP && flags == XDP_FLAGS_DRV_MODE)
-			fb_err("%s has no native XDP support: use --mode generic",
-			       argv[optind + 1]);
-		else
-			fb_err("cannot attach to %s: %s", argv[optind + 1], strerror(-err));
+		/* reported */
 	} else if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("attached", argv[optind]);
 		jw_str("dev", argv[optind + 1]);
-		jw_str("mode", flags == XDP_FLAGS_DRV_MODE ? "native" : "generic");
+		jw_str("mode", fb_xdp_mode_name(mode));
 		if (lo.monitor)
 			monitor_json(&mon);
 		jw_obj_close();
 		jw_end();
 	} else {
 		printf("attached %s to %s (%s)\n", argv[optind], argv[optind + 1],
-		       flags == XDP_FLAGS_DRV_MODE ? "native" : "generic");
+		       fb_xdp_mode_name(mode));
 		if (lo.monitor) {
 			char desc[256];
 
@@ -144,69 +119,19 @@ int cmd_attach(int argc, char **argv)
 			printf("monitoring: %s\n", desc);
 		}
 	}
-	/* The attachment holds the program; our handles can go. */
-	fb_load_close(skel);
+	/* The attachment holds the program and its maps; our handles can go. */
 	if (lo.monitor)
 		fb_monitor_close(&mon);
 	fb_store_close(&f);
 	return err ? 1 : 0;
 }
 
-static int prog_name(__u32 id, char *name, size_t len)
-{
-	struct bpf_prog_info info = {};
-	__u32 ilen = sizeof(info);
-	int fd = bpf_prog_get_fd_by_id(id), err;
-
-	if (fd < 0)
-		return -1;
-	err = bpf_obj_get_info_by_fd(fd, &info, &ilen);
-	close(fd);
-	if (!err)
-		snprintf(name, len, "%s", info.name);
-	return err;
-}
-
 int cmd_detach(int argc, char **argv)
 {
-	LIBBPF_OPTS(bpf_xdp_query_opts, q);
-	unsigned int ifindex;
-	char name[BPF_OBJ_NAME_LEN] = "";
-	__u32 id, flags;
-	int err;
-
 	if (argc != 2)
 		return fb_usage(argc < 2 ? "missing DEV" : "too many arguments");
-	ifindex = if_nametoindex(argv[1]);
-	if (!ifindex) {
-		fb_err("no device '%s'", argv[1]);
+	if (fb_xdp_detach(argv[1]))
 		return 1;
-	}
-	err = bpf_xdp_query(ifindex, 0, &q);
-	if (err) {
-		fb_err("cannot query %s: %s", argv[1], strerror(-err));
-		return 1;
-	}
-	if (q.drv_prog_id) {
-		id = q.drv_prog_id;
-		flags = XDP_FLAGS_DRV_MODE;
-	} else if (q.skb_prog_id) {
-		id = q.skb_prog_id;
-		flags = XDP_FLAGS_SKB_MODE;
-	} else {
-		fb_err("%s has no XDP program", argv[1]);
-		return 1;
-	}
-	if (prog_name(id, name, sizeof(name)) || strcmp(name, "flowbloom")) {
-		fb_err("the XDP program on %s (id %u, '%s') is not flowbloom's; not detaching",
-		       argv[1], id, name);
-		return 1;
-	}
-	err = bpf_xdp_detach(ifindex, flags, NULL);
-	if (err) {
-		fb_err("cannot detach from %s: %s", argv[1], strerror(-err));
-		return 1;
-	}
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("detached", argv[1]);

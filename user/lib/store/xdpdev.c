@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* XDP programs on devices: query, attach flowbloom's, detach it (xdpdev.h). */
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "report.h"
+#include "store/xdpdev.h"
+
+/* The name flowbloom's XDP program has (SEC("xdp") int flowbloom(...)). */
+#define FB_PROG_NAME "flowbloom"
+
+static const __u32 mode_flags[] = { XDP_FLAGS_DRV_MODE, XDP_FLAGS_SKB_MODE };
+
+const char *fb_xdp_mode_name(enum fb_xdp_mode mode)
+{
+	return mode == FB_XDP_GENERIC ? "generic" : "native";
+}
+
+/* A refusal for lack of rights, said as such (EPERM/EACCES). */
+static void report_errno(const char *what, const char *dev, int err)
+{
+	if (err == EPERM || err == EACCES)
+		fb_report_err("cannot %s %s: %s (needs root, or CAP_NET_ADMIN and CAP_BPF)", what,
+			      dev, strerror(err));
+	else
+		fb_report_err("cannot %s %s: %s", what, dev, strerror(err));
+}
+
+static int ifindex_of(const char *dev)
+{
+	unsigned int i = if_nametoindex(dev);
+
+	if (!i)
+		fb_report_err("no device '%s'", dev);
+	return (int)i;
+}
+
+static void prog_name(__u32 id, char *name, size_t len)
+{
+	struct bpf_prog_info info = {};
+	__u32 ilen = sizeof(info);
+	int fd = bpf_prog_get_fd_by_id(id);
+
+	name[0] = 0;
+	if (fd < 0)
+		return;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &ilen))
+		snprintf(name, len, "%s", info.name);
+	close(fd);
+}
+
+int fb_xdp_query(const char *dev, struct fb_xdp_dev *out)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	int ifindex = ifindex_of(dev), err;
+
+	memset(out, 0, sizeof(*out));
+	if (!ifindex)
+		return -1;
+	out->ifindex = ifindex;
+	err = bpf_xdp_query(ifindex, 0, &q);
+	if (err) {
+		report_errno("query", dev, -err);
+		return -1;
+	}
+	if (q.drv_prog_id) {
+		out->prog_id = q.drv_prog_id;
+		out->mode = FB_XDP_NATIVE;
+	} else if (q.skb_prog_id) {
+		out->prog_id = q.skb_prog_id;
+		out->mode = FB_XDP_GENERIC;
+	} else if (q.prog_id) {
+		out->prog_id = q.prog_id; /* hardware offload: never ours */
+		out->mode = FB_XDP_NATIVE;
+	}
+	if (out->prog_id) {
+		prog_name(out->prog_id, out->name, sizeof(out->name));
+		out->flowbloom = !strcmp(out->name, FB_PROG_NAME);
+	}
+	return 0;
+}
+
+int fb_xdp_attach(const struct fb_store *f, const char *dev, enum fb_xdp_mode mode,
+		  const struct fb_load_opts *lo)
+{
+	struct flowbloom_bpf *skel;
+	int ifindex = ifindex_of(dev), err;
+
+	if (!ifindex)
+		return -1;
+	skel = fb_load(f, lo);
+	if (!skel)
+		return -1;
+	/* UPDATE_IF_NOEXIST: never silently replace someone else's program. */
+	err = bpf_xdp_attach(ifindex, fb_load_prog_fd(skel),
+			     mode_flags[mode] | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+	/* The attachment holds the program; our handle can go. */
+	fb_load_close(skel);
+	if (!err)
+		return 0;
+	if (err == -EEXIST || err == -EBUSY)
+		fb_report_err("%s already has an XDP program: detach it first", dev);
+	else if (err == -EOPNOTSUPP && mode == FB_XDP_NATIVE)
+		fb_report_err("%s has no native XDP support: use --mode generic", dev);
+	else
+		report_errno("attach to", dev, -err);
+	return -1;
+}
+
+int fb_xdp_detach(const char *dev)
+{
+	struct fb_xdp_dev d;
+	int err;
+
+	if (fb_xdp_query(dev, &d))
+		return -1;
+	if (!d.prog_id) {
+		fb_report_err("%s has no XDP program", dev);
+		return -1;
+	}
+	if (!d.flowbloom) {
+		fb_report_err(
+			"the XDP program on %s (id %u, '%s') is not flowbloom's; not detaching",
+			dev, d.prog_id, d.name);
+		return -1;
+	}
+	err = bpf_xdp_detach(d.ifindex, mode_flags[d.mode], NULL);
+	if (err) {
+		report_errno("detach from", dev, -err);
+		return -1;
+	}
+	return 0;
+}

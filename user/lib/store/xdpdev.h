@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * XDP programs on devices (xdpdev.c): what runs on a device, attaching
+ * flowbloom's program there, and detaching it. Every kernel call of
+ * `attach`, `detach` and `apply` on a device goes through here; errors are
+ * reported (report.h) as one line naming the device and why.
+ */
+#ifndef FLOWBLOOM_USER_XDPDEV_H
+#define FLOWBLOOM_USER_XDPDEV_H
+
+#include <stdbool.h>
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include "store/loader.h"
+
+enum fb_xdp_mode {
+	FB_XDP_NATIVE = 0,
+	FB_XDP_GENERIC = 1,
+};
+
+/* "native", "generic". */
+const char *fb_xdp_mode_name(enum fb_xdp_mode mode);
+
+/* What runs on a device. */
+struct fb_xdp_dev {
+	unsigned int ifindex;
+	__u32 prog_id;		     /* 0: no XDP program */
+	enum fb_xdp_mode mode;	     /* of prog_id */
+	char name[BPF_OBJ_NAME_LEN]; /* the program's name ("" if unreadable) */
+	bool flowbloom;		     /* the program is flowbloom's */
+};
+
+/* Query DEV. 0, or -1 with the error reported (no such device, or the
+ * kernel refused: a permission error says so). */
+int fb_xdp_query(const char *dev, struct fb_xdp_dev *out);
+
+/* Load flowbloom's program for f with lo (fb_load) and attach it to DEV
+ * in mode, never replacing a program already there. 0, or -1 with the
+ * error reported (another program there, no native support, permission). */
+int fb_xdp_attach(const struct fb_store *f, const char *dev, enum fb_xdp_mode mode,
+		  const struct fb_load_opts *lo);
+
+/* Detach flowbloom's program from DEV; refuses another program. 0, or -1
+ * with the error reported. */
+int fb_xdp_detach(const char *dev);
+
+#endif
