@@ -143,7 +143,7 @@ int cmd_flows(int argc, char **argv)
 		}
 		if (!follow || fb_interrupted())
 			break;
-		if (fb_monview_gone(&f)) {
+		if (fb_store_gone(&f)) {
 			fb_monview_report_gone(&f);
 			goto out;
 		}

@@ -30,7 +30,7 @@ static int stats_watch(const char *name, double interval)
 		next += interval;
 		if (!fb_clock_sleep_until(next))
 			break;
-		if (fb_monview_gone(&f)) {
+		if (fb_store_gone(&f)) {
 			fb_monview_report_gone(&f);
 			fb_store_close(&f);
 			return 1;

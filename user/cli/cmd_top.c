@@ -69,7 +69,7 @@ int cmd_top(int argc, char **argv)
 			goto out;
 		}
 		secs = fb_now() - t0;
-		if (fb_monview_gone(&f)) {
+		if (fb_store_gone(&f)) {
 			fb_monview_report_gone(&f);
 			goto out;
 		}

@@ -40,27 +40,6 @@ int fb_monview_open(const char *name, __u32 need, struct fb_store *f, struct fb_
 	return 0;
 }
 
-/* Is the filter opened still the one pinned under its name? `destroy`
- * unpins it while a loop holds its maps, which then live on, fed by no
- * program: a loop must stop rather than show zeros forever (and must not
- * follow a new filter created under the same name). */
-bool fb_monview_gone(const struct fb_store *f)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	char path[600];
-	bool gone;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/stats", f->dir);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return errno == ENOENT;
-	gone = !bpf_obj_get_info_by_fd(fd, &info, &len) && info.id != f->stats_id;
-	close(fd);
-	return gone;
-}
-
 int fb_monview_report_gone(const struct fb_store *f)
 {
 	fb_err("filter '%s' is gone (destroyed)", f->name);

@@ -13,11 +13,6 @@
 
 /* Open filter NAME and its monitoring maps, which must include `need`. */
 int fb_monview_open(const char *name, __u32 need, struct fb_store *f, struct fb_monitor *m);
-/* Is the filter opened still the one pinned under its name? `destroy`
- * unpins it while a loop holds its maps, which then live on, fed by no
- * program: a loop must stop rather than show zeros forever (and must not
- * follow a new filter created under the same name). */
-bool fb_monview_gone(const struct fb_store *f);
 int fb_monview_report_gone(const struct fb_store *f);
 void fb_monview_close(struct fb_store *f, struct fb_monitor *m);
 /* The bound eps' * N on any estimate's excess, rounded up. */

@@ -617,3 +617,24 @@ void fb_store_unlock(struct fb_store *f)
 {
 	flock(f->dir_fd, LOCK_UN);
 }
+
+bool fb_store_gone(const struct fb_store *f)
+{
+	int root = fb_pin_open_root(false), dir = -1, st = -1;
+	bool gone;
+
+	if (root >= 0)
+		dir = fb_pin_open_dir(root, f->name);
+	if (dir >= 0)
+		st = fb_pin_get(dir, "stats");
+	/* Missing at any step: gone. Another failure (a transient error)
+	 * cannot tell: not gone, so a loop carries on. */
+	gone = st >= 0 ? fb_map_id(st) != f->stats_id : errno == ENOENT;
+	if (st >= 0)
+		close(st);
+	if (dir >= 0)
+		close(dir);
+	if (root >= 0)
+		close(root);
+	return gone;
+}

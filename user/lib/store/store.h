@@ -118,6 +118,11 @@ int fb_store_lock(struct fb_store *f);
  * `check` and `export`. */
 int fb_store_flock(struct fb_store *f, int op);
 void fb_store_unlock(struct fb_store *f);
+/* Is the filter opened as f still the one pinned under its name? `destroy`
+ * unpins it while a reader (a monitoring loop) holds its maps, which then
+ * live on fed by no program; a new filter of the same name is not it.
+ * Reached through the verified directory handles, never a path. */
+bool fb_store_gone(const struct fb_store *f);
 
 /* Library-internal (store.c): the counters' pin name of generation gen,
  * an empty struct (fds -1), and the counters' pin migration. */
