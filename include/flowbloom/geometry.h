@@ -111,6 +111,7 @@ struct fb_header {
 _Static_assert(sizeof(struct fb_header) == FB_BLOCK_BYTES, "header is exactly block 0");
 
 /* Block 1. */
+#define FB_PREFIX_BLOCK 1
 struct fb_prefixes {
 	struct fb_lengths list[FB_PFX_NR]; /* enum fb_prefix_list */
 	__u8 reserved[FB_BLOCK_BYTES - FB_PFX_NR * sizeof(struct fb_lengths)];

@@ -107,8 +107,7 @@ void bench_prefixes(void)
 	}
 	printf("  flowbloom: %zu prefixes after expansion (%u lengths), %zu bytes, loaded in "
 	       "%.1f ms\n",
-	       ex.after, ((struct fb_prefixes *)&pf.blocks[1])->list[0].n, pf.map_bytes,
-	       t_fb * 1e3);
+	       ex.after, (fb_store_prefixes(&pf))->list[0].n, pf.map_bytes, t_fb * 1e3);
 	printf("  LPM trie: %zu prefixes, %llu bytes (memlock), loaded in %.1f ms\n", ex.before,
 	       memlock(bpf_map__fd(lb[0]->maps.lpm)), t_lpm * 1e3);
 	bench_bpf__destroy(lb[0]);
@@ -387,7 +386,7 @@ static void pfx_run(size_t n, const char *fb_bin)
 		ns[3][m] = pfx_measure(what, drv, jfd, bpf_program__fd(b->progs.xdp_hashlen));
 	}
 	{
-		const struct fb_prefixes *px = (const struct fb_prefixes *)&f.blocks[1];
+		const struct fb_prefixes *px = fb_store_prefixes(&f);
 
 		printf("    flowbloom dropped %.4f of hit packets, %.2e of misses (false "
 		       "positives); %u lengths (IPv4 src), k=%u, %u blocks\n",

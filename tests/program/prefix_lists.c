@@ -87,7 +87,7 @@ double expected_rate(const char *name, unsigned *probes)
 
 	if (fb_store_open(name, &f))
 		return -1;
-	*probes = fb_probes_per_packet(f.hdr->kinds, (void *)&f.blocks[1]);
+	*probes = fb_probes_per_packet(f.hdr->kinds, fb_store_prefixes(&f));
 	r = fb_packet_rate(fb_fpr(f.hdr->layout, f.hdr->nflows, f.hdr->nblocks, f.hdr->k), *probes);
 	fb_store_close(&f);
 	return r;
@@ -102,7 +102,7 @@ void lengths_of(const char *name, struct fb_prefixes *px, __u64 *nflows)
 	*nflows = 0;
 	if (fb_store_open(name, &f))
 		return;
-	*px = *(struct fb_prefixes *)&f.blocks[1];
+	*px = *fb_store_prefixes(&f);
 	*nflows = f.hdr->nflows;
 	fb_store_close(&f);
 }

@@ -267,7 +267,7 @@ int cmd_info(int argc, char **argv)
 	set = h->type ? 0 : fb_bits_popcount(&f);
 	fill = set / m;
 	fpr = h->type ? fb_ftype_fpr(&f) : fb_fpr(h->layout, n, h->nblocks, h->k);
-	px = (const struct fb_prefixes *)&f.blocks[1];
+	px = fb_store_prefixes(&f);
 	probes = fb_probes_per_packet(h->kinds, px);
 	kinds_str(h->kinds, kinds, sizeof(kinds));
 	users = fb_discover_users(&f, NULL);

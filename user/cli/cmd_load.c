@@ -219,8 +219,8 @@ int cmd_load(int argc, char **argv)
 	if (fb_store_lock(&f))
 		goto out;
 	t0 = fb_now();
-	if (fb_prefixes_expand(&l.keys, &l.n, replace ? &none : (struct fb_prefixes *)&f.blocks[1],
-			       &ex, err, sizeof(err))) {
+	if (fb_prefixes_expand(&l.keys, &l.n, replace ? &none : fb_store_prefixes(&f), &ex, err,
+			       sizeof(err))) {
 		fb_err("%s; nothing loaded", err);
 		goto unlock;
 	}
@@ -279,7 +279,7 @@ int cmd_load(int argc, char **argv)
 	t0 = fb_now() - t0;
 	rc = 0;
 	{
-		unsigned probes = fb_probes_per_packet(f.hdr->kinds, (void *)&f.blocks[1]);
+		unsigned probes = fb_probes_per_packet(f.hdr->kinds, fb_store_prefixes(&f));
 		double r = fb_packet_rate(f.hdr->type ? fb_ftype_fpr(&f)
 						      : fb_fpr(f.hdr->layout, f.hdr->nflows,
 							       f.hdr->nblocks, f.hdr->k),

@@ -50,7 +50,7 @@ const char *fb_rules_prefix_list_name(int l)
 
 int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t *bad)
 {
-	struct fb_prefixes *px = (struct fb_prefixes *)&f->blocks[1], next = *px;
+	struct fb_prefixes *px = fb_store_prefixes(f), next = *px;
 	__u32 kinds = 0;
 	size_t i;
 	int l;
@@ -78,7 +78,7 @@ int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t
 		}
 	}
 	/* A scalable filter's add may have grown it into a new array. */
-	px = (struct fb_prefixes *)&f->blocks[1];
+	px = fb_store_prefixes(f);
 	/* Exact sets before bits: every Bloom hit must be confirmable. */
 	for (i = 0; f->hdr->confirm && i < n; i++)
 		if (fb_exact_adjust(f, &keys[i], 1))

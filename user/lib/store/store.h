@@ -118,6 +118,11 @@ int fb_store_lock(struct fb_store *f);
  * `check` and `export`. */
 int fb_store_flock(struct fb_store *f, int op);
 void fb_store_unlock(struct fb_store *f);
+/* The filter's prefix-length lists (block FB_PREFIX_BLOCK of its array). */
+static inline struct fb_prefixes *fb_store_prefixes(const struct fb_store *f)
+{
+	return (struct fb_prefixes *)&f->blocks[FB_PREFIX_BLOCK];
+}
 /* Is the filter opened as f still the one pinned under its name? `destroy`
  * unpins it while a reader (a monitoring loop) holds its maps, which then
  * live on fed by no program; a new filter of the same name is not it.

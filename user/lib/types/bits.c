@@ -79,7 +79,7 @@ bool fb_bits_test(const struct fb_store *f, const struct fb_key *key)
 
 bool fb_bits_query(const struct fb_store *f, const struct fb_key *k)
 {
-	const struct fb_prefixes *px = (const struct fb_prefixes *)&f->blocks[1];
+	const struct fb_prefixes *px = fb_store_prefixes(f);
 	const struct fb_lengths *l;
 	int i, w = k->kind == FB_KIND_DST ? 2 : 0;
 
