@@ -95,7 +95,7 @@ static void one_rule(struct fb_store *f, const struct prog *pg, const struct row
 	p.plen = key.plen;
 	p.fam = key.family;
 	fb_store_lock(f);
-	v = fb_replace(f, f->hdr->nblocks, f->hdr->k, &key, 1, &bad);
+	v = fb_rules_replace(f, f->hdr->nblocks, f->hdr->k, &key, 1, &bad);
 	fb_store_unlock(f);
 	snprintf(l, sizeof(l), "%s %s: replace the filter with the one rule", argv[0], r->rule);
 	if (!ASSERT_EQ(v, 0, l))
@@ -222,7 +222,7 @@ static void v4mapped_packets(struct fb_store *f, const struct prog *pg)
 
 		flow_of(c->rule, &rule);
 		fb_store_lock(f);
-		v = fb_replace(f, f->hdr->nblocks, f->hdr->k, &rule, 1, &bad);
+		v = fb_rules_replace(f, f->hdr->nblocks, f->hdr->k, &rule, 1, &bad);
 		fb_store_unlock(f);
 		snprintf(l, sizeof(l), "v4-mapped: %s: the rule alone in the filter", c->rule);
 		if (!ASSERT_EQ(v, 0, l))
@@ -287,7 +287,7 @@ static void semantics_with(int hash)
 		fb_flow_parse(2, a1, &keys[0], err, sizeof(err));
 		fb_flow_parse(2, a2, &keys[1], err, sizeof(err));
 		fb_store_lock(&f);
-		ASSERT_EQ(fb_replace(&f, f.hdr->nblocks, f.hdr->k, keys, 2, &bad), 0,
+		ASSERT_EQ(fb_rules_replace(&f, f.hdr->nblocks, f.hdr->k, keys, 2, &bad), 0,
 			  "semantics: src and dst rules together");
 		fb_store_unlock(&f);
 		addr("198.51.100.9", x);

@@ -338,7 +338,7 @@ static void kernel_stale_writer(void)
 	if (!ASSERT_EQ(fb_store_open("stale", &r), 0, "stale writer: open it again"))
 		goto out;
 	fb_store_lock(&r);
-	ASSERT_EQ(fb_replace(&r, r.hdr->nblocks, r.hdr->k, a, 20, &bad), 0,
+	ASSERT_EQ(fb_rules_replace(&r, r.hdr->nblocks, r.hdr->k, a, 20, &bad), 0,
 		  "stale writer: load --replace meanwhile");
 	fb_store_unlock(&r);
 	fb_store_close(&r);

@@ -32,7 +32,7 @@ static int check_broken(const char *name, bool repair)
 		return 1;
 	}
 	if (repair && st)
-		fb_repair_clean_stale(name);
+		fb_pin_clean_stale(name);
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("filter", name);

@@ -262,7 +262,8 @@ int cmd_load(int argc, char **argv)
 			}
 		}
 		f.refused_load = -1;
-		if (fb_replace_geom(&f, nblocks, k, f.hdr->type ? geom : NULL, l.keys, l.n, &bad)) {
+		if (fb_rules_replace_geom(&f, nblocks, k, f.hdr->type ? geom : NULL, l.keys, l.n,
+					  &bad)) {
 			if (f.refused_load >= 0 && bad != (size_t)-1)
 				full(&f, &l.keys[bad]);
 			goto unlock;

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Rule insertion: bits (or counters), then the prefix lengths rules need. */
 #define _GNU_SOURCE
+#include <string.h>
 #include "types/bits.h"
 #include "types/counting.h"
 #include "store/exact.h"
 #include "types/ftype.h"
 #include "report.h"
 #include "rules/rules.h"
+#include "store/replace.h"
 
 /* By the rule's family, never by its address: an IPv6 prefix expanded
  * into ::ffff:0:0/96 stays an IPv6 rule. */
@@ -106,4 +108,41 @@ int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t
 	}
 	__atomic_fetch_or(&f->hdr->kinds, kinds, __ATOMIC_RELEASE);
 	return 0;
+}
+
+struct rules_arg {
+	const struct fb_key *keys;
+	size_t n, *bad;
+	const struct fb_block *geom; /* another filter type's new geometry */
+	struct fb_store *f;	     /* told the load factor of a refusal */
+};
+
+static int fill_rules(struct fb_store *nf, void *arg)
+{
+	struct rules_arg *r = arg;
+
+	/* Another filter type: its new geometry, before any rule. */
+	if (nf->hdr->type && r->geom)
+		memcpy(&nf->blocks[FB_TYPE_GEOM_BLOCK], r->geom,
+		       fb_type_geom_blocks(nf->hdr->type) * FB_BLOCK_BYTES);
+	if (fb_rules_add(nf, r->keys, r->n, r->bad)) {
+		r->f->refused_load = nf->refused_load;
+		return -1;
+	}
+	return 0;
+}
+
+int fb_rules_replace(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_key *keys, size_t n,
+		     size_t *bad)
+{
+	return fb_rules_replace_geom(f, nblocks, k, NULL, keys, n, bad);
+}
+
+int fb_rules_replace_geom(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_block *geom,
+			  const struct fb_key *keys, size_t n, size_t *bad)
+{
+	struct rules_arg r = { keys, n, bad, geom, f };
+
+	*bad = (size_t)-1;
+	return fb_replace_fill(f, nblocks, k, n, fill_rules, &r);
 }

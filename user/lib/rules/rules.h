@@ -25,4 +25,15 @@ int fb_rules_merge_lengths(struct fb_prefixes *px, const struct fb_key *keys, si
 int fb_rules_prefix_list(const struct fb_key *k);
 const char *fb_rules_prefix_list_name(int l);
 
+/* Replace the filter's whole content with keys, in a new filter array of
+ * nblocks blocks and k bits (and new counters for a counting filter), then
+ * switch the data path to it in one step. -1: nothing changed (*bad as in
+ * fb_rules_add, or (size_t)-1). Call with the lock held. */
+int fb_rules_replace(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_key *keys, size_t n,
+		     size_t *bad);
+/* fb_rules_replace() for another filter type: geom (fb_type_geom_blocks()
+ * blocks) is the new array's geometry, written before the rules. */
+int fb_rules_replace_geom(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_block *geom,
+			  const struct fb_key *keys, size_t n, size_t *bad);
+
 #endif

@@ -485,3 +485,26 @@ int fb_pin_list(char ***names)
 	*names = v;
 	return n;
 }
+
+int fb_pin_open_root_of(const char *name)
+{
+	if (fb_pin_check_bpffs() || fb_pin_check_name(name))
+		return -1;
+	return fb_pin_open_root(false);
+}
+
+int fb_pin_clean_stale(const char *name)
+{
+	char stage[FB_NAME_MAX + 4];
+	int root, n = 0;
+
+	root = fb_pin_open_root_of(name);
+	if (root < 0)
+		return root == -2 ? 0 : -1;
+	fb_pin_stage_name(stage, sizeof(stage), FB_STAGE_NEW, name);
+	n += fb_pin_remove_stale(root, stage);
+	fb_pin_stage_name(stage, sizeof(stage), FB_STAGE_OLD, name);
+	n += fb_pin_remove_stale(root, stage);
+	close(root);
+	return n;
+}

@@ -21,10 +21,17 @@ int fb_pin_check_bpffs(void);
 int fb_pin_check_name(const char *name);
 /* Names of all filters, sorted; *names is malloc'd. Returns the count. */
 int fb_pin_list(char ***names);
+/* Remove the stale staging directories of NAME (an interrupted create,
+ * import or destroy: nobody holds their lock); returns how many, -1 on
+ * error (reported). */
+int fb_pin_clean_stale(const char *name);
 
 /* Library-internal: for store.c, exact.c, replace.c and repair.c. */
 int fb_pin_trusted(int fd, const char *path, bool on_the_way);
 int fb_pin_open_root(bool create);
+/* The root, for the staging directories of NAME: -2 when there is no root
+ * (nothing stale), -1 on error (reported). */
+int fb_pin_open_root_of(const char *name);
 int fb_pin_open_iproute(bool create);
 int fb_pin_get(int dfd, const char *name);
 int fb_pin_at(int fd, int dfd, const char *name);

@@ -14,31 +14,6 @@
 #include "store/repair.h"
 #include "util.h"
 
-/* The filter root, for stale staging directories of NAME: -2 when there
- * is no root (so nothing stale), -1 on error (printed). */
-static int open_root_of(const char *name)
-{
-	if (fb_pin_check_bpffs() || fb_pin_check_name(name))
-		return -1;
-	return fb_pin_open_root(false);
-}
-
-int fb_repair_clean_stale(const char *name)
-{
-	char stage[FB_NAME_MAX + 4];
-	int root, n = 0;
-
-	root = open_root_of(name);
-	if (root < 0)
-		return root == -2 ? 0 : -1;
-	fb_pin_stage_name(stage, sizeof(stage), FB_STAGE_NEW, name);
-	n += fb_pin_remove_stale(root, stage);
-	fb_pin_stage_name(stage, sizeof(stage), FB_STAGE_OLD, name);
-	n += fb_pin_remove_stale(root, stage);
-	close(root);
-	return n;
-}
-
 int fb_repair_stale(const char *name, unsigned *what)
 {
 	char stage[FB_NAME_MAX + 4];
@@ -46,7 +21,7 @@ int fb_repair_stale(const char *name, unsigned *what)
 	int root, i, fd;
 
 	*what = 0;
-	root = open_root_of(name);
+	root = fb_pin_open_root_of(name);
 	if (root < 0)
 		return root == -2 ? 0 : -1;
 	for (i = 0; i < 2; i++) {
@@ -123,7 +98,7 @@ int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s)
 	s->stale_create = stale & 1;
 	s->stale_destroy = stale & 2;
 	if (repair && stale)
-		fb_repair_clean_stale(f->name);
+		fb_pin_clean_stale(f->name);
 	if (f->cnt_hdr && f->cnt_legacy && repair && fb_store_migrate_counters(f))
 		return -1;
 	if (f->cnt_hdr && !f->cnt_legacy) {

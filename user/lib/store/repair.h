@@ -14,8 +14,6 @@
 /* Stale staging directories of NAME: *what bit 0 an interrupted create or
  * import, bit 1 an interrupted destroy. */
 int fb_repair_stale(const char *name, unsigned *what);
-/* Remove them; returns how many. */
-int fb_repair_clean_stale(const char *name);
 /* Every stale staging directory of the root (entry names, '~' included),
  * sorted; *names is malloc'd. Returns the count. */
 int fb_repair_list_stale(char ***names);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* `load --replace`: a new filter array (and counters, exact sets) filled
- * aside, then switched to in one step. */
+/* Replace a filter's array: a new one (and counters, exact sets) filled
+ * aside, then switched to in one step. What fills it is the caller's
+ * (rules.c: `load --replace`; algebra.c; a scalable filter's growth). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sys/mman.h>
@@ -11,45 +12,7 @@
 #include "report.h"
 #include "store/pintree.h"
 #include "store/replace.h"
-#include "rules/rules.h"
 #include "util.h"
-
-struct rules_arg {
-	const struct fb_key *keys;
-	size_t n, *bad;
-	const struct fb_block *geom; /* another filter type's new geometry */
-	struct fb_store *f;	     /* told the load factor of a refusal */
-};
-
-static int fill_rules(struct fb_store *nf, void *arg)
-{
-	struct rules_arg *r = arg;
-
-	/* Another filter type: its new geometry, before any rule. */
-	if (nf->hdr->type && r->geom)
-		memcpy(&nf->blocks[FB_TYPE_GEOM_BLOCK], r->geom,
-		       fb_type_geom_blocks(nf->hdr->type) * FB_BLOCK_BYTES);
-	if (fb_rules_add(nf, r->keys, r->n, r->bad)) {
-		r->f->refused_load = nf->refused_load;
-		return -1;
-	}
-	return 0;
-}
-
-int fb_replace(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_key *keys, size_t n,
-	       size_t *bad)
-{
-	return fb_replace_geom(f, nblocks, k, NULL, keys, n, bad);
-}
-
-int fb_replace_geom(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_block *geom,
-		    const struct fb_key *keys, size_t n, size_t *bad)
-{
-	struct rules_arg r = { keys, n, bad, geom, f };
-
-	*bad = (size_t)-1;
-	return fb_replace_fill(f, nblocks, k, n, fill_rules, &r);
-}
 
 int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 		    int (*fill)(struct fb_store *nf, void *arg), void *arg)

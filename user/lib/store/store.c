@@ -17,7 +17,6 @@
 #include "types/ftype.h"
 #include "report.h"
 #include "store/pintree.h"
-#include "store/repair.h"
 #include "util.h"
 
 /* The counters of a counting filter are pinned per generation (the
@@ -495,7 +494,7 @@ int fb_store_destroy(const char *name)
 	struct fb_store f;
 	int cleaned, tries;
 
-	cleaned = fb_repair_clean_stale(name);
+	cleaned = fb_pin_clean_stale(name);
 	if (cleaned < 0)
 		return -1;
 	fb_store_init(&f);
