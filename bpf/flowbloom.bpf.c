@@ -176,7 +176,7 @@ static __always_inline __u32 fb_match(void *filter, const struct fb_header *hdr,
  * instructions with NH's prefix loops; 370k this way, and a load in half
  * the time). The price is one call and return per packet, about 12 ns on
  * this machine, whose kernel returns through AMD's SRSO "Safe RET" thunk
- * (README, Performance).
+ * (docs/performance.md).
  */
 #define FB_DECIDE_NOFILTER 0xffffffffU
 enum { FB_DECIDE_MATCH, FB_DECIDE_ADDRS, FB_DECIDE_NONE };

@@ -4,7 +4,7 @@
  * count-min sketch (packets and bytes), the top-talker candidate table and
  * the seen-set; a flow's first packet of an aging period becomes a
  * ring-buffer event once the verdict is known. Geometry and the reasons for
- * it are in include/flowbloom/monitor.h; measurements in the README.
+ * it are in include/flowbloom/monitor.h; measurements in docs/design.md.
  *
  * flowbloom.bpf.c calls fb_monitor() after parsing and
  * fb_monitor_verdict() after the verdict, both under cfg_mon: read-only

@@ -19,7 +19,7 @@
  * without the key collide with probability at most 2^-32. Five independent
  * multiplies instead of 9 SipHash rounds. It is universal, not a PRF: an
  * attacker who watches many verdicts may learn relations between key
- * words, so allow-lists default to SipHash-1-3 (README, "Choosing the
+ * words, so allow-lists default to SipHash-1-3 (docs/design.md, "Choosing the
  * hash"). The data path derives the words once per secret and CPU
  * (bpf/maps.bpf.h, fb_hkey); user space once per secret and thread.
  *

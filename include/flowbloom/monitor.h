@@ -14,7 +14,7 @@
  *   halves of one 64-bit hash (Kirsch and Mitzenmacher 2006). Each CPU
  *   updates its own copy (a "plane") with plain adds; readers sum the
  *   planes: faster than atomic adds on one shared plane, on one core and
- *   much more on two (README, Monitoring).
+ *   much more on two (docs/design.md, Monitoring inside).
  * - Top talkers: a small per-CPU table of candidates, four ways per bucket
  *   (two kept by packets, two by bytes), fed from the estimate the sketch
  *   update just produced: a flow takes the way of the lighter resident when

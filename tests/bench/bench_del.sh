@@ -4,7 +4,7 @@
 # `add -f` then `del -f` of N distinct UDP flows (default 10M) into a
 # filter created with --capacity N --fp-rate 0.001 --counting, each under
 # /usr/bin/time -v. Prints wall time, CPU time and max RSS of both (the
-# figures README's Performance section records), and the verb's own figure
+# figures docs/performance.md records), and the verb's own figure
 # (the time under the lock, after parsing). Usage:
 #   bash tests/bench/bench_del.sh [N] [FLOWBLOOM-BINARY] [CREATE-ARGS]
 # CREATE-ARGS replaces the geometry, e.g. "--bits 2147483648 --hashes 8"

@@ -5,7 +5,7 @@
 #include "benchmark.h"
 
 /*
- * 8. Flow monitoring (README, Monitoring): the blocked 1 MiB load with
+ * 8. Flow monitoring (docs/design.md, Monitoring inside): the blocked 1 MiB load with
  * monitoring off, the sketch (with the top table), the seen-set, both; the
  * sketch on one atomic plane instead of per-CPU planes; on one core with
  * random flows, and on two cores sending the same flow (the worst case for

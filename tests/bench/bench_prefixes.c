@@ -162,7 +162,7 @@ void bench_prefixes(void)
 }
 
 /* 9. Prefix-list table: N entries shaped like Spamhaus DROP (as
- * docs/perf-investigation/pfx.c makes them: N/10 prefixes /11-/24 with DROP's
+ * docs/performance.md describes them: N/10 prefixes /11-/24 with DROP's
  * length weights, the rest single /32 addresses; all prefixes up to 1,500),
  * random IPv4. flowbloom gets the list through the CLI (`create --capacity N
  * --fp-rate 0.001`, then `load --replace FILE`, which expands lengths and

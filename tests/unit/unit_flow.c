@@ -71,7 +71,7 @@ static const struct accept_case accept_cases[] = {
 	  "203.0.113.7", 0, 65535 },
 	{ "tcp [2001:db8::1]:65535 [2001:db8::2]:0", 3, FB_KIND_FLOW, 6, "2001:db8::1",
 	  "2001:db8::2", 65535, 0 },
-	/* Families as written (README "Families"): ::ffff:a.b.c.d is IPv4,
+	/* Families as written (docs/cli.md, "Families"): ::ffff:a.b.c.d is IPv4,
 	 * the same bits in hex IPv6. */
 	{ "src ::ffff:198.51.100.7", 2, FB_KIND_SRC, 0, "::ffff:198.51.100.7", NULL, 0, 0 },
 	{ "src ::ffff:c633:6407", 2, FB_KIND_SRC, 0, "::ffff:c633:6407", NULL, 0, 0 },

@@ -97,7 +97,7 @@ int cmd_export(int argc, char **argv)
 	struct fb_store f;
 	const struct fb_header *h;
 	uLong crc = crc32(0, NULL, 0);
-	/* The file holds the hash key, a secret (README: "An export holds a
+	/* The file holds the hash key, a secret (docs/cli.md: "An export holds a
 	 * secret"): only its owner reads it unless --mode says otherwise. */
 	mode_t mode = 0600;
 	bool mode_set = false;

@@ -31,7 +31,7 @@ static const struct fb_cmd cmds[] = {
 	  "blocks, 1 <= k <= 16). --action is what an `ip link`-loaded program does\n"
 	  "(default drop). The filter named 'default' is the one `ip link` uses.\n"
 	  "--hash: nh (NH, keyed; the default) is the fast one; allow-lists default to\n"
-	  "siphash13 (a PRF), which resists adaptive probing (README, Choosing the hash).\n"
+	  "siphash13 (a PRF), which resists adaptive probing (docs/design.md, the hash).\n"
 	  "--counting keeps a counter per bit (4 bits, or 8) beside the bits, so flows\n"
 	  "can be deleted; the data path still reads only the bits. --confirm exact\n"
 	  "checks every Bloom hit in an exact set (hash map, LPM trie) before it counts,\n"
@@ -39,7 +39,7 @@ static const struct fb_cmd cmds[] = {
 	  "--type cuckoo (deletable, least memory at low rates) or dleft (deletable,\n"
 	  "counters for repeated adds) picks another filter type, sized from --capacity\n"
 	  "and --fp-rate; --grow makes a scalable Bloom filter that adds stages as it\n"
-	  "fills, its rate staying under --fp-rate (README, Filter types)." },
+	  "fills, its rate staying under --fp-rate (docs/cli.md, Filter types)." },
 	{ "list", cmd_list, "list", "List filters." },
 	{ "info", cmd_info, "info NAME",
 	  "Geometry, memory, flows added, fill ratio, expected false-positive rate now,\n"

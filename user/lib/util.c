@@ -43,7 +43,7 @@ const int fb_hash_choice_values[3] = { FB_HASH_SIPHASH13, FB_HASH_SIPHASH24, FB_
 
 /* The hash a filter gets when none is asked for: NH for block-lists and
  * monitoring, SipHash-1-3 (a PRF) for allow-lists, which an attacker may
- * probe adaptively (README, "Choosing the hash"). */
+ * probe adaptively (docs/design.md, "Choosing the hash"). */
 int fb_hash_default(int action)
 {
 	return action == FB_ACTION_ALLOW ? FB_HASH_SIPHASH13 : FB_HASH_NHK;

@@ -321,7 +321,7 @@ static int check_dels_inorder(const struct fb_store *f, const struct fb_key *key
  * in that block's share of the two arrays. A batch applied in input order
  * touches them at random: at 256 MiB (1 GiB of 4-bit counters) two random
  * 4 KiB pages a flow, and the page walks, not DRAM, bound the rate
- * (docs/perf-investigation §5, docs/counting-fill.txt). Sorted by block, a
+ * (docs/performance.md, docs/counting-fill.txt). Sorted by block, a
  * batch walks both arrays once, upward.
  *
  * Each flow is still applied whole under its own journal entry (add_at,
