@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 #include "fleet/bgp.h"
 #include "fleet/bgp_int.h"
 #include "rules/flow.h"
+#include "rules/rules.h"
 #include "report.h"
 
 void fb_bgp_note(struct fb_bgp *b, size_t lineno, const char *fmt, ...)
@@ -183,6 +185,41 @@ unsigned fb_bgp_refs(const struct fb_bgp *b, const struct fb_key *k)
 	const struct fb_bgp_rule *r = find_rule(b, k);
 
 	return r ? r->refs : 0;
+}
+
+/* ------------------------------------------------------- what a path holds */
+
+int fb_bgp_admit(const struct fb_bgp *b, const char *family, const struct fb_key *k, char *why,
+		 size_t len)
+{
+	bool flow, v6;
+	int l, min;
+
+	if (fb_bgp_family(family, &flow, &v6)) {
+		snprintf(why, len, "family '%s' is not supported", family);
+		return -1;
+	}
+	if (k->family != (v6 ? FB_FAMILY_IPV6 : FB_FAMILY_IPV4)) {
+		snprintf(why, len, "an %s route makes %s rules only", family, v6 ? "IPv6" : "IPv4");
+		return -1;
+	}
+	if (fb_rules_valid(k, why, len))
+		return -1;
+	if (!flow && k->kind != (b->o.rtbh_src ? FB_KIND_SRC : FB_KIND_DST)) {
+		snprintf(why, len, "a blackhole route makes %s rules (--rtbh %s)",
+			 b->o.rtbh_src ? "source" : "destination", b->o.rtbh_src ? "src" : "dst");
+		return -1;
+	}
+	if (k->kind == FB_KIND_FLOW)
+		return 0; /* host addresses only (flow_rule) */
+	/* In the family the rule has: an IPv4 /n is 96 + n in the key. */
+	l = v6 ? k->plen : k->plen - 96;
+	min = v6 ? b->o.min_v6 : b->o.min_v4;
+	if (l < min) {
+		snprintf(why, len, "/%d is shorter than /%d (--min-length)", l, min);
+		return -1;
+	}
+	return 0;
 }
 
 /* ----------------------------------------------------- reading a message */
@@ -379,25 +416,69 @@ static void ctx_free(struct fb_bgp_ctx *c)
 	free(c->touched);
 }
 
-int fb_bgp_line(struct fb_bgp *b, const char *line, size_t lineno)
+/* Exactly one JSON value in line[0..n), nothing after it but blanks:
+ * the value, or NULL with why. */
+static json_object *one_message(const char *line, size_t n, char *why, size_t len)
 {
-	struct fb_bgp_ctx c = { .b = b, .lineno = lineno };
+	struct json_tokener *tok = json_tokener_new();
 	enum json_tokener_error jerr;
 	json_object *msg;
+	size_t end;
+
+	if (!tok) {
+		snprintf(why, len, "out of memory");
+		return NULL;
+	}
+	msg = json_tokener_parse_ex(tok, line, (int)n);
+	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	if (!msg || jerr != json_tokener_success) {
+		snprintf(why, len, "not JSON (%s)",
+			 jerr == json_tokener_continue ? "incomplete"
+						       : json_tokener_error_desc(jerr));
+		json_object_put(msg);
+		return NULL;
+	}
+	while (end < n && isspace((unsigned char)line[end]))
+		end++;
+	if (end < n) {
+		/* {A}{B} or {A} garbage: applying A alone would drop the
+		 * rest unseen. */
+		snprintf(why, len, "%s after the JSON message at byte %zu",
+			 line[end] == '{' ? "another message" : "garbage", end + 1);
+		json_object_put(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+int fb_bgp_line(struct fb_bgp *b, const char *line, size_t n, size_t lineno)
+{
+	struct fb_bgp_ctx c = { .b = b, .lineno = lineno };
+	json_object *msg;
 	const char *why = NULL;
-	size_t i, n = strlen(line);
+	char jwhy[128];
+	size_t i;
 	int r = 0;
 
 	b->nadd = b->ndel = 0;
 	b->changed = false;
+	if (memchr(line, 0, n)) {
+		fb_bgp_note(b, lineno, "NUL byte in the line; line skipped");
+		return -1;
+	}
 	while (n && isspace((unsigned char)line[n - 1]))
 		n--;
 	if (!n)
 		return 0;
-	msg = json_tokener_parse_verbose(line, &jerr);
+	if (n > INT_MAX) {
+		fb_bgp_note(b, lineno, "line too long; line skipped");
+		return -1;
+	}
+	msg = one_message(line, n, jwhy, sizeof(jwhy));
 	if (!msg) {
-		fb_bgp_note(b, lineno, "not JSON (%s); line skipped",
-			    json_tokener_error_desc(jerr));
+		fb_bgp_note(b, lineno, "%s; line skipped", jwhy);
 		return -1;
 	}
 	if (!json_object_is_type(msg, json_type_object)) {
@@ -515,6 +596,70 @@ size_t fb_bgp_rules(const struct fb_bgp *b, struct fb_key **out)
 
 /* ---------------------------------------------------------- state file */
 
+/* A field as one line's text: backslash escapes for the separators (tab,
+ * newline), the backslash itself and every other control byte. */
+static void put_field(FILE *fp, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '\\')
+			fputs("\\\\", fp);
+		else if (c == '\t')
+			fputs("\\t", fp);
+		else if (c == '\n')
+			fputs("\\n", fp);
+		else if (c == '\r')
+			fputs("\\r", fp);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(fp, "\\x%02x", c);
+		else
+			fputc(c, fp);
+	}
+}
+
+/* Undo put_field() in place: 0, or -1 on a bad escape (or one making a
+ * NUL). */
+static int get_field(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (*s != '\\') {
+			*o++ = *s;
+			continue;
+		}
+		switch (*++s) {
+		case '\\':
+			*o++ = '\\';
+			break;
+		case 't':
+			*o++ = '\t';
+			break;
+		case 'n':
+			*o++ = '\n';
+			break;
+		case 'r':
+			*o++ = '\r';
+			break;
+		case 'x': {
+			unsigned v;
+
+			if (!isxdigit((unsigned char)s[1]) || !isxdigit((unsigned char)s[2]) ||
+			    sscanf(s + 1, "%2x", &v) != 1 || !v)
+				return -1;
+			*o++ = (char)v;
+			s += 2;
+			break;
+		}
+		default:
+			return -1;
+		}
+	}
+	*o = 0;
+	return 0;
+}
+
 int fb_bgp_save(const struct fb_bgp *b, FILE *fp)
 {
 	char text[FB_FLOW_STR];
@@ -525,7 +670,12 @@ int fb_bgp_save(const struct fb_bgp *b, FILE *fp)
 	for (i = 0; i < b->nbuckets; i++)
 		for (p = b->paths[i]; p; p = p->next) {
 			fb_flow_format(&p->key, text, sizeof(text));
-			fprintf(fp, "%s\t%s\t%s\t%s\n", p->peer, p->family, p->nlri, text);
+			put_field(fp, p->peer);
+			fputc('\t', fp);
+			put_field(fp, p->family);
+			fputc('\t', fp);
+			put_field(fp, p->nlri);
+			fprintf(fp, "\t%s\n", text);
 		}
 	return ferror(fp) ? -1 : 0;
 }
@@ -533,26 +683,50 @@ int fb_bgp_save(const struct fb_bgp *b, FILE *fp)
 int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 {
 	struct fb_bgp_ctx c = { .b = b };
-	char *line = NULL, *f[4], *save, err[256];
-	size_t cap = 0, lineno = 0, i;
-	struct fb_key k;
+	char *line = NULL, *f[5], *rest, err[256], text[FB_FLOW_STR];
+	struct fb_key k, *drop = NULL;
+	size_t cap = 0, lineno = 0, i, ndrop = 0;
+	ssize_t len;
 	int blank, rc = -1;
 
-	while (getline(&line, &cap, fp) > 0) {
+	while ((len = getline(&line, &cap, fp)) > 0) {
 		lineno++;
+		if (memchr(line, 0, len)) {
+			fb_report_err("%s:%zu: NUL byte in line", name, lineno);
+			goto out;
+		}
 		line[strcspn(line, "\n")] = 0;
 		if (!line[0] || line[0] == '#')
 			continue;
-		f[0] = strtok_r(line, "\t", &save);
-		for (i = 1; i < 4; i++)
-			f[i] = strtok_r(NULL, "\t", &save);
-		if (!f[3] || strtok_r(NULL, "\t", &save)) {
+		rest = line;
+		for (i = 0; i < 5 && rest; i++)
+			f[i] = strsep(&rest, "\t");
+		if (i != 4 || rest) {
 			fb_report_err("%s:%zu: want 4 fields separated by tabs", name, lineno);
+			goto out;
+		}
+		if (get_field(f[0]) || get_field(f[1]) || get_field(f[2])) {
+			fb_report_err("%s:%zu: bad backslash escape", name, lineno);
 			goto out;
 		}
 		if (fb_flow_parse_line(f[3], &k, &blank, err, sizeof(err)) || blank) {
 			fb_report_err("%s:%zu: %s", name, lineno, blank ? "no rule" : err);
 			goto out;
+		}
+		/* The rule exactly as it is in the filter (fb_flow_format
+		 * writes an IPv6 rule's v4-mapped address in hex): a path whose
+		 * rule its route could not make now is dropped. */
+		if (fb_bgp_admit(b, f[1], &k, err, sizeof(err))) {
+			struct fb_key *d = realloc(drop, (ndrop + 1) * sizeof(*d));
+
+			fb_flow_format(&k, text, sizeof(text));
+			fb_bgp_note(b, 0, "%s:%zu: '%s' from %s: %s; dropped", name, lineno, text,
+				    f[0], err);
+			if (!d)
+				goto out;
+			drop = d;
+			drop[ndrop++] = k;
+			continue;
 		}
 		if (fb_bgp_push_op(&c, true, f[0], f[1], f[2], &k))
 			goto out;
@@ -560,15 +734,30 @@ int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 	for (i = 0; i < c.nops; i++)
 		if (apply_op(&c, &c.ops[i]))
 			goto out;
+	/* A dropped path's rule is in the filter (we added it): unless an
+	 * admitted path holds it too, it goes, as with a withdrawal. */
+	for (i = 0; i < ndrop; i++) {
+		struct fb_bgp_rule *r = rule_get(b, &drop[i]);
+
+		if (!r || touch(&c, r))
+			goto out;
+		b->changed = true;
+	}
+	b->nadd = b->ndel = 0;
 	for (i = 0; i < c.ntouched; i++) {
-		c.touched[i]->touched = false;
-		c.touched[i]->in_filter = true;
+		struct fb_bgp_rule *r = c.touched[i];
+
+		r->touched = false;
+		r->in_filter = true;
+		if (!r->refs && push_key(&b->del, &b->ndel, &b->cap_del, &r->key))
+			goto out;
 	}
 	rc = 0;
 out:
 	if (rc && c.oom)
 		fb_report_err("%s: out of memory", name);
 	free(line);
+	free(drop);
 	ctx_free(&c);
 	return rc;
 }

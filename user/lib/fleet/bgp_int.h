@@ -49,6 +49,9 @@ void fb_bgp_note(struct fb_bgp *b, size_t lineno, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int fb_bgp_push_op(struct fb_bgp_ctx *c, bool announce, const char *peer, const char *family,
 		   const char *nlri, const struct fb_key *key);
+/* "ipv4 unicast", "ipv6 unicast", "ipv4 flow", "ipv6 flow": 0 with what
+ * it is; -1 for any other family. */
+int fb_bgp_family(const char *family, bool *flow, bool *v6);
 /* Read the message into c->ops: 0, -1 malformed (why set), -2 no memory. */
 int fb_bgp_read_message(struct fb_bgp_ctx *c, json_object *msg, const char **why);
 
