@@ -51,7 +51,7 @@ test_parts = $(filter-out %.bpf.c,$(wildcard tests/$(dir $(1))$(patsubst test_%,
 .DELETE_ON_ERROR:
 # Skeletons are made by a pattern rule: kept, or every make would rebuild
 # every object that includes them.
-.SECONDARY: $(BUILD)/flowbloom.skel.h $(BUILD)/bench.skel.h
+.SECONDARY: $(BUILD)/flowbloom.skel.h $(BUILD)/bench.skel.h $(BUILD)/flowbloom_nocap.skel.h
 .PHONY: all deps bpffs test demo bench clean format install FORCE
 
 # Installation layout (make install PREFIX=/usr DESTDIR=/tmp/root).
@@ -82,6 +82,12 @@ $(BUILD)/flowbloom.bpf.o: bpf/flowbloom.bpf.c Makefile | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+# The program without `capture`'s code: the benchmark's baseline for what
+# an idle capture costs.
+$(BUILD)/flowbloom_nocap.bpf.o: bpf/flowbloom.bpf.c Makefile | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DFB_NO_CAPTURE -c $< -o $@
+
 $(BUILD)/bench.bpf.o: tests/bench/bench.bpf.c Makefile | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -104,7 +110,7 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@ 2> $@.err || { cat $@.err >&2; rm -f $@.err; exit 1; }
 	$(Q)grep -v 'skipping unrecognized data section.*xdp_run_config' $@.err >&2; rm -f $@.err
 
-$(BUILD)/tests/bench/bench: $(BUILD)/bench.skel.h
+$(BUILD)/tests/bench/bench: $(BUILD)/bench.skel.h $(BUILD)/flowbloom_nocap.skel.h
 
 $(BUILD)/user/%.o: user/%.c $(BUILD)/flowbloom.skel.h Makefile | $(BUILD)
 	$(call msg,CC,$@)

@@ -18,6 +18,7 @@
 #include "filter.bpf.h"
 #include "maps.bpf.h"
 #include "monitor.bpf.h"
+#include "capture.bpf.h"
 
 __u32 bench_seq;
 
@@ -292,6 +293,8 @@ out:
 			tr->verdict = verdict;
 		}
 	}
+	/* `flowbloom capture` (bpf/capture.bpf.h): one load while none runs. */
+	fb_capture(ctx, verdict, kind, parse);
 	return verdict;
 }
 

@@ -181,6 +181,24 @@ static const struct fb_cmd cmds[] = {
 	  "against the filter, attaching nothing, and count verdicts. --explain prints\n"
 	  "per packet the flow key the program computed, the rule kind that matched and\n"
 	  "the verdict. --action and --malformed as for attach." },
+	{ "capture", cmd_capture,
+	  "capture NAME -w FILE [--verdict drop|pass|any] [--sample N] [--count N]\n"
+	  "                 [--snaplen B] [--format pcapng|pcap] [--buffer SIZE]\n"
+	  "                 [--duration SECS] [--dev DEV] [--mode OCTAL]",
+	  "Write the frames the attached program gives a verdict (default drop) to FILE\n"
+	  "('-': stdout, e.g. into tcpdump -r -), 1 in N of them per CPU (default all),\n"
+	  "the first B bytes of each (default and at most 4096), until N are written,\n"
+	  "SECS have passed, or Ctrl-C/SIGTERM. pcapng (default) records per frame the\n"
+	  "XDP verdict (tshark: frame.verdict.ebpf_xdp) and a comment 'flowbloom:\n"
+	  "verdict=drop rule=src' naming the rule kind that matched (frame.comment), one\n"
+	  "interface per device; pcap has the frames only. The running program is not\n"
+	  "reloaded: capture is switched on in it and off at exit; while none runs, the\n"
+	  "data path pays one memory read per packet. A capture whose process dies stops\n"
+	  "by itself within 2 s. One capture per program at a time. Every device NAME is\n"
+	  "attached to in this network namespace (-n), or only DEV. Frames go through a\n"
+	  "ring buffer of SIZE bytes (default 4M); what it had no room for is counted as\n"
+	  "lost. FILE is written aside, mode 0600 (--mode), and renamed into place at the\n"
+	  "end." },
 	{ "apply", cmd_apply, "apply FILE [--check | --down]",
 	  "Make filter NAME what FILE (NAME.conf) says: create it if absent, replace its\n"
 	  "content with the listed block-lists, attach it to the listed devices; what\n"

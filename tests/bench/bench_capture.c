@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `bench capture`: what `flowbloom capture` costs the data path. The
+ * target: with no capture running, the program pays nothing measurable
+ * against the program built without the capture code (-DFB_NO_CAPTURE,
+ * build/flowbloom_nocap.bpf.o), loaded as fb_load loads it. Both are loaded
+ * on the same filter and measured in alternation, so drift and load on
+ * the shared machine fall on both alike. Then, for the record, a capture
+ * running at 1 in 1000 and at every packet (the ring fills, then counts
+ * losses), armed through the library as the CLI arms it.
+ */
+#include "benchmark.h"
+#include "capture/capctl.h"
+#include "flowbloom_nocap.skel.h"
+
+#define PAIRS 15
+
+static int cmp_d(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_d);
+	return v[n / 2];
+}
+
+/* One test run of `repeat` packets: the kernel's mean ns per packet. */
+static double once(int fd)
+{
+	struct fb_key k;
+	uint8_t frame[128];
+	LIBBPF_OPTS(bpf_test_run_opts, t, .data_in = frame, .repeat = repeat);
+
+	fb_bench_flow(0, 0, &k);
+	t.data_size_in = test_build_frame(&k, frame);
+	if (bpf_prog_test_run_opts(fd, &t)) {
+		fprintf(stderr, "bench: capture: test run failed: %s\n", strerror(errno));
+		exit(1);
+	}
+	return t.duration;
+}
+
+/* The lease, renewed while a capture runs in the benchmark's thread. */
+struct renewer {
+	struct fb_capture *c;
+	volatile int stop;
+};
+
+static void *renew(void *arg)
+{
+	struct renewer *r = arg;
+
+	while (!r->stop) {
+		fb_capture_renew(r->c, NULL);
+		usleep(FB_CAP_RENEW_NS / 1000);
+	}
+	return NULL;
+}
+
+/* ns/packet (kernel mean) with a capture armed on prog_fd. */
+static double running(const char *name, struct flowbloom_bpf *skel, __u32 sample)
+{
+	struct fb_cap_opts o = { .verdicts = 1 << XDP_DROP,
+				 .sample = sample,
+				 .snaplen = 128,
+				 .ring_bytes = 4ULL << 20 };
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	__u64 st[FB_CAP_STAT_NR];
+	struct renewer rn = { NULL, 0 };
+	struct fb_capture c;
+	pthread_t th;
+	double ns;
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.flowbloom), &info, &len))
+		exit(1);
+	fb_capture_init(&c);
+	if (fb_capture_add(&c, info.id, "test_run", "native") || fb_capture_start(&c, &o) < 0)
+		exit(1);
+	rn.c = &c;
+	pthread_create(&th, NULL, renew, &rn);
+	ns = measure(name, bpf_program__fd(skel->progs.flowbloom), 0)->kern;
+	rn.stop = 1;
+	pthread_join(th, NULL);
+	fb_capture_stop(&c);
+	if (!fb_capture_stats(&c, st))
+		printf("  %-44s matched %llu, sampled %llu, lost %llu\n", "",
+		       (unsigned long long)st[FB_CAP_STAT_MATCHED],
+		       (unsigned long long)st[FB_CAP_STAT_SAMPLED],
+		       (unsigned long long)st[FB_CAP_STAT_LOST]);
+	fb_capture_close(&c);
+	return ns;
+}
+
+static char vlog[1 << 16];
+
+/* The verifier's "processed N insns" and time of the last load into vlog. */
+static void verifier_line(const char *name)
+{
+	char *line = strstr(vlog, "processed "), *vt = strstr(vlog, "verification time ");
+
+	if (line)
+		printf("  verifier, %-33s %7lu insns  %6.1f ms\n", name,
+		       strtoul(line + 10, NULL, 10), vt ? strtoul(vt + 18, NULL, 10) / 1e3 : 0.0);
+}
+
+/* The program without capture code, on f's filter, as fb_load loads the
+ * real one for the benchmark (drop, hits, private statistics). */
+static struct flowbloom_nocap_bpf *load_nocap(const struct fb_store *f)
+{
+	struct flowbloom_nocap_bpf *n = flowbloom_nocap_bpf__open();
+
+	if (!n)
+		exit(1);
+	n->rodata->cfg_action = FB_ACTION_DROP;
+	n->rodata->cfg_bench = SMALL_FLOWS - 1;
+	bpf_map__set_pin_path(n->maps.fb_filter, NULL);
+	bpf_map__set_pin_path(n->maps.fb_stats, NULL);
+	vlog[0] = 0;
+	bpf_program__set_log_buf(n->progs.flowbloom, vlog, sizeof(vlog));
+	bpf_program__set_log_level(n->progs.flowbloom, 4);
+	if (bpf_map__reuse_fd(n->maps.fb_filter, f->outer_fd) || flowbloom_nocap_bpf__load(n)) {
+		fprintf(stderr, "bench: cannot load flowbloom_nocap.bpf.o\n");
+		exit(1);
+	}
+	verifier_line("without capture code");
+	return n;
+}
+
+/* The real program, likewise, with its verifier statistics. */
+static struct flowbloom_bpf *load_real(const struct fb_store *f)
+{
+	struct flowbloom_bpf *s = flowbloom_bpf__open();
+
+	if (!s)
+		exit(1);
+	s->rodata->cfg_action = FB_ACTION_DROP;
+	s->rodata->cfg_bench = SMALL_FLOWS - 1;
+	bpf_map__set_pin_path(s->maps.fb_filter, NULL);
+	bpf_map__set_pin_path(s->maps.fb_stats, NULL);
+	vlog[0] = 0;
+	bpf_program__set_log_buf(s->progs.flowbloom, vlog, sizeof(vlog));
+	bpf_program__set_log_level(s->progs.flowbloom, 4);
+	if (bpf_map__reuse_fd(s->maps.fb_filter, f->outer_fd) || flowbloom_bpf__load(s)) {
+		fprintf(stderr, "bench: cannot load flowbloom.bpf.o\n");
+		exit(1);
+	}
+	verifier_line("with capture code");
+	return s;
+}
+
+void bench_capture(void)
+{
+	struct flowbloom_nocap_bpf *none;
+	struct flowbloom_bpf *idle;
+	double a[PAIRS], b[PAIRS], ratio[PAIRS], ma, mb, mr, r1000, r1;
+	struct fb_store f;
+	int i;
+
+	printf("\n14. capture's cost, blocked 1 MiB v4 hit (dropped), %u flows (ns per packet,"
+	       " kernel)\n",
+	       SMALL_FLOWS);
+	if (make_filter("capbench", SMALL_BITS, 8, FB_LAYOUT_BLOCKED, SMALL_FLOWS, &f))
+		exit(1);
+	idle = load_real(&f);
+	none = load_nocap(&f);
+	/* Pairs in alternating order; the figure is the median of the pairs'
+	 * ratios, each pair measured back to back. */
+	for (i = 0; i < PAIRS; i++) {
+		int fa = bpf_program__fd(idle->progs.flowbloom);
+		int fb = bpf_program__fd(none->progs.flowbloom);
+
+		if (i & 1) {
+			a[i] = once(fa);
+			b[i] = once(fb);
+		} else {
+			b[i] = once(fb);
+			a[i] = once(fa);
+		}
+		ratio[i] = a[i] / b[i];
+	}
+	mr = median(ratio, PAIRS);
+	ma = median(a, PAIRS);
+	mb = median(b, PAIRS);
+	printf("  %-44s %8.1f\n  %-44s %8.1f\n", "built without capture code", mb,
+	       "capture code in, no capture running", ma);
+	r1000 = running("capture running, 1 in 1000", idle, 1000);
+	r1 = running("capture running, every packet", idle, 1);
+	printf("  no capture running: %+.2f ns over the build without it (medians of %d pairs; "
+	       "median pair ratio %.4f); running: 1 in 1000 %+.1f ns, every packet %+.1f ns\n",
+	       ma - mb, PAIRS, mr, r1000 - mb, r1 - mb);
+	target("capture: idle / built without it, ns per packet (median pair)", mr, 1.02, true);
+	flowbloom_bpf__destroy(idle);
+	flowbloom_nocap_bpf__destroy(none);
+	fb_store_close(&f);
+	fb_store_destroy("capbench");
+}
