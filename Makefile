@@ -21,13 +21,13 @@ endif
 BPF_CFLAGS := -g -O2 --target=bpf -mcpu=v3 -Wall -Werror -Iinclude -Ibpf -I$(ARCH_INC) -MMD -MP
 CFLAGS ?= -g -O2
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -Iinclude -Iuser/lib -Iuser/cli -I$(BUILD) -MMD -MP
-LDLIBS := -lbpf -lelf -lz -lpcap -lm -lfixbuf -lglib-2.0 -ljson-c
+LDLIBS := -lbpf -lelf -lz -lzstd -lpcap -lm -lfixbuf -lglib-2.0 -ljson-c
 # libfixbuf's headers include glib's (deferred: `make deps` may install them first).
 CFLAGS += $(shell pkg-config --cflags libfixbuf 2>/dev/null)
 
 DEPS_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev iproute2 \
 	ethtool make gcc python3 xdp-tools prometheus groff-base man-db systemd tcpdump strace time \
-	pkg-config libfixbuf-dev libjson-c-dev nfdump exabgp bird2
+	pkg-config libfixbuf-dev libjson-c-dev nfdump exabgp bird2 tshark libzstd-dev
 
 # The library (user/lib/, libflowbloom.a: no argv, no printing, see
 # user/lib/report.h) and the CLI (user/cli/). Tests and benchmarks link the

@@ -42,6 +42,7 @@
 #include "types/counting.h"
 #include "store/exact.h"
 #include "fleet/fbx.h"
+#include "fleet/fbz.h"
 #include "types/ftype.h"
 #include "output.h"
 #include "store/pintree.h"
@@ -90,6 +91,7 @@ int cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "mode", required_argument, NULL, 'm' },
+		{ "plain", no_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
 	__u8 head[FB_FBX_BITS_OFF] = { 0 }, word[8], tail[4];
@@ -100,15 +102,19 @@ int cmd_export(int argc, char **argv)
 	/* The file holds the hash key, a secret (README: "An export holds a
 	 * secret"): only its owner reads it unless --mode says otherwise. */
 	mode_t mode = 0600;
-	bool mode_set = false;
+	bool mode_set = false, plain = false;
 	const char *name, *file;
-	FILE *out = NULL;
+	FILE *out = NULL, *raw = NULL;
 	size_t i;
 	int c, rc = 1;
 
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 'p') {
+			plain = true;
+			continue;
+		}
 		if (c != 'm')
 			return fb_usage("unknown option '%s'", argv[optind - 1]);
 		if (fb_safefile_parse_mode(optarg, &mode))
@@ -147,14 +153,19 @@ int cmd_export(int argc, char **argv)
 	fb_fbx_put32(head + 64, h->fp_ppb);
 	memcpy(head + 72, &f.blocks[1], FB_BLOCK_BYTES);
 	if (!strcmp(file, "-")) {
-		out = stdout;
+		raw = stdout;
 	} else {
 		/* Aside, then renamed over FILE (safefile.c): never a half-written
 		 * file, never through a planted symlink. */
 		if (fb_safefile_open(&sf, file, mode))
 			goto unlock;
-		out = sf.out;
+		raw = sf.out;
 	}
+	/* Compressed unless --plain (fleet/fbz.h): the same bytes, and CRC,
+	 * through a stream layer. */
+	out = plain ? raw : fb_fbz_writer(raw);
+	if (!out)
+		goto unlock;
 	if (write_all(out, head, sizeof(head), &crc))
 		goto ioerr;
 	for (i = 0; i < (size_t)h->nblocks * FB_BLOCK_WORDS; i++) {
@@ -171,6 +182,13 @@ int cmd_export(int argc, char **argv)
 	fb_fbx_put32(tail, (__u32)crc);
 	if (fwrite(tail, 1, 4, out) != 4)
 		goto ioerr;
+	if (out != raw) {
+		FILE *z = out;
+
+		out = raw;
+		if (fclose(z))
+			goto ioerr;
+	}
 	if (out == stdout) {
 		if (fflush(out))
 			goto ioerr;
@@ -193,6 +211,8 @@ int cmd_export(int argc, char **argv)
 ioerr:
 	fb_err("%s: write failed: %s", file, strerror(errno));
 unlock:
+	if (out && out != raw)
+		fclose(out);
 	if (sf.out)
 		fb_safefile_abort(&sf);
 	fb_store_unlock(&f);
@@ -300,24 +320,34 @@ int cmd_import(int argc, char **argv)
 	char tbad[200];
 	struct fb_store f;
 	const char *why;
+	bool compressed;
+	FILE *raw;
 	int rc = 1;
 
 	if (argc != 3)
 		return fb_usage(argc < 3 ? "missing FILE or NAME" : "too many arguments");
 	if (fb_pin_check_name(argv[2]))
 		return 1;
-	in.f = strcmp(argv[1], "-") ? fopen(argv[1], "rb") : stdin;
-	if (!in.f) {
+	raw = strcmp(argv[1], "-") ? fopen(argv[1], "rb") : stdin;
+	if (!raw) {
 		fb_err("%s: %s", argv[1], strerror(errno));
 		return 1;
 	}
+	/* Plain or compressed (fleet/fbz.h): the plain bytes either way. */
+	in.f = fb_fbz_reader(raw, &compressed);
+	if (!in.f)
+		goto out;
 	if (fb_fbx_read(&in, b, sizeof(b))) {
-		why = ferror(in.f) ? "read error" : "too short to be a flowbloom export";
+		why = fb_fbz_why(in.f)
+			      ?: ferror(in.f) ? "read error"
+					      : "too short to be a flowbloom export";
 		goto bad;
 	}
 	why = b[22] ? check_typed_head(b) : fb_fbx_check_head(b);
-	if (!why)
-		why = check_size(in.f, b);
+	/* A compressed file's size says nothing; its stream is held to the
+	 * header's sizes instead. */
+	if (!why && !compressed)
+		why = check_size(raw, b);
 	if (why)
 		goto bad;
 	o.layout = b[16];
@@ -341,7 +371,7 @@ int cmd_import(int argc, char **argv)
 		why = "cuckoo relocation sequence is odd";
 	if (why) {
 		if (ferror(in.f))
-			why = "read error";
+			why = fb_fbz_why(in.f) ?: "read error";
 		fb_store_abort(&f);
 		goto bad;
 	}
@@ -382,7 +412,9 @@ int cmd_import(int argc, char **argv)
 bad:
 	fb_err("%s: %s; nothing imported", argv[1], why);
 out:
-	if (in.f != stdin)
+	if (in.f)
 		fclose(in.f);
+	if (raw != stdin)
+		fclose(raw);
 	return rc;
 }

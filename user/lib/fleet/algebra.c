@@ -17,6 +17,7 @@
 #include "types/counting.h"
 #include "store/exact.h"
 #include "fleet/fbx.h"
+#include "fleet/fbz.h"
 #include "report.h"
 #include "store/pintree.h"
 #include "store/replace.h"
@@ -182,24 +183,34 @@ static int load_file(const char *path, struct fb_alg_img *img)
 	struct fb_header h;
 	const char *why;
 	struct stat st;
+	bool compressed;
+	FILE *raw;
 	int rc = -1;
 
-	in.f = fopen(path, "rb");
-	if (!in.f) {
+	raw = fopen(path, "rb");
+	if (!raw) {
 		fb_report_err("%s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (fstat(fileno(in.f), &st) || S_ISDIR(st.st_mode)) {
+	/* Plain or compressed (fbz.h): the plain bytes either way. */
+	in.f = fb_fbz_reader(raw, &compressed);
+	if (!in.f)
+		goto out;
+	if (fstat(fileno(raw), &st) || S_ISDIR(st.st_mode)) {
 		why = "not a file";
 		goto bad;
 	}
 	if (fb_fbx_read(&in, b, sizeof(b))) {
-		why = ferror(in.f) ? "read error" : "too short to be a flowbloom export";
+		why = fb_fbz_why(in.f)
+			      ?: ferror(in.f) ? "read error"
+					      : "too short to be a flowbloom export";
 		goto bad;
 	}
 	why = fb_fbx_check_head(b);
 	fb_fbx_header(b, &h);
-	if (!why && S_ISREG(st.st_mode) &&
+	/* A compressed file's size says nothing: its stream is held to the
+	 * header's sizes instead. */
+	if (!why && !compressed && S_ISREG(st.st_mode) &&
 	    (size_t)st.st_size < FB_FBX_BITS_OFF + (size_t)h.nblocks * FB_BLOCK_BYTES +
 					 fb_fbx_counter_bytes(h.nblocks, h.counter_bits) + 4)
 		why = "truncated";
@@ -210,7 +221,7 @@ static int load_file(const char *path, struct fb_alg_img *img)
 	why = file_body(&in, img, b);
 	if (why) {
 		if (ferror(in.f))
-			why = "read error";
+			why = fb_fbz_why(in.f) ?: "read error";
 		goto bad;
 	}
 	rc = 0;
@@ -218,7 +229,9 @@ static int load_file(const char *path, struct fb_alg_img *img)
 bad:
 	fb_report_err("%s: %s", path, why);
 out:
-	fclose(in.f);
+	if (in.f)
+		fclose(in.f);
+	fclose(raw);
 	return rc;
 }
 

@@ -138,6 +138,10 @@ const char *fb_fbx_read_tail(struct fb_fbx_in *in)
 		return "truncated";
 	if (fgetc(in->f) != EOF)
 		return "trailing bytes after the filter";
+	/* A stream layer below (fbz.h) fails its last read when what
+	 * follows is wrong: not the end it needs to be. */
+	if (ferror(in->f))
+		return "read error";
 	if (fb_fbx_get32(buf) != crc)
 		return "checksum mismatch (corrupt file)";
 	return NULL;
