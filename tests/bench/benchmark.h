@@ -90,4 +90,7 @@ void bench_types(void);
 /* bench_capture.c */
 void bench_capture(void);
 
+/* bench_compress.c */
+void bench_compress(void);
+
 #endif

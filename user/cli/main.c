@@ -96,22 +96,25 @@ static const struct fb_cmd cmds[] = {
 	  "The whole input is checked first. Prefix lengths beyond 8 per family and\n"
 	  "direction are expanded into longer ones. --replace swaps the filter's content\n"
 	  "for the list in one step (re-sized if the filter was sized by capacity)." },
-	{ "export", cmd_export, "export NAME FILE [--mode OCTAL]",
+	{ "export", cmd_export, "export NAME FILE [--mode OCTAL] [--plain]",
 	  "Write the filter (geometry, hash key, prefix lengths, bits, counters) to FILE\n"
-	  "('-': stdout): versioned, little-endian, CRC-32 checked. The file holds the\n"
-	  "filter's secret hash key: it is created mode 0600 (--mode, e.g. 0640, to\n"
-	  "widen), written aside and renamed over FILE once complete and on disk." },
+	  "('-': stdout): versioned, little-endian, CRC-32 checked, compressed (the bits\n"
+	  "Golomb-Rice coded, near the entropy bound of a Bloom filter's bits; the rest\n"
+	  "zstd) unless --plain. The file holds the filter's secret hash key: it is\n"
+	  "created mode 0600 (--mode, e.g. 0640, to widen), written aside and renamed\n"
+	  "over FILE once complete and on disk." },
 	{ "import", cmd_import, "import FILE NAME",
-	  "Create filter NAME from an export ('-': stdin), read once and built aside;\n"
-	  "NAME appears only after the whole file checked out (CRC included). Corrupt,\n"
-	  "truncated or incompatible files leave nothing behind." },
+	  "Create filter NAME from an export ('-': stdin), compressed or plain, read once\n"
+	  "and built aside; NAME appears only after the whole file checked out (CRC\n"
+	  "included). Corrupt, truncated or incompatible files, and compressed ones that\n"
+	  "would expand past what their header says, leave nothing behind." },
 	{ "merge", cmd_merge, "merge SRC SRC... --into NAME",
 	  "The union of filters into NAME: bits ORed, counters summed (saturating), prefix\n"
 	  "lengths and exact sets united, flows summed (an upper bound). A SRC holding a\n"
-	  "'/' or a '.' is an export file (r1.fbx, ./r1), else a filter. All must have\n"
-	  "the same layout, k, size, hash, key and counter width: refused with the reason\n"
-	  "otherwise. NAME is created, or if it exists and is compatible its content is\n"
-	  "replaced in one switch, as load --replace does." },
+	  "'/' or a '.' is an export file (r1.fbx, ./r1; compressed or plain), else a\n"
+	  "filter. All must have the same layout, k, size, hash, key and counter width:\n"
+	  "refused with the reason otherwise. NAME is created, or if it exists and is\n"
+	  "compatible its content is replaced in one switch, as load --replace does." },
 	{ "intersect", cmd_intersect, "intersect SRC SRC... --into NAME",
 	  "The intersection into NAME, as merge: bits ANDed, counters the smaller, the\n"
 	  "prefix lengths and exact-set rules both hold. Every flow of all the sources\n"
