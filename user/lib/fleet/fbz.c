@@ -18,8 +18,18 @@
 #define CHUNK (64 * 1024)	 /* bytes of bits per chunk */
 #define PAYLOAD_MAX (CHUNK + 16) /* a coded chunk longer than raw is stored raw */
 #define ZSTD_LEVEL 3
-#define ZSTD_WLOG 23	 /* 8 MiB window at most, written and accepted */
-#define SET_REC (40 + 4) /* an exact-set entry: struct fb_key, u32 count */
+#define ZSTD_WLOG 23 /* 8 MiB window at most, written and accepted */
+#define SET_REC FB_FBX_RULE_BYTES
+
+static __u32 get32(const unsigned char *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (__u32)p[3] << 24;
+}
+
+static __u64 get64(const unsigned char *p)
+{
+	return get32(p) | (__u64)get32(p + 4) << 32;
+}
 
 enum { MODE_RAW, MODE_ONES, MODE_ZEROS };
 
@@ -34,15 +44,15 @@ struct shape {
 /* 0, or -1 if the header's sizes make no sense (fbx's checks then say why). */
 static int shape_of(const unsigned char *h, struct shape *s)
 {
-	__u32 nblocks = fb_fbx_get32(h + 24);
-	unsigned cbits = h[19];
+	__u32 nblocks = get32(h + FB_FBX_OFF_NBLOCKS);
+	unsigned cbits = h[FB_FBX_OFF_COUNTER_BITS];
 
 	if (memcmp(h, FB_FBX_MAGIC, 8) || !nblocks || nblocks > FB_MAX_BLOCKS ||
-	    (cbits != 0 && cbits != 4 && cbits != 8) || h[21] > 1)
+	    (cbits != 0 && cbits != 4 && cbits != 8) || h[FB_FBX_OFF_CONFIRM] > 1)
 		return -1;
 	s->bits = (__u64)nblocks * FB_BLOCK_BYTES;
 	s->cbytes = fb_fbx_counter_bytes(nblocks, cbits);
-	s->confirm = h[21];
+	s->confirm = h[FB_FBX_OFF_CONFIRM];
 	s->rest = s->cbytes + (s->confirm ? 8 : 0) + 4;
 	return 0;
 }
@@ -287,7 +297,10 @@ static int write_chunk(struct zw *w)
 	if (!w->cn)
 		return 0;
 	len = encode_chunk(w->chunk, w->cn, out, &h[0], &h[1], w->gap);
-	fb_fbx_put32(h + 2, len);
+	h[2] = len;
+	h[3] = len >> 8;
+	h[4] = len >> 16;
+	h[5] = len >> 24;
 	w->cn = 0;
 	return raw_write(w->raw, h, 6) || raw_write(w->raw, out, len) ? -1 : 0;
 }
@@ -460,7 +473,7 @@ static ssize_t next_chunk(struct zr *r)
 
 	if (read_exact(r, h, 6))
 		return fail(r, ferror(r->raw) ? "read error" : "truncated (in the bits)");
-	len = fb_fbx_get32(h + 2);
+	len = get32(h + 2);
 	if (len > PAYLOAD_MAX)
 		return fail(r, "corrupt compressed chunk (length)");
 	if (read_exact(r, r->payload, len))
@@ -482,7 +495,7 @@ static ssize_t read_rest(struct zr *r, char *p, size_t n)
 	size_t ret;
 
 	if (r->s.confirm && r->rest_out >= cnt_end) {
-		__u64 sets = fb_fbx_get64(r->setn);
+		__u64 sets = get64(r->setn);
 
 		if (sets > (UINT64_MAX - bound) / SET_REC)
 			return fail(r, "expands past what its export header says");
@@ -626,7 +639,7 @@ FILE *fb_fbz_reader(FILE *raw, bool *compressed)
 		r->in.src = r->zin;
 		if (read_exact(r, v, 8) || read_exact(r, r->head, sizeof(r->head)))
 			r->why = ferror(raw) ? "read error" : "truncated (compressed header)";
-		else if (fb_fbx_get32(v) != FB_FBZ_VERSION || fb_fbx_get32(v + 4))
+		else if (get32(v) != FB_FBZ_VERSION || get32(v + 4))
 			r->why = "unsupported compressed format version";
 		else
 			r->shaped = !shape_of(r->head, &r->s);
