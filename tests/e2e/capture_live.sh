@@ -12,7 +12,8 @@
 # the -j summary; the program is never reloaded and is left with capture
 # off; a second capture is refused; a capture killed with SIGKILL stops
 # costing the data path by itself (the program turns it off once the
-# lease runs out) and the next capture takes over; usage errors.
+# lease runs out) and the next capture takes over; one capture over two
+# devices puts each frame on its own pcapng interface; usage errors.
 # Addresses: 198.51.100.0/24, 203.0.113.0/24, 2001:db8::/32 only.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin capture_live
@@ -127,7 +128,7 @@ c = e.get("formatted", e)["value"][".data.fbcap"][0]["fb_cap"]
 print(c["on"], c["owner"], c["lease"], sys.argv[1])' "$rings"
 }
 read -r CTLMAP RINGMAP < <(cap_maps)
-# tfields FILE FIELD...: tshark's fields, one frame per line, tab between;
+# tfields FILE FIELD...: tshark's fields (in the order of FIELDS), one frame per line;
 # tshark reads each file once (FIELDS), the answers come from its table.
 FIELDS="frame.verdict.ebpf_xdp frame.comment udp.payload frame.interface_name frame.cap_len frame.len"
 tfields() {
@@ -260,7 +261,31 @@ if start killed2 capture cap -w "$T_TMP/killed2.pcapng" --duration 20; then
 fi
 check_eq "still no reload after all of it" "$(prog_id)" "$PROG"
 
-# 7. Usage and errors.
+# 7. Two devices: a second veth pair into B, the filter attached there too;
+# one capture covers both, each frame on its own interface.
+ip link add "${VA}2" netns "$NSA" type veth peer name "${VB}2" netns "$NSB"
+ip -n "$NSA" addr add 203.0.113.1/24 dev "${VA}2"
+ip -n "$NSB" addr add 203.0.113.2/24 dev "${VB}2"
+ip -n "$NSA" link set "${VA}2" up
+ip -n "$NSB" link set "${VB}2" up
+ip -n "$NSA" neigh add 203.0.113.2 dev "${VA}2" lladdr "$(ip -n "$NSB" -br link show "${VB}2" | awk '{print $3}')"
+check "attach to a second device" "$FB" -n "$NSB" attach cap "${VB}2" --mode native
+check "a rule for it" "$FB" add cap udp 203.0.113.1:40007 203.0.113.2:5002
+if start two -j capture cap -w "$T_TMP/two.pcapng" --count 4 --duration 20; then
+	$INA python3 -c 'import socket
+a = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); a.bind(("198.51.100.1", 40001))
+b = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); b.bind(("203.0.113.1", 40007))
+for i in range(2):
+    a.sendto(b"one-%d" % i, ("198.51.100.2", 5000)); b.sendto(b"two-%d" % i, ("203.0.113.2", 5002))'
+	finish
+	check_eq "two devices: each frame on its device's interface" \
+		"$(tfields "$T_TMP/two.pcapng" udp.payload frame.interface_name | while read -r p d; do echo "$d $(echo "$p" | xxd -r -p)"; done | sort | tr '\n' ';')" \
+		"$VB one-0;$VB one-1;${VB}2 two-0;${VB}2 two-1;"
+	check_eq "two devices: -j lists both" "$(json 'sorted(x["dev"] for x in d["devices"])' <"$T_TMP/two.out")" "['$VB', '${VB}2']"
+fi
+check "detach the second device" "$FB" -n "$NSB" detach "${VB}2"
+
+# 8. Usage and errors.
 code() { "$@" >/dev/null 2>&1; echo $?; }
 check_eq "no -w: usage error" "$(code "$FB" -n "$NSB" capture cap)" 2
 check_eq "--sample 0: usage error" "$(code "$FB" -n "$NSB" capture cap -w x --sample 0)" 2
