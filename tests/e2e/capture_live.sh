@@ -12,7 +12,8 @@
 # the -j summary; the program is never reloaded and is left with capture
 # off; a second capture is refused; a capture killed with SIGKILL stops
 # costing the data path by itself (the program turns it off once the
-# lease runs out) and the next capture takes over; one capture over two
+# lease runs out) and the next capture takes over; one stopped (SIGSTOP)
+# past its lease is off meanwhile and on again when resumed; one over two
 # devices puts each frame on its own pcapng interface; usage errors.
 # Addresses: 198.51.100.0/24, 203.0.113.0/24, 2001:db8::/32 only.
 source "$(dirname "$0")/../lib/lib.sh"
@@ -213,6 +214,11 @@ send 5 d4
 wait "$PIPE"
 check_eq "-w - | tcpdump -r -: 5 frames" "$(grep -c 'length' "$T_TMP/pipe.txt")" 5
 check_eq "-w -: the summary on stderr" "$(grep -c '5 packets written to -' "$T_TMP/pipe.err")" 1
+# A reader that goes away: the capture ends by itself, capture off.
+timeout 10 bash -c '"$1" -n "$2" capture cap -w - --duration 20 2>"$3" | head -c 64 >/dev/null; echo "${PIPESTATUS[0]}" >"$3.rc"' _ "$FB" "$NSB" "$T_TMP/gone.err"
+check_eq "-w -, the reader gone: exit 1, naming the pipe" \
+	"$(cat "$T_TMP/gone.err.rc" 2>/dev/null):$(grep -c 'Broken pipe' "$T_TMP/gone.err")" "1:1"
+check_eq "... and capture is off" "$(ctl)" "0 0 0 0"
 
 if start snap capture cap -w "$T_TMP/snap.pcapng" --snaplen 40 --count 1 --duration 20; then
 	send 1 d6
@@ -258,6 +264,19 @@ if start killed2 capture cap -w "$T_TMP/killed2.pcapng" --duration 20; then
 		finish
 		check_eq "... then capture works" "$?:$(json 'd["written"]' <"$T_TMP/after2.out")" "0:1"
 	fi
+fi
+# A capture stopped past its lease: off meanwhile, on again when it resumes.
+if start stopped -j capture cap -w "$T_TMP/stopped.pcapng" --count 2 --duration 20; then
+	kill -STOP "$CAP"
+	sleep 2.2
+	send 1 p4
+	check_eq "stopped (SIGSTOP) past the lease: capture off" "$(ctl | cut -d' ' -f1)" 0
+	kill -CONT "$CAP"
+	sleep 0.5
+	send 2 d4
+	finish
+	check_eq "... resumed: on again, the pause counted" \
+		"$?:$(json '(d["written"], d["lease_lapses"])' <"$T_TMP/stopped.out")" "0:(2, 1)"
 fi
 check_eq "still no reload after all of it" "$(prog_id)" "$PROG"
 

@@ -7,6 +7,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -67,6 +69,15 @@ static bool any_loaded(const struct fb_capture *c)
 		}
 	}
 	return false;
+}
+
+/* -w -: has the pipe's reader gone (a write would fail with EPIPE)? Asked
+ * while no frames come, so an idle capture notices too. */
+static bool reader_gone(void)
+{
+	struct pollfd p = { .fd = STDOUT_FILENO, .events = 0 };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP));
 }
 
 static void summary(FILE *out, const char *name, const char *file, const struct fb_capture *c,
@@ -153,7 +164,7 @@ int cmd_capture(int argc, char **argv)
 	struct reader rd = { .err = 0 };
 	struct ring_buffer *rb = NULL;
 	const char *file = NULL, *dev = NULL;
-	bool mode_set = false, armed = false;
+	bool mode_set = false, armed = false, taken = false;
 	int c, v, format = FB_PCAP_NG, rc = 1, r;
 	double duration = 0, t0, next_renew;
 	unsigned lapses = 0;
@@ -239,6 +250,10 @@ int cmd_capture(int argc, char **argv)
 	/* A file is written aside and renamed over FILE when the capture
 	 * ends (safefile.c); 0600 by default: frames carry payloads. */
 	if (!strcmp(file, "-")) {
+		/* A reader that goes away (tcpdump -c) is a write error, ended
+		 * cleanly, not a SIGPIPE that leaves capture on until the lease
+		 * runs out. */
+		signal(SIGPIPE, SIG_IGN);
 		out = stdout;
 	} else {
 		if (fb_safefile_open(&sf, file, mode))
@@ -285,12 +300,16 @@ int cmd_capture(int argc, char **argv)
 			break;
 		if (fb_now() >= next_renew) {
 			next_renew = fb_now() + FB_CAP_RENEW_NS / 1e9;
-			if (fb_capture_renew(&cap, &lapses))
-				break; /* reported; keep what was captured */
+			if (fb_capture_renew(&cap, &lapses)) {
+				taken = true; /* reported; what was captured is kept */
+				break;
+			}
 			/* What was captured so far reaches the file (or its
 			 * temporary name, should this process be killed). */
 			if (fflush(out))
 				rd.err = errno;
+			if (out == stdout && reader_gone())
+				rd.err = EPIPE;
 			if (!any_loaded(&cap)) {
 				fb_report(FB_REPORT_NOTE,
 					  "'%s' was detached from every device: capture ends",
@@ -321,7 +340,7 @@ int cmd_capture(int argc, char **argv)
 	}
 	summary(out == stdout ? stderr : stdout, f.name, file, &cap, &o, format, st, &rd,
 		fb_now() - t0, lapses);
-	rc = 0;
+	rc = taken ? 1 : 0;
 	goto out;
 write_err:
 	fb_err("%s: write failed: %s", file, strerror(errno));
