@@ -212,6 +212,8 @@ int flowbloom(struct xdp_md *ctx)
 	int parse, verdict, malformed;
 	struct fb_stats *st;
 	__u32 decided;
+	/* For `flowbloom capture` at the end (bpf/capture.bpf.h). */
+	struct xdp_md *volatile cap_ctx = ctx;
 
 	st = bpf_map_lookup_elem(&fb_stats, &zero);
 	if (!st)
@@ -294,8 +296,7 @@ out:
 		}
 	}
 	/* `flowbloom capture` (bpf/capture.bpf.h): one load while none runs. */
-	fb_capture(ctx, verdict, kind, parse);
-	return verdict;
+	return fb_capture(&cap_ctx, verdict, kind, parse);
 }
 
 /* libxdp's run config (xdp-tools' headers/xdp/xdp_helpers.h, parsed from BTF by

@@ -13,7 +13,8 @@
 #include "capture/capctl.h"
 #include "flowbloom_nocap.skel.h"
 
-#define PAIRS 41
+#define PAIRS 9
+#define ROUNDS 15
 
 static int cmp_d(const void *x, const void *y)
 {
@@ -110,9 +111,21 @@ static void verifier_line(const char *name)
 		       strtoul(line + 10, NULL, 10), vt ? strtoul(vt + 18, NULL, 10) / 1e3 : 0.0);
 }
 
+/* The loaded program's size: xlated instructions, JIT bytes. */
+static void sizes(const char *name, int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+		printf("  program, %-34s %7u insns  %6u bytes JITed (id %u)\n", name,
+		       info.xlated_prog_len / 8, info.jited_prog_len, info.id);
+	fflush(stdout);
+}
+
 /* The program without capture code, on f's filter, as fb_load loads the
  * real one for the benchmark (drop, hits, private statistics). */
-static struct flowbloom_nocap_bpf *load_nocap(const struct fb_store *f)
+static struct flowbloom_nocap_bpf *load_nocap(const struct fb_store *f, bool verbose)
 {
 	struct flowbloom_nocap_bpf *n = flowbloom_nocap_bpf__open();
 
@@ -129,12 +142,13 @@ static struct flowbloom_nocap_bpf *load_nocap(const struct fb_store *f)
 		fprintf(stderr, "bench: cannot load flowbloom_nocap.bpf.o\n");
 		exit(1);
 	}
-	verifier_line("without capture code");
+	if (verbose)
+		verifier_line("without capture code");
 	return n;
 }
 
 /* The real program, likewise, with its verifier statistics. */
-static struct flowbloom_bpf *load_real(const struct fb_store *f)
+static struct flowbloom_bpf *load_real(const struct fb_store *f, bool verbose)
 {
 	struct flowbloom_bpf *s = flowbloom_bpf__open();
 
@@ -151,36 +165,19 @@ static struct flowbloom_bpf *load_real(const struct fb_store *f)
 		fprintf(stderr, "bench: cannot load flowbloom.bpf.o\n");
 		exit(1);
 	}
-	verifier_line("with capture code");
+	if (verbose)
+		verifier_line("with capture code");
 	return s;
 }
 
-void bench_capture(void)
+/* PAIRS runs of each of fa and fb in alternating order: the median of the
+ * pairs' ratios, and of each program's figures. */
+static double pairs(int fa, int fb, double *ma, double *mb)
 {
-	struct flowbloom_nocap_bpf *none;
-	struct flowbloom_bpf *idle;
-	double a[PAIRS], b[PAIRS], ratio[PAIRS], ma, mb, mr, r1000, r1;
-	cpu_set_t one_cpu, all;
-	struct fb_store f;
+	double a[PAIRS], b[PAIRS], ratio[PAIRS];
 	int i;
 
-	printf("\n14. capture's cost, blocked 1 MiB v4 hit (dropped), %u flows (ns per packet,"
-	       " kernel)\n",
-	       SMALL_FLOWS);
-	if (make_filter("capbench", SMALL_BITS, 8, FB_LAYOUT_BLOCKED, SMALL_FLOWS, &f))
-		exit(1);
-	idle = load_real(&f);
-	none = load_nocap(&f);
-	/* Pairs in alternating order on one CPU; the figure is the median of
-	 * the pairs' ratios, each pair measured back to back. */
-	CPU_ZERO(&one_cpu);
-	CPU_SET(sched_getcpu(), &one_cpu);
-	sched_getaffinity(0, sizeof(all), &all);
-	sched_setaffinity(0, sizeof(one_cpu), &one_cpu);
 	for (i = 0; i < PAIRS; i++) {
-		int fa = bpf_program__fd(idle->progs.flowbloom);
-		int fb = bpf_program__fd(none->progs.flowbloom);
-
 		if (i & 1) {
 			a[i] = once(fa);
 			b[i] = once(fb);
@@ -190,20 +187,76 @@ void bench_capture(void)
 		}
 		ratio[i] = a[i] / b[i];
 	}
-	sched_setaffinity(0, sizeof(all), &all);
-	mr = median(ratio, PAIRS);
-	ma = median(a, PAIRS);
-	mb = median(b, PAIRS);
-	printf("  %-44s %8.1f\n  %-44s %8.1f\n", "built without capture code", mb,
-	       "capture code in, no capture running", ma);
-	r1000 = running("capture running, 1 in 1000", idle, 1000);
-	r1 = running("capture running, every packet", idle, 1);
-	printf("  no capture running: %+.2f ns over the build without it (medians of %d pairs; "
-	       "median pair ratio %.4f); running: 1 in 1000 %+.1f ns, every packet %+.1f ns\n",
-	       ma - mb, PAIRS, mr, r1000 - mb, r1 - mb);
-	target("capture: idle / built without it, ns per packet (median pair)", mr, 1.02, true);
+	*ma = median(a, PAIRS);
+	*mb = median(b, PAIRS);
+	return median(ratio, PAIRS);
+}
+
+/* One round, every program loaded afresh (where the JIT puts a program
+ * moves its timing by a few percent, the same way for every packet of
+ * that load: measured within one load only, placement would pass for a
+ * cost): the real program against the build without capture code, and,
+ * for the noise floor, that build against another load of itself. */
+static double round_ratio(const struct fb_store *f, double *ma, double *mb, double *aa,
+			  bool verbose)
+{
+	struct flowbloom_bpf *idle = load_real(f, verbose);
+	struct flowbloom_nocap_bpf *none = load_nocap(f, verbose), *none2 = load_nocap(f, false);
+	int fa = bpf_program__fd(idle->progs.flowbloom),
+	    fb = bpf_program__fd(none->progs.flowbloom);
+	double r, x, y;
+
+	if (verbose) {
+		sizes("with capture code", fa);
+		sizes("without capture code", fb);
+		if (getenv("BENCH_CAPTURE_PAUSE"))
+			sleep(atoi(getenv("BENCH_CAPTURE_PAUSE")));
+	}
+	r = pairs(fa, fb, ma, mb);
+	*aa = pairs(bpf_program__fd(none2->progs.flowbloom), fb, &x, &y);
 	flowbloom_bpf__destroy(idle);
 	flowbloom_nocap_bpf__destroy(none);
+	flowbloom_nocap_bpf__destroy(none2);
+	return r;
+}
+
+void bench_capture(void)
+{
+	double rr[ROUNDS], ra[ROUNDS], rb[ROUNDS], raa[ROUNDS], mr, ma, mb, maa, r1000, r1;
+	struct flowbloom_bpf *idle;
+	cpu_set_t one_cpu, all;
+	struct fb_store f;
+	int i;
+
+	printf("\n14. capture's cost, blocked 1 MiB v4 hit (dropped), %u flows (ns per packet,"
+	       " kernel)\n",
+	       SMALL_FLOWS);
+	if (make_filter("capbench", SMALL_BITS, 8, FB_LAYOUT_BLOCKED, SMALL_FLOWS, &f))
+		exit(1);
+	CPU_ZERO(&one_cpu);
+	CPU_SET(sched_getcpu(), &one_cpu);
+	sched_getaffinity(0, sizeof(all), &all);
+	sched_setaffinity(0, sizeof(one_cpu), &one_cpu);
+	for (i = 0; i < ROUNDS; i++) {
+		rr[i] = round_ratio(&f, &ra[i], &rb[i], &raa[i], i == 0);
+		printf("  load %2d: no capture running %6.1f, built without capture code %6.1f: "
+		       "ratio %.4f (the latter against itself: %.4f)\n",
+		       i + 1, ra[i], rb[i], rr[i], raa[i]);
+	}
+	sched_setaffinity(0, sizeof(all), &all);
+	mr = median(rr, ROUNDS);
+	maa = median(raa, ROUNDS);
+	ma = median(ra, ROUNDS);
+	mb = median(rb, ROUNDS);
+	idle = load_real(&f, false);
+	r1000 = running("capture running, 1 in 1000", idle, 1000);
+	r1 = running("capture running, every packet", idle, 1);
+	flowbloom_bpf__destroy(idle);
+	printf("  no capture running: %+.2f ns over the build without it (medians of %d loads of "
+	       "%d pairs; median ratio %.4f; the same build against itself %.4f); running: 1 in "
+	       "1000 %+.1f ns, every packet %+.1f ns\n",
+	       ma - mb, ROUNDS, PAIRS, mr, maa, r1000 - mb, r1 - mb);
+	target("capture: idle / built without it, ns per packet (median of loads)", mr, 1.02, true);
 	fb_store_close(&f);
 	fb_store_destroy("capbench");
 }
