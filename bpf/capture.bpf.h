@@ -19,8 +19,10 @@
 #include "flowbloom/capture.h"
 
 #ifdef FB_NO_CAPTURE
-static __always_inline int fb_capture(struct xdp_md *volatile *ctx, int verdict, __u32 kind,
-				      int parse)
+/* Nothing reads the slot: the compiler drops it. */
+typedef struct xdp_md *fb_cap_slot;
+
+static __always_inline int fb_capture(fb_cap_slot *ctx, int verdict, __u32 kind, int parse)
 {
 	return verdict;
 }
@@ -118,6 +120,10 @@ __noinline int fb_capture_packet(struct xdp_md *ctx, __u32 what)
 	return verdict;
 }
 
+/* Where the program keeps its ctx for fb_capture(): volatile, so on the
+ * stack rather than in a register (see below). */
+typedef struct xdp_md *volatile fb_cap_slot;
+
 /*
  * The data path's one call, after the verdict; returns the verdict. ctx
  * comes from a stack slot the program filled on entry and the packet's
@@ -127,8 +133,7 @@ __noinline int fb_capture_packet(struct xdp_md *ctx, __u32 what)
  * for everything else; tests/bench/bench_capture.c), the slot nothing
  * measurable.
  */
-static __always_inline int fb_capture(struct xdp_md *volatile *ctx, int verdict, __u32 kind,
-				      int parse)
+static __always_inline int fb_capture(fb_cap_slot *ctx, int verdict, __u32 kind, int parse)
 {
 	if (*(volatile __u32 *)&fb_cap.on)
 		return fb_capture_packet(*ctx, (__u32)verdict | kind << 8 | (__u32)parse << 16);

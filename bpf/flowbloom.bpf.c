@@ -213,7 +213,7 @@ int flowbloom(struct xdp_md *ctx)
 	struct fb_stats *st;
 	__u32 decided;
 	/* For `flowbloom capture` at the end (bpf/capture.bpf.h). */
-	struct xdp_md *volatile cap_ctx = ctx;
+	fb_cap_slot cap_ctx = ctx;
 
 	st = bpf_map_lookup_elem(&fb_stats, &zero);
 	if (!st)
