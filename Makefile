@@ -21,13 +21,13 @@ endif
 BPF_CFLAGS := -g -O2 --target=bpf -mcpu=v3 -Wall -Werror -Iinclude -Ibpf -I$(ARCH_INC) -MMD -MP
 CFLAGS ?= -g -O2
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -Iinclude -Iuser/lib -Iuser/cli -I$(BUILD) -MMD -MP
-LDLIBS := -lbpf -lelf -lz -lpcap -lm -lfixbuf -lglib-2.0 -ljson-c
+LDLIBS := -lbpf -lelf -lz -lzstd -lpcap -lm -lfixbuf -lglib-2.0 -ljson-c
 # libfixbuf's headers include glib's (deferred: `make deps` may install them first).
 CFLAGS += $(shell pkg-config --cflags libfixbuf 2>/dev/null)
 
 DEPS_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev iproute2 \
 	ethtool make gcc python3 xdp-tools prometheus groff-base man-db systemd tcpdump strace time \
-	pkg-config libfixbuf-dev libjson-c-dev nfdump exabgp bird2
+	pkg-config libfixbuf-dev libjson-c-dev nfdump exabgp bird2 tshark libzstd-dev
 
 # The library (user/lib/, libflowbloom.a: no argv, no printing, see
 # user/lib/report.h) and the CLI (user/cli/). Tests and benchmarks link the
@@ -51,7 +51,7 @@ test_parts = $(filter-out %.bpf.c,$(wildcard tests/$(dir $(1))$(patsubst test_%,
 .DELETE_ON_ERROR:
 # Skeletons are made by a pattern rule: kept, or every make would rebuild
 # every object that includes them.
-.SECONDARY: $(BUILD)/flowbloom.skel.h $(BUILD)/bench.skel.h
+.SECONDARY: $(BUILD)/flowbloom.skel.h $(BUILD)/bench.skel.h $(BUILD)/flowbloom_nocap.skel.h
 .PHONY: all deps bpffs test demo bench clean format install FORCE
 
 # Installation layout (make install PREFIX=/usr DESTDIR=/tmp/root).
@@ -82,6 +82,12 @@ $(BUILD)/flowbloom.bpf.o: bpf/flowbloom.bpf.c Makefile | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+# The program without `capture`'s code: the benchmark's baseline for what
+# an idle capture costs.
+$(BUILD)/flowbloom_nocap.bpf.o: bpf/flowbloom.bpf.c Makefile | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DFB_NO_CAPTURE -c $< -o $@
+
 $(BUILD)/bench.bpf.o: tests/bench/bench.bpf.c Makefile | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -104,7 +110,7 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@ 2> $@.err || { cat $@.err >&2; rm -f $@.err; exit 1; }
 	$(Q)grep -v 'skipping unrecognized data section.*xdp_run_config' $@.err >&2; rm -f $@.err
 
-$(BUILD)/tests/bench/bench: $(BUILD)/bench.skel.h
+$(BUILD)/tests/bench/bench: $(BUILD)/bench.skel.h $(BUILD)/flowbloom_nocap.skel.h
 
 $(BUILD)/user/%.o: user/%.c $(BUILD)/flowbloom.skel.h Makefile | $(BUILD)
 	$(call msg,CC,$@)

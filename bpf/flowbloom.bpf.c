@@ -18,6 +18,7 @@
 #include "filter.bpf.h"
 #include "maps.bpf.h"
 #include "monitor.bpf.h"
+#include "capture.bpf.h"
 
 __u32 bench_seq;
 
@@ -211,6 +212,8 @@ int flowbloom(struct xdp_md *ctx)
 	int parse, verdict, malformed;
 	struct fb_stats *st;
 	__u32 decided;
+	/* For `flowbloom capture` at the end (bpf/capture.bpf.h). */
+	fb_cap_slot cap_ctx = ctx;
 
 	st = bpf_map_lookup_elem(&fb_stats, &zero);
 	if (!st)
@@ -292,7 +295,8 @@ out:
 			tr->verdict = verdict;
 		}
 	}
-	return verdict;
+	/* `flowbloom capture` (bpf/capture.bpf.h): one load while none runs. */
+	return fb_capture(&cap_ctx, verdict, kind, parse);
 }
 
 /* libxdp's run config (xdp-tools' headers/xdp/xdp_helpers.h, parsed from BTF by

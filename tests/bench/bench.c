@@ -411,6 +411,24 @@ static void bench_root(void)
 		snprintf(root, sizeof(root), "/sys/fs/bpf/fbbench_%d", getpid());
 }
 
+static void bench_fill_part(void)
+{
+	double plain, counting;
+
+	bench_fill(&plain, &counting);
+}
+
+/* The parts run by name (bench.sh's BENCH words), each on its own. */
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} parts[] = {
+	{ "verifier", bench_verifier }, { "pfxtable", bench_prefix_table },
+	{ "prefix", bench_prefixes },	{ "types", bench_types },
+	{ "fill", bench_fill_part },	{ "capture", bench_capture },
+	{ "compress", bench_compress },
+};
+
 int main(int argc, char **argv)
 {
 	struct fb_store bs, bl, cs, cl, nhs, nhl;
@@ -456,37 +474,13 @@ int main(int argc, char **argv)
 			       ? 1
 			       : bench_gen(atoi(argv[3]) == 6, strtoul(argv[4], NULL, 0), argc - 5,
 					   argv + 5);
-	if (argc > 1 && !strcmp(argv[1], "verifier")) {
-		bench_root();
-		setenv("FLOWBLOOM_ROOT", root, 1);
-		bench_verifier();
-		return 0;
-	}
-	if (argc > 1 && !strcmp(argv[1], "pfxtable")) {
-		bench_root();
-		setenv("FLOWBLOOM_ROOT", root, 1);
-		bench_prefix_table();
-		return 0;
-	}
-	if (argc > 1 && !strcmp(argv[1], "prefix")) {
-		bench_root();
-		setenv("FLOWBLOOM_ROOT", root, 1);
-		fb_libbpf_logging(false);
-		bench_prefixes();
-		return 0;
-	}
-	if (argc > 1 && !strcmp(argv[1], "types")) {
-		bench_root();
-		setenv("FLOWBLOOM_ROOT", root, 1);
-		bench_types();
-		return 0;
-	}
-	if (argc > 1 && !strcmp(argv[1], "fill")) {
-		bench_root();
-		setenv("FLOWBLOOM_ROOT", root, 1);
-		bench_fill(&plain, &counting);
-		return 0;
-	}
+	for (size_t i = 0; argc > 1 && i < sizeof(parts) / sizeof(parts[0]); i++)
+		if (!strcmp(argv[1], parts[i].name)) {
+			bench_root();
+			setenv("FLOWBLOOM_ROOT", root, 1);
+			parts[i].fn();
+			return 0;
+		}
 	if (argc > 1)
 		repeat = atoi(argv[1]);
 	bench_root();

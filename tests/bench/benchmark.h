@@ -87,4 +87,10 @@ void bench_monitor(struct fb_store *f, __u32 n);
 /* bench_types.c */
 void bench_types(void);
 
+/* bench_capture.c */
+void bench_capture(void);
+
+/* bench_compress.c */
+void bench_compress(void);
+
 #endif

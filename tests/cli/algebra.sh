@@ -160,12 +160,15 @@ check_eq "refused merges left the inputs unchanged" "$(digest ba) $(digest bb)" 
 
 # Bad inputs: a missing file, a corrupt one, a truncated one, a bad target.
 check_fails "missing input file" "$FB" merge ba "$T_TMP/none.fbx" --into bad
-cp "$T_TMP/ba.fbx" "$T_TMP/corrupt.fbx"
+"$FB" export ba "$T_TMP/ba.plain.fbx" --plain >/dev/null
+cp "$T_TMP/ba.plain.fbx" "$T_TMP/corrupt.fbx"
 printf '\x55' | dd of="$T_TMP/corrupt.fbx" bs=1 seek=5000 conv=notrunc 2>/dev/null
 "$FB" merge ba "$T_TMP/corrupt.fbx" --into bad 2>"$T_TMP/err"
 check "corrupt file refused (checksum)" grep -q "checksum mismatch" "$T_TMP/err"
-head -c 9000 "$T_TMP/ba.fbx" >"$T_TMP/short.fbx"
+head -c 9000 "$T_TMP/ba.plain.fbx" >"$T_TMP/short.fbx"
 check_fails "truncated file refused" "$FB" merge ba "$T_TMP/short.fbx" --into bad
+head -c $(($(stat -c %s "$T_TMP/ba.fbx") - 9)) "$T_TMP/ba.fbx" >"$T_TMP/short.fbz"
+check_fails "truncated compressed file refused" "$FB" merge ba "$T_TMP/short.fbz" --into bad
 check_fails "nothing created by bad inputs" "$FB" info bad
 "$FB" merge ba bb 2>/dev/null
 check_eq "missing --into: usage (exit 2)" "$?" 2

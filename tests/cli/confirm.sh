@@ -74,7 +74,7 @@ check_fails "second delete refused" "$FB" del cc src 198.51.100.0/24
 # The exact sets travel with an export, IPv6 rules included (their keys carry
 # the family, which import checks), and the imported filter confirms.
 check "IPv6 rules in a confirming filter" "$FB" add cc src 2001:db8:7::/48 tcp [2001:db8::1]:443 [2001:db8::2]:51000
-check "export it" "$FB" export cc "$T_TMP/cc.fbx"
+check "export it" "$FB" export cc "$T_TMP/cc.fbx" --plain
 check "import it" "$FB" import "$T_TMP/cc.fbx" cc2
 check_eq "imported: the IPv6 prefix rule confirmed" "$("$FB" -j query cc2 src 2001:db8:7::9 | python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["result"])' 2>&1)" "maybe"
 check_fails "imported: deleting a non-member refused (it confirms)" "$FB" del cc2 src 2001:db8:8::/48

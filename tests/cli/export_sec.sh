@@ -137,7 +137,10 @@ check_eq "--mode with stdout: usage error" "$?" 2
 
 # --- a full disk: a 64 KiB tmpfs in a private mount namespace (nothing to
 # unmount afterwards, even if the test dies).
-"$FB" create BIG --bits 2097152 --hashes 4 >/dev/null # 256 KiB of bits
+# 256 KiB of bits, a third set: it compresses to about 230 KiB, no less.
+"$FB" create BIG --bits 2097152 --hashes 4 >/dev/null
+python3 -c 'for i in range(200000): print("udp 198.51.100.%d:%d 203.0.113.%d:%d" % (i % 256, 1024 + i // 256, i % 200, 1 + i % 4000))' >"$T_TMP/big.txt"
+"$FB" add BIG -f "$T_TMP/big.txt" >/dev/null
 unshare -m --propagation private env LC_ALL=C bash -c '
 	mkdir -p "$1/full" && mount -t tmpfs -o size=64k,mode=0755 fbtest "$1/full" || exit 9
 	"$2" export S "$1/full/x.fbx" >/dev/null || exit 8

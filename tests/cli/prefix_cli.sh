@@ -341,7 +341,7 @@ for i in range(300):
 open(sys.argv[1], "w").write("\n".join(out) + "\n")
 PY
 check "E: load 1200 mixed rules" "$FB" load E "$T_TMP/elist.txt"
-check "E: export" "$FB" export E "$T_TMP/e.fbx"
+check "E: export (plain: the damage below is to the plain form)" "$FB" export E "$T_TMP/e.fbx" --plain
 # The writer's temporary files are hidden (.e.fbx.XXXX, user/lib/safefile.c).
 check_eq "E: export leaves no temporary file" "$(ls -A "$T_TMP" | grep -c -e '^\.e\.fbx' -e '^e\.fbx\.')" 0
 check "E2: import" "$FB" import "$T_TMP/e.fbx" E2

@@ -19,18 +19,23 @@ int cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "mode", required_argument, NULL, 'm' },
+		{ "plain", no_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
 	/* The file holds the hash key, a secret (docs/cli.md: "An export holds a
 	 * secret"): only its owner reads it unless --mode says otherwise. */
 	mode_t mode = 0600;
-	bool mode_set = false;
+	bool mode_set = false, plain = false;
 	const char *name, *file;
 	int c;
 
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 'p') {
+			plain = true; /* the uncompressed form, for readers before it */
+			continue;
+		}
 		if (c != 'm')
 			return fb_usage("unknown option '%s'", argv[optind - 1]);
 		if (fb_safefile_parse_mode(optarg, &mode))
@@ -43,7 +48,7 @@ int cmd_export(int argc, char **argv)
 	file = argv[optind + 1];
 	if (mode_set && !strcmp(file, "-"))
 		return fb_usage("--mode needs a FILE, not stdout");
-	if (fb_fbx_export(name, file, mode))
+	if (fb_fbx_export(name, file, mode, plain))
 		return 1;
 	if (!strcmp(file, "-"))
 		return 0;

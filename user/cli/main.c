@@ -96,25 +96,28 @@ static const struct fb_cmd cmds[] = {
 	  "The whole input is checked first. Prefix lengths beyond 8 per family and\n"
 	  "direction are expanded into longer ones. --replace swaps the filter's content\n"
 	  "for the list in one step (re-sized if the filter was sized by capacity)." },
-	{ "export", cmd_export, "export NAME FILE [--mode OCTAL]",
+	{ "export", cmd_export, "export NAME FILE [--mode OCTAL] [--plain]",
 	  "Write the filter (geometry, hash key, prefix lengths, bits, counters) to FILE\n"
-	  "('-': stdout): versioned, little-endian, CRC-32 checked. The file holds the\n"
-	  "filter's secret hash key: it is created mode 0600 (--mode, e.g. 0640, to\n"
-	  "widen), written aside and renamed over FILE once complete and on disk." },
+	  "('-': stdout): versioned, little-endian, CRC-32 checked, compressed (the bits\n"
+	  "Golomb-Rice coded, near the entropy bound of a Bloom filter's bits; the rest\n"
+	  "zstd) unless --plain. The file holds the filter's secret hash key: it is\n"
+	  "created mode 0600 (--mode, e.g. 0640, to widen), written aside and renamed\n"
+	  "over FILE once complete and on disk." },
 	{ "import", cmd_import, "import FILE NAME",
-	  "Create filter NAME from an export ('-': stdin), read once and built aside;\n"
-	  "NAME appears only after the whole file checked out (CRC included). Corrupt,\n"
-	  "truncated or incompatible files leave nothing behind, and so does a file\n"
-	  "that is no clean filter (counters contradicting its bits, more flows than\n"
-	  "256 per bit, exact-set entries that are no rules): refused with the reason.\n"
+	  "Create filter NAME from an export ('-': stdin), compressed or plain, read once\n"
+	  "and built aside; NAME appears only after the whole file checked out (CRC\n"
+	  "included). Corrupt, truncated or incompatible files leave nothing behind, and\n"
+	  "so does a file that is no clean filter (counters contradicting its bits, more\n"
+	  "flows than 256 per bit, exact-set entries that are no rules) or a compressed\n"
+	  "one that would expand past what its header says: refused with the reason.\n"
 	  "merge, intersect and card read files alike." },
 	{ "merge", cmd_merge, "merge SRC SRC... --into NAME",
 	  "The union of filters into NAME: bits ORed, counters summed (saturating), prefix\n"
 	  "lengths and exact sets united, flows summed (an upper bound). A SRC holding a\n"
-	  "'/' or a '.' is an export file (r1.fbx, ./r1), else a filter. All must have\n"
-	  "the same layout, k, size, hash, key and counter width: refused with the reason\n"
-	  "otherwise. NAME is created, or if it exists and is compatible its content is\n"
-	  "replaced in one switch, as load --replace does." },
+	  "'/' or a '.' is an export file (r1.fbx, ./r1; compressed or plain), else a\n"
+	  "filter. All must have the same layout, k, size, hash, key and counter width:\n"
+	  "refused with the reason otherwise. NAME is created, or if it exists and is\n"
+	  "compatible its content is replaced in one switch, as load --replace does." },
 	{ "intersect", cmd_intersect, "intersect SRC SRC... --into NAME",
 	  "The intersection into NAME, as merge: bits ANDed, counters the smaller, the\n"
 	  "prefix lengths and exact-set rules both hold. Every flow of all the sources\n"
@@ -189,6 +192,24 @@ static const struct fb_cmd cmds[] = {
 	  "against the filter, attaching nothing, and count verdicts. --explain prints\n"
 	  "per packet the flow key the program computed, the rule kind that matched and\n"
 	  "the verdict. --action and --malformed as for attach." },
+	{ "capture", cmd_capture,
+	  "capture NAME -w FILE [--verdict drop|pass|any] [--sample N] [--count N]\n"
+	  "                 [--snaplen B] [--format pcapng|pcap] [--buffer SIZE]\n"
+	  "                 [--duration SECS] [--dev DEV] [--mode OCTAL]",
+	  "Write the frames the attached program gives a verdict (default drop) to FILE\n"
+	  "('-': stdout, e.g. into tcpdump -r -), 1 in N of them per CPU (default all),\n"
+	  "the first B bytes of each (default and at most 4096), until N are written,\n"
+	  "SECS have passed, or Ctrl-C/SIGTERM. pcapng (default) records per frame the\n"
+	  "XDP verdict (tshark: frame.verdict.ebpf_xdp) and a comment 'flowbloom:\n"
+	  "verdict=drop rule=src' naming the rule kind that matched (frame.comment), one\n"
+	  "interface per device; pcap has the frames only. The running program is not\n"
+	  "reloaded: capture is switched on in it and off at exit; while none runs, the\n"
+	  "data path pays nothing measurable (a load and a branch per packet). A capture\n"
+	  "whose process dies stops by itself within 2 s; one whose reader (-w -) goes\n"
+	  "away ends. One capture per program at a time. Every device NAME is attached\n"
+	  "to in this network namespace (-n), or only DEV. Frames go through a ring\n"
+	  "buffer of SIZE bytes (default 4M); what it had no room for is counted as lost.\n"
+	  "FILE is written aside, mode 0600 (--mode), and renamed into place at the end." },
 	{ "apply", cmd_apply, "apply FILE [--check | --down]",
 	  "Make filter NAME what FILE (NAME.conf) says: create it if absent, replace its\n"
 	  "content with the listed block-lists, attach it to the listed devices; what\n"

@@ -11,6 +11,7 @@
 #include <zlib.h>
 #include <bpf/bpf.h>
 #include "fleet/fbx.h"
+#include "fleet/fbz.h"
 #include "report.h"
 #include "rules/rules.h"
 #include "safefile.h"
@@ -140,11 +141,12 @@ static int write_filter(const struct fb_store *f, FILE *out)
 	return fwrite(tail, 1, 4, out) == 4 ? 0 : -1;
 }
 
-int fb_fbx_export(const char *name, const char *file, mode_t mode)
+int fb_fbx_export(const char *name, const char *file, mode_t mode, bool plain)
 {
 	struct fb_safefile sf = { .out = NULL };
 	struct fb_store f;
 	bool to_stdout = !strcmp(file, "-");
+	FILE *raw = NULL, *out = NULL;
 	int rc = -1;
 
 	if (fb_store_open(name, &f))
@@ -164,12 +166,30 @@ int fb_fbx_export(const char *name, const char *file, mode_t mode)
 	 * file, never through a planted symlink. */
 	if (!to_stdout && fb_safefile_open(&sf, file, mode))
 		goto unlock;
-	if (write_filter(&f, to_stdout ? stdout : sf.out) || (to_stdout && fflush(stdout))) {
-		fb_report_err("%s: write failed: %s", file, strerror(errno));
+	raw = to_stdout ? stdout : sf.out;
+	/* Compressed unless plain (fbz.h): a stream layer between the format
+	 * and the file; the bytes and the CRC above it are the plain ones. */
+	out = plain ? raw : fb_fbz_writer(raw);
+	if (!out)
 		goto unlock;
+	if (write_filter(&f, out))
+		goto ioerr;
+	if (out != raw) {
+		FILE *z = out;
+
+		out = raw;
+		if (fclose(z)) /* the end of the compressed stream */
+			goto ioerr;
 	}
+	if (to_stdout && fflush(stdout))
+		goto ioerr;
 	rc = to_stdout ? 0 : fb_safefile_commit(&sf); /* failure printed, old FILE intact */
+	goto unlock;
+ioerr:
+	fb_report_err("%s: write failed: %s", file, strerror(errno));
 unlock:
+	if (out && out != raw)
+		fclose(out);
 	if (sf.out)
 		fb_safefile_abort(&sf);
 	fb_store_unlock(&f);
@@ -200,10 +220,10 @@ static int rd(struct fb_fbx_in *in, void *p, size_t n)
 	return 0;
 }
 
-/* Truncated, or a read error: which. */
+/* Truncated, or a read error: which (a compressed stream says why). */
 static int short_read(struct fb_fbx_in *in)
 {
-	return bad(in, "%s", ferror(in->f) ? "read error" : "truncated");
+	return bad(in, "%s", fb_fbz_why(in->f) ?: ferror(in->f) ? "read error" : "truncated");
 }
 
 /* The prefix-length lists: at most FB_MAX_LENGTHS each, each length one
@@ -314,12 +334,14 @@ static int check_size(struct fb_fbx_in *in)
 	struct stat st;
 	__u8 num[8];
 
-	if (fstat(fileno(in->f), &st) || !S_ISREG(st.st_mode))
+	/* A compressed file's size says nothing: its stream is held to the
+	 * header's sizes instead (fbz.h). */
+	if (in->compressed || fstat(fileno(in->raw), &st) || !S_ISREG(st.st_mode))
 		return 0;
 	if (in->h.confirm) {
 		__u64 n;
 
-		if ((size_t)st.st_size < want + 8 || pread(fileno(in->f), num, 8, want - 4) != 8)
+		if ((size_t)st.st_size < want + 8 || pread(fileno(in->raw), num, 8, want - 4) != 8)
 			return bad(in, "truncated");
 		n = get64(num);
 		if (n > ((size_t)st.st_size - want - 8) / FB_FBX_RULE_BYTES)
@@ -341,14 +363,20 @@ int fb_fbx_open(struct fb_fbx_in *in, const char *file)
 	memset(in, 0, sizeof(*in));
 	in->crc = crc32(0, NULL, 0);
 	in->label = strcmp(file, "-") ? file : "<stdin>";
-	in->f = strcmp(file, "-") ? fopen(file, "rb") : stdin;
+	in->raw = strcmp(file, "-") ? fopen(file, "rb") : stdin;
+	if (!in->raw)
+		return bad(in, "%s", strerror(errno));
+	if (!fstat(fileno(in->raw), &st) && S_ISDIR(st.st_mode))
+		return bad(in, "is a directory");
+	/* Plain or compressed, told apart by the magic: the plain bytes. */
+	in->f = fb_fbz_reader(in->raw, &in->compressed);
 	if (!in->f)
 		return bad(in, "%s", strerror(errno));
-	if (!fstat(fileno(in->f), &st) && S_ISDIR(st.st_mode))
-		return bad(in, "is a directory");
 	if (rd(in, b, sizeof(b)))
 		return bad(in, "%s",
-			   ferror(in->f) ? "read error" : "too short to be a flowbloom export");
+			   fb_fbz_why(in->f)
+				   ?: ferror(in->f) ? "read error"
+						    : "too short to be a flowbloom export");
 	if (decode_head(in, b))
 		return -1;
 	return check_size(in);
@@ -356,9 +384,11 @@ int fb_fbx_open(struct fb_fbx_in *in, const char *file)
 
 void fb_fbx_close(struct fb_fbx_in *in)
 {
-	if (in->f && in->f != stdin)
+	if (in->f)
 		fclose(in->f);
-	in->f = NULL;
+	if (in->raw && in->raw != stdin)
+		fclose(in->raw);
+	in->f = in->raw = NULL;
 	free(in->rules);
 	in->rules = NULL;
 	in->nrules = 0;
@@ -520,6 +550,9 @@ int fb_fbx_read_body(struct fb_fbx_in *in, struct fb_block *blocks, __u8 *cnt)
 		return short_read(in);
 	if (fgetc(in->f) != EOF)
 		return bad(in, "trailing bytes after the filter");
+	/* The stream layer fails the read that finds its end wrong. */
+	if (ferror(in->f))
+		return short_read(in);
 	if (get32(tail) != crc)
 		return bad(in, "checksum mismatch (corrupt file)");
 	return check_content(in, blocks, cnt);

@@ -89,16 +89,18 @@ struct fb_fbx_rule {
 };
 
 /* Write filter NAME to FILE ("-": stdout; else created aside and renamed
- * over FILE with mode, safefile.c), under a shared lock. 0, or -1
- * (printed; an old FILE is left as it was). */
-int fb_fbx_export(const char *name, const char *file, mode_t mode);
+ * over FILE with mode, safefile.c), under a shared lock, compressed
+ * (fbz.h) unless plain. 0, or -1 (printed; an old FILE is left as it was). */
+int fb_fbx_export(const char *name, const char *file, mode_t mode, bool plain);
 
 /* A file being read once, front to back, with a running CRC: its bits are
  * never held in memory whole by the reader (import streams them into the
  * filter it builds). */
 struct fb_fbx_in {
 	const char *label; /* the file, "<stdin>" for "-" */
-	FILE *f;
+	FILE *raw;	   /* the file */
+	FILE *f;	   /* its plain bytes (fbz.h: compressed or not) */
+	bool compressed;
 	unsigned long crc;	   /* zlib's crc32 so far */
 	struct fb_header h;	   /* block 0 of the filter the file holds */
 	struct fb_prefixes px;	   /* block 1 */

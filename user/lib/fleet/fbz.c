@@ -1,0 +1,662 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The compressed export stream (fbz.h): a writer and a reader, each a
+ * stdio stream (fopencookie) so the export code above reads and writes
+ * plain bytes through fread/fwrite as it always did.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+#include "flowbloom/geometry.h"
+#include "fleet/fbx.h"
+#include "fleet/fbz.h"
+#include "report.h"
+
+#define CHUNK (64 * 1024)	 /* bytes of bits per chunk */
+#define PAYLOAD_MAX (CHUNK + 16) /* a coded chunk longer than raw is stored raw */
+#define ZSTD_LEVEL 3
+#define ZSTD_WLOG 23 /* 8 MiB window at most, written and accepted */
+#define SET_REC FB_FBX_RULE_BYTES
+
+static __u32 get32(const unsigned char *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (__u32)p[3] << 24;
+}
+
+static __u64 get64(const unsigned char *p)
+{
+	return get32(p) | (__u64)get32(p + 4) << 32;
+}
+
+enum { MODE_RAW, MODE_ONES, MODE_ZEROS };
+
+/* What the plain header says the rest of the stream is. */
+struct shape {
+	__u64 bits; /* bytes of the bits section */
+	__u64 rest; /* bytes after it, as far as known (exact sets: once their count is read) */
+	bool confirm;
+	size_t cbytes; /* counter bytes */
+};
+
+/* 0, or -1 if the header's sizes make no sense (fbx's checks then say why). */
+static int shape_of(const unsigned char *h, struct shape *s)
+{
+	__u32 nblocks = get32(h + FB_FBX_OFF_NBLOCKS);
+	unsigned cbits = h[FB_FBX_OFF_COUNTER_BITS];
+
+	if (memcmp(h, FB_FBX_MAGIC, 8) || !nblocks || nblocks > FB_MAX_BLOCKS ||
+	    (cbits != 0 && cbits != 4 && cbits != 8) || h[FB_FBX_OFF_CONFIRM] > 1)
+		return -1;
+	s->bits = (__u64)nblocks * FB_BLOCK_BYTES;
+	s->cbytes = fb_fbx_counter_bytes(nblocks, cbits);
+	s->confirm = h[FB_FBX_OFF_CONFIRM];
+	s->rest = s->cbytes + (s->confirm ? 8 : 0) + 4;
+	return 0;
+}
+
+/* ---- the bits codec ---- */
+
+struct bitw {
+	unsigned char *p;
+	size_t n, cap;
+	__u64 acc;
+	unsigned fill;
+	bool over;
+};
+
+static void put_bits(struct bitw *w, __u64 v, unsigned nbits)
+{
+	while (nbits) {
+		unsigned take = nbits < 64 - w->fill ? nbits : 64 - w->fill;
+
+		w->acc |= (take == 64 ? v : v & ((1ULL << take) - 1)) << w->fill;
+		w->fill += take;
+		v = take == 64 ? 0 : v >> take;
+		nbits -= take;
+		while (w->fill >= 8) {
+			if (w->n == w->cap) {
+				w->over = true;
+				return;
+			}
+			w->p[w->n++] = (unsigned char)w->acc;
+			w->acc >>= 8;
+			w->fill -= 8;
+		}
+	}
+}
+
+static void put_rice(struct bitw *w, __u64 g, unsigned r)
+{
+	__u64 q = g >> r;
+
+	for (; q >= 32 && !w->over; q -= 32)
+		put_bits(w, 0xffffffffULL, 32);
+	put_bits(w, (1ULL << q) - 1, q); /* q ones */
+	put_bits(w, 0, 1);
+	put_bits(w, g, r);
+}
+
+static void flush_bits(struct bitw *w)
+{
+	if (w->fill && !w->over)
+		put_bits(w, 0, 8 - w->fill % 8);
+}
+
+static int bit_at(const unsigned char *b, size_t i)
+{
+	return b[i >> 3] >> (i & 7) & 1;
+}
+
+/* The gaps between bits equal to want (1 or 0) in b (n bytes), and the
+ * gap from the last one to the end; returns how many (at most n * 8 + 1). */
+static size_t gaps_of(const unsigned char *b, size_t n, int want, __u32 *gap)
+{
+	__u64 prev = (__u64)-1;
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i += 8) {
+		__u64 word = 0;
+		size_t take = n - i < 8 ? n - i : 8;
+
+		memcpy(&word, b + i, take); /* little-endian: byte j is bits 8j.. */
+		if (!want)
+			word = ~word & (take == 8 ? ~0ULL : (1ULL << (8 * take)) - 1);
+		while (word) {
+			__u64 pos = i * 8 + __builtin_ctzll(word);
+
+			gap[k++] = pos - prev - 1;
+			prev = pos;
+			word &= word - 1;
+		}
+	}
+	gap[k++] = n * 8 - prev - 1; /* to the end */
+	return k;
+}
+
+/* Rice's parameter for a geometric source of mean gap mean: the r with
+ * 2^r nearest ln 2 * mean (Gallager and van Voorhis 1975 give the exact
+ * Golomb rule; for Rice codes this is within one of the best, and the
+ * encoder sizes its neighbours too). */
+static unsigned rice_r(double mean)
+{
+	unsigned r = 0;
+
+	while (r < 30 && (double)(1ULL << (r + 1)) <= 0.69314718 * mean + 1)
+		r++;
+	return r;
+}
+
+/* Encode one chunk: mode, r, payload into out (PAYLOAD_MAX); gap is
+ * scratch for n * 8 + 1 values. Returns the payload's length. */
+static size_t encode_chunk(const unsigned char *b, size_t n, unsigned char *out,
+			   unsigned char *mode, unsigned char *rp, __u32 *gap)
+{
+	size_t ones = 0, i, k, best_bits = n * 8, r0, r;
+	struct bitw w = { out, 0, PAYLOAD_MAX, 0, 0, 0 };
+	int want, best_r = -1;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		__u64 word;
+
+		memcpy(&word, b + i, 8);
+		ones += __builtin_popcountll(word);
+	}
+	for (; i < n; i++)
+		ones += __builtin_popcount(b[i]);
+	want = ones * 2 <= n * 8; /* code the rarer value's positions */
+	k = gaps_of(b, n, want, gap);
+	/* Each value costs (g >> r) + 1 + r bits: size r0 and its neighbours,
+	 * keep the best if it beats the chunk as it is. */
+	r0 = rice_r((double)(n * 8 + 1) / k);
+	for (r = r0 ? r0 - 1 : 0; r <= r0 + 1 && r <= 30; r++) {
+		size_t bits = k * (1 + r);
+
+		for (i = 0; i < k && bits < best_bits; i++)
+			bits += gap[i] >> r;
+		if (bits + 7 < best_bits) {
+			best_bits = bits + 7;
+			best_r = r;
+		}
+	}
+	if (best_r < 0) {
+		memcpy(out, b, n);
+		*mode = MODE_RAW;
+		*rp = 0;
+		return n;
+	}
+	for (i = 0; i < k; i++)
+		put_rice(&w, gap[i], best_r);
+	flush_bits(&w);
+	*mode = want ? MODE_ONES : MODE_ZEROS;
+	*rp = best_r;
+	return w.n; /* fits: its size was computed, and it is under n */
+}
+
+size_t fb_fbz_bits_size(const unsigned char *bits, size_t n)
+{
+	unsigned char out[PAYLOAD_MAX], mode, r;
+	__u32 *gap = malloc((CHUNK * 8 + 1) * sizeof(*gap));
+	size_t total = 0, i, take;
+
+	if (!gap)
+		return 0;
+	for (i = 0; i < n; i += take) {
+		take = n - i < CHUNK ? n - i : CHUNK;
+		total += 6 + encode_chunk(bits + i, take, out, &mode, &r, gap);
+	}
+	free(gap);
+	return total;
+}
+
+struct bitr {
+	const unsigned char *p;
+	size_t n, pos; /* in bits */
+};
+
+/* The next Rice value, or -1 past the end of the payload. */
+static long long get_rice(struct bitr *rd, unsigned r, __u64 limit)
+{
+	__u64 q = 0, v = 0;
+	unsigned i;
+
+	for (;;) {
+		if (rd->pos >= rd->n * 8)
+			return -1;
+		if (!bit_at(rd->p, rd->pos++))
+			break;
+		if (++q > limit)
+			return -1; /* longer than any gap in a chunk */
+	}
+	if (rd->pos + r > rd->n * 8)
+		return -1;
+	for (i = 0; i < r; i++)
+		v |= (__u64)bit_at(rd->p, rd->pos++) << i;
+	return (long long)(q << r | v);
+}
+
+/* Decode a chunk of n bytes of bits from its payload: NULL or why. */
+static const char *decode_chunk(const unsigned char *pl, size_t len, int mode, unsigned r,
+				unsigned char *out, size_t n)
+{
+	struct bitr rd = { pl, len, 0 };
+	__u64 nbits = n * 8, pos = (__u64)-1;
+
+	if (mode == MODE_RAW) {
+		if (len != n)
+			return "corrupt compressed chunk (length)";
+		memcpy(out, pl, n);
+		return NULL;
+	}
+	if ((mode != MODE_ONES && mode != MODE_ZEROS) || r > 30)
+		return "corrupt compressed chunk (mode)";
+	memset(out, mode == MODE_ONES ? 0 : 0xff, n);
+	for (;;) {
+		long long g = get_rice(&rd, r, nbits >> r);
+
+		if (g < 0 || (__u64)g > nbits - (pos + 1))
+			return "corrupt compressed chunk (a gap past its end)";
+		pos += (__u64)g + 1;
+		if (pos == nbits)
+			break;
+		out[pos >> 3] ^= 1 << (pos & 7);
+	}
+	/* Nothing but padding may follow. */
+	if ((rd.pos + 7) / 8 != len)
+		return "corrupt compressed chunk (trailing payload)";
+	return NULL;
+}
+
+/* ---- the writer ---- */
+
+struct zw {
+	FILE *raw;
+	unsigned char head[FB_FBX_BITS_OFF];
+	size_t hn;	 /* header bytes so far */
+	struct shape s;	 /* once the header is complete */
+	__u64 bits_done; /* bits section bytes consumed */
+	unsigned char chunk[CHUNK];
+	size_t cn; /* bytes in chunk */
+	__u32 gap[CHUNK * 8 + 1];
+	ZSTD_CCtx *z; /* the rest */
+	bool bad;     /* the header made no sense: stored raw, the reader refuses it */
+};
+
+static int raw_write(FILE *raw, const void *p, size_t n)
+{
+	return fwrite(p, 1, n, raw) == n ? 0 : -1;
+}
+
+static int write_chunk(struct zw *w)
+{
+	unsigned char out[PAYLOAD_MAX], h[6];
+	size_t len;
+
+	if (!w->cn)
+		return 0;
+	len = encode_chunk(w->chunk, w->cn, out, &h[0], &h[1], w->gap);
+	h[2] = len;
+	h[3] = len >> 8;
+	h[4] = len >> 16;
+	h[5] = len >> 24;
+	w->cn = 0;
+	return raw_write(w->raw, h, 6) || raw_write(w->raw, out, len) ? -1 : 0;
+}
+
+static int zstd_out(struct zw *w, const void *p, size_t n, ZSTD_EndDirective end)
+{
+	ZSTD_inBuffer in = { p, n, 0 };
+	unsigned char buf[1 << 16];
+	size_t left;
+
+	do {
+		ZSTD_outBuffer out = { buf, sizeof(buf), 0 };
+
+		left = ZSTD_compressStream2(w->z, &out, &in, end);
+		if (ZSTD_isError(left)) {
+			errno = EIO;
+			return -1;
+		}
+		if (raw_write(w->raw, buf, out.pos))
+			return -1;
+	} while (end == ZSTD_e_end ? left != 0 : in.pos < in.size);
+	return 0;
+}
+
+static ssize_t zw_write(void *cookie, const char *p, size_t n)
+{
+	struct zw *w = cookie;
+	size_t done = 0, take;
+
+	while (done < n) {
+		if (w->hn < sizeof(w->head)) {
+			take = n - done < sizeof(w->head) - w->hn ? n - done
+								  : sizeof(w->head) - w->hn;
+			memcpy(w->head + w->hn, p + done, take);
+			w->hn += take;
+			done += take;
+			if (w->hn < sizeof(w->head))
+				continue;
+			w->bad = shape_of(w->head, &w->s) != 0;
+			if (w->bad)
+				w->s.bits = 0;
+			if (raw_write(w->raw, FB_FBZ_MAGIC, 8) ||
+			    raw_write(w->raw, "\1\0\0\0\0\0\0\0", 8) ||
+			    raw_write(w->raw, w->head, sizeof(w->head)))
+				return -1;
+		} else if (w->bits_done < w->s.bits) {
+			take = n - done;
+			if (take > CHUNK - w->cn)
+				take = CHUNK - w->cn;
+			if (take > w->s.bits - w->bits_done)
+				take = w->s.bits - w->bits_done;
+			memcpy(w->chunk + w->cn, p + done, take);
+			w->cn += take;
+			w->bits_done += take;
+			done += take;
+			if ((w->cn == CHUNK || w->bits_done == w->s.bits) && write_chunk(w))
+				return -1;
+		} else {
+			if (zstd_out(w, p + done, n - done, ZSTD_e_continue))
+				return -1;
+			done = n;
+		}
+	}
+	return n;
+}
+
+static int zw_close(void *cookie)
+{
+	struct zw *w = cookie;
+	int rc = 0;
+
+	/* An export always completes the sections; a short one is an error
+	 * that fclose() of the caller reports (and the file is discarded). */
+	if (w->hn < sizeof(w->head) || w->bits_done < w->s.bits)
+		rc = -1;
+	else if (zstd_out(w, NULL, 0, ZSTD_e_end))
+		rc = -1;
+	ZSTD_freeCCtx(w->z);
+	free(w);
+	return rc;
+}
+
+FILE *fb_fbz_writer(FILE *raw)
+{
+	static const cookie_io_functions_t io = { .write = zw_write, .close = zw_close };
+	struct zw *w = calloc(1, sizeof(*w));
+	FILE *f;
+
+	if (!w || !(w->z = ZSTD_createCCtx())) {
+		free(w);
+		fb_report_err("cannot start compression: out of memory");
+		return NULL;
+	}
+	w->raw = raw;
+	ZSTD_CCtx_setParameter(w->z, ZSTD_c_compressionLevel, ZSTD_LEVEL);
+	ZSTD_CCtx_setParameter(w->z, ZSTD_c_windowLog, ZSTD_WLOG);
+	ZSTD_CCtx_setParameter(w->z, ZSTD_c_checksumFlag, 1);
+	f = fopencookie(w, "w", io);
+	if (!f) {
+		ZSTD_freeCCtx(w->z);
+		free(w);
+		fb_report_err("cannot start compression: %s", strerror(errno));
+	}
+	return f;
+}
+
+/* ---- the reader ---- */
+
+struct zr {
+	FILE *raw;
+	bool compressed;
+	const char *why;
+	/* plain: the magic bytes read to tell, served first */
+	unsigned char peek[8];
+	size_t npeek, peek_at;
+	/* compressed */
+	unsigned char head[FB_FBX_BITS_OFF];
+	size_t head_at;
+	struct shape s;
+	bool shaped;
+	__u64 bits_out;		    /* bits section bytes served */
+	unsigned char chunk[CHUNK]; /* decoded */
+	size_t cn, c_at;	    /* bytes in chunk, served */
+	unsigned char payload[PAYLOAD_MAX];
+	ZSTD_DCtx *z;
+	unsigned char zin[1 << 16];
+	ZSTD_inBuffer in;
+	__u64 rest_out;	       /* bytes of the rest served */
+	unsigned char setn[8]; /* the exact-set count, as served */
+	bool frame_done;
+};
+
+/* A small registry from FILE to cookie, for fb_fbz_why (the CLI reads a
+ * few files at a time, one after the other). */
+#define NREG 16
+static struct {
+	FILE *f;
+	struct zr *r;
+} reg[NREG];
+
+const char *fb_fbz_why(FILE *f)
+{
+	int i;
+
+	for (i = 0; i < NREG; i++)
+		if (reg[i].f == f && f)
+			return reg[i].r->why;
+	return NULL;
+}
+
+static ssize_t fail(struct zr *r, const char *why)
+{
+	if (!r->why)
+		r->why = why;
+	errno = EIO;
+	return -1;
+}
+
+static int read_exact(struct zr *r, void *p, size_t n)
+{
+	return fread(p, 1, n, r->raw) == n ? 0 : -1;
+}
+
+static ssize_t next_chunk(struct zr *r)
+{
+	unsigned char h[6];
+	__u64 left = r->s.bits - r->bits_out;
+	size_t n = left < CHUNK ? left : CHUNK, len;
+	const char *why;
+
+	if (read_exact(r, h, 6))
+		return fail(r, ferror(r->raw) ? "read error" : "truncated (in the bits)");
+	len = get32(h + 2);
+	if (len > PAYLOAD_MAX)
+		return fail(r, "corrupt compressed chunk (length)");
+	if (read_exact(r, r->payload, len))
+		return fail(r, ferror(r->raw) ? "read error" : "truncated (in the bits)");
+	why = decode_chunk(r->payload, len, h[0], h[1], r->chunk, n);
+	if (why)
+		return fail(r, why);
+	r->cn = n;
+	r->c_at = 0;
+	return 0;
+}
+
+/* Up to n bytes of the rest into p; 0 at its end. Never more than the
+ * header allows: the exact-set count, once served, extends the bound. */
+static ssize_t read_rest(struct zr *r, char *p, size_t n)
+{
+	__u64 bound = r->s.rest, cnt_end = r->s.cbytes + 8;
+	ZSTD_outBuffer out;
+	size_t ret;
+
+	if (r->s.confirm && r->rest_out >= cnt_end) {
+		__u64 sets = get64(r->setn);
+
+		if (sets > (UINT64_MAX - bound) / SET_REC)
+			return fail(r, "expands past what its export header says");
+		bound += sets * SET_REC;
+	}
+	if (r->s.confirm && r->rest_out < cnt_end && n > cnt_end - r->rest_out)
+		n = cnt_end - r->rest_out; /* stop at the count, to read it */
+	if (r->rest_out == bound) {
+		/* All the header allows was served: the frame must end here,
+		 * and the file with it. */
+		if (!r->frame_done) {
+			unsigned char extra;
+
+			out = (ZSTD_outBuffer){ &extra, 1, 0 };
+			do {
+				if (r->in.pos == r->in.size) {
+					r->in.size = fread(r->zin, 1, sizeof(r->zin), r->raw);
+					r->in.pos = 0;
+					if (!r->in.size)
+						return fail(r, "truncated (compressed stream)");
+				}
+				ret = ZSTD_decompressStream(r->z, &out, &r->in);
+				if (ZSTD_isError(ret))
+					return fail(r, "corrupt compressed stream");
+				if (out.pos)
+					return fail(r, "expands past what its export header "
+						       "says (a decompression bomb, or corrupt)");
+			} while (ret);
+			r->frame_done = true;
+		}
+		if (r->in.pos < r->in.size || fgetc(r->raw) != EOF)
+			return fail(r, "trailing bytes after the compressed stream");
+		return 0;
+	}
+	if (n > bound - r->rest_out)
+		n = bound - r->rest_out;
+	out = (ZSTD_outBuffer){ p, n, 0 };
+	while (!out.pos) {
+		if (r->frame_done)
+			return fail(r, "truncated (compressed stream ends early)");
+		if (r->in.pos == r->in.size) {
+			r->in.size = fread(r->zin, 1, sizeof(r->zin), r->raw);
+			r->in.pos = 0;
+			if (!r->in.size)
+				return fail(r, ferror(r->raw) ? "read error"
+							      : "truncated (compressed stream)");
+		}
+		ret = ZSTD_decompressStream(r->z, &out, &r->in);
+		if (ZSTD_isError(ret))
+			return fail(r, "corrupt compressed stream");
+		if (!ret)
+			r->frame_done = true;
+	}
+	if (r->s.confirm && r->rest_out < cnt_end && r->rest_out + out.pos > r->s.cbytes) {
+		size_t from = r->rest_out < r->s.cbytes ? r->s.cbytes - r->rest_out : 0, i;
+
+		for (i = from; i < out.pos; i++)
+			r->setn[r->rest_out + i - r->s.cbytes] = p[i];
+	}
+	r->rest_out += out.pos;
+	return out.pos;
+}
+
+static ssize_t zr_read(void *cookie, char *p, size_t n)
+{
+	struct zr *r = cookie;
+	size_t take;
+
+	if (r->why) {
+		errno = EIO;
+		return -1;
+	}
+	if (!r->compressed) {
+		if (r->peek_at < r->npeek) {
+			take = n < r->npeek - r->peek_at ? n : r->npeek - r->peek_at;
+			memcpy(p, r->peek + r->peek_at, take);
+			r->peek_at += take;
+			return take;
+		}
+		take = fread(p, 1, n, r->raw);
+		if (!take && ferror(r->raw))
+			return -1;
+		return take;
+	}
+	if (r->head_at < sizeof(r->head)) {
+		take = n < sizeof(r->head) - r->head_at ? n : sizeof(r->head) - r->head_at;
+		memcpy(p, r->head + r->head_at, take);
+		r->head_at += take;
+		return take;
+	}
+	if (!r->shaped)
+		return fail(r, "unusable export header inside the compressed stream");
+	if (r->bits_out < r->s.bits) {
+		if (r->c_at == r->cn && next_chunk(r))
+			return -1;
+		take = n < r->cn - r->c_at ? n : r->cn - r->c_at;
+		memcpy(p, r->chunk + r->c_at, take);
+		r->c_at += take;
+		r->bits_out += take;
+		return take;
+	}
+	return read_rest(r, p, n);
+}
+
+static int zr_close(void *cookie)
+{
+	struct zr *r = cookie;
+	int i;
+
+	for (i = 0; i < NREG; i++)
+		if (reg[i].r == r)
+			reg[i].f = NULL, reg[i].r = NULL;
+	ZSTD_freeDCtx(r->z);
+	free(r);
+	return 0;
+}
+
+FILE *fb_fbz_reader(FILE *raw, bool *compressed)
+{
+	static const cookie_io_functions_t io = { .read = zr_read, .close = zr_close };
+	struct zr *r = calloc(1, sizeof(*r));
+	unsigned char v[8];
+	FILE *f;
+	int i;
+
+	if (!r) {
+		fb_report_err("out of memory");
+		return NULL;
+	}
+	r->raw = raw;
+	r->npeek = fread(r->peek, 1, 8, raw);
+	r->compressed = r->npeek == 8 && !memcmp(r->peek, FB_FBZ_MAGIC, 8);
+	if (r->compressed) {
+		r->z = ZSTD_createDCtx();
+		if (!r->z) {
+			free(r);
+			fb_report_err("out of memory");
+			return NULL;
+		}
+		ZSTD_DCtx_setParameter(r->z, ZSTD_d_windowLogMax, ZSTD_WLOG);
+		r->in.src = r->zin;
+		if (read_exact(r, v, 8) || read_exact(r, r->head, sizeof(r->head)))
+			r->why = ferror(raw) ? "read error" : "truncated (compressed header)";
+		else if (get32(v) != FB_FBZ_VERSION || get32(v + 4))
+			r->why = "unsupported compressed format version";
+		else
+			r->shaped = !shape_of(r->head, &r->s);
+	}
+	*compressed = r->compressed;
+	f = fopencookie(r, "r", io);
+	if (!f) {
+		ZSTD_freeDCtx(r->z);
+		free(r);
+		fb_report_err("cannot read: %s", strerror(errno));
+		return NULL;
+	}
+	for (i = 0; i < NREG; i++)
+		if (!reg[i].f) {
+			reg[i].f = f;
+			reg[i].r = r;
+			break;
+		}
+	return f;
+}
