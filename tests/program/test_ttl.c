@@ -79,8 +79,7 @@ static void two_seconds(unsigned bits)
 	fb_store_unlock(&f);
 	snprintf(label, sizeof(label), "%s: one generation, ending in %.3f s (2 to 2.5 s)",
 		 bits ? "counting" : "plain", where.secs);
-	ASSERT_TRUE(f.hdr->gens == 1 && where.secs >= 2.0 - (t1 - t0) && where.secs <= 2.55,
-		    label);
+	ASSERT_TRUE(f.hdr->gens == 1 && where.secs >= 2.0 - (t1 - t0) && where.secs <= 2.55, label);
 	bound = t1 + 2.0 + 2.0 / FB_GEN_DIV + SLACK;
 	/* Probe every 20 ms until well past the bound. */
 	while ((t = fb_now()) < bound + 0.3) {
@@ -184,8 +183,8 @@ static void random_model(void)
 			/* Halfway: the permanent rules replaced (load --replace),
 			 * the rules with a lifetime carried over. */
 			if (b == BATCHES / 2)
-				replaced = !fb_replace(&f, f.hdr->nblocks, f.hdr->k, perm, PERM,
-						       &bad);
+				replaced =
+					!fb_replace(&f, f.hdr->nblocks, f.hdr->k, perm, PERM, &bad);
 			fb_store_unlock(&f);
 		}
 		for (j = 0; j < (b < BATCHES ? (b + 1) * PER : N); j++) {

@@ -91,11 +91,13 @@ static void event(const struct guard *g, const char *what, const struct fb_key *
 	addr_text(k, addr, sizeof(addr));
 	fb_clock_format(fb_clock_real_ns(), true, when, sizeof(when));
 	if (fb_json) {
-		fprintf(stderr, "{\"time\": \"%s\", \"event\": \"%s\", \"by\": \"%s\", \"address\": \"%s\"",
+		fprintf(stderr,
+			"{\"time\": \"%s\", \"event\": \"%s\", \"by\": \"%s\", \"address\": \"%s\"",
 			when, what, by, addr);
 		if (a)
 			fprintf(stderr,
-				", \"pps\": %.1f, \"pps_lower\": %.1f, \"bps\": %.1f, \"bps_lower\": "
+				", \"pps\": %.1f, \"pps_lower\": %.1f, \"bps\": %.1f, "
+				"\"bps_lower\": "
 				"%.1f, \"flows\": %u",
 				a->packets / secs, a->lo_packets / secs, a->bytes * 8.0 / secs,
 				a->lo_bytes * 8.0 / secs, a->flows);
@@ -107,13 +109,15 @@ static void event(const struct guard *g, const char *what, const struct fb_key *
 			g->dry_run ? "true" : "false");
 	} else if (a) {
 		fprintf(stderr,
-			"flowbloom: guard: %s%s %s %s: %.1f pps, %.0f bit/s (at least %.1f pps, %.0f "
+			"flowbloom: guard: %s%s %s %s: %.1f pps, %.0f bit/s (at least %.1f pps, "
+			"%.0f "
 			"bit/s, %u flow%s)",
 			g->dry_run ? "(dry run) " : "", what, by, addr, a->packets / secs,
 			a->bytes * 8.0 / secs, a->lo_packets / secs, a->lo_bytes * 8.0 / secs,
 			a->flows, a->flows == 1 ? "" : "s");
 		if (ends_in >= 0)
-			fprintf(stderr, "; in %s for %g s, ends in %.3f s", g->into, g->ttl, ends_in);
+			fprintf(stderr, "; in %s for %g s, ends in %.3f s", g->into, g->ttl,
+				ends_in);
 		fputc('\n', stderr);
 	} else {
 		fprintf(stderr, "flowbloom: guard: %s%s %s %s after %.3f s\n",
@@ -260,8 +264,8 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 		}
 		fb_store_unlock(bf);
 	} else if (nk) {
-		where.expires = fb_jiffies_after(g->ttl) +
-				(__u64)(g->ttl / FB_GEN_DIV / fb_jiffies_tick());
+		where.expires =
+			fb_jiffies_after(g->ttl) + (__u64)(g->ttl / FB_GEN_DIV / fb_jiffies_tick());
 	}
 	for (i = 0; i < nk; i++) {
 		struct ban *b = fresh[i] ? push(g, &keys[i]) : find(g, &keys[i]);
@@ -399,8 +403,9 @@ int cmd_guard(int argc, char **argv)
 	if (fb_store_open(g.into, &bf))
 		goto close_mon;
 	if (bf.hdr->action != FB_ACTION_DROP)
-		fprintf(stderr, "flowbloom: note: '%s' has default action %s: its attachments must "
-				"drop what matches (attach --action drop)\n",
+		fprintf(stderr,
+			"flowbloom: note: '%s' has default action %s: its attachments must "
+			"drop what matches (attach --action drop)\n",
 			g.into, FB_NAME(fb_action_names, bf.hdr->action));
 	if (fb_gens_supported(&bf))
 		goto close_ban;
@@ -449,8 +454,9 @@ out:
 		if (!g.bans[i].spared)
 			announce(&g, &g.bans[i].key, true);
 	if (!fb_json)
-		fprintf(stderr, "flowbloom: guard: stopped after %.1f s; %llu ban%s in force end "
-				"by themselves\n",
+		fprintf(stderr,
+			"flowbloom: guard: stopped after %.1f s; %llu ban%s in force end "
+			"by themselves\n",
 			fb_now() - t0, (unsigned long long)g.active, g.active == 1 ? "" : "s");
 	if (sfd >= 0 && !fb_store_lock(&bf)) {
 		flush_stats(&g, &bf, sfd);

@@ -28,8 +28,8 @@ struct mfilter {
 	__u64 packets, bytes, err_p, err_b, created;
 	double eps, delta, fill;
 	struct fb_mon_stats ms;
-	__u64 gens, timed_flows;   /* generations of rules with a lifetime */
-	bool guard;		   /* a guard banned into it */
+	__u64 gens, timed_flows; /* generations of rules with a lifetime */
+	bool guard;		 /* a guard banned into it */
 	struct fb_guard_stats gs;
 };
 

@@ -24,8 +24,8 @@ static void addr_key(const struct fb_key *flow, bool by_dst, struct fb_key *k)
 
 static int cmp_key(const void *a, const void *b)
 {
-	return memcmp(&((const struct fb_guard_addr *)a)->key, &((const struct fb_guard_addr *)b)->key,
-		      sizeof(struct fb_key));
+	return memcmp(&((const struct fb_guard_addr *)a)->key,
+		      &((const struct fb_guard_addr *)b)->key, sizeof(struct fb_key));
 }
 
 static int cmp_lo(const void *a, const void *b)
@@ -42,7 +42,8 @@ static int cmp_lo(const void *a, const void *b)
 int fb_guard_addresses(const struct fb_monitor *m, const struct fb_mon_snap *s,
 		       const struct fb_mon_snap *base, bool by_dst, struct fb_guard_addr **out)
 {
-	__u64 np = s->packets - (base ? base->packets : 0), nb = s->bytes - (base ? base->bytes : 0);
+	__u64 np = s->packets - (base ? base->packets : 0),
+	      nb = s->bytes - (base ? base->bytes : 0);
 	double eps = fb_monitor_epsilon(m);
 	/* eps' N rounded up: subtracting more only lowers the limit. */
 	__u64 ep = (__u64)(eps * (double)np) + 1, eb = (__u64)(eps * (double)nb) + 1;

@@ -30,12 +30,12 @@
 
 /* Cumulative, for every guard that banned into the filter. */
 struct fb_guard_stats {
-	__u64 bans;	  /* addresses banned (a new ban) */
-	__u64 extended;	  /* bans extended: still above at the end of an interval */
-	__u64 unbans;	  /* bans that ended (their lifetime ran out) */
-	__u64 active;	  /* bans in force, as the last guard to write saw them */
-	__u64 intervals;  /* intervals evaluated */
-	__u64 refused;	  /* bans the filter refused (no room: reported) */
+	__u64 bans;	 /* addresses banned (a new ban) */
+	__u64 extended;	 /* bans extended: still above at the end of an interval */
+	__u64 unbans;	 /* bans that ended (their lifetime ran out) */
+	__u64 active;	 /* bans in force, as the last guard to write saw them */
+	__u64 intervals; /* intervals evaluated */
+	__u64 refused;	 /* bans the filter refused (no room: reported) */
 	__u64 reserved[2];
 };
 
@@ -43,8 +43,8 @@ _Static_assert(sizeof(struct fb_guard_stats) == 64, "one block");
 
 /* An address and its traffic in the interval. */
 struct fb_guard_addr {
-	struct fb_key key; /* an address rule: kind SRC or DST, plen 128 */
-	__u64 packets, bytes;	  /* sum of the estimates (upper side) */
+	struct fb_key key;	    /* an address rule: kind SRC or DST, plen 128 */
+	__u64 packets, bytes;	    /* sum of the estimates (upper side) */
 	__u64 lo_packets, lo_bytes; /* sum of the lower limits */
 	unsigned flows;		    /* candidate flows summed */
 };

@@ -506,33 +506,22 @@ int fb_gens_fresh(struct fb_store *nf, const struct fb_key *keys, size_t n, doub
 	hi = fb_jiffies_after(secs) + (__u64)(secs / FB_GEN_DIV / fb_jiffies_tick());
 	if (gen_make(nf, nf->hdr, nf->hdr->gen, 0, hi, &gs))
 		return -2;
+	/* Named at once: a failed replace retires what its mask names. */
+	nf->hdr->gens = 1;
 	rc = fb_rules_add(&gs, keys, n, bad);
 	fb_gen_close(&gs);
-	if (!rc)
-		nf->hdr->gens = 1;
 	return rc;
 }
 
-void fb_gens_retire(struct fb_store *f, unsigned set)
+void fb_gens_retire(struct fb_store *f, unsigned set, __u32 mask)
 {
 	unsigned g;
 
 	if (f->outer_entries < FB_OUTER_ENTRIES)
 		return;
-	for (g = 0; g < FB_GEN_SLOTS; g++) {
-		__u32 slot = fb_gen_slot(set, g), id;
-		char pin[32];
-		int fd;
-
-		cnt_pin(pin, sizeof(pin), slot);
-		if (!bpf_map_lookup_elem(f->outer_fd, &slot, &id))
-			bpf_map_delete_elem(f->outer_fd, &slot);
-		fd = fb_pin_get(f->dir_fd, pin);
-		if (fd >= 0) {
-			close(fd);
-			unlinkat(f->dir_fd, pin, 0);
-		}
-	}
+	for (g = 0; g < FB_GEN_SLOTS; g++)
+		if (mask & 1U << g)
+			slot_clear(f, fb_gen_slot(set, g));
 }
 
 int fb_gens_stale(struct fb_store *f, unsigned set, bool repair)

@@ -69,11 +69,12 @@ int fb_gens_recover(struct fb_store *f);
  * header names the other set: copy f's live generations into nf's set
  * (carry), or start one generation there holding keys for secs (fresh).
  * Both set nf->hdr->gens. After the switch, fb_gens_retire() empties the
- * slots of the set no longer in use. */
+ * slots of mask in the set no longer in use (others left stale by a killed
+ * writer are check --repair's). */
 int fb_gens_carry(struct fb_store *f, struct fb_store *nf);
 int fb_gens_fresh(struct fb_store *nf, const struct fb_key *keys, size_t n, double secs,
 		  size_t *bad);
-void fb_gens_retire(struct fb_store *f, unsigned set);
+void fb_gens_retire(struct fb_store *f, unsigned set, __u32 mask);
 /* Empty every generation slot of set that its mask does not name (what a
  * killed replace or reclaim left); how many. repair: do it, else count. */
 int fb_gens_stale(struct fb_store *f, unsigned set, bool repair);

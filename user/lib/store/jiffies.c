@@ -90,6 +90,9 @@ int fb_jiffies_init(void)
 			clk.tb = tb;
 			clk.ok = 1;
 		}
+		/* Narrow enough: a hundredth of a tick. */
+		if (clk.tb - clk.ta < clk.tick / 100)
+			break;
 	}
 	return 0;
 }

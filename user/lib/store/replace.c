@@ -150,12 +150,12 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 		unlinkat(f->dir_fd, fb_store_cnt_pin(f->hdr->gen), 0);
 	/* The retired set's generations, unused now (a kill before this
 	 * leaves them: ignored, check --repair removes them). */
-	fb_gens_retire(f, f->hdr->gen);
+	fb_gens_retire(f, f->hdr->gen, f->hdr->gens);
 	err = 0;
 out:
 	if (err) {
 		if (nf.hdr)
-			fb_gens_retire(f, nf.hdr->gen);
+			fb_gens_retire(f, nf.hdr->gen, nf.hdr->gens);
 		if (pinned)
 			unlinkat(f->dir_fd, fb_store_cnt_pin(nf.hdr->gen), 0);
 		if (f->hdr->confirm && nf.hdr)
