@@ -513,6 +513,18 @@ int fb_gens_fresh(struct fb_store *nf, const struct fb_key *keys, size_t n, doub
 	return rc;
 }
 
+int fb_gens_import(struct fb_store *f, unsigned g, double secs, __u32 nblocks, __u8 k,
+		   struct fb_store *gs)
+{
+	struct fb_header tmpl = *f->hdr;
+
+	if (fb_gens_supported(f))
+		return -1;
+	tmpl.nblocks = nblocks;
+	tmpl.k = k;
+	return gen_make(f, &tmpl, f->hdr->gen, g, fb_jiffies_after(secs), gs);
+}
+
 void fb_gens_retire(struct fb_store *f, unsigned set, __u32 mask)
 {
 	unsigned g;

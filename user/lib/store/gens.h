@@ -74,6 +74,10 @@ int fb_gens_recover(struct fb_store *f);
 int fb_gens_carry(struct fb_store *f, struct fb_store *nf);
 int fb_gens_fresh(struct fb_store *nf, const struct fb_key *keys, size_t n, double secs,
 		  size_t *bad);
+/* Import: generation g of staged filter f, shaped nblocks x k, ending at
+ * least secs from now, empty; the caller fills gs, then sets the mask. */
+int fb_gens_import(struct fb_store *f, unsigned g, double secs, __u32 nblocks, __u8 k,
+		   struct fb_store *gs);
 void fb_gens_retire(struct fb_store *f, unsigned set, __u32 mask);
 /* Empty every generation slot of set that its mask does not name (what a
  * killed replace or reclaim left); how many. repair: do it, else count. */
