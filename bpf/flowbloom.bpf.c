@@ -294,7 +294,7 @@ int flowbloom(struct xdp_md *ctx)
 	}
 	kind = decided & 0xff;
 	/* A filter without lifetimes pays this one test. */
-	if (!kind && (decided >> 16) && mode != FB_DECIDE_NONE)
+	if (!cfg_bench_no_ttl && !kind && (decided >> 16) && mode != FB_DECIDE_NONE)
 		kind = fb_decide_gens(&key, bytes, mode, decided >> 16);
 	if (kind < FB_KIND_FLOW || kind > FB_KIND_DST)
 		kind = 0; /* only a kind or 0 comes back: this is for the verifier */

@@ -475,6 +475,12 @@ int main(int argc, char **argv)
 		bench_prefixes();
 		return 0;
 	}
+	if (argc > 1 && !strcmp(argv[1], "ttl")) {
+		bench_root();
+		setenv("FLOWBLOOM_ROOT", root, 1);
+		bench_ttl();
+		return 0;
+	}
 	if (argc > 1 && !strcmp(argv[1], "types")) {
 		bench_root();
 		setenv("FLOWBLOOM_ROOT", root, 1);
