@@ -171,8 +171,8 @@ static __always_inline __u32 fb_match(void *filter, const struct fb_header *hdr,
  * in bits 16..31 (include/flowbloom/ttl.h). mode: FB_DECIDE_MATCH, _ADDRS
  * (a malformed packet: its addresses alone are known) or _NONE (only the
  * action is wanted), plus (g + 1) << 8 to match generation g instead of
- * the filter, if its expiry is after now (jiffies): then only the kind
- * comes back.
+ * the filter, if its expiry is after now (jiffies): then the kind is what
+ * counts (0 if it has expired).
  *
  * A global function, so the verifier checks it once: inlined, it was
  * walked again for every state the parser leaves (670k processed
@@ -213,8 +213,9 @@ __noinline __u32 fb_decide(const struct fb_key *key, __u64 bytes, __u32 mode, __
 	hk = fb_hkey_get(hdr);
 	if (hk && mode != FB_DECIDE_NONE)
 		kind = fb_match(filter, hdr, hk, key, bytes, mode == FB_DECIDE_ADDRS);
-	if (g)
-		return kind;
+	/* The same answer for a generation (its gens is 0): nothing of g
+	 * stays live past the lookup, so the verifier walks the match once,
+	 * not once per branch (373k processed instructions, against 673k). */
 	return kind | (__u32)hdr->action << 8 | (hdr->gens & 0xffff) << 16;
 }
 
