@@ -74,8 +74,8 @@ void bench_ttl(void)
 	}
 	printf("  %-62s %6.3f\n", "a filter without lifetimes, hit: with / without the code",
 	       none[0] / base[0]);
-	target("a filter without lifetimes, miss: with / without the code", none[1] / base[1],
-	       1.03, true);
+	target("a filter without lifetimes, miss: with / without the code", none[1] / base[1], 1.03,
+	       true);
 	fb_store_close(&f);
 	fb_store_destroy("ttl");
 }

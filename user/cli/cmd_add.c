@@ -261,17 +261,13 @@ static int del_gens(struct fb_store *f, struct fb_flows *fl)
 	struct fb_gen_views gv;
 	size_t i;
 	double t0 = fb_now();
-	int g, rc = 1;
+	int rc = 1;
 
 	fb_gens_reclaim(f);
 	if (fb_gens_views_open(f, &gv) < 0)
 		return 1;
 	for (i = 0; i < fl->n; i++) {
-		bool held = fb_counting_min(f, &fl->keys[i]) > 0;
-
-		for (g = 0; g < gv.n && !held; g++)
-			held = fb_counting_min(&gv.v[g], &fl->keys[i]) > 0;
-		if (held)
+		if (fb_gens_held(f, &gv, &fl->keys[i]))
 			continue;
 		fb_flows_where(fl, i, where, sizeof(where));
 		fb_flow_format(&fl->keys[i], text, sizeof(text));
@@ -279,12 +275,8 @@ static int del_gens(struct fb_store *f, struct fb_flows *fl)
 		       text, f->name);
 		goto out;
 	}
-	for (i = 0; i < fl->n; i++) {
-		/* -1: not there (or no longer, a repeated flow): nothing to do. */
-		fb_counting_del(f, &fl->keys[i]);
-		for (g = 0; g < gv.n; g++)
-			fb_counting_del(&gv.v[g], &fl->keys[i]);
-	}
+	for (i = 0; i < fl->n; i++)
+		fb_gens_del_held(f, &gv, &fl->keys[i]);
 	rc = 0;
 out:
 	fb_gens_views_close(&gv);

@@ -168,7 +168,7 @@ static const struct fb_cmd cmds[] = {
 	  "(default 60); over TCP once per connection." },
 	{ "bgp", cmd_bgp,
 	  "bgp NAME [--community ASN:VALUE] [--rtbh dst|src] [--on-session-down keep|flush]\n"
-	  "                 [--min-length V4,V6] [--state FILE] [--flush]",
+	  "                 [--min-length V4,V6] [--state FILE] [--flush] [--ttl DURATION]",
 	  "Apply BGP routes to counting filter NAME, reading ExaBGP's JSON API on stdin\n"
 	  "(ExaBGP runs it as a process). A route with the BLACKHOLE community\n"
 	  "(65535:666, RFC 7999, or --community) adds a dst rule for its prefix (src\n"
@@ -180,7 +180,9 @@ static const struct fb_cmd cmds[] = {
 	  "by several peers or paths is added once and deleted with its last path.\n"
 	  "On a session loss its routes stay (keep, default) or are deleted (flush).\n"
 	  "What was added is recorded in FILE (default /run/flowbloom/NAME.bgp) so a\n"
-	  "restarted process takes over; --flush deletes all of it and exits." },
+	  "restarted process takes over; --flush deletes all of it and exits.\n"
+	  "--ttl gives each rule a lifetime (add --ttl), renewed every half lifetime\n"
+	  "while its route stands: if this process dies, its rules end by themselves." },
 	{ "guard", cmd_guard,
 	  "guard NAME --into BAN (--pps N | --bps N)... --ttl DURATION [--by src|dst]\n"
 	  "                 [--interval DURATION] [--never FILE] [--dry-run]\n"

@@ -625,7 +625,6 @@ static int import_gens(struct fb_fbx_in *in, struct fb_store *f)
 	return 0;
 }
 
-
 int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
 {
 	struct fb_create_opts o = { 0 };

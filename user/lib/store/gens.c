@@ -444,6 +444,29 @@ void fb_gens_views_close(struct fb_gen_views *gv)
 	gv->n = 0;
 }
 
+bool fb_gens_held(const struct fb_store *f, const struct fb_gen_views *gv, const struct fb_key *key)
+{
+	int g;
+
+	if (fb_counting_min(f, key) > 0)
+		return true;
+	for (g = 0; g < gv->n; g++)
+		if (fb_counting_min(&gv->v[g], key) > 0)
+			return true;
+	return false;
+}
+
+int fb_gens_del_held(struct fb_store *f, struct fb_gen_views *gv, const struct fb_key *key)
+{
+	int g, n = 0;
+
+	/* fb_counting_del() refuses (-1) where a counter is 0. */
+	n += !fb_counting_del(f, key);
+	for (g = 0; g < gv->n; g++)
+		n += !fb_counting_del(&gv->v[g], key);
+	return n;
+}
+
 int fb_gens_recover(struct fb_store *f)
 {
 	struct fb_gen_views gv;

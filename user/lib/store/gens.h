@@ -62,6 +62,15 @@ struct fb_gen_views {
 };
 int fb_gens_views_open(const struct fb_store *f, struct fb_gen_views *gv);
 void fb_gens_views_close(struct fb_gen_views *gv);
+/* Counting: is key held by f's permanent rules or a generation of gv? */
+bool fb_gens_held(const struct fb_store *f, const struct fb_gen_views *gv,
+		  const struct fb_key *key);
+/* Counting: one copy of key out of f's permanent rules if they hold it and
+ * out of every generation of gv that holds it; how many places. (A flow
+ * that is only a false positive somewhere would lower others' counters
+ * there, as `del` of a flow never added does: callers delete what they
+ * added.) */
+int fb_gens_del_held(struct fb_store *f, struct fb_gen_views *gv, const struct fb_key *key);
 /* Counting: roll back interrupted writes to generations; how many. */
 int fb_gens_recover(struct fb_store *f);
 
