@@ -11,6 +11,22 @@
 #include "benchmark.h"
 #include "store/gens.h"
 
+/* Instructions of a program as loaded (BPF) and as run (x86 bytes). */
+static void sizes(struct fb_store *f, bool no_ttl, __u32 *xlated, __u32 *jited)
+{
+	struct fb_load_opts lo = { .private_stats = true, .action = FB_ACTION_DROP,
+				   .bench_no_ttl = no_ttl };
+	struct flowbloom_bpf *skel = fb_load(f, &lo);
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	if (!skel || bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.flowbloom), &info, &len))
+		exit(1);
+	*xlated = info.xlated_prog_len / 8;
+	*jited = info.jited_prog_len;
+	flowbloom_bpf__destroy(skel);
+}
+
 static double run(struct fb_store *f, const char *label, bool no_ttl, int miss)
 {
 	struct fb_load_opts lo = { .private_stats = true,
@@ -71,6 +87,15 @@ void bench_ttl(void)
 			gens[miss] = run(&f, label, false, miss);
 		printf("  %d generation%s: a miss costs %.1f ns more, a hit %.1f ns\n", g + 1,
 		       g ? "s" : "", gens[1] - none[1], gens[0] - none[0]);
+	}
+	{
+		__u32 xa, ja, xb, jb;
+
+		sizes(&f, true, &xa, &ja);
+		sizes(&f, false, &xb, &jb);
+		printf("  program without / with the lifetime code: %u / %u BPF instructions, "
+		       "%u / %u bytes of x86\n",
+		       xa, xb, ja, jb);
 	}
 	printf("  %-62s %6.3f\n", "a filter without lifetimes, hit: with / without the code",
 	       none[0] / base[0]);

@@ -566,6 +566,15 @@ int fb_fbx_finish(struct fb_fbx_in *in)
 	return 0;
 }
 
+int fb_fbx_put(FILE *out, const void *p, size_t n, unsigned long *crc)
+{
+	uLong c = *crc;
+	int rc = put(out, p, n, &c);
+
+	*crc = c;
+	return rc;
+}
+
 int fb_fbx_rd(struct fb_fbx_in *in, void *p, size_t n)
 {
 	return rd(in, p, n);

@@ -145,6 +145,7 @@ int fb_fbx_read_gen_body(struct fb_fbx_in *in, const struct fb_fbx_gen *g, struc
 int fb_fbx_finish(struct fb_fbx_in *in);
 
 /* fbx.c's pieces for fbx_gens.c. */
+int fb_fbx_put(FILE *out, const void *p, size_t n, unsigned long *crc);
 int fb_fbx_rd(struct fb_fbx_in *in, void *p, size_t n);
 int fb_fbx_bad(struct fb_fbx_in *in, const char *why);
 int fb_fbx_short_read(struct fb_fbx_in *in);
