@@ -31,6 +31,7 @@ cleanup() {
 	[ -f "$T_TMP/bird.pid" ] && kill "$(cat "$T_TMP/bird.pid")" 2>/dev/null
 	[ -n "${GPID:-}" ] && kill "$GPID" 2>/dev/null
 	[ -n "${DPID:-}" ] && kill "$DPID" 2>/dev/null
+	[ -n "${FPID:-}" ] && kill "$FPID" 2>/dev/null
 	sleep 0.2
 	ip netns del "$NS" 2>/dev/null
 	ip netns del "$NR" 2>/dev/null
@@ -42,7 +43,7 @@ t_traps
 "$FB" create u --capacity 100 --fp-rate 0.01 >/dev/null
 for bad in "u --into u --ttl 2s" "u --into u --pps 10" "u --pps 10 --ttl 2s" \
 	"u --into u --pps 10 --ttl 0s" "u --into u --pps 10 --ttl 2x" "u --into u --bps 10 --ttl 1s --by both" \
-	"u --into u --pps 10 --ttl 1s --announce=ospf"; do
+	"u --into u --pps 10 --ttl 1s --flowspec" "u --into u --pps 10 --ttl 1s --announce=x"; do
 	"$FB" guard $bad >/dev/null 2>&1
 	check_eq "guard $bad: usage error" "$?" 2
 done
@@ -109,6 +110,10 @@ GPID=$!
 "$FB" -j guard g --into d --pps 300 --ttl 2s --interval 0.5s --never "$T_TMP/never" --dry-run \
 	>"$T_TMP/dry.out" 2>"$T_TMP/dry.ev" &
 DPID=$!
+"$FB" create f3 --capacity 1000 --fp-rate 0.0001 >/dev/null
+"$FB" guard g --into f3 --pps 300 --ttl 2s --interval 0.5s --never "$T_TMP/never" --announce --flowspec \
+	>"$T_TMP/fs.out" 2>/dev/null &
+FPID=$!
 
 # add --ttl 2s on source .20 (which sends 50 pps throughout).
 T_ADD0=$("$PY" -c 'import time; print(time.time())')
@@ -148,12 +153,20 @@ while True:
 json.dump({"t0": t0, "flood_start": fs, "flood_end": fe, "sent": sent}, open(sys.argv[1], "w"))
 ' "$T_TMP/tx.json"
 wait $RX
-kill -TERM $GPID $DPID
+kill -TERM $GPID $DPID $FPID
 wait $GPID
 check_eq "guard: exit 0 on SIGTERM" "$?" 0
 wait $DPID
+wait $FPID
 GPID=""
 DPID=""
+FPID=""
+for a in 230 231 232; do
+	check_eq "--flowspec: a discard announced and withdrawn for .$a" \
+		"$(grep -c -e "^announce flow route { match { source 198.51.100.$a/32; } then { discard; } }$" \
+			-e "^withdraw flow route { match { source 198.51.100.$a/32; } }$" "$T_TMP/fs.out")" 2
+done
+check_eq "--flowspec: nothing else on stdout" "$(wc -l <"$T_TMP/fs.out")" 6
 
 "$PY" - "$T_TMP" "$T_ADD0" "$T_ADD1" <<'PYEOF' >"$T_TMP/verdicts"
 import datetime, json, sys
@@ -238,8 +251,10 @@ done
 cat >"$T_TMP/bird.conf" <<EOF
 router id 198.51.100.2;
 protocol device {}
+flow4 table ft4;
 protocol bgp up { local 198.51.100.2 as 64512; neighbor 198.51.100.1 as 64513;
-  ipv4 { import all; export none; }; }
+  ipv4 { import all; export none; };
+  flow4 { table ft4; import all; export none; }; }
 EOF
 nsenter --net="/run/netns/$NS" bird -c "$T_TMP/bird.conf" -s "$T_TMP/bird.ctl" -P "$T_TMP/bird.pid"
 cat >"$T_TMP/exabgp.conf" <<EOF
@@ -247,16 +262,21 @@ process guard {
 	run $FB guard g --into g --pps 300 --ttl 2s --interval 0.5s --announce;
 	encoder text;
 }
+process guardfs {
+	run $FB guard g --into f3 --pps 300 --ttl 2s --interval 0.5s --announce --flowspec;
+	encoder text;
+}
 neighbor 198.51.100.2 {
 	router-id 198.51.100.1;
 	local-address 198.51.100.1;
 	local-as 64513;
 	peer-as 64512;
-	family { ipv4 unicast; }
-	api { processes [ guard ]; }
+	family { ipv4 unicast; ipv4 flow; }
+	api { processes [ guard guardfs ]; }
 }
 EOF
 check "attach g again" "$FB" -n "$NR" attach g "$VR" --mode generic --action drop --monitor
+check "f3 still clean for the second guard" "$FB" check f3
 (cd "$T_TMP" && exec env exabgp_daemon_user=root exabgp_daemon_daemonize=false \
 	exabgp_api_cli=false exabgp_log_destination="$T_TMP/exabgp.log" \
 	nsenter --net="/run/netns/$NR" exabgp "$T_TMP/exabgp.conf" >>"$T_TMP/exa.out" 2>&1) &
@@ -280,6 +300,8 @@ wait_for() {
 }
 route_up() { birdc show route for 198.51.100.230/32 all | grep -q "(65535,666)"; }
 route_gone() { ! birdc show route for 198.51.100.230/32 | grep -q "198.51.100.230/32"; }
+flow_up() { birdc show route table ft4 | grep -q "flow4 { src 198.51.100.230/32; }"; }
+flow_gone() { ! flow_up; }
 if [ "$(wait_for 30 bash -c "command birdc -s '$T_TMP/bird.ctl' show protocols up | grep -q Established")" = timeout ]; then
 	fail "guard --announce: the BGP session did not come up ($(tail -c 300 "$T_TMP/exa.out"))"
 	t_finish
@@ -298,6 +320,8 @@ while time.time() < end:
 FLOOD=$!
 took=$(wait_for 6 route_up)
 if [ "$took" != timeout ]; then pass "the blackhole route reaches BIRD with community 65535:666 within ${took} s"; else fail "no route in BIRD: $(birdc show route all | tail -5 | tr '\n' ' ') $(tail -c 300 "$T_TMP/exa.out")"; fi
+took=$(wait_for 3 flow_up)
+if [ "$took" != timeout ]; then pass "--flowspec: the FlowSpec discard reaches BIRD"; else fail "--flowspec: no flow4 route in BIRD: $(birdc show route table ft4 all | tail -5 | tr '\n' ' ')"; fi
 check "next hop: guard's side (next-hop self)" bash -c "command birdc -s '$T_TMP/bird.ctl' show route for 198.51.100.230/32 all | grep -q 'BGP.next_hop: 198.51.100.1'"
 wait $FLOOD
 T_END=$(ms)
@@ -309,5 +333,6 @@ if [ "$took" != timeout ]; then
 else
 	fail "the route was never withdrawn"
 fi
+check "--flowspec: the FlowSpec route is withdrawn too" wait_for 3 flow_gone
 grep -q '"announce route 198.51.100.230/32 next-hop self community \[65535:666\]"\|announce route 198.51.100.230/32' "$T_TMP/exabgp.log" "$T_TMP/exa.out" 2>/dev/null
 t_finish

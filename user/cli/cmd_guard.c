@@ -73,10 +73,12 @@ static void announce(const struct guard *g, const struct fb_key *k, bool withdra
 	if (g->announce == ANN_RTBH)
 		printf("%s route %s/%d next-hop self%s\n", withdraw ? "withdraw" : "announce", a,
 		       plen, withdraw ? "" : " community [65535:666]");
+	else if (withdraw)
+		printf("withdraw flow route { match { %s %s/%d; } }\n",
+		       g->by_dst ? "destination" : "source", a, plen);
 	else
-		printf("%s flow route { match { %s %s/%d; } then { discard; } }\n",
-		       withdraw ? "withdraw" : "announce", g->by_dst ? "destination" : "source", a,
-		       plen);
+		printf("announce flow route { match { %s %s/%d; } then { discard; } }\n",
+		       g->by_dst ? "destination" : "source", a, plen);
 	/* ExaBGP reads a command a line. */
 	fflush(stdout);
 }
@@ -242,6 +244,13 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 		}
 		if (b && b->spared)
 			continue;
+		if (b && b->expires >= fb_jiffies_after(g->ttl)) {
+			/* Extended, and its generation already lasts a TTL
+			 * from now: nothing to write (a copy per interval
+			 * would saturate a counting filter's counters). */
+			g->delta.extended++;
+			continue;
+		}
 		fresh[nk] = !b;
 		of[nk] = &a[i];
 		keys[nk++] = a[i].key;
@@ -306,13 +315,14 @@ static int parse(int argc, char **argv, struct guard *g)
 		{ "interval", required_argument, NULL, 'I' },
 		{ "never", required_argument, NULL, 'n' },
 		{ "dry-run", no_argument, NULL, 'd' },
-		{ "announce", optional_argument, NULL, 'a' },
+		{ "announce", no_argument, NULL, 'a' },
+		{ "flowspec", no_argument, NULL, 'f' },
 		{ "count", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const bys[] = { "src", "dst", NULL };
-	static const char *const anns[] = { "rtbh", "flowspec", NULL };
-	static const int by_v[] = { 0, 1 }, ann_v[] = { ANN_RTBH, ANN_FLOWSPEC };
+	static const int by_v[] = { 0, 1 };
+	bool announce_given = false;
 	const char *never = NULL;
 	int c, v;
 
@@ -352,13 +362,11 @@ static int parse(int argc, char **argv, struct guard *g)
 			g->dry_run = true;
 			break;
 		case 'a':
-			if (!optarg) {
-				g->announce = ANN_RTBH;
-			} else {
-				if ((v = fb_pick("--announce", optarg, anns, ann_v)) < 0)
-					return 2;
-				g->announce = v;
-			}
+			g->announce = g->announce ? g->announce : ANN_RTBH;
+			announce_given = true;
+			break;
+		case 'f':
+			g->announce = ANN_FLOWSPEC;
 			break;
 		case 'c':
 			if (fb_parse_u64_range("--count", optarg, 1, 1ULL << 40, &g->count))
@@ -377,6 +385,8 @@ static int parse(int argc, char **argv, struct guard *g)
 		return fb_usage("missing --pps N or --bps N (the threshold)");
 	if (g->ttl <= 0)
 		return fb_usage("missing --ttl DURATION (how long a ban lasts)");
+	if (g->announce && !announce_given)
+		return fb_usage("--flowspec is a kind of --announce: give both");
 	if (never && fb_never_read(never, &g->never))
 		return 1;
 	return 0;

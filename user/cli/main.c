@@ -186,7 +186,7 @@ static const struct fb_cmd cmds[] = {
 	{ "guard", cmd_guard,
 	  "guard NAME --into BAN (--pps N | --bps N)... --ttl DURATION [--by src|dst]\n"
 	  "                 [--interval DURATION] [--never FILE] [--dry-run]\n"
-	  "                 [--announce[=rtbh|flowspec]] [--count N]",
+	  "                 [--announce [--flowspec]] [--count N]",
 	  "Detect and ban: every interval (default 1s) read the traffic sketch of NAME\n"
 	  "(attached with --monitor) and ban each source address (destination with --by\n"
 	  "dst) whose packets or bits per second are above N: added to filter BAN (NAME\n"
@@ -197,9 +197,9 @@ static const struct fb_cmd cmds[] = {
 	  "address stays above. FILE lists prefixes never banned. --dry-run reports\n"
 	  "and changes nothing. Each ban and unban is a line on stderr (JSON with -j),\n"
 	  "counted in `metrics`. --announce writes ExaBGP API commands on stdout: a\n"
-	  "blackhole route (community 65535:666) or a FlowSpec discard per ban, and its\n"
-	  "withdrawal when the ban ends or guard stops, so ExaBGP can run it as a\n"
-	  "process. --count stops after N intervals." },
+	  "blackhole route (community 65535:666; a FlowSpec discard with --flowspec)\n"
+	  "per ban, and its withdrawal when the ban ends or guard stops, so ExaBGP can\n"
+	  "run it as a process. --count stops after N intervals." },
 	{ "replay", cmd_replay,
 	  "replay NAME FILE.pcap... [--explain] [--action drop|allow|monitor]\n"
 	  "                 [--malformed pass|drop]",
