@@ -160,6 +160,14 @@ int fb_fbx_export(const char *name, const char *file, mode_t mode)
 	/* Writers out while we copy: the file is one consistent state. */
 	if (fb_store_flock(&f, LOCK_SH))
 		goto out;
+	/* A writer killed half way left a state no reader accepts (the
+	 * counters or a cuckoo relocation half done): repair it first. */
+	if ((f.cnt_hdr && f.cnt_hdr->journal.op != FB_JOURNAL_IDLE) || fb_ftype_seq_odd(&f)) {
+		fb_report_err("'%s' holds a write a killed writer left half done: flowbloom check "
+			      "--repair %s first; nothing exported",
+			      name, name);
+		goto unlock;
+	}
 	/* Aside, then renamed over FILE (safefile.c): never a half-written
 	 * file, never through a planted symlink. */
 	if (!to_stdout && fb_safefile_open(&sf, file, mode))
