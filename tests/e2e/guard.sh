@@ -12,7 +12,8 @@
 #    arrives again) within TTL + TTL/4 of their last interval above; the
 #    4th spared; none of the 200 others ever banned or dropped; metrics;
 #  - a concurrent --dry-run guard into filter d: the same bans reported, d
-#    unchanged (digest, no generation, no counter pin);
+#    unchanged (digest, no generation, no counter pin); another, --by dst,
+#    reports the flooded destination;
 #  - --announce under ExaBGP peering BIRD: the blackhole route with community
 #    65535:666 appears in BIRD and is withdrawn when the ban ends.
 # Addresses: 198.51.100.0/24 only; AS 64512/64513. The EXIT trap removes the
@@ -32,6 +33,7 @@ cleanup() {
 	[ -n "${GPID:-}" ] && kill "$GPID" 2>/dev/null
 	[ -n "${DPID:-}" ] && kill "$DPID" 2>/dev/null
 	[ -n "${FPID:-}" ] && kill "$FPID" 2>/dev/null
+	[ -n "${DSTPID:-}" ] && kill "$DSTPID" 2>/dev/null
 	sleep 0.2
 	ip netns del "$NS" 2>/dev/null
 	ip netns del "$NR" 2>/dev/null
@@ -110,6 +112,9 @@ GPID=$!
 "$FB" -j guard g --into d --pps 300 --ttl 2s --interval 0.5s --never "$T_TMP/never" --dry-run \
 	>"$T_TMP/dry.out" 2>"$T_TMP/dry.ev" &
 DPID=$!
+"$FB" -j guard g --into d --pps 3000 --ttl 2s --interval 0.5s --by dst --dry-run \
+	>/dev/null 2>"$T_TMP/dst.ev" &
+DSTPID=$!
 "$FB" create f3 --capacity 1000 --fp-rate 0.0001 >/dev/null
 "$FB" guard g --into f3 --pps 300 --ttl 2s --interval 0.5s --never "$T_TMP/never" --announce --flowspec \
 	>"$T_TMP/fs.out" 2>/dev/null &
@@ -153,7 +158,9 @@ while True:
 json.dump({"t0": t0, "flood_start": fs, "flood_end": fe, "sent": sent}, open(sys.argv[1], "w"))
 ' "$T_TMP/tx.json"
 wait $RX
-kill -TERM $GPID $DPID $FPID
+kill -TERM $GPID $DPID $FPID $DSTPID
+wait $DSTPID
+DSTPID=""
 wait $GPID
 check_eq "guard: exit 0 on SIGTERM" "$?" 0
 wait $DPID
@@ -222,6 +229,10 @@ say(not inside, "add --ttl 2s: nothing from .20 for 2 s after the add (%s)" % in
 first = min([t for t in r20 if t > add1] or [1e12]) - add1
 say(2.0 - 0.05 <= first <= 2.5 + 0.1,
     "add --ttl 2s: .20 arrives again %.3f s after the add (2 to 2.5 s)" % first)
+dst = events(d + "/dst.ev")
+say([(e["event"], e["by"], e["address"]) for e in dst if e["event"] == "ban"] ==
+    [("ban", "dst", "198.51.100.1")] and dst[0]["t"] > fs,
+    "--by dst: the flooded destination, once the flood began (all sources together)")
 say(sorted(e["address"] for e in dry if e["event"] == "ban") == floods and
     all(e["dry_run"] for e in dry), "dry run: the same 3 bans reported, marked dry_run")
 PYEOF
