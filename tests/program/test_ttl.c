@@ -125,13 +125,6 @@ close:
 	drop_filter(name);
 }
 
-static int cmp_rule_ttl(const void *a, const void *b)
-{
-	const struct rule *x = a, *y = b;
-
-	return (x->t_lo + x->ttl > y->t_lo + y->ttl) - (x->t_lo + x->ttl < y->t_lo + y->ttl);
-}
-
 static void random_model(void)
 {
 	enum { BATCHES = 40, PER = 100, N = BATCHES * PER, PERM = 500 };
@@ -209,7 +202,6 @@ static void random_model(void)
 		usleep(100000 - (int)(fmod(fb_now() - t_start, 0.1) * 1e6) % 100000);
 	}
 	t_end = fb_now();
-	qsort(r, N, sizeof(*r), cmp_rule_ttl);
 	ASSERT_EQ(errors, 0, "model: every probe ran");
 	ASSERT_EQ(refused, 0, "model: no batch refused (generations enough for 0.3-3 s)");
 	ASSERT_TRUE(replaced, "model: load --replace of the permanent rules in the middle");
