@@ -600,48 +600,6 @@ int fb_fbx_short_read(struct fb_fbx_in *in)
 
 /* ------------------------------------------------------------ importing */
 
-/* The generations of rules with a lifetime after the filter (in->ngens),
- * into staged filter f; those already ended are read and dropped. 0; -1
- * with in->why (why set) or reported (why empty). */
-static int import_gens(struct fb_fbx_in *in, struct fb_store *f)
-{
-	struct timespec ts;
-	__u32 mask = 0, g;
-
-	for (g = 0; g < in->ngens; g++) {
-		struct fb_fbx_gen gh;
-		struct fb_store gs;
-		double secs;
-
-		if (fb_fbx_read_gen(in, &gh))
-			return -1;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		secs = ((double)gh.expires_ns - ((double)ts.tv_sec * 1e9 + ts.tv_nsec)) / 1e9;
-		if (secs <= 0) {
-			if (fb_fbx_read_gen_body(in, &gh, NULL, NULL))
-				return -1;
-			continue;
-		}
-		if (fb_gens_import(f, g, secs, gh.nblocks, gh.k, &gs)) {
-			in->why[0] = 0;
-			return -1;
-		}
-		if (fb_fbx_read_gen_body(in, &gh, gs.blocks, gs.cnt)) {
-			fb_gen_close(&gs);
-			return -1;
-		}
-		memcpy(&gs.blocks[1], &gh.px, sizeof(gh.px));
-		gs.hdr->nflows = gh.flows;
-		__atomic_store_n(&gs.hdr->kinds, gh.kinds, __ATOMIC_RELEASE);
-		fb_gen_close(&gs);
-		mask |= 1U << g;
-	}
-	if (fb_fbx_finish(in))
-		return -1;
-	__atomic_store_n(&f->hdr->gens, mask, __ATOMIC_RELEASE);
-	return 0;
-}
-
 int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
 {
 	struct fb_create_opts o = { 0 };
@@ -695,7 +653,7 @@ int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
 	f.hdr->flags = in.h.flags;
 	memcpy(&f.blocks[1], &in.px, sizeof(in.px));
 	/* Generations take the filter's header (its key) as theirs. */
-	if (in.ngens && import_gens(&in, &f)) {
+	if (in.ngens && fb_fbx_import_gens(&in, &f)) {
 		fb_store_abort(&f);
 		if (in.why[0])
 			goto refuse;

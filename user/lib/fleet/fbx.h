@@ -158,6 +158,11 @@ int fb_fbx_check_counters(struct fb_fbx_in *in, const struct fb_header *h,
 int fb_fbx_gens_size(struct fb_fbx_in *in, size_t at, size_t *size);
 struct fb_gen_views;
 int fb_fbx_write_gens(const struct fb_gen_views *gv, FILE *out, unsigned long *crc);
+/* Import: the generations after the filter (in->ngens) into staged filter
+ * f (its key already set); those ended are read and dropped. 0; -1 with
+ * in->why, or reported (why empty). */
+struct fb_store;
+int fb_fbx_import_gens(struct fb_fbx_in *in, struct fb_store *f);
 
 /* Import FILE as a new filter NAME: built aside while the file is read,
  * published by one rename once all of it checked. 0 with *out its header;
