@@ -25,6 +25,9 @@ const volatile __u8 cfg_trace = 0;			  /* 1: record fb_trace (replay) */
 /* Benchmarks only (include/flowbloom/bench.h): flow mask, FB_BENCH_MISS bit. */
 const volatile __u32 cfg_bench = 0;
 const volatile __u8 cfg_bench_v6 = 0;
+/* Benchmarks only: 1 removes the rules-with-a-lifetime code (the baseline
+ * `bench ttl` compares against). */
+const volatile __u8 cfg_bench_no_ttl = 0;
 
 /* Flow monitoring (bpf/monitor.bpf.h, include/flowbloom/monitor.h). */
 const volatile __u32 cfg_mon = 0; /* FB_MON_*; 0: no monitoring */

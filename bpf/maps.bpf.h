@@ -7,10 +7,11 @@
  * `flowbloom create default` pinned in /sys/fs/bpf/xdp/globals. The CLI
  * instead hands the loader the named filter's maps (bpf_map__reuse_fd).
  *
- * fb_filter is a one-entry ARRAY_OF_MAPS: the filter array inside can have
- * any size (BPF_F_INNER_MAP), yet the outer map's parameters stay fixed, so
+ * fb_filter is an ARRAY_OF_MAPS: the filter array in slot 0 can have any
+ * size (BPF_F_INNER_MAP), yet the outer map's parameters stay fixed, so
  * `ip link` can reuse its pin; swapping the inner map replaces a filter in
- * one step.
+ * one step. Slots 1.. hold generations of rules with a lifetime
+ * (include/flowbloom/ttl.h).
  */
 #ifndef FLOWBLOOM_MAPS_BPF_H
 #define FLOWBLOOM_MAPS_BPF_H
@@ -33,7 +34,7 @@ struct fb_filter_array {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
+	__uint(max_entries, FB_OUTER_ENTRIES); /* the filter, two sets of generations */
 	__type(key, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 	__array(values, struct fb_filter_array);

@@ -29,6 +29,7 @@
 #include "hash.h"
 #include "key.h"
 #include "prefix.h"
+#include "ttl.h"
 
 #define FB_MAGIC 0x4d4f4c42 /* "BLOM" little-endian */
 #define FB_VERSION 2	    /* 2: the flow key carries the family (key.h) */
@@ -97,18 +98,26 @@ struct fb_header {
 	__u8 confirm;	   /* 1: confirm hits in the exact sets (fb_exact, fb_lpm) */
 	__u8 gen;	   /* generation slot (0/1) of the exact sets in use */
 	__u32 fp_ppb;	   /* requested false-positive rate, parts per 10^9 (0: explicit) */
-	__u64 capacity;	   /* requested capacity n (0: explicit geometry) */
-	__u8 type;	   /* enum fb_type; 0: Bloom (layout, k, nblocks say how) */
-	__u8 flags;	   /* FB_HDRF_* */
-	__u8 reserved[6];
+	union {
+		__u64 capacity; /* the filter: requested capacity n (0: explicit geometry) */
+		__u64 expires;	/* a generation (ttl.h): its expiry, bpf_jiffies64() */
+	};
+	__u8 type;	 /* enum fb_type; 0: Bloom (layout, k, nblocks say how) */
+	__u8 flags;	 /* FB_HDRF_* */
+	__u8 reserved[2];
+	__u32 gens;	 /* the filter: generations in use, bit g = slot g of the set (ttl.h) */
 };
 
 /* nflows is an estimate: the filter is an intersection of counting filters,
  * whose counters (minima) need not add up to k x flows (`check` skips that
  * test). Carried by union, export and import. */
 #define FB_HDRF_NFLOWS_ESTIMATE 1
+/* The array is a generation of rules with a lifetime (ttl.h): expires is
+ * set, capacity is not, gens is 0. */
+#define FB_HDRF_GENERATION 2
 
 _Static_assert(sizeof(struct fb_header) == FB_BLOCK_BYTES, "header is exactly block 0");
+_Static_assert(__builtin_offsetof(struct fb_header, gens) == 60, "gens in the last word");
 
 /* Block 1. */
 #define FB_PREFIX_BLOCK 1

@@ -426,7 +426,7 @@ static const struct {
 	{ "verifier", bench_verifier }, { "pfxtable", bench_prefix_table },
 	{ "prefix", bench_prefixes },	{ "types", bench_types },
 	{ "fill", bench_fill_part },	{ "capture", bench_capture },
-	{ "compress", bench_compress },
+	{ "compress", bench_compress }, { "ttl", bench_ttl },
 };
 
 int main(int argc, char **argv)

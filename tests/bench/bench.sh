@@ -12,6 +12,8 @@
 #   verifier  instructions the verifier processes, per configuration (10)
 #   capture   what `flowbloom capture` costs, idle and running (14)
 #   compress  export file sizes at 1, 10, 50 % fill against the bound (15)
+#   ttl       rules with a lifetime: a filter without them, with and without
+#             the code; 1, 3, 4 live generations (bench_ttl.c)
 #   live      live veth: count-only vs xdp-filter vs flowbloom, IPv4 and IPv6;
 #             two cores against one (11, 12; LIVE_FRAMES, LIVE_ROUNDS)
 #   del       counting filter: `del -f` against `add -f` (13;
@@ -27,7 +29,7 @@ FB=$PWD/build/flowbloom
 NS=fbbench$$
 IN="nsenter --net=/run/netns/$NS"
 TMP=$(mktemp -d /tmp/fbbench.XXXXXX)
-BENCH=${BENCH:-main types prefix verifier capture compress live del}
+BENCH=${BENCH:-main types prefix verifier ttl capture compress live del}
 LIVE_FRAMES=${LIVE_FRAMES:-1000000}
 LIVE_ROUNDS=${LIVE_ROUNDS:-9}
 
@@ -94,6 +96,9 @@ if has capture; then
 fi
 if has compress; then
 	run "$B" compress || exit 1
+fi
+if has ttl; then
+	run "$B" ttl || exit 1
 fi
 
 # Frames the receiver on veth $1 dropped in XDP so far.

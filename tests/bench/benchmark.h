@@ -84,6 +84,9 @@ void bench_verifier(void);
 /* bench_monitor.c */
 void bench_monitor(struct fb_store *f, __u32 n);
 
+/* bench_ttl.c */
+void bench_ttl(void);
+
 /* bench_types.c */
 void bench_types(void);
 

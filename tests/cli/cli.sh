@@ -84,7 +84,7 @@ check "add from a file with comments" "$FB" add f1 -f "$T_TMP/good.txt"
 check "add from stdin" bash -c "echo 'dst 203.0.113.99' | '$FB' add f1 -f -"
 out=$("$FB" query f1 udp 198.51.100.2:1 203.0.113.2:2 src 2001:db8::7 dst 203.0.113.99 udp 198.51.100.2:1 203.0.113.2:3 | tail -1)
 check_eq "query summary" "$out" "3 of 4 maybe"
-check_eq "help per verb" "$("$FB" add help | head -1)" "Usage: flowbloom add NAME FLOW... | add NAME -f FILE"
+check_eq "help per verb" "$("$FB" add help | head -1)" "Usage: flowbloom add NAME FLOW... [--ttl DURATION] | add NAME -f FILE [--ttl DURATION]"
 # README's synopsis is `flowbloom help`, word for word.
 readme=$(dirname "$FB")/../README.md
 check_eq "README synopsis equals flowbloom help" \

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Crash consistency: every writing verb (create, import, destroy, load
-# --replace of a plain and of a counting filter, add and del) is killed with
+# --replace of a plain and of a counting filter, add and del; add --ttl and
+# a replace carrying rules with a lifetime at every bpf call) is killed with
 # SIGKILL at every call of each syscall that changes state (strace
 # -e inject=SYSCALL:signal=KILL:when=N, N = 1, 2, ... until the command
 # completes). After each kill: `list -j` is valid JSON, `metrics` still
@@ -252,6 +253,32 @@ ADDED=""
 sweep "add (counting)" setup_add after_add add ac -f "$T_TMP/c.txt"
 ADDED=1
 sweep "del (counting)" setup_add after_add del ac -f "$T_TMP/c.txt"
+
+# --- rules with a lifetime: A has one (30 s), C is permanent. Killed in an
+# add --ttl that starts a new generation, and in a load --replace that
+# carries the generation over: A keeps matching (query, and the program on
+# every 4th kill), C too, check --repair makes it clean.
+setup_ttl() {
+	finish tt
+	"$FB" create tt --capacity 1000 --fp-rate 0.001 --counting >/dev/null
+	"$FB" load tt "$T_TMP/c.txt" >/dev/null
+	"$FB" add tt -f "$T_TMP/a.txt" --ttl 30s >/dev/null
+}
+after_ttl() {
+	# list, metrics and check on every 3rd kill: the sweeps above run them
+	# after every kill of the same pin and map steps.
+	[ $((kills % 3)) -eq 0 ] && common tt
+	[ "$(maybes tt "$T_TMP/a.txt")" == 20 ] || note "$1: flows with a lifetime stopped matching"
+	if [ $((kills % 4)) -eq 0 ]; then
+		[ "$(matched tt)" == 20 ] || note "$1: flows with a lifetime stopped matching in the program"
+	fi
+	"$FB" check tt --repair >/dev/null 2>&1
+	"$FB" check tt >/dev/null 2>&1 || note "$1: not clean after check --repair: $("$FB" check tt 2>&1 | tr '\n' ' ')"
+	finish tt
+}
+# (Only bpf: the lock, pin renames and unlinks are the code swept above.)
+SYSCALLS="bpf" sweep "add --ttl (counting, a new generation)" setup_ttl after_ttl add tt -f "$T_TMP/bonly.txt" --ttl 20s
+SYSCALLS="bpf" sweep "load --replace carrying rules with a lifetime" setup_ttl after_ttl load tt "$T_TMP/bonly.txt" --replace
 fi
 
 # --- Concurrent writers. A writer opens the filter, then waits for its

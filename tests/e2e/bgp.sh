@@ -8,7 +8,9 @@
 # traffic to an announced prefix dropped within seconds and flowing again
 # after the withdrawal; a rule announced by both peers is added once and
 # stays until its last path ends; session loss with --on-session-down flush
-# and keep; a restarted process takes over from the state file; FlowSpec
+# and keep; --ttl (refreshed while held, gone at the withdrawal, ending by
+# itself when the process is killed); a restarted process takes over from
+# the state file; FlowSpec
 # rules flowbloom cannot express are refused whole; a replaced filter gets
 # the rules back; --flush.
 #
@@ -96,6 +98,35 @@ for want in "<stdin>:2: not JSON" "<stdin>:3: +dst 203.0.113.50" "<stdin>:4: lin
 done
 check_eq "bgp input: the rule added then deleted (counter 0)" \
 	"$("$FB" count rtbh dst 203.0.113.50/32 | awk '{print $1}')" 0
+
+# --ttl: the rule lives 2 s unless refreshed; refreshed while the route
+# stands, deleted everywhere at its withdrawal; and with the process
+# killed, it ends by itself.
+ANN=$(sed -n 3p "$T_TMP/input")
+WD=$(sed -n 5p "$T_TMP/input")
+(echo "$ANN"; sleep 3.2; echo "$WD"; sleep 0.6) |
+	"$FB" bgp rtbh --ttl 2s --state "$T_TMP/ttl.bgp" >/dev/null 2>"$T_TMP/ttl.err" &
+BP=$!
+sleep 2.8
+check_eq "bgp --ttl 2s: at 2.8 s the route's rule is still there (refreshed)" \
+	"$("$FB" query rtbh dst 203.0.113.50 | tail -1)" "1 of 1 maybe"
+sleep 1
+check_eq "bgp --ttl: the withdrawal deletes every copy" "$("$FB" count rtbh dst 203.0.113.50/32 | awk '{print $1}')" 0
+wait $BP
+mkfifo "$T_TMP/ttl.fifo"
+"$FB" bgp rtbh --ttl 2s --state "$T_TMP/ttl2.bgp" <"$T_TMP/ttl.fifo" >/dev/null 2>&1 &
+BP=$!
+exec 9>"$T_TMP/ttl.fifo"
+echo "$ANN" >&9
+sleep 0.8
+check_eq "bgp --ttl: announced" "$("$FB" query rtbh dst 203.0.113.50 | tail -1)" "1 of 1 maybe"
+kill -KILL $BP
+wait $BP 2>/dev/null
+exec 9>&-
+sleep 2.6
+check_eq "bgp --ttl: the process killed, its rule ends by itself (2 s + 2 s/4)" \
+	"$("$FB" query rtbh dst 203.0.113.50 | tail -1)" "0 of 1 maybe"
+"$FB" check rtbh --repair >/dev/null
 
 # A table at session start: 2 peers x 20,000 blackholes, then all withdrawn.
 "$PY" - >"$T_TMP/table" <<'PYEOF'

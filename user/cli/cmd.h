@@ -47,6 +47,7 @@ int cmd_apply(int argc, char **argv);
 int cmd_ipfix(int argc, char **argv);
 int cmd_bgp(int argc, char **argv);
 int cmd_capture(int argc, char **argv);
+int cmd_guard(int argc, char **argv);
 
 /* cmd_status.c: for `info` and `stats`: the attachments that fail open, as a warning
  * line each on stderr, or (-j) a "fail_open" array in the current object

@@ -16,26 +16,49 @@
 #include "rules/flow.h"
 #include "types/ftype.h"
 #include "output.h"
+#include "parse.h"
+#include "store/gens.h"
 #include "rules/rules.h"
 #include "store/store.h"
 #include "util.h"
 
 /* NAME and its flows (fb_flows_args), then open the filter. force: NULL,
- * or where `del` notes --force, before NAME or right after it. */
-static int flows_args(int argc, char **argv, struct fb_store *f, struct fb_flows *fl, bool *force)
+ * or where `del` notes --force, before NAME or right after it. ttl: NULL,
+ * or where `add` puts --ttl DURATION (anywhere: a FLOW word never starts
+ * with '-'), 0 if absent. */
+static int flows_args(int argc, char **argv, struct fb_store *f, struct fb_flows *fl, bool *force,
+		      double *ttl)
 {
 	const char *name;
 	char **av = argv;
 	int rc, i, n = 0, name_at = -1;
 
-	if (force) {
+	if (force || ttl) {
 		av = malloc((argc + 1) * sizeof(*av));
 		if (!av)
 			return fb_err("out of memory"), 1;
+		if (ttl)
+			*ttl = 0;
 		for (i = 0; i < argc; i++) {
-			if (i > 0 && !strcmp(argv[i], "--force") &&
+			if (i > 0 && force && !strcmp(argv[i], "--force") &&
 			    (name_at < 0 || i == name_at + 1)) {
 				*force = true;
+				continue;
+			}
+			if (i > 0 && ttl &&
+			    (!strcmp(argv[i], "--ttl") || !strncmp(argv[i], "--ttl=", 6))) {
+				const char *v = argv[i][5]     ? argv[i] + 6
+						: i + 1 < argc ? argv[++i]
+							       : NULL;
+
+				if (!v) {
+					free(av);
+					return fb_usage("--ttl needs a DURATION (2s, 10m, 1h)");
+				}
+				if (fb_parse_duration("--ttl", v, FB_TTL_MIN, FB_TTL_MAX, ttl)) {
+					free(av);
+					return 2;
+				}
 				continue;
 			}
 			if (i > 0 && name_at < 0 && argv[i][0] != '-' &&
@@ -76,22 +99,45 @@ static void report(const char *verb, const struct fb_store *f, size_t n, double 
 	}
 }
 
+/* A rule with a lifetime: where it went. */
+static void report_ttl(const struct fb_store *f, size_t n, double ttl, const struct fb_gen *g)
+{
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("filter", f->name);
+		jw_u64("added", n);
+		jw_double("ttl", ttl);
+		jw_u64("generation", g->g);
+		jw_double("ends_in", g->secs);
+		jw_u64("generation_flows", g->nflows);
+		jw_obj_close();
+		jw_end();
+	} else {
+		printf("added %zu flow%s to %s for %.3g s: generation %u, which ends in %.3f s\n",
+		       n, n == 1 ? "" : "s", f->name, ttl, g->g, g->secs);
+	}
+}
+
 int cmd_add(int argc, char **argv)
 {
 	char where[600], text[FB_FLOW_STR];
 	struct fb_store f;
 	struct fb_flows fl;
+	struct fb_gen g;
 	size_t bad;
-	double t0;
-	int err, rc = flows_args(argc, argv, &f, &fl, NULL);
+	double t0, ttl;
+	int err, rc = flows_args(argc, argv, &f, &fl, NULL, &ttl);
 
 	if (rc)
 		return rc;
 	rc = 1;
+	if (ttl > 0 && fb_gens_supported(&f))
+		goto out;
 	if (fb_store_lock(&f))
 		goto out;
 	t0 = fb_now();
-	err = fb_rules_add(&f, fl.keys, fl.n, &bad);
+	err = ttl > 0 ? fb_gens_add(&f, fl.keys, fl.n, ttl, &bad, &g)
+		      : fb_rules_add(&f, fl.keys, fl.n, &bad);
 	if (err == -1) {
 		fb_flows_where(&fl, bad, where, sizeof(where));
 		fb_flow_format(&fl.keys[bad], text, sizeof(text));
@@ -109,13 +155,16 @@ int cmd_add(int argc, char **argv)
 		       where, text, fb_ftype_name(f.hdr->type), f.name, f.refused_load);
 	}
 	if (err) {
-		/* -2: an exact set refused a rule (already said). */
+		/* -2: an exact set refused a rule, -4: no generation (said). */
 		fb_store_unlock(&f);
 		goto out;
 	}
 	t0 = fb_now() - t0;
 	fb_store_unlock(&f);
-	report("added", &f, fl.n, t0);
+	if (ttl > 0)
+		report_ttl(&f, fl.n, ttl, &g);
+	else
+		report("added", &f, fl.n, t0);
 	rc = 0;
 out:
 	fb_store_close(&f);
@@ -201,6 +250,43 @@ static int del_typed(struct fb_store *f, struct fb_flows *fl, bool force)
 	return 0;
 }
 
+/*
+ * del on a counting filter that has rules with a lifetime: one copy of each
+ * flow from the permanent rules if they hold it, and one from every live
+ * generation that holds it. A flow held nowhere refuses the whole input.
+ */
+static int del_gens(struct fb_store *f, struct fb_flows *fl)
+{
+	char where[600], text[FB_FLOW_STR];
+	struct fb_gen_views gv;
+	size_t i;
+	double t0 = fb_now();
+	int rc = 1;
+
+	fb_gens_reclaim(f);
+	if (fb_gens_views_open(f, &gv) < 0)
+		return 1;
+	for (i = 0; i < fl->n; i++) {
+		if (fb_gens_held(f, &gv, &fl->keys[i]))
+			continue;
+		fb_flows_where(fl, i, where, sizeof(where));
+		fb_flow_format(&fl->keys[i], text, sizeof(text));
+		fb_err("%s: '%s' is not in filter '%s' (a counter is 0); nothing deleted", where,
+		       text, f->name);
+		goto out;
+	}
+	for (i = 0; i < fl->n; i++)
+		fb_gens_del_held(f, &gv, &fl->keys[i]);
+	rc = 0;
+out:
+	fb_gens_views_close(&gv);
+	if (!rc) {
+		t0 = fb_now() - t0;
+		report("deleted", f, fl->n, t0);
+	}
+	return rc;
+}
+
 int cmd_del(int argc, char **argv)
 {
 	char where[600], text[FB_FLOW_STR];
@@ -209,7 +295,7 @@ int cmd_del(int argc, char **argv)
 	size_t i, bad;
 	double t0;
 	bool force = false;
-	int rc = flows_args(argc, argv, &f, &fl, &force);
+	int rc = flows_args(argc, argv, &f, &fl, &force, NULL);
 
 	if (rc)
 		return rc;
@@ -226,6 +312,11 @@ int cmd_del(int argc, char **argv)
 	}
 	if (fb_store_lock(&f))
 		goto out;
+	if (f.hdr->gens) {
+		rc = del_gens(&f, &fl);
+		fb_store_unlock(&f);
+		goto out;
+	}
 	t0 = fb_now();
 	/* With exact sets, a counting filter can tell a member from a false
 	 * positive: deleting a false positive would lower others' counters. */
@@ -269,19 +360,30 @@ out:
 int cmd_query(int argc, char **argv)
 {
 	char text[FB_FLOW_STR];
+	struct fb_gen_views gv;
 	struct fb_store f;
 	struct fb_flows fl;
 	size_t i, maybe = 0;
-	int rc = flows_args(argc, argv, &f, &fl, NULL);
+	int rc = flows_args(argc, argv, &f, &fl, NULL, NULL);
 
 	if (rc)
 		return rc;
+	if (fb_gens_views_open(&f, &gv) < 0) {
+		fb_store_close(&f);
+		fb_flows_free(&fl);
+		return 1;
+	}
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_arr_open("results");
 	}
 	for (i = 0; i < fl.n; i++) {
 		bool hit = fb_bits_query(&f, &fl.keys[i]);
+		int g;
+
+		/* And the live generations of rules with a lifetime. */
+		for (g = 0; g < gv.n && !hit; g++)
+			hit = fb_bits_query(&gv.v[g], &fl.keys[i]);
 
 		maybe += hit;
 		fb_flow_format(&fl.keys[i], text, sizeof(text));
@@ -303,6 +405,7 @@ int cmd_query(int argc, char **argv)
 	} else {
 		printf("%zu of %zu maybe\n", maybe, fl.n);
 	}
+	fb_gens_views_close(&gv);
 	fb_store_close(&f);
 	fb_flows_free(&fl);
 	return 0;
@@ -343,10 +446,11 @@ static int count_typed(const struct fb_store *f, const struct fb_flows *fl)
 int cmd_count(int argc, char **argv)
 {
 	char text[FB_FLOW_STR];
+	struct fb_gen_views gv;
 	struct fb_store f;
 	struct fb_flows fl;
 	size_t i;
-	int rc = flows_args(argc, argv, &f, &fl, NULL);
+	int rc = flows_args(argc, argv, &f, &fl, NULL, NULL);
 
 	if (rc)
 		return rc;
@@ -363,24 +467,32 @@ int cmd_count(int argc, char **argv)
 	}
 	if (fb_json)
 		jw_arr_open(NULL);
+	if (fb_gens_views_open(&f, &gv) < 0)
+		goto out;
 	for (i = 0; i < fl.n; i++) {
 		unsigned c = fb_counting_min(&f, &fl.keys[i]);
+		int g;
+
+		/* Copies with a lifetime, in the live generations. */
+		for (g = 0; g < gv.n; g++)
+			c += fb_counting_min(&gv.v[g], &fl.keys[i]);
 
 		fb_flow_format(&fl.keys[i], text, sizeof(text));
 		if (fb_json) {
 			jw_obj_open(NULL);
 			jw_str("flow", text);
 			jw_u64("count", c);
-			jw_bool("saturated", c == fb_counting_max(&f));
+			jw_bool("saturated", c >= fb_counting_max(&f));
 			jw_obj_close();
 		} else {
-			printf("%u%s %s\n", c, c == fb_counting_max(&f) ? "+" : "", text);
+			printf("%u%s %s\n", c, c >= fb_counting_max(&f) ? "+" : "", text);
 		}
 	}
 	if (fb_json) {
 		jw_arr_close();
 		jw_end();
 	}
+	fb_gens_views_close(&gv);
 out:
 	fb_store_close(&f);
 	fb_flows_free(&fl);

@@ -35,7 +35,9 @@
 #include "output.h"
 #include "rules/rules.h"
 #include "safefile.h"
+#include "store/gens.h"
 #include "store/store.h"
+#include "parse.h"
 
 #define MAX_LINE (64U << 20) /* a full table of FlowSpec in one update is far less */
 
@@ -61,6 +63,8 @@ struct run {
 	struct fb_store f;
 	bool have_f;
 	double committed; /* CLOCK_MONOTONIC of the last write */
+	double ttl;	  /* --ttl: rules live this long unless refreshed; 0: forever */
+	double refreshed; /* CLOCK_MONOTONIC of the last refresh */
 };
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -145,7 +149,10 @@ static size_t add_rules(struct run *rn, struct fb_store *f, struct fb_key *keys,
 	size_t bad, refused = 0;
 	int err;
 
-	while (*n && (err = fb_rules_add(f, keys, *n, &bad))) {
+	/* With --ttl, into a generation: the rule ends by itself unless
+	 * refreshed, whether this process runs or not. */
+	while (*n && (err = rn->ttl > 0 ? fb_gens_add(f, keys, *n, rn->ttl, &bad, NULL)
+					: fb_rules_add(f, keys, *n, &bad))) {
 		char text[FB_FLOW_STR];
 
 		if (err != -1) {
@@ -169,10 +176,38 @@ static size_t add_rules(struct run *rn, struct fb_store *f, struct fb_key *keys,
 	return refused;
 }
 
+/* With rules that have a lifetime: each withdrawn rule out of the filter
+ * and of every generation holding it (the refreshes put a copy in each). */
+static void del_pending_gens(struct run *rn, struct fb_store *f)
+{
+	struct fb_gen_views gv;
+	size_t i;
+
+	if (fb_gens_views_open(f, &gv) < 0)
+		return; /* they wait for the next commit */
+	for (i = 0; i < rn->npend; i++) {
+		const struct fb_key *k = &rn->pend[i].key;
+
+		if (!fb_gens_del_held(f, &gv, k)) {
+			show(rn, rn->pend[i].lineno, '?', k,
+			     ": no longer in the filter; nothing deleted");
+			continue;
+		}
+		show(rn, rn->pend[i].lineno, '-', k, "");
+		rn->deleted++;
+	}
+	fb_gens_views_close(&gv);
+	rn->npend = 0;
+}
+
 static void del_pending(struct run *rn, struct fb_store *f)
 {
 	size_t i, bad;
 
+	if (rn->ttl > 0 || f->hdr->gens) {
+		del_pending_gens(rn, f);
+		return;
+	}
 	for (i = 0; i < rn->npend; i++) {
 		const struct fb_key *k = &rn->pend[i].key;
 
@@ -206,8 +241,18 @@ static double mono(void)
 static void resync(struct run *rn, struct fb_store *f)
 {
 	struct fb_key *keys;
-	size_t n = fb_bgp_rules(&rn->b, &keys), i;
+	size_t n = fb_bgp_rules(&rn->b, &keys), i, j;
+	struct fb_gen_views gv;
 
+	/* Rules with a lifetime are carried by a replace: only those the
+	 * filter lost (destroyed and created again) are added. */
+	if (rn->ttl > 0 && fb_gens_views_open(f, &gv) >= 0) {
+		for (i = j = 0; i < n; i++)
+			if (!fb_gens_held(f, &gv, &keys[i]))
+				keys[j++] = keys[i];
+		n = j;
+		fb_gens_views_close(&gv);
+	}
 	if (rn->filter_id && n)
 		say("filter '%s' was replaced: adding its %zu BGP rules again", f->name, n);
 	add_rules(rn, f, keys, &n);
@@ -380,9 +425,11 @@ static int fill(struct reader *r)
 	return 0;
 }
 
-static int parse_opts(int argc, char **argv, struct fb_bgp_opts *o, const char **state, bool *flush)
+static int parse_opts(int argc, char **argv, struct fb_bgp_opts *o, const char **state, bool *flush,
+		      double *ttl)
 {
 	static const struct option opts[] = {
+		{ "ttl", required_argument, NULL, 't' },
 		{ "community", required_argument, NULL, 'c' },
 		{ "rtbh", required_argument, NULL, 'r' },
 		{ "on-session-down", required_argument, NULL, 'd' },
@@ -433,12 +480,35 @@ static int parse_opts(int argc, char **argv, struct fb_bgp_opts *o, const char *
 		case 'F':
 			*flush = true;
 			break;
+		case 't':
+			if (fb_parse_duration("--ttl", optarg, 1, FB_TTL_MAX, ttl))
+				return 2;
+			break;
 		default:
 			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
 		}
 	}
 	if (argc - optind != 1)
 		return fb_usage(argc - optind < 1 ? "missing NAME" : "too many arguments");
+	return 0;
+}
+
+/* --ttl: every rule held gets its lifetime again, each half lifetime, so
+ * it never ends while its route stands; a copy per refresh, in a newer
+ * generation each (ttl / 2 > ttl / FB_GEN_DIV). */
+static int refresh(struct run *rn)
+{
+	struct fb_key *keys;
+	size_t n;
+
+	if (!rn->have_f && open_locked(rn, &rn->f))
+		return -1;
+	rn->have_f = true;
+	n = fb_bgp_rules(&rn->b, &keys);
+	add_rules(rn, &rn->f, keys, &n);
+	free(keys);
+	rn->refreshed = mono();
+	release(rn);
 	return 0;
 }
 
@@ -457,13 +527,17 @@ int cmd_bgp(int argc, char **argv)
 	/* stdout belongs to ExaBGP: a JSON error object there would be read
 	 * as a command. Errors go to stderr only. */
 	fb_json = false;
-	rc = parse_opts(argc, argv, &o, &state, &flush);
+	rc = parse_opts(argc, argv, &o, &state, &flush, &rn.ttl);
 	if (rc)
 		return rc;
 	rn.name = argv[optind];
 	if (fb_store_open(rn.name, &f))
 		return 1;
 	counting = f.cnt_hdr;
+	if (rn.ttl > 0 && fb_gens_supported(&f)) {
+		fb_store_close(&f);
+		return 1;
+	}
 	fb_store_close(&f);
 	if (!counting) {
 		fb_err("'%s' is a plain Bloom filter: withdrawals need a counting filter (create "
@@ -536,9 +610,11 @@ int cmd_bgp(int argc, char **argv)
 	if (commit(&rn))
 		goto out;
 	say("filter '%s': %zu rules held from %s; community %u:%u, RTBH %s rules, on session "
-	    "down %s",
+	    "down %s%s",
 	    rn.name, rn.b.nrules, state, o.community >> 16, o.community & 0xffff,
-	    o.rtbh_src ? "src" : "dst", o.flush_on_down ? "flush" : "keep");
+	    o.rtbh_src ? "src" : "dst", o.flush_on_down ? "flush" : "keep",
+	    rn.ttl > 0 ? ", rules with a lifetime (refreshed while held)" : "");
+	rn.refreshed = mono();
 	fb_catch_interrupt();
 	while (!fb_interrupted()) {
 		struct pollfd pfd = { .fd = 0, .events = POLLIN };
@@ -564,8 +640,14 @@ int cmd_bgp(int argc, char **argv)
 			if ((rn.dirty || rn.npend) && commit(&rn))
 				goto out;
 		}
-		if (r == 0)
-			r = poll(&pfd, 1, 1000);
+		if (rn.ttl > 0 && mono() >= rn.refreshed + rn.ttl / 2 && refresh(&rn))
+			goto out;
+		if (r == 0) {
+			/* A second, or until the next refresh if sooner. */
+			double wait = rn.ttl > 0 ? rn.refreshed + rn.ttl / 2 - mono() : 1;
+
+			r = poll(&pfd, 1, wait >= 1 ? 1000 : wait > 0 ? (int)(wait * 1000) + 1 : 0);
+		}
 		if (r < 0 && errno != EINTR) {
 			fb_err("poll: %s", strerror(errno));
 			goto out;

@@ -11,6 +11,7 @@
 #include "types/ftype.h"
 #include "types/counting.h"
 #include "output.h"
+#include "store/gens.h"
 #include "store/pintree.h"
 #include "store/repair.h"
 #include "store/store.h"
@@ -87,9 +88,28 @@ static void check_typed(struct fb_store *f, bool repair, struct typed *ty)
 		fb_ftype_seq_end(f);
 }
 
+/* A counting filter's live generations, each checked as the filter is;
+ * how many were not consistent (repaired with repair). */
+static int check_gens(struct fb_store *f, bool repair)
+{
+	struct fb_gen_views gv;
+	struct fb_check c;
+	int i, bad = 0;
+
+	if (!f->hdr->gens || fb_gens_views_open(f, &gv) < 0)
+		return 0;
+	for (i = 0; i < gv.n; i++) {
+		fb_counting_check(&gv.v[i], repair, &c);
+		bad += c.stale_bits || c.missing_bits || c.journal_dirty || !c.count_ok;
+	}
+	fb_gens_views_close(&gv);
+	return bad;
+}
+
 int cmd_check(int argc, char **argv)
 {
 	bool repair = false, clean, quiet;
+	int gens_bad;
 	struct fb_repair_state t;
 	struct fb_store f;
 	struct fb_check c;
@@ -126,6 +146,7 @@ int cmd_check(int argc, char **argv)
 	r = fb_repair_check(&f, repair, &t);
 	if (f.cnt_hdr)
 		fb_counting_check(&f, repair, &c);
+	gens_bad = f.cnt_hdr ? check_gens(&f, repair) : 0;
 	if (f.hdr->type)
 		check_typed(&f, repair, &ty);
 	fb_store_unlock(&f);
@@ -135,7 +156,7 @@ int cmd_check(int argc, char **argv)
 	}
 	clean = !c.stale_bits && !c.missing_bits && !c.journal_dirty && c.count_ok &&
 		!t.stale_create && !t.stale_destroy && !t.stale_counters && !t.stale_sets &&
-		!t.iproute_missing && !ty.seq_odd && !ty.count_bad;
+		!t.iproute_missing && !ty.seq_odd && !ty.count_bad && !t.stale_gens && !gens_bad;
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("filter", name);
@@ -163,6 +184,9 @@ int cmd_check(int argc, char **argv)
 		jw_bool("stale_counters", t.stale_counters);
 		jw_bool("stale_exact_sets", t.stale_sets);
 		jw_bool("iproute_pins_missing", t.iproute_missing);
+		jw_u64("stale_generations", t.stale_gens);
+		jw_u64("ended_generations", t.expired_gens);
+		jw_u64("inconsistent_generations", gens_bad);
 		jw_obj_close();
 		jw_end();
 	} else {
@@ -218,6 +242,18 @@ int cmd_check(int argc, char **argv)
 		if (t.iproute_missing)
 			printf("  the ip link pins (%s) are missing%s\n", fb_pin_iproute_dir(),
 			       repair ? ": pinned again" : "");
+		if (t.stale_gens)
+			printf("  an interrupted write left %d unused generation slot%s%s\n",
+			       t.stale_gens, t.stale_gens == 1 ? "" : "s", fixed);
+		if (t.expired_gens)
+			printf("  %d generation%s of rules with a lifetime ended (ignored by the "
+			       "data path)%s\n",
+			       t.expired_gens, t.expired_gens == 1 ? "" : "s",
+			       repair ? ": reclaimed" : "; the next write reclaims them");
+		if (gens_bad)
+			printf("  %d generation%s with counters and bits that disagree, or an "
+			       "interrupted write%s\n",
+			       gens_bad, gens_bad == 1 ? "" : "s", repair ? ": repaired" : "");
 	}
 	fb_store_close(&f);
 	/* After a repair the filter is consistent: success. */

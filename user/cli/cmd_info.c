@@ -13,6 +13,7 @@
 #include "types/ftype.h"
 #include "types/scalable_table.h"
 #include "output.h"
+#include "store/gens.h"
 #include "store/pintree.h"
 #include "store/repair.h"
 #include "rules/rules.h"
@@ -245,6 +246,48 @@ static __u64 count_saturated(const struct fb_store *f)
 	return n;
 }
 
+/* Generations of rules with a lifetime: expiry, flows, fill. */
+static void info_gens(const struct fb_store *f)
+{
+	struct fb_gen gl[FB_GEN_SLOTS];
+	int n = f->hdr->gens ? fb_gens_list(f, gl) : 0, i;
+
+	if (fb_json)
+		jw_arr_open("generations");
+	else if (n)
+		printf("  rules with a lifetime: %d generation%s (each ends within 1/%d of its "
+		       "rules' lifetime after them)\n",
+		       n, n == 1 ? "" : "s", FB_GEN_DIV);
+	for (i = 0; i < n; i++) {
+		struct fb_store gs;
+		double fill = -1;
+
+		if (gl[i].nblocks && !fb_gen_open(f, gl[i].g, &gs)) {
+			fill = (double)fb_bits_popcount(&gs) / fb_header_mbits(gs.hdr);
+			fb_gen_close(&gs);
+		}
+		if (fb_json) {
+			jw_obj_open(NULL);
+			jw_u64("generation", gl[i].g);
+			jw_double("ends_in", gl[i].secs);
+			jw_bool("expired", gl[i].secs <= 0);
+			jw_u64("flows", gl[i].nflows);
+			jw_u64("bits", (__u64)gl[i].nblocks * FB_BLOCK_BITS);
+			jw_double("fill_ratio", fill);
+			jw_obj_close();
+		} else if (gl[i].secs > 0) {
+			printf("    generation %u: ends in %.3f s, flows %llu, fill ratio %.6f\n",
+			       gl[i].g, gl[i].secs, (unsigned long long)gl[i].nflows, fill);
+		} else {
+			printf("    generation %u: ended %.3f s ago (reclaimed by the next write), "
+			       "flows %llu\n",
+			       gl[i].g, -gl[i].secs, (unsigned long long)gl[i].nflows);
+		}
+	}
+	if (fb_json)
+		jw_arr_close();
+}
+
 int cmd_info(int argc, char **argv)
 {
 	struct fb_store f;
@@ -314,6 +357,7 @@ int cmd_info(int argc, char **argv)
 			jw_u64("saturated_counters", saturated);
 		}
 		jw_str("action", FB_NAME(fb_action_names, h->action));
+		info_gens(&f);
 		jw_arr_open("attached");
 		fb_discover_attachments(&f, print_attach, &natt);
 		jw_arr_close();
@@ -362,6 +406,7 @@ int cmd_info(int argc, char **argv)
 		printf("  rule kinds %s, default action %s%s\n", kinds,
 		       FB_NAME(fb_action_names, h->action),
 		       h->confirm ? ", hits confirmed in exact sets" : "");
+		info_gens(&f);
 		printf("  content digest %016llx\n", (unsigned long long)digest(&f));
 		printf("  attached:");
 		fb_discover_attachments(&f, print_attach, &natt);

@@ -24,6 +24,8 @@
 #include "output.h"
 #include "rules/prefixes.h"
 #include "store/replace.h"
+#include "store/gens.h"
+#include "parse.h"
 #include "rules/rules.h"
 #include "types/sizing.h"
 #include "store/store.h"
@@ -189,8 +191,11 @@ int cmd_load(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "replace", no_argument, NULL, 'r' },
+		{ "ttl", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
+	double ttl = 0;
+	struct fb_gen g;
 	struct fb_prefixes none = { 0 }, want;
 	struct fb_expansion ex;
 	struct list l = { 0 };
@@ -204,8 +209,13 @@ int cmd_load(int argc, char **argv)
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 't') {
+			if (fb_parse_duration("--ttl", optarg, FB_TTL_MIN, FB_TTL_MAX, &ttl))
+				return 2;
+			continue;
+		}
 		if (c != 'r')
-			return fb_usage("unknown option '%s'", argv[optind - 1]);
+			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
 		replace = true;
 	}
 	if (argc - optind < 2)
@@ -227,15 +237,31 @@ int cmd_load(int argc, char **argv)
 		free(l.keys);
 		return 1;
 	}
+	if (ttl > 0 && fb_gens_supported(&f))
+		goto out;
 	if (fb_store_lock(&f))
 		goto out;
 	t0 = fb_now();
-	if (fb_prefixes_expand(&l.keys, &l.n, replace ? &none : fb_store_prefixes(&f), &ex, err,
-			       sizeof(err))) {
+	/* Rules with a lifetime go to a generation, whose prefix lengths
+	 * start empty. */
+	if (fb_prefixes_expand(&l.keys, &l.n, replace || ttl > 0 ? &none : fb_store_prefixes(&f),
+			       &ex, err, sizeof(err))) {
 		fb_err("%s; nothing loaded", err);
 		goto unlock;
 	}
-	if (replace) {
+	if (ttl > 0) {
+		c = replace ? fb_replace_timed(&f, l.keys, l.n, ttl, &bad)
+			    : fb_gens_add(&f, l.keys, l.n, ttl, &bad, &g);
+		if (c) {
+			if (c == -1 && bad != (size_t)-1) {
+				fb_flow_format(&l.keys[bad], text, sizeof(text));
+				fb_err("'%s' needs one prefix length too many in its generation; "
+				       "nothing loaded",
+				       text);
+			}
+			goto unlock;
+		}
+	} else if (replace) {
 		__u32 nblocks = f.hdr->nblocks, kinds = 0;
 		struct fb_block geom[5];
 		__u8 k = f.hdr->k;
@@ -302,6 +328,10 @@ int cmd_load(int argc, char **argv)
 			jw_str("filter", f.name);
 			jw_u64("loaded", l.n);
 			jw_bool("replaced", replace);
+			if (ttl > 0)
+				jw_double("ttl", ttl);
+			else
+				jw_null("ttl");
 			jw_u64("prefixes_before_expansion", ex.before);
 			jw_u64("prefixes_after_expansion", ex.after);
 			jw_u64("bits", fb_header_mbits(f.hdr));
@@ -311,10 +341,10 @@ int cmd_load(int argc, char **argv)
 			jw_obj_close();
 			jw_end();
 		} else {
-			printf("%s %zu rules into %s in %.3f ms; %u probes per packet, expected "
+			printf("%s %zu rules%s into %s in %.3f ms; %u probes per packet, expected "
 			       "false-positive rate per packet %.3g\n",
-			       replace ? "replaced with" : "loaded", l.n, f.name, t0 * 1e3, probes,
-			       r);
+			       replace ? "replaced with" : "loaded", l.n,
+			       ttl > 0 ? " with a lifetime" : "", f.name, t0 * 1e3, probes, r);
 		}
 		if (ex.before != ex.after)
 			fprintf(stderr,

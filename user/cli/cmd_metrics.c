@@ -8,9 +8,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cmd.h"
 #include "monview.h"
 #include "output.h"
+#include "monitor/guard.h"
+#include "store/gens.h"
 #include "store/pintree.h"
 #include "safefile.h"
 #include "store/stats.h"
@@ -25,6 +28,9 @@ struct mfilter {
 	__u64 packets, bytes, err_p, err_b, created;
 	double eps, delta, fill;
 	struct fb_mon_stats ms;
+	__u64 gens, timed_flows; /* generations of rules with a lifetime */
+	bool guard;		 /* a guard banned into it */
+	struct fb_guard_stats gs;
 };
 
 enum mkind { M_COUNTER, M_GAUGE };
@@ -65,6 +71,13 @@ enum {
 	G_LOST,
 	G_CARRIED,
 	G_FILL,
+	G_GENS,
+	G_TIMED,
+	G_BANS,
+	G_EXTENDED,
+	G_UNBANS,
+	G_ACTIVE,
+	G_REFUSED,
 };
 
 static bool get_other(const struct mfilter *mf, int what, double *v)
@@ -109,6 +122,27 @@ static bool get_other(const struct mfilter *mf, int what, double *v)
 	case G_FILL:
 		*v = mf->fill;
 		return mf->newflows;
+	case G_GENS:
+		*v = (double)mf->gens;
+		return true;
+	case G_TIMED:
+		*v = (double)mf->timed_flows;
+		return true;
+	case G_BANS:
+		*v = (double)mf->gs.bans;
+		return mf->guard;
+	case G_EXTENDED:
+		*v = (double)mf->gs.extended;
+		return mf->guard;
+	case G_UNBANS:
+		*v = (double)mf->gs.unbans;
+		return mf->guard;
+	case G_ACTIVE:
+		*v = (double)mf->gs.active;
+		return mf->guard;
+	case G_REFUSED:
+		*v = (double)mf->gs.refused;
+		return mf->guard;
 	}
 	return false;
 }
@@ -147,6 +181,22 @@ static const struct {
 	  G_CARRIED },
 	{ "flowbloom_monitor_seen_fill_ratio",
 	  "Share of the seen-set's bits set in the current aging period.", M_GAUGE, G_FILL },
+	{ "flowbloom_filter_generations",
+	  "Generations of rules with a lifetime (live, or ended and not yet reclaimed).", M_GAUGE,
+	  G_GENS },
+	{ "flowbloom_filter_flows_with_lifetime", "Flows added to those generations.", M_GAUGE,
+	  G_TIMED },
+	{ "flowbloom_guard_bans_total", "Addresses guard banned into the filter.", M_COUNTER,
+	  G_BANS },
+	{ "flowbloom_guard_extended_total",
+	  "Bans extended: the address was still above the threshold.", M_COUNTER, G_EXTENDED },
+	{ "flowbloom_guard_unbans_total", "Bans that ended (their lifetime ran out).", M_COUNTER,
+	  G_UNBANS },
+	{ "flowbloom_guard_active_bans", "Bans in force, as guard last saw them.", M_GAUGE,
+	  G_ACTIVE },
+	{ "flowbloom_guard_refused_total",
+	  "Bans the filter could not take (reported by guard when they happened).", M_COUNTER,
+	  G_REFUSED },
 };
 
 static int read_mfilter(const char *name, struct mfilter *mf)
@@ -166,6 +216,22 @@ static int read_mfilter(const char *name, struct mfilter *mf)
 	}
 	mf->flows = f.hdr->nflows;
 	mf->size = (__u64)f.hdr->nblocks * FB_BLOCK_BYTES;
+	if (f.hdr->gens) {
+		struct fb_gen gl[FB_GEN_SLOTS];
+		int ng = fb_gens_list(&f, gl), i;
+
+		mf->gens = ng > 0 ? ng : 0;
+		for (i = 0; i < ng; i++)
+			mf->timed_flows += gl[i].nflows;
+	}
+	{
+		int gfd = fb_guard_stats_open(&f, false);
+
+		if (gfd >= 0) {
+			mf->guard = !fb_guard_stats_read(gfd, &mf->gs);
+			close(gfd);
+		}
+	}
 	rc = fb_monitor_open(&f, &m);
 	if (rc < 0) {
 		fb_store_close(&f);

@@ -43,7 +43,8 @@ static const struct fb_cmd cmds[] = {
 	{ "list", cmd_list, "list", "List filters." },
 	{ "info", cmd_info, "info NAME",
 	  "Geometry, memory, flows added, fill ratio, expected false-positive rate now,\n"
-	  "and the devices the filter is attached to." },
+	  "the generations of rules with a lifetime (when each ends, flows, fill), and\n"
+	  "the devices the filter is attached to." },
 	{ "destroy", cmd_destroy, "destroy NAME", "Remove a filter (it must be detached)." },
 	{ "attach", cmd_attach,
 	  "attach NAME DEV [--mode native|generic] [--action drop|allow|monitor]\n"
@@ -69,9 +70,12 @@ static const struct fb_cmd cmds[] = {
 	  "by `ip -n NS` or `ip netns exec` gets private, empty maps and passes every\n"
 	  "packet: shown as PRIVATE MAPS (fails open). Exit status 3 if any attachment\n"
 	  "fails open, 0 otherwise (1: error)." },
-	{ "add", cmd_add, "add NAME FLOW... | add NAME -f FILE",
+	{ "add", cmd_add, "add NAME FLOW... [--ttl DURATION] | add NAME -f FILE [--ttl DURATION]",
 	  "Add flows. FILE holds one FLOW per line ('#' comments, blank lines);\n"
-	  "'-' reads stdin. The whole input is checked before anything is added." },
+	  "'-' reads stdin. The whole input is checked before anything is added.\n"
+	  "--ttl (2s, 10m, 1h, 1d) gives the rules a lifetime: they match until it ends\n"
+	  "and stop matching at most a quarter of it later, enforced by the data path\n"
+	  "itself (no process needs to run). Bloom and counting filters." },
 	{ "del", cmd_del, "del NAME [--force] FLOW... | del NAME [--force] -f FILE",
 	  "Delete flows from a counting filter: their counters go down, and a bit is\n"
 	  "cleared only when its counter reaches 0, so no other flow is lost. A flow\n"
@@ -90,12 +94,15 @@ static const struct fb_cmd cmds[] = {
 	  "its counter is non-zero, counters adding up to k x flows, no interrupted\n"
 	  "write. --repair removes the leftovers, rolls back an interrupted write and\n"
 	  "rebuilds the bits from the counters." },
-	{ "load", cmd_load, "load NAME FILE... [--replace]",
+	{ "load", cmd_load, "load NAME FILE... [--replace] [--ttl DURATION]",
 	  "Load block-lists: addresses, CIDR prefixes and ranges (source rules), FireHOL\n"
 	  "netsets, Spamhaus DROP ('; comment'), and FLOW lines, mixed; '-' is stdin.\n"
 	  "The whole input is checked first. Prefix lengths beyond 8 per family and\n"
 	  "direction are expanded into longer ones. --replace swaps the filter's content\n"
-	  "for the list in one step (re-sized if the filter was sized by capacity)." },
+	  "for the list in one step (re-sized if the filter was sized by capacity);\n"
+	  "rules with a lifetime live on in it until they end. --ttl gives the list's\n"
+	  "rules a lifetime, as add --ttl; with --replace it replaces the rules with a\n"
+	  "lifetime instead, keeping the permanent ones." },
 	{ "export", cmd_export, "export NAME FILE [--mode OCTAL] [--plain]",
 	  "Write the filter (geometry, hash key, prefix lengths, bits, counters) to FILE\n"
 	  "('-': stdout): versioned, little-endian, CRC-32 checked, compressed (the bits\n"
@@ -167,7 +174,7 @@ static const struct fb_cmd cmds[] = {
 	  "(default 60); over TCP once per connection." },
 	{ "bgp", cmd_bgp,
 	  "bgp NAME [--community ASN:VALUE] [--rtbh dst|src] [--on-session-down keep|flush]\n"
-	  "                 [--min-length V4,V6] [--state FILE] [--flush]",
+	  "                 [--min-length V4,V6] [--state FILE] [--flush] [--ttl DURATION]",
 	  "Apply BGP routes to counting filter NAME, reading ExaBGP's JSON API on stdin\n"
 	  "(ExaBGP runs it as a process). A route with the BLACKHOLE community\n"
 	  "(65535:666, RFC 7999, or --community) adds a dst rule for its prefix (src\n"
@@ -184,7 +191,26 @@ static const struct fb_cmd cmds[] = {
 	  "What was added is recorded in FILE (default /run/flowbloom/NAME.bgp; its\n"
 	  "directory must be root's and writable by no one else) so a restarted\n"
 	  "process takes over, its paths held to the same limits as a peer's;\n"
-	  "--flush deletes all of it and exits." },
+	  "--flush deletes all of it and exits.\n"
+	  "--ttl gives each rule a lifetime (add --ttl), renewed every half lifetime\n"
+	  "while its route stands: if this process dies, its rules end by themselves." },
+	{ "guard", cmd_guard,
+	  "guard NAME --into BAN (--pps N | --bps N)... --ttl DURATION [--by src|dst]\n"
+	  "                 [--interval DURATION] [--never FILE] [--dry-run]\n"
+	  "                 [--announce [--flowspec]] [--count N]",
+	  "Detect and ban: every interval (default 1s) read the traffic sketch of NAME\n"
+	  "(attached with --monitor) and ban each source address (destination with --by\n"
+	  "dst) whose packets or bits per second are above N: added to filter BAN (NAME\n"
+	  "itself will do) for DURATION, a rule the data path drops until it expires,\n"
+	  "with no process running. An address is banned only when the sketch's lower\n"
+	  "confidence limit (estimate minus its error bound) is above the threshold, so\n"
+	  "sketch error never bans an innocent address; a ban is extended while the\n"
+	  "address stays above. FILE lists prefixes never banned. --dry-run reports\n"
+	  "and changes nothing. Each ban and unban is a line on stderr (JSON with -j),\n"
+	  "counted in `metrics`. --announce writes ExaBGP API commands on stdout: a\n"
+	  "blackhole route (community 65535:666; a FlowSpec discard with --flowspec)\n"
+	  "per ban, and its withdrawal when the ban ends or guard stops, so ExaBGP can\n"
+	  "run it as a process. --count stops after N intervals." },
 	{ "replay", cmd_replay,
 	  "replay NAME FILE.pcap... [--explain] [--action drop|allow|monitor]\n"
 	  "                 [--malformed pass|drop]",

@@ -40,6 +40,39 @@ int fb_parse_u64_range(const char *opt, const char *s, __u64 min, __u64 max, __u
 	return 0;
 }
 
+int fb_parse_duration(const char *opt, const char *s, double min, double max, double *out)
+{
+	static const struct {
+		const char *suffix;
+		double secs;
+	} units[] = { { "ms", 1e-3 }, { "s", 1 }, { "m", 60 }, { "h", 3600 }, { "d", 86400 } };
+	char *end;
+	double v;
+	size_t i;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || (*s < '0' || *s > '9'))
+		goto bad;
+	if (*end) {
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (!strcmp(end, units[i].suffix))
+				break;
+		if (i == sizeof(units) / sizeof(units[0]))
+			goto bad;
+		v *= units[i].secs;
+	}
+	if (!(v >= min && v <= max))
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	fb_usage("bad duration '%s' for %s (want a number with ms, s, m, h or d, from %gs to "
+		 "%gs)",
+		 s, opt, min, max);
+	return -1;
+}
+
 /* A size with an optional K, M or G suffix (powers of 1024). */
 int fb_parse_size(const char *opt, const char *s, __u64 *out)
 {

@@ -10,6 +10,9 @@
 
 int fb_parse_double(const char *opt, const char *s, double min, double max, double *out);
 int fb_parse_u64_range(const char *opt, const char *s, __u64 min, __u64 max, __u64 *out);
+/* A duration: a number with an optional unit ms, s, m, h or d (2s, 10m,
+ * 1.5h; no unit: seconds), in [min, max] seconds. */
+int fb_parse_duration(const char *opt, const char *s, double min, double max, double *out);
 /* A size with an optional K, M or G suffix (powers of 1024). */
 int fb_parse_size(const char *opt, const char *s, __u64 *out);
 /* attach's monitoring options (codes FB_OPT_* in monmaps.h): 1 handled,

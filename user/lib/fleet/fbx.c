@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <bpf/bpf.h>
@@ -16,6 +17,8 @@
 #include "rules/rules.h"
 #include "safefile.h"
 #include "store/exact.h"
+#include "store/gens.h"
+#include "store/jiffies.h"
 #include "store/pintree.h"
 #include "store/store.h"
 #include "types/counting.h"
@@ -117,8 +120,9 @@ static int write_sets(FILE *out, const struct fb_store *f, uLong *crc)
 	return n ? -1 : 0; /* the set changed under us: writers hold the lock */
 }
 
-/* Filter f (locked by the caller) to out. 0, or -1 with errno. */
-static int write_filter(const struct fb_store *f, FILE *out)
+/* Filter f (locked by the caller) to out, with its live generations gv.
+ * 0, or -1 with errno. */
+static int write_filter(const struct fb_store *f, const struct fb_gen_views *gv, FILE *out)
 {
 	const struct fb_header *h = f->hdr;
 	__u8 head[FB_FBX_BITS_OFF], word[8], tail[4];
@@ -126,6 +130,7 @@ static int write_filter(const struct fb_store *f, FILE *out)
 	size_t i;
 
 	encode_head(head, h, fb_store_prefixes(f));
+	put32(head + FB_FBX_OFF_NGENS, gv->n);
 	if (put(out, head, sizeof(head), &crc))
 		return -1;
 	for (i = 0; i < (size_t)h->nblocks * FB_BLOCK_WORDS; i++) {
@@ -137,6 +142,8 @@ static int write_filter(const struct fb_store *f, FILE *out)
 		return -1;
 	if (h->confirm && write_sets(out, f, &crc))
 		return -1;
+	if (gv->n && fb_fbx_write_gens(gv, out, &crc))
+		return -1;
 	put32(tail, (__u32)crc);
 	return fwrite(tail, 1, 4, out) == 4 ? 0 : -1;
 }
@@ -144,9 +151,11 @@ static int write_filter(const struct fb_store *f, FILE *out)
 int fb_fbx_export(const char *name, const char *file, mode_t mode, bool plain)
 {
 	struct fb_safefile sf = { .out = NULL };
+	struct fb_gen_views gv;
 	struct fb_store f;
 	bool to_stdout = !strcmp(file, "-");
 	FILE *raw = NULL, *out = NULL;
+	bool gv_open = false;
 	int rc = -1;
 
 	if (fb_store_open(name, &f))
@@ -166,13 +175,17 @@ int fb_fbx_export(const char *name, const char *file, mode_t mode, bool plain)
 	 * file, never through a planted symlink. */
 	if (!to_stdout && fb_safefile_open(&sf, file, mode))
 		goto unlock;
+	/* Rules with a lifetime: the generations live now. */
+	if (fb_gens_views_open(&f, &gv) < 0)
+		goto unlock;
+	gv_open = true;
 	raw = to_stdout ? stdout : sf.out;
 	/* Compressed unless plain (fbz.h): a stream layer between the format
 	 * and the file; the bytes and the CRC above it are the plain ones. */
 	out = plain ? raw : fb_fbz_writer(raw);
 	if (!out)
 		goto unlock;
-	if (write_filter(&f, out))
+	if (write_filter(&f, &gv, out))
 		goto ioerr;
 	if (out != raw) {
 		FILE *z = out;
@@ -190,6 +203,8 @@ ioerr:
 unlock:
 	if (out && out != raw)
 		fclose(out);
+	if (gv_open)
+		fb_gens_views_close(&gv);
 	if (sf.out)
 		fb_safefile_abort(&sf);
 	fb_store_unlock(&f);
@@ -228,12 +243,12 @@ static int short_read(struct fb_fbx_in *in)
 
 /* The prefix-length lists: at most FB_MAX_LENGTHS each, each length one
  * of its family (IPv4 lists count from 96), none twice. */
-static int check_lengths(struct fb_fbx_in *in)
+int fb_fbx_check_lengths(struct fb_fbx_in *in, const struct fb_prefixes *px)
 {
 	int l, i, j;
 
 	for (l = 0; l < FB_PFX_NR; l++) {
-		const struct fb_lengths *ls = &in->px.list[l];
+		const struct fb_lengths *ls = &px->list[l];
 		int lo = fb_prefix_list_family(l) == FB_FAMILY_IPV4 ? 96 : 0;
 
 		if (ls->n > FB_MAX_LENGTHS)
@@ -312,8 +327,12 @@ static int decode_head(struct fb_fbx_in *in, const __u8 *b)
 		return bad(in, "bad confirm flag");
 	if (h->kinds & ~ok_kinds)
 		return bad(in, "unknown rule kinds");
-	if (get32(b + FB_FBX_OFF_RESERVED))
-		return bad(in, "reserved header bytes are not zero");
+	in->ngens = get32(b + FB_FBX_OFF_NGENS);
+	if (in->ngens > FB_GEN_SLOTS)
+		return bad(in, "%u generations of rules with a lifetime (at most %d)", in->ngens,
+			   FB_GEN_SLOTS);
+	if (in->ngens && (h->type || h->confirm))
+		return bad(in, "rules with a lifetime in a filter that cannot hold them");
 	if (h->fp_ppb >= 1000000000U)
 		return bad(in, "bad fp-rate (%u parts per 10^9)", h->fp_ppb);
 	if (h->nflows > fb_flows_max(h->nblocks))
@@ -323,7 +342,7 @@ static int decode_head(struct fb_fbx_in *in, const __u8 *b)
 			   (unsigned long long)h->nflows, (unsigned long long)fb_header_mbits(h),
 			   FB_FLOWS_PER_BIT);
 	in->cnt_bytes = fb_fbx_counter_bytes(h->nblocks, h->counter_bits);
-	return check_lengths(in);
+	return fb_fbx_check_lengths(in, &in->px);
 }
 
 /* A regular file's size must be the one its header implies: checked
@@ -347,6 +366,13 @@ static int check_size(struct fb_fbx_in *in)
 		if (n > ((size_t)st.st_size - want - 8) / FB_FBX_RULE_BYTES)
 			return bad(in, "truncated");
 		want += 8 + n * FB_FBX_RULE_BYTES;
+	}
+	if (in->ngens) {
+		size_t g;
+
+		if (fb_fbx_gens_size(in, want - 4, &g))
+			return -1;
+		want += g;
 	}
 	if ((size_t)st.st_size != want)
 		return bad(in, "%s",
@@ -394,7 +420,7 @@ void fb_fbx_close(struct fb_fbx_in *in)
 	in->nrules = 0;
 }
 
-static int read_bits(struct fb_fbx_in *in, struct fb_block *blocks, __u32 nblocks)
+int fb_fbx_read_bits(struct fb_fbx_in *in, struct fb_block *blocks, __u32 nblocks)
 {
 	enum { CHUNK = 1 << 16 };
 	size_t words = (size_t)nblocks * FB_BLOCK_WORDS, i, n, j;
@@ -465,6 +491,30 @@ static void view(struct fb_store *v, struct fb_header *h, struct fb_block *block
 	v->blocks = blocks;
 }
 
+/* As fb_counting_check(): a bit set exactly where its counter is
+ * non-zero, and k x flows the counters' sum unless one saturated (or the
+ * count is an estimate). */
+int fb_fbx_check_counters(struct fb_fbx_in *in, const struct fb_header *h,
+			  const struct fb_block *blocks, const __u8 *cnt)
+{
+	__u64 m = fb_header_mbits(h), p, sum = 0, sat = 0, wrong = 0;
+	unsigned max = h->counter_bits == 8 ? 255 : 15;
+
+	for (p = 0; p < m; p++) {
+		unsigned c = h->counter_bits == 8 ? cnt[p] : (cnt[p / 2] >> ((p & 1) * 4)) & 0xf;
+
+		sum += c;
+		sat += c == max;
+		wrong += !c != !fb_block_test_bit(&blocks[fb_bit_block(p)], p);
+	}
+	if (wrong)
+		return bad(in, "%llu bits contradict their counters", (unsigned long long)wrong);
+	if (!sat && !(h->flags & FB_HDRF_NFLOWS_ESTIMATE) && sum != h->nflows * h->k)
+		return bad(in, "counters sum %llu, not k x flows = %llu", (unsigned long long)sum,
+			   (unsigned long long)(h->nflows * h->k));
+	return 0;
+}
+
 /* What `check` finds in a filter, on the content just read: the file is
  * refused unless it would say clean. */
 static int check_content(struct fb_fbx_in *in, struct fb_block *blocks, const __u8 *cnt)
@@ -486,28 +536,8 @@ static int check_content(struct fb_fbx_in *in, struct fb_block *blocks, const __
 			    fb_ftype_items(&v))
 			return bad(in, "cuckoo count does not match its table");
 	}
-	if (in->cnt_bytes) {
-		/* As fb_counting_check(): a bit set exactly where its counter
-		 * is non-zero, and k x flows the counters' sum unless one
-		 * saturated (or the count is an estimate). */
-		__u64 m = fb_header_mbits(h), p, sum = 0, sat = 0, wrong = 0;
-		unsigned max = h->counter_bits == 8 ? 255 : 15;
-
-		for (p = 0; p < m; p++) {
-			unsigned c =
-				h->counter_bits == 8 ? cnt[p] : (cnt[p / 2] >> ((p & 1) * 4)) & 0xf;
-
-			sum += c;
-			sat += c == max;
-			wrong += !c != !fb_block_test_bit(&blocks[fb_bit_block(p)], p);
-		}
-		if (wrong)
-			return bad(in, "%llu bits contradict their counters",
-				   (unsigned long long)wrong);
-		if (!sat && !(h->flags & FB_HDRF_NFLOWS_ESTIMATE) && sum != h->nflows * h->k)
-			return bad(in, "counters sum %llu, not k x flows = %llu",
-				   (unsigned long long)sum, (unsigned long long)(h->nflows * h->k));
-	}
+	if (in->cnt_bytes && fb_fbx_check_counters(in, h, blocks, cnt))
+		return -1;
 	/* Each rule once, of a kind and prefix length the filter probes. */
 	if (in->nrules)
 		qsort(in->rules, in->nrules, sizeof(*in->rules), rule_cmp);
@@ -536,7 +566,7 @@ int fb_fbx_read_body(struct fb_fbx_in *in, struct fb_block *blocks, __u8 *cnt)
 	__u8 tail[4];
 	__u32 crc;
 
-	if (read_bits(in, &blocks[FB_HDR_BLOCKS], in->h.nblocks))
+	if (fb_fbx_read_bits(in, &blocks[FB_HDR_BLOCKS], in->h.nblocks))
 		return short_read(in);
 	for (i = 0; i < in->cnt_bytes; i += n) {
 		n = in->cnt_bytes - i < CHUNK ? in->cnt_bytes - i : CHUNK;
@@ -545,6 +575,13 @@ int fb_fbx_read_body(struct fb_fbx_in *in, struct fb_block *blocks, __u8 *cnt)
 	}
 	if (in->h.confirm && read_rules(in))
 		return -1;
+	if (in->ngens) {
+		/* The generations follow (fbx_gens.c), then fb_fbx_finish(). */
+		if (!in->gens_ok)
+			return bad(in, "it holds rules with a lifetime: import it, then use the "
+				       "filter");
+		return check_content(in, blocks, cnt);
+	}
 	crc = (__u32)in->crc;
 	if (fread(tail, 1, 4, in->f) != 4)
 		return short_read(in);
@@ -556,6 +593,44 @@ int fb_fbx_read_body(struct fb_fbx_in *in, struct fb_block *blocks, __u8 *cnt)
 	if (get32(tail) != crc)
 		return bad(in, "checksum mismatch (corrupt file)");
 	return check_content(in, blocks, cnt);
+}
+
+int fb_fbx_finish(struct fb_fbx_in *in)
+{
+	__u32 crc = (__u32)in->crc;
+	__u8 tail[4];
+
+	if (fread(tail, 1, 4, in->f) != 4)
+		return short_read(in);
+	if (fgetc(in->f) != EOF)
+		return bad(in, "trailing bytes after the filter");
+	if (get32(tail) != crc)
+		return bad(in, "checksum mismatch (corrupt file)");
+	return 0;
+}
+
+int fb_fbx_put(FILE *out, const void *p, size_t n, unsigned long *crc)
+{
+	uLong c = *crc;
+	int rc = put(out, p, n, &c);
+
+	*crc = c;
+	return rc;
+}
+
+int fb_fbx_rd(struct fb_fbx_in *in, void *p, size_t n)
+{
+	return rd(in, p, n);
+}
+
+int fb_fbx_bad(struct fb_fbx_in *in, const char *why)
+{
+	return bad(in, "%s", why);
+}
+
+int fb_fbx_short_read(struct fb_fbx_in *in)
+{
+	return short_read(in);
 }
 
 /* ------------------------------------------------------------ importing */
@@ -594,10 +669,12 @@ int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
 	 * ip link's adopted maps, probes nothing), streamed into. */
 	if (fb_store_create_staged(name, &o, &f))
 		goto out;
+	in.gens_ok = true;
 	if (fb_fbx_read_body(&in, f.blocks, f.cnt)) {
 		fb_store_abort(&f);
 		goto refuse;
 	}
+
 	for (i = 0; i < in.nrules; i++)
 		if (fb_exact_adjust(&f, &in.rules[i].key, (int)in.rules[i].count)) {
 			fb_store_abort(&f);
@@ -610,6 +687,13 @@ int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
 	f.hdr->nflows = in.h.nflows;
 	f.hdr->flags = in.h.flags;
 	memcpy(fb_store_prefixes(&f), &in.px, sizeof(in.px));
+	/* Generations take the filter's header (its key) as theirs. */
+	if (in.ngens && fb_fbx_import_gens(&in, &f)) {
+		fb_store_abort(&f);
+		if (in.why[0])
+			goto refuse;
+		goto out;
+	}
 	__atomic_store_n(&f.hdr->kinds, in.h.kinds, __ATOMIC_RELEASE);
 	if (fb_store_publish(&f)) {
 		if (f.staged)

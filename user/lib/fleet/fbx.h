@@ -24,6 +24,10 @@
  *       per byte, low nibble first
  *   ... exact sets (confirm = 1): u64 n, then n x (40-byte struct fb_key as
  *       bytes, u32 count): every rule of the exact sets
+ *   ... generations of rules with a lifetime (u32 at 68 says how many;
+ *       fbx_gens.c), each: u64 expiry (CLOCK_REALTIME ns), u64 flows, u32
+ *       nblocks, u32 kinds, u8 k, 7 bytes 0, 64 bytes struct fb_prefixes,
+ *       then its bits and counters as the filter's
  *   end u32 CRC-32 (zlib) of everything before it
  *
  * What the reader accepts is what a filter can be: every header field in
@@ -68,7 +72,7 @@ enum fb_fbx_off {
 	FB_FBX_OFF_FLOWS = 48,					/* u64 */
 	FB_FBX_OFF_CAPACITY = 56,				/* u64 */
 	FB_FBX_OFF_FP_PPB = 64,					/* u32 */
-	FB_FBX_OFF_RESERVED = 68,				/* u32 0 */
+	FB_FBX_OFF_NGENS = 68,					/* u32 generations */
 	FB_FBX_OFF_PREFIXES = 72,				/* struct fb_prefixes */
 	FB_FBX_BITS_OFF = FB_FBX_OFF_PREFIXES + FB_BLOCK_BYTES, /* the bits start here */
 };
@@ -107,6 +111,8 @@ struct fb_fbx_in {
 	size_t cnt_bytes;	   /* counters section (0: none) */
 	struct fb_fbx_rule *rules; /* after fb_fbx_read_body: the exact sets, by key */
 	size_t nrules;
+	__u32 ngens;   /* generations of rules with a lifetime after the sets */
+	bool gens_ok;  /* the caller reads them (import): else such a file is refused */
 	char why[256]; /* what is wrong, after a -1 */
 };
 
@@ -120,6 +126,45 @@ int fb_fbx_open(struct fb_fbx_in *in, const char *file);
  * in->why. */
 int fb_fbx_read_body(struct fb_fbx_in *in, struct fb_block *blocks, __u8 *cnt);
 void fb_fbx_close(struct fb_fbx_in *in);
+
+/* A generation of rules with a lifetime, as the file holds it. */
+#define FB_FBX_GEN_HEAD (32 + FB_BLOCK_BYTES)
+struct fb_fbx_gen {
+	__u64 expires_ns; /* CLOCK_REALTIME */
+	__u64 flows;
+	__u32 nblocks, kinds;
+	__u8 k;
+	struct fb_prefixes px;
+	size_t cnt_bytes;
+};
+/* After fb_fbx_read_body() of a file with in->ngens (and in->gens_ok):
+ * each generation's head, then its body (bits into blocks[FB_HDR_BLOCKS
+ * ..], counters into cnt; blocks NULL: read and dropped), then
+ * fb_fbx_finish() (the CRC, end of file). 0, or -1 with in->why. */
+int fb_fbx_read_gen(struct fb_fbx_in *in, struct fb_fbx_gen *g);
+int fb_fbx_read_gen_body(struct fb_fbx_in *in, const struct fb_fbx_gen *g, struct fb_block *blocks,
+			 __u8 *cnt);
+int fb_fbx_finish(struct fb_fbx_in *in);
+
+/* fbx.c's pieces for fbx_gens.c. */
+int fb_fbx_put(FILE *out, const void *p, size_t n, unsigned long *crc);
+int fb_fbx_rd(struct fb_fbx_in *in, void *p, size_t n);
+int fb_fbx_bad(struct fb_fbx_in *in, const char *why);
+int fb_fbx_short_read(struct fb_fbx_in *in);
+int fb_fbx_read_bits(struct fb_fbx_in *in, struct fb_block *blocks, __u32 nblocks);
+int fb_fbx_check_lengths(struct fb_fbx_in *in, const struct fb_prefixes *px);
+int fb_fbx_check_counters(struct fb_fbx_in *in, const struct fb_header *h,
+			  const struct fb_block *blocks, const __u8 *cnt);
+/* fbx_gens.c: the size a regular file's generations take from offset at
+ * (-1 with in->why); the writer's section. */
+int fb_fbx_gens_size(struct fb_fbx_in *in, size_t at, size_t *size);
+struct fb_gen_views;
+int fb_fbx_write_gens(const struct fb_gen_views *gv, FILE *out, unsigned long *crc);
+/* Import: the generations after the filter (in->ngens) into staged filter
+ * f (its key already set); those ended are read and dropped. 0; -1 with
+ * in->why, or reported (why empty). */
+struct fb_store;
+int fb_fbx_import_gens(struct fb_fbx_in *in, struct fb_store *f);
 
 /* Import FILE as a new filter NAME: built aside while the file is read,
  * published by one rename once all of it checked. 0 with *out its header;

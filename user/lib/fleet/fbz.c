@@ -11,6 +11,7 @@
 #include <string.h>
 #include <zstd.h>
 #include "flowbloom/geometry.h"
+#include "flowbloom/ttl.h"
 #include "fleet/fbx.h"
 #include "fleet/fbz.h"
 #include "report.h"
@@ -39,6 +40,8 @@ struct shape {
 	__u64 rest; /* bytes after it, as far as known (exact sets: once their count is read) */
 	bool confirm;
 	size_t cbytes; /* counter bytes */
+	unsigned counter_bits;
+	__u32 ngens; /* generations of rules with a lifetime after the sets */
 };
 
 /* 0, or -1 if the header's sizes make no sense (fbx's checks then say why). */
@@ -53,7 +56,13 @@ static int shape_of(const unsigned char *h, struct shape *s)
 	s->bits = (__u64)nblocks * FB_BLOCK_BYTES;
 	s->cbytes = fb_fbx_counter_bytes(nblocks, cbits);
 	s->confirm = h[FB_FBX_OFF_CONFIRM];
-	s->rest = s->cbytes + (s->confirm ? 8 : 0) + 4;
+	s->counter_bits = cbits;
+	s->ngens = get32(h + FB_FBX_OFF_NGENS);
+	if (s->ngens > FB_GEN_SLOTS)
+		return -1;
+	/* A first generation's head, if any: the rest of each is known once
+	 * its head was served (read_rest). */
+	s->rest = s->cbytes + (s->confirm ? 8 : 0) + 4 + (s->ngens ? FB_FBX_GEN_HEAD : 0);
 	return 0;
 }
 
@@ -430,6 +439,11 @@ struct zr {
 	ZSTD_inBuffer in;
 	__u64 rest_out;	       /* bytes of the rest served */
 	unsigned char setn[8]; /* the exact-set count, as served */
+	/* Generations (fbx_gens.c): the head being served, where it starts
+	 * in the rest, how many heads were served whole. */
+	unsigned char genh[FB_FBX_GEN_HEAD];
+	__u64 gen_at;
+	__u32 gens_seen;
 	bool frame_done;
 };
 
@@ -503,6 +517,31 @@ static ssize_t read_rest(struct zr *r, char *p, size_t n)
 	}
 	if (r->s.confirm && r->rest_out < cnt_end && n > cnt_end - r->rest_out)
 		n = cnt_end - r->rest_out; /* stop at the count, to read it */
+	/* Generations follow the sets (files with both are refused by fbx):
+	 * each head, once served, extends the bound by its array and
+	 * counters, and by the next head. */
+	if (r->s.ngens) {
+		__u64 at = r->gen_at;
+
+		if (r->gens_seen == 0 && !r->gen_at)
+			r->gen_at = at = r->s.cbytes + (r->s.confirm ? 8 : 0);
+		if (r->rest_out >= at + FB_FBX_GEN_HEAD && r->gens_seen < r->s.ngens) {
+			__u32 nb = get32(r->genh + 16);
+
+			if (!nb || nb > FB_MAX_BLOCKS)
+				return fail(r, "expands past what its export header says");
+			r->gens_seen++;
+			r->gen_at = at + FB_FBX_GEN_HEAD + (__u64)nb * FB_BLOCK_BYTES +
+				    fb_fbx_counter_bytes(nb, r->s.counter_bits);
+			r->s.rest += r->gen_at - (at + FB_FBX_GEN_HEAD) +
+				     (r->gens_seen < r->s.ngens ? FB_FBX_GEN_HEAD : 0);
+			at = r->gen_at;
+		}
+		bound = r->s.rest;
+		if (r->gens_seen < r->s.ngens && r->rest_out < at + FB_FBX_GEN_HEAD &&
+		    n > at + FB_FBX_GEN_HEAD - r->rest_out)
+			n = at + FB_FBX_GEN_HEAD - r->rest_out; /* stop at the head's end */
+	}
 	if (r->rest_out == bound) {
 		/* All the header allows was served: the frame must end here,
 		 * and the file with it. */
@@ -554,6 +593,15 @@ static ssize_t read_rest(struct zr *r, char *p, size_t n)
 
 		for (i = from; i < out.pos; i++)
 			r->setn[r->rest_out + i - r->s.cbytes] = p[i];
+	}
+	if (r->s.ngens && r->gens_seen < r->s.ngens && r->rest_out + out.pos > r->gen_at &&
+	    r->rest_out < r->gen_at + FB_FBX_GEN_HEAD) {
+		size_t i;
+
+		for (i = 0; i < out.pos; i++)
+			if (r->rest_out + i >= r->gen_at &&
+			    r->rest_out + i < r->gen_at + FB_FBX_GEN_HEAD)
+				r->genh[r->rest_out + i - r->gen_at] = p[i];
 	}
 	r->rest_out += out.pos;
 	return out.pos;

@@ -73,6 +73,7 @@ struct flowbloom_bpf *fb_load(const struct fb_store *f, const struct fb_load_opt
 	skel->rodata->cfg_trace = o->trace;
 	skel->rodata->cfg_bench = o->bench;
 	skel->rodata->cfg_bench_v6 = o->bench_v6;
+	skel->rodata->cfg_bench_no_ttl = o->bench_no_ttl;
 
 	/* The object pins by name for `ip link`; here we bring our own maps,
 	 * and nothing may be pinned (or reused) under /sys/fs/bpf/. */

@@ -23,6 +23,7 @@ struct fb_load_opts {
 	bool private_stats; /* count into the object's own stats map, not the filter's */
 	__u32 bench;	    /* benchmarks: see include/flowbloom/bench.h */
 	bool bench_v6;
+	bool bench_no_ttl; /* benchmarks: the program without rules with a lifetime */
 	const struct fb_monitor *monitor; /* flow monitoring maps (monitor.h); NULL: off */
 };
 

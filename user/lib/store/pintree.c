@@ -426,7 +426,7 @@ int fb_pin_iproute_maps(int *outer_fd, int *stats_fd)
 	if (*outer_fd < 0 || *stats_fd < 0)
 		goto bad;
 	if (bpf_obj_get_info_by_fd(*outer_fd, &info, &len) ||
-	    info.type != BPF_MAP_TYPE_ARRAY_OF_MAPS || info.max_entries != 1)
+	    info.type != BPF_MAP_TYPE_ARRAY_OF_MAPS || info.max_entries != FB_OUTER_ENTRIES)
 		goto bad;
 	if (!bpf_map_lookup_elem(*outer_fd, &key, &id)) {
 		fb_report_err("%s/%s already holds a filter; remove the stale pins first",

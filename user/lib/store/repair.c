@@ -11,6 +11,8 @@
 #include "store/exact.h"
 #include "report.h"
 #include "store/pintree.h"
+#include "store/gens.h"
+#include "store/jiffies.h"
 #include "store/repair.h"
 #include "util.h"
 
@@ -117,6 +119,20 @@ int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s)
 			if (repair)
 				fb_exact_clear_slot(f->exact_fd, f->lpm_fd, f->hdr->gen ^ 1);
 		}
+	}
+	/* Generations of rules with a lifetime: slots of either set that
+	 * no mask names, and those ended but not yet reclaimed. */
+	s->stale_gens =
+		fb_gens_stale(f, f->hdr->gen, repair) + fb_gens_stale(f, f->hdr->gen ^ 1, repair);
+	if (f->hdr->gens) {
+		struct fb_gen gl[FB_GEN_SLOTS];
+		__u64 now = fb_jiffies_now();
+		int n = fb_gens_list(f, gl), i;
+
+		for (i = 0; i < n; i++)
+			s->expired_gens += gl[i].expires <= now;
+		if (repair && s->expired_gens)
+			fb_gens_reclaim(f);
 	}
 	if (!strcmp(f->name, FB_IPROUTE_FILTER)) {
 		bool quiet = fb_report_quiet;

@@ -24,6 +24,8 @@ struct fb_repair_state {
 	bool stale_counters;  /* the other generation's counters: a killed replace */
 	bool stale_sets;      /* exact sets in the unused generation slot */
 	bool iproute_missing; /* "default" without its ip-link pins */
+	int stale_gens;	      /* generation slots no mask names: a killed add, replace */
+	int expired_gens;     /* generations ended, not yet reclaimed (not a fault) */
 };
 /* Find them (call with the lock held); with repair, remove/re-pin them. */
 int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s);

@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include "types/counting.h"
 #include "store/exact.h"
+#include "store/gens.h"
 #include "report.h"
 #include "store/pintree.h"
 #include "store/replace.h"
@@ -49,6 +50,7 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 	nf.hdr->k = k;
 	nf.hdr->kinds = 0;
 	nf.hdr->nflows = 0;
+	nf.hdr->gens = 0;
 	/* The other generation: of the exact sets, and of the counters' pin
 	 * name. Switching the array switches both. */
 	nf.hdr->gen = f->hdr->gen ^ 1;
@@ -81,6 +83,11 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 	}
 	if (fill(&nf, arg))
 		goto out;
+	/* Rules with a lifetime go on living in the new filter, copied into
+	 * the other set of generation slots, unless fill made generations of
+	 * its own (load --replace --ttl replaces those instead). */
+	if (!nf.hdr->gens && fb_gens_carry(f, &nf))
+		goto out;
 	if (f->cnt_hdr) {
 		/* The new counters get their pin before the switch, under the
 		 * new generation's name (removing what a killed replace may
@@ -104,9 +111,14 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 	 * it, unused: check reports it, check --repair removes it). */
 	if (f->cnt_hdr)
 		unlinkat(f->dir_fd, fb_store_cnt_pin(f->hdr->gen), 0);
+	/* The retired set's generations, unused now (a kill before this
+	 * leaves them: ignored, check --repair removes them). */
+	fb_gens_retire(f, f->hdr->gen, f->hdr->gens);
 	err = 0;
 out:
 	if (err) {
+		if (nf.hdr)
+			fb_gens_retire(f, nf.hdr->gen, nf.hdr->gens);
 		if (pinned)
 			unlinkat(f->dir_fd, fb_store_cnt_pin(nf.hdr->gen), 0);
 		if (f->hdr->confirm && nf.hdr)
@@ -150,6 +162,39 @@ out:
 	f->cnt = nf.cnt;
 	f->cnt_bytes = nf.cnt_bytes;
 	return 0;
+}
+
+struct timed_arg {
+	const struct fb_store *f;
+	const struct fb_key *keys;
+	size_t n, *bad;
+	double secs;
+};
+
+/* The old filter's permanent rules as they are (same geometry), then one
+ * generation holding the new list. */
+static int fill_timed(struct fb_store *nf, void *arg)
+{
+	struct timed_arg *t = arg;
+	const struct fb_store *f = t->f;
+
+	memcpy(nf->blocks + 1, f->blocks + 1, nf->map_bytes - FB_BLOCK_BYTES);
+	nf->hdr->kinds = f->hdr->kinds;
+	nf->hdr->nflows = f->hdr->nflows;
+	if (f->cnt_hdr)
+		memcpy(nf->cnt, f->cnt, f->cnt_bytes - FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES);
+	return fb_gens_fresh(nf, t->keys, t->n, t->secs, t->bad) ? -1 : 0;
+}
+
+int fb_replace_timed(struct fb_store *f, const struct fb_key *keys, size_t n, double secs,
+		     size_t *bad)
+{
+	struct timed_arg t = { f, keys, n, bad, secs };
+
+	*bad = (size_t)-1;
+	if (fb_gens_supported(f))
+		return -1;
+	return fb_replace_fill(f, f->hdr->nblocks, f->hdr->k, 0, fill_timed, &t);
 }
 
 int fb_replace_grow(struct fb_store *f, __u32 nblocks)

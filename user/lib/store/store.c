@@ -14,6 +14,7 @@
 #include "types/counting.h"
 #include "store/discover.h"
 #include "store/exact.h"
+#include "store/gens.h"
 #include "types/ftype.h"
 #include "report.h"
 #include "store/pintree.h"
@@ -35,6 +36,15 @@ void fb_store_init(struct fb_store *f)
 }
 
 static int open_pins(struct fb_store *f);
+
+/* Entries of the outer map: 1 for a filter made before lifetimes existed. */
+static __u32 outer_entries(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.max_entries;
+}
 
 int fb_store_create_staged(const char *name, const struct fb_create_opts *o, struct fb_store *f)
 {
@@ -125,8 +135,9 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 	if (!adopted) {
 		LIBBPF_OPTS(bpf_map_create_opts, outer_opts, .inner_map_fd = bits_fd);
 
+		/* Slot 0 the filter, then two sets of generations (ttl.h). */
 		outer_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, FB_MAP_FILTER, sizeof(__u32),
-					  sizeof(__u32), 1, &outer_opts);
+					  sizeof(__u32), FB_OUTER_ENTRIES, &outer_opts);
 		stats_fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, FB_MAP_STATS, sizeof(__u32),
 					  sizeof(struct fb_stats), 1, NULL);
 		if (outer_fd < 0 || stats_fd < 0) {
@@ -397,6 +408,7 @@ static int open_pins(struct fb_store *f)
 		return -1;
 	}
 	f->outer_id = fb_map_id(f->outer_fd);
+	f->outer_entries = outer_entries(f->outer_fd);
 	f->stats_id = fb_map_id(f->stats_fd);
 	for (tries = 0;; tries++) {
 		__u32 tried;
@@ -607,7 +619,7 @@ int fb_store_lock(struct fb_store *f)
 {
 	if (fb_store_flock(f, LOCK_EX))
 		return -1;
-	if (f->cnt_hdr && fb_counting_recover(f))
+	if (f->cnt_hdr && (fb_counting_recover(f) + fb_gens_recover(f)))
 		fb_report(FB_REPORT_NOTE, "rolled back one flow of an interrupted write");
 	return 0;
 }

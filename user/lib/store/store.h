@@ -4,7 +4,9 @@
  * bpffs (one directory per filter), and reading/writing their bits through
  * an mmap of the filter array. Every CLI verb goes through here.
  *
- *   <root>/<NAME>/filter   one-entry ARRAY_OF_MAPS holding the filter array
+ *   <root>/<NAME>/filter   ARRAY_OF_MAPS: the filter array, and the arrays of
+ *                          its generations of rules with a lifetime (ttl.h)
+ *   <root>/<NAME>/gcntS    counters of the generation in outer slot S (counting)
  *   <root>/<NAME>/stats    per-CPU struct fb_stats
  *   <root>/<NAME>/counters counters of a counting filter (see counting.h);
  *                          "counters1" while the array's header says gen 1
@@ -54,6 +56,7 @@ struct fb_store {
 	bool adopted;			/* "default" adopted ip link's maps */
 	bool cnt_legacy;		/* counters pinned under an earlier build's name */
 	__u32 outer_id;			/* kernel id of the outer map */
+	__u32 outer_entries;		/* its slots: FB_OUTER_ENTRIES (1: an earlier build's) */
 	int outer_fd;			/* fb_filter */
 	int bits_fd;			/* the filter array inside it */
 	int stats_fd;			/* fb_stats */

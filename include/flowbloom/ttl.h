@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Rule lifetimes: time generations, shared by the XDP program and the CLI.
+ *
+ * Rules added with a lifetime (add --ttl) live in generation arrays: whole
+ * filter arrays (block 0 a copy of the filter's header, block 1 their own
+ * prefix lengths, then the bits), each with one expiry, held by the same
+ * outer map as the filter itself. Slot 0 is the filter (its permanent
+ * rules); generation g of set s sits in slot fb_gen_slot(s, g). The set in
+ * use is the filter header's gen bit, which `load --replace` flips with the
+ * array it installs in slot 0: a replace fills the other set aside and its
+ * one switch of slot 0 switches the generations with it.
+ *
+ * The data path probes the filter, then, only if the filter's header has
+ * generations (gens != 0), each generation whose expiry (in jiffies,
+ * bpf_jiffies64()) is still ahead. A filter without lifetimes pays one test
+ * of a header word it has already loaded.
+ *
+ * A rule with lifetime T expiring at E joins a generation expiring in
+ * [E, E + T / FB_GEN_DIV], so it matches until E and stops matching by
+ * E + T / FB_GEN_DIV: time wheels with a relative precision, after the
+ * timing-wheel idea of Varghese and Lauck (1987), but with no cascading
+ * (a Bloom filter cannot move its rules): a later generation is started
+ * instead.
+ */
+#ifndef FLOWBLOOM_TTL_H
+#define FLOWBLOOM_TTL_H
+
+#include <linux/types.h>
+
+/* Generation slots per set; the header's gens mask has a bit for each. */
+#define FB_GEN_SLOTS 16
+/* Relative precision: a rule stops matching at most TTL / FB_GEN_DIV late. */
+#define FB_GEN_DIV 4
+/* Entries of the outer map: the filter, then two sets of generations. */
+#define FB_OUTER_ENTRIES (1 + 2 * FB_GEN_SLOTS)
+
+/* Outer-map slot of generation g (0..FB_GEN_SLOTS-1) of set (hdr gen bit). */
+static __always_inline __u32 fb_gen_slot(__u32 set, __u32 g)
+{
+	return 1 + (set & 1) * FB_GEN_SLOTS + (g & (FB_GEN_SLOTS - 1));
+}
+
+#endif

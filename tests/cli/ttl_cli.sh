@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Rules with a lifetime through the CLI (no traffic: the data path's side
+# is tests/program/test_ttl.c and tests/e2e/guard.sh): add/load --ttl,
+# durations, info (generations, ends, fill; -j), query/count/del over
+# generations, load --replace carrying them, load --replace --ttl replacing
+# them and keeping the permanent rules, export/import carrying them (and
+# dropping those ended), the set algebra refusing such files, check and
+# --repair (stale generation slots, ended generations), metrics, refusals
+# (filter types, --confirm exact), and every replace/import result
+# checked through the real program (replay).
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin ttl_cli
+cleanup() { t_cleanup_filters; }
+t_traps
+PY=python3
+
+gens() { "$FB" -j info "$1" | $PY -c 'import json,sys; print(len(json.load(sys.stdin)["generations"]))'; }
+maybe() { "$FB" query "$@" | tail -1 | cut -d' ' -f1; }
+# replay_drops NAME PCAP: packets the real program drops
+replay_drops() { "$FB" -j replay "$1" "$2" | $PY -c 'import json,sys; print(json.load(sys.stdin)["drop"])'; }
+
+# One UDP packet from each of 198.51.100.1-4 to 203.0.113.1.
+$PY - "$T_TMP/s.pcap" <<'PY'
+import struct, sys
+def csum(b):
+    s = sum(struct.unpack("!10H", b))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+out = open(sys.argv[1], "wb")
+out.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+for i in range(1, 5):
+    udp = struct.pack("!HHHH", 1000, 53, 12, 0) + b"ping"
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0,
+                     bytes([198, 51, 100, i]), bytes([203, 0, 113, 1]))
+    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+    fr = b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00" + ip + udp
+    out.write(struct.pack("<IIII", 0, 0, len(fr), len(fr)) + fr)
+PY
+check "replay sees 4 packets" test "$("$FB" -j replay x "$T_TMP/s.pcap" 2>&1; true)"
+
+# --- durations and refusals
+"$FB" create p --capacity 1000 --fp-rate 0.0001 >/dev/null
+for d in 2 2s 1.5s 500ms 10m 1h 1d; do
+	"$FB" add p src 198.51.100.9 --ttl "$d" >/dev/null 2>&1
+	check_eq "--ttl $d accepted" "$?" 0
+done
+for d in 0 -1s 2x s 1e9 31d 5ms; do
+	"$FB" add p src 198.51.100.9 --ttl "$d" >/dev/null 2>&1
+	check_eq "--ttl $d: usage error" "$?" 2
+done
+"$FB" add p src 198.51.100.9 --ttl >/dev/null 2>&1
+check_eq "--ttl without a value: usage error" "$?" 2
+check "--ttl=2s form" "$FB" add p src 198.51.100.9 --ttl=2s
+check "--ttl before the flows" "$FB" add p --ttl 2s src 198.51.100.9
+"$FB" destroy p >/dev/null
+"$FB" create cf --capacity 100 --fp-rate 0.01 --confirm exact >/dev/null
+check_fails "--confirm exact filter refuses --ttl" "$FB" add cf src 198.51.100.9 --ttl 2s
+"$FB" create dl --type dleft --capacity 100 --fp-rate 0.01 >/dev/null
+check_fails "dleft filter refuses --ttl" "$FB" load dl /dev/null --ttl 2s
+"$FB" destroy cf >/dev/null
+"$FB" destroy dl >/dev/null
+
+# --- a counting filter: permanent .1, .2 for 1.2 s, .3 for 60 s
+"$FB" create c --capacity 1000 --fp-rate 0.0001 --counting >/dev/null
+"$FB" add c src 198.51.100.1 >/dev/null
+T2=$(date +%s%N)
+out=$("$FB" add c src 198.51.100.2 --ttl 2.5s)
+check "add --ttl says where and when it ends" bash -c "echo '$out' | grep -q 'for 2.5 s: generation 0, which ends in [23]\.'"
+printf 'src 198.51.100.3\n' >"$T_TMP/l3"
+check "load --ttl" "$FB" load c "$T_TMP/l3" --ttl 60s
+check_eq "info -j: two generations" "$(gens c)" 2
+"$FB" -j info c | $PY -c '
+import json, sys
+g = json.load(sys.stdin)["generations"]
+assert [x["flows"] for x in g] == [1, 1], g
+assert 1.5 <= g[0]["ends_in"] <= 3.125 and 60 <= g[1]["ends_in"] <= 75, g
+assert all(0 < x["fill_ratio"] < 0.01 and not x["expired"] for x in g), g' &&
+	pass "info -j: generations by end, flows, fill" || fail "info -j generations"
+check "info shows the generations" bash -c "'$FB' info c | grep -q 'rules with a lifetime: 2 generations'"
+check_eq "query: all three" "$(maybe c src 198.51.100.1 src 198.51.100.2 src 198.51.100.3)" 3
+check_eq "count adds the generations' copies" "$("$FB" count c src 198.51.100.3 | cut -d' ' -f1)" 1
+check_eq "the program drops all three" "$(replay_drops c "$T_TMP/s.pcap")" 3
+check "export with lifetimes" "$FB" export c "$T_TMP/c.fbx"
+check "export --plain with lifetimes" "$FB" export c "$T_TMP/cp.fbx" --plain
+check_fails "merge refuses a file with lifetimes" "$FB" merge c "$T_TMP/c.fbx" --into m
+"$PY" -c 'import sys, time; time.sleep(max(0, int(sys.argv[1]) / 1e9 + 3.2 - time.time()))' "$T2"
+check_eq "after 2.5 s + 1/4: .2 no longer matches (query)" "$(maybe c src 198.51.100.2)" 0
+check_eq "... nor in the program" "$(replay_drops c "$T_TMP/s.pcap")" 2
+"$FB" check c >"$T_TMP/chk"
+check "check: clean, and says a generation ended" grep -q "1 generation of rules with a lifetime ended" "$T_TMP/chk"
+check "check --repair reclaims it" "$FB" check c --repair
+check_eq "... one generation left" "$(gens c)" 1
+
+# load --replace: the permanent rules replaced, the lifetimes carried.
+printf 'src 198.51.100.4\n' >"$T_TMP/l4"
+check "load --replace" "$FB" load c "$T_TMP/l4" --replace
+check_eq "replaced: .1 gone, .4 in, .3 (60 s) carried" "$(maybe c src 198.51.100.1 src 198.51.100.4 src 198.51.100.3)" 2
+check_eq "... in the program: .3 and .4 dropped" "$(replay_drops c "$T_TMP/s.pcap")" 2
+no_stale() { "$FB" -j check "$1" | grep -q '"stale_generations":0'; }
+check "... clean, no stale slot" no_stale c
+# load --replace --ttl: the rules with a lifetime replaced, .4 kept.
+printf 'src 198.51.100.2\n' >"$T_TMP/l2"
+check "load --replace --ttl" "$FB" load c "$T_TMP/l2" --replace --ttl 30s
+check_eq "replaced with a lifetime: .3 gone, .2 in, .4 kept" "$(maybe c src 198.51.100.3 src 198.51.100.2 src 198.51.100.4)" 2
+check_eq "... in the program: .2 and .4" "$(replay_drops c "$T_TMP/s.pcap")" 2
+check_eq "... one generation" "$(gens c)" 1
+check "... clean" "$FB" check c
+# del over generations (counting): .2 has a lifetime, .4 not.
+check "del a rule with a lifetime" "$FB" del c src 198.51.100.2
+check_eq "... gone" "$(maybe c src 198.51.100.2)" 0
+check_fails "del of a rule held nowhere is refused" "$FB" del c src 198.51.100.2
+check "... and the filter is clean" "$FB" check c
+
+# --- import: lifetimes carried as wall-clock ends; an ended one dropped
+check "import the export" "$FB" import "$T_TMP/c.fbx" ci
+check_eq "imported: .1 permanent, .3 (60 s) in; .2 ended before the import" \
+	"$(maybe ci src 198.51.100.1 src 198.51.100.3 src 198.51.100.2)" 2
+check_eq "... one generation, about a minute left" "$("$FB" -j info ci | $PY -c '
+import json,sys; g=json.load(sys.stdin)["generations"]; print(len(g), 55 < g[0]["ends_in"] < 75)')" "1 True"
+check_eq "... in the program" "$(replay_drops ci "$T_TMP/s.pcap")" 2
+check "... clean" "$FB" check ci
+# The plain form carries them alike (the default export is compressed).
+check "import the plain export" "$FB" import "$T_TMP/cp.fbx" cip
+check_eq "plain import: .1 and .3 in, .2 ended" \
+	"$(maybe cip src 198.51.100.1 src 198.51.100.3 src 198.51.100.2)" 2
+# A corrupted generation section is refused whole.
+size=$(stat -c %s "$T_TMP/c.fbx")
+$PY -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[int(sys.argv[2]) - 200] ^= 1; open(sys.argv[3], "wb").write(b)' \
+	"$T_TMP/c.fbx" "$size" "$T_TMP/bad.fbx"
+check_fails "a flipped bit in a generation: refused" "$FB" import "$T_TMP/bad.fbx" cb
+head -c $((size - 100)) "$T_TMP/c.fbx" >"$T_TMP/short.fbx"
+check_fails "a truncated generation: refused" "$FB" import "$T_TMP/short.fbx" cb
+check_fails "... through a pipe too" bash -c "cat '$T_TMP/short.fbx' | '$FB' import - cb"
+check_eq "... nothing created" "$("$FB" list | grep -c '^cb')" 0
+
+# --- a killed add left a generation slot no mask names: check finds it
+"$FB" create k --capacity 100 --fp-rate 0.01 >/dev/null
+(strace -f -qq -o /dev/null -e trace=bpf -e inject=bpf:signal=KILL:when=20 \
+	"$FB" add k src 198.51.100.9 --ttl 30s >/dev/null 2>&1) 2>/dev/null
+"$FB" check k >/dev/null 2>&1 || "$FB" check k --repair >/dev/null
+check "after a killed add and check --repair: clean" "$FB" check k
+check "metrics reads filters with generations" bash -c "'$FB' metrics | grep -q '^flowbloom_filter_generations{filter=\"c\"} 1'"
+t_finish

@@ -1,0 +1,349 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Rules with a lifetime and `flowbloom guard`, live: a sender namespace
+# (202 source addresses) and a receiver namespace whose veth carries the XDP
+# program, attached with --monitor to filter g, which guard both reads and
+# bans into. The receiver counts every datagram per source and time.
+#  - add --ttl 2s: a source's traffic dropped from the add until 2 s, and
+#    arriving again by 2 s + 2 s/4;
+#  - a flood from 4 sources among 200 others (5 pps each): the 3 not in
+#    --never banned within two intervals, their traffic dropped while the
+#    ban lasts, extended while they flood, unbanned (their low-rate traffic
+#    arrives again) within TTL + TTL/4 of their last interval above; the
+#    4th spared; none of the 200 others ever banned or dropped; metrics;
+#  - a concurrent --dry-run guard into filter d: the same bans reported, d
+#    unchanged (digest, no generation, no counter pin); another, --by dst,
+#    reports the flooded destination;
+#  - --announce under ExaBGP peering BIRD: the blackhole route with community
+#    65535:666 appears in BIRD and is withdrawn when the ban ends.
+# Addresses: 198.51.100.0/24 only; AS 64512/64513. The EXIT trap removes the
+# namespaces, the daemons (run only inside them) and every pin.
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin guard
+
+PY=$(python3 -c 'import sys; print(sys.executable)')
+NS=fbgS$$ # sender: 198.51.100.20-219 (200), .230-.233 (floods), .2
+NR=fbgR$$ # receiver: 198.51.100.1, the XDP filter
+VS=fbgvs$$
+VR=fbgvr$$
+
+cleanup() {
+	[ -f "$T_TMP/exa.pid" ] && kill "$(cat "$T_TMP/exa.pid")" 2>/dev/null
+	[ -f "$T_TMP/bird.pid" ] && kill "$(cat "$T_TMP/bird.pid")" 2>/dev/null
+	[ -n "${GPID:-}" ] && kill "$GPID" 2>/dev/null
+	[ -n "${DPID:-}" ] && kill "$DPID" 2>/dev/null
+	[ -n "${FPID:-}" ] && kill "$FPID" 2>/dev/null
+	[ -n "${DSTPID:-}" ] && kill "$DSTPID" 2>/dev/null
+	sleep 0.2
+	ip netns del "$NS" 2>/dev/null
+	ip netns del "$NR" 2>/dev/null
+	t_cleanup_filters
+}
+t_traps
+
+# --- usage ---------------------------------------------------------------------------
+"$FB" create u --capacity 100 --fp-rate 0.01 >/dev/null
+for bad in "u --into u --ttl 2s" "u --into u --pps 10" "u --pps 10 --ttl 2s" \
+	"u --into u --pps 10 --ttl 0s" "u --into u --pps 10 --ttl 2x" "u --into u --bps 10 --ttl 1s --by both" \
+	"u --into u --pps 10 --ttl 1s --flowspec" "u --into u --pps 10 --ttl 1s --announce=x"; do
+	"$FB" guard $bad >/dev/null 2>&1
+	check_eq "guard $bad: usage error" "$?" 2
+done
+check_fails "guard: a filter without monitoring is refused" "$FB" guard u --into u --pps 10 --ttl 1s
+echo "198.51.100.7 junk" >"$T_TMP/bad.never"
+"$FB" add u src 198.51.100.9 --ttl 5m >/dev/null
+"$FB" guard u --into u --pps 10 --ttl 1s --never "$T_TMP/bad.never" 2>"$T_TMP/err" >/dev/null
+check "guard: a bad --never file is named FILE:LINE" grep -q "bad.never:1:" "$T_TMP/err"
+check_fails "add --ttl: a cuckoo filter is refused" bash -c \
+	"'$FB' create cu --type cuckoo --capacity 100 --fp-rate 0.01 >/dev/null && '$FB' add cu src 198.51.100.9 --ttl 5s"
+"$FB" add u src 198.51.100.9 --ttl 3d >/dev/null 2>&1
+check_eq "add --ttl 3d: accepted" "$?" 0
+"$FB" add u src 198.51.100.9 --ttl 31d >/dev/null 2>&1
+check_eq "add --ttl 31d: usage error" "$?" 2
+"$FB" destroy u >/dev/null
+"$FB" destroy cu >/dev/null
+
+if ! ip netns add "$NS" 2>/dev/null || ! ip netns add "$NR" 2>/dev/null; then
+	skip "guard: cannot create network namespaces"
+	t_finish
+fi
+ip link add "$VS" netns "$NS" type veth peer name "$VR" netns "$NR"
+{
+	echo "addr add 198.51.100.2/24 dev $VS"
+	for i in $(seq 20 219) 230 231 232 233; do echo "addr add 198.51.100.$i/24 dev $VS"; done
+	echo "link set $VS up"
+	echo "link set lo up"
+} | ip -n "$NS" -batch -
+ip -n "$NR" addr add 198.51.100.1/24 dev "$VR"
+ip -n "$NR" link set "$VR" up
+ip -n "$NR" link set lo up
+
+check "create g" "$FB" create g --capacity 10000 --fp-rate 0.0001
+check "attach g with monitoring" "$FB" -n "$NR" attach g "$VR" --mode generic --action drop --monitor
+check "create d (the dry run's target)" "$FB" create d --capacity 1000 --fp-rate 0.0001
+"$FB" add d src 198.51.100.99 >/dev/null
+D_BEFORE=$("$FB" -j info d | "$PY" -c 'import json,sys; d=json.load(sys.stdin); print(d["digest"], d["flows"], len(d["generations"]))')
+echo 198.51.100.233 >"$T_TMP/never"
+echo "# operators' own" >>"$T_TMP/never"
+echo "203.0.113.0/24" >>"$T_TMP/never"
+
+# The receiver: every datagram on port 9, by source and arrival time.
+nsenter --net="/run/netns/$NR" "$PY" -c '
+import json, socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 24)
+s.bind(("198.51.100.1", 9))
+s.settimeout(0.5)
+got, end = {}, time.time() + float(sys.argv[2])
+while time.time() < end:
+    try:
+        d, a = s.recvfrom(100)
+    except socket.timeout:
+        continue
+    got.setdefault(a[0], []).append(round(time.time(), 4))
+json.dump(got, open(sys.argv[1], "w"))' "$T_TMP/rx.json" 10.5 &
+RX=$!
+sleep 0.3
+
+# Guards: the real one, and a dry run into d; events as JSON lines.
+"$FB" -j guard g --into g --pps 300 --ttl 2s --interval 0.5s --never "$T_TMP/never" \
+	>"$T_TMP/guard.out" 2>"$T_TMP/guard.ev" &
+GPID=$!
+"$FB" -j guard g --into d --pps 300 --ttl 2s --interval 0.5s --never "$T_TMP/never" --dry-run \
+	>"$T_TMP/dry.out" 2>"$T_TMP/dry.ev" &
+DPID=$!
+"$FB" -j guard g --into d --pps 3000 --ttl 2s --interval 0.5s --by dst --dry-run \
+	>/dev/null 2>"$T_TMP/dst.ev" &
+DSTPID=$!
+"$FB" create f3 --capacity 1000 --fp-rate 0.0001 >/dev/null
+"$FB" guard g --into f3 --pps 300 --ttl 2s --interval 0.5s --never "$T_TMP/never" --announce --flowspec \
+	>"$T_TMP/fs.out" 2>/dev/null &
+FPID=$!
+
+# add --ttl 2s on source .20 (which sends 50 pps throughout).
+T_ADD0=$("$PY" -c 'import time; print(time.time())')
+"$FB" add g src 198.51.100.20 --ttl 2s >/dev/null
+T_ADD1=$("$PY" -c 'import time; print(time.time())')
+
+# The sender: 200 sources at 5 pps (.20 at 50), for 9 s; .230-.233 flood at
+# about 1600 pps from 1 s to 3 s, then send 5 pps.
+nsenter --net="/run/netns/$NS" "$PY" -c '
+import json, socket, sys, time
+srcs = ["198.51.100.%d" % i for i in range(20, 220)]
+floods = ["198.51.100.%d" % i for i in (230, 231, 232, 233)]
+socks = {}
+for a in srcs + floods:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((a, 0))
+    socks[a] = s
+sent = {a: 0 for a in socks}
+t0 = time.time()
+fs, fe = t0 + 1.0, t0 + 3.0
+nxt = {a: t0 + (i % 40) * 0.005 for i, a in enumerate(srcs + floods)}
+while True:
+    now = time.time()
+    if now > t0 + 9.0:
+        break
+    for a in socks:
+        if a in floods and fs <= now < fe:
+            for _ in range(8):
+                socks[a].sendto(b"flood", ("198.51.100.1", 9))
+                sent[a] += 1
+            continue
+        if now >= nxt[a]:
+            socks[a].sendto(b"x", ("198.51.100.1", 9))
+            sent[a] += 1
+            nxt[a] += 0.02 if a == "198.51.100.20" else 0.2
+    time.sleep(0.005)
+json.dump({"t0": t0, "flood_start": fs, "flood_end": fe, "sent": sent}, open(sys.argv[1], "w"))
+' "$T_TMP/tx.json"
+wait $RX
+kill -TERM $GPID $DPID $FPID $DSTPID
+wait $DSTPID
+DSTPID=""
+wait $GPID
+check_eq "guard: exit 0 on SIGTERM" "$?" 0
+wait $DPID
+wait $FPID
+GPID=""
+DPID=""
+FPID=""
+for a in 230 231 232; do
+	check_eq "--flowspec: a discard announced and withdrawn for .$a" \
+		"$(grep -c -e "^announce flow route { match { source 198.51.100.$a/32; } then { discard; } }$" \
+			-e "^withdraw flow route { match { source 198.51.100.$a/32; } }$" "$T_TMP/fs.out")" 2
+done
+check_eq "--flowspec: nothing else on stdout" "$(wc -l <"$T_TMP/fs.out")" 6
+
+"$PY" - "$T_TMP" "$T_ADD0" "$T_ADD1" <<'PYEOF' >"$T_TMP/verdicts"
+import datetime, json, sys
+d, add0, add1 = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+tx = json.load(open(d + "/tx.json"))
+rx = json.load(open(d + "/rx.json"))
+def events(f):
+    out = []
+    for line in open(f):
+        if not line.startswith("{"):
+            continue
+        e = json.loads(line)
+        e["t"] = datetime.datetime.strptime(e["time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+            tzinfo=datetime.timezone.utc).timestamp()
+        out.append(e)
+    return out
+ev, dry = events(d + "/guard.ev"), events(d + "/dry.ev")
+def say(ok, label):
+    print(("PASS " if ok else "FAIL ") + label)
+fs, fe, interval, ttl = tx["flood_start"], tx["flood_end"], 0.5, 2.0
+floods = ["198.51.100.%d" % i for i in (230, 231, 232)]
+bans = {e["address"]: e for e in ev if e["event"] == "ban"}
+unbans = {e["address"]: e for e in ev if e["event"] == "unban"}
+say(sorted(bans) == floods, "the 3 flooding sources banned, no other: %s" % sorted(bans))
+late = {a: round(bans[a]["t"] - fs, 3) for a in bans}
+say(all(0 < v <= 2 * interval + 0.25 for v in late.values()),
+    "each banned within two intervals of the flood's start: %s s" % late)
+say(all(bans[a]["pps_lower"] > 300 and bans[a]["pps_lower"] <= bans[a]["pps"] for a in bans),
+    "each ban's lower limit above 300 pps, below the estimate")
+say([e["address"] for e in ev if e["event"] == "spare"] == ["198.51.100.233"],
+    "the source in --never spared (one event), never banned")
+say(sorted(unbans) == floods, "all 3 unbanned: %s" % sorted(unbans))
+# Extended while flooding: the last interval above ends by fe + interval.
+ends = {a: round(unbans[a]["t"] - fe, 3) for a in unbans}
+say(all(ttl - 0.05 <= v <= interval + ttl * 1.25 + interval + 0.3 for v in ends.values()),
+    "each unbanned TTL to TTL + TTL/4 after its last interval above: %s s after the flood" % ends)
+def arrivals(a, lo, hi):
+    return sum(1 for t in rx.get(a, []) if lo <= t < hi)
+dropped = {a: arrivals(a, bans[a]["t"] + 0.05, unbans[a]["t"] - 0.05) for a in floods if a in unbans}
+say(all(v == 0 for v in dropped.values()), "nothing from them arrived while banned: %s" % dropped)
+back = {a: arrivals(a, unbans[a]["t"] + 0.05, 1e12) for a in floods if a in unbans}
+say(all(v > 0 for v in back.values()), "their traffic arrives again once unbanned: %s" % back)
+n233 = len(rx.get("198.51.100.233", []))
+say(n233 >= tx["sent"]["198.51.100.233"] * 0.9,
+    "the spared source's flood arrived: %d of %d" % (n233, tx["sent"]["198.51.100.233"]))
+others = ["198.51.100.%d" % i for i in range(21, 220)]
+lost = {a: tx["sent"][a] - len(rx.get(a, [])) for a in others if tx["sent"][a] != len(rx.get(a, []))}
+say(not lost, "all 199 other sources' packets arrived, none dropped: %s" % lost)
+# add --ttl 2s on .20: dropped from the add to 2 s, back by 2.5 s.
+r20 = rx.get("198.51.100.20", [])
+inside = [round(t - add0, 3) for t in r20 if add1 < t < add0 + 2.0 - 0.02]
+say(not inside, "add --ttl 2s: nothing from .20 for 2 s after the add (%s)" % inside[:5])
+first = min([t for t in r20 if t > add1] or [1e12]) - add1
+say(2.0 - 0.05 <= first <= 2.5 + 0.1,
+    "add --ttl 2s: .20 arrives again %.3f s after the add (2 to 2.5 s)" % first)
+dst = events(d + "/dst.ev")
+say([(e["event"], e["by"], e["address"]) for e in dst if e["event"] == "ban"] ==
+    [("ban", "dst", "198.51.100.1")] and dst[0]["t"] > fs,
+    "--by dst: the flooded destination, once the flood began (all sources together)")
+say(sorted(e["address"] for e in dry if e["event"] == "ban") == floods and
+    all(e["dry_run"] for e in dry), "dry run: the same 3 bans reported, marked dry_run")
+PYEOF
+while read -r v label; do
+	if [ "$v" = PASS ]; then pass "$label"; else fail "$label"; fi
+done <"$T_TMP/verdicts"
+
+"$FB" metrics >"$T_TMP/metrics"
+check_eq "metrics: guard bans" "$(grep '^flowbloom_guard_bans_total{filter="g"}' "$T_TMP/metrics" | awk '{print $2}')" 3
+check_eq "metrics: guard unbans" "$(grep '^flowbloom_guard_unbans_total{filter="g"}' "$T_TMP/metrics" | awk '{print $2}')" 3
+check_eq "metrics: no active ban" "$(grep '^flowbloom_guard_active_bans{filter="g"}' "$T_TMP/metrics" | awk '{print $2}')" 0
+D_AFTER=$("$FB" -j info d | "$PY" -c 'import json,sys; d=json.load(sys.stdin); print(d["digest"], d["flows"], len(d["generations"]))')
+check_eq "dry run: d unchanged (digest, flows, generations)" "$D_AFTER" "$D_BEFORE"
+check "dry run: no counter pin beside d" test ! -e "$FLOWBLOOM_ROOT/d/guard"
+check_eq "dry run: nothing on stdout" "$(cat "$T_TMP/dry.out" "$T_TMP/guard.out" | wc -c)" 0
+check "g is clean" "$FB" check g
+check "detach" "$FB" -n "$NR" detach "$VR"
+
+# --- --announce under ExaBGP peering BIRD ------------------------------------------
+for tool in bird birdc exabgp; do
+	if ! command -v $tool >/dev/null; then
+		skip "guard --announce: $tool not installed (make deps)"
+		t_finish
+	fi
+done
+# BIRD in the sender namespace (.2), ExaBGP and guard with the receiver (.1).
+cat >"$T_TMP/bird.conf" <<EOF
+router id 198.51.100.2;
+protocol device {}
+flow4 table ft4;
+protocol bgp up { local 198.51.100.2 as 64512; neighbor 198.51.100.1 as 64513;
+  ipv4 { import all; export none; };
+  flow4 { table ft4; import all; export none; }; }
+EOF
+nsenter --net="/run/netns/$NS" bird -c "$T_TMP/bird.conf" -s "$T_TMP/bird.ctl" -P "$T_TMP/bird.pid"
+cat >"$T_TMP/exabgp.conf" <<EOF
+process guard {
+	run $FB guard g --into g --pps 300 --ttl 2s --interval 0.5s --announce;
+	encoder text;
+}
+process guardfs {
+	run $FB guard g --into f3 --pps 300 --ttl 2s --interval 0.5s --announce --flowspec;
+	encoder text;
+}
+neighbor 198.51.100.2 {
+	router-id 198.51.100.1;
+	local-address 198.51.100.1;
+	local-as 64513;
+	peer-as 64512;
+	family { ipv4 unicast; ipv4 flow; }
+	api { processes [ guard guardfs ]; }
+}
+EOF
+check "attach g again" "$FB" -n "$NR" attach g "$VR" --mode generic --action drop --monitor
+check "f3 still clean for the second guard" "$FB" check f3
+(cd "$T_TMP" && exec env exabgp_daemon_user=root exabgp_daemon_daemonize=false \
+	exabgp_api_cli=false exabgp_log_destination="$T_TMP/exabgp.log" \
+	nsenter --net="/run/netns/$NR" exabgp "$T_TMP/exabgp.conf" >>"$T_TMP/exa.out" 2>&1) &
+echo $! >"$T_TMP/exa.pid"
+birdc() { command birdc -s "$T_TMP/bird.ctl" "$@"; }
+ms() { echo $(($(date +%s%N) / 1000000)); }
+# wait_for SECS CMD...: until CMD succeeds; prints the seconds it took.
+wait_for() {
+	local secs=$1 t0
+	shift
+	t0=$(ms)
+	while ! "$@" >/dev/null 2>&1; do
+		if [ $(($(ms) - t0)) -gt $((secs * 1000)) ]; then
+			echo timeout
+			return 1
+		fi
+		sleep 0.1
+	done
+	t0=$(($(ms) - t0))
+	printf '%d.%d\n' $((t0 / 1000)) $((t0 % 1000 / 100))
+}
+route_up() { birdc show route for 198.51.100.230/32 all | grep -q "(65535,666)"; }
+route_gone() { ! birdc show route for 198.51.100.230/32 | grep -q "198.51.100.230/32"; }
+flow_up() { birdc show route table ft4 | grep -q "flow4 { src 198.51.100.230/32; }"; }
+flow_gone() { ! flow_up; }
+if [ "$(wait_for 30 bash -c "command birdc -s '$T_TMP/bird.ctl' show protocols up | grep -q Established")" = timeout ]; then
+	fail "guard --announce: the BGP session did not come up ($(tail -c 300 "$T_TMP/exa.out"))"
+	t_finish
+fi
+pass "guard --announce: ExaBGP (running guard) peers with BIRD"
+check "before the flood: no route" route_gone
+nsenter --net="/run/netns/$NS" "$PY" -c '
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("198.51.100.230", 0))
+end = time.time() + 2.0
+while time.time() < end:
+    for _ in range(8):
+        s.sendto(b"flood", ("198.51.100.1", 9))
+    time.sleep(0.005)' &
+FLOOD=$!
+took=$(wait_for 6 route_up)
+if [ "$took" != timeout ]; then pass "the blackhole route reaches BIRD with community 65535:666 within ${took} s"; else fail "no route in BIRD: $(birdc show route all | tail -5 | tr '\n' ' ') $(tail -c 300 "$T_TMP/exa.out")"; fi
+took=$(wait_for 3 flow_up)
+if [ "$took" != timeout ]; then pass "--flowspec: the FlowSpec discard reaches BIRD"; else fail "--flowspec: no flow4 route in BIRD: $(birdc show route table ft4 all | tail -5 | tr '\n' ' ')"; fi
+check "next hop: guard's side (next-hop self)" bash -c "command birdc -s '$T_TMP/bird.ctl' show route for 198.51.100.230/32 all | grep -q 'BGP.next_hop: 198.51.100.1'"
+wait $FLOOD
+T_END=$(ms)
+took=$(wait_for 8 route_gone)
+if [ "$took" != timeout ]; then
+	pass "the route is withdrawn when the ban ends (${took} s after the flood)"
+	gone=$((($(ms) - T_END)))
+	check_eq "... not before the TTL (2 s)" "$([ "$gone" -ge 1900 ] && echo yes)" yes
+else
+	fail "the route was never withdrawn"
+fi
+check "--flowspec: the FlowSpec route is withdrawn too" wait_for 3 flow_gone
+grep -q '"announce route 198.51.100.230/32 next-hop self community \[65535:666\]"\|announce route 198.51.100.230/32' "$T_TMP/exabgp.log" "$T_TMP/exa.out" 2>/dev/null
+t_finish

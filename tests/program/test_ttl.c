@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Rules with a lifetime (user/lib/store/gens.c, include/flowbloom/ttl.h)
+ * through the real XDP program (BPF_PROG_TEST_RUN), against the clock:
+ *  - rules added for 2 s (5-tuples and a source address, plain and counting
+ *    filters) match at every probe until 2 s after the add began, and none
+ *    of them after 2 s + 2 s / FB_GEN_DIV (+ clock slack) from its end;
+ *  - thousands of rules with random lifetimes (0.3 to 3 s), added in
+ *    batches over 4 s, against an exact model of when each must match and
+ *    when it must not; a `load --replace` of the permanent rules in the
+ *    middle carries them (no miss before their end, no match after);
+ *  - a filter without lifetimes has no generation (the data path's test).
+ * Each probe runs the whole program (parse, filter, generations).
+ */
+#include <math.h>
+#include "counting_test.h"
+#include "store/gens.h"
+#include "store/jiffies.h"
+#include "util.h"
+
+#define SLACK 0.03 /* clock reads, bracket of the jiffies calibration, ticks */
+
+struct rule {
+	struct fb_key key;
+	double t_lo, t_hi; /* fb_now() before and after the add */
+	double ttl;
+	bool refused;
+};
+
+static int probe(const struct prog *pr, const struct fb_key *k)
+{
+	int m, v = test_probe_flow(pr->fd, pr->trace_fd, k, &m);
+
+	return v < 0 ? -1 : v == XDP_DROP;
+}
+
+/* A source-address rule and a packet from that address. */
+static void src_rule(uint64_t *seed, struct fb_key *rule, struct fb_key *pkt)
+{
+	test_random_flow(seed, pkt, 0);
+	memset(rule, 0, sizeof(*rule));
+	memcpy(rule->saddr, pkt->saddr, 16);
+	rule->kind = FB_KIND_SRC;
+	rule->plen = 128;
+	rule->family = pkt->family;
+}
+
+static void two_seconds(unsigned bits)
+{
+	enum { N = 200 };
+	struct fb_key keys[N], src, src_pkt, perm[N];
+	double t0, t1, t, first_miss = 1e9, last_hit = 0, bound;
+	long errors = 0, early = 0, perm_miss = 0;
+	uint64_t seed = 0x2121 + bits;
+	struct fb_gen where;
+	struct fb_store f;
+	struct prog pr;
+	char name[32], label[200];
+	size_t bad;
+	int i, m;
+
+	snprintf(name, sizeof(name), "ttl2-%u", bits);
+	if (!ASSERT_EQ(make_filter(name, FB_LAYOUT_BLOCKED, bits, 4000, 1e-6, &f), 0, "create"))
+		return;
+	if (!ASSERT_EQ(prog_load(&f, &pr), 0, "load the program"))
+		goto close;
+	for (i = 0; i < N; i++) {
+		test_random_flow(&seed, &keys[i], i & 1);
+		test_random_flow(&seed, &perm[i], i & 1);
+	}
+	src_rule(&seed, &src, &src_pkt);
+	fb_store_lock(&f);
+	ASSERT_EQ(fb_rules_add(&f, perm, N, &bad), 0, "permanent rules added");
+	ASSERT_EQ(f.hdr->gens, 0, "a filter without lifetimes has no generation");
+	t0 = fb_now();
+	ASSERT_EQ(fb_gens_add(&f, keys, N, 2.0, &bad, &where), 0, "200 flows added for 2 s");
+	ASSERT_EQ(fb_gens_add(&f, &src, 1, 2.0, &bad, NULL), 0, "a source added for 2 s");
+	t1 = fb_now();
+	fb_store_unlock(&f);
+	snprintf(label, sizeof(label), "%s: one generation, ending in %.3f s (2 to 2.5 s)",
+		 bits ? "counting" : "plain", where.secs);
+	ASSERT_TRUE(f.hdr->gens == 1 && where.secs >= 2.0 - (t1 - t0) && where.secs <= 2.55, label);
+	bound = t1 + 2.0 + 2.0 / FB_GEN_DIV + SLACK;
+	/* Probe every 20 ms until well past the bound. */
+	while ((t = fb_now()) < bound + 0.3) {
+		int all = 1, any = 0;
+
+		for (i = 0; i < N + 1; i++) {
+			m = probe(&pr, i < N ? &keys[i] : &src_pkt);
+			errors += m < 0;
+			all &= m == 1;
+			any |= m == 1;
+		}
+		if (!all && t < first_miss)
+			first_miss = t;
+		if (any)
+			last_hit = fb_now();
+		if (!all && t < t0 + 2.0)
+			early++;
+		usleep(20000);
+	}
+	for (i = 0; i < N; i++)
+		perm_miss += probe(&pr, &perm[i]) != 1;
+	snprintf(label, sizeof(label), "%s: every probe ran", bits ? "counting" : "plain");
+	ASSERT_EQ(errors, 0, label);
+	snprintf(label, sizeof(label),
+		 "%s: all 201 rules matched at every probe until 2 s (first miss at %.3f s)",
+		 bits ? "counting" : "plain", first_miss - t0);
+	ASSERT_TRUE(!early && first_miss >= t0 + 2.0, label);
+	snprintf(label, sizeof(label),
+		 "%s: none matched after 2 s + 2 s/%d (last match at %.3f s, bound %.3f s)",
+		 bits ? "counting" : "plain", FB_GEN_DIV, last_hit - t0, bound - t0);
+	ASSERT_TRUE(last_hit <= bound, label);
+	snprintf(label, sizeof(label), "%s: the permanent rules still match",
+		 bits ? "counting" : "plain");
+	ASSERT_EQ(perm_miss, 0, label);
+	fb_store_lock(&f);
+	snprintf(label, sizeof(label), "%s: the next writer reclaims the generation",
+		 bits ? "counting" : "plain");
+	ASSERT_TRUE(fb_gens_reclaim(&f) == 1 && f.hdr->gens == 0, label);
+	fb_store_unlock(&f);
+	fb_load_close(pr.skel);
+close:
+	fb_store_close(&f);
+	drop_filter(name);
+}
+
+static void random_model(void)
+{
+	enum { BATCHES = 40, PER = 100, N = BATCHES * PER, PERM = 500 };
+	struct rule *r = calloc(N, sizeof(*r));
+	struct fb_key *keys = calloc(PER, sizeof(*keys)), *perm = calloc(PERM, sizeof(*perm));
+	long checks = 0, fn = 0, late = 0, errors = 0, refused = 0, must = 0, mustnot = 0;
+	double t_start, t_end, tick = fb_jiffies_tick(), t;
+	uint64_t seed = 0x7a7a;
+	int b, i, j, maxgens = 0, replaced = 0;
+	struct fb_store f;
+	struct prog pr;
+	char label[200];
+	size_t bad;
+
+	if (!ASSERT_TRUE(r && keys && perm, "memory"))
+		goto out;
+	if (!ASSERT_EQ(make_filter("ttl-model", FB_LAYOUT_BLOCKED, 4, 6000, 1e-7, &f), 0,
+		       "create a counting filter"))
+		goto out;
+	if (!ASSERT_EQ(prog_load(&f, &pr), 0, "load the program"))
+		goto close;
+	for (i = 0; i < PERM; i++)
+		test_random_flow(&seed, &perm[i], i & 1);
+	t_start = fb_now();
+	/* A batch every 100 ms, each with its own random lifetime; every
+	 * rule added so far probed between batches. */
+	for (b = 0; b < BATCHES + 25; b++) {
+		if (b < BATCHES) {
+			double ttl = 0.3 + (test_rand64(&seed) % 2700) / 1000.0;
+			int rc;
+
+			for (i = 0; i < PER; i++) {
+				test_random_flow(&seed, &r[b * PER + i].key, i & 1);
+				keys[i] = r[b * PER + i].key;
+			}
+			fb_store_lock(&f);
+			t = fb_now();
+			rc = fb_gens_add(&f, keys, PER, ttl, &bad, NULL);
+			for (i = 0; i < PER; i++) {
+				r[b * PER + i].t_lo = t;
+				r[b * PER + i].t_hi = fb_now();
+				r[b * PER + i].ttl = ttl;
+				r[b * PER + i].refused = rc != 0;
+			}
+			refused += rc != 0;
+			maxgens = __builtin_popcount(f.hdr->gens) > maxgens
+					  ? __builtin_popcount(f.hdr->gens)
+					  : maxgens;
+			/* Halfway: the permanent rules replaced (load --replace),
+			 * the rules with a lifetime carried over. */
+			if (b == BATCHES / 2)
+				replaced =
+					!fb_rules_replace(&f, f.hdr->nblocks, f.hdr->k, perm, PERM, &bad);
+			fb_store_unlock(&f);
+		}
+		for (j = 0; j < (b < BATCHES ? (b + 1) * PER : N); j++) {
+			double before, after;
+			int m;
+
+			if (r[j].refused)
+				continue;
+			before = fb_now();
+			m = probe(&pr, &r[j].key);
+			after = fb_now();
+			checks++;
+			errors += m < 0;
+			if (after < r[j].t_lo + r[j].ttl) {
+				must++;
+				fn += m != 1;
+			} else if (before > r[j].t_hi + r[j].ttl * (1 + 1.0 / FB_GEN_DIV) + SLACK) {
+				mustnot++;
+				late += m == 1;
+			}
+		}
+		usleep(100000 - (int)(fmod(fb_now() - t_start, 0.1) * 1e6) % 100000);
+	}
+	t_end = fb_now();
+	ASSERT_EQ(errors, 0, "model: every probe ran");
+	ASSERT_EQ(refused, 0, "model: no batch refused (generations enough for 0.3-3 s)");
+	ASSERT_TRUE(replaced, "model: load --replace of the permanent rules in the middle");
+	snprintf(label, sizeof(label),
+		 "model: %ld probes of %d rules over %.1f s (tick %.0f ms, up to %d generations): "
+		 "%ld while they must match, no miss",
+		 checks, N, t_end - t_start, tick * 1e3, maxgens, must);
+	ASSERT_EQ(fn, 0, label);
+	snprintf(label, sizeof(label),
+		 "model: %ld probes after TTL + TTL/%d: none matched (false positives at 1e-7)",
+		 mustnot, FB_GEN_DIV);
+	ASSERT_EQ(late, 0, label);
+	ASSERT_TRUE(must > 10000 && mustnot > 10000, "model: both sides probed at length");
+	for (i = 0; i < PERM; i++)
+		errors += probe(&pr, &perm[i]) != 1;
+	ASSERT_EQ(errors, 0, "model: the replaced permanent rules match");
+	fb_load_close(pr.skel);
+close:
+	fb_store_close(&f);
+	drop_filter("ttl-model");
+out:
+	free(r);
+	free(keys);
+	free(perm);
+}
+
+int main(void)
+{
+	double t0 = now();
+
+	rig_init();
+	if (fb_jiffies_init()) {
+		test_skip("ttl", "cannot read jiffies through BPF_PROG_TEST_RUN");
+		return test_summary();
+	}
+	two_seconds(0);
+	two_seconds(4);
+	random_model();
+	printf("ttl: %.2f s\n", now() - t0);
+	return test_summary();
+}

@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `flowbloom guard`: read the sketch of an attached filter every interval,
+ * ban the addresses whose traffic is certainly above a threshold (lower
+ * confidence limit, monitor/guard.h) by adding them with a lifetime to a
+ * drop filter, extend a ban while its address stays above, and report the
+ * end of each ban. The lifetimes are kept by the data path itself
+ * (store/gens.h): a ban ends on time whether guard still runs or not.
+ *
+ * Events: one line each on stderr (a JSON object with -j); counters pinned
+ * beside the ban filter for `metrics`; with --announce, ExaBGP API commands
+ * on stdout (a blackhole route with community 65535:666, or a FlowSpec
+ * discard) and their withdrawal when the ban ends or guard stops.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "clock.h"
+#include "cmd.h"
+#include "fleet/bgp.h"
+#include "monitor/guard.h"
+#include "monview.h"
+#include "output.h"
+#include "parse.h"
+#include "store/gens.h"
+#include "store/jiffies.h"
+#include "util.h"
+
+enum announce { ANN_NONE, ANN_RTBH, ANN_FLOWSPEC };
+
+struct ban {
+	struct fb_key key;
+	__u64 expires; /* jiffies: the data path stops matching then */
+	double since;  /* fb_now() of the ban */
+	bool spared;   /* in --never: noted once, never banned */
+};
+
+struct guard {
+	const char *name, *into;
+	double pps, bps, ttl, interval;
+	bool by_dst, dry_run;
+	enum announce announce;
+	__u64 count; /* intervals to run (0: until stopped) */
+	struct fb_never_list never;
+	struct ban *bans;
+	size_t nbans, cap;
+	struct fb_guard_stats delta; /* not yet written to the pin */
+	__u64 active;
+};
+
+static void addr_text(const struct fb_key *k, char *buf, size_t len)
+{
+	const __u8 *a = k->kind == FB_KIND_DST ? k->daddr : k->saddr;
+
+	if (k->family == FB_FAMILY_IPV4)
+		inet_ntop(AF_INET, a + 12, buf, len);
+	else
+		inet_ntop(AF_INET6, a, buf, len);
+}
+
+static void announce(const struct guard *g, const struct fb_key *k, bool withdraw)
+{
+	char a[INET6_ADDRSTRLEN];
+	int plen = k->family == FB_FAMILY_IPV4 ? 32 : 128;
+
+	if (g->announce == ANN_NONE || g->dry_run)
+		return;
+	addr_text(k, a, sizeof(a));
+	if (g->announce == ANN_RTBH)
+		printf("%s route %s/%d next-hop self%s\n", withdraw ? "withdraw" : "announce", a,
+		       plen, withdraw ? "" : " community [65535:666]");
+	else if (withdraw)
+		printf("withdraw flow route { match { %s %s/%d; } }\n",
+		       g->by_dst ? "destination" : "source", a, plen);
+	else
+		printf("announce flow route { match { %s %s/%d; } then { discard; } }\n",
+		       g->by_dst ? "destination" : "source", a, plen);
+	/* ExaBGP reads a command a line. */
+	fflush(stdout);
+}
+
+/* One event: a line on stderr, or a JSON object with -j. */
+static void event(const struct guard *g, const char *what, const struct fb_key *k,
+		  const struct fb_guard_addr *a, double secs, double ends_in, double lasted)
+{
+	char addr[INET6_ADDRSTRLEN], when[64];
+	const char *by = g->by_dst ? "dst" : "src";
+
+	addr_text(k, addr, sizeof(addr));
+	fb_clock_format(fb_clock_real_ns(), true, when, sizeof(when));
+	if (fb_json) {
+		fprintf(stderr,
+			"{\"time\": \"%s\", \"event\": \"%s\", \"by\": \"%s\", \"address\": \"%s\"",
+			when, what, by, addr);
+		if (a)
+			fprintf(stderr,
+				", \"pps\": %.1f, \"pps_lower\": %.1f, \"bps\": %.1f, "
+				"\"bps_lower\": "
+				"%.1f, \"flows\": %u",
+				a->packets / secs, a->lo_packets / secs, a->bytes * 8.0 / secs,
+				a->lo_bytes * 8.0 / secs, a->flows);
+		if (ends_in >= 0)
+			fprintf(stderr, ", \"ttl\": %g, \"ends_in\": %.3f", g->ttl, ends_in);
+		if (lasted >= 0)
+			fprintf(stderr, ", \"lasted\": %.3f", lasted);
+		fprintf(stderr, ", \"filter\": \"%s\", \"dry_run\": %s}\n", g->into,
+			g->dry_run ? "true" : "false");
+	} else if (a) {
+		fprintf(stderr,
+			"flowbloom: guard: %s%s %s %s: %.1f pps, %.0f bit/s (at least %.1f pps, "
+			"%.0f "
+			"bit/s, %u flow%s)",
+			g->dry_run ? "(dry run) " : "", what, by, addr, a->packets / secs,
+			a->bytes * 8.0 / secs, a->lo_packets / secs, a->lo_bytes * 8.0 / secs,
+			a->flows, a->flows == 1 ? "" : "s");
+		if (ends_in >= 0)
+			fprintf(stderr, "; in %s for %g s, ends in %.3f s", g->into, g->ttl,
+				ends_in);
+		fputc('\n', stderr);
+	} else {
+		fprintf(stderr, "flowbloom: guard: %s%s %s %s after %.3f s\n",
+			g->dry_run ? "(dry run) " : "", what, by, addr, lasted);
+	}
+	fflush(stderr);
+}
+
+static struct ban *find(struct guard *g, const struct fb_key *k)
+{
+	size_t i;
+
+	for (i = 0; i < g->nbans; i++)
+		if (!memcmp(&g->bans[i].key, k, sizeof(*k)))
+			return &g->bans[i];
+	return NULL;
+}
+
+static struct ban *push(struct guard *g, const struct fb_key *k)
+{
+	if (g->nbans == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 64;
+		struct ban *b = realloc(g->bans, cap * sizeof(*b));
+
+		if (!b)
+			return NULL;
+		g->bans = b;
+		g->cap = cap;
+	}
+	memset(&g->bans[g->nbans], 0, sizeof(g->bans[0]));
+	g->bans[g->nbans].key = *k;
+	return &g->bans[g->nbans++];
+}
+
+/* Counters into the pin beside the ban filter (under its lock). */
+static void flush_stats(struct guard *g, struct fb_store *b, int sfd)
+{
+	struct fb_guard_stats s;
+
+	if (sfd < 0 || fb_guard_stats_read(sfd, &s))
+		return;
+	s.bans += g->delta.bans;
+	s.extended += g->delta.extended;
+	s.unbans += g->delta.unbans;
+	s.intervals += g->delta.intervals;
+	s.refused += g->delta.refused;
+	s.active = g->active;
+	(void)b;
+	if (!fb_guard_stats_write(sfd, &s))
+		memset(&g->delta, 0, sizeof(g->delta));
+}
+
+/* Bans whose lifetime ran out: the data path stopped matching them when
+ * the kernel's jiffies reached their expiry (fb_jiffies_now() is never
+ * ahead of the kernel's). */
+static void expire(struct guard *g)
+{
+	__u64 now = fb_jiffies_now();
+	size_t i, j;
+
+	for (i = j = 0; i < g->nbans; i++) {
+		struct ban *b = &g->bans[i];
+
+		if (!b->spared && b->expires <= now) {
+			event(g, "unban", &b->key, NULL, 0, -1, fb_now() - b->since);
+			announce(g, &b->key, true);
+			g->delta.unbans++;
+			g->active--;
+			continue;
+		}
+		g->bans[j++] = *b;
+	}
+	g->nbans = j;
+}
+
+/* The earliest expiry among the bans, as a fb_now() deadline (0: none). */
+static double next_end(const struct guard *g)
+{
+	double t = 0, s;
+	size_t i;
+
+	for (i = 0; i < g->nbans; i++) {
+		if (g->bans[i].spared)
+			continue;
+		s = fb_now() + fb_jiffies_secs(g->bans[i].expires) + fb_jiffies_tick();
+		if (!t || s < t)
+			t = s;
+	}
+	return t;
+}
+
+/* One interval's addresses: ban or extend those certainly above. */
+static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct fb_guard_addr *a,
+		    int n, double secs)
+{
+	struct fb_key *keys = calloc(n ? n : 1, sizeof(*keys));
+	bool *fresh = calloc(n ? n : 1, sizeof(*fresh));
+	const struct fb_guard_addr **of = calloc(n ? n : 1, sizeof(*of));
+	struct fb_gen where = { 0 };
+	size_t nk = 0, bad, i;
+	int rc = -1, err;
+
+	if (!keys || !fresh || !of) {
+		fb_err("out of memory");
+		goto out;
+	}
+	for (i = 0; i < (size_t)n; i++) {
+		bool above = (g->pps > 0 && a[i].lo_packets / secs > g->pps) ||
+			     (g->bps > 0 && a[i].lo_bytes * 8.0 / secs > g->bps);
+		struct ban *b;
+
+		if (!above)
+			continue;
+		b = find(g, &a[i].key);
+		if (!b && g->never.n && fb_never_has(&g->never, &a[i].key)) {
+			b = push(g, &a[i].key);
+			if (!b)
+				goto oom;
+			b->spared = true;
+			event(g, "spare", &a[i].key, &a[i], secs, -1, -1);
+			continue;
+		}
+		if (b && b->spared)
+			continue;
+		if (b && b->expires >= fb_jiffies_after(g->ttl)) {
+			/* Extended, and its generation already lasts a TTL
+			 * from now: nothing to write (a copy per interval
+			 * would saturate a counting filter's counters). */
+			g->delta.extended++;
+			continue;
+		}
+		fresh[nk] = !b;
+		of[nk] = &a[i];
+		keys[nk++] = a[i].key;
+	}
+	g->delta.intervals++;
+	if (nk && !g->dry_run) {
+		/* One batch, one generation: new bans and extensions alike
+		 * live ttl from now. */
+		if (fb_store_lock(bf))
+			goto out;
+		err = fb_gens_add(bf, keys, nk, g->ttl, &bad, &where);
+		if (err) {
+			g->delta.refused += nk;
+			flush_stats(g, bf, sfd);
+			fb_store_unlock(bf);
+			if (err == -1)
+				fb_err("'%s' cannot take more address lengths; nothing banned",
+				       g->into);
+			goto out;
+		}
+		fb_store_unlock(bf);
+	} else if (nk) {
+		where.expires =
+			fb_jiffies_after(g->ttl) + (__u64)(g->ttl / FB_GEN_DIV / fb_jiffies_tick());
+	}
+	for (i = 0; i < nk; i++) {
+		struct ban *b = fresh[i] ? push(g, &keys[i]) : find(g, &keys[i]);
+
+		if (!b)
+			goto oom;
+		if (where.expires > b->expires)
+			b->expires = where.expires;
+		if (!fresh[i]) {
+			g->delta.extended++;
+			continue;
+		}
+		b->since = fb_now();
+		g->delta.bans++;
+		g->active++;
+		event(g, "ban", &keys[i], of[i], secs, fb_jiffies_secs(b->expires), -1);
+		announce(g, &keys[i], false);
+	}
+	rc = 0;
+	goto out;
+oom:
+	fb_err("out of memory");
+out:
+	free(keys);
+	free(fresh);
+	free(of);
+	return rc;
+}
+
+static int parse(int argc, char **argv, struct guard *g)
+{
+	static const struct option opts[] = {
+		{ "into", required_argument, NULL, 'i' },
+		{ "pps", required_argument, NULL, 'p' },
+		{ "bps", required_argument, NULL, 'b' },
+		{ "by", required_argument, NULL, 'y' },
+		{ "ttl", required_argument, NULL, 't' },
+		{ "interval", required_argument, NULL, 'I' },
+		{ "never", required_argument, NULL, 'n' },
+		{ "dry-run", no_argument, NULL, 'd' },
+		{ "announce", no_argument, NULL, 'a' },
+		{ "flowspec", no_argument, NULL, 'f' },
+		{ "count", required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const bys[] = { "src", "dst", NULL };
+	static const int by_v[] = { 0, 1 };
+	bool announce_given = false;
+	const char *never = NULL;
+	int c, v;
+
+	g->interval = 1;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			g->into = optarg;
+			break;
+		case 'p':
+			if (fb_parse_double("--pps", optarg, 0.001, 1e12, &g->pps))
+				return 2;
+			break;
+		case 'b':
+			if (fb_parse_double("--bps", optarg, 0.001, 1e15, &g->bps))
+				return 2;
+			break;
+		case 'y':
+			if ((v = fb_pick("--by", optarg, bys, by_v)) < 0)
+				return 2;
+			g->by_dst = v;
+			break;
+		case 't':
+			if (fb_parse_duration("--ttl", optarg, FB_TTL_MIN, FB_TTL_MAX, &g->ttl))
+				return 2;
+			break;
+		case 'I':
+			if (fb_parse_duration("--interval", optarg, 0.05, 86400, &g->interval))
+				return 2;
+			break;
+		case 'n':
+			never = optarg;
+			break;
+		case 'd':
+			g->dry_run = true;
+			break;
+		case 'a':
+			g->announce = g->announce ? g->announce : ANN_RTBH;
+			announce_given = true;
+			break;
+		case 'f':
+			g->announce = ANN_FLOWSPEC;
+			break;
+		case 'c':
+			if (fb_parse_u64_range("--count", optarg, 1, 1ULL << 40, &g->count))
+				return 2;
+			break;
+		default:
+			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return fb_usage(argc - optind < 1 ? "missing NAME" : "too many arguments");
+	g->name = argv[optind];
+	if (!g->into)
+		return fb_usage("missing --into BAN (the drop filter bans go to; may be NAME)");
+	if (g->pps <= 0 && g->bps <= 0)
+		return fb_usage("missing --pps N or --bps N (the threshold)");
+	if (g->ttl <= 0)
+		return fb_usage("missing --ttl DURATION (how long a ban lasts)");
+	if (g->announce && !announce_given)
+		return fb_usage("--flowspec is a kind of --announce: give both");
+	if (never && fb_never_read(never, &g->never))
+		return 1;
+	return 0;
+}
+
+int cmd_guard(int argc, char **argv)
+{
+	struct guard g = { 0 };
+	struct fb_mon_snap base = { 0 }, now = { 0 };
+	struct fb_guard_addr *a = NULL;
+	struct fb_monitor m;
+	struct fb_store f, bf;
+	double t0, tick, end, secs;
+	int rc, sfd = -1, n;
+	__u64 done = 0;
+	size_t i;
+
+	rc = parse(argc, argv, &g);
+	if (rc)
+		return rc;
+	rc = 1;
+	if (fb_monview_open(g.name, FB_MON_SKETCH, &f, &m))
+		goto free_never;
+	if (fb_store_open(g.into, &bf))
+		goto close_mon;
+	if (bf.hdr->action != FB_ACTION_DROP)
+		fprintf(stderr,
+			"flowbloom: note: '%s' has default action %s: its attachments must "
+			"drop what matches (attach --action drop)\n",
+			g.into, FB_NAME(fb_action_names, bf.hdr->action));
+	if (fb_gens_supported(&bf))
+		goto close_ban;
+	if (!g.dry_run && (sfd = fb_guard_stats_open(&bf, true)) < 0)
+		goto close_ban;
+	fb_catch_interrupt();
+	if (fb_monitor_snap_take(&m, &base))
+		goto close_ban;
+	t0 = tick = fb_now();
+	while (!fb_interrupted()) {
+		/* Wake at the interval's end, or a ban's if sooner. */
+		end = next_end(&g);
+		if (!fb_clock_sleep_until(end && end < tick + g.interval ? end : tick + g.interval))
+			break;
+		expire(&g);
+		if (fb_now() < tick + g.interval)
+			continue;
+		if (fb_store_gone(&f)) {
+			fb_monview_report_gone(&f);
+			goto out;
+		}
+		if (fb_monitor_snap_take(&m, &now))
+			goto out;
+		secs = fb_now() - tick;
+		tick = fb_now();
+		n = fb_guard_addresses(&m, &now, &base, g.by_dst, &a);
+		fb_monitor_snap_free(&base);
+		base = now;
+		now.cells = NULL;
+		if (n < 0 || evaluate(&g, &bf, sfd, a, n, secs))
+			goto out;
+		free(a);
+		a = NULL;
+		if (sfd >= 0 && !fb_store_lock(&bf)) {
+			flush_stats(&g, &bf, sfd);
+			fb_store_unlock(&bf);
+		}
+		if (g.count && ++done >= g.count)
+			break;
+	}
+	rc = 0;
+out:
+	/* Bans in force end by themselves; the routes announced for them
+	 * would not, upstream: withdrawn now. */
+	for (i = 0; i < g.nbans; i++)
+		if (!g.bans[i].spared)
+			announce(&g, &g.bans[i].key, true);
+	if (!fb_json)
+		fprintf(stderr,
+			"flowbloom: guard: stopped after %.1f s; %llu ban%s in force end "
+			"by themselves\n",
+			fb_now() - t0, (unsigned long long)g.active, g.active == 1 ? "" : "s");
+	if (sfd >= 0 && !fb_store_lock(&bf)) {
+		flush_stats(&g, &bf, sfd);
+		fb_store_unlock(&bf);
+	}
+close_ban:
+	if (sfd >= 0)
+		close(sfd);
+	fb_store_close(&bf);
+close_mon:
+	free(a);
+	fb_monitor_snap_free(&base);
+	fb_monitor_snap_free(&now);
+	fb_monview_close(&f, &m);
+free_never:
+	fb_never_free(&g.never);
+	free(g.bans);
+	return rc;
+}

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* `flowbloom guard`'s library side (see guard.h): addresses and their
+ * lower limits from the sketch, the never-ban list, the stats pin. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "flowbloom/prefix.h"
+#include "monitor/guard.h"
+#include "report.h"
+#include "rules/flow.h"
+#include "store/pintree.h"
+
+/* The address rule of one side of a flow key: what a ban adds. */
+static void addr_key(const struct fb_key *flow, bool by_dst, struct fb_key *k)
+{
+	int w = by_dst ? 2 : 0;
+
+	fb_prefix_key(k, by_dst ? FB_KIND_DST : FB_KIND_SRC, flow->w[w], flow->w[w + 1], 128,
+		      fb_key_word_family(flow->w[4]));
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	return memcmp(&((const struct fb_guard_addr *)a)->key,
+		      &((const struct fb_guard_addr *)b)->key, sizeof(struct fb_key));
+}
+
+static int cmp_lo(const void *a, const void *b)
+{
+	const struct fb_guard_addr *x = a, *y = b;
+
+	if (x->lo_packets != y->lo_packets)
+		return x->lo_packets > y->lo_packets ? -1 : 1;
+	if (x->lo_bytes != y->lo_bytes)
+		return x->lo_bytes > y->lo_bytes ? -1 : 1;
+	return memcmp(&x->key, &y->key, sizeof(x->key));
+}
+
+int fb_guard_addresses(const struct fb_monitor *m, const struct fb_mon_snap *s,
+		       const struct fb_mon_snap *base, bool by_dst, struct fb_guard_addr **out)
+{
+	__u64 np = s->packets - (base ? base->packets : 0),
+	      nb = s->bytes - (base ? base->bytes : 0);
+	double eps = fb_monitor_epsilon(m);
+	/* eps' N rounded up: subtracting more only lowers the limit. */
+	__u64 ep = (__u64)(eps * (double)np) + 1, eb = (__u64)(eps * (double)nb) + 1;
+	struct fb_top_entry *e = NULL;
+	struct fb_guard_addr *a;
+	int n, i, u;
+
+	*out = NULL;
+	n = fb_monitor_top(m, s, base, false, (size_t)1 << 30, &e);
+	if (n < 0)
+		return -1;
+	a = calloc(n ? n : 1, sizeof(*a));
+	if (!a) {
+		free(e);
+		fb_report_err("out of memory");
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		addr_key(&e[i].key, by_dst, &a[i].key);
+		a[i].packets = e[i].packets;
+		a[i].bytes = e[i].bytes;
+		a[i].lo_packets = e[i].packets > ep ? e[i].packets - ep : 0;
+		a[i].lo_bytes = e[i].bytes > eb ? e[i].bytes - eb : 0;
+		a[i].flows = 1;
+	}
+	free(e);
+	/* One entry per address, sums of its flows. */
+	qsort(a, n, sizeof(*a), cmp_key);
+	for (i = 0, u = -1; i < n; i++) {
+		if (u >= 0 && !memcmp(&a[u].key, &a[i].key, sizeof(a[i].key))) {
+			a[u].packets += a[i].packets;
+			a[u].bytes += a[i].bytes;
+			a[u].lo_packets += a[i].lo_packets;
+			a[u].lo_bytes += a[i].lo_bytes;
+			a[u].flows++;
+			continue;
+		}
+		a[++u] = a[i];
+	}
+	n = u + 1;
+	qsort(a, n, sizeof(*a), cmp_lo);
+	*out = a;
+	return n;
+}
+
+int fb_never_read(const char *file, struct fb_never_list *l)
+{
+	struct fb_lines r;
+	char *line, err[256];
+	size_t len, cap = 0;
+	int rc;
+
+	memset(l, 0, sizeof(*l));
+	if (fb_lines_open(&r, file))
+		return -1;
+	while ((rc = fb_lines_next(&r, &line, &len)) > 0) {
+		char *c, *w, *save = NULL;
+		struct fb_key k = { 0 };
+
+		for (c = line; *c; c++)
+			if (*c == '#' || *c == ';') {
+				*c = 0;
+				break;
+			}
+		w = strtok_r(line, " \t\r", &save);
+		if (!w)
+			continue;
+		if (strtok_r(NULL, " \t\r", &save)) {
+			fb_report_err("%s:%zu: one address or prefix a line", r.label, r.lineno);
+			rc = -1;
+			break;
+		}
+		if (fb_prefix_parse(w, k.saddr, &k.plen, &k.family, err, sizeof(err))) {
+			fb_report_err("%s:%zu: %s", r.label, r.lineno, err);
+			rc = -1;
+			break;
+		}
+		if (l->n == cap) {
+			struct fb_key *p = realloc(l->p, (cap = cap ? 2 * cap : 64) * sizeof(*p));
+
+			if (!p) {
+				fb_report_err("out of memory");
+				rc = -1;
+				break;
+			}
+			l->p = p;
+		}
+		k.kind = FB_KIND_SRC;
+		l->p[l->n++] = k;
+	}
+	fb_lines_close(&r);
+	if (rc < 0)
+		fb_never_free(l);
+	return rc < 0 ? -1 : 0;
+}
+
+void fb_never_free(struct fb_never_list *l)
+{
+	free(l->p);
+	l->p = NULL;
+	l->n = 0;
+}
+
+bool fb_never_has(const struct fb_never_list *l, const struct fb_key *addr)
+{
+	int w = addr->kind == FB_KIND_DST ? 2 : 0;
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		const struct fb_key *p = &l->p[i];
+
+		/* A prefix of the address's family, covering it. */
+		if (p->family == addr->family &&
+		    (addr->w[w] & fb_prefix_mask(p->plen, 0)) == p->w[0] &&
+		    (addr->w[w + 1] & fb_prefix_mask(p->plen, 1)) == p->w[1])
+			return true;
+	}
+	return false;
+}
+
+int fb_guard_stats_open(const struct fb_store *f, bool create)
+{
+	int fd = fb_pin_get(f->dir_fd, FB_GUARD_PIN);
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (fd >= 0) {
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != BPF_MAP_TYPE_ARRAY ||
+		    info.value_size != sizeof(struct fb_guard_stats) || info.max_entries != 1) {
+			close(fd);
+			fb_report_err("%s/%s is not a guard counter map", f->dir, FB_GUARD_PIN);
+			return -1;
+		}
+		return fd;
+	}
+	if (!create || errno != ENOENT) {
+		if (errno != ENOENT)
+			fb_report_err("cannot open %s/%s: %s", f->dir, FB_GUARD_PIN,
+				      strerror(errno));
+		return -1;
+	}
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_guard", sizeof(__u32),
+			    sizeof(struct fb_guard_stats), 1, NULL);
+	if (fd < 0 || fb_pin_at(fd, f->dir_fd, FB_GUARD_PIN)) {
+		fb_report_err("cannot create %s/%s: %s", f->dir, FB_GUARD_PIN, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int fb_guard_stats_read(int fd, struct fb_guard_stats *s)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(fd, &zero, s)) {
+		fb_report_err("cannot read guard counters: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int fb_guard_stats_write(int fd, const struct fb_guard_stats *s)
+{
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(fd, &zero, s, BPF_ANY)) {
+		fb_report_err("cannot write guard counters: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * `flowbloom guard` (guard.c): from the sketch of one interval to the
+ * addresses to ban, and the counters `metrics` shows.
+ *
+ * The sketch counts flows (5-tuples). An address's traffic is the sum over
+ * its flows among the top-talker candidates (the flows that can be heavy:
+ * monitor.h), each estimate lowered by the count-min bound eps' N. A
+ * count-min estimate is never below the truth and above truth + eps' N with
+ * probability at most delta' (Cormode and Muthukrishnan 2005), so
+ * sum(max(0, est - eps' N)) is below the address's true count unless one of
+ * its m flows' bounds failed: probability at most m delta'. An address is
+ * banned only when that lower limit is above the threshold; flows outside
+ * the candidate table only add to the truth. Sketch error can thus delay a
+ * ban, and never cause one.
+ *
+ *   <root>/<BAN>/guard   struct fb_guard_stats, pinned by guard (metrics)
+ */
+#ifndef FLOWBLOOM_USER_GUARD_H
+#define FLOWBLOOM_USER_GUARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "flowbloom/key.h"
+#include "monitor/monmaps.h"
+#include "store/store.h"
+
+#define FB_GUARD_PIN "guard"
+
+/* Cumulative, for every guard that banned into the filter. */
+struct fb_guard_stats {
+	__u64 bans;	 /* addresses banned (a new ban) */
+	__u64 extended;	 /* bans extended: still above at the end of an interval */
+	__u64 unbans;	 /* bans that ended (their lifetime ran out) */
+	__u64 active;	 /* bans in force, as the last guard to write saw them */
+	__u64 intervals; /* intervals evaluated */
+	__u64 refused;	 /* bans the filter refused (no room: reported) */
+	__u64 reserved[2];
+};
+
+_Static_assert(sizeof(struct fb_guard_stats) == 64, "one block");
+
+/* An address and its traffic in the interval. */
+struct fb_guard_addr {
+	struct fb_key key;	    /* an address rule: kind SRC or DST, plen 128 */
+	__u64 packets, bytes;	    /* sum of the estimates (upper side) */
+	__u64 lo_packets, lo_bytes; /* sum of the lower limits */
+	unsigned flows;		    /* candidate flows summed */
+};
+
+/* The addresses (by source, or destination with by_dst) of every top-talker
+ * candidate, estimates taken from s minus base, heaviest lower limit
+ * first; *out malloc'd. How many, or -1 reported. */
+int fb_guard_addresses(const struct fb_monitor *m, const struct fb_mon_snap *s,
+		       const struct fb_mon_snap *base, bool by_dst, struct fb_guard_addr **out);
+
+/* Prefixes never banned (--never FILE): addresses and prefixes, one a
+ * line, '#' and ';' comments. */
+struct fb_never_list {
+	struct fb_key *p; /* kind SRC, saddr masked, plen in the 128-bit space */
+	size_t n;
+};
+int fb_never_read(const char *file, struct fb_never_list *l);
+void fb_never_free(struct fb_never_list *l);
+/* Does an address key (fb_guard_addr.key) fall in one of them? */
+bool fb_never_has(const struct fb_never_list *l, const struct fb_key *addr);
+
+/* The stats map of filter f: opened, or created and pinned (create). -1
+ * reported; with create false and none there, -1 with errno ENOENT and
+ * nothing reported. */
+int fb_guard_stats_open(const struct fb_store *f, bool create);
+int fb_guard_stats_read(int fd, struct fb_guard_stats *s);
+int fb_guard_stats_write(int fd, const struct fb_guard_stats *s);
+
+#endif

@@ -1,0 +1,589 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Rules with a lifetime: making, filling, listing and reclaiming the
+ * generations of a filter (see gens.h, include/flowbloom/ttl.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "types/counting.h"
+#include "report.h"
+#include "rules/rules.h"
+#include "store/gens.h"
+#include "store/jiffies.h"
+#include "store/pintree.h"
+#include "util.h"
+
+static void cnt_pin(char *buf, size_t len, __u32 slot)
+{
+	snprintf(buf, len, "gcnt%u", slot);
+}
+
+/* The array in outer slot `slot`, or -1 (none: errno ENOENT). */
+static int slot_fd(const struct fb_store *f, __u32 slot)
+{
+	__u32 id;
+
+	if (bpf_map_lookup_elem(f->outer_fd, &slot, &id))
+		return -1;
+	return bpf_map_get_fd_by_id(id);
+}
+
+/* Block 0 of the array in slot; 0, or -1 if there is none. */
+static int slot_header(const struct fb_store *f, __u32 slot, struct fb_header *h)
+{
+	struct fb_block b[1];
+	__u32 zero = 0;
+	int fd = slot_fd(f, slot), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = bpf_map_lookup_elem(fd, &zero, b);
+	close(fd);
+	if (rc)
+		return -1;
+	memcpy(h, b, sizeof(*h));
+	return h->magic == FB_MAGIC && (h->flags & FB_HDRF_GENERATION) ? 0 : -1;
+}
+
+int fb_gens_supported(const struct fb_store *f)
+{
+	if (f->hdr->type) {
+		fb_report_err("'%s' is a %s filter: rules with a lifetime need a Bloom filter "
+			      "(plain or counting)",
+			      f->name, FB_NAME(fb_type_names, f->hdr->type));
+		return -1;
+	}
+	if (f->hdr->confirm) {
+		fb_report_err("'%s' confirms hits in exact sets: rules with a lifetime need a "
+			      "filter without --confirm exact",
+			      f->name);
+		return -1;
+	}
+	if (f->outer_entries < FB_OUTER_ENTRIES) {
+		fb_report_err("'%s' was made by an earlier flowbloom, without room for rules "
+			      "with a lifetime: export it, destroy it and import it again",
+			      f->name);
+		return -1;
+	}
+	return fb_jiffies_init();
+}
+
+static void view_init(const struct fb_store *f, struct fb_store *gs)
+{
+	*gs = *f;
+	gs->bits_fd = gs->cnt_fd = -1;
+	gs->exact_fd = gs->lpm_fd = -1;
+	gs->set_fd[0] = gs->set_fd[1] = gs->set_fd[2] = -1;
+	gs->hdr = NULL;
+	gs->blocks = NULL;
+	gs->cnt_hdr = NULL;
+	gs->cnt = NULL;
+	gs->cnt_legacy = false;
+}
+
+void fb_gen_close(struct fb_store *gs)
+{
+	if (gs->hdr)
+		munmap(gs->hdr, gs->map_bytes);
+	if (gs->cnt_hdr)
+		munmap(gs->cnt_hdr, gs->cnt_bytes);
+	if (gs->bits_fd >= 0)
+		close(gs->bits_fd);
+	if (gs->cnt_fd >= 0)
+		close(gs->cnt_fd);
+	gs->hdr = NULL;
+	gs->cnt_hdr = NULL;
+	gs->bits_fd = gs->cnt_fd = -1;
+}
+
+/* Map the counters of the generation in slot (fd: its counter map). */
+static int map_counters(struct fb_store *gs, int fd)
+{
+	size_t want = fb_counting_map_bytes(fb_header_mbits(gs->hdr), gs->hdr->counter_bits);
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	void *m;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+	    (size_t)info.max_entries * info.value_size != want) {
+		fb_report_err("filter '%s': a generation's counters have the wrong size", gs->name);
+		return -1;
+	}
+	m = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		fb_report_err("cannot mmap a generation's counters: %s", strerror(errno));
+		return -1;
+	}
+	gs->cnt_fd = fd;
+	gs->cnt_hdr = m;
+	gs->cnt_bytes = want;
+	gs->cnt = (__u8 *)m + FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES;
+	if (gs->cnt_hdr->magic != FB_CNT_MAGIC || gs->cnt_hdr->bits != gs->hdr->counter_bits) {
+		fb_report_err("filter '%s': bad counter header in a generation", gs->name);
+		return -1;
+	}
+	return 0;
+}
+
+/* Map the array fd (and its counters) as gs, a view of f. */
+static int map_view(const struct fb_store *f, int fd, __u32 slot, struct fb_store *gs)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char pin[32];
+	void *m;
+
+	view_init(f, gs);
+	gs->bits_fd = fd;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.value_size != FB_BLOCK_BYTES ||
+	    info.max_entries <= FB_HDR_BLOCKS) {
+		fb_report_err("filter '%s': unexpected generation array", f->name);
+		goto fail;
+	}
+	gs->bits_id = info.id;
+	gs->map_bytes = (size_t)info.max_entries * FB_BLOCK_BYTES;
+	m = mmap(NULL, gs->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		fb_report_err("cannot mmap a generation of '%s': %s", f->name, strerror(errno));
+		goto fail;
+	}
+	gs->hdr = m;
+	gs->blocks = m;
+	if (gs->hdr->magic != FB_MAGIC || !(gs->hdr->flags & FB_HDRF_GENERATION) || gs->hdr->type ||
+	    gs->hdr->confirm || gs->hdr->gens ||
+	    gs->hdr->nblocks + FB_HDR_BLOCKS != info.max_entries || !gs->hdr->k ||
+	    gs->hdr->k > FB_MAX_K || gs->hdr->counter_bits != f->hdr->counter_bits) {
+		fb_report_err("filter '%s': bad generation header in slot %u", f->name, slot);
+		goto fail;
+	}
+	if (gs->hdr->counter_bits) {
+		int cfd;
+
+		cnt_pin(pin, sizeof(pin), slot);
+		cfd = fb_pin_get(f->dir_fd, pin);
+		if (cfd < 0) {
+			fb_report_err("filter '%s': a generation has no counters (%s: %s)", f->name,
+				      pin, strerror(errno));
+			goto fail;
+		}
+		if (map_counters(gs, cfd)) {
+			if (!gs->cnt_hdr)
+				close(cfd);
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	fb_gen_close(gs);
+	return -1;
+}
+
+int fb_gen_open(const struct fb_store *f, unsigned g, struct fb_store *gs)
+{
+	__u32 slot = fb_gen_slot(f->hdr->gen, g);
+	int fd = slot_fd(f, slot);
+
+	view_init(f, gs);
+	if (fd < 0) {
+		fb_report_err("filter '%s': generation %u is missing", f->name, g);
+		return -1;
+	}
+	return map_view(f, fd, slot, gs);
+}
+
+/*
+ * A new, empty generation g of set: an array shaped as tmpl (its header
+ * copied: geometry, hash, key, action, counter width), expiring at
+ * expires, its counters pinned first, then installed in its slot (any
+ * stale array there is replaced). The caller sets the mask bit. dir: the
+ * filter whose pins and outer map are used.
+ */
+static int gen_make(const struct fb_store *dir, const struct fb_header *tmpl, unsigned set,
+		    unsigned g, __u64 expires, struct fb_store *gs)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, inner_opts, .map_flags = FB_INNER_MAP_FLAGS);
+	__u32 slot = fb_gen_slot(set, g), entries = tmpl->nblocks + FB_HDR_BLOCKS;
+	size_t bytes = (size_t)entries * FB_BLOCK_BYTES;
+	char pin[32];
+	void *m;
+	int fd;
+
+	view_init(dir, gs);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_gen", sizeof(__u32), FB_BLOCK_BYTES, entries,
+			    &inner_opts);
+	if (fd < 0) {
+		fb_report_err("cannot create a %zu-byte generation array: %s", bytes,
+			      strerror(errno));
+		return -1;
+	}
+	gs->bits_fd = fd;
+	gs->bits_id = fb_map_id(fd);
+	gs->map_bytes = bytes;
+	m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		fb_report_err("cannot mmap a generation array: %s", strerror(errno));
+		goto fail;
+	}
+	gs->hdr = m;
+	gs->blocks = m;
+	*gs->hdr = *tmpl;
+	gs->hdr->kinds = 0;
+	gs->hdr->nflows = 0;
+	gs->hdr->gens = 0;
+	gs->hdr->gen = 0;
+	gs->hdr->confirm = 0;
+	gs->hdr->fp_ppb = 0;
+	gs->hdr->expires = expires;
+	gs->hdr->flags = FB_HDRF_GENERATION;
+	cnt_pin(pin, sizeof(pin), slot);
+	unlinkat(dir->dir_fd, pin, 0);
+	if (tmpl->counter_bits) {
+		size_t cbytes = fb_counting_map_bytes((__u64)tmpl->nblocks * FB_BLOCK_BITS,
+						      tmpl->counter_bits);
+		LIBBPF_OPTS(bpf_map_create_opts, cnt_opts, .map_flags = BPF_F_MMAPABLE);
+		int cfd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_gcounters", sizeof(__u32),
+					 FB_BLOCK_BYTES, cbytes / FB_BLOCK_BYTES, &cnt_opts);
+
+		if (cfd < 0) {
+			fb_report_err("cannot create a generation's counters: %s", strerror(errno));
+			goto fail;
+		}
+		m = mmap(NULL, cbytes, PROT_READ | PROT_WRITE, MAP_SHARED, cfd, 0);
+		if (m == MAP_FAILED) {
+			fb_report_err("cannot mmap a generation's counters: %s", strerror(errno));
+			close(cfd);
+			goto fail;
+		}
+		gs->cnt_fd = cfd;
+		gs->cnt_hdr = m;
+		gs->cnt_bytes = cbytes;
+		gs->cnt = (__u8 *)m + FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES;
+		fb_counting_init(gs->cnt_hdr, tmpl->counter_bits);
+		if (fb_pin_at(cfd, dir->dir_fd, pin)) {
+			fb_report_err("cannot pin %s of '%s': %s", pin, dir->name, strerror(errno));
+			goto fail;
+		}
+	}
+	if (bpf_map_update_elem(dir->outer_fd, &slot, &fd, BPF_ANY)) {
+		fb_report_err("cannot install a generation of '%s': %s", dir->name,
+			      strerror(errno));
+		goto unpin;
+	}
+	return 0;
+unpin:
+	if (tmpl->counter_bits)
+		unlinkat(dir->dir_fd, pin, 0);
+fail:
+	fb_gen_close(gs);
+	return -1;
+}
+
+/* Empty slot (and its counters' pin). */
+static void slot_clear(const struct fb_store *f, __u32 slot)
+{
+	char pin[32];
+
+	bpf_map_delete_elem(f->outer_fd, &slot);
+	cnt_pin(pin, sizeof(pin), slot);
+	unlinkat(f->dir_fd, pin, 0);
+}
+
+static int cmp_gen(const void *a, const void *b)
+{
+	const struct fb_gen *x = a, *y = b;
+
+	return x->expires < y->expires ? -1 : x->expires > y->expires;
+}
+
+int fb_gens_list(const struct fb_store *f, struct fb_gen out[FB_GEN_SLOTS])
+{
+	__u32 mask = __atomic_load_n(&f->hdr->gens, __ATOMIC_ACQUIRE);
+	int n = 0;
+	unsigned g;
+
+	for (g = 0; g < FB_GEN_SLOTS; g++) {
+		struct fb_header h;
+		struct fb_gen *o = &out[n];
+
+		if (!(mask & 1U << g))
+			continue;
+		o->g = g;
+		o->slot = fb_gen_slot(f->hdr->gen, g);
+		if (slot_header(f, o->slot, &h)) {
+			/* A bit without its array: nothing the data path
+			 * can match (it skips the slot); reclaimed as expired. */
+			o->expires = 0;
+			o->nflows = 0;
+			o->nblocks = 0;
+			o->k = 0;
+		} else {
+			o->expires = h.expires;
+			o->nflows = h.nflows;
+			o->nblocks = h.nblocks;
+			o->k = h.k;
+		}
+		o->secs = fb_jiffies_secs(o->expires);
+		n++;
+	}
+	qsort(out, n, sizeof(*out), cmp_gen);
+	return n;
+}
+
+int fb_gens_reclaim(struct fb_store *f)
+{
+	struct fb_gen gl[FB_GEN_SLOTS];
+	__u64 now;
+	int n, i, done = 0;
+
+	if (!f->hdr->gens)
+		return 0;
+	now = fb_jiffies_now();
+	n = fb_gens_list(f, gl);
+	for (i = 0; i < n; i++) {
+		if (gl[i].expires > now)
+			continue;
+		/* Out of the mask first: the data path stops looking (it
+		 * already ignores an expired generation), then the slot. */
+		__atomic_fetch_and(&f->hdr->gens, ~(1U << gl[i].g), __ATOMIC_RELEASE);
+		slot_clear(f, gl[i].slot);
+		done++;
+	}
+	return done;
+}
+
+int fb_gens_add(struct fb_store *f, const struct fb_key *keys, size_t n, double secs, size_t *bad,
+		struct fb_gen *where)
+{
+	struct fb_gen gl[FB_GEN_SLOTS];
+	struct fb_prefixes none = { 0 };
+	struct fb_store gs;
+	__u64 lo, hi, span;
+	__u32 used;
+	int ng, i, pick = -1, rc;
+	unsigned g;
+
+	if (fb_gens_supported(f))
+		return -2;
+	fb_gens_reclaim(f);
+	/* Not before secs from now; by secs / FB_GEN_DIV after that. */
+	lo = fb_jiffies_after(secs);
+	span = (__u64)(secs / FB_GEN_DIV / fb_jiffies_tick());
+	hi = lo + span;
+	ng = fb_gens_list(f, gl);
+	for (i = 0; i < ng && pick < 0; i++)
+		if (gl[i].expires >= lo && gl[i].expires <= hi && gl[i].nblocks)
+			pick = i;
+	if (pick >= 0) {
+		if (fb_gen_open(f, gl[pick].g, &gs))
+			return -2;
+		if (where)
+			*where = gl[pick];
+	} else {
+		/* A new generation: refuse rules needing too many prefix
+		 * lengths before making it. */
+		if (fb_rules_merge_lengths(&none, keys, n, bad))
+			return -1;
+		used = f->hdr->gens;
+		for (g = 0; g < FB_GEN_SLOTS && (used & 1U << g); g++)
+			;
+		if (g == FB_GEN_SLOTS) {
+			fb_report_err("all %d generations of '%s' hold rules with other lifetimes "
+				      "(they end within %.0f s): nothing added",
+				      FB_GEN_SLOTS, f->name, gl[ng - 1].secs);
+			return -4;
+		}
+		if (gen_make(f, f->hdr, f->hdr->gen, g, hi, &gs))
+			return -2;
+		__atomic_fetch_or(&f->hdr->gens, 1U << g, __ATOMIC_RELEASE);
+		if (where) {
+			where->g = g;
+			where->slot = fb_gen_slot(f->hdr->gen, g);
+			where->expires = hi;
+			where->nblocks = gs.hdr->nblocks;
+			where->k = gs.hdr->k;
+		}
+	}
+	rc = fb_rules_add(&gs, keys, n, bad);
+	if (where) {
+		where->nflows = gs.hdr->nflows;
+		where->secs = fb_jiffies_secs(where->expires);
+	}
+	fb_gen_close(&gs);
+	return rc;
+}
+
+int fb_gens_views_open(const struct fb_store *f, struct fb_gen_views *gv)
+{
+	struct fb_gen gl[FB_GEN_SLOTS];
+	__u64 now = f->hdr->gens ? fb_jiffies_now() : 0;
+	int n = f->hdr->gens ? fb_gens_list(f, gl) : 0, i;
+
+	gv->n = 0;
+	for (i = 0; i < n; i++) {
+		if (gl[i].expires <= now || !gl[i].nblocks)
+			continue;
+		if (fb_gen_open(f, gl[i].g, &gv->v[gv->n])) {
+			fb_gens_views_close(gv);
+			return -1;
+		}
+		gv->g[gv->n++] = gl[i];
+	}
+	return gv->n;
+}
+
+void fb_gens_views_close(struct fb_gen_views *gv)
+{
+	int i;
+
+	for (i = 0; i < gv->n; i++)
+		fb_gen_close(&gv->v[i]);
+	gv->n = 0;
+}
+
+bool fb_gens_held(const struct fb_store *f, const struct fb_gen_views *gv, const struct fb_key *key)
+{
+	int g;
+
+	if (fb_counting_min(f, key) > 0)
+		return true;
+	for (g = 0; g < gv->n; g++)
+		if (fb_counting_min(&gv->v[g], key) > 0)
+			return true;
+	return false;
+}
+
+int fb_gens_del_held(struct fb_store *f, struct fb_gen_views *gv, const struct fb_key *key)
+{
+	int g, n = 0;
+
+	/* fb_counting_del() refuses (-1) where a counter is 0. */
+	n += !fb_counting_del(f, key);
+	for (g = 0; g < gv->n; g++)
+		n += !fb_counting_del(&gv->v[g], key);
+	return n;
+}
+
+int fb_gens_recover(struct fb_store *f)
+{
+	struct fb_gen_views gv;
+	int i, done = 0;
+
+	if (!f->hdr->gens || !f->hdr->counter_bits || fb_gens_views_open(f, &gv) < 0)
+		return 0;
+	for (i = 0; i < gv.n; i++)
+		done += fb_counting_recover(&gv.v[i]);
+	fb_gens_views_close(&gv);
+	return done;
+}
+
+int fb_gens_carry(struct fb_store *f, struct fb_store *nf)
+{
+	struct fb_gen_views gv;
+	unsigned set = nf->hdr->gen & 1;
+	int i;
+
+	nf->hdr->gens = 0;
+	if (!f->hdr->gens)
+		return 0;
+	if (fb_gens_views_open(f, &gv) < 0)
+		return -1;
+	for (i = 0; i < gv.n; i++) {
+		struct fb_store *old = &gv.v[i], ns;
+
+		if (gen_make(f, old->hdr, set, gv.g[i].g, old->hdr->expires, &ns))
+			goto fail;
+		/* Whole arrays: the writers hold the lock and the data path
+		 * only reads; the header is the one gen_make wrote. */
+		memcpy(ns.blocks + 1, old->blocks + 1, ns.map_bytes - FB_BLOCK_BYTES);
+		ns.hdr->kinds = old->hdr->kinds;
+		ns.hdr->nflows = old->hdr->nflows;
+		if (ns.cnt_hdr)
+			memcpy(ns.cnt, old->cnt, ns.cnt_bytes - FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES);
+		fb_gen_close(&ns);
+		nf->hdr->gens |= 1U << gv.g[i].g;
+	}
+	fb_gens_views_close(&gv);
+	return 0;
+fail:
+	fb_gens_views_close(&gv);
+	return -1;
+}
+
+int fb_gens_fresh(struct fb_store *nf, const struct fb_key *keys, size_t n, double secs,
+		  size_t *bad)
+{
+	struct fb_prefixes none = { 0 };
+	struct fb_store gs;
+	__u64 hi;
+	int rc;
+
+	nf->hdr->gens = 0;
+	if (fb_gens_supported(nf))
+		return -2;
+	if (fb_rules_merge_lengths(&none, keys, n, bad))
+		return -1;
+	hi = fb_jiffies_after(secs) + (__u64)(secs / FB_GEN_DIV / fb_jiffies_tick());
+	if (gen_make(nf, nf->hdr, nf->hdr->gen, 0, hi, &gs))
+		return -2;
+	/* Named at once: a failed replace retires what its mask names. */
+	nf->hdr->gens = 1;
+	rc = fb_rules_add(&gs, keys, n, bad);
+	fb_gen_close(&gs);
+	return rc;
+}
+
+int fb_gens_import(struct fb_store *f, unsigned g, double secs, __u32 nblocks, __u8 k,
+		   struct fb_store *gs)
+{
+	struct fb_header tmpl = *f->hdr;
+
+	if (fb_gens_supported(f))
+		return -1;
+	tmpl.nblocks = nblocks;
+	tmpl.k = k;
+	return gen_make(f, &tmpl, f->hdr->gen, g, fb_jiffies_after(secs), gs);
+}
+
+void fb_gens_retire(struct fb_store *f, unsigned set, __u32 mask)
+{
+	unsigned g;
+
+	if (f->outer_entries < FB_OUTER_ENTRIES)
+		return;
+	for (g = 0; g < FB_GEN_SLOTS; g++)
+		if (mask & 1U << g)
+			slot_clear(f, fb_gen_slot(set, g));
+}
+
+int fb_gens_stale(struct fb_store *f, unsigned set, bool repair)
+{
+	__u32 mask = (set & 1) == (f->hdr->gen & 1) ? f->hdr->gens : 0;
+	unsigned g;
+	int n = 0;
+
+	if (f->outer_entries < FB_OUTER_ENTRIES)
+		return 0;
+	for (g = 0; g < FB_GEN_SLOTS; g++) {
+		__u32 slot = fb_gen_slot(set, g), id;
+		char pin[32];
+		int fd, stale = 0;
+
+		if (mask & 1U << g)
+			continue;
+		cnt_pin(pin, sizeof(pin), slot);
+		stale = !bpf_map_lookup_elem(f->outer_fd, &slot, &id);
+		fd = fb_pin_get(f->dir_fd, pin);
+		if (fd >= 0) {
+			close(fd);
+			stale = 1;
+		}
+		n += stale;
+		if (stale && repair)
+			slot_clear(f, slot);
+	}
+	return n;
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Rules with a lifetime (gens.c): the generations of a filter (see
+ * include/flowbloom/ttl.h for the layout and the data path's side).
+ *
+ * A generation is a whole filter array in an outer-map slot of the set in
+ * use, with its expiry in its header, and for a counting filter counters
+ * of its own (pinned as gcntS, S the slot). Writers hold the filter's lock.
+ * A generation whose expiry passed is ignored by the data path at once; the
+ * next writer reclaims its slot (fb_gens_reclaim), and so does check
+ * --repair, but nothing depends on it.
+ */
+#ifndef FLOWBLOOM_USER_GENS_H
+#define FLOWBLOOM_USER_GENS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "store/store.h"
+
+/* Lifetimes accepted: 10 ms (a few ticks) to 30 days. */
+#define FB_TTL_MIN 0.01
+#define FB_TTL_MAX (30 * 86400.0)
+
+struct fb_gen {
+	unsigned g;    /* 0..FB_GEN_SLOTS-1 in the set */
+	__u32 slot;    /* outer-map slot */
+	__u64 expires; /* jiffies */
+	double secs;   /* until expiry; <= 0: expired (not yet reclaimed) */
+	__u64 nflows;  /* rules added to it */
+	__u32 nblocks; /* its geometry */
+	__u8 k;
+};
+
+/* Can f hold rules with a lifetime? 0, or -1 reported. */
+int fb_gens_supported(const struct fb_store *f);
+/* The generations in f's mask, by expiry; how many (-1 reported). */
+int fb_gens_list(const struct fb_store *f, struct fb_gen out[FB_GEN_SLOTS]);
+/* Generation g of the set in use as a store the rule code writes
+ * (fb_rules_add, counting): f's identity, the generation's array and
+ * counters. fb_gen_close() releases only what fb_gen_open() opened. */
+int fb_gen_open(const struct fb_store *f, unsigned g, struct fb_store *gs);
+void fb_gen_close(struct fb_store *gs);
+
+/*
+ * Add n rules that must match for secs from now (then stop within secs /
+ * FB_GEN_DIV): into a generation expiring in that window, or a new one.
+ * Returns fb_rules_add()'s codes (0, -1 prefix lengths with *bad, -2
+ * reported), or -4: every slot holds a live generation outside the window
+ * (reported; nothing changed). where: the generation used (may be NULL).
+ */
+int fb_gens_add(struct fb_store *f, const struct fb_key *keys, size_t n, double secs, size_t *bad,
+		struct fb_gen *where);
+/* Expired generations out of the mask and their slots emptied; how many. */
+int fb_gens_reclaim(struct fb_store *f);
+/* The live generations of f, opened (for query, del, count, info):
+ * fb_gens_views_close() releases them. */
+struct fb_gen_views {
+	int n;
+	struct fb_gen g[FB_GEN_SLOTS];
+	struct fb_store v[FB_GEN_SLOTS];
+};
+int fb_gens_views_open(const struct fb_store *f, struct fb_gen_views *gv);
+void fb_gens_views_close(struct fb_gen_views *gv);
+/* Counting: is key held by f's permanent rules or a generation of gv? */
+bool fb_gens_held(const struct fb_store *f, const struct fb_gen_views *gv,
+		  const struct fb_key *key);
+/* Counting: one copy of key out of f's permanent rules if they hold it and
+ * out of every generation of gv that holds it; how many places. (A flow
+ * that is only a false positive somewhere would lower others' counters
+ * there, as `del` of a flow never added does: callers delete what they
+ * added.) */
+int fb_gens_del_held(struct fb_store *f, struct fb_gen_views *gv, const struct fb_key *key);
+/* Counting: roll back interrupted writes to generations; how many. */
+int fb_gens_recover(struct fb_store *f);
+
+/* For `load --replace` (replace.c), nf being the new filter array whose
+ * header names the other set: copy f's live generations into nf's set
+ * (carry), or start one generation there holding keys for secs (fresh).
+ * Both set nf->hdr->gens. After the switch, fb_gens_retire() empties the
+ * slots of mask in the set no longer in use (others left stale by a killed
+ * writer are check --repair's). */
+int fb_gens_carry(struct fb_store *f, struct fb_store *nf);
+int fb_gens_fresh(struct fb_store *nf, const struct fb_key *keys, size_t n, double secs,
+		  size_t *bad);
+/* Import: generation g of staged filter f, shaped nblocks x k, ending at
+ * least secs from now, empty; the caller fills gs, then sets the mask. */
+int fb_gens_import(struct fb_store *f, unsigned g, double secs, __u32 nblocks, __u8 k,
+		   struct fb_store *gs);
+void fb_gens_retire(struct fb_store *f, unsigned set, __u32 mask);
+/* Empty every generation slot of set that its mask does not name (what a
+ * killed replace or reclaim left); how many. repair: do it, else count. */
+int fb_gens_stale(struct fb_store *f, unsigned set, bool repair);
+
+#endif
