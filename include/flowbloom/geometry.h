@@ -29,6 +29,7 @@
 #include "hash.h"
 #include "key.h"
 #include "prefix.h"
+#include "mask.h"
 
 #define FB_MAGIC 0x4d4f4c42 /* "BLOM" little-endian */
 #define FB_VERSION 2	    /* 2: the flow key carries the family (key.h) */
@@ -110,11 +111,16 @@ struct fb_header {
 
 _Static_assert(sizeof(struct fb_header) == FB_BLOCK_BYTES, "header is exactly block 0");
 
-/* Block 1. */
+/* Block 1: the prefix lengths of source and destination rules, and the
+ * masks of every other rule shape (mask.h), packed, zero-terminated. A
+ * filter made before shapes existed has zeros there: no masks. */
 struct fb_prefixes {
 	struct fb_lengths list[FB_PFX_NR]; /* enum fb_prefix_list */
-	__u8 reserved[FB_BLOCK_BYTES - FB_PFX_NR * sizeof(struct fb_lengths)];
+	__u8 masks[FB_MASK_TABLE_BYTES];
 };
+
+_Static_assert(FB_PFX_NR * sizeof(struct fb_lengths) + FB_MASK_TABLE_BYTES == FB_BLOCK_BYTES,
+	       "the mask table fills block 1");
 
 _Static_assert(sizeof(struct fb_prefixes) == FB_BLOCK_BYTES, "prefix table is exactly block 1");
 _Static_assert(sizeof(struct fb_block) == FB_BLOCK_BYTES, "a block is one cache line");

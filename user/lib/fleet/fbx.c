@@ -64,9 +64,27 @@ const char *fb_fbx_check_head(const __u8 *b)
 	     hash != FB_HASH_NHK) ||
 	    !k || k > FB_MAX_K || action < FB_ACTION_DROP || action > FB_ACTION_MONITOR)
 		return "bad geometry";
-	if (kinds & ~(FB_KINDF(FB_KIND_FLOW) | FB_KINDF(FB_KIND_SRC) | FB_KINDF(FB_KIND_DST)))
+	if (kinds & ~(FB_KINDF(FB_KIND_FLOW) | FB_KINDF(FB_KIND_SRC) | FB_KINDF(FB_KIND_DST) |
+		      FB_KINDF(FB_KIND_MASK)))
 		return "unknown rule kinds";
 	px = (const struct fb_prefixes *)(b + 72);
+	/* The rule shapes: valid, distinct, zero-terminated, zeros after. */
+	for (i = 0; i < FB_MAX_MASKS; i++) {
+		__u32 d = fb_mask_get(px->masks, i);
+
+		if (!d)
+			break;
+		if (!fb_mask_valid(d))
+			return "bad rule shape";
+		for (j = 0; j < i; j++)
+			if (fb_mask_get(px->masks, j) == d)
+				return "a rule shape twice";
+	}
+	for (j = i; j < FB_MAX_MASKS; j++)
+		if (fb_mask_get(px->masks, j))
+			return "bad rule-shape table";
+	if (!!(kinds & FB_KINDF(FB_KIND_MASK)) != (i > 0))
+		return "rule shapes and rule kinds disagree";
 	for (i = 0; i < FB_PFX_NR; i++) {
 		if (px->list[i].n > FB_MAX_LENGTHS)
 			return "bad prefix-length table";

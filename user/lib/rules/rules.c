@@ -1,18 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Rule insertion: bits (or counters), then the prefix lengths rules need. */
 #define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
 #include "types/bits.h"
 #include "types/counting.h"
 #include "store/exact.h"
 #include "types/ftype.h"
 #include "report.h"
 #include "rules/rules.h"
+#include "rules/flow.h"
 
 /* By the rule's family, never by its address: an IPv6 prefix expanded
  * into ::ffff:0:0/96 stays an IPv6 rule. */
 int fb_rules_prefix_list(const struct fb_key *k)
 {
 	return fb_prefix_list(k->kind, k->family); /* as the data path picks it */
+}
+
+int fb_rules_masks(const struct fb_prefixes *px, __u32 *d)
+{
+	int n = 0;
+
+	while (n < FB_MAX_MASKS && (d[n] = fb_mask_get(px->masks, n)))
+		n++;
+	return n;
+}
+
+int fb_rules_add_mask(struct fb_prefixes *px, __u32 d)
+{
+	__u32 have[FB_MAX_MASKS];
+	int n = fb_rules_masks(px, have), i;
+
+	for (i = 0; i < n; i++)
+		if (have[i] == d)
+			return 0;
+	if (n == FB_MAX_MASKS)
+		return -1;
+	fb_mask_put(px->masks, n, d);
+	return 0;
 }
 
 int fb_rules_merge_lengths(struct fb_prefixes *px, const struct fb_key *keys, size_t n, size_t *bad)
@@ -23,6 +49,13 @@ int fb_rules_merge_lengths(struct fb_prefixes *px, const struct fb_key *keys, si
 		int l = fb_rules_prefix_list(&keys[i]), j;
 		struct fb_lengths *ls;
 
+		if (keys[i].kind == FB_KIND_MASK) {
+			if (fb_rules_add_mask(px, fb_mask_of_key(&keys[i], NULL))) {
+				*bad = i;
+				return -4;
+			}
+			continue;
+		}
 		if (l < 0)
 			continue;
 		ls = &px->list[l];
@@ -55,8 +88,10 @@ int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t
 	size_t i;
 	int l;
 
-	if (fb_rules_merge_lengths(&next, keys, n, bad))
-		return -1;
+	int r = fb_rules_merge_lengths(&next, keys, n, bad);
+
+	if (r)
+		return r;
 	for (i = 0; i < n; i++)
 		kinds |= FB_KINDF(keys[i].kind);
 	/* Another filter type: its all-or-nothing add first, so a refused
@@ -104,6 +139,40 @@ int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t
 			__atomic_store_n(&cur->n, j + 1, __ATOMIC_RELEASE);
 		}
 	}
+	/* New masks are appended likewise (fb_mask_put's stores release). */
+	{
+		__u32 have[FB_MAX_MASKS], want[FB_MAX_MASKS];
+		int h = fb_rules_masks(px, have), w = fb_rules_masks(&next, want), j;
+
+		for (j = h; j < w; j++)
+			fb_mask_put(px->masks, j, want[j]);
+	}
 	__atomic_fetch_or(&f->hdr->kinds, kinds, __ATOMIC_RELEASE);
 	return 0;
+}
+
+void fb_rules_mask_refusal(const struct fb_prefixes *px, const struct fb_key *keys, size_t bad,
+			   char *buf, size_t len)
+{
+	struct fb_prefixes t = *px;
+	__u32 have[FB_MAX_MASKS];
+	char name[96];
+	size_t o, j;
+	int n, i;
+
+	/* The table as the rules before the refused one would have left it. */
+	for (j = 0; j < bad; j++)
+		if (keys[j].kind == FB_KIND_MASK)
+			fb_rules_add_mask(&t, fb_mask_of_key(&keys[j], NULL));
+	n = fb_rules_masks(&t, have);
+	fb_mask_name(fb_mask_of_key(&keys[bad], NULL), name, sizeof(name));
+	snprintf(buf, len,
+		 "its shape (%s) is one more than the %d a filter holds (each shape is a probe "
+		 "per packet); the filter would have:",
+		 name, FB_MAX_MASKS);
+	o = strlen(buf);
+	for (i = 0; i < n && o < len; i++) {
+		fb_mask_name(have[i], name, sizeof(name));
+		o += snprintf(buf + o, len - o, "%s %s", i ? ";" : "", name);
+	}
 }
