@@ -144,9 +144,34 @@ static __always_inline __u32 fb_mask_port(__u32 p, int len)
 #endif
 }
 
+/* Mask d as AND and OR words over a packet key's five words: the probed
+ * key is (w[i] & and[i]) | or[i]. A packet key has kind FB_KIND_FLOW and
+ * plen 0 in word 4; both bytes are replaced, the family byte kept. */
+static __always_inline void fb_mask_andor(__u32 d, __u64 and_[5], __u64 or_[5])
+{
+	int sl = FB_MASK_SLEN(d), dl = FB_MASK_DLEN(d), spl = FB_MASK_SPLEN(d),
+	    dpl = FB_MASK_DPLEN(d), i;
+	__u32 fl = (sl == 128 ? FB_MASKF_SFULL : 0) | (dl == 128 ? FB_MASKF_DFULL : 0) |
+		   (spl == 16 ? FB_MASKF_SPFULL : 0) | (dpl == 16 ? FB_MASKF_DPFULL : 0) |
+		   (FB_MASK_PROTO(d) ? FB_MASKF_PROTO : 0);
+
+	for (i = 0; i < 2; i++) {
+		and_[i] = fb_mask_addr_word(~0ULL, sl, i) & ~fb_mask_addr_word(0, sl, i);
+		or_[i] = fb_mask_addr_word(0, sl, i);
+		and_[2 + i] = fb_mask_addr_word(~0ULL, dl, i) & ~fb_mask_addr_word(0, dl, i);
+		or_[2 + i] = fb_mask_addr_word(0, dl, i);
+	}
+	and_[4] = fb_key_word_tail(fb_mask_port(0xffff, spl) & ~fb_mask_port(0, spl),
+				   fb_mask_port(0xffff, dpl) & ~fb_mask_port(0, dpl),
+				   FB_MASK_PROTO(d) ? 0xff : 0, 0, 0, 0xff);
+	or_[4] = fb_key_word_tail(fb_mask_port(0, spl), fb_mask_port(0, dpl), 0, FB_KIND_MASK, fl,
+				  0);
+}
+
 /* The key of mask d over the fields of p (a packet's key, or a rule's
  * values written as one): what a rule is stored as and what the data
- * path probes. The family is p's. */
+ * path probes; the same as (p->w[i] & and[i]) | or[i] of fb_mask_andor()
+ * (tests/unit checks it), in registers. The family is p's. */
 static __always_inline void fb_mask_key(struct fb_key *k, const struct fb_key *p, __u32 d)
 {
 	int sl = FB_MASK_SLEN(d), dl = FB_MASK_DLEN(d), spl = FB_MASK_SPLEN(d),
@@ -154,13 +179,14 @@ static __always_inline void fb_mask_key(struct fb_key *k, const struct fb_key *p
 	__u32 fl = (sl == 128 ? FB_MASKF_SFULL : 0) | (dl == 128 ? FB_MASKF_DFULL : 0) |
 		   (spl == 16 ? FB_MASKF_SPFULL : 0) | (dpl == 16 ? FB_MASKF_DPFULL : 0) |
 		   (FB_MASK_PROTO(d) ? FB_MASKF_PROTO : 0);
+	__u64 w4 = fb_key_word_tail(fb_mask_port(p->sport, spl), fb_mask_port(p->dport, dpl),
+				    FB_MASK_PROTO(d) ? p->proto : 0, FB_KIND_MASK, fl, p->family);
 
 	k->w[0] = fb_mask_addr_word(p->w[0], sl, 0);
 	k->w[1] = fb_mask_addr_word(p->w[1], sl, 1);
 	k->w[2] = fb_mask_addr_word(p->w[2], dl, 0);
 	k->w[3] = fb_mask_addr_word(p->w[3], dl, 1);
-	k->w[4] = fb_key_word_tail(fb_mask_port(p->sport, spl), fb_mask_port(p->dport, dpl),
-				   FB_MASK_PROTO(d) ? p->proto : 0, FB_KIND_MASK, fl, p->family);
+	k->w[4] = w4;
 }
 
 #endif
