@@ -287,6 +287,7 @@ void test_rule_parse(void)
 	same_key("src 198.51.100.0/24 proto tcp", "tcp src 198.51.100.0/24");
 	same_key("udp dst 203.0.113.0/24 dport 53-53", "udp dst 203.0.113.0/24 dport 53");
 	same_key("udp dst 203.0.113.0/24 dport 0-65535", "udp dst 203.0.113.0/24");
+	same_key("any dst 203.0.113.0/24 sport 0-65535", "dst 203.0.113.0/24");
 
 	/* `src A dst B` is still two rules (what it always was). */
 	used = fb_flow_parse_keys(4, legacy, keys, &n, err, sizeof(err));

@@ -177,6 +177,11 @@ int fb_rule_parse(int argc, char **argv, int proto, struct fb_key *keys, size_t 
 			break; /* a field again: the next FLOW */
 		i += 2;
 	}
+	/* Every port is no port clause: one rule, one key, whatever the spelling. */
+	if (c.has_sport && !c.splo && c.sphi == 65535)
+		c.has_sport = 0;
+	if (c.has_dport && !c.dplo && c.dphi == 65535)
+		c.has_dport = 0;
 	if (c.has_src && c.has_dst && c.sfam != c.dfam) {
 		snprintf(err, errlen, "src and dst must be the same address family");
 		return -1;
