@@ -24,46 +24,71 @@ int fb_rule_keyword(const char *w)
 	       !strcmp(w, "dport") || !strcmp(w, "proto");
 }
 
-/* One port prefix per (value, len), for [lo, hi]: the fewest (the largest
- * aligned block at each step), or, when that needs several lengths and
- * the prefixes of the longest of them alone number at most budget, those:
- * one rule shape instead of several (each shape is a probe per packet;
- * a key is only a few bits). Returns the count or -1 above budget. */
-static int port_prefixes(unsigned lo, unsigned hi, int budget, __u16 *val, __u8 *len)
+/* Cover [lo, hi] with aligned port blocks whose lengths are in the set
+ * lens (bit l: length l), greedily (the largest allowed block that fits at
+ * each step: blocks nest, so this is the fewest of those lengths). Writes
+ * at most max; returns the count, or -1 if it would pass max or cannot
+ * cover (a length needed for the range's ends is missing). */
+static int cover(unsigned lo, unsigned hi, unsigned lens, int max, __u16 *val, __u8 *len)
 {
-	unsigned a = lo, n = 0, longest = 0, lengths = 0, t;
+	unsigned a = lo;
+	int n = 0, l;
 
 	while (a <= hi) {
-		unsigned size = 0; /* log2 of the block */
+		for (l = 0; l <= 16; l++) {
+			unsigned size = 1U << (16 - l);
 
-		while (size < 16 && !(a & (1U << size)) && a + (2U << size) - 1 <= hi)
-			size++;
-		if ((int)n == budget)
+			if ((lens & 1U << l) && !(a & (size - 1)) && a + size - 1 <= hi)
+				break;
+		}
+		if (l > 16 || n == max)
 			return -1;
-		val[n] = (__u16)a;
-		len[n] = (__u8)(16 - size);
-		if (!(lengths & 1U << len[n]))
-			lengths |= 1U << len[n];
-		if (len[n] > longest)
-			longest = len[n];
+		if (val) {
+			val[n] = (__u16)a;
+			len[n] = (__u8)l;
+		}
 		n++;
-		a += 1U << size;
+		a += 1U << (16 - l);
 	}
-	if (__builtin_popcount(lengths) > 1) {
-		unsigned step = 1U << (16 - longest), first = lo & ~(step - 1);
-		unsigned count = (hi - first) / step + 1;
+	return n;
+}
 
-		/* lo and hi are aligned to the longest length's blocks (every
-		 * block of the cover is), so these cover exactly [lo, hi]. */
-		if ((int)count <= budget) {
-			for (t = 0; t < count; t++) {
-				val[t] = (__u16)(first + t * step);
-				len[t] = (__u8)longest;
+/*
+ * A port range as port prefixes. Each distinct prefix length is a rule
+ * shape, one probe per packet, while a prefix is only a key (a few bits):
+ * so the fewest lengths whose cover stays within budget prefixes, and among
+ * covers of that many lengths the fewest prefixes. Every cover needs the
+ * longest length of the minimal cover (the range's ends are aligned to no
+ * more); up to three lengths are tried, then the minimal cover (fewest
+ * prefixes, any lengths). Returns the count or -1 above budget.
+ */
+static int port_prefixes(unsigned lo, unsigned hi, int budget, __u16 *val, __u8 *len)
+{
+	unsigned f = 0, best = 0, x, y;
+	int n, bestn = -1, k;
+
+	/* The finest length the ends need. */
+	while (f < 16 && ((lo | (hi + 1)) & ((1U << (16 - f)) - 1)))
+		f++;
+	for (k = 1; k <= 3 && bestn < 0; k++) {
+		for (x = 0; x <= f; x++) {
+			for (y = x; y <= f; y++) {
+				unsigned lens =
+					1U << f | (k > 1 ? 1U << x : 0) | (k > 2 ? 1U << y : 0);
+
+				if ((unsigned)__builtin_popcount(lens) != (unsigned)k)
+					continue;
+				n = cover(lo, hi, lens, budget, NULL, NULL);
+				if (n > 0 && (bestn < 0 || n < bestn)) {
+					bestn = n;
+					best = lens;
+				}
 			}
-			n = count;
 		}
 	}
-	return (int)n;
+	if (bestn < 0)
+		best = 0x1ffff; /* every length: the minimal cover */
+	return cover(lo, hi, best, budget, val, len);
 }
 
 static int parse_ports(const char *s, unsigned *lo, unsigned *hi)

@@ -167,8 +167,8 @@ void fb_rules_mask_refusal(const struct fb_prefixes *px, const struct fb_key *ke
 	n = fb_rules_masks(&t, have);
 	fb_mask_name(fb_mask_of_key(&keys[bad], NULL), name, sizeof(name));
 	snprintf(buf, len,
-		 "its shape (%s) is one more than the %d a filter holds (each shape is a probe "
-		 "per packet); the filter would have:",
+		 "its shape (%s) would be one too many: a filter holds at most %d rule shapes "
+		 "(each one probe per packet), and would have:",
 		 name, FB_MAX_MASKS);
 	o = strlen(buf);
 	for (i = 0; i < n && o < len; i++) {
