@@ -17,6 +17,7 @@
  *  `bench types`: the filter types side by side (bench_types.c);
  *  `bench prefix`, `bench pfxtable`: prefix lists (bench_prefixes.c);
  *  `bench verifier`: the verifier's work per configuration;
+ *  `bench shapes`: rule shapes, 1, 4 and 8 masks (bench_shapes.c);
  *  `bench srcs|count|gen`: the live head-to-head's tools (bench_gen.c,
  *  driven by bench.sh).
  *
@@ -473,6 +474,12 @@ int main(int argc, char **argv)
 		setenv("FLOWBLOOM_ROOT", root, 1);
 		fb_libbpf_logging(false);
 		bench_prefixes();
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "shapes")) {
+		bench_root();
+		setenv("FLOWBLOOM_ROOT", root, 1);
+		bench_shapes();
 		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "types")) {

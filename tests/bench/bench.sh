@@ -10,6 +10,8 @@
 #             table over 1k..10M entries (9; BENCH_PFX_SIZES=1000,1500,...)
 #   types     the filter types side by side (8; docs/bench-types.txt)
 #   verifier  instructions the verifier processes, per configuration (10)
+#   shapes    rule shapes: 1, 4 and 8 masks against 5-tuple and source-only
+#             filters, hit and miss (14)
 #   live      live veth: count-only vs xdp-filter vs flowbloom, IPv4 and IPv6;
 #             two cores against one (11, 12; LIVE_FRAMES, LIVE_ROUNDS)
 #   del       counting filter: `del -f` against `add -f` (13;
@@ -25,7 +27,7 @@ FB=$PWD/build/flowbloom
 NS=fbbench$$
 IN="nsenter --net=/run/netns/$NS"
 TMP=$(mktemp -d /tmp/fbbench.XXXXXX)
-BENCH=${BENCH:-main types prefix verifier live del}
+BENCH=${BENCH:-main types prefix verifier shapes live del}
 LIVE_FRAMES=${LIVE_FRAMES:-1000000}
 LIVE_ROUNDS=${LIVE_ROUNDS:-9}
 
@@ -86,6 +88,9 @@ if has prefix; then
 fi
 if has verifier; then
 	run "$B" verifier || exit 1
+fi
+if has shapes; then
+	run "$B" shapes || exit 1
 fi
 
 # Frames the receiver on veth $1 dropped in XDP so far.
