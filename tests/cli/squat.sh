@@ -17,6 +17,7 @@ t_begin squat
 P=/sys/fs/bpf/fbsq_$$
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 cleanup() {
+	umount "$P/tc" 2>/dev/null
 	rm -rf "$P" 2>/dev/null
 	[ -n "${XDP_MADE:-}" ] && rm -rf /sys/fs/bpf/xdp
 	[ -n "${ROOT_MADE:-}" ] && rm -rf /sys/fs/bpf/flowbloom
@@ -122,7 +123,54 @@ else
 	skip "/sys/fs/bpf/xdp exists: the squat of the real xdp/globals is not tried"
 fi
 
-# 5. The real default root, if no filter uses it now.
+# 5. The one link followed: iproute2's BPF loader, run before `create
+# default` (`ip link ... xdp obj`, the order README documents), makes
+# <bpffs>/tc/ and <bpffs>/xdp a symbolic link to "<bpffs>/tc/". Followed
+# only when it is exactly that: root's link to a root-owned, private tc
+# beside it on the same bpffs. Tried on the private xdp/globals ($P
+# standing for the bpffs root; tests/e2e/iplink_first.sh does the real one
+# with iproute2).
+X=$P/xdp
+G=$P/xdp/globals
+mkdir -m 0700 "$P/tc"
+ln -s "$P/tc/" "$X"
+check "iproute2's link xdp -> tc/: create default follows it" \
+	env FLOWBLOOM_IPROUTE_DIR="$G" "$FB" create default --capacity 100 --fp-rate 0.01
+check_eq "... and pins in tc/globals" "$(ls "$P/tc/globals" 2>&1 | tr '\n' ' ')" "fb_filter fb_stats "
+check "... destroy default" env FLOWBLOOM_IPROUTE_DIR="$G" "$FB" destroy default
+check_eq "... removes its pins, leaves iproute2's link and tc" \
+	"$(ls -A "$P/tc/globals" | wc -l) $(stat -c %F "$X")" "0 symbolic link"
+link_refused() { # LABEL WORD: create default refused, nothing pinned anywhere
+	refused "$1: create default refused" "$2" \
+		env FLOWBLOOM_IPROUTE_DIR="$G" "$FB" create default --capacity 100 --fp-rate 0.01
+	check_eq "$1: ... no filter, no pin" \
+		"$(ls -A "$P/root" 2>/dev/null | wc -l) $(ls -A "$P/tc/globals" "$P/victim" 2>/dev/null | grep -c fb_)" "0 0"
+}
+relink() { rm -f "$X" && "$@"; }
+relink ln -s "$P/victim/" "$X"
+link_refused "xdp -> another directory" "symbolic link: refusing to follow it"
+relink ln -s "$P/tc/globals/" "$X"
+link_refused "xdp -> tc/globals/" "symbolic link: refusing to follow it"
+relink ln -s "tc/" "$X"
+link_refused "xdp -> tc/, relative" "symbolic link: refusing to follow it"
+relink "${NOBODY[@]}" ln -s "$P/tc/" "$X"
+link_refused "nobody's link xdp -> tc/" "symbolic link: refusing to follow it"
+relink ln -s "$P/tc/" "$X"
+chown 65534 "$P/tc"
+link_refused "root's link to nobody's tc" "belongs to uid 65534"
+chown 0 "$P/tc" && chmod 0777 "$P/tc"
+link_refused "root's link to a world-writable tc" "writable by other users"
+chmod 0700 "$P/tc"
+if mount -t tmpfs -o size=64k,mode=0700 fbsq "$P/tc"; then
+	link_refused "root's link to a tc on another file system" "not on the same bpffs"
+	umount "$P/tc"
+else
+	fail "cannot mount a tmpfs on $P/tc"
+fi
+rm -f "$X"
+rm -rf "$P/tc"
+
+# 6. The real default root, if no filter uses it now.
 if [ ! -e /sys/fs/bpf/flowbloom ]; then
 	ROOT_MADE=1
 	"${NOBODY[@]}" mkdir /sys/fs/bpf/flowbloom

@@ -227,6 +227,23 @@ EOF
 capacity = 10
 fp-rate =
 EOF
+	# Sizes create would refuse: --check refuses them too, with FILE:LINE.
+	for geo in "1000000000000 0.01" "1000 1e-300" "4294967296000 0.01"; do
+		printf 'capacity = %s\nfp-rate = %s\n' $geo >"$b"
+		refused "--check: capacity/fp-rate $geo" \
+			"bad.conf:1: capacity ${geo% *} at fp-rate ${geo#* } \(line 2\) needs more than 512 MiB" \
+			--check "$b"
+		refused "apply: capacity/fp-rate $geo" "bad.conf:1: .* needs more than 512 MiB" "$b"
+	done
+	# --check reads the lists as load would.
+	printf 'capacity = 10\nfp-rate = 0.01\nload = lists/bad.txt\n' >"$b"
+	printf '%s\nnot-an-address\n' "$BAD4B" >"$T_TMP/lists/bad.txt"
+	refused "--check: a bad list line" "bad.txt:2: " --check "$b"
+	rm -f "$T_TMP/lists/bad.txt"
+	printf 'capacity = 10\0x\nfp-rate = 0.01\n' >"$b"
+	refused "a NUL byte in a line" "bad.conf:1: NUL byte in line" --check "$b"
+	printf '\xef\xbb\xbfcapacity = 100\nfp-rate = 0.01\n' >"$T_TMP/bom.conf"
+	check "a byte-order mark before the first key: skipped" fbB apply --check "$T_TMP/bom.conf"
 	printf 'capacity = 10\nfp-rate = 0.01\n' >"$T_TMP/bad.txt"
 	refused "not NAME.conf" "bad.txt: the file must be named NAME.conf" "$T_TMP/bad.txt"
 	cp "$CONF" "$T_TMP/bad name.conf"
@@ -276,6 +293,31 @@ EOF
 	check_eq "rolled back: no filter two, nothing attached" "$(state)" "$before"
 }
 
+# As an unprivileged user, on the device running edge: every form of
+# apply fails, says it is about permission, and changes nothing.
+test_unpriv() {
+	local pub=$T_TMP/pub before rc args
+	mkdir -p "$pub/lists"
+	cp "$CONF" "$pub/edge.conf"
+	cp "$T_TMP/lists/drop.txt" "$pub/lists/"
+	chmod o+x "$T_TMP"
+	chmod -R a+rX "$pub"
+	before=$(state)
+	for args in "--down" "" "--check"; do
+		# shellcheck disable=SC2086
+		nsenter --net="/run/netns/$NSB" setpriv --reuid=65534 --regid=65534 --clear-groups \
+			"$FB" apply $args "$pub/edge.conf" >"$T_TMP/out" 2>"$T_TMP/err"
+		rc=$?
+		check_eq "unprivileged apply $args: exit 1" "$rc" 1
+		grep -q "Permission denied (apply needs root" "$T_TMP/err" && pass "... says why" ||
+			fail "... said: $(head -c 300 "$T_TMP/err")"
+		grep -q "already has an XDP program" "$T_TMP/err" &&
+			fail "... blames edge's own program: $(head -c 300 "$T_TMP/err")"
+	done
+	check_eq "unprivileged: nothing changed (edge still runs on $VB)" "$(state)" "$before"
+	chmod o-x "$T_TMP"
+}
+
 test_down() {
 	check "apply again after --down" fbB apply "$CONF"
 	check_eq "re-attached: dropping" "$(dropped_from "$BAD4" 10)" 10
@@ -289,6 +331,7 @@ test_down() {
 setup
 test_up
 test_again
+test_unpriv
 test_bad
 test_rollback
 test_down

@@ -22,4 +22,7 @@ void test_bgp_flowspec(void);
 void test_bgp_bad_input(void);
 void test_bgp_state(void);
 
+/* fleet_bgp_hostile.c */
+void test_bgp_hostile(void);
+
 #endif

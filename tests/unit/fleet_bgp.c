@@ -37,7 +37,7 @@ static void bgp_init(struct fb_bgp *b, bool flush, bool src)
 static int feed(struct fb_bgp *b, const char *line)
 {
 	static size_t n;
-	int r = fb_bgp_line(b, line, ++n);
+	int r = fb_bgp_line(b, line, strlen(line), ++n);
 
 	return r;
 }
@@ -335,7 +335,7 @@ void test_bgp_bad_input(void)
 		n = strlen(good[i]);
 		for (j = 0; j < n; j++) {
 			snprintf(line, sizeof(line), "%.*s", (int)j, good[i]);
-			if (fb_bgp_line(&b, line, 1) != -1 && j > 0)
+			if (fb_bgp_line(&b, line, strlen(line), 1) != -1 && j > 0)
 				whole = false;
 			if (b.nadd || b.ndel)
 				ok = false;
@@ -355,7 +355,7 @@ void test_bgp_bad_input(void)
 			seed = seed * 1103515245 + 12345;
 			line[(seed >> 8) % n] = "{}[]\":,0a \\/5-"[(seed >> 20) % 14];
 		}
-		fb_bgp_line(&b, line, i);
+		fb_bgp_line(&b, line, strlen(line), i);
 		fb_bgp_done(&b);
 	}
 	ASSERT_TRUE(true, "bgp: 20,000 randomly damaged lines: no crash");

@@ -310,5 +310,6 @@ int main(void)
 	test_bgp_flowspec();
 	test_bgp_bad_input();
 	test_bgp_state();
+	test_bgp_hostile();
 	return test_summary();
 }

@@ -9,6 +9,7 @@
  * Random inputs come from a fixed-seed splitmix64 (test_rand64), so every run checks the
  * same values and a failure is reproducible.
  */
+#include <unistd.h>
 #include "unit.h"
 
 /* ASSERT_EQ prints signed decimals; hashes read better in hex. */
@@ -142,6 +143,27 @@ static void test_sizing(void)
 		prev = f;
 	}
 	ASSERT_TRUE(mono, "fb_fpr_blocked(n, 1 block, k=3) non-decreasing in n");
+
+	/* Counts no filter holds: the formula ends (a double that stops
+	 * incrementing once looped forever: `info` on flows = 2^64 - 1) and
+	 * says 1. The alarm turns a hang into a failed run. */
+	alarm(10);
+	ASSERT_RANGE(fb_fpr_blocked(18446744073709551615.0, 8, 7), 1 - 1e-9, 1,
+		     "fb_fpr_blocked(2^64 - 1 flows, 8 blocks) ends, at 1");
+	ASSERT_RANGE(fb_fpr_blocked(1152921504606846976.0, 1, 16), 1 - 1e-9, 1,
+		     "fb_fpr_blocked(2^60 flows, 1 block) ends, at 1");
+	ASSERT_RANGE(fb_fpr_blocked(2400.0 * 64, 64, 8), 1 - 1e-9, 1 + 1e-9,
+		     "fb_fpr_blocked at 2,400 flows per block: 1");
+	ASSERT_RANGE(fb_fpr_blocked(2401.0 * 64, 64, 8), 1 - 1e-9, 1,
+		     "fb_fpr_blocked past 2,400 flows per block: 1");
+	alarm(0);
+	ASSERT_EQ(fb_flows_max(1), 512 * FB_FLOWS_PER_BIT,
+		  "fb_flows_max: FB_FLOWS_PER_BIT per bit");
+	ASSERT_EQ(fb_flows_add(5, 7, 1), 12, "fb_flows_add below the bound adds");
+	ASSERT_EQ(fb_flows_add(fb_flows_max(1) - 1, 7, 1), fb_flows_max(1),
+		  "fb_flows_add saturates at the bound");
+	ASSERT_EQ(fb_flows_add(~0ULL, ~0ULL, 1), fb_flows_max(1),
+		  "fb_flows_add of two huge counts: the bound, no wrap");
 }
 
 int main(void)

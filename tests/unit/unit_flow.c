@@ -4,6 +4,7 @@
  * accepted texts with the key each makes, and a table of rejected ones.
  */
 #include "unit.h"
+#include "rules/rules.h"
 
 /* ---------------------------------------------------------------------- */
 /* FLOW parser                                                            */
@@ -137,6 +138,8 @@ static void check_accept(const struct accept_case *c)
 	snprintf(label, sizeof(label), "accept '%s': formatted '%s' gives the same 40 bytes",
 		 c->text, fbuf);
 	ASSERT_TRUE(used > 0 && !memcmp(&key, &again, sizeof(key)), label);
+	snprintf(label, sizeof(label), "accept '%s': a valid rule (fb_rules_valid)", c->text);
+	ASSERT_EQ(fb_rules_valid(&key, err, sizeof(err)), 0, label);
 }
 
 static const char *const reject_cases[] = {
@@ -171,7 +174,56 @@ static const char *const reject_cases[] = {
 	"44 2001:db8::1 2001:db8::2",
 	"ah 2001:db8::1 2001:db8::2",
 	"60 [2001:db8::1]:0 [2001:db8::2]:0",
+	/* ... by the family, not the address: hex ::ffff:a.b.c.d is IPv6. */
+	"ah ::ffff:c633:6401 ::ffff:cb00:7107",
+	"44 [::ffff:c633:6401]:0 [::ffff:cb00:7107]:0",
 };
+
+/* Keys that are no rule (what an export's exact sets or the BGP state
+ * file could hold): fb_rules_valid() refuses each, and takes every key
+ * the parser makes (check_accept). */
+static void test_rules_valid(void)
+{
+	static const struct {
+		const char *text; /* a valid start */
+		int field;	  /* byte to change */
+		__u8 value;
+		const char *label;
+	} bad[] = {
+		{ "src 198.51.100.0/24", 37, 0, "kind 0" },
+		{ "src 198.51.100.0/24", 37, 4, "kind 4" },
+		{ "src 198.51.100.0/24", 39, 2, "family 2" },
+		{ "src 198.51.100.0/24", 38, 95, "IPv4 rule shorter than /0 (plen 95)" },
+		{ "src 198.51.100.0/24", 38, 129, "plen 129" },
+		{ "src 198.51.100.0/24", 15, 1, "address bits beyond the length" },
+		{ "src 198.51.100.0/24", 16, 1, "the other address set" },
+		{ "dst 2001:db8::/32", 33, 1, "a port on an address rule" },
+		{ "dst 2001:db8::/32", 36, 6, "a protocol on an address rule" },
+		{ "src 198.51.100.7", 10, 0, "IPv4 rule outside ::ffff:0:0/96" },
+		{ "src 2001:db8::1", 39, 0, "IPv4 family of an IPv6 address" },
+		{ "icmp 198.51.100.1 203.0.113.1", 33, 1, "a port for a protocol without" },
+		{ "udp 198.51.100.1:1 203.0.113.1:2", 38, 128, "a 5-tuple with a length" },
+		{ "udp 198.51.100.1:1 203.0.113.1:2", 26, 0, "IPv4 5-tuple, IPv6 destination" },
+		{ "esp 2001:db8::1 2001:db8::2", 36, 44,
+		  "IPv6 5-tuple keyed by an extension header" },
+	};
+	char buf[256], err[128], label[200], *words[8];
+	struct fb_key key;
+	size_t i;
+	int n;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		n = split_words(bad[i].text, buf, sizeof(buf), words, 8);
+		if (fb_flow_parse(n, words, &key, err, sizeof(err)) != n)
+			continue;
+		snprintf(label, sizeof(label), "fb_rules_valid takes '%s'", bad[i].text);
+		ASSERT_EQ(fb_rules_valid(&key, err, sizeof(err)), 0, label);
+		((__u8 *)&key)[bad[i].field] = bad[i].value;
+		snprintf(label, sizeof(label), "fb_rules_valid refuses '%s' with %s", bad[i].text,
+			 bad[i].label);
+		ASSERT_EQ(fb_rules_valid(&key, err, sizeof(err)), -1, label);
+	}
+}
 
 void test_flow_parse(void)
 {
@@ -192,6 +244,7 @@ void test_flow_parse(void)
 
 	for (i = 0; i < sizeof(accept_cases) / sizeof(accept_cases[0]); i++)
 		check_accept(&accept_cases[i]);
+	test_rules_valid();
 
 	/* One explicit v4-mapped layout, not derived from inet_pton. */
 	n = split_words("udp 198.51.100.1:53 203.0.113.7:4000", buf, sizeof(buf), words, 8);

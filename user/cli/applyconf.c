@@ -8,7 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "applyconf.h"
+#include "cmd.h"
 #include "output.h"
+#include "types/sizing.h"
 #include "store/pintree.h"
 #include "util.h"
 
@@ -201,9 +203,48 @@ void fb_apply_conf_free(struct ap_conf *c)
 		free(c->load[i]);
 }
 
+/* Index of key k in keys[] (line_of[]). */
+static size_t key_index(const char *k)
+{
+	size_t i;
+
+	for (i = 0; i < NKEYS && strcmp(keys[i].key, k); i++)
+		;
+	return i;
+}
+
+int fb_apply_conf_size(const struct ap_conf *c)
+{
+	unsigned long long cap;
+	__u32 nblocks;
+	double p;
+	__u8 k;
+	int e;
+
+	if (!c->capacity[0])
+		return 0; /* bits and hashes: checked against the limits as read */
+	cap = strtoull(c->capacity, NULL, 10);
+	p = strtod(c->fp_rate, NULL);
+	e = c->layout[0] && !strcmp(c->layout, "classic") ? fb_size_classic(cap, p, &nblocks, &k)
+							  : fb_size_blocked(cap, p, &nblocks, &k);
+	if (!e)
+		return 0;
+	fb_err("%s:%d: capacity %s at fp-rate %s (line %d) needs more than %u MiB", c->file,
+	       c->line_of[key_index("capacity")], c->capacity, c->fp_rate,
+	       c->line_of[key_index("fp-rate")], FB_MAX_BLOCKS / (1024 * 1024 / FB_BLOCK_BYTES));
+	return -1;
+}
+
+int fb_apply_conf_lists(const struct ap_conf *c)
+{
+	return fb_load_check_lists(c->load, c->nload);
+}
+
 int fb_apply_conf_read(const char *file, struct ap_conf *c)
 {
-	char buf[4096], base[PATH_MAX], *b, *dot;
+	char *buf = NULL, base[PATH_MAX], *b, *dot;
+	size_t cap = 0;
+	ssize_t len;
 	int line = 0, err = 0;
 	FILE *fp;
 
@@ -225,19 +266,28 @@ int fb_apply_conf_read(const char *file, struct ap_conf *c)
 		fb_err("cannot open %s: %s", file, strerror(errno));
 		return -1;
 	}
-	while (!err && fgets(buf, sizeof(buf), fp)) {
+	while (!err && (len = getline(&buf, &cap, fp)) > 0) {
 		char *s, *eq, *key, *val, *hash;
 
 		line++;
-		if (!strchr(buf, '\n') && !feof(fp)) {
+		if (memchr(buf, 0, len)) {
+			fb_err("%s:%d: NUL byte in line (not a text file?)", file, line);
+			err = -1;
+			break;
+		}
+		if (len > 4096) {
 			fb_err("%s:%d: line too long", file, line);
 			err = -1;
 			break;
 		}
-		hash = strchr(buf, '#');
+		s = buf;
+		/* A UTF-8 byte-order mark, as some editors write: not text. */
+		if (line == 1 && !strncmp(s, "\xef\xbb\xbf", 3))
+			s += 3;
+		hash = strchr(s, '#');
 		if (hash)
 			*hash = 0;
-		s = trim(buf);
+		s = trim(s);
 		if (!*s)
 			continue;
 		eq = strchr(s, '=');
@@ -264,6 +314,7 @@ int fb_apply_conf_read(const char *file, struct ap_conf *c)
 		fb_err("cannot read %s: %s", file, strerror(errno));
 		err = -1;
 	}
+	free(buf);
 	fclose(fp);
 	if (!err) {
 		bool by_cap = c->capacity[0] || c->fp_rate[0], by_bits = c->bits[0] || c->hashes[0];

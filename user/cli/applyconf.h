@@ -36,6 +36,12 @@ struct ap_conf {
 
 /* Parse FILE; every error is printed as FILE:LINE: why. */
 int fb_apply_conf_read(const char *file, struct ap_conf *c);
+/* Would create size the filter the file describes (capacity and fp-rate
+ * within the largest filter)? 0, or -1 printed with FILE:LINE, as create
+ * would refuse it. */
+int fb_apply_conf_size(const struct ap_conf *c);
+/* Do the lists parse, as load reads them? 0, or -1 printed (LIST:LINE). */
+int fb_apply_conf_lists(const struct ap_conf *c);
 void fb_apply_conf_free(struct ap_conf *c);
 
 #endif

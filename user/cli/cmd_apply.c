@@ -34,13 +34,23 @@
 #include "store/pintree.h"
 #include "util.h"
 
-static bool filter_exists(const char *name)
+/* 1 if filter name exists, 0 if not; -1 (printed) if we cannot tell: an
+ * unprivileged user cannot read the filter root, and must not be told
+ * "nothing to do" (or blame another program) when the filter may run. */
+static int filter_exists(const char *name)
 {
 	char path[PATH_MAX];
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/%s", fb_pin_root(), name);
-	return !stat(path, &st) && S_ISDIR(st.st_mode);
+	if (!stat(path, &st))
+		return S_ISDIR(st.st_mode);
+	if (errno == ENOENT)
+		return 0;
+	fb_err("cannot look for filter '%s' in %s: %s%s", name, fb_pin_root(), strerror(errno),
+	       errno == EACCES || errno == EPERM ? " (apply needs root: CAP_BPF, CAP_NET_ADMIN)"
+						 : "");
+	return -1;
 }
 
 /* An existing filter must be the one the file describes: apply never
@@ -178,7 +188,8 @@ static int check_devices(struct ap_conf *c, bool exists)
 			return -1;
 		}
 		if (q.prog_id || q.drv_prog_id || q.skb_prog_id) {
-			fb_err("%s:%d: %s already has an XDP program (id %u) that is not '%s''s",
+			fb_err("%s:%d: %s already has an XDP program (id %u), which does not run "
+			       "filter '%s': detach it first",
 			       c->file, d->line, d->name,
 			       q.drv_prog_id   ? q.drv_prog_id
 			       : q.skb_prog_id ? q.skb_prog_id
@@ -305,8 +316,10 @@ static int apply_down(struct ap_conf *c)
 	char *argv[3];
 	int i, err = 0;
 
-	if (!filter_exists(c->name))
-		return 0;
+	err = filter_exists(c->name);
+	if (err <= 0)
+		return -err; /* absent: nothing runs it; -1: cannot tell */
+	err = 0;
 	if (fb_store_open(c->name, &f))
 		return 1;
 	if (fb_discover_attachments(&f, mark_attached, &a) < 0)
@@ -330,9 +343,9 @@ int cmd_apply(int argc, char **argv)
 		{ "down", no_argument, NULL, 'd' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool check = false, down = false, exists;
+	bool check = false, down = false;
 	struct ap_conf *c;
-	int opt, err;
+	int opt, err, exists;
 
 	optind = 0;
 	opterr = 0;
@@ -361,9 +374,15 @@ int cmd_apply(int argc, char **argv)
 		err = 1;
 	} else if (down) {
 		err = apply_down(c);
+	} else if ((exists = filter_exists(c->name)) < 0) {
+		err = 1;
 	} else {
-		exists = filter_exists(c->name);
-		err = check_devices(c, exists) ? 1 : 0;
+		/* What apply checks before it changes anything, --check too:
+		 * the geometry fits (exists: it is the file's), the lists parse
+		 * (--check: apply's load would refuse them after creating), the
+		 * devices are free or run this filter. */
+		err = (!exists && fb_apply_conf_size(c)) || (check && fb_apply_conf_lists(c)) ||
+		      check_devices(c, exists);
 		if (!err && check) {
 			if (fb_json) {
 				jw_obj_open(NULL);

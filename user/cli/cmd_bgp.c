@@ -34,6 +34,7 @@
 #include "rules/flow.h"
 #include "output.h"
 #include "rules/rules.h"
+#include "safefile.h"
 #include "store/store.h"
 
 #define MAX_LINE (64U << 20) /* a full table of FlowSpec in one update is far less */
@@ -47,7 +48,9 @@ struct pending {
 struct run {
 	struct fb_bgp b;
 	const char *name, *state;
-	__u32 filter_id; /* the filter array our rules are in; 0: unknown */
+	int state_dir;		/* the state file's directory (fb_safe_opendir) */
+	const char *state_base; /* its name there */
+	__u32 filter_id;	/* the filter array our rules are in; 0: unknown */
 	size_t lineno;
 	__u64 added, deleted;
 	struct pending *pend; /* deletions after the next state write */
@@ -73,49 +76,41 @@ static void say(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/* Write the state file: a temporary file renamed over it, synced, mode
- * 0600 (it names the peers and what they block). */
+/* Write the state file through the one safe writer (safefile.c): a new
+ * file under an unpredictable name, never through a planted link, synced,
+ * renamed over it; mode 0600 (it names the peers and what they block). */
 static int save_state(struct run *rn)
 {
-	char tmp[PATH_MAX + 8];
-	FILE *fp;
-	int fd;
+	struct fb_safefile sf;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", rn->state);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || !(fp = fdopen(fd, "w"))) {
-		say("cannot write %s: %s", tmp, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	if (fb_safefile_openat(&sf, rn->state_dir, rn->state_base, rn->state, 0600))
+		return -1;
+	fprintf(sf.out, "# filter %s array-id %u\n", rn->name, rn->filter_id);
+	if (fb_bgp_save(&rn->b, sf.out)) {
+		say("cannot write %s: %s", rn->state, strerror(errno));
+		fb_safefile_abort(&sf);
 		return -1;
 	}
-	fprintf(fp, "# filter %s array-id %u\n", rn->name, rn->filter_id);
-	if (fb_bgp_save(&rn->b, fp) || fflush(fp) || fsync(fd)) {
-		say("cannot write %s: %s", tmp, strerror(errno));
-		fclose(fp);
-		unlink(tmp);
-		return -1;
-	}
-	fclose(fp);
-	if (rename(tmp, rn->state)) {
-		say("cannot rename %s to %s: %s", tmp, rn->state, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
+	return fb_safefile_commit(&sf);
 }
 
+/* Read the state file back: only our own (fb_safe_openat: root's, in the
+ * trusted directory, no link), and every path in it admitted as a peer's
+ * would be (fb_bgp_load). */
 static int load_state(struct run *rn)
 {
 	char line[256], name[FB_NAME_MAX + 1];
 	unsigned id;
-	FILE *fp = fopen(rn->state, "re");
-	int rc;
+	FILE *fp;
+	int rc, fd = fb_safe_openat(rn->state_dir, rn->state_base, rn->state, O_RDONLY, 0);
 
-	if (!fp) {
-		if (errno == ENOENT)
-			return 0;
-		fb_err("cannot read %s: %s", rn->state, strerror(errno));
+	if (fd == -2)
+		return 0;
+	if (fd < 0 || !(fp = fdopen(fd, "r"))) {
+		if (fd >= 0) {
+			fb_err("cannot read %s: %s", rn->state, strerror(errno));
+			close(fd);
+		}
 		return -1;
 	}
 	if (fgets(line, sizeof(line), fp) &&
@@ -329,8 +324,9 @@ struct reader {
 	bool eof;
 };
 
-/* Next complete line (NUL-terminated, in r->buf), or NULL. */
-static char *next_line(struct reader *r, size_t *used)
+/* Next complete line (NUL-terminated, in r->buf; *len bytes before its
+ * newline, NUL bytes in it included), or NULL. */
+static char *next_line(struct reader *r, size_t *used, size_t *len)
 {
 	char *nl = memchr(r->buf, '\n', r->len);
 
@@ -348,6 +344,7 @@ static char *next_line(struct reader *r, size_t *used)
 		}
 	}
 	*nl = 0;
+	*len = nl - r->buf;
 	*used = nl - r->buf + (nl < r->buf + r->len);
 	return r->buf;
 }
@@ -448,8 +445,9 @@ static int parse_opts(int argc, char **argv, struct fb_bgp_opts *o, const char *
 int cmd_bgp(int argc, char **argv)
 {
 	struct fb_bgp_opts o = { .community = FB_BGP_BLACKHOLE, .min_v4 = 24, .min_v6 = 48 };
-	char statebuf[PATH_MAX], lockpath[PATH_MAX + 8];
-	struct run rn = { 0 };
+	char statebuf[PATH_MAX], dir[PATH_MAX], lockname[NAME_MAX + 1], lockpath[PATH_MAX + 8];
+	char *slash;
+	struct run rn = { .state_dir = -1 };
 	struct reader rd = { 0 };
 	const char *state = NULL;
 	struct fb_store f;
@@ -482,14 +480,36 @@ int cmd_bgp(int argc, char **argv)
 		state = statebuf;
 	}
 	rn.state = state;
+	/* The state file says what to add at start and what we may delete:
+	 * it lives in a directory no one but root can write to, reached
+	 * without untrusted links (safefile.h), and is read and written only
+	 * there. */
+	snprintf(dir, sizeof(dir), "%s", state);
+	slash = strrchr(dir, '/');
+	rn.state_base = slash ? state + (slash - dir) + 1 : state;
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = 0;
+	else
+		strcpy(dir, ".");
+	if (!*rn.state_base || strlen(rn.state_base) + 5 >= sizeof(lockname)) {
+		fb_err("%s: not a file name", state);
+		return 1;
+	}
+	rn.state_dir = fb_safe_opendir(dir);
+	if (rn.state_dir < 0)
+		return 1;
 	/* One process per state file: two would each think they own its rules. */
+	snprintf(lockname, sizeof(lockname), "%s.lock", rn.state_base);
 	snprintf(lockpath, sizeof(lockpath), "%s.lock", state);
-	lock_fd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	lock_fd = fb_safe_openat(rn.state_dir, lockname, lockpath, O_RDWR | O_CREAT, 0600);
 	if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB)) {
-		fb_err("%s: %s", lockpath,
-		       lock_fd < 0 ? strerror(errno) : "another flowbloom bgp holds it");
+		if (lock_fd >= 0)
+			fb_err("%s: another flowbloom bgp holds it", lockpath);
+		else if (lock_fd == -2)
+			fb_err("%s: %s", lockpath, strerror(ENOENT));
 		if (lock_fd >= 0)
 			close(lock_fd);
+		close(rn.state_dir);
 		return 1;
 	}
 	rc = 1;
@@ -498,6 +518,10 @@ int cmd_bgp(int argc, char **argv)
 		goto out;
 	}
 	if (load_state(&rn))
+		goto out;
+	/* Paths the state file holds that the limits refuse now: their rules
+	 * leave the filter (after the state file is rewritten without them). */
+	if (rn.b.ndel && apply_line(&rn))
 		goto out;
 	if (flush) {
 		fb_bgp_remove_all(&rn.b);
@@ -518,15 +542,15 @@ int cmd_bgp(int argc, char **argv)
 	fb_catch_interrupt();
 	while (!fb_interrupted()) {
 		struct pollfd pfd = { .fd = 0, .events = POLLIN };
-		size_t used;
+		size_t used, len;
 		char *line;
 		int r;
 
-		while ((line = next_line(&rd, &used))) {
+		while ((line = next_line(&rd, &used, &len))) {
 			rn.lineno++;
 			if (rd.skip) {
 				rd.skip = 0; /* the tail of an over-long line */
-			} else if (!fb_bgp_line(&rn.b, line, rn.lineno) && apply_line(&rn)) {
+			} else if (!fb_bgp_line(&rn.b, line, len, rn.lineno) && apply_line(&rn)) {
 				goto out;
 			}
 			consume(&rd, used);
@@ -579,5 +603,6 @@ out:
 	fb_bgp_free(&rn.b);
 	free(rd.buf);
 	close(lock_fd);
+	close(rn.state_dir);
 	return rc;
 }

@@ -164,6 +164,17 @@ static int read_list(const char *file, struct list *l)
 	return rc;
 }
 
+int fb_load_check_lists(char *const *files, int n)
+{
+	struct list l = { 0 };
+	int i, rc = 0;
+
+	for (i = 0; i < n && !rc; i++)
+		rc = read_list(files[i], &l) ? -1 : 0;
+	free(l.keys);
+	return rc;
+}
+
 static int cmp_key(const void *a, const void *b)
 {
 	return memcmp(a, b, sizeof(struct fb_key));

@@ -109,7 +109,10 @@ static const struct fb_cmd cmds[] = {
 	{ "import", cmd_import, "import FILE NAME",
 	  "Create filter NAME from an export ('-': stdin), read once and built aside;\n"
 	  "NAME appears only after the whole file checked out (CRC included). Corrupt,\n"
-	  "truncated or incompatible files leave nothing behind." },
+	  "truncated or incompatible files leave nothing behind, and so does a file\n"
+	  "that is no clean filter (counters contradicting its bits, more flows than\n"
+	  "256 per bit, exact-set entries that are no rules): refused with the reason.\n"
+	  "merge, intersect and card read files alike." },
 	{ "merge", cmd_merge, "merge SRC SRC... --into NAME",
 	  "The union of filters into NAME: bits ORed, counters summed (saturating), prefix\n"
 	  "lengths and exact sets united, flows summed (an upper bound). A SRC holding a\n"
@@ -175,11 +178,16 @@ static const struct fb_cmd cmds[] = {
 	  "with a traffic-rate 0 (discard) action becomes a 5-tuple rule (host\n"
 	  "addresses, protocol, single ports) or a src/dst prefix rule; any other\n"
 	  "component or action is reported unsupported and nothing of it applied.\n"
-	  "Prefixes shorter than V4,V6 (default 24,48) are refused. A rule announced\n"
-	  "by several peers or paths is added once and deleted with its last path.\n"
+	  "The route's family decides the rule's: an IPv6 route (v4-mapped prefixes\n"
+	  "included) makes IPv6 rules only. Prefixes shorter than V4,V6 (default 24,48)\n"
+	  "in the rule's family are refused. A line that is not exactly one JSON\n"
+	  "message is reported and skipped whole. A rule announced by several peers\n"
+	  "or paths is added once and deleted with its last path.\n"
 	  "On a session loss its routes stay (keep, default) or are deleted (flush).\n"
-	  "What was added is recorded in FILE (default /run/flowbloom/NAME.bgp) so a\n"
-	  "restarted process takes over; --flush deletes all of it and exits." },
+	  "What was added is recorded in FILE (default /run/flowbloom/NAME.bgp; its\n"
+	  "directory must be root's and writable by no one else) so a restarted\n"
+	  "process takes over, its paths held to the same limits as a peer's;\n"
+	  "--flush deletes all of it and exits." },
 	{ "replay", cmd_replay,
 	  "replay NAME FILE.pcap... [--explain] [--action drop|allow|monitor]\n"
 	  "                 [--malformed pass|drop]",
@@ -195,7 +203,8 @@ static const struct fb_cmd cmds[] = {
 	  "(no|exact), as create's options; load = PATH (repeatable, relative to FILE);\n"
 	  "attach = DEV [native|generic] (repeatable); malformed = pass|drop. All is\n"
 	  "checked first (errors name FILE:LINE); a step that fails undoes this run's\n"
-	  "earlier ones. --check only checks; --down detaches the listed devices and\n"
+	  "earlier ones. --check makes every check apply makes (sizes, the lists\n"
+	  "parsed) and changes nothing; --down detaches the listed devices and\n"
 	  "keeps the filter. At boot, flowbloom@NAME.service applies\n"
 	  "/etc/flowbloom/NAME.conf." },
 	{ "help", cmd_help, "help [VERB]", "Show help." },

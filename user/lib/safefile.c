@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,40 +40,12 @@ int fb_safefile_parse_mode(const char *s, mode_t *mode)
 	return 0;
 }
 
-int fb_safefile_open(struct fb_safefile *sf, const char *path, mode_t mode)
+/* The temporary file in sf->dir_fd for sf->base. */
+static int open_tmp(struct fb_safefile *sf, const char *dir)
 {
-	const char *slash = strrchr(path, '/');
-	char dir[4096];
 	unsigned long long rnd;
 	int i;
 
-	memset(sf, 0, sizeof(*sf));
-	sf->fd = sf->dir_fd = -1;
-	sf->path = path;
-	sf->mode = mode;
-	if (slash) {
-		size_t n = slash == path ? 1 : (size_t)(slash - path);
-
-		if (n >= sizeof(dir)) {
-			fb_report_err("%s: path too long", path);
-			return -1;
-		}
-		memcpy(dir, path, n);
-		dir[n] = 0;
-	} else {
-		strcpy(dir, ".");
-	}
-	snprintf(sf->base, sizeof(sf->base), "%s", slash ? slash + 1 : path);
-	if (!sf->base[0] || !strcmp(sf->base, ".") || !strcmp(sf->base, "..") ||
-	    strlen(slash ? slash + 1 : path) >= sizeof(sf->base)) {
-		fb_report_err("%s: not a file name", path);
-		return -1;
-	}
-	sf->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (sf->dir_fd < 0) {
-		fb_report_err("%s: directory %s: %s", path, dir, strerror(errno));
-		return -1;
-	}
 	for (i = 0; i < TMP_TRIES; i++) {
 		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd)) {
 			fb_report_err("getrandom: %s", strerror(errno));
@@ -90,7 +63,7 @@ int fb_safefile_open(struct fb_safefile *sf, const char *path, mode_t mode)
 			break;
 	}
 	if (sf->fd < 0) {
-		fb_report_err("%s: cannot create a temporary file in %s: %s", path, dir,
+		fb_report_err("%s: cannot create a temporary file in %s: %s", sf->path, dir,
 			      strerror(i == TMP_TRIES ? EEXIST : errno));
 		close(sf->dir_fd);
 		sf->dir_fd = -1;
@@ -98,11 +71,227 @@ int fb_safefile_open(struct fb_safefile *sf, const char *path, mode_t mode)
 	}
 	sf->out = fdopen(sf->fd, "wb");
 	if (!sf->out) {
-		fb_report_err("%s: %s", path, strerror(errno));
+		fb_report_err("%s: %s", sf->path, strerror(errno));
 		fb_safefile_abort(sf);
 		return -1;
 	}
 	return 0;
+}
+
+static int set_name(struct fb_safefile *sf, const char *name, const char *label, mode_t mode)
+{
+	memset(sf, 0, sizeof(*sf));
+	sf->fd = sf->dir_fd = -1;
+	sf->path = label;
+	sf->mode = mode;
+	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/') ||
+	    strlen(name) >= sizeof(sf->base)) {
+		fb_report_err("%s: not a file name", label);
+		return -1;
+	}
+	snprintf(sf->base, sizeof(sf->base), "%s", name);
+	return 0;
+}
+
+int fb_safefile_open(struct fb_safefile *sf, const char *path, mode_t mode)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+
+	if (set_name(sf, slash ? slash + 1 : path, path, mode))
+		return -1;
+	if (slash) {
+		size_t n = slash == path ? 1 : (size_t)(slash - path);
+
+		if (n >= sizeof(dir)) {
+			fb_report_err("%s: path too long", path);
+			return -1;
+		}
+		memcpy(dir, path, n);
+		dir[n] = 0;
+	} else {
+		strcpy(dir, ".");
+	}
+	sf->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (sf->dir_fd < 0) {
+		fb_report_err("%s: directory %s: %s", path, dir, strerror(errno));
+		return -1;
+	}
+	return open_tmp(sf, dir);
+}
+
+int fb_safefile_openat(struct fb_safefile *sf, int dir_fd, const char *name, const char *label,
+		       mode_t mode)
+{
+	if (set_name(sf, name, label, mode))
+		return -1;
+	sf->dir_fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
+	if (sf->dir_fd < 0) {
+		fb_report_err("%s: %s", label, strerror(errno));
+		return -1;
+	}
+	return open_tmp(sf, "its directory");
+}
+
+/* Owned by root or the caller, and (unless a root-owned sticky directory
+ * on the way) writable by no one else. */
+static int trusted(const struct stat *st, const char *what, bool on_the_way)
+{
+	if (st->st_uid != 0 && st->st_uid != geteuid()) {
+		fb_report_err("%s belongs to uid %u, not root: refusing to use it", what,
+			      (unsigned)st->st_uid);
+		return -1;
+	}
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) &&
+	    !(on_the_way && st->st_uid == 0 && (st->st_mode & S_ISVTX))) {
+		fb_report_err("%s is writable by other users (mode %04o): refusing to use it", what,
+			      (unsigned)(st->st_mode & 07777));
+		return -1;
+	}
+	return 0;
+}
+
+/* dir "/" name into out (dir may be out), cut to len. */
+static void join(char *out, size_t len, const char *dir, const char *name)
+{
+	size_t d = strlen(dir), n = strlen(name);
+
+	if (out != dir) {
+		d = d < len - 1 ? d : len - 1;
+		memmove(out, dir, d);
+	}
+	if (d && out[d - 1] != '/' && d < len - 1)
+		out[d++] = '/';
+	n = n < len - 1 - d ? n : len - 1 - d;
+	memcpy(out + d, name, n);
+	out[d + n] = 0;
+}
+
+/* Symbolic links followed in one walk, at most (as the kernel's 40). */
+#define MAX_LINKS 40
+
+int fb_safe_opendir(const char *path)
+{
+	char todo[4096], sofar[4096], link[4096], *comp, *rest;
+	int fd = -1, nfd, links = 0;
+	struct stat st;
+
+	char cwd[4096];
+
+	/* Relative: from the working directory, itself walked. */
+	if (path[0] != '/' && !getcwd(cwd, sizeof(cwd))) {
+		fb_report_err("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (snprintf(todo, sizeof(todo), "%s%s%s", path[0] == '/' ? "" : cwd,
+		     path[0] == '/' ? "" : "/", path) >= (int)sizeof(todo)) {
+		fb_report_err("%s: path too long", path);
+		return -1;
+	}
+restart:
+	if (fd >= 0)
+		close(fd);
+	strcpy(sofar, "/");
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || trusted(&st, "/", true))
+		goto fail;
+	for (rest = todo; *rest;) {
+		bool last;
+
+		while (*rest == '/')
+			rest++;
+		if (!*rest)
+			break;
+		comp = rest;
+		rest += strcspn(rest, "/");
+		if (*rest)
+			*rest++ = 0;
+		while (*rest == '/')
+			rest++;
+		last = !*rest;
+		if (!strcmp(comp, "."))
+			continue;
+		if (fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW)) {
+			fb_report_err("%s%s%s: %s", sofar, strcmp(sofar, "/") ? "/" : "", comp,
+				      strerror(errno));
+			goto fail;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			ssize_t n;
+			char next[4096];
+
+			/* Only root (or we) made it: follow it, from / or from
+			 * here, then the rest of the path. */
+			join(link, sizeof(link), sofar, comp);
+			if (trusted(&st, link, true) || ++links > MAX_LINKS)
+				goto badlink;
+			n = readlinkat(fd, comp, next, sizeof(next) - 1);
+			if (n <= 0)
+				goto badlink;
+			next[n] = 0;
+			if (snprintf(link, sizeof(link), "%s%s%s/%s", next[0] == '/' ? "" : sofar,
+				     next[0] == '/' ? "" : "/", next, rest) >= (int)sizeof(link))
+				goto badlink;
+			strcpy(todo, link);
+			goto restart;
+		}
+		nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0) {
+			fb_report_err("%s%s%s: %s", sofar, strcmp(sofar, "/") ? "/" : "", comp,
+				      strerror(errno));
+			goto fail;
+		}
+		close(fd);
+		fd = nfd;
+		if (!strcmp(comp, "..")) {
+			char *s = strrchr(sofar, '/');
+
+			if (s && s != sofar)
+				*s = 0;
+			else
+				strcpy(sofar, "/");
+		} else {
+			join(sofar, sizeof(sofar), sofar, comp);
+		}
+		if (fstat(fd, &st) || trusted(&st, sofar, !last))
+			goto fail;
+	}
+	/* The directory itself, even when it is / or reached by "..". */
+	if (fstat(fd, &st) || trusted(&st, sofar, false))
+		goto fail;
+	return fd;
+badlink:
+	fb_report_err("%s: a symbolic link flowbloom does not follow (not root's, or a loop)",
+		      link);
+fail:
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+int fb_safe_openat(int dir_fd, const char *name, const char *label, int flags, mode_t mode)
+{
+	struct stat st;
+	int fd = openat(dir_fd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return -2;
+		fb_report_err("%s: %s", label,
+			      errno == ELOOP ? "a symbolic link: refusing to follow it"
+					     : strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		fb_report_err("%s: not a regular file: refusing to use it", label);
+		close(fd);
+		return -1;
+	}
+	if (trusted(&st, label, false)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 void fb_safefile_abort(struct fb_safefile *sf)

@@ -62,7 +62,7 @@ static int img_alloc(struct fb_alg_img *img, const struct fb_header *h)
 
 static int add_rule(struct fb_alg_img *img, const struct fb_key *k, __u32 count)
 {
-	struct fb_alg_rule *r;
+	struct fb_fbx_rule *r;
 
 	if (!(img->nrules & (img->nrules + 1)) || !img->rules) {
 		r = realloc(img->rules, (2 * img->nrules + 2) * sizeof(*r));
@@ -142,84 +142,36 @@ static int load_filter(const char *name, struct fb_alg_img *img)
 	return rc;
 }
 
-/* Bits, counters, exact sets, CRC. A regular file's size is checked
- * before the memory is taken. */
-static const char *file_body(struct fb_fbx_in *in, struct fb_alg_img *img, const __u8 *b)
-{
-	const struct fb_header *h = img->m.hdr;
-	__u8 w[8], rec[sizeof(struct fb_key) + 4];
-
-	if (fb_fbx_read_bits(in, &img->blocks[FB_HDR_BLOCKS], h->nblocks))
-		return "truncated";
-	memcpy(&img->blocks[1], b + 72, FB_BLOCK_BYTES);
-	if (img->cnt && fb_fbx_read(in, img->cnt, img->cnt_bytes))
-		return "truncated";
-	if (h->confirm) {
-		__u64 n, e;
-
-		if (fb_fbx_read(in, w, 8))
-			return "truncated";
-		n = fb_fbx_get64(w);
-		for (e = 0; e < n; e++) {
-			struct fb_key k;
-
-			if (fb_fbx_read(in, rec, sizeof(rec)))
-				return "truncated";
-			memcpy(&k, rec, sizeof(k));
-			if (k.kind < FB_KIND_FLOW || k.kind >= FB_KIND_MAX ||
-			    k.family > FB_FAMILY_IPV6 || !fb_fbx_get32(rec + sizeof(k)))
-				return "bad exact-set entry";
-			if (add_rule(img, &k, fb_fbx_get32(rec + sizeof(k))))
-				return "out of memory";
-		}
-	}
-	return fb_fbx_read_tail(in);
-}
-
+/* An export file, through the one reader (fbx.h): refused exactly when
+ * import would refuse it, and then for the same reason. */
 static int load_file(const char *path, struct fb_alg_img *img)
 {
-	struct fb_fbx_in in = { NULL, crc32(0, NULL, 0) };
-	__u8 b[FB_FBX_BITS_OFF];
-	struct fb_header h;
-	const char *why;
-	struct stat st;
+	struct fb_fbx_in in;
 	int rc = -1;
 
-	in.f = fopen(path, "rb");
-	if (!in.f) {
-		fb_report_err("%s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (fstat(fileno(in.f), &st) || S_ISDIR(st.st_mode)) {
-		why = "not a file";
+	if (fb_fbx_open(&in, path))
 		goto bad;
-	}
-	if (fb_fbx_read(&in, b, sizeof(b))) {
-		why = ferror(in.f) ? "read error" : "too short to be a flowbloom export";
-		goto bad;
-	}
-	why = fb_fbx_check_head(b);
-	fb_fbx_header(b, &h);
-	if (!why && S_ISREG(st.st_mode) &&
-	    (size_t)st.st_size < FB_FBX_BITS_OFF + (size_t)h.nblocks * FB_BLOCK_BYTES +
-					 fb_fbx_counter_bytes(h.nblocks, h.counter_bits) + 4)
-		why = "truncated";
-	if (why)
-		goto bad;
-	if (img_alloc(img, &h))
+	if (img_alloc(img, &in.h))
 		goto out;
-	why = file_body(&in, img, b);
-	if (why) {
-		if (ferror(in.f))
-			why = "read error";
+	memcpy(&img->blocks[1], &in.px, sizeof(in.px));
+	if (fb_fbx_read_body(&in, img->blocks, img->cnt))
 		goto bad;
+	if (in.h.type) {
+		/* A sound file, of another type: no input either. */
+		fb_report_err("'%s' is a %s filter: merge, intersect, fold and card work on "
+			      "Bloom filters",
+			      path, FB_NAME(fb_type_names, in.h.type));
+		goto out;
 	}
+	img->rules = in.rules;
+	img->nrules = in.nrules;
+	in.rules = NULL;
 	rc = 0;
 	goto out;
 bad:
-	fb_report_err("%s: %s", path, why);
+	fb_report_err("%s: %s", in.label, in.why);
 out:
-	fclose(in.f);
+	fb_fbx_close(&in);
 	return rc;
 }
 
@@ -237,14 +189,14 @@ int fb_alg_load(const char *arg, struct fb_alg_img *img)
 
 static int rule_cmp(const void *a, const void *b)
 {
-	return memcmp(&((const struct fb_alg_rule *)a)->key, &((const struct fb_alg_rule *)b)->key,
+	return memcmp(&((const struct fb_fbx_rule *)a)->key, &((const struct fb_fbx_rule *)b)->key,
 		      sizeof(struct fb_key));
 }
 
 /* Exact sets: sorted by key, then merged. */
 static int combine_rules(struct fb_alg_img *dst, const struct fb_alg_img *src, enum fb_alg_op op)
 {
-	struct fb_alg_rule *out;
+	struct fb_fbx_rule *out;
 	size_t i = 0, j = 0, n = 0;
 
 	qsort(dst->rules, dst->nrules, sizeof(*dst->rules), rule_cmp);
@@ -263,9 +215,13 @@ static int combine_rules(struct fb_alg_img *dst, const struct fb_alg_img *src, e
 			__u32 x = dst->rules[i].count, y = src->rules[j].count;
 
 			out[n].key = dst->rules[i].key;
-			out[n++].count = op == FB_ALG_UNION ? (x + y < x ? ~0U : x + y)
-					 : x < y	    ? x
-							    : y;
+			/* Counts add up to at most FB_FBX_MAX_COUNT (what a
+			 * count change carries), as the reader accepts. */
+			out[n++].count =
+				op == FB_ALG_UNION
+					? (x > FB_FBX_MAX_COUNT - y ? FB_FBX_MAX_COUNT : x + y)
+				: x < y ? x
+					: y;
 			i++;
 			j++;
 		} else if (c < 0) {
@@ -445,6 +401,13 @@ static int store_new(const char *name, const struct fb_alg_img *img)
 	};
 	struct fb_store f;
 
+	if (o.confirm && !strcmp(name, FB_IPROUTE_FILTER)) {
+		/* An ip-link-loaded program cannot confirm: it would fail open. */
+		fb_report_err("the result confirms hits (--confirm exact), which '%s', the filter "
+			      "`ip link` uses, cannot; nothing created",
+			      name);
+		return -1;
+	}
 	/* The exact sets are sized from the capacity: enough for the rules. */
 	if (o.confirm && o.capacity < img->nrules)
 		o.capacity = img->nrules;

@@ -14,12 +14,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "flowbloom/geometry.h"
+#include "fleet/fbx.h"
 #include "types/setalgebra.h"
-
-struct fb_alg_rule {
-	struct fb_key key;
-	__u32 count;
-};
 
 /* A filter in memory: blocks[0] its header, blocks[1] its prefix lengths,
  * blocks[FB_HDR_BLOCKS..] its bits (the layout of the filter array). */
@@ -28,7 +24,7 @@ struct fb_alg_img {
 	struct fb_block *blocks;   /* FB_HDR_BLOCKS + nblocks blocks */
 	__u8 *cnt;		   /* counters (counting filters), else NULL */
 	size_t cnt_bytes;	   /* their size */
-	struct fb_alg_rule *rules; /* --confirm exact: the exact sets' rules */
+	struct fb_fbx_rule *rules; /* --confirm exact: the exact sets' rules */
 	size_t nrules;
 	struct fb_bloom_mem m; /* the same memory, for setalgebra.c */
 	__u32 crc;	       /* loaded from a filter: CRC-32 of its array and counters */
@@ -37,8 +33,8 @@ struct fb_alg_img {
 /* An argument names an export file, not a filter, when it could not be a
  * filter name: it holds a '/' or a '.' (r1.fbx, ./r1, /var/lib/x). */
 bool fb_alg_is_file(const char *arg);
-/* Load a filter (under a shared lock, as export) or an export file (every
- * header field and the CRC checked). 0, or -1 (printed). */
+/* Load a filter (under a shared lock, as export) or an export file (read
+ * by the one reader, fbx.h: what import accepts). 0, or -1 (printed). */
 int fb_alg_load(const char *arg, struct fb_alg_img *img);
 void fb_alg_free(struct fb_alg_img *img);
 

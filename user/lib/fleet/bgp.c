@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 #include "fleet/bgp.h"
 #include "fleet/bgp_int.h"
 #include "rules/flow.h"
+#include "rules/rules.h"
 #include "report.h"
 
 void fb_bgp_note(struct fb_bgp *b, size_t lineno, const char *fmt, ...)
@@ -185,6 +187,41 @@ unsigned fb_bgp_refs(const struct fb_bgp *b, const struct fb_key *k)
 	return r ? r->refs : 0;
 }
 
+/* ------------------------------------------------------- what a path holds */
+
+int fb_bgp_admit(const struct fb_bgp *b, const char *family, const struct fb_key *k, char *why,
+		 size_t len)
+{
+	bool flow, v6;
+	int l, min;
+
+	if (fb_bgp_family(family, &flow, &v6)) {
+		snprintf(why, len, "family '%s' is not supported", family);
+		return -1;
+	}
+	if (k->family != (v6 ? FB_FAMILY_IPV6 : FB_FAMILY_IPV4)) {
+		snprintf(why, len, "an %s route makes %s rules only", family, v6 ? "IPv6" : "IPv4");
+		return -1;
+	}
+	if (fb_rules_valid(k, why, len))
+		return -1;
+	if (!flow && k->kind != (b->o.rtbh_src ? FB_KIND_SRC : FB_KIND_DST)) {
+		snprintf(why, len, "a blackhole route makes %s rules (--rtbh %s)",
+			 b->o.rtbh_src ? "source" : "destination", b->o.rtbh_src ? "src" : "dst");
+		return -1;
+	}
+	if (k->kind == FB_KIND_FLOW)
+		return 0; /* host addresses only (flow_rule) */
+	/* In the family the rule has: an IPv4 /n is 96 + n in the key. */
+	l = v6 ? k->plen : k->plen - 96;
+	min = v6 ? b->o.min_v6 : b->o.min_v4;
+	if (l < min) {
+		snprintf(why, len, "/%d is shorter than /%d (--min-length)", l, min);
+		return -1;
+	}
+	return 0;
+}
+
 /* ----------------------------------------------------- reading a message */
 
 int fb_bgp_push_op(struct fb_bgp_ctx *c, bool announce, const char *peer, const char *family,
@@ -224,7 +261,7 @@ oom:
 
 /* ------------------------------------------------------ applying a line */
 
-static int touch(struct fb_bgp_ctx *c, struct fb_bgp_rule *r)
+int fb_bgp_touch(struct fb_bgp_ctx *c, struct fb_bgp_rule *r)
 {
 	if (r->touched)
 		return 0;
@@ -242,7 +279,7 @@ static int touch(struct fb_bgp_ctx *c, struct fb_bgp_rule *r)
 	return 0;
 }
 
-static struct fb_bgp_rule *rule_get(struct fb_bgp *b, const struct fb_key *k)
+struct fb_bgp_rule *fb_bgp_rule_get(struct fb_bgp *b, const struct fb_key *k)
 {
 	struct fb_bgp_rule *r = find_rule(b, k);
 	size_t h;
@@ -285,12 +322,12 @@ static int path_end(struct fb_bgp_ctx *c, struct fb_bgp_path **pp)
 	c->b->changed = true;
 	if (r) {
 		r->refs--;
-		return touch(c, r);
+		return fb_bgp_touch(c, r);
 	}
 	return 0;
 }
 
-static int apply_op(struct fb_bgp_ctx *c, const struct fb_bgp_op *o)
+int fb_bgp_apply_op(struct fb_bgp_ctx *c, const struct fb_bgp_op *o)
 {
 	struct fb_bgp *b = c->b;
 	struct fb_bgp_path **pp = find_path(b, o->peer, o->family, o->nlri), *p;
@@ -309,7 +346,7 @@ static int apply_op(struct fb_bgp_ctx *c, const struct fb_bgp_op *o)
 		return 0;
 	if (b->npaths >= b->nbuckets && grow(b))
 		return -1;
-	r = rule_get(b, &o->key);
+	r = fb_bgp_rule_get(b, &o->key);
 	p = calloc(1, sizeof(*p));
 	lp = strlen(o->peer) + 1;
 	lf = strlen(o->family) + 1;
@@ -330,10 +367,10 @@ static int apply_op(struct fb_bgp_ctx *c, const struct fb_bgp_op *o)
 	b->npaths++;
 	b->changed = true;
 	r->refs++;
-	return touch(c, r);
+	return fb_bgp_touch(c, r);
 }
 
-static int push_key(struct fb_key **arr, size_t *n, size_t *cap, const struct fb_key *k)
+int fb_bgp_push_key(struct fb_key **arr, size_t *n, size_t *cap, const struct fb_key *k)
 {
 	if (*n == *cap) {
 		size_t nc = *cap ? 2 * *cap : 16;
@@ -360,16 +397,16 @@ static int outcome(struct fb_bgp *b, struct fb_bgp_ctx *c)
 
 		r->touched = false;
 		if (r->refs && !r->in_filter)
-			err |= push_key(&b->add, &b->nadd, &b->cap_add, &r->key);
+			err |= fb_bgp_push_key(&b->add, &b->nadd, &b->cap_add, &r->key);
 		else if (!r->refs && r->in_filter)
-			err |= push_key(&b->del, &b->ndel, &b->cap_del, &r->key);
+			err |= fb_bgp_push_key(&b->del, &b->ndel, &b->cap_del, &r->key);
 		else if (!r->refs)
 			rule_drop(b, r); /* added and ended within the line */
 	}
 	return err;
 }
 
-static void ctx_free(struct fb_bgp_ctx *c)
+void fb_bgp_ctx_free(struct fb_bgp_ctx *c)
 {
 	size_t i;
 
@@ -379,25 +416,69 @@ static void ctx_free(struct fb_bgp_ctx *c)
 	free(c->touched);
 }
 
-int fb_bgp_line(struct fb_bgp *b, const char *line, size_t lineno)
+/* Exactly one JSON value in line[0..n), nothing after it but blanks:
+ * the value, or NULL with why. */
+static json_object *one_message(const char *line, size_t n, char *why, size_t len)
 {
-	struct fb_bgp_ctx c = { .b = b, .lineno = lineno };
+	struct json_tokener *tok = json_tokener_new();
 	enum json_tokener_error jerr;
 	json_object *msg;
+	size_t end;
+
+	if (!tok) {
+		snprintf(why, len, "out of memory");
+		return NULL;
+	}
+	msg = json_tokener_parse_ex(tok, line, (int)n);
+	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	if (!msg || jerr != json_tokener_success) {
+		snprintf(why, len, "not JSON (%s)",
+			 jerr == json_tokener_continue ? "incomplete"
+						       : json_tokener_error_desc(jerr));
+		json_object_put(msg);
+		return NULL;
+	}
+	while (end < n && isspace((unsigned char)line[end]))
+		end++;
+	if (end < n) {
+		/* {A}{B} or {A} garbage: applying A alone would drop the
+		 * rest unseen. */
+		snprintf(why, len, "%s after the JSON message at byte %zu",
+			 line[end] == '{' ? "another message" : "garbage", end + 1);
+		json_object_put(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+int fb_bgp_line(struct fb_bgp *b, const char *line, size_t n, size_t lineno)
+{
+	struct fb_bgp_ctx c = { .b = b, .lineno = lineno };
+	json_object *msg;
 	const char *why = NULL;
-	size_t i, n = strlen(line);
+	char jwhy[128];
+	size_t i;
 	int r = 0;
 
 	b->nadd = b->ndel = 0;
 	b->changed = false;
+	if (memchr(line, 0, n)) {
+		fb_bgp_note(b, lineno, "NUL byte in the line; line skipped");
+		return -1;
+	}
 	while (n && isspace((unsigned char)line[n - 1]))
 		n--;
 	if (!n)
 		return 0;
-	msg = json_tokener_parse_verbose(line, &jerr);
+	if (n > INT_MAX) {
+		fb_bgp_note(b, lineno, "line too long; line skipped");
+		return -1;
+	}
+	msg = one_message(line, n, jwhy, sizeof(jwhy));
 	if (!msg) {
-		fb_bgp_note(b, lineno, "not JSON (%s); line skipped",
-			    json_tokener_error_desc(jerr));
+		fb_bgp_note(b, lineno, "%s; line skipped", jwhy);
 		return -1;
 	}
 	if (!json_object_is_type(msg, json_type_object)) {
@@ -412,18 +493,18 @@ int fb_bgp_line(struct fb_bgp *b, const char *line, size_t lineno)
 			fb_bgp_note(b, lineno, "out of memory; line skipped");
 		else
 			fb_bgp_note(b, lineno, "%s; line skipped", why);
-		ctx_free(&c);
+		fb_bgp_ctx_free(&c);
 		return -1;
 	}
 	/* Applied in the message's order: withdrawals, then announcements. */
 	for (i = 0; i < c.nops && !r; i++)
-		r = apply_op(&c, &c.ops[i]);
+		r = fb_bgp_apply_op(&c, &c.ops[i]);
 	if (r || outcome(b, &c)) {
 		/* Out of memory half way: the table is consistent (each op is
 		 * whole), the outcome of what was done is still returned. */
 		fb_bgp_note(b, lineno, "out of memory; the rest of the line skipped");
 	}
-	ctx_free(&c);
+	fb_bgp_ctx_free(&c);
 	return 0;
 }
 
@@ -491,7 +572,8 @@ void fb_bgp_remove_all(struct fb_bgp *b)
 		}
 		for (r = b->rules[i]; r; r = r->next) {
 			r->refs = 0;
-			if (r->in_filter && push_key(&b->del, &b->ndel, &b->cap_del, &r->key))
+			if (r->in_filter &&
+			    fb_bgp_push_key(&b->del, &b->ndel, &b->cap_del, &r->key))
 				fb_bgp_note(b, 0, "out of memory listing rules to delete");
 		}
 	}
@@ -511,64 +593,4 @@ size_t fb_bgp_rules(const struct fb_bgp *b, struct fb_key **out)
 			if (r->in_filter)
 				(*out)[n++] = r->key;
 	return n;
-}
-
-/* ---------------------------------------------------------- state file */
-
-int fb_bgp_save(const struct fb_bgp *b, FILE *fp)
-{
-	char text[FB_FLOW_STR];
-	struct fb_bgp_path *p;
-	size_t i;
-
-	fprintf(fp, "# flowbloom bgp state: peer, family, NLRI, rule (one path a line)\n");
-	for (i = 0; i < b->nbuckets; i++)
-		for (p = b->paths[i]; p; p = p->next) {
-			fb_flow_format(&p->key, text, sizeof(text));
-			fprintf(fp, "%s\t%s\t%s\t%s\n", p->peer, p->family, p->nlri, text);
-		}
-	return ferror(fp) ? -1 : 0;
-}
-
-int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
-{
-	struct fb_bgp_ctx c = { .b = b };
-	char *line = NULL, *f[4], *save, err[256];
-	size_t cap = 0, lineno = 0, i;
-	struct fb_key k;
-	int blank, rc = -1;
-
-	while (getline(&line, &cap, fp) > 0) {
-		lineno++;
-		line[strcspn(line, "\n")] = 0;
-		if (!line[0] || line[0] == '#')
-			continue;
-		f[0] = strtok_r(line, "\t", &save);
-		for (i = 1; i < 4; i++)
-			f[i] = strtok_r(NULL, "\t", &save);
-		if (!f[3] || strtok_r(NULL, "\t", &save)) {
-			fb_report_err("%s:%zu: want 4 fields separated by tabs", name, lineno);
-			goto out;
-		}
-		if (fb_flow_parse_line(f[3], &k, &blank, err, sizeof(err)) || blank) {
-			fb_report_err("%s:%zu: %s", name, lineno, blank ? "no rule" : err);
-			goto out;
-		}
-		if (fb_bgp_push_op(&c, true, f[0], f[1], f[2], &k))
-			goto out;
-	}
-	for (i = 0; i < c.nops; i++)
-		if (apply_op(&c, &c.ops[i]))
-			goto out;
-	for (i = 0; i < c.ntouched; i++) {
-		c.touched[i]->touched = false;
-		c.touched[i]->in_filter = true;
-	}
-	rc = 0;
-out:
-	if (rc && c.oom)
-		fb_report_err("%s: out of memory", name);
-	free(line);
-	ctx_free(&c);
-	return rc;
 }

@@ -54,9 +54,22 @@ struct fb_bgp {
 int fb_bgp_init(struct fb_bgp *b, const struct fb_bgp_opts *o);
 void fb_bgp_free(struct fb_bgp *b);
 
-/* One line of ExaBGP JSON. 0: applied (add/del say what the filter must
- * do); -1: malformed, noted with its line number, nothing changed. */
-int fb_bgp_line(struct fb_bgp *b, const char *line, size_t lineno);
+/* One line of ExaBGP JSON, len bytes (without its newline): exactly one
+ * JSON object, nothing before or after it but blanks. 0: applied (add/del
+ * say what the filter must do); -1: malformed (two messages, trailing
+ * garbage, a NUL byte, ...), noted with its line number, nothing changed. */
+int fb_bgp_line(struct fb_bgp *b, const char *line, size_t len, size_t lineno);
+/*
+ * May a path of family ("ipv4 unicast", "ipv6 flow", ...) hold rule k?
+ * What every rule passes, whether a peer announced it or the state file
+ * says it was announced: the AFI decides the family (an IPv6 route makes
+ * IPv6 rules only, v4-mapped prefixes included), the rule is one the data
+ * path can match (fb_rules_valid()), a blackhole route makes a rule of the
+ * --rtbh side, and an address rule is at least --min-length long in the
+ * family it has. 0, or -1 with why.
+ */
+int fb_bgp_admit(const struct fb_bgp *b, const char *family, const struct fb_key *k, char *why,
+		 size_t len);
 /* After the filter refused to add rule k: forget the paths that hold it. */
 void fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k);
 /* After the caller applied add/del: the added rules are in the filter,
@@ -69,9 +82,14 @@ size_t fb_bgp_rules(const struct fb_bgp *b, struct fb_key **out);
 /* How many paths hold rule k (0: not held). */
 unsigned fb_bgp_refs(const struct fb_bgp *b, const struct fb_key *k);
 
-/* State file: one path a line, "peer<TAB>family<TAB>nlri id<TAB>FLOW".
- * load: -1 on a bad line (printed as name:LINE), nothing loaded; loaded
- * rules count as in the filter. */
+/* State file: one path a line, "peer<TAB>family<TAB>nlri id<TAB>FLOW",
+ * the first three with backslash escapes (\\, \t, \n, \r, \xHH for other
+ * control bytes): whatever a peer sends, a line is one path. load: -1 on a
+ * malformed line (printed as name:LINE), nothing loaded; loaded rules
+ * count as in the filter. A path fb_bgp_admit() refuses now (the limits
+ * changed, or the file says what no peer could make us add) is noted and
+ * dropped; its rule, unless another path holds it, is in del (in the
+ * filter from before: to be deleted, as a withdrawal would). */
 int fb_bgp_save(const struct fb_bgp *b, FILE *fp);
 int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name);
 

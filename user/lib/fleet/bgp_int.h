@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Library-internal: what bgp.c (paths, rules, reference counts, state
- * file) and bgpmsg.c (reading one ExaBGP JSON message into path
- * operations) share.
+ * Library-internal: what bgp.c (paths, rules, reference counts),
+ * bgpstate.c (the state file) and bgpmsg.c (reading one ExaBGP JSON
+ * message into path operations) share.
  */
 #ifndef FLOWBLOOM_USER_BGP_INT_H
 #define FLOWBLOOM_USER_BGP_INT_H
@@ -49,6 +49,18 @@ void fb_bgp_note(struct fb_bgp *b, size_t lineno, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int fb_bgp_push_op(struct fb_bgp_ctx *c, bool announce, const char *peer, const char *family,
 		   const char *nlri, const struct fb_key *key);
+/* Applying path operations (bgp.c), for the state file (bgpstate.c):
+ * mark a rule touched by this line, the rule of key k (made if new), one
+ * operation on the path table, a key onto a growing array, and freeing a
+ * context. The int ones: 0, or -1 out of memory. */
+int fb_bgp_touch(struct fb_bgp_ctx *c, struct fb_bgp_rule *r);
+struct fb_bgp_rule *fb_bgp_rule_get(struct fb_bgp *b, const struct fb_key *k);
+int fb_bgp_apply_op(struct fb_bgp_ctx *c, const struct fb_bgp_op *o);
+int fb_bgp_push_key(struct fb_key **arr, size_t *n, size_t *cap, const struct fb_key *k);
+void fb_bgp_ctx_free(struct fb_bgp_ctx *c);
+/* "ipv4 unicast", "ipv6 unicast", "ipv4 flow", "ipv6 flow": 0 with what
+ * it is; -1 for any other family. */
+int fb_bgp_family(const char *family, bool *flow, bool *v6);
 /* Read the message into c->ops: 0, -1 malformed (why set), -2 no memory. */
 int fb_bgp_read_message(struct fb_bgp_ctx *c, json_object *msg, const char **why);
 

@@ -23,26 +23,40 @@ static json_object *get(json_object *o, const char *k)
 	return v;
 }
 
+/* A string member; NULL if absent, not a string, or holding a NUL (\u0000:
+ * the C string would say less than the peer sent). */
 static const char *get_str(json_object *o, const char *k)
 {
 	json_object *v = get(o, k);
+	const char *s;
 
-	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+	if (!v || !json_object_is_type(v, json_type_string))
+		return NULL;
+	s = json_object_get_string(v);
+	return strlen(s) == (size_t)json_object_get_string_len(v) ? s : NULL;
 }
 
-/* Rule from FLOW words, parsed as the CLI parses them (the same keys). */
-static int rule_from(const char *w0, const char *w1, const char *w2, struct fb_key *k, char *why,
-		     size_t len)
+/* Rule from FLOW words, parsed as the CLI parses them (the same keys); the
+ * route's AFI, not how its addresses are written, decides the family: an
+ * IPv6 route's ::ffff:a.b.c.d (ExaBGP prints v4-mapped prefixes dotted)
+ * is an IPv6 address, and only IPv6 packets carry it. */
+static int rule_from(bool v6, const char *w0, const char *w1, const char *w2, struct fb_key *k,
+		     char *why, size_t len)
 {
 	char *argv[3] = { (char *)w0, (char *)w1, (char *)w2 };
 	int n = w2 ? 3 : 2;
 
-	return fb_flow_parse(n, argv, k, why, len) == n ? 0 : -1;
+	if (fb_flow_parse(n, argv, k, why, len) != n)
+		return -1;
+	if (v6)
+		k->family = FB_FAMILY_IPV6;
+	return 0;
 }
 
-/* "PFX/LEN" of family fam ("ipv4"/"ipv6"): checks the length against the
- * minimum. 0 ok, -1 with why. */
-static int check_prefix(struct fb_bgp *b, const char *pfx, bool v6, char *why, size_t len)
+/* "PFX/LEN" of family fam ("ipv4"/"ipv6"), as a route of that family
+ * writes it (the length limits apply to the rule it makes: fb_bgp_admit).
+ * 0 ok, -1 with why. */
+static int check_prefix(const char *pfx, bool v6, char *why, size_t len)
 {
 	const char *slash = strchr(pfx, '/');
 	char *end;
@@ -54,13 +68,9 @@ static int check_prefix(struct fb_bgp *b, const char *pfx, bool v6, char *why, s
 	}
 	errno = 0;
 	l = strtol(slash + 1, &end, 10);
-	if (errno || *end || l < 0 || l > (v6 ? 128 : 32) || (v6 != !!strchr(pfx, ':'))) {
+	if (errno || *end || end == slash + 1 || l < 0 || l > (v6 ? 128 : 32) ||
+	    (v6 != !!strchr(pfx, ':'))) {
 		snprintf(why, len, "bad %s prefix '%s'", v6 ? "IPv6" : "IPv4", pfx);
-		return -1;
-	}
-	if (l < (v6 ? b->o.min_v6 : b->o.min_v4)) {
-		snprintf(why, len, "prefix '%s' is shorter than /%d (--min-length)", pfx,
-			 v6 ? b->o.min_v6 : b->o.min_v4);
 		return -1;
 	}
 	return 0;
@@ -162,11 +172,11 @@ static bool full_length(const char *pfx, bool v6)
  * prefix, or a complete 5-tuple of host addresses, a protocol and (for
  * protocols with ports) one source and one destination port. 0 with *k,
  * or -1 with why: everything else, which a rule could only approximate. */
-static int flow_rule(struct fb_bgp *b, json_object *nlri, bool v6, struct fb_key *k, char *why,
-		     size_t len)
+static int flow_rule(json_object *nlri, bool v6, struct fb_key *k, char *why, size_t len)
 {
 	char dst[80] = "", src[80] = "", a[96], d[96], protobuf[16];
 	const char *proto = NULL, *sport = NULL, *dport = NULL;
+	bool have_dst = false, have_src = false;
 	const char *dname = v6 ? "destination-ipv6" : "destination-ipv4";
 	const char *sname = v6 ? "source-ipv6" : "source-ipv4";
 	const char *pname = v6 ? "next-header" : "protocol";
@@ -176,19 +186,33 @@ static int flow_rule(struct fb_bgp *b, json_object *nlri, bool v6, struct fb_key
 	{
 		if (!strcmp(key, "string") || !strcmp(key, "next-hop"))
 			continue;
+		/* A component given twice (under either of its names) asks
+		 * for packets that match both: one rule could only widen it. */
 		if (!strcmp(key, dname) || !strcmp(key, "destination")) {
+			if (have_dst)
+				goto twice;
+			have_dst = true;
 			if (flow_prefix(val, v6, dst, sizeof(dst)))
 				goto comp;
 		} else if (!strcmp(key, sname) || !strcmp(key, "source")) {
+			if (have_src)
+				goto twice;
+			have_src = true;
 			if (flow_prefix(val, v6, src, sizeof(src)))
 				goto comp;
 		} else if (!strcmp(key, pname) || !strcmp(key, "protocol")) {
+			if (proto)
+				goto twice;
 			if (!(proto = single_value(val)))
 				goto comp;
 		} else if (!strcmp(key, "destination-port")) {
+			if (dport)
+				goto twice;
 			if (!(dport = single_value(val)))
 				goto comp;
 		} else if (!strcmp(key, "source-port")) {
+			if (sport)
+				goto twice;
 			if (!(sport = single_value(val)))
 				goto comp;
 		} else {
@@ -199,12 +223,15 @@ static int flow_rule(struct fb_bgp *b, json_object *nlri, bool v6, struct fb_key
 	comp:
 		snprintf(why, len, "component '%s' is not a single value (=V) or prefix", key);
 		return -1;
+	twice:
+		snprintf(why, len, "component '%s' is given twice", key);
+		return -1;
 	}
-	if ((dst[0] && check_prefix(b, dst, v6, why, len)) ||
-	    (src[0] && check_prefix(b, src, v6, why, len)))
+	if ((dst[0] && check_prefix(dst, v6, why, len)) ||
+	    (src[0] && check_prefix(src, v6, why, len)))
 		return -1;
 	if (!proto && !sport && !dport && !!dst[0] != !!src[0])
-		return rule_from(dst[0] ? "dst" : "src", dst[0] ? dst : src, NULL, k, why, len);
+		return rule_from(v6, dst[0] ? "dst" : "src", dst[0] ? dst : src, NULL, k, why, len);
 	if (!proto || !dst[0] || !src[0] || !full_length(dst, v6) || !full_length(src, v6)) {
 		snprintf(why, len,
 			 "flowbloom rules are one source or destination prefix, or a 5-tuple "
@@ -236,7 +263,7 @@ static int flow_rule(struct fb_bgp *b, json_object *nlri, bool v6, struct fb_key
 		snprintf(a, sizeof(a), "%s", src);
 		snprintf(d, sizeof(d), "%s", dst);
 	}
-	return rule_from(protobuf, a, d, k, why, len);
+	return rule_from(v6, protobuf, a, d, k, why, len);
 }
 
 /* The path's identity within its peer and family: the NLRI text, with the
@@ -245,13 +272,13 @@ static int nlri_id(json_object *n, bool flow, char *out, size_t len)
 {
 	const char *s = get_str(n, flow ? "string" : "nlri"), *pi = get_str(n, "path-information");
 
-	if (!s)
+	if (!s || !*s)
 		return -1;
 	snprintf(out, len, "%s%s%s", s, pi ? " path-id " : "", pi ? pi : "");
 	return 0;
 }
 
-static int family_kind(const char *family, bool *flow, bool *v6)
+int fb_bgp_family(const char *family, bool *flow, bool *v6)
 {
 	if (!strcmp(family, "ipv4 unicast") || !strcmp(family, "ipv6 unicast"))
 		*flow = false;
@@ -272,7 +299,7 @@ static int read_nlri(struct fb_bgp_ctx *c, const char *peer, const char *family,
 	bool flow, v6;
 	struct fb_key k;
 
-	family_kind(family, &flow, &v6);
+	fb_bgp_family(family, &flow, &v6);
 	if (!json_object_is_type(n, json_type_object) || nlri_id(n, flow, id, sizeof(id)))
 		return -1;
 	if (!announce)
@@ -283,8 +310,9 @@ static int read_nlri(struct fb_bgp_ctx *c, const char *peer, const char *family,
 		if (!has_community(b, attr))
 			/* Not (or no longer) a blackhole: replaces any path we hold. */
 			return fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2 : 0;
-		if (check_prefix(b, pfx, v6, why, sizeof(why)) ||
-		    rule_from(b->o.rtbh_src ? "src" : "dst", pfx, NULL, &k, why, sizeof(why))) {
+		if (check_prefix(pfx, v6, why, sizeof(why)) ||
+		    rule_from(v6, b->o.rtbh_src ? "src" : "dst", pfx, NULL, &k, why, sizeof(why)) ||
+		    fb_bgp_admit(b, family, &k, why, sizeof(why))) {
 			fb_bgp_note(b, c->lineno, "%s from %s: %s; not applied", pfx, peer, why);
 			return fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2 : 0;
 		}
@@ -297,7 +325,8 @@ static int read_nlri(struct fb_bgp_ctx *c, const char *peer, const char *family,
 			    id, peer, other ? "'" : "", other ? other : "none", other ? "'" : "");
 		return fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2 : 0;
 	}
-	if (flow_rule(b, n, v6, &k, why, sizeof(why))) {
+	if (flow_rule(n, v6, &k, why, sizeof(why)) ||
+	    fb_bgp_admit(b, family, &k, why, sizeof(why))) {
 		fb_bgp_note(b, c->lineno, "'%s' from %s: %s; not applied", id, peer, why);
 		return fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2 : 0;
 	}
@@ -315,7 +344,7 @@ static int read_routes(struct fb_bgp_ctx *c, const char *peer, json_object *rout
 		return -1;
 	json_object_object_foreach(routes, family, val)
 	{
-		if (family_kind(family, &flow, &v6)) {
+		if (fb_bgp_family(family, &flow, &v6)) {
 			fb_bgp_note(c->b, c->lineno,
 				    "family '%s' from %s is not supported; ignored", family, peer);
 			continue;
@@ -395,7 +424,7 @@ int fb_bgp_read_message(struct fb_bgp_ctx *c, json_object *msg, const char **why
 	if (strcmp(type, "update") && strcmp(type, "state"))
 		return 0; /* open, keepalive, notification, ...: nothing to do */
 	*why = "no neighbor address";
-	if (!peer)
+	if (!peer || !*peer)
 		return -1;
 	if (!strcmp(type, "state")) {
 		const char *st = get_str(nb, "state");

@@ -1,50 +1,127 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The export file format (the layout is documented in
- * user/cli/cmd_image.c, which writes and imports it; fbx.c): what every
- * reader shares, so `import` and the set-algebra verbs (algebra.c) accept
- * exactly the same files.
+ * The export file format: its one writer (`export`) and its one reader
+ * (`import`, and the set-algebra verbs' file arguments: algebra.c), so
+ * every verb accepts exactly the same files, for the same reasons.
+ *
+ * Every integer little-endian, version 2 (version 1 files, written before
+ * the flow key carried the address family, are refused: their IPv6 rules
+ * would hash differently and never match):
+ *   0   "FLOWBLM\n"                          magic (8 bytes)
+ *   8   u32 version = 2
+ *   12  u32 size of the header that follows (FB_FBX_HDR_SIZE, 120)
+ *   16  u8 layout, hash, k, counter_bits, action, confirm, type, flags
+ *       (flags: 1, the flow count is an estimate; type: enum fb_type, 0 for
+ *       Bloom filters; another type has layout and k 0, which a reader
+ *       that predates types refuses, and its geometry in the first blocks
+ *       of the bits)
+ *   24  u32 nblocks, u32 kinds
+ *   32  u64 key[2], u64 flows, u64 capacity
+ *   64  u32 fp-rate in parts per 10^9, u32 0
+ *   72  64 bytes: struct fb_prefixes (bytes only)
+ *   136 nblocks x 64 bytes of bits, as little-endian u64 words
+ *   ... counters (counting filters): the counter bytes, 4-bit counters two
+ *       per byte, low nibble first
+ *   ... exact sets (confirm = 1): u64 n, then n x (40-byte struct fb_key as
+ *       bytes, u32 count): every rule of the exact sets
+ *   end u32 CRC-32 (zlib) of everything before it
+ *
+ * What the reader accepts is what a filter can be: every header field in
+ * its range, a regular file's size the one its header implies, the CRC,
+ * and the content as `check` would find it in a filter, clean: a counting
+ * filter's bits exactly where its counters are non-zero and the counters
+ * adding up to k x flows (unless saturated or an estimate), a cuckoo table
+ * whose count and relocation sequence agree with it, a flow count that a
+ * filter of that size can hold (fb_flows_max()), exact-set rules that are
+ * rules (fb_rules_valid()), each once, with a count, of a kind and prefix
+ * length the filter holds. Anything else is refused with the reason.
  */
 #ifndef FLOWBLOOM_USER_FBX_H
 #define FLOWBLOOM_USER_FBX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <linux/types.h>
 #include "flowbloom/geometry.h"
 
 #define FB_FBX_MAGIC "FLOWBLM\n"
 #define FB_FBX_VERSION 2
-#define FB_FBX_HDR_SIZE 120		       /* bytes 16..135 */
-#define FB_FBX_BITS_OFF (16 + FB_FBX_HDR_SIZE) /* the bits start here */
 
-void fb_fbx_put32(__u8 *p, __u32 v);
-void fb_fbx_put64(__u8 *p, __u64 v);
-__u32 fb_fbx_get32(const __u8 *p);
-__u64 fb_fbx_get64(const __u8 *p);
+/* Where each header field sits in the file. */
+enum fb_fbx_off {
+	FB_FBX_OFF_MAGIC = 0,					/* 8 bytes */
+	FB_FBX_OFF_VERSION = 8,					/* u32 */
+	FB_FBX_OFF_HDR_SIZE = 12,				/* u32 */
+	FB_FBX_OFF_LAYOUT = 16,					/* u8 enum fb_layout */
+	FB_FBX_OFF_HASH = 17,					/* u8 enum fb_hash_alg */
+	FB_FBX_OFF_K = 18,					/* u8 */
+	FB_FBX_OFF_COUNTER_BITS = 19,				/* u8 0, 4 or 8 */
+	FB_FBX_OFF_ACTION = 20,					/* u8 enum fb_action */
+	FB_FBX_OFF_CONFIRM = 21,				/* u8 0 or 1 */
+	FB_FBX_OFF_TYPE = 22,					/* u8 enum fb_type */
+	FB_FBX_OFF_FLAGS = 23,					/* u8 FB_HDRF_* */
+	FB_FBX_OFF_NBLOCKS = 24,				/* u32 */
+	FB_FBX_OFF_KINDS = 28,					/* u32 FB_KINDF() */
+	FB_FBX_OFF_KEY = 32,					/* 2 x u64 */
+	FB_FBX_OFF_FLOWS = 48,					/* u64 */
+	FB_FBX_OFF_CAPACITY = 56,				/* u64 */
+	FB_FBX_OFF_FP_PPB = 64,					/* u32 */
+	FB_FBX_OFF_RESERVED = 68,				/* u32 0 */
+	FB_FBX_OFF_PREFIXES = 72,				/* struct fb_prefixes */
+	FB_FBX_BITS_OFF = FB_FBX_OFF_PREFIXES + FB_BLOCK_BYTES, /* the bits start here */
+};
+#define FB_FBX_HDR_SIZE (FB_FBX_BITS_OFF - FB_FBX_OFF_LAYOUT)
+#define FB_FBX_RULE_BYTES (sizeof(struct fb_key) + 4) /* an exact-set entry */
+/* Most exact-set entries (the exact sets' own largest size) and the
+ * largest count of one (what a count change can carry). */
+#define FB_FBX_MAX_RULES (1U << 28)
+#define FB_FBX_MAX_COUNT 0x7fffffffU
+
 /* Bytes of the counters section for nblocks blocks of bits-wide counters
- * (0 for a plain filter). */
+ * (0 for a plain filter): the counter map without its header blocks. */
 size_t fb_fbx_counter_bytes(__u32 nblocks, unsigned bits);
-/* Every field of the first FB_FBX_BITS_OFF bytes checked: NULL, or what is
- * wrong. */
-const char *fb_fbx_check_head(const __u8 *b);
-/* The filter header those bytes describe (after fb_fbx_check_head). */
-void fb_fbx_header(const __u8 *b, struct fb_header *h);
 
-/* A file being read once, front to back, with a running CRC: it is never
- * held in memory whole. */
-struct fb_fbx_in {
-	FILE *f;
-	unsigned long crc; /* zlib's crc32 so far */
+struct fb_fbx_rule {
+	struct fb_key key;
+	__u32 count;
 };
 
-void fb_fbx_in_init(struct fb_fbx_in *in, FILE *f);
-/* 0, or -1 at the end of the file (or on a read error: errno set). */
-int fb_fbx_read(struct fb_fbx_in *in, void *p, size_t n);
-/* The bits section into blocks[0..nblocks) (the filter's bits, after its
- * header blocks): 0, or -1 if the file ends first. */
-int fb_fbx_read_bits(struct fb_fbx_in *in, struct fb_block *blocks, __u32 nblocks);
-/* The CRC-32 at the end, and nothing after it: NULL, or what is wrong. */
-const char *fb_fbx_read_tail(struct fb_fbx_in *in);
+/* Write filter NAME to FILE ("-": stdout; else created aside and renamed
+ * over FILE with mode, safefile.c), under a shared lock. 0, or -1
+ * (printed; an old FILE is left as it was). */
+int fb_fbx_export(const char *name, const char *file, mode_t mode);
+
+/* A file being read once, front to back, with a running CRC: its bits are
+ * never held in memory whole by the reader (import streams them into the
+ * filter it builds). */
+struct fb_fbx_in {
+	const char *label; /* the file, "<stdin>" for "-" */
+	FILE *f;
+	unsigned long crc;	   /* zlib's crc32 so far */
+	struct fb_header h;	   /* block 0 of the filter the file holds */
+	struct fb_prefixes px;	   /* block 1 */
+	size_t cnt_bytes;	   /* counters section (0: none) */
+	struct fb_fbx_rule *rules; /* after fb_fbx_read_body: the exact sets, by key */
+	size_t nrules;
+	char why[256]; /* what is wrong, after a -1 */
+};
+
+/* Open FILE ("-": stdin) and read and check its header (and a regular
+ * file's size): 0, or -1 with in->why. Call fb_fbx_close() either way. */
+int fb_fbx_open(struct fb_fbx_in *in, const char *file);
+/* The rest: the bits into blocks[FB_HDR_BLOCKS ..] (blocks 0 and 1 are
+ * not touched: the caller writes in->h and in->px there when it wants
+ * them), the counters into cnt (in->cnt_bytes), the exact sets into
+ * in->rules; the CRC and end of file; then the content. 0, or -1 with
+ * in->why. */
+int fb_fbx_read_body(struct fb_fbx_in *in, struct fb_block *blocks, __u8 *cnt);
+void fb_fbx_close(struct fb_fbx_in *in);
+
+/* Import FILE as a new filter NAME: built aside while the file is read,
+ * published by one rename once all of it checked. 0 with *out its header;
+ * -1 printed ("FILE: why; nothing imported"), nothing created. */
+int fb_fbx_import(const char *file, const char *name, struct fb_header *out);
 
 #endif

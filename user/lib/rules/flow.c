@@ -260,8 +260,10 @@ static int parse_positional(int argc, char **argv, struct fb_key *key, char *err
 	/* The data path walks past IPv6 extension headers and keys the
 	 * protocol after them: a rule for one of them could only ever match a
 	 * non-first fragment whose fragment header names it. IPv4 skips
-	 * nothing, so there every number (ah included) is a real protocol. */
-	if (!fb_addr_v4mapped(key->saddr) && fb_proto_ipv6_ext(proto)) {
+	 * nothing, so there every number (ah included) is a real protocol.
+	 * By the family, not the address: an IPv6 rule between v4-mapped
+	 * addresses (written in hex) meets IPv6 packets only. */
+	if (key->family == FB_FAMILY_IPV6 && fb_proto_ipv6_ext(proto)) {
 		snprintf(err, errlen,
 			 "IPv6 protocol %d is an extension header (hop-by-hop 0, routing 43, "
 			 "fragment 44, ah 51, dst-opts 60): packets are keyed by the protocol "

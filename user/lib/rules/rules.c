@@ -3,10 +3,12 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
+#include "flowbloom/proto.h"
 #include "types/bits.h"
 #include "types/counting.h"
 #include "store/exact.h"
 #include "types/ftype.h"
+#include "types/sizing.h"
 #include "report.h"
 #include "rules/rules.h"
 #include "rules/flow.h"
@@ -73,6 +75,101 @@ int fb_rules_merge_lengths(struct fb_prefixes *px, const struct fb_key *keys, si
 	return 0;
 }
 
+static bool all_zero(const __u8 *p, size_t n)
+{
+	while (n--)
+		if (*p++)
+			return false;
+	return true;
+}
+
+int fb_rules_valid(const struct fb_key *k, char *why, size_t len)
+{
+	const char *fam = k->family == FB_FAMILY_IPV4 ? "IPv4" : "IPv6";
+
+	if (k->kind < FB_KIND_FLOW || k->kind >= FB_KIND_MAX) {
+		snprintf(why, len, "unknown rule kind %u", k->kind);
+		return -1;
+	}
+	if (k->family != FB_FAMILY_IPV4 && k->family != FB_FAMILY_IPV6) {
+		snprintf(why, len, "unknown address family %u", k->family);
+		return -1;
+	}
+	if (k->kind == FB_KIND_MASK) {
+		/* A shape's key: a valid mask, and the key that mask builds
+		 * from the key's own values (markers and flags in place). */
+		struct fb_key v, again;
+		__u32 d = fb_mask_of_key(k, &v);
+
+		v.kind = FB_KIND_FLOW;
+		fb_mask_key(&again, &v, d);
+		if (!fb_mask_valid(d) || memcmp(&again, k, sizeof(again))) {
+			snprintf(why, len, "not the key of a rule shape");
+			return -1;
+		}
+		if (k->family == FB_FAMILY_IPV4 &&
+		    ((FB_MASK_SLEN(d) && !fb_addr_v4mapped(v.saddr)) ||
+		     (FB_MASK_DLEN(d) && !fb_addr_v4mapped(v.daddr)))) {
+			snprintf(why, len, "IPv4 rule without an IPv4 address");
+			return -1;
+		}
+		return 0;
+	}
+	if (k->kind != FB_KIND_FLOW) {
+		const __u8 *a = k->kind == FB_KIND_SRC ? k->saddr : k->daddr;
+		const __u8 *other = k->kind == FB_KIND_SRC ? k->daddr : k->saddr;
+		__u8 masked[16];
+		int i;
+
+		if (k->plen > 128 || (k->family == FB_FAMILY_IPV4 && k->plen < 96)) {
+			snprintf(why, len, "%s prefix length %d is out of range", fam,
+				 k->family == FB_FAMILY_IPV4 ? k->plen - 96 : k->plen);
+			return -1;
+		}
+		if (k->family == FB_FAMILY_IPV4 && !fb_addr_v4mapped(a)) {
+			snprintf(why, len, "IPv4 rule without an IPv4 address");
+			return -1;
+		}
+		for (i = 0; i < 16; i++) {
+			int keep = (int)k->plen - 8 * i;
+
+			masked[i] = keep >= 8	? a[i]
+				    : keep <= 0 ? 0
+						: a[i] & (__u8)(0xff << (8 - keep));
+		}
+		if (memcmp(masked, a, 16)) {
+			snprintf(why, len, "address bits set beyond the prefix length");
+			return -1;
+		}
+		if (!all_zero(other, 16) || k->sport || k->dport || k->proto) {
+			snprintf(why, len, "address rule with other fields set");
+			return -1;
+		}
+		return 0;
+	}
+	if (k->plen) {
+		snprintf(why, len, "5-tuple with a prefix length");
+		return -1;
+	}
+	if (k->family == FB_FAMILY_IPV4 &&
+	    (!fb_addr_v4mapped(k->saddr) || !fb_addr_v4mapped(k->daddr))) {
+		snprintf(why, len, "IPv4 5-tuple without IPv4 addresses");
+		return -1;
+	}
+	if (!fb_proto_has_ports(k->proto) && (k->sport || k->dport)) {
+		snprintf(why, len, "protocol %u has no ports", k->proto);
+		return -1;
+	}
+	if (k->family == FB_FAMILY_IPV6 && fb_proto_ipv6_ext(k->proto)) {
+		snprintf(why, len,
+			 "IPv6 protocol %u is an extension header: packets are keyed by the "
+			 "protocol after it, so the rule would never match",
+			 k->proto);
+		return -1;
+	}
+	return 0;
+}
+
 const char *fb_rules_prefix_list_name(int l)
 {
 	static const char *const names[FB_PFX_NR] = { "IPv4 source", "IPv6 source",
@@ -119,12 +216,12 @@ int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t
 		if (fb_exact_adjust(f, &keys[i], 1))
 			return -2;
 	if (f->hdr->type) {
-		f->hdr->nflows += n;
+		f->hdr->nflows = fb_flows_add(f->hdr->nflows, n, f->hdr->nblocks);
 	} else if (f->cnt_hdr) {
 		fb_counting_add_many(f, keys, n);
 	} else {
 		fb_bits_set_many(f, keys, n);
-		f->hdr->nflows += n;
+		f->hdr->nflows = fb_flows_add(f->hdr->nflows, n, f->hdr->nblocks);
 	}
 	/* Then the lengths: new ones are appended (the order of a list does
 	 * not change what matches), each written before the count that makes

@@ -23,6 +23,18 @@ int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t
  * above. */
 int fb_rules_merge_lengths(struct fb_prefixes *px, const struct fb_key *keys, size_t n,
 			   size_t *bad);
+/*
+ * Is k a rule the data path can match, of the family it says? Every key
+ * that comes from outside the FLOW grammar (an export file's exact sets,
+ * the BGP state file, a route's rule) passes this before it becomes a rule:
+ * a known kind and family; an address rule's length within its family
+ * (IPv4 rules count from 96, ::ffff:0:0/96, and hold a v4-mapped address),
+ * its address masked to that length, nothing else set; a 5-tuple of its
+ * family's addresses, ports only for protocols that carry them, and for
+ * IPv6 no extension header as protocol (the data path keys the protocol
+ * after them: such a rule would never match). 0, or -1 with why.
+ */
+int fb_rules_valid(const struct fb_key *k, char *why, size_t len);
 /* enum fb_prefix_list of an address rule, -1 for a 5-tuple; its name. */
 int fb_rules_prefix_list(const struct fb_key *k);
 const char *fb_rules_prefix_list_name(int l);

@@ -101,12 +101,74 @@ int fb_pin_trusted(int fd, const char *path, bool on_the_way)
 	return 0;
 }
 
+static void iproute_parent(char *buf, size_t len);
+
+/*
+ * The one symbolic link flowbloom follows: the one iproute2 makes. Its BPF
+ * loader (lib/bpf_legacy.c, bpf_gen_hierarchy) creates <bpffs>/tc/ and
+ * makes <bpffs>/xdp (and <bpffs>/ip) a symbolic link to the absolute path
+ * "<bpffs>/tc/", so `ip link ... xdp obj` before `create default` leaves
+ * /sys/fs/bpf/xdp -> /sys/fs/bpf/tc/. Accepted only when the link (named
+ * `name` in directory dfd, path `path`) belongs to root (or the caller),
+ * says exactly "<dir>/tc/" (or "<dir>/tc"), and that sibling tc, opened
+ * itself without following anything, is a trusted directory on the same
+ * bpffs. Nobody else can then have made it, or retarget it (root owns it
+ * in a sticky or trusted directory). Returns tc's fd, or -1 (printed).
+ */
+static int iproute_link(int dfd, const char *name, const char *dir, const char *path, bool last)
+{
+	char want[512], got[512];
+	struct stat st, dst;
+	struct statfs sfs;
+	ssize_t n;
+	int fd;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISLNK(st.st_mode) ||
+	    (st.st_uid != 0 && st.st_uid != geteuid()))
+		goto refuse;
+	n = readlinkat(dfd, name, got, sizeof(got) - 1);
+	if (n <= 0)
+		goto refuse;
+	got[n] = 0;
+	if (snprintf(want, sizeof(want), "%s/tc", strcmp(dir, "/") ? dir : "") >= (int)sizeof(want))
+		goto refuse;
+	if (strcmp(got, want) &&
+	    (strncmp(got, want, strlen(want)) || strcmp(got + strlen(want), "/")))
+		goto refuse;
+	fd = openat(dfd, "tc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		fb_report_err("%s is a symbolic link to %s, which cannot be opened: %s", path, got,
+			      strerror(errno));
+		return -1;
+	}
+	if (fstat(dfd, &dst) || fstat(fd, &st) || fstatfs(fd, &sfs) || st.st_dev != dst.st_dev ||
+	    sfs.f_type != BPF_FS_MAGIC_NR) {
+		fb_report_err("%s is a symbolic link to %s, which is not on the same bpffs", path,
+			      got);
+		close(fd);
+		return -1;
+	}
+	if (fb_pin_trusted(fd, want, !last)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+refuse:
+	fb_report_err("%s is a symbolic link: refusing to follow it (only root's link to the "
+		      "sibling tc/ that iproute2 makes is followed)",
+		      path);
+	return -1;
+}
+
 /* Open directory `path` from /, one component at a time, never following a
  * symbolic link, every directory fb_pin_trusted(). mkmode != 0 creates the last
  * component if it is missing. Returns the fd; -1 (printed); -2 (nothing
- * printed) if the directory does not exist. */
-static int open_tree(const char *path, mode_t mkmode)
+ * printed) if the directory does not exist. via_link: NULL, or the `ip
+ * link` pin directory's parent may be iproute2's link (iproute_link()),
+ * and *via_link says whether it was. */
+static int open_tree(const char *path, mode_t mkmode, bool *via_link)
 {
+	char link_ok[512] = "";
 	char buf[512], sofar[512] = "", *comp, *next, *save = NULL;
 	int fd, nfd;
 
@@ -115,14 +177,20 @@ static int open_tree(const char *path, mode_t mkmode)
 		return -1;
 	}
 	snprintf(buf, sizeof(buf), "%s", path);
+	if (via_link) {
+		*via_link = false;
+		iproute_parent(link_ok, sizeof(link_ok));
+	}
 	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || fb_pin_trusted(fd, "/", true))
 		goto fail;
 	for (comp = strtok_r(buf, "/", &save); comp; comp = next) {
+		char dir[512];
 		bool last;
 
 		next = strtok_r(NULL, "/", &save);
 		last = !next;
+		snprintf(dir, sizeof(dir), "%s", sofar[0] ? sofar : "/");
 		snprintf(sofar + strlen(sofar), sizeof(sofar) - strlen(sofar), "/%s", comp);
 		if (!strcmp(comp, "..")) {
 			fb_report_err("%s: '..' in the filter root", path);
@@ -145,10 +213,19 @@ static int open_tree(const char *path, mode_t mkmode)
 				errno = ENOENT;
 				return -2;
 			}
-			if (!fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode))
+			if (!fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode)) {
+				if (link_ok[0] && !strcmp(sofar, link_ok)) {
+					nfd = iproute_link(fd, comp, dir, sofar, last);
+					if (nfd < 0)
+						goto fail;
+					*via_link = true;
+					close(fd);
+					fd = nfd;
+					continue;
+				}
 				fb_report_err("%s is a symbolic link: refusing to follow it",
 					      sofar);
-			else
+			} else
 				fb_report_err("cannot open %s: %s", sofar, strerror(e));
 			goto fail;
 		}
@@ -167,7 +244,7 @@ fail:
 /* The filter root (fb_pin_root()); with create, made if missing (mode 0700). */
 int fb_pin_open_root(bool create)
 {
-	return open_tree(fb_pin_root(), create ? 0700 : 0);
+	return open_tree(fb_pin_root(), create ? 0700 : 0, NULL);
 }
 
 const char *fb_pin_iproute_dir(void)
@@ -190,20 +267,22 @@ static void iproute_parent(char *buf, size_t len)
 
 /* The `ip link` pin directory /sys/fs/bpf/xdp/globals; with create, made
  * (with /sys/fs/bpf/xdp) if missing. A directory someone else made there is
- * refused: whoever owns it could swap the pins an ip-link program uses. */
+ * refused: whoever owns it could swap the pins an ip-link program uses.
+ * /sys/fs/bpf/xdp may be the link iproute2 makes (iproute_link()). */
 int fb_pin_open_iproute(bool create)
 {
 	char parent[512];
+	bool via_link;
 	int fd;
 
 	if (create) {
 		iproute_parent(parent, sizeof(parent));
-		fd = open_tree(parent, 0700);
+		fd = open_tree(parent, 0700, &via_link);
 		if (fd < 0)
 			return -1;
 		close(fd);
 	}
-	return open_tree(fb_pin_iproute_dir(), create ? 0700 : 0);
+	return open_tree(fb_pin_iproute_dir(), create ? 0700 : 0, &via_link);
 }
 
 /* BPF_OBJ_GET / BPF_OBJ_PIN of `name` inside directory fd dfd: the kernel
@@ -411,7 +490,7 @@ fail:
 void fb_pin_iproute_remove(const struct fb_store *f)
 {
 	static const char *const names[2] = { FB_MAP_FILTER, FB_MAP_STATS };
-	bool quiet = fb_report_quiet;
+	bool quiet = fb_report_quiet, via_link;
 	char parent[512];
 	int gdir, xdp, i, fd;
 
@@ -433,12 +512,14 @@ void fb_pin_iproute_remove(const struct fb_store *f)
 	}
 	close(gdir);
 	/* The directories create made; left alone if anything else is in
-	 * them (rmdir fails). */
+	 * them (rmdir fails), or if they are iproute2's (xdp its link). */
 	iproute_parent(parent, sizeof(parent));
 	fb_report_quiet = true;
-	xdp = open_tree(parent, 0);
+	xdp = open_tree(parent, 0, &via_link);
 	fb_report_quiet = quiet;
-	if (xdp >= 0) {
+	if (xdp >= 0 && via_link) {
+		close(xdp);
+	} else if (xdp >= 0) {
 		unlinkat(xdp, strrchr(fb_pin_iproute_dir(), '/') + 1, AT_REMOVEDIR);
 		close(xdp);
 		rmdir(parent);

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include "types/bits.h"
 #include "types/counting.h"
+#include "types/sizing.h"
 #include "store/store.h"
 
 size_t fb_counting_map_bytes(__u64 mbits, unsigned bits)
@@ -128,7 +129,7 @@ static void add_at(struct fb_store *f, const struct fb_key *key, const __u64 *po
 		}
 		JOURNAL_STORE(j->done, i + 1);
 	}
-	journal_end(f, j->nflows_before + 1);
+	journal_end(f, fb_flows_add(j->nflows_before, 1, f->hdr->nblocks));
 }
 
 void fb_counting_add(struct fb_store *f, const struct fb_key *key)

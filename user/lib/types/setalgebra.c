@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "types/setalgebra.h"
+#include "types/sizing.h"
 #include "util.h"
 
 int fb_sa_compatible(const struct fb_bloom_mem *a, const struct fb_bloom_mem *b, bool counters,
@@ -87,13 +88,14 @@ int fb_sa_union(struct fb_bloom_mem *dst, const struct fb_bloom_mem *src, char *
 		}
 	}
 	dst->hdr->kinds |= src->hdr->kinds;
-	dst->hdr->nflows += src->hdr->nflows;
+	dst->hdr->nflows = fb_flows_add(dst->hdr->nflows, src->hdr->nflows, dst->hdr->nblocks);
 	return 0;
 }
 
 int fb_sa_intersect(struct fb_bloom_mem *dst, const struct fb_bloom_mem *src, char *why, size_t len)
 {
 	__u64 words = (__u64)dst->hdr->nblocks * FB_BLOCK_WORDS, i;
+	double card;
 
 	if (fb_sa_compatible(dst, src, true, why, len))
 		return -1;
@@ -106,7 +108,11 @@ int fb_sa_intersect(struct fb_bloom_mem *dst, const struct fb_bloom_mem *src, ch
 			cnt_put(dst, i, x < y ? x : y);
 		}
 	dst->hdr->kinds &= src->hdr->kinds;
-	dst->hdr->nflows = fb_sa_cardinality(dst) + 0.5;
+	card = fb_sa_cardinality(dst);
+	/* A full filter estimates infinity: the count saturates. */
+	dst->hdr->nflows = card < (double)fb_flows_max(dst->hdr->nblocks)
+				   ? (__u64)(card + 0.5)
+				   : fb_flows_max(dst->hdr->nblocks);
 	return 0;
 }
 

@@ -35,8 +35,15 @@ double fb_fpr_blocked(double n, double nblocks, unsigned k)
 {
 	double lambda = n / nblocks, sum = 0, sd, lo, hi, i;
 
-	if (n <= 0)
+	if (!(n > 0) || !(nblocks > 0))
 		return 0;
+	/* Past 2,400 flows per block every word is full with probability
+	 * 1 - (63/64)^2400 = 1 - 4e-17, beyond double precision: the rate is
+	 * block_fpr(lambda), which is 1. This also bounds the sum below to
+	 * a few thousand terms (and a counter in doubles that would stop
+	 * incrementing near 2^53 never runs). */
+	if (!(lambda <= 2400))
+		return block_fpr(lambda, k);
 	/* Poisson(lambda) flows per block; sum over +-12 standard deviations,
 	 * in log space so large lambda does not underflow e^-lambda. */
 	sd = sqrt(lambda);

@@ -17,6 +17,29 @@
 #include <linux/types.h>
 #include "flowbloom/geometry.h"
 
+/*
+ * The most flows a filter counts: FB_FLOWS_PER_BIT per bit of its array
+ * (nblocks x 512 bits). The bound is where the count stops carrying
+ * information: a counting filter's counters (at most 255) hold at most
+ * 255 m / k flows before one saturates, and a plain filter is full long
+ * before (its expected rate is 1 in double precision past 37 m / k flows,
+ * classic layout, or 4.6 m, blocked). Counts saturate there (adds, merges),
+ * and an export claiming more is refused: no filter of that size holds it.
+ * At most 2^40 (m <= 2^32), so k x flows never overflows.
+ */
+#define FB_FLOWS_PER_BIT 256
+static inline __u64 fb_flows_max(__u32 nblocks)
+{
+	return (__u64)nblocks * FB_BLOCK_BITS * FB_FLOWS_PER_BIT;
+}
+/* a + b flows, saturating at fb_flows_max(nblocks). */
+static inline __u64 fb_flows_add(__u64 a, __u64 b, __u32 nblocks)
+{
+	__u64 max = fb_flows_max(nblocks);
+
+	return a >= max || b >= max - a ? max : a + b;
+}
+
 double fb_fpr_classic(double n, double mbits, unsigned k);
 double fb_fpr_blocked(double n, double nblocks, unsigned k);
 double fb_fpr(__u8 layout, double n, __u32 nblocks, unsigned k);

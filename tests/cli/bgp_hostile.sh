@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# `flowbloom bgp` against a hostile peer, a careless admin and a user with
+# a shell on the router (ExaBGP's JSON on stdin, no daemon needed; the
+# filter's content is read back with `query`, as the data path would probe
+# it):
+# - an IPv6 route never becomes an IPv4 rule: an ipv6 unicast blackhole
+#   for ::ffff:0.0.0.0/96 (ExaBGP prints v4-mapped prefixes dotted) must
+#   not drop IPv4 traffic, nor ::ffff:198.51.100.0/120 block 198.51.100.0/24,
+#   nor an ipv6 flow route of v4-mapped hosts;
+# - a line that is not exactly one JSON message ({A}{B}, a message and
+#   garbage, a message, a NUL and garbage) is reported and skipped whole;
+# - a FlowSpec route naming the destination twice (/32 and /24) is refused,
+#   not widened to the /24;
+# - an add-path id carrying a tab and a newline cannot forge a state-file
+#   line (a rule nobody announced, added at the next start), and an odd peer
+#   or id never makes the next start fail;
+# - the state file: a symlink planted at a temporary or lock name, a state
+#   file planted where others can write, a state file owned by someone else,
+#   and even root's own state file saying `dst 0.0.0.0/0` or `src ::/0`:
+#   refused, or held to the --min-length a peer is held to, and nothing of
+#   it reaches the filter.
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin bgp_hostile
+
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+ATK=$(mktemp -d /tmp/fbtest.bgp_hostile.atk.XXXXXX) # a sticky world-writable directory
+trap 't_cleanup_filters; rm -rf "$ATK" "$T_TMP"' EXIT
+chmod 1777 "$ATK"
+S=$T_TMP/rtbh.bgp
+VICTIM=$T_TMP/victim
+printf 'precious\n' >"$VICTIM"
+
+"$FB" create rtbh --capacity 10000 --fp-rate 0.0001 --counting >/dev/null || fail "create rtbh"
+
+# gen KIND...: ExaBGP JSON lines (python below) on stdout.
+gen() {
+	python3 - "$@" <<'PYEOF'
+import json, sys
+def nb(peer):
+    return {"address": {"local": "198.51.100.2", "peer": peer}, "direction": "receive"}
+def bh(fam, nlri, peer="198.51.100.9", pi=None):
+    n = {"nlri": nlri}
+    if pi is not None:
+        n["path-information"] = pi
+    return {"type": "update", "neighbor": dict(nb(peer), message={"update": {
+        "attribute": {"community": [[65535, 666]]}, "announce": {fam: {"x": [n]}}}})}
+def fs(fam, comps):
+    comps = dict(comps, string="flow %s" % json.dumps(comps))
+    return {"type": "update", "neighbor": dict(nb("198.51.100.9"), message={"update": {
+        "attribute": {"extended-community": [{"value": 9225060886715039744}]},
+        "announce": {fam: {"no-nexthop": [comps]}}}})}
+out = sys.stdout.buffer
+for what in sys.argv[1:]:
+    if what == "v4mapped":
+        for m in (bh("ipv6 unicast", "::ffff:0.0.0.0/96"), bh("ipv6 unicast", "::ffff:198.51.100.0/120"),
+                  fs("ipv6 flow", {"source-ipv6": ["::ffff:203.0.113.0/120/0"]}),
+                  fs("ipv6 flow", {"destination-ipv6": ["::ffff:203.0.113.9/128/0"],
+                                   "source-ipv6": ["::ffff:198.51.100.2/128/0"], "next-header": ["=udp"],
+                                   "destination-port": ["=53"], "source-port": ["=4000"]})):
+            out.write(json.dumps(m).encode() + b"\n")
+    elif what == "twomessages":
+        a, b = bh("ipv4 unicast", "203.0.113.70/32"), bh("ipv4 unicast", "203.0.113.71/32")
+        out.write(json.dumps(a).encode() + json.dumps(b).encode() + b"\n")
+        out.write(json.dumps(bh("ipv4 unicast", "203.0.113.72/32")).encode() + b" garbage\n")
+        out.write(json.dumps(bh("ipv4 unicast", "203.0.113.73/32")).encode() + b"\0garbage\n")
+    elif what == "twice":
+        out.write(json.dumps(fs("ipv4 flow", {"destination-ipv4": ["203.0.113.22/32"],
+                                              "destination": ["203.0.113.0/24"]})).encode() + b"\n")
+    elif what == "forge":
+        pi = "1\tdst 203.0.113.61/32\n198.51.100.9\tipv4 unicast\t203.0.113.61/32\tdst 203.0.113.61"
+        for m in (bh("ipv4 unicast", "203.0.113.60/32", pi=pi),
+                  bh("ipv4 unicast", "203.0.113.62/32", peer="198.51.100.9\n\\x\t"),
+                  bh("ipv4 unicast", "203.0.113.63/32", pi="")):
+            out.write(json.dumps(m).encode() + b"\n")
+PYEOF
+}
+# run STATE INPUT-KINDS...: one bgp run on that input; status in RC.
+run() {
+	local st=$1
+	shift
+	gen "$@" >"$T_TMP/in"
+	"$FB" bgp rtbh --state "$st" <"$T_TMP/in" >"$T_TMP/out" 2>"$T_TMP/err"
+	RC=$?
+}
+q() { "$FB" query rtbh "$@" | head -1 | awk '{print $1}'; }
+
+# --- 1. an IPv6 route makes IPv6 rules only
+run "$S" v4mapped
+check_eq "v4-mapped IPv6 routes: bgp runs" "$RC" 0
+check_eq "ipv6 unicast ::ffff:0.0.0.0/96: IPv4 traffic to 198.51.100.5 not blocked" "$(q dst 198.51.100.5)" no
+check_eq "... an IPv6 packet to ::ffff:c633:6405 is" "$(q dst ::ffff:c633:6405)" maybe
+check_eq "ipv6 unicast ::ffff:198.51.100.0/120: IPv4 198.51.100.7 not blocked" "$(q dst 198.51.100.7)" no
+check_eq "ipv6 flow source ::ffff:203.0.113.0/120: IPv4 203.0.113.5 not blocked" "$(q src 203.0.113.5)" no
+check_eq "ipv6 flow v4-mapped 5-tuple: not an IPv4 5-tuple" \
+	"$(q udp 198.51.100.2:4000 203.0.113.9:53)" no
+check_eq "... but the IPv6 one" "$(q udp '[::ffff:c633:6402]:4000' '[::ffff:cb00:7109]:53')" maybe
+check_eq "no IPv4 prefix list in the filter" \
+	"$("$FB" -j info rtbh | python3 -c 'import json,sys; print(sum(p["list"].startswith("IPv4") for p in json.load(sys.stdin)["prefix_lengths"]))')" 0
+"$FB" bgp rtbh --state "$S" --flush >/dev/null 2>&1
+
+# --- 7. one JSON message per line, or nothing of it
+run "$S" twomessages
+check_eq "lines that are not one message: bgp runs on" "$RC" 0
+for a in 70 71 72 73; do
+	check_eq "... 203.0.113.$a not applied" "$(q dst 203.0.113.$a)" no
+done
+for l in 1 2 3; do
+	grep -q "<stdin>:$l: .*line skipped" "$T_TMP/err" && pass "... line $l reported" ||
+		fail "... line $l not reported: $(head -c 300 "$T_TMP/err")"
+done
+
+# --- 8. a component twice is refused, not widened
+run "$S" twice
+check_eq "destination-ipv4 /32 and destination /24: nothing of the /24 added" "$(q dst 203.0.113.5)" no
+grep -q "given twice" "$T_TMP/err" && pass "... reported: given twice" ||
+	fail "... not reported: $(head -c 300 "$T_TMP/err")"
+
+# --- 6. strings from a peer cannot forge state-file lines
+rm -f "$S"
+run "$S" forge
+check_eq "odd add-path ids and peers: first run" "$RC" 0
+check_eq "... 203.0.113.60 (announced) added" "$(q dst 203.0.113.60)" maybe
+# A new filter array: the next start adds every rule its state file holds.
+"$FB" destroy rtbh >/dev/null && "$FB" create rtbh --capacity 10000 --fp-rate 0.0001 --counting >/dev/null
+run "$S"
+check_eq "... the next start works" "$RC" 0
+check_eq "... and adds back 203.0.113.60" "$(q dst 203.0.113.60)" maybe
+check_eq "... but not 203.0.113.61, which no one announced" "$(q dst 203.0.113.61)" no
+check_eq "... the peer with a newline keeps its path" "$(q dst 203.0.113.62)" maybe
+"$FB" bgp rtbh --state "$S" --flush >/dev/null 2>&1
+
+# --- 2. the state file and its lock
+# a. Symlinks planted at the names the old writer used, in a directory
+# others can write to: refused (the directory), the victim untouched.
+"${NOBODY[@]}" ln -s "$VICTIM" "$ATK/rtbh.bgp.tmp"
+"${NOBODY[@]}" ln -s "$VICTIM" "$ATK/rtbh.bgp.lock"
+run "$ATK/rtbh.bgp" forge
+check_eq "state in a world-writable directory: refused" "$RC" 1
+grep -q "writable by other users" "$T_TMP/err" && pass "... saying so" ||
+	fail "... said: $(head -c 300 "$T_TMP/err")"
+check_eq "... root's file behind the planted STATE.tmp and STATE.lock untouched" "$(cat "$VICTIM")" precious
+check_eq "... nothing added" "$(q dst 203.0.113.60)" no
+# b. A state file planted there by nobody, saying dst 0.0.0.0/0.
+rm -f "$ATK"/*
+printf '198.51.100.9\tipv4 unicast\t0.0.0.0/0\tdst 0.0.0.0/0\n' >"$T_TMP/planted"
+"${NOBODY[@]}" tee "$ATK/rtbh.bgp" <"$T_TMP/planted" >/dev/null
+check_eq "nobody planted it" "$(stat -c %U "$ATK/rtbh.bgp")" nobody
+run "$ATK/rtbh.bgp"
+check_eq "a state file planted by nobody: refused" "$RC" 1
+check_eq "... its dst 0.0.0.0/0 not applied" "$(q dst 198.51.100.5)" no
+# c. In root's own directory: a lock that is a symlink, a state file
+# someone else owns or others can write.
+D=$T_TMP/state
+mkdir -m 0700 "$D"
+ln -s "$VICTIM" "$D/rtbh.bgp.lock"
+run "$D/rtbh.bgp"
+check_eq "STATE.lock a symbolic link: refused" "$RC" 1
+grep -q "symbolic link" "$T_TMP/err" && pass "... saying so" || fail "... said: $(head -c 300 "$T_TMP/err")"
+rm -f "$D/rtbh.bgp.lock"
+cp "$T_TMP/planted" "$D/rtbh.bgp"
+chown 65534 "$D/rtbh.bgp"
+run "$D/rtbh.bgp"
+check_eq "a state file owned by nobody: refused" "$RC" 1
+chown 0 "$D/rtbh.bgp" && chmod 0666 "$D/rtbh.bgp"
+run "$D/rtbh.bgp"
+check_eq "a state file writable by others: refused" "$RC" 1
+check_eq "... nothing of either applied" "$(q dst 198.51.100.5)" no
+# d. Root's own state file: its paths meet the limits a peer's do.
+chmod 0600 "$D/rtbh.bgp"
+printf '198.51.100.9\tipv4 unicast\t203.0.113.80/32\tdst 203.0.113.80\n198.51.100.9\tipv4 unicast\t0.0.0.0/0\tdst 0.0.0.0/0\n198.51.100.9\tipv6 unicast\t::/0\tsrc ::/0\n' >"$D/rtbh.bgp"
+run "$D/rtbh.bgp"
+check_eq "root's state file with dst 0.0.0.0/0 and src ::/0: bgp starts" "$RC" 0
+check_eq "... dst 0.0.0.0/0 not applied (--min-length 24)" "$(q dst 198.51.100.5)" no
+check_eq "... src ::/0 not applied (--min-length 48, --rtbh dst)" "$(q src 2001:db8::1)" no
+check_eq "... the sound path is" "$(q dst 203.0.113.80)" maybe
+grep -q "0.0.0.0/0.*shorter than /24" "$T_TMP/err" && pass "... the refused path reported" ||
+	fail "... not reported: $(head -c 300 "$T_TMP/err")"
+check_eq "... and gone from the state file" "$(grep -c '0/0' "$D/rtbh.bgp")" 0
+check_eq "the state file is root's, mode 600" "$(stat -c '%U %a' "$D/rtbh.bgp")" "root 600"
+"$FB" bgp rtbh --state "$D/rtbh.bgp" --flush >/dev/null 2>&1
+check_eq "--flush: 203.0.113.80 deleted" "$(q dst 203.0.113.80)" no
+
+"$FB" destroy rtbh >/dev/null
+t_end

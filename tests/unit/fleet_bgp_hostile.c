@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * test_fleet, what a hostile or broken peer (or state file) cannot make
+ * `flowbloom bgp` do (user/lib/fleet/bgp.c, bgpmsg.c): an IPv6 route never
+ * becomes an IPv4 rule (v4-mapped prefixes, FlowSpec hosts), and every
+ * length limit applies in the rule's own family; a line that is not
+ * exactly one JSON message is refused whole; a FlowSpec component given
+ * twice is refused, not widened; strings with tabs, newlines and NULs
+ * cannot forge state-file lines; a state file's paths pass the same limits
+ * as a peer's, and a path they refuse takes its rule out of the filter.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "fleet.h"
+
+static char note[1024];
+
+static void on_note(void *ctx, const char *msg)
+{
+	(void)ctx;
+	snprintf(note, sizeof(note), "%s", msg);
+	if (getenv("TEST_VERBOSE"))
+		printf("  note: %s\n", msg);
+}
+
+static void init(struct fb_bgp *b)
+{
+	struct fb_bgp_opts o = {
+		.community = FB_BGP_BLACKHOLE, .flush_on_down = true, .min_v4 = 24, .min_v6 = 48
+	};
+
+	fb_bgp_init(b, &o);
+	b->note = on_note;
+}
+
+static int line(struct fb_bgp *b, const char *s)
+{
+	note[0] = 0;
+	return fb_bgp_line(b, s, strlen(s), 1);
+}
+
+/* Any IPv4 rule among keys[0..n)? */
+static bool any_v4(const struct fb_key *keys, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (keys[i].family == FB_FAMILY_IPV4)
+			return true;
+	return false;
+}
+
+static bool holds(const struct fb_key *keys, size_t n, const char *flow)
+{
+	struct fb_key k;
+	size_t i;
+
+	key_of(flow, &k);
+	for (i = 0; i < n; i++)
+		if (!memcmp(&keys[i], &k, sizeof(k)))
+			return true;
+	return false;
+}
+
+#define NBR(peer) "\"neighbor\": {\"address\": {\"peer\": \"" peer "\"}"
+#define BH(peer, fam, nlri)                                                                        \
+	"{\"type\": \"update\", " NBR(                                                             \
+		peer) ", \"message\": {\"update\": {\"attribute\": "                               \
+		      "{\"community\": [[65535, 666]]}, \"announce\": {\"" fam                     \
+		      "\": {\"x\": [{" nlri "}]}}}}}}"
+#define FS(fam, comps)                                                                             \
+	"{\"type\": \"update\", " NBR(                                                             \
+		"198.51.100.1") ", \"message\": {\"update\": {\"attribute\": "                     \
+				"{\"extended-community\": [{\"value\": 9225060886715039744}]}, "   \
+				"\"announce\": {\"" fam "\": {\"no-nexthop\": [{" comps            \
+				", \"string\": \"f\"}]}}}}}}"
+
+static void families(void)
+{
+	struct fb_bgp b;
+
+	init(&b);
+	/* ExaBGP prints a v4-mapped IPv6 prefix dotted. */
+	line(&b, BH("198.51.100.1", "ipv6 unicast", "\"nlri\": \"::ffff:0.0.0.0/96\""));
+	ASSERT_TRUE(!any_v4(b.add, b.nadd) && !holds(b.add, b.nadd, "dst 0.0.0.0/0"),
+		    "bgp: ipv6 unicast ::ffff:0.0.0.0/96 makes no IPv4 rule (was dst 0.0.0.0/0)");
+	ASSERT_TRUE(b.nadd == 1 && holds(b.add, 1, "dst ::ffff:0:0/96"),
+		    "bgp: ... it makes the IPv6 rule dst ::ffff:0:0/96");
+	fb_bgp_done(&b);
+	line(&b, BH("198.51.100.1", "ipv6 unicast", "\"nlri\": \"::ffff:198.51.100.0/120\""));
+	ASSERT_TRUE(b.nadd == 1 && holds(b.add, 1, "dst ::ffff:c633:6400/120"),
+		    "bgp: ipv6 unicast ::ffff:198.51.100.0/120: IPv6 dst, not IPv4 /24");
+	fb_bgp_done(&b);
+	/* The IPv6 minimum applies to IPv6 rules, the IPv4 one to IPv4. */
+	line(&b, BH("198.51.100.1", "ipv6 unicast", "\"nlri\": \"::ffff:0.0.0.0/40\""));
+	ASSERT_TRUE(b.nadd == 0 && strstr(note, "shorter than /48"),
+		    "bgp: ipv6 unicast ::ffff:0.0.0.0/40: refused by the IPv6 minimum");
+	line(&b, BH("198.51.100.1", "ipv4 unicast", "\"nlri\": \"::ffff:198.51.100.0/120\""));
+	ASSERT_TRUE(b.nadd == 0 && note[0], "bgp: ipv4 unicast with an IPv6 prefix: refused");
+	line(&b, FS("ipv6 flow", "\"source-ipv6\": [\"::ffff:198.51.100.0/120/0\"]"));
+	ASSERT_TRUE(b.nadd == 1 && holds(b.add, 1, "src ::ffff:c633:6400/120"),
+		    "bgp: ipv6 flow, v4-mapped source /120: an IPv6 rule");
+	fb_bgp_done(&b);
+	line(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"::ffff:0.0.0.0/100/0\"]"));
+	ASSERT_TRUE(b.nadd == 1 && !any_v4(b.add, 1) && holds(b.add, 1, "dst ::ffff:0:0/100"),
+		    "bgp: ipv6 flow ::ffff:0.0.0.0/100: an IPv6 rule (not IPv4 0.0.0.0/4)");
+	fb_bgp_done(&b);
+	line(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"::ffff:203.0.113.9/128/0\"], "
+				 "\"source-ipv6\": [\"::ffff:198.51.100.2/128/0\"], "
+				 "\"next-header\": [\"=udp\"], \"destination-port\": [\"=53\"], "
+				 "\"source-port\": [\"=4000\"]"));
+	ASSERT_TRUE(b.nadd == 1 &&
+			    holds(b.add, 1, "udp [::ffff:c633:6402]:4000 [::ffff:cb00:7109]:53"),
+		    "bgp: ipv6 flow 5-tuple of v4-mapped hosts: an IPv6 5-tuple");
+	fb_bgp_done(&b);
+	line(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"::ffff:203.0.113.9/128/0\"], "
+				 "\"source-ipv6\": [\"::ffff:198.51.100.2/128/0\"], "
+				 "\"next-header\": [\"=44\"]"));
+	ASSERT_TRUE(b.nadd == 0 && strstr(note, "extension header"),
+		    "bgp: ipv6 flow keyed by an extension header: refused");
+	/* Item 8: a component twice asks for both: one rule would widen it. */
+	line(&b, FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.22/32\"], "
+				 "\"destination\": [\"203.0.113.0/24\"]"));
+	ASSERT_TRUE(b.nadd == 0 && strstr(note, "given twice"),
+		    "bgp: destination-ipv4 /32 and destination /24: refused, not dst /24");
+	line(&b, FS("ipv4 flow", "\"source\": [\"198.51.100.0/24\"], "
+				 "\"source-ipv4\": [\"198.51.100.7/32\"]"));
+	ASSERT_TRUE(b.nadd == 0 && strstr(note, "given twice"),
+		    "bgp: source and source-ipv4: refused");
+	fb_bgp_free(&b);
+}
+
+static void one_message(void)
+{
+	static const char a[] = BH("198.51.100.1", "ipv4 unicast", "\"nlri\": \"203.0.113.60/32\"");
+	static const char c[] = BH("198.51.100.1", "ipv4 unicast", "\"nlri\": \"203.0.113.62/32\"");
+	char buf[2048];
+	struct fb_bgp b;
+	size_t n;
+
+	init(&b);
+	snprintf(buf, sizeof(buf), "%s%s", a, c);
+	ASSERT_TRUE(line(&b, buf) == -1 && b.nadd == 0 && strstr(note, "another message"),
+		    "bgp: {A}{B} on one line: refused whole, reported (A was applied, B dropped)");
+	snprintf(buf, sizeof(buf), "%s garbage", a);
+	ASSERT_TRUE(line(&b, buf) == -1 && b.nadd == 0 && strstr(note, "garbage"),
+		    "bgp: a message then garbage: refused, reported");
+	n = snprintf(buf, sizeof(buf), "%s", a);
+	memcpy(buf + n, "\0garbage", 8);
+	note[0] = 0;
+	ASSERT_TRUE(fb_bgp_line(&b, buf, n + 8, 1) == -1 && b.nadd == 0 && strstr(note, "NUL"),
+		    "bgp: a message, a NUL and garbage: refused, reported");
+	snprintf(buf, sizeof(buf), "  %s \t", a);
+	ASSERT_TRUE(line(&b, buf) == 0 && b.nadd == 1, "bgp: blanks around one message: applied");
+	fb_bgp_free(&b);
+}
+
+/* A state file from what a peer sent, read back by a new process. */
+static FILE *saved(struct fb_bgp *a)
+{
+	FILE *fp = tmpfile();
+
+	fb_bgp_save(a, fp);
+	rewind(fp);
+	return fp;
+}
+
+static void strings(void)
+{
+	struct fb_bgp a, b;
+	struct fb_key *keys;
+	FILE *fp;
+	size_t n;
+
+	init(&a);
+	/* An add-path id that would be a second state line if written raw. */
+	line(&a, BH("198.51.100.1", "ipv4 unicast",
+		    "\"nlri\": \"203.0.113.60/32\", \"path-information\": "
+		    "\"1\\tdst 203.0.113.61/32\\n198.51.100.1\\tipv4 unicast\\t203.0.113.61/32\\t"
+		    "dst 203.0.113.61\""));
+	ASSERT_EQ(a.nadd, 1, "bgp: an add-path id with tabs and newlines: one path");
+	fb_bgp_done(&a);
+	line(&a, BH("198.51.100.1\\\\x\\t", "ipv4 unicast", "\"nlri\": \"203.0.113.63/32\""));
+	fb_bgp_done(&a);
+	fp = saved(&a);
+	init(&b);
+	ASSERT_EQ(fb_bgp_load(&b, fp, "state"), 0, "bgp state: escaped strings load back");
+	ASSERT_EQ(b.npaths, 2, "bgp state: ... as the two paths there were");
+	n = fb_bgp_rules(&b, &keys);
+	ASSERT_TRUE(n == 2 && !holds(keys, n, "dst 203.0.113.61"),
+		    "bgp state: 203.0.113.61, never announced, is not held");
+	free(keys);
+	line(&b, "{\"type\": \"update\", " NBR(
+			 "198.51.100.1\\\\x\\t") ", \"message\": {\"update\": "
+						 "{\"withdraw\": {\"ipv4 unicast\": "
+						 "[{\"nlri\": \"203.0.113.63/32\"}]}}}}}");
+	ASSERT_TRUE(b.ndel == 1 && holds(b.del, 1, "dst 203.0.113.63"),
+		    "bgp state: the peer with a backslash and a tab withdraws its own path");
+	fclose(fp);
+	fb_bgp_free(&a);
+	fb_bgp_free(&b);
+	init(&a);
+	line(&a, BH("", "ipv4 unicast", "\"nlri\": \"203.0.113.64/32\""));
+	ASSERT_TRUE(a.nadd == 0 && a.npaths == 0, "bgp: an empty neighbor address: refused");
+	line(&a, BH("198.51.100.1\\u0000x", "ipv4 unicast", "\"nlri\": \"203.0.113.64/32\""));
+	ASSERT_TRUE(a.nadd == 0 && a.npaths == 0, "bgp: a neighbor address with a NUL: refused");
+	line(&a, BH("198.51.100.1", "ipv4 unicast", "\"nlri\": \"\""));
+	ASSERT_TRUE(a.nadd == 0 && a.npaths == 0, "bgp: an empty NLRI: refused");
+	fb_bgp_free(&a);
+}
+
+static void state_limits(void)
+{
+	struct fb_bgp b;
+	FILE *fp = tmpfile();
+
+	/* What the file says passes the limits a peer's route would. */
+	fputs("# filter rtbh array-id 7\n"
+	      "198.51.100.1\tipv4 unicast\t203.0.113.7/32\tdst 203.0.113.7\n"
+	      "198.51.100.1\tipv4 unicast\t0.0.0.0/0\tdst 0.0.0.0/0\n"
+	      "198.51.100.1\tipv6 unicast\t::/0\tdst ::/0\n"
+	      "198.51.100.1\tipv6 unicast\t::ffff:0.0.0.0/96\tdst 0.0.0.0/0\n"
+	      "198.51.100.1\tipv4 unicast\t203.0.113.8/32\tsrc 203.0.113.8\n"
+	      "198.51.100.1\tipv4 flow\tflow x\tudp 198.51.100.1:1 203.0.113.9:2\n"
+	      "198.51.100.3\tipv4 unicast\t203.0.113.9/32\tdst 203.0.113.7\n",
+	      fp);
+	rewind(fp);
+	init(&b);
+	ASSERT_EQ(fb_bgp_load(&b, fp, "state"), 0, "bgp state limits: the file loads");
+	ASSERT_EQ(b.npaths, 3, "bgp state limits: 3 of 7 paths admitted");
+	ASSERT_TRUE(b.ndel == 3 && holds(b.del, b.ndel, "dst 0.0.0.0/0") &&
+			    holds(b.del, b.ndel, "dst ::/0") &&
+			    holds(b.del, b.ndel, "src 203.0.113.8"),
+		    "bgp state limits: dst 0.0.0.0/0, dst ::/0 and a src rule under --rtbh dst "
+		    "leave the filter, not enter it");
+	ASSERT_EQ(fb_bgp_refs(&b, &b.del[0]), 0, "bgp state limits: ... held by no path");
+	fb_bgp_done(&b);
+	fb_bgp_free(&b);
+	fclose(fp);
+}
+
+void test_bgp_hostile(void)
+{
+	families();
+	one_message();
+	strings();
+	state_limits();
+}

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The BGP state file (see bgp.h): one path a line, its strings escaped so
+ * that whatever a peer sends stays one field of one line; read back with
+ * every path held to the limits a peer's route is held to (fb_bgp_admit).
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fleet/bgp.h"
+#include "fleet/bgp_int.h"
+#include "report.h"
+#include "rules/flow.h"
+
+/* A field as one line's text: backslash escapes for the separators (tab,
+ * newline), the backslash itself and every other control byte. */
+static void put_field(FILE *fp, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '\\')
+			fputs("\\\\", fp);
+		else if (c == '\t')
+			fputs("\\t", fp);
+		else if (c == '\n')
+			fputs("\\n", fp);
+		else if (c == '\r')
+			fputs("\\r", fp);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(fp, "\\x%02x", c);
+		else
+			fputc(c, fp);
+	}
+}
+
+/* Undo put_field() in place: 0, or -1 on a bad escape (or one making a
+ * NUL). */
+static int get_field(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (*s != '\\') {
+			*o++ = *s;
+			continue;
+		}
+		switch (*++s) {
+		case '\\':
+			*o++ = '\\';
+			break;
+		case 't':
+			*o++ = '\t';
+			break;
+		case 'n':
+			*o++ = '\n';
+			break;
+		case 'r':
+			*o++ = '\r';
+			break;
+		case 'x': {
+			unsigned v;
+
+			if (!isxdigit((unsigned char)s[1]) || !isxdigit((unsigned char)s[2]) ||
+			    sscanf(s + 1, "%2x", &v) != 1 || !v)
+				return -1;
+			*o++ = (char)v;
+			s += 2;
+			break;
+		}
+		default:
+			return -1;
+		}
+	}
+	*o = 0;
+	return 0;
+}
+
+int fb_bgp_save(const struct fb_bgp *b, FILE *fp)
+{
+	char text[FB_FLOW_STR];
+	struct fb_bgp_path *p;
+	size_t i;
+
+	fprintf(fp, "# flowbloom bgp state: peer, family, NLRI, rule (one path a line)\n");
+	for (i = 0; i < b->nbuckets; i++)
+		for (p = b->paths[i]; p; p = p->next) {
+			fb_flow_format(&p->key, text, sizeof(text));
+			put_field(fp, p->peer);
+			fputc('\t', fp);
+			put_field(fp, p->family);
+			fputc('\t', fp);
+			put_field(fp, p->nlri);
+			fprintf(fp, "\t%s\n", text);
+		}
+	return ferror(fp) ? -1 : 0;
+}
+
+int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
+{
+	struct fb_bgp_ctx c = { .b = b };
+	char *line = NULL, *f[5], *rest, err[256], text[FB_FLOW_STR];
+	struct fb_key k, *drop = NULL;
+	size_t cap = 0, lineno = 0, i, ndrop = 0;
+	ssize_t len;
+	int blank, rc = -1;
+
+	while ((len = getline(&line, &cap, fp)) > 0) {
+		lineno++;
+		if (memchr(line, 0, len)) {
+			fb_report_err("%s:%zu: NUL byte in line", name, lineno);
+			goto out;
+		}
+		line[strcspn(line, "\n")] = 0;
+		if (!line[0] || line[0] == '#')
+			continue;
+		rest = line;
+		for (i = 0; i < 5 && rest; i++)
+			f[i] = strsep(&rest, "\t");
+		if (i != 4 || rest) {
+			fb_report_err("%s:%zu: want 4 fields separated by tabs", name, lineno);
+			goto out;
+		}
+		if (get_field(f[0]) || get_field(f[1]) || get_field(f[2])) {
+			fb_report_err("%s:%zu: bad backslash escape", name, lineno);
+			goto out;
+		}
+		if (fb_flow_parse_line(f[3], &k, &blank, err, sizeof(err)) || blank) {
+			fb_report_err("%s:%zu: %s", name, lineno, blank ? "no rule" : err);
+			goto out;
+		}
+		/* The rule exactly as it is in the filter (fb_flow_format
+		 * writes an IPv6 rule's v4-mapped address in hex): a path whose
+		 * rule its route could not make now is dropped. */
+		if (fb_bgp_admit(b, f[1], &k, err, sizeof(err))) {
+			struct fb_key *d = realloc(drop, (ndrop + 1) * sizeof(*d));
+
+			fb_flow_format(&k, text, sizeof(text));
+			fb_bgp_note(b, 0, "%s:%zu: '%s' from %s: %s; dropped", name, lineno, text,
+				    f[0], err);
+			if (!d)
+				goto out;
+			drop = d;
+			drop[ndrop++] = k;
+			continue;
+		}
+		if (fb_bgp_push_op(&c, true, f[0], f[1], f[2], &k))
+			goto out;
+	}
+	for (i = 0; i < c.nops; i++)
+		if (fb_bgp_apply_op(&c, &c.ops[i]))
+			goto out;
+	/* A dropped path's rule is in the filter (we added it): unless an
+	 * admitted path holds it too, it goes, as with a withdrawal. */
+	for (i = 0; i < ndrop; i++) {
+		struct fb_bgp_rule *r = fb_bgp_rule_get(b, &drop[i]);
+
+		if (!r || fb_bgp_touch(&c, r))
+			goto out;
+		b->changed = true;
+	}
+	b->nadd = b->ndel = 0;
+	for (i = 0; i < c.ntouched; i++) {
+		struct fb_bgp_rule *r = c.touched[i];
+
+		r->touched = false;
+		r->in_filter = true;
+		if (!r->refs && fb_bgp_push_key(&b->del, &b->ndel, &b->cap_del, &r->key))
+			goto out;
+	}
+	rc = 0;
+out:
+	if (rc && c.oom)
+		fb_report_err("%s: out of memory", name);
+	free(line);
+	free(drop);
+	fb_bgp_ctx_free(&c);
+	return rc;
+}
