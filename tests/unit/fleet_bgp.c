@@ -194,11 +194,44 @@ void test_bgp_flowspec(void)
 		{ "\"source-ipv4\": [\"198.51.100.0/25\"]", DISCARD, "src 198.51.100.0/25",
 		  "a lone source prefix" },
 		{ "\"destination-ipv4\": [\"203.0.113.0/24\"], \"protocol\": [\"=tcp\"]", DISCARD,
-		  NULL, "prefix and protocol: refused" },
+		  "tcp dst 203.0.113.0/24", "prefix and protocol: a rule of that shape" },
+		{ "\"destination-ipv4\": [\"203.0.113.30/32\"], \"protocol\": [\"=udp\"], "
+		  "\"destination-port\": [\"=5000\"]",
+		  DISCARD, "udp dst 203.0.113.30 dport 5000", "host, UDP, destination port" },
+		{ "\"destination-ipv4\": [\"198.51.100.0/24\"], \"protocol\": [\"=udp\"], "
+		  "\"source-port\": [\"=123\"]",
+		  DISCARD, "udp sport 123 dst 198.51.100.0/24",
+		  "NTP amplification: sport 123 to a /24" },
+		{ "\"destination-ipv4\": [\"203.0.113.0/24\"], \"protocol\": [\"=tcp\"], "
+		  "\"destination-port\": [\">=1024&<=2047\"]",
+		  DISCARD, "tcp dst 203.0.113.0/24 dport 1024-2047", "a range of one port prefix" },
+		{ "\"destination-ipv4\": [\"203.0.113.0/24\"], \"protocol\": [\"=tcp\"], "
+		  "\"destination-port\": [\">1023&<2048\"]",
+		  DISCARD, "tcp dst 203.0.113.0/24 dport 1024-2047", "the same range, strict" },
 		{ "\"destination-ipv4\": [\"203.0.113.9/32\"], \"source-ipv4\": "
 		  "[\"198.51.100.2/32\"], \"protocol\": [\"=udp\"], \"destination-port\": "
 		  "[\">=5000&<=5010\"], \"source-port\": [\"=4000\"]",
-		  DISCARD, NULL, "a port range: refused" },
+		  DISCARD, NULL, "a port range of several prefixes: refused" },
+		{ "\"destination-ipv4\": [\"203.0.113.9/32\"], \"protocol\": [\"=udp\"], "
+		  "\"destination-port\": [\">=10&<=5\"]",
+		  DISCARD, NULL, "an empty range: refused" },
+		{ "\"destination-ipv4\": [\"203.0.113.9/32\"], \"protocol\": [\"=udp\"], "
+		  "\"destination-port\": [\"!=53\"]",
+		  DISCARD, NULL, "a negation: refused" },
+		{ "\"destination-ipv4\": [\"203.0.113.9/32\"], \"port\": [\"=53\"]", DISCARD, NULL,
+		  "port (either direction): refused" },
+		{ "\"destination-ipv4\": [\"203.0.113.9/32\"], \"protocol\": [\"=tcp\"], "
+		  "\"tcp-flags\": [\"=syn\"]",
+		  DISCARD, NULL, "tcp-flags: refused" },
+		{ "\"destination-ipv4\": [\"203.0.113.9/32\"], \"protocol\": [\"=icmp\"], "
+		  "\"icmp-type\": [\"=8\"]",
+		  DISCARD, NULL, "icmp-type: refused" },
+		{ "\"destination-ipv4\": [\"203.0.113.9/32\"], \"dscp\": [\"=46\"]", DISCARD, NULL,
+		  "dscp: refused" },
+		{ "\"protocol\": [\"=udp\"], \"destination-port\": [\"=53\"]", DISCARD, NULL,
+		  "no prefix (every address): refused (--min-length)" },
+		{ "\"destination-ipv4\": [\"203.0.0.0/16\"], \"protocol\": [\"=udp\"]", DISCARD,
+		  NULL, "a /16 with a protocol: refused (--min-length)" },
 		{ "\"destination-ipv4\": [\"203.0.113.9/32\"], \"source-ipv4\": "
 		  "[\"198.51.100.2/32\"], \"protocol\": [\"=udp\"], \"destination-port\": "
 		  "[\"=53\", \"=5000\"], \"source-port\": [\"=4000\"]",
@@ -206,7 +239,8 @@ void test_bgp_flowspec(void)
 		{ "\"destination-ipv4\": [\"203.0.113.9/32\"], \"source-ipv4\": "
 		  "[\"198.51.100.2/32\"], \"protocol\": [\"=udp\"], \"destination-port\": "
 		  "[\"=5000\"]",
-		  DISCARD, NULL, "UDP with one port only: refused" },
+		  DISCARD, "udp src 198.51.100.2 dst 203.0.113.9 dport 5000",
+		  "UDP host pair with one port: a rule of that shape" },
 		{ "\"destination-ipv4\": [\"203.0.113.9/32\"], \"packet-length\": [\"=1500\"]",
 		  DISCARD, NULL, "packet-length: refused" },
 		{ "\"destination-ipv4\": [\"203.0.113.9/32\"], \"fragment\": [\"is-fragment\"]",

@@ -139,6 +139,49 @@ static const char *single_value(json_object *v)
 	return s + 1;
 }
 
+/* A port component (RFC 8955 4.2.2.4-6, as ExaBGP prints it: one string
+ * per term, terms ORed, "&" joining comparisons within one) as one range
+ * "LO-HI": a single term of =V, >=A, >A, <=B, <B, or two of those ANDed
+ * (">=1024&<=2047"). Several terms, != and the rest: -1 (one rule could
+ * not hold them without widening). */
+static int port_range(json_object *v, char *out, size_t len)
+{
+	long lo = 0, hi = 65535, n;
+	const char *s, *p;
+	char *end;
+
+	if (!v || !json_object_is_type(v, json_type_array) || json_object_array_length(v) != 1)
+		return -1;
+	s = json_object_get_string(json_object_array_get_idx(v, 0));
+	if (!s || !*s)
+		return -1;
+	for (p = s; *p;) {
+		int ge = p[0] == '>' && p[1] == '=', le = p[0] == '<' && p[1] == '=';
+		int gt = p[0] == '>' && !ge, lt = p[0] == '<' && !le, eq = p[0] == '=';
+
+		if (!ge && !le && !gt && !lt && !eq)
+			return -1;
+		p += ge || le ? 2 : 1;
+		if (*p < '0' || *p > '9')
+			return -1;
+		errno = 0;
+		n = strtol(p, &end, 10);
+		if (errno || n < 0 || n > 65535)
+			return -1;
+		p = end;
+		if (*p && *p++ != '&')
+			return -1;
+		if (eq || ge || gt)
+			lo = n + gt > lo ? n + gt : lo;
+		if (eq || le || lt)
+			hi = n - lt < hi ? n - lt : hi;
+	}
+	if (lo > hi)
+		return -1; /* matches nothing: not a rule to make */
+	snprintf(out, len, "%ld-%ld", lo, hi);
+	return 0;
+}
+
 /* A prefix component: ["PFX"] (IPv4) or ["PFX/OFFSET"] (IPv6, offset 0 only). */
 static int flow_prefix(json_object *v, bool v6, char *out, size_t len)
 {
@@ -161,26 +204,25 @@ static int flow_prefix(json_object *v, bool v6, char *out, size_t len)
 	return 0;
 }
 
-static bool full_length(const char *pfx, bool v6)
-{
-	const char *slash = strchr(pfx, '/');
-
-	return slash && atoi(slash + 1) == (v6 ? 128 : 32);
-}
-
-/* A FlowSpec NLRI as one flowbloom rule: a lone source or destination
- * prefix, or a complete 5-tuple of host addresses, a protocol and (for
- * protocols with ports) one source and one destination port. 0 with *k,
- * or -1 with why: everything else, which a rule could only approximate. */
+/* A FlowSpec NLRI as one flowbloom rule of its shape (rule.c's clause
+ * form): at most one destination and one source prefix, one protocol
+ * (=V), one source and one destination port or port range, in the route's
+ * family (an IPv4 flow route without a prefix is `dst 0.0.0.0/0`, an IPv6
+ * one `dst ::/0`). The rule must be one key: a range that is one port
+ * prefix (1024-2047), not one that needs several. 0 with *k, or -1 with
+ * why: everything else (TCP flags, packet length, DSCP, fragment, ICMP type
+ * and code, several values), which a rule could only widen. */
 static int flow_rule(json_object *nlri, bool v6, struct fb_key *k, char *why, size_t len)
 {
-	char dst[80] = "", src[80] = "", a[96], d[96], protobuf[16];
-	const char *proto = NULL, *sport = NULL, *dport = NULL;
-	bool have_dst = false, have_src = false;
+	char dst[80] = "", src[80] = "", sp[16] = "", dp[16] = "", pb[16];
+	const char *proto = NULL, *w[FB_FLOW_WORDS];
+	bool have_dst = false, have_src = false, have_sp = false, have_dp = false;
 	const char *dname = v6 ? "destination-ipv6" : "destination-ipv4";
 	const char *sname = v6 ? "source-ipv6" : "source-ipv4";
 	const char *pname = v6 ? "next-header" : "protocol";
-	int p;
+	struct fb_key keys[FB_RULE_KEYS_MAX];
+	int p, nw = 0;
+	size_t nk;
 
 	json_object_object_foreach(nlri, key, val)
 	{
@@ -206,22 +248,27 @@ static int flow_rule(json_object *nlri, bool v6, struct fb_key *k, char *why, si
 			if (!(proto = single_value(val)))
 				goto comp;
 		} else if (!strcmp(key, "destination-port")) {
-			if (dport)
+			if (have_dp)
 				goto twice;
-			if (!(dport = single_value(val)))
+			have_dp = true;
+			if (port_range(val, dp, sizeof(dp)))
 				goto comp;
 		} else if (!strcmp(key, "source-port")) {
-			if (sport)
+			if (have_sp)
 				goto twice;
-			if (!(sport = single_value(val)))
+			have_sp = true;
+			if (port_range(val, sp, sizeof(sp)))
 				goto comp;
 		} else {
+			/* "port" (either port) would be two rules; tcp-flags,
+			 * packet-length, dscp, fragment, icmp-type, icmp-code,
+			 * flow-label: no field of the flow key holds them. */
 			snprintf(why, len, "component '%s' is not supported", key);
 			return -1;
 		}
 		continue;
 	comp:
-		snprintf(why, len, "component '%s' is not a single value (=V) or prefix", key);
+		snprintf(why, len, "component '%s' is not one value, range or prefix", key);
 		return -1;
 	twice:
 		snprintf(why, len, "component '%s' is given twice", key);
@@ -230,40 +277,48 @@ static int flow_rule(json_object *nlri, bool v6, struct fb_key *k, char *why, si
 	if ((dst[0] && check_prefix(dst, v6, why, len)) ||
 	    (src[0] && check_prefix(src, v6, why, len)))
 		return -1;
-	if (!proto && !sport && !dport && !!dst[0] != !!src[0])
-		return rule_from(v6, dst[0] ? "dst" : "src", dst[0] ? dst : src, NULL, k, why, len);
-	if (!proto || !dst[0] || !src[0] || !full_length(dst, v6) || !full_length(src, v6)) {
+	/* The clause form, as the CLI reads it (the same keys). */
+	w[nw++] = "any";
+	if (proto) {
+		/* ExaBGP names well-known protocols; ours may spell them alike. */
+		p = fb_proto_parse(proto);
+		if (p < 0) {
+			snprintf(why, len, "protocol '%s' is not known", proto);
+			return -1;
+		}
+		snprintf(pb, sizeof(pb), "%d", p);
+		w[nw++] = "proto";
+		w[nw++] = pb;
+	}
+	if (src[0]) {
+		w[nw++] = "src";
+		w[nw++] = src;
+	}
+	if (dst[0] || !src[0]) {
+		w[nw++] = "dst";
+		w[nw++] = dst[0] ? dst : v6 ? "::/0" : "0.0.0.0/0";
+	}
+	if (sp[0]) {
+		w[nw++] = "sport";
+		w[nw++] = sp;
+	}
+	if (dp[0]) {
+		w[nw++] = "dport";
+		w[nw++] = dp;
+	}
+	if (fb_flow_parse_keys(nw, (char **)w, keys, &nk, why, len) != nw)
+		return -1;
+	if (nk != 1) {
 		snprintf(why, len,
-			 "flowbloom rules are one source or destination prefix, or a 5-tuple "
-			 "of host addresses, protocol and ports");
+			 "its port ranges are %zu port prefixes, and a route becomes one rule here",
+			 nk);
 		return -1;
 	}
-	/* ExaBGP names well-known protocols; ours may spell them alike. */
-	p = fb_proto_parse(proto);
-	if (p < 0) {
-		snprintf(why, len, "protocol '%s' is not known", proto);
-		return -1;
-	}
-	snprintf(protobuf, sizeof(protobuf), "%d", p);
-	*strchr(src, '/') = 0;
-	*strchr(dst, '/') = 0;
-	if (fb_proto_has_ports(p)) {
-		if (!sport || !dport) {
-			snprintf(why, len, "a %s rule needs one source and one destination port",
-				 proto);
-			return -1;
-		}
-		snprintf(a, sizeof(a), v6 ? "[%s]:%s" : "%s:%s", src, sport);
-		snprintf(d, sizeof(d), v6 ? "[%s]:%s" : "%s:%s", dst, dport);
-	} else {
-		if (sport || dport) {
-			snprintf(why, len, "protocol %s has no ports", proto);
-			return -1;
-		}
-		snprintf(a, sizeof(a), "%s", src);
-		snprintf(d, sizeof(d), "%s", dst);
-	}
-	return rule_from(v6, protobuf, a, d, k, why, len);
+	*k = keys[0];
+	/* The route's AFI decides the family (as rule_from). */
+	if (v6)
+		k->family = FB_FAMILY_IPV6;
+	return 0;
 }
 
 /* The path's identity within its peer and family: the NLRI text, with the
