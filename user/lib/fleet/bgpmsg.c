@@ -208,11 +208,12 @@ static int flow_prefix(json_object *v, bool v6, char *out, size_t len)
  * form): at most one destination and one source prefix, one protocol
  * (=V), one source and one destination port or port range, in the route's
  * family (an IPv4 flow route without a prefix is `dst 0.0.0.0/0`, an IPv6
- * one `dst ::/0`). The rule must be one key: a range that is one port
- * prefix (1024-2047), not one that needs several. 0 with *k, or -1 with
- * why: everything else (TCP flags, packet length, DSCP, fragment, ICMP type
- * and code, several values), which a rule could only widen. */
-static int flow_rule(json_object *nlri, bool v6, struct fb_key *k, char *why, size_t len)
+ * one `dst ::/0`). A range is port prefixes, so the rule is one key or
+ * several (at most FB_RULE_KEYS_MAX, in keys[0..*nk)). 0, or -1 with why:
+ * everything else (TCP flags, packet length, DSCP, fragment, ICMP type and
+ * code, several values), which a rule could only widen. */
+static int flow_rule(json_object *nlri, bool v6, struct fb_key *keys, size_t *nk, char *why,
+		     size_t len)
 {
 	char dst[80] = "", src[80] = "", sp[16] = "", dp[16] = "", pb[16];
 	const char *proto = NULL, *w[FB_FLOW_WORDS];
@@ -220,9 +221,8 @@ static int flow_rule(json_object *nlri, bool v6, struct fb_key *k, char *why, si
 	const char *dname = v6 ? "destination-ipv6" : "destination-ipv4";
 	const char *sname = v6 ? "source-ipv6" : "source-ipv4";
 	const char *pname = v6 ? "next-header" : "protocol";
-	struct fb_key keys[FB_RULE_KEYS_MAX];
 	int p, nw = 0;
-	size_t nk;
+	size_t i;
 
 	json_object_object_foreach(nlri, key, val)
 	{
@@ -306,18 +306,11 @@ static int flow_rule(json_object *nlri, bool v6, struct fb_key *k, char *why, si
 		w[nw++] = "dport";
 		w[nw++] = dp;
 	}
-	if (fb_flow_parse_keys(nw, (char **)w, keys, &nk, why, len) != nw)
+	if (fb_flow_parse_keys(nw, (char **)w, keys, nk, why, len) != nw)
 		return -1;
-	if (nk != 1) {
-		snprintf(why, len,
-			 "its port ranges are %zu port prefixes, and a route becomes one rule here",
-			 nk);
-		return -1;
-	}
-	*k = keys[0];
 	/* The route's AFI decides the family (as rule_from). */
-	if (v6)
-		k->family = FB_FAMILY_IPV6;
+	for (i = 0; v6 && i < *nk; i++)
+		keys[i].family = FB_FAMILY_IPV6;
 	return 0;
 }
 
@@ -345,20 +338,54 @@ int fb_bgp_family(const char *family, bool *flow, bool *v6)
 	return 0;
 }
 
+/* End the paths of route id of peer and family ("ID", or "ID part I/N"
+ * when it was several keys), except those an announcement of keep keys
+ * makes again ("ID" for one, "ID part I/keep" for several). 0, or -2 out
+ * of memory. */
+static int end_route(struct fb_bgp_ctx *c, const char *peer, const char *family, const char *id,
+		     size_t keep)
+{
+	struct fb_bgp *b = c->b;
+	size_t i, l = strlen(id);
+	struct fb_bgp_path *p;
+
+	if (keep != 1 && fb_bgp_push_op(c, false, peer, family, id, NULL))
+		return -2;
+	for (i = 0; i < b->nbuckets; i++) {
+		for (p = b->paths[i]; p; p = p->next) {
+			unsigned long part, of;
+			char tail;
+
+			if (strcmp(p->peer, peer) || strcmp(p->family, family) ||
+			    strncmp(p->nlri, id, l) || p->nlri[l] != ' ' ||
+			    sscanf(p->nlri + l, " part %lu/%lu%c", &part, &of, &tail) != 2)
+				continue;
+			if (keep > 1 && of == keep)
+				continue; /* announced again below */
+			if (fb_bgp_push_op(c, false, p->peer, p->family, p->nlri, NULL))
+				return -2;
+		}
+	}
+	return 0;
+}
+
 static int read_nlri(struct fb_bgp_ctx *c, const char *peer, const char *family, json_object *n,
 		     bool announce, json_object *attr)
 {
 	struct fb_bgp *b = c->b;
 	char id[1024], why[256];
 	const char *other;
+	struct fb_key k, keys[FB_RULE_KEYS_MAX];
 	bool flow, v6;
-	struct fb_key k;
+	size_t nk, i;
 
 	fb_bgp_family(family, &flow, &v6);
 	if (!json_object_is_type(n, json_type_object) || nlri_id(n, flow, id, sizeof(id)))
 		return -1;
 	if (!announce)
-		return fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2 : 0;
+		return flow ? end_route(c, peer, family, id, 0)
+		       : fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2
+									  : 0;
 	if (!flow) {
 		const char *pfx = get_str(n, "nlri");
 
@@ -378,14 +405,31 @@ static int read_nlri(struct fb_bgp_ctx *c, const char *peer, const char *family,
 			    "'%s' from %s: action %s%s%s is not supported (only discard, "
 			    "traffic-rate 0); not applied",
 			    id, peer, other ? "'" : "", other ? other : "none", other ? "'" : "");
-		return fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2 : 0;
+		return end_route(c, peer, family, id, 0);
 	}
-	if (flow_rule(n, v6, &k, why, sizeof(why)) ||
-	    fb_bgp_admit(b, family, &k, why, sizeof(why))) {
-		fb_bgp_note(b, c->lineno, "'%s' from %s: %s; not applied", id, peer, why);
-		return fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2 : 0;
+	if (flow_rule(n, v6, keys, &nk, why, sizeof(why)))
+		goto refused;
+	for (i = 0; i < nk; i++)
+		if (fb_bgp_admit(b, family, &keys[i], why, sizeof(why)))
+			goto refused;
+	/* A route of several keys (port ranges) is one path per key, "ID
+	 * part I/N": each holds its rule as any path does (reference counts,
+	 * the state file); the route's other paths end. */
+	if (end_route(c, peer, family, id, nk))
+		return -2;
+	if (nk == 1)
+		return fb_bgp_push_op(c, true, peer, family, id, &keys[0]) ? -2 : 0;
+	for (i = 0; i < nk; i++) {
+		char part[1100];
+
+		snprintf(part, sizeof(part), "%s part %zu/%zu", id, i + 1, nk);
+		if (fb_bgp_push_op(c, true, peer, family, part, &keys[i]))
+			return -2;
 	}
-	return fb_bgp_push_op(c, true, peer, family, id, &k) ? -2 : 0;
+	return 0;
+refused:
+	fb_bgp_note(b, c->lineno, "'%s' from %s: %s; not applied", id, peer, why);
+	return end_route(c, peer, family, id, 0);
 }
 
 /* announce {FAMILY: {NEXTHOP: [NLRI...]}} or withdraw {FAMILY: [NLRI...]}. */
