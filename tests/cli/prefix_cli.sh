@@ -507,7 +507,9 @@ check_eq "flipped magic byte: 'magic'" "$(msg flip-magic magic)" 1
 check_eq "flipped version byte: 'version'" "$(msg flip-version version)" 1
 check_eq "flipped bits byte: 'checksum'" "$(msg flip-bitsmid checksum)" 1
 check_eq "flipped checksum byte: 'checksum'" "$(msg flip-crc checksum)" 1
-check_eq "flipped prefix table byte: 'checksum'" "$(msg flip-lengths checksum)" 1
+# A length no list can hold is refused before the checksum is read.
+check_eq "flipped prefix table byte: 'checksum' or 'prefix length'" \
+	"$(msg flip-lengths 'checksum\|prefix length')" 1
 check_eq "0 bytes: 'too short'" "$(msg trunc-0 'too short')" 1
 check_eq "one byte short: 'truncated'" "$(msg trunc-$(($(stat -c %s "$T_TMP/e.fbx") - 1)) truncated)" 1
 check_eq "version 3 with a valid checksum: 'version'" "$(msg version3 version)" 1
