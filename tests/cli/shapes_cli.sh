@@ -109,6 +109,11 @@ check_eq "union: the rules of both" \
 	"5 of 5 maybe"
 check "intersection" "$FB" intersect a b --into i
 check_eq "intersection: the common shape" "$(shapes i)" "ipv4 proto dst/24 dport/16"
+for n in c2 d2; do "$FB" import "$T_TMP/e.fbx" $n >/dev/null || fail "import $n"; done
+"$FB" add c2 tcp dport 22 >/dev/null && "$FB" add d2 udp sport 123 >/dev/null
+check "intersection of filters with no shape in common" "$FB" intersect c2 d2 --into i2
+check_eq "... has no shape, nor the kind" "$("$FB" -j info i2 | python3 -c 'import json,sys; d=json.load(sys.stdin); print(len(d["shapes"]), d["kinds"])')" "0 none"
+check "... and exports and imports" bash -c "'$FB' export i2 '$T_TMP/i2.fbx' && '$FB' import '$T_TMP/i2.fbx' i3"
 "$FB" add w udp src 203.0.113.0/24 dport 1 udp src 203.0.113.0/24 dport 2-3 udp src 203.0.113.0/24 dport 4-7 \
 	udp src 203.0.113.0/24 dport 8-15 udp src 203.0.113.0/24 dport 16-31 >/dev/null || fail "add w"
 check_fails "union: more than 8 shapes together is refused" "$FB" merge u w --into uw

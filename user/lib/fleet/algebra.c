@@ -330,6 +330,10 @@ int fb_alg_combine(struct fb_alg_img *dst, const struct fb_alg_img *src, enum fb
 	if (rc)
 		goto bad;
 	memcpy(&dst->blocks[1], &px, sizeof(px));
+	/* Two filters with shapes but none in common hold no shape rule in
+	 * common: the kind goes with the table (an export checks they agree). */
+	if (!fb_mask_get(px.masks, 0))
+		dst->m.hdr->kinds &= ~FB_KINDF(FB_KIND_MASK);
 	dst->m.hdr->flags |= src->m.hdr->flags; /* an estimate stays one */
 	if (op == FB_ALG_INTERSECT && dst->cnt) {
 		/* A counting filter's flows are its counters' sum / k (`check`
