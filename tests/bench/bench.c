@@ -16,8 +16,7 @@
  *  4. Targets: ratios of the above.
  *  `bench types`: the filter types side by side (bench_types.c);
  *  `bench prefix`, `bench pfxtable`: prefix lists (bench_prefixes.c);
- *  `bench verifier`: the verifier's work per configuration;
- *  `bench shapes`: rule shapes, 1, 4 and 8 masks (bench_shapes.c);
+ *  `bench verifier`, `bench shapes`: the verifier's work per configuration; rule shapes;
  *  `bench srcs|count|gen`: the live head-to-head's tools (bench_gen.c,
  *  driven by bench.sh).
  *
@@ -457,10 +456,10 @@ int main(int argc, char **argv)
 			       ? 1
 			       : bench_gen(atoi(argv[3]) == 6, strtoul(argv[4], NULL, 0), argc - 5,
 					   argv + 5);
-	if (argc > 1 && !strcmp(argv[1], "verifier")) {
+	if (argc > 1 && (!strcmp(argv[1], "verifier") || !strcmp(argv[1], "shapes"))) {
 		bench_root();
 		setenv("FLOWBLOOM_ROOT", root, 1);
-		bench_verifier();
+		argv[1][0] == 'v' ? bench_verifier() : bench_shapes();
 		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "pfxtable")) {
@@ -474,12 +473,6 @@ int main(int argc, char **argv)
 		setenv("FLOWBLOOM_ROOT", root, 1);
 		fb_libbpf_logging(false);
 		bench_prefixes();
-		return 0;
-	}
-	if (argc > 1 && !strcmp(argv[1], "shapes")) {
-		bench_root();
-		setenv("FLOWBLOOM_ROOT", root, 1);
-		bench_shapes();
 		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "types")) {

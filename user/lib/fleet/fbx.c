@@ -528,7 +528,9 @@ static int check_content(struct fb_fbx_in *in, struct fb_block *blocks, const __
 			for (j = 0; j < FB_MAX_MASKS && fb_mask_get(in->px.masks, j) != d; j++)
 				;
 			if (j == FB_MAX_MASKS)
-				return bad(in, "an exact-set rule of a shape the filter does not probe");
+				return bad(
+					in,
+					"an exact-set rule of a shape the filter does not probe");
 		}
 	}
 	return 0;
