@@ -139,20 +139,18 @@ static const char *single_value(json_object *v)
 	return s + 1;
 }
 
-/* A port component (RFC 8955 4.2.2.4-6, as ExaBGP prints it: one string
- * per term, terms ORed, "&" joining comparisons within one) as one range
- * "LO-HI": a single term of =V, >=A, >A, <=B, <B, or two of those ANDed
- * (">=1024&<=2047"). Several terms, != and the rest: -1 (one rule could
- * not hold them without widening). */
-static int port_range(json_object *v, char *out, size_t len)
+#define FB_BGP_TERMS 8 /* most ORed terms of one port component */
+
+/* One term of a port component (RFC 8955 4.2.2.4-6, as ExaBGP prints it:
+ * "&" joining comparisons) as a range "LO-HI": =V, >=A, >A, <=B, <B, or
+ * several of those ANDed (">=1024&<=2047"). != and the rest: -1 (a rule
+ * could not hold it without widening). */
+static int port_term(const char *s, char *out, size_t len)
 {
 	long lo = 0, hi = 65535, n;
-	const char *s, *p;
+	const char *p;
 	char *end;
 
-	if (!v || !json_object_is_type(v, json_type_array) || json_object_array_length(v) != 1)
-		return -1;
-	s = json_object_get_string(json_object_array_get_idx(v, 0));
 	if (!s || !*s)
 		return -1;
 	for (p = s; *p;) {
@@ -180,6 +178,23 @@ static int port_range(json_object *v, char *out, size_t len)
 		return -1; /* matches nothing: not a rule to make */
 	snprintf(out, len, "%ld-%ld", lo, hi);
 	return 0;
+}
+
+/* A port component: its terms (ORed, at most FB_BGP_TERMS) as ranges in
+ * out[0..n); returns n or -1. */
+static int port_ranges(json_object *v, char out[][16])
+{
+	size_t i, n;
+
+	if (!v || !json_object_is_type(v, json_type_array))
+		return -1;
+	n = json_object_array_length(v);
+	if (!n || n > FB_BGP_TERMS)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (port_term(json_object_get_string(json_object_array_get_idx(v, i)), out[i], 16))
+			return -1;
+	return (int)n;
 }
 
 /* A prefix component: ["PFX"] (IPv4) or ["PFX/OFFSET"] (IPv6, offset 0 only). */
@@ -215,14 +230,15 @@ static int flow_prefix(json_object *v, bool v6, char *out, size_t len)
 static int flow_rule(json_object *nlri, bool v6, struct fb_key *keys, size_t *nk, char *why,
 		     size_t len)
 {
-	char dst[80] = "", src[80] = "", sp[16] = "", dp[16] = "", pb[16];
+	char dst[80] = "", src[80] = "", sp[FB_BGP_TERMS][16], dp[FB_BGP_TERMS][16], pb[16];
 	const char *proto = NULL, *w[FB_FLOW_WORDS];
-	bool have_dst = false, have_src = false, have_sp = false, have_dp = false;
+	bool have_dst = false, have_src = false;
+	int nsp = 0, ndp = 0, a, b, base;
 	const char *dname = v6 ? "destination-ipv6" : "destination-ipv4";
 	const char *sname = v6 ? "source-ipv6" : "source-ipv4";
 	const char *pname = v6 ? "next-header" : "protocol";
 	int p, nw = 0;
-	size_t i;
+	size_t i, j, m;
 
 	json_object_object_foreach(nlri, key, val)
 	{
@@ -248,16 +264,14 @@ static int flow_rule(json_object *nlri, bool v6, struct fb_key *keys, size_t *nk
 			if (!(proto = single_value(val)))
 				goto comp;
 		} else if (!strcmp(key, "destination-port")) {
-			if (have_dp)
+			if (ndp)
 				goto twice;
-			have_dp = true;
-			if (port_range(val, dp, sizeof(dp)))
+			if ((ndp = port_ranges(val, dp)) < 0)
 				goto comp;
 		} else if (!strcmp(key, "source-port")) {
-			if (have_sp)
+			if (nsp)
 				goto twice;
-			have_sp = true;
-			if (port_range(val, sp, sizeof(sp)))
+			if ((nsp = port_ranges(val, sp)) < 0)
 				goto comp;
 		} else {
 			/* "port" (either port) would be two rules; tcp-flags,
@@ -268,7 +282,9 @@ static int flow_rule(json_object *nlri, bool v6, struct fb_key *keys, size_t *nk
 		}
 		continue;
 	comp:
-		snprintf(why, len, "component '%s' is not one value, range or prefix", key);
+		snprintf(why, len,
+			 "component '%s' is not one value, range or prefix (or up to %d ORed)", key,
+			 FB_BGP_TERMS);
 		return -1;
 	twice:
 		snprintf(why, len, "component '%s' is given twice", key);
@@ -298,16 +314,41 @@ static int flow_rule(json_object *nlri, bool v6, struct fb_key *keys, size_t *nk
 		w[nw++] = "dst";
 		w[nw++] = dst[0] ? dst : v6 ? "::/0" : "0.0.0.0/0";
 	}
-	if (sp[0]) {
-		w[nw++] = "sport";
-		w[nw++] = sp;
+	/* Each source range with each destination range: one FLOW each, their
+	 * keys together (without repeats) at most FB_RULE_KEYS_MAX. */
+	base = nw;
+	*nk = 0;
+	for (a = 0; a < (nsp ? nsp : 1); a++) {
+		for (b = 0; b < (ndp ? ndp : 1); b++) {
+			struct fb_key part[FB_RULE_KEYS_MAX];
+
+			nw = base;
+			if (nsp) {
+				w[nw++] = "sport";
+				w[nw++] = sp[a];
+			}
+			if (ndp) {
+				w[nw++] = "dport";
+				w[nw++] = dp[b];
+			}
+			if (fb_flow_parse_keys(nw, (char **)w, part, &m, why, len) != nw)
+				return -1;
+			for (j = 0; j < m; j++) {
+				for (i = 0; i < *nk && memcmp(&keys[i], &part[j], sizeof(part[j]));
+				     i++)
+					;
+				if (i < *nk)
+					continue;
+				if (*nk == FB_RULE_KEYS_MAX) {
+					snprintf(why, len,
+						 "its port values make more than %d rules",
+						 FB_RULE_KEYS_MAX);
+					return -1;
+				}
+				keys[(*nk)++] = part[j];
+			}
+		}
 	}
-	if (dp[0]) {
-		w[nw++] = "dport";
-		w[nw++] = dp;
-	}
-	if (fb_flow_parse_keys(nw, (char **)w, keys, nk, why, len) != nw)
-		return -1;
 	/* The route's AFI decides the family (as rule_from). */
 	for (i = 0; v6 && i < *nk; i++)
 		keys[i].family = FB_FAMILY_IPV6;
