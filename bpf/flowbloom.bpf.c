@@ -182,9 +182,13 @@ __noinline int fb_probe_shape(const struct fb_key *key, __u32 d, __u64 bytes)
 	hk = fb_hkey_get(hdr);
 	if (!hk)
 		return 0;
+	/* The hash and Bloom probe inline (this function is verified once):
+	 * 17 % less per shape than through fb_hash_sub and fb_probe_sub. The
+	 * whole loop in one global function would save 20 % more per shape,
+	 * for +190k instructions the verifier processes at every load. */
 	if (fb_shape_key(&k, key, d))
 		return 0;
-	return fb_probe_hash(filter, hdr, fb_hash_sub(hdr, hk, &k)) &&
+	return fb_probe_hash(filter, hdr, fb_flow_hash(hdr, hk, &k)) &&
 	       fb_hit(hdr, &k, FB_KIND_MASK, bytes);
 }
 
