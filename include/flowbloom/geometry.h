@@ -30,6 +30,7 @@
 #include "key.h"
 #include "prefix.h"
 #include "ttl.h"
+#include "mask.h"
 
 #define FB_MAGIC 0x4d4f4c42 /* "BLOM" little-endian */
 #define FB_VERSION 2	    /* 2: the flow key carries the family (key.h) */
@@ -102,10 +103,10 @@ struct fb_header {
 		__u64 capacity; /* the filter: requested capacity n (0: explicit geometry) */
 		__u64 expires;	/* a generation (ttl.h): its expiry, bpf_jiffies64() */
 	};
-	__u8 type;	 /* enum fb_type; 0: Bloom (layout, k, nblocks say how) */
-	__u8 flags;	 /* FB_HDRF_* */
+	__u8 type;  /* enum fb_type; 0: Bloom (layout, k, nblocks say how) */
+	__u8 flags; /* FB_HDRF_* */
 	__u8 reserved[2];
-	__u32 gens;	 /* the filter: generations in use, bit g = slot g of the set (ttl.h) */
+	__u32 gens; /* the filter: generations in use, bit g = slot g of the set (ttl.h) */
 };
 
 /* nflows is an estimate: the filter is an intersection of counting filters,
@@ -119,12 +120,18 @@ struct fb_header {
 _Static_assert(sizeof(struct fb_header) == FB_BLOCK_BYTES, "header is exactly block 0");
 _Static_assert(__builtin_offsetof(struct fb_header, gens) == 60, "gens in the last word");
 
-/* Block 1. */
+/* Block 1 (FB_PREFIX_BLOCK): the prefix lengths of source and destination
+ * rules, and the
+ * masks of every other rule shape (mask.h), packed, zero-terminated. A
+ * filter made before shapes existed has zeros there: no masks. */
 #define FB_PREFIX_BLOCK 1
 struct fb_prefixes {
 	struct fb_lengths list[FB_PFX_NR]; /* enum fb_prefix_list */
-	__u8 reserved[FB_BLOCK_BYTES - FB_PFX_NR * sizeof(struct fb_lengths)];
+	__u8 masks[FB_MASK_TABLE_BYTES];
 };
+
+_Static_assert(FB_PFX_NR * sizeof(struct fb_lengths) + FB_MASK_TABLE_BYTES == FB_BLOCK_BYTES,
+	       "the mask table fills block 1");
 
 _Static_assert(sizeof(struct fb_prefixes) == FB_BLOCK_BYTES, "prefix table is exactly block 1");
 _Static_assert(sizeof(struct fb_block) == FB_BLOCK_BYTES, "a block is one cache line");

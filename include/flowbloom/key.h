@@ -21,7 +21,8 @@ enum fb_kind {
 	FB_KIND_FLOW = 1, /* full 5-tuple */
 	FB_KIND_SRC = 2,  /* source address only */
 	FB_KIND_DST = 3,  /* destination address only */
-	FB_KIND_MAX = 4,
+	FB_KIND_MASK = 4, /* any other combination of fields (mask.h) */
+	FB_KIND_MAX = 5,
 };
 
 #define FB_KINDF(kind) (1U << (kind))
@@ -49,7 +50,8 @@ struct fb_key {
 			__u8 proto;  /* IP protocol (IPv6: the upper-layer header) */
 			__u8 kind;   /* enum fb_kind */
 			__u8 plen;   /* src/dst rules: prefix length in the 128-bit
-				     * space (IPv4 /n is 96+n; an address is 128) */
+				     * space (IPv4 /n is 96+n; an address is 128);
+				     * mask rules: FB_MASKF_* (mask.h) */
 			__u8 family; /* enum fb_family */
 		};
 		__u64 w[5];

@@ -40,6 +40,7 @@ enum fb_stat {
 	FB_STAT_HIT_DST,
 	FB_STAT_NOFILTER,    /* no filter in the outer map: passed */
 	FB_STAT_UNCONFIRMED, /* Bloom hits the exact sets refused (false positives) */
+	FB_STAT_HIT_MASK,    /* matches of the other rule shapes (mask.h) */
 	FB_STAT_NR,
 };
 
@@ -124,6 +125,8 @@ struct fb_trace {
 	__u32 fragment; /* 1: non-first fragment */
 	__u32 kind;	/* enum fb_kind that matched, 0: none */
 	__u32 verdict;	/* XDP_* */
+	__u32 mask;	/* FB_KIND_MASK: the descriptor of the shape that matched */
+	__u32 pad;
 };
 
 #endif

@@ -16,7 +16,7 @@
  *  4. Targets: ratios of the above.
  *  `bench types`: the filter types side by side (bench_types.c);
  *  `bench prefix`, `bench pfxtable`: prefix lists (bench_prefixes.c);
- *  `bench verifier`: the verifier's work per configuration;
+ *  `bench verifier`, `bench shapes`: the verifier's work per configuration; rule shapes;
  *  `bench srcs|count|gen`: the live head-to-head's tools (bench_gen.c,
  *  driven by bench.sh).
  *
@@ -427,6 +427,7 @@ static const struct {
 	{ "prefix", bench_prefixes },	{ "types", bench_types },
 	{ "fill", bench_fill_part },	{ "capture", bench_capture },
 	{ "compress", bench_compress }, { "ttl", bench_ttl },
+	{ "shapes", bench_shapes },
 };
 
 int main(int argc, char **argv)

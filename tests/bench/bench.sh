@@ -14,6 +14,8 @@
 #   compress  export file sizes at 1, 10, 50 % fill against the bound (15)
 #   ttl       rules with a lifetime: a filter without them, with and without
 #             the code; 1, 3, 4 live generations (bench_ttl.c)
+#   shapes    rule shapes: 1, 4 and 8 masks against 5-tuple and source-only
+#             filters, hit and miss (14)
 #   live      live veth: count-only vs xdp-filter vs flowbloom, IPv4 and IPv6;
 #             two cores against one (11, 12; LIVE_FRAMES, LIVE_ROUNDS)
 #   del       counting filter: `del -f` against `add -f` (13;
@@ -29,7 +31,7 @@ FB=$PWD/build/flowbloom
 NS=fbbench$$
 IN="nsenter --net=/run/netns/$NS"
 TMP=$(mktemp -d /tmp/fbbench.XXXXXX)
-BENCH=${BENCH:-main types prefix verifier ttl capture compress live del}
+BENCH=${BENCH:-main types prefix verifier shapes ttl capture compress live del}
 LIVE_FRAMES=${LIVE_FRAMES:-1000000}
 LIVE_ROUNDS=${LIVE_ROUNDS:-9}
 
@@ -99,6 +101,9 @@ if has compress; then
 fi
 if has ttl; then
 	run "$B" ttl || exit 1
+fi
+if has shapes; then
+	run "$B" shapes || exit 1
 fi
 
 # Frames the receiver on veth $1 dropped in XDP so far.

@@ -78,6 +78,9 @@ int bench_gen(int v6, unsigned frames, int ngen, char **specs);
 void bench_prefixes(void);
 void bench_prefix_table(void);
 
+/* bench_shapes.c */
+void bench_shapes(void);
+
 /* bench_verifier.c */
 void bench_verifier(void);
 

@@ -62,6 +62,17 @@ check_fails "dleft filter refuses --ttl" "$FB" load dl /dev/null --ttl 2s
 "$FB" destroy cf >/dev/null
 "$FB" destroy dl >/dev/null
 
+# --- a rule shape with a lifetime: matched by the program inside its
+# generation, carried by export and import
+"$FB" create sh --capacity 1000 --fp-rate 0.0001 >/dev/null
+check "add --ttl a rule shape" "$FB" add sh --ttl 1h udp src 198.51.100.3 dport 53
+check_eq "the program drops its one packet" "$(replay_drops sh "$T_TMP/s.pcap")" 1
+check "export a shape with a lifetime" "$FB" export sh "$T_TMP/sh.fbx"
+check "... imports" "$FB" import "$T_TMP/sh.fbx" shi
+check_eq "... and the imported filter drops it too" "$(replay_drops shi "$T_TMP/s.pcap")" 1
+"$FB" destroy sh >/dev/null
+"$FB" destroy shi >/dev/null
+
 # --- a counting filter: permanent .1, .2 for 1.2 s, .3 for 60 s
 "$FB" create c --capacity 1000 --fp-rate 0.0001 --counting >/dev/null
 "$FB" add c src 198.51.100.1 >/dev/null

@@ -10,8 +10,10 @@
 # stays until its last path ends; session loss with --on-session-down flush
 # and keep; --ttl (refreshed while held, gone at the withdrawal, ending by
 # itself when the process is killed); a restarted process takes over from
-# the state file; FlowSpec
-# rules flowbloom cannot express are refused whole; a replaced filter gets
+# the state file; FlowSpec rules of other shapes (a host + UDP +
+# destination port, UDP from port 123 to a host, a port range) drop
+# exactly their traffic, and what flowbloom cannot express (TCP flags, a
+# rate limit above 0) is reported and not applied; a replaced filter gets
 # the rules back; --flush.
 #
 # The EXIT trap kills BIRD and ExaBGP (run only inside the namespaces) and
@@ -166,9 +168,20 @@ protocol static wide1 { ipv4; disabled; route 203.0.0.0/16 blackhole { bgp_commu
 protocol static fs1 { flow4 { table ft4; }; disabled;
   route flow4 { dst 203.0.113.9/32; src 198.51.100.1/32; proto = 17; sport = 4000; dport = 5000; }
     { bgp_ext_community.add((generic, 0x80060000, 0)); }; }
-# Not expressible as one flowbloom rule: a destination prefix and a protocol.
+# Rules of other shapes: a host, UDP, destination port (the common mitigation);
+# UDP from port 123 to a host (NTP amplification); a port range (21 port
+# prefixes: one path, and one rule, each).
 protocol static fs2 { flow4 { table ft4; }; disabled;
-  route flow4 { dst 203.0.113.10/32; proto = 17; } { bgp_ext_community.add((generic, 0x80060000, 0)); }; }
+  route flow4 { dst 203.0.113.10/32; proto = 17; dport = 5000; } { bgp_ext_community.add((generic, 0x80060000, 0)); }; }
+protocol static fs3 { flow4 { table ft4; }; disabled;
+  route flow4 { dst 203.0.113.8/32; proto = 17; sport = 123; } { bgp_ext_community.add((generic, 0x80060000, 0)); }; }
+protocol static fs4 { flow4 { table ft4; }; disabled;
+  route flow4 { dst 203.0.113.9/32; proto = 17; dport 6000..6020; } { bgp_ext_community.add((generic, 0x80060000, 0)); }; }
+# Not expressible: TCP flags (no field of the key); a rate limit of 1000 (not 0).
+protocol static fs5 { flow4 { table ft4; }; disabled;
+  route flow4 { dst 203.0.113.10/32; proto = 6; tcp flags 0x02/0x02; } { bgp_ext_community.add((generic, 0x80060000, 0)); }; }
+protocol static fs6 { flow4 { table ft4; }; disabled;
+  route flow4 { dst 203.0.113.10/32; proto = 17; dport = 6000; } { bgp_ext_community.add((generic, 0x80060000, 0x447a0000)); }; }
 template bgp peer {
   ipv4 { import none; export all; };
   flow4 { table ft4; import none; export all; };
@@ -312,21 +325,36 @@ wait_for 30 established p1 >/dev/null
 birdc disable bh1
 sleep 1
 check "FlowSpec: before, UDP 4000 -> 203.0.113.9:5000 arrives" udp_reaches 4000 203.0.113.9 5000
-birdc enable fs1
-birdc enable fs2
+for r in fs1 fs2 fs3 fs4 fs5 fs6; do birdc enable $r; done
 took=$(wait_for 10 udp_blocked 4000 203.0.113.9 5000)
 if [ "$took" != timeout ]; then pass "FlowSpec discard: the 5-tuple dropped within ${took} s"; else fail "FlowSpec discard: the 5-tuple still arrives after 10 s"; fi
 check "FlowSpec discard: another source port still arrives" udp_reaches 4001 203.0.113.9 5000
 check "FlowSpec discard: other traffic to 203.0.113.9 still arrives" reaches 203.0.113.9
-grep -q "destination-ipv4 203.0.113.10/32 protocol =udp.*not applied" "$T_TMP/exa.out" &&
-	pass "FlowSpec dst prefix + protocol: reported unsupported" ||
-	fail "FlowSpec dst prefix + protocol: no report"
-check "... and nothing of it applied: UDP to 203.0.113.10 arrives" udp_reaches 4000 203.0.113.10 5000
-check "... nor other traffic to 203.0.113.10" reaches 203.0.113.10
+took=$(wait_for 10 udp_blocked 4000 203.0.113.10 5000)
+if [ "$took" != timeout ]; then pass "FlowSpec host + UDP + dport 5000: dropped within ${took} s"; else fail "FlowSpec host + UDP + dport: still arrives"; fi
+check "... from any source port" udp_blocked 4123 203.0.113.10 5000
+check "... another destination port arrives" udp_reaches 4000 203.0.113.10 5001
+check "FlowSpec UDP from port 123 to a host: dropped" udp_blocked 123 203.0.113.8 7000
+check "... from port 124 arrives" udp_reaches 124 203.0.113.8 7000
+check "FlowSpec dport 6000..6020: 6020 dropped" udp_blocked 4000 203.0.113.9 6020
+check "... 6021 arrives" udp_reaches 4000 203.0.113.9 6021
+check "... its 21 port prefixes are 21 paths in the state file" state_paths 'part [0-9]*/21' 21
+grep -q "203.0.113.10/32.*tcp-flags.*not supported.*not applied" "$T_TMP/exa.out" &&
+	pass "FlowSpec with TCP flags: reported, not applied" ||
+	fail "FlowSpec with TCP flags: no report ($(grep -c tcp-flags "$T_TMP/exa.out"))"
+grep -q "rate-limit:1000.*not supported.*not applied" "$T_TMP/exa.out" &&
+	pass "FlowSpec rate limit 1000: reported, not applied" ||
+	fail "FlowSpec rate limit 1000: no report"
+check "... and nothing of it applied: UDP to 203.0.113.10:6000 arrives" udp_reaches 4000 203.0.113.10 6000
+"$FB" info rtbh | grep -q "rule shapes (2 of at most 8" && pass "info: the routes' 2 rule shapes" ||
+	fail "info: $("$FB" info rtbh | grep -A4 shapes)"
 birdc disable fs1
+birdc disable fs2
 sleep 2
 check "FlowSpec withdrawn: the 5-tuple arrives again" udp_reaches 4000 203.0.113.9 5000
-birdc disable fs2
+check "FlowSpec withdrawn: host + UDP + dport 5000 arrives again" udp_reaches 4000 203.0.113.10 5000
+for r in fs3 fs4 fs5 fs6; do birdc disable $r; done
+check "FlowSpec withdrawn: the range's paths end" wait_for 10 state_paths 'part [0-9]*/21' 0
 
 birdc enable bh1
 wait_for 10 blocked 203.0.113.7 >/dev/null

@@ -120,7 +120,7 @@ static const char *lab(char *buf, size_t len, const char *base, const char *what
 static void key_text(const struct fb_key *k, char *buf, size_t len)
 {
 	struct fb_key tuple = *k;
-	char flow[FB_FLOW_STR];
+	char flow[128];
 
 	tuple.kind = FB_KIND_FLOW;
 	fb_flow_format(&tuple, flow, sizeof(flow));

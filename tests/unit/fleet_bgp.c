@@ -194,19 +194,46 @@ void test_bgp_flowspec(void)
 		{ "\"source-ipv4\": [\"198.51.100.0/25\"]", DISCARD, "src 198.51.100.0/25",
 		  "a lone source prefix" },
 		{ "\"destination-ipv4\": [\"203.0.113.0/24\"], \"protocol\": [\"=tcp\"]", DISCARD,
-		  NULL, "prefix and protocol: refused" },
-		{ "\"destination-ipv4\": [\"203.0.113.9/32\"], \"source-ipv4\": "
-		  "[\"198.51.100.2/32\"], \"protocol\": [\"=udp\"], \"destination-port\": "
-		  "[\">=5000&<=5010\"], \"source-port\": [\"=4000\"]",
-		  DISCARD, NULL, "a port range: refused" },
-		{ "\"destination-ipv4\": [\"203.0.113.9/32\"], \"source-ipv4\": "
-		  "[\"198.51.100.2/32\"], \"protocol\": [\"=udp\"], \"destination-port\": "
-		  "[\"=53\", \"=5000\"], \"source-port\": [\"=4000\"]",
-		  DISCARD, NULL, "two ports: refused" },
+		  "tcp dst 203.0.113.0/24", "prefix and protocol: a rule of that shape" },
+		{ "\"destination-ipv4\": [\"203.0.113.30/32\"], \"protocol\": [\"=udp\"], "
+		  "\"destination-port\": [\"=5000\"]",
+		  DISCARD, "udp dst 203.0.113.30 dport 5000", "host, UDP, destination port" },
+		{ "\"destination-ipv4\": [\"198.51.100.0/24\"], \"protocol\": [\"=udp\"], "
+		  "\"source-port\": [\"=123\"]",
+		  DISCARD, "udp sport 123 dst 198.51.100.0/24",
+		  "NTP amplification: sport 123 to a /24" },
+		{ "\"destination-ipv4\": [\"203.0.113.0/24\"], \"protocol\": [\"=tcp\"], "
+		  "\"destination-port\": [\">=1024&<=2047\"]",
+		  DISCARD, "tcp dst 203.0.113.0/24 dport 1024-2047", "a range of one port prefix" },
+		{ "\"destination-ipv4\": [\"203.0.113.0/24\"], \"protocol\": [\"=tcp\"], "
+		  "\"destination-port\": [\">1023&<2048\"]",
+		  DISCARD, "tcp dst 203.0.113.0/24 dport 1024-2047", "the same range, strict" },
+
+		{ "\"destination-ipv4\": [\"203.0.113.9/32\"], \"protocol\": [\"=udp\"], "
+		  "\"destination-port\": [\">=10&<=5\"]",
+		  DISCARD, NULL, "an empty range: refused" },
+		{ "\"destination-ipv4\": [\"203.0.113.9/32\"], \"protocol\": [\"=udp\"], "
+		  "\"destination-port\": [\"!=53\"]",
+		  DISCARD, NULL, "a negation: refused" },
+		{ "\"destination-ipv4\": [\"203.0.113.9/32\"], \"port\": [\"=53\"]", DISCARD, NULL,
+		  "port (either direction): refused" },
+		{ "\"destination-ipv4\": [\"203.0.113.9/32\"], \"protocol\": [\"=tcp\"], "
+		  "\"tcp-flags\": [\"=syn\"]",
+		  DISCARD, NULL, "tcp-flags: refused" },
+		{ "\"destination-ipv4\": [\"203.0.113.9/32\"], \"protocol\": [\"=icmp\"], "
+		  "\"icmp-type\": [\"=8\"]",
+		  DISCARD, NULL, "icmp-type: refused" },
+		{ "\"destination-ipv4\": [\"203.0.113.9/32\"], \"dscp\": [\"=46\"]", DISCARD, NULL,
+		  "dscp: refused" },
+		{ "\"protocol\": [\"=udp\"], \"destination-port\": [\"=53\"]", DISCARD, NULL,
+		  "no prefix (every address): refused (--min-length)" },
+		{ "\"destination-ipv4\": [\"203.0.0.0/16\"], \"protocol\": [\"=udp\"]", DISCARD,
+		  NULL, "a /16 with a protocol: refused (--min-length)" },
 		{ "\"destination-ipv4\": [\"203.0.113.9/32\"], \"source-ipv4\": "
 		  "[\"198.51.100.2/32\"], \"protocol\": [\"=udp\"], \"destination-port\": "
 		  "[\"=5000\"]",
-		  DISCARD, NULL, "UDP with one port only: refused" },
+		  DISCARD, "udp src 198.51.100.2 dst 203.0.113.9 dport 5000",
+		  "UDP host pair with one port: a rule of that shape" },
 		{ "\"destination-ipv4\": [\"203.0.113.9/32\"], \"packet-length\": [\"=1500\"]",
 		  DISCARD, NULL, "packet-length: refused" },
 		{ "\"destination-ipv4\": [\"203.0.113.9/32\"], \"fragment\": [\"is-fragment\"]",
@@ -281,6 +308,60 @@ void test_bgp_flowspec(void)
 	bgp_init(&b, true, false);
 	feed(&b, FLOW_ANN("\"destination-ipv4\": [\"203.0.113.9/32\"]", DISCARD));
 	ASSERT_EQ(b.nadd, 1, "bgp flowspec: FLOW_ANN macro line");
+	fb_bgp_free(&b);
+
+	/* A port range of several prefixes: one path per key ("part I/N"),
+	 * re-announced narrower (its other parts end), then withdrawn. */
+	bgp_init(&b, true, false);
+	notes = 0;
+	feed(&b, FLOW_ANN("\"destination-ipv4\": [\"203.0.113.9/32\"], \"protocol\": [\"=udp\"], "
+			  "\"destination-port\": [\">=5000&<=5010\"]",
+			  DISCARD));
+	ASSERT_TRUE(b.nadd == 11 && has(b.add, 11, "udp dst 203.0.113.9 dport 5000") &&
+			    has(b.add, 11, "udp dst 203.0.113.9 dport 5010") &&
+			    refs(&b, "udp dst 203.0.113.9 dport 5004") == 1 && !notes,
+		    "bgp flowspec: dport 5000-5010 is 11 rules, one path each");
+	fb_bgp_done(&b);
+	feed(&b, FLOW_ANN("\"destination-ipv4\": [\"203.0.113.9/32\"], \"protocol\": [\"=udp\"], "
+			  "\"destination-port\": [\">=5000&<=5005\"]",
+			  DISCARD));
+	ASSERT_TRUE(b.nadd == 3 && b.ndel == 11 &&
+			    has(b.add, 3, "udp dst 203.0.113.9 dport 5004-5005") &&
+			    refs(&b, "udp dst 203.0.113.9 dport 5010") == 0,
+		    "bgp flowspec: re-announced as 5000-5005: 3 rules, the 11 others end");
+	fb_bgp_done(&b);
+	feed(&b, "{\"type\": \"update\", " NB("198.51.100.1") ", \"message\": {\"update\": "
+							      "{\"withdraw\": {\"ipv4 flow\": "
+							      "[{\"string\": \"flow\"}]}}}}}");
+	ASSERT_TRUE(b.ndel == 3 && refs(&b, "udp dst 203.0.113.9 dport 5000-5001") == 0,
+		    "bgp flowspec: the range withdrawn: its 3 rules end");
+	fb_bgp_free(&b);
+	/* ORed values: one FLOW per value, their keys together. */
+	bgp_init(&b, true, false);
+	notes = 0;
+	feed(&b, FLOW_ANN("\"destination-ipv4\": [\"203.0.113.9/32\"], \"protocol\": [\"=tcp\"], "
+			  "\"destination-port\": [\"=80\", \"=443\", \">=8000&<=8003\"]",
+			  DISCARD));
+	ASSERT_TRUE(b.nadd == 3 && has(b.add, 3, "tcp dst 203.0.113.9 dport 80") &&
+			    has(b.add, 3, "tcp dst 203.0.113.9 dport 443") &&
+			    has(b.add, 3, "tcp dst 203.0.113.9 dport 8000-8003") && !notes,
+		    "bgp flowspec: dport =80|=443|8000-8003 is 3 rules");
+	fb_bgp_free(&b);
+	bgp_init(&b, true, false);
+	notes = 0;
+	feed(&b, FLOW_ANN("\"destination-ipv4\": [\"203.0.113.9/32\"], \"protocol\": [\"=tcp\"], "
+			  "\"destination-port\": [\"=80\", \"!=443\"]",
+			  DISCARD));
+	ASSERT_TRUE(b.nadd == 0 && notes == 1, "bgp flowspec: one term a negation: refused whole");
+	fb_bgp_free(&b);
+	/* Past the cap (64 keys): refused, nothing applied. */
+	bgp_init(&b, true, false);
+	notes = 0;
+	feed(&b, FLOW_ANN("\"destination-ipv4\": [\"203.0.113.9/32\"], \"protocol\": [\"=udp\"], "
+			  "\"destination-port\": [\">=1&<=65534\"], \"source-port\": "
+			  "[\">=1&<=65534\"]",
+			  DISCARD));
+	ASSERT_TRUE(b.nadd == 0 && notes == 1, "bgp flowspec: ranges past the cap: refused");
 	fb_bgp_free(&b);
 }
 

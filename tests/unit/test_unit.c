@@ -175,6 +175,7 @@ int main(void)
 	test_nh_structured();
 	test_geometry();
 	test_flow_parse();
+	test_rule_parse();
 	test_shared_logic();
 	return test_summary();
 }

@@ -34,6 +34,9 @@ void test_geometry(void);
 /* unit_flow.c */
 void test_flow_parse(void);
 
+/* unit_rule.c */
+void test_rule_parse(void);
+
 /* unit_shared.c */
 void test_shared_logic(void);
 

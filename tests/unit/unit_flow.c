@@ -91,7 +91,7 @@ static __u8 want_family(const struct accept_case *c)
 
 static void check_accept(const struct accept_case *c)
 {
-	char buf[256], fbuf[FB_FLOW_STR], err[128], label[200], *words[8];
+	char buf[256], fbuf[FB_FLOW_STR], err[128], label[400], *words[8];
 	struct fb_key key, again;
 	__u8 want[16];
 	int n, used;

@@ -147,6 +147,15 @@ int cmd_add(int argc, char **argv)
 		       fb_rules_prefix_list_name(fb_rules_prefix_list(&fl.keys[bad])),
 		       FB_MAX_LENGTHS);
 	}
+	if (err == -4) {
+		char why[600];
+
+		fb_flows_where(&fl, bad, where, sizeof(where));
+		fb_flow_format(&fl.keys[bad], text, sizeof(text));
+		fb_rules_mask_refusal((struct fb_prefixes *)&f.blocks[1], fl.keys, bad, why,
+				      sizeof(why));
+		fb_err("%s: '%s': %s; nothing added", where, text, why);
+	}
 	if (err == -3) {
 		fb_flows_where(&fl, bad, where, sizeof(where));
 		fb_flow_format(&fl.keys[bad], text, sizeof(text));

@@ -155,7 +155,7 @@ static size_t add_rules(struct run *rn, struct fb_store *f, struct fb_key *keys,
 					: fb_rules_add(f, keys, *n, &bad))) {
 		char text[FB_FLOW_STR];
 
-		if (err != -1) {
+		if (err != -1 && err != -4) {
 			/* An exact set refused (printed): none of them added. */
 			for (bad = 0; bad < *n; bad++)
 				fb_bgp_refused(&rn->b, &keys[bad]);
@@ -164,11 +164,20 @@ static size_t add_rules(struct run *rn, struct fb_store *f, struct fb_key *keys,
 			break;
 		}
 		fb_flow_format(&keys[bad], text, sizeof(text));
-		say("<stdin>:%zu: '%s' would need a %dth %s prefix length in filter '%s' (at most "
-		    "%d); not applied",
-		    rn->lineno, text, FB_MAX_LENGTHS + 1,
-		    fb_rules_prefix_list_name(fb_rules_prefix_list(&keys[bad])), f->name,
-		    FB_MAX_LENGTHS);
+		if (err == -4) {
+			char why[600];
+
+			fb_rules_mask_refusal((struct fb_prefixes *)&f->blocks[1], keys, bad, why,
+					      sizeof(why));
+			say("<stdin>:%zu: '%s' in filter '%s': %s; not applied", rn->lineno, text,
+			    f->name, why);
+		} else {
+			say("<stdin>:%zu: '%s' would need a %dth %s prefix length in filter '%s' "
+			    "(at most %d); not applied",
+			    rn->lineno, text, FB_MAX_LENGTHS + 1,
+			    fb_rules_prefix_list_name(fb_rules_prefix_list(&keys[bad])), f->name,
+			    FB_MAX_LENGTHS);
+		}
 		fb_bgp_refused(&rn->b, &keys[bad]);
 		keys[bad] = keys[--*n];
 		refused++;

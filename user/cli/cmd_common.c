@@ -92,15 +92,19 @@ static int read_file(const char *file, struct fb_flows *fl)
 		return -1;
 	fl->file = r.label;
 	while ((rc = fb_lines_next(&r, &line, &len)) > 0) {
-		struct fb_key key;
+		struct fb_key keys[FB_RULE_KEYS_MAX];
+		size_t n, j;
 		int blank;
 
-		if (fb_flow_parse_line(line, &key, &blank, err, sizeof(err))) {
+		if (fb_flow_parse_line_keys(line, keys, &n, &blank, err, sizeof(err))) {
 			fb_err("%s:%zu: %s", fl->file, r.lineno, err);
 			rc = -1;
 			break;
 		}
-		if (!blank && push(fl, &key, r.lineno)) {
+		for (j = 0; !blank && j < n; j++)
+			if (push(fl, &keys[j], r.lineno))
+				break;
+		if (!blank && j < n) {
 			rc = -1;
 			break;
 		}
@@ -140,15 +144,17 @@ int fb_read_flows(int argc, char **argv, const char *file, struct fb_flows *fl)
 	if (!argc)
 		return fb_usage("no FLOW given");
 	while (i < argc) {
-		struct fb_key key;
-		int used = fb_flow_parse(argc - i, argv + i, &key, err, sizeof(err));
+		struct fb_key keys[FB_RULE_KEYS_MAX];
+		size_t n, j;
+		int used = fb_flow_parse_keys(argc - i, argv + i, keys, &n, err, sizeof(err));
 
 		if (used < 0) {
 			fb_err("argument %d: %s", i + 1, err);
 			goto fail;
 		}
-		if (push(fl, &key, i + 1))
-			goto fail;
+		for (j = 0; j < n; j++)
+			if (push(fl, &keys[j], i + 1))
+				goto fail;
 		i += used;
 	}
 	return 0;

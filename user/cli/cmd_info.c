@@ -17,6 +17,7 @@
 #include "store/pintree.h"
 #include "store/repair.h"
 #include "rules/rules.h"
+#include "rules/flow.h"
 #include "types/sizing.h"
 #include "store/store.h"
 #include "util.h"
@@ -297,8 +298,9 @@ int cmd_info(int argc, char **argv)
 	const struct fb_prefixes *px;
 	unsigned probes;
 	__u64 set, saturated = 0;
-	char dig[20];
-	int natt = 0, users, i, j;
+	char dig[20], shape[96];
+	__u32 masks[FB_MAX_MASKS];
+	int natt = 0, users, i, j, nmasks;
 
 	if (argc != 2)
 		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");
@@ -347,6 +349,14 @@ int cmd_info(int argc, char **argv)
 			}
 		}
 		jw_arr_close();
+		jw_arr_open("shapes");
+		nmasks = fb_rules_masks(px, masks);
+		for (i = 0; i < nmasks; i++) {
+			fb_mask_name(masks[i], shape, sizeof(shape));
+			jw_str(NULL, shape);
+		}
+		jw_arr_close();
+		jw_u64("shapes_max", FB_MAX_MASKS);
 		jw_str("kinds", kinds);
 		jw_bool("confirm_exact", h->confirm);
 		snprintf(dig, sizeof(dig), "%016llx", (unsigned long long)digest(&f));
@@ -399,6 +409,16 @@ int cmd_info(int argc, char **argv)
 				       px->list[i].len[j] -
 					       (i == FB_PFX_SRC4 || i == FB_PFX_DST4 ? 96 : 0));
 			printf("\n");
+		}
+		nmasks = fb_rules_masks(px, masks);
+		if (nmasks) {
+			printf("  rule shapes (%d of at most %d, one probe each for packets of "
+			       "their family):\n",
+			       nmasks, FB_MAX_MASKS);
+			for (i = 0; i < nmasks; i++) {
+				fb_mask_name(masks[i], shape, sizeof(shape));
+				printf("    %s\n", shape);
+			}
 		}
 		if (f.cnt_hdr)
 			printf("  counting: %u-bit counters, %zu bytes, %llu saturated\n",

@@ -72,12 +72,13 @@ static int push_prefix(const __u8 addr[16], int plen, void *ctx)
 /* One entry: a single word is a source address, prefix or range. */
 static int parse_entry(char *line, struct list *l, char *err, size_t errlen)
 {
-	char *words[8], *save = NULL, *w;
-	struct fb_key k;
+	char *words[FB_FLOW_WORDS], *save = NULL, *w;
+	struct fb_key k, keys[FB_RULE_KEYS_MAX];
+	size_t nk, j;
 	int n = 0, used;
 
 	for (w = strtok_r(line, " \t\r\n", &save); w; w = strtok_r(NULL, " \t\r\n", &save)) {
-		if (n == 8) {
+		if (n == FB_FLOW_WORDS) {
 			snprintf(err, errlen, "too many words for one entry");
 			return -1;
 		}
@@ -123,15 +124,19 @@ static int parse_entry(char *line, struct list *l, char *err, size_t errlen)
 				  -1)
 			       : 0;
 	}
-	used = fb_flow_parse(n, words, &k, err, errlen);
+	used = fb_flow_parse_keys(n, words, keys, &nk, err, errlen);
 	if (used < 0)
 		return -1;
 	if (used != n) {
 		snprintf(err, errlen, "unexpected '%s' after the entry", words[used]);
 		return -1;
 	}
-	return push(l, &k) ? (snprintf(err, errlen, "out of memory after %zu entries", l->n), -1)
-			   : 0;
+	for (j = 0; j < nk; j++)
+		if (push(l, &keys[j])) {
+			snprintf(err, errlen, "out of memory after %zu entries", l->n);
+			return -1;
+		}
+	return 0;
 }
 
 static int read_list(const char *file, struct list *l)
@@ -272,7 +277,12 @@ int cmd_load(int argc, char **argv)
 		memset(&want, 0, sizeof(want));
 		for (i = 0; i < l.n; i++)
 			kinds |= FB_KINDF(l.keys[i].kind);
-		fb_rules_merge_lengths(&want, l.keys, l.n, &bad);
+		if (fb_rules_merge_lengths(&want, l.keys, l.n, &bad) == -4) {
+			fb_flow_format(&l.keys[bad], text, sizeof(text));
+			fb_rules_mask_refusal(&none, l.keys, bad, err, sizeof(err));
+			fb_err("'%s': %s; nothing loaded", text, err);
+			goto unlock;
+		}
 		if (f.hdr->type) {
 			/* Another filter type: its own sizing, same rule. */
 			double n = l.n > f.hdr->capacity ? l.n : f.hdr->capacity;
@@ -311,7 +321,13 @@ int cmd_load(int argc, char **argv)
 		if (c == -2 || c == -3)
 			goto unlock;
 		fb_flow_format(&l.keys[bad], text, sizeof(text));
-		fb_err("'%s' needs one prefix length too many; nothing loaded", text);
+		if (c == -4) {
+			fb_rules_mask_refusal((struct fb_prefixes *)&f.blocks[1], l.keys, bad, err,
+					      sizeof(err));
+			fb_err("'%s': %s; nothing loaded", text, err);
+		} else {
+			fb_err("'%s' needs one prefix length too many; nothing loaded", text);
+		}
 		goto unlock;
 	}
 	t0 = fb_now() - t0;

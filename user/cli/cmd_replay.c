@@ -34,10 +34,11 @@ struct tally {
 
 static const char *kind_name(__u32 k)
 {
-	return k == FB_KIND_FLOW  ? "flow"
-	       : k == FB_KIND_SRC ? "src"
-	       : k == FB_KIND_DST ? "dst"
-				  : NULL;
+	return k == FB_KIND_FLOW   ? "flow"
+	       : k == FB_KIND_SRC  ? "src"
+	       : k == FB_KIND_DST  ? "dst"
+	       : k == FB_KIND_MASK ? "shape"
+				   : NULL;
 }
 
 static const char *parse_name(__u32 p)
@@ -48,8 +49,14 @@ static const char *parse_name(__u32 p)
 static void explain_line(const char *file, unsigned long long n, const char *verdict,
 			 const struct fb_trace *tr)
 {
-	char text[FB_FLOW_STR];
+	char text[FB_FLOW_STR], shape[112] = "";
 
+	if (tr && tr->kind == FB_KIND_MASK) {
+		shape[0] = ' ';
+		shape[1] = '[';
+		fb_mask_name(tr->mask, shape + 2, sizeof(shape) - 3);
+		strcat(shape, "]");
+	}
 	if (tr && tr->parse == FB_PARSE_OK) {
 		struct fb_key k = tr->key;
 
@@ -74,17 +81,21 @@ static void explain_line(const char *file, unsigned long long n, const char *ver
 				jw_str("match", kind_name(tr->kind));
 			else
 				jw_null("match");
+			if (tr->kind == FB_KIND_MASK) {
+				shape[strlen(shape) - 1] = 0;
+				jw_str("shape", shape + 2);
+			}
 		}
 		jw_obj_close();
 		jw_end();
 	} else if (!tr) {
 		printf("%llu %s (shorter than an Ethernet header)\n", n, verdict);
 	} else {
-		printf("%llu %-5s %-5s %s%s\n", n, verdict, kind_name(tr->kind) ?: "-",
+		printf("%llu %-5s %-5s %s%s%s\n", n, verdict, kind_name(tr->kind) ?: "-",
 		       tr->parse == FB_PARSE_OK	     ? text
 		       : tr->parse == FB_PARSE_NONIP ? "(non-ip)"
 						     : "(malformed)",
-		       tr->fragment ? " (fragment)" : "");
+		       tr->fragment ? " (fragment)" : "", shape);
 	}
 }
 

@@ -29,7 +29,7 @@ int cmd_traffic(int argc, char **argv)
 		if (fl.keys[i].kind != FB_KIND_FLOW || fl.keys[i].plen) {
 			fb_flows_where(&fl, i, where, sizeof(where));
 			fb_err("%s: the sketch counts 5-tuples (PROTO SRC:PORT DST:PORT), not "
-			       "addresses",
+			       "addresses or other rule shapes",
 			       where);
 			fb_flows_free(&fl);
 			return 1;

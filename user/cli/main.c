@@ -73,6 +73,11 @@ static const struct fb_cmd cmds[] = {
 	{ "add", cmd_add, "add NAME FLOW... [--ttl DURATION] | add NAME -f FILE [--ttl DURATION]",
 	  "Add flows. FILE holds one FLOW per line ('#' comments, blank lines);\n"
 	  "'-' reads stdin. The whole input is checked before anything is added.\n"
+	  "A FLOW of FIELDs fixes any combination of them (a rule shape): the program\n"
+	  "probes once per shape a filter holds, at most 8 (info lists them); one more\n"
+	  "is refused. A port range becomes port prefixes (at most 64 per FLOW); a\n"
+	  "FLOW without an address holds for IPv4 and IPv6 (dst 0.0.0.0/0 or dst ::/0\n"
+	  "keeps it to one). A field given twice starts the next FLOW.\n"
 	  "--ttl (2s, 10m, 1h, 1d) gives the rules a lifetime: they match until it ends\n"
 	  "and stop matching at most a quarter of it later, enforced by the data path\n"
 	  "itself (no process needs to run). Bloom and counting filters." },
@@ -139,7 +144,8 @@ static const struct fb_cmd cmds[] = {
 	{ "query", cmd_query, "query NAME FLOW... | query NAME -f FILE",
 	  "Print 'maybe' or 'no' for each flow, then a count. For a plain address\n"
 	  "(src ADDR, dst ADDR) the answer is the data path's: does a prefix held\n"
-	  "by the filter cover it? A prefix (src ADDR/LEN) asks for that rule." },
+	  "by the filter cover it? A prefix (src ADDR/LEN) or a FLOW of FIELDs asks for\n"
+	  "that rule." },
 	{ "stats", cmd_stats, "stats NAME [--watch [SECS]]",
 	  "Packet and byte counters of the filter's attachments. --watch prints them\n"
 	  "every SECS seconds (default 1) with the rates since the previous poll\n"
@@ -265,8 +271,12 @@ static const char usage_line[] =
 	"flowbloom [-j|--json] [-v|--verbose] [-n|--netns NETNS] VERB ARGS";
 static const char flow_syntax[] =
 	"FLOW := PROTO SRC:PORT DST:PORT | src ADDR[/LEN] | dst ADDR[/LEN]\n"
+	"      | (PROTO | any | proto P) FIELD...\n"
+	"FIELD := src ADDR[/LEN] | dst ADDR[/LEN] | sport PORT[-PORT] | dport PORT[-PORT]\n"
 	"       e.g. udp 198.51.100.1:53 203.0.113.7:4000\n"
-	"            tcp [2001:db8::1]:443 [2001:db8::2]:51000";
+	"            tcp [2001:db8::1]:443 [2001:db8::2]:51000\n"
+	"            udp dst 203.0.113.0/24 dport 53\n"
+	"            tcp dst 203.0.113.7 dport 1024-2047";
 
 static void usage_all(FILE *out)
 {

@@ -54,9 +54,10 @@ const char *const fb_action_names[5] = {
 const char *const fb_malformed_names[4] = {
 	[FB_MALFORMED_PASS] = "pass", [FB_MALFORMED_DROP] = "drop"
 };
-const char *const fb_kind_names[FB_KIND_MAX + 1] = {
-	[FB_KIND_FLOW] = "flow", [FB_KIND_SRC] = "src", [FB_KIND_DST] = "dst"
-};
+const char *const fb_kind_names[FB_KIND_MAX + 1] = { [FB_KIND_FLOW] = "flow",
+						     [FB_KIND_SRC] = "src",
+						     [FB_KIND_DST] = "dst",
+						     [FB_KIND_MASK] = "shape" };
 const char *const fb_verdict_names[XDP_REDIRECT + 1] = {
 	[XDP_ABORTED] = "aborted", [XDP_DROP] = "drop",		[XDP_PASS] = "pass",
 	[XDP_TX] = "tx",	   [XDP_REDIRECT] = "redirect",
@@ -68,6 +69,7 @@ const char *const fb_stat_names[FB_STAT_NR] = {
 	[FB_STAT_MALFORMED] = "malformed", [FB_STAT_HIT_FLOW] = "hit_flow",
 	[FB_STAT_HIT_SRC] = "hit_src",	   [FB_STAT_HIT_DST] = "hit_dst",
 	[FB_STAT_NOFILTER] = "no_filter",  [FB_STAT_UNCONFIRMED] = "unconfirmed",
+	[FB_STAT_HIT_MASK] = "hit_shape",
 };
 
 /* Filter types: [0] is the Bloom filter, named like the others. */

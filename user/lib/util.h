@@ -23,7 +23,7 @@ extern const int fb_hash_choice_values[3];
 int fb_hash_default(int action);		    /* enum fb_action -> enum fb_hash_alg */
 extern const char *const fb_action_names[5];	    /* enum fb_action */
 extern const char *const fb_malformed_names[4];	    /* enum fb_malformed */
-extern const char *const fb_kind_names[5];	    /* enum fb_kind (FB_KIND_MAX + 1) */
+extern const char *const fb_kind_names[6];	    /* enum fb_kind (FB_KIND_MAX + 1) */
 extern const char *const fb_verdict_names[5];	    /* XDP_ABORTED .. XDP_REDIRECT */
 extern const char *const fb_stat_names[FB_STAT_NR]; /* enum fb_stat */
 extern const char *const fb_type_names[5];	    /* enum fb_type (FB_TYPE_MAX + 1) */

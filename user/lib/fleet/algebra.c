@@ -21,6 +21,7 @@
 #include "store/pintree.h"
 #include "store/replace.h"
 #include "rules/rules.h"
+#include "rules/flow.h"
 #include "store/store.h"
 
 bool fb_alg_is_file(const char *arg)
@@ -275,6 +276,35 @@ static int combine_lengths(struct fb_prefixes *out, const struct fb_prefixes *a,
 		o->n = n;
 		memcpy(o->len, all, n);
 	}
+	/* Rule shapes likewise: a key carries its mask (mask.h), so a rule in
+	 * both filters has its shape in both tables. */
+	{
+		__u32 x[FB_MAX_MASKS], y[FB_MAX_MASKS];
+		int nx = fb_rules_masks(a, x), ny = fb_rules_masks(b, y), n = 0, in_y;
+		char name[96];
+
+		for (i = 0; i < nx; i++) {
+			for (in_y = 0, j = 0; j < ny; j++)
+				in_y |= x[i] == y[j];
+			if (op == FB_ALG_UNION || in_y)
+				fb_mask_put(out->masks, n++, x[i]);
+		}
+		for (j = 0; op == FB_ALG_UNION && j < ny; j++) {
+			for (in_y = 0, i = 0; i < nx; i++)
+				in_y |= x[i] == y[j];
+			if (in_y)
+				continue;
+			if (n == FB_MAX_MASKS) {
+				fb_mask_name(y[j], name, sizeof(name));
+				snprintf(why, len,
+					 "together they have more than %d rule shapes (%s is one "
+					 "too many)",
+					 FB_MAX_MASKS, name);
+				return -1;
+			}
+			fb_mask_put(out->masks, n++, y[j]);
+		}
+	}
 	return 0;
 }
 
@@ -301,6 +331,10 @@ int fb_alg_combine(struct fb_alg_img *dst, const struct fb_alg_img *src, enum fb
 	if (rc)
 		goto bad;
 	memcpy(&dst->blocks[FB_PREFIX_BLOCK], &px, sizeof(px));
+	/* Two filters with shapes but none in common hold no shape rule in
+	 * common: the kind goes with the table (an export checks they agree). */
+	if (!fb_mask_get(px.masks, 0))
+		dst->m.hdr->kinds &= ~FB_KINDF(FB_KIND_MASK);
 	dst->m.hdr->flags |= src->m.hdr->flags; /* an estimate stays one */
 	if (op == FB_ALG_INTERSECT && dst->cnt) {
 		/* A counting filter's flows are its counters' sum / k (`check`

@@ -212,9 +212,24 @@ int fb_bgp_admit(const struct fb_bgp *b, const char *family, const struct fb_key
 	}
 	if (k->kind == FB_KIND_FLOW)
 		return 0; /* host addresses only (flow_rule) */
+	min = v6 ? b->o.min_v6 : b->o.min_v4;
+	if (k->kind == FB_KIND_MASK) {
+		/* Another shape: its longest prefix counts (a rule of ports
+		 * and protocol alone covers every address: /0). */
+		__u32 d = fb_mask_of_key(k, NULL), s = FB_MASK_SLEN(d), t = FB_MASK_DLEN(d);
+
+		l = (int)(s > t ? s : t);
+		l = l && !v6 ? l - 96 : l;
+		if (l < min) {
+			snprintf(why, len,
+				 "its longest prefix /%d is shorter than /%d (--min-length)", l,
+				 min);
+			return -1;
+		}
+		return 0;
+	}
 	/* In the family the rule has: an IPv4 /n is 96 + n in the key. */
 	l = v6 ? k->plen : k->plen - 96;
-	min = v6 ? b->o.min_v6 : b->o.min_v4;
 	if (l < min) {
 		snprintf(why, len, "/%d is shorter than /%d (--min-length)", l, min);
 		return -1;

@@ -139,6 +139,64 @@ static const char *single_value(json_object *v)
 	return s + 1;
 }
 
+#define FB_BGP_TERMS 8 /* most ORed terms of one port component */
+
+/* One term of a port component (RFC 8955 4.2.2.4-6, as ExaBGP prints it:
+ * "&" joining comparisons) as a range "LO-HI": =V, >=A, >A, <=B, <B, or
+ * several of those ANDed (">=1024&<=2047"). != and the rest: -1 (a rule
+ * could not hold it without widening). */
+static int port_term(const char *s, char *out, size_t len)
+{
+	long lo = 0, hi = 65535, n;
+	const char *p;
+	char *end;
+
+	if (!s || !*s)
+		return -1;
+	for (p = s; *p;) {
+		int ge = p[0] == '>' && p[1] == '=', le = p[0] == '<' && p[1] == '=';
+		int gt = p[0] == '>' && !ge, lt = p[0] == '<' && !le, eq = p[0] == '=';
+
+		if (!ge && !le && !gt && !lt && !eq)
+			return -1;
+		p += ge || le ? 2 : 1;
+		if (*p < '0' || *p > '9')
+			return -1;
+		errno = 0;
+		n = strtol(p, &end, 10);
+		if (errno || n < 0 || n > 65535)
+			return -1;
+		p = end;
+		if (*p && *p++ != '&')
+			return -1;
+		if (eq || ge || gt)
+			lo = n + gt > lo ? n + gt : lo;
+		if (eq || le || lt)
+			hi = n - lt < hi ? n - lt : hi;
+	}
+	if (lo > hi)
+		return -1; /* matches nothing: not a rule to make */
+	snprintf(out, len, "%ld-%ld", lo, hi);
+	return 0;
+}
+
+/* A port component: its terms (ORed, at most FB_BGP_TERMS) as ranges in
+ * out[0..n); returns n or -1. */
+static int port_ranges(json_object *v, char out[][16])
+{
+	size_t i, n;
+
+	if (!v || !json_object_is_type(v, json_type_array))
+		return -1;
+	n = json_object_array_length(v);
+	if (!n || n > FB_BGP_TERMS)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (port_term(json_object_get_string(json_object_array_get_idx(v, i)), out[i], 16))
+			return -1;
+	return (int)n;
+}
+
 /* A prefix component: ["PFX"] (IPv4) or ["PFX/OFFSET"] (IPv6, offset 0 only). */
 static int flow_prefix(json_object *v, bool v6, char *out, size_t len)
 {
@@ -161,26 +219,26 @@ static int flow_prefix(json_object *v, bool v6, char *out, size_t len)
 	return 0;
 }
 
-static bool full_length(const char *pfx, bool v6)
+/* A FlowSpec NLRI as one flowbloom rule of its shape (rule.c's clause
+ * form): at most one destination and one source prefix, one protocol
+ * (=V), one source and one destination port or port range, in the route's
+ * family (an IPv4 flow route without a prefix is `dst 0.0.0.0/0`, an IPv6
+ * one `dst ::/0`). A range is port prefixes, so the rule is one key or
+ * several (at most FB_RULE_KEYS_MAX, in keys[0..*nk)). 0, or -1 with why:
+ * everything else (TCP flags, packet length, DSCP, fragment, ICMP type and
+ * code, several values), which a rule could only widen. */
+static int flow_rule(json_object *nlri, bool v6, struct fb_key *keys, size_t *nk, char *why,
+		     size_t len)
 {
-	const char *slash = strchr(pfx, '/');
-
-	return slash && atoi(slash + 1) == (v6 ? 128 : 32);
-}
-
-/* A FlowSpec NLRI as one flowbloom rule: a lone source or destination
- * prefix, or a complete 5-tuple of host addresses, a protocol and (for
- * protocols with ports) one source and one destination port. 0 with *k,
- * or -1 with why: everything else, which a rule could only approximate. */
-static int flow_rule(json_object *nlri, bool v6, struct fb_key *k, char *why, size_t len)
-{
-	char dst[80] = "", src[80] = "", a[96], d[96], protobuf[16];
-	const char *proto = NULL, *sport = NULL, *dport = NULL;
+	char dst[80] = "", src[80] = "", sp[FB_BGP_TERMS][16], dp[FB_BGP_TERMS][16], pb[16];
+	const char *proto = NULL, *w[FB_FLOW_WORDS];
 	bool have_dst = false, have_src = false;
+	int nsp = 0, ndp = 0, a, b, base;
 	const char *dname = v6 ? "destination-ipv6" : "destination-ipv4";
 	const char *sname = v6 ? "source-ipv6" : "source-ipv4";
 	const char *pname = v6 ? "next-header" : "protocol";
-	int p;
+	int p, nw = 0;
+	size_t i, j, m;
 
 	json_object_object_foreach(nlri, key, val)
 	{
@@ -206,22 +264,27 @@ static int flow_rule(json_object *nlri, bool v6, struct fb_key *k, char *why, si
 			if (!(proto = single_value(val)))
 				goto comp;
 		} else if (!strcmp(key, "destination-port")) {
-			if (dport)
+			if (ndp)
 				goto twice;
-			if (!(dport = single_value(val)))
+			if ((ndp = port_ranges(val, dp)) < 0)
 				goto comp;
 		} else if (!strcmp(key, "source-port")) {
-			if (sport)
+			if (nsp)
 				goto twice;
-			if (!(sport = single_value(val)))
+			if ((nsp = port_ranges(val, sp)) < 0)
 				goto comp;
 		} else {
+			/* "port" (either port) would be two rules; tcp-flags,
+			 * packet-length, dscp, fragment, icmp-type, icmp-code,
+			 * flow-label: no field of the flow key holds them. */
 			snprintf(why, len, "component '%s' is not supported", key);
 			return -1;
 		}
 		continue;
 	comp:
-		snprintf(why, len, "component '%s' is not a single value (=V) or prefix", key);
+		snprintf(why, len,
+			 "component '%s' is not one value, range or prefix (or up to %d ORed)", key,
+			 FB_BGP_TERMS);
 		return -1;
 	twice:
 		snprintf(why, len, "component '%s' is given twice", key);
@@ -230,40 +293,66 @@ static int flow_rule(json_object *nlri, bool v6, struct fb_key *k, char *why, si
 	if ((dst[0] && check_prefix(dst, v6, why, len)) ||
 	    (src[0] && check_prefix(src, v6, why, len)))
 		return -1;
-	if (!proto && !sport && !dport && !!dst[0] != !!src[0])
-		return rule_from(v6, dst[0] ? "dst" : "src", dst[0] ? dst : src, NULL, k, why, len);
-	if (!proto || !dst[0] || !src[0] || !full_length(dst, v6) || !full_length(src, v6)) {
-		snprintf(why, len,
-			 "flowbloom rules are one source or destination prefix, or a 5-tuple "
-			 "of host addresses, protocol and ports");
-		return -1;
-	}
-	/* ExaBGP names well-known protocols; ours may spell them alike. */
-	p = fb_proto_parse(proto);
-	if (p < 0) {
-		snprintf(why, len, "protocol '%s' is not known", proto);
-		return -1;
-	}
-	snprintf(protobuf, sizeof(protobuf), "%d", p);
-	*strchr(src, '/') = 0;
-	*strchr(dst, '/') = 0;
-	if (fb_proto_has_ports(p)) {
-		if (!sport || !dport) {
-			snprintf(why, len, "a %s rule needs one source and one destination port",
-				 proto);
+	/* The clause form, as the CLI reads it (the same keys). */
+	w[nw++] = "any";
+	if (proto) {
+		/* ExaBGP names well-known protocols; ours may spell them alike. */
+		p = fb_proto_parse(proto);
+		if (p < 0) {
+			snprintf(why, len, "protocol '%s' is not known", proto);
 			return -1;
 		}
-		snprintf(a, sizeof(a), v6 ? "[%s]:%s" : "%s:%s", src, sport);
-		snprintf(d, sizeof(d), v6 ? "[%s]:%s" : "%s:%s", dst, dport);
-	} else {
-		if (sport || dport) {
-			snprintf(why, len, "protocol %s has no ports", proto);
-			return -1;
-		}
-		snprintf(a, sizeof(a), "%s", src);
-		snprintf(d, sizeof(d), "%s", dst);
+		snprintf(pb, sizeof(pb), "%d", p);
+		w[nw++] = "proto";
+		w[nw++] = pb;
 	}
-	return rule_from(v6, protobuf, a, d, k, why, len);
+	if (src[0]) {
+		w[nw++] = "src";
+		w[nw++] = src;
+	}
+	if (dst[0] || !src[0]) {
+		w[nw++] = "dst";
+		w[nw++] = dst[0] ? dst : v6 ? "::/0" : "0.0.0.0/0";
+	}
+	/* Each source range with each destination range: one FLOW each, their
+	 * keys together (without repeats) at most FB_RULE_KEYS_MAX. */
+	base = nw;
+	*nk = 0;
+	for (a = 0; a < (nsp ? nsp : 1); a++) {
+		for (b = 0; b < (ndp ? ndp : 1); b++) {
+			struct fb_key part[FB_RULE_KEYS_MAX];
+
+			nw = base;
+			if (nsp) {
+				w[nw++] = "sport";
+				w[nw++] = sp[a];
+			}
+			if (ndp) {
+				w[nw++] = "dport";
+				w[nw++] = dp[b];
+			}
+			if (fb_flow_parse_keys(nw, (char **)w, part, &m, why, len) != nw)
+				return -1;
+			for (j = 0; j < m; j++) {
+				for (i = 0; i < *nk && memcmp(&keys[i], &part[j], sizeof(part[j]));
+				     i++)
+					;
+				if (i < *nk)
+					continue;
+				if (*nk == FB_RULE_KEYS_MAX) {
+					snprintf(why, len,
+						 "its port values make more than %d rules",
+						 FB_RULE_KEYS_MAX);
+					return -1;
+				}
+				keys[(*nk)++] = part[j];
+			}
+		}
+	}
+	/* The route's AFI decides the family (as rule_from). */
+	for (i = 0; v6 && i < *nk; i++)
+		keys[i].family = FB_FAMILY_IPV6;
+	return 0;
 }
 
 /* The path's identity within its peer and family: the NLRI text, with the
@@ -290,20 +379,54 @@ int fb_bgp_family(const char *family, bool *flow, bool *v6)
 	return 0;
 }
 
+/* End the paths of route id of peer and family ("ID", or "ID part I/N"
+ * when it was several keys), except those an announcement of keep keys
+ * makes again ("ID" for one, "ID part I/keep" for several). 0, or -2 out
+ * of memory. */
+static int end_route(struct fb_bgp_ctx *c, const char *peer, const char *family, const char *id,
+		     size_t keep)
+{
+	struct fb_bgp *b = c->b;
+	size_t i, l = strlen(id);
+	struct fb_bgp_path *p;
+
+	if (keep != 1 && fb_bgp_push_op(c, false, peer, family, id, NULL))
+		return -2;
+	for (i = 0; i < b->nbuckets; i++) {
+		for (p = b->paths[i]; p; p = p->next) {
+			unsigned long part, of;
+			char tail;
+
+			if (strcmp(p->peer, peer) || strcmp(p->family, family) ||
+			    strncmp(p->nlri, id, l) || p->nlri[l] != ' ' ||
+			    sscanf(p->nlri + l, " part %lu/%lu%c", &part, &of, &tail) != 2)
+				continue;
+			if (keep > 1 && of == keep)
+				continue; /* announced again below */
+			if (fb_bgp_push_op(c, false, p->peer, p->family, p->nlri, NULL))
+				return -2;
+		}
+	}
+	return 0;
+}
+
 static int read_nlri(struct fb_bgp_ctx *c, const char *peer, const char *family, json_object *n,
 		     bool announce, json_object *attr)
 {
 	struct fb_bgp *b = c->b;
 	char id[1024], why[256];
 	const char *other;
+	struct fb_key k, keys[FB_RULE_KEYS_MAX];
 	bool flow, v6;
-	struct fb_key k;
+	size_t nk, i;
 
 	fb_bgp_family(family, &flow, &v6);
 	if (!json_object_is_type(n, json_type_object) || nlri_id(n, flow, id, sizeof(id)))
 		return -1;
 	if (!announce)
-		return fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2 : 0;
+		return flow ? end_route(c, peer, family, id, 0)
+		       : fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2
+									  : 0;
 	if (!flow) {
 		const char *pfx = get_str(n, "nlri");
 
@@ -323,14 +446,31 @@ static int read_nlri(struct fb_bgp_ctx *c, const char *peer, const char *family,
 			    "'%s' from %s: action %s%s%s is not supported (only discard, "
 			    "traffic-rate 0); not applied",
 			    id, peer, other ? "'" : "", other ? other : "none", other ? "'" : "");
-		return fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2 : 0;
+		return end_route(c, peer, family, id, 0);
 	}
-	if (flow_rule(n, v6, &k, why, sizeof(why)) ||
-	    fb_bgp_admit(b, family, &k, why, sizeof(why))) {
-		fb_bgp_note(b, c->lineno, "'%s' from %s: %s; not applied", id, peer, why);
-		return fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2 : 0;
+	if (flow_rule(n, v6, keys, &nk, why, sizeof(why)))
+		goto refused;
+	for (i = 0; i < nk; i++)
+		if (fb_bgp_admit(b, family, &keys[i], why, sizeof(why)))
+			goto refused;
+	/* A route of several keys (port ranges) is one path per key, "ID
+	 * part I/N": each holds its rule as any path does (reference counts,
+	 * the state file); the route's other paths end. */
+	if (end_route(c, peer, family, id, nk))
+		return -2;
+	if (nk == 1)
+		return fb_bgp_push_op(c, true, peer, family, id, &keys[0]) ? -2 : 0;
+	for (i = 0; i < nk; i++) {
+		char part[1100];
+
+		snprintf(part, sizeof(part), "%s part %zu/%zu", id, i + 1, nk);
+		if (fb_bgp_push_op(c, true, peer, family, part, &keys[i]))
+			return -2;
 	}
-	return fb_bgp_push_op(c, true, peer, family, id, &k) ? -2 : 0;
+	return 0;
+refused:
+	fb_bgp_note(b, c->lineno, "'%s' from %s: %s; not applied", id, peer, why);
+	return end_route(c, peer, family, id, 0);
 }
 
 /* announce {FAMILY: {NEXTHOP: [NLRI...]}} or withdraw {FAMILY: [NLRI...]}. */

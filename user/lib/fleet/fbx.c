@@ -15,6 +15,7 @@
 #include "fleet/fbz.h"
 #include "report.h"
 #include "rules/rules.h"
+#include "rules/flow.h"
 #include "safefile.h"
 #include "store/exact.h"
 #include "store/gens.h"
@@ -267,11 +268,37 @@ int fb_fbx_check_lengths(struct fb_fbx_in *in, const struct fb_prefixes *px)
 	return 0;
 }
 
+/* The rule shapes (flowbloom/mask.h): valid, distinct, zero-terminated
+ * with zeros after, and there exactly when the kinds say so. */
+int fb_fbx_check_masks(struct fb_fbx_in *in, const struct fb_prefixes *px, __u32 kinds)
+{
+	int i, j;
+
+	for (i = 0; i < FB_MAX_MASKS; i++) {
+		__u32 d = fb_mask_get(px->masks, i);
+
+		if (!d)
+			break;
+		if (!fb_mask_valid(d))
+			return bad(in, "bad rule shape %d in the shape table", i + 1);
+		for (j = 0; j < i; j++)
+			if (fb_mask_get(px->masks, j) == d)
+				return bad(in, "a rule shape listed twice");
+	}
+	for (j = i; j < FB_MAX_MASKS; j++)
+		if (fb_mask_get(px->masks, j))
+			return bad(in, "bad rule-shape table (an entry after its end)");
+	if (!!(kinds & FB_KINDF(FB_KIND_MASK)) != (i > 0))
+		return bad(in, "the rule-shape table and the rule kinds disagree");
+	return 0;
+}
+
 /* Every header field (the bytes before the bits), into in->h and in->px. */
 static int decode_head(struct fb_fbx_in *in, const __u8 *b)
 {
 	struct fb_header *h = &in->h;
-	__u32 ok_kinds = FB_KINDF(FB_KIND_FLOW) | FB_KINDF(FB_KIND_SRC) | FB_KINDF(FB_KIND_DST);
+	__u32 ok_kinds = FB_KINDF(FB_KIND_FLOW) | FB_KINDF(FB_KIND_SRC) | FB_KINDF(FB_KIND_DST) |
+			 FB_KINDF(FB_KIND_MASK);
 
 	if (memcmp(b + FB_FBX_OFF_MAGIC, FB_FBX_MAGIC, 8))
 		return bad(in, "not a flowbloom export (bad magic)");
@@ -342,7 +369,9 @@ static int decode_head(struct fb_fbx_in *in, const __u8 *b)
 			   (unsigned long long)h->nflows, (unsigned long long)fb_header_mbits(h),
 			   FB_FLOWS_PER_BIT);
 	in->cnt_bytes = fb_fbx_counter_bytes(h->nblocks, h->counter_bits);
-	return fb_fbx_check_lengths(in, &in->px);
+	return fb_fbx_check_lengths(in, &in->px) || fb_fbx_check_masks(in, &in->px, in->h.kinds)
+		       ? -1
+		       : 0;
 }
 
 /* A regular file's size must be the one its header implies: checked
@@ -555,6 +584,16 @@ static int check_content(struct fb_fbx_in *in, struct fb_block *blocks, const __
 		if (l >= 0 && j == in->px.list[l].n)
 			return bad(in, "an exact-set rule of a prefix length the filter does not "
 				       "probe");
+		if (k->kind == FB_KIND_MASK) {
+			__u32 d = fb_mask_of_key(k, NULL);
+
+			for (j = 0; j < FB_MAX_MASKS && fb_mask_get(in->px.masks, j) != d; j++)
+				;
+			if (j == FB_MAX_MASKS)
+				return bad(
+					in,
+					"an exact-set rule of a shape the filter does not probe");
+		}
 	}
 	return 0;
 }

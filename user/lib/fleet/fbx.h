@@ -153,6 +153,9 @@ int fb_fbx_bad(struct fb_fbx_in *in, const char *why);
 int fb_fbx_short_read(struct fb_fbx_in *in);
 int fb_fbx_read_bits(struct fb_fbx_in *in, struct fb_block *blocks, __u32 nblocks);
 int fb_fbx_check_lengths(struct fb_fbx_in *in, const struct fb_prefixes *px);
+/* The rule-shape table of px agrees with kinds (each mask valid, listed
+ * once, zero-terminated): 0, or -1 with in->why. */
+int fb_fbx_check_masks(struct fb_fbx_in *in, const struct fb_prefixes *px, __u32 kinds);
 int fb_fbx_check_counters(struct fb_fbx_in *in, const struct fb_header *h,
 			  const struct fb_block *blocks, const __u8 *cnt);
 /* fbx_gens.c: the size a regular file's generations take from offset at

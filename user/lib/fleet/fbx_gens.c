@@ -82,7 +82,8 @@ int fb_fbx_write_gens(const struct fb_gen_views *gv, FILE *out, unsigned long *c
 /* A generation's head into g, checked against the filter's header. */
 static int decode(struct fb_fbx_in *in, const __u8 *b, struct fb_fbx_gen *g)
 {
-	__u32 ok = FB_KINDF(FB_KIND_FLOW) | FB_KINDF(FB_KIND_SRC) | FB_KINDF(FB_KIND_DST);
+	__u32 ok = FB_KINDF(FB_KIND_FLOW) | FB_KINDF(FB_KIND_SRC) | FB_KINDF(FB_KIND_DST) |
+		   FB_KINDF(FB_KIND_MASK);
 	int i;
 
 	g->expires_ns = get64(b);
@@ -101,7 +102,8 @@ static int decode(struct fb_fbx_in *in, const __u8 *b, struct fb_fbx_gen *g)
 	if (g->flows > fb_flows_max(g->nblocks))
 		return fb_fbx_bad(in, "a generation holds more flows than its bits can");
 	g->cnt_bytes = fb_fbx_counter_bytes(g->nblocks, in->h.counter_bits);
-	return fb_fbx_check_lengths(in, &g->px);
+	return fb_fbx_check_lengths(in, &g->px) || fb_fbx_check_masks(in, &g->px, g->kinds) ? -1
+											    : 0;
 }
 
 int fb_fbx_read_gen(struct fb_fbx_in *in, struct fb_fbx_gen *g)

@@ -209,7 +209,8 @@ badport:
 	return -1;
 }
 
-int fb_flow_parse(int argc, char **argv, struct fb_key *key, char *err, size_t errlen)
+/* The positional forms: PROTO SRC DST, and src/dst ADDR alone. */
+static int parse_positional(int argc, char **argv, struct fb_key *key, char *err, size_t errlen)
 {
 	int proto, hp_src, hp_dst;
 	__u8 dfam;
@@ -275,16 +276,81 @@ int fb_flow_parse(int argc, char **argv, struct fb_key *key, char *err, size_t e
 	return 3;
 }
 
-int fb_flow_parse_line(char *line, struct fb_key *key, int *blank, char *err, size_t errlen)
+int fb_flow_parse_keys(int argc, char **argv, struct fb_key *keys, size_t *n, char *err,
+		       size_t errlen)
 {
-	char *words[8], *save = NULL, *w, *hash = strchr(line, '#');
+	int proto, used;
+
+	*n = 0;
+	if (argc < 1) {
+		snprintf(err, errlen, "missing FLOW");
+		return -1;
+	}
+	/* The clause form (rule.c): after a protocol (or any) followed by a
+	 * clause, or from a first clause; `src A` alone (or before another
+	 * src or dst) stays the one-address rule it always was, so `src A
+	 * dst B` is still two rules: a pair is written `any src A dst B`. */
+	if (!strcmp(argv[0], "any") || !strcmp(argv[0], "proto") || !strcmp(argv[0], "sport") ||
+	    !strcmp(argv[0], "dport") ||
+	    ((!strcmp(argv[0], "src") || !strcmp(argv[0], "dst")) && argc >= 3 &&
+	     fb_rule_keyword(argv[2]) && strcmp(argv[2], "src") && strcmp(argv[2], "dst"))) {
+		int skip = !strcmp(argv[0], "any");
+
+		if (skip && (argc < 2 || !fb_rule_keyword(argv[1]))) {
+			snprintf(err, errlen, "'any' needs a field: src, dst, sport or dport");
+			return -1;
+		}
+		used = fb_rule_parse(argc - skip, argv + skip, -1, keys, n, err, errlen);
+		return used < 0 ? -1 : used + skip;
+	}
+	if (strcmp(argv[0], "src") && strcmp(argv[0], "dst") && argc >= 2 &&
+	    fb_rule_keyword(argv[1]) && strcmp(argv[1], "proto")) {
+		proto = fb_proto_parse(argv[0]);
+		if (proto < 0) {
+			snprintf(err, errlen, "unknown protocol '%s' (a name like tcp, or 0-255)",
+				 argv[0]);
+			return -1;
+		}
+		used = fb_rule_parse(argc - 1, argv + 1, proto, keys, n, err, errlen);
+		return used < 0 ? -1 : used + 1;
+	}
+	used = parse_positional(argc, argv, &keys[0], err, errlen);
+	if (used > 0)
+		*n = 1;
+	return used;
+}
+
+int fb_flow_parse(int argc, char **argv, struct fb_key *key, char *err, size_t errlen)
+{
+	struct fb_key keys[FB_RULE_KEYS_MAX];
+	size_t n;
+	int used = fb_flow_parse_keys(argc, argv, keys, &n, err, errlen);
+
+	if (used < 0)
+		return -1;
+	if (n != 1) {
+		snprintf(err, errlen,
+			 "this FLOW is %zu rules (a port range, or no address: both families); "
+			 "one is wanted here",
+			 n);
+		return -1;
+	}
+	*key = keys[0];
+	return used;
+}
+
+int fb_flow_parse_line_keys(char *line, struct fb_key *keys, size_t *nkeys, int *blank, char *err,
+			    size_t errlen)
+{
+	char *words[FB_FLOW_WORDS], *save = NULL, *w, *hash = strchr(line, '#');
 	int n = 0, used;
 
 	if (hash)
 		*hash = 0;
 	*blank = 0;
+	*nkeys = 0;
 	for (w = strtok_r(line, " \t\r\n", &save); w; w = strtok_r(NULL, " \t\r\n", &save)) {
-		if (n == 8) {
+		if (n == FB_FLOW_WORDS) {
 			snprintf(err, errlen, "too many words for one FLOW");
 			return -1;
 		}
@@ -294,13 +360,33 @@ int fb_flow_parse_line(char *line, struct fb_key *key, int *blank, char *err, si
 		*blank = 1;
 		return 0;
 	}
-	used = fb_flow_parse(n, words, key, err, errlen);
+	used = fb_flow_parse_keys(n, words, keys, nkeys, err, errlen);
 	if (used < 0)
 		return -1;
 	if (used != n) {
 		snprintf(err, errlen, "unexpected '%s' after the FLOW", words[used]);
 		return -1;
 	}
+	return 0;
+}
+
+int fb_flow_parse_line(char *line, struct fb_key *key, int *blank, char *err, size_t errlen)
+{
+	struct fb_key keys[FB_RULE_KEYS_MAX];
+	size_t n;
+
+	if (fb_flow_parse_line_keys(line, keys, &n, blank, err, errlen))
+		return -1;
+	if (*blank)
+		return 0;
+	if (n != 1) {
+		snprintf(err, errlen,
+			 "this FLOW is %zu rules (a port range, or no address: both families); "
+			 "one is wanted here",
+			 n);
+		return -1;
+	}
+	*key = keys[0];
 	return 0;
 }
 
@@ -326,6 +412,10 @@ void fb_flow_format(const struct fb_key *key, char *buf, size_t len)
 	char s[INET6_ADDRSTRLEN + 2], d[INET6_ADDRSTRLEN + 2], pnum[8];
 	const char *pname;
 
+	if (key->kind == FB_KIND_MASK) {
+		fb_mask_format(key, buf, len);
+		return;
+	}
 	if (key->kind == FB_KIND_SRC || key->kind == FB_KIND_DST) {
 		const __u8 *a = key->kind == FB_KIND_SRC ? key->saddr : key->daddr;
 		int plen = key->plen;

@@ -4,8 +4,14 @@
  *   PROTO SRC:PORT DST:PORT   e.g. udp 198.51.100.1:53 203.0.113.7:4000
  *                                  tcp [2001:db8::1]:443 [2001:db8::2]:51000
  *   src ADDR[/LEN] | dst ADDR[/LEN]
+ *   PROTO|any|proto P  then clauses in any order (rule.c):
+ *     src ADDR[/LEN] dst ADDR[/LEN] sport P[-Q] dport P[-Q]
+ *                             e.g. udp dst 203.0.113.0/24 dport 53
+ *                                  src 198.51.100.0/24 proto 6
  * PROTO is a name (tcp, udp, icmp, ...) or a number 0-255. Protocols without
- * ports (icmp, gre, ...) take bare addresses or port 0.
+ * ports (icmp, gre, ...) take bare addresses or port 0. A clause FLOW can be
+ * several keys: port ranges become port prefixes, and a rule without an
+ * address holds for both families.
  */
 #ifndef FLOWBLOOM_USER_FLOW_H
 #define FLOWBLOOM_USER_FLOW_H
@@ -15,13 +21,34 @@
 #include "flowbloom/key.h"
 #include "flowbloom/proto.h" /* fb_proto_has_ports: which protocols carry ports */
 
-#define FB_FLOW_STR 128
+#define FB_FLOW_STR 192
+/* Most words in one FLOW (a protocol and five clauses of two). */
+#define FB_FLOW_WORDS 12
+/* Most keys one written rule may become (port ranges x families). */
+#define FB_RULE_KEYS_MAX 64
 
 /*
  * Parse one FLOW from argv[0..argc). On success returns the number of
  * words used (2 or 3). On failure returns -1 and writes a message to err.
  */
 int fb_flow_parse(int argc, char **argv, struct fb_key *key, char *err, size_t errlen);
+/* Any FLOW: its keys (at most FB_RULE_KEYS_MAX) in keys[0..*n); returns
+ * the words used or -1. */
+int fb_flow_parse_keys(int argc, char **argv, struct fb_key *keys, size_t *n, char *err,
+		       size_t errlen);
+int fb_flow_parse_line_keys(char *line, struct fb_key *keys, size_t *n, int *blank, char *err,
+			    size_t errlen);
+/* The clause form from argv[0] (a clause keyword), proto preset (-1:
+ * none); returns the words used or -1 (rule.c). */
+int fb_rule_parse(int argc, char **argv, int proto, struct fb_key *keys, size_t *n, char *err,
+		  size_t errlen);
+int fb_rule_keyword(const char *w);
+/* A FB_KIND_MASK key: its descriptor (mask.h) and, if values, its fields
+ * without the markers; the FLOW text of it; a shape's name for info and
+ * replay --explain ("ipv4 proto dst/24 dport/16"). */
+__u32 fb_mask_of_key(const struct fb_key *k, struct fb_key *values);
+void fb_mask_format(const struct fb_key *k, char *buf, size_t len);
+void fb_mask_name(__u32 desc, char *buf, size_t len);
 /* Parse one whole line (exactly one FLOW, nothing after it). 0 ok, -1 err;
  * *blank set to 1 for blank and comment-only lines (key untouched). */
 int fb_flow_parse_line(char *line, struct fb_key *key, int *blank, char *err, size_t errlen);

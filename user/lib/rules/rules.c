@@ -12,12 +12,36 @@
 #include "report.h"
 #include "rules/rules.h"
 #include "store/replace.h"
+#include "rules/flow.h"
 
 /* By the rule's family, never by its address: an IPv6 prefix expanded
  * into ::ffff:0:0/96 stays an IPv6 rule. */
 int fb_rules_prefix_list(const struct fb_key *k)
 {
 	return fb_prefix_list(k->kind, k->family); /* as the data path picks it */
+}
+
+int fb_rules_masks(const struct fb_prefixes *px, __u32 *d)
+{
+	int n = 0;
+
+	while (n < FB_MAX_MASKS && (d[n] = fb_mask_get(px->masks, n)))
+		n++;
+	return n;
+}
+
+int fb_rules_add_mask(struct fb_prefixes *px, __u32 d)
+{
+	__u32 have[FB_MAX_MASKS];
+	int n = fb_rules_masks(px, have), i;
+
+	for (i = 0; i < n; i++)
+		if (have[i] == d)
+			return 0;
+	if (n == FB_MAX_MASKS)
+		return -1;
+	fb_mask_put(px->masks, n, d);
+	return 0;
 }
 
 int fb_rules_merge_lengths(struct fb_prefixes *px, const struct fb_key *keys, size_t n, size_t *bad)
@@ -28,6 +52,13 @@ int fb_rules_merge_lengths(struct fb_prefixes *px, const struct fb_key *keys, si
 		int l = fb_rules_prefix_list(&keys[i]), j;
 		struct fb_lengths *ls;
 
+		if (keys[i].kind == FB_KIND_MASK) {
+			if (fb_rules_add_mask(px, fb_mask_of_key(&keys[i], NULL))) {
+				*bad = i;
+				return -4;
+			}
+			continue;
+		}
 		if (l < 0)
 			continue;
 		ls = &px->list[l];
@@ -64,6 +95,26 @@ int fb_rules_valid(const struct fb_key *k, char *why, size_t len)
 	if (k->family != FB_FAMILY_IPV4 && k->family != FB_FAMILY_IPV6) {
 		snprintf(why, len, "unknown address family %u", k->family);
 		return -1;
+	}
+	if (k->kind == FB_KIND_MASK) {
+		/* A shape's key: a valid mask, and the key that mask builds
+		 * from the key's own values (markers and flags in place). */
+		struct fb_key v, again;
+		__u32 d = fb_mask_of_key(k, &v);
+
+		v.kind = FB_KIND_FLOW;
+		fb_mask_key(&again, &v, d);
+		if (!fb_mask_valid(d) || memcmp(&again, k, sizeof(again))) {
+			snprintf(why, len, "not the key of a rule shape");
+			return -1;
+		}
+		if (k->family == FB_FAMILY_IPV4 &&
+		    ((FB_MASK_SLEN(d) && !fb_addr_v4mapped(v.saddr)) ||
+		     (FB_MASK_DLEN(d) && !fb_addr_v4mapped(v.daddr)))) {
+			snprintf(why, len, "IPv4 rule without an IPv4 address");
+			return -1;
+		}
+		return 0;
 	}
 	if (k->kind != FB_KIND_FLOW) {
 		const __u8 *a = k->kind == FB_KIND_SRC ? k->saddr : k->daddr;
@@ -135,8 +186,10 @@ int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t
 	size_t i;
 	int l;
 
-	if (fb_rules_merge_lengths(&next, keys, n, bad))
-		return -1;
+	int r = fb_rules_merge_lengths(&next, keys, n, bad);
+
+	if (r)
+		return r;
 	for (i = 0; i < n; i++)
 		kinds |= FB_KINDF(keys[i].kind);
 	/* Another filter type: its all-or-nothing add first, so a refused
@@ -184,6 +237,14 @@ int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t
 			__atomic_store_n(&cur->n, j + 1, __ATOMIC_RELEASE);
 		}
 	}
+	/* New masks are appended likewise (fb_mask_put's stores release). */
+	{
+		__u32 have[FB_MAX_MASKS], want[FB_MAX_MASKS];
+		int h = fb_rules_masks(px, have), w = fb_rules_masks(&next, want), j;
+
+		for (j = h; j < w; j++)
+			fb_mask_put(px->masks, j, want[j]);
+	}
 	__atomic_fetch_or(&f->hdr->kinds, kinds, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -223,4 +284,30 @@ int fb_rules_replace_geom(struct fb_store *f, __u32 nblocks, __u8 k, const struc
 
 	*bad = (size_t)-1;
 	return fb_replace_fill(f, nblocks, k, n, fill_rules, &r);
+}
+
+void fb_rules_mask_refusal(const struct fb_prefixes *px, const struct fb_key *keys, size_t bad,
+			   char *buf, size_t len)
+{
+	struct fb_prefixes t = *px;
+	__u32 have[FB_MAX_MASKS];
+	char name[96];
+	size_t o, j;
+	int n, i;
+
+	/* The table as the rules before the refused one would have left it. */
+	for (j = 0; j < bad; j++)
+		if (keys[j].kind == FB_KIND_MASK)
+			fb_rules_add_mask(&t, fb_mask_of_key(&keys[j], NULL));
+	n = fb_rules_masks(&t, have);
+	fb_mask_name(fb_mask_of_key(&keys[bad], NULL), name, sizeof(name));
+	snprintf(buf, len,
+		 "its shape (%s) would be one too many: a filter holds at most %d rule shapes "
+		 "(each one probe per packet), and would have:",
+		 name, FB_MAX_MASKS);
+	o = strlen(buf);
+	for (i = 0; i < n && o < len; i++) {
+		fb_mask_name(have[i], name, sizeof(name));
+		o += snprintf(buf + o, len - o, "%s %s", i ? ";" : "", name);
+	}
 }

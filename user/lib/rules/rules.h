@@ -12,13 +12,15 @@
 #include "store/store.h"
 
 /* Add rules of any kind (plain or counting): bits, then the prefix
- * lengths they need, then kind flags. -1 if a prefix-length list would
- * exceed FB_MAX_LENGTHS (*bad: the first such rule); nothing changed then.
+ * lengths and masks they need, then kind flags. -1 if a prefix-length list
+ * would exceed FB_MAX_LENGTHS (*bad: the first such rule), -4 if the mask
+ * table would exceed FB_MAX_MASKS; nothing changed then.
  * -2 if an exact set refused a rule (printed). -3 another filter type
  * could not place rule *bad (full at f->refused_load); nothing changed.
  * Call with the lock held. */
 int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t *bad);
-/* Merge the lengths keys need into px; -1 with *bad as above. */
+/* Merge the lengths and masks keys need into px; -1 or -4 with *bad as
+ * above. */
 int fb_rules_merge_lengths(struct fb_prefixes *px, const struct fb_key *keys, size_t n,
 			   size_t *bad);
 /*
@@ -36,6 +38,14 @@ int fb_rules_valid(const struct fb_key *k, char *why, size_t len);
 /* enum fb_prefix_list of an address rule, -1 for a 5-tuple; its name. */
 int fb_rules_prefix_list(const struct fb_key *k);
 const char *fb_rules_prefix_list_name(int l);
+/* The masks (rule shapes) of a table into d[FB_MAX_MASKS]; their count. */
+int fb_rules_masks(const struct fb_prefixes *px, __u32 *d);
+/* Add mask d to the table unless there: -1 if it is full. */
+int fb_rules_add_mask(struct fb_prefixes *px, __u32 d);
+/* Why keys[bad] (refused with -4 by a batch added to table px) does not
+ * fit, for an error line. */
+void fb_rules_mask_refusal(const struct fb_prefixes *px, const struct fb_key *keys, size_t bad,
+			   char *buf, size_t len);
 
 /* Replace the filter's whole content with keys, in a new filter array of
  * nblocks blocks and k bits (and new counters for a counting filter), then

@@ -134,8 +134,9 @@ int fb_exact_open(struct fb_store *f)
 }
 
 /* The exact sets: the hash map counts every rule by its exact key (what
- * deletes check); the LPM trie of its direction mirrors each prefix rule
- * while its count is non-zero (what the data path looks up). */
+ * deletes check, and what the data path looks a 5-tuple or another shape's
+ * masked key up in); the LPM trie of its direction mirrors each prefix
+ * rule while its count is non-zero (what the data path looks up). */
 __u32 fb_exact_count(const struct fb_store *f, const struct fb_key *k)
 {
 	__u32 v = 0;
@@ -154,7 +155,7 @@ int fb_exact_adjust(struct fb_store *f, const struct fb_key *k, int delta)
 	err = v ? bpf_map_update_elem(f->set_fd[0], k, &v, BPF_ANY)
 		: bpf_map_delete_elem(f->set_fd[0], k);
 	/* The trie holds the prefix while its count is non-zero. */
-	if (!err && k->kind != FB_KIND_FLOW && (!v || !old)) {
+	if (!err && (k->kind == FB_KIND_SRC || k->kind == FB_KIND_DST) && (!v || !old)) {
 		struct fb_lpm_key lk;
 		int fd = f->set_fd[k->kind == FB_KIND_DST ? 2 : 1];
 

@@ -83,7 +83,7 @@ bool fb_bits_query(const struct fb_store *f, const struct fb_key *k)
 	const struct fb_lengths *l;
 	int i, w = k->kind == FB_KIND_DST ? 2 : 0;
 
-	if (k->kind == FB_KIND_FLOW || k->plen != 128)
+	if (k->kind == FB_KIND_FLOW || k->kind == FB_KIND_MASK || k->plen != 128)
 		return fb_bits_test(f, k);
 	/* An address: as the data path does (include/flowbloom/prefix.h),
 	 * its prefix at each length of its list. */

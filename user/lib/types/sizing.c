@@ -179,6 +179,21 @@ unsigned fb_probes_per_packet(__u32 kinds, const struct fb_prefixes *px)
 		v4 += px->list[FB_PFX_DST4].n;
 		v6 += px->list[FB_PFX_DST6].n;
 	}
+	if (kinds & FB_KINDF(FB_KIND_MASK)) {
+		int i;
+
+		/* A packet probes the masks of its family (mask.h). */
+		for (i = 0; i < FB_MAX_MASKS; i++) {
+			__u32 d = fb_mask_get(px->masks, i);
+
+			if (!d)
+				break;
+			if (FB_MASK_FAMILY(d))
+				v6++;
+			else
+				v4++;
+		}
+	}
 	return flow + (v4 > v6 ? v4 : v6);
 }
 
