@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * flowbloom's XDP program: parse -> flow key -> Bloom probe per rule kind
- * -> count -> verdict.
+ * flowbloom's XDP program: parse -> flow key -> one probe per rule shape
+ * the filter holds -> verdict -> count.
  *
  * Per-attachment settings are read-only data the loader sets before load
  * (`flowbloom attach`); an object loaded unchanged by `ip link` keeps the
@@ -12,7 +12,9 @@
 #include <bpf/bpf_helpers.h>
 #include "flowbloom/bench.h"
 #include "flowbloom/geometry.h"
+#include "flowbloom/head.h"
 #include "flowbloom/maps.h"
+#include "flowbloom/proto.h"
 #include "config.bpf.h"
 #include "parsing.bpf.h"
 #include "filter.bpf.h"
@@ -21,80 +23,18 @@
 
 __u32 bench_seq;
 
-static __always_inline void fb_count(struct fb_stats *s, int stat, __u64 bytes)
-{
-	s->c[stat].packets++;
-	s->c[stat].bytes += bytes;
-}
-
-/* One Bloom probe by hash, as a subprogram: address rules probe up to
- * FB_MAX_LENGTHS times per direction, and one shared copy keeps the
- * program small. */
-static __noinline int fb_probe_bloom_sub(void *filter, const struct fb_header *hdr, __u64 h)
-{
-	return fb_probe_bloom(filter, hdr, h);
-}
-
-/* The other types' probe is a global function already: called from here,
- * not from fb_probe_bloom_sub, it keeps the call chain (and the combined
- * stack, 512 bytes at most) one frame shorter. */
-static __always_inline int fb_probe_sub(void *filter, const struct fb_header *hdr, __u64 h)
-{
-	return hdr->type ? fb_probe_typed(hdr->type, h) : fb_probe_bloom_sub(filter, hdr, h);
-}
-
-/* A key's hash by the filter's algorithm: SipHash's one shared copy,
- * out of line. */
-static __noinline __u64 fb_hash_sub(const struct fb_header *hdr, const struct fb_hkey *hk,
-				    const struct fb_key *key)
-{
-	return fb_flow_hash(hdr, hk, key);
-}
-
-/* Source (kind FB_KIND_SRC) or destination (FB_KIND_DST) rules: the
- * address masked to each length in the list, longest first. fam: the
- * packet's family as it sits in word 4 (fb_key_word_family). With the NH
- * hash each length costs three multiplies (include/flowbloom/prefix.h,
- * fb_nhk_prefix); with SipHash a full hash of the key the CLI stored. */
-static __always_inline int fb_match_addr(void *filter, const struct fb_header *hdr,
-					 const struct fb_hkey *hk, const struct fb_lengths *l,
-					 __u64 a0, __u64 a1, __u64 fam, __u32 kind)
-{
-	__u32 i, n = l->n;
-	struct fb_key k;
-	__u64 base, h;
-
-	/* Two loops, not a test per length: the verifier walks each once. */
-	if (hdr->hash == FB_HASH_NHK) {
-		base = fb_nhk_prefix_base(hk->kw, kind);
-		for (i = 0; i < FB_MAX_LENGTHS; i++) {
-			if (i >= n)
-				break;
-			h = fb_nhk_prefix(hk->kw, base, kind, a0, a1,
-					  l->len[i & (FB_MAX_LENGTHS - 1)], fam);
-			if (fb_probe_sub(filter, hdr, h))
-				return 1;
-		}
-		return 0;
-	}
-	for (i = 0; i < FB_MAX_LENGTHS; i++) {
-		if (i >= n)
-			break;
-		fb_prefix_key(&k, kind, a0, a1, l->len[i & (FB_MAX_LENGTHS - 1)], fam);
-		if (fb_probe_sub(filter, hdr, fb_hash_sub(hdr, hk, &k)))
-			return 1;
-	}
-	return 0;
-}
-
 /* With --confirm exact: is a Bloom hit of this kind really in the list?
- * Only hits get here, so misses (the common case) pay nothing. */
-static __noinline int fb_confirm(const struct fb_header *hdr, const struct fb_key *key, __u32 kind)
+ * Only hits get here, so misses (the common case) pay nothing. A global
+ * function: checked once, not at every probe of the loop. */
+__noinline int fb_confirm(const struct fb_header *hdr, const struct fb_key *key, __u32 kind)
 {
 	struct fb_lpm_key lk;
-	__u32 slot = hdr->gen & 1;
+	__u32 slot;
 	void *set;
 
+	if (!hdr || !key)
+		return 0;
+	slot = hdr->gen & 1;
 	if (kind == FB_KIND_FLOW) {
 		set = bpf_map_lookup_elem(&fb_exact, &slot);
 		return set && bpf_map_lookup_elem(set, key);
@@ -107,128 +47,152 @@ static __noinline int fb_confirm(const struct fb_header *hdr, const struct fb_ke
 	return bpf_map_lookup_elem(set, &lk) != NULL;
 }
 
-/* A hit of kind, confirmed if the filter asks for it (else counted). */
+/* A hit of kind, confirmed if the filter asks for it (a refusal is
+ * counted: a false positive the exact sets caught). */
 static __always_inline int fb_hit(const struct fb_header *hdr, const struct fb_key *key, __u32 kind,
 				  __u64 bytes)
 {
-	struct fb_stats *st;
+	struct fb_stat_cells *st;
 	__u32 zero = 0;
 
 	if (!hdr->confirm || fb_confirm(hdr, key, kind))
 		return 1;
 	st = bpf_map_lookup_elem(&fb_stats, &zero);
 	if (st) {
-		st->c[FB_STAT_UNCONFIRMED].packets++;
-		st->c[FB_STAT_UNCONFIRMED].bytes += bytes;
+		st->cell[FB_STAT_UNCONFIRMED_CELL].packets++;
+		st->cell[FB_STAT_UNCONFIRMED_CELL].bytes += bytes;
 	}
 	return 0;
 }
 
-/* Probe every rule kind the filter holds, cheapest question first; returns
- * the kind that matched or 0. A 5-tuple-only filter pays for one probe.
- * addrs_only: a malformed packet, whose addresses alone are known. */
-static __always_inline __u32 fb_match(void *filter, const struct fb_header *hdr,
-				      const struct fb_hkey *hk, const struct fb_key *key,
-				      __u64 bytes, int addrs_only)
+/* The descriptors of the filter for the other hashes, layouts and types
+ * (SipHash, classic Bloom, cuckoo, d-left, scalable): hash and probe of
+ * descriptor i (of both families' tables). A global function, checked
+ * once by the verifier; these filters pay a call per probe. */
+__noinline int fb_probe_other(const struct fb_head *head, const struct fb_key *key, __u32 i)
 {
-	__u32 kinds = hdr->kinds, one = 1;
-	struct fb_prefixes *px;
-	int src, dst;
-	__u64 fam;
+	const struct fb_probe *p;
+	__u64 h;
 
-	/* The parser wrote key as a FB_KIND_FLOW key. */
-	if ((kinds & FB_KINDF(FB_KIND_FLOW)) && !addrs_only) {
-		if (fb_probe(filter, hdr, hk, key) && fb_hit(hdr, key, FB_KIND_FLOW, bytes))
-			return FB_KIND_FLOW;
+	if (!head || !key)
+		return 0;
+	p = &head->probe[0][i % (FB_FAMILIES * FB_MAX_PROBES)];
+	h = fb_probe_hash(p, key->w, head->hdr.hash, head->hdr.key, head->keys.kw);
+	if (head->hdr.type == FB_TYPE_BLOOM && head->hdr.layout == FB_LAYOUT_BLOCKED)
+		return fb_probe_blocked(fb_chunk_slot(head->hdr.gen, 0), &head->hdr, h);
+	return fb_probe_slow(head, h);
+}
+
+/*
+ * Probe the descriptors of the packet's family (include/flowbloom/head.h)
+ * in order; returns the kind of the first that holds the packet, or 0.
+ * have: the FB_PROBEF_* the packet meets (a malformed packet, whose
+ * addresses alone are known, meets none: only address rules count).
+ *
+ * The fast loop (NH, blocked Bloom filter) has one way round whatever the
+ * descriptor: one the packet does not qualify for is probed and its answer
+ * dropped, rather than skipped by a branch, which would give the verifier
+ * another state to carry through every later iteration.
+ */
+static __always_inline __u32 fb_match(const struct fb_head *head, const struct fb_key *key,
+				      __u32 have, __u64 bytes)
+{
+	const struct fb_header *hdr = &head->hdr;
+	__u32 fam = fb_head_family(key->family), n = head->keys.nprobe[fam], i;
+	__u32 base = fb_chunk_slot(hdr->gen, 0);
+	const struct fb_probe *p = &head->probe[fam][0];
+
+	if (hdr->hash == FB_HASH_NHK && hdr->type == FB_TYPE_BLOOM &&
+	    hdr->layout == FB_LAYOUT_BLOCKED) {
+		for (i = 0; i < FB_MAX_PROBES; i++, p++) {
+			struct fb_block *blk;
+			__u64 h;
+
+			if (i >= n)
+				break;
+			h = fb_probe_nhk(p, key->w, head->keys.kw);
+			blk = fb_tblock(base, fb_blocked_block(h, hdr->nblocks));
+			if (blk && fb_block_has(blk, h, hdr->k) & !(p->flags & ~have) &&
+			    fb_hit(hdr, key, p->kind, bytes))
+				return p->kind;
+		}
+		return 0;
 	}
-	if (!(kinds & (FB_KINDF(FB_KIND_SRC) | FB_KINDF(FB_KIND_DST))))
-		return 0;
-	px = bpf_map_lookup_elem(filter, &one);
-	if (!px)
-		return 0;
-	/* The family the parser took from the IP header, never from the
-	 * address: an IPv6 packet from ::ffff:a.b.c.d meets IPv6 rules. */
-	fam = fb_key_word_family(key->w[4]);
-	src = fb_prefix_list(FB_KIND_SRC, key->family);
-	dst = fb_prefix_list(FB_KIND_DST, key->family);
-	if ((kinds & FB_KINDF(FB_KIND_SRC)) &&
-	    fb_match_addr(filter, hdr, hk, &px->list[src], key->w[0], key->w[1], fam,
-			  FB_KIND_SRC) &&
-	    fb_hit(hdr, key, FB_KIND_SRC, bytes))
-		return FB_KIND_SRC;
-	if ((kinds & FB_KINDF(FB_KIND_DST)) &&
-	    fb_match_addr(filter, hdr, hk, &px->list[dst], key->w[2], key->w[3], fam,
-			  FB_KIND_DST) &&
-	    fb_hit(hdr, key, FB_KIND_DST, bytes))
-		return FB_KIND_DST;
+	for (i = 0; i < FB_MAX_PROBES; i++, p++) {
+		if (i >= n)
+			break;
+		if (!(p->flags & ~have) && fb_probe_other(head, key, fam * FB_MAX_PROBES + i) &&
+		    fb_hit(hdr, key, p->kind, bytes))
+			return p->kind;
+	}
 	return 0;
 }
 
 /*
- * The filter's answer for a parsed packet: FB_DECIDE_NOFILTER when no
- * filter is installed, else the kind that matched (0: none) and the
- * filter's own action in bits 8..15. mode: FB_DECIDE_MATCH, _ADDRS (a
- * malformed packet: its addresses alone are known) or _NONE (only the
- * action is wanted).
- *
- * A global function, so the verifier checks it once: inlined, it was
- * walked again for every state the parser leaves (670k processed
- * instructions with NH's prefix loops; 370k this way, and a load in half
- * the time). The price is one call and return per packet, about 12 ns on
- * this machine, whose kernel returns through AMD's SRSO "Safe RET" thunk
- * (README, Performance).
+ * Values the verifier cannot know. What the parser found (a protocol, a
+ * fragment, a malformed header) is a constant on each of its paths; every
+ * such constant that decides a branch further on would make the verifier
+ * check the probe loop once per combination (and the statistics index
+ * would make them all matter: an index into memory must be known to be in
+ * bounds, so the verifier traces back every value it was computed from).
+ * Passed through a per-CPU scratch word instead, they reach the loop as
+ * one unknown value: one check of the loop covers every packet. A store
+ * and a load in the L1 cache, per packet.
  */
-#define FB_DECIDE_NOFILTER 0xffffffffU
-enum { FB_DECIDE_MATCH, FB_DECIDE_ADDRS, FB_DECIDE_NONE };
-
-__noinline __u32 fb_decide(const struct fb_key *key, __u64 bytes, __u32 mode)
+static __always_inline __u64 fb_opaque(struct fb_stat_cells *st, __u64 v)
 {
-	const struct fb_hkey *hk;
-	struct fb_header *hdr;
-	__u32 zero = 0, kind = 0;
-	void *filter;
+	volatile __u64 *scratch = &st->cell[FB_STAT_SCRATCH_CELL].packets;
 
-	if (!key)
-		return FB_DECIDE_NOFILTER;
-	filter = bpf_map_lookup_elem(&fb_filter, &zero);
-	hdr = filter ? bpf_map_lookup_elem(filter, &zero) : NULL;
-	if (!hdr || hdr->magic != FB_MAGIC)
-		return FB_DECIDE_NOFILTER;
-	/* The NH key words, whatever the hash: one kind of pointer for every
-	 * filter keeps the verifier from walking the match twice. */
-	hk = fb_hkey_get(hdr);
-	if (hk && mode != FB_DECIDE_NONE)
-		kind = fb_match(filter, hdr, hk, key, bytes, mode == FB_DECIDE_ADDRS);
-	return kind | (__u32)hdr->action << 8;
+	*scratch = v;
+	return *scratch;
 }
 
+/* The parser's outcome in one word (fb_opaque), and its parts. */
+#define FB_PK_MALFORMED 0x100 /* parse == FB_PARSE_MALFORMED */
+#define FB_PK_ADDRS 0x200     /* the packet's addresses are known (its key has a kind) */
+
+/* The FB_PROBEF_* a packet meets: arithmetic on the parser's bits, no
+ * test. Addresses are known if the key has a kind; the rest only if the
+ * packet parsed. */
+static __always_inline __u32 fb_have(__u64 pk)
+{
+	__u32 addrs = (pk & FB_PK_ADDRS) / FB_PK_ADDRS,
+	      ok = 1 - (pk & FB_PK_MALFORMED) / FB_PK_MALFORMED;
+
+	return addrs * FB_PROBEF_ADDRS +
+	       ok * (FB_PROBEF_PARSED + (pk & FB_PARSE_PORTS) / FB_PARSE_PORTS * FB_PROBEF_PORTS);
+}
+
+/*
+ * parse -> key -> the filter's head (one lookup; everything later goes by
+ * the generation of chunks it names, which stays in place until the head
+ * is retired and every program that could hold it has finished: map-in-map
+ * updates wait for an RCU grace period) -> probes -> verdict -> one
+ * statistics update. No function call on the way for a blocked Bloom
+ * filter with NH: each costs ~12 ns here (README, Performance).
+ */
 SEC("xdp")
 int flowbloom(struct xdp_md *ctx)
 {
-	__u64 bytes = ctx->data_end - ctx->data;
+	__u64 bytes = ctx->data_end - ctx->data, pk;
+	__u32 zero = 0, info = 0, frag, kind = 0, cond, action, idx;
+	const struct fb_head *head = NULL;
+	struct fb_stat_cells *st;
 	struct fb_key key = {};
-	__u32 zero = 0, frag = 0, kind = 0, action;
-	int parse, verdict, malformed;
-	struct fb_stats *st;
-	__u32 decided;
+	int parse, verdict;
+	void *c0;
 
 	st = bpf_map_lookup_elem(&fb_stats, &zero);
 	if (!st)
 		return XDP_PASS; /* cannot happen: a one-entry array */
-	fb_count(st, FB_STAT_SEEN, bytes);
-
-	parse = fb_parse_packet(ctx, &key, &frag);
+	parse = fb_parse_packet(ctx, &key, &info);
 	if (parse == FB_PARSE_NONIP) {
-		fb_count(st, FB_STAT_NONIP, bytes);
+		cond = FB_COND_NONIP;
+		frag = 0;
 		verdict = XDP_PASS;
 		goto out;
 	}
-	malformed = parse == FB_PARSE_MALFORMED;
-	if (malformed) {
-		fb_count(st, FB_STAT_MALFORMED, bytes);
-	} else {
-		if (frag)
-			fb_count(st, FB_STAT_FRAGMENT, bytes);
+	if (parse == FB_PARSE_OK) {
 		if (cfg_bench) {
 			__u32 i = bench_seq++;
 
@@ -238,35 +202,31 @@ int flowbloom(struct xdp_md *ctx)
 		if (cfg_mon)
 			fb_monitor(&key, bytes);
 	}
+	pk = fb_opaque(st, info | (parse == FB_PARSE_MALFORMED) * FB_PK_MALFORMED |
+				   (key.kind != 0) * FB_PK_ADDRS);
+	frag = pk & FB_PARSE_FRAGMENT;
 
-	/* A malformed packet is matched on its addresses, if the parser got
-	 * that far (key has a kind); what no rule decides gets the malformed
-	 * verdict. */
-	decided = fb_decide(&key, bytes,
-			    !malformed ? FB_DECIDE_MATCH
-			    : key.kind ? FB_DECIDE_ADDRS
-				       : FB_DECIDE_NONE);
-	if (decided == FB_DECIDE_NOFILTER) {
+	c0 = bpf_map_lookup_elem(&fb_filter, &zero);
+	if (c0)
+		head = bpf_map_lookup_elem(c0, &zero);
+	if (!head || head->hdr.magic != FB_MAGIC || head->hdr.version != FB_VERSION) {
 		/* No filter installed yet (ip link before create): fail open,
 		 * malformed packets too unless the attachment says drop. */
-		if (malformed) {
+		if (pk & FB_PK_MALFORMED) {
+			cond = FB_COND_MALFORMED;
 			verdict = cfg_malformed == FB_MALFORMED_DROP ? XDP_DROP : XDP_PASS;
-			goto out;
+		} else {
+			cond = FB_COND_NOFILTER;
+			verdict = XDP_PASS;
 		}
-		fb_count(st, FB_STAT_NOFILTER, bytes);
-		verdict = XDP_PASS;
 		goto out;
 	}
-	kind = decided & 0xff;
-	if (kind < FB_KIND_FLOW || kind > FB_KIND_DST)
-		kind = 0; /* only a kind or 0 comes back: this is for the verifier */
-	if (kind) {
-		fb_count(st, FB_STAT_MATCHED, bytes);
-		fb_count(st, FB_STAT_HIT_FLOW + kind - FB_KIND_FLOW, bytes);
-	}
+	/* A malformed packet is matched on its addresses, if the parser got
+	 * that far; what no rule decides gets the malformed verdict. */
+	kind = fb_match(head, &key, fb_have(pk), bytes);
 
-	action = cfg_action ? cfg_action : decided >> 8;
-	if (malformed && !kind)
+	action = cfg_action ? cfg_action : head->hdr.action;
+	if ((pk & FB_PK_MALFORMED) && !kind)
 		verdict = fb_malformed_drop(cfg_malformed, action) ? XDP_DROP : XDP_PASS;
 	else if (action == FB_ACTION_MONITOR)
 		verdict = XDP_PASS;
@@ -274,11 +234,14 @@ int flowbloom(struct xdp_md *ctx)
 		verdict = kind ? XDP_PASS : XDP_DROP;
 	else
 		verdict = kind ? XDP_DROP : XDP_PASS;
+	cond = pk & FB_PK_MALFORMED ? FB_COND_MALFORMED : FB_COND_OK;
 	/* A new flow's event carries the verdict (bpf/monitor.bpf.h). */
-	if (cfg_mon && !malformed)
+	if (cfg_mon && !(pk & FB_PK_MALFORMED))
 		fb_monitor_verdict(ctx, &key, bytes, verdict);
 out:
-	fb_count(st, verdict == XDP_DROP ? FB_STAT_DROPPED : FB_STAT_PASSED, bytes);
+	idx = fb_opaque(st, fb_stat_cell(verdict == XDP_DROP, kind, frag, cond));
+	st->cell[idx & (FB_STAT_OUTCOMES - 1)].packets++;
+	st->cell[idx & (FB_STAT_OUTCOMES - 1)].bytes += bytes;
 	if (cfg_trace) {
 		struct fb_trace *tr = bpf_map_lookup_elem(&fb_trace, &zero);
 

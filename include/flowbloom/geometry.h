@@ -5,12 +5,12 @@
  * (user/lib/types/bits.c does the same through an mmap), so both sides pick the
  * same bits by construction; tests/test_samebits checks it anyway.
  *
- * A filter is one BPF array of 64-byte blocks. Block 0 holds struct
- * fb_header (geometry, hash key, which rule kinds exist), block 1 the
- * prefix lengths that source and destination rules use (struct
- * fb_prefixes), and blocks FB_HDR_BLOCKS.. hold the m bits.
- * Keeping the header in the same map as the bits means replacing the whole
- * filter (a new inner map in the outer ARRAY_OF_MAPS) is one atomic step.
+ * A filter is, as user space sees it, one array of 64-byte blocks. Block 0
+ * holds struct fb_header (geometry, hash key, which rule kinds exist),
+ * block 1 the prefix lengths that source and destination rules use (struct
+ * fb_prefixes), and blocks FB_HDR_BLOCKS.. hold the m bits. How that array
+ * sits in BPF maps (chunks of one fixed shape, so the data path's lookups
+ * are inlined) is below, "Physical layout".
  *
  * Two layouts:
  *  - blocked (default): the hash picks one 64-byte block and sets k bits
@@ -31,7 +31,10 @@
 #include "prefix.h"
 
 #define FB_MAGIC 0x4d4f4c42 /* "BLOM" little-endian */
-#define FB_VERSION 2	    /* 2: the flow key carries the family (key.h) */
+/* 2: the flow key carries the family (key.h); 3: the filter is held in
+ * chunks (the physical layout below). A filter of an earlier version is
+ * reported as made by an older build, never read. */
+#define FB_VERSION 3
 
 #define FB_BLOCK_BYTES 64
 #define FB_BLOCK_WORDS 8
@@ -119,6 +122,64 @@ struct fb_prefixes {
 _Static_assert(sizeof(struct fb_prefixes) == FB_BLOCK_BYTES, "prefix table is exactly block 1");
 _Static_assert(sizeof(struct fb_block) == FB_BLOCK_BYTES, "a block is one cache line");
 
+/*
+ * Physical layout. The logical array is cut into chunks: BPF arrays of one
+ * 256 KiB value each, every one of the same shape. The outer map
+ * (fb_filter, an ARRAY_OF_MAPS) then needs no BPF_F_INNER_MAP template,
+ * and without that flag the verifier inlines every lookup into an inner
+ * map: no helper call per probe (a call and return costs ~12 ns on a
+ * kernel whose returns go through AMD's SRSO "Safe RET" thunk). Filters of
+ * any size still share the one shape. One value per chunk: a block is the
+ * chunk's value plus an offset, one lookup, not one per page.
+ *
+ * Chunk 0 starts with the head page (struct fb_head, include/flowbloom/
+ * head.h): what the data path reads per packet besides the bits. The
+ * header and the prefix table are its last two blocks, so logical block L
+ * is physical block L + FB_HEAD_SHIFT of the chunks laid end to end, and
+ * user space maps the chunks back to back to see the logical array whole.
+ *
+ * fb_filter's slots: 0 holds chunk 0 (the head: one lookup per packet),
+ * 1 + gen * FB_MAX_CHUNKS + i chunk i of generation gen (the header's gen,
+ * which `load --replace` flips), chunk 0 included. A replace fills the
+ * other generation's slots, then swaps slot 0; see user/lib/store/.
+ */
+#define FB_PAGE_BYTES 4096
+#define FB_PAGE_BLOCKS (FB_PAGE_BYTES / FB_BLOCK_BYTES) /* 64: the head */
+#define FB_CHUNK_BLOCKS 4096
+#define FB_CHUNK_BYTES (FB_CHUNK_BLOCKS * FB_BLOCK_BYTES) /* 256 KiB */
+#define FB_HEAD_SHIFT (FB_PAGE_BLOCKS - FB_HDR_BLOCKS)	  /* 62 */
+#define FB_MAX_CHUNKS ((FB_MAX_BLOCKS + FB_PAGE_BLOCKS + FB_CHUNK_BLOCKS - 1) / FB_CHUNK_BLOCKS)
+#define FB_FILTER_SLOTS (1 + 2 * FB_MAX_CHUNKS)
+
+/* Chunks that hold a logical array of nblocks blocks after the header. */
+static __always_inline __u32 fb_chunks_for(__u64 nblocks)
+{
+	return (__u32)((nblocks + FB_PAGE_BLOCKS + FB_CHUNK_BLOCKS - 1) / FB_CHUNK_BLOCKS);
+}
+
+/* The blocks after the header that nchunks chunks hold (a filter gets all
+ * of them: a larger m only lowers its false-positive rate), at most
+ * FB_MAX_BLOCKS. */
+static __always_inline __u32 fb_chunks_nblocks(__u32 nchunks)
+{
+	__u64 n = (__u64)nchunks * FB_CHUNK_BLOCKS - FB_PAGE_BLOCKS;
+
+	return n > FB_MAX_BLOCKS ? FB_MAX_BLOCKS : (__u32)n;
+}
+
+/* A Bloom filter of at least nblocks blocks given all of the chunks it
+ * takes (create and `load --replace` size filters so). */
+static __always_inline __u32 fb_whole_chunks(__u32 nblocks)
+{
+	return fb_chunks_nblocks(fb_chunks_for(nblocks));
+}
+
+/* fb_filter's slot of chunk i of generation gen. */
+static __always_inline __u32 fb_chunk_slot(__u32 gen, __u32 i)
+{
+	return 1 + (gen & 1) * FB_MAX_CHUNKS + i;
+}
+
 static __always_inline __u32 fb_reduce32(__u32 x, __u32 n)
 {
 	return ((__u64)x * n) >> 32;
@@ -177,16 +238,19 @@ static __always_inline __u32 fb_blocked_block(__u64 h, __u32 nblocks)
 	return FB_HDR_BLOCKS + fb_blocked_index(h, nblocks);
 }
 
-/* Blocked layout: the k-bit mask inside the block, one word at a time. */
+/* Blocked layout: the k-bit mask inside the block, one word at a time.
+ * Without a branch on k: on the data path a test of k per salt would
+ * split the verifier's state sixteen ways at every probe (k is the
+ * header's, unknown to it) and carry the split through the rest of the
+ * program. */
 static __always_inline __u64 fb_blocked_word_mask(__u64 h, __u32 k, int word)
 {
-	__u32 lo = (__u32)h;
+	__u32 lo = (__u32)h, on = (1U << (k & 31)) - 1; /* bit i: salt i in use */
 	__u64 mask = 0;
 	int i;
 
 	for (i = word; i < FB_MAX_K; i += FB_BLOCK_WORDS)
-		if ((__u32)i < k)
-			mask |= 1ULL << ((lo * fb_salt(i)) >> 26);
+		mask |= (1ULL << ((lo * fb_salt(i)) >> 26)) & (0 - (__u64)(on >> i & 1));
 	return mask;
 }
 
@@ -195,9 +259,20 @@ static __always_inline __u64 fb_blocked_word_mask(__u64 h, __u32 k, int word)
  * test and the scalable filter's stages all use this one. */
 static __always_inline int fb_block_has(const struct fb_block *blk, __u64 h, __u32 k)
 {
+	__u32 lo = (__u32)h;
 	__u64 miss = 0;
 	int w;
 
+	/* k = 8, the usual (one bit per word): eight salts and no masks, a
+	 * third of the general case's work. */
+	if (k == FB_BLOCK_WORDS) {
+#ifdef __clang__
+#pragma unroll
+#endif
+		for (w = 0; w < FB_BLOCK_WORDS; w++)
+			miss |= ~blk->w[w] & 1ULL << ((lo * fb_salt(w)) >> 26);
+		return miss == 0;
+	}
 #ifdef __clang__
 #pragma unroll
 #endif

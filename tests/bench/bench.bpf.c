@@ -124,8 +124,8 @@ struct {
 
 static __always_inline int parse_bench(struct xdp_md *ctx, struct fb_key *key)
 {
-	__u32 frag = 0;
-	int rc = fb_parse_packet(ctx, key, &frag);
+	__u32 info = 0;
+	int rc = fb_parse_packet(ctx, key, &info);
 
 	if (cfg_bench) {
 		__u32 i = bench_seq++;

@@ -355,7 +355,7 @@ static void pfx_run(size_t n, const char *fb_bin)
 	for (m = 0; m < 2; m++) {
 		int afd = bpf_map__fd(b->maps.addrs), jfd = bpf_map__fd(b->maps.jmp);
 		int drv = bpf_program__fd(b->progs.xdp_addr);
-		__u64 d0, s0;
+		struct fb_stats st0, st1;
 		const char *hm = m ? "miss" : "hit";
 
 		for (i = 0; i < 1 << 16; i++) {
@@ -365,22 +365,14 @@ static void pfx_run(size_t n, const char *fb_bin)
 		}
 		snprintf(what, sizeof(what), "%zu: parse only %s", n, hm);
 		ns[0][m] = pfx_measure(what, drv, jfd, bpf_program__fd(b->progs.xdp_parse));
-		s0 = percpu_sum(bpf_map__fd(skel->maps.fb_stats), sizeof(struct fb_stats),
-				offsetof(struct fb_stats, c[FB_STAT_SEEN].packets));
-		d0 = percpu_sum(bpf_map__fd(skel->maps.fb_stats), sizeof(struct fb_stats),
-				offsetof(struct fb_stats, c[FB_STAT_DROPPED].packets));
+		fb_stats_read_fd(bpf_map__fd(skel->maps.fb_stats), "bench", &st0);
 		snprintf(what, sizeof(what), "%zu: flowbloom (%s) %s", n, hash_name(f.hdr->hash),
 			 hm);
 		ns[1][m] = pfx_measure(what, drv, jfd, bpf_program__fd(skel->progs.flowbloom));
+		fb_stats_read_fd(bpf_map__fd(skel->maps.fb_stats), "bench", &st1);
 		fbdrop[m] =
-			(double)(percpu_sum(bpf_map__fd(skel->maps.fb_stats),
-					    sizeof(struct fb_stats),
-					    offsetof(struct fb_stats, c[FB_STAT_DROPPED].packets)) -
-				 d0) /
-			(double)(percpu_sum(bpf_map__fd(skel->maps.fb_stats),
-					    sizeof(struct fb_stats),
-					    offsetof(struct fb_stats, c[FB_STAT_SEEN].packets)) -
-				 s0);
+			(double)(st1.c[FB_STAT_DROPPED].packets - st0.c[FB_STAT_DROPPED].packets) /
+			(double)(st1.c[FB_STAT_SEEN].packets - st0.c[FB_STAT_SEEN].packets);
 		snprintf(what, sizeof(what), "%zu: LPM trie %s", n, hm);
 		ns[2][m] = pfx_measure(what, drv, jfd, bpf_program__fd(b->progs.xdp_lpm4));
 		snprintf(what, sizeof(what), "%zu: hash map x %d lengths %s", n, nlen, hm);

@@ -31,6 +31,7 @@
 #include "rules/rules.h"
 #include "store/stats.h"
 #include "store/store.h"
+#include "store/head.h"
 #include "flowbloom/bench.h"
 #include "flowbloom.skel.h"
 #include "store/loader.h"

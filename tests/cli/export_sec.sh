@@ -135,11 +135,12 @@ done
 "$FB" export S - --mode 0600 >/dev/null 2>&1
 check_eq "--mode with stdout: usage error" "$?" 2
 
-# --- a full disk: a 64 KiB tmpfs in a private mount namespace (nothing to
-# unmount afterwards, even if the test dies).
-"$FB" create BIG --bits 2097152 --hashes 4 >/dev/null # 256 KiB of bits
+# --- a full disk: a 512 KiB tmpfs in a private mount namespace (nothing to
+# unmount afterwards, even if the test dies). S (one 256 KiB chunk) fits,
+# BIG (2 MiB of bits) does not.
+"$FB" create BIG --bits 16777216 --hashes 4 >/dev/null
 unshare -m --propagation private env LC_ALL=C bash -c '
-	mkdir -p "$1/full" && mount -t tmpfs -o size=64k,mode=0755 fbtest "$1/full" || exit 9
+	mkdir -p "$1/full" && mount -t tmpfs -o size=512k,mode=0755 fbtest "$1/full" || exit 9
 	"$2" export S "$1/full/x.fbx" >/dev/null || exit 8
 	cp "$1/full/x.fbx" "$1/x.before"
 	"$2" export BIG "$1/full/x.fbx" >/dev/null 2>"$1/full.err"

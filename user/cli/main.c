@@ -117,9 +117,9 @@ static const struct fb_cmd cmds[] = {
 	  "prefix lengths and exact-set rules both hold. Every flow of all the sources\n"
 	  "is in it (and possibly more); flows is estimated from the fill." },
 	{ "fold", cmd_fold, "fold NAME",
-	  "Halve a filter of a power of two blocks (at least 2): the same flows, in\n"
-	  "half the memory, at a higher false-positive rate. Built aside and switched\n"
-	  "in; every flow still matches." },
+	  "Halve a filter of an even number of blocks: the same flows, in half the\n"
+	  "memory, at a higher false-positive rate. Built aside and switched in;\n"
+	  "every flow still matches." },
 	{ "card", cmd_card, "card SRC [SRC]",
 	  "Estimated distinct flows from the fill (Swamidass-Baldi); with two filters\n"
 	  "also their union, intersection and Jaccard similarity." },

@@ -4,8 +4,9 @@
  * bpffs (one directory per filter), and reading/writing their bits through
  * an mmap of the filter array. Every CLI verb goes through here.
  *
- *   <root>/<NAME>/filter   one-entry ARRAY_OF_MAPS holding the filter array
- *   <root>/<NAME>/stats    per-CPU struct fb_stats
+ *   <root>/<NAME>/filter   the outer map fb_filter holding the filter's chunks
+ *                          (include/flowbloom/geometry.h, "Physical layout")
+ *   <root>/<NAME>/stats    per-CPU struct fb_stat_cells (maps.h)
  *   <root>/<NAME>/counters counters of a counting filter (see counting.h);
  *                          "counters1" while the array's header says gen 1
  *   <root>/<NAME>/exact    --confirm exact: outer maps of the exact sets
@@ -51,17 +52,20 @@ struct fb_store {
 	int root_fd;			/* the verified filter root */
 	int dir_fd;			/* the filter's bpffs directory; flock()ed by writers */
 	bool staged;			/* being built (fb_store_create_staged) */
+	bool aside;			/* being built and not installed (fb_replace_fill) */
 	bool adopted;			/* "default" adopted ip link's maps */
 	bool cnt_legacy;		/* counters pinned under an earlier build's name */
 	__u32 outer_id;			/* kernel id of the outer map */
 	int outer_fd;			/* fb_filter */
-	int bits_fd;			/* the filter array inside it */
+	int bits_fd;			/* the filter's chunk 0 (its head) */
 	int stats_fd;			/* fb_stats */
-	__u32 bits_id;			/* kernel id of the filter array */
+	__u32 bits_id;			/* kernel id of chunk 0: a new one for each replace */
 	__u32 stats_id;			/* kernel id of the stats map */
-	struct fb_header *hdr;		/* mmap of the filter array, block 0 */
-	struct fb_block *blocks;	/* the same mmap, as blocks */
-	size_t map_bytes;		/* length of the mmap */
+	void *map;			/* the chunks mapped back to back (the head first) */
+	__u32 nchunks;			/* chunks mapped */
+	struct fb_header *hdr;		/* in map: the header, logical block 0 */
+	struct fb_block *blocks;	/* the same, as the logical array of blocks */
+	size_t map_bytes;		/* memory of the chunks (nchunks x 256 KiB) */
 	/* Counting filters only (hdr->counter_bits != 0), else -1/NULL: */
 	int cnt_fd;		       /* NAME/counters */
 	struct fb_cnt_header *cnt_hdr; /* mmap of the counter array */
@@ -118,6 +122,13 @@ int fb_store_lock(struct fb_store *f);
  * `check` and `export`. */
 int fb_store_flock(struct fb_store *f, int op);
 void fb_store_unlock(struct fb_store *f);
+
+/* May a program read f's head now? (If not, fb_head_sync() writes it in
+ * place.) A staged filter is read only if it adopted ip link's maps. */
+static inline bool fb_store_live(const struct fb_store *f)
+{
+	return !f->aside && (!f->staged || f->adopted);
+}
 
 /* Library-internal (store.c): the counters' pin name of generation gen,
  * an empty struct (fds -1), and the counters' pin migration. */

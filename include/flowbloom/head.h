@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The head: the first page of a filter's chunk 0 (geometry.h, "Physical
+ * layout"), everything the data path reads per packet besides the bits,
+ * found with one lookup. Its last two blocks are the header and the prefix
+ * table (logical blocks 0 and 1); before them, what user space derives
+ * from those for the data path: the NH key words and the probe table.
+ *
+ * Probe descriptors (tuple space search, Srinivasan, Suri, Varghese 1999:
+ * one probe per distinct rule shape present). A rule is stored as a key
+ * built from the packet's key by keeping some bits and fixing others; a
+ * descriptor says which, as (key & mask) | set over the key's five 64-bit
+ * words, and the data path probes each descriptor of the packet's family
+ * in order, first hit wins:
+ *   5-tuple rules:          mask all ones, set 0 (the parser's key itself);
+ *   source prefix /L:       mask = the first L address bits of words 0-1
+ *                           and the family byte of word 4, set = kind and
+ *                           L in word 4 (fb_prefix_key(), prefix.h);
+ *   destination prefix /L:  the same over words 2-3.
+ * So every filter hashes the same keys it always did, and a new rule shape
+ * (a partial 5-tuple) is one more descriptor, not more code in the data
+ * path. At most FB_MAX_PROBES per family bound the verifier's loop.
+ *
+ * With NH (FB_HASH_NHK) the hash is a sum of one term per word: a word the
+ * descriptor fixes whatever the packet (mask 0, or words 0 and 2 of an
+ * IPv4 packet, which the parser always writes 0: ::ffff:a.b.c.d) adds a
+ * constant term, which user space sums into `base` once; in its place the
+ * descriptor holds a word whose term is 0 (NH's term is a product of two
+ * sums with the key word's halves: the negated halves zero both). The data
+ * path then adds five terms without a test (a test per word would split
+ * the verifier's state at every probe), and Dharmapurikar et al.'s probe
+ * per prefix length costs a few multiplies, not a keyed hash of 40 bytes.
+ */
+#ifndef FLOWBLOOM_HEAD_H
+#define FLOWBLOOM_HEAD_H
+
+#include <linux/types.h>
+#include "geometry.h"
+#include "hash.h"
+#include "key.h"
+#include "prefix.h"
+
+#define FB_FAMILIES 2
+#define FB_MAX_PROBES 16 /* per family: 1 flow + 4 source + 4 destination lengths, and room */
+
+/* What a descriptor needs of the packet (fb_probe.flags); the data path
+ * skips descriptors whose needs the packet does not meet. */
+enum {
+	FB_PROBEF_ADDRS = 1,  /* its addresses are known (a malformed packet may have them) */
+	FB_PROBEF_PARSED = 2, /* parsed whole (not malformed): protocol and ports as keyed */
+	FB_PROBEF_PORTS = 4,  /* real ports: parsed, not a later fragment, a protocol with ports */
+};
+
+struct fb_probe {
+	__u64 mask[5];
+	__u64 set[5]; /* of a FB_HASH_NHK filter: words NH fixes hold fb_nh_zero() */
+	__u64 base;   /* NH: the sum of the terms of the fixed words */
+	__u8 kind;    /* enum fb_kind a hit reports */
+	__u8 flags;   /* FB_PROBEF_* the packet must have */
+	__u8 plen;    /* prefix rules: the length (for printing) */
+	__u8 pad[5];
+};
+
+_Static_assert(sizeof(struct fb_probe) == 96, "a probe descriptor is 96 bytes");
+
+/* The NH key words of the filter's secret (hash.h, fb_nhk_words), and the
+ * probe counts. */
+struct fb_head_keys {
+	__u64 kw[FB_NHK_WORDS];
+	__u64 key_of[2];	  /* the secret kw were derived from */
+	__u8 nprobe[FB_FAMILIES]; /* descriptors in use per family */
+	__u8 pad[6];
+};
+
+_Static_assert(sizeof(struct fb_head_keys) == FB_BLOCK_BYTES, "key words are one block");
+
+#define FB_HEAD_RESERVED                                                                           \
+	(FB_HEAD_SHIFT -                                                                           \
+	 (FB_FAMILIES * FB_MAX_PROBES * sizeof(struct fb_probe)) / FB_BLOCK_BYTES - 1)
+
+struct fb_head {
+	struct fb_probe probe[FB_FAMILIES][FB_MAX_PROBES]; /* blocks 0..47 */
+	struct fb_head_keys keys;			   /* block 48 */
+	struct fb_block reserved[FB_HEAD_RESERVED];	   /* blocks 49..61 */
+	struct fb_header hdr;				   /* logical block 0 */
+	struct fb_prefixes px;				   /* logical block 1 */
+};
+
+_Static_assert(sizeof(struct fb_head) == FB_PAGE_BYTES, "the head is one page");
+_Static_assert(FB_HEAD_RESERVED > 0, "the probe table fits the head");
+
+/* Family index of a key's family byte (0 IPv4, 1 IPv6): arithmetic, no
+ * test, so the verifier checks the probe loop once for both families. */
+static __always_inline __u32 fb_head_family(__u8 family)
+{
+	return family & FB_FAMILY_IPV6;
+}
+
+/* NH's term of one probed word. */
+static __always_inline __u64 fb_probe_term(const struct fb_probe *p, const __u64 *w,
+					   const __u64 *kw, int i)
+{
+	return fb_nh_step(fb_le64((w[i] & p->mask[i]) | p->set[i]), kw[i]);
+}
+
+/* FB_HASH_NHK of a packet's key words w under descriptor p: the filter's
+ * hash of the key fb_probe_key() makes, by construction (tests/unit). */
+static __always_inline __u64 fb_probe_nhk(const struct fb_probe *p, const __u64 *w, const __u64 *kw)
+{
+	return fb_fmix64(p->base + fb_probe_term(p, w, kw, 0) + fb_probe_term(p, w, kw, 1) +
+			 fb_probe_term(p, w, kw, 2) + fb_probe_term(p, w, kw, 3) +
+			 fb_probe_term(p, w, kw, 4));
+}
+
+/* The same under the other hashes: of the key itself. */
+static __always_inline __u64 fb_probe_hash(const struct fb_probe *p, const __u64 *w, __u8 alg,
+					   const __u64 key[2], const __u64 *kw)
+{
+	__u64 k[5];
+	int i;
+
+	if (alg == FB_HASH_NHK)
+		return fb_probe_nhk(p, w, kw);
+#ifdef __clang__
+#pragma unroll
+#endif
+	for (i = 0; i < 5; i++)
+		k[i] = (w[i] & p->mask[i]) | p->set[i];
+	return fb_hash_with(k, alg, key, kw);
+}
+
+/* The key descriptor p probes for a packet's key (user space: queries,
+ * tests). Not for the words NH fixes of an FB_HASH_NHK filter's table
+ * (fb_probe_nh): build the descriptor without fb_probe_nh for that. */
+static inline void fb_probe_key(const struct fb_probe *p, const struct fb_key *pkt,
+				struct fb_key *out)
+{
+	int i;
+
+	for (i = 0; i < 5; i++)
+		out->w[i] = (pkt->w[i] & p->mask[i]) | p->set[i];
+}
+
+/* Descriptors of the shapes there are. */
+static inline void fb_probe_flow(struct fb_probe *p)
+{
+	int i;
+
+	__builtin_memset(p, 0, sizeof(*p));
+	for (i = 0; i < 5; i++)
+		p->mask[i] = ~0ULL;
+	p->kind = FB_KIND_FLOW;
+	p->flags = FB_PROBEF_ADDRS | FB_PROBEF_PARSED;
+}
+
+static inline void fb_probe_prefix(struct fb_probe *p, __u32 kind, __u8 plen)
+{
+	int w = kind == FB_KIND_DST ? 2 : 0;
+
+	__builtin_memset(p, 0, sizeof(*p));
+	p->mask[w] = fb_prefix_mask(plen, 0);
+	p->mask[w + 1] = fb_prefix_mask(plen, 1);
+	p->mask[4] = fb_key_word_family(~0ULL);
+	p->set[4] = fb_key_word_tail(0, 0, 0, kind, plen, 0);
+	p->kind = kind;
+	p->flags = FB_PROBEF_ADDRS;
+	p->plen = plen;
+}
+
+/* A word whose NH term under key word k is 0: the negated halves of k. */
+static __always_inline __u64 fb_nh_zero(__u64 k)
+{
+	__u32 lo = 0 - (__u32)k, hi = 0 - (__u32)(k >> 32);
+
+	return fb_le64((__u64)hi << 32 | lo);
+}
+
+/* For a FB_HASH_NHK filter: move the terms of the words p fixes, in a list
+ * for family fam (0 IPv4, 1 IPv6), into base. */
+static inline void fb_probe_nh(struct fb_probe *p, __u32 fam, const __u64 *kw)
+{
+	int i;
+
+	p->base = 0;
+	for (i = 0; i < 5; i++) {
+		/* Words 0 and 2 of an IPv4 packet are 0 (the parser writes
+		 * ::ffff:a.b.c.d, bpf/parsing.bpf.h). */
+		if (p->mask[i] && !(fam == 0 && (i == 0 || i == 2)))
+			continue;
+		p->base += fb_nh_step(fb_le64(p->set[i]), kw[i]);
+		p->mask[i] = 0;
+		p->set[i] = fb_nh_zero(kw[i]);
+	}
+}
+
+/*
+ * The probe table of a filter: per family, the 5-tuple descriptor if it
+ * holds 5-tuple rules, then one per source length, then one per
+ * destination length, in the order of the prefix table (the order lengths
+ * were added: a new length is a new last descriptor, so a table can grow
+ * in place). Returns -1 if a list is longer than FB_MAX_LENGTHS (a table
+ * this build does not probe).
+ */
+static inline int fb_probes_build(const struct fb_header *hdr, const struct fb_prefixes *px,
+				  const __u64 *kw, struct fb_probe out[FB_FAMILIES][FB_MAX_PROBES],
+				  __u8 nprobe[FB_FAMILIES])
+{
+	__u32 fam, j;
+	int d;
+
+	for (fam = 0; fam < FB_FAMILIES; fam++) {
+		__u8 n = 0;
+
+		if (hdr->kinds & FB_KINDF(FB_KIND_FLOW))
+			fb_probe_flow(&out[fam][n++]);
+		for (d = 0; d < 2; d++) {
+			__u32 kind = d ? FB_KIND_DST : FB_KIND_SRC;
+			const struct fb_lengths *l = &px->list[fb_prefix_list(kind, fam)];
+
+			if (!(hdr->kinds & FB_KINDF(kind)))
+				continue;
+			if (l->n > FB_MAX_LENGTHS)
+				return -1;
+			for (j = 0; j < l->n; j++)
+				fb_probe_prefix(&out[fam][n++], kind, l->len[j]);
+		}
+		for (j = 0; j < n && hdr->hash == FB_HASH_NHK; j++)
+			fb_probe_nh(&out[fam][j], fam, kw);
+		nprobe[fam] = n;
+	}
+	return 0;
+}
+
+#endif
