@@ -84,51 +84,6 @@ __noinline int fb_probe_other(const struct fb_head *head, const struct fb_key *k
 }
 
 /*
- * Probe the descriptors of the packet's family (include/flowbloom/head.h)
- * in order; returns the kind of the first that holds the packet, or 0.
- * have: the FB_PROBEF_* the packet meets (a malformed packet, whose
- * addresses alone are known, meets none: only address rules count).
- *
- * The fast loop (NH, blocked Bloom filter) has one way round whatever the
- * descriptor: one the packet does not qualify for is probed and its answer
- * dropped, rather than skipped by a branch, which would give the verifier
- * another state to carry through every later iteration.
- */
-static __always_inline __u32 fb_match(const struct fb_head *head, const struct fb_key *key,
-				      __u32 have, __u64 bytes)
-{
-	const struct fb_header *hdr = &head->hdr;
-	__u32 fam = fb_head_family(key->family), n = head->keys.nprobe[fam], i;
-	__u32 base = fb_chunk_slot(hdr->gen, 0);
-	const struct fb_probe *p = &head->probe[fam][0];
-
-	if (hdr->hash == FB_HASH_NHK && hdr->type == FB_TYPE_BLOOM &&
-	    hdr->layout == FB_LAYOUT_BLOCKED) {
-		for (i = 0; i < FB_MAX_PROBES; i++, p++) {
-			struct fb_block *blk;
-			__u64 h;
-
-			if (i >= n)
-				break;
-			h = fb_probe_nhk(p, key->w, head->keys.kw);
-			blk = fb_tblock(base, fb_blocked_block(h, hdr->nblocks));
-			if (blk && fb_block_has(blk, h, hdr->k) & !(p->flags & ~have) &&
-			    fb_hit(hdr, key, p->kind, bytes))
-				return p->kind;
-		}
-		return 0;
-	}
-	for (i = 0; i < FB_MAX_PROBES; i++, p++) {
-		if (i >= n)
-			break;
-		if (!(p->flags & ~have) && fb_probe_other(head, key, fam * FB_MAX_PROBES + i) &&
-		    fb_hit(hdr, key, p->kind, bytes))
-			return p->kind;
-	}
-	return 0;
-}
-
-/*
  * Values the verifier cannot know. What the parser found (a protocol, a
  * fragment, a malformed header) is a constant on each of its paths; every
  * such constant that decides a branch further on would make the verifier
@@ -145,6 +100,70 @@ static __always_inline __u64 fb_opaque(struct fb_stat_cells *st, __u64 v)
 
 	*scratch = v;
 	return *scratch;
+}
+
+/*
+ * Probe the descriptors of the packet's family (include/flowbloom/head.h)
+ * in order; returns the kind of the first that holds the packet, or 0.
+ * have: the FB_PROBEF_* the packet meets (a malformed packet, whose
+ * addresses alone are known, meets none: only address rules count).
+ *
+ * The fast loop (NH, blocked Bloom filter) has one way round whatever the
+ * descriptor: one the packet does not qualify for is probed and its answer
+ * dropped, rather than skipped by a branch, which would give the verifier
+ * another state to carry through every later iteration.
+ */
+static __always_inline __u32 fb_match(struct fb_stat_cells *st, const struct fb_head *head,
+				      const struct fb_key *key, __u32 have, __u64 bytes)
+{
+	const struct fb_header *hdr = &head->hdr;
+	__u32 fam = fb_head_family(key->family), n = hdr->nprobe[fam], i;
+	__u32 base = fb_chunk_slot(hdr->gen, 0);
+	const struct fb_probe *p = &head->probe[fam][0];
+
+	if (hdr->fast && hdr->nblocks <= FB_CHUNK_BLOCKS - FB_PAGE_BLOCKS) {
+		/* A filter of one chunk (up to 2 Mbit) is all in the head's
+		 * chunk: no lookup of the chunk per probe. */
+		for (i = 0; i < FB_MAX_PROBES; i++, p++) {
+			struct fb_block *blk;
+			__u64 h;
+
+			if (i >= n)
+				break;
+			h = fb_probe_nhk(p, key->w);
+			blk = (struct fb_block *)((char *)head +
+						  fb_opaque(st, fb_blocked_block(h, hdr->nblocks) +
+									FB_HEAD_SHIFT) %
+							  FB_CHUNK_BLOCKS * FB_BLOCK_BYTES);
+			if (fb_block_has(blk, h, hdr->k) & !(p->flags & ~have) &&
+			    fb_hit(hdr, key, p->kind, bytes))
+				return p->kind;
+		}
+		return 0;
+	}
+	if (hdr->fast) {
+		for (i = 0; i < FB_MAX_PROBES; i++, p++) {
+			struct fb_block *blk;
+			__u64 h;
+
+			if (i >= n)
+				break;
+			h = fb_probe_nhk(p, key->w);
+			blk = fb_tblock(base, fb_blocked_block(h, hdr->nblocks));
+			if (blk && fb_block_has(blk, h, hdr->k) & !(p->flags & ~have) &&
+			    fb_hit(hdr, key, p->kind, bytes))
+				return p->kind;
+		}
+		return 0;
+	}
+	for (i = 0; i < FB_MAX_PROBES; i++, p++) {
+		if (i >= n)
+			break;
+		if (!(p->flags & ~have) && fb_probe_other(head, key, fam * FB_MAX_PROBES + i) &&
+		    fb_hit(hdr, key, p->kind, bytes))
+			return p->kind;
+	}
+	return 0;
 }
 
 /* The parser's outcome in one word (fb_opaque), and its parts. */
@@ -223,7 +242,7 @@ int flowbloom(struct xdp_md *ctx)
 	}
 	/* A malformed packet is matched on its addresses, if the parser got
 	 * that far; what no rule decides gets the malformed verdict. */
-	kind = fb_match(head, &key, fb_have(pk), bytes);
+	kind = fb_match(st, head, &key, fb_have(pk), bytes);
 
 	action = cfg_action ? cfg_action : head->hdr.action;
 	if ((pk & FB_PK_MALFORMED) && !kind)

@@ -103,7 +103,13 @@ struct fb_header {
 	__u64 capacity;	   /* requested capacity n (0: explicit geometry) */
 	__u8 type;	   /* enum fb_type; 0: Bloom (layout, k, nblocks say how) */
 	__u8 flags;	   /* FB_HDRF_* */
-	__u8 reserved[6];
+	/* Derived from the above for the data path, in the line it reads
+	 * anyway (include/flowbloom/head.h; user/lib/store/head.c writes
+	 * them): probe descriptors per family, and whether the filter takes
+	 * the fast loop (NH, blocked Bloom). Not exported. */
+	__u8 nprobe[2];
+	__u8 fast;
+	__u8 reserved[3];
 };
 
 /* nflows is an estimate: the filter is an intersection of counting filters,

@@ -21,15 +21,19 @@
  * (a partial 5-tuple) is one more descriptor, not more code in the data
  * path. At most FB_MAX_PROBES per family bound the verifier's loop.
  *
- * With NH (FB_HASH_NHK) the hash is a sum of one term per word: a word the
+ * With NH (FB_HASH_NHK) the hash is a sum of one term per word, each the
+ * product of two 32-bit sums of a half of the word and a half of the key
+ * word (hash.h). The builder (fb_probe_nh) prepares each descriptor so the
+ * data path needs neither the key words nor a test per word: a word the
  * descriptor fixes whatever the packet (mask 0, or words 0 and 2 of an
  * IPv4 packet, which the parser always writes 0: ::ffff:a.b.c.d) adds a
- * constant term, which user space sums into `base` once; in its place the
- * descriptor holds a word whose term is 0 (NH's term is a product of two
- * sums with the key word's halves: the negated halves zero both). The data
- * path then adds five terms without a test (a test per word would split
- * the verifier's state at every probe), and Dharmapurikar et al.'s probe
- * per prefix length costs a few multiplies, not a keyed hash of 40 bytes.
+ * constant term, summed into `base`, and gets mask 0 and set 0, a term of
+ * 0; in every other word `set` holds its halves already added to the key
+ * word's (the packet's bits under the mask and `set` never overlap, so the
+ * halves add without carries: rule keys and probes agree). The data path
+ * then adds five terms from two loads a word, and Dharmapurikar et al.'s
+ * probe per prefix length costs a few multiplies, not a keyed hash of 40
+ * bytes.
  */
 #ifndef FLOWBLOOM_HEAD_H
 #define FLOWBLOOM_HEAD_H
@@ -53,8 +57,8 @@ enum {
 
 struct fb_probe {
 	__u64 mask[5];
-	__u64 set[5]; /* of a FB_HASH_NHK filter: words NH fixes hold fb_nh_zero() */
-	__u64 base;   /* NH: the sum of the terms of the fixed words */
+	__u64 set[5]; /* FB_HASH_NHK: with the key word's halves added (fb_probe_nh) */
+	__u64 base;   /* FB_HASH_NHK: the sum of the terms of the fixed words */
 	__u8 kind;    /* enum fb_kind a hit reports */
 	__u8 flags;   /* FB_PROBEF_* the packet must have */
 	__u8 plen;    /* prefix rules: the length (for printing) */
@@ -63,13 +67,16 @@ struct fb_probe {
 
 _Static_assert(sizeof(struct fb_probe) == 96, "a probe descriptor is 96 bytes");
 
-/* The NH key words of the filter's secret (hash.h, fb_nhk_words), and the
- * probe counts. */
+/* What user space keeps in the head beside the table: the NH key words
+ * the table was built with (hash.h, fb_nhk_words) and the secret they came
+ * from, and the filter array's identity: the id of the chunk 0 that create
+ * or a replace made, which a swap of the head (same filter, new table)
+ * keeps (store.h, bits_id). Not read by the data path. */
 struct fb_head_keys {
 	__u64 kw[FB_NHK_WORDS];
-	__u64 key_of[2];	  /* the secret kw were derived from */
-	__u8 nprobe[FB_FAMILIES]; /* descriptors in use per family */
-	__u8 pad[6];
+	__u64 key_of[2];
+	__u32 array_id;
+	__u8 pad[4];
 };
 
 _Static_assert(sizeof(struct fb_head_keys) == FB_BLOCK_BYTES, "key words are one block");
@@ -96,20 +103,21 @@ static __always_inline __u32 fb_head_family(__u8 family)
 	return family & FB_FAMILY_IPV6;
 }
 
-/* NH's term of one probed word. */
-static __always_inline __u64 fb_probe_term(const struct fb_probe *p, const __u64 *w,
-					   const __u64 *kw, int i)
+/* NH's term of word i for a descriptor fb_probe_nh() prepared. */
+static __always_inline __u64 fb_probe_term(const struct fb_probe *p, const __u64 *w, int i)
 {
-	return fb_nh_step(fb_le64((w[i] & p->mask[i]) | p->set[i]), kw[i]);
+	__u64 m = fb_le64(w[i] & p->mask[i]), d = p->set[i];
+
+	return (__u64)(__u32)((__u32)m + (__u32)d) * (__u32)((__u32)(m >> 32) + (__u32)(d >> 32));
 }
 
-/* FB_HASH_NHK of a packet's key words w under descriptor p: the filter's
- * hash of the key fb_probe_key() makes, by construction (tests/unit). */
-static __always_inline __u64 fb_probe_nhk(const struct fb_probe *p, const __u64 *w, const __u64 *kw)
+/* FB_HASH_NHK of a packet's key words w under a descriptor of an NH
+ * filter: the filter's hash of the key fb_probe_key() makes, by
+ * construction (tests/unit). */
+static __always_inline __u64 fb_probe_nhk(const struct fb_probe *p, const __u64 *w)
 {
-	return fb_fmix64(p->base + fb_probe_term(p, w, kw, 0) + fb_probe_term(p, w, kw, 1) +
-			 fb_probe_term(p, w, kw, 2) + fb_probe_term(p, w, kw, 3) +
-			 fb_probe_term(p, w, kw, 4));
+	return fb_fmix64(p->base + fb_probe_term(p, w, 0) + fb_probe_term(p, w, 1) +
+			 fb_probe_term(p, w, 2) + fb_probe_term(p, w, 3) + fb_probe_term(p, w, 4));
 }
 
 /* The same under the other hashes: of the key itself. */
@@ -120,7 +128,7 @@ static __always_inline __u64 fb_probe_hash(const struct fb_probe *p, const __u64
 	int i;
 
 	if (alg == FB_HASH_NHK)
-		return fb_probe_nhk(p, w, kw);
+		return fb_probe_nhk(p, w);
 #ifdef __clang__
 #pragma unroll
 #endif
@@ -130,8 +138,8 @@ static __always_inline __u64 fb_probe_hash(const struct fb_probe *p, const __u64
 }
 
 /* The key descriptor p probes for a packet's key (user space: queries,
- * tests). Not for the words NH fixes of an FB_HASH_NHK filter's table
- * (fb_probe_nh): build the descriptor without fb_probe_nh for that. */
+ * tests), for a descriptor before fb_probe_nh() (fb_probes_build() with
+ * kw NULL). */
 static inline void fb_probe_key(const struct fb_probe *p, const struct fb_key *pkt,
 				struct fb_key *out)
 {
@@ -167,30 +175,32 @@ static inline void fb_probe_prefix(struct fb_probe *p, __u32 kind, __u8 plen)
 	p->plen = plen;
 }
 
-/* A word whose NH term under key word k is 0: the negated halves of k. */
-static __always_inline __u64 fb_nh_zero(__u64 k)
-{
-	__u32 lo = 0 - (__u32)k, hi = 0 - (__u32)(k >> 32);
-
-	return fb_le64((__u64)hi << 32 | lo);
-}
-
-/* For a FB_HASH_NHK filter: move the terms of the words p fixes, in a list
- * for family fam (0 IPv4, 1 IPv6), into base. */
-static inline void fb_probe_nh(struct fb_probe *p, __u32 fam, const __u64 *kw)
+/* For a FB_HASH_NHK filter, in a list for family fam (0 IPv4, 1 IPv6):
+ * the terms of the words p fixes into base, the key words' halves into set
+ * (see the top of this file). -1 if mask and set overlap in a word (the
+ * halves would not add without carries). */
+static inline int fb_probe_nh(struct fb_probe *p, __u32 fam, const __u64 *kw)
 {
 	int i;
 
 	p->base = 0;
 	for (i = 0; i < 5; i++) {
+		__u64 s = fb_le64(p->set[i]);
+		__u32 lo = (__u32)s + (__u32)kw[i], hi = (__u32)(s >> 32) + (__u32)(kw[i] >> 32);
+
+		if (p->mask[i] & p->set[i])
+			return -1;
 		/* Words 0 and 2 of an IPv4 packet are 0 (the parser writes
 		 * ::ffff:a.b.c.d, bpf/parsing.bpf.h). */
-		if (p->mask[i] && !(fam == 0 && (i == 0 || i == 2)))
+		if (!p->mask[i] || (fam == 0 && (i == 0 || i == 2))) {
+			p->base += fb_nh_step(s, kw[i]);
+			p->mask[i] = 0;
+			p->set[i] = 0;
 			continue;
-		p->base += fb_nh_step(fb_le64(p->set[i]), kw[i]);
-		p->mask[i] = 0;
-		p->set[i] = fb_nh_zero(kw[i]);
+		}
+		p->set[i] = (__u64)hi << 32 | lo;
 	}
+	return 0;
 }
 
 /*
@@ -198,8 +208,10 @@ static inline void fb_probe_nh(struct fb_probe *p, __u32 fam, const __u64 *kw)
  * holds 5-tuple rules, then one per source length, then one per
  * destination length, in the order of the prefix table (the order lengths
  * were added: a new length is a new last descriptor, so a table can grow
- * in place). Returns -1 if a list is longer than FB_MAX_LENGTHS (a table
- * this build does not probe).
+ * in place). For an NH filter the descriptors are prepared with the key
+ * words kw (fb_probe_nh; kw NULL: left as the keys they make, for tests).
+ * Returns -1 if a list is longer than FB_MAX_LENGTHS (a table this build
+ * does not probe).
  */
 static inline int fb_probes_build(const struct fb_header *hdr, const struct fb_prefixes *px,
 				  const __u64 *kw, struct fb_probe out[FB_FAMILIES][FB_MAX_PROBES],
@@ -224,11 +236,19 @@ static inline int fb_probes_build(const struct fb_header *hdr, const struct fb_p
 			for (j = 0; j < l->n; j++)
 				fb_probe_prefix(&out[fam][n++], kind, l->len[j]);
 		}
-		for (j = 0; j < n && hdr->hash == FB_HASH_NHK; j++)
-			fb_probe_nh(&out[fam][j], fam, kw);
+		for (j = 0; j < n && kw && hdr->hash == FB_HASH_NHK; j++)
+			if (fb_probe_nh(&out[fam][j], fam, kw))
+				return -1;
 		nprobe[fam] = n;
 	}
 	return 0;
+}
+
+/* Does the filter take the data path's fast loop (NH, blocked Bloom)? */
+static inline __u8 fb_probes_fast(const struct fb_header *hdr)
+{
+	return hdr->hash == FB_HASH_NHK && hdr->type == FB_TYPE_BLOOM &&
+	       hdr->layout == FB_LAYOUT_BLOCKED;
 }
 
 #endif

@@ -261,10 +261,12 @@ static void test_probe_descriptors(const __u64 k[2])
 
 	for (a = 0; a < 4; a++)
 		for (i = 0; i < 5000; i++) {
-			struct fb_probe probe[FB_FAMILIES][FB_MAX_PROBES];
+			struct fb_probe probe[FB_FAMILIES][FB_MAX_PROBES],
+				raw[FB_FAMILIES][FB_MAX_PROBES];
 			struct fb_header hdr = { .hash = algs[a], .key = { k[0], k[1] } };
 			struct fb_prefixes px = { 0 };
-			__u8 fam = i & 1 ? FB_FAMILY_IPV6 : FB_FAMILY_IPV4, nprobe[FB_FAMILIES];
+			__u8 fam = i & 1 ? FB_FAMILY_IPV6 : FB_FAMILY_IPV4, nprobe[FB_FAMILIES],
+			     nraw[FB_FAMILIES];
 			int v4 = fam == FB_FAMILY_IPV4, l, j;
 			__u64 kw[FB_NHK_WORDS];
 			struct fb_key pkt;
@@ -289,13 +291,14 @@ static void test_probe_descriptors(const __u64 k[2])
 							? 96 + test_rand64(&seed) % 33
 							: test_rand64(&seed) % 129;
 			}
-			if (fb_probes_build(&hdr, &px, kw, probe, nprobe)) {
+			if (fb_probes_build(&hdr, &px, kw, probe, nprobe) ||
+			    fb_probes_build(&hdr, &px, NULL, raw, nraw)) {
 				bad++;
 				continue;
 			}
 			for (j = 0; j < nprobe[!v4]; j++) {
 				const struct fb_probe *p = &probe[!v4][j];
-				struct fb_key want;
+				struct fb_key want, via;
 				int d = p->kind == FB_KIND_DST ? 2 : 0;
 
 				if (p->kind == FB_KIND_FLOW)
@@ -303,6 +306,10 @@ static void test_probe_descriptors(const __u64 k[2])
 				else
 					fb_prefix_key(&want, p->kind, pkt.w[d], pkt.w[d + 1],
 						      p->plen, fb_key_word_family(pkt.w[4]));
+				/* The raw descriptor makes the rule's key... */
+				fb_probe_key(&raw[!v4][j], &pkt, &via);
+				bad += memcmp(&via, &want, sizeof(via)) != 0;
+				/* ... and the prepared one hashes as the rule's key. */
 				bad += fb_probe_hash(p, pkt.w, algs[a], k, kw) !=
 				       fb_hash_with(&want, algs[a], k, kw);
 				checked++;

@@ -17,15 +17,22 @@ static inline struct fb_head *fb_store_head(const struct fb_store *f)
 	return (struct fb_head *)f->map;
 }
 
-/* What the head should hold, from f's header and prefix table: 0, or -1
- * if the prefix table is one this build does not probe (more than
- * FB_MAX_LENGTHS lengths in a list). */
-int fb_head_want(const struct fb_store *f, struct fb_head_keys *keys,
-		 struct fb_probe probe[FB_FAMILIES][FB_MAX_PROBES]);
+/* What the head should hold, from f's header and prefix table. */
+struct fb_head_want {
+	struct fb_head_keys keys;
+	struct fb_probe probe[FB_FAMILIES][FB_MAX_PROBES];
+	__u8 nprobe[FB_FAMILIES];
+	__u8 fast;
+};
+
+/* 0, or -1 if the prefix table is one this build does not probe (more
+ * than FB_MAX_LENGTHS lengths in a list). */
+int fb_head_want(const struct fb_store *f, struct fb_head_want *w);
 
 /*
- * Bring f's head up to date. A filter no program can see yet (live false:
- * being built aside) is written in place. A live one grows in place when
+ * Bring f's head up to date: the probe table, and the header's nprobe and
+ * fast (geometry.h). A filter no program can see yet (live false: being
+ * built aside) is written in place. A live one grows in place when
  * its probe table only gains descriptors at the end (each written before
  * the count that makes it visible: the order a packet reads them); any
  * other change swaps the head whole: a copy of chunk 0 with the new

@@ -90,6 +90,7 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 	nf.map_bytes = (size_t)n * FB_CHUNK_BYTES;
 	nf.hdr = (struct fb_header *)((char *)nf.map + FB_HEAD_SHIFT * FB_BLOCK_BYTES);
 	nf.blocks = (struct fb_block *)nf.hdr;
+	fb_store_head(&nf)->keys.array_id = fb_map_id(fds[0]);
 	/* Same identity, key and settings; new geometry, no rules yet. */
 	*nf.hdr = *f->hdr;
 	nf.hdr->nblocks = nblocks;
@@ -192,7 +193,7 @@ out:
 		close(f->cnt_fd);
 	}
 	f->bits_fd = fd0;
-	f->bits_id = fb_map_id(fd0);
+	f->head_id = f->bits_id = fb_map_id(fd0);
 	f->map = nf.map;
 	f->nchunks = n;
 	f->map_bytes = nf.map_bytes;

@@ -59,7 +59,8 @@ static int new_chunks(struct fb_store *f, __u32 nblocks, int *fds)
 	f->hdr = (struct fb_header *)((char *)f->map + FB_HEAD_SHIFT * FB_BLOCK_BYTES);
 	f->blocks = (struct fb_block *)f->hdr;
 	f->bits_fd = fds[0];
-	f->bits_id = fb_map_id(fds[0]);
+	f->head_id = f->bits_id = fb_map_id(fds[0]);
+	fb_store_head(f)->keys.array_id = f->bits_id;
 	return 0;
 }
 
@@ -337,7 +338,7 @@ static void unmap_array(struct fb_store *f)
 	if (f->bits_fd >= 0)
 		close(f->bits_fd);
 	f->bits_fd = -1;
-	f->bits_id = 0;
+	f->bits_id = f->head_id = 0;
 	if (f->cnt_hdr)
 		munmap(f->cnt_hdr, f->cnt_bytes);
 	f->cnt_hdr = NULL;
@@ -399,7 +400,7 @@ static int map_array(struct fb_store *f)
 			f->name, strerror(errno), f->name);
 		return -1;
 	}
-	if (!is_chunk(f->bits_fd, &f->bits_id))
+	if (!is_chunk(f->bits_fd, &f->head_id))
 		return older_build(f);
 	/* The head first, by a copy: it says how many chunks to map. */
 	page = malloc(FB_CHUNK_BYTES);
@@ -429,6 +430,7 @@ static int map_array(struct fb_store *f)
 	f->map_bytes = (size_t)n * FB_CHUNK_BYTES;
 	f->hdr = (struct fb_header *)((char *)f->map + FB_HEAD_SHIFT * FB_BLOCK_BYTES);
 	f->blocks = (struct fb_block *)f->hdr;
+	f->bits_id = fb_store_head(f)->keys.array_id;
 	/* Another filter type's geometry is input too (ftype.h); an import
 	 * being built aside checks it once read. */
 	if (f->hdr->type && !f->staged) {
@@ -480,7 +482,7 @@ static int open_pins(struct fb_store *f)
 		fb_report_quiet = quiet;
 		if (!rc)
 			return 0;
-		tried = f->bits_id;
+		tried = f->head_id;
 		unmap_array(f);
 		if (tries == 2 || !tried || current_array(f) == tried) {
 			if (tries < 2 && !quiet)
@@ -640,7 +642,7 @@ static int refresh(struct fb_store *f)
 			      f->name);
 		return -1;
 	}
-	if (f->outer_fd < 0 || current_array(f) == f->bits_id)
+	if (f->outer_fd < 0 || current_array(f) == f->head_id)
 		return 0;
 	unmap_array(f);
 	return map_array(f);
