@@ -452,6 +452,10 @@ int main(int argc, char **argv)
 		return bench_srcs(atoi(argv[2]) == 6);
 	if (argc > 3 && !strcmp(argv[1], "count"))
 		return enter_netns(argv[2]) ? 1 : bench_count(argv[3]);
+	if (argc > 3 && !strcmp(argv[1], "scale-fill"))
+		return scale_fill(argv[2], argv[3]);
+	if (argc > 5 && !strcmp(argv[1], "scale-rx"))
+		return enter_netns(argv[2]) ? 1 : scale_rx(argv[3], argv[4], argv[5]);
 	if (argc > 5 && !strcmp(argv[1], "gen"))
 		return enter_netns(argv[2])
 			       ? 1

@@ -39,6 +39,7 @@ void bench_verifier(void)
 	struct fb_create_opts fo = {
 		.nblocks = 1024, .k = 8, .layout = FB_LAYOUT_BLOCKED, .hash = FB_HASH_NHK
 	};
+	unsigned long slowest = 0;
 	struct fb_store f;
 	size_t i;
 
@@ -97,6 +98,8 @@ void bench_verifier(void)
 				*nl = 0;
 			printf("  %-40s %7lu insns  %6.0f ms  %s\n", c->name, insns, usec / 1e3,
 			       st ? st : "");
+			if (usec > slowest)
+				slowest = usec;
 		}
 		flowbloom_bpf__destroy(skel);
 		if (c->mon) {
@@ -106,4 +109,5 @@ void bench_verifier(void)
 	}
 	fb_store_close(&f);
 	fb_store_destroy("vfy");
+	target("verifier: the slowest configuration's verification, s", slowest / 1e6, 0.5, true);
 }
