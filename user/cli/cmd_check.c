@@ -135,7 +135,7 @@ int cmd_check(int argc, char **argv)
 	}
 	clean = !c.stale_bits && !c.missing_bits && !c.journal_dirty && c.count_ok &&
 		!t.stale_create && !t.stale_destroy && !t.stale_counters && !t.stale_sets &&
-		!t.iproute_missing && !ty.seq_odd && !ty.count_bad;
+		!t.iproute_missing && !t.stale_head && !ty.seq_odd && !ty.count_bad;
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("filter", name);
@@ -163,6 +163,7 @@ int cmd_check(int argc, char **argv)
 		jw_bool("stale_counters", t.stale_counters);
 		jw_bool("stale_exact_sets", t.stale_sets);
 		jw_bool("iproute_pins_missing", t.iproute_missing);
+		jw_bool("stale_probe_table", t.stale_head);
 		jw_obj_close();
 		jw_end();
 	} else {
@@ -218,6 +219,10 @@ int cmd_check(int argc, char **argv)
 		if (t.iproute_missing)
 			printf("  the ip link pins (%s) are missing%s\n", fb_pin_iproute_dir(),
 			       repair ? ": pinned again" : "");
+		if (t.stale_head)
+			printf("  the data path's probe table is not what the header and prefix "
+			       "lengths say%s\n",
+			       repair ? ": rebuilt" : "");
 	}
 	fb_store_close(&f);
 	/* After a repair the filter is consistent: success. */

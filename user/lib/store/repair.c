@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "store/exact.h"
+#include "store/head.h"
 #include "report.h"
 #include "store/pintree.h"
 #include "store/repair.h"
@@ -143,6 +144,12 @@ int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s)
 				fb_exact_clear_slot(f->exact_fd, f->lpm_fd, f->hdr->gen ^ 1);
 		}
 	}
+	/* The data path probes what the head's table says: a table out of
+	 * step with the header (a writer that changed one and not the other)
+	 * would miss rules. Rebuilt the way a writer keeps it. */
+	s->stale_head = !fb_head_current(f);
+	if (repair && s->stale_head && fb_head_sync(f, true))
+		return -1;
 	if (!strcmp(f->name, FB_IPROUTE_FILTER)) {
 		bool quiet = fb_report_quiet;
 		int gdir, o = -1, st = -1;

@@ -26,6 +26,7 @@ struct fb_repair_state {
 	bool stale_counters;  /* the other generation's counters: a killed replace */
 	bool stale_sets;      /* exact sets in the unused generation slot */
 	bool iproute_missing; /* "default" without its ip-link pins */
+	bool stale_head;      /* the probe table is not what the header says (head.h) */
 };
 /* Find them (call with the lock held); with repair, remove/re-pin them. */
 int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s);
