@@ -27,9 +27,11 @@ static const struct fb_cmd cmds[] = {
 	  "                 [--counting [--counter-bits 4|8]] [--confirm exact]\n"
 	  "                 [--type bloom|cuckoo|dleft | --grow]",
 	  "Create a filter. With --capacity and --fp-rate, m and k come from the layout's\n"
-	  "formula; --bits and --hashes set them directly (m is rounded up to 512-bit\n"
-	  "blocks, 1 <= k <= 16). --action is what an `ip link`-loaded program does\n"
-	  "(default drop). The filter named 'default' is the one `ip link` uses.\n"
+	  "formula; --bits and --hashes set them directly (1 <= k <= 16). A filter\n"
+	  "takes whole chunks of 256 KiB and a Bloom filter gets all their bits: m is\n"
+	  "rounded up, its false-positive rate only lower (info shows it). --action is\n"
+	  "what an `ip link`-loaded program does (default drop). The filter named\n"
+	  "'default' is the one `ip link` uses.\n"
 	  "--hash: nh (NH, keyed; the default) is the fast one; allow-lists default to\n"
 	  "siphash13 (a PRF), which resists adaptive probing (README, Choosing the hash).\n"
 	  "--counting keeps a counter per bit (4 bits, or 8) beside the bits, so flows\n"
@@ -93,8 +95,9 @@ static const struct fb_cmd cmds[] = {
 	{ "load", cmd_load, "load NAME FILE... [--replace]",
 	  "Load block-lists: addresses, CIDR prefixes and ranges (source rules), FireHOL\n"
 	  "netsets, Spamhaus DROP ('; comment'), and FLOW lines, mixed; '-' is stdin.\n"
-	  "The whole input is checked first. Prefix lengths beyond 8 per family and\n"
-	  "direction are expanded into longer ones. --replace swaps the filter's content\n"
+	  "The whole input is checked first. Prefix lengths beyond 4 per family and\n"
+	  "direction (a miss costs a probe per length) are expanded into longer ones,\n"
+	  "the 4 that need the fewest entries. --replace swaps the filter's content\n"
 	  "for the list in one step (re-sized if the filter was sized by capacity)." },
 	{ "export", cmd_export, "export NAME FILE [--mode OCTAL]",
 	  "Write the filter (geometry, hash key, prefix lengths, bits, counters) to FILE\n"
