@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Filter probes on the data path: the shared geometry
- * (include/flowbloom/geometry.h) turned into BPF array lookups. The blocked
- * layout reads one 64-byte block and tests all k bits without branches;
- * the classic layout reads up to k blocks and stops at the first zero bit.
+ * (include/flowbloom/geometry.h) turned into reads of the filter's chunks.
+ * The blocked layout reads one 64-byte block and tests all k bits without
+ * branches; the classic layout reads up to k blocks and stops at the first
+ * zero bit; the other types are in bpf/types.bpf.h.
+ *
+ * Every lookup here is inlined by the verifier (the chunks have one fixed
+ * shape, geometry.h "Physical layout"): a block costs two dependent loads
+ * (the chunk's map pointer, then the block), no call.
  */
 #ifndef FLOWBLOOM_FILTER_BPF_H
 #define FLOWBLOOM_FILTER_BPF_H
@@ -11,121 +16,96 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "flowbloom/geometry.h"
+#include "flowbloom/head.h"
 #include "maps.bpf.h"
+
+/* Physical block p of the filter whose generation's slots start at base
+ * (fb_chunk_slot(gen, 0)); NULL if that chunk is not there. */
+static __always_inline struct fb_block *fb_block_at(__u32 base, __u32 p)
+{
+	__u32 slot = base + p / FB_CHUNK_BLOCKS, zero = 0;
+	void *chunk = bpf_map_lookup_elem(&fb_filter, &slot);
+	__u8 *v;
+
+	if (!chunk)
+		return NULL;
+	v = bpf_map_lookup_elem(chunk, &zero);
+	if (!v)
+		return NULL;
+	return (struct fb_block *)(v + p % FB_CHUNK_BLOCKS * FB_BLOCK_BYTES);
+}
+
+/* Logical block b (the numbering of the geometry and of user space). */
+static __always_inline struct fb_block *fb_tblock(__u32 base, __u32 b)
+{
+	return fb_block_at(base, b + FB_HEAD_SHIFT);
+}
+
 #include "types.bpf.h"
 
-static __always_inline int fb_probe_blocked(void *filter, const struct fb_header *hdr, __u64 h)
+static __always_inline int fb_probe_blocked(__u32 base, const struct fb_header *hdr, __u64 h)
 {
-	__u32 idx = fb_blocked_block(h, hdr->nblocks);
-	struct fb_block *blk = bpf_map_lookup_elem(filter, &idx);
+	struct fb_block *blk = fb_tblock(base, fb_blocked_block(h, hdr->nblocks));
 
 	return blk && fb_block_has(blk, h, hdr->k);
 }
 
-static __always_inline int fb_probe_classic(void *filter, const struct fb_header *hdr, __u64 h)
+static __always_inline int fb_probe_classic(__u32 base, const struct fb_header *hdr, __u64 h)
 {
 	__u64 mbits = fb_header_mbits(hdr);
 	__u32 k = hdr->k;
 	__u32 i;
 
 	for (i = 0; i < FB_MAX_K; i++) {
-		__u64 p;
-		__u32 idx;
 		struct fb_block *blk;
+		__u64 p;
 
 		if (i >= k)
 			break;
 		p = fb_classic_bit(h, i, mbits);
-		idx = fb_bit_block(p);
-		blk = bpf_map_lookup_elem(filter, &idx);
+		blk = fb_tblock(base, fb_bit_block(p));
 		if (!blk || !fb_block_test_bit(blk, p))
 			return 0;
 	}
 	return 1;
 }
 
-/* The other filter types (bpf/types.bpf.h), their geometry in the blocks
- * after the header. A global function: the verifier checks it once, not
- * once per call site (fb_probe runs for the 5-tuple and per prefix length,
- * and the scalable probe's 8 stages inlined at each would pass the
- * verifier's limit). A global function cannot take a map pointer, so it
- * looks the filter up again (the outer lookup is inlined: a few
- * instructions). A Bloom filter's path pays only the header's type test. */
-__noinline int fb_probe_typed(__u32 type, __u64 h)
+/*
+ * The layouts and types off the fast path: classic Bloom filters, cuckoo,
+ * d-left and scalable filters. A global function, so the verifier checks
+ * it once rather than at every probe of the descriptor loop, at the price
+ * of a call for these filters only. It gets the head the packet already
+ * holds (a pointer to memory, which a global function may take, where a
+ * map may not), so a probe reads the filter the packet started with even
+ * if `load --replace` switches filters meanwhile.
+ */
+__noinline int fb_probe_slow(const struct fb_head *head, __u64 h)
 {
-	__u32 zero = 0, gb = FB_TYPE_GEOM_BLOCK;
-	void *filter = bpf_map_lookup_elem(&fb_filter, &zero), *g;
+	const struct fb_header *hdr;
+	__u32 base;
+	void *g;
 
-	if (!filter)
+	if (!head)
 		return 0;
-	g = bpf_map_lookup_elem(filter, &gb);
+	hdr = &head->hdr;
+	base = fb_chunk_slot(hdr->gen, 0);
+	if (hdr->type == FB_TYPE_BLOOM)
+		return fb_probe_classic(base, hdr, h);
+	/* The geometry: the first logical blocks after the header, in chunk
+	 * 0 (the scalable one spans five blocks). */
+	g = fb_tblock(base, FB_TYPE_GEOM_BLOCK);
 	if (!g)
 		return 0;
-	if (type == FB_TYPE_CUCKOO)
-		return fb_cuckoo_probe(filter, g, h);
-	if (type == FB_TYPE_DLEFT)
-		return fb_dleft_probe(filter, g, h);
-	if (type == FB_TYPE_SCALABLE)
-		return fb_sbf_probe_blocks(filter, gb, h);
+	if (hdr->type == FB_TYPE_CUCKOO)
+		return fb_cuckoo_probe(base, g, h);
+	if (hdr->type == FB_TYPE_DLEFT)
+		return fb_dleft_probe(base, g, h);
+	if (hdr->type == FB_TYPE_SCALABLE)
+		return fb_sbf_probe(base, g, h);
 	return 0;
 }
 
-/* The filter's NH key words (FB_HASH_NHK) for this CPU, derived again
- * when the secret changed (a new filter or a replace with a new key). A
- * global function: the verifier checks its five SipHash runs once, not
- * once per state the parser leaves (+160k processed instructions). */
-__noinline int fb_hkey_derive(struct fb_hkey *c, __u64 key0, __u64 key1)
-{
-	__u64 key[2] = { key0, key1 };
-
-	if (!c)
-		return 0;
-
-	fb_nhk_words(key, c->kw);
-	c->key[0] = key0;
-	c->key[1] = key1;
-	c->valid = 1;
-	return 0;
-}
-
-static __always_inline const struct fb_hkey *fb_hkey_get(const struct fb_header *hdr)
-{
-	__u32 zero = 0;
-	struct fb_hkey *c = bpf_map_lookup_elem(&fb_hkey, &zero);
-
-	if (c && (!c->valid || c->key[0] != hdr->key[0] || c->key[1] != hdr->key[1]))
-		fb_hkey_derive(c, hdr->key[0], hdr->key[1]);
-	return c;
-}
-
-/* The hash the CLI stored key under (include/flowbloom/hash.h). */
-static __always_inline __u64 fb_flow_hash(const struct fb_header *hdr, const struct fb_hkey *hk,
-					  const struct fb_key *key)
-{
-	return fb_hash_with(key, hdr->hash, hdr->key, hk->kw);
-}
-
-/* A Bloom filter (type 0): may it hold the flow of hash h? */
-static __always_inline int fb_probe_bloom(void *filter, const struct fb_header *hdr, __u64 h)
-{
-	if (hdr->layout == FB_LAYOUT_CLASSIC)
-		return fb_probe_classic(filter, hdr, h);
-	return fb_probe_blocked(filter, hdr, h);
-}
-
-/* 1 if the filter may hold the flow of hash h, 0 if it certainly does not. */
-static __always_inline int fb_probe_hash(void *filter, const struct fb_header *hdr, __u64 h)
-{
-	if (hdr->type)
-		return fb_probe_typed(hdr->type, h);
-	return fb_probe_bloom(filter, hdr, h);
-}
-
-/* 1 if the filter may hold key, 0 if it certainly does not. */
-static __always_inline int fb_probe(void *filter, const struct fb_header *hdr,
-				    const struct fb_hkey *hk, const struct fb_key *key)
-{
-	return fb_probe_hash(filter, hdr, fb_flow_hash(hdr, hk, key));
-}
+_Static_assert(FB_TYPE_GEOM_BLOCK + FB_HEAD_SHIFT + 5 <= FB_CHUNK_BLOCKS,
+	       "a type's geometry (up to five blocks) sits in chunk 0");
 
 #endif

@@ -7,11 +7,13 @@
  * `flowbloom create default` pinned in /sys/fs/bpf/xdp/globals. The CLI
  * instead hands the loader the named filter's maps (bpf_map__reuse_fd).
  *
- * fb_filter is an ARRAY_OF_MAPS: the filter array in slot 0 can have any
- * size (BPF_F_INNER_MAP), yet the outer map's parameters stay fixed, so
- * `ip link` can reuse its pin; swapping the inner map replaces a filter in
- * one step. Slots 1.. hold generations of rules with a lifetime
- * (include/flowbloom/ttl.h).
+ * fb_filter is an ARRAY_OF_MAPS of chunks (include/flowbloom/geometry.h,
+ * "Physical layout"): slot 0 the head, then each generation's chunks, then
+ * those of the generations of rules with a lifetime (ttl.h). Every
+ * chunk has the template's shape and the template has no BPF_F_INNER_MAP,
+ * so the verifier inlines the lookups into them: a probe makes no helper
+ * call. The outer map's parameters are fixed, so `ip link` can reuse its
+ * pin; swapping slot 0 replaces a filter in one step.
  */
 #ifndef FLOWBLOOM_MAPS_BPF_H
 #define FLOWBLOOM_MAPS_BPF_H
@@ -22,43 +24,33 @@
 #include "flowbloom/maps.h"
 #include "flowbloom/monitor.h"
 
-/* Template only: real filter arrays are created by the CLI. */
-struct fb_filter_array {
+/* Template only: the chunks are created by the CLI. */
+struct fb_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, FB_INNER_MAP_FLAGS);
+	__uint(map_flags, FB_CHUNK_MAP_FLAGS);
 	__uint(max_entries, 1);
 	/* Sizes, not types: clang only forward-declares a type used here. */
 	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(struct fb_block));
+	__uint(value_size, FB_CHUNK_BYTES);
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, FB_OUTER_ENTRIES); /* the filter, two sets of generations */
+	__uint(max_entries, FB_FILTER_SLOTS);
 	__type(key, __u32);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
-	__array(values, struct fb_filter_array);
+	__array(values, struct fb_chunk);
 } fb_filter SEC(".maps");
 
+/* One counter pair per packet outcome (maps.h, fb_stat_cell()): each
+ * packet adds to one. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct fb_stats);
+	__type(value, struct fb_stat_cells);
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } fb_stats SEC(".maps");
-
-/* FB_HASH_NHK's key words (include/flowbloom/hash.h) of the filter's
- * secret, derived on this CPU the first time a packet meets that secret
- * (five SipHash-1-3 runs) and reused while the secret stays: per CPU, so
- * the fast path writes nothing shared. Private to each load, not pinned:
- * it holds nothing the filter does not. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct fb_hkey);
-} fb_hkey SEC(".maps");
 
 /* replay --explain: the last packet's key and verdict. Written only when
  * cfg_trace is set, which removes the code otherwise. Not pinned. */

@@ -35,6 +35,10 @@
  * handful; eight covers every legitimate chain and bounds the loop. */
 #define FB_MAX_EXTHDRS 8
 
+/* What fb_parse_packet() says besides its verdict (*info, bits). */
+#define FB_PARSE_FRAGMENT 1 /* a non-first IP fragment: no transport header, key ports 0 */
+#define FB_PARSE_PORTS 2    /* the key's ports were read from the transport header */
+
 #define FB_ETH_P_8021Q 0x8100
 #define FB_ETH_P_8021AD 0x88a8
 
@@ -91,7 +95,7 @@ static __always_inline int fb_parse_eth(struct fb_cursor *c)
 /* Word 4 of the key from the upper-layer header at c->pos (its ports, if
  * it has any): 0 ok, -1 truncated. */
 static __always_inline int fb_parse_ports(struct fb_cursor *c, __u8 proto, __u8 family,
-					  struct fb_key *key)
+					  struct fb_key *key, __u32 *info)
 {
 	__u32 need = fb_proto_ports_hdr(proto); /* include/flowbloom/proto.h */
 	__be16 *ports = c->pos;
@@ -102,10 +106,11 @@ static __always_inline int fb_parse_ports(struct fb_cursor *c, __u8 proto, __u8 
 	if (c->pos + need > c->end)
 		return -1;
 	key->w[4] = fb_key_word_tail(ports[0], ports[1], proto, FB_KIND_FLOW, 0, family);
+	*info |= FB_PARSE_PORTS;
 	return 0;
 }
 
-static __always_inline int fb_parse_ipv4(struct fb_cursor *c, struct fb_key *key, __u32 *frag)
+static __always_inline int fb_parse_ipv4(struct fb_cursor *c, struct fb_key *key, __u32 *info)
 {
 	struct iphdr *iph = c->pos;
 	__u32 hlen;
@@ -131,15 +136,15 @@ static __always_inline int fb_parse_ipv4(struct fb_cursor *c, struct fb_key *key
 		return FB_PARSE_MALFORMED;
 
 	if (iph->frag_off & bpf_htons(0x1fff)) {
-		*frag = 1; /* non-first fragment: no L4 header here */
+		*info |= FB_PARSE_FRAGMENT; /* no L4 header here */
 		return FB_PARSE_OK;
 	}
 	c->pos += hlen;
-	return fb_parse_ports(c, iph->protocol, FB_FAMILY_IPV4, key) ? FB_PARSE_MALFORMED
-								     : FB_PARSE_OK;
+	return fb_parse_ports(c, iph->protocol, FB_FAMILY_IPV4, key, info) ? FB_PARSE_MALFORMED
+									   : FB_PARSE_OK;
 }
 
-static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key, __u32 *frag)
+static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key, __u32 *info)
 {
 	struct ipv6hdr *ip6h = c->pos;
 	__u8 nexthdr;
@@ -193,7 +198,7 @@ static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key
 			if (fh->frag_off & bpf_htons(0xfff8)) {
 				key->w[4] = fb_key_word_tail(0, 0, nexthdr, FB_KIND_FLOW, 0,
 							     FB_FAMILY_IPV6);
-				*frag = 1;
+				*info |= FB_PARSE_FRAGMENT;
 				return FB_PARSE_OK;
 			}
 			break;
@@ -205,11 +210,13 @@ static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key
 	if (fb_proto_ipv6_ext(nexthdr))
 		return FB_PARSE_MALFORMED;
 upper:
-	return fb_parse_ports(c, nexthdr, FB_FAMILY_IPV6, key) ? FB_PARSE_MALFORMED : FB_PARSE_OK;
+	return fb_parse_ports(c, nexthdr, FB_FAMILY_IPV6, key, info) ? FB_PARSE_MALFORMED
+								     : FB_PARSE_OK;
 }
 
-/* Fill key from the packet; returns enum fb_parse. */
-static __always_inline int fb_parse_packet(struct xdp_md *ctx, struct fb_key *key, __u32 *frag)
+/* Fill key from the packet; returns enum fb_parse, and FB_PARSE_* bits in
+ * *info (zeroed by the caller). */
+static __always_inline int fb_parse_packet(struct xdp_md *ctx, struct fb_key *key, __u32 *info)
 {
 	struct fb_cursor c = {
 		.pos = (void *)(long)ctx->data,
@@ -220,9 +227,9 @@ static __always_inline int fb_parse_packet(struct xdp_md *ctx, struct fb_key *ke
 	if (proto < 0)
 		return FB_PARSE_MALFORMED;
 	if (proto == ETH_P_IP)
-		return fb_parse_ipv4(&c, key, frag);
+		return fb_parse_ipv4(&c, key, info);
 	if (proto == ETH_P_IPV6)
-		return fb_parse_ipv6(&c, key, frag);
+		return fb_parse_ipv6(&c, key, info);
 	return FB_PARSE_NONIP;
 }
 

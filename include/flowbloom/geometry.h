@@ -5,12 +5,12 @@
  * (user/lib/types/bits.c does the same through an mmap), so both sides pick the
  * same bits by construction; tests/test_samebits checks it anyway.
  *
- * A filter is one BPF array of 64-byte blocks. Block 0 holds struct
- * fb_header (geometry, hash key, which rule kinds exist), block 1 the
- * prefix lengths that source and destination rules use (struct
- * fb_prefixes), and blocks FB_HDR_BLOCKS.. hold the m bits.
- * Keeping the header in the same map as the bits means replacing the whole
- * filter (a new inner map in the outer ARRAY_OF_MAPS) is one atomic step.
+ * A filter is, as user space sees it, one array of 64-byte blocks. Block 0
+ * holds struct fb_header (geometry, hash key, which rule kinds exist),
+ * block 1 the prefix lengths that source and destination rules use (struct
+ * fb_prefixes), and blocks FB_HDR_BLOCKS.. hold the m bits. How that array
+ * sits in BPF maps (chunks of one fixed shape, so the data path's lookups
+ * are inlined) is below, "Physical layout".
  *
  * Two layouts:
  *  - blocked (default): the hash picks one 64-byte block and sets k bits
@@ -33,7 +33,10 @@
 #include "mask.h"
 
 #define FB_MAGIC 0x4d4f4c42 /* "BLOM" little-endian */
-#define FB_VERSION 2	    /* 2: the flow key carries the family (key.h) */
+/* 2: the flow key carries the family (key.h); 3: the filter is held in
+ * chunks (the physical layout below). A filter of an earlier version is
+ * reported as made by an older build, never read. */
+#define FB_VERSION 3
 
 #define FB_BLOCK_BYTES 64
 #define FB_BLOCK_WORDS 8
@@ -105,8 +108,14 @@ struct fb_header {
 	};
 	__u8 type;  /* enum fb_type; 0: Bloom (layout, k, nblocks say how) */
 	__u8 flags; /* FB_HDRF_* */
-	__u8 reserved[2];
-	__u32 gens; /* the filter: generations in use, bit g = slot g of the set (ttl.h) */
+	/* Derived from the above for the data path, in the line it reads
+	 * anyway (include/flowbloom/head.h; user/lib/store/head.c writes
+	 * them): probe descriptors per family, and whether the filter takes
+	 * the fast loop (NH, blocked Bloom). Not exported. */
+	__u8 nprobe[2];
+	__u8 fast;
+	__u8 reserved;
+	__u16 gens; /* the filter: generations in use, bit g = generation g of the set (ttl.h) */
 };
 
 /* nflows is an estimate: the filter is an intersection of counting filters,
@@ -118,7 +127,7 @@ struct fb_header {
 #define FB_HDRF_GENERATION 2
 
 _Static_assert(sizeof(struct fb_header) == FB_BLOCK_BYTES, "header is exactly block 0");
-_Static_assert(__builtin_offsetof(struct fb_header, gens) == 60, "gens in the last word");
+_Static_assert(__builtin_offsetof(struct fb_header, gens) == 62, "gens in the last half-word");
 
 /* Block 1 (FB_PREFIX_BLOCK): the prefix lengths of source and destination
  * rules, and the
@@ -135,6 +144,72 @@ _Static_assert(FB_PFX_NR * sizeof(struct fb_lengths) + FB_MASK_TABLE_BYTES == FB
 
 _Static_assert(sizeof(struct fb_prefixes) == FB_BLOCK_BYTES, "prefix table is exactly block 1");
 _Static_assert(sizeof(struct fb_block) == FB_BLOCK_BYTES, "a block is one cache line");
+
+/*
+ * Physical layout. The logical array is cut into chunks: BPF arrays of one
+ * 256 KiB value each, every one of the same shape. The outer map
+ * (fb_filter, an ARRAY_OF_MAPS) then needs no BPF_F_INNER_MAP template,
+ * and without that flag the verifier inlines every lookup into an inner
+ * map: no helper call per probe (a call and return costs ~12 ns on a
+ * kernel whose returns go through AMD's SRSO "Safe RET" thunk). Filters of
+ * any size still share the one shape. One value per chunk: a block is the
+ * chunk's value plus an offset, one lookup, not one per page.
+ *
+ * Chunk 0 starts with the head page (struct fb_head, include/flowbloom/
+ * head.h): what the data path reads per packet besides the bits. The
+ * header and the prefix table are its last two blocks, so logical block L
+ * is physical block L + FB_HEAD_SHIFT of the chunks laid end to end, and
+ * user space maps the chunks back to back to see the logical array whole.
+ *
+ * fb_filter's slots: 0 holds chunk 0 (the head: one lookup per packet),
+ * 1 + gen * FB_MAX_CHUNKS + i chunk i of generation gen (the header's gen,
+ * which `load --replace` flips), chunk 0 included. A replace fills the
+ * other generation's slots, then swaps slot 0; see user/lib/store/. The
+ * ranges after those two hold the generations of rules with a lifetime
+ * (ttl.h), each a head and chunks of its own, found through its range's
+ * chunk 0.
+ */
+#define FB_PAGE_BYTES 4096
+#define FB_PAGE_BLOCKS (FB_PAGE_BYTES / FB_BLOCK_BYTES) /* 64: the head */
+#define FB_CHUNK_BLOCKS 4096
+#define FB_CHUNK_BYTES (FB_CHUNK_BLOCKS * FB_BLOCK_BYTES) /* 256 KiB */
+#define FB_HEAD_SHIFT (FB_PAGE_BLOCKS - FB_HDR_BLOCKS)	  /* 62 */
+#define FB_MAX_CHUNKS ((FB_MAX_BLOCKS + FB_PAGE_BLOCKS + FB_CHUNK_BLOCKS - 1) / FB_CHUNK_BLOCKS)
+/* Slot ranges of FB_MAX_CHUNKS: the filter's two (replace generations),
+ * then two sets of FB_GEN_SLOTS generations of rules with a lifetime. */
+#define FB_FILTER_RANGES (2 + 2 * FB_GEN_SLOTS)
+#define FB_FILTER_SLOTS (1 + FB_FILTER_RANGES * FB_MAX_CHUNKS)
+
+/* Chunks that hold a logical array of nblocks blocks after the header. */
+static __always_inline __u32 fb_chunks_for(__u64 nblocks)
+{
+	return (__u32)((nblocks + FB_PAGE_BLOCKS + FB_CHUNK_BLOCKS - 1) / FB_CHUNK_BLOCKS);
+}
+
+/* The blocks after the header that nchunks chunks hold (a filter gets all
+ * of them: a larger m only lowers its false-positive rate), at most
+ * FB_MAX_BLOCKS. */
+static __always_inline __u32 fb_chunks_nblocks(__u32 nchunks)
+{
+	__u64 n = (__u64)nchunks * FB_CHUNK_BLOCKS - FB_PAGE_BLOCKS;
+
+	return n > FB_MAX_BLOCKS ? FB_MAX_BLOCKS : (__u32)n;
+}
+
+/* A Bloom filter of at least nblocks blocks given all of the chunks it
+ * takes (create and `load --replace` size filters so). */
+static __always_inline __u32 fb_whole_chunks(__u32 nblocks)
+{
+	return fb_chunks_nblocks(fb_chunks_for(nblocks));
+}
+
+/* fb_filter's slot of chunk i of slot range gen: the header's gen of a
+ * filter (0 or 1, which `load --replace` flips), or a generation of rules
+ * with a lifetime's own range (ttl.h, fb_gen_range(): its header's gen). */
+static __always_inline __u32 fb_chunk_slot(__u32 gen, __u32 i)
+{
+	return 1 + gen * FB_MAX_CHUNKS + i;
+}
 
 static __always_inline __u32 fb_reduce32(__u32 x, __u32 n)
 {
@@ -194,16 +269,19 @@ static __always_inline __u32 fb_blocked_block(__u64 h, __u32 nblocks)
 	return FB_HDR_BLOCKS + fb_blocked_index(h, nblocks);
 }
 
-/* Blocked layout: the k-bit mask inside the block, one word at a time. */
+/* Blocked layout: the k-bit mask inside the block, one word at a time.
+ * Without a branch on k: on the data path a test of k per salt would
+ * split the verifier's state sixteen ways at every probe (k is the
+ * header's, unknown to it) and carry the split through the rest of the
+ * program. */
 static __always_inline __u64 fb_blocked_word_mask(__u64 h, __u32 k, int word)
 {
-	__u32 lo = (__u32)h;
+	__u32 lo = (__u32)h, on = (1U << (k & 31)) - 1; /* bit i: salt i in use */
 	__u64 mask = 0;
 	int i;
 
 	for (i = word; i < FB_MAX_K; i += FB_BLOCK_WORDS)
-		if ((__u32)i < k)
-			mask |= 1ULL << ((lo * fb_salt(i)) >> 26);
+		mask |= (1ULL << ((lo * fb_salt(i)) >> 26)) & (0 - (__u64)(on >> i & 1));
 	return mask;
 }
 
@@ -212,9 +290,20 @@ static __always_inline __u64 fb_blocked_word_mask(__u64 h, __u32 k, int word)
  * test and the scalable filter's stages all use this one. */
 static __always_inline int fb_block_has(const struct fb_block *blk, __u64 h, __u32 k)
 {
+	__u32 lo = (__u32)h;
 	__u64 miss = 0;
 	int w;
 
+	/* k = 8, the usual (one bit per word): eight salts, each word's bit
+	 * shifted down, no masks: a third of the general case's work. */
+	if (k == FB_BLOCK_WORDS) {
+#ifdef __clang__
+#pragma unroll
+#endif
+		for (w = 0; w < FB_BLOCK_WORDS; w++)
+			miss |= ~blk->w[w] >> ((lo * fb_salt(w)) >> 26);
+		return !(miss & 1);
+	}
 #ifdef __clang__
 #pragma unroll
 #endif

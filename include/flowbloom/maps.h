@@ -12,11 +12,12 @@
 #include "geometry.h"
 #include "key.h"
 
-/* Flags of every filter array (the inner map). BPF_F_INNER_MAP lets inner
- * maps of any size sit in one outer map; BPF_F_MMAPABLE lets the CLI fill
- * them through mmap instead of a syscall per word. Numeric values from
- * <linux/bpf.h>, spelled out so both sides agree without extra includes. */
-#define FB_INNER_MAP_FLAGS ((1U << 12) /* BPF_F_INNER_MAP */ | (1U << 10) /* BPF_F_MMAPABLE */)
+/* Flags of every chunk (the inner maps, geometry.h "Physical layout"):
+ * BPF_F_MMAPABLE lets the CLI fill them through mmap instead of a syscall
+ * per word. Not BPF_F_INNER_MAP: it would let chunks of any size in, and
+ * turn every lookup into a helper call. Numeric value from <linux/bpf.h>,
+ * spelled out so both sides agree without extra includes. */
+#define FB_CHUNK_MAP_FLAGS (1U << 10) /* BPF_F_MMAPABLE */
 
 /* Map names: also the file names `ip link` pins by (LIBBPF_PIN_BY_NAME). */
 #define FB_MAP_FILTER "fb_filter"
@@ -52,9 +53,83 @@ struct fb_counter {
 	__u64 bytes;
 };
 
+/* The statistics as readers see them (fb_stats_fold()). */
 struct fb_stats {
 	struct fb_counter c[FB_STAT_SLOTS];
 };
+
+/*
+ * What the data path keeps: one counter pair per packet outcome, so a
+ * packet makes one update (two adds to one cache line), not one per
+ * statistic it counts in (seen, matched, hit by kind, dropped: four).
+ * The outcome is the verdict, the kind that matched (3 bits: room for
+ * more kinds), whether it was a later fragment, and what the parser and
+ * the filter made of it; every statistic is a sum of outcomes.
+ */
+enum fb_stat_cond {
+	FB_COND_OK = 0,	   /* parsed, a filter decided */
+	FB_COND_MALFORMED, /* truncated or invalid headers */
+	FB_COND_NONIP,	   /* not IPv4/IPv6 */
+	FB_COND_NOFILTER,  /* parsed, but no filter installed */
+};
+
+#define FB_STAT_OUTCOMES 128
+#define FB_STAT_UNCONFIRMED_CELL FB_STAT_OUTCOMES /* and one more: refused Bloom hits */
+/* Not a counter: the data path's per-packet scratch (bpf/flowbloom.bpf.c). */
+#define FB_STAT_SCRATCH_CELL (FB_STAT_OUTCOMES + 1)
+#define FB_STAT_CELLS (FB_STAT_OUTCOMES + 8)
+
+struct fb_stat_cells {
+	struct fb_counter cell[FB_STAT_CELLS];
+};
+
+static __always_inline __u32 fb_stat_cell(__u32 drop, __u32 kind, __u32 frag, __u32 cond)
+{
+	return ((cond & 3) << 5 | (frag & 1) << 4 | (kind & 7) << 1 | (drop & 1)) &
+	       (FB_STAT_OUTCOMES - 1);
+}
+
+/* Add one CPU's cells into the readers' statistics. */
+static inline void fb_stats_fold(const struct fb_stat_cells *in, struct fb_stats *out)
+{
+	__u32 i;
+
+	for (i = 0; i < FB_STAT_OUTCOMES; i++) {
+		const struct fb_counter *x = &in->cell[i];
+		__u32 drop = i & 1, kind = i >> 1 & 7, frag = i >> 4 & 1, cond = i >> 5 & 3;
+		int st[4] = { FB_STAT_SEEN, drop ? FB_STAT_DROPPED : FB_STAT_PASSED, -1, -1 };
+		int j;
+
+		if (!x->packets && !x->bytes)
+			continue;
+		if (kind >= FB_KIND_FLOW && kind <= FB_KIND_DST)
+			st[2] = FB_STAT_HIT_FLOW + kind - FB_KIND_FLOW;
+		else if (kind == FB_KIND_MASK)
+			st[2] = FB_STAT_HIT_MASK;
+		if (cond == FB_COND_MALFORMED)
+			st[3] = FB_STAT_MALFORMED;
+		else if (cond == FB_COND_NONIP)
+			st[3] = FB_STAT_NONIP;
+		else if (cond == FB_COND_NOFILTER)
+			st[3] = FB_STAT_NOFILTER;
+		for (j = 0; j < 4; j++) {
+			if (st[j] < 0)
+				continue;
+			out->c[st[j]].packets += x->packets;
+			out->c[st[j]].bytes += x->bytes;
+		}
+		if (kind) {
+			out->c[FB_STAT_MATCHED].packets += x->packets;
+			out->c[FB_STAT_MATCHED].bytes += x->bytes;
+		}
+		if (frag) {
+			out->c[FB_STAT_FRAGMENT].packets += x->packets;
+			out->c[FB_STAT_FRAGMENT].bytes += x->bytes;
+		}
+	}
+	out->c[FB_STAT_UNCONFIRMED].packets += in->cell[FB_STAT_UNCONFIRMED_CELL].packets;
+	out->c[FB_STAT_UNCONFIRMED].bytes += in->cell[FB_STAT_UNCONFIRMED_CELL].bytes;
+}
 
 /*
  * Exact confirmation (create --confirm exact): a Bloom hit is checked

@@ -10,9 +10,9 @@
  * match with Bloom filters): a source or destination rule is stored as the
  * key (address masked to plen, plen, kind), and the data path probes the
  * packet's masked address once per length the filter holds for that
- * direction and family, longest first. At most FB_MAX_LENGTHS lengths per
- * list bound the probes per packet (and let the verifier unroll the loop);
- * `flowbloom load` expands rarer lengths into longer ones to fit.
+ * direction and family (one probe descriptor each, include/flowbloom/
+ * head.h). At most FB_MAX_LENGTHS lengths per list bound the probes per
+ * packet; `flowbloom load` expands rarer lengths into longer ones to fit.
  */
 #ifndef FLOWBLOOM_PREFIX_H
 #define FLOWBLOOM_PREFIX_H
@@ -21,13 +21,18 @@
 #include "hash.h"
 #include "key.h"
 
-#define FB_MAX_LENGTHS 8
+/* A miss pays one probe per length: at most 4 per list, a choice of cost
+ * (`load` expands rarer lengths into longer ones to fit; rules/prefixes.c).
+ * The table keeps room for 8, its layout in exports since 8 were allowed;
+ * a table of more than FB_MAX_LENGTHS is refused where it is read. */
+#define FB_MAX_LENGTHS 4
+#define FB_LENGTH_SLOTS 8
 
 /* One list of lengths; block 1 of a filter holds FB_PFX_NR of them
  * (struct fb_prefixes, geometry.h). */
 struct fb_lengths {
-	__u8 n;			  /* lengths in use */
-	__u8 len[FB_MAX_LENGTHS]; /* 128-bit-space lengths, longest first */
+	__u8 n;			   /* lengths in use */
+	__u8 len[FB_LENGTH_SLOTS]; /* 128-bit-space lengths, in the order added */
 };
 
 enum fb_prefix_list {
@@ -102,33 +107,6 @@ static __always_inline void fb_prefix_key(struct fb_key *k, __u32 kind, __u64 a0
 	k->w[2] = dst ? m0 : 0;
 	k->w[3] = dst ? m1 : 0;
 	k->w[4] = fb_key_word_tail(0, 0, 0, kind, plen, 0) | famw;
-}
-
-/*
- * FB_HASH_NHK of fb_prefix_key() without building the key: NH is a sum of
- * one term per key word, and only the masked address and the tail word
- * change with the length. The data path adds the other address's two
- * (zero) words once per packet (fb_nhk_prefix_base) and per length pays
- * three multiplies and the finaliser, where SipHash would run again over
- * all 40 bytes (Dharmapurikar et al.'s per-length probes made cheap:
- * issue 10). tests/unit checks it equals fb_nhk() of fb_prefix_key().
- */
-static __always_inline __u64 fb_nhk_prefix_base(const __u64 *kw, __u32 kind)
-{
-	int dst = kind == FB_KIND_DST;
-
-	return fb_nh_step(0, kw[dst ? 0 : 2]) + fb_nh_step(0, kw[dst ? 1 : 3]);
-}
-
-static __always_inline __u64 fb_nhk_prefix(const __u64 *kw, __u64 base, __u32 kind, __u64 a0,
-					   __u64 a1, __u8 plen, __u64 famw)
-{
-	__u64 m0 = a0 & fb_prefix_mask(plen, 0), m1 = a1 & fb_prefix_mask(plen, 1);
-	__u64 w4 = fb_key_word_tail(0, 0, 0, kind, plen, 0) | famw;
-	int dst = kind == FB_KIND_DST;
-
-	return fb_fmix64(base + fb_nh_step(fb_le64(m0), kw[dst ? 2 : 0]) +
-			 fb_nh_step(fb_le64(m1), kw[dst ? 3 : 1]) + fb_nh_step(fb_le64(w4), kw[4]));
 }
 
 #endif

@@ -2,19 +2,22 @@
 /*
  * Rule lifetimes: time generations, shared by the XDP program and the CLI.
  *
- * Rules added with a lifetime (add --ttl) live in generation arrays: whole
- * filter arrays (block 0 a copy of the filter's header, block 1 their own
- * prefix lengths, then the bits), each with one expiry, held by the same
- * outer map as the filter itself. Slot 0 is the filter (its permanent
- * rules); generation g of set s sits in slot fb_gen_slot(s, g). The set in
- * use is the filter header's gen bit, which `load --replace` flips with the
- * array it installs in slot 0: a replace fills the other set aside and its
- * one switch of slot 0 switches the generations with it.
+ * Rules added with a lifetime (add --ttl) live in generations: each a
+ * filter of its own (a head whose header is a copy of the filter's:
+ * geometry, hash, key; its own rule kinds, prefix lengths, shapes, probe
+ * table and bits), with one expiry, in chunks held by the same outer map as
+ * the filter itself (geometry.h, "Physical layout"). Generation g of set s
+ * has the slot range fb_gen_range(s, g), which its header's gen names; its
+ * head is its range's chunk 0. The set in use is the filter header's gen
+ * bit, which `load --replace` flips with the head it installs in slot 0: a
+ * replace fills the other set aside and its one switch of slot 0 switches
+ * the generations with it.
  *
  * The data path probes the filter, then, only if the filter's header has
  * generations (gens != 0), each generation whose expiry (in jiffies,
- * bpf_jiffies64()) is still ahead. A filter without lifetimes pays one test
- * of a header word it has already loaded.
+ * bpf_jiffies64()) is still ahead, through the same descriptor loop. A
+ * filter without lifetimes pays one test of a header word it has already
+ * loaded.
  *
  * A rule with lifetime T expiring at E joins a generation expiring in
  * [E, E + T / FB_GEN_DIV], so it matches until E and stops matching by
@@ -32,13 +35,12 @@
 #define FB_GEN_SLOTS 16
 /* Relative precision: a rule stops matching at most TTL / FB_GEN_DIV late. */
 #define FB_GEN_DIV 4
-/* Entries of the outer map: the filter, then two sets of generations. */
-#define FB_OUTER_ENTRIES (1 + 2 * FB_GEN_SLOTS)
-
-/* Outer-map slot of generation g (0..FB_GEN_SLOTS-1) of set (hdr gen bit). */
-static __always_inline __u32 fb_gen_slot(__u32 set, __u32 g)
+/* The slot range (geometry.h, fb_chunk_slot()) of generation g
+ * (0..FB_GEN_SLOTS-1) of set (the filter header's gen bit): after the
+ * filter's own two. */
+static __always_inline __u32 fb_gen_range(__u32 set, __u32 g)
 {
-	return 1 + (set & 1) * FB_GEN_SLOTS + (g & (FB_GEN_SLOTS - 1));
+	return 2 + (set & 1) * FB_GEN_SLOTS + (g & (FB_GEN_SLOTS - 1));
 }
 
 #endif

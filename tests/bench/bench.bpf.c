@@ -13,6 +13,7 @@
 #include "flowbloom/key.h"
 #include "flowbloom/maps.h"
 #include "parsing.bpf.h"
+#include "scale.h"
 
 const volatile __u32 cfg_bench = 0;
 const volatile __u8 cfg_bench_v6 = 0;
@@ -124,8 +125,8 @@ struct {
 
 static __always_inline int parse_bench(struct xdp_md *ctx, struct fb_key *key)
 {
-	__u32 frag = 0;
-	int rc = fb_parse_packet(ctx, key, &frag);
+	__u32 info = 0;
+	int rc = fb_parse_packet(ctx, key, &info);
 
 	if (cfg_bench) {
 		__u32 i = bench_seq++;
@@ -322,6 +323,67 @@ int xdp_gen_list(struct xdp_md *ctx)
 		__builtin_memcpy(p + 26, s->a, 4);
 	}
 	return bpf_redirect(cfg_ifindex, 0);
+}
+
+/* Live at scale (bench_scale.c): the source addresses of the prefix
+ * list's frames (one inside each listed prefix), and xdp-filter's design
+ * as a receiver: a per-CPU hash of blocked source addresses, each with a
+ * packet counter. */
+const volatile __u32 cfg_scale_n = 0; /* xdp_gen_scale: scale_host(i) for i < n; 0: scale_srcs */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* set by the benchmark */
+	__type(key, __u32);
+	__type(value, struct src_addr);
+} scale_srcs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 1); /* set by the benchmark */
+	__type(key, struct src_addr);
+	__type(value, __u64);
+} exact6 SEC(".maps");
+
+/* Live-frames generator at scale: frame i's IPv6 source is blocked source
+ * i mod n (scale.h), or scale_srcs[i mod entries], sent out of cfg_ifindex. */
+SEC("xdp")
+int xdp_gen_scale(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	__u32 i = bench_seq++;
+	__u8 *p = data;
+
+	if (p + 14 + 40 + 8 > (__u8 *)end)
+		return XDP_ABORTED;
+	if (cfg_scale_n) {
+		scale_host(i % cfg_scale_n, p + 22);
+	} else {
+		__u32 j = i % cfg_nsrc;
+		struct src_addr *s = bpf_map_lookup_elem(&scale_srcs, &j);
+
+		if (!s)
+			return XDP_ABORTED;
+		__builtin_memcpy(p + 22, s->a, 16);
+	}
+	return bpf_redirect(cfg_ifindex, 0);
+}
+
+/* xdp-filter's way (its xdpfilt_alw_ip, IPv6 source only): the source in a
+ * per-CPU hash map, its counter bumped, dropped if listed. */
+SEC("xdp")
+int xdp_exact6(struct xdp_md *ctx)
+{
+	struct fb_key key = {};
+	__u64 *c;
+
+	if (parse_bench(ctx, &key) != FB_PARSE_OK)
+		return XDP_PASS;
+	c = bpf_map_lookup_elem(&exact6, key.saddr);
+	if (!c)
+		return XDP_PASS;
+	(*c)++;
+	return XDP_DROP;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

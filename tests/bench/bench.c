@@ -142,7 +142,7 @@ static int make_filter_hash(const char *name, __u64 bits, int k, int layout, con
 	}
 	f->hdr->nflows = 2ULL * n;
 	f->hdr->kinds = FB_KINDF(FB_KIND_FLOW);
-	return 0;
+	return fb_head_sync(f, true);
 }
 
 int make_filter(const char *name, __u64 bits, int k, int layout, __u32 n, struct fb_store *f)
@@ -373,6 +373,7 @@ static void bench_hash10m(void)
 	fb_bits_set_many(&f, keys, n);
 	f.hdr->nflows = n;
 	f.hdr->kinds = FB_KINDF(FB_KIND_FLOW);
+	fb_head_sync(&f, true);
 	free(keys);
 	printf("  (blocked 10M/1%%: `create --capacity 10000000 --fp-rate 0.01`: %.1f MiB, k=%u, "
 	       "%s; hits over the first 2^23 flows)\n",
@@ -470,6 +471,10 @@ int main(int argc, char **argv)
 		return bench_srcs(atoi(argv[2]) == 6);
 	if (argc > 3 && !strcmp(argv[1], "count"))
 		return enter_netns(argv[2]) ? 1 : bench_count(argv[3]);
+	if (argc > 3 && !strcmp(argv[1], "scale-fill"))
+		return scale_fill(argv[2], argv[3]);
+	if (argc > 5 && !strcmp(argv[1], "scale-rx"))
+		return enter_netns(argv[2]) ? 1 : scale_rx(argv[3], argv[4], argv[5]);
 	if (argc > 5 && !strcmp(argv[1], "gen"))
 		return enter_netns(argv[2])
 			       ? 1

@@ -78,6 +78,7 @@ int bench_count(const char *dev)
 
 struct gen {
 	struct bench_bpf *b;
+	struct bpf_program *prog; /* xdp_gen_list, or xdp_gen_scale (BENCH_SCALE) */
 	unsigned idle_if;
 	int cpu;
 	unsigned frames;
@@ -96,7 +97,7 @@ static int gen_run(struct gen *g, unsigned frames)
 
 	fb_bench_flow(0, g->v6, &k); /* to 203.0.113.1 / 2001:db8::1; source rewritten */
 	t.data_size_in = test_build_frame(&k, frame);
-	return bpf_prog_test_run_opts(bpf_program__fd(g->b->progs.xdp_gen_list), &t);
+	return bpf_prog_test_run_opts(bpf_program__fd(g->prog), &t);
 }
 
 /* The calling thread's CPU time. The receiver's XDP program runs in the
@@ -140,6 +141,8 @@ int bench_gen(int v6, unsigned frames, int ngen, char **specs)
 	pthread_t th[8];
 	pthread_barrier_t start;
 	double longest = 0;
+	/* The frames of the benchmark at scale (bench_scale.c): IPv6. */
+	const char *scale = getenv("BENCH_SCALE");
 	int i;
 
 	if (ngen < 1 || ngen > 8)
@@ -161,15 +164,18 @@ int bench_gen(int v6, unsigned frames, int ngen, char **specs)
 		g[i].b->rodata->cfg_ifindex = gen_if;
 		g[i].b->rodata->cfg_nsrc = nsrc(v6);
 		g[i].b->rodata->cfg_bench_v6 = v6;
-		if (bench_bpf__load(g[i].b))
+		g[i].prog = scale ? g[i].b->progs.xdp_gen_scale : g[i].b->progs.xdp_gen_list;
+		if (scale)
+			scale_gen_setup(g[i].b, scale);
+		if (bench_bpf__load(g[i].b) || (scale && scale_gen_fill(g[i].b, scale)))
 			return 1;
-		for (j = 0; j < nsrc(v6); j++) {
+		for (j = 0; !scale && j < nsrc(v6); j++) {
 			src_addr(v6, j, a);
 			bpf_map_update_elem(bpf_map__fd(g[i].b->maps.srcs), &j, a, BPF_ANY);
 		}
 		/* Attached to a down veth: without any attachment, each live run
 		 * pays two XDP dispatcher updates. */
-		if (bpf_xdp_attach(g[i].idle_if, bpf_program__fd(g[i].b->progs.xdp_gen_list),
+		if (bpf_xdp_attach(g[i].idle_if, bpf_program__fd(g[i].prog),
 				   XDP_FLAGS_DRV_MODE, NULL)) {
 			fprintf(stderr, "bench gen: attach to %s: %s\n", idle, strerror(errno));
 			return 1;

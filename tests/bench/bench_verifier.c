@@ -32,13 +32,14 @@ static const struct vconf confs[] = {
 	{ "--monitor --new-flows, trace on", 0, 0, 1, 0, FB_MON_SKETCH | FB_MON_NEWFLOWS },
 };
 
-static char vlog[1 << 16];
+static char vlog[1 << 24];
 
 void bench_verifier(void)
 {
 	struct fb_create_opts fo = {
 		.nblocks = 1024, .k = 8, .layout = FB_LAYOUT_BLOCKED, .hash = FB_HASH_NHK
 	};
+	unsigned long slowest = 0;
 	struct fb_store f;
 	size_t i;
 
@@ -81,13 +82,19 @@ void bench_verifier(void)
 		{
 			vlog[0] = 0;
 			bpf_program__set_log_buf(p, vlog, sizeof(vlog));
-			bpf_program__set_log_level(p, 4); /* statistics only */
+			/* Statistics only; FBBENCH_VLOG=1 adds the log (its end is
+			 * printed if the load fails). */
+			bpf_program__set_log_level(p, getenv("FBBENCH_VLOG") ? 1 | 4 : 4);
 		}
 		err = flowbloom_bpf__load(skel);
 		line = strstr(vlog, "processed ");
 		vt = strstr(vlog, "verification time ");
 		if (err || !line) {
+			size_t l = strlen(vlog);
+
 			printf("  %-40s load failed: %s\n", c->name, strerror(-err));
+			if (getenv("FBBENCH_VLOG"))
+				printf("%s\n", vlog + (l > 6000 ? l - 6000 : 0));
 		} else {
 			unsigned long insns = strtoul(line + 10, NULL, 10),
 				      usec = vt ? strtoul(vt + 18, NULL, 10) : 0;
@@ -97,6 +104,8 @@ void bench_verifier(void)
 				*nl = 0;
 			printf("  %-40s %7lu insns  %6.0f ms  %s\n", c->name, insns, usec / 1e3,
 			       st ? st : "");
+			if (usec > slowest)
+				slowest = usec;
 		}
 		flowbloom_bpf__destroy(skel);
 		if (c->mon) {
@@ -106,4 +115,5 @@ void bench_verifier(void)
 	}
 	fb_store_close(&f);
 	fb_store_destroy("vfy");
+	target("verifier: the slowest configuration's verification, s", slowest / 1e6, 0.5, true);
 }

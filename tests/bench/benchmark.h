@@ -31,6 +31,7 @@
 #include "rules/rules.h"
 #include "store/stats.h"
 #include "store/store.h"
+#include "store/head.h"
 #include "flowbloom/bench.h"
 #include "flowbloom.skel.h"
 #include "store/loader.h"
@@ -77,6 +78,19 @@ int bench_gen(int v6, unsigned frames, int ngen, char **specs);
 /* bench_prefixes.c */
 void bench_prefixes(void);
 void bench_prefix_table(void);
+/* A list of n entries shaped like Spamhaus DROP (n/10 prefixes /11-/24 with
+ * DROP's length weights, the rest /32; all prefixes up to 1,500). */
+struct pentry {
+	__u32 addr; /* network order, masked */
+	__u8 len;
+};
+void gen_list(struct pentry *e, size_t n, uint64_t *seed);
+
+/* bench_scale.c: the live head-to-head at scale (section 14) */
+int scale_fill(const char *name, const char *what);
+int scale_rx(const char *dev, const char *kind, const char *what);
+void scale_gen_setup(struct bench_bpf *b, const char *what);
+int scale_gen_fill(struct bench_bpf *b, const char *what);
 
 /* bench_shapes.c */
 void bench_shapes(void);

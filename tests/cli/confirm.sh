@@ -20,9 +20,10 @@ random.seed(3)
 pick = random.sample(flows, min(10, len(flows)))
 srcs = sorted({f.split()[1].rsplit(":", 1)[0].strip("[]") for f in flows if "." in f.split()[1]})
 src = random.choice(srcs)
-# 2,000 flows no capture has (documentation addresses, port 9) fill the
-# 512 bits to ~98%: nearly every probe then says "maybe".
-junk = ["udp 203.0.113.%d:%d 198.51.100.%d:9" % (i % 250, 1024 + i, i % 200) for i in range(2000)]
+# 8,000 flows no capture has (documentation addresses, port 9) fill the
+# filter folded down to 63 blocks (32,256 bits, k = 1) to ~22%: many
+# probes then say "maybe".
+junk = ["udp 203.0.113.%d:%d 198.51.100.%d:9" % (i % 250, 1024 + i, i % 200) for i in range(8000)]
 open(sys.argv[2] + "/list_a.txt", "w").write("\n".join(pick[:5] + junk) + "\n")
 open(sys.argv[2] + "/list_b.txt", "w").write("\n".join(pick[5:] + junk) + "\nsrc %s\n" % src)
 PY
@@ -47,10 +48,15 @@ for d in map(json.loads, open(sys.argv[1])):
 print(n)
 PY
 }
+jget() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval("d"+sys.argv[1]))' "$1"; }
 matched() { python3 -c 'import json,sys; print(sum(json.loads(l)["matched"] for l in sys.stdin))'; }
 
 check "create a tiny confirming filter" "$FB" create cf --bits 512 --hashes 1 --confirm exact
 check "create the same without confirmation" "$FB" create plain --bits 512 --hashes 1
+# A filter takes at least one 256 KiB chunk: fold both down to an odd
+# number of blocks (63), small enough to saturate.
+for f in cf plain; do while "$FB" fold $f >/dev/null 2>&1; do :; done; done
+check_eq "both folded to 63 blocks" "$("$FB" -j info cf | jget '["blocks"]') $("$FB" -j info plain | jget '["blocks"]')" "63 63"
 check "load list A (confirming)" "$FB" load cf "$T_TMP/list_a.txt"
 check "load list A (plain)" "$FB" load plain "$T_TMP/list_a.txt"
 keyed=$(python3 -c 'import json,sys; print(sum(json.loads(l).get("parse")=="ok" for l in open(sys.argv[1])))' "$T_TMP/all.json")

@@ -5,6 +5,7 @@
  * its trace record.
  */
 #include "counting_test.h"
+#include "store/head.h"
 
 static char root[128];
 pid_t main_pid;
@@ -74,10 +75,12 @@ void drop_filter(const char *name)
 	forget(name);
 }
 
-/* The data path probes a rule kind only once its flag is set (cmd_add.c). */
+/* The data path probes a rule kind only once its flag is set and the
+ * head's probe table has its descriptor (rules.c). */
 void publish_kind(struct fb_store *f)
 {
 	__atomic_fetch_or(&f->hdr->kinds, FB_KINDF(FB_KIND_FLOW), __ATOMIC_RELEASE);
+	ASSERT_EQ(fb_head_sync(f, true), 0, "the head's probe table follows the kinds");
 }
 
 int prog_load(const struct fb_store *f, struct prog *pr)

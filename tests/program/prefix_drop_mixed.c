@@ -135,7 +135,10 @@ static void rand_addr(uint64_t *seed, __u8 fam, __u8 out[16])
  * border: ::/N for N < 96 (which cover ::ffff:0:0/96 numerically),
  * ::fffe:0:0/95 (expanding it to /96 makes ::ffff:0:0/96), ::ffff:0:0/96
  * and longer written in hex (IPv6 rules), 64:ff9b::/96, ::/0 in one round.
- * Each list has more than 8 lengths per family, so `load` expands both.
+ * Each list has more than 4 lengths per family, so `load` expands both;
+ * each round's IPv6 lengths lie in one window (the border cases where they
+ * fall), since four lengths cannot cover /0 to /128 within the expansion
+ * cap.
  * Then, through the real program: every listed prefix's first, last and
  * random addresses match as sources of a packet of the prefix's family,
  * and packets from outside every prefix of their own family (IPv4, IPv6,
@@ -153,7 +156,13 @@ void mixed_families(void)
 		"::ffff:0:0/97", "::ffff:c633:6400/120",
 		"64:ff9b::/96",	 "::ffff:cb00:714d",
 	};
-	static const int len6[] = { 16, 24, 29, 32, 36, 44, 48, 56, 64, 100, 112, 127, 128 };
+	/* IPv6 lengths per round: high (the v4-mapped border), low, middle
+	 * (with ::/0), and the v4-mapped /96 from below. */
+	static const int len6[MIX_ROUNDS][8] = { { 88, 94, 95, 97, 100, 112, 120, 127 },
+						 { 8, 12, 16, 20, 24, 29, 32, 32 },
+						 { 36, 40, 44, 48, 52, 56, 60, 64 },
+						 { 64, 68, 72, 76, 80, 84, 88, 96 } };
+	static const int lo6[MIX_ROUNDS] = { 88, 0, 36, 64 }, hi6[MIX_ROUNDS] = { 128, 32, 64, 96 };
 	struct pfx *p = calloc(MIX_MAX, sizeof(*p));
 	uint64_t seed = 0x3a9ed;
 	struct prog pg = { 0 };
@@ -190,10 +199,12 @@ void mixed_families(void)
 		if (round == 1)
 			rand_pfx(&seed, 1, 0, &p[n++]); /* 0.0.0.0/0 */
 		for (i = 0; i < 60; i++)
-			rand_pfx(&seed, 0, len6[test_rand64(&seed) % 13], &p[n++]);
-		for (i = 0; i < sizeof(border) / sizeof(border[0]); i++)
-			if (round == 0 || test_rand64(&seed) % 2)
-				pfx6(border[i], &p[n++]);
+			rand_pfx(&seed, 0, len6[round][test_rand64(&seed) % 8], &p[n++]);
+		for (i = 0; i < sizeof(border) / sizeof(border[0]); i++) {
+			pfx6(border[i], &p[n]);
+			if (p[n].plen >= lo6[round] && p[n].plen <= hi6[round])
+				n++;
+		}
 		if (round == 2)
 			pfx6("::/0", &p[n++]);
 		for (i = 0; i < n; i++) {

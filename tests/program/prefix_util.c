@@ -235,17 +235,9 @@ int send_pkt(const struct prog *pg, const __u8 src[16], const __u8 dst[16], __u3
 
 __u64 nofilter_packets(const struct prog *pg)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct fb_stats *s = calloc(ncpu, sizeof(*s));
-	__u32 zero = 0;
-	__u64 n = 0;
-	int c;
+	struct fb_stats s;
 
-	if (s && !bpf_map_lookup_elem(pg->stats_fd, &zero, s))
-		for (c = 0; c < ncpu; c++)
-			n += s[c].c[FB_STAT_NOFILTER].packets;
-	free(s);
-	return n;
+	return fb_stats_read_fd(pg->stats_fd, "test", &s) ? 0 : s.c[FB_STAT_NOFILTER].packets;
 }
 
 /* The "other" address of a packet: same family, fixed. */

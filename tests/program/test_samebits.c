@@ -22,7 +22,7 @@
 #include "store/store.h"
 #include "testlib.h"
 
-#define N_ADD 100000
+#define N_ADD 200000
 #define N_PROBE 200000
 
 static char cli[512];
@@ -50,7 +50,7 @@ static void one(const char *layout, const char *hash)
 	snprintf(name, sizeof(name), "sb-%s-%s", layout, hash);
 	snprintf(text, sizeof(text), "%s --layout %s --hash", name, layout);
 	if (!ASSERT_EQ(
-		    run("%s create %s %s --capacity 100000 --fp-rate 0.01 >/dev/null", text, hash),
+		    run("%s create %s %s --capacity 200000 --fp-rate 0.01 >/dev/null", text, hash),
 		    0, "create via CLI"))
 		return;
 	fd = mkstemp(path);

@@ -9,13 +9,19 @@
  *    batches over 4 s, against an exact model of when each must match and
  *    when it must not; a `load --replace` of the permanent rules in the
  *    middle carries them (no miss before their end, no match after);
- *  - a filter without lifetimes has no generation (the data path's test).
+ *  - a filter without lifetimes has no generation (the data path's test);
+ *  - in a filter of several chunks, rules with a lifetime of other shapes
+ *    (mask.h) match through their generation's own head and chunks, the
+ *    trace names the shape, `check` finds every head current, and nothing
+ *    matches after the bound.
  * Each probe runs the whole program (parse, filter, generations).
  */
 #include <math.h>
 #include "counting_test.h"
 #include "store/gens.h"
 #include "store/jiffies.h"
+#include "store/repair.h"
+#include "rules/rules.h"
 #include "util.h"
 
 #define SLACK 0.03 /* clock reads, bracket of the jiffies calibration, ticks */
@@ -176,8 +182,8 @@ static void random_model(void)
 			/* Halfway: the permanent rules replaced (load --replace),
 			 * the rules with a lifetime carried over. */
 			if (b == BATCHES / 2)
-				replaced =
-					!fb_rules_replace(&f, f.hdr->nblocks, f.hdr->k, perm, PERM, &bad);
+				replaced = !fb_rules_replace(&f, f.hdr->nblocks, f.hdr->k, perm,
+							     PERM, &bad);
 			fb_store_unlock(&f);
 		}
 		for (j = 0; j < (b < BATCHES ? (b + 1) * PER : N); j++) {
@@ -228,6 +234,106 @@ out:
 	free(perm);
 }
 
+/* The program's verdict for the packet of key p and the trace's kind and
+ * shape; -1 if it could not run. */
+static int run_traced(const struct prog *pr, const struct fb_key *p, __u32 *kind, __u32 *shape)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, t, .repeat = 1);
+	uint8_t frame[128];
+	struct fb_trace tr;
+	__u32 zero = 0;
+
+	t.data_in = frame;
+	t.data_size_in = test_build_frame(p, frame);
+	if (bpf_prog_test_run_opts(pr->fd, &t) || bpf_map_lookup_elem(pr->trace_fd, &zero, &tr))
+		return -1;
+	*kind = tr.kind;
+	*shape = tr.mask;
+	return (int)t.retval;
+}
+
+static void shapes_chunks(void)
+{
+	enum { N = 300 };
+	/* UDP from a source /24 to destination port 53 (IPv4), and the
+	 * same from a source /48 to a destination /64 (IPv6). */
+	const __u32 d4 = fb_mask_desc(96 + 24, 0, 0, 16, 1, 0),
+		    d6 = fb_mask_desc(48, 64, 0, 0, 0, 1);
+	struct fb_key keys[N], rules[2], pkts[2], other;
+	uint64_t seed = 0x5e1f;
+	double t1, bound;
+	struct fb_repair_state rs;
+	struct fb_store f;
+	struct prog pr;
+	__u32 kind, shape;
+	long miss = 0, late = 0;
+	size_t bad;
+	int i, j;
+
+	if (!ASSERT_EQ(make_filter("ttl-shapes", FB_LAYOUT_BLOCKED, 0, 100000, 1e-6, &f), 0,
+		       "create a filter of several chunks"))
+		return;
+	ASSERT_TRUE(f.nchunks > 1, "the filter spans more than one chunk");
+	if (!ASSERT_EQ(prog_load(&f, &pr), 0, "load the program"))
+		goto close;
+	for (i = 0; i < N; i++)
+		test_random_flow(&seed, &keys[i], i & 1);
+	for (i = 0; i < 2; i++) {
+		test_random_flow(&seed, &pkts[i], i);
+		pkts[i].proto = 17;
+		pkts[i].dport = htons(53);
+		fb_mask_key(&rules[i], &pkts[i], i ? d6 : d4);
+	}
+	fb_store_lock(&f);
+	ASSERT_EQ(fb_gens_add(&f, keys, N, 1.0, &bad, NULL), 0, "300 flows added for 1 s");
+	ASSERT_EQ(fb_gens_add(&f, rules, 2, 1.0, &bad, NULL), 0, "two shapes added for 1 s");
+	t1 = fb_now();
+	ASSERT_EQ(fb_repair_check(&f, false, &rs), 0, "check ran");
+	ASSERT_TRUE(!rs.stale_head && !rs.stale_gens, "check: every head current, no stale slot");
+	fb_store_unlock(&f);
+	ASSERT_EQ(f.hdr->kinds, 0, "the filter itself holds no rule");
+	for (i = 0; i < N; i++)
+		miss += run_traced(&pr, &keys[i], &kind, &shape) != XDP_DROP ||
+			kind != FB_KIND_FLOW;
+	ASSERT_EQ(miss, 0, "every flow with a lifetime matched in its generation's chunks");
+	for (i = 0; i < 2; i++) {
+		char label[160];
+
+		other = pkts[i];
+		other.sport ^= htons(0x1234);
+		if (i)
+			other.daddr[15] ^= 0x5a; /* inside the /64 */
+		else
+			other.daddr[15] ^= 0x5a, other.saddr[15] ^= 0x5a; /* inside the /24 */
+		snprintf(label, sizeof(label),
+			 "IPv%d shape: packets it covers dropped, the trace "
+			 "names the shape",
+			 i ? 6 : 4);
+		ASSERT_TRUE(run_traced(&pr, &pkts[i], &kind, &shape) == XDP_DROP &&
+				    kind == FB_KIND_MASK && shape == (i ? d6 : d4) &&
+				    run_traced(&pr, &other, &kind, &shape) == XDP_DROP &&
+				    kind == FB_KIND_MASK,
+			    label);
+		other.dport ^= htons(1);
+		other.saddr[i ? 4 : 13] ^= 0x40; /* outside the source prefix */
+		snprintf(label, sizeof(label), "IPv%d shape: a packet outside it passes",
+			 i ? 6 : 4);
+		ASSERT_TRUE(run_traced(&pr, &other, &kind, &shape) == XDP_PASS && !kind, label);
+	}
+	bound = t1 + 1.0 + 1.0 / FB_GEN_DIV + SLACK;
+	while (fb_now() < bound)
+		usleep(20000);
+	for (i = 0; i < N; i++)
+		late += run_traced(&pr, &keys[i], &kind, &shape) != XDP_PASS;
+	for (j = 0; j < 2; j++)
+		late += run_traced(&pr, &pkts[j], &kind, &shape) != XDP_PASS;
+	ASSERT_EQ(late, 0, "none matches after 1 s + 1 s/4");
+	fb_load_close(pr.skel);
+close:
+	fb_store_close(&f);
+	drop_filter("ttl-shapes");
+}
+
 int main(void)
 {
 	double t0 = now();
@@ -240,6 +346,7 @@ int main(void)
 	two_seconds(0);
 	two_seconds(4);
 	random_model();
+	shapes_chunks();
 	printf("ttl: %.2f s\n", now() - t0);
 	return test_summary();
 }

@@ -291,13 +291,16 @@ static void check_shared_stats(const char *layout, struct fb_store *f)
 	flowbloom_bpf__destroy(s);
 }
 
-static void run_layout(const char *name, __u8 layout)
+/* The table through the program, on a filter of layout and hash: with
+ * SipHash the descriptors go through the global probe function, with NH
+ * and the blocked layout through the data path's inlined loop. */
+static void run_layout(const char *name, __u8 layout, __u8 hash)
 {
 	struct fb_create_opts co = {
 		.nblocks = 1024,
 		.k = 7,
 		.layout = layout,
-		.hash = FB_HASH_SIPHASH13,
+		.hash = hash,
 		.action = FB_ACTION_DROP,
 	};
 	struct flowbloom_bpf *skel[NCFG] = {};
@@ -335,6 +338,63 @@ static void run_layout(const char *name, __u8 layout)
 destroy:
 	snprintf(l, sizeof(l), "destroy the %s filter", name);
 	ASSERT_EQ(fb_store_destroy(name), 0, l);
+}
+
+/*
+ * The data path probes what the head's table says (include/flowbloom/
+ * head.h), derived from the header and the prefix lengths by every writer
+ * (fb_head_sync). A writer that changed the header and not the table (a
+ * bug this simulates) leaves a rule the program cannot see: `check` finds
+ * it and --repair rebuilds the table.
+ */
+static void check_stale_head(void)
+{
+	struct fb_create_opts co = { .nblocks = 1024,
+				     .k = 8,
+				     .layout = FB_LAYOUT_BLOCKED,
+				     .hash = FB_HASH_NHK,
+				     .action = FB_ACTION_DROP };
+	struct fb_load_opts o = { .trace = true, .private_stats = true };
+	struct fb_store f = { .dir_fd = -1, .outer_fd = -1, .bits_fd = -1, .stats_fd = -1 };
+	const __u8 a4[4] = { 198, 51, 100, 77 };
+	struct fb_repair_state st;
+	struct flowbloom_bpf *skel;
+	struct fb_key k, pkt;
+	int m;
+
+	if (!ASSERT_EQ(fb_store_create("stale", &co), 0, "stale head: create") ||
+	    !ASSERT_EQ(fb_store_open("stale", &f), 0, "stale head: open"))
+		return;
+	memset(&pkt, 0, sizeof(pkt));
+	v4mapped(pkt.saddr, a4);
+	v4mapped(pkt.daddr, a4);
+	pkt.proto = 17, pkt.kind = FB_KIND_FLOW, pkt.family = FB_FAMILY_IPV4;
+	addr_key(&k, FB_KIND_SRC, pkt.saddr, FB_FAMILY_IPV4);
+	/* The bits and the length, the kind flag: no table. */
+	fb_bits_set(&f, &k);
+	((struct fb_prefixes *)&f.blocks[1])->list[FB_PFX_SRC4].len[0] = 128;
+	((struct fb_prefixes *)&f.blocks[1])->list[FB_PFX_SRC4].n = 1;
+	f.hdr->kinds |= FB_KINDF(FB_KIND_SRC);
+	skel = fb_load(&f, &o);
+	if (!ASSERT_TRUE(skel != NULL, "stale head: load the program"))
+		goto out;
+	ASSERT_EQ(test_probe_flow(bpf_program__fd(skel->progs.flowbloom),
+				  bpf_map__fd(skel->maps.fb_trace), &pkt, &m),
+		  XDP_PASS, "stale head: the program does not see the rule: passed");
+	ASSERT_EQ(fb_store_lock(&f), 0, "stale head: lock");
+	ASSERT_EQ(fb_repair_check(&f, false, &st), 0, "stale head: check");
+	ASSERT_TRUE(st.stale_head, "stale head: check reports the probe table");
+	ASSERT_EQ(fb_repair_check(&f, true, &st), 0, "stale head: check --repair");
+	ASSERT_EQ(fb_repair_check(&f, false, &st), 0, "stale head: check again");
+	ASSERT_TRUE(!st.stale_head, "stale head: repaired");
+	fb_store_unlock(&f);
+	ASSERT_EQ(test_probe_flow(bpf_program__fd(skel->progs.flowbloom),
+				  bpf_map__fd(skel->maps.fb_trace), &pkt, &m),
+		  XDP_DROP, "stale head: after the repair the program sees the rule: dropped");
+	flowbloom_bpf__destroy(skel);
+out:
+	fb_store_close(&f);
+	ASSERT_EQ(fb_store_destroy("stale"), 0, "stale head: destroy");
 }
 
 /* No filter in the outer map: fail open, malformed packets too unless the
@@ -401,8 +461,10 @@ int main(void)
 	fb_libbpf_logging(false);
 
 	check_key_syntax();
-	run_layout("verdict-blocked", FB_LAYOUT_BLOCKED);
-	run_layout("verdict-classic", FB_LAYOUT_CLASSIC);
+	run_layout("verdict-blocked", FB_LAYOUT_BLOCKED, FB_HASH_SIPHASH13);
+	run_layout("verdict-classic", FB_LAYOUT_CLASSIC, FB_HASH_SIPHASH13);
+	run_layout("verdict-blocked-nh", FB_LAYOUT_BLOCKED, FB_HASH_NHK);
+	check_stale_head();
 	check_no_filter(FB_MALFORMED_DROP);
 	check_no_filter(FB_MALFORMED_DEFAULT);
 

@@ -10,7 +10,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "flowbloom/hash.h"
-#include "types.bpf.h"
+#include "flowbloom/geometry.h"
 #include "types_check.h"
 
 struct {
@@ -28,6 +28,15 @@ struct {
 	__type(value, struct fb_block);
 	__uint(map_flags, BPF_F_MMAPABLE);
 } tc_table SEC(".maps");
+
+/* Where bpf/types.bpf.h finds block b: tc_table itself. */
+static __always_inline struct fb_block *fb_tblock(__u32 tbl, __u32 b)
+{
+	(void)tbl;
+	return bpf_map_lookup_elem(&tc_table, &b);
+}
+
+#include "types.bpf.h"
 
 SEC("xdp")
 int types_check(struct xdp_md *ctx)
@@ -47,11 +56,11 @@ int types_check(struct xdp_md *ctx)
 		return XDP_ABORTED;
 	h = fb_hash_with(&key, g->hash, g->key, g->kw);
 	if (g->type == TC_CUCKOO)
-		hit = fb_cuckoo_probe(&tc_table, &g->c, h);
+		hit = fb_cuckoo_probe(0, &g->c, h);
 	else if (g->type == TC_DLEFT)
-		hit = fb_dleft_probe(&tc_table, &g->d, h);
+		hit = fb_dleft_probe(0, &g->d, h);
 	else if (g->type == TC_SCALABLE)
-		hit = fb_sbf_probe(&tc_table, &g->s, h);
+		hit = fb_sbf_probe(0, &g->s, h);
 	else
 		return XDP_ABORTED;
 	return hit ? XDP_DROP : XDP_PASS;

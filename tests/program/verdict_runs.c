@@ -16,23 +16,7 @@ int aborted_runs;
 
 int read_stats(int fd, struct fb_stats *out)
 {
-	int ncpu = libbpf_num_possible_cpus(), c, i, err;
-	struct fb_stats *per = calloc(ncpu > 0 ? ncpu : 1, sizeof(*per));
-	__u32 zero = 0;
-
-	memset(out, 0, sizeof(*out));
-	if (!per || ncpu < 1) {
-		free(per);
-		return -1;
-	}
-	err = bpf_map_lookup_elem(fd, &zero, per);
-	for (c = 0; !err && c < ncpu; c++)
-		for (i = 0; i < FB_STAT_SLOTS; i++) {
-			out->c[i].packets += per[c].c[i].packets;
-			out->c[i].bytes += per[c].c[i].bytes;
-		}
-	free(per);
-	return err;
+	return fb_stats_read_fd(fd, "test", out);
 }
 
 void bump(struct fb_stats *s, int stat, __u64 bytes)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "flowbloom/geometry.h"
+#include "flowbloom/head.h"
 #include "flowbloom/hash.h"
 #include "flowbloom/key.h"
 #include "flowbloom/prefix.h"

@@ -184,6 +184,8 @@ static __u64 ref_nhk(const struct fb_key *key, const __u64 kw[5])
 	return x;
 }
 
+static void test_probe_descriptors(const __u64 k[2]);
+
 void test_nh_keyed(void)
 {
 	const __u64 k[2] = { 0x0123456789abcdefULL, 0xfedcba9876543210ULL };
@@ -241,25 +243,82 @@ void test_nh_keyed(void)
 			distinct &= seen[i] != seen[j];
 	ASSERT_TRUE(distinct, "nh: 321 keys one bit apart have 321 distinct hashes");
 
-	/* The data path's per-length increment for prefix rules equals the
-	 * hash of the key the CLI stores the rule as, for every length,
-	 * both directions and families, random addresses. */
-	bad = 0;
-	for (i = 0; i < 20000; i++) {
-		__u32 kind = i & 1 ? FB_KIND_DST : FB_KIND_SRC;
-		__u8 fam = i & 2 ? FB_FAMILY_IPV6 : FB_FAMILY_IPV4;
-		__u64 a0 = test_rand64(&seed), a1 = test_rand64(&seed);
-		__u64 famw = fb_key_word_tail(0, 0, 0, 0, 0, fam);
-		__u8 plen = (__u8)(test_rand64(&seed) % 129);
-		struct fb_key pk;
+	test_probe_descriptors(k);
+}
 
-		fb_prefix_key(&pk, kind, a0, a1, plen, famw);
-		bad += fb_nhk_prefix(kw, fb_nhk_prefix_base(kw, kind), kind, a0, a1, plen, famw) !=
-		       fb_hash_key(&pk, FB_HASH_NHK, k);
-	}
+/* The data path hashes a packet's key through a probe descriptor
+ * (include/flowbloom/head.h): for every rule shape, hash and family, the
+ * result must be the hash of the key the CLI stores the rule as. Packets
+ * as the parser writes them (IPv4: words 0 and 2 zero, v4-mapped
+ * addresses); random addresses, ports and lengths. */
+static void test_probe_descriptors(const __u64 k[2])
+{
+	static const __u8 algs[] = { FB_HASH_NHK, FB_HASH_SIPHASH13, FB_HASH_SIPHASH24,
+				     FB_HASH_NH };
+	uint64_t seed = 0xde5c;
+	long bad = 0, checked = 0;
+	int i, a;
+
+	for (a = 0; a < 4; a++)
+		for (i = 0; i < 5000; i++) {
+			struct fb_probe probe[FB_FAMILIES][FB_MAX_PROBES],
+				raw[FB_FAMILIES][FB_MAX_PROBES];
+			struct fb_header hdr = { .hash = algs[a], .key = { k[0], k[1] } };
+			struct fb_prefixes px = { 0 };
+			__u8 fam = i & 1 ? FB_FAMILY_IPV6 : FB_FAMILY_IPV4, nprobe[FB_FAMILIES],
+			     nraw[FB_FAMILIES];
+			int v4 = fam == FB_FAMILY_IPV4, l, j;
+			__u64 kw[FB_NHK_WORDS];
+			struct fb_key pkt;
+
+			fb_nhk_words(k, kw);
+			pkt.w[0] = v4 ? 0 : test_rand64(&seed);
+			pkt.w[1] = v4 ? fb_key_word_v4mapped((__u32)test_rand64(&seed))
+				      : test_rand64(&seed);
+			pkt.w[2] = v4 ? 0 : test_rand64(&seed);
+			pkt.w[3] = v4 ? fb_key_word_v4mapped((__u32)test_rand64(&seed))
+				      : test_rand64(&seed);
+			pkt.w[4] = fb_key_word_tail((__u16)test_rand64(&seed),
+						    (__u16)test_rand64(&seed),
+						    (__u8)test_rand64(&seed), FB_KIND_FLOW, 0, fam);
+			hdr.kinds = FB_KINDF(FB_KIND_FLOW) | FB_KINDF(FB_KIND_SRC) |
+				    FB_KINDF(FB_KIND_DST);
+			for (l = 0; l < FB_PFX_NR; l++) {
+				px.list[l].n = 2;
+				for (j = 0; j < 2; j++)
+					px.list[l].len[j] =
+						fb_prefix_list_family(l) == FB_FAMILY_IPV4
+							? 96 + test_rand64(&seed) % 33
+							: test_rand64(&seed) % 129;
+			}
+			if (fb_probes_build(&hdr, &px, kw, probe, nprobe) ||
+			    fb_probes_build(&hdr, &px, NULL, raw, nraw)) {
+				bad++;
+				continue;
+			}
+			for (j = 0; j < nprobe[!v4]; j++) {
+				const struct fb_probe *p = &probe[!v4][j];
+				struct fb_key want, via;
+				int d = p->kind == FB_KIND_DST ? 2 : 0;
+
+				if (p->kind == FB_KIND_FLOW)
+					want = pkt;
+				else
+					fb_prefix_key(&want, p->kind, pkt.w[d], pkt.w[d + 1],
+						      p->plen, fb_key_word_family(pkt.w[4]));
+				/* The raw descriptor makes the rule's key... */
+				fb_probe_key(&raw[!v4][j], &pkt, &via);
+				bad += memcmp(&via, &want, sizeof(via)) != 0;
+				/* ... and the prepared one hashes as the rule's key. */
+				bad += fb_probe_hash(p, pkt.w, algs[a], k, kw) !=
+				       fb_hash_with(&want, algs[a], k, kw);
+				checked++;
+			}
+		}
+	ASSERT_EQ(checked, 4 * 5000 * 5, "probe descriptors: five per packet (flow, 2 src, 2 dst)");
 	ASSERT_EQ(bad, 0,
-		  "nh: per-length prefix increment equals the hash of the stored prefix "
-		  "key (20000 random src/dst, v4/v6, lengths 0..128)");
+		  "probe descriptors: a packet's hash through each equals the hash of the stored "
+		  "rule key (flow, src, dst; v4/v6; nh, siphash13/24, nh-v1; random lengths)");
 }
 
 /* The attack NH must stand, as far as a test can pose it: flows chosen

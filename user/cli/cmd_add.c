@@ -339,7 +339,7 @@ int cmd_del(int argc, char **argv)
 		fb_store_unlock(&f);
 		goto out;
 	}
-	/* The whole batch is checked against the counters before any moves. */
+	/* A batch with a flow the counters do not hold changes nothing. */
 	rc = fb_counting_del_batch(&f, fl.keys, fl.n, &bad);
 	if (rc) {
 		if (rc == -2) {

@@ -156,7 +156,8 @@ int cmd_check(int argc, char **argv)
 	}
 	clean = !c.stale_bits && !c.missing_bits && !c.journal_dirty && c.count_ok &&
 		!t.stale_create && !t.stale_destroy && !t.stale_counters && !t.stale_sets &&
-		!t.iproute_missing && !ty.seq_odd && !ty.count_bad && !t.stale_gens && !gens_bad;
+		!t.iproute_missing && !t.stale_head && !ty.seq_odd && !ty.count_bad &&
+		!t.stale_gens && !gens_bad;
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("filter", name);
@@ -187,6 +188,7 @@ int cmd_check(int argc, char **argv)
 		jw_u64("stale_generations", t.stale_gens);
 		jw_u64("ended_generations", t.expired_gens);
 		jw_u64("inconsistent_generations", gens_bad);
+		jw_bool("stale_probe_table", t.stale_head);
 		jw_obj_close();
 		jw_end();
 	} else {
@@ -254,6 +256,10 @@ int cmd_check(int argc, char **argv)
 			printf("  %d generation%s with counters and bits that disagree, or an "
 			       "interrupted write%s\n",
 			       gens_bad, gens_bad == 1 ? "" : "s", repair ? ": repaired" : "");
+		if (t.stale_head)
+			printf("  the data path's probe table is not what the header and prefix "
+			       "lengths say%s\n",
+			       repair ? ": rebuilt" : "");
 	}
 	fb_store_close(&f);
 	/* After a repair the filter is consistent: success. */

@@ -75,7 +75,7 @@ int cmd_create(int argc, char **argv)
 	static const char *const types[] = { "bloom", "cuckoo", "dleft", NULL };
 	static const int type_v[] = { FB_TYPE_BLOOM, FB_TYPE_CUCKOO, FB_TYPE_DLEFT };
 	struct fb_create_opts o = { .layout = FB_LAYOUT_BLOCKED, .action = FB_ACTION_DROP };
-	unsigned long long cap = 0, bits = 0, k = 0, bytes;
+	unsigned long long cap = 0, bits = 0, k = 0, bytes, requested;
 	bool have_cap = false, have_p = false, have_bits = false, have_k = false, counting = false;
 	bool grow = false, have_layout = false;
 	int type = FB_TYPE_BLOOM;
@@ -239,9 +239,15 @@ int cmd_create(int argc, char **argv)
 	}
 	if (!o.hash)
 		o.hash = fb_hash_default(o.action);
+	/* A filter takes whole chunks of 256 KiB (include/flowbloom/
+	 * geometry.h): a Bloom filter gets all of their bits, so its
+	 * false-positive rate is the size's or lower. */
+	requested = (unsigned long long)o.nblocks * FB_BLOCK_BITS;
+	if (!o.type)
+		o.nblocks = fb_whole_chunks(o.nblocks);
 	if (fb_store_create(argv[optind], &o))
 		return 1;
-	bytes = ((unsigned long long)o.nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES;
+	bytes = (unsigned long long)fb_chunks_for(o.nblocks) * FB_CHUNK_BYTES;
 	if (o.counter_bits)
 		bytes += fb_counting_map_bytes((__u64)o.nblocks * FB_BLOCK_BITS, o.counter_bits);
 	if (o.type) {
@@ -252,6 +258,7 @@ int cmd_create(int argc, char **argv)
 		jw_obj_open(NULL);
 		jw_str("name", argv[optind]);
 		jw_u64("bits", (unsigned long long)o.nblocks * FB_BLOCK_BITS);
+		jw_u64("bits_asked", requested);
 		jw_u64("hashes", o.k);
 		jw_u64("bytes", bytes);
 		jw_u64("counter_bits", o.counter_bits);
@@ -263,6 +270,11 @@ int cmd_create(int argc, char **argv)
 		       o.counter_bits ? (o.counter_bits == 4 ? " with 4-bit counters"
 							     : " with 8-bit counters")
 				      : "");
+		if (requested < (unsigned long long)o.nblocks * FB_BLOCK_BITS)
+			printf("  (%llu bits asked: a filter takes whole 256 KiB chunks and gets "
+			       "all "
+			       "their bits, a lower false-positive rate)\n",
+			       requested);
 	}
 	return 0;
 }

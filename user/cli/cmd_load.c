@@ -307,6 +307,7 @@ int cmd_load(int argc, char **argv)
 				       "loaded");
 				goto unlock;
 			}
+			nblocks = fb_whole_chunks(nblocks); /* as create sizes it */
 		}
 		f.refused_load = -1;
 		if (fb_rules_replace_geom(&f, nblocks, k, f.hdr->type ? geom : NULL, l.keys, l.n,

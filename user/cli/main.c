@@ -27,9 +27,11 @@ static const struct fb_cmd cmds[] = {
 	  "                 [--counting [--counter-bits 4|8]] [--confirm exact]\n"
 	  "                 [--type bloom|cuckoo|dleft | --grow]",
 	  "Create a filter. With --capacity and --fp-rate, m and k come from the layout's\n"
-	  "formula; --bits and --hashes set them directly (m is rounded up to 512-bit\n"
-	  "blocks, 1 <= k <= 16). --action is what an `ip link`-loaded program does\n"
-	  "(default drop). The filter named 'default' is the one `ip link` uses.\n"
+	  "formula; --bits and --hashes set them directly (1 <= k <= 16). A filter\n"
+	  "takes whole chunks of 256 KiB and a Bloom filter gets all their bits: m is\n"
+	  "rounded up, its false-positive rate only lower (info shows it). --action is\n"
+	  "what an `ip link`-loaded program does (default drop). The filter named\n"
+	  "'default' is the one `ip link` uses.\n"
 	  "--hash: nh (NH, keyed; the default) is the fast one; allow-lists default to\n"
 	  "siphash13 (a PRF), which resists adaptive probing (docs/design.md, the hash).\n"
 	  "--counting keeps a counter per bit (4 bits, or 8) beside the bits, so flows\n"
@@ -102,8 +104,9 @@ static const struct fb_cmd cmds[] = {
 	{ "load", cmd_load, "load NAME FILE... [--replace] [--ttl DURATION]",
 	  "Load block-lists: addresses, CIDR prefixes and ranges (source rules), FireHOL\n"
 	  "netsets, Spamhaus DROP ('; comment'), and FLOW lines, mixed; '-' is stdin.\n"
-	  "The whole input is checked first. Prefix lengths beyond 8 per family and\n"
-	  "direction are expanded into longer ones. --replace swaps the filter's content\n"
+	  "The whole input is checked first. Prefix lengths beyond 4 per family and\n"
+	  "direction (a miss costs a probe per length) are expanded into longer ones,\n"
+	  "the 4 that need the fewest entries. --replace swaps the filter's content\n"
 	  "for the list in one step (re-sized if the filter was sized by capacity);\n"
 	  "rules with a lifetime live on in it until they end. --ttl gives the list's\n"
 	  "rules a lifetime, as add --ttl; with --replace it replaces the rules with a\n"
@@ -135,9 +138,9 @@ static const struct fb_cmd cmds[] = {
 	  "prefix lengths and exact-set rules both hold. Every flow of all the sources\n"
 	  "is in it (and possibly more); flows is estimated from the fill." },
 	{ "fold", cmd_fold, "fold NAME",
-	  "Halve a filter of a power of two blocks (at least 2): the same flows, in\n"
-	  "half the memory, at a higher false-positive rate. Built aside and switched\n"
-	  "in; every flow still matches." },
+	  "Halve a filter of an even number of blocks: the same flows, in half the\n"
+	  "memory, at a higher false-positive rate. Built aside and switched in;\n"
+	  "every flow still matches." },
 	{ "card", cmd_card, "card SRC [SRC]",
 	  "Estimated distinct flows from the fill (Swamidass-Baldi); with two filters\n"
 	  "also their union, intersection and Jaccard similarity." },

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include "fleet/fbx.h"
 #include "store/gens.h"
+#include "store/head.h"
 #include "store/jiffies.h"
 #include "types/sizing.h"
 
@@ -206,6 +207,12 @@ int fb_fbx_import_gens(struct fb_fbx_in *in, struct fb_store *f)
 		memcpy(fb_store_prefixes(&gs), &gh.px, sizeof(gh.px));
 		gs.hdr->nflows = gh.flows;
 		__atomic_store_n(&gs.hdr->kinds, gh.kinds, __ATOMIC_RELEASE);
+		/* Its probe table (store/head.h), before the mask names it. */
+		if (fb_head_sync(&gs, false)) {
+			fb_gen_close(&gs);
+			in->why[0] = 0;
+			return -1;
+		}
 		fb_gen_close(&gs);
 		mask |= 1U << g;
 	}

@@ -13,6 +13,7 @@
 #include "rules/rules.h"
 #include "store/replace.h"
 #include "rules/flow.h"
+#include "store/head.h"
 
 /* By the rule's family, never by its address: an IPv6 prefix expanded
  * into ::ffff:0:0/96 stays an IPv6 rule. */
@@ -246,7 +247,8 @@ int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t
 			fb_mask_put(px->masks, j, want[j]);
 	}
 	__atomic_fetch_or(&f->hdr->kinds, kinds, __ATOMIC_RELEASE);
-	return 0;
+	/* Then the probe table the data path reads (store/head.h). */
+	return fb_head_sync(f, fb_store_live(f)) ? -2 : 0;
 }
 
 struct rules_arg {

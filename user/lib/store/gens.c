@@ -12,41 +12,55 @@
 #include "types/counting.h"
 #include "report.h"
 #include "rules/rules.h"
+#include "store/chunks.h"
 #include "store/gens.h"
+#include "store/head.h"
 #include "store/jiffies.h"
 #include "store/pintree.h"
 #include "util.h"
 
-static void cnt_pin(char *buf, size_t len, __u32 slot)
+/* A generation's counters are pinned by its slot range (ttl.h). */
+static void cnt_pin(char *buf, size_t len, __u32 range)
 {
-	snprintf(buf, len, "gcnt%u", slot);
+	snprintf(buf, len, "gcnt%u", range);
 }
 
-/* The array in outer slot `slot`, or -1 (none: errno ENOENT). */
-static int slot_fd(const struct fb_store *f, __u32 slot)
+/* The head (chunk 0) of the generation in slot range `range`, or -1
+ * (none: errno ENOENT). */
+static int slot_fd(const struct fb_store *f, __u32 range)
 {
-	__u32 id;
+	return fb_chunks_slot_fd(f->outer_fd, fb_chunk_slot(range, 0), NULL);
+}
 
-	if (bpf_map_lookup_elem(f->outer_fd, &slot, &id))
+/* The header in a head chunk fd (read through a mapping of its first page:
+ * a lookup would copy the whole chunk); 0, or -1 if it is no generation's
+ * of range. */
+static int head_header(int fd, __u32 range, struct fb_header *h)
+{
+	void *m = mmap(NULL, FB_PAGE_BYTES, PROT_READ, MAP_SHARED, fd, 0);
+
+	if (m == MAP_FAILED)
 		return -1;
-	return bpf_map_get_fd_by_id(id);
+	memcpy(h, &((const struct fb_head *)m)->hdr, sizeof(*h));
+	munmap(m, FB_PAGE_BYTES);
+	return h->magic == FB_MAGIC && h->version == FB_VERSION &&
+			       (h->flags & FB_HDRF_GENERATION) && h->gen == range &&
+			       h->nblocks <= FB_MAX_BLOCKS
+		       ? 0
+		       : -1;
 }
 
-/* Block 0 of the array in slot; 0, or -1 if there is none. */
-static int slot_header(const struct fb_store *f, __u32 slot, struct fb_header *h)
+/* The header of the generation in slot range `range`; 0, or -1 if there
+ * is none. */
+static int slot_header(const struct fb_store *f, __u32 range, struct fb_header *h)
 {
-	struct fb_block b[1];
-	__u32 zero = 0;
-	int fd = slot_fd(f, slot), rc;
+	int fd = slot_fd(f, range), rc;
 
 	if (fd < 0)
 		return -1;
-	rc = bpf_map_lookup_elem(fd, &zero, b);
+	rc = head_header(fd, range, h);
 	close(fd);
-	if (rc)
-		return -1;
-	memcpy(h, b, sizeof(*h));
-	return h->magic == FB_MAGIC && (h->flags & FB_HDRF_GENERATION) ? 0 : -1;
+	return rc;
 }
 
 int fb_gens_supported(const struct fb_store *f)
@@ -63,12 +77,6 @@ int fb_gens_supported(const struct fb_store *f)
 			      f->name);
 		return -1;
 	}
-	if (f->outer_entries < FB_OUTER_ENTRIES) {
-		fb_report_err("'%s' was made by an earlier flowbloom, without room for rules "
-			      "with a lifetime: export it, destroy it and import it again",
-			      f->name);
-		return -1;
-	}
 	return fb_jiffies_init();
 }
 
@@ -78,6 +86,9 @@ static void view_init(const struct fb_store *f, struct fb_store *gs)
 	gs->bits_fd = gs->cnt_fd = -1;
 	gs->exact_fd = gs->lpm_fd = -1;
 	gs->set_fd[0] = gs->set_fd[1] = gs->set_fd[2] = -1;
+	gs->map = NULL;
+	gs->nchunks = 0;
+	gs->head_id = 0;
 	gs->hdr = NULL;
 	gs->blocks = NULL;
 	gs->cnt_hdr = NULL;
@@ -87,17 +98,29 @@ static void view_init(const struct fb_store *f, struct fb_store *gs)
 
 void fb_gen_close(struct fb_store *gs)
 {
-	if (gs->hdr)
-		munmap(gs->hdr, gs->map_bytes);
+	if (gs->map)
+		fb_chunks_munmap(gs->map, gs->nchunks);
 	if (gs->cnt_hdr)
 		munmap(gs->cnt_hdr, gs->cnt_bytes);
 	if (gs->bits_fd >= 0)
 		close(gs->bits_fd);
 	if (gs->cnt_fd >= 0)
 		close(gs->cnt_fd);
+	gs->map = NULL;
 	gs->hdr = NULL;
+	gs->blocks = NULL;
 	gs->cnt_hdr = NULL;
 	gs->bits_fd = gs->cnt_fd = -1;
+}
+
+/* gs's mapping of its n chunks at map. */
+static void view_map(struct fb_store *gs, void *map, __u32 n)
+{
+	gs->map = map;
+	gs->nchunks = n;
+	gs->map_bytes = (size_t)n * FB_CHUNK_BYTES;
+	gs->hdr = (struct fb_header *)((char *)map + FB_HEAD_SHIFT * FB_BLOCK_BYTES);
+	gs->blocks = (struct fb_block *)gs->hdr;
 }
 
 /* Map the counters of the generation in slot (fd: its counter map). */
@@ -129,41 +152,41 @@ static int map_counters(struct fb_store *gs, int fd)
 	return 0;
 }
 
-/* Map the array fd (and its counters) as gs, a view of f. */
-static int map_view(const struct fb_store *f, int fd, __u32 slot, struct fb_store *gs)
+/* Map the generation whose head is fd (its chunks in slot range
+ * `range`), and its counters, as gs, a view of f. */
+static int map_view(const struct fb_store *f, int fd, __u32 range, struct fb_store *gs)
 {
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
+	struct fb_header h;
 	char pin[32];
 	void *m;
+	__u32 n;
 
 	view_init(f, gs);
 	gs->bits_fd = fd;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.value_size != FB_BLOCK_BYTES ||
-	    info.max_entries <= FB_HDR_BLOCKS) {
-		fb_report_err("filter '%s': unexpected generation array", f->name);
+	gs->head_id = fb_map_id(fd);
+	if (head_header(fd, range, &h)) {
+		fb_report_err("filter '%s': bad generation header in slot range %u", f->name,
+			      range);
 		goto fail;
 	}
-	gs->bits_id = info.id;
-	gs->map_bytes = (size_t)info.max_entries * FB_BLOCK_BYTES;
-	m = mmap(NULL, gs->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED) {
-		fb_report_err("cannot mmap a generation of '%s': %s", f->name, strerror(errno));
+	n = fb_chunks_for(h.nblocks);
+	m = fb_chunks_mmap_outer(f->outer_fd, fd, range, n);
+	if (!m)
 		goto fail;
-	}
-	gs->hdr = m;
-	gs->blocks = m;
+	view_map(gs, m, n);
+	gs->bits_id = fb_store_head(gs)->keys.array_id;
 	if (gs->hdr->magic != FB_MAGIC || !(gs->hdr->flags & FB_HDRF_GENERATION) || gs->hdr->type ||
-	    gs->hdr->confirm || gs->hdr->gens ||
-	    gs->hdr->nblocks + FB_HDR_BLOCKS != info.max_entries || !gs->hdr->k ||
-	    gs->hdr->k > FB_MAX_K || gs->hdr->counter_bits != f->hdr->counter_bits) {
-		fb_report_err("filter '%s': bad generation header in slot %u", f->name, slot);
+	    gs->hdr->confirm || gs->hdr->gens || gs->hdr->gen != range ||
+	    fb_chunks_for(gs->hdr->nblocks) != n || !gs->hdr->k || gs->hdr->k > FB_MAX_K ||
+	    gs->hdr->counter_bits != f->hdr->counter_bits) {
+		fb_report_err("filter '%s': bad generation header in slot range %u", f->name,
+			      range);
 		goto fail;
 	}
 	if (gs->hdr->counter_bits) {
 		int cfd;
 
-		cnt_pin(pin, sizeof(pin), slot);
+		cnt_pin(pin, sizeof(pin), range);
 		cfd = fb_pin_get(f->dir_fd, pin);
 		if (cfd < 0) {
 			fb_report_err("filter '%s': a generation has no counters (%s: %s)", f->name,
@@ -184,62 +207,61 @@ fail:
 
 int fb_gen_open(const struct fb_store *f, unsigned g, struct fb_store *gs)
 {
-	__u32 slot = fb_gen_slot(f->hdr->gen, g);
-	int fd = slot_fd(f, slot);
+	__u32 range = fb_gen_range(f->hdr->gen, g);
+	int fd = slot_fd(f, range);
 
 	view_init(f, gs);
 	if (fd < 0) {
 		fb_report_err("filter '%s': generation %u is missing", f->name, g);
 		return -1;
 	}
-	return map_view(f, fd, slot, gs);
+	return map_view(f, fd, range, gs);
 }
 
 /*
- * A new, empty generation g of set: an array shaped as tmpl (its header
- * copied: geometry, hash, key, action, counter width), expiring at
- * expires, its counters pinned first, then installed in its slot (any
- * stale array there is replaced). The caller sets the mask bit. dir: the
- * filter whose pins and outer map are used.
+ * A new, empty generation g of set: a head and chunks shaped as tmpl (its
+ * header copied: geometry, hash, key, action, counter width), expiring at
+ * expires, its counters pinned first, then installed in its slot range
+ * (whatever a stale generation left there is replaced). The caller sets
+ * the mask bit. dir: the filter whose pins and outer map are used.
  */
 static int gen_make(const struct fb_store *dir, const struct fb_header *tmpl, unsigned set,
 		    unsigned g, __u64 expires, struct fb_store *gs)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, inner_opts, .map_flags = FB_INNER_MAP_FLAGS);
-	__u32 slot = fb_gen_slot(set, g), entries = tmpl->nblocks + FB_HDR_BLOCKS;
-	size_t bytes = (size_t)entries * FB_BLOCK_BYTES;
+	__u32 range = fb_gen_range(set, g), n = fb_chunks_for(tmpl->nblocks);
+	int *fds = calloc(n, sizeof(*fds));
 	char pin[32];
 	void *m;
-	int fd;
 
 	view_init(dir, gs);
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_gen", sizeof(__u32), FB_BLOCK_BYTES, entries,
-			    &inner_opts);
-	if (fd < 0) {
-		fb_report_err("cannot create a %zu-byte generation array: %s", bytes,
-			      strerror(errno));
+	if (!fds) {
+		fb_report_err("out of memory");
 		return -1;
 	}
-	gs->bits_fd = fd;
-	gs->bits_id = fb_map_id(fd);
-	gs->map_bytes = bytes;
-	m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED) {
-		fb_report_err("cannot mmap a generation array: %s", strerror(errno));
-		goto fail;
+	if (fb_chunks_create(n, fds)) {
+		free(fds);
+		return -1;
 	}
-	gs->hdr = m;
-	gs->blocks = m;
+	m = fb_chunks_mmap(fds, n);
+	if (!m)
+		goto fail;
+	view_map(gs, m, n);
+	gs->bits_fd = fds[0];
+	gs->head_id = gs->bits_id = fb_map_id(fds[0]);
+	fb_store_head(gs)->keys.array_id = gs->bits_id;
 	*gs->hdr = *tmpl;
 	gs->hdr->kinds = 0;
 	gs->hdr->nflows = 0;
 	gs->hdr->gens = 0;
-	gs->hdr->gen = 0;
+	gs->hdr->gen = range; /* its chunks' slot range (geometry.h) */
 	gs->hdr->confirm = 0;
 	gs->hdr->fp_ppb = 0;
 	gs->hdr->expires = expires;
 	gs->hdr->flags = FB_HDRF_GENERATION;
-	cnt_pin(pin, sizeof(pin), slot);
+	/* Not visible yet: the head (key words, empty table) in place. */
+	if (fb_head_sync(gs, false))
+		goto fail;
+	cnt_pin(pin, sizeof(pin), range);
 	unlinkat(dir->dir_fd, pin, 0);
 	if (tmpl->counter_bits) {
 		size_t cbytes = fb_counting_map_bytes((__u64)tmpl->nblocks * FB_BLOCK_BITS,
@@ -268,27 +290,43 @@ static int gen_make(const struct fb_store *dir, const struct fb_header *tmpl, un
 			goto fail;
 		}
 	}
-	if (bpf_map_update_elem(dir->outer_fd, &slot, &fd, BPF_ANY)) {
-		fb_report_err("cannot install a generation of '%s': %s", dir->name,
-			      strerror(errno));
+	/* One batch: the chunks, the head (its range's chunk 0) among them;
+	 * the data path reaches them only once the mask names g. */
+	if (fb_chunks_install(dir->outer_fd, range, fds, n, 0)) {
+		fb_report_err("cannot install a generation of '%s'", dir->name);
 		goto unpin;
 	}
+	fds[0] = -1; /* gs->bits_fd */
+	fb_chunks_close(fds + 1, n - 1);
+	free(fds);
 	return 0;
 unpin:
 	if (tmpl->counter_bits)
 		unlinkat(dir->dir_fd, pin, 0);
 fail:
+	if (gs->bits_fd == fds[0])
+		gs->bits_fd = -1;
+	fb_chunks_close(fds, n);
+	free(fds);
 	fb_gen_close(gs);
 	return -1;
 }
 
-/* Empty slot (and its counters' pin). */
-static void slot_clear(const struct fb_store *f, __u32 slot)
+/* Empty a slot range (and its counters' pin): the head first (the
+ * delete waits until no program holds it), then the rest of its chunks in
+ * one batch. */
+static void slot_clear(const struct fb_store *f, __u32 range)
 {
+	__u32 slot = fb_chunk_slot(range, 0), n = 1;
+	struct fb_header h;
 	char pin[32];
 
+	if (!slot_header(f, range, &h))
+		n = fb_chunks_for(h.nblocks);
 	bpf_map_delete_elem(f->outer_fd, &slot);
-	cnt_pin(pin, sizeof(pin), slot);
+	if (n > 1)
+		fb_chunks_release(f->outer_fd, range, 1, n);
+	cnt_pin(pin, sizeof(pin), range);
 	unlinkat(f->dir_fd, pin, 0);
 }
 
@@ -312,7 +350,7 @@ int fb_gens_list(const struct fb_store *f, struct fb_gen out[FB_GEN_SLOTS])
 		if (!(mask & 1U << g))
 			continue;
 		o->g = g;
-		o->slot = fb_gen_slot(f->hdr->gen, g);
+		o->slot = fb_gen_range(f->hdr->gen, g);
 		if (slot_header(f, o->slot, &h)) {
 			/* A bit without its array: nothing the data path
 			 * can match (it skips the slot); reclaimed as expired. */
@@ -401,7 +439,7 @@ int fb_gens_add(struct fb_store *f, const struct fb_key *keys, size_t n, double 
 		__atomic_fetch_or(&f->hdr->gens, 1U << g, __ATOMIC_RELEASE);
 		if (where) {
 			where->g = g;
-			where->slot = fb_gen_slot(f->hdr->gen, g);
+			where->slot = fb_gen_range(f->hdr->gen, g);
 			where->expires = hi;
 			where->nblocks = gs.hdr->nblocks;
 			where->k = gs.hdr->k;
@@ -496,13 +534,19 @@ int fb_gens_carry(struct fb_store *f, struct fb_store *nf)
 
 		if (gen_make(f, old->hdr, set, gv.g[i].g, old->hdr->expires, &ns))
 			goto fail;
-		/* Whole arrays: the writers hold the lock and the data path
-		 * only reads; the header is the one gen_make wrote. */
-		memcpy(ns.blocks + 1, old->blocks + 1, ns.map_bytes - FB_BLOCK_BYTES);
+		/* The whole logical array: the writers hold the lock and the
+		 * data path only reads; the header is the one gen_make wrote,
+		 * and the probe table follows from it (not visible yet). */
+		memcpy(ns.blocks + 1, old->blocks + 1,
+		       ((size_t)ns.hdr->nblocks + FB_HDR_BLOCKS - 1) * FB_BLOCK_BYTES);
 		ns.hdr->kinds = old->hdr->kinds;
 		ns.hdr->nflows = old->hdr->nflows;
 		if (ns.cnt_hdr)
 			memcpy(ns.cnt, old->cnt, ns.cnt_bytes - FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES);
+		if (fb_head_sync(&ns, false)) {
+			fb_gen_close(&ns);
+			goto fail;
+		}
 		fb_gen_close(&ns);
 		nf->hdr->gens |= 1U << gv.g[i].g;
 	}
@@ -552,11 +596,9 @@ void fb_gens_retire(struct fb_store *f, unsigned set, __u32 mask)
 {
 	unsigned g;
 
-	if (f->outer_entries < FB_OUTER_ENTRIES)
-		return;
 	for (g = 0; g < FB_GEN_SLOTS; g++)
 		if (mask & 1U << g)
-			slot_clear(f, fb_gen_slot(set, g));
+			slot_clear(f, fb_gen_range(set, g));
 }
 
 int fb_gens_stale(struct fb_store *f, unsigned set, bool repair)
@@ -565,16 +607,14 @@ int fb_gens_stale(struct fb_store *f, unsigned set, bool repair)
 	unsigned g;
 	int n = 0;
 
-	if (f->outer_entries < FB_OUTER_ENTRIES)
-		return 0;
 	for (g = 0; g < FB_GEN_SLOTS; g++) {
-		__u32 slot = fb_gen_slot(set, g), id;
+		__u32 range = fb_gen_range(set, g), slot = fb_chunk_slot(range, 0), id;
 		char pin[32];
 		int fd, stale = 0;
 
 		if (mask & 1U << g)
 			continue;
-		cnt_pin(pin, sizeof(pin), slot);
+		cnt_pin(pin, sizeof(pin), range);
 		stale = !bpf_map_lookup_elem(f->outer_fd, &slot, &id);
 		fd = fb_pin_get(f->dir_fd, pin);
 		if (fd >= 0) {
@@ -583,7 +623,7 @@ int fb_gens_stale(struct fb_store *f, unsigned set, bool repair)
 		}
 		n += stale;
 		if (stale && repair)
-			slot_clear(f, slot);
+			slot_clear(f, range);
 	}
 	return n;
 }

@@ -426,7 +426,7 @@ int fb_pin_iproute_maps(int *outer_fd, int *stats_fd)
 	if (*outer_fd < 0 || *stats_fd < 0)
 		goto bad;
 	if (bpf_obj_get_info_by_fd(*outer_fd, &info, &len) ||
-	    info.type != BPF_MAP_TYPE_ARRAY_OF_MAPS || info.max_entries != FB_OUTER_ENTRIES)
+	    info.type != BPF_MAP_TYPE_ARRAY_OF_MAPS || info.max_entries != FB_FILTER_SLOTS)
 		goto bad;
 	if (!bpf_map_lookup_elem(*outer_fd, &key, &id)) {
 		fb_report_err("%s/%s already holds a filter; remove the stale pins first",
@@ -436,7 +436,8 @@ int fb_pin_iproute_maps(int *outer_fd, int *stats_fd)
 	memset(&info, 0, sizeof(info));
 	len = sizeof(info);
 	if (bpf_obj_get_info_by_fd(*stats_fd, &info, &len) ||
-	    info.type != BPF_MAP_TYPE_PERCPU_ARRAY || info.value_size != sizeof(struct fb_stats))
+	    info.type != BPF_MAP_TYPE_PERCPU_ARRAY ||
+	    info.value_size != sizeof(struct fb_stat_cells))
 		goto bad;
 	return 1;
 bad:

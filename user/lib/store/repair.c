@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "store/exact.h"
+#include "store/head.h"
 #include "report.h"
 #include "store/pintree.h"
 #include "store/gens.h"
@@ -118,6 +119,31 @@ int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s)
 			s->stale_sets = true;
 			if (repair)
 				fb_exact_clear_slot(f->exact_fd, f->lpm_fd, f->hdr->gen ^ 1);
+		}
+	}
+	/* The data path probes what the head's table says: a table out of
+	 * step with the header (a writer that changed one and not the other)
+	 * would miss rules. Rebuilt the way a writer keeps it. */
+	s->stale_head = !fb_head_current(f);
+	if (repair && s->stale_head && fb_head_sync(f, true))
+		return -1;
+	/* The same of each live generation of rules with a lifetime (its
+	 * own head, ttl.h). */
+	if (f->hdr->gens) {
+		struct fb_gen_views gv;
+		int i;
+
+		if (fb_gens_views_open(f, &gv) >= 0) {
+			for (i = 0; i < gv.n; i++) {
+				if (fb_head_current(&gv.v[i]))
+					continue;
+				s->stale_head = true;
+				if (repair && fb_head_sync(&gv.v[i], true)) {
+					fb_gens_views_close(&gv);
+					return -1;
+				}
+			}
+			fb_gens_views_close(&gv);
 		}
 	}
 	/* Generations of rules with a lifetime: slots of either set that

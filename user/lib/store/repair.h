@@ -26,6 +26,7 @@ struct fb_repair_state {
 	bool iproute_missing; /* "default" without its ip-link pins */
 	int stale_gens;	      /* generation slots no mask names: a killed add, replace */
 	int expired_gens;     /* generations ended, not yet reclaimed (not a fault) */
+	bool stale_head;      /* the probe table is not what the header says (head.h) */
 };
 /* Find them (call with the lock held); with repair, remove/re-pin them. */
 int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s);

@@ -4,12 +4,15 @@
  * (rules.c: `load --replace`; algebra.c; a scalable filter's growth). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "types/counting.h"
 #include "store/exact.h"
 #include "store/gens.h"
+#include "store/chunks.h"
+#include "store/head.h"
 #include "report.h"
 #include "store/pintree.h"
 #include "store/replace.h"
@@ -18,32 +21,40 @@
 int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 		    int (*fill)(struct fb_store *nf, void *arg), void *arg)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, inner_opts, .map_flags = FB_INNER_MAP_FLAGS);
 	struct fb_store nf = *f;
-	__u32 entries = nblocks + FB_HDR_BLOCKS, zero = 0;
-	size_t bytes = (size_t)entries * FB_BLOCK_BYTES;
+	__u32 n = fb_chunks_for(nblocks), gen = f->hdr->gen ^ 1, old_n = f->nchunks, i;
 	bool pinned = false;
-	int err = -1;
+	int err = -1, *fds, fd0 = -1;
 
+	if (nblocks > FB_MAX_BLOCKS) {
+		fb_report_err("a filter holds at most %u blocks", FB_MAX_BLOCKS);
+		return -1;
+	}
 	if (fb_store_migrate_counters(f))
 		return -1;
+	fds = malloc(n * sizeof(*fds));
+	if (!fds) {
+		fb_report_err("out of memory");
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		fds[i] = -1;
 	nf.cnt_hdr = NULL;
 	nf.cnt_fd = -1;
 	nf.set_fd[0] = nf.set_fd[1] = nf.set_fd[2] = -1;
-	nf.bits_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_bits", sizeof(__u32), FB_BLOCK_BYTES,
-				    entries, &inner_opts);
-	if (nf.bits_fd < 0) {
-		fb_report_err("cannot create a %zu-byte filter array: %s", bytes, strerror(errno));
-		return -1;
-	}
-	nf.map_bytes = bytes;
-	nf.hdr = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, nf.bits_fd, 0);
-	if (nf.hdr == MAP_FAILED) {
-		fb_report_err("cannot mmap the new filter array: %s", strerror(errno));
-		nf.hdr = NULL;
+	nf.map = NULL;
+	nf.bits_fd = -1;
+	nf.aside = true;
+	if (fb_chunks_create(n, fds))
 		goto out;
-	}
+	nf.map = fb_chunks_mmap(fds, n);
+	if (!nf.map)
+		goto out;
+	nf.nchunks = n;
+	nf.map_bytes = (size_t)n * FB_CHUNK_BYTES;
+	nf.hdr = (struct fb_header *)((char *)nf.map + FB_HEAD_SHIFT * FB_BLOCK_BYTES);
 	nf.blocks = (struct fb_block *)nf.hdr;
+	fb_store_head(&nf)->keys.array_id = fb_map_id(fds[0]);
 	/* Same identity, key and settings; new geometry, no rules yet. */
 	*nf.hdr = *f->hdr;
 	nf.hdr->nblocks = nblocks;
@@ -51,9 +62,10 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 	nf.hdr->kinds = 0;
 	nf.hdr->nflows = 0;
 	nf.hdr->gens = 0;
-	/* The other generation: of the exact sets, and of the counters' pin
-	 * name. Switching the array switches both. */
-	nf.hdr->gen = f->hdr->gen ^ 1;
+	/* The other generation: of the chunks, of the exact sets, and of the
+	 * counters' pin name (and the other set of generations of rules with
+	 * a lifetime). Switching the head switches them all. */
+	nf.hdr->gen = gen;
 	if (f->cnt_hdr) {
 		size_t cbytes =
 			fb_counting_map_bytes((__u64)nblocks * FB_BLOCK_BITS, f->hdr->counter_bits);
@@ -78,10 +90,10 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 		 * new filter (whose header names that generation) is in. */
 		if (fb_exact_create_sets(nsets * 2, nf.set_fd))
 			goto out;
-		if (fb_exact_install(f->exact_fd, f->lpm_fd, nf.hdr->gen, nf.set_fd))
+		if (fb_exact_install(f->exact_fd, f->lpm_fd, gen, nf.set_fd))
 			goto out;
 	}
-	if (fill(&nf, arg))
+	if (fill(&nf, arg) || fb_head_sync(&nf, false))
 		goto out;
 	/* Rules with a lifetime go on living in the new filter, copied into
 	 * the other set of generation slots, unless fill made generations of
@@ -93,20 +105,20 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 		 * new generation's name (removing what a killed replace may
 		 * have left there): whichever array is in use, its counters
 		 * are pinned. */
-		unlinkat(f->dir_fd, fb_store_cnt_pin(nf.hdr->gen), 0);
-		if (fb_pin_at(nf.cnt_fd, f->dir_fd, fb_store_cnt_pin(nf.hdr->gen))) {
+		unlinkat(f->dir_fd, fb_store_cnt_pin(gen), 0);
+		if (fb_pin_at(nf.cnt_fd, f->dir_fd, fb_store_cnt_pin(gen))) {
 			fb_report_err("cannot pin the new counters of '%s': %s", f->name,
 				      strerror(errno));
 			goto out;
 		}
 		pinned = true;
 	}
-	/* The switch: one update of the outer map. A packet sees the old
-	 * filter or the new one, whole. */
-	if (bpf_map_update_elem(f->outer_fd, &zero, &nf.bits_fd, BPF_ANY)) {
-		fb_report_err("cannot install the new filter array: %s", strerror(errno));
+	/* The switch: one batch update of the outer map, the new chunks,
+	 * then the head. A packet sees the old filter or the new one, whole. */
+	if (fb_chunks_install(f->outer_fd, gen, fds, n, 1))
 		goto out;
-	}
+	fd0 = fds[0];
+	fds[0] = -1;
 	/* The old counters' pin goes after the switch (a kill before leaves
 	 * it, unused: check reports it, check --repair removes it). */
 	if (f->cnt_hdr)
@@ -116,47 +128,53 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 	fb_gens_retire(f, f->hdr->gen, f->hdr->gens);
 	err = 0;
 out:
+	fb_chunks_close(fds + 1, n - 1);
+	free(fds);
 	if (err) {
 		if (nf.hdr)
 			fb_gens_retire(f, nf.hdr->gen, nf.hdr->gens);
 		if (pinned)
-			unlinkat(f->dir_fd, fb_store_cnt_pin(nf.hdr->gen), 0);
+			unlinkat(f->dir_fd, fb_store_cnt_pin(gen), 0);
 		if (f->hdr->confirm && nf.hdr)
-			fb_exact_clear_slot(f->exact_fd, f->lpm_fd, f->hdr->gen ^ 1);
-		for (int i = 0; i < 3; i++)
+			fb_exact_clear_slot(f->exact_fd, f->lpm_fd, gen);
+		for (i = 0; i < 3; i++)
 			if (nf.set_fd[i] >= 0 && nf.set_fd[i] != f->set_fd[i])
 				close(nf.set_fd[i]);
-		if (nf.hdr)
-			munmap(nf.hdr, nf.map_bytes);
+		fb_chunks_munmap(nf.map, n);
 		if (nf.cnt_hdr)
 			munmap(nf.cnt_hdr, nf.cnt_bytes);
-		close(nf.bits_fd);
+		if (fds && fds[0] >= 0)
+			close(fds[0]);
 		if (nf.cnt_fd >= 0)
 			close(nf.cnt_fd);
 		return -1;
 	}
-	/* The syscall that switched filters waited for programs still
+	/* The update that switched filters waited for programs still
 	 * running on the old one (map-in-map updates synchronize RCU), so the
-	 * old generation's sets are unused now. */
+	 * old generation's chunks and sets are unused now: release them (a
+	 * failure there only leaves memory held, which check reports). */
+	fb_chunks_release(f->outer_fd, f->hdr->gen, 0, old_n);
 	if (f->hdr->confirm) {
 		fb_exact_clear_slot(f->exact_fd, f->lpm_fd, f->hdr->gen);
-		for (int i = 0; i < 3; i++) {
+		for (i = 0; i < 3; i++) {
 			close(f->set_fd[i]);
 			f->set_fd[i] = nf.set_fd[i];
 		}
 	}
 	/* f now describes the new filter; release the old mappings. */
-	munmap(f->hdr, f->map_bytes);
+	fb_chunks_munmap(f->map, f->nchunks);
 	close(f->bits_fd);
 	if (f->cnt_hdr) {
 		munmap(f->cnt_hdr, f->cnt_bytes);
 		close(f->cnt_fd);
 	}
-	f->bits_fd = nf.bits_fd;
-	f->bits_id = fb_map_id(nf.bits_fd);
+	f->bits_fd = fd0;
+	f->head_id = f->bits_id = fb_map_id(fd0);
+	f->map = nf.map;
+	f->nchunks = n;
+	f->map_bytes = nf.map_bytes;
 	f->hdr = nf.hdr;
 	f->blocks = nf.blocks;
-	f->map_bytes = nf.map_bytes;
 	f->cnt_fd = nf.cnt_fd;
 	f->cnt_hdr = nf.cnt_hdr;
 	f->cnt = nf.cnt;
@@ -178,7 +196,10 @@ static int fill_timed(struct fb_store *nf, void *arg)
 	struct timed_arg *t = arg;
 	const struct fb_store *f = t->f;
 
-	memcpy(nf->blocks + 1, f->blocks + 1, nf->map_bytes - FB_BLOCK_BYTES);
+	/* The logical array after the header: prefix lengths and shapes,
+	 * then the bits (the probe table follows by fb_head_sync()). */
+	memcpy(nf->blocks + 1, f->blocks + 1,
+	       ((size_t)f->hdr->nblocks + FB_HDR_BLOCKS - 1) * FB_BLOCK_BYTES);
 	nf->hdr->kinds = f->hdr->kinds;
 	nf->hdr->nflows = f->hdr->nflows;
 	if (f->cnt_hdr)
@@ -197,46 +218,45 @@ int fb_replace_timed(struct fb_store *f, const struct fb_key *keys, size_t n, do
 	return fb_replace_fill(f, f->hdr->nblocks, f->hdr->k, 0, fill_timed, &t);
 }
 
+/* A scalable filter's room for its next stages: more chunks of the same
+ * generation, appended. The data path finds a stage's blocks through the
+ * stage's descriptor, which the caller writes only once the chunks are in
+ * place; nothing it probes moves. */
 int fb_replace_grow(struct fb_store *f, __u32 nblocks)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, inner_opts, .map_flags = FB_INNER_MAP_FLAGS);
-	__u32 entries = nblocks + FB_HDR_BLOCKS, zero = 0;
-	size_t bytes = (size_t)entries * FB_BLOCK_BYTES;
-	struct fb_header *hdr;
-	int fd;
+	__u32 n = fb_chunks_for(nblocks), old = f->nchunks;
+	int *fds = NULL, rc = -1;
+	void *map;
 
-	if (nblocks > FB_MAX_BLOCKS || bytes <= f->map_bytes) {
-		fb_report_err("cannot grow '%s' to %zu bytes", f->name, bytes);
+	if (nblocks > FB_MAX_BLOCKS || nblocks <= f->hdr->nblocks) {
+		fb_report_err("cannot grow '%s' to %u blocks", f->name, nblocks);
 		return -1;
 	}
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_bits", sizeof(__u32), FB_BLOCK_BYTES, entries,
-			    &inner_opts);
-	if (fd < 0) {
-		fb_report_err("cannot create a %zu-byte filter array: %s", bytes, strerror(errno));
-		return -1;
+	if (n > old) {
+		fds = malloc((n - old) * sizeof(*fds));
+		if (!fds) {
+			fb_report_err("out of memory");
+			return -1;
+		}
+		if (fb_chunks_create(n - old, fds))
+			goto out;
+		if (fb_chunks_install_at(f->outer_fd, f->hdr->gen, old, fds, n - old))
+			goto out;
+		map = fb_chunks_mmap_outer(f->outer_fd, f->bits_fd, f->hdr->gen, n);
+		if (!map)
+			goto out;
+		fb_chunks_munmap(f->map, old);
+		f->map = map;
+		f->nchunks = n;
+		f->map_bytes = (size_t)n * FB_CHUNK_BYTES;
+		f->hdr = (struct fb_header *)((char *)map + FB_HEAD_SHIFT * FB_BLOCK_BYTES);
+		f->blocks = (struct fb_block *)f->hdr;
 	}
-	hdr = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (hdr == MAP_FAILED) {
-		fb_report_err("cannot mmap the new filter array: %s", strerror(errno));
-		close(fd);
-		return -1;
-	}
-	/* Writers hold the lock and the data path only reads: the copy is
-	 * the whole filter, and stays so until the switch. */
-	memcpy(hdr, f->hdr, f->map_bytes);
-	hdr->nblocks = nblocks;
-	if (bpf_map_update_elem(f->outer_fd, &zero, &fd, BPF_ANY)) {
-		fb_report_err("cannot install the grown filter array: %s", strerror(errno));
-		munmap(hdr, bytes);
-		close(fd);
-		return -1;
-	}
-	munmap(f->hdr, f->map_bytes);
-	close(f->bits_fd);
-	f->bits_fd = fd;
-	f->bits_id = fb_map_id(fd);
-	f->hdr = hdr;
-	f->blocks = (struct fb_block *)hdr;
-	f->map_bytes = bytes;
-	return 0;
+	f->hdr->nblocks = nblocks;
+	rc = 0;
+out:
+	if (fds)
+		fb_chunks_close(fds, n - old);
+	free(fds);
+	return rc;
 }

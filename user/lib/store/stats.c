@@ -11,8 +11,13 @@
 
 int fb_stats_read(const struct fb_store *f, struct fb_stats *out)
 {
-	int ncpu = libbpf_num_possible_cpus(), c, i;
-	struct fb_stats *per;
+	return fb_stats_read_fd(f->stats_fd, f->name, out);
+}
+
+int fb_stats_read_fd(int fd, const char *name, struct fb_stats *out)
+{
+	int ncpu = libbpf_num_possible_cpus(), c;
+	struct fb_stat_cells *per;
 	__u32 key = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -21,16 +26,14 @@ int fb_stats_read(const struct fb_store *f, struct fb_stats *out)
 	per = calloc(ncpu, sizeof(*per));
 	if (!per)
 		return -1;
-	if (bpf_map_lookup_elem(f->stats_fd, &key, per)) {
-		fb_report_err("cannot read stats of '%s': %s", f->name, strerror(errno));
+	if (bpf_map_lookup_elem(fd, &key, per)) {
+		fb_report_err("cannot read stats of '%s': %s", name, strerror(errno));
 		free(per);
 		return -1;
 	}
+	/* The data path counts outcomes (maps.h); readers get statistics. */
 	for (c = 0; c < ncpu; c++)
-		for (i = 0; i < FB_STAT_SLOTS; i++) {
-			out->c[i].packets += per[c].c[i].packets;
-			out->c[i].bytes += per[c].c[i].bytes;
-		}
+		fb_stats_fold(&per[c], out);
 	free(per);
 	return 0;
 }

@@ -12,5 +12,8 @@
 
 /* Sum of the per-CPU statistics. */
 int fb_stats_read(const struct fb_store *f, struct fb_stats *out);
+/* The same from a stats map fd (a program's own, a test's); name for the
+ * error. */
+int fb_stats_read_fd(int fd, const char *name, struct fb_stats *out);
 
 #endif

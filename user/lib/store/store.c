@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <net/if.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -15,6 +16,8 @@
 #include "store/discover.h"
 #include "store/exact.h"
 #include "store/gens.h"
+#include "store/chunks.h"
+#include "store/head.h"
 #include "types/ftype.h"
 #include "report.h"
 #include "store/pintree.h"
@@ -36,6 +39,30 @@ void fb_store_init(struct fb_store *f)
 }
 
 static int open_pins(struct fb_store *f);
+static void unmap_array(struct fb_store *f);
+
+/* The chunks of a new filter: fds[0..n) created and mapped into f (which
+ * then owns fds[0] as bits_fd and closes the others on close). */
+static int new_chunks(struct fb_store *f, __u32 nblocks, int *fds)
+{
+	__u32 n = fb_chunks_for(nblocks);
+
+	if (fb_chunks_create(n, fds))
+		return -1;
+	f->map = fb_chunks_mmap(fds, n);
+	if (!f->map) {
+		fb_chunks_close(fds, n);
+		return -1;
+	}
+	f->nchunks = n;
+	f->map_bytes = (size_t)n * FB_CHUNK_BYTES;
+	f->hdr = (struct fb_header *)((char *)f->map + FB_HEAD_SHIFT * FB_BLOCK_BYTES);
+	f->blocks = (struct fb_block *)f->hdr;
+	f->bits_fd = fds[0];
+	f->head_id = f->bits_id = fb_map_id(fds[0]);
+	fb_store_head(f)->keys.array_id = f->bits_id;
+	return 0;
+}
 
 /* Entries of the outer map: 1 for a filter made before lifetimes existed. */
 static __u32 outer_entries(int fd)
@@ -48,13 +75,10 @@ static __u32 outer_entries(int fd)
 
 int fb_store_create_staged(const char *name, const struct fb_create_opts *o, struct fb_store *f)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, inner_opts, .map_flags = FB_INNER_MAP_FLAGS);
 	bool is_default = !strcmp(name, FB_IPROUTE_FILTER);
-	int bits_fd = -1, outer_fd = -1, stats_fd = -1, cnt_fd = -1, adopted = 0, err = -1;
-	__u32 entries = o->nblocks + FB_HDR_BLOCKS, key = 0;
+	int outer_fd = -1, stats_fd = -1, cnt_fd = -1, adopted = 0, err = -1, *fds = NULL;
+	__u32 n = fb_chunks_for(o->nblocks);
 	struct fb_header *hdr;
-	size_t bytes = (size_t)entries * FB_BLOCK_BYTES;
-	void *mem = MAP_FAILED;
 	struct stat st;
 
 	fb_store_init(f);
@@ -63,6 +87,10 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 	snprintf(f->name, sizeof(f->name), "%s", name);
 	fb_pin_stage_name(f->pin_name, sizeof(f->pin_name), FB_STAGE_NEW, name);
 	snprintf(f->dir, sizeof(f->dir), "%s/%s", fb_pin_root(), f->pin_name);
+	if (o->nblocks > FB_MAX_BLOCKS) {
+		fb_report_err("a filter holds at most %u blocks", FB_MAX_BLOCKS);
+		return -1;
+	}
 	f->root_fd = fb_pin_open_root(true);
 	if (f->root_fd < 0) {
 		f->root_fd = -1;
@@ -99,19 +127,17 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 		f->adopted = adopted;
 	}
 
-	bits_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_bits", sizeof(__u32), FB_BLOCK_BYTES,
-				 entries, &inner_opts);
-	if (bits_fd < 0) {
-		fb_report_err("cannot create a %zu-byte filter array: %s", bytes, strerror(errno));
+	fds = malloc(n * sizeof(*fds));
+	if (!fds) {
+		fb_report_err("out of memory");
 		goto out;
 	}
-	mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, bits_fd, 0);
-	if (mem == MAP_FAILED) {
-		fb_report_err("cannot mmap the filter array: %s", strerror(errno));
+	for (__u32 i = 0; i < n; i++)
+		fds[i] = -1;
+	if (new_chunks(f, o->nblocks, fds))
 		goto out;
-	}
-	/* The header is complete before the data path can see the array. */
-	hdr = mem;
+	/* The header is complete before the data path can see the filter. */
+	hdr = f->hdr;
 	hdr->magic = FB_MAGIC;
 	hdr->version = FB_VERSION;
 	hdr->layout = o->layout;
@@ -125,21 +151,23 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 	hdr->fp_ppb = (__u32)(o->fp_rate * 1e9 + 0.5);
 	hdr->type = o->type;
 	if (o->type)
-		memcpy(&((struct fb_block *)mem)[FB_TYPE_GEOM_BLOCK], o->geom,
+		memcpy(&f->blocks[FB_TYPE_GEOM_BLOCK], o->geom,
 		       fb_type_geom_blocks(o->type) * FB_BLOCK_BYTES);
 	if (getrandom(hdr->key, sizeof(hdr->key), 0) != sizeof(hdr->key)) {
 		fb_report_err("getrandom: %s", strerror(errno));
 		goto out;
 	}
+	if (fb_head_sync(f, false))
+		goto out;
 
 	if (!adopted) {
-		LIBBPF_OPTS(bpf_map_create_opts, outer_opts, .inner_map_fd = bits_fd);
+		LIBBPF_OPTS(bpf_map_create_opts, outer_opts, .inner_map_fd = fds[0]);
 
 		/* Slot 0 the filter, then two sets of generations (ttl.h). */
 		outer_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, FB_MAP_FILTER, sizeof(__u32),
-					  sizeof(__u32), FB_OUTER_ENTRIES, &outer_opts);
+					  sizeof(__u32), FB_FILTER_SLOTS, &outer_opts);
 		stats_fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, FB_MAP_STATS, sizeof(__u32),
-					  sizeof(struct fb_stats), 1, NULL);
+					  sizeof(struct fb_stat_cells), 1, NULL);
 		if (outer_fd < 0 || stats_fd < 0) {
 			fb_report_err("cannot create maps: %s", strerror(errno));
 			goto out;
@@ -172,28 +200,28 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 		if (fb_pin_at(cnt_fd, f->dir_fd, fb_store_cnt_pin(hdr->gen)))
 			goto pin_err;
 	}
-	if (bpf_map_update_elem(outer_fd, &key, &bits_fd, BPF_ANY)) {
-		fb_report_err("cannot install the filter array: %s", strerror(errno));
+	/* One step: the chunks, then the head. */
+	if (fb_chunks_install(outer_fd, hdr->gen, fds, n, 1))
 		goto out;
-	}
 	if (fb_pin_at(outer_fd, f->dir_fd, "filter") || fb_pin_at(stats_fd, f->dir_fd, "stats"))
 		goto pin_err;
-	/* The kernel maps an mmapable array's pages in whole: one mapping
-	 * at a time, or a big filter costs twice its size in memory. */
-	munmap(mem, bytes);
-	mem = MAP_FAILED;
+	/* Open it again the way every verb does, through the pins. */
+	unmap_array(f);
 	err = open_pins(f);
 	goto out;
 pin_err:
 	fb_report_err("cannot pin the maps of '%s' in %s: %s", name, f->dir, strerror(errno));
 out:
 	/* Adopted maps belong to ip link's program: give them back empty. */
-	if (err && adopted > 0)
+	if (err && adopted > 0) {
+		__u32 key = 0;
+
 		bpf_map_delete_elem(outer_fd, &key);
-	if (mem != MAP_FAILED)
-		munmap(mem, bytes);
-	if (bits_fd >= 0)
-		close(bits_fd);
+	}
+	/* fds[0] is f's (bits_fd), closed with it. */
+	if (fds)
+		fb_chunks_close(fds + 1, n - 1);
+	free(fds);
 	if (outer_fd >= 0)
 		close(outer_fd);
 	if (stats_fd >= 0)
@@ -213,6 +241,10 @@ int fb_store_publish(struct fb_store *f)
 {
 	if (!f->staged)
 		return 0;
+	/* Whatever the maker wrote into the header (an import: a key, kinds,
+	 * lengths), the head agrees before anyone can attach the filter. */
+	if (fb_head_sync(f, fb_store_live(f)))
+		return -1;
 	if (fb_pin_rename(f->root_fd, f->pin_name, f->name)) {
 		if (errno == EEXIST || errno == ENOTEMPTY)
 			fb_report_err("filter '%s' already exists", f->name);
@@ -304,18 +336,19 @@ static int open_counters(struct fb_store *f)
 	return 0;
 }
 
-/* Release the filter array in use and what hangs off it (counters, the
- * current exact sets), keeping the pins open. */
+/* Release the filter in use and what hangs off it (counters, the current
+ * exact sets), keeping the pins open. */
 static void unmap_array(struct fb_store *f)
 {
-	if (f->hdr && f->hdr != MAP_FAILED)
-		munmap(f->hdr, f->map_bytes);
+	fb_chunks_munmap(f->map, f->nchunks);
+	f->map = NULL;
+	f->nchunks = 0;
 	f->hdr = NULL;
 	f->blocks = NULL;
 	if (f->bits_fd >= 0)
 		close(f->bits_fd);
 	f->bits_fd = -1;
-	f->bits_id = 0;
+	f->bits_id = f->head_id = 0;
 	if (f->cnt_hdr)
 		munmap(f->cnt_hdr, f->cnt_bytes);
 	f->cnt_hdr = NULL;
@@ -330,13 +363,45 @@ static void unmap_array(struct fb_store *f)
 	}
 }
 
-/* Map the filter array the outer map holds now, and its counters and
- * current exact sets. */
+/* Is fd a chunk of this build's shape? */
+static bool is_chunk(int fd, __u32 *id)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return false;
+	*id = info.id;
+	return info.type == BPF_MAP_TYPE_ARRAY && info.key_size == sizeof(__u32) &&
+	       info.value_size == FB_CHUNK_BYTES && info.max_entries == 1 &&
+	       info.map_flags == FB_CHUNK_MAP_FLAGS;
+}
+
+/* A filter pinned by a build before the chunk layout: its outer map holds
+ * one array of any size. Said plainly, never read. */
+static int older_build(const struct fb_store *f)
+{
+	fb_report_err("filter '%s' was made by an older build of flowbloom (another map "
+		      "layout): export it with that build and import it here, or `flowbloom "
+		      "destroy %s` and create it again",
+		      f->name, f->name);
+	return -1;
+}
+
+/* Map the filter the outer map holds now (its head in slot 0, its chunks
+ * in its generation's slots), and its counters and current exact sets. */
 static int map_array(struct fb_store *f)
 {
 	struct bpf_map_info info = {};
-	__u32 len = sizeof(info), key = 0, id;
+	__u32 len = sizeof(info), key = 0, id, n;
+	struct fb_head *page;
+	int err;
 
+	if (bpf_obj_get_info_by_fd(f->outer_fd, &info, &len) ||
+	    info.type != BPF_MAP_TYPE_ARRAY_OF_MAPS)
+		return older_build(f);
+	if (info.max_entries != FB_FILTER_SLOTS)
+		return older_build(f);
 	if (bpf_map_lookup_elem(f->outer_fd, &key, &id) ||
 	    (f->bits_fd = bpf_map_get_fd_by_id(id)) < 0) {
 		f->bits_fd = -1;
@@ -345,27 +410,37 @@ static int map_array(struct fb_store *f)
 			f->name, strerror(errno), f->name);
 		return -1;
 	}
-	if (bpf_obj_get_info_by_fd(f->bits_fd, &info, &len) || info.value_size != FB_BLOCK_BYTES ||
-	    info.max_entries <= FB_HDR_BLOCKS) {
-		fb_report_err("filter '%s': unexpected filter array", f->name);
+	if (!is_chunk(f->bits_fd, &f->head_id))
+		return older_build(f);
+	/* The head first, by a copy: it says how many chunks to map. */
+	page = malloc(FB_CHUNK_BYTES);
+	if (!page) {
+		fb_report_err("out of memory");
 		return -1;
 	}
-	f->bits_id = info.id;
-	f->map_bytes = (size_t)info.max_entries * FB_BLOCK_BYTES;
-	f->hdr = mmap(NULL, f->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, f->bits_fd, 0);
-	if (f->hdr == MAP_FAILED) {
-		f->hdr = NULL;
-		fb_report_err("cannot mmap filter '%s': %s", f->name, strerror(errno));
-		return -1;
-	}
-	f->blocks = (struct fb_block *)f->hdr;
-	if (f->hdr->magic != FB_MAGIC || f->hdr->version != FB_VERSION ||
-	    f->hdr->nblocks + FB_HDR_BLOCKS != info.max_entries ||
-	    (!f->hdr->type && (!f->hdr->k || f->hdr->k > FB_MAX_K))) {
+	err = bpf_map_lookup_elem(f->bits_fd, &key, page);
+	n = fb_chunks_for(page->hdr.nblocks);
+	if (err || page->hdr.magic != FB_MAGIC || page->hdr.version != FB_VERSION ||
+	    page->hdr.nblocks > FB_MAX_BLOCKS ||
+	    (!page->hdr.type && (!page->hdr.k || page->hdr.k > FB_MAX_K))) {
+		if (!err && page->hdr.magic == FB_MAGIC && page->hdr.version < FB_VERSION) {
+			free(page);
+			return older_build(f);
+		}
 		fb_report_err("filter '%s': bad header (magic %#x, version %u)", f->name,
-			      f->hdr->magic, f->hdr->version);
+			      page->hdr.magic, page->hdr.version);
+		free(page);
 		return -1;
 	}
+	f->map = fb_chunks_mmap_outer(f->outer_fd, f->bits_fd, page->hdr.gen, n);
+	free(page);
+	if (!f->map)
+		return -1;
+	f->nchunks = n;
+	f->map_bytes = (size_t)n * FB_CHUNK_BYTES;
+	f->hdr = (struct fb_header *)((char *)f->map + FB_HEAD_SHIFT * FB_BLOCK_BYTES);
+	f->blocks = (struct fb_block *)f->hdr;
+	f->bits_id = fb_store_head(f)->keys.array_id;
 	/* Another filter type's geometry is input too (ftype.h); an import
 	 * being built aside checks it once read. */
 	if (f->hdr->type && !f->staged) {
@@ -384,7 +459,7 @@ static int map_array(struct fb_store *f)
 	return 0;
 }
 
-/* The inner array's id in the outer map now (0: none). */
+/* The id of the head in the outer map now (0: none). */
 static __u32 current_array(const struct fb_store *f)
 {
 	__u32 key = 0, id = 0;
@@ -418,7 +493,7 @@ static int open_pins(struct fb_store *f)
 		fb_report_quiet = quiet;
 		if (!rc)
 			return 0;
-		tried = f->bits_id;
+		tried = f->head_id;
 		unmap_array(f);
 		if (tries == 2 || !tried || current_array(f) == tried) {
 			if (tries < 2 && !quiet)
@@ -578,7 +653,7 @@ static int refresh(struct fb_store *f)
 			      f->name);
 		return -1;
 	}
-	if (f->outer_fd < 0 || current_array(f) == f->bits_id)
+	if (f->outer_fd < 0 || current_array(f) == f->head_id)
 		return 0;
 	unmap_array(f);
 	return map_array(f);

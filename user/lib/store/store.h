@@ -4,10 +4,12 @@
  * bpffs (one directory per filter), and reading/writing their bits through
  * an mmap of the filter array. Every CLI verb goes through here.
  *
- *   <root>/<NAME>/filter   ARRAY_OF_MAPS: the filter array, and the arrays of
- *                          its generations of rules with a lifetime (ttl.h)
- *   <root>/<NAME>/gcntS    counters of the generation in outer slot S (counting)
- *   <root>/<NAME>/stats    per-CPU struct fb_stats
+ *   <root>/<NAME>/filter   the outer map fb_filter holding the filter's chunks
+ *                          (include/flowbloom/geometry.h, "Physical layout")
+ *                          and those of its generations of rules with a
+ *                          lifetime (ttl.h)
+ *   <root>/<NAME>/gcntS    counters of the generation in slot range S (counting)
+ *   <root>/<NAME>/stats    per-CPU struct fb_stat_cells (maps.h)
  *   <root>/<NAME>/counters counters of a counting filter (see counting.h);
  *                          "counters1" while the array's header says gen 1
  *   <root>/<NAME>/exact    --confirm exact: outer maps of the exact sets
@@ -53,18 +55,22 @@ struct fb_store {
 	int root_fd;			/* the verified filter root */
 	int dir_fd;			/* the filter's bpffs directory; flock()ed by writers */
 	bool staged;			/* being built (fb_store_create_staged) */
+	bool aside;			/* being built and not installed (fb_replace_fill) */
 	bool adopted;			/* "default" adopted ip link's maps */
 	bool cnt_legacy;		/* counters pinned under an earlier build's name */
 	__u32 outer_id;			/* kernel id of the outer map */
-	__u32 outer_entries;		/* its slots: FB_OUTER_ENTRIES (1: an earlier build's) */
+	__u32 outer_entries;		/* its slots: FB_FILTER_SLOTS */
 	int outer_fd;			/* fb_filter */
-	int bits_fd;			/* the filter array inside it */
+	int bits_fd;			/* the filter's chunk 0 (its head) */
 	int stats_fd;			/* fb_stats */
-	__u32 bits_id;			/* kernel id of the filter array */
+	__u32 bits_id;			/* the filter array's identity: new for each replace */
+	__u32 head_id;			/* kernel id of chunk 0 (a new head too: head.h) */
 	__u32 stats_id;			/* kernel id of the stats map */
-	struct fb_header *hdr;		/* mmap of the filter array, block 0 */
-	struct fb_block *blocks;	/* the same mmap, as blocks */
-	size_t map_bytes;		/* length of the mmap */
+	void *map;			/* the chunks mapped back to back (the head first) */
+	__u32 nchunks;			/* chunks mapped */
+	struct fb_header *hdr;		/* in map: the header, logical block 0 */
+	struct fb_block *blocks;	/* the same, as the logical array of blocks */
+	size_t map_bytes;		/* memory of the chunks (nchunks x 256 KiB) */
 	/* Counting filters only (hdr->counter_bits != 0), else -1/NULL: */
 	int cnt_fd;		       /* NAME/counters */
 	struct fb_cnt_header *cnt_hdr; /* mmap of the counter array */
@@ -131,6 +137,13 @@ static inline struct fb_prefixes *fb_store_prefixes(const struct fb_store *f)
  * live on fed by no program; a new filter of the same name is not it.
  * Reached through the verified directory handles, never a path. */
 bool fb_store_gone(const struct fb_store *f);
+
+/* May a program read f's head now? (If not, fb_head_sync() writes it in
+ * place.) A staged filter is read only if it adopted ip link's maps. */
+static inline bool fb_store_live(const struct fb_store *f)
+{
+	return !f->aside && (!f->staged || f->adopted);
+}
 
 /* Library-internal (store.c): the counters' pin name of generation gen,
  * an empty struct (fds -1), and the counters' pin migration. */

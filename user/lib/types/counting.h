@@ -82,9 +82,11 @@ unsigned fb_counting_min(const struct fb_store *f, const struct fb_key *key);
  * the lock held. */
 int fb_counting_check_dels(const struct fb_store *f, const struct fb_key *keys, size_t n,
 			   size_t *bad);
-/* fb_counting_check_dels() then fb_counting_del_many(), hashing and sorting
- * the batch once: 0 deleted; -1 refused (*bad), -2 out of memory, both with
- * nothing changed. */
+/* fb_counting_check_dels() then fb_counting_del_many(), in one pass over
+ * the counters (each flow checked as it is deleted; a refusal puts the
+ * deleted ones back): 0 deleted; -1 refused (*bad), -2 out of memory, both
+ * with nothing changed (for a refused batch, flows it named may have been
+ * out of the filter for the moment the pass took). */
 int fb_counting_del_batch(struct fb_store *f, const struct fb_key *keys, size_t n, size_t *bad);
 /* Roll back a write interrupted by a crash. Returns 1 if there was one. */
 int fb_counting_recover(struct fb_store *f);

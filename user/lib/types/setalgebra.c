@@ -128,11 +128,12 @@ int fb_sa_fold(struct fb_bloom_mem *f, char *why, size_t len)
 	__u64 p, mhalf = (__u64)half * FB_BLOCK_BITS;
 	int w;
 
-	if (nb < 2 || (nb & (nb - 1))) {
+	/* Any even size folds exactly: a position is (x * m) >> 32 (blocked:
+	 * the block, classic: the bit; geometry.h), and with m = 2h,
+	 * ((x * 2h) >> 32) / 2 = (x * h) >> 32, the folded filter's own. */
+	if (nb < 2 || (nb & 1)) {
 		snprintf(why, len,
-			 "only a filter of a power of two blocks (at least 2) folds; this one has "
-			 "%u",
-			 nb);
+			 "only a filter of an even number of blocks folds; this one has %u", nb);
 		return -1;
 	}
 	/* In place, ascending: position j reads 2j and 2j+1, never below j,

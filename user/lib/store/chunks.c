@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* A filter's chunks: create, map back to back, install (chunks.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "flowbloom/geometry.h"
+#include "flowbloom/maps.h"
+#include "report.h"
+#include "store/chunks.h"
+
+static int chunk_create(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = FB_CHUNK_MAP_FLAGS);
+
+	return bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_chunk", sizeof(__u32), FB_CHUNK_BYTES, 1, &o);
+}
+
+int fb_chunks_create(__u32 n, int *fds)
+{
+	__u32 i;
+
+	for (i = 0; i < n; i++) {
+		fds[i] = chunk_create();
+		if (fds[i] < 0) {
+			fb_report_err("cannot create a %u-byte filter (%u chunks): %s",
+				      (unsigned)FB_CHUNK_BYTES * n, n, strerror(errno));
+			fb_chunks_close(fds, i);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void fb_chunks_close(int *fds, __u32 n)
+{
+	__u32 i;
+
+	for (i = 0; i < n; i++) {
+		if (fds[i] >= 0)
+			close(fds[i]);
+		fds[i] = -1;
+	}
+}
+
+static void *reserve(__u32 n)
+{
+	void *p = mmap(NULL, (size_t)n * FB_CHUNK_BYTES, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED) {
+		fb_report_err("cannot reserve %zu bytes of address space: %s",
+			      (size_t)n * FB_CHUNK_BYTES, strerror(errno));
+		return NULL;
+	}
+	return p;
+}
+
+static int map_one(void *map, __u32 i, int fd)
+{
+	void *at = (char *)map + (size_t)i * FB_CHUNK_BYTES;
+
+	if (mmap(at, FB_CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
+	    MAP_FAILED) {
+		fb_report_err("cannot mmap a filter chunk: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int fb_chunks_mmap_at(void *map, __u32 from, const int *fds, __u32 n)
+{
+	__u32 i;
+
+	for (i = 0; i < n; i++)
+		if (map_one(map, from + i, fds[i]))
+			return -1;
+	return 0;
+}
+
+void *fb_chunks_mmap(const int *fds, __u32 n)
+{
+	void *map = reserve(n);
+
+	if (map && fb_chunks_mmap_at(map, 0, fds, n)) {
+		fb_chunks_munmap(map, n);
+		return NULL;
+	}
+	return map;
+}
+
+int fb_chunks_slot_fd(int outer_fd, __u32 slot, __u32 *id)
+{
+	__u32 mid;
+	int fd;
+
+	if (bpf_map_lookup_elem(outer_fd, &slot, &mid))
+		return -1;
+	fd = bpf_map_get_fd_by_id(mid);
+	if (fd >= 0 && id)
+		*id = mid;
+	return fd;
+}
+
+void *fb_chunks_mmap_outer(int outer_fd, int head_fd, __u32 gen, __u32 n)
+{
+	void *map = reserve(n);
+	__u32 i;
+
+	if (!map)
+		return NULL;
+	if (map_one(map, 0, head_fd))
+		goto fail;
+	for (i = 1; i < n; i++) {
+		int fd = fb_chunks_slot_fd(outer_fd, fb_chunk_slot(gen, i), NULL);
+
+		if (fd < 0) {
+			fb_report_err("chunk %u of the filter is missing: %s", i, strerror(errno));
+			goto fail;
+		}
+		if (map_one(map, i, fd)) {
+			close(fd);
+			goto fail;
+		}
+		close(fd); /* the mapping holds the map */
+	}
+	return map;
+fail:
+	fb_chunks_munmap(map, n);
+	return NULL;
+}
+
+void fb_chunks_munmap(void *map, __u32 n)
+{
+	if (map)
+		munmap(map, (size_t)n * FB_CHUNK_BYTES);
+}
+
+void *fb_chunks_remap(void *map, __u32 have, __u32 n)
+{
+	void *p = mremap(map, (size_t)have * FB_CHUNK_BYTES, (size_t)n * FB_CHUNK_BYTES,
+			 MREMAP_MAYMOVE);
+
+	if (p == MAP_FAILED) {
+		fb_report_err("cannot grow the filter's mapping: %s", strerror(errno));
+		return NULL;
+	}
+	return p;
+}
+
+static int update_batch(int outer_fd, __u32 *keys, int *fds, __u32 n)
+{
+	__u32 count = n;
+
+	if (!n)
+		return 0;
+	if (bpf_map_update_batch(outer_fd, keys, fds, &count, NULL) || count != n) {
+		fb_report_err("cannot install the filter's chunks: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int fb_chunks_install_at(int outer_fd, __u32 gen, __u32 from, const int *fds, __u32 n)
+{
+	__u32 *keys = calloc(n + 1, sizeof(*keys)), i;
+	int *vals = calloc(n + 1, sizeof(*vals)), rc = -1;
+
+	if (!keys || !vals) {
+		fb_report_err("out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		keys[i] = fb_chunk_slot(gen, from + i);
+		vals[i] = fds[i];
+	}
+	rc = update_batch(outer_fd, keys, vals, n);
+out:
+	free(keys);
+	free(vals);
+	return rc;
+}
+
+int fb_chunks_install(int outer_fd, __u32 gen, const int *fds, __u32 n, int head)
+{
+	__u32 *keys = calloc(n + 1, sizeof(*keys)), i;
+	int *vals = calloc(n + 1, sizeof(*vals)), rc = -1;
+
+	if (!keys || !vals) {
+		fb_report_err("out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		keys[i] = fb_chunk_slot(gen, i);
+		vals[i] = fds[i];
+	}
+	/* Last: the head, which makes the chunks before it reachable. */
+	if (head) {
+		keys[n] = 0;
+		vals[n] = fds[0];
+	}
+	rc = update_batch(outer_fd, keys, vals, n + !!head);
+out:
+	free(keys);
+	free(vals);
+	return rc;
+}
+
+int fb_chunks_release(int outer_fd, __u32 gen, __u32 from, __u32 to)
+{
+	__u32 *keys, i, n = to > from ? to - from : 0;
+	int *vals, empty, rc = -1;
+
+	if (!n)
+		return 0;
+	empty = chunk_create();
+	if (empty < 0) {
+		fb_report_err("cannot create an empty chunk: %s", strerror(errno));
+		return -1;
+	}
+	keys = calloc(n, sizeof(*keys));
+	vals = calloc(n, sizeof(*vals));
+	if (keys && vals) {
+		for (i = 0; i < n; i++) {
+			keys[i] = fb_chunk_slot(gen, from + i);
+			vals[i] = empty;
+		}
+		rc = update_batch(outer_fd, keys, vals, n);
+	} else {
+		fb_report_err("out of memory");
+	}
+	free(keys);
+	free(vals);
+	close(empty);
+	return rc;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * A filter's chunks (include/flowbloom/geometry.h, "Physical layout"):
+ * creating them, mapping them back to back so user space sees one array,
+ * and installing them in the outer map fb_filter.
+ *
+ * Installing is a batch update of the outer map: the kernel waits for an
+ * RCU grace period once per update syscall of a map-in-map (~15 ms here),
+ * so a filter of 2,000 chunks is installed in one wait, not 2,000. A batch
+ * is applied in order, so chunks listed before slot 0 are in place before
+ * a packet can find the head that names them.
+ */
+#ifndef FLOWBLOOM_USER_CHUNKS_H
+#define FLOWBLOOM_USER_CHUNKS_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+/* n new chunks (zeroed) into fds[0..n); 0, or -1 with nothing left open
+ * (error reported). */
+int fb_chunks_create(__u32 n, int *fds);
+void fb_chunks_close(int *fds, __u32 n);
+
+/* Map chunks back to back: fds[0..n) (or, with fds NULL, the chunks of
+ * generation gen in outer's slots, chunk 0 from head_fd) into a fresh
+ * reservation of n chunks. Returns the mapping, or NULL (error reported). */
+void *fb_chunks_mmap(const int *fds, __u32 n);
+void *fb_chunks_mmap_outer(int outer_fd, int head_fd, __u32 gen, __u32 n);
+/* Map chunks fds[0..n) at chunk positions from..from+n of an existing
+ * mapping (whose reservation holds them). */
+int fb_chunks_mmap_at(void *map, __u32 from, const int *fds, __u32 n);
+void fb_chunks_munmap(void *map, __u32 n);
+/* A reservation of n chunks holding the mapping of its first have ones
+ * (the rest mapped from fds by the caller): a larger home for a mapping.
+ * NULL on failure, the old mapping untouched. */
+void *fb_chunks_remap(void *map, __u32 have, __u32 n);
+
+/* One batch: fds[0..n) into the slots of chunks 0..n-1 of generation gen,
+ * then, if head, fds[0] into slot 0 (the switch). 0 or -1 (reported). */
+int fb_chunks_install(int outer_fd, __u32 gen, const int *fds, __u32 n, int head);
+/* The same for chunks from..from+n (a grown filter's new chunks). */
+int fb_chunks_install_at(int outer_fd, __u32 gen, __u32 from, const int *fds, __u32 n);
+/* Release the slots of chunks from..to-1 of generation gen: one batch
+ * storing an empty chunk there (an outer map cannot delete in batches),
+ * which drops the outer map's references to what they held. */
+int fb_chunks_release(int outer_fd, __u32 gen, __u32 from, __u32 to);
+
+/* The chunk fd in slot (or -1, errno set). */
+int fb_chunks_slot_fd(int outer_fd, __u32 slot, __u32 *id);
+
+#endif
