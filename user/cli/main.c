@@ -48,7 +48,8 @@ static const struct fb_cmd cmds[] = {
 	{ "attach", cmd_attach,
 	  "attach NAME DEV [--mode native|generic] [--action drop|allow|monitor]\n"
 	  "                 [--malformed pass|drop] [--monitor [--epsilon E] [--delta D]]\n"
-	  "                 [--new-flows [--age SECS] [--expect N] [--ring SIZE]]",
+	  "                 [--new-flows [--age SECS] [--expect N] [--ring SIZE]]\n"
+	  "                 [--accounting [--max-flows N]]",
 	  "Attach the XDP program to DEV, working on filter NAME. drop: a match is\n"
 	  "dropped; allow: only matches pass (non-IP frames always pass); monitor:\n"
 	  "count only. Default action: the filter's own (see create).\n"
@@ -60,6 +61,10 @@ static const struct fb_cmd cmds[] = {
 	  "--new-flows reports each flow's first packet per aging period of SECS\n"
 	  "seconds (default 60) through a ring buffer of SIZE bytes (default 1M; see\n"
 	  "flows); the seen-set is sized for N flows per period (default 100000).\n"
+	  "--accounting counts every flow's packets and IP octets exactly in a table\n"
+	  "of N flows per CPU (--max-flows, default 65536; 136 bytes each), for ipfix\n"
+	  "to export as flows end; a flow that finds the table full is counted in an\n"
+	  "overflow sketch instead (with --monitor), and exported as an estimate.\n"
 	  "Monitoring starts from zero unless the filter is attached elsewhere, whose\n"
 	  "monitoring maps are then shared." },
 	{ "detach", cmd_detach, "detach DEV", "Remove flowbloom's XDP program from DEV." },
