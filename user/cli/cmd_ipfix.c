@@ -30,7 +30,7 @@
 #define FINISH_S 0.5	    /* at the end, what is queued gets this long */
 
 struct ipfix_opts {
-	const char *collector;
+	char collector[300];
 	bool tcp;
 	double interval, refresh, idle, active;
 	unsigned long long top, domain;
@@ -112,7 +112,9 @@ static const char *set_opt(int c, const char *v, void *ctx)
 
 	switch (c) {
 	case 'c':
-		o->collector = v;
+		if (strlen(v) >= sizeof(o->collector))
+			return "collector too long";
+		strcpy(o->collector, v);
 		return NULL;
 	case 'u':
 	case 't':
@@ -300,8 +302,8 @@ static void summary(const struct exporter *ex, const char *name, const struct fb
 		return;
 	}
 	printf("sent %llu flow records, %llu new-flow records and %llu estimate records to %s "
-	       "(%llu messages, %llu sessions); %llu records lost (%llu sent while the "
-	       "collector was away, %llu never sent), %llu send errors\n",
+	       "(%llu messages, %llu sessions); %llu records lost (%llu sent and not received, "
+	       "%llu never sent), %llu send errors\n",
 	       (unsigned long long)s.sent[FB_IPFIX_FLOW],
 	       (unsigned long long)s.sent[FB_IPFIX_NEWFLOW],
 	       (unsigned long long)s.sent[FB_IPFIX_ESTIMATE], ex->collector,
@@ -309,7 +311,7 @@ static void summary(const struct exporter *ex, const char *name, const struct fb
 	       (unsigned long long)s.unconfirmed, (unsigned long long)s.dropped,
 	       (unsigned long long)s.send_errors);
 	if (t && t->overflow_packets)
-		printf("the accounting table had no room for %llu packets (%llu octets): "
+		printf("the accounting table had no room for %llu packets (%llu octets) meanwhile: "
 		       "counted by the overflow sketch only\n",
 		       (unsigned long long)t->overflow_packets,
 		       (unsigned long long)t->overflow_bytes);
@@ -326,7 +328,7 @@ int cmd_ipfix(int argc, char **argv)
 	struct fb_ipfix_out_opts oo = { 0 };
 	struct exporter ex = { 0 };
 	struct fb_acct_pass pass = { 0 };
-	struct fb_acct_totals tot;
+	struct fb_acct_totals tot, tot0;
 	struct ring_buffer *rb = NULL;
 	struct fb_monitor m;
 	struct fb_store f;
@@ -351,7 +353,7 @@ int cmd_ipfix(int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		return fb_usage(argc - optind < 1 ? "missing NAME" : "too many arguments");
-	if (!o.collector)
+	if (!o.collector[0])
 		return fb_usage("missing --collector HOST:PORT");
 	if (split_collector(o.collector, host, sizeof(host), port, sizeof(port)))
 		return fb_usage("bad collector '%s' (want HOST:PORT or [IPV6]:PORT)", o.collector);
@@ -397,6 +399,7 @@ int cmd_ipfix(int argc, char **argv)
 	ex.mono_to_real_ms = epoch_ms() - fb_clock_mono_ns() / 1000000ULL;
 	if (sketch && snap(&m, acct, &base))
 		goto out;
+	fb_acct_totals(&m, &tot0);
 	pass.idle_ns = (__u64)(o.idle * 1e9);
 	pass.active_ns = (__u64)(o.active * 1e9);
 	pass.fin_ns = (__u64)(fmin(o.idle / 2, 1) * 1e9);
@@ -471,6 +474,8 @@ int cmd_ipfix(int argc, char **argv)
 	}
 	fb_ipfix_out_finish(ex.out, fb_now() + FINISH_S);
 	fb_acct_totals(&m, &tot);
+	tot.overflow_packets -= tot0.overflow_packets;
+	tot.overflow_bytes -= tot0.overflow_bytes;
 	summary(&ex, f.name, acct ? &tot : NULL);
 	rc = 0;
 out:

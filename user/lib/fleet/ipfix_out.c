@@ -57,6 +57,7 @@ struct fb_ipfix_out {
 	double session_at, next_tpl;
 	bool tpl_due;
 	bool after_tpl; /* the last message was templates: records next */
+	bool restart;	/* UDP: a new socket and session before the next send */
 	/* The queue: a ring of cap records from head. */
 	struct qrec *q;
 	size_t cap, head, n;
@@ -167,6 +168,8 @@ static void failed(struct fb_ipfix_out *x, const char *what, int err, double now
 	if (x->o.tcp) {
 		close_fd(x);
 		x->st = ST_IDLE;
+	} else {
+		x->restart = true;
 	}
 	x->retry_at = now + RETRY_S;
 	x->probed_at = 0;
@@ -370,18 +373,23 @@ static int pump_udp(struct fb_ipfix_out *x, double now)
 {
 	int err = sock_error(x->fd), r;
 
-	if (err) {
+	if (err)
 		failed(x, "send", err, now);
-	} else if (x->down && x->probed_at && now - x->probed_at >= 0.05) {
-		/* A probe went and no ICMP error came back: a new session, on a
-		 * new socket (a new source port: a new transport session). */
+	if (x->restart) {
+		/* After a failure the next session starts at once, on a new
+		 * socket (a new source port: a new transport session): its
+		 * templates are the probes, its records wait until one is not
+		 * refused. */
 		err = open_socket(x);
 		if (err) {
-			failed(x, "socket", err, now);
+			snprintf(x->err, sizeof(x->err), "socket: %s", strerror(err));
 			return 0;
 		}
 		if (new_session(x, now))
 			return -1;
+		x->restart = false;
+	} else if (x->down && x->probed_at && now - x->probed_at >= 0.05) {
+		/* A probe went and no ICMP error came back. */
 		x->events |= FB_IPFIX_EV_UP;
 		x->down = false;
 	} else {
