@@ -514,6 +514,9 @@ n=$(grep -c '"template": 256' "$T_TMP/tpl.json")
 	fail "ipfix: templates every 0.4 s: $n times in 1.4 s"
 
 # --- TCP: a collector that accepts and never reads ---------------------------------
+# Small socket buffers in NSB (its own sysctl), so the exporter's fill up at
+# once: before non-blocking sends it then hung in write() past SIGTERM.
+inb sysctl -qw net.ipv4.tcp_wmem="4096 16384 65536"
 $NB "$PY" -c '
 import socket, time
 l = socket.socket()
