@@ -592,6 +592,15 @@ ok("every flow: flow records + estimates = what was sent (3 packets, IP octets) 
 ok("the summary says what overflowed", "had no room for" in open(sys.argv[2]).read())
 EOF
 verdicts "$T_TMP/over.check" "ipfix, table of 64 flows"
+"$FB" metrics g >"$T_TMP/metrics" 2>&1
+grep -Eq '^flowbloom_accounting_overflow_packets_total\{filter="g"\} [1-9][0-9]*$' "$T_TMP/metrics" &&
+	grep -Eq '^flowbloom_accounting_capacity_flows\{filter="g"\} [0-9]*$' "$T_TMP/metrics" &&
+	grep -Eq '^flowbloom_accounting_flows\{filter="g"\} 0$' "$T_TMP/metrics" &&
+	pass "metrics: the accounting table (capacity, flows now: 0 after the exporter, overflow)" ||
+	fail "metrics: $(grep accounting "$T_TMP/metrics")"
+if command -v promtool >/dev/null; then
+	check "metrics with accounting: promtool check metrics" bash -c "promtool check metrics <'$T_TMP/metrics'"
+fi
 check "detach g" "$FB" -n "$NSB" detach "$VB"
 check "destroy g" "$FB" destroy g
 
