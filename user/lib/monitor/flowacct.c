@@ -103,6 +103,7 @@ static int visit(const struct fb_monitor *m, const struct fb_acct_pass *o, struc
 		 __u64 *fp, struct fb_acct_flow *e, __u64 tick)
 {
 	__u64 v = load64(fp), packets, bytes, last;
+	__u32 dj;
 	__u8 reason;
 
 	if (v == FB_ACCT_FREE)
@@ -139,6 +140,13 @@ static int visit(const struct fb_monitor *m, const struct fb_acct_pass *o, struc
 	e->done_packets = packets;
 	e->done_bytes = bytes;
 	e->done_ns = o->now_ns;
+	/* Move the jiffy reference up to the last packet: last_j has 32
+	 * bits, and a flow that never goes idle would outlive them (2^32
+	 * ticks: 49 days at HZ=1000). The data path writes first_* only when
+	 * it takes a free way. */
+	dj = *(const volatile __u32 *)&e->last_j - (__u32)e->first_j;
+	e->first_j += dj;
+	e->first_ns += (__u64)dj * tick;
 	return 0;
 }
 
