@@ -34,6 +34,8 @@ const volatile __u64 cfg_mon_nh[FB_MON_NH_WORDS] = { 0 };
 const volatile __u32 cfg_seen_slots = 2;
 const volatile __u64 cfg_seen_age_jiffies = 1;
 const volatile __u64 cfg_ring_wake = 0; /* bytes waiting that wake the reader */
-const volatile __u32 cfg_acct_buckets = 1; /* flow table buckets per CPU (flowacct.h) */
+
+/* Per-flow accounting (bpf/flowacct.bpf.h): the table's buckets per CPU. */
+const volatile __u32 cfg_acct_buckets = 1;
 
 #endif

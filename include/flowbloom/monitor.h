@@ -157,7 +157,8 @@ struct fb_mon_config {
 	__u64 age_ns;	   /* aging period */
 	__u64 age_jiffies; /* the same in kernel ticks */
 	__u64 created_ns;  /* CLOCK_REALTIME when the maps were created */
-	__u32 acct_buckets; /* FB_MON_ACCT: buckets per CPU plane (flowacct.h) */
+	/* FB_MON_ACCT: the accounting table's buckets per CPU (flowacct.h). */
+	__u32 acct_buckets;
 	__u32 acct_pad;
 	__u64 reserved[3];
 };
