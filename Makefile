@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # flowbloom: `make` builds into build/, `make deps` installs Debian packages,
 # `make test` runs every test, `make demo` runs the demo, `make bench` the
-# benchmarks, `make install` installs (PREFIX=/usr/local, DESTDIR). V=1 shows
-# the commands.
+# benchmarks, `make install` installs (PREFIX=/usr/local, DESTDIR) and
+# `make uninstall` removes what it installed (configuration files stay).
+# V=1 shows the commands.
 
 BUILD := build
 CLANG ?= clang
@@ -27,7 +28,7 @@ CFLAGS += $(shell pkg-config --cflags libfixbuf 2>/dev/null)
 
 DEPS_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev iproute2 \
 	ethtool make gcc python3 xdp-tools prometheus groff-base man-db systemd tcpdump strace time \
-	pkg-config libfixbuf-dev libjson-c-dev nfdump exabgp bird2 tshark libzstd-dev
+	pkg-config libfixbuf-dev libjson-c-dev nfdump pmacct exabgp bird2 tshark libzstd-dev
 
 # The library (user/lib/, libflowbloom.a: no argv, no printing, see
 # user/lib/report.h) and the CLI (user/cli/). Tests and benchmarks link the
@@ -52,7 +53,7 @@ test_parts = $(filter-out %.bpf.c,$(wildcard tests/$(dir $(1))$(patsubst test_%,
 # Skeletons are made by a pattern rule: kept, or every make would rebuild
 # every object that includes them.
 .SECONDARY: $(BUILD)/flowbloom.skel.h $(BUILD)/bench.skel.h $(BUILD)/flowbloom_nocap.skel.h
-.PHONY: all deps bpffs test demo bench clean format install FORCE
+.PHONY: all deps bpffs test demo bench clean format install uninstall FORCE
 
 # Installation layout (make install PREFIX=/usr DESTDIR=/tmp/root).
 PREFIX ?= /usr/local
@@ -63,8 +64,12 @@ COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 DOCDIR ?= $(PREFIX)/share/doc/flowbloom
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
-UNITS := flowbloom@.service flowbloom-metrics.service flowbloom-metrics.timer
-DIST := $(BUILD)/flowbloom.8 $(addprefix $(BUILD)/dist/,$(UNITS) example.conf)
+# Debian's ExaBGP, which flowbloom-bgp@.service runs.
+EXABGP ?= /usr/sbin/exabgp
+UNITS := flowbloom@.service flowbloom-metrics.service flowbloom-metrics.timer \
+	flowbloom-ipfix@.service flowbloom-bgp@.service
+EXAMPLES := example.conf example.ipfix example.exabgp
+DIST := $(BUILD)/flowbloom.8 $(addprefix $(BUILD)/dist/,$(UNITS) $(EXAMPLES))
 
 all: $(BUILD)/flowbloom $(BUILD)/flowbloom.bpf.o $(TEST_BINS) $(BUILD)/xdp_count.bpf.o $(DIST)
 
@@ -155,9 +160,10 @@ $(BUILD)/flowbloom.8: $(BUILD)/flowbloom
 	$(call msg,MAN,$@)
 	$(Q)$< help --man > $@
 
-# Units and the example configuration name the installed paths; the stamp
-# changes when they do (make, then make install PREFIX=/usr regenerates).
-PATHS := $(SBINDIR) $(SYSCONFDIR)
+# Units, the example configurations, the help texts and the man page name
+# the installed paths; the stamp changes when they do (make, then make
+# install PREFIX=/usr regenerates them).
+PATHS := $(SBINDIR) $(SYSCONFDIR) $(LIBDIR) $(EXABGP)
 $(BUILD)/dist/paths: FORCE
 	$(Q)mkdir -p $(@D)
 	$(Q)echo '$(PATHS)' | cmp -s - $@ || echo '$(PATHS)' > $@
@@ -165,12 +171,20 @@ $(BUILD)/dist/paths: FORCE
 $(BUILD)/dist/%: dist/%.in $(BUILD)/dist/paths
 	$(call msg,GEN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $< > $@
+	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		-e 's|@EXABGP@|$(EXABGP)|g' $< > $@
 
 $(BUILD)/dist/%: dist/% $(BUILD)/dist/paths
 	$(call msg,GEN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $< > $@
+	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		-e 's|@EXABGP@|$(EXABGP)|g' $< > $@
+
+# The verb table's help and the man page say where the configuration and
+# the object are.
+PATH_DEFS := -DFB_SYSCONFDIR='"$(SYSCONFDIR)"' -DFB_LIBDIR='"$(LIBDIR)"'
+$(BUILD)/user/cli/main.o $(BUILD)/user/cli/manpage.o: CFLAGS += $(PATH_DEFS)
+$(BUILD)/user/cli/main.o $(BUILD)/user/cli/manpage.o: $(BUILD)/dist/paths
 
 # The binary carries the XDP program inside (a skeleton); the object is
 # installed too, for ip link and xdp-loader.
@@ -183,7 +197,16 @@ install: $(BUILD)/flowbloom $(BUILD)/flowbloom.bpf.o $(DIST)
 	install -m 0644 $(BUILD)/flowbloom.8 $(DESTDIR)$(MANDIR)/man8/flowbloom.8
 	install -m 0644 dist/flowbloom.bash $(DESTDIR)$(COMPLETIONDIR)/flowbloom
 	install -m 0644 $(addprefix $(BUILD)/dist/,$(UNITS)) $(DESTDIR)$(UNITDIR)/
-	install -m 0644 $(BUILD)/dist/example.conf $(DESTDIR)$(DOCDIR)/example.conf
+	install -m 0644 $(addprefix $(BUILD)/dist/,$(EXAMPLES)) $(DESTDIR)$(DOCDIR)/
+
+# What install installed, and its directories if that leaves them empty;
+# configuration in $(SYSCONFDIR)/flowbloom stays.
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/flowbloom $(DESTDIR)$(LIBDIR)/flowbloom.bpf.o \
+		$(DESTDIR)$(MANDIR)/man8/flowbloom.8 $(DESTDIR)$(COMPLETIONDIR)/flowbloom \
+		$(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) \
+		$(addprefix $(DESTDIR)$(DOCDIR)/,$(EXAMPLES))
+	-rmdir $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/flowbloom 2>/dev/null
 
 # bpffs must be mounted for pins (most systems mount it at boot).
 bpffs:

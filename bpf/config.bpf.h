@@ -38,4 +38,7 @@ const volatile __u32 cfg_seen_slots = 2;
 const volatile __u64 cfg_seen_age_jiffies = 1;
 const volatile __u64 cfg_ring_wake = 0; /* bytes waiting that wake the reader */
 
+/* Per-flow accounting (bpf/flowacct.bpf.h): the table's buckets per CPU. */
+const volatile __u32 cfg_acct_buckets = 1;
+
 #endif

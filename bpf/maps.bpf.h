@@ -23,6 +23,7 @@
 #include "flowbloom/geometry.h"
 #include "flowbloom/maps.h"
 #include "flowbloom/monitor.h"
+#include "flowbloom/flowacct.h"
 
 /* Template only: the chunks are created by the CLI. */
 struct fb_chunk {
@@ -140,5 +141,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct fb_mon_stats);
 } fb_mon_stats SEC(".maps");
+
+/* Per-flow accounting (bpf/flowacct.bpf.h): one plane per CPU, each a
+ * struct fb_acct_hdr followed by buckets (include/flowbloom/flowacct.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fb_acct_hdr);
+} fb_flows SEC(".maps");
 
 #endif

@@ -7,7 +7,8 @@
  * it are in include/flowbloom/monitor.h; measurements in docs/design.md.
  *
  * flowbloom.bpf.c calls fb_monitor() after parsing and
- * fb_monitor_verdict() after the verdict, both under cfg_mon: read-only
+ * fb_monitor_verdict() after the verdict (which also feeds per-flow
+ * accounting, bpf/flowacct.bpf.h), both under cfg_mon: read-only
  * data (bpf/config.bpf.h) the loader sets from the filter's monitoring maps.
  * With cfg_mon = 0 (the default, and what an `ip link`-loaded object has)
  * the verifier removes every instruction of it.
@@ -31,6 +32,8 @@
 /* A few tries of the compare-and-swap that claims a stale seen word; only
  * other CPUs inserting into the very same word can make one fail. */
 #define FB_SEEN_CAS_TRIES 4
+
+#include "flowacct.bpf.h"
 
 /* One of the two pairs of ways of a top bucket (w0 = 0: by packets, 2: by
  * bytes): refresh the flow's score if it is resident, else take the way of
@@ -225,6 +228,10 @@ static __always_inline void fb_monitor_verdict(struct xdp_md *ctx, const struct 
 	__u32 zero = 0;
 	__u64 h;
 
+	/* Per-flow accounting (bpf/flowacct.bpf.h): after the verdict, which
+	 * is part of a flow record. */
+	if (cfg_mon & FB_MON_ACCT)
+		fb_flowacct(ctx, key, verdict);
 	if (!(cfg_mon & FB_MON_NEWFLOWS))
 		return;
 	st = bpf_map_lookup_elem(&fb_mon_stats, &zero);

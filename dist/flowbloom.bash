@@ -16,8 +16,8 @@ _flowbloom_synopsis() {
 }
 
 _flowbloom() {
-	local cur prev fb i verb="" netns="" syn tok prevtok n
-	local -a pos=() words=()
+	local cur prev fb i verb="" netns="" syn tok prevtok n alt
+	local -a pos=() words=() alts=()
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=""
 	((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
@@ -61,7 +61,14 @@ _flowbloom() {
 	declare -A optval=()
 	prevtok=""
 	for tok in ${syn//[\[\]()]/ }; do
-		if [[ $tok == -* ]]; then
+		if [[ $tok == -*\|-* ]]; then
+			# Options that exclude each other, as "--udp|--tcp": each
+			# one an option without a value.
+			IFS='|' read -ra alts <<<"$tok"
+			for alt in "${alts[@]}"; do optval[$alt]=""; done
+			prevtok=""
+			continue
+		elif [[ $tok == -* ]]; then
 			optval[$tok]=""
 		elif [[ $prevtok == -* && $tok =~ ^[A-Za-z0-9] ]]; then
 			optval[$prevtok]=$tok

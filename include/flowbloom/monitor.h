@@ -47,6 +47,7 @@
 #define FB_MON_SKETCH (1U << 0)	  /* count-min sketch and top-talker table */
 #define FB_MON_NEWFLOWS (1U << 1) /* seen-set and new-flow events */
 #define FB_MON_ATOMIC (1U << 2)	  /* one shared sketch plane, atomic adds */
+#define FB_MON_ACCT (1U << 3)	  /* per-flow accounting table (flowacct.h) */
 
 #define FB_MON_MAX_DEPTH 8  /* delta >= e^-8 ~ 3.4e-4 */
 #define FB_MON_MAX_SHIFT 20 /* width <= 2^20: eps >= 2.6e-6 */
@@ -156,7 +157,10 @@ struct fb_mon_config {
 	__u64 age_ns;	   /* aging period */
 	__u64 age_jiffies; /* the same in kernel ticks */
 	__u64 created_ns;  /* CLOCK_REALTIME when the maps were created */
-	__u64 reserved[4];
+	/* FB_MON_ACCT: the accounting table's buckets per CPU (flowacct.h). */
+	__u32 acct_buckets;
+	__u32 acct_pad;
+	__u64 reserved[3];
 };
 
 static __always_inline void fb_mon_nh_words(const __u64 key[2], __u64 kw[FB_MON_NH_WORDS])

@@ -7,9 +7,11 @@
 /*
  * 8. Flow monitoring (docs/design.md, Monitoring inside): the blocked 1 MiB load with
  * monitoring off, the sketch (with the top table), the seen-set, both; the
- * sketch on one atomic plane instead of per-CPU planes; on one core with
- * random flows, and on two cores sending the same flow (the worst case for
- * atomics). Same run, same filter: the differences are monitoring's cost.
+ * sketch on one atomic plane instead of per-CPU planes; per-flow
+ * accounting (a table holding every flow, and one too small, whose
+ * packets go to the overflow sketch); on one core with random flows, and
+ * on two cores sending the same flow (the worst case for atomics). Same
+ * run, same filter: the differences are monitoring's cost.
  */
 struct mon_variant {
 	const char *name;
@@ -17,6 +19,7 @@ struct mon_variant {
 	double eps;
 	__u64 expect;
 	__u32 flows; /* 0: all the filter's; else this many (in cache) */
+	__u64 acct;  /* per-flow accounting: its flows per CPU; 0: off */
 };
 
 static struct flowbloom_bpf *load_monitored(struct fb_store *f, struct fb_monitor *m,
@@ -28,13 +31,15 @@ static struct flowbloom_bpf *load_monitored(struct fb_store *f, struct fb_monito
 	struct flowbloom_bpf *skel;
 	struct fb_mon_opts o;
 
-	if (v->sketch || v->newflows) {
+	if (v->sketch || v->newflows || v->acct) {
 		fb_monitor_opts_default(&o);
 		o.sketch = v->sketch;
 		o.newflows = v->newflows;
 		o.atomic = v->atomic;
 		o.epsilon = v->eps;
 		o.expect = v->expect;
+		o.acct = v->acct != 0;
+		o.max_flows = v->acct;
 		if (fb_monitor_create(f, &o) || fb_monitor_open(f, m))
 			exit(1);
 		lo.monitor = m;
@@ -87,16 +92,25 @@ void bench_monitor(struct fb_store *f, __u32 n)
 	/* Defaults (eps 0.001: 5 x 4096 cells, 320 KiB per CPU; a seen-set for
 	 * 100k flows, 1.6 MB) on all the filter's flows; then a small
 	 * geometry (40 KiB, 160 KiB) on 4096 flows: everything in cache. */
-	static const struct mon_variant vs[] = {
-		{ "off", false, false, false, 0, 0, 0 },
-		{ "sketch + top", true, false, false, 0.001, 100000, 0 },
-		{ "seen-set", false, true, false, 0.001, 100000, 0 },
-		{ "sketch + top + seen-set", true, true, false, 0.001, 100000, 0 },
-		{ "atomic sketch + top", true, false, true, 0.001, 100000, 0 },
-		{ "off, 4096 flows", false, false, false, 0, 0, 4096 },
-		{ "sketch + top + seen-set, in cache", true, true, false, 0.01, 10000, 4096 },
+	const struct mon_variant vs[] = {
+		{ "off", false, false, false, 0, 0, 0, 0 },
+		{ "sketch + top", true, false, false, 0.001, 100000, 0, 0 },
+		{ "seen-set", false, true, false, 0.001, 100000, 0, 0 },
+		{ "sketch + top + seen-set", true, true, false, 0.001, 100000, 0, 0 },
+		{ "atomic sketch + top", true, false, true, 0.001, 100000, 0, 0 },
+		{ "off, 4096 flows", false, false, false, 0, 0, 4096, 0 },
+		{ "sketch + top + seen-set, in cache", true, true, false, 0.01, 10000, 4096, 0 },
+		{ "accounting (every flow fits)", false, false, false, 0.001, 100000, 0, n },
+		{ "sketch + top + accounting", true, false, false, 0.001, 100000, 0, n },
+		{ "accounting, 4096 flows, in cache", false, false, false, 0.01, 10000, 4096,
+		  4096 },
+		{ "accounting, table full (overflow sketch)", true, false, false, 0.001, 100000, 0,
+		  FB_ACCT_MIN_FLOWS },
+		{ "off, 65536 flows", false, false, false, 0, 0, 65536, 0 },
+		{ "accounting, 65536 flows (default table)", false, false, false, 0.001, 100000,
+		  65536, FB_MON_DEF_FLOWS },
 	};
-	double ns[7], two[3];
+	double ns[13], two[4];
 	struct fb_monitor m;
 	char name[96];
 	size_t i;
@@ -111,13 +125,13 @@ void bench_monitor(struct fb_store *f, __u32 n)
 		snprintf(name, sizeof(name), "monitor %s", v->name);
 		ns[i] = measure(name, bpf_program__fd(skel->progs.flowbloom), 0)->kern;
 		flowbloom_bpf__destroy(skel);
-		if (v->sketch || v->newflows)
+		if (v->sketch || v->newflows || v->acct)
 			fb_monitor_close(&m);
 	}
 	if (libbpf_num_possible_cpus() >= 2 && sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
 		printf("  two cores, one flow on both (CPU 0, CPU 1):\n");
-		for (i = 0; i < 3; i++) {
-			const struct mon_variant *v = &vs[i == 0 ? 0 : i == 1 ? 1 : 4];
+		for (i = 0; i < 4; i++) {
+			const struct mon_variant *v = &vs[i == 0 ? 0 : i == 1 ? 1 : i == 2 ? 4 : 7];
 			struct flowbloom_bpf *skel = load_monitored(f, &m, v, 0);
 
 			snprintf(name, sizeof(name), "monitor %s, 2 cores", v->name);
@@ -132,9 +146,19 @@ void bench_monitor(struct fb_store *f, __u32 n)
 	       "seen-set %.0f, both %.0f; in cache, both %.0f; atomic plane %+.0f vs per-CPU\n",
 	       ns[1] - ns[0], ns[2] - ns[0], ns[3] - ns[0], ns[6] - ns[5], ns[4] - ns[1]);
 	if (libbpf_num_possible_cpus() >= 2 && sysconf(_SC_NPROCESSORS_ONLN) >= 2)
-		printf("  two cores, same flow: per-CPU sketch %+.0f, atomic sketch %+.0f over "
-		       "off\n",
-		       two[1] - two[0], two[2] - two[0]);
+		printf("  two cores, same flow: per-CPU sketch %+.0f, atomic sketch %+.0f, "
+		       "accounting %+.0f over off\n",
+		       two[1] - two[0], two[2] - two[0], two[3] - two[0]);
+	printf("  per-flow accounting's cost (kernel ns over 'off', this run): %u flows in a "
+	       "table that holds them %.0f, 65536 flows in the default table %.0f, 4096 in "
+	       "cache %.0f; with sketch + top %.0f (sketch alone %.0f); table full, overflow "
+	       "sketch %.0f over sketch + top\n",
+	       n, ns[7] - ns[0], ns[12] - ns[11], ns[9] - ns[5], ns[8] - ns[0], ns[1] - ns[0],
+	       ns[10] - ns[1]);
 	target("monitoring: sketch + top + seen-set in cache, ns over off", ns[6] - ns[5], 25,
 	       true);
+	/* A call (the accounting is one global function), the headers it
+	 * reads, the hash, and two cache lines of a table that is larger than
+	 * the sketch's in-cache geometry. */
+	target("accounting in cache, ns over off", ns[9] - ns[5], 50, true);
 }

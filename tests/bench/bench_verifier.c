@@ -30,6 +30,10 @@ static const struct vconf confs[] = {
 	{ "--new-flows", 0, 0, 0, 0, FB_MON_NEWFLOWS },
 	{ "--monitor --new-flows", 0, 0, 0, 0, FB_MON_SKETCH | FB_MON_NEWFLOWS },
 	{ "--monitor --new-flows, trace on", 0, 0, 1, 0, FB_MON_SKETCH | FB_MON_NEWFLOWS },
+	{ "--accounting", 0, 0, 0, 0, FB_MON_ACCT },
+	{ "--monitor --accounting", 0, 0, 0, 0, FB_MON_SKETCH | FB_MON_ACCT },
+	{ "--monitor --new-flows --accounting", 0, 0, 0, 0,
+	  FB_MON_SKETCH | FB_MON_NEWFLOWS | FB_MON_ACCT },
 };
 
 static char vlog[1 << 24];
@@ -73,6 +77,7 @@ void bench_verifier(void)
 			o.sketch = !!(c->mon & FB_MON_SKETCH);
 			o.newflows = !!(c->mon & FB_MON_NEWFLOWS);
 			o.atomic = !!(c->mon & FB_MON_ATOMIC);
+			o.acct = !!(c->mon & FB_MON_ACCT);
 			if (fb_monitor_create(&f, &o) || fb_monitor_open(&f, &m))
 				exit(1);
 			if (fb_load_setup_monitor(skel, &m))

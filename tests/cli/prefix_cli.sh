@@ -341,7 +341,7 @@ same_info() {
 	"$FB" -j info "$1" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-# fail_open lists the whole machine's attachments (other suites may run)
+# fail_open lists every attachment on the machine (other suites may run)
 for k in ("name", "attached", "fail_open"): d.pop(k, None)
 print(json.dumps(d, sort_keys=True))'
 }

@@ -6,7 +6,10 @@
 # `ip link` against the installed binary's `default` filter, the man page
 # (man finds it; groff -ww has no warning; every verb is in it), the bash
 # completion (called as bash calls it), the systemd units
-# (`systemd-analyze verify`) and the metrics unit's command (promtool).
+# (`systemd-analyze verify`), the metrics unit's command (promtool), the
+# ipfix and bgp units' examples (flowbloom and ExaBGP read them), then
+# `make uninstall` (nothing left but configuration) and the same for a
+# PREFIX=/usr/local install, whose man page and units name /usr/local.
 #
 # Uses the `default` filter's pins in /sys/fs/bpf/xdp/globals: run under
 # `flock /tmp/fb-globals.lock`. The trap removes the install tree, the
@@ -74,7 +77,9 @@ test_install() {
 	for f in usr/sbin/flowbloom usr/lib/flowbloom/flowbloom.bpf.o usr/share/man/man8/flowbloom.8 \
 		usr/share/bash-completion/completions/flowbloom usr/lib/systemd/system/flowbloom@.service \
 		usr/lib/systemd/system/flowbloom-metrics.service usr/lib/systemd/system/flowbloom-metrics.timer \
-		usr/share/doc/flowbloom/example.conf; do
+		usr/lib/systemd/system/flowbloom-ipfix@.service usr/lib/systemd/system/flowbloom-bgp@.service \
+		usr/share/doc/flowbloom/example.conf usr/share/doc/flowbloom/example.ipfix \
+		usr/share/doc/flowbloom/example.exabgp; do
 		if [ -s "$DEST/$f" ]; then pass "installed $f"; else fail "missing $f"; fi
 	done
 	[ -d "$DEST/etc/flowbloom" ] && pass "installed /etc/flowbloom/" || fail "missing /etc/flowbloom/"
@@ -185,6 +190,10 @@ test_man() {
 	check_eq "every synopsis line is in the page" "$missing" ""
 	# The page is regenerated from the binary: a stale one would differ.
 	check_eq "the page is the binary's help --man" "$(cat "$page")" "$("$IFB" help --man)"
+	# It names the install's configuration directory (PREFIX=/usr: /etc).
+	grep -q '^\.I /etc/flowbloom/NAME\.conf$' "$page" && ! grep -q /usr/local "$page" &&
+		pass "the page names /etc/flowbloom for PREFIX=/usr" ||
+		fail "the page's paths: $(grep -n 'etc/flowbloom' "$page" | head -3)"
 }
 
 # ---------------------------------------------------------------- completion
@@ -206,7 +215,7 @@ test_completion() {
 	check_eq "a verb's prefix" "$(comp flowbloom at)" "attach "
 	check_eq "help VERB" "$(comp flowbloom help ap)" "apply "
 	check_eq "global options" "$(comp flowbloom --j)" "--json "
-	check_eq "attach's options" "$(comp flowbloom attach x lo --m)" "--malformed --mode --monitor "
+	check_eq "attach's options" "$(comp flowbloom attach x lo --m)" "--malformed --max-flows --mode --monitor "
 	check_eq "--mode values" "$(comp flowbloom attach x lo --mode '')" "generic native "
 	check_eq "--hash values" "$(comp flowbloom create x --hash s)" "siphash13 siphash24 "
 	check_eq "--by values" "$(comp flowbloom top x -n 5 --by '')" "bytes packets "
@@ -226,6 +235,10 @@ test_completion() {
 	check_eq "files" "$(comp flowbloom load x "$T_TMP/list-")" "$T_TMP/list-a.txt "
 	check_eq "--textfile PATH" "$(comp flowbloom metrics --textfile "$T_TMP/list-")" "$T_TMP/list-a.txt "
 	check_eq "nothing after the last argument" "$(comp flowbloom detach lo '')" ""
+	# "[--udp|--tcp]" in the synopsis: two options, not one word.
+	check_eq "options that exclude each other" "$(comp flowbloom ipfix x --u)" "--udp "
+	check_eq "... the other one" "$(comp flowbloom ipfix x --tc)" "--tcp "
+	check_eq "ipfix --config FILE" "$(comp flowbloom ipfix x --config "$T_TMP/list-")" "$T_TMP/list-a.txt "
 }
 
 # ---------------------------------------------------------------- systemd
@@ -236,22 +249,51 @@ test_units() {
 		"/usr/sbin/flowbloom apply /etc/flowbloom/%i.conf"
 	check_eq "boot unit ExecStop detaches" "$(sed -n 's/^ExecStop=//p' "$u/flowbloom@.service")" \
 		"/usr/sbin/flowbloom apply --down /etc/flowbloom/%i.conf"
+	check_eq "ipfix unit ExecStart" "$(sed -n 's/^ExecStart=//p' "$u/flowbloom-ipfix@.service")" \
+		"/usr/sbin/flowbloom ipfix %i --config /etc/flowbloom/%i.ipfix"
+	check_eq "bgp unit ExecStart" "$(sed -n 's/^ExecStart=//p' "$u/flowbloom-bgp@.service")" \
+		"/usr/sbin/exabgp /etc/flowbloom/%i.exabgp"
 	if ! command -v systemd-analyze >/dev/null; then
 		skip "systemd-analyze verify: systemd-analyze not installed"
 	else
 		# verify checks that ExecStart's binary exists: in a private mount
-		# namespace, /usr/sbin is a tmpfs holding the installed binary.
-		# Documentation=man:flowbloom(8) is checked with the install's MANPATH.
+		# namespace, /usr/sbin is a tmpfs holding the installed binary (and
+		# ExaBGP, for the bgp unit). Documentation=man: pages are checked
+		# with the install's MANPATH (and the system's, for exabgp(1)).
 		cp "$u/flowbloom@.service" "$T_TMP/flowbloom@edge.service"
-		if out=$(MANPATH=$DEST/usr/share/man unshare -m sh -c '
-mount -t tmpfs tmpfs /usr/sbin && cp "$1" /usr/sbin/ &&
-systemd-analyze verify "$2" "$3" "$4"' _ "$IFB" "$T_TMP/flowbloom@edge.service" \
-			"$u/flowbloom-metrics.service" "$u/flowbloom-metrics.timer" 2>&1) && [ -z "$out" ]; then
-			pass "systemd-analyze verify: the units"
+		cp "$u/flowbloom-ipfix@.service" "$T_TMP/flowbloom-ipfix@edge.service"
+		local units=("$T_TMP/flowbloom@edge.service" "$T_TMP/flowbloom-ipfix@edge.service"
+			"$u/flowbloom-metrics.service" "$u/flowbloom-metrics.timer")
+		rm -f "$T_TMP/exabgp"
+		if [ -x /usr/sbin/exabgp ]; then
+			cp /usr/sbin/exabgp "$T_TMP/exabgp"
+			cp "$u/flowbloom-bgp@.service" "$T_TMP/flowbloom-bgp@edge.service"
+			units+=("$T_TMP/flowbloom-bgp@edge.service")
+		else
+			skip "systemd-analyze verify of the bgp unit: exabgp not installed"
+		fi
+		if out=$(MANPATH=$DEST/usr/share/man:/usr/share/man unshare -m sh -c '
+mount -t tmpfs tmpfs /usr/sbin && cp "$1" /usr/sbin/ && shift &&
+{ [ ! -e "$1" ] || cp "$1" /usr/sbin/exabgp; } && shift &&
+systemd-analyze verify "$@"' _ "$IFB" "$T_TMP/exabgp" "${units[@]}" 2>&1) && [ -z "$out" ]; then
+			pass "systemd-analyze verify: the units (${#units[@]})"
 		else
 			fail "systemd-analyze verify: $out"
 		fi
 	fi
+	# The examples the units read: ExaBGP's parses (and finds the
+	# flowbloom it runs), flowbloom's reads to the end (then: no filter).
+	if [ -x /usr/sbin/exabgp ]; then
+		if out=$(unshare -m sh -c 'mount -t tmpfs tmpfs /usr/sbin && cp "$1" /usr/sbin/ &&
+cp "$2" /usr/sbin/exabgp && exabgp_daemon_user=root /usr/sbin/exabgp --test "$3"' _ "$IFB" \
+			"$T_TMP/exabgp" "$DEST/usr/share/doc/flowbloom/example.exabgp" 2>&1); then
+			pass "ExaBGP accepts example.exabgp"
+		else
+			fail "ExaBGP refuses example.exabgp: $(tail -3 <<<"$out")"
+		fi
+	fi
+	"$IFB" ipfix nosuch --config "$DEST/usr/share/doc/flowbloom/example.ipfix" >/dev/null 2>&1
+	check_eq "flowbloom reads example.ipfix (then finds no filter: status 1)" "$?" 1
 	# The metrics unit's command, with the textfile somewhere of ours.
 	cmd=$(sed -n 's/^ExecStart=//p' "$u/flowbloom-metrics.service")
 	check_eq "metrics unit command" "$cmd" \
@@ -270,6 +312,43 @@ systemd-analyze verify "$2" "$3" "$4"' _ "$IFB" "$T_TMP/flowbloom@edge.service" 
 	"$IFB" destroy metrics_t >/dev/null
 }
 
+# ---------------------------------------------------------------- uninstall
+
+test_uninstall() {
+	local d2=$T_TMP/root2 left page
+	mkdir -p "$DEST/etc/flowbloom"
+	echo "capacity = 10" >"$DEST/etc/flowbloom/edge.conf"
+	if make -s -C "$SRC" uninstall DESTDIR="$DEST" PREFIX=/usr >"$T_TMP/out" 2>&1; then
+		pass "make uninstall DESTDIR PREFIX=/usr"
+	else
+		fail "make uninstall: $(tail -3 "$T_TMP/out")"
+	fi
+	left=$(cd "$DEST" && find . -type f | sort | tr '\n' ' ')
+	check_eq "make uninstall: only the configuration is left" "$left" "./etc/flowbloom/edge.conf "
+	check_eq "make uninstall: the install's directories go" \
+		"$(cd "$DEST" && find . -type d -name flowbloom | sort | tr '\n' ' ')" "./etc/flowbloom "
+	# A PREFIX=/usr/local install reads /usr/local/etc/flowbloom and says so
+	# (and leaves the build as `make` made it).
+	if make -s -C "$SRC" install DESTDIR="$d2" PREFIX=/usr/local >"$T_TMP/out" 2>&1; then
+		pass "make install DESTDIR PREFIX=/usr/local"
+	else
+		fail "make install PREFIX=/usr/local: $(tail -5 "$T_TMP/out")"
+		return
+	fi
+	page=$d2/usr/local/share/man/man8/flowbloom.8
+	grep -q '^\.I /usr/local/etc/flowbloom/NAME\.conf$' "$page" && ! grep -q ' /etc/flowbloom' "$page" &&
+		pass "PREFIX=/usr/local: the man page names /usr/local/etc/flowbloom" ||
+		fail "PREFIX=/usr/local: the man page: $(grep -n 'etc/flowbloom' "$page" | head -3)"
+	"$d2/usr/local/sbin/flowbloom" help apply | grep -q "/usr/local/etc/flowbloom/NAME.conf" &&
+		pass "PREFIX=/usr/local: help apply names /usr/local/etc/flowbloom" ||
+		fail "PREFIX=/usr/local: help apply: $("$d2/usr/local/sbin/flowbloom" help apply | tail -2)"
+	check_eq "PREFIX=/usr/local: the ipfix unit" \
+		"$(sed -n 's/^ExecStart=//p' "$d2/usr/local/lib/systemd/system/flowbloom-ipfix@.service")" \
+		"/usr/local/sbin/flowbloom ipfix %i --config /usr/local/etc/flowbloom/%i.ipfix"
+	make -s -C "$SRC" uninstall DESTDIR="$d2" PREFIX=/usr/local >"$T_TMP/out" 2>&1
+	check_eq "PREFIX=/usr/local: make uninstall leaves no file" "$(find "$d2" -type f | wc -l)" 0
+}
+
 [ "$(id -u)" -eq 0 ] || {
 	skip "install: needs root"
 	t_finish
@@ -284,4 +363,5 @@ test_kernel
 test_man
 test_completion
 test_units
+test_uninstall
 t_finish

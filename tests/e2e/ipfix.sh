@@ -1,24 +1,30 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # `flowbloom ipfix` end to end: a filter attached (XDP, generic) with
-# --monitor --new-flows to a veth between two network namespaces; real UDP
-# and TCP, IPv4 and IPv6, across it (one flow dropped by the filter). The
-# exporter runs in the receiving namespace and sends:
-# - over UDP to nfcapd (Debian nfdump): `nfdump -r` must show every flow sent,
-#   with its addresses, ports and protocol, and the counts;
-# - over TCP to tests/e2e/ipfix_decode.py, a collector written from RFC 7011:
-#   the exact templates, every new flow's fields, estimate records that are
-#   never below the truth with their confidence interval, sequence numbers
-#   (data records sent before each message), the observation domain;
-# - over UDP with a short --template-refresh: templates sent again;
-# - over UDP to a port nobody listens on, then to a collector started late,
-#   and over TCP to a collector that restarts: the exporter survives, and
-#   later records arrive after their templates, in a new session;
-# - with --monitor alone (no new-flow events): estimates only.
-# SIGTERM ends it cleanly (exit 0, a summary line).
-#
-# The EXIT trap stops the collectors and exporters, removes the namespaces
-# and every pin. Addresses: 198.51.100.0/24, 2001:db8::/32 only.
+# --accounting --monitor --new-flows to a veth between two network
+# namespaces, and a known mix across it, IPv4 and IPv6: UDP flows of known
+# sizes (one with a ToS, one dropped by the filter), TCP connections that
+# end with FIN, ICMP and ICMPv6 echo requests. What was sent is taken from a
+# capture on the sending side (tcpdump), per flow: packets and IP octets.
+# - UDP to tests/e2e/ipfix_decode.py (a collector written from RFC 7011),
+#   which passes each datagram on to nfacctd (pmacct) and nfcapd (nfdump):
+#   the three collectors' sums per flow equal what was sent (no packet
+#   counted twice: new-flow records carry no counts, estimates only cover
+#   what the table missed); the decoder also checks the templates and every
+#   field: TCP flags, ToS, ICMP type/code, MACs, interfaces, direction,
+#   verdict, flowEndReason (idle, FIN), sequence numbers, domain;
+# - a collector down at the start, then up, then restarted, over UDP and
+#   over TCP: reported, recovered in a new session (templates first,
+#   sequence 0), and the records it received plus those the exporter
+#   counts lost are all the records it sent;
+# - a TCP collector that accepts and never reads: SIGTERM still ends the
+#   exporter within a second, the records it could not deliver counted;
+# - a table too small (--max-flows 64): flow records plus estimates of what
+#   did not fit add up to what was sent;
+# - --monitor alone: estimates, as layer2OctetDeltaCount (frame octets);
+# - usage errors and --config FILE.
+# The EXIT trap stops the collectors, captures and exporters, removes the
+# namespaces and every pin. Addresses: 198.51.100.0/24, 2001:db8::/32 only.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin ipfix
 
@@ -28,12 +34,15 @@ NSA=fbiA$$
 NSB=fbiB$$
 VA=fbiva$$
 VB=fbivb$$
+MACA=02:fb:00:00:0a:01
+MACB=02:fb:00:00:0a:02
 BG=()
 
 cleanup() {
 	local p d
 	for p in "${BG[@]}"; do kill "$p" 2>/dev/null; done
 	sleep 0.2
+	for p in "${BG[@]}"; do kill -KILL "$p" 2>/dev/null; done
 	ip netns del "$NSA" 2>/dev/null
 	ip netns del "$NSB" 2>/dev/null
 	for d in "$FLOWBLOOM_ROOT"/*/monitor; do
@@ -43,17 +52,49 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Run in a namespace. In the background, call nsenter itself (a function run
+# with & is a subshell: $! would not be the program, and kill would miss it).
 inb() { nsenter --net="/run/netns/$NSB" "$@"; }
 ina() { nsenter --net="/run/netns/$NSA" "$@"; }
-# wait_listen udp|tcp PORT: until the collector in NSB has bound its port (a
-# fixed sleep lost the first records on a loaded machine).
+NB="nsenter --net=/run/netns/$NSB"
+NA="nsenter --net=/run/netns/$NSA"
+# wait_listen udp|tcp PORT: until a collector in NSB has bound its port.
 wait_listen() {
 	local i
 	for i in $(seq 100); do
-		nsenter --net="/run/netns/$NSB" ss -Hln"${1:0:1}" "sport = :$2" | grep -q . && return 0
-		sleep 0.1
+		inb ss -Hln"${1:0:1}" "sport = :$2" | grep -q . && return 0
+		sleep 0.05
 	done
 	fail "collector on $1 port $2 never listened"
+}
+# wait_grep PATTERN FILE [TENTHS]: until FILE has a line matching PATTERN.
+wait_grep() {
+	local i
+	for i in $(seq "${3:-50}"); do
+		grep -q "$1" "$2" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# verdicts FILE LABEL: the "PASS/FAIL label" lines a python check wrote.
+verdicts() {
+	local v l
+	[ -s "$1" ] || fail "$2: the check did not run"
+	while read -r v l; do
+		if [ "$v" = PASS ]; then pass "$2: $l"; else fail "$2: $l"; fi
+	done <"$1"
+}
+# exporter ARGS...: `flowbloom ipfix f` in NSB, in the background ($EXP).
+exporter() {
+	$NB "$FB" ipfix "$@" >"$T_TMP/exp.out" 2>"$T_TMP/exp.err" &
+	EXP=$!
+	BG+=($EXP)
+}
+# stop_exporter LABEL: SIGTERM, exit 0 and a summary.
+stop_exporter() {
+	kill -TERM "$EXP"
+	wait "$EXP"
+	check_eq "$1: SIGTERM ends it with status 0" "$?" 0
 }
 
 # --- usage and errors ------------------------------------------------------------
@@ -66,8 +107,35 @@ check_eq "ipfix: a collector without a port (usage error)" "$?" 2
 check_eq "ipfix: port 70000 (usage error)" "$?" 2
 "$FB" ipfix nomon --collector 127.0.0.1:4739 --interval 0 >/dev/null 2>&1
 check_eq "ipfix: --interval 0 (usage error)" "$?" 2
+"$FB" ipfix nomon --collector 127.0.0.1:4739 --idle-timeout 0 >/dev/null 2>&1
+check_eq "ipfix: --idle-timeout 0 (usage error)" "$?" 2
+"$FB" ipfix nomon --collector 127.0.0.1:4739 --active-timeout x >/dev/null 2>&1
+check_eq "ipfix: --active-timeout x (usage error)" "$?" 2
 check_fails "ipfix: a filter without monitoring" "$FB" ipfix nomon --collector 127.0.0.1:4739
 check_fails "ipfix: no such filter" "$FB" ipfix nosuch --collector 127.0.0.1:4739
+conf=$T_TMP/edge.ipfix
+printf '# where records go\ncollector = 127.0.0.1:4739\ntcp\nidle-timeout = 0\n' >"$conf"
+chmod 600 "$conf"
+"$FB" ipfix nomon --config "$conf" >/dev/null 2>"$T_TMP/err"
+check_eq "ipfix --config: a bad value, named FILE:LINE" "$(cat "$T_TMP/err")" \
+	"flowbloom: $conf:4: bad value '0' for --idle-timeout (want 0.1 to 86400 seconds)"
+printf 'collector = 127.0.0.1:4739\nfrobnicate = 1\n' >"$conf"
+"$FB" ipfix nomon --config "$conf" >/dev/null 2>"$T_TMP/err"
+check_eq "ipfix --config: an unknown option, named FILE:LINE" "$(cat "$T_TMP/err")" \
+	"flowbloom: $conf:2: unknown option 'frobnicate'"
+printf 'tcp = yes\n' >"$conf"
+"$FB" ipfix nomon --config "$conf" >/dev/null 2>"$T_TMP/err"
+check_eq "ipfix --config: a value for a flag" "$(cat "$T_TMP/err")" "flowbloom: $conf:1: tcp takes no value"
+printf 'collector = 127.0.0.1:4739\ncol\0lector = 1\n' >"$conf"
+"$FB" ipfix nomon --config "$conf" >/dev/null 2>"$T_TMP/err"
+check_eq "ipfix --config: a NUL byte, named as such" "$(cat "$T_TMP/err")" "flowbloom: $conf:2: a NUL byte"
+printf '\xef\xbb\xbfcollector = 127.0.0.1:4739\n' >"$conf"
+chmod 620 "$conf"
+check_fails "ipfix --config: a file others may write is refused" "$FB" ipfix nomon --config "$conf"
+chmod 600 "$conf"
+"$FB" ipfix nomon --config "$conf" >/dev/null 2>"$T_TMP/err"
+check_eq "ipfix --config: a BOM before the first key; the file's collector, then the filter" \
+	"$(cat "$T_TMP/err")" "flowbloom: filter 'nomon' has no monitoring (attach it with --accounting, --new-flows and/or --monitor)"
 "$FB" destroy nomon >/dev/null
 
 if ! ip netns add "$NSA" 2>/dev/null || ! ip netns add "$NSB" 2>/dev/null; then
@@ -77,7 +145,7 @@ if ! ip netns add "$NSA" 2>/dev/null || ! ip netns add "$NSB" 2>/dev/null; then
 	t_end
 	exit
 fi
-ip link add "$VA" netns "$NSA" type veth peer name "$VB" netns "$NSB"
+ip link add "$VA" address "$MACA" netns "$NSA" type veth peer name "$VB" address "$MACB" netns "$NSB"
 ip -n "$NSA" addr add 198.51.100.1/24 dev "$VA"
 ip -n "$NSB" addr add 198.51.100.2/24 dev "$VB"
 ip -n "$NSA" addr add 2001:db8::1/64 dev "$VA" nodad
@@ -85,296 +153,474 @@ ip -n "$NSB" addr add 2001:db8::2/64 dev "$VB" nodad
 for n in "$NSA" "$NSB"; do ip -n "$n" link set lo up; done
 ip -n "$NSA" link set "$VA" up
 ip -n "$NSB" link set "$VB" up
+# No neighbour discovery in the middle of the counts.
+ip -n "$NSA" neigh add 198.51.100.2 lladdr "$MACB" dev "$VA" nud permanent
+ip -n "$NSA" neigh add 2001:db8::2 lladdr "$MACB" dev "$VA" nud permanent
+ip -n "$NSB" neigh add 198.51.100.1 lladdr "$MACA" dev "$VB" nud permanent
+ip -n "$NSB" neigh add 2001:db8::1 lladdr "$MACA" dev "$VB" nud permanent
 IFINDEX=$(ip -n "$NSB" -o link show "$VB" | cut -d: -f1)
 
 check "create" "$FB" create f --capacity 1000 --fp-rate 0.001 --counting
-check "block two flows" "$FB" add f udp 198.51.100.1:40003 198.51.100.2:5003 udp 198.51.100.1:41003 198.51.100.2:5003
-check "attach --monitor --new-flows" "$FB" -n "$NSB" attach f "$VB" --mode generic --monitor --new-flows
+check "attach --accounting --monitor --new-flows" "$FB" -n "$NSB" attach f "$VB" --mode generic \
+	--accounting --max-flows 4096 --monitor --new-flows
 
-# The traffic, from A to B: three UDP flows of 5 datagrams (100 bytes of
-# payload: 142-byte frames), the third dropped by the filter; one IPv6 UDP
-# flow of 3; one TCP connection. Source ports are fixed so flows are known.
-traffic() {
-	local base=$1
-	nsenter --net="/run/netns/$NSB" "$PY" -c '
-import socket, sys
-ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-ls.bind(("198.51.100.2", int(sys.argv[1]))); ls.listen(1); ls.settimeout(3)
-c, _ = ls.accept(); c.recv(100); c.close()' $((base + 80)) &
-	local srv=$!
-	sleep 0.3
-	ina "$PY" -c '
+# The mix, from A to B, its ports from BASE: UDP flows BASE+1..5 (the
+# third dropped by the filter), TCP BASE+6 (IPv4) and BASE+7 (IPv6) to
+# BASE+80/81, ICMP and ICMPv6 echo requests with id BASE.
+cat >"$T_TMP/mix.py" <<'EOF'
+import socket, struct, sys
+b = int(sys.argv[1])
+A4, B4, A6, B6 = "198.51.100.1", "198.51.100.2", "2001:db8::1", "2001:db8::2"
+def udp(fam, src, dst, sport, dport, n, size, tos=None):
+    s = socket.socket(fam, socket.SOCK_DGRAM)
+    if tos is not None and fam == socket.AF_INET:
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
+    elif tos is not None:
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_TCLASS, tos)
+    s.bind((src, sport))
+    for _ in range(n):
+        s.sendto(b"m" * size, (dst, dport))
+def tcp(fam, src, dst, sport, dport):
+    t = socket.socket(fam, socket.SOCK_STREAM)
+    t.bind((src, sport))
+    t.connect((dst, dport))
+    t.sendall(b"t" * 3000)
+    t.shutdown(socket.SHUT_WR)
+    t.recv(10)
+    t.close()
+def csum(d):
+    s = sum(struct.unpack("!%dH" % (len(d) // 2), d))
+    s = (s >> 16) + (s & 0xffff)
+    return ~(s + (s >> 16)) & 0xffff
+def ping(fam, dst, n):
+    s = socket.socket(fam, socket.SOCK_RAW, socket.IPPROTO_ICMP if fam == socket.AF_INET
+                      else socket.IPPROTO_ICMPV6)
+    for seq in range(n):
+        t = 8 if fam == socket.AF_INET else 128
+        p = struct.pack("!BBHHH", t, 0, 0, b & 0xffff, seq) + b"p" * 56
+        if fam == socket.AF_INET:  # the kernel sums ICMPv6 itself
+            p = p[:2] + struct.pack("!H", csum(p)) + p[4:]
+        s.sendto(p, (dst, 0))
+udp(socket.AF_INET, A4, B4, b + 1, 5001, 7, 100, 0xb8)
+udp(socket.AF_INET, A4, B4, b + 2, 5002, 3, 1000)
+udp(socket.AF_INET, A4, B4, b + 3, 5003, 5, 10)
+udp(socket.AF_INET6, A6, B6, b + 4, 5004, 4, 200, 0x28)
+udp(socket.AF_INET6, A6, B6, b + 5, 5005, 2, 1200)
+tcp(socket.AF_INET, A4, B4, b + 6, b + 80)
+tcp(socket.AF_INET6, A6, B6, b + 7, b + 81)
+ping(socket.AF_INET, B4, 3)
+ping(socket.AF_INET6, B6, 2)
+EOF
+cat >"$T_TMP/sink.py" <<'EOF'
 import socket, sys
 b = int(sys.argv[1])
-for i in (1, 2, 3):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("198.51.100.1", b + i))
-    for _ in range(5):
-        s.sendto(b"m" * 100, ("198.51.100.2", 5000 + i))
-s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-s.bind(("2001:db8::1", b + 4))
-for _ in range(3):
-    s.sendto(b"x" * 50, ("2001:db8::2", 5004))
-t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-t.bind(("198.51.100.1", b + 5))
-t.connect(("198.51.100.2", b + 80)); t.send(b"hello"); t.close()' "$base"
-	wait $srv
+ls = []
+for fam, a, p in ((socket.AF_INET, "198.51.100.2", b + 80), (socket.AF_INET6, "2001:db8::2", b + 81)):
+    l = socket.socket(fam, socket.SOCK_STREAM)
+    l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    l.bind((a, p)); l.listen(1); l.settimeout(5); ls.append(l)
+for l in ls:
+    c, _ = l.accept()
+    while c.recv(65536):
+        pass
+    c.close()
+EOF
+# mix BASE: the mix, captured on A's side into $T_TMP/mix-BASE.pcap.
+mix() {
+	local tcpd i
+	$NB "$PY" "$T_TMP/sink.py" "$1" &
+	local sink=$!
+	$NA tcpdump -Z root --immediate-mode -i "$VA" -U -s 128 -w "$T_TMP/mix-$1.pcap" 'ip or ip6' 2>"$T_TMP/tcpdump.err" &
+	tcpd=$!
+	BG+=($tcpd)
+	wait_grep "listening on" "$T_TMP/tcpdump.err" || fail "tcpdump did not start"
+	wait_listen tcp $(($1 + 81))
+	ina "$PY" "$T_TMP/mix.py" "$1" || fail "the mix could not be sent"
+	wait $sink
+	sleep 0.2
+	kill -INT $tcpd
+	wait $tcpd 2>/dev/null
 }
 
-# --- UDP to nfcapd, read back with nfdump -r ---------------------------------------
-mkdir -p "$T_TMP/nf"
-nsenter --net="/run/netns/$NSB" nfcapd -w "$T_TMP/nf" -b 127.0.0.1 -p 9995 -t 3600 >"$T_TMP/nfcapd.log" 2>&1 &
-NFCAPD=$!
-BG+=($NFCAPD)
-sleep 0.5
-"$FB" -n "$NSB" ipfix f --collector 127.0.0.1:9995 --interval 1 >"$T_TMP/exp.out" 2>"$T_TMP/exp.err" &
-EXP=$!
-BG+=($EXP)
-sleep 0.5
-traffic 40000
-sleep 1.5
-kill -TERM $EXP
-wait $EXP
-check_eq "ipfix: SIGTERM ends it with status 0" "$?" 0
-grep -q "^sent [1-9][0-9]* new-flow records and [1-9][0-9]* estimate records" "$T_TMP/exp.out" &&
-	pass "ipfix: summary line on exit" || fail "ipfix: summary line: $(cat "$T_TMP/exp.out" "$T_TMP/exp.err")"
-kill -TERM $NFCAPD
-wait $NFCAPD 2>/dev/null
-NFFILE=$(ls "$T_TMP"/nf/nfcapd.* 2>/dev/null | grep -v current | head -1)
-if [ -z "$NFFILE" ]; then
-	fail "nfcapd wrote no file: $(cat "$T_TMP/nfcapd.log")"
+# --- UDP: the decoder, nfacctd and nfcapd count the same stream -------------------
+check "block the mix's third flow" "$FB" add f udp 198.51.100.1:40003 198.51.100.2:5003
+cat >"$T_TMP/nfacctd.conf" <<EOF
+daemonize: false
+nfacctd_ip: 127.0.0.1
+nfacctd_port: 9996
+nfacctd_time_new: true
+plugins: print
+aggregate: src_host, dst_host, src_port, dst_port, proto
+print_output: csv
+print_output_file: $T_TMP/nfacctd.csv
+print_output_file_append: true
+print_refresh_time: 1
+logfile: $T_TMP/nfacctd.log
+EOF
+HAVE_NFACCTD=$(command -v nfacctd)
+HAVE_NFCAPD=$(command -v nfcapd)
+tees=()
+if [ -n "$HAVE_NFACCTD" ]; then
+	$NB nfacctd -f "$T_TMP/nfacctd.conf" >"$T_TMP/nfacctd.out" 2>&1 &
+	NFACCTD=$!
+	BG+=($NFACCTD)
+	tees+=(9996)
 else
-	nfdump -q -r "$NFFILE" -o "fmt:%sa %da %sp %dp %pr %pkt %byt" | sed 's/  */ /g; s/^ //; s/ $//' >"$T_TMP/nfdump.txt"
-	for want in "198.51.100.1 198.51.100.2 40001 5001 UDP" "198.51.100.1 198.51.100.2 40002 5002 UDP" \
-		"198.51.100.1 198.51.100.2 40003 5003 UDP" "2001:db8::1 2001:db8::2 40004 5004 UDP" \
-		"198.51.100.1 198.51.100.2 40005 40080 TCP"; do
-		grep -q "^$want " "$T_TMP/nfdump.txt" && pass "nfdump -r shows $want" ||
-			fail "nfdump -r shows $want: $(head -c 600 "$T_TMP/nfdump.txt")"
-	done
-	# nfcapd 1.7.1 does not read forwardingStatus from IPFIX (only from
-	# NetFlow v9): the verdict is checked by the RFC 7011 decoder below.
-	check_eq "nfdump: the new-flow record of a flow (1 packet, its 142 bytes)" \
-		"$(grep -c "^198.51.100.1 198.51.100.2 40001 5001 UDP 1 142$" "$T_TMP/nfdump.txt")" 1
-	check_eq "nfdump: the estimate record of a 5-datagram flow (5 packets, 710 bytes)" \
-		"$(grep -c "^198.51.100.1 198.51.100.2 40002 5002 UDP 5 710$" "$T_TMP/nfdump.txt")" 1
+	skip "ipfix: nfacctd not installed (make deps installs pmacct)"
 fi
-
-# --- TCP to the RFC 7011 decoder ------------------------------------------------------
-nsenter --net="/run/netns/$NSB" "$PY" "$DECODE" tcp 127.0.0.1 4739 "$T_TMP/tcp.json" &
+if [ -n "$HAVE_NFCAPD" ]; then
+	mkdir -p "$T_TMP/nf"
+	$NB nfcapd -w "$T_TMP/nf" -b 127.0.0.1 -p 9995 -t 3600 >"$T_TMP/nfcapd.log" 2>&1 &
+	NFCAPD=$!
+	BG+=($NFCAPD)
+	tees+=(9995)
+else
+	skip "ipfix: nfcapd not installed (make deps installs nfdump)"
+fi
+$NB "$PY" "$DECODE" udp 127.0.0.1 4739 "$T_TMP/udp.json" "${tees[@]}" &
 BG+=($!)
-wait_listen tcp 4739
-"$FB" -n "$NSB" ipfix f --collector 127.0.0.1:4739 --tcp --interval 0.5 --observation-domain 7 \
-	>"$T_TMP/exp.out" 2>"$T_TMP/exp.err" &
-EXP=$!
-BG+=($EXP)
-sleep 0.5
-# Same 5-tuples as before are in the seen-set (60 s period): new ports.
-traffic 41000
-sleep 1.2
-kill -INT $EXP
-wait $EXP
-check_eq "ipfix --tcp: SIGINT ends it with status 0" "$?" 0
+wait_listen udp 4739
+[ -n "$HAVE_NFACCTD" ] && wait_listen udp 9996
+[ -n "$HAVE_NFCAPD" ] && wait_listen udp 9995
+T0=$(date +%s%3N)
+exporter f --collector 127.0.0.1:4739 --idle-timeout 0.3 --active-timeout 60 --interval 1 \
+	--observation-domain 7
+mix 40000
+sleep 1.3 # idle timeout, the FIN's quiet time, the reader's second look
+stop_exporter "ipfix (UDP)"
+T1=$(date +%s%3N)
+grep -q "^sent [1-9][0-9]* flow records, [1-9][0-9]* new-flow records and 0 estimate records to 127.0.0.1:4739 .*; 0 records lost" \
+	"$T_TMP/exp.out" && pass "ipfix: summary line, nothing lost" ||
+	fail "ipfix: summary line: $(cat "$T_TMP/exp.out" "$T_TMP/exp.err")"
 sleep 0.3
-"$PY" - "$T_TMP/tcp.json" "$IFINDEX" >"$T_TMP/tcp.check" 2>&1 <<'EOF'
-import json, sys, time
-L = [json.loads(l) for l in open(sys.argv[1])]
-ifindex = int(sys.argv[2])
+"$PY" "$DECODE" truth "$T_TMP/mix-40000.pcap" >"$T_TMP/truth.json"
+[ -n "${DEBUG_IPFIX:-}" ] && { ls -la "$T_TMP"; cat "$T_TMP/tcpdump.err" "$T_TMP/truth.json"; }
+"$PY" "$DECODE" sum "$T_TMP/udp.json" >"$T_TMP/sum-decoder.json"
+if [ -n "$HAVE_NFACCTD" ]; then
+	kill -INT $NFACCTD
+	for i in $(seq 50); do kill -0 $NFACCTD 2>/dev/null || break; sleep 0.1; done
+	"$PY" - "$T_TMP/nfacctd.csv" >"$T_TMP/sum-nfacctd.json" <<'EOF'
+import csv, ipaddress, json, sys
+names = {"tcp": 6, "udp": 17, "icmp": 1, "ipv6-icmp": 58}
+tot = {}
+for r in csv.DictReader(open(sys.argv[1])) if open(sys.argv[1]).read(1) else []:
+    if r["SRC_IP"] == "SRC_IP":
+        continue
+    p = names.get(r["PROTOCOL"], None)
+    p = int(r["PROTOCOL"]) if p is None else p
+    sp, dp = (0, 0) if p in (1, 58) else (int(r["SRC_PORT"]), int(r["DST_PORT"]))
+    k = "%d %s %d %s %d" % (p, ipaddress.ip_address(r["SRC_IP"]), sp, ipaddress.ip_address(r["DST_IP"]), dp)
+    t = tot.setdefault(k, [0, 0])
+    t[0] += int(r["PACKETS"]); t[1] += int(r["BYTES"])
+print(json.dumps(tot))
+EOF
+fi
+if [ -n "$HAVE_NFCAPD" ]; then
+	kill -TERM $NFCAPD
+	wait $NFCAPD 2>/dev/null
+	NFFILE=$(ls "$T_TMP"/nf/nfcapd.* 2>/dev/null | grep -v current | head -1)
+	nfdump -q -N -6 -r "$NFFILE" -o "fmt:%pr,%sa,%sp,%da,%dp,%pkt,%byt" 2>/dev/null | tr -d ' ' |
+		"$PY" -c '
+import ipaddress, json, sys
+tot = {}
+for l in sys.stdin:
+    f = l.strip().split(",")
+    if len(f) != 7:
+        continue
+    p = int(f[0])
+    sp, dp = (0, 0) if p in (1, 58) else (int(f[2]), int(f[4]))
+    k = "%d %s %d %s %d" % (p, ipaddress.ip_address(f[1]), sp, ipaddress.ip_address(f[3]), dp)
+    t = tot.setdefault(k, [0, 0])
+    t[0] += int(f[5]); t[1] += int(f[6])
+print(json.dumps(tot))' >"$T_TMP/sum-nfcapd.json"
+fi
+# Every flow of the mix, in every collector: what was sent, to the packet
+# and the octet.
+for c in decoder nfacctd nfcapd; do
+	[ -f "$T_TMP/sum-$c.json" ] || continue
+	"$PY" - "$T_TMP/truth.json" "$T_TMP/sum-$c.json" >"$T_TMP/cmp-$c" 2>&1 <<'EOF'
+import json, sys
+truth, got = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+ours = sorted(k for k in truth if k.split()[1] in ("198.51.100.1", "2001:db8::1"))
 def ok(label, cond):
     print(("PASS " if cond else "FAIL ") + label)
-errors = [l for l in L if "error" in l]
-ok("decoder: no malformed message or set %s" % errors[:2], not errors)
+ok("the capture has the mix's 9 flows (%s)" % len(ours), len(ours) == 9)
+for k in ours:
+    ok("%s: %d packets, %d IP octets, as sent" % (k, truth[k][0], truth[k][1]),
+       got.get(k) == truth[k] or print("  got %s" % got.get(k)))
+ok("%d packets in all, as sent" % sum(truth[k][0] for k in ours),
+   sum(got.get(k, [0, 0])[0] for k in ours) == sum(truth[k][0] for k in ours))
+EOF
+	verdicts "$T_TMP/cmp-$c" "ipfix UDP, $c sums"
+done
+
+# The decoder: templates, fields, sessions.
+"$PY" - "$T_TMP/udp.json" "$IFINDEX" "$T0" "$T1" >"$T_TMP/udp.check" 2>&1 <<'EOF'
+import json, sys
+L = [json.loads(l) for l in open(sys.argv[1])]
+ifindex, t0, t1 = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+def ok(label, cond):
+    print(("PASS " if cond else "FAIL ") + label)
+ok("no malformed message or set %s" % [l for l in L if "error" in l][:2],
+   not [l for l in L if "error" in l])
 msgs = [l["msg"] for l in L if "msg" in l]
-ok("decoder: messages received", len(msgs) > 0)
-ok("every message: version 10, observation domain 7",
-   all(m["version"] == 10 and m["domain"] == 7 for m in msgs))
+ok("messages, version 10, observation domain 7",
+   msgs and all(m["version"] == 10 and m["domain"] == 7 for m in msgs))
 seq, good = 0, True
 for m in msgs:
     good &= m["seq"] == seq
     seq += m["data_records"]
 ok("sequence numbers count the data records sent before each message", good)
 T = {l["template"]: [tuple(f) for f in l["fields"]] for l in L if "template" in l}
-common_nf = [(152, 8, 0), (153, 8, 0)]
-tail_nf = [(7, 2, 0), (11, 2, 0), (4, 1, 0), (10, 4, 0), (89, 1, 0), (2, 8, 0), (1, 8, 0)]
-ok("template 256: new flow, IPv4", T.get(256) == common_nf + [(8, 4, 0), (12, 4, 0)] + tail_nf)
-ok("template 257: new flow, IPv6", T.get(257) == common_nf + [(27, 16, 0), (28, 16, 0)] + tail_nf)
-tail_est = [(7, 2, 0), (11, 2, 0), (4, 1, 0), (2, 8, 0), (1, 8, 0), (338, 8, 0), (337, 8, 0),
-            (336, 8, 0), (337, 8, 0), (336, 8, 0)]
-ok("template 258: estimate, IPv4, with RFC 5477 confidence fields",
-   T.get(258) == common_nf + [(8, 4, 0), (12, 4, 0)] + tail_est)
-ok("template 259: estimate, IPv6", T.get(259) == common_nf + [(27, 16, 0), (28, 16, 0)] + tail_est)
+tup4 = [(152, 8, 0), (153, 8, 0), (8, 4, 0), (12, 4, 0), (7, 2, 0), (11, 2, 0), (4, 1, 0)]
+tup6 = tup4[:2] + [(27, 16, 0), (28, 16, 0)] + tup4[4:]
+where = [(10, 4, 0), (14, 4, 0), (61, 1, 0)]
+ok("template 256: new flow, IPv4, no counts", T.get(256) == tup4 + where + [(89, 1, 0)])
+ok("template 257: new flow, IPv6, no counts", T.get(257) == tup6 + where + [(89, 1, 0)])
+ci = [(338, 8, 0), (337, 8, 0), (336, 8, 0), (337, 8, 0), (336, 8, 0)]
+ok("template 258: estimate, IPv4 (IP octets, RFC 5477 CI)",
+   T.get(258) == tup4 + where + [(2, 8, 0), (1, 8, 0)] + ci)
+ok("template 259: estimate, IPv6", T.get(259) == tup6 + where + [(2, 8, 0), (1, 8, 0)] + ci)
+fl = [(5, 1, 0), (6, 2, 0), (32, 2, 0), (58, 2, 0), (56, 6, 0), (80, 6, 0)] + where + \
+     [(89, 1, 0), (136, 1, 0), (2, 8, 0), (1, 8, 0)]
+ok("template 260: flow, IPv4: ToS, TCP flags, ICMP type/code, VLAN, MACs, interfaces, "
+   "direction, forwardingStatus, flowEndReason, counts", T.get(260) == tup4 + fl)
+fl6 = fl[:2] + [(139, 2, 0)] + fl[3:]
+ok("template 261: flow, IPv6 (icmpTypeCodeIPv6)", T.get(261) == tup6 + fl6)
 R = [l for l in L if "rec" in l]
-def find(tid, sp, dp):
-    return [r["rec"] for r in R if r["tid"] == tid and r["rec"]["7"] == sp and r["rec"]["11"] == dp]
-for sp, dp, fwd in ((41001, 5001, 64), (41002, 5002, 64), (41003, 5003, 129)):
-    n = find(256, sp, dp)
-    ok("new flow %d->%d: one record" % (sp, dp), len(n) == 1)
-    if n:
-        r = n[0]
-        ok("new flow %d->%d: addresses, protocol, ingressInterface, 1 packet of 142 bytes, "
-           "forwardingStatus %d" % (sp, dp, fwd),
-           (r["8"], r["12"], r["4"], r["10"], r["2"], r["1"], r["89"]) ==
-           ("198.51.100.1", "198.51.100.2", 17, ifindex, 1, 142, fwd))
-        ok("new flow %d->%d: start time is now (epoch ms)" % (sp, dp), abs(r["152"] / 1000 - time.time()) < 60)
-v6 = find(257, 41004, 5004)
-ok("IPv6 new flow: addresses", len(v6) == 1 and (v6[0]["27"], v6[0]["28"]) == ("2001:db8::1", "2001:db8::2"))
-tcp = find(256, 41005, 41080)
-ok("TCP new flow: protocol 6", len(tcp) == 1 and tcp[0]["4"] == 6)
-E = find(258, 41002, 5002)
-ok("estimate records for the 5-datagram flow", len(E) >= 1)
-tp = sum(e["2"] for e in E)
-tb = sum(e["1"] for e in E)
-ok("estimates never below the truth: %d packets, %d bytes over the intervals" % (tp, tb),
-   tp >= 5 and tb >= 710)
-good = all(0 <= e["337"][0] <= e["2"] == e["336"][0] and 0 <= e["337"][1] <= e["1"] == e["336"][1]
-           and 0.99 < e["338"] < 1 for e in E)
-ok("estimate records: 0 <= lower <= reported = upper for packets and octets, confidence "
-   "1 - delta' (0.993 at the defaults)", good)
-ok("estimate records: the lower limits are below the truth (%g packets, %g bytes)" %
-   (sum(e["337"][0] for e in E), sum(e["337"][1] for e in E)),
-   sum(e["337"][0] for e in E) <= 5 and sum(e["337"][1] for e in E) <= 710)
-ok("estimate records: intervals end after they start", all(e["153"] >= e["152"] for e in E))
+def recs(tid, sp, dp, proto=None):
+    return [r["rec"] for r in R if r["tid"] == tid and r["rec"]["7"] == sp and r["rec"]["11"] == dp
+            and (proto is None or r["rec"]["4"] == proto)]
+b = 40000
+for tid, sp, dp, tos, fwd in ((260, b + 1, 5001, 0xb8, 64), (260, b + 2, 5002, 0, 64),
+                              (260, b + 3, 5003, 0, 129), (261, b + 4, 5004, 0x28, 64),
+                              (261, b + 5, 5005, 0, 64)):
+    r = recs(tid, sp, dp)
+    ok("UDP %d->%d: one flow record, ToS %#x, forwardingStatus %d, idle timeout (1)"
+       % (sp, dp, tos, fwd), len(r) == 1 and r[0]["5"] == tos and r[0]["89"] == fwd and
+       r[0]["136"] == 1)
+    ok("UDP %d->%d: MACs, ingress %d, egress 0, direction ingress, VLAN 0" % (sp, dp, ifindex),
+       all(x["56"] == "02fb00000a01" and x["80"] == "02fb00000a02" and x["10"] == ifindex and
+           x["14"] == 0 and x["61"] == 0 and x["58"] == 0 for x in r))
+    ok("UDP %d->%d: start <= end, both in the run" % (sp, dp),
+       all(t0 - 5 <= x["152"] <= x["153"] <= t1 + 5 for x in r))
+    ok("UDP %d->%d: its new-flow record, forwardingStatus %d" % (sp, dp, fwd),
+       [x["89"] for x in recs(tid - 4, sp, dp)] == [fwd])
+for tid, sp, dp in ((260, b + 6, b + 80), (261, b + 7, b + 81)):
+    r = recs(tid, sp, dp)
+    flags = 0
+    for x in r:
+        flags |= x["6"]
+    ok("TCP %d->%d: flags SYN, ACK, FIN seen (%#x)" % (sp, dp, flags), flags & 0x13 == 0x13)
+    ok("TCP %d->%d: ended by its FIN (flowEndReason 3)" % (sp, dp),
+       any(x["136"] == 3 and x["6"] & 1 for x in r))
+ok("ICMP echo: icmpTypeCodeIPv4 0x0800", [x["32"] for x in recs(260, 0, 0, 1)] == [0x0800])
+ok("ICMPv6 echo: icmpTypeCodeIPv6 0x8000",
+   [x["139"] for x in recs(261, 0, 0, 58) if x["27"] == "2001:db8::1"] == [0x8000])
+ok("no estimate record: every flow fit the table (nothing counted twice)",
+   not [r for r in R if r["tid"] in (258, 259)])
 EOF
-while read -r verdict label; do
-	if [ "$verdict" = PASS ]; then pass "ipfix --tcp: $label"; else fail "ipfix --tcp: $label"; fi
-done <"$T_TMP/tcp.check"
-[ -s "$T_TMP/tcp.check" ] || fail "ipfix --tcp: the check did not run"
-check "block a flow for the next part" "$FB" add f udp 198.51.100.1:42003 198.51.100.2:5003
+verdicts "$T_TMP/udp.check" "ipfix UDP"
 
-# --- UDP: template refresh; collector missing, then started ---------------------------
-"$FB" -n "$NSB" ipfix f --collector 127.0.0.1:4740 --interval 60 --template-refresh 0.3 \
-	>"$T_TMP/exp.out" 2>"$T_TMP/exp.err" &
-EXP=$!
-BG+=($EXP)
-sleep 0.3
-# Nobody listens yet: the datagrams are refused (ICMP port unreachable).
-ina "$PY" -c '
-import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("198.51.100.1", 42001))
-s.sendto(b"a" * 10, ("198.51.100.2", 5001))'
-sleep 0.8
-nsenter --net="/run/netns/$NSB" "$PY" "$DECODE" udp 127.0.0.1 4740 "$T_TMP/udp.json" &
-BG+=($!)
-wait_listen udp 4740
-# The exporter cannot know when a UDP collector appears: its first send after
-# the refusals may still report the old ICMP error and start a new session
-# (templates first, a second later). Send the next flow once the collector
-# has templates, as an operator's collector would have after a refresh.
-for i in $(seq 50); do grep -q '"template"' "$T_TMP/udp.json" 2>/dev/null && break; sleep 0.1; done
-ina "$PY" -c '
-import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("198.51.100.1", 42003))
-s.sendto(b"b" * 10, ("198.51.100.2", 5003))'
-sleep 1.5
-kill -TERM $EXP
-wait $EXP
-check_eq "ipfix (collector late): still running, exits 0" "$?" 0
-sleep 0.2
-"$PY" - "$T_TMP/udp.json" >"$T_TMP/udp.check" 2>&1 <<'EOF'
-import json, sys
-L = [json.loads(l) for l in open(sys.argv[1])]
-def ok(label, cond):
-    print(("PASS " if cond else "FAIL ") + label)
-msgs = [i for i, l in enumerate(L) if "msg" in l]
-tmsgs = set()
-cur = None
-for i, l in enumerate(L):
-    if "msg" in l:
-        cur = i
-    elif "template" in l:
-        tmsgs.add(cur)
-ok("template refresh: templates in at least 4 messages in 2 s (every 0.3 s), got %d" % len(tmsgs),
-   len(tmsgs) >= 4)
-# A UDP collector that starts late may get records (of any flow the veth
-# carried, IPv6 neighbour discovery included) in messages before the next
-# template refresh: RFC 7011 section 8.4 has it discard them. What the
-# exporter owes it: nothing malformed, and every record after the first
-# templates decodable.
-first = next((i for i, l in enumerate(L) if "template" in l), len(L))
-ok("no record before its template (once templates arrived), nothing malformed",
-   not [l for i, l in enumerate(L) if "error" in l and
-        (i > first or "before its template" not in l["error"])])
-rec = [l["rec"] for l in L if l.get("tid") == 256 and l["rec"]["7"] == 42003]
-ok("record sent after the collector started arrives, dropped (129)", len(rec) == 1 and rec[0]["89"] == 129)
-EOF
-while read -r verdict label; do
-	if [ "$verdict" = PASS ]; then pass "ipfix --udp: $label"; else fail "ipfix --udp: $label"; fi
-done <"$T_TMP/udp.check"
-
-# --- TCP: the collector restarts ------------------------------------------------------
+# --- collector down, up, restarted --------------------------------------------------
+# send1 PORT N: N datagrams of one flow.
 send1() {
 	ina "$PY" -c '
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("198.51.100.1", int(sys.argv[1])))
-s.sendto(b"c" * 10, ("198.51.100.2", 5001))' "$1"
+for _ in range(int(sys.argv[2])):
+    s.sendto(b"c" * 10, ("198.51.100.2", 7000))' "$1" "$2"
 }
-nsenter --net="/run/netns/$NSB" "$PY" "$DECODE" tcp 127.0.0.1 4741 "$T_TMP/tcp1.json" &
-COL=$!
-BG+=($COL)
-wait_listen tcp 4741
-"$FB" -n "$NSB" ipfix f --collector 127.0.0.1:4741 --tcp >"$T_TMP/exp.out" 2>"$T_TMP/exp.err" &
-EXP=$!
-BG+=($EXP)
-sleep 0.5
-send1 44001
-sleep 0.5
-kill $COL
-wait $COL 2>/dev/null
-sleep 0.3
-send1 44002 # into the closed connection: the exporter learns it is gone
-sleep 0.5
-send1 44003
-sleep 0.5
-nsenter --net="/run/netns/$NSB" "$PY" "$DECODE" tcp 127.0.0.1 4741 "$T_TMP/tcp2.json" &
-BG+=($!)
-wait_listen tcp 4741
-sleep 1.5
-send1 44004
-sleep 0.5
-kill -TERM $EXP
-wait $EXP
-check_eq "ipfix --tcp, collector restarted: still running, exits 0" "$?" 0
-check_eq "... the failure reported once" "$(grep -c 'retrying' "$T_TMP/exp.err")" 1
-"$PY" - "$T_TMP/tcp1.json" "$T_TMP/tcp2.json" >"$T_TMP/tcp2.check" 2>&1 <<'EOF'
-import json, sys
+# restarts udp|tcp PORT BASE: nobody listens at first (a flow goes), the
+# collector comes (a flow), goes (a flow), comes back (a flow).
+restarts() {
+	local t=$1 port=$2 b=$3 col
+	exporter f --collector 127.0.0.1:"$port" $([ "$t" = tcp ] && echo --tcp) --idle-timeout 0.2 \
+		--active-timeout 60 --interval 60 --template-refresh 60
+	sleep 0.2
+	send1 $((b + 1)) 3
+	wait_grep "collector 127.0.0.1:$port: " "$T_TMP/exp.err" 20 ||
+		fail "ipfix $t: a collector that is not there is reported"
+	$NB "$PY" "$DECODE" "$t" 127.0.0.1 "$port" "$T_TMP/$t-1.json" &
+	col=$!
+	BG+=($col)
+	wait_grep "takes records again" "$T_TMP/exp.err" 30 ||
+		fail "ipfix $t: the recovery is reported"
+	send1 $((b + 2)) 4
+	sleep 0.6
+	kill $col
+	wait $col 2>/dev/null
+	send1 $((b + 3)) 5
+	sleep 0.6
+	$NB "$PY" "$DECODE" "$t" 127.0.0.1 "$port" "$T_TMP/$t-2.json" &
+	BG+=($!)
+	wait_listen "$t" "$port"
+	for i in $(seq 30); do [ "$(grep -c 'takes records again' "$T_TMP/exp.err")" = 2 ] && break; sleep 0.1; done
+	send1 $((b + 4)) 6
+	sleep 0.6
+	stop_exporter "ipfix $t, collector restarted"
+	sleep 0.2
+	"$PY" - "$T_TMP/$t-1.json" "$T_TMP/$t-2.json" "$T_TMP/exp.out" "$b" >"$T_TMP/$t.check" 2>&1 <<'EOF'
+import json, re, sys
 A = [json.loads(l) for l in open(sys.argv[1])]
 B = [json.loads(l) for l in open(sys.argv[2])]
+summ = open(sys.argv[3]).read()
+b = int(sys.argv[4])
 def ok(label, cond):
     print(("PASS " if cond else "FAIL ") + label)
-ok("first collector got the first flow", any(l.get("rec", {}).get("7") == 44001 for l in A))
-ok("new connection: no error (no data before its templates)", not [l for l in B if "error" in l])
-msgs = [l["msg"] for l in B if "msg" in l]
-ok("new connection: sequence numbers start again at 0", msgs and msgs[0]["seq"] == 0)
-ok("new connection: the flow sent after it arrives", any(l.get("rec", {}).get("7") == 44004 for l in B))
+for name, X in (("first", A), ("second", B)):
+    ok("%s collector: no malformed message, no data before its templates" % name,
+       not [l for l in X if "error" in l])
+    first = next((i for i, l in enumerate(X) if "msg" in l), None)
+    ok("%s collector: a new session: sequence number 0, templates first" % name,
+       first is not None and X[first]["msg"]["seq"] == 0 and "template" in X[first + 1])
+got = {}
+for l in A + B:
+    if l.get("tid") == 260 and l["rec"]["11"] == 7000:
+        got[l["rec"]["7"]] = got.get(l["rec"]["7"], 0) + l["rec"]["2"]
+ok("the flow sent before the collector existed arrives (3 packets)", got.get(b + 1) == 3)
+ok("the flow sent while it ran arrives (4 packets)", got.get(b + 2) == 4)
+ok("the flow sent while it was down arrives after it came back (5 packets)", got.get(b + 3) == 5)
+ok("the flow sent after the restart arrives (6 packets)", got.get(b + 4) == 6)
+m = re.search(r"sent (\d+) flow records, (\d+) new-flow records and (\d+) estimate records .*; "
+              r"(\d+) records lost", summ)
+recs = sum(1 for l in A + B if "rec" in l)
+ok("records received (%d) + records the exporter counts lost = records it sent (%s)"
+   % (recs, m and m.groups()),
+   m and recs + int(m.group(4)) == int(m.group(1)) + int(m.group(2)) + int(m.group(3)))
 EOF
-while read -r verdict label; do
-	if [ "$verdict" = PASS ]; then pass "ipfix --tcp: $label"; else fail "ipfix --tcp: $label"; fi
-done <"$T_TMP/tcp2.check"
+	verdicts "$T_TMP/$t.check" "ipfix $t, down/up/restart"
+	check_eq "ipfix $t: the outages reported, once each" \
+		"$(grep -c "collector 127.0.0.1:$port: " "$T_TMP/exp.err")" 2
+}
+restarts udp 4740 44000
+restarts tcp 4741 45000
 
+# --- UDP: templates early in a session, and at the refresh --------------------------
+$NB "$PY" "$DECODE" udp 127.0.0.1 4742 "$T_TMP/tpl.json" &
+BG+=($!)
+wait_listen udp 4742
+exporter f --collector 127.0.0.1:4742 --interval 60
+sleep 2.7
+stop_exporter "ipfix, templates early"
+n=$(grep -c '"template": 256' "$T_TMP/tpl.json")
+check_eq "ipfix: templates at 0, 1 and 2 s into a session (refresh 60 s)" "$n" 3
+: >"$T_TMP/tpl.json"
+exporter f --collector 127.0.0.1:4742 --template-refresh 0.4 --interval 60
+sleep 1.4
+stop_exporter "ipfix, template refresh"
+n=$(grep -c '"template": 256' "$T_TMP/tpl.json")
+[ "$n" -ge 4 ] && [ "$n" -le 5 ] && pass "ipfix: templates every 0.4 s ($n times in 1.4 s)" ||
+	fail "ipfix: templates every 0.4 s: $n times in 1.4 s"
+
+# --- TCP: a collector that accepts and never reads ---------------------------------
+# Small socket buffers in NSB (its own sysctl), so the exporter's fill up at
+# once: before non-blocking sends it then hung in write() past SIGTERM.
+inb sysctl -qw net.ipv4.tcp_wmem="4096 16384 65536"
+$NB "$PY" -c '
+import socket, time
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+l.bind(("127.0.0.1", 4743)); l.listen(1)
+c, _ = l.accept()
+time.sleep(30)' &
+BG+=($!)
+wait_listen tcp 4743
+$NB timeout -s KILL 10 "$FB" ipfix f --collector 127.0.0.1:4743 --tcp --idle-timeout 0.1 \
+	--active-timeout 0.1 >"$T_TMP/exp.out" 2>"$T_TMP/exp.err" &
+EXP=$!
+BG+=($EXP)
+ina "$PY" -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for r in range(20):
+    for i in range(1000):
+        s.sendto(b"m", ("198.51.100.2", 10000 + i))'
+sleep 0.8
+t0=$(date +%s%N)
+kill -TERM $EXP
+wait $EXP
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+check_eq "ipfix --tcp, a collector that never reads: SIGTERM ends it (status 0)" "$rc" 0
+[ "$ms" -le 1000 ] && pass "ipfix --tcp, a collector that never reads: within a second ($ms ms)" ||
+	fail "ipfix --tcp, a collector that never reads: SIGTERM took $ms ms"
+grep -q "; [1-9][0-9]* records lost" "$T_TMP/exp.out" &&
+	pass "ipfix --tcp, a collector that never reads: the records not delivered counted" ||
+	fail "ipfix --tcp, never read: $(cat "$T_TMP/exp.out")"
 check "detach" "$FB" -n "$NSB" detach "$VB"
 check "destroy" "$FB" destroy f
 
-# --- a sketch without new-flow events: estimates only -----------------------------
+# --- a table too small: flow records + estimates of the rest ------------------------
 check "create g" "$FB" create g --capacity 1000 --fp-rate 0.001
-check "attach g --monitor (no --new-flows)" "$FB" -n "$NSB" attach g "$VB" --mode generic --monitor
-nsenter --net="/run/netns/$NSB" "$PY" "$DECODE" tcp 127.0.0.1 4742 "$T_TMP/tcp3.json" &
+check "attach g --accounting --max-flows 64 --monitor" "$FB" -n "$NSB" attach g "$VB" \
+	--mode generic --accounting --max-flows 64 --monitor
+$NB "$PY" "$DECODE" tcp 127.0.0.1 4744 "$T_TMP/over.json" &
 BG+=($!)
-wait_listen tcp 4742
-"$FB" -n "$NSB" ipfix g --collector 127.0.0.1:4742 --tcp --interval 0.5 >"$T_TMP/exp.out" 2>"$T_TMP/exp.err" &
-EXP=$!
-BG+=($EXP)
-sleep 0.3
-for p in 45001 45002; do send1 $p; done
-sleep 1.2
-kill -TERM $EXP
-wait $EXP
-check_eq "ipfix, sketch only: exits 0" "$?" 0
+wait_listen tcp 4744
+exporter g --collector 127.0.0.1:4744 --tcp --idle-timeout 0.3 --interval 60 --top 1000
 sleep 0.2
-check_eq "ipfix, sketch only: no new-flow record" "$(grep -c '"tid": 25[67]' "$T_TMP/tcp3.json")" 0
-check_eq "ipfix, sketch only: an estimate record per flow sent" \
-	"$(grep -c '"tid": 258, "rec": {[^}]*"7": 4500[12]' "$T_TMP/tcp3.json")" 2
+ina "$PY" -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("198.51.100.1", 46000))
+for r in range(1, 4):
+    for i in range(150):
+        s.sendto(b"o" * (i % 50), ("198.51.100.2", 20000 + i))'
+sleep 0.6
+stop_exporter "ipfix, a small table"
+sleep 0.2
+"$PY" - "$T_TMP/over.json" "$T_TMP/exp.out" >"$T_TMP/over.check" 2>&1 <<'EOF'
+import json, sys
+L = [json.loads(l) for l in open(sys.argv[1])]
+def ok(label, cond):
+    print(("PASS " if cond else "FAIL ") + label)
+fl, est = {}, {}
+for l in L:
+    if l.get("tid") in (258, 260) and l["rec"]["7"] == 46000:
+        d = fl if l["tid"] == 260 else est
+        t = d.setdefault(l["rec"]["11"], [0, 0])
+        t[0] += l["rec"]["2"]; t[1] += l["rec"]["1"]
+ok("flows past the table's room: estimate records (%d flows)" % len(est), len(est) > 0)
+ok("flows in the table: flow records (%d flows)" % len(fl), len(fl) >= 64)
+bad = [p for p in range(20000, 20150)
+       if [fl.get(p, [0, 0])[i] + est.get(p, [0, 0])[i] for i in (0, 1)] !=
+          [3, 3 * (28 + (p - 20000) % 50)]]
+ok("every flow: flow records + estimates = what was sent (3 packets, IP octets) %s" % bad[:5],
+   not bad)
+ok("the summary says what overflowed", "had no room for" in open(sys.argv[2]).read())
+EOF
+verdicts "$T_TMP/over.check" "ipfix, table of 64 flows"
+"$FB" metrics g >"$T_TMP/metrics" 2>&1
+grep -Eq '^flowbloom_accounting_overflow_packets_total\{filter="g"\} [1-9][0-9]*$' "$T_TMP/metrics" &&
+	grep -Eq '^flowbloom_accounting_capacity_flows\{filter="g"\} [0-9]*$' "$T_TMP/metrics" &&
+	grep -Eq '^flowbloom_accounting_flows\{filter="g"\} 0$' "$T_TMP/metrics" &&
+	pass "metrics: the accounting table (capacity, flows now: 0 after the exporter, overflow)" ||
+	fail "metrics: $(grep accounting "$T_TMP/metrics")"
+if command -v promtool >/dev/null; then
+	check "metrics with accounting: promtool check metrics" bash -c "promtool check metrics <'$T_TMP/metrics'"
+fi
 check "detach g" "$FB" -n "$NSB" detach "$VB"
 check "destroy g" "$FB" destroy g
+
+# --- a sketch alone: estimates of frame octets --------------------------------------
+check "create h" "$FB" create h --capacity 1000 --fp-rate 0.001
+check "attach h --monitor (no --accounting)" "$FB" -n "$NSB" attach h "$VB" --mode generic --monitor
+$NB "$PY" "$DECODE" tcp 127.0.0.1 4745 "$T_TMP/sk.json" &
+BG+=($!)
+wait_listen tcp 4745
+exporter h --collector 127.0.0.1:4745 --tcp --interval 0.5
+sleep 0.2
+for p in 47001 47002; do send1 $p 2; done
+sleep 0.8
+stop_exporter "ipfix, sketch only"
+sleep 0.2
+check_eq "ipfix, sketch only: no flow or new-flow record" "$(grep -c '"tid": 2\(56\|57\|60\|61\)' "$T_TMP/sk.json")" 0
+check_eq "ipfix, sketch only: an estimate record per flow, in frame octets (2 x 52)" \
+	"$(grep -c '"tid": 258, "rec": {[^}]*"7": 4700[12], .*"2": 2, "352": 104' "$T_TMP/sk.json")" 2
+check "detach h" "$FB" -n "$NSB" detach "$VB"
+check "destroy h" "$FB" destroy h
 cleanup
 trap - EXIT
 t_end

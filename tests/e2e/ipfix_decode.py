@@ -7,7 +7,15 @@
 #   {"template": ID, "fields": [[IE, LEN, PEN], ...]}
 #   {"tid": ID, "rec": {"IE": value or [values...]}}
 #   {"error": "..."} for anything malformed.
-# Usage: ipfix_decode.py udp|tcp ADDR PORT OUT   (runs until SIGTERM)
+# Usage: ipfix_decode.py udp|tcp ADDR PORT OUT [TEE_PORT...]   (runs until SIGTERM)
+#   UDP datagrams are also forwarded, as they are, to 127.0.0.1:TEE_PORT (so
+#   other collectors see the very same stream).
+# And two helpers for the sums the tests compare:
+#   ipfix_decode.py sum OUT...   packets and octets per flow in the flow and
+#       estimate records (templates 258-261), one JSON object
+#   ipfix_decode.py truth PCAP   the same from a capture (Ethernet): every IPv4
+#       and IPv6 packet's IP total length, per flow
+# A flow is "PROTO SRC SPORT DST DPORT"; ICMP and ICMPv6 have ports 0.
 import ipaddress
 import json
 import signal
@@ -15,12 +23,73 @@ import socket
 import struct
 import sys
 
+
+
+def flowkey(proto, src, sport, dst, dport):
+    if proto in (1, 58):
+        sport = dport = 0
+    return "%d %s %d %s %d" % (proto, ipaddress.ip_address(src), sport,
+                               ipaddress.ip_address(dst), dport)
+
+
+def sums(paths):
+    tot = {}
+    for path in paths:
+        for line in open(path):
+            o = json.loads(line)
+            if o.get("tid", 0) not in (258, 259, 260, 261):
+                continue
+            r = o["rec"]
+            k = flowkey(r["4"], r.get("8") or r.get("27"), r["7"], r.get("12") or r.get("28"),
+                        r["11"])
+            t = tot.setdefault(k, [0, 0])
+            t[0] += r["2"]
+            t[1] += r.get("1", r.get("352", 0))
+    return tot
+
+
+def truth(path):
+    data = open(path, "rb").read()
+    magic = struct.unpack("<I", data[:4])[0]
+    end = "<" if magic in (0xa1b2c3d4, 0xa1b23c4d) else ">"
+    off, tot = 24, {}
+    while off + 16 <= len(data):
+        incl = struct.unpack(end + "I", data[off + 8:off + 12])[0]
+        f = data[off + 16:off + 16 + incl]
+        off += 16 + incl
+        et = struct.unpack("!H", f[12:14])[0]
+        ip = f[14:]
+        if et == 0x0800:
+            n, proto, src, dst = struct.unpack("!H", ip[2:4])[0], ip[9], ip[12:16], ip[16:20]
+            l4 = ip[(ip[0] & 15) * 4:]
+        elif et == 0x86dd:
+            n, proto, src, dst = struct.unpack("!H", ip[4:6])[0] + 40, ip[6], ip[8:24], ip[24:40]
+            l4 = ip[40:]
+            while proto in (0, 43, 60):  # hop-by-hop, routing, destination options
+                proto, l4 = l4[0], l4[(l4[1] + 1) * 8:]
+        else:
+            continue
+        sport, dport = struct.unpack("!HH", l4[:4]) if proto in (6, 17) else (0, 0)
+        t = tot.setdefault(flowkey(proto, src, sport, dst, dport), [0, 0])
+        t[0] += 1
+        t[1] += n
+    return tot
+
+
+if sys.argv[1] == "sum":
+    print(json.dumps(sums(sys.argv[2:])))
+    sys.exit(0)
+if sys.argv[1] == "truth":
+    print(json.dumps(truth(sys.argv[2])))
+    sys.exit(0)
+
 proto, addr, port, out_path = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+tees = [int(p) for p in sys.argv[5:]]
 out = open(out_path, "w", buffering=1)
 templates = {}  # (domain, tid) -> fields
 signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
 
-UNSIGNED = {1, 2, 4, 7, 10, 11, 89, 152, 153}
+UNSIGNED = {1, 2, 4, 5, 6, 7, 10, 11, 14, 32, 58, 61, 89, 136, 139, 152, 153, 352}
 FLOAT = {336, 337, 338}
 
 
@@ -101,9 +170,13 @@ def message(m):
 if proto == "udp":
     s = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET, socket.SOCK_DGRAM)
     s.bind((addr, port))
+    tee = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     emit({"listening": True})
     while True:
-        message(s.recv(65535))
+        m = s.recv(65535)
+        for p in tees:
+            tee.sendto(m, ("127.0.0.1", p))
+        message(m)
 else:
     ls = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

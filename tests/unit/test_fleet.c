@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Unit tests of the fleet verbs' translations, host only:
- * - IPFIX encoding (user/lib/fleet/ipfix.c through libfixbuf): messages written to a
- *   file are decoded here from RFC 7011 alone: header, sequence numbers,
- *   the exact templates, every field of every record.
+ * - IPFIX encoding (user/lib/fleet/ipfix.c through libfixbuf): messages are
+ *   decoded here from RFC 7011 alone: header, sequence numbers (also across
+ *   messages split at the UDP size, and a new session), the exact
+ *   templates, every field of every record.
  * - ExaBGP JSON to rules (user/lib/fleet/bgp.c): RTBH and FlowSpec translation,
  *   reference counts per path across peers and add-path ids, implicit
  *   withdrawals, session policies and End-of-RIB, what is refused, the
@@ -23,12 +24,15 @@ struct tmpl {
 	struct field f[32];
 };
 
+#define NT 6 /* templates 256..261 */
+#define MAXMSG 64
+
 struct decoded {
-	unsigned nmsg, ntmpl_sets, nrec[4]; /* records per template 256..259 */
-	unsigned seq[16], domain[16], data[16];
+	unsigned nmsg, ntmpl_sets, nrec[NT]; /* records per template 256..261 */
+	unsigned seq[MAXMSG], domain[MAXMSG], data[MAXMSG], tsets[MAXMSG];
 	struct tmpl t[8];
 	unsigned nt;
-	unsigned char rec[4][8][160]; /* first records of each template */
+	unsigned char rec[NT][8][160]; /* first records of each template */
 	bool bad;
 };
 
@@ -74,7 +78,7 @@ static void decode(const unsigned char *b, size_t len, struct decoded *d)
 	while (off + 16 <= len) {
 		unsigned mlen = be16(b + off + 2), m = d->nmsg, so;
 
-		if (be16(b + off) != 10 || mlen < 16 || off + mlen > len || m >= 16) {
+		if (be16(b + off) != 10 || mlen < 16 || off + mlen > len || m >= MAXMSG) {
 			d->bad = true;
 			return;
 		}
@@ -90,6 +94,7 @@ static void decode(const unsigned char *b, size_t len, struct decoded *d)
 			}
 			if (sid == 2) {
 				d->ntmpl_sets++;
+				d->tsets[m]++;
 				while (p + 4 <= slen && d->nt < 8) {
 					struct tmpl *t = find_t(d, be16(s + p));
 					unsigned i, n = be16(s + p + 2);
@@ -104,7 +109,7 @@ static void decode(const unsigned char *b, size_t len, struct decoded *d)
 						t->f[i].len = be16(s + p + 2);
 					}
 				}
-			} else if (sid >= 256 && sid <= 259) {
+			} else if (sid >= 256 && sid < 256 + NT) {
 				struct tmpl *t = find_t(d, sid);
 				unsigned rl = t ? rec_len(t) : 0, k = sid - 256;
 
@@ -172,38 +177,80 @@ void key_of(const char *text, struct fb_key *k)
 		fprintf(stderr, "bad test flow %s: %s\n", text, err);
 }
 
+/* Messages out of the encoder, one after another, as a collector would
+ * read them off a TCP connection. */
+struct stream {
+	unsigned char b[1 << 16];
+	size_t len;
+	unsigned msgs, records;
+};
+
+static void take(struct fb_ipfix *x, struct stream *st)
+{
+	const __u8 *m;
+	size_t len;
+	unsigned recs;
+
+	if (fb_ipfix_take(x, &m, &len, &recs) || len + st->len > sizeof(st->b))
+		return;
+	memcpy(st->b + st->len, m, len);
+	st->len += len;
+	st->msgs += len > 0;
+	st->records += recs;
+}
+
+/* Append a record, taking the message when it is full. */
+#define PUT(fn, x, st, r)                                                                          \
+	({                                                                                         \
+		int _r = fn(x, r);                                                                 \
+		if (_r == 1) {                                                                     \
+			take(x, st);                                                               \
+			_r = fn(x, r);                                                             \
+		}                                                                                  \
+		_r;                                                                                \
+	})
+
 static void test_ipfix(void)
 {
 	static const unsigned nf4[][2] = { { 152, 8 }, { 153, 8 }, { 8, 4 }, { 12, 4 },
 					   { 7, 2 },   { 11, 2 },  { 4, 1 }, { 10, 4 },
-					   { 89, 1 },  { 2, 8 },   { 1, 8 } };
+					   { 14, 4 },  { 61, 1 },  { 89, 1 } };
 	static const unsigned est6[][2] = { { 152, 8 }, { 153, 8 }, { 27, 16 }, { 28, 16 },
-					    { 7, 2 },	{ 11, 2 },  { 4, 1 },	{ 2, 8 },
-					    { 1, 8 },	{ 338, 8 }, { 337, 8 }, { 336, 8 },
-					    { 337, 8 }, { 336, 8 } };
+					    { 7, 2 },	{ 11, 2 },  { 4, 1 },	{ 10, 4 },
+					    { 14, 4 },	{ 61, 1 },  { 2, 8 },	{ 1, 8 },
+					    { 338, 8 }, { 337, 8 }, { 336, 8 }, { 337, 8 },
+					    { 336, 8 } };
+	static const unsigned fl4[][2] = {
+		{ 152, 8 }, { 153, 8 }, { 8, 4 },  { 12, 4 },  { 7, 2 },  { 11, 2 }, { 4, 1 },
+		{ 5, 1 },   { 6, 2 },	{ 32, 2 }, { 58, 2 },  { 56, 6 }, { 80, 6 }, { 10, 4 },
+		{ 14, 4 },  { 61, 1 },	{ 89, 1 }, { 136, 1 }, { 2, 8 },  { 1, 8 }
+	};
+	static const unsigned char mac1[6] = { 0, 0, 0x5e, 0, 0x53, 1 },
+				   mac2[6] = { 0, 0, 0x5e, 0, 0x53, 2 };
+	static struct stream st;
 	struct fb_ipfix_newflow nf = { 0 };
 	struct fb_ipfix_estimate es = { 0 };
+	struct fb_ipfix_flow fl = { 0 };
 	struct decoded d;
-	unsigned char *buf;
 	struct fb_ipfix *x;
 	struct tmpl *t;
-	FILE *fp = tmpfile();
-	long len;
-	int i, o;
+	unsigned seq_ok = 1, i, before = 0;
+	int o;
 
-	x = fb_ipfix_open_file(fp, 42);
-	if (!ASSERT_TRUE(x, "ipfix: exporter to a file"))
+	x = fb_ipfix_new(42, FB_IPFIX_MSG_UDP, false);
+	if (!ASSERT_TRUE(x, "ipfix: an encoder"))
 		return;
+	st.len = st.msgs = st.records = 0;
+	ASSERT_EQ(fb_ipfix_put_templates(x), 0, "ipfix: templates into the first message");
 	key_of("udp 198.51.100.1:40001 203.0.113.7:53", &nf.key);
 	nf.start_ms = 1700000000123ULL;
 	nf.ifindex = 7;
-	nf.bytes = 142;
 	nf.fwd = fb_ipfix_fwd_status(XDP_DROP);
-	ASSERT_EQ(fb_ipfix_add_newflow(x, &nf), 0, "ipfix: IPv4 new flow appended");
+	ASSERT_EQ(PUT(fb_ipfix_put_newflow, x, &st, &nf), 0, "ipfix: IPv4 new flow appended");
 	key_of("tcp [2001:db8::1]:443 [2001:db8::2]:51000", &nf.key);
 	nf.fwd = fb_ipfix_fwd_status(XDP_PASS);
-	ASSERT_EQ(fb_ipfix_add_newflow(x, &nf), 0, "ipfix: IPv6 new flow appended");
-	ASSERT_EQ(fb_ipfix_flush(x), 0, "ipfix: first message sent");
+	ASSERT_EQ(PUT(fb_ipfix_put_newflow, x, &st, &nf), 0, "ipfix: IPv6 new flow appended");
+	take(x, &st);
 	key_of("udp [2001:db8::1]:4000 [2001:db8::2]:5000", &es.key);
 	es.start_ms = 1700000000000ULL;
 	es.end_ms = 1700000060000ULL;
@@ -213,33 +260,59 @@ static void test_ipfix(void)
 	es.bytes_low = 140000;
 	es.confidence = 0.9933;
 	for (i = 0; i < 3; i++)
-		fb_ipfix_add_estimate(x, &es);
+		PUT(fb_ipfix_put_estimate, x, &st, &es);
 	key_of("udp 198.51.100.1:1 198.51.100.2:2", &es.key);
-	ASSERT_EQ(fb_ipfix_add_estimate(x, &es), 0, "ipfix: IPv4 estimate appended");
-	ASSERT_EQ(fb_ipfix_flush(x), 0, "ipfix: second message sent");
-	fflush(fp);
-	len = ftell(fp);
-	buf = malloc(len);
-	rewind(fp);
-	if (!buf || fread(buf, 1, len, fp) != (size_t)len) {
-		ASSERT_TRUE(false, "ipfix: read the messages back");
-		goto out;
-	}
-	decode(buf, len, &d);
+	ASSERT_EQ(PUT(fb_ipfix_put_estimate, x, &st, &es), 0, "ipfix: IPv4 estimate appended");
+	/* Flow records, enough for several 1400-byte messages. */
+	key_of("tcp 198.51.100.1:40001 203.0.113.7:443", &fl.key);
+	fl.start_ms = 1700000000100ULL;
+	fl.end_ms = 1700000009100ULL;
+	fl.packets = 12;
+	fl.bytes = 5040;
+	fl.ingress = 7;
+	fl.tcp_flags = 0x1b;
+	fl.tos = 0xb8;
+	fl.vlan = 100;
+	fl.fwd = fb_ipfix_fwd_status(XDP_PASS);
+	fl.end_reason = 3;
+	memcpy(fl.smac, mac1, 6);
+	memcpy(fl.dmac, mac2, 6);
+	for (i = 0; i < 40; i++)
+		ASSERT_TRUE(PUT(fb_ipfix_put_flow, x, &st, &fl) == 0 || i, "ipfix: flow appended");
+	key_of("icmpv6 [2001:db8::1]:0 [2001:db8::2]:0", &fl.key);
+	fl.icmp = 0x8000;
+	fl.tcp_flags = 0;
+	PUT(fb_ipfix_put_flow, x, &st, &fl);
+	take(x, &st);
+	/* A new session: sequence numbers from 0 again. */
+	ASSERT_EQ(fb_ipfix_session(x), 0, "ipfix: a new session");
+	fb_ipfix_put_templates(x);
+	take(x, &st);
+	decode(st.b, st.len, &d);
 	ASSERT_TRUE(!d.bad, "ipfix: messages well-formed (version 10, lengths add up)");
-	/* fixbuf sends the templates in a message of their own, then one
-	 * message per flush. */
-	ASSERT_EQ(d.nmsg, 3, "ipfix: three messages: templates, then one per flush");
-	ASSERT_EQ(d.ntmpl_sets, 1, "ipfix: templates sent once");
+	ASSERT_TRUE(d.nmsg >= 5 && d.nmsg == st.msgs,
+		    "ipfix: records past 1400 bytes go in further messages");
+	for (i = 0; i < d.nmsg; i++)
+		ASSERT_TRUE(d.domain[i] == 42, "ipfix: observation domain 42");
 	ASSERT_EQ(d.seq[0], 0, "ipfix: first message's sequence number is 0");
-	ASSERT_EQ(d.data[0] + d.data[1] + d.data[2], 6, "ipfix: six data records in all");
-	ASSERT_TRUE(d.seq[1] == d.data[0] && d.seq[2] == d.data[0] + d.data[1],
-		    "ipfix: each sequence number = data records sent before the message");
-	ASSERT_EQ(d.domain[0] == 42 && d.domain[1] == 42, 1, "ipfix: observation domain 42");
+	for (i = 0; i + 1 < d.nmsg; i++) {
+		seq_ok &= d.seq[i] == before;
+		before += d.data[i];
+	}
+	ASSERT_TRUE(seq_ok, "ipfix: each sequence number = data records sent before the message");
+	ASSERT_EQ(before, 47, "ipfix: 47 data records in the first session");
+	ASSERT_EQ(before, st.records, "ipfix: take counts the data records of its messages");
+	ASSERT_TRUE(d.tsets[0] == 1 && d.ntmpl_sets == 2 && d.tsets[d.nmsg - 1] == 1 &&
+			    d.seq[d.nmsg - 1] == 0,
+		    "ipfix: templates first in each session only; the new one's sequence is 0");
 	ASSERT_TRUE(same_fields(find_t(&d, 256), nf4, 11), "ipfix: template 256 (new flow, IPv4)");
-	ASSERT_TRUE(same_fields(find_t(&d, 259), est6, 14),
+	ASSERT_TRUE(same_fields(find_t(&d, 259), est6, 17),
 		    "ipfix: template 259 (estimate, IPv6, RFC 5477 confidence fields)");
-	for (t = NULL, i = 0; i < (int)d.nt; i++)
+	ASSERT_TRUE(same_fields(find_t(&d, 260), fl4, 20), "ipfix: template 260 (flow, IPv4)");
+	t = find_t(&d, 261);
+	ASSERT_TRUE(t && t->n == 20 && t->f[2].ie == 27 && t->f[9].ie == 139,
+		    "ipfix: template 261 (flow, IPv6: addresses, icmpTypeCodeIPv6)");
+	for (i = 0; i < d.nt; i++)
 		if (getenv("TEST_VERBOSE")) {
 			unsigned j;
 
@@ -252,6 +325,8 @@ static void test_ipfix(void)
 	ASSERT_EQ(d.nrec[1], 1, "ipfix: one IPv6 new-flow record");
 	ASSERT_EQ(d.nrec[3], 3, "ipfix: three IPv6 estimate records");
 	ASSERT_EQ(d.nrec[2], 1, "ipfix: one IPv4 estimate record");
+	ASSERT_EQ(d.nrec[4], 40, "ipfix: forty IPv4 flow records");
+	ASSERT_EQ(d.nrec[5], 1, "ipfix: one IPv6 flow record");
 	t = find_t(&d, 256);
 	if (t && d.nrec[0]) {
 		unsigned char *r = d.rec[0][0];
@@ -265,9 +340,9 @@ static void test_ipfix(void)
 		ASSERT_EQ(be16(r + field_at(t, 11, 0)), 53, "ipfix: destinationTransportPort");
 		ASSERT_EQ(r[field_at(t, 4, 0)], 17, "ipfix: protocolIdentifier");
 		ASSERT_EQ(be32(r + field_at(t, 10, 0)), 7, "ipfix: ingressInterface");
+		ASSERT_EQ(be32(r + field_at(t, 14, 0)), 0, "ipfix: egressInterface (not known)");
+		ASSERT_EQ(r[field_at(t, 61, 0)], 0, "ipfix: flowDirection ingress");
 		ASSERT_EQ(r[field_at(t, 89, 0)], 129, "ipfix: forwardingStatus of a drop: 129");
-		ASSERT_EQ(be64(r + field_at(t, 2, 0)), 1, "ipfix: packetDeltaCount 1");
-		ASSERT_EQ(be64(r + field_at(t, 1, 0)), 142, "ipfix: octetDeltaCount 142");
 	}
 	t = find_t(&d, 257);
 	if (t && d.nrec[1]) {
@@ -295,12 +370,44 @@ static void test_ipfix(void)
 		ASSERT_EQ(be64(r + field_at(t, 153, 0)), 1700000060000ULL,
 			  "ipfix: flowEndMilliseconds");
 	}
+	t = find_t(&d, 260);
+	if (t && d.nrec[4]) {
+		unsigned char *r = d.rec[4][7];
+
+		ASSERT_EQ(be64(r + field_at(t, 153, 0)), 1700000009100ULL,
+			  "ipfix: flow flowEndMilliseconds");
+		ASSERT_EQ(be64(r + field_at(t, 2, 0)), 12, "ipfix: flow packetDeltaCount");
+		ASSERT_EQ(be64(r + field_at(t, 1, 0)), 5040, "ipfix: flow octetDeltaCount");
+		ASSERT_EQ(r[field_at(t, 5, 0)], 0xb8, "ipfix: ipClassOfService");
+		ASSERT_EQ(be16(r + field_at(t, 6, 0)), 0x1b, "ipfix: tcpControlBits");
+		ASSERT_EQ(be16(r + field_at(t, 58, 0)), 100, "ipfix: vlanId");
+		ASSERT_TRUE(!memcmp(r + field_at(t, 56, 0), mac1, 6) &&
+				    !memcmp(r + field_at(t, 80, 0), mac2, 6),
+			    "ipfix: source and destination MAC addresses");
+		ASSERT_EQ(be32(r + field_at(t, 10, 0)), 7, "ipfix: flow ingressInterface");
+		ASSERT_EQ(r[field_at(t, 89, 0)], 64, "ipfix: flow forwardingStatus");
+		ASSERT_EQ(r[field_at(t, 136, 0)], 3, "ipfix: flowEndReason 3 (end of flow)");
+	}
+	t = find_t(&d, 261);
+	if (t && d.nrec[5])
+		ASSERT_EQ(be16(d.rec[5][0] + field_at(t, 139, 0)), 0x8000,
+			  "ipfix: icmpTypeCodeIPv6 (echo request)");
 	o = fb_ipfix_fwd_status(XDP_ABORTED);
 	ASSERT_EQ(o, 0, "ipfix: forwardingStatus of an abort: unknown");
-out:
-	free(buf);
-	fb_ipfix_close(x);
-	fclose(fp);
+	fb_ipfix_free(x);
+
+	/* Estimates of a sketch that counts frames: layer2OctetDeltaCount. */
+	x = fb_ipfix_new(1, FB_IPFIX_MSG_TCP, true);
+	if (!ASSERT_TRUE(x, "ipfix: an encoder for frame octets"))
+		return;
+	st.len = st.msgs = st.records = 0;
+	fb_ipfix_put_templates(x);
+	take(x, &st);
+	decode(st.b, st.len, &d);
+	t = find_t(&d, 258);
+	ASSERT_TRUE(t && field_at(t, 352, 0) >= 0 && field_at(t, 1, 0) < 0,
+		    "ipfix: frame octets as layer2OctetDeltaCount (352), not octetDeltaCount");
+	fb_ipfix_free(x);
 }
 
 int main(void)

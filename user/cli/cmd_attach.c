@@ -34,6 +34,13 @@ static void monitor_json(const struct fb_monitor *m)
 						    c->seen_k));
 		jw_obj_close();
 	}
+	if (c->flags & FB_MON_ACCT) {
+		jw_obj_open("accounting");
+		jw_u64("flows_per_cpu", (__u64)c->acct_buckets * FB_ACCT_WAYS);
+		jw_u64("bytes_per_cpu", m->plane_bytes);
+		jw_u64("cpus", c->top_planes);
+		jw_obj_close();
+	}
 	jw_obj_close();
 }
 
@@ -50,6 +57,8 @@ int cmd_attach(int argc, char **argv)
 		{ "age", required_argument, NULL, FB_OPT_AGE },
 		{ "expect", required_argument, NULL, FB_OPT_EXPECT },
 		{ "ring", required_argument, NULL, FB_OPT_RING },
+		{ "accounting", no_argument, NULL, FB_OPT_ACCT },
+		{ "max-flows", required_argument, NULL, FB_OPT_MAXFLOWS },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const modes[] = { "native", "generic", NULL };
@@ -92,11 +101,11 @@ int cmd_attach(int argc, char **argv)
 		return 1;
 	/* Monitoring maps (user/lib/monitor/monmaps.c): new ones unless another device feeds
 	 * them already. */
-	if ((mo.sketch || mo.newflows) && fb_monitor_prepare(&f, &mo, &mon)) {
+	if ((mo.sketch || mo.newflows || mo.acct) && fb_monitor_prepare(&f, &mo, &mon)) {
 		fb_store_close(&f);
 		return 1;
 	}
-	lo.monitor = mo.sketch || mo.newflows ? &mon : NULL;
+	lo.monitor = mo.sketch || mo.newflows || mo.acct ? &mon : NULL;
 	err = fb_xdp_attach(&f, argv[optind + 1], mode, &lo);
 	if (err) {
 		/* reported */

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * `flowbloom ipfix`: a long-running IPFIX exporter. New-flow events (attach
- * --new-flows) become one record each as they arrive; every --interval the
- * heaviest flows of that interval (attach --monitor: the sketch's top
- * talkers, by packets and by bytes) become estimate records. The encoding
- * and the templates are in ipfix.c; this file is the loop: ring buffer,
- * timers, template refresh, errors, clean shutdown.
+ * `flowbloom ipfix`: a long-running IPFIX exporter. Flows counted exactly
+ * (attach --accounting) become flow records when they end (idle timeout,
+ * TCP FIN or RST) and at each active timeout; new-flow events (attach
+ * --new-flows) become notifications as they arrive; every --interval the
+ * heaviest flows of the interval that only a sketch counted (attach
+ * --monitor: all of them, or with --accounting the ones the table had no
+ * room for) become estimate records. The encoding is ipfix.c, the
+ * transport and its failures ipfix_out.c; this file is the loop: ring
+ * buffer, table passes, timers, reports, clean shutdown.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,20 +19,42 @@
 #include <bpf/libbpf.h>
 #include "clock.h"
 #include "cmd.h"
-#include "fleet/ipfix.h"
+#include "fleet/ipfix_out.h"
+#include "monitor/flowacct.h"
 #include "monview.h"
+#include "optfile.h"
 #include "output.h"
 #include "util.h"
 
+#define QUEUE_RECORDS 65536 /* held while the collector is away (~12 MiB) */
+#define FINISH_S 0.5	    /* at the end, what is queued gets this long */
+
+struct ipfix_opts {
+	char collector[300];
+	bool tcp;
+	double interval, refresh, idle, active;
+	unsigned long long top, domain;
+	char why[160];
+};
+
 struct exporter {
-	struct fb_ipfix *x;
+	struct fb_ipfix_out *out;
+	const char *collector;
 	__u64 mono_to_real_ms; /* CLOCK_MONOTONIC ns / 1e6 + this = epoch ms */
-	__u64 newflows, estimates, errors;
-	bool queued;	 /* records waiting to be sent */
-	bool failing;	 /* the last send failed (said once until it recovers) */
-	bool need_tpl;	 /* templates must precede the next records */
-	bool broken;	 /* the session could not be rebuilt */
-	double retry_at; /* after a failure, no new attempt before this */
+};
+
+static const struct option opts[] = {
+	{ "collector", required_argument, NULL, 'c' },
+	{ "udp", no_argument, NULL, 'u' },
+	{ "tcp", no_argument, NULL, 't' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "top", required_argument, NULL, 'n' },
+	{ "observation-domain", required_argument, NULL, 'o' },
+	{ "template-refresh", required_argument, NULL, 'r' },
+	{ "idle-timeout", required_argument, NULL, 'I' },
+	{ "active-timeout", required_argument, NULL, 'A' },
+	{ "config", required_argument, NULL, 'C' },
+	{ NULL, 0, NULL, 0 },
 };
 
 static __u64 epoch_ms(void)
@@ -68,44 +93,88 @@ static int split_collector(const char *s, char *host, size_t hlen, char *port, s
 	return 0;
 }
 
-/* Queue templates before records when they are due. */
-static int before_records(struct exporter *ex)
+static const char *opt_name(int c)
 {
-	if (!ex->need_tpl)
-		return 0;
-	if (fb_ipfix_templates(ex->x))
-		return -1;
-	ex->need_tpl = false;
-	ex->queued = true;
-	return 0;
+	const struct option *o;
+
+	for (o = opts; o->name; o++)
+		if (o->val == c)
+			return o->name;
+	return "?";
 }
 
-static void send_failed(struct exporter *ex)
+/* One option, from the command line or --config: NULL, or why not. */
+static const char *set_opt(int c, const char *v, void *ctx)
 {
-	ex->errors++;
-	if (!ex->failing)
-		fb_err("ipfix: %s (retrying with the next records)", fb_ipfix_error(ex->x));
-	ex->failing = true;
-	/* A new connection (TCP) or a collector that lost its state (UDP)
-	 * needs the templates again: the new session has them queued. */
-	if (fb_ipfix_reset(ex->x))
-		ex->broken = true;
-	ex->queued = true;
-	ex->retry_at = fb_now() + 1; /* not a connection attempt per record */
-}
+	struct ipfix_opts *o = ctx;
+	char *end;
+	double d;
 
-static void flush(struct exporter *ex)
-{
-	if (!ex->queued || ex->broken || fb_now() < ex->retry_at)
-		return;
-	if (fb_ipfix_flush(ex->x)) {
-		send_failed(ex);
-		return;
+	switch (c) {
+	case 'c':
+		if (strlen(v) >= sizeof(o->collector))
+			return "collector too long";
+		strcpy(o->collector, v);
+		return NULL;
+	case 'u':
+	case 't':
+		o->tcp = c == 't';
+		return NULL;
+	case 'i':
+	case 'I':
+	case 'A':
+	case 'r':
+		d = strtod(v, &end);
+		if (end != v && !*end && c == 'r' && d == 0) {
+			o->refresh = 0; /* templates in every UDP message */
+			return NULL;
+		}
+		if (end == v || *end || !(d >= 0.1 && d <= 86400)) {
+			snprintf(o->why, sizeof(o->why),
+				 "bad value '%s' for --%s (want %s seconds)", v, opt_name(c),
+				 c == 'r' ? "0 or 0.1 to 86400" : "0.1 to 86400");
+			return o->why;
+		}
+		*(c == 'i'   ? &o->interval
+		  : c == 'I' ? &o->idle
+		  : c == 'A' ? &o->active
+			     : &o->refresh) = d;
+		return NULL;
+	case 'n':
+	case 'o': {
+		unsigned long long x;
+
+		if (fb_parse_u64(v, &x) || (c == 'n' && (x < 1 || x > 100000)) ||
+		    x > 0xffffffffULL) {
+			snprintf(o->why, sizeof(o->why), "bad value '%s' for --%s (want %s)", v,
+				 opt_name(c), c == 'n' ? "1 to 100000" : "0 to 4294967295");
+			return o->why;
+		}
+		*(c == 'n' ? &o->top : &o->domain) = x;
+		return NULL;
 	}
-	if (ex->failing)
-		fprintf(stderr, "flowbloom: ipfix: the collector takes records again\n");
-	ex->failing = false;
-	ex->queued = false;
+	}
+	return "unknown option";
+}
+
+static void announce(const struct exporter *ex, unsigned ev)
+{
+	struct fb_ipfix_out_stats s;
+
+	fb_ipfix_out_stats(ex->out, &s);
+	if (ev & FB_IPFIX_EV_DOWN)
+		fb_err("ipfix: collector %s: %s; keeping records (up to %u) and retrying every "
+		       "second",
+		       ex->collector, fb_ipfix_out_error(ex->out), QUEUE_RECORDS);
+	if (ev & FB_IPFIX_EV_UP)
+		fprintf(stderr,
+			"flowbloom: ipfix: collector %s takes records again: new session "
+			"(%llu records lost so far)\n",
+			ex->collector, (unsigned long long)(s.unconfirmed + s.dropped));
+	if (ev & FB_IPFIX_EV_DROPPING)
+		fb_err("ipfix: collector %s is not taking records (%u queued): dropping records "
+		       "until it does",
+		       ex->collector, QUEUE_RECORDS);
 }
 
 static int on_event(void *ctx, void *data, size_t len)
@@ -114,22 +183,38 @@ static int on_event(void *ctx, void *data, size_t len)
 	struct exporter *ex = ctx;
 	struct fb_ipfix_newflow r;
 
-	if (len < sizeof(*e) || ex->broken)
+	if (len < sizeof(*e))
 		return 0;
 	memset(&r, 0, sizeof(r));
 	r.key = e->key;
 	r.start_ms = e->ts_ns / 1000000ULL + ex->mono_to_real_ms;
 	r.ifindex = e->ifindex;
-	r.bytes = e->bytes;
 	r.fwd = fb_ipfix_fwd_status(e->verdict);
-	/* A record that does not fit ends the message: fixbuf sends it and
-	 * starts another (automatic mode), so an error here is a send error. */
-	if (before_records(ex) || fb_ipfix_add_newflow(ex->x, &r)) {
-		send_failed(ex);
-		return 0;
-	}
-	ex->queued = true;
-	ex->newflows++;
+	fb_ipfix_out_newflow(ex->out, &r);
+	return 0;
+}
+
+static int on_flow(const struct fb_acct_rec *a, void *ctx)
+{
+	struct exporter *ex = ctx;
+	struct fb_ipfix_flow r;
+
+	memset(&r, 0, sizeof(r));
+	r.key = a->key;
+	r.start_ms = a->start_ns / 1000000ULL + ex->mono_to_real_ms;
+	r.end_ms = a->end_ns / 1000000ULL + ex->mono_to_real_ms;
+	r.packets = a->packets;
+	r.bytes = a->bytes;
+	r.ingress = a->ifindex;
+	r.tcp_flags = a->tcp_flags;
+	r.icmp = a->icmp;
+	r.vlan = a->vlan;
+	r.tos = a->tos;
+	r.fwd = fb_ipfix_fwd_status(a->verdict);
+	r.end_reason = a->reason;
+	memcpy(r.smac, a->smac, 6);
+	memcpy(r.dmac, a->dmac, 6);
+	fb_ipfix_out_flow(ex->out, &r);
 	return 0;
 }
 
@@ -138,8 +223,9 @@ static bool same_key(const struct fb_key *a, const struct fb_key *b)
 	return !memcmp(a, b, sizeof(*a));
 }
 
-/* The top flows of the interval between base and now, by packets and by
- * bytes (each list up to n; a flow in both is sent once). */
+/* The top flows of the interval between base and now (a sketch, or the
+ * overflow sketch), by packets and by bytes (each list up to n; a flow in
+ * both is sent once). */
 static int export_estimates(struct exporter *ex, const struct fb_monitor *m,
 			    const struct fb_mon_snap *base, const struct fb_mon_snap *now,
 			    __u64 start_ms, __u64 end_ms, size_t n)
@@ -173,14 +259,7 @@ static int export_estimates(struct exporter *ex, const struct fb_monitor *m,
 		r.packets_low = fmax(0, (double)t->packets - eps * np);
 		r.bytes_low = fmax(0, (double)t->bytes - eps * nb);
 		r.confidence = conf;
-		if (ex->broken)
-			break;
-		if (before_records(ex) || fb_ipfix_add_estimate(ex->x, &r)) {
-			send_failed(ex);
-			break;
-		}
-		ex->queued = true;
-		ex->estimates++;
+		fb_ipfix_out_estimate(ex->out, &r);
 	}
 	rc = 0;
 out:
@@ -189,93 +268,115 @@ out:
 	return rc;
 }
 
+static int snap(const struct fb_monitor *m, bool acct, struct fb_mon_snap *s)
+{
+	return acct ? fb_acct_osnap_take(m, s) : fb_monitor_snap_take(m, s);
+}
+
+static void summary(const struct exporter *ex, const char *name, const struct fb_acct_totals *t)
+{
+	struct fb_ipfix_out_stats s;
+	unsigned long long lost;
+
+	fb_ipfix_out_stats(ex->out, &s);
+	lost = s.unconfirmed + s.dropped;
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("filter", name);
+		jw_str("collector", ex->collector);
+		jw_u64("flow_records", s.sent[FB_IPFIX_FLOW]);
+		jw_u64("new_flow_records", s.sent[FB_IPFIX_NEWFLOW]);
+		jw_u64("estimate_records", s.sent[FB_IPFIX_ESTIMATE]);
+		jw_u64("messages", s.messages);
+		jw_u64("lost_records", lost);
+		jw_u64("unconfirmed_records", s.unconfirmed);
+		jw_u64("dropped_records", s.dropped);
+		jw_u64("send_errors", s.send_errors);
+		jw_u64("sessions", s.sessions);
+		if (t) {
+			jw_u64("overflow_packets", t->overflow_packets);
+			jw_u64("overflow_bytes", t->overflow_bytes);
+		}
+		jw_obj_close();
+		jw_end();
+		return;
+	}
+	printf("sent %llu flow records, %llu new-flow records and %llu estimate records to %s "
+	       "(%llu messages, %llu sessions); %llu records lost (%llu sent and not received, "
+	       "%llu never sent), %llu send errors\n",
+	       (unsigned long long)s.sent[FB_IPFIX_FLOW],
+	       (unsigned long long)s.sent[FB_IPFIX_NEWFLOW],
+	       (unsigned long long)s.sent[FB_IPFIX_ESTIMATE], ex->collector,
+	       (unsigned long long)s.messages, (unsigned long long)s.sessions, lost,
+	       (unsigned long long)s.unconfirmed, (unsigned long long)s.dropped,
+	       (unsigned long long)s.send_errors);
+	if (t && t->overflow_packets)
+		printf("the accounting table had no room for %llu packets (%llu octets) meanwhile: "
+		       "counted by the overflow sketch only\n",
+		       (unsigned long long)t->overflow_packets,
+		       (unsigned long long)t->overflow_bytes);
+}
+
 int cmd_ipfix(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "collector", required_argument, NULL, 'c' },
-		{ "udp", no_argument, NULL, 'u' },
-		{ "tcp", no_argument, NULL, 't' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "observation-domain", required_argument, NULL, 'o' },
-		{ "template-refresh", required_argument, NULL, 'r' },
-		{ NULL, 0, NULL, 0 },
+	struct ipfix_opts o = {
+		.interval = 60, .refresh = 60, .idle = 15, .active = 60, .top = 100, .domain = 1
 	};
-	char host[256], port[16], *end;
-	const char *collector = NULL;
-	double interval = 60, refresh = 60, next_est, next_tpl, t0;
-	unsigned long long top = 100, domain = 1;
+	char host[256], port[16];
+	double next_est, next_scan, scan, t0;
 	struct fb_mon_snap base = { 0 }, now = { 0 };
+	struct fb_ipfix_out_opts oo = { 0 };
 	struct exporter ex = { 0 };
+	struct fb_acct_pass pass = { 0 };
+	struct fb_acct_totals tot, tot0;
 	struct ring_buffer *rb = NULL;
 	struct fb_monitor m;
 	struct fb_store f;
-	bool tcp = false, sketch, events;
+	bool sketch, events, acct;
+	const char *why;
 	__u64 start_ms;
 	int c, r, lock_fd = -1, rc = 1, mrc;
 
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			collector = optarg;
-			break;
-		case 'u':
-		case 't':
-			tcp = c == 't';
-			break;
-		case 'i':
-		case 'r': {
-			double v = strtod(optarg, &end);
-
-			if (end == optarg || *end || !(v >= 0.1 && v <= 86400))
-				return fb_usage(
-					"bad value '%s' for --%s (want 0.1 to 86400 seconds)",
-					optarg, c == 'i' ? "interval" : "template-refresh");
-			*(c == 'i' ? &interval : &refresh) = v;
-			break;
+		if (c == 'C') {
+			if (fb_optfile_read(optarg, opts, "config", set_opt, &o))
+				return 2;
+			continue;
 		}
-		case 'n':
-		case 'o': {
-			unsigned long long v;
-
-			if (fb_parse_u64(optarg, &v) || (c == 'n' && (v < 1 || v > 100000)) ||
-			    v > 0xffffffffULL)
-				return fb_usage("bad value '%s' for --%s (want %s)", optarg,
-						c == 'n' ? "top" : "observation-domain",
-						c == 'n' ? "1 to 100000" : "0 to 4294967295");
-			*(c == 'n' ? &top : &domain) = v;
-			break;
-		}
-		default:
+		if (c == '?' || c == ':')
 			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
-		}
+		why = set_opt(c, optarg, &o);
+		if (why)
+			return fb_usage("%s", why);
 	}
 	if (argc - optind != 1)
 		return fb_usage(argc - optind < 1 ? "missing NAME" : "too many arguments");
-	if (!collector)
+	if (!o.collector[0])
 		return fb_usage("missing --collector HOST:PORT");
-	if (split_collector(collector, host, sizeof(host), port, sizeof(port)))
-		return fb_usage("bad collector '%s' (want HOST:PORT or [IPV6]:PORT)", collector);
+	if (split_collector(o.collector, host, sizeof(host), port, sizeof(port)))
+		return fb_usage("bad collector '%s' (want HOST:PORT or [IPV6]:PORT)", o.collector);
 
 	if (fb_store_open(argv[optind], &f))
 		return 1;
 	mrc = fb_monitor_open(&f, &m);
 	if (mrc) {
 		if (mrc > 0)
-			fb_err("filter '%s' has no monitoring (attach it with --new-flows and/or "
-			       "--monitor)",
+			fb_err("filter '%s' has no monitoring (attach it with --accounting, "
+			       "--new-flows and/or --monitor)",
 			       f.name);
 		fb_store_close(&f);
 		return 1;
 	}
 	sketch = m.cfg.flags & FB_MON_SKETCH;
 	events = m.cfg.flags & FB_MON_NEWFLOWS;
+	acct = m.cfg.flags & FB_MON_ACCT;
+	/* One reader of the events and the table: the directory's lock. */
+	lock_fd = fb_monview_lock_events(&f, &m);
+	if (lock_fd < 0)
+		goto out;
 	if (events) {
-		lock_fd = fb_monview_lock_events(&f, &m);
-		if (lock_fd < 0)
-			goto out;
 		rb = ring_buffer__new(m.events_fd, on_event, &ex, NULL);
 		if (!rb) {
 			fb_err("cannot read the new-flow ring buffer of '%s': %s", f.name,
@@ -283,25 +384,40 @@ int cmd_ipfix(int argc, char **argv)
 			goto out;
 		}
 	}
-	ex.x = fb_ipfix_open_net(host, port, tcp, (__u32)domain);
-	if (!ex.x)
+	oo.host = host;
+	oo.port = port;
+	oo.tcp = o.tcp;
+	oo.domain = (__u32)o.domain;
+	oo.refresh = o.refresh;
+	oo.queue = QUEUE_RECORDS;
+	/* Without the table the sketch counts Ethernet frames. */
+	oo.l2_estimates = !acct;
+	ex.collector = o.collector;
+	ex.out = fb_ipfix_out_open(&oo);
+	if (!ex.out)
 		goto out;
 	ex.mono_to_real_ms = epoch_ms() - fb_clock_mono_ns() / 1000000ULL;
-	ex.queued = true; /* opening queued the templates */
-	if (sketch && fb_monitor_snap_take(&m, &base))
+	if (sketch && snap(&m, acct, &base))
 		goto out;
+	fb_acct_totals(&m, &tot0);
+	pass.idle_ns = (__u64)(o.idle * 1e9);
+	pass.active_ns = (__u64)(o.active * 1e9);
+	pass.fin_ns = (__u64)(fmin(o.idle / 2, 1) * 1e9);
+	/* Passes often enough for the shorter timeout, at most a second
+	 * apart (a pass reads the whole table). */
+	scan = fmax(0.1, fmin(1, fmin(o.idle, o.active) / 4));
 	start_ms = epoch_ms();
 	t0 = fb_now();
-	next_est = t0 + interval;
-	next_tpl = t0 + refresh;
+	next_est = t0 + o.interval;
+	next_scan = t0 + scan;
 	fprintf(stderr,
-		"flowbloom: ipfix: exporting %s%s%s of '%s' to %s over %s, observation domain "
-		"%llu\n",
-		events ? "new flows" : "", events && sketch ? " and " : "",
-		sketch ? "top-talker estimates" : "", f.name, collector, tcp ? "TCP" : "UDP",
-		domain);
-	/* Templates go out at once: a collector learns them before any data. */
-	flush(&ex);
+		"flowbloom: ipfix: exporting %s%s%s%s%s of '%s' to %s over %s, observation "
+		"domain %llu\n",
+		acct ? "flows" : "", acct && events ? ", " : "", events ? "new flows" : "",
+		(acct || events) && sketch ? " and " : "",
+		sketch ? (acct ? "estimates of what the table missed" : "top-talker estimates")
+		       : "",
+		f.name, o.collector, o.tcp ? "TCP" : "UDP", o.domain);
 	fb_catch_interrupt();
 	for (;;) {
 		bool stop;
@@ -321,54 +437,49 @@ int cmd_ipfix(int argc, char **argv)
 		}
 		stop = fb_interrupted();
 		t0 = fb_now();
+		if (acct && stop) {
+			if (fb_acct_drain(&m, fb_clock_mono_ns(), on_flow, &ex) < 0)
+				goto out;
+		} else if (acct && t0 >= next_scan) {
+			pass.now_ns = fb_clock_mono_ns();
+			if (fb_acct_pass(&m, &pass, on_flow, &ex) < 0)
+				goto out;
+			while (next_scan <= t0)
+				next_scan += scan;
+		}
 		if (sketch && (t0 >= next_est || stop)) {
 			__u64 end_ms = epoch_ms();
 
-			if (fb_monitor_snap_take(&m, &now))
+			if (snap(&m, acct, &now))
 				goto out;
-			if (export_estimates(&ex, &m, &base, &now, start_ms, end_ms, top))
+			if (export_estimates(&ex, &m, &base, &now, start_ms, end_ms, o.top))
 				goto out;
 			fb_monitor_snap_free(&base);
 			base = now;
 			memset(&now, 0, sizeof(now));
 			start_ms = end_ms;
 			while (next_est <= t0)
-				next_est += interval;
+				next_est += o.interval;
 		}
-		/* RFC 7011 section 8.4: over UDP, templates are sent again
-		 * periodically, or a collector that restarted never learns them. */
-		if (!tcp && t0 >= next_tpl && !ex.broken) {
-			ex.need_tpl = true;
-			before_records(&ex);
-			while (next_tpl <= t0)
-				next_tpl += refresh;
-		}
-		flush(&ex);
-		if (ex.broken) {
-			fb_err("ipfix: cannot start a new session: %s", fb_ipfix_error(ex.x));
+		r = fb_ipfix_out_pump(ex.out, t0);
+		if (r < 0)
 			goto out;
-		}
+		announce(&ex, (unsigned)r);
 		if (stop)
 			break;
+		if (fb_store_gone(&f)) {
+			rc = fb_monview_report_gone(&f);
+			goto out;
+		}
 	}
-	if (fb_json) {
-		jw_obj_open(NULL);
-		jw_str("filter", f.name);
-		jw_str("collector", collector);
-		jw_u64("new_flow_records", ex.newflows);
-		jw_u64("estimate_records", ex.estimates);
-		jw_u64("send_errors", ex.errors);
-		jw_obj_close();
-		jw_end();
-	} else {
-		printf("sent %llu new-flow records and %llu estimate records to %s (%llu send "
-		       "errors)\n",
-		       (unsigned long long)ex.newflows, (unsigned long long)ex.estimates, collector,
-		       (unsigned long long)ex.errors);
-	}
+	fb_ipfix_out_finish(ex.out, fb_now() + FINISH_S);
+	fb_acct_totals(&m, &tot);
+	tot.overflow_packets -= tot0.overflow_packets;
+	tot.overflow_bytes -= tot0.overflow_bytes;
+	summary(&ex, f.name, acct ? &tot : NULL);
 	rc = 0;
 out:
-	fb_ipfix_close(ex.x);
+	fb_ipfix_out_close(ex.out);
 	fb_monitor_snap_free(&base);
 	fb_monitor_snap_free(&now);
 	ring_buffer__free(rb);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cmd.h"
+#include "monitor/flowacct.h"
 #include "monview.h"
 #include "output.h"
 #include "monitor/guard.h"
@@ -24,13 +25,14 @@ struct mfilter {
 	char name[FB_NAME_MAX];
 	struct fb_stats st;
 	__u64 flows, size;
-	bool sketch, newflows;
+	bool sketch, newflows, acct;
 	__u64 packets, bytes, err_p, err_b, created;
 	double eps, delta, fill;
 	struct fb_mon_stats ms;
 	__u64 gens, timed_flows; /* generations of rules with a lifetime */
 	bool guard;		 /* a guard banned into it */
 	struct fb_guard_stats gs;
+	struct fb_acct_totals at;
 };
 
 enum mkind { M_COUNTER, M_GAUGE };
@@ -78,6 +80,11 @@ enum {
 	G_UNBANS,
 	G_ACTIVE,
 	G_REFUSED,
+	G_ACCT_LIVE,
+	G_ACCT_CAP,
+	G_ACCT_TAKEN,
+	G_ACCT_OVER_P,
+	G_ACCT_OVER_B,
 };
 
 static bool get_other(const struct mfilter *mf, int what, double *v)
@@ -143,6 +150,21 @@ static bool get_other(const struct mfilter *mf, int what, double *v)
 	case G_REFUSED:
 		*v = (double)mf->gs.refused;
 		return mf->guard;
+	case G_ACCT_LIVE:
+		*v = (double)mf->at.live;
+		return mf->acct;
+	case G_ACCT_CAP:
+		*v = (double)mf->at.capacity;
+		return mf->acct;
+	case G_ACCT_TAKEN:
+		*v = (double)mf->at.taken;
+		return mf->acct;
+	case G_ACCT_OVER_P:
+		*v = (double)mf->at.overflow_packets;
+		return mf->acct;
+	case G_ACCT_OVER_B:
+		*v = (double)mf->at.overflow_bytes;
+		return mf->acct;
 	}
 	return false;
 }
@@ -197,6 +219,18 @@ static const struct {
 	{ "flowbloom_guard_refused_total",
 	  "Bans the filter could not take (reported by guard when they happened).", M_COUNTER,
 	  G_REFUSED },
+	{ "flowbloom_accounting_flows", "Flows in the accounting table now (all CPUs).", M_GAUGE,
+	  G_ACCT_LIVE },
+	{ "flowbloom_accounting_capacity_flows", "Flows the accounting table holds (all CPUs).",
+	  M_GAUGE, G_ACCT_CAP },
+	{ "flowbloom_accounting_flows_total", "Flows that took a place in the accounting table.",
+	  M_COUNTER, G_ACCT_TAKEN },
+	{ "flowbloom_accounting_overflow_packets_total",
+	  "Packets of flows the accounting table had no room for (counted by the overflow "
+	  "sketch only).",
+	  M_COUNTER, G_ACCT_OVER_P },
+	{ "flowbloom_accounting_overflow_bytes_total", "IP octets of those packets.", M_COUNTER,
+	  G_ACCT_OVER_B },
 };
 
 static int read_mfilter(const char *name, struct mfilter *mf)
@@ -260,6 +294,10 @@ static int read_mfilter(const char *name, struct mfilter *mf)
 			}
 			mf->newflows = true;
 			mf->fill = fb_monitor_seen_fill(&m);
+		}
+		if (m.cfg.flags & FB_MON_ACCT) {
+			mf->acct = true;
+			fb_acct_totals(&m, &mf->at);
 		}
 		fb_monitor_close(&m);
 	}

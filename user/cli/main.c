@@ -17,6 +17,11 @@
 #include "manpage.h"
 #include "output.h"
 
+/* Where the installed configuration lives (the Makefile's SYSCONFDIR). */
+#ifndef FB_SYSCONFDIR
+#define FB_SYSCONFDIR "/etc"
+#endif
+
 static int cmd_help(int argc, char **argv);
 
 static const struct fb_cmd cmds[] = {
@@ -51,7 +56,8 @@ static const struct fb_cmd cmds[] = {
 	{ "attach", cmd_attach,
 	  "attach NAME DEV [--mode native|generic] [--action drop|allow|monitor]\n"
 	  "                 [--malformed pass|drop] [--monitor [--epsilon E] [--delta D]]\n"
-	  "                 [--new-flows [--age SECS] [--expect N] [--ring SIZE]]",
+	  "                 [--new-flows [--age SECS] [--expect N] [--ring SIZE]]\n"
+	  "                 [--accounting [--max-flows N]]",
 	  "Attach the XDP program to DEV, working on filter NAME. drop: a match is\n"
 	  "dropped; allow: only matches pass (non-IP frames always pass); monitor:\n"
 	  "count only. Default action: the filter's own (see create).\n"
@@ -63,6 +69,10 @@ static const struct fb_cmd cmds[] = {
 	  "--new-flows reports each flow's first packet per aging period of SECS\n"
 	  "seconds (default 60) through a ring buffer of SIZE bytes (default 1M; see\n"
 	  "flows); the seen-set is sized for N flows per period (default 100000).\n"
+	  "--accounting counts every flow's packets and IP octets exactly in a table\n"
+	  "of N flows per CPU (--max-flows, default 65536; 136 bytes each), for ipfix\n"
+	  "to export as flows end; a flow that finds the table full is counted in an\n"
+	  "overflow sketch instead (with --monitor), and exported as an estimate.\n"
 	  "Monitoring starts from zero unless the filter is attached elsewhere, whose\n"
 	  "monitoring maps are then shared." },
 	{ "detach", cmd_detach, "detach DEV", "Remove flowbloom's XDP program from DEV." },
@@ -173,14 +183,25 @@ static const struct fb_cmd cmds[] = {
 	  "temporary file renamed over it), for node_exporter's textfile collector." },
 	{ "ipfix", cmd_ipfix,
 	  "ipfix NAME --collector HOST:PORT [--udp|--tcp] [--interval S] [--top N]\n"
-	  "                 [--observation-domain N] [--template-refresh S]",
-	  "Export IPFIX (RFC 7011) to a collector until Ctrl-C or SIGTERM: a record per\n"
-	  "new flow (attach --new-flows) as it happens, with the verdict as\n"
-	  "forwardingStatus; every S seconds (default 60) the N heaviest flows of the\n"
-	  "interval by packets and by bytes (default 100 each; attach --monitor), as\n"
-	  "estimates in their own templates with a confidence interval. Over UDP\n"
-	  "(default) the templates are sent again every --template-refresh seconds\n"
-	  "(default 60); over TCP once per connection." },
+	  "                 [--idle-timeout S] [--active-timeout S] [--observation-domain N]\n"
+	  "                 [--template-refresh S] [--config FILE]",
+	  "Export IPFIX (RFC 7011) to a collector until Ctrl-C or SIGTERM. With attach\n"
+	  "--accounting, a record per flow with its exact packets and IP octets when it\n"
+	  "ends (no packet for --idle-timeout S, default 15; TCP FIN or RST) and every\n"
+	  "--active-timeout S (default 60) while it goes on, with flowEndReason, TCP\n"
+	  "flags, ToS, VLAN, MACs, ICMP type/code, interfaces and the verdict as\n"
+	  "forwardingStatus. With --new-flows, a notification per new flow, without\n"
+	  "counts. Every --interval S (default 60), estimates of the N heaviest flows\n"
+	  "(default 100, by packets and by bytes) that only the sketch counted (attach\n"
+	  "--monitor: all traffic, or what the accounting table had no room for), with\n"
+	  "a confidence interval. Over UDP (default) templates are sent again 1, 2, 4\n"
+	  "... 32 s into a session and every --template-refresh S (default 60; 0: before\n"
+	  "every message); over TCP once per connection. Sends never wait: a collector\n"
+	  "that is away or refuses is reported, records wait (up to 65536) and go in a\n"
+	  "new session once it is back; what is lost is counted in the summary.\n"
+	  "--config FILE reads options from FILE, one a line ('collector = HOST:PORT',\n"
+	  "'tcp'); flowbloom-ipfix@NAME.service runs it with " FB_SYSCONFDIR
+	  "/flowbloom/NAME.ipfix." },
 	{ "bgp", cmd_bgp,
 	  "bgp NAME [--community ASN:VALUE] [--rtbh dst|src] [--on-session-down keep|flush]\n"
 	  "                 [--min-length V4,V6] [--state FILE] [--flush] [--ttl DURATION]",
@@ -255,8 +276,8 @@ static const struct fb_cmd cmds[] = {
 	  "checked first (errors name FILE:LINE); a step that fails undoes this run's\n"
 	  "earlier ones. --check makes every check apply makes (sizes, the lists\n"
 	  "parsed) and changes nothing; --down detaches the listed devices and\n"
-	  "keeps the filter. At boot, flowbloom@NAME.service applies\n"
-	  "/etc/flowbloom/NAME.conf." },
+	  "keeps the filter. At boot, flowbloom@NAME.service applies\n" FB_SYSCONFDIR
+	  "/flowbloom/NAME.conf." },
 	{ "help", cmd_help, "help [VERB]", "Show help." },
 };
 

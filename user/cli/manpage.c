@@ -7,6 +7,14 @@
 #include <string.h>
 #include "manpage.h"
 
+/* Installed paths (the Makefile's SYSCONFDIR and LIBDIR). */
+#ifndef FB_SYSCONFDIR
+#define FB_SYSCONFDIR "/etc"
+#endif
+#ifndef FB_LIBDIR
+#define FB_LIBDIR "/usr/lib/flowbloom"
+#endif
+
 /* Text as roff: a backslash is \e, a minus is \- (so options copy and
  * search as ASCII hyphens), and a line starting with '.' or '\'' is not
  * taken for a request. */
@@ -62,12 +70,18 @@ static const char *const files[][2] = {
 	{ "/sys/fs/bpf/xdp/globals/fb_filter, fb_stats",
 	  "The filter named default, pinned where an object loaded by ip link (or by "
 	  "xdp\\-loader \\-p /sys/fs/bpf/xdp/globals) looks for its maps." },
-	{ "/usr/lib/flowbloom/flowbloom.bpf.o",
+	{ FB_LIBDIR "/flowbloom.bpf.o",
 	  "The XDP program as an object file, for ip link and xdp\\-loader (flowbloom "
-	  "itself carries the same program inside). Prefix /usr/local if installed so." },
-	{ "/etc/flowbloom/NAME.conf",
+	  "itself carries the same program inside)." },
+	{ FB_SYSCONFDIR "/flowbloom/NAME.conf",
 	  "A filter and its attachments, for flowbloom apply and the flowbloom@NAME "
 	  "systemd unit, which applies it at boot." },
+	{ FB_SYSCONFDIR "/flowbloom/NAME.ipfix",
+	  "The options of flowbloom ipfix NAME, one a line, for the flowbloom\\-ipfix@NAME "
+	  "systemd unit (flowbloom ipfix NAME \\-\\-config FILE)." },
+	{ FB_SYSCONFDIR "/flowbloom/NAME.exabgp",
+	  "ExaBGP's configuration for the flowbloom\\-bgp@NAME systemd unit, whose process "
+	  "section runs flowbloom bgp NAME." },
 	{ "/var/lib/prometheus/node\\-exporter/flowbloom.prom",
 	  "Written by the flowbloom\\-metrics timer (flowbloom metrics \\-\\-textfile) for "
 	  "node_exporter's textfile collector." },

@@ -73,8 +73,9 @@ int fb_monview_lock_events(const struct fb_store *f, const struct fb_monitor *m)
 	int fd = open(m->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB)) {
-		fb_err("another reader is taking the new-flow events of '%s'%s%s", f->name,
-		       errno == EWOULDBLOCK ? "" : ": ",
+		fb_err("another reader (flows --follow, ipfix) is taking the new-flow events "
+		       "or flow records of '%s'%s%s",
+		       f->name, errno == EWOULDBLOCK ? "" : ": ",
 		       errno == EWOULDBLOCK ? "" : strerror(errno));
 		if (fd >= 0)
 			close(fd);

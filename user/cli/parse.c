@@ -114,7 +114,7 @@ int fb_mon_option(int c, const char *arg, struct fb_mon_opts *o)
 {
 	__u64 v;
 
-	if (c < FB_OPT_MONITOR || c > FB_OPT_RING)
+	if (c < FB_OPT_MONITOR || c > FB_OPT_MAXFLOWS)
 		return 0;
 	o->given |= 1U << (c - FB_OPT_MONITOR);
 	switch (c) {
@@ -148,6 +148,15 @@ int fb_mon_option(int c, const char *arg, struct fb_mon_opts *o)
 		}
 		o->ring_bytes = (__u32)v;
 		return 1;
+	case FB_OPT_ACCT:
+		o->acct = true;
+		return 1;
+	case FB_OPT_MAXFLOWS:
+		o->acct = true;
+		return fb_parse_u64_range("--max-flows", arg, FB_ACCT_MIN_FLOWS, FB_ACCT_MAX_FLOWS,
+					  &o->max_flows)
+			       ? -1
+			       : 1;
 	}
 	return 0;
 }

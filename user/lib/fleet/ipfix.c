@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * IPFIX export through libfixbuf (see ipfix.h for the templates). fixbuf
+ * IPFIX encoding through libfixbuf (see ipfix.h for the templates). fixbuf
  * transcodes an "internal" record, a C struct described by an internal
  * template, into the "external" template on the wire; one internal template
  * per record kind holds both address families, and the external templates
- * pick the family's elements by spec flags. Records are appended to fixbuf's
- * message buffer and sent when it fills or at fb_ipfix_flush().
+ * pick the family's elements by spec flags. Records are appended to
+ * fixbuf's message in manual mode (a full message is reported, never sent
+ * behind our back) and the message is copied into our buffer when taken:
+ * sending it, and what to do when that fails, is ipfix_out.c's.
  */
 #include <arpa/inet.h>
 #include <stdlib.h>
@@ -18,68 +20,72 @@
 #define F_V4 1u
 #define F_V6 2u
 #define F_INT 4u /* internal template only: padding */
+#define F_L3 8u	 /* estimates of IP octets */
+#define F_L2 16u /* estimates of Ethernet frame octets */
 
 /* Internal records: packed, in spec order (fixbuf lays internal records out
  * in template order, without alignment). Integers in host order, IPv4
- * addresses as host-order unsigned32, IPv6 as 16 network-order bytes. */
-struct nf_rec {
+ * addresses as host-order unsigned32, IPv6 and MAC addresses as network-
+ * order bytes. */
+/* The start of every record: IE_TUPLE below. */
+struct tuple {
 	uint64_t start_ms, end_ms;
 	uint32_t sip4, dip4;
 	uint8_t sip6[16], dip6[16];
 	uint16_t sport, dport;
 	uint8_t proto;
-	uint8_t pad1[3];
-	uint32_t ingress;
-	uint8_t fwd;
-	uint8_t pad2[3];
-	uint64_t packets, octets;
 } __attribute__((packed));
 
+struct nf_rec {
+	struct tuple t;
+	uint8_t pad1[3];
+	uint32_t ingress, egress;
+	uint8_t direction, fwd;
+	uint8_t pad2[2];
+} __attribute__((packed));
+
+#define IE_TUPLE                                                                                   \
+	{ "flowStartMilliseconds", 8, 0 }, { "flowEndMilliseconds", 8, 0 },                        \
+		{ "sourceIPv4Address", 4, F_V4 }, { "destinationIPv4Address", 4, F_V4 },           \
+		{ "sourceIPv6Address", 16, F_V6 }, { "destinationIPv6Address", 16, F_V6 },         \
+		{ "sourceTransportPort", 2, 0 }, { "destinationTransportPort", 2, 0 },             \
+	{                                                                                          \
+		"protocolIdentifier", 1, 0                                                         \
+	}
+
 static fbInfoElementSpec_t nf_spec[] = {
-	{ "flowStartMilliseconds", 8, 0 },
-	{ "flowEndMilliseconds", 8, 0 },
-	{ "sourceIPv4Address", 4, F_V4 },
-	{ "destinationIPv4Address", 4, F_V4 },
-	{ "sourceIPv6Address", 16, F_V6 },
-	{ "destinationIPv6Address", 16, F_V6 },
-	{ "sourceTransportPort", 2, 0 },
-	{ "destinationTransportPort", 2, 0 },
-	{ "protocolIdentifier", 1, 0 },
+	IE_TUPLE,
 	{ "paddingOctets", 3, F_INT },
 	{ "ingressInterface", 4, 0 },
+	{ "egressInterface", 4, 0 },
+	{ "flowDirection", 1, 0 },
 	/* RFC 7270 made it unsigned8 (it was unsigned32); one octet on the
 	 * wire is what collectors decode either way (reduced size). */
 	{ "forwardingStatus", 1, 0 },
-	{ "paddingOctets", 3, F_INT },
-	{ "packetDeltaCount", 8, 0 },
-	{ "octetDeltaCount", 8, 0 },
+	{ "paddingOctets", 2, F_INT },
 	FB_IESPEC_NULL,
 };
 
 struct est_rec {
-	uint64_t start_ms, end_ms;
-	uint32_t sip4, dip4;
-	uint8_t sip6[16], dip6[16];
-	uint16_t sport, dport;
-	uint8_t proto;
+	struct tuple t;
 	uint8_t pad1[3];
-	uint64_t packets, octets;
+	uint32_t ingress, egress;
+	uint8_t direction;
+	uint8_t pad2[3];
+	uint64_t packets, octets, l2octets;
 	double confidence, plow, pup, blow, bup;
 } __attribute__((packed));
 
 static fbInfoElementSpec_t est_spec[] = {
-	{ "flowStartMilliseconds", 8, 0 },
-	{ "flowEndMilliseconds", 8, 0 },
-	{ "sourceIPv4Address", 4, F_V4 },
-	{ "destinationIPv4Address", 4, F_V4 },
-	{ "sourceIPv6Address", 16, F_V6 },
-	{ "destinationIPv6Address", 16, F_V6 },
-	{ "sourceTransportPort", 2, 0 },
-	{ "destinationTransportPort", 2, 0 },
-	{ "protocolIdentifier", 1, 0 },
+	IE_TUPLE,
+	{ "paddingOctets", 3, F_INT },
+	{ "ingressInterface", 4, 0 },
+	{ "egressInterface", 4, 0 },
+	{ "flowDirection", 1, 0 },
 	{ "paddingOctets", 3, F_INT },
 	{ "packetDeltaCount", 8, 0 },
-	{ "octetDeltaCount", 8, 0 },
+	{ "octetDeltaCount", 8, F_L3 },
+	{ "layer2OctetDeltaCount", 8, F_L2 },
 	/* RFC 5477 accuracy: the truth lies in [lower, upper] with this
 	 * probability; first pair for packetDeltaCount, second for octets. */
 	{ "confidenceLevel", 8, 0 },
@@ -90,23 +96,56 @@ static fbInfoElementSpec_t est_spec[] = {
 	FB_IESPEC_NULL,
 };
 
-_Static_assert(sizeof(struct nf_rec) == 88, "nf_rec matches nf_spec");
-_Static_assert(sizeof(struct est_rec) == 120, "est_rec matches est_spec");
+struct fl_rec {
+	struct tuple t;
+	uint8_t tos;
+	uint16_t tcp_flags, icmp4, icmp6, vlan;
+	uint8_t smac[6], dmac[6];
+	uint32_t ingress, egress;
+	uint8_t direction, fwd, end_reason;
+	uint8_t pad1;
+	uint64_t packets, octets;
+} __attribute__((packed));
+
+static fbInfoElementSpec_t fl_spec[] = {
+	IE_TUPLE,
+	{ "ipClassOfService", 1, 0 },
+	{ "tcpControlBits", 2, 0 },
+	{ "icmpTypeCodeIPv4", 2, F_V4 },
+	{ "icmpTypeCodeIPv6", 2, F_V6 },
+	{ "vlanId", 2, 0 },
+	{ "sourceMacAddress", 6, 0 },
+	{ "destinationMacAddress", 6, 0 },
+	{ "ingressInterface", 4, 0 },
+	{ "egressInterface", 4, 0 },
+	{ "flowDirection", 1, 0 },
+	{ "forwardingStatus", 1, 0 },
+	{ "flowEndReason", 1, 0 },
+	{ "paddingOctets", 1, F_INT },
+	{ "packetDeltaCount", 8, 0 },
+	{ "octetDeltaCount", 8, 0 },
+	FB_IESPEC_NULL,
+};
+
+_Static_assert(sizeof(struct nf_rec) == 76, "nf_rec matches nf_spec");
+_Static_assert(sizeof(struct est_rec) == 140, "est_rec matches est_spec");
+_Static_assert(sizeof(struct fl_rec) == 110, "fl_rec matches fl_spec");
 
 #define TID_INT_NF 0xff01
 #define TID_INT_EST 0xff02
+#define TID_INT_FL 0xff03
 
 struct fb_ipfix {
 	fbInfoModel_t *model;
 	fbSession_t *session;
-	fbExporter_t *exporter;
 	fBuf_t *buf;
 	int cur_ext; /* external template the buffer is set to, 0: none */
-	/* Where to, kept to start over after a failure. */
-	char host[256], port[16];
-	bool tcp;
-	FILE *fp;
 	__u32 domain;
+	bool l2_est;
+	unsigned records; /* data records appended since the last take */
+	bool pending;	  /* anything appended since the last take */
+	size_t msg_max;
+	__u8 *msg; /* fixbuf's exporter writes each message here */
 	char err[256];
 };
 
@@ -146,47 +185,6 @@ static int add_tmpl(struct fb_ipfix *x, bool internal, uint16_t tid, fbInfoEleme
 	return 0;
 }
 
-/* A fresh session, exporter and buffer, the templates queued: at open,
- * and after a failure (a new transport session starts its sequence
- * numbers at 0 and must begin with the templates; a message fixbuf failed
- * to send must not reach the next connection ahead of them). */
-static int build(struct fb_ipfix *x)
-{
-	fbExporter_t *exp;
-
-	if (x->fp) {
-		exp = fbExporterAllocFP(x->fp);
-	} else {
-		fbConnSpec_t spec;
-
-		memset(&spec, 0, sizeof(spec));
-		spec.transport = x->tcp ? FB_TCP : FB_UDP;
-		spec.host = x->host;
-		spec.svc = x->port;
-		exp = fbExporterAllocNet(&spec);
-	}
-	x->cur_ext = 0;
-	x->session = fbSessionAlloc(x->model);
-	if (!exp || !x->session) {
-		snprintf(x->err, sizeof(x->err), "out of memory");
-		return -1;
-	}
-	/* Internal templates first: adding an external one to a session
-	 * bound to a buffer queues it for export. */
-	if (add_tmpl(x, true, TID_INT_NF, nf_spec, UINT32_MAX) ||
-	    add_tmpl(x, true, TID_INT_EST, est_spec, UINT32_MAX))
-		return -1;
-	x->buf = fBufAllocForExport(x->session, exp);
-	x->exporter = exp;
-	fbSessionSetDomain(x->session, x->domain);
-	if (add_tmpl(x, false, FB_IPFIX_TID_NEW4, nf_spec, F_V4) ||
-	    add_tmpl(x, false, FB_IPFIX_TID_NEW6, nf_spec, F_V6) ||
-	    add_tmpl(x, false, FB_IPFIX_TID_EST4, est_spec, F_V4) ||
-	    add_tmpl(x, false, FB_IPFIX_TID_EST6, est_spec, F_V6))
-		return -1;
-	return 0;
-}
-
 static void teardown(struct fb_ipfix *x)
 {
 	if (x->buf)
@@ -195,54 +193,112 @@ static void teardown(struct fb_ipfix *x)
 		fbSessionFree(x->session);
 	x->buf = NULL;
 	x->session = NULL;
-	x->exporter = NULL;
 }
 
-static struct fb_ipfix *open_with(struct fb_ipfix *x)
+/* A fresh session, exporter and buffer: at creation, and for every new
+ * transport session (a new session starts its sequence numbers at 0 and
+ * must begin with the templates). */
+static int build(struct fb_ipfix *x)
 {
+	uint32_t l = x->l2_est ? F_L2 : F_L3;
+	fbExporter_t *exp;
+
+	teardown(x);
+	x->cur_ext = 0;
+	x->records = 0;
+	x->pending = false;
+	exp = fbExporterAllocBuffer(x->msg, (uint16_t)x->msg_max);
+	x->session = fbSessionAlloc(x->model);
+	if (!exp || !x->session) {
+		snprintf(x->err, sizeof(x->err), "out of memory");
+		return -1;
+	}
+	/* Templates belong to an observation domain. */
+	fbSessionSetDomain(x->session, x->domain);
+	/* Every template before the buffer: one added to a session bound to
+	 * a buffer is exported at once, and here put_templates says when. */
+	if (add_tmpl(x, true, TID_INT_NF, nf_spec, UINT32_MAX) ||
+	    add_tmpl(x, true, TID_INT_EST, est_spec, UINT32_MAX) ||
+	    add_tmpl(x, true, TID_INT_FL, fl_spec, UINT32_MAX) ||
+	    add_tmpl(x, false, FB_IPFIX_TID_NEW4, nf_spec, F_V4) ||
+	    add_tmpl(x, false, FB_IPFIX_TID_NEW6, nf_spec, F_V6) ||
+	    add_tmpl(x, false, FB_IPFIX_TID_EST4, est_spec, F_V4 | l) ||
+	    add_tmpl(x, false, FB_IPFIX_TID_EST6, est_spec, F_V6 | l) ||
+	    add_tmpl(x, false, FB_IPFIX_TID_FLOW4, fl_spec, F_V4) ||
+	    add_tmpl(x, false, FB_IPFIX_TID_FLOW6, fl_spec, F_V6))
+		return -1;
+	x->buf = fBufAllocForExport(x->session, exp);
+	if (!x->buf) {
+		snprintf(x->err, sizeof(x->err), "out of memory");
+		return -1;
+	}
+	/* Manual mode: a full message is our call to send, not fixbuf's. */
+	fBufSetAutomaticMode(x->buf, FALSE);
+	return 0;
+}
+
+struct fb_ipfix *fb_ipfix_new(__u32 domain, size_t msg_max, bool l2_estimates)
+{
+	struct fb_ipfix *x = calloc(1, sizeof(*x));
+
+	if (!x || msg_max < 512 || msg_max > 65535 || !(x->msg = malloc(msg_max))) {
+		fb_report_err("ipfix: %s", x ? "bad message size" : "out of memory");
+		free(x);
+		return NULL;
+	}
+	x->domain = domain;
+	x->msg_max = msg_max;
+	x->l2_est = l2_estimates;
 	x->model = fbInfoModelAlloc();
 	if (!x->model || build(x)) {
 		fb_report_err("ipfix: %s", x->err[0] ? x->err : "out of memory");
-		fb_ipfix_close(x);
+		fb_ipfix_free(x);
 		return NULL;
 	}
 	return x;
 }
 
-struct fb_ipfix *fb_ipfix_open_net(const char *host, const char *port, bool tcp, __u32 domain)
+void fb_ipfix_free(struct fb_ipfix *x)
 {
-	struct fb_ipfix *x = calloc(1, sizeof(*x));
-
-	if (!x) {
-		fb_report_err("ipfix: out of memory");
-		return NULL;
-	}
-	snprintf(x->host, sizeof(x->host), "%s", host);
-	snprintf(x->port, sizeof(x->port), "%s", port);
-	x->tcp = tcp;
-	x->domain = domain;
-	return open_with(x);
+	if (!x)
+		return;
+	teardown(x);
+	if (x->model)
+		fbInfoModelFree(x->model);
+	free(x->msg);
+	free(x);
 }
 
-struct fb_ipfix *fb_ipfix_open_file(FILE *fp, __u32 domain)
+int fb_ipfix_session(struct fb_ipfix *x)
 {
-	struct fb_ipfix *x = calloc(1, sizeof(*x));
-
-	if (!x) {
-		fb_report_err("ipfix: out of memory");
-		return NULL;
-	}
-	x->fp = fp;
-	x->domain = domain;
-	return open_with(x);
+	return build(x);
 }
 
-int fb_ipfix_templates(struct fb_ipfix *x)
+/* fixbuf's "the message is full": 1; another error: -1. */
+static int full_or_fail(struct fb_ipfix *x, const char *what, GError *e)
+{
+	if (e && g_error_matches(e, FB_ERROR_DOMAIN, FB_ERROR_EOM)) {
+		g_clear_error(&e);
+		return 1;
+	}
+	return fail(x, what, e);
+}
+
+int fb_ipfix_put_templates(struct fb_ipfix *x)
 {
 	GError *e = NULL;
 
-	if (!fbSessionExportTemplates(x->session, &e))
-		return fail(x, "exporting templates", e);
+	if (!fbSessionExportTemplates(x->session, &e)) {
+		/* fixbuf starts templates on a message of their own: it ends
+		 * the message in hand first (EOM), even an empty one. */
+		if (x->pending || !e || !g_error_matches(e, FB_ERROR_DOMAIN, FB_ERROR_EOM))
+			return full_or_fail(x, "exporting templates", e);
+		g_clear_error(&e);
+		if (!fBufEmit(x->buf, &e) || !fbSessionExportTemplates(x->session, &e))
+			return fail(x, "exporting templates", e);
+	}
+	x->pending = true;
+	x->cur_ext = 0; /* a template set ends the data set */
 	return 0;
 }
 
@@ -259,116 +315,135 @@ static int set_tmpl(struct fb_ipfix *x, uint16_t internal, uint16_t ext)
 	return 0;
 }
 
-static bool is_v4(const struct fb_key *k, uint32_t *s, uint32_t *d)
-{
-	static const __u8 mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-	uint32_t a, b;
-
-	*s = *d = 0;
-	if (memcmp(k->saddr, mapped, 12) || memcmp(k->daddr, mapped, 12))
-		return false;
-	memcpy(&a, k->saddr + 12, 4);
-	memcpy(&b, k->daddr + 12, 4);
-	*s = ntohl(a);
-	*d = ntohl(b);
-	return true;
-}
-
-static int append(struct fb_ipfix *x, void *rec, size_t len)
+static int append(struct fb_ipfix *x, uint16_t internal, uint16_t ext, void *rec, size_t len)
 {
 	GError *e = NULL;
 
-	if (!fBufAppend(x->buf, rec, len, &e))
-		return fail(x, "appending a record", e);
+	if (set_tmpl(x, internal, ext))
+		return -1;
+	if (!fBufAppend(x->buf, rec, len, &e)) {
+		/* After templates fixbuf ends the message once more (EOM),
+		 * even an empty one: data starts a message of its own. */
+		if (x->pending || !e || !g_error_matches(e, FB_ERROR_DOMAIN, FB_ERROR_EOM))
+			return full_or_fail(x, "appending a record", e);
+		g_clear_error(&e);
+		if (!fBufAppend(x->buf, rec, len, &e))
+			return full_or_fail(x, "appending a record", e);
+	}
+	x->records++;
+	x->pending = true;
 	return 0;
 }
 
-int fb_ipfix_add_newflow(struct fb_ipfix *x, const struct fb_ipfix_newflow *r)
+/* The 5-tuple and times; IPv4 addresses (v4-mapped in the key, of an
+ * IPv4 packet) as host-order numbers. Returns whether it is IPv4. */
+static bool fill(struct tuple *t, const struct fb_key *k, __u64 start_ms, __u64 end_ms)
 {
-	struct nf_rec rec;
-	uint32_t s4, d4;
-	bool v4;
+	uint32_t a, b;
+	bool v4 = k->family == FB_FAMILY_IPV4 && fb_addr_v4mapped(k->saddr) &&
+		  fb_addr_v4mapped(k->daddr);
 
-	memset(&rec, 0, sizeof(rec));
-	v4 = is_v4(&r->key, &s4, &d4);
-	rec.sip4 = s4;
-	rec.dip4 = d4;
-	if (!v4) {
-		memcpy(rec.sip6, r->key.saddr, 16);
-		memcpy(rec.dip6, r->key.daddr, 16);
+	t->start_ms = start_ms;
+	t->end_ms = end_ms;
+	if (v4) {
+		memcpy(&a, k->saddr + 12, 4);
+		memcpy(&b, k->daddr + 12, 4);
+		t->sip4 = ntohl(a);
+		t->dip4 = ntohl(b);
+	} else {
+		memcpy(t->sip6, k->saddr, 16);
+		memcpy(t->dip6, k->daddr, 16);
 	}
-	rec.start_ms = rec.end_ms = r->start_ms;
-	rec.sport = ntohs(r->key.sport);
-	rec.dport = ntohs(r->key.dport);
-	rec.proto = r->key.proto;
-	rec.ingress = r->ifindex;
-	rec.fwd = r->fwd;
-	rec.packets = 1;
-	rec.octets = r->bytes;
-	if (set_tmpl(x, TID_INT_NF, v4 ? FB_IPFIX_TID_NEW4 : FB_IPFIX_TID_NEW6))
-		return -1;
-	return append(x, &rec, sizeof(rec));
+	t->sport = ntohs(k->sport);
+	t->dport = ntohs(k->dport);
+	t->proto = k->proto;
+	return v4;
 }
 
-int fb_ipfix_add_estimate(struct fb_ipfix *x, const struct fb_ipfix_estimate *r)
+int fb_ipfix_put_newflow(struct fb_ipfix *x, const struct fb_ipfix_newflow *r)
 {
-	struct est_rec rec;
-	uint32_t s4, d4;
+	struct nf_rec rec;
 	bool v4;
 
 	memset(&rec, 0, sizeof(rec));
-	v4 = is_v4(&r->key, &s4, &d4);
-	rec.sip4 = s4;
-	rec.dip4 = d4;
-	if (!v4) {
-		memcpy(rec.sip6, r->key.saddr, 16);
-		memcpy(rec.dip6, r->key.daddr, 16);
-	}
-	rec.start_ms = r->start_ms;
-	rec.end_ms = r->end_ms;
-	rec.sport = ntohs(r->key.sport);
-	rec.dport = ntohs(r->key.dport);
-	rec.proto = r->key.proto;
+	v4 = fill(&rec.t, &r->key, r->start_ms, r->start_ms);
+	rec.ingress = r->ifindex;
+	rec.direction = FB_IPFIX_DIR_INGRESS;
+	rec.fwd = r->fwd;
+	return append(x, TID_INT_NF, v4 ? FB_IPFIX_TID_NEW4 : FB_IPFIX_TID_NEW6, &rec, sizeof(rec));
+}
+
+int fb_ipfix_put_estimate(struct fb_ipfix *x, const struct fb_ipfix_estimate *r)
+{
+	struct est_rec rec;
+	bool v4;
+
+	memset(&rec, 0, sizeof(rec));
+	v4 = fill(&rec.t, &r->key, r->start_ms, r->end_ms);
+	rec.direction = FB_IPFIX_DIR_INGRESS;
 	rec.packets = r->packets;
-	rec.octets = r->bytes;
+	rec.octets = rec.l2octets = r->bytes;
 	rec.confidence = r->confidence;
 	rec.plow = r->packets_low;
 	rec.pup = (double)r->packets;
 	rec.blow = r->bytes_low;
 	rec.bup = (double)r->bytes;
-	if (set_tmpl(x, TID_INT_EST, v4 ? FB_IPFIX_TID_EST4 : FB_IPFIX_TID_EST6))
-		return -1;
-	return append(x, &rec, sizeof(rec));
+	return append(x, TID_INT_EST, v4 ? FB_IPFIX_TID_EST4 : FB_IPFIX_TID_EST6, &rec,
+		      sizeof(rec));
 }
 
-int fb_ipfix_flush(struct fb_ipfix *x)
+int fb_ipfix_put_flow(struct fb_ipfix *x, const struct fb_ipfix_flow *r)
+{
+	struct fl_rec rec;
+	bool v4;
+
+	memset(&rec, 0, sizeof(rec));
+	v4 = fill(&rec.t, &r->key, r->start_ms, r->end_ms);
+	rec.tos = r->tos;
+	rec.tcp_flags = r->tcp_flags;
+	rec.icmp4 = rec.icmp6 = r->icmp;
+	rec.vlan = r->vlan;
+	memcpy(rec.smac, r->smac, 6);
+	memcpy(rec.dmac, r->dmac, 6);
+	rec.ingress = r->ingress;
+	rec.egress = r->egress;
+	rec.direction = FB_IPFIX_DIR_INGRESS;
+	rec.fwd = r->fwd;
+	rec.end_reason = r->end_reason;
+	rec.packets = r->packets;
+	rec.octets = r->bytes;
+	return append(x, TID_INT_FL, v4 ? FB_IPFIX_TID_FLOW4 : FB_IPFIX_TID_FLOW6, &rec,
+		      sizeof(rec));
+}
+
+bool fb_ipfix_pending(const struct fb_ipfix *x)
+{
+	return x->pending;
+}
+
+int fb_ipfix_take(struct fb_ipfix *x, const __u8 **msg, size_t *len, unsigned *records)
 {
 	GError *e = NULL;
 
+	*msg = NULL;
+	*len = 0;
+	*records = 0;
+	if (!x->pending)
+		return 0;
 	if (!fBufEmit(x->buf, &e))
-		return fail(x, "sending", e);
+		return fail(x, "closing a message", e);
+	*msg = x->msg;
+	*len = fbExporterGetMsgLen(fBufGetExporter(x->buf));
+	*records = x->records;
+	x->records = 0;
+	x->pending = false;
+	x->cur_ext = 0;
 	return 0;
-}
-
-int fb_ipfix_reset(struct fb_ipfix *x)
-{
-	teardown(x);
-	return build(x);
 }
 
 const char *fb_ipfix_error(const struct fb_ipfix *x)
 {
 	return x->err;
-}
-
-void fb_ipfix_close(struct fb_ipfix *x)
-{
-	if (!x)
-		return;
-	teardown(x);
-	if (x->model)
-		fbInfoModelFree(x->model);
-	free(x);
 }
 
 __u8 fb_ipfix_fwd_status(unsigned v)

@@ -1,28 +1,41 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * IPFIX export (RFC 7011, information elements of RFC 7012 / IANA) through
- * libfixbuf, which does the message framing, sequence numbers, transports
- * and the IANA information model. Four templates:
+ * IPFIX messages (RFC 7011, information elements of RFC 7012 / IANA)
+ * through libfixbuf, which lays out records, sets and message headers,
+ * keeps the sequence numbers and knows the IANA information model; it
+ * writes each message into memory, and the exporter (ipfix_out.h) sends
+ * it. Six templates:
  *
- *   256 / 257  new flow, IPv4 / IPv6: flowStartMilliseconds,
- *              flowEndMilliseconds, addresses, ports, protocolIdentifier,
- *              ingressInterface, forwardingStatus (the verdict), and the
- *              first packet: packetDeltaCount 1, octetDeltaCount its length
- *   258 / 259  estimate, IPv4 / IPv6: the interval (flowStart/End), the
- *              5-tuple, packetDeltaCount and octetDeltaCount as the sketch
- *              estimates them (upper bounds), then the accuracy statement
- *              of RFC 5477: confidenceLevel and a lowerCILimit/upperCILimit
- *              pair for packets, then one for octets
+ *   256 / 257  new flow, IPv4 / IPv6 (attach --new-flows): a flow's first
+ *              packet in an aging period, as a notification: its time
+ *              (flowStart/EndMilliseconds), the 5-tuple, ingressInterface,
+ *              egressInterface, flowDirection, forwardingStatus (the
+ *              verdict). No packet or octet count: a collector summing
+ *              counts never counts a packet twice.
+ *   258 / 259  estimate, IPv4 / IPv6: the interval, the 5-tuple, the
+ *              interfaces and direction, packetDeltaCount and
+ *              octetDeltaCount as a count-min sketch estimates them (upper
+ *              bounds; layer2OctetDeltaCount instead when the sketch counts
+ *              Ethernet frames), then RFC 5477's accuracy statement:
+ *              confidenceLevel and lowerCILimit/upperCILimit for packets,
+ *              then for octets.
+ *   260 / 261  flow, IPv4 / IPv6 (attach --accounting): a flow's exact
+ *              counts since its previous record: flowStart/EndMilliseconds,
+ *              the 5-tuple, ipClassOfService, tcpControlBits,
+ *              icmpTypeCodeIPv4 or IPv6, vlanId, source/destinationMac-
+ *              Address, ingress/egressInterface, flowDirection,
+ *              forwardingStatus, flowEndReason, packetDeltaCount and
+ *              octetDeltaCount (IP octets).
  *
- * The estimate templates are separate so a collector can tell measured
- * records from estimated ones by template ID alone; the CI elements say by
- * how much they may be off. glib and fixbuf types stay inside ipfix.c.
+ * Estimates and measured records are told apart by template ID; the CI
+ * elements say by how much an estimate may be off. glib and fixbuf types
+ * stay inside ipfix.c.
  */
 #ifndef FLOWBLOOM_USER_IPFIX_H
 #define FLOWBLOOM_USER_IPFIX_H
 
 #include <stdbool.h>
-#include <stdio.h>
+#include <stddef.h>
 #include <linux/types.h>
 #include "flowbloom/key.h"
 
@@ -30,6 +43,8 @@
 #define FB_IPFIX_TID_NEW6 257
 #define FB_IPFIX_TID_EST4 258
 #define FB_IPFIX_TID_EST6 259
+#define FB_IPFIX_TID_FLOW4 260
+#define FB_IPFIX_TID_FLOW6 261
 
 /* forwardingStatus (IE 89, RFC 7270 registry): status in the top two bits,
  * reason below. A pass hands the packet to the stack: "forwarded, unknown
@@ -38,14 +53,16 @@
 #define FB_IPFIX_FWD_FORWARDED 64
 #define FB_IPFIX_FWD_DROP_ACL 129
 
+/* flowDirection (IE 61): XDP sees packets as they come in. */
+#define FB_IPFIX_DIR_INGRESS 0
+
 struct fb_ipfix;
 
 struct fb_ipfix_newflow {
 	struct fb_key key; /* 5-tuple as the program saw it */
 	__u64 start_ms;	   /* epoch milliseconds of the first packet */
 	__u32 ifindex;
-	__u32 bytes; /* the first packet's length */
-	__u8 fwd;    /* FB_IPFIX_FWD_* */
+	__u8 fwd; /* FB_IPFIX_FWD_* */
 };
 
 struct fb_ipfix_estimate {
@@ -57,24 +74,42 @@ struct fb_ipfix_estimate {
 	double confidence; /* 1 - delta' */
 };
 
-/* Open an exporter: to HOST PORT over UDP or TCP, or (tests) to a stdio
- * stream. Nothing is sent until the first flush. NULL on failure (printed). */
-struct fb_ipfix *fb_ipfix_open_net(const char *host, const char *port, bool tcp, __u32 domain);
-struct fb_ipfix *fb_ipfix_open_file(FILE *fp, __u32 domain);
-/* Queue the four templates again (UDP refresh); opening and resetting
- * queue them for the first message. */
-int fb_ipfix_templates(struct fb_ipfix *x);
-int fb_ipfix_add_newflow(struct fb_ipfix *x, const struct fb_ipfix_newflow *r);
-int fb_ipfix_add_estimate(struct fb_ipfix *x, const struct fb_ipfix_estimate *r);
-/* Send what is queued as one or more messages. */
-int fb_ipfix_flush(struct fb_ipfix *x);
-/* After a failure: drop the connection and whatever was queued, start a
- * new session (sequence numbers from 0), templates queued first; the
- * connection opens at the next flush. -1 if that cannot be built. */
-int fb_ipfix_reset(struct fb_ipfix *x);
-/* The last error's text. */
+struct fb_ipfix_flow {
+	struct fb_key key;
+	__u64 start_ms, end_ms; /* epoch ms: first and last packet of the record */
+	__u64 packets, bytes;	/* exact; bytes: IP octets */
+	__u32 ingress, egress;	/* egress 0: not known (XDP_PASS hands it to the stack) */
+	__u16 tcp_flags, icmp, vlan;
+	__u8 tos, fwd, end_reason; /* end_reason: flowEndReason (enum fb_acct_end) */
+	__u8 smac[6], dmac[6];
+};
+
+/* Largest message it builds: what fits one UDP datagram on an Ethernet
+ * path (IPv6 and UDP headers included), and what a TCP write takes. */
+#define FB_IPFIX_MSG_UDP 1400
+#define FB_IPFIX_MSG_TCP 16384
+
+/* An encoder for observation domain `domain`, messages of at most msg_max
+ * bytes; l2_estimates: the estimates count Ethernet frame octets (then
+ * template 258/259 says layer2OctetDeltaCount). A new session is open
+ * (sequence numbers from 0). NULL on failure (reported). */
+struct fb_ipfix *fb_ipfix_new(__u32 domain, size_t msg_max, bool l2_estimates);
+void fb_ipfix_free(struct fb_ipfix *x);
+/* Start a new session: sequence numbers from 0; what was appended and not
+ * taken is dropped. -1 on failure (fb_ipfix_error). */
+int fb_ipfix_session(struct fb_ipfix *x);
+/* Append to the message being built: 0 done, 1 the message is full (take
+ * it, then append again), -1 error. */
+int fb_ipfix_put_templates(struct fb_ipfix *x);
+int fb_ipfix_put_newflow(struct fb_ipfix *x, const struct fb_ipfix_newflow *r);
+int fb_ipfix_put_estimate(struct fb_ipfix *x, const struct fb_ipfix_estimate *r);
+int fb_ipfix_put_flow(struct fb_ipfix *x, const struct fb_ipfix_flow *r);
+/* Anything appended since the last take? */
+bool fb_ipfix_pending(const struct fb_ipfix *x);
+/* Close the message built so far: *msg and *len its bytes (valid until the
+ * next call), *records its data records. 0, or -1 on error. */
+int fb_ipfix_take(struct fb_ipfix *x, const __u8 **msg, size_t *len, unsigned *records);
 const char *fb_ipfix_error(const struct fb_ipfix *x);
-void fb_ipfix_close(struct fb_ipfix *x);
 /* XDP verdict to forwardingStatus. */
 __u8 fb_ipfix_fwd_status(unsigned xdp_verdict);
 

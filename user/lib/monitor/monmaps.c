@@ -15,8 +15,8 @@
 #include "report.h"
 #include "util.h"
 
-static const char *const pin_names[] = { "config", "sketch",   "top",	"top_keys",
-					 "seen",   "newflows", "mstats" };
+static const char *const pin_names[] = { "config", "sketch",   "top",	 "top_keys",
+					 "seen",   "newflows", "mstats", "flows" };
 
 void fb_monitor_opts_default(struct fb_mon_opts *o)
 {
@@ -26,6 +26,16 @@ void fb_monitor_opts_default(struct fb_mon_opts *o)
 	o->expect = FB_MON_DEF_EXPECT;
 	o->age = FB_MON_DEF_AGE;
 	o->ring_bytes = FB_MON_DEF_RING;
+	o->max_flows = FB_MON_DEF_FLOWS;
+}
+
+__u32 fb_monitor_acct_buckets(__u64 max_flows)
+{
+	if (max_flows < FB_ACCT_MIN_FLOWS)
+		max_flows = FB_ACCT_MIN_FLOWS;
+	if (max_flows > FB_ACCT_MAX_FLOWS)
+		max_flows = FB_ACCT_MAX_FLOWS;
+	return (__u32)((max_flows + FB_ACCT_WAYS - 1) / FB_ACCT_WAYS);
 }
 
 int fb_monitor_geometry(double epsilon, double delta, __u32 *shift, __u32 *depth)
@@ -132,6 +142,14 @@ static __u64 seen_value_size(const struct fb_mon_config *c)
 	return (__u64)(c->seen_slots + FB_SEEN_PAD_SLOTS) * sizeof(struct fb_seen_slot);
 }
 
+/* An accounting plane: its overflow sketch only with the main sketch. */
+static __u64 flows_value_size(const struct fb_mon_config *c)
+{
+	bool sk = c->flags & FB_MON_SKETCH;
+
+	return fb_acct_plane_size(c->acct_buckets, sk ? c->shift : 0, sk ? c->depth : 0);
+}
+
 static int create_pin(const char *filter_dir, const char *what, enum bpf_map_type type,
 		      const char *name, __u64 value_size, __u32 entries, __u32 flags)
 {
@@ -165,7 +183,7 @@ static int create_pin(const char *filter_dir, const char *what, enum bpf_map_typ
 
 /* Kernel ticks: CLOCK_MONOTONIC_COARSE advances once per tick, so its
  * resolution is the tick (1/HZ), which bpf_jiffies64() counts. */
-static __u64 tick_ns(void)
+__u64 fb_monitor_tick_ns(void)
 {
 	struct timespec r;
 
@@ -187,14 +205,15 @@ int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o)
 		fb_report_err("cannot count CPUs: %s", strerror(-ncpu));
 		return -1;
 	}
-	if (!o->sketch && !o->newflows) {
+	if (!o->sketch && !o->newflows && !o->acct) {
 		fb_report_err("nothing to monitor");
 		return -1;
 	}
 	c.magic = FB_MON_MAGIC;
 	c.version = FB_MON_VERSION;
 	c.flags = (o->sketch ? FB_MON_SKETCH | (o->atomic ? FB_MON_ATOMIC : 0) : 0) |
-		  (o->newflows ? FB_MON_NEWFLOWS : 0);
+		  (o->newflows ? FB_MON_NEWFLOWS : 0) | (o->acct ? FB_MON_ACCT : 0);
+	c.acct_buckets = o->acct ? fb_monitor_acct_buckets(o->max_flows) : 0;
 	c.epsilon = o->epsilon;
 	c.delta = o->delta;
 	if (fb_monitor_geometry(o->epsilon, o->delta, &c.shift, &c.depth))
@@ -207,7 +226,7 @@ int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o)
 		return -1;
 	}
 	c.age_ns = (__u64)(o->age * 1e9 + 0.5);
-	tick = tick_ns();
+	tick = fb_monitor_tick_ns();
 	c.age_jiffies = (c.age_ns + tick / 2) / tick;
 	if (!c.age_jiffies)
 		c.age_jiffies = 1;
@@ -248,6 +267,9 @@ int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o)
 			    create_pin(f->dir, "mstats", BPF_MAP_TYPE_PERCPU_ARRAY, "fb_mon_stats",
 				       sizeof(struct fb_mon_stats), 1, 0)))
 		goto out;
+	if (o->acct && create_pin(f->dir, "flows", BPF_MAP_TYPE_ARRAY, "fb_flows",
+				  flows_value_size(&c), ncpu, BPF_F_MMAPABLE))
+		goto out;
 	/* The config goes last: a directory with a config is complete. */
 	if (create_pin(f->dir, "config", BPF_MAP_TYPE_ARRAY, "fb_mon_config", sizeof(c), 1, 0))
 		goto out;
@@ -269,7 +291,7 @@ out:
 
 /* Open a pinned map and check its shape; mmap it if out is given. */
 static int open_map(struct fb_monitor *m, const char *what, __u32 type, __u64 value_size,
-		    __u32 entries, void **out, size_t *bytes)
+		    __u32 entries, void **out, size_t *bytes, int prot)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
@@ -291,7 +313,7 @@ static int open_map(struct fb_monitor *m, const char *what, __u32 type, __u64 va
 	}
 	if (out) {
 		*bytes = (size_t)value_size * entries;
-		*out = mmap(NULL, *bytes, PROT_READ, MAP_SHARED, fd, 0);
+		*out = mmap(NULL, *bytes, prot, MAP_SHARED, fd, 0);
 		if (*out == MAP_FAILED) {
 			*out = NULL;
 			fb_report_err("cannot mmap %s: %s", path, strerror(errno));
@@ -310,11 +332,12 @@ int fb_monitor_open(const struct fb_store *f, struct fb_monitor *m)
 
 	memset(m, 0, sizeof(*m));
 	m->config_fd = m->sketch_fd = m->top_fd = m->keys_fd = m->seen_fd = m->events_fd =
-		m->stats_fd = -1;
+		m->stats_fd = m->flows_fd = -1;
 	mon_path(m->dir, sizeof(m->dir), f->dir, NULL);
 	if (stat(m->dir, &st))
 		return 1;
-	m->config_fd = open_map(m, "config", BPF_MAP_TYPE_ARRAY, sizeof(*c), 1, NULL, NULL);
+	m->config_fd =
+		open_map(m, "config", BPF_MAP_TYPE_ARRAY, sizeof(*c), 1, NULL, NULL, PROT_READ);
 	if (m->config_fd < 0)
 		goto fail;
 	if (bpf_map_lookup_elem(m->config_fd, &zero, c)) {
@@ -324,7 +347,10 @@ int fb_monitor_open(const struct fb_store *f, struct fb_monitor *m)
 	if (c->magic != FB_MON_MAGIC || c->version != FB_MON_VERSION || c->shift < 2 ||
 	    c->shift > FB_MON_MAX_SHIFT || !c->depth || c->depth > FB_MON_MAX_DEPTH || !c->planes ||
 	    !c->top_planes || c->seen_slots <= FB_SEEN_HDR_SLOTS || !c->seen_k ||
-	    c->seen_k != FB_SEEN_K || !c->age_jiffies) {
+	    c->seen_k != FB_SEEN_K || !c->age_jiffies ||
+	    (c->flags & FB_MON_ACCT &&
+	     (c->acct_buckets < fb_monitor_acct_buckets(0) ||
+	      c->acct_buckets > fb_monitor_acct_buckets(FB_ACCT_MAX_FLOWS)))) {
 		fb_report_err("%s/config: bad monitoring config (magic %#x, version %u)", m->dir,
 			      c->magic, c->version);
 		goto fail;
@@ -332,30 +358,39 @@ int fb_monitor_open(const struct fb_store *f, struct fb_monitor *m)
 	fb_mon_nh_words(c->key, m->kw);
 	if (c->flags & FB_MON_SKETCH) {
 		m->sketch_fd = open_map(m, "sketch", BPF_MAP_TYPE_ARRAY, sketch_value_size(c),
-					c->planes, (void **)&m->cells, &m->cells_bytes);
+					c->planes, (void **)&m->cells, &m->cells_bytes, PROT_READ);
 		if (m->sketch_fd < 0)
 			goto fail;
 		m->top_fd = open_map(m, "top", BPF_MAP_TYPE_ARRAY, sizeof(struct fb_top_plane),
-				     c->top_planes, (void **)&m->top, &m->top_bytes);
+				     c->top_planes, (void **)&m->top, &m->top_bytes, PROT_READ);
 		if (m->top_fd < 0)
 			goto fail;
 		m->keys_fd = open_map(m, "top_keys", BPF_MAP_TYPE_ARRAY, sizeof(struct fb_top_keys),
-				      c->top_planes, (void **)&m->keys, &m->keys_bytes);
+				      c->top_planes, (void **)&m->keys, &m->keys_bytes, PROT_READ);
 		if (m->keys_fd < 0)
 			goto fail;
 	}
 	if (c->flags & FB_MON_NEWFLOWS) {
 		m->seen_fd = open_map(m, "seen", BPF_MAP_TYPE_ARRAY, seen_value_size(c), 1,
-				      (void **)&m->seen, &m->seen_bytes);
+				      (void **)&m->seen, &m->seen_bytes, PROT_READ);
 		if (m->seen_fd < 0)
 			goto fail;
-		m->events_fd =
-			open_map(m, "newflows", BPF_MAP_TYPE_RINGBUF, 0, c->ring_bytes, NULL, NULL);
+		m->events_fd = open_map(m, "newflows", BPF_MAP_TYPE_RINGBUF, 0, c->ring_bytes, NULL,
+					NULL, PROT_READ);
 		if (m->events_fd < 0)
 			goto fail;
 		m->stats_fd = open_map(m, "mstats", BPF_MAP_TYPE_PERCPU_ARRAY,
-				       sizeof(struct fb_mon_stats), 1, NULL, NULL);
+				       sizeof(struct fb_mon_stats), 1, NULL, NULL, PROT_READ);
 		if (m->stats_fd < 0)
+			goto fail;
+	}
+	if (c->flags & FB_MON_ACCT) {
+		/* Read-write: the reader ends flows in the table (flowacct.h). */
+		m->plane_bytes = flows_value_size(c);
+		m->flows_fd =
+			open_map(m, "flows", BPF_MAP_TYPE_ARRAY, m->plane_bytes, c->top_planes,
+				 &m->flows, &m->flows_bytes, PROT_READ | PROT_WRITE);
+		if (m->flows_fd < 0)
 			goto fail;
 	}
 	return 0;
@@ -366,8 +401,8 @@ fail:
 
 void fb_monitor_close(struct fb_monitor *m)
 {
-	int *fds[] = { &m->config_fd, &m->sketch_fd, &m->top_fd,  &m->keys_fd,
-		       &m->seen_fd,   &m->events_fd, &m->stats_fd };
+	int *fds[] = { &m->config_fd, &m->sketch_fd, &m->top_fd,   &m->keys_fd,
+		       &m->seen_fd,   &m->events_fd, &m->stats_fd, &m->flows_fd };
 	size_t i;
 
 	if (m->cells)
@@ -378,6 +413,9 @@ void fb_monitor_close(struct fb_monitor *m)
 		munmap(m->keys, m->keys_bytes);
 	if (m->seen)
 		munmap(m->seen, m->seen_bytes);
+	if (m->flows)
+		munmap(m->flows, m->flows_bytes);
+	m->flows = NULL;
 	m->cells = NULL;
 	m->top = NULL;
 	m->keys = NULL;
@@ -394,7 +432,8 @@ void fb_monitor_close(struct fb_monitor *m)
  * are only visible from their own namespace. */
 static bool in_use(const struct fb_monitor *m)
 {
-	__u32 want[2] = { fb_map_id(m->sketch_fd), fb_map_id(m->seen_fd) }, id = 0, ids[64], i;
+	__u32 want[3] = { fb_map_id(m->sketch_fd), fb_map_id(m->seen_fd), fb_map_id(m->flows_fd) };
+	__u32 id = 0, ids[64], i, j;
 	bool used = false;
 
 	while (!used && !bpf_prog_get_next_id(id, &id)) {
@@ -408,8 +447,8 @@ static bool in_use(const struct fb_monitor *m)
 		info.map_ids = (__u64)(unsigned long)ids;
 		if (!bpf_obj_get_info_by_fd(fd, &info, &len))
 			for (i = 0; i < info.nr_map_ids && i < 64; i++)
-				used |= (want[0] && ids[i] == want[0]) ||
-					(want[1] && ids[i] == want[1]);
+				for (j = 0; j < 3; j++)
+					used |= want[j] && ids[i] == want[j];
 		close(fd);
 	}
 	return used;
@@ -424,6 +463,10 @@ static int compatible(const struct fb_mon_config *c, const struct fb_mon_opts *o
 	if (o->sketch && !(c->flags & FB_MON_SKETCH))
 		return 0;
 	if (o->newflows && !(c->flags & FB_MON_NEWFLOWS))
+		return 0;
+	if (o->acct && !(c->flags & FB_MON_ACCT))
+		return 0;
+	if (GIVEN(FB_OPT_MAXFLOWS) && fb_monitor_acct_buckets(o->max_flows) != c->acct_buckets)
 		return 0;
 	if ((GIVEN(FB_OPT_EPSILON) || GIVEN(FB_OPT_DELTA)) &&
 	    (fb_monitor_geometry(o->epsilon, o->delta, &shift, &depth) || shift != c->shift ||
@@ -480,8 +523,12 @@ void fb_monitor_describe(const struct fb_monitor *m, char *buf, size_t len)
 			      "sketch %u x %u (eps %.2g, delta %.2g), top talkers", c->depth,
 			      1U << c->shift, fb_monitor_epsilon(m), fb_monitor_delta(m));
 	if (n < len && (c->flags & FB_MON_NEWFLOWS))
-		snprintf(buf + n, len - n,
-			 "%snew flows (age %g s, %llu flows per period, %u KiB ring buffer)",
-			 n ? "; " : "", c->age_ns / 1e9, (unsigned long long)c->seen_expect,
-			 c->ring_bytes >> 10);
+		n += snprintf(buf + n, len - n,
+			      "%snew flows (age %g s, %llu flows per period, %u KiB ring buffer)",
+			      n ? "; " : "", c->age_ns / 1e9, (unsigned long long)c->seen_expect,
+			      c->ring_bytes >> 10);
+	if (n < len && (c->flags & FB_MON_ACCT))
+		snprintf(buf + n, len - n, "%saccounting (%u flows per CPU, %.1f MiB per CPU)",
+			 n ? "; " : "", c->acct_buckets * FB_ACCT_WAYS,
+			 flows_value_size(c) / 1048576.0);
 }

@@ -13,6 +13,7 @@
  *   <root>/<NAME>/monitor/seen      seen-set slots                (--new-flows)
  *   <root>/<NAME>/monitor/newflows  ring buffer of new-flow events (--new-flows)
  *   <root>/<NAME>/monitor/mstats    per-CPU monitoring counters   (--new-flows)
+ *   <root>/<NAME>/monitor/flows     per-flow table, one plane per CPU (--accounting)
  *
  * Arrays are BPF_F_MMAPABLE: readers map them instead of a syscall per cell.
  */
@@ -22,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "flowbloom/flowacct.h"
 #include "flowbloom/monitor.h"
 #include "store/store.h"
 
@@ -32,6 +34,7 @@ struct flowbloom_bpf;
 #define FB_MON_DEF_EXPECT 100000
 #define FB_MON_DEF_AGE 60.0
 #define FB_MON_DEF_RING (1U << 20)
+#define FB_MON_DEF_FLOWS 65536 /* accounted flows per CPU */
 #define FB_MON_MIN_AGE 0.1
 #define FB_MON_MAX_AGE (7 * 86400.0)
 
@@ -44,6 +47,8 @@ enum fb_mon_optcode {
 	FB_OPT_AGE,
 	FB_OPT_EXPECT,
 	FB_OPT_RING,
+	FB_OPT_ACCT,
+	FB_OPT_MAXFLOWS,
 };
 
 /* What `attach --monitor / --new-flows` asks for. */
@@ -57,6 +62,8 @@ struct fb_mon_opts {
 	__u64 expect;	  /* distinct flows per aging period (seen-set size) */
 	double age;	  /* aging period, seconds */
 	__u32 ring_bytes; /* new-flow ring buffer */
+	bool acct;	  /* per-flow accounting table */
+	__u64 max_flows;  /* its flows per CPU */
 };
 
 /* Largest map value (a CPU's sketch plane, or the seen-set) we create. */
@@ -77,6 +84,9 @@ struct fb_monitor {
 	size_t keys_bytes;
 	struct fb_seen_slot *seen; /* slot 0: struct fb_seen_clock */
 	size_t seen_bytes;
+	int flows_fd;
+	void *flows; /* the accounting planes, mapped read-write (flowacct.h) */
+	size_t flows_bytes, plane_bytes;
 };
 
 /* A copy of the sketch with the planes summed: what estimates are read
@@ -100,6 +110,10 @@ int fb_monitor_geometry(double epsilon, double delta, __u32 *shift, __u32 *depth
  * of new flows missed (a false positive in either generation). */
 void fb_monitor_seen_size(__u64 expect, __u32 *slots, __u32 *k);
 double fb_monitor_seen_miss_rate(double flows, __u32 slots, __u32 k);
+/* The kernel's tick (1/HZ) in ns: what a jiffy is worth. */
+__u64 fb_monitor_tick_ns(void);
+/* Accounting table buckets for max_flows flows per CPU. */
+__u32 fb_monitor_acct_buckets(__u64 max_flows);
 
 /* All below print one error line and return -1 on failure. */
 /* Create (replacing any old ones) and pin the monitoring maps of f. */

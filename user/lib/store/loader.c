@@ -44,6 +44,7 @@ int fb_load_setup_monitor(struct flowbloom_bpf *skel, const struct fb_monitor *m
 	skel->rodata->cfg_seen_slots = c->seen_slots;
 	skel->rodata->cfg_seen_age_jiffies = c->age_jiffies;
 	skel->rodata->cfg_ring_wake = c->ring_bytes / 4;
+	skel->rodata->cfg_acct_buckets = c->flags & FB_MON_ACCT ? c->acct_buckets : 1;
 	if (c->flags & FB_MON_SKETCH) {
 		err = err ?: bpf_map__reuse_fd(skel->maps.fb_sketch, m->sketch_fd);
 		err = err ?: bpf_map__reuse_fd(skel->maps.fb_top, m->top_fd);
@@ -54,6 +55,8 @@ int fb_load_setup_monitor(struct flowbloom_bpf *skel, const struct fb_monitor *m
 		err = err ?: bpf_map__reuse_fd(skel->maps.fb_newflows, m->events_fd);
 		err = err ?: bpf_map__reuse_fd(skel->maps.fb_mon_stats, m->stats_fd);
 	}
+	if (c->flags & FB_MON_ACCT)
+		err = err ?: bpf_map__reuse_fd(skel->maps.fb_flows, m->flows_fd);
 	if (err)
 		fb_report_err("cannot reuse the monitoring maps in %s: %s", m->dir, strerror(-err));
 	return err ? -1 : 0;

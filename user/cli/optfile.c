@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* A verb's options from a file (see optfile.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "optfile.h"
+#include "output.h"
+
+#define LINE_MAX_LEN 1024
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
+		*--e = 0;
+	return s;
+}
+
+/* One line, "name" or "name = value": 0 or -1 (printed). */
+static int line_of(const char *file, int n, char *s, const struct option *opts, const char *skip,
+		   fb_optfile_fn set, void *ctx)
+{
+	char *eq = strchr(s, '='), *name = s, *val = NULL;
+	const struct option *o;
+	const char *why;
+
+	if (eq) {
+		*eq = 0;
+		val = trim(eq + 1);
+	}
+	name = trim(name);
+	for (o = opts; o->name; o++)
+		if (!strcmp(o->name, name) && (!skip || strcmp(name, skip)))
+			break;
+	if (!o->name) {
+		fb_err("%s:%d: unknown option '%s'", file, n, name);
+		return -1;
+	}
+	if (o->has_arg == required_argument && (!val || !*val)) {
+		fb_err("%s:%d: %s needs a value (%s = VALUE)", file, n, name, name);
+		return -1;
+	}
+	if (o->has_arg == no_argument && val) {
+		fb_err("%s:%d: %s takes no value", file, n, name);
+		return -1;
+	}
+	why = set(o->val, val, ctx);
+	if (why) {
+		fb_err("%s:%d: %s", file, n, why);
+		return -1;
+	}
+	return 0;
+}
+
+int fb_optfile_read(const char *file, const struct option *opts, const char *skip,
+		    fb_optfile_fn set, void *ctx)
+{
+	char buf[LINE_MAX_LEN + 2];
+	struct stat st;
+	int fd, n = 0, rc = 0;
+	FILE *f;
+
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		fb_err("cannot open %s: %s", file, strerror(errno));
+		return 1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		fb_err("%s: not a regular file", file);
+		close(fd);
+		return 1;
+	}
+	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		fb_err("%s: refusing a file that %s may write (it says where records go): "
+		       "chown root and chmod go-w",
+		       file, st.st_mode & (S_IWGRP | S_IWOTH) ? "others" : "another user");
+		close(fd);
+		return 1;
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		fb_err("cannot read %s: %s", file, strerror(errno));
+		close(fd);
+		return 1;
+	}
+	while (fgets(buf, sizeof(buf), f)) {
+		size_t len = strlen(buf);
+		char *s = buf, *hash;
+
+		n++;
+		/* fgets stops at a NUL only by accident: a line shorter than
+		 * what was read has one. */
+		if (len < sizeof(buf) - 1 && !feof(f) && (!len || buf[len - 1] != '\n')) {
+			fb_err("%s:%d: a NUL byte", file, n);
+			rc = 1;
+			break;
+		}
+		if (len == sizeof(buf) - 1 && buf[len - 1] != '\n') {
+			fb_err("%s:%d: line longer than %d bytes", file, n, LINE_MAX_LEN);
+			rc = 1;
+			break;
+		}
+		/* A UTF-8 byte order mark some editors write first. */
+		if (n == 1 && !strncmp(s, "\xef\xbb\xbf", 3))
+			s += 3;
+		hash = strchr(s, '#');
+		if (hash)
+			*hash = 0;
+		s = trim(s);
+		if (!*s)
+			continue;
+		if (line_of(file, n, s, opts, skip, set, ctx)) {
+			rc = 1;
+			break;
+		}
+	}
+	if (!rc && ferror(f)) {
+		fb_err("cannot read %s: %s", file, strerror(errno));
+		rc = 1;
+	}
+	fclose(f);
+	return rc;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * A verb's options from a file (optfile.c): one long option a line, as
+ * `name = value` or `name` alone for one without a value, '#' comments and
+ * blank lines; e.g. for `ipfix --config FILE`:
+ *
+ *   collector = 198.51.100.10:4739
+ *   tcp
+ *   idle-timeout = 15
+ *
+ * The file must belong to root (or the caller) and be writable by nobody
+ * else: it says where flow records go.
+ */
+#ifndef FLOWBLOOM_CLI_OPTFILE_H
+#define FLOWBLOOM_CLI_OPTFILE_H
+
+#include <getopt.h>
+#include <stddef.h>
+
+/* Set option `code` to `val` (NULL for none); NULL if done, else why not
+ * (a message without the place). */
+typedef const char *(*fb_optfile_fn)(int code, const char *val, void *ctx);
+
+/* Read FILE, calling set for each line. Errors are printed as
+ * FILE:LINE: why; returns 0, or 1 on an error. opts: the verb's table
+ * (an entry named `skip`, e.g. "config", is refused in the file). */
+int fb_optfile_read(const char *file, const struct option *opts, const char *skip,
+		    fb_optfile_fn set, void *ctx);
+
+#endif

@@ -1,0 +1,582 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The IPFIX exporting process (see ipfix_out.h): the record queue, the
+ * UDP and TCP sockets (non-blocking, pumped by the caller), sessions,
+ * template schedule, failure and recovery, and what was lost.
+ */
+#define _GNU_SOURCE /* POLLRDHUP */
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include "fleet/ipfix_out.h"
+#include "report.h"
+
+#define RETRY_S 1.0	      /* between connection attempts and UDP probes */
+#define USER_TIMEOUT_MS 30000 /* TCP: unacknowledged data this long ends a connection */
+#define FIFO_MAX 4096	      /* TCP messages written and not yet acknowledged, tracked */
+
+struct qrec {
+	__u8 kind; /* enum fb_ipfix_kind */
+	union {
+		struct fb_ipfix_newflow nf;
+		struct fb_ipfix_estimate est;
+		struct fb_ipfix_flow fl;
+	} r;
+};
+
+/* A TCP message written: the stream offset of its end, its records. */
+struct written {
+	__u64 end;
+	unsigned records;
+};
+
+enum state { ST_IDLE, ST_CONNECTING, ST_UP };
+
+struct fb_ipfix_out {
+	struct fb_ipfix_out_opts o;
+	struct fb_ipfix *enc;
+	struct sockaddr_storage addr;
+	socklen_t alen;
+	int fd;
+	enum state st;
+	bool down;	  /* in an outage (reported once, until it ends) */
+	bool dropping;	  /* dropping records (reported once, until the queue drains) */
+	unsigned events;  /* seen outside a pump, returned by the next */
+	double retry_at;  /* TCP: next connection attempt; UDP: next probe */
+	double probed_at; /* UDP: when the last probe went, 0: none since the failure */
+	double session_at, next_tpl;
+	bool tpl_due;
+	bool after_tpl; /* the last message was templates: records next */
+	bool restart;	/* UDP: a new socket and session before the next send */
+	/* The queue: a ring of cap records from head. */
+	struct qrec *q;
+	size_t cap, head, n;
+	/* The message being sent: out_len bytes, out_off of them written; its
+	 * records are the first out_recs of the queue. */
+	__u8 *out;
+	size_t out_len, out_off;
+	unsigned out_recs, out_kinds[FB_IPFIX_KINDS];
+	__u64 inflight; /* UDP: records sent since the last clean check */
+	__u64 written;	/* TCP: bytes written on this connection */
+	struct written fifo[FIFO_MAX];
+	size_t fhead, fn;
+	struct fb_ipfix_out_stats s;
+	char err[256];
+};
+
+static int sock_error(int fd)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len))
+		return errno;
+	return err;
+}
+
+static void close_fd(struct fb_ipfix_out *x)
+{
+	if (x->fd >= 0)
+		close(x->fd);
+	x->fd = -1;
+}
+
+/* A socket to the collector: non-blocking; connect started (TCP) or done
+ * (UDP: a connected socket hears ICMP errors). 0, or an errno. */
+static int open_socket(struct fb_ipfix_out *x)
+{
+	int one = 1, tmo = USER_TIMEOUT_MS, fd;
+
+	close_fd(x);
+	fd = socket(x->addr.ss_family,
+		    (x->o.tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return errno;
+	x->fd = fd;
+	if (x->o.tcp) {
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &tmo, sizeof(tmo));
+	}
+	if (connect(fd, (struct sockaddr *)&x->addr, x->alen) && errno != EINPROGRESS)
+		return errno;
+	return 0;
+}
+
+/* A new transport session: sequence numbers from 0, templates first, and
+ * templates again early in its first minute (UDP). */
+static int new_session(struct fb_ipfix_out *x, double now)
+{
+	if (fb_ipfix_session(x->enc)) {
+		fb_report_err("ipfix: %s", fb_ipfix_error(x->enc));
+		return -1;
+	}
+	x->out_len = x->out_off = 0;
+	x->out_recs = 0;
+	x->tpl_due = true;
+	x->session_at = now;
+	x->next_tpl = now + 1;
+	x->written = 0;
+	x->fn = 0;
+	x->inflight = 0;
+	x->s.sessions++;
+	return 0;
+}
+
+/* After the templates went at `now`: 1, 2, 4, ... 32 s into the session,
+ * then every refresh. */
+static void schedule_templates(struct fb_ipfix_out *x, double now)
+{
+	double age = now - x->session_at, next = 1;
+
+	while (next <= age && next < 32)
+		next *= 2;
+	if (next <= age || next - age > x->o.refresh)
+		x->next_tpl = now + x->o.refresh;
+	else
+		x->next_tpl = x->session_at + next;
+}
+
+static void failed(struct fb_ipfix_out *x, const char *what, int err, double now)
+{
+	size_t i;
+
+	snprintf(x->err, sizeof(x->err), "%s: %s", what, strerror(err));
+	x->s.send_errors++;
+	if (!x->down)
+		x->events |= FB_IPFIX_EV_DOWN;
+	x->down = true;
+	/* The message in hand was not (wholly) sent: its records stay
+	 * queued, for the next session. */
+	x->out_len = x->out_off = 0;
+	x->out_recs = 0;
+	/* What went out and may never have arrived. */
+	x->s.unconfirmed += x->inflight;
+	x->inflight = 0;
+	for (i = 0; i < x->fn; i++)
+		x->s.unconfirmed += x->fifo[(x->fhead + i) % FIFO_MAX].records;
+	x->fn = 0;
+	if (x->o.tcp) {
+		close_fd(x);
+		x->st = ST_IDLE;
+	} else {
+		x->restart = true;
+	}
+	x->retry_at = now + RETRY_S;
+	x->probed_at = 0;
+}
+
+static struct qrec *qat(struct fb_ipfix_out *x, size_t i)
+{
+	return &x->q[(x->head + i) % x->cap];
+}
+
+static int put(struct fb_ipfix *enc, const struct qrec *q)
+{
+	switch (q->kind) {
+	case FB_IPFIX_NEWFLOW:
+		return fb_ipfix_put_newflow(enc, &q->r.nf);
+	case FB_IPFIX_ESTIMATE:
+		return fb_ipfix_put_estimate(enc, &q->r.est);
+	default:
+		return fb_ipfix_put_flow(enc, &q->r.fl);
+	}
+}
+
+/* The message just built is in hand. */
+static int hold(struct fb_ipfix_out *x, unsigned want)
+{
+	const __u8 *m;
+	size_t len;
+	unsigned recs;
+
+	if (fb_ipfix_take(x->enc, &m, &len, &recs) || recs != want) {
+		fb_report_err("ipfix: %s", fb_ipfix_error(x->enc));
+		return -1;
+	}
+	memcpy(x->out, m, len);
+	x->out_len = len;
+	x->out_off = 0;
+	x->out_recs = recs;
+	return len ? 1 : 0;
+}
+
+/* The next message: the templates, when due (fixbuf gives them a message
+ * of their own), else as many queued records as fit. 1 ready, 0 nothing
+ * to send, -1 error. */
+static int encode(struct fb_ipfix_out *x, double now, bool templates_only)
+{
+	bool every = !x->o.tcp && x->o.refresh == 0 && x->n && !x->after_tpl;
+	size_t i;
+	int r;
+
+	memset(x->out_kinds, 0, sizeof(x->out_kinds));
+	if (x->tpl_due || templates_only || every) {
+		if (fb_ipfix_put_templates(x->enc)) {
+			fb_report_err("ipfix: %s", fb_ipfix_error(x->enc));
+			return -1;
+		}
+		x->tpl_due = false;
+		x->after_tpl = true;
+		if (!x->o.tcp)
+			schedule_templates(x, now);
+		return hold(x, 0);
+	}
+	x->after_tpl = false;
+	for (i = 0; i < x->n; i++) {
+		r = put(x->enc, qat(x, i));
+		if (r < 0) {
+			fb_report_err("ipfix: %s", fb_ipfix_error(x->enc));
+			return -1;
+		}
+		if (r)
+			break; /* full: the rest go in the next message */
+		x->out_kinds[qat(x, i)->kind]++;
+	}
+	return hold(x, i);
+}
+
+/* The message in hand is out: its records leave the queue. */
+static void sent(struct fb_ipfix_out *x)
+{
+	int k;
+
+	for (k = 0; k < FB_IPFIX_KINDS; k++)
+		x->s.sent[k] += x->out_kinds[k];
+	x->head = (x->head + x->out_recs) % x->cap;
+	x->n -= x->out_recs;
+	x->s.messages++;
+	if (x->o.tcp) {
+		if (x->fn == FIFO_MAX) { /* merge the oldest two */
+			struct written *a = &x->fifo[x->fhead];
+
+			x->fhead = (x->fhead + 1) % FIFO_MAX;
+			x->fn--;
+			x->fifo[x->fhead].records += a->records;
+		}
+		x->fifo[(x->fhead + x->fn++) % FIFO_MAX] =
+			(struct written){ x->written, x->out_recs };
+	} else {
+		x->inflight += x->out_recs;
+	}
+	x->out_len = x->out_off = 0;
+	x->out_recs = 0;
+	if (x->dropping && x->n < x->cap / 2)
+		x->dropping = false;
+}
+
+/* Send what can go now; false if the socket failed. */
+static int send_all(struct fb_ipfix_out *x, double now)
+{
+	ssize_t n;
+	int r;
+
+	for (;;) {
+		if (!x->out_len) {
+			r = encode(x, now, false);
+			if (r <= 0)
+				return r;
+		}
+		n = send(x->fd, x->out + x->out_off, x->out_len - x->out_off,
+			 MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS ||
+			    errno == EINTR)
+				return 0; /* full: later */
+			failed(x, "send", errno, now);
+			return 0;
+		}
+		x->out_off += n;
+		x->written += n;
+		if (x->out_off == x->out_len)
+			sent(x);
+	}
+}
+
+/* TCP: the messages the collector acknowledged are delivered. */
+static void acked(struct fb_ipfix_out *x)
+{
+	int outq = 0;
+	__u64 upto;
+
+	if (ioctl(x->fd, SIOCOUTQ, &outq) || outq < 0)
+		return;
+	upto = x->written - (__u64)outq;
+	while (x->fn && x->fifo[x->fhead].end <= upto) {
+		x->fhead = (x->fhead + 1) % FIFO_MAX;
+		x->fn--;
+	}
+}
+
+static int pump_tcp(struct fb_ipfix_out *x, double now)
+{
+	struct pollfd p;
+	char c;
+	int err;
+
+	if (x->st == ST_IDLE) {
+		if (now < x->retry_at)
+			return 0;
+		err = open_socket(x);
+		if (err) {
+			failed(x, "connect", err, now);
+			return 0;
+		}
+		x->st = ST_CONNECTING;
+	}
+	p.fd = x->fd;
+	if (x->st == ST_CONNECTING) {
+		p.events = POLLOUT;
+		if (poll(&p, 1, 0) <= 0)
+			return 0;
+		err = sock_error(x->fd);
+		if (err) {
+			failed(x, "connect", err, now);
+			return 0;
+		}
+		x->st = ST_UP;
+		if (new_session(x, now))
+			return -1;
+		if (x->down)
+			x->events |= FB_IPFIX_EV_UP;
+		x->down = false;
+	}
+	/* A collector never sends: readable means closed or reset. */
+	p.events = POLLIN | POLLRDHUP;
+	if (poll(&p, 1, 0) > 0) {
+		ssize_t n = recv(x->fd, &c, 1, MSG_DONTWAIT);
+
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) ||
+		    (p.revents & (POLLERR | POLLHUP | POLLRDHUP))) {
+			err = n < 0 ? errno : sock_error(x->fd);
+			/* Delivered before the close: what it acknowledged. */
+			acked(x);
+			failed(x, "the collector closed the connection", err ? err : ECONNRESET,
+			       now);
+			return 0;
+		}
+	}
+	acked(x);
+	return send_all(x, now);
+}
+
+static int pump_udp(struct fb_ipfix_out *x, double now)
+{
+	int err = sock_error(x->fd), r;
+
+	if (err)
+		failed(x, "send", err, now);
+	if (x->restart) {
+		/* After a failure the next session starts at once, on a new
+		 * socket (a new source port: a new transport session): its
+		 * templates are the probes, its records wait until one is not
+		 * refused. */
+		err = open_socket(x);
+		if (err) {
+			snprintf(x->err, sizeof(x->err), "socket: %s", strerror(err));
+			return 0;
+		}
+		if (new_session(x, now))
+			return -1;
+		x->restart = false;
+	} else if (x->down && x->probed_at && now - x->probed_at >= 0.05) {
+		/* A probe went and no ICMP error came back. */
+		x->events |= FB_IPFIX_EV_UP;
+		x->down = false;
+	} else {
+		/* Nothing came back for what went before. */
+		x->inflight = 0;
+	}
+	if (x->down) {
+		if (now < x->retry_at)
+			return 0;
+		x->retry_at = now + RETRY_S;
+		r = encode(x, now, true);
+		if (r < 0)
+			return -1;
+		if (send(x->fd, x->out, x->out_len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+			x->probed_at = 0;
+		else
+			x->probed_at = now;
+		x->out_len = 0;
+		x->out_recs = 0;
+		return 0;
+	}
+	if (now >= x->next_tpl)
+		x->tpl_due = true;
+	return send_all(x, now);
+}
+
+int fb_ipfix_out_pump(struct fb_ipfix_out *x, double now)
+{
+	unsigned ev;
+	int r = x->o.tcp ? pump_tcp(x, now) : pump_udp(x, now);
+
+	if (r < 0)
+		return -1;
+	ev = x->events;
+	x->events = 0;
+	return (int)ev;
+}
+
+static int enqueue(struct fb_ipfix_out *x, __u8 kind, const void *r, size_t len)
+{
+	struct qrec *q;
+
+	if (x->n == x->cap) {
+		x->s.dropped++;
+		if (!x->dropping)
+			x->events |= FB_IPFIX_EV_DROPPING;
+		x->dropping = true;
+		return 1;
+	}
+	q = qat(x, x->n++);
+	memset(q, 0, sizeof(*q));
+	q->kind = kind;
+	memcpy(&q->r, r, len);
+	return 0;
+}
+
+int fb_ipfix_out_newflow(struct fb_ipfix_out *x, const struct fb_ipfix_newflow *r)
+{
+	return enqueue(x, FB_IPFIX_NEWFLOW, r, sizeof(*r));
+}
+
+int fb_ipfix_out_estimate(struct fb_ipfix_out *x, const struct fb_ipfix_estimate *r)
+{
+	return enqueue(x, FB_IPFIX_ESTIMATE, r, sizeof(*r));
+}
+
+int fb_ipfix_out_flow(struct fb_ipfix_out *x, const struct fb_ipfix_flow *r)
+{
+	return enqueue(x, FB_IPFIX_FLOW, r, sizeof(*r));
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void fb_ipfix_out_finish(struct fb_ipfix_out *x, double until)
+{
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+	double now = mono();
+	size_t i;
+
+	for (;;) {
+		if (fb_ipfix_out_pump(x, now) < 0)
+			break;
+		if (!x->n && !x->out_len && (!x->o.tcp || !x->fn || x->st != ST_UP))
+			break;
+		if (now >= until)
+			break;
+		nanosleep(&tick, NULL);
+		now = mono();
+	}
+	if (!x->o.tcp && x->inflight && now < until) {
+		/* A refusal of the last messages comes back within a round
+		 * trip: look once more. */
+		nanosleep(&tick, NULL);
+		if (sock_error(x->fd))
+			x->s.unconfirmed += x->inflight;
+		x->inflight = 0;
+	}
+	x->s.dropped += x->n;
+	x->head = x->n = 0;
+	for (i = 0; i < x->fn; i++)
+		x->s.unconfirmed += x->fifo[(x->fhead + i) % FIFO_MAX].records;
+	x->fn = 0;
+}
+
+struct fb_ipfix_out *fb_ipfix_out_open(const struct fb_ipfix_out_opts *o)
+{
+	struct addrinfo hints = { 0 }, *ai = NULL;
+	struct fb_ipfix_out *x;
+	int rc;
+
+	hints.ai_socktype = o->tcp ? SOCK_STREAM : SOCK_DGRAM;
+	rc = getaddrinfo(o->host, o->port, &hints, &ai);
+	if (rc || !ai) {
+		fb_report_err("ipfix: collector '%s': %s", o->host,
+			      rc ? gai_strerror(rc) : "no address");
+		return NULL;
+	}
+	x = calloc(1, sizeof(*x));
+	if (!x || !o->queue || !(x->q = calloc(o->queue, sizeof(*x->q))) ||
+	    !(x->out = malloc(o->tcp ? FB_IPFIX_MSG_TCP : FB_IPFIX_MSG_UDP))) {
+		fb_report_err("ipfix: out of memory");
+		freeaddrinfo(ai);
+		if (x)
+			free(x->q);
+		free(x);
+		return NULL;
+	}
+	memcpy(&x->addr, ai->ai_addr, ai->ai_addrlen);
+	x->alen = ai->ai_addrlen;
+	freeaddrinfo(ai);
+	x->o = *o;
+	x->o.host = x->o.port = NULL;
+	x->cap = o->queue;
+	x->fd = -1;
+	x->enc = fb_ipfix_new(o->domain, o->tcp ? FB_IPFIX_MSG_TCP : FB_IPFIX_MSG_UDP,
+			      o->l2_estimates);
+	if (!x->enc) {
+		fb_ipfix_out_close(x);
+		return NULL;
+	}
+	x->s.sessions = 0;
+	if (!o->tcp) {
+		double now = mono();
+
+		rc = open_socket(x);
+		if (rc) {
+			fb_report_err("ipfix: UDP socket: %s", strerror(rc));
+			fb_ipfix_out_close(x);
+			return NULL;
+		}
+		if (new_session(x, now)) {
+			fb_ipfix_out_close(x);
+			return NULL;
+		}
+	}
+	return x;
+}
+
+void fb_ipfix_out_stats(const struct fb_ipfix_out *x, struct fb_ipfix_out_stats *s)
+{
+	*s = x->s;
+	s->queued = x->n;
+}
+
+bool fb_ipfix_out_is_up(const struct fb_ipfix_out *x)
+{
+	return !x->down && (!x->o.tcp || x->st == ST_UP);
+}
+
+const char *fb_ipfix_out_error(const struct fb_ipfix_out *x)
+{
+	return x->err;
+}
+
+void fb_ipfix_out_close(struct fb_ipfix_out *x)
+{
+	if (!x)
+		return;
+	close_fd(x);
+	fb_ipfix_free(x->enc);
+	free(x->q);
+	free(x->out);
+	free(x);
+}
