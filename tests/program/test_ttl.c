@@ -252,7 +252,27 @@ static int run_traced(const struct prog *pr, const struct fb_key *p, __u32 *kind
 	return (int)t.retval;
 }
 
-static void shapes_chunks(void)
+/* A filter of hash alg sized for cap flows at 1e-6 (make_filter() makes
+ * SipHash-1-3 ones). */
+static int make_hashed(const char *name, __u8 alg, __u64 cap, struct fb_store *f)
+{
+	struct fb_create_opts o = { .layout = FB_LAYOUT_BLOCKED,
+				    .hash = alg,
+				    .action = FB_ACTION_DROP,
+				    .capacity = cap,
+				    .fp_rate = 1e-6 };
+
+	if (alg == FB_HASH_SIPHASH13)
+		return make_filter(name, FB_LAYOUT_BLOCKED, 0, cap, 1e-6, f);
+	if (fb_size_blocked(cap, 1e-6, &o.nblocks, &o.k) || fb_store_create(name, &o))
+		return -1;
+	return fb_store_open(name, f);
+}
+
+/* Shapes and 5-tuples with a lifetime through one of the data path's
+ * loops: NH's fast one (a filter of one chunk, or of several), or the
+ * general one (SipHash-1-3). */
+static void shapes_chunks(__u8 alg, __u64 cap)
 {
 	enum { N = 300 };
 	/* UDP from a source /24 to destination port 53 (IPv4), and the
@@ -260,20 +280,23 @@ static void shapes_chunks(void)
 	const __u32 d4 = fb_mask_desc(96 + 24, 0, 0, 16, 1, 0),
 		    d6 = fb_mask_desc(48, 64, 0, 0, 0, 1);
 	struct fb_key keys[N], rules[2], pkts[2], other;
-	uint64_t seed = 0x5e1f;
-	double t1, bound;
+	int several = cap > 60000, i, j;
+	uint64_t seed = 0x5e1f + cap;
 	struct fb_repair_state rs;
+	char what[64], label[200];
+	long miss = 0, late = 0;
+	__u32 kind, shape;
+	double t1, bound;
 	struct fb_store f;
 	struct prog pr;
-	__u32 kind, shape;
-	long miss = 0, late = 0;
 	size_t bad;
-	int i, j;
 
-	if (!ASSERT_EQ(make_filter("ttl-shapes", FB_LAYOUT_BLOCKED, 0, 100000, 1e-6, &f), 0,
-		       "create a filter of several chunks"))
+	snprintf(what, sizeof(what), "%s, %s", alg == FB_HASH_NHK ? "NH" : "SipHash-1-3",
+		 several ? "several chunks" : "one chunk");
+	if (!ASSERT_EQ(make_hashed("ttl-shapes", alg, cap, &f), 0, "create"))
 		return;
-	ASSERT_TRUE(f.nchunks > 1, "the filter spans more than one chunk");
+	snprintf(label, sizeof(label), "%s: the filter's size", what);
+	ASSERT_TRUE((f.nchunks > 1) == several, label);
 	if (!ASSERT_EQ(prog_load(&f, &pr), 0, "load the program"))
 		goto close;
 	for (i = 0; i < N; i++)
@@ -289,25 +312,24 @@ static void shapes_chunks(void)
 	ASSERT_EQ(fb_gens_add(&f, rules, 2, 1.0, &bad, NULL), 0, "two shapes added for 1 s");
 	t1 = fb_now();
 	ASSERT_EQ(fb_repair_check(&f, false, &rs), 0, "check ran");
-	ASSERT_TRUE(!rs.stale_head && !rs.stale_gens, "check: every head current, no stale slot");
+	snprintf(label, sizeof(label), "%s: check finds every head current, no stale slot", what);
+	ASSERT_TRUE(!rs.stale_head && !rs.stale_gens, label);
 	fb_store_unlock(&f);
 	ASSERT_EQ(f.hdr->kinds, 0, "the filter itself holds no rule");
 	for (i = 0; i < N; i++)
 		miss += run_traced(&pr, &keys[i], &kind, &shape) != XDP_DROP ||
 			kind != FB_KIND_FLOW;
-	ASSERT_EQ(miss, 0, "every flow with a lifetime matched in its generation's chunks");
+	snprintf(label, sizeof(label), "%s: every flow with a lifetime matched in its generation",
+		 what);
+	ASSERT_EQ(miss, 0, label);
 	for (i = 0; i < 2; i++) {
-		char label[160];
-
 		other = pkts[i];
 		other.sport ^= htons(0x1234);
-		if (i)
-			other.daddr[15] ^= 0x5a; /* inside the /64 */
-		else
-			other.daddr[15] ^= 0x5a, other.saddr[15] ^= 0x5a; /* inside the /24 */
+		other.daddr[15] ^= 0x5a; /* inside the destination /64 */
+		if (!i)
+			other.saddr[15] ^= 0x5a; /* inside the source /24 */
 		snprintf(label, sizeof(label),
-			 "IPv%d shape: packets it covers dropped, the trace "
-			 "names the shape",
+			 "%s: IPv%d shape: packets it covers dropped, the trace names it", what,
 			 i ? 6 : 4);
 		ASSERT_TRUE(run_traced(&pr, &pkts[i], &kind, &shape) == XDP_DROP &&
 				    kind == FB_KIND_MASK && shape == (i ? d6 : d4) &&
@@ -316,7 +338,7 @@ static void shapes_chunks(void)
 			    label);
 		other.dport ^= htons(1);
 		other.saddr[i ? 4 : 13] ^= 0x40; /* outside the source prefix */
-		snprintf(label, sizeof(label), "IPv%d shape: a packet outside it passes",
+		snprintf(label, sizeof(label), "%s: IPv%d shape: a packet outside it passes", what,
 			 i ? 6 : 4);
 		ASSERT_TRUE(run_traced(&pr, &other, &kind, &shape) == XDP_PASS && !kind, label);
 	}
@@ -327,7 +349,8 @@ static void shapes_chunks(void)
 		late += run_traced(&pr, &keys[i], &kind, &shape) != XDP_PASS;
 	for (j = 0; j < 2; j++)
 		late += run_traced(&pr, &pkts[j], &kind, &shape) != XDP_PASS;
-	ASSERT_EQ(late, 0, "none matches after 1 s + 1 s/4");
+	snprintf(label, sizeof(label), "%s: none matches after 1 s + 1 s/4", what);
+	ASSERT_EQ(late, 0, label);
 	fb_load_close(pr.skel);
 close:
 	fb_store_close(&f);
@@ -346,7 +369,9 @@ int main(void)
 	two_seconds(0);
 	two_seconds(4);
 	random_model();
-	shapes_chunks();
+	shapes_chunks(FB_HASH_NHK, 100000);
+	shapes_chunks(FB_HASH_NHK, 2000);
+	shapes_chunks(FB_HASH_SIPHASH13, 100000);
 	printf("ttl: %.2f s\n", now() - t0);
 	return test_summary();
 }
