@@ -40,6 +40,7 @@
 #include "rules/flow.h"
 #include "rules/rules.h"
 #include "store/loader.h"
+#include "store/stats.h"
 #include "store/store.h"
 #include "types/sizing.h"
 #include "testlib.h"
@@ -257,7 +258,8 @@ static void property(const char *label, __u8 hash, __u32 nblocks, __u8 confirm, 
 	struct fb_key *keys = calloc(NRULES, sizeof(*keys));
 	__u32 shapes[8], kind, shape;
 	struct flowbloom_bpf *sk = NULL;
-	long missed = 0, wrong_shape = 0, outside = 0, matched_out = 0;
+	long missed = 0, wrong_shape = 0, outside = 0, matched_out = 0, shape_hits = 0;
+	struct fb_stats st;
 	struct fb_store f;
 	char msg[200];
 	size_t bad, i, j;
@@ -331,6 +333,7 @@ static void property(const char *label, __u8 hash, __u32 nblocks, __u8 confirm, 
 		}
 		v = send_key(sk, &p, &kind, &shape);
 		missed += v != XDP_DROP;
+		shape_hits += kind == FB_KIND_MASK;
 	}
 	snprintf(msg, sizeof(msg), "%s: the generator's packets are covered (reference)", label);
 	ASSERT_EQ(wrong_shape, 0, msg);
@@ -339,7 +342,7 @@ static void property(const char *label, __u8 hash, __u32 nblocks, __u8 confirm, 
 	ASSERT_EQ(missed, 0, msg);
 	for (i = 0; i < NOUT; i++) {
 		struct fb_key p;
-		int in = 0;
+		int in = 0, v;
 
 		rand_packet(&seed, (int)(i & 1), &p);
 		for (j = 0; j < NRULES && !in; j++)
@@ -347,7 +350,9 @@ static void property(const char *label, __u8 hash, __u32 nblocks, __u8 confirm, 
 		if (in)
 			continue;
 		outside++;
-		if (send_key(sk, &p, &kind, &shape) == XDP_DROP) {
+		v = send_key(sk, &p, &kind, &shape);
+		shape_hits += kind == FB_KIND_MASK;
+		if (v == XDP_DROP) {
 			matched_out++;
 			if (getenv("SHAPES_DEBUG") && matched_out < 6) {
 				char t[200], n[100];
@@ -358,6 +363,13 @@ static void property(const char *label, __u8 hash, __u32 nblocks, __u8 confirm, 
 			}
 		}
 	}
+	/* One statistics cell per packet outcome: kind 4 (a shape) is
+	 * hit_shape. */
+	snprintf(msg, sizeof(msg), "%s: the statistics count the %ld packets a shape matched",
+		 label, shape_hits);
+	ASSERT_TRUE(!fb_stats_read_fd(bpf_map__fd(sk->maps.fb_stats), "prop", &st) &&
+			    shape_hits > 0 && st.c[FB_STAT_HIT_MASK].packets == (__u64)shape_hits,
+		    msg);
 	probes = fb_probes_per_packet(f.hdr->kinds, (const struct fb_prefixes *)&f.blocks[1]);
 	rate = fb_packet_rate(fb_fpr(f.hdr->layout, f.hdr->nflows, f.hdr->nblocks, f.hdr->k),
 			      probes);
