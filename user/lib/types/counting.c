@@ -193,6 +193,48 @@ void fb_cnt_del_at(struct fb_store *f, const struct fb_key *key, const __u64 *po
 	journal_end(f, j->nflows_before ? j->nflows_before - 1 : 0);
 }
 
+/*
+ * fb_cnt_del_at() if the flow can go with the counters as they are (as
+ * fb_counting_del() checks: each unsaturated counter above the times its
+ * position came earlier in the flow); false, nothing changed, if not. Each
+ * counter is read once: `del -f`'s checked pass costs what `add -f`'s does.
+ * The i-th of d repeats of a position sees c - d, as fb_cnt_del_at()'s
+ * re-read would.
+ */
+bool fb_cnt_del_checked_at(struct fb_store *f, const struct fb_key *key, const __u64 *pos,
+			   unsigned k)
+{
+	struct fb_journal *j = &f->cnt_hdr->journal;
+	unsigned max = fb_counting_max(f), c[FB_MAX_K], i, x;
+
+	for (i = 0; i < k; i++) {
+		unsigned dup = 0;
+
+		c[i] = fb_counting_get(f, pos[i]);
+		for (x = 0; x < i; x++)
+			dup += pos[x] == pos[i];
+		if (c[i] < max) {
+			if (c[i] <= dup)
+				return false;
+			c[i] -= dup;
+		}
+	}
+	journal_begin(f, FB_JOURNAL_DEL, key);
+	for (i = 0; i < k; i++) {
+		if (c[i] < max) {
+			JOURNAL_STORE(j->cur_old, c[i]);
+			cnt_put(f, pos[i], c[i] - 1);
+			if (c[i] == 1)
+				bit_clear(f, pos[i]);
+			JOURNAL_STORE(j->changed, j->changed | 1U << i);
+			JOURNAL_STORE(j->cur_old, NO_OLD);
+		}
+		JOURNAL_STORE(j->done, i + 1);
+	}
+	journal_end(f, j->nflows_before ? j->nflows_before - 1 : 0);
+	return true;
+}
+
 unsigned fb_counting_min(const struct fb_store *f, const struct fb_key *key)
 {
 	unsigned k, i, m = ~0U;

@@ -412,24 +412,6 @@ int fb_counting_check_dels(const struct fb_store *f, const struct fb_key *keys, 
 	return fails ? check_dels_inorder(f, keys, n, bad) : 0;
 }
 
-/* A flow's deletion possible with the counters as they are now? (Not if
- * an unsaturated counter is below the times its position repeats in the
- * flow: deleting would break other flows.) */
-static bool del_ok(const struct fb_store *f, const __u64 *pos, unsigned k)
-{
-	unsigned max = fb_counting_max(f), i, x;
-
-	for (i = 0; i < k; i++) {
-		unsigned c = fb_counting_get(f, pos[i]), dup = 0;
-
-		for (x = 0; x < i; x++)
-			dup += pos[x] == pos[i];
-		if (c < max && c <= dup)
-			return false;
-	}
-	return true;
-}
-
 /*
  * The deletes of e[0..n) in block order, each checked as it comes: its
  * counters already carry the decrements of every flow before it, which is
@@ -447,9 +429,8 @@ static size_t del_ordered_checked(struct fb_store *f, const struct order_ent *e,
 	for (y = 0; y < n + ORDER_AHEAD; y++) {
 		if (y >= ORDER_AHEAD) {
 			z = y - ORDER_AHEAD;
-			if (!del_ok(f, pos[z % ORDER_AHEAD], k))
+			if (!fb_cnt_del_checked_at(f, &e[z].key, pos[z % ORDER_AHEAD], k))
 				return z;
-			fb_cnt_del_at(f, &e[z].key, pos[z % ORDER_AHEAD], k);
 		}
 		if (y < n)
 			order_prefetch(f, &e[y], pos[y % ORDER_AHEAD]);
