@@ -211,19 +211,20 @@ static int check_members(struct fb_store *f, const struct fb_flows *fl)
  */
 static int del_typed(struct fb_store *f, struct fb_flows *fl, bool force)
 {
+	const struct fb_ftype_ops *ops = fb_ftype(f->hdr->type);
 	char where[600], text[FB_FLOW_STR];
 	struct fb_batch_err e = { 0, 0 };
 	double t0;
 	size_t i;
 	int r;
 
-	if (f->hdr->type == FB_TYPE_SCALABLE) {
-		fb_err("'%s' is a scalable Bloom filter: it cannot forget a flow (use a cuckoo or "
-		       "dleft filter, or load --replace)",
-		       f->name);
+	if (!(ops->flags & FB_FTYPE_DELETES)) {
+		fb_err("'%s' is a %s filter: it cannot forget a flow (use a cuckoo or dleft "
+		       "filter, or load --replace)",
+		       f->name, ops->name);
 		return 1;
 	}
-	if (!f->hdr->confirm && !force) {
+	if ((ops->flags & FB_FTYPE_DEL_ASKS) && !f->hdr->confirm && !force) {
 		fb_err("'%s' is a %s filter: a flow never added may share a member's fingerprint "
 		       "and delete it; give --force, or create the filter with --confirm exact",
 		       f->name, fb_ftype_name(f->hdr->type));
@@ -309,7 +310,7 @@ int cmd_del(int argc, char **argv)
 	if (rc)
 		return rc;
 	rc = 1;
-	if (f.hdr->type) {
+	if (fb_ftype(f.hdr->type)->flags & FB_FTYPE_TABLE) {
 		rc = del_typed(&f, &fl, force);
 		goto out;
 	}
@@ -425,14 +426,14 @@ int cmd_query(int argc, char **argv)
 static int count_typed(const struct fb_store *f, const struct fb_flows *fl)
 {
 	char text[FB_FLOW_STR];
-	bool dleft = f->hdr->type == FB_TYPE_DLEFT;
+	unsigned max = fb_ftype(f->hdr->type)->count_max;
 	size_t i;
 
 	if (fb_json)
 		jw_arr_open(NULL);
 	for (i = 0; i < fl->n; i++) {
 		unsigned c = fb_ftype_count(f, &fl->keys[i]);
-		bool sat = dleft && c == FB_DLEFT_CMAX;
+		bool sat = max && c == max;
 
 		fb_flow_format(&fl->keys[i], text, sizeof(text));
 		if (fb_json) {
@@ -463,7 +464,9 @@ int cmd_count(int argc, char **argv)
 
 	if (rc)
 		return rc;
-	if (f.hdr->type == FB_TYPE_CUCKOO || f.hdr->type == FB_TYPE_DLEFT) {
+	/* A table that keeps copies counts them; other tables have no
+	 * counters, as a plain Bloom filter has none. */
+	if (fb_ftype(f.hdr->type)->flags & FB_FTYPE_DELETES) {
 		rc = count_typed(&f, &fl);
 		goto out;
 	}

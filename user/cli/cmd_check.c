@@ -73,18 +73,10 @@ struct typed {
 
 static void check_typed(struct fb_store *f, bool repair, struct typed *ty)
 {
-	struct fb_cuckoo_geom *g = (struct fb_cuckoo_geom *)&f->blocks[FB_TYPE_GEOM_BLOCK];
-
 	ty->items = fb_ftype_items(f);
-	if (f->hdr->type != FB_TYPE_CUCKOO)
-		return;
 	ty->seq_odd = fb_ftype_seq_odd(f);
-	ty->count_bad = g->count != ty->items;
-	if (!repair)
-		return;
-	if (ty->count_bad)
-		__atomic_store_n(&g->count, ty->items, __ATOMIC_RELAXED);
-	if (ty->seq_odd)
+	ty->count_bad = fb_ftype_recount(f, repair);
+	if (repair && ty->seq_odd)
 		fb_ftype_seq_end(f);
 }
 
@@ -108,7 +100,7 @@ static int check_gens(struct fb_store *f, bool repair)
 
 int cmd_check(int argc, char **argv)
 {
-	bool repair = false, clean, quiet;
+	bool repair = false, clean, quiet, table;
 	int gens_bad;
 	struct fb_repair_state t;
 	struct fb_store f;
@@ -147,7 +139,8 @@ int cmd_check(int argc, char **argv)
 	if (f.cnt_hdr)
 		fb_counting_check(&f, repair, &c);
 	gens_bad = f.cnt_hdr ? check_gens(&f, repair) : 0;
-	if (f.hdr->type)
+	table = fb_ftype(f.hdr->type)->flags & FB_FTYPE_TABLE;
+	if (table)
 		check_typed(&f, repair, &ty);
 	fb_store_unlock(&f);
 	if (r) {
@@ -174,7 +167,7 @@ int cmd_check(int argc, char **argv)
 			jw_bool("count_checked", c.count_checked);
 			jw_bool("count_ok", c.count_ok);
 		}
-		if (f.hdr->type) {
+		if (table) {
 			jw_str("type", fb_ftype_name(f.hdr->type));
 			jw_u64("items", ty.items);
 			jw_bool("interrupted_relocation", ty.seq_odd);
@@ -214,7 +207,7 @@ int cmd_check(int argc, char **argv)
 			       : c.count_ok ? "ok"
 					    : "MISMATCH");
 			printf("  saturated counters %llu\n", (unsigned long long)c.saturated);
-		} else if (f.hdr->type) {
+		} else if (table) {
 			printf("  %s filter: geometry ok, %llu stored; count in the geometry "
 			       "%s%s\n",
 			       fb_ftype_name(f.hdr->type), (unsigned long long)ty.items,

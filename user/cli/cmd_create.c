@@ -24,21 +24,9 @@ static int parse_u64(const char *opt, const char *s, unsigned long long *v)
 /* What a new filter of another type got. */
 static void print_typed(const char *name, const struct fb_create_opts *o, unsigned long long bytes)
 {
-	const struct fb_cuckoo_geom *c = (const void *)o->geom;
-	const struct fb_dleft_geom *d = (const void *)o->geom;
-	const struct fb_sbf_geom *s = (const void *)o->geom;
 	char what[160];
 
-	if (o->type == FB_TYPE_CUCKOO)
-		snprintf(what, sizeof(what), "%u buckets x %d, %u-bit fingerprints", c->nbuckets,
-			 FB_CUCKOO_SLOTS, c->fp_bits);
-	else if (o->type == FB_TYPE_DLEFT)
-		snprintf(what, sizeof(what), "%d x %u buckets x %d cells, %u-bit remainders",
-			 FB_DLEFT_D, 1U << d->bucket_bits, FB_DLEFT_CELLS, d->rem_bits);
-	else
-		snprintf(what, sizeof(what), "stage 0 for %llu flows at %g, k=%u, bound %g",
-			 (unsigned long long)s->stage[0].capacity, s->stage[0].fp_ppb / 1e9,
-			 s->stage[0].k, s->fp0_ppb / 1e9 / (1 - s->tighten_ppm / 1e6));
+	fb_ftype_geometry(o->type, o->geom, what, sizeof(what));
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("name", name);
@@ -72,13 +60,12 @@ int cmd_create(int argc, char **argv)
 	};
 	static const char *const widths[] = { "4", "8", NULL };
 	static const int width_v[] = { 4, 8 };
-	static const char *const types[] = { "bloom", "cuckoo", "dleft", NULL };
-	static const int type_v[] = { FB_TYPE_BLOOM, FB_TYPE_CUCKOO, FB_TYPE_DLEFT };
 	struct fb_create_opts o = { .layout = FB_LAYOUT_BLOCKED, .action = FB_ACTION_DROP };
 	unsigned long long cap = 0, bits = 0, k = 0, bytes, requested;
 	bool have_cap = false, have_p = false, have_bits = false, have_k = false, counting = false;
 	bool grow = false, have_layout = false;
-	int type = FB_TYPE_BLOOM;
+	const struct fb_ftype_ops *ops;
+	int type = -1; /* --type; else a Bloom filter, or the growing type with --grow */
 	int width = 4;
 	double p = 0;
 	char *end;
@@ -118,7 +105,8 @@ int cmd_create(int argc, char **argv)
 			have_layout = true;
 			break;
 		case 't':
-			if ((type = fb_pick("--type", optarg, types, type_v)) < 0)
+			if ((type = fb_pick("--type", optarg, fb_ftype_create_names,
+					    fb_ftype_create_values)) < 0)
 				return 2;
 			break;
 		case 'g':
@@ -159,21 +147,26 @@ int cmd_create(int argc, char **argv)
 	if (optind < argc - 1)
 		return fb_usage("unexpected '%s'", argv[optind + 1]);
 	if (grow) {
-		if (type != FB_TYPE_BLOOM)
+		if (type >= 0 && (fb_ftype(type)->flags & FB_FTYPE_TABLE))
 			return fb_usage("--grow makes a scalable Bloom filter: not with --type %s",
 					fb_ftype_name(type));
-		type = FB_TYPE_SCALABLE;
+		type = fb_ftype_by_name("scalable");
+	} else if (type < 0) {
+		type = fb_ftype_by_name("bloom");
 	}
-	if (type != FB_TYPE_BLOOM) {
+	ops = fb_ftype(type);
+	if (ops->flags & FB_FTYPE_TABLE) {
 		/* The other types are sized from capacity and rate only, and
-		 * have neither a Bloom layout nor Bloom counters. */
+		 * take what their flags say of a Bloom layout and counters. */
 		if (have_bits || have_k)
 			return fb_usage("--%s takes --capacity and --fp-rate, not --bits/--hashes",
 					grow ? "grow" : "type");
-		if (counting || (have_layout && type != FB_TYPE_SCALABLE))
+		if ((counting && !(ops->flags & FB_FTYPE_COUNTING)) ||
+		    (have_layout && !(ops->flags & FB_FTYPE_LAYOUT)))
 			return fb_usage("--%s and --%s do not go together",
 					counting ? "counting" : "layout", grow ? "grow" : "type");
-		if (have_layout && o.layout != FB_LAYOUT_BLOCKED)
+		if (have_layout && o.layout != FB_LAYOUT_BLOCKED &&
+		    !(ops->flags & FB_FTYPE_LAYOUTS))
 			return fb_usage("--grow stages use the blocked layout");
 		if (!have_cap || !have_p)
 			return fb_usage("--%s needs --capacity N --fp-rate P",
@@ -198,7 +191,7 @@ int cmd_create(int argc, char **argv)
 		}
 	} else if ((have_cap || have_p) && (have_bits || have_k))
 		return fb_usage("give --capacity/--fp-rate or --bits/--hashes, not both");
-	if (type != FB_TYPE_BLOOM) {
+	if (ops->flags & FB_FTYPE_TABLE) {
 		/* sized above */
 	} else if (have_cap || have_p) {
 		int err;
@@ -250,7 +243,7 @@ int cmd_create(int argc, char **argv)
 	bytes = (unsigned long long)fb_chunks_for(o.nblocks) * FB_CHUNK_BYTES;
 	if (o.counter_bits)
 		bytes += fb_counting_map_bytes((__u64)o.nblocks * FB_BLOCK_BITS, o.counter_bits);
-	if (o.type) {
+	if (ops->flags & FB_FTYPE_TABLE) {
 		print_typed(argv[optind], &o, bytes);
 		return 0;
 	}

@@ -79,7 +79,7 @@ int cmd_import(int argc, char **argv)
 		jw_u64("flows", h.nflows);
 		jw_obj_close();
 		jw_end();
-	} else if (h.type) {
+	} else if (fb_ftype(h.type)->flags & FB_FTYPE_TABLE) {
 		printf("imported %s from %s: %s, %llu flows\n", argv[2], argv[1],
 		       fb_ftype_name(h.type), (unsigned long long)h.nflows);
 	} else {

@@ -9,9 +9,7 @@
 #include "cmd.h"
 #include "types/counting.h"
 #include "store/discover.h"
-#include "types/dleft_table.h"
 #include "types/ftype.h"
-#include "types/scalable_table.h"
 #include "output.h"
 #include "store/gens.h"
 #include "store/pintree.h"
@@ -22,93 +20,73 @@
 #include "store/store.h"
 #include "util.h"
 
+/* Does f keep a table of items (another filter type) rather than Bloom
+ * bits? The type's own operations say (types/ftype.h). */
+static bool is_table(const struct fb_header *h)
+{
+	const struct fb_ftype_ops *o = fb_ftype(h->type);
+
+	return o && (o->flags & FB_FTYPE_TABLE);
+}
+
 /* list's second column: the Bloom layout, or the other type's name. */
 static const char *kind_name(const struct fb_header *h)
 {
-	return h->type ? fb_ftype_name(h->type) : FB_NAME(fb_layout_names, h->layout);
+	return is_table(h) ? fb_ftype_name(h->type) : FB_NAME(fb_layout_names, h->layout);
+}
+
+/* The type's description (types/ftype.h) as JSON members or text lines. */
+static void out_u64(void *ctx, const char *key, __u64 v)
+{
+	(void)ctx;
+	if (fb_json)
+		jw_u64(key, v);
+}
+
+static void out_dbl(void *ctx, const char *key, double v)
+{
+	(void)ctx;
+	if (fb_json)
+		jw_double(key, v);
+}
+
+static void out_list(void *ctx, const char *key, bool open)
+{
+	(void)ctx;
+	if (fb_json && open)
+		jw_arr_open(key);
+	else if (fb_json)
+		jw_arr_close();
+}
+
+static void out_item(void *ctx, bool open)
+{
+	(void)ctx;
+	if (fb_json && open)
+		jw_obj_open(NULL);
+	else if (fb_json)
+		jw_obj_close();
+}
+
+static void out_line(void *ctx, const char *text)
+{
+	(void)ctx;
+	if (!fb_json)
+		printf("%s\n", text);
 }
 
 /* info's lines for another filter type (plain text, or JSON members). */
 static void info_typed(const struct fb_store *f)
 {
-	const void *g = &f->blocks[FB_TYPE_GEOM_BLOCK];
-	const struct fb_cuckoo_geom *c = g;
-	const struct fb_dleft_geom *d = g;
-	const struct fb_sbf_geom *s = g;
-	__u64 items = fb_ftype_items(f);
-	double load = fb_ftype_load(f);
-	struct fb_dleft_stats st;
-	unsigned i;
+	static const struct fb_ftype_out out = { out_u64,  out_dbl,  out_list,
+						 out_item, out_line, NULL };
 
 	if (fb_json) {
 		jw_str("type", fb_ftype_name(f->hdr->type));
-		jw_u64("items", items);
-		jw_double("load", load);
+		jw_u64("items", fb_ftype_items(f));
+		jw_double("load", fb_ftype_load(f));
 	}
-	if (f->hdr->type == FB_TYPE_CUCKOO) {
-		if (fb_json) {
-			jw_u64("buckets", c->nbuckets);
-			jw_u64("fingerprint_bits", c->fp_bits);
-			/* seq goes odd then even around each chain. */
-			jw_u64("relocations", c->seq / 2);
-		} else {
-			printf("  cuckoo: %u buckets x %d slots, %u-bit fingerprints; %llu stored, "
-			       "load factor %.4f (built for %.2f)\n",
-			       c->nbuckets, FB_CUCKOO_SLOTS, c->fp_bits, (unsigned long long)items,
-			       load, FB_CUCKOO_DESIGN_LOAD);
-		}
-	} else if (f->hdr->type == FB_TYPE_DLEFT) {
-		fb_dleft_stats(f->blocks, d, &st);
-		if (fb_json) {
-			jw_u64("subtables", FB_DLEFT_D);
-			jw_u64("buckets_per_subtable", 1ULL << d->bucket_bits);
-			jw_u64("remainder_bits", d->rem_bits);
-			jw_u64("saturated", st.saturated);
-			jw_arr_open("bucket_loads");
-			for (i = 0; i <= FB_DLEFT_CELLS; i++)
-				jw_u64(NULL, st.load[i]);
-			jw_arr_close();
-		} else {
-			printf("  d-left: %d x %u buckets x %d cells, %u-bit remainders in %u-bit "
-			       "cells; %llu fingerprints, cell load %.4f, %llu saturated\n",
-			       FB_DLEFT_D, 1U << d->bucket_bits, FB_DLEFT_CELLS, d->rem_bits,
-			       d->cell_bits, (unsigned long long)items, load,
-			       (unsigned long long)st.saturated);
-			printf("  buckets holding 0..%d:", FB_DLEFT_CELLS);
-			for (i = 0; i <= FB_DLEFT_CELLS; i++)
-				printf(" %llu", (unsigned long long)st.load[i]);
-			printf("\n");
-		}
-	} else if (f->hdr->type == FB_TYPE_SCALABLE) {
-		if (fb_json) {
-			jw_u64("stages", s->nstages);
-			jw_double("fp_rate_bound", fb_sbf_bound(s));
-			jw_arr_open("stage");
-			for (i = 0; i < s->nstages && i < FB_SBF_MAX_STAGES; i++) {
-				jw_obj_open(NULL);
-				jw_u64("capacity", s->stage[i].capacity);
-				jw_u64("flows", s->stage[i].count);
-				jw_double("fp_rate", s->stage[i].fp_ppb / 1e9);
-				jw_u64("blocks", s->stage[i].nblocks);
-				jw_u64("hashes", s->stage[i].k);
-				jw_obj_close();
-			}
-			jw_arr_close();
-		} else {
-			printf("  scalable: %u stage%s (at most %d), growth s=%u, tightening "
-			       "r=%.2f; bound P <= P0/(1-r) = %g/(1-%.2f) = %g\n",
-			       s->nstages, s->nstages == 1 ? "" : "s", FB_SBF_MAX_STAGES, s->growth,
-			       s->tighten_ppm / 1e6, s->fp0_ppb / 1e9, s->tighten_ppm / 1e6,
-			       fb_sbf_bound(s));
-			for (i = 0; i < s->nstages && i < FB_SBF_MAX_STAGES; i++)
-				printf("    stage %u: %llu of %llu flows, rate %g, k=%u, %u "
-				       "blocks\n",
-				       i, (unsigned long long)s->stage[i].count,
-				       (unsigned long long)s->stage[i].capacity,
-				       s->stage[i].fp_ppb / 1e9, s->stage[i].k,
-				       s->stage[i].nblocks);
-		}
-	}
+	fb_ftype_describe(f, &out);
 }
 
 static void kinds_str(__u32 kinds, char *buf, size_t len)
@@ -293,11 +271,12 @@ int cmd_info(int argc, char **argv)
 {
 	struct fb_store f;
 	struct fb_header *h;
-	double n, m, fpr, fill;
+	double m, fpr, fill;
 	char kinds[64];
 	const struct fb_prefixes *px;
 	unsigned probes;
 	__u64 set, saturated = 0;
+	bool table;
 	char dig[20], shape[96];
 	__u32 masks[FB_MAX_MASKS];
 	int natt = 0, users, i, j, nmasks;
@@ -307,11 +286,11 @@ int cmd_info(int argc, char **argv)
 	if (fb_store_open(argv[1], &f))
 		return 1;
 	h = f.hdr;
-	n = (double)h->nflows;
 	m = (double)fb_header_mbits(h);
-	set = h->type ? 0 : fb_bits_popcount(&f);
+	table = is_table(h);
+	set = table ? 0 : fb_bits_popcount(&f);
 	fill = set / m;
-	fpr = h->type ? fb_ftype_fpr(&f) : fb_fpr(h->layout, n, h->nblocks, h->k);
+	fpr = fb_ftype_fpr_now(&f);
 	px = fb_store_prefixes(&f);
 	probes = fb_probes_per_packet(h->kinds, px);
 	kinds_str(h->kinds, kinds, sizeof(kinds));
@@ -323,7 +302,7 @@ int cmd_info(int argc, char **argv)
 		jw_str("name", f.name);
 		jw_str("layout", kind_name(h));
 		jw_str("hash", FB_NAME(fb_hash_names, h->hash));
-		if (h->type)
+		if (table)
 			info_typed(&f);
 		jw_u64("bits", fb_header_mbits(h));
 		jw_u64("hashes", h->k);
@@ -378,7 +357,7 @@ int cmd_info(int argc, char **argv)
 		jw_end();
 	} else {
 		printf("filter %s\n", f.name);
-		if (h->type) {
+		if (table) {
 			printf("  type %s, hash %s, %u blocks of 64 bytes, memory %zu bytes\n",
 			       fb_ftype_name(h->type), FB_NAME(fb_hash_names, h->hash), h->nblocks,
 			       f.map_bytes);
@@ -392,7 +371,7 @@ int cmd_info(int argc, char **argv)
 		if (h->capacity)
 			printf("  sized for %llu flows at fp-rate %g\n",
 			       (unsigned long long)h->capacity, h->fp_ppb / 1e9);
-		if (h->type)
+		if (table)
 			printf("  flows added %llu\n", (unsigned long long)h->nflows);
 		else
 			printf("  flows added %llu, bits set %llu, fill ratio %.6f\n",

@@ -270,6 +270,8 @@ int cmd_load(int argc, char **argv)
 		__u32 nblocks = f.hdr->nblocks, kinds = 0;
 		struct fb_block geom[5];
 		__u8 k = f.hdr->k;
+		/* Another filter type: its own geometry, sized by the same rule. */
+		bool table = fb_ftype(f.hdr->type)->flags & FB_FTYPE_TABLE;
 
 		/* A filter sized by capacity and rate is re-sized for the new
 		 * list: capacity at least its length, the rate per packet
@@ -283,26 +285,12 @@ int cmd_load(int argc, char **argv)
 			fb_err("'%s': %s; nothing loaded", text, err);
 			goto unlock;
 		}
-		if (f.hdr->type) {
-			/* Another filter type: its own sizing, same rule. */
+		if (table || (f.hdr->capacity && f.hdr->fp_ppb)) {
 			double n = l.n > f.hdr->capacity ? l.n : f.hdr->capacity;
 			double q = fb_probe_target(f.hdr->fp_ppb / 1e9,
 						   fb_probes_per_packet(kinds, &want));
 
-			if (fb_ftype_size(f.hdr->type, n, q, geom, &nblocks)) {
-				fb_err("the new list needs more than the largest filter; nothing "
-				       "loaded");
-				goto unlock;
-			}
-		} else if (f.hdr->capacity && f.hdr->fp_ppb) {
-			double n = l.n > f.hdr->capacity ? l.n : f.hdr->capacity;
-			double q = fb_probe_target(f.hdr->fp_ppb / 1e9,
-						   fb_probes_per_packet(kinds, &want));
-			int e = f.hdr->layout == FB_LAYOUT_CLASSIC
-					? fb_size_classic(n, q, &nblocks, &k)
-					: fb_size_blocked(n, q, &nblocks, &k);
-
-			if (e) {
+			if (fb_ftype_resize(&f, n, q, &nblocks, &k, geom)) {
 				fb_err("the new list needs more than the largest filter; nothing "
 				       "loaded");
 				goto unlock;
@@ -310,8 +298,7 @@ int cmd_load(int argc, char **argv)
 			nblocks = fb_whole_chunks(nblocks); /* as create sizes it */
 		}
 		f.refused_load = -1;
-		if (fb_rules_replace_geom(&f, nblocks, k, f.hdr->type ? geom : NULL, l.keys, l.n,
-					  &bad)) {
+		if (fb_rules_replace_geom(&f, nblocks, k, table ? geom : NULL, l.keys, l.n, &bad)) {
 			if (f.refused_load >= 0 && bad != (size_t)-1)
 				full(&f, &l.keys[bad]);
 			goto unlock;
@@ -323,8 +310,7 @@ int cmd_load(int argc, char **argv)
 			goto unlock;
 		fb_flow_format(&l.keys[bad], text, sizeof(text));
 		if (c == -4) {
-			fb_rules_mask_refusal((struct fb_prefixes *)&f.blocks[1], l.keys, bad, err,
-					      sizeof(err));
+			fb_rules_mask_refusal(fb_store_prefixes(&f), l.keys, bad, err, sizeof(err));
 			fb_err("'%s': %s; nothing loaded", text, err);
 		} else {
 			fb_err("'%s' needs one prefix length too many; nothing loaded", text);
@@ -335,10 +321,7 @@ int cmd_load(int argc, char **argv)
 	rc = 0;
 	{
 		unsigned probes = fb_probes_per_packet(f.hdr->kinds, fb_store_prefixes(&f));
-		double r = fb_packet_rate(f.hdr->type ? fb_ftype_fpr(&f)
-						      : fb_fpr(f.hdr->layout, f.hdr->nflows,
-							       f.hdr->nblocks, f.hdr->k),
-					  probes);
+		double r = fb_packet_rate(fb_ftype_fpr_now(&f), probes);
 
 		if (fb_json) {
 			jw_obj_open(NULL);

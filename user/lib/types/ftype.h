@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Filter types behind one interface (issue 11): what `create`, `add`,
- * `del`, `query`, `count`, `load`, `info`, `check`, `export` and `import`
- * call for a filter whose header says type cuckoo, dleft or scalable
- * (ftype.c). Each operation dispatches to the type's own room
- * (user/lib/types/cuckoo_table.c, dleft_table.c, scalable_table.c); Bloom filters (type 0) keep
- * their own paths (bits.c, counting.c). The geometry lives in the blocks
- * after the header (include/flowbloom/geometry.h, FB_TYPE_GEOM_BLOCK).
- * Callers hold the filter's lock for the writes.
+ * Filter types behind one interface: one table of operations per type
+ * (struct fb_ftype_ops, ftype.c), what `create`, `add`, `del`, `query`,
+ * `count`, `load`, `info`, `check`, `export` and `import` call, so no
+ * caller branches on a type. The table operations of cuckoo, dleft and
+ * scalable filters dispatch to the type's own room
+ * (user/lib/types/cuckoo_table.c, dleft_table.c, scalable_table.c); a
+ * Bloom filter's entry has no table operations (its bits and counters
+ * have their own paths, bits.c and counting.c) and its flags say what it
+ * takes. The geometry lives in the blocks after the header
+ * (include/flowbloom/geometry.h, FB_TYPE_GEOM_BLOCK). Callers hold the
+ * filter's lock for the writes.
  */
 #ifndef FLOWBLOOM_USER_FTYPE_H
 #define FLOWBLOOM_USER_FTYPE_H
@@ -21,8 +24,84 @@
 #include "types/plan.h"
 #include "store/store.h"
 
-/* "bloom", "cuckoo", "dleft", "scalable"; and back (-1: unknown). */
+/* What a type is and takes (struct fb_ftype_ops.flags). */
+enum {
+	FB_FTYPE_BY_TYPE = 1 << 0,  /* chosen by create --type NAME */
+	FB_FTYPE_TABLE = 1 << 1,    /* a table of items (the operations below), not Bloom bits */
+	FB_FTYPE_LAYOUT = 1 << 2,   /* takes --layout */
+	FB_FTYPE_LAYOUTS = 1 << 3,  /* ... of either kind (else blocked only) */
+	FB_FTYPE_COUNTING = 1 << 4, /* takes --counting */
+	FB_FTYPE_BITS = 1 << 5,	    /* may be sized by --bits and --hashes */
+	FB_FTYPE_DELETES = 1 << 6,  /* del removes one stored copy */
+	FB_FTYPE_DEL_ASKS = 1 << 7, /* ... which a look-alike could be: del wants
+				     * --confirm exact or --force */
+	FB_FTYPE_GROWS = 1 << 8,    /* grows by stages as flows arrive */
+};
+
+/* Where a type's description goes (info): the CLI prints member() calls
+ * as JSON and line() calls as text, one or the other. */
+struct fb_ftype_out {
+	void (*u64)(void *ctx, const char *key, __u64 v);
+	void (*dbl)(void *ctx, const char *key, double v);
+	void (*list)(void *ctx, const char *key, bool open); /* an array */
+	void (*item)(void *ctx, bool open);		     /* an object in it */
+	void (*line)(void *ctx, const char *text);	     /* one text line */
+	void *ctx;
+};
+
+struct fb_ftype_ops {
+	const char *name;   /* as create --type and info say it */
+	unsigned flags;	    /* FB_FTYPE_* */
+	unsigned count_max; /* count's saturated value, which stays (0: none) */
+	/* The rest: FB_FTYPE_TABLE types only, as the fb_ftype_* calls below
+	 * say. geom: the type's geometry blocks. */
+	int (*size)(double capacity, double p, struct fb_block *geom, __u32 first, __u64 *end);
+	int (*check)(const void *geom, __u64 avail, char *why, size_t len);
+	bool (*test)(const struct fb_store *f, __u64 h);
+	unsigned (*count)(const struct fb_store *f, __u64 h);
+	int (*add)(struct fb_store *f, const __u64 *h, size_t n, struct fb_batch_err *err);
+	int (*del)(struct fb_store *f, const __u64 *h, size_t n, struct fb_batch_err *err);
+	__u64 (*items)(const struct fb_store *f);
+	double (*load)(const struct fb_store *f);
+	double (*fpr)(const struct fb_store *f);
+	/* info's lines and members; create's one-line geometry. */
+	void (*describe)(const struct fb_store *f, const struct fb_ftype_out *out);
+	void (*geometry)(const struct fb_block *geom, char *buf, size_t len);
+	/* A write a killed writer left open (probes answer maybe until it
+	 * ends), and ending it; NULL: the type has none. */
+	bool (*interrupted)(const struct fb_store *f);
+	void (*finish)(struct fb_store *f);
+	/* A count the table keeps of itself that disagrees with the table
+	 * (true), set right with repair; NULL: the type keeps none. */
+	bool (*recount)(struct fb_store *f, bool repair);
+};
+
+/* The operations of type (enum fb_type); NULL for an unknown type. */
+const struct fb_ftype_ops *fb_ftype(unsigned type);
+/* The type called name ("bloom", "cuckoo", "dleft", "scalable"): its enum
+ * fb_type, or -1. */
+int fb_ftype_by_name(const char *name);
+/* "bloom", "cuckoo", "dleft", "scalable" ("?" if unknown). */
 const char *fb_ftype_name(unsigned type);
+/* Names of the types create --type offers, NULL-terminated, and their
+ * enum fb_type values, for the CLI's option parser. */
+extern const char *const fb_ftype_create_names[];
+extern const int fb_ftype_create_values[];
+
+/* The rate f's formula expects now, per probe: the type's own, or the
+ * Bloom layout's for its flows. */
+double fb_ftype_fpr_now(const struct fb_store *f);
+/* The geometry for n flows at rate p per probe in f's type and layout
+ * (load --replace re-sizes a filter sized by capacity): *nblocks and *k
+ * for a Bloom filter, *nblocks and geom for a table. 0, or -1 when no
+ * filter of that size can be made. */
+int fb_ftype_resize(const struct fb_store *f, double n, double p, __u32 *nblocks, __u8 *k,
+		    struct fb_block *geom);
+
+/* What the type of f describes of itself (info); nothing for Bloom. */
+void fb_ftype_describe(const struct fb_store *f, const struct fb_ftype_out *out);
+/* A new filter's geometry in a line (create), from its geometry blocks. */
+void fb_ftype_geometry(unsigned type, const struct fb_block *geom, char *buf, size_t len);
 
 /* A new typed filter's geometry blocks for capacity flows at rate p
  * (geom: fb_type_geom_blocks(type) blocks, zeroed first) and the blocks
@@ -33,11 +112,14 @@ int fb_ftype_size(unsigned type, double capacity, double p, struct fb_block *geo
 int fb_ftype_check(const struct fb_header *hdr, const struct fb_block *blocks, char *why,
 		   size_t len);
 
-/* A cuckoo filter whose relocation sequence is odd (a writer was killed
- * inside a relocation chain: every probe answers maybe until it ends), and
- * ending it (under the lock). Add does it itself; check --repair too. */
+/* A write a killed writer left open in the type's table (a cuckoo
+ * relocation chain: every probe answers maybe until it ends), and ending
+ * it (under the lock). Add does it itself; check --repair too. */
 bool fb_ftype_seq_odd(const struct fb_store *f);
 void fb_ftype_seq_end(struct fb_store *f);
+/* The type's own count of its items disagrees with the table (check);
+ * with repair it is set right. */
+bool fb_ftype_recount(struct fb_store *f, bool repair);
 
 /* The type's probe on the mmap (the data path's twin). */
 bool fb_ftype_test(const struct fb_store *f, const struct fb_key *key);
