@@ -295,7 +295,10 @@ int cmd_load(int argc, char **argv)
 				       "loaded");
 				goto unlock;
 			}
-			nblocks = fb_whole_chunks(nblocks); /* as create sizes it */
+			/* A Bloom filter gets whole chunks, as create sizes it; a
+			 * table type's geometry says its size. */
+			if (!table)
+				nblocks = fb_whole_chunks(nblocks);
 		}
 		f.refused_load = -1;
 		if (fb_rules_replace_geom(&f, nblocks, k, table ? geom : NULL, l.keys, l.n, &bad)) {
