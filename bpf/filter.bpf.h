@@ -77,18 +77,17 @@ static __always_inline int fb_probe_classic(__u32 base, const struct fb_header *
  * of a call for these filters only. It gets the head the packet already
  * holds (a pointer to memory, which a global function may take, where a
  * map may not), so a probe reads the filter the packet started with even
- * if `load --replace` switches filters meanwhile.
+ * if `load --replace` switches filters meanwhile. base: the slot of the
+ * head's chunk 0 (a filter's, or a generation's of rules with a lifetime).
  */
-__noinline int fb_probe_slow(const struct fb_head *head, __u64 h)
+__noinline int fb_probe_slow(const struct fb_head *head, __u64 h, __u32 base)
 {
 	const struct fb_header *hdr;
-	__u32 base;
 	void *g;
 
 	if (!head)
 		return 0;
 	hdr = &head->hdr;
-	base = fb_chunk_slot(hdr->gen, 0);
 	if (hdr->type == FB_TYPE_BLOOM)
 		return fb_probe_classic(base, hdr, h);
 	/* The geometry: the first logical blocks after the header, in chunk

@@ -79,7 +79,8 @@ static __always_inline int fb_hit(const struct fb_header *hdr, const struct fb_k
  * (SipHash, classic Bloom, cuckoo, d-left, scalable): hash and probe of
  * descriptor i (of both families' tables). A global function, checked
  * once by the verifier; these filters pay a call per probe. */
-__noinline int fb_probe_other(const struct fb_head *head, const struct fb_key *key, __u32 i)
+__noinline int fb_probe_other(const struct fb_head *head, const struct fb_key *key, __u32 i,
+			      __u32 base)
 {
 	const struct fb_probe *p;
 	__u64 h;
@@ -91,8 +92,8 @@ __noinline int fb_probe_other(const struct fb_head *head, const struct fb_key *k
 	p = &head->probe[0][i];
 	h = fb_probe_hash(p, key->w, head->hdr.hash, head->hdr.key, head->keys.kw);
 	if (head->hdr.type == FB_TYPE_BLOOM && head->hdr.layout == FB_LAYOUT_BLOCKED)
-		return fb_probe_blocked(fb_chunk_slot(head->hdr.gen, 0), &head->hdr, h);
-	return fb_probe_slow(head, h);
+		return fb_probe_blocked(base, &head->hdr, h);
+	return fb_probe_slow(head, h, base);
 }
 
 /*
@@ -120,8 +121,9 @@ static __always_inline __u64 fb_opaque(struct fb_stat_cells *st, __u64 v)
  * (*shape: its rule shape's mask, for the trace).
  * have: the FB_PROBEF_* the packet meets (a malformed packet, whose
  * addresses alone are known, meets none: only address rules count).
- * head: a filter's or a generation's (ttl.h), its chunks in the slot range
- * its header's gen names.
+ * head: a filter's or a generation's (ttl.h), its chunks from slot base
+ * on (geometry.h: fb_chunk_slot() of a filter's gen, fb_gen_chunk_slot()
+ * of a generation's: two formulas, so that neither takes a branch).
  *
  * The fast loop (NH, blocked Bloom filter) has one way round whatever the
  * descriptor: one the packet does not qualify for is probed and its answer
@@ -129,12 +131,11 @@ static __always_inline __u64 fb_opaque(struct fb_stat_cells *st, __u64 v)
  * another state to carry through every later iteration.
  */
 static __always_inline __u32 fb_match(struct fb_stat_cells *st, const struct fb_head *head,
-				      const struct fb_key *key, __u32 have, __u64 bytes,
+				      const struct fb_key *key, __u32 have, __u64 bytes, __u32 base,
 				      __u32 *shape)
 {
 	const struct fb_header *hdr = &head->hdr;
 	__u32 fam = fb_head_family(key->family), n = hdr->nprobe[fam], i;
-	__u32 base = fb_chunk_slot(hdr->gen, 0);
 	const struct fb_probe *p = &head->probe[fam][0];
 
 	if (hdr->fast && hdr->nblocks <= FB_CHUNK_BLOCKS - FB_PAGE_BLOCKS) {
@@ -179,7 +180,8 @@ static __always_inline __u32 fb_match(struct fb_stat_cells *st, const struct fb_
 	for (i = 0; i < FB_MAX_PROBES; i++, p++) {
 		if (i >= n)
 			break;
-		if (!(p->flags & ~have) && fb_probe_other(head, key, fam * FB_MAX_PROBES + i) &&
+		if (!(p->flags & ~have) &&
+		    fb_probe_other(head, key, fam * FB_MAX_PROBES + i, base) &&
 		    fb_hit(hdr, key, p, bytes)) {
 			*shape = p->shape;
 			return p->kind;
@@ -204,7 +206,7 @@ static __always_inline __u32 fb_match(struct fb_stat_cells *st, const struct fb_
 __noinline __u64 fb_match_gen(struct fb_stat_cells *st, const struct fb_key *key, __u32 what,
 			      __u64 bytes, __u64 now)
 {
-	__u32 range = what >> 8, slot = fb_chunk_slot(range, 0), zero = 0, shape = 0, kind;
+	__u32 range = what >> 8, slot = fb_gen_chunk_slot(range, 0), zero = 0, shape = 0, kind;
 	const struct fb_head *head = NULL;
 	void *c0;
 
@@ -217,7 +219,7 @@ __noinline __u64 fb_match_gen(struct fb_stat_cells *st, const struct fb_key *key
 	    !(head->hdr.flags & FB_HDRF_GENERATION) || head->hdr.gen != range ||
 	    head->hdr.expires <= now)
 		return 0;
-	kind = fb_match(st, head, key, what & 0xff, bytes, &shape);
+	kind = fb_match(st, head, key, what & 0xff, bytes, slot, &shape);
 	return kind ? (__u64)shape << 32 | kind : 0;
 }
 
@@ -300,7 +302,7 @@ int flowbloom(struct xdp_md *ctx)
 	/* A malformed packet is matched on its addresses, if the parser got
 	 * that far; what no rule decides gets the malformed verdict. */
 	have = fb_have(pk);
-	kind = fb_match(st, head, &key, have, bytes, &shape);
+	kind = fb_match(st, head, &key, have, bytes, fb_chunk_slot(head->hdr.gen, 0), &shape);
 	/* Rules with a lifetime: a filter without them pays this one test. */
 	if (!cfg_bench_no_ttl && !kind && head->hdr.gens) {
 		__u32 gens = head->hdr.gens, set = head->hdr.gen & 1, g;

@@ -166,8 +166,8 @@ _Static_assert(sizeof(struct fb_block) == FB_BLOCK_BYTES, "a block is one cache 
  * which `load --replace` flips), chunk 0 included. A replace fills the
  * other generation's slots, then swaps slot 0; see user/lib/store/. The
  * ranges after those two hold the generations of rules with a lifetime
- * (ttl.h), each a head and chunks of its own, found through its range's
- * chunk 0.
+ * (ttl.h), each a head and chunks of its own (at most FB_GEN_MAX_CHUNKS),
+ * found through its range's chunk 0.
  */
 #define FB_PAGE_BYTES 4096
 #define FB_PAGE_BLOCKS (FB_PAGE_BYTES / FB_BLOCK_BYTES) /* 64: the head */
@@ -175,10 +175,10 @@ _Static_assert(sizeof(struct fb_block) == FB_BLOCK_BYTES, "a block is one cache 
 #define FB_CHUNK_BYTES (FB_CHUNK_BLOCKS * FB_BLOCK_BYTES) /* 256 KiB */
 #define FB_HEAD_SHIFT (FB_PAGE_BLOCKS - FB_HDR_BLOCKS)	  /* 62 */
 #define FB_MAX_CHUNKS ((FB_MAX_BLOCKS + FB_PAGE_BLOCKS + FB_CHUNK_BLOCKS - 1) / FB_CHUNK_BLOCKS)
-/* Slot ranges of FB_MAX_CHUNKS: the filter's two (replace generations),
- * then two sets of FB_GEN_SLOTS generations of rules with a lifetime. */
-#define FB_FILTER_RANGES (2 + 2 * FB_GEN_SLOTS)
-#define FB_FILTER_SLOTS (1 + FB_FILTER_RANGES * FB_MAX_CHUNKS)
+/* Slot ranges: the filter's two of FB_MAX_CHUNKS (replace generations),
+ * then two sets of FB_GEN_SLOTS generations of rules with a lifetime, of
+ * FB_GEN_MAX_CHUNKS each (ttl.h). */
+#define FB_FILTER_SLOTS (1 + 2 * FB_MAX_CHUNKS + 2 * FB_GEN_SLOTS * FB_GEN_MAX_CHUNKS)
 
 /* Chunks that hold a logical array of nblocks blocks after the header. */
 static __always_inline __u32 fb_chunks_for(__u64 nblocks)
@@ -203,12 +203,24 @@ static __always_inline __u32 fb_whole_chunks(__u32 nblocks)
 	return fb_chunks_nblocks(fb_chunks_for(nblocks));
 }
 
-/* fb_filter's slot of chunk i of slot range gen: the header's gen of a
- * filter (0 or 1, which `load --replace` flips), or a generation of rules
- * with a lifetime's own range (ttl.h, fb_gen_range(): its header's gen). */
+/* fb_filter's slot of chunk i of generation gen (a filter's header's gen,
+ * 0 or 1, which `load --replace` flips). */
 static __always_inline __u32 fb_chunk_slot(__u32 gen, __u32 i)
 {
-	return 1 + gen * FB_MAX_CHUNKS + i;
+	return 1 + (gen & 1) * FB_MAX_CHUNKS + i;
+}
+
+/* The same for a generation of rules with a lifetime: range (>= 2,
+ * ttl.h fb_gen_range()) is its header's gen. */
+static __always_inline __u32 fb_gen_chunk_slot(__u32 range, __u32 i)
+{
+	return 1 + 2 * FB_MAX_CHUNKS + (range - 2) * FB_GEN_MAX_CHUNKS + i;
+}
+
+/* Either, by a header's gen (user space: a test the data path avoids). */
+static inline __u32 fb_range_slot(__u32 gen, __u32 i)
+{
+	return gen < 2 ? fb_chunk_slot(gen, i) : fb_gen_chunk_slot(gen, i);
 }
 
 static __always_inline __u32 fb_reduce32(__u32 x, __u32 n)

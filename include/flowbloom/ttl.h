@@ -35,7 +35,12 @@
 #define FB_GEN_SLOTS 16
 /* Relative precision: a rule stops matching at most TTL / FB_GEN_DIV late. */
 #define FB_GEN_DIV 4
-/* The slot range (geometry.h, fb_chunk_slot()) of generation g
+/* Chunks of one generation at most (32 MiB): a generation of a larger
+ * filter gets this many (its own geometry: the same k, fewer bits), so the
+ * outer map's slots for all 32 stay a small multiple of the filter's own. */
+#define FB_GEN_MAX_CHUNKS 128
+
+/* The slot range (geometry.h, fb_gen_chunk_slot()) of generation g
  * (0..FB_GEN_SLOTS-1) of set (the filter header's gen bit): after the
  * filter's own two. */
 static __always_inline __u32 fb_gen_range(__u32 set, __u32 g)

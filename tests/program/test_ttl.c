@@ -292,7 +292,9 @@ static void shapes_chunks(__u8 alg, __u64 cap)
 	size_t bad;
 
 	snprintf(what, sizeof(what), "%s, %s", alg == FB_HASH_NHK ? "NH" : "SipHash-1-3",
-		 several ? "several chunks" : "one chunk");
+		 cap > 1000000 ? "larger than a generation"
+		 : several     ? "several chunks"
+			       : "one chunk");
 	if (!ASSERT_EQ(make_hashed("ttl-shapes", alg, cap, &f), 0, "create"))
 		return;
 	snprintf(label, sizeof(label), "%s: the filter's size", what);
@@ -311,6 +313,18 @@ static void shapes_chunks(__u8 alg, __u64 cap)
 	ASSERT_EQ(fb_gens_add(&f, keys, N, 1.0, &bad, NULL), 0, "300 flows added for 1 s");
 	ASSERT_EQ(fb_gens_add(&f, rules, 2, 1.0, &bad, NULL), 0, "two shapes added for 1 s");
 	t1 = fb_now();
+	{
+		struct fb_gen gl[FB_GEN_SLOTS];
+		int n = fb_gens_list(&f, gl);
+		__u32 want = fb_chunks_for(f.hdr->nblocks) > FB_GEN_MAX_CHUNKS
+				     ? fb_chunks_nblocks(FB_GEN_MAX_CHUNKS)
+				     : f.hdr->nblocks;
+
+		snprintf(label, sizeof(label),
+			 "%s: one generation, of the filter's size up to %u chunks (%u blocks)",
+			 what, FB_GEN_MAX_CHUNKS, want);
+		ASSERT_TRUE(n == 1 && gl[0].nblocks == want, label);
+	}
 	ASSERT_EQ(fb_repair_check(&f, false, &rs), 0, "check ran");
 	snprintf(label, sizeof(label), "%s: check finds every head current, no stale slot", what);
 	ASSERT_TRUE(!rs.stale_head && !rs.stale_gens, label);
@@ -369,7 +383,7 @@ int main(void)
 	two_seconds(0);
 	two_seconds(4);
 	random_model();
-	shapes_chunks(FB_HASH_NHK, 100000);
+	shapes_chunks(FB_HASH_NHK, 12000000);
 	shapes_chunks(FB_HASH_NHK, 2000);
 	shapes_chunks(FB_HASH_SIPHASH13, 100000);
 	printf("ttl: %.2f s\n", now() - t0);

@@ -115,7 +115,7 @@ void *fb_chunks_mmap_outer(int outer_fd, int head_fd, __u32 gen, __u32 n)
 	if (map_one(map, 0, head_fd))
 		goto fail;
 	for (i = 1; i < n; i++) {
-		int fd = fb_chunks_slot_fd(outer_fd, fb_chunk_slot(gen, i), NULL);
+		int fd = fb_chunks_slot_fd(outer_fd, fb_range_slot(gen, i), NULL);
 
 		if (fd < 0) {
 			fb_report_err("chunk %u of the filter is missing: %s", i, strerror(errno));
@@ -174,7 +174,7 @@ int fb_chunks_install_at(int outer_fd, __u32 gen, __u32 from, const int *fds, __
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		keys[i] = fb_chunk_slot(gen, from + i);
+		keys[i] = fb_range_slot(gen, from + i);
 		vals[i] = fds[i];
 	}
 	rc = update_batch(outer_fd, keys, vals, n);
@@ -194,7 +194,7 @@ int fb_chunks_install(int outer_fd, __u32 gen, const int *fds, __u32 n, int head
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		keys[i] = fb_chunk_slot(gen, i);
+		keys[i] = fb_range_slot(gen, i);
 		vals[i] = fds[i];
 	}
 	/* Last: the head, which makes the chunks before it reachable. */
@@ -225,7 +225,7 @@ int fb_chunks_release(int outer_fd, __u32 gen, __u32 from, __u32 to)
 	vals = calloc(n, sizeof(*vals));
 	if (keys && vals) {
 		for (i = 0; i < n; i++) {
-			keys[i] = fb_chunk_slot(gen, from + i);
+			keys[i] = fb_range_slot(gen, from + i);
 			vals[i] = empty;
 		}
 		rc = update_batch(outer_fd, keys, vals, n);

@@ -29,7 +29,7 @@ static void cnt_pin(char *buf, size_t len, __u32 range)
  * (none: errno ENOENT). */
 static int slot_fd(const struct fb_store *f, __u32 range)
 {
-	return fb_chunks_slot_fd(f->outer_fd, fb_chunk_slot(range, 0), NULL);
+	return fb_chunks_slot_fd(f->outer_fd, fb_range_slot(range, 0), NULL);
 }
 
 /* The header in a head chunk fd (read through a mapping of its first page:
@@ -45,7 +45,7 @@ static int head_header(int fd, __u32 range, struct fb_header *h)
 	munmap(m, FB_PAGE_BYTES);
 	return h->magic == FB_MAGIC && h->version == FB_VERSION &&
 			       (h->flags & FB_HDRF_GENERATION) && h->gen == range &&
-			       h->nblocks <= FB_MAX_BLOCKS
+			       fb_chunks_for(h->nblocks) <= FB_GEN_MAX_CHUNKS
 		       ? 0
 		       : -1;
 }
@@ -220,16 +220,24 @@ int fb_gen_open(const struct fb_store *f, unsigned g, struct fb_store *gs)
 
 /*
  * A new, empty generation g of set: a head and chunks shaped as tmpl (its
- * header copied: geometry, hash, key, action, counter width), expiring at
- * expires, its counters pinned first, then installed in its slot range
- * (whatever a stale generation left there is replaced). The caller sets
- * the mask bit. dir: the filter whose pins and outer map are used.
+ * header copied: geometry, hash, key, action, counter width; at most
+ * FB_GEN_MAX_CHUNKS chunks, the same k on fewer bits for a larger filter),
+ * expiring at expires, its counters pinned first, then installed in its
+ * slot range (whatever a stale generation left there is replaced). The
+ * caller sets the mask bit. dir: the filter whose pins and outer map are
+ * used.
  */
-static int gen_make(const struct fb_store *dir, const struct fb_header *tmpl, unsigned set,
+static int gen_make(const struct fb_store *dir, const struct fb_header *tmpl_in, unsigned set,
 		    unsigned g, __u64 expires, struct fb_store *gs)
 {
-	__u32 range = fb_gen_range(set, g), n = fb_chunks_for(tmpl->nblocks);
-	int *fds = calloc(n, sizeof(*fds));
+	struct fb_header t = *tmpl_in, *tmpl = &t;
+	__u32 range = fb_gen_range(set, g), n;
+	int *fds;
+
+	if (fb_chunks_for(t.nblocks) > FB_GEN_MAX_CHUNKS)
+		t.nblocks = fb_chunks_nblocks(FB_GEN_MAX_CHUNKS);
+	n = fb_chunks_for(t.nblocks);
+	fds = calloc(n, sizeof(*fds));
 	char pin[32];
 	void *m;
 
@@ -317,7 +325,7 @@ fail:
  * one batch. */
 static void slot_clear(const struct fb_store *f, __u32 range)
 {
-	__u32 slot = fb_chunk_slot(range, 0), n = 1;
+	__u32 slot = fb_range_slot(range, 0), n = 1;
 	struct fb_header h;
 	char pin[32];
 
@@ -587,6 +595,12 @@ int fb_gens_import(struct fb_store *f, unsigned g, double secs, __u32 nblocks, _
 
 	if (fb_gens_supported(f))
 		return -1;
+	if (fb_chunks_for(nblocks) > FB_GEN_MAX_CHUNKS) {
+		fb_report_err("a generation of rules with a lifetime holds at most %u chunks of "
+			      "%u KiB (this one %u)",
+			      FB_GEN_MAX_CHUNKS, FB_CHUNK_BYTES / 1024, fb_chunks_for(nblocks));
+		return -1;
+	}
 	tmpl.nblocks = nblocks;
 	tmpl.k = k;
 	return gen_make(f, &tmpl, f->hdr->gen, g, fb_jiffies_after(secs), gs);
@@ -608,7 +622,7 @@ int fb_gens_stale(struct fb_store *f, unsigned set, bool repair)
 	int n = 0;
 
 	for (g = 0; g < FB_GEN_SLOTS; g++) {
-		__u32 range = fb_gen_range(set, g), slot = fb_chunk_slot(range, 0), id;
+		__u32 range = fb_gen_range(set, g), slot = fb_range_slot(range, 0), id;
 		char pin[32];
 		int fd, stale = 0;
 
