@@ -181,6 +181,7 @@ int cmd_load(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct fb_prefixes none = { 0 }, want;
+	struct fb_expand_budget budget;
 	struct fb_expansion ex;
 	struct list l = { 0 };
 	bool replace = false;
@@ -219,7 +220,16 @@ int cmd_load(int argc, char **argv)
 	if (fb_store_lock(&f))
 		goto out;
 	t0 = fb_now();
+	/* A Bloom filter sized by capacity and rate gets its lengths chosen
+	 * by cost on --replace: fewer probes when its memory allows. Not a
+	 * counting filter: `del` of a prefix finds it only unexpanded. */
+	budget.bytes = fb_replace_bytes;
+	budget.ctx = f.hdr;
 	if (fb_prefixes_expand(&l.keys, &l.n, replace ? &none : (struct fb_prefixes *)&f.blocks[1],
+			       replace && !f.hdr->type && !f.hdr->counter_bits && f.hdr->capacity &&
+				       f.hdr->fp_ppb
+					       ? &budget
+											: NULL,
 			       &ex, err, sizeof(err))) {
 		fb_err("%s; nothing loaded", err);
 		goto unlock;
@@ -307,8 +317,9 @@ int cmd_load(int argc, char **argv)
 		}
 		if (ex.before != ex.after)
 			fprintf(stderr,
-				"flowbloom: note: expanded %zu prefixes into %zu to use at most %d "
-				"prefix lengths per family and direction\n",
+				"flowbloom: note: expanded %zu prefixes into %zu: at most %d prefix "
+				"lengths per family and direction, fewer (a probe each) where the "
+				"filter's memory holds the entries\n",
 				ex.before, ex.after, FB_MAX_LENGTHS);
 		if (f.hdr->fp_ppb && r > f.hdr->fp_ppb / 1e9 * 1.0001)
 			fprintf(stderr,
