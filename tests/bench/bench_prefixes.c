@@ -76,7 +76,7 @@ void bench_prefixes(void)
 	}
 	/* flowbloom: as `load` does it. */
 	t0 = now();
-	if (fb_prefixes_expand(&keys, &n, &none, &ex, err, sizeof(err))) {
+	if (fb_prefixes_expand(&keys, &n, &none, NULL, &ex, err, sizeof(err))) {
 		fprintf(stderr, "bench: %s\n", err);
 		exit(1);
 	}

@@ -92,6 +92,7 @@ int scale_fill(const char *name, const char *what)
 {
 	struct fb_prefixes none = { 0 };
 	struct fb_lpm_key *lk;
+	struct fb_expand_budget budget;
 	struct fb_expansion ex;
 	struct fb_key *keys;
 	struct fb_store f;
@@ -113,9 +114,11 @@ int scale_fill(const char *name, const char *what)
 					   FB_FAMILY_IPV6);
 	}
 	free(lk);
-	/* As `load --replace` does: lengths expanded to fit, the filter
+	/* As `load --replace` does: lengths chosen by cost, the filter
 	 * sized for the rules at its rate per packet. */
-	if (fb_prefixes_expand(&keys, &n, &none, &ex, err, sizeof(err))) {
+	budget.bytes = fb_replace_bytes;
+	budget.ctx = f.hdr;
+	if (fb_prefixes_expand(&keys, &n, &none, &budget, &ex, err, sizeof(err))) {
 		fprintf(stderr, "bench: %s\n", err);
 		return 1;
 	}

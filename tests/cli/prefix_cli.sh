@@ -50,6 +50,7 @@ d = json.load(sys.stdin)
 print(" ".join(str(x["length"]) for x in d["prefix_lengths"] if x["list"] == sys.argv[1]))' "$2"
 }
 json_field() { python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
+state_bytes() { "$FB" -j info "$1" | json_field bytes; }
 
 # The reference: parse lists the way the documentation says, write a pcap
 # of packets around every rule, and the verdict each packet must get.
@@ -594,8 +595,12 @@ check_eq "F: both halves of the /16 are in" "$("$FB" query F src 198.51.0.0/17 s
 out=$("$FB" -j load F "$T_TMP/f8.txt" "$T_TMP/f16.txt" "$T_TMP/f25.txt" --replace 2>"$T_TMP/err")
 check_eq "F: load --replace with all three lists: exit 0" $? 0
 check_eq "F: replaced" "$(echo "$out" | json_field replaced)" True
+# Lengths chosen by cost (a miss pays a probe per length): the filter's
+# one chunk holds every rule expanded to /25, so one length.
 n=$(lengths F 'IPv4 source' | wc -w)
-check_eq "F: 4 IPv4 source lengths after --replace" "$n" 4
+check_eq "F: one IPv4 source length after --replace (the chunk holds them all as /25s)" "$n" 1
+check_eq "F: ... so one probe per packet" "$(echo "$out" | json_field probes_per_packet)" 1
+check_eq "F: ... in the same memory" "$(state_bytes F)" 262144
 check_eq "F: /25 among them" "$(lengths F 'IPv4 source' | tr ' ' '\n' | grep -c '^25$')" 1
 check_eq "F: the old rules survive the replace (loaded again)" \
 	"$("$FB" query F src 203.0.113.0/25 | tail -1)" "1 of 1 maybe"
@@ -603,10 +608,20 @@ check_eq "F: the old rules survive the replace (loaded again)" \
 for l in 8 10 12 14 16 18 20 22 24 26; do echo "198.51.100.0/$l"; done >"$T_TMP/f10.txt"
 out=$("$FB" -j load F "$T_TMP/f10.txt" --replace 2>/dev/null)
 check_eq "F: load --replace of 10 lengths (expanded): replaced" "$(echo "$out" | json_field replaced)" True
-check_eq "F: 4 lengths again" "$(lengths F 'IPv4 source' | wc -w)" 4
+# /8 as /26s would be 2^18 entries, more than the chunk holds at 1 %: two
+# lengths, the /8 as /16s.
+check_eq "F: 2 lengths, /16 and /26" "$(lengths F 'IPv4 source')" "16 26"
+check_eq "F: ... still one chunk" "$(state_bytes F)" 262144
 check_eq "F: the filter holds exactly the replaced list's rules" \
 	"$(info_field F flows)" "$(echo "$out" | json_field loaded)"
 check_eq "F: the old rules are gone" "$("$FB" query F src 203.0.113.0/25 | tail -1)" "0 of 1 maybe"
+# A filter of fixed geometry (no rate to spend): the fewest entries, 4 lengths.
+check "create G (--bits 1000000 --hashes 7)" "$FB" create G --bits 1000000 --hashes 7
+gout=$("$FB" -j load G "$T_TMP/f10.txt" --replace 2>/dev/null)
+check_eq "G: load --replace of 10 lengths: replaced" "$(echo "$gout" | json_field replaced)" True
+check_eq "G: 4 lengths, the fewest entries" "$(lengths G 'IPv4 source' | wc -w)" 4
+check_eq "G: ... 10 prefixes into 52 entries (/10 /14 /20 /26)" "$(echo "$gout" | json_field prefixes_after_expansion) $(lengths G 'IPv4 source')" "52 10 14 20 26"
+check "destroy G" "$FB" destroy G
 
 # The rate per packet: a plain load over the target warns, --replace re-sizes.
 # (Created for 100 flows, W gets a whole chunk: 2 Mbit; some 180,000

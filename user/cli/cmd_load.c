@@ -202,6 +202,7 @@ int cmd_load(int argc, char **argv)
 	double ttl = 0;
 	struct fb_gen g;
 	struct fb_prefixes none = { 0 }, want;
+	struct fb_expand_budget budget;
 	struct fb_expansion ex;
 	struct list l = { 0 };
 	bool replace = false;
@@ -248,8 +249,18 @@ int cmd_load(int argc, char **argv)
 		goto out;
 	t0 = fb_now();
 	/* Rules with a lifetime go to a generation, whose prefix lengths
-	 * start empty. */
+	 * start empty. A Bloom filter sized by capacity and rate gets its
+	 * lengths chosen by cost on --replace: fewer probes when its memory
+	 * allows. Not a counting filter (`del` of a prefix finds it only
+	 * unexpanded), nor rules with a lifetime (a generation has the
+	 * filter's geometry, not one sized for them). */
+	budget.bytes = fb_replace_bytes;
+	budget.ctx = f.hdr;
 	if (fb_prefixes_expand(&l.keys, &l.n, replace || ttl > 0 ? &none : fb_store_prefixes(&f),
+			       replace && ttl <= 0 && !f.hdr->type && !f.hdr->counter_bits &&
+					       f.hdr->capacity && f.hdr->fp_ppb
+				       ? &budget
+				       : NULL,
 			       &ex, err, sizeof(err))) {
 		fb_err("%s; nothing loaded", err);
 		goto unlock;
@@ -351,8 +362,10 @@ int cmd_load(int argc, char **argv)
 		}
 		if (ex.before != ex.after)
 			fprintf(stderr,
-				"flowbloom: note: expanded %zu prefixes into %zu to use at most %d "
-				"prefix lengths per family and direction\n",
+				"flowbloom: note: expanded %zu prefixes into %zu: at most %d "
+				"prefix "
+				"lengths per family and direction, fewer (a probe each) where the "
+				"filter's memory holds the entries\n",
 				ex.before, ex.after, FB_MAX_LENGTHS);
 		if (f.hdr->fp_ppb && r > f.hdr->fp_ppb / 1e9 * 1.0001)
 			fprintf(stderr,

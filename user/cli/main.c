@@ -114,13 +114,15 @@ static const struct fb_cmd cmds[] = {
 	{ "load", cmd_load, "load NAME FILE... [--replace] [--ttl DURATION]",
 	  "Load block-lists: addresses, CIDR prefixes and ranges (source rules), FireHOL\n"
 	  "netsets, Spamhaus DROP ('; comment'), and FLOW lines, mixed; '-' is stdin.\n"
-	  "The whole input is checked first. Prefix lengths beyond 4 per family and\n"
-	  "direction (a miss costs a probe per length) are expanded into longer ones,\n"
-	  "the 4 that need the fewest entries. --replace swaps the filter's content\n"
-	  "for the list in one step (re-sized if the filter was sized by capacity);\n"
-	  "rules with a lifetime live on in it until they end. --ttl gives the list's\n"
-	  "rules a lifetime, as add --ttl; with --replace it replaces the rules with a\n"
-	  "lifetime instead, keeping the permanent ones." },
+	  "The whole input is checked first. A miss costs a probe per prefix length:\n"
+	  "beyond 4 per family and direction, lengths are expanded into longer ones\n"
+	  "(the 4 that need the fewest entries). --replace swaps the filter's content\n"
+	  "for the list in one step, re-sized if the filter was sized by capacity; such\n"
+	  "a Bloom filter also gets fewer lengths whenever its memory holds the\n"
+	  "expanded entries (a filter takes whole chunks: often far more than a short\n"
+	  "list needs). Rules with a lifetime live on in it until they end. --ttl gives\n"
+	  "the list's rules a lifetime, as add --ttl; with --replace it replaces the\n"
+	  "rules with a lifetime instead, keeping the permanent ones." },
 	{ "export", cmd_export, "export NAME FILE [--mode OCTAL] [--plain]",
 	  "Write the filter (geometry, hash key, prefix lengths, bits, counters) to FILE\n"
 	  "('-': stdout): versioned, little-endian, CRC-32 checked, compressed (the bits\n"

@@ -35,13 +35,13 @@ struct hist {
 };
 
 /*
- * Choose at most FB_MAX_LENGTHS target lengths T (all `keep` lengths
- * among them, and the longest length present) minimising
+ * Choose at most maxlen (<= FB_MAX_LENGTHS) target lengths T (all `keep`
+ * lengths among them, and the longest length present) minimising
  * sum over rules of 2^(t - len), t the shortest target >= len.
  * dp[j][m]: cheapest cover of all lengths <= cand[j] with cand[j] chosen
  * as the m-th target. O(L^2 * 8) for L <= 129 candidates.
  */
-static double choose_targets(const struct hist *h, bool target[129])
+static double choose_targets(const struct hist *h, bool target[129], int maxlen)
 {
 	int cand[129], nc = 0, j, i, m, best_m = 0;
 	static double dp[129][FB_MAX_LENGTHS + 1];
@@ -84,7 +84,7 @@ static double choose_targets(const struct hist *h, bool target[129])
 				}
 		}
 	}
-	for (m = 1; m <= FB_MAX_LENGTHS; m++)
+	for (m = 1; m <= maxlen; m++)
 		if (dp[nc - 1][m] < best) {
 			best = dp[nc - 1][m];
 			best_m = m;
@@ -99,53 +99,136 @@ static int list_of(const struct fb_key *k)
 	return fb_rules_prefix_list(k);
 }
 
-int fb_prefixes_expand(struct fb_key **keys, size_t *n, const struct fb_prefixes *have,
-		       struct fb_expansion *ex, char *err, size_t errlen)
+/* Probes a packet makes with m[l] lengths per list (as
+ * fb_probes_per_packet(): the flow probe, then its family's lists). */
+static unsigned probes_with(bool flow, const int m[FB_PFX_NR])
 {
-	bool target[FB_PFX_NR][129];
+	unsigned v4 = m[FB_PFX_SRC4] + m[FB_PFX_DST4], v6 = m[FB_PFX_SRC6] + m[FB_PFX_DST6];
+
+	return flow + (v4 > v6 ? v4 : v6);
+}
+
+/*
+ * With a budget: the number of lengths per list that makes the fewest
+ * probes per packet (a miss pays one per length) among those whose
+ * expanded entries the filter takes in no more memory than the fewest
+ * entries need; ties go to fewer entries. cost[l][m]: entries of list l
+ * in m lengths (INFINITY: not possible). Lists are few (4) and m <= 4:
+ * every combination is tried.
+ */
+static void choose_lengths(const double cost[FB_PFX_NR][FB_MAX_LENGTHS + 1],
+			   const int mmax[FB_PFX_NR], double others, bool flow,
+			   const struct fb_expand_budget *b, int m[FB_PFX_NR])
+{
+	int t[FB_PFX_NR], l, c, combos = 1;
+	double base = others, limit, best_e = INFINITY;
+	unsigned best_p = ~0U;
+
+	for (l = 0; l < FB_PFX_NR; l++) {
+		m[l] = mmax[l];
+		base += cost[l][mmax[l]];
+		combos *= mmax[l] ? mmax[l] : 1;
+	}
+	limit = b->bytes(b->ctx, base, probes_with(flow, m));
+	if (isinf(limit))
+		return;
+	for (c = 0; c < combos; c++) {
+		double e = others, bytes;
+		unsigned p;
+		int r = c;
+
+		for (l = 0; l < FB_PFX_NR; l++) {
+			int span = mmax[l] ? mmax[l] : 1;
+
+			t[l] = mmax[l] ? 1 + r % span : 0;
+			r /= span;
+			e += cost[l][t[l]];
+		}
+		if (isinf(e) || e > FB_EXPAND_MAX)
+			continue;
+		p = probes_with(flow, t);
+		if (p > best_p || (p == best_p && e >= best_e))
+			continue;
+		bytes = b->bytes(b->ctx, e, p);
+		if (bytes > limit)
+			continue;
+		best_p = p;
+		best_e = e;
+		memcpy(m, t, sizeof(t));
+	}
+}
+
+int fb_prefixes_expand(struct fb_key **keys, size_t *n, const struct fb_prefixes *have,
+		       const struct fb_expand_budget *budget, struct fb_expansion *ex, char *err,
+		       size_t errlen)
+{
+	bool target[FB_PFX_NR][129], flow = false, kept = false;
+	double cost[FB_PFX_NR][FB_MAX_LENGTHS + 1], others = 0;
+	int l, x, m, distinct[FB_PFX_NR] = { 0 }, mmax[FB_PFX_NR], pick[FB_PFX_NR];
 	struct hist h[FB_PFX_NR];
 	size_t i, total = 0, out = 0;
 	struct fb_key *nk;
-	int l, x, distinct[FB_PFX_NR] = { 0 };
 
 	memset(h, 0, sizeof(h));
 	memset(ex, 0, sizeof(*ex));
 	for (l = 0; l < FB_PFX_NR; l++)
-		for (x = 0; x < have->list[l].n; x++)
+		for (x = 0; x < have->list[l].n; x++) {
 			h[l].keep[have->list[l].len[x]] = true;
+			kept = true;
+		}
 	for (i = 0; i < *n; i++) {
 		l = list_of(&(*keys)[i]);
-		if (l < 0)
+		if (l < 0) {
+			others++;
+			flow |= (*keys)[i].kind == FB_KIND_FLOW;
 			continue;
+		}
 		ex->before++;
 		h[l].count[(*keys)[i].plen]++;
 	}
 	for (l = 0; l < FB_PFX_NR; l++) {
-		double cost;
+		double all = 0;
 
-		for (x = 0; x <= 128; x++)
+		for (x = 0; x <= 128; x++) {
 			distinct[l] += h[l].count[x] > 0 || h[l].keep[x];
-		if (distinct[l] <= FB_MAX_LENGTHS) {
+			all += h[l].count[x];
+		}
+		mmax[l] = distinct[l] < FB_MAX_LENGTHS ? distinct[l] : FB_MAX_LENGTHS;
+		for (m = 0; m <= FB_MAX_LENGTHS; m++)
+			cost[l][m] = m >= distinct[l] ? all : INFINITY;
+		if (distinct[l] > FB_MAX_LENGTHS) {
+			cost[l][FB_MAX_LENGTHS] = choose_targets(&h[l], target[l], FB_MAX_LENGTHS);
+			if (isinf(cost[l][FB_MAX_LENGTHS])) {
+				snprintf(err, errlen,
+					 "%s rules need a prefix length the filter cannot add: it "
+					 "already uses %d (`load --replace` picks all lengths afresh)",
+					 fb_rules_prefix_list_name(l), have->list[l].n);
+				return -1;
+			}
+			if (cost[l][FB_MAX_LENGTHS] > FB_EXPAND_MAX) {
+				snprintf(err, errlen,
+					 "%s rules use %d prefix lengths; fitting them into %d would "
+					 "take %.0f entries (more than %u)",
+					 fb_rules_prefix_list_name(l), distinct[l], FB_MAX_LENGTHS,
+					 cost[l][FB_MAX_LENGTHS], FB_EXPAND_MAX);
+				return -1;
+			}
+		}
+		/* Fewer lengths, for the budget to weigh. */
+		if (budget && !kept)
+			for (m = 1; m < mmax[l]; m++)
+				cost[l][m] = choose_targets(&h[l], target[l], m);
+	}
+	memcpy(pick, mmax, sizeof(pick));
+	if (budget && !kept)
+		choose_lengths(cost, mmax, others, flow, budget, pick);
+	for (l = 0; l < FB_PFX_NR; l++) {
+		if (pick[l] >= distinct[l]) {
 			for (x = 0; x <= 128; x++)
 				target[l][x] = h[l].count[x] > 0 || h[l].keep[x];
 			continue;
 		}
-		cost = choose_targets(&h[l], target[l]);
-		if (isinf(cost)) {
-			snprintf(err, errlen,
-				 "%s rules need a prefix length the filter cannot add: it already "
-				 "uses %d (`load --replace` picks all lengths afresh)",
-				 fb_rules_prefix_list_name(l), have->list[l].n);
-			return -1;
-		}
-		if (cost > FB_EXPAND_MAX) {
-			snprintf(err, errlen,
-				 "%s rules use %d prefix lengths; fitting them into %d would take "
-				 "%.0f entries (more than %u)",
-				 fb_rules_prefix_list_name(l), distinct[l], FB_MAX_LENGTHS, cost,
-				 FB_EXPAND_MAX);
-			return -1;
-		}
+		choose_targets(&h[l], target[l], pick[l]);
 		ex->lists |= 1 << l;
 	}
 	if (!ex->lists) {

@@ -20,16 +20,30 @@ struct fb_expansion {
 	int lists;	      /* lists (enum fb_prefix_list) that were expanded */
 };
 
+/* What a choice of lengths costs in memory: bytes(ctx, entries, probes)
+ * is the size of the filter that holds `entries` rules for packets that
+ * make `probes` probes each (INFINITY if none does). */
+struct fb_expand_budget {
+	double (*bytes)(void *ctx, double entries, unsigned probes);
+	void *ctx;
+};
+
 /*
  * Rewrite the address rules among keys[0..*n) so each list uses at most
  * FB_MAX_LENGTHS lengths including those already in `have` (which must all
  * stay). Chooses, per list, the lengths that need the fewest expanded
- * entries (dynamic programming over the sorted lengths). *keys may be
- * reallocated. Returns 0, or -1 with err set if even that would exceed
- * FB_EXPAND_MAX entries.
+ * entries (dynamic programming over the sorted lengths). With a budget and
+ * no lengths to keep (`load --replace`), it chooses by cost instead: a miss
+ * pays one probe per length, so fewer lengths per list (expanding more)
+ * whenever the filter holds the extra entries in no more memory than the
+ * fewest entries take (a filter has whole chunks, often far more bits than
+ * a short list needs); fewest probes per packet, then fewest entries.
+ * *keys may be reallocated. Returns 0, or -1 with err set if even the
+ * fewest entries would exceed FB_EXPAND_MAX.
  */
 int fb_prefixes_expand(struct fb_key **keys, size_t *n, const struct fb_prefixes *have,
-		       struct fb_expansion *ex, char *err, size_t errlen);
+		       const struct fb_expand_budget *budget, struct fb_expansion *ex, char *err,
+		       size_t errlen);
 
 /* Cover the inclusive address range [lo, hi] (16-byte big-endian, same
  * family) with prefixes: calls out(addr, plen, ctx) for each, fewest

@@ -206,3 +206,17 @@ double fb_probe_target(double per_packet, unsigned probes)
 {
 	return probes > 1 ? 1.0 - pow(1.0 - per_packet, 1.0 / probes) : per_packet;
 }
+
+double fb_replace_bytes(void *hdr, double entries, unsigned probes)
+{
+	const struct fb_header *h = hdr;
+	double n = entries > h->capacity ? entries : (double)h->capacity;
+	double q = fb_probe_target(h->fp_ppb / 1e9, probes ? probes : 1);
+	__u32 nblocks;
+	__u8 k;
+
+	if (h->layout == FB_LAYOUT_CLASSIC ? fb_size_classic(n, q, &nblocks, &k)
+					   : fb_size_blocked(n, q, &nblocks, &k))
+		return INFINITY;
+	return (double)fb_chunks_for(fb_whole_chunks(nblocks)) * FB_CHUNK_BYTES;
+}

@@ -63,4 +63,10 @@ int fb_size_blocked(double n, double p, __u32 *nblocks, __u8 *k);
 double fb_classic_mbits(double n, double p);
 unsigned fb_classic_k(double mbits, double n);
 
+/* The memory (bytes, whole chunks) of a Bloom filter with header hdr (a
+ * const struct fb_header *, sized by capacity and rate) once `load
+ * --replace` re-sizes it for `entries` rules probed `probes` times a
+ * packet; INFINITY if too large. The budget of fb_prefixes_expand(). */
+double fb_replace_bytes(void *hdr, double entries, unsigned probes);
+
 #endif
