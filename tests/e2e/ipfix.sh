@@ -22,29 +22,22 @@
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin ipfix
 
-PY=$(python3 -c 'import sys; print(sys.executable)')
 DECODE=$(cd "$(dirname "$0")" && pwd)/ipfix_decode.py
-NSA=fbiA$$
-NSB=fbiB$$
-VA=fbiva$$
-VB=fbivb$$
 BG=()
 
 cleanup() {
 	local p d
 	for p in "${BG[@]}"; do kill "$p" 2>/dev/null; done
 	sleep 0.2
-	ip netns del "$NSA" 2>/dev/null
-	ip netns del "$NSB" 2>/dev/null
+	t_net_down
 	for d in "$FLOWBLOOM_ROOT"/*/monitor; do
 		[ -d "$d" ] && rm -f "$d"/* && rmdir "$d"
 	done
 	t_cleanup_filters
 }
-trap cleanup EXIT
+t_traps
 
-inb() { nsenter --net="/run/netns/$NSB" "$@"; }
-ina() { nsenter --net="/run/netns/$NSA" "$@"; }
+ina() { inA "$@"; }
 # wait_listen udp|tcp PORT: until the collector in NSB has bound its port (a
 # fixed sleep lost the first records on a loaded machine).
 wait_listen() {
@@ -70,21 +63,9 @@ check_fails "ipfix: a filter without monitoring" "$FB" ipfix nomon --collector 1
 check_fails "ipfix: no such filter" "$FB" ipfix nosuch --collector 127.0.0.1:4739
 "$FB" destroy nomon >/dev/null
 
-if ! ip netns add "$NSA" 2>/dev/null || ! ip netns add "$NSB" 2>/dev/null; then
-	skip "ipfix: cannot create network namespaces"
-	cleanup
-	trap - EXIT
-	t_end
-	exit
-fi
-ip link add "$VA" netns "$NSA" type veth peer name "$VB" netns "$NSB"
-ip -n "$NSA" addr add 198.51.100.1/24 dev "$VA"
-ip -n "$NSB" addr add 198.51.100.2/24 dev "$VB"
-ip -n "$NSA" addr add 2001:db8::1/64 dev "$VA" nodad
-ip -n "$NSB" addr add 2001:db8::2/64 dev "$VB" nodad
-for n in "$NSA" "$NSB"; do ip -n "$n" link set lo up; done
-ip -n "$NSA" link set "$VA" up
-ip -n "$NSB" link set "$VB" up
+t_net_pair || t_skip_all "$T_NET_WHY"
+t_addr "$NSA" "$VA" 198.51.100.1/24 2001:db8::1/64
+t_addr "$NSB" "$VB" 198.51.100.2/24 2001:db8::2/64
 IFINDEX=$(ip -n "$NSB" -o link show "$VB" | cut -d: -f1)
 
 check "create" "$FB" create f --capacity 1000 --fp-rate 0.001 --counting
@@ -375,6 +356,4 @@ check_eq "ipfix, sketch only: an estimate record per flow sent" \
 	"$(grep -c '"tid": 258, "rec": {[^}]*"7": 4500[12]' "$T_TMP/tcp3.json")" 2
 check "detach g" "$FB" -n "$NSB" detach "$VB"
 check "destroy g" "$FB" destroy g
-cleanup
-trap - EXIT
-t_end
+t_finish

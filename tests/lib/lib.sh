@@ -1,12 +1,58 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# Shell test helpers: a private bpffs root, checks that count, cleanup.
-# Source it; call `t_begin NAME` first and `t_end` last.
+# Shell test helpers: a private bpffs root, checks that count, cleanup, the
+# network namespaces and veth pairs of the e2e suites, and the lock on the
+# real /sys/fs/bpf/xdp/globals. Source it; call `t_begin NAME` first and
+# end with `t_finish` (or `t_end`).
+#
+# A suite in short (tests/KIND/NAME.sh is found by tests/run.sh):
+#
+#   source "$(dirname "$0")/../lib/lib.sh"
+#   t_begin NAME                # FLOWBLOOM_ROOT, $T_TMP, counters
+#   cleanup() { ...; }          # optional: what the suite must undo
+#   t_traps                     # cleanup + namespaces removed on EXIT/INT/TERM
+#   t_net_pair || t_skip_all "$T_NET_WHY"
+#   t_addr "$NSA" "$VA" 198.51.100.1/24 2001:db8::1/64
+#   t_addr "$NSB" "$VB" 198.51.100.2/24 2001:db8::2/64
+#   check "LABEL" "$FB" ...     # pass/fail/skip, check_eq, check_fails
+#   t_finish                    # cleanup, the closing line, exit status
+#
+# - The closing line is "N passed, N failed[, N skipped]": tests/run.sh adds
+#   them up. A skip is not a pass: say what is missing.
+# - Every suite has its own FLOWBLOOM_ROOT and its own namespace names (with
+#   $$), so suites run side by side (tests/run.sh runs several at once).
+#   What they do share: the real /sys/fs/bpf/xdp/globals, where `create
+#   default` pins and `ip link ... obj` looks: a suite that touches it
+#   calls t_lock_globals first (tests/run.sh also never starts two such
+#   suites together), and the CPU: check correctness, not speed, and give
+#   waits for traffic or daemons generous limits (a loaded machine answers
+#   late). Speed targets belong in tests/bench.
+# - Network tests only in namespaces and veth pairs made with t_netns /
+#   t_veth / t_net_pair, with addresses of 198.51.100.0/24, 203.0.113.0/24
+#   and 2001:db8::/32 (t_addr refuses others). They are removed on exit by
+#   t_traps (t_net_down): the processes in them killed, the veth deleted
+#   (which detaches their XDP programs), the namespaces deleted. Run other
+#   programs in them with inA/inB or nsenter --net (not `ip netns exec` or
+#   `ip -n` for anything that needs bpffs: those remount /sys).
+# - python3 here is one interpreter resolved once ($PY): a pyenv-style shim
+#   costs 0.2 s a call, and the suites make hundreds of calls.
 
 FB=${FB:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/flowbloom}
 PCAPS=${PCAPS:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/../shared/pcaps}
 T_PASS=0
 T_FAIL=0
 T_SKIP=0
+
+# Debian's python3 (`make deps` installs it) where there is one, else the
+# interpreter PATH leads to, past any shim. Exported: child scripts reuse it.
+if [ -z "${PY:-}" ] || [ ! -x "$PY" ]; then
+	if [ -x /usr/bin/python3 ]; then
+		PY=/usr/bin/python3
+	else
+		PY=$(command python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+	fi
+fi
+export PY
+python3() { "$PY" "$@"; }
 
 # Each script gets its own filter root so tests never touch real filters.
 t_begin() {
@@ -64,17 +110,182 @@ t_end() {
 	[ "$T_FAIL" -eq 0 ]
 }
 
-# t_traps: the script's cleanup() runs at exit, and on INT/TERM before the
-# closing line and exit 130. t_finish: cleanup, the closing line, exit.
+# t_traps: at exit the script's cleanup() (if it has one) runs, then
+# t_net_down; on INT/TERM the same before the closing line and exit 130.
+# t_finish: the same cleanup, the closing line, exit. t_skip_all REASON:
+# one skip naming the suite and REASON, then t_finish.
+t_exit() {
+	[ -n "${T_EXITED:-}" ] && return 0
+	T_EXITED=1
+	declare -F cleanup >/dev/null && cleanup
+	t_net_down
+	return 0
+}
+
 t_traps() {
-	trap cleanup EXIT
-	trap 'echo "interrupted"; cleanup; t_end; exit 130' INT TERM
+	trap t_exit EXIT
+	trap 'echo "interrupted"; t_exit; t_end; exit 130' INT TERM
 }
 
 t_finish() {
-	cleanup
+	t_exit
 	t_end
 	exit $?
+}
+
+t_skip_all() {
+	skip "$T_NAME: $1"
+	t_finish
+}
+
+# t_lock_globals: wait for, then hold until exit, /tmp/fb-globals.lock, the
+# lock of the real /sys/fs/bpf/xdp/globals (the `default` filter's ip-link
+# pins), of /sys/fs/bpf/xdp itself and of the real filter root
+# /sys/fs/bpf/flowbloom. Every test that creates `default`, loads an object
+# with ip link or xdp-loader, or makes or removes those directories takes
+# it; tests/run.sh runs no two of them together.
+t_lock_globals() {
+	exec {T_GLOBALS_FD}>>/tmp/fb-globals.lock && flock "$T_GLOBALS_FD"
+}
+t_unlock_globals() {
+	[ -n "${T_GLOBALS_FD:-}" ] && exec {T_GLOBALS_FD}>&-
+	T_GLOBALS_FD=
+}
+
+# ---------------------------------------------------------------- network
+
+T_NETNS=() # namespaces made here, removed by t_net_down
+T_VETH=()  # NS:DEV of veth ends made here, deleted first
+
+# t_netns NAME...: make network namespaces, lo up in each (removed by
+# t_net_down). On failure returns 1 with the reason in T_NET_WHY.
+t_netns() {
+	local n err
+	if [ "$(id -u)" -ne 0 ]; then
+		T_NET_WHY="network namespaces need root"
+		return 1
+	fi
+	if ! command -v nsenter >/dev/null || ! ip netns list >/dev/null 2>&1; then
+		T_NET_WHY="needs ip netns (iproute2) and nsenter (util-linux)"
+		return 1
+	fi
+	for n in "$@"; do
+		if ! err=$(ip netns add "$n" 2>&1); then
+			T_NET_WHY="cannot create network namespaces: $err"
+			return 1
+		fi
+		T_NETNS+=("$n")
+		ip -n "$n" link set lo up
+	done
+}
+
+# t_veth NS1 DEV1 NS2 DEV2 [MAC1 MAC2]: a veth pair, DEV1 in NS1 and DEV2 in
+# NS2 (the same namespace will do), left down. Returns 1 (T_NET_WHY) if
+# veth is not available.
+t_veth() {
+	local mac1=() mac2=() err
+	[ -n "${5:-}" ] && mac1=(address "$5")
+	[ -n "${6:-}" ] && mac2=(address "$6")
+	if ! err=$(ip link add "$2" "${mac1[@]}" netns "$1" type veth \
+		peer name "$4" "${mac2[@]}" netns "$3" 2>&1); then
+		T_NET_WHY="veth is not available: $err"
+		return 1
+	fi
+	T_VETH+=("$1:$2")
+}
+
+# t_net_pair [--no-ipv6]: namespaces $NSA and $NSB joined by a veth pair,
+# $VA (MAC $MACA) in NSA and $VB ($MACB) in NSB; lo and both ends up.
+# --no-ipv6 turns IPv6 off in both namespaces (no router solicitations or
+# MLD: every packet the programs see is the test's own). The names carry
+# the suite's name and $$. Returns 1 with the reason in T_NET_WHY.
+t_net_pair() {
+	local tag=${T_NAME//_/} n
+	tag=${tag:0:4}
+	NSA=fb${tag}A$$
+	NSB=fb${tag}B$$
+	VA=fb${tag}a$$ # within IFNAMSIZ (15): 2 + 4 + 1 + 7
+	VB=fb${tag}b$$
+	MACA=02:fb:00:00:00:0a
+	MACB=02:fb:00:00:00:0b
+	t_netns "$NSA" "$NSB" && t_veth "$NSA" "$VA" "$NSB" "$VB" "$MACA" "$MACB" || return 1
+	for n in "$NSA:$VA" "$NSB:$VB"; do
+		[ "${1:-}" != --no-ipv6 ] || t_in "${n%%:*}" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+		ip -n "${n%%:*}" link set "${n#*:}" up
+	done
+}
+
+# t_addr NS DEV ADDR/LEN...: add addresses (IPv6 without duplicate address
+# detection: usable at once). Only documentation addresses are accepted.
+t_addr() {
+	local ns=$1 dev=$2 a
+	shift 2
+	for a in "$@"; do
+		case "${a%/*}" in
+		198.51.100.* | 203.0.113.*) ip -n "$ns" addr add "$a" dev "$dev" || return 1 ;;
+		2001:db8:* | 2001:DB8:*) ip -n "$ns" addr add "$a" dev "$dev" nodad || return 1 ;;
+		*)
+			echo "t_addr: $a is not in 198.51.100.0/24, 203.0.113.0/24 or 2001:db8::/32" >&2
+			return 1
+			;;
+		esac
+	done
+}
+
+# t_neigh NS DEV MAC ADDR...: static neighbours (no ARP or neighbour
+# discovery to wait for, or to see in the counters).
+t_neigh() {
+	local ns=$1 dev=$2 mac=$3 a
+	shift 3
+	for a in "$@"; do
+		ip -n "$ns" neigh add "$a" lladdr "$mac" dev "$dev" nud permanent || return 1
+	done
+}
+
+# t_in NS CMD...: run CMD in namespace NS (network only: bpffs stays
+# visible). inA / inB: the same in $NSA / $NSB.
+t_in() {
+	local ns=$1
+	shift
+	nsenter --net="/run/netns/$ns" -- "$@"
+}
+inA() { t_in "$NSA" "$@"; }
+inB() { t_in "$NSB" "$@"; }
+
+# t_net_down: kill what still runs in our namespaces (it would keep them,
+# and their veth, alive), delete the veth (detaching any XDP program now,
+# not when the namespace is freed), delete the namespaces. Idempotent.
+t_net_down() {
+	local n pid
+	for n in "${T_NETNS[@]}"; do
+		for pid in $(ip netns pids "$n" 2>/dev/null); do
+			kill "$pid" 2>/dev/null
+		done
+	done
+	for n in "${T_VETH[@]}"; do
+		ip -n "${n%%:*}" link del "${n#*:}" 2>/dev/null
+	done
+	for n in "${T_NETNS[@]}"; do
+		ip netns del "$n" 2>/dev/null
+	done
+	T_VETH=()
+	T_NETNS=()
+	return 0
+}
+
+# ---------------------------------------------------------------- traffic
+
+# t_wait_until SECS CMD...: run CMD every 0.1 s until it succeeds, for at
+# most SECS seconds; CMD's last status. For "the program has seen every
+# packet sent": a fixed sleep is too short on a loaded machine and too long
+# on an idle one.
+t_wait_until() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.1
+	done
 }
 
 # The e2e suites' UDP sender, for a namespace's python ($PY -c "$T_UDP_SEND"
