@@ -27,7 +27,7 @@ now() { date +%s.%N; }
 # calc FORMAT EXPR: floating-point arithmetic without bc.
 calc() { awk "BEGIN { printf \"$1\", $2 }"; }
 # A field of `info -j` (digest, flows, ...).
-info_field() { "$FB" -j info "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$2"; }
+info_field() { "$FB" -j info "$1" | t_json "d['$2']"; }
 # The flow count, cheaply: `list -j` reads the header only, where `info`
 # also hashes and scans all the counters (~0.2 s on this filter).
 flows_now() { "$FB" -j list 2>/dev/null | grep -o "\"name\":\"$1\"[^}]*\"flows\":[0-9]*" | sed 's/.*"flows"://'; }

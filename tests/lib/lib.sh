@@ -59,6 +59,55 @@ t_begin() {
 	T_NAME=$1
 	export FLOWBLOOM_ROOT=/sys/fs/bpf/fbtest_${T_NAME}_$$
 	T_TMP=$(mktemp -d "/tmp/fbtest.$T_NAME.XXXXXX")
+	t_json_start
+}
+
+# t_json EXPR [FILE]: the value of the python expression EXPR, where d is
+# the JSON document in FILE (stdin without FILE); status 1 (and nothing on
+# stdout) if it is not JSON or EXPR fails. `t_json True FILE` checks that
+# FILE is JSON. One python process, started by t_begin, answers every call
+# (a python per call costs 20-80 ms; the suites make thousands of calls):
+# call it from the script and its $(...), not from a background job.
+T_JSON_SERVER='import json, sys
+for line in sys.stdin:
+    expr, path = line.rstrip("\n").split("\t", 1)
+    try:
+        with open(path, "rb") as f:
+            d = json.load(f)
+        out = "0" + str(eval(expr, {"json": json}, {"d": d}))
+    except Exception as e:
+        out = "1" + repr(e)
+    sys.stdout.write(out.replace("\n", "\x1e") + "\n")
+    sys.stdout.flush()'
+t_json_start() {
+	local r w
+	[ -n "${T_JSON_PID:-}" ] && return 0
+	coproc T_JSON_CO { exec "$PY" -u -c "$T_JSON_SERVER"; }
+	T_JSON_PID=$T_JSON_CO_PID
+	# Not a job of the script: its `wait` must not wait for the server.
+	disown "$T_JSON_PID"
+	# Copies: bash keeps a coprocess's own descriptors from subshells
+	# (a pipeline's right-hand side is one).
+	exec {w}>&"${T_JSON_CO[1]}" {r}<&"${T_JSON_CO[0]}"
+	T_JSON_W=$w
+	T_JSON_R=$r
+}
+t_json() {
+	local f=${2:-} r
+	if [ -z "$f" ]; then
+		f=$T_TMP/t_json.$BASHPID
+		cat >"$f"
+	fi
+	if [ -n "${T_JSON_W:-}" ] && printf '%s\t%s\n' "$1" "$f" >&"$T_JSON_W" 2>/dev/null &&
+		IFS= read -r r <&"$T_JSON_R"; then
+		:
+	else # no server (or it died): a python of our own
+		r=$(printf '%s\t%s\n' "$1" "$f" | "$PY" -c "$T_JSON_SERVER")
+	fi
+	[ -n "${2:-}" ] || rm -f "$f"
+	[ "${r:0:1}" == 0 ] || return 1
+	r=${r:1}
+	printf '%s\n' "${r//$'\x1e'/$'\n'}"
 }
 
 pass() { T_PASS=$((T_PASS + 1)); [ -n "${TEST_VERBOSE:-}" ] && echo "PASS $*"; return 0; }
@@ -119,6 +168,7 @@ t_exit() {
 	T_EXITED=1
 	declare -F cleanup >/dev/null && cleanup
 	t_net_down
+	[ -n "${T_JSON_PID:-}" ] && kill "$T_JSON_PID" 2>/dev/null
 	return 0
 }
 
@@ -298,5 +348,5 @@ for i in range(int(sys.argv[3])):
 
 # t_stat FLOWBLOOM NAME COUNTER: the packets of counter COUNTER of NAME.
 t_stat() {
-	"$1" -j stats "$2" | python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]]["packets"])' "$3"
+	"$1" -j stats "$2" | t_json "d['$3']['packets']"
 }
