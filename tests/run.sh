@@ -71,6 +71,7 @@ broken=""
 declare -A PID_OF NAME_OF START_OF LOCK_OF
 declare -A TIME
 LOCKED=""
+INTERRUPTED=""
 
 mount | grep -q ' /sys/fs/bpf type bpf' || mount -t bpf bpf /sys/fs/bpf
 
@@ -122,17 +123,14 @@ report() {
 	total_skip=$((total_skip + ${k:-0}))
 	[ "${rc:-1}" -ne 0 ] && [ "$f" -eq 0 ] && broken="$broken $s"
 	echo "-- $s: $last ($secs s)"
-	TIME[$ks]=$secs
+	[ -n "$INTERRUPTED" ] || TIME[$ks]=$secs
 }
 
 # start KIND/NAME: run it in the background (its own process group, so
 # that an interrupt can stop it with everything it started).
 start() {
 	local ks=$1 log=$OUT/${1//\//_}
-	(
-		"${CMD[@]}" </dev/null >"$log" 2>&1
-		echo $? >"$log.rc"
-	) &
+	"${CMD[@]}" </dev/null >"$log" 2>&1 &
 	PID_OF[$ks]=$!
 	NAME_OF[$!]=$ks
 	START_OF[$ks]=$SECONDS
@@ -142,22 +140,43 @@ start() {
 
 # reap: wait for any running suite to end, report it.
 reap() {
-	local pid ks
+	local pid ks rc
 	wait -n -p pid
+	rc=$?
 	ks=${NAME_OF[$pid]:-}
 	[ -n "$ks" ] || return 0
+	echo "$rc" >"$OUT/${ks//\//_}.rc"
 	unset "NAME_OF[$pid]" "PID_OF[$ks]"
 	[ -n "${LOCK_OF[$ks]}" ] && LOCKED=${LOCKED/ ${LOCK_OF[$ks]} /}
 	report "$ks" $((SECONDS - START_OF[$ks]))
 }
 
+# On INT or TERM: TERM to every running suite's process group; each cleans
+# up (t_traps) and prints its closing line, reported as it ends.
+# finish: keep this run's times (the next run's order), the closing line.
+finish() {
+	local ks
+	if [ -d build/tests ]; then
+		for ks in "${!TIME[@]}"; do echo "$ks ${TIME[$ks]}"; done | sort >"$TIMES.new" &&
+			mv "$TIMES.new" "$TIMES"
+	fi
+	rm -rf "$OUT"
+	[ -n "$broken" ] && echo "suites that did not finish cleanly:$broken" && total_fail=$((total_fail + 1))
+	if [ "$total_skip" -gt 0 ]; then
+		echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+	else
+		echo "$total_pass passed, $total_fail failed"
+	fi
+}
+
 interrupted() {
 	local pid
+	INTERRUPTED=1
 	echo "interrupted: stopping the suites still running"
 	for pid in "${!NAME_OF[@]}"; do kill -TERM -- "-$pid" 2>/dev/null; done
-	wait
-	for pid in "${!NAME_OF[@]}"; do report "${NAME_OF[$pid]}" $((SECONDS - START_OF[${NAME_OF[$pid]}])); done
-	rm -rf "$OUT"
+	while [ ${#NAME_OF[@]} -gt 0 ]; do reap; done
+	broken="$broken (interrupted)"
+	finish
 	exit 130
 }
 
@@ -201,16 +220,5 @@ else
 	set +m
 fi
 
-# Keep this run's times for the next run's order.
-if [ -d build/tests ]; then
-	for ks in "${!TIME[@]}"; do echo "$ks ${TIME[$ks]}"; done | sort >"$TIMES.new" && mv "$TIMES.new" "$TIMES"
-fi
-rm -rf "$OUT"
-
-[ -n "$broken" ] && echo "suites that did not finish cleanly:$broken" && total_fail=$((total_fail + 1))
-if [ "$total_skip" -gt 0 ]; then
-	echo "$total_pass passed, $total_fail failed, $total_skip skipped"
-else
-	echo "$total_pass passed, $total_fail failed"
-fi
+finish
 [ "$total_fail" -eq 0 ]

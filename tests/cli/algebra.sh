@@ -5,7 +5,7 @@
 # captures: BPF_PROG_TEST_RUN). No network, no shared pins.
 . "$(dirname "$0")/../lib/lib.sh"
 t_begin algebra
-trap 't_cleanup_filters; rm -rf "$T_TMP"' EXIT
+t_traps
 
 # flows LO HI: FLOW lines for flows LO..HI-1; pcap LO HI FILE: one UDP/IPv4
 # frame per flow, the same 5-tuples.

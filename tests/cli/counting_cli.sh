@@ -21,7 +21,8 @@
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin counting_cli
 pid=""
-trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; t_cleanup_filters; rm -rf "$T_TMP"' EXIT
+cleanup() { [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; }
+t_traps
 
 now() { date +%s.%N; }
 # calc FORMAT EXPR: floating-point arithmetic without bc.

@@ -15,6 +15,7 @@
 # Every frame exists only inside BPF_PROG_TEST_RUN; nothing is sent.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin hostile
+t_traps
 
 # One capture per name: NAME.pcap in $T_TMP (Ethernet, one frame each line
 # of the table below).

@@ -13,7 +13,7 @@
 # protocols are refused; `list` without privileges says so.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin input_cli
-trap 't_cleanup_filters; rm -rf "$T_TMP"' EXIT
+t_traps
 
 digest() { "$FB" -j info "$1" | t_json 'd["digest"]'; }
 # fails_named LABEL PATTERN CMD...: exit 1, one stderr line matching PATTERN.

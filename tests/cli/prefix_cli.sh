@@ -34,6 +34,7 @@
 # BPF_PROG_TEST_RUN only: nothing is sent on any network.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin prefix_cli
+t_traps
 
 BIG=(--bits 8388608 --hashes 8) # 1 MiB
 info_field() { "$FB" -j info "$1" | t_json "d['$2']"; }

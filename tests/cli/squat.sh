@@ -22,7 +22,7 @@ cleanup() {
 	[ -n "${XDP_MADE:-}" ] && rm -rf /sys/fs/bpf/xdp
 	[ -n "${ROOT_MADE:-}" ] && rm -rf /sys/fs/bpf/flowbloom
 }
-trap cleanup EXIT
+t_traps
 mkdir -m 1777 "$P" && chmod 1777 "$P"
 
 # refused LABEL WORD CMD...: CMD fails with one line on stderr naming WORD.

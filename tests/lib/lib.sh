@@ -70,8 +70,8 @@ t_begin() {
 # call it from the script and its $(...), not from a background job.
 T_JSON_SERVER='import json, sys
 for line in sys.stdin:
-    expr, path = line.rstrip("\n").split("\t", 1)
     try:
+        expr, path = line.rstrip("\n").split("\t", 1)
         with open(path, "rb") as f:
             d = json.load(f)
         out = "0" + str(eval(expr, {"json": json}, {"d": d}))
@@ -98,7 +98,8 @@ t_json() {
 		f=$T_TMP/t_json.$BASHPID
 		cat >"$f"
 	fi
-	if [ -n "${T_JSON_W:-}" ] && printf '%s\t%s\n' "$1" "$f" >&"$T_JSON_W" 2>/dev/null &&
+	if [ -n "${T_JSON_W:-}" ] && kill -0 "$T_JSON_PID" 2>/dev/null &&
+		printf '%s\t%s\n' "$1" "$f" >&"$T_JSON_W" 2>/dev/null &&
 		IFS= read -r r <&"$T_JSON_R"; then
 		:
 	else # no server (or it died): a python of our own
@@ -160,7 +161,8 @@ t_end() {
 }
 
 # t_traps: at exit the script's cleanup() (if it has one) runs, then
-# t_net_down; on INT/TERM the same before the closing line and exit 130.
+# t_net_down and t_cleanup_filters, and $T_TMP goes; on INT/TERM the same
+# before the closing line and exit 130.
 # t_finish: the same cleanup, the closing line, exit. t_skip_all REASON:
 # one skip naming the suite and REASON, then t_finish.
 t_exit() {
@@ -168,13 +170,26 @@ t_exit() {
 	T_EXITED=1
 	declare -F cleanup >/dev/null && cleanup
 	t_net_down
+	t_cleanup_filters
 	[ -n "${T_JSON_PID:-}" ] && kill "$T_JSON_PID" 2>/dev/null
 	return 0
 }
 
 t_traps() {
-	trap t_exit EXIT
-	trap 'echo "interrupted"; t_exit; t_end; exit 130' INT TERM
+	# The script's own stdout and stderr, for the handlers: a trap runs
+	# with the redirections of what it interrupts (a function called with
+	# >FILE would swallow the closing line).
+	exec {T_STDOUT}>&1 {T_STDERR}>&2
+	trap 't_exit; rm -rf "$T_TMP"' EXIT
+	trap t_interrupted INT TERM
+}
+t_interrupted() {
+	{
+		echo "interrupted"
+		t_exit
+		t_end
+	} >&"$T_STDOUT" 2>&"$T_STDERR"
+	exit 130
 }
 
 t_finish() {
