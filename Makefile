@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # flowbloom: `make` builds into build/, `make deps` installs Debian packages,
-# `make test` runs every test, `make demo` runs the demo, `make bench` the
-# benchmarks, `make install` installs (PREFIX=/usr/local, DESTDIR). V=1 shows
-# the commands.
+# `make test` runs every test (several suites at once; TESTS_JOBS=1 one at a
+# time, TESTS="NAME..." some: see tests/run.sh), `make demo` runs the demo,
+# `make bench` the benchmarks, `make install` installs (PREFIX=/usr/local,
+# DESTDIR). V=1 shows the commands.
 
 BUILD := build
 CLANG ?= clang

@@ -16,6 +16,9 @@
 #   check "LABEL" "$FB" ...     # pass/fail/skip, check_eq, check_fails
 #   t_finish                    # cleanup, the closing line, exit status
 #
+# Run one suite alone with `bash tests/KIND/NAME.sh` (TEST_VERBOSE=1 prints
+# every PASS too), or several with TESTS="NAME..." bash tests/run.sh.
+#
 # - The closing line is "N passed, N failed[, N skipped]": tests/run.sh adds
 #   them up. A skip is not a pass: say what is missing.
 # - Every suite has its own FLOWBLOOM_ROOT and its own namespace names (with
@@ -33,8 +36,12 @@
 #   (which detaches their XDP programs), the namespaces deleted. Run other
 #   programs in them with inA/inB or nsenter --net (not `ip netns exec` or
 #   `ip -n` for anything that needs bpffs: those remount /sys).
-# - python3 here is one interpreter resolved once ($PY): a pyenv-style shim
-#   costs 0.2 s a call, and the suites make hundreds of calls.
+# - A suite's time is mostly processes started: keep them few. python3 here
+#   is one interpreter resolved once ($PY: a pyenv-style shim costs 0.2 s a
+#   call); read JSON with t_json (one python serves every call); replay
+#   several captures in one `replay` where the filter is the same (each
+#   replay loads and verifies the program: 0.3 s of CPU); wait for a
+#   condition with t_wait_until rather than sleep a fixed time.
 
 FB=${FB:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/flowbloom}
 PCAPS=${PCAPS:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/../shared/pcaps}
