@@ -151,8 +151,6 @@ reap() {
 	report "$ks" $((SECONDS - START_OF[$ks]))
 }
 
-# On INT or TERM: TERM to every running suite's process group; each cleans
-# up (t_traps) and prints its closing line, reported as it ends.
 # finish: keep this run's times (the next run's order), the closing line.
 finish() {
 	local ks
@@ -169,6 +167,8 @@ finish() {
 	fi
 }
 
+# On INT or TERM: TERM to every running suite's process group; each cleans
+# up (t_traps) and prints its closing line, reported as it ends.
 interrupted() {
 	local pid
 	INTERRUPTED=1

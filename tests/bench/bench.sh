@@ -131,7 +131,10 @@ cpu() { tr ' ' '\n' | grep . | cut -d: -f2 | tr '\n' ' '; }
 if has live; then
 	echo
 	echo "11. live veth: 64-byte UDP frames, every source on the block list, every frame dropped"
-	t_lock_globals || exit 1
+	t_lock_globals || {
+		echo "live: $T_LOCK_WHY" >&2
+		exit 1
+	}
 	t_netns "$NS" || {
 		echo "live: $T_NET_WHY" >&2
 		exit 1

@@ -13,7 +13,7 @@
 # /tmp/fb-globals.lock like e2e (it may create xdp/globals).
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin squat
-t_lock_globals
+t_lock_globals || t_skip_all "$T_LOCK_WHY"
 
 P=/sys/fs/bpf/fbsq_$$
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)

@@ -16,7 +16,7 @@
 # /tmp/fb-globals.lock (t_lock_globals).
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin status
-t_lock_globals
+t_lock_globals || t_skip_all "$T_LOCK_WHY"
 
 OBJ=$(cd "$(dirname "$0")/../.." && pwd)/build/flowbloom.bpf.o
 GLOBALS=/sys/fs/bpf/xdp/globals

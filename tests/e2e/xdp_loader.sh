@@ -84,7 +84,7 @@ setup() {
 		fail "not built (run make)"
 		t_finish
 	}
-	t_lock_globals
+	t_lock_globals || t_skip_all "$T_LOCK_WHY"
 	# A default filter of someone else's: not ours to use or remove.
 	[ -e "$GLOBALS/fb_filter" ] && t_skip_all "a 'default' filter exists already (not one of this suite's)"
 	for d in /sys/fs/bpf/xdp "$GLOBALS"; do

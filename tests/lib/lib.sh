@@ -215,9 +215,17 @@ t_skip_all() {
 # pins), of /sys/fs/bpf/xdp itself and of the real filter root
 # /sys/fs/bpf/flowbloom. Every test that creates `default`, loads an object
 # with ip link or xdp-loader, or makes or removes those directories takes
-# it; tests/run.sh runs no two of them together.
+# it; tests/run.sh runs no two of them together. Another tree's tests (or
+# `make bench`) may hold it for minutes: after 15 minutes, returns 1 with
+# the reason in T_LOCK_WHY.
 t_lock_globals() {
-	exec {T_GLOBALS_FD}>>/tmp/fb-globals.lock && flock "$T_GLOBALS_FD"
+	exec {T_GLOBALS_FD}>>/tmp/fb-globals.lock || {
+		T_LOCK_WHY="cannot open /tmp/fb-globals.lock"
+		return 1
+	}
+	flock -w 900 "$T_GLOBALS_FD" && return 0
+	T_LOCK_WHY="/tmp/fb-globals.lock held by another test for 15 minutes"
+	return 1
 }
 t_unlock_globals() {
 	[ -n "${T_GLOBALS_FD:-}" ] && exec {T_GLOBALS_FD}>&-
