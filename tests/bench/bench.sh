@@ -18,8 +18,8 @@
 # namespace made here (veth pairs, documentation addresses only; tests/lib
 # lib.sh's t_netns/t_veth) and removes it, its pins and its programs on
 # exit; it attaches XDP programs, so it holds /tmp/fb-globals.lock while it
-# runs (taken here: do not wrap `make bench` in flock, it would wait for
-# itself).
+# runs (taken here; under `flock /tmp/fb-globals.lock make bench` it sees
+# the lock held by its caller and goes on).
 cd "$(dirname "$0")/../.." || exit 1
 B=build/tests/bench/bench
 FB=$PWD/build/flowbloom
