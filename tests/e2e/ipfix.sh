@@ -380,7 +380,7 @@ for tid, sp, dp, tos, fwd in ((260, b + 1, 5001, 0xb8, 64), (260, b + 2, 5002, 0
        % (sp, dp, tos, fwd), len(r) == 1 and r[0]["5"] == tos and r[0]["89"] == fwd and
        r[0]["136"] == 1)
     ok("UDP %d->%d: MACs, ingress %d, egress 0, direction ingress, VLAN 0" % (sp, dp, ifindex),
-       all(x["56"] == "02fb00000a01" and x["80"] == "02fb00000a02" and x["10"] == ifindex and
+       all(x["56"] == "02fb0000000a" and x["80"] == "02fb0000000b" and x["10"] == ifindex and
            x["14"] == 0 and x["61"] == 0 and x["58"] == 0 for x in r))
     ok("UDP %d->%d: start <= end, both in the run" % (sp, dp),
        all(t0 - 5 <= x["152"] <= x["153"] <= t1 + 5 for x in r))
