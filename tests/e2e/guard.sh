@@ -21,7 +21,6 @@
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin guard
 
-PY=$(python3 -c 'import sys; print(sys.executable)')
 NS=fbgS$$ # sender: 198.51.100.20-219 (200), .230-.233 (floods), .2
 NR=fbgR$$ # receiver: 198.51.100.1, the XDP filter
 VS=fbgvs$$

@@ -28,7 +28,6 @@
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin ipfix
 
-PY=$(python3 -c 'import sys; print(sys.executable)')
 DECODE=$(cd "$(dirname "$0")" && pwd)/ipfix_decode.py
 BG=()
 
