@@ -198,7 +198,9 @@ static const struct fb_cmd cmds[] = {
 	  "new session once it is back; what is lost is counted in the summary.\n"
 	  "--config FILE reads options from FILE, one a line ('collector = HOST:PORT',\n"
 	  "'tcp'); flowbloom-ipfix@NAME.service runs it with " FB_SYSCONFDIR
-	  "/flowbloom/NAME.ipfix." },
+	  "/flowbloom/NAME.ipfix.\nEach ban that `flowbloom guard NAME` makes, and its end, is a "
+	  "record of its\n"
+	  "own (firewallEvent)." },
 	{ "bgp", cmd_bgp,
 	  "bgp NAME [--community ASN:VALUE] [--rtbh dst|src] [--on-session-down keep|flush]\n"
 	  "                 [--min-length V4,V6] [--state FILE] [--flush] [--ttl DURATION]",
