@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # flowbloom: `make` builds into build/, `make deps` installs Debian packages,
-# `make test` runs every test, `make demo` runs the demo, `make bench` the
-# benchmarks, `make install` installs (PREFIX=/usr/local, DESTDIR) and
-# `make uninstall` removes what it installed (configuration files stay).
-# V=1 shows the commands.
+# `make test` runs every test (several suites at once; TESTS_JOBS=1 one at a
+# time, TESTS="NAME..." some: see tests/run.sh), `make demo` runs the demo,
+# `make bench` the benchmarks, `make install` installs (PREFIX=/usr/local,
+# DESTDIR) and `make uninstall` removes what it installed (configuration
+# files stay). V=1 shows the commands.
 
 BUILD := build
 CLANG ?= clang
@@ -48,11 +49,25 @@ TEST_MAINS := $(wildcard tests/unit/test_*.c tests/program/test_*.c) tests/bench
 TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_MAINS))
 TEST_LIB_OBJS := $(patsubst tests/lib/%.c,$(BUILD)/tests/lib/%.o,$(wildcard tests/lib/*.c))
 test_parts = $(filter-out %.bpf.c,$(wildcard tests/$(dir $(1))$(patsubst test_%,%,$(notdir $(1)))_*.c))
+test_part_objs = $(patsubst %.c,$(BUILD)/%.o,$(call test_parts,$(1)))
+# XDP programs: build/NAME.bpf.o from NAME.bpf.c in one of these folders
+# (the filter; the benchmark's generator; a counting pass-through for the
+# test beside flowbloom under xdp-loader; the cuckoo, d-left and scalable
+# probes for tests/program/test_types.c).
+vpath %.bpf.c bpf tests/bench tests/e2e tests/program
+BPF_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(notdir $(wildcard bpf/*.bpf.c tests/*/*.bpf.c)))
 
 .DELETE_ON_ERROR:
 # Skeletons are made by a pattern rule: kept, or every make would rebuild
-# every object that includes them.
-.SECONDARY: $(BUILD)/flowbloom.skel.h $(BUILD)/bench.skel.h $(BUILD)/flowbloom_nocap.skel.h
+# every object that includes them. An object's own dependency file (-MMD)
+# says whether it includes one; before the first build none exists, so
+# each C object waits for the skeleton (order-only: a new skeleton rebuilds
+# only the objects that include it).
+.SECONDARY: $(BUILD)/flowbloom.skel.h $(BUILD)/bench.skel.h $(BUILD)/flowbloom_nocap.skel.h $(BPF_OBJS)
+# Test objects too (made by a chain of pattern rules: make would delete
+# them after each build, and the next would compile them again).
+.SECONDARY: $(patsubst %.c,$(BUILD)/%.o,$(filter-out %.bpf.c,$(wildcard \
+	tests/unit/*.c tests/program/*.c tests/bench/*.c)))
 .PHONY: all deps bpffs test demo bench clean format install uninstall FORCE
 
 # Installation layout (make install PREFIX=/usr DESTDIR=/tmp/root).
@@ -83,7 +98,7 @@ deps:
 	fi
 
 # Objects depend on this Makefile too: changing flags rebuilds them.
-$(BUILD)/flowbloom.bpf.o: bpf/flowbloom.bpf.c Makefile | $(BUILD)
+$(BUILD)/%.bpf.o: %.bpf.c Makefile | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -93,19 +108,6 @@ $(BUILD)/flowbloom_nocap.bpf.o: bpf/flowbloom.bpf.c Makefile | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DFB_NO_CAPTURE -c $< -o $@
 
-$(BUILD)/bench.bpf.o: tests/bench/bench.bpf.c Makefile | $(BUILD)
-	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
-
-# A counting pass-through program, for the test beside flowbloom under xdp-loader.
-$(BUILD)/xdp_count.bpf.o: tests/e2e/xdp_count.bpf.c Makefile | $(BUILD)
-	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
-
-# The cuckoo, d-left and scalable probes, for tests/program/test_types.c.
-$(BUILD)/types_check.bpf.o: tests/program/types_check.bpf.c Makefile | $(BUILD)
-	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 $(BUILD)/tests/program/test_types: $(BUILD)/types_check.bpf.o
 
 # libbpf (inside bpftool) notes the .xdp_run_config section it skips: that
@@ -117,7 +119,7 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 
 $(BUILD)/tests/bench/bench: $(BUILD)/bench.skel.h $(BUILD)/flowbloom_nocap.skel.h
 
-$(BUILD)/user/%.o: user/%.c $(BUILD)/flowbloom.skel.h Makefile | $(BUILD)
+$(BUILD)/user/%.o: user/%.c Makefile | $(BUILD)/flowbloom.skel.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
@@ -134,22 +136,24 @@ $(BUILD)/flowbloom: $(BUILD)/user/cli/main.o $(LIBS)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(LIBS) $(LDLIBS) -o $@
 
-$(BUILD)/tests/lib/%.o: tests/lib/%.c $(BUILD)/flowbloom.skel.h Makefile | $(BUILD)
+# Test and benchmark objects (tests/lib/*.c too): their folder and
+# tests/lib are on the include path.
+$(BUILD)/tests/%.o: tests/%.c Makefile | $(BUILD)/flowbloom.skel.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests/lib -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/lib -I$(<D) -c $< -o $@
+$(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/bench/*.c)): | $(BUILD)/bench.skel.h
 
 $(BUILD)/libfbtest.a: $(TEST_LIB_OBJS)
 	$(call msg,AR,$@)
-	$(Q)$(AR) rcs $@ $^
+	$(Q)rm -f $@; $(AR) rcs $@ $^
 
 # Secondary expansion: a test binary's prerequisites name its own parts.
 .SECONDEXPANSION:
-$(BUILD)/tests/%: tests/%.c $$(call test_parts,$$*) $(BUILD)/libfbtest.a $(LIBS) \
-		$(BUILD)/flowbloom.skel.h
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -Itests/lib -I$(<D) $(filter %.c,$^) -Wl,--start-group \
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $$(call test_part_objs,$$*) \
+		$(BUILD)/libfbtest.a $(LIBS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $(filter-out %.bpf.o,$(filter %.o,$^)) -Wl,--start-group \
 		$(BUILD)/libfbtest.a $(LIBS) -Wl,--end-group $(LDLIBS) -o $@
 
 $(BUILD):
@@ -168,13 +172,8 @@ $(BUILD)/dist/paths: FORCE
 	$(Q)mkdir -p $(@D)
 	$(Q)echo '$(PATHS)' | cmp -s - $@ || echo '$(PATHS)' > $@
 
-$(BUILD)/dist/%: dist/%.in $(BUILD)/dist/paths
-	$(call msg,GEN,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
-		-e 's|@EXABGP@|$(EXABGP)|g' $< > $@
-
-$(BUILD)/dist/%: dist/% $(BUILD)/dist/paths
+# From dist/NAME.in, or dist/NAME where there is no .in.
+$(BUILD)/dist/%: $$(firstword $$(wildcard dist/$$*.in) dist/$$*) $(BUILD)/dist/paths
 	$(call msg,GEN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \

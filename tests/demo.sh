@@ -9,11 +9,10 @@
 cd "$(dirname "$0")/.." || exit 1
 
 FB=$PWD/build/flowbloom
+# The namespaces and veth (t_net_pair: NSA sends, NSB receives, VA and VB).
+source tests/lib/lib.sh
+T_NAME=demo
 NAME=demo$$ # a filter of its own, in the system root
-NSA=fbdA$$  # sender
-NSB=fbdB$$  # receiver
-VA=fbda$$
-VB=fbdb$$
 A4=198.51.100.1
 B4=198.51.100.2
 PORT=5300
@@ -35,17 +34,11 @@ fb() {
 }
 
 cleanup() {
-	local pid
 	[ -n "$CLEANED" ] && return 0
 	CLEANED=1
 	[ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null && wait "$SRV_PID" 2>/dev/null
-	for pid in $(ip netns pids "$NSA" 2>/dev/null) $(ip netns pids "$NSB" 2>/dev/null); do
-		kill "$pid" 2>/dev/null
-	done
 	[ -n "$ATTACHED" ] && "$FB" -n "$NSB" detach "$VB" >/dev/null 2>&1
-	ip -n "$NSB" link del "$VB" 2>/dev/null # takes the peer with it
-	ip netns del "$NSA" 2>/dev/null
-	ip netns del "$NSB" 2>/dev/null
+	t_net_down # what still runs in the namespaces, the veth, the namespaces
 	[ -n "$CREATED" ] && "$FB" destroy "$NAME" >/dev/null 2>&1
 	[ -n "$TMP" ] && rm -rf "$TMP"
 }
@@ -61,7 +54,7 @@ die() {
 [ -x "$FB" ] || die "build/flowbloom is missing: run make"
 stat -f -c %T /sys/fs/bpf 2>/dev/null | grep -q bpf || die "bpffs is not mounted: mount -t bpf bpf /sys/fs/bpf"
 command -v nsenter >/dev/null || die "needs nsenter (util-linux)"
-PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || die "needs python3"
+[ -n "$PY" ] || die "needs python3"
 TMP=$(mktemp -d /tmp/fbdemo.XXXXXX)
 
 # A UDP echo server, and senders that print how many answers came back.
@@ -103,8 +96,7 @@ elif cmd == 'ping':  # ping N DST: ICMP echo over a raw socket
 EOF
 
 # `ip netns exec` would hide bpffs (it remounts /sys): flowbloom enters a
-# namespace itself with -n, other programs go through nsenter --net.
-inA() { nsenter --net="/run/netns/$NSA" -- "$@"; }
+# namespace itself with -n, other programs go through nsenter --net (inA).
 
 # traffic WANT_UDP WANT_PING: 5 UDP datagrams and 3 pings from A to B.
 traffic() {
@@ -118,18 +110,12 @@ traffic() {
 	fi
 }
 
-say "1. Two network namespaces joined by a veth pair: $NSA ($A4, sends) and $NSB ($B4, receives)"
-ip netns add "$NSA" && ip netns add "$NSB" || die "cannot create network namespaces"
 # IPv4 only, so that the counters show just the demo's packets (no IPv6
 # router solicitations or multicast listener reports).
-for ns in "$NSA" "$NSB"; do
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-done
-ip link add "$VA" netns "$NSA" type veth peer name "$VB" netns "$NSB" || die "cannot create a veth pair"
-ip -n "$NSA" addr add "$A4/24" dev "$VA"
-ip -n "$NSB" addr add "$B4/24" dev "$VB"
-ip -n "$NSA" link set "$VA" up
-ip -n "$NSB" link set "$VB" up
+t_net_pair --no-ipv6 || die "$T_NET_WHY"
+say "1. Two network namespaces joined by a veth pair: $NSA ($A4, sends) and $NSB ($B4, receives)"
+t_addr "$NSA" "$VA" "$A4/24"
+t_addr "$NSB" "$VB" "$B4/24"
 nsenter --net="/run/netns/$NSB" -- "$PY" "$TMP/net.py" serve "$PORT" "$TMP/ready" \
 	</dev/null >/dev/null 2>&1 &
 SRV_PID=$!

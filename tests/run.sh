@@ -1,17 +1,32 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Runs every test (what `make test` calls) and adds up their closing lines
-# into one: "N passed, N failed". Needs root, bpffs and a BPF-enabled kernel.
+# into one: "N passed, N failed[, N skipped]". Needs root, bpffs and a
+# BPF-enabled kernel.
+#
 # TESTS="unit cli" limits the run to some suites (by name); a word ending in
 # / selects a kind: TESTS="unit/ cli/" runs every suite in tests/unit and
 # tests/cli. Words mix: TESTS="program/ e2e".
+#
+# Suites run side by side, TESTS_JOBS at a time (default: twice the CPUs;
+# TESTS_JOBS=1 runs them one after the other, their output as it comes).
+# Each suite's output is printed whole when it ends, under "== NAME", and
+# closed by "-- NAME: N passed, N failed (N s)". Two rules keep them apart:
+# - a suite that calls t_lock_globals (tests/lib/lib.sh: the real
+#   /sys/fs/bpf/xdp/globals and /sys/fs/bpf/flowbloom) never runs beside
+#   another that does;
+# - everything else a suite makes is its own (FLOWBLOOM_ROOT, namespace and
+#   device names, temporary files: with $$), and its checks do not depend on
+#   an idle CPU (tests/lib/lib.sh says how).
+# The longest suites start first: each run's times are kept in
+# build/tests/times for the next (fresh trees: e2e, cli, then the C suites).
 cd "$(dirname "$0")/.." || exit 1
 
 # Suites are found, not listed, by folder: a C suite is tests/KIND/test_NAME.c
 # (KIND unit or program) built into build/tests/KIND/test_NAME, a shell suite
 # tests/KIND/NAME.sh (KIND cli or e2e). tests/lib, tests/bench and demo.sh
-# are not suites. C suites run first (no network), the shell suites after.
-KINDS="unit program cli e2e"
+# are not suites.
+KINDS="e2e cli program unit"
 find_suites() { # [KIND...]: "KIND/NAME" per line
 	local k f n kinds=${*:-$KINDS}
 	for k in $kinds; do
@@ -41,36 +56,64 @@ if [ -n "${TESTS:-}" ]; then
 else
 	SUITES=$ALL
 fi
+
+JOBS=${TESTS_JOBS:-$((2 * $(nproc)))}
+[[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || {
+	echo "TESTS_JOBS must be a positive number, not '$JOBS'"
+	exit 2
+}
+TIMES=build/tests/times # "KIND/NAME SECONDS" of the last run of each suite
+OUT=$(mktemp -d /tmp/fbtest-run.XXXXXX)
 total_pass=0
 total_fail=0
 total_skip=0
 broken=""
+declare -A PID_OF NAME_OF START_OF LOCK_OF
+declare -A TIME
+LOCKED=""
+INTERRUPTED=""
 
 mount | grep -q ' /sys/fs/bpf type bpf' || mount -t bpf bpf /sys/fs/bpf
 
-for ks in $SUITES; do
-	k=${ks%%/*}
-	s=${ks#*/}
+# The order: by last run's time, longest first (unknown ones first of all,
+# in the order found).
+if [ -f "$TIMES" ]; then
+	while read -r ks secs; do TIME[$ks]=$secs; done <"$TIMES"
+fi
+SUITES=$(for ks in $SUITES; do echo "${TIME[$ks]:-999999} $ks"; done | sort -s -k1,1nr | cut -d' ' -f2)
+
+# cmd_of KIND/NAME: the command of a suite, in CMD; 1 if there is none.
+cmd_of() {
+	local k=${1%%/*} s=${1#*/}
 	if [ -f "tests/$k/test_$s.c" ] && [ -x "build/tests/$k/test_$s" ]; then
-		cmd=(build/tests/"$k"/test_"$s")
+		CMD=(build/tests/"$k"/test_"$s")
 	elif [ -f "tests/$k/$s.sh" ]; then
-		cmd=(bash "tests/$k/$s.sh")
+		CMD=(bash "tests/$k/$s.sh")
 	else
-		echo "no such suite: $s"
-		broken="$broken $s"
-		continue
+		return 1
 	fi
-	echo "== $s"
-	start=$(date +%s)
-	log=$(mktemp "/tmp/fbtest-$s.XXXXXX")
-	"${cmd[@]}" 2>&1 | tee "$log" | grep -v -E '^[0-9]+ passed, [0-9]+ failed'
-	rc=${PIPESTATUS[0]}
-	last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
-	rm -f "$log"
+}
+
+# lock_of KIND/NAME: "globals" if the suite takes the globals lock.
+lock_of() {
+	local f="tests/${1%%/*}/${1#*/}.sh"
+	[ -f "$f" ] && grep -q '^[[:space:]]*t_lock_globals' "$f" && echo globals
+}
+
+# report KIND/NAME SECONDS [streamed]: the suite's block (unless it was
+# streamed already) and its closing line, added to the totals.
+report() {
+	local ks=$1 s=${1#*/} secs=$2 log=$OUT/${1//\//_} last p f k rc
+	rc=$(cat "$log.rc" 2>/dev/null)
+	if [ -z "${3:-}" ]; then
+		echo "== $s"
+		grep -a -v -E '^[0-9]+ passed, [0-9]+ failed' "$log"
+	fi
+	last=$(grep -a -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
 	if [ -z "$last" ]; then
-		echo "$s: no closing line (exit $rc)"
+		echo "$s: no closing line (exit ${rc:-?})"
 		broken="$broken $s"
-		continue
+		return
 	fi
 	p=$(echo "$last" | sed -E 's/^([0-9]+) passed.*/\1/')
 	f=$(echo "$last" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/')
@@ -78,14 +121,104 @@ for ks in $SUITES; do
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
 	total_skip=$((total_skip + ${k:-0}))
-	[ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && broken="$broken $s"
-	echo "-- $s: $last ($(($(date +%s) - start)) s)"
-done
+	[ "${rc:-1}" -ne 0 ] && [ "$f" -eq 0 ] && broken="$broken $s"
+	echo "-- $s: $last ($secs s)"
+	[ -n "$INTERRUPTED" ] || TIME[$ks]=$secs
+}
 
-[ -n "$broken" ] && echo "suites that did not finish cleanly:$broken" && total_fail=$((total_fail + 1))
-if [ "$total_skip" -gt 0 ]; then
-	echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+# start KIND/NAME: run it in the background (its own process group, so
+# that an interrupt can stop it with everything it started).
+start() {
+	local ks=$1 log=$OUT/${1//\//_}
+	"${CMD[@]}" </dev/null >"$log" 2>&1 &
+	PID_OF[$ks]=$!
+	NAME_OF[$!]=$ks
+	START_OF[$ks]=$SECONDS
+	LOCK_OF[$ks]=$(lock_of "$ks")
+	[ -n "${LOCK_OF[$ks]}" ] && LOCKED="$LOCKED ${LOCK_OF[$ks]} "
+}
+
+# reap: wait for any running suite to end, report it.
+reap() {
+	local pid ks rc
+	wait -n -p pid
+	rc=$?
+	ks=${NAME_OF[$pid]:-}
+	[ -n "$ks" ] || return 0
+	echo "$rc" >"$OUT/${ks//\//_}.rc"
+	unset "NAME_OF[$pid]" "PID_OF[$ks]"
+	[ -n "${LOCK_OF[$ks]}" ] && LOCKED=${LOCKED/ ${LOCK_OF[$ks]} /}
+	report "$ks" $((SECONDS - START_OF[$ks]))
+}
+
+# finish: keep this run's times (the next run's order), the closing line.
+finish() {
+	local ks
+	if [ -d build/tests ]; then
+		for ks in "${!TIME[@]}"; do echo "$ks ${TIME[$ks]}"; done | sort >"$TIMES.new" &&
+			mv "$TIMES.new" "$TIMES"
+	fi
+	rm -rf "$OUT"
+	[ -n "$broken" ] && echo "suites that did not finish cleanly:$broken" && total_fail=$((total_fail + 1))
+	if [ "$total_skip" -gt 0 ]; then
+		echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+	else
+		echo "$total_pass passed, $total_fail failed"
+	fi
+}
+
+# On INT or TERM: TERM to every running suite's process group; each cleans
+# up (t_traps) and prints its closing line, reported as it ends.
+interrupted() {
+	local pid
+	INTERRUPTED=1
+	echo "interrupted: stopping the suites still running"
+	for pid in "${!NAME_OF[@]}"; do kill -TERM -- "-$pid" 2>/dev/null; done
+	while [ ${#NAME_OF[@]} -gt 0 ]; do reap; done
+	broken="$broken (interrupted)"
+	finish
+	exit 130
+}
+
+if [ "$JOBS" -eq 1 ]; then
+	for ks in $SUITES; do
+		if ! cmd_of "$ks"; then
+			echo "no such suite: ${ks#*/}"
+			broken="$broken ${ks#*/}"
+			continue
+		fi
+		echo "== ${ks#*/}"
+		t0=$SECONDS
+		log=$OUT/${ks//\//_}
+		"${CMD[@]}" 2>&1 | tee "$log" | grep -a -v -E '^[0-9]+ passed, [0-9]+ failed'
+		echo "${PIPESTATUS[0]}" >"$log.rc"
+		report "$ks" $((SECONDS - t0)) streamed
+	done
 else
-	echo "$total_pass passed, $total_fail failed"
+	# Job control: each suite in a process group of its own.
+	set -m
+	trap interrupted INT TERM
+	pending=($SUITES)
+	while [ ${#pending[@]} -gt 0 ] || [ ${#NAME_OF[@]} -gt 0 ]; do
+		# Start the first pending suites that may run now.
+		rest=()
+		for ks in "${pending[@]}"; do
+			if [ ${#NAME_OF[@]} -ge "$JOBS" ]; then
+				rest+=("$ks")
+			elif ! cmd_of "$ks"; then
+				echo "no such suite: ${ks#*/}"
+				broken="$broken ${ks#*/}"
+			elif [ -n "$(lock_of "$ks")" ] && [[ "$LOCKED" == *" $(lock_of "$ks") "* ]]; then
+				rest+=("$ks")
+			else
+				start "$ks"
+			fi
+		done
+		pending=("${rest[@]}")
+		[ ${#NAME_OF[@]} -gt 0 ] && reap
+	done
+	set +m
 fi
+
+finish
 [ "$total_fail" -eq 0 ]

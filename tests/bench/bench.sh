@@ -25,13 +25,15 @@
 #             tests/bench/bench_del.sh, BENCH_DEL_N flows, default 2M,
 #             BENCH_DEL_ROUNDS rounds, default 3)
 # e.g. `make bench BENCH="prefix verifier"`. The live part runs in a network
-# namespace made here (veth pairs, documentation addresses only) and removes
-# it, its pins and its programs on exit; it attaches XDP programs, so it
-# holds /tmp/fb-globals.lock while it runs (taken here: do not wrap
-# `make bench` in flock, it would wait for itself).
+# namespace made here (veth pairs, documentation addresses only; tests/lib
+# lib.sh's t_netns/t_veth) and removes it, its pins and its programs on
+# exit; it attaches XDP programs, so it holds /tmp/fb-globals.lock while it
+# runs (taken here; under `flock /tmp/fb-globals.lock make bench` it sees
+# the lock held by its caller and goes on).
 cd "$(dirname "$0")/../.." || exit 1
 B=build/tests/bench/bench
 FB=$PWD/build/flowbloom
+source tests/lib/lib.sh
 NS=fbbench$$
 IN="nsenter --net=/run/netns/$NS"
 TMP=$(mktemp -d /tmp/fbbench.XXXXXX)
@@ -49,8 +51,8 @@ cleanup() {
 	rm -rf "$FBBENCH_ROOT" 2>/dev/null
 	if [ -e "/run/netns/$NS" ]; then
 		$IN xdp-filter unload --all >/dev/null 2>&1
-		ip netns del "$NS" 2>/dev/null
 	fi
+	t_net_down
 	if [ -d "/sys/fs/bpf/fbbench_live_$$" ]; then
 		FLOWBLOOM_ROOT=/sys/fs/bpf/fbbench_live_$$ "$FB" destroy live >/dev/null 2>&1
 		rmdir "/sys/fs/bpf/fbbench_live_$$" 2>/dev/null
@@ -158,14 +160,21 @@ cpu() { tr ' ' '\n' | grep . | cut -d: -f2 | tr '\n' ' '; }
 if has live; then
 	echo
 	echo "11. live veth: 64-byte UDP frames, every source on the block list, every frame dropped"
-	exec 8>>/tmp/fb-globals.lock && flock 8 || exit 1
-	ip netns add "$NS" || exit 1
-	ip -n "$NS" link set lo up
+	t_lock_globals || {
+		echo "live: $T_LOCK_WHY" >&2
+		exit 1
+	}
+	t_netns "$NS" || {
+		echo "live: $T_NET_WHY" >&2
+		exit 1
+	}
+	# idle1 and idle2 stay down: a generator attaches its program to one
+	# (live frames then cost 35 us a call, not 24 ms: ../shared/NOTES.md).
 	for i in 1 2; do
-		ip -n "$NS" link add "idle$i" type veth peer name "idle${i}p" || exit 1
+		t_veth "$NS" "idle$i" "$NS" "idle${i}p" || exit 1
 	done
 	for i in 1 2 3 4 5; do
-		ip -n "$NS" link add "gen$i" type veth peer name "rx$i" &&
+		t_veth "$NS" "gen$i" "$NS" "rx$i" &&
 			ip -n "$NS" link set "gen$i" up && ip -n "$NS" link set "rx$i" up || exit 1
 	done
 	"$B" srcs 4 >"$TMP/src4" && "$B" srcs 6 >"$TMP/src6" || exit 1
@@ -252,11 +261,11 @@ if has live; then
 	"$FB" -n "$NS" detach rx4 >/dev/null
 	"$FB" -n "$NS" detach rx5 >/dev/null
 	$IN xdp-filter unload rx2 >/dev/null
-	ip netns del "$NS"
+	t_net_down
 	"$FB" destroy live >/dev/null
 	rmdir "$FLOWBLOOM_ROOT" 2>/dev/null
 	unset FLOWBLOOM_ROOT
-	exec 8>&-
+	t_unlock_globals
 fi
 
 if has scale; then

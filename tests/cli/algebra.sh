@@ -5,7 +5,7 @@
 # captures: BPF_PROG_TEST_RUN). No network, no shared pins.
 . "$(dirname "$0")/../lib/lib.sh"
 t_begin algebra
-trap 't_cleanup_filters; rm -rf "$T_TMP"' EXIT
+t_traps
 
 # flows LO HI: FLOW lines for flows LO..HI-1; pcap LO HI FILE: one UDP/IPv4
 # frame per flow, the same 5-tuples.
@@ -38,10 +38,10 @@ with open(out, "wb") as f:
         f.write(struct.pack("<IIII", 0, i, len(fr), len(fr)) + fr)
 PY
 }
-jget() { python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval("d"+sys.argv[1]))' "$1"; }
+jget() { t_json "d$1"; }
 digest() { "$FB" -j info "$1" | jget '["digest"]'; }
 matched() { "$FB" -j replay "$1" "$2" | jget '["matched"]'; }
-within() { python3 -c 'import sys; g,w,p=map(float,sys.argv[1:]); sys.exit(abs(g-w) > w*p/100)' "$@"; }
+within() { awk -v g="$1" -v w="$2" -v p="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= w * p / 100) }'; }
 
 gen 0 3000 "$T_TMP/a.txt"
 gen 2000 5000 "$T_TMP/b.txt"

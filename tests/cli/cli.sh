@@ -5,6 +5,7 @@
 # compared before and after through `info -j`).
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin cli
+t_traps
 
 state() { "$FB" -j info f1 | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["flows"], d["bits_set"], d["kinds"])'; }
 

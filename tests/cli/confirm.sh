@@ -7,6 +7,7 @@
 # non-members are refused, and the ip link filter refuses confirmation.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin confirm
+t_traps
 
 caps=("$PCAPS"/udp-*.pcap "$PCAPS"/tcp*.pcap "$PCAPS"/icmp*.pcap)
 # Flows the program sees in these captures (from a plain replay).

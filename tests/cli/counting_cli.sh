@@ -21,13 +21,14 @@
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin counting_cli
 pid=""
-trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; t_cleanup_filters; rm -rf "$T_TMP"' EXIT
+cleanup() { [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; }
+t_traps
 
 now() { date +%s.%N; }
 # calc FORMAT EXPR: floating-point arithmetic without bc.
 calc() { awk "BEGIN { printf \"$1\", $2 }"; }
 # A field of `info -j` (digest, flows, ...).
-info_field() { "$FB" -j info "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$2"; }
+info_field() { "$FB" -j info "$1" | t_json "d['$2']"; }
 # The flow count, cheaply: `list -j` reads the header only, where `info`
 # also hashes and scans all the counters (~0.2 s on this filter).
 flows_now() { "$FB" -j list 2>/dev/null | grep -o "\"name\":\"$1\"[^}]*\"flows\":[0-9]*" | sed 's/.*"flows"://'; }
@@ -67,10 +68,15 @@ t0=$(now)
 python3 - "$BIG" "$N_BIG" <<'PY'
 import sys
 path, n = sys.argv[1], int(sys.argv[2])
+# Line i: udp 198.51.100.(i / 60000):(1 + i % 60000) 203.0.113.(i % 251):(1024 + i % 7919),
+# from tables of the strings that repeat.
+sp = [":%d " % (1 + p) for p in range(60000)]
+dst = ["203.0.113.%d:" % d for d in range(251)]
+dp = ["%d\n" % (1024 + p) for p in range(7919)]
 with open(path, "w") as f:
-    for s in range(0, n, 500000):
-        f.write("".join([f"udp 198.51.100.{i // 60000}:{1 + i % 60000} 203.0.113.{i % 251}:{1024 + i % 7919}\n"
-                         for i in range(s, min(n, s + 500000))]))
+    for s in range(0, n, 60000):
+        src = "udp 198.51.100.%d" % (s // 60000)
+        f.write("".join([src + sp[i - s] + dst[i % 251] + dp[i % 7919] for i in range(s, min(n, s + 60000))]))
 PY
 echo "crash: generated $N_BIG flows in $(calc %.1f "$(now) - $t0") s"
 
@@ -241,10 +247,15 @@ PERF=$T_TMP/perf.txt
 python3 - "$PERF" "$N_PERF" <<'PY'
 import sys
 n = int(sys.argv[2])
+# Line i: udp 198.51.(i >> 16 & 255).(i >> 8 & 255):(1024 + (i & 1023))
+# 203.0.113.(i & 255):(1 + (i >> 10 & 16383)), 1024 lines at a time (i >> 10
+# fixed) from a table of what the low 10 bits give.
+suf = [":%d 203.0.113.%d:" % (1024 + j, j & 255) for j in range(1024)]
 with open(sys.argv[1], "w") as f:
-    for b in range(0, n, 100000):
-        f.write("".join("udp 198.51.%d.%d:%d 203.0.113.%d:%d\n" % (i >> 16 & 255, i >> 8 & 255,
-                1024 + (i & 1023), i & 255, 1 + (i >> 10 & 16383)) for i in range(b, min(n, b + 100000))))
+    for b in range(0, n, 1024):
+        pre = ["udp 198.51.%d.%d" % (b >> 16 & 255, (b >> 8 | q) & 255) for q in range(4)]
+        dp = "%d\n" % (1 + (b >> 10 & 16383))
+        f.write("".join([pre[j >> 8] + suf[j] + dp for j in range(min(1024, n - b))]))
 PY
 check "create d3 sized for $N_PERF flows" "$FB" create d3 --capacity $N_PERF --fp-rate 0.001 --counting
 empty=$(digest d3)

@@ -14,6 +14,8 @@
 # while another replace switches arrays; and import's peak memory.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin crash
+cleanup() { t_cleanup_filters; }
+t_traps
 
 if ! command -v strace >/dev/null; then
 	skip "strace is not installed"
@@ -59,12 +61,27 @@ pcap("a.pcap", A)
 pcap("x.pcap", X)
 PY
 
-json_ok() { python3 -m json.tool >/dev/null 2>&1; }
+# (JSON through t_json: one python for the thousands of reads)
+json_ok() { t_json True "$1" >/dev/null; }
 # maybes NAME FILE: how many of FILE's flows the filter says maybe to
 maybes() { "$FB" query "$1" -f "$2" 2>/dev/null | tail -1 | cut -d' ' -f1; }
-# matched NAME: packets of a.pcap the real program matched (replay)
-matched() { "$FB" -j replay "$1" "$T_TMP/${2:-a}.pcap" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["matched"])' 2>/dev/null; }
-info_flows() { "$FB" -j info "$1" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["flows"])' 2>/dev/null; }
+# matched NAME [x]: packets of a.pcap (x.pcap) the real program matched (replay)
+matched() {
+	"$FB" -j replay "$1" "$T_TMP/${2:-a}.pcap" >"$T_TMP/replay.json" 2>/dev/null
+	t_json 'd["matched"]' "$T_TMP/replay.json"
+}
+# matched_xa NAME: "X A", packets of x.pcap and of a.pcap the program
+# matched (one replay, one program load, a JSON line per capture)
+matched_xa() {
+	"$FB" -j replay "$1" "$T_TMP/x.pcap" "$T_TMP/a.pcap" >"$T_TMP/replay.json" 2>/dev/null
+	head -1 "$T_TMP/replay.json" >"$T_TMP/replay1.json"
+	tail -n +2 "$T_TMP/replay.json" >"$T_TMP/replay2.json"
+	echo "$(t_json 'd["matched"]' "$T_TMP/replay1.json") $(t_json 'd["matched"]' "$T_TMP/replay2.json")"
+}
+info_flows() {
+	"$FB" -j info "$1" >"$T_TMP/info.json" 2>/dev/null
+	t_json 'd["flows"]' "$T_TMP/info.json"
+}
 leftovers() { ls -a "$FLOWBLOOM_ROOT" 2>/dev/null | grep -c -x -E "~{0,2}$1"; }
 
 # A healthy neighbour that must stay readable whatever happens to the others.
@@ -80,13 +97,14 @@ note() { bad="$bad; $*"; }
 # common NAME: the checks after every kill, whatever the verb.
 common() {
 	local name=$1 rc
-	"$FB" -j list 2>/dev/null | json_ok || note "list -j is not valid JSON"
+	"$FB" -j list >"$T_TMP/list.json" 2>/dev/null
+	json_ok "$T_TMP/list.json" || note "list -j is not valid JSON"
 	"$FB" list >/dev/null 2>&1 || note "list fails"
 	"$FB" metrics >"$T_TMP/m" 2>/dev/null || note "metrics fails"
 	grep -q 'filter="nb"' "$T_TMP/m" || note "metrics lost the neighbour"
 	"$FB" -j check "$name" >"$T_TMP/chk" 2>/dev/null
 	rc=$?
-	{ [ "$rc" -le 1 ] && json_ok <"$T_TMP/chk"; } || [ "$rc" -eq 1 ] ||
+	{ [ "$rc" -le 1 ] && json_ok "$T_TMP/chk"; } || [ "$rc" -eq 1 ] ||
 		note "check exit $rc"
 	"$FB" query "$name" -f "$T_TMP/a.txt" >/dev/null 2>"$T_TMP/qerr"
 	rc=$?
@@ -209,11 +227,11 @@ after_replace() {
 	fi
 	if [ -n "$ROPTS" ]; then
 		"$FB" -j check "$R" >"$T_TMP/chk" 2>/dev/null
-		python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(d["stale_bits"] or d["missing_bits"] or not d["count_ok"])' <"$T_TMP/chk" ||
+		[ "$(t_json 'bool(d["stale_bits"] or d["missing_bits"] or not d["count_ok"])' "$T_TMP/chk")" == False ] ||
 			note "$1: counters and bits disagree: $(head -c 300 "$T_TMP/chk")"
 		# Both generations' counters pinned: check must say so.
 		if [ -e "$FLOWBLOOM_ROOT/$R/counters" ] && [ -e "$FLOWBLOOM_ROOT/$R/counters1" ]; then
-			python3 -c 'import json,sys; sys.exit(not json.load(sys.stdin)["stale_counters"])' <"$T_TMP/chk" ||
+			[ "$(t_json 'bool(d["stale_counters"])' "$T_TMP/chk")" == True ] ||
 				note "$1: check misses the unused counters"
 			stale_seen=$((stale_seen + 1))
 		fi
@@ -297,8 +315,9 @@ for i in 1 2 3 4 5 6; do
 	grep -q "added 1 flow" "$T_TMP/add$i" || note "add $i: $(head -c 200 "$T_TMP/add$i")"
 	[ "$(maybes cw "$T_TMP/x$i.txt")" == 1 ] || note "add $i reported, but query says no"
 	# Through the program: this round's X flow and every flow of A.
-	[ "$(matched cw x)" == 1 ] || note "add $i: the program does not match it"
-	[ "$(matched cw)" == 20 ] || note "add $i: the program lost flows of A"
+	xa=$(matched_xa cw)
+	[ "${xa% *}" == 1 ] || note "add $i: the program does not match it"
+	[ "${xa#* }" == 20 ] || note "add $i: the program lost flows of A"
 done
 check_eq "add waiting across a load --replace: every added flow matches${bad:+ (${bad:0:400})}" "$bad" ""
 

@@ -19,7 +19,8 @@ t_begin export_sec
 
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 ATK=$(mktemp -d /tmp/fbtest.export_sec.atk.XXXXXX)
-trap 't_cleanup_filters; rm -rf "$ATK" "$T_TMP"' EXIT
+cleanup() { rm -rf "$ATK"; }
+t_traps
 chown 65534:65534 "$ATK"
 chmod 1777 "$ATK"
 

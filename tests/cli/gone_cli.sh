@@ -21,7 +21,7 @@ cleanup() {
 	t_cleanup_filters
 	rm -rf "$T_TMP"
 }
-trap cleanup EXIT
+t_traps
 
 # gone LABEL CMD...: start CMD, destroy g1 under it, expect exit 1 and
 # "is gone" within 5 s.

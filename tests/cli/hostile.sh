@@ -15,6 +15,7 @@
 # Every frame exists only inside BPF_PROG_TEST_RUN; nothing is sent.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin hostile
+t_traps
 
 # One capture per name: NAME.pcap in $T_TMP (Ethernet, one frame each line
 # of the table below).
@@ -74,11 +75,13 @@ for name, fl in frames.items():
             f.write(struct.pack("<IIII", 1700000000 + i, 0, len(fr), len(fr)) + fr)
 PY
 
-# replay FILTER PCAP [OPTS...] -> one line per packet: "parse match verdict"
+# replay FILTER "PCAP..." [OPTS...] -> per packet "parse match verdict;",
+# the captures in order (one replay: one program load for all of them)
 replay() {
-	local f=$1 p=$2
+	local f=$1 p caps=()
+	for p in $2; do caps+=("$T_TMP/$p.pcap"); done
 	shift 2
-	"$FB" -j replay "$f" "$T_TMP/$p.pcap" --explain "$@" 2>"$T_TMP/err" |
+	"$FB" -j replay "$f" "${caps[@]}" --explain "$@" 2>"$T_TMP/err" |
 		python3 -c '
 import json, sys
 for l in sys.stdin:
@@ -95,16 +98,16 @@ check_eq "IPv6 from ::ffff:198.51.100.5 to a blocked /48 is dropped" \
 	"$(replay h mapped)" "ok dst drop;ok - pass;"
 "$FB" load h - --replace <<<"dst ::/0" >/dev/null 2>&1
 check_eq "dst ::/0 drops every IPv6 packet, v4-mapped ones too, and no IPv4 one" \
-	"$(replay h mapped)$(replay h v4)" "ok dst drop;ok dst drop;ok - pass;"
+	"$(replay h "mapped v4")" "ok dst drop;ok dst drop;ok - pass;"
 "$FB" load h - --replace <<<"src 198.51.100.0/24" >/dev/null 2>&1
 check_eq "an IPv4 source rule never matches an IPv6 packet from ::ffff:198.51.100.5" \
-	"$(replay h mapped)$(replay h v4)" "ok - pass;ok - pass;ok src drop;"
+	"$(replay h "mapped v4")" "ok - pass;ok - pass;ok src drop;"
 "$FB" load h - --replace <<<"udp 198.51.100.5:40000 203.0.113.77:53" >/dev/null 2>&1
 check_eq "an IPv4 5-tuple never matches the IPv6 packet with the same mapped addresses" \
-	"$(replay h mapped)$(replay h v4)" "ok - pass;ok - pass;ok flow drop;"
+	"$(replay h "mapped v4")" "ok - pass;ok - pass;ok flow drop;"
 "$FB" load h - --replace <<<"src ::ffff:0:0/96" >/dev/null 2>&1
 check_eq "src ::ffff:0:0/96 (hex: IPv6) drops v4-mapped IPv6 sources, no IPv4 packet" \
-	"$(replay h mapped)$(replay h v4)" "ok src drop;ok src drop;ok - pass;"
+	"$(replay h "mapped v4")" "ok src drop;ok src drop;ok - pass;"
 check_eq "query answers as the data path: IPv6 ::ffff:c633:6405 maybe, IPv4 198.51.100.5 no" \
 	"$("$FB" query h src ::ffff:c633:6405 src 198.51.100.5 | cut -c1-5 | head -2 | tr -d ' ' | tr '\n' ,)" \
 	"maybe,no,"
@@ -153,7 +156,7 @@ import json, sys
 d = json.load(sys.stdin)
 print([p["length"] for p in d["prefix_lengths"] if p["list"].startswith("IPv4")])')" "[]"
 check_eq "an IPv4 packet does not match; the v4-mapped IPv6 packets do (::fffe:0:0/95)" \
-	"$(replay h v4)$(replay h mapped)" "ok - pass;ok src drop;ok src drop;"
+	"$(replay h "v4 mapped")" "ok - pass;ok src drop;ok src drop;"
 
 "$FB" destroy h >/dev/null || fail "destroy"
 
@@ -168,6 +171,6 @@ print("src ::/0")' >"$T_TMP/sat.txt"
 "$FB" create c --bits 512 --hashes 1 --confirm exact >/dev/null || fail "create c"
 check "load a list that saturates 512 bits" "$FB" load c "$T_TMP/sat.txt"
 check_eq "--confirm exact: IPv4 packet not confirmed by ::/0; v4-mapped IPv6 ones are" \
-	"$(replay c v4)$(replay c mapped)" "ok - pass;ok src drop;ok src drop;"
+	"$(replay c "v4 mapped")" "ok - pass;ok src drop;ok src drop;"
 "$FB" destroy c >/dev/null || fail "destroy c"
 t_end

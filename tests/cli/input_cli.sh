@@ -13,9 +13,9 @@
 # protocols are refused; `list` without privileges says so.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin input_cli
-trap 't_cleanup_filters; rm -rf "$T_TMP"' EXIT
+t_traps
 
-digest() { "$FB" -j info "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["digest"])'; }
+digest() { "$FB" -j info "$1" | t_json 'd["digest"]'; }
 # fails_named LABEL PATTERN CMD...: exit 1, one stderr line matching PATTERN.
 fails_named() {
 	local label=$1 pat=$2 rc
@@ -97,11 +97,10 @@ same "endless, long, cut, NUL"
 big=$T_TMP/big.txt
 python3 -c '
 for i in range(60000): print("src 198.51.%d.%d" % (i // 256 % 256, i % 256))' >"$big"
+strace -f -qq -o "$T_TMP/st" -e trace=openat,read "$FB" query in1 -f "$big" >/dev/null 2>&1
+reads_before=$(awk -v f="$big" 'index($0, "\"" f "\"") { exit } /read\(/ { c++ } END { print c + 0 }' "$T_TMP/st")
 eio() { # eio VERB-ARGS...: run with the 3rd read of $big failing
-	local n
-	strace -f -qq -o "$T_TMP/st" -e trace=openat,read "$FB" query in1 -f "$big" >/dev/null 2>&1
-	n=$(awk -v f="$big" 'index($0, "\"" f "\"") { exit } /read\(/ { c++ } END { print c + 0 }' "$T_TMP/st")
-	strace -f -qq -o /dev/null -e trace=read -e inject=read:error=EIO:when=$((n + 3)) "$@"
+	strace -f -qq -o /dev/null -e trace=read -e inject=read:error=EIO:when=$((reads_before + 3)) "$@"
 }
 fails_named "EIO mid-file: load --replace" "big.txt:[0-9]*: read error: Input/output error" \
 	eio "$FB" load in1 "$big" --replace
@@ -125,7 +124,13 @@ fails_named "huge line under ulimit -v" "hugeline.txt:2: line longer" \
 	bash -c "ulimit -v 200000; exec '$FB' load in1 '$T_TMP/hugeline.txt' --replace"
 rm -f "$T_TMP/hugeline.txt"
 python3 -c '
-for i in range(3000000): print("src 198.%d.%d.%d" % (i // 65536 % 256, i // 256 % 256, i % 256))' >"$T_TMP/many.txt"
+import sys
+# 3M lines: src 198.A.B.C for i < 3000000 (i = A B C in base 256), 65536
+# lines at a time from one template
+t = "".join("src 198.%%d.%d.%d\n" % (b, c) for b in range(256) for c in range(256))
+for a in range(3000000 // 65536):
+    sys.stdout.write(t % ((a,) * 65536))
+sys.stdout.write("".join(t.splitlines(True)[:3000000 % 65536]) % ((3000000 // 65536,) * (3000000 % 65536)))' >"$T_TMP/many.txt"
 fails_named "ENOMEM between lines: load" "many.txt:[0-9]*: out of memory after" \
 	bash -c "ulimit -v 150000; exec '$FB' load in1 '$T_TMP/many.txt' --replace"
 fails_named "ENOMEM between lines: add -f" "many.txt:[0-9]*: out of memory after" \

@@ -7,6 +7,7 @@
 # false negatives, whatever the capture throws at the parser.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin pcaps
+t_traps
 
 if [ ! -d "$PCAPS" ]; then
 	skip "captures: $PCAPS not found"

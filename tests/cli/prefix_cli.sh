@@ -34,9 +34,10 @@
 # BPF_PROG_TEST_RUN only: nothing is sent on any network.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin prefix_cli
+t_traps
 
 BIG=(--bits 8388608 --hashes 8) # 1 MiB
-info_field() { "$FB" -j info "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$2"; }
+info_field() { "$FB" -j info "$1" | t_json "d['$2']"; }
 state() {
 	"$FB" -j info "$1" | python3 -c '
 import json, sys
@@ -49,7 +50,7 @@ import json, sys
 d = json.load(sys.stdin)
 print(" ".join(str(x["length"]) for x in d["prefix_lengths"] if x["list"] == sys.argv[1]))' "$2"
 }
-json_field() { python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
+json_field() { t_json "d['$1']"; }
 state_bytes() { "$FB" -j info "$1" | json_field bytes; }
 
 # The reference: parse lists the way the documentation says, write a pcap
@@ -342,7 +343,8 @@ same_info() {
 	"$FB" -j info "$1" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-# fail_open lists every attachment on the machine (other suites may run)
+# (fail_open: the attachments anywhere on the system that fail open, not
+# a property of the filter; other tests may make one at any moment)
 for k in ("name", "attached", "fail_open"): d.pop(k, None)
 print(json.dumps(d, sort_keys=True))'
 }

@@ -54,6 +54,11 @@ check_fails "add: two families" "$FB" add s udp src 198.51.100.1 dst 2001:db8::1
 check_fails "add: a range beyond the cap" "$FB" add s udp dst 203.0.113.0/24 sport 1-65534 dport 1-65534
 grep -q "more than 64" "$T_TMP/err" && pass "cap: the message states it" || fail "cap: $(cat "$T_TMP/err")"
 check_fails "add: a backwards range" "$FB" add s tcp dst 203.0.113.7 dport 2047-1024
+# Every port but 0 fits in four shapes (60 port prefixes), within the bound.
+"$FB" create allp --capacity 1000 --fp-rate 0.0001 >/dev/null
+check "add: dport 1-65535" "$FB" add allp udp dst 203.0.113.2 dport 1-65535
+check_eq "dport 1-65535: four shapes" "$("$FB" -j info allp | t_json 'len(d["shapes"])')" 4
+"$FB" destroy allp >/dev/null
 printf 'udp dst 203.0.113.0/24 dport 53\nudp dst 203.0.113.0/24 dport 99999\n' >"$T_TMP/bad"
 check_fails "add -f: a bad port" "$FB" add s -f "$T_TMP/bad"
 grep -q "$T_TMP/bad:2:" "$T_TMP/err" && pass "add -f: names FILE:LINE" || fail "add -f: $(cat "$T_TMP/err")"

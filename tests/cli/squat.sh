@@ -9,10 +9,11 @@
 # and touch nothing. The private root's parent is a test-made 1777
 # directory standing for /sys/fs/bpf, and so is that of a private
 # xdp/globals (FLOWBLOOM_IPROUTE_DIR). The real paths are tried too when
-# they do not exist (never disturbing real filters); run the suite under
-# `flock /tmp/fb-globals.lock` like e2e (it may create xdp/globals).
+# they do not exist (never disturbing real filters); it holds
+# /tmp/fb-globals.lock like e2e (it may create xdp/globals).
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin squat
+t_lock_globals || t_skip_all "$T_LOCK_WHY"
 
 P=/sys/fs/bpf/fbsq_$$
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
@@ -22,7 +23,7 @@ cleanup() {
 	[ -n "${XDP_MADE:-}" ] && rm -rf /sys/fs/bpf/xdp
 	[ -n "${ROOT_MADE:-}" ] && rm -rf /sys/fs/bpf/flowbloom
 }
-trap cleanup EXIT
+t_traps
 mkdir -m 1777 "$P" && chmod 1777 "$P"
 
 # refused LABEL WORD CMD...: CMD fails with one line on stderr naming WORD.

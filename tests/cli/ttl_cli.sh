@@ -13,7 +13,6 @@ source "$(dirname "$0")/../lib/lib.sh"
 t_begin ttl_cli
 cleanup() { t_cleanup_filters; }
 t_traps
-PY=python3
 
 gens() { "$FB" -j info "$1" | $PY -c 'import json,sys; print(len(json.load(sys.stdin)["generations"]))'; }
 maybe() { "$FB" query "$@" | tail -1 | cut -d' ' -f1; }

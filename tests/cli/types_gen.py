@@ -35,12 +35,36 @@ def v4frame(i):
     ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
     return ETH4 + ip + udp
 
-if sys.argv[1] == "flows":
-    path, cap, n, off = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+def flows(path, cap, n, off):
+    """FILE and PCAP of flows off..off+n-1: what pcap() of v4frame() writes,
+    a few times faster (the test makes a million): one pack per record, and
+    the header checksum from the only words that vary, the id and the last
+    octets of the addresses (RFC 1071: a sum of 16-bit words, folded)."""
     with open(path, "w") as f:
-        f.write("".join("udp %d.%d.%d.%d:%d %d.%d.%d.%d:%d\n" % (*flow(i)[0], flow(i)[1], *flow(i)[2], flow(i)[3])
+        f.write("".join("udp 198.51.100.%d:%d 203.0.113.%d:%d\n"
+                        % ((i // 60000) % 256, 1 + i % 60000, (i // 7) % 251, 53 + i % 7)
                         for i in range(off, off + n)))
-    pcap(cap, (v4frame(i) for i in range(off, off + n)))
+    hdr = struct.Struct("<IIII")
+    frame = struct.Struct("!14s6H4B2H4H")  # Ethernet, IPv4 (dst as 2 words), UDP
+    const = 0x4500 + 28 + 0x4011 + 0xC633 + 0x6400 + 0xCB00 + 0x7100
+    with open(cap, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+        out = []
+        for j, i in enumerate(range(off, off + n)):
+            a, b, ident = (i // 60000) % 256, (i // 7) % 251, i & 0xffff
+            t = const + ident + a + b
+            while t >> 16:
+                t = (t & 0xffff) + (t >> 16)
+            out.append(hdr.pack(1700000000 + j // 1000000, j % 1000000, 42, 42))
+            out.append(frame.pack(ETH4, 0x4500, 28, ident, 0, 0x4011, ~t & 0xffff,
+                                  198, 51, 100, a, 0xCB00, 0x7100 | b, 1 + i % 60000, 53 + i % 7, 8, 0))
+            if len(out) >= 131072:
+                f.write(b"".join(out))
+                out = []
+        f.write(b"".join(out))
+
+if sys.argv[1] == "flows":
+    flows(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
 elif sys.argv[1] == "v6":
     cap, n = sys.argv[2], int(sys.argv[3])
     src = lambda i: bytes.fromhex("20010db80001000000000000%08x" % (i + 1))

@@ -15,37 +15,21 @@
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin apply
 
-NSA=fbapA$$
-NSB=fbapB$$
-VA=fbapa$$
-VB=fbapb$$
+# NSA, NSB, VA, VB, MACA, MACB: t_net_pair (lib.sh).
 DUM=lo # B's loopback: no native XDP
-MACA=02:fb:00:00:03:0a
-MACB=02:fb:00:00:03:0b
 A4=198.51.100.1
 BAD4=198.51.100.3
 BAD4B=198.51.100.4
 B4=198.51.100.2
-CLEANED=
-PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
 CONF=$T_TMP/edge.conf
 
-inA() { nsenter --net="/run/netns/$NSA" -- "$@"; }
 fbB() { "$FB" -n "$NSB" "$@"; }
 
 cleanup() {
-	[ -n "$CLEANED" ] && return 0
-	CLEANED=1
-	ip netns del "$NSA" 2>/dev/null
-	ip netns del "$NSB" 2>/dev/null
+	t_net_down
 	t_cleanup_filters
 }
 t_traps
-
-skip_all() {
-	skip "apply: $1"
-	t_finish
-}
 
 send() {
 	inA "$PY" -c "$T_UDP_SEND" "$1" "$B4" "$2"
@@ -55,12 +39,17 @@ stat_of() {
 	t_stat "$FB" "$1" "$2"
 }
 
-# dropped_from SRC N: of N packets from SRC, how many the filter dropped.
+# seen_since N0 N: edge has seen N packets since its seen counter was N0.
+seen_since() { [ $(($(stat_of edge seen) - $1)) -ge "$2" ]; }
+
+# dropped_from SRC N: of N packets from SRC, how many the filter dropped
+# (read once the program has seen all N: nothing else crosses the veth).
 dropped_from() {
-	local d0
+	local d0 s0
 	d0=$(stat_of edge dropped)
+	s0=$(stat_of edge seen)
 	send "$1" "$2"
-	sleep 0.2
+	t_wait_until 5 seen_since "$s0" "$2"
 	echo $(($(stat_of edge dropped) - d0))
 }
 
@@ -96,27 +85,16 @@ refused() {
 }
 
 setup() {
-	local n
-	[ "$(id -u)" -eq 0 ] || skip_all "needs root"
-	[ -n "$PY" ] || skip_all "needs python3"
+	[ -n "$PY" ] || t_skip_all "needs python3"
 	[ -x "$FB" ] || {
 		fail "flowbloom is not built (run make)"
 		t_finish
 	}
-	ip netns add "$NSA" && ip netns add "$NSB" || skip_all "cannot create network namespaces"
-	ip link add "$VA" address "$MACA" netns "$NSA" type veth \
-		peer name "$VB" address "$MACB" netns "$NSB" || skip_all "veth is not available"
-	for n in "$NSA:$VA" "$NSB:$VB"; do
-		nsenter --net="/run/netns/${n%%:*}" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
-		ip -n "${n%%:*}" link set "${n#*:}" up
-	done
-	ip -n "$NSB" link set "$DUM" up
-	for n in "$A4" "$BAD4" "$BAD4B"; do
-		ip -n "$NSA" addr add "$n/24" dev "$VA"
-		ip -n "$NSB" neigh add "$n" lladdr "$MACA" dev "$VB" nud permanent
-	done
-	ip -n "$NSB" addr add "$B4/24" dev "$VB"
-	ip -n "$NSA" neigh add "$B4" lladdr "$MACB" dev "$VA" nud permanent
+	t_net_pair --no-ipv6 || t_skip_all "$T_NET_WHY"
+	t_addr "$NSA" "$VA" "$A4/24" "$BAD4/24" "$BAD4B/24"
+	t_neigh "$NSB" "$VB" "$MACA" "$A4" "$BAD4" "$BAD4B"
+	t_addr "$NSB" "$VB" "$B4/24"
+	t_neigh "$NSA" "$VA" "$MACB" "$B4"
 	mkdir -p "$T_TMP/lists"
 	printf '# the blocked source\n%s\n' "$BAD4" >"$T_TMP/lists/drop.txt"
 	cat >"$CONF" <<EOF

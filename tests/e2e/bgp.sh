@@ -29,38 +29,24 @@ for tool in bird birdc exabgp; do
 		exit
 	fi
 done
-PY=$(python3 -c 'import sys; print(sys.executable)')
-RS=fbbR$$  # route server: BIRD, 198.51.100.1 and .3
-RT=fbbT$$  # router: ExaBGP, flowbloom bgp, the XDP filter; 198.51.100.2 and .4, 203.0.113.7-10
-VS=fbbvs$$
-VT=fbbvt$$
 STATE=$T_TMP/rtbh.bgp
 
 cleanup() {
 	[ -n "${BGP_DEBUG:-}" ] && cp -r "$T_TMP" "$BGP_DEBUG" && command birdc -s "$T_TMP/bird.ctl" show protocols all >"$BGP_DEBUG/bird.show" 2>&1
-	[ -f "$T_TMP/exa.pid" ] && kill "$(cat "$T_TMP/exa.pid")" 2>/dev/null
-	[ -f "$T_TMP/bird.pid" ] && kill "$(cat "$T_TMP/bird.pid")" 2>/dev/null
-	sleep 0.3
-	ip netns del "$RS" 2>/dev/null
-	ip netns del "$RT" 2>/dev/null
+	# BIRD and ExaBGP (with its flowbloom bgp) run only in the namespaces:
+	# t_net_down ends them.
+	t_net_down
 	t_cleanup_filters
 }
-trap cleanup EXIT
+t_traps
 
-if ! ip netns add "$RS" 2>/dev/null || ! ip netns add "$RT" 2>/dev/null; then
-	skip "bgp: cannot create network namespaces"
-	t_end
-	exit
-fi
-ip link add "$VS" netns "$RS" type veth peer name "$VT" netns "$RT"
-ip -n "$RS" addr add 198.51.100.1/24 dev "$VS"
-ip -n "$RS" addr add 198.51.100.3/24 dev "$VS"
-ip -n "$RT" addr add 198.51.100.2/24 dev "$VT"
-ip -n "$RT" addr add 198.51.100.4/24 dev "$VT"
-for a in 7 8 9 10; do ip -n "$RT" addr add 203.0.113.$a/32 dev "$VT"; done
-for n in "$RS" "$RT"; do ip -n "$n" link set lo up; done
-ip -n "$RS" link set "$VS" up
-ip -n "$RT" link set "$VT" up
+t_net_pair || t_skip_all "$T_NET_WHY"
+RS=$NSA # route server: BIRD, 198.51.100.1 and .3
+RT=$NSB # router: ExaBGP, flowbloom bgp, the XDP filter; 198.51.100.2 and .4, 203.0.113.7-10
+VS=$VA
+VT=$VB
+t_addr "$RS" "$VS" 198.51.100.1/24 198.51.100.3/24
+t_addr "$RT" "$VT" 198.51.100.2/24 198.51.100.4/24 203.0.113.{7,8,9,10}/32
 ip -n "$RS" route add 203.0.113.0/24 dev "$VS" src 198.51.100.1
 
 # --- bad usage, before any daemon --------------------------------------------------
@@ -276,10 +262,7 @@ nflows() { "$FB" -j info rtbh | "$PY" -c 'import json,sys; print(json.load(sys.s
 start_exabgp flush
 if [ "$(wait_for 30 established p1)" = timeout ] || [ "$(wait_for 30 established p3)" = timeout ]; then
 	fail "bgp: BGP sessions did not come up (exabgp.log: $(tail -c 300 "$T_TMP/exa.out"))"
-	cleanup
-	trap - EXIT
-	t_end
-	exit 1
+	t_finish
 fi
 pass "bgp: two BGP sessions BIRD -> ExaBGP established"
 check "before any route: 203.0.113.7 reachable" reaches 203.0.113.7
@@ -410,6 +393,4 @@ check_fails "a second bgp on the same state file is refused" bash -c \
 	"exec 9>'$STATE.lock'; flock 9; '$FB' bgp rtbh --state '$STATE' </dev/null"
 check "detach" "$FB" -n "$RT" detach "$VT"
 check "destroy" "$FB" destroy rtbh
-cleanup
-trap - EXIT
-t_end
+t_finish

@@ -11,20 +11,25 @@
 # VLAN tag, a non-IP protocol: nothing aborts, each lands where it should.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin capture_cli
-NSA=fbcA$$
-NSB=fbcB$$
-VA=fbcva$$
-VB=fbcvb$$
 TD=""
 cleanup() {
 	[ -n "$TD" ] && kill "$TD" 2>/dev/null
-	ip netns del "$NSA" 2>/dev/null
-	ip netns del "$NSB" 2>/dev/null
+	t_net_down
 	t_cleanup_filters
-	rm -rf "$T_TMP"
 }
-trap cleanup EXIT
+t_traps
 json() { python3 -c "import json,sys; d=json.loads(sys.stdin.read().splitlines()[-1]); print($1)"; }
+# records_at_least PCAP N: PCAP (being written) holds N records or more.
+records_at_least() {
+	python3 - "$@" <<'PY'
+import struct, sys
+b, n, o = open(sys.argv[1], "rb").read(), 0, 24
+while o + 16 <= len(b):
+    o += 16 + struct.unpack("<I", b[o + 8:o + 12])[0]
+    n += o <= len(b)
+sys.exit(n < int(sys.argv[2]))
+PY
+}
 
 check "create" "$FB" create cap --capacity 1000 --fp-rate 0.001
 UFLOW4="udp 198.51.100.1:40001 198.51.100.2:5000"
@@ -33,25 +38,18 @@ check "add the UDP flows" "$FB" add cap $UFLOW4 $UFLOW6
 
 if ! command -v tcpdump >/dev/null; then
 	skip "tcpdump not installed (make deps installs it)"
-elif ! ip netns add "$NSA" 2>/dev/null || ! ip netns add "$NSB" 2>/dev/null; then
-	skip "cannot create network namespaces"
+elif ! t_net_pair; then
+	skip "$T_NET_WHY"
 else
-	ip link add "$VA" netns "$NSA" type veth peer name "$VB" netns "$NSB"
-	ip -n "$NSA" addr add 198.51.100.1/24 dev "$VA"
-	ip -n "$NSB" addr add 198.51.100.2/24 dev "$VB"
-	ip -n "$NSA" addr add 2001:db8:c::1/64 dev "$VA" nodad
-	ip -n "$NSB" addr add 2001:db8:c::2/64 dev "$VB" nodad
-	ip -n "$NSA" link set "$VA" up
-	ip -n "$NSB" link set "$VB" up
-	ip -n "$NSB" link set lo up
+	t_addr "$NSA" "$VA" 198.51.100.1/24 2001:db8:c::1/64
+	t_addr "$NSB" "$VB" 198.51.100.2/24 2001:db8:c::2/64
 	# No neighbour discovery to wait for: B's address is known to A.
-	ip -n "$NSA" neigh add 2001:db8:c::2 dev "$VA" \
-		lladdr "$(ip -n "$NSB" -br link show "$VB" | awk '{print $3}')"
+	t_neigh "$NSA" "$VA" "$MACB" 2001:db8:c::2
 	cap=$T_TMP/any.pcap
 	nsenter --net="/run/netns/$NSB" tcpdump -i any --immediate-mode -Z root -U -n -w "$cap" 2>"$T_TMP/td.err" &
 	TD=$!
 	for i in $(seq 50); do grep -q "listening on" "$T_TMP/td.err" && break; sleep 0.1; done
-	nsenter --net="/run/netns/$NSA" python3 -c '
+	inA "$PY" -c '
 import socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("198.51.100.1", 40001))
@@ -69,7 +67,9 @@ for i in range(2):  # refused: SYN out, RST back
         pass
     t.close()
 '
-	sleep 0.3
+	# tcpdump stops at once on SIGINT: what it has not written yet is
+	# lost. Wait for the 10 datagrams and 2 x SYN + RST (ARP may come too).
+	t_wait_until 5 records_at_least "$cap" 14
 	kill -INT "$TD"
 	wait "$TD"
 	TD=""

@@ -10,17 +10,13 @@
 # Everything it makes (two namespaces, one veth pair, filters under a private
 # FLOWBLOOM_ROOT, the `default` pins in /sys/fs/bpf/xdp/globals) is removed by
 # the EXIT/INT/TERM trap, whatever the checks say. Addresses are from the
-# documentation ranges only (198.51.100.0/24, 2001:db8::/32).
+# documentation ranges only (198.51.100.0/24, 2001:db8::/32). The ip-link
+# part holds /tmp/fb-globals.lock (t_lock_globals).
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin e2e
 
 FBOBJ=$(dirname "$FB")/flowbloom.bpf.o
-NSA=fbA$$ # sender
-NSB=fbB$$ # receiver, flowbloom on its veth end
-VA=fbva$$ # in NSA; names stay within IFNAMSIZ (15)
-VB=fbvb$$ # in NSB
-MACA=02:fb:00:00:00:0a
-MACB=02:fb:00:00:00:0b
+# NSA (sender) and NSB (receiver, flowbloom on its veth end VB): t_net_pair.
 A4=198.51.100.1
 B4=198.51.100.2
 A6=2001:db8:100::1
@@ -37,19 +33,13 @@ IPLINK_STARTED=
 BPFFS_NEW=() # bpffs dirs/links absent before the ip-link test (removed after)
 declare -A OUR_PINS # map ids of the globals pins this run created
 
-# Where the python3 interpreter really is: pyenv-style shims cost a fork or
-# two per call, and there are many calls.
-PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
-
 # `ip netns exec` (and `ip -n`) unshares the mount namespace and mounts a
 # fresh sysfs on /sys, which hides the bpffs at /sys/fs/bpf: flowbloom would
 # say "bpffs is not mounted" and an `ip link ... obj` would pin into a
 # throwaway bpffs of its own and never find the default filter. So device
 # verbs run as `flowbloom -n NS`, which enters the network namespace only,
-# and everything else (ip link ... obj, the traffic tool) under
-# nsenter --net, which does the same.
-inA() { nsenter --net="/run/netns/$NSA" -- "$@"; }
-inB() { nsenter --net="/run/netns/$NSB" -- "$@"; }
+# and everything else (ip link ... obj, the traffic tool) under inA/inB
+# (lib.sh: nsenter --net), which does the same.
 
 # pin_id PATH: the id of the map pinned at PATH, or nothing.
 pin_id() {
@@ -80,23 +70,15 @@ bpffs_restore() {
 }
 
 cleanup() {
-	local pid
 	[ -n "$CLEANED" ] && return 0
 	CLEANED=1
 	if [ -n "$SRV_PID" ]; then
 		kill "$SRV_PID" 2>/dev/null
 		wait "$SRV_PID" 2>/dev/null
 	fi
-	# Anything else of ours still running in our namespaces (a sender cut
-	# short by INT) would keep them, and the veth, alive after `netns del`.
-	for pid in $(ip netns pids "$NSA" 2>/dev/null) $(ip netns pids "$NSB" 2>/dev/null); do
-		kill "$pid" 2>/dev/null
-	done
-	# Deleting one end deletes the pair, and with it any XDP program.
-	ip -n "$NSB" link del "$VB" 2>/dev/null
-	ip -n "$NSA" link del "$VA" 2>/dev/null
-	ip netns del "$NSA" 2>/dev/null
-	ip netns del "$NSB" 2>/dev/null
+	# Anything else still running in the namespaces (a sender cut short by
+	# INT), the veth pair with any XDP program, the namespaces.
+	t_net_down
 	if [ -n "$IPLINK_STARTED" ]; then
 		# Removes the globals pins only if they are this run's default.
 		"$FB" destroy default >/dev/null 2>&1
@@ -289,38 +271,20 @@ EOF
 # ---------------------------------------------------------------- setup
 
 # Skips are not passes: each says what is missing, then the closing line.
-skip_all() {
-	skip "e2e: $1"
-	t_finish
-}
-
 setup() {
-	[ "$(id -u)" -eq 0 ] || skip_all "needs root"
-	[ -n "$PY" ] || skip_all "needs python3"
-	command -v nsenter >/dev/null || skip_all "needs nsenter (util-linux)"
-	ip netns list >/dev/null 2>&1 || skip_all "ip netns is not available"
-	stat -f -c %T /sys/fs/bpf 2>/dev/null | grep -q bpf || skip_all "bpffs is not mounted at /sys/fs/bpf"
+	[ "$(id -u)" -eq 0 ] || t_skip_all "needs root"
+	[ -n "$PY" ] || t_skip_all "needs python3"
+	stat -f -c %T /sys/fs/bpf 2>/dev/null | grep -q bpf || t_skip_all "bpffs is not mounted at /sys/fs/bpf"
 	[ -x "$FB" ] && [ -f "$FBOBJ" ] || { fail "flowbloom is not built (run make)"; t_finish; }
-	ip netns add "$NSA" 2>/dev/null && ip netns add "$NSB" 2>/dev/null ||
-		skip_all "cannot create network namespaces"
-	ip link add "$VA" address "$MACA" netns "$NSA" type veth \
-		peer name "$VB" address "$MACB" netns "$NSB" 2>/dev/null ||
-		skip_all "veth is not available"
-	ip -n "$NSA" link set lo up
-	ip -n "$NSB" link set lo up
-	ip -n "$NSA" link set "$VA" up
-	ip -n "$NSB" link set "$VB" up
-	ip -n "$NSA" addr add "$A4/24" dev "$VA"
-	ip -n "$NSB" addr add "$B4/24" dev "$VB"
-	# nodad: usable at once, no wait for duplicate address detection.
-	ip -n "$NSA" addr add "$A6/64" dev "$VA" nodad
-	ip -n "$NSB" addr add "$B6/64" dev "$VB" nodad
+	t_net_pair || t_skip_all "$T_NET_WHY"
+	t_addr "$NSA" "$VA" "$A4/24" "$A6/64"
+	t_addr "$NSB" "$VB" "$B4/24" "$B6/64"
 	# IPv6 neighbours are static: neighbour discovery is ICMPv6, which an
 	# allow-list drops unless listed and a `src A6` rule drops too; that
 	# would test ND, not flowbloom. IPv4 keeps ARP, which (not being IP)
 	# always passes, and test 2 checks that it does.
-	ip -n "$NSA" neigh add "$B6" lladdr "$MACB" dev "$VA" nud permanent
-	ip -n "$NSB" neigh add "$A6" lladdr "$MACA" dev "$VB" nud permanent
+	t_neigh "$NSA" "$VA" "$MACB" "$B6"
+	t_neigh "$NSB" "$VB" "$MACA" "$A6"
 
 	write_fbnet
 	# Not through inB: a function in the background is a subshell, and $!
@@ -449,6 +413,10 @@ test_monitor() {
 # the `default` filter pinned in /sys/fs/bpf/xdp/globals.
 test_iplink() {
 	local p d0
+	t_lock_globals || {
+		skip "ip link: $T_LOCK_WHY"
+		return
+	}
 	if [ -e "$GLOBALS/fb_filter" ] || [ -e "$GLOBALS/fb_stats" ]; then
 		skip "ip link: $GLOBALS/fb_filter or fb_stats already exists (not ours; left alone)"
 		return

@@ -14,6 +14,8 @@
 #  - a concurrent --dry-run guard into filter d: the same bans reported, d
 #    unchanged (digest, no generation, no counter pin); another, --by dst,
 #    reports the flooded destination;
+#  - `ipfix g` to the RFC 7011 decoder: each ban and its end a record
+#    (templates 262/263, firewallEvent 1 and 2);
 #  - --announce under ExaBGP peering BIRD: the blackhole route with community
 #    65535:666 appears in BIRD and is withdrawn when the ban ends.
 # Addresses: 198.51.100.0/24 only; AS 64512/64513. The EXIT trap removes the
@@ -21,7 +23,6 @@
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin guard
 
-PY=$(python3 -c 'import sys; print(sys.executable)')
 NS=fbgS$$ # sender: 198.51.100.20-219 (200), .230-.233 (floods), .2
 NR=fbgR$$ # receiver: 198.51.100.1, the XDP filter
 VS=fbgvs$$
@@ -34,6 +35,8 @@ cleanup() {
 	[ -n "${DPID:-}" ] && kill "$DPID" 2>/dev/null
 	[ -n "${FPID:-}" ] && kill "$FPID" 2>/dev/null
 	[ -n "${DSTPID:-}" ] && kill "$DSTPID" 2>/dev/null
+	[ -n "${EXP:-}" ] && kill "$EXP" 2>/dev/null
+	[ -n "${COL:-}" ] && kill "$COL" 2>/dev/null
 	sleep 0.2
 	ip netns del "$NS" 2>/dev/null
 	ip netns del "$NR" 2>/dev/null
@@ -120,6 +123,17 @@ DSTPID=$!
 	>"$T_TMP/fs.out" 2>/dev/null &
 FPID=$!
 
+# An IPFIX exporter of g, to the RFC 7011 decoder: guard's bans and their
+# ends as records.
+nsenter --net="/run/netns/$NR" "$PY" "$(dirname "$0")/ipfix_decode.py" tcp 127.0.0.1 4739 "$T_TMP/ipfix.json" &
+COL=$!
+for i in $(seq 50); do
+	nsenter --net="/run/netns/$NR" ss -ltn 2>/dev/null | grep -q ':4739 ' && break
+	sleep 0.1
+done
+"$FB" -n "$NR" ipfix g --collector 127.0.0.1:4739 --tcp --interval 60 >"$T_TMP/ipfix.out" 2>/dev/null &
+EXP=$!
+
 # add --ttl 2s on source .20 (which sends 50 pps throughout).
 T_ADD0=$("$PY" -c 'import time; print(time.time())')
 "$FB" add g src 198.51.100.20 --ttl 2s >/dev/null
@@ -168,6 +182,39 @@ wait $FPID
 GPID=""
 DPID=""
 FPID=""
+kill -TERM $EXP
+wait $EXP
+check_eq "ipfix: exit 0 on SIGTERM" "$?" 0
+sleep 0.3
+kill -TERM $COL
+wait $COL 2>/dev/null
+EXP=""
+COL=""
+"$PY" - "$T_TMP/ipfix.json" <<'PYEOF' >"$T_TMP/ipfix.verdicts"
+import json, sys
+L = [json.loads(l) for l in open(sys.argv[1])]
+def say(ok, label):
+    print(("PASS " if ok else "FAIL ") + label)
+T = {l["template"]: [tuple(f) for f in l["fields"]] for l in L if "template" in l}
+tup = [(152, 8, 0), (153, 8, 0)]
+tail = [(7, 2, 0), (11, 2, 0), (4, 1, 0), (233, 1, 0), (89, 1, 0)]
+say(not [l for l in L if "error" in l], "ipfix: the decoder found nothing malformed")
+say(T.get(262) == tup + [(8, 4, 0), (12, 4, 0)] + tail, "ipfix: template 262, mitigation event IPv4")
+say(T.get(263) == tup + [(27, 16, 0), (28, 16, 0)] + tail, "ipfix: template 263, mitigation event IPv6")
+R = [l["rec"] for l in L if l.get("tid") == 262]
+ev = sorted((r["8"], r["233"]) for r in R)
+# Two guards ban into their filters from g's sketch (into g, and --flowspec into f3).
+want = sorted([("198.51.100.%d" % a, e) for a in (230, 231, 232) for e in ("01", "02")] * 2)
+say(ev == want, "ipfix: per guard, a ban (firewallEvent 1) and its end (2) for each of the 3: %s" % ev)
+say(all(r["12"] == "0.0.0.0" and r["89"] == 129 for r in R),
+    "ipfix: the banned address as source, forwardingStatus dropped (ACL)")
+ends = [r for r in R if r["233"] == "02"]
+say(all(r["153"] - r["152"] >= 2000 for r in ends),
+    "ipfix: each end record spans the ban (start to end >= the 2 s TTL)")
+PYEOF
+while read -r v label; do
+	if [ "$v" = PASS ]; then pass "$label"; else fail "$label"; fi
+done <"$T_TMP/ipfix.verdicts"
 for a in 230 231 232; do
 	check_eq "--flowspec: a discard announced and withdrawn for .$a" \
 		"$(grep -c -e "^announce flow route { match { source 198.51.100.$a/32; } then { discard; } }$" \

@@ -28,14 +28,7 @@
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin ipfix
 
-PY=$(python3 -c 'import sys; print(sys.executable)')
 DECODE=$(cd "$(dirname "$0")" && pwd)/ipfix_decode.py
-NSA=fbiA$$
-NSB=fbiB$$
-VA=fbiva$$
-VB=fbivb$$
-MACA=02:fb:00:00:0a:01
-MACB=02:fb:00:00:0a:02
 BG=()
 
 cleanup() {
@@ -43,21 +36,18 @@ cleanup() {
 	for p in "${BG[@]}"; do kill "$p" 2>/dev/null; done
 	sleep 0.2
 	for p in "${BG[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	ip netns del "$NSA" 2>/dev/null
-	ip netns del "$NSB" 2>/dev/null
+	t_net_down
 	for d in "$FLOWBLOOM_ROOT"/*/monitor; do
 		[ -d "$d" ] && rm -f "$d"/* && rmdir "$d"
 	done
 	t_cleanup_filters
 }
-trap cleanup EXIT
+t_traps
 
 # Run in a namespace. In the background, call nsenter itself (a function run
 # with & is a subshell: $! would not be the program, and kill would miss it).
 inb() { nsenter --net="/run/netns/$NSB" "$@"; }
 ina() { nsenter --net="/run/netns/$NSA" "$@"; }
-NB="nsenter --net=/run/netns/$NSB"
-NA="nsenter --net=/run/netns/$NSA"
 # wait_listen udp|tcp PORT: until a collector in NSB has bound its port.
 wait_listen() {
 	local i
@@ -138,26 +128,15 @@ check_eq "ipfix --config: a BOM before the first key; the file's collector, then
 	"$(cat "$T_TMP/err")" "flowbloom: filter 'nomon' has no monitoring (attach it with --accounting, --new-flows and/or --monitor)"
 "$FB" destroy nomon >/dev/null
 
-if ! ip netns add "$NSA" 2>/dev/null || ! ip netns add "$NSB" 2>/dev/null; then
-	skip "ipfix: cannot create network namespaces"
-	cleanup
-	trap - EXIT
-	t_end
-	exit
-fi
-ip link add "$VA" address "$MACA" netns "$NSA" type veth peer name "$VB" address "$MACB" netns "$NSB"
-ip -n "$NSA" addr add 198.51.100.1/24 dev "$VA"
-ip -n "$NSB" addr add 198.51.100.2/24 dev "$VB"
-ip -n "$NSA" addr add 2001:db8::1/64 dev "$VA" nodad
-ip -n "$NSB" addr add 2001:db8::2/64 dev "$VB" nodad
-for n in "$NSA" "$NSB"; do ip -n "$n" link set lo up; done
-ip -n "$NSA" link set "$VA" up
-ip -n "$NSB" link set "$VB" up
+# The namespaces, veth pair and MACs of tests/lib/lib.sh (t_net_pair).
+t_net_pair || t_skip_all "$T_NET_WHY"
+NB="nsenter --net=/run/netns/$NSB"
+NA="nsenter --net=/run/netns/$NSA"
+t_addr "$NSA" "$VA" 198.51.100.1/24 2001:db8::1/64
+t_addr "$NSB" "$VB" 198.51.100.2/24 2001:db8::2/64
 # No neighbour discovery in the middle of the counts.
-ip -n "$NSA" neigh add 198.51.100.2 lladdr "$MACB" dev "$VA" nud permanent
-ip -n "$NSA" neigh add 2001:db8::2 lladdr "$MACB" dev "$VA" nud permanent
-ip -n "$NSB" neigh add 198.51.100.1 lladdr "$MACA" dev "$VB" nud permanent
-ip -n "$NSB" neigh add 2001:db8::1 lladdr "$MACA" dev "$VB" nud permanent
+t_neigh "$NSA" "$VA" "$MACB" 198.51.100.2 2001:db8::2
+t_neigh "$NSB" "$VB" "$MACA" 198.51.100.1 2001:db8::1
 IFINDEX=$(ip -n "$NSB" -o link show "$VB" | cut -d: -f1)
 
 check "create" "$FB" create f --capacity 1000 --fp-rate 0.001 --counting
@@ -400,7 +379,7 @@ for tid, sp, dp, tos, fwd in ((260, b + 1, 5001, 0xb8, 64), (260, b + 2, 5002, 0
        % (sp, dp, tos, fwd), len(r) == 1 and r[0]["5"] == tos and r[0]["89"] == fwd and
        r[0]["136"] == 1)
     ok("UDP %d->%d: MACs, ingress %d, egress 0, direction ingress, VLAN 0" % (sp, dp, ifindex),
-       all(x["56"] == "02fb00000a01" and x["80"] == "02fb00000a02" and x["10"] == ifindex and
+       all(x["56"] == "02fb0000000a" and x["80"] == "02fb0000000b" and x["10"] == ifindex and
            x["14"] == 0 and x["61"] == 0 and x["58"] == 0 for x in r))
     ok("UDP %d->%d: start <= end, both in the run" % (sp, dp),
        all(t0 - 5 <= x["152"] <= x["153"] <= t1 + 5 for x in r))
@@ -621,6 +600,4 @@ check_eq "ipfix, sketch only: an estimate record per flow, in frame octets (2 x 
 	"$(grep -c '"tid": 258, "rec": {[^}]*"7": 4700[12], .*"2": 2, "352": 104' "$T_TMP/sk.json")" 2
 check "detach h" "$FB" -n "$NSB" detach "$VB"
 check "destroy h" "$FB" destroy h
-cleanup
-trap - EXIT
-t_end
+t_finish

@@ -29,7 +29,6 @@ MACB=02:fb:00:00:04:0b
 A4=198.51.100.1
 BAD4=198.51.100.3
 B4=198.51.100.2
-PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
 NEW=()        # bpffs entries absent before (removed after, links and empty dirs)
 XDP_DIR_SET=  # /sys/fs/bpf/xdp was flowbloom's empty directory: made again after
 CREATED=      # default is ours to destroy

@@ -12,19 +12,15 @@
 #   warning, and the datagrams are dropped (stats);
 # - a namespace only a process holds (unshare -n), and one both named and
 #   held by a process (listed once, by its name), are found.
-# Uses the `default` filter and the /sys/fs/bpf/xdp/globals pins: run under
-# flock /tmp/fb-globals.lock (tests/run.sh callers do).
+# Uses the `default` filter and the /sys/fs/bpf/xdp/globals pins: holds
+# /tmp/fb-globals.lock (t_lock_globals).
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin status
+t_lock_globals || t_skip_all "$T_LOCK_WHY"
 
 OBJ=$(cd "$(dirname "$0")/../.." && pwd)/build/flowbloom.bpf.o
-N1=fbst1_$$
-N2=fbst2_$$
-VA=fsa$$
-VB=fsb$$
 GLOBALS=/sys/fs/bpf/xdp/globals
 HELD=()
-PY=$(python3 -c 'import sys; print(sys.executable)')
 # bpffs entries `create default` and iproute2's loader make: removed at the
 # end if they did not exist before (and are empty).
 BPFFS_NEW=()
@@ -38,9 +34,8 @@ pin_id() { bpftool -j map show pinned "$1" 2>/dev/null | "$PY" -c 'import json,s
 cleanup() {
 	local p m i
 	for p in "${HELD[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
-	# Deleting the namespaces deletes the veths and their programs.
-	ip netns del "$N1" 2>/dev/null
-	ip netns del "$N2" 2>/dev/null
+	# Deleting the veths deletes their programs.
+	t_net_down
 	# A detached program is freed a moment later; until then destroy
 	# rightly refuses (the filter is in use).
 	for i in $(seq 50); do
@@ -56,9 +51,8 @@ cleanup() {
 		if [ -L "$p" ]; then rm -f "$p"; elif [ -d "$p" ]; then rmdir "$p" 2>/dev/null; fi
 	done
 	t_cleanup_filters
-	rm -rf "$T_TMP"
 }
-trap cleanup EXIT
+t_traps
 
 if [ -e "$GLOBALS/fb_filter" ] || [ -e "$GLOBALS/fb_stats" ]; then
 	skip "status: $GLOBALS already holds fb_filter/fb_stats (another test running without the lock?)"
@@ -66,14 +60,14 @@ if [ -e "$GLOBALS/fb_filter" ] || [ -e "$GLOBALS/fb_stats" ]; then
 	exit
 fi
 
-ip netns add "$N1" && ip netns add "$N2" &&
-	ip link add "$VA" netns "$N1" type veth peer name "$VB" netns "$N2" &&
-	ip -n "$N1" addr add 198.51.100.1/24 dev "$VA" && ip -n "$N1" link set "$VA" up &&
-	ip -n "$N2" addr add 198.51.100.2/24 dev "$VB" && ip -n "$N2" link set "$VB" up || {
-	fail "status: cannot set up namespaces"
-	t_end
-	exit
-}
+if ! t_net_pair; then
+	fail "status: $T_NET_WHY"
+	t_finish
+fi
+N1=$NSA
+N2=$NSB
+t_addr "$N1" "$VA" 198.51.100.1/24
+t_addr "$N2" "$VB" 198.51.100.2/24
 
 # udp_through N: N datagrams from N2 to N1, how many arrived.
 udp_through() {

@@ -16,8 +16,8 @@
 #    refuses them makes libxdp fall back to one program per interface, and
 #    this part is then skipped with the reason.
 #
-# It uses the `default` filter's pins in /sys/fs/bpf/xdp/globals: run under
-# `flock /tmp/fb-globals.lock`. Everything it makes (a namespace, a veth
+# It uses the `default` filter's pins in /sys/fs/bpf/xdp/globals: it holds
+# /tmp/fb-globals.lock (t_lock_globals). Everything it makes (a namespace, a veth
 # pair, its pins) is removed by the EXIT/INT/TERM trap. Addresses from
 # 198.51.100.0/24 only.
 source "$(dirname "$0")/../lib/lib.sh"
@@ -26,12 +26,7 @@ t_begin xdp_loader
 BUILD=$(dirname "$FB")
 FBOBJ=$BUILD/flowbloom.bpf.o
 XCOBJ=$BUILD/xdp_count.bpf.o
-NSA=fbxlA$$
-NSB=fbxlB$$
-VA=fbxla$$
-VB=fbxlb$$
-MACA=02:fb:00:00:01:0a
-MACB=02:fb:00:00:01:0b
+# NSA, NSB, VA, VB, MACA, MACB: t_net_pair (lib.sh).
 A4=198.51.100.1   # allowed source
 BAD4=198.51.100.3 # listed (blocked) source
 B4=198.51.100.2
@@ -39,20 +34,12 @@ GLOBALS=/sys/fs/bpf/xdp/globals
 XCPIN=/sys/fs/bpf/fbtest_xc_$$ # the second program's map pins
 NEW_DIRS=()                    # bpffs dirs absent before (removed if empty)
 CREATED_DEFAULT=
-CLEANED=
-PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
-
-inA() { nsenter --net="/run/netns/$NSA" -- "$@"; }
-inB() { nsenter --net="/run/netns/$NSB" -- "$@"; }
 
 cleanup() {
 	local d
-	[ -n "$CLEANED" ] && return 0
-	CLEANED=1
-	# Deleting the namespaces deletes the veth pair and any XDP program on
-	# it, dispatcher included; xdp-loader unload ran before, normally.
-	ip netns del "$NSA" 2>/dev/null
-	ip netns del "$NSB" 2>/dev/null
+	# Deleting the veth pair deletes any XDP program on it, dispatcher
+	# included; xdp-loader unload ran before, normally.
+	t_net_down
 	[ -n "$CREATED_DEFAULT" ] && "$FB" destroy default >/dev/null 2>&1
 	rm -f "$XCPIN"/* 2>/dev/null
 	rmdir "$XCPIN" 2>/dev/null
@@ -62,11 +49,6 @@ cleanup() {
 	t_cleanup_filters
 }
 t_traps
-
-skip_all() {
-	skip "xdp_loader: $1"
-	t_finish
-}
 
 # stat_of NAME COUNTER: packets of one of flowbloom's counters.
 stat_of() {
@@ -88,36 +70,33 @@ send() {
 	inA "$PY" -c "$T_UDP_SEND" "$1" "$B4" "$2"
 }
 
+# seen_since N0 N: default has seen N packets since its seen counter was N0
+# (nothing else crosses the veth: static neighbours, no IPv6).
+seen_since() { [ $(($(stat_of default seen) - $1)) -ge "$2" ]; }
+
 setup() {
 	local d
-	[ "$(id -u)" -eq 0 ] || skip_all "needs root"
-	[ -n "$PY" ] || skip_all "needs python3"
-	command -v xdp-loader >/dev/null || skip_all "needs xdp-loader (Debian xdp-tools)"
-	stat -f -c %T /sys/fs/bpf 2>/dev/null | grep -q bpf || skip_all "bpffs is not mounted"
+	[ "$(id -u)" -eq 0 ] || t_skip_all "needs root"
+	[ -n "$PY" ] || t_skip_all "needs python3"
+	command -v xdp-loader >/dev/null || t_skip_all "needs xdp-loader (Debian xdp-tools)"
+	stat -f -c %T /sys/fs/bpf 2>/dev/null | grep -q bpf || t_skip_all "bpffs is not mounted"
 	[ -x "$FB" ] && [ -f "$FBOBJ" ] && [ -f "$XCOBJ" ] || {
 		fail "not built (run make)"
 		t_finish
 	}
+	t_lock_globals || t_skip_all "$T_LOCK_WHY"
 	# A default filter of someone else's: not ours to use or remove.
-	[ -e "$GLOBALS/fb_filter" ] && skip_all "a 'default' filter exists already (run under flock /tmp/fb-globals.lock)"
+	[ -e "$GLOBALS/fb_filter" ] && t_skip_all "a 'default' filter exists already (not one of this suite's)"
 	for d in /sys/fs/bpf/xdp "$GLOBALS"; do
 		[ -d "$d" ] || NEW_DIRS+=("$d")
 	done
-	ip netns add "$NSA" && ip netns add "$NSB" || skip_all "cannot create network namespaces"
-	ip link add "$VA" address "$MACA" netns "$NSA" type veth \
-		peer name "$VB" address "$MACB" netns "$NSB" || skip_all "veth is not available"
-	for n in "$NSA:$VA" "$NSB:$VB"; do
-		# No IPv6 chatter (router solicitations): the counts stay exact.
-		nsenter --net="/run/netns/${n%%:*}" sysctl -qw "net.ipv6.conf.all.disable_ipv6=1"
-		ip -n "${n%%:*}" link set "${n#*:}" up
-	done
-	ip -n "$NSA" addr add "$A4/24" dev "$VA"
-	ip -n "$NSA" addr add "$BAD4/24" dev "$VA"
-	ip -n "$NSB" addr add "$B4/24" dev "$VB"
+	# No IPv6 chatter (router solicitations): the counts stay exact.
+	t_net_pair --no-ipv6 || t_skip_all "$T_NET_WHY"
+	t_addr "$NSA" "$VA" "$A4/24" "$BAD4/24"
+	t_addr "$NSB" "$VB" "$B4/24"
 	# Static neighbours: no ARP, so every packet the programs see is ours.
-	ip -n "$NSA" neigh add "$B4" lladdr "$MACB" dev "$VA" nud permanent
-	ip -n "$NSB" neigh add "$A4" lladdr "$MACA" dev "$VB" nud permanent
-	ip -n "$NSB" neigh add "$BAD4" lladdr "$MACA" dev "$VB" nud permanent
+	t_neigh "$NSA" "$VA" "$MACB" "$B4"
+	t_neigh "$NSB" "$VB" "$MACA" "$A4" "$BAD4"
 	check "create default" "$FB" create default --capacity 1000 --fp-rate 0.001
 	CREATED_DEFAULT=1
 	check "add the blocked source" "$FB" add default src "$BAD4"
@@ -151,7 +130,7 @@ test_alone() {
 	pass0=$(stat_of default passed)
 	send "$A4" 50
 	send "$BAD4" 30
-	sleep 0.2
+	t_wait_until 5 seen_since "$seen0" 80
 	check_eq "$mode: flowbloom saw every packet" "$(($(stat_of default seen) - seen0))" 80
 	check_eq "$mode: the listed source dropped" "$(($(stat_of default dropped) - drop0))" 30
 	check_eq "$mode: the others passed" "$(($(stat_of default passed) - pass0))" 50
@@ -191,7 +170,7 @@ test_two() {
 	xc0=$(xc_count)
 	send "$A4" 50
 	send "$BAD4" 30
-	sleep 0.2
+	t_wait_until 5 seen_since "$seen0" 80
 	check_eq "$mode: flowbloom saw every packet" "$(($(stat_of default seen) - seen0))" 80
 	check_eq "$mode: flowbloom dropped the listed source" "$(($(stat_of default dropped) - drop0))" 30
 	check_eq "$mode: flowbloom passed the others" "$(($(stat_of default passed) - pass0))" 50

@@ -1,6 +1,47 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# Shell test helpers: a private bpffs root, checks that count, cleanup.
-# Source it; call `t_begin NAME` first and `t_end` last.
+# Shell test helpers: a private bpffs root, checks that count, cleanup, the
+# network namespaces and veth pairs of the e2e suites, and the lock on the
+# real /sys/fs/bpf/xdp/globals. Source it; call `t_begin NAME` first and
+# end with `t_finish` (or `t_end`).
+#
+# A suite in short (tests/KIND/NAME.sh is found by tests/run.sh):
+#
+#   source "$(dirname "$0")/../lib/lib.sh"
+#   t_begin NAME                # FLOWBLOOM_ROOT, $T_TMP, counters
+#   cleanup() { ...; }          # optional: what the suite must undo
+#   t_traps                     # cleanup + namespaces removed on EXIT/INT/TERM
+#   t_net_pair || t_skip_all "$T_NET_WHY"
+#   t_addr "$NSA" "$VA" 198.51.100.1/24 2001:db8::1/64
+#   t_addr "$NSB" "$VB" 198.51.100.2/24 2001:db8::2/64
+#   check "LABEL" "$FB" ...     # pass/fail/skip, check_eq, check_fails
+#   t_finish                    # cleanup, the closing line, exit status
+#
+# Run one suite alone with `bash tests/KIND/NAME.sh` (TEST_VERBOSE=1 prints
+# every PASS too), or several with TESTS="NAME..." bash tests/run.sh.
+#
+# - The closing line is "N passed, N failed[, N skipped]": tests/run.sh adds
+#   them up. A skip is not a pass: say what is missing.
+# - Every suite has its own FLOWBLOOM_ROOT and its own namespace names (with
+#   $$), so suites run side by side (tests/run.sh runs several at once).
+#   What they do share: the real /sys/fs/bpf/xdp/globals, where `create
+#   default` pins and `ip link ... obj` looks: a suite that touches it
+#   calls t_lock_globals first (tests/run.sh also never starts two such
+#   suites together), and the CPU: check correctness, not speed, and give
+#   waits for traffic or daemons generous limits (a loaded machine answers
+#   late). Speed targets belong in tests/bench.
+# - Network tests only in namespaces and veth pairs made with t_netns /
+#   t_veth / t_net_pair, with addresses of 198.51.100.0/24, 203.0.113.0/24
+#   and 2001:db8::/32 (t_addr refuses others). They are removed on exit by
+#   t_traps (t_net_down): the processes in them killed, the veth deleted
+#   (which detaches their XDP programs), the namespaces deleted. Run other
+#   programs in them with inA/inB or nsenter --net (not `ip netns exec` or
+#   `ip -n` for anything that needs bpffs: those remount /sys).
+# - A suite's time is mostly processes started: keep them few. python3 here
+#   is one interpreter resolved once ($PY: a pyenv-style shim costs 0.2 s a
+#   call); read JSON with t_json (one python serves every call); replay
+#   several captures in one `replay` where the filter is the same (each
+#   replay loads and verifies the program: 0.3 s of CPU); wait for a
+#   condition with t_wait_until rather than sleep a fixed time.
 
 FB=${FB:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/flowbloom}
 PCAPS=${PCAPS:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/../shared/pcaps}
@@ -8,11 +49,73 @@ T_PASS=0
 T_FAIL=0
 T_SKIP=0
 
+# Debian's python3 (`make deps` installs it) where there is one, else the
+# interpreter PATH leads to, past any shim. Exported: child scripts reuse it.
+if [ -z "${PY:-}" ] || [ ! -x "$PY" ]; then
+	if [ -x /usr/bin/python3 ]; then
+		PY=/usr/bin/python3
+	else
+		PY=$(command python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+	fi
+fi
+export PY
+python3() { "$PY" "$@"; }
+
 # Each script gets its own filter root so tests never touch real filters.
 t_begin() {
 	T_NAME=$1
 	export FLOWBLOOM_ROOT=/sys/fs/bpf/fbtest_${T_NAME}_$$
 	T_TMP=$(mktemp -d "/tmp/fbtest.$T_NAME.XXXXXX")
+	t_json_start
+}
+
+# t_json EXPR [FILE]: the value of the python expression EXPR, where d is
+# the JSON document in FILE (stdin without FILE); status 1 (and nothing on
+# stdout) if it is not JSON or EXPR fails. `t_json True FILE` checks that
+# FILE is JSON. One python process, started by t_begin, answers every call
+# (a python per call costs 20-80 ms; the suites make thousands of calls):
+# call it from the script and its $(...), not from a background job.
+T_JSON_SERVER='import json, sys
+for line in sys.stdin:
+    try:
+        expr, path = line.rstrip("\n").split("\t", 1)
+        with open(path, "rb") as f:
+            d = json.load(f)
+        out = "0" + str(eval(expr, {"json": json}, {"d": d}))
+    except Exception as e:
+        out = "1" + repr(e)
+    sys.stdout.write(out.replace("\n", "\x1e") + "\n")
+    sys.stdout.flush()'
+t_json_start() {
+	local r w
+	[ -n "${T_JSON_PID:-}" ] && return 0
+	coproc T_JSON_CO { exec "$PY" -u -c "$T_JSON_SERVER"; }
+	T_JSON_PID=$T_JSON_CO_PID
+	# Not a job of the script: its `wait` must not wait for the server.
+	disown "$T_JSON_PID"
+	# Copies: bash keeps a coprocess's own descriptors from subshells
+	# (a pipeline's right-hand side is one).
+	exec {w}>&"${T_JSON_CO[1]}" {r}<&"${T_JSON_CO[0]}"
+	T_JSON_W=$w
+	T_JSON_R=$r
+}
+t_json() {
+	local f=${2:-} r
+	if [ -z "$f" ]; then
+		f=$T_TMP/t_json.$BASHPID
+		cat >"$f"
+	fi
+	if [ -n "${T_JSON_W:-}" ] && kill -0 "$T_JSON_PID" 2>/dev/null &&
+		printf '%s\t%s\n' "$1" "$f" >&"$T_JSON_W" 2>/dev/null &&
+		IFS= read -r r <&"$T_JSON_R"; then
+		:
+	else # no server (or it died): a python of our own
+		r=$(printf '%s\t%s\n' "$1" "$f" | "$PY" -c "$T_JSON_SERVER")
+	fi
+	[ -n "${2:-}" ] || rm -f "$f"
+	[ "${r:0:1}" == 0 ] || return 1
+	r=${r:1}
+	printf '%s\n' "${r//$'\x1e'/$'\n'}"
 }
 
 pass() { T_PASS=$((T_PASS + 1)); [ -n "${TEST_VERBOSE:-}" ] && echo "PASS $*"; return 0; }
@@ -64,17 +167,217 @@ t_end() {
 	[ "$T_FAIL" -eq 0 ]
 }
 
-# t_traps: the script's cleanup() runs at exit, and on INT/TERM before the
-# closing line and exit 130. t_finish: cleanup, the closing line, exit.
+# t_traps: at exit the script's cleanup() (if it has one) runs, then
+# t_net_down and t_cleanup_filters, and $T_TMP goes; on INT/TERM the same
+# before the closing line and exit 130.
+# t_finish: the same cleanup, the closing line, exit. t_skip_all REASON:
+# one skip naming the suite and REASON, then t_finish.
+t_exit() {
+	[ -n "${T_EXITED:-}" ] && return 0
+	T_EXITED=1
+	declare -F cleanup >/dev/null && cleanup
+	t_net_down
+	t_cleanup_filters
+	[ -n "${T_JSON_PID:-}" ] && kill "$T_JSON_PID" 2>/dev/null
+	return 0
+}
+
 t_traps() {
-	trap cleanup EXIT
-	trap 'echo "interrupted"; cleanup; t_end; exit 130' INT TERM
+	# The script's own stdout and stderr, for the handlers: a trap runs
+	# with the redirections of what it interrupts (a function called with
+	# >FILE would swallow the closing line).
+	exec {T_STDOUT}>&1 {T_STDERR}>&2
+	trap 't_exit; rm -rf "$T_TMP"' EXIT
+	trap t_interrupted INT TERM
+}
+t_interrupted() {
+	{
+		echo "interrupted"
+		t_exit
+		t_end
+	} >&"$T_STDOUT" 2>&"$T_STDERR"
+	exit 130
 }
 
 t_finish() {
-	cleanup
+	t_exit
 	t_end
 	exit $?
+}
+
+t_skip_all() {
+	skip "$T_NAME: $1"
+	t_finish
+}
+
+# t_lock_globals: wait for, then hold until exit, /tmp/fb-globals.lock, the
+# lock of the real /sys/fs/bpf/xdp/globals (the `default` filter's ip-link
+# pins), of /sys/fs/bpf/xdp itself and of the real filter root
+# /sys/fs/bpf/flowbloom. Every test that creates `default`, loads an object
+# with ip link or xdp-loader, or makes or removes those directories takes
+# it; tests/run.sh runs no two of them together. Another tree's tests (or
+# `make bench`) may hold it for minutes: after 15 minutes, returns 1 with
+# the reason in T_LOCK_WHY. Under `flock /tmp/fb-globals.lock make test`
+# (the lock held by an ancestor) it returns at once: the run holds it.
+t_lock_globals() {
+	local ino p held
+	ino=$(stat -c %i /tmp/fb-globals.lock 2>/dev/null)
+	if [ -n "$ino" ]; then
+		# Holders (not waiters: "->") of a flock on that inode.
+		held=" $(awk -v i=":$ino" '$2 == "FLOCK" && substr($6, length($6) - length(i) + 1) == i { printf "%s ", $5 }' /proc/locks)"
+		p=$$
+		while [ -n "$p" ] && [ "$p" -gt 1 ]; do
+			[[ "$held" == *" $p "* ]] && return 0
+			p=$(awk '$1 == "PPid:" { print $2 }' "/proc/$p/status" 2>/dev/null)
+		done
+	fi
+	exec {T_GLOBALS_FD}>>/tmp/fb-globals.lock || {
+		T_LOCK_WHY="cannot open /tmp/fb-globals.lock"
+		return 1
+	}
+	flock -w 900 "$T_GLOBALS_FD" && return 0
+	T_LOCK_WHY="/tmp/fb-globals.lock held by another test for 15 minutes"
+	return 1
+}
+t_unlock_globals() {
+	[ -n "${T_GLOBALS_FD:-}" ] && exec {T_GLOBALS_FD}>&-
+	T_GLOBALS_FD=
+}
+
+# ---------------------------------------------------------------- network
+
+T_NETNS=() # namespaces made here, removed by t_net_down
+T_VETH=()  # NS:DEV of veth ends made here, deleted first
+
+# t_netns NAME...: make network namespaces, lo up in each (removed by
+# t_net_down). On failure returns 1 with the reason in T_NET_WHY.
+t_netns() {
+	local n err
+	if [ "$(id -u)" -ne 0 ]; then
+		T_NET_WHY="network namespaces need root"
+		return 1
+	fi
+	if ! command -v nsenter >/dev/null || ! ip netns list >/dev/null 2>&1; then
+		T_NET_WHY="needs ip netns (iproute2) and nsenter (util-linux)"
+		return 1
+	fi
+	for n in "$@"; do
+		if ! err=$(ip netns add "$n" 2>&1); then
+			T_NET_WHY="cannot create network namespaces: $err"
+			return 1
+		fi
+		T_NETNS+=("$n")
+		ip -n "$n" link set lo up
+	done
+}
+
+# t_veth NS1 DEV1 NS2 DEV2 [MAC1 MAC2]: a veth pair, DEV1 in NS1 and DEV2 in
+# NS2 (the same namespace will do), left down. Returns 1 (T_NET_WHY) if
+# veth is not available.
+t_veth() {
+	local mac1=() mac2=() err
+	[ -n "${5:-}" ] && mac1=(address "$5")
+	[ -n "${6:-}" ] && mac2=(address "$6")
+	if ! err=$(ip link add "$2" "${mac1[@]}" netns "$1" type veth \
+		peer name "$4" "${mac2[@]}" netns "$3" 2>&1); then
+		T_NET_WHY="veth is not available: $err"
+		return 1
+	fi
+	T_VETH+=("$1:$2")
+}
+
+# t_net_pair [--no-ipv6]: namespaces $NSA and $NSB joined by a veth pair,
+# $VA (MAC $MACA) in NSA and $VB ($MACB) in NSB; lo and both ends up.
+# --no-ipv6 turns IPv6 off in both namespaces (no router solicitations or
+# MLD: every packet the programs see is the test's own). The names carry
+# the suite's name and $$. Returns 1 with the reason in T_NET_WHY.
+t_net_pair() {
+	local tag=${T_NAME//_/} n
+	tag=${tag:0:4}
+	NSA=fb${tag}A$$
+	NSB=fb${tag}B$$
+	VA=fb${tag}a$$ # within IFNAMSIZ (15): 2 + 4 + 1 + 7
+	VB=fb${tag}b$$
+	MACA=02:fb:00:00:00:0a
+	MACB=02:fb:00:00:00:0b
+	t_netns "$NSA" "$NSB" && t_veth "$NSA" "$VA" "$NSB" "$VB" "$MACA" "$MACB" || return 1
+	for n in "$NSA:$VA" "$NSB:$VB"; do
+		[ "${1:-}" != --no-ipv6 ] || t_in "${n%%:*}" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+		ip -n "${n%%:*}" link set "${n#*:}" up
+	done
+}
+
+# t_addr NS DEV ADDR/LEN...: add addresses (IPv6 without duplicate address
+# detection: usable at once). Only documentation addresses are accepted.
+t_addr() {
+	local ns=$1 dev=$2 a
+	shift 2
+	for a in "$@"; do
+		case "${a%/*}" in
+		198.51.100.* | 203.0.113.*) ip -n "$ns" addr add "$a" dev "$dev" || return 1 ;;
+		2001:db8:* | 2001:DB8:*) ip -n "$ns" addr add "$a" dev "$dev" nodad || return 1 ;;
+		*)
+			echo "t_addr: $a is not in 198.51.100.0/24, 203.0.113.0/24 or 2001:db8::/32" >&2
+			return 1
+			;;
+		esac
+	done
+}
+
+# t_neigh NS DEV MAC ADDR...: static neighbours (no ARP or neighbour
+# discovery to wait for, or to see in the counters).
+t_neigh() {
+	local ns=$1 dev=$2 mac=$3 a
+	shift 3
+	for a in "$@"; do
+		ip -n "$ns" neigh add "$a" lladdr "$mac" dev "$dev" nud permanent || return 1
+	done
+}
+
+# t_in NS CMD...: run CMD in namespace NS (network only: bpffs stays
+# visible). inA / inB: the same in $NSA / $NSB.
+t_in() {
+	local ns=$1
+	shift
+	nsenter --net="/run/netns/$ns" -- "$@"
+}
+inA() { t_in "$NSA" "$@"; }
+inB() { t_in "$NSB" "$@"; }
+
+# t_net_down: kill what still runs in our namespaces (it would keep them,
+# and their veth, alive), delete the veth (detaching any XDP program now,
+# not when the namespace is freed), delete the namespaces. Idempotent.
+t_net_down() {
+	local n pid
+	for n in "${T_NETNS[@]}"; do
+		for pid in $(ip netns pids "$n" 2>/dev/null); do
+			kill "$pid" 2>/dev/null
+		done
+	done
+	for n in "${T_VETH[@]}"; do
+		ip -n "${n%%:*}" link del "${n#*:}" 2>/dev/null
+	done
+	for n in "${T_NETNS[@]}"; do
+		ip netns del "$n" 2>/dev/null
+	done
+	T_VETH=()
+	T_NETNS=()
+	return 0
+}
+
+# ---------------------------------------------------------------- traffic
+
+# t_wait_until SECS CMD...: run CMD every 0.1 s until it succeeds, for at
+# most SECS seconds; CMD's last status. For "the program has seen every
+# packet sent": a fixed sleep is too short on a loaded machine and too long
+# on an idle one.
+t_wait_until() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -lt "$end" ] || return 1
+		sleep 0.1
+	done
 }
 
 # The e2e suites' UDP sender, for a namespace's python ($PY -c "$T_UDP_SEND"
@@ -87,5 +390,5 @@ for i in range(int(sys.argv[3])):
 
 # t_stat FLOWBLOOM NAME COUNTER: the packets of counter COUNTER of NAME.
 t_stat() {
-	"$1" -j stats "$2" | python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]]["packets"])' "$3"
+	"$1" -j stats "$2" | t_json "d['$3']['packets']"
 }

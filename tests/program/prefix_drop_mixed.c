@@ -3,7 +3,7 @@
  * test_prefix, 4 and 6: a Spamhaus DROP-shaped list, and random mixed-family
  * lists with the border prefixes: families never mix in expansion.
  */
-#include "prefix.h"
+#include "prefix_test.h"
 
 /* ------------------------------------------------ 4. DROP-shaped list */
 

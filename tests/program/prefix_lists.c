@@ -3,7 +3,7 @@
  * test_prefix, 2 and 3: list helpers, a random list loaded by the CLI (zero
  * false negatives, the false-positive rate), expansion exactness.
  */
-#include "prefix.h"
+#include "prefix_test.h"
 
 /* ------------------------------------------------------- list helpers */
 

@@ -4,7 +4,7 @@
  * on both sides of each edge), IPv6 packets with v4-mapped addresses and
  * `query` on them.
  */
-#include "prefix.h"
+#include "prefix_test.h"
 
 /* -------------------------------------------------- 1. semantics table */
 

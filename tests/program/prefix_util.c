@@ -4,7 +4,7 @@
  * (the reference semantics: same family, equal under the mask), the program
  * loaded with its trace record and one UDP packet through it.
  */
-#include "prefix.h"
+#include "prefix_test.h"
 
 char cli[512];
 char tmpdir[64];

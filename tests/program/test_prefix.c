@@ -52,7 +52,7 @@
  * Filters live under /sys/fs/bpf/fbtest_prefix_<pid> (bpffs refuses dots)
  * and are all destroyed at the end, failures or not.
  */
-#include "prefix.h"
+#include "prefix_test.h"
 
 /* ------------------------------------------ 5. replace under traffic */
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "applyconf.h"
+#include "rules/lists.h"
 #include "cmd.h"
 #include "output.h"
 #include "types/sizing.h"
@@ -237,7 +238,13 @@ int fb_apply_conf_size(const struct ap_conf *c)
 
 int fb_apply_conf_lists(const struct ap_conf *c)
 {
-	return fb_load_check_lists(c->load, c->nload);
+	struct fb_list l = { 0 };
+	int i, rc = 0;
+
+	for (i = 0; i < c->nload && !rc; i++)
+		rc = fb_list_read(c->load[i], &l);
+	fb_list_free(&l);
+	return rc;
 }
 
 int fb_apply_conf_read(const char *file, struct ap_conf *c)

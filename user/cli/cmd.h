@@ -88,8 +88,5 @@ void fb_flows_free(struct fb_flows *fl);
 int fb_flows_args(int argc, char **argv, const char **name, struct fb_flows *fl);
 /* "FILE:LINE" or "argument N" of flow i, for messages. */
 void fb_flows_where(const struct fb_flows *fl, size_t i, char *buf, size_t len);
-/* The lists `load` would read (cmd_load.c), parsed as it parses them and
- * not loaded: 0, or -1 with "FILE:LINE: why" printed (apply --check). */
-int fb_load_check_lists(char *const *files, int n);
 
 #endif

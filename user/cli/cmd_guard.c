@@ -8,7 +8,8 @@
  * (store/gens.h): a ban ends on time whether guard still runs or not.
  *
  * Events: one line each on stderr (a JSON object with -j); counters pinned
- * beside the ban filter for `metrics`; with --announce, ExaBGP API commands
+ * beside the ban filter for `metrics`; a queue beside NAME that `ipfix NAME`
+ * turns into IPFIX records; with --announce, ExaBGP API commands
  * on stdout (a blackhole route with community 65535:666, or a FlowSpec
  * discard) and their withdrawal when the ban ends or guard stops.
  */
@@ -50,6 +51,7 @@ struct guard {
 	size_t nbans, cap;
 	struct fb_guard_stats delta; /* not yet written to the pin */
 	__u64 active;
+	int evfd; /* NAME's event queue, for `ipfix NAME`; -1: none (dry run) */
 };
 
 static void addr_text(const struct fb_key *k, char *buf, size_t len)
@@ -92,6 +94,16 @@ static void event(const struct guard *g, const char *what, const struct fb_key *
 
 	addr_text(k, addr, sizeof(addr));
 	fb_clock_format(fb_clock_real_ns(), true, when, sizeof(when));
+	if (g->evfd >= 0 && strcmp(what, "spare")) {
+		/* For an IPFIX exporter of NAME: a ban, or its end. */
+		struct fb_guard_event e = { .key = *k };
+		__u64 now = fb_clock_real_ns();
+
+		e.event = !strcmp(what, "ban") ? 1 : 2;
+		e.start_ns = lasted >= 0 ? now - (__u64)(lasted * 1e9) : now;
+		e.end_ns = ends_in >= 0 ? now + (__u64)(ends_in * 1e9) : now;
+		fb_guard_events_push(g->evfd, &e);
+	}
 	if (fb_json) {
 		fprintf(stderr,
 			"{\"time\": \"%s\", \"event\": \"%s\", \"by\": \"%s\", \"address\": \"%s\"",
@@ -394,7 +406,7 @@ static int parse(int argc, char **argv, struct guard *g)
 
 int cmd_guard(int argc, char **argv)
 {
-	struct guard g = { 0 };
+	struct guard g = { .evfd = -1 };
 	struct fb_mon_snap base = { 0 }, now = { 0 };
 	struct fb_guard_addr *a = NULL;
 	struct fb_monitor m;
@@ -420,6 +432,9 @@ int cmd_guard(int argc, char **argv)
 	if (fb_gens_supported(&bf))
 		goto close_ban;
 	if (!g.dry_run && (sfd = fb_guard_stats_open(&bf, true)) < 0)
+		goto close_ban;
+	g.evfd = g.dry_run ? -1 : fb_guard_events_open(&f, true);
+	if (!g.dry_run && g.evfd < 0)
 		goto close_ban;
 	fb_catch_interrupt();
 	if (fb_monitor_snap_take(&m, &base))
@@ -475,6 +490,8 @@ out:
 close_ban:
 	if (sfd >= 0)
 		close(sfd);
+	if (g.evfd >= 0)
+		close(g.evfd);
 	fb_store_close(&bf);
 close_mon:
 	free(a);

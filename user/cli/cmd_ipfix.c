@@ -24,6 +24,7 @@
 #include "monview.h"
 #include "optfile.h"
 #include "output.h"
+#include "monitor/guard.h"
 #include "util.h"
 
 #define QUEUE_RECORDS 65536 /* held while the collector is away (~12 MiB) */
@@ -218,6 +219,33 @@ static int on_flow(const struct fb_acct_rec *a, void *ctx)
 	return 0;
 }
 
+/* Bans and their ends that `flowbloom guard` queued beside the filter
+ * (monitor/guard.h): one mitigation record each. The queue appears when a
+ * guard first runs: looked for at every call until then. */
+static void export_mitigations(struct exporter *ex, const struct fb_store *f, int *fd)
+{
+	struct fb_guard_event e;
+
+	if (*fd < 0) {
+		bool quiet = fb_report_quiet;
+
+		fb_report_quiet = true;
+		*fd = fb_guard_events_open(f, false);
+		fb_report_quiet = quiet;
+		if (*fd < 0)
+			return;
+	}
+	while (fb_guard_events_pop(*fd, &e) == 1) {
+		struct fb_ipfix_mitigation r = { .key = e.key,
+						 .start_ms = e.start_ns / 1000000ULL,
+						 .end_ms = e.end_ns / 1000000ULL,
+						 .event = e.event == 1 ? FB_IPFIX_FW_CREATED
+								       : FB_IPFIX_FW_DELETED };
+
+		fb_ipfix_out_mitigation(ex->out, &r);
+	}
+}
+
 static bool same_key(const struct fb_key *a, const struct fb_key *b)
 {
 	return !memcmp(a, b, sizeof(*a));
@@ -287,6 +315,7 @@ static void summary(const struct exporter *ex, const char *name, const struct fb
 		jw_u64("flow_records", s.sent[FB_IPFIX_FLOW]);
 		jw_u64("new_flow_records", s.sent[FB_IPFIX_NEWFLOW]);
 		jw_u64("estimate_records", s.sent[FB_IPFIX_ESTIMATE]);
+		jw_u64("mitigation_records", s.sent[FB_IPFIX_MITIGATION]);
 		jw_u64("messages", s.messages);
 		jw_u64("lost_records", lost);
 		jw_u64("unconfirmed_records", s.unconfirmed);
@@ -310,6 +339,9 @@ static void summary(const struct exporter *ex, const char *name, const struct fb
 	       (unsigned long long)s.messages, (unsigned long long)s.sessions, lost,
 	       (unsigned long long)s.unconfirmed, (unsigned long long)s.dropped,
 	       (unsigned long long)s.send_errors);
+	if (s.sent[FB_IPFIX_MITIGATION])
+		printf("sent %llu mitigation records (bans and their ends, from flowbloom guard)\n",
+		       (unsigned long long)s.sent[FB_IPFIX_MITIGATION]);
 	if (t && t->overflow_packets)
 		printf("the accounting table had no room for %llu packets (%llu octets) meanwhile: "
 		       "counted by the overflow sketch only\n",
@@ -335,7 +367,7 @@ int cmd_ipfix(int argc, char **argv)
 	bool sketch, events, acct;
 	const char *why;
 	__u64 start_ms;
-	int c, r, lock_fd = -1, rc = 1, mrc;
+	int c, r, lock_fd = -1, gev_fd = -1, rc = 1, mrc;
 
 	optind = 0;
 	opterr = 0;
@@ -461,6 +493,7 @@ int cmd_ipfix(int argc, char **argv)
 			while (next_est <= t0)
 				next_est += o.interval;
 		}
+		export_mitigations(&ex, &f, &gev_fd);
 		r = fb_ipfix_out_pump(ex.out, t0);
 		if (r < 0)
 			goto out;
@@ -485,6 +518,8 @@ out:
 	ring_buffer__free(rb);
 	if (lock_fd >= 0)
 		close(lock_fd);
+	if (gev_fd >= 0)
+		close(gev_fd);
 	fb_monitor_close(&m);
 	fb_store_close(&f);
 	return rc;

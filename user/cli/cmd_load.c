@@ -1,16 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * `flowbloom load`: block-lists as operators get them. One entry per line,
- * mixed freely:
- *   198.51.100.7   203.0.113.0/24   2001:db8:12::/48     a source rule
- *   198.51.100.10-198.51.100.20                          a range: prefixes
- *   1.10.16.0/20 ; SBL256894                             Spamhaus DROP
- *   # comment                                            FireHOL netsets
- *   udp 198.51.100.1:53 203.0.113.7:4000 | src P | dst P any FLOW
- * '#' and ';' start comments. The whole input is parsed first; one bad line
- * rejects the load, naming FILE:LINE. Prefix lengths beyond the data path's
- * FB_MAX_LENGTHS per direction and family are expanded into longer ones.
- * --replace builds the new content aside and switches to it in one step.
+ * `flowbloom load`: block-lists as operators get them (their grammar:
+ * user/lib/rules/lists.c). The whole input is parsed first; one bad line
+ * rejects the load, naming FILE:LINE. Prefix lengths beyond the data
+ * path's FB_MAX_LENGTHS per direction and family are expanded into longer
+ * ones. --replace builds the new content aside and switches to it in one
+ * step.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,6 +15,7 @@
 #include <time.h>
 #include "cmd.h"
 #include "rules/flow.h"
+#include "rules/lists.h"
 #include "types/ftype.h"
 #include "output.h"
 #include "rules/prefixes.h"
@@ -30,157 +26,6 @@
 #include "types/sizing.h"
 #include "store/store.h"
 #include "util.h"
-
-struct list {
-	struct fb_key *keys;
-	size_t n, cap;
-};
-
-static int push(struct list *l, const struct fb_key *k)
-{
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 4096;
-		struct fb_key *nk = realloc(l->keys, cap * sizeof(*nk));
-
-		if (!nk)
-			return -1;
-		l->keys = nk;
-		l->cap = cap;
-	}
-	l->keys[l->n++] = *k;
-	return 0;
-}
-
-/* A range's prefixes: of the range's family (cmd_load keeps it in key). */
-struct range_ctx {
-	struct list *l;
-	__u8 family;
-};
-
-static int push_prefix(const __u8 addr[16], int plen, void *ctx)
-{
-	struct range_ctx *rc = ctx;
-	struct fb_key k = { 0 };
-
-	memcpy(k.saddr, addr, 16);
-	k.plen = plen;
-	k.kind = FB_KIND_SRC;
-	k.family = plen < 96 ? FB_FAMILY_IPV6 : rc->family;
-	return push(rc->l, &k);
-}
-
-/* One entry: a single word is a source address, prefix or range. */
-static int parse_entry(char *line, struct list *l, char *err, size_t errlen)
-{
-	char *words[FB_FLOW_WORDS], *save = NULL, *w;
-	struct fb_key k, keys[FB_RULE_KEYS_MAX];
-	size_t nk, j;
-	int n = 0, used;
-
-	for (w = strtok_r(line, " \t\r\n", &save); w; w = strtok_r(NULL, " \t\r\n", &save)) {
-		if (n == FB_FLOW_WORDS) {
-			snprintf(err, errlen, "too many words for one entry");
-			return -1;
-		}
-		words[n++] = w;
-	}
-	if (!n)
-		return 0;
-	if (n == 1) {
-		char *dash = strchr(words[0], '-');
-
-		if (dash) {
-			__u8 lo[16], hi[16], pl, hifam;
-			struct range_ctx ctx = { l, 0 };
-			int rc;
-
-			*dash = 0;
-			if (fb_prefix_parse(words[0], lo, &pl, &ctx.family, err, errlen) ||
-			    pl != 128 || fb_prefix_parse(dash + 1, hi, &pl, &hifam, err, errlen) ||
-			    pl != 128 || ctx.family != hifam) {
-				snprintf(err, errlen,
-					 "bad range '%s-%s' (want ADDR-ADDR, one family)", words[0],
-					 dash + 1);
-				return -1;
-			}
-			if (memcmp(lo, hi, 16) > 0) {
-				snprintf(err, errlen, "bad range '%s-%s' (start after end)",
-					 words[0], dash + 1);
-				return -1;
-			}
-			rc = fb_prefixes_from_range(lo, hi, push_prefix, &ctx);
-			if (rc < 0) {
-				snprintf(err, errlen, "out of memory after %zu entries", l->n);
-				return -1;
-			}
-			return 0;
-		}
-		memset(&k, 0, sizeof(k));
-		if (fb_prefix_parse(words[0], k.saddr, &k.plen, &k.family, err, errlen))
-			return -1;
-		k.kind = FB_KIND_SRC;
-		return push(l, &k)
-			       ? (snprintf(err, errlen, "out of memory after %zu entries", l->n),
-				  -1)
-			       : 0;
-	}
-	used = fb_flow_parse_keys(n, words, keys, &nk, err, errlen);
-	if (used < 0)
-		return -1;
-	if (used != n) {
-		snprintf(err, errlen, "unexpected '%s' after the entry", words[used]);
-		return -1;
-	}
-	for (j = 0; j < nk; j++)
-		if (push(l, &keys[j])) {
-			snprintf(err, errlen, "out of memory after %zu entries", l->n);
-			return -1;
-		}
-	return 0;
-}
-
-static int read_list(const char *file, struct list *l)
-{
-	struct fb_lines r;
-	char *line, err[256];
-	size_t len;
-	int rc;
-
-	if (fb_lines_open(&r, file))
-		return -1;
-	while ((rc = fb_lines_next(&r, &line, &len)) > 0) {
-		char *c;
-
-		for (c = line; *c; c++)
-			if (*c == '#' || *c == ';') {
-				*c = 0;
-				break;
-			}
-		if (parse_entry(line, l, err, sizeof(err))) {
-			fb_err("%s:%zu: %s", r.label, r.lineno, err);
-			rc = -1;
-			break;
-		}
-	}
-	fb_lines_close(&r);
-	return rc;
-}
-
-int fb_load_check_lists(char *const *files, int n)
-{
-	struct list l = { 0 };
-	int i, rc = 0;
-
-	for (i = 0; i < n && !rc; i++)
-		rc = read_list(files[i], &l) ? -1 : 0;
-	free(l.keys);
-	return rc;
-}
-
-static int cmp_key(const void *a, const void *b)
-{
-	return memcmp(a, b, sizeof(struct fb_key));
-}
 
 /* A cuckoo or d-left filter refused the list (nothing changed). */
 static void full(const struct fb_store *f, const struct fb_key *k)
@@ -204,11 +49,11 @@ int cmd_load(int argc, char **argv)
 	struct fb_prefixes none = { 0 }, want;
 	struct fb_expand_budget budget;
 	struct fb_expansion ex;
-	struct list l = { 0 };
+	struct fb_list l = { 0 };
 	bool replace = false;
 	char err[512], text[FB_FLOW_STR];
 	struct fb_store f;
-	size_t i, j, bad;
+	size_t i, bad;
 	double t0;
 	int c, rc = 1;
 
@@ -227,20 +72,13 @@ int cmd_load(int argc, char **argv)
 	if (argc - optind < 2)
 		return fb_usage("missing NAME or FILE");
 	for (i = optind + 1; i < (size_t)argc; i++)
-		if (read_list(argv[i], &l)) {
-			free(l.keys);
+		if (fb_list_read(argv[i], &l)) {
+			fb_list_free(&l);
 			return 1;
 		}
-	/* Duplicates add nothing to a list (and would count twice). */
-	if (l.n) {
-		qsort(l.keys, l.n, sizeof(*l.keys), cmp_key);
-		for (i = j = 1; i < l.n; i++)
-			if (memcmp(&l.keys[i], &l.keys[j - 1], sizeof(*l.keys)))
-				l.keys[j++] = l.keys[i];
-		l.n = j;
-	}
+	fb_list_unique(&l);
 	if (fb_store_open(argv[optind], &f)) {
-		free(l.keys);
+		fb_list_free(&l);
 		return 1;
 	}
 	if (ttl > 0 && fb_gens_supported(&f))
@@ -380,6 +218,6 @@ unlock:
 	fb_store_unlock(&f);
 out:
 	fb_store_close(&f);
-	free(l.keys);
+	fb_list_free(&l);
 	return rc;
 }

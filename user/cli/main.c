@@ -203,7 +203,9 @@ static const struct fb_cmd cmds[] = {
 	  "new session once it is back; what is lost is counted in the summary.\n"
 	  "--config FILE reads options from FILE, one a line ('collector = HOST:PORT',\n"
 	  "'tcp'); flowbloom-ipfix@NAME.service runs it with " FB_SYSCONFDIR
-	  "/flowbloom/NAME.ipfix." },
+	  "/flowbloom/NAME.ipfix.\nEach ban that `flowbloom guard NAME` makes, and its end, is a "
+	  "record of its\n"
+	  "own (firewallEvent)." },
 	{ "bgp", cmd_bgp,
 	  "bgp NAME [--community ASN:VALUE] [--rtbh dst|src] [--on-session-down keep|flush]\n"
 	  "                 [--min-length V4,V6] [--state FILE] [--flush] [--ttl DURATION]",
@@ -211,9 +213,11 @@ static const struct fb_cmd cmds[] = {
 	  "(ExaBGP runs it as a process). A route with the BLACKHOLE community\n"
 	  "(65535:666, RFC 7999, or --community) adds a dst rule for its prefix (src\n"
 	  "with --rtbh src); its withdrawal deletes it. A FlowSpec route (RFC 8955)\n"
-	  "with a traffic-rate 0 (discard) action becomes a 5-tuple rule (host\n"
-	  "addresses, protocol, single ports) or a src/dst prefix rule; any other\n"
-	  "component or action is reported unsupported and nothing of it applied.\n"
+	  "with a traffic-rate 0 (discard) action becomes one rule of its shape:\n"
+	  "source and destination prefixes, one protocol, ports or port ranges (up to\n"
+	  "8 ORed terms, expanded within the port-prefix cap); TCP flags, packet\n"
+	  "length, DSCP, fragment, ICMP type/code, a rate limit above 0 or any other\n"
+	  "action is reported unsupported and nothing of it applied.\n"
 	  "The route's family decides the rule's: an IPv6 route (v4-mapped prefixes\n"
 	  "included) makes IPv6 rules only. Prefixes shorter than V4,V6 (default 24,48)\n"
 	  "in the rule's family are refused. A line that is not exactly one JSON\n"

@@ -44,7 +44,10 @@ struct fb_bgp_ctx {
 	bool oom;
 };
 
-/* A note for the user ("SOURCE:LINE: text" when lineno is set). */
+/* bgpops.c, below the readers and the path table: a note for the user
+ * ("SOURCE:LINE: text" when lineno is set), a path operation onto the
+ * line's list (0, or -1 out of memory), the families (fb_bgp_family) and
+ * the limits (fb_bgp_admit, bgp.h). */
 void fb_bgp_note(struct fb_bgp *b, size_t lineno, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int fb_bgp_push_op(struct fb_bgp_ctx *c, bool announce, const char *peer, const char *family,
@@ -61,7 +64,8 @@ void fb_bgp_ctx_free(struct fb_bgp_ctx *c);
 /* "ipv4 unicast", "ipv6 unicast", "ipv4 flow", "ipv6 flow": 0 with what
  * it is; -1 for any other family. */
 int fb_bgp_family(const char *family, bool *flow, bool *v6);
-/* Read the message into c->ops: 0, -1 malformed (why set), -2 no memory. */
+/* bgpmsg.c: read the message into c->ops: 0, -1 malformed (why set), -2
+ * no memory. */
 int fb_bgp_read_message(struct fb_bgp_ctx *c, json_object *msg, const char **why);
 
 #endif

@@ -367,18 +367,6 @@ static int nlri_id(json_object *n, bool flow, char *out, size_t len)
 	return 0;
 }
 
-int fb_bgp_family(const char *family, bool *flow, bool *v6)
-{
-	if (!strcmp(family, "ipv4 unicast") || !strcmp(family, "ipv6 unicast"))
-		*flow = false;
-	else if (!strcmp(family, "ipv4 flow") || !strcmp(family, "ipv6 flow"))
-		*flow = true;
-	else
-		return -1;
-	*v6 = family[3] == '6';
-	return 0;
-}
-
 /* End the paths of route id of peer and family ("ID", or "ID part I/N"
  * when it was several keys), except those an announcement of keep keys
  * makes again ("ID" for one, "ID part I/keep" for several). 0, or -2 out

@@ -50,13 +50,6 @@ static __u64 get64(const __u8 *p)
 	return get32(p) | (__u64)get32(p + 4) << 32;
 }
 
-size_t fb_fbx_counter_bytes(__u32 nblocks, unsigned bits)
-{
-	return bits ? fb_counting_map_bytes((__u64)nblocks * FB_BLOCK_BITS, bits) -
-			       FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES
-		    : 0;
-}
-
 /* -------------------------------------------------------------- writing */
 
 static int put(FILE *out, const void *p, size_t n, uLong *crc)

@@ -12,7 +12,7 @@
 #include <zstd.h>
 #include "flowbloom/geometry.h"
 #include "flowbloom/ttl.h"
-#include "fleet/fbx.h"
+#include "fleet/fbx_format.h"
 #include "fleet/fbz.h"
 #include "report.h"
 

@@ -127,6 +127,19 @@ static fbInfoElementSpec_t fl_spec[] = {
 	FB_IESPEC_NULL,
 };
 
+struct mit_rec {
+	struct tuple t;
+	uint8_t event, fwd;
+} __attribute__((packed));
+
+static fbInfoElementSpec_t mit_spec[] = {
+	IE_TUPLE,
+	{ "firewallEvent", 1, 0 },
+	{ "forwardingStatus", 1, 0 },
+	FB_IESPEC_NULL,
+};
+
+_Static_assert(sizeof(struct mit_rec) == 63, "mit_rec matches mit_spec");
 _Static_assert(sizeof(struct nf_rec) == 76, "nf_rec matches nf_spec");
 _Static_assert(sizeof(struct est_rec) == 140, "est_rec matches est_spec");
 _Static_assert(sizeof(struct fl_rec) == 110, "fl_rec matches fl_spec");
@@ -134,6 +147,7 @@ _Static_assert(sizeof(struct fl_rec) == 110, "fl_rec matches fl_spec");
 #define TID_INT_NF 0xff01
 #define TID_INT_EST 0xff02
 #define TID_INT_FL 0xff03
+#define TID_INT_MIT 0xff04
 
 struct fb_ipfix {
 	fbInfoModel_t *model;
@@ -225,7 +239,10 @@ static int build(struct fb_ipfix *x)
 	    add_tmpl(x, false, FB_IPFIX_TID_EST4, est_spec, F_V4 | l) ||
 	    add_tmpl(x, false, FB_IPFIX_TID_EST6, est_spec, F_V6 | l) ||
 	    add_tmpl(x, false, FB_IPFIX_TID_FLOW4, fl_spec, F_V4) ||
-	    add_tmpl(x, false, FB_IPFIX_TID_FLOW6, fl_spec, F_V6))
+	    add_tmpl(x, false, FB_IPFIX_TID_FLOW6, fl_spec, F_V6) ||
+	    add_tmpl(x, true, TID_INT_MIT, mit_spec, UINT32_MAX) ||
+	    add_tmpl(x, false, FB_IPFIX_TID_MIT4, mit_spec, F_V4) ||
+	    add_tmpl(x, false, FB_IPFIX_TID_MIT6, mit_spec, F_V6))
 		return -1;
 	x->buf = fBufAllocForExport(x->session, exp);
 	if (!x->buf) {
@@ -413,6 +430,28 @@ int fb_ipfix_put_flow(struct fb_ipfix *x, const struct fb_ipfix_flow *r)
 	rec.packets = r->packets;
 	rec.octets = r->bytes;
 	return append(x, TID_INT_FL, v4 ? FB_IPFIX_TID_FLOW4 : FB_IPFIX_TID_FLOW6, &rec,
+		      sizeof(rec));
+}
+
+int fb_ipfix_put_mitigation(struct fb_ipfix *x, const struct fb_ipfix_mitigation *r)
+{
+	const __u8 *a = r->key.kind == FB_KIND_DST ? r->key.daddr : r->key.saddr;
+	bool v4 = r->key.family == FB_FAMILY_IPV4, dst = r->key.kind == FB_KIND_DST;
+	struct mit_rec rec;
+	uint32_t a4;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.t.start_ms = r->start_ms;
+	rec.t.end_ms = r->end_ms;
+	if (v4) {
+		memcpy(&a4, a + 12, 4);
+		*(dst ? &rec.t.dip4 : &rec.t.sip4) = ntohl(a4);
+	} else {
+		memcpy(dst ? rec.t.dip6 : rec.t.sip6, a, 16);
+	}
+	rec.event = r->event;
+	rec.fwd = FB_IPFIX_FWD_DROP_ACL;
+	return append(x, TID_INT_MIT, v4 ? FB_IPFIX_TID_MIT4 : FB_IPFIX_TID_MIT6, &rec,
 		      sizeof(rec));
 }
 

@@ -4,7 +4,7 @@
  * through libfixbuf, which lays out records, sets and message headers,
  * keeps the sequence numbers and knows the IANA information model; it
  * writes each message into memory, and the exporter (ipfix_out.h) sends
- * it. Six templates:
+ * it. Eight templates:
  *
  *   256 / 257  new flow, IPv4 / IPv6 (attach --new-flows): a flow's first
  *              packet in an aging period, as a notification: its time
@@ -27,6 +27,14 @@
  *              forwardingStatus, flowEndReason, packetDeltaCount and
  *              octetDeltaCount (IP octets).
  *
+ *   262 / 263  mitigation event, IPv4 / IPv6 (`flowbloom guard`): an
+ *              address banned (firewallEvent 1, flow created) or its ban
+ *              ended (2, flow deleted): flowStart/EndMilliseconds (the ban's
+ *              start, and its end: expected for a ban, as it happened for an
+ *              unban), the address as source (or destination, --by dst),
+ *              the other address, ports and protocol 0, forwardingStatus
+ *              (dropped, access list).
+ *
  * Estimates and measured records are told apart by template ID; the CI
  * elements say by how much an estimate may be off. glib and fixbuf types
  * stay inside ipfix.c.
@@ -45,6 +53,12 @@
 #define FB_IPFIX_TID_EST6 259
 #define FB_IPFIX_TID_FLOW4 260
 #define FB_IPFIX_TID_FLOW6 261
+#define FB_IPFIX_TID_MIT4 262
+#define FB_IPFIX_TID_MIT6 263
+
+/* firewallEvent (IE 233) values a mitigation record carries. */
+#define FB_IPFIX_FW_CREATED 1
+#define FB_IPFIX_FW_DELETED 2
 
 /* forwardingStatus (IE 89, RFC 7270 registry): status in the top two bits,
  * reason below. A pass hands the packet to the stack: "forwarded, unknown
@@ -84,6 +98,12 @@ struct fb_ipfix_flow {
 	__u8 smac[6], dmac[6];
 };
 
+struct fb_ipfix_mitigation {
+	struct fb_key key;	/* an address rule: kind SRC or DST, its address */
+	__u64 start_ms, end_ms; /* epoch ms: the ban's start and end */
+	__u8 event;		/* FB_IPFIX_FW_* */
+};
+
 /* Largest message it builds: what fits one UDP datagram on an Ethernet
  * path (IPv6 and UDP headers included), and what a TCP write takes. */
 #define FB_IPFIX_MSG_UDP 1400
@@ -103,6 +123,7 @@ int fb_ipfix_session(struct fb_ipfix *x);
 int fb_ipfix_put_templates(struct fb_ipfix *x);
 int fb_ipfix_put_newflow(struct fb_ipfix *x, const struct fb_ipfix_newflow *r);
 int fb_ipfix_put_estimate(struct fb_ipfix *x, const struct fb_ipfix_estimate *r);
+int fb_ipfix_put_mitigation(struct fb_ipfix *x, const struct fb_ipfix_mitigation *r);
 int fb_ipfix_put_flow(struct fb_ipfix *x, const struct fb_ipfix_flow *r);
 /* Anything appended since the last take? */
 bool fb_ipfix_pending(const struct fb_ipfix *x);

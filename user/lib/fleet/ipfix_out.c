@@ -31,6 +31,7 @@ struct qrec {
 		struct fb_ipfix_newflow nf;
 		struct fb_ipfix_estimate est;
 		struct fb_ipfix_flow fl;
+		struct fb_ipfix_mitigation mit;
 	} r;
 };
 
@@ -187,6 +188,8 @@ static int put(struct fb_ipfix *enc, const struct qrec *q)
 		return fb_ipfix_put_newflow(enc, &q->r.nf);
 	case FB_IPFIX_ESTIMATE:
 		return fb_ipfix_put_estimate(enc, &q->r.est);
+	case FB_IPFIX_MITIGATION:
+		return fb_ipfix_put_mitigation(enc, &q->r.mit);
 	default:
 		return fb_ipfix_put_flow(enc, &q->r.fl);
 	}
@@ -459,6 +462,11 @@ int fb_ipfix_out_estimate(struct fb_ipfix_out *x, const struct fb_ipfix_estimate
 int fb_ipfix_out_flow(struct fb_ipfix_out *x, const struct fb_ipfix_flow *r)
 {
 	return enqueue(x, FB_IPFIX_FLOW, r, sizeof(*r));
+}
+
+int fb_ipfix_out_mitigation(struct fb_ipfix_out *x, const struct fb_ipfix_mitigation *r)
+{
+	return enqueue(x, FB_IPFIX_MITIGATION, r, sizeof(*r));
 }
 
 static double mono(void)

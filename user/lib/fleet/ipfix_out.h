@@ -43,7 +43,13 @@ struct fb_ipfix_out_opts {
 	bool l2_estimates; /* see fb_ipfix_new() */
 };
 
-enum fb_ipfix_kind { FB_IPFIX_NEWFLOW, FB_IPFIX_ESTIMATE, FB_IPFIX_FLOW, FB_IPFIX_KINDS };
+enum fb_ipfix_kind {
+	FB_IPFIX_NEWFLOW,
+	FB_IPFIX_ESTIMATE,
+	FB_IPFIX_FLOW,
+	FB_IPFIX_MITIGATION,
+	FB_IPFIX_KINDS
+};
 
 struct fb_ipfix_out_stats {
 	__u64 sent[FB_IPFIX_KINDS]; /* records handed to the network, by kind */
@@ -66,6 +72,7 @@ struct fb_ipfix_out *fb_ipfix_out_open(const struct fb_ipfix_out_opts *o);
 int fb_ipfix_out_newflow(struct fb_ipfix_out *x, const struct fb_ipfix_newflow *r);
 int fb_ipfix_out_estimate(struct fb_ipfix_out *x, const struct fb_ipfix_estimate *r);
 int fb_ipfix_out_flow(struct fb_ipfix_out *x, const struct fb_ipfix_flow *r);
+int fb_ipfix_out_mitigation(struct fb_ipfix_out *x, const struct fb_ipfix_mitigation *r);
 /* Whatever I/O can be done now, without waiting; now: CLOCK_MONOTONIC
  * seconds. Returns FB_IPFIX_EV_* bits. -1 on an error that ends the
  * export (the encoder failed: reported). */

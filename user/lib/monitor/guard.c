@@ -164,36 +164,65 @@ bool fb_never_has(const struct fb_never_list *l, const struct fb_key *addr)
 	return false;
 }
 
-int fb_guard_stats_open(const struct fb_store *f, bool create)
+/* A small map pinned in f's directory (never through a link: pintree),
+ * checked to be what we make. */
+static int pinned_map(const struct fb_store *f, bool create, const char *pin, __u32 type,
+		      __u32 key_size, __u32 value_size, __u32 entries)
 {
-	int fd = fb_pin_get(f->dir_fd, FB_GUARD_PIN);
+	int fd = fb_pin_get(f->dir_fd, pin);
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 
 	if (fd >= 0) {
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != BPF_MAP_TYPE_ARRAY ||
-		    info.value_size != sizeof(struct fb_guard_stats) || info.max_entries != 1) {
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != type ||
+		    info.key_size != key_size || info.value_size != value_size ||
+		    info.max_entries != entries) {
 			close(fd);
-			fb_report_err("%s/%s is not a guard counter map", f->dir, FB_GUARD_PIN);
+			fb_report_err("%s/%s is not what guard pins there", f->dir, pin);
 			return -1;
 		}
 		return fd;
 	}
 	if (!create || errno != ENOENT) {
 		if (errno != ENOENT)
-			fb_report_err("cannot open %s/%s: %s", f->dir, FB_GUARD_PIN,
-				      strerror(errno));
+			fb_report_err("cannot open %s/%s: %s", f->dir, pin, strerror(errno));
 		return -1;
 	}
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_guard", sizeof(__u32),
-			    sizeof(struct fb_guard_stats), 1, NULL);
-	if (fd < 0 || fb_pin_at(fd, f->dir_fd, FB_GUARD_PIN)) {
-		fb_report_err("cannot create %s/%s: %s", f->dir, FB_GUARD_PIN, strerror(errno));
+	fd = bpf_map_create(type, "fb_guard", key_size, value_size, entries, NULL);
+	if (fd < 0 || fb_pin_at(fd, f->dir_fd, pin)) {
+		fb_report_err("cannot create %s/%s: %s", f->dir, pin, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+int fb_guard_stats_open(const struct fb_store *f, bool create)
+{
+	return pinned_map(f, create, FB_GUARD_PIN, BPF_MAP_TYPE_ARRAY, sizeof(__u32),
+			  sizeof(struct fb_guard_stats), 1);
+}
+
+int fb_guard_events_open(const struct fb_store *f, bool create)
+{
+	return pinned_map(f, create, FB_GUARD_EVENTS_PIN, BPF_MAP_TYPE_QUEUE, 0,
+			  sizeof(struct fb_guard_event), FB_GUARD_EVENTS_MAX);
+}
+
+int fb_guard_events_push(int fd, const struct fb_guard_event *e)
+{
+	/* BPF_EXIST: a full queue drops its oldest to make room. */
+	if (bpf_map_update_elem(fd, NULL, e, BPF_EXIST)) {
+		fb_report_err("cannot queue a guard event: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int fb_guard_events_pop(int fd, struct fb_guard_event *e)
+{
+	return !bpf_map_lookup_and_delete_elem(fd, NULL, e);
 }
 
 int fb_guard_stats_read(int fd, struct fb_guard_stats *s)

@@ -14,7 +14,10 @@
  * the candidate table only add to the truth. Sketch error can thus delay a
  * ban, and never cause one.
  *
- *   <root>/<BAN>/guard   struct fb_guard_stats, pinned by guard (metrics)
+ *   <root>/<BAN>/guard          struct fb_guard_stats, pinned by guard (metrics)
+ *   <root>/<NAME>/guard_events  queue of struct fb_guard_event: each ban and
+ *                               unban, for `ipfix NAME` (the oldest dropped
+ *                               when full)
  */
 #ifndef FLOWBLOOM_USER_GUARD_H
 #define FLOWBLOOM_USER_GUARD_H
@@ -27,6 +30,19 @@
 #include "store/store.h"
 
 #define FB_GUARD_PIN "guard"
+#define FB_GUARD_EVENTS_PIN "guard_events"
+#define FB_GUARD_EVENTS_MAX 1024
+
+/* One ban or unban, as `ipfix` exports it. */
+struct fb_guard_event {
+	__u64 start_ns;	   /* CLOCK_REALTIME: when the ban began */
+	__u64 end_ns;	   /* when it ends (ban: expected; unban: as it did) */
+	struct fb_key key; /* the address rule */
+	__u8 event;	   /* 1: ban, 2: unban (IPFIX firewallEvent) */
+	__u8 pad[7];
+};
+
+_Static_assert(sizeof(struct fb_guard_event) == 64, "one block");
 
 /* Cumulative, for every guard that banned into the filter. */
 struct fb_guard_stats {
@@ -72,5 +88,11 @@ bool fb_never_has(const struct fb_never_list *l, const struct fb_key *addr);
 int fb_guard_stats_open(const struct fb_store *f, bool create);
 int fb_guard_stats_read(int fd, struct fb_guard_stats *s);
 int fb_guard_stats_write(int fd, const struct fb_guard_stats *s);
+/* The event queue beside filter f: opened, or created and pinned (create);
+ * -1 as fb_guard_stats_open(). Push: the oldest event makes room. Pop: 1
+ * an event, 0 none. */
+int fb_guard_events_open(const struct fb_store *f, bool create);
+int fb_guard_events_push(int fd, const struct fb_guard_event *e);
+int fb_guard_events_pop(int fd, struct fb_guard_event *e);
 
 #endif

@@ -59,30 +59,28 @@ static int cover(unsigned lo, unsigned hi, unsigned lens, int max, __u16 *val, _
  * so the fewest lengths whose cover stays within budget prefixes, and among
  * covers of that many lengths the fewest prefixes. Every cover needs the
  * longest length of the minimal cover (the range's ends are aligned to no
- * more); up to three lengths are tried, then the minimal cover (fewest
+ * more); up to FB_PORT_LENGTHS lengths are tried (1-65535 takes four: 15
+ * prefixes each of /16, /12, /8 and /4), then the minimal cover (fewest
  * prefixes, any lengths). Returns the count or -1 above budget.
  */
+#define FB_PORT_LENGTHS 4
 static int port_prefixes(unsigned lo, unsigned hi, int budget, __u16 *val, __u8 *len)
 {
-	unsigned f = 0, best = 0, x, y;
+	unsigned f = 0, best = 0, others;
 	int n, bestn = -1, k;
 
 	/* The finest length the ends need. */
 	while (f < 16 && ((lo | (hi + 1)) & ((1U << (16 - f)) - 1)))
 		f++;
-	for (k = 1; k <= 3 && bestn < 0; k++) {
-		for (x = 0; x <= f; x++) {
-			for (y = x; y <= f; y++) {
-				unsigned lens =
-					1U << f | (k > 1 ? 1U << x : 0) | (k > 2 ? 1U << y : 0);
-
-				if ((unsigned)__builtin_popcount(lens) != (unsigned)k)
-					continue;
-				n = cover(lo, hi, lens, budget, NULL, NULL);
-				if (n > 0 && (bestn < 0 || n < bestn)) {
-					bestn = n;
-					best = lens;
-				}
+	/* Every set of k - 1 coarser lengths beside f, fewest lengths first. */
+	for (k = 1; k <= FB_PORT_LENGTHS && bestn < 0; k++) {
+		for (others = 0; others < 1U << f; others++) {
+			if (__builtin_popcount(others) != k - 1)
+				continue;
+			n = cover(lo, hi, others | 1U << f, budget, NULL, NULL);
+			if (n > 0 && (bestn < 0 || n < bestn)) {
+				bestn = n;
+				best = others | 1U << f;
 			}
 		}
 	}

@@ -14,7 +14,6 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "store/exact.h"
 #include "report.h"
 #include "store/pintree.h"
 #include "util.h"

@@ -3,7 +3,6 @@
 #define _GNU_SOURCE
 #include "types/bits.h"
 #include "types/ftype.h"
-#include "rules/rules.h"
 #include "store/store.h"
 
 void fb_bits_set(struct fb_store *f, const struct fb_key *key)
