@@ -38,6 +38,8 @@ static const struct vconf confs[] = {
 
 static char vlog[1 << 24];
 
+#define VERIFY_TRIES 3
+
 void bench_verifier(void)
 {
 	struct fb_create_opts fo = {
@@ -48,28 +50,18 @@ void bench_verifier(void)
 	size_t i;
 
 	printf("\n10. verifier: instructions processed per configuration (BPF_LOG_STATS; "
-	       "limit 1M)\n");
+	       "limit 1M), verification time the fastest of %d loads\n",
+	       VERIFY_TRIES);
 	/* A real filter, and real monitoring maps for the monitored loads. */
 	if (fb_store_create("vfy", &fo) || fb_store_open("vfy", &f))
 		exit(1);
 	for (i = 0; i < sizeof(confs) / sizeof(confs[0]); i++) {
 		const struct vconf *c = &confs[i];
-		struct flowbloom_bpf *skel = flowbloom_bpf__open();
+		unsigned long insns = 0, usec = ~0UL;
+		char states[160] = "";
 		struct fb_monitor m;
-		struct bpf_program *p;
-		char *line, *vt;
-		int err;
+		int t, failed = 0;
 
-		if (!skel)
-			exit(1);
-		skel->rodata->cfg_action = c->action;
-		skel->rodata->cfg_malformed = c->malformed;
-		skel->rodata->cfg_trace = c->trace;
-		skel->rodata->cfg_bench = c->bench;
-		bpf_map__set_pin_path(skel->maps.fb_filter, NULL);
-		bpf_map__set_pin_path(skel->maps.fb_stats, NULL);
-		if (bpf_map__reuse_fd(skel->maps.fb_filter, f.outer_fd))
-			exit(1);
 		if (c->mon) {
 			struct fb_mon_opts o;
 
@@ -80,39 +72,64 @@ void bench_verifier(void)
 			o.acct = !!(c->mon & FB_MON_ACCT);
 			if (fb_monitor_create(&f, &o) || fb_monitor_open(&f, &m))
 				exit(1);
-			if (fb_load_setup_monitor(skel, &m))
+		}
+		/* The fastest of VERIFY_TRIES loads: the same program takes the
+		 * same work, and a slower load only met other processes. */
+		for (t = 0; t < VERIFY_TRIES && !failed; t++) {
+			struct flowbloom_bpf *skel = flowbloom_bpf__open();
+			struct bpf_program *p;
+			char *line, *vt;
+			int err;
+
+			if (!skel)
 				exit(1);
-		}
-		bpf_object__for_each_program(p, skel->obj)
-		{
-			vlog[0] = 0;
-			bpf_program__set_log_buf(p, vlog, sizeof(vlog));
-			/* Statistics only; FBBENCH_VLOG=1 adds the log (its end is
-			 * printed if the load fails). */
-			bpf_program__set_log_level(p, getenv("FBBENCH_VLOG") ? 1 | 4 : 4);
-		}
-		err = flowbloom_bpf__load(skel);
-		line = strstr(vlog, "processed ");
-		vt = strstr(vlog, "verification time ");
-		if (err || !line) {
-			size_t l = strlen(vlog);
+			skel->rodata->cfg_action = c->action;
+			skel->rodata->cfg_malformed = c->malformed;
+			skel->rodata->cfg_trace = c->trace;
+			skel->rodata->cfg_bench = c->bench;
+			bpf_map__set_pin_path(skel->maps.fb_filter, NULL);
+			bpf_map__set_pin_path(skel->maps.fb_stats, NULL);
+			if (bpf_map__reuse_fd(skel->maps.fb_filter, f.outer_fd))
+				exit(1);
+			if (c->mon && fb_load_setup_monitor(skel, &m))
+				exit(1);
+			bpf_object__for_each_program(p, skel->obj)
+			{
+				vlog[0] = 0;
+				bpf_program__set_log_buf(p, vlog, sizeof(vlog));
+				/* Statistics only; FBBENCH_VLOG=1 adds the log (its
+				 * end is printed if the load fails). */
+				bpf_program__set_log_level(p, getenv("FBBENCH_VLOG") ? 1 | 4 : 4);
+			}
+			err = flowbloom_bpf__load(skel);
+			line = strstr(vlog, "processed ");
+			vt = strstr(vlog, "verification time ");
+			if (err || !line) {
+				size_t l = strlen(vlog);
 
-			printf("  %-40s load failed: %s\n", c->name, strerror(-err));
-			if (getenv("FBBENCH_VLOG"))
-				printf("%s\n", vlog + (l > 6000 ? l - 6000 : 0));
-		} else {
-			unsigned long insns = strtoul(line + 10, NULL, 10),
-				      usec = vt ? strtoul(vt + 18, NULL, 10) : 0;
-			char *st = strstr(line, "total_states"), *nl;
+				printf("  %-40s load failed: %s\n", c->name, strerror(-err));
+				if (getenv("FBBENCH_VLOG"))
+					printf("%s\n", vlog + (l > 6000 ? l - 6000 : 0));
+				failed = 1;
+			} else {
+				unsigned long us = vt ? strtoul(vt + 18, NULL, 10) : 0;
+				char *st = strstr(line, "total_states"), *nl;
 
-			if (st && (nl = strchr(st, '\n')))
-				*nl = 0;
+				insns = strtoul(line + 10, NULL, 10);
+				if (st && (nl = strchr(st, '\n')))
+					*nl = 0;
+				snprintf(states, sizeof(states), "%s", st ? st : "");
+				if (us < usec)
+					usec = us;
+			}
+			flowbloom_bpf__destroy(skel);
+		}
+		if (!failed) {
 			printf("  %-40s %7lu insns  %6.0f ms  %s\n", c->name, insns, usec / 1e3,
-			       st ? st : "");
+			       states);
 			if (usec > slowest)
 				slowest = usec;
 		}
-		flowbloom_bpf__destroy(skel);
 		if (c->mon) {
 			fb_monitor_close(&m);
 			fb_monitor_unpin(f.dir);

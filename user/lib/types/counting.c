@@ -206,12 +206,15 @@ bool fb_cnt_del_checked_at(struct fb_store *f, const struct fb_key *key, const _
 {
 	struct fb_journal *j = &f->cnt_hdr->journal;
 	unsigned max = fb_counting_max(f), c[FB_MAX_K], i, x;
+	/* The blocked layout puts bit i in word i mod 8: with k <= 8 no
+	 * position repeats, and the count of repeats is 0. */
+	bool repeats = f->hdr->layout != FB_LAYOUT_BLOCKED || k > FB_BLOCK_WORDS;
 
 	for (i = 0; i < k; i++) {
 		unsigned dup = 0;
 
 		c[i] = fb_counting_get(f, pos[i]);
-		for (x = 0; x < i; x++)
+		for (x = 0; repeats && x < i; x++)
 			dup += pos[x] == pos[i];
 		if (c[i] < max) {
 			if (c[i] <= dup)
