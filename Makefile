@@ -142,7 +142,7 @@ $(BUILD)/tests/%.o: tests/%.c Makefile | $(BUILD)/flowbloom.skel.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/lib -I$(<D) -c $< -o $@
-$(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/bench/*.c)): | $(BUILD)/bench.skel.h
+$(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/bench/*.c)): | $(BUILD)/bench.skel.h $(BUILD)/flowbloom_nocap.skel.h
 
 $(BUILD)/libfbtest.a: $(TEST_LIB_OBJS)
 	$(call msg,AR,$@)

@@ -243,6 +243,7 @@ EOF
 	refused "device running another filter" "fresh.conf:4: $VB already has an XDP program" "$T_TMP/other/fresh.conf"
 	printf 'capacity = 10\nfp-rate = 0.01\nload = lists/bad.txt\n' >"$T_TMP/other/fresh.conf"
 	refused "bad list line: created filter undone" "bad.txt:2" "$T_TMP/other/fresh.conf"
+	check_eq "bad list line: read before any step (no step said anything)" "$(cat "$T_TMP/out")" ""
 	check_eq "bad list line: no filter fresh" "$("$FB" list | cut -d' ' -f1 | grep -c fresh)" 0
 	check_fails "usage: no FILE" fbB apply
 	fbB apply --check --down "$CONF" 2>/dev/null
@@ -269,6 +270,49 @@ EOF
 	grep -q "has no native XDP support" "$T_TMP/err" && pass "native on lo: says why" ||
 		fail "native on lo: $(cat "$T_TMP/err")"
 	check_eq "rolled back: no filter two, nothing attached" "$(state)" "$before"
+	check_eq "rollback: each step says what it did, the undo too" \
+		"$(sed -e 's/: m=.*/: .../' -e 's/ in [0-9.]* ms;.*//' "$T_TMP/out")" \
+		"created two: ...
+replaced with 1 rules into two
+attached two to $VB (generic)
+detached $VB
+destroyed two"
+}
+
+# send_malformed N: N IPv4 frames from A to B whose header length says 16
+# bytes (below the 20 of a header): malformed to the parser.
+send_malformed() {
+	inA "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((sys.argv[1], 0))
+mac = lambda m: bytes.fromhex(m.replace(":", ""))
+ip = bytes([0x44, 0, 0, 40, 0, 0, 0, 0, 64, 17, 0, 0]) + socket.inet_aton(sys.argv[4]) + socket.inet_aton(sys.argv[5])
+for _ in range(int(sys.argv[6])):
+    s.send(mac(sys.argv[3]) + mac(sys.argv[2]) + b"\x08\x00" + ip + bytes(26))
+' "$VA" "$MACA" "$MACB" "$A4" "$B4" "$1"
+}
+
+# The file's malformed policy reaches the attachment, and -j prints one
+# object per step and line.
+test_malformed() {
+	local m0 d0 s0
+	printf 'bits = 4096\nhashes = 3\nmalformed = pass\nattach = %s generic\n' "$VB" >"$T_TMP/mal.conf"
+	fbB -j apply "$T_TMP/mal.conf" >"$T_TMP/out" 2>"$T_TMP/err"
+	check_eq "malformed = pass: applied" "$?" 0
+	check_eq "-j: one object per step" "$("$PY" -c '
+import json, sys
+print([sorted(json.loads(l)) for l in open(sys.argv[1])])' "$T_TMP/out")" \
+		"[['bits', 'bytes', 'counter_bits', 'hashes', 'name'], ['attached', 'dev', 'mode']]"
+	m0=$(stat_of mal malformed)
+	d0=$(stat_of mal dropped)
+	s0=$(stat_of mal seen)
+	send_malformed 5
+	t_wait_until 5 eval '[ $(($(stat_of mal seen) - s0)) -ge 5 ]'
+	check_eq "malformed = pass: 5 malformed frames seen" "$(($(stat_of mal malformed) - m0))" 5
+	check_eq "malformed = pass: none dropped" "$(($(stat_of mal dropped) - d0))" 0
+	check "--down mal" fbB apply --down "$T_TMP/mal.conf"
+	check "destroy mal" "$FB" destroy mal
 }
 
 # As an unprivileged user, on the device running edge: every form of
@@ -312,5 +356,6 @@ test_again
 test_unpriv
 test_bad
 test_rollback
+test_malformed
 test_down
 t_finish

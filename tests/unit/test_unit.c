@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Unit tests of the pure user-space pieces, no kernel involved: the sizing
- * formulas (user/lib/types/sizing.c), SipHash against the reference known-answer
+ * formulas (user/lib/types/sizing.c) and a new filter's settings
+ * (user/lib/types/create.c), SipHash against the reference known-answer
  * vectors and its use on a flow key (include/flowbloom/hash.h), the bit
  * geometry shared by the XDP program and the CLI (include/flowbloom/
  * geometry.h), and the FLOW text parser and formatter (user/lib/rules/flow.c).
@@ -169,6 +170,7 @@ static void test_sizing(void)
 int main(void)
 {
 	test_sizing();
+	test_create_opts();
 	test_siphash_vectors();
 	test_hash_key();
 	test_nh_keyed();

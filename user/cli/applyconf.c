@@ -11,34 +11,33 @@
 #include "rules/lists.h"
 #include "cmd.h"
 #include "output.h"
-#include "types/sizing.h"
 #include "store/pintree.h"
 #include "util.h"
 
-/* Settings that take one value: name, where it goes, allowed values
- * (NULL: checked by parse_value). */
+/* Settings that take one value, indexed by enum ap_key: name, and the
+ * values allowed (NULL: a number) with what each means (NULL: the
+ * position + 1, an enum-name table + 1). */
 static const struct {
 	const char *key;
-	size_t off, len;
 	const char *const *values;
-} keys[] = {
-#define K(k, field, vals)                                                                          \
-	{                                                                                          \
-		k, offsetof(struct ap_conf, field), sizeof(((struct ap_conf *)0)->field), vals     \
-	}
-	K("capacity", capacity, NULL),
-	K("fp-rate", fp_rate, NULL),
-	K("bits", bits, NULL),
-	K("hashes", hashes, NULL),
-	K("layout", layout, fb_layout_names + 1),
-	K("hash", hash, fb_hash_choices),
-	K("action", action, fb_action_names + 1),
-	K("counting", counting, ((const char *const[]){ "no", "4", "8", NULL })),
-	K("confirm", confirm, ((const char *const[]){ "no", "exact", NULL })),
-	K("malformed", malformed, fb_malformed_names + 1),
-#undef K
+	const int *value_of;
+} keys[AP_NKEYS] = {
+	[AP_CAPACITY] = { "capacity", NULL, NULL },
+	[AP_FP_RATE] = { "fp-rate", NULL, NULL },
+	[AP_BITS] = { "bits", NULL, NULL },
+	[AP_HASHES] = { "hashes", NULL, NULL },
+	[AP_LAYOUT] = { "layout", fb_layout_names + 1, NULL },
+	[AP_HASH] = { "hash", fb_hash_choices, fb_hash_choice_values },
+	[AP_ACTION] = { "action", fb_action_names + 1, NULL },
+	[AP_COUNTING] = { "counting", (const char *const[]){ "no", "4", "8", NULL },
+			  (const int[]){ 0, 4, 8 } },
+	[AP_CONFIRM] = { "confirm", (const char *const[]){ "no", "exact", NULL },
+			 (const int[]){ 0, 1 } },
+	[AP_MALFORMED] = { "malformed", fb_malformed_names + 1, NULL },
 };
-#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+/* Values are at most this long (fp-rate is kept as written). */
+#define AP_VALUE_MAX 32
 
 static char *trim(char *s)
 {
@@ -53,13 +52,15 @@ static char *trim(char *s)
 }
 
 /* Numbers are checked here as create checks them, so that create cannot
- * refuse what apply accepted. */
-static int check_number(const struct ap_conf *c, int line, const char *key, const char *v)
+ * refuse what apply accepted; read once, into c->create. */
+static int set_number(struct ap_conf *c, int line, enum ap_key key, const char *v)
 {
+	struct fb_create_req *r = &c->create;
+	unsigned long long n;
 	char *end;
 
 	errno = 0;
-	if (!strcmp(key, "fp-rate")) {
+	if (key == AP_FP_RATE) {
 		double p = strtod(v, &end);
 
 		if (errno || *end || end == v || !(p > 0 && p < 1)) {
@@ -67,69 +68,106 @@ static int check_number(const struct ap_conf *c, int line, const char *key, cons
 			       v);
 			return -1;
 		}
+		r->fp_rate = p;
+		r->have_fp_rate = true;
 		return 0;
 	}
-	if (v[0] == '-' || strtoull(v, &end, 10) == 0 || errno || *end || end == v) {
+	n = strtoull(v, &end, 10);
+	if (v[0] == '-' || n == 0 || errno || *end || end == v) {
 		fb_err("%s:%d: %s must be a whole number of at least 1, not '%s'", c->file, line,
-		       key, v);
+		       keys[key].key, v);
 		return -1;
 	}
-	if (!strcmp(key, "hashes") && strtoull(v, NULL, 10) > FB_MAX_K) {
+	if (key == AP_HASHES && n > FB_MAX_K) {
 		fb_err("%s:%d: hashes must be 1..%d", c->file, line, FB_MAX_K);
 		return -1;
 	}
-	if (!strcmp(key, "bits") &&
-	    strtoull(v, NULL, 10) > (unsigned long long)FB_MAX_BLOCKS * FB_BLOCK_BITS) {
+	if (key == AP_BITS && n > (unsigned long long)FB_MAX_BLOCKS * FB_BLOCK_BITS) {
 		fb_err("%s:%d: bits must be 1..%llu", c->file, line,
 		       (unsigned long long)FB_MAX_BLOCKS * FB_BLOCK_BITS);
 		return -1;
+	}
+	if (key == AP_CAPACITY) {
+		r->capacity = n;
+		r->have_capacity = true;
+	} else if (key == AP_BITS) {
+		r->bits = n;
+		r->have_bits = true;
+	} else {
+		r->hashes = n;
+		r->have_hashes = true;
+	}
+	return 0;
+}
+
+/* A value from the key's list, stored where it goes. */
+static int set_choice(struct ap_conf *c, int line, enum ap_key key, const char *v)
+{
+	const char *const *values = keys[key].values;
+	char list[128] = "";
+	size_t j;
+	int x;
+
+	for (j = 0; values[j] && strcmp(v, values[j]); j++)
+		;
+	if (!values[j]) {
+		for (j = 0; values[j]; j++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+				 j ? "|" : "", values[j]);
+		fb_err("%s:%d: bad value '%s' for %s (want %s)", c->file, line, v, keys[key].key,
+		       list);
+		return -1;
+	}
+	x = keys[key].value_of ? keys[key].value_of[j] : (int)j + 1;
+	switch (key) {
+	case AP_LAYOUT:
+		c->create.layout = x;
+		break;
+	case AP_HASH:
+		c->create.hash = x;
+		break;
+	case AP_ACTION:
+		c->create.action = x;
+		break;
+	case AP_COUNTING:
+		c->create.counter_bits = x;
+		break;
+	case AP_CONFIRM:
+		c->create.confirm = x;
+		break;
+	default:
+		c->malformed = x;
 	}
 	return 0;
 }
 
 static int set_key(struct ap_conf *c, int line, const char *key, const char *v)
 {
-	size_t i, j;
-	char *dst;
+	int i;
 
-	for (i = 0; i < NKEYS; i++) {
-		if (strcmp(key, keys[i].key))
-			continue;
-		dst = (char *)c + keys[i].off;
-		if (c->line_of[i]) {
-			fb_err("%s:%d: '%s' set twice (first at line %d)", c->file, line, key,
-			       c->line_of[i]);
-			return -1;
-		}
-		if (keys[i].values) {
-			for (j = 0; keys[i].values[j]; j++)
-				if (!strcmp(v, keys[i].values[j]))
-					break;
-			if (!keys[i].values[j]) {
-				char list[128] = "";
-
-				for (j = 0; keys[i].values[j]; j++)
-					snprintf(list + strlen(list), sizeof(list) - strlen(list),
-						 "%s%s", j ? "|" : "", keys[i].values[j]);
-				fb_err("%s:%d: bad value '%s' for %s (want %s)", c->file, line, v,
-				       key, list);
-				return -1;
-			}
-		} else if (check_number(c, line, key, v)) {
-			return -1;
-		}
-		if (strlen(v) >= keys[i].len) {
-			fb_err("%s:%d: value of %s too long", c->file, line, key);
-			return -1;
-		}
-		strcpy(dst, v);
-		c->line_of[i] = line;
-		return 0;
+	for (i = 0; i < AP_NKEYS && strcmp(key, keys[i].key); i++)
+		;
+	if (i == AP_NKEYS) {
+		fb_err("%s:%d: unknown key '%s' (want capacity, fp-rate, bits, hashes, layout, "
+		       "hash, action, counting, confirm, load, attach, malformed)",
+		       c->file, line, key);
+		return -1;
 	}
-	fb_err("%s:%d: unknown key '%s' (want capacity, fp-rate, bits, hashes, layout, hash, "
-	       "action, counting, confirm, load, attach, malformed)",
-	       c->file, line, key);
-	return -1;
+	if (c->line_of[i]) {
+		fb_err("%s:%d: '%s' set twice (first at line %d)", c->file, line, key,
+		       c->line_of[i]);
+		return -1;
+	}
+	if (keys[i].values ? set_choice(c, line, i, v) : set_number(c, line, i, v))
+		return -1;
+	if (strlen(v) >= AP_VALUE_MAX) {
+		fb_err("%s:%d: value of %s too long", c->file, line, key);
+		return -1;
+	}
+	if (i == AP_FP_RATE)
+		strcpy(c->fp_rate_text, v);
+	c->line_of[i] = line;
+	return 0;
 }
 
 static int add_load(struct ap_conf *c, int line, const char *v)
@@ -191,7 +229,7 @@ static int add_dev(struct ap_conf *c, int line, char *v)
 		}
 	d = &c->dev[c->ndev++];
 	snprintf(d->name, sizeof(d->name), "%s", dev);
-	d->mode = mode && !strcmp(mode, "generic") ? "generic" : "native";
+	d->mode = mode && !strcmp(mode, "generic") ? FB_XDP_GENERIC : FB_XDP_NATIVE;
 	d->line = line;
 	return 0;
 }
@@ -204,47 +242,39 @@ void fb_apply_conf_free(struct ap_conf *c)
 		free(c->load[i]);
 }
 
-/* Index of key k in keys[] (line_of[]). */
-static size_t key_index(const char *k)
+int fb_apply_conf_opts(const struct ap_conf *c, struct fb_create_opts *o)
 {
-	size_t i;
+	char why[256];
 
-	for (i = 0; i < NKEYS && strcmp(keys[i].key, k); i++)
-		;
-	return i;
-}
-
-int fb_apply_conf_size(const struct ap_conf *c)
-{
-	unsigned long long cap;
-	__u32 nblocks;
-	double p;
-	__u8 k;
-	int e;
-
-	if (!c->capacity[0])
-		return 0; /* bits and hashes: checked against the limits as read */
-	cap = strtoull(c->capacity, NULL, 10);
-	p = strtod(c->fp_rate, NULL);
-	e = c->layout[0] && !strcmp(c->layout, "classic") ? fb_size_classic(cap, p, &nblocks, &k)
-							  : fb_size_blocked(cap, p, &nblocks, &k);
-	if (!e)
+	switch (fb_create_opts_make(&c->create, o, why, sizeof(why))) {
+	case 0:
 		return 0;
-	fb_err("%s:%d: capacity %s at fp-rate %s (line %d) needs more than %u MiB", c->file,
-	       c->line_of[key_index("capacity")], c->capacity, c->fp_rate,
-	       c->line_of[key_index("fp-rate")], FB_MAX_BLOCKS / (1024 * 1024 / FB_BLOCK_BYTES));
-	return -1;
+	case FB_CREATE_TOO_BIG:
+		if (c->create.have_capacity) {
+			fb_err("%s:%d: capacity %llu at fp-rate %s (line %d) needs more than %u "
+			       "MiB",
+			       c->file, c->line_of[AP_CAPACITY], c->create.capacity,
+			       c->fp_rate_text, c->line_of[AP_FP_RATE],
+			       FB_MAX_BLOCKS / (1024 * 1024 / FB_BLOCK_BYTES));
+			return -1;
+		}
+		/* fall through */
+	default:
+		/* Not reached for what fb_apply_conf_read() accepted. */
+		fb_err("%s: %s", c->file, why);
+		return -1;
+	}
 }
 
-int fb_apply_conf_lists(const struct ap_conf *c)
+int fb_apply_conf_lists(const struct ap_conf *c, struct fb_list *l)
 {
-	struct fb_list l = { 0 };
-	int i, rc = 0;
+	int i;
 
-	for (i = 0; i < c->nload && !rc; i++)
-		rc = fb_list_read(c->load[i], &l);
-	fb_list_free(&l);
-	return rc;
+	for (i = 0; i < c->nload; i++)
+		if (fb_list_read(c->load[i], l))
+			return -1;
+	fb_list_unique(l);
+	return 0;
 }
 
 int fb_apply_conf_read(const char *file, struct ap_conf *c)
@@ -268,6 +298,8 @@ int fb_apply_conf_read(const char *file, struct ap_conf *c)
 	if (strlen(b) >= sizeof(c->name) || fb_pin_check_name(b))
 		return -1;
 	strcpy(c->name, b);
+	c->create.name = c->name;
+	c->create.type = -1; /* a Bloom filter */
 	fp = fopen(file, "r");
 	if (!fp) {
 		fb_err("cannot open %s: %s", file, strerror(errno));
@@ -324,13 +356,15 @@ int fb_apply_conf_read(const char *file, struct ap_conf *c)
 	free(buf);
 	fclose(fp);
 	if (!err) {
-		bool by_cap = c->capacity[0] || c->fp_rate[0], by_bits = c->bits[0] || c->hashes[0];
+		const int *at = c->line_of;
+		bool by_cap = at[AP_CAPACITY] || at[AP_FP_RATE],
+		     by_bits = at[AP_BITS] || at[AP_HASHES];
 
-		if ((by_cap && by_bits) || (by_cap && !(c->capacity[0] && c->fp_rate[0])) ||
-		    (by_bits && !(c->bits[0] && c->hashes[0])) || (!by_cap && !by_bits)) {
+		if ((by_cap && by_bits) || (by_cap && !(at[AP_CAPACITY] && at[AP_FP_RATE])) ||
+		    (by_bits && !(at[AP_BITS] && at[AP_HASHES])) || (!by_cap && !by_bits)) {
 			fb_err("%s: give capacity and fp-rate, or bits and hashes", file);
 			err = -1;
-		} else if (!strcmp(c->confirm, "exact") && !strcmp(c->name, FB_IPROUTE_FILTER)) {
+		} else if (c->create.confirm && !strcmp(c->name, FB_IPROUTE_FILTER)) {
 			fb_err("%s: confirm = exact is not available for '%s', the filter `ip "
 			       "link` "
 			       "uses",

@@ -8,13 +8,31 @@
 
 #include <stdbool.h>
 #include <net/if.h>
+#include "rules/lists.h"
 #include "store/store.h"
+#include "store/xdpdev.h"
+#include "types/create.h"
 
 #define AP_MAX_ITEMS 64 /* load and attach lines each */
 
+/* The settings that take one value, in the order of line_of[]. */
+enum ap_key {
+	AP_CAPACITY,
+	AP_FP_RATE,
+	AP_BITS,
+	AP_HASHES,
+	AP_LAYOUT,
+	AP_HASH,
+	AP_ACTION,
+	AP_COUNTING,
+	AP_CONFIRM,
+	AP_MALFORMED,
+	AP_NKEYS,
+};
+
 struct ap_dev {
 	char name[IF_NAMESIZE];
-	const char *mode; /* "native" or "generic" */
+	enum fb_xdp_mode mode;
 	int line;
 	bool attached; /* this filter already runs there (before this run) */
 	bool ours;     /* attached by this run (undone on failure) */
@@ -23,10 +41,11 @@ struct ap_dev {
 struct ap_conf {
 	const char *file;
 	char name[FB_NAME_MAX];
-	/* create's options, as they would be typed, and where each was set */
-	char capacity[32], fp_rate[32], bits[32], hashes[32];
-	char layout[16], hash[16], action[16], counting[8], confirm[8], malformed[8];
-	int line_of[16];
+	/* create's parameters, read once (name: the filter's) */
+	struct fb_create_req create;
+	char fp_rate_text[32]; /* fp-rate as written, for messages */
+	__u8 malformed;	       /* enum fb_malformed for every attachment; 0: default */
+	int line_of[AP_NKEYS]; /* where each setting was (0: not set) */
 	char *load[AP_MAX_ITEMS];
 	int load_line[AP_MAX_ITEMS];
 	int nload;
@@ -36,12 +55,13 @@ struct ap_conf {
 
 /* Parse FILE; every error is printed as FILE:LINE: why. */
 int fb_apply_conf_read(const char *file, struct ap_conf *c);
-/* Would create size the filter the file describes (capacity and fp-rate
- * within the largest filter)? 0, or -1 printed with FILE:LINE, as create
- * would refuse it. */
-int fb_apply_conf_size(const struct ap_conf *c);
-/* Do the lists parse, as load reads them? 0, or -1 printed (LIST:LINE). */
-int fb_apply_conf_lists(const struct ap_conf *c);
+/* The filter the file describes, as create makes it (the same sizing
+ * rule: user/lib/types/create.c). 0, or -1 printed with FILE:LINE, as
+ * create would refuse it. */
+int fb_apply_conf_opts(const struct ap_conf *c, struct fb_create_opts *o);
+/* The lists, read as load reads them, into l (free it): 0, or -1 printed
+ * (LIST:LINE). */
+int fb_apply_conf_lists(const struct ap_conf *c, struct fb_list *l);
 void fb_apply_conf_free(struct ap_conf *c);
 
 #endif

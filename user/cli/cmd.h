@@ -54,6 +54,20 @@ int cmd_guard(int argc, char **argv);
  * (always_json: also when empty). Returns how many. */
 int fb_warn_fail_open(bool always_json);
 
+/* What a verb prints when it made a change, plain or JSON: `apply`
+ * prints its steps through the same functions (cmd_create.c, cmd_load.c,
+ * cmd_attach.c, cmd_info.c). */
+struct fb_create_opts;
+struct fb_load_result;
+struct fb_monitor;
+void fb_print_created(const char *name, const struct fb_create_opts *o);
+void fb_print_loaded(const struct fb_load_result *r);
+/* mon: the attachment's monitoring (NULL: none). */
+void fb_print_attached(const char *name, const char *dev, const char *mode,
+		       const struct fb_monitor *mon);
+void fb_print_detached(const char *dev);
+void fb_print_destroyed(const char *name);
+
 /* Usage error for the running verb: message, synopsis, returns 2. */
 int fb_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parse an option value from a fixed list; -1 (error printed) if absent.

@@ -18,20 +18,24 @@
  * there. Everything is checked first (errors name FILE:LINE); a step that
  * still fails undoes the earlier steps of this run: devices it attached,
  * the filter it created. --down detaches the file's devices, --check only
- * checks. The steps are the verbs themselves (create, load --replace,
- * attach, detach), so their output and errors are theirs.
+ * checks. The steps are the library calls of the verbs (create, load
+ * --replace, attach, detach, destroy), printed as the verbs print them, so
+ * their output and errors are theirs.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
-#include <bpf/libbpf.h>
 #include "applyconf.h"
 #include "cmd.h"
 #include "store/discover.h"
 #include "output.h"
+#include "rules/load.h"
 #include "store/pintree.h"
+#include "store/xdpdev.h"
 #include "util.h"
 
 /* 1 if filter name exists, 0 if not; -1 (printed) if we cannot tell: an
@@ -53,68 +57,61 @@ static int filter_exists(const char *name)
 	return -1;
 }
 
+/* want and have differ: the first difference found is what is said. */
+static void differ(const char **what, char *want, char *have, size_t len, const char *field,
+		   const char *w, const char *g)
+{
+	if (*what || !strcmp(w, g))
+		return;
+	*what = field;
+	snprintf(want, len, "%s", w);
+	snprintf(have, len, "%s", g);
+}
+
+static const char *counting_name(unsigned bits)
+{
+	return bits == 4 ? "4" : bits == 8 ? "8" : "no";
+}
+
 /* An existing filter must be the one the file describes: apply never
  * re-creates a filter (its content and attachments would go). */
 static int same_settings(const struct ap_conf *c, const struct fb_store *f)
 {
+	const struct fb_create_req *r = &c->create;
 	const struct fb_header *h = f->hdr;
+	int action = r->action ? r->action : FB_ACTION_DROP;
 	char want[64], have[64];
 	const char *what = NULL;
 
-	if (c->capacity[0]) {
-		unsigned long long cap = strtoull(c->capacity, NULL, 10);
-		__u32 ppb = (__u32)(strtod(c->fp_rate, NULL) * 1e9 + 0.5);
+	if (r->have_capacity) {
+		__u32 ppb = (__u32)(r->fp_rate * 1e9 + 0.5);
 
-		if (h->capacity != cap || h->fp_ppb != ppb) {
+		if (h->capacity != r->capacity || h->fp_ppb != ppb) {
 			what = "capacity/fp-rate";
-			snprintf(want, sizeof(want), "%llu/%s", cap, c->fp_rate);
+			snprintf(want, sizeof(want), "%llu/%s", r->capacity, c->fp_rate_text);
 			snprintf(have, sizeof(have), "%llu/%g", (unsigned long long)h->capacity,
 				 h->fp_ppb / 1e9);
 		}
-	} else if (h->capacity || h->k != strtoul(c->hashes, NULL, 10) ||
-		   h->nblocks !=
-			   (strtoull(c->bits, NULL, 10) + FB_BLOCK_BITS - 1) / FB_BLOCK_BITS) {
+	} else if (h->capacity || h->k != r->hashes ||
+		   h->nblocks != (r->bits + FB_BLOCK_BITS - 1) / FB_BLOCK_BITS) {
 		what = "bits/hashes";
-		snprintf(want, sizeof(want), "%s/%s", c->bits, c->hashes);
+		snprintf(want, sizeof(want), "%llu/%llu", r->bits, r->hashes);
 		snprintf(have, sizeof(have), "%llu/%u",
 			 (unsigned long long)h->nblocks * FB_BLOCK_BITS, h->k);
 	}
-#define CMP(field, table, dflt, label)                                                             \
-	if (!what) {                                                                               \
-		const char *w = c->field[0] ? c->field : dflt;                                     \
-		const char *g = h->label < sizeof(table) / sizeof(table[0]) && table[h->label]     \
-					? table[h->label]                                          \
-					: "?";                                                     \
-		if (strcmp(w, g)) {                                                                \
-			what = #field;                                                             \
-			snprintf(want, sizeof(want), "%s", w);                                     \
-			snprintf(have, sizeof(have), "%s", g);                                     \
-		}                                                                                  \
-	}
-	CMP(layout, fb_layout_names, "blocked", layout)
+	differ(&what, want, have, sizeof(want), "layout",
+	       FB_NAME(fb_layout_names, r->layout ? r->layout : FB_LAYOUT_BLOCKED),
+	       FB_NAME(fb_layout_names, h->layout));
 	/* The action first: the default hash follows it. */
-	CMP(action, fb_action_names, "drop", action)
-	CMP(hash, fb_hash_names,
-	    fb_hash_names[fb_hash_default(c->action[0] && !strcmp(c->action, "allow")
-						  ? FB_ACTION_ALLOW
-						  : FB_ACTION_DROP)],
-	    hash)
-#undef CMP
-	if (!what) {
-		const char *w = c->counting[0] ? c->counting : "no";
-		const char *g = h->counter_bits == 4 ? "4" : h->counter_bits == 8 ? "8" : "no";
-
-		if (strcmp(w, g)) {
-			what = "counting";
-			snprintf(want, sizeof(want), "%s", w);
-			snprintf(have, sizeof(have), "%s", g);
-		}
-	}
-	if (!what && (!strcmp(c->confirm, "exact")) != !!h->confirm) {
-		what = "confirm";
-		snprintf(want, sizeof(want), "%s", h->confirm ? "no" : "exact");
-		snprintf(have, sizeof(have), "%s", h->confirm ? "exact" : "no");
-	}
+	differ(&what, want, have, sizeof(want), "action", FB_NAME(fb_action_names, action),
+	       FB_NAME(fb_action_names, h->action));
+	differ(&what, want, have, sizeof(want), "hash",
+	       FB_NAME(fb_hash_names, r->hash ? r->hash : fb_hash_default(action)),
+	       FB_NAME(fb_hash_names, h->hash));
+	differ(&what, want, have, sizeof(want), "counting", counting_name(r->counter_bits),
+	       counting_name(h->counter_bits));
+	differ(&what, want, have, sizeof(want), "confirm", r->confirm ? "exact" : "no",
+	       h->confirm ? "exact" : "no");
 	if (!what)
 		return 0;
 	fb_err("%s: filter '%s' exists with %s %s, the file says %s: destroy it first to "
@@ -139,11 +136,25 @@ static void mark_attached(const char *ifname, const char *mode, __u32 prog_id, v
 		if (strcmp(a->c->dev[i].name, ifname))
 			continue;
 		a->c->dev[i].attached = true;
-		if (strcmp(a->c->dev[i].mode, mode) && !a->mismatch) {
+		if (strcmp(fb_xdp_mode_name(a->c->dev[i].mode), mode) && !a->mismatch) {
 			a->mismatch = a->c->dev[i].name;
 			a->mode = mode;
 		}
 	}
+}
+
+/* What runs on d (fb_xdp_query()); its error said with FILE:LINE. */
+static int query(const struct ap_conf *c, const struct ap_dev *d, struct fb_xdp_dev *x)
+{
+	bool quiet = fb_report_quiet;
+	int rc;
+
+	fb_report_quiet = true;
+	rc = fb_xdp_query(d->name, x);
+	fb_report_quiet = quiet;
+	if (rc)
+		fb_err("%s:%d: %s", c->file, d->line, fb_report_last);
+	return rc;
 }
 
 /* Before anything changes: the devices exist, and each is free or runs
@@ -173,91 +184,76 @@ static int check_devices(struct ap_conf *c, bool exists)
 			;
 		fb_err("%s:%d: '%s' runs on %s in %s mode, not %s: apply --down first to change "
 		       "it",
-		       c->file, c->dev[i].line, c->name, a.mismatch, a.mode, c->dev[i].mode);
+		       c->file, c->dev[i].line, c->name, a.mismatch, a.mode,
+		       fb_xdp_mode_name(c->dev[i].mode));
 		return -1;
 	}
 	for (i = 0; i < c->ndev; i++) {
-		LIBBPF_OPTS(bpf_xdp_query_opts, q);
 		struct ap_dev *d = &c->dev[i];
+		struct fb_xdp_dev x;
 
 		if (d->attached)
 			continue;
-		if (bpf_xdp_query(if_nametoindex(d->name), 0, &q)) {
-			fb_err("%s:%d: cannot query %s: %s", c->file, d->line, d->name,
-			       strerror(errno));
+		if (query(c, d, &x))
 			return -1;
-		}
-		if (q.prog_id || q.drv_prog_id || q.skb_prog_id) {
+		if (x.prog_id) {
 			fb_err("%s:%d: %s already has an XDP program (id %u), which does not run "
 			       "filter '%s': detach it first",
-			       c->file, d->line, d->name,
-			       q.drv_prog_id   ? q.drv_prog_id
-			       : q.skb_prog_id ? q.skb_prog_id
-					       : q.prog_id,
-			       c->name);
+			       c->file, d->line, d->name, x.prog_id, c->name);
 			return -1;
 		}
 	}
 	return 0;
 }
 
-/* A verb, as if typed: argv[0] is its name. */
-static int run(int (*fn)(int, char **), char **argv)
+/* attach's step: the device, then the program with the file's malformed
+ * policy (no monitoring). */
+static int attach(const struct ap_conf *c, const struct ap_dev *d)
 {
-	int argc = 0;
+	struct fb_load_opts lo = { .malformed = c->malformed };
+	struct fb_xdp_dev dev;
+	struct fb_store f;
+	int err;
 
-	while (argv[argc])
-		argc++;
-	return fn(argc, argv);
+	if (fb_xdp_query(d->name, &dev) || fb_store_open(c->name, &f))
+		return -1;
+	err = fb_xdp_attach(&f, d->name, d->mode, &lo);
+	fb_store_close(&f);
+	if (!err)
+		fb_print_attached(c->name, d->name, fb_xdp_mode_name(d->mode), NULL);
+	return err;
 }
 
-static int apply_up(struct ap_conf *c, bool exists)
+static int detach(const char *dev)
 {
-	char *argv[2 * AP_MAX_ITEMS + 24];
-	int n, i, err = 0;
+	if (fb_xdp_detach(dev))
+		return -1;
+	fb_print_detached(dev);
+	return 0;
+}
+
+/* o: the filter to create when it does not exist; l: the lists, read. */
+static int apply_up(struct ap_conf *c, bool exists, const struct fb_create_opts *o,
+		    struct fb_list *l)
+{
+	int i, err = 0;
 	bool created = false;
 
 	if (!exists) {
-		n = 0;
-		argv[n++] = "create";
-		argv[n++] = c->name;
-#define OPT(field, opt)                                                                            \
-	if (c->field[0]) {                                                                         \
-		argv[n++] = opt;                                                                   \
-		argv[n++] = c->field;                                                              \
-	}
-		OPT(capacity, "--capacity")
-		OPT(fp_rate, "--fp-rate")
-		OPT(bits, "--bits")
-		OPT(hashes, "--hashes")
-		OPT(layout, "--layout")
-		OPT(hash, "--hash")
-		OPT(action, "--action")
-#undef OPT
-		if (c->counting[0] && strcmp(c->counting, "no")) {
-			argv[n++] = "--counter-bits";
-			argv[n++] = c->counting;
-		}
-		if (!strcmp(c->confirm, "exact")) {
-			argv[n++] = "--confirm";
-			argv[n++] = "exact";
-		}
-		argv[n] = NULL;
-		if (run(cmd_create, argv))
+		if (fb_store_create(c->name, o))
 			return 1;
+		fb_print_created(c->name, o);
 		created = true;
 	}
 	if (c->nload) {
-		/* One load of every list: a bad line anywhere and nothing
-		 * changes; a good set replaces the content in one step. */
-		n = 0;
-		argv[n++] = "load";
-		argv[n++] = c->name;
-		for (i = 0; i < c->nload; i++)
-			argv[n++] = c->load[i];
-		argv[n++] = "--replace";
-		argv[n] = NULL;
-		err = run(cmd_load, argv);
+		/* One load of every list: a good set replaces the content in
+		 * one step. */
+		struct fb_load_req req = { .replace = true };
+		struct fb_load_result res;
+
+		err = fb_load_list(c->name, l, &req, &res);
+		if (!err)
+			fb_print_loaded(&res);
 	}
 	for (i = 0; !err && i < c->ndev; i++) {
 		struct ap_dev *d = &c->dev[i];
@@ -266,45 +262,26 @@ static int apply_up(struct ap_conf *c, bool exists)
 			if (fb_json) {
 				jw_obj_open(NULL);
 				jw_str("already_attached", d->name);
-				jw_str("mode", d->mode);
+				jw_str("mode", fb_xdp_mode_name(d->mode));
 				jw_obj_close();
 				jw_end();
 			} else {
 				printf("%s already attached to %s (%s)\n", c->name, d->name,
-				       d->mode);
+				       fb_xdp_mode_name(d->mode));
 			}
 			continue;
 		}
-		n = 0;
-		argv[n++] = "attach";
-		argv[n++] = c->name;
-		argv[n++] = d->name;
-		argv[n++] = "--mode";
-		argv[n++] = (char *)d->mode;
-		if (c->malformed[0]) {
-			argv[n++] = "--malformed";
-			argv[n++] = c->malformed;
-		}
-		argv[n] = NULL;
-		err = run(cmd_attach, argv);
+		err = attach(c, d);
 		d->ours = !err;
 	}
 	if (!err)
 		return 0;
 	/* Undo this run's steps, newest first. */
 	for (i = c->ndev - 1; i >= 0; i--)
-		if (c->dev[i].ours) {
-			argv[0] = "detach";
-			argv[1] = c->dev[i].name;
-			argv[2] = NULL;
-			run(cmd_detach, argv);
-		}
-	if (created) {
-		argv[0] = "destroy";
-		argv[1] = c->name;
-		argv[2] = NULL;
-		run(cmd_destroy, argv);
-	}
+		if (c->dev[i].ours)
+			detach(c->dev[i].name);
+	if (created && !fb_store_destroy(c->name))
+		fb_print_destroyed(c->name);
 	return 1;
 }
 
@@ -313,7 +290,6 @@ static int apply_down(struct ap_conf *c)
 {
 	struct att_ctx a = { .c = c };
 	struct fb_store f;
-	char *argv[3];
 	int i, err = 0;
 
 	err = filter_exists(c->name);
@@ -325,15 +301,10 @@ static int apply_down(struct ap_conf *c)
 	if (fb_discover_attachments(&f, mark_attached, &a) < 0)
 		err = 1;
 	fb_store_close(&f);
-	for (i = 0; !err && i < c->ndev; i++) {
-		if (!c->dev[i].attached)
-			continue;
-		argv[0] = "detach";
-		argv[1] = c->dev[i].name;
-		argv[2] = NULL;
-		err = run(cmd_detach, argv);
-	}
-	return err ? 1 : 0;
+	for (i = 0; !err && i < c->ndev; i++)
+		if (c->dev[i].attached && detach(c->dev[i].name))
+			err = 1;
+	return err;
 }
 
 int cmd_apply(int argc, char **argv)
@@ -378,11 +349,14 @@ int cmd_apply(int argc, char **argv)
 		err = 1;
 	} else {
 		/* What apply checks before it changes anything, --check too:
-		 * the geometry fits (exists: it is the file's), the lists parse
-		 * (--check: apply's load would refuse them after creating), the
-		 * devices are free or run this filter. */
-		err = (!exists && fb_apply_conf_size(c)) || (check && fb_apply_conf_lists(c)) ||
-		      check_devices(c, exists);
+		 * the geometry fits (exists: it is the file's), the devices are
+		 * free or run this filter, the lists parse (read once, here: a
+		 * bad line and nothing changes). */
+		struct fb_create_opts o;
+		struct fb_list l = { 0 };
+
+		err = (!exists && fb_apply_conf_opts(c, &o)) || check_devices(c, exists) ||
+		      fb_apply_conf_lists(c, &l);
 		if (!err && check) {
 			if (fb_json) {
 				jw_obj_open(NULL);
@@ -396,8 +370,9 @@ int cmd_apply(int argc, char **argv)
 				       exists ? "exists" : "to be created");
 			}
 		} else if (!err) {
-			err = apply_up(c, exists);
+			err = apply_up(c, exists, &o, &l);
 		}
+		fb_list_free(&l);
 	}
 	fb_apply_conf_free(c);
 	free(c);

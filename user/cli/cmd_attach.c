@@ -44,6 +44,41 @@ static void monitor_json(const struct fb_monitor *m)
 	jw_obj_close();
 }
 
+void fb_print_attached(const char *name, const char *dev, const char *mode,
+		       const struct fb_monitor *mon)
+{
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("attached", name);
+		jw_str("dev", dev);
+		jw_str("mode", mode);
+		if (mon)
+			monitor_json(mon);
+		jw_obj_close();
+		jw_end();
+	} else {
+		printf("attached %s to %s (%s)\n", name, dev, mode);
+		if (mon) {
+			char desc[256];
+
+			fb_monitor_describe(mon, desc, sizeof(desc));
+			printf("monitoring: %s\n", desc);
+		}
+	}
+}
+
+void fb_print_detached(const char *dev)
+{
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("detached", dev);
+		jw_obj_close();
+		jw_end();
+	} else {
+		printf("detached %s\n", dev);
+	}
+}
+
 int cmd_attach(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -107,27 +142,9 @@ int cmd_attach(int argc, char **argv)
 	}
 	lo.monitor = mo.sketch || mo.newflows || mo.acct ? &mon : NULL;
 	err = fb_xdp_attach(&f, argv[optind + 1], mode, &lo);
-	if (err) {
-		/* reported */
-	} else if (fb_json) {
-		jw_obj_open(NULL);
-		jw_str("attached", argv[optind]);
-		jw_str("dev", argv[optind + 1]);
-		jw_str("mode", fb_xdp_mode_name(mode));
-		if (lo.monitor)
-			monitor_json(&mon);
-		jw_obj_close();
-		jw_end();
-	} else {
-		printf("attached %s to %s (%s)\n", argv[optind], argv[optind + 1],
-		       fb_xdp_mode_name(mode));
-		if (lo.monitor) {
-			char desc[256];
-
-			fb_monitor_describe(&mon, desc, sizeof(desc));
-			printf("monitoring: %s\n", desc);
-		}
-	}
+	if (!err)
+		fb_print_attached(argv[optind], argv[optind + 1], fb_xdp_mode_name(mode),
+				  lo.monitor);
 	/* The attachment holds the program and its maps; our handles can go. */
 	if (lo.monitor)
 		fb_monitor_close(&mon);
@@ -141,13 +158,6 @@ int cmd_detach(int argc, char **argv)
 		return fb_usage(argc < 2 ? "missing DEV" : "too many arguments");
 	if (fb_xdp_detach(argv[1]))
 		return 1;
-	if (fb_json) {
-		jw_obj_open(NULL);
-		jw_str("detached", argv[1]);
-		jw_obj_close();
-		jw_end();
-	} else {
-		printf("detached %s\n", argv[1]);
-	}
+	fb_print_detached(argv[1]);
 	return 0;
 }

@@ -418,19 +418,24 @@ int cmd_info(int argc, char **argv)
 	return 0;
 }
 
+void fb_print_destroyed(const char *name)
+{
+	if (!fb_json)
+		printf("destroyed %s\n", name);
+	else {
+		jw_obj_open(NULL);
+		jw_str("destroyed", name);
+		jw_obj_close();
+		jw_end();
+	}
+}
+
 int cmd_destroy(int argc, char **argv)
 {
 	if (argc != 2)
 		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");
 	if (fb_store_destroy(argv[1]))
 		return 1;
-	if (!fb_json)
-		printf("destroyed %s\n", argv[1]);
-	else {
-		jw_obj_open(NULL);
-		jw_str("destroyed", argv[1]);
-		jw_obj_close();
-		jw_end();
-	}
+	fb_print_destroyed(argv[1]);
 	return 0;
 }

@@ -99,6 +99,9 @@ struct fb_create_opts {
 	 * counts geometry and table, geom holds the geometry blocks. */
 	__u8 type;
 	struct fb_block geom[5];
+	/* Bits the sizing asked for before a Bloom filter was rounded up
+	 * to whole chunks (fb_create_opts_make; 0: not rounded). */
+	__u64 bits_asked;
 };
 
 /* All functions below print one error line themselves and return -1. */

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * A new filter's settings from create's parameters (user/lib/types/
+ * create.c), what `create` and `apply` both call: the geometry is the
+ * sizing formula's, combinations that do not go together are usage
+ * errors, sizes beyond the largest filter and confirm on ip link's filter
+ * are refusals, and the hash defaults by action.
+ */
+#include "unit.h"
+#include "types/create.h"
+#include "types/ftype.h"
+#include "util.h"
+
+/* r's outcome, and (0) o. */
+static int make(const struct fb_create_req *r, struct fb_create_opts *o)
+{
+	char why[256];
+
+	return fb_create_opts_make(r, o, why, sizeof(why));
+}
+
+static void check_usage(struct fb_create_req r, const char *label)
+{
+	struct fb_create_opts o;
+
+	ASSERT_EQ(make(&r, &o), FB_CREATE_USAGE, label);
+}
+
+void test_create_opts(void)
+{
+	struct fb_create_req r = { .type = -1,
+				   .have_capacity = true,
+				   .have_fp_rate = true,
+				   .capacity = 100000,
+				   .fp_rate = 0.001 };
+	struct fb_create_opts o;
+	char why[256];
+	__u32 nblocks;
+	__u8 k;
+
+	ASSERT_EQ(make(&r, &o), 0, "create: capacity and rate");
+	ASSERT_EQ(fb_size_blocked(100000, 0.001, &nblocks, &k), 0, "create: blocked sizing");
+	ASSERT_TRUE(o.nblocks == nblocks && o.k == k, "create: the blocked formula's geometry");
+	ASSERT_TRUE(o.layout == FB_LAYOUT_BLOCKED && o.action == FB_ACTION_DROP &&
+			    o.type == FB_TYPE_BLOOM && o.capacity == 100000 && o.fp_rate == 0.001,
+		    "create: defaults blocked, drop, Bloom; capacity and rate kept");
+	ASSERT_EQ(o.hash, fb_hash_default(FB_ACTION_DROP), "create: drop's default hash");
+	r.layout = FB_LAYOUT_CLASSIC;
+	r.action = FB_ACTION_ALLOW;
+	r.counter_bits = 8;
+	ASSERT_EQ(make(&r, &o), 0, "create: classic, allow, 8-bit counters");
+	ASSERT_EQ(fb_size_classic(100000, 0.001, &nblocks, &k), 0, "create: classic sizing");
+	ASSERT_TRUE(o.nblocks == nblocks && o.k == k && o.counter_bits == 8,
+		    "create: the classic formula's geometry, counters kept");
+	ASSERT_EQ(o.hash, fb_hash_default(FB_ACTION_ALLOW), "create: allow's default hash");
+	ASSERT_EQ(fb_create_bytes(&o) >
+			  ((unsigned long long)o.nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES,
+		  1, "create: counters count in the bytes");
+
+	r = (struct fb_create_req){ .type = -1,
+				    .have_bits = true,
+				    .have_hashes = true,
+				    .bits = 1000,
+				    .hashes = 3,
+				    .hash = FB_HASH_SIPHASH24 };
+	ASSERT_EQ(make(&r, &o), 0, "create: bits and hashes");
+	ASSERT_TRUE(o.nblocks == 2 && o.k == 3 && o.capacity == 0 && o.hash == FB_HASH_SIPHASH24,
+		    "create: bits rounded up to whole blocks, the hash asked for");
+	ASSERT_EQ(fb_create_bytes(&o), (2ULL + FB_HDR_BLOCKS) * FB_BLOCK_BYTES,
+		  "create: bytes of a plain filter");
+
+	r.have_capacity = true;
+	r.capacity = 10;
+	check_usage(r, "create: capacity with bits: usage");
+	r = (struct fb_create_req){ .type = -1, .have_capacity = true, .capacity = 10 };
+	check_usage(r, "create: capacity without rate: usage");
+	r = (struct fb_create_req){ .type = -1, .have_bits = true, .bits = 10 };
+	check_usage(r, "create: bits without hashes: usage");
+	r = (struct fb_create_req){ .type = -1 };
+	check_usage(r, "create: no geometry: usage");
+	r = (struct fb_create_req){ .type = -1,
+				    .have_bits = true,
+				    .have_hashes = true,
+				    .bits = 10,
+				    .hashes = FB_MAX_K + 1 };
+	check_usage(r, "create: too many hashes: usage");
+	r = (struct fb_create_req){ .type = -1,
+				    .have_capacity = true,
+				    .have_fp_rate = true,
+				    .capacity = 10,
+				    .fp_rate = 1 };
+	check_usage(r, "create: rate 1: usage");
+	r.fp_rate = 0.01;
+	r.capacity = 0;
+	check_usage(r, "create: capacity 0: usage");
+	r.capacity = 1000000000000ULL;
+	ASSERT_EQ(fb_create_opts_make(&r, &o, why, sizeof(why)), FB_CREATE_TOO_BIG,
+		  "create: beyond the largest filter: too big");
+	ASSERT_TRUE(strstr(why, "needs more than 512 MiB") != NULL, "create: ... says the limit");
+
+	r = (struct fb_create_req){ .type = fb_ftype_by_name("cuckoo"),
+				    .have_capacity = true,
+				    .have_fp_rate = true,
+				    .capacity = 1000,
+				    .fp_rate = 0.01 };
+	ASSERT_EQ(make(&r, &o), 0, "create: a cuckoo filter");
+	ASSERT_TRUE(o.type == (unsigned)fb_ftype_by_name("cuckoo") && o.nblocks > 0 && !o.k,
+		    "create: cuckoo sized by its own formula");
+	r.counter_bits = 4;
+	check_usage(r, "create: cuckoo with counters: usage");
+	r.counter_bits = 0;
+	r.grow = true;
+	check_usage(r, "create: grow with cuckoo: usage");
+	r = (struct fb_create_req){ .grow = true,
+				    .type = -1,
+				    .have_capacity = true,
+				    .have_fp_rate = true,
+				    .capacity = 1000,
+				    .fp_rate = 0.01,
+				    .layout = FB_LAYOUT_CLASSIC };
+	check_usage(r, "create: grow stages are blocked: usage");
+	r.layout = 0;
+	ASSERT_EQ(make(&r, &o), 0, "create: grow");
+	ASSERT_EQ(o.type, (unsigned)fb_ftype_by_name("scalable"), "create: grow is scalable");
+
+	r = (struct fb_create_req){ .name = FB_IPROUTE_FILTER,
+				    .type = -1,
+				    .have_capacity = true,
+				    .have_fp_rate = true,
+				    .capacity = 10,
+				    .fp_rate = 0.01,
+				    .confirm = true };
+	ASSERT_EQ(make(&r, &o), FB_CREATE_REFUSED, "create: confirm on ip link's filter: refused");
+	r.name = "edge";
+	ASSERT_EQ(make(&r, &o), 0, "create: confirm on another filter");
+	ASSERT_EQ(o.confirm, 1, "create: ... kept");
+}

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * A read list into a filter (load.h): `load`'s work after the lists are
+ * read, which `apply` does too.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "report.h"
+#include "rules/flow.h"
+#include "rules/load.h"
+#include "rules/prefixes.h"
+#include "rules/rules.h"
+#include "store/gens.h"
+#include "store/replace.h"
+#include "types/ftype.h"
+#include "types/sizing.h"
+#include "util.h"
+
+/* A cuckoo or d-left filter refused the list (nothing changed). */
+static void full(const struct fb_store *f, const struct fb_key *k)
+{
+	char text[FB_FLOW_STR];
+
+	fb_flow_format(k, text, sizeof(text));
+	fb_report_err("'%s' does not fit: %s filter '%s' is full at load factor %.4f; nothing "
+		      "loaded",
+		      text, fb_ftype_name(f->hdr->type), f->name, f->refused_load);
+}
+
+/* The content replaced by l. A filter sized by capacity and rate is
+ * re-sized for the new list: capacity at least its length, the rate per
+ * packet spread over the probes it will make; another filter type gets
+ * its own geometry, sized by the same rule. */
+static int replace(struct fb_store *f, const struct fb_list *l)
+{
+	static const struct fb_prefixes none;
+	__u32 nblocks = f->hdr->nblocks, kinds = 0;
+	bool table = fb_ftype(f->hdr->type)->flags & FB_FTYPE_TABLE;
+	char err[512], text[FB_FLOW_STR];
+	struct fb_prefixes want = { 0 };
+	struct fb_block geom[5];
+	__u8 k = f->hdr->k;
+	size_t i, bad;
+
+	for (i = 0; i < l->n; i++)
+		kinds |= FB_KINDF(l->keys[i].kind);
+	if (fb_rules_merge_lengths(&want, l->keys, l->n, &bad) == -4) {
+		fb_flow_format(&l->keys[bad], text, sizeof(text));
+		fb_rules_mask_refusal(&none, l->keys, bad, err, sizeof(err));
+		fb_report_err("'%s': %s; nothing loaded", text, err);
+		return -1;
+	}
+	if (table || (f->hdr->capacity && f->hdr->fp_ppb)) {
+		double n = l->n > f->hdr->capacity ? l->n : f->hdr->capacity;
+		double q =
+			fb_probe_target(f->hdr->fp_ppb / 1e9, fb_probes_per_packet(kinds, &want));
+
+		if (fb_ftype_resize(f, n, q, &nblocks, &k, geom)) {
+			fb_report_err("the new list needs more than the largest filter; nothing "
+				      "loaded");
+			return -1;
+		}
+		/* A Bloom filter gets whole chunks, as create sizes it; a
+		 * table type's geometry says its size. */
+		if (!table)
+			nblocks = fb_whole_chunks(nblocks);
+	}
+	f->refused_load = -1;
+	if (fb_rules_replace_geom(f, nblocks, k, table ? geom : NULL, l->keys, l->n, &bad)) {
+		if (f->refused_load >= 0 && bad != (size_t)-1)
+			full(f, &l->keys[bad]);
+		return -1;
+	}
+	return 0;
+}
+
+/* The list added to what the filter holds. */
+static int add(struct fb_store *f, const struct fb_list *l)
+{
+	char err[512], text[FB_FLOW_STR];
+	size_t bad;
+	int c = fb_rules_add(f, l->keys, l->n, &bad);
+
+	if (!c)
+		return 0;
+	if (c == -3)
+		full(f, &l->keys[bad]);
+	if (c == -2 || c == -3)
+		return -1;
+	fb_flow_format(&l->keys[bad], text, sizeof(text));
+	if (c == -4) {
+		fb_rules_mask_refusal(fb_store_prefixes(f), l->keys, bad, err, sizeof(err));
+		fb_report_err("'%s': %s; nothing loaded", text, err);
+	} else {
+		fb_report_err("'%s' needs one prefix length too many; nothing loaded", text);
+	}
+	return -1;
+}
+
+/* Rules with a lifetime: a new generation, or (replace) the ones with a
+ * lifetime replaced. */
+static int timed(struct fb_store *f, const struct fb_list *l, const struct fb_load_req *req)
+{
+	char text[FB_FLOW_STR];
+	struct fb_gen g;
+	size_t bad;
+	int c = req->replace ? fb_replace_timed(f, l->keys, l->n, req->ttl, &bad)
+			     : fb_gens_add(f, l->keys, l->n, req->ttl, &bad, &g);
+
+	if (!c)
+		return 0;
+	if (c == -1 && bad != (size_t)-1) {
+		fb_flow_format(&l->keys[bad], text, sizeof(text));
+		fb_report_err("'%s' needs one prefix length too many in its generation; nothing "
+			      "loaded",
+			      text);
+	}
+	return -1;
+}
+
+int fb_load_list(const char *name, struct fb_list *l, const struct fb_load_req *req,
+		 struct fb_load_result *res)
+{
+	static const struct fb_prefixes none;
+	struct fb_expand_budget budget;
+	struct fb_expansion ex;
+	struct fb_store f;
+	char err[512];
+	int rc = -1;
+	double t0;
+
+	memset(res, 0, sizeof(*res));
+	if (fb_store_open(name, &f))
+		return -1;
+	if (req->ttl > 0 && fb_gens_supported(&f))
+		goto out;
+	if (fb_store_lock(&f))
+		goto out;
+	t0 = fb_now();
+	/* Rules with a lifetime go to a generation, whose prefix lengths
+	 * start empty; so does a replaced content. A Bloom filter sized by
+	 * capacity and rate gets its lengths chosen by cost on replace:
+	 * fewer probes when its memory allows. Not a counting filter (`del`
+	 * of a prefix finds it only unexpanded), nor rules with a lifetime
+	 * (a generation has the filter's geometry, not one sized for them). */
+	budget.bytes = fb_replace_bytes;
+	budget.ctx = f.hdr;
+	if (fb_prefixes_expand(
+		    &l->keys, &l->n, req->replace || req->ttl > 0 ? &none : fb_store_prefixes(&f),
+		    req->replace && req->ttl <= 0 && !f.hdr->type && !f.hdr->counter_bits &&
+				    f.hdr->capacity && f.hdr->fp_ppb
+			    ? &budget
+			    : NULL,
+		    &ex, err, sizeof(err))) {
+		fb_report_err("%s; nothing loaded", err);
+		goto unlock;
+	}
+	if (req->ttl > 0 ? timed(&f, l, req) : req->replace ? replace(&f, l) : add(&f, l))
+		goto unlock;
+	res->seconds = fb_now() - t0;
+	snprintf(res->filter, sizeof(res->filter), "%s", f.name);
+	res->loaded = l->n;
+	res->replaced = req->replace;
+	res->ttl = req->ttl;
+	res->before = ex.before;
+	res->after = ex.after;
+	res->bits = fb_header_mbits(f.hdr);
+	res->probes = fb_probes_per_packet(f.hdr->kinds, fb_store_prefixes(&f));
+	res->fp_rate = fb_packet_rate(fb_ftype_fpr_now(&f), res->probes);
+	res->target = f.hdr->fp_ppb / 1e9;
+	rc = 0;
+unlock:
+	fb_store_unlock(&f);
+out:
+	fb_store_close(&f);
+	return rc;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Loading a list into a filter (load.c): what `load` and `apply` do once
+ * the lists are read (lists.h). Prefix lengths beyond the data path's
+ * FB_MAX_LENGTHS per direction and family are expanded into longer ones;
+ * the rules are added, or replace the content in one step (a filter sized
+ * by capacity and rate is re-sized for the new list first), or go to a
+ * generation with a lifetime. All or nothing: a refused rule changes
+ * nothing.
+ */
+#ifndef FLOWBLOOM_USER_LOAD_H
+#define FLOWBLOOM_USER_LOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "rules/lists.h"
+#include "store/store.h"
+
+struct fb_load_req {
+	bool replace; /* the list becomes the content (else it is added) */
+	double ttl;   /* seconds the rules live (0: for good) */
+};
+
+/* What a load did, for load's and apply's line. */
+struct fb_load_result {
+	char filter[FB_NAME_MAX];
+	size_t loaded;	      /* rules, after de-duplication and expansion */
+	bool replaced;	      /* as asked */
+	double ttl;	      /* as asked */
+	size_t before, after; /* address rules before and after expansion */
+	__u64 bits;	      /* the filter's bits now */
+	unsigned probes;      /* per packet */
+	double fp_rate;	      /* expected per packet */
+	double target;	      /* the filter's per-packet target (0: none) */
+	double seconds;	      /* the load's time, under the lock */
+};
+
+/* Load l (from fb_list_read() and fb_list_unique(); expanded in place)
+ * into filter name as req says, under its lock. 0, or -1 with the error
+ * reported (nothing loaded). */
+int fb_load_list(const char *name, struct fb_list *l, const struct fb_load_req *req,
+		 struct fb_load_result *res);
+
+#endif
