@@ -40,7 +40,9 @@ void test_create_opts(void)
 
 	ASSERT_EQ(make(&r, &o), 0, "create: capacity and rate");
 	ASSERT_EQ(fb_size_blocked(100000, 0.001, &nblocks, &k), 0, "create: blocked sizing");
-	ASSERT_TRUE(o.nblocks == nblocks && o.k == k, "create: the blocked formula's geometry");
+	ASSERT_TRUE(o.nblocks == fb_whole_chunks(nblocks) && o.k == k &&
+			    o.bits_asked == (__u64)nblocks * FB_BLOCK_BITS,
+		    "create: the blocked formula's geometry, in whole chunks");
 	ASSERT_TRUE(o.layout == FB_LAYOUT_BLOCKED && o.action == FB_ACTION_DROP &&
 			    o.type == FB_TYPE_BLOOM && o.capacity == 100000 && o.fp_rate == 0.001,
 		    "create: defaults blocked, drop, Bloom; capacity and rate kept");
@@ -50,11 +52,11 @@ void test_create_opts(void)
 	r.counter_bits = 8;
 	ASSERT_EQ(make(&r, &o), 0, "create: classic, allow, 8-bit counters");
 	ASSERT_EQ(fb_size_classic(100000, 0.001, &nblocks, &k), 0, "create: classic sizing");
-	ASSERT_TRUE(o.nblocks == nblocks && o.k == k && o.counter_bits == 8,
-		    "create: the classic formula's geometry, counters kept");
+	ASSERT_TRUE(o.nblocks == fb_whole_chunks(nblocks) && o.k == k && o.counter_bits == 8,
+		    "create: the classic formula's geometry in whole chunks, counters kept");
 	ASSERT_EQ(o.hash, fb_hash_default(FB_ACTION_ALLOW), "create: allow's default hash");
 	ASSERT_EQ(fb_create_bytes(&o) >
-			  ((unsigned long long)o.nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES,
+			  (unsigned long long)fb_chunks_for(o.nblocks) * FB_CHUNK_BYTES,
 		  1, "create: counters count in the bytes");
 
 	r = (struct fb_create_req){ .type = -1,
@@ -64,10 +66,13 @@ void test_create_opts(void)
 				    .hashes = 3,
 				    .hash = FB_HASH_SIPHASH24 };
 	ASSERT_EQ(make(&r, &o), 0, "create: bits and hashes");
-	ASSERT_TRUE(o.nblocks == 2 && o.k == 3 && o.capacity == 0 && o.hash == FB_HASH_SIPHASH24,
-		    "create: bits rounded up to whole blocks, the hash asked for");
-	ASSERT_EQ(fb_create_bytes(&o), (2ULL + FB_HDR_BLOCKS) * FB_BLOCK_BYTES,
-		  "create: bytes of a plain filter");
+	ASSERT_TRUE(o.nblocks == fb_whole_chunks(2) && o.bits_asked == 2 * FB_BLOCK_BITS &&
+			    o.k == 3 && o.capacity == 0 && o.hash == FB_HASH_SIPHASH24,
+		    "create: bits rounded up to whole blocks, then whole chunks, the hash asked "
+		    "for");
+	ASSERT_EQ(fb_create_bytes(&o),
+		  (unsigned long long)fb_chunks_for(o.nblocks) * FB_CHUNK_BYTES,
+		  "create: bytes of a plain filter: its chunks");
 
 	r.have_capacity = true;
 	r.capacity = 10;
