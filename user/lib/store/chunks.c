@@ -164,7 +164,9 @@ static int update_batch(int outer_fd, __u32 *keys, int *fds, __u32 n)
 	return 0;
 }
 
-int fb_chunks_install_at(int outer_fd, __u32 gen, __u32 from, const int *fds, __u32 n)
+/* Chunks fds[0..n) into slots from.. of range gen, in one batch; with
+ * head, fds[0] also into slot 0, last. */
+static int install(int outer_fd, __u32 gen, __u32 from, const int *fds, __u32 n, int head)
 {
 	__u32 *keys = calloc(n + 1, sizeof(*keys)), i;
 	int *vals = calloc(n + 1, sizeof(*vals)), rc = -1;
@@ -177,26 +179,6 @@ int fb_chunks_install_at(int outer_fd, __u32 gen, __u32 from, const int *fds, __
 		keys[i] = fb_range_slot(gen, from + i);
 		vals[i] = fds[i];
 	}
-	rc = update_batch(outer_fd, keys, vals, n);
-out:
-	free(keys);
-	free(vals);
-	return rc;
-}
-
-int fb_chunks_install(int outer_fd, __u32 gen, const int *fds, __u32 n, int head)
-{
-	__u32 *keys = calloc(n + 1, sizeof(*keys)), i;
-	int *vals = calloc(n + 1, sizeof(*vals)), rc = -1;
-
-	if (!keys || !vals) {
-		fb_report_err("out of memory");
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		keys[i] = fb_range_slot(gen, i);
-		vals[i] = fds[i];
-	}
 	/* Last: the head, which makes the chunks before it reachable. */
 	if (head) {
 		keys[n] = 0;
@@ -207,6 +189,16 @@ out:
 	free(keys);
 	free(vals);
 	return rc;
+}
+
+int fb_chunks_install_at(int outer_fd, __u32 gen, __u32 from, const int *fds, __u32 n)
+{
+	return install(outer_fd, gen, from, fds, n, 0);
+}
+
+int fb_chunks_install(int outer_fd, __u32 gen, const int *fds, __u32 n, int head)
+{
+	return install(outer_fd, gen, 0, fds, n, head);
 }
 
 int fb_chunks_release(int outer_fd, __u32 gen, __u32 from, __u32 to)
