@@ -42,10 +42,15 @@
 #include "util.h"
 
 #define MIB (1024.0 * 1024.0)
-#define SMALL_BITS (8ULL * 1024 * 1024)	   /* 1 MiB */
-#define LARGE_BITS (2048ULL * 1024 * 1024) /* 256 MiB */
-#define SMALL_FLOWS (1U << 19)		   /* flows in the 1 MiB filters */
-#define LARGE_FLOWS (1U << 20)		   /* flows in the 256 MiB filters, hash map */
+/* The bits of a flowbloom filter taking exactly n MiB: its chunks less
+ * the head page (include/flowbloom/geometry.h). */
+#define MIB_BITS(n)                                                                                \
+	(((__u64)(n) * (1024 * 1024 / FB_CHUNK_BYTES) * FB_CHUNK_BLOCKS - FB_PAGE_BLOCKS) *        \
+	 FB_BLOCK_BITS)
+#define SMALL_BITS MIB_BITS(1)	 /* 1 MiB */
+#define LARGE_BITS MIB_BITS(256) /* 256 MiB */
+#define SMALL_FLOWS (1U << 19)	 /* flows in the 1 MiB filters */
+#define LARGE_FLOWS (1U << 20)	 /* flows in the 256 MiB filters, hash map */
 struct row {
 	char name[64];
 	double kern, wall; /* ns per packet */
