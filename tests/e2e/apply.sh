@@ -273,7 +273,7 @@ EOF
 	check_eq "rollback: each step says what it did, the undo too" \
 		"$(sed -e 's/: m=.*/: .../' -e 's/ in [0-9.]* ms;.*//' -e '/bits asked/d' "$T_TMP/out")" \
 		"created two: ...
-replaced with 1 rules into two
+replaced with 1 rule into two
 attached two to $VB (generic)
 detached $VB
 destroyed two"

@@ -38,11 +38,11 @@ void fb_print_loaded(const struct fb_load_result *r)
 		jw_obj_close();
 		jw_end();
 	} else {
-		printf("%s %zu rules%s into %s in %.3f ms; %u probes per packet, expected "
+		printf("%s %zu rule%s%s into %s in %.3f ms; %u probe%s per packet, expected "
 		       "false-positive rate per packet %.3g\n",
 		       r->replaced ? "replaced with" : "loaded", r->loaded,
-		       r->ttl > 0 ? " with a lifetime" : "", r->filter, r->seconds * 1e3, r->probes,
-		       r->fp_rate);
+		       r->loaded == 1 ? "" : "s", r->ttl > 0 ? " with a lifetime" : "", r->filter,
+		       r->seconds * 1e3, r->probes, r->probes == 1 ? "" : "s", r->fp_rate);
 	}
 	if (r->before != r->after)
 		fprintf(stderr,
