@@ -19,8 +19,10 @@
 #   counts lost are all the records it sent;
 # - a TCP collector that accepts and never reads: SIGTERM still ends the
 #   exporter within a second, the records it could not deliver counted;
-# - a table too small (--max-flows 64): flow records plus estimates of what
-#   did not fit add up to what was sent;
+# - a table too small (--max-flows 64): for every flow the top-talker table
+#   holds (the flows an estimate can name), flow records plus estimates add
+#   up to what was sent; every packet is in a flow record or the overflow
+#   counts;
 # - --monitor alone: estimates, as layer2OctetDeltaCount (frame octets);
 # - usage errors and --config FILE.
 # The EXIT trap stops the collectors, captures and exporters, removes the
