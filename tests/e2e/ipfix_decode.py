@@ -3,7 +3,8 @@
 # An IPFIX collector for the tests, written from RFC 7011 alone (so it checks
 # libfixbuf's output rather than trusting it): listens on UDP or TCP, decodes
 # every message, and writes one JSON object a line to OUT:
-#   {"msg": {"version", "length", "export_time", "seq", "domain", "data_records"}}
+#   {"msg": {"version", "length", "export_time", "seq", "domain", "data_records",
+#            "recv": CLOCK_MONOTONIC seconds when it arrived}}
 #   {"template": ID, "fields": [[IE, LEN, PEN], ...]}
 #   {"tid": ID, "rec": {"IE": value or [values...]}}
 #   {"error": "..."} for anything malformed.
@@ -22,6 +23,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 
 
 
@@ -110,6 +112,7 @@ def emit(o):
 
 
 def message(m):
+    recv = time.monotonic()
     if len(m) < 16:
         return emit({"error": "short message"})
     ver, length, etime, seq, dom = struct.unpack("!HHIII", m[:16])
@@ -162,7 +165,7 @@ def message(m):
                 recs.append({"tid": sid, "rec": rec})
                 ndata += 1
     emit({"msg": {"version": ver, "length": length, "export_time": etime, "seq": seq,
-                  "domain": dom, "data_records": ndata}})
+                  "domain": dom, "data_records": ndata, "recv": recv}})
     for r in recs:
         emit(r)
 
