@@ -135,6 +135,14 @@ static inline struct fb_prefixes *fb_store_prefixes(const struct fb_store *f)
 {
 	return (struct fb_prefixes *)&f->blocks[FB_PREFIX_BLOCK];
 }
+/* Logical blocks mapped from f->blocks on (the chunks after the head's
+ * first FB_HEAD_SHIFT blocks, geometry.h): as far as a probe may read. */
+static inline __u64 fb_store_nblocks(const struct fb_store *f)
+{
+	__u64 n = f->map_bytes / FB_BLOCK_BYTES;
+
+	return n > FB_HEAD_SHIFT ? n - FB_HEAD_SHIFT : 0;
+}
 /* Is the filter opened as f still the one pinned under its name? `destroy`
  * unpins it while a reader (a monitoring loop) holds its maps, which then
  * live on fed by no program; a new filter of the same name is not it.
