@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "types/counting.h"
 #include "types/cuckoo_table.h"
 #include "types/dleft_table.h"
 #include "types/ftype.h"
@@ -613,4 +614,22 @@ void fb_ftype_geometry(unsigned type, const struct fb_block *geom, char *buf, si
 		o->geometry(geom, buf, len);
 	else
 		snprintf(buf, len, "-");
+}
+
+/* What the store asks of the types (store.h): the geometry check on open,
+ * counting's roll-back on lock. Set before main runs, in every program
+ * that links the types (counting.c asks for it too). */
+static const struct fb_store_types store_types = {
+	.check = fb_ftype_check,
+	.recover = fb_counting_recover_all,
+};
+
+void fb_ftype_register(void)
+{
+	fb_store_types_set(&store_types);
+}
+
+__attribute__((constructor)) static void register_types(void)
+{
+	fb_ftype_register();
 }

@@ -75,6 +75,10 @@ struct fb_ftype_ops {
 	bool (*recount)(struct fb_store *f, bool repair);
 };
 
+/* Give the store the types' checks (store.h, struct fb_store_types): done
+ * before main by any program that links ftype.c or counting.c. */
+void fb_ftype_register(void);
+
 /* The operations of type (enum fb_type); NULL for an unknown type. */
 const struct fb_ftype_ops *fb_ftype(unsigned type);
 /* The type called name ("bloom", "cuckoo", "dleft", "scalable"): its enum
