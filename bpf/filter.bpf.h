@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Filter probes on the data path: the shared geometry
- * (include/flowbloom/geometry.h) turned into reads of the filter's chunks.
- * The blocked layout reads one 64-byte block and tests all k bits without
- * branches; the classic layout reads up to k blocks and stops at the first
- * zero bit; the other types are in bpf/types.bpf.h.
+ * Filter probes on the data path: where the filter's blocks are (its
+ * chunks), for the probes every type shares with user space
+ * (include/flowbloom/probe.h), and the entry the descriptor loop calls for
+ * the filters off its fast path.
  *
  * Every lookup here is inlined by the verifier (the chunks have one fixed
  * shape, geometry.h "Physical layout"): a block costs two dependent loads
@@ -35,44 +34,22 @@ static __always_inline struct fb_block *fb_block_at(__u32 base, __u32 p)
 	return (struct fb_block *)(v + p % FB_CHUNK_BLOCKS * FB_BLOCK_BYTES);
 }
 
-/* Logical block b (the numbering of the geometry and of user space). */
-static __always_inline struct fb_block *fb_tblock(__u32 base, __u32 b)
+/* What names a filter array here (include/flowbloom/probe.h): the slot
+ * of its chunk 0 (fb_chunk_slot(gen, 0) of a filter's, fb_gen_chunk_slot()
+ * of a generation's), and its logical block b (the numbering of the
+ * geometry and of user space). */
+typedef __u32 fb_tbl_t;
+
+static __always_inline struct fb_block *fb_tblock(fb_tbl_t base, __u32 b)
 {
 	return fb_block_at(base, b + FB_HEAD_SHIFT);
 }
 
-#include "types.bpf.h"
-
-static __always_inline int fb_probe_blocked(__u32 base, const struct fb_header *hdr, __u64 h)
-{
-	struct fb_block *blk = fb_tblock(base, fb_blocked_block(h, hdr->nblocks));
-
-	return blk && fb_block_has(blk, h, hdr->k);
-}
-
-static __always_inline int fb_probe_classic(__u32 base, const struct fb_header *hdr, __u64 h)
-{
-	__u64 mbits = fb_header_mbits(hdr);
-	__u32 k = hdr->k;
-	__u32 i;
-
-	for (i = 0; i < FB_MAX_K; i++) {
-		struct fb_block *blk;
-		__u64 p;
-
-		if (i >= k)
-			break;
-		p = fb_classic_bit(h, i, mbits);
-		blk = fb_tblock(base, fb_bit_block(p));
-		if (!blk || !fb_block_test_bit(blk, p))
-			return 0;
-	}
-	return 1;
-}
+#include "flowbloom/probe.h"
 
 /*
  * The layouts and types off the fast path: classic Bloom filters, cuckoo,
- * d-left and scalable filters. A global function, so the verifier checks
+ * d-left and scalable filters (fb_filter_probe_slow(), probe.h). A global function, so the verifier checks
  * it once rather than at every probe of the descriptor loop, at the price
  * of a call for these filters only. It gets the head the packet already
  * holds (a pointer to memory, which a global function may take, where a
@@ -82,26 +59,9 @@ static __always_inline int fb_probe_classic(__u32 base, const struct fb_header *
  */
 __noinline int fb_probe_slow(const struct fb_head *head, __u64 h, __u32 base)
 {
-	const struct fb_header *hdr;
-	void *g;
-
 	if (!head)
 		return 0;
-	hdr = &head->hdr;
-	if (hdr->type == FB_TYPE_BLOOM)
-		return fb_probe_classic(base, hdr, h);
-	/* The geometry: the first logical blocks after the header, in chunk
-	 * 0 (the scalable one spans five blocks). */
-	g = fb_tblock(base, FB_TYPE_GEOM_BLOCK);
-	if (!g)
-		return 0;
-	if (hdr->type == FB_TYPE_CUCKOO)
-		return fb_cuckoo_probe(base, g, h);
-	if (hdr->type == FB_TYPE_DLEFT)
-		return fb_dleft_probe(base, g, h);
-	if (hdr->type == FB_TYPE_SCALABLE)
-		return fb_sbf_probe(base, g, h);
-	return 0;
+	return fb_filter_probe_slow(base, &head->hdr, h);
 }
 
 _Static_assert(FB_TYPE_GEOM_BLOCK + FB_HEAD_SHIFT + 5 <= FB_CHUNK_BLOCKS,

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Cuckoo filter geometry (Fan, Andersen, Kaminsky, Mitzenmacher 2014),
- * compiled into the XDP program (bpf/types.bpf.h does the map lookups) and the
- * CLI (user/lib/types/cuckoo_table.c), so both sides pick the same buckets and
- * fingerprints by construction.
+ * compiled into the XDP program and the library (user/lib/types/
+ * cuckoo_table.c), so both sides pick the same buckets and fingerprints by
+ * construction; the probe itself, written once for both, is
+ * include/flowbloom/probe.h.
  *
  * The table is an array of 64-byte blocks from g->first_block on, holding
  * nbuckets buckets (a power of two) of FB_CUCKOO_SLOTS fingerprint slots.
@@ -131,24 +132,6 @@ static __always_inline int fb_cuckoo_bucket_has(const void *blk, __u32 off, __u3
 static __always_inline __u32 fb_cuckoo_read_seq(const struct fb_cuckoo_geom *g)
 {
 	return *(const volatile __u32 *)&g->seq;
-}
-
-/* The probe over memory (user space; the data path's twin with map
- * lookups is bpf/types.bpf.h). blocks is block 0 of the filter array. */
-static __always_inline int fb_cuckoo_lookup_mem(const struct fb_block *blocks,
-						const struct fb_cuckoo_geom *g, __u64 h)
-{
-	__u32 fp = fb_cuckoo_fp(h, g->fp_bits), i1 = fb_cuckoo_index(h, g->nbuckets);
-	__u32 i2 = fb_cuckoo_alt(i1, fp, g->nbuckets), s1, s2;
-	int hit;
-
-	s1 = fb_cuckoo_read_seq(g);
-	hit = fb_cuckoo_bucket_has(&blocks[fb_cuckoo_block(g, i1)],
-				   fb_cuckoo_offset(i1, g->fp_bits), g->fp_bits, fp) |
-	      fb_cuckoo_bucket_has(&blocks[fb_cuckoo_block(g, i2)],
-				   fb_cuckoo_offset(i2, g->fp_bits), g->fp_bits, fp);
-	s2 = fb_cuckoo_read_seq(g);
-	return hit || s1 != s2 || (s1 & 1);
 }
 
 #endif

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * d-left counting Bloom filter geometry (Bonomi, Mitzenmacher, Panigrahy,
- * Singh, Varghese 2006), compiled into the XDP program (bpf/types.bpf.h) and
- * the CLI (user/lib/types/dleft_table.c).
+ * Singh, Varghese 2006), compiled into the XDP program and the library
+ * (user/lib/types/dleft_table.c); the probe, written once for both, is
+ * include/flowbloom/probe.h.
  *
  * FB_DLEFT_D = 4 subtables of B = 2^bucket_bits buckets each; a bucket is
  * FB_DLEFT_CELLS = 8 cells; a cell holds a remainder of rem_bits bits and a
@@ -146,22 +147,6 @@ static __always_inline __u32 fb_dleft_bucket_count(const void *blk, __u32 off, _
 					found = cell & 3;
 			}
 		}
-	}
-	return found;
-}
-
-/* The probe over memory (user space; bpf/types.bpf.h has the map version):
- * the flow's counter, 0 if absent. */
-static __always_inline __u32 fb_dleft_lookup_mem(const struct fb_block *blocks,
-						 const struct fb_dleft_geom *g, __u64 h)
-{
-	__u32 found = 0, j, rem;
-	int i;
-
-	for (i = 0; i < FB_DLEFT_D; i++) {
-		fb_dleft_place(h, g, i, &j, &rem);
-		found |= fb_dleft_bucket_count(&blocks[fb_dleft_block(g, i, j)],
-					       fb_dleft_offset(g, i, j), g->cell_bits, rem);
 	}
 	return found;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Filter geometry: how a flow key's hash becomes bit positions. Compiled
- * into the XDP program (bpf/filter.bpf.h does the map lookups) and the CLI
- * (user/lib/types/bits.c does the same through an mmap), so both sides pick the
- * same bits by construction; tests/test_samebits checks it anyway.
+ * into the XDP program and the library, whose probes are one code
+ * (include/flowbloom/probe.h: map lookups on the data path, an mmap in
+ * user space), so both sides pick the same bits by construction;
+ * tests/program/test_samebits and test_types check it anyway.
  *
  * A filter is, as user space sees it, one array of 64-byte blocks. Block 0
  * holds struct fb_header (geometry, hash key, which rule kinds exist),

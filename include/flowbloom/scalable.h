@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Scalable Bloom filter geometry (Almeida, Baquero, Preguica, Hutchison
- * 2007), compiled into the XDP program (bpf/types.bpf.h) and the CLI
- * (user/lib/types/scalable_table.c).
+ * 2007), compiled into the XDP program and the library
+ * (user/lib/types/scalable_table.c); the probe, written once for both, is
+ * include/flowbloom/probe.h.
  *
  * Up to FB_SBF_MAX_STAGES stages, each a blocked Bloom filter
  * (include/flowbloom/geometry.h) at its own first_block. When the last
@@ -54,7 +55,7 @@ struct fb_sbf_geom {
 _Static_assert(sizeof(struct fb_sbf_stage) == 32, "scalable stage layout");
 _Static_assert(sizeof(struct fb_sbf_geom) == 5 * 64, "scalable geometry: five blocks");
 _Static_assert(__builtin_offsetof(struct fb_sbf_geom, stage) == 64,
-	       "stage descriptors start in the second block, two per block (bpf/types.bpf.h)");
+	       "stage descriptors start in the second block, two per block (probe.h)");
 
 static __always_inline __u64 fb_sbf_stage_hash(__u64 h, __u32 i)
 {
@@ -71,22 +72,6 @@ static __always_inline int fb_sbf_block_has(const struct fb_block *blk, __u64 hs
 static __always_inline __u32 fb_sbf_block(const struct fb_sbf_stage *st, __u64 hs)
 {
 	return st->first_block + fb_blocked_index(hs, st->nblocks);
-}
-
-/* The probe over memory (user space; bpf/types.bpf.h has the map version). */
-static __always_inline int fb_sbf_lookup_mem(const struct fb_block *blocks,
-					     const struct fb_sbf_geom *g, __u64 h)
-{
-	__u32 i;
-
-	for (i = 0; i < FB_SBF_MAX_STAGES && i < g->nstages; i++) {
-		const struct fb_sbf_stage *st = &g->stage[i];
-		__u64 hs = fb_sbf_stage_hash(h, i);
-
-		if (fb_sbf_block_has(&blocks[fb_sbf_block(st, hs)], hs, st->k))
-			return 1;
-	}
-	return 0;
 }
 
 #endif

@@ -9,6 +9,7 @@
  * generations; a miss probes each.
  */
 #include "benchmark.h"
+#include "rules/lifetime.h"
 #include "store/gens.h"
 
 /* Instructions of a program as loaded (BPF) and as run (x86 bytes). */

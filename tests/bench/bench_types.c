@@ -50,7 +50,7 @@ static int ty_opts(int t, double p, struct fb_create_opts *o)
 
 static bool ty_member(const struct fb_store *f, const struct fb_key *k)
 {
-	return f->hdr->type ? fb_ftype_test(f, k) : fb_bits_test(f, k);
+	return fb_bits_test(f, k);
 }
 
 /* Space of the filter as laid out, and packed: counters of 4 bits only

@@ -34,7 +34,7 @@
 #include "store/head.h"
 #include "flowbloom/bench.h"
 #include "flowbloom.skel.h"
-#include "store/loader.h"
+#include "prog/loader.h"
 #include "monitor/monmaps.h"
 #include "rules/prefixes.h"
 #include "packet.h"

@@ -52,7 +52,9 @@ void fake_init(struct fake *x, __u8 layout, __u8 k, __u32 nblocks, unsigned bits
 	x->f.dir_fd = x->f.outer_fd = x->f.bits_fd = x->f.stats_fd = x->f.cnt_fd = -1;
 	x->f.hdr = h;
 	x->f.blocks = x->bmem;
-	x->f.map_bytes = (size_t)(nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES;
+	/* Counted as a real filter's map is, from the head's first page
+	 * (geometry.h "Physical layout"): blocks then spans bmem. */
+	x->f.map_bytes = (size_t)(FB_HEAD_SHIFT + nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES;
 	fb_counting_init(x->cmem, bits);
 	x->f.cnt_hdr = x->cmem;
 	x->f.cnt = (__u8 *)x->cmem + FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES;
@@ -149,7 +151,8 @@ bool snap_same_content(const struct fake *x, const struct snap *s)
 	size_t bo = FB_HDR_BLOCKS * FB_BLOCK_BYTES, co = FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES;
 
 	return x->f.hdr->nflows == h->nflows &&
-	       !memcmp((__u8 *)x->bmem + bo, (__u8 *)s->b + bo, x->f.map_bytes - bo) &&
+	       !memcmp((__u8 *)x->bmem + bo, (__u8 *)s->b + bo,
+		       fb_store_nblocks(&x->f) * FB_BLOCK_BYTES - bo) &&
 	       !memcmp((__u8 *)x->cmem + co, (__u8 *)s->c + co, x->f.cnt_bytes - co);
 }
 

@@ -33,7 +33,7 @@
 #include "store/stats.h"
 #include "store/store.h"
 #include "flowbloom.skel.h"
-#include "store/loader.h"
+#include "prog/loader.h"
 #include "packet.h"
 #include "types/sizing.h"
 #include "testlib.h"

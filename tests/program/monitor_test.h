@@ -30,7 +30,7 @@
 #include "store/store.h"
 #include "rules/flow.h"
 #include "flowbloom.skel.h"
-#include "store/loader.h"
+#include "prog/loader.h"
 #include "monitor/monmaps.h"
 #include "packet.h"
 #include "rules/pcapfile.h"

@@ -25,7 +25,7 @@
 #include "store/store.h"
 #include "rules/flow.h"
 #include "flowbloom.skel.h"
-#include "store/loader.h"
+#include "prog/loader.h"
 #include "packet.h"
 #include "types/sizing.h"
 #include "testlib.h"

@@ -37,7 +37,7 @@
 #include "monitor/monmaps.h"
 #include "packet.h"
 #include "rules/rules.h"
-#include "store/loader.h"
+#include "prog/loader.h"
 #include "store/store.h"
 #include "testlib.h"
 

@@ -16,7 +16,7 @@
 #include "types/bits.h"
 #include "rules/flow.h"
 #include "flowbloom.skel.h"
-#include "store/loader.h"
+#include "prog/loader.h"
 #include "packet.h"
 #include "types/sizing.h"
 #include "store/store.h"

@@ -39,7 +39,7 @@
 #include "packet.h"
 #include "rules/flow.h"
 #include "rules/rules.h"
-#include "store/loader.h"
+#include "prog/loader.h"
 #include "store/stats.h"
 #include "store/store.h"
 #include "types/sizing.h"

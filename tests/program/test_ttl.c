@@ -18,6 +18,7 @@
  */
 #include <math.h>
 #include "counting_test.h"
+#include "rules/lifetime.h"
 #include "store/gens.h"
 #include "store/jiffies.h"
 #include "store/repair.h"

@@ -6,15 +6,15 @@
  * (user/lib/types/setalgebra.c). Zero false negatives under adds, deletes and
  * growth; measured false-positive rates against each type's formula at
  * 100k flows and 1M probes; load factors reached; all-or-nothing batches;
- * relocations never hide a flow from a concurrent reader; and
- * tests/program/types_check.bpf.c, run with BPF_PROG_TEST_RUN on tables filled
- * through the mmap by the user-space code, picks the same slots.
+ * relocations never hide a flow from a concurrent reader; and every
+ * type's probe answers alike in the XDP program and in the library
+ * (types_same.c).
  * Prints the measured figures (docs/types.md has them).
  */
 #include "types_test.h"
 
 __u64 hkey[2] = { 0x0123456789abcdefULL, 0xfedcba9876543210ULL };
-static struct fb_key *added_keys, *probe_keys;
+struct fb_key *added_keys, *probe_keys;
 __u64 *added, *probes; /* their SipHash-1-3 hashes */
 char label[256];
 
@@ -151,125 +151,6 @@ static void test_checks(void)
 		  "check: a scalable stage with k = 0 is refused");
 }
 
-/* ---- the data path's probes: same slots in BPF ---- */
-
-static int run_key(int prog, const struct fb_key *k)
-{
-	unsigned char pkt[64] = { 0 };
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = sizeof(pkt));
-
-	memcpy(pkt, k, sizeof(*k));
-	if (bpf_prog_test_run_opts(prog, &o))
-		return -1;
-	return o.retval;
-}
-
-static void bpf_same(const char *dir)
-{
-	char path[600];
-	struct bpf_object *obj;
-	struct tc_geom *g;
-	struct fb_block *t;
-	int prog, type;
-	size_t tbytes = (size_t)TC_TABLE_BLOCKS * FB_BLOCK_BYTES;
-
-	snprintf(path, sizeof(path), "%s/../../types_check.bpf.o", dir);
-	obj = bpf_object__open_file(path, NULL);
-	if (!obj || bpf_object__load(obj)) {
-		ASSERT_TRUE(0, "load tests/types_check.bpf.o (the three probes pass the verifier)");
-		return;
-	}
-	ASSERT_TRUE(1, "tests/types_check.bpf.o: the cuckoo, d-left and scalable probes pass the "
-		       "verifier");
-	prog = bpf_program__fd(bpf_object__find_program_by_name(obj, "types_check"));
-	g = mmap(NULL, sizeof(*g), PROT_READ | PROT_WRITE, MAP_SHARED,
-		 bpf_map__fd(bpf_object__find_map_by_name(obj, "tc_geom")), 0);
-	t = mmap(NULL, tbytes, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 bpf_map__fd(bpf_object__find_map_by_name(obj, "tc_table")), 0);
-	if (!ASSERT_TRUE(g != MAP_FAILED && t != MAP_FAILED, "mmap the test maps"))
-		goto out;
-	g->hash = FB_HASH_SIPHASH13;
-	g->key[0] = hkey[0];
-	g->key[1] = hkey[1];
-	fb_nhk_words(hkey, g->kw);
-	for (type = TC_CUCKOO; type <= TC_SCALABLE; type++) {
-		static const char *const names[] = { "", "cuckoo", "d-left", "scalable" };
-		const size_t nadd = 20000, nprobe = 50000;
-		long missing = 0, disagree = 0, errors = 0, fp = 0;
-		__u64 need;
-		size_t i;
-		int rc = -1;
-
-		memset(t, 0, tbytes);
-		memset(&g->c, 0, sizeof(g->c) + sizeof(g->d) + sizeof(g->s));
-		g->type = type;
-		/* Filled in place through the mmap, by the user-space code,
-		 * with the table from block 1 (block 0 stands for a header). */
-		if (type == TC_CUCKOO) {
-			g->c = (struct fb_cuckoo_geom){ .first_block = 1,
-							.nbuckets = 8192,
-							.fp_bits = 12 };
-			rc = fb_cuckoo_add(t, &g->c, added, nadd, NULL);
-		} else if (type == TC_DLEFT) {
-			g->d = (struct fb_dleft_geom){
-				.first_block = 1, .bucket_bits = 10, .rem_bits = 10, .cell_bits = 16
-			};
-			rc = fb_dleft_add(t, &g->d, added, nadd, NULL);
-		} else {
-			fb_sbf_init(&g->s, 2000, 0.02, 1);
-			rc = fb_sbf_add(t, TC_TABLE_BLOCKS, &g->s, added, nadd, &need, NULL);
-		}
-		snprintf(label, sizeof(label), "%s: 20k flows added through the mmap", names[type]);
-		if (!ASSERT_EQ(rc, 0, label))
-			continue;
-		for (i = 0; i < nadd; i++) {
-			int v = run_key(prog, &added_keys[i]);
-
-			errors += v < 0;
-			missing += v != XDP_DROP;
-		}
-		for (i = 0; i < nprobe; i++) {
-			int v = run_key(prog, &probe_keys[i]);
-			bool user = type == TC_CUCKOO  ? fb_cuckoo_lookup(t, &g->c, probes[i])
-				    : type == TC_DLEFT ? fb_dleft_lookup(t, &g->d, probes[i]) != 0
-						       : fb_sbf_lookup(t, &g->s, probes[i]);
-
-			errors += v < 0;
-			fp += v == XDP_DROP;
-			disagree += (v == XDP_DROP) != user;
-		}
-		snprintf(label, sizeof(label),
-			 "%s: the XDP program finds all 20k flows and agrees with user space on "
-			 "50k others (%ld of them false positives)",
-			 names[type], fp);
-		ASSERT_TRUE(!missing && !disagree && !errors && fp > 0, label);
-		{
-			/* Cost of a whole run (key copy, SipHash-1-3, probe),
-			 * one flow repeated: tables in cache. */
-			unsigned char pkt[64] = { 0 };
-			LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt,
-				    .data_size_in = sizeof(pkt), .repeat = 200000);
-			__u32 hit_ns, miss_ns;
-
-			memcpy(pkt, &added_keys[0], sizeof(struct fb_key));
-			bpf_prog_test_run_opts(prog, &o);
-			hit_ns = o.duration;
-			memcpy(pkt, &probe_keys[0], sizeof(struct fb_key));
-			bpf_prog_test_run_opts(prog, &o);
-			miss_ns = o.duration;
-			printf("%s in XDP: %u ns per run on a hit, %u ns on a miss (hash + probe, "
-			       "in cache)\n",
-			       names[type], hit_ns, miss_ns);
-		}
-	}
-out:
-	if (g != MAP_FAILED)
-		munmap(g, sizeof(*g));
-	if (t != MAP_FAILED)
-		munmap(t, tbytes);
-	bpf_object__close(obj);
-}
-
 int main(int argc, char **argv)
 {
 	char dir[512];
@@ -325,6 +206,6 @@ int main(int argc, char **argv)
 	cardinality(FB_LAYOUT_CLASSIC, "classic");
 
 	space_table((const double(*)[2])meas);
-	bpf_same(dir);
+	types_same(dir);
 	return test_summary();
 }

@@ -56,29 +56,10 @@ static void bloom_add(struct bloom *b, __u64 h)
 	}
 }
 
-/* The data path's probe (bpf/filter.bpf.h) over memory. */
+/* The data path's probe (include/flowbloom/probe.h) over memory. */
 static bool bloom_probe(const struct bloom *b, __u64 h)
 {
-	const struct fb_header *hd = b->m.hdr;
-	__u32 i;
-	int w;
-
-	if (hd->layout == FB_LAYOUT_CLASSIC) {
-		for (i = 0; i < hd->k; i++) {
-			__u64 p = fb_classic_bit(h, i, fb_header_mbits(hd));
-
-			if (!(b->blocks[fb_bit_block(p)].w[fb_bit_word(p)] & fb_bit_mask(p)))
-				return false;
-		}
-		return true;
-	}
-	for (w = 0; w < FB_BLOCK_WORDS; w++) {
-		__u64 m = fb_blocked_word_mask(h, hd->k, w);
-
-		if ((b->blocks[FB_HDR_BLOCKS + fb_blocked_index(h, hd->nblocks)].w[w] & m) != m)
-			return false;
-	}
-	return true;
+	return fb_probe_array(b->blocks, FB_HDR_BLOCKS + (__u64)b->m.hdr->nblocks, h);
 }
 
 static bool same_bits(const struct bloom *a, const struct bloom *b)

@@ -1,34 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * What tests/test_types.c and tests/types_check.bpf.c share: the geometry
- * record the program reads (one array entry), and the packet it gets (a
- * raw struct fb_key at offset 0, padded to a minimum frame).
+ * What tests/program/types_same.c and types_check.bpf.c share: the hash
+ * settings the program reads (one array entry), the filter array (chunks
+ * of the data path's shape, mmap'd whole by user space as one run of
+ * blocks, block 0 the header), and the packet it gets (a raw struct fb_key
+ * at offset 0, padded to a minimum frame).
  */
 #ifndef FLOWBLOOM_TEST_TYPES_CHECK_H
 #define FLOWBLOOM_TEST_TYPES_CHECK_H
 
 #include <linux/types.h>
-#include "flowbloom/cuckoo.h"
-#include "flowbloom/dleft.h"
-#include "flowbloom/scalable.h"
+#include "flowbloom/geometry.h"
+#include "flowbloom/hash.h"
 
-enum tc_type {
-	TC_CUCKOO = 1,
-	TC_DLEFT = 2,
-	TC_SCALABLE = 3,
+struct tc_conf {
+	__u64 kw[FB_NHK_WORDS]; /* fb_nhk_words(header's key), for hash FB_HASH_NHK */
 };
 
-struct tc_geom {
-	__u32 type; /* enum tc_type */
-	__u8 hash;  /* enum fb_hash_alg */
-	__u8 pad[3];
-	__u64 key[2];
-	__u64 kw[FB_NHK_WORDS]; /* fb_nhk_words(key), for hash FB_HASH_NHK */
-	struct fb_cuckoo_geom c;
-	struct fb_dleft_geom d;
-	struct fb_sbf_geom s;
+/* One value of tc_table: a chunk, as the data path's are (geometry.h). */
+struct tc_chunk {
+	struct fb_block b[FB_CHUNK_BLOCKS];
 };
 
-#define TC_TABLE_BLOCKS (1U << 14) /* 1 MiB of 64-byte blocks */
+#define TC_CHUNKS 4
+#define TC_TABLE_BLOCKS (TC_CHUNKS * FB_CHUNK_BLOCKS) /* 1 MiB of 64-byte blocks */
 
 #endif

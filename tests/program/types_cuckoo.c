@@ -210,7 +210,7 @@ void cuckoo_store_order(void)
 			fb_plan_apply(&one);
 			gp.seq = 0; /* probe on bucket contents alone */
 			for (i = 0; i < n; i++)
-				hidden += !fb_cuckoo_lookup_mem(t, &gp, added[i]);
+				hidden += !fb_cuckoo_lookup(t, &gp, added[i]);
 		}
 		for (i = 0; i < n; i++) {
 			int first;
@@ -259,9 +259,9 @@ static void *reader(void *arg)
 		size_t i = test_rand64(&seed) % r->stable;
 		struct fb_cuckoo_geom raw = *r->g;
 
-		r->miss += !fb_cuckoo_lookup_mem(r->t, r->g, added[i]);
+		r->miss += !fb_cuckoo_lookup(r->t, r->g, added[i]);
 		raw.seq = 0;
-		r->raw_miss += !fb_cuckoo_lookup_mem(r->t, &raw, added[i]);
+		r->raw_miss += !fb_cuckoo_lookup(r->t, &raw, added[i]);
 		r->probes++;
 	}
 	return NULL;

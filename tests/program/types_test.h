@@ -15,8 +15,10 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "types/bits.h"
 #include "types/cuckoo_table.h"
 #include "types/dleft_table.h"
+#include "types/probe_mem.h"
 #include "types/scalable_table.h"
 #include "types/setalgebra.h"
 #include "types/sizing.h"
@@ -30,7 +32,8 @@
 /* test_types.c */
 extern __u64 hkey[2];
 extern char label[256];
-extern __u64 *added, *probes; /* the hashes of the flows added and of the probes */
+extern struct fb_key *added_keys, *probe_keys; /* the flows added, the flows probed */
+extern __u64 *added, *probes;		       /* their hashes */
 void *zalloc_blocks(__u64 n);
 bool near(double got, double want, double tol, double trials);
 
@@ -48,6 +51,9 @@ void dleft_rules(void);
 double dleft_max_load(void);
 void scalable(double *bits_per_item, double *fpr_out);
 void scalable_limit(void);
+
+/* types_same.c */
+void types_same(const char *dir);
 
 /* types_algebra.c */
 void algebra(__u8 layout, const char *name);

@@ -24,7 +24,7 @@
 #include "store/store.h"
 #include "rules/flow.h"
 #include "flowbloom.skel.h"
-#include "store/loader.h"
+#include "prog/loader.h"
 #include "packet.h"
 #include "testlib.h"
 

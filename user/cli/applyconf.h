@@ -10,7 +10,7 @@
 #include <net/if.h>
 #include "rules/lists.h"
 #include "store/store.h"
-#include "store/xdpdev.h"
+#include "prog/xdpdev.h"
 #include "types/create.h"
 
 #define AP_MAX_ITEMS 64 /* load and attach lines each */

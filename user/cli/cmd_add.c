@@ -17,6 +17,7 @@
 #include "types/ftype.h"
 #include "output.h"
 #include "parse.h"
+#include "rules/lifetime.h"
 #include "store/gens.h"
 #include "rules/rules.h"
 #include "store/store.h"

@@ -35,7 +35,7 @@
 #include "output.h"
 #include "rules/load.h"
 #include "store/pintree.h"
-#include "store/xdpdev.h"
+#include "prog/xdpdev.h"
 #include "util.h"
 
 /* 1 if filter name exists, 0 if not; -1 (printed) if we cannot tell: an

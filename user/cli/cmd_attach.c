@@ -5,7 +5,7 @@
 #include "cmd.h"
 #include "parse.h"
 #include "store/store.h"
-#include "store/xdpdev.h"
+#include "prog/xdpdev.h"
 #include "monitor/monmaps.h"
 #include "output.h"
 

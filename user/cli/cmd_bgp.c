@@ -35,6 +35,7 @@
 #include "output.h"
 #include "rules/rules.h"
 #include "safefile.h"
+#include "rules/lifetime.h"
 #include "store/gens.h"
 #include "store/store.h"
 #include "parse.h"

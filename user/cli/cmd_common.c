@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cmd.h"
-#include "store/loader.h"
+#include "prog/loader.h"
 #include "rules/flow.h"
 #include "flowbloom/geometry.h"
 #include "output.h"

@@ -27,6 +27,7 @@
 #include "monview.h"
 #include "output.h"
 #include "parse.h"
+#include "rules/lifetime.h"
 #include "store/gens.h"
 #include "store/jiffies.h"
 #include "util.h"

@@ -15,7 +15,7 @@
 #include <bpf/libbpf.h>
 #include "cmd.h"
 #include "rules/flow.h"
-#include "store/loader.h"
+#include "prog/loader.h"
 #include "output.h"
 #include "rules/pcapfile.h"
 #include "store/store.h"

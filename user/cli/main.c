@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cmd.h"
-#include "store/loader.h"
+#include "prog/loader.h"
 #include "manpage.h"
 #include "output.h"
 

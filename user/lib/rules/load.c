@@ -10,6 +10,7 @@
 #include "rules/load.h"
 #include "rules/prefixes.h"
 #include "rules/rules.h"
+#include "rules/lifetime.h"
 #include "store/gens.h"
 #include "store/replace.h"
 #include "types/ftype.h"

@@ -9,9 +9,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "types/counting.h"
+#include "store/counters.h"
 #include "report.h"
-#include "rules/rules.h"
 #include "store/chunks.h"
 #include "store/gens.h"
 #include "store/head.h"
@@ -227,8 +226,8 @@ int fb_gen_open(const struct fb_store *f, unsigned g, struct fb_store *gs)
  * caller sets the mask bit. dir: the filter whose pins and outer map are
  * used.
  */
-static int gen_make(const struct fb_store *dir, const struct fb_header *tmpl_in, unsigned set,
-		    unsigned g, __u64 expires, struct fb_store *gs)
+int fb_gen_make(const struct fb_store *dir, const struct fb_header *tmpl_in, unsigned set,
+		unsigned g, __u64 expires, struct fb_store *gs)
 {
 	struct fb_header t = *tmpl_in, *tmpl = &t;
 	__u32 range = fb_gen_range(set, g), n;
@@ -401,67 +400,6 @@ int fb_gens_reclaim(struct fb_store *f)
 	return done;
 }
 
-int fb_gens_add(struct fb_store *f, const struct fb_key *keys, size_t n, double secs, size_t *bad,
-		struct fb_gen *where)
-{
-	struct fb_gen gl[FB_GEN_SLOTS];
-	struct fb_prefixes none = { 0 };
-	struct fb_store gs;
-	__u64 lo, hi, span;
-	__u32 used;
-	int ng, i, pick = -1, rc;
-	unsigned g;
-
-	if (fb_gens_supported(f))
-		return -2;
-	fb_gens_reclaim(f);
-	/* Not before secs from now; by secs / FB_GEN_DIV after that. */
-	lo = fb_jiffies_after(secs);
-	span = (__u64)(secs / FB_GEN_DIV / fb_jiffies_tick());
-	hi = lo + span;
-	ng = fb_gens_list(f, gl);
-	for (i = 0; i < ng && pick < 0; i++)
-		if (gl[i].expires >= lo && gl[i].expires <= hi && gl[i].nblocks)
-			pick = i;
-	if (pick >= 0) {
-		if (fb_gen_open(f, gl[pick].g, &gs))
-			return -2;
-		if (where)
-			*where = gl[pick];
-	} else {
-		/* A new generation: refuse rules needing too many prefix
-		 * lengths before making it. */
-		if (fb_rules_merge_lengths(&none, keys, n, bad))
-			return -1;
-		used = f->hdr->gens;
-		for (g = 0; g < FB_GEN_SLOTS && (used & 1U << g); g++)
-			;
-		if (g == FB_GEN_SLOTS) {
-			fb_report_err("all %d generations of '%s' hold rules with other lifetimes "
-				      "(they end within %.0f s): nothing added",
-				      FB_GEN_SLOTS, f->name, gl[ng - 1].secs);
-			return -4;
-		}
-		if (gen_make(f, f->hdr, f->hdr->gen, g, hi, &gs))
-			return -2;
-		__atomic_fetch_or(&f->hdr->gens, 1U << g, __ATOMIC_RELEASE);
-		if (where) {
-			where->g = g;
-			where->slot = fb_gen_range(f->hdr->gen, g);
-			where->expires = hi;
-			where->nblocks = gs.hdr->nblocks;
-			where->k = gs.hdr->k;
-		}
-	}
-	rc = fb_rules_add(&gs, keys, n, bad);
-	if (where) {
-		where->nflows = gs.hdr->nflows;
-		where->secs = fb_jiffies_secs(where->expires);
-	}
-	fb_gen_close(&gs);
-	return rc;
-}
-
 int fb_gens_views_open(const struct fb_store *f, struct fb_gen_views *gv)
 {
 	struct fb_gen gl[FB_GEN_SLOTS];
@@ -490,42 +428,6 @@ void fb_gens_views_close(struct fb_gen_views *gv)
 	gv->n = 0;
 }
 
-bool fb_gens_held(const struct fb_store *f, const struct fb_gen_views *gv, const struct fb_key *key)
-{
-	int g;
-
-	if (fb_counting_min(f, key) > 0)
-		return true;
-	for (g = 0; g < gv->n; g++)
-		if (fb_counting_min(&gv->v[g], key) > 0)
-			return true;
-	return false;
-}
-
-int fb_gens_del_held(struct fb_store *f, struct fb_gen_views *gv, const struct fb_key *key)
-{
-	int g, n = 0;
-
-	/* fb_counting_del() refuses (-1) where a counter is 0. */
-	n += !fb_counting_del(f, key);
-	for (g = 0; g < gv->n; g++)
-		n += !fb_counting_del(&gv->v[g], key);
-	return n;
-}
-
-int fb_gens_recover(struct fb_store *f)
-{
-	struct fb_gen_views gv;
-	int i, done = 0;
-
-	if (!f->hdr->gens || !f->hdr->counter_bits || fb_gens_views_open(f, &gv) < 0)
-		return 0;
-	for (i = 0; i < gv.n; i++)
-		done += fb_counting_recover(&gv.v[i]);
-	fb_gens_views_close(&gv);
-	return done;
-}
-
 int fb_gens_carry(struct fb_store *f, struct fb_store *nf)
 {
 	struct fb_gen_views gv;
@@ -540,7 +442,7 @@ int fb_gens_carry(struct fb_store *f, struct fb_store *nf)
 	for (i = 0; i < gv.n; i++) {
 		struct fb_store *old = &gv.v[i], ns;
 
-		if (gen_make(f, old->hdr, set, gv.g[i].g, old->hdr->expires, &ns))
+		if (fb_gen_make(f, old->hdr, set, gv.g[i].g, old->hdr->expires, &ns))
 			goto fail;
 		/* The whole logical array: the writers hold the lock and the
 		 * data path only reads; the header is the one gen_make wrote,
@@ -565,29 +467,6 @@ fail:
 	return -1;
 }
 
-int fb_gens_fresh(struct fb_store *nf, const struct fb_key *keys, size_t n, double secs,
-		  size_t *bad)
-{
-	struct fb_prefixes none = { 0 };
-	struct fb_store gs;
-	__u64 hi;
-	int rc;
-
-	nf->hdr->gens = 0;
-	if (fb_gens_supported(nf))
-		return -2;
-	if (fb_rules_merge_lengths(&none, keys, n, bad))
-		return -1;
-	hi = fb_jiffies_after(secs) + (__u64)(secs / FB_GEN_DIV / fb_jiffies_tick());
-	if (gen_make(nf, nf->hdr, nf->hdr->gen, 0, hi, &gs))
-		return -2;
-	/* Named at once: a failed replace retires what its mask names. */
-	nf->hdr->gens = 1;
-	rc = fb_rules_add(&gs, keys, n, bad);
-	fb_gen_close(&gs);
-	return rc;
-}
-
 int fb_gens_import(struct fb_store *f, unsigned g, double secs, __u32 nblocks, __u8 k,
 		   struct fb_store *gs)
 {
@@ -603,7 +482,7 @@ int fb_gens_import(struct fb_store *f, unsigned g, double secs, __u32 nblocks, _
 	}
 	tmpl.nblocks = nblocks;
 	tmpl.k = k;
-	return gen_make(f, &tmpl, f->hdr->gen, g, fb_jiffies_after(secs), gs);
+	return fb_gen_make(f, &tmpl, f->hdr->gen, g, fb_jiffies_after(secs), gs);
 }
 
 void fb_gens_retire(struct fb_store *f, unsigned set, __u32 mask)

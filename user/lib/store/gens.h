@@ -42,15 +42,11 @@ int fb_gens_list(const struct fb_store *f, struct fb_gen out[FB_GEN_SLOTS]);
 int fb_gen_open(const struct fb_store *f, unsigned g, struct fb_store *gs);
 void fb_gen_close(struct fb_store *gs);
 
-/*
- * Add n rules that must match for secs from now (then stop within secs /
- * FB_GEN_DIV): into a generation expiring in that window, or a new one.
- * Returns fb_rules_add()'s codes (0, -1 prefix lengths with *bad, -2
- * reported), or -4: every slot holds a live generation outside the window
- * (reported; nothing changed). where: the generation used (may be NULL).
- */
-int fb_gens_add(struct fb_store *f, const struct fb_key *keys, size_t n, double secs, size_t *bad,
-		struct fb_gen *where);
+/* A new, empty generation g of set, shaped as tmpl, expiring at expires
+ * (jiffies), opened into gs; the caller sets its bit in the mask. 0, or -1
+ * reported. (Rules go in through rules/lifetime.h.) */
+int fb_gen_make(const struct fb_store *dir, const struct fb_header *tmpl, unsigned set, unsigned g,
+		__u64 expires, struct fb_store *gs);
 /* Expired generations out of the mask and their slots emptied; how many. */
 int fb_gens_reclaim(struct fb_store *f);
 /* The live generations of f, opened (for query, del, count, info):
@@ -62,27 +58,16 @@ struct fb_gen_views {
 };
 int fb_gens_views_open(const struct fb_store *f, struct fb_gen_views *gv);
 void fb_gens_views_close(struct fb_gen_views *gv);
-/* Counting: is key held by f's permanent rules or a generation of gv? */
-bool fb_gens_held(const struct fb_store *f, const struct fb_gen_views *gv,
-		  const struct fb_key *key);
-/* Counting: one copy of key out of f's permanent rules if they hold it and
- * out of every generation of gv that holds it; how many places. (A flow
- * that is only a false positive somewhere would lower others' counters
- * there, as `del` of a flow never added does: callers delete what they
- * added.) */
-int fb_gens_del_held(struct fb_store *f, struct fb_gen_views *gv, const struct fb_key *key);
-/* Counting: roll back interrupted writes to generations; how many. */
-int fb_gens_recover(struct fb_store *f);
+/* Counting filters over the generations (held, deleted, recovered):
+ * types/counting.h. */
 
 /* For `load --replace` (replace.c), nf being the new filter array whose
- * header names the other set: copy f's live generations into nf's set
- * (carry), or start one generation there holding keys for secs (fresh).
- * Both set nf->hdr->gens. After the switch, fb_gens_retire() empties the
- * slots of mask in the set no longer in use (others left stale by a killed
- * writer are check --repair's). */
+ * header names the other set: copy f's live generations into nf's set,
+ * and set nf->hdr->gens (rules/lifetime.h starts one afresh instead).
+ * After the switch, fb_gens_retire() empties the slots of mask in the set
+ * no longer in use (others left stale by a killed writer are check
+ * --repair's). */
 int fb_gens_carry(struct fb_store *f, struct fb_store *nf);
-int fb_gens_fresh(struct fb_store *nf, const struct fb_key *keys, size_t n, double secs,
-		  size_t *bad);
 /* Import: generation g of staged filter f, shaped nblocks x k, ending at
  * least secs from now, empty; the caller fills gs, then sets the mask. */
 int fb_gens_import(struct fb_store *f, unsigned g, double secs, __u32 nblocks, __u8 k,

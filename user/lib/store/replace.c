@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "types/counting.h"
+#include "store/counters.h"
 #include "store/exact.h"
 #include "store/gens.h"
 #include "store/chunks.h"
@@ -180,42 +180,6 @@ out:
 	f->cnt = nf.cnt;
 	f->cnt_bytes = nf.cnt_bytes;
 	return 0;
-}
-
-struct timed_arg {
-	const struct fb_store *f;
-	const struct fb_key *keys;
-	size_t n, *bad;
-	double secs;
-};
-
-/* The old filter's permanent rules as they are (same geometry), then one
- * generation holding the new list. */
-static int fill_timed(struct fb_store *nf, void *arg)
-{
-	struct timed_arg *t = arg;
-	const struct fb_store *f = t->f;
-
-	/* The logical array after the header: prefix lengths and shapes,
-	 * then the bits (the probe table follows by fb_head_sync()). */
-	memcpy(nf->blocks + 1, f->blocks + 1,
-	       ((size_t)f->hdr->nblocks + FB_HDR_BLOCKS - 1) * FB_BLOCK_BYTES);
-	nf->hdr->kinds = f->hdr->kinds;
-	nf->hdr->nflows = f->hdr->nflows;
-	if (f->cnt_hdr)
-		memcpy(nf->cnt, f->cnt, f->cnt_bytes - FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES);
-	return fb_gens_fresh(nf, t->keys, t->n, t->secs, t->bad) ? -1 : 0;
-}
-
-int fb_replace_timed(struct fb_store *f, const struct fb_key *keys, size_t n, double secs,
-		     size_t *bad)
-{
-	struct timed_arg t = { f, keys, n, bad, secs };
-
-	*bad = (size_t)-1;
-	if (fb_gens_supported(f))
-		return -1;
-	return fb_replace_fill(f, f->hdr->nblocks, f->hdr->k, 0, fill_timed, &t);
 }
 
 /* A scalable filter's room for its next stages: more chunks of the same

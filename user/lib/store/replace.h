@@ -22,11 +22,6 @@ int fb_replace_grow(struct fb_store *f, __u32 nblocks);
 int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 		    int (*fill)(struct fb_store *nf, void *arg), void *arg);
 /* Every replace carries the rules with a lifetime (gens.h) over, unless
- * fill made generations itself. fb_replace_timed() is the other way round:
- * the permanent rules are kept and the rules with a lifetime are replaced
- * by keys, living secs (load --replace --ttl). -1 as fb_rules_replace(); *bad
- * also (size_t)-1 for a failure of no particular rule. */
-int fb_replace_timed(struct fb_store *f, const struct fb_key *keys, size_t n, double secs,
-		     size_t *bad);
+ * fill made generations itself (fb_replace_timed(), rules/lifetime.h). */
 
 #endif

@@ -12,23 +12,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "types/counting.h"
+#include "store/counters.h"
 #include "store/discover.h"
 #include "store/exact.h"
 #include "store/gens.h"
 #include "store/chunks.h"
 #include "store/head.h"
-#include "types/ftype.h"
 #include "report.h"
 #include "store/pintree.h"
 #include "util.h"
 
-/* The counters of a counting filter are pinned per generation (the
- * header's gen, which `load --replace` flips with the array): the array in
- * use names its counters, so bits and counters are switched together. */
-const char *fb_store_cnt_pin(unsigned gen)
+/* The filter types above the store (fb_store_types_set). */
+static const struct fb_store_types *types;
+
+void fb_store_types_set(const struct fb_store_types *t)
 {
-	return gen & 1 ? "counters1" : "counters";
+	types = t;
 }
 
 void fb_store_init(struct fb_store *f)
@@ -294,48 +293,6 @@ int fb_store_create(const char *name, const struct fb_create_opts *o)
 	return 0;
 }
 
-static int open_counters(struct fb_store *f)
-{
-	size_t want = fb_counting_map_bytes(fb_header_mbits(f->hdr), f->hdr->counter_bits);
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-
-	f->cnt_fd = fb_pin_get(f->dir_fd, fb_store_cnt_pin(f->hdr->gen));
-	f->cnt_legacy = false;
-	if (f->cnt_fd < 0 && errno == ENOENT && (f->hdr->gen & 1)) {
-		/* Made by a build that pinned the counters as "counters" in
-		 * both generations. (Unreachable otherwise: an array of
-		 * generation 1 is installed only after "counters1" is
-		 * pinned.) fb_store_migrate_counters() renames it. */
-		f->cnt_fd = fb_pin_get(f->dir_fd, "counters");
-		f->cnt_legacy = f->cnt_fd >= 0;
-	}
-	if (f->cnt_fd < 0) {
-		fb_report_err("counting filter '%s' has no counters (%s): flowbloom destroy %s "
-			      "removes it",
-			      f->name, strerror(errno), f->name);
-		return -1;
-	}
-	if (bpf_obj_get_info_by_fd(f->cnt_fd, &info, &len) ||
-	    (size_t)info.max_entries * info.value_size != want) {
-		fb_report_err("filter '%s': counter array has the wrong size", f->name);
-		return -1;
-	}
-	f->cnt_bytes = want;
-	f->cnt_hdr = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_SHARED, f->cnt_fd, 0);
-	if (f->cnt_hdr == MAP_FAILED) {
-		f->cnt_hdr = NULL;
-		fb_report_err("cannot mmap the counters of '%s': %s", f->name, strerror(errno));
-		return -1;
-	}
-	f->cnt = (__u8 *)f->cnt_hdr + FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES;
-	if (f->cnt_hdr->magic != FB_CNT_MAGIC || f->cnt_hdr->bits != f->hdr->counter_bits) {
-		fb_report_err("filter '%s': bad counter header", f->name);
-		return -1;
-	}
-	return 0;
-}
-
 /* Release the filter in use and what hangs off it (counters, the current
  * exact sets), keeping the pins open. */
 static void unmap_array(struct fb_store *f)
@@ -441,18 +398,19 @@ static int map_array(struct fb_store *f)
 	f->hdr = (struct fb_header *)((char *)f->map + FB_HEAD_SHIFT * FB_BLOCK_BYTES);
 	f->blocks = (struct fb_block *)f->hdr;
 	f->bits_id = fb_store_head(f)->keys.array_id;
-	/* Another filter type's geometry is input too (ftype.h); an import
-	 * being built aside checks it once read. */
+	/* Another filter type's geometry is input too (the types' check,
+	 * types/ftype.h); an import being built aside checks it once read. */
 	if (f->hdr->type && !f->staged) {
-		char why[200];
+		char why[200] = "filter types unknown to this program";
 
-		if (f->hdr->counter_bits || fb_ftype_check(f->hdr, f->blocks, why, sizeof(why))) {
+		if (f->hdr->counter_bits || !types ||
+		    types->check(f->hdr, f->blocks, why, sizeof(why))) {
 			fb_report_err("filter '%s': bad header (%s)", f->name,
 				      f->hdr->counter_bits ? "counters on a typed filter" : why);
 			return -1;
 		}
 	}
-	if (f->hdr->counter_bits && open_counters(f))
+	if (f->hdr->counter_bits && fb_store_open_counters(f))
 		return -1;
 	if (f->hdr->confirm && fb_exact_open(f))
 		return -1;
@@ -672,29 +630,16 @@ int fb_store_flock(struct fb_store *f, int op)
 	return 0;
 }
 
-/* A filter from an earlier build in generation 1 with its counters pinned
- * as "counters": pin them as "counters1" too, then drop the old name
- * (killed in between, both names hold the same map: still consistent).
- * Call with the lock held. */
-int fb_store_migrate_counters(struct fb_store *f)
-{
-	if (!f->cnt_legacy)
-		return 0;
-	if (fb_pin_at(f->cnt_fd, f->dir_fd, fb_store_cnt_pin(1)) && errno != EEXIST) {
-		fb_report_err("cannot pin the counters of '%s' as %s: %s", f->name,
-			      fb_store_cnt_pin(1), strerror(errno));
-		return -1;
-	}
-	unlinkat(f->dir_fd, fb_store_cnt_pin(0), 0);
-	f->cnt_legacy = false;
-	return 0;
-}
-
 int fb_store_lock(struct fb_store *f)
 {
 	if (fb_store_flock(f, LOCK_EX))
 		return -1;
-	if (f->cnt_hdr && (fb_counting_recover(f) + fb_gens_recover(f)))
+	if (f->cnt_hdr && !types) {
+		fb_report_err("filter '%s': counting filters are unknown to this program", f->name);
+		fb_store_unlock(f);
+		return -1;
+	}
+	if (f->cnt_hdr && types->recover(f))
 		fb_report(FB_REPORT_NOTE, "rolled back one flow of an interrupted write");
 	return 0;
 }

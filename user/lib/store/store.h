@@ -104,6 +104,21 @@ struct fb_create_opts {
 	__u64 bits_asked;
 };
 
+/*
+ * What the store asks of the filter types, which sit above it (types/):
+ * on open, is a typed filter's geometry usable with its array (0, or -1
+ * with why); on lock, roll back a counting filter's write a killed writer
+ * left half done (how many flows). types/ftype.c sets them before main
+ * runs; a program built without the types refuses typed filters on open
+ * and counting filters on lock, rather than use them unchecked.
+ */
+struct fb_store_types {
+	int (*check)(const struct fb_header *hdr, const struct fb_block *blocks, char *why,
+		     size_t len);
+	int (*recover)(struct fb_store *f);
+};
+void fb_store_types_set(const struct fb_store_types *t);
+
 /* All functions below print one error line themselves and return -1. */
 int fb_store_create(const char *name, const struct fb_create_opts *o);
 int fb_store_open(const char *name, struct fb_store *f);
@@ -135,6 +150,14 @@ static inline struct fb_prefixes *fb_store_prefixes(const struct fb_store *f)
 {
 	return (struct fb_prefixes *)&f->blocks[FB_PREFIX_BLOCK];
 }
+/* Logical blocks mapped from f->blocks on (the chunks after the head's
+ * first FB_HEAD_SHIFT blocks, geometry.h): as far as a probe may read. */
+static inline __u64 fb_store_nblocks(const struct fb_store *f)
+{
+	__u64 n = f->map_bytes / FB_BLOCK_BYTES;
+
+	return n > FB_HEAD_SHIFT ? n - FB_HEAD_SHIFT : 0;
+}
 /* Is the filter opened as f still the one pinned under its name? `destroy`
  * unpins it while a reader (a monitoring loop) holds its maps, which then
  * live on fed by no program; a new filter of the same name is not it.
@@ -148,10 +171,12 @@ static inline bool fb_store_live(const struct fb_store *f)
 	return !f->aside && (!f->staged || f->adopted);
 }
 
-/* Library-internal (store.c): the counters' pin name of generation gen,
- * an empty struct (fds -1), and the counters' pin migration. */
-const char *fb_store_cnt_pin(unsigned gen);
+/* Library-internal: an empty struct (fds -1) (store.c); the counters' pin
+ * name of generation gen, opening and mapping f's counters, and their pin
+ * migration (counters.c). */
 void fb_store_init(struct fb_store *f);
+const char *fb_store_cnt_pin(unsigned gen);
+int fb_store_open_counters(struct fb_store *f);
 int fb_store_migrate_counters(struct fb_store *f);
 
 #endif

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Bit operations on the mmap'd filter array: set, test, query, popcount. */
+/* Bit operations on the mmap'd filter array: set, test (every type's, the
+ * data path's probe: include/flowbloom/probe.h), query, popcount. */
 #define _GNU_SOURCE
 #include "types/bits.h"
-#include "types/ftype.h"
+#include "types/probe_mem.h"
 #include "store/store.h"
 
 void fb_bits_set(struct fb_store *f, const struct fb_key *key)
@@ -54,26 +55,21 @@ void fb_bits_set_many(struct fb_store *f, const struct fb_key *keys, size_t n)
 
 bool fb_bits_test(const struct fb_store *f, const struct fb_key *key)
 {
-	const struct fb_header *hdr = f->hdr;
-	__u64 h;
-	__u32 i;
+	return fb_probe_array(f->blocks, fb_store_nblocks(f),
+			      fb_hash_key(key, f->hdr->hash, f->hdr->key));
+}
 
-	if (hdr->type)
-		return fb_ftype_test(f, key);
-	h = fb_hash_key(key, hdr->hash, hdr->key);
+bool fb_probe_array(const struct fb_block *blocks, __u64 nblocks, __u64 h)
+{
+	struct fb_tbl t = { blocks, nblocks };
+	const struct fb_header *hdr = (const struct fb_header *)blocks;
 
-	if (hdr->layout == FB_LAYOUT_CLASSIC) {
-		__u64 mbits = fb_header_mbits(hdr);
-
-		for (i = 0; i < hdr->k; i++) {
-			__u64 p = fb_classic_bit(h, i, mbits);
-
-			if (!fb_block_test_bit(&f->blocks[fb_bit_block(p)], p))
-				return false;
-		}
-		return true;
-	}
-	return fb_block_has(&f->blocks[fb_blocked_block(h, hdr->nblocks)], h, hdr->k);
+	/* The type's geometry blocks are read whole once the first is there
+	 * (probe.h): here, that is when they all are. */
+	if (nblocks < FB_HDR_BLOCKS ||
+	    nblocks < FB_TYPE_GEOM_BLOCK + fb_type_geom_blocks(hdr->type))
+		return false;
+	return fb_filter_probe(&t, hdr, h);
 }
 
 bool fb_bits_query(const struct fb_store *f, const struct fb_key *k)

@@ -10,9 +10,14 @@
 #include <linux/types.h>
 #include "store/store.h"
 
-/* Set a key's bits / ask whether all its bits are set. */
+/* Set a key's bits (a Bloom filter's). */
 void fb_bits_set(struct fb_store *f, const struct fb_key *key);
+/* May the filter hold key? What the data path answers for it (the same
+ * probe, include/flowbloom/probe.h), whatever the filter's type. */
 bool fb_bits_test(const struct fb_store *f, const struct fb_key *key);
+/* The same for hash h over a filter array in memory: blocks[0] its header,
+ * nblocks the blocks there (a block beyond answers absent). */
+bool fb_probe_array(const struct fb_block *blocks, __u64 nblocks, __u64 h);
 /* fb_bits_set() for many keys, faster (prefetches ahead). */
 void fb_bits_set_many(struct fb_store *f, const struct fb_key *keys, size_t n);
 /* What `query` answers: a 5-tuple or a prefix rule as fb_bits_test(); a

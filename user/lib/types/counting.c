@@ -10,20 +10,9 @@
 #include "types/counting.h"
 #include "types/sizing.h"
 #include "types/counting_int.h"
+#include "types/ftype.h"
+#include "store/gens.h"
 #include "store/store.h"
-
-size_t fb_counting_map_bytes(__u64 mbits, unsigned bits)
-{
-	__u64 bytes = (mbits * bits + 7) / 8;
-
-	return (FB_CNT_HDR_BLOCKS + (bytes + FB_BLOCK_BYTES - 1) / FB_BLOCK_BYTES) * FB_BLOCK_BYTES;
-}
-
-void fb_counting_init(struct fb_cnt_header *ch, unsigned bits)
-{
-	ch->magic = FB_CNT_MAGIC;
-	ch->bits = bits;
-}
 
 unsigned fb_counting_max(const struct fb_store *f)
 {
@@ -318,4 +307,51 @@ void fb_counting_check(struct fb_store *f, bool repair, struct fb_check *out)
 	 * counting both ways, so then the sum proves nothing. */
 	out->count_checked = !out->saturated && !(f->hdr->flags & FB_HDRF_NFLOWS_ESTIMATE);
 	out->count_ok = !out->count_checked || out->counter_sum == f->hdr->nflows * f->hdr->k;
+}
+
+bool fb_gens_held(const struct fb_store *f, const struct fb_gen_views *gv, const struct fb_key *key)
+{
+	int g;
+
+	if (fb_counting_min(f, key) > 0)
+		return true;
+	for (g = 0; g < gv->n; g++)
+		if (fb_counting_min(&gv->v[g], key) > 0)
+			return true;
+	return false;
+}
+
+int fb_gens_del_held(struct fb_store *f, struct fb_gen_views *gv, const struct fb_key *key)
+{
+	int g, n = 0;
+
+	/* fb_counting_del() refuses (-1) where a counter is 0. */
+	n += !fb_counting_del(f, key);
+	for (g = 0; g < gv->n; g++)
+		n += !fb_counting_del(&gv->v[g], key);
+	return n;
+}
+
+int fb_gens_recover(struct fb_store *f)
+{
+	struct fb_gen_views gv;
+	int i, done = 0;
+
+	if (!f->hdr->gens || !f->hdr->counter_bits || fb_gens_views_open(f, &gv) < 0)
+		return 0;
+	for (i = 0; i < gv.n; i++)
+		done += fb_counting_recover(&gv.v[i]);
+	fb_gens_views_close(&gv);
+	return done;
+}
+
+int fb_counting_recover_all(struct fb_store *f)
+{
+	return fb_counting_recover(f) + fb_gens_recover(f);
+}
+
+/* A program that writes counting filters recovers them on lock (store.h). */
+__attribute__((constructor)) static void register_types(void)
+{
+	fb_ftype_register();
 }

@@ -5,9 +5,8 @@
  * are the truth, in their own pinned, mmap-able BPF array (NAME/counters).
  * A bit is 1 exactly when its counter is non-zero.
  *
- * Counter map layout, in 64-byte blocks:
- *   blocks 0-1  struct fb_cnt_header (width, the write journal)
- *   blocks 2..  m counters of 4 bits (two per byte, low nibble first) or 8
+ * The counter map's layout (header, journal, counters) is the store's,
+ * which makes and maps it: store/counters.h.
  *
  * Counters saturate at 15 (255) and then never move: an overflowed counter
  * can no longer be trusted to reach 0 when it should, so it never does, and
@@ -27,40 +26,10 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "flowbloom/key.h"
+#include "store/counters.h"
 
 struct fb_store;
-
-#define FB_CNT_MAGIC 0x544e4346 /* "FCNT" */
-#define FB_CNT_HDR_BLOCKS 2
-
-enum fb_journal_op {
-	FB_JOURNAL_IDLE = 0,
-	FB_JOURNAL_ADD = 1,
-	FB_JOURNAL_DEL = 2,
-};
-
-struct fb_journal {
-	__u32 op;	     /* enum fb_journal_op */
-	__u32 done;	     /* positions 0..done-1 are applied */
-	__u32 cur_old;	     /* counter at position `done` before it changes */
-	__u32 changed;	     /* bit i: position i's counter moved */
-	__u64 nflows_before; /* header nflows before this flow */
-	struct fb_key key;
-};
-
-struct fb_cnt_header {
-	__u32 magic;
-	__u8 bits; /* 4 or 8 */
-	__u8 pad[3];
-	struct fb_journal journal;
-	__u8 reserved[128 - 8 - sizeof(struct fb_journal)];
-};
-
-_Static_assert(sizeof(struct fb_cnt_header) == FB_CNT_HDR_BLOCKS * 64, "counter header blocks");
-
-/* Bytes of the counter map for m counters of the given width. */
-size_t fb_counting_map_bytes(__u64 mbits, unsigned bits);
-void fb_counting_init(struct fb_cnt_header *ch, unsigned bits);
+struct fb_gen_views;
 
 unsigned fb_counting_max(const struct fb_store *f);
 unsigned fb_counting_get(const struct fb_store *f, __u64 p);
@@ -90,6 +59,20 @@ int fb_counting_check_dels(const struct fb_store *f, const struct fb_key *keys, 
 int fb_counting_del_batch(struct fb_store *f, const struct fb_key *keys, size_t n, size_t *bad);
 /* Roll back a write interrupted by a crash. Returns 1 if there was one. */
 int fb_counting_recover(struct fb_store *f);
+/* The same in every generation of rules with a lifetime; how many. */
+int fb_gens_recover(struct fb_store *f);
+/* Both: what fb_store_lock() runs for a counting filter (the store's hook,
+ * store.h). */
+int fb_counting_recover_all(struct fb_store *f);
+
+/* Is key held by f's permanent rules or a generation of gv (gens.h)? */
+bool fb_gens_held(const struct fb_store *f, const struct fb_gen_views *gv,
+		  const struct fb_key *key);
+/* One copy of key out of f's permanent rules if they hold it and out of
+ * every generation of gv that holds it; how many places. (A flow that is
+ * only a false positive somewhere would lower others' counters there, as
+ * `del` of a flow never added does: callers delete what they added.) */
+int fb_gens_del_held(struct fb_store *f, struct fb_gen_views *gv, const struct fb_key *key);
 
 struct fb_check {
 	__u64 stale_bits;   /* bit set, counter 0 (harmless: false positives) */

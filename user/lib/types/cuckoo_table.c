@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Cuckoo filters on plain memory (see cuckoo.h and
+ * Cuckoo filters on plain memory (see cuckoo_table.h and
  * include/flowbloom/cuckoo.h): sizing, lookup, all-or-nothing add with
  * bounded breadth-first relocation, delete.
  *
@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "types/cuckoo_table.h"
+#include "types/probe_mem.h"
 
 static const unsigned fp_choices[] = { 8, 12, 16, 32 };
 
@@ -96,7 +97,9 @@ double fb_cuckoo_load(const struct fb_cuckoo_geom *g)
 
 bool fb_cuckoo_lookup(const struct fb_block *blocks, const struct fb_cuckoo_geom *g, __u64 h)
 {
-	return fb_cuckoo_lookup_mem(blocks, g, h);
+	struct fb_tbl t = { blocks, g->first_block + fb_cuckoo_blocks(g) };
+
+	return fb_cuckoo_probe(&t, g, h);
 }
 
 /* Byte offset of bucket i's slot s from block 0. */

@@ -40,6 +40,8 @@ __u64 fb_cuckoo_blocks(const struct fb_cuckoo_geom *g);
 double fb_cuckoo_fpr(const struct fb_cuckoo_geom *g, double n);
 double fb_cuckoo_load(const struct fb_cuckoo_geom *g);
 
+/* May the table hold h? The data path's probe (include/flowbloom/probe.h)
+ * over blocks, read up to the table's end (fb_cuckoo_check() first). */
 bool fb_cuckoo_lookup(const struct fb_block *blocks, const struct fb_cuckoo_geom *g, __u64 h);
 /* Add n flows. 0 ok; -1 some flow found no slot within FB_CUCKOO_MAX_KICKS
  * (err: which one, at what load): nothing changed; -2 out of memory. */

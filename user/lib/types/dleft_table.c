@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * d-left counting Bloom filters on plain memory (see dleft.h and
+ * d-left counting Bloom filters on plain memory (see dleft_table.h and
  * include/flowbloom/dleft.h). Nothing ever moves: each add or delete is
  * one aligned store of one cell, in any order safe for the data path.
  */
@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "types/dleft_table.h"
+#include "types/probe_mem.h"
 
 int fb_dleft_size(double capacity, double p, struct fb_dleft_geom *g)
 {
@@ -69,7 +70,9 @@ double fb_dleft_fpr(const struct fb_dleft_geom *g, double distinct)
 
 unsigned fb_dleft_lookup(const struct fb_block *blocks, const struct fb_dleft_geom *g, __u64 h)
 {
-	return fb_dleft_lookup_mem(blocks, g, h);
+	struct fb_tbl t = { blocks, g->first_block + fb_dleft_blocks(g) };
+
+	return fb_dleft_probe(&t, g, h);
 }
 
 static __u64 bucket_off(const struct fb_dleft_geom *g, int i, __u32 j)

@@ -24,7 +24,9 @@ __u64 fb_dleft_blocks(const struct fb_dleft_geom *g);
  * 1 - (1 - 2^-(bucket_bits + rem_bits))^distinct. */
 double fb_dleft_fpr(const struct fb_dleft_geom *g, double distinct);
 
-/* The flow's counter: 0 absent, 1..3 (3: saturated, at least 3). */
+/* The flow's counter: 0 absent, 1..3 (3: saturated, at least 3). The data
+ * path's probe (include/flowbloom/probe.h) over blocks, read up to the
+ * table's end (fb_dleft_check() first). */
 unsigned fb_dleft_lookup(const struct fb_block *blocks, const struct fb_dleft_geom *g, __u64 h);
 /* Add n flows: a fingerprint already stored gets its counter raised
  * (saturating at 3), a new one goes to the least loaded of its d buckets,

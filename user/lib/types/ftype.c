@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "types/counting.h"
 #include "types/cuckoo_table.h"
 #include "types/dleft_table.h"
 #include "types/ftype.h"
+#include "types/probe_mem.h"
 #include "store/replace.h"
 #include "types/scalable_table.h"
 #include "types/sizing.h"
@@ -68,11 +70,6 @@ static int cuckoo_check(const void *geom, __u64 avail, char *why, size_t len)
 		return -1;
 	}
 	return fb_cuckoo_check(c, avail, why, len);
-}
-
-static bool cuckoo_test(const struct fb_store *f, __u64 h)
-{
-	return fb_cuckoo_lookup(f->blocks, cuckoo_of(f), h);
 }
 
 /* Slots of bucket i holding fp. */
@@ -203,14 +200,11 @@ static int dleft_check(const void *geom, __u64 avail, char *why, size_t len)
 	return fb_dleft_check(d, avail, why, len);
 }
 
-static bool dleft_test(const struct fb_store *f, __u64 h)
-{
-	return fb_dleft_lookup(f->blocks, dleft_of(f), h) != 0;
-}
-
 static unsigned dleft_count(const struct fb_store *f, __u64 h)
 {
-	return fb_dleft_lookup(f->blocks, dleft_of(f), h);
+	struct fb_tbl t = { f->blocks, fb_store_nblocks(f) };
+
+	return fb_dleft_probe(&t, dleft_of(f), h);
 }
 
 static int dleft_add(struct fb_store *f, const __u64 *h, size_t n, struct fb_batch_err *err)
@@ -301,14 +295,11 @@ static int sbf_check(const void *geom, __u64 avail, char *why, size_t len)
 	return fb_sbf_check(s, avail, why, len);
 }
 
-static bool sbf_test(const struct fb_store *f, __u64 h)
-{
-	return fb_sbf_lookup(f->blocks, sbf_of(f), h);
-}
-
 static unsigned sbf_count(const struct fb_store *f, __u64 h)
 {
-	return fb_sbf_lookup(f->blocks, sbf_of(f), h);
+	struct fb_tbl t = { f->blocks, fb_store_nblocks(f) };
+
+	return fb_sbf_probe(&t, sbf_of(f), h);
 }
 
 static int sbf_add(struct fb_store *f, const __u64 *h, size_t n, struct fb_batch_err *err)
@@ -400,7 +391,7 @@ static const struct fb_ftype_ops fb_ftypes[FB_TYPE_MAX] = {
 	[FB_TYPE_CUCKOO] = {
 		.name = "cuckoo",
 		.flags = FB_FTYPE_BY_TYPE | FB_FTYPE_TABLE | FB_FTYPE_DELETES | FB_FTYPE_DEL_ASKS,
-		.size = cuckoo_size, .check = cuckoo_check, .test = cuckoo_test,
+		.size = cuckoo_size, .check = cuckoo_check,
 		.count = cuckoo_count, .add = cuckoo_add, .del = cuckoo_del,
 		.items = cuckoo_items, .load = cuckoo_load, .fpr = cuckoo_fpr,
 		.describe = cuckoo_describe, .geometry = cuckoo_geometry,
@@ -411,7 +402,7 @@ static const struct fb_ftype_ops fb_ftypes[FB_TYPE_MAX] = {
 		.name = "dleft",
 		.flags = FB_FTYPE_BY_TYPE | FB_FTYPE_TABLE | FB_FTYPE_DELETES | FB_FTYPE_DEL_ASKS,
 		.count_max = FB_DLEFT_CMAX,
-		.size = dleft_size, .check = dleft_check, .test = dleft_test,
+		.size = dleft_size, .check = dleft_check,
 		.count = dleft_count, .add = dleft_add, .del = dleft_del,
 		.items = dleft_items, .load = dleft_load, .fpr = dleft_fpr,
 		.describe = dleft_describe, .geometry = dleft_geometry,
@@ -419,7 +410,7 @@ static const struct fb_ftype_ops fb_ftypes[FB_TYPE_MAX] = {
 	[FB_TYPE_SCALABLE] = {
 		.name = "scalable",
 		.flags = FB_FTYPE_TABLE | FB_FTYPE_LAYOUT | FB_FTYPE_GROWS,
-		.size = sbf_size, .check = sbf_check, .test = sbf_test,
+		.size = sbf_size, .check = sbf_check,
 		.count = sbf_count, .add = sbf_add,
 		.items = sbf_items, .load = sbf_load, .fpr = sbf_fpr,
 		.describe = sbf_describe, .geometry = sbf_geometry,
@@ -514,13 +505,6 @@ bool fb_ftype_recount(struct fb_store *f, bool repair)
 static __u64 hash_of(const struct fb_store *f, const struct fb_key *key)
 {
 	return fb_hash_key(key, f->hdr->hash, f->hdr->key);
-}
-
-bool fb_ftype_test(const struct fb_store *f, const struct fb_key *key)
-{
-	const struct fb_ftype_ops *o = ops_of(f);
-
-	return o && o->test && o->test(f, hash_of(f, key));
 }
 
 unsigned fb_ftype_count(const struct fb_store *f, const struct fb_key *key)
@@ -630,4 +614,22 @@ void fb_ftype_geometry(unsigned type, const struct fb_block *geom, char *buf, si
 		o->geometry(geom, buf, len);
 	else
 		snprintf(buf, len, "-");
+}
+
+/* What the store asks of the types (store.h): the geometry check on open,
+ * counting's roll-back on lock. Set before main runs, in every program
+ * that links the types (counting.c asks for it too). */
+static const struct fb_store_types store_types = {
+	.check = fb_ftype_check,
+	.recover = fb_counting_recover_all,
+};
+
+void fb_ftype_register(void)
+{
+	fb_store_types_set(&store_types);
+}
+
+__attribute__((constructor)) static void register_types(void)
+{
+	fb_ftype_register();
 }

@@ -57,7 +57,6 @@ struct fb_ftype_ops {
 	 * say. geom: the type's geometry blocks. */
 	int (*size)(double capacity, double p, struct fb_block *geom, __u32 first, __u64 *end);
 	int (*check)(const void *geom, __u64 avail, char *why, size_t len);
-	bool (*test)(const struct fb_store *f, __u64 h);
 	unsigned (*count)(const struct fb_store *f, __u64 h);
 	int (*add)(struct fb_store *f, const __u64 *h, size_t n, struct fb_batch_err *err);
 	int (*del)(struct fb_store *f, const __u64 *h, size_t n, struct fb_batch_err *err);
@@ -75,6 +74,10 @@ struct fb_ftype_ops {
 	 * (true), set right with repair; NULL: the type keeps none. */
 	bool (*recount)(struct fb_store *f, bool repair);
 };
+
+/* Give the store the types' checks (store.h, struct fb_store_types): done
+ * before main by any program that links ftype.c or counting.c. */
+void fb_ftype_register(void);
 
 /* The operations of type (enum fb_type); NULL for an unknown type. */
 const struct fb_ftype_ops *fb_ftype(unsigned type);
@@ -121,8 +124,6 @@ void fb_ftype_seq_end(struct fb_store *f);
  * with repair it is set right. */
 bool fb_ftype_recount(struct fb_store *f, bool repair);
 
-/* The type's probe on the mmap (the data path's twin). */
-bool fb_ftype_test(const struct fb_store *f, const struct fb_key *key);
 /* Copies stored: cuckoo slots holding the fingerprint in the flow's two
  * buckets, d-left's counter (3 = saturated), scalable 0/1. */
 unsigned fb_ftype_count(const struct fb_store *f, const struct fb_key *key);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Scalable Bloom filters on plain memory (see scalable.h and
+ * Scalable Bloom filters on plain memory (see scalable_table.h and
  * include/flowbloom/scalable.h). Each stage is sized with the blocked
  * layout's own formula (user/lib/types/sizing.c), for its capacity and its tightened
  * rate.
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "types/probe_mem.h"
 #include "types/scalable_table.h"
 #include "types/sizing.h"
 
@@ -125,7 +126,9 @@ __u64 fb_sbf_count(const struct fb_sbf_geom *g)
 
 bool fb_sbf_lookup(const struct fb_block *blocks, const struct fb_sbf_geom *g, __u64 h)
 {
-	return fb_sbf_lookup_mem(blocks, g, h);
+	struct fb_tbl t = { blocks, fb_sbf_end_block(g) };
+
+	return fb_sbf_probe(&t, g, h);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -151,6 +154,7 @@ int fb_sbf_add(struct fb_block *blocks, __u64 avail_blocks, struct fb_sbf_geom *
 	       size_t n, __u64 *need_blocks, struct fb_batch_err *err)
 {
 	struct fb_sbf_geom next = *g;
+	struct fb_tbl t = { blocks, avail_blocks };
 	__u64 *fresh = malloc((n ? n : 1) * sizeof(*fresh)), *sorted, room;
 	unsigned char *taken;
 	size_t nf = 0, x, i, placed;
@@ -164,7 +168,7 @@ int fb_sbf_add(struct fb_block *blocks, __u64 avail_blocks, struct fb_sbf_geom *
 	 * every probe landing there a false positive (measured: 9.8 % instead
 	 * of 0.38 % for 100k flows added at once from 10k). */
 	for (x = 0; x < n; x++)
-		if (!fb_sbf_lookup_mem(blocks, g, h[x]))
+		if (!fb_sbf_probe(&t, g, h[x]))
 			fresh[nf++] = h[x];
 	sorted = malloc((nf ? nf : 1) * sizeof(*sorted));
 	taken = calloc(nf ? nf : 1, 1);

@@ -29,6 +29,8 @@ double fb_sbf_bound(const struct fb_sbf_geom *g);
 double fb_sbf_fpr(const struct fb_sbf_geom *g);
 __u64 fb_sbf_count(const struct fb_sbf_geom *g);
 
+/* May the filter hold h? The data path's probe (include/flowbloom/probe.h)
+ * over blocks, read up to the last stage's end (fb_sbf_check() first). */
 bool fb_sbf_lookup(const struct fb_block *blocks, const struct fb_sbf_geom *g, __u64 h);
 /*
  * Add n flows; flows already present are not added again (Almeida et

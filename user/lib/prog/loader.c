@@ -7,7 +7,7 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "flowbloom.skel.h"
-#include "store/loader.h"
+#include "prog/loader.h"
 #include "monitor/monmaps.h"
 #include "report.h"
 

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <linux/bpf.h>
 #include <linux/types.h>
-#include "store/loader.h"
+#include "prog/loader.h"
 
 enum fb_xdp_mode {
 	FB_XDP_NATIVE = 0,

@@ -9,7 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "report.h"
-#include "store/xdpdev.h"
+#include "prog/xdpdev.h"
 
 /* The name flowbloom's XDP program has (SEC("xdp") int flowbloom(...)). */
 #define FB_PROG_NAME "flowbloom"

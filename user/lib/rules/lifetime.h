@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Rules with a lifetime (lifetime.c): into which generation of the filter
+ * (store/gens.h; include/flowbloom/ttl.h for the data path's side) a batch
+ * goes, added there by fb_rules_add(). Writers hold the filter's lock.
+ */
+#ifndef FLOWBLOOM_USER_LIFETIME_H
+#define FLOWBLOOM_USER_LIFETIME_H
+
+#include <stddef.h>
+#include "store/gens.h"
+
+/*
+ * Add n rules that must match for secs from now (then stop within secs /
+ * FB_GEN_DIV): into a generation expiring in that window, or a new one.
+ * Returns fb_rules_add()'s codes (0, -1 prefix lengths with *bad, -2
+ * reported), or -4: every slot holds a live generation outside the window
+ * (reported; nothing changed). where: the generation used (may be NULL).
+ */
+int fb_gens_add(struct fb_store *f, const struct fb_key *keys, size_t n, double secs, size_t *bad,
+		struct fb_gen *where);
+/* For `load --replace --ttl`: in the new filter array nf (its header
+ * naming the other set), one generation holding keys for secs; sets
+ * nf->hdr->gens. */
+int fb_gens_fresh(struct fb_store *nf, const struct fb_key *keys, size_t n, double secs,
+		  size_t *bad);
+/* The other way round from a plain replace (store/replace.h): the
+ * permanent rules are kept and the rules with a lifetime are replaced by
+ * keys, living secs (load --replace --ttl). -1 as fb_rules_replace(); *bad
+ * also (size_t)-1 for a failure of no particular rule. */
+int fb_replace_timed(struct fb_store *f, const struct fb_key *keys, size_t n, double secs,
+		     size_t *bad);
+
+#endif
