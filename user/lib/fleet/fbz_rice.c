@@ -200,6 +200,8 @@ const char *fb_fbz_decode_chunk(const unsigned char *pl, size_t len, int mode, u
 	if (mode == FB_FBZ_MODE_RAW) {
 		if (len != n)
 			return "corrupt compressed chunk (length)";
+		if (r) /* written 0: no byte of the file is ignored */
+			return "corrupt compressed chunk (mode)";
 		memcpy(out, pl, n);
 		return NULL;
 	}
@@ -216,8 +218,10 @@ const char *fb_fbz_decode_chunk(const unsigned char *pl, size_t len, int mode, u
 			break;
 		out[pos >> 3] ^= 1 << (pos & 7);
 	}
-	/* Nothing but padding may follow. */
-	if ((rd.pos + 7) / 8 != len)
+	/* Nothing but padding may follow, and the padding is zero bits (as
+	 * written): a flipped bit anywhere in a chunk is refused here or, if
+	 * it decodes to other bits, by the CRC, never ignored. */
+	if ((rd.pos + 7) / 8 != len || (rd.pos % 8 && pl[len - 1] >> (rd.pos % 8)))
 		return "corrupt compressed chunk (trailing payload)";
 	return NULL;
 }
