@@ -25,4 +25,7 @@ void test_bgp_state(void);
 /* fleet_bgp_hostile.c */
 void test_bgp_hostile(void);
 
+/* fleet_flip.c */
+void test_export_flips(void);
+
 #endif

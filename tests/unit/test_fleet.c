@@ -10,6 +10,8 @@
  *   withdrawals, session policies and End-of-RIB, what is refused, the
  *   state file, and malformed input (every truncation and random byte
  *   changes of real lines: never a crash, never a partial change).
+ * - Export files (user/lib/fleet/fbx_read.c, fbz.c): every single-bit flip
+ *   of a file with a generation, plain and compressed (fleet_flip.c).
  */
 #include "fleet.h"
 
@@ -418,5 +420,6 @@ int main(void)
 	test_bgp_bad_input();
 	test_bgp_state();
 	test_bgp_hostile();
+	test_export_flips();
 	return test_summary();
 }

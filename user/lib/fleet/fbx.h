@@ -4,7 +4,10 @@
  * (`import`, and the set-algebra verbs' file arguments: algebra.c), so
  * every verb accepts exactly the same files, for the same reasons.
  *
- * The layout of the file, field by field, is in fbx_format.h.
+ * The layout of the file, field by field, is in fbx_format.h. The files:
+ * fbx_write.c the writer (export), fbx_read.c the reader (header, body,
+ * CRC), fbx_check.c what the reader accepts as content, fbx_gens.c the
+ * generations' section (both ways), fbx_import.c import.
  *
  * What the reader accepts is what a filter can be: every header field in
  * its range, a regular file's size the one its header implies, the CRC,
@@ -85,18 +88,25 @@ int fb_fbx_read_gen_body(struct fb_fbx_in *in, const struct fb_fbx_gen *g, struc
 			 __u8 *cnt);
 int fb_fbx_finish(struct fb_fbx_in *in);
 
-/* fbx.c's pieces for fbx_gens.c. */
+/* The reader's pieces, shared by its files (fbx_read.c, fbx_check.c,
+ * fbx_gens.c). fb_fbx_rd: n bytes into p, counted in the CRC (0, or -1 at
+ * a short read: then fb_fbx_short_read() says why). fb_fbx_bad: in->why
+ * from a format, returns -1. */
 int fb_fbx_put(FILE *out, const void *p, size_t n, unsigned long *crc);
 int fb_fbx_rd(struct fb_fbx_in *in, void *p, size_t n);
-int fb_fbx_bad(struct fb_fbx_in *in, const char *why);
+int fb_fbx_bad(struct fb_fbx_in *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int fb_fbx_short_read(struct fb_fbx_in *in);
 int fb_fbx_read_bits(struct fb_fbx_in *in, struct fb_block *blocks, __u32 nblocks);
+/* fbx_check.c: the prefix-length lists of px are lists of prefix lengths. */
 int fb_fbx_check_lengths(struct fb_fbx_in *in, const struct fb_prefixes *px);
 /* The rule-shape table of px agrees with kinds (each mask valid, listed
  * once, zero-terminated): 0, or -1 with in->why. */
 int fb_fbx_check_masks(struct fb_fbx_in *in, const struct fb_prefixes *px, __u32 kinds);
 int fb_fbx_check_counters(struct fb_fbx_in *in, const struct fb_header *h,
 			  const struct fb_block *blocks, const __u8 *cnt);
+/* The content just read (bits, counters, in->rules, sorted here) is what
+ * `check` would find clean: 0, or -1 with in->why. */
+int fb_fbx_check_content(struct fb_fbx_in *in, struct fb_block *blocks, const __u8 *cnt);
 /* fbx_gens.c: the size a regular file's generations take from offset at
  * (-1 with in->why); the writer's section. */
 int fb_fbx_gens_size(struct fb_fbx_in *in, size_t at, size_t *size);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The export file format, field by field: what the one writer and the one
- * reader (fbx.c) and the compressed stream under them (fbz.c) agree on.
+ * reader (fbx.h) and the compressed stream under them (fbz.h) agree on.
  *
  * Every integer little-endian, version 2 (version 1 files, written before
  * the flow key carried the address family, are refused: their IPv6 rules
@@ -80,5 +80,28 @@ static inline size_t fb_fbx_counter_bytes(__u32 nblocks, unsigned bits)
 		    : 0;
 }
 #define FB_FBX_GEN_HEAD (32 + FB_BLOCK_BYTES)
+
+/* Little-endian integers, as every field of the format is. */
+static inline void fb_le_put32(__u8 *p, __u32 v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = v >> (8 * i);
+}
+
+static inline void fb_le_put64(__u8 *p, __u64 v)
+{
+	fb_le_put32(p, (__u32)v);
+	fb_le_put32(p + 4, (__u32)(v >> 32));
+}
+
+static inline __u32 fb_le_get32(const __u8 *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (__u32)p[3] << 24;
+}
+
+static inline __u64 fb_le_get64(const __u8 *p)
+{
+	return fb_le_get32(p) | (__u64)fb_le_get32(p + 4) << 32;
+}
 
 #endif

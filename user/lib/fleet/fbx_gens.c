@@ -15,29 +15,7 @@
 #include "store/jiffies.h"
 #include "types/sizing.h"
 
-static void put32(__u8 *p, __u32 v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = v >> (8 * i);
-}
-
-static void put64(__u8 *p, __u64 v)
-{
-	put32(p, (__u32)v);
-	put32(p + 4, (__u32)(v >> 32));
-}
-
-static __u32 get32(const __u8 *p)
-{
-	return p[0] | p[1] << 8 | p[2] << 16 | (__u32)p[3] << 24;
-}
-
-static __u64 get64(const __u8 *p)
-{
-	return get32(p) | (__u64)get32(p + 4) << 32;
-}
-
-/* fbx.c's writer, whatever it writes through. */
+/* fbx_write.c's writer, whatever it writes through. */
 static int put(FILE *out, const void *p, size_t n, unsigned long *crc)
 {
 	return fb_fbx_put(out, p, n, crc);
@@ -59,17 +37,18 @@ int fb_fbx_write_gens(const struct fb_gen_views *gv, FILE *out, unsigned long *c
 		size_t i;
 
 		memset(head, 0, sizeof(head));
-		put64(head, (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec + (__u64)(secs * 1e9));
-		put64(head + 8, h->nflows);
-		put32(head + 16, h->nblocks);
-		put32(head + 20, h->kinds);
+		fb_le_put64(head,
+			    (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec + (__u64)(secs * 1e9));
+		fb_le_put64(head + 8, h->nflows);
+		fb_le_put32(head + 16, h->nblocks);
+		fb_le_put32(head + 20, h->kinds);
 		head[24] = h->k;
 		memcpy(head + 32, &v->blocks[FB_PREFIX_BLOCK], FB_BLOCK_BYTES);
 		if (put(out, head, sizeof(head), crc))
 			return -1;
 		for (i = 0; i < (size_t)h->nblocks * FB_BLOCK_WORDS; i++) {
-			put64(word,
-			      v->blocks[FB_HDR_BLOCKS + i / FB_BLOCK_WORDS].w[i % FB_BLOCK_WORDS]);
+			fb_le_put64(word, v->blocks[FB_HDR_BLOCKS + i / FB_BLOCK_WORDS]
+						  .w[i % FB_BLOCK_WORDS]);
 			if (put(out, word, 8, crc))
 				return -1;
 		}
@@ -87,10 +66,10 @@ static int decode(struct fb_fbx_in *in, const __u8 *b, struct fb_fbx_gen *g)
 		   FB_KINDF(FB_KIND_MASK);
 	int i;
 
-	g->expires_ns = get64(b);
-	g->flows = get64(b + 8);
-	g->nblocks = get32(b + 16);
-	g->kinds = get32(b + 20);
+	g->expires_ns = fb_le_get64(b);
+	g->flows = fb_le_get64(b + 8);
+	g->nblocks = fb_le_get32(b + 16);
+	g->kinds = fb_le_get32(b + 20);
 	g->k = b[24];
 	memcpy(&g->px, b + 32, sizeof(g->px));
 	for (i = 25; i < 32; i++)

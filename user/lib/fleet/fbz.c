@@ -2,7 +2,10 @@
 /*
  * The compressed export stream (fbz.h): a writer and a reader, each a
  * stdio stream (fopencookie) so the export code above reads and writes
- * plain bytes through fread/fwrite as it always did.
+ * plain bytes through fread/fwrite as it always did. This file owns the
+ * framing: the compressed header, the bits section cut into chunks (each
+ * chunk's coding is fbz_rice.c's), the zstd frame of the rest, and the
+ * bounds that hold the output to what the export header says.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,25 +17,12 @@
 #include "flowbloom/ttl.h"
 #include "fleet/fbx_format.h"
 #include "fleet/fbz.h"
+#include "fleet/fbz_rice.h"
 #include "report.h"
 
-#define CHUNK (64 * 1024)	 /* bytes of bits per chunk */
-#define PAYLOAD_MAX (CHUNK + 16) /* a coded chunk longer than raw is stored raw */
 #define ZSTD_LEVEL 3
 #define ZSTD_WLOG 23 /* 8 MiB window at most, written and accepted */
 #define SET_REC FB_FBX_RULE_BYTES
-
-static __u32 get32(const unsigned char *p)
-{
-	return p[0] | p[1] << 8 | p[2] << 16 | (__u32)p[3] << 24;
-}
-
-static __u64 get64(const unsigned char *p)
-{
-	return get32(p) | (__u64)get32(p + 4) << 32;
-}
-
-enum { MODE_RAW, MODE_ONES, MODE_ZEROS };
 
 /* What the plain header says the rest of the stream is. */
 struct shape {
@@ -47,7 +37,7 @@ struct shape {
 /* 0, or -1 if the header's sizes make no sense (fbx's checks then say why). */
 static int shape_of(const unsigned char *h, struct shape *s)
 {
-	__u32 nblocks = get32(h + FB_FBX_OFF_NBLOCKS);
+	__u32 nblocks = fb_le_get32(h + FB_FBX_OFF_NBLOCKS);
 	unsigned cbits = h[FB_FBX_OFF_COUNTER_BITS];
 
 	if (memcmp(h, FB_FBX_MAGIC, 8) || !nblocks || nblocks > FB_MAX_BLOCKS ||
@@ -57,225 +47,13 @@ static int shape_of(const unsigned char *h, struct shape *s)
 	s->cbytes = fb_fbx_counter_bytes(nblocks, cbits);
 	s->confirm = h[FB_FBX_OFF_CONFIRM];
 	s->counter_bits = cbits;
-	s->ngens = get32(h + FB_FBX_OFF_NGENS);
+	s->ngens = fb_le_get32(h + FB_FBX_OFF_NGENS);
 	if (s->ngens > FB_GEN_SLOTS)
 		return -1;
 	/* A first generation's head, if any: the rest of each is known once
 	 * its head was served (read_rest). */
 	s->rest = s->cbytes + (s->confirm ? 8 : 0) + 4 + (s->ngens ? FB_FBX_GEN_HEAD : 0);
 	return 0;
-}
-
-/* ---- the bits codec ---- */
-
-struct bitw {
-	unsigned char *p;
-	size_t n, cap;
-	__u64 acc;
-	unsigned fill;
-	bool over;
-};
-
-static void put_bits(struct bitw *w, __u64 v, unsigned nbits)
-{
-	while (nbits) {
-		unsigned take = nbits < 64 - w->fill ? nbits : 64 - w->fill;
-
-		w->acc |= (take == 64 ? v : v & ((1ULL << take) - 1)) << w->fill;
-		w->fill += take;
-		v = take == 64 ? 0 : v >> take;
-		nbits -= take;
-		while (w->fill >= 8) {
-			if (w->n == w->cap) {
-				w->over = true;
-				return;
-			}
-			w->p[w->n++] = (unsigned char)w->acc;
-			w->acc >>= 8;
-			w->fill -= 8;
-		}
-	}
-}
-
-static void put_rice(struct bitw *w, __u64 g, unsigned r)
-{
-	__u64 q = g >> r;
-
-	for (; q >= 32 && !w->over; q -= 32)
-		put_bits(w, 0xffffffffULL, 32);
-	put_bits(w, (1ULL << q) - 1, q); /* q ones */
-	put_bits(w, 0, 1);
-	put_bits(w, g, r);
-}
-
-static void flush_bits(struct bitw *w)
-{
-	if (w->fill && !w->over)
-		put_bits(w, 0, 8 - w->fill % 8);
-}
-
-static int bit_at(const unsigned char *b, size_t i)
-{
-	return b[i >> 3] >> (i & 7) & 1;
-}
-
-/* The gaps between bits equal to want (1 or 0) in b (n bytes), and the
- * gap from the last one to the end; returns how many (at most n * 8 + 1). */
-static size_t gaps_of(const unsigned char *b, size_t n, int want, __u32 *gap)
-{
-	__u64 prev = (__u64)-1;
-	size_t i, k = 0;
-
-	for (i = 0; i < n; i += 8) {
-		__u64 word = 0;
-		size_t take = n - i < 8 ? n - i : 8;
-
-		memcpy(&word, b + i, take); /* little-endian: byte j is bits 8j.. */
-		if (!want)
-			word = ~word & (take == 8 ? ~0ULL : (1ULL << (8 * take)) - 1);
-		while (word) {
-			__u64 pos = i * 8 + __builtin_ctzll(word);
-
-			gap[k++] = pos - prev - 1;
-			prev = pos;
-			word &= word - 1;
-		}
-	}
-	gap[k++] = n * 8 - prev - 1; /* to the end */
-	return k;
-}
-
-/* Rice's parameter for a geometric source of mean gap mean: the r with
- * 2^r nearest ln 2 * mean (Gallager and van Voorhis 1975 give the exact
- * Golomb rule; for Rice codes this is within one of the best, and the
- * encoder sizes its neighbours too). */
-static unsigned rice_r(double mean)
-{
-	unsigned r = 0;
-
-	while (r < 30 && (double)(1ULL << (r + 1)) <= 0.69314718 * mean + 1)
-		r++;
-	return r;
-}
-
-/* Encode one chunk: mode, r, payload into out (PAYLOAD_MAX); gap is
- * scratch for n * 8 + 1 values. Returns the payload's length. */
-static size_t encode_chunk(const unsigned char *b, size_t n, unsigned char *out,
-			   unsigned char *mode, unsigned char *rp, __u32 *gap)
-{
-	size_t ones = 0, i, k, best_bits = n * 8, r0, r;
-	struct bitw w = { out, 0, PAYLOAD_MAX, 0, 0, 0 };
-	int want, best_r = -1;
-
-	for (i = 0; i + 8 <= n; i += 8) {
-		__u64 word;
-
-		memcpy(&word, b + i, 8);
-		ones += __builtin_popcountll(word);
-	}
-	for (; i < n; i++)
-		ones += __builtin_popcount(b[i]);
-	want = ones * 2 <= n * 8; /* code the rarer value's positions */
-	k = gaps_of(b, n, want, gap);
-	/* Each value costs (g >> r) + 1 + r bits: size r0 and its neighbours,
-	 * keep the best if it beats the chunk as it is. */
-	r0 = rice_r((double)(n * 8 + 1) / k);
-	for (r = r0 ? r0 - 1 : 0; r <= r0 + 1 && r <= 30; r++) {
-		size_t bits = k * (1 + r);
-
-		for (i = 0; i < k && bits < best_bits; i++)
-			bits += gap[i] >> r;
-		if (bits + 7 < best_bits) {
-			best_bits = bits + 7;
-			best_r = r;
-		}
-	}
-	if (best_r < 0) {
-		memcpy(out, b, n);
-		*mode = MODE_RAW;
-		*rp = 0;
-		return n;
-	}
-	for (i = 0; i < k; i++)
-		put_rice(&w, gap[i], best_r);
-	flush_bits(&w);
-	*mode = want ? MODE_ONES : MODE_ZEROS;
-	*rp = best_r;
-	return w.n; /* fits: its size was computed, and it is under n */
-}
-
-size_t fb_fbz_bits_size(const unsigned char *bits, size_t n)
-{
-	unsigned char out[PAYLOAD_MAX], mode, r;
-	__u32 *gap = malloc((CHUNK * 8 + 1) * sizeof(*gap));
-	size_t total = 0, i, take;
-
-	if (!gap)
-		return 0;
-	for (i = 0; i < n; i += take) {
-		take = n - i < CHUNK ? n - i : CHUNK;
-		total += 6 + encode_chunk(bits + i, take, out, &mode, &r, gap);
-	}
-	free(gap);
-	return total;
-}
-
-struct bitr {
-	const unsigned char *p;
-	size_t n, pos; /* in bits */
-};
-
-/* The next Rice value, or -1 past the end of the payload. */
-static long long get_rice(struct bitr *rd, unsigned r, __u64 limit)
-{
-	__u64 q = 0, v = 0;
-	unsigned i;
-
-	for (;;) {
-		if (rd->pos >= rd->n * 8)
-			return -1;
-		if (!bit_at(rd->p, rd->pos++))
-			break;
-		if (++q > limit)
-			return -1; /* longer than any gap in a chunk */
-	}
-	if (rd->pos + r > rd->n * 8)
-		return -1;
-	for (i = 0; i < r; i++)
-		v |= (__u64)bit_at(rd->p, rd->pos++) << i;
-	return (long long)(q << r | v);
-}
-
-/* Decode a chunk of n bytes of bits from its payload: NULL or why. */
-static const char *decode_chunk(const unsigned char *pl, size_t len, int mode, unsigned r,
-				unsigned char *out, size_t n)
-{
-	struct bitr rd = { pl, len, 0 };
-	__u64 nbits = n * 8, pos = (__u64)-1;
-
-	if (mode == MODE_RAW) {
-		if (len != n)
-			return "corrupt compressed chunk (length)";
-		memcpy(out, pl, n);
-		return NULL;
-	}
-	if ((mode != MODE_ONES && mode != MODE_ZEROS) || r > 30)
-		return "corrupt compressed chunk (mode)";
-	memset(out, mode == MODE_ONES ? 0 : 0xff, n);
-	for (;;) {
-		long long g = get_rice(&rd, r, nbits >> r);
-
-		if (g < 0 || (__u64)g > nbits - (pos + 1))
-			return "corrupt compressed chunk (a gap past its end)";
-		pos += (__u64)g + 1;
-		if (pos == nbits)
-			break;
-		out[pos >> 3] ^= 1 << (pos & 7);
-	}
-	/* Nothing but padding may follow. */
-	if ((rd.pos + 7) / 8 != len)
-		return "corrupt compressed chunk (trailing payload)";
-	return NULL;
 }
 
 /* ---- the writer ---- */
@@ -286,9 +64,9 @@ struct zw {
 	size_t hn;	 /* header bytes so far */
 	struct shape s;	 /* once the header is complete */
 	__u64 bits_done; /* bits section bytes consumed */
-	unsigned char chunk[CHUNK];
+	unsigned char chunk[FB_FBZ_CHUNK];
 	size_t cn; /* bytes in chunk */
-	__u32 gap[CHUNK * 8 + 1];
+	__u32 gap[FB_FBZ_CHUNK * 8 + 1];
 	ZSTD_CCtx *z; /* the rest */
 	bool bad;     /* the header made no sense: stored raw, the reader refuses it */
 };
@@ -300,12 +78,12 @@ static int raw_write(FILE *raw, const void *p, size_t n)
 
 static int write_chunk(struct zw *w)
 {
-	unsigned char out[PAYLOAD_MAX], h[6];
+	unsigned char out[FB_FBZ_PAYLOAD_MAX], h[6];
 	size_t len;
 
 	if (!w->cn)
 		return 0;
-	len = encode_chunk(w->chunk, w->cn, out, &h[0], &h[1], w->gap);
+	len = fb_fbz_encode_chunk(w->chunk, w->cn, out, &h[0], &h[1], w->gap);
 	h[2] = len;
 	h[3] = len >> 8;
 	h[4] = len >> 16;
@@ -357,15 +135,15 @@ static ssize_t zw_write(void *cookie, const char *p, size_t n)
 				return -1;
 		} else if (w->bits_done < w->s.bits) {
 			take = n - done;
-			if (take > CHUNK - w->cn)
-				take = CHUNK - w->cn;
+			if (take > FB_FBZ_CHUNK - w->cn)
+				take = FB_FBZ_CHUNK - w->cn;
 			if (take > w->s.bits - w->bits_done)
 				take = w->s.bits - w->bits_done;
 			memcpy(w->chunk + w->cn, p + done, take);
 			w->cn += take;
 			w->bits_done += take;
 			done += take;
-			if ((w->cn == CHUNK || w->bits_done == w->s.bits) && write_chunk(w))
+			if ((w->cn == FB_FBZ_CHUNK || w->bits_done == w->s.bits) && write_chunk(w))
 				return -1;
 		} else {
 			if (zstd_out(w, p + done, n - done, ZSTD_e_continue))
@@ -430,10 +208,10 @@ struct zr {
 	size_t head_at;
 	struct shape s;
 	bool shaped;
-	__u64 bits_out;		    /* bits section bytes served */
-	unsigned char chunk[CHUNK]; /* decoded */
-	size_t cn, c_at;	    /* bytes in chunk, served */
-	unsigned char payload[PAYLOAD_MAX];
+	__u64 bits_out;			   /* bits section bytes served */
+	unsigned char chunk[FB_FBZ_CHUNK]; /* decoded */
+	size_t cn, c_at;		   /* bytes in chunk, served */
+	unsigned char payload[FB_FBZ_PAYLOAD_MAX];
 	ZSTD_DCtx *z;
 	unsigned char zin[1 << 16];
 	ZSTD_inBuffer in;
@@ -482,17 +260,17 @@ static ssize_t next_chunk(struct zr *r)
 {
 	unsigned char h[6];
 	__u64 left = r->s.bits - r->bits_out;
-	size_t n = left < CHUNK ? left : CHUNK, len;
+	size_t n = left < FB_FBZ_CHUNK ? left : FB_FBZ_CHUNK, len;
 	const char *why;
 
 	if (read_exact(r, h, 6))
 		return fail(r, ferror(r->raw) ? "read error" : "truncated (in the bits)");
-	len = get32(h + 2);
-	if (len > PAYLOAD_MAX)
+	len = fb_le_get32(h + 2);
+	if (len > FB_FBZ_PAYLOAD_MAX)
 		return fail(r, "corrupt compressed chunk (length)");
 	if (read_exact(r, r->payload, len))
 		return fail(r, ferror(r->raw) ? "read error" : "truncated (in the bits)");
-	why = decode_chunk(r->payload, len, h[0], h[1], r->chunk, n);
+	why = fb_fbz_decode_chunk(r->payload, len, h[0], h[1], r->chunk, n);
 	if (why)
 		return fail(r, why);
 	r->cn = n;
@@ -509,7 +287,7 @@ static ssize_t read_rest(struct zr *r, char *p, size_t n)
 	size_t ret;
 
 	if (r->s.confirm && r->rest_out >= cnt_end) {
-		__u64 sets = get64(r->setn);
+		__u64 sets = fb_le_get64(r->setn);
 
 		if (sets > (UINT64_MAX - bound) / SET_REC)
 			return fail(r, "expands past what its export header says");
@@ -526,7 +304,7 @@ static ssize_t read_rest(struct zr *r, char *p, size_t n)
 		if (r->gens_seen == 0 && !r->gen_at)
 			r->gen_at = at = r->s.cbytes + (r->s.confirm ? 8 : 0);
 		if (r->rest_out >= at + FB_FBX_GEN_HEAD && r->gens_seen < r->s.ngens) {
-			__u32 nb = get32(r->genh + 16);
+			__u32 nb = fb_le_get32(r->genh + 16);
 
 			if (!nb || nb > FB_MAX_BLOCKS)
 				return fail(r, "expands past what its export header says");
@@ -687,7 +465,7 @@ FILE *fb_fbz_reader(FILE *raw, bool *compressed)
 		r->in.src = r->zin;
 		if (read_exact(r, v, 8) || read_exact(r, r->head, sizeof(r->head)))
 			r->why = ferror(raw) ? "read error" : "truncated (compressed header)";
-		else if (get32(v) != FB_FBZ_VERSION || get32(v + 4))
+		else if (fb_le_get32(v) != FB_FBZ_VERSION || fb_le_get32(v + 4))
 			r->why = "unsupported compressed format version";
 		else
 			r->shaped = !shape_of(r->head, &r->s);

@@ -12,11 +12,12 @@
  *   8   u32 version = 1, u32 flags = 0
  *   16  the plain export's first FB_FBX_BITS_OFF bytes (its header), as is
  *   ... the bits section (nblocks x 64 bytes) in chunks of at most 64 KiB
- *       of bits, each: u8 mode, u8 r, u32 payload bytes, payload.
- *         mode 0: the chunk's bytes as they are
+ *       of bits, each: u8 mode, u8 r, u32 payload bytes, payload
+ *       (fbz_rice.c codes one chunk).
+ *         mode 0: the chunk's bytes as they are (r 0)
  *         mode 1: the gaps between set bits, Golomb-Rice coded with
  *                 parameter r (Golomb 1966; Rice 1979), then one gap to the
- *                 end of the chunk
+ *                 end of the chunk, then zero bits to the byte
  *         mode 2: the same over clear bits (chunks more than half full)
  *       A Bloom filter's bits are close to independent with probability f
  *       of being set, so the gaps are geometric and Rice's code of them
@@ -28,7 +29,13 @@
  * The reader refuses, with a reason (fb_fbz_why): a stream that would
  * expand past what its export header says (a decompression bomb or a
  * corrupt file: output never exceeds the header's sizes), truncated or
- * corrupt chunks, a truncated or trailing zstd frame, an unknown version.
+ * corrupt chunks (a raw chunk's r or a coded chunk's padding bits not
+ * zero included: no bit of the file outside the zstd frame is ignored), a
+ * truncated or trailing zstd frame, an unknown version. Inside the zstd
+ * frame a few bits are ones zstd's decoder ignores (reserved bits, an
+ * offset into a run of equal bytes): a flip there decodes to the same
+ * plain bytes; any flip that changes them fails zstd's checksum and the
+ * export's CRC-32.
  * It holds one chunk and zstd's buffers, never the whole file.
  */
 #ifndef FLOWBLOOM_USER_FBZ_H

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `import`: an export file (fbx_read.c) into a new filter, built aside
+ * (staged) while the file is streamed into it and published by one rename
+ * once all of it, the generations (fbx_gens.c) and the CRC included, was
+ * read and checked: a refused file leaves nothing behind.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+#include "fleet/fbx.h"
+#include "report.h"
+#include "store/exact.h"
+#include "store/pintree.h"
+#include "store/store.h"
+
+int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
+{
+	struct fb_create_opts o = { 0 };
+	struct fb_fbx_in in;
+	struct fb_store f;
+	int rc = -1;
+	size_t i;
+
+	if (fb_pin_check_name(name))
+		return -1;
+	if (fb_fbx_open(&in, file))
+		goto refuse;
+	if (in.h.confirm && !strcmp(name, FB_IPROUTE_FILTER)) {
+		/* An ip-link-loaded program cannot confirm: it would fail open. */
+		snprintf(in.why, sizeof(in.why),
+			 "it confirms hits (--confirm exact), which '%s', the filter `ip link` "
+			 "uses, cannot",
+			 FB_IPROUTE_FILTER);
+		goto refuse;
+	}
+	o.layout = in.h.layout;
+	o.hash = in.h.hash;
+	o.k = in.h.k;
+	o.counter_bits = in.h.counter_bits;
+	o.confirm = in.h.confirm;
+	o.type = in.h.type;
+	o.action = in.h.action;
+	o.nblocks = in.h.nblocks;
+	o.capacity = in.h.capacity;
+	o.fp_rate = in.h.fp_ppb / 1e9;
+	/* Built aside (its kinds 0: a data path that already sees the array,
+	 * ip link's adopted maps, probes nothing), streamed into. */
+	if (fb_store_create_staged(name, &o, &f))
+		goto out;
+	in.gens_ok = true;
+	if (fb_fbx_read_body(&in, f.blocks, f.cnt)) {
+		fb_store_abort(&f);
+		goto refuse;
+	}
+
+	for (i = 0; i < in.nrules; i++)
+		if (fb_exact_adjust(&f, &in.rules[i].key, (int)in.rules[i].count)) {
+			fb_store_abort(&f);
+			goto out;
+		}
+	/* Key, prefix lengths, flows; the kind flags last, so a data path
+	 * that sees the array probes only complete rules. */
+	f.hdr->key[0] = in.h.key[0];
+	f.hdr->key[1] = in.h.key[1];
+	f.hdr->nflows = in.h.nflows;
+	f.hdr->flags = in.h.flags;
+	memcpy(fb_store_prefixes(&f), &in.px, sizeof(in.px));
+	/* Generations take the filter's header (its key) as theirs. */
+	if (in.ngens && fb_fbx_import_gens(&in, &f)) {
+		fb_store_abort(&f);
+		if (in.why[0])
+			goto refuse;
+		goto out;
+	}
+	__atomic_store_n(&f.hdr->kinds, in.h.kinds, __ATOMIC_RELEASE);
+	if (fb_store_publish(&f)) {
+		if (f.staged)
+			fb_store_abort(&f);
+		else
+			fb_store_close(&f);
+		goto out;
+	}
+	*out = *f.hdr;
+	fb_store_close(&f);
+	rc = 0;
+	goto out;
+refuse:
+	fb_report_err("%s: %s; nothing imported", in.label, in.why);
+out:
+	fb_fbx_close(&in);
+	return rc;
+}

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The export file format's one reader, front to back: open (plain or
+ * compressed, fbz.h), the header decoded and every field held to its range,
+ * a regular file's size held to the one the header implies, then the body
+ * (bits, counters, exact-set entries) streamed to the caller, the CRC and
+ * the end of the file. What the content must be (prefix lengths, rule
+ * shapes, counters, exact-set rules) is fbx_check.c's; the generations'
+ * section fbx_gens.c's.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include "fleet/fbx.h"
+#include "fleet/fbz.h"
+#include "rules/rules.h"
+#include "store/gens.h"
+#include "types/sizing.h"
+
+int fb_fbx_bad(struct fb_fbx_in *in, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(in->why, sizeof(in->why), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int fb_fbx_rd(struct fb_fbx_in *in, void *p, size_t n)
+{
+	if (fread(p, 1, n, in->f) != n)
+		return -1;
+	in->crc = crc32(in->crc, p, n);
+	return 0;
+}
+
+/* Truncated, or a read error: which (a compressed stream says why). */
+int fb_fbx_short_read(struct fb_fbx_in *in)
+{
+	return fb_fbx_bad(in, "%s",
+			  fb_fbz_why(in->f)
+				  ?: ferror(in->f) ? "read error"
+						   : "truncated");
+}
+
+/* Every header field (the bytes before the bits), into in->h and in->px. */
+static int decode_head(struct fb_fbx_in *in, const __u8 *b)
+{
+	struct fb_header *h = &in->h;
+	__u32 ok_kinds = FB_KINDF(FB_KIND_FLOW) | FB_KINDF(FB_KIND_SRC) | FB_KINDF(FB_KIND_DST) |
+			 FB_KINDF(FB_KIND_MASK);
+
+	if (memcmp(b + FB_FBX_OFF_MAGIC, FB_FBX_MAGIC, 8))
+		return fb_fbx_bad(in, "not a flowbloom export (bad magic)");
+	if (fb_le_get32(b + FB_FBX_OFF_VERSION) != FB_FBX_VERSION)
+		return fb_fbx_bad(in, "unsupported format version %u",
+				  fb_le_get32(b + FB_FBX_OFF_VERSION));
+	if (fb_le_get32(b + FB_FBX_OFF_HDR_SIZE) != FB_FBX_HDR_SIZE)
+		return fb_fbx_bad(in, "unexpected header size");
+	memset(h, 0, sizeof(*h));
+	h->magic = FB_MAGIC;
+	h->version = FB_VERSION;
+	h->layout = b[FB_FBX_OFF_LAYOUT];
+	h->hash = b[FB_FBX_OFF_HASH];
+	h->k = b[FB_FBX_OFF_K];
+	h->counter_bits = b[FB_FBX_OFF_COUNTER_BITS];
+	h->action = b[FB_FBX_OFF_ACTION];
+	h->confirm = b[FB_FBX_OFF_CONFIRM];
+	h->type = b[FB_FBX_OFF_TYPE];
+	h->flags = b[FB_FBX_OFF_FLAGS];
+	h->nblocks = fb_le_get32(b + FB_FBX_OFF_NBLOCKS);
+	h->kinds = fb_le_get32(b + FB_FBX_OFF_KINDS);
+	h->key[0] = fb_le_get64(b + FB_FBX_OFF_KEY);
+	h->key[1] = fb_le_get64(b + FB_FBX_OFF_KEY + 8);
+	h->nflows = fb_le_get64(b + FB_FBX_OFF_FLOWS);
+	h->capacity = fb_le_get64(b + FB_FBX_OFF_CAPACITY);
+	h->fp_ppb = fb_le_get32(b + FB_FBX_OFF_FP_PPB);
+	memcpy(&in->px, b + FB_FBX_OFF_PREFIXES, sizeof(in->px));
+	if (!h->nblocks || h->nblocks > FB_MAX_BLOCKS)
+		return fb_fbx_bad(in, "bad number of blocks %u (1 to %u)", h->nblocks,
+				  FB_MAX_BLOCKS);
+	if (h->type >= FB_TYPE_MAX)
+		return fb_fbx_bad(in, "unknown filter type %u", h->type);
+	if (h->type) {
+		/* Another type: no Bloom geometry (its own is in the bits,
+		 * checked with the content), no counters, no flags. */
+		if (h->layout || h->k || h->counter_bits)
+			return fb_fbx_bad(in, "bad geometry");
+		if (h->flags)
+			return fb_fbx_bad(in, "unknown header flags");
+	} else {
+		if ((h->layout != FB_LAYOUT_BLOCKED && h->layout != FB_LAYOUT_CLASSIC) || !h->k ||
+		    h->k > FB_MAX_K)
+			return fb_fbx_bad(in, "bad geometry");
+		if (h->counter_bits != 0 && h->counter_bits != 4 && h->counter_bits != 8)
+			return fb_fbx_bad(in, "bad counter width");
+		if (h->flags & ~FB_HDRF_NFLOWS_ESTIMATE)
+			return fb_fbx_bad(in, "unknown header flags");
+	}
+	if (h->hash != FB_HASH_SIPHASH13 && h->hash != FB_HASH_SIPHASH24 && h->hash != FB_HASH_NH &&
+	    h->hash != FB_HASH_NHK)
+		return fb_fbx_bad(in, "unknown hash algorithm %u", h->hash);
+	if (h->action < FB_ACTION_DROP || h->action > FB_ACTION_MONITOR)
+		return fb_fbx_bad(in, "bad action");
+	if (h->confirm > 1)
+		return fb_fbx_bad(in, "bad confirm flag");
+	if (h->kinds & ~ok_kinds)
+		return fb_fbx_bad(in, "unknown rule kinds");
+	in->ngens = fb_le_get32(b + FB_FBX_OFF_NGENS);
+	if (in->ngens > FB_GEN_SLOTS)
+		return fb_fbx_bad(in, "%u generations of rules with a lifetime (at most %d)",
+				  in->ngens, FB_GEN_SLOTS);
+	if (in->ngens && (h->type || h->confirm))
+		return fb_fbx_bad(in, "rules with a lifetime in a filter that cannot hold them");
+	if (h->fp_ppb >= 1000000000U)
+		return fb_fbx_bad(in, "bad fp-rate (%u parts per 10^9)", h->fp_ppb);
+	if (h->nflows > fb_flows_max(h->nblocks))
+		return fb_fbx_bad(
+			in,
+			"%llu flows: more than a filter of %llu bits can hold (at most %d per "
+			"bit)",
+			(unsigned long long)h->nflows, (unsigned long long)fb_header_mbits(h),
+			FB_FLOWS_PER_BIT);
+	in->cnt_bytes = fb_fbx_counter_bytes(h->nblocks, h->counter_bits);
+	return fb_fbx_check_lengths(in, &in->px) || fb_fbx_check_masks(in, &in->px, in->h.kinds)
+		       ? -1
+		       : 0;
+}
+
+/* A regular file's size must be the one its header implies: checked
+ * before anything is created (a pipe is checked as it is read). */
+static int check_size(struct fb_fbx_in *in)
+{
+	size_t want = FB_FBX_BITS_OFF + (size_t)in->h.nblocks * FB_BLOCK_BYTES + in->cnt_bytes + 4;
+	struct stat st;
+	__u8 num[8];
+
+	/* A compressed file's size says nothing: its stream is held to the
+	 * header's sizes instead (fbz.h). */
+	if (in->compressed || fstat(fileno(in->raw), &st) || !S_ISREG(st.st_mode))
+		return 0;
+	if (in->h.confirm) {
+		__u64 n;
+
+		if ((size_t)st.st_size < want + 8 || pread(fileno(in->raw), num, 8, want - 4) != 8)
+			return fb_fbx_bad(in, "truncated");
+		n = fb_le_get64(num);
+		if (n > ((size_t)st.st_size - want - 8) / FB_FBX_RULE_BYTES)
+			return fb_fbx_bad(in, "truncated");
+		want += 8 + n * FB_FBX_RULE_BYTES;
+	}
+	if (in->ngens) {
+		size_t g;
+
+		if (fb_fbx_gens_size(in, want - 4, &g))
+			return -1;
+		want += g;
+	}
+	if ((size_t)st.st_size != want)
+		return fb_fbx_bad(in, "%s",
+				  (size_t)st.st_size < want ? "truncated"
+							    : "trailing bytes after the filter");
+	return 0;
+}
+
+int fb_fbx_open(struct fb_fbx_in *in, const char *file)
+{
+	__u8 b[FB_FBX_BITS_OFF];
+	struct stat st;
+
+	memset(in, 0, sizeof(*in));
+	in->crc = crc32(0, NULL, 0);
+	in->label = strcmp(file, "-") ? file : "<stdin>";
+	in->raw = strcmp(file, "-") ? fopen(file, "rb") : stdin;
+	if (!in->raw)
+		return fb_fbx_bad(in, "%s", strerror(errno));
+	if (!fstat(fileno(in->raw), &st) && S_ISDIR(st.st_mode))
+		return fb_fbx_bad(in, "is a directory");
+	/* Plain or compressed, told apart by the magic: the plain bytes. */
+	in->f = fb_fbz_reader(in->raw, &in->compressed);
+	if (!in->f)
+		return fb_fbx_bad(in, "%s", strerror(errno));
+	if (fb_fbx_rd(in, b, sizeof(b)))
+		return fb_fbx_bad(in, "%s",
+				  fb_fbz_why(in->f)
+					  ?: ferror(in->f) ? "read error"
+							   : "too short to be a flowbloom export");
+	if (decode_head(in, b))
+		return -1;
+	return check_size(in);
+}
+
+void fb_fbx_close(struct fb_fbx_in *in)
+{
+	if (in->f)
+		fclose(in->f);
+	if (in->raw && in->raw != stdin)
+		fclose(in->raw);
+	in->f = in->raw = NULL;
+	free(in->rules);
+	in->rules = NULL;
+	in->nrules = 0;
+}
+
+int fb_fbx_read_bits(struct fb_fbx_in *in, struct fb_block *blocks, __u32 nblocks)
+{
+	enum { CHUNK = 1 << 16 };
+	size_t words = (size_t)nblocks * FB_BLOCK_WORDS, i, n, j;
+	__u8 buf[CHUNK];
+
+	for (i = 0; i < words; i += n) {
+		n = words - i < CHUNK / 8 ? words - i : CHUNK / 8;
+		if (fb_fbx_rd(in, buf, n * 8))
+			return -1;
+		for (j = 0; j < n; j++)
+			blocks[(i + j) / FB_BLOCK_WORDS].w[(i + j) % FB_BLOCK_WORDS] =
+				fb_le_get64(buf + 8 * j);
+	}
+	return 0;
+}
+
+/* The exact-set section, each entry checked as it arrives. */
+static int read_rules(struct fb_fbx_in *in)
+{
+	__u8 num[8], rec[FB_FBX_RULE_BYTES];
+	char why[200];
+	size_t cap = 0;
+	__u64 n, e;
+
+	if (fb_fbx_rd(in, num, 8))
+		return fb_fbx_short_read(in);
+	n = fb_le_get64(num);
+	if (n > FB_FBX_MAX_RULES)
+		return fb_fbx_bad(in, "%llu exact-set entries (at most %u)", (unsigned long long)n,
+				  FB_FBX_MAX_RULES);
+	for (e = 0; e < n; e++) {
+		struct fb_fbx_rule *r;
+
+		if (fb_fbx_rd(in, rec, sizeof(rec)))
+			return fb_fbx_short_read(in);
+		if (in->nrules == cap) {
+			/* Grown as entries arrive: a pipe that claims many and
+			 * ends early costs what it sent. */
+			cap = cap ? 2 * cap : 1024;
+			r = realloc(in->rules, cap * sizeof(*r));
+			if (!r)
+				return fb_fbx_bad(in, "out of memory");
+			in->rules = r;
+		}
+		r = &in->rules[in->nrules++];
+		memcpy(&r->key, rec, sizeof(r->key));
+		r->count = fb_le_get32(rec + sizeof(r->key));
+		if (fb_rules_valid(&r->key, why, sizeof(why)))
+			return fb_fbx_bad(in, "exact-set entry %llu: %s", (unsigned long long)e,
+					  why);
+		if (!r->count || r->count > FB_FBX_MAX_COUNT)
+			return fb_fbx_bad(in, "exact-set entry %llu: count %u (1 to %u)",
+					  (unsigned long long)e, r->count, FB_FBX_MAX_COUNT);
+	}
+	return 0;
+}
+
+int fb_fbx_read_body(struct fb_fbx_in *in, struct fb_block *blocks, __u8 *cnt)
+{
+	enum { CHUNK = 1 << 16 };
+	size_t i, n;
+	__u8 tail[4];
+	__u32 crc;
+
+	if (fb_fbx_read_bits(in, &blocks[FB_HDR_BLOCKS], in->h.nblocks))
+		return fb_fbx_short_read(in);
+	for (i = 0; i < in->cnt_bytes; i += n) {
+		n = in->cnt_bytes - i < CHUNK ? in->cnt_bytes - i : CHUNK;
+		if (fb_fbx_rd(in, cnt + i, n))
+			return fb_fbx_short_read(in);
+	}
+	if (in->h.confirm && read_rules(in))
+		return -1;
+	if (in->ngens) {
+		/* The generations follow (fbx_gens.c), then fb_fbx_finish(). */
+		if (!in->gens_ok)
+			return fb_fbx_bad(in,
+					  "it holds rules with a lifetime: import it, then use the "
+					  "filter");
+		return fb_fbx_check_content(in, blocks, cnt);
+	}
+	crc = (__u32)in->crc;
+	if (fread(tail, 1, 4, in->f) != 4)
+		return fb_fbx_short_read(in);
+	if (fgetc(in->f) != EOF)
+		return fb_fbx_bad(in, "trailing bytes after the filter");
+	/* The stream layer fails the read that finds its end wrong. */
+	if (ferror(in->f))
+		return fb_fbx_short_read(in);
+	if (fb_le_get32(tail) != crc)
+		return fb_fbx_bad(in, "checksum mismatch (corrupt file)");
+	return fb_fbx_check_content(in, blocks, cnt);
+}
+
+int fb_fbx_finish(struct fb_fbx_in *in)
+{
+	__u32 crc = (__u32)in->crc;
+	__u8 tail[4];
+
+	if (fread(tail, 1, 4, in->f) != 4)
+		return fb_fbx_short_read(in);
+	if (fgetc(in->f) != EOF)
+		return fb_fbx_bad(in, "trailing bytes after the filter");
+	if (fb_le_get32(tail) != crc)
+		return fb_fbx_bad(in, "checksum mismatch (corrupt file)");
+	return 0;
+}

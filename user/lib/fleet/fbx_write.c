@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The export file format's one writer (`export`): a filter, under a shared
+ * lock, to a file made aside and renamed over its target (safefile.c),
+ * compressed (fbz.h) unless --plain. Field by field as fbx_format.h says;
+ * the generations' section is fbx_gens.c's.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <sys/file.h>
+#include <zlib.h>
+#include <bpf/bpf.h>
+#include "fleet/fbx.h"
+#include "fleet/fbz.h"
+#include "report.h"
+#include "safefile.h"
+#include "store/gens.h"
+#include "store/store.h"
+#include "types/counting.h"
+#include "types/ftype.h"
+
+static int put(FILE *out, const void *p, size_t n, uLong *crc)
+{
+	*crc = crc32(*crc, p, n);
+	return fwrite(p, 1, n, out) == n ? 0 : -1;
+}
+
+static void encode_head(__u8 *b, const struct fb_header *h, const struct fb_prefixes *px)
+{
+	memset(b, 0, FB_FBX_BITS_OFF);
+	memcpy(b + FB_FBX_OFF_MAGIC, FB_FBX_MAGIC, 8);
+	fb_le_put32(b + FB_FBX_OFF_VERSION, FB_FBX_VERSION);
+	fb_le_put32(b + FB_FBX_OFF_HDR_SIZE, FB_FBX_HDR_SIZE);
+	b[FB_FBX_OFF_LAYOUT] = h->layout;
+	b[FB_FBX_OFF_HASH] = h->hash;
+	b[FB_FBX_OFF_K] = h->k;
+	b[FB_FBX_OFF_COUNTER_BITS] = h->counter_bits;
+	b[FB_FBX_OFF_ACTION] = h->action;
+	b[FB_FBX_OFF_CONFIRM] = h->confirm;
+	b[FB_FBX_OFF_TYPE] = h->type;
+	b[FB_FBX_OFF_FLAGS] = h->flags;
+	fb_le_put32(b + FB_FBX_OFF_NBLOCKS, h->nblocks);
+	fb_le_put32(b + FB_FBX_OFF_KINDS, h->kinds);
+	fb_le_put64(b + FB_FBX_OFF_KEY, h->key[0]);
+	fb_le_put64(b + FB_FBX_OFF_KEY + 8, h->key[1]);
+	fb_le_put64(b + FB_FBX_OFF_FLOWS, h->nflows);
+	fb_le_put64(b + FB_FBX_OFF_CAPACITY, h->capacity);
+	fb_le_put32(b + FB_FBX_OFF_FP_PPB, h->fp_ppb);
+	memcpy(b + FB_FBX_OFF_PREFIXES, px, sizeof(*px));
+}
+
+/* The exact sets: every rule key of the hash set, with its count (the
+ * section starts with how many). */
+static int write_sets(FILE *out, const struct fb_store *f, uLong *crc)
+{
+	struct fb_key key, next, *prev = NULL;
+	__u8 rec[FB_FBX_RULE_BYTES], num[8];
+	__u64 n = 0;
+	__u32 v;
+
+	while (!bpf_map_get_next_key(f->set_fd[0], prev, &next)) {
+		n++;
+		key = next;
+		prev = &key;
+	}
+	fb_le_put64(num, n);
+	if (put(out, num, 8, crc))
+		return -1;
+	prev = NULL;
+	while (n && !bpf_map_get_next_key(f->set_fd[0], prev, &next)) {
+		if (bpf_map_lookup_elem(f->set_fd[0], &next, &v))
+			v = 0;
+		memcpy(rec, &next, sizeof(next));
+		fb_le_put32(rec + sizeof(next), v);
+		if (put(out, rec, sizeof(rec), crc))
+			return -1;
+		n--;
+		key = next;
+		prev = &key;
+	}
+	return n ? -1 : 0; /* the set changed under us: writers hold the lock */
+}
+
+/* Filter f (locked by the caller) to out, with its live generations gv.
+ * 0, or -1 with errno. */
+static int write_filter(const struct fb_store *f, const struct fb_gen_views *gv, FILE *out)
+{
+	const struct fb_header *h = f->hdr;
+	__u8 head[FB_FBX_BITS_OFF], word[8], tail[4];
+	uLong crc = crc32(0, NULL, 0);
+	size_t i;
+
+	encode_head(head, h, fb_store_prefixes(f));
+	fb_le_put32(head + FB_FBX_OFF_NGENS, gv->n);
+	if (put(out, head, sizeof(head), &crc))
+		return -1;
+	for (i = 0; i < (size_t)h->nblocks * FB_BLOCK_WORDS; i++) {
+		fb_le_put64(word,
+			    f->blocks[FB_HDR_BLOCKS + i / FB_BLOCK_WORDS].w[i % FB_BLOCK_WORDS]);
+		if (put(out, word, 8, &crc))
+			return -1;
+	}
+	if (f->cnt_hdr && put(out, f->cnt, fb_fbx_counter_bytes(h->nblocks, h->counter_bits), &crc))
+		return -1;
+	if (h->confirm && write_sets(out, f, &crc))
+		return -1;
+	if (gv->n && fb_fbx_write_gens(gv, out, &crc))
+		return -1;
+	fb_le_put32(tail, (__u32)crc);
+	return fwrite(tail, 1, 4, out) == 4 ? 0 : -1;
+}
+
+int fb_fbx_export(const char *name, const char *file, mode_t mode, bool plain)
+{
+	struct fb_safefile sf = { .out = NULL };
+	struct fb_gen_views gv;
+	struct fb_store f;
+	bool to_stdout = !strcmp(file, "-");
+	FILE *raw = NULL, *out = NULL;
+	bool gv_open = false;
+	int rc = -1;
+
+	if (fb_store_open(name, &f))
+		return -1;
+	/* Writers out while we copy: the file is one consistent state. */
+	if (fb_store_flock(&f, LOCK_SH))
+		goto out;
+	/* A writer killed half way left a state no reader accepts (the
+	 * counters or a cuckoo relocation half done): repair it first. */
+	if ((f.cnt_hdr && f.cnt_hdr->journal.op != FB_JOURNAL_IDLE) || fb_ftype_seq_odd(&f)) {
+		fb_report_err("'%s' holds a write a killed writer left half done: flowbloom check "
+			      "--repair %s first; nothing exported",
+			      name, name);
+		goto unlock;
+	}
+	/* Aside, then renamed over FILE (safefile.c): never a half-written
+	 * file, never through a planted symlink. */
+	if (!to_stdout && fb_safefile_open(&sf, file, mode))
+		goto unlock;
+	/* Rules with a lifetime: the generations live now. */
+	if (fb_gens_views_open(&f, &gv) < 0)
+		goto unlock;
+	gv_open = true;
+	raw = to_stdout ? stdout : sf.out;
+	/* Compressed unless plain (fbz.h): a stream layer between the format
+	 * and the file; the bytes and the CRC above it are the plain ones. */
+	out = plain ? raw : fb_fbz_writer(raw);
+	if (!out)
+		goto unlock;
+	if (write_filter(&f, &gv, out))
+		goto ioerr;
+	if (out != raw) {
+		FILE *z = out;
+
+		out = raw;
+		if (fclose(z)) /* the end of the compressed stream */
+			goto ioerr;
+	}
+	if (to_stdout && fflush(stdout))
+		goto ioerr;
+	rc = to_stdout ? 0 : fb_safefile_commit(&sf); /* failure printed, old FILE intact */
+	goto unlock;
+ioerr:
+	fb_report_err("%s: write failed: %s", file, strerror(errno));
+unlock:
+	if (out && out != raw)
+		fclose(out);
+	if (gv_open)
+		fb_gens_views_close(&gv);
+	if (sf.out)
+		fb_safefile_abort(&sf);
+	fb_store_unlock(&f);
+out:
+	fb_store_close(&f);
+	return rc;
+}
+
+int fb_fbx_put(FILE *out, const void *p, size_t n, unsigned long *crc)
+{
+	uLong c = *crc;
+	int rc = put(out, p, n, &c);
+
+	*crc = c;
+	return rc;
+}
