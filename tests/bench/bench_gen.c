@@ -175,8 +175,8 @@ int bench_gen(int v6, unsigned frames, int ngen, char **specs)
 		}
 		/* Attached to a down veth: without any attachment, each live run
 		 * pays two XDP dispatcher updates. */
-		if (bpf_xdp_attach(g[i].idle_if, bpf_program__fd(g[i].prog),
-				   XDP_FLAGS_DRV_MODE, NULL)) {
+		if (bpf_xdp_attach(g[i].idle_if, bpf_program__fd(g[i].prog), XDP_FLAGS_DRV_MODE,
+				   NULL)) {
 			fprintf(stderr, "bench gen: attach to %s: %s\n", idle, strerror(errno));
 			return 1;
 		}

@@ -110,8 +110,8 @@ int scale_fill(const char *name, const char *what)
 		struct fb_key *x = &keys[i];
 
 		memcpy(x->saddr, lk[i].addr, 16);
-		x->w[4] = fb_key_word_tail(0, 0, 0, FB_KIND_SRC, lk[i].prefixlen - 8,
-					   FB_FAMILY_IPV6);
+		x->w[4] =
+			fb_key_word_tail(0, 0, 0, FB_KIND_SRC, lk[i].prefixlen - 8, FB_FAMILY_IPV6);
 	}
 	free(lk);
 	/* As `load --replace` does: lengths chosen by cost, the filter
@@ -195,8 +195,7 @@ int scale_rx(const char *dev, const char *kind, const char *what)
 	}
 	free(lk);
 	/* A netlink attachment holds its own reference: it stays after exit. */
-	if (bpf_xdp_attach(ifi,
-			   bpf_program__fd(exact ? b->progs.xdp_exact6 : b->progs.xdp_lpm),
+	if (bpf_xdp_attach(ifi, bpf_program__fd(exact ? b->progs.xdp_exact6 : b->progs.xdp_lpm),
 			   XDP_FLAGS_DRV_MODE, NULL)) {
 		fprintf(stderr, "bench scale-rx: attach to %s: %s\n", dev, strerror(errno));
 		return 1;

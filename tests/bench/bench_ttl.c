@@ -15,7 +15,8 @@
 /* Instructions of a program as loaded (BPF) and as run (x86 bytes). */
 static void sizes(struct fb_store *f, bool no_ttl, __u32 *xlated, __u32 *jited)
 {
-	struct fb_load_opts lo = { .private_stats = true, .action = FB_ACTION_DROP,
+	struct fb_load_opts lo = { .private_stats = true,
+				   .action = FB_ACTION_DROP,
 				   .bench_no_ttl = no_ttl };
 	struct flowbloom_bpf *skel = fb_load(f, &lo);
 	struct bpf_prog_info info = {};

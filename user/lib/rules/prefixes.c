@@ -201,13 +201,15 @@ int fb_prefixes_expand(struct fb_key **keys, size_t *n, const struct fb_prefixes
 			if (isinf(cost[l][FB_MAX_LENGTHS])) {
 				snprintf(err, errlen,
 					 "%s rules need a prefix length the filter cannot add: it "
-					 "already uses %d (`load --replace` picks all lengths afresh)",
+					 "already uses %d (`load --replace` picks all lengths "
+					 "afresh)",
 					 fb_rules_prefix_list_name(l), have->list[l].n);
 				return -1;
 			}
 			if (cost[l][FB_MAX_LENGTHS] > FB_EXPAND_MAX) {
 				snprintf(err, errlen,
-					 "%s rules use %d prefix lengths; fitting them into %d would "
+					 "%s rules use %d prefix lengths; fitting them into %d "
+					 "would "
 					 "take %.0f entries (more than %u)",
 					 fb_rules_prefix_list_name(l), distinct[l], FB_MAX_LENGTHS,
 					 cost[l][FB_MAX_LENGTHS], FB_EXPAND_MAX);
