@@ -377,8 +377,8 @@ int cmd_info(int argc, char **argv)
 			printf("  flows added %llu, bits set %llu, fill ratio %.6f\n",
 			       (unsigned long long)h->nflows, (unsigned long long)set, fill);
 		printf("  expected false-positive rate now %.6g per probe, %.6g per packet (%u "
-		       "probes)\n",
-		       fpr, fb_packet_rate(fpr, probes), probes);
+		       "probe%s)\n",
+		       fpr, fb_packet_rate(fpr, probes), probes, probes == 1 ? "" : "s");
 		for (i = 0; i < FB_PFX_NR; i++) {
 			if (!px->list[i].n)
 				continue;
