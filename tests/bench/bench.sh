@@ -46,6 +46,9 @@ SCALE_SIZES=${SCALE_SIZES:-1000000 10000000 pfx}
 
 # The C parts' filters (removed by them, unless killed).
 export FBBENCH_ROOT=/sys/fs/bpf/fbbench_sh_$$
+# libxdp (xdp-filter in the live part) makes /sys/fs/bpf/xdp for its pins
+# and leaves it, empty: removed at exit if it was not there before.
+XDP_DIR_BEFORE=$([ -e /sys/fs/bpf/xdp ] || [ -L /sys/fs/bpf/xdp ] && echo 1)
 
 cleanup() {
 	rm -rf "$FBBENCH_ROOT" 2>/dev/null
@@ -62,6 +65,9 @@ cleanup() {
 		rmdir "/sys/fs/bpf/fbbench_scale_$$" 2>/dev/null
 	fi
 	rm -rf "$TMP"
+	if [ -z "$XDP_DIR_BEFORE" ] && [ -d /sys/fs/bpf/xdp ] && [ ! -L /sys/fs/bpf/xdp ]; then
+		rmdir /sys/fs/bpf/xdp 2>/dev/null
+	fi
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
