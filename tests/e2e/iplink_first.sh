@@ -91,7 +91,7 @@ if [ -d "$BPFFS/xdp" ] && [ ! -L "$BPFFS/xdp" ]; then
 	XDP_DIR_SET=1
 fi
 for p in "$BPFFS/xdp" "$BPFFS/ip" "$BPFFS/tc/globals" "$BPFFS/tc"; do
-	[ -e "$p" ] || [ -L "$p" ] || NEW=("$p" "${NEW[@]}")
+	[ -e "$p" ] || [ -L "$p" ] || NEW+=("$p") # children before their parents
 done
 
 ip netns add "$NSA" && ip netns add "$NSB" || skip_all "cannot create network namespaces"
