@@ -39,18 +39,6 @@ static const struct {
 /* Values are at most this long (fp-rate is kept as written). */
 #define AP_VALUE_MAX 32
 
-static char *trim(char *s)
-{
-	char *e;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
-		*--e = 0;
-	return s;
-}
-
 /* Numbers are checked here as create checks them, so that create cannot
  * refuse what apply accepted; read once, into c->create. */
 static int set_number(struct ap_conf *c, int line, enum ap_key key, const char *v)
@@ -326,7 +314,7 @@ int fb_apply_conf_read(const char *file, struct ap_conf *c)
 		hash = strchr(s, '#');
 		if (hash)
 			*hash = 0;
-		s = trim(s);
+		s = fb_trim(s);
 		if (!*s)
 			continue;
 		eq = strchr(s, '=');
@@ -336,8 +324,8 @@ int fb_apply_conf_read(const char *file, struct ap_conf *c)
 			break;
 		}
 		*eq = 0;
-		key = trim(s);
-		val = trim(eq + 1);
+		key = fb_trim(s);
+		val = fb_trim(eq + 1);
 		if (!*val) {
 			fb_err("%s:%d: '%s' has no value", file, line, key);
 			err = -1;

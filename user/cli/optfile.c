@@ -8,20 +8,9 @@
 #include <unistd.h>
 #include "optfile.h"
 #include "output.h"
+#include "util.h"
 
 #define LINE_MAX_LEN 1024
-
-static char *trim(char *s)
-{
-	char *e;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	e = s + strlen(s);
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
-		*--e = 0;
-	return s;
-}
 
 /* One line, "name" or "name = value": 0 or -1 (printed). */
 static int line_of(const char *file, int n, char *s, const struct option *opts, const char *skip,
@@ -33,9 +22,9 @@ static int line_of(const char *file, int n, char *s, const struct option *opts, 
 
 	if (eq) {
 		*eq = 0;
-		val = trim(eq + 1);
+		val = fb_trim(eq + 1);
 	}
-	name = trim(name);
+	name = fb_trim(name);
 	for (o = opts; o->name; o++)
 		if (!strcmp(o->name, name) && (!skip || strcmp(name, skip)))
 			break;
@@ -113,7 +102,7 @@ int fb_optfile_read(const char *file, const struct option *opts, const char *ski
 		hash = strchr(s, '#');
 		if (hash)
 			*hash = 0;
-		s = trim(s);
+		s = fb_trim(s);
 		if (!*s)
 			continue;
 		if (line_of(file, n, s, opts, skip, set, ctx)) {

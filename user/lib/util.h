@@ -39,5 +39,8 @@ const char *fb_stat_name(int i);
 int fb_parse_u64(const char *s, unsigned long long *v);
 /* CLOCK_MONOTONIC in seconds: for elapsed times. */
 double fb_now(void);
+/* s without its leading blanks and trailing blanks and line end (cut in
+ * place). */
+char *fb_trim(char *s);
 
 #endif

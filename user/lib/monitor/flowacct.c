@@ -269,36 +269,14 @@ void fb_acct_totals(const struct fb_monitor *m, struct fb_acct_totals *t)
 
 int fb_acct_osnap_take(const struct fb_monitor *m, struct fb_mon_snap *s)
 {
-	const struct fb_mon_config *c = &m->cfg;
-	size_t n = (size_t)c->depth << c->shift, i;
-	__u32 cpu;
-
 	memset(s, 0, sizeof(*s));
-	if (!m->flows || !(c->flags & FB_MON_SKETCH)) {
+	if (!m->flows || !(m->cfg.flags & FB_MON_SKETCH)) {
 		fb_report_err("no overflow sketch in %s (attach with --accounting --monitor)",
 			      m->dir);
 		return -1;
 	}
-	s->shift = c->shift;
-	s->depth = c->depth;
-	s->cells = calloc(n, sizeof(*s->cells));
-	if (!s->cells) {
-		fb_report_err("out of memory");
-		return -1;
-	}
-	for (cpu = 0; cpu < c->top_planes; cpu++) {
-		const volatile struct fb_mon_cell *pl =
-			(const void *)((char *)plane(m, cpu) +
-				       fb_acct_osketch_off(c->acct_buckets));
-
-		for (i = 0; i < n; i++) {
-			s->cells[i].packets += pl[i].packets;
-			s->cells[i].bytes += pl[i].bytes;
-		}
-	}
-	for (i = 0; i < (1U << c->shift); i++) {
-		s->packets += s->cells[i].packets;
-		s->bytes += s->cells[i].bytes;
-	}
-	return 0;
+	/* The overflow sketch sits in each CPU's plane after its buckets. */
+	return fb_monitor_snap_sum(
+		m, s, (const char *)plane(m, 0) + fb_acct_osketch_off(m->cfg.acct_buckets),
+		m->plane_bytes, m->cfg.top_planes);
 }

@@ -140,6 +140,11 @@ __u64 fb_monitor_seen_gen(const struct fb_monitor *m);
 double fb_monitor_seen_fill(const struct fb_monitor *m);
 
 int fb_monitor_snap_take(const struct fb_monitor *m, struct fb_mon_snap *s);
+/* A snapshot summed over planes of m's sketch geometry: plane p's cells
+ * at plane0 + p * stride bytes (the sketch's planes, or the accounting
+ * table's overflow sketches). 0, or -1 reported. */
+int fb_monitor_snap_sum(const struct fb_monitor *m, struct fb_mon_snap *s, const void *plane0,
+			size_t stride, __u32 planes);
 void fb_monitor_snap_free(struct fb_mon_snap *s);
 /* Estimate of one flow (never below the truth). With base, of the traffic
  * between base and s (the sketch is linear: a difference of two sketches is

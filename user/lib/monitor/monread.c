@@ -63,17 +63,13 @@ double fb_monitor_seen_fill(const struct fb_monitor *m)
 	return (double)set / ((double)(m->cfg.seen_slots - FB_SEEN_HDR_SLOTS) * FB_SEEN_BITS);
 }
 
-int fb_monitor_snap_take(const struct fb_monitor *m, struct fb_mon_snap *s)
+int fb_monitor_snap_sum(const struct fb_monitor *m, struct fb_mon_snap *s, const void *plane0,
+			size_t stride, __u32 planes)
 {
 	const struct fb_mon_config *c = &m->cfg;
 	size_t n = (size_t)c->depth << c->shift, i;
 	__u32 p;
 
-	memset(s, 0, sizeof(*s));
-	if (!m->cells) {
-		fb_report_err("no sketch in %s (attach with --monitor)", m->dir);
-		return -1;
-	}
 	s->shift = c->shift;
 	s->depth = c->depth;
 	s->cells = calloc(n, sizeof(*s->cells));
@@ -81,8 +77,9 @@ int fb_monitor_snap_take(const struct fb_monitor *m, struct fb_mon_snap *s)
 		fb_report_err("out of memory");
 		return -1;
 	}
-	for (p = 0; p < c->planes; p++) {
-		const volatile struct fb_mon_cell *pl = m->cells + p * n;
+	for (p = 0; p < planes; p++) {
+		const volatile struct fb_mon_cell *pl =
+			(const void *)((const char *)plane0 + p * stride);
 
 		for (i = 0; i < n; i++) {
 			s->cells[i].packets += pl[i].packets;
@@ -95,6 +92,18 @@ int fb_monitor_snap_take(const struct fb_monitor *m, struct fb_mon_snap *s)
 		s->bytes += s->cells[i].bytes;
 	}
 	return 0;
+}
+
+int fb_monitor_snap_take(const struct fb_monitor *m, struct fb_mon_snap *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (!m->cells) {
+		fb_report_err("no sketch in %s (attach with --monitor)", m->dir);
+		return -1;
+	}
+	return fb_monitor_snap_sum(m, s, (const void *)m->cells,
+				   ((size_t)m->cfg.depth << m->cfg.shift) * sizeof(*m->cells),
+				   m->cfg.planes);
 }
 
 void fb_monitor_snap_free(struct fb_mon_snap *s)
