@@ -103,27 +103,13 @@ fi
 if has prefix; then
 	run "$B" prefix || exit 1
 fi
-if has types; then
-	run "$B" types || exit 1
-fi
-if has prefix; then
-	run "$B" pfxtable || exit 1
-fi
-if has verifier; then
-	run "$B" verifier || exit 1
-fi
-if has capture; then
-	run "$B" capture || exit 1
-fi
-if has compress; then
-	run "$B" compress || exit 1
-fi
-if has ttl; then
-	run "$B" ttl || exit 1
-fi
-if has shapes; then
-	run "$B" shapes || exit 1
-fi
+# The C parts after prefix's first half, each `bench PART` (prefix's table
+# is the part pfxtable).
+for part in types prefix verifier capture compress ttl shapes; do
+	has "$part" || continue
+	[ "$part" == prefix ] && sub=pfxtable || sub=$part
+	run "$B" "$sub" || exit 1
+done
 
 # Frames the receiver on veth $1 dropped in XDP so far.
 drops() {
