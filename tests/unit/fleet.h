@@ -7,6 +7,7 @@
 #define FLOWBLOOM_TEST_FLEET_H
 
 #include <arpa/inet.h>
+#include <stdbool.h>
 #include <linux/bpf.h>
 #include "fleet/bgp.h"
 #include "rules/flow.h"
@@ -15,6 +16,8 @@
 
 /* test_fleet.c */
 void key_of(const char *text, struct fb_key *k);
+/* Is FLOW text flow among keys[0..n)? */
+bool keys_hold(const struct fb_key *keys, size_t n, const char *flow);
 
 /* fleet_bgp.c */
 void test_bgp_rtbh(void);

@@ -42,18 +42,6 @@ static int feed(struct fb_bgp *b, const char *line)
 	return r;
 }
 
-static bool has(const struct fb_key *keys, size_t n, const char *flow)
-{
-	struct fb_key k;
-	size_t i;
-
-	key_of(flow, &k);
-	for (i = 0; i < n; i++)
-		if (!memcmp(&keys[i], &k, sizeof(k)))
-			return true;
-	return false;
-}
-
 static unsigned refs(const struct fb_bgp *b, const char *flow)
 {
 	struct fb_key k;
@@ -94,7 +82,7 @@ void test_bgp_rtbh(void)
 	bgp_init(&b, true, false);
 	ASSERT_EQ(feed(&b, RTBH_ANN("198.51.100.1", "203.0.113.7/32", "")), 0,
 		  "bgp: announce read");
-	ASSERT_TRUE(b.nadd == 1 && has(b.add, b.nadd, "dst 203.0.113.7"),
+	ASSERT_TRUE(b.nadd == 1 && keys_hold(b.add, b.nadd, "dst 203.0.113.7"),
 		    "bgp: blackhole route -> add dst 203.0.113.7");
 	fb_bgp_done(&b);
 	feed(&b, RTBH_ANN("198.51.100.3", "203.0.113.7/32", ""));
@@ -117,7 +105,7 @@ void test_bgp_rtbh(void)
 					 "[{\"nlri\": \"203.0.113.7/32\"}]}}}}}}");
 	ASSERT_EQ(refs(&b, "dst 203.0.113.7"), 1, "bgp: re-announced without the community: ended");
 	feed(&b, STATE("198.51.100.3", "down"));
-	ASSERT_TRUE(b.ndel == 1 && has(b.del, b.ndel, "dst 203.0.113.7"),
+	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, b.ndel, "dst 203.0.113.7"),
 		    "bgp: flush: the last path's session down deletes the rule");
 	fb_bgp_done(&b);
 	ASSERT_EQ(refs(&b, "dst 203.0.113.7"), 0, "bgp: rule forgotten");
@@ -138,11 +126,12 @@ void test_bgp_rtbh(void)
 					 "unicast\": {\"2001:db8::9\": [{\"nlri\": "
 					 "\"2001:db8::/32\"}, {\"nlri\": "
 					 "\"2001:db8:7::1/128\"}]}}}}}}");
-	ASSERT_TRUE(b.nadd == 1 && has(b.add, 1, "dst 2001:db8:7::1"),
+	ASSERT_TRUE(b.nadd == 1 && keys_hold(b.add, 1, "dst 2001:db8:7::1"),
 		    "bgp: IPv6 blackholes: /128 accepted, /32 refused (--min-length 48)");
 	fb_bgp_done(&b);
 	feed(&b, RTBH_ANN("198.51.100.1", "203.0.113.0/24", ""));
-	ASSERT_TRUE(b.nadd == 1 && has(b.add, 1, "dst 203.0.113.0/24"), "bgp: a /24 is accepted");
+	ASSERT_TRUE(b.nadd == 1 && keys_hold(b.add, 1, "dst 203.0.113.0/24"),
+		    "bgp: a /24 is accepted");
 	fb_bgp_done(&b);
 	/* Withdrawal and announcement of the same rule in one line. */
 	feed(&b, "{\"type\": \"update\", " NB(
@@ -159,7 +148,7 @@ void test_bgp_rtbh(void)
 	/* keep: session loss keeps; up marks stale; End-of-RIB ends the rest. */
 	bgp_init(&b, false, true);
 	feed(&b, RTBH_ANN("198.51.100.1", "203.0.113.7/32", ""));
-	ASSERT_TRUE(has(b.add, b.nadd, "src 203.0.113.7"), "bgp: --rtbh src: a source rule");
+	ASSERT_TRUE(keys_hold(b.add, b.nadd, "src 203.0.113.7"), "bgp: --rtbh src: a source rule");
 	fb_bgp_done(&b);
 	feed(&b, RTBH_ANN("198.51.100.1", "203.0.113.8/32", ""));
 	fb_bgp_done(&b);
@@ -169,7 +158,7 @@ void test_bgp_rtbh(void)
 	feed(&b, RTBH_ANN("198.51.100.1", "203.0.113.8/32", ""));
 	ASSERT_EQ(b.nadd + b.ndel, 0, "bgp: keep: a re-announced route is not added again");
 	feed(&b, EOR("198.51.100.1"));
-	ASSERT_TRUE(b.ndel == 1 && has(b.del, 1, "src 203.0.113.7"),
+	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, 1, "src 203.0.113.7"),
 		    "bgp: keep: End-of-RIB ends the route not announced again");
 	fb_bgp_done(&b);
 	ASSERT_EQ(refs(&b, "src 203.0.113.8"), 1, "bgp: keep: the re-announced one stays");
@@ -273,7 +262,7 @@ void test_bgp_flowspec(void)
 		snprintf(label, sizeof(label), "bgp flowspec: %s", cases[i].label);
 		if (cases[i].want)
 			ASSERT_TRUE(!feed(&b, line) && b.nadd == 1 &&
-					    has(b.add, 1, cases[i].want) && !notes,
+					    keys_hold(b.add, 1, cases[i].want) && !notes,
 				    label);
 		else
 			ASSERT_TRUE(!feed(&b, line) && b.nadd == 0 && notes == 1, label);
@@ -291,7 +280,7 @@ void test_bgp_flowspec(void)
 					 "[\"=tcp\"], \"destination-port\": [\"=443\"], "
 					 "\"source-port\": [\"=51000\"], \"string\": "
 					 "\"f6\"}]}}}}}}");
-	ASSERT_TRUE(b.nadd == 1 && has(b.add, 1, "tcp [2001:db8::1]:51000 [2001:db8::2]:443"),
+	ASSERT_TRUE(b.nadd == 1 && keys_hold(b.add, 1, "tcp [2001:db8::1]:51000 [2001:db8::2]:443"),
 		    "bgp flowspec: IPv6 5-tuple");
 	fb_bgp_done(&b);
 	/* The same flow announced with another action ends its path. */
@@ -317,8 +306,8 @@ void test_bgp_flowspec(void)
 	feed(&b, FLOW_ANN("\"destination-ipv4\": [\"203.0.113.9/32\"], \"protocol\": [\"=udp\"], "
 			  "\"destination-port\": [\">=5000&<=5010\"]",
 			  DISCARD));
-	ASSERT_TRUE(b.nadd == 11 && has(b.add, 11, "udp dst 203.0.113.9 dport 5000") &&
-			    has(b.add, 11, "udp dst 203.0.113.9 dport 5010") &&
+	ASSERT_TRUE(b.nadd == 11 && keys_hold(b.add, 11, "udp dst 203.0.113.9 dport 5000") &&
+			    keys_hold(b.add, 11, "udp dst 203.0.113.9 dport 5010") &&
 			    refs(&b, "udp dst 203.0.113.9 dport 5004") == 1 && !notes,
 		    "bgp flowspec: dport 5000-5010 is 11 rules, one path each");
 	fb_bgp_done(&b);
@@ -326,7 +315,7 @@ void test_bgp_flowspec(void)
 			  "\"destination-port\": [\">=5000&<=5005\"]",
 			  DISCARD));
 	ASSERT_TRUE(b.nadd == 3 && b.ndel == 11 &&
-			    has(b.add, 3, "udp dst 203.0.113.9 dport 5004-5005") &&
+			    keys_hold(b.add, 3, "udp dst 203.0.113.9 dport 5004-5005") &&
 			    refs(&b, "udp dst 203.0.113.9 dport 5010") == 0,
 		    "bgp flowspec: re-announced as 5000-5005: 3 rules, the 11 others end");
 	fb_bgp_done(&b);
@@ -342,9 +331,9 @@ void test_bgp_flowspec(void)
 	feed(&b, FLOW_ANN("\"destination-ipv4\": [\"203.0.113.9/32\"], \"protocol\": [\"=tcp\"], "
 			  "\"destination-port\": [\"=80\", \"=443\", \">=8000&<=8003\"]",
 			  DISCARD));
-	ASSERT_TRUE(b.nadd == 3 && has(b.add, 3, "tcp dst 203.0.113.9 dport 80") &&
-			    has(b.add, 3, "tcp dst 203.0.113.9 dport 443") &&
-			    has(b.add, 3, "tcp dst 203.0.113.9 dport 8000-8003") && !notes,
+	ASSERT_TRUE(b.nadd == 3 && keys_hold(b.add, 3, "tcp dst 203.0.113.9 dport 80") &&
+			    keys_hold(b.add, 3, "tcp dst 203.0.113.9 dport 443") &&
+			    keys_hold(b.add, 3, "tcp dst 203.0.113.9 dport 8000-8003") && !notes,
 		    "bgp flowspec: dport =80|=443|8000-8003 is 3 rules");
 	fb_bgp_free(&b);
 	bgp_init(&b, true, false);
@@ -465,7 +454,7 @@ void test_bgp_state(void)
 	ASSERT_EQ(b.npaths, 3, "bgp state: three paths");
 	ASSERT_EQ(refs(&b, "dst 203.0.113.7"), 2, "bgp state: two of them hold dst 203.0.113.7");
 	n = fb_bgp_rules(&b, &keys);
-	ASSERT_TRUE(n == 2 && has(keys, n, "udp 198.51.100.2:4000 203.0.113.9:5000"),
+	ASSERT_TRUE(n == 2 && keys_hold(keys, n, "udp 198.51.100.2:4000 203.0.113.9:5000"),
 		    "bgp state: two rules, in the filter");
 	free(keys);
 	feed(&b, RTBH_WD("198.51.100.1", "203.0.113.7/32", ""));
@@ -474,7 +463,7 @@ void test_bgp_state(void)
 	ASSERT_TRUE(b.ndel == 1, "bgp state: the last withdrawal deletes it, once");
 	fb_bgp_done(&b);
 	fb_bgp_remove_all(&b);
-	ASSERT_TRUE(b.ndel == 1 && has(b.del, 1, "udp 198.51.100.2:4000 203.0.113.9:5000"),
+	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, 1, "udp 198.51.100.2:4000 203.0.113.9:5000"),
 		    "bgp state: --flush deletes exactly what is held");
 	fb_bgp_free(&b);
 	fb_bgp_free(&a);

@@ -50,18 +50,6 @@ static bool any_v4(const struct fb_key *keys, size_t n)
 	return false;
 }
 
-static bool holds(const struct fb_key *keys, size_t n, const char *flow)
-{
-	struct fb_key k;
-	size_t i;
-
-	key_of(flow, &k);
-	for (i = 0; i < n; i++)
-		if (!memcmp(&keys[i], &k, sizeof(k)))
-			return true;
-	return false;
-}
-
 #define NBR(peer) "\"neighbor\": {\"address\": {\"peer\": \"" peer "\"}"
 #define BH(peer, fam, nlri)                                                                        \
 	"{\"type\": \"update\", " NBR(                                                             \
@@ -82,13 +70,13 @@ static void families(void)
 	init(&b);
 	/* ExaBGP prints a v4-mapped IPv6 prefix dotted. */
 	line(&b, BH("198.51.100.1", "ipv6 unicast", "\"nlri\": \"::ffff:0.0.0.0/96\""));
-	ASSERT_TRUE(!any_v4(b.add, b.nadd) && !holds(b.add, b.nadd, "dst 0.0.0.0/0"),
+	ASSERT_TRUE(!any_v4(b.add, b.nadd) && !keys_hold(b.add, b.nadd, "dst 0.0.0.0/0"),
 		    "bgp: ipv6 unicast ::ffff:0.0.0.0/96 makes no IPv4 rule (was dst 0.0.0.0/0)");
-	ASSERT_TRUE(b.nadd == 1 && holds(b.add, 1, "dst ::ffff:0:0/96"),
+	ASSERT_TRUE(b.nadd == 1 && keys_hold(b.add, 1, "dst ::ffff:0:0/96"),
 		    "bgp: ... it makes the IPv6 rule dst ::ffff:0:0/96");
 	fb_bgp_done(&b);
 	line(&b, BH("198.51.100.1", "ipv6 unicast", "\"nlri\": \"::ffff:198.51.100.0/120\""));
-	ASSERT_TRUE(b.nadd == 1 && holds(b.add, 1, "dst ::ffff:c633:6400/120"),
+	ASSERT_TRUE(b.nadd == 1 && keys_hold(b.add, 1, "dst ::ffff:c633:6400/120"),
 		    "bgp: ipv6 unicast ::ffff:198.51.100.0/120: IPv6 dst, not IPv4 /24");
 	fb_bgp_done(&b);
 	/* The IPv6 minimum applies to IPv6 rules, the IPv4 one to IPv4. */
@@ -98,19 +86,19 @@ static void families(void)
 	line(&b, BH("198.51.100.1", "ipv4 unicast", "\"nlri\": \"::ffff:198.51.100.0/120\""));
 	ASSERT_TRUE(b.nadd == 0 && note[0], "bgp: ipv4 unicast with an IPv6 prefix: refused");
 	line(&b, FS("ipv6 flow", "\"source-ipv6\": [\"::ffff:198.51.100.0/120/0\"]"));
-	ASSERT_TRUE(b.nadd == 1 && holds(b.add, 1, "src ::ffff:c633:6400/120"),
+	ASSERT_TRUE(b.nadd == 1 && keys_hold(b.add, 1, "src ::ffff:c633:6400/120"),
 		    "bgp: ipv6 flow, v4-mapped source /120: an IPv6 rule");
 	fb_bgp_done(&b);
 	line(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"::ffff:0.0.0.0/100/0\"]"));
-	ASSERT_TRUE(b.nadd == 1 && !any_v4(b.add, 1) && holds(b.add, 1, "dst ::ffff:0:0/100"),
+	ASSERT_TRUE(b.nadd == 1 && !any_v4(b.add, 1) && keys_hold(b.add, 1, "dst ::ffff:0:0/100"),
 		    "bgp: ipv6 flow ::ffff:0.0.0.0/100: an IPv6 rule (not IPv4 0.0.0.0/4)");
 	fb_bgp_done(&b);
 	line(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"::ffff:203.0.113.9/128/0\"], "
 				 "\"source-ipv6\": [\"::ffff:198.51.100.2/128/0\"], "
 				 "\"next-header\": [\"=udp\"], \"destination-port\": [\"=53\"], "
 				 "\"source-port\": [\"=4000\"]"));
-	ASSERT_TRUE(b.nadd == 1 &&
-			    holds(b.add, 1, "udp [::ffff:c633:6402]:4000 [::ffff:cb00:7109]:53"),
+	ASSERT_TRUE(b.nadd == 1 && keys_hold(b.add, 1,
+					     "udp [::ffff:c633:6402]:4000 [::ffff:cb00:7109]:53"),
 		    "bgp: ipv6 flow 5-tuple of v4-mapped hosts: an IPv6 5-tuple");
 	fb_bgp_done(&b);
 	line(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"::ffff:203.0.113.9/128/0\"], "
@@ -187,14 +175,14 @@ static void strings(void)
 	ASSERT_EQ(fb_bgp_load(&b, fp, "state"), 0, "bgp state: escaped strings load back");
 	ASSERT_EQ(b.npaths, 2, "bgp state: ... as the two paths there were");
 	n = fb_bgp_rules(&b, &keys);
-	ASSERT_TRUE(n == 2 && !holds(keys, n, "dst 203.0.113.61"),
+	ASSERT_TRUE(n == 2 && !keys_hold(keys, n, "dst 203.0.113.61"),
 		    "bgp state: 203.0.113.61, never announced, is not held");
 	free(keys);
 	line(&b, "{\"type\": \"update\", " NBR(
 			 "198.51.100.1\\\\x\\t") ", \"message\": {\"update\": "
 						 "{\"withdraw\": {\"ipv4 unicast\": "
 						 "[{\"nlri\": \"203.0.113.63/32\"}]}}}}}");
-	ASSERT_TRUE(b.ndel == 1 && holds(b.del, 1, "dst 203.0.113.63"),
+	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, 1, "dst 203.0.113.63"),
 		    "bgp state: the peer with a backslash and a tab withdraws its own path");
 	fclose(fp);
 	fb_bgp_free(&a);
@@ -228,9 +216,9 @@ static void state_limits(void)
 	init(&b);
 	ASSERT_EQ(fb_bgp_load(&b, fp, "state"), 0, "bgp state limits: the file loads");
 	ASSERT_EQ(b.npaths, 3, "bgp state limits: 3 of 7 paths admitted");
-	ASSERT_TRUE(b.ndel == 3 && holds(b.del, b.ndel, "dst 0.0.0.0/0") &&
-			    holds(b.del, b.ndel, "dst ::/0") &&
-			    holds(b.del, b.ndel, "src 203.0.113.8"),
+	ASSERT_TRUE(b.ndel == 3 && keys_hold(b.del, b.ndel, "dst 0.0.0.0/0") &&
+			    keys_hold(b.del, b.ndel, "dst ::/0") &&
+			    keys_hold(b.del, b.ndel, "src 203.0.113.8"),
 		    "bgp state limits: dst 0.0.0.0/0, dst ::/0 and a src rule under --rtbh dst "
 		    "leave the filter, not enter it");
 	ASSERT_EQ(fb_bgp_refs(&b, &b.del[0]), 0, "bgp state limits: ... held by no path");

@@ -179,6 +179,18 @@ void key_of(const char *text, struct fb_key *k)
 		fprintf(stderr, "bad test flow %s: %s\n", text, err);
 }
 
+bool keys_hold(const struct fb_key *keys, size_t n, const char *flow)
+{
+	struct fb_key k;
+	size_t i;
+
+	key_of(flow, &k);
+	for (i = 0; i < n; i++)
+		if (!memcmp(&keys[i], &k, sizeof(k)))
+			return true;
+	return false;
+}
+
 /* Messages out of the encoder, one after another, as a collector would
  * read them off a TCP connection. */
 struct stream {
