@@ -294,7 +294,7 @@ int fb_apply_conf_read(const char *file, struct ap_conf *c)
 		return -1;
 	}
 	while (!err && (len = getline(&buf, &cap, fp)) > 0) {
-		char *s, *eq, *key, *val, *hash;
+		char *s, *eq, *key, *val;
 
 		line++;
 		if (memchr(buf, 0, len)) {
@@ -307,14 +307,7 @@ int fb_apply_conf_read(const char *file, struct ap_conf *c)
 			err = -1;
 			break;
 		}
-		s = buf;
-		/* A UTF-8 byte-order mark, as some editors write: not text. */
-		if (line == 1 && !strncmp(s, "\xef\xbb\xbf", 3))
-			s += 3;
-		hash = strchr(s, '#');
-		if (hash)
-			*hash = 0;
-		s = fb_trim(s);
+		s = fb_conf_text(buf, line);
 		if (!*s)
 			continue;
 		eq = strchr(s, '=');

@@ -81,7 +81,7 @@ int fb_optfile_read(const char *file, const struct option *opts, const char *ski
 	}
 	while (fgets(buf, sizeof(buf), f)) {
 		size_t len = strlen(buf);
-		char *s = buf, *hash;
+		char *s = buf;
 
 		n++;
 		/* fgets stops at a NUL only by accident: a line shorter than
@@ -96,13 +96,7 @@ int fb_optfile_read(const char *file, const struct option *opts, const char *ski
 			rc = 1;
 			break;
 		}
-		/* A UTF-8 byte order mark some editors write first. */
-		if (n == 1 && !strncmp(s, "\xef\xbb\xbf", 3))
-			s += 3;
-		hash = strchr(s, '#');
-		if (hash)
-			*hash = 0;
-		s = fb_trim(s);
+		s = fb_conf_text(s, n);
 		if (!*s)
 			continue;
 		if (line_of(file, n, s, opts, skip, set, ctx)) {

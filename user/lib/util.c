@@ -120,3 +120,16 @@ char *fb_trim(char *s)
 		*--e = 0;
 	return s;
 }
+
+char *fb_conf_text(char *s, int n)
+{
+	char *hash;
+
+	/* A UTF-8 byte order mark some editors write first: not text. */
+	if (n == 1 && !strncmp(s, "\xef\xbb\xbf", 3))
+		s += 3;
+	hash = strchr(s, '#');
+	if (hash)
+		*hash = 0;
+	return fb_trim(s);
+}

@@ -42,5 +42,9 @@ double fb_now(void);
 /* s without its leading blanks and trailing blanks and line end (cut in
  * place). */
 char *fb_trim(char *s);
+/* The text of a configuration file's line number n (from 1): without a
+ * UTF-8 byte-order mark on line 1, a '#' comment and blanks (cut in
+ * place); "" for a line with nothing to read. */
+char *fb_conf_text(char *s, int n);
 
 #endif
