@@ -320,14 +320,10 @@ int fb_flow_parse_keys(int argc, char **argv, struct fb_key *keys, size_t *n, ch
 	return used;
 }
 
-int fb_flow_parse(int argc, char **argv, struct fb_key *key, char *err, size_t errlen)
+/* The one key a FLOW that must be one rule made (keys[0..n)). */
+static int one_key(const struct fb_key *keys, size_t n, struct fb_key *key, char *err,
+		   size_t errlen)
 {
-	struct fb_key keys[FB_RULE_KEYS_MAX];
-	size_t n;
-	int used = fb_flow_parse_keys(argc, argv, keys, &n, err, errlen);
-
-	if (used < 0)
-		return -1;
 	if (n != 1) {
 		snprintf(err, errlen,
 			 "this FLOW is %zu rules (a port range, or no address: both families); "
@@ -336,6 +332,19 @@ int fb_flow_parse(int argc, char **argv, struct fb_key *key, char *err, size_t e
 		return -1;
 	}
 	*key = keys[0];
+	return 0;
+}
+
+int fb_flow_parse(int argc, char **argv, struct fb_key *key, char *err, size_t errlen)
+{
+	struct fb_key keys[FB_RULE_KEYS_MAX];
+	size_t n;
+	int used = fb_flow_parse_keys(argc, argv, keys, &n, err, errlen);
+
+	if (used < 0)
+		return -1;
+	if (one_key(keys, n, key, err, errlen))
+		return -1;
 	return used;
 }
 
@@ -379,14 +388,8 @@ int fb_flow_parse_line(char *line, struct fb_key *key, int *blank, char *err, si
 		return -1;
 	if (*blank)
 		return 0;
-	if (n != 1) {
-		snprintf(err, errlen,
-			 "this FLOW is %zu rules (a port range, or no address: both families); "
-			 "one is wanted here",
-			 n);
+	if (one_key(keys, n, key, err, errlen))
 		return -1;
-	}
-	*key = keys[0];
 	return 0;
 }
 
