@@ -211,22 +211,6 @@ stop_exabgp() {
 	rm -f "$T_TMP/exa.pid"
 }
 
-# wait_for SECS CMD...: until CMD succeeds; prints the seconds it took.
-ms() { echo $(($(date +%s%N) / 1000000)); }
-wait_for() {
-	local secs=$1 t0
-	shift
-	t0=$(ms)
-	while ! "$@" >/dev/null 2>&1; do
-		if [ $(($(ms) - t0)) -gt $((secs * 1000)) ]; then
-			echo "timeout"
-			return 1
-		fi
-		sleep 0.2
-	done
-	t0=$(($(ms) - t0))
-	printf '%d.%d\n' $((t0 / 1000)) $((t0 % 1000 / 100))
-}
 established() { command birdc -s "$T_TMP/bird.ctl" show protocols "$1" | grep -q Established; }
 # UDP from 198.51.100.1:SPORT to DST:DPORT, received by a socket in RT.
 udp_reaches() {
@@ -260,7 +244,7 @@ nflows() { "$FB" -j info rtbh | "$PY" -c 'import json,sys; print(json.load(sys.s
 
 # --- phase 1: --on-session-down flush ------------------------------------------------
 start_exabgp flush
-if [ "$(wait_for 30 established p1)" = timeout ] || [ "$(wait_for 30 established p3)" = timeout ]; then
+if [ "$(t_wait_for 30 established p1)" = timeout ] || [ "$(t_wait_for 30 established p3)" = timeout ]; then
 	fail "bgp: BGP sessions did not come up (exabgp.log: $(tail -c 300 "$T_TMP/exa.out"))"
 	t_finish
 fi
@@ -268,9 +252,9 @@ pass "bgp: two BGP sessions BIRD -> ExaBGP established"
 check "before any route: 203.0.113.7 reachable" reaches 203.0.113.7
 
 birdc enable bh1
-took=$(wait_for 10 blocked 203.0.113.7)
+took=$(t_wait_for 10 blocked 203.0.113.7)
 if [ "$took" != timeout ]; then pass "blackhole announced: 203.0.113.7 dropped within ${took} s"; else fail "blackhole announced: 203.0.113.7 still reachable after 10 s"; fi
-check "both peers' paths reach the state file" wait_for 10 state_paths 'dst 203.0.113.7' 2
+check "both peers' paths reach the state file" t_wait_for 10 state_paths 'dst 203.0.113.7' 2
 check_eq "two peers announce it, the rule is added once (counter 1)" "$(counter dst 203.0.113.7/32)" 1
 check "other addresses still reachable" reaches 203.0.113.8
 check "the state file is 0600" test "$(stat -c %a "$STATE")" = 600
@@ -289,31 +273,31 @@ sleep 2
 check_eq "one peer's session lost (flush): the other still holds the rule" "$(counter dst 203.0.113.7/32)" 1
 check "... and 203.0.113.7 still dropped" blocked 203.0.113.7
 birdc enable p3
-wait_for 30 established p3 >/dev/null
+t_wait_for 30 established p3 >/dev/null
 birdc disable bh1
-took=$(wait_for 10 reaches 203.0.113.7)
+took=$(t_wait_for 10 reaches 203.0.113.7)
 if [ "$took" != timeout ]; then pass "withdrawn by both peers: 203.0.113.7 reachable again within ${took} s"; else fail "withdrawn: 203.0.113.7 still dropped after 10 s"; fi
 check_eq "withdrawn: counter back to 0" "$(counter dst 203.0.113.7/32)" 0
 
 birdc enable bh1
-wait_for 10 blocked 203.0.113.7 >/dev/null
+t_wait_for 10 blocked 203.0.113.7 >/dev/null
 birdc disable p1
 birdc disable p3
-took=$(wait_for 10 reaches 203.0.113.7)
+took=$(t_wait_for 10 reaches 203.0.113.7)
 if [ "$took" != timeout ]; then pass "both sessions lost with flush: the rule deleted within ${took} s"; else fail "sessions lost with flush: 203.0.113.7 still dropped"; fi
 
 # --- FlowSpec ------------------------------------------------------------------------
 birdc enable p1
-wait_for 30 established p1 >/dev/null
+t_wait_for 30 established p1 >/dev/null
 birdc disable bh1
 sleep 1
 check "FlowSpec: before, UDP 4000 -> 203.0.113.9:5000 arrives" udp_reaches 4000 203.0.113.9 5000
 for r in fs1 fs2 fs3 fs4 fs5 fs6; do birdc enable $r; done
-took=$(wait_for 10 udp_blocked 4000 203.0.113.9 5000)
+took=$(t_wait_for 10 udp_blocked 4000 203.0.113.9 5000)
 if [ "$took" != timeout ]; then pass "FlowSpec discard: the 5-tuple dropped within ${took} s"; else fail "FlowSpec discard: the 5-tuple still arrives after 10 s"; fi
 check "FlowSpec discard: another source port still arrives" udp_reaches 4001 203.0.113.9 5000
 check "FlowSpec discard: other traffic to 203.0.113.9 still arrives" reaches 203.0.113.9
-took=$(wait_for 10 udp_blocked 4000 203.0.113.10 5000)
+took=$(t_wait_for 10 udp_blocked 4000 203.0.113.10 5000)
 if [ "$took" != timeout ]; then pass "FlowSpec host + UDP + dport 5000: dropped within ${took} s"; else fail "FlowSpec host + UDP + dport: still arrives"; fi
 check "... from any source port" udp_blocked 4123 203.0.113.10 5000
 check "... another destination port arrives" udp_reaches 4000 203.0.113.10 5001
@@ -337,36 +321,36 @@ sleep 2
 check "FlowSpec withdrawn: the 5-tuple arrives again" udp_reaches 4000 203.0.113.9 5000
 check "FlowSpec withdrawn: host + UDP + dport 5000 arrives again" udp_reaches 4000 203.0.113.10 5000
 for r in fs3 fs4 fs5 fs6; do birdc disable $r; done
-check "FlowSpec withdrawn: the range's paths end" wait_for 10 state_paths 'part [0-9]*/21' 0
+check "FlowSpec withdrawn: the range's paths end" t_wait_for 10 state_paths 'part [0-9]*/21' 0
 
 birdc enable bh1
-wait_for 10 blocked 203.0.113.7 >/dev/null
+t_wait_for 10 blocked 203.0.113.7 >/dev/null
 stop_exabgp
-took=$(wait_for 10 reaches 203.0.113.7)
+took=$(t_wait_for 10 reaches 203.0.113.7)
 if [ "$took" != timeout ]; then pass "ExaBGP stopped (sessions down) with flush: the rule deleted"; else fail "ExaBGP stopped with flush: 203.0.113.7 still dropped"; fi
 check "... and the state file holds no path" state_paths 'dst 203.0.113.7' 0
 
 # --- phase 2: --on-session-down keep, restart ----------------------------------------
 birdc enable p3
 start_exabgp keep
-wait_for 30 established p1 >/dev/null
-wait_for 30 established p3 >/dev/null
-took=$(wait_for 10 blocked 203.0.113.7)
+t_wait_for 30 established p1 >/dev/null
+t_wait_for 30 established p3 >/dev/null
+took=$(t_wait_for 10 blocked 203.0.113.7)
 if [ "$took" != timeout ]; then pass "keep: announced route applied within ${took} s"; else fail "keep: announced route not applied"; fi
-check "keep: both paths in the state file" wait_for 10 state_paths 'dst 203.0.113.7' 2
+check "keep: both paths in the state file" t_wait_for 10 state_paths 'dst 203.0.113.7' 2
 stop_exabgp
 check "ExaBGP stopped with keep: the rule stays" blocked 203.0.113.7
 check "... and the state file still names both paths" state_paths 'dst 203.0.113.7' 2
 start_exabgp keep
-wait_for 30 established p1 >/dev/null
-wait_for 30 established p3 >/dev/null
+t_wait_for 30 established p1 >/dev/null
+t_wait_for 30 established p3 >/dev/null
 sleep 2
 check_eq "restarted process: re-announced paths are not added again (counter 1)" \
 	"$(counter dst 203.0.113.7/32)" 1
 # Someone replaces the filter's content: the process adds its rules again.
 echo "dst 198.51.100.200" >"$T_TMP/list"
 check "load --replace swaps the filter's content" "$FB" load rtbh "$T_TMP/list" --replace
-took=$(wait_for 10 blocked 203.0.113.7)
+took=$(t_wait_for 10 blocked 203.0.113.7)
 if [ "$took" != timeout ]; then pass "filter replaced: the BGP rule is back within ${took} s"; else fail "filter replaced: the BGP rule never came back"; fi
 check_eq "... added once (counter 1)" "$(counter dst 203.0.113.7/32)" 1
 birdc disable p1
@@ -376,14 +360,14 @@ check "sessions lost with keep: 203.0.113.7 still dropped" blocked 203.0.113.7
 birdc disable bh1
 birdc enable p1
 birdc enable p3
-wait_for 30 established p1 >/dev/null
-wait_for 30 established p3 >/dev/null
-took=$(wait_for 15 reaches 203.0.113.7)
+t_wait_for 30 established p1 >/dev/null
+t_wait_for 30 established p3 >/dev/null
+took=$(t_wait_for 15 reaches 203.0.113.7)
 if [ "$took" != timeout ]; then pass "keep: a route withdrawn while down ends at End-of-RIB (${took} s after session up)"; else fail "keep: stale route never ended"; fi
 check_eq "keep: counter 0 after End-of-RIB" "$(counter dst 203.0.113.7/32)" 0
 
 birdc enable bh1
-wait_for 10 blocked 203.0.113.7 >/dev/null
+t_wait_for 10 blocked 203.0.113.7 >/dev/null
 stop_exabgp
 out=$("$FB" bgp rtbh --state "$STATE" --flush 2>&1)
 check_eq "--flush deletes what bgp added" "$(echo "$out" | grep -c '^deleted 1 rules')" 1

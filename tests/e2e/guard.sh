@@ -341,26 +341,11 @@ check "f3 still clean for the second guard" "$FB" check f3
 echo $! >"$T_TMP/exa.pid"
 birdc() { command birdc -s "$T_TMP/bird.ctl" "$@"; }
 ms() { echo $(($(date +%s%N) / 1000000)); }
-# wait_for SECS CMD...: until CMD succeeds; prints the seconds it took.
-wait_for() {
-	local secs=$1 t0
-	shift
-	t0=$(ms)
-	while ! "$@" >/dev/null 2>&1; do
-		if [ $(($(ms) - t0)) -gt $((secs * 1000)) ]; then
-			echo timeout
-			return 1
-		fi
-		sleep 0.1
-	done
-	t0=$(($(ms) - t0))
-	printf '%d.%d\n' $((t0 / 1000)) $((t0 % 1000 / 100))
-}
 route_up() { birdc show route for 198.51.100.230/32 all | grep -q "(65535,666)"; }
 route_gone() { ! birdc show route for 198.51.100.230/32 | grep -q "198.51.100.230/32"; }
 flow_up() { birdc show route table ft4 | grep -q "flow4 { src 198.51.100.230/32; }"; }
 flow_gone() { ! flow_up; }
-if [ "$(wait_for 30 bash -c "command birdc -s '$T_TMP/bird.ctl' show protocols up | grep -q Established")" = timeout ]; then
+if [ "$(t_wait_for 30 bash -c "command birdc -s '$T_TMP/bird.ctl' show protocols up | grep -q Established")" = timeout ]; then
 	fail "guard --announce: the BGP session did not come up ($(tail -c 300 "$T_TMP/exa.out"))"
 	t_finish
 fi
@@ -376,14 +361,14 @@ while time.time() < end:
         s.sendto(b"flood", ("198.51.100.1", 9))
     time.sleep(0.005)' &
 FLOOD=$!
-took=$(wait_for 6 route_up)
+took=$(t_wait_for 6 route_up)
 if [ "$took" != timeout ]; then pass "the blackhole route reaches BIRD with community 65535:666 within ${took} s"; else fail "no route in BIRD: $(birdc show route all | tail -5 | tr '\n' ' ') $(tail -c 300 "$T_TMP/exa.out")"; fi
-took=$(wait_for 3 flow_up)
+took=$(t_wait_for 3 flow_up)
 if [ "$took" != timeout ]; then pass "--flowspec: the FlowSpec discard reaches BIRD"; else fail "--flowspec: no flow4 route in BIRD: $(birdc show route table ft4 all | tail -5 | tr '\n' ' ')"; fi
 check "next hop: guard's side (next-hop self)" bash -c "command birdc -s '$T_TMP/bird.ctl' show route for 198.51.100.230/32 all | grep -q 'BGP.next_hop: 198.51.100.1'"
 wait $FLOOD
 T_END=$(ms)
-took=$(wait_for 8 route_gone)
+took=$(t_wait_for 8 route_gone)
 if [ "$took" != timeout ]; then
 	pass "the route is withdrawn when the ban ends (${took} s after the flood)"
 	gone=$((($(ms) - T_END)))
@@ -391,6 +376,6 @@ if [ "$took" != timeout ]; then
 else
 	fail "the route was never withdrawn"
 fi
-check "--flowspec: the FlowSpec route is withdrawn too" wait_for 3 flow_gone
+check "--flowspec: the FlowSpec route is withdrawn too" t_wait_for 3 flow_gone
 grep -q '"announce route 198.51.100.230/32 next-hop self community \[65535:666\]"\|announce route 198.51.100.230/32' "$T_TMP/exabgp.log" "$T_TMP/exa.out" 2>/dev/null
 t_finish

@@ -367,6 +367,24 @@ t_net_down() {
 
 # ---------------------------------------------------------------- traffic
 
+# t_wait_for SECS CMD...: as t_wait_until, quiet, and prints how long it
+# took ("S.d" seconds) or "timeout" (status 1): for figures like "the route
+# came up after 1.3 s".
+t_wait_for() {
+	local secs=$1 t0
+	shift
+	t0=$(date +%s%N)
+	until "$@" >/dev/null 2>&1; do
+		if [ $((($(date +%s%N) - t0) / 1000000)) -gt $((secs * 1000)) ]; then
+			echo timeout
+			return 1
+		fi
+		sleep 0.1
+	done
+	t0=$((($(date +%s%N) - t0) / 1000000))
+	printf '%d.%d\n' $((t0 / 1000)) $((t0 % 1000 / 100))
+}
+
 # t_wait_until SECS CMD...: run CMD every 0.1 s until it succeeds, for at
 # most SECS seconds; CMD's last status. For "the program has seen every
 # packet sent": a fixed sleep is too short on a loaded machine and too long
