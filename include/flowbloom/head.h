@@ -26,16 +26,17 @@
  * With NH (FB_HASH_NHK) the hash is a sum of one term per word, each the
  * product of two 32-bit sums of a half of the word and a half of the key
  * word (hash.h). The builder (fb_probe_nh) prepares each descriptor so the
- * data path needs neither the key words nor a test per word: a word the
- * descriptor fixes whatever the packet (mask 0, or words 0 and 2 of an
- * IPv4 packet, which the parser always writes 0: ::ffff:a.b.c.d) adds a
- * constant term, summed into `base`, and gets mask 0 and set 0, a term of
- * 0; in every other word `set` holds its halves already added to the key
- * word's (the packet's bits under the mask and `set` never overlap, so the
- * halves add without carries: rule keys and probes agree). The data path
- * then adds five terms from two loads a word, and Dharmapurikar et al.'s
- * probe per prefix length costs a few multiplies, not a keyed hash of 40
- * bytes.
+ * data path needs no key words: a word the descriptor fixes whatever the
+ * packet (mask 0; words 0 and 2 of an IPv4 packet, which the parser always
+ * writes 0: ::ffff:a.b.c.d; the family byte of word 4, the list's own)
+ * adds a constant term, summed into `base`, and gets mask 0 and set 0,
+ * which the data path skips; in every other word `set` holds its halves
+ * already added to the key word's (the packet's bits under the mask and
+ * `set` never overlap, so the halves add without carries: rule keys and
+ * probes agree). The data path then adds the terms of the words left, two
+ * loads and a multiply each (one word for an IPv4 prefix, three for an
+ * IPv4 5-tuple), and Dharmapurikar et al.'s probe per prefix length costs
+ * a few multiplies, not a keyed hash of 40 bytes.
  */
 #ifndef FLOWBLOOM_HEAD_H
 #define FLOWBLOOM_HEAD_H
@@ -122,8 +123,19 @@ static __always_inline __u64 fb_probe_term(const struct fb_probe *p, const __u64
  * construction (tests/unit). */
 static __always_inline __u64 fb_probe_nhk(const struct fb_probe *p, const __u64 *w)
 {
-	return fb_fmix64(p->base + fb_probe_term(p, w, 0) + fb_probe_term(p, w, 1) +
-			 fb_probe_term(p, w, 2) + fb_probe_term(p, w, 3) + fb_probe_term(p, w, 4));
+	__u64 h = p->base;
+	int i;
+
+	/* A word the descriptor fixes (mask 0) has a term of 0: skipped. The
+	 * branches follow the descriptor, the same for every packet (an IPv4
+	 * source prefix reads one word of five). */
+#ifdef __clang__
+#pragma unroll
+#endif
+	for (i = 0; i < 5; i++)
+		if (p->mask[i])
+			h += fb_probe_term(p, w, i);
+	return fb_fmix64(h);
 }
 
 /* The same under the other hashes: of the key itself. */
@@ -204,6 +216,13 @@ static inline int fb_probe_nh(struct fb_probe *p, __u32 fam, const __u64 *kw)
 	int i;
 
 	p->base = 0;
+	/* Word 4's family byte is the list's own (fam): fixed, like the
+	 * words an IPv4 packet always has 0 in, so a prefix's word 4 is
+	 * all fixed. */
+	if (p->mask[4] & fb_key_word_family(~0ULL)) {
+		p->mask[4] &= ~fb_key_word_family(~0ULL);
+		p->set[4] |= fb_key_word_tail(0, 0, 0, 0, 0, fam);
+	}
 	for (i = 0; i < 5; i++) {
 		__u64 s = fb_le64(p->set[i]);
 		__u32 lo = (__u32)s + (__u32)kw[i], hi = (__u32)(s >> 32) + (__u32)(kw[i] >> 32);

@@ -256,7 +256,7 @@ static void test_probe_descriptors(const __u64 k[2])
 	static const __u8 algs[] = { FB_HASH_NHK, FB_HASH_SIPHASH13, FB_HASH_SIPHASH24,
 				     FB_HASH_NH };
 	uint64_t seed = 0xde5c;
-	long bad = 0, checked = 0;
+	long bad = 0, checked = 0, terms_bad = 0;
 	int i, a;
 
 	for (a = 0; a < 4; a++)
@@ -312,6 +312,18 @@ static void test_probe_descriptors(const __u64 k[2])
 				/* ... and the prepared one hashes as the rule's key. */
 				bad += fb_probe_hash(p, pkt.w, algs[a], k, kw) !=
 				       fb_hash_with(&want, algs[a], k, kw);
+				/* NH reads only the words the packet decides: an
+				 * IPv4 prefix one, an IPv4 5-tuple three (words 0
+				 * and 2 are 0, the family is the list's). */
+				if (algs[a] == FB_HASH_NHK) {
+					int read = 0, most, wi;
+
+					for (wi = 0; wi < 5; wi++)
+						read += p->mask[wi] != 0;
+					most = p->kind == FB_KIND_FLOW ? (v4 ? 3 : 5)
+								       : (v4 ? 1 : 2);
+					terms_bad += read > most;
+				}
 				checked++;
 			}
 		}
@@ -319,6 +331,9 @@ static void test_probe_descriptors(const __u64 k[2])
 	ASSERT_EQ(bad, 0,
 		  "probe descriptors: a packet's hash through each equals the hash of the stored "
 		  "rule key (flow, src, dst; v4/v6; nh, siphash13/24, nh-v1; random lengths)");
+	ASSERT_EQ(terms_bad, 0,
+		  "probe descriptors (nh): the hash reads one word for an IPv4 prefix, two at "
+		  "most for an IPv6 one, three for an IPv4 5-tuple");
 }
 
 /* The attack NH must stand, as far as a test can pose it: flows chosen
