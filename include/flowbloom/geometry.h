@@ -298,6 +298,29 @@ static __always_inline __u64 fb_blocked_word_mask(__u64 h, __u32 k, int word)
 	return mask;
 }
 
+/* The two k that fb_block_has() tests without masks, one bit per word:
+ * k = 8 (every word) and k = 4 (words 0-3, half the work). Create and
+ * load choose one of them when it meets the rate in the memory the filter
+ * gets (fb_blocked_fast_k(), user/lib/types/sizing.c). */
+#define FB_FAST_K_HI FB_BLOCK_WORDS
+#define FB_FAST_K_LO (FB_BLOCK_WORDS / 2)
+
+/* k = 4: one bit in each of words 0-3 (salt w in word w), where
+ * fb_blocked_word_mask() puts them. */
+static __always_inline int fb_block_has_lo(const struct fb_block *blk, __u64 h)
+{
+	__u32 lo = (__u32)h;
+	__u64 miss = 0;
+	int w;
+
+#ifdef __clang__
+#pragma unroll
+#endif
+	for (w = 0; w < FB_FAST_K_LO; w++)
+		miss |= ~blk->w[w] >> ((lo * fb_salt(w)) >> 26);
+	return !(miss & 1);
+}
+
 /* Blocked layout: does blk hold hash h's k bits? Branch-free, every word
  * tested (one cache line either way): the data path's probe, the CLI's
  * test and the scalable filter's stages all use this one. */
@@ -307,8 +330,9 @@ static __always_inline int fb_block_has(const struct fb_block *blk, __u64 h, __u
 	__u64 miss = 0;
 	int w;
 
-	/* k = 8, the usual (one bit per word): eight salts, each word's bit
-	 * shifted down, no masks: a third of the general case's work. */
+	/* k = 8 (one bit per word) and k = 4 (words 0-3): each word's bit
+	 * shifted down, no masks: a third and a sixth of the general case's
+	 * work. */
 	if (k == FB_BLOCK_WORDS) {
 #ifdef __clang__
 #pragma unroll
@@ -317,6 +341,8 @@ static __always_inline int fb_block_has(const struct fb_block *blk, __u64 h, __u
 			miss |= ~blk->w[w] >> ((lo * fb_salt(w)) >> 26);
 		return !(miss & 1);
 	}
+	if (k == FB_FAST_K_LO)
+		return fb_block_has_lo(blk, h);
 #ifdef __clang__
 #pragma unroll
 #endif

@@ -634,6 +634,7 @@ for i in range(100000):
     print("2001:db8:%x:%x::/64" % (i >> 16, i & 0xffff))
     print("198.51.%d.%d/%d" % ((i >> 8) & 255, i & 255, [30, 31, 32][i % 3]))' >"$T_TMP/w.txt"
 bits0=$(info_field W bits)
+check_eq "W: k = 4 (its chunk holds 100 flows at 1 % with four bits)" "$(info_field W hashes)" 4
 "$FB" load W "$T_TMP/w.txt" >/dev/null 2>"$T_TMP/err"
 check_eq "W: a load far over capacity: exit 0" $? 0
 check_eq "W: ... with a warning naming load --replace" "$(grep -c 'warning:.*load --replace' "$T_TMP/err")" 1
@@ -645,6 +646,7 @@ d = json.loads(sys.argv[1])
 print("grown" if d["bits"] > int(sys.argv[2]) else "same", "met" if d["fp_rate_per_packet"] <= 0.01 * 1.0001 else "missed %g" % d["fp_rate_per_packet"])
 PY
 check_eq "W: re-sized, per-packet rate <= 1%" "$(cat "$T_TMP/wsz")" "grown met"
+check_eq "W: ... and k = 8 (four bits would miss the rate in the new size)" "$(info_field W hashes)" 8
 
 for f in $("$FB" list | cut -d' ' -f1); do "$FB" destroy "$f" >/dev/null || fail "destroy $f"; done
 check_eq "every filter destroyed" "$("$FB" list | wc -l)" 0

@@ -26,6 +26,58 @@ static void check_usage(struct fb_create_req r, const char *label)
 	ASSERT_EQ(make(&r, &o), FB_CREATE_USAGE, label);
 }
 
+/* By rate, a blocked filter gets the cheaper of the probe's two fast k
+ * (4, then 8) that meets the rate in its whole chunks, else the sized k;
+ * the rate at capacity is the asked one or lower either way. */
+static void check_fast_k(void)
+{
+	static const struct {
+		unsigned long long n;
+		double p;
+		unsigned k; /* 0: the sized k */
+	} c[] = {
+		{ 2508, 0.01, 4 },     /* a small list: one chunk, 80 times the bits asked */
+		{ 50000, 0.01, 4 },    /* 0.5 Mbit asked, 2 Mbit given */
+		{ 100000, 0.01, 8 },   /* 1 Mbit asked: k = 4 would give 1.2 % */
+		{ 10000000, 0.01, 8 }, /* sized to the chunk: k = 4 misses the rate */
+		{ 2508, 1e-9, 8 },     /* a tight rate in one chunk */
+		{ 50000, 1e-6, 0 },    /* neither fast k reaches it: k = 16 */
+	};
+	struct fb_create_opts o;
+	unsigned i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct fb_create_req r = { .type = -1,
+					   .have_capacity = true,
+					   .have_fp_rate = true,
+					   .capacity = c[i].n,
+					   .fp_rate = c[i].p };
+		__u32 nblocks;
+		__u8 k;
+		char label[160];
+
+		snprintf(label, sizeof(label), "create %llu at %g: blocked, k = %u", c[i].n, c[i].p,
+			 c[i].k);
+		if (!ASSERT_EQ(make(&r, &o), 0, label) ||
+		    !ASSERT_EQ(fb_size_blocked(c[i].n, c[i].p, &nblocks, &k), 0, label))
+			continue;
+		ASSERT_EQ(o.k, c[i].k ? c[i].k : k, label);
+		snprintf(label, sizeof(label), "create %llu at %g: rate at capacity %g <= asked",
+			 c[i].n, c[i].p, fb_fpr_blocked(c[i].n, o.nblocks, o.k));
+		ASSERT_TRUE(fb_fpr_blocked(c[i].n, o.nblocks, o.k) <= c[i].p, label);
+	}
+	/* Bits and hashes are taken as given. */
+	{
+		struct fb_create_req r = { .type = -1,
+					   .have_bits = true,
+					   .have_hashes = true,
+					   .bits = 1 << 21,
+					   .hashes = 7 };
+
+		ASSERT_TRUE(make(&r, &o) == 0 && o.k == 7, "create --bits --hashes 7: k = 7 kept");
+	}
+}
+
 void test_create_opts(void)
 {
 	struct fb_create_req r = { .type = -1,
@@ -40,9 +92,11 @@ void test_create_opts(void)
 
 	ASSERT_EQ(make(&r, &o), 0, "create: capacity and rate");
 	ASSERT_EQ(fb_size_blocked(100000, 0.001, &nblocks, &k), 0, "create: blocked sizing");
-	ASSERT_TRUE(o.nblocks == fb_whole_chunks(nblocks) && o.k == k &&
+	ASSERT_TRUE(o.nblocks == fb_whole_chunks(nblocks) &&
+			    o.k == fb_blocked_fast_k(100000, 0.001, o.nblocks, k) &&
 			    o.bits_asked == (__u64)nblocks * FB_BLOCK_BITS,
 		    "create: the blocked formula's geometry, in whole chunks");
+	check_fast_k();
 	ASSERT_TRUE(o.layout == FB_LAYOUT_BLOCKED && o.action == FB_ACTION_DROP &&
 			    o.type == FB_TYPE_BLOOM && o.capacity == 100000 && o.fp_rate == 0.001,
 		    "create: defaults blocked, drop, Bloom; capacity and rate kept");

@@ -50,6 +50,42 @@ void test_geometry(void)
 		ASSERT_TRUE(empty_ok, label);
 	}
 
+	/* fb_block_has(): its unmasked cases (k = 4 and 8) and the masks
+	 * answer alike: on blocks from half full to nearly full, for
+	 * every k, the answer is "all of the mask's bits are set"; and a
+	 * block that fb_block_set() wrote holds its hash. */
+	for (kk = 1; kk <= FB_MAX_K; kk++) {
+		unsigned agree = 1, holds = 1;
+
+		for (n = 0; n < 40000; n++) {
+			struct fb_block blk;
+			int want = 1;
+
+			h = test_rand64(&seed);
+			for (w = 0; w < FB_BLOCK_WORDS; w++) {
+				/* n % 4 decides the fill: the OR of 1 to 4 random
+				 * words, half full to nearly full (both answers
+				 * come up for every k). */
+				blk.w[w] = test_rand64(&seed);
+				for (t = 0; t < n % 4; t++)
+					blk.w[w] |= test_rand64(&seed);
+				want &= (blk.w[w] & fb_blocked_word_mask(h, kk, w)) ==
+					fb_blocked_word_mask(h, kk, w);
+			}
+			if (fb_block_has(&blk, h, kk) != want)
+				agree = 0;
+			memset(&blk, 0, sizeof(blk));
+			fb_block_set(&blk, h, kk);
+			if (!fb_block_has(&blk, h, kk))
+				holds = 0;
+		}
+		snprintf(label, sizeof(label),
+			 "fb_block_has k=%u: the mask's bits, on blocks of every fill", kk);
+		ASSERT_TRUE(agree, label);
+		snprintf(label, sizeof(label), "fb_block_has k=%u: a block set for h holds h", kk);
+		ASSERT_TRUE(holds, label);
+	}
+
 	for (i = 0; i < sizeof(nblocks_list) / sizeof(nblocks_list[0]); i++) {
 		range_ok = fb_blocked_index(~0ULL, nblocks_list[i]) < nblocks_list[i] &&
 			   fb_blocked_index(0, nblocks_list[i]) == 0;

@@ -65,6 +65,8 @@ static int replace(struct fb_store *f, const struct fb_list *l)
 		 * table type's geometry says its size. */
 		if (!table)
 			nblocks = fb_whole_chunks(nblocks);
+		if (!table && f->hdr->layout == FB_LAYOUT_BLOCKED)
+			k = fb_blocked_fast_k(n, q, nblocks, k);
 	}
 	f->refused_load = -1;
 	if (fb_rules_replace_geom(f, nblocks, k, table ? geom : NULL, l->keys, l->n, &bad)) {

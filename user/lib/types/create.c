@@ -151,6 +151,10 @@ int fb_create_opts_make(const struct fb_create_req *r, struct fb_create_opts *o,
 	if (!o->type) {
 		o->bits_asked = (__u64)o->nblocks * FB_BLOCK_BITS;
 		o->nblocks = fb_whole_chunks(o->nblocks);
+		/* Sized by rate: the cheapest probe that still meets it in
+		 * the memory the filter gets. */
+		if (o->capacity && o->layout == FB_LAYOUT_BLOCKED)
+			o->k = fb_blocked_fast_k(o->capacity, o->fp_rate, o->nblocks, o->k);
 	}
 	return 0;
 }

@@ -167,6 +167,15 @@ int fb_size_blocked(double n, double p, __u32 *nblocks, __u8 *k)
 	return 0;
 }
 
+unsigned fb_blocked_fast_k(double n, double p, __u32 nblocks, unsigned k)
+{
+	if (fb_fpr_blocked(n, nblocks, FB_FAST_K_LO) <= p)
+		return FB_FAST_K_LO;
+	if (fb_fpr_blocked(n, nblocks, FB_FAST_K_HI) <= p)
+		return FB_FAST_K_HI;
+	return k;
+}
+
 unsigned fb_probes_per_packet(__u32 kinds, const struct fb_prefixes *px)
 {
 	unsigned v4 = 0, v6 = 0, flow = !!(kinds & FB_KINDF(FB_KIND_FLOW));

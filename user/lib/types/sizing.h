@@ -59,6 +59,14 @@ double fb_probe_target(double per_packet, unsigned probes);
  * FB_MAX_BLOCKS. */
 int fb_size_classic(double n, double p, __u32 *nblocks, __u8 *k);
 int fb_size_blocked(double n, double p, __u32 *nblocks, __u8 *k);
+/* The k a blocked filter of nblocks blocks (sized for n flows at rate p,
+ * then rounded up to whole chunks) is made with: the smaller of the data
+ * path's two fast k (FB_FAST_K_LO, FB_FAST_K_HI, geometry.h) that keeps
+ * the rate at n flows <= p in those blocks, else the sized k. The larger
+ * array holds the flows at a lower rate than asked; a fast k spends part of
+ * that margin on a cheaper probe (four bits to test rather than eight)
+ * and the rest still lowers the rate. */
+unsigned fb_blocked_fast_k(double n, double p, __u32 nblocks, unsigned k);
 /* The classic formulas before rounding m up to whole blocks. */
 double fb_classic_mbits(double n, double p);
 unsigned fb_classic_k(double mbits, double n);
