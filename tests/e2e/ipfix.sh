@@ -107,8 +107,19 @@ seen() {
 sys.exit(json.load(sys.stdin)["seen"]["packets"] < int(sys.argv[1]))' "$2"
 }
 # stop_exporter LABEL: SIGTERM, exit 0 and a summary.
+# Bounded: an exporter still there 10 s after the signal is a failure
+# (and killed), never a suite that hangs.
 stop_exporter() {
+	local i
 	kill -TERM "$EXP"
+	for i in $(seq 100); do
+		kill -0 "$EXP" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$EXP" 2>/dev/null; then
+		fail "$1: still running 10 s after SIGTERM ($(grep -E '^(State|Sig)' "/proc/$EXP/status" 2>/dev/null | tr -s '\t\n' '  '))"
+		kill -KILL "$EXP"
+	fi
 	wait "$EXP"
 	check_eq "$1: SIGTERM ends it with status 0" "$?" 0
 }

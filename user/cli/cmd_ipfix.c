@@ -442,6 +442,9 @@ int cmd_ipfix(int argc, char **argv)
 	t0 = fb_now();
 	next_est = t0 + o.interval;
 	next_scan = t0 + scan;
+	/* Before the line that says it runs: a SIGTERM from then on ends it
+	 * cleanly. */
+	fb_catch_interrupt();
 	fprintf(stderr,
 		"flowbloom: ipfix: exporting %s%s%s%s%s of '%s' to %s over %s, observation "
 		"domain %llu\n",
@@ -450,7 +453,6 @@ int cmd_ipfix(int argc, char **argv)
 		sketch ? (acct ? "estimates of what the table missed" : "top-talker estimates")
 		       : "",
 		f.name, o.collector, o.tcp ? "TCP" : "UDP", o.domain);
-	fb_catch_interrupt();
 	for (;;) {
 		bool stop;
 
