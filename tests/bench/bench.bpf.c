@@ -68,8 +68,11 @@ struct {
 } srcs SEC(".maps");
 
 /* One random 64-byte line of a large array per packet (xdp_dram): parse
- * plus one DRAM access, in the same kind of memory (vmalloc'd map pages)
- * as a filter's. */
+ * plus one memory access, in the same kind of memory (vmalloc'd map
+ * pages) as a filter's. With cfg_dram_chase each packet's line depends on
+ * the previous packet's (one DRAM latency each); without, packets are as
+ * independent as a filter's probes are (the floor of any filter that
+ * reads one line a packet from an array of that size). */
 struct line {
 	__u64 w[8];
 };
@@ -81,7 +84,8 @@ struct {
 	__type(value, struct line);
 } dram SEC(".maps");
 
-const volatile __u32 cfg_dram_mask = 0;
+const volatile __u32 cfg_dram_lines = 1; /* lines in dram */
+const volatile __u8 cfg_dram_chase = 1;
 
 /* Prefix benchmark: the source addresses xdp_addr writes into the packet
  * (network order) before it tail-calls the program under test in jmp[0]. */
@@ -202,7 +206,9 @@ int xdp_dram(struct xdp_md *ctx)
 
 	if (parse_bench(ctx, &key) != FB_PARSE_OK)
 		return XDP_PASS;
-	idx = (i ^ i >> 15 ^ (__u32)chase) & cfg_dram_mask;
+	if (cfg_dram_chase)
+		i ^= (__u32)chase;
+	idx = ((__u64)(i ^ i >> 15) * cfg_dram_lines) >> 32;
 	l = bpf_map_lookup_elem(&dram, &idx);
 	if (l)
 		chase = l->w[key.sport & 7];
