@@ -71,8 +71,9 @@ struct {
  * plus one memory access, in the same kind of memory (vmalloc'd map
  * pages) as a filter's. With cfg_dram_chase each packet's line depends on
  * the previous packet's (one DRAM latency each); without, packets are as
- * independent as a filter's probes are (the floor of any filter that
- * reads one line a packet from an array of that size). */
+ * independent as a filter's probes are: parsing and one line of an array
+ * of that size, nothing else (a longer program overlaps fewer of its
+ * misses with the next packets' work). */
 struct line {
 	__u64 w[8];
 };
@@ -389,6 +390,30 @@ int xdp_exact6(struct xdp_md *ctx)
 	if (!c)
 		return XDP_PASS;
 	(*c)++;
+	return XDP_DROP;
+}
+
+/* The floor at scale (bench scale-rx ... line): what any filter that reads
+ * one random line a frame from an array of its size costs, with nothing
+ * else: the source picks a line of dram (one multiply, no keyed hash, no
+ * bit test), its first word is read, the frame counted and dropped. */
+SEC("xdp")
+int xdp_line6(struct xdp_md *ctx)
+{
+	struct fb_key key = {};
+	__u32 zero = 0, idx;
+	struct line *l;
+	__u64 *c;
+
+	if (parse_bench(ctx, &key) != FB_PARSE_OK)
+		return XDP_PASS;
+	idx = ((key.w[0] ^ key.w[1]) * 0x9e3779b97f4a7c15ULL >> 32) * cfg_dram_lines >> 32;
+	l = bpf_map_lookup_elem(&dram, &idx);
+	if (!l || l->w[0] == 1)
+		return XDP_PASS;
+	c = bpf_map_lookup_elem(&count, &zero);
+	if (c)
+		(*c)++;
 	return XDP_DROP;
 }
 

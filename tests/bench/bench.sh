@@ -266,13 +266,14 @@ if has scale; then
 	echo "    dropped; sources in 2001:db8::/32 (tests/bench/scale.h). Receivers: count-only (rx1),"
 	echo "    flowbloom (rx2, \`create --capacity N --fp-rate 0.01\`, filled as \`load --replace\`"
 	echo "    does), an exact per-CPU hash map with a counter per source (rx3, xdp-filter's"
-	echo "    design), an LPM trie (rx4). Generator and receiver on CPU 1; $LIVE_FRAMES frames a"
+	echo "    design), an LPM trie (rx4), and for hosts a program that parses and reads one random"
+	echo "    line of an array flowbloom's size (rx5, 'one line'). Generator and receiver on CPU 1; $LIVE_FRAMES frames a"
 	echo "    run, medians of $SCALE_ROUNDS rounds; Mpps (wall) and per CPU second as in 11."
 	exec 8>>/tmp/fb-globals.lock && flock 8 || exit 1
 	ip netns add "$NS" || exit 1
 	ip -n "$NS" link set lo up
 	ip -n "$NS" link add idle1 type veth peer name idle1p || exit 1
-	for i in 1 2 3 4; do
+	for i in 1 2 3 4 5; do
 		ip -n "$NS" link add "gen$i" type veth peer name "rx$i" &&
 			ip -n "$NS" link set "gen$i" up && ip -n "$NS" link set "rx$i" up || exit 1
 	done
@@ -296,6 +297,9 @@ if has scale; then
 			read -r _ emem esec < <("$B" scale-rx "$NS" rx3 exact "$what") || exit 1
 		fi
 		read -r _ lmem lsec < <("$B" scale-rx "$NS" rx4 lpm "$what") || exit 1
+		if [ "$what" != pfx ]; then
+			"$B" scale-rx "$NS" rx5 line "$what" >/dev/null || exit 1
+		fi
 		printf '    memory: flowbloom %s bytes (%s rules after expansion, k=%s, filled in %s s); ' \
 			"$fmem" "$fn" "$fk" "$fsec"
 		[ -n "$emem" ] && printf 'per-CPU hash %s bytes (memlock, filled in %s s); ' "$emem" "$esec"
@@ -303,7 +307,7 @@ if has scale; then
 		export BENCH_SCALE=$what
 		declare -A R=()
 		rx="1 2 4"
-		[ "$what" != pfx ] && rx="1 2 3 4"
+		[ "$what" != pfx ] && rx="1 2 3 4 5"
 		for r in $(seq "$SCALE_ROUNDS"); do
 			for i in $rx; do
 				R[$i]+="$(live_run 6 "gen$i:idle1:1") " || exit 1
@@ -316,14 +320,21 @@ if has scale; then
 		done
 		printf '    Mpps: count-only %5.2f   flowbloom %5.2f' "${S[1]}" "${S[2]}"
 		[ "$what" != pfx ] && printf '   per-CPU hash %5.2f' "${S[3]}"
-		printf '   LPM trie %5.2f\n' "${S[4]}"
-		printf '    per CPU second: %5.2f / %5.2f' "${SC[1]}" "${SC[2]}"
+		printf '   LPM trie %5.2f' "${S[4]}"
+		[ "$what" != pfx ] && printf '   one line %5.2f' "${S[5]}"
+		printf '\n    per CPU second: %5.2f / %5.2f' "${SC[1]}" "${SC[2]}"
 		[ "$what" != pfx ] && printf ' / %5.2f' "${SC[3]}"
-		printf ' / %5.2f\n' "${SC[4]}"
+		printf ' / %5.2f' "${SC[4]}"
+		[ "$what" != pfx ] && printf ' / %5.2f' "${SC[5]}"
+		printf '\n'
+		[ "$what" != pfx ] &&
+			echo "    (one line: rx5 parses, reads one random line of an array flowbloom's size and drops, nothing else)"
 		for i in $rx; do
 			printf '    runs (wall:cpu) rx%s: %s\n' "$i" "${R[$i]}"
 		done
 		if [ "$what" != pfx ]; then
+			ratio "live, $label: one line / per-CPU hash" "$(echo "${S[5]} / ${S[3]}" | bc -l)"
+			ratio "  flowbloom / one line" "$(echo "${S[2]} / ${S[5]}" | bc -l)"
 			if [ "$what" = 10000000 ]; then
 				target "live, 10M sources: flowbloom / per-CPU hash" "$(echo "${S[2]} / ${S[3]}" | bc -l)" 3 at_least
 			else
@@ -341,6 +352,7 @@ if has scale; then
 		"$FB" -n "$NS" detach rx2 >/dev/null
 		$IN ip link set dev rx3 xdp off 2>/dev/null
 		$IN ip link set dev rx4 xdp off 2>/dev/null
+		$IN ip link set dev rx5 xdp off 2>/dev/null
 		"$FB" destroy scale >/dev/null
 		unset R
 	done

@@ -11,7 +11,9 @@
  *                                   `flowbloom create`) with WHAT's rules
  *   bench scale-rx NETNS DEV KIND WHAT
  *                                   a receiver (exact or lpm) holding
- *                                   WHAT's rules, attached to DEV
+ *                                   WHAT's rules, attached to DEV; or
+ *                                   (line) the floor: one random line a
+ *                                   frame of an array flowbloom's size
  * WHAT is a number of hosts (scale_host(0..N-1), /128 source rules) or
  * "pfx" (the prefix list: DROP's lengths /11-/24 and hosts, each IPv4-
  * shaped a.b.c.d/L placed at 2001:db8:ab:cd::/(32+L), hosts /64). Each
@@ -143,6 +145,36 @@ int scale_fill(const char *name, const char *what)
 	return 0;
 }
 
+/* The floor receiver: an array as large as flowbloom's filter for WHAT's
+ * hosts (create --capacity N --fp-rate 0.01: its whole chunks), one line
+ * read a frame. */
+static int line_rx(struct bench_bpf *b, unsigned ifi, const char *what)
+{
+	__u32 nblocks;
+	__u8 k;
+	int fd;
+
+	if (fb_size_blocked((double)what_n(what), 0.01, &nblocks, &k))
+		return 1;
+	nblocks = fb_whole_chunks(nblocks);
+	bpf_map__set_max_entries(b->maps.dram, nblocks);
+	b->rodata->cfg_dram_lines = nblocks;
+	bpf_map__set_max_entries(b->maps.exact6, 1);
+	bpf_map__set_max_entries(b->maps.lpm, 1);
+	bpf_map__set_max_entries(b->maps.kbloom, 1);
+	bpf_map__set_max_entries(b->maps.exact, 1);
+	if (bench_bpf__load(b))
+		return 1;
+	fd = bpf_map__fd(b->maps.dram);
+	if (bpf_xdp_attach(ifi, bpf_program__fd(b->progs.xdp_line6), XDP_FLAGS_DRV_MODE, NULL)) {
+		fprintf(stderr, "bench scale-rx: attach: %s\n", strerror(errno));
+		return 1;
+	}
+	printf("%u %llu 0\n", nblocks, memlock(fd));
+	bench_bpf__destroy(b);
+	return 0;
+}
+
 int scale_rx(const char *dev, const char *kind, const char *what)
 {
 	int exact = !strcmp(kind, "exact"), ncpu = libbpf_num_possible_cpus(), fd;
@@ -154,6 +186,8 @@ int scale_rx(const char *dev, const char *kind, const char *what)
 
 	if (!ifi || !b)
 		return 1;
+	if (!strcmp(kind, "line"))
+		return what_n(what) ? line_rx(b, ifi, what) : 1;
 	lk = rules_of(what, &n);
 	if (exact && !what_n(what)) {
 		fprintf(stderr, "bench: an exact map holds no prefixes\n");
