@@ -152,15 +152,20 @@ static __always_inline __u32 fb_match(struct fb_stat_cells *st, const struct fb_
 		 * chunk: no lookup of the chunk per probe. */
 		for (i = 0; i < FB_MAX_PROBES; i++, p++) {
 			struct fb_block *blk;
+			__u32 b;
 			__u64 h;
 
 			if (i >= n)
 				break;
 			h = fb_probe_nhk(p, key->w);
+			/* The modulo is the verifier's bound, hidden from the
+			 * compiler (which knows b is in range and would drop
+			 * it) by an empty asm: no store and load on the way to
+			 * the block, whose read is this loop's one miss. */
+			b = fb_blocked_block(h, hdr->nblocks) + FB_HEAD_SHIFT;
+			barrier_var(b);
 			blk = (struct fb_block *)((char *)head +
-						  fb_opaque(st, fb_blocked_block(h, hdr->nblocks) +
-									FB_HEAD_SHIFT) %
-							  FB_CHUNK_BLOCKS * FB_BLOCK_BYTES);
+						  b % FB_CHUNK_BLOCKS * FB_BLOCK_BYTES);
 			if (fb_block_has(blk, h, hdr->k) & !(p->flags & ~have) &&
 			    fb_hit(hdr, key, p, bytes)) {
 				*shape = p->shape;
