@@ -306,7 +306,10 @@ static __always_inline __u64 fb_blocked_word_mask(__u64 h, __u32 k, int word)
 #define FB_FAST_K_LO (FB_BLOCK_WORDS / 2)
 
 /* k = 4: one bit in each of words 0-3 (salt w in word w), where
- * fb_blocked_word_mask() puts them. */
+ * fb_blocked_word_mask() puts them. The loop of k = 8 below, written out
+ * again: one helper for both (a loop bound as a parameter) makes clang
+ * spill more in the data path, and its call chain's stack passes the
+ * verifier's 512 bytes. */
 static __always_inline int fb_block_has_lo(const struct fb_block *blk, __u64 h)
 {
 	__u32 lo = (__u32)h;
