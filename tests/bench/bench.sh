@@ -20,7 +20,9 @@
 #             two cores against one (11, 12; LIVE_FRAMES, LIVE_ROUNDS)
 #   scale     live veth at scale: 1M and 10M blocked sources and a 1M-entry
 #             DROP-shaped prefix list in flowbloom, an exact per-CPU hash map
-#             (xdp-filter's design) and an LPM trie (14; SCALE_ROUNDS)
+#             (xdp-filter's design), an LPM trie and, for the host lists, a
+#             receiver that only reads one line a frame (14; SCALE_ROUNDS,
+#             SCALE_SIZES="1000000 10000000 pfx" by default)
 #   del       counting filter: `del -f` against `add -f` (13;
 #             tests/bench/bench_del.sh, BENCH_DEL_N flows, default 2M,
 #             BENCH_DEL_ROUNDS rounds, default 3)
