@@ -23,6 +23,7 @@
 #include "benchmark.h"
 #include <arpa/inet.h>
 #include "scale.h"
+#include "types/create.h"
 
 #define PFX_N 1000000
 #define PFX_SEED 0xd409
@@ -145,61 +146,55 @@ int scale_fill(const char *name, const char *what)
 	return 0;
 }
 
-/* The floor receiver: an array as large as flowbloom's filter for WHAT's
- * hosts (create --capacity N --fp-rate 0.01: its whole chunks), one line
- * read a frame. */
-static int line_rx(struct bench_bpf *b, unsigned ifi, const char *what)
+/* The blocks of flowbloom's filter for WHAT's hosts, as `create
+ * --capacity N --fp-rate 0.01` makes it (the line receiver's array). */
+static int filter_blocks(const char *what, size_t *n)
 {
-	__u32 nblocks;
-	__u8 k;
-	int fd;
+	struct fb_create_req r = { .type = -1,
+				   .have_capacity = true,
+				   .have_fp_rate = true,
+				   .capacity = what_n(what),
+				   .fp_rate = 0.01 };
+	struct fb_create_opts o;
+	char why[256];
 
-	if (fb_size_blocked((double)what_n(what), 0.01, &nblocks, &k))
-		return 1;
-	nblocks = fb_whole_chunks(nblocks);
-	bpf_map__set_max_entries(b->maps.dram, nblocks);
-	b->rodata->cfg_dram_lines = nblocks;
-	bpf_map__set_max_entries(b->maps.exact6, 1);
-	bpf_map__set_max_entries(b->maps.lpm, 1);
-	bpf_map__set_max_entries(b->maps.kbloom, 1);
-	bpf_map__set_max_entries(b->maps.exact, 1);
-	if (bench_bpf__load(b))
-		return 1;
-	fd = bpf_map__fd(b->maps.dram);
-	if (bpf_xdp_attach(ifi, bpf_program__fd(b->progs.xdp_line6), XDP_FLAGS_DRV_MODE, NULL)) {
-		fprintf(stderr, "bench scale-rx: attach: %s\n", strerror(errno));
-		return 1;
+	if (fb_create_opts_make(&r, &o, why, sizeof(why))) {
+		fprintf(stderr, "bench: %s\n", why);
+		return -1;
 	}
-	printf("%u %llu 0\n", nblocks, memlock(fd));
-	bench_bpf__destroy(b);
+	*n = o.nblocks;
 	return 0;
 }
 
 int scale_rx(const char *dev, const char *kind, const char *what)
 {
-	int exact = !strcmp(kind, "exact"), ncpu = libbpf_num_possible_cpus(), fd;
+	int exact = !strcmp(kind, "exact"), line = !strcmp(kind, "line"),
+	    ncpu = libbpf_num_possible_cpus(), fd;
 	unsigned ifi = if_nametoindex(dev);
 	struct bench_bpf *b = bench_bpf__open();
-	struct fb_lpm_key *lk;
+	struct fb_lpm_key *lk = NULL;
+	struct bpf_program *prog;
 	double t0 = now();
 	size_t n, i;
 
 	if (!ifi || !b)
 		return 1;
-	if (!strcmp(kind, "line"))
-		return what_n(what) ? line_rx(b, ifi, what) : 1;
-	lk = rules_of(what, &n);
-	if (exact && !what_n(what)) {
-		fprintf(stderr, "bench: an exact map holds no prefixes\n");
+	if ((exact || line) && !what_n(what)) {
+		fprintf(stderr, "bench: %s receiver holds hosts, not prefixes\n", kind);
 		return 1;
 	}
-	bpf_map__set_max_entries(exact ? b->maps.exact6 : b->maps.lpm, n);
-	bpf_map__set_max_entries(exact ? b->maps.lpm : b->maps.exact6, 1);
+	if (line ? filter_blocks(what, &n) : !(lk = rules_of(what, &n)))
+		return 1;
+	bpf_map__set_max_entries(b->maps.exact6, exact ? n : 1);
+	bpf_map__set_max_entries(b->maps.lpm, exact || line ? 1 : n);
+	bpf_map__set_max_entries(b->maps.dram, line ? n : 1);
+	b->rodata->cfg_dram_lines = line ? n : 1;
 	bpf_map__set_max_entries(b->maps.kbloom, 1);
 	bpf_map__set_max_entries(b->maps.exact, 1);
 	if (bench_bpf__load(b))
 		return 1;
-	fd = exact ? bpf_map__fd(b->maps.exact6) : bpf_map__fd(b->maps.lpm);
+	fd = bpf_map__fd(exact ? b->maps.exact6 : line ? b->maps.dram : b->maps.lpm);
+	prog = exact ? b->progs.xdp_exact6 : line ? b->progs.xdp_line6 : b->progs.xdp_lpm;
 	if (exact) {
 		/* Batches: one syscall per 65,536 addresses. */
 		enum { BATCH = 65536 };
@@ -218,7 +213,7 @@ int scale_rx(const char *dev, const char *kind, const char *what)
 		}
 		free(zero);
 		free(keys);
-	} else {
+	} else if (!line) {
 		__u32 one = 1;
 
 		for (i = 0; i < n; i++)
@@ -229,8 +224,7 @@ int scale_rx(const char *dev, const char *kind, const char *what)
 	}
 	free(lk);
 	/* A netlink attachment holds its own reference: it stays after exit. */
-	if (bpf_xdp_attach(ifi, bpf_program__fd(exact ? b->progs.xdp_exact6 : b->progs.xdp_lpm),
-			   XDP_FLAGS_DRV_MODE, NULL)) {
+	if (bpf_xdp_attach(ifi, bpf_program__fd(prog), XDP_FLAGS_DRV_MODE, NULL)) {
 		fprintf(stderr, "bench scale-rx: attach to %s: %s\n", dev, strerror(errno));
 		return 1;
 	}
