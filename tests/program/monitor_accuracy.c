@@ -55,12 +55,19 @@ static void check_sketch(const char *what, struct rig *r, struct keytab *t)
 	       what, t->n, (unsigned long long)s.packets, (unsigned long long)over_p,
 	       100.0 * over_p / t->n, (unsigned long long)over_b, eps * s.packets);
 
-	/* Top-10 recall against the exact counts, by packets and by bytes. */
+	/* Top-10 recall against the exact counts, by packets and by bytes.
+	 * The table ranks flows by their estimates, and an estimate may exceed
+	 * the truth by eps N, so flows whose counts lie within eps N of the
+	 * 10th largest cannot be told apart: in the Zipf trace, ranks 10 to 18
+	 * under the coarse sketch (eps N ~ 5,300 packets, the 10th flow
+	 * ~10,700), none past rank 10 under the fine ones (eps N ~ 660). A
+	 * reported flow is a hit if its count is at least the 10th largest
+	 * less eps N; the exact recall is printed beside. */
 	sorted = malloc(t->n * sizeof(*sorted));
 	for (by = 0; by < 2; by++) {
 		__u64 *val = by ? t->bytes : t->packets, tenth;
-		int hit = 0, want = t->n < 10 ? (int)t->n : 10;
-		double recall;
+		int hit = 0, exact = 0, want = t->n < 10 ? (int)t->n : 10;
+		double recall, slack = eps * (by ? s.bytes : s.packets);
 
 		memcpy(sorted, val, t->n * sizeof(*sorted));
 		qsort(sorted, t->n, sizeof(*sorted), cmp_desc);
@@ -70,11 +77,13 @@ static void check_sketch(const char *what, struct rig *r, struct keytab *t)
 			long j = kt_find(t, &top[k].key, false);
 
 			/* Ties at the 10th place count as hits. */
-			hit += j >= 0 && val[j] >= tenth;
+			exact += j >= 0 && val[j] >= tenth;
+			hit += j >= 0 && val[j] + slack >= tenth;
 		}
 		recall = (double)hit / want;
-		snprintf(label, sizeof(label), "%s: top-10 by %s recall %.2f >= 0.9", what,
-			 by ? "bytes" : "packets", recall);
+		snprintf(label, sizeof(label),
+			 "%s: top-10 by %s recall within eps N %.2f >= 0.9 (exact %.2f)", what,
+			 by ? "bytes" : "packets", recall, (double)exact / want);
 		ASSERT_RANGE(recall, 0.9, 1.0, label);
 		free(top);
 	}
@@ -82,26 +91,90 @@ static void check_sketch(const char *what, struct rig *r, struct keytab *t)
 	fb_monitor_snap_free(&s);
 }
 
-/* Exactly one event per flow that sent a packet, none for others. */
+struct seen_ref {
+	__u32 slot, idx;
+	__u64 mask;
+};
+
+static int cmp_slot(const void *a, const void *b)
+{
+	const struct seen_ref *x = a, *y = b;
+
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/* Flows that sent packets but have no event: how many of them the
+ * seen-set explains (every one of the flow's bits in its word is also a
+ * bit of another flow that shares the word, so its first packet looked
+ * seen: the seen-set's false positive), into *fp; returns how many it
+ * does not (events the program lost). */
+static __u64 unexplained(struct rig *r, struct keytab *t, struct evlog *l, __u64 *fp)
+{
+	struct seen_ref *v = malloc(t->n * sizeof(*v));
+	size_t i, j, k, n = 0;
+	__u64 lost = 0;
+
+	*fp = 0;
+	for (i = 0; i < t->n; i++) {
+		__u64 h = fb_mon_hash(&t->keys[i], r->m.kw);
+
+		if (t->packets[i])
+			v[n++] = (struct seen_ref){ fb_seen_index(h, r->m.cfg.seen_slots), i,
+						    fb_seen_mask(h) };
+	}
+	qsort(v, n, sizeof(*v), cmp_slot);
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && v[j].slot == v[i].slot; j++)
+			;
+		for (k = i; k < j; k++) {
+			__u64 others = 0;
+			size_t o;
+
+			if (l->events[v[k].idx])
+				continue;
+			for (o = i; o < j; o++)
+				others |= o == k ? 0 : v[o].mask;
+			if ((v[k].mask & others) == v[k].mask)
+				(*fp)++;
+			else
+				lost++;
+		}
+	}
+	free(v);
+	return lost;
+}
+
+/* One event per flow that sent a packet, none for others, but for the
+ * seen-set's false positives: a flow whose bits other flows of its word
+ * had already set is taken for seen. At one flow per slot that is 2.5e-4
+ * of new flows (include/flowbloom/monitor.h); the rigs here give the
+ * seen-set 50 or more slots per flow, so most runs have none and about
+ * one in a hundred has one (a flow whose 4 bits are 3, two coinciding,
+ * shares its word with a flow that has those 3). */
 void check_events(const char *what, struct rig *r, struct keytab *t, struct evlog *l)
 {
 	struct fb_mon_stats st;
-	__u64 active = 0, missing = 0, dup = 0, ghost = 0;
+	__u64 active = 0, dup = 0, ghost = 0, fp, lost;
 	size_t i;
 
 	ring_buffer__consume(r->rb);
 	fb_monitor_read_stats(&r->m, &st);
 	for (i = 0; i < t->n; i++) {
 		active += t->packets[i] > 0;
-		missing += t->packets[i] && !l->events[i];
 		dup += l->events[i] > 1;
 		ghost += !t->packets[i] && l->events[i];
 	}
-	snprintf(label, sizeof(label), "%s: one event per new flow (%llu flows)", what,
-		 (unsigned long long)active);
-	ASSERT_EQ(l->total, active, label);
-	snprintf(label, sizeof(label), "%s: no flow without its event", what);
-	ASSERT_EQ(missing, 0, label);
+	lost = unexplained(r, t, l, &fp);
+	snprintf(label, sizeof(label),
+		 "%s: one event per new flow (%llu flows, %llu taken for seen by the seen-set)",
+		 what, (unsigned long long)active, (unsigned long long)fp);
+	ASSERT_EQ(l->total, active - fp, label);
+	snprintf(label, sizeof(label),
+		 "%s: every flow without its event is a seen-set false positive", what);
+	ASSERT_EQ(lost, 0, label);
+	snprintf(label, sizeof(label), "%s: seen-set false positives %llu <= 2.5e-4 of flows", what,
+		 (unsigned long long)fp);
+	ASSERT_RANGE((double)fp, 0, 2.5e-4 * active, label);
 	snprintf(label, sizeof(label), "%s: no flow with two events", what);
 	ASSERT_EQ(dup, 0, label);
 	snprintf(label, sizeof(label), "%s: no event for a flow never sent", what);
@@ -192,7 +265,7 @@ void test_zipf(const char *what, bool atomic, double eps, double delta, bool new
 	o.atomic = atomic;
 	o.epsilon = eps;
 	o.delta = delta;
-	o.expect = 4000000; /* a roomy seen-set: misses ~1e-9, so "exactly one" holds */
+	o.expect = 4000000; /* 60 slots per flow: see check_events */
 	o.ring_bytes = 16U << 20;
 	snprintf(label, sizeof(label), "%s: set up", what);
 	if (!ASSERT_EQ(rig_up(&r, "zipf", &o, false), 0, label))
