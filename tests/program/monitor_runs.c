@@ -96,6 +96,133 @@ void test_cpus(void)
 	rig_down(&r);
 }
 
+/* ------------------------------------------------------------ intervals */
+
+#define IV_FLOWS 3
+#define IV_BOUNDARIES 1000
+
+struct sender {
+	int prog, cpu;
+	const struct keytab *t;
+	int stop;
+	__u64 sent[IV_FLOWS], bytes[IV_FLOWS];
+	long failed;
+	pthread_barrier_t *go;
+};
+
+/* The flows of t in turn, from this thread's CPU, until told to stop. */
+static void *send_until_stopped(void *arg)
+{
+	struct sender *sd = arg;
+	__u8 frame[IV_FLOWS][256];
+	size_t len[IV_FLOWS], i;
+	cpu_set_t set;
+
+	for (i = 0; i < IV_FLOWS; i++)
+		len[i] = build(&sd->t->keys[i], 10 + 100 * i, frame[i]);
+	CPU_ZERO(&set);
+	CPU_SET(sd->cpu, &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	pthread_barrier_wait(sd->go);
+	while (!__atomic_load_n(&sd->stop, __ATOMIC_RELAXED))
+		for (i = 0; i < IV_FLOWS; i++) {
+			sd->failed += send_frame(sd->prog, frame[i], len[i]) < 0;
+			sd->sent[i]++;
+			sd->bytes[i] += len[i];
+		}
+	return NULL;
+}
+
+/*
+ * Interval estimates add up (what `ipfix` exports and `guard` rates): one
+ * CPU sends three flows without pause while the other reads the sketch at
+ * 1,000 interval boundaries, 1 ms apart, as fb_monitor_snap_pair() says
+ * (estimate up to the second reading, start the next interval from the
+ * first). Every flow's estimates, summed, must hold every packet it sent:
+ * packets counted while a reading ran included. Beside it, what one
+ * reading per boundary would have summed, printed: it loses such packets.
+ */
+void test_intervals(void)
+{
+	__u64 pair[IV_FLOWS][2] = { { 0 } }, one[IV_FLOWS][2] = { { 0 } }, p, b;
+	struct fb_mon_snap base, lower, upper;
+	struct sender sd = { 0 };
+	pthread_barrier_t go;
+	struct fb_mon_opts o;
+	struct keytab t;
+	struct rig r;
+	pthread_t th;
+	cpu_set_t set, all;
+	int i, f, under = 0, failed = 0;
+
+	if (libbpf_num_possible_cpus() < 2 || sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		test_skip("intervals", "needs two CPUs");
+		return;
+	}
+	fb_monitor_opts_default(&o);
+	o.sketch = true;
+	if (!ASSERT_EQ(rig_up(&r, "intervals", &o, false), 0, "intervals: set up"))
+		return;
+	kt_init(&t, 16);
+	random_flows(&t, IV_FLOWS, 0x1e7);
+	sched_getaffinity(0, sizeof(all), &all);
+	CPU_ZERO(&set);
+	CPU_SET(1, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	if (!ASSERT_EQ(fb_monitor_snap_take(&r.m, &base), 0, "intervals: first reading"))
+		goto out;
+	pthread_barrier_init(&go, NULL, 2);
+	sd = (struct sender){ .prog = r.prog, .cpu = 0, .t = &t, .go = &go };
+	pthread_create(&th, NULL, send_until_stopped, &sd);
+	pthread_barrier_wait(&go);
+	for (i = 0; i <= IV_BOUNDARIES; i++) {
+		if (i < IV_BOUNDARIES) {
+			usleep(1000);
+		} else {
+			/* The last boundary after the sender has stopped. */
+			__atomic_store_n(&sd.stop, 1, __ATOMIC_RELAXED);
+			pthread_join(th, NULL);
+		}
+		if (fb_monitor_snap_pair(&r.m, fb_monitor_snap_take, &lower, &upper)) {
+			failed++;
+			continue;
+		}
+		for (f = 0; f < IV_FLOWS; f++) {
+			fb_monitor_estimate(&r.m, &upper, &base, &t.keys[f], &p, &b);
+			pair[f][0] += p;
+			pair[f][1] += b;
+			fb_monitor_estimate(&r.m, &lower, &base, &t.keys[f], &p, &b);
+			one[f][0] += p;
+			one[f][1] += b;
+		}
+		fb_monitor_snap_free(&base);
+		fb_monitor_snap_free(&upper);
+		base = lower;
+	}
+	fb_monitor_snap_free(&base);
+	ASSERT_EQ(failed + sd.failed, 0, "intervals: every reading and every packet ran");
+	for (f = 0; f < IV_FLOWS; f++) {
+		snprintf(label, sizeof(label),
+			 "intervals: flow %d: estimates summed over %d intervals hold its %llu "
+			 "packets (sum %llu)",
+			 f, IV_BOUNDARIES + 1, (unsigned long long)sd.sent[f],
+			 (unsigned long long)pair[f][0]);
+		ASSERT_TRUE(pair[f][0] >= sd.sent[f] && pair[f][1] >= sd.bytes[f], label);
+		under += one[f][0] < sd.sent[f];
+		printf("intervals: flow %d: %llu packets sent, estimates summed %llu (%+.2f%%); "
+		       "one reading per boundary would sum %llu\n",
+		       f, (unsigned long long)sd.sent[f], (unsigned long long)pair[f][0],
+		       100.0 * ((double)pair[f][0] - sd.sent[f]) / sd.sent[f],
+		       (unsigned long long)one[f][0]);
+	}
+	printf("intervals: one reading per boundary: %d of %d flows summed below the truth\n",
+	       under, IV_FLOWS);
+out:
+	sched_setaffinity(0, sizeof(all), &all);
+	kt_free(&t);
+	rig_down(&r);
+}
+
 /* ---------------------------------------------------------------- aging */
 
 static const struct fb_key probe_key = {

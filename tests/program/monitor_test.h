@@ -87,6 +87,7 @@ void test_pcaps(const char *dir);
 
 /* monitor_runs.c */
 void test_cpus(void);
+void test_intervals(void);
 void test_aging(void);
 void test_overload(void);
 void test_hash(void);

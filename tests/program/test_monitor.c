@@ -208,6 +208,7 @@ int main(int argc, char **argv)
 	test_zipf("zipf, coarse sketch", false, 0.01, 0.05, false);
 	test_pcaps(getenv("PCAPS") ? getenv("PCAPS") : pcaps);
 	test_cpus();
+	test_intervals();
 	test_aging();
 	test_overload();
 	rmdir(root);

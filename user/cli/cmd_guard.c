@@ -408,7 +408,7 @@ static int parse(int argc, char **argv, struct guard *g)
 int cmd_guard(int argc, char **argv)
 {
 	struct guard g = { .evfd = -1 };
-	struct fb_mon_snap base = { 0 }, now = { 0 };
+	struct fb_mon_snap base = { 0 }, now = { 0 }, lower = { 0 };
 	struct fb_guard_addr *a = NULL;
 	struct fb_monitor m;
 	struct fb_store f, bf;
@@ -453,14 +453,17 @@ int cmd_guard(int argc, char **argv)
 			fb_monview_report_gone(&f);
 			goto out;
 		}
-		if (fb_monitor_snap_take(&m, &now))
+		/* Rates up to now's reading, the next interval from
+		 * lower's: no packet falls between the two (monmaps.h). */
+		if (fb_monitor_snap_pair(&m, fb_monitor_snap_take, &lower, &now))
 			goto out;
 		secs = fb_now() - tick;
 		tick = fb_now();
 		n = fb_guard_addresses(&m, &now, &base, g.by_dst, &a);
 		fb_monitor_snap_free(&base);
-		base = now;
-		now.cells = NULL;
+		fb_monitor_snap_free(&now);
+		base = lower;
+		lower.cells = NULL;
 		if (n < 0 || evaluate(&g, &bf, sfd, a, n, secs))
 			goto out;
 		free(a);

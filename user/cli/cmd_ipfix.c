@@ -296,11 +296,6 @@ out:
 	return rc;
 }
 
-static int snap(const struct fb_monitor *m, bool acct, struct fb_mon_snap *s)
-{
-	return acct ? fb_acct_osnap_take(m, s) : fb_monitor_snap_take(m, s);
-}
-
 static void summary(const struct exporter *ex, const char *name, const struct fb_acct_totals *t)
 {
 	struct fb_ipfix_out_stats s;
@@ -357,6 +352,7 @@ int cmd_ipfix(int argc, char **argv)
 	char host[256], port[16];
 	double next_est, next_scan, scan, t0;
 	struct fb_mon_snap base = { 0 }, now = { 0 };
+	int (*take)(const struct fb_monitor *m, struct fb_mon_snap *s);
 	struct fb_ipfix_out_opts oo = { 0 };
 	struct exporter ex = { 0 };
 	struct fb_acct_pass pass = { 0 };
@@ -429,7 +425,10 @@ int cmd_ipfix(int argc, char **argv)
 	if (!ex.out)
 		goto out;
 	ex.mono_to_real_ms = epoch_ms() - fb_clock_mono_ns() / 1000000ULL;
-	if (sketch && snap(&m, acct, &base))
+	/* Without the table the sketch's estimates, with it the overflow
+	 * sketch's (what the table had no room for). */
+	take = acct ? fb_acct_osnap_take : fb_monitor_snap_take;
+	if (sketch && take(&m, &base))
 		goto out;
 	fb_acct_totals(&m, &tot0);
 	pass.idle_ns = (__u64)(o.idle * 1e9);
@@ -483,14 +482,19 @@ int cmd_ipfix(int argc, char **argv)
 		}
 		if (sketch && (t0 >= next_est || stop)) {
 			__u64 end_ms = epoch_ms();
+			struct fb_mon_snap lower;
+			int err;
 
-			if (snap(&m, acct, &now))
+			/* Estimates up to now's reading, the next interval from
+			 * lower's: their sum stays an upper bound (monmaps.h). */
+			if (fb_monitor_snap_pair(&m, take, &lower, &now))
 				goto out;
-			if (export_estimates(&ex, &m, &base, &now, start_ms, end_ms, o.top))
-				goto out;
+			err = export_estimates(&ex, &m, &base, &now, start_ms, end_ms, o.top);
 			fb_monitor_snap_free(&base);
-			base = now;
-			memset(&now, 0, sizeof(now));
+			fb_monitor_snap_free(&now);
+			base = lower;
+			if (err)
+				goto out;
 			start_ms = end_ms;
 			while (next_est <= t0)
 				next_est += o.interval;

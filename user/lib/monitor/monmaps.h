@@ -146,6 +146,23 @@ int fb_monitor_snap_take(const struct fb_monitor *m, struct fb_mon_snap *s);
 int fb_monitor_snap_sum(const struct fb_monitor *m, struct fb_mon_snap *s, const void *plane0,
 			size_t stride, __u32 planes);
 void fb_monitor_snap_free(struct fb_mon_snap *s);
+/* A reading of the sketch (take: fb_monitor_snap_take, or the accounting
+ * table's fb_acct_osnap_take).
+ * A boundary between intervals whose estimates must add up (ipfix, guard):
+ * two readings back to back. A reading takes a while (some 100 us), and a
+ * packet counted meanwhile is in some of its flow's cells and not in
+ * others; each cell of a reading holds at least what was counted when the
+ * reading began and at most what was counted when it ended. *upper, read
+ * second, holds in every cell all that *lower does and everything counted
+ * before lower's end. Estimate an interval from the previous boundary's
+ * lower to this one's upper, then start the next from this lower: every
+ * packet then lies inside one interval in every row, and the estimates'
+ * sum over intervals is never below the truth. (One reading per boundary
+ * can lose such a packet from both intervals: the minimum over rows picks
+ * a row where it is in the base.) 0, or -1 reported, neither kept. */
+int fb_monitor_snap_pair(const struct fb_monitor *m,
+			 int (*take)(const struct fb_monitor *m, struct fb_mon_snap *s),
+			 struct fb_mon_snap *lower, struct fb_mon_snap *upper);
 /* Estimate of one flow (never below the truth). With base, of the traffic
  * between base and s (the sketch is linear: a difference of two sketches is
  * the sketch of the difference). */

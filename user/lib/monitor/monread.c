@@ -112,6 +112,19 @@ void fb_monitor_snap_free(struct fb_mon_snap *s)
 	s->cells = NULL;
 }
 
+int fb_monitor_snap_pair(const struct fb_monitor *m,
+			 int (*take)(const struct fb_monitor *m, struct fb_mon_snap *s),
+			 struct fb_mon_snap *lower, struct fb_mon_snap *upper)
+{
+	if (take(m, lower))
+		return -1;
+	if (take(m, upper)) {
+		fb_monitor_snap_free(lower);
+		return -1;
+	}
+	return 0;
+}
+
 void fb_monitor_estimate(const struct fb_monitor *m, const struct fb_mon_snap *s,
 			 const struct fb_mon_snap *base, const struct fb_key *key, __u64 *packets,
 			 __u64 *bytes)
