@@ -688,8 +688,11 @@ wait_grep '"tid": 258, "rec": {[^}]*"7": 47002,' "$T_TMP/sk.json" 50 ||
 stop_exporter "ipfix, sketch only"
 t_wait_until 10 delivered "$T_TMP/sk.json" || fail "ipfix, sketch only: records not received"
 check_eq "ipfix, sketch only: no flow or new-flow record" "$(grep -c '"tid": 2\(56\|57\|60\|61\)' "$T_TMP/sk.json")" 0
-# In one record, or two when the packets fell in two intervals.
-check_eq "ipfix, sketch only: estimates per flow, in frame octets (2 x 52)" "$("$PY" -c '
+# In one record, or two when the packets fell in two intervals. Summed,
+# the estimates hold every packet, and a packet counted while the exporter
+# read the sketch at an interval's end may count in both intervals
+# (docs/operations.md): 2 to 4 frames of 52 octets each flow.
+"$PY" - "$T_TMP/sk.json" >"$T_TMP/sk.check" <<'EOF'
 import json, sys
 t = {}
 for l in open(sys.argv[1]):
@@ -697,7 +700,13 @@ for l in open(sys.argv[1]):
     if o.get("tid") == 258 and o["rec"]["7"] in (47001, 47002):
         x = t.setdefault(o["rec"]["7"], [0, 0])
         x[0] += o["rec"]["2"]; x[1] += o["rec"]["352"]
-print(sorted(t.items()))' "$T_TMP/sk.json")" "[(47001, [2, 104]), (47002, [2, 104])]"
+for p in (47001, 47002):
+    n, b = t.get(p, [0, 0])
+    ok = 2 <= n <= 4 and 104 <= b <= 208
+    print("PASS" if ok else "FAIL",
+          "estimates of flow %d summed: %d frames, %d octets (2 to 4 of 52)" % (p, n, b))
+EOF
+verdicts "$T_TMP/sk.check" "ipfix, sketch only"
 check "detach h" "$FB" -n "$NSB" detach "$VB"
 check "destroy h" "$FB" destroy h
 t_finish
