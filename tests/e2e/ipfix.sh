@@ -80,6 +80,13 @@ verdicts() {
 # once it has started: its baselines (overflow counts, the sketch) taken,
 # so what is sent from now on is in its records.
 exporter() {
+	# Emptied here, before the background start: the shell truncates the
+	# redirections only in the child, and until it does, the previous
+	# exporter's "exporting" line would pass the wait below at once (the
+	# test then sent packets before the baselines, or a SIGTERM before
+	# the handler: exit 143).
+	: >"$T_TMP/exp.out"
+	: >"$T_TMP/exp.err"
 	$NB "$FB" ipfix "$@" >"$T_TMP/exp.out" 2>"$T_TMP/exp.err" &
 	EXP=$!
 	BG+=($EXP)
