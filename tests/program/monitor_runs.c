@@ -201,6 +201,10 @@ void test_intervals(void)
 	}
 	fb_monitor_snap_free(&base);
 	ASSERT_EQ(failed + sd.failed, 0, "intervals: every reading and every packet ran");
+	/* Traffic throughout, or the sums prove nothing. */
+	snprintf(label, sizeof(label), "intervals: %llu packets a flow, >= 10 per boundary",
+		 (unsigned long long)sd.sent[0]);
+	ASSERT_TRUE(sd.sent[0] >= 10 * IV_BOUNDARIES, label);
 	for (f = 0; f < IV_FLOWS; f++) {
 		snprintf(label, sizeof(label),
 			 "intervals: flow %d: estimates summed over %d intervals hold its %llu "
