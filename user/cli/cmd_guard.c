@@ -408,7 +408,7 @@ static int parse(int argc, char **argv, struct guard *g)
 int cmd_guard(int argc, char **argv)
 {
 	struct guard g = { .evfd = -1 };
-	struct fb_mon_snap base = { 0 }, now = { 0 }, lower = { 0 };
+	struct fb_mon_snap base = { 0 }, now = { 0 };
 	struct fb_guard_addr *a = NULL;
 	struct fb_monitor m;
 	struct fb_store f, bf;
@@ -442,6 +442,8 @@ int cmd_guard(int argc, char **argv)
 		goto close_ban;
 	t0 = tick = fb_now();
 	while (!fb_interrupted()) {
+		struct fb_mon_snap lower;
+
 		/* Wake at the interval's end, or a ban's if sooner. */
 		end = next_end(&g);
 		if (!fb_clock_sleep_until(end && end < tick + g.interval ? end : tick + g.interval))
@@ -463,7 +465,6 @@ int cmd_guard(int argc, char **argv)
 		fb_monitor_snap_free(&base);
 		fb_monitor_snap_free(&now);
 		base = lower;
-		lower.cells = NULL;
 		if (n < 0 || evaluate(&g, &bf, sfd, a, n, secs))
 			goto out;
 		free(a);
