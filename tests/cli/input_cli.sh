@@ -9,6 +9,8 @@
 #   pipe giving more than 1 GiB, NUL bytes, a read error (EIO injected into
 #   the real binary's read(2) by strace), and allocation failure (ulimit -v)
 #   both inside a huge line and between lines.
+# apply's NAME.conf goes through the same reader (a huge line under ulimit
+# -v used to end it early, the lines after it never applied).
 # Also: a leading UTF-8 BOM is skipped; IPv6 rules for extension-header
 # protocols are refused; `list` without privileges says so.
 source "$(dirname "$0")/../lib/lib.sh"
@@ -137,6 +139,35 @@ fails_named "ENOMEM between lines: add -f" "many.txt:[0-9]*: out of memory after
 	bash -c "ulimit -v 150000; exec '$FB' add in1 -f '$T_TMP/many.txt'"
 rm -f "$T_TMP/many.txt"
 same "ENOMEM"
+
+# apply's NAME.conf goes through the same reader. It used getline, which
+# took running out of memory inside a huge line for the end of the file:
+# the lines after it (an attach, a load) were never read and apply went
+# ahead without them. A 100 MB comment line from a FIFO, under ulimit -v;
+# and /dev/zero as NAME.conf (getline grew without bound).
+huge_conf() { # huge_conf APPLY-ARGS...: apply on $T_TMP/huge.conf, a FIFO
+	rm -f "$T_TMP/huge.conf"
+	mkfifo "$T_TMP/huge.conf"
+	{ printf 'capacity = 100\nfp-rate = 0.01\n# '; head -c 100000000 /dev/zero | tr '\0' x
+	  printf '\nattach = nosuchdev0\n'; } >"$T_TMP/huge.conf" 2>/dev/null &
+	bash -c "ulimit -v 100000; exec '$FB' apply $* '$T_TMP/huge.conf'"
+	local rc=$?
+	wait
+	return $rc
+}
+fails_named "apply --check: a huge line ends the read" "huge.conf:3: line longer than 8192 bytes" \
+	huge_conf --check
+fails_named "apply: a huge line ends the read" "huge.conf:3: line longer than 8192 bytes" huge_conf
+check_eq "apply: a huge line: no filter created" "$("$FB" list | grep -c '^huge ')" 0
+ln -s /dev/zero "$T_TMP/zero.conf"
+fails_named "apply: /dev/zero as NAME.conf" "zero.conf:1: line longer than 8192 bytes" \
+	bash -c "ulimit -v 100000; exec timeout 20 '$FB' apply --check '$T_TMP/zero.conf'"
+python3 -c 'print("capacity = 100 #" + "x" * 4090); print("fp-rate = 0.01")' >"$T_TMP/long.conf"
+fails_named "apply: a line over 4096 bytes" "long.conf:1: line longer than 4096 bytes" \
+	"$FB" apply --check "$T_TMP/long.conf"
+printf 'capacity = 100\nfp-rate = 0.01' >"$T_TMP/nonl.conf"
+check "apply: the last line may omit its newline" "$FB" apply --check "$T_TMP/nonl.conf"
+rm -f "$T_TMP/huge.conf" "$T_TMP/zero.conf"
 
 # A leading UTF-8 BOM (Windows editors) is not part of the first entry.
 printf '\xef\xbb\xbfsrc 203.0.113.5\nudp 198.51.100.9:1 203.0.113.9:2\n' >"$T_TMP/bom.txt"

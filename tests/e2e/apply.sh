@@ -226,7 +226,7 @@ EOF
 	refused "not NAME.conf" "bad.txt: the file must be named NAME.conf" "$T_TMP/bad.txt"
 	cp "$CONF" "$T_TMP/bad name.conf"
 	refused "bad filter name" "bad filter name 'bad name'" "$T_TMP/bad name.conf"
-	refused "missing file" "cannot open .*/absent.conf" "$T_TMP/absent.conf"
+	refused "missing file" "/absent.conf: No such file or directory" "$T_TMP/absent.conf"
 	# The existing filter, described differently: never re-created.
 	mkdir -p "$T_TMP/other/lists"
 	cp "$T_TMP/lists/drop.txt" "$T_TMP/other/lists/"

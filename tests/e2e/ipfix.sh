@@ -162,7 +162,13 @@ printf 'tcp = yes\n' >"$conf"
 check_eq "ipfix --config: a value for a flag" "$(cat "$T_TMP/err")" "flowbloom: $conf:1: tcp takes no value"
 printf 'collector = 127.0.0.1:4739\ncol\0lector = 1\n' >"$conf"
 "$FB" ipfix nomon --config "$conf" >/dev/null 2>"$T_TMP/err"
-check_eq "ipfix --config: a NUL byte, named as such" "$(cat "$T_TMP/err")" "flowbloom: $conf:2: a NUL byte"
+check_eq "ipfix --config: a NUL byte, named as such" "$(cat "$T_TMP/err")" \
+	"flowbloom: $conf:2: NUL byte in line (not a text file?)"
+# In a last line without newline too (it used to cut the value there).
+printf 'collector = 127.0.0.1:4739\ntop = 5\0junk' >"$conf"
+"$FB" ipfix nomon --config "$conf" >/dev/null 2>"$T_TMP/err"
+check_eq "ipfix --config: a NUL byte in the last line, without newline" "$(cat "$T_TMP/err")" \
+	"flowbloom: $conf:2: NUL byte in line (not a text file?)"
 printf '\xef\xbb\xbfcollector = 127.0.0.1:4739\n' >"$conf"
 chmod 620 "$conf"
 check_fails "ipfix --config: a file others may write is refused" "$FB" ipfix nomon --config "$conf"

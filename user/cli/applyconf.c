@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "applyconf.h"
+#include "rules/flow.h"
 #include "rules/lists.h"
 #include "cmd.h"
 #include "output.h"
@@ -35,6 +36,9 @@ static const struct {
 			 (const int[]){ 0, 1 } },
 	[AP_MALFORMED] = { "malformed", fb_malformed_names + 1, NULL },
 };
+
+/* Lines are at most this long. */
+#define AP_LINE_MAX 4096
 
 /* Values are at most this long (fp-rate is kept as written). */
 #define AP_VALUE_MAX 32
@@ -267,11 +271,10 @@ int fb_apply_conf_lists(const struct ap_conf *c, struct fb_list *l)
 
 int fb_apply_conf_read(const char *file, struct ap_conf *c)
 {
-	char *buf = NULL, base[PATH_MAX], *b, *dot;
-	size_t cap = 0;
-	ssize_t len;
-	int line = 0, err = 0;
-	FILE *fp;
+	char base[PATH_MAX], *b, *dot, *buf;
+	struct fb_lines r;
+	size_t len;
+	int rc, err = 0;
 
 	memset(c, 0, sizeof(*c));
 	c->file = file;
@@ -288,22 +291,17 @@ int fb_apply_conf_read(const char *file, struct ap_conf *c)
 	strcpy(c->name, b);
 	c->create.name = c->name;
 	c->create.type = -1; /* a Bloom filter */
-	fp = fopen(file, "r");
-	if (!fp) {
-		fb_err("cannot open %s: %s", file, strerror(errno));
+	/* The line reader `load` uses: lines of bounded length, a NUL or a
+	 * read error named FILE:LINE. (getline took running out of memory in
+	 * a huge line for the end of the file, and applied what came before.) */
+	if (fb_lines_open(&r, file))
 		return -1;
-	}
-	while (!err && (len = getline(&buf, &cap, fp)) > 0) {
+	while (!err && (rc = fb_lines_next(&r, &buf, &len)) > 0) {
+		int line = (int)r.lineno;
 		char *s, *eq, *key, *val;
 
-		line++;
-		if (memchr(buf, 0, len)) {
-			fb_err("%s:%d: NUL byte in line (not a text file?)", file, line);
-			err = -1;
-			break;
-		}
-		if (len > 4096) {
-			fb_err("%s:%d: line too long", file, line);
+		if (len > AP_LINE_MAX) {
+			fb_err("%s:%d: line longer than %d bytes", file, line, AP_LINE_MAX);
 			err = -1;
 			break;
 		}
@@ -330,12 +328,9 @@ int fb_apply_conf_read(const char *file, struct ap_conf *c)
 			err = set_key(c, line, key, val);
 		}
 	}
-	if (!err && ferror(fp)) {
-		fb_err("cannot read %s: %s", file, strerror(errno));
-		err = -1;
-	}
-	free(buf);
-	fclose(fp);
+	if (!err && rc < 0)
+		err = -1; /* said by fb_lines_next() */
+	fb_lines_close(&r);
 	if (!err) {
 		const int *at = c->line_of;
 		bool by_cap = at[AP_CAPACITY] || at[AP_FP_RATE],

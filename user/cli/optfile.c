@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "optfile.h"
+#include "rules/flow.h"
 #include "output.h"
 #include "util.h"
 
@@ -51,10 +52,11 @@ static int line_of(const char *file, int n, char *s, const struct option *opts, 
 int fb_optfile_read(const char *file, const struct option *opts, const char *skip,
 		    fb_optfile_fn set, void *ctx)
 {
-	char buf[LINE_MAX_LEN + 2];
+	struct fb_lines r;
 	struct stat st;
-	int fd, n = 0, rc = 0;
-	FILE *f;
+	size_t len;
+	char *s;
+	int fd, got, rc = 0;
 
 	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
@@ -73,25 +75,14 @@ int fb_optfile_read(const char *file, const struct option *opts, const char *ski
 		close(fd);
 		return 1;
 	}
-	f = fdopen(fd, "r");
-	if (!f) {
-		fb_err("cannot read %s: %s", file, strerror(errno));
-		close(fd);
+	/* The line reader every file input uses (a NUL anywhere, the last
+	 * line's too, named FILE:LINE), on the file checked above. */
+	if (fb_lines_fdopen(&r, fd, file))
 		return 1;
-	}
-	while (fgets(buf, sizeof(buf), f)) {
-		size_t len = strlen(buf);
-		char *s = buf;
+	while ((got = fb_lines_next(&r, &s, &len)) > 0) {
+		int n = (int)r.lineno;
 
-		n++;
-		/* fgets stops at a NUL only by accident: a line shorter than
-		 * what was read has one. */
-		if (len < sizeof(buf) - 1 && !feof(f) && (!len || buf[len - 1] != '\n')) {
-			fb_err("%s:%d: a NUL byte", file, n);
-			rc = 1;
-			break;
-		}
-		if (len == sizeof(buf) - 1 && buf[len - 1] != '\n') {
+		if (len > LINE_MAX_LEN) {
 			fb_err("%s:%d: line longer than %d bytes", file, n, LINE_MAX_LEN);
 			rc = 1;
 			break;
@@ -104,10 +95,8 @@ int fb_optfile_read(const char *file, const struct option *opts, const char *ski
 			break;
 		}
 	}
-	if (!rc && ferror(f)) {
-		fb_err("cannot read %s: %s", file, strerror(errno));
-		rc = 1;
-	}
-	fclose(f);
+	if (got < 0)
+		rc = 1; /* said by fb_lines_next() */
+	fb_lines_close(&r);
 	return rc;
 }

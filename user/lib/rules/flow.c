@@ -459,17 +459,29 @@ void fb_flow_format(const struct fb_key *key, char *buf, size_t len)
 
 int fb_lines_open(struct fb_lines *r, const char *file)
 {
-	struct stat st;
+	bool is_stdin = !strcmp(file, "-");
+	int fd = is_stdin ? 0 : open(file, O_RDONLY | O_CLOEXEC);
 
-	memset(r, 0, sizeof(*r));
-	r->fd = -1;
-	r->is_stdin = !strcmp(file, "-");
-	r->label = r->is_stdin ? "<stdin>" : file;
-	r->fd = r->is_stdin ? 0 : open(file, O_RDONLY | O_CLOEXEC);
-	if (r->fd < 0) {
+	if (fd < 0) {
+		memset(r, 0, sizeof(*r));
+		r->fd = -1;
 		fb_report_err("%s: %s", file, strerror(errno));
 		return -1;
 	}
+	if (fb_lines_fdopen(r, fd, is_stdin ? "<stdin>" : file))
+		return -1;
+	r->is_stdin = is_stdin;
+	return 0;
+}
+
+int fb_lines_fdopen(struct fb_lines *r, int fd, const char *label)
+{
+	struct stat st;
+
+	memset(r, 0, sizeof(*r));
+	r->fd = fd;
+	r->is_stdin = fd == 0;
+	r->label = label;
 	if (fstat(r->fd, &st)) {
 		fb_report_err("%s: %s", r->label, strerror(errno));
 		goto fail;

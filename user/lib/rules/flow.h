@@ -65,7 +65,7 @@ const char *fb_proto_name(int proto);
 
 /*
  * Line input (flow.c), behind every FILE the CLI reads: add/del/query/
- * traffic -f and load ("-": stdin). Refuses directories; lines end at '\n'
+ * traffic -f and load ("-": stdin), apply's and ipfix's configurations. Refuses directories; lines end at '\n'
  * and are at most FB_LINE_MAX bytes; a NUL byte, a read error or a pipe or
  * device giving more than FB_INPUT_MAX bytes is an error, as is a last line
  * without newline from anything but a regular file (a cut pipe). A leading
@@ -83,6 +83,9 @@ struct fb_lines {
 	unsigned long long total; /* bytes read */
 };
 int fb_lines_open(struct fb_lines *r, const char *file);
+/* The same on fd, open already (closed by fb_lines_close(), also when this
+ * fails), its lines named label: for a caller that checked the file first. */
+int fb_lines_fdopen(struct fb_lines *r, int fd, const char *label);
 /* 1: a line (NUL-terminated, without its '\n') in *line; 0: end; -1: error. */
 int fb_lines_next(struct fb_lines *r, char **line, size_t *len);
 void fb_lines_close(struct fb_lines *r);
