@@ -19,7 +19,8 @@
 #   file planted where others can write, a state file owned by someone else,
 #   and even root's own state file saying `dst 0.0.0.0/0` or `src ::/0`:
 #   refused, or held to the --min-length a peer is held to, and nothing of
-#   it reaches the filter.
+#   it reaches the filter; a state file that cannot be read whole (no
+#   memory for a long line) is refused, not cut short and written back.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_hostile
 
@@ -64,6 +65,8 @@ for what in sys.argv[1:]:
         out.write(json.dumps(a).encode() + json.dumps(b).encode() + b"\n")
         out.write(json.dumps(bh("ipv4 unicast", "203.0.113.72/32")).encode() + b" garbage\n")
         out.write(json.dumps(bh("ipv4 unicast", "203.0.113.73/32")).encode() + b"\0garbage\n")
+    elif what == "one":
+        out.write(json.dumps(bh("ipv4 unicast", "203.0.113.84/32")).encode() + b"\n")
     elif what == "twice":
         out.write(json.dumps(fs("ipv4 flow", {"destination-ipv4": ["203.0.113.22/32"],
                                               "destination": ["203.0.113.0/24"]})).encode() + b"\n")
@@ -178,6 +181,25 @@ grep -q "0.0.0.0/0.*shorter than /24" "$T_TMP/err" && pass "... the refused path
 	fail "... not reported: $(head -c 300 "$T_TMP/err")"
 check_eq "... and gone from the state file" "$(grep -c '0/0' "$D/rtbh.bgp")" 0
 check_eq "the state file is root's, mode 600" "$(stat -c '%U %a' "$D/rtbh.bgp")" "root 600"
+# e. A state file that cannot be read whole (a 100 MB line under ulimit -v:
+# getline runs out of memory): bgp used to take what came before for the
+# whole state and, once a route changed it, write it back without the
+# paths after it, forgetting them for good.
+cp "$D/rtbh.bgp" "$T_TMP/state.bgp"
+{ cat "$T_TMP/state.bgp"
+  printf '198.51.100.9\tipv4 unicast\t203.0.113.82/32\tdst 203.0.113.82\n#'
+  head -c 100000000 /dev/zero | tr '\0' x
+  printf '\n198.51.100.9\tipv4 unicast\t203.0.113.83/32\tdst 203.0.113.83\n'; } >"$D/rtbh.bgp"
+gen one >"$T_TMP/in"
+bash -c "ulimit -v 100000; exec '$FB' bgp rtbh --state '$D/rtbh.bgp'" <"$T_TMP/in" >/dev/null 2>"$T_TMP/err"
+check_eq "a state file read short (no memory): bgp refuses to start" "$?" 1
+grep -q "rtbh.bgp:[0-9]*: cannot read: Cannot allocate memory" "$T_TMP/err" && pass "... saying where" ||
+	fail "... said: $(head -c 300 "$T_TMP/err")"
+check_eq "... the path after the long line is still in the state file" "$(grep -c '203.0.113.83' "$D/rtbh.bgp")" 1
+check_eq "... and nothing was applied" "$(q dst 203.0.113.84)" no
+run "$D/rtbh.bgp"
+check_eq "... read whole without the limit: bgp starts" "$RC" 0
+check_eq "... and holds both paths" "$(grep -c '203.0.113.8[23]' "$D/rtbh.bgp")" 2
 "$FB" bgp rtbh --state "$D/rtbh.bgp" --flush >/dev/null 2>&1
 check_eq "--flush: 203.0.113.80 deleted" "$(q dst 203.0.113.80)" no
 

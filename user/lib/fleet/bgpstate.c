@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +149,13 @@ int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 		}
 		if (fb_bgp_push_op(&c, true, f[0], f[1], f[2], &k))
 			goto out;
+	}
+	/* getline ends on an error too (EIO, no memory for a huge line): the
+	 * paths after it would be forgotten, their rules left in the filter
+	 * for good. */
+	if (!feof(fp)) {
+		fb_report_err("%s:%zu: cannot read: %s", name, lineno + 1, strerror(errno));
+		goto out;
 	}
 	for (i = 0; i < c.nops; i++)
 		if (fb_bgp_apply_op(&c, &c.ops[i]))
