@@ -46,6 +46,13 @@ check_fails "add: tcp without ports" "$FB" add f1 tcp 198.51.100.1 203.0.113.7
 check_fails "add: second FLOW bad" "$FB" add f1 udp 198.51.100.9:1 203.0.113.7:2 src nonsense
 check_fails "add: no FLOW" "$FB" add f1
 check_fails "add: missing file" "$FB" add f1 -f "$T_TMP/nope"
+# -f twice before NAME: the first file's flows used to be dropped silently.
+printf 'src 198.51.100.71\n' >"$T_TMP/f1.txt"
+printf 'src 198.51.100.72\n' >"$T_TMP/f2.txt"
+"$FB" add -f "$T_TMP/f1.txt" -f "$T_TMP/f2.txt" f1 >/dev/null 2>&1
+check_eq "add: -f twice is a usage error" $? 2
+"$FB" del --file="$T_TMP/f1.txt" -f "$T_TMP/f2.txt" f1 >/dev/null 2>&1
+check_eq "del: -f twice is a usage error" $? 2
 check_fails "attach: missing device" "$FB" attach f1 nosuchdev0
 check_fails "detach: missing device" "$FB" detach nosuchdev0
 

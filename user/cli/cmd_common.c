@@ -178,6 +178,9 @@ int fb_flows_args(int argc, char **argv, const char **name, struct fb_flows *fl)
 	while ((c = getopt_long(argc, argv, "+f:", opts, NULL)) != -1) {
 		if (c != 'f')
 			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+		/* A second -f would silently drop the first file's flows. */
+		if (file)
+			return fb_usage("-f given twice (one FILE: `load` takes several)");
 		file = optarg;
 	}
 	if (optind >= argc)
