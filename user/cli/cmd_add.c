@@ -117,6 +117,13 @@ static void report_ttl(const struct fb_store *f, size_t n, double ttl, const str
 		printf("added %zu flow%s to %s for %.3g s: generation %u, which ends in %.3f s\n",
 		       n, n == 1 ? "" : "s", f->name, ttl, g->g, g->secs);
 	}
+	/* The lifetime runs from the command's start: one shorter than the
+	 * command itself ended before (or while) its rules went in. */
+	if (g->secs <= 0)
+		fprintf(stderr,
+			"flowbloom: warning: the lifetime of %.3g s ended before the command did: "
+			"these rules may never have matched (give a longer --ttl)\n",
+			ttl);
 }
 
 int cmd_add(int argc, char **argv)
