@@ -45,7 +45,7 @@ for d in 2 2s 1.5s 500ms 10m 1h 1d; do
 	"$FB" add p src 198.51.100.9 --ttl "$d" >/dev/null 2>&1
 	check_eq "--ttl $d accepted" "$?" 0
 done
-for d in 0 -1s 2x s 1e9 31d 5ms; do
+for d in 0 -1s 2x s 1e9 31d 5ms 0x10s 0x1p3; do
 	"$FB" add p src 198.51.100.9 --ttl "$d" >/dev/null 2>&1
 	check_eq "--ttl $d: usage error" "$?" 2
 done

@@ -52,7 +52,9 @@ int fb_parse_duration(const char *opt, const char *s, double min, double max, do
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || (*s < '0' || *s > '9'))
+	/* Decimal only: strtod also reads hexadecimal (0x10 would be 16). */
+	if (errno || end == s || (*s < '0' || *s > '9') ||
+	    (size_t)(end - s) != strspn(s, "0123456789.eE+-"))
 		goto bad;
 	if (*end) {
 		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
