@@ -11,6 +11,7 @@
 #   both inside a huge line and between lines.
 # apply's NAME.conf goes through the same reader (a huge line under ulimit
 # -v used to end it early, the lines after it never applied).
+# Control characters quoted in an error reach the terminal as '?'.
 # Also: a leading UTF-8 BOM is skipped; IPv6 rules for extension-header
 # protocols are refused; `list` without privileges says so.
 source "$(dirname "$0")/../lib/lib.sh"
@@ -91,6 +92,14 @@ printf 'src 198.51.100.7\nsrc 198.51.100.8\0junk\n' >"$T_TMP/nul.txt"
 fails_named "NUL byte" "nul.txt:2: NUL byte" "$FB" load in1 "$T_TMP/nul.txt" --replace
 fails_named "NUL byte (add)" "nul.txt:2: NUL byte" "$FB" add in1 -f "$T_TMP/nul.txt"
 same "endless, long, cut, NUL"
+
+# Control characters quoted from the input (an escape sequence that would
+# retitle or rewrite the operator's terminal) reach stderr as '?'.
+printf 'src 198.51.100.7\nsrc 198.51.100.\033]0;owned\007\033[2J\n' >"$T_TMP/esc.txt"
+fails_named "escape sequence in a list" "esc.txt:2: bad address.*198\.51\.100\.?]0" \
+	"$FB" load in1 "$T_TMP/esc.txt" --replace
+check_eq "... no control character on stderr" "$(tr -d '\n\t' <"$T_TMP/err" | LC_ALL=C grep -c '[[:cntrl:]]')" 0
+same "escape sequence"
 
 # EIO from read(2) in the middle of the file, injected into the real binary.
 # Count the reads before the file is opened (the dynamic loader reads

@@ -31,6 +31,14 @@ void fb_vreport(enum fb_report_level level, const char *fmt, va_list ap)
 	char buf[1024];
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
+	/* Messages quote their input (a list's line, a peer's route): its
+	 * control characters never reach the operator's terminal, where an
+	 * escape sequence could rewrite what the screen shows. libbpf's own
+	 * lines keep their newlines. */
+	if (level != FB_REPORT_LIBBPF)
+		for (char *c = buf; *c; c++)
+			if (((unsigned char)*c < 0x20 && *c != '\t') || *c == 0x7f)
+				*c = '?';
 	if (level == FB_REPORT_ERROR && fb_report_quiet) {
 		memcpy(fb_report_last, buf, sizeof(fb_report_last) - 1);
 		fb_report_last[sizeof(fb_report_last) - 1] = 0;
