@@ -271,7 +271,10 @@ if has scale; then
 	echo "    design), an LPM trie (rx4), and for hosts a program that parses and reads one random"
 	echo "    line of an array flowbloom's size (rx5, 'one line'). Generator and receiver on CPU 1; $LIVE_FRAMES frames a"
 	echo "    run, medians of $SCALE_ROUNDS rounds; Mpps (wall) and per CPU second as in 11."
-	exec 8>>/tmp/fb-globals.lock && flock 8 || exit 1
+	t_lock_globals || {
+		echo "scale: $T_LOCK_WHY" >&2
+		exit 1
+	}
 	ip netns add "$NS" || exit 1
 	ip -n "$NS" link set lo up
 	ip -n "$NS" link add idle1 type veth peer name idle1p || exit 1

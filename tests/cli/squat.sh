@@ -22,6 +22,7 @@ cleanup() {
 	rm -rf "$P" 2>/dev/null
 	[ -n "${XDP_MADE:-}" ] && rm -rf /sys/fs/bpf/xdp
 	[ -n "${ROOT_MADE:-}" ] && rm -rf /sys/fs/bpf/flowbloom
+	[ -n "${ATK:-}" ] && rm -rf "$ATK"
 }
 t_traps
 mkdir -m 1777 "$P" && chmod 1777 "$P"
@@ -185,4 +186,31 @@ fi
 
 export FLOWBLOOM_ROOT=$P/victim
 check "victim: destroy X" "$FB" destroy X
+
+# --- the tests' own lock, a predictable name in /tmp (t_lock_globals): in a
+# sticky directory nobody owns (standing for /tmp), nobody plants a link
+# (to a file root would create), a FIFO (open would wait for ever) and a
+# file of its own (it could hold the lock): each refused at once, naming
+# the file; absent, the lock is made 0600, so nobody cannot even open it.
+ATK=$(mktemp -d /tmp/fbtest.squat.atk.XXXXXX)
+chown 65534:65534 "$ATK"
+chmod 1777 "$ATK"
+"${NOBODY[@]}" sh -c 'ln -s "$2" "$1/link" && mkfifo "$1/fifo" && : >"$1/own"' _ "$ATK" "$T_TMP/made" ||
+	fail "lock: nobody could not plant its link, FIFO and file"
+LIB=$(cd "$(dirname "$0")/../lib" && pwd)/lib.sh
+# lock_try NAME: t_lock_globals on $ATK/NAME in a shell of its own: "RC WHY".
+lock_try() {
+	timeout 10 bash -c 'source "$1"; T_GLOBALS_LOCK=$2; t_lock_globals; echo "$? $T_LOCK_WHY"' \
+		_ "$LIB" "$ATK/$1" 2>&1 || echo "timeout"
+}
+for n in link fifo own; do
+	r=$(lock_try $n)
+	[[ "$r" == "1 $ATK/$n is not a regular file of root's"* ]] && pass "lock: nobody's $n refused" ||
+		fail "lock: nobody's $n: '$r'"
+done
+check "lock: nothing created through nobody's link" test ! -e "$T_TMP/made"
+check_eq "lock: an absent lock taken" "$(lock_try new)" "0 "
+check_eq "lock: made root's, mode 600" "$(stat -c '%u %a %F' "$ATK/new")" "0 600 regular empty file"
+check_fails "lock: nobody cannot open it to hold it" "${NOBODY[@]}" flock -n "$ATK/new" true
+
 t_end

@@ -296,6 +296,110 @@ check_eq "dry run: d unchanged (digest, flows, generations)" "$D_AFTER" "$D_BEFO
 check "dry run: no counter pin beside d" test ! -e "$FLOWBLOOM_ROOT/d/guard"
 check_eq "dry run: nothing on stdout" "$(cat "$T_TMP/dry.out" "$T_TMP/guard.out" | wc -c)" 0
 check "g is clean" "$FB" check g
+
+# --- --announce to a reader that stops reading, or has gone ------------------------
+# ExaBGP stuck (its pipe full and never read again): guard goes on banning,
+# and a SIGTERM ends it within a second, saying what it could not write.
+# ExaBGP slow (the pipe read again later): every command arrives, whole.
+# ExaBGP gone (the pipe closed): exit 1 with the reason, not death by
+# SIGPIPE. Three guards into f4-f6 while .230-.232 flood again for 2.5 s.
+for b in f4 f5 f6; do "$FB" create $b --capacity 1000 --fp-rate 0.0001 >/dev/null; done
+"$PY" - "$FB" "$T_TMP" "$NS" <<'PYEOF' >"$T_TMP/stuck.verdicts"
+import fcntl, os, re, signal, subprocess, sys, threading, time
+fb, d, ns = sys.argv[1:4]
+def say(ok, label):
+    print(("PASS " if ok else "FAIL ") + label)
+def wait(p, secs):
+    try:
+        return p.wait(timeout=secs)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        return "none"
+def full_pipe():
+    r, w = os.pipe()
+    fcntl.fcntl(w, 1031, 4096)  # F_SETPIPE_SZ: one page
+    fcntl.fcntl(w, fcntl.F_SETFL, os.O_NONBLOCK)
+    try:
+        while True:
+            os.write(w, b"#\n")
+    except BlockingIOError:
+        pass
+    fcntl.fcntl(w, fcntl.F_SETFL, 0)  # guard gets a blocking pipe, as from ExaBGP
+    return r, w
+def guard(into, w, *opts):
+    err = open("%s/%s.err" % (d, into), "w")
+    p = subprocess.Popen([fb, *opts, "guard", "g", "--into", into, "--pps", "300", "--ttl", "30s",
+                          "--interval", "0.5s", "--announce"], stdout=w, stderr=err)
+    os.close(w)
+    return p
+ra, wa = full_pipe()
+rb, wb = full_pipe()
+rc, wc = os.pipe()
+os.close(rc)
+# -j: events as JSON on stderr, and errors as text there only (a JSON error
+# object on stdout would be a command to ExaBGP, and would wait for it).
+stuck, slow, gone = guard("f4", wa, "-j"), guard("f5", wb), guard("f6", wc)
+flood = subprocess.Popen(["nsenter", "--net=/run/netns/" + ns, sys.executable, "-c", """
+import socket, time
+ss = []
+for a in (230, 231, 232):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("198.51.100.%d" % a, 0))
+    ss.append(s)
+end = time.time() + 2.5
+while time.time() < end:
+    for s in ss:
+        for _ in range(8):
+            s.sendto(b"flood", ("198.51.100.1", 9))
+    time.sleep(0.005)
+"""])
+time.sleep(1.5)
+out = []
+def read_all():  # the slow reader reads again, to the end
+    while True:
+        b = os.read(rb, 65536)
+        if not b:
+            break
+        out.append(b)
+reader = threading.Thread(target=read_all)
+reader.start()
+time.sleep(2)
+flood.wait()
+bans = lambda f: sorted(set(re.findall(r'(?:guard: ban src |"event": "ban", "by": "src", "address": ")(198\.51\.100\.\d+)',
+                                      open("%s/%s.err" % (d, f)).read())))
+floods = ["198.51.100.%d" % a for a in (230, 231, 232)]
+wchan = open("/proc/%d/wchan" % stuck.pid).read() if stuck.poll() is None else "exited"
+say(stuck.poll() is None and "pipe" not in wchan,
+    "guard --announce, stdout never read: running, not blocked on it (%s)" % wchan)
+say(bans("f4") == floods, "... and banning all 3 floods all the same: %s" % bans("f4"))
+say(bans("f5") == floods, "guard --announce, stdout read late: the 3 banned: %s" % bans("f5"))
+rc6 = wait(gone, 3)
+err6 = open(d + "/f6.err").read()
+say(rc6 == 1 and "ExaBGP gone" in err6,
+    "guard --announce, stdout closed: exit 1 (%s), the reason said" % rc6)
+t = time.time()
+stuck.send_signal(signal.SIGTERM)
+slow.send_signal(signal.SIGTERM)
+rc = wait(stuck, 3)
+took = time.time() - t
+say(rc == 1 and took < 2, "stdout never read: SIGTERM ends guard in %.2f s, exit %s" % (took, rc))
+say("6 commands for ExaBGP not written" in open(d + "/f4.err").read(),
+    "... saying the 3 announcements and 3 withdrawals were not written")
+rc5 = wait(slow, 3)
+say(rc5 == 0, "stdout read late: exit 0 on SIGTERM (%s)" % rc5)
+reader.join(timeout=3)
+lines = [l for l in b"".join(out).decode().split("\n") if l != "#"]
+want = ["announce route %s/32 next-hop self community [65535:666]" % a for a in floods] + \
+       ["withdraw route %s/32 next-hop self" % a for a in floods]
+say(lines[-1] == "" and sorted(lines[:-1]) == sorted(want),
+    "... every command arrived, each a whole line, nothing else: %s" % lines)
+PYEOF
+check_eq "guard --announce to a stuck, slow or gone reader: 8 verdicts" "$(wc -l <"$T_TMP/stuck.verdicts")" 8
+while read -r v label; do
+	if [ "$v" = PASS ]; then pass "$label"; else fail "$label"; fi
+done <"$T_TMP/stuck.verdicts"
+
 check "detach" "$FB" -n "$NR" detach "$VR"
 
 # --- --announce under ExaBGP peering BIRD ------------------------------------------

@@ -38,6 +38,7 @@ cleanup() {
 	for p in "${BG[@]}"; do kill "$p" 2>/dev/null; done
 	sleep 0.2
 	for p in "${BG[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	[ -n "${ATK:-}" ] && rm -rf "$ATK"
 	t_net_down
 	for d in "$FLOWBLOOM_ROOT"/*/monitor; do
 		[ -d "$d" ] && rm -f "$d"/* && rmdir "$d"
@@ -176,6 +177,29 @@ chmod 600 "$conf"
 "$FB" ipfix nomon --config "$conf" >/dev/null 2>"$T_TMP/err"
 check_eq "ipfix --config: a BOM before the first key; the file's collector, then the filter" \
 	"$(cat "$T_TMP/err")" "flowbloom: filter 'nomon' has no monitoring (attach it with --accounting, --new-flows and/or --monitor)"
+# In a directory user nobody can write to (sticky, like /tmp), nobody plants
+# a link to a root-only file, and a FIFO: neither is read (before, the link
+# was followed and the file's first line printed in the error; the FIFO
+# held ipfix in open() for ever). A link root made is followed.
+ATK=$(mktemp -d /tmp/fbtest.ipfix.atk.XXXXXX)
+chown 65534:65534 "$ATK"
+chmod 1777 "$ATK"
+printf 'secret-first-line\n' >"$T_TMP/victim"
+chmod 600 "$T_TMP/victim"
+setpriv --reuid=65534 --regid=65534 --clear-groups sh -c \
+	'ln -s "$1" "$2/link.ipfix" && mkfifo "$2/fifo.ipfix"' _ "$T_TMP/victim" "$ATK" ||
+	fail "ipfix --config: nobody could not plant the link and the FIFO"
+timeout 10 "$FB" ipfix nomon --config "$ATK/link.ipfix" >/dev/null 2>"$T_TMP/err"
+check_eq "ipfix --config: nobody's link to a root-only file refused" "$? $(cat "$T_TMP/err")" \
+	"2 flowbloom: $ATK/link.ipfix: a symbolic link of another user's: refusing to follow it"
+timeout 10 "$FB" ipfix nomon --config "$ATK/fifo.ipfix" >/dev/null 2>"$T_TMP/err"
+check_eq "ipfix --config: nobody's FIFO refused at once" "$? $(cat "$T_TMP/err")" \
+	"2 flowbloom: $ATK/fifo.ipfix: not a regular file"
+ln -s "$conf" "$ATK/root.ipfix"
+"$FB" ipfix nomon --config "$ATK/root.ipfix" >/dev/null 2>"$T_TMP/err"
+check_eq "ipfix --config: root's link followed" "$(cat "$T_TMP/err")" \
+	"flowbloom: filter 'nomon' has no monitoring (attach it with --accounting, --new-flows and/or --monitor)"
+rm -rf "$ATK"
 "$FB" destroy nomon >/dev/null
 
 # The namespaces, veth pair and MACs of tests/lib/lib.sh (t_net_pair).

@@ -75,8 +75,7 @@ command -v bpftool >/dev/null || skip_all "needs bpftool"
 	t_finish
 }
 stat -f -c %T "$BPFFS" 2>/dev/null | grep -q bpf || skip_all "bpffs is not mounted at $BPFFS"
-exec 9>>/tmp/fb-globals.lock
-flock -w 600 9 || skip_all "/tmp/fb-globals.lock is held for more than 10 minutes"
+t_lock_globals || skip_all "$T_LOCK_WHY"
 
 # What is there now. A default filter of someone else's: not ours to touch.
 for p in "$BPFFS/xdp/globals" "$BPFFS/tc/globals"; do

@@ -219,9 +219,30 @@ t_skip_all() {
 # `make bench`) may hold it for minutes: after 15 minutes, returns 1 with
 # the reason in T_LOCK_WHY. Under `flock /tmp/fb-globals.lock make test`
 # (the lock held by an ancestor) it returns at once: the run holds it.
+# The name is predictable and /tmp is everyone's: the file is made with
+# O_EXCL (noclobber: never through a planted link), mode 0600 (no other
+# user can open it to hold the lock), and used only if it is a regular
+# file of root's (not another user's file, link or FIFO, which would hold
+# the run or make root create a file where the link points).
+# T_GLOBALS_LOCK names another file (squat.sh attacks one).
 t_lock_globals() {
-	local ino p held
-	ino=$(stat -c %i /tmp/fb-globals.lock 2>/dev/null)
+	local ino p held lk=${T_GLOBALS_LOCK:-/tmp/fb-globals.lock}
+	if [ ! -e "$lk" ] && [ ! -L "$lk" ]; then
+		(
+			umask 077
+			set -C
+			: >"$lk"
+		) 2>/dev/null
+	fi
+	if [ -L "$lk" ] || [ ! -f "$lk" ] || [ "$(stat -c %u "$lk")" != 0 ]; then
+		T_LOCK_WHY="$lk is not a regular file of root's ($(stat -c '%F of uid %u' "$lk" 2>&1)): remove it"
+		return 1
+	fi
+	chmod 600 "$lk" || {
+		T_LOCK_WHY="cannot chmod $lk"
+		return 1
+	}
+	ino=$(stat -c %i "$lk" 2>/dev/null)
 	if [ -n "$ino" ]; then
 		# Holders (not waiters: "->") of a flock on that inode.
 		held=" $(awk -v i=":$ino" '$2 == "FLOCK" && substr($6, length($6) - length(i) + 1) == i { printf "%s ", $5 }' /proc/locks)"
@@ -231,12 +252,12 @@ t_lock_globals() {
 			p=$(awk '$1 == "PPid:" { print $2 }' "/proc/$p/status" 2>/dev/null)
 		done
 	fi
-	exec {T_GLOBALS_FD}>>/tmp/fb-globals.lock || {
-		T_LOCK_WHY="cannot open /tmp/fb-globals.lock"
+	exec {T_GLOBALS_FD}>>"$lk" || {
+		T_LOCK_WHY="cannot open $lk"
 		return 1
 	}
 	flock -w 900 "$T_GLOBALS_FD" && return 0
-	T_LOCK_WHY="/tmp/fb-globals.lock held by another test for 15 minutes"
+	T_LOCK_WHY="$lk held by another test for 15 minutes"
 	return 1
 }
 t_unlock_globals() {

@@ -15,7 +15,11 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +38,20 @@
 
 enum announce { ANN_NONE, ANN_RTBH, ANN_FLOWSPEC };
 
+/* Commands for ExaBGP wait here until stdout takes them: guard never
+ * blocks on a reader that stops reading (its bans go on, and a SIGTERM
+ * ends it in time). A reader that has not taken CMDQ_MAX bytes is not
+ * coming back: guard stops. At the end, the withdrawals get CMDQ_STOP_WAIT
+ * seconds. */
+#define CMDQ_MAX (16u << 20)
+#define CMDQ_STOP_WAIT 1.0
+
+struct cmdq {
+	char *buf;
+	size_t len, cap;
+	bool broken; /* stdout gone, or the queue full: nothing more to write */
+};
+
 struct ban {
 	struct fb_key key;
 	__u64 expires; /* jiffies: the data path stops matching then */
@@ -45,6 +63,7 @@ struct guard {
 	const char *name, *into;
 	double pps, bps, ttl, interval;
 	bool by_dst, dry_run;
+	bool json; /* -j: events as JSON objects (on stderr) */
 	enum announce announce;
 	__u64 count; /* intervals to run (0: until stopped) */
 	struct fb_never_list never;
@@ -52,7 +71,9 @@ struct guard {
 	size_t nbans, cap;
 	struct fb_guard_stats delta; /* not yet written to the pin */
 	__u64 active;
-	int evfd; /* NAME's event queue, for `ipfix NAME`; -1: none (dry run) */
+	int evfd;      /* NAME's event queue, for `ipfix NAME`; -1: none (dry run) */
+	struct cmdq q; /* --announce: commands stdout has not taken yet */
+	bool stop;     /* stdout broken: end the loop (exit 1) */
 };
 
 static void addr_text(const struct fb_key *k, char *buf, size_t len)
@@ -65,25 +86,101 @@ static void addr_text(const struct fb_key *k, char *buf, size_t len)
 		inet_ntop(AF_INET6, a, buf, len);
 }
 
-static void announce(const struct guard *g, const struct fb_key *k, bool withdraw)
+/* Write what the queue holds as stdout takes it, waiting for it until
+ * `until` (fb_now(); in the past: not at all). Whole lines of at most
+ * PIPE_BUF bytes once poll() says there is room: a pipe takes them at
+ * once, never half. 0 when all is written. */
+static int cmdq_flush(struct guard *g, double until)
 {
-	char a[INET6_ADDRSTRLEN];
-	int plen = k->family == FB_FAMILY_IPV4 ? 32 : 128;
+	struct cmdq *q = &g->q;
 
-	if (g->announce == ANN_NONE || g->dry_run)
+	while (q->len && !q->broken) {
+		struct pollfd p = { .fd = STDOUT_FILENO, .events = POLLOUT };
+		double left = until - fb_now();
+		size_t n = q->len;
+		ssize_t w;
+		int r;
+
+		r = poll(&p, 1, left > 0 ? (int)(left * 1000) + 1 : 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (n > PIPE_BUF) {
+			char *nl = memrchr(q->buf, '\n', PIPE_BUF);
+
+			n = nl ? (size_t)(nl - q->buf) + 1 : PIPE_BUF;
+		}
+		w = write(STDOUT_FILENO, q->buf, n);
+		if (w < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (w < 0) {
+			fb_err("guard: cannot write commands on stdout: %s%s", strerror(errno),
+			       errno == EPIPE ? " (ExaBGP gone?): stopping" : ": stopping");
+			q->broken = g->stop = true;
+			break;
+		}
+		memmove(q->buf, q->buf + w, q->len - w);
+		q->len -= w;
+	}
+	return q->len ? -1 : 0;
+}
+
+static size_t cmdq_lines(const struct cmdq *q)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < q->len; i++)
+		n += q->buf[i] == '\n';
+	return n;
+}
+
+static void announce(struct guard *g, const struct fb_key *k, bool withdraw)
+{
+	char a[INET6_ADDRSTRLEN], line[256];
+	struct cmdq *q = &g->q;
+	int plen = k->family == FB_FAMILY_IPV4 ? 32 : 128, n;
+
+	if (g->announce == ANN_NONE || g->dry_run || q->broken)
 		return;
 	addr_text(k, a, sizeof(a));
-	if (g->announce == ANN_RTBH)
-		printf("%s route %s/%d next-hop self%s\n", withdraw ? "withdraw" : "announce", a,
-		       plen, withdraw ? "" : " community [65535:666]");
-	else if (withdraw)
-		printf("withdraw flow route { match { %s %s/%d; } }\n",
-		       g->by_dst ? "destination" : "source", a, plen);
-	else
-		printf("announce flow route { match { %s %s/%d; } then { discard; } }\n",
-		       g->by_dst ? "destination" : "source", a, plen);
 	/* ExaBGP reads a command a line. */
-	fflush(stdout);
+	if (g->announce == ANN_RTBH)
+		n = snprintf(line, sizeof(line), "%s route %s/%d next-hop self%s\n",
+			     withdraw ? "withdraw" : "announce", a, plen,
+			     withdraw ? "" : " community [65535:666]");
+	else if (withdraw)
+		n = snprintf(line, sizeof(line), "withdraw flow route { match { %s %s/%d; } }\n",
+			     g->by_dst ? "destination" : "source", a, plen);
+	else
+		n = snprintf(line, sizeof(line),
+			     "announce flow route { match { %s %s/%d; } then { discard; } }\n",
+			     g->by_dst ? "destination" : "source", a, plen);
+	if (q->len + n > CMDQ_MAX) {
+		fb_err("guard: stdout has not taken %zu commands (%zu bytes): ExaBGP is not "
+		       "reading; stopping",
+		       cmdq_lines(q), q->len);
+		q->broken = g->stop = true;
+		return;
+	}
+	if (q->len + n > q->cap) {
+		size_t cap = q->cap ? 2 * q->cap : 4096;
+		char *b;
+
+		while (cap < q->len + n)
+			cap *= 2;
+		b = realloc(q->buf, cap);
+		if (!b) {
+			fb_err("out of memory");
+			q->broken = g->stop = true;
+			return;
+		}
+		q->buf = b;
+		q->cap = cap;
+	}
+	memcpy(q->buf + q->len, line, n);
+	q->len += n;
+	cmdq_flush(g, 0);
 }
 
 /* One event: a line on stderr, or a JSON object with -j. */
@@ -105,7 +202,7 @@ static void event(const struct guard *g, const char *what, const struct fb_key *
 		e.end_ns = ends_in >= 0 ? now + (__u64)(ends_in * 1e9) : now;
 		fb_guard_events_push(g->evfd, &e);
 	}
-	if (fb_json) {
+	if (g->json) {
 		fprintf(stderr,
 			"{\"time\": \"%s\", \"event\": \"%s\", \"by\": \"%s\", \"address\": \"%s\"",
 			when, what, by, addr);
@@ -420,6 +517,12 @@ int cmd_guard(int argc, char **argv)
 	rc = parse(argc, argv, &g);
 	if (rc)
 		return rc;
+	/* -j makes the events JSON; errors stay text on stderr: with
+	 * --announce stdout belongs to ExaBGP, which would read a JSON error
+	 * object there as a command. */
+	g.json = fb_json;
+	if (g.announce != ANN_NONE)
+		fb_json = false;
 	rc = 1;
 	if (fb_monview_open(g.name, FB_MON_SKETCH, &f, &m))
 		goto free_never;
@@ -438,16 +541,22 @@ int cmd_guard(int argc, char **argv)
 	if (!g.dry_run && g.evfd < 0)
 		goto close_ban;
 	fb_catch_interrupt();
+	/* A reader that went away (ExaBGP stopped) is a write error: guard
+	 * says so and stops, rather than dying of SIGPIPE. */
+	if (g.announce != ANN_NONE && !g.dry_run)
+		signal(SIGPIPE, SIG_IGN);
 	if (fb_monitor_snap_take(&m, &base))
 		goto close_ban;
 	t0 = tick = fb_now();
-	while (!fb_interrupted()) {
+	while (!fb_interrupted() && !g.stop) {
 		struct fb_mon_snap lower;
 
 		/* Wake at the interval's end, or a ban's if sooner. */
 		end = next_end(&g);
 		if (!fb_clock_sleep_until(end && end < tick + g.interval ? end : tick + g.interval))
 			break;
+		/* What a slow reader left: it may have room now. */
+		cmdq_flush(&g, 0);
 		expire(&g);
 		if (fb_now() < tick + g.interval)
 			continue;
@@ -476,14 +585,19 @@ int cmd_guard(int argc, char **argv)
 		if (g.count && ++done >= g.count)
 			break;
 	}
-	rc = 0;
+	rc = g.stop ? 1 : 0;
 out:
 	/* Bans in force end by themselves; the routes announced for them
-	 * would not, upstream: withdrawn now. */
+	 * would not, upstream: withdrawn now, if stdout takes them in time. */
 	for (i = 0; i < g.nbans; i++)
 		if (!g.bans[i].spared)
 			announce(&g, &g.bans[i].key, true);
-	if (!fb_json)
+	if (cmdq_flush(&g, fb_now() + CMDQ_STOP_WAIT) && !g.q.broken) {
+		fb_err("guard: %zu commands for ExaBGP not written: stdout not read for %g s",
+		       cmdq_lines(&g.q), CMDQ_STOP_WAIT);
+		rc = 1;
+	}
+	if (!g.json)
 		fprintf(stderr,
 			"flowbloom: guard: stopped after %.1f s; %llu ban%s in force end "
 			"by themselves\n",
@@ -506,5 +620,6 @@ close_mon:
 free_never:
 	fb_never_free(&g.never);
 	free(g.bans);
+	free(g.q.buf);
 	return rc;
 }

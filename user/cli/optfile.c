@@ -58,7 +58,22 @@ int fb_optfile_read(const char *file, const struct option *opts, const char *ski
 	char *s;
 	int fd, got, rc = 0;
 
-	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* Never through another user's symbolic link (it would make root read
+	 * a file of the link maker's choice, and print its first line in an
+	 * error), and never waiting on a FIFO someone planted: O_NONBLOCK,
+	 * then only a regular file is read. A link root (or the caller) owns
+	 * is followed: nobody else made it, and in a sticky directory such
+	 * as /tmp nobody else can replace it. */
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+	if (fd < 0 && errno == ELOOP) {
+		if (lstat(file, &st) || !S_ISLNK(st.st_mode) ||
+		    (st.st_uid != 0 && st.st_uid != geteuid())) {
+			fb_err("%s: a symbolic link of another user's: refusing to follow it",
+			       file);
+			return 1;
+		}
+		fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	}
 	if (fd < 0) {
 		fb_err("cannot open %s: %s", file, strerror(errno));
 		return 1;

@@ -9,7 +9,9 @@
  *   idle-timeout = 15
  *
  * The file must belong to root (or the caller) and be writable by nobody
- * else: it says where flow records go.
+ * else: it says where flow records go. It is reached through a symbolic
+ * link only if root (or the caller) owns the link, and must be a regular
+ * file (a FIFO is refused, not waited on).
  */
 #ifndef FLOWBLOOM_CLI_OPTFILE_H
 #define FLOWBLOOM_CLI_OPTFILE_H
