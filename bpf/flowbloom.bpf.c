@@ -243,14 +243,17 @@ __noinline __u64 fb_match_gen(struct fb_stat_cells *st, const struct fb_key *key
 
 /* The FB_PROBEF_* a packet meets: arithmetic on the parser's bits, no
  * test. Addresses are known if the key has a kind; the rest only if the
- * packet parsed. */
+ * packet parsed. The parser's PORTS and TUPLE bits are the probe flags'
+ * halves: one mask and one shift take both. */
+_Static_assert(FB_PROBEF_PORTS == 2 * FB_PARSE_PORTS && FB_PROBEF_TUPLE == 2 * FB_PARSE_TUPLE,
+	       "parser bits are half the probe flags");
 static __always_inline __u32 fb_have(__u64 pk)
 {
 	__u32 addrs = (pk & FB_PK_ADDRS) / FB_PK_ADDRS,
 	      ok = 1 - (pk & FB_PK_MALFORMED) / FB_PK_MALFORMED;
 
 	return addrs * FB_PROBEF_ADDRS +
-	       ok * (FB_PROBEF_PARSED + (pk & FB_PARSE_PORTS) / FB_PARSE_PORTS * FB_PROBEF_PORTS);
+	       ok * (FB_PROBEF_PARSED + (pk & (FB_PARSE_PORTS | FB_PARSE_TUPLE)) * 2);
 }
 
 /*

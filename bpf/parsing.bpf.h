@@ -38,6 +38,9 @@
 /* What fb_parse_packet() says besides its verdict (*info, bits). */
 #define FB_PARSE_FRAGMENT 1 /* a non-first IP fragment: no transport header, key ports 0 */
 #define FB_PARSE_PORTS 2    /* the key's ports were read from the transport header */
+/* The key's ports are the packet's: read, or a protocol without ports
+ * (not a later fragment of one with ports). */
+#define FB_PARSE_TUPLE 4
 
 #define FB_ETH_P_8021Q 0x8100
 #define FB_ETH_P_8021AD 0x88a8
@@ -101,13 +104,23 @@ static __always_inline int fb_parse_ports(struct fb_cursor *c, __u8 proto, __u8 
 	__be16 *ports = c->pos;
 
 	key->w[4] = fb_key_word_tail(0, 0, proto, FB_KIND_FLOW, 0, family);
-	if (!need)
+	if (!need) {
+		*info |= FB_PARSE_TUPLE;
 		return 0; /* ICMP, ICMPv6, GRE, ...: port 0 */
+	}
 	if (c->pos + need > c->end)
 		return -1;
 	key->w[4] = fb_key_word_tail(ports[0], ports[1], proto, FB_KIND_FLOW, 0, family);
-	*info |= FB_PARSE_PORTS;
+	*info |= FB_PARSE_PORTS | FB_PARSE_TUPLE;
 	return 0;
+}
+
+/* A later fragment: its key has port 0, which is all of a protocol
+ * without ports (an ICMP 5-tuple meets it) and none of one with ports
+ * (`udp A:0 B:0` must not meet every UDP fragment from A to B). */
+static __always_inline __u32 fb_parse_later_fragment(__u8 proto)
+{
+	return FB_PARSE_FRAGMENT | (fb_proto_ports_hdr(proto) ? 0 : FB_PARSE_TUPLE);
 }
 
 static __always_inline int fb_parse_ipv4(struct fb_cursor *c, struct fb_key *key, __u32 *info)
@@ -136,7 +149,7 @@ static __always_inline int fb_parse_ipv4(struct fb_cursor *c, struct fb_key *key
 		return FB_PARSE_MALFORMED;
 
 	if (iph->frag_off & bpf_htons(0x1fff)) {
-		*info |= FB_PARSE_FRAGMENT; /* no L4 header here */
+		*info |= fb_parse_later_fragment(iph->protocol); /* no L4 header here */
 		return FB_PARSE_OK;
 	}
 	c->pos += hlen;
@@ -198,7 +211,7 @@ static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key
 			if (fh->frag_off & bpf_htons(0xfff8)) {
 				key->w[4] = fb_key_word_tail(0, 0, nexthdr, FB_KIND_FLOW, 0,
 							     FB_FAMILY_IPV6);
-				*info |= FB_PARSE_FRAGMENT;
+				*info |= fb_parse_later_fragment(nexthdr);
 				return FB_PARSE_OK;
 			}
 			break;

@@ -59,6 +59,8 @@ enum {
 	FB_PROBEF_ADDRS = 1,  /* its addresses are known (a malformed packet may have them) */
 	FB_PROBEF_PARSED = 2, /* parsed whole (not malformed): protocol and ports as keyed */
 	FB_PROBEF_PORTS = 4,  /* real ports: parsed, not a later fragment, a protocol with ports */
+	FB_PROBEF_TUPLE = 8,  /* the key's ports are the packet's: PORTS, or a protocol without
+			       * ports (a later fragment of one with ports has them elsewhere) */
 };
 
 struct fb_probe {
@@ -176,7 +178,9 @@ static inline void fb_probe_flow(struct fb_probe *p)
 	for (i = 0; i < 5; i++)
 		p->mask[i] = ~0ULL;
 	p->kind = FB_KIND_FLOW;
-	p->flags = FB_PROBEF_ADDRS | FB_PROBEF_PARSED;
+	/* A 5-tuple fixes its ports, 0 included: a later fragment of a
+	 * protocol with ports (key port 0) must not meet `udp A:0 B:0`. */
+	p->flags = FB_PROBEF_ADDRS | FB_PROBEF_PARSED | FB_PROBEF_TUPLE;
 }
 
 static inline void fb_probe_prefix(struct fb_probe *p, __u32 kind, __u8 plen)

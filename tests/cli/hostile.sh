@@ -11,7 +11,10 @@
 #  - `load` expanded an IPv6 ::fffe:0:0/95 into ::ffff:0:0/96 and filed it
 #    as IPv4 /0: every IPv4 packet matched;
 #  - with --confirm exact, an IPv6 rule ::/0 in the LPM trie confirmed any
-#    false positive of an IPv4 packet (one trie for both families).
+#    false positive of an IPv4 packet (one trie for both families);
+#  - a UDP 5-tuple with port 0 (`udp src A sport 0 dst B dport 0`, UDP port
+#    0 floods) matched every non-first fragment from A to B, whatever its
+#    datagram's ports: their key has port 0.
 # Every frame exists only inside BPF_PROG_TEST_RUN; nothing is sent.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin hostile
@@ -41,9 +44,12 @@ def tcp(sp, dp):
 def ip6(src, dst, nh, payload):
     return eth(0x86dd) + struct.pack("!IHBB", 0x60000000, len(payload), nh, 64) + a6(src) + a6(dst) + payload
 
-def ip4(src, dst, proto, payload, tot=None):
+def ip4(src, dst, proto, payload, tot=None, frag=0):
     n = 20 + len(payload) if tot is None else tot
-    return eth(0x0800) + struct.pack("!BBHHHBBH", 0x45, 0, n, 1, 0, 64, proto, 0) + a4(src) + a4(dst) + payload
+    return eth(0x0800) + struct.pack("!BBHHHBBH", 0x45, 0, n, 1, frag, 64, proto, 0) + a4(src) + a4(dst) + payload
+
+def frag6(nh, off, m):  # offset in 8-byte units, M flag
+    return struct.pack("!BBHI", nh, 0, off << 3 | m, 7)
 
 def dstopts(nh):  # 8 bytes: next header, length 0, PadN of 4
     return bytes([nh, 0, 1, 4, 0, 0, 0, 0])
@@ -67,6 +73,16 @@ frames = {
     # IPv4 TCP, tot_len 0 (BIG TCP); the same with UDP stays malformed
     "tso": [ip4("198.51.100.9", "203.0.113.9", 6, tcp(51000, 443), tot=0)],
     "udp0": [ip4("198.51.100.9", "203.0.113.9", 17, udp(40000, 53), tot=0)],
+    # a UDP datagram from port 0, then the first and a later fragment of one
+    # from 40000 to 53, and a later fragment of an ICMP echo; IPv4 and IPv6
+    "port0": [ip4("198.51.100.5", "203.0.113.7", 17, udp(0, 0)),
+              ip4("198.51.100.5", "203.0.113.7", 17, udp(40000, 53, 16), frag=0x2000),
+              ip4("198.51.100.5", "203.0.113.7", 17, bytes(16), frag=3),
+              ip4("198.51.100.5", "203.0.113.7", 1, bytes(16), frag=3)],
+    "port0v6": [ip6("2001:db8::5", "2001:db8::7", 17, udp(0, 0)),
+                ip6("2001:db8::5", "2001:db8::7", 44, frag6(17, 0, 1) + udp(40000, 53, 16)),
+                ip6("2001:db8::5", "2001:db8::7", 44, frag6(17, 3, 0) + bytes(16)),
+                ip6("2001:db8::5", "2001:db8::7", 44, frag6(58, 3, 0) + bytes(16))],
 }
 for name, fl in frames.items():
     with open(f"{out}/{name}.pcap", "wb") as f:
@@ -158,9 +174,25 @@ print([p["length"] for p in d["prefix_lengths"] if p["list"].startswith("IPv4")]
 check_eq "an IPv4 packet does not match; the v4-mapped IPv6 packets do (::fffe:0:0/95)" \
 	"$(replay h "v4 mapped")" "ok - pass;ok src drop;ok src drop;"
 
+# 5. A 5-tuple of a protocol with ports fixes its ports: a later fragment,
+#    whose ports are not in it (its key has port 0), never meets one, even
+#    with port 0 (it passes, as its first fragment decides); its first
+#    fragment does. A protocol without ports has nothing missing: an ICMP
+#    5-tuple still meets its later fragments.
+printf '%s\n' "udp src 198.51.100.5 sport 0 dst 203.0.113.7 dport 0" \
+	"udp [2001:db8::5]:0 [2001:db8::7]:0" "udp 198.51.100.5:40000 203.0.113.7:53" \
+	"icmp 198.51.100.5 203.0.113.7" "ipv6-icmp 2001:db8::5 2001:db8::7" >"$T_TMP/p0.txt"
+"$FB" load h "$T_TMP/p0.txt" --replace >/dev/null 2>&1 || fail "load port-0 5-tuples"
+check_eq "UDP port 0 5-tuples: drop port 0, not a later fragment of port 40000 to 53" \
+	"$(replay h "port0 port0v6")" \
+	"ok flow drop;ok flow drop;ok - pass;ok flow drop;ok flow drop;ok - pass;ok - pass;ok flow drop;"
+check_eq "... under allow, a later fragment is not allowed by a port-0 5-tuple" \
+	"$(replay h "port0 port0v6" --action allow)" \
+	"ok flow pass;ok flow pass;ok - drop;ok flow pass;ok flow pass;ok - drop;ok - drop;ok flow pass;"
+
 "$FB" destroy h >/dev/null || fail "destroy"
 
-# 5. Confirmation keeps the families apart: in a saturated filter (every
+# 6. Confirmation keeps the families apart: in a saturated filter (every
 #    probe says "maybe"), an IPv4 packet's Bloom hit on the IPv4 /32 list
 #    must not be confirmed by the IPv6 rule ::/0.
 python3 -c '

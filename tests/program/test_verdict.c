@@ -84,6 +84,18 @@ static const struct mode {
 
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 
+/* The kind that matches a row that parses, in a filter holding rules
+ * (hit: what the mode says). A later fragment of a protocol with ports
+ * (its key has port 0) never meets a 5-tuple, even the one with its own
+ * key: a 5-tuple fixes its ports. The probes go on to source, then
+ * destination. */
+static int parsed_hit(const struct row *r, int rules, int hit)
+{
+	if (hit != FB_KIND_FLOW || !r->frag || !fb_proto_has_ports(r->proto))
+		return hit;
+	return rules & R_SRC ? FB_KIND_SRC : rules & R_DST ? FB_KIND_DST : 0;
+}
+
 /* As `flowbloom add` does it: bits, prefix lengths, then the kind flag. */
 static void add(struct fb_store *f, const struct fb_key *k)
 {
@@ -207,9 +219,10 @@ static void run_table(const char *layout, struct fb_store *f, struct flowbloom_b
 		e.addrs = r->parse == FB_PARSE_MALFORMED && addrs_read(r, &p, p.len);
 		for (m = 0; m < NMODES; m++) {
 			fill_filter(f, &e.key, modes[m].rules);
-			e.kind = r->parse == FB_PARSE_OK ? modes[m].hit
-				 : e.addrs		 ? modes[m].addr_hit
-							 : 0;
+			e.kind = r->parse == FB_PARSE_OK
+					 ? parsed_hit(r, modes[m].rules, modes[m].hit)
+				 : e.addrs ? modes[m].addr_hit
+					   : 0;
 			for (c = 0; c < NCFG; c++) {
 				snprintf(base, sizeof(base), "%s %s filter=%s: %s (%zu B)", layout,
 					 cfgs[c].name, modes[m].name, r->name, p.len);
@@ -242,7 +255,10 @@ static void run_table(const char *layout, struct fb_store *f, struct flowbloom_b
 			e.parse = len < p.need ? FB_PARSE_MALFORMED : r->parse;
 			e.frag = e.parse == FB_PARSE_OK ? r->frag : 0;
 			e.addrs = e.parse == FB_PARSE_MALFORMED && addrs_read(r, &p, len);
-			e.kind = e.parse == FB_PARSE_OK ? FB_KIND_FLOW : e.addrs ? FB_KIND_SRC : 0;
+			e.kind = e.parse == FB_PARSE_OK
+					 ? parsed_hit(r, R_FLOW | R_SRC, FB_KIND_FLOW)
+				 : e.addrs ? FB_KIND_SRC
+					   : 0;
 			for (c = 0; c < sizeof(cut_cfgs) / sizeof(cut_cfgs[0]); c++) {
 				snprintf(base, sizeof(base), "%s %s cut %zu/%zu (%s): %s", layout,
 					 cfgs[cut_cfgs[c]].name, len, p.len,
