@@ -400,6 +400,21 @@ static void check_stale_head(void)
 	ASSERT_EQ(fb_store_lock(&f), 0, "stale head: lock");
 	ASSERT_EQ(fb_repair_check(&f, false, &st), 0, "stale head: check");
 	ASSERT_TRUE(st.stale_head, "stale head: check reports the probe table");
+	fb_store_unlock(&f);
+	/* What attach does first (a table another build wrote). */
+	ASSERT_EQ(fb_head_refresh(&f), 0, "stale head: refreshed as attach does");
+	ASSERT_TRUE(fb_head_current(&f), "stale head: current after the refresh");
+	ASSERT_EQ(test_probe_flow(bpf_program__fd(skel->progs.flowbloom),
+				  bpf_map__fd(skel->maps.fb_trace), &pkt, &m),
+		  XDP_DROP, "stale head: after the refresh the program sees the rule: dropped");
+	/* Stale again (the table emptied by hand): check --repair rebuilds it. */
+	ASSERT_EQ(fb_store_lock(&f), 0, "stale head: lock again");
+	memset(fb_store_head(&f)->hdr.nprobe, 0, sizeof(fb_store_head(&f)->hdr.nprobe));
+	ASSERT_EQ(test_probe_flow(bpf_program__fd(skel->progs.flowbloom),
+				  bpf_map__fd(skel->maps.fb_trace), &pkt, &m),
+		  XDP_PASS, "stale head: an empty table again: passed");
+	ASSERT_EQ(fb_repair_check(&f, false, &st), 0, "stale head: check");
+	ASSERT_TRUE(st.stale_head, "stale head: check reports it again");
 	ASSERT_EQ(fb_repair_check(&f, true, &st), 0, "stale head: check --repair");
 	ASSERT_EQ(fb_repair_check(&f, false, &st), 0, "stale head: check again");
 	ASSERT_TRUE(!st.stale_head, "stale head: repaired");

@@ -20,6 +20,7 @@
 #include "store/replace.h"
 #include "rules/rules.h"
 #include "store/stats.h"
+#include "store/head.h"
 #include "store/repair.h"
 #include "store/store.h"
 #include "rules/flow.h"

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include "cmd.h"
 #include "parse.h"
+#include "store/head.h"
 #include "store/store.h"
 #include "prog/xdpdev.h"
 #include "monitor/monmaps.h"
@@ -134,6 +135,11 @@ int cmd_attach(int argc, char **argv)
 		return 1;
 	if (fb_store_open(argv[optind], &f))
 		return 1;
+	/* The program this build attaches reads the table this build writes. */
+	if (fb_head_refresh(&f)) {
+		fb_store_close(&f);
+		return 1;
+	}
 	/* Monitoring maps (user/lib/monitor/monmaps.c): new ones unless another device feeds
 	 * them already. */
 	if ((mo.sketch || mo.newflows || mo.acct) && fb_monitor_prepare(&f, &mo, &mon)) {

@@ -252,7 +252,7 @@ int cmd_check(int argc, char **argv)
 		if (t.stale_head)
 			printf("  the data path's probe table is not what the header and prefix "
 			       "lengths say%s\n",
-			       repair ? ": rebuilt" : "");
+			       repair ? ": rebuilt" : " (check --repair or attach rebuilds it)");
 	}
 	fb_store_close(&f);
 	/* After a repair the filter is consistent: success. */

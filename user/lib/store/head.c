@@ -128,3 +128,24 @@ int fb_head_sync(struct fb_store *f, bool live)
 	}
 	return 0;
 }
+
+int fb_head_refresh(struct fb_store *f)
+{
+	int err = 0;
+
+	if (fb_head_current(f))
+		return 0;
+	if (fb_store_lock(f))
+		return -1;
+	/* Looked at again under the lock: another writer may have synced. */
+	if (!fb_head_current(f)) {
+		err = fb_head_sync(f, fb_store_live(f));
+		if (!err)
+			fb_report(FB_REPORT_NOTE,
+				  "filter '%s': rebuilt the data path's probe table (another build "
+				  "of flowbloom wrote it)",
+				  f->name);
+	}
+	fb_store_unlock(f);
+	return err;
+}
