@@ -41,6 +41,11 @@
 /* The key's ports are the packet's: read, or a protocol without ports
  * (not a later fragment of one with ports). */
 #define FB_PARSE_TUPLE 4
+/* The key's protocol is the packet's: the parser reached the upper-layer
+ * header (even one cut short: the packet is malformed, but what it says
+ * of its protocol, and of its ports if they are in, is what the kernel
+ * reassembles). */
+#define FB_PARSE_PROTO 8
 
 #define FB_ETH_P_8021Q 0x8100
 #define FB_ETH_P_8021AD 0x88a8
@@ -96,7 +101,11 @@ static __always_inline int fb_parse_eth(struct fb_cursor *c)
 }
 
 /* Word 4 of the key from the upper-layer header at c->pos (its ports, if
- * it has any): 0 ok, -1 truncated. */
+ * it has any): 0 ok, -1 truncated. A header cut short still gives its
+ * ports if their four bytes are in: a tiny first fragment (RFC 1858: a TCP
+ * header split over two fragments) is malformed, but must meet the port
+ * rules its reassembled datagram would (under --malformed pass it would
+ * otherwise pass them). */
 static __always_inline int fb_parse_ports(struct fb_cursor *c, __u8 proto, __u8 family,
 					  struct fb_key *key, __u32 *info)
 {
@@ -104,15 +113,16 @@ static __always_inline int fb_parse_ports(struct fb_cursor *c, __u8 proto, __u8 
 	__be16 *ports = c->pos;
 
 	key->w[4] = fb_key_word_tail(0, 0, proto, FB_KIND_FLOW, 0, family);
+	*info |= FB_PARSE_PROTO;
 	if (!need) {
 		*info |= FB_PARSE_TUPLE;
 		return 0; /* ICMP, ICMPv6, GRE, ...: port 0 */
 	}
-	if (c->pos + need > c->end)
+	if (c->pos + 4 > c->end)
 		return -1;
 	key->w[4] = fb_key_word_tail(ports[0], ports[1], proto, FB_KIND_FLOW, 0, family);
 	*info |= FB_PARSE_PORTS | FB_PARSE_TUPLE;
-	return 0;
+	return c->pos + need > c->end ? -1 : 0;
 }
 
 /* A later fragment: its key has port 0, which is all of a protocol

@@ -14,7 +14,10 @@
 #    false positive of an IPv4 packet (one trie for both families);
 #  - a UDP 5-tuple with port 0 (`udp src A sport 0 dst B dport 0`, UDP port
 #    0 floods) matched every non-first fragment from A to B, whatever its
-#    datagram's ports: their key has port 0.
+#    datagram's ports: their key has port 0;
+#  - a tiny first fragment (RFC 1858: the TCP header split over two
+#    fragments) was malformed, and its ports were not read: under
+#    --malformed pass it went past `tcp dport 22`.
 # Every frame exists only inside BPF_PROG_TEST_RUN; nothing is sent.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin hostile
@@ -83,6 +86,10 @@ frames = {
                 ip6("2001:db8::5", "2001:db8::7", 44, frag6(17, 0, 1) + udp(40000, 53, 16)),
                 ip6("2001:db8::5", "2001:db8::7", 44, frag6(17, 3, 0) + bytes(16)),
                 ip6("2001:db8::5", "2001:db8::7", 44, frag6(58, 3, 0) + bytes(16))],
+    # tiny first fragments (RFC 1858): the TCP header split, its first 8
+    # bytes (ports, sequence number) in the first fragment, to port 22
+    "tiny": [ip4("198.51.100.5", "203.0.113.7", 6, tcp(51000, 22)[:8], frag=0x2000),
+             ip6("2001:db8::5", "2001:db8::7", 44, frag6(6, 0, 1) + tcp(51000, 22)[:8])],
 }
 for name, fl in frames.items():
     with open(f"{out}/{name}.pcap", "wb") as f:
@@ -190,9 +197,27 @@ check_eq "... under allow, a later fragment is not allowed by a port-0 5-tuple" 
 	"$(replay h "port0 port0v6" --action allow)" \
 	"ok flow pass;ok flow pass;ok - drop;ok flow pass;ok flow pass;ok - drop;ok - drop;ok flow pass;"
 
+# 6. A tiny first fragment is malformed (its TCP header is cut), but its
+#    ports are in it, and the datagram the kernel reassembles has them:
+#    port rules and 5-tuples meet it, so --malformed pass does not carry
+#    it past `tcp dport 22`.
+printf '%s\n' "tcp dport 22" >"$T_TMP/tiny.txt"
+"$FB" load h "$T_TMP/tiny.txt" --replace >/dev/null 2>&1 || fail "load tcp dport 22"
+check_eq "tiny first fragments to port 22 meet 'tcp dport 22' (--malformed pass)" \
+	"$(replay h tiny --malformed pass)" "malformed shape drop;malformed shape drop;"
+printf '%s\n' "tcp 198.51.100.5:51000 203.0.113.7:22" "tcp [2001:db8::5]:51000 [2001:db8::7]:22" \
+	>"$T_TMP/tiny.txt"
+"$FB" load h "$T_TMP/tiny.txt" --replace >/dev/null 2>&1 || fail "load the 5-tuples"
+check_eq "... and their 5-tuples (--malformed pass)" \
+	"$(replay h tiny --malformed pass)" "malformed flow drop;malformed flow drop;"
+printf '%s\n' "tcp dport 23" >"$T_TMP/tiny.txt"
+"$FB" load h "$T_TMP/tiny.txt" --replace >/dev/null 2>&1 || fail "load tcp dport 23"
+check_eq "... another port's rule does not: malformed, passed as asked" \
+	"$(replay h tiny --malformed pass)" "malformed - pass;malformed - pass;"
+
 "$FB" destroy h >/dev/null || fail "destroy"
 
-# 6. Confirmation keeps the families apart: in a saturated filter (every
+# 7. Confirmation keeps the families apart: in a saturated filter (every
 #    probe says "maybe"), an IPv4 packet's Bloom hit on the IPv4 /32 list
 #    must not be confirmed by the IPv6 rule ::/0.
 python3 -c '

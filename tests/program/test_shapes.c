@@ -502,14 +502,21 @@ static void edges(void)
 	frame[14 + 7] = 0x10;
 	ASSERT_EQ(run(prog, trace, frame, len, &kind, &shape), XDP_PASS,
 		  "ports: its non-first fragment (no ports) passes");
-	/* Cut inside the UDP header: malformed, ports unread. */
+	/* Cut inside the UDP header before its ports end: malformed, ports
+	 * unread. */
 	len = test_build_frame(&p, frame);
-	ASSERT_EQ(run(prog, trace, frame, 14 + 20 + 4, &kind, &shape), XDP_DROP,
+	ASSERT_EQ(run(prog, trace, frame, 14 + 20 + 3, &kind, &shape), XDP_DROP,
 		  "ports: its malformed copy gets the malformed verdict (drop)");
 	ASSERT_EQ(kind, 0, "ports: no rule decided the malformed packet");
 	ASSERT_EQ(run(bpf_program__fd(sp->progs.flowbloom), bpf_map__fd(sp->maps.fb_trace), frame,
-		      14 + 20 + 4, &kind, &shape),
+		      14 + 20 + 3, &kind, &shape),
 		  XDP_PASS, "ports: with --malformed pass it passes (the port rule cannot see it)");
+	/* Cut after its ports (a tiny first fragment): malformed, but the
+	 * port rule sees it, --malformed pass or not. */
+	ASSERT_EQ(run(bpf_program__fd(sp->progs.flowbloom), bpf_map__fd(sp->maps.fb_trace), frame,
+		      14 + 20 + 4, &kind, &shape),
+		  XDP_DROP, "ports: cut after its ports, the port rule decides (--malformed pass)");
+	ASSERT_EQ(kind, FB_KIND_MASK, "ports: ... the shape decided it");
 	/* A shape of addresses alone decides a malformed packet. */
 	p = pkt4(17, "198.51.100.9", 999, "203.0.113.200", 4000);
 	len = test_build_frame(&p, frame);
@@ -530,9 +537,12 @@ static void edges(void)
 		  "ports: a non-first fragment to 203.0.113.9 (key port 0) passes");
 	len = test_build_frame(&p, frame);
 	ASSERT_EQ(run(bpf_program__fd(sp->progs.flowbloom), bpf_map__fd(sp->maps.fb_trace), frame,
-		      14 + 20 + 4, &kind, &shape),
+		      14 + 20 + 3, &kind, &shape),
 		  XDP_PASS,
 		  "ports: a malformed packet to 203.0.113.9 (key port 0) meets no port rule");
+	ASSERT_EQ(run(bpf_program__fd(sp->progs.flowbloom), bpf_map__fd(sp->maps.fb_trace), frame,
+		      14 + 20 + 4, &kind, &shape),
+		  XDP_DROP, "ports: ... unless its ports are in: port 0 read, the rule decides");
 	p = pkt4(47, "203.0.113.250", 0, "203.0.113.9", 0);
 	ASSERT_EQ(send_key(sk, &p, &kind, &shape), XDP_PASS,
 		  "ports: gre (no ports) never meets a port rule");

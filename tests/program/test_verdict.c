@@ -234,7 +234,10 @@ static void run_table(const char *layout, struct fb_store *f, struct flowbloom_b
 	/* Every frame that parses, cut at every length inside its headers and at
 	 * a few in its payload, against a filter holding its own 5-tuple and
 	 * its source: a frame cut after its IP header still meets the source
-	 * rule (a truncated TCP header must not carry a blocked source past). */
+	 * rule (a truncated TCP header must not carry a blocked source past),
+	 * and one cut after the ports of its transport header meets its
+	 * 5-tuple (a tiny first fragment, RFC 1858, must not carry a blocked
+	 * port past under --malformed pass). */
 	for (i = 0; i < nrows; i++) {
 		static const int cut_cfgs[] = { C_DROP, C_DROP_MPASS, C_TRACE };
 		const struct row *r = &rows[i];
@@ -255,8 +258,11 @@ static void run_table(const char *layout, struct fb_store *f, struct flowbloom_b
 			e.parse = len < p.need ? FB_PARSE_MALFORMED : r->parse;
 			e.frag = e.parse == FB_PARSE_OK ? r->frag : 0;
 			e.addrs = e.parse == FB_PARSE_MALFORMED && addrs_read(r, &p, len);
+			e.ports = e.addrs && !r->frag && p.l4 >= 0 &&
+				  fb_proto_has_ports(r->proto) && len >= (size_t)p.l4 + 4;
 			e.kind = e.parse == FB_PARSE_OK
 					 ? parsed_hit(r, R_FLOW | R_SRC, FB_KIND_FLOW)
+				 : e.ports ? FB_KIND_FLOW
 				 : e.addrs ? FB_KIND_SRC
 					   : 0;
 			for (c = 0; c < sizeof(cut_cfgs) / sizeof(cut_cfgs[0]); c++) {

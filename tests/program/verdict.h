@@ -87,6 +87,7 @@ struct cfg {
 struct expect {
 	int parse, frag;
 	int addrs;	   /* malformed, but the fixed IP header (addresses) was read */
+	int ports;	   /* malformed, but its protocol and ports were read too */
 	int kind;	   /* the rule kind that matches, 0: none */
 	struct fb_key key; /* what the trace record must hold when parse is OK */
 };

@@ -174,6 +174,11 @@ void check_run(const char *base, struct flowbloom_bpf *s, const struct cfg *c, c
 		test_check(!memcmp(tr.key.saddr, e->key.saddr, 32) &&
 				   tr.key.family == e->key.family,
 			   lab(l, sizeof(l), base, "trace key addresses"), d);
+		/* A transport header cut after its ports: those too. */
+		if (e->ports)
+			test_check(tr.key.sport == e->key.sport && tr.key.dport == e->key.dport &&
+					   tr.key.proto == e->key.proto,
+				   lab(l, sizeof(l), base, "trace key ports"), d);
 	}
 }
 
