@@ -149,27 +149,26 @@ check_eq "ipfix: --active-timeout x (usage error)" "$?" 2
 check_fails "ipfix: a filter without monitoring" "$FB" ipfix nomon --collector 127.0.0.1:4739
 check_fails "ipfix: no such filter" "$FB" ipfix nosuch --collector 127.0.0.1:4739
 conf=$T_TMP/edge.ipfix
-printf '# where records go\ncollector = 127.0.0.1:4739\ntcp\nidle-timeout = 0\n' >"$conf"
-chmod 600 "$conf"
-"$FB" ipfix nomon --config "$conf" >/dev/null 2>"$T_TMP/err"
-check_eq "ipfix --config: a bad value, named FILE:LINE" "$(cat "$T_TMP/err")" \
-	"flowbloom: $conf:4: bad value '0' for --idle-timeout (want 0.1 to 86400 seconds)"
-printf 'collector = 127.0.0.1:4739\nfrobnicate = 1\n' >"$conf"
-"$FB" ipfix nomon --config "$conf" >/dev/null 2>"$T_TMP/err"
-check_eq "ipfix --config: an unknown option, named FILE:LINE" "$(cat "$T_TMP/err")" \
-	"flowbloom: $conf:2: unknown option 'frobnicate'"
-printf 'tcp = yes\n' >"$conf"
-"$FB" ipfix nomon --config "$conf" >/dev/null 2>"$T_TMP/err"
-check_eq "ipfix --config: a value for a flag" "$(cat "$T_TMP/err")" "flowbloom: $conf:1: tcp takes no value"
-printf 'collector = 127.0.0.1:4739\ncol\0lector = 1\n' >"$conf"
-"$FB" ipfix nomon --config "$conf" >/dev/null 2>"$T_TMP/err"
-check_eq "ipfix --config: a NUL byte, named as such" "$(cat "$T_TMP/err")" \
-	"flowbloom: $conf:2: NUL byte in line (not a text file?)"
+# conf_err LABEL CONTENT WANT: --config with CONTENT (printf format) says WANT
+# on stderr, all of it.
+conf_err() {
+	# shellcheck disable=SC2059 # the content is the format
+	printf "$2" >"$conf"
+	chmod 600 "$conf"
+	"$FB" ipfix nomon --config "$conf" >/dev/null 2>"$T_TMP/err"
+	check_eq "ipfix --config: $1" "$(cat "$T_TMP/err")" "flowbloom: $conf:$3"
+}
+conf_err "a bad value, named FILE:LINE" \
+	'# where records go\ncollector = 127.0.0.1:4739\ntcp\nidle-timeout = 0\n' \
+	"4: bad value '0' for --idle-timeout (want 0.1 to 86400 seconds)"
+conf_err "an unknown option, named FILE:LINE" 'collector = 127.0.0.1:4739\nfrobnicate = 1\n' \
+	"2: unknown option 'frobnicate'"
+conf_err "a value for a flag" 'tcp = yes\n' "1: tcp takes no value"
+conf_err "a NUL byte, named as such" 'collector = 127.0.0.1:4739\ncol\0lector = 1\n' \
+	"2: NUL byte in line (not a text file?)"
 # In a last line without newline too (it used to cut the value there).
-printf 'collector = 127.0.0.1:4739\ntop = 5\0junk' >"$conf"
-"$FB" ipfix nomon --config "$conf" >/dev/null 2>"$T_TMP/err"
-check_eq "ipfix --config: a NUL byte in the last line, without newline" "$(cat "$T_TMP/err")" \
-	"flowbloom: $conf:2: NUL byte in line (not a text file?)"
+conf_err "a NUL byte in the last line, without newline" 'collector = 127.0.0.1:4739\ntop = 5\0junk' \
+	"2: NUL byte in line (not a text file?)"
 printf '\xef\xbb\xbfcollector = 127.0.0.1:4739\n' >"$conf"
 chmod 620 "$conf"
 check_fails "ipfix --config: a file others may write is refused" "$FB" ipfix nomon --config "$conf"
