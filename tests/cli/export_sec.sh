@@ -13,7 +13,9 @@
 # - nobody must not be able to read an export (mode 0600 whatever the
 #   umask); --mode widens it, bad --mode values are usage errors;
 # - a full disk (a 64 KiB tmpfs in a private mount namespace) fails the
-#   export with exit 1, leaves no temporary file and the old export intact.
+#   export with exit 1, leaves no temporary file and the old export intact;
+# - SIGTERM, SIGINT or SIGHUP in the middle of an export leaves no
+#   temporary file (it holds the key).
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin export_sec
 
@@ -181,6 +183,42 @@ case $? in
 		fail "ENOSPC: the old textfile changed"
 	;;
 esac
+
+# --- a signal that ends the export mid-write (Ctrl-C, systemd's SIGTERM,
+# SIGHUP) takes the hidden temporary file, the filter's key in it, along:
+# writes slowed by strace (0.1 s each), the signal sent once the temporary
+# file is there. The process still dies of the signal.
+if command -v strace >/dev/null; then
+	mkdir "$T_TMP/sig"
+	for sig in TERM INT HUP; do
+		rm -f "$T_TMP"/sig/* "$T_TMP"/sig/.??*
+		# A background job ignores SIGINT: the default back, as at a terminal.
+		python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' strace -f -qq -o /dev/null -e trace=write \
+			-e inject=write:delay_exit=100000 "$FB" export BIG "$T_TMP/sig/x.fbx" >/dev/null 2>&1 &
+		tracer=$!
+		for _ in $(seq 100); do
+			ls -A "$T_TMP/sig" | grep -q '^\.x\.fbx\.' && break
+			sleep 0.1
+		done
+		seen=$(ls -A "$T_TMP/sig" | tr '\n' ' ')
+		# The export itself (strace's child), not strace.
+		for p in $(pgrep -f -- "export BIG $T_TMP/sig/x.fbx"); do
+			[ "$(cat "/proc/$p/comm" 2>/dev/null)" = flowbloom ] && kill -"$sig" "$p"
+		done
+		wait "$tracer"
+		rc=$?
+		case "$seen" in
+		".x.fbx."*" ") pass "SIG$sig mid-export: the temporary file was there ($seen)" ;;
+		*) fail "SIG$sig mid-export: the directory held '$seen', not the temporary file alone" ;;
+		esac
+		check_eq "SIG$sig mid-export: died of it" "$rc" "$((128 + $(kill -l "$sig")))"
+		check_eq "SIG$sig mid-export: nothing left in the directory" "$(ls -A "$T_TMP/sig")" ""
+	done
+else
+	skip "no strace: signals during an export"
+fi
 
 "$FB" destroy S >/dev/null
 "$FB" destroy S2 >/dev/null

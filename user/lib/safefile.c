@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,64 @@ int fb_safefile_parse_mode(const char *s, mode_t *mode)
 	return 0;
 }
 
+/*
+ * A signal that ends the process (SIGINT at a terminal, SIGTERM from
+ * systemd, SIGHUP) while a file is being written would leave its hidden
+ * temporary file behind, an export's filter key in it. While one is open,
+ * such a signal first removes it: unlinkat() is async-signal-safe, and
+ * the directory's descriptor and the name are set before the handler is.
+ * Only signals whose disposition is the default (death) are taken over; a
+ * command that catches them itself (bgp, guard, ipfix: a flag, then a
+ * clean stop) keeps its handler and ends its write as usual.
+ */
+static const int kill_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+#define NKILL (sizeof(kill_sigs) / sizeof(kill_sigs[0]))
+static volatile sig_atomic_t pending_dir = -1;
+static char pending_tmp[sizeof(((struct fb_safefile *)0)->tmp)];
+static bool taken[NKILL];
+
+static void on_kill(int sig)
+{
+	int saved = errno;
+
+	if (pending_dir >= 0)
+		unlinkat(pending_dir, pending_tmp, 0);
+	errno = saved;
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* sf's temporary file is the one to remove on such a signal (one at a
+ * time: a second file written meanwhile is not covered). */
+static void cleanup_on(const struct fb_safefile *sf)
+{
+	struct sigaction sa = { .sa_handler = on_kill }, old;
+	size_t i;
+
+	if (pending_dir >= 0)
+		return;
+	memcpy(pending_tmp, sf->tmp, sizeof(pending_tmp));
+	pending_dir = sf->dir_fd;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < NKILL; i++)
+		if (!sigaction(kill_sigs[i], NULL, &old) && old.sa_handler == SIG_DFL)
+			taken[i] = !sigaction(kill_sigs[i], &sa, NULL);
+}
+
+static void cleanup_off(const struct fb_safefile *sf)
+{
+	size_t i;
+
+	if (pending_dir < 0 || pending_dir != sf->dir_fd || strcmp(pending_tmp, sf->tmp))
+		return;
+	for (i = 0; i < NKILL; i++)
+		if (taken[i]) {
+			signal(kill_sigs[i], SIG_DFL);
+			taken[i] = false;
+		}
+	pending_dir = -1;
+}
+
 /* The temporary file in sf->dir_fd for sf->base. */
 static int open_tmp(struct fb_safefile *sf, const char *dir)
 {
@@ -69,6 +128,7 @@ static int open_tmp(struct fb_safefile *sf, const char *dir)
 		sf->dir_fd = -1;
 		return -1;
 	}
+	cleanup_on(sf);
 	sf->out = fdopen(sf->fd, "wb");
 	if (!sf->out) {
 		fb_report_err("%s: %s", sf->path, strerror(errno));
@@ -302,6 +362,7 @@ void fb_safefile_abort(struct fb_safefile *sf)
 		close(sf->fd);
 	if (sf->fd >= 0)
 		unlinkat(sf->dir_fd, sf->tmp, 0);
+	cleanup_off(sf);
 	if (sf->dir_fd >= 0)
 		close(sf->dir_fd);
 	sf->out = NULL;
@@ -329,10 +390,13 @@ int fb_safefile_commit(struct fb_safefile *sf)
 	if (err) {
 		fb_report_err("%s: write failed: %s", sf->path, strerror(err));
 		unlinkat(sf->dir_fd, sf->tmp, 0);
+		cleanup_off(sf);
 		close(sf->dir_fd);
 		sf->fd = sf->dir_fd = -1;
 		return -1;
 	}
+	/* Renamed: nothing left to remove on a signal. */
+	cleanup_off(sf);
 	/* The rename itself on disk too; failure here loses nothing. */
 	fsync(sf->dir_fd);
 	close(sf->dir_fd);
