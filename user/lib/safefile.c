@@ -91,11 +91,15 @@ static void cleanup_off(const struct fb_safefile *sf)
 
 	if (pending_dir < 0 || pending_dir != sf->dir_fd || strcmp(pending_tmp, sf->tmp))
 		return;
-	for (i = 0; i < NKILL; i++)
-		if (taken[i]) {
+	for (i = 0; i < NKILL; i++) {
+		struct sigaction cur;
+
+		/* Back to the default unless the command installed a handler
+		 * of its own meanwhile (capture: Ctrl-C ends it cleanly). */
+		if (taken[i] && !sigaction(kill_sigs[i], NULL, &cur) && cur.sa_handler == on_kill)
 			signal(kill_sigs[i], SIG_DFL);
-			taken[i] = false;
-		}
+		taken[i] = false;
+	}
 	pending_dir = -1;
 }
 
