@@ -242,18 +242,17 @@ __noinline __u64 fb_match_gen(struct fb_stat_cells *st, const struct fb_key *key
 #define FB_PK_ADDRS 0x200     /* the packet's addresses are known (its key has a kind) */
 
 /* The FB_PROBEF_* a packet meets: arithmetic on the parser's bits, no
- * test. Addresses are known if the key has a kind; protocol and ports as
- * keyed if the packet parsed, or if the parser reached its upper-layer
- * header before finding it malformed (PROTO; PORTS and TUPLE only if the
- * ports were in). The parser's PORTS and TUPLE bits are the probe flags'
- * halves: one mask and one shift take both. */
+ * test. Addresses are known if the key has a kind; the protocol if the
+ * parser says so (PROTO: every packet that parsed, and one found malformed
+ * in its upper-layer header); the ports if they were in (PORTS, TUPLE).
+ * The parser's PORTS and TUPLE bits are the probe flags' halves: one mask
+ * and one shift take both. */
 _Static_assert(FB_PROBEF_PORTS == 2 * FB_PARSE_PORTS && FB_PROBEF_TUPLE == 2 * FB_PARSE_TUPLE,
 	       "parser bits are half the probe flags");
 static __always_inline __u32 fb_have(__u64 pk)
 {
 	__u32 addrs = (pk & FB_PK_ADDRS) / FB_PK_ADDRS,
-	      keyed = (1 - (pk & FB_PK_MALFORMED) / FB_PK_MALFORMED) |
-		      (pk & FB_PARSE_PROTO) / FB_PARSE_PROTO;
+	      keyed = (pk & FB_PARSE_PROTO) / FB_PARSE_PROTO;
 
 	return addrs * FB_PROBEF_ADDRS + keyed * FB_PROBEF_PARSED +
 	       (pk & (FB_PARSE_PORTS | FB_PARSE_TUPLE)) * 2;

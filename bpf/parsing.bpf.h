@@ -41,10 +41,10 @@
 /* The key's ports are the packet's: read, or a protocol without ports
  * (not a later fragment of one with ports). */
 #define FB_PARSE_TUPLE 4
-/* The key's protocol is the packet's: the parser reached the upper-layer
- * header (even one cut short: the packet is malformed, but what it says
- * of its protocol, and of its ports if they are in, is what the kernel
- * reassembles). */
+/* The key's protocol is the packet's: a later fragment, or the parser
+ * reached the upper-layer header (every packet that parses does; so does
+ * one cut short there: it is malformed, but what it says of its protocol,
+ * and of its ports if they are in, is what the kernel reassembles). */
 #define FB_PARSE_PROTO 8
 
 #define FB_ETH_P_8021Q 0x8100
@@ -130,7 +130,8 @@ static __always_inline int fb_parse_ports(struct fb_cursor *c, __u8 proto, __u8 
  * (`udp A:0 B:0` must not meet every UDP fragment from A to B). */
 static __always_inline __u32 fb_parse_later_fragment(__u8 proto)
 {
-	return FB_PARSE_FRAGMENT | (fb_proto_ports_hdr(proto) ? 0 : FB_PARSE_TUPLE);
+	return FB_PARSE_FRAGMENT | FB_PARSE_PROTO |
+	       (fb_proto_ports_hdr(proto) ? 0 : FB_PARSE_TUPLE);
 }
 
 static __always_inline int fb_parse_ipv4(struct fb_cursor *c, struct fb_key *key, __u32 *info)

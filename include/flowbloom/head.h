@@ -57,8 +57,8 @@
  * skips descriptors whose needs the packet does not meet. */
 enum {
 	FB_PROBEF_ADDRS = 1,  /* its addresses are known (a malformed packet may have them) */
-	FB_PROBEF_PARSED = 2, /* parsed whole (not malformed): protocol and ports as keyed */
-	FB_PROBEF_PORTS = 4,  /* real ports: parsed, not a later fragment, a protocol with ports */
+	FB_PROBEF_PARSED = 2, /* protocol as keyed: parsed, or malformed only in its upper layer */
+	FB_PROBEF_PORTS = 4,  /* real ports: read from its transport header (a cut one too) */
 	FB_PROBEF_TUPLE = 8,  /* the key's ports are the packet's: PORTS, or a protocol without
 			       * ports (a later fragment of one with ports has them elsewhere) */
 };
