@@ -62,11 +62,15 @@ static void check_sketch(const char *what, struct rig *r, struct keytab *t)
 	 * under the coarse sketch (eps N ~ 5,300 packets, the 10th flow
 	 * ~10,700), none past rank 10 under the fine ones (eps N ~ 660). A
 	 * reported flow is a hit if its count is at least the 10th largest
-	 * less eps N; the exact recall is printed beside. */
+	 * less eps N, or if the sketch overestimates it by more than eps N:
+	 * the guarantee allows that for a delta share of flows (checked
+	 * above; delta = e^-3 for the coarse sketch, about 16 flows of this
+	 * trace), and one of them can outrank the 10th, ranked as its
+	 * estimate says. The exact recall is printed beside. */
 	sorted = malloc(t->n * sizeof(*sorted));
 	for (by = 0; by < 2; by++) {
 		__u64 *val = by ? t->bytes : t->packets, tenth;
-		int hit = 0, exact = 0, want = t->n < 10 ? (int)t->n : 10;
+		int hit = 0, exact = 0, excused = 0, want = t->n < 10 ? (int)t->n : 10;
 		double recall, slack = eps * (by ? s.bytes : s.packets);
 
 		memcpy(sorted, val, t->n * sizeof(*sorted));
@@ -75,16 +79,24 @@ static void check_sketch(const char *what, struct rig *r, struct keytab *t)
 		got = fb_monitor_top(&r->m, &s, NULL, by, 10, &top);
 		for (k = 0; k < got; k++) {
 			long j = kt_find(t, &top[k].key, false);
+			__u64 est = by ? top[k].bytes : top[k].packets;
+			bool near = j >= 0 && val[j] + slack >= tenth,
+			     over = j >= 0 && est > val[j] + slack;
 
 			/* Ties at the 10th place count as hits. */
 			exact += j >= 0 && val[j] >= tenth;
-			hit += j >= 0 && val[j] + slack >= tenth;
+			hit += near || over;
+			excused += !near && over;
 		}
 		recall = (double)hit / want;
 		snprintf(label, sizeof(label),
-			 "%s: top-10 by %s recall within eps N %.2f >= 0.9 (exact %.2f)", what,
-			 by ? "bytes" : "packets", recall, (double)exact / want);
+			 "%s: top-10 by %s recall within eps N %.2f >= 0.9 (exact %.2f, %d "
+			 "overestimated past eps N)",
+			 what, by ? "bytes" : "packets", recall, (double)exact / want, excused);
 		ASSERT_RANGE(recall, 0.9, 1.0, label);
+		if (excused)
+			printf("%s: top-10 by %s: %d reported flow%s overestimated past eps N\n",
+			       what, by ? "bytes" : "packets", excused, excused == 1 ? "" : "s");
 		free(top);
 	}
 	free(sorted);
