@@ -21,6 +21,12 @@ msg = @printf '  %-8s %s\n' $(1) $(2);
 endif
 
 BPF_CFLAGS := -g -O2 --target=bpf -mcpu=v3 -Wall -Werror -Iinclude -Ibpf -I$(ARCH_INC) -MMD -MP
+# Architectures whose kernels read unaligned memory at full speed
+# (CONFIG_HAVE_EFFICIENT_UNALIGNED_ACCESS): the parser reads an IPv6
+# address's key words with one load each (bpf/parsing.bpf.h).
+ifneq ($(filter x86_64 aarch64 ppc64le s390x,$(shell uname -m)),)
+BPF_CFLAGS += -DFB_UNALIGNED_LOADS
+endif
 CFLAGS ?= -g -O2
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -Iinclude -Iuser/lib -Iuser/cli -I$(BUILD) -MMD -MP
 LDLIBS := -lbpf -lelf -lz -lzstd -lpcap -lm -lfixbuf -lglib-2.0 -ljson-c
@@ -53,7 +59,8 @@ test_part_objs = $(patsubst %.c,$(BUILD)/%.o,$(call test_parts,$(1)))
 # XDP programs: build/NAME.bpf.o from NAME.bpf.c in one of these folders
 # (the filter; the benchmark's generator; a counting pass-through for the
 # test beside flowbloom under xdp-loader; the cuckoo, d-left and scalable
-# probes for tests/program/test_types.c).
+# probes for tests/program/test_types.c; the parser alone for
+# tests/program/test_parse.c).
 vpath %.bpf.c bpf tests/bench tests/e2e tests/program
 BPF_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(notdir $(wildcard bpf/*.bpf.c tests/*/*.bpf.c)))
 
@@ -109,6 +116,14 @@ $(BUILD)/flowbloom_nocap.bpf.o: bpf/flowbloom.bpf.c Makefile | $(BUILD)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DFB_NO_CAPTURE -c $< -o $@
 
 $(BUILD)/tests/program/test_types: $(BUILD)/types_check.bpf.o
+
+# The parser as built for architectures that read unaligned memory slowly:
+# tests/program/test_parse.c checks it agrees with the one built here.
+$(BUILD)/parse_check_aligned.bpf.o: tests/program/parse_check.bpf.c Makefile | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -UFB_UNALIGNED_LOADS -c $< -o $@
+
+$(BUILD)/tests/program/test_parse: $(BUILD)/parse_check.bpf.o $(BUILD)/parse_check_aligned.bpf.o
 
 # libbpf (inside bpftool) notes the .xdp_run_config section it skips: that
 # section is for libxdp, and expected.
