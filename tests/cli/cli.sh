@@ -41,6 +41,15 @@ check_fails "unknown filter: add" "$FB" add nosuch udp 198.51.100.1:1 203.0.113.
 check_fails "unknown filter: destroy" "$FB" destroy nosuch
 check_fails "add: port 65536" "$FB" add f1 udp 198.51.100.1:65536 203.0.113.7:4000
 check_fails "add: bad address" "$FB" add f1 udp 198.51.100.300:1 203.0.113.7:4000
+# Decimal without a leading zero: iptables reads port 053 as octal 43,
+# iproute2 /024 as /20; refused rather than guessed.
+check_fails "add: port with a leading zero (053)" "$FB" add f1 udp 198.51.100.1:053 203.0.113.7:4000
+check_fails "add: dport with a leading zero" "$FB" add f1 udp dst 203.0.113.0/24 dport 053
+check_fails "add: port range with a leading zero" "$FB" add f1 tcp dport 1024-02047
+check_fails "add: protocol number with a leading zero" "$FB" add f1 proto 017 dst 203.0.113.7
+check_fails "add: prefix length with a leading zero (/024)" "$FB" add f1 src 198.51.100.0/024
+"$FB" add f1 src 198.51.100.0/024 2>"$T_TMP/err"
+check "... and the error says why" grep -q "bad prefix length in '198.51.100.0/024' (decimal without a leading zero)" "$T_TMP/err"
 check_fails "add: unknown protocol" "$FB" add f1 frob 198.51.100.1:1 203.0.113.7:4000
 check_fails "add: tcp without ports" "$FB" add f1 tcp 198.51.100.1 203.0.113.7
 check_fails "add: second FLOW bad" "$FB" add f1 udp 198.51.100.9:1 203.0.113.7:2 src nonsense

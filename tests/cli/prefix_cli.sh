@@ -285,7 +285,7 @@ good = ["198.51.100.%d/32" % i for i in range(100)] + ["2001:db8:%x::/48" % i fo
 bad = {"len33": "198.51.100.0/33", "len129": "2001:db8::/129", "garbage": "not-an-address",
        "reversed": "198.51.100.20-198.51.100.10", "mixed": "198.51.100.1-2001:db8::1",
        "emptylen": "198.51.100.0/", "badflow": "udp 198.51.100.1:99999 203.0.113.1:53",
-       "extra": "198.51.100.0/24 198.51.100.1"}
+       "extra": "198.51.100.0/24 198.51.100.1", "len024": "198.51.100.0/024"}
 for name, line in bad.items():
     for where, at in (("first", 0), ("middle", 100), ("last", 199)):
         lines = list(good)
@@ -293,7 +293,7 @@ for name, line in bad.items():
         open("%s/bad-%s-%s.txt" % (sys.argv[1], name, where), "w").write(
             "# generated\n" + "\n".join(lines) + "\n")
 PY
-for name in len33 len129 garbage reversed mixed emptylen badflow extra; do
+for name in len33 len129 garbage reversed mixed emptylen badflow extra len024; do
 	for where in first middle last; do
 		f=$T_TMP/bad-$name-$where.txt
 		case $where in first) line=2 ;; middle) line=102 ;; last) line=201 ;; esac

@@ -31,7 +31,8 @@ int fb_proto_parse(const char *s)
 	for (i = 0; i < sizeof(protos) / sizeof(protos[0]); i++)
 		if (!strcasecmp(s, protos[i].name))
 			return protos[i].proto;
-	if (!isdigit((unsigned char)s[0]))
+	/* Decimal, without a leading zero (as ports and prefix lengths). */
+	if (!isdigit((unsigned char)s[0]) || (s[0] == '0' && s[1]))
 		return -1;
 	errno = 0;
 	v = strtoul(s, &end, 10);
@@ -79,7 +80,9 @@ int fb_prefix_parse(const char *s, __u8 addr[16], __u8 *plen, __u8 *family, char
 		const char *p = slash + 1;
 		unsigned long max = v4 ? 32 : 128;
 
-		if (!*p || strlen(p) > 3)
+		/* Decimal, without a leading zero: iproute2 reads /024 as
+		 * octal (/20), so neither reading would be safe to guess. */
+		if (!*p || strlen(p) > 3 || (p[0] == '0' && p[1]))
 			goto badlen;
 		for (len = 0; *p; p++) {
 			if (*p < '0' || *p > '9')
@@ -107,7 +110,7 @@ bad:
 	snprintf(err, errlen, "bad address or prefix '%s' (want ADDR or ADDR/LEN)", s);
 	return -1;
 badlen:
-	snprintf(err, errlen, "bad prefix length in '%s'", s);
+	snprintf(err, errlen, "bad prefix length in '%s' (decimal without a leading zero)", s);
 	return -1;
 }
 
@@ -140,7 +143,8 @@ static int parse_port(const char *s, __be16 *port)
 	unsigned long v = 0;
 	const char *p;
 
-	if (!*s || strlen(s) > 5)
+	/* Decimal, without a leading zero (iptables reads 053 as octal). */
+	if (!*s || strlen(s) > 5 || (s[0] == '0' && s[1]))
 		return -1;
 	for (p = s; *p; p++) {
 		if (!isdigit((unsigned char)*p))
@@ -205,7 +209,7 @@ bad:
 	snprintf(err, errlen, "bad address '%s' (want ADDR, ADDR:PORT or [IPV6]:PORT)", s);
 	return -1;
 badport:
-	snprintf(err, errlen, "bad port in '%s' (want 0-65535)", s);
+	snprintf(err, errlen, "bad port in '%s' (want 0-65535, without a leading zero)", s);
 	return -1;
 }
 

@@ -98,7 +98,8 @@ static int parse_ports(const char *s, unsigned *lo, unsigned *hi)
 	for (i = 0; i < (dash ? 2 : 1); i++) {
 		const char *p = i ? dash + 1 : s, *end = i || !dash ? p + strlen(p) : dash;
 
-		if (p == end || end - p > 5)
+		/* Decimal, without a leading zero (as fb_prefix_parse). */
+		if (p == end || end - p > 5 || (*p == '0' && end - p > 1))
 			return -1;
 		for (; p < end; p++) {
 			if (*p < '0' || *p > '9')
@@ -149,7 +150,9 @@ static int clause(struct clauses *c, const char *kw, const char *arg, char *err,
 		return 1;
 	if (parse_ports(arg, !strcmp(kw, "sport") ? &c->splo : &c->dplo,
 			!strcmp(kw, "sport") ? &c->sphi : &c->dphi)) {
-		snprintf(err, errlen, "bad %s '%s' (want PORT or LOW-HIGH, 0-65535)", kw, arg);
+		snprintf(err, errlen,
+			 "bad %s '%s' (want PORT or LOW-HIGH, 0-65535, without a leading zero)", kw,
+			 arg);
 		return -1;
 	}
 	*(!strcmp(kw, "sport") ? &c->has_sport : &c->has_dport) = 1;
