@@ -52,6 +52,15 @@ for bad in "u --into u --ttl 2s" "u --into u --pps 10" "u --pps 10 --ttl 2s" \
 	"$FB" guard $bad >/dev/null 2>&1
 	check_eq "guard $bad: usage error" "$?" 2
 done
+# stdout carries only ExaBGP commands: with -j, a usage error (before
+# --announce is even read) or a run-time error is text on stderr, never a
+# JSON object on stdout that ExaBGP would take for a command.
+"$FB" -j guard u --into u --ttl 2s --announce >"$T_TMP/out" 2>"$T_TMP/err"
+check_eq "guard -j, usage error: exit 2" "$?" 2
+check_eq "... nothing on stdout" "$(wc -c <"$T_TMP/out")" 0
+check "... the error on stderr" grep -q "missing --pps N or --bps N" "$T_TMP/err"
+"$FB" -j guard u --into nosuch --pps 10 --ttl 1s --announce >"$T_TMP/out" 2>/dev/null
+check_eq "guard -j, a missing filter: nothing on stdout" "$(wc -c <"$T_TMP/out")" 0
 check_fails "guard: a filter without monitoring is refused" "$FB" guard u --into u --pps 10 --ttl 1s
 echo "198.51.100.7 junk" >"$T_TMP/bad.never"
 "$FB" add u src 198.51.100.9 --ttl 5m >/dev/null

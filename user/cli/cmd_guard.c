@@ -514,15 +514,14 @@ int cmd_guard(int argc, char **argv)
 	__u64 done = 0;
 	size_t i;
 
+	/* -j makes the events JSON (on stderr); errors, usage errors too,
+	 * stay text on stderr: stdout carries only ExaBGP commands, and
+	 * ExaBGP would read a JSON error object there as one. */
+	g.json = fb_json;
+	fb_json = false;
 	rc = parse(argc, argv, &g);
 	if (rc)
 		return rc;
-	/* -j makes the events JSON; errors stay text on stderr: with
-	 * --announce stdout belongs to ExaBGP, which would read a JSON error
-	 * object there as a command. */
-	g.json = fb_json;
-	if (g.announce != ANN_NONE)
-		fb_json = false;
 	rc = 1;
 	if (fb_monview_open(g.name, FB_MON_SKETCH, &f, &m))
 		goto free_never;
