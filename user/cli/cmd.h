@@ -70,6 +70,13 @@ void fb_print_destroyed(const char *name);
 
 /* Usage error for the running verb: message, synopsis, returns 2. */
 int fb_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* getopt_long returned '?' or ':' (its optstring starts with ':', after
+ * any '+'): the usage error naming the option (unknown, without its value,
+ * or with a value it takes none of); returns 2. */
+int fb_bad_option(int c, char **argv);
+/* A verb without options: any argument starting with '-' but "-" (stdin)
+ * is an unknown option, the usage error (2); 0 if there is none. */
+int fb_no_options(int argc, char **argv);
 /* Parse an option value from a fixed list; -1 (error printed) if absent.
  * values NULL: names is an enum-name table + 1 (util.h), the value is the
  * position + 1. */

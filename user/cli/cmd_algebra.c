@@ -29,9 +29,9 @@ static int combine(int argc, char **argv, enum fb_alg_op op)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		if (c != 'i')
-			return fb_usage("unknown option '%s'", argv[optind - 1]);
+			return fb_bad_option(c, argv);
 		into = optarg;
 	}
 	if (!into)
@@ -94,6 +94,8 @@ int cmd_fold(int argc, char **argv)
 {
 	__u32 nblocks;
 
+	if (fb_no_options(argc, argv))
+		return 2;
 	if (argc != 2)
 		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");
 	if (fb_alg_fold(argv[1], &nblocks))
@@ -135,6 +137,8 @@ int cmd_card(int argc, char **argv)
 	char why[200];
 	int i, rc = 1;
 
+	if (fb_no_options(argc, argv))
+		return 2;
 	if (argc < 2)
 		return fb_usage("missing NAME");
 	if (argc > 3)

@@ -320,13 +320,13 @@ int cmd_apply(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		if (opt == 'c')
 			check = true;
 		else if (opt == 'd')
 			down = true;
 		else
-			return fb_usage("unknown option '%s'", argv[optind - 1]);
+			return fb_bad_option(opt, argv);
 	}
 	if (check && down)
 		return fb_usage("--check or --down, not both");

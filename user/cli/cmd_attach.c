@@ -110,7 +110,7 @@ int cmd_attach(int argc, char **argv)
 	fb_monitor_opts_default(&mo);
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			if ((v = fb_pick("--mode", optarg, modes, mode_v)) < 0)
@@ -124,8 +124,7 @@ int cmd_attach(int argc, char **argv)
 			if (v < 0)
 				return 2;
 			if (!v)
-				return fb_usage("unknown or incomplete option '%s'",
-						argv[optind - 1]);
+				return fb_bad_option(c, argv);
 		}
 	}
 	if (argc - optind != 2)
@@ -160,6 +159,8 @@ int cmd_attach(int argc, char **argv)
 
 int cmd_detach(int argc, char **argv)
 {
+	if (fb_no_options(argc, argv))
+		return 2;
 	if (argc != 2)
 		return fb_usage(argc < 2 ? "missing DEV" : "too many arguments");
 	if (fb_xdp_detach(argv[1]))

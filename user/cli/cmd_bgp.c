@@ -456,7 +456,7 @@ static int parse_opts(int argc, char **argv, struct fb_bgp_opts *o, const char *
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			if (sscanf(optarg, "%u:%u%n", &a, &v, &n) != 2 || optarg[n] || a > 65535 ||
@@ -495,7 +495,7 @@ static int parse_opts(int argc, char **argv, struct fb_bgp_opts *o, const char *
 				return 2;
 			break;
 		default:
-			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+			return fb_bad_option(c, argv);
 		}
 	}
 	if (argc - optind != 1)

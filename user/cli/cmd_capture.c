@@ -176,7 +176,7 @@ int cmd_capture(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "w:c:s:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":w:c:s:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'w':
 			file = optarg;
@@ -227,7 +227,7 @@ int cmd_capture(int argc, char **argv)
 			mode_set = true;
 			break;
 		default:
-			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+			return fb_bad_option(c, argv);
 		}
 	}
 	if (argc - optind != 1)

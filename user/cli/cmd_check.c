@@ -112,8 +112,10 @@ int cmd_check(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--repair"))
 			repair = true;
-		else if (argv[i][0] == '-' || name)
-			return fb_usage("unexpected '%s'", argv[i]);
+		else if (argv[i][0] == '-')
+			return fb_usage("unknown option '%s'", argv[i]);
+		else if (name)
+			return fb_usage("too many arguments");
 		else
 			name = argv[i];
 	}

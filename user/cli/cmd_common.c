@@ -27,6 +27,38 @@ int fb_pick(const char *opt, const char *val, const char *const *names, const in
 	return -1;
 }
 
+int fb_bad_option(int c, char **argv)
+{
+	const char *a = argv[optind - 1];
+	int n = (int)strcspn(a, "=");
+
+	/* glibc: optopt is 0 for an unknown long option, the option's value
+	 * for one missing its argument or given one it takes not, the
+	 * character for a short one (which may sit inside a cluster, where
+	 * argv[optind - 1] is another word). */
+	if (!strncmp(a, "--", 2)) {
+		if (c == ':')
+			return fb_usage("option '%.*s' needs a value", n, a);
+		if (!optopt)
+			return fb_usage("unknown option '%.*s'", n, a);
+		if (a[n])
+			return fb_usage("option '%.*s' takes no value", n, a);
+	}
+	if (c == ':')
+		return fb_usage("option '-%c' needs a value", optopt);
+	return fb_usage("unknown option '-%c'", optopt);
+}
+
+int fb_no_options(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++)
+		if (argv[i][0] == '-' && argv[i][1])
+			return fb_usage("unknown option '%s'", argv[i]);
+	return 0;
+}
+
 int fb_load_option(int c, const char *arg, struct fb_load_opts *lo)
 {
 	int v;
@@ -175,9 +207,9 @@ int fb_flows_args(int argc, char **argv, const char **name, struct fb_flows *fl)
 	optind = 0;
 	opterr = 0;
 	/* "+": stop at the first non-option, so FLOW words are never options. */
-	while ((c = getopt_long(argc, argv, "+f:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:f:", opts, NULL)) != -1) {
 		if (c != 'f')
-			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+			return fb_bad_option(c, argv);
 		/* A second -f would silently drop the first file's flows. */
 		if (file)
 			return fb_usage("-f given twice (one FILE: `load` takes several)");
@@ -190,12 +222,16 @@ int fb_flows_args(int argc, char **argv, const char **name, struct fb_flows *fl)
 	if (!file && optind < argc &&
 	    (!strcmp(argv[optind], "-f") || !strcmp(argv[optind], "--file"))) {
 		if (optind + 1 >= argc)
-			return fb_usage("-f needs a FILE ('-' for stdin)");
+			return fb_usage("%s needs a FILE ('-' for stdin)", argv[optind]);
 		file = argv[optind + 1];
 		optind += 2;
 	} else if (!file && optind < argc && !strncmp(argv[optind], "--file=", 7)) {
 		file = argv[optind++] + 7;
 	}
+	/* The rest is FLOWs: a word starting with '-' is an option, misplaced
+	 * or unknown. */
+	if ((rc = fb_no_options(argc - optind + 1, argv + optind - 1)))
+		return rc;
 	rc = fb_read_flows(argc - optind, argv + optind, file, fl);
 	return rc == 2 ? 2 : rc ? 1 : 0;
 }

@@ -97,7 +97,7 @@ int cmd_create(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			if (parse_u64("--capacity", optarg, &r.capacity))
@@ -161,7 +161,7 @@ int cmd_create(int argc, char **argv)
 			counting = true;
 			break;
 		default:
-			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+			return fb_bad_option(c, argv);
 		}
 	}
 	r.counter_bits = counting ? width : 0;

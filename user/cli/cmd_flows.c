@@ -106,9 +106,9 @@ int cmd_flows(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "f", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f", opts, NULL)) != -1) {
 		if (c != 'f')
-			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+			return fb_bad_option(c, argv);
 		follow = true;
 	}
 	if (argc - optind != 1)

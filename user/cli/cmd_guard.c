@@ -439,7 +439,7 @@ static int parse(int argc, char **argv, struct guard *g)
 	g->interval = 1;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			g->into = optarg;
@@ -483,7 +483,7 @@ static int parse(int argc, char **argv, struct guard *g)
 				return 2;
 			break;
 		default:
-			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+			return fb_bad_option(c, argv);
 		}
 	}
 	if (argc - optind != 1)

@@ -31,13 +31,13 @@ int cmd_export(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		if (c == 'p') {
 			plain = true; /* the uncompressed form, for readers before it */
 			continue;
 		}
 		if (c != 'm')
-			return fb_usage("unknown option '%s'", argv[optind - 1]);
+			return fb_bad_option(c, argv);
 		if (fb_safefile_parse_mode(optarg, &mode))
 			return fb_usage("bad --mode '%s' (octal, 0 to 0777, e.g. 0640)", optarg);
 		mode_set = true;
@@ -68,6 +68,8 @@ int cmd_import(int argc, char **argv)
 {
 	struct fb_header h;
 
+	if (fb_no_options(argc, argv))
+		return 2;
 	if (argc != 3)
 		return fb_usage(argc < 3 ? "missing FILE or NAME" : "too many arguments");
 	if (fb_fbx_import(argv[1], argv[2], &h))

@@ -107,7 +107,8 @@ int cmd_list(int argc, char **argv)
 	char **names;
 	int n, i;
 
-	(void)argv;
+	if (fb_no_options(argc, argv))
+		return 2;
 	if (argc != 1)
 		return fb_usage("list takes no arguments");
 	/* Without the rights to read the filters' directory (bpffs is
@@ -281,6 +282,8 @@ int cmd_info(int argc, char **argv)
 	__u32 masks[FB_MAX_MASKS];
 	int natt = 0, users, i, j, nmasks;
 
+	if (fb_no_options(argc, argv))
+		return 2;
 	if (argc != 2)
 		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");
 	if (fb_store_open(argv[1], &f))
@@ -432,6 +435,8 @@ void fb_print_destroyed(const char *name)
 
 int cmd_destroy(int argc, char **argv)
 {
+	if (fb_no_options(argc, argv))
+		return 2;
 	if (argc != 2)
 		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");
 	if (fb_store_destroy(argv[1]))

@@ -367,14 +367,14 @@ int cmd_ipfix(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		if (c == 'C') {
 			if (fb_optfile_read(optarg, opts, "config", set_opt, &o))
 				return 2;
 			continue;
 		}
 		if (c == '?' || c == ':')
-			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+			return fb_bad_option(c, argv);
 		why = set_opt(c, optarg, &o);
 		if (why)
 			return fb_usage("%s", why);

@@ -72,14 +72,14 @@ int cmd_load(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		if (c == 't') {
 			if (fb_parse_duration("--ttl", optarg, FB_TTL_MIN, FB_TTL_MAX, &req.ttl))
 				return 2;
 			continue;
 		}
 		if (c != 'r')
-			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+			return fb_bad_option(c, argv);
 		req.replace = true;
 	}
 	if (argc - optind < 2)

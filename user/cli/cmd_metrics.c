@@ -418,9 +418,9 @@ int cmd_metrics(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		if (c != 't')
-			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+			return fb_bad_option(c, argv);
 		textfile = optarg;
 	}
 	if (optind < argc) {

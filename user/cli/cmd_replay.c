@@ -194,7 +194,7 @@ int cmd_replay(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			explain = true;
@@ -204,8 +204,7 @@ int cmd_replay(int argc, char **argv)
 			if (v < 0)
 				return 2;
 			if (!v)
-				return fb_usage("unknown or incomplete option '%s'",
-						argv[optind - 1]);
+				return fb_bad_option(c, argv);
 		}
 	}
 	if (argc - optind < 2)

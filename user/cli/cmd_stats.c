@@ -80,26 +80,38 @@ int cmd_stats(int argc, char **argv)
 {
 	struct fb_store f;
 	struct fb_stats s;
+	const char *name = NULL, *secs = NULL;
+	bool watch = false;
+	double every = 1;
+	char *end;
 	int i;
 
-	/* --watch [SECS]: rates between polls (cmd_monitor.c). */
-	if (argc >= 3 && !strcmp(argv[2], "--watch")) {
-		double secs = 1;
-		char *end;
-
-		if (argc > 4)
+	/* NAME [--watch [SECS]]: SECS is the word after --watch, once NAME
+	 * was given. */
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--watch")) {
+			watch = true;
+			if (name && i + 1 < argc && argv[i + 1][0] != '-')
+				secs = argv[++i];
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			return fb_usage("unknown option '%s'", argv[i]);
+		} else if (name) {
 			return fb_usage("too many arguments");
-		if (argc == 4) {
-			secs = strtod(argv[3], &end);
-			if (end == argv[3] || *end || !(secs >= 0.1 && secs <= 86400))
-				return fb_usage("bad interval '%s' for --watch (0.1 to 86400 s)",
-						argv[3]);
+		} else {
+			name = argv[i];
 		}
-		return stats_watch(argv[1], secs);
 	}
-	if (argc != 2)
-		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");
-	if (fb_store_open(argv[1], &f))
+	if (!name)
+		return fb_usage("missing NAME");
+	if (secs) {
+		every = strtod(secs, &end);
+		if (end == secs || *end || !(every >= 0.1 && every <= 86400))
+			return fb_usage("bad interval '%s' for --watch (0.1 to 86400 s)", secs);
+	}
+	/* --watch: rates between polls. */
+	if (watch)
+		return stats_watch(name, every);
+	if (fb_store_open(name, &f))
 		return 1;
 	if (fb_stats_read(&f, &s)) {
 		fb_store_close(&f);

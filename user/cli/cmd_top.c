@@ -34,7 +34,7 @@ int cmd_top(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "n:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":n:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			if (fb_parse_u64_range("-n", optarg, 1, 100000, &n))
@@ -50,7 +50,7 @@ int cmd_top(int argc, char **argv)
 				return 2;
 			break;
 		default:
-			return fb_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+			return fb_bad_option(c, argv);
 		}
 	}
 	if (argc - optind != 1)
