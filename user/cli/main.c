@@ -85,8 +85,8 @@ static const struct fb_cmd cmds[] = {
 	  "packet: shown as PRIVATE MAPS (fails open). Exit status 3 if any attachment\n"
 	  "fails open, 0 otherwise (1: error)." },
 	{ "add", cmd_add, "add NAME FLOW... [--ttl DURATION] | add NAME -f FILE [--ttl DURATION]",
-	  "Add flows. FILE holds one FLOW per line ('#' comments, blank lines);\n"
-	  "'-' reads stdin. The whole input is checked before anything is added.\n"
+	  "Add flows. FILE (-f or --file) holds one FLOW per line ('#' comments, blank\n"
+	  "lines); '-' reads stdin. The whole input is checked before anything is added.\n"
 	  "A FLOW of FIELDs fixes any combination of them (a rule shape): the program\n"
 	  "probes once per shape a filter holds, at most 8 (info lists them); one more\n"
 	  "is refused. A port range becomes port prefixes (at most 64 per FLOW); a\n"
@@ -102,10 +102,11 @@ static const struct fb_cmd cmds[] = {
 	  "A cuckoo or dleft filter removes one stored copy per flow; a flow found in\n"
 	  "none of its buckets is refused. A flow never added can share a member's\n"
 	  "fingerprint and would delete it, so these deletes need a filter created\n"
-	  "with --confirm exact (checked against the exact set) or --force." },
-	{ "count", cmd_count, "count NAME FLOW...",
+	  "with --confirm exact (checked against the exact set) or --force.\n"
+	  "FILE (-f or --file) as for add." },
+	{ "count", cmd_count, "count NAME FLOW... | count NAME -f FILE",
 	  "The smallest of each flow's counters: an upper bound on how many times it\n"
-	  "was added ('+' when saturated)." },
+	  "was added ('+' when saturated). FILE (-f or --file) as for add." },
 	{ "check", cmd_check, "check NAME [--repair]",
 	  "Report what an interrupted command left (staging directories, unused\n"
 	  "counters or exact sets of a replace, missing ip link pins, a filter too\n"
@@ -162,7 +163,7 @@ static const struct fb_cmd cmds[] = {
 	  "Print 'maybe' or 'no' for each flow, then a count. For a plain address\n"
 	  "(src ADDR, dst ADDR) the answer is the data path's: does a prefix held\n"
 	  "by the filter cover it? A prefix (src ADDR/LEN) or a FLOW of FIELDs asks for\n"
-	  "that rule." },
+	  "that rule. FILE (-f or --file) as for add." },
 	{ "stats", cmd_stats, "stats NAME [--watch [SECS]]",
 	  "Packet and byte counters of the filter's attachments. --watch prints them\n"
 	  "every SECS seconds (default 1) with the rates since the previous poll\n"
@@ -174,11 +175,12 @@ static const struct fb_cmd cmds[] = {
 	  "far above it they can be, and with what probability." },
 	{ "traffic", cmd_traffic, "traffic NAME FLOW... | traffic NAME -f FILE",
 	  "The sketch's estimate of packets and bytes for each 5-tuple FLOW since\n"
-	  "monitoring started (attach --monitor), with its error bound." },
+	  "monitoring started (attach --monitor), with its error bound. FILE (-f or\n"
+	  "--file) as for add." },
 	{ "flows", cmd_flows, "flows NAME [--follow]",
 	  "New-flow events (attach --new-flows): each flow's first packet in an aging\n"
 	  "period, with time, device, verdict and size. Without --follow, the events\n"
-	  "waiting in the ring buffer and a summary; with --follow, as they happen\n"
+	  "waiting in the ring buffer and a summary; with --follow (-f), as they happen\n"
 	  "until Ctrl-C (-j: one object per line). Events the ring buffer had no room\n"
 	  "for are counted and reported as lost." },
 	{ "metrics", cmd_metrics, "metrics [NAME...] [--textfile PATH]",
@@ -261,9 +263,10 @@ static const struct fb_cmd cmds[] = {
 	  "                 [--snaplen B] [--format pcapng|pcap] [--buffer SIZE]\n"
 	  "                 [--duration SECS] [--dev DEV] [--mode OCTAL]",
 	  "Write the frames the attached program gives a verdict (default drop) to FILE\n"
-	  "('-': stdout, e.g. into tcpdump -r -), 1 in N of them per CPU (default all),\n"
-	  "the first B bytes of each (default and at most 4096), until N are written,\n"
-	  "SECS have passed, or Ctrl-C/SIGTERM. pcapng (default) records per frame the\n"
+	  "(-w or --write; '-': stdout, e.g. into tcpdump -r -), 1 in N of them per CPU\n"
+	  "(default all), the first B bytes of each (--snaplen or -s; default and at\n"
+	  "most 4096), until N are written (--count or -c), SECS have passed, or\n"
+	  "Ctrl-C/SIGTERM. pcapng (default) records per frame the\n"
 	  "XDP verdict (tshark: frame.verdict.ebpf_xdp) and a comment 'flowbloom:\n"
 	  "verdict=drop rule=src' naming the rule kind that matched (frame.comment), one\n"
 	  "interface per device; pcap has the frames only. The running program is not\n"
