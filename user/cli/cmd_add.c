@@ -429,41 +429,58 @@ int cmd_query(int argc, char **argv)
 	return 0;
 }
 
+/* One line of count's answer; -j: {"filter", "results": [{flow, count,
+ * saturated}...]}, opened and closed by count_json. */
+static void count_one(const struct fb_key *k, unsigned c, bool sat)
+{
+	char text[FB_FLOW_STR];
+
+	fb_flow_format(k, text, sizeof(text));
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("flow", text);
+		jw_u64("count", c);
+		jw_bool("saturated", sat);
+		jw_obj_close();
+	} else {
+		printf("%u%s %s\n", c, sat ? "+" : "", text);
+	}
+}
+
+static void count_json(const struct fb_store *f, bool open)
+{
+	if (!fb_json)
+		return;
+	if (open) {
+		jw_obj_open(NULL);
+		jw_str("filter", f->name);
+		jw_arr_open("results");
+	} else {
+		jw_arr_close();
+		jw_obj_close();
+		jw_end();
+	}
+}
+
 /* count on a cuckoo filter (copies stored in the flow's buckets) or a
  * d-left filter (its cell's counter, 3+ saturated). */
 static int count_typed(const struct fb_store *f, const struct fb_flows *fl)
 {
-	char text[FB_FLOW_STR];
 	unsigned max = fb_ftype(f->hdr->type)->count_max;
 	size_t i;
 
-	if (fb_json)
-		jw_arr_open(NULL);
+	count_json(f, true);
 	for (i = 0; i < fl->n; i++) {
 		unsigned c = fb_ftype_count(f, &fl->keys[i]);
-		bool sat = max && c == max;
 
-		fb_flow_format(&fl->keys[i], text, sizeof(text));
-		if (fb_json) {
-			jw_obj_open(NULL);
-			jw_str("flow", text);
-			jw_u64("count", c);
-			jw_bool("saturated", sat);
-			jw_obj_close();
-		} else {
-			printf("%u%s %s\n", c, sat ? "+" : "", text);
-		}
+		count_one(&fl->keys[i], c, max && c == max);
 	}
-	if (fb_json) {
-		jw_arr_close();
-		jw_end();
-	}
+	count_json(f, false);
 	return 0;
 }
 
 int cmd_count(int argc, char **argv)
 {
-	char text[FB_FLOW_STR];
 	struct fb_gen_views gv;
 	struct fb_store f;
 	struct fb_flows fl;
@@ -485,10 +502,11 @@ int cmd_count(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	if (fb_json)
-		jw_arr_open(NULL);
-	if (fb_gens_views_open(&f, &gv) < 0)
+	if (fb_gens_views_open(&f, &gv) < 0) {
+		rc = 1;
 		goto out;
+	}
+	count_json(&f, true);
 	for (i = 0; i < fl.n; i++) {
 		unsigned c = fb_counting_min(&f, &fl.keys[i]);
 		int g;
@@ -496,22 +514,9 @@ int cmd_count(int argc, char **argv)
 		/* Copies with a lifetime, in the live generations. */
 		for (g = 0; g < gv.n; g++)
 			c += fb_counting_min(&gv.v[g], &fl.keys[i]);
-
-		fb_flow_format(&fl.keys[i], text, sizeof(text));
-		if (fb_json) {
-			jw_obj_open(NULL);
-			jw_str("flow", text);
-			jw_u64("count", c);
-			jw_bool("saturated", c >= fb_counting_max(&f));
-			jw_obj_close();
-		} else {
-			printf("%u%s %s\n", c, c >= fb_counting_max(&f) ? "+" : "", text);
-		}
+		count_one(&fl.keys[i], c, c >= fb_counting_max(&f));
 	}
-	if (fb_json) {
-		jw_arr_close();
-		jw_end();
-	}
+	count_json(&f, false);
 	fb_gens_views_close(&gv);
 out:
 	fb_store_close(&f);

@@ -121,8 +121,10 @@ int cmd_list(int argc, char **argv)
 	n = fb_pin_list(&names);
 	if (n < 0)
 		return 1;
-	if (fb_json)
-		jw_arr_open(NULL);
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_arr_open("filters");
+	}
 	for (i = 0; i < n; i++) {
 		bool quiet = fb_report_quiet;
 		struct fb_store f;
@@ -162,6 +164,7 @@ int cmd_list(int argc, char **argv)
 	}
 	if (fb_json) {
 		jw_arr_close();
+		jw_obj_close();
 		jw_end();
 	}
 	free(names);
