@@ -105,6 +105,7 @@ jrun ok stats one 0 stats c1
 jrun_int 0.45 ok stats lines 0 stats c1 --watch 0.1
 jrun ok metrics one 0 metrics
 jrun ok metrics one 0 metrics c1 --textfile "$T_TMP/m.prom"
+check "metrics -j --textfile: the file holds the exposition" grep -q '^flowbloom_seen_packets_total{filter="c1"} 0$' "$T_TMP/m.prom"
 jrun ok replay one 0 replay c1 "$PCAP"
 jrun ok replay lines 0 replay c1 "$PCAP" "$PCAP2"
 jrun ok replay lines 0 replay c1 --explain "$PCAP"

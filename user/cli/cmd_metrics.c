@@ -338,9 +338,10 @@ static void print_value(FILE *out, double v, enum mkind kind)
 }
 
 /* The exposition: HELP and TYPE once per family, then one sample per
- * filter that has the value; families without samples are left out. */
-static void render(FILE *out, const struct mfamily *fam, size_t nfam, const struct mfilter *mf,
-		   size_t nmf)
+ * filter that has the value; families without samples are left out. json:
+ * the families as JSON objects on stdout instead (-j without --textfile). */
+static void render(FILE *out, bool json, const struct mfamily *fam, size_t nfam,
+		   const struct mfilter *mf, size_t nmf)
 {
 	size_t i, j;
 	double v;
@@ -353,7 +354,7 @@ static void render(FILE *out, const struct mfamily *fam, size_t nfam, const stru
 				any = true;
 		if (!any)
 			continue;
-		if (fb_json) {
+		if (json) {
 			jw_obj_open(NULL);
 			jw_str("name", fam[i].name);
 			jw_str("type", fam[i].kind == M_COUNTER ? "counter" : "gauge");
@@ -399,7 +400,7 @@ static int write_textfile(const char *path, const struct mfamily *fam, size_t nf
 
 	if (fb_safefile_open(&sf, path, 0644))
 		return -1;
-	render(sf.out, fam, nfam, mf, nmf);
+	render(sf.out, false, fam, nfam, mf, nmf);
 	return fb_safefile_commit(&sf);
 }
 
@@ -493,12 +494,12 @@ int cmd_metrics(int argc, char **argv)
 	} else if (fb_json) {
 		jw_obj_open(NULL);
 		jw_arr_open("metrics");
-		render(stdout, fam, nfam, mf, nmf);
+		render(stdout, true, fam, nfam, mf, nmf);
 		jw_arr_close();
 		jw_obj_close();
 		jw_end();
 	} else {
-		render(stdout, fam, nfam, mf, nmf);
+		render(stdout, false, fam, nfam, mf, nmf);
 	}
 	rc = 0;
 out:
