@@ -130,6 +130,7 @@ static void summary(const char *file, const struct tally *t)
 	}
 }
 
+/* 0, -1 if reading stopped early, -2 if path could not be opened (printed). */
 static int replay_file(struct flowbloom_bpf *skel, const char *path, bool explain, struct tally *t)
 {
 	static __u8 frame[FB_TEST_RUN_MAX];
@@ -140,7 +141,7 @@ static int replay_file(struct flowbloom_bpf *skel, const char *path, bool explai
 	int cut, v;
 
 	if (!pc)
-		return -1;
+		return -2;
 	while ((v = fb_pcap_next(pc, frame, sizeof(frame), &len, &cut)) == 1) {
 		LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = frame, .data_size_in = len,
 			    .repeat = 1);
@@ -218,10 +219,14 @@ int cmd_replay(int argc, char **argv)
 	}
 	for (i = optind + 1; i < argc; i++) {
 		struct tally t = { 0 };
+		int r = replay_file(skel, argv[i], explain, &t);
 
-		if (replay_file(skel, argv[i], explain, &t) || t.failed)
+		if (r || t.failed)
 			rc = 1;
-		summary(argv[i], &t);
+		/* A capture that could not be opened has no summary, only its
+		 * error; one cut short has the packets read before. */
+		if (r != -2)
+			summary(argv[i], &t);
 	}
 	fb_load_close(skel);
 	fb_store_close(&f);
