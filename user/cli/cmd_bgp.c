@@ -3,8 +3,9 @@
  * `flowbloom bgp`: ExaBGP's JSON API on stdin, rules in a counting filter.
  * bgp.c turns each line into rules to add and delete; this file applies
  * them (under the filter's writer lock), keeps the state file and runs the
- * loop. stdout is ExaBGP's command channel: nothing is ever written there;
- * messages go to stderr, which ExaBGP passes through to its own.
+ * loop. stdout is ExaBGP's command channel: nothing is written there but
+ * --flush's report (a command line's, not ExaBGP's process); messages go
+ * to stderr, which ExaBGP passes through to its own.
  *
  * Crash order: a line's additions go to the filter before the state file
  * is rewritten, its deletions after. Whatever kills the process, a rule in
@@ -29,6 +30,7 @@
 #include "fleet/bgp.h"
 #include "clock.h"
 #include "cmd.h"
+#include "linein.h"
 #include "types/counting.h"
 #include "store/exact.h"
 #include "rules/flow.h"
@@ -372,69 +374,6 @@ static int commit(struct run *rn)
 	return rc;
 }
 
-/* Lines from fd 0 through our own buffer, so poll() sees all that waits. */
-struct reader {
-	char *buf;
-	size_t len, cap, skip; /* skip: inside an over-long line */
-	bool eof;
-};
-
-/* Next complete line (NUL-terminated, in r->buf; *len bytes before its
- * newline, NUL bytes in it included), or NULL. */
-static char *next_line(struct reader *r, size_t *used, size_t *len)
-{
-	char *nl = memchr(r->buf, '\n', r->len);
-
-	if (!nl) {
-		if (!r->eof || !r->len)
-			return NULL;
-		nl = r->buf + r->len; /* last line without a newline */
-		if (r->len == r->cap) {
-			char *b = realloc(r->buf, r->cap + 1);
-
-			if (!b)
-				return NULL;
-			r->buf = b;
-			nl = r->buf + r->len;
-		}
-	}
-	*nl = 0;
-	*len = nl - r->buf;
-	*used = nl - r->buf + (nl < r->buf + r->len);
-	return r->buf;
-}
-
-static void consume(struct reader *r, size_t used)
-{
-	memmove(r->buf, r->buf + used, r->len - used);
-	r->len -= used;
-}
-
-static int fill(struct reader *r)
-{
-	ssize_t got;
-
-	if (r->len == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 65536;
-		char *b;
-
-		if (cap > MAX_LINE)
-			return 1; /* caller drops the over-long line */
-		b = realloc(r->buf, cap);
-		if (!b)
-			return 1;
-		r->buf = b;
-		r->cap = cap;
-	}
-	got = read(0, r->buf + r->len, r->cap - r->len);
-	if (got < 0)
-		return errno == EINTR || errno == EAGAIN ? 0 : -1;
-	if (!got)
-		r->eof = true;
-	r->len += got;
-	return 0;
-}
-
 static int parse_opts(int argc, char **argv, struct fb_bgp_opts *o, const char **state, bool *flush,
 		      double *ttl)
 {
@@ -528,14 +467,14 @@ int cmd_bgp(int argc, char **argv)
 	char statebuf[PATH_MAX], dir[PATH_MAX], lockname[NAME_MAX + 1], lockpath[PATH_MAX + 8];
 	char *slash;
 	struct run rn = { .state_dir = -1 };
-	struct reader rd = { 0 };
+	struct fb_linein rd = { .fd = 0, .max = MAX_LINE };
 	const char *state = NULL;
 	struct fb_store f;
-	bool flush = false, counting;
+	bool flush = false, counting, json = fb_json;
 	int rc, lock_fd = -1;
 
 	/* stdout belongs to ExaBGP: a JSON error object there would be read
-	 * as a command. Errors go to stderr only. */
+	 * as a command. Errors go to stderr only; -j is for --flush's report. */
 	fb_json = false;
 	rc = parse_opts(argc, argv, &o, &state, &flush, &rn.ttl);
 	if (rc)
@@ -611,8 +550,16 @@ int cmd_bgp(int argc, char **argv)
 		fb_bgp_remove_all(&rn.b);
 		if (apply_line(&rn) || commit(&rn))
 			goto out;
-		printf("deleted %llu rules of filter '%s' that bgp had added\n",
-		       (unsigned long long)rn.deleted, rn.name);
+		if (json) {
+			jw_obj_open(NULL);
+			jw_str("filter", rn.name);
+			jw_u64("deleted", rn.deleted);
+			jw_obj_close();
+			jw_end();
+		} else {
+			printf("deleted %llu rules of filter '%s' that bgp had added\n",
+			       (unsigned long long)rn.deleted, rn.name);
+		}
 		rc = 0;
 		goto out;
 	}
@@ -632,14 +579,14 @@ int cmd_bgp(int argc, char **argv)
 		char *line;
 		int r;
 
-		while ((line = next_line(&rd, &used, &len))) {
+		while ((line = fb_linein_next(&rd, &used, &len))) {
 			rn.lineno++;
 			if (rd.skip) {
 				rd.skip = 0; /* the tail of an over-long line */
 			} else if (!fb_bgp_line(&rn.b, line, len, rn.lineno) && apply_line(&rn)) {
 				goto out;
 			}
-			consume(&rd, used);
+			fb_linein_consume(&rd, used);
 		}
 		if (rd.eof)
 			break;
@@ -670,7 +617,7 @@ int cmd_bgp(int argc, char **argv)
 			continue;
 		}
 		if (r > 0) {
-			r = fill(&rd);
+			r = fb_linein_fill(&rd);
 			if (r < 0) {
 				fb_err("reading stdin: %s", strerror(errno));
 				goto out;
