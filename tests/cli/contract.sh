@@ -40,11 +40,12 @@ F2='tcp [2001:db8::1]:443 [2001:db8::2]:51000'
 
 # jrun KIND VERB SHAPE RC ARGS...: run `flowbloom -j ARGS` (stdin
 # /dev/null) and keep what it printed for the checker. KIND: ok (a success
-# path), fail (a failure path), line:PATTERN (a bad line: stderr names
-# PATTERN). SHAPE: one (one JSON object), lines (one per line, at least
-# one), steps (one per line, maybe none), binary (stdout is the data),
-# exabgp (stdout stays empty), error (one {"error"} object). RC: the exit
-# status wanted ("0|3": either).
+# path), fail (a failure path), usage (a usage error that takes more than
+# an option: its line may be followed by the synopsis), line:PATTERN (a
+# bad line: stderr names PATTERN). SHAPE: one (one JSON object), lines (one
+# per line, at least one), steps (one per line, maybe none), exabgp (stdout
+# stays empty), error (one {"error"} object). RC: the exit status wanted
+# ("0|3": either).
 N=0
 jrun() {
 	local kind=$1 verb=$2 shape=$3 want=$4 rc
@@ -95,7 +96,6 @@ jrun ok del one 0 del c1 $F1
 jrun ok load one 0 load c1 "$T_TMP/list.txt"
 jrun ok check one 0 check c1
 jrun ok export one 0 export c1 "$T_TMP/c1.fbx"
-jrun ok export binary 0 export c1 -
 jrun ok import one 0 import "$T_TMP/c1.fbx" c2
 jrun ok merge one 0 merge c1 "$T_TMP/c1.fbx" --into m1
 jrun ok intersect one 0 intersect c1 c2 --into i1
@@ -158,6 +158,10 @@ jrun fail replay error 1 replay c1 "$T_TMP/nofile"
 jrun fail replay error 1 replay nope "$PCAP"
 jrun fail capture error 1 capture c1 -w "$T_TMP/c.pcapng" --count 1
 jrun fail apply error 1 apply "$T_TMP/nofile.conf"
+# Where stdout would carry the data, -j is refused: an {"error"} would land
+# in it.
+jrun usage export error 2 export c1 -
+jrun usage capture error 2 capture c1 -w -
 
 # A file with one bad line (the second of three): refused whole, naming
 # FILE:2, the filter as it was.
@@ -460,18 +464,19 @@ for meta in sorted(glob.glob(os.path.join(runs, "*.meta")), key=lambda p: int(os
     kind, v, shape, want, rc, args = open(meta).read().rstrip("\n").split("\t")
     out = open(base + ".out", "rb").read().decode("utf-8", "replace")
     err = open(base + ".err").read()
-    label = "%s: -j %s" % ("success" if kind == "ok" else "failure", args)
-    have["ok" if kind == "ok" else "fail"].add(v)
+    label = "%s: -j %s" % ({"ok": "success", "usage": "usage error"}.get(kind, "failure"), args)
+    if kind != "usage":
+        have["ok" if kind == "ok" else "fail"].add(v)
     why = []
     if rc not in want.split("|"):
         why.append("exit %s, not %s" % (rc, want))
     lines = out.split("\n")
     if lines[-1] == "":
         lines.pop()
-    elif shape != "binary":
+    else:
         why.append("stdout does not end in a newline")
     docs = []
-    for l in lines if shape in ("one", "lines", "steps", "error") else []:
+    for l in lines if shape != "exabgp" else []:
         try:
             docs.append(json.loads(l))
         except ValueError:
@@ -485,8 +490,6 @@ for meta in sorted(glob.glob(os.path.join(runs, "*.meta")), key=lambda p: int(os
         why.append("nothing on stdout")
     if shape in ("one", "lines", "steps") and any(isinstance(d, dict) and "error" in d for d in docs):
         why.append("an error object")
-    if shape == "binary" and not out:
-        why.append("nothing on stdout")
     if shape == "exabgp" and out:
         why.append("stdout not empty: %r" % out[:120])
     errl = err.rstrip("\n").split("\n") if err else []
@@ -495,6 +498,8 @@ for meta in sorted(glob.glob(os.path.join(runs, "*.meta")), key=lambda p: int(os
         if extra:
             why.append("stderr: %r" % extra[0][:200])
     else:
+        if kind == "usage" and errl[1:2] and errl[1].startswith("usage: flowbloom %s " % v):
+            errl = errl[:1]  # the synopsis follows a usage error's line
         if len(errl) != 1 or not errl[0].startswith("flowbloom: "):
             why.append("stderr is not one error line: %r" % err[:300])
         elif shape == "error":

@@ -48,6 +48,9 @@ int cmd_export(int argc, char **argv)
 	file = argv[optind + 1];
 	if (mode_set && !strcmp(file, "-"))
 		return fb_usage("--mode needs a FILE, not stdout");
+	/* As capture -w -: an {"error"} there would land inside the export. */
+	if (fb_json && !strcmp(file, "-"))
+		return fb_usage("-j with FILE '-': the export and JSON would share stdout");
 	if (fb_fbx_export(name, file, mode, plain))
 		return 1;
 	if (!strcmp(file, "-"))
