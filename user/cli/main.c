@@ -289,7 +289,9 @@ static const struct fb_cmd cmds[] = {
 	  "parsed) and changes nothing; --down detaches the listed devices and\n"
 	  "keeps the filter. At boot, flowbloom@NAME.service applies\n" FB_SYSCONFDIR
 	  "/flowbloom/NAME.conf." },
-	{ "help", cmd_help, "help [VERB]", "Show help." },
+	{ "help", cmd_help, "help [VERB]",
+	  "Show help: every verb's synopsis, or one verb's help; with -j as one JSON\n"
+	  "object (the whole verb table, or the verb's synopsis and help)." },
 };
 
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
