@@ -172,6 +172,10 @@ for args in "add c1 -f" "del c1 -f" "query c1 -f" "traffic c1 -f" "load c1" "loa
 	jrun "line:$T_TMP/bad.txt:2:" "${args%% *}" error 1 $args "$T_TMP/bad.txt"
 done
 jrun "line:$T_TMP/bad1.conf:2:" apply error 1 apply "$T_TMP/bad1.conf"
+printf '%s\n' "198.51.100.0/24" "not a prefix" >"$T_TMP/never.txt"
+jrun "line:$T_TMP/never.txt:2:" guard exabgp 1 guard c1 --into c1 --pps 1 --ttl 10s --never "$T_TMP/never.txt"
+printf 'collector = 203.0.113.1:4739\nfrobnicate = 1\n' >"$T_TMP/ix.conf"
+jrun "line:$T_TMP/ix.conf:2:" ipfix error 2 ipfix c1 --config "$T_TMP/ix.conf"
 check_eq "bad lines: c1's content unchanged" "$(digest c1)" "$before"
 check_eq "bad lines: apply created nothing" "$("$FB" list | grep -c '^bad1 ')" 0
 
@@ -358,6 +362,25 @@ def check_error_json(v, out, line, want_json):
     if d != {"error": msg} or out.count("\n") != 1:
         return ['stdout is not {"error": the line on stderr} on one line']
     return []
+
+
+# The command line before the verb: no verb, an unknown verb, an unknown
+# global option, -n without its namespace. The synopsis may follow.
+for args, word in (([], "VERB"), (["frobnicate"], "frobnicate"), (["--frob"], "--frob"), (["-n"], "-n")):
+    for j in (["-j"], []):
+        res = run(*j, *args)
+        lines = res[2].rstrip("\n").split("\n")
+        why = [] if res[0] == 2 else ["exit %d, not 2" % res[0]]
+        if not lines[0].startswith("flowbloom: ") or not word_in(word, lines[0]):
+            why.append("the first line on stderr is not an error naming %s" % word)
+        elif lines[1:] and lines[1:] != helpall.rstrip("\n").split("\n"):
+            why.append("after the error line, not the synopsis")
+        why += check_error_json("", res[1], lines[0], bool(j))
+        label = "flowbloom %s%s: a usage error" % ("-j " if j else "", " ".join(args) or "(no verb)")
+        if why:
+            bad(label, "; ".join(why) + ": stderr %r stdout %r" % (res[2][:200], res[1][:200]))
+        else:
+            ok(label)
 
 
 # ------------------------------------------------ a, b: every verb's options

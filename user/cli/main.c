@@ -469,6 +469,7 @@ int main(int argc, char **argv)
 	}
 	fb_libbpf_logging(fb_verbose);
 	if (i >= argc) {
+		fb_err("missing VERB (see flowbloom help)");
 		usage_all(stderr);
 		return 2;
 	}
