@@ -59,15 +59,15 @@ jmeta() {
 	local args="${*:6}"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "${args//$T_TMP/T}" >"$R/$N.meta"
 }
-# jrun_int SECS KIND VERB SHAPE RC ARGS...: as jrun, for a verb that runs
-# until Ctrl-C: SIGINT after SECS.
+# jrun_int LINES KIND VERB SHAPE RC ARGS...: as jrun, for a verb that runs
+# until Ctrl-C: SIGINT once it printed LINES lines (or after 20 s).
 jrun_int() {
-	local secs=$1 kind=$2 verb=$3 shape=$4 want=$5 pid rc
+	local lines=$1 kind=$2 verb=$3 shape=$4 want=$5 pid rc
 	shift 5
 	N=$((N + 1))
 	"$FB" -j "$@" </dev/null >"$R/$N.out" 2>"$R/$N.err" &
 	pid=$!
-	sleep "$secs"
+	t_wait_until 20 eval '[ "$(wc -l <"$R/$N.out")" -ge "$lines" ]'
 	kill -INT "$pid" 2>/dev/null
 	wait "$pid"
 	rc=$?
@@ -102,7 +102,7 @@ jrun ok intersect one 0 intersect c1 c2 --into i1
 jrun ok fold one 0 fold m1
 jrun ok card one 0 card c1 c2
 jrun ok stats one 0 stats c1
-jrun_int 0.45 ok stats lines 0 stats c1 --watch 0.1
+jrun_int 3 ok stats lines 0 stats c1 --watch 0.1
 jrun ok metrics one 0 metrics
 jrun ok metrics one 0 metrics c1 --textfile "$T_TMP/m.prom"
 check "metrics -j --textfile: the file holds the exposition" grep -q '^flowbloom_seen_packets_total{filter="c1"} 0$' "$T_TMP/m.prom"

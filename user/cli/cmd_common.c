@@ -33,7 +33,7 @@ int fb_bad_option(int c, char **argv)
 	int n = (int)strcspn(a, "=");
 
 	/* glibc: optopt is 0 for an unknown long option, the option's value
-	 * for one missing its argument or given one it takes not, the
+	 * for one missing its argument or given one it does not take, the
 	 * character for a short one (which may sit inside a cluster, where
 	 * argv[optind - 1] is another word). */
 	if (!strncmp(a, "--", 2)) {
