@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # What the fuzzers (tests/fuzz, docs/testing.md#fuzzing) found, kept as
-# regressions through the real binary, each with the input that showed it:
+# regressions (through the real binary where a command reaches them), each
+# with the input that showed it:
 # numbers with a sign or a blank before them (strtoull takes both: " -5"
-# was 2^64 - 5) are usage errors for counts and sizes.
+# was 2^64 - 5) are usage errors for counts and sizes; sizing a filter for
+# more flows than any filter holds converts no double out of range.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin fuzz_cases
 t_traps
@@ -35,4 +37,36 @@ for v in "+64K" " 64K" " -1"; do
 	usage_refused "capture --buffer '$v': a usage error" "bad size '$v' for --buffer" \
 		"$FB" capture fz -w "$T_TMP/cap.pcapng" --buffer "$v"
 done
+
+# Sizing past every filter (apply's capacity = 1100000000000, fp-rate =
+# 0.01): the bisection's start, half the classic size, was converted to a
+# 32-bit count unchecked (undefined behaviour, caught by UBSan in
+# applyconf_fuzz). The answer was right by luck ("too big"); compiled here
+# with the sanitizer, any such conversion stops the driver.
+cat >"$T_TMP/sizing.c" <<'EOF'
+#include <stdio.h>
+#include "types/sizing.h"
+int main(void)
+{
+	static const double n[] = { 1.1e12, 1.8e19, 1e6 };
+	__u32 nb;
+	__u8 k;
+	unsigned i;
+
+	for (i = 0; i < 3; i++)
+		printf("%d %d\n", fb_size_blocked(n[i], 0.01, &nb, &k),
+		       fb_size_classic(n[i], 1e-9, &nb, &k));
+	return 0;
+}
+EOF
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+if ${CC:-gcc} -O1 -I"$TOP/include" -I"$TOP/user/lib" -fsanitize=undefined,float-cast-overflow \
+	-fno-sanitize-recover=all "$T_TMP/sizing.c" "$TOP/user/lib/types/sizing.c" -lm \
+	-o "$T_TMP/sizing" 2>"$T_TMP/cc.err"; then
+	out=$("$T_TMP/sizing" 2>&1)
+	check_eq "sizing 1.1e12 and 1.8e19 flows: too big, no undefined conversion; 1e6 fits" \
+		"$(echo $out)" "-1 -1 -1 -1 0 0"
+else
+	fail "sizing driver: $(head -c 300 "$T_TMP/cc.err")"
+fi
 t_finish
