@@ -4,7 +4,8 @@
 # regressions (through the real binary where a command reaches them), each
 # with the input that showed it:
 # numbers with a sign or a blank before them (strtoull takes both: " -5"
-# was 2^64 - 5) are usage errors for counts and sizes; sizing a filter for
+# was 2^64 - 5) are usage errors for counts and sizes, and errors in
+# apply's NAME.conf, as create reads them; sizing a filter for
 # more flows than any filter holds converts no double out of range.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin fuzz_cases
@@ -37,6 +38,17 @@ for v in "+64K" " 64K" " -1"; do
 	usage_refused "capture --buffer '$v': a usage error" "bad size '$v' for --buffer" \
 		"$FB" capture fz -w "$T_TMP/cap.pcapng" --buffer "$v"
 done
+# apply's NAME.conf reads its numbers as create does (it promises create
+# cannot refuse what apply --check accepted): FILE:LINE: why, exit 1.
+for v in "+100000" "-100000" "0x10" "1e5"; do
+	printf 'capacity = %s\nfp-rate = 0.001\n' "$v" >"$T_TMP/fz.conf"
+	"$FB" apply --check "$T_TMP/fz.conf" >"$T_TMP/out" 2>"$T_TMP/err"
+	check_eq "apply --check: capacity = $v refused: exit" $? 1
+	grep -q "fz.conf:1: capacity must be a whole number of at least 1, not '$v'" "$T_TMP/err" &&
+		pass "... naming fz.conf:1" || fail "... said '$(head -c 300 "$T_TMP/err")'"
+done
+printf 'capacity = 100000\nfp-rate = 0.001\n' >"$T_TMP/fz.conf"
+check "apply --check: capacity = 100000 accepted" "$FB" apply --check "$T_TMP/fz.conf"
 
 # Sizing past every filter (apply's capacity = 1100000000000, fp-rate =
 # 0.01): the bisection's start, half the classic size, was converted to a
