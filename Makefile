@@ -75,7 +75,7 @@ BPF_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(notdir $(wildcard bpf/*.bpf.c tests/*/
 # them after each build, and the next would compile them again).
 .SECONDARY: $(patsubst %.c,$(BUILD)/%.o,$(filter-out %.bpf.c,$(wildcard \
 	tests/unit/*.c tests/program/*.c tests/bench/*.c)))
-.PHONY: all deps bpffs test demo bench clean format install uninstall FORCE
+.PHONY: all deps bpffs test demo bench fuzz clean format install uninstall FORCE
 
 # Installation layout (make install PREFIX=/usr DESTDIR=/tmp/root).
 PREFIX ?= /usr/local
@@ -234,6 +234,33 @@ demo: deps all bpffs
 
 bench: deps all bpffs
 	$(Q)bash tests/bench/bench.sh
+
+# Fuzzing (not part of all or test; docs/testing.md#fuzzing): each
+# tests/fuzz/NAME_fuzz.c is a libFuzzer harness, build/fuzz/NAME_fuzz, linked
+# with the library and the CLI's parts compiled again by clang with
+# AddressSanitizer, UndefinedBehaviorSanitizer and libFuzzer's coverage
+# (libclang_rt.fuzzer comes with clang). tests/fuzz/run.sh runs them.
+FUZZ_CC ?= clang
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS := -g -O1 -fno-omit-frame-pointer $(filter-out -g -O% -Werror,$(CFLAGS)) $(PATH_DEFS) $(FUZZ_SAN)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/*_fuzz.c))
+FUZZ_OBJS := $(patsubst user/%.c,$(BUILD)/fuzz/user/%.o,$(LIB_SRCS) $(CLI_SRCS))
+
+fuzz: $(FUZZ_BINS)
+
+$(BUILD)/fuzz/user/%.o: user/%.c Makefile | $(BUILD)/flowbloom.skel.h
+	$(call msg,FUZZCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(BUILD)/fuzz/libflowbloom.a: $(FUZZ_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@; $(AR) rcs $@ $^
+
+$(BUILD)/fuzz/%_fuzz: tests/fuzz/%_fuzz.c $(BUILD)/fuzz/libflowbloom.a Makefile
+	$(call msg,FUZZLD,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Itests/fuzz $< $(BUILD)/fuzz/libflowbloom.a \
+		$(LDLIBS) -o $@
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

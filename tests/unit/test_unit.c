@@ -179,5 +179,6 @@ int main(void)
 	test_flow_parse();
 	test_rule_parse();
 	test_shared_logic();
+	test_text_input();
 	return test_summary();
 }

@@ -44,4 +44,7 @@ void test_create_opts(void);
 /* unit_shared.c */
 void test_shared_logic(void);
 
+/* unit_text.c */
+void test_text_input(void);
+
 #endif

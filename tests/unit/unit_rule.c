@@ -290,6 +290,11 @@ void test_rule_parse(void)
 	same_key("udp dst 203.0.113.0/24 dport 53-53", "udp dst 203.0.113.0/24 dport 53");
 	same_key("udp dst 203.0.113.0/24 dport 0-65535", "udp dst 203.0.113.0/24");
 	same_key("any dst 203.0.113.0/24 sport 0-65535", "dst 203.0.113.0/24");
+	/* So is an address /0 (it fixes no bit): the other address alone is that
+	 * address's rule, as `flows` prints it and `del` reads it back. */
+	same_key("any dst 203.0.113.7 src 0.0.0.0/0", "dst 203.0.113.7");
+	same_key("any src 2001:db8::/32 dst ::/0", "src 2001:db8::/32");
+	accept_rule("any dst 203.0.113.7 src 0.0.0.0/0", 1, 0, FB_KIND_DST);
 
 	/* `src A dst B` is still two rules (what it always was). */
 	used = fb_flow_parse_keys(4, legacy, keys, &n, err, sizeof(err));

@@ -64,8 +64,7 @@ static int set_number(struct ap_conf *c, int line, enum ap_key key, const char *
 		r->have_fp_rate = true;
 		return 0;
 	}
-	n = strtoull(v, &end, 10);
-	if (v[0] == '-' || n == 0 || errno || *end || end == v) {
+	if (fb_parse_u64(v, &n) || n == 0) {
 		fb_err("%s:%d: %s must be a whole number of at least 1, not '%s'", c->file, line,
 		       keys[key].key, v);
 		return -1;

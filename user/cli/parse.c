@@ -101,9 +101,10 @@ int fb_parse_size(const char *opt, const char *s, __u64 *out)
 	}
 	if (mult > 1)
 		num[n - 1] = 0;
+	/* Digits first: strtoull() would skip blanks and take a sign. */
 	errno = 0;
 	v = strtoull(num, &end, 10);
-	if (errno || end == num || *end || num[0] == '-' || v > (1ULL << 40) / mult)
+	if (errno || num[0] < '0' || num[0] > '9' || *end || v > (1ULL << 40) / mult)
 		goto bad;
 	*out = v * mult;
 	return 0;

@@ -94,8 +94,9 @@ int fb_parse_u64(const char *s, unsigned long long *v)
 {
 	char *end;
 
+	/* strtoull() would skip blanks and take a sign (" -5" is 2^64 - 5). */
 	errno = 0;
-	if (!*s || *s == '-')
+	if (*s < '0' || *s > '9')
 		return -1;
 	*v = strtoull(s, &end, 10);
 	return errno || *end ? -1 : 0;

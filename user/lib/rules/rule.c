@@ -231,16 +231,21 @@ int fb_rule_parse(int argc, char **argv, int proto, struct fb_key *keys, size_t 
 			 c.proto);
 		return -1;
 	}
-	/* A rule of one address alone is that address's historical kind. */
-	if (c.proto < 0 && !c.has_sport && !c.has_dport && c.has_src != c.has_dst) {
+	/* A rule of one address alone is that address's historical kind; so
+	 * is one whose other address is a /0 (it fixes no bit: `any dst A
+	 * src 0.0.0.0/0` is `dst A`, one key whatever the spelling). */
+	if (c.proto < 0 && !c.has_sport && !c.has_dport &&
+	    (c.has_src != c.has_dst || !slen != !dlen)) {
+		int s = c.has_src != c.has_dst ? c.has_src : slen != 0;
+
 		memset(&keys[0], 0, sizeof(keys[0]));
-		if (c.has_src)
+		if (s)
 			memcpy(keys[0].saddr, c.saddr, 16);
 		else
 			memcpy(keys[0].daddr, c.daddr, 16);
-		keys[0].kind = c.has_src ? FB_KIND_SRC : FB_KIND_DST;
-		keys[0].plen = c.has_src ? c.slen : c.dlen;
-		keys[0].family = c.has_src ? c.sfam : c.dfam;
+		keys[0].kind = s ? FB_KIND_SRC : FB_KIND_DST;
+		keys[0].plen = s ? c.slen : c.dlen;
+		keys[0].family = s ? c.sfam : c.dfam;
 		*nkeys = 1;
 		return i;
 	}

@@ -134,7 +134,10 @@ int fb_size_blocked(double n, double p, __u32 *nblocks, __u8 *k)
 	 * bracketed near the classic size (blocked needs a little more):
 	 * evaluating absurd geometries costs more than the search itself. */
 	double guess = ceil(fb_classic_mbits(n, p) / FB_BLOCK_BITS);
-	__u32 lo0 = guess / 2 > 1 ? (__u32)(guess / 2) : 1;
+	/* Clamped before the conversion: past 2^32 blocks it is undefined. */
+	__u32 lo0 = guess / 2 >= FB_MAX_BLOCKS ? FB_MAX_BLOCKS
+		    : guess / 2 > 1	       ? (__u32)(guess / 2)
+					       : 1;
 	__u32 hi0 = guess * 4 < FB_MAX_BLOCKS ? (__u32)(guess * 4) + 1 : FB_MAX_BLOCKS;
 
 	for (kk = 1; kk <= FB_MAX_K; kk++) {

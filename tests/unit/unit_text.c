@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * test_unit, part: small text readers the library shares (user/lib/util.c),
+ * at the inputs fuzzing (tests/fuzz/units_fuzz.c) found them wrong on.
+ */
+#include "unit.h"
+#include "util.h"
+
+void test_text_input(void)
+{
+	/* "No sign, no junk": strtoull skips blanks and takes a sign, so
+	 * " -5" was 2^64 - 5 and "+5" was 5. */
+	static const char *const refuse[] = { "+5",
+					      " 5",
+					      "\t7",
+					      " -5",
+					      " +0",
+					      "-1",
+					      "",
+					      "5 ",
+					      "0x10",
+					      "1e3",
+					      "18446744073709551616" };
+	static const struct {
+		const char *s;
+		unsigned long long v;
+	} accept[] = { { "0", 0 }, { "5", 5 }, { "18446744073709551615", ~0ULL } };
+	unsigned long long v;
+	char label[160];
+	size_t i;
+
+	for (i = 0; i < sizeof(refuse) / sizeof(refuse[0]); i++) {
+		v = 42;
+		snprintf(label, sizeof(label), "fb_parse_u64 refuses '%s'", refuse[i]);
+		ASSERT_TRUE(fb_parse_u64(refuse[i], &v) == -1, label);
+	}
+	for (i = 0; i < sizeof(accept) / sizeof(accept[0]); i++) {
+		v = 42;
+		snprintf(label, sizeof(label), "fb_parse_u64 reads '%s'", accept[i].s);
+		ASSERT_TRUE(!fb_parse_u64(accept[i].s, &v) && v == accept[i].v, label);
+	}
+}
