@@ -212,10 +212,22 @@ void pkt_finish(struct pkt *p)
 	pkt_wr16(q + off, c || p->l4proto != IPPROTO_UDP ? c : 0xffff);
 }
 
+void pkt_l4(struct pkt *p, __u8 proto, __be16 sport, __be16 dport)
+{
+	__u8 *q;
+
+	p->l4 = p->len;
+	p->l4proto = proto;
+	q = pkt_put(p, proto == IPPROTO_TCP ? 20 : 8, true);
+	memcpy(q, &sport, 2);
+	memcpy(q + 2, &dport, 2);
+	if (proto == IPPROTO_TCP)
+		q[12] = 5 << 4; /* data offset 5 */
+}
+
 size_t test_build_frame(const struct fb_key *k, uint8_t *buf)
 {
 	struct pkt p;
-	__u8 *q;
 
 	pkt_init(&p);
 	if (k->family == FB_FAMILY_IPV4) {
@@ -225,13 +237,7 @@ size_t test_build_frame(const struct fb_key *k, uint8_t *buf)
 		pkt_eth(&p, ETH_P_IPV6);
 		pkt_ipv6(&p, k->proto, k->saddr, k->daddr);
 	}
-	p.l4 = p.len;
-	p.l4proto = k->proto;
-	q = pkt_put(&p, k->proto == IPPROTO_TCP ? 20 : 8, true);
-	memcpy(q, &k->sport, 2);
-	memcpy(q + 2, &k->dport, 2);
-	if (k->proto == IPPROTO_TCP)
-		q[12] = 5 << 4; /* data offset 5 */
+	pkt_l4(&p, k->proto, k->sport, k->dport);
 	/* Checksums only where they do not overwrite the ports (ICMP keeps its
 	 * checksum at offset 2). */
 	if (k->proto != IPPROTO_TCP && k->proto != IPPROTO_UDP)

@@ -87,6 +87,9 @@ void pkt_ipv6(struct pkt *p, __u8 next, const __u8 src[16], const __u8 dst[16]);
 void pkt_ext6(struct pkt *p, __u8 self, __u8 next, __u8 hlen);
 /* An IPv6 fragment header; field: fragment offset << 3 | M. */
 void pkt_frag6(struct pkt *p, __u8 next, __u16 field);
+/* The upper-layer header of proto holding the ports (20 bytes of TCP, 8
+ * of anything else); pkt_finish() fills its checksum where it has one. */
+void pkt_l4(struct pkt *p, __u8 proto, __be16 sport, __be16 dport);
 void pkt_payload(struct pkt *p, size_t n);
 void pkt_ip4_csum(struct pkt *p);
 /* Lengths and checksums, once the frame is complete. */

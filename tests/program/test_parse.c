@@ -129,7 +129,6 @@ static size_t random_frame(uint64_t *seed, int i, struct fb_key *k, __u8 *out, i
 	int v6 = i & 1, vlans = i % 3, c = (i / 2) % 6, j, n = 0;
 	__u16 eth = v6 ? ETH_P_IPV6 : ETH_P_IP;
 	struct pkt p;
-	__u8 *q;
 
 	test_random_flow(seed, k, v6);
 	*later = v6 && chain[c][0] && (i / 12) % 2 &&
@@ -153,15 +152,8 @@ static size_t random_frame(uint64_t *seed, int i, struct fb_key *k, __u8 *out, i
 				pkt_ext6(&p, chain[c][j], next, (i / 4) % 3);
 		}
 	}
-	if (!*later) {
-		p.l4 = p.len;
-		p.l4proto = k->proto;
-		q = pkt_put(&p, k->proto == IPPROTO_TCP ? 20 : 8, true);
-		memcpy(q, &k->sport, 2);
-		memcpy(q + 2, &k->dport, 2);
-		if (k->proto == IPPROTO_TCP)
-			q[12] = 5 << 4;
-	}
+	if (!*later)
+		pkt_l4(&p, k->proto, k->sport, k->dport);
 	pkt_payload(&p, i % 7);
 	pkt_finish(&p);
 	memcpy(out, p.d, p.len);
