@@ -102,6 +102,23 @@ int fb_parse_u64(const char *s, unsigned long long *v)
 	return errno || *end ? -1 : 0;
 }
 
+int fb_parse_dec(const char *s, size_t n, unsigned long max, unsigned long *v)
+{
+	size_t i;
+
+	*v = 0;
+	if (!n || (s[0] == '0' && n > 1))
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		*v = *v * 10 + (unsigned long)(s[i] - '0');
+		if (*v > max)
+			return -1;
+	}
+	return 0;
+}
+
 double fb_now(void)
 {
 	struct timespec ts;

@@ -37,6 +37,11 @@ const char *fb_stat_name(int i);
 /* A decimal unsigned number, all of s (no sign, no junk, no overflow):
  * 0, or -1 with nothing printed. */
 int fb_parse_u64(const char *s, unsigned long long *v);
+/* A number of a rule (protocol, port, prefix length): the n bytes at s,
+ * decimal digits only, without a leading zero (iproute2 reads /024 as
+ * octal /20, iptables port 053 as 43: neither reading is safe to guess),
+ * at most max. 0, or -1 with nothing printed. */
+int fb_parse_dec(const char *s, size_t n, unsigned long max, unsigned long *v);
 /* CLOCK_MONOTONIC in seconds: for elapsed times. */
 double fb_now(void);
 /* s without its leading blanks and trailing blanks and line end (cut in

@@ -2,7 +2,6 @@
 /* FLOW text <-> struct fb_key, and the line reader every file input goes
  * through (see flow.h). */
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "rules/flow.h"
+#include "util.h"
 #include "report.h"
 
 static const struct {
@@ -24,21 +24,13 @@ static const struct {
 
 int fb_proto_parse(const char *s)
 {
-	char *end;
 	unsigned long v;
 	size_t i;
 
 	for (i = 0; i < sizeof(protos) / sizeof(protos[0]); i++)
 		if (!strcasecmp(s, protos[i].name))
 			return protos[i].proto;
-	/* Decimal, without a leading zero (as ports and prefix lengths). */
-	if (!isdigit((unsigned char)s[0]) || (s[0] == '0' && s[1]))
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v > 255)
-		return -1;
-	return (int)v;
+	return fb_parse_dec(s, strlen(s), 255, &v) ? -1 : (int)v;
 }
 
 const char *fb_proto_name(int proto)
@@ -77,19 +69,7 @@ int fb_prefix_parse(const char *s, __u8 addr[16], __u8 *plen, __u8 *family, char
 	 * ::ffff:a.b.c.d, counts in the 128-bit space. */
 	v4 = !strchr(buf, ':');
 	if (slash) {
-		const char *p = slash + 1;
-		unsigned long max = v4 ? 32 : 128;
-
-		/* Decimal, without a leading zero: iproute2 reads /024 as
-		 * octal (/20), so neither reading would be safe to guess. */
-		if (!*p || strlen(p) > 3 || (p[0] == '0' && p[1]))
-			goto badlen;
-		for (len = 0; *p; p++) {
-			if (*p < '0' || *p > '9')
-				goto badlen;
-			len = len * 10 + (*p - '0');
-		}
-		if (len > max)
+		if (fb_parse_dec(slash + 1, strlen(slash + 1), v4 ? 32 : 128, &len))
 			goto badlen;
 		if (v4)
 			len += 96;
@@ -140,18 +120,9 @@ static int parse_addr(const char *s, __u8 out[16], __u8 *family)
 
 static int parse_port(const char *s, __be16 *port)
 {
-	unsigned long v = 0;
-	const char *p;
+	unsigned long v;
 
-	/* Decimal, without a leading zero (iptables reads 053 as octal). */
-	if (!*s || strlen(s) > 5 || (s[0] == '0' && s[1]))
-		return -1;
-	for (p = s; *p; p++) {
-		if (!isdigit((unsigned char)*p))
-			return -1;
-		v = v * 10 + (*p - '0');
-	}
-	if (v > 65535)
+	if (fb_parse_dec(s, strlen(s), 65535, &v))
 		return -1;
 	*port = htons((__u16)v);
 	return 0;

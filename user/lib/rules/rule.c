@@ -17,6 +17,7 @@
 #include <string.h>
 #include "flowbloom/mask.h"
 #include "rules/flow.h"
+#include "util.h"
 
 int fb_rule_keyword(const char *w)
 {
@@ -92,21 +93,13 @@ static int port_prefixes(unsigned lo, unsigned hi, int budget, __u16 *val, __u8 
 static int parse_ports(const char *s, unsigned *lo, unsigned *hi)
 {
 	const char *dash = strchr(s, '-');
-	unsigned v[2] = { 0, 0 };
+	unsigned long v[2] = { 0, 0 };
 	int i;
 
 	for (i = 0; i < (dash ? 2 : 1); i++) {
 		const char *p = i ? dash + 1 : s, *end = i || !dash ? p + strlen(p) : dash;
 
-		/* Decimal, without a leading zero (as fb_prefix_parse). */
-		if (p == end || end - p > 5 || (*p == '0' && end - p > 1))
-			return -1;
-		for (; p < end; p++) {
-			if (*p < '0' || *p > '9')
-				return -1;
-			v[i] = v[i] * 10 + (*p - '0');
-		}
-		if (v[i] > 65535)
+		if (fb_parse_dec(p, (size_t)(end - p), 65535, &v[i]))
 			return -1;
 	}
 	*lo = v[0];
