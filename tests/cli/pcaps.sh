@@ -113,5 +113,13 @@ if [ -n "$mfile" ]; then
 else
 	fail "no capture has a malformed packet"
 fi
+# A capture that cannot be read is named once, with the reason.
+"$FB" replay caps "$T_TMP/missing.pcap" >/dev/null 2>"$T_TMP/err" && fail "replay of a missing file succeeded"
+check_eq "a missing capture: one line naming it once" "$(cat "$T_TMP/err")" \
+	"flowbloom: $T_TMP/missing.pcap: No such file or directory"
+printf 'not a capture at all, not even its magic\n' >"$T_TMP/text.pcap"
+"$FB" replay caps "$T_TMP/text.pcap" >/dev/null 2>"$T_TMP/err" && fail "replay of a text file succeeded"
+check_eq "a file that is no capture: named, with the reason" "$(cat "$T_TMP/err")" \
+	"flowbloom: $T_TMP/text.pcap: unknown file format"
 "$FB" destroy caps >/dev/null || fail "destroy"
 t_end

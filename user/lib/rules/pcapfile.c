@@ -26,7 +26,13 @@ struct fb_pcap *fb_pcap_open(const char *path)
 		return NULL;
 	p->pc = pcap_open_offline(path, errbuf);
 	if (!p->pc) {
-		fb_report_err("%s: %s", path, errbuf);
+		size_t n = strlen(path);
+
+		/* libpcap names the file itself when it cannot open it. */
+		if (!strncmp(errbuf, path, n) && !strncmp(errbuf + n, ": ", 2))
+			fb_report_err("%s", errbuf);
+		else
+			fb_report_err("%s: %s", path, errbuf);
 		free(p);
 		return NULL;
 	}
