@@ -5,7 +5,8 @@
 # with the input that showed it:
 # numbers with a sign or a blank before them (strtoull takes both: " -5"
 # was 2^64 - 5) are usage errors for counts and sizes, and errors in
-# apply's NAME.conf, as create reads them; sizing a filter for
+# apply's NAME.conf, as create reads them; real numbers are plain decimal
+# (strtod also reads 0x1p-7, inf, a sign); sizing a filter for
 # more flows than any filter holds converts no double out of range.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin fuzz_cases
@@ -49,6 +50,26 @@ for v in "+100000" "-100000" "0x10" "1e5"; do
 done
 printf 'capacity = 100000\nfp-rate = 0.001\n' >"$T_TMP/fz.conf"
 check "apply --check: capacity = 100000 accepted" "$FB" apply --check "$T_TMP/fz.conf"
+
+# Real numbers: strtod also reads hexadecimal (0x1p-7 is 0.0078), inf, nan,
+# a sign and leading blanks; an operator's false-positive rate or interval
+# is plain decimal.
+for v in "0x1p-7" "+0.01" " 0.01"; do
+	usage_refused "create --fp-rate '$v': a usage error" "not '$v'" \
+		"$FB" create fz2 --capacity 1000 --fp-rate "$v"
+done
+# In NAME.conf blanks around a value are the line's, not the number's.
+for v in "0x1p-7" "+0.01" "inf"; do
+	printf 'capacity = 1000\nfp-rate = %s\n' "$v" >"$T_TMP/fz2.conf"
+	"$FB" apply --check "$T_TMP/fz2.conf" >"$T_TMP/out" 2>"$T_TMP/err"
+	check_eq "apply --check: fp-rate = $v refused: exit" $? 1
+	grep -q "fz2.conf:2: fp-rate must be a number in (0, 1), not '$v'" "$T_TMP/err" &&
+		pass "... naming fz2.conf:2" || fail "... said '$(head -c 300 "$T_TMP/err")'"
+done
+printf 'capacity = 1000\nfp-rate = .01\n' >"$T_TMP/fz2.conf"
+check "apply --check: fp-rate = .01 accepted" "$FB" apply --check "$T_TMP/fz2.conf"
+usage_refused "stats --watch 0x1p1: a usage error" "bad interval '0x1p1'" timeout 10 "$FB" stats fz --watch 0x1p1
+check_fails "create: no filter fz2 made" "$FB" info fz2
 
 # Sizing past every filter (apply's capacity = 1100000000000, fp-rate =
 # 0.01): the bisection's start, half the classic size, was converted to a

@@ -12,7 +12,8 @@
  * decimal digits, no sign, no blank, no overflow; a size is such a number
  * with an optional K, M or G (powers of 1024), at most 2^40 bytes; a
  * duration a decimal number with an optional unit ms, s, m, h or d, in its
- * bounds; a refusal is reported (these report through fb_usage, defined
+ * bounds; a real number (fb_parse_double) digits, a point and an exponent
+ * only (no sign, blank, hexadecimal, inf or nan); a refusal is reported (these report through fb_usage, defined
  * here as main.c's is: an error line). What each accepts, and that it
  * accepts what those words allow.
  */
@@ -94,6 +95,12 @@ static void check_size(const char *s)
 	}
 }
 
+/* A decimal number begins with a digit, or a point and a digit (.5). */
+static int decimal_start(const char *s)
+{
+	return isdigit((unsigned char)s[0]) || (s[0] == '.' && isdigit((unsigned char)s[1]));
+}
+
 static void check_duration(const char *s, double min, double max)
 {
 	static const char *const units[] = { "ms", "s", "m", "h", "d", "" };
@@ -106,14 +113,13 @@ static void check_duration(const char *s, double min, double max)
 	/* Plain decimal (digits, at most one point) with a unit or none. */
 	for (i = 0; i < 6 && strcmp(s + num, units[i]); i++)
 		;
-	plain = n && isdigit((unsigned char)s[0]) && i < 6 && strchr(s, '.') == strrchr(s, '.') &&
-		num <= 40;
+	plain = n && decimal_start(s) && i < 6 && strchr(s, '.') == strrchr(s, '.') && num <= 40;
 	errno = 0;
 	want = plain ? strtod(s, &end) * secs[i] : NAN;
 	if (!fb_parse_duration("--ttl", s, min, max, &got)) {
 		FUZZ_ASSERT(isfinite(got) && got >= min && got <= max,
 			    "duration: '%s' read as %g, outside [%g, %g]", s, got, min, max);
-		FUZZ_ASSERT(isdigit((unsigned char)s[0]), "duration: accepted '%s'", s);
+		FUZZ_ASSERT(decimal_start(s), "duration: accepted '%s'", s);
 		FUZZ_ASSERT(!plain || got == want, "duration: '%s' read as %g, not %g", s, got,
 			    want);
 	} else {
@@ -127,9 +133,11 @@ static void check_double(const char *s, double min, double max)
 {
 	double got;
 
-	if (!fb_parse_double("--pps", s, min, max, &got))
+	if (!fb_parse_double("--pps", s, min, max, &got)) {
 		FUZZ_ASSERT(got >= min && got <= max, "double: '%s' read as %g", s, got);
-	else
+		FUZZ_ASSERT(decimal_start(s) && strspn(s, "0123456789.eE+-") == strlen(s),
+			    "double: accepted '%s'", s);
+	} else
 		FUZZ_ASSERT(fuzz_errors == 1, "double: refused '%s' silently", s);
 }
 

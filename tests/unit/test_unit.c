@@ -180,5 +180,6 @@ int main(void)
 	test_rule_parse();
 	test_shared_logic();
 	test_text_input();
+	test_real_input();
 	return test_summary();
 }

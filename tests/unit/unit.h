@@ -46,5 +46,6 @@ void test_shared_logic(void);
 
 /* unit_text.c */
 void test_text_input(void);
+void test_real_input(void);
 
 #endif

@@ -40,3 +40,35 @@ void test_text_input(void)
 		ASSERT_TRUE(!fb_parse_u64(accept[i].s, &v) && v == accept[i].v, label);
 	}
 }
+
+/* A real number as an operator writes it; strtod's other forms (hexadecimal,
+ * inf, nan, a sign, leading blanks) are refused, and so is what overflows. */
+void test_real_input(void)
+{
+	static const char *const refuse[] = { "0x1p-4", "0x10", "inf",	 "nan",	 "-0.5",
+					      "+0.5",	" 0.5", "0.5 ",	 "",	 ".",
+					      "e5",	".e5",	"1e999", "0.5x", "1e" };
+	static const struct {
+		const char *s;
+		double v;
+	} accept[] = {
+		{ "0.01", 0.01 }, { ".5", 0.5 }, { "1e-3", 1e-3 }, { "2", 2 }, { "5E+2", 500 }
+	};
+	const char *end;
+	char label[160];
+	double v;
+	size_t i;
+
+	for (i = 0; i < sizeof(refuse) / sizeof(refuse[0]); i++) {
+		snprintf(label, sizeof(label), "fb_parse_real refuses '%s'", refuse[i]);
+		ASSERT_TRUE(fb_parse_real(refuse[i], &v) == -1, label);
+	}
+	for (i = 0; i < sizeof(accept) / sizeof(accept[0]); i++) {
+		snprintf(label, sizeof(label), "fb_parse_real reads '%s'", accept[i].s);
+		ASSERT_TRUE(!fb_parse_real(accept[i].s, &v) && v == accept[i].v, label);
+	}
+	ASSERT_TRUE(!fb_parse_real_prefix("1.5ms", &v, &end) && v == 1.5 && !strcmp(end, "ms"),
+		    "fb_parse_real_prefix stops at a unit");
+	ASSERT_TRUE(!fb_parse_real_prefix("2e1s", &v, &end) && v == 20 && !strcmp(end, "s"),
+		    "fb_parse_real_prefix reads an exponent before a unit");
+}

@@ -49,13 +49,11 @@ static int set_number(struct ap_conf *c, int line, enum ap_key key, const char *
 {
 	struct fb_create_req *r = &c->create;
 	unsigned long long n;
-	char *end;
 
-	errno = 0;
 	if (key == AP_FP_RATE) {
-		double p = strtod(v, &end);
+		double p;
 
-		if (errno || *end || end == v || !(p > 0 && p < 1)) {
+		if (fb_parse_real(v, &p) || !(p > 0 && p < 1)) {
 			fb_err("%s:%d: fp-rate must be a number in (0, 1), not '%s'", c->file, line,
 			       v);
 			return -1;

@@ -92,7 +92,7 @@ int cmd_create(int argc, char **argv)
 	struct fb_create_opts o;
 	bool counting = false;
 	int width = 4;
-	char *end, why[256];
+	char why[256];
 	int c, v;
 
 	optind = 0;
@@ -105,9 +105,7 @@ int cmd_create(int argc, char **argv)
 			r.have_capacity = true;
 			break;
 		case 'p':
-			errno = 0;
-			r.fp_rate = strtod(optarg, &end);
-			if (errno || *end || end == optarg || !(r.fp_rate > 0 && r.fp_rate < 1))
+			if (fb_parse_real(optarg, &r.fp_rate) || !(r.fp_rate > 0 && r.fp_rate < 1))
 				return fb_usage("--fp-rate must be a number in (0, 1), not '%s'",
 						optarg);
 			r.have_fp_rate = true;

@@ -108,8 +108,8 @@ static const char *opt_name(int c)
 static const char *set_opt(int c, const char *v, void *ctx)
 {
 	struct ipfix_opts *o = ctx;
-	char *end;
 	double d;
+	int bad;
 
 	switch (c) {
 	case 'c':
@@ -125,12 +125,12 @@ static const char *set_opt(int c, const char *v, void *ctx)
 	case 'I':
 	case 'A':
 	case 'r':
-		d = strtod(v, &end);
-		if (end != v && !*end && c == 'r' && d == 0) {
+		bad = fb_parse_real(v, &d);
+		if (!bad && c == 'r' && d == 0) {
 			o->refresh = 0; /* templates in every UDP message */
 			return NULL;
 		}
-		if (end == v || *end || !(d >= 0.1 && d <= 86400)) {
+		if (bad || !(d >= 0.1 && d <= 86400)) {
 			snprintf(o->why, sizeof(o->why),
 				 "bad value '%s' for --%s (want %s seconds)", v, opt_name(c),
 				 c == 'r' ? "0 or 0.1 to 86400" : "0.1 to 86400");

@@ -83,7 +83,6 @@ int cmd_stats(int argc, char **argv)
 	const char *name = NULL, *secs = NULL;
 	bool watch = false;
 	double every = 1;
-	char *end;
 	int i;
 
 	/* NAME [--watch [SECS]]: SECS is the word after --watch, once NAME
@@ -104,8 +103,7 @@ int cmd_stats(int argc, char **argv)
 	if (!name)
 		return fb_usage("missing NAME");
 	if (secs) {
-		every = strtod(secs, &end);
-		if (end == secs || *end || !(every >= 0.1 && every <= 86400))
+		if (fb_parse_real(secs, &every) || !(every >= 0.1 && every <= 86400))
 			return fb_usage("bad interval '%s' for --watch (0.1 to 86400 s)", secs);
 	}
 	/* --watch: rates between polls. */

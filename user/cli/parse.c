@@ -14,12 +14,9 @@
 
 int fb_parse_double(const char *opt, const char *s, double min, double max, double *out)
 {
-	char *end;
 	double v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= min && v <= max)) {
+	if (fb_parse_real(s, &v) || !(v >= min && v <= max)) {
 		fb_usage("bad value '%s' for %s (want %g to %g)", s, opt, min, max);
 		return -1;
 	}
@@ -46,15 +43,11 @@ int fb_parse_duration(const char *opt, const char *s, double min, double max, do
 		const char *suffix;
 		double secs;
 	} units[] = { { "ms", 1e-3 }, { "s", 1 }, { "m", 60 }, { "h", 3600 }, { "d", 86400 } };
-	char *end;
+	const char *end;
 	double v;
 	size_t i;
 
-	errno = 0;
-	v = strtod(s, &end);
-	/* Decimal only: strtod also reads hexadecimal (0x10 would be 16). */
-	if (errno || end == s || (*s < '0' || *s > '9') ||
-	    (size_t)(end - s) != strspn(s, "0123456789.eE+-"))
+	if (fb_parse_real_prefix(s, &v, &end))
 		goto bad;
 	if (*end) {
 		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)

@@ -2,6 +2,7 @@
 /* Small helpers the library shares. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -117,6 +118,29 @@ int fb_parse_dec(const char *s, size_t n, unsigned long max, unsigned long *v)
 			return -1;
 	}
 	return 0;
+}
+
+int fb_parse_real_prefix(const char *s, double *v, const char **end)
+{
+	char *e;
+	size_t n = strspn(s, "0123456789.eE+-");
+
+	if ((*s < '0' || *s > '9') && (*s != '.' || s[1] < '0' || s[1] > '9'))
+		return -1;
+	errno = 0;
+	*v = strtod(s, &e);
+	/* What strtod took must be all decimal: 0x1p-4 stops at x otherwise. */
+	if (errno || e == s || (size_t)(e - s) > n || !isfinite(*v))
+		return -1;
+	*end = e;
+	return 0;
+}
+
+int fb_parse_real(const char *s, double *v)
+{
+	const char *end;
+
+	return fb_parse_real_prefix(s, v, &end) || *end ? -1 : 0;
 }
 
 double fb_now(void)

@@ -42,6 +42,13 @@ int fb_parse_u64(const char *s, unsigned long long *v);
  * octal /20, iptables port 053 as 43: neither reading is safe to guess),
  * at most max. 0, or -1 with nothing printed. */
 int fb_parse_dec(const char *s, size_t n, unsigned long max, unsigned long *v);
+/* A decimal real number at the start of s, in the form an operator writes
+ * it (digits, a point, an exponent: 0.01, .5, 1e-3), not strtod's others
+ * (a sign, leading blanks, hexadecimal 0x1p-4, inf, nan). *end is where it
+ * stops; 0, or -1 with nothing printed. */
+int fb_parse_real_prefix(const char *s, double *v, const char **end);
+/* The same, all of s. */
+int fb_parse_real(const char *s, double *v);
 /* CLOCK_MONOTONIC in seconds: for elapsed times. */
 double fb_now(void);
 /* s without its leading blanks and trailing blanks and line end (cut in
