@@ -445,7 +445,10 @@ int fb_ipfix_put_mitigation(struct fb_ipfix *x, const struct fb_ipfix_mitigation
 	rec.t.end_ms = r->end_ms;
 	if (v4) {
 		memcpy(&a4, a + 12, 4);
-		*(dst ? &rec.t.dip4 : &rec.t.sip4) = ntohl(a4);
+		if (dst)
+			rec.t.dip4 = ntohl(a4);
+		else
+			rec.t.sip4 = ntohl(a4);
 	} else {
 		memcpy(dst ? rec.t.dip6 : rec.t.sip6, a, 16);
 	}
