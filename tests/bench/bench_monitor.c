@@ -141,7 +141,7 @@ void bench_monitor(struct fb_store *f, __u32 n)
 				fb_monitor_close(&m);
 		}
 	}
-	fb_monitor_unpin(f->dir);
+	fb_monitor_unpin(f);
 	printf("  monitoring's cost (kernel ns over 'off', this run): sketch + top %.0f, "
 	       "seen-set %.0f, both %.0f; in cache, both %.0f; atomic plane %+.0f vs per-CPU\n",
 	       ns[1] - ns[0], ns[2] - ns[0], ns[3] - ns[0], ns[6] - ns[5], ns[4] - ns[1]);

@@ -135,7 +135,7 @@ void bench_verifier(void)
 		nfailed += failed;
 		if (c->mon) {
 			fb_monitor_close(&m);
-			fb_monitor_unpin(f.dir);
+			fb_monitor_unpin(&f);
 		}
 	}
 	fb_store_close(&f);

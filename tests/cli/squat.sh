@@ -107,12 +107,13 @@ globals_squat() { # XDP_DIR (its parent must be a 1777 directory)
 		env FLOWBLOOM_IPROUTE_DIR="$g" "$FB" create default --capacity 100 --fp-rate 0.01
 	check_eq "$what: ... nothing pinned into the symlink's target" "$(ls -A "$P/victim")" "X"
 	rm -f "$x"
-	# And when flowbloom makes them: root's, mode 0700.
-	check "$what: create default (xdp/globals made by flowbloom)" \
-		env FLOWBLOOM_IPROUTE_DIR="$g" "$FB" create default --capacity 100 --fp-rate 0.01
-	check_eq "$what: ... xdp and globals: root, 0700, with the two pins" \
-		"$(stat -c '%U %a' "$x" "$g" | tr '\n' ' ')$(ls "$g" | tr '\n' ' ')" \
-		"root 700 root 700 fb_filter fb_stats "
+	# And when flowbloom makes them: root's, mode 0700, whatever the umask.
+	check "$what: create default under umask 000 (xdp/globals made by flowbloom)" \
+		env FLOWBLOOM_IPROUTE_DIR="$g" bash -c 'umask 000; exec "$@"' _ \
+		"$FB" create default --capacity 100 --fp-rate 0.01
+	check_eq "$what: ... xdp and globals: root, 0700, with the two pins, 0600" \
+		"$(stat -c '%U %a' "$x" "$g" | tr '\n' ' ')$(stat -c '%n %a' "$g"/* | sed 's|.*/||' | tr '\n' ' ')" \
+		"root 700 root 700 fb_filter 600 fb_stats 600 "
 	check "$what: destroy default" env FLOWBLOOM_IPROUTE_DIR="$g" "$FB" destroy default
 	check_eq "$what: ... and removes them" "$(ls -d "$x" 2>/dev/null | wc -l)" 0
 }
@@ -183,6 +184,15 @@ if [ ! -e /sys/fs/bpf/flowbloom ]; then
 else
 	skip "/sys/fs/bpf/flowbloom exists: the real root squat is not tried"
 fi
+
+# 7. Modes do not follow the umask: under umask 000 the root and a
+# filter's directory are made 0700, its pins 0600: nothing others may
+# write, or read.
+export FLOWBLOOM_ROOT=$P/umask
+check "umask 000: create U" bash -c 'umask 000; exec "$@"' _ "$FB" create U --capacity 100 --fp-rate 0.01
+check_eq "umask 000: the root and U 0700, the pins 0600" \
+	"$(stat -c '%a' "$P/umask" "$P/umask/U" "$P/umask/U"/* | sort -u | tr '\n' ' ')" "600 700 "
+check "umask 000: destroy U" "$FB" destroy U
 
 export FLOWBLOOM_ROOT=$P/victim
 check "victim: destroy X" "$FB" destroy X

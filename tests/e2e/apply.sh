@@ -7,7 +7,9 @@
 # swapped in; --down detaches and keeps the filter. Every kind of bad
 # configuration fails with one line naming FILE:LINE and changes nothing;
 # a step failing after the checks (native XDP on a device without it) undoes
-# the run's earlier steps (an attached device, the created filter).
+# the run's earlier steps (an attached device, the created filter). The
+# file says what runs where: one user nobody made, or could write, or
+# reached through nobody's link, or a FIFO nobody planted, is refused.
 #
 # Filters live under a private FLOWBLOOM_ROOT (no `default` filter: no lock
 # needed). The trap removes the namespaces and the veth pair.
@@ -28,6 +30,7 @@ fbB() { "$FB" -n "$NSB" "$@"; }
 cleanup() {
 	t_net_down
 	t_cleanup_filters
+	[ -n "${ATK:-}" ] && rm -rf "$ATK"
 }
 t_traps
 
@@ -340,6 +343,39 @@ test_unpriv() {
 	chmod o-x "$T_TMP"
 }
 
+# The file says what is filtered where: trusted only if root's and writable
+# by no one else (the rules of ipfix --config). In a sticky directory of
+# nobody's (like /tmp), user nobody writes edge.conf of his own (--down
+# would detach edge), plants edge.conf as a link to root's file, and as a
+# FIFO (open would wait for ever): each refused at once, nothing changed.
+test_trust() {
+	local c
+	ATK=$(mktemp -d /tmp/fbtest.apply.atk.XXXXXX)
+	chown 65534:65534 "$ATK"
+	chmod 1777 "$ATK"
+	install -m 0600 "$CONF" "$T_TMP/root.conf"
+	mkdir -p "$T_TMP/lnk" && ln -s "$T_TMP/root.conf" "$T_TMP/lnk/edge.conf" && ln -s ../lists "$T_TMP/lnk/lists"
+	setpriv --reuid=65534 --regid=65534 --clear-groups sh -c '
+		mkdir "$1/own" "$1/link" "$1/fifo" &&
+		printf "capacity = 10000\nfp-rate = 0.001\nattach = %s native\n" "$3" >"$1/own/edge.conf" &&
+		ln -s "$2" "$1/link/edge.conf" && mkfifo "$1/fifo/edge.conf"' _ "$ATK" "$T_TMP/root.conf" "$VB" ||
+		fail "nobody could not plant his file, link and FIFO"
+	refused "nobody's own file: refused" "own/edge.conf: refusing a file that another user may write \(it says what is filtered where\)" \
+		--down "$ATK/own/edge.conf"
+	refused "nobody's link to root's file: refused" "link/edge.conf: a symbolic link of another user's: refusing to follow it" \
+		--down "$ATK/link/edge.conf"
+	c=$(state)
+	timeout 10 "$FB" -n "$NSB" apply --down "$ATK/fifo/edge.conf" >/dev/null 2>"$T_TMP/err"
+	check_eq "nobody's FIFO: refused at once" "$? $(cat "$T_TMP/err")" \
+		"1 flowbloom: $ATK/fifo/edge.conf: not a regular file"
+	check_eq "... nothing changed" "$(state)" "$c"
+	cp "$CONF" "$T_TMP/other/edge.conf"
+	chmod 0666 "$T_TMP/other/edge.conf"
+	refused "root's file others may write: refused" "refusing a file that others may write" \
+		--down "$T_TMP/other/edge.conf"
+	check "root's link to root's file: followed" fbB apply --check "$T_TMP/lnk/edge.conf"
+}
+
 test_down() {
 	check "apply again after --down" fbB apply "$CONF"
 	check_eq "re-attached: dropping" "$(dropped_from "$BAD4" 10)" 10
@@ -355,6 +391,7 @@ test_up
 test_again
 test_unpriv
 test_bad
+test_trust
 test_rollback
 test_malformed
 test_down

@@ -156,6 +156,18 @@ check_fails "top: filter without monitoring" "$FB" top f2
 "$FB" top f1 --by frames >/dev/null 2>&1; check_eq "top --by frames: usage error" $? 2
 "$FB" top f1 --interval -1 >/dev/null 2>&1; check_eq "top --interval -1: usage error" $? 2
 "$FB" top >/dev/null 2>&1; check_eq "top without NAME: usage error" $? 2
+# The monitoring directory is checked as the rest of the pin tree (and
+# reached through the filter's verified directory, never its path again).
+M=$FLOWBLOOM_ROOT/f1/monitor
+chmod 0777 "$M"
+check_eq "top: a monitoring directory others may write: refused" "$("$FB" top f1 2>&1 >/dev/null)" \
+	"flowbloom: $M is writable by other users (mode 0777): refusing to use it"
+chmod 0700 "$M"
+mv "$M" "${M}_real" && ln -s "${M}_real" "$M"
+check_eq "top: a symbolic link for the monitoring directory: refused" "$("$FB" top f1 2>&1 >/dev/null)" \
+	"flowbloom: cannot open $M: not a directory of flowbloom's"
+rm "$M" && mv "${M}_real" "$M"
+check "top: the monitoring directory back" "$FB" top f1
 
 # --- flows -------------------------------------------------------------------
 out=$("$FB" -j flows f1)

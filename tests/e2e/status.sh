@@ -11,7 +11,10 @@
 # - loaded with `nsenter --net`: status shows filter default, exit 0, no
 #   warning, and the datagrams are dropped (stats);
 # - a namespace only a process holds (unshare -n), and one both named and
-#   held by a process (listed once, by its name), are found.
+#   held by a process (listed once, by its name), are found;
+# - an xdp/globals that user nobody made, with a link planted in it to
+#   another filter's pin, is not believed: status says the attachment uses
+#   that filter, not xdp/globals, and notes why.
 # Uses the `default` filter and the /sys/fs/bpf/xdp/globals pins: holds
 # /tmp/fb-globals.lock (t_lock_globals).
 source "$(dirname "$0")/../lib/lib.sh"
@@ -51,6 +54,8 @@ cleanup() {
 		if [ -L "$p" ]; then rm -f "$p"; elif [ -d "$p" ]; then rmdir "$p" 2>/dev/null; fi
 	done
 	t_cleanup_filters
+	rm -rf --one-file-system "$P" 2>/dev/null
+	[ -n "${XDP_SQUAT:-}" ] && rm -rf --one-file-system /sys/fs/bpf/xdp
 }
 t_traps
 
@@ -107,6 +112,65 @@ run_status() {
 	echo $?
 }
 prog_of() { ip -n "$N1" -d link show "$1" | grep -o 'prog/xdp id [0-9]*' | awk '{print $3}'; }
+
+# --- Z: xdp/globals squatted. /sys/fs/bpf is mode 1777: before `create
+# default` makes xdp/globals, user nobody can, and plant in it a link
+# fb_filter to the pin of a filter that runs somewhere (here X of another
+# root, on $VB). status must not believe it (it would show X's attachment
+# as xdp/globals failing open) and says why in one note. Tried on a private
+# xdp/globals ($P, a 1777 directory standing for /sys/fs/bpf), with nobody's
+# directory and with nobody's link for xdp, and on the real /sys/fs/bpf/xdp
+# when it does not exist yet.
+P=/sys/fs/bpf/fbst_$$
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+mkdir -m 1777 "$P" && chmod 1777 "$P"
+FLOWBLOOM_ROOT=$P/other "$FB" create X --capacity 100 --fp-rate 0.01 >/dev/null
+FLOWBLOOM_ROOT=$P/other "$FB" -n "$N2" attach X "$VB" >/dev/null ||
+	fail "squat: attach X (another root) to $VB"
+XID=$(pin_id "$P/other/X/filter")
+# squat_status LABEL XDP_DIR [ENV...]: status with ENV, where nobody made
+# XDP_DIR/globals/fb_filter a link to X's pin: $VB's line, -j, the note.
+squat_status() {
+	local what=$1 x=$2
+	shift 2
+	env "$@" "$FB" status >"$T_TMP/status.out" 2>"$T_TMP/status.err"
+	grep -qE "^$N2 +$VB +[a-z]+ +[0-9]+ +a filter not under $FLOWBLOOM_ROOT \(map $XID\)$" \
+		"$T_TMP/status.out" && pass "$what: status shows X's map, not xdp/globals" ||
+		fail "$what: status: $(grep " $VB " "$T_TMP/status.out")"
+	grep -q "^flowbloom: note: $x.*\(belongs to uid 65534, not root\|symbolic link\): refusing" \
+		"$T_TMP/status.err" && pass "$what: status notes why xdp/globals is not believed" ||
+		fail "$what: status stderr: $(head -c 300 "$T_TMP/status.err")"
+	env "$@" "$FB" -j status 2>/dev/null >"$T_TMP/status.json"
+	check_eq "$what: status -j" "$("$PY" - "$T_TMP/status.json" "$N2" "$VB" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+print([(x["maps"], x["fails_open"]) for x in j["attachments"] if x["netns"] == sys.argv[2] and x["device"] == sys.argv[3]])
+PY
+)" "[('other', False)]"
+}
+squat_globals() { # LABEL XDP_DIR [ENV...] (XDP_DIR's parent: a 1777 directory)
+	local what=$1 x=$2
+	shift 2
+	"${NOBODY[@]}" mkdir -p "$x/globals" &&
+		"${NOBODY[@]}" ln -s "$P/other/X/filter" "$x/globals/fb_filter" ||
+		fail "$what: nobody cannot squat $x/globals"
+	squat_status "$what, nobody's directory" "$x" "$@"
+	rm -rf --one-file-system "$x"
+	"${NOBODY[@]}" mkdir -p "$P/nb/globals" &&
+		"${NOBODY[@]}" ln -s "$P/other/X/filter" "$P/nb/globals/fb_filter" &&
+		"${NOBODY[@]}" ln -s "$P/nb" "$x" || fail "$what: nobody cannot plant $x"
+	squat_status "$what, nobody's link for xdp" "$x" "$@"
+	rm -rf --one-file-system "$x" "$P/nb"
+}
+squat_globals "private xdp/globals" "$P/xdp" FLOWBLOOM_IPROUTE_DIR="$P/xdp/globals"
+if [ ! -e /sys/fs/bpf/xdp ] && [ ! -L /sys/fs/bpf/xdp ]; then
+	XDP_SQUAT=1
+	squat_globals "/sys/fs/bpf/xdp/globals" /sys/fs/bpf/xdp -u FLOWBLOOM_IPROUTE_DIR
+	XDP_SQUAT=
+else
+	skip "squat: /sys/fs/bpf/xdp exists: the squat of the real xdp/globals is not tried"
+fi
+FLOWBLOOM_ROOT=$P/other "$FB" -n "$N2" detach "$VB" >/dev/null
 
 "$FB" create default --capacity 1000 --fp-rate 0.01 >/dev/null
 "$FB" add default src 198.51.100.2 >/dev/null # N2's address: dropped when filtered

@@ -40,7 +40,8 @@ static void put(const char *name, const void *data, size_t len)
 
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
 	f = fopen(p, "w");
-	if (!f || fwrite(data, 1, len, f) != len || fclose(f))
+	/* 0600 whatever the umask: apply refuses a file others may write. */
+	if (!f || fwrite(data, 1, len, f) != len || fclose(f) || chmod(p, 0600))
 		abort();
 }
 

@@ -69,7 +69,7 @@ static void rig_down(struct rig *r)
 	flowbloom_bpf__destroy(r->skel);
 	if (r->m.flows_fd >= 0)
 		fb_monitor_close(&r->m);
-	fb_monitor_unpin(r->f.dir);
+	fb_monitor_unpin(&r->f);
 	fb_store_close(&r->f);
 	fb_store_destroy(name);
 }

@@ -108,7 +108,7 @@ static void drop_filter(struct fb_store *f)
 	char name[FB_NAME_MAX];
 
 	snprintf(name, sizeof(name), "%s", f->name);
-	fb_monitor_unpin(f->dir);
+	fb_monitor_unpin(f);
 	fb_store_close(f);
 	fb_store_destroy(name);
 }

@@ -11,6 +11,7 @@
 #include "rules/flow.h"
 #include "rules/lists.h"
 #include "cmd.h"
+#include "optfile.h"
 #include "output.h"
 #include "store/pintree.h"
 #include "util.h"
@@ -271,7 +272,7 @@ int fb_apply_conf_read(const char *file, struct ap_conf *c)
 	char base[PATH_MAX], *b, *dot, *buf;
 	struct fb_lines r;
 	size_t len;
-	int rc, err = 0;
+	int fd, rc, err = 0;
 
 	memset(c, 0, sizeof(*c));
 	c->file = file;
@@ -288,10 +289,13 @@ int fb_apply_conf_read(const char *file, struct ap_conf *c)
 	strcpy(c->name, b);
 	c->create.name = c->name;
 	c->create.type = -1; /* a Bloom filter */
-	/* The line reader `load` uses: lines of bounded length, a NUL or a
+	/* It says what runs on which device: root's own file only, never
+	 * through another user's link, never a FIFO (optfile.h). Read with
+	 * the line reader `load` uses: lines of bounded length, a NUL or a
 	 * read error named FILE:LINE. (getline took running out of memory in
 	 * a huge line for the end of the file, and applied what came before.) */
-	if (fb_lines_open(&r, file))
+	fd = fb_conf_file_open(file, "what is filtered where");
+	if (fd < 0 || fb_lines_fdopen(&r, fd, file))
 		return -1;
 	while (!err && (rc = fb_lines_next(&r, &buf, &len)) > 0) {
 		int line = (int)r.lineno;

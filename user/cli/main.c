@@ -287,7 +287,8 @@ static const struct fb_cmd cmds[] = {
 	  "checked first (errors name FILE:LINE); a step that fails undoes this run's\n"
 	  "earlier ones. --check makes every check apply makes (sizes, the lists\n"
 	  "parsed) and changes nothing; --down detaches the listed devices and\n"
-	  "keeps the filter. At boot, flowbloom@NAME.service applies\n" FB_SYSCONFDIR
+	  "keeps the filter. FILE must be root's and writable by no one else (a\n"
+	  "symbolic link only if root's). At boot, flowbloom@NAME.service applies\n" FB_SYSCONFDIR
 	  "/flowbloom/NAME.conf." },
 	{ "help", cmd_help, "help [VERB]",
 	  "Show help: every verb's synopsis, or one verb's help; with -j as one JSON\n"

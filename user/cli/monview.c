@@ -70,7 +70,9 @@ void fb_monview_flow_text(const struct fb_key *k, char *buf, size_t len)
 
 int fb_monview_lock_events(const struct fb_store *f, const struct fb_monitor *m)
 {
-	int fd = open(m->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* A descriptor of its own (flock holds per open file), of the
+	 * directory already verified. */
+	int fd = openat(m->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB)) {
 		fb_err("another reader (flows --follow, ipfix) is taking the new-flow events "

@@ -49,14 +49,10 @@ static int line_of(const char *file, int n, char *s, const struct option *opts, 
 	return 0;
 }
 
-int fb_optfile_read(const char *file, const struct option *opts, const char *skip,
-		    fb_optfile_fn set, void *ctx)
+int fb_conf_file_open(const char *file, const char *says)
 {
-	struct fb_lines r;
 	struct stat st;
-	size_t len;
-	char *s;
-	int fd, got, rc = 0;
+	int fd;
 
 	/* Never through another user's symbolic link (it would make root read
 	 * a file of the link maker's choice, and print its first line in an
@@ -70,26 +66,40 @@ int fb_optfile_read(const char *file, const struct option *opts, const char *ski
 		    (st.st_uid != 0 && st.st_uid != geteuid())) {
 			fb_err("%s: a symbolic link of another user's: refusing to follow it",
 			       file);
-			return 1;
+			return -1;
 		}
 		fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	}
 	if (fd < 0) {
 		fb_err("cannot open %s: %s", file, strerror(errno));
-		return 1;
+		return -1;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		fb_err("%s: not a regular file", file);
 		close(fd);
-		return 1;
+		return -1;
 	}
 	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		fb_err("%s: refusing a file that %s may write (it says where records go): "
-		       "chown root and chmod go-w",
-		       file, st.st_mode & (S_IWGRP | S_IWOTH) ? "others" : "another user");
+		fb_err("%s: refusing a file that %s may write (it says %s): chown root and "
+		       "chmod go-w",
+		       file, st.st_mode & (S_IWGRP | S_IWOTH) ? "others" : "another user", says);
 		close(fd);
-		return 1;
+		return -1;
 	}
+	return fd;
+}
+
+int fb_optfile_read(const char *file, const struct option *opts, const char *skip,
+		    fb_optfile_fn set, void *ctx)
+{
+	struct fb_lines r;
+	size_t len;
+	char *s;
+	int fd, got, rc = 0;
+
+	fd = fb_conf_file_open(file, "where records go");
+	if (fd < 0)
+		return 1;
 	/* The line reader every file input uses (a NUL anywhere, the last
 	 * line's too, named FILE:LINE), on the file checked above. */
 	if (fb_lines_fdopen(&r, fd, file))

@@ -23,6 +23,11 @@
  * (a message without the place). */
 typedef const char *(*fb_optfile_fn)(int code, const char *val, void *ctx);
 
+/* Open a configuration FILE as above (the rules of the file and the
+ * link); says: what it says, for the message refusing it ("where records
+ * go"). The descriptor, or -1 (printed). */
+int fb_conf_file_open(const char *file, const char *says);
+
 /* Read FILE, calling set for each line. Errors are printed as
  * FILE:LINE: why; returns 0, or 1 on an error. opts: the verb's table
  * (an entry named `skip`, e.g. "config", is refused in the file). */

@@ -3,6 +3,7 @@
  * monmaps.h); reading them is monread.c, handing them to the program
  * loader.c. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -13,6 +14,7 @@
 #include <bpf/libbpf.h>
 #include "monitor/monmaps.h"
 #include "report.h"
+#include "store/pintree.h"
 #include "util.h"
 
 static const char *const pin_names[] = { "config", "sketch",   "top",	 "top_keys",
@@ -110,25 +112,50 @@ void fb_monitor_seen_size(__u64 expect, __u32 *slots, __u32 *k)
 	*k = FB_SEEN_K;
 }
 
-static void mon_path(char *buf, size_t len, const char *filter_dir, const char *what)
+/* The monitoring directory is reached, like every pin, through the
+ * filter's verified directory fd (pintree.c), never by its path again. */
+static void mon_path(char *buf, size_t len, const struct fb_store *f, const char *what)
 {
 	if (what)
-		snprintf(buf, len, "%s/%s/%s", filter_dir, FB_MON_DIR, what);
+		snprintf(buf, len, "%s/%s/%s", f->dir, FB_MON_DIR, what);
 	else
-		snprintf(buf, len, "%s/%s", filter_dir, FB_MON_DIR);
+		snprintf(buf, len, "%s/%s", f->dir, FB_MON_DIR);
 }
 
-void fb_monitor_unpin(const char *filter_dir)
+/* f's monitoring directory, checked as every directory of the pin tree:
+ * the fd; -1 (printed); -2 (nothing printed) if there is none. */
+static int mon_dir(const struct fb_store *f)
 {
 	char path[1024];
+	int fd = fb_pin_open_dir(f->dir_fd, FB_MON_DIR);
+
+	mon_path(path, sizeof(path), f, NULL);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return -2;
+		fb_report_err("cannot open %s: %s", path,
+			      errno == ELOOP || errno == ENOTDIR ? "not a directory of flowbloom's"
+								 : strerror(errno));
+		return -1;
+	}
+	if (fb_pin_trusted(fd, path, false)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+void fb_monitor_unpin(const struct fb_store *f)
+{
+	int fd = fb_pin_open_dir(f->dir_fd, FB_MON_DIR);
 	size_t i;
 
-	for (i = 0; i < sizeof(pin_names) / sizeof(pin_names[0]); i++) {
-		mon_path(path, sizeof(path), filter_dir, pin_names[i]);
-		unlink(path);
-	}
-	mon_path(path, sizeof(path), filter_dir, NULL);
-	rmdir(path);
+	if (fd < 0)
+		return;
+	for (i = 0; i < sizeof(pin_names) / sizeof(pin_names[0]); i++)
+		unlinkat(fd, pin_names[i], 0);
+	close(fd);
+	unlinkat(f->dir_fd, FB_MON_DIR, AT_REMOVEDIR);
 }
 
 /* Map sizes follow from the config alone, for create and open alike. */
@@ -150,7 +177,7 @@ static __u64 flows_value_size(const struct fb_mon_config *c)
 	return fb_acct_plane_size(c->acct_buckets, sk ? c->shift : 0, sk ? c->depth : 0);
 }
 
-static int create_pin(const char *filter_dir, const char *what, enum bpf_map_type type,
+static int create_pin(const struct fb_store *f, int dir, const char *what, enum bpf_map_type type,
 		      const char *name, __u64 value_size, __u32 entries, __u32 flags)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = flags);
@@ -171,8 +198,8 @@ static int create_pin(const char *filter_dir, const char *what, enum bpf_map_typ
 			      strerror(errno));
 		return -1;
 	}
-	mon_path(path, sizeof(path), filter_dir, what);
-	if (bpf_obj_pin(fd, path)) {
+	if (fb_pin_at(fd, dir, what)) {
+		mon_path(path, sizeof(path), f, what);
 		fb_report_err("cannot pin %s: %s", path, strerror(errno));
 		close(fd);
 		return -1;
@@ -197,7 +224,7 @@ int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o)
 	struct fb_mon_config c = { 0 };
 	struct timespec ts;
 	char path[1024];
-	int ncpu = libbpf_num_possible_cpus(), fd, err = -1;
+	int ncpu = libbpf_num_possible_cpus(), fd, dir = -1, err = -1;
 	__u32 zero = 0;
 	__u64 tick;
 
@@ -247,34 +274,39 @@ int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o)
 	c.created_ns = (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 
 	/* Old maps go first: a new geometry starts from zero. */
-	fb_monitor_unpin(f->dir);
-	mon_path(path, sizeof(path), f->dir, NULL);
-	if (mkdir(path, 0700)) {
+	fb_monitor_unpin(f);
+	mon_path(path, sizeof(path), f, NULL);
+	if (mkdirat(f->dir_fd, FB_MON_DIR, 0700)) {
 		fb_report_err("cannot create %s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (o->sketch && (create_pin(f->dir, "sketch", BPF_MAP_TYPE_ARRAY, "fb_sketch",
+	dir = mon_dir(f);
+	if (dir < 0) {
+		if (dir == -2)
+			fb_report_err("%s vanished", path);
+		goto out;
+	}
+	if (o->sketch && (create_pin(f, dir, "sketch", BPF_MAP_TYPE_ARRAY, "fb_sketch",
 				     sketch_value_size(&c), c.planes, BPF_F_MMAPABLE) ||
-			  create_pin(f->dir, "top", BPF_MAP_TYPE_ARRAY, "fb_top",
+			  create_pin(f, dir, "top", BPF_MAP_TYPE_ARRAY, "fb_top",
 				     sizeof(struct fb_top_plane), c.top_planes, BPF_F_MMAPABLE) ||
-			  create_pin(f->dir, "top_keys", BPF_MAP_TYPE_ARRAY, "fb_top_keys",
+			  create_pin(f, dir, "top_keys", BPF_MAP_TYPE_ARRAY, "fb_top_keys",
 				     sizeof(struct fb_top_keys), c.top_planes, BPF_F_MMAPABLE)))
 		goto out;
-	if (o->newflows && (create_pin(f->dir, "seen", BPF_MAP_TYPE_ARRAY, "fb_seen",
+	if (o->newflows && (create_pin(f, dir, "seen", BPF_MAP_TYPE_ARRAY, "fb_seen",
 				       seen_value_size(&c), 1, BPF_F_MMAPABLE) ||
-			    create_pin(f->dir, "newflows", BPF_MAP_TYPE_RINGBUF, "fb_newflows", 0,
+			    create_pin(f, dir, "newflows", BPF_MAP_TYPE_RINGBUF, "fb_newflows", 0,
 				       c.ring_bytes, 0) ||
-			    create_pin(f->dir, "mstats", BPF_MAP_TYPE_PERCPU_ARRAY, "fb_mon_stats",
+			    create_pin(f, dir, "mstats", BPF_MAP_TYPE_PERCPU_ARRAY, "fb_mon_stats",
 				       sizeof(struct fb_mon_stats), 1, 0)))
 		goto out;
-	if (o->acct && create_pin(f->dir, "flows", BPF_MAP_TYPE_ARRAY, "fb_flows",
+	if (o->acct && create_pin(f, dir, "flows", BPF_MAP_TYPE_ARRAY, "fb_flows",
 				  flows_value_size(&c), ncpu, BPF_F_MMAPABLE))
 		goto out;
 	/* The config goes last: a directory with a config is complete. */
-	if (create_pin(f->dir, "config", BPF_MAP_TYPE_ARRAY, "fb_mon_config", sizeof(c), 1, 0))
+	if (create_pin(f, dir, "config", BPF_MAP_TYPE_ARRAY, "fb_mon_config", sizeof(c), 1, 0))
 		goto out;
-	mon_path(path, sizeof(path), f->dir, "config");
-	fd = bpf_obj_get(path);
+	fd = fb_pin_get(dir, "config");
 	if (fd < 0 || bpf_map_update_elem(fd, &zero, &c, BPF_ANY)) {
 		fb_report_err("cannot write the monitoring config: %s", strerror(errno));
 		if (fd >= 0)
@@ -284,8 +316,10 @@ int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o)
 	close(fd);
 	err = 0;
 out:
+	if (dir >= 0)
+		close(dir);
 	if (err)
-		fb_monitor_unpin(f->dir);
+		fb_monitor_unpin(f);
 	return err;
 }
 
@@ -299,7 +333,7 @@ static int open_map(struct fb_monitor *m, const char *what, __u32 type, __u64 va
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", m->dir, what);
-	fd = bpf_obj_get(path);
+	fd = fb_pin_get(m->dir_fd, what);
 	if (fd < 0) {
 		fb_report_err("cannot open %s: %s", path, strerror(errno));
 		return -1;
@@ -328,14 +362,18 @@ int fb_monitor_open(const struct fb_store *f, struct fb_monitor *m)
 {
 	struct fb_mon_config *c = &m->cfg;
 	__u32 zero = 0;
-	struct stat st;
 
 	memset(m, 0, sizeof(*m));
 	m->config_fd = m->sketch_fd = m->top_fd = m->keys_fd = m->seen_fd = m->events_fd =
 		m->stats_fd = m->flows_fd = -1;
-	mon_path(m->dir, sizeof(m->dir), f->dir, NULL);
-	if (stat(m->dir, &st))
-		return 1;
+	mon_path(m->dir, sizeof(m->dir), f, NULL);
+	m->dir_fd = mon_dir(f);
+	if (m->dir_fd < 0) {
+		int rc = m->dir_fd == -2 ? 1 : -1;
+
+		m->dir_fd = -1;
+		return rc;
+	}
 	m->config_fd =
 		open_map(m, "config", BPF_MAP_TYPE_ARRAY, sizeof(*c), 1, NULL, NULL, PROT_READ);
 	if (m->config_fd < 0)
@@ -401,8 +439,8 @@ fail:
 
 void fb_monitor_close(struct fb_monitor *m)
 {
-	int *fds[] = { &m->config_fd, &m->sketch_fd, &m->top_fd,   &m->keys_fd,
-		       &m->seen_fd,   &m->events_fd, &m->stats_fd, &m->flows_fd };
+	int *fds[] = { &m->config_fd, &m->sketch_fd, &m->top_fd,   &m->keys_fd, &m->seen_fd,
+		       &m->events_fd, &m->stats_fd,  &m->flows_fd, &m->dir_fd };
 	size_t i;
 
 	if (m->cells)

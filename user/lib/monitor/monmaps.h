@@ -72,7 +72,8 @@ struct fb_mon_opts {
 	(FB_MON_MAX_VALUE / sizeof(struct fb_seen_slot) - FB_SEEN_HDR_SLOTS - FB_SEEN_PAD_SLOTS)
 
 struct fb_monitor {
-	char dir[640];
+	char dir[640]; /* its path, for messages */
+	int dir_fd;    /* the monitoring directory, verified (pintree.c) */
 	struct fb_mon_config cfg;
 	__u64 kw[FB_MON_NH_WORDS]; /* NH key words, from cfg.key */
 	int config_fd, sketch_fd, top_fd, keys_fd, seen_fd, events_fd, stats_fd;
@@ -130,8 +131,8 @@ double fb_monitor_delta(const struct fb_monitor *m);
 /* 0 ok; 1 if f has no monitoring maps (nothing printed); -1 error. */
 int fb_monitor_open(const struct fb_store *f, struct fb_monitor *m);
 void fb_monitor_close(struct fb_monitor *m);
-/* Remove <filter_dir>/monitor and its pins, if there (for destroy). */
-void fb_monitor_unpin(const char *filter_dir);
+/* Remove f's monitor directory and its pins, if there. */
+void fb_monitor_unpin(const struct fb_store *f);
 
 int fb_monitor_read_stats(const struct fb_monitor *m, struct fb_mon_stats *out);
 /* The aging generation the data path last saw, and the share of its

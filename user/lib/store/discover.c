@@ -304,11 +304,13 @@ static int walk_ns(struct found *f)
 	return rc;
 }
 
-static __u32 pinned_map_id(const char *path)
+/* The id of the map pinned as name in the verified directory dfd; 0 if
+ * none (never through a symbolic link: fb_pin_get()). */
+static __u32 pinned_map_id(int dfd, const char *name)
 {
 	struct bpf_map_info mi = {};
 	__u32 len = sizeof(mi);
-	int fd = bpf_obj_get(path);
+	int fd = dfd < 0 ? -1 : fb_pin_get(dfd, name);
 
 	if (fd < 0)
 		return 0;
@@ -318,19 +320,47 @@ static __u32 pinned_map_id(const char *path)
 	return mi.id;
 }
 
+/* The id of the ip-link fb_filter pin, if xdp/globals passes the checks
+ * `create default` makes before pinning there: a directory another user
+ * made (or a link planted for it) could name any map, so it is not
+ * believed. status says why (a note); info and stats stay quiet. */
+static __u32 globals_map_id(const struct found *f)
+{
+	bool quiet = fb_report_quiet;
+	__u32 id;
+	int gdir;
+
+	fb_report_last[0] = 0;
+	fb_report_quiet = true;
+	gdir = fb_pin_open_iproute(false);
+	fb_report_quiet = quiet;
+	if (gdir == -1 && !f->quiet && fb_report_last[0])
+		fb_report(FB_REPORT_NOTE, "%s", fb_report_last);
+	id = pinned_map_id(gdir, FB_MAP_FILTER);
+	if (gdir >= 0)
+		close(gdir);
+	return id;
+}
+
 /* Which pinned filter (if any) each attachment's fb_filter is. Read from
- * the pins, without opening the filters: nothing to print, nothing to
- * lock. */
+ * the pins, through the verified directories, without opening the
+ * filters: nothing to print, nothing to lock. */
 static void name_filters(struct found *f)
 {
-	char **names = NULL, path[1024];
+	char **names = NULL;
 	__u32 globals, id;
+	bool quiet;
 	size_t i;
-	int n, j;
+	int n, j, root = -1;
 
-	snprintf(path, sizeof(path), "%s/%s", FB_IPROUTE_PIN_DIR, FB_MAP_FILTER);
-	globals = pinned_map_id(path);
+	globals = globals_map_id(f);
 	n = fb_pin_list(&names);
+	if (n > 0) {
+		quiet = fb_report_quiet;
+		fb_report_quiet = true; /* fb_pin_list() said it if it fails */
+		root = fb_pin_open_root(false);
+		fb_report_quiet = quiet;
+	}
 	for (i = 0; i < f->natts; i++) {
 		struct fb_att *a = &f->atts[i];
 
@@ -339,8 +369,11 @@ static void name_filters(struct found *f)
 			a->maps = FB_ATT_GLOBALS;
 	}
 	for (j = 0; j < n; j++) {
-		snprintf(path, sizeof(path), "%s/%s/filter", fb_pin_root(), names[j]);
-		id = pinned_map_id(path);
+		int dir = root < 0 ? -1 : fb_pin_open_dir(root, names[j]);
+
+		id = pinned_map_id(dir, "filter");
+		if (dir >= 0)
+			close(dir);
 		for (i = 0; id && i < f->natts; i++)
 			if (f->atts[i].filter_map_id == id) {
 				f->atts[i].maps = FB_ATT_FILTER;
@@ -349,6 +382,8 @@ static void name_filters(struct found *f)
 			}
 		free(names[j]);
 	}
+	if (root >= 0)
+		close(root);
 	free(names);
 }
 
