@@ -5,7 +5,7 @@
  * SipHash (Aumasson and Bernstein, 2012) with a 128-bit secret key drawn by
  * `flowbloom create` from getrandom(). A keyed PRF means an attacker who
  * does not know the key cannot choose flows that collide in the filter
- * (Gerbet et al. 2014, "The power of evil choices in Bloom filters").
+ * (Gerbet et al., DSN 2015, "The power of evil choices in Bloom filters").
  * SipHash-1-3 is the default (9 rounds for a 40-byte key); SipHash-2-4 is
  * available for those who want the paper's conservative parameters.
  *

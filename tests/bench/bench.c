@@ -507,8 +507,24 @@ int main(int argc, char **argv)
 			parts[i].fn();
 			return 0;
 		}
-	if (argc > 1)
-		repeat = atoi(argv[1]);
+	/* Anything else must be the packets per run: a mistyped part would
+	 * otherwise start the whole benchmark with a repeat of 0. */
+	if (argc > 1) {
+		char *end;
+		unsigned long r = strtoul(argv[1], &end, 10);
+
+		if (*end || !r || r > 1000000000UL || argv[1][0] < '0' || argv[1][0] > '9') {
+			fprintf(stderr,
+				"bench: unknown part or repeat count '%s'\n"
+				"usage: bench [REPEAT | quick | PART]\nparts:",
+				argv[1]);
+			for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+				fprintf(stderr, " %s", parts[i].name);
+			fprintf(stderr, "\n");
+			return 2;
+		}
+		repeat = (unsigned)r;
+	}
 	bench_root();
 	setenv("FLOWBLOOM_ROOT", root, 1);
 	fb_libbpf_logging(false);

@@ -75,4 +75,58 @@ lines=$(wc -l <"$TOP/README.md")
 hits=$(grep -niE '\bissues? [0-9]+' "$TOP/README.md" "$TOP"/docs/*.md)
 check_eq "no issue numbers in README.md and docs/*.md" "$hits" ""
 
+# Repository paths in `code` (user/, bpf/, include/, tests/, dist/,
+# docs/) name files or folders that exist; NAME is a placeholder.
+missing=$(cd "$TOP" && grep -ohE '`(user|bpf|include|tests|dist|docs)/[A-Za-z0-9_./*+-]+`' README.md docs/*.md |
+	tr -d '`' | sort -u | grep -v NAME | while read -r p; do
+		compgen -G "$p" >/dev/null || echo "$p"
+	done)
+check_eq "every repository path README.md and docs/*.md cite exists" "$missing" ""
+
+# Test suites cited by name (`hostile.sh`, `test_ttl`) exist.
+missing=$(cd "$TOP" && grep -ohE '`(test_[a-z0-9_]+|[a-z0-9_]+\.sh)`' README.md docs/*.md | tr -d '`' | sort -u |
+	while read -r t; do
+		case $t in
+		test_*) compgen -G "tests/*/$t.c" >/dev/null || echo "$t" ;;
+		*) compgen -G "tests/*/$t" >/dev/null || [ -e "$t" ] || echo "$t" ;;
+		esac
+	done)
+check_eq "every test suite README.md and docs/*.md name exists" "$missing" ""
+
+# testing.md's list of suites is the suites tests/run.sh finds.
+found=$(cd "$TOP" && { ls tests/unit/test_*.c tests/program/test_*.c | sed 's/.*\/test_//; s/\.c$//'
+	ls tests/cli/*.sh tests/e2e/*.sh | sed 's/.*\///; s/\.sh$//'; } | LC_ALL=C sort)
+listed=$(sed -n '/^The suites: unit:/,/^$/p' "$TOP/docs/testing.md" | grep -o '`[a-z0-9_]*`' | tr -d '`' | LC_ALL=C sort)
+check_eq "testing.md lists every suite, and only suites" "$listed" "$found"
+
+# operations.md's requirements name every package `make deps` installs.
+pkgs=$(sed -n '/^DEPS_PKGS :=/,/[^\\]$/p' "$TOP/Makefile" | sed 's/^DEPS_PKGS :=//; s/\\//g')
+[ -n "$pkgs" ] || fail "no DEPS_PKGS read from the Makefile"
+req=$(sed -n '/^## Requirements/,/^## /p' "$TOP/docs/operations.md" | tr '\n' ' ')
+missing=$(for p in $pkgs; do echo "$req" | grep -qE "(^|[ ,(])$p([ ,.)]|$)" || echo "$p"; done)
+check_eq "operations.md's requirements name every package of make deps" "$missing" ""
+
+# performance.md's `build/tests/bench/bench WORD`: parts the benchmark
+# knows (it lists them when refusing a word, creating nothing).
+parts=$("$TOP/build/tests/bench/bench" no-such-part 2>&1 | sed -n 's/^parts: //p')
+[ -n "$parts" ] || fail "build/tests/bench/bench did not list its parts"
+missing=$(grep -ohE 'build/tests/bench/bench [a-z]+' "$TOP/docs/performance.md" | awk '{print $2}' | sort -u |
+	while read -r w; do [ "$w" = quick ] || [[ " $parts " == *" $w "* ]] || echo "$w"; done)
+check_eq "every benchmark part performance.md runs directly exists" "$missing" ""
+
+# The FLOW grammar as cli.md and rules.md quote it is `flowbloom help`'s.
+grammar=$("$FB" help | sed -n '/^FLOW :=/,/^FIELD :=/p')
+for f in cli.md rules.md; do
+	quoted=$(sed -n '/^FLOW :=/,/^FIELD :=/p' "$TOP/docs/$f")
+	check_eq "docs/$f quotes the FLOW grammar of flowbloom help" "$quoted" "$grammar"
+done
+
+# The man page's exit statuses are those cli.md lists (0, 1, 2, 3).
+st=$("$FB" help --man | sed -n '/^\.SH EXIT STATUS/,/^\.SH /p')
+for n in 0 1 2 3; do
+	grep -q "Exit status:.*\b$n\b" "$TOP/docs/cli.md" || fail "cli.md does not list exit status $n"
+	echo "$st" | grep -qw "$n" || fail "the man page's EXIT STATUS lacks $n"
+done
+pass "the man page and cli.md list exit statuses 0 to 3"
+
 t_end

@@ -265,6 +265,10 @@ check_eq "R9: five lengths: loaded with an expansion note" "$(grep -c 'note: exp
 check_eq "R9: 4 IPv4 source lengths, /31 gone" \
 	"$(lengths R9 'IPv4 source' | wc -w) $(lengths R9 'IPv4 source' | tr ' ' '\n' | grep -c '^31$')" "4 0"
 check_exact "R9: a range whose /31 was expanded into /32s" R9 "$T_TMP/ranges9.txt"
+# info prints a list's lengths shortest first, whatever the table's order.
+check_eq "R9: info lists the IPv4 source lengths shortest first" \
+	"$("$FB" info R9 | sed -n 's/^  IPv4 source prefix lengths: //p')" \
+	"$(lengths R9 'IPv4 source' | tr ' ' '\n' | sort -n | sed 's|^|/|' | paste -sd' ')"
 
 # query of a plain address answers as the data path: covered by a prefix.
 q=$("$FB" query R src 198.51.100.11 | head -1)

@@ -87,6 +87,12 @@ check_eq "... and the imported filter drops it too" "$(replay_drops shi "$T_TMP/
 "$FB" destroy sh >/dev/null
 "$FB" destroy shi >/dev/null
 
+# The lifetime as given, every digit (not 5.4e+03).
+"$FB" create tl --capacity 1000 --fp-rate 0.01 >/dev/null
+out=$("$FB" add tl src 198.51.100.9 --ttl 1.5h)
+check "add --ttl 1.5h says 'for 5400 s'" bash -c "echo '$out' | grep -q 'for 5400 s: generation 0, '"
+"$FB" destroy tl >/dev/null
+
 # --- a counting filter: permanent .1, .2 for 1.2 s, .3 for 60 s
 "$FB" create c --capacity 1000 --fp-rate 0.0001 --counting >/dev/null
 "$FB" add c src 198.51.100.1 >/dev/null

@@ -165,6 +165,19 @@ static void test_sizing(void)
 		  "fb_flows_add saturates at the bound");
 	ASSERT_EQ(fb_flows_add(~0ULL, ~0ULL, 1), fb_flows_max(1),
 		  "fb_flows_add of two huge counts: the bound, no wrap");
+
+	/* Per-packet rates: 1 - (1 - r)^n, without rounding a tiny r away
+	 * (info printed "2e-17 per probe, 0 per packet"). */
+	ASSERT_RANGE(fb_packet_rate(2e-17, 2), 3.999e-17, 4.001e-17,
+		     "fb_packet_rate(2e-17, 2 probes) is 4e-17, not rounded to 0");
+	ASSERT_RANGE(fb_packet_rate(0.01, 4), 0.0394, 0.0395,
+		     "fb_packet_rate(0.01, 4 probes) is 1 - 0.99^4");
+	ASSERT_EQ(fb_packet_rate(1, 3) == 1 && fb_packet_rate(0.5, 0) == 0, 1,
+		  "fb_packet_rate: a certain probe is a certain packet; no probe, no rate");
+	ASSERT_RANGE(fb_probe_target(4e-17, 2), 1.999e-17, 2.001e-17,
+		     "fb_probe_target(4e-17, 2 probes) is 2e-17, not rounded to 0");
+	ASSERT_RANGE(fb_probe_target(fb_packet_rate(0.001, 5), 5), 0.000999999, 0.001000001,
+		     "fb_probe_target inverts fb_packet_rate");
 }
 
 int main(void)

@@ -114,7 +114,7 @@ static void report_ttl(const struct fb_store *f, size_t n, double ttl, const str
 		jw_obj_close();
 		jw_end();
 	} else {
-		printf("added %zu flow%s to %s for %.3g s: generation %u, which ends in %.3f s\n",
+		printf("added %zu flow%s to %s for %.10g s: generation %u, which ends in %.3f s\n",
 		       n, n == 1 ? "" : "s", f->name, ttl, g->g, g->secs);
 	}
 	/* The lifetime runs from the command's start: one shorter than the

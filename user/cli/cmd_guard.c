@@ -228,7 +228,7 @@ static void event(const struct guard *g, const char *what, const struct fb_key *
 			a->bytes * 8.0 / secs, a->lo_packets / secs, a->lo_bytes * 8.0 / secs,
 			a->flows, a->flows == 1 ? "" : "s");
 		if (ends_in >= 0)
-			fprintf(stderr, "; in %s for %g s, ends in %.3f s", g->into, g->ttl,
+			fprintf(stderr, "; in %s for %.10g s, ends in %.3f s", g->into, g->ttl,
 				ends_in);
 		fputc('\n', stderr);
 	} else {

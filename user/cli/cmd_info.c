@@ -388,11 +388,19 @@ int cmd_info(int argc, char **argv)
 		for (i = 0; i < FB_PFX_NR; i++) {
 			if (!px->list[i].n)
 				continue;
+			int sorted[FB_MAX_LENGTHS], n = 0, t;
+
+			/* Shortest first, as a reader expects; the table's own
+			 * order (the probe order) is no concern of theirs. */
+			for (j = 0; j < px->list[i].n && n < FB_MAX_LENGTHS; j++) {
+				for (t = n++; t > 0 && sorted[t - 1] > px->list[i].len[j]; t--)
+					sorted[t] = sorted[t - 1];
+				sorted[t] = px->list[i].len[j];
+			}
 			printf("  %s prefix lengths:", fb_rules_prefix_list_name(i));
-			for (j = 0; j < px->list[i].n; j++)
+			for (t = 0; t < n; t++)
 				printf(" /%d",
-				       px->list[i].len[j] -
-					       (i == FB_PFX_SRC4 || i == FB_PFX_DST4 ? 96 : 0));
+				       sorted[t] - (i == FB_PFX_SRC4 || i == FB_PFX_DST4 ? 96 : 0));
 			printf("\n");
 		}
 		nmasks = fb_rules_masks(px, masks);

@@ -51,9 +51,11 @@ static void roff_nf(FILE *out, const char *s)
 }
 
 static const char *const options[][2] = {
-	{ "\\-j, \\-\\-json", "Print JSON: one object, or one per line for streams (flows, "
-			      "stats \\-\\-watch, replay \\-\\-explain). Errors are then also "
-			      "printed as {\"error\": ...} on standard output." },
+	{ "\\-j, \\-\\-json", "Print JSON: one object, or one per line for the verbs that "
+			      "report as they go (replay, flows, stats \\-\\-watch, apply). "
+			      "Errors are then also printed as {\"error\": ...} on standard "
+			      "output (bgp and guard excepted: their standard output is "
+			      "ExaBGP's)." },
 	{ "\\-v, \\-\\-verbose", "Also print libbpf's messages, with the verifier log when a "
 				 "load fails." },
 	{ "\\-n, \\-\\-netns NETNS",
@@ -147,8 +149,8 @@ void fb_print_man(FILE *out, const char *usage, const struct fb_cmd *cmds, size_
 	      ".TP\n.B FLOWBLOOM_ROOT\n"
 	      "The bpffs directory holding the filters, instead of /sys/fs/bpf/flowbloom.\n"
 	      ".SH EXIT STATUS\n"
-	      "0 on success, 1 on failure, 2 on a usage error. Errors are one line on standard "
-	      "error.\n"
+	      "0 on success, 1 on failure, 2 on a usage error, 3 for status when an "
+	      "attachment fails open. Errors are one line on standard error.\n"
 	      ".SH SEE ALSO\n"
 	      ".BR ip\\-link (8),\n"
 	      ".BR xdp\\-loader (8),\n"

@@ -209,14 +209,17 @@ unsigned fb_probes_per_packet(__u32 kinds, const struct fb_prefixes *px)
 	return flow + (v4 > v6 ? v4 : v6);
 }
 
+/* 1 - (1 - r)^n through log1p/expm1: the plain form rounds every rate
+ * below about 1e-16 to 0 (1 - r is 1 in a double), so `info` would print
+ * a per-packet rate of 0 under a per-probe one above it. */
 double fb_packet_rate(double per_probe, unsigned probes)
 {
-	return probes ? 1.0 - pow(1.0 - per_probe, probes) : 0;
+	return probes ? -expm1(probes * log1p(-per_probe)) : 0;
 }
 
 double fb_probe_target(double per_packet, unsigned probes)
 {
-	return probes > 1 ? 1.0 - pow(1.0 - per_packet, 1.0 / probes) : per_packet;
+	return probes > 1 ? -expm1(log1p(-per_packet) / probes) : per_packet;
 }
 
 double fb_replace_bytes(void *hdr, double entries, unsigned probes)
