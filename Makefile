@@ -200,6 +200,16 @@ PATH_DEFS := -DFB_SYSCONFDIR='"$(SYSCONFDIR)"' -DFB_LIBDIR='"$(LIBDIR)"'
 $(BUILD)/user/cli/main.o $(BUILD)/user/cli/manpage.o: CFLAGS += $(PATH_DEFS)
 $(BUILD)/user/cli/main.o $(BUILD)/user/cli/manpage.o: $(BUILD)/dist/paths
 
+# `flowbloom --version` names the commit it was built from (git describe;
+# "unknown" outside a git tree, or VERSION=... from the packager); main.o
+# is compiled again when it changes.
+VERSION ?= $(or $(shell git -C $(CURDIR) describe --tags --always --dirty 2>/dev/null),unknown)
+$(BUILD)/version: FORCE
+	$(Q)mkdir -p $(@D)
+	$(Q)echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
+$(BUILD)/user/cli/main.o: CFLAGS += -DFB_BUILD_VERSION='"$(VERSION)"'
+$(BUILD)/user/cli/main.o: $(BUILD)/version
+
 # The binary carries the XDP program inside (a skeleton); the object is
 # installed too, for ip link and xdp-loader.
 install: $(BUILD)/flowbloom $(BUILD)/flowbloom.bpf.o $(DIST)

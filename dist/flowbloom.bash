@@ -47,7 +47,7 @@ _flowbloom() {
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "-j --json -v --verbose -n --netns -h --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "-j --json -v --verbose -n --netns -h --help -V --version" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "$(_flowbloom_verbs "$fb")" -- "$cur"))
 		fi

@@ -120,5 +120,16 @@ check_eq "default hash, allow" "$(hash_of ha)" siphash13
 check_eq "--hash siphash13" "$(hash_of hs)" siphash13
 check_fails "create: --hash nh-v1 is not offered" "$FB" create hv --capacity 100 --fp-rate 0.01 --hash nh-v1
 for f in hd hm ha hs; do "$FB" destroy "$f" >/dev/null; done
+# --version: the build (git describe of the tree it was built from), the
+# libbpf it runs with, the formats it reads; nothing may follow it.
+top=$(cd "$(dirname "$FB")/.." && pwd)
+want=$(git -C "$top" describe --tags --always --dirty 2>/dev/null || echo unknown)
+check_eq "--version names the build" "$("$FB" --version | head -1)" "flowbloom $want"
+check_eq "-V: three lines" "$("$FB" -V | wc -l)" 3
+"$FB" -V | sed -n 2p | grep -qE '^libbpf v[0-9]+\.[0-9]+' && pass "-V names libbpf" || fail "-V: $("$FB" -V | sed -n 2p)"
+check_eq "-j --version is one object" "$("$FB" -j --version | t_json '" ".join(sorted(d)) + " " + d["version"]')" \
+	"export_format libbpf pinned_layout version $want"
+"$FB" -V list >/dev/null 2>"$T_TMP/err"
+check_eq "-V VERB: a usage error" "$?:$(cat "$T_TMP/err")" "2:flowbloom: -V takes nothing after it"
 check "destroy f1" "$FB" destroy f1
 t_end

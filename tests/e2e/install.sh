@@ -171,7 +171,7 @@ test_man() {
 	# Every verb of the table, with its synopsis word for word.
 	while read -r verb; do
 		grep -qE "^   $verb\$" <<<"$text" || missing="$missing $verb"
-	done < <("$IFB" help | sed -n 's/^       flowbloom \([a-z]*\).*/\1/p')
+	done < <("$IFB" help | sed -n 's/^       flowbloom \([a-z][a-z]*\).*/\1/p')
 	check_eq "every verb has its section" "$missing" ""
 	missing=""
 	while IFS= read -r line; do
@@ -201,7 +201,7 @@ _flowbloom; ((${#COMPREPLY[@]})) && printf "%s\n" "${COMPREPLY[@]}" | sort | tr 
 test_completion() {
 	local all
 	check "completion sources cleanly" bash -c "source '$DEST/usr/share/bash-completion/completions/flowbloom' && complete -p flowbloom"
-	all=$("$IFB" help | sed -n 's/^       flowbloom \([a-z]*\).*/\1/p' | sort | tr '\n' ' ')
+	all=$("$IFB" help | sed -n 's/^       flowbloom \([a-z][a-z]*\).*/\1/p' | sort | tr '\n' ' ')
 	check_eq "verbs" "$(comp flowbloom '')" "$all"
 	check_eq "a verb's prefix" "$(comp flowbloom at)" "attach "
 	check_eq "help VERB" "$(comp flowbloom help ap)" "apply "

@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/libbpf.h>
+#include "flowbloom/geometry.h"
+#include "fleet/fbx_format.h"
 #include "cmd.h"
 #include "prog/loader.h"
 #include "manpage.h"
@@ -316,11 +319,13 @@ static const char flow_syntax[] =
 	"            udp dst 203.0.113.0/24 dport 53\n"
 	"            tcp dst 203.0.113.7 dport 1024-2047";
 
+static const char version_line[] = "flowbloom -V|--version";
+
 static void usage_all(FILE *out)
 {
 	size_t i;
 
-	fprintf(out, "Usage: %s\n", usage_line);
+	fprintf(out, "Usage: %s\n       %s\n", usage_line, version_line);
 	for (i = 0; i < NCMDS; i++)
 		synopsis(out, &cmds[i]);
 	fprintf(out, "%s\n", flow_syntax);
@@ -440,6 +445,24 @@ static int enter_netns(const char *name)
 	return 0;
 }
 
+/* What a bug report needs: the build, the libbpf it runs with, and the
+ * formats it reads (a filter pinned, or exported, in another is refused). */
+static void print_version(void)
+{
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("version", FB_BUILD_VERSION);
+		jw_str("libbpf", libbpf_version_string());
+		jw_u64("pinned_layout", FB_VERSION);
+		jw_u64("export_format", FB_FBX_VERSION);
+		jw_obj_close();
+		jw_end();
+		return;
+	}
+	printf("flowbloom %s\nlibbpf %s\npinned filter layout %d, export format %d\n",
+	       FB_BUILD_VERSION, libbpf_version_string(), FB_VERSION, FB_FBX_VERSION);
+}
+
 int main(int argc, char **argv)
 {
 	int i = 1;
@@ -459,6 +482,13 @@ int main(int argc, char **argv)
 			}
 			if (enter_netns(argv[++i]))
 				return 1;
+		} else if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) {
+			if (i + 1 < argc) {
+				fb_err("%s takes nothing after it", argv[i]);
+				return 2;
+			}
+			print_version();
+			return 0;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			help_all();
 			return 0;

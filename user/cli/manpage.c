@@ -63,6 +63,9 @@ static const char *const options[][2] = {
 	  "are looked up there. Only the network namespace is entered: ip netns exec "
 	  "also remounts /sys and hides bpffs, and with it every filter." },
 	{ "\\-h, \\-\\-help", "The synopsis of every verb (as flowbloom help)." },
+	{ "\\-V, \\-\\-version",
+	  "The build (the git commit it was made from), the libbpf it runs with, and the "
+	  "versions of the pinned filter layout and of the export format it reads." },
 };
 
 static const char *const files[][2] = {
@@ -102,7 +105,7 @@ void fb_print_man(FILE *out, const char *usage, const struct fb_cmd *cmds, size_
 	      out);
 	fputs(".nf\n", out);
 	roff_text(out, usage);
-	fputc('\n', out);
+	fputs("\nflowbloom \\-V|\\-\\-version\n", out);
 	for (i = 0; i < n; i++) {
 		fputs("flowbloom ", out);
 		roff_text(out, cmds[i].synopsis);
