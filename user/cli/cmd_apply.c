@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "applyconf.h"
 #include "cmd.h"
 #include "store/discover.h"
@@ -232,6 +233,38 @@ static int detach(const char *dev)
 	return 0;
 }
 
+/*
+ * Create the filter, or, if another apply (or create) made it since this
+ * one looked, go on with that one as if it had been there: the same checks
+ * (its settings are the file's; the devices are free or run it). Two
+ * applies of one file at once (a reload while a start runs) then both
+ * succeed, as they would one after the other. While the other is still
+ * building it ("in progress"), wait for it, up to 5 s.
+ */
+static int create_or_join(struct ap_conf *c, const struct fb_create_opts *o, bool *created)
+{
+	bool quiet = fb_report_quiet;
+	int i, e;
+
+	for (i = 0; i < 500; i++) {
+		fb_report_quiet = true;
+		e = fb_store_create(c->name, o);
+		fb_report_quiet = quiet;
+		if (!e) {
+			*created = true;
+			return 0;
+		}
+		e = filter_exists(c->name);
+		if (e > 0)
+			return check_devices(c, true);
+		if (e < 0 || !strstr(fb_report_last, "in progress"))
+			break;
+		usleep(10000);
+	}
+	fb_err("%s", fb_report_last);
+	return -1;
+}
+
 /* o: the filter to create when it does not exist; l: the lists, read. */
 static int apply_up(struct ap_conf *c, bool exists, const struct fb_create_opts *o,
 		    struct fb_list *l)
@@ -240,10 +273,10 @@ static int apply_up(struct ap_conf *c, bool exists, const struct fb_create_opts 
 	bool created = false;
 
 	if (!exists) {
-		if (fb_store_create(c->name, o))
+		if (create_or_join(c, o, &created))
 			return 1;
-		fb_print_created(c->name, o);
-		created = true;
+		if (created)
+			fb_print_created(c->name, o);
 	}
 	if (c->nload) {
 		/* One load of every list: a good set replaces the content in

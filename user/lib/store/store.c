@@ -525,6 +525,16 @@ void fb_store_close(struct fb_store *f)
 	f->dir_fd = f->root_fd = f->outer_fd = f->stats_fd = -1;
 }
 
+/* Is the directory f opened still the one pinned as pin_name in the root?
+ * (Not if a destroy renamed it away, or another filter took the name.) */
+static bool still_named(const struct fb_store *f, const char *pin_name)
+{
+	struct stat a, b;
+
+	return !fstat(f->dir_fd, &a) && !fstatat(f->root_fd, pin_name, &b, AT_SYMLINK_NOFOLLOW) &&
+	       a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
 /*
  * Destroy: wait for the filter's writers (its lock), refuse if a program
  * uses it, remove the ip-link pins if they are its own, then take the
@@ -562,6 +572,13 @@ int fb_store_destroy(const char *name)
 	if (fb_pin_trusted(f.dir_fd, f.dir, false) ||
 	    fb_store_flock(&f, LOCK_EX | FB_LOCK_NOREFRESH))
 		goto fail;
+	/* Another destroy took the name while this one waited for the lock:
+	 * as if this one came after it, no filter of that name (or a new
+	 * one, created since, that this command never saw). */
+	if (!still_named(&f, name)) {
+		cleaned = 0;
+		goto missing;
+	}
 	/* What programs could use: its outer and stats maps, if pinned. */
 	f.outer_fd = fb_pin_get(f.dir_fd, "filter");
 	f.stats_fd = fb_pin_get(f.dir_fd, "stats");
@@ -603,15 +620,17 @@ missing:
  * would otherwise write into the retired one. */
 static int refresh(struct fb_store *f)
 {
-	struct stat a, b;
-
-	if (fstat(f->dir_fd, &a) || fstatat(f->root_fd, f->pin_name, &b, AT_SYMLINK_NOFOLLOW) ||
-	    a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
+	if (!still_named(f, f->pin_name)) {
 		fb_report_err("filter '%s' was destroyed while this command waited for its lock",
 			      f->name);
 		return -1;
 	}
-	if (f->outer_fd < 0 || current_array(f) == f->head_id)
+	/* A scalable filter's growth keeps the head and appends chunks
+	 * (fb_replace_grow): a mapping made before it is too short for the
+	 * header's blocks, and a write past it would fault, or grow the
+	 * filter again over the chunks just appended. */
+	if (f->outer_fd < 0 || (current_array(f) == f->head_id &&
+				(!f->hdr || fb_chunks_for(f->hdr->nblocks) <= f->nchunks)))
 		return 0;
 	unmap_array(f);
 	return map_array(f);
