@@ -280,5 +280,12 @@ check_eq "... and the concurrent add is kept" \
 	"$("$FB" query sa udp 198.51.100.2:2 203.0.113.2:2 | head -1 | cut -d' ' -f1)" maybe
 check "merge into an input, undisturbed" "$FB" merge sa bb --into sa
 check_eq "... holds both" "$("$FB" query sa udp 198.51.100.2:2 203.0.113.2:2 | head -1 | cut -d' ' -f1)" maybe
+# One flow is "1 flow", in the summaries of intersect and import.
+"$FB" create one --capacity 1000 --fp-rate 0.01 >/dev/null
+"$FB" add one udp 198.51.100.3:3 203.0.113.3:3 >/dev/null
+"$FB" export one "$T_TMP/one.fbx" >/dev/null
+check_eq "intersect of one flow: singular" "$("$FB" intersect one "$T_TMP/one.fbx" --into one2 | sed 's/.*: //')" \
+	"1 flow (estimated)"
+check_eq "import of one flow: singular" "$("$FB" import "$T_TMP/one.fbx" one3 | sed 's/.*, //')" "1 flow"
 
 t_end

@@ -370,7 +370,7 @@ birdc enable bh1
 t_wait_for 10 blocked 203.0.113.7 >/dev/null
 stop_exabgp
 out=$("$FB" bgp rtbh --state "$STATE" --flush 2>&1)
-check_eq "--flush deletes what bgp added" "$(echo "$out" | grep -c '^deleted 1 rules')" 1
+check_eq "--flush deletes what bgp added" "$(echo "$out" | grep -c '^deleted 1 rule of ')" 1
 check "... and the address is reachable again" reaches 203.0.113.7
 check_eq "... the filter holds only the loaded rule" "$(nflows)" 1
 check_fails "a second bgp on the same state file is refused" bash -c \

@@ -71,8 +71,9 @@ static int combine(int argc, char **argv, enum fb_alg_op op)
 		jw_obj_close();
 		jw_end();
 	} else {
-		printf("%s %d filters into %s (%s): %llu flows%s\n", verb, argc - optind, into,
+		printf("%s %d filters into %s (%s): %llu flow%s%s\n", verb, argc - optind, into,
 		       replaced ? "replaced" : "created", (unsigned long long)acc.m.hdr->nflows,
+		       acc.m.hdr->nflows == 1 ? "" : "s",
 		       op == FB_ALG_UNION ? " (sum: an upper bound)" : " (estimated)");
 	}
 out:

@@ -557,8 +557,8 @@ int cmd_bgp(int argc, char **argv)
 			jw_obj_close();
 			jw_end();
 		} else {
-			printf("deleted %llu rules of filter '%s' that bgp had added\n",
-			       (unsigned long long)rn.deleted, rn.name);
+			printf("deleted %llu rule%s of filter '%s' that bgp had added\n",
+			       (unsigned long long)rn.deleted, rn.deleted == 1 ? "" : "s", rn.name);
 		}
 		rc = 0;
 		goto out;

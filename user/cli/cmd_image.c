@@ -85,11 +85,13 @@ int cmd_import(int argc, char **argv)
 		jw_obj_close();
 		jw_end();
 	} else if (fb_ftype(h.type)->flags & FB_FTYPE_TABLE) {
-		printf("imported %s from %s: %s, %llu flows\n", argv[2], argv[1],
-		       fb_ftype_name(h.type), (unsigned long long)h.nflows);
+		printf("imported %s from %s: %s, %llu flow%s\n", argv[2], argv[1],
+		       fb_ftype_name(h.type), (unsigned long long)h.nflows,
+		       h.nflows == 1 ? "" : "s");
 	} else {
-		printf("imported %s from %s: m=%llu bits, k=%u, %llu flows\n", argv[2], argv[1],
-		       (unsigned long long)fb_header_mbits(&h), h.k, (unsigned long long)h.nflows);
+		printf("imported %s from %s: m=%llu bits, k=%u, %llu flow%s\n", argv[2], argv[1],
+		       (unsigned long long)fb_header_mbits(&h), h.k, (unsigned long long)h.nflows,
+		       h.nflows == 1 ? "" : "s");
 	}
 	return 0;
 }
