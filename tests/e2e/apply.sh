@@ -234,9 +234,9 @@ EOF
 	mkdir -p "$T_TMP/other/lists"
 	cp "$T_TMP/lists/drop.txt" "$T_TMP/other/lists/"
 	sed 's/^capacity = 10000/capacity = 20000/' "$CONF" >"$T_TMP/other/edge.conf"
-	refused "existing filter, other capacity" "filter 'edge' exists with capacity/fp-rate 10000/0.001, the file says 20000/0.001" "$T_TMP/other/edge.conf"
+	refused "existing filter, other capacity" "edge.conf:2: filter 'edge' exists with capacity/fp-rate 10000/0.001, the file says 20000/0.001" "$T_TMP/other/edge.conf"
 	sed 's/^action = drop/action = allow/' "$CONF" >"$T_TMP/other/edge.conf"
-	refused "existing filter, other action" "exists with action drop, the file says allow" "$T_TMP/other/edge.conf"
+	refused "existing filter, other action" "edge.conf:4: filter 'edge' exists with action drop, the file says allow:" "$T_TMP/other/edge.conf"
 	sed "s/^attach = $VB native/attach = $VB generic/" "$CONF" >"$T_TMP/other/edge.conf"
 	refused "attached in another mode" "edge.conf:6: 'edge' runs on $VB in native mode, not generic" "$T_TMP/other/edge.conf"
 	# A list with a bad line: load refuses it whole (its own FILE:LINE).

@@ -46,6 +46,11 @@ static const struct {
 
 /* Numbers are checked here as create checks them, so that create cannot
  * refuse what apply accepted; read once, into c->create. */
+const char *fb_apply_conf_key(enum ap_key k)
+{
+	return k < AP_NKEYS ? keys[k].key : "?";
+}
+
 static int set_number(struct ap_conf *c, int line, enum ap_key key, const char *v)
 {
 	struct fb_create_req *r = &c->create;

@@ -63,5 +63,7 @@ int fb_apply_conf_opts(const struct ap_conf *c, struct fb_create_opts *o);
  * (LIST:LINE). */
 int fb_apply_conf_lists(const struct ap_conf *c, struct fb_list *l);
 void fb_apply_conf_free(struct ap_conf *c);
+/* A setting's key as the file spells it ("fp-rate"). */
+const char *fb_apply_conf_key(enum ap_key k);
 
 #endif

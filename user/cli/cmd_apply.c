@@ -58,13 +58,15 @@ static int filter_exists(const char *name)
 	return -1;
 }
 
-/* want and have differ: the first difference found is what is said. */
-static void differ(const char **what, char *want, char *have, size_t len, const char *field,
+/* want and have differ: the first difference found is what is said, at
+ * the line of its key (*key). */
+static void differ(const char **what, int *key, char *want, char *have, size_t len, enum ap_key k,
 		   const char *w, const char *g)
 {
 	if (*what || !strcmp(w, g))
 		return;
-	*what = field;
+	*what = fb_apply_conf_key(k);
+	*key = k;
 	snprintf(want, len, "%s", w);
 	snprintf(have, len, "%s", g);
 }
@@ -81,14 +83,16 @@ static int same_settings(const struct ap_conf *c, const struct fb_store *f)
 	const struct fb_create_req *r = &c->create;
 	const struct fb_header *h = f->hdr;
 	int action = r->action ? r->action : FB_ACTION_DROP;
-	char want[64], have[64];
+	char want[64], have[64], where[16] = "";
 	const char *what = NULL;
+	int key = AP_NKEYS;
 
 	if (r->have_capacity) {
 		__u32 ppb = (__u32)(r->fp_rate * 1e9 + 0.5);
 
 		if (h->capacity != r->capacity || h->fp_ppb != ppb) {
 			what = "capacity/fp-rate";
+			key = AP_CAPACITY;
 			snprintf(want, sizeof(want), "%llu/%s", r->capacity, c->fp_rate_text);
 			snprintf(have, sizeof(have), "%llu/%g", (unsigned long long)h->capacity,
 				 h->fp_ppb / 1e9);
@@ -96,28 +100,33 @@ static int same_settings(const struct ap_conf *c, const struct fb_store *f)
 	} else if (h->capacity || h->k != r->hashes ||
 		   h->nblocks != (r->bits + FB_BLOCK_BITS - 1) / FB_BLOCK_BITS) {
 		what = "bits/hashes";
+		key = AP_BITS;
 		snprintf(want, sizeof(want), "%llu/%llu", r->bits, r->hashes);
 		snprintf(have, sizeof(have), "%llu/%u",
 			 (unsigned long long)h->nblocks * FB_BLOCK_BITS, h->k);
 	}
-	differ(&what, want, have, sizeof(want), "layout",
+	differ(&what, &key, want, have, sizeof(want), AP_LAYOUT,
 	       FB_NAME(fb_layout_names, r->layout ? r->layout : FB_LAYOUT_BLOCKED),
 	       FB_NAME(fb_layout_names, h->layout));
 	/* The action first: the default hash follows it. */
-	differ(&what, want, have, sizeof(want), "action", FB_NAME(fb_action_names, action),
+	differ(&what, &key, want, have, sizeof(want), AP_ACTION, FB_NAME(fb_action_names, action),
 	       FB_NAME(fb_action_names, h->action));
-	differ(&what, want, have, sizeof(want), "hash",
+	differ(&what, &key, want, have, sizeof(want), AP_HASH,
 	       FB_NAME(fb_hash_names, r->hash ? r->hash : fb_hash_default(action)),
 	       FB_NAME(fb_hash_names, h->hash));
-	differ(&what, want, have, sizeof(want), "counting", counting_name(r->counter_bits),
+	differ(&what, &key, want, have, sizeof(want), AP_COUNTING, counting_name(r->counter_bits),
 	       counting_name(h->counter_bits));
-	differ(&what, want, have, sizeof(want), "confirm", r->confirm ? "exact" : "no",
+	differ(&what, &key, want, have, sizeof(want), AP_CONFIRM, r->confirm ? "exact" : "no",
 	       h->confirm ? "exact" : "no");
 	if (!what)
 		return 0;
-	fb_err("%s: filter '%s' exists with %s %s, the file says %s: destroy it first to "
+	/* The line that says otherwise; none when the file leaves it at its
+	 * default. */
+	if (c->line_of[key])
+		snprintf(where, sizeof(where), ":%d", c->line_of[key]);
+	fb_err("%s%s: filter '%s' exists with %s %s, the file says %s%s: destroy it first to "
 	       "re-create it",
-	       c->file, c->name, what, have, want);
+	       c->file, where, c->name, what, have, want, c->line_of[key] ? "" : " (the default)");
 	return -1;
 }
 
