@@ -133,6 +133,7 @@ check "top, plain" "$FB" top f1
 grep -q "^   1 " "$T_TMP/out" && pass "top plain: ranked lines" || fail "top plain: ranked lines"
 out=$("$FB" -j top f1 --interval 0.2)
 check_eq "top --interval: nothing sent meanwhile, N = 0" "$(echo "$out" | json 'd["total_packets"]')" 0
+check_eq "top --interval: ... and no flow listed" "$(echo "$out" | json 'len(d["flows"])')" 0
 
 # --- traffic -----------------------------------------------------------------
 out=$("$FB" -j traffic f1 "${HEAVY3[@]}" udp 198.51.100.250:1 203.0.113.250:2)

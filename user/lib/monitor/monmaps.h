@@ -171,7 +171,8 @@ void fb_monitor_estimate(const struct fb_monitor *m, const struct fb_mon_snap *s
 			 const struct fb_mon_snap *base, const struct fb_key *key, __u64 *packets,
 			 __u64 *bytes);
 /* The n heaviest candidates by packets (or bytes), scored with s (minus
- * base); *out malloc'd. Returns how many (<= n). */
+ * base: then only those that sent in between); *out malloc'd. Returns how
+ * many (<= n). */
 int fb_monitor_top(const struct fb_monitor *m, const struct fb_mon_snap *s,
 		   const struct fb_mon_snap *base, bool by_bytes, size_t n,
 		   struct fb_top_entry **out);

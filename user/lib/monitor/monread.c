@@ -224,7 +224,9 @@ int fb_monitor_top(const struct fb_monitor *m, const struct fb_mon_snap *s,
 			continue;
 		e[u].key = cand[i].key;
 		fb_monitor_estimate(m, s, base, &e[u].key, &e[u].packets, &e[u].bytes);
-		u++;
+		/* Over an interval, a flow that sent nothing in it is no talker. */
+		if (!base || e[u].packets)
+			u++;
 	}
 	free(cand);
 	top_by_bytes = by_bytes;
