@@ -58,6 +58,17 @@ check_fails "add: a backwards range" "$FB" add s tcp dst 203.0.113.7 dport 2047-
 "$FB" create allp --capacity 1000 --fp-rate 0.0001 >/dev/null
 check "add: dport 1-65535" "$FB" add allp udp dst 203.0.113.2 dport 1-65535
 check_eq "dport 1-65535: four shapes" "$("$FB" -j info allp | t_json 'len(d["shapes"])')" 4
+# Without an address it is a rule per family, of 16 prefixes (16 shapes)
+# each: refused at the first piece past the bound, which the message says
+# is one of the rules the argument makes, not what was written.
+"$FB" destroy allp >/dev/null
+"$FB" create allp --capacity 1000 --fp-rate 0.0001 >/dev/null
+check_fails "add: udp dport 1-65535 needs more shapes than a filter holds" "$FB" add allp udp dport 1-65535
+grep -q "^flowbloom: argument 1 (rule 9 of the 32 it makes): 'udp dst 0.0.0.0/0 dport 256-511': its shape" "$T_TMP/err" &&
+	pass "... names the piece as one of the rules argument 1 makes" || fail "... said '$(cat "$T_TMP/err")'"
+check_fails "add: two separate arguments" "$FB" add allp udp dport 53 udp dport 1-65535
+grep -q "^flowbloom: argument 4 (rule 8 of the 32 it makes):" "$T_TMP/err" &&
+	pass "... the second FLOW (its first word is argument 4), its own count" || fail "... said '$(cat "$T_TMP/err")'"
 "$FB" destroy allp >/dev/null
 printf 'udp dst 203.0.113.0/24 dport 53\nudp dst 203.0.113.0/24 dport 99999\n' >"$T_TMP/bad"
 check_fails "add -f: a bad port" "$FB" add s -f "$T_TMP/bad"

@@ -154,10 +154,20 @@ void fb_flows_free(struct fb_flows *fl)
 
 void fb_flows_where(const struct fb_flows *fl, size_t i, char *buf, size_t len)
 {
+	size_t a = i, b = i + 1, o;
+
 	if (fl->file)
-		snprintf(buf, len, "%s:%zu", fl->file, fl->where[i]);
+		o = (size_t)snprintf(buf, len, "%s:%zu", fl->file, fl->where[i]);
 	else
-		snprintf(buf, len, "argument %zu", fl->where[i]);
+		o = (size_t)snprintf(buf, len, "argument %zu", fl->where[i]);
+	/* A written rule that makes several (port ranges, families, a pair
+	 * of addresses): the one named below is not what was written. */
+	while (a > 0 && fl->where[a - 1] == fl->where[i])
+		a--;
+	while (b < fl->n && fl->where[b] == fl->where[i])
+		b++;
+	if (b - a > 1 && o < len)
+		snprintf(buf + o, len - o, " (rule %zu of the %zu it makes)", i - a + 1, b - a);
 }
 
 int fb_read_flows(int argc, char **argv, const char *file, struct fb_flows *fl)
