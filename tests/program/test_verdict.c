@@ -24,11 +24,13 @@
  * below 14 bytes test_run refuses it (EINVAL), every cut inside a header is
  * malformed (and still matches its source once the addresses are in), cuts
  * in the payload change nothing. Last, the shared stats map (private_stats
- * = false) and a program loaded without a filter (fail open).
+ * = false), a program loaded without a filter (fail open), and destroy
+ * waiting out a program another process holds for a moment.
  *
  * Filters live under /sys/fs/bpf/fbtest_verdict_<pid> (bpffs refuses names
  * with dots) and are destroyed at the end, failures or not.
  */
+#include <sys/wait.h>
 #include "verdict.h"
 
 /* ---------------------------------------------------------------- keys */
@@ -489,6 +491,49 @@ static void check_no_filter(__u8 malformed)
 	flowbloom_bpf__destroy(s);
 }
 
+/*
+ * destroy refuses a filter a loaded program holds (attached in another
+ * namespace), but a program on its way out is no such user: its last
+ * reference may be another process's, which opened it by id only to read
+ * its maps (every destroy, status and info does), for a moment. A child
+ * holding the program's descriptors for 300 ms stands for that process:
+ * destroy waits, then succeeds.
+ */
+static void check_destroy_waits(void)
+{
+	struct fb_create_opts co = { .nblocks = 1024,
+				     .k = 8,
+				     .layout = FB_LAYOUT_BLOCKED,
+				     .hash = FB_HASH_NHK,
+				     .action = FB_ACTION_DROP };
+	struct fb_load_opts o = { .private_stats = true };
+	struct fb_store f = { .dir_fd = -1, .outer_fd = -1, .bits_fd = -1, .stats_fd = -1 };
+	struct flowbloom_bpf *skel;
+	int status = -1;
+	pid_t child;
+
+	if (!ASSERT_EQ(fb_store_create("held", &co), 0, "held: create") ||
+	    !ASSERT_EQ(fb_store_open("held", &f), 0, "held: open"))
+		return;
+	skel = fb_load(&f, &o);
+	fb_store_close(&f);
+	if (!ASSERT_TRUE(skel != NULL, "held: load the program")) {
+		fb_store_destroy("held");
+		return;
+	}
+	child = fork();
+	if (child == 0) {
+		usleep(300000); /* the program's descriptors, inherited */
+		_exit(0);
+	}
+	flowbloom_bpf__destroy(skel);
+	ASSERT_EQ(fb_store_destroy("held"), 0,
+		  "destroy waits out a program another process holds for a moment");
+	if (child > 0)
+		waitpid(child, &status, 0);
+	ASSERT_EQ(status, 0, "held: the child held the program and exited");
+}
+
 int main(void)
 {
 	char root[128];
@@ -502,6 +547,7 @@ int main(void)
 	run_layout("verdict-classic", FB_LAYOUT_CLASSIC, FB_HASH_SIPHASH13);
 	run_layout("verdict-blocked-nh", FB_LAYOUT_BLOCKED, FB_HASH_NHK);
 	check_stale_head();
+	check_destroy_waits();
 	check_no_filter(FB_MALFORMED_DROP);
 	check_no_filter(FB_MALFORMED_DEFAULT);
 

@@ -512,13 +512,22 @@ int fb_discover_busy(const struct fb_store *f)
 {
 	struct first_attach fa = { "" };
 	__u32 prog = 0;
+	int users, tries;
 
 	fb_discover_attachments(f, note_first, &fa);
 	if (fa.ifname[0]) {
 		fb_report_err("filter '%s' is attached to %s: detach it first", f->name, fa.ifname);
 		return -1;
 	}
-	if (fb_discover_users(f, &prog)) {
+	/* A program that is attached nowhere here is either attached in
+	 * another namespace or on its way out: the last close of a program
+	 * frees it, and that close may be another process's that only
+	 * looked at it (every destroy, status and info opens each loaded
+	 * program by id to read its maps). Such a look lasts microseconds;
+	 * an attachment stays. */
+	for (tries = 0; (users = fb_discover_users(f, &prog)) && tries < 100; tries++)
+		usleep(20000); /* 2 s at most */
+	if (users) {
 		fb_report_err("filter '%s' is in use by XDP program %u (attached in another "
 			      "network namespace?): detach it first",
 			      f->name, prog);
