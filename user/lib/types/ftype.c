@@ -135,7 +135,15 @@ static int cuckoo_add(struct fb_store *f, const __u64 *h, size_t n, struct fb_ba
 
 static int cuckoo_del(struct fb_store *f, const __u64 *h, size_t n, struct fb_batch_err *err)
 {
-	return fb_cuckoo_del(f->blocks, cuckoo_of(f), h, n, err);
+	int rc = fb_cuckoo_del(f->blocks, cuckoo_of(f), h, n, err);
+
+	/* As in add (we hold the lock): a chain a killed writer left open
+	 * keeps every probe at "maybe", so the flows just deleted would go
+	 * on matching. Ended once the delete is in; a refused one changes
+	 * nothing. */
+	if (!rc && cuckoo_interrupted(f))
+		cuckoo_finish(f);
+	return rc;
 }
 
 static __u64 cuckoo_items(const struct fb_store *f)
