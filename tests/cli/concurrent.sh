@@ -103,14 +103,7 @@ queued() {
 }
 # soon SECS CMD...: t_wait_until at a finer step (a swap holds the lock
 # for 0.3 s)
-soon() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ "$SECONDS" -lt "$end" ] || return 1
-		sleep 0.01
-	done
-}
+soon() { T_WAIT_STEP=0.01 t_wait_until "$@"; }
 # hold NAME: take NAME's lock as a writer would, until release N lets go
 # of it once N processes queue behind it.
 hold() {

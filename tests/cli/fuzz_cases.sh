@@ -39,14 +39,18 @@ for v in "+64K" " 64K" " -1"; do
 	usage_refused "capture --buffer '$v': a usage error" "bad size '$v' for --buffer" \
 		"$FB" capture fz -w "$T_TMP/cap.pcapng" --buffer "$v"
 done
+# conf_refused LABEL WHY CAPACITY FP-RATE: apply --check of a NAME.conf
+# with those two lines exits 1 with WHY (FILE:LINE: why).
+conf_refused() {
+	printf 'capacity = %s\nfp-rate = %s\n' "$3" "$4" >"$T_TMP/fz.conf"
+	"$FB" apply --check "$T_TMP/fz.conf" >"$T_TMP/out" 2>"$T_TMP/err"
+	check_eq "apply --check: $1 refused: exit" $? 1
+	grep -qF "$2" "$T_TMP/err" && pass "... naming ${2%%: *}" || fail "... said '$(head -c 300 "$T_TMP/err")'"
+}
 # apply's NAME.conf reads its numbers as create does (it promises create
 # cannot refuse what apply --check accepted): FILE:LINE: why, exit 1.
 for v in "+100000" "-100000" "0x10" "1e5"; do
-	printf 'capacity = %s\nfp-rate = 0.001\n' "$v" >"$T_TMP/fz.conf"
-	"$FB" apply --check "$T_TMP/fz.conf" >"$T_TMP/out" 2>"$T_TMP/err"
-	check_eq "apply --check: capacity = $v refused: exit" $? 1
-	grep -q "fz.conf:1: capacity must be a whole number of at least 1, not '$v'" "$T_TMP/err" &&
-		pass "... naming fz.conf:1" || fail "... said '$(head -c 300 "$T_TMP/err")'"
+	conf_refused "capacity = $v" "fz.conf:1: capacity must be a whole number of at least 1, not '$v'" "$v" 0.001
 done
 printf 'capacity = 100000\nfp-rate = 0.001\n' >"$T_TMP/fz.conf"
 check "apply --check: capacity = 100000 accepted" "$FB" apply --check "$T_TMP/fz.conf"
@@ -60,11 +64,7 @@ for v in "0x1p-7" "+0.01" " 0.01"; do
 done
 # In NAME.conf blanks around a value are the line's, not the number's.
 for v in "0x1p-7" "+0.01" "inf"; do
-	printf 'capacity = 1000\nfp-rate = %s\n' "$v" >"$T_TMP/fz2.conf"
-	"$FB" apply --check "$T_TMP/fz2.conf" >"$T_TMP/out" 2>"$T_TMP/err"
-	check_eq "apply --check: fp-rate = $v refused: exit" $? 1
-	grep -q "fz2.conf:2: fp-rate must be a number in (0, 1), not '$v'" "$T_TMP/err" &&
-		pass "... naming fz2.conf:2" || fail "... said '$(head -c 300 "$T_TMP/err")'"
+	conf_refused "fp-rate = $v" "fz.conf:2: fp-rate must be a number in (0, 1), not '$v'" 1000 "$v"
 done
 printf 'capacity = 1000\nfp-rate = .01\n' >"$T_TMP/fz2.conf"
 check "apply --check: fp-rate = .01 accepted" "$FB" apply --check "$T_TMP/fz2.conf"

@@ -406,16 +406,16 @@ t_wait_for() {
 	printf '%d.%d\n' $((t0 / 1000)) $((t0 % 1000 / 100))
 }
 
-# t_wait_until SECS CMD...: run CMD every 0.1 s until it succeeds, for at
-# most SECS seconds; CMD's last status. For "the program has seen every
-# packet sent": a fixed sleep is too short on a loaded machine and too long
-# on an idle one.
+# t_wait_until SECS CMD...: run CMD every 0.1 s (T_WAIT_STEP) until it
+# succeeds, for at most SECS seconds; CMD's last status. For "the program
+# has seen every packet sent": a fixed sleep is too short on a loaded
+# machine and too long on an idle one.
 t_wait_until() {
 	local end=$((SECONDS + $1))
 	shift
 	until "$@"; do
 		[ "$SECONDS" -lt "$end" ] || return 1
-		sleep 0.1
+		sleep "${T_WAIT_STEP:-0.1}"
 	done
 }
 
