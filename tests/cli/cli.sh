@@ -46,10 +46,19 @@ check_fails "add: bad address" "$FB" add f1 udp 198.51.100.300:1 203.0.113.7:400
 check_fails "add: port with a leading zero (053)" "$FB" add f1 udp 198.51.100.1:053 203.0.113.7:4000
 check_fails "add: dport with a leading zero" "$FB" add f1 udp dst 203.0.113.0/24 dport 053
 check_fails "add: port range with a leading zero" "$FB" add f1 tcp dport 1024-02047
+# Common slips get a message that says what to write.
+check_fails "add: a bare address" "$FB" add f1 203.0.113.1
+grep -q "argument 1: '203.0.113.1' is an address, not a protocol: write src 203.0.113.1 or dst 203.0.113.1" "$T_TMP/err" &&
+	pass "... says to write src or dst" || fail "... said '$(cat "$T_TMP/err")'"
+check_fails "add: /33" "$FB" add f1 src 203.0.113.0/33
+grep -q "bad prefix length in '203.0.113.0/33' (0 to 32 for IPv4" "$T_TMP/err" &&
+	pass "... states the range" || fail "... said '$(cat "$T_TMP/err")'"
+check_fails "add: /129" "$FB" add f1 dst 2001:db8::/129
+grep -q "(0 to 128 for IPv6" "$T_TMP/err" && pass "... the IPv6 range" || fail "... said '$(cat "$T_TMP/err")'"
 check_fails "add: protocol number with a leading zero" "$FB" add f1 proto 017 dst 203.0.113.7
 check_fails "add: prefix length with a leading zero (/024)" "$FB" add f1 src 198.51.100.0/024
 "$FB" add f1 src 198.51.100.0/024 2>"$T_TMP/err"
-check "... and the error says why" grep -q "bad prefix length in '198.51.100.0/024' (decimal without a leading zero)" "$T_TMP/err"
+check "... and the error says why" grep -q "bad prefix length in '198.51.100.0/024' (0 to 32 for IPv4, decimal without a leading zero)" "$T_TMP/err"
 check_fails "add: unknown protocol" "$FB" add f1 frob 198.51.100.1:1 203.0.113.7:4000
 check_fails "add: tcp without ports" "$FB" add f1 tcp 198.51.100.1 203.0.113.7
 check_fails "add: second FLOW bad" "$FB" add f1 udp 198.51.100.9:1 203.0.113.7:2 src nonsense

@@ -90,8 +90,25 @@ bad:
 	snprintf(err, errlen, "bad address or prefix '%s' (want ADDR or ADDR/LEN)", s);
 	return -1;
 badlen:
-	snprintf(err, errlen, "bad prefix length in '%s' (decimal without a leading zero)", s);
+	snprintf(err, errlen, "bad prefix length in '%s' (%s, decimal without a leading zero)", s,
+		 v4 ? "0 to 32 for IPv4" : "0 to 128 for IPv6");
 	return -1;
+}
+
+/* A word where a protocol belongs: an address there is a rule written
+ * without its src or dst, which the message says. */
+static void proto_error(const char *w, char *err, size_t errlen)
+{
+	__u8 a[16], plen, fam;
+	char e[8];
+
+	if (!fb_prefix_parse(w, a, &plen, &fam, e, sizeof(e)))
+		snprintf(err, errlen,
+			 "'%s' is an address, not a protocol: write src %s or dst %s (load "
+			 "reads lists of bare addresses)",
+			 w, w, w);
+	else
+		snprintf(err, errlen, "unknown protocol '%s' (a name like tcp, or 0-255)", w);
 }
 
 /*
@@ -210,7 +227,7 @@ static int parse_positional(int argc, char **argv, struct fb_key *key, char *err
 	}
 	proto = fb_proto_parse(argv[0]);
 	if (proto < 0) {
-		snprintf(err, errlen, "unknown protocol '%s' (a name like tcp, or 0-255)", argv[0]);
+		proto_error(argv[0], err, errlen);
 		return -1;
 	}
 	if (argc < 3) {
@@ -282,8 +299,7 @@ int fb_flow_parse_keys(int argc, char **argv, struct fb_key *keys, size_t *n, ch
 	    fb_rule_keyword(argv[1]) && strcmp(argv[1], "proto")) {
 		proto = fb_proto_parse(argv[0]);
 		if (proto < 0) {
-			snprintf(err, errlen, "unknown protocol '%s' (a name like tcp, or 0-255)",
-				 argv[0]);
+			proto_error(argv[0], err, errlen);
 			return -1;
 		}
 		used = fb_rule_parse(argc - 1, argv + 1, proto, keys, n, err, errlen);
