@@ -206,6 +206,10 @@ check "IPv6 esp accepted" "$FB" add in1 esp 2001:db8::1 2001:db8::2
 if command -v setpriv >/dev/null; then
 	fails_named "list as non-root: permission denied" "ermission denied" \
 		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$FB" list
+	# Every verb that opens a filter says what it needs.
+	fails_named "add as non-root: says it needs root or CAP_BPF" \
+		"Permission denied (flowbloom needs root or CAP_BPF)" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$FB" add in1 src 203.0.113.9
 else
 	skip "setpriv not installed"
 fi

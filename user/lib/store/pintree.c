@@ -225,7 +225,10 @@ static int open_tree(const char *path, mode_t mkmode, bool *via_link)
 				fb_report_err("%s is a symbolic link: refusing to follow it",
 					      sofar);
 			} else
-				fb_report_err("cannot open %s: %s", sofar, strerror(e));
+				fb_report_err("cannot open %s: %s%s", sofar, strerror(e),
+					      e == EACCES || e == EPERM
+						      ? " (flowbloom needs root or CAP_BPF)"
+						      : "");
 			goto fail;
 		}
 		close(fd);
