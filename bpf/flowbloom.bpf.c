@@ -259,6 +259,24 @@ static __always_inline __u32 fb_have(__u64 pk)
 }
 
 /*
+ * A first fragment cut before its ports: the rest of its header chain (or
+ * its transport header) is in a later fragment, which has port 0 in its
+ * key, so no port rule or 5-tuple can ever see the datagram's ports. RFC
+ * 8200 (section 4.5) says such a first fragment should be discarded, and
+ * RFC 7112 (section 5) lets a filter discard it; Linux reassembles some of
+ * them all the same (an IPv6 chain cut inside an extension header that
+ * another follows passes its check, ipv6_frag_thdr_truncated(): its
+ * ipv6_skip_exthdr() fails, which it takes for "not truncated"). So under
+ * drop and allow it is dropped whatever --malformed says: under --malformed
+ * pass it would carry a blocked 5-tuple past the filter.
+ */
+static __always_inline int fb_split_drop(__u64 pk, __u32 action)
+{
+	return (pk & (FB_PARSE_FIRST | FB_PARSE_PORTS)) == FB_PARSE_FIRST &&
+	       (action == FB_ACTION_DROP || action == FB_ACTION_ALLOW);
+}
+
+/*
  * parse -> key -> the filter's head (one lookup; everything later goes by
  * the generation of chunks it names, which stays in place until the head
  * is retired and every program that could hold it has finished: map-in-map
@@ -341,7 +359,9 @@ int flowbloom(struct xdp_md *ctx)
 
 	action = cfg_action ? cfg_action : head->hdr.action;
 	if ((pk & FB_PK_MALFORMED) && !kind)
-		verdict = fb_malformed_drop(cfg_malformed, action) ? XDP_DROP : XDP_PASS;
+		verdict = fb_malformed_drop(cfg_malformed, action) || fb_split_drop(pk, action)
+				  ? XDP_DROP
+				  : XDP_PASS;
 	else if (action == FB_ACTION_MONITOR)
 		verdict = XDP_PASS;
 	else if (action == FB_ACTION_ALLOW)

@@ -46,6 +46,11 @@
  * one cut short there: it is malformed, but what it says of its protocol,
  * and of its ports if they are in, is what the kernel reassembles). */
 #define FB_PARSE_PROTO 8
+/* A first fragment (offset 0, more fragments to come). If it is cut before
+ * its ports, the rest of the datagram's header chain is in a later
+ * fragment, where no port rule can see it (bpf/flowbloom.bpf.c,
+ * fb_split_drop()). */
+#define FB_PARSE_FIRST 16
 
 #define FB_ETH_P_8021Q 0x8100
 #define FB_ETH_P_8021AD 0x88a8
@@ -199,6 +204,8 @@ static __always_inline int fb_parse_ipv4(struct fb_cursor *c, struct fb_key *key
 		*info |= fb_parse_later_fragment(iph->protocol); /* no L4 header here */
 		return FB_PARSE_OK;
 	}
+	if (iph->frag_off & bpf_htons(0x2000)) /* MF */
+		*info |= FB_PARSE_FIRST;
 	c->pos += hlen;
 	return fb_parse_ports(c, iph->protocol, FB_FAMILY_IPV4, key, info) ? FB_PARSE_MALFORMED
 									   : FB_PARSE_OK;
@@ -257,6 +264,8 @@ static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key
 				*info |= fb_parse_later_fragment(nexthdr);
 				return FB_PARSE_OK;
 			}
+			if (fh->frag_off & bpf_htons(1)) /* M: not an atomic fragment */
+				*info |= FB_PARSE_FIRST;
 			break;
 		default:
 			goto upper;

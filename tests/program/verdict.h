@@ -89,6 +89,8 @@ struct expect {
 	int addrs;	   /* malformed, but the fixed IP header (addresses) was read */
 	int ports;	   /* malformed, but its protocol and ports were read too */
 	int kind;	   /* the rule kind that matches, 0: none */
+	int split;	   /* malformed first fragment cut before its ports: dropped
+			    * under drop and allow whatever --malformed says */
 	struct fb_key key; /* what the trace record must hold when parse is OK */
 };
 

@@ -27,12 +27,16 @@ void bump(struct fb_stats *s, int stat, __u64 bytes)
 
 /* The documented policy, spelled out here rather than taken from the
  * program's header: what no rule decides of a malformed frame is dropped
- * unless said otherwise, or the action is monitor. */
+ * unless said otherwise, or the action is monitor; a first fragment cut
+ * before its ports is dropped under drop and allow even with --malformed
+ * pass (docs/cli.md, Malformed packets). */
 static __u32 want_verdict(const struct expect *e, __u8 action, __u8 malformed)
 {
 	if (e->parse == FB_PARSE_NONIP)
 		return XDP_PASS;
 	if (e->parse == FB_PARSE_MALFORMED && !e->kind) {
+		if (e->split && action != FB_ACTION_MONITOR)
+			return XDP_DROP;
 		if (malformed == FB_MALFORMED_PASS)
 			return XDP_PASS;
 		if (malformed == FB_MALFORMED_DROP)
