@@ -204,16 +204,20 @@ static __always_inline int fb_parse_ipv4(struct fb_cursor *c, struct fb_key *key
 		*info |= fb_parse_later_fragment(iph->protocol); /* no L4 header here */
 		return FB_PARSE_OK;
 	}
+	c->pos += hlen;
+	if (!fb_parse_ports(c, iph->protocol, FB_FAMILY_IPV4, key, info))
+		return FB_PARSE_OK;
+	/* Only a malformed packet carries the mark: a bit every packet may
+	 * carry would double the states the verifier walks after parsing. */
 	if (iph->frag_off & bpf_htons(0x2000)) /* MF */
 		*info |= FB_PARSE_FIRST;
-	c->pos += hlen;
-	return fb_parse_ports(c, iph->protocol, FB_FAMILY_IPV4, key, info) ? FB_PARSE_MALFORMED
-									   : FB_PARSE_OK;
+	return FB_PARSE_MALFORMED;
 }
 
 static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key, __u32 *info)
 {
 	struct ipv6hdr *ip6h = c->pos;
+	__u32 first = 0; /* FB_PARSE_FIRST once a first fragment's header is read */
 	__u8 nexthdr;
 	int i;
 
@@ -241,7 +245,7 @@ static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key
 		case FB_IPPROTO_DSTOPTS:
 		case FB_IPPROTO_AH:
 			if ((void *)(eh + 1) > c->end)
-				return FB_PARSE_MALFORMED;
+				goto malformed;
 			/* RFC 8200: length in 8-octet units less the first;
 			 * RFC 4302 (AH): in 4-octet units less two. */
 			if (nexthdr == FB_IPPROTO_AH)
@@ -249,13 +253,13 @@ static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key
 			else
 				hlen = ((__u32)eh->len + 1) * 8;
 			if (c->pos + hlen > c->end)
-				return FB_PARSE_MALFORMED;
+				goto malformed;
 			nexthdr = eh->nexthdr;
 			c->pos += hlen;
 			break;
 		case FB_IPPROTO_FRAGMENT:
 			if ((void *)(fh + 1) > c->end)
-				return FB_PARSE_MALFORMED;
+				goto malformed;
 			nexthdr = fh->nexthdr;
 			c->pos = fh + 1;
 			if (fh->frag_off & bpf_htons(0xfff8)) {
@@ -265,7 +269,7 @@ static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key
 				return FB_PARSE_OK;
 			}
 			if (fh->frag_off & bpf_htons(1)) /* M: not an atomic fragment */
-				*info |= FB_PARSE_FIRST;
+				first = FB_PARSE_FIRST;
 			break;
 		default:
 			goto upper;
@@ -273,10 +277,14 @@ static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key
 	}
 	/* Still an extension header after the limit: refuse to guess. */
 	if (fb_proto_ipv6_ext(nexthdr))
-		return FB_PARSE_MALFORMED;
+		goto malformed;
 upper:
-	return fb_parse_ports(c, nexthdr, FB_FAMILY_IPV6, key, info) ? FB_PARSE_MALFORMED
-								     : FB_PARSE_OK;
+	if (!fb_parse_ports(c, nexthdr, FB_FAMILY_IPV6, key, info))
+		return FB_PARSE_OK;
+malformed:
+	/* As for IPv4: the mark on malformed packets only. */
+	*info |= first;
+	return FB_PARSE_MALFORMED;
 }
 
 /* Fill key from the packet; returns enum fb_parse, and FB_PARSE_* bits in
