@@ -266,14 +266,15 @@ static __always_inline __u32 fb_have(__u64 pk)
  * RFC 7112 (section 5) lets a filter discard it; Linux reassembles some of
  * them all the same (an IPv6 chain cut inside an extension header that
  * another follows passes its check, ipv6_frag_thdr_truncated(): its
- * ipv6_skip_exthdr() fails, which it takes for "not truncated"). So under
- * drop and allow it is dropped whatever --malformed says: under --malformed
- * pass it would carry a blocked 5-tuple past the filter.
+ * ipv6_skip_exthdr() fails, which it takes for "not truncated"). So it
+ * gets the default malformed verdict (dropped under drop and allow)
+ * whatever --malformed says: under --malformed pass it would carry a
+ * blocked 5-tuple past the filter.
  */
 static __always_inline int fb_split_drop(__u64 pk, __u32 action)
 {
 	return (pk & (FB_PARSE_FIRST | FB_PARSE_PORTS)) == FB_PARSE_FIRST &&
-	       (action == FB_ACTION_DROP || action == FB_ACTION_ALLOW);
+	       fb_malformed_drop(FB_MALFORMED_DEFAULT, action);
 }
 
 /*
