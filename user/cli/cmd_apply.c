@@ -263,12 +263,14 @@ static int create_or_join(struct ap_conf *c, const struct fb_create_opts *o, boo
 			*created = true;
 			return 0;
 		}
+		if (e == FB_STORE_BUSY) {
+			usleep(10000);
+			continue;
+		}
 		e = filter_exists(c->name);
 		if (e > 0)
 			return check_devices(c, true);
-		if (e < 0 || !strstr(fb_report_last, "in progress"))
-			break;
-		usleep(10000);
+		break;
 	}
 	fb_err("%s", fb_report_last);
 	return -1;

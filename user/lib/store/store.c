@@ -103,11 +103,13 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 	 * by one rename: a killed create leaves no half-made filter. */
 	fb_pin_remove_stale(f->root_fd, f->pin_name);
 	if (mkdirat(f->root_fd, f->pin_name, 0700)) {
-		if (errno == EEXIST)
-			fb_report_err("another create or import of '%s' is in progress", name);
-		else
+		if (errno != EEXIST) {
 			fb_report_err("cannot create %s: %s", f->dir, strerror(errno));
-		goto fail;
+			goto fail;
+		}
+		fb_report_err("another create or import of '%s' is in progress", name);
+		fb_store_close(f);
+		return FB_STORE_BUSY;
 	}
 	f->dir_fd = fb_pin_open_dir(f->root_fd, f->pin_name);
 	if (f->dir_fd < 0 || flock(f->dir_fd, LOCK_EX | LOCK_NB) ||
@@ -116,7 +118,8 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 		if (f->dir_fd >= 0)
 			close(f->dir_fd);
 		f->dir_fd = -1;
-		goto fail;
+		fb_store_close(f);
+		return FB_STORE_BUSY;
 	}
 	f->staged = true;
 	if (is_default) {
@@ -279,9 +282,10 @@ void fb_store_abort(struct fb_store *f)
 int fb_store_create(const char *name, const struct fb_create_opts *o)
 {
 	struct fb_store f;
+	int rc = fb_store_create_staged(name, o, &f);
 
-	if (fb_store_create_staged(name, o, &f))
-		return -1;
+	if (rc)
+		return rc;
 	if (fb_store_publish(&f)) {
 		if (f.staged)
 			fb_store_abort(&f);

@@ -119,7 +119,10 @@ struct fb_store_types {
 };
 void fb_store_types_set(const struct fb_store_types *t);
 
-/* All functions below print one error line themselves and return -1. */
+/* All functions below print one error line themselves and return -1;
+ * fb_store_create() and fb_store_create_staged() return FB_STORE_BUSY
+ * instead while another create or import of the name is building it. */
+#define FB_STORE_BUSY -2
 int fb_store_create(const char *name, const struct fb_create_opts *o);
 int fb_store_open(const char *name, struct fb_store *f);
 /* Open, then take the lock (op LOCK_SH, or LOCK_EX as fb_store_lock()). */
