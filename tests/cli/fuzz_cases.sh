@@ -13,19 +13,7 @@ t_begin fuzz_cases
 t_traps
 
 # usage_refused LABEL PATTERN CMD...: exit 2, stderr matching PATTERN.
-usage_refused() {
-	local label=$1 pat=$2 rc
-	shift 2
-	"$@" >"$T_TMP/out" 2>"$T_TMP/err"
-	rc=$?
-	if [ "$rc" -ne 2 ]; then
-		fail "$label: exit $rc, want 2 ($(head -c 200 "$T_TMP/err"))"
-	elif ! grep -q -- "$pat" "$T_TMP/err"; then
-		fail "$label: stderr '$(head -c 300 "$T_TMP/err")', want '$pat'"
-	else
-		pass "$label"
-	fi
-}
+usage_refused() { t_refused 2 "$@"; }
 
 # Counts: create's sizes (fb_parse_u64).
 for v in "+100000" " 100000" " -100000"; do

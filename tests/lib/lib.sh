@@ -142,6 +142,23 @@ check_fails() {
 	fi
 }
 
+# t_refused RC LABEL PATTERN CMD...: CMD exits RC with PATTERN on stderr;
+# a failure (RC 1) says it in one line, a usage error (RC 2) may follow
+# its line with the synopsis.
+t_refused() {
+	local want=$1 label=$2 pat=$3 rc
+	shift 3
+	"$@" >"$T_TMP/out" 2>"$T_TMP/err"
+	rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		fail "$label: exit $rc, want $want ($(head -c 200 "$T_TMP/err"))"
+	elif { [ "$want" -eq 1 ] && [ "$(wc -l <"$T_TMP/err")" -ne 1 ]; } || ! grep -q -- "$pat" "$T_TMP/err"; then
+		fail "$label: stderr '$(head -c 300 "$T_TMP/err")', want a line matching '$pat'"
+	else
+		pass "$label"
+	fi
+}
+
 # check_eq LABEL GOT WANT
 check_eq() {
 	if [ "$2" == "$3" ]; then pass "$1"; else fail "$1: got '$2', want '$3'"; fi
