@@ -92,8 +92,8 @@ static const char *const files[][2] = {
 	  "node_exporter's textfile collector." },
 };
 
-void fb_print_man(FILE *out, const char *usage, const struct fb_cmd *cmds, size_t n,
-		  const char *flow_syntax)
+void fb_print_man(FILE *out, const char *usage, const char *version, const struct fb_cmd *cmds,
+		  size_t n, const char *flow_syntax)
 {
 	size_t i;
 
@@ -105,7 +105,9 @@ void fb_print_man(FILE *out, const char *usage, const struct fb_cmd *cmds, size_
 	      out);
 	fputs(".nf\n", out);
 	roff_text(out, usage);
-	fputs("\nflowbloom \\-V|\\-\\-version\n", out);
+	fputc('\n', out);
+	roff_text(out, version);
+	fputc('\n', out);
 	for (i = 0; i < n; i++) {
 		fputs("flowbloom ", out);
 		roff_text(out, cmds[i].synopsis);

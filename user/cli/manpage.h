@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include "cmd.h"
 
-/* The page in man(7) roff: global usage line, every verb's synopsis and
+/* The page in man(7) roff: the global usage and --version lines, every verb's synopsis and
  * help from cmds, the FLOW syntax as `help` prints it. */
-void fb_print_man(FILE *out, const char *usage, const struct fb_cmd *cmds, size_t n,
-		  const char *flow_syntax);
+void fb_print_man(FILE *out, const char *usage, const char *version, const struct fb_cmd *cmds,
+		  size_t n, const char *flow_syntax);
 
 #endif
