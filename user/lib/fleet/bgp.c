@@ -45,15 +45,47 @@ static __u64 fnv(__u64 h, const void *p, size_t n)
 	return h;
 }
 
-static size_t path_hash(const struct fb_bgp *b, const char *peer, const char *family,
-			const char *nlri)
+size_t fb_bgp_route_len(const char *nlri, unsigned long *of)
+{
+	size_t n = strlen(nlri), i = n, j;
+
+	while (i && isdigit((unsigned char)nlri[i - 1]))
+		i--;
+	if (i == n || i < 2 || nlri[i - 1] != '/' || n - i > 9)
+		return n;
+	j = --i;
+	while (i && isdigit((unsigned char)nlri[i - 1]))
+		i--;
+	if (i == j || j - i > 9 || i < 6 || memcmp(nlri + i - 6, " part ", 6))
+		return n;
+	if (of)
+		*of = strtoul(nlri + j + 1, NULL, 10);
+	return i - 6;
+}
+
+static size_t route_hash(const struct fb_bgp *b, const char *peer, const char *family,
+			 const char *id, size_t len)
 {
 	__u64 h = 0xcbf29ce484222325ULL;
 
 	h = fnv(h, peer, strlen(peer) + 1);
 	h = fnv(h, family, strlen(family) + 1);
-	h = fnv(h, nlri, strlen(nlri));
+	h = fnv(h, id, len);
 	return h & (b->nbuckets - 1);
+}
+
+/* A path's bucket is its route's: the parts of a route of several keys
+ * ("ID part I/N") lie beside ID, where fb_bgp_route_paths() finds them. */
+static size_t path_hash(const struct fb_bgp *b, const char *peer, const char *family,
+			const char *nlri)
+{
+	return route_hash(b, peer, family, nlri, fb_bgp_route_len(nlri, NULL));
+}
+
+struct fb_bgp_path *fb_bgp_route_paths(const struct fb_bgp *b, const char *peer, const char *family,
+				       const char *id)
+{
+	return b->paths[route_hash(b, peer, family, id, strlen(id))];
 }
 
 static size_t rule_hash(const struct fb_bgp *b, const struct fb_key *k)
