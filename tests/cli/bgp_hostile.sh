@@ -24,7 +24,8 @@
 # - a table of FlowSpec routes, announced and withdrawn, with withdrawals
 #   of routes never announced: its CPU time within 3x that of the same
 #   table of blackhole routes (it was N^2: each route's end looked at every
-#   path held).
+#   path held); End-of-RIB sent again and again costs what empty updates
+#   do (each one walked every path held, looking for stale ones).
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_hostile
 
@@ -91,6 +92,15 @@ for what in sys.argv[1:]:
         for a in hosts:
             m = wd("ipv4 flow", route(a)) if what == "table_flow" else wd("ipv4 unicast", {"nlri": a})
             out.write(json.dumps(m).encode() + b"\n")
+    elif what in ("eor_spam", "noop_spam"):
+        # 8000 blackhole routes held, then 8000 End-of-RIB (nothing stale)
+        # or as many empty updates.
+        n = 8000
+        for i in range(n):
+            out.write(json.dumps(bh("ipv4 unicast", "10.0.%d.%d/32" % (i >> 8, i & 255))).encode() + b"\n")
+        msg = {"eor": {"afi": "ipv6", "safi": "unicast"}} if what == "eor_spam" else {"update": {}}
+        line = json.dumps({"type": "update", "neighbor": dict(nb("198.51.100.9"), message=msg)}).encode()
+        out.write((line + b"\n") * n)
     elif what == "forge":
         pi = "1\tdst 203.0.113.61/32\n198.51.100.9\tipv4 unicast\t203.0.113.61/32\tdst 203.0.113.61"
         for m in (bh("ipv4 unicast", "203.0.113.60/32", pi=pi),
@@ -246,6 +256,18 @@ echo "CPU: 8000 blackhole routes ${uni}s, 8000 FlowSpec routes ${flow}s (x$ratio
 python3 -c "import sys; sys.exit(float('$ratio') > 3)" &&
 	pass "FlowSpec table CPU within 3x the blackhole table's (x$ratio)" ||
 	fail "FlowSpec table CPU ${flow}s, ${ratio}x the blackhole table's ${uni}s"
+# A peer repeating End-of-RIB (an empty UPDATE, as often as it likes):
+# each one walked every path held, looking for stale ones.
+"$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
+noop=$(cpu noop_spam)
+"$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
+eor=$(cpu eor_spam)
+"$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
+ratio=$(python3 -c "print('%.1f' % (float('$eor') / max(float('$noop'), 0.05)))")
+echo "CPU: 8000 routes, then 8000 empty updates ${noop}s, or 8000 End-of-RIB ${eor}s (x$ratio)"
+python3 -c "import sys; sys.exit(float('$ratio') > 3)" &&
+	pass "8000 End-of-RIB with nothing stale: CPU within 3x of 8000 empty updates (x$ratio)" ||
+	fail "8000 End-of-RIB with nothing stale: CPU ${eor}s, ${ratio}x that of empty updates"
 
 "$FB" destroy rtbh >/dev/null
 t_end

@@ -93,6 +93,78 @@ static size_t rule_hash(const struct fb_bgp *b, const struct fb_key *k)
 	return fnv(0xcbf29ce484222325ULL, k, sizeof(*k)) & (b->nbuckets - 1);
 }
 
+/* ------------------------------------------------------------ stale paths */
+
+struct fb_bgp_stale {
+	struct fb_bgp_stale *next;
+	size_t n;
+	char *family;
+	char peer[]; /* then family */
+};
+
+static struct fb_bgp_stale **stale_find(struct fb_bgp_stale *const *sp, const char *peer,
+					const char *family)
+{
+	for (; *sp; sp = &(*sp)->next)
+		if (!strcmp((*sp)->peer, peer) && !strcmp((*sp)->family, family))
+			break;
+	return (struct fb_bgp_stale **)sp;
+}
+
+void fb_bgp_mark_stale(struct fb_bgp *b, struct fb_bgp_path *p)
+{
+	struct fb_bgp_stale **sp = stale_find(&b->stale, p->peer, p->family), *s;
+	size_t lp = strlen(p->peer) + 1, lf = strlen(p->family) + 1;
+
+	if (p->stale)
+		return;
+	p->stale = true;
+	if (!*sp) {
+		if (!(s = calloc(1, sizeof(*s) + lp + lf))) {
+			b->stale_lost = true;
+			return;
+		}
+		memcpy(s->peer, p->peer, lp);
+		s->family = s->peer + lp;
+		memcpy(s->family, p->family, lf);
+		*sp = s;
+	}
+	(*sp)->n++;
+}
+
+/* Path p is stale no longer (announced again, or ended). */
+static void stale_clear(struct fb_bgp *b, struct fb_bgp_path *p)
+{
+	struct fb_bgp_stale **sp, *s;
+
+	if (!p->stale)
+		return;
+	p->stale = false;
+	sp = stale_find(&b->stale, p->peer, p->family);
+	if ((s = *sp) && !--s->n) {
+		*sp = s->next;
+		free(s);
+	}
+}
+
+size_t fb_bgp_stale_count(const struct fb_bgp *b, const char *peer, const char *family)
+{
+	struct fb_bgp_stale *s = *stale_find(&b->stale, peer, family);
+
+	return b->stale_lost ? SIZE_MAX : s ? s->n : 0;
+}
+
+static void stale_free(struct fb_bgp *b)
+{
+	while (b->stale) {
+		struct fb_bgp_stale *s = b->stale;
+
+		b->stale = s->next;
+		free(s);
+	}
+	b->stale_lost = false;
+}
+
 static int grow(struct fb_bgp *b)
 {
 	size_t i, n = b->nbuckets * 2;
@@ -165,6 +237,7 @@ void fb_bgp_free(struct fb_bgp *b)
 			free(r);
 		}
 	}
+	stale_free(b);
 	free(b->paths);
 	free(b->rules);
 	free(b->add);
@@ -200,8 +273,6 @@ unsigned fb_bgp_refs(const struct fb_bgp *b, const struct fb_key *k)
 
 	return r ? r->refs : 0;
 }
-
-/* ------------------------------------------------------- what a path holds */
 
 /* ----------------------------------------------------- reading a message */
 
@@ -261,6 +332,7 @@ static int path_end(struct fb_bgp_ctx *c, struct fb_bgp_path **pp)
 	struct fb_bgp_path *p = *pp;
 	struct fb_bgp_rule *r = find_rule(c->b, &p->key);
 
+	stale_clear(c->b, p);
 	*pp = p->next;
 	free(p->peer);
 	free(p);
@@ -282,7 +354,7 @@ int fb_bgp_apply_op(struct fb_bgp_ctx *c, const struct fb_bgp_op *o)
 
 	if (*pp) {
 		if (o->announce && !memcmp(&(*pp)->key, &o->key, sizeof(o->key))) {
-			(*pp)->stale = false; /* announced again: the same path */
+			stale_clear(b, *pp); /* announced again: the same path */
 			return 0;
 		}
 		if (path_end(c, pp))
@@ -469,6 +541,7 @@ void fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k)
 				struct fb_bgp_path *p = *pp;
 
 				b->changed = true;
+				stale_clear(b, p);
 				*pp = p->next;
 				free(p->peer);
 				free(p);
@@ -524,6 +597,7 @@ void fb_bgp_remove_all(struct fb_bgp *b)
 		}
 	}
 	b->npaths = 0;
+	stale_free(b);
 }
 
 size_t fb_bgp_rules(const struct fb_bgp *b, struct fb_key **out)

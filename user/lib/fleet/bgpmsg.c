@@ -511,6 +511,10 @@ static int end_paths(struct fb_bgp_ctx *c, const char *peer, const char *family,
 	struct fb_bgp *b = c->b;
 	size_t i;
 
+	/* End-of-RIB with nothing stale (a peer may send it again and again):
+	 * nothing to look for. */
+	if (only_stale && !fb_bgp_stale_count(b, peer, family))
+		return 0;
 	for (i = 0; i < b->nbuckets; i++) {
 		struct fb_bgp_path *p;
 
@@ -575,7 +579,7 @@ int fb_bgp_read_message(struct fb_bgp_ctx *c, json_object *msg, const char **why
 			for (i = 0; i < b->nbuckets; i++)
 				for (p = b->paths[i]; p; p = p->next)
 					if (!strcmp(p->peer, peer))
-						p->stale = true;
+						fb_bgp_mark_stale(b, p);
 			fb_bgp_note(b, c->lineno, "session with %s up", peer);
 		}
 		return 0;
