@@ -25,7 +25,9 @@
 #   of routes never announced: its CPU time within 3x that of the same
 #   table of blackhole routes (it was N^2: each route's end looked at every
 #   path held); End-of-RIB sent again and again costs what empty updates
-#   do (each one walked every path held, looking for stale ones).
+#   do (each one walked every path held, looking for stale ones); add-path
+#   ids chosen to collide in the path table's old, unkeyed hash cost what
+#   random ones do.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_hostile
 
@@ -101,6 +103,38 @@ for what in sys.argv[1:]:
         msg = {"eor": {"afi": "ipv6", "safi": "unicast"}} if what == "eor_spam" else {"update": {}}
         line = json.dumps({"type": "update", "neighbor": dict(nb("198.51.100.9"), message=msg)}).encode()
         out.write((line + b"\n") * n)
+    elif what in ("collide", "nocollide"):
+        # 12000 add-path ids for one /32: ids whose FNV-1a hash (the
+        # tables' old, unkeyed hash) agrees in its low 14 bits, the bucket
+        # of a table of up to 16384 paths, or as many random ids. FNV's low
+        # bits depend on its state's low bits only: two blocks that reach
+        # one state from another are interchangeable, 14 such pairs make
+        # 2^14 colliding ids.
+        import random
+        P, M, n = 0x100000001b3, (1 << 14) - 1, 12000
+        def step(h, bs):
+            for c in bs:
+                h = ((h ^ c) * P) & M
+            return h
+        peer, fam, pfx = "198.51.100.9", "ipv4 unicast", "203.0.113.5/32"
+        h = step(0xcbf29ce484222325 & M, b"%s\0%s\0%s path-id " % (peer.encode(), fam.encode(), pfx.encode()))
+        rnd, alpha, pairs = random.Random(7), b"abcdefghijklmnopqrstuvwxyz0123456789", []
+        while len(pairs) < 14:
+            seen = {}
+            while True:
+                s = bytes(rnd.choice(alpha) for _ in range(3))
+                t = step(h, s)
+                if seen.get(t, s) != s:
+                    pairs.append((seen[t], s))
+                    h = t
+                    break
+                seen[t] = s
+        for i in range(n):
+            if what == "collide":
+                pi = b"".join(pairs[j][i >> j & 1] for j in range(14)).decode()
+            else:
+                pi = bytes(rnd.choice(alpha) for _ in range(42)).decode()
+            out.write(json.dumps(bh(fam, pfx, peer, pi)).encode() + b"\n")
     elif what == "forge":
         pi = "1\tdst 203.0.113.61/32\n198.51.100.9\tipv4 unicast\t203.0.113.61/32\tdst 203.0.113.61"
         for m in (bh("ipv4 unicast", "203.0.113.60/32", pi=pi),
@@ -268,6 +302,18 @@ echo "CPU: 8000 routes, then 8000 empty updates ${noop}s, or 8000 End-of-RIB ${e
 python3 -c "import sys; sys.exit(float('$ratio') > 3)" &&
 	pass "8000 End-of-RIB with nothing stale: CPU within 3x of 8000 empty updates (x$ratio)" ||
 	fail "8000 End-of-RIB with nothing stale: CPU ${eor}s, ${ratio}x that of empty updates"
+# Paths whose ids were chosen to share a bucket of the tables' hash: it is
+# keyed now (SipHash under a key drawn per process), so no one can choose.
+"$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
+plain=$(cpu nocollide)
+"$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
+coll=$(cpu collide)
+"$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
+ratio=$(python3 -c "print('%.1f' % (float('$coll') / max(float('$plain'), 0.05)))")
+echo "CPU: 12000 add-path ids, random ${plain}s, chosen to collide ${coll}s (x$ratio)"
+python3 -c "import sys; sys.exit(float('$ratio') > 3)" &&
+	pass "12000 paths with ids chosen to collide: CPU within 3x of random ids (x$ratio)" ||
+	fail "12000 paths with ids chosen to collide: CPU ${coll}s, ${ratio}x that of random ids"
 
 "$FB" destroy rtbh >/dev/null
 t_end

@@ -28,21 +28,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+#include "flowbloom/hash.h"
 #include "fleet/bgp.h"
 #include "fleet/bgp_int.h"
 #include "rules/flow.h"
 #include "rules/rules.h"
 #include "report.h"
 
-/* FNV-1a: the tables hold at most a few hundred thousand routes from
- * trusted peers; no need for a keyed hash. */
-static __u64 fnv(__u64 h, const void *p, size_t n)
+/* The tables' hash: SipHash-1-3 (hash.h) under a key drawn per process.
+ * What is hashed (peer strings, NLRI and add-path ids, prefixes) is the
+ * peers' choice: with an unkeyed hash (FNV-1a, as this was) a peer could
+ * send ids or prefixes that all land in one bucket, making every lookup a
+ * walk of all its paths (found offline in seconds: FNV's low bits depend
+ * on the low bits of its state only). */
+static __u64 keyed(const struct fb_bgp *b, const void *p, size_t n)
 {
-	const unsigned char *c = p;
-
-	while (n--)
-		h = (h ^ *c++) * 0x100000001b3ULL;
-	return h;
+	return fb_siphash(p, (__u32)n, b->hkey, 1, 3);
 }
 
 size_t fb_bgp_route_len(const char *nlri, unsigned long *of)
@@ -66,12 +70,10 @@ size_t fb_bgp_route_len(const char *nlri, unsigned long *of)
 static size_t route_hash(const struct fb_bgp *b, const char *peer, const char *family,
 			 const char *id, size_t len)
 {
-	__u64 h = 0xcbf29ce484222325ULL;
+	__u64 h[3] = { keyed(b, peer, strlen(peer)), keyed(b, family, strlen(family)),
+		       keyed(b, id, len) };
 
-	h = fnv(h, peer, strlen(peer) + 1);
-	h = fnv(h, family, strlen(family) + 1);
-	h = fnv(h, id, len);
-	return h & (b->nbuckets - 1);
+	return keyed(b, h, sizeof(h)) & (b->nbuckets - 1);
 }
 
 /* A path's bucket is its route's: the parts of a route of several keys
@@ -90,7 +92,7 @@ struct fb_bgp_path *fb_bgp_route_paths(const struct fb_bgp *b, const char *peer,
 
 static size_t rule_hash(const struct fb_bgp *b, const struct fb_key *k)
 {
-	return fnv(0xcbf29ce484222325ULL, k, sizeof(*k)) & (b->nbuckets - 1);
+	return keyed(b, k, sizeof(*k)) & (b->nbuckets - 1);
 }
 
 /* ------------------------------------------------------------ stale paths */
@@ -205,8 +207,17 @@ static int grow(struct fb_bgp *b)
 
 int fb_bgp_init(struct fb_bgp *b, const struct fb_bgp_opts *o)
 {
+	struct timespec ts;
+
 	memset(b, 0, sizeof(*b));
 	b->o = *o;
+	if (getrandom(b->hkey, sizeof(b->hkey), GRND_NONBLOCK) != sizeof(b->hkey)) {
+		/* No entropy yet (early boot): still a key no peer knows
+		 * in advance, if a weaker one. */
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		b->hkey[0] = (__u64)ts.tv_nsec << 32 ^ (__u64)ts.tv_sec ^ (__u64)getpid() << 48;
+		b->hkey[1] = (__u64)(uintptr_t)b ^ (__u64)time(NULL) << 20;
+	}
 	b->nbuckets = 1024;
 	b->paths = calloc(b->nbuckets, sizeof(*b->paths));
 	b->rules = calloc(b->nbuckets, sizeof(*b->rules));

@@ -40,6 +40,7 @@ struct fb_bgp {
 	struct fb_bgp_path **paths; /* hash buckets */
 	struct fb_bgp_rule **rules;
 	size_t nbuckets, npaths, nrules;
+	__u64 hkey[2]; /* the tables' hash key, drawn by fb_bgp_init() */
 	/* How many paths are stale, per peer and family: End-of-RIB looks
 	 * at the table only when some are (a peer's repeated End-of-RIB
 	 * costs nothing). stale_lost: a count could not be kept (no
