@@ -27,7 +27,9 @@
 #   path held); End-of-RIB sent again and again costs what empty updates
 #   do (each one walked every path held, looking for stale ones); add-path
 #   ids chosen to collide in the path table's old, unkeyed hash cost what
-#   random ones do.
+#   random ones do;
+# - a message json-c cannot allocate (ulimit -v) is reported as out of
+#   memory and skipped, the lines after it applied.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_hostile
 
@@ -135,6 +137,13 @@ for what in sys.argv[1:]:
             else:
                 pi = bytes(rnd.choice(alpha) for _ in range(42)).decode()
             out.write(json.dumps(bh(fam, pfx, peer, pi)).encode() + b"\n")
+    elif what == "hugejson":
+        # Between two routes, a 20 MB message (an attribute of 10M
+        # numbers): json-c needs about 40 bytes a number.
+        out.write(json.dumps(bh("ipv4 unicast", "203.0.113.90/32")).encode() + b"\n")
+        out.write(b'{"type": "update", "neighbor": {"address": {"peer": "198.51.100.9"}, '
+                  b'"message": {"update": {"attribute": {"x": [' + b"0," * 10000000 + b'0]}}}}}\n')
+        out.write(json.dumps(bh("ipv4 unicast", "203.0.113.91/32")).encode() + b"\n")
     elif what == "forge":
         pi = "1\tdst 203.0.113.61/32\n198.51.100.9\tipv4 unicast\t203.0.113.61/32\tdst 203.0.113.61"
         for m in (bh("ipv4 unicast", "203.0.113.60/32", pi=pi),
@@ -267,6 +276,16 @@ check_eq "... read whole without the limit: bgp starts" "$RC" 0
 check_eq "... and holds both paths" "$(grep -c '203.0.113.8[23]' "$D/rtbh.bgp")" 2
 "$FB" bgp rtbh --state "$D/rtbh.bgp" --flush >/dev/null 2>&1
 check_eq "--flush: 203.0.113.80 deleted" "$(q dst 203.0.113.80)" no
+
+# --- 10. a message json-c has no memory for (ulimit -v) is reported as
+# such, skipped, and the lines after it apply (it was "not JSON (success)").
+gen hugejson >"$T_TMP/in"
+bash -c "ulimit -v 300000; exec '$FB' bgp rtbh --state '$T_TMP/huge.bgp'" <"$T_TMP/in" >/dev/null 2>"$T_TMP/err"
+check_eq "a message too big for memory: bgp runs on" "$?" 0
+grep -q "<stdin>:2: out of memory; line skipped" "$T_TMP/err" && pass "... reported: out of memory" ||
+	fail "... said: $(grep '<stdin>:2' "$T_TMP/err" | head -c 300)"
+check_eq "... the route after it applied" "$(q dst 203.0.113.91)" maybe
+"$FB" bgp rtbh --state "$T_TMP/huge.bgp" --flush >/dev/null 2>&1
 
 # --- 9. a full table of FlowSpec routes costs what one of blackhole
 # routes does: ending a route (announced again, or withdrawn, whether it

@@ -462,6 +462,11 @@ static json_object *one_message(const char *line, size_t n, char *why, size_t le
 	jerr = json_tokener_get_error(tok);
 	end = json_tokener_get_parse_end(tok);
 	json_tokener_free(tok);
+	if (!msg && jerr == json_tokener_success) {
+		/* json-c's way of saying an allocation failed. */
+		snprintf(why, len, "out of memory");
+		return NULL;
+	}
 	if (!msg || jerr != json_tokener_success) {
 		snprintf(why, len, "not JSON (%s)",
 			 jerr == json_tokener_continue ? "incomplete"
