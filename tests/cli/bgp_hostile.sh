@@ -27,7 +27,8 @@
 #   path held); End-of-RIB sent again and again costs what empty updates
 #   do (each one walked every path held, looking for stale ones); add-path
 #   ids chosen to collide in the path table's old, unkeyed hash cost what
-#   random ones do;
+#   random ones do, and so do routes the filter refuses one after another
+#   (each refusal walked every path);
 # - a message json-c cannot allocate (ulimit -v) is reported as out of
 #   memory and skipped, the lines after it applied.
 source "$(dirname "$0")/../lib/lib.sh"
@@ -137,6 +138,19 @@ for what in sys.argv[1:]:
             else:
                 pi = bytes(rnd.choice(alpha) for _ in range(42)).decode()
             out.write(json.dumps(bh(fam, pfx, peer, pi)).encode() + b"\n")
+    elif what in ("refused", "accepted"):
+        # 12000 /32 blackholes, /24, /25 and /26 ones (the filter's 4
+        # IPv4 destination lengths taken), then 12000 /28 ones the filter
+        # refuses (a 5th length), or 12000 more /32 ones.
+        n = 12000
+        for i in range(n):
+            out.write(json.dumps(bh("ipv4 unicast", "10.0.%d.%d/32" % (i >> 8, i & 255))).encode() + b"\n")
+        for l in (24, 25, 26):
+            out.write(json.dumps(bh("ipv4 unicast", "10.200.0.0/%d" % l)).encode() + b"\n")
+        for i in range(n):
+            a = "11.%d.%d.%d/28" % (i >> 12, i >> 4 & 255, (i & 15) << 4) if what == "refused" else \
+                "12.0.%d.%d/32" % (i >> 8, i & 255)
+            out.write(json.dumps(bh("ipv4 unicast", a)).encode() + b"\n")
     elif what == "hugejson":
         # Between two routes, a 20 MB message (an attribute of 10M
         # numbers): json-c needs about 40 bytes a number.
@@ -321,6 +335,20 @@ echo "CPU: 8000 routes, then 8000 empty updates ${noop}s, or 8000 End-of-RIB ${e
 python3 -c "import sys; sys.exit(float('$ratio') > 3)" &&
 	pass "8000 End-of-RIB with nothing stale: CPU within 3x of 8000 empty updates (x$ratio)" ||
 	fail "8000 End-of-RIB with nothing stale: CPU ${eor}s, ${ratio}x that of empty updates"
+# Routes the filter refuses (no prefix length left for them), one after
+# another: each refusal walked every path held, to forget the refused one.
+"$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
+acc=$(cpu accepted)
+"$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
+ref=$(cpu refused)
+check_eq "12000 refused /28 routes: none in the state file" "$(grep -c '^198.51.100.9.*/28' "$T_TMP/table.bgp")" 0
+check_eq "... the 12003 others are" "$(grep -c '^198.51.100.9' "$T_TMP/table.bgp")" 12003
+"$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
+ratio=$(python3 -c "print('%.1f' % (float('$ref') / max(float('$acc'), 0.05)))")
+echo "CPU: 12000 routes held, then 12000 accepted ${acc}s, or 12000 refused ${ref}s (x$ratio)"
+python3 -c "import sys; sys.exit(float('$ratio') > 3)" &&
+	pass "12000 routes the filter refuses: CPU within 3x of 12000 it accepts (x$ratio)" ||
+	fail "12000 routes the filter refuses: CPU ${ref}s, ${ratio}x that of accepted ones"
 # Paths whose ids were chosen to share a bucket of the tables' hash: it is
 # keyed now (SipHash under a key drawn per process), so no one can choose.
 "$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1

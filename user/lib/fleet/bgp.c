@@ -229,6 +229,8 @@ int fb_bgp_init(struct fb_bgp *b, const struct fb_bgp_opts *o)
 	return 0;
 }
 
+static void line_ops_free(struct fb_bgp *b);
+
 void fb_bgp_free(struct fb_bgp *b)
 {
 	size_t i;
@@ -249,6 +251,7 @@ void fb_bgp_free(struct fb_bgp *b)
 		}
 	}
 	stale_free(b);
+	line_ops_free(b);
 	free(b->paths);
 	free(b->rules);
 	free(b->add);
@@ -435,6 +438,15 @@ static int outcome(struct fb_bgp *b, struct fb_bgp_ctx *c)
 	return err;
 }
 
+static void line_ops_free(struct fb_bgp *b)
+{
+	struct fb_bgp_ctx c = { .ops = b->line_ops, .nops = b->nline_ops };
+
+	fb_bgp_ctx_free(&c);
+	b->line_ops = NULL;
+	b->nline_ops = 0;
+}
+
 void fb_bgp_ctx_free(struct fb_bgp_ctx *c)
 {
 	size_t i;
@@ -498,6 +510,7 @@ int fb_bgp_line(struct fb_bgp *b, const char *line, size_t n, size_t lineno)
 
 	b->nadd = b->ndel = 0;
 	b->changed = false;
+	line_ops_free(b);
 	if (memchr(line, 0, n)) {
 		fb_bgp_note(b, lineno, "NUL byte in the line; line skipped");
 		return -1;
@@ -538,8 +551,27 @@ int fb_bgp_line(struct fb_bgp *b, const char *line, size_t n, size_t lineno)
 		 * whole), the outcome of what was done is still returned. */
 		fb_bgp_note(b, lineno, "out of memory; the rest of the line skipped");
 	}
+	/* Kept until fb_bgp_done(): the paths this line made, for
+	 * fb_bgp_refused(). */
+	b->line_ops = c.ops;
+	b->nline_ops = c.nops;
+	c.ops = NULL;
+	c.nops = 0;
 	fb_bgp_ctx_free(&c);
 	return 0;
+}
+
+/* Forget path *pp (its rule's count is the caller's). */
+static void path_forget(struct fb_bgp *b, struct fb_bgp_path **pp)
+{
+	struct fb_bgp_path *p = *pp;
+
+	b->changed = true;
+	stale_clear(b, p);
+	*pp = p->next;
+	free(p->peer);
+	free(p);
+	b->npaths--;
 }
 
 void fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k)
@@ -549,19 +581,29 @@ void fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k)
 
 	if (!r || r->in_filter)
 		return;
-	for (i = 0; i < b->nbuckets; i++) {
+	/* A rule not in the filter is held by paths the last line made:
+	 * found through its operations, not by a walk of every path (a
+	 * peer whose routes the filter refuses, one after another, made each
+	 * refusal cost the whole table). */
+	for (i = 0; i < b->nline_ops && r->refs; i++) {
+		const struct fb_bgp_op *o = &b->line_ops[i];
+		struct fb_bgp_path **pp;
+
+		if (!o->announce || memcmp(&o->key, k, sizeof(*k)))
+			continue;
+		pp = find_path(b, o->peer, o->family, o->nlri);
+		if (*pp && !memcmp(&(*pp)->key, k, sizeof(*k))) {
+			path_forget(b, pp);
+			r->refs--;
+		}
+	}
+	for (i = 0; i < b->nbuckets && r->refs; i++) {
 		struct fb_bgp_path **pp = &b->paths[i];
 
 		while (*pp) {
 			if (!memcmp(&(*pp)->key, k, sizeof(*k))) {
-				struct fb_bgp_path *p = *pp;
-
-				b->changed = true;
-				stale_clear(b, p);
-				*pp = p->next;
-				free(p->peer);
-				free(p);
-				b->npaths--;
+				path_forget(b, pp);
+				r->refs--;
 			} else {
 				pp = &(*pp)->next;
 			}
@@ -574,6 +616,7 @@ void fb_bgp_done(struct fb_bgp *b)
 {
 	size_t i;
 
+	line_ops_free(b);
 	for (i = 0; i < b->nadd; i++) {
 		struct fb_bgp_rule *r = find_rule(b, &b->add[i]);
 

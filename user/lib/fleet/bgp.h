@@ -34,6 +34,7 @@ struct fb_bgp_opts {
 struct fb_bgp_path;
 struct fb_bgp_rule;
 struct fb_bgp_stale;
+struct fb_bgp_op;
 
 struct fb_bgp {
 	struct fb_bgp_opts o;
@@ -47,6 +48,9 @@ struct fb_bgp {
 	 * memory), End-of-RIB always looks. */
 	struct fb_bgp_stale *stale;
 	bool stale_lost;
+	/* The last line's path operations, until fb_bgp_done(). */
+	struct fb_bgp_op *line_ops;
+	size_t nline_ops;
 	/* The last line's outcome: rules to add to and to delete from the
 	 * filter. Valid until the next call. */
 	struct fb_key *add, *del;
