@@ -8,7 +8,8 @@
  * twice is refused, not widened; strings with tabs, newlines and NULs
  * cannot forge state-file lines; a state file's paths pass the same limits
  * as a peer's, and a path they refuse takes its rule out of the filter;
- * the stale-path counts that spare End-of-RIB a walk of the table.
+ * the stale-path counts that spare End-of-RIB a walk of the table; a
+ * refused rule forgotten with the paths the last line made for it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -291,6 +292,38 @@ static void stale_counts(void)
 	fb_bgp_free(&b);
 }
 
+/* A rule the filter refuses: the paths holding it (made by the last line,
+ * found through its operations) are forgotten, the rule too; what earlier
+ * lines hold stays. */
+static void refused(void)
+{
+	struct fb_bgp b;
+	struct fb_key k;
+
+	init(&b);
+	line(&b, BH("198.51.100.1", "ipv4 unicast", "\"nlri\": \"203.0.113.1/32\""));
+	fb_bgp_done(&b); /* in the filter */
+	line(&b,
+	     "{\"type\": \"update\", " NBR(
+		     "198.51.100.1") ", \"message\": {\"update\": "
+				     "{\"attribute\": {\"community\": [[65535, 666]]}, "
+				     "\"announce\": {\"ipv4 unicast\": "
+				     "{\"x\": [{\"nlri\": \"203.0.113.2/32\", "
+				     "\"path-information\": \"1\"}, "
+				     "{\"nlri\": \"203.0.113.2/32\", \"path-information\": \"2\"}, "
+				     "{\"nlri\": \"203.0.113.3/32\"}]}}}}}}");
+	ASSERT_TRUE(b.nadd == 2 && b.npaths == 4, "bgp refused: two rules to add, four paths");
+	k = keys_hold(&b.add[0], 1, "dst 203.0.113.2") ? b.add[0] : b.add[1];
+	ASSERT_TRUE(keys_hold(&k, 1, "dst 203.0.113.2"), "bgp refused: dst 203.0.113.2 to add");
+	fb_bgp_refused(&b, &k);
+	ASSERT_TRUE(b.npaths == 2 && fb_bgp_refs(&b, &k) == 0 && b.nrules == 2,
+		    "bgp refused: both paths of the refused rule forgotten, and the rule");
+	ASSERT_TRUE(b.changed, "bgp refused: ... the state is to be written");
+	fb_bgp_done(&b);
+	ASSERT_EQ(b.npaths, 2, "bgp refused: the earlier path and the other rule's stay");
+	fb_bgp_free(&b);
+}
+
 void test_bgp_hostile(void)
 {
 	families();
@@ -298,4 +331,5 @@ void test_bgp_hostile(void)
 	strings();
 	state_limits();
 	stale_counts();
+	refused();
 }
