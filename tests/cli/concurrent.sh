@@ -136,7 +136,7 @@ waitjobs() {
 }
 # swapper ID WHEN CMD...: a job that, once its WHEN-th flock returns (the
 # filter's lock taken), keeps the lock 0.3 s, and returns once the lock is
-# held (someone holds it: this job, if WHEN counts right). The writers
+# held (someone holds it: this job, if WHEN counts right) or the job ended. The writers
 # started next begin after it took the lock: the serial order is the swap
 # first, whatever the timing.
 # behind N WHAT: the N writers queued behind the swap (on a machine so
@@ -153,7 +153,11 @@ swapper() {
 	SWAP=$id
 	job "$id" strace -f -qq -o /dev/null -e trace=flock \
 		-e inject=flock:delay_exit=300000:when="$when" "$@"
-	soon 10 queued 0 || fail "$id never took the lock"
+	# On a machine so loaded that this shell did not run during the 0.3 s,
+	# the swap is over (its exit status is checked by the caller) and the
+	# writers started next run after it: the same serial order.
+	soon 10 queued_or_over 0 || fail "$id neither took the lock nor ended"
+	queued 0 || echo "note: $id: the swap was over before the writers started"
 }
 # expect ID LABEL [REFUSAL]: the job exited 0 (nothing on stderr), or with
 # REFUSAL (an extended regex) exit 1 and that one line on stderr.
