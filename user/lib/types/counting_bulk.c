@@ -135,28 +135,27 @@ static int check_dels_inorder(const struct fb_store *f, const struct fb_key *key
  * subset of the batch applied instead of a prefix: either way exactly the
  * flows the counters say, and a re-run adds the applied ones again.
  *
- * The sort orders a record of 12 bytes a flow, its index in the batch and
- * its hash, not a copy of the keys (48 bytes a flow): the journal copies
- * each flow's key, read through the index, out of order but prefetched
- * with the flow's counters (order_prefetch), as far ahead. The hash is
- * computed twice, once to size the buckets and once to fill them, rather
- * than kept (8 bytes a flow more). The sort is stable (the flows of one
- * block keep their input order): one scatter pass on the top ORDER_TOP
- * bits of the block index, then each bucket (in cache) sorted on the rest.
- * Too sparse a batch (fewer than one flow in ORDER_SPARSE blocks), the
- * classic layout (positions spread over the array) or no memory for the
- * records: flows go in input order.
+ * The sorted copy carries the keys (the journal copies each flow's key:
+ * read through an index they would be read at random, which measured as
+ * slow as the counters were), 48 bytes a flow plus 8 while sorting, up to
+ * ORDER_CHUNK flows at once. The sort is stable (the flows of one block
+ * keep their input order): one scatter pass on the top ORDER_TOP bits of
+ * the block index, then each bucket (in cache) sorted on the rest. Too
+ * sparse a batch (fewer than one flow in ORDER_SPARSE blocks), the classic
+ * layout (positions spread over the array) or no memory for the copy:
+ * flows go in input order.
  */
 struct order_ent {
-	__u32 i;    /* the flow's index in the batch */
-	__u32 h[2]; /* its hash, low word first */
+	struct fb_key key;
+	__u64 h; /* its hash */
 };
 
 #define ORDER_TOP 8	/* bits of the block index the first pass sorts on */
 #define ORDER_DIGIT 8	/* at most this many bits per pass inside a bucket */
 #define ORDER_SPARSE 64 /* sort a batch of at least nblocks / this flows */
 #define ORDER_AHEAD 16	/* flows prefetched ahead of the one applied */
-/* Flows sorted at once: 12 bytes each (192 MiB at most). A longer batch is applied a chunk at a time, and a longer delete batch is
+/* Flows sorted at once: 56 bytes each while sorting (896 MiB at most). A
+ * longer batch is applied a chunk at a time, and a longer delete batch is
  * checked in input order (check_dels_inorder). */
 #define ORDER_CHUNK ((size_t)1 << 24)
 
@@ -171,14 +170,9 @@ static size_t order_chunk(void)
 	return n > 0 && (size_t)n < ORDER_CHUNK ? (size_t)n : ORDER_CHUNK;
 }
 
-static __u64 ent_hash(const struct order_ent *e)
-{
-	return (__u64)e->h[1] << 32 | e->h[0];
-}
-
 static __u32 ent_block(const struct fb_store *f, const struct order_ent *e)
 {
-	return fb_blocked_index(ent_hash(e), f->hdr->nblocks);
+	return fb_blocked_index(e->h, f->hdr->nblocks);
 }
 
 /* The sort's arrays: anonymous memory, returned whole by munmap. Not in
@@ -218,45 +212,47 @@ static void order_pass(const struct fb_store *f, const struct order_ent *a, stru
 		b[cnt[ent_block(f, &a[y]) >> shift & mask]++] = a[y];
 }
 
-/* The records of keys[0..n), sorted by block, stable; order_release() it
- * (n entries). NULL: not worth it, or out of memory (nothing is allocated
- * then). */
+/* keys[0..n) with their hashes, sorted by block, stable; order_release()
+ * it (n entries). NULL: not worth it, or out of memory (nothing is
+ * allocated then). */
 static struct order_ent *order_batch(const struct fb_store *f, const struct fb_key *keys, size_t n)
 {
 	const struct fb_header *h = f->hdr;
 	size_t start[(1U << ORDER_TOP) + 1] = { 0 }, at[1U << ORDER_TOP], most = 0, y;
 	unsigned bits = 0, top, low, b, passes, width, p;
 	struct order_ent *e, *s, *src, *dst, *t;
-	__u64 v;
+	__u64 *hs;
 
-	if (h->layout == FB_LAYOUT_CLASSIC || !n || n > UINT32_MAX ||
+	if (h->layout == FB_LAYOUT_CLASSIC || !n || n > SIZE_MAX / sizeof(*e) ||
 	    (__u64)n * ORDER_SPARSE < h->nblocks)
 		return NULL;
 	while (bits < 32 && (1ULL << bits) < h->nblocks)
 		bits++;
 	top = bits < ORDER_TOP ? bits : ORDER_TOP;
 	low = bits - top;
+	hs = order_alloc(n * sizeof(*hs));
 	e = order_alloc(n * sizeof(*e));
-	if (!e)
-		return NULL;
-	/* Count each bucket's flows, hashing in input order... */
+	if (!hs || !e)
+		goto fail;
+	/* Hash in input order, counting each bucket's flows... */
 	for (y = 0; y < n; y++) {
-		v = fb_hash_key(&keys[y], h->hash, h->key);
-		start[(fb_blocked_index(v, h->nblocks) >> low) + 1]++;
+		hs[y] = fb_hash_key(&keys[y], h->hash, h->key);
+		start[(fb_blocked_index(hs[y], h->nblocks) >> low) + 1]++;
 	}
 	for (b = 0; b < 1U << top; b++) {
 		most = start[b + 1] > most ? start[b + 1] : most;
 		start[b + 1] += start[b];
 		at[b] = start[b];
 	}
-	/* ...then hash again, each record into its bucket. */
+	/* ...then copy keys and hashes into their buckets, reading both in
+	 * order. */
 	for (y = 0; y < n; y++) {
-		v = fb_hash_key(&keys[y], h->hash, h->key);
-		t = &e[at[fb_blocked_index(v, h->nblocks) >> low]++];
-		t->i = y;
-		t->h[0] = (__u32)v;
-		t->h[1] = v >> 32;
+		b = fb_blocked_index(hs[y], h->nblocks) >> low;
+		e[at[b]].key = keys[y];
+		e[at[b]++].h = hs[y];
 	}
+	order_release(hs, n * sizeof(*hs));
+	hs = NULL;
 	if (!low)
 		return e;
 	/* Each bucket on the low bits, LSD, through a scratch the size of the
@@ -286,35 +282,27 @@ static struct order_ent *order_batch(const struct fb_store *f, const struct fb_k
 	free(s);
 	return e;
 fail:
+	order_release(hs, n * sizeof(*hs));
 	order_release(e, n * sizeof(*e));
 	return NULL;
 }
 
-/* Flow e's positions, its bits and counters read ahead of their use, and
- * its key (keys NULL: not needed). */
-static void order_prefetch(const struct fb_store *f, const struct fb_key *keys,
-			   const struct order_ent *e, __u64 pos[FB_MAX_K])
+/* Flow e's positions, its bits and counters read ahead of their use. */
+static void order_prefetch(const struct fb_store *f, const struct order_ent *e, __u64 pos[FB_MAX_K])
 {
 	const struct fb_header *h = f->hdr;
 	unsigned bytes = FB_BLOCK_BITS / 8 * f->cnt_hdr->bits, i;
-	const __u8 *c = f->cnt + (__u64)ent_block(f, e) * bytes;
+	const __u8 *c = f->cnt + (__u64)fb_blocked_index(e->h, h->nblocks) * bytes;
 
-	if (keys) {
-		/* 40 bytes: one cache line or two. */
-		__builtin_prefetch(&keys[e->i]);
-		__builtin_prefetch((const char *)&keys[e->i + 1] - 1);
-	}
-	fb_positions(ent_hash(e), h->layout, h->nblocks, h->k, pos);
+	fb_positions(e->h, h->layout, h->nblocks, h->k, pos);
 	__builtin_prefetch(fb_cnt_bit_word((struct fb_store *)f, pos[0]), 1);
 	/* The block's counters, whole: 4 or 8 lines, whichever positions. */
 	for (i = 0; i < bytes; i += 64)
 		__builtin_prefetch(c + i, 1);
 }
 
-/* fb_cnt_add_at or fb_cnt_del_at for each of e[0..n) (flows of keys), in
- * that order. */
-static void apply_ordered(struct fb_store *f, const struct fb_key *keys, const struct order_ent *e,
-			  size_t n, bool del)
+/* fb_cnt_add_at or fb_cnt_del_at for each of e[0..n), in that order. */
+static void apply_ordered(struct fb_store *f, const struct order_ent *e, size_t n, bool del)
 {
 	__u64 pos[ORDER_AHEAD][FB_MAX_K];
 	unsigned k = f->hdr->k;
@@ -326,12 +314,12 @@ static void apply_ordered(struct fb_store *f, const struct fb_key *keys, const s
 		if (y >= ORDER_AHEAD) {
 			z = y - ORDER_AHEAD;
 			if (del)
-				fb_cnt_del_at(f, &keys[e[z].i], pos[z % ORDER_AHEAD], k);
+				fb_cnt_del_at(f, &e[z].key, pos[z % ORDER_AHEAD], k);
 			else
-				fb_cnt_add_at(f, &keys[e[z].i], pos[z % ORDER_AHEAD], k);
+				fb_cnt_add_at(f, &e[z].key, pos[z % ORDER_AHEAD], k);
 		}
 		if (y < n)
-			order_prefetch(f, keys, &e[y], pos[y % ORDER_AHEAD]);
+			order_prefetch(f, &e[y], pos[y % ORDER_AHEAD]);
 	}
 }
 
@@ -347,7 +335,7 @@ static void apply_many(struct fb_store *f, const struct fb_key *keys, size_t n, 
 		m = n - x < chunk ? n - x : chunk;
 		e = order_batch(f, keys + x, m);
 		if (e)
-			apply_ordered(f, keys + x, e, m, del);
+			apply_ordered(f, e, m, del);
 		else
 			apply_many_inorder(f, keys + x, m, del);
 		order_release(e, m * sizeof(*e));
@@ -404,7 +392,7 @@ static bool check_ordered(const struct fb_store *f, const struct order_ent *e, s
 			}
 		}
 		if (y < n)
-			order_prefetch(f, NULL, &e[y], pos[y % ORDER_AHEAD]);
+			order_prefetch(f, &e[y], pos[y % ORDER_AHEAD]);
 	}
 	return false;
 }
@@ -432,8 +420,7 @@ int fb_counting_check_dels(const struct fb_store *f, const struct fb_key *keys, 
  * by the pass). Returns how many were applied: n, or the index of the
  * first that fails, the flows before it already deleted.
  */
-static size_t del_ordered_checked(struct fb_store *f, const struct fb_key *keys,
-				  const struct order_ent *e, size_t n)
+static size_t del_ordered_checked(struct fb_store *f, const struct order_ent *e, size_t n)
 {
 	__u64 pos[ORDER_AHEAD][FB_MAX_K];
 	unsigned k = f->hdr->k;
@@ -442,11 +429,11 @@ static size_t del_ordered_checked(struct fb_store *f, const struct fb_key *keys,
 	for (y = 0; y < n + ORDER_AHEAD; y++) {
 		if (y >= ORDER_AHEAD) {
 			z = y - ORDER_AHEAD;
-			if (!fb_cnt_del_checked_at(f, &keys[e[z].i], pos[z % ORDER_AHEAD], k))
+			if (!fb_cnt_del_checked_at(f, &e[z].key, pos[z % ORDER_AHEAD], k))
 				return z;
 		}
 		if (y < n)
-			order_prefetch(f, keys, &e[y], pos[y % ORDER_AHEAD]);
+			order_prefetch(f, &e[y], pos[y % ORDER_AHEAD]);
 	}
 	return n;
 }
@@ -468,16 +455,15 @@ int fb_counting_del_batch(struct fb_store *f, const struct fb_key *keys, size_t 
 		return rc;
 	}
 	journal = f->cnt_hdr->journal;
-	done = del_ordered_checked(f, keys, e, n);
+	done = del_ordered_checked(f, e, n);
 	if (done < n) {
 		/* Refused: the flows deleted so far go back, newest first (an
 		 * add undoes a delete exactly: both leave a saturated counter
 		 * alone). Only flows the batch named were out meanwhile. Then
 		 * the input order names the first flow that fails. */
 		while (done-- > 0) {
-			fb_positions(ent_hash(&e[done]), f->hdr->layout, f->hdr->nblocks,
-				     f->hdr->k, pos);
-			fb_cnt_add_at(f, &keys[e[done].i], pos, f->hdr->k);
+			fb_positions(e[done].h, f->hdr->layout, f->hdr->nblocks, f->hdr->k, pos);
+			fb_cnt_add_at(f, &e[done].key, pos, f->hdr->k);
 		}
 		/* The journal as it was too (idle before and after): not a
 		 * byte of the filter differs from before the batch. */
