@@ -139,28 +139,26 @@ static int check_dels_inorder(const struct fb_store *f, const struct fb_key *key
  * and read through an index in block order they would be read at random,
  * which measured 1.3-2 times as slow as the whole batch (at 10M flows and
  * at 256 MiB). It is 48 bytes a flow, so it is made a group at a time: the
- * flows whose block index has the same top ORDER_GROUP bits, which go to
- * one ORDER_GROUPS-th of the counters. A first pass hashes the batch, and
- * lists each group's flows (4-byte indices, in input order); each group
- * then reads its keys upward, prefetched, hashes them again into their
- * buckets (the top ORDER_TOP bits of the block index) and sorts each
- * bucket (in cache) on the rest of the index. So a batch holds 4 + 48 /
- * ORDER_GROUPS bytes a flow while sorting (10), not 56, for one more hash
- * a flow: as fast at 10M flows, about 5 % slower at 256 MiB, and fewer
- * pages faulted in (measured: docs/performance.md). The sort is stable
- * (the flows of one block keep their input order). Too sparse a batch
- * (fewer than one flow in ORDER_SPARSE blocks), the classic layout
- * (positions spread over the array) or no memory for the copy: flows go in
- * input order.
+ * flows of one ORDER_GROUPS-th of the buckets (the top ORDER_TOP bits of
+ * the block index), which go to as much of the counters. A first pass
+ * hashes the batch and lists each group's flows (4-byte indices, in input
+ * order); each group then reads its keys upward, prefetched, hashes them
+ * again into their buckets and sorts each bucket (in cache) on the rest of
+ * the index. So a batch holds 4 + 48 / ORDER_GROUPS bytes a flow while
+ * sorting (10), not 56, for one more hash a flow: as fast at 10M flows,
+ * about 5 % slower at 256 MiB, and fewer pages faulted in (measured:
+ * docs/performance.md). The sort is stable (the flows of one block keep
+ * their input order). Too sparse a batch (fewer than one flow in
+ * ORDER_SPARSE blocks), the classic layout (positions spread over the
+ * array) or no memory for the copy: flows go in input order.
  */
 struct order_ent {
 	struct fb_key key;
 	__u64 h; /* its hash */
 };
 
-#define ORDER_TOP 8   /* bits of the block index of a flow's bucket */
-#define ORDER_GROUP 3 /* of them, those of its group */
-#define ORDER_GROUPS (1U << ORDER_GROUP)
+#define ORDER_TOP 8	/* bits of the block index of a flow's bucket */
+#define ORDER_GROUPS 8	/* groups of buckets sorted one after the other */
 #define ORDER_DIGIT 8	/* at most this many bits per pass inside a bucket */
 #define ORDER_SPARSE 64 /* sort a batch of at least nblocks / this flows */
 #define ORDER_AHEAD 16	/* flows prefetched ahead of the one applied */
@@ -229,9 +227,10 @@ struct order {
 	__u32 *idx; /* the flows' indices in keys, a group after the other */
 	/* Bucket b's flows are [start[b], start[b + 1]) of the whole order. */
 	size_t start[(1U << ORDER_TOP) + 1];
-	unsigned low;	     /* bits of the block index below a bucket's */
-	unsigned gshift;     /* a bucket's group: bucket >> gshift */
-	unsigned groups;     /* how many */
+	unsigned low;	 /* bits of the block index below a bucket's */
+	unsigned groups; /* how many */
+	/* Group g is buckets [first[g], first[g + 1]). */
+	unsigned first[ORDER_GROUPS + 1];
 	size_t gmost, bmost; /* flows in the largest group, bucket */
 	struct order_ent *e; /* a group's flows, gmost entries */
 	struct order_ent *s; /* scratch for the largest bucket */
@@ -250,9 +249,9 @@ static bool order_open(const struct fb_store *f, const struct fb_key *keys, size
 		       struct order *o)
 {
 	const struct fb_header *h = f->hdr;
-	size_t at[1U << ORDER_TOP], y;
-	unsigned bits = 0, top, g, b, per;
-	__u8 *bucket;
+	size_t at[ORDER_GROUPS], y;
+	unsigned bits = 0, top, g, b, used, per;
+	__u8 *bucket, group[1U << ORDER_TOP];
 
 	if (h->layout == FB_LAYOUT_CLASSIC || !n || n > UINT32_MAX ||
 	    (__u64)n * ORDER_SPARSE < h->nblocks)
@@ -264,8 +263,15 @@ static bool order_open(const struct fb_store *f, const struct fb_key *keys, size
 		bits++;
 	top = bits < ORDER_TOP ? bits : ORDER_TOP;
 	o->low = bits - top;
-	o->gshift = top < ORDER_GROUP ? 0 : top - ORDER_GROUP;
-	o->groups = 1U << (top - o->gshift);
+	/* The buckets in use (nblocks need not be a power of 2), in groups
+	 * of as many, so that the groups hold about as many flows. */
+	used = ((h->nblocks - 1) >> o->low) + 1;
+	o->groups = used < ORDER_GROUPS ? used : ORDER_GROUPS;
+	per = (used + o->groups - 1) / o->groups;
+	for (g = 0; g <= o->groups; g++)
+		o->first[g] = g * per < used ? g * per : used;
+	for (b = 0; b < used; b++)
+		group[b] = b / per;
 	bucket = order_alloc(n);
 	o->idx = bucket ? order_alloc(n * sizeof(*o->idx)) : NULL;
 	if (!o->idx) {
@@ -277,19 +283,18 @@ static bool order_open(const struct fb_store *f, const struct fb_key *keys, size
 		bucket[y] = b;
 		o->start[b + 1]++;
 	}
-	per = 1U << o->gshift;
 	for (g = 0; g < o->groups; g++) {
-		at[g] = o->start[g * per];
-		for (b = g * per; b < (g + 1) * per; b++) {
+		at[g] = o->start[o->first[g]];
+		for (b = o->first[g]; b < o->first[g + 1]; b++) {
 			o->bmost = o->start[b + 1] > o->bmost ? o->start[b + 1] : o->bmost;
 			o->start[b + 1] += o->start[b];
 		}
-		y = o->start[(g + 1) * per] - o->start[g * per];
+		y = o->start[o->first[g + 1]] - at[g];
 		o->gmost = y > o->gmost ? y : o->gmost;
 	}
 	/* Each group's flows, in input order. */
 	for (y = 0; y < n; y++)
-		o->idx[at[bucket[y] >> o->gshift]++] = y;
+		o->idx[at[group[bucket[y]]]++] = y;
 	order_release(bucket, n);
 	o->e = order_alloc(o->gmost * sizeof(*o->e));
 	o->s = o->low ? malloc(o->bmost * sizeof(*o->s)) : NULL;
@@ -305,7 +310,7 @@ static bool order_open(const struct fb_store *f, const struct fb_key *keys, size
 static size_t order_group(const struct fb_store *f, struct order *o, unsigned g)
 {
 	const struct fb_header *h = f->hdr;
-	unsigned b0 = g << o->gshift, b1 = (g + 1) << o->gshift, b, passes, width, p;
+	unsigned b0 = o->first[g], b1 = o->first[g + 1], b, passes, width, p;
 	size_t at[1U << ORDER_TOP], base = o->start[b0], end = o->start[b1], j;
 	struct order_ent *e = o->e, *src, *dst, *t;
 	const struct fb_key *k;
