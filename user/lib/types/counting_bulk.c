@@ -137,20 +137,21 @@ static int check_dels_inorder(const struct fb_store *f, const struct fb_key *key
  *
  * The sorted copy carries the keys: the journal copies each flow's key,
  * and read through an index in block order they would be read at random,
- * which measured 1.3-2 times as slow as the whole batch (at 10M flows and
- * at 256 MiB). It is 48 bytes a flow, so it is made a group at a time: the
- * flows of one ORDER_GROUPS-th of the buckets (the top ORDER_TOP bits of
- * the block index), which go to as much of the counters. A first pass
- * hashes the batch and lists each group's flows (4-byte indices, in input
- * order); each group then reads its keys upward, prefetched, hashes them
- * again into their buckets and sorts each bucket (in cache) on the rest of
- * the index. So a batch holds 4 + 48 / ORDER_GROUPS bytes a flow while
- * sorting (10), not 56, for one more hash a flow: as fast at 10M flows,
- * about 5 % slower at 256 MiB, and fewer pages faulted in (measured:
- * docs/performance.md). The sort is stable (the flows of one block keep
- * their input order). Too sparse a batch (fewer than one flow in
- * ORDER_SPARSE blocks), the classic layout (positions spread over the
- * array) or no memory for the copy: flows go in input order.
+ * which took 1.3-2 times as long as a batch sorted with its keys (at 10M
+ * flows and at 256 MiB). It is 48 bytes a flow, so it is made a group at
+ * a time: the flows of one ORDER_GROUPS-th of the buckets (the top
+ * ORDER_TOP bits of the block index), which go to as much of the
+ * counters. A first pass hashes the batch and lists each group's flows
+ * (4-byte indices, in input order); each group then reads its keys
+ * upward, prefetched, hashes them again into their buckets and sorts each
+ * bucket (in cache) on the rest of the index. So a batch holds 4 + 48 /
+ * ORDER_GROUPS bytes a flow while sorting (10), not 56, for one more hash
+ * a flow: as fast at 10M flows, about 5 % slower at 256 MiB, and fewer
+ * pages faulted in (docs/counting-fill.txt, section 3.5). The sort is
+ * stable (the flows of one block keep their input order). Too sparse a
+ * batch (fewer than one flow in ORDER_SPARSE blocks), the classic layout
+ * (positions spread over the array) or no memory for the copy: flows go in
+ * input order.
  */
 struct order_ent {
 	struct fb_key key;
@@ -319,7 +320,7 @@ static size_t order_group(const struct fb_store *f, struct order *o, unsigned g)
 	for (b = b0; b < b1; b++)
 		at[b] = o->start[b] - base;
 	/* The group's flows, hashed again, into their buckets in input
-	 * order: keys read upward, one in o->groups, prefetched. */
+	 * order: the keys read upward through the group's list, prefetched. */
 	for (j = base; j < end; j++) {
 		if (j + ORDER_AHEAD < end) {
 			k = &o->keys[o->idx[j + ORDER_AHEAD]];
