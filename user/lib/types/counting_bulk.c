@@ -159,7 +159,7 @@ struct order_ent {
 };
 
 #define ORDER_TOP 8	/* bits of the block index of a flow's bucket */
-#define ORDER_GROUPS 8	/* groups of buckets sorted one after the other */
+#define ORDER_GROUPS 4	/* groups of buckets sorted one after the other */
 #define ORDER_DIGIT 8	/* at most this many bits per pass inside a bucket */
 #define ORDER_SPARSE 64 /* sort a batch of at least nblocks / this flows */
 #define ORDER_AHEAD 16	/* flows prefetched ahead of the one applied */
