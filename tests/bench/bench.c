@@ -13,7 +13,7 @@
  *     The exact hash map also at 10M flows, against a filter sized for them.
  *  2. Fill rate: flows/s through the mmap, against a syscall per flow.
  *  3. Memory: fast-path bytes per flow against the hash map's.
- *  4. Targets: ratios of the above.
+ *  4. Targets: ratios of the above (bench_targets.c).
  *  `bench types`: the filter types side by side (bench_types.c);
  *  `bench prefix`, `bench pfxtable`: prefix lists (bench_prefixes.c);
  *  `bench verifier`, `bench shapes`: the verifier's work per configuration; rule shapes;
@@ -80,33 +80,26 @@ struct row *measure(const char *name, int prog_fd, int v6)
 	return r;
 }
 
-static struct row *find(const char *name)
-{
-	static struct row none = { "(not measured)", 0, 0 };
-	int i;
+static struct row none = { "(not measured)", 0, 0 };
 
-	for (i = 0; i < nrows; i++)
+/* The row measured under this name; a row of zeros named "(not
+ * measured)" if none was. */
+struct row *bench_row(const char *name)
+{
+	for (int i = 0; i < nrows; i++)
 		if (!strcmp(rows[i].name, name))
 			return &rows[i];
 	return &none;
 }
 
-/* The 10M-flow filter's row (its name carries its size). */
-static struct row *find10m(const char *hm)
+/* The first row whose name starts with prefix and holds infix. */
+struct row *bench_row_like(const char *prefix, const char *infix)
 {
-	char suffix[16];
-	int i;
-
-	snprintf(suffix, sizeof(suffix), " v4 %s", hm);
-	for (i = 0; i < nrows; i++)
-		if (!strncmp(rows[i].name, "flowbloom blocked 10M/1%", 24) &&
-		    strstr(rows[i].name, suffix))
+	for (int i = 0; i < nrows; i++)
+		if (!strncmp(rows[i].name, prefix, strlen(prefix)) && strstr(rows[i].name, infix))
 			return &rows[i];
-	return find("(none)");
+	return &none;
 }
-
-/* The floor measured beside it (bench_hash10m). */
-static struct row *floor10m;
 
 /* `flowbloom create NAME ARGS` (the CLI under test: its defaults, e.g.
  * the hash), then the filter opened. */
@@ -280,45 +273,6 @@ static void baselines(int v6, struct bench_bpf **small, struct bench_bpf **large
 	}
 }
 
-/* One DRAM access, measured directly: a chase of dependent loads through a
- * random cycle of the cache lines of 256 MiB (Sattolo's shuffle), so every
- * load misses the caches and waits for the one before it. */
-static double dram_latency(void)
-{
-	size_t lines = (256u << 20) / 64, i, p = 0, steps = 200000;
-	uint64_t *buf = aligned_alloc(64, lines * 64), seed = 7;
-	uint32_t *order = malloc(lines * sizeof(*order));
-	double t0, ns = 1e9;
-	int r;
-
-	if (!buf || !order)
-		return 0;
-	for (i = 0; i < lines; i++)
-		order[i] = i;
-	for (i = lines - 1; i > 0; i--) {
-		size_t j = test_rand64(&seed) % i;
-		uint32_t t = order[i];
-
-		order[i] = order[j];
-		order[j] = t;
-	}
-	for (i = 0; i < lines; i++)
-		buf[(size_t)order[i] * 8] = order[(i + 1) % lines];
-	free(order);
-	/* The fastest of 20 chases: another process's time slice only ever
-	 * adds to the wall clock (the machine may be shared). */
-	for (r = 0; r < 20; r++) {
-		t0 = now();
-		for (i = 0; i < steps; i++)
-			p = buf[p * 8];
-		t0 = (now() - t0) * 1e9 / steps;
-		if (t0 < ns)
-			ns = t0;
-	}
-	free(buf);
-	return p == lines ? 0 : ns; /* p keeps the chase from being optimised out */
-}
-
 /* Enter the network namespace only: `ip netns exec` would also remount
  * /sys, hiding bpffs. */
 static int enter_netns(const char *ns)
@@ -399,7 +353,7 @@ static void bench_hash10m(void)
 	}
 	snprintf(name, sizeof(name), "parse + one line of a %.1f MiB array v4",
 		 (double)nb * FB_BLOCK_BYTES / MIB);
-	floor10m = measure(name, bpf_program__fd(b->progs.xdp_dram), 0);
+	bench_floor10m = measure(name, bpf_program__fd(b->progs.xdp_dram), 0);
 	bench_bpf__destroy(b);
 }
 
@@ -607,125 +561,7 @@ int main(int argc, char **argv)
 	bench_fill(&plain, &counting);
 	printf("  %-44s %12.0f\n", "kernel bloom map, syscall per flow", kb_fill);
 	printf("  %-44s %12.0f\n", "exact hash map, syscall per flow", hash_fill);
-	{
-		__u32 i;
-
-		printf("\n3. fast-path memory per flow (bytes)\n");
-		for (i = 0; i < 2; i++) {
-			double p = i ? 0.001 : 0.01;
-			__u32 nb;
-			__u8 k;
-
-			fb_size_blocked(1e6, p, &nb, &k);
-			printf("  blocked at %-5g: %6.2f (k=%u)", p,
-			       (double)(nb + FB_HDR_BLOCKS) * FB_BLOCK_BYTES / 1e6, k);
-			fb_size_classic(1e6, p, &nb, &k);
-			printf("   classic: %6.2f (k=%u)\n",
-			       (double)(nb + FB_HDR_BLOCKS) * FB_BLOCK_BYTES / 1e6, k);
-		}
-		printf("  exact hash map (kernel memlock, %u flows): %6.2f\n", 2 * LARGE_FLOWS,
-		       (double)hash_mem / (2.0 * LARGE_FLOWS));
-		printf("  kernel bloom map 256 MiB (memlock): %llu bytes\n", kb_mem);
-
-		printf("\n4. targets (ratios of kernel-reported ns in this run: the wall clock "
-		       "also "
-		       "counts\n   other processes' time slices on this shared machine; the "
-		       "kernel's "
-		       "mean is\n   truncated to whole ns)\n");
-		{
-			struct row *parse = find("parse only v4"),
-				   *empty = find("empty program v4"),
-				   *dram = find("parse + one line of a 256 MiB array v4");
-			double miss_ns = dram_latency(), line_ns = dram->kern - parse->kern;
-
-			target("blocked 1 MiB hit / parse only (v4)",
-			       find("flowbloom blocked 1 MiB v4 hit")->kern / parse->kern, 1.5,
-			       true);
-			target("blocked 1 MiB miss / parse only (v4)",
-			       find("flowbloom blocked 1 MiB v4 miss")->kern / parse->kern, 1.5,
-			       true);
-			target("blocked 1 MiB hit / parse only (v6)",
-			       find("flowbloom blocked 1 MiB v6 hit")->kern /
-				       find("parse only v6")->kern,
-			       1.5, true);
-			printf("  (one DRAM access: a random line of a 256 MiB BPF array, %.0f ns "
-			       "over "
-			       "parse only;\n   a user-space pointer chase through 256 MiB, "
-			       "fastest "
-			       "of 20: %.0f ns)\n",
-			       line_ns, miss_ns);
-			target("blocked 256 MiB hit / (parse only + one DRAM access)",
-			       find("flowbloom blocked 256 MiB v4 hit")->kern / dram->kern, 1.15,
-			       true);
-			target("blocked 256 MiB hit / (1 MiB hit + one DRAM access)",
-			       find("flowbloom blocked 256 MiB v4 hit")->kern /
-				       (find("flowbloom blocked 1 MiB v4 hit")->kern + line_ns),
-			       1.15, true);
-			target("kernel bloom 256 MiB hit / flowbloom blocked 256 MiB hit",
-			       find("kernel bloom 256 MiB v4 hit")->kern /
-				       find("flowbloom blocked 256 MiB v4 hit")->kern,
-			       3, false);
-			target("exact hash 1M hit / flowbloom blocked 1 MiB hit",
-			       find("exact hash map 1M v4 hit")->kern /
-				       find("flowbloom blocked 1 MiB v4 hit")->kern,
-			       5, false);
-			target("with --hash siphash13: blocked 1 MiB hit / parse only (v4)",
-			       find("flowbloom blocked 1 MiB siphash13 v4 hit")->kern / parse->kern,
-			       1.5, true);
-			target("with --hash siphash13: exact hash 1M hit / blocked 1 MiB hit",
-			       find("exact hash map 1M v4 hit")->kern /
-				       find("flowbloom blocked 1 MiB siphash13 v4 hit")->kern,
-			       5, false);
-			target("with --hash siphash13: 256 MiB hit / (parse only + one DRAM "
-			       "access)",
-			       find("flowbloom blocked 256 MiB siphash13 v4 hit")->kern /
-				       dram->kern,
-			       1.15, true);
-			target("exact hash 10M hit / flowbloom blocked 10M/1% hit",
-			       find("exact hash map 10M v4 hit")->kern / find10m("hit")->kern, 5,
-			       false);
-			target("exact hash 10M miss / flowbloom blocked 10M/1% miss",
-			       find("exact hash map 10M v4 miss")->kern / find10m("miss")->kern, 5,
-			       false);
-			if (floor10m) {
-				struct row *fl = floor10m;
-
-				printf("  (%s: %.0f ns, a program that parses and reads one\n",
-				       fl->name, fl->kern);
-				printf("   random line of an array the 10M filter's size, nothing "
-				       "else; exact hash 10M hit / that\n");
-				printf("   = %.2f; flowbloom 10M hit / that = %.2f)\n",
-				       find("exact hash map 10M v4 hit")->kern / fl->kern,
-				       find10m("hit")->kern / fl->kern);
-			}
-			target("exact hash 10M hit / flowbloom blocked 256 MiB hit",
-			       find("exact hash map 10M v4 hit")->kern /
-				       find("flowbloom blocked 256 MiB v4 hit")->kern,
-			       5, false);
-			target("exact hash 1M miss / flowbloom blocked 1 MiB miss",
-			       find("exact hash map 1M v4 miss")->kern /
-				       find("flowbloom blocked 1 MiB v4 miss")->kern,
-			       5, false);
-			target("IPv6 / IPv4: blocked 1 MiB hit ",
-			       find("flowbloom blocked 1 MiB v6 hit")->kern /
-				       find("flowbloom blocked 1 MiB v4 hit")->kern,
-			       1.2, true);
-			target("IPv6 / IPv4: blocked 1 MiB miss ",
-			       find("flowbloom blocked 1 MiB v6 miss")->kern /
-				       find("flowbloom blocked 1 MiB v4 miss")->kern,
-			       1.2, true);
-			target("IPv6 / IPv4: blocked 256 MiB hit ",
-			       find("flowbloom blocked 256 MiB v6 hit")->kern /
-				       find("flowbloom blocked 256 MiB v4 hit")->kern,
-			       1.2, true);
-			target("fill, M flows/s into 256 MiB (plain, mmap)", plain / 1e6, 10,
-			       false);
-			target("fill, M flows/s into 256 MiB (counting 4-bit, mmap)",
-			       counting / 1e6, 10, false);
-			printf("  (empty program v4: %.1f ns kernel, %.1f wall)\n", empty->kern,
-			       empty->wall);
-		}
-	}
+	bench_targets(hash_mem, kb_mem, plain, counting);
 	bench_monitor(&bs, SMALL_FLOWS);
 	for (v6 = 0; v6 < 2; v6++)
 		for (miss = 0; miss < 2; miss++) {

@@ -60,6 +60,9 @@ struct row {
 extern unsigned repeat;
 double now(void);
 struct row *measure(const char *name, int prog_fd, int v6);
+struct row *bench_row(const char *name);
+struct row *bench_row_like(const char *prefix, const char *infix);
+extern struct row *bench_floor10m; /* parse + one line of an array the 10M filter's size */
 int make_filter_cli(const char *name, const char *args, struct fb_store *f);
 const char *hash_name(int h); /* enum fb_hash_alg, as the CLI spells it */
 int make_filter(const char *name, __u64 bits, int k, int layout, __u32 n, struct fb_store *f);
@@ -71,9 +74,13 @@ void target(const char *what, double got, double limit, bool at_most);
  * two) and misses. */
 void bench_flowbloom(const char *label, struct fb_store *f, __u32 n, int v6);
 
-/* bench_fill_live.c */
+/* bench_fill.c */
 void bench_fill(double *plain_out, double *counting_out);
 __u64 percpu_sum(int fd, size_t value_size, size_t offset);
+
+/* bench_targets.c: sections 3 and 4 */
+void bench_targets(unsigned long long hash_mem, unsigned long long kb_mem, double plain,
+		   double counting);
 
 /* bench_gen.c: the live head-to-head's tools (bench.sh) */
 int bench_srcs(int v6);

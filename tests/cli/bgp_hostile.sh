@@ -20,7 +20,17 @@
 #   and even root's own state file saying `dst 0.0.0.0/0` or `src ::/0`:
 #   refused, or held to the --min-length a peer is held to, and nothing of
 #   it reaches the filter; a state file that cannot be read whole (no
-#   memory for a long line) is refused, not cut short and written back.
+#   memory for a long line) is refused, not cut short and written back;
+# - a table of FlowSpec routes, announced and withdrawn, with withdrawals
+#   of routes never announced: its CPU time within 3x that of the same
+#   table of blackhole routes (it was N^2: each route's end looked at every
+#   path held); End-of-RIB sent again and again costs what empty updates
+#   do (each one walked every path held, looking for stale ones); add-path
+#   ids chosen to collide in the path table's old, unkeyed hash cost what
+#   random ones do, and so do routes the filter refuses one after another
+#   (each refusal walked every path);
+# - a message json-c cannot allocate (ulimit -v) is reported as out of
+#   memory and skipped, the lines after it applied.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_hostile
 
@@ -70,6 +80,84 @@ for what in sys.argv[1:]:
     elif what == "twice":
         out.write(json.dumps(fs("ipv4 flow", {"destination-ipv4": ["203.0.113.22/32"],
                                               "destination": ["203.0.113.0/24"]})).encode() + b"\n")
+    elif what in ("table_flow", "table_uni"):
+        # N routes to 10.0.0.0/16 hosts, then their withdrawals, then
+        # withdrawals of as many routes never announced.
+        n = 8000
+        hosts = ["10.%d.%d.%d/32" % (i >> 16, i >> 8 & 255, i & 255) for i in range(2 * n)]
+        def route(a):
+            c = {"destination-ipv4": [a]}
+            return dict(c, string="flow %s" % json.dumps(c))
+        def wd(fam, r):
+            return {"type": "update", "neighbor": dict(nb("198.51.100.9"),
+                    message={"update": {"withdraw": {fam: [r]}}})}
+        for a in hosts[:n]:
+            m = fs("ipv4 flow", {"destination-ipv4": [a]}) if what == "table_flow" else bh("ipv4 unicast", a)
+            out.write(json.dumps(m).encode() + b"\n")
+        for a in hosts:
+            m = wd("ipv4 flow", route(a)) if what == "table_flow" else wd("ipv4 unicast", {"nlri": a})
+            out.write(json.dumps(m).encode() + b"\n")
+    elif what in ("eor_spam", "noop_spam"):
+        # 8000 blackhole routes held, then 8000 End-of-RIB (nothing stale)
+        # or as many empty updates.
+        n = 8000
+        for i in range(n):
+            out.write(json.dumps(bh("ipv4 unicast", "10.0.%d.%d/32" % (i >> 8, i & 255))).encode() + b"\n")
+        msg = {"eor": {"afi": "ipv6", "safi": "unicast"}} if what == "eor_spam" else {"update": {}}
+        line = json.dumps({"type": "update", "neighbor": dict(nb("198.51.100.9"), message=msg)}).encode()
+        out.write((line + b"\n") * n)
+    elif what in ("collide", "nocollide"):
+        # 12000 add-path ids for one /32: ids whose FNV-1a hash (the
+        # tables' old, unkeyed hash) agrees in its low 14 bits, the bucket
+        # of a table of up to 16384 paths, or as many random ids. FNV's low
+        # bits depend on its state's low bits only: two blocks that reach
+        # one state from another are interchangeable, 14 such pairs make
+        # 2^14 colliding ids.
+        import random
+        P, M, n = 0x100000001b3, (1 << 14) - 1, 12000
+        def step(h, bs):
+            for c in bs:
+                h = ((h ^ c) * P) & M
+            return h
+        peer, fam, pfx = "198.51.100.9", "ipv4 unicast", "203.0.113.5/32"
+        h = step(0xcbf29ce484222325 & M, b"%s\0%s\0%s path-id " % (peer.encode(), fam.encode(), pfx.encode()))
+        rnd, alpha, pairs = random.Random(7), b"abcdefghijklmnopqrstuvwxyz0123456789", []
+        while len(pairs) < 14:
+            seen = {}
+            while True:
+                s = bytes(rnd.choice(alpha) for _ in range(3))
+                t = step(h, s)
+                if seen.get(t, s) != s:
+                    pairs.append((seen[t], s))
+                    h = t
+                    break
+                seen[t] = s
+        for i in range(n):
+            if what == "collide":
+                pi = b"".join(pairs[j][i >> j & 1] for j in range(14)).decode()
+            else:
+                pi = bytes(rnd.choice(alpha) for _ in range(42)).decode()
+            out.write(json.dumps(bh(fam, pfx, peer, pi)).encode() + b"\n")
+    elif what in ("refused", "accepted"):
+        # 12000 /32 blackholes, /24, /25 and /26 ones (the filter's 4
+        # IPv4 destination lengths taken), then 12000 /28 ones the filter
+        # refuses (a 5th length), or 12000 more /32 ones.
+        n = 12000
+        for i in range(n):
+            out.write(json.dumps(bh("ipv4 unicast", "10.0.%d.%d/32" % (i >> 8, i & 255))).encode() + b"\n")
+        for l in (24, 25, 26):
+            out.write(json.dumps(bh("ipv4 unicast", "10.200.0.0/%d" % l)).encode() + b"\n")
+        for i in range(n):
+            a = "11.%d.%d.%d/28" % (i >> 12, i >> 4 & 255, (i & 15) << 4) if what == "refused" else \
+                "12.0.%d.%d/32" % (i >> 8, i & 255)
+            out.write(json.dumps(bh("ipv4 unicast", a)).encode() + b"\n")
+    elif what == "hugejson":
+        # Between two routes, a 20 MB message (an attribute of 10M
+        # numbers): json-c needs about 40 bytes a number.
+        out.write(json.dumps(bh("ipv4 unicast", "203.0.113.90/32")).encode() + b"\n")
+        out.write(b'{"type": "update", "neighbor": {"address": {"peer": "198.51.100.9"}, '
+                  b'"message": {"update": {"attribute": {"x": [' + b"0," * 10000000 + b'0]}}}}}\n')
+        out.write(json.dumps(bh("ipv4 unicast", "203.0.113.91/32")).encode() + b"\n")
     elif what == "forge":
         pi = "1\tdst 203.0.113.61/32\n198.51.100.9\tipv4 unicast\t203.0.113.61/32\tdst 203.0.113.61"
         for m in (bh("ipv4 unicast", "203.0.113.60/32", pi=pi),
@@ -202,6 +290,77 @@ check_eq "... read whole without the limit: bgp starts" "$RC" 0
 check_eq "... and holds both paths" "$(grep -c '203.0.113.8[23]' "$D/rtbh.bgp")" 2
 "$FB" bgp rtbh --state "$D/rtbh.bgp" --flush >/dev/null 2>&1
 check_eq "--flush: 203.0.113.80 deleted" "$(q dst 203.0.113.80)" no
+
+# --- 10. a message json-c has no memory for (ulimit -v) is reported as
+# such, skipped, and the lines after it apply (it was "not JSON (success)").
+gen hugejson >"$T_TMP/in"
+bash -c "ulimit -v 300000; exec '$FB' bgp rtbh --state '$T_TMP/huge.bgp'" <"$T_TMP/in" >/dev/null 2>"$T_TMP/err"
+check_eq "a message too big for memory: bgp runs on" "$?" 0
+grep -q "<stdin>:2: out of memory; line skipped" "$T_TMP/err" && pass "... reported: out of memory" ||
+	fail "... said: $(grep '<stdin>:2' "$T_TMP/err" | head -c 300)"
+check_eq "... the route after it applied" "$(q dst 203.0.113.91)" maybe
+"$FB" bgp rtbh --state "$T_TMP/huge.bgp" --flush >/dev/null 2>&1
+
+# --- 9. a full table of FlowSpec routes costs what one of blackhole
+# routes does: ending a route (announced again, or withdrawn, whether it
+# was announced or not) used to look at every path held, N^2 for N routes
+# (20000 of them: 9 s of CPU against 0.4 s). CPU time of each run, in the
+# same run, as a ratio.
+cpu() { # KIND: the CPU seconds of one bgp run on that table
+	gen "$1" >"$T_TMP/in"
+	rm -f "$T_TMP/table.bgp"
+	python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print("%.3f" % (r.ru_utime + r.ru_stime))' "$FB" bgp rtbh --state "$T_TMP/table.bgp" <"$T_TMP/in"
+}
+uni=$(cpu table_uni)
+flow=$(cpu table_flow)
+check_eq "8000 FlowSpec routes announced and withdrawn: none left" \
+	"$("$FB" -j info rtbh | python3 -c 'import json,sys; print(json.load(sys.stdin)["flows"])')" 0
+ratio=$(python3 -c "print('%.1f' % (float('$flow') / max(float('$uni'), 0.05)))")
+echo "CPU: 8000 blackhole routes ${uni}s, 8000 FlowSpec routes ${flow}s (x$ratio)"
+python3 -c "import sys; sys.exit(float('$ratio') > 3)" &&
+	pass "FlowSpec table CPU within 3x the blackhole table's (x$ratio)" ||
+	fail "FlowSpec table CPU ${flow}s, ${ratio}x the blackhole table's ${uni}s"
+# A peer repeating End-of-RIB (an empty UPDATE, as often as it likes):
+# each one walked every path held, looking for stale ones.
+"$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
+noop=$(cpu noop_spam)
+"$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
+eor=$(cpu eor_spam)
+"$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
+ratio=$(python3 -c "print('%.1f' % (float('$eor') / max(float('$noop'), 0.05)))")
+echo "CPU: 8000 routes, then 8000 empty updates ${noop}s, or 8000 End-of-RIB ${eor}s (x$ratio)"
+python3 -c "import sys; sys.exit(float('$ratio') > 3)" &&
+	pass "8000 End-of-RIB with nothing stale: CPU within 3x of 8000 empty updates (x$ratio)" ||
+	fail "8000 End-of-RIB with nothing stale: CPU ${eor}s, ${ratio}x that of empty updates"
+# Routes the filter refuses (no prefix length left for them), one after
+# another: each refusal walked every path held, to forget the refused one.
+"$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
+acc=$(cpu accepted)
+"$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
+ref=$(cpu refused)
+check_eq "12000 refused /28 routes: none in the state file" "$(grep -c '^198.51.100.9.*/28' "$T_TMP/table.bgp")" 0
+check_eq "... the 12003 others are" "$(grep -c '^198.51.100.9' "$T_TMP/table.bgp")" 12003
+"$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
+ratio=$(python3 -c "print('%.1f' % (float('$ref') / max(float('$acc'), 0.05)))")
+echo "CPU: 12000 routes held, then 12000 accepted ${acc}s, or 12000 refused ${ref}s (x$ratio)"
+python3 -c "import sys; sys.exit(float('$ratio') > 3)" &&
+	pass "12000 routes the filter refuses: CPU within 3x of 12000 it accepts (x$ratio)" ||
+	fail "12000 routes the filter refuses: CPU ${ref}s, ${ratio}x that of accepted ones"
+# Paths whose ids were chosen to share a bucket of the tables' hash: it is
+# keyed now (SipHash under a key drawn per process), so no one can choose.
+"$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
+plain=$(cpu nocollide)
+"$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
+coll=$(cpu collide)
+"$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
+ratio=$(python3 -c "print('%.1f' % (float('$coll') / max(float('$plain'), 0.05)))")
+echo "CPU: 12000 add-path ids, random ${plain}s, chosen to collide ${coll}s (x$ratio)"
+python3 -c "import sys; sys.exit(float('$ratio') > 3)" &&
+	pass "12000 paths with ids chosen to collide: CPU within 3x of random ids (x$ratio)" ||
+	fail "12000 paths with ids chosen to collide: CPU ${coll}s, ${ratio}x that of random ids"
 
 "$FB" destroy rtbh >/dev/null
 t_end

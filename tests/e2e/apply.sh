@@ -358,12 +358,18 @@ test_trust() {
 	setpriv --reuid=65534 --regid=65534 --clear-groups sh -c '
 		mkdir "$1/own" "$1/link" "$1/fifo" &&
 		printf "capacity = 10000\nfp-rate = 0.001\nattach = %s native\n" "$3" >"$1/own/edge.conf" &&
-		ln -s "$2" "$1/link/edge.conf" && mkfifo "$1/fifo/edge.conf"' _ "$ATK" "$T_TMP/root.conf" "$VB" ||
+		ln -s "$2" "$1/link/edge.conf" && mkfifo "$1/fifo/edge.conf" &&
+		ln -s "$4" "$1/dirlink"' _ "$ATK" "$T_TMP/root.conf" "$VB" "$T_TMP" ||
 		fail "nobody could not plant his file, link and FIFO"
 	refused "nobody's own file: refused" "own/edge.conf: refusing a file that another user may write \(it says what is filtered where\)" \
 		--down "$ATK/own/edge.conf"
 	refused "nobody's link to root's file: refused" "link/edge.conf: a symbolic link of another user's: refusing to follow it" \
 		--down "$ATK/link/edge.conf"
+	# A link on the way, not at the end (only the last component was
+	# checked): nobody's link to root's directory.
+	refused "nobody's link to root's directory: refused" \
+		"dirlink/root.conf: a symbolic link of another user's at 'dirlink': refusing to follow it" \
+		--down "$ATK/dirlink/root.conf"
 	c=$(state)
 	timeout 10 "$FB" -n "$NSB" apply --down "$ATK/fifo/edge.conf" >/dev/null 2>"$T_TMP/err"
 	check_eq "nobody's FIFO: refused at once" "$? $(cat "$T_TMP/err")" \

@@ -7,7 +7,9 @@
  * exactly one JSON message is refused whole; a FlowSpec component given
  * twice is refused, not widened; strings with tabs, newlines and NULs
  * cannot forge state-file lines; a state file's paths pass the same limits
- * as a peer's, and a path they refuse takes its rule out of the filter.
+ * as a peer's, and a path they refuse takes its rule out of the filter;
+ * the stale-path counts that spare End-of-RIB a walk of the table; a
+ * refused rule forgotten with the paths the last line made for it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -227,10 +229,107 @@ static void state_limits(void)
 	fclose(fp);
 }
 
+#define UP(peer)                                                                                   \
+	"{\"type\": \"state\", \"neighbor\": {\"address\": {\"peer\": \"" peer                     \
+	"\"}, \"state\": \"up\"}}"
+#define EOR_OF(peer, afi)                                                                          \
+	"{\"type\": \"update\", " NBR(peer) ", \"message\": {\"eor\": {\"afi\": \"" afi            \
+					    "\", \"safi\": \"unicast\"}}}}"
+#define WD(peer, pfx)                                                                              \
+	"{\"type\": \"update\", " NBR(peer) ", \"message\": {\"update\": {\"withdraw\": "          \
+					    "{\"ipv4 unicast\": [{\"nlri\": \"" pfx "\"}]}}}}}"
+
+/* End-of-RIB looks at the table only while the peer has stale paths in
+ * its family (a peer sending it again and again made each one a walk of
+ * every path): the count behind that, kept as paths become stale, are
+ * announced again, are withdrawn, and come up stale twice. */
+static void stale_counts(void)
+{
+	struct fb_bgp b;
+	static const char *const held[] = {
+		BH("198.51.100.1", "ipv4 unicast", "\"nlri\": \"203.0.113.1/32\""),
+		BH("198.51.100.1", "ipv4 unicast", "\"nlri\": \"203.0.113.2/32\""),
+		BH("198.51.100.1", "ipv4 unicast", "\"nlri\": \"203.0.113.3/32\""),
+		BH("198.51.100.1", "ipv6 unicast", "\"nlri\": \"2001:db8::1/128\""),
+		BH("198.51.100.2", "ipv4 unicast", "\"nlri\": \"203.0.113.4/32\""),
+	};
+	size_t i;
+
+	init(&b);
+	b.o.flush_on_down = false;
+	for (i = 0; i < sizeof(held) / sizeof(held[0]); i++) {
+		line(&b, held[i]);
+		fb_bgp_done(&b); /* in the filter */
+	}
+	line(&b, UP("198.51.100.1"));
+	line(&b, UP("198.51.100.1")); /* twice: counted once */
+	ASSERT_EQ(fb_bgp_stale_count(&b, "198.51.100.1", "ipv4 unicast"), 3,
+		  "bgp stale: up makes the peer's 3 IPv4 paths stale (once, if twice up)");
+	ASSERT_EQ(fb_bgp_stale_count(&b, "198.51.100.2", "ipv4 unicast"), 0,
+		  "bgp stale: ... not another peer's");
+	line(&b, EOR_OF("198.51.100.2", "ipv4"));
+	ASSERT_TRUE(b.ndel == 0 && b.npaths == 5, "bgp stale: another peer's End-of-RIB ends none");
+	line(&b, BH("198.51.100.1", "ipv4 unicast", "\"nlri\": \"203.0.113.1/32\""));
+	line(&b, WD("198.51.100.1", "203.0.113.2/32"));
+	fb_bgp_done(&b);
+	ASSERT_EQ(fb_bgp_stale_count(&b, "198.51.100.1", "ipv4 unicast"), 1,
+		  "bgp stale: one announced again, one withdrawn: one left");
+	line(&b, EOR_OF("198.51.100.1", "ipv6"));
+	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, 1, "dst 2001:db8::1"),
+		    "bgp stale: the IPv6 End-of-RIB ends the IPv6 path only");
+	fb_bgp_done(&b);
+	line(&b, EOR_OF("198.51.100.1", "ipv4"));
+	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, 1, "dst 203.0.113.3"),
+		    "bgp stale: the IPv4 End-of-RIB ends the one not announced again");
+	fb_bgp_done(&b);
+	ASSERT_TRUE(b.npaths == 2 && !fb_bgp_stale_count(&b, "198.51.100.1", "ipv4 unicast") &&
+			    !b.stale,
+		    "bgp stale: 2 paths left, none stale, no count kept");
+	line(&b, UP("198.51.100.1"));
+	fb_bgp_remove_all(&b);
+	ASSERT_TRUE(!b.stale && !fb_bgp_stale_count(&b, "198.51.100.1", "ipv4 unicast"),
+		    "bgp stale: every path ended: no count kept");
+	fb_bgp_free(&b);
+}
+
+/* A rule the filter refuses: the paths holding it (made by the last line,
+ * found through its operations) are forgotten, the rule too; what earlier
+ * lines hold stays. */
+static void refused(void)
+{
+	struct fb_bgp b;
+	struct fb_key k;
+
+	init(&b);
+	line(&b, BH("198.51.100.1", "ipv4 unicast", "\"nlri\": \"203.0.113.1/32\""));
+	fb_bgp_done(&b); /* in the filter */
+	line(&b,
+	     "{\"type\": \"update\", " NBR(
+		     "198.51.100.1") ", \"message\": {\"update\": "
+				     "{\"attribute\": {\"community\": [[65535, 666]]}, "
+				     "\"announce\": {\"ipv4 unicast\": "
+				     "{\"x\": [{\"nlri\": \"203.0.113.2/32\", "
+				     "\"path-information\": \"1\"}, "
+				     "{\"nlri\": \"203.0.113.2/32\", \"path-information\": \"2\"}, "
+				     "{\"nlri\": \"203.0.113.3/32\"}]}}}}}}");
+	ASSERT_TRUE(b.nadd == 2 && b.npaths == 4, "bgp refused: two rules to add, four paths");
+	k = keys_hold(&b.add[0], 1, "dst 203.0.113.2") ? b.add[0] : b.add[1];
+	ASSERT_TRUE(keys_hold(&k, 1, "dst 203.0.113.2"), "bgp refused: dst 203.0.113.2 to add");
+	fb_bgp_refused(&b, &k);
+	ASSERT_TRUE(b.npaths == 2 && fb_bgp_refs(&b, &k) == 0 && b.nrules == 2,
+		    "bgp refused: both paths of the refused rule forgotten, and the rule");
+	ASSERT_TRUE(b.changed, "bgp refused: ... the state is to be written");
+	fb_bgp_done(&b);
+	ASSERT_EQ(b.npaths, 2, "bgp refused: the earlier path and the other rule's stay");
+	fb_bgp_free(&b);
+}
+
 void test_bgp_hostile(void)
 {
 	families();
 	one_message();
 	strings();
 	state_limits();
+	stale_counts();
+	refused();
 }

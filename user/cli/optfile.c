@@ -10,6 +10,7 @@
 #include "rules/flow.h"
 #include "output.h"
 #include "util.h"
+#include "inputfile.h"
 
 #define LINE_MAX_LEN 1024
 
@@ -51,31 +52,24 @@ static int line_of(const char *file, int n, char *s, const struct option *opts, 
 
 int fb_conf_file_open(const char *file, const char *says)
 {
+	char why[300];
 	struct stat st;
 	int fd;
 
 	/* Never through another user's symbolic link (it would make root read
 	 * a file of the link maker's choice, and print its first line in an
-	 * error), and never waiting on a FIFO someone planted: O_NONBLOCK,
-	 * then only a regular file is read. A link root (or the caller) owns
-	 * is followed: nobody else made it, and in a sticky directory such
-	 * as /tmp nobody else can replace it. */
-	fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
-	if (fd < 0 && errno == ELOOP) {
-		if (lstat(file, &st) || !S_ISLNK(st.st_mode) ||
-		    (st.st_uid != 0 && st.st_uid != geteuid())) {
-			fb_err("%s: a symbolic link of another user's: refusing to follow it",
-			       file);
-			return -1;
-		}
-		fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	}
+	 * error), and never waiting on a FIFO someone planted: only a regular
+	 * file is read (inputfile.h). */
+	fd = fb_input_open(file, true, why, sizeof(why));
 	if (fd < 0) {
-		fb_err("cannot open %s: %s", file, strerror(errno));
+		if (fd == -2)
+			fb_err("%s: %s", file, why);
+		else
+			fb_err("cannot open %s: %s", file, why);
 		return -1;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		fb_err("%s: not a regular file", file);
+	if (fstat(fd, &st)) {
+		fb_err("%s: %s", file, strerror(errno));
 		close(fd);
 		return -1;
 	}

@@ -28,37 +28,143 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+#include "flowbloom/hash.h"
 #include "fleet/bgp.h"
 #include "fleet/bgp_int.h"
 #include "rules/flow.h"
 #include "rules/rules.h"
 #include "report.h"
 
-/* FNV-1a: the tables hold at most a few hundred thousand routes from
- * trusted peers; no need for a keyed hash. */
-static __u64 fnv(__u64 h, const void *p, size_t n)
+/* The tables' hash: SipHash-1-3 (hash.h) under a key drawn per process.
+ * What is hashed (peer strings, NLRI and add-path ids, prefixes) is the
+ * peers' choice: with an unkeyed hash (FNV-1a, as this was) a peer could
+ * send ids or prefixes that all land in one bucket, making every lookup a
+ * walk of all its paths (found offline in seconds: FNV's low bits depend
+ * on the low bits of its state only). */
+static __u64 keyed(const struct fb_bgp *b, const void *p, size_t n)
 {
-	const unsigned char *c = p;
-
-	while (n--)
-		h = (h ^ *c++) * 0x100000001b3ULL;
-	return h;
+	return fb_siphash(p, (__u32)n, b->hkey, 1, 3);
 }
 
+size_t fb_bgp_route_len(const char *nlri, unsigned long *of)
+{
+	size_t n = strlen(nlri), i = n, j;
+
+	while (i && isdigit((unsigned char)nlri[i - 1]))
+		i--;
+	if (i == n || i < 2 || nlri[i - 1] != '/' || n - i > 9)
+		return n;
+	j = --i;
+	while (i && isdigit((unsigned char)nlri[i - 1]))
+		i--;
+	if (i == j || j - i > 9 || i < 6 || memcmp(nlri + i - 6, " part ", 6))
+		return n;
+	if (of)
+		*of = strtoul(nlri + j + 1, NULL, 10);
+	return i - 6;
+}
+
+static size_t route_hash(const struct fb_bgp *b, const char *peer, const char *family,
+			 const char *id, size_t len)
+{
+	__u64 h[3] = { keyed(b, peer, strlen(peer)), keyed(b, family, strlen(family)),
+		       keyed(b, id, len) };
+
+	return keyed(b, h, sizeof(h)) & (b->nbuckets - 1);
+}
+
+/* A path's bucket is its route's: the parts of a route of several keys
+ * ("ID part I/N") lie beside ID, where fb_bgp_route_paths() finds them. */
 static size_t path_hash(const struct fb_bgp *b, const char *peer, const char *family,
 			const char *nlri)
 {
-	__u64 h = 0xcbf29ce484222325ULL;
+	return route_hash(b, peer, family, nlri, fb_bgp_route_len(nlri, NULL));
+}
 
-	h = fnv(h, peer, strlen(peer) + 1);
-	h = fnv(h, family, strlen(family) + 1);
-	h = fnv(h, nlri, strlen(nlri));
-	return h & (b->nbuckets - 1);
+struct fb_bgp_path *fb_bgp_route_paths(const struct fb_bgp *b, const char *peer, const char *family,
+				       const char *id)
+{
+	return b->paths[route_hash(b, peer, family, id, strlen(id))];
 }
 
 static size_t rule_hash(const struct fb_bgp *b, const struct fb_key *k)
 {
-	return fnv(0xcbf29ce484222325ULL, k, sizeof(*k)) & (b->nbuckets - 1);
+	return keyed(b, k, sizeof(*k)) & (b->nbuckets - 1);
+}
+
+/* ------------------------------------------------------------ stale paths */
+
+struct fb_bgp_stale {
+	struct fb_bgp_stale *next;
+	size_t n;
+	char *family;
+	char peer[]; /* then family */
+};
+
+static struct fb_bgp_stale **stale_find(struct fb_bgp_stale *const *sp, const char *peer,
+					const char *family)
+{
+	for (; *sp; sp = &(*sp)->next)
+		if (!strcmp((*sp)->peer, peer) && !strcmp((*sp)->family, family))
+			break;
+	return (struct fb_bgp_stale **)sp;
+}
+
+void fb_bgp_mark_stale(struct fb_bgp *b, struct fb_bgp_path *p)
+{
+	struct fb_bgp_stale **sp = stale_find(&b->stale, p->peer, p->family), *s;
+	size_t lp = strlen(p->peer) + 1, lf = strlen(p->family) + 1;
+
+	if (p->stale)
+		return;
+	p->stale = true;
+	if (!*sp) {
+		if (!(s = calloc(1, sizeof(*s) + lp + lf))) {
+			b->stale_lost = true;
+			return;
+		}
+		memcpy(s->peer, p->peer, lp);
+		s->family = s->peer + lp;
+		memcpy(s->family, p->family, lf);
+		*sp = s;
+	}
+	(*sp)->n++;
+}
+
+/* Path p is stale no longer (announced again, or ended). */
+static void stale_clear(struct fb_bgp *b, struct fb_bgp_path *p)
+{
+	struct fb_bgp_stale **sp, *s;
+
+	if (!p->stale)
+		return;
+	p->stale = false;
+	sp = stale_find(&b->stale, p->peer, p->family);
+	if ((s = *sp) && !--s->n) {
+		*sp = s->next;
+		free(s);
+	}
+}
+
+size_t fb_bgp_stale_count(const struct fb_bgp *b, const char *peer, const char *family)
+{
+	struct fb_bgp_stale *s = *stale_find(&b->stale, peer, family);
+
+	return b->stale_lost ? SIZE_MAX : s ? s->n : 0;
+}
+
+static void stale_free(struct fb_bgp *b)
+{
+	while (b->stale) {
+		struct fb_bgp_stale *s = b->stale;
+
+		b->stale = s->next;
+		free(s);
+	}
+	b->stale_lost = false;
 }
 
 static int grow(struct fb_bgp *b)
@@ -101,8 +207,17 @@ static int grow(struct fb_bgp *b)
 
 int fb_bgp_init(struct fb_bgp *b, const struct fb_bgp_opts *o)
 {
+	struct timespec ts;
+
 	memset(b, 0, sizeof(*b));
 	b->o = *o;
+	if (getrandom(b->hkey, sizeof(b->hkey), GRND_NONBLOCK) != sizeof(b->hkey)) {
+		/* No entropy yet (early boot): still a key no peer knows
+		 * in advance, if a weaker one. */
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		b->hkey[0] = (__u64)ts.tv_nsec << 32 ^ (__u64)ts.tv_sec ^ (__u64)getpid() << 48;
+		b->hkey[1] = (__u64)(uintptr_t)b ^ (__u64)time(NULL) << 20;
+	}
 	b->nbuckets = 1024;
 	b->paths = calloc(b->nbuckets, sizeof(*b->paths));
 	b->rules = calloc(b->nbuckets, sizeof(*b->rules));
@@ -113,6 +228,8 @@ int fb_bgp_init(struct fb_bgp *b, const struct fb_bgp_opts *o)
 	}
 	return 0;
 }
+
+static void line_ops_free(struct fb_bgp *b);
 
 void fb_bgp_free(struct fb_bgp *b)
 {
@@ -133,6 +250,8 @@ void fb_bgp_free(struct fb_bgp *b)
 			free(r);
 		}
 	}
+	stale_free(b);
+	line_ops_free(b);
 	free(b->paths);
 	free(b->rules);
 	free(b->add);
@@ -168,8 +287,6 @@ unsigned fb_bgp_refs(const struct fb_bgp *b, const struct fb_key *k)
 
 	return r ? r->refs : 0;
 }
-
-/* ------------------------------------------------------- what a path holds */
 
 /* ----------------------------------------------------- reading a message */
 
@@ -229,6 +346,7 @@ static int path_end(struct fb_bgp_ctx *c, struct fb_bgp_path **pp)
 	struct fb_bgp_path *p = *pp;
 	struct fb_bgp_rule *r = find_rule(c->b, &p->key);
 
+	stale_clear(c->b, p);
 	*pp = p->next;
 	free(p->peer);
 	free(p);
@@ -250,7 +368,7 @@ int fb_bgp_apply_op(struct fb_bgp_ctx *c, const struct fb_bgp_op *o)
 
 	if (*pp) {
 		if (o->announce && !memcmp(&(*pp)->key, &o->key, sizeof(o->key))) {
-			(*pp)->stale = false; /* announced again: the same path */
+			stale_clear(b, *pp); /* announced again: the same path */
 			return 0;
 		}
 		if (path_end(c, pp))
@@ -320,6 +438,15 @@ static int outcome(struct fb_bgp *b, struct fb_bgp_ctx *c)
 	return err;
 }
 
+static void line_ops_free(struct fb_bgp *b)
+{
+	struct fb_bgp_ctx c = { .ops = b->line_ops, .nops = b->nline_ops };
+
+	fb_bgp_ctx_free(&c);
+	b->line_ops = NULL;
+	b->nline_ops = 0;
+}
+
 void fb_bgp_ctx_free(struct fb_bgp_ctx *c)
 {
 	size_t i;
@@ -347,6 +474,11 @@ static json_object *one_message(const char *line, size_t n, char *why, size_t le
 	jerr = json_tokener_get_error(tok);
 	end = json_tokener_get_parse_end(tok);
 	json_tokener_free(tok);
+	if (!msg && jerr == json_tokener_success) {
+		/* json-c's way of saying an allocation failed. */
+		snprintf(why, len, "out of memory");
+		return NULL;
+	}
 	if (!msg || jerr != json_tokener_success) {
 		snprintf(why, len, "not JSON (%s)",
 			 jerr == json_tokener_continue ? "incomplete"
@@ -378,6 +510,7 @@ int fb_bgp_line(struct fb_bgp *b, const char *line, size_t n, size_t lineno)
 
 	b->nadd = b->ndel = 0;
 	b->changed = false;
+	line_ops_free(b);
 	if (memchr(line, 0, n)) {
 		fb_bgp_note(b, lineno, "NUL byte in the line; line skipped");
 		return -1;
@@ -418,8 +551,27 @@ int fb_bgp_line(struct fb_bgp *b, const char *line, size_t n, size_t lineno)
 		 * whole), the outcome of what was done is still returned. */
 		fb_bgp_note(b, lineno, "out of memory; the rest of the line skipped");
 	}
+	/* Kept until fb_bgp_done(): the paths this line made, for
+	 * fb_bgp_refused(). */
+	b->line_ops = c.ops;
+	b->nline_ops = c.nops;
+	c.ops = NULL;
+	c.nops = 0;
 	fb_bgp_ctx_free(&c);
 	return 0;
+}
+
+/* Forget path *pp (its rule's count is the caller's). */
+static void path_forget(struct fb_bgp *b, struct fb_bgp_path **pp)
+{
+	struct fb_bgp_path *p = *pp;
+
+	b->changed = true;
+	stale_clear(b, p);
+	*pp = p->next;
+	free(p->peer);
+	free(p);
+	b->npaths--;
 }
 
 void fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k)
@@ -429,18 +581,29 @@ void fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k)
 
 	if (!r || r->in_filter)
 		return;
-	for (i = 0; i < b->nbuckets; i++) {
+	/* A rule not in the filter is held by paths the last line made:
+	 * found through its operations, not by a walk of every path (a
+	 * peer whose routes the filter refuses, one after another, made each
+	 * refusal cost the whole table). */
+	for (i = 0; i < b->nline_ops && r->refs; i++) {
+		const struct fb_bgp_op *o = &b->line_ops[i];
+		struct fb_bgp_path **pp;
+
+		if (!o->announce || memcmp(&o->key, k, sizeof(*k)))
+			continue;
+		pp = find_path(b, o->peer, o->family, o->nlri);
+		if (*pp && !memcmp(&(*pp)->key, k, sizeof(*k))) {
+			path_forget(b, pp);
+			r->refs--;
+		}
+	}
+	for (i = 0; i < b->nbuckets && r->refs; i++) {
 		struct fb_bgp_path **pp = &b->paths[i];
 
 		while (*pp) {
 			if (!memcmp(&(*pp)->key, k, sizeof(*k))) {
-				struct fb_bgp_path *p = *pp;
-
-				b->changed = true;
-				*pp = p->next;
-				free(p->peer);
-				free(p);
-				b->npaths--;
+				path_forget(b, pp);
+				r->refs--;
 			} else {
 				pp = &(*pp)->next;
 			}
@@ -453,6 +616,7 @@ void fb_bgp_done(struct fb_bgp *b)
 {
 	size_t i;
 
+	line_ops_free(b);
 	for (i = 0; i < b->nadd; i++) {
 		struct fb_bgp_rule *r = find_rule(b, &b->add[i]);
 
@@ -492,6 +656,7 @@ void fb_bgp_remove_all(struct fb_bgp *b)
 		}
 	}
 	b->npaths = 0;
+	stale_free(b);
 }
 
 size_t fb_bgp_rules(const struct fb_bgp *b, struct fb_key **out)

@@ -33,12 +33,24 @@ struct fb_bgp_opts {
 
 struct fb_bgp_path;
 struct fb_bgp_rule;
+struct fb_bgp_stale;
+struct fb_bgp_op;
 
 struct fb_bgp {
 	struct fb_bgp_opts o;
 	struct fb_bgp_path **paths; /* hash buckets */
 	struct fb_bgp_rule **rules;
 	size_t nbuckets, npaths, nrules;
+	__u64 hkey[2]; /* the tables' hash key, drawn by fb_bgp_init() */
+	/* How many paths are stale, per peer and family: End-of-RIB looks
+	 * at the table only when some are (a peer's repeated End-of-RIB
+	 * costs nothing). stale_lost: a count could not be kept (no
+	 * memory), End-of-RIB always looks. */
+	struct fb_bgp_stale *stale;
+	bool stale_lost;
+	/* The last line's path operations, until fb_bgp_done(). */
+	struct fb_bgp_op *line_ops;
+	size_t nline_ops;
 	/* The last line's outcome: rules to add to and to delete from the
 	 * filter. Valid until the next call. */
 	struct fb_key *add, *del;
@@ -81,6 +93,9 @@ void fb_bgp_remove_all(struct fb_bgp *b);
 size_t fb_bgp_rules(const struct fb_bgp *b, struct fb_key **out);
 /* How many paths hold rule k (0: not held). */
 unsigned fb_bgp_refs(const struct fb_bgp *b, const struct fb_key *k);
+/* How many paths of peer and family are stale (held from before its
+ * session came up, until End-of-RIB); SIZE_MAX: not known. */
+size_t fb_bgp_stale_count(const struct fb_bgp *b, const char *peer, const char *family);
 
 /* State file: one path a line, "peer<TAB>family<TAB>nlri id<TAB>FLOW",
  * the first three with backslash escapes (\\, \t, \n, \r, \xHH for other

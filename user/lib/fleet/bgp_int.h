@@ -61,6 +61,16 @@ struct fb_bgp_rule *fb_bgp_rule_get(struct fb_bgp *b, const struct fb_key *k);
 int fb_bgp_apply_op(struct fb_bgp_ctx *c, const struct fb_bgp_op *o);
 int fb_bgp_push_key(struct fb_key **arr, size_t *n, size_t *cap, const struct fb_key *k);
 void fb_bgp_ctx_free(struct fb_bgp_ctx *c);
+/* bgp.c: mark path p stale (held from before a session came up). */
+void fb_bgp_mark_stale(struct fb_bgp *b, struct fb_bgp_path *p);
+/* bgp.c: the length of nlri without a trailing " part I/N" (one key of a
+ * route of several, bgpmsg.c), with N in *of if asked; strlen(nlri) for
+ * any other path. */
+size_t fb_bgp_route_len(const char *nlri, unsigned long *of);
+/* The bucket holding route id of peer and family and its parts ("ID part
+ * I/N"): a chain to filter by name, not the whole table. */
+struct fb_bgp_path *fb_bgp_route_paths(const struct fb_bgp *b, const char *peer, const char *family,
+				       const char *id);
 /* "ipv4 unicast", "ipv6 unicast", "ipv4 flow", "ipv6 flow": 0 with what
  * it is; -1 for any other family. */
 int fb_bgp_family(const char *family, bool *flow, bool *v6);

@@ -374,26 +374,23 @@ static int nlri_id(json_object *n, bool flow, char *out, size_t len)
 static int end_route(struct fb_bgp_ctx *c, const char *peer, const char *family, const char *id,
 		     size_t keep)
 {
-	struct fb_bgp *b = c->b;
-	size_t i, l = strlen(id);
+	size_t l = strlen(id);
 	struct fb_bgp_path *p;
 
 	if (keep != 1 && fb_bgp_push_op(c, false, peer, family, id, NULL))
 		return -2;
-	for (i = 0; i < b->nbuckets; i++) {
-		for (p = b->paths[i]; p; p = p->next) {
-			unsigned long part, of;
-			char tail;
+	/* Its parts share its bucket: a look at one chain, not at every path
+	 * (which made a table of N FlowSpec routes cost N^2). */
+	for (p = fb_bgp_route_paths(c->b, peer, family, id); p; p = p->next) {
+		unsigned long of = 0;
 
-			if (strcmp(p->peer, peer) || strcmp(p->family, family) ||
-			    strncmp(p->nlri, id, l) || p->nlri[l] != ' ' ||
-			    sscanf(p->nlri + l, " part %lu/%lu%c", &part, &of, &tail) != 2)
-				continue;
-			if (keep > 1 && of == keep)
-				continue; /* announced again below */
-			if (fb_bgp_push_op(c, false, p->peer, p->family, p->nlri, NULL))
-				return -2;
-		}
+		if (strcmp(p->peer, peer) || strcmp(p->family, family) ||
+		    fb_bgp_route_len(p->nlri, &of) != l || strncmp(p->nlri, id, l) || !p->nlri[l])
+			continue;
+		if (keep > 1 && of == keep)
+			continue; /* announced again below */
+		if (fb_bgp_push_op(c, false, p->peer, p->family, p->nlri, NULL))
+			return -2;
 	}
 	return 0;
 }
@@ -514,6 +511,10 @@ static int end_paths(struct fb_bgp_ctx *c, const char *peer, const char *family,
 	struct fb_bgp *b = c->b;
 	size_t i;
 
+	/* End-of-RIB with nothing stale (a peer may send it again and again):
+	 * nothing to look for. */
+	if (only_stale && !fb_bgp_stale_count(b, peer, family))
+		return 0;
 	for (i = 0; i < b->nbuckets; i++) {
 		struct fb_bgp_path *p;
 
@@ -578,7 +579,7 @@ int fb_bgp_read_message(struct fb_bgp_ctx *c, json_object *msg, const char **why
 			for (i = 0; i < b->nbuckets; i++)
 				for (p = b->paths[i]; p; p = p->next)
 					if (!strcmp(p->peer, peer))
-						p->stale = true;
+						fb_bgp_mark_stale(b, p);
 			fb_bgp_note(b, c->lineno, "session with %s up", peer);
 		}
 		return 0;

@@ -18,6 +18,7 @@
 #include <zlib.h>
 #include "fleet/fbx.h"
 #include "fleet/fbz.h"
+#include "inputfile.h"
 #include "rules/rules.h"
 #include "store/gens.h"
 #include "types/sizing.h"
@@ -177,9 +178,19 @@ int fb_fbx_open(struct fb_fbx_in *in, const char *file)
 	memset(in, 0, sizeof(*in));
 	in->crc = crc32(0, NULL, 0);
 	in->label = strcmp(file, "-") ? file : "<stdin>";
-	in->raw = strcmp(file, "-") ? fopen(file, "rb") : stdin;
-	if (!in->raw)
-		return fb_fbx_bad(in, "%s", strerror(errno));
+	if (strcmp(file, "-")) {
+		int fd = fb_input_open(file, false, in->why, sizeof(in->why));
+
+		if (fd < 0)
+			return -1;
+		in->raw = fdopen(fd, "rb");
+		if (!in->raw) {
+			close(fd);
+			return fb_fbx_bad(in, "%s", strerror(errno));
+		}
+	} else {
+		in->raw = stdin;
+	}
 	if (!fstat(fileno(in->raw), &st) && S_ISDIR(st.st_mode))
 		return fb_fbx_bad(in, "is a directory");
 	/* Plain or compressed, told apart by the magic: the plain bytes. */

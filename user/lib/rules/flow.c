@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "inputfile.h"
 #include "rules/flow.h"
 #include "util.h"
 #include "report.h"
@@ -451,12 +452,13 @@ void fb_flow_format(const struct fb_key *key, char *buf, size_t len)
 int fb_lines_open(struct fb_lines *r, const char *file)
 {
 	bool is_stdin = !strcmp(file, "-");
-	int fd = is_stdin ? 0 : open(file, O_RDONLY | O_CLOEXEC);
+	char why[300];
+	int fd = is_stdin ? 0 : fb_input_open(file, false, why, sizeof(why));
 
 	if (fd < 0) {
 		memset(r, 0, sizeof(*r));
 		r->fd = -1;
-		fb_report_err("%s: %s", file, strerror(errno));
+		fb_report_err("%s: %s", file, why);
 		return -1;
 	}
 	if (fb_lines_fdopen(r, fd, is_stdin ? "<stdin>" : file))

@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
+#include "inputfile.h"
 #include "report.h"
 #include "rules/pcapfile.h"
 
@@ -21,18 +24,24 @@ struct fb_pcap *fb_pcap_open(const char *path)
 {
 	char errbuf[PCAP_ERRBUF_SIZE];
 	struct fb_pcap *p = calloc(1, sizeof(*p));
+	FILE *fp;
+	int fd;
 
 	if (!p)
 		return NULL;
-	p->pc = pcap_open_offline(path, errbuf);
+	/* Not libpcap's fopen: never through another user's link or FIFO. */
+	fd = fb_input_open(path, false, errbuf, sizeof(errbuf));
+	if (fd < 0 || !(fp = fdopen(fd, "rb"))) {
+		fb_report_err("%s: %s", path, fd < 0 ? errbuf : strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		free(p);
+		return NULL;
+	}
+	p->pc = pcap_fopen_offline(fp, errbuf); /* it owns fp, unless it fails */
 	if (!p->pc) {
-		size_t n = strlen(path);
-
-		/* libpcap names the file itself when it cannot open it. */
-		if (!strncmp(errbuf, path, n) && !strncmp(errbuf + n, ": ", 2))
-			fb_report_err("%s", errbuf);
-		else
-			fb_report_err("%s: %s", path, errbuf);
+		fclose(fp);
+		fb_report_err("%s: %s", path, errbuf);
 		free(p);
 		return NULL;
 	}
