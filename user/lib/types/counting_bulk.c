@@ -145,9 +145,9 @@ static int check_dels_inorder(const struct fb_store *f, const struct fb_key *key
  * (4-byte indices, in input order); each group then reads its keys
  * upward, prefetched, hashes them again into their buckets and sorts each
  * bucket (in cache) on the rest of the index. So a batch holds 4 + 48 /
- * ORDER_GROUPS bytes a flow while sorting (10), not 56, for one more hash
- * a flow: as fast at 10M flows, about 5 % slower at 256 MiB, and fewer
- * pages faulted in (docs/counting-fill.txt, section 3.5). The sort is
+ * ORDER_GROUPS bytes a flow while sorting (16), not 56, for one more hash
+ * a flow: as fast as one copy of the whole batch (more groups were
+ * slower: 8 cost about 5 % at 256 MiB), with fewer pages faulted in (docs/counting-fill.txt, section 3.5). The sort is
  * stable (the flows of one block keep their input order). Too sparse a
  * batch (fewer than one flow in ORDER_SPARSE blocks), the classic layout
  * (positions spread over the array) or no memory for the copy: flows go in
@@ -163,7 +163,7 @@ struct order_ent {
 #define ORDER_DIGIT 8	/* at most this many bits per pass inside a bucket */
 #define ORDER_SPARSE 64 /* sort a batch of at least nblocks / this flows */
 #define ORDER_AHEAD 16	/* flows prefetched ahead of the one applied */
-/* Flows sorted at once: 10 bytes each while sorting (160 MiB at most). A
+/* Flows sorted at once: 16 bytes each while sorting (256 MiB at most). A
  * longer batch is applied a chunk at a time, and a longer delete batch is
  * checked in input order (check_dels_inorder). */
 #define ORDER_CHUNK ((size_t)1 << 24)
