@@ -17,7 +17,8 @@
 # was added brings the digest back to that of the empty filter.
 #
 # Cost: del -f of 2M flows uses at most 1.25 x the memory of add -f of
-# them, and about its CPU time.
+# them, and about its CPU time; both at most 64 bytes a flow over the
+# filter's maps and 16 MiB.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin counting_cli
 pid=""
@@ -273,6 +274,15 @@ echo "    add -f $N_PERF: $(calc %.2f "$au + $as") s CPU, $((am / 1024)) MiB;" \
 [ "$(calc %d "($du + $ds) <= 2.5 * ($au + $as) + 0.3")" = 1 ] &&
 	pass "del -f CPU time <= 2.5 x add -f's" ||
 	fail "del -f CPU $(calc %.2f "$du + $ds") s > 2.5 x add -f's $(calc %.2f "$au + $as") s"
+# The batch's own memory over the filter's maps (what its 2M flows touch)
+# and the program's: the parsed flows (a 40-byte key and a byte for its
+# line) and the sort's records (12 bytes), at most 64 bytes a flow. Sorting
+# a copy of every key took 104.
+lim=$((($(info_field d3 bytes) + $(info_field d3 counter_bytes) + 64 * N_PERF) / 1024 + 16384))
+for v in add:$am del:$dm; do
+	[ "${v#*:}" -le "$lim" ] && pass "${v%%:*} -f max RSS (${v#*:} KiB) <= maps + 64 B a flow + 16 MiB ($lim KiB)" ||
+		fail "${v%%:*} -f max RSS ${v#*:} KiB > maps + 64 B a flow + 16 MiB ($lim KiB)"
+done
 rm -f "$PERF"
 
 for n in d1 p1 d2 d3; do check "destroy $n" "$FB" destroy "$n"; done

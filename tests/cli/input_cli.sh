@@ -13,7 +13,8 @@
 # -v used to end it early, the lines after it never applied).
 # Control characters quoted in an error reach the terminal as '?'.
 # Also: a leading UTF-8 BOM is skipped; IPv6 rules for extension-header
-# protocols are refused; `list` without privileges says so.
+# protocols are refused; `list` without privileges says so; a refused
+# flow's line is named right after long runs of comments and blank lines.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin input_cli
 t_traps
@@ -80,6 +81,29 @@ printf 'src 198.51.100.7\nsrc 198.51.100.8\0junk\n' >"$T_TMP/nul.txt"
 fails_named "NUL byte" "nul.txt:2: NUL byte" "$FB" load in1 "$T_TMP/nul.txt" --replace
 fails_named "NUL byte (add)" "nul.txt:2: NUL byte" "$FB" add in1 -f "$T_TMP/nul.txt"
 same "endless, long, cut, NUL"
+
+# The line a refused flow came from, after long runs of comments and blank
+# lines (a flow's line is kept as the step from the previous flow's, a step
+# over 254 apart), and the rule of a line that makes several.
+{
+	for i in $(seq 300); do echo "# comment $i"; done
+	sed -n 1p "$good"
+	for i in $(seq 400); do echo; done
+	sed -n 2p "$good"
+	echo "udp 198.51.100.1:9 203.0.113.1:53"
+} >"$T_TMP/gap.txt"
+fails_named "del -f after 300 comments and 400 blank lines names the line" \
+	"gap.txt:703: 'udp 198.51.100.1:9 203.0.113.1:53' is not in filter 'in2'" \
+	"$FB" del in2 -f "$T_TMP/gap.txt"
+fails_named "... and from stdin" "<stdin>:703: 'udp 198.51.100.1:9 203.0.113.1:53'" \
+	bash -c "'$FB' del in2 -f - <'$T_TMP/gap.txt'"
+sed -i '$d' "$T_TMP/gap.txt"
+for i in $(seq 255); do echo "#"; done >>"$T_TMP/gap.txt"
+echo "udp dst 203.0.113.7 dport 53-54" >>"$T_TMP/gap.txt"
+fails_named "del -f: a rule of a line that makes several, after 255 comments" \
+	"gap.txt:958 (rule 1 of the 2 it makes): 'udp dst 203.0.113.7 dport 53'" \
+	"$FB" del in2 -f "$T_TMP/gap.txt"
+same "long gaps between lines"
 
 # Control characters quoted from the input (an escape sequence that would
 # retitle or rewrite the operator's terminal) reach stderr as '?'.

@@ -11,11 +11,12 @@
  * within a flow). A delete batch the one-at-a-time path would stop at
  * flow j (a flow never added, or deleted once more than added, its copies
  * spread through the batch) is refused at j with no byte changed, the
- * journal included. The shapes cover every path
- * of the sort (block index of 3, 9 and 17 bits: one bucket pass, then zero,
- * one or two passes inside a bucket), batches sorted a chunk at a time
- * (through a test hook), a batch too sparse to sort, and the classic
- * layout (input order). A crash at any store of a sorted batch,
+ * journal included. The shapes cover every path of the sort (block index
+ * of 0, 2, 3, 9 and 17 bits: one group or several, one bucket pass, then
+ * zero, one or two passes inside a bucket; a refusal in a later group puts
+ * the groups before back), batches sorted a chunk at a time (through a
+ * test hook), a batch too sparse to sort, and the classic layout (input
+ * order). A crash at any store of a sorted batch,
  * rolled back, leaves the filter as after some subset of the batch.
  */
 #include "counting_test.h"
@@ -425,9 +426,14 @@ static void unit_crash(void)
 int main(void)
 {
 	static const struct bulkcfg cfgs[] = {
-		/* 3-bit block index: one bucket pass; crowded, saturating. */
+		/* 1 block: one bucket, one group. */
+		{ "blocked 4-bit 1 block", NULL, FB_LAYOUT_BLOCKED, 8, 1, 4, 12, 20, 6 },
+		/* 2-bit block index: fewer buckets than groups. */
+		{ "blocked 4-bit 3 blocks", NULL, FB_LAYOUT_BLOCKED, 8, 3, 4, 40, 60, 6 },
+		/* 3-bit block index: one bucket pass, a bucket a group;
+		 * crowded, saturating. */
 		{ "blocked 4-bit 7 blocks", NULL, FB_LAYOUT_BLOCKED, 8, 7, 4, 80, 120, 8 },
-		/* 9 bits: buckets, then one pass inside each. */
+		/* 9 bits: buckets (32 a group), then one pass inside each. */
 		{ "blocked 8-bit 300 blocks", NULL, FB_LAYOUT_BLOCKED, 8, 300, 8, 3000, 4000, 6 },
 		{ "blocked 4-bit 300 blocks k=12", NULL, FB_LAYOUT_BLOCKED, 12, 300, 4, 3000, 4000,
 		  6 },

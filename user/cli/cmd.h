@@ -88,12 +88,17 @@ struct fb_load_opts;
  * 'M' (--malformed). 1 handled, 0 not ours, -1 bad value (printed). */
 int fb_load_option(int c, const char *arg, struct fb_load_opts *lo);
 
-/* Flows read from argv or a file, and where each came from. */
+/* Flows read from argv or a file, and where each came from: its line
+ * number (file) or argument number (argv), kept in a byte a flow as the
+ * step from the previous flow's (the first's from 0; 0: the same line or
+ * argument), or FB_FLOWS_FAR and the number itself next in far[]. */
+#define FB_FLOWS_FAR 255
 struct fb_flows {
 	struct fb_key *keys;
-	size_t *where; /* line number (file) or argument number (argv) */
-	size_t n, cap;
-	const char *file; /* NULL: argv; "<stdin>" for "-" */
+	__u8 *step;
+	size_t *far, nfar, farcap;
+	size_t n, cap, last; /* last: where the last flow came from */
+	const char *file;    /* NULL: argv; "<stdin>" for "-" */
 };
 
 /* FLOWs from argv (several, back to back) or from a file ("-": stdin).

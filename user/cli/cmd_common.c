@@ -90,27 +90,45 @@ int fb_parse_malformed(const char *val)
 
 static int push(struct fb_flows *fl, const struct fb_key *k, size_t where)
 {
+	size_t d = where - fl->last;
+
 	if (fl->n == fl->cap) {
 		size_t cap = fl->cap ? fl->cap * 2 : 1024;
 		struct fb_key *nk = realloc(fl->keys, cap * sizeof(*nk));
-		size_t *nw = nk ? realloc(fl->where, cap * sizeof(*nw)) : NULL;
+		__u8 *ns = nk ? realloc(fl->step, cap) : NULL;
 
 		if (nk)
 			fl->keys = nk;
-		if (!nk || !nw) {
-			if (fl->file)
-				fb_err("%s:%zu: out of memory after %zu flows", fl->file, where,
-				       fl->n);
-			else
-				fb_err("argument %zu: out of memory", where);
-			return -1;
-		}
-		fl->where = nw;
+		if (!ns)
+			goto oom;
+		fl->step = ns;
 		fl->cap = cap;
 	}
+	/* Lines and arguments only go forward; a step too long for its byte
+	 * (blank lines, comments, a long argument list) goes to far[]. */
+	if (d >= FB_FLOWS_FAR) {
+		if (fl->nfar == fl->farcap) {
+			size_t cap = fl->farcap ? fl->farcap * 2 : 64;
+			size_t *nf = realloc(fl->far, cap * sizeof(*nf));
+
+			if (!nf)
+				goto oom;
+			fl->far = nf;
+			fl->farcap = cap;
+		}
+		fl->far[fl->nfar++] = where;
+		d = FB_FLOWS_FAR;
+	}
 	fl->keys[fl->n] = *k;
-	fl->where[fl->n++] = where;
+	fl->step[fl->n++] = d;
+	fl->last = where;
 	return 0;
+oom:
+	if (fl->file)
+		fb_err("%s:%zu: out of memory after %zu flows", fl->file, where, fl->n);
+	else
+		fb_err("argument %zu: out of memory", where);
+	return -1;
 }
 
 static int read_file(const char *file, struct fb_flows *fl)
@@ -148,23 +166,36 @@ static int read_file(const char *file, struct fb_flows *fl)
 void fb_flows_free(struct fb_flows *fl)
 {
 	free(fl->keys);
-	free(fl->where);
+	free(fl->step);
+	free(fl->far);
 	memset(fl, 0, sizeof(*fl));
+}
+
+/* Where flow i came from: the steps summed, from the start (for messages
+ * only). */
+static size_t where_of(const struct fb_flows *fl, size_t i)
+{
+	size_t w = 0, y, x = 0;
+
+	for (y = 0; y <= i; y++)
+		w = fl->step[y] == FB_FLOWS_FAR ? fl->far[x++] : w + fl->step[y];
+	return w;
 }
 
 void fb_flows_where(const struct fb_flows *fl, size_t i, char *buf, size_t len)
 {
-	size_t a = i, b = i + 1, o;
+	size_t a = i, b = i + 1, o, w = where_of(fl, i);
 
 	if (fl->file)
-		o = (size_t)snprintf(buf, len, "%s:%zu", fl->file, fl->where[i]);
+		o = (size_t)snprintf(buf, len, "%s:%zu", fl->file, w);
 	else
-		o = (size_t)snprintf(buf, len, "argument %zu", fl->where[i]);
+		o = (size_t)snprintf(buf, len, "argument %zu", w);
 	/* A written rule that makes several (port ranges, families, a pair
-	 * of addresses): the one named below is not what was written. */
-	while (a > 0 && fl->where[a - 1] == fl->where[i])
+	 * of addresses): the one named below is not what was written. Its
+	 * flows are those with step 0 after the first. */
+	while (a > 0 && !fl->step[a])
 		a--;
-	while (b < fl->n && fl->where[b] == fl->where[i])
+	while (b < fl->n && !fl->step[b])
 		b++;
 	if (b - a > 1 && o < len)
 		snprintf(buf + o, len - o, " (rule %zu of the %zu it makes)", i - a + 1, b - a);
