@@ -478,40 +478,4 @@ void test_bgp_state(void)
 		    "bgp state: a bad line refuses the whole file");
 	fb_bgp_free(&b);
 	fclose(fp);
-
-	/* Two processes (each its own table key) holding the same routes,
-	 * announced in opposite orders, write the same file, in order. */
-	{
-		char text[2][8192], prev[256] = "", *l, *save;
-		struct fb_bgp c[2];
-		int w, i, sorted = 1;
-
-		for (w = 0; w < 2; w++) {
-			bgp_init(&c[w], true, false);
-			for (i = 0; i < 40; i++) {
-				char line[512];
-				int j = w ? 39 - i : i;
-
-				snprintf(line, sizeof(line),
-					 RTBH_ANN("198.51.100.%d", "203.0.113.%d/32", ""),
-					 1 + j % 3, j);
-				feed(&c[w], line);
-			}
-			fb_bgp_done(&c[w]);
-			fp = tmpfile();
-			ASSERT_EQ(fb_bgp_save(&c[w], fp), 0, "bgp state: saved (order)");
-			rewind(fp);
-			text[w][fread(text[w], 1, sizeof(text[w]) - 1, fp)] = 0;
-			fclose(fp);
-			fb_bgp_free(&c[w]);
-		}
-		ASSERT_TRUE(
-			!strcmp(text[0], text[1]) && strlen(text[0]) > 40 * 30,
-			"bgp state: the same routes in any order, any table key: the same file");
-		for (l = strtok_r(text[0], "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-			sorted &= strcmp(prev, l) <= 0;
-			snprintf(prev, sizeof(prev), "%s", l);
-		}
-		ASSERT_TRUE(sorted, "bgp state: paths written in order (peer, family, NLRI)");
-	}
 }

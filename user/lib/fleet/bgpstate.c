@@ -79,54 +79,23 @@ static int get_field(char *s)
 	return 0;
 }
 
-/* Paths in a stable order: peer, family, NLRI, then the rule (a FlowSpec
- * route's rules share its NLRI). The table's own order follows a hash
- * keyed anew by each process, and a file that reshuffles on every write
- * would be hard to compare. */
-static int cmp_path(const void *a, const void *b)
-{
-	const struct fb_bgp_path *x = *(const struct fb_bgp_path *const *)a,
-				 *y = *(const struct fb_bgp_path *const *)b;
-	int c = strcmp(x->peer, y->peer);
-
-	if (!c)
-		c = strcmp(x->family, y->family);
-	if (!c)
-		c = strcmp(x->nlri, y->nlri);
-	return c ? c : memcmp(&x->key, &y->key, sizeof(x->key));
-}
-
 int fb_bgp_save(const struct fb_bgp *b, FILE *fp)
 {
 	char text[FB_FLOW_STR];
-	struct fb_bgp_path *p, **v;
-	size_t i, n = 0;
+	struct fb_bgp_path *p;
+	size_t i;
 
-	for (i = 0; i < b->nbuckets; i++)
-		for (p = b->paths[i]; p; p = p->next)
-			n++;
-	v = malloc((n ? n : 1) * sizeof(*v));
-	if (!v) {
-		errno = ENOMEM;
-		return -1;
-	}
-	n = 0;
-	for (i = 0; i < b->nbuckets; i++)
-		for (p = b->paths[i]; p; p = p->next)
-			v[n++] = p;
-	qsort(v, n, sizeof(*v), cmp_path);
 	fprintf(fp, "# flowbloom bgp state: peer, family, NLRI, rule (one path a line)\n");
-	for (i = 0; i < n; i++) {
-		p = v[i];
-		fb_flow_format(&p->key, text, sizeof(text));
-		put_field(fp, p->peer);
-		fputc('\t', fp);
-		put_field(fp, p->family);
-		fputc('\t', fp);
-		put_field(fp, p->nlri);
-		fprintf(fp, "\t%s\n", text);
-	}
-	free(v);
+	for (i = 0; i < b->nbuckets; i++)
+		for (p = b->paths[i]; p; p = p->next) {
+			fb_flow_format(&p->key, text, sizeof(text));
+			put_field(fp, p->peer);
+			fputc('\t', fp);
+			put_field(fp, p->family);
+			fputc('\t', fp);
+			put_field(fp, p->nlri);
+			fprintf(fp, "\t%s\n", text);
+		}
 	return ferror(fp) ? -1 : 0;
 }
 
