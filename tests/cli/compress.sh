@@ -210,7 +210,7 @@ huge() {
 	if [ "${src:0:1}" == - ]; then
 		src=${src:1}
 		label="<stdin>"
-		/usr/bin/time -f %M -o "$T_TMP/rss" "$FB" import - hg <"$src" >/dev/null 2>"$T_TMP/err"
+		cat "$src" | /usr/bin/time -f %M -o "$T_TMP/rss" "$FB" import - hg >/dev/null 2>"$T_TMP/err"
 	else
 		/usr/bin/time -f %M -o "$T_TMP/rss" "$FB" import "$src" hg >/dev/null 2>"$T_TMP/err"
 	fi
