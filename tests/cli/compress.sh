@@ -12,7 +12,8 @@
 # zstd frame of 64 MiB of zeros where the header allows 4 bytes), an
 # exact-set count the stream cannot hold, and a header claiming the largest
 # filter over a body cut short or corrupt (a file or a pipe, compressed or
-# plain: refused within 64 MiB of memory, before anything is created). A
+# plain: refused within 64 MiB of memory, before anything is created; by
+# card too). A
 # compressed file nobody owns imports as the same filter.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin compress
@@ -227,6 +228,10 @@ huge "... through a pipe" "-$T_TMP/huge_cut.fbz" "truncated (in the bits)"
 huge "largest header, a corrupt first chunk" "$T_TMP/huge_chunk.fbz" \
 	"corrupt compressed chunk (length)"
 huge "largest header, plain, through a pipe, cut short" "-$T_TMP/huge_cut.plain" "truncated"
+/usr/bin/time -f %M -o "$T_TMP/rss" "$FB" card "$T_TMP/huge_cut.fbz" >/dev/null 2>"$T_TMP/err"
+check_eq "largest header, cut: card refuses it alike, within 64 MiB" \
+	"$? $(head -1 "$T_TMP/err") $([ "$(tail -1 "$T_TMP/rss")" -lt 65536 ] && echo small)" \
+	"1 flowbloom: $T_TMP/huge_cut.fbz: truncated (in the bits) small"
 # A file others can change between import's reads is read from the bytes
 # the first read kept; a pipe likewise (roundtrip above): the same filter.
 cp "$T_TMP/ex.fbz" "$T_TMP/nobody.fbz"
