@@ -9,8 +9,12 @@
 # file is refused with a reason and leaves nothing behind: truncated at
 # every region, a flipped byte in each region, trailing bytes, an unknown
 # version, a chunk claiming too long a payload, a decompression bomb (a
-# zstd frame of 64 MiB of zeros where the header allows 4 bytes), and an
-# exact-set count the stream cannot hold.
+# zstd frame of 64 MiB of zeros where the header allows 4 bytes), an
+# exact-set count the stream cannot hold, and a header claiming the largest
+# filter over a body cut short or corrupt (a file or a pipe, compressed or
+# plain: refused within 64 MiB of memory, before anything is created; by
+# card too). A
+# compressed file nobody owns imports as the same filter.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin compress
 cleanup() { t_cleanup_filters; }
@@ -184,6 +188,58 @@ rest = subprocess.run(["zstd", "-d", "-c"], input=b[ce:], capture_output=True, c
 rest = struct.pack("<Q", 1 << 60) + rest[8:]
 open(dst, "wb").write(b[:ce] + subprocess.run(["zstd", "-q", "-c"], input=rest, capture_output=True, check=True).stdout)' "$F" "$T_TMP/x.fbz" "$CE"
 refused "an exact-set count of 2^60" "$T_TMP/x.fbz" "exact-set entries (at most\|truncated\|expands past"
+# A header that claims the largest filter (2^32 bits, 4 GiB of 8-bit
+# counters) over a body that is not there: import reads the whole file
+# before it creates anything, so the refusal costs what the file holds, not
+# what its header claims. huge LABEL FILE|-SRC REASON: import (from a pipe
+# when the second argument is -SRC) is refused naming the file and REASON,
+# within 64 MiB of memory, and leaves nothing in the root.
+check "counting 8, small" "$FB" create h8 --bits 4096 --hashes 3 --layout classic --counter-bits 8
+"$FB" export h8 "$T_TMP/h8.fbz" >/dev/null && "$FB" export h8 "$T_TMP/h8.plain" --plain >/dev/null
+python3 -c 'import struct, sys
+z, p, out = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read(), sys.argv[3]
+def big(h):
+    h = bytearray(h); struct.pack_into("<I", h, 24, 1 << 23); return bytes(h)
+head = z[:16] + big(z[16:152])
+open(out + "/huge_cut.fbz", "wb").write(head)
+open(out + "/huge_chunk.fbz", "wb").write(head + bytes([0, 0]) + struct.pack("<I", 1 << 31) + bytes(64))
+open(out + "/huge_cut.plain", "wb").write(big(p[:136]) + p[136:200])' \
+	"$T_TMP/h8.fbz" "$T_TMP/h8.plain" "$T_TMP"
+huge() {
+	local l=$1 src=$2 label=$2 before rc rss
+	before=$(ls -A "$FLOWBLOOM_ROOT")
+	if [ "${src:0:1}" == - ]; then
+		src=${src:1}
+		label="<stdin>"
+		cat "$src" | /usr/bin/time -f %M -o "$T_TMP/rss" "$FB" import - hg >/dev/null 2>"$T_TMP/err"
+	else
+		/usr/bin/time -f %M -o "$T_TMP/rss" "$FB" import "$src" hg >/dev/null 2>"$T_TMP/err"
+	fi
+	rc=$?
+	rss=$(tail -1 "$T_TMP/rss")
+	check_eq "$l: refused naming the file and why" "$rc $(head -1 "$T_TMP/err")" \
+		"1 flowbloom: $label: $3; nothing imported"
+	check_eq "$l: within 64 MiB ($rss KiB at most)" "$([ "$rss" -lt 65536 ] && echo yes)" yes
+	check_eq "$l: nothing left in the root" "$(ls -A "$FLOWBLOOM_ROOT")" "$before"
+	"$FB" destroy hg >/dev/null 2>&1
+}
+huge "largest header, compressed, cut after it" "$T_TMP/huge_cut.fbz" "truncated (in the bits)"
+huge "... through a pipe" "-$T_TMP/huge_cut.fbz" "truncated (in the bits)"
+huge "largest header, a corrupt first chunk" "$T_TMP/huge_chunk.fbz" \
+	"corrupt compressed chunk (length)"
+huge "largest header, plain, through a pipe, cut short" "-$T_TMP/huge_cut.plain" "truncated"
+/usr/bin/time -f %M -o "$T_TMP/rss" "$FB" card "$T_TMP/huge_cut.fbz" >/dev/null 2>"$T_TMP/err"
+check_eq "largest header, cut: card refuses it alike, within 64 MiB" \
+	"$? $(head -1 "$T_TMP/err") $([ "$(tail -1 "$T_TMP/rss")" -lt 65536 ] && echo small)" \
+	"1 flowbloom: $T_TMP/huge_cut.fbz: truncated (in the bits) small"
+# A file others can change between import's reads is read from the bytes
+# the first read kept; a pipe likewise (roundtrip above): the same filter.
+cp "$T_TMP/ex.fbz" "$T_TMP/nobody.fbz"
+chown 65534:65534 "$T_TMP/nobody.fbz"
+check "import a compressed file nobody owns" "$FB" import "$T_TMP/nobody.fbz" nb
+"$FB" export nb "$T_TMP/nb.plain" --plain >/dev/null
+check_eq "... the same filter" "$(norm "$T_TMP/nb.plain")" "$(norm "$T_TMP/ex.plain")"
+
 # Random damage: 40 flips and cuts of a compressed counting export. Each
 # import ends (no hang, no signal) refused with a reason, or accepted with
 # exactly the original content (a flip in a chunk's padding bits changes

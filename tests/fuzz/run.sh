@@ -16,7 +16,7 @@ if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
 	SECONDS_EACH=$1
 	shift
 fi
-ALL="flow list lines bgp bgpstate applyconf optfile units"
+ALL="flow list lines bgp bgpstate applyconf optfile units fbx"
 NAMES=${*:-$ALL}
 
 # NAME: libFuzzer options beside the corpus (dictionary, input size).
@@ -30,6 +30,7 @@ opts_of() {
 	applyconf) echo "-dict=tests/fuzz/applyconf.dict -max_len=1024" ;;
 	optfile) echo "-dict=tests/fuzz/optfile.dict -max_len=2048" ;;
 	units) echo "-max_len=64" ;;
+	fbx) echo "-max_len=16384" ;;
 	*) return 1 ;;
 	esac
 }

@@ -143,13 +143,15 @@ static int load_filter(const char *name, struct fb_alg_img *img)
 }
 
 /* An export file, through the one reader (fbx.h): refused exactly when
- * import would refuse it, and then for the same reason. */
+ * import would refuse it, and then for the same reason; like import, a
+ * file not known complete from its size is read whole before the memory
+ * its header asks for is taken. */
 static int load_file(const char *path, struct fb_alg_img *img)
 {
 	struct fb_fbx_in in;
 	int rc = -1;
 
-	if (fb_fbx_open(&in, path))
+	if (fb_fbx_open_checked(&in, path, false))
 		goto bad;
 	if (img_alloc(img, &in.h))
 		goto out;

@@ -7,7 +7,8 @@
  * The layout of the file, field by field, is in fbx_format.h. The files:
  * fbx_write.c the writer (export), fbx_read.c the reader (header, body,
  * CRC), fbx_check.c what the reader accepts as content, fbx_gens.c the
- * generations' section (both ways), fbx_import.c import.
+ * generations' section (both ways), fbx_scan.c the first of import's two
+ * reads, fbx_import.c import.
  *
  * What the reader accepts is what a filter can be: every header field in
  * its range, a regular file's size the one its header implies, the CRC,
@@ -40,9 +41,10 @@ struct fb_fbx_rule {
  * (fbz.h) unless plain. 0, or -1 (printed; an old FILE is left as it was). */
 int fb_fbx_export(const char *name, const char *file, mode_t mode, bool plain);
 
-/* A file being read once, front to back, with a running CRC: its bits are
- * never held in memory whole by the reader (import streams them into the
- * filter it builds). */
+/* A file being read front to back, with a running CRC: its bits are never
+ * held in memory whole by the reader (import streams them into the filter
+ * it builds). */
+struct fb_fbx_spool;
 struct fb_fbx_in {
 	const char *label; /* the file, "<stdin>" for "-" */
 	FILE *raw;	   /* the file */
@@ -57,11 +59,33 @@ struct fb_fbx_in {
 	__u32 ngens;   /* generations of rules with a lifetime after the sets */
 	bool gens_ok;  /* the caller reads them (import): else such a file is refused */
 	char why[256]; /* what is wrong, after a -1 */
+	/* Read twice (fb_fbx_open_checked): where the file starts, for a
+	 * second read that seeks back; else the bytes the first read took
+	 * (spool), kept for the second, and the file under them (under). */
+	off_t start;
+	bool seek;
+	struct fb_fbx_spool *spool;
+	FILE *under;
+	__u8 head[FB_FBX_BITS_OFF]; /* the header's bytes, as first read */
 };
 
 /* Open FILE ("-": stdin) and read and check its header (and a regular
  * file's size): 0, or -1 with in->why. Call fb_fbx_close() either way. */
 int fb_fbx_open(struct fb_fbx_in *in, const char *file);
+/* fb_fbx_open() for a reader that builds what the header says (import):
+ * unless FILE is a plain export in a regular file of the size its header
+ * implies that only root or we can change, all of it is read and checked
+ * first (fbx_scan.c: framing, lengths, exact sets, generations' heads,
+ * CRC, end of file) in bounded memory, and then opened again at its body
+ * (seeking back, or from the bytes the first read kept). So a truncated or
+ * corrupt file costs what it holds, not what its header claims. 0, or -1
+ * with in->why; fb_fbx_close() either way. gens_ok as in->gens_ok. */
+int fb_fbx_open_checked(struct fb_fbx_in *in, const char *file, bool gens_ok);
+/* fbx_read.c's open, for fbx_scan.c: twice, the input set up to be read
+ * again (fb_fbx_spool_start) before its first byte is read. */
+int fb_fbx_open_as(struct fb_fbx_in *in, const char *file, bool twice);
+int fb_fbx_spool_start(struct fb_fbx_in *in);
+void fb_fbx_spool_free(struct fb_fbx_in *in);
 /* The rest: the bits into blocks[FB_HDR_BLOCKS ..] (blocks 0 and 1 are
  * not touched: the caller writes in->h and in->px there when it wants
  * them), the counters into cnt (in->cnt_bytes), the exact sets into
@@ -97,6 +121,8 @@ int fb_fbx_rd(struct fb_fbx_in *in, void *p, size_t n);
 int fb_fbx_bad(struct fb_fbx_in *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int fb_fbx_short_read(struct fb_fbx_in *in);
 int fb_fbx_read_bits(struct fb_fbx_in *in, struct fb_block *blocks, __u32 nblocks);
+/* The exact-set section into in->rules, each entry checked as it arrives. */
+int fb_fbx_read_rules(struct fb_fbx_in *in);
 /* fbx_check.c: the prefix-length lists of px are lists of prefix lengths. */
 int fb_fbx_check_lengths(struct fb_fbx_in *in, const struct fb_prefixes *px);
 /* The rule-shape table of px agrees with kinds (each mask valid, listed
@@ -107,6 +133,8 @@ int fb_fbx_check_counters(struct fb_fbx_in *in, const struct fb_header *h,
 /* The content just read (bits, counters, in->rules, sorted here) is what
  * `check` would find clean: 0, or -1 with in->why. */
 int fb_fbx_check_content(struct fb_fbx_in *in, struct fb_block *blocks, const __u8 *cnt);
+/* Its part on in->rules alone (sorted here). */
+int fb_fbx_check_rules(struct fb_fbx_in *in);
 /* fbx_gens.c: the size a regular file's generations take from offset at
  * (-1 with in->why); the writer's section. */
 int fb_fbx_gens_size(struct fb_fbx_in *in, size_t at, size_t *size);

@@ -114,7 +114,6 @@ int fb_fbx_check_content(struct fb_fbx_in *in, struct fb_block *blocks, const __
 {
 	const struct fb_header *h = &in->h;
 	char why[200];
-	size_t i;
 
 	if (h->type) {
 		struct fb_store v;
@@ -131,7 +130,15 @@ int fb_fbx_check_content(struct fb_fbx_in *in, struct fb_block *blocks, const __
 	}
 	if (in->cnt_bytes && fb_fbx_check_counters(in, h, blocks, cnt))
 		return -1;
-	/* Each rule once, of a kind and prefix length the filter probes. */
+	return fb_fbx_check_rules(in);
+}
+
+/* Each rule once, of a kind and prefix length the filter probes. */
+int fb_fbx_check_rules(struct fb_fbx_in *in)
+{
+	const struct fb_header *h = &in->h;
+	size_t i;
+
 	if (in->nrules)
 		qsort(in->rules, in->nrules, sizeof(*in->rules), rule_cmp);
 	for (i = 0; i < in->nrules; i++) {

@@ -3,7 +3,9 @@
  * `import`: an export file (fbx_read.c) into a new filter, built aside
  * (staged) while the file is streamed into it and published by one rename
  * once all of it, the generations (fbx_gens.c) and the CRC included, was
- * read and checked: a refused file leaves nothing behind.
+ * read and checked: a refused file leaves nothing behind. A file not known
+ * complete from its size (compressed, a pipe) was read and checked whole
+ * once before anything is created (fbx_scan.c).
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -23,7 +25,7 @@ int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
 
 	if (fb_pin_check_name(name))
 		return -1;
-	if (fb_fbx_open(&in, file))
+	if (fb_fbx_open_checked(&in, file, true))
 		goto refuse;
 	if (in.h.confirm && !strcmp(name, FB_IPROUTE_FILTER)) {
 		/* An ip-link-loaded program cannot confirm: it would fail open. */
@@ -47,7 +49,6 @@ int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
 	 * ip link's adopted maps, probes nothing), streamed into. */
 	if (fb_store_create_staged(name, &o, &f))
 		goto out;
-	in.gens_ok = true;
 	if (fb_fbx_read_body(&in, f.blocks, f.cnt)) {
 		fb_store_abort(&f);
 		goto refuse;

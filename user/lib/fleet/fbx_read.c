@@ -172,6 +172,11 @@ static int check_size(struct fb_fbx_in *in)
 
 int fb_fbx_open(struct fb_fbx_in *in, const char *file)
 {
+	return fb_fbx_open_as(in, file, false);
+}
+
+int fb_fbx_open_as(struct fb_fbx_in *in, const char *file, bool twice)
+{
 	__u8 b[FB_FBX_BITS_OFF];
 	struct stat st;
 
@@ -193,6 +198,8 @@ int fb_fbx_open(struct fb_fbx_in *in, const char *file)
 	}
 	if (!fstat(fileno(in->raw), &st) && S_ISDIR(st.st_mode))
 		return fb_fbx_bad(in, "is a directory");
+	if (twice && fb_fbx_spool_start(in))
+		return -1;
 	/* Plain or compressed, told apart by the magic: the plain bytes. */
 	in->f = fb_fbz_reader(in->raw, &in->compressed);
 	if (!in->f)
@@ -202,6 +209,7 @@ int fb_fbx_open(struct fb_fbx_in *in, const char *file)
 				  fb_fbz_why(in->f)
 					  ?: ferror(in->f) ? "read error"
 							   : "too short to be a flowbloom export");
+	memcpy(in->head, b, sizeof(b));
 	if (decode_head(in, b))
 		return -1;
 	return check_size(in);
@@ -213,7 +221,10 @@ void fb_fbx_close(struct fb_fbx_in *in)
 		fclose(in->f);
 	if (in->raw && in->raw != stdin)
 		fclose(in->raw);
-	in->f = in->raw = NULL;
+	if (in->under && in->under != stdin)
+		fclose(in->under);
+	fb_fbx_spool_free(in);
+	in->f = in->raw = in->under = NULL;
 	free(in->rules);
 	in->rules = NULL;
 	in->nrules = 0;
@@ -236,8 +247,7 @@ int fb_fbx_read_bits(struct fb_fbx_in *in, struct fb_block *blocks, __u32 nblock
 	return 0;
 }
 
-/* The exact-set section, each entry checked as it arrives. */
-static int read_rules(struct fb_fbx_in *in)
+int fb_fbx_read_rules(struct fb_fbx_in *in)
 {
 	__u8 num[8], rec[FB_FBX_RULE_BYTES];
 	char why[200];
@@ -281,8 +291,6 @@ int fb_fbx_read_body(struct fb_fbx_in *in, struct fb_block *blocks, __u8 *cnt)
 {
 	enum { CHUNK = 1 << 16 };
 	size_t i, n;
-	__u8 tail[4];
-	__u32 crc;
 
 	if (fb_fbx_read_bits(in, &blocks[FB_HDR_BLOCKS], in->h.nblocks))
 		return fb_fbx_short_read(in);
@@ -291,7 +299,7 @@ int fb_fbx_read_body(struct fb_fbx_in *in, struct fb_block *blocks, __u8 *cnt)
 		if (fb_fbx_rd(in, cnt + i, n))
 			return fb_fbx_short_read(in);
 	}
-	if (in->h.confirm && read_rules(in))
+	if (in->h.confirm && fb_fbx_read_rules(in))
 		return -1;
 	if (in->ngens) {
 		/* The generations follow (fbx_gens.c), then fb_fbx_finish(). */
@@ -301,16 +309,8 @@ int fb_fbx_read_body(struct fb_fbx_in *in, struct fb_block *blocks, __u8 *cnt)
 					  "filter");
 		return fb_fbx_check_content(in, blocks, cnt);
 	}
-	crc = (__u32)in->crc;
-	if (fread(tail, 1, 4, in->f) != 4)
-		return fb_fbx_short_read(in);
-	if (fgetc(in->f) != EOF)
-		return fb_fbx_bad(in, "trailing bytes after the filter");
-	/* The stream layer fails the read that finds its end wrong. */
-	if (ferror(in->f))
-		return fb_fbx_short_read(in);
-	if (fb_le_get32(tail) != crc)
-		return fb_fbx_bad(in, "checksum mismatch (corrupt file)");
+	if (fb_fbx_finish(in))
+		return -1;
 	return fb_fbx_check_content(in, blocks, cnt);
 }
 
@@ -323,6 +323,9 @@ int fb_fbx_finish(struct fb_fbx_in *in)
 		return fb_fbx_short_read(in);
 	if (fgetc(in->f) != EOF)
 		return fb_fbx_bad(in, "trailing bytes after the filter");
+	/* The stream layer fails the read that finds its end wrong. */
+	if (ferror(in->f))
+		return fb_fbx_short_read(in);
 	if (fb_le_get32(tail) != crc)
 		return fb_fbx_bad(in, "checksum mismatch (corrupt file)");
 	return 0;
