@@ -137,13 +137,15 @@ static const struct fb_cmd cmds[] = {
 	  "created mode 0600 (--mode, e.g. 0640, to widen), written aside and renamed\n"
 	  "over FILE once complete and on disk." },
 	{ "import", cmd_import, "import FILE NAME",
-	  "Create filter NAME from an export ('-': stdin), compressed or plain, read once\n"
-	  "and built aside; NAME appears only after the whole file checked out (CRC\n"
-	  "included). Corrupt, truncated or incompatible files leave nothing behind, and\n"
-	  "so does a file that is no clean filter (counters contradicting its bits, more\n"
-	  "flows than 256 per bit, exact-set entries that are no rules) or a compressed\n"
-	  "one that would expand past what its header says: refused with the reason.\n"
-	  "merge, intersect and card read files alike." },
+	  "Create filter NAME from an export ('-': stdin), compressed or plain, built\n"
+	  "aside; NAME appears only after the whole file checked out (CRC included). A\n"
+	  "compressed or piped file, or one others may write, is checked whole before any\n"
+	  "memory is taken for the filter, then read again (a pipe's bytes kept in memory).\n"
+	  "Corrupt, truncated or incompatible files leave nothing behind, and so does a\n"
+	  "file that is no clean filter (counters contradicting its bits, more flows than\n"
+	  "256 per bit, exact-set entries that are no rules) or a compressed one that\n"
+	  "would expand past what its header says: refused with the reason. merge,\n"
+	  "intersect and card read files alike." },
 	{ "merge", cmd_merge, "merge SRC SRC... --into NAME",
 	  "The union of filters into NAME: bits ORed, counters summed (saturating), prefix\n"
 	  "lengths and exact sets united, flows summed (an upper bound). A SRC holding a\n"
