@@ -314,15 +314,21 @@ subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNUL
 r = resource.getrusage(resource.RUSAGE_CHILDREN)
 print("%.3f" % (r.ru_utime + r.ru_stime))' "$FB" bgp rtbh --state "$T_TMP/table.bgp" <"$T_TMP/in"
 }
+# within3x LABEL BASE GOT: GOT seconds of CPU within 3 times BASE (a
+# baseline of the same run)
+within3x() {
+	local ratio
+	ratio=$(python3 -c "print('%.1f' % (float('$3') / max(float('$2'), 0.05)))")
+	echo "CPU: $1: ${3}s against ${2}s (x$ratio)"
+	python3 -c "import sys; sys.exit(float('$ratio') > 3)" &&
+		pass "$1: CPU within 3x (x$ratio)" ||
+		fail "$1: CPU ${3}s, ${ratio}x the baseline's ${2}s"
+}
 uni=$(cpu table_uni)
 flow=$(cpu table_flow)
 check_eq "8000 FlowSpec routes announced and withdrawn: none left" \
 	"$("$FB" -j info rtbh | python3 -c 'import json,sys; print(json.load(sys.stdin)["flows"])')" 0
-ratio=$(python3 -c "print('%.1f' % (float('$flow') / max(float('$uni'), 0.05)))")
-echo "CPU: 8000 blackhole routes ${uni}s, 8000 FlowSpec routes ${flow}s (x$ratio)"
-python3 -c "import sys; sys.exit(float('$ratio') > 3)" &&
-	pass "FlowSpec table CPU within 3x the blackhole table's (x$ratio)" ||
-	fail "FlowSpec table CPU ${flow}s, ${ratio}x the blackhole table's ${uni}s"
+within3x "8000 FlowSpec routes against 8000 blackhole routes" "$uni" "$flow"
 # A peer repeating End-of-RIB (an empty UPDATE, as often as it likes):
 # each one walked every path held, looking for stale ones.
 "$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
@@ -330,11 +336,8 @@ noop=$(cpu noop_spam)
 "$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
 eor=$(cpu eor_spam)
 "$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
-ratio=$(python3 -c "print('%.1f' % (float('$eor') / max(float('$noop'), 0.05)))")
-echo "CPU: 8000 routes, then 8000 empty updates ${noop}s, or 8000 End-of-RIB ${eor}s (x$ratio)"
-python3 -c "import sys; sys.exit(float('$ratio') > 3)" &&
-	pass "8000 End-of-RIB with nothing stale: CPU within 3x of 8000 empty updates (x$ratio)" ||
-	fail "8000 End-of-RIB with nothing stale: CPU ${eor}s, ${ratio}x that of empty updates"
+within3x "8000 routes, then 8000 End-of-RIB with nothing stale against 8000 empty updates" \
+	"$noop" "$eor"
 # Routes the filter refuses (no prefix length left for them), one after
 # another: each refusal walked every path held, to forget the refused one.
 "$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
@@ -344,11 +347,8 @@ ref=$(cpu refused)
 check_eq "12000 refused /28 routes: none in the state file" "$(grep -c '^198.51.100.9.*/28' "$T_TMP/table.bgp")" 0
 check_eq "... the 12003 others are" "$(grep -c '^198.51.100.9' "$T_TMP/table.bgp")" 12003
 "$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
-ratio=$(python3 -c "print('%.1f' % (float('$ref') / max(float('$acc'), 0.05)))")
-echo "CPU: 12000 routes held, then 12000 accepted ${acc}s, or 12000 refused ${ref}s (x$ratio)"
-python3 -c "import sys; sys.exit(float('$ratio') > 3)" &&
-	pass "12000 routes the filter refuses: CPU within 3x of 12000 it accepts (x$ratio)" ||
-	fail "12000 routes the filter refuses: CPU ${ref}s, ${ratio}x that of accepted ones"
+within3x "12000 routes held, then 12000 the filter refuses against 12000 it accepts" \
+	"$acc" "$ref"
 # Paths whose ids were chosen to share a bucket of the tables' hash: it is
 # keyed now (SipHash under a key drawn per process), so no one can choose.
 "$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
@@ -356,11 +356,7 @@ plain=$(cpu nocollide)
 "$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
 coll=$(cpu collide)
 "$FB" bgp rtbh --state "$T_TMP/table.bgp" --flush >/dev/null 2>&1
-ratio=$(python3 -c "print('%.1f' % (float('$coll') / max(float('$plain'), 0.05)))")
-echo "CPU: 12000 add-path ids, random ${plain}s, chosen to collide ${coll}s (x$ratio)"
-python3 -c "import sys; sys.exit(float('$ratio') > 3)" &&
-	pass "12000 paths with ids chosen to collide: CPU within 3x of random ids (x$ratio)" ||
-	fail "12000 paths with ids chosen to collide: CPU ${coll}s, ${ratio}x that of random ids"
+within3x "12000 add-path ids chosen to collide against 12000 random ones" "$plain" "$coll"
 
 "$FB" destroy rtbh >/dev/null
 t_end
