@@ -86,17 +86,25 @@ static void line(struct fb_bgp *b, struct model *m, const char *s, size_t len, s
 			    r, b->nadd, b->ndel, b->changed);
 		return;
 	}
+	if (refuse_first && b->nadd) {
+		/* Its routes are refused whole: their other parts' rules
+		 * leave the additions (or, in the filter, join del). */
+		size_t j;
+
+		fb_bgp_refused(b, &b->add[0], NULL, NULL);
+		FUZZ_ASSERT(!fb_bgp_refs(b, &b->add[0]), "line %zu: a refused rule still held",
+			    lineno);
+		b->add[0] = b->add[--b->nadd];
+		for (i = j = 0; i < b->nadd; i++)
+			if (fb_bgp_refs(b, &b->add[i]))
+				b->add[j++] = b->add[i];
+		b->nadd = j;
+	}
 	for (i = 0; i < b->ndel; i++) {
 		at = find(m, &b->del[i]);
 		FUZZ_ASSERT(at >= 0, "line %zu: deletes a rule the filter lacks", lineno);
 		FUZZ_ASSERT(!fb_bgp_refs(b, &b->del[i]), "line %zu: deletes a held rule", lineno);
 		m->k[at] = m->k[--m->n];
-	}
-	if (refuse_first && b->nadd) {
-		fb_bgp_refused(b, &b->add[0]);
-		FUZZ_ASSERT(!fb_bgp_refs(b, &b->add[0]), "line %zu: a refused rule still held",
-			    lineno);
-		b->add[0] = b->add[--b->nadd];
 	}
 	for (i = 0; i < b->nadd; i++) {
 		FUZZ_ASSERT(!fb_rules_valid(&b->add[i], why, sizeof(why)),

@@ -354,6 +354,80 @@ void test_bgp_flowspec(void)
 	fb_bgp_free(&b);
 }
 
+/* FlowSpec routes announced by peer, each NLRI a JSON object's members. */
+#define FLOWS_ANN(peer, nlris)                                                                     \
+	"{\"type\": \"update\", " NB(peer) ", \"message\": {\"update\": {\"attribute\": "          \
+					   "{\"extended-community\": [" DISCARD "]}, "             \
+					   "\"announce\": {\"ipv4 flow\": {\"no-nexthop\": "       \
+					   "[" nlris "]}}}}}}"
+#define UDP9(ports, name)                                                                          \
+	"{\"destination-ipv4\": [\"203.0.113.9/32\"], \"protocol\": [\"=udp\"], "                  \
+	"\"destination-port\": [\"" ports "\"], \"string\": \"" name "\"}"
+
+/* The additions still held (as cmd_bgp.c's add_rules takes a refused
+ * route's other parts out of its batch). */
+static size_t held_adds(struct fb_bgp *b)
+{
+	size_t i, j;
+
+	for (i = j = 0; i < b->nadd; i++)
+		if (fb_bgp_refs(b, &b->add[i]))
+			b->add[j++] = b->add[i];
+	return b->nadd = j;
+}
+
+/* The filter refuses one key of a route of several: the route is refused
+ * whole (all its parts, noted once), a rule another peer holds stays,
+ * another route of the line is applied; a refused re-announcement's old
+ * rules leave the filter; announced again later, it is applied whole. */
+void test_bgp_refused_route(void)
+{
+	struct fb_bgp b;
+	struct fb_key k;
+	size_t routes, gone;
+
+	bgp_init(&b, true, false);
+	feed(&b, FLOWS_ANN("198.51.100.9", UDP9("=5010", "r0")));
+	ASSERT_TRUE(b.nadd == 1, "bgp refused route: another peer's rule dport 5010");
+	fb_bgp_done(&b);
+	feed(&b, FLOWS_ANN("198.51.100.1", UDP9(">=5000&<=5010",
+						"r1") ", {\"destination-ipv4\": "
+						      "[\"203.0.113.8/32\"], \"string\": \"r2\"}"));
+	ASSERT_TRUE(b.nadd == 11 && refs(&b, "udp dst 203.0.113.9 dport 5010") == 2,
+		    "bgp refused route: r1's 10 new keys and r2's to add");
+	notes = 0;
+	key_of("udp dst 203.0.113.9 dport 5003", &k);
+	gone = fb_bgp_refused(&b, &k, "no room", &routes);
+	ASSERT_TRUE(routes == 1 && gone == 9 && notes == 1 &&
+			    strstr(last_note, ": 'r1' from 198.51.100.1: no room; not applied"),
+		    "bgp refused route: r1 refused once, its 9 other new rules out of the batch");
+	ASSERT_TRUE(held_adds(&b) == 1 && keys_hold(b.add, 1, "dst 203.0.113.8") && !b.ndel &&
+			    !refs(&b, "udp dst 203.0.113.9 dport 5000") &&
+			    !refs(&b, "udp dst 203.0.113.9 dport 5003") &&
+			    refs(&b, "udp dst 203.0.113.9 dport 5010") == 1 && b.npaths == 2,
+		    "bgp refused route: none of r1 held, r0's rule and r2 stay");
+	fb_bgp_done(&b);
+	/* Announced again (room now): whole. */
+	feed(&b, FLOWS_ANN("198.51.100.1", UDP9(">=5000&<=5010", "r1")));
+	ASSERT_TRUE(b.nadd == 10 && b.npaths == 13 &&
+			    refs(&b, "udp dst 203.0.113.9 dport 5010") == 2,
+		    "bgp refused route: announced again, all 11 parts");
+	fb_bgp_done(&b);
+	/* Widened, one new key refused: the route goes, its rules in the
+	 * filter from before leave it (but r0's). */
+	feed(&b, FLOWS_ANN("198.51.100.1", UDP9(">=5000&<=5012", "r1")));
+	ASSERT_TRUE(b.nadd == 2 && !b.ndel, "bgp refused route: widened: 2 rules to add");
+	key_of("udp dst 203.0.113.9 dport 5012", &k);
+	gone = fb_bgp_refused(&b, &k, "no room", &routes);
+	ASSERT_TRUE(routes == 1 && gone == 1 && held_adds(&b) == 0 && b.ndel == 10 &&
+			    keys_hold(b.del, 10, "udp dst 203.0.113.9 dport 5000") &&
+			    refs(&b, "udp dst 203.0.113.9 dport 5010") == 1 && b.npaths == 2,
+		    "bgp refused route: widened and refused: its 10 old rules to delete");
+	fb_bgp_done(&b);
+	ASSERT_TRUE(b.nrules == 2, "bgp refused route: r0's and r2's rules left");
+	fb_bgp_free(&b);
+}
+
 void test_bgp_bad_input(void)
 {
 	static const char *const good[] = {

@@ -315,7 +315,7 @@ static void refused(void)
 	ASSERT_TRUE(b.nadd == 2 && b.npaths == 4, "bgp refused: two rules to add, four paths");
 	k = keys_hold(&b.add[0], 1, "dst 203.0.113.2") ? b.add[0] : b.add[1];
 	ASSERT_TRUE(keys_hold(&k, 1, "dst 203.0.113.2"), "bgp refused: dst 203.0.113.2 to add");
-	fb_bgp_refused(&b, &k);
+	fb_bgp_refused(&b, &k, NULL, NULL);
 	ASSERT_TRUE(b.npaths == 2 && fb_bgp_refs(&b, &k) == 0 && b.nrules == 2,
 		    "bgp refused: both paths of the refused rule forgotten, and the rule");
 	ASSERT_TRUE(b.changed, "bgp refused: ... the state is to be written");

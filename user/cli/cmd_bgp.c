@@ -147,43 +147,69 @@ static void show(struct run *rn, size_t lineno, char sign, const struct fb_key *
 		say("%c%s%s", sign, text, tail);
 }
 
+/*
+ * Add keys[0..*n) (the line's additions, or the rules held, again) to the
+ * filter; what it refuses leaves the batch, which is tried again. A route
+ * holding a refused rule is refused whole (fb_bgp_refused): its other
+ * parts' rules leave the batch too, so no route is ever partly in the
+ * filter. The batch is refused or added whole by each try (fb_rules_add,
+ * fb_gens_add): nothing of it is in the filter before the last. Returns
+ * how many rules were refused; *n: how many were added.
+ */
 static size_t add_rules(struct run *rn, struct fb_store *f, struct fb_key *keys, size_t *n)
 {
-	size_t bad, refused = 0;
+	size_t bad, i, j, gone, routes, refused = 0;
 	int err;
 
 	/* With --ttl, into a generation: the rule ends by itself unless
 	 * refreshed, whether this process runs or not. */
-	while (*n && (err = rn->ttl > 0 ? fb_gens_add(f, keys, *n, rn->ttl, &bad, NULL)
-					: fb_rules_add(f, keys, *n, &bad))) {
-		char text[FB_FLOW_STR];
+	while (*n && (bad = *n, err = rn->ttl > 0 ? fb_gens_add(f, keys, *n, rn->ttl, &bad, NULL)
+						  : fb_rules_add(f, keys, *n, &bad))) {
+		char text[FB_FLOW_STR], why[900];
 
-		if (err != -1 && err != -4) {
-			/* An exact set refused (printed): none of them added. */
+		if ((err != -1 && err != -4) || bad >= *n) {
+			/* Refused whole (an exact set, printed; no room in
+			 * another filter type; every generation in use,
+			 * printed): none of them added. */
+			snprintf(why, sizeof(why), "filter '%s' refused this line's rules%s",
+				 f->name, err == -3 ? " (it is full)" : "");
 			for (bad = 0; bad < *n; bad++)
-				fb_bgp_refused(&rn->b, &keys[bad]);
+				fb_bgp_refused(&rn->b, &keys[bad], why, NULL);
 			refused += *n;
 			*n = 0;
 			break;
 		}
 		fb_flow_format(&keys[bad], text, sizeof(text));
 		if (err == -4) {
-			char why[600];
+			char mask[600];
 
-			fb_rules_mask_refusal((struct fb_prefixes *)&f->blocks[1], keys, bad, why,
-					      sizeof(why));
-			say("<stdin>:%zu: '%s' in filter '%s': %s; not applied", rn->lineno, text,
-			    f->name, why);
+			fb_rules_mask_refusal((struct fb_prefixes *)&f->blocks[1], keys, bad, mask,
+					      sizeof(mask));
+			snprintf(why, sizeof(why), "'%s' in filter '%s': %s", text, f->name, mask);
 		} else {
-			say("<stdin>:%zu: '%s' would need a %dth %s prefix length in filter '%s' "
-			    "(at most %d); not applied",
-			    rn->lineno, text, FB_MAX_LENGTHS + 1,
-			    fb_rules_prefix_list_name(fb_rules_prefix_list(&keys[bad])), f->name,
-			    FB_MAX_LENGTHS);
+			snprintf(why, sizeof(why),
+				 "'%s' would need a %dth %s prefix length in filter '%s' (at most "
+				 "%d)",
+				 text, FB_MAX_LENGTHS + 1,
+				 fb_rules_prefix_list_name(fb_rules_prefix_list(&keys[bad])),
+				 f->name, FB_MAX_LENGTHS);
 		}
-		fb_bgp_refused(&rn->b, &keys[bad]);
+		/* Each route holding it is named once, with why (the rule
+		 * alone if none is: the rules held, added again). */
+		gone = fb_bgp_refused(&rn->b, &keys[bad], why, &routes);
+		if (!routes)
+			say("<stdin>:%zu: %s; not applied", rn->lineno, why);
 		keys[bad] = keys[--*n];
 		refused++;
+		/* The refused routes' other parts: out of the batch (a walk
+		 * of it, as each try is). */
+		for (i = j = 0; gone && i < *n; i++)
+			if (fb_bgp_refs(&rn->b, &keys[i]))
+				keys[j++] = keys[i];
+		if (gone) {
+			refused += *n - j;
+			*n = j;
+		}
 	}
 	return refused;
 }

@@ -510,6 +510,7 @@ int fb_bgp_line(struct fb_bgp *b, const char *line, size_t n, size_t lineno)
 
 	b->nadd = b->ndel = 0;
 	b->changed = false;
+	b->lineno = lineno;
 	line_ops_free(b);
 	if (memchr(line, 0, n)) {
 		fb_bgp_note(b, lineno, "NUL byte in the line; line skipped");
@@ -574,17 +575,65 @@ static void path_forget(struct fb_bgp *b, struct fb_bgp_path **pp)
 	b->npaths--;
 }
 
-void fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k)
+/* One path of a refused route forgotten: its rule, unless it is the
+ * refused one (the caller's) or another path holds it, leaves the line's
+ * additions (dropped, counted in *gone) or, in the filter from before,
+ * becomes a deletion. */
+static void part_forget(struct fb_bgp *b, struct fb_bgp_path **pp,
+			const struct fb_bgp_rule *refused, size_t *gone)
+{
+	struct fb_bgp_rule *r = find_rule(b, &(*pp)->key);
+
+	path_forget(b, pp);
+	if (!r || !r->refs || --r->refs || r == refused)
+		return;
+	if (!r->in_filter) {
+		rule_drop(b, r);
+		(*gone)++;
+	} else if (fb_bgp_push_key(&b->del, &b->ndel, &b->cap_del, &r->key)) {
+		fb_bgp_note(b, b->lineno, "out of memory listing rules to delete");
+	}
+}
+
+/* Refuse the route path p is part of (p itself included): every path of
+ * its peer and family whose NLRI is the route's id, or the id with " part
+ * I/N". They share p's bucket (path_hash): one chain, not the table. */
+static void route_refuse(struct fb_bgp *b, struct fb_bgp_path *p, const struct fb_bgp_rule *refused,
+			 const char *why, size_t *gone)
+{
+	size_t l = fb_bgp_route_len(p->nlri, NULL);
+	struct fb_bgp_path **head = &b->paths[path_hash(b, p->peer, p->family, p->nlri)], **pp;
+
+	for (pp = head; *pp;) {
+		struct fb_bgp_path *q = *pp;
+
+		if (q != p && !strcmp(q->peer, p->peer) && !strcmp(q->family, p->family) &&
+		    fb_bgp_route_len(q->nlri, NULL) == l && !strncmp(q->nlri, p->nlri, l))
+			part_forget(b, pp, refused, gone);
+		else
+			pp = &q->next;
+	}
+	if (why)
+		fb_bgp_note(b, b->lineno, "'%.*s' from %s: %s; not applied", (int)l, p->nlri,
+			    p->peer, why);
+	for (pp = head; *pp != p; pp = &(*pp)->next)
+		;
+	part_forget(b, pp, refused, gone);
+}
+
+size_t fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k, const char *why, size_t *routes)
 {
 	struct fb_bgp_rule *r = find_rule(b, k);
-	size_t i;
+	size_t i, gone = 0, nroutes = 0;
 
+	if (routes)
+		*routes = 0;
 	if (!r || r->in_filter)
-		return;
+		return 0;
 	/* A rule not in the filter is held by paths the last line made:
 	 * found through its operations, not by a walk of every path (a
 	 * peer whose routes the filter refuses, one after another, made each
-	 * refusal cost the whole table). */
+	 * refusal cost the whole table). Each path's whole route goes. */
 	for (i = 0; i < b->nline_ops && r->refs; i++) {
 		const struct fb_bgp_op *o = &b->line_ops[i];
 		struct fb_bgp_path **pp;
@@ -593,23 +642,26 @@ void fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k)
 			continue;
 		pp = find_path(b, o->peer, o->family, o->nlri);
 		if (*pp && !memcmp(&(*pp)->key, k, sizeof(*k))) {
-			path_forget(b, pp);
-			r->refs--;
+			route_refuse(b, *pp, r, why, &gone);
+			nroutes++;
 		}
 	}
-	for (i = 0; i < b->nbuckets && r->refs; i++) {
-		struct fb_bgp_path **pp = &b->paths[i];
+	for (i = 0; i < b->nbuckets && r->refs;) {
+		struct fb_bgp_path *p = b->paths[i];
 
-		while (*pp) {
-			if (!memcmp(&(*pp)->key, k, sizeof(*k))) {
-				path_forget(b, pp);
-				r->refs--;
-			} else {
-				pp = &(*pp)->next;
-			}
+		while (p && memcmp(&p->key, k, sizeof(*k)))
+			p = p->next;
+		if (!p) {
+			i++;
+			continue;
 		}
+		route_refuse(b, p, r, why, &gone); /* then this bucket again */
+		nroutes++;
 	}
 	rule_drop(b, r);
+	if (routes)
+		*routes = nroutes;
+	return gone;
 }
 
 void fb_bgp_done(struct fb_bgp *b)

@@ -61,6 +61,7 @@ struct fb_bgp {
 	void (*note)(void *ctx, const char *msg);
 	void *ctx;
 	const char *source; /* for messages: "<stdin>" */
+	size_t lineno;	    /* the last line's number, for fb_bgp_refused()'s notes */
 };
 
 int fb_bgp_init(struct fb_bgp *b, const struct fb_bgp_opts *o);
@@ -82,8 +83,20 @@ int fb_bgp_line(struct fb_bgp *b, const char *line, size_t len, size_t lineno);
  */
 int fb_bgp_admit(const struct fb_bgp *b, const char *family, const struct fb_key *k, char *why,
 		 size_t len);
-/* After the filter refused to add rule k: forget the paths that hold it. */
-void fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k);
+/*
+ * After the filter refused to add rule k, one of the last line's
+ * additions: every route holding it is refused whole. The paths of all its
+ * parts (a FlowSpec route of several keys, "ID part I/N") are forgotten, so
+ * no route is ever partly in the filter; each such route is noted once,
+ * "SOURCE:LINE: 'ID' from PEER: WHY; not applied" (why NULL: not noted,
+ * the caller reported it). A rule of another part that no path holds any
+ * more leaves the line's additions (fb_bgp_refs() says 0: the caller takes
+ * it out of the batch it retries) or, if it was in the filter from before,
+ * joins del. Returns how many rules besides k left the additions; *routes
+ * (if set): how many routes were refused. A rule in the filter already is
+ * left alone (0).
+ */
+size_t fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k, const char *why, size_t *routes);
 /* After the caller applied add/del: the added rules are in the filter,
  * the deleted ones are forgotten. */
 void fb_bgp_done(struct fb_bgp *b);
