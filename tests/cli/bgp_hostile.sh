@@ -30,7 +30,11 @@
 #   random ones do, and so do routes the filter refuses one after another
 #   (each refusal walked every path);
 # - a message json-c cannot allocate (ulimit -v) is reported as out of
-#   memory and skipped, the lines after it applied.
+#   memory and skipped, the lines after it applied;
+# - a FlowSpec route of several keys one of which the filter refuses (no
+#   rule shape left for it) is refused whole: none of its keys in the
+#   filter or the state file, one message naming it; the line's other
+#   route applied; announced again with room, applied whole.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_hostile
 
@@ -158,6 +162,20 @@ for what in sys.argv[1:]:
         out.write(b'{"type": "update", "neighbor": {"address": {"peer": "198.51.100.9"}, '
                   b'"message": {"update": {"attribute": {"x": [' + b"0," * 10000000 + b'0]}}}}}\n')
         out.write(json.dumps(bh("ipv4 unicast", "203.0.113.91/32")).encode() + b"\n")
+    elif what in ("fsatomic", "fsagain"):
+        # One message, two FlowSpec routes: udp to .10 port 53 or
+        # 1024-2047 (two keys, two shapes), udp to .11 port 53 (one); or
+        # the first alone, announced again.
+        def rt(a, ports):
+            c = {"destination-ipv4": [a], "protocol": ["=udp"], "destination-port": ports}
+            return dict(c, string="flow %s" % json.dumps(c))
+        routes = [rt("203.0.113.10/32", ["=53", ">=1024&<=2047"])]
+        if what == "fsatomic":
+            routes.append(rt("203.0.113.11/32", ["=53"]))
+        m = {"type": "update", "neighbor": dict(nb("198.51.100.9"), message={"update": {
+            "attribute": {"extended-community": [{"value": 9225060886715039744}]},
+            "announce": {"ipv4 flow": {"no-nexthop": routes}}}})}
+        out.write(json.dumps(m).encode() + b"\n")
     elif what == "forge":
         pi = "1\tdst 203.0.113.61/32\n198.51.100.9\tipv4 unicast\t203.0.113.61/32\tdst 203.0.113.61"
         for m in (bh("ipv4 unicast", "203.0.113.60/32", pi=pi),
@@ -290,6 +308,41 @@ check_eq "... read whole without the limit: bgp starts" "$RC" 0
 check_eq "... and holds both paths" "$(grep -c '203.0.113.8[23]' "$D/rtbh.bgp")" 2
 "$FB" bgp rtbh --state "$D/rtbh.bgp" --flush >/dev/null 2>&1
 check_eq "--flush: 203.0.113.80 deleted" "$(q dst 203.0.113.80)" no
+
+# --- 11. a FlowSpec route of several keys is applied whole or not at all:
+# the filter has room for the shape of one of its keys (udp dst/32 dport
+# 53) but not for the other's (dport 1024-2047, a 9th shape): nothing of
+# the route reaches the filter or the state file (its dport 53 key did),
+# the refusal is reported once, naming the route; the other route of the
+# line is applied; announced again into a filter with room, it is whole.
+"$FB" create fsx --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create fsx"
+"$FB" add fsx udp dst 203.0.113.9 dport 80 >/dev/null
+for l in 25 26 27 28 29 30 31; do
+	"$FB" add fsx udp dst 203.0.113.0/$l dport 1024-2047 >/dev/null
+done
+FS=$T_TMP/fsx.bgp
+gen fsatomic >"$T_TMP/in"
+"$FB" bgp fsx --state "$FS" <"$T_TMP/in" >/dev/null 2>"$T_TMP/err"
+check_eq "a route with a key of a 9th shape: bgp runs" "$?" 0
+qf() { "$FB" query fsx udp dst "$1" dport "$2" | head -1 | awk '{print $1}'; }
+check_eq "... its dport 53 key not in the filter" "$(qf 203.0.113.10 53)" no
+check_eq "... nor its dport 1024-2047 one" "$(qf 203.0.113.10 1024-2047)" no
+check_eq "... none of its parts in the state file" "$(grep -c '203.0.113.10' "$FS")" 0
+check_eq "... refused once" "$(grep -c 'not applied' "$T_TMP/err")" 1
+grep -q "^flowbloom: bgp: <stdin>:1: 'flow .*203.0.113.10/32.*' from 198.51.100.9: 'udp dst 203.0.113.10 dport 1024-2047' in filter 'fsx': its shape .* one too many.*; not applied$" "$T_TMP/err" &&
+	pass "... naming the route, the key and why" || fail "... said: $(head -c 600 "$T_TMP/err")"
+check_eq "... the line's other route applied" "$(qf 203.0.113.11 53)" maybe
+check_eq "... and held" "$(grep -c '203.0.113.11' "$FS")" 1
+# A new filter array with room: the route announced again is applied whole.
+"$FB" destroy fsx >/dev/null && "$FB" create fsx --capacity 1000 --fp-rate 0.001 --counting >/dev/null
+gen fsagain >"$T_TMP/in"
+"$FB" bgp fsx --state "$FS" <"$T_TMP/in" >/dev/null 2>"$T_TMP/err"
+check_eq "announced again with room: bgp runs" "$?" 0
+check_eq "... its dport 53 key in the filter" "$(qf 203.0.113.10 53)" maybe
+check_eq "... and its dport 1024-2047 one" "$(qf 203.0.113.10 1024-2047)" maybe
+check_eq "... both parts held" "$(grep -c '203.0.113.10.*part' "$FS")" 2
+check_eq "... the other route added back from the state file" "$(qf 203.0.113.11 53)" maybe
+"$FB" destroy fsx >/dev/null
 
 # --- 10. a message json-c has no memory for (ulimit -v) is reported as
 # such, skipped, and the lines after it apply (it was "not JSON (success)").
