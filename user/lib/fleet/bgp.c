@@ -95,78 +95,6 @@ static size_t rule_hash(const struct fb_bgp *b, const struct fb_key *k)
 	return keyed(b, k, sizeof(*k)) & (b->nbuckets - 1);
 }
 
-/* ------------------------------------------------------------ stale paths */
-
-struct fb_bgp_stale {
-	struct fb_bgp_stale *next;
-	size_t n;
-	char *family;
-	char peer[]; /* then family */
-};
-
-static struct fb_bgp_stale **stale_find(struct fb_bgp_stale *const *sp, const char *peer,
-					const char *family)
-{
-	for (; *sp; sp = &(*sp)->next)
-		if (!strcmp((*sp)->peer, peer) && !strcmp((*sp)->family, family))
-			break;
-	return (struct fb_bgp_stale **)sp;
-}
-
-void fb_bgp_mark_stale(struct fb_bgp *b, struct fb_bgp_path *p)
-{
-	struct fb_bgp_stale **sp = stale_find(&b->stale, p->peer, p->family), *s;
-	size_t lp = strlen(p->peer) + 1, lf = strlen(p->family) + 1;
-
-	if (p->stale)
-		return;
-	p->stale = true;
-	if (!*sp) {
-		if (!(s = calloc(1, sizeof(*s) + lp + lf))) {
-			b->stale_lost = true;
-			return;
-		}
-		memcpy(s->peer, p->peer, lp);
-		s->family = s->peer + lp;
-		memcpy(s->family, p->family, lf);
-		*sp = s;
-	}
-	(*sp)->n++;
-}
-
-/* Path p is stale no longer (announced again, or ended). */
-static void stale_clear(struct fb_bgp *b, struct fb_bgp_path *p)
-{
-	struct fb_bgp_stale **sp, *s;
-
-	if (!p->stale)
-		return;
-	p->stale = false;
-	sp = stale_find(&b->stale, p->peer, p->family);
-	if ((s = *sp) && !--s->n) {
-		*sp = s->next;
-		free(s);
-	}
-}
-
-size_t fb_bgp_stale_count(const struct fb_bgp *b, const char *peer, const char *family)
-{
-	struct fb_bgp_stale *s = *stale_find(&b->stale, peer, family);
-
-	return b->stale_lost ? SIZE_MAX : s ? s->n : 0;
-}
-
-static void stale_free(struct fb_bgp *b)
-{
-	while (b->stale) {
-		struct fb_bgp_stale *s = b->stale;
-
-		b->stale = s->next;
-		free(s);
-	}
-	b->stale_lost = false;
-}
-
 static int grow(struct fb_bgp *b)
 {
 	size_t i, n = b->nbuckets * 2;
@@ -250,7 +178,7 @@ void fb_bgp_free(struct fb_bgp *b)
 			free(r);
 		}
 	}
-	stale_free(b);
+	fb_bgp_stale_free(b);
 	line_ops_free(b);
 	free(b->paths);
 	free(b->rules);
@@ -346,7 +274,7 @@ static int path_end(struct fb_bgp_ctx *c, struct fb_bgp_path **pp)
 	struct fb_bgp_path *p = *pp;
 	struct fb_bgp_rule *r = find_rule(c->b, &p->key);
 
-	stale_clear(c->b, p);
+	fb_bgp_stale_clear(c->b, p);
 	*pp = p->next;
 	free(p->peer);
 	free(p);
@@ -368,7 +296,7 @@ int fb_bgp_apply_op(struct fb_bgp_ctx *c, const struct fb_bgp_op *o)
 
 	if (*pp) {
 		if (o->announce && !memcmp(&(*pp)->key, &o->key, sizeof(o->key))) {
-			stale_clear(b, *pp); /* announced again: the same path */
+			fb_bgp_stale_clear(b, *pp); /* announced again: the same path */
 			return 0;
 		}
 		if (path_end(c, pp))
@@ -568,7 +496,7 @@ static void path_forget(struct fb_bgp *b, struct fb_bgp_path **pp)
 	struct fb_bgp_path *p = *pp;
 
 	b->changed = true;
-	stale_clear(b, p);
+	fb_bgp_stale_clear(b, p);
 	*pp = p->next;
 	free(p->peer);
 	free(p);
@@ -708,7 +636,7 @@ void fb_bgp_remove_all(struct fb_bgp *b)
 		}
 	}
 	b->npaths = 0;
-	stale_free(b);
+	fb_bgp_stale_free(b);
 }
 
 size_t fb_bgp_rules(const struct fb_bgp *b, struct fb_key **out)

@@ -61,8 +61,12 @@ struct fb_bgp_rule *fb_bgp_rule_get(struct fb_bgp *b, const struct fb_key *k);
 int fb_bgp_apply_op(struct fb_bgp_ctx *c, const struct fb_bgp_op *o);
 int fb_bgp_push_key(struct fb_key **arr, size_t *n, size_t *cap, const struct fb_key *k);
 void fb_bgp_ctx_free(struct fb_bgp_ctx *c);
-/* bgp.c: mark path p stale (held from before a session came up). */
+/* bgpstale.c: mark path p stale (held from before a session came up). */
 void fb_bgp_mark_stale(struct fb_bgp *b, struct fb_bgp_path *p);
+/* bgpstale.c: path p stale no longer (announced again, or ended); every
+ * count freed. */
+void fb_bgp_stale_clear(struct fb_bgp *b, struct fb_bgp_path *p);
+void fb_bgp_stale_free(struct fb_bgp *b);
 /* bgp.c: the length of nlri without a trailing " part I/N" (one key of a
  * route of several, bgpmsg.c), with N in *of if asked; strlen(nlri) for
  * any other path. */
