@@ -95,7 +95,19 @@ open(sys.argv[2], "wb").write(b)
 PY
 check_fails "a version-1 export is refused" "$FB" import "$T_TMP/v1.fbx" cc3
 "$FB" import "$T_TMP/v1.fbx" cc3 2>&1 | grep -q "unsupported format version" && pass "it says why" || fail "no reason for refusing version 1"
+# A batch the exact sets cannot take (they hold max(capacity, 65536)
+# rules) is refused whole: none of it stays in the sets, so they are not
+# left full of rules the filter does not hold.
+python3 -c '
+for i in range(65537): print("udp 198.51.100.%d:%d 203.0.113.1:53" % (i & 255, 1024 + (i >> 8)))' >"$T_TMP/over.txt"
+check "create a confirming filter for 1000" "$FB" create ef --capacity 1000 --fp-rate 0.01 --confirm exact
+t_refused 1 "65537 flows: more than its exact sets hold" "exact sets of 'ef' are full" "$FB" add ef -f "$T_TMP/over.txt"
+check "then one new flow is added (the refused batch left nothing in the sets)" \
+	"$FB" add ef udp 203.0.113.9:1000 198.51.100.9:2000
+check_eq "... and is the only one" "$("$FB" -j info ef | python3 -c 'import json,sys; print(json.load(sys.stdin)["flows"])')" 1
+head -65535 "$T_TMP/over.txt" >"$T_TMP/fits.txt"
+check "65535 more fit beside it" "$FB" add ef -f "$T_TMP/fits.txt"
 check_fails "no confirmation for the ip link filter" "$FB" create default --capacity 10 --fp-rate 0.1 --confirm exact
 check_fails "bad --confirm value" "$FB" create x --capacity 10 --fp-rate 0.1 --confirm fuzzy
-for n in cf plain cc cc2; do "$FB" destroy "$n" >/dev/null || fail "destroy $n"; done
+for n in cf plain cc cc2 ef; do "$FB" destroy "$n" >/dev/null || fail "destroy $n"; done
 t_end

@@ -180,6 +180,24 @@ const char *fb_rules_prefix_list_name(int l)
 	return l >= 0 && l < FB_PFX_NR ? names[l] : "?";
 }
 
+/* keys[0..n) out of the exact sets again (each added once). */
+static void exact_undo(struct fb_store *f, const struct fb_key *keys, size_t n)
+{
+	while (n--)
+		fb_exact_adjust(f, &keys[n], -1);
+}
+
+/* keys[0..n) into the exact sets, all or none. */
+static int exact_add(struct fb_store *f, const struct fb_key *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fb_exact_adjust(f, &keys[i], 1)) {
+			exact_undo(f, keys, i);
+			return -1;
+		}
+	return 0;
+}
+
 int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t *bad)
 {
 	struct fb_prefixes *px = fb_store_prefixes(f), next = *px;
@@ -193,13 +211,20 @@ int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t
 		return r;
 	for (i = 0; i < n; i++)
 		kinds |= FB_KINDF(keys[i].kind);
-	/* Another filter type: its all-or-nothing add first, so a refused
-	 * batch changes nothing (not even the exact sets). A new rule is
-	 * briefly a hit the exact set cannot confirm yet: not a match. */
+	/* Exact sets before bits: every hit must be confirmable (a new rule
+	 * is briefly in its exact set with no hit yet: not a match). A batch
+	 * the sets cannot take (full) is taken out of them again: a refused
+	 * batch changes nothing. */
+	if (f->hdr->confirm && exact_add(f, keys, n))
+		return -2;
+	/* Another filter type: its all-or-nothing add, the exact sets undone
+	 * if it refuses. */
 	if (f->hdr->type) {
 		struct fb_batch_err e = { 0, 0 };
 		int r = fb_ftype_add(f, keys, n, &e);
 
+		if (r && f->hdr->confirm)
+			exact_undo(f, keys, n);
 		if (r == -1) {
 			*bad = e.bad;
 			f->refused_load = e.load;
@@ -213,10 +238,6 @@ int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t
 	}
 	/* A scalable filter's add may have grown it into a new array. */
 	px = fb_store_prefixes(f);
-	/* Exact sets before bits: every Bloom hit must be confirmable. */
-	for (i = 0; f->hdr->confirm && i < n; i++)
-		if (fb_exact_adjust(f, &keys[i], 1))
-			return -2;
 	if (f->hdr->type) {
 		f->hdr->nflows = fb_flows_add(f->hdr->nflows, n, f->hdr->nblocks);
 	} else if (f->cnt_hdr) {

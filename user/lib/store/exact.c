@@ -162,6 +162,16 @@ int fb_exact_adjust(struct fb_store *f, const struct fb_key *k, int delta)
 		fb_lpm_key_of(&lk, k, k->kind, k->plen);
 		err = v ? bpf_map_update_elem(fd, &lk, &one, BPF_ANY)
 			: bpf_map_delete_elem(fd, &lk);
+		/* The count back as it was: the key is in both or neither. */
+		if (err) {
+			int e = errno;
+
+			if (old)
+				bpf_map_update_elem(f->set_fd[0], k, &old, BPF_ANY);
+			else
+				bpf_map_delete_elem(f->set_fd[0], k);
+			errno = e;
+		}
 	}
 	if (err) {
 		if (errno == E2BIG)
