@@ -269,17 +269,24 @@ static void rule_drop(struct fb_bgp *b, struct fb_bgp_rule *r)
 		}
 }
 
-static int path_end(struct fb_bgp_ctx *c, struct fb_bgp_path **pp)
+/* Forget path *pp (its rule's count is the caller's). */
+static void path_forget(struct fb_bgp *b, struct fb_bgp_path **pp)
 {
 	struct fb_bgp_path *p = *pp;
-	struct fb_bgp_rule *r = find_rule(c->b, &p->key);
 
-	fb_bgp_stale_clear(c->b, p);
+	b->changed = true;
+	fb_bgp_stale_clear(b, p);
 	*pp = p->next;
 	free(p->peer);
 	free(p);
-	c->b->npaths--;
-	c->b->changed = true;
+	b->npaths--;
+}
+
+static int path_end(struct fb_bgp_ctx *c, struct fb_bgp_path **pp)
+{
+	struct fb_bgp_rule *r = find_rule(c->b, &(*pp)->key);
+
+	path_forget(c->b, pp);
 	if (r) {
 		r->refs--;
 		return fb_bgp_touch(c, r);
@@ -488,19 +495,6 @@ int fb_bgp_line(struct fb_bgp *b, const char *line, size_t n, size_t lineno)
 	c.nops = 0;
 	fb_bgp_ctx_free(&c);
 	return 0;
-}
-
-/* Forget path *pp (its rule's count is the caller's). */
-static void path_forget(struct fb_bgp *b, struct fb_bgp_path **pp)
-{
-	struct fb_bgp_path *p = *pp;
-
-	b->changed = true;
-	fb_bgp_stale_clear(b, p);
-	*pp = p->next;
-	free(p->peer);
-	free(p);
-	b->npaths--;
 }
 
 /* One path of a refused route forgotten: its rule, unless it is the
