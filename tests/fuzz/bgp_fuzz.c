@@ -6,7 +6,9 @@
  * full filter would, when the options byte asks), what del says leaves it.
  * The input: one options byte (bit 0 --rtbh src, bit 1 flush on session
  * down, bits 2-3 the --min-length pair, bit 4 the filter refuses each
- * line's first rule), then the lines.
+ * line's first rule, bit 5 the filter is replaced before each odd line's
+ * outcome is applied, the new array refusing the first rule added again,
+ * as cmd_bgp's resync does it), then the lines.
  *
  * What must hold: a malformed line changes nothing; add names rules the
  * filter lacks, that the route's family could make (fb_rules_valid), del
@@ -72,8 +74,40 @@ static void init(struct fb_bgp *b, unsigned flags)
 	b->source = "fuzz";
 }
 
+/* The filter replaced (an empty new array) with a line's outcome waiting,
+ * as bgpfilter.c's resync meets it: the rules in the old array are lost,
+ * added again but the first (refused: its routes go whole), and the
+ * line's additions a refused route took leave them. */
+static void replaced(struct fb_bgp *b, struct model *m, size_t lineno)
+{
+	struct fb_key *keys;
+	size_t n = fb_bgp_rules(b, &keys), i, j;
+
+	if (!keys)
+		abort();
+	n = fb_bgp_lost(b, keys, n);
+	if (n) {
+		fb_bgp_refused(b, &keys[0], NULL, NULL);
+		FUZZ_ASSERT(!fb_bgp_refs(b, &keys[0]), "line %zu: a rule refused again still held",
+			    lineno);
+	}
+	for (i = j = 0; i < n; i++)
+		if (fb_bgp_refs(b, &keys[i]))
+			keys[j++] = keys[i];
+	fb_bgp_added(b, keys, j);
+	if (j > MAX_RULES)
+		abort();
+	memcpy(m->k, keys, j * sizeof(*keys));
+	m->n = j;
+	free(keys);
+	for (i = j = 0; i < b->nadd; i++)
+		if (fb_bgp_refs(b, &b->add[i]))
+			b->add[j++] = b->add[i];
+	b->nadd = j;
+}
+
 static void line(struct fb_bgp *b, struct model *m, const char *s, size_t len, size_t lineno,
-		 bool refuse_first)
+		 bool refuse_first, bool replace)
 {
 	char why[256];
 	ssize_t at;
@@ -86,6 +120,8 @@ static void line(struct fb_bgp *b, struct model *m, const char *s, size_t len, s
 			    r, b->nadd, b->ndel, b->changed);
 		return;
 	}
+	if (replace && lineno % 2)
+		replaced(b, m, lineno);
 	if (refuse_first && b->nadd) {
 		/* Its routes are refused whole: their other parts' rules
 		 * leave the additions (or, in the filter, join del). */
@@ -165,7 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		nl = memchr(p, '\n', end - p);
 		if (!nl)
 			nl = end;
-		line(&b, &m, p, nl - p, ++lineno, flags & 16);
+		line(&b, &m, p, nl - p, ++lineno, flags & 16, flags & 32);
 	}
 	state_round_trip(&b, flags, &m);
 	fb_bgp_remove_all(&b);

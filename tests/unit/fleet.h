@@ -23,6 +23,7 @@ bool keys_hold(const struct fb_key *keys, size_t n, const char *flow);
 void test_bgp_rtbh(void);
 void test_bgp_flowspec(void);
 void test_bgp_refused_route(void);
+void test_bgp_lost(void);
 void test_bgp_bad_input(void);
 void test_bgp_state(void);
 

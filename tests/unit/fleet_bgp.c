@@ -428,6 +428,64 @@ void test_bgp_refused_route(void)
 	fb_bgp_free(&b);
 }
 
+/* The filter array was replaced (cmd_bgp's resync): a rule withdrawn in
+ * the line being applied has nothing left to delete; of the rules added
+ * again, one the new array refuses takes its route whole (noted once,
+ * without a line), leaves no rule counted in the filter that is not, and
+ * is applied again when announced again; its withdrawal deletes nothing. */
+void test_bgp_lost(void)
+{
+	struct fb_bgp b;
+	struct fb_key *keys, k;
+	size_t n, i, j, routes, gone;
+
+	bgp_init(&b, true, false);
+	feed(&b, RTBH_ANN("198.51.100.1", "203.0.113.7/32", ""));
+	fb_bgp_done(&b);
+	feed(&b, RTBH_ANN("198.51.100.3", "203.0.113.7/32", ""));
+	fb_bgp_done(&b);
+	feed(&b, RTBH_ANN("198.51.100.1", "203.0.113.8/32", ""));
+	fb_bgp_done(&b);
+	feed(&b, FLOWS_ANN("198.51.100.1", UDP9(">=5001&<=5004", "r1")));
+	ASSERT_TRUE(b.nadd == 4, "bgp lost: r1 is 4 rules");
+	fb_bgp_done(&b);
+	/* A line withdraws dst 203.0.113.8 (its deletion waits in del) and
+	 * finds the filter replaced. */
+	feed(&b, RTBH_WD("198.51.100.1", "203.0.113.8/32", ""));
+	ASSERT_TRUE(b.ndel == 1, "bgp lost: the line deletes dst 203.0.113.8");
+	n = fb_bgp_rules(&b, &keys);
+	ASSERT_EQ(n, 6, "bgp lost: 6 rules in the old array");
+	n = fb_bgp_lost(&b, keys, n);
+	ASSERT_TRUE(n == 5 && !keys_hold(keys, n, "dst 203.0.113.8") && !b.ndel && b.nrules == 5,
+		    "bgp lost: the withdrawn rule is forgotten, nothing left to delete");
+	/* The new array refuses one key of r1: r1 goes whole. */
+	b.lineno = 0;
+	notes = 0;
+	key_of("udp dst 203.0.113.9 dport 5002", &k);
+	gone = fb_bgp_refused(&b, &k, "no room", &routes);
+	ASSERT_TRUE(routes == 1 && gone == 3 && notes == 1 &&
+			    !strcmp(last_note, "'r1' from 198.51.100.1: no room; not applied"),
+		    "bgp lost: r1 refused, noted once without a line");
+	for (i = j = 0; i < n; i++)
+		if (fb_bgp_refs(&b, &keys[i]))
+			keys[j++] = keys[i];
+	ASSERT_TRUE(j == 1 && keys_hold(keys, 1, "dst 203.0.113.7") && b.npaths == 2 && !b.ndel,
+		    "bgp lost: dst 203.0.113.7 alone to add again");
+	fb_bgp_added(&b, keys, j);
+	fb_bgp_done(&b);
+	free(keys);
+	n = fb_bgp_rules(&b, &keys);
+	ASSERT_TRUE(n == 1 && keys_hold(keys, n, "dst 203.0.113.7") && b.nrules == 1,
+		    "bgp lost: the rules in the filter are those the new array took");
+	free(keys);
+	feed(&b, FLOWS_ANN("198.51.100.1", UDP9(">=5001&<=5004", "r1")));
+	ASSERT_TRUE(b.nadd == 4, "bgp lost: r1 announced again: tried again whole");
+	fb_bgp_done(&b);
+	feed(&b, RTBH_WD("198.51.100.1", "203.0.113.8/32", ""));
+	ASSERT_TRUE(!b.nadd && !b.ndel, "bgp lost: withdrawn again: nothing to delete");
+	fb_bgp_free(&b);
+}
+
 void test_bgp_bad_input(void)
 {
 	static const char *const good[] = {

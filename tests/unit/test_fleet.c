@@ -430,6 +430,7 @@ int main(void)
 	test_bgp_rtbh();
 	test_bgp_flowspec();
 	test_bgp_refused_route();
+	test_bgp_lost();
 	test_bgp_bad_input();
 	test_bgp_state();
 	test_bgp_hostile();

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * `flowbloom bgp`: ExaBGP's JSON API on stdin, rules in a counting filter.
- * bgp.c turns each line into rules to add and delete; this file applies
- * them (under the filter's writer lock), keeps the state file and runs the
- * loop. stdout is ExaBGP's command channel: nothing is written there but
- * --flush's report (a command line's, not ExaBGP's process); messages go
- * to stderr, which ExaBGP passes through to its own.
+ * bgp.c turns each line into rules to add and delete; this file has them
+ * applied (under the filter's writer lock; bgpfilter.c adds and deletes),
+ * keeps the state file and runs the loop. stdout is ExaBGP's command
+ * channel: nothing is written there but --flush's report (a command
+ * line's, not ExaBGP's process); messages go to stderr, which ExaBGP
+ * passes through to its own.
  *
  * Crash order: a line's additions go to the filter before the state file
  * is rewritten, its deletions after. Whatever kills the process, a rule in
@@ -19,7 +20,6 @@
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,66 +27,23 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "bgprun.h"
 #include "fleet/bgp.h"
 #include "clock.h"
 #include "cmd.h"
 #include "linein.h"
-#include "types/counting.h"
-#include "store/exact.h"
-#include "rules/flow.h"
 #include "output.h"
-#include "rules/rules.h"
 #include "safefile.h"
-#include "rules/lifetime.h"
 #include "store/gens.h"
 #include "store/store.h"
 #include "parse.h"
 
 #define MAX_LINE (64U << 20) /* a full table of FlowSpec in one update is far less */
 
-/* A deletion waiting for the state file to be written. */
-struct pending {
-	struct fb_key key;
-	size_t lineno;
-};
-
-struct run {
-	struct fb_bgp b;
-	const char *name, *state;
-	int state_dir;		/* the state file's directory (fb_safe_opendir) */
-	const char *state_base; /* its name there */
-	__u32 filter_id;	/* the filter array our rules are in; 0: unknown */
-	size_t lineno;
-	__u64 added, deleted;
-	struct pending *pend; /* deletions after the next state write */
-	size_t npend, cap_pend;
-	bool dirty; /* paths changed since the state file was written */
-	/* Open and locked from a batch's first addition to its commit: one
-	 * open per batch, not per route (310 us each at 200k flows). */
-	struct fb_store f;
-	bool have_f;
-	double committed; /* CLOCK_MONOTONIC of the last write */
-	double ttl;	  /* --ttl: rules live this long unless refreshed; 0: forever */
-	double refreshed; /* CLOCK_MONOTONIC of the last refresh */
-};
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("flowbloom: bgp: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 /* Write the state file through the one safe writer (safefile.c): a new
  * file under an unpredictable name, never through a planted link, synced,
  * renamed over it; mode 0600 (it names the peers and what they block). */
-static int save_state(struct run *rn)
+static int save_state(struct bgp_run *rn)
 {
 	struct fb_safefile sf;
 
@@ -94,7 +51,7 @@ static int save_state(struct run *rn)
 		return -1;
 	fprintf(sf.out, "# filter %s array-id %u\n", rn->name, rn->filter_id);
 	if (fb_bgp_save(&rn->b, sf.out)) {
-		say("cannot write %s: %s", rn->state, strerror(errno));
+		bgp_say("cannot write %s: %s", rn->state, strerror(errno));
 		fb_safefile_abort(&sf);
 		return -1;
 	}
@@ -104,7 +61,7 @@ static int save_state(struct run *rn)
 /* Read the state file back: only our own (fb_safe_openat: root's, in the
  * trusted directory, no link), and every path in it admitted as a peer's
  * would be (fb_bgp_load). */
-static int load_state(struct run *rn)
+static int load_state(struct bgp_run *rn)
 {
 	char line[256], name[FB_NAME_MAX + 1];
 	unsigned id;
@@ -135,136 +92,6 @@ static int load_state(struct run *rn)
 	return rc;
 }
 
-static void show(struct run *rn, size_t lineno, char sign, const struct fb_key *k, const char *tail)
-{
-	char text[FB_FLOW_STR];
-
-	(void)rn;
-	fb_flow_format(k, text, sizeof(text));
-	if (lineno)
-		say("<stdin>:%zu: %c%s%s", lineno, sign, text, tail);
-	else
-		say("%c%s%s", sign, text, tail);
-}
-
-/*
- * Add keys[0..*n) (the line's additions, or the rules held, again) to the
- * filter; what it refuses leaves the batch, which is tried again. A route
- * holding a refused rule is refused whole (fb_bgp_refused): its other
- * parts' rules leave the batch too, so no route is ever partly in the
- * filter. The batch is refused or added whole by each try (fb_rules_add,
- * fb_gens_add): nothing of it is in the filter before the last. Returns
- * how many rules were refused; *n: how many were added.
- */
-static size_t add_rules(struct run *rn, struct fb_store *f, struct fb_key *keys, size_t *n)
-{
-	size_t bad, i, j, gone, routes, refused = 0;
-	int err;
-
-	/* With --ttl, into a generation: the rule ends by itself unless
-	 * refreshed, whether this process runs or not. */
-	while (*n && (bad = *n, err = rn->ttl > 0 ? fb_gens_add(f, keys, *n, rn->ttl, &bad, NULL)
-						  : fb_rules_add(f, keys, *n, &bad))) {
-		char text[FB_FLOW_STR], why[900];
-
-		if ((err != -1 && err != -4) || bad >= *n) {
-			/* Refused whole (an exact set, printed; no room in
-			 * another filter type; every generation in use,
-			 * printed): none of them added. */
-			snprintf(why, sizeof(why), "filter '%s' refused this line's rules%s",
-				 f->name, err == -3 ? " (it is full)" : "");
-			for (bad = 0; bad < *n; bad++)
-				fb_bgp_refused(&rn->b, &keys[bad], why, NULL);
-			refused += *n;
-			*n = 0;
-			break;
-		}
-		fb_flow_format(&keys[bad], text, sizeof(text));
-		if (err == -4) {
-			char mask[600];
-
-			fb_rules_mask_refusal((struct fb_prefixes *)&f->blocks[1], keys, bad, mask,
-					      sizeof(mask));
-			snprintf(why, sizeof(why), "'%s' in filter '%s': %s", text, f->name, mask);
-		} else {
-			snprintf(why, sizeof(why),
-				 "'%s' would need a %dth %s prefix length in filter '%s' (at most "
-				 "%d)",
-				 text, FB_MAX_LENGTHS + 1,
-				 fb_rules_prefix_list_name(fb_rules_prefix_list(&keys[bad])),
-				 f->name, FB_MAX_LENGTHS);
-		}
-		/* Each route holding it is named once, with why (the rule
-		 * alone if none is: the rules held, added again). */
-		gone = fb_bgp_refused(&rn->b, &keys[bad], why, &routes);
-		if (!routes)
-			say("<stdin>:%zu: %s; not applied", rn->lineno, why);
-		keys[bad] = keys[--*n];
-		refused++;
-		/* The refused routes' other parts: out of the batch (a walk
-		 * of it, as each try is). */
-		for (i = j = 0; gone && i < *n; i++)
-			if (fb_bgp_refs(&rn->b, &keys[i]))
-				keys[j++] = keys[i];
-		if (gone) {
-			refused += *n - j;
-			*n = j;
-		}
-	}
-	return refused;
-}
-
-/* With rules that have a lifetime: each withdrawn rule out of the filter
- * and of every generation holding it (the refreshes put a copy in each). */
-static void del_pending_gens(struct run *rn, struct fb_store *f)
-{
-	struct fb_gen_views gv;
-	size_t i;
-
-	if (fb_gens_views_open(f, &gv) < 0)
-		return; /* they wait for the next commit */
-	for (i = 0; i < rn->npend; i++) {
-		const struct fb_key *k = &rn->pend[i].key;
-
-		if (!fb_gens_del_held(f, &gv, k)) {
-			show(rn, rn->pend[i].lineno, '?', k,
-			     ": no longer in the filter; nothing deleted");
-			continue;
-		}
-		show(rn, rn->pend[i].lineno, '-', k, "");
-		rn->deleted++;
-	}
-	fb_gens_views_close(&gv);
-	rn->npend = 0;
-}
-
-static void del_pending(struct run *rn, struct fb_store *f)
-{
-	size_t i, bad;
-
-	if (rn->ttl > 0 || f->hdr->gens) {
-		del_pending_gens(rn, f);
-		return;
-	}
-	for (i = 0; i < rn->npend; i++) {
-		const struct fb_key *k = &rn->pend[i].key;
-
-		/* Someone else may have deleted it: then lowering its
-		 * counters would take bits from others. */
-		if ((f->hdr->confirm && !fb_exact_count(f, k)) ||
-		    fb_counting_check_dels(f, k, 1, &bad)) {
-			show(rn, rn->pend[i].lineno, '?', k,
-			     ": no longer in the filter; nothing deleted");
-			continue;
-		}
-		if (!fb_counting_del(f, k) && f->hdr->confirm)
-			fb_exact_adjust(f, k, -1);
-		show(rn, rn->pend[i].lineno, '-', k, "");
-		rn->deleted++;
-	}
-	rn->npend = 0;
-}
-
 static double mono(void)
 {
 	struct timespec ts;
@@ -273,36 +100,7 @@ static double mono(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* The filter array changed under us (load --replace, or destroy and
- * create): our rules are not in it any more, nor is anything to delete;
- * add them again. Called with the filter locked. */
-static void resync(struct run *rn, struct fb_store *f)
-{
-	struct fb_key *keys;
-	size_t n = fb_bgp_rules(&rn->b, &keys), i, j;
-	struct fb_gen_views gv;
-
-	/* Rules with a lifetime are carried by a replace: only those the
-	 * filter lost (destroyed and created again) are added. */
-	if (rn->ttl > 0 && fb_gens_views_open(f, &gv) >= 0) {
-		for (i = j = 0; i < n; i++)
-			if (!fb_gens_held(f, &gv, &keys[i]))
-				keys[j++] = keys[i];
-		n = j;
-		fb_gens_views_close(&gv);
-	}
-	if (rn->filter_id && n)
-		say("filter '%s' was replaced: adding its %zu BGP rules again", f->name, n);
-	add_rules(rn, f, keys, &n);
-	for (i = 0; i < n; i++)
-		rn->added++;
-	free(keys);
-	rn->npend = 0;
-	rn->filter_id = f->bits_id;
-	rn->dirty = true;
-}
-
-static int open_locked(struct run *rn, struct fb_store *f)
+static int open_locked(struct bgp_run *rn, struct fb_store *f, bool in_line)
 {
 	if (fb_store_open(rn->name, f))
 		return -1;
@@ -315,8 +113,11 @@ static int open_locked(struct run *rn, struct fb_store *f)
 		fb_store_close(f);
 		return -1;
 	}
-	if (f->bits_id != rn->filter_id)
-		resync(rn, f);
+	if (f->bits_id != rn->filter_id && bgp_resync(rn, f, in_line)) {
+		fb_store_unlock(f);
+		fb_store_close(f);
+		return -1;
+	}
 	return 0;
 }
 
@@ -326,42 +127,35 @@ static int open_locked(struct run *rn, struct fb_store *f)
  * file for every line would cost O(paths) per route: a full table loaded
  * at session start would be quadratic.
  */
-static int apply_line(struct run *rn)
+static int apply_line(struct bgp_run *rn)
 {
-	size_t i, n = rn->b.nadd;
+	size_t i, j, n = rn->b.nadd;
 
 	rn->dirty |= rn->b.changed;
 	if (n) {
-		if (!rn->have_f && open_locked(rn, &rn->f))
+		if (!rn->have_f && open_locked(rn, &rn->f, true))
 			return -1;
 		rn->have_f = true;
-		add_rules(rn, &rn->f, rn->b.add, &n);
+		/* A route the replaced filter's new array refused (resync) may
+		 * have had parts among these: they went with it. */
+		for (i = j = 0; i < n; i++)
+			if (fb_bgp_refs(&rn->b, &rn->b.add[i]))
+				rn->b.add[j++] = rn->b.add[i];
+		n = j;
+		bgp_add_rules(rn, &rn->f, rn->b.add, &n, "this line's rules");
 		for (i = 0; i < n; i++) {
-			show(rn, rn->lineno, '+', &rn->b.add[i], "");
+			bgp_show(rn->lineno, '+', &rn->b.add[i], "");
 			rn->added++;
 		}
 		rn->b.nadd = n;
 	}
-	for (i = 0; i < rn->b.ndel; i++) {
-		if (rn->npend == rn->cap_pend) {
-			size_t cap = rn->cap_pend ? 2 * rn->cap_pend : 64;
-			struct pending *p = realloc(rn->pend, cap * sizeof(*p));
-
-			if (!p) {
-				fb_err("out of memory");
-				return -1;
-			}
-			rn->pend = p;
-			rn->cap_pend = cap;
-		}
-		rn->pend[rn->npend].key = rn->b.del[i];
-		rn->pend[rn->npend++].lineno = rn->lineno;
-	}
+	if (bgp_queue_dels(rn, rn->lineno))
+		return -1;
 	fb_bgp_done(&rn->b);
 	return 0;
 }
 
-static void release(struct run *rn)
+static void release(struct bgp_run *rn)
 {
 	if (!rn->have_f)
 		return;
@@ -373,7 +167,7 @@ static void release(struct run *rn)
 /* Write the state file, then apply the deletions waiting for it, and
  * release the filter. With nothing to write, only check that the filter
  * array is still ours. */
-static int commit(struct run *rn)
+static int commit(struct bgp_run *rn)
 {
 	struct fb_store f;
 	int rc;
@@ -386,12 +180,12 @@ static int commit(struct run *rn)
 		if (rc)
 			return 0; /* the common idle case: no lock needed */
 	}
-	if (!rn->have_f && open_locked(rn, &rn->f))
+	if (!rn->have_f && open_locked(rn, &rn->f, false))
 		return -1;
 	rn->have_f = true;
 	rc = -1;
 	if (!save_state(rn)) {
-		del_pending(rn, &rn->f); /* else they wait: the file still holds them */
+		bgp_del_pending(rn, &rn->f); /* else they wait: the file still holds them */
 		rn->dirty = false;
 		rn->committed = mono();
 		rc = 0;
@@ -471,16 +265,16 @@ static int parse_opts(int argc, char **argv, struct fb_bgp_opts *o, const char *
 /* --ttl: every rule held gets its lifetime again, each half lifetime, so
  * it never ends while its route stands; a copy per refresh, in a newer
  * generation each (ttl / 2 > ttl / FB_GEN_DIV). */
-static int refresh(struct run *rn)
+static int refresh(struct bgp_run *rn)
 {
 	struct fb_key *keys;
 	size_t n;
 
-	if (!rn->have_f && open_locked(rn, &rn->f))
+	if (!rn->have_f && open_locked(rn, &rn->f, false))
 		return -1;
 	rn->have_f = true;
 	n = fb_bgp_rules(&rn->b, &keys);
-	add_rules(rn, &rn->f, keys, &n);
+	bgp_add_rules(rn, &rn->f, keys, &n, "the rules refreshed");
 	free(keys);
 	rn->refreshed = mono();
 	release(rn);
@@ -492,7 +286,7 @@ int cmd_bgp(int argc, char **argv)
 	struct fb_bgp_opts o = { .community = FB_BGP_BLACKHOLE, .min_v4 = 24, .min_v6 = 48 };
 	char statebuf[PATH_MAX], dir[PATH_MAX], lockname[NAME_MAX + 1], lockpath[PATH_MAX + 8];
 	char *slash;
-	struct run rn = { .state_dir = -1 };
+	struct bgp_run rn = { .state_dir = -1 };
 	struct fb_linein rd = { .fd = 0, .max = MAX_LINE };
 	const char *state = NULL;
 	struct fb_store f;
@@ -592,11 +386,11 @@ int cmd_bgp(int argc, char **argv)
 	/* Rules of a previous run are in the filter, unless it changed since. */
 	if (commit(&rn))
 		goto out;
-	say("filter '%s': %zu rules held from %s; community %u:%u, RTBH %s rules, on session "
-	    "down %s%s",
-	    rn.name, rn.b.nrules, state, o.community >> 16, o.community & 0xffff,
-	    o.rtbh_src ? "src" : "dst", o.flush_on_down ? "flush" : "keep",
-	    rn.ttl > 0 ? ", rules with a lifetime (refreshed while held)" : "");
+	bgp_say("filter '%s': %zu rules held from %s; community %u:%u, RTBH %s rules, on session "
+		"down %s%s",
+		rn.name, rn.b.nrules, state, o.community >> 16, o.community & 0xffff,
+		o.rtbh_src ? "src" : "dst", o.flush_on_down ? "flush" : "keep",
+		rn.ttl > 0 ? ", rules with a lifetime (refreshed while held)" : "");
 	rn.refreshed = mono();
 	fb_catch_interrupt();
 	while (!fb_interrupted()) {
@@ -649,8 +443,8 @@ int cmd_bgp(int argc, char **argv)
 				goto out;
 			}
 			if (r > 0) {
-				say("<stdin>:%zu: line longer than %u bytes; skipped",
-				    rn.lineno + 1, MAX_LINE);
+				bgp_say("<stdin>:%zu: line longer than %u bytes; skipped",
+					rn.lineno + 1, MAX_LINE);
 				rd.len = 0;
 				rd.skip = 1;
 			}
@@ -658,9 +452,9 @@ int cmd_bgp(int argc, char **argv)
 	}
 	if ((rn.dirty || rn.npend) && commit(&rn))
 		goto out;
-	say("%s; %zu rules held, %llu added and %llu deleted by this run, state in %s",
-	    rd.eof ? "end of input" : "stopped", rn.b.nrules, (unsigned long long)rn.added,
-	    (unsigned long long)rn.deleted, state);
+	bgp_say("%s; %zu rules held, %llu added and %llu deleted by this run, state in %s",
+		rd.eof ? "end of input" : "stopped", rn.b.nrules, (unsigned long long)rn.added,
+		(unsigned long long)rn.deleted, state);
 	rc = 0;
 out:
 	release(&rn);

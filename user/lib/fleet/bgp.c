@@ -157,8 +157,6 @@ int fb_bgp_init(struct fb_bgp *b, const struct fb_bgp_opts *o)
 	return 0;
 }
 
-static void line_ops_free(struct fb_bgp *b);
-
 void fb_bgp_free(struct fb_bgp *b)
 {
 	size_t i;
@@ -179,7 +177,6 @@ void fb_bgp_free(struct fb_bgp *b)
 		}
 	}
 	fb_bgp_stale_free(b);
-	line_ops_free(b);
 	free(b->paths);
 	free(b->rules);
 	free(b->add);
@@ -277,6 +274,9 @@ static void path_forget(struct fb_bgp *b, struct fb_bgp_path **pp)
 	b->changed = true;
 	fb_bgp_stale_clear(b, p);
 	*pp = p->next;
+	*p->rprev = p->rnext;
+	if (p->rnext)
+		p->rnext->rprev = p->rprev;
 	free(p->peer);
 	free(p);
 	b->npaths--;
@@ -331,6 +331,11 @@ int fb_bgp_apply_op(struct fb_bgp_ctx *c, const struct fb_bgp_op *o)
 	pp = &b->paths[path_hash(b, p->peer, p->family, p->nlri)];
 	p->next = *pp;
 	*pp = p;
+	p->rnext = r->paths;
+	if (r->paths)
+		r->paths->rprev = &p->rnext;
+	p->rprev = &r->paths;
+	r->paths = p;
 	b->npaths++;
 	b->changed = true;
 	r->refs++;
@@ -371,15 +376,6 @@ static int outcome(struct fb_bgp *b, struct fb_bgp_ctx *c)
 			rule_drop(b, r); /* added and ended within the line */
 	}
 	return err;
-}
-
-static void line_ops_free(struct fb_bgp *b)
-{
-	struct fb_bgp_ctx c = { .ops = b->line_ops, .nops = b->nline_ops };
-
-	fb_bgp_ctx_free(&c);
-	b->line_ops = NULL;
-	b->nline_ops = 0;
 }
 
 void fb_bgp_ctx_free(struct fb_bgp_ctx *c)
@@ -446,7 +442,6 @@ int fb_bgp_line(struct fb_bgp *b, const char *line, size_t n, size_t lineno)
 	b->nadd = b->ndel = 0;
 	b->changed = false;
 	b->lineno = lineno;
-	line_ops_free(b);
 	if (memchr(line, 0, n)) {
 		fb_bgp_note(b, lineno, "NUL byte in the line; line skipped");
 		return -1;
@@ -487,12 +482,6 @@ int fb_bgp_line(struct fb_bgp *b, const char *line, size_t n, size_t lineno)
 		 * whole), the outcome of what was done is still returned. */
 		fb_bgp_note(b, lineno, "out of memory; the rest of the line skipped");
 	}
-	/* Kept until fb_bgp_done(): the paths this line made, for
-	 * fb_bgp_refused(). */
-	b->line_ops = c.ops;
-	b->nline_ops = c.nops;
-	c.ops = NULL;
-	c.nops = 0;
 	fb_bgp_ctx_free(&c);
 	return 0;
 }
@@ -546,38 +535,18 @@ static void route_refuse(struct fb_bgp *b, struct fb_bgp_path *p, const struct f
 size_t fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k, const char *why, size_t *routes)
 {
 	struct fb_bgp_rule *r = find_rule(b, k);
-	size_t i, gone = 0, nroutes = 0;
+	size_t gone = 0, nroutes = 0;
 
 	if (routes)
 		*routes = 0;
 	if (!r || r->in_filter)
 		return 0;
-	/* A rule not in the filter is held by paths the last line made:
-	 * found through its operations, not by a walk of every path (a
-	 * peer whose routes the filter refuses, one after another, made each
-	 * refusal cost the whole table). Each path's whole route goes. */
-	for (i = 0; i < b->nline_ops && r->refs; i++) {
-		const struct fb_bgp_op *o = &b->line_ops[i];
-		struct fb_bgp_path **pp;
-
-		if (!o->announce || memcmp(&o->key, k, sizeof(*k)))
-			continue;
-		pp = find_path(b, o->peer, o->family, o->nlri);
-		if (*pp && !memcmp(&(*pp)->key, k, sizeof(*k))) {
-			route_refuse(b, *pp, r, why, &gone);
-			nroutes++;
-		}
-	}
-	for (i = 0; i < b->nbuckets && r->refs;) {
-		struct fb_bgp_path *p = b->paths[i];
-
-		while (p && memcmp(&p->key, k, sizeof(*k)))
-			p = p->next;
-		if (!p) {
-			i++;
-			continue;
-		}
-		route_refuse(b, p, r, why, &gone); /* then this bucket again */
+	/* Its paths through its own chain, not a walk of every path (a peer
+	 * whose routes the filter refuses, one after another, or a replaced
+	 * filter refusing many rules at once, made each refusal cost the
+	 * whole table). Each path's whole route goes, the path with it. */
+	while (r->paths) {
+		route_refuse(b, r->paths, r, why, &gone);
 		nroutes++;
 	}
 	rule_drop(b, r);
@@ -590,7 +559,6 @@ void fb_bgp_done(struct fb_bgp *b)
 {
 	size_t i;
 
-	line_ops_free(b);
 	for (i = 0; i < b->nadd; i++) {
 		struct fb_bgp_rule *r = find_rule(b, &b->add[i]);
 
@@ -624,6 +592,7 @@ void fb_bgp_remove_all(struct fb_bgp *b)
 		}
 		for (r = b->rules[i]; r; r = r->next) {
 			r->refs = 0;
+			r->paths = NULL;
 			if (r->in_filter &&
 			    fb_bgp_push_key(&b->del, &b->ndel, &b->cap_del, &r->key))
 				fb_bgp_note(b, 0, "out of memory listing rules to delete");
@@ -646,4 +615,44 @@ size_t fb_bgp_rules(const struct fb_bgp *b, struct fb_key **out)
 			if (r->in_filter)
 				(*out)[n++] = r->key;
 	return n;
+}
+
+size_t fb_bgp_lost(struct fb_bgp *b, struct fb_key *keys, size_t n)
+{
+	size_t i, j, nd;
+	bool dropped = false;
+
+	for (i = j = 0; i < n; i++) {
+		struct fb_bgp_rule *r = find_rule(b, &keys[i]);
+
+		if (!r)
+			continue;
+		r->in_filter = false;
+		if (r->refs) {
+			keys[j++] = keys[i];
+		} else {
+			rule_drop(b, r);
+			dropped = true;
+		}
+	}
+	/* A rule no path holds is in del (its last path ended this line):
+	 * there is nothing of it to delete any more. */
+	for (i = nd = 0; dropped && i < b->ndel; i++)
+		if (find_rule(b, &b->del[i]))
+			b->del[nd++] = b->del[i];
+	if (dropped)
+		b->ndel = nd;
+	return j;
+}
+
+void fb_bgp_added(struct fb_bgp *b, const struct fb_key *keys, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct fb_bgp_rule *r = find_rule(b, &keys[i]);
+
+		if (r)
+			r->in_filter = true;
+	}
 }

@@ -34,7 +34,6 @@ struct fb_bgp_opts {
 struct fb_bgp_path;
 struct fb_bgp_rule;
 struct fb_bgp_stale;
-struct fb_bgp_op;
 
 struct fb_bgp {
 	struct fb_bgp_opts o;
@@ -48,9 +47,6 @@ struct fb_bgp {
 	 * memory), End-of-RIB always looks. */
 	struct fb_bgp_stale *stale;
 	bool stale_lost;
-	/* The last line's path operations, until fb_bgp_done(). */
-	struct fb_bgp_op *line_ops;
-	size_t nline_ops;
 	/* The last line's outcome: rules to add to and to delete from the
 	 * filter. Valid until the next call. */
 	struct fb_key *add, *del;
@@ -61,7 +57,7 @@ struct fb_bgp {
 	void (*note)(void *ctx, const char *msg);
 	void *ctx;
 	const char *source; /* for messages: "<stdin>" */
-	size_t lineno;	    /* the last line's number, for fb_bgp_refused()'s notes */
+	size_t lineno;	    /* the last line's number, for fb_bgp_refused()'s notes (0: none) */
 };
 
 int fb_bgp_init(struct fb_bgp *b, const struct fb_bgp_opts *o);
@@ -85,13 +81,14 @@ int fb_bgp_admit(const struct fb_bgp *b, const char *family, const struct fb_key
 		 size_t len);
 /*
  * After the filter refused to add rule k, one of the last line's
- * additions: every route holding it is refused whole. The paths of all its
- * parts (a FlowSpec route of several keys, "ID part I/N") are forgotten, so
- * no route is ever partly in the filter; each such route is noted once,
- * "SOURCE:LINE: 'ID' from PEER: WHY; not applied" (why NULL: not noted,
- * the caller reported it). A rule of another part that no path holds any
- * more leaves the line's additions (fb_bgp_refs() says 0: the caller takes
- * it out of the batch it retries) or, if it was in the filter from before,
+ * additions or a rule fb_bgp_lost() listed: every route holding it is
+ * refused whole. The paths of all its parts (a FlowSpec route of several
+ * keys, "ID part I/N") are forgotten, so no route is ever partly in the
+ * filter; each such route is noted once, "SOURCE:LINE: 'ID' from PEER:
+ * WHY; not applied" ("SOURCE:LINE: " left out while lineno is 0; why NULL:
+ * not noted, the caller reported it). A rule of another part that no path
+ * holds any more leaves the additions (fb_bgp_refs() says 0: the caller
+ * takes it out of the batch it retries) or, if it is in the filter,
  * joins del. Returns how many rules besides k left the additions; *routes
  * (if set): how many routes were refused. A rule in the filter already is
  * left alone (0).
@@ -102,8 +99,21 @@ size_t fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k, const char *why,
 void fb_bgp_done(struct fb_bgp *b);
 /* Every path ends (--flush): del lists every rule in the filter. */
 void fb_bgp_remove_all(struct fb_bgp *b);
-/* Rules held now, in the filter (for re-adding after a replace). */
+/* Rules in the filter now (to refresh, or to add again after a replace). */
 size_t fb_bgp_rules(const struct fb_bgp *b, struct fb_key **out);
+/*
+ * The filter lost rules keys[0..n) (a new filter array took its place):
+ * they are in it no more. One no path holds (its deletion waiting in del)
+ * is forgotten and leaves del: nothing is deleted that the new array never
+ * got. The others stay in keys[0..returned), to be added again: those the
+ * filter takes go to fb_bgp_added(), those it refuses to fb_bgp_refused(),
+ * as a line's additions do, so that no rule counts as in the filter that
+ * is not, and its route is refused whole (announced again, it is tried
+ * again; withdrawn, nothing is deleted).
+ */
+size_t fb_bgp_lost(struct fb_bgp *b, struct fb_key *keys, size_t n);
+/* Rules keys[0..n) are in the filter again (fb_bgp_lost()). */
+void fb_bgp_added(struct fb_bgp *b, const struct fb_key *keys, size_t n);
 /* How many paths hold rule k (0: not held). */
 unsigned fb_bgp_refs(const struct fb_bgp *b, const struct fb_key *k);
 /* How many paths of peer and family are stale (held from before its

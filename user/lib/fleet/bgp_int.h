@@ -16,15 +16,19 @@ struct fb_bgp_path {
 	struct fb_bgp_path *next;
 	char *peer, *family, *nlri; /* one allocation, peer first */
 	struct fb_key key;
+	/* The chain of paths holding the same rule (fb_bgp_rule.paths):
+	 * a refused rule finds its paths there, not by a walk of the table. */
+	struct fb_bgp_path *rnext, **rprev;
 	bool stale; /* held over a session restart, until End-of-RIB */
 };
 
 struct fb_bgp_rule {
 	struct fb_bgp_rule *next;
 	struct fb_key key;
-	unsigned refs;	/* paths holding it */
-	bool in_filter; /* added to the filter by us */
-	bool touched;	/* in this line's list */
+	struct fb_bgp_path *paths; /* those holding it, refs of them */
+	unsigned refs;		   /* paths holding it */
+	bool in_filter;		   /* added to the filter by us */
+	bool touched;		   /* in this line's list */
 };
 
 /* One path operation of a message. */

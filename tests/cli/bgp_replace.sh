@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# `flowbloom bgp` when someone replaces its filter (`load --replace`) and
+# the new filter array refuses some of the rules bgp adds again (ExaBGP's
+# JSON on a FIFO, a real bgp process; the filter read back with `query` and
+# `count`). A rule the new array refuses is refused as a new announcement's
+# is, so bgp's table and state file say what the filter holds:
+# - live, two blackhole /28s the new array has no prefix length for, and a
+#   FlowSpec route of two keys one of which needs a ninth rule shape: none
+#   of them stays in the state file, the route's other key does not stay in
+#   the filter (no route partly applied), each route is reported once,
+#   without a line; the /28 withdrawn in the first line after the replace
+#   and the other withdrawn later are not deleted (bgp used to delete
+#   rules it had never added: "?dst ...: no longer in the filter"); the
+#   other announced again is tried again and reported at its line;
+# - at start, from the state file, with --confirm exact and exact sets
+#   that the replace and the operator filled: both routes refused, "0 rules
+#   held"; the operator then makes room and adds one of the two rules
+#   himself: its withdrawal by the peer leaves the operator's copy (bgp
+#   deleted it, lowering counters for a rule it never added), and the
+#   other route, announced again, is added.
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin bgp_replace
+
+BP=""
+cleanup() {
+	exec 9>&- 2>/dev/null
+	[ -n "$BP" ] && kill "$BP" 2>/dev/null && wait "$BP" 2>/dev/null
+}
+t_traps
+
+NB='"neighbor": {"address": {"local": "198.51.100.2", "peer": "198.51.100.9"}, "direction": "receive"'
+BH='"attribute": {"community": [[65535, 666]]}'
+# ann NLRI: a blackhole route; wd NLRI: its withdrawal; wdann OLD NEW: both
+# in one message; fs: a FlowSpec discard of UDP to 203.0.113.10 port 53 or
+# 1024-2047 (two keys of two shapes).
+ann() { printf '{"type": "update", %s, "message": {"update": {%s, "announce": {"ipv4 unicast": {"x": [{"nlri": "%s"}]}}}}}}\n' "$NB" "$BH" "$1"; }
+wd() { printf '{"type": "update", %s, "message": {"update": {"withdraw": {"ipv4 unicast": [{"nlri": "%s"}]}}}}}\n' "$NB" "$1"; }
+wdann() { printf '{"type": "update", %s, "message": {"update": {%s, "withdraw": {"ipv4 unicast": [{"nlri": "%s"}]}, "announce": {"ipv4 unicast": {"x": [{"nlri": "%s"}]}}}}}}\n' "$NB" "$BH" "$1" "$2"; }
+FSC='"destination-ipv4": ["203.0.113.10/32"], "protocol": ["=udp"], "destination-port": ["=53", ">=1024&<=2047"]'
+fs() { printf '{"type": "update", %s, "message": {"update": {"attribute": {"extended-community": [{"value": 9225060886715039744}]}, "announce": {"ipv4 flow": {"no-nexthop": [{%s, "string": "flow udp-to-10"}]}}}}}}\n' "$NB" "$FSC"; }
+
+# start NAME STATE: bgp on NAME, its input the FIFO on fd 9.
+start() {
+	rm -f "$T_TMP/fifo"
+	mkfifo "$T_TMP/fifo"
+	"$FB" bgp "$1" --state "$2" <"$T_TMP/fifo" >"$T_TMP/bgp.out" 2>"$T_TMP/bgp.err" &
+	BP=$!
+	exec 9>"$T_TMP/fifo"
+}
+# stop: end of input; bgp's exit status.
+stop() {
+	local rc
+	exec 9>&-
+	wait "$BP"
+	rc=$?
+	BP=""
+	return $rc
+}
+in_state() { grep -q -- "$2" "$1"; }
+q() { "$FB" query "$1" "${@:2}" | head -1 | awk '{print $1}'; }
+nflows() { "$FB" -j info "$1" | t_json 'd["flows"]'; }
+
+# --- 1. live: a replace by another process while bgp runs -------------------
+"$FB" create rt --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create rt"
+S=$T_TMP/rt.bgp
+start rt "$S"
+{ ann 203.0.113.16/28; ann 203.0.113.32/28; ann 203.0.113.7/32; fs; } >&9
+check "bgp holds 3 blackholes and a FlowSpec route of 2 keys" \
+	t_wait_until 10 in_state "$S" 'udp-to-10 part 2/2'
+check_eq "... its dport 53 key in the filter" "$(q rt udp dst 203.0.113.10 dport 53)" maybe
+# The new content: four IPv4 destination lengths none of which is /28, and
+# eight rule shapes, one of them the route's dport 53 key's, none its
+# dport 1024-2047 key's.
+{
+	printf 'dst 198.51.100.0/24\ndst 198.51.100.0/25\ndst 198.51.100.0/26\ndst 198.51.100.9/32\n'
+	echo "udp dst 203.0.113.9 dport 80"
+	for l in 25 26 27 28 29 30 31; do echo "udp dst 203.0.113.0/$l dport 1024-2047"; done
+} >"$T_TMP/list"
+head1=$(head -1 "$S")
+check "load --replace by another process" "$FB" load rt "$T_TMP/list" --replace
+# At once, before or after bgp notices: the second /28 withdrawn, a /32
+# announced, in one line.
+wdann 203.0.113.32/28 203.0.113.40/32 >&9
+state_moved() { [ "$(head -1 "$S")" != "$head1" ] && in_state "$S" 203.0.113.40; }
+check "bgp adds its rules to the new filter array" t_wait_until 10 state_moved
+check_eq "the /32 it held is in the new array" "$(q rt dst 203.0.113.7)" maybe
+check_eq "... and the one announced since" "$(q rt dst 203.0.113.40)" maybe
+check_eq "the /28 the new array has no length for: not in the filter" "$(q rt dst 203.0.113.17)" no
+check_eq "... nor in the state file" "$(grep -c '203.0.113.16/28' "$S")" 0
+check_eq "the FlowSpec route's 9th-shape key: not in the filter" \
+	"$(q rt udp dst 203.0.113.10 dport 1024-2047)" no
+check_eq "... nor its other key: no route is partly applied" \
+	"$(q rt udp dst 203.0.113.10 dport 53)" no
+check_eq "... nor any part of it in the state file" "$(grep -c 'udp-to-10' "$S")" 0
+flows=$(nflows rt)
+# The first /28 withdrawn, then announced again; a /32 after them to know
+# they were read.
+{ wd 203.0.113.16/28; ann 203.0.113.16/28; ann 203.0.113.41/32; } >&9
+check "bgp reads on" t_wait_until 10 in_state "$S" 203.0.113.41
+check "bgp ends at the end of its input" stop
+check_eq "the withdrawals deleted nothing (flows $flows + the last /32)" "$(nflows rt)" $((flows + 1))
+check_eq "... no deletion tried for a rule the new array never got" \
+	"$(grep -cE '[-?]dst 203\.0\.113\.(16|32)/28' "$T_TMP/bgp.err")" 0
+pre="^flowbloom: bgp: '203.0.113.16/28' from 198.51.100.9: 'dst 203.0.113.16/28' would need a 5th IPv4 destination prefix length in filter 'rt' (at most 4); not applied\$"
+check_eq "the refused /28 reported once, without a line (no line caused it)" \
+	"$(grep -c "$pre" "$T_TMP/bgp.err")" 1
+check_eq "... and so the other (if bgp saw the replace before its withdrawal)" \
+	"$(grep -c "^flowbloom: bgp: '203.0.113.32/28' from .*; not applied\$" "$T_TMP/bgp.err")" \
+	"$(grep -c "^flowbloom: bgp: filter 'rt' was replaced: adding its 5 BGP rules" "$T_TMP/bgp.err")"
+check_eq "the FlowSpec route reported once, naming its refused key" \
+	"$(grep -c "^flowbloom: bgp: 'flow udp-to-10' from 198.51.100.9: 'udp dst 203.0.113.10 dport 1024-2047' in filter 'rt': its shape .*; not applied\$" "$T_TMP/bgp.err")" 1
+check_eq "the /28 announced again is tried again, and refused at its line (7)" \
+	"$(grep -c "^flowbloom: bgp: <stdin>:7: '203.0.113.16/28' from .*5th IPv4 destination prefix length.*; not applied\$" "$T_TMP/bgp.err")" 1
+check_eq "the state file holds the three /32s only" "$(grep -c $'\t''dst ' "$S")" 3
+"$FB" destroy rt >/dev/null
+
+# --- 2. at start, from the state file: exact sets the replace left full -------
+"$FB" create cx --capacity 1000 --fp-rate 0.001 --counting --confirm exact >/dev/null ||
+	fail "create cx"
+S=$T_TMP/cx.bgp
+{ ann 203.0.113.7/32; ann 203.0.113.8/32; } >"$T_TMP/in"
+"$FB" bgp cx --state "$S" <"$T_TMP/in" >/dev/null 2>"$T_TMP/bgp.err"
+check_eq "bgp adds two blackholes to a filter with --confirm exact" "$(grep -c $'\t''dst ' "$S")" 2
+# Replaced while bgp is stopped; the new exact sets (65536 rules) filled.
+"$PY" -c '
+for i in range(65536): print("udp 198.51.100.%d:%d 203.0.113.1:53" % (i & 255, 1024 + (i >> 8)))' >"$T_TMP/big"
+head -1 "$T_TMP/big" >"$T_TMP/one"
+tail -n +2 "$T_TMP/big" >"$T_TMP/rest"
+check "load --replace" "$FB" load cx "$T_TMP/one" --replace
+check "the exact sets filled (65536 rules)" "$FB" add cx -f "$T_TMP/rest"
+check_fails "... full" "$FB" add cx dst 203.0.113.99
+start cx "$S"
+check "bgp starts" t_wait_until 10 grep -q 'rules held from' "$T_TMP/bgp.err"
+check_eq "... holding no rule: the new array refused both" \
+	"$(grep -c "filter 'cx': 0 rules held" "$T_TMP/bgp.err")" 1
+check_eq "... each route reported once" \
+	"$(grep -c "^flowbloom: bgp: '203.0.113.[78]/32' from 198.51.100.9: filter 'cx' refused the BGP rules added again; not applied\$" "$T_TMP/bgp.err")" 2
+check "... and gone from the state file" t_wait_until 10 bash -c "! grep -q 'dst 203' '$S'"
+# The operator makes room for two and adds one of the two rules himself.
+sed -n 2,3p "$T_TMP/big" >"$T_TMP/two"
+check "room for two" "$FB" del cx -f "$T_TMP/two"
+check "the operator adds dst 203.0.113.7 himself" "$FB" add cx dst 203.0.113.7
+{ wd 203.0.113.7/32; ann 203.0.113.8/32; } >&9
+check "the peer's other route, announced again, is added now" \
+	t_wait_until 10 in_state "$S" 'dst 203.0.113.8'
+check_eq "... in the filter" "$("$FB" count cx dst 203.0.113.8/32 | awk '{print $1}')" 1
+check "bgp ends" stop
+check_eq "the peer's withdrawal of dst 203.0.113.7 left the operator's copy" \
+	"$("$FB" count cx dst 203.0.113.7/32 | awk '{print $1}')" 1
+check_eq "... which still matches" "$(q cx dst 203.0.113.7)" maybe
+check_eq "... and bgp tried no deletion" "$(grep -cE '[-?]dst 203\.0\.113\.7($|:)' "$T_TMP/bgp.err")" 0
+"$FB" destroy cx >/dev/null
+t_end

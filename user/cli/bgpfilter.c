@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * What `flowbloom bgp` does to the filter (bgprun.h): a line's rules
+ * added, refusals handled as bgp.h says (a route refused whole), deletions
+ * applied once the state file no longer names them, and the rules added
+ * again when the filter array was replaced under us. A rule counts as in
+ * the filter (fb_bgp_done, fb_bgp_added) only once the filter took it, so
+ * a deletion is only ever of a rule we added: lowering the counters of a
+ * rule we did not add would take bits from others.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "bgprun.h"
+#include "output.h"
+#include "rules/flow.h"
+#include "rules/lifetime.h"
+#include "rules/rules.h"
+#include "store/exact.h"
+#include "store/gens.h"
+#include "types/counting.h"
+
+void bgp_say(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("flowbloom: bgp: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void bgp_show(size_t lineno, char sign, const struct fb_key *k, const char *tail)
+{
+	char text[FB_FLOW_STR];
+
+	fb_flow_format(k, text, sizeof(text));
+	if (lineno)
+		bgp_say("<stdin>:%zu: %c%s%s", lineno, sign, text, tail);
+	else
+		bgp_say("%c%s%s", sign, text, tail);
+}
+
+/*
+ * Add keys[0..*n) to the filter: the line's additions, the rules a
+ * replaced filter lost (fb_bgp_lost), or, refreshing, the rules in it.
+ * What it refuses leaves the batch, which is tried again. A route holding
+ * a refused rule is refused whole (fb_bgp_refused): its other parts' rules
+ * leave the batch too, so no route is ever partly in the filter. The batch
+ * is refused or added whole by each try (fb_rules_add, fb_gens_add):
+ * nothing of it is in the filter before the last. A refused refresh
+ * changes nothing (the rule stays until its lifetime ends, the next
+ * refresh tries again). what: the batch, for a refusal of all of it.
+ * Returns how many rules were refused; *n: how many were added.
+ */
+size_t bgp_add_rules(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys, size_t *n,
+		     const char *what)
+{
+	size_t bad, i, j, gone, routes, refused = 0;
+	int err;
+
+	/* With --ttl, into a generation: the rule ends by itself unless
+	 * refreshed, whether this process runs or not. */
+	while (*n && (bad = *n, err = rn->ttl > 0 ? fb_gens_add(f, keys, *n, rn->ttl, &bad, NULL)
+						  : fb_rules_add(f, keys, *n, &bad))) {
+		char text[FB_FLOW_STR], why[900];
+
+		if ((err != -1 && err != -4) || bad >= *n) {
+			/* Refused whole (an exact set, printed; no room in
+			 * another filter type; every generation in use,
+			 * printed): none of them added. */
+			snprintf(why, sizeof(why), "filter '%s' refused %s%s", f->name, what,
+				 err == -3 ? " (it is full)" : "");
+			for (bad = 0; bad < *n; bad++)
+				fb_bgp_refused(&rn->b, &keys[bad], why, NULL);
+			refused += *n;
+			*n = 0;
+			break;
+		}
+		fb_flow_format(&keys[bad], text, sizeof(text));
+		if (err == -4) {
+			char mask[600];
+
+			fb_rules_mask_refusal((struct fb_prefixes *)&f->blocks[1], keys, bad, mask,
+					      sizeof(mask));
+			snprintf(why, sizeof(why), "'%s' in filter '%s': %s", text, f->name, mask);
+		} else {
+			snprintf(why, sizeof(why),
+				 "'%s' would need a %dth %s prefix length in filter '%s' (at most "
+				 "%d)",
+				 text, FB_MAX_LENGTHS + 1,
+				 fb_rules_prefix_list_name(fb_rules_prefix_list(&keys[bad])),
+				 f->name, FB_MAX_LENGTHS);
+		}
+		/* Each route holding it is named once, with why (the rule
+		 * alone if none is: a rule in the filter, refreshed). */
+		gone = fb_bgp_refused(&rn->b, &keys[bad], why, &routes);
+		if (!routes)
+			bgp_say("%s; not refreshed", why);
+		keys[bad] = keys[--*n];
+		refused++;
+		/* The refused routes' other parts: out of the batch (a walk
+		 * of it, as each try is). */
+		for (i = j = 0; gone && i < *n; i++)
+			if (fb_bgp_refs(&rn->b, &keys[i]))
+				keys[j++] = keys[i];
+		if (gone) {
+			refused += *n - j;
+			*n = j;
+		}
+	}
+	return refused;
+}
+
+/* With rules that have a lifetime: each withdrawn rule out of the filter
+ * and of every generation holding it (the refreshes put a copy in each). */
+static void del_pending_gens(struct bgp_run *rn, struct fb_store *f)
+{
+	struct fb_gen_views gv;
+	size_t i;
+
+	if (fb_gens_views_open(f, &gv) < 0)
+		return; /* they wait for the next commit */
+	for (i = 0; i < rn->npend; i++) {
+		const struct fb_key *k = &rn->pend[i].key;
+
+		if (!fb_gens_del_held(f, &gv, k)) {
+			bgp_show(rn->pend[i].lineno, '?', k,
+				 ": no longer in the filter; nothing deleted");
+			continue;
+		}
+		bgp_show(rn->pend[i].lineno, '-', k, "");
+		rn->deleted++;
+	}
+	fb_gens_views_close(&gv);
+	rn->npend = 0;
+}
+
+void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
+{
+	size_t i, bad;
+
+	if (rn->ttl > 0 || f->hdr->gens) {
+		del_pending_gens(rn, f);
+		return;
+	}
+	for (i = 0; i < rn->npend; i++) {
+		const struct fb_key *k = &rn->pend[i].key;
+
+		/* Someone else may have deleted it: then lowering its
+		 * counters would take bits from others. */
+		if ((f->hdr->confirm && !fb_exact_count(f, k)) ||
+		    fb_counting_check_dels(f, k, 1, &bad)) {
+			bgp_show(rn->pend[i].lineno, '?', k,
+				 ": no longer in the filter; nothing deleted");
+			continue;
+		}
+		if (!fb_counting_del(f, k) && f->hdr->confirm)
+			fb_exact_adjust(f, k, -1);
+		bgp_show(rn->pend[i].lineno, '-', k, "");
+		rn->deleted++;
+	}
+	rn->npend = 0;
+}
+
+/* The line's deletions (b.del) wait for the next commit, which writes
+ * the state file first: 0, or -1 out of memory. */
+int bgp_queue_dels(struct bgp_run *rn, size_t lineno)
+{
+	size_t i;
+
+	for (i = 0; i < rn->b.ndel; i++) {
+		if (rn->npend == rn->cap_pend) {
+			size_t cap = rn->cap_pend ? 2 * rn->cap_pend : 64;
+			struct bgp_pending *p = realloc(rn->pend, cap * sizeof(*p));
+
+			if (!p) {
+				fb_err("out of memory");
+				return -1;
+			}
+			rn->pend = p;
+			rn->cap_pend = cap;
+		}
+		rn->pend[rn->npend].key = rn->b.del[i];
+		rn->pend[rn->npend++].lineno = lineno;
+	}
+	return 0;
+}
+
+/*
+ * The filter array changed under us (load --replace, or destroy and
+ * create): our rules are not in it any more, nor is anything to delete;
+ * add them again. One the new array refuses is refused as a line's
+ * addition is: its routes are forgotten whole and named once, without a
+ * line (none caused it), so the state file never says it is in the filter,
+ * a withdrawal deletes nothing and an announcement tries it again. in_line:
+ * called by apply_line, whose additions wait and whose deletions (b.del)
+ * it queues itself. Called with the filter locked.
+ */
+int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line)
+{
+	struct fb_key *keys;
+	size_t n = fb_bgp_rules(&rn->b, &keys), i, j, lineno = rn->b.lineno;
+	struct fb_gen_views gv;
+
+	if (!keys) {
+		/* The run ends rather than count them in a filter that
+		 * lacks them; the next start adds them from the state file. */
+		fb_err("out of memory listing the BGP rules to add again");
+		return -1;
+	}
+	/* Rules with a lifetime are carried by a replace: only those the
+	 * filter lost (destroyed and created again) are added. */
+	if (rn->ttl > 0 && fb_gens_views_open(f, &gv) >= 0) {
+		for (i = j = 0; i < n; i++)
+			if (!fb_gens_held(f, &gv, &keys[i]))
+				keys[j++] = keys[i];
+		n = j;
+		fb_gens_views_close(&gv);
+	}
+	n = fb_bgp_lost(&rn->b, keys, n);
+	if (rn->filter_id && n)
+		bgp_say("filter '%s' was replaced: adding its %zu BGP rules again", f->name, n);
+	rn->b.lineno = 0;
+	bgp_add_rules(rn, f, keys, &n, "the BGP rules added again");
+	rn->b.lineno = lineno;
+	fb_bgp_added(&rn->b, keys, n);
+	rn->added += n;
+	free(keys);
+	rn->npend = 0;
+	rn->filter_id = f->bits_id;
+	rn->dirty = true;
+	/* A refused route's part the new array holds (a rule with a
+	 * lifetime, carried) is deleted as a withdrawn one is. */
+	if (in_line || !rn->b.ndel)
+		return 0;
+	if (bgp_queue_dels(rn, 0))
+		return -1;
+	fb_bgp_done(&rn->b);
+	return 0;
+}

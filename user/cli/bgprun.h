@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * `flowbloom bgp`'s run, shared by cmd_bgp.c (options, the state file, the
+ * loop, committing) and bgpfilter.c (what reaches the filter: a line's
+ * rules added, deletions applied after the state file is written, the
+ * rules added again to a replaced filter).
+ */
+#ifndef FLOWBLOOM_USER_BGPRUN_H
+#define FLOWBLOOM_USER_BGPRUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "fleet/bgp.h"
+#include "store/store.h"
+
+/* A deletion waiting for the state file to be written. */
+struct bgp_pending {
+	struct fb_key key;
+	size_t lineno;
+};
+
+struct bgp_run {
+	struct fb_bgp b;
+	const char *name, *state;
+	int state_dir;		/* the state file's directory (fb_safe_opendir) */
+	const char *state_base; /* its name there */
+	__u32 filter_id;	/* the filter array our rules are in; 0: unknown */
+	size_t lineno;
+	__u64 added, deleted;
+	struct bgp_pending *pend; /* deletions after the next state write */
+	size_t npend, cap_pend;
+	bool dirty; /* paths changed since the state file was written */
+	/* Open and locked from a batch's first addition to its commit: one
+	 * open per batch, not per route (310 us each at 200k flows). */
+	struct fb_store f;
+	bool have_f;
+	double committed; /* CLOCK_MONOTONIC of the last write */
+	double ttl;	  /* --ttl: rules live this long unless refreshed; 0: forever */
+	double refreshed; /* CLOCK_MONOTONIC of the last refresh */
+};
+
+/* A message on stderr, "flowbloom: bgp: ..." (stdout is ExaBGP's). */
+void bgp_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A rule added ('+'), deleted ('-') or not ('?'), with its input line (0:
+ * none) and tail. */
+void bgp_show(size_t lineno, char sign, const struct fb_key *k, const char *tail);
+/* bgpfilter.c, each with the filter f open and locked. Add keys[0..*n)
+ * (refusals handled; what: the batch, for a message): how many refused,
+ * *n how many added. */
+size_t bgp_add_rules(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys, size_t *n,
+		     const char *what);
+/* The deletions waiting for the state file, now that it is written. */
+void bgp_del_pending(struct bgp_run *rn, struct fb_store *f);
+/* b.del onto the deletions waiting (lineno: their line): 0, or -1 out of
+ * memory. */
+int bgp_queue_dels(struct bgp_run *rn, size_t lineno);
+/* f is a new filter array: our rules added again (see bgpfilter.c). 0, or
+ * -1 out of memory. */
+int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line);
+
+#endif
