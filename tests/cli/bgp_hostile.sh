@@ -28,13 +28,21 @@
 #   do (each one walked every path held, looking for stale ones); add-path
 #   ids chosen to collide in the path table's old, unkeyed hash cost what
 #   random ones do, and so do routes the filter refuses one after another
-#   (each refusal walked every path);
+#   (each refusal walked every path), and routes refused among others in
+#   one line or among the rules added again to a new filter array (each
+#   refusal tried the whole batch again);
 # - a message json-c cannot allocate (ulimit -v) is reported as out of
-#   memory and skipped, the lines after it applied;
+#   memory and skipped, the lines after it applied; a line over 8 MiB is
+#   reported once and skipped unparsed (little memory taken), the lines
+#   after it applied, one of 8 MiB read;
 # - a FlowSpec route of several keys one of which the filter refuses (no
 #   rule shape left for it) is refused whole: none of its keys in the
 #   filter or the state file, one message naming it; the line's other
-#   route applied; announced again with room, applied whole.
+#   route applied; announced again with room, applied whole;
+# - with --ttl (rules into a generation, with prefix lengths of its own),
+#   the routes of a 5th and 6th length refused, named, in a line with 4
+#   others; a later one of a 7th length refused by the same generation, one
+#   of a length it has taken.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_hostile
 
@@ -155,12 +163,59 @@ for what in sys.argv[1:]:
             a = "11.%d.%d.%d/28" % (i >> 12, i >> 4 & 255, (i & 15) << 4) if what == "refused" else \
                 "12.0.%d.%d/32" % (i >> 8, i & 255)
             out.write(json.dumps(bh("ipv4 unicast", a)).encode() + b"\n")
+    elif what in ("fsref", "fsacc"):
+        # One UPDATE of 1200 FlowSpec routes (about 30 bytes each on the
+        # wire: a 64 KiB message holds them), each 56 rules of one shape
+        # (udp dst/32, 7 source and 8 destination port /4 blocks); in
+        # fsref the last 600 also have a destination port /6 block, a
+        # second shape, for a filter whose 8 shapes are taken to refuse.
+        def rt(i, extra):
+            c = {"destination-ipv4": ["10.%d.%d.%d/32" % (i >> 16, i >> 8 & 255, i & 255)],
+                 "protocol": ["=udp"], "source-port": [">=4096&<=32767"],
+                 "destination-port": [">=4096&<=36863"] + extra}
+            return dict(c, string="flow r%d" % i)
+        routes = [rt(i, [">=1024&<=2047"] if what == "fsref" and i >= 600 else []) for i in range(1200)]
+        m = {"type": "update", "neighbor": dict(nb("198.51.100.9"), message={"update": {
+            "attribute": {"extended-community": [{"value": 9225060886715039744}]},
+            "announce": {"ipv4 flow": {"no-nexthop": routes}}}})}
+        out.write(json.dumps(m).encode() + b"\n")
+    elif what == "ttllens":
+        m = bh("ipv4 unicast", "10.9.0.0/24")
+        m["neighbor"]["message"]["update"]["announce"]["ipv4 unicast"]["x"] = [
+            {"nlri": "10.9.%d.0/%d" % (i, 24 + i)} for i in range(6)]
+        out.write(json.dumps(m).encode() + b"\n")
+        for a in ("10.9.6.0/30", "10.9.7.0/26"):
+            out.write(json.dumps(bh("ipv4 unicast", a)).encode() + b"\n")
+    elif what == "overcap":
+        # Lines about the 8 MiB cap: one over it (a message of blackhole
+        # routes, as ExaBGP prints them), one exactly at it and one of
+        # 20 MiB (a route padded with blanks), routes between them.
+        cap = 8 << 20
+        def padded(a, size):
+            line = json.dumps(bh("ipv4 unicast", a)).encode()
+            return line + b" " * (size - len(line)) + b"\n"
+        m = bh("ipv4 unicast", "10.77.0.0/32")
+        head, tail = json.dumps(m).encode().split(b'[{"nlri": "10.77.0.0/32"}]')
+        items, size, i = [], len(head) + len(tail) + 2, 0
+        while size < cap + 1:
+            item = b'{ "nlri": "10.77.%d.%d/32" }' % (i >> 8 & 255, i & 255)
+            items.append(item)
+            size += len(item) + 2
+            i += 1
+        big = head + b"[ " + b", ".join(items) + b" ]" + tail
+        big = big[:-1] + b" " * (cap + 1 - len(big)) + big[-1:]
+        out.write(json.dumps(bh("ipv4 unicast", "203.0.113.101/32")).encode() + b"\n")
+        out.write(big + b"\n")
+        out.write(json.dumps(bh("ipv4 unicast", "203.0.113.102/32")).encode() + b"\n")
+        out.write(padded("203.0.113.103/32", cap))
+        out.write(padded("203.0.113.104/32", 20 << 20))
+        out.write(json.dumps(bh("ipv4 unicast", "203.0.113.105/32")).encode() + b"\n")
     elif what == "hugejson":
-        # Between two routes, a 20 MB message (an attribute of 10M
+        # Between two routes, an 8 MB message (an attribute of 4M
         # numbers): json-c needs about 40 bytes a number.
         out.write(json.dumps(bh("ipv4 unicast", "203.0.113.90/32")).encode() + b"\n")
         out.write(b'{"type": "update", "neighbor": {"address": {"peer": "198.51.100.9"}, '
-                  b'"message": {"update": {"attribute": {"x": [' + b"0," * 10000000 + b'0]}}}}}\n')
+                  b'"message": {"update": {"attribute": {"x": [' + b"0," * 4000000 + b'0]}}}}}\n')
         out.write(json.dumps(bh("ipv4 unicast", "203.0.113.91/32")).encode() + b"\n")
     elif what in ("fsatomic", "fsagain"):
         # One message, two FlowSpec routes: udp to .10 port 53 or
@@ -344,10 +399,46 @@ check_eq "... both parts held" "$(grep -c '203.0.113.10.*part' "$FS")" 2
 check_eq "... the other route added back from the state file" "$(qf 203.0.113.11 53)" maybe
 "$FB" destroy fsx >/dev/null
 
+# --- 12. with --ttl, into a generation of the filter: its own 4 lengths
+"$FB" create ttlf --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create ttlf"
+gen ttllens >"$T_TMP/in"
+"$FB" bgp ttlf --ttl 60s --state "$T_TMP/ttlf.bgp" <"$T_TMP/in" >/dev/null 2>"$T_TMP/err"
+check_eq "--ttl, routes of 7 lengths: bgp runs" "$?" 0
+qt() { "$FB" query ttlf dst "$1" | head -1 | awk '{print $1}'; }
+check_eq "... /24 to /27 added" "$(qt 10.9.0.1)$(qt 10.9.1.1)$(qt 10.9.2.1)$(qt 10.9.3.1)" maybemaybemaybemaybe
+check_eq "... /28, /29, /30 not" "$(qt 10.9.4.1)$(qt 10.9.5.1)$(qt 10.9.6.1)" nonono
+check_eq "... a later /26 added" "$(qt 10.9.7.1)" maybe
+check_eq "... 5 routes held" "$(grep -c '^198.51.100.9' "$T_TMP/ttlf.bgp")" 5
+for r in 1:10.9.4.0/28 1:10.9.5.0/29 2:10.9.6.0/30; do
+	grep -q "^flowbloom: bgp: <stdin>:${r%%:*}: '${r#*:}' from 198.51.100.9: 'dst ${r#*:}' would need a 5th IPv4 destination prefix length in filter 'ttlf' (at most 4); not applied$" "$T_TMP/err" &&
+		pass "... ${r#*:} refused, named" || fail "... ${r#*:}: $(head -c 600 "$T_TMP/err")"
+done
+"$FB" destroy ttlf >/dev/null
+
+# --- 13. a line over 8 MiB (ExaBGP's JSON for the largest BGP message,
+# 64 KiB, is under 3 MB) is reported once with its number and skipped
+# whole, unparsed: the memory json-c would take for it (about 300 MB for
+# one of blackhole routes) is never taken. A line of 8 MiB is read.
+gen overcap >"$T_TMP/in"
+rss=$(python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[3:], stdin=open(sys.argv[1], "rb"), stdout=subprocess.DEVNULL, stderr=open(sys.argv[2], "wb"))
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$T_TMP/in" "$T_TMP/err" \
+	"$FB" bgp rtbh --state "$T_TMP/cap.bgp")
+check_eq "lines over 8 MiB: bgp runs on" "$(q dst 203.0.113.101)$(q dst 203.0.113.102)$(q dst 203.0.113.105)" maybemaybemaybe
+check_eq "... one of 8 MiB + 1 byte skipped: none of its routes applied" "$(q dst 10.77.0.1)" no
+check_eq "... a line of 8 MiB read" "$(q dst 203.0.113.103)" maybe
+check_eq "... one of 20 MiB skipped" "$(q dst 203.0.113.104)" no
+check_eq "... each reported once, with its number" \
+	"$(grep -o '<stdin>:[0-9]*: line longer than 8388608 bytes; skipped' "$T_TMP/err" | tr '\n' ' ')" \
+	"<stdin>:2: line longer than 8388608 bytes; skipped <stdin>:5: line longer than 8388608 bytes; skipped "
+python3 -c "import sys; sys.exit(int('$rss') >= 64)" && pass "... peak RSS ${rss} MB (under 64 MB)" ||
+	fail "... peak RSS ${rss} MB: the long lines were parsed?"
+"$FB" bgp rtbh --state "$T_TMP/cap.bgp" --flush >/dev/null 2>&1
+
 # --- 10. a message json-c has no memory for (ulimit -v) is reported as
 # such, skipped, and the lines after it apply (it was "not JSON (success)").
 gen hugejson >"$T_TMP/in"
-bash -c "ulimit -v 300000; exec '$FB' bgp rtbh --state '$T_TMP/huge.bgp'" <"$T_TMP/in" >/dev/null 2>"$T_TMP/err"
+bash -c "ulimit -v 150000; exec '$FB' bgp rtbh --state '$T_TMP/huge.bgp'" <"$T_TMP/in" >/dev/null 2>"$T_TMP/err"
 check_eq "a message too big for memory: bgp runs on" "$?" 0
 grep -q "<stdin>:2: out of memory; line skipped" "$T_TMP/err" && pass "... reported: out of memory" ||
 	fail "... said: $(grep '<stdin>:2' "$T_TMP/err" | head -c 300)"
@@ -398,6 +489,67 @@ check_eq "12000 refused /28 routes: none in the state file" "$(grep -c '^198.51.
 check_eq "... the 12003 others are" "$(grep -c '^198.51.100.9' "$T_TMP/table.bgp")" 12003
 within3x "12000 routes held, then 12000 the filter refuses against 12000 it accepts" \
 	"$acc" "$ref"
+# Routes the filter refuses among others in one line, or among the rules
+# added again to a new filter array: each refusal tried the batch again
+# from its first rule and, its route's other rules taken out, walked it
+# once more (a hash look-up a rule); 600 FlowSpec routes of 56 rules
+# refused among 67200 rules cost seconds under the filter's lock. One walk
+# now. A filter fsr whose 8 rule shapes are taken (the routes' first
+# shape among them) refuses the second shape.
+fsr() { # [full]: fsr made afresh, its shapes taken if asked
+	"$FB" destroy fsr >/dev/null 2>&1
+	"$FB" create fsr --capacity 150000 --fp-rate 0.001 --counting >/dev/null || fail "create fsr"
+	[ "${1:-}" = full ] || return 0
+	for l in 25 26 27 28 29 30 31; do
+		"$FB" add fsr udp dst 203.0.113.0/$l dport 80 >/dev/null
+	done
+	"$FB" add fsr udp dst 10.200.0.1 sport 4096-8191 dport 4096-8191 >/dev/null
+}
+cpu_fs() { # STATE [INPUT]: the CPU seconds of one bgp run of fsr (stdin: INPUT or
+	# nothing; stderr in fs.err)
+	python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[3:], stdin=open(sys.argv[1], "rb"), stdout=subprocess.DEVNULL, stderr=open(sys.argv[2], "wb"))
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print("%.3f" % (r.ru_utime + r.ru_stime))' "${2:-/dev/null}" "$T_TMP/fs.err" "$FB" bgp fsr --state "$1"
+}
+qs() { # DST DPORTS: is that rule of a route (source ports 4096-8191) in fsr?
+	"$FB" query fsr udp dst "$1" sport 4096-8191 dport "$2" | head -1 | awk '{print $1}'
+}
+for k in fsacc fsref; do
+	gen $k >"$T_TMP/$k.in"
+	fsr full
+	rm -f "$T_TMP/$k.bgp"
+	eval "line_$k=\$(cpu_fs \"\$T_TMP/$k.bgp\" \"\$T_TMP/$k.in\")"
+done
+check_eq "a line of 600 FlowSpec routes held and 600 refused: 33600 paths held" \
+	"$(grep -c '^198.51.100.9' "$T_TMP/fsref.bgp")" 33600
+check_eq "... each refused route named once" "$(grep -c 'not applied' "$T_TMP/fs.err")" 600
+grep -q "^flowbloom: bgp: <stdin>:1: 'flow r1199' from 198.51.100.9: 'udp dst 10.0.4.175 sport [0-9-]* dport 1024-2047' in filter 'fsr': its shape (ipv4 proto dst/32 sport/4 dport/6) would be one too many: .*; not applied$" "$T_TMP/fs.err" &&
+	pass "... with the rule and why" || fail "... said: $(grep -m1 'r1199' "$T_TMP/fs.err" | head -c 600)"
+check_eq "... none of a refused route" "$(grep -Ec 'flow r([6-9][0-9]{2}|1[0-9]{3}) part' "$T_TMP/fsref.bgp")" 0
+check_eq "... a held route in the filter" "$(qs 10.0.2.87 4096-8191)" maybe
+check_eq "... a refused one's rules of the first shape not" "$(qs 10.0.2.88 4096-8191)" no
+within3x "a line of 600 FlowSpec routes held and 600 refused against 1200 held" \
+	"$line_fsacc" "$line_fsref"
+# Held by a run into an empty filter (both shapes taken), then added
+# again to a new array, full.
+for k in fsacc fsref; do
+	fsr
+	rm -f "$T_TMP/$k.bgp"
+	"$FB" bgp fsr --state "$T_TMP/$k.bgp" <"$T_TMP/$k.in" >/dev/null 2>&1
+	fsr full
+	eval "readd_$k=\$(cpu_fs \"\$T_TMP/$k.bgp\")"
+done
+check_eq "600 FlowSpec routes a new filter array refuses: each named once" \
+	"$(grep -c "^flowbloom: bgp: 'flow r[0-9]*' from 198.51.100.9: .* in filter 'fsr': its shape .*; not applied$" "$T_TMP/fs.err")" 600
+check_eq "... none held" \
+	"$(grep -Ec 'flow r([6-9][0-9]{2}|1[0-9]{3}) part' "$T_TMP/fsref.bgp")" 0
+check_eq "... the 600 others held" "$(grep -c '^198.51.100.9' "$T_TMP/fsref.bgp")" 33600
+check_eq "... and in the filter" "$(qs 10.0.2.87 32768-36863)" maybe
+check_eq "... a refused one not" "$(qs 10.0.4.175 32768-36863)" no
+within3x "600 FlowSpec routes added again and 600 refused against 1200 added again" \
+	"$readd_fsacc" "$readd_fsref"
+"$FB" destroy fsr >/dev/null
 # Paths whose ids were chosen to share a bucket of the tables' hash: it is
 # keyed now (SipHash under a key drawn per process), so no one can choose.
 plain=$(cpu nocollide)

@@ -30,6 +30,9 @@ void test_bgp_state(void);
 /* fleet_bgp_hostile.c */
 void test_bgp_hostile(void);
 
+/* fleet_bgpfit.c */
+void test_bgp_fit(void);
+
 /* fleet_flip.c */
 void test_export_flips(void);
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include "bgprun.h"
 #include "output.h"
+#include "rules/fit.h"
 #include "rules/flow.h"
 #include "rules/lifetime.h"
 #include "rules/rules.h"
@@ -43,29 +44,85 @@ void bgp_show(size_t lineno, char sign, const struct fb_key *k, const char *tail
 		bgp_say("%c%s%s", sign, text, tail);
 }
 
+/* keys[bad] refused, err -1 (a prefix length too many) or -4 (a shape
+ * too many: mask says why): each route holding it is named once, with
+ * why (the rule alone if none is: a rule in the filter, refreshed).
+ * Returns how many other rules left the additions with its routes. */
+static size_t refuse(struct bgp_run *rn, const struct fb_store *f, const struct fb_key *k, int err,
+		     const char *mask)
+{
+	char text[FB_FLOW_STR], why[900];
+	size_t gone, routes;
+
+	fb_flow_format(k, text, sizeof(text));
+	if (err == -4)
+		snprintf(why, sizeof(why), "'%s' in filter '%s': %s", text, f->name, mask);
+	else
+		snprintf(why, sizeof(why),
+			 "'%s' would need a %dth %s prefix length in filter '%s' (at most %d)",
+			 text, FB_MAX_LENGTHS + 1,
+			 fb_rules_prefix_list_name(fb_rules_prefix_list(k)), f->name,
+			 FB_MAX_LENGTHS);
+	gone = fb_bgp_refused(&rn->b, k, why, &routes);
+	if (!routes)
+		bgp_say("%s; not refreshed", why);
+	return gone;
+}
+
+struct add_ctx {
+	struct bgp_run *rn;
+	const struct fb_store *f;
+	const struct fb_key *keys;
+};
+
+static size_t fit_refused(void *ctx, const struct fb_fit *t, size_t i, int err)
+{
+	struct add_ctx *a = ctx;
+	char mask[600] = "";
+
+	if (err == -4)
+		fb_fit_mask_refusal(t, i, mask, sizeof(mask));
+	return refuse(a->rn, a->f, &a->keys[i], err, mask);
+}
+
+/* Still held: not gone with a refused route. */
+static bool fit_alive(void *ctx, const struct fb_key *k)
+{
+	return fb_bgp_refs(&((struct add_ctx *)ctx)->rn->b, k) > 0;
+}
+
 /*
  * Add keys[0..*n) to the filter: the line's additions, the rules a
  * replaced filter lost (fb_bgp_lost), or, refreshing, the rules in it.
- * What it refuses leaves the batch, which is tried again. A route holding
- * a refused rule is refused whole (fb_bgp_refused): its other parts' rules
- * leave the batch too, so no route is ever partly in the filter. The batch
- * is refused or added whole by each try (fb_rules_add, fb_gens_add):
- * nothing of it is in the filter before the last. A refused refresh
- * changes nothing (the rule stays until its lifetime ends, the next
- * refresh tries again). what: the batch, for a refusal of all of it.
+ * What the filter's prefix lengths and shapes cannot take is refused, a
+ * rule at a time, in one walk of the batch (rules/fit.h), with the outcome
+ * the retry it replaced had: the batch tried again after each refusal,
+ * and walked once more to take a refused route's other rules out of it (a
+ * line of FlowSpec routes of 56 rules each, 600 of them refused among
+ * 67,200 rules, or as many refused among the rules added again to a new
+ * filter array, cost seconds of CPU under the filter's lock). A route
+ * holding a refused rule is refused whole (fb_bgp_refused): its other
+ * parts' rules leave the batch too, so no route is ever partly in the
+ * filter. The rest is then added or refused whole (fb_rules_add,
+ * fb_gens_add): nothing of the batch is in the filter before. A refused
+ * refresh changes nothing (the rule stays until its lifetime ends, the
+ * next refresh tries again). what: the batch, for a refusal of all of it.
  * Returns how many rules were refused; *n: how many were added.
  */
 size_t bgp_add_rules(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys, size_t *n,
 		     const char *what)
 {
-	size_t bad, i, j, gone, routes, refused = 0;
+	struct add_ctx a = { rn, f, keys };
+	const struct fb_fit_ops ops = { fit_refused, fit_alive, &a };
+	size_t bad, i, j, gone, n0 = *n;
 	int err;
 
 	/* With --ttl, into a generation: the rule ends by itself unless
 	 * refreshed, whether this process runs or not. */
-	while (*n && (bad = *n, err = rn->ttl > 0 ? fb_gens_add(f, keys, *n, rn->ttl, &bad, NULL)
-						  : fb_rules_add(f, keys, *n, &bad))) {
-		char text[FB_FLOW_STR], why[900];
+	while (*n && (bad = (size_t)-1,
+		      err = rn->ttl > 0 ? fb_gens_add_fit(f, keys, n, rn->ttl, &ops, &bad, NULL)
+					: fb_fit_add(f, keys, n, &ops, &bad))) {
+		char why[900], mask[600];
 
 		if ((err != -1 && err != -4) || bad >= *n) {
 			/* Refused whole (an exact set, printed; no room in
@@ -75,43 +132,23 @@ size_t bgp_add_rules(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys
 				 err == -3 ? " (it is full)" : "");
 			for (bad = 0; bad < *n; bad++)
 				fb_bgp_refused(&rn->b, &keys[bad], why, NULL);
-			refused += *n;
 			*n = 0;
 			break;
 		}
-		fb_flow_format(&keys[bad], text, sizeof(text));
-		if (err == -4) {
-			char mask[600];
-
+		/* Not fitted (no memory for the walk): the rule refused, the
+		 * batch tried again, a walk of it per refusal. */
+		if (err == -4)
 			fb_rules_mask_refusal((struct fb_prefixes *)&f->blocks[1], keys, bad, mask,
 					      sizeof(mask));
-			snprintf(why, sizeof(why), "'%s' in filter '%s': %s", text, f->name, mask);
-		} else {
-			snprintf(why, sizeof(why),
-				 "'%s' would need a %dth %s prefix length in filter '%s' (at most "
-				 "%d)",
-				 text, FB_MAX_LENGTHS + 1,
-				 fb_rules_prefix_list_name(fb_rules_prefix_list(&keys[bad])),
-				 f->name, FB_MAX_LENGTHS);
-		}
-		/* Each route holding it is named once, with why (the rule
-		 * alone if none is: a rule in the filter, refreshed). */
-		gone = fb_bgp_refused(&rn->b, &keys[bad], why, &routes);
-		if (!routes)
-			bgp_say("%s; not refreshed", why);
+		gone = refuse(rn, f, &keys[bad], err, mask);
 		keys[bad] = keys[--*n];
-		refused++;
-		/* The refused routes' other parts: out of the batch (a walk
-		 * of it, as each try is). */
 		for (i = j = 0; gone && i < *n; i++)
 			if (fb_bgp_refs(&rn->b, &keys[i]))
 				keys[j++] = keys[i];
-		if (gone) {
-			refused += *n - j;
+		if (gone)
 			*n = j;
-		}
 	}
-	return refused;
+	return n0 - *n;
 }
 
 /* With rules that have a lifetime: each withdrawn rule out of the filter

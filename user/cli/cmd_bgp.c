@@ -38,7 +38,22 @@
 #include "store/store.h"
 #include "parse.h"
 
-#define MAX_LINE (64U << 20) /* a full table of FlowSpec in one update is far less */
+/*
+ * The longest line read: ExaBGP writes one JSON line per BGP message, and
+ * a message is at most 64 KiB (RFC 8654 extended messages; 4 KiB without).
+ * Its JSON grows most where the wire is densest: an IPv4 /0 NLRI is one
+ * byte, printed `{ "nlri": "0.0.0.0/0" }, ` (25 bytes; with add-path 5
+ * bytes and 62); a FlowSpec TCP-flags term is two bytes (operator, value),
+ * printed as flag names in the component's list and again in the route's
+ * "string" (about 80 bytes for all eight flags); `receive { packets; }`
+ * adds the message as hex, 2 bytes per byte. So at most about 42 bytes a
+ * byte: 64 KiB make at most about 2.8 MB. json-c takes about 36 bytes of
+ * memory per byte of JSON it parses, more for small objects (`{ "nlri":
+ * ... }`: an object's table alone is about 700 bytes): a line is held
+ * under 8 MiB, about 3x the worst message, about 300 MB while parsed
+ * (docs/security.md), where 64 MiB took 2.3 GB.
+ */
+#define MAX_LINE (8U << 20)
 
 /* Write the state file through the one safe writer (safefile.c): a new
  * file under an unpredictable name, never through a planted link, synced,
@@ -287,7 +302,7 @@ int cmd_bgp(int argc, char **argv)
 	char statebuf[PATH_MAX], dir[PATH_MAX], lockname[NAME_MAX + 1], lockpath[PATH_MAX + 8];
 	char *slash;
 	struct bgp_run rn = { .state_dir = -1 };
-	struct fb_linein rd = { .fd = 0, .max = MAX_LINE };
+	struct fb_linein rd = { .fd = 0, .max = MAX_LINE + 1 };
 	const char *state = NULL;
 	struct fb_store f;
 	bool flush = false, counting, json = fb_json;
@@ -443,8 +458,10 @@ int cmd_bgp(int argc, char **argv)
 				goto out;
 			}
 			if (r > 0) {
-				bgp_say("<stdin>:%zu: line longer than %u bytes; skipped",
-					rn.lineno + 1, MAX_LINE);
+				/* Once a line, however many buffers it fills. */
+				if (!rd.skip)
+					bgp_say("<stdin>:%zu: line longer than %u bytes; skipped",
+						rn.lineno + 1, MAX_LINE);
 				rd.len = 0;
 				rd.skip = 1;
 			}

@@ -43,8 +43,10 @@ int fb_linein_fill(struct fb_linein *r)
 		size_t cap = r->cap ? 2 * r->cap : 65536;
 		char *b;
 
-		if (cap > r->max)
+		if (r->cap >= r->max)
 			return 1;
+		if (cap > r->max)
+			cap = r->max; /* a line of max bytes with its newline fits */
 		b = realloc(r->buf, cap);
 		if (!b)
 			return 1;

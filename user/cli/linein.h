@@ -13,7 +13,7 @@
 
 struct fb_linein {
 	int fd;
-	size_t max; /* the buffer grows up to this, the longest line kept */
+	size_t max; /* the buffer grows up to this: the longest line kept, its newline included */
 	char *buf;
 	size_t len, cap, skip; /* skip: inside an over-long line (the caller's) */
 	bool eof;

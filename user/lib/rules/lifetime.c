@@ -3,6 +3,7 @@
  * (store/gens.h keeps the generations themselves), filled by fb_rules_add. */
 #include <string.h>
 #include "report.h"
+#include "rules/fit.h"
 #include "rules/lifetime.h"
 #include "rules/rules.h"
 #include "store/gens.h"
@@ -10,16 +11,20 @@
 #include "store/counters.h"
 #include "store/replace.h"
 
-int fb_gens_add(struct fb_store *f, const struct fb_key *keys, size_t n, double secs, size_t *bad,
-		struct fb_gen *where)
-{
+/* Where a batch added now for secs goes: 0, generation p->gl[p->pick]
+ * opened into gs; 1, none fits (a new one, expiring at p->hi); -2
+ * reported. */
+struct gens_pick {
 	struct fb_gen gl[FB_GEN_SLOTS];
-	struct fb_prefixes none = { 0 };
-	struct fb_store gs;
-	__u64 lo, hi, span;
-	__u32 used;
-	int ng, i, pick = -1, rc;
-	unsigned g;
+	int ng, pick;
+	__u64 hi;
+};
+
+static int gens_pick(struct fb_store *f, double secs, struct gens_pick *p, struct fb_store *gs,
+		     struct fb_gen *where)
+{
+	__u64 lo, span;
+	int i;
 
 	if (fb_gens_supported(f))
 		return -2;
@@ -27,48 +32,106 @@ int fb_gens_add(struct fb_store *f, const struct fb_key *keys, size_t n, double 
 	/* Not before secs from now; by secs / FB_GEN_DIV after that. */
 	lo = fb_jiffies_after(secs);
 	span = (__u64)(secs / FB_GEN_DIV / fb_jiffies_tick());
-	hi = lo + span;
-	ng = fb_gens_list(f, gl);
-	for (i = 0; i < ng && pick < 0; i++)
-		if (gl[i].expires >= lo && gl[i].expires <= hi && gl[i].nblocks)
-			pick = i;
-	if (pick >= 0) {
-		if (fb_gen_open(f, gl[pick].g, &gs))
-			return -2;
-		if (where)
-			*where = gl[pick];
-	} else {
+	p->hi = lo + span;
+	p->ng = fb_gens_list(f, p->gl);
+	for (p->pick = -1, i = 0; i < p->ng && p->pick < 0; i++)
+		if (p->gl[i].expires >= lo && p->gl[i].expires <= p->hi && p->gl[i].nblocks)
+			p->pick = i;
+	if (p->pick < 0)
+		return 1;
+	if (fb_gen_open(f, p->gl[p->pick].g, gs))
+		return -2;
+	if (where)
+		*where = p->gl[p->pick];
+	return 0;
+}
+
+/* A new generation for the batch (gens_pick() said 1), opened into gs:
+ * 0, -4 every slot in use (reported), -2. */
+static int gens_new(struct fb_store *f, const struct gens_pick *p, struct fb_store *gs,
+		    struct fb_gen *where)
+{
+	__u32 used = f->hdr->gens;
+	unsigned g;
+
+	for (g = 0; g < FB_GEN_SLOTS && (used & 1U << g); g++)
+		;
+	if (g == FB_GEN_SLOTS) {
+		fb_report_err("all %d generations of '%s' hold rules with other lifetimes "
+			      "(they end within %.0f s): nothing added",
+			      FB_GEN_SLOTS, f->name, p->gl[p->ng - 1].secs);
+		return -4;
+	}
+	if (fb_gen_make(f, f->hdr, f->hdr->gen, g, p->hi, gs))
+		return -2;
+	__atomic_fetch_or(&f->hdr->gens, 1U << g, __ATOMIC_RELEASE);
+	if (where) {
+		where->g = g;
+		where->slot = fb_gen_range(f->hdr->gen, g);
+		where->expires = p->hi;
+		where->nblocks = gs->hdr->nblocks;
+		where->k = gs->hdr->k;
+	}
+	return 0;
+}
+
+/* The batch into generation gs, which is closed. */
+static int gens_fill(struct fb_store *gs, const struct fb_key *keys, size_t n, size_t *bad,
+		     struct fb_gen *where)
+{
+	int rc = fb_rules_add(gs, keys, n, bad);
+
+	if (where) {
+		where->nflows = gs->hdr->nflows;
+		where->secs = fb_jiffies_secs(where->expires);
+	}
+	fb_gen_close(gs);
+	return rc;
+}
+
+int fb_gens_add(struct fb_store *f, const struct fb_key *keys, size_t n, double secs, size_t *bad,
+		struct fb_gen *where)
+{
+	struct fb_prefixes none = { 0 };
+	struct gens_pick p;
+	struct fb_store gs;
+	int rc = gens_pick(f, secs, &p, &gs, where);
+
+	if (rc == 1) {
 		/* A new generation: refuse rules needing too many prefix
 		 * lengths before making it. */
 		if (fb_rules_merge_lengths(&none, keys, n, bad))
 			return -1;
-		used = f->hdr->gens;
-		for (g = 0; g < FB_GEN_SLOTS && (used & 1U << g); g++)
-			;
-		if (g == FB_GEN_SLOTS) {
-			fb_report_err("all %d generations of '%s' hold rules with other lifetimes "
-				      "(they end within %.0f s): nothing added",
-				      FB_GEN_SLOTS, f->name, gl[ng - 1].secs);
-			return -4;
-		}
-		if (fb_gen_make(f, f->hdr, f->hdr->gen, g, hi, &gs))
-			return -2;
-		__atomic_fetch_or(&f->hdr->gens, 1U << g, __ATOMIC_RELEASE);
-		if (where) {
-			where->g = g;
-			where->slot = fb_gen_range(f->hdr->gen, g);
-			where->expires = hi;
-			where->nblocks = gs.hdr->nblocks;
-			where->k = gs.hdr->k;
-		}
+		rc = gens_new(f, &p, &gs, where);
 	}
-	rc = fb_rules_add(&gs, keys, n, bad);
-	if (where) {
-		where->nflows = gs.hdr->nflows;
-		where->secs = fb_jiffies_secs(where->expires);
+	return rc ? rc : gens_fill(&gs, keys, n, bad, where);
+}
+
+int fb_gens_add_fit(struct fb_store *f, struct fb_key *keys, size_t *n, double secs,
+		    const struct fb_fit_ops *ops, size_t *bad, struct fb_gen *where)
+{
+	static const struct fb_prefixes none;
+	struct fb_prefixes fresh = none;
+	struct gens_pick p;
+	struct fb_store gs;
+	int rc = gens_pick(f, secs, &p, &gs, where);
+
+	if (rc < 0)
+		return rc;
+	/* Fitted into the table of the generation they go to (a new one's
+	 * is empty); no generation is made if none of them is left. */
+	fb_fit_batch(rc ? &none : fb_store_prefixes(&gs), keys, n, ops);
+	if (!*n) {
+		if (!rc)
+			fb_gen_close(&gs);
+		return 0;
 	}
-	fb_gen_close(&gs);
-	return rc;
+	if (rc == 1) {
+		if (fb_rules_merge_lengths(&fresh, keys, *n, bad))
+			return -1; /* not fitted: no memory */
+		rc = gens_new(f, &p, &gs, where);
+	}
+	return rc ? rc : gens_fill(&gs, keys, *n, bad, where);
 }
 
 int fb_gens_fresh(struct fb_store *nf, const struct fb_key *keys, size_t n, double secs,

@@ -8,6 +8,7 @@
 #define FLOWBLOOM_USER_LIFETIME_H
 
 #include <stddef.h>
+#include "rules/fit.h"
 #include "store/gens.h"
 
 /*
@@ -19,6 +20,11 @@
  */
 int fb_gens_add(struct fb_store *f, const struct fb_key *keys, size_t n, double secs, size_t *bad,
 		struct fb_gen *where);
+/* fb_gens_add() of the rules of keys[0..*n) that fit the generation's
+ * table (rules/fit.h: the others refused through ops, one by one); *n
+ * those left. 0 with *n 0 when none did (no generation made). */
+int fb_gens_add_fit(struct fb_store *f, struct fb_key *keys, size_t *n, double secs,
+		    const struct fb_fit_ops *ops, size_t *bad, struct fb_gen *where);
 /* For `load --replace --ttl`: in the new filter array nf (its header
  * naming the other set), one generation holding keys for secs; sets
  * nf->hdr->gens. */

@@ -309,21 +309,14 @@ int fb_rules_replace_geom(struct fb_store *f, __u32 nblocks, __u8 k, const struc
 	return fb_replace_fill(f, nblocks, k, n, fill_rules, &r);
 }
 
-void fb_rules_mask_refusal(const struct fb_prefixes *px, const struct fb_key *keys, size_t bad,
-			   char *buf, size_t len)
+void fb_rules_mask_text(const struct fb_prefixes *t, const struct fb_key *k, char *buf, size_t len)
 {
-	struct fb_prefixes t = *px;
 	__u32 have[FB_MAX_MASKS];
 	char name[96];
-	size_t o, j;
-	int n, i;
+	int n = fb_rules_masks(t, have), i;
+	size_t o;
 
-	/* The table as the rules before the refused one would have left it. */
-	for (j = 0; j < bad; j++)
-		if (keys[j].kind == FB_KIND_MASK)
-			fb_rules_add_mask(&t, fb_mask_of_key(&keys[j], NULL));
-	n = fb_rules_masks(&t, have);
-	fb_mask_name(fb_mask_of_key(&keys[bad], NULL), name, sizeof(name));
+	fb_mask_name(fb_mask_of_key(k, NULL), name, sizeof(name));
 	snprintf(buf, len,
 		 "its shape (%s) would be one too many: a filter holds at most %d rule shapes "
 		 "(each one probe per packet), and would have:",
@@ -333,4 +326,17 @@ void fb_rules_mask_refusal(const struct fb_prefixes *px, const struct fb_key *ke
 		fb_mask_name(have[i], name, sizeof(name));
 		o += snprintf(buf + o, len - o, "%s %s", i ? ";" : "", name);
 	}
+}
+
+void fb_rules_mask_refusal(const struct fb_prefixes *px, const struct fb_key *keys, size_t bad,
+			   char *buf, size_t len)
+{
+	struct fb_prefixes t = *px;
+	size_t j;
+
+	/* The table as the rules before the refused one would have left it. */
+	for (j = 0; j < bad; j++)
+		if (keys[j].kind == FB_KIND_MASK)
+			fb_rules_add_mask(&t, fb_mask_of_key(&keys[j], NULL));
+	fb_rules_mask_text(&t, &keys[bad], buf, len);
 }

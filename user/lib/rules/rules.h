@@ -46,6 +46,9 @@ int fb_rules_add_mask(struct fb_prefixes *px, __u32 d);
  * fit, for an error line. */
 void fb_rules_mask_refusal(const struct fb_prefixes *px, const struct fb_key *keys, size_t bad,
 			   char *buf, size_t len);
+/* Why k's shape does not fit table t (it holds FB_MAX_MASKS others), for
+ * an error line: the shape, the limit and t's shapes. */
+void fb_rules_mask_text(const struct fb_prefixes *t, const struct fb_key *k, char *buf, size_t len);
 
 /* Replace the filter's whole content with keys, in a new filter array of
  * nblocks blocks and k bits (and new counters for a counting filter), then
