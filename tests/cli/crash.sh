@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Crash consistency: every writing verb (create, import, destroy, load
-# --replace of a plain and of a counting filter, add and del; add --ttl and
-# a replace carrying rules with a lifetime at every bpf call) is killed with
+# --replace of a plain and of a counting filter, add and del of a counting
+# filter with exact sets; add --ttl and a replace carrying rules with a
+# lifetime at every bpf call) is killed with
 # SIGKILL at every call of each syscall that changes state (strace
 # -e inject=SYSCALL:signal=KILL:when=N, N = 1, 2, ... until the command
 # completes). After each kill: `list -j` is valid JSON, `metrics` still
 # reports a healthy neighbour, `check` says what it finds, the verbs work
 # or say the filter is broken, the filter is old or new (never mixed, and
 # flows it held keep matching in the real program), `destroy` removes
-# whatever is left (staging directories included), and a re-run succeeds.
+# whatever is left (staging directories included), and a re-run succeeds;
+# after a killed add or del, `check` tells exact sets that hold rules the
+# filter does not from a consistent filter, and --repair makes it whole.
 # Then concurrent writers: an add, and a replace, that wait for the lock
 # while another replace switches arrays; and import's peak memory.
 source "$(dirname "$0")/../lib/lib.sh"
@@ -249,28 +252,74 @@ sweep "load --replace (counting)" setup_replace after_replace load rc "$T_TMP/b.
 check_eq "load --replace (counting): some kills left unused counters, check saw them" \
 	"$([ "$stale_seen" -gt 0 ] && echo yes)" yes
 
-# --- add and del on a counting filter: A keeps matching, check --repair
-# makes it clean, and the flows are then in (add) or out (del) whole.
+# --- add and del on a counting, confirming filter: A keeps matching, and
+# check's verdict is the one the order of the two steps allows. An add
+# writes its rules into the exact sets first and the counters after, a del
+# the counters first and the exact sets after; a kill lands only at a
+# syscall (counters and bits are stores to mapped memory, each flow's
+# journaled), so the states a kill can leave are: both steps whole or
+# neither (clean), or rules in the exact sets whose counters were not yet
+# raised (add) or already lowered (del): exact-set entries the filter does
+# not hold, never a flow held with no exact entry (whose packets would be
+# refused as unconfirmed). The oracle is bpftool's count of the hash set
+# against the filter's flows: equal, check must exit 0 clean; more rules
+# than flows, check must exit 1 naming exactly that many rules as not in
+# the filter (the batch's flows share no counters with A's here: a rule
+# with all its bits held by others would be counted only in the copies);
+# fewer, the order is broken. check --repair takes the extra rules out
+# (never setting a bit), after which every flow of the batch is whole: in
+# the exact sets and the counters, or in neither.
 setup_add() {
 	finish ac
-	"$FB" create ac --capacity 1000 --fp-rate 0.001 --counting >/dev/null
+	"$FB" create ac --capacity 1000 --fp-rate 0.001 --counting --confirm exact >/dev/null
 	"$FB" load ac "$T_TMP/a.txt" >/dev/null
 	[ "$ADDED" ] && "$FB" add ac -f "$T_TMP/c.txt" >/dev/null
 }
+# rules NAME: entries of NAME's hash set (generation 0: no replace here)
+rules() {
+	local id
+	id=$(bpftool -j map lookup pinned "$FLOWBLOOM_ROOT/$1/exact" key 0 0 0 0 |
+		python3 -c 'import json, sys
+print(int("".join(x[2:] for x in reversed(json.load(sys.stdin)["value"])), 16))')
+	bpftool map dump id "$id" | sed -n 's/^Found \([0-9]*\) element.*/\1/p'
+}
 after_add() {
+	local e fl rc
 	common ac
 	[ "$(maybes ac "$T_TMP/a.txt")" == 20 ] || note "$1: flows of A stopped matching"
 	if [ $((kills % 4)) -eq 0 ]; then
 		[ "$(matched ac)" == 20 ] || note "$1: flows of A stopped matching in the program"
 	fi
-	"$FB" check ac --repair >/dev/null 2>&1
+	e=$(rules ac)
+	fl=$(info_flows ac)
+	"$FB" -j check ac >"$T_TMP/chk" 2>/dev/null
+	rc=$?
+	if [ "${e:-0}" -lt "${fl:-0}" ]; then
+		note "$1: $fl flows but $e exact rules: flows held with no exact entry"
+	elif [ "$e" -eq "$fl" ]; then
+		[ "$rc $(t_json 'd["clean"]' "$T_TMP/chk")" == "0 True" ] ||
+			note "$1: $e rules for $fl flows, but check exit $rc: $(head -c 300 "$T_TMP/chk")"
+	else
+		[ "$rc $(t_json 'd["exact_not_in_filter"]' "$T_TMP/chk")" == "1 $((e - fl))" ] ||
+			note "$1: $e rules for $fl flows, but check exit $rc: $(head -c 300 "$T_TMP/chk")"
+		stray_seen=$((stray_seen + 1))
+	fi
+	"$FB" check ac --repair >/dev/null 2>&1 || note "$1: check --repair exit $?"
 	"$FB" check ac >/dev/null 2>&1 || note "$1: not clean after check --repair"
+	e=$(rules ac)
+	fl=$(info_flows ac)
+	[ "$e" == "$fl" ] && [ "$(maybes ac "$T_TMP/c.txt")" == $((fl - 20)) ] ||
+		note "$1: after the repair $e rules, $fl flows, $(maybes ac "$T_TMP/c.txt") of C in the filter"
 	finish ac
 }
-ADDED=""
-sweep "add (counting)" setup_add after_add add ac -f "$T_TMP/c.txt"
-ADDED=1
-sweep "del (counting)" setup_add after_add del ac -f "$T_TMP/c.txt"
+ADDED="" stray_seen=0
+sweep "add (counting, confirm exact)" setup_add after_add add ac -f "$T_TMP/c.txt"
+check_eq "add: some kills left rules in the exact sets only, check named them" \
+	"$([ "$stray_seen" -gt 0 ] && echo yes)" yes
+ADDED=1 stray_seen=0
+sweep "del (counting, confirm exact)" setup_add after_add del ac -f "$T_TMP/c.txt"
+check_eq "del: some kills left rules in the exact sets only, check named them" \
+	"$([ "$stray_seen" -gt 0 ] && echo yes)" yes
 
 # --- rules with a lifetime: A has one (30 s), C is permanent. Killed in an
 # add --ttl that starts a new generation, and in a load --replace that
