@@ -198,6 +198,29 @@ check "... and says so" grep -q "NOT repaired" "$T_TMP/txt"
 clean_again cx "rebuilt by load --replace"
 check_eq "... A[2] matches again (program)" "$(matched cx a2.pcap)" 1
 
+# --- A deleted flow whose counter another flow keeps up (k = 1, 20,000
+# flows: hundreds share a counter): its exact entry put back is still a
+# hit, so check cannot name it; only the count says one copy is too many,
+# and --repair says it cannot tell which (exit 1).
+python3 -c 'print("".join("udp 198.51.100.%d:%d 203.0.113.%d:4000\n" % (i % 250, 1000 + i % 60000, i // 250) for i in range(20000)), end="")' >"$T_TMP/many.txt"
+"$FB" create sh --bits 512 --hashes 1 --counting --confirm exact >/dev/null
+"$FB" add sh -f "$T_TMP/many.txt" >/dev/null
+"$FB" -j count sh -f "$T_TMP/many.txt" >"$T_TMP/cnt"
+t_json 'next(r["flow"] for r in d["results"] if r["count"] >= 2)' "$T_TMP/cnt" >"$T_TMP/shared.txt"
+KS=$(key_of "$T_TMP/shared.txt")
+"$FB" del sh -f "$T_TMP/shared.txt" >/dev/null
+put "$(set_id sh exact 0)" "$KS" 1
+chk sh
+check_eq "a deleted flow with a shared counter put back: exit 1, no rule named, 20000 copies for 19999 flows" \
+	"$rc $(cj exact_not_in_filter) $(cj exact_over_counted) $(cj exact_copies) $(cj flows)" "1 0 0 20000 19999"
+"$FB" check sh --repair >"$T_TMP/txt"
+rc=$?
+check_eq "... check --repair cannot tell which: exit 1" "$rc" 1
+check "... and says so" grep -q "1 copy more than the filter's flows: 1 NOT repaired" "$T_TMP/txt"
+grep -v -x -F -f "$T_TMP/shared.txt" "$T_TMP/many.txt" >"$T_TMP/rest.txt"
+"$FB" load sh "$T_TMP/rest.txt" --replace >/dev/null
+clean_again sh "rebuilt by load --replace"
+
 # --- A plain confirming filter: an add -f of 40,000 flows killed in the
 # middle of its exact sets (strace kills it at its 40,001st bpf call, two
 # per rule). The rules it left there are no hits (its bits come after),

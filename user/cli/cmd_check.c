@@ -121,7 +121,7 @@ static void exact_json(const struct fb_exact_check *e)
 
 static void exact_text(const struct fb_exact_check *e, bool counting, bool repair)
 {
-	unsigned long long d;
+	unsigned long long d, left;
 
 	printf("  exact sets: %llu rule%s, %llu cop%s", (unsigned long long)e->rules,
 	       e->rules == 1 ? "" : "s", (unsigned long long)e->copies,
@@ -154,24 +154,29 @@ static void exact_text(const struct fb_exact_check *e, bool counting, bool repai
 		       repair ? ": removed" : "");
 	if (e->count_ok)
 		return;
+	/* With repair: how far apart they still are. */
+	left = e->copies_left > e->flows ? e->copies_left - e->flows : e->flows - e->copies_left;
 	if (e->copies > e->flows) {
 		d = e->copies - e->flows;
-		printf("  the exact sets count %llu cop%s more than the filter's flows%s\n", d,
-		       d == 1 ? "y" : "ies",
-		       !repair	       ? ""
-		       : e->unrepaired ? ": NOT repaired, check cannot tell which rules (their "
-					 "bits are shared with others'); load --replace with the "
-					 "rule list rebuilds both"
-				       : ": the rules above");
+		printf("  the exact sets count %llu cop%s more than the filter's flows", d,
+		       d == 1 ? "y" : "ies");
+		if (repair && e->unrepaired)
+			printf(": %llu NOT repaired, check cannot tell which rules (their bits are "
+			       "shared with others'); load --replace with the rule list rebuilds "
+			       "both",
+			       left);
+		else if (repair)
+			printf(": the rules above, taken out");
 	} else {
 		d = e->flows - e->copies;
-		printf("  the filter holds %llu flow%s in no exact set: their packets are "
-		       "refused as unconfirmed%s\n",
-		       d, d == 1 ? "" : "s",
-		       repair ? ": NOT repaired, check cannot tell which flows; load --replace "
-				"with the rule list rebuilds both"
-			      : "");
+		printf("  the filter holds %llu flow%s in no exact set: their packets are refused "
+		       "as unconfirmed",
+		       d, d == 1 ? "" : "s");
+		if (repair)
+			printf(": NOT repaired, check cannot tell which flows; load --replace with "
+			       "the rule list rebuilds both");
 	}
+	printf("\n");
 }
 
 int cmd_check(int argc, char **argv)

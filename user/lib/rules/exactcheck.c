@@ -312,7 +312,8 @@ int fb_exact_check(struct fb_store *f, bool repair, struct fb_exact_check *out)
 			     !(f->hdr->flags & FB_HDRF_NFLOWS_ESTIMATE) &&
 			     out->flows < fb_flows_max(f->hdr->nblocks);
 	out->count_ok = !out->count_checked || out->copies == out->flows;
-	out->unrepaired = repair && out->count_checked && out->copies - removed != out->flows;
+	out->copies_left = repair ? out->copies - removed : out->copies;
+	out->unrepaired = repair && out->count_checked && out->copies_left != out->flows;
 	rc = 0;
 out:
 	free(fixes.v);

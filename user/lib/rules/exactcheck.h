@@ -47,6 +47,7 @@ struct fb_exact_check {
 	__u64 trie_missing; /* held address rules missing from their LPM trie */
 	__u64 trie_stale;   /* LPM trie entries without their rule in the hash set */
 	__u64 flows;	    /* the filter's flow count */
+	__u64 copies_left;  /* copies after the repair (copies without repair) */
 	bool count_checked; /* copies compared with flows (counting Bloom filters) */
 	bool count_ok;	    /* copies == flows, or not compared */
 	bool unrepaired;    /* with repair: the copies still differ from the flows */
