@@ -119,12 +119,15 @@ check_eq "... named: 1 rule not in the filter, 22 copies for 21 flows" \
 	"$(cj exact_not_in_filter) $(cj exact_copies) $(cj exact_count_ok)" "1 22 False"
 "$FB" check cx >"$T_TMP/txt"
 check "... in the text too" grep -q "1 exact-set rule the filter does not hold" "$T_TMP/txt"
+t_refused 1 "... export refuses the filter (no reader would take the file)" \
+	"exact sets of 'cx' disagree with the filter" "$FB" export cx "$T_TMP/cx.fbx"
 "$FB" check cx --repair >"$T_TMP/txt"
 rc=$?
 check_eq "check --repair: exit 0" "$rc" 0
 check "... says it removed it" grep -q "does not hold.*: removed" "$T_TMP/txt"
 check_eq "... the entry is gone from the hash set" "$(entries "$H" | grep -c "^$KX ")" 0
 clean_again cx "after the repair"
+check "... export then works" "$FB" export cx "$T_TMP/cx.fbx"
 check_eq "... and no bit was set: X is still no hit" \
 	"$("$FB" query cx -f "$T_TMP/x.txt" | tail -1 | cut -d' ' -f1)" 0
 
