@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Crash consistency: every writing verb (create, import, destroy, load
-# --replace of a plain and of a counting filter, add and del; add --ttl and
-# a replace carrying rules with a lifetime at every bpf call) is killed with
+# --replace of a plain and of a counting filter, add and del of a counting
+# filter with exact sets; add --ttl and a replace carrying rules with a
+# lifetime at every bpf call) is killed with
 # SIGKILL at every call of each syscall that changes state (strace
 # -e inject=SYSCALL:signal=KILL:when=N, N = 1, 2, ... until the command
 # completes). After each kill: `list -j` is valid JSON, `metrics` still
 # reports a healthy neighbour, `check` says what it finds, the verbs work
 # or say the filter is broken, the filter is old or new (never mixed, and
 # flows it held keep matching in the real program), `destroy` removes
-# whatever is left (staging directories included), and a re-run succeeds.
+# whatever is left (staging directories included), and a re-run succeeds;
+# after a killed add or del, `check` tells exact sets that hold rules the
+# filter does not from a consistent filter, and --repair makes it whole.
 # Then concurrent writers: an add, and a replace, that wait for the lock
 # while another replace switches arrays; and import's peak memory.
 source "$(dirname "$0")/../lib/lib.sh"
@@ -38,6 +41,10 @@ B = A + [flow(i) for i in range(20, 40)]
 C = [flow(i) for i in range(100, 110)]
 for name, fl in (("a", A), ("b", B), ("c", C), ("bonly", B[20:])):
     open("%s/%s.txt" % (d, name), "w").write("".join(line(f) + "\n" for f in fl))
+# 4 flows of C and two prefixes (no flow of A is in them): what the add
+# and del of a confirming filter are killed in (address rules have a trie
+# entry too).
+open(d + "/cp.txt", "w").write("".join(line(f) + "\n" for f in C[:4]) + "src 198.51.100.128/26\ndst 2001:db8:77::/48\n")
 def csum(b):
     s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
     while s >> 16:
@@ -249,28 +256,95 @@ sweep "load --replace (counting)" setup_replace after_replace load rc "$T_TMP/b.
 check_eq "load --replace (counting): some kills left unused counters, check saw them" \
 	"$([ "$stale_seen" -gt 0 ] && echo yes)" yes
 
-# --- add and del on a counting filter: A keeps matching, check --repair
-# makes it clean, and the flows are then in (add) or out (del) whole.
+# --- add and del on a counting, confirming filter: A keeps matching, and
+# check's verdict is the one the order of the steps allows. An add writes
+# its rules into the exact sets first (for an address rule, the hash set's
+# count before its trie entry) and the counters after; a del lowers the
+# counters first and the exact sets after (the hash set's count before the
+# trie entry). A kill lands only at a syscall (counters and bits are
+# stores to mapped memory, each flow's journaled), so the states a kill
+# can leave are: both steps whole or neither (clean); rules in the exact
+# sets whose counters were not yet raised (add) or already lowered (del),
+# that is exact-set entries the filter does not hold (an address rule
+# among them maybe without its trie entry yet: add); and a trie entry
+# whose rule has just left the hash set (del). Never a flow held with no
+# exact entry, whose packets would be refused as unconfirmed, nor a held
+# address rule missing from its trie. bpftool's counts are the oracle:
+# hash-set rules E (P of them address rules) and trie entries T against
+# the filter's flows F. E < F, or more address rules without an entry
+# (P - T) than rules not held (E - F): the order is broken. E = F and
+# T = P: check must exit 0, clean. Else check must exit 1 naming E - F
+# rules as not in the filter (the batch's rules share no counters with
+# A's here: one with all its bits held by others would show only in the
+# copies), no rule missing from a trie and T - P trie entries (if more
+# than 0) as stale. check --repair then leaves E = F and T = P, and the
+# batch's rules each whole: in the exact sets and the counters, or in
+# neither.
 setup_add() {
 	finish ac
-	"$FB" create ac --capacity 1000 --fp-rate 0.001 --counting >/dev/null
+	"$FB" create ac --capacity 1000 --fp-rate 0.001 --counting --confirm exact >/dev/null
 	"$FB" load ac "$T_TMP/a.txt" >/dev/null
-	[ "$ADDED" ] && "$FB" add ac -f "$T_TMP/c.txt" >/dev/null
+	[ "$ADDED" ] && "$FB" add ac -f "$T_TMP/cp.txt" >/dev/null
 }
+# sets NAME: "E P T" of NAME's exact sets (generation 0: no replace here;
+# byte 37 of a key is its kind, 2 and 3 the address rules), read by
+# bpftool behind the CLI's back; one python runs them all.
+sets() {
+	python3 - "$FLOWBLOOM_ROOT/$1" <<'PY'
+import json, subprocess, sys
+def bt(*a):
+    return json.loads(subprocess.run(("bpftool", "-j", "map") + a, check=True,
+                                     capture_output=True).stdout)
+def inner(pin, slot):
+    v = bt("lookup", "pinned", sys.argv[1] + "/" + pin, "key", str(slot), "0", "0", "0")["value"]
+    return bt("dump", "id", str(int("".join(x[2:] for x in reversed(v)), 16)))
+h = inner("exact", 0)
+print(len(h), sum(int(e["key"][37], 16) in (2, 3) for e in h), len(inner("lpm", 0)) + len(inner("lpm", 1)))
+PY
+}
+# The oracle after every kill; list, metrics and the rest of `common` on
+# every 2nd (the sweeps above run them after every kill of the same steps).
 after_add() {
-	common ac
+	local e p t fl rc
+	[ $((kills % 2)) -eq 0 ] && common ac
 	[ "$(maybes ac "$T_TMP/a.txt")" == 20 ] || note "$1: flows of A stopped matching"
 	if [ $((kills % 4)) -eq 0 ]; then
 		[ "$(matched ac)" == 20 ] || note "$1: flows of A stopped matching in the program"
 	fi
-	"$FB" check ac --repair >/dev/null 2>&1
-	"$FB" check ac >/dev/null 2>&1 || note "$1: not clean after check --repair"
+	read -r e p t <<<"$(sets ac)"
+	"$FB" -j check ac >"$T_TMP/chk" 2>/dev/null
+	rc=$?
+	fl=$(t_json 'd["flows"]' "$T_TMP/chk")
+	if [ "${e:-0}" -lt "${fl:-0}" ] || [ $((${p:-0} - ${t:-0})) -gt $((${e:-0} - ${fl:-0})) ]; then
+		note "$1: $e rules ($p address rules, $t trie entries) for $fl flows: held with no exact entry"
+	elif [ "$e" -eq "$fl" ] && [ "$t" -eq "$p" ]; then
+		[ "$rc $(t_json 'd["clean"]' "$T_TMP/chk")" == "0 True" ] ||
+			note "$1: $e rules for $fl flows, but check exit $rc: $(head -c 300 "$T_TMP/chk")"
+	else
+		[ "$rc $(t_json '"%s %s %s" % (d["exact_not_in_filter"], d["exact_trie_missing"], d["exact_trie_stale"])' "$T_TMP/chk")" == \
+			"1 $((e - fl)) 0 $((t > p ? t - p : 0))" ] ||
+			note "$1: $e rules for $fl flows, $t trie entries for $p, but check exit $rc: $(head -c 400 "$T_TMP/chk")"
+		stray_seen=$((stray_seen + 1))
+		[ "$t" -gt "$p" ] && trie_seen=$((trie_seen + 1))
+	fi
+	"$FB" check ac --repair >/dev/null 2>&1 || note "$1: check --repair exit $?"
+	"$FB" -j check ac >"$T_TMP/chk" 2>/dev/null || note "$1: not clean after check --repair"
+	read -r e p t <<<"$(sets ac)"
+	fl=$(t_json 'd["flows"]' "$T_TMP/chk")
+	[ "$e" == "$fl" ] && [ "$t" == "$p" ] && [ "$(maybes ac "$T_TMP/cp.txt")" == $((fl - 20)) ] ||
+		note "$1: after the repair $e rules, $fl flows, $t trie entries for $p, $(maybes ac "$T_TMP/cp.txt") of the batch in the filter"
 	finish ac
 }
-ADDED=""
-sweep "add (counting)" setup_add after_add add ac -f "$T_TMP/c.txt"
-ADDED=1
-sweep "del (counting)" setup_add after_add del ac -f "$T_TMP/c.txt"
+ADDED="" stray_seen=0 trie_seen=0
+sweep "add (counting, confirm exact)" setup_add after_add add ac -f "$T_TMP/cp.txt"
+check_eq "add: some kills left rules in the exact sets only, check named them" \
+	"$([ "$stray_seen" -gt 0 ] && echo yes)" yes
+ADDED=1 stray_seen=0
+sweep "del (counting, confirm exact)" setup_add after_add del ac -f "$T_TMP/cp.txt"
+check_eq "del: some kills left rules in the exact sets only, check named them" \
+	"$([ "$stray_seen" -gt 0 ] && echo yes)" yes
+check_eq "del: some kills left a trie entry without its rule, check named it" \
+	"$([ "$trie_seen" -gt 0 ] && echo yes)" yes
 
 # --- rules with a lifetime: A has one (30 s), C is permanent. Killed in an
 # add --ttl that starts a new generation, and in a load --replace that

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* `flowbloom check`: what an interrupted command left (staging
  * directories, the other generation's counters or exact sets, missing
- * ip-link pins, a filter too broken to open) and, for counting filters,
- * is every bit set exactly where its counter is non-zero, and do the
- * counters add up to k times the flows? */
+ * ip-link pins, a filter too broken to open); for counting filters, is
+ * every bit set exactly where its counter is non-zero, and do the
+ * counters add up to k times the flows; with --confirm exact, does the
+ * filter hold every rule of the exact sets (rules/exactcheck.h)? */
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -11,6 +12,7 @@
 #include "types/ftype.h"
 #include "types/counting.h"
 #include "output.h"
+#include "rules/exactcheck.h"
 #include "store/gens.h"
 #include "store/pintree.h"
 #include "store/repair.h"
@@ -98,6 +100,85 @@ static int check_gens(struct fb_store *f, bool repair)
 	return bad;
 }
 
+/* What check found in the exact sets of a confirming filter. */
+static bool exact_bad(const struct fb_exact_check *e)
+{
+	return e->not_held || e->over || e->trie_missing || e->trie_stale || !e->count_ok;
+}
+
+static void exact_json(const struct fb_exact_check *e)
+{
+	jw_u64("exact_rules", e->rules);
+	jw_u64("exact_copies", e->copies);
+	jw_u64("exact_not_in_filter", e->not_held);
+	jw_u64("exact_over_counted", e->over);
+	jw_u64("exact_trie_missing", e->trie_missing);
+	jw_u64("exact_trie_stale", e->trie_stale);
+	jw_bool("exact_count_checked", e->count_checked);
+	jw_bool("exact_count_ok", e->count_ok);
+	jw_bool("exact_unrepaired", e->unrepaired);
+}
+
+static void exact_text(const struct fb_exact_check *e, bool counting, bool repair)
+{
+	unsigned long long d, left;
+
+	printf("  exact sets: %llu rule%s, %llu cop%s", (unsigned long long)e->rules,
+	       e->rules == 1 ? "" : "s", (unsigned long long)e->copies,
+	       e->copies == 1 ? "y" : "ies");
+	if (e->count_checked)
+		printf(" for %llu flows: %s\n", (unsigned long long)e->flows,
+		       e->count_ok ? "ok" : "MISMATCH");
+	else
+		printf(" (%s)\n", counting ? "the flow count is an estimate: not compared"
+					   : "only a counting filter's flow count is compared");
+	if (e->not_held)
+		printf("  %llu exact-set rule%s the filter does not hold (a killed add or del left "
+		       "them; they take room in the exact sets)%s\n",
+		       (unsigned long long)e->not_held, e->not_held == 1 ? "" : "s",
+		       repair ? ": removed" : "");
+	if (e->over)
+		printf("  %llu exact-set rule%s counted more often than the filter holds (a killed "
+		       "del; a later del would lower other flows' counters)%s\n",
+		       (unsigned long long)e->over, e->over == 1 ? "" : "s",
+		       repair ? ": lowered" : "");
+	if (e->trie_missing)
+		printf("  %llu address rule%s missing from the exact sets' tries (their "
+		       "packets are refused as unconfirmed)%s\n",
+		       (unsigned long long)e->trie_missing, e->trie_missing == 1 ? "" : "s",
+		       repair ? ": put back" : "");
+	if (e->trie_stale)
+		printf("  %llu trie entr%s without a rule (confirming hits of a rule not "
+		       "listed)%s\n",
+		       (unsigned long long)e->trie_stale, e->trie_stale == 1 ? "y" : "ies",
+		       repair ? ": removed" : "");
+	if (e->count_ok)
+		return;
+	/* With repair: how far apart they still are. */
+	left = e->copies_left > e->flows ? e->copies_left - e->flows : e->flows - e->copies_left;
+	if (e->copies > e->flows) {
+		d = e->copies - e->flows;
+		printf("  the exact sets count %llu cop%s more than the filter's flows", d,
+		       d == 1 ? "y" : "ies");
+		if (repair && e->unrepaired)
+			printf(": %llu NOT repaired, check cannot tell which rules (their bits are "
+			       "shared with others'); load --replace with the rule list rebuilds "
+			       "both",
+			       left);
+		else if (repair)
+			printf(": the rules above, taken out");
+	} else {
+		d = e->flows - e->copies;
+		printf("  the filter holds %llu flow%s in no exact set: their packets are refused "
+		       "as unconfirmed",
+		       d, d == 1 ? "" : "s");
+		if (repair)
+			printf(": NOT repaired, check cannot tell which flows; load --replace with "
+			       "the rule list rebuilds both");
+	}
+	printf("\n");
+}
+
 int cmd_check(int argc, char **argv)
 {
 	bool repair = false, clean, quiet, table;
@@ -106,8 +187,9 @@ int cmd_check(int argc, char **argv)
 	struct fb_store f;
 	struct fb_check c;
 	struct typed ty = { 0 };
+	struct fb_exact_check ex = { .count_ok = true };
 	const char *name = NULL;
-	int i, r;
+	int i, r, er = 0;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--repair"))
@@ -144,15 +226,18 @@ int cmd_check(int argc, char **argv)
 	table = fb_ftype(f.hdr->type)->flags & FB_FTYPE_TABLE;
 	if (table)
 		check_typed(&f, repair, &ty);
+	/* The exact sets last: against the filter as repaired above. */
+	if (f.hdr->confirm && !r)
+		er = fb_exact_check(&f, repair, &ex);
 	fb_store_unlock(&f);
-	if (r) {
+	if (r || er) {
 		fb_store_close(&f);
 		return 1;
 	}
 	clean = !c.stale_bits && !c.missing_bits && !c.journal_dirty && c.count_ok &&
 		!t.stale_create && !t.stale_destroy && !t.stale_counters && !t.stale_sets &&
 		!t.iproute_missing && !t.stale_head && !ty.seq_odd && !ty.count_bad &&
-		!t.stale_gens && !gens_bad;
+		!t.stale_gens && !gens_bad && !exact_bad(&ex);
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("filter", name);
@@ -175,6 +260,8 @@ int cmd_check(int argc, char **argv)
 			jw_bool("interrupted_relocation", ty.seq_odd);
 			jw_bool("count_ok", !ty.count_bad);
 		}
+		if (f.hdr->confirm)
+			exact_json(&ex);
 		jw_bool("interrupted_create", t.stale_create);
 		jw_bool("interrupted_destroy", t.stale_destroy);
 		jw_bool("stale_counters", t.stale_counters);
@@ -222,6 +309,8 @@ int cmd_check(int argc, char **argv)
 		} else {
 			printf("  plain filter: no counters to check its bits against\n");
 		}
+		if (f.hdr->confirm)
+			exact_text(&ex, f.cnt_hdr != NULL, repair);
 		if (t.stale_create)
 			printf("  an interrupted create or import of this name left %s/%s%s%s\n",
 			       fb_pin_root(), FB_STAGE_NEW, name, fixed);
@@ -257,6 +346,7 @@ int cmd_check(int argc, char **argv)
 			       repair ? ": rebuilt" : " (check --repair or attach rebuilds it)");
 	}
 	fb_store_close(&f);
-	/* After a repair the filter is consistent: success. */
-	return clean || repair ? 0 : 1;
+	/* After a repair the filter is consistent: success, unless the exact
+	 * sets still count other than its flows (which repair cannot tell). */
+	return clean || (repair && !ex.unrepaired) ? 0 : 1;
 }

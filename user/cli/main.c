@@ -115,8 +115,15 @@ static const struct fb_cmd cmds[] = {
 	  "counters or exact sets of a replace, missing ip link pins, a filter too\n"
 	  "broken to open). For a counting filter also: every bit set exactly where\n"
 	  "its counter is non-zero, counters adding up to k x flows, no interrupted\n"
-	  "write. --repair removes the leftovers, rolls back an interrupted write and\n"
-	  "rebuilds the bits from the counters." },
+	  "write. With --confirm exact: every rule of the exact sets a hit of the\n"
+	  "filter (a killed add or del leaves some that are not), counted no more\n"
+	  "often than the filter holds it, address rules in their tries, and for a\n"
+	  "counting filter the rules' copies adding up to its flows (fewer: flows\n"
+	  "whose packets are refused as unconfirmed). Exit 1 if anything is found.\n"
+	  "--repair removes the leftovers, rolls back an interrupted write, rebuilds\n"
+	  "the bits from the counters and takes the rules the filter does not hold\n"
+	  "out of the exact sets (never setting a bit); exit 1 if the copies still\n"
+	  "differ from the flows." },
 	{ "load", cmd_load, "load NAME FILE... [--replace] [--ttl DURATION]",
 	  "Load block-lists: addresses, CIDR prefixes and ranges (source rules), FireHOL\n"
 	  "netsets, Spamhaus DROP ('; comment'), and FLOW lines, mixed; '-' is stdin.\n"

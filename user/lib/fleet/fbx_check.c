@@ -5,7 +5,9 @@
  * refused unless it would come out clean (fbx.h lists them): prefix-length
  * lists, the rule-shape table, counters against bits, a cuckoo table's
  * count and sequence, and the exact-set rules (each once, of a kind, prefix
- * length and shape the filter probes).
+ * length and shape the filter probes, each a hit of the filter held as
+ * often as the filter can show, and for a counting filter their copies
+ * adding up to its flows: rules/exactcheck.h).
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -16,6 +18,8 @@
 #include "store/store.h"
 #include "types/counting.h"
 #include "types/ftype.h"
+#include "types/probe_mem.h"
+#include "types/sizing.h"
 
 /* The prefix-length lists: at most FB_MAX_LENGTHS each, each length one
  * of its family (IPv4 lists count from 96), none twice. */
@@ -108,6 +112,70 @@ static int rule_cmp(const void *a, const void *b)
 		      sizeof(struct fb_key));
 }
 
+static unsigned cnt_at(const struct fb_header *h, const __u8 *cnt, __u64 p)
+{
+	return h->counter_bits == 8 ? cnt[p] : (cnt[p / 2] >> ((p & 1) * 4)) & 0xf;
+}
+
+/* Copies of k the file's filter holds, as check counts them (exactcheck.c):
+ * 0 if it is no hit (the data path's probe), else the smallest counter or
+ * the copies in its buckets, ~0U where they show none (saturated, or a
+ * type that keeps no count). */
+static unsigned held(const struct fb_fbx_in *in, const struct fb_block *blocks, const __u8 *cnt,
+		     const struct fb_key *k)
+{
+	const struct fb_header *h = &in->h;
+	const struct fb_ftype_ops *o = fb_ftype(h->type);
+	struct fb_tbl t = { blocks, (__u64)h->nblocks + FB_HDR_BLOCKS };
+	__u64 hash = fb_hash_key(k, h->hash, h->key), pos[FB_MAX_K];
+	unsigned max = h->counter_bits == 8 ? 255 : 15, m = ~0U, c, i;
+	struct fb_store v;
+
+	if (!fb_filter_probe(&t, h, hash))
+		return 0;
+	if (in->cnt_bytes) {
+		fb_positions(hash, h->layout, h->nblocks, h->k, pos);
+		for (i = 0; i < h->k && i < FB_MAX_K; i++)
+			if ((c = cnt_at(h, cnt, pos[i])) < m)
+				m = c;
+		return m >= max ? ~0U : m;
+	}
+	if (o && (o->flags & FB_FTYPE_DELETES)) {
+		view(&v, (struct fb_header *)h, (struct fb_block *)blocks);
+		c = fb_ftype_count(&v, k);
+		return o->count_max && c >= o->count_max ? ~0U : c;
+	}
+	return ~0U;
+}
+
+/* The rules against the filter they came with, as `check` holds the exact
+ * sets against a filter. */
+static int check_held(struct fb_fbx_in *in, const struct fb_block *blocks, const __u8 *cnt)
+{
+	const struct fb_header *h = &in->h;
+	__u64 copies = 0;
+	size_t i;
+
+	for (i = 0; i < in->nrules; i++) {
+		unsigned c = held(in, blocks, cnt, &in->rules[i].key);
+
+		if (!c)
+			return fb_fbx_bad(in, "an exact-set rule the filter does not hold");
+		if (c < in->rules[i].count)
+			return fb_fbx_bad(
+				in,
+				"an exact-set rule counted %u times, held %u times by the "
+				"filter",
+				in->rules[i].count, c);
+		copies += in->rules[i].count;
+	}
+	if (in->cnt_bytes && !h->type && !(h->flags & FB_HDRF_NFLOWS_ESTIMATE) &&
+	    h->nflows < fb_flows_max(h->nblocks) && copies != h->nflows)
+		return fb_fbx_bad(in, "the exact sets count %llu copies for %llu flows",
+				  (unsigned long long)copies, (unsigned long long)h->nflows);
+	return 0;
+}
+
 /* What `check` finds in a filter, on the content just read: the file is
  * refused unless it would say clean. */
 int fb_fbx_check_content(struct fb_fbx_in *in, struct fb_block *blocks, const __u8 *cnt)
@@ -130,7 +198,9 @@ int fb_fbx_check_content(struct fb_fbx_in *in, struct fb_block *blocks, const __
 	}
 	if (in->cnt_bytes && fb_fbx_check_counters(in, h, blocks, cnt))
 		return -1;
-	return fb_fbx_check_rules(in);
+	if (fb_fbx_check_rules(in))
+		return -1;
+	return h->confirm ? check_held(in, blocks, cnt) : 0;
 }
 
 /* Each rule once, of a kind and prefix length the filter probes. */

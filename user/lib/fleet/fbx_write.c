@@ -14,6 +14,7 @@
 #include "fleet/fbx.h"
 #include "fleet/fbz.h"
 #include "report.h"
+#include "rules/exactcheck.h"
 #include "safefile.h"
 #include "store/gens.h"
 #include "store/store.h"
@@ -111,6 +112,22 @@ static int write_filter(const struct fb_store *f, const struct fb_gen_views *gv,
 	return fwrite(tail, 1, 4, out) == 4 ? 0 : -1;
 }
 
+/* The exact sets hold what the filter holds, as `check` sees it (else
+ * said, with what to do). */
+static bool exact_agree(struct fb_store *f)
+{
+	struct fb_exact_check ex;
+
+	if (fb_exact_check(f, false, &ex))
+		return false;
+	if (!ex.not_held && !ex.over && !ex.trie_missing && !ex.trie_stale && ex.count_ok)
+		return true;
+	fb_report_err("the exact sets of '%s' disagree with the filter (a killed add or del): "
+		      "flowbloom check %s says how, --repair mends what it can; nothing exported",
+		      f->name, f->name);
+	return false;
+}
+
 int fb_fbx_export(const char *name, const char *file, mode_t mode, bool plain)
 {
 	struct fb_safefile sf = { .out = NULL };
@@ -134,6 +151,10 @@ int fb_fbx_export(const char *name, const char *file, mode_t mode, bool plain)
 			      name, name);
 		goto unlock;
 	}
+	/* Nor exact sets that disagree with the filter (a killed add or
+	 * del): no reader accepts them either (fbx_check.c). */
+	if (f.hdr->confirm && !exact_agree(&f))
+		goto unlock;
 	/* Aside, then renamed over FILE (safefile.c): never a half-written
 	 * file, never through a planted symlink. */
 	if (!to_stdout && fb_safefile_open(&sf, file, mode))
