@@ -54,6 +54,16 @@ static int cover(unsigned lo, unsigned hi, unsigned lens, int max, __u16 *val, _
 	return n;
 }
 
+/* The next larger number with as many bits set as x (x > 0): Gosper's
+ * hack (HAKMEM item 175), every k-subset of the low bits in increasing
+ * order. Past 1 << 31 it would overflow; port lengths stop at 16. */
+static unsigned next_same_bits(unsigned x)
+{
+	unsigned low = x & -x, ripple = x + low;
+
+	return (((ripple ^ x) >> 2) / low) | ripple;
+}
+
 /*
  * A port range as port prefixes. Each distinct prefix length is a rule
  * shape, one probe per packet, while a prefix is only a key (a few bits):
@@ -73,16 +83,22 @@ static int port_prefixes(unsigned lo, unsigned hi, int budget, __u16 *val, __u8 
 	/* The finest length the ends need. */
 	while (f < 16 && ((lo | (hi + 1)) & ((1U << (16 - f)) - 1)))
 		f++;
-	/* Every set of k - 1 coarser lengths beside f, fewest lengths first. */
-	for (k = 1; k <= FB_PORT_LENGTHS && bestn < 0; k++) {
-		for (others = 0; others < 1U << f; others++) {
-			if (__builtin_popcount(others) != k - 1)
-				continue;
+	/* Every set of k - 1 coarser lengths beside f, fewest lengths first,
+	 * each k's sets in increasing order (the first of the fewest
+	 * prefixes wins): only those sets, not every subset of the f
+	 * lengths filtered by size (a single port, f = 16, made that 65,536
+	 * tries for the one set of k = 1; a peer's FlowSpec table of single
+	 * ports cost seconds). */
+	for (k = 1; k <= FB_PORT_LENGTHS && k - 1 <= (int)f && bestn < 0; k++) {
+		for (others = (1U << (k - 1)) - 1; others < 1U << f;
+		     others = next_same_bits(others)) {
 			n = cover(lo, hi, others | 1U << f, budget, NULL, NULL);
 			if (n > 0 && (bestn < 0 || n < bestn)) {
 				bestn = n;
 				best = others | 1U << f;
 			}
+			if (!others)
+				break; /* the one empty set */
 		}
 	}
 	if (bestn < 0)
