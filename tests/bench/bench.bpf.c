@@ -10,6 +10,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "flowbloom/bench.h"
+#include "flowbloom/geometry.h"
+#include "flowbloom/head.h"
 #include "flowbloom/key.h"
 #include "flowbloom/maps.h"
 #include "parsing.bpf.h"
@@ -214,6 +216,45 @@ int xdp_dram(struct xdp_md *ctx)
 	if (l)
 		chase = l->w[key.sport & 7];
 	return XDP_PASS;
+}
+
+/* The least a keyed probe of a blocked filter does (xdp_probe_floor):
+ * the filter's IPv4 5-tuple descriptor (floor_probe, copied from its
+ * head), NH of the packet's key (include/flowbloom/head.h), the key's one
+ * line of the filter's blocks (copied into dram, one line each) and the
+ * k = 8 test (geometry.h), by the data path's own functions. No head, no
+ * descriptor loop, no statistics, no verdict logic: what the probe alone
+ * costs at that size. floor_hits counts the lines that held the key. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fb_probe);
+} floor_probe SEC(".maps");
+
+__u64 floor_hits;
+
+SEC("xdp")
+int xdp_probe_floor(struct xdp_md *ctx)
+{
+	struct fb_key key = {};
+	const struct fb_probe *p;
+	const struct fb_block *blk;
+	__u32 zero = 0, idx;
+	__u64 h;
+
+	if (parse_bench(ctx, &key) != FB_PARSE_OK)
+		return XDP_PASS;
+	p = bpf_map_lookup_elem(&floor_probe, &zero);
+	if (!p)
+		return XDP_PASS;
+	h = fb_probe_nhk(p, key.w);
+	idx = fb_blocked_index(h, cfg_dram_lines);
+	blk = bpf_map_lookup_elem(&dram, &idx);
+	if (!blk || !fb_block_has(blk, h, FB_BLOCK_WORDS))
+		return XDP_PASS;
+	floor_hits++;
+	return XDP_DROP;
 }
 
 /* Prefix benchmark driver: give the packet (IPv4, from test_build_frame)

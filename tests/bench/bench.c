@@ -290,12 +290,45 @@ static int enter_netns(const char *ns)
 	return 0;
 }
 
+/* xdp_probe_floor's data: the filter's IPv4 5-tuple descriptor and its
+ * nb blocks, one per line of dram. */
+static int floor_fill(struct bench_bpf *b, const struct fb_store *f, __u32 nb)
+{
+	const struct fb_head *head = fb_store_head(f);
+	__u32 zero = 0, i, cnt, *idx = malloc((size_t)nb * sizeof(*idx));
+
+	if (!idx || head->hdr.nprobe[0] != 1 || head->probe[0][0].kind != FB_KIND_FLOW) {
+		fprintf(stderr, "bench: the 10M filter has no single IPv4 5-tuple descriptor\n");
+		free(idx);
+		return -1;
+	}
+	if (bpf_map_update_elem(bpf_map__fd(b->maps.floor_probe), &zero, &head->probe[0][0], 0)) {
+		free(idx);
+		return -1;
+	}
+	for (i = 0; i < nb; i++)
+		idx[i] = i;
+	for (i = 0; i < nb; i += cnt) {
+		LIBBPF_OPTS(bpf_map_batch_opts, bo);
+
+		cnt = nb - i < 65536 ? nb - i : 65536;
+		if (bpf_map_update_batch(bpf_map__fd(b->maps.dram), &idx[i],
+					 &f->blocks[FB_HDR_BLOCKS + i], &cnt, &bo)) {
+			fprintf(stderr, "bench: dram batch update: %s\n", strerror(errno));
+			free(idx);
+			return -1;
+		}
+	}
+	free(idx);
+	return 0;
+}
+
 /* The exact hash map at 10M flows (IPv4) against a filter sized for them
  * (blocked, 1 %), hits over the first 2^23 flows. */
 static void bench_hash10m(void)
 {
 	const __u32 n = 10000000, mask = (1U << 23) - 1;
-	struct bench_bpf *fill, *b;
+	struct bench_bpf *fill, *b, *floor[2];
 	struct fb_store f;
 	struct fb_key *keys = malloc((size_t)n * sizeof(*keys));
 	__u32 *vals = calloc(n, sizeof(*vals)), i, nb, cnt, k;
@@ -336,25 +369,52 @@ static void bench_hash10m(void)
 	       "%s; hits over the first 2^23 flows)\n",
 	       (double)nb * FB_BLOCK_BYTES / MIB, k, hash_name(f.hdr->hash));
 	bench_flowbloom("blocked 10M/1%", &f, mask + 1, 0);
+	/* The floors at that size, packets independent: parse and one
+	 * random line of an array as large as the filter's bits (xdp_dram);
+	 * and the probe alone over a copy of the filter's bits
+	 * (xdp_probe_floor, bench.bpf.c). */
+	for (miss = 0; miss < 2; miss++) {
+		b = bench_bpf__open();
+		if (!b)
+			exit(1);
+		bpf_map__set_max_entries(b->maps.dram, nb);
+		b->rodata->cfg_dram_lines = nb;
+		b->rodata->cfg_dram_chase = 0;
+		b->rodata->cfg_bench = miss ? FB_BENCH_MISS : mask;
+		if (miss) {
+			bpf_map__reuse_fd(b->maps.dram, bpf_map__fd(floor[0]->maps.dram));
+			bpf_map__reuse_fd(b->maps.floor_probe,
+					  bpf_map__fd(floor[0]->maps.floor_probe));
+		}
+		if (bench_bpf__load(b)) {
+			fprintf(stderr, "bench: cannot load the 10M floors\n");
+			exit(1);
+		}
+		floor[miss] = b;
+	}
+	if (floor_fill(floor[0], &f, nb))
+		exit(1);
 	fb_store_close(&f);
 	fb_store_destroy("b10m");
-	/* The floor at that size: parse and one random line of an array as
-	 * large as the filter's bits, packets independent. */
-	b = bench_bpf__open();
-	if (!b)
-		exit(1);
-	bpf_map__set_max_entries(b->maps.dram, nb);
-	b->rodata->cfg_dram_lines = nb;
-	b->rodata->cfg_dram_chase = 0;
-	b->rodata->cfg_bench = mask;
-	if (bench_bpf__load(b)) {
-		fprintf(stderr, "bench: cannot load the 10M floor\n");
-		exit(1);
-	}
 	snprintf(name, sizeof(name), "parse + one line of a %.1f MiB array v4",
 		 (double)nb * FB_BLOCK_BYTES / MIB);
-	bench_floor10m = measure(name, bpf_program__fd(b->progs.xdp_dram), 0);
-	bench_bpf__destroy(b);
+	bench_floor10m = measure(name, bpf_program__fd(floor[0]->progs.xdp_dram), 0);
+	for (miss = 0; miss < 2; miss++) {
+		struct row *r;
+		double held;
+
+		floor[miss]->bss->floor_hits = 0;
+		snprintf(name, sizeof(name), "probe floor %.1f MiB v4 %s",
+			 (double)nb * FB_BLOCK_BYTES / MIB, miss ? "miss" : "hit");
+		r = measure(name, bpf_program__fd(floor[miss]->progs.xdp_probe_floor), 0);
+		bench_probe_floor[miss] = r;
+		held = 100.0 * floor[miss]->bss->floor_hits / ((double)repeat * rounds);
+		printf("    (held %.2f %% of the keys%s)\n", held,
+		       !miss && held < 100 ? ": NOT every key the filter holds, not its probe"
+					   : "");
+	}
+	bench_bpf__destroy(floor[1]);
+	bench_bpf__destroy(floor[0]);
 }
 
 void target(const char *what, double got, double limit, bool at_most)
@@ -402,7 +462,7 @@ static const struct {
 	{ "prefix", bench_prefixes },	{ "types", bench_types },
 	{ "fill", bench_fill_part },	{ "capture", bench_capture },
 	{ "compress", bench_compress }, { "ttl", bench_ttl },
-	{ "shapes", bench_shapes },
+	{ "shapes", bench_shapes },	{ "hash10m", bench_hash10m },
 };
 
 int main(int argc, char **argv)
