@@ -110,7 +110,7 @@ check_eq "operations.md's requirements name every package of make deps" "$missin
 # knows (it lists them when refusing a word, creating nothing).
 parts=$("$TOP/build/tests/bench/bench" no-such-part 2>&1 | sed -n 's/^parts: //p')
 [ -n "$parts" ] || fail "build/tests/bench/bench did not list its parts"
-missing=$(grep -ohE 'build/tests/bench/bench [a-z]+' "$TOP/docs/performance.md" | awk '{print $2}' | sort -u |
+missing=$(grep -ohE 'build/tests/bench/bench [a-z0-9]+' "$TOP/docs/performance.md" | awk '{print $2}' | sort -u |
 	while read -r w; do [ "$w" = quick ] || [[ " $parts " == *" $w "* ]] || echo "$w"; done)
 check_eq "every benchmark part performance.md runs directly exists" "$missing" ""
 
