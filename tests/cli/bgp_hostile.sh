@@ -34,7 +34,11 @@
 # - a message json-c cannot allocate (ulimit -v) is reported as out of
 #   memory and skipped, the lines after it applied; a line over 8 MiB is
 #   reported once and skipped unparsed (little memory taken), the lines
-#   after it applied, one of 8 MiB read;
+#   after it applied, one of 8 MiB read; a line under the cap of empty
+#   objects (2.2 GB in json-c) reported and skipped unparsed, in under
+#   64 MB, as any line of more than 2^18 objects and arrays (ExaBGP
+#   prints fewer) and none of exactly 2^18, brackets in strings not
+#   counted; nesting 40 deep refused (json-c's depth, 32);
 # - a FlowSpec route of several keys one of which the filter refuses (no
 #   rule shape left for it) is refused whole: none of its keys in the
 #   filter or the state file, one message naming it; the line's other
