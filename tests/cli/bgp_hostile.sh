@@ -34,7 +34,11 @@
 # - a message json-c cannot allocate (ulimit -v) is reported as out of
 #   memory and skipped, the lines after it applied; a line over 8 MiB is
 #   reported once and skipped unparsed (little memory taken), the lines
-#   after it applied, one of 8 MiB read;
+#   after it applied, one of 8 MiB read; a line under the cap of empty
+#   objects (2.2 GB in json-c) reported and skipped unparsed, in under
+#   64 MB, as any line of more than 2^18 objects and arrays (ExaBGP
+#   prints fewer) and none of exactly 2^18, brackets in strings not
+#   counted; nesting 40 deep refused (json-c's depth, 32);
 # - a FlowSpec route of several keys one of which the filter refuses (no
 #   rule shape left for it) is refused whole: none of its keys in the
 #   filter or the state file, one message naming it; the line's other
@@ -215,6 +219,40 @@ for what in sys.argv[1:]:
         out.write(padded("203.0.113.103/32", cap))
         out.write(padded("203.0.113.104/32", 20 << 20))
         out.write(json.dumps(bh("ipv4 unicast", "203.0.113.105/32")).encode() + b"\n")
+    elif what == "tinycap":
+        # Between two routes, a line of 8 MiB of empty objects in a list
+        # ({"a": [{}, {}, ...]}: json-c took 2.2 GB for it).
+        cap = 8 << 20
+        out.write(json.dumps(bh("ipv4 unicast", "203.0.113.110/32")).encode() + b"\n")
+        n = (cap - 9) // 3
+        out.write(b'{"a": [' + b"{}," * n + b"{}]}" + b" " * (cap - 11 - 3 * n) + b"\n")
+        out.write(json.dumps(bh("ipv4 unicast", "203.0.113.111/32")).encode() + b"\n")
+    elif what == "containers":
+        # Routes with communities up to 2^18 objects and arrays in the line
+        # (applied) and one more (refused); brackets and \" inside a
+        # string (not counted); a string ending in \\ before 2^18 arrays
+        # (counted); nesting 40 deep; a route after each.
+        N = 1 << 18
+        def count(line):  # the objects and arrays (no bracket in its strings)
+            return line.count(b"{") + line.count(b"[")
+        def with_comms(a, total):
+            m = bh("ipv4 unicast", a)
+            base = count(json.dumps(m).encode())
+            m["neighbor"]["message"]["update"]["attribute"]["community"] += [[65535, 1]] * (total - base)
+            return json.dumps(m).encode() + b"\n"
+        out.write(with_comms("203.0.113.112/32", N))
+        out.write(with_comms("203.0.113.113/32", N + 1))
+        out.write(json.dumps(bh("ipv4 unicast", "203.0.113.114/32")).encode() + b"\n")
+        m = bh("ipv4 unicast", "203.0.113.115/32")
+        m["neighbor"]["message"]["update"]["attribute"]["note"] = '"' + "{[" * N + '\\'
+        out.write(json.dumps(m).encode() + b"\n")
+        m = bh("ipv4 unicast", "203.0.113.116/32")
+        m["neighbor"]["message"]["update"]["attribute"]["note"] = "\\"
+        m["neighbor"]["message"]["update"]["attribute"]["x"] = [[]] * N
+        out.write(json.dumps(m).encode() + b"\n")
+        out.write(json.dumps(bh("ipv4 unicast", "203.0.113.117/32")).encode() + b"\n")
+        out.write(b'{"a": ' * 40 + b"1" + b"}" * 40 + b"\n")
+        out.write(json.dumps(bh("ipv4 unicast", "203.0.113.118/32")).encode() + b"\n")
     elif what == "hugejson":
         # Between two routes, an 8 MB message (an attribute of 4M
         # numbers): json-c needs about 40 bytes a number.
@@ -438,6 +476,32 @@ check_eq "... each reported once, with its number" \
 	"<stdin>:2: line longer than 8388608 bytes; skipped <stdin>:5: line longer than 8388608 bytes; skipped "
 python3 -c "import sys; sys.exit(int('$rss') >= 64)" && pass "... peak RSS ${rss} MB (under 64 MB)" ||
 	fail "... peak RSS ${rss} MB: the long lines were parsed?"
+"$FB" bgp rtbh --state "$T_TMP/cap.bgp" --flush >/dev/null 2>&1
+# A line under the cap of nothing but empty objects: json-c holds a table
+# for each (2.2 GB for this one). More objects and arrays than ExaBGP prints
+# for any BGP message (2^18): reported, skipped unparsed.
+gen tinycap >"$T_TMP/in"
+rss=$(python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[3:], stdin=open(sys.argv[1], "rb"), stdout=subprocess.DEVNULL, stderr=open(sys.argv[2], "wb"))
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$T_TMP/in" "$T_TMP/err" \
+	"$FB" bgp rtbh --state "$T_TMP/cap.bgp")
+check_eq "a line of 8 MiB of {}: reported once, with its number" \
+	"$(grep -c '<stdin>:2: over 262144 JSON objects and arrays (ExaBGP prints fewer for any BGP message); line skipped' "$T_TMP/err")" 1
+check_eq "... the routes around it applied" "$(q dst 203.0.113.110)$(q dst 203.0.113.111)" maybemaybe
+python3 -c "import sys; sys.exit(int('$rss') >= 64)" && pass "... peak RSS ${rss} MB (under 64 MB)" ||
+	fail "... peak RSS ${rss} MB: the line was parsed?"
+gen containers >"$T_TMP/in"
+"$FB" bgp rtbh --state "$T_TMP/cap.bgp" <"$T_TMP/in" >/dev/null 2>"$T_TMP/err"
+check_eq "2^18 objects and arrays in a message: applied" "$(q dst 203.0.113.112)" maybe
+check_eq "... one more: skipped, the next line applied" "$(q dst 203.0.113.113)$(q dst 203.0.113.114)" nomaybe
+check_eq "... brackets and \\\" in a string not counted" "$(q dst 203.0.113.115)" maybe
+check_eq "... arrays after a string ending in \\\\ counted" "$(q dst 203.0.113.116)$(q dst 203.0.113.117)" nomaybe
+check_eq "... each refusal reported once" \
+	"$(grep -o '<stdin>:[0-9]*: over 262144 JSON objects' "$T_TMP/err" | tr '\n' ' ')" \
+	"<stdin>:2: over 262144 JSON objects <stdin>:5: over 262144 JSON objects "
+grep -q "<stdin>:7: not JSON (nesting too deep); line skipped" "$T_TMP/err" &&
+	pass "nesting 40 deep (json-c's limit: 32): refused" || fail "... said: $(grep '<stdin>:7' "$T_TMP/err" | head -c 300)"
+check_eq "... the next line applied" "$(q dst 203.0.113.118)" maybe
 "$FB" bgp rtbh --state "$T_TMP/cap.bgp" --flush >/dev/null 2>&1
 
 # --- 10. a message json-c has no memory for (ulimit -v) is reported as

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fleet.h"
+#include "fleet/bgp_int.h"
 
 static char note[1024];
 
@@ -143,6 +144,27 @@ static void one_message(void)
 	snprintf(buf, sizeof(buf), "  %s \t", a);
 	ASSERT_TRUE(line(&b, buf) == 0 && b.nadd == 1, "bgp: blanks around one message: applied");
 	fb_bgp_free(&b);
+}
+
+/* The objects and arrays counted before json-c parses a line (bgpmsg.c):
+ * none inside strings, escapes and all. */
+static void containers(void)
+{
+	static const struct {
+		const char *s;
+		size_t want;
+	} t[] = {
+		{ "{\"a\": [1, {}, []]}", 3 },
+		{ "{\"a\": \"{[\\\"{[\"}", 1 },		 /* {"a": "{[\"{["} */
+		{ "{\"a\": \"\\\\\", \"b\": [[]]}", 3 }, /* {"a": "\\", "b": [[]]} */
+		{ "\"[[[", 0 },
+		{ "[[[[[[", 3 }, /* counted up to max + 1 only */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		ASSERT_EQ(fb_bgp_containers(t[i].s, strlen(t[i].s), 2), t[i].want,
+			  "bgp: objects and arrays outside strings counted");
 }
 
 /* A state file from what a peer sent, read back by a new process. */
@@ -328,6 +350,7 @@ void test_bgp_hostile(void)
 {
 	families();
 	one_message();
+	containers();
 	strings();
 	state_limits();
 	stale_counts();

@@ -51,7 +51,9 @@
  * memory per byte of JSON it parses, more for small objects (`{ "nlri":
  * ... }`: an object's table alone is about 700 bytes): a line is held
  * under 8 MiB, about 3x the worst message, about 300 MB while parsed
- * (docs/security.md), where 64 MiB took 2.3 GB.
+ * (docs/security.md), where 64 MiB took 2.3 GB. A line of more objects
+ * and arrays than ExaBGP prints for a message is refused unparsed
+ * (bgpmsg.c: 2^18).
  */
 #define MAX_LINE (8U << 20)
 

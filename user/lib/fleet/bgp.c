@@ -392,11 +392,20 @@ void fb_bgp_ctx_free(struct fb_bgp_ctx *c)
  * the value, or NULL with why. */
 static json_object *one_message(const char *line, size_t n, char *why, size_t len)
 {
-	struct json_tokener *tok = json_tokener_new();
+	struct json_tokener *tok;
 	enum json_tokener_error jerr;
 	json_object *msg;
 	size_t end;
 
+	/* json-c's memory for small containers (bgpmsg.c). */
+	if (fb_bgp_containers(line, n, FB_BGP_MAX_CONTAINERS) > FB_BGP_MAX_CONTAINERS) {
+		snprintf(why, len,
+			 "over %u JSON objects and arrays (ExaBGP prints fewer for "
+			 "any BGP message)",
+			 FB_BGP_MAX_CONTAINERS);
+		return NULL;
+	}
+	tok = json_tokener_new_ex(FB_BGP_MAX_DEPTH);
 	if (!tok) {
 		snprintf(why, len, "out of memory");
 		return NULL;

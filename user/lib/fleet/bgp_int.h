@@ -85,5 +85,12 @@ int fb_bgp_family(const char *family, bool *flow, bool *v6);
 /* bgpmsg.c: read the message into c->ops: 0, -1 malformed (why set), -2
  * no memory. */
 int fb_bgp_read_message(struct fb_bgp_ctx *c, json_object *msg, const char **why);
+/* bgpmsg.c: the most objects and arrays ExaBGP prints for one BGP message
+ * (why there), and the deepest nesting json-c is let parse. */
+#define FB_BGP_MAX_CONTAINERS (1U << 18)
+#define FB_BGP_MAX_DEPTH 32
+/* The objects and arrays in line[0..n) ('{' and '[' outside strings),
+ * counted up to max + 1 at most. */
+size_t fb_bgp_containers(const char *line, size_t n, size_t max);
 
 #endif

@@ -13,6 +13,53 @@
 #include "fleet/bgp_int.h"
 #include "rules/flow.h"
 
+/*
+ * json-c holds a table for each object (about 700 bytes) and an array of
+ * 32 slots for each array, however small: a line of empty ones ({"a":
+ * [{},{},...]}) took about 260 bytes per byte, 2.2 GB at the 8 MiB line
+ * limit (cmd_bgp.c), where ExaBGP's own JSON takes about 36. So a line is
+ * counted before json-c sees it, and one holding more objects and arrays
+ * than ExaBGP prints for any BGP message is refused unparsed.
+ *
+ * ExaBGP prints a container only for something on the wire, and the
+ * densest are about one a byte: an IPv4 /0 NLRI is one byte and one object
+ * ({ "nlri": "0.0.0.0/0" }); a labeled NLRI of no prefix, four bytes and
+ * three (the NLRI, its label list, the label); a FlowSpec NLRI of one term,
+ * four bytes (length, type, operator, value) and two (the NLRI, the
+ * component's list), each further component three bytes and one list; an
+ * AS_PATH segment of no AS, two bytes and at most two (segment, list); an
+ * attribute, three bytes of header and at most two; a community, four
+ * bytes and one pair. The message's frame (neighbor, message, update,
+ * announce, family, next hop) is a dozen more. A message is at most 64 KiB
+ * (RFC 8654), so at most about 65,536 + 12; 2^18 is four times that. A
+ * line at the bound takes at most about 200 MB while parsed (2^18 empty
+ * objects in a list, the costliest), less than a line of ExaBGP's JSON at
+ * the line limit (about 300 MB).
+ *
+ * ExaBGP nests about 10 deep (neighbor, message, update, announce, family,
+ * next hop, NLRI, component list; an attribute's parts about as deep):
+ * json-c's default depth, 32, is kept and named.
+ */
+size_t fb_bgp_containers(const char *line, size_t n, size_t max)
+{
+	size_t i, count = 0;
+	bool str = false;
+
+	for (i = 0; i < n && count <= max; i++) {
+		if (str) {
+			if (line[i] == '\\')
+				i++; /* \" and \\ stay in the string */
+			else if (line[i] == '"')
+				str = false;
+		} else if (line[i] == '"') {
+			str = true;
+		} else if (line[i] == '{' || line[i] == '[') {
+			count++;
+		}
+	}
+	return count;
+}
+
 static json_object *get(json_object *o, const char *k)
 {
 	json_object *v = NULL;
