@@ -11,7 +11,8 @@ t_traps
 # frame per flow, the same 5-tuples.
 gen() {
 	python3 - "$@" <<'PY'
-import struct, sys
+import sys
+from pkt import ether, ip4, ipv4_udp, pcap_write
 lo, hi, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 def tup(i):
     return "198.51.100.%d" % (i % 250 + 1), 1024 + i // 250, "203.0.113.%d" % (i % 7 + 1), 4000 + i % 13
@@ -21,21 +22,10 @@ if out.endswith(".txt"):
             s, sp, d, dp = tup(i)
             f.write("udp %s:%d %s:%d\n" % (s, sp, d, dp))
     sys.exit(0)
-def csum(b):
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
-with open(out, "wb") as f:
-    f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
-    for i in range(lo, hi):
-        s, sp, d, dp = tup(i)
-        a = bytes(int(x) for x in s.split(".")); b = bytes(int(x) for x in d.split("."))
-        udp = struct.pack("!HHHH", sp, dp, 8 + 4, 0) + b"data"
-        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), i & 0xffff, 0, 64, 17, 0, a, b)
-        ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
-        fr = b"\x02\0\0\0\0\x02\x02\0\0\0\0\x01\x08\x00" + ip + udp
-        f.write(struct.pack("<IIII", 0, i, len(fr), len(fr)) + fr)
+def frame(i):
+    s, sp, d, dp = tup(i)
+    return ether(0x0800) + ipv4_udp(ip4(s), sp, ip4(d), dp, b"data", i & 0xffff)
+pcap_write(out, (frame(i) for i in range(lo, hi)), lambda j: (0, lo + j))
 PY
 }
 jget() { t_json "d$1"; }

@@ -46,24 +46,16 @@ PCAP=$T_TMP/earlier.pcap
 # Earlier flows: UDP 198.51.100.200-204 -> 203.0.113.250:53; the big file
 # uses sources 198.51.100.0-83, so the two never share a flow.
 python3 - "$EARLY" "$PCAP" "$N_EARLY" <<'PY'
-import struct, sys
+import sys
+from pkt import ether, ipv4_udp, pcap_write
 path, pcap, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 flows = [((198, 51, 100, 200 + i // 2000), 10000 + i % 2000, (203, 0, 113, 250), 53) for i in range(n)]
 with open(path, "w") as f:
     for s, sp, d, dp in flows:
         f.write("udp %d.%d.%d.%d:%d %d.%d.%d.%d:%d\n" % (*s, sp, *d, dp))
-def csum(b):
-    t = sum(struct.unpack("!10H", b))
-    t = (t & 0xffff) + (t >> 16)
-    return ~(t + (t >> 16)) & 0xffff
-with open(pcap, "wb") as f:
-    f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))  # Ethernet
-    for i, (s, sp, d, dp) in enumerate(flows):
-        udp = struct.pack("!HHHH", sp, dp, 8, 0)
-        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), i & 0xffff, 0, 64, 17, 0, bytes(s), bytes(d))
-        ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
-        frame = b"\x02\x00\x00\x00\x00\x02" + b"\x02\x00\x00\x00\x00\x01" + b"\x08\x00" + ip + udp
-        f.write(struct.pack("<IIII", 1700000000 + i // 1000, (i % 1000) * 1000, len(frame), len(frame)) + frame)
+pcap_write(pcap, (ether(0x0800) + ipv4_udp(bytes(s), sp, bytes(d), dp, ident=i & 0xffff)
+                  for i, (s, sp, d, dp) in enumerate(flows)),
+           lambda i: (1700000000 + i // 1000, (i % 1000) * 1000))
 PY
 t0=$(now)
 python3 - "$BIG" "$N_BIG" <<'PY'

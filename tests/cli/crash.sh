@@ -30,7 +30,8 @@ SYSCALLS="bpf mkdirat renameat2 unlinkat flock"
 # Flows: A (20), B = A + 20 more, C (10 others), X (6, one per file);
 # captures of A's and of X's packets.
 python3 - "$T_TMP" <<'PY'
-import struct, sys
+import sys
+from pkt import ether, ip4, ipv4_udp, pcap_write
 d = sys.argv[1]
 def flow(i):
     return ("198.51.100.%d" % (1 + i), 1000 + i, "203.0.113.%d" % (1 + i % 50), 4000 + i)
@@ -45,25 +46,12 @@ for name, fl in (("a", A), ("b", B), ("c", C), ("bonly", B[20:])):
 # and del of a confirming filter are killed in (address rules have a trie
 # entry too).
 open(d + "/cp.txt", "w").write("".join(line(f) + "\n" for f in C[:4]) + "src 198.51.100.128/26\ndst 2001:db8:77::/48\n")
-def csum(b):
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
-def ip4(a):
-    return bytes(int(x) for x in a.split("."))
 X = [flow(i) for i in range(200, 206)]
 for i, f in enumerate(X):
     open("%s/x%d.txt" % (d, i + 1), "w").write(line(f) + "\n")
 def pcap(name, flows):
-    out = open(d + "/" + name, "wb")
-    out.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
-    for s, sp, t, dp in flows:
-        udp = struct.pack("!HHHH", sp, dp, 8 + 4, 0) + b"ping"
-        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0, ip4(s), ip4(t))
-        ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
-        fr = b"\x02\0\0\0\0\x02" + b"\x02\0\0\0\0\x01" + b"\x08\x00" + ip + udp
-        out.write(struct.pack("<IIII", 0, 0, len(fr), len(fr)) + fr)
+    pcap_write(d + "/" + name, (ether(0x0800) + ipv4_udp(ip4(s), sp, ip4(t), dp, b"ping")
+                                for s, sp, t, dp in flows))
 pcap("a.pcap", A)
 pcap("x.pcap", X)
 PY

@@ -17,7 +17,8 @@ t_traps
 # one from 198.51.100.200 (in the source prefix rule, which no flow of A
 # is in) to a port no flow has.
 python3 - "$T_TMP" <<'PY'
-import struct, sys
+import sys
+from pkt import ether, ip4, ipv4_udp, pcap_write
 d = sys.argv[1]
 def flow(i):
     return ("198.51.100.%d" % (1 + i), 1000 + i, "203.0.113.%d" % (1 + i), 4000 + i)
@@ -33,22 +34,9 @@ open(d + "/big.txt", "w").write("".join(
 open(d + "/fits.txt", "w").write("".join(
     "tcp 203.0.113.%d:%d 198.51.100.%d:%d\n" % (i % 250, 1024 + i % 60000, i // 250 % 250, 9 + i // 60000)
     for i in range(50000)))
-def csum(b):
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
-def ip4(a):
-    return bytes(int(x) for x in a.split("."))
 def pcap(name, flows):
-    out = open(d + "/" + name, "wb")
-    out.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
-    for s, sp, t, dp in flows:
-        udp = struct.pack("!HHHH", sp, dp, 12, 0) + b"ping"
-        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0, ip4(s), ip4(t))
-        ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
-        fr = b"\x02\0\0\0\0\x02" + b"\x02\0\0\0\0\x01" + b"\x08\x00" + ip + udp
-        out.write(struct.pack("<IIII", 0, 0, len(fr), len(fr)) + fr)
+    pcap_write(d + "/" + name, (ether(0x0800) + ipv4_udp(ip4(s), sp, ip4(t), dp, b"ping")
+                                for s, sp, t, dp in flows))
 pcap("a.pcap", A)
 pcap("a2.pcap", A[2:3])
 pcap("pfx.pcap", [("198.51.100.200", 7, "203.0.113.200", 7)])

@@ -27,6 +27,7 @@ t_traps
 # of the table below).
 python3 - "$T_TMP" <<'PY'
 import ipaddress, struct, sys
+from pkt import pcap_write
 out = sys.argv[1]
 
 def eth(t):
@@ -92,10 +93,7 @@ frames = {
              ip6("2001:db8::5", "2001:db8::7", 44, frag6(6, 0, 1) + tcp(51000, 22)[:8])],
 }
 for name, fl in frames.items():
-    with open(f"{out}/{name}.pcap", "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
-        for i, fr in enumerate(fl):
-            f.write(struct.pack("<IIII", 1700000000 + i, 0, len(fr), len(fr)) + fr)
+    pcap_write(f"{out}/{name}.pcap", fl, lambda i: (1700000000 + i, 0))
 PY
 
 # replay FILTER "PCAP..." [OPTS...] -> per packet "parse match verdict;",

@@ -57,6 +57,7 @@ state_bytes() { "$FB" -j info "$1" | json_field bytes; }
 # of packets around every rule, and the verdict each packet must get.
 cat >"$T_TMP/ref.py" <<'PY'
 import ipaddress as ip, random, struct, sys
+from pkt import pcap_write
 
 def net(s):
     n = ip.ip_network(s, strict=False)
@@ -126,11 +127,7 @@ def frame(p, sa, sp, da, dp):
     return eth + b"\x86\xdd" + iph + l4
 
 def write_pcap(path, pkts):
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
-        for i, pk in enumerate(pkts):
-            b = frame(*pk)
-            f.write(struct.pack("<IIII", i, 0, len(b), len(b)) + b)
+    pcap_write(path, (frame(*pk) for pk in pkts), lambda i: (i, 0))
 
 # ref.py PCAP EXPECT LISTFILE...: the pcap, and one verdict per line
 if __name__ == "__main__":

@@ -21,21 +21,11 @@ replay_drops() { "$FB" -j replay "$1" "$2" | $PY -c 'import json,sys; print(json
 
 # One UDP packet from each of 198.51.100.1-4 to 203.0.113.1.
 $PY - "$T_TMP/s.pcap" <<'PY'
-import struct, sys
-def csum(b):
-    s = sum(struct.unpack("!10H", b))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
-out = open(sys.argv[1], "wb")
-out.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
-for i in range(1, 5):
-    udp = struct.pack("!HHHH", 1000, 53, 12, 0) + b"ping"
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0,
-                     bytes([198, 51, 100, i]), bytes([203, 0, 113, 1]))
-    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
-    fr = b"\x02" * 6 + b"\x04" * 6 + b"\x08\x00" + ip + udp
-    out.write(struct.pack("<IIII", 0, 0, len(fr), len(fr)) + fr)
+import sys
+from pkt import ether, ipv4_udp, pcap_write
+pcap_write(sys.argv[1], (ether(0x0800, b"\x02" * 6, b"\x04" * 6) +
+                         ipv4_udp(bytes([198, 51, 100, i]), 1000, bytes([203, 0, 113, 1]), 53, b"ping")
+                         for i in range(1, 5)))
 PY
 check "replay sees 4 packets" test "$("$FB" -j replay x "$T_TMP/s.pcap" 2>&1; true)"
 

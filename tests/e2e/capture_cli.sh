@@ -110,15 +110,9 @@ fi
 # Crafted SLL2 records.
 python3 - "$T_TMP/bad.pcap" <<'PY'
 import struct, sys
-def csum(b):
-    t = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    t = (t & 0xffff) + (t >> 16)
-    return ~(t + (t >> 16)) & 0xffff
+from pkt import ip4, ipv4_udp, pcap_write
 def ip_udp(sp, dp):
-    udp = struct.pack("!HHHH", sp, dp, 8, 0)
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 28, 1, 0, 64, 17, 0,
-                     bytes([198, 51, 100, 1]), bytes([198, 51, 100, 2]))
-    return ip[:10] + struct.pack("!H", csum(ip)) + ip[12:] + udp
+    return ipv4_udp(ip4("198.51.100.1"), sp, ip4("198.51.100.2"), dp, ident=1)
 def sll2(proto, payload):
     return struct.pack("!HHIHBB", proto, 0, 2, 1, 0, 6) + b"\x02\0\0\0\0\x01\0\0" + payload
 recs = [
@@ -132,10 +126,7 @@ recs = [
     sll2(0x0004, b"\xaa\xaa\x03" + b"\0" * 40),                # LLC: not IP
     sll2(0x86dd, b"\x60" + b"\0" * 10),     # truncated IPv6
 ]
-out = struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 276)
-for r in recs:
-    out += struct.pack("<IIII", 0, 0, len(r), len(r)) + r
-open(sys.argv[1], "wb").write(out)
+pcap_write(sys.argv[1], recs, linktype=276)
 PY
 "$FB" add cap udp 198.51.100.1:40001 198.51.100.2:5000 >/dev/null 2>&1
 "$FB" -j replay cap "$T_TMP/bad.pcap" >"$T_TMP/bad.json" 2>"$T_TMP/err"

@@ -157,6 +157,7 @@ write_fbnet() {
 # Tiny traffic tool: `serve` answers TCP and UDP on the given ports (dual
 # stack); udp/tcp/icmp send N packets and print how many were answered.
 import os, select, socket, struct, sys, time
+from pkt import csum
 
 def fam(addr):
     return socket.AF_INET6 if ':' in addr else socket.AF_INET
@@ -225,11 +226,6 @@ def tcp(src, dst, dport, n, wait):
         finally:
             s.close()
     return got
-
-def csum(b):
-    t = sum(struct.unpack('!%dH' % (len(b) // 2), b))
-    t = (t >> 16) + (t & 0xffff)
-    return ~(t + (t >> 16)) & 0xffff
 
 def icmp(src, dst, n, wait):
     v6 = ':' in dst

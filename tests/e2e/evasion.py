@@ -31,6 +31,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from pkt import csum  # noqa: E402
+
 MACA = bytes.fromhex("02fb0000000a")
 MACB = bytes.fromhex("02fb0000000b")
 PER = 6  # datagrams per trick and rule
@@ -99,15 +102,6 @@ def nft_ruleset():
 
 
 # ------------------------------------------------------------- packets
-
-def csum(b):
-    if len(b) % 2:
-        b += b"\0"
-    s = sum(struct.unpack(f"!{len(b) // 2}H", b))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
-
 
 def pseudo(fam, src, dst, proto, length):
     if fam == 4:

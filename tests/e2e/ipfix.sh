@@ -225,6 +225,7 @@ check "attach --accounting --monitor --new-flows" "$FB" -n "$NSB" attach f "$VB"
 # BASE+80/81, ICMP and ICMPv6 echo requests with id BASE.
 cat >"$T_TMP/mix.py" <<'EOF'
 import socket, struct, sys
+from pkt import csum
 b = int(sys.argv[1])
 A4, B4, A6, B6 = "198.51.100.1", "198.51.100.2", "2001:db8::1", "2001:db8::2"
 def udp(fam, src, dst, sport, dport, n, size, tos=None):
@@ -244,10 +245,6 @@ def tcp(fam, src, dst, sport, dport):
     t.shutdown(socket.SHUT_WR)
     t.recv(10)
     t.close()
-def csum(d):
-    s = sum(struct.unpack("!%dH" % (len(d) // 2), d))
-    s = (s >> 16) + (s & 0xffff)
-    return ~(s + (s >> 16)) & 0xffff
 def ping(fam, dst, n):
     s = socket.socket(fam, socket.SOCK_RAW, socket.IPPROTO_ICMP if fam == socket.AF_INET
                       else socket.IPPROTO_ICMPV6)

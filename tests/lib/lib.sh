@@ -42,6 +42,9 @@
 #   several captures in one `replay` where the filter is the same (each
 #   replay loads and verifies the program: 0.3 s of CPU); wait for a
 #   condition with t_wait_until rather than sleep a fixed time.
+# - Packets and pcap files made in python come from tests/lib/pkt.py (on
+#   PYTHONPATH for every python a suite starts): one checksum, one pcap
+#   writer, not a copy per suite.
 
 FB=${FB:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/flowbloom}
 PCAPS=${PCAPS:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/../shared/pcaps}
@@ -60,6 +63,14 @@ if [ -z "${PY:-}" ] || [ ! -x "$PY" ]; then
 fi
 export PY
 python3() { "$PY" "$@"; }
+# tests/lib/pkt.py (the Internet checksum, IPv4/UDP frames, pcap files) is
+# importable by every python a suite starts, in a namespace or not:
+# `from pkt import csum, ip4, pcap_write` in a heredoc.
+T_PYLIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+case ":${PYTHONPATH:-}:" in
+*":$T_PYLIB:"*) ;;
+*) export PYTHONPATH=$T_PYLIB${PYTHONPATH:+:$PYTHONPATH} ;;
+esac
 
 # Each script gets its own filter root so tests never touch real filters.
 t_begin() {

@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Packets and pcap files for the python of the test suites.
+
+The one copy of what the suites' python (the heredocs of tests/cli/*.sh and
+tests/e2e/*.sh, tests/cli/types_gen.py, tests/e2e/evasion.py) builds
+frames and captures with. tests/lib/lib.sh puts tests/lib on PYTHONPATH
+for every python a suite starts, in a namespace or not, so a heredoc only
+says `from pkt import csum, ip4, pcap_write`; a .py file run by hand puts
+its ../lib on sys.path itself.
+
+  csum(b)           the Internet checksum of b (RFC 1071): the ones'
+                    complement of the ones'-complement sum of its 16-bit
+                    big-endian words, an odd last byte padded with a zero.
+                    Over an IPv4 header whose checksum field is 0 it is
+                    that field; over an ICMPv4 message likewise; over a
+                    pseudo-header + UDP/TCP segment, the L4 checksum.
+  ip4(a)            "198.51.100.1" -> its 4 bytes.
+  ether(ethertype, dst=MAC_DST, src=MAC_SRC)
+                    an Ethernet II header, 14 bytes; the default addresses
+                    are locally administered (02:00:00:00:00:02 and :01).
+  ipv4_udp(src, sport, dst, dport, payload=b"", ident=0)
+                    an IPv4 packet (IHL 5, TOS 0, no flags or fragment
+                    offset, TTL 64, header checksum set) holding one UDP
+                    datagram (UDP checksum 0: none, RFC 768); src and dst
+                    are 4 bytes each (ip4() makes them).
+  pcap_header(linktype=1)
+                    the 24-byte pcap file header: magic 0xa1b2c3d4 written
+                    little-endian (microsecond stamps), version 2.4, zone
+                    and accuracy 0, snaplen 65535, the link type (1
+                    Ethernet, 276 LINUX_SLL2).
+  pcap_record(frame, sec=0, usec=0)
+                    one record: its 16-byte header (stamp, captured and
+                    original length, both len(frame)) and the frame.
+  pcap_write(path, frames, stamp=None, linktype=1)
+                    a pcap file of frames (any iterable), record i stamped
+                    stamp(i) -> (sec, usec), or 0.0 without stamp.
+
+The pcap layout is libpcap's savefile format (pcap-savefile(5); the IETF
+draft draft-ietf-opsawg-pcap describes the same bytes).
+"""
+import struct
+
+MAC_DST = b"\x02\x00\x00\x00\x00\x02"
+MAC_SRC = b"\x02\x00\x00\x00\x00\x01"
+
+
+def csum(b):
+    if len(b) % 2:
+        b += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+
+
+def ip4(a):
+    return bytes(int(x) for x in a.split("."))
+
+
+def ether(ethertype, dst=MAC_DST, src=MAC_SRC):
+    return dst + src + struct.pack("!H", ethertype)
+
+
+def ipv4_udp(src, sport, dst, dport, payload=b"", ident=0):
+    udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), ident, 0, 64, 17, 0, src, dst)
+    return ip[:10] + struct.pack("!H", csum(ip)) + ip[12:] + udp
+
+
+def pcap_header(linktype=1):
+    return struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, linktype)
+
+
+def pcap_record(frame, sec=0, usec=0):
+    return struct.pack("<IIII", sec, usec, len(frame), len(frame)) + frame
+
+
+def pcap_write(path, frames, stamp=None, linktype=1):
+    with open(path, "wb") as f:
+        f.write(pcap_header(linktype))
+        for i, fr in enumerate(frames):
+            f.write(pcap_record(fr, *(stamp(i) if stamp else (0, 0))))
