@@ -290,12 +290,33 @@ static int enter_netns(const char *ns)
 	return 0;
 }
 
+/* n entries into map fd, keys and values of ksz and vsz bytes, 65,536 a
+ * system call; what names the map in the error. */
+static int update_batched(int fd, const void *keys, size_t ksz, const void *vals, size_t vsz,
+			  __u32 n, const char *what)
+{
+	__u32 i, cnt;
+
+	for (i = 0; i < n; i += cnt) {
+		LIBBPF_OPTS(bpf_map_batch_opts, bo);
+
+		cnt = n - i < 65536 ? n - i : 65536;
+		if (bpf_map_update_batch(fd, (const char *)keys + (size_t)i * ksz,
+					 (const char *)vals + (size_t)i * vsz, &cnt, &bo)) {
+			fprintf(stderr, "bench: %s batch update: %s\n", what, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* xdp_probe_floor's data: the filter's IPv4 5-tuple descriptor and its
  * nb blocks, one per line of dram. */
 static int floor_fill(struct bench_bpf *b, const struct fb_store *f, __u32 nb)
 {
 	const struct fb_head *head = fb_store_head(f);
-	__u32 zero = 0, i, cnt, *idx = malloc((size_t)nb * sizeof(*idx));
+	__u32 zero = 0, i, *idx = malloc((size_t)nb * sizeof(*idx));
+	int err;
 
 	if (!idx || head->hdr.nprobe[0] != 1 || head->probe[0][0].kind != FB_KIND_FLOW) {
 		fprintf(stderr, "bench: the 10M filter has no single IPv4 5-tuple descriptor\n");
@@ -308,19 +329,10 @@ static int floor_fill(struct bench_bpf *b, const struct fb_store *f, __u32 nb)
 	}
 	for (i = 0; i < nb; i++)
 		idx[i] = i;
-	for (i = 0; i < nb; i += cnt) {
-		LIBBPF_OPTS(bpf_map_batch_opts, bo);
-
-		cnt = nb - i < 65536 ? nb - i : 65536;
-		if (bpf_map_update_batch(bpf_map__fd(b->maps.dram), &idx[i],
-					 &f->blocks[FB_HDR_BLOCKS + i], &cnt, &bo)) {
-			fprintf(stderr, "bench: dram batch update: %s\n", strerror(errno));
-			free(idx);
-			return -1;
-		}
-	}
+	err = update_batched(bpf_map__fd(b->maps.dram), idx, sizeof(*idx),
+			     &f->blocks[FB_HDR_BLOCKS], FB_BLOCK_BYTES, nb, "dram");
 	free(idx);
-	return 0;
+	return err;
 }
 
 /* The exact hash map at 10M flows (IPv4) against a filter sized for them
@@ -331,23 +343,16 @@ static void bench_hash10m(void)
 	struct bench_bpf *fill, *b, *floor[2];
 	struct fb_store f;
 	struct fb_key *keys = malloc((size_t)n * sizeof(*keys));
-	__u32 *vals = calloc(n, sizeof(*vals)), i, nb, cnt, k;
+	__u32 *vals = calloc(n, sizeof(*vals)), i, nb, k;
 	char name[64];
 	int miss;
 
 	fill = load_bench(0, 0, 1, n, NULL);
 	for (i = 0; i < n; i++)
 		fb_bench_flow(i, 0, &keys[i]);
-	for (i = 0; i < n; i += cnt) {
-		LIBBPF_OPTS(bpf_map_batch_opts, bo);
-
-		cnt = n - i < 65536 ? n - i : 65536;
-		if (bpf_map_update_batch(bpf_map__fd(fill->maps.exact), &keys[i], &vals[i], &cnt,
-					 &bo)) {
-			fprintf(stderr, "bench: hash map batch update: %s\n", strerror(errno));
-			exit(1);
-		}
-	}
+	if (update_batched(bpf_map__fd(fill->maps.exact), keys, sizeof(*keys), vals, sizeof(*vals),
+			   n, "hash map"))
+		exit(1);
 	free(vals);
 	for (miss = 0; miss < 2; miss++) {
 		b = load_bench(miss ? FB_BENCH_MISS : mask, 0, 0, 0, fill);

@@ -119,6 +119,15 @@ static void exact_json(const struct fb_exact_check *e)
 	jw_bool("exact_unrepaired", e->unrepaired);
 }
 
+/* One of exact_text()'s findings, if there are any: n, its noun (stem and
+ * the endings of one and of more), what, and what repair did. */
+static void exact_line(unsigned long long n, const char *stem, const char *one, const char *more,
+		       const char *what, const char *done)
+{
+	if (n)
+		printf("  %llu %s%s%s%s\n", n, stem, n == 1 ? one : more, what, done);
+}
+
 static void exact_text(const struct fb_exact_check *e, bool counting, bool repair)
 {
 	unsigned long long d, left;
@@ -132,26 +141,21 @@ static void exact_text(const struct fb_exact_check *e, bool counting, bool repai
 	else
 		printf(" (%s)\n", counting ? "the flow count is an estimate: not compared"
 					   : "only a counting filter's flow count is compared");
-	if (e->not_held)
-		printf("  %llu exact-set rule%s the filter does not hold (a killed add or del left "
-		       "them; they take room in the exact sets)%s\n",
-		       (unsigned long long)e->not_held, e->not_held == 1 ? "" : "s",
-		       repair ? ": removed" : "");
-	if (e->over)
-		printf("  %llu exact-set rule%s counted more often than the filter holds (a killed "
-		       "del; a later del would lower other flows' counters)%s\n",
-		       (unsigned long long)e->over, e->over == 1 ? "" : "s",
-		       repair ? ": lowered" : "");
-	if (e->trie_missing)
-		printf("  %llu address rule%s missing from the exact sets' tries (their "
-		       "packets are refused as unconfirmed)%s\n",
-		       (unsigned long long)e->trie_missing, e->trie_missing == 1 ? "" : "s",
-		       repair ? ": put back" : "");
-	if (e->trie_stale)
-		printf("  %llu trie entr%s without a rule (confirming hits of a rule not "
-		       "listed)%s\n",
-		       (unsigned long long)e->trie_stale, e->trie_stale == 1 ? "y" : "ies",
-		       repair ? ": removed" : "");
+	exact_line(e->not_held, "exact-set rule", "", "s",
+		   " the filter does not hold (a killed add or del left them; they take room in "
+		   "the exact sets)",
+		   repair ? ": removed" : "");
+	exact_line(e->over, "exact-set rule", "", "s",
+		   " counted more often than the filter holds (a killed del; a later del would "
+		   "lower other flows' counters)",
+		   repair ? ": lowered" : "");
+	exact_line(e->trie_missing, "address rule", "", "s",
+		   " missing from the exact sets' tries (their packets are refused as "
+		   "unconfirmed)",
+		   repair ? ": put back" : "");
+	exact_line(e->trie_stale, "trie entr", "y", "ies",
+		   " without a rule (confirming hits of a rule not listed)",
+		   repair ? ": removed" : "");
 	if (e->count_ok)
 		return;
 	/* With repair: how far apart they still are. */
