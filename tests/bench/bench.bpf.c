@@ -75,7 +75,12 @@ struct {
  * the previous packet's (one DRAM latency each); without, packets are as
  * independent as a filter's probes are: parsing and one line of an array
  * of that size, nothing else (a longer program overlaps fewer of its
- * misses with the next packets' work). */
+ * misses with the next packets' work). Mmapable, as a filter's chunks
+ * are, for the same alignment: its lines start on a page, so each is one
+ * cache line. A plain array's values start 312 bytes into its allocation
+ * (struct bpf_array on this kernel), which puts 8 bytes of every 64-byte
+ * line in one cache line and 56 in the next: a program reading a whole
+ * line (xdp_probe_floor) paid two misses where a filter pays one. */
 struct line {
 	__u64 w[8];
 };
@@ -83,6 +88,7 @@ struct line {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1); /* set by the benchmark: a power of two */
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct line);
 } dram SEC(".maps");
@@ -219,12 +225,14 @@ int xdp_dram(struct xdp_md *ctx)
 }
 
 /* The least a keyed probe of a blocked filter does (xdp_probe_floor):
- * the filter's IPv4 5-tuple descriptor (floor_probe, copied from its
- * head), NH of the packet's key (include/flowbloom/head.h), the key's one
- * line of the filter's blocks (copied into dram, one line each) and the
- * k = 8 test (geometry.h), by the data path's own functions. No head, no
- * descriptor loop, no statistics, no verdict logic: what the probe alone
- * costs at that size. floor_hits counts the lines that held the key. */
+ * the filter's one descriptor of the packet's shape (floor_probe, copied
+ * from its head: the 10M filter's IPv4 5-tuple one in section 1, the
+ * scale filter's IPv6 source one live), NH of the packet's key
+ * (include/flowbloom/head.h), the key's one line of the filter's blocks
+ * (copied into dram, one line each) and the k = 8 test (geometry.h), by
+ * the data path's own functions. No head, no descriptor loop, no
+ * statistics, no verdict logic: what the probe alone costs at that size.
+ * floor_hits counts the lines that held the key. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);

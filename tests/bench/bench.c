@@ -310,20 +310,20 @@ static int update_batched(int fd, const void *keys, size_t ksz, const void *vals
 	return 0;
 }
 
-/* xdp_probe_floor's data: the filter's IPv4 5-tuple descriptor and its
- * nb blocks, one per line of dram. */
-static int floor_fill(struct bench_bpf *b, const struct fb_store *f, __u32 nb)
+/* xdp_probe_floor's data: the filter's one descriptor of family fam
+ * (0 IPv4, 1 IPv6), of kind kind, and its nb blocks, one per line of dram. */
+int floor_fill(struct bench_bpf *b, const struct fb_store *f, __u32 nb, int fam, int kind)
 {
 	const struct fb_head *head = fb_store_head(f);
 	__u32 zero = 0, i, *idx = malloc((size_t)nb * sizeof(*idx));
 	int err;
 
-	if (!idx || head->hdr.nprobe[0] != 1 || head->probe[0][0].kind != FB_KIND_FLOW) {
-		fprintf(stderr, "bench: the 10M filter has no single IPv4 5-tuple descriptor\n");
+	if (!idx || head->hdr.nprobe[fam] != 1 || head->probe[fam][0].kind != kind) {
+		fprintf(stderr, "bench: the filter has not one descriptor of that shape\n");
 		free(idx);
 		return -1;
 	}
-	if (bpf_map_update_elem(bpf_map__fd(b->maps.floor_probe), &zero, &head->probe[0][0], 0)) {
+	if (bpf_map_update_elem(bpf_map__fd(b->maps.floor_probe), &zero, &head->probe[fam][0], 0)) {
 		free(idx);
 		return -1;
 	}
@@ -397,7 +397,7 @@ static void bench_hash10m(void)
 		}
 		floor[miss] = b;
 	}
-	if (floor_fill(floor[0], &f, nb))
+	if (floor_fill(floor[0], &f, nb, 0, FB_KIND_FLOW))
 		exit(1);
 	fb_store_close(&f);
 	fb_store_destroy("b10m");

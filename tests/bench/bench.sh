@@ -269,7 +269,9 @@ if has scale; then
 	echo "    flowbloom (rx2, \`create --capacity N --fp-rate 0.01\`, filled as \`load --replace\`"
 	echo "    does), an exact per-CPU hash map with a counter per source (rx3, xdp-filter's"
 	echo "    design), an LPM trie (rx4), and for hosts a program that parses and reads one random"
-	echo "    line of an array flowbloom's size (rx5, 'one line'). Generator and receiver on CPU 1; $LIVE_FRAMES frames a"
+	echo "    line of an array flowbloom's size (rx5, 'one line') and one that does only what a"
+	echo "    keyed probe must: NH of the source under the filter's descriptor, its line of a copy"
+	echo "    of the filter's bits, the k-bit test (rx6, 'probe floor'). Generator and receiver on CPU 1; $LIVE_FRAMES frames a"
 	echo "    run, medians of $SCALE_ROUNDS rounds; Mpps (wall) and per CPU second as in 11."
 	t_lock_globals || {
 		echo "scale: $T_LOCK_WHY" >&2
@@ -278,7 +280,7 @@ if has scale; then
 	ip netns add "$NS" || exit 1
 	ip -n "$NS" link set lo up
 	ip -n "$NS" link add idle1 type veth peer name idle1p || exit 1
-	for i in 1 2 3 4 5; do
+	for i in 1 2 3 4 5 6; do
 		ip -n "$NS" link add "gen$i" type veth peer name "rx$i" &&
 			ip -n "$NS" link set "gen$i" up && ip -n "$NS" link set "rx$i" up || exit 1
 	done
@@ -304,6 +306,7 @@ if has scale; then
 		read -r _ lmem lsec < <("$B" scale-rx "$NS" rx4 lpm "$what") || exit 1
 		if [ "$what" != pfx ]; then
 			"$B" scale-rx "$NS" rx5 line "$what" >/dev/null || exit 1
+			"$B" scale-rx "$NS" rx6 floor "$what" >/dev/null || exit 1
 		fi
 		printf '    memory: flowbloom %s bytes (%s rules after expansion, k=%s, filled in %s s); ' \
 			"$fmem" "$fn" "$fk" "$fsec"
@@ -312,7 +315,7 @@ if has scale; then
 		export BENCH_SCALE=$what
 		declare -A R=()
 		rx="1 2 4"
-		[ "$what" != pfx ] && rx="1 2 3 4 5"
+		[ "$what" != pfx ] && rx="1 2 3 4 5 6"
 		for r in $(seq "$SCALE_ROUNDS"); do
 			for i in $rx; do
 				R[$i]+="$(live_run 6 "gen$i:idle1:1") " || exit 1
@@ -326,11 +329,11 @@ if has scale; then
 		printf '    Mpps: count-only %5.2f   flowbloom %5.2f' "${S[1]}" "${S[2]}"
 		[ "$what" != pfx ] && printf '   per-CPU hash %5.2f' "${S[3]}"
 		printf '   LPM trie %5.2f' "${S[4]}"
-		[ "$what" != pfx ] && printf '   one line %5.2f' "${S[5]}"
+		[ "$what" != pfx ] && printf '   one line %5.2f   probe floor %5.2f' "${S[5]}" "${S[6]}"
 		printf '\n    per CPU second: %5.2f / %5.2f' "${SC[1]}" "${SC[2]}"
 		[ "$what" != pfx ] && printf ' / %5.2f' "${SC[3]}"
 		printf ' / %5.2f' "${SC[4]}"
-		[ "$what" != pfx ] && printf ' / %5.2f' "${SC[5]}"
+		[ "$what" != pfx ] && printf ' / %5.2f / %5.2f' "${SC[5]}" "${SC[6]}"
 		printf '\n'
 		[ "$what" != pfx ] &&
 			echo "    (one line: rx5 parses, reads one random line of an array flowbloom's size and drops, nothing else)"
@@ -340,6 +343,8 @@ if has scale; then
 		if [ "$what" != pfx ]; then
 			ratio "live, $label: one line / per-CPU hash" "$(echo "${S[5]} / ${S[3]}" | bc -l)"
 			ratio "  flowbloom / one line" "$(echo "${S[2]} / ${S[5]}" | bc -l)"
+			ratio "  flowbloom / probe floor" "$(echo "${S[2]} / ${S[6]}" | bc -l)"
+			ratio "  probe floor / per-CPU hash" "$(echo "${S[6]} / ${S[3]}" | bc -l)"
 			if [ "$what" = 10000000 ]; then
 				target "live, 10M sources: flowbloom / per-CPU hash" "$(echo "${S[2]} / ${S[3]}" | bc -l)" 3 at_least
 			else
@@ -358,6 +363,7 @@ if has scale; then
 		$IN ip link set dev rx3 xdp off 2>/dev/null
 		$IN ip link set dev rx4 xdp off 2>/dev/null
 		$IN ip link set dev rx5 xdp off 2>/dev/null
+		$IN ip link set dev rx6 xdp off 2>/dev/null
 		"$FB" destroy scale >/dev/null
 		unset R
 	done

@@ -13,7 +13,9 @@
  *                                   a receiver (exact or lpm) holding
  *                                   WHAT's rules, attached to DEV; or
  *                                   (line) the floor: one random line a
- *                                   frame of an array flowbloom's size
+ *                                   frame of an array flowbloom's size;
+ *                                   or (floor) the keyed probe alone, of
+ *                                   a copy of flowbloom's filter `scale`
  * WHAT is a number of hosts (scale_host(0..N-1), /128 source rules) or
  * "pfx" (the prefix list: DROP's lengths /11-/24 and hosts, each IPv4-
  * shaped a.b.c.d/L placed at 2001:db8:ab:cd::/(32+L), hosts /64). Each
@@ -168,8 +170,8 @@ static int filter_blocks(const char *what, size_t *n)
 
 int scale_rx(const char *dev, const char *kind, const char *what)
 {
-	int exact = !strcmp(kind, "exact"), line = !strcmp(kind, "line"),
-	    ncpu = libbpf_num_possible_cpus(), fd;
+	int exact = !strcmp(kind, "exact"), floor = !strcmp(kind, "floor"),
+	    line = floor || !strcmp(kind, "line"), ncpu = libbpf_num_possible_cpus(), fd;
 	unsigned ifi = if_nametoindex(dev);
 	struct bench_bpf *b = bench_bpf__open();
 	struct fb_lpm_key *lk = NULL;
@@ -194,8 +196,22 @@ int scale_rx(const char *dev, const char *kind, const char *what)
 	if (bench_bpf__load(b))
 		return 1;
 	fd = bpf_map__fd(exact ? b->maps.exact6 : line ? b->maps.dram : b->maps.lpm);
-	prog = exact ? b->progs.xdp_exact6 : line ? b->progs.xdp_line6 : b->progs.xdp_lpm;
-	if (exact) {
+	prog = exact   ? b->progs.xdp_exact6
+	       : floor ? b->progs.xdp_probe_floor
+	       : line  ? b->progs.xdp_line6
+		       : b->progs.xdp_lpm;
+	if (floor) {
+		/* The keyed probe alone: flowbloom's filter `scale` (its IPv6
+		 * source descriptor and its blocks, copied). */
+		struct fb_store f;
+
+		if (fb_store_open("scale", &f) || f.hdr->nblocks != n ||
+		    floor_fill(b, &f, (__u32)n, 1, FB_KIND_SRC)) {
+			fprintf(stderr, "bench: no filter 'scale' of %zu blocks to copy\n", n);
+			return 1;
+		}
+		fb_store_close(&f);
+	} else if (exact) {
 		/* Batches: one syscall per 65,536 addresses. */
 		enum { BATCH = 65536 };
 		__u64 *zero = calloc((size_t)BATCH * ncpu, sizeof(__u64));

@@ -103,6 +103,7 @@ void gen_list(struct pentry *e, size_t n, uint64_t *seed);
 /* bench_scale.c: the live head-to-head at scale (section 14) */
 int scale_fill(const char *name, const char *what);
 int scale_rx(const char *dev, const char *kind, const char *what);
+int floor_fill(struct bench_bpf *b, const struct fb_store *f, __u32 nb, int fam, int kind);
 void scale_gen_setup(struct bench_bpf *b, const char *what);
 int scale_gen_fill(struct bench_bpf *b, const char *what);
 
