@@ -40,11 +40,11 @@ wdann() { printf '{"type": "update", %s, "message": {"update": {%s, "withdraw": 
 FSC='"destination-ipv4": ["203.0.113.10/32"], "protocol": ["=udp"], "destination-port": ["=53", ">=1024&<=2047"]'
 fs() { printf '{"type": "update", %s, "message": {"update": {"attribute": {"extended-community": [{"value": 9225060886715039744}]}, "announce": {"ipv4 flow": {"no-nexthop": [{%s, "string": "flow udp-to-10"}]}}}}}}\n' "$NB" "$FSC"; }
 
-# start NAME STATE: bgp on NAME, its input the FIFO on fd 9.
+# start NAME STATE [OPTION...]: bgp on NAME, its input the FIFO on fd 9.
 start() {
 	rm -f "$T_TMP/fifo"
 	mkfifo "$T_TMP/fifo"
-	"$FB" bgp "$1" --state "$2" <"$T_TMP/fifo" >"$T_TMP/bgp.out" 2>"$T_TMP/bgp.err" &
+	"$FB" bgp "$1" --state "$2" "${@:3}" <"$T_TMP/fifo" >"$T_TMP/bgp.out" 2>"$T_TMP/bgp.err" &
 	BP=$!
 	exec 9>"$T_TMP/fifo"
 }
@@ -151,4 +151,56 @@ check_eq "the peer's withdrawal of dst 203.0.113.7 left the operator's copy" \
 check_eq "... which still matches" "$(q cx dst 203.0.113.7)" maybe
 check_eq "... and bgp tried no deletion" "$(grep -cE '[-?]dst 203\.0\.113\.7($|:)' "$T_TMP/bgp.err")" 0
 "$FB" destroy cx >/dev/null
+
+# --- 3. --ttl: withdrawals queued just before the filter array changes -------
+# bgp is stopped (SIGSTOP) while idle, holding no lock; the withdrawals go
+# into its input, the filter is replaced, and bgp goes on: it reads the
+# withdrawals (queued for after the next state write) and only then sees
+# the new array. A replace carries rules with a lifetime, so the withdrawn
+# rules are still there: they must be deleted, not forgotten.
+"$FB" create tl --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create tl"
+S=$T_TMP/tl.bgp
+start tl "$S" --ttl 1h
+{ ann 203.0.113.7/32; ann 203.0.113.8/32; ann 203.0.113.9/32; ann 203.0.113.10/32; } >&9
+check "bgp --ttl holds four blackholes" t_wait_until 10 in_state "$S" 'dst 203.0.113.10'
+check_eq "... in the filter" "$(q tl dst 203.0.113.7)" maybe
+idle() { flock -n "$FLOWBLOOM_ROOT/tl" true; }
+# stopped: bgp, idle (its last state write done, the filter's lock free).
+stopped() {
+	t_wait_until 10 idle && kill -STOP "$BP" && idle
+}
+check "bgp stopped while idle" stopped
+# The new content: a rule of the operator's, and his own copy of .8.
+printf 'dst 198.51.100.0/24\ndst 203.0.113.8/32\n' >"$T_TMP/list3"
+{ wd 203.0.113.7/32; wd 203.0.113.8/32; } >&9
+check "load --replace while bgp is stopped" "$FB" load tl "$T_TMP/list3" --replace
+kill -CONT "$BP"
+gone78() { ! grep -qE 'dst 203\.0\.113\.[78]$' "$S" && idle; }
+check "bgp writes its state without the withdrawn routes" t_wait_until 10 gone78
+check_eq "the withdrawn rule no longer matches" "$(q tl dst 203.0.113.7)" no
+check_eq "the other one: the operator's copy only is left" \
+	"$("$FB" count tl dst 203.0.113.8/32 | awk '{print $1}')" 1
+check_eq "the replace's rule matches" "$(q tl dst 198.51.100.1)" maybe
+check_eq "the routes still held match (carried)" "$(q tl dst 203.0.113.9)$(q tl dst 203.0.113.10)" \
+	maybemaybe
+check_eq "both deletions reported at their lines" \
+	"$(grep -cE '^flowbloom: bgp: <stdin>:(5: -dst 203\.0\.113\.7|6: -dst 203\.0\.113\.8)$' "$T_TMP/bgp.err")" 2
+# Destroyed and created again: nothing of bgp's is in the new filter but
+# what it adds again. The operator adds .9 himself; bgp's withdrawal of it
+# must not take his copy.
+check "bgp stopped while idle, again" stopped
+{ wd 203.0.113.9/32; } >&9
+"$FB" destroy tl >/dev/null && "$FB" create tl --capacity 1000 --fp-rate 0.001 --counting >/dev/null &&
+	"$FB" add tl dst 203.0.113.9 >/dev/null || fail "destroy, create and add"
+kill -CONT "$BP"
+gone9() { ! grep -q 'dst 203\.0\.113\.9$' "$S" && idle; }
+check "bgp writes its state without it" t_wait_until 10 gone9
+check_eq "the operator's copy of .9 is left" "$("$FB" count tl dst 203.0.113.9/32 | awk '{print $1}')" 1
+check_eq "... and bgp says it deleted nothing" \
+	"$(grep -c '^flowbloom: bgp: <stdin>:7: ?dst 203\.0\.113\.9: no longer in the filter; nothing deleted$' "$T_TMP/bgp.err")" 1
+check_eq "the route still held is added again" "$(q tl dst 203.0.113.10)" maybe
+check "bgp ends" stop
+check_eq "... having deleted two rules" \
+	"$(grep -c '; 1 rules held, 5 added and 2 deleted by this run' "$T_TMP/bgp.err")" 1
+"$FB" destroy tl >/dev/null
 t_end
