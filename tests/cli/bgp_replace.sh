@@ -18,7 +18,17 @@
 #   held"; the operator then makes room and adds one of the two rules
 #   himself: its withdrawal by the peer leaves the operator's copy (bgp
 #   deleted it, lowering counters for a rule it never added), and the
-#   other route, announced again, is added.
+#   other route, announced again, is added;
+# - with --ttl, withdrawals bgp reads just before it sees a new filter
+#   array (bgp held with SIGSTOP while they are written and the filter
+#   replaced): a replace carries the rules with a lifetime, so they are
+#   deleted from its generations (they used to be forgotten and kept
+#   matching up to the lifetime), the operator's own copy of one in the new
+#   array left; after a destroy and create, where no generation holds the
+#   rule, "nothing deleted" and the operator's copy left; and a route
+#   withdrawn and announced again before bgp's next commit, its new copy in
+#   another generation, still matches (a copy deleted from each generation
+#   left none).
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_replace
 
@@ -169,7 +179,19 @@ idle() { flock -n "$FLOWBLOOM_ROOT/tl" true; }
 stopped() {
 	t_wait_until 10 idle && kill -STOP "$BP" && idle
 }
+# Withdrawn and announced again before bgp's next commit (both lines read
+# at once), the announcement's copy going to another generation than the
+# first copy's: the operator's rule with a shorter lifetime made one that
+# ends within the quarter hour a 1 h rule may end in, earlier than bgp's
+# first. A copy deleted from each generation would leave none.
+check "the operator adds a rule with a 50 min lifetime" "$FB" add tl --ttl 50m dst 198.51.100.77
 check "bgp stopped while idle" stopped
+{ wd 203.0.113.10/32; ann 203.0.113.10/32; } >&9
+kill -CONT "$BP"
+check "bgp reads both" t_wait_until 10 grep -q '<stdin>:6: +dst 203\.0\.113\.10$' "$T_TMP/bgp.err"
+check "... and commits" t_wait_until 10 idle
+check_eq "the route announced again matches" "$(q tl dst 203.0.113.10)" maybe
+check "bgp stopped while idle, again" stopped
 # The new content: a rule of the operator's, and his own copy of .8.
 printf 'dst 198.51.100.0/24\ndst 203.0.113.8/32\n' >"$T_TMP/list3"
 { wd 203.0.113.7/32; wd 203.0.113.8/32; } >&9
@@ -184,11 +206,11 @@ check_eq "the replace's rule matches" "$(q tl dst 198.51.100.1)" maybe
 check_eq "the routes still held match (carried)" "$(q tl dst 203.0.113.9)$(q tl dst 203.0.113.10)" \
 	maybemaybe
 check_eq "both deletions reported at their lines" \
-	"$(grep -cE '^flowbloom: bgp: <stdin>:(5: -dst 203\.0\.113\.7|6: -dst 203\.0\.113\.8)$' "$T_TMP/bgp.err")" 2
+	"$(grep -cE '^flowbloom: bgp: <stdin>:(7: -dst 203\.0\.113\.7|8: -dst 203\.0\.113\.8)$' "$T_TMP/bgp.err")" 2
 # Destroyed and created again: nothing of bgp's is in the new filter but
 # what it adds again. The operator adds .9 himself; bgp's withdrawal of it
 # must not take his copy.
-check "bgp stopped while idle, again" stopped
+check "bgp stopped while idle, a third time" stopped
 { wd 203.0.113.9/32; } >&9
 "$FB" destroy tl >/dev/null && "$FB" create tl --capacity 1000 --fp-rate 0.001 --counting >/dev/null &&
 	"$FB" add tl dst 203.0.113.9 >/dev/null || fail "destroy, create and add"
@@ -197,10 +219,10 @@ gone9() { ! grep -q 'dst 203\.0\.113\.9$' "$S" && idle; }
 check "bgp writes its state without it" t_wait_until 10 gone9
 check_eq "the operator's copy of .9 is left" "$("$FB" count tl dst 203.0.113.9/32 | awk '{print $1}')" 1
 check_eq "... and bgp says it deleted nothing" \
-	"$(grep -c '^flowbloom: bgp: <stdin>:7: ?dst 203\.0\.113\.9: no longer in the filter; nothing deleted$' "$T_TMP/bgp.err")" 1
+	"$(grep -c '^flowbloom: bgp: <stdin>:9: ?dst 203\.0\.113\.9: no longer in the filter; nothing deleted$' "$T_TMP/bgp.err")" 1
 check_eq "the route still held is added again" "$(q tl dst 203.0.113.10)" maybe
 check "bgp ends" stop
 check_eq "... having deleted two rules" \
-	"$(grep -c '; 1 rules held, 5 added and 2 deleted by this run' "$T_TMP/bgp.err")" 1
+	"$(grep -c '; 1 rules held, 6 added and 2 deleted by this run' "$T_TMP/bgp.err")" 1
 "$FB" destroy tl >/dev/null
 t_end
