@@ -225,4 +225,49 @@ check "bgp ends" stop
 check_eq "... having deleted two rules" \
 	"$(grep -c '; 1 rules held, 6 added and 2 deleted by this run' "$T_TMP/bgp.err")" 1
 "$FB" destroy tl >/dev/null
+
+# --- 4. --ttl: a refresh the filter refuses ----------------------------------
+# Refreshing needs a new generation (a copy ending a lifetime from now);
+# the operator's rules of 15 other lifetimes hold the 15 slots bgp's own
+# generation left. A route whose refresh is refused is refused whole, as
+# an announcement would be: named once, forgotten, its rules deleted. It
+# used to stay in bgp's table and state file, counted as held, after its
+# last copy's lifetime ended.
+"$FB" create tr --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create tr"
+S=$T_TMP/tr.bgp
+start tr "$S" --ttl 10s
+{ ann 203.0.113.7/32; fs; } >&9
+check "bgp --ttl 10s holds a blackhole and a FlowSpec route of 2 keys" \
+	t_wait_until 10 in_state "$S" 'udp-to-10 part 2/2'
+check_eq "... in the filter" "$(q tr dst 203.0.113.7)$(q tr udp dst 203.0.113.10 dport 53)" maybemaybe
+idle() { flock -n "$FLOWBLOOM_ROOT/tr" true; }
+# Stopped while the slots fill: its refresh (5 s after its start) comes
+# after, while its own generation (ending 10-12.5 s after the routes)
+# lives.
+check "bgp stopped while idle" stopped
+i=0
+for l in 600 900 1350 2025 3038 4557 6836 10254 15381 23071 34607 51910 77865 116798 175197; do
+	i=$((i + 1))
+	"$FB" add tr --ttl "${l}s" dst "198.51.100.$i" >/dev/null || fail "add --ttl ${l}s"
+done
+"$FB" add tr --ttl 3d dst 198.51.100.99 2>"$T_TMP/add.err"
+check_eq "every generation slot in use: add --ttl refuses (status 1)" "$?" 1
+check_eq "... saying so, and only that" "$(wc -l <"$T_TMP/add.err") $(grep -c \
+	"^flowbloom: all 16 generations of 'tr' hold rules with other lifetimes (they end within [0-9]* s): nothing added\$" \
+	"$T_TMP/add.err")" "1 1"
+kill -CONT "$BP"
+check "bgp's refresh is refused" t_wait_until 15 grep -q "^flowbloom: all 16 generations of 'tr'" "$T_TMP/bgp.err"
+check "... and bgp writes its state without the routes" \
+	t_wait_until 10 bash -c "! grep -q $'\t' '$S'"
+check "... idle" t_wait_until 10 idle
+check_eq "the blackhole no longer matches" "$(q tr dst 203.0.113.7)" no
+check_eq "... nor either FlowSpec key" \
+	"$(q tr udp dst 203.0.113.10 dport 53)$(q tr udp dst 203.0.113.10 dport 1024-2047)" nono
+check_eq "the operator's rules match" "$(q tr dst 198.51.100.1)$(q tr dst 198.51.100.15)" maybemaybe
+check_eq "each route reported once, without a line" \
+	"$(grep -cE "^flowbloom: bgp: '(203\.0\.113\.7/32|flow udp-to-10)' from 198\.51\.100\.9: filter 'tr' refused the rules refreshed; not applied\$" "$T_TMP/bgp.err")" 2
+check "bgp ends" stop
+check_eq "... holding nothing, having deleted the 3 rules" \
+	"$(grep -c '; 0 rules held, 3 added and 3 deleted by this run' "$T_TMP/bgp.err")" 1
+"$FB" destroy tr >/dev/null
 t_end

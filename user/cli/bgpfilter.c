@@ -46,13 +46,11 @@ void bgp_show(size_t lineno, char sign, const struct fb_key *k, const char *tail
 
 /* keys[bad] refused, err -1 (a prefix length too many) or -4 (a shape
  * too many: mask says why): each route holding it is named once, with
- * why (the rule alone if none is: a rule in the filter, refreshed).
- * Returns how many other rules left the additions with its routes. */
+ * why. Returns how many other rules left the additions with its routes. */
 static size_t refuse(struct bgp_run *rn, const struct fb_store *f, const struct fb_key *k, int err,
 		     const char *mask)
 {
 	char text[FB_FLOW_STR], why[900];
-	size_t gone, routes;
 
 	fb_flow_format(k, text, sizeof(text));
 	if (err == -4)
@@ -63,10 +61,7 @@ static size_t refuse(struct bgp_run *rn, const struct fb_store *f, const struct 
 			 text, FB_MAX_LENGTHS + 1,
 			 fb_rules_prefix_list_name(fb_rules_prefix_list(k)), f->name,
 			 FB_MAX_LENGTHS);
-	gone = fb_bgp_refused(&rn->b, k, why, &routes);
-	if (!routes)
-		bgp_say("%s; not refreshed", why);
-	return gone;
+	return fb_bgp_refused(&rn->b, k, why, NULL);
 }
 
 struct add_ctx {
@@ -105,8 +100,10 @@ static bool fit_alive(void *ctx, const struct fb_key *k)
  * parts' rules leave the batch too, so no route is ever partly in the
  * filter. The rest is then added or refused whole (fb_rules_add,
  * fb_gens_add): nothing of the batch is in the filter before. A refused
- * refresh changes nothing (the rule stays until its lifetime ends, the
- * next refresh tries again). what: the batch, for a refusal of all of it.
+ * refresh refuses its routes the same way, and their rules, in the filter,
+ * join the deletions (b.del; the caller queues them): left there, they
+ * would end with their lifetime while the table still counted them held.
+ * what: the batch, for a refusal of all of it.
  * Returns how many rules were refused; *n: how many were added.
  */
 size_t bgp_add_rules(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys, size_t *n,
