@@ -497,8 +497,8 @@ int fb_bgp_line(struct fb_bgp *b, const char *line, size_t n, size_t lineno)
 
 /* One path of a refused route forgotten: its rule, unless it is the
  * refused one (the caller's) or another path holds it, leaves the line's
- * additions (dropped) or, in the filter from before, becomes a deletion
- * (and leaves a refresh's batch): counted in *gone either way. */
+ * additions (dropped, counted in *gone) or, in the filter from before,
+ * becomes a deletion. */
 static void part_forget(struct fb_bgp *b, struct fb_bgp_path **pp,
 			const struct fb_bgp_rule *refused, size_t *gone)
 {
@@ -507,11 +507,12 @@ static void part_forget(struct fb_bgp *b, struct fb_bgp_path **pp,
 	path_forget(b, pp);
 	if (!r || !r->refs || --r->refs || r == refused)
 		return;
-	(*gone)++;
-	if (!r->in_filter)
+	if (!r->in_filter) {
 		rule_drop(b, r);
-	else if (fb_bgp_push_key(&b->del, &b->ndel, &b->cap_del, &r->key))
+		(*gone)++;
+	} else if (fb_bgp_push_key(&b->del, &b->ndel, &b->cap_del, &r->key)) {
 		fb_bgp_note(b, b->lineno, "out of memory listing rules to delete");
+	}
 }
 
 /* Refuse the route path p is part of (p itself included): every path of
@@ -543,7 +544,8 @@ static void route_refuse(struct fb_bgp *b, struct fb_bgp_path *p, const struct f
 size_t fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k, const char *why, size_t *routes)
 {
 	struct fb_bgp_rule *r = find_rule(b, k);
-	size_t gone = 0, nroutes = 0;
+	size_t gone = 0, nroutes = 0, ndel = b->ndel;
+	bool held;
 
 	if (routes)
 		*routes = 0;
@@ -554,11 +556,8 @@ size_t fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k, const char *why,
 	/* In the filter, held: a refresh the filter refused (a rule with a
 	 * lifetime). Its copies would end while we counted it held: it goes
 	 * as a new rule refused does, deleted with its route's other parts. */
-	if (r->in_filter) {
-		r->in_filter = false;
-		if (fb_bgp_push_key(&b->del, &b->ndel, &b->cap_del, &r->key))
-			fb_bgp_note(b, b->lineno, "out of memory listing rules to delete");
-	}
+	held = r->in_filter;
+	r->in_filter = false;
 	/* Its paths through its own chain, not a walk of every path (a peer
 	 * whose routes the filter refuses, one after another, or a replaced
 	 * filter refusing many rules at once, made each refusal cost the
@@ -568,6 +567,12 @@ size_t fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k, const char *why,
 		nroutes++;
 	}
 	rule_drop(b, r);
+	if (held) {
+		/* The parts that became deletions leave the refresh's batch. */
+		gone += b->ndel - ndel;
+		if (fb_bgp_push_key(&b->del, &b->ndel, &b->cap_del, k))
+			fb_bgp_note(b, b->lineno, "out of memory listing rules to delete");
+	}
 	if (routes)
 		*routes = nroutes;
 	return gone;
