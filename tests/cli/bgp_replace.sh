@@ -28,7 +28,13 @@
 #   rule, "nothing deleted" and the operator's copy left; and a route
 #   withdrawn and announced again before bgp's next commit, its new copy in
 #   another generation, still matches (a copy deleted from each generation
-#   left none).
+#   left none);
+# - with --ttl, a refresh the filter refuses (the operator's rules of 15
+#   other lifetimes hold every generation slot bgp's own left): each route
+#   is refused whole, named once without a line, leaves the state file and
+#   its rules are deleted (bgp used to count them held while their last
+#   copy ended); `add --ttl` into the full slots is refused with one line
+#   (it used to read an unset index: a garbage message, or a segfault).
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_replace
 
