@@ -57,9 +57,12 @@ FSC='"destination-ipv4": ["203.0.113.10/32"], "protocol": ["=udp"], "destination
 fs() { printf '{"type": "update", %s, "message": {"update": {"attribute": {"extended-community": [{"value": 9225060886715039744}]}, "announce": {"ipv4 flow": {"no-nexthop": [{%s, "string": "flow udp-to-10"}]}}}}}}\n' "$NB" "$FSC"; }
 
 # start NAME STATE [OPTION...]: bgp on NAME, its input the FIFO on fd 9.
+# Its stderr is emptied here, not only by the background job's redirection,
+# which may come after a check read the last run's lines.
 start() {
 	rm -f "$T_TMP/fifo"
 	mkfifo "$T_TMP/fifo"
+	: >"$T_TMP/bgp.err"
 	"$FB" bgp "$1" --state "$2" "${@:3}" <"$T_TMP/fifo" >"$T_TMP/bgp.out" 2>"$T_TMP/bgp.err" &
 	BP=$!
 	exec 9>"$T_TMP/fifo"

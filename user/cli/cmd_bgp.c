@@ -302,7 +302,6 @@ static int refresh(struct bgp_run *rn)
 	rn->b.lineno = lineno;
 	free(keys);
 	rn->dirty |= rn->b.changed;
-	rn->b.nadd = 0;
 	if (bgp_queue_dels(rn, 0))
 		rc = -1;
 	else
