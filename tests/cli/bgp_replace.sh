@@ -18,7 +18,23 @@
 #   held"; the operator then makes room and adds one of the two rules
 #   himself: its withdrawal by the peer leaves the operator's copy (bgp
 #   deleted it, lowering counters for a rule it never added), and the
-#   other route, announced again, is added.
+#   other route, announced again, is added;
+# - with --ttl, withdrawals bgp reads just before it sees a new filter
+#   array (bgp held with SIGSTOP while they are written and the filter
+#   replaced): a replace carries the rules with a lifetime, so they are
+#   deleted from its generations (they used to be forgotten and kept
+#   matching up to the lifetime), the operator's own copy of one in the new
+#   array left; after a destroy and create, where no generation holds the
+#   rule, "nothing deleted" and the operator's copy left; and a route
+#   withdrawn and announced again before bgp's next commit, its new copy in
+#   another generation, still matches (a copy deleted from each generation
+#   left none);
+# - with --ttl, a refresh the filter refuses (the operator's rules of 15
+#   other lifetimes hold every generation slot bgp's own left): each route
+#   is refused whole, named once without a line, leaves the state file and
+#   its rules are deleted (bgp used to count them held while their last
+#   copy ended); `add --ttl` into the full slots is refused with one line
+#   (it used to read an unset index: a garbage message, or a segfault).
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_replace
 
@@ -40,11 +56,14 @@ wdann() { printf '{"type": "update", %s, "message": {"update": {%s, "withdraw": 
 FSC='"destination-ipv4": ["203.0.113.10/32"], "protocol": ["=udp"], "destination-port": ["=53", ">=1024&<=2047"]'
 fs() { printf '{"type": "update", %s, "message": {"update": {"attribute": {"extended-community": [{"value": 9225060886715039744}]}, "announce": {"ipv4 flow": {"no-nexthop": [{%s, "string": "flow udp-to-10"}]}}}}}}\n' "$NB" "$FSC"; }
 
-# start NAME STATE: bgp on NAME, its input the FIFO on fd 9.
+# start NAME STATE [OPTION...]: bgp on NAME, its input the FIFO on fd 9.
+# Its stderr is emptied here, not only by the background job's redirection,
+# which may come after a check read the last run's lines.
 start() {
 	rm -f "$T_TMP/fifo"
 	mkfifo "$T_TMP/fifo"
-	"$FB" bgp "$1" --state "$2" <"$T_TMP/fifo" >"$T_TMP/bgp.out" 2>"$T_TMP/bgp.err" &
+	: >"$T_TMP/bgp.err"
+	"$FB" bgp "$1" --state "$2" "${@:3}" <"$T_TMP/fifo" >"$T_TMP/bgp.out" 2>"$T_TMP/bgp.err" &
 	BP=$!
 	exec 9>"$T_TMP/fifo"
 }
@@ -151,4 +170,113 @@ check_eq "the peer's withdrawal of dst 203.0.113.7 left the operator's copy" \
 check_eq "... which still matches" "$(q cx dst 203.0.113.7)" maybe
 check_eq "... and bgp tried no deletion" "$(grep -cE '[-?]dst 203\.0\.113\.7($|:)' "$T_TMP/bgp.err")" 0
 "$FB" destroy cx >/dev/null
+
+# --- 3. --ttl: withdrawals queued just before the filter array changes -------
+# bgp is stopped (SIGSTOP) while idle, holding no lock; the withdrawals go
+# into its input, the filter is replaced, and bgp goes on: it reads the
+# withdrawals (queued for after the next state write) and only then sees
+# the new array. A replace carries rules with a lifetime, so the withdrawn
+# rules are still there: they must be deleted, not forgotten.
+"$FB" create tl --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create tl"
+S=$T_TMP/tl.bgp
+start tl "$S" --ttl 1h
+{ ann 203.0.113.7/32; ann 203.0.113.8/32; ann 203.0.113.9/32; ann 203.0.113.10/32; } >&9
+check "bgp --ttl holds four blackholes" t_wait_until 10 in_state "$S" 'dst 203.0.113.10'
+check_eq "... in the filter" "$(q tl dst 203.0.113.7)" maybe
+idle() { flock -n "$FLOWBLOOM_ROOT/tl" true; }
+# stopped: bgp, idle (its last state write done, the filter's lock free).
+stopped() {
+	t_wait_until 10 idle && kill -STOP "$BP" && idle
+}
+# Withdrawn and announced again before bgp's next commit (both lines read
+# at once), the announcement's copy going to another generation than the
+# first copy's: the operator's rule with a shorter lifetime made one that
+# ends within the quarter hour a 1 h rule may end in, earlier than bgp's
+# first. A copy deleted from each generation would leave none.
+check "the operator adds a rule with a 50 min lifetime" "$FB" add tl --ttl 50m dst 198.51.100.77
+check "bgp stopped while idle" stopped
+{ wd 203.0.113.10/32; ann 203.0.113.10/32; } >&9
+kill -CONT "$BP"
+check "bgp reads both" t_wait_until 10 grep -q '<stdin>:6: +dst 203\.0\.113\.10$' "$T_TMP/bgp.err"
+check "... and commits" t_wait_until 10 idle
+check_eq "the route announced again matches" "$(q tl dst 203.0.113.10)" maybe
+check "bgp stopped while idle, again" stopped
+# The new content: a rule of the operator's, and his own copy of .8.
+printf 'dst 198.51.100.0/24\ndst 203.0.113.8/32\n' >"$T_TMP/list3"
+{ wd 203.0.113.7/32; wd 203.0.113.8/32; } >&9
+check "load --replace while bgp is stopped" "$FB" load tl "$T_TMP/list3" --replace
+kill -CONT "$BP"
+gone78() { ! grep -qE 'dst 203\.0\.113\.[78]$' "$S" && idle; }
+check "bgp writes its state without the withdrawn routes" t_wait_until 10 gone78
+check_eq "the withdrawn rule no longer matches" "$(q tl dst 203.0.113.7)" no
+check_eq "the other one: the operator's copy only is left" \
+	"$("$FB" count tl dst 203.0.113.8/32 | awk '{print $1}')" 1
+check_eq "the replace's rule matches" "$(q tl dst 198.51.100.1)" maybe
+check_eq "the routes still held match (carried)" "$(q tl dst 203.0.113.9)$(q tl dst 203.0.113.10)" \
+	maybemaybe
+check_eq "both deletions reported at their lines" \
+	"$(grep -cE '^flowbloom: bgp: <stdin>:(7: -dst 203\.0\.113\.7|8: -dst 203\.0\.113\.8)$' "$T_TMP/bgp.err")" 2
+# Destroyed and created again: nothing of bgp's is in the new filter but
+# what it adds again. The operator adds .9 himself; bgp's withdrawal of it
+# must not take his copy.
+check "bgp stopped while idle, a third time" stopped
+{ wd 203.0.113.9/32; } >&9
+"$FB" destroy tl >/dev/null && "$FB" create tl --capacity 1000 --fp-rate 0.001 --counting >/dev/null &&
+	"$FB" add tl dst 203.0.113.9 >/dev/null || fail "destroy, create and add"
+kill -CONT "$BP"
+gone9() { ! grep -q 'dst 203\.0\.113\.9$' "$S" && idle; }
+check "bgp writes its state without it" t_wait_until 10 gone9
+check_eq "the operator's copy of .9 is left" "$("$FB" count tl dst 203.0.113.9/32 | awk '{print $1}')" 1
+check_eq "... and bgp says it deleted nothing" \
+	"$(grep -c '^flowbloom: bgp: <stdin>:9: ?dst 203\.0\.113\.9: no longer in the filter; nothing deleted$' "$T_TMP/bgp.err")" 1
+check_eq "the route still held is added again" "$(q tl dst 203.0.113.10)" maybe
+check "bgp ends" stop
+check_eq "... having deleted two rules" \
+	"$(grep -c '; 1 rules held, 6 added and 2 deleted by this run' "$T_TMP/bgp.err")" 1
+"$FB" destroy tl >/dev/null
+
+# --- 4. --ttl: a refresh the filter refuses ----------------------------------
+# Refreshing needs a new generation (a copy ending a lifetime from now);
+# the operator's rules of 15 other lifetimes hold the 15 slots bgp's own
+# generation left. A route whose refresh is refused is refused whole, as
+# an announcement would be: named once, forgotten, its rules deleted. It
+# used to stay in bgp's table and state file, counted as held, after its
+# last copy's lifetime ended.
+"$FB" create tr --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create tr"
+S=$T_TMP/tr.bgp
+start tr "$S" --ttl 10s
+{ ann 203.0.113.7/32; fs; } >&9
+check "bgp --ttl 10s holds a blackhole and a FlowSpec route of 2 keys" \
+	t_wait_until 10 in_state "$S" 'udp-to-10 part 2/2'
+check_eq "... in the filter" "$(q tr dst 203.0.113.7)$(q tr udp dst 203.0.113.10 dport 53)" maybemaybe
+idle() { flock -n "$FLOWBLOOM_ROOT/tr" true; }
+# Stopped while the slots fill: its refresh (5 s after its start) comes
+# after, while its own generation (ending 10-12.5 s after the routes)
+# lives.
+check "bgp stopped while idle" stopped
+i=0
+for l in 600 900 1350 2025 3038 4557 6836 10254 15381 23071 34607 51910 77865 116798 175197; do
+	i=$((i + 1))
+	"$FB" add tr --ttl "${l}s" dst "198.51.100.$i" >/dev/null || fail "add --ttl ${l}s"
+done
+"$FB" add tr --ttl 3d dst 198.51.100.99 2>"$T_TMP/add.err"
+check_eq "every generation slot in use: add --ttl refuses (status 1)" "$?" 1
+check_eq "... saying so, and only that" "$(wc -l <"$T_TMP/add.err") $(grep -c \
+	"^flowbloom: all 16 generations of 'tr' hold rules with other lifetimes (they end within [0-9]* s): nothing added\$" \
+	"$T_TMP/add.err")" "1 1"
+kill -CONT "$BP"
+check "bgp's refresh is refused" t_wait_until 15 grep -q "^flowbloom: all 16 generations of 'tr'" "$T_TMP/bgp.err"
+check "... and bgp writes its state without the routes" \
+	t_wait_until 10 bash -c "! grep -q $'\t' '$S'"
+check "... idle" t_wait_until 10 idle
+check_eq "the blackhole no longer matches" "$(q tr dst 203.0.113.7)" no
+check_eq "... nor either FlowSpec key" \
+	"$(q tr udp dst 203.0.113.10 dport 53)$(q tr udp dst 203.0.113.10 dport 1024-2047)" nono
+check_eq "the operator's rules match" "$(q tr dst 198.51.100.1)$(q tr dst 198.51.100.15)" maybemaybe
+check_eq "each route reported once, without a line" \
+	"$(grep -cE "^flowbloom: bgp: '(203\.0\.113\.7/32|flow udp-to-10)' from 198\.51\.100\.9: filter 'tr' refused the rules refreshed; not applied\$" "$T_TMP/bgp.err")" 2
+check "bgp ends" stop
+check_eq "... holding nothing, having deleted the 3 rules" \
+	"$(grep -c '; 0 rules held, 3 added and 3 deleted by this run' "$T_TMP/bgp.err")" 1
+"$FB" destroy tr >/dev/null
 t_end

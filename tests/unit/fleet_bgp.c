@@ -384,7 +384,7 @@ void test_bgp_refused_route(void)
 {
 	struct fb_bgp b;
 	struct fb_key k;
-	size_t routes, gone;
+	size_t routes, gone, n;
 
 	bgp_init(&b, true, false);
 	feed(&b, FLOWS_ANN("198.51.100.9", UDP9("=5010", "r0")));
@@ -425,6 +425,26 @@ void test_bgp_refused_route(void)
 		    "bgp refused route: widened and refused: its 10 old rules to delete");
 	fb_bgp_done(&b);
 	ASSERT_TRUE(b.nrules == 2, "bgp refused route: r0's and r2's rules left");
+	/* In the filter, a refresh (bgp --ttl) refused: the route goes, all
+	 * its rules (the refused one too) to delete, and out of the
+	 * refresh's batch (gone); its other keys, refused next, are in del
+	 * already. */
+	feed(&b, FLOWS_ANN("198.51.100.2", UDP9(">=5001&<=5004", "r3")));
+	n = b.nadd;
+	fb_bgp_done(&b);
+	notes = 0;
+	key_of("udp dst 203.0.113.9 dport 5001", &k);
+	gone = fb_bgp_refused(&b, &k, "refreshing refused", &routes);
+	ASSERT_TRUE(n > 1 && routes == 1 && gone == n - 1 && b.ndel == n && notes == 1 &&
+			    keys_hold(b.del, n, "udp dst 203.0.113.9 dport 5001") &&
+			    !refs(&b, "udp dst 203.0.113.9 dport 5001") && b.npaths == 2,
+		    "bgp refused route: a refresh refused: its route, all its rules to delete");
+	key_of("udp dst 203.0.113.9 dport 5004", &k);
+	ASSERT_TRUE(!fb_bgp_refused(&b, &k, "refreshing refused", &routes) && !routes &&
+			    b.ndel == n && notes == 1,
+		    "bgp refused route: ... another of its rules refused next: in del once");
+	fb_bgp_done(&b);
+	ASSERT_TRUE(b.nrules == 2, "bgp refused route: r0's and r2's rules left again");
 	fb_bgp_free(&b);
 }
 

@@ -46,13 +46,11 @@ void bgp_show(size_t lineno, char sign, const struct fb_key *k, const char *tail
 
 /* keys[bad] refused, err -1 (a prefix length too many) or -4 (a shape
  * too many: mask says why): each route holding it is named once, with
- * why (the rule alone if none is: a rule in the filter, refreshed).
- * Returns how many other rules left the additions with its routes. */
+ * why. Returns how many other rules left the additions with its routes. */
 static size_t refuse(struct bgp_run *rn, const struct fb_store *f, const struct fb_key *k, int err,
 		     const char *mask)
 {
 	char text[FB_FLOW_STR], why[900];
-	size_t gone, routes;
 
 	fb_flow_format(k, text, sizeof(text));
 	if (err == -4)
@@ -63,10 +61,7 @@ static size_t refuse(struct bgp_run *rn, const struct fb_store *f, const struct 
 			 text, FB_MAX_LENGTHS + 1,
 			 fb_rules_prefix_list_name(fb_rules_prefix_list(k)), f->name,
 			 FB_MAX_LENGTHS);
-	gone = fb_bgp_refused(&rn->b, k, why, &routes);
-	if (!routes)
-		bgp_say("%s; not refreshed", why);
-	return gone;
+	return fb_bgp_refused(&rn->b, k, why, NULL);
 }
 
 struct add_ctx {
@@ -105,8 +100,10 @@ static bool fit_alive(void *ctx, const struct fb_key *k)
  * parts' rules leave the batch too, so no route is ever partly in the
  * filter. The rest is then added or refused whole (fb_rules_add,
  * fb_gens_add): nothing of the batch is in the filter before. A refused
- * refresh changes nothing (the rule stays until its lifetime ends, the
- * next refresh tries again). what: the batch, for a refusal of all of it.
+ * refresh refuses its routes the same way, and their rules, in the filter,
+ * join the deletions (b.del; the caller queues them): left there, they
+ * would end with their lifetime while the table still counted them held.
+ * what: the batch, for a refusal of all of it.
  * Returns how many rules were refused; *n: how many were added.
  */
 size_t bgp_add_rules(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys, size_t *n,
@@ -151,8 +148,21 @@ size_t bgp_add_rules(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys
 	return n0 - *n;
 }
 
+/* A copy of k out of each generation holding it, the filter array itself
+ * left alone: how many deleted. */
+static int del_in_gens(struct fb_gen_views *gv, const struct fb_key *k)
+{
+	int g, n = 0;
+
+	for (g = 0; g < gv->n; g++)
+		n += !fb_counting_del(&gv->v[g], k); /* -1 where a counter is 0 */
+	return n;
+}
+
 /* With rules that have a lifetime: each withdrawn rule out of the filter
- * and of every generation holding it (the refreshes put a copy in each). */
+ * and of every generation holding it (the refreshes put a copy in each);
+ * once the array changed under us (gens_only), out of the generations
+ * only. */
 static void del_pending_gens(struct bgp_run *rn, struct fb_store *f)
 {
 	struct fb_gen_views gv;
@@ -163,7 +173,14 @@ static void del_pending_gens(struct bgp_run *rn, struct fb_store *f)
 	for (i = 0; i < rn->npend; i++) {
 		const struct fb_key *k = &rn->pend[i].key;
 
-		if (!fb_gens_del_held(f, &gv, k)) {
+		/* Withdrawn, then announced again before this commit: the
+		 * announcement added a copy, maybe in a generation of its
+		 * own, which a copy deleted from each would take too. The
+		 * older copies end with their lifetime or its next
+		 * withdrawal. */
+		if (rn->ttl > 0 && fb_bgp_refs(&rn->b, k))
+			continue;
+		if (!(rn->gens_only ? del_in_gens(&gv, k) : fb_gens_del_held(f, &gv, k))) {
 			bgp_show(rn->pend[i].lineno, '?', k,
 				 ": no longer in the filter; nothing deleted");
 			continue;
@@ -228,13 +245,26 @@ int bgp_queue_dels(struct bgp_run *rn, size_t lineno)
 
 /*
  * The filter array changed under us (load --replace, or destroy and
- * create): our rules are not in it any more, nor is anything to delete;
- * add them again. One the new array refuses is refused as a line's
- * addition is: its routes are forgotten whole and named once, without a
- * line (none caused it), so the state file never says it is in the filter,
- * a withdrawal deletes nothing and an announcement tries it again. in_line:
- * called by apply_line, whose additions wait and whose deletions (b.del)
- * it queues itself. Called with the filter locked.
+ * create): our rules are not in it any more; add them again. One the new
+ * array refuses is refused as a line's addition is: its routes are
+ * forgotten whole and named once, without a line (none caused it), so the
+ * state file never says it is in the filter, a withdrawal deletes nothing
+ * and an announcement tries it again.
+ *
+ * The deletions waiting for the next state write (routes withdrawn before
+ * we saw the new array): without --ttl they are dropped, as the new array
+ * holds nothing of ours (a copy there is the operator's, and the rules
+ * added again come from our table, which no longer has them). With --ttl
+ * they stay: a replace carries the rules with a lifetime into the new
+ * filter, withdrawn ones included, and dropping their deletions would let
+ * a withdrawn route block traffic until its lifetime ends. From now on
+ * (gens_only) deletions take copies out of the generations only, never
+ * out of the array (the operator's); a rule that no generation holds (a
+ * destroy and create, or load --replace --ttl's own generations) is
+ * reported "no longer in the filter; nothing deleted".
+ *
+ * in_line: called by apply_line, whose additions wait and whose deletions
+ * (b.del) it queues itself. Called with the filter locked.
  */
 int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line)
 {
@@ -266,7 +296,10 @@ int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line)
 	fb_bgp_added(&rn->b, keys, n);
 	rn->added += n;
 	free(keys);
-	rn->npend = 0;
+	if (rn->ttl > 0)
+		rn->gens_only = true;
+	else
+		rn->npend = 0;
 	rn->filter_id = f->bits_id;
 	rn->dirty = true;
 	/* A refused route's part the new array holds (a rule with a

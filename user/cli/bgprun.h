@@ -38,6 +38,10 @@ struct bgp_run {
 	double committed; /* CLOCK_MONOTONIC of the last write */
 	double ttl;	  /* --ttl: rules live this long unless refreshed; 0: forever */
 	double refreshed; /* CLOCK_MONOTONIC of the last refresh */
+	/* --ttl, since the filter array changed under us: none of our rules
+	 * is in the array itself (a copy there is the operator's), only in
+	 * its generations, carried or added since. */
+	bool gens_only;
 };
 
 /* A message on stderr, "flowbloom: bgp: ..." (stdout is ExaBGP's). */

@@ -132,7 +132,7 @@ int cmd_add(int argc, char **argv)
 	struct fb_store f;
 	struct fb_flows fl;
 	struct fb_gen g;
-	size_t bad;
+	size_t bad = (size_t)-1; /* -4 without a rule: no generation free */
 	double t0, ttl;
 	int err, rc = flows_args(argc, argv, &f, &fl, NULL, &ttl);
 
@@ -155,7 +155,7 @@ int cmd_add(int argc, char **argv)
 		       fb_rules_prefix_list_name(fb_rules_prefix_list(&fl.keys[bad])),
 		       FB_MAX_LENGTHS);
 	}
-	if (err == -4) {
+	if (err == -4 && bad < fl.n) {
 		char why[600];
 
 		fb_flows_where(&fl, bad, where, sizeof(where));

@@ -281,21 +281,34 @@ static int parse_opts(int argc, char **argv, struct fb_bgp_opts *o, const char *
 
 /* --ttl: every rule held gets its lifetime again, each half lifetime, so
  * it never ends while its route stands; a copy per refresh, in a newer
- * generation each (ttl / 2 > ttl / FB_GEN_DIV). */
+ * generation each (ttl / 2 > ttl / FB_GEN_DIV). A route whose refresh the
+ * filter refuses is refused whole, as an announcement would be, without a
+ * line (none caused it): its last copy would end while the state file
+ * still said it is in the filter. Its rules' deletions wait for the next
+ * state write, as a withdrawal's do. */
 static int refresh(struct bgp_run *rn)
 {
 	struct fb_key *keys;
-	size_t n;
+	size_t n, lineno = rn->b.lineno;
+	int rc = 0;
 
 	if (!rn->have_f && open_locked(rn, &rn->f, false))
 		return -1;
 	rn->have_f = true;
 	n = fb_bgp_rules(&rn->b, &keys);
+	rn->b.lineno = 0;
+	rn->b.changed = false;
 	bgp_add_rules(rn, &rn->f, keys, &n, "the rules refreshed");
+	rn->b.lineno = lineno;
 	free(keys);
+	rn->dirty |= rn->b.changed;
+	if (bgp_queue_dels(rn, 0))
+		rc = -1;
+	else
+		fb_bgp_done(&rn->b);
 	rn->refreshed = mono();
 	release(rn);
-	return 0;
+	return rc;
 }
 
 int cmd_bgp(int argc, char **argv)

@@ -544,12 +544,20 @@ static void route_refuse(struct fb_bgp *b, struct fb_bgp_path *p, const struct f
 size_t fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k, const char *why, size_t *routes)
 {
 	struct fb_bgp_rule *r = find_rule(b, k);
-	size_t gone = 0, nroutes = 0;
+	size_t gone = 0, nroutes = 0, ndel = b->ndel;
+	bool held;
 
 	if (routes)
 		*routes = 0;
-	if (!r || r->in_filter)
+	/* In the filter with no path left: its deletion is in del already
+	 * (its route was refused with another part). */
+	if (!r || (r->in_filter && !r->refs))
 		return 0;
+	/* In the filter, held: a refresh the filter refused (a rule with a
+	 * lifetime). Its copies would end while we counted it held: it goes
+	 * as a new rule refused does, deleted with its route's other parts. */
+	held = r->in_filter;
+	r->in_filter = false;
 	/* Its paths through its own chain, not a walk of every path (a peer
 	 * whose routes the filter refuses, one after another, or a replaced
 	 * filter refusing many rules at once, made each refusal cost the
@@ -559,6 +567,12 @@ size_t fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k, const char *why,
 		nroutes++;
 	}
 	rule_drop(b, r);
+	if (held) {
+		/* The parts that became deletions leave the refresh's batch. */
+		gone += b->ndel - ndel;
+		if (fb_bgp_push_key(&b->del, &b->ndel, &b->cap_del, k))
+			fb_bgp_note(b, b->lineno, "out of memory listing rules to delete");
+	}
 	if (routes)
 		*routes = nroutes;
 	return gone;

@@ -81,7 +81,8 @@ int fb_bgp_admit(const struct fb_bgp *b, const char *family, const struct fb_key
 		 size_t len);
 /*
  * After the filter refused to add rule k, one of the last line's
- * additions or a rule fb_bgp_lost() listed: every route holding it is
+ * additions, a rule fb_bgp_lost() listed or one refreshed (in the filter
+ * already, with a lifetime: it joins del): every route holding it is
  * refused whole. The paths of all its parts (a FlowSpec route of several
  * keys, "ID part I/N") are forgotten, so no route is ever partly in the
  * filter; each such route is noted once, "SOURCE:LINE: 'ID' from PEER:
@@ -89,9 +90,10 @@ int fb_bgp_admit(const struct fb_bgp *b, const char *family, const struct fb_key
  * not noted, the caller reported it). A rule of another part that no path
  * holds any more leaves the additions (fb_bgp_refs() says 0: the caller
  * takes it out of the batch it retries) or, if it is in the filter,
- * joins del. Returns how many rules besides k left the additions; *routes
- * (if set): how many routes were refused. A rule in the filter already is
- * left alone (0).
+ * joins del. Returns how many rules besides k left the additions (for a
+ * refreshed k, those that joined del too: they leave the refresh's
+ * batch); *routes (if set): how many routes were refused. A rule no path
+ * holds any more (in del already) is left alone (0).
  */
 size_t fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k, const char *why, size_t *routes);
 /* After the caller applied add/del: the added rules are in the filter,
