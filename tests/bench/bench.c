@@ -24,6 +24,9 @@
  */
 #define _GNU_SOURCE
 #include "benchmark.h"
+#include <dirent.h>
+#include <signal.h>
+#include <sys/syscall.h>
 
 unsigned repeat = 2000000;
 static bool quick; /* `bench quick`: parse and blocked 1 MiB v4 only */
@@ -439,16 +442,66 @@ static void remove_root(void)
 	rmdir(root);
 }
 
+/* Remove the tree under directory fd (then closed) with raw syscalls
+ * only: it runs in a signal handler. */
+static void remove_tree(int fd)
+{
+	char buf[4096];
+	long n;
+
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			struct linux_dirent64 {
+				__u64 ino;
+				__s64 off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (void *)(buf + off);
+			int sub;
+
+			off += d->reclen;
+			if (!strcmp(d->name, ".") || !strcmp(d->name, ".."))
+				continue;
+			if (d->type == DT_DIR) {
+				sub = openat(fd, d->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+				if (sub >= 0)
+					remove_tree(sub);
+				unlinkat(fd, d->name, AT_REMOVEDIR);
+			} else {
+				unlinkat(fd, d->name, 0);
+			}
+		}
+	}
+	close(fd);
+}
+
+/* Run directly and killed (^C, a closed pipe: `bench quick | head`), the
+ * run's own root goes with it, as bench.sh removes FBBENCH_ROOT. */
+static void on_signal(int sig)
+{
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+
+	if (fd >= 0)
+		remove_tree(fd);
+	rmdir(root);
+	_exit(128 + sig);
+}
+
 /* FBBENCH_ROOT (bench.sh sets it, to clean up after a killed run), else a
- * directory of this process's own. */
+ * directory of this process's own, removed if the run is killed. */
 static void bench_root(void)
 {
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
 	const char *r = getenv("FBBENCH_ROOT");
 
-	if (r && *r)
+	if (r && *r) {
 		snprintf(root, sizeof(root), "%s", r);
-	else
-		snprintf(root, sizeof(root), "/sys/fs/bpf/fbbench_%d", getpid());
+		return;
+	}
+	snprintf(root, sizeof(root), "/sys/fs/bpf/fbbench_%d", getpid());
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], on_signal);
 }
 
 static void bench_fill_part(void)
