@@ -30,6 +30,18 @@ static int push(struct fb_list *l, const struct fb_key *k)
 		l->cap = cap;
 	}
 	l->keys[l->n++] = *k;
+	if (l->nfrom == l->capfrom) {
+		size_t cap = l->capfrom ? l->capfrom * 2 : 4096;
+		struct fb_list_origin *no = realloc(l->from, cap * sizeof(*no));
+
+		if (!no)
+			return -1;
+		l->from = no;
+		l->capfrom = cap;
+	}
+	l->from[l->nfrom].key = *k;
+	l->from[l->nfrom].file = l->nfiles - 1;
+	l->from[l->nfrom++].line = l->line;
 	return 0;
 }
 
@@ -128,10 +140,24 @@ int fb_list_read(const char *file, struct fb_list *l)
 	size_t len;
 	int rc;
 
+	char **nf;
+
 	if (fb_lines_open(&r, file))
 		return -1;
+	nf = realloc(l->files, (l->nfiles + 1) * sizeof(*nf));
+	if (!nf || !(nf[l->nfiles] = strdup(r.label))) {
+		if (nf)
+			l->files = nf;
+		fb_report_err("out of memory reading %s", r.label);
+		fb_lines_close(&r);
+		return -1;
+	}
+	l->files = nf;
+	l->nfiles++;
 	while ((rc = fb_lines_next(&r, &line, &len)) > 0) {
 		char *c;
+
+		l->line = r.lineno;
 
 		for (c = line; *c; c++)
 			if (*c == '#' || *c == ';') {
@@ -168,7 +194,46 @@ void fb_list_unique(struct fb_list *l)
 
 void fb_list_free(struct fb_list *l)
 {
+	size_t i;
+
+	for (i = 0; i < l->nfiles; i++)
+		free(l->files[i]);
+	free(l->files);
 	free(l->keys);
-	l->keys = NULL;
-	l->n = l->cap = 0;
+	free(l->from);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Does rule o (as a line wrote it) hold rule k, equal or expanded from
+ * it: the same kind and family, its address covering k's? */
+static bool holds(const struct fb_key *o, const struct fb_key *k)
+{
+	const __u8 *a = o->kind == FB_KIND_DST ? o->daddr : o->saddr;
+	const __u8 *b = o->kind == FB_KIND_DST ? k->daddr : k->saddr;
+	int bits = o->plen, i;
+
+	if (!memcmp(o, k, sizeof(*k)))
+		return true;
+	if (fb_prefix_list(o->kind, o->family) < 0 || o->kind != k->kind ||
+	    o->family != k->family || o->plen > k->plen)
+		return false;
+	for (i = 0; bits > 0; i++, bits -= 8) {
+		__u8 m = bits >= 8 ? 0xff : (__u8)(0xff << (8 - bits));
+
+		if ((a[i] ^ b[i]) & m)
+			return false;
+	}
+	return true;
+}
+
+void fb_list_where(const struct fb_list *l, const struct fb_key *k, char *buf, size_t len)
+{
+	size_t i;
+
+	*buf = 0;
+	for (i = 0; i < l->nfrom; i++)
+		if (holds(&l->from[i].key, k)) {
+			snprintf(buf, len, "%s:%u", l->files[l->from[i].file], l->from[i].line);
+			return;
+		}
 }

@@ -10,9 +10,22 @@
 #include <stddef.h>
 #include "flowbloom/key.h"
 
+/* Where a rule of the list came from: for naming FILE:LINE of a refused
+ * rule once the list is sorted and expanded. */
+struct fb_list_origin {
+	struct fb_key key; /* as the line made it */
+	__u32 file;	   /* index into files */
+	__u32 line;
+};
+
 struct fb_list {
 	struct fb_key *keys;
 	size_t n, cap;
+	struct fb_list_origin *from; /* every rule read, in the files' order */
+	size_t nfrom, capfrom;
+	char **files; /* the files' labels */
+	size_t nfiles;
+	__u32 line; /* the line being read */
 };
 
 /* Append FILE's rules ("-": stdin) to l. 0, or -1 with the error reported
@@ -21,5 +34,8 @@ int fb_list_read(const char *file, struct fb_list *l);
 /* Sort l and drop duplicates (they add nothing, and would count twice). */
 void fb_list_unique(struct fb_list *l);
 void fb_list_free(struct fb_list *l);
+/* "FILE:LINE" of the first line that made rule k, or of the line whose
+ * prefix k was expanded from; "" if none did. */
+void fb_list_where(const struct fb_list *l, const struct fb_key *k, char *buf, size_t len);
 
 #endif
