@@ -19,16 +19,17 @@
 
 /* "FILE:LINE: " of the line that made rule k (or that k was expanded
  * from), for the start of an error line; "" if no line did. */
-static void place(const struct fb_list *l, const struct fb_key *k, char *buf, size_t len)
+static void place(struct fb_list *l, const struct fb_key *k, char *buf, size_t len)
 {
 	char w[512];
 
+	fb_list_origins(l);
 	fb_list_where(l, k, w, sizeof(w));
 	snprintf(buf, len, "%s%s", w, *w ? ": " : "");
 }
 
 /* A cuckoo or d-left filter refused the list (nothing changed). */
-static void full(const struct fb_store *f, const struct fb_list *l, size_t bad)
+static void full(const struct fb_store *f, struct fb_list *l, size_t bad)
 {
 	char at[520], text[FB_FLOW_STR];
 
@@ -41,12 +42,13 @@ static void full(const struct fb_store *f, const struct fb_list *l, size_t bad)
 
 /* Rule l->keys[bad] needs a 5th prefix length (err -1) or a 9th rule
  * shape (-4) of table px, which the rules before it were added to. */
-static void refused(int err, const struct fb_prefixes *px, const struct fb_list *l, size_t bad)
+static void refused(int err, const struct fb_prefixes *px, struct fb_list *l, size_t bad)
 {
 	char at[520], why[512], text[FB_FLOW_STR];
 	struct fb_prefixes t = *px;
 	size_t i;
 
+	fb_list_origins(l);
 	/* A shape: the list is sorted, but whether its shapes fit does not
 	 * depend on the order; name the first line, in the files' order,
 	 * whose shape is one too many, as `add -f` does. */
@@ -55,7 +57,8 @@ static void refused(int err, const struct fb_prefixes *px, const struct fb_list 
 
 		if (k->kind != FB_KIND_MASK || !fb_rules_add_mask(&t, fb_mask_of_key(k, NULL)))
 			continue;
-		snprintf(at, sizeof(at), "%s:%u: ", l->files[l->from[i].file], l->from[i].line);
+		snprintf(at, sizeof(at), "%s:%u: ", l->files[l->from[i].file].label,
+			 l->from[i].line);
 		fb_flow_format(k, text, sizeof(text));
 		fb_rules_mask_text(&t, k, why, sizeof(why));
 		fb_report_err("%s'%s': %s; nothing loaded", at, text, why);
@@ -71,11 +74,12 @@ static void refused(int err, const struct fb_prefixes *px, const struct fb_list 
  * length of a list the filter already uses all FB_MAX_LENGTHS of (a
  * rule expands only into longer lengths)? Says so, naming its line (the
  * first such), and returns 0; -1 if no rule is (another refusal). */
-static int unexpandable(const struct fb_list *l, const struct fb_prefixes *have)
+static int unexpandable(struct fb_list *l, const struct fb_prefixes *have)
 {
 	char at[520], why[512], text[FB_FLOW_STR];
 	size_t i;
 
+	fb_list_origins(l);
 	for (i = 0; i < l->nfrom; i++) {
 		const struct fb_key *k = &l->from[i].key;
 		int li = fb_rules_prefix_list(k), j, longer = 0;
@@ -86,7 +90,8 @@ static int unexpandable(const struct fb_list *l, const struct fb_prefixes *have)
 			longer |= have->list[li].len[j] >= k->plen;
 		if (longer)
 			continue;
-		snprintf(at, sizeof(at), "%s:%u: ", l->files[l->from[i].file], l->from[i].line);
+		snprintf(at, sizeof(at), "%s:%u: ", l->files[l->from[i].file].label,
+			 l->from[i].line);
 		fb_flow_format(k, text, sizeof(text));
 		fb_rules_length_refusal(have, k, 0, why, sizeof(why));
 		fb_report_err("%s'%s': %s; a rule expands only into longer lengths (`load "
@@ -101,7 +106,7 @@ static int unexpandable(const struct fb_list *l, const struct fb_prefixes *have)
  * re-sized for the new list: capacity at least its length, the rate per
  * packet spread over the probes it will make; another filter type gets
  * its own geometry, sized by the same rule. */
-static int replace(struct fb_store *f, const struct fb_list *l)
+static int replace(struct fb_store *f, struct fb_list *l)
 {
 	static const struct fb_prefixes none;
 	__u32 nblocks = f->hdr->nblocks, kinds = 0;
@@ -146,7 +151,7 @@ static int replace(struct fb_store *f, const struct fb_list *l)
 }
 
 /* The list added to what the filter holds. */
-static int add(struct fb_store *f, const struct fb_list *l)
+static int add(struct fb_store *f, struct fb_list *l)
 {
 	struct fb_prefixes px = *fb_store_prefixes(f);
 	size_t bad;
@@ -163,7 +168,7 @@ static int add(struct fb_store *f, const struct fb_list *l)
  * lifetime replaced, in a new generation. A -4 of no rule: every
  * generation slot holds rules of other lifetimes (fb_gens_add() said so);
  * other failures of no rule are reported where they happen. */
-static int timed(struct fb_store *f, const struct fb_list *l, const struct fb_load_req *req)
+static int timed(struct fb_store *f, struct fb_list *l, const struct fb_load_req *req)
 {
 	static const struct fb_prefixes none;
 	struct fb_gen g;
