@@ -126,6 +126,18 @@ refused "load, a 9th shape" "$NINTH; nothing loaded" "$FB" load r "$T_TMP/nine"
 refused "load --ttl, a 9th shape" "$NINTH; nothing loaded" "$FB" load r "$T_TMP/nine" --ttl 1h
 refused "load --replace, a 9th shape" "$NINTH; nothing loaded" "$FB" load r "$T_TMP/nine" --replace
 refused "load --replace --ttl, a 9th shape" "$NINTH; nothing loaded" "$FB" load r "$T_TMP/nine" --replace --ttl 1h
+# The line is found by reading the file again, on the refusal only: stdin
+# redirected from the file is read again too; a pipe cannot be, and its
+# rule is named alone (exit 1, nothing changed all the same).
+refused "load - from a redirected file, a 9th shape" \
+	"${NINTH/$T_TMP\/nine:/<stdin>:}; nothing loaded" "$FB" load r - <"$T_TMP/nine"
+before=$(state r)
+cat "$T_TMP/nine" | "$FB" load r - >"$T_TMP/out" 2>"$T_TMP/err"
+check_eq "load - from a pipe, a 9th shape: exit 1" "$?" 1
+[ "$(wc -l <"$T_TMP/err")" = 1 ] &&
+	grep -Eq "^flowbloom: '[a-z]+ [^']*': its shape \(.*\) would be one too many: .*; nothing loaded$" "$T_TMP/err" &&
+	pass "load - from a pipe: one line naming the rule" || fail "load - from a pipe: got '$(cat "$T_TMP/err")'"
+check_eq "load - from a pipe: the filter as it was" "$(state r)" "$before"
 # Into a generation that holds 8 shapes: its shapes are the ones named.
 head -8 "$T_TMP/nine" >"$T_TMP/eight"
 printf 'udp dst 203.0.113.9 dport 7\n\nudp src 198.51.100.0/23 sport 53\n' >"$T_TMP/more"
