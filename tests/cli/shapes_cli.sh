@@ -3,7 +3,11 @@
 # Rules of any shape at the CLI: the clause grammar in add, del, query,
 # load and -f files; `info` lists the shapes; the bound of 8 shapes and the
 # port-range cap are refused with the reason, naming the argument or
-# FILE:LINE, the filter left as it was (digest); export -> import keeps
+# FILE:LINE, the filter left as it was (digest); a file refused whole by
+# add -f, load and load --replace, with and without --ttl, for a 9th shape,
+# a 5th prefix length or no free generation slot: one exact line naming
+# FILE:LINE and what is exceeded, exit 1, digest and generations unchanged;
+# load --ttl's report counts the generations' probes; export -> import keeps
 # shapes and answers; union of two filters merges their shapes (and is
 # refused past the bound), intersection keeps the common ones; an old
 # reader's view: an export with shapes names a kind bit it does not know.
@@ -76,6 +80,122 @@ grep -q "$T_TMP/bad:2:" "$T_TMP/err" && pass "add -f: names FILE:LINE" || fail "
 d1=$(digest s)
 check_fails "load: a bad line rejects the load" "$FB" load s "$T_TMP/bad"
 check_eq "nothing was added" "$(digest s)" "$d1"
+
+# Refusals of a whole file, with and without a lifetime: add -f, load and
+# load --replace (each also with --ttl) name the line of the rule refused
+# (FILE:LINE, in the files' order), say what is exceeded, exit 1, and leave
+# the filter exactly as it was: its content digest and its generations.
+state() { "$FB" -j info "$1" | $PY -c 'import json,sys; d=json.load(sys.stdin); print(d["digest"], [(g["generation"], g["flows"]) for g in d["generations"]])'; }
+# refused LABEL WANT CMD...: exit 1, stderr exactly WANT (a line matching
+# WANT if it starts with ^), the filter (CMD's third word) as it was.
+refused() {
+	local label=$1 want=$2 before got
+	shift 2
+	before=$(state "$3")
+	"$@" >"$T_TMP/out" 2>"$T_TMP/err"
+	check_eq "$label: exit 1" "$?" 1
+	got=$(cat "$T_TMP/err")
+	if [ "${want:0:1}" = "^" ]; then
+		[ "$(wc -l <"$T_TMP/err")" = 1 ] && grep -Eq "$want" "$T_TMP/err" &&
+			pass "$label: the message" || fail "$label: the message: got '$got'"
+	else
+		check_eq "$label: the message" "$got" "$want"
+	fi
+	check_eq "$label: the filter as it was" "$(state "$3")" "$before"
+}
+# Ten rules, nine rule shapes: line 10's is the 9th (line 11's the 10th).
+cat >"$T_TMP/nine" <<'LIST'
+udp dst 203.0.113.1 dport 53
+tcp src 203.0.113.1 sport 80
+any dst 203.0.113.0/24 dport 53
+udp src 198.51.100.0/24 dst 203.0.113.0/24
+tcp dst 203.0.113.0/25 dport 80
+udp src 198.51.100.0/26 dport 53
+tcp src 198.51.100.0/22 dport 443
+udp dst 203.0.113.0/28 sport 53
+# a comment
+udp src 198.51.100.0/24 sport 53
+udp src 198.51.100.0/23 sport 53
+LIST
+EIGHT="ipv4 proto dst/32 dport/16; ipv4 proto src/32 sport/16; ipv4 dst/24 dport/16; ipv4 proto src/24 dst/24; ipv4 proto dst/25 dport/16; ipv4 proto src/26 dport/16; ipv4 proto src/22 dport/16; ipv4 proto dst/28 sport/16"
+NINTH="flowbloom: $T_TMP/nine:10: 'udp src 198.51.100.0/24 sport 53': its shape (ipv4 proto src/24 sport/16) would be one too many: a filter holds at most 8 rule shapes (each one probe per packet), and would have: $EIGHT"
+"$FB" create r --capacity 1000 --fp-rate 0.01 >/dev/null || fail "create r"
+refused "add -f, a 9th shape" "$NINTH; nothing added" "$FB" add r -f "$T_TMP/nine"
+refused "add -f --ttl, a 9th shape" "$NINTH; nothing added" "$FB" add r -f "$T_TMP/nine" --ttl 1h
+refused "load, a 9th shape" "$NINTH; nothing loaded" "$FB" load r "$T_TMP/nine"
+refused "load --ttl, a 9th shape" "$NINTH; nothing loaded" "$FB" load r "$T_TMP/nine" --ttl 1h
+refused "load --replace, a 9th shape" "$NINTH; nothing loaded" "$FB" load r "$T_TMP/nine" --replace
+refused "load --replace --ttl, a 9th shape" "$NINTH; nothing loaded" "$FB" load r "$T_TMP/nine" --replace --ttl 1h
+# The line is found by reading the file again, on the refusal only: stdin
+# redirected from the file is read again too; a pipe cannot be, and its
+# rule is named alone (exit 1, nothing changed all the same).
+refused "load - from a redirected file, a 9th shape" \
+	"${NINTH/$T_TMP\/nine:/<stdin>:}; nothing loaded" "$FB" load r - <"$T_TMP/nine"
+before=$(state r)
+cat "$T_TMP/nine" | "$FB" load r - >"$T_TMP/out" 2>"$T_TMP/err"
+check_eq "load - from a pipe, a 9th shape: exit 1" "$?" 1
+[ "$(wc -l <"$T_TMP/err")" = 1 ] &&
+	grep -Eq "^flowbloom: '[a-z]+ [^']*': its shape \(.*\) would be one too many: .*; nothing loaded$" "$T_TMP/err" &&
+	pass "load - from a pipe: one line naming the rule" || fail "load - from a pipe: got '$(cat "$T_TMP/err")'"
+check_eq "load - from a pipe: the filter as it was" "$(state r)" "$before"
+# Into a generation that holds 8 shapes: its shapes are the ones named.
+head -8 "$T_TMP/nine" >"$T_TMP/eight"
+printf 'udp dst 203.0.113.9 dport 7\n\nudp src 198.51.100.0/23 sport 53\n' >"$T_TMP/more"
+check "load --ttl 1h: 8 shapes into a generation" "$FB" load r "$T_TMP/eight" --ttl 1h
+# (load sorts a list: the generation's shapes in the order they went in)
+GEN="ipv4 proto src/26 dport/16; ipv4 proto src/24 dst/24; ipv4 proto src/22 dport/16; ipv4 proto src/32 sport/16; ipv4 proto dst/32 dport/16; ipv4 proto dst/28 sport/16; ipv4 proto dst/25 dport/16; ipv4 dst/24 dport/16"
+MORE="flowbloom: $T_TMP/more:3: 'udp src 198.51.100.0/23 sport 53': its shape (ipv4 proto src/23 sport/16) would be one too many: a filter holds at most 8 rule shapes (each one probe per packet), and would have: $GEN"
+refused "load --ttl, a 9th shape of the generation" "$MORE; nothing loaded" "$FB" load r "$T_TMP/more" --ttl 1h
+refused "add -f --ttl, a 9th shape of the generation" "$MORE; nothing added" "$FB" add r -f "$T_TMP/more" --ttl 1h
+# The report of a load with a lifetime: the probes a packet makes now,
+# the generation's too (r has no permanent rule: 8 probes, all its).
+"$FB" -j load r "$T_TMP/eight" --ttl 1h >"$T_TMP/out"
+check_eq "load --ttl -j: probes per packet, live generations, rate" \
+	"$($PY -c 'import json,sys; d=json.load(sys.stdin); print(d["probes_per_packet"], d.get("live_generations"), d["fp_rate_per_packet"] > 0)' <"$T_TMP/out")" "8 1 True"
+"$FB" load r "$T_TMP/eight" --ttl 1h >"$T_TMP/report"
+check "load --ttl: says what the figures cover" grep -Eq \
+	"; 8 probes per packet \(the permanent rules and 1 live generation of rules with a lifetime\), expected false-positive rate per packet [1-9]" "$T_TMP/report"
+"$FB" destroy r >/dev/null
+
+# A 5th prefix length: lists of /24 to /27 take a longer one no more
+# (load expands a rule only into longer lengths).
+"$FB" create r --capacity 1000 --fp-rate 0.01 >/dev/null || fail "create r"
+printf 'src 198.51.100.0/24\nsrc 203.0.113.0/25\nsrc 203.0.113.128/26\nsrc 203.0.113.192/27\n' >"$T_TMP/four"
+printf '# one more\nsrc 203.0.113.0/28\n' >"$T_TMP/fifth"
+cat "$T_TMP/four" "$T_TMP/fifth" >"$T_TMP/five"
+check "load: 4 IPv4 source lengths" "$FB" load r "$T_TMP/four"
+FIFTH="flowbloom: $T_TMP/fifth:2: 'src 203.0.113.0/28': it would need a 5th IPv4 source prefix length: a filter holds at most 4 per family and direction (each one probe per packet), and would have: /24 /25 /26 /27"
+refused "add -f, a 5th length" "$FIFTH (\`flowbloom load\` expands rare lengths into longer ones); nothing added" \
+	"$FB" add r -f "$T_TMP/fifth"
+refused "load, a 5th length" "$FIFTH; a rule expands only into longer lengths (\`load --replace\` picks all lengths afresh); nothing loaded" \
+	"$FB" load r "$T_TMP/fifth"
+refused "add -f --ttl, a 5th length (a new generation)" \
+	"flowbloom: $T_TMP/five:6: 'src 203.0.113.0/28': it would need a 5th IPv4 source prefix length: a filter holds at most 4 per family and direction (each one probe per packet), and would have: /24 /25 /26 /27; nothing added" \
+	"$FB" add r -f "$T_TMP/five" --ttl 1h
+check "load --ttl: 4 lengths into a generation" "$FB" load r "$T_TMP/four" --ttl 1h
+refused "load --ttl, a 5th length of the generation" "$FIFTH; nothing loaded" "$FB" load r "$T_TMP/fifth" --ttl 1h
+refused "add -f --ttl, a 5th length of the generation" "$FIFTH; nothing added" "$FB" add r -f "$T_TMP/fifth" --ttl 1h
+# --replace picks every length afresh: five are expanded into four, taken.
+check "load --replace --ttl: 5 lengths expanded, taken" "$FB" load r "$T_TMP/five" --replace --ttl 1h
+check "load --replace: 5 lengths expanded, taken" "$FB" load r "$T_TMP/five" --replace
+"$FB" destroy r >/dev/null
+
+# Every generation slot in use: 16 lifetimes 1.5x apart (their windows,
+# 1/4 of each, never meet); a 17th lifetime is refused, said once.
+"$FB" create r --capacity 1000 --fp-rate 0.01 >/dev/null || fail "create r"
+for i in $(seq 0 15); do
+	"$FB" add r src 198.51.100.9 --ttl "$($PY -c "print(int(100 * 1.5 ** $i))")s" >/dev/null || fail "add --ttl, lifetime $i"
+done
+check_eq "16 generations in use" "$("$FB" -j info r | t_json 'len(d["generations"])')" 16
+printf '\nsrc 203.0.113.5\n' >"$T_TMP/one"
+SLOTS="^flowbloom: all 16 generations of 'r' hold rules with other lifetimes \(they end within [0-9]+ s\): nothing added$"
+refused "add -f --ttl, no generation free" "$SLOTS" "$FB" add r -f "$T_TMP/one" --ttl 30d
+refused "load --ttl, no generation free" "$SLOTS" "$FB" load r "$T_TMP/one" --ttl 30d
+refused "load --ttl, a 9th shape with no generation free" "$NINTH; nothing loaded" "$FB" load r "$T_TMP/nine" --ttl 30d
+# --replace --ttl replaces every generation by one: it needs no free slot.
+check "load --replace --ttl: taken" "$FB" load r "$T_TMP/one" --replace --ttl 30d
+check_eq "... one generation left" "$("$FB" -j info r | t_json 'len(d["generations"])')" 1
+"$FB" destroy r >/dev/null
 
 # Counting filters: add and del of shapes, ranges included.
 "$FB" create c --counting "${BIG[@]}" >/dev/null || fail "create c"

@@ -146,23 +146,20 @@ int cmd_add(int argc, char **argv)
 	t0 = fb_now();
 	err = ttl > 0 ? fb_gens_add(&f, fl.keys, fl.n, ttl, &bad, &g)
 		      : fb_rules_add(&f, fl.keys, fl.n, &bad);
-	if (err == -1) {
-		fb_flows_where(&fl, bad, where, sizeof(where));
-		fb_flow_format(&fl.keys[bad], text, sizeof(text));
-		fb_err("%s: '%s' would need a %dth %s prefix length (at most %d; `flowbloom load` "
-		       "expands rare lengths into longer ones); nothing added",
-		       where, text, FB_MAX_LENGTHS + 1,
-		       fb_rules_prefix_list_name(fb_rules_prefix_list(&fl.keys[bad])),
-		       FB_MAX_LENGTHS);
-	}
-	if (err == -4 && bad < fl.n) {
+	if ((err == -1 || err == -4) && bad < fl.n) {
+		/* The table the rule was refused by: the filter's, or that of
+		 * the generation the batch went to. */
+		const struct fb_prefixes *px =
+			ttl > 0 ? &g.px : (const struct fb_prefixes *)&f.blocks[1];
 		char why[600];
 
 		fb_flows_where(&fl, bad, where, sizeof(where));
 		fb_flow_format(&fl.keys[bad], text, sizeof(text));
-		fb_rules_mask_refusal((struct fb_prefixes *)&f.blocks[1], fl.keys, bad, why,
-				      sizeof(why));
-		fb_err("%s: '%s': %s; nothing added", where, text, why);
+		fb_rules_refusal(err, px, fl.keys, bad, why, sizeof(why));
+		fb_err("%s: '%s': %s%s; nothing added", where, text, why,
+		       err == -1 && ttl <= 0 ? " (`flowbloom load` expands rare lengths into "
+					       "longer ones)"
+					     : "");
 	}
 	if (err == -3) {
 		fb_flows_where(&fl, bad, where, sizeof(where));

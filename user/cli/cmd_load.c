@@ -34,15 +34,30 @@ void fb_print_loaded(const struct fb_load_result *r)
 		jw_u64("bits", r->bits);
 		jw_u64("probes_per_packet", r->probes);
 		jw_double("fp_rate_per_packet", r->fp_rate);
+		if (r->generations >= 0)
+			jw_u64("live_generations", r->generations);
+		else
+			jw_null("live_generations");
 		jw_double("seconds", r->seconds);
 		jw_obj_close();
 		jw_end();
 	} else {
-		printf("%s %zu rule%s%s into %s in %.3f ms; %u probe%s per packet, expected "
+		char cover[128] = "";
+
+		/* The figures are what a packet meets: say so when they are
+		 * more (or, unreadable generations, less) than the filter's. */
+		if (r->generations > 0)
+			snprintf(cover, sizeof(cover),
+				 " (the permanent rules and %d live generation%s of rules with a "
+				 "lifetime)",
+				 r->generations, r->generations == 1 ? "" : "s");
+		else if (r->generations < 0)
+			snprintf(cover, sizeof(cover), " (the permanent rules only)");
+		printf("%s %zu rule%s%s into %s in %.3f ms; %u probe%s per packet%s, expected "
 		       "false-positive rate per packet %.3g\n",
 		       r->replaced ? "replaced with" : "loaded", r->loaded,
 		       r->loaded == 1 ? "" : "s", r->ttl > 0 ? " with a lifetime" : "", r->filter,
-		       r->seconds * 1e3, r->probes, r->probes == 1 ? "" : "s", r->fp_rate);
+		       r->seconds * 1e3, r->probes, r->probes == 1 ? "" : "s", cover, r->fp_rate);
 	}
 	if (r->before != r->after)
 		fprintf(stderr,
@@ -50,12 +65,14 @@ void fb_print_loaded(const struct fb_load_result *r)
 			"lengths per family and direction, fewer (a probe each) where the "
 			"filter's memory holds the entries\n",
 			r->before, r->after, FB_MAX_LENGTHS);
-	if (r->target > 0 && r->fp_rate > r->target * 1.0001)
+	/* The target is the permanent rules' (what --replace re-sizes). */
+	if (r->target > 0 && r->own_fp_rate > r->target * 1.0001)
 		fprintf(stderr,
-			"flowbloom: warning: expected false-positive rate per packet %.3g is "
+			"flowbloom: warning: expected false-positive rate per packet %.3g%s is "
 			"above the filter's target %g (%u probes per packet); `load --replace` "
 			"re-sizes it\n",
-			r->fp_rate, r->target, r->probes);
+			r->own_fp_rate, r->generations ? " of the permanent rules" : "", r->target,
+			r->own_probes);
 }
 
 int cmd_load(int argc, char **argv)

@@ -10,6 +10,8 @@
 #include "store/jiffies.h"
 #include "store/counters.h"
 #include "store/replace.h"
+#include "types/ftype.h"
+#include "types/sizing.h"
 
 /* Where a batch added now for secs goes: 0, generation p->gl[p->pick]
  * opened into gs; 1, none fits (a new one, expiring at p->hi); -2
@@ -95,14 +97,23 @@ int fb_gens_add(struct fb_store *f, const struct fb_key *keys, size_t n, double 
 	struct fb_prefixes none = { 0 };
 	struct gens_pick p;
 	struct fb_store gs;
-	int rc = gens_pick(f, secs, &p, &gs, where);
+	int rc;
 
+	*bad = (size_t)-1;
+	rc = gens_pick(f, secs, &p, &gs, where);
 	if (rc == 1) {
 		/* A new generation: refuse rules needing too many prefix
-		 * lengths before making it. */
-		if (fb_rules_merge_lengths(&none, keys, n, bad))
-			return -1;
+		 * lengths or shapes before making it. */
+		rc = fb_rules_merge_lengths(&none, keys, n, bad);
+		if (rc) {
+			if (where)
+				memset(&where->px, 0, sizeof(where->px));
+			return rc;
+		}
 		rc = gens_new(f, &p, &gs, where);
+	} else if (!rc && where) {
+		/* The table a refused rule is refused by. */
+		where->px = *fb_store_prefixes(&gs);
 	}
 	return rc ? rc : gens_fill(&gs, keys, n, bad, where);
 }
@@ -145,8 +156,9 @@ int fb_gens_fresh(struct fb_store *nf, const struct fb_key *keys, size_t n, doub
 	nf->hdr->gens = 0;
 	if (fb_gens_supported(nf))
 		return -2;
-	if (fb_rules_merge_lengths(&none, keys, n, bad))
-		return -1;
+	rc = fb_rules_merge_lengths(&none, keys, n, bad);
+	if (rc)
+		return rc;
 	hi = fb_jiffies_after(secs) + (__u64)(secs / FB_GEN_DIV / fb_jiffies_tick());
 	if (fb_gen_make(nf, nf->hdr, nf->hdr->gen, 0, hi, &gs))
 		return -2;
@@ -162,6 +174,7 @@ struct timed_arg {
 	const struct fb_key *keys;
 	size_t n, *bad;
 	double secs;
+	int refused; /* fb_gens_fresh()'s -1 or -4 for rule *bad */
 };
 
 /* The old filter's permanent rules as they are (same geometry), then one
@@ -179,16 +192,50 @@ static int fill_timed(struct fb_store *nf, void *arg)
 	nf->hdr->nflows = f->hdr->nflows;
 	if (f->cnt_hdr)
 		memcpy(nf->cnt, f->cnt, f->cnt_bytes - FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES);
-	return fb_gens_fresh(nf, t->keys, t->n, t->secs, t->bad) ? -1 : 0;
+	int rc = fb_gens_fresh(nf, t->keys, t->n, t->secs, t->bad);
+
+	if (rc == -1 || rc == -4)
+		t->refused = rc;
+	return rc ? -1 : 0;
 }
 
 int fb_replace_timed(struct fb_store *f, const struct fb_key *keys, size_t n, double secs,
 		     size_t *bad)
 {
-	struct timed_arg t = { f, keys, n, bad, secs };
+	struct timed_arg t = { f, keys, n, bad, secs, 0 };
 
 	*bad = (size_t)-1;
 	if (fb_gens_supported(f))
 		return -1;
-	return fb_replace_fill(f, f->hdr->nblocks, f->hdr->k, 0, fill_timed, &t);
+	if (!fb_replace_fill(f, f->hdr->nblocks, f->hdr->k, 0, fill_timed, &t))
+		return 0;
+	if (!t.refused)
+		*bad = (size_t)-1;
+	return t.refused ? t.refused : -1;
+}
+
+int fb_gens_packet(const struct fb_store *f, unsigned *probes, double *fp_rate)
+{
+	struct fb_gen_views gv;
+	double miss;
+	int i, n;
+
+	*probes = fb_probes_per_packet(f->hdr->kinds, fb_store_prefixes(f));
+	*fp_rate = fb_packet_rate(fb_ftype_fpr_now(f), *probes);
+	n = fb_gens_views_open(f, &gv);
+	if (n <= 0)
+		return n;
+	/* A packet passes when it passes the permanent rules' probes and
+	 * every generation's: the rates combine as independent misses. */
+	miss = 1 - *fp_rate;
+	for (i = 0; i < n; i++) {
+		const struct fb_store *g = &gv.v[i];
+		unsigned p = fb_probes_per_packet(g->hdr->kinds, fb_store_prefixes(g));
+
+		*probes += p;
+		miss *= 1 - fb_packet_rate(fb_ftype_fpr_now(g), p);
+	}
+	*fp_rate = 1 - miss;
+	fb_gens_views_close(&gv);
+	return n;
 }

@@ -14,9 +14,11 @@
 /*
  * Add n rules that must match for secs from now (then stop within secs /
  * FB_GEN_DIV): into a generation expiring in that window, or a new one.
- * Returns fb_rules_add()'s codes (0, -1 prefix lengths with *bad, -2
- * reported), or -4: every slot holds a live generation outside the window
- * (reported; nothing changed). where: the generation used (may be NULL).
+ * Returns fb_rules_add()'s codes (0; -1 prefix lengths or -4 rule shapes,
+ * with *bad, where->px then the table that refused it; -2 reported), or -4
+ * with *bad left (size_t)-1: every slot holds a live generation outside
+ * the window (reported; nothing changed). where: the generation used (may
+ * be NULL).
  */
 int fb_gens_add(struct fb_store *f, const struct fb_key *keys, size_t n, double secs, size_t *bad,
 		struct fb_gen *where);
@@ -32,9 +34,17 @@ int fb_gens_fresh(struct fb_store *nf, const struct fb_key *keys, size_t n, doub
 		  size_t *bad);
 /* The other way round from a plain replace (store/replace.h): the
  * permanent rules are kept and the rules with a lifetime are replaced by
- * keys, living secs (load --replace --ttl). -1 as fb_rules_replace(); *bad
- * also (size_t)-1 for a failure of no particular rule. */
+ * keys, living secs (load --replace --ttl). -1 as fb_rules_replace() (*bad
+ * (size_t)-1 for a failure of no particular rule, reported), or -1 / -4
+ * with *bad: that rule needs a 5th prefix length / a 9th shape of the new
+ * generation (its table starts empty); nothing changed. */
 int fb_replace_timed(struct fb_store *f, const struct fb_key *keys, size_t n, double secs,
 		     size_t *bad);
+/* What a packet meets now: the probes of f's permanent rules plus those
+ * of every live generation (*probes), and the expected false-positive
+ * rate per packet over all of them (*fp_rate). Returns the live
+ * generations; -1 if one could not be read (reported: the figures are then
+ * the permanent rules' alone). */
+int fb_gens_packet(const struct fb_store *f, unsigned *probes, double *fp_rate);
 
 #endif

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include "report.h"
 #include "rules/flow.h"
 #include "rules/lists.h"
@@ -30,6 +32,20 @@ static int push(struct fb_list *l, const struct fb_key *k)
 		l->cap = cap;
 	}
 	l->keys[l->n++] = *k;
+	if (!l->record)
+		return 0;
+	if (l->nfrom == l->capfrom) {
+		size_t cap = l->capfrom ? l->capfrom * 2 : 4096;
+		struct fb_list_origin *no = realloc(l->from, cap * sizeof(*no));
+
+		if (!no)
+			return -1;
+		l->from = no;
+		l->capfrom = cap;
+	}
+	l->from[l->nfrom].key = *k;
+	l->from[l->nfrom].file = l->nfiles - 1;
+	l->from[l->nfrom++].line = l->line;
 	return 0;
 }
 
@@ -121,31 +137,85 @@ static int parse_entry(char *line, struct fb_list *l, char *err, size_t errlen)
 	return 0;
 }
 
-int fb_list_read(const char *file, struct fb_list *l)
+/* The lines of r into l. */
+static int read_lines(struct fb_lines *r, struct fb_list *l)
 {
-	struct fb_lines r;
 	char *line, err[256];
 	size_t len;
 	int rc;
 
-	if (fb_lines_open(&r, file))
-		return -1;
-	while ((rc = fb_lines_next(&r, &line, &len)) > 0) {
+	while ((rc = fb_lines_next(r, &line, &len)) > 0) {
 		char *c;
 
+		l->line = (__u32)r->lineno;
 		for (c = line; *c; c++)
 			if (*c == '#' || *c == ';') {
 				*c = 0;
 				break;
 			}
 		if (parse_entry(line, l, err, sizeof(err))) {
-			fb_report_err("%s:%zu: %s", r.label, r.lineno, err);
-			rc = -1;
-			break;
+			fb_report_err("%s:%zu: %s", r->label, r->lineno, err);
+			return -1;
 		}
 	}
+	return rc;
+}
+
+int fb_list_read(const char *file, struct fb_list *l)
+{
+	struct fb_list_file *nf;
+	struct fb_lines r;
+	int rc;
+
+	if (fb_lines_open(&r, file))
+		return -1;
+	nf = realloc(l->files, (l->nfiles + 1) * sizeof(*nf));
+	if (!nf || !(nf[l->nfiles].label = strdup(r.label))) {
+		if (nf)
+			l->files = nf;
+		fb_report_err("out of memory reading %s", r.label);
+		fb_lines_close(&r);
+		return -1;
+	}
+	l->files = nf;
+	/* A regular file can be read again, from this descriptor (not its
+	 * name, which may name something else by then), to name a refused
+	 * rule's line. */
+	nf[l->nfiles].fd = r.regular ? fcntl(r.fd, F_DUPFD_CLOEXEC, 0) : -1;
+	l->nfiles++;
+	rc = read_lines(&r, l);
 	fb_lines_close(&r);
 	return rc;
+}
+
+void fb_list_origins(struct fb_list *l)
+{
+	struct fb_list t = { .record = true };
+	bool quiet = fb_report_quiet;
+	size_t i;
+
+	if (l->nfrom)
+		return;
+	fb_report_quiet = true;
+	for (i = 0; i < l->nfiles; i++) {
+		struct fb_lines r;
+		int fd;
+
+		if (l->files[i].fd < 0 || lseek(l->files[i].fd, 0, SEEK_SET) ||
+		    (fd = fcntl(l->files[i].fd, F_DUPFD_CLOEXEC, 0)) < 0 ||
+		    fb_lines_fdopen(&r, fd, l->files[i].label))
+			continue;
+		t.nfiles = i + 1; /* push() takes the last file's index */
+		/* An error (the file changed since, or no memory) ends its
+		 * origins there: the lines before it are still named. */
+		read_lines(&r, &t);
+		fb_lines_close(&r);
+	}
+	fb_report_quiet = quiet;
+	free(t.keys);
+	l->from = t.from;
+	l->nfrom = t.nfrom;
+	l->capfrom = t.capfrom;
 }
 
 static int cmp_key(const void *a, const void *b)
@@ -168,7 +238,50 @@ void fb_list_unique(struct fb_list *l)
 
 void fb_list_free(struct fb_list *l)
 {
+	size_t i;
+
+	for (i = 0; i < l->nfiles; i++) {
+		free(l->files[i].label);
+		if (l->files[i].fd >= 0)
+			close(l->files[i].fd);
+	}
+	free(l->files);
 	free(l->keys);
-	l->keys = NULL;
-	l->n = l->cap = 0;
+	free(l->from);
+	memset(l, 0, sizeof(*l));
+}
+
+/* Does rule o (as a line wrote it) hold rule k, equal or expanded from
+ * it: the same kind and family, its address covering k's? */
+static bool holds(const struct fb_key *o, const struct fb_key *k)
+{
+	const __u8 *a = o->kind == FB_KIND_DST ? o->daddr : o->saddr;
+	const __u8 *b = o->kind == FB_KIND_DST ? k->daddr : k->saddr;
+	int bits = o->plen, i;
+
+	if (!memcmp(o, k, sizeof(*k)))
+		return true;
+	if (fb_prefix_list(o->kind, o->family) < 0 || o->kind != k->kind ||
+	    o->family != k->family || o->plen > k->plen)
+		return false;
+	for (i = 0; bits > 0; i++, bits -= 8) {
+		__u8 m = bits >= 8 ? 0xff : (__u8)(0xff << (8 - bits));
+
+		if ((a[i] ^ b[i]) & m)
+			return false;
+	}
+	return true;
+}
+
+void fb_list_where(const struct fb_list *l, const struct fb_key *k, char *buf, size_t len)
+{
+	size_t i;
+
+	*buf = 0;
+	for (i = 0; i < l->nfrom; i++)
+		if (holds(&l->from[i].key, k)) {
+			snprintf(buf, len, "%s:%u", l->files[l->from[i].file].label,
+				 l->from[i].line);
+			return;
+		}
 }

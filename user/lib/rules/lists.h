@@ -7,12 +7,35 @@
 #ifndef FLOWBLOOM_USER_LISTS_H
 #define FLOWBLOOM_USER_LISTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "flowbloom/key.h"
+
+/* Where a rule of the list came from: for naming FILE:LINE of a refused
+ * rule once the list is sorted and expanded. */
+struct fb_list_origin {
+	struct fb_key key; /* as the line made it */
+	__u32 file;	   /* index into files */
+	__u32 line;
+};
+
+/* A file the list was read from. */
+struct fb_list_file {
+	char *label; /* as errors name it ("<stdin>" for "-") */
+	int fd;	     /* a regular file's, kept to read it again; else -1 */
+};
 
 struct fb_list {
 	struct fb_key *keys;
 	size_t n, cap;
+	struct fb_list_file *files;
+	size_t nfiles;
+	/* Every rule read, in the files' order: filled only on a refusal
+	 * (fb_list_origins), so a list that loads costs nothing more. */
+	struct fb_list_origin *from;
+	size_t nfrom, capfrom;
+	bool record; /* reading again for from */
+	__u32 line;  /* the line being read */
 };
 
 /* Append FILE's rules ("-": stdin) to l. 0, or -1 with the error reported
@@ -21,5 +44,13 @@ int fb_list_read(const char *file, struct fb_list *l);
 /* Sort l and drop duplicates (they add nothing, and would count twice). */
 void fb_list_unique(struct fb_list *l);
 void fb_list_free(struct fb_list *l);
+/* Fill l->from by reading the list's regular files again, from their
+ * open descriptors (a pipe or stdin is gone: its rules get no line), for
+ * a refusal's message. Quiet, best effort: a file changed since, or no
+ * memory, leaves the lines after that point unnamed. */
+void fb_list_origins(struct fb_list *l);
+/* "FILE:LINE" of the first line that made rule k, or of the line whose
+ * prefix k was expanded from; "" if none did. */
+void fb_list_where(const struct fb_list *l, const struct fb_key *k, char *buf, size_t len);
 
 #endif

@@ -17,38 +17,111 @@
 #include "types/sizing.h"
 #include "util.h"
 
-/* A cuckoo or d-left filter refused the list (nothing changed). */
-static void full(const struct fb_store *f, const struct fb_key *k)
+/* "FILE:LINE: " of the line that made rule k (or that k was expanded
+ * from), for the start of an error line; "" if no line did. */
+static void place(struct fb_list *l, const struct fb_key *k, char *buf, size_t len)
 {
-	char text[FB_FLOW_STR];
+	char w[512];
 
-	fb_flow_format(k, text, sizeof(text));
-	fb_report_err("'%s' does not fit: %s filter '%s' is full at load factor %.4f; nothing "
+	fb_list_origins(l);
+	fb_list_where(l, k, w, sizeof(w));
+	snprintf(buf, len, "%s%s", w, *w ? ": " : "");
+}
+
+/* A cuckoo or d-left filter refused the list (nothing changed). */
+static void full(const struct fb_store *f, struct fb_list *l, size_t bad)
+{
+	char at[520], text[FB_FLOW_STR];
+
+	place(l, &l->keys[bad], at, sizeof(at));
+	fb_flow_format(&l->keys[bad], text, sizeof(text));
+	fb_report_err("%s'%s' does not fit: %s filter '%s' is full at load factor %.4f; nothing "
 		      "loaded",
-		      text, fb_ftype_name(f->hdr->type), f->name, f->refused_load);
+		      at, text, fb_ftype_name(f->hdr->type), f->name, f->refused_load);
+}
+
+/* Rule l->keys[bad] needs a 5th prefix length (err -1) or a 9th rule
+ * shape (-4) of table px, which the rules before it were added to. */
+static void refused(int err, const struct fb_prefixes *px, struct fb_list *l, size_t bad)
+{
+	char at[520], why[512], text[FB_FLOW_STR];
+	struct fb_prefixes t = *px;
+	size_t i;
+
+	fb_list_origins(l);
+	/* A shape: the list is sorted, but whether its shapes fit does not
+	 * depend on the order; name the first line, in the files' order,
+	 * whose shape is one too many, as `add -f` does. */
+	for (i = 0; err == -4 && i < l->nfrom; i++) {
+		const struct fb_key *k = &l->from[i].key;
+
+		if (k->kind != FB_KIND_MASK || !fb_rules_add_mask(&t, fb_mask_of_key(k, NULL)))
+			continue;
+		snprintf(at, sizeof(at), "%s:%u: ", l->files[l->from[i].file].label,
+			 l->from[i].line);
+		fb_flow_format(k, text, sizeof(text));
+		fb_rules_mask_text(&t, k, why, sizeof(why));
+		fb_report_err("%s'%s': %s; nothing loaded", at, text, why);
+		return;
+	}
+	place(l, &l->keys[bad], at, sizeof(at));
+	fb_flow_format(&l->keys[bad], text, sizeof(text));
+	fb_rules_refusal(err, px, l->keys, bad, why, sizeof(why));
+	fb_report_err("%s'%s': %s; nothing loaded", at, text, why);
+}
+
+/* The expansion refused the list: is it for a rule longer than every
+ * length of a list the filter already uses all FB_MAX_LENGTHS of (a
+ * rule expands only into longer lengths)? Says so, naming its line (the
+ * first such), and returns 0; -1 if no rule is (another refusal). */
+static int unexpandable(struct fb_list *l, const struct fb_prefixes *have)
+{
+	char at[520], why[512], text[FB_FLOW_STR];
+	size_t i;
+
+	fb_list_origins(l);
+	for (i = 0; i < l->nfrom; i++) {
+		const struct fb_key *k = &l->from[i].key;
+		int li = fb_rules_prefix_list(k), j, longer = 0;
+
+		if (li < 0 || have->list[li].n < FB_MAX_LENGTHS)
+			continue;
+		for (j = 0; j < have->list[li].n; j++)
+			longer |= have->list[li].len[j] >= k->plen;
+		if (longer)
+			continue;
+		snprintf(at, sizeof(at), "%s:%u: ", l->files[l->from[i].file].label,
+			 l->from[i].line);
+		fb_flow_format(k, text, sizeof(text));
+		fb_rules_length_refusal(have, k, 0, why, sizeof(why));
+		fb_report_err("%s'%s': %s; a rule expands only into longer lengths (`load "
+			      "--replace` picks all lengths afresh); nothing loaded",
+			      at, text, why);
+		return 0;
+	}
+	return -1;
 }
 
 /* The content replaced by l. A filter sized by capacity and rate is
  * re-sized for the new list: capacity at least its length, the rate per
  * packet spread over the probes it will make; another filter type gets
  * its own geometry, sized by the same rule. */
-static int replace(struct fb_store *f, const struct fb_list *l)
+static int replace(struct fb_store *f, struct fb_list *l)
 {
 	static const struct fb_prefixes none;
 	__u32 nblocks = f->hdr->nblocks, kinds = 0;
 	bool table = fb_ftype(f->hdr->type)->flags & FB_FTYPE_TABLE;
-	char err[512], text[FB_FLOW_STR];
 	struct fb_prefixes want = { 0 };
 	struct fb_block geom[5];
 	__u8 k = f->hdr->k;
 	size_t i, bad;
+	int r;
 
 	for (i = 0; i < l->n; i++)
 		kinds |= FB_KINDF(l->keys[i].kind);
-	if (fb_rules_merge_lengths(&want, l->keys, l->n, &bad) == -4) {
-		fb_flow_format(&l->keys[bad], text, sizeof(text));
-		fb_rules_mask_refusal(&none, l->keys, bad, err, sizeof(err));
-		fb_report_err("'%s': %s; nothing loaded", text, err);
+	r = fb_rules_merge_lengths(&want, l->keys, l->n, &bad);
+	if (r) {
+		refused(r, &none, l, bad);
 		return -1;
 	}
 	if (table || (f->hdr->capacity && f->hdr->fp_ppb)) {
@@ -71,54 +144,41 @@ static int replace(struct fb_store *f, const struct fb_list *l)
 	f->refused_load = -1;
 	if (fb_rules_replace_geom(f, nblocks, k, table ? geom : NULL, l->keys, l->n, &bad)) {
 		if (f->refused_load >= 0 && bad != (size_t)-1)
-			full(f, &l->keys[bad]);
+			full(f, l, bad);
 		return -1;
 	}
 	return 0;
 }
 
 /* The list added to what the filter holds. */
-static int add(struct fb_store *f, const struct fb_list *l)
+static int add(struct fb_store *f, struct fb_list *l)
 {
-	char err[512], text[FB_FLOW_STR];
+	struct fb_prefixes px = *fb_store_prefixes(f);
 	size_t bad;
 	int c = fb_rules_add(f, l->keys, l->n, &bad);
 
-	if (!c)
-		return 0;
 	if (c == -3)
-		full(f, &l->keys[bad]);
-	if (c == -2 || c == -3)
-		return -1;
-	fb_flow_format(&l->keys[bad], text, sizeof(text));
-	if (c == -4) {
-		fb_rules_mask_refusal(fb_store_prefixes(f), l->keys, bad, err, sizeof(err));
-		fb_report_err("'%s': %s; nothing loaded", text, err);
-	} else {
-		fb_report_err("'%s' needs one prefix length too many; nothing loaded", text);
-	}
-	return -1;
+		full(f, l, bad);
+	if (c == -1 || c == -4)
+		refused(c, &px, l, bad);
+	return c ? -1 : 0;
 }
 
 /* Rules with a lifetime: a new generation, or (replace) the ones with a
- * lifetime replaced. */
-static int timed(struct fb_store *f, const struct fb_list *l, const struct fb_load_req *req)
+ * lifetime replaced, in a new generation. A -4 of no rule: every
+ * generation slot holds rules of other lifetimes (fb_gens_add() said so);
+ * other failures of no rule are reported where they happen. */
+static int timed(struct fb_store *f, struct fb_list *l, const struct fb_load_req *req)
 {
-	char text[FB_FLOW_STR];
+	static const struct fb_prefixes none;
 	struct fb_gen g;
 	size_t bad;
 	int c = req->replace ? fb_replace_timed(f, l->keys, l->n, req->ttl, &bad)
 			     : fb_gens_add(f, l->keys, l->n, req->ttl, &bad, &g);
 
-	if (!c)
-		return 0;
-	if (c == -1 && bad != (size_t)-1) {
-		fb_flow_format(&l->keys[bad], text, sizeof(text));
-		fb_report_err("'%s' needs one prefix length too many in its generation; nothing "
-			      "loaded",
-			      text);
-	}
-	return -1;
+	if ((c == -1 || c == -4) && bad < l->n)
+		refused(c, req->replace ? &none : &g.px, l, bad);
+	return c ? -1 : 0;
 }
 
 int fb_load_list(const char *name, struct fb_list *l, const struct fb_load_req *req,
@@ -155,7 +215,8 @@ int fb_load_list(const char *name, struct fb_list *l, const struct fb_load_req *
 			    ? &budget
 			    : NULL,
 		    &ex, err, sizeof(err))) {
-		fb_report_err("%s; nothing loaded", err);
+		if (req->replace || req->ttl > 0 || unexpandable(l, fb_store_prefixes(&f)))
+			fb_report_err("%s; nothing loaded", err);
 		goto unlock;
 	}
 	if (req->ttl > 0 ? timed(&f, l, req) : req->replace ? replace(&f, l) : add(&f, l))
@@ -168,8 +229,11 @@ int fb_load_list(const char *name, struct fb_list *l, const struct fb_load_req *
 	res->before = ex.before;
 	res->after = ex.after;
 	res->bits = fb_header_mbits(f.hdr);
-	res->probes = fb_probes_per_packet(f.hdr->kinds, fb_store_prefixes(&f));
-	res->fp_rate = fb_packet_rate(fb_ftype_fpr_now(&f), res->probes);
+	res->own_probes = fb_probes_per_packet(f.hdr->kinds, fb_store_prefixes(&f));
+	res->own_fp_rate = fb_packet_rate(fb_ftype_fpr_now(&f), res->own_probes);
+	/* What a packet meets: the permanent rules' probes and those of
+	 * every live generation (as the data path makes them). */
+	res->generations = fb_gens_packet(&f, &res->probes, &res->fp_rate);
 	res->target = f.hdr->fp_ppb / 1e9;
 	rc = 0;
 unlock:

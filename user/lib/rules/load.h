@@ -30,10 +30,13 @@ struct fb_load_result {
 	double ttl;	      /* as asked */
 	size_t before, after; /* address rules before and after expansion */
 	__u64 bits;	      /* the filter's bits now */
-	unsigned probes;      /* per packet */
-	double fp_rate;	      /* expected per packet */
-	double target;	      /* the filter's per-packet target (0: none) */
-	double seconds;	      /* the load's time, under the lock */
+	unsigned probes;      /* per packet: the permanent rules' and the live */
+	double fp_rate;	      /* generations' together; expected per packet */
+	int generations;      /* live generations of rules with a lifetime */
+	unsigned own_probes;  /* the permanent rules' alone */
+	double own_fp_rate;
+	double target;	/* the filter's per-packet target (0: none) */
+	double seconds; /* the load's time, under the lock */
 };
 
 /* Load l (from fb_list_read() and fb_list_unique(); expanded in place)

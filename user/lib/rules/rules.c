@@ -340,3 +340,36 @@ void fb_rules_mask_refusal(const struct fb_prefixes *px, const struct fb_key *ke
 			fb_rules_add_mask(&t, fb_mask_of_key(&keys[j], NULL));
 	fb_rules_mask_text(&t, &keys[bad], buf, len);
 }
+
+void fb_rules_length_refusal(const struct fb_prefixes *px, const struct fb_key *keys, size_t bad,
+			     char *buf, size_t len)
+{
+	struct fb_prefixes t = *px;
+	int l = fb_rules_prefix_list(&keys[bad]), j;
+	size_t o;
+
+	/* The lists as the rules before the refused one would leave them
+	 * (none of those refused: it is the first). */
+	fb_rules_merge_lengths(&t, keys, bad, &(size_t){ 0 });
+	if (l < 0) {
+		snprintf(buf, len, "it needs a prefix length the filter cannot add");
+		return;
+	}
+	snprintf(buf, len,
+		 "it would need a %dth %s prefix length: a filter holds at most %d per family "
+		 "and direction (each one probe per packet), and would have:",
+		 FB_MAX_LENGTHS + 1, fb_rules_prefix_list_name(l), FB_MAX_LENGTHS);
+	o = strlen(buf);
+	for (j = 0; j < t.list[l].n && o < len; j++)
+		o += snprintf(buf + o, len - o, " /%d",
+			      fb_prefix_list_written(l, t.list[l].len[j]));
+}
+
+void fb_rules_refusal(int err, const struct fb_prefixes *px, const struct fb_key *keys, size_t bad,
+		      char *buf, size_t len)
+{
+	if (err == -4)
+		fb_rules_mask_refusal(px, keys, bad, buf, len);
+	else
+		fb_rules_length_refusal(px, keys, bad, buf, len);
+}

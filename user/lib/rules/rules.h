@@ -49,6 +49,14 @@ void fb_rules_mask_refusal(const struct fb_prefixes *px, const struct fb_key *ke
 /* Why k's shape does not fit table t (it holds FB_MAX_MASKS others), for
  * an error line: the shape, the limit and t's shapes. */
 void fb_rules_mask_text(const struct fb_prefixes *t, const struct fb_key *k, char *buf, size_t len);
+/* Why keys[bad] (refused with -1 by a batch added to table px: a 5th
+ * prefix length of its list) does not fit: the list and the lengths it
+ * would have. */
+void fb_rules_length_refusal(const struct fb_prefixes *px, const struct fb_key *keys, size_t bad,
+			     char *buf, size_t len);
+/* The reason for either refusal (err -1 or -4), for an error line. */
+void fb_rules_refusal(int err, const struct fb_prefixes *px, const struct fb_key *keys, size_t bad,
+		      char *buf, size_t len);
 
 /* Replace the filter's whole content with keys, in a new filter array of
  * nblocks blocks and k bits (and new counters for a counting filter), then

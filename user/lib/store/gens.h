@@ -30,6 +30,9 @@ struct fb_gen {
 	__u64 nflows;  /* rules added to it */
 	__u32 nblocks; /* its geometry */
 	__u8 k;
+	/* fb_gens_add() refusing a rule: the prefix lengths and shapes of
+	 * the generation it was refused by (empty for a new one). */
+	struct fb_prefixes px;
 };
 
 /* Can f hold rules with a lifetime? 0, or -1 reported. */
