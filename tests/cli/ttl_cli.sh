@@ -100,6 +100,17 @@ assert 1.5 <= g[0]["ends_in"] <= 3.125 and 60 <= g[1]["ends_in"] <= 75, g
 assert all(0 < x["fill_ratio"] < 0.01 and not x["expired"] for x in g), g' &&
 	pass "info -j: generations by end, flows, fill" || fail "info -j generations"
 check "info shows the generations" bash -c "'$FB' info c | grep -q 'rules with a lifetime: 2 generations'"
+# What a packet meets with them: the permanent rules' probe and one for
+# each generation's source rules, the rates combined (not 1 - 1 = 0).
+"$FB" -j info c | $PY -c '
+import json, sys
+d = json.load(sys.stdin)
+w = d["with_generations"]
+assert d["probes_per_packet"] == 1 and w["live_generations"] == 2 and w["probes_per_packet"] == 3, w
+assert w["fp_rate_per_packet"] > d["fp_rate_per_packet"] > 0, (w, d["fp_rate_per_packet"])' &&
+	pass "info -j: probes and rate per packet with the live generations" ||
+	fail "info -j: with_generations"
+check "info says what a packet meets with them" bash -c "'$FB' info c | grep -q 'with its 2 live generations: 3 probes per packet, expected false-positive rate per packet [1-9]'"
 check_eq "query: all three" "$(maybe c src 198.51.100.1 src 198.51.100.2 src 198.51.100.3)" 3
 check_eq "count adds the generations' copies" "$("$FB" count c src 198.51.100.3 | cut -d' ' -f1)" 1
 check_eq "the program drops all three" "$(replay_drops c "$T_TMP/s.pcap")" 3

@@ -16,6 +16,7 @@
 #include "store/repair.h"
 #include "rules/rules.h"
 #include "rules/flow.h"
+#include "rules/lifetime.h"
 #include "types/sizing.h"
 #include "store/store.h"
 #include "util.h"
@@ -269,6 +270,27 @@ static void info_gens(const struct fb_store *f)
 	}
 	if (fb_json)
 		jw_arr_close();
+	if (n) {
+		/* What a packet meets with them, as `load` reports it; the
+		 * figures above are the permanent rules' alone. */
+		unsigned probes;
+		double rate;
+		int live = fb_gens_packet(f, &probes, &rate);
+
+		if (live <= 0)
+			return;
+		if (fb_json) {
+			jw_obj_open("with_generations");
+			jw_u64("live_generations", live);
+			jw_u64("probes_per_packet", probes);
+			jw_double("fp_rate_per_packet", rate);
+			jw_obj_close();
+		} else {
+			printf("  with its %d live generation%s: %u probe%s per packet, expected "
+			       "false-positive rate per packet %.6g\n",
+			       live, live == 1 ? "" : "s", probes, probes == 1 ? "" : "s", rate);
+		}
+	}
 }
 
 int cmd_info(int argc, char **argv)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Rules with a lifetime (see lifetime.h): the generation that takes them
  * (store/gens.h keeps the generations themselves), filled by fb_rules_add. */
+#include <math.h>
 #include <string.h>
 #include "report.h"
 #include "rules/fit.h"
@@ -226,16 +227,18 @@ int fb_gens_packet(const struct fb_store *f, unsigned *probes, double *fp_rate)
 	if (n <= 0)
 		return n;
 	/* A packet passes when it passes the permanent rules' probes and
-	 * every generation's: the rates combine as independent misses. */
-	miss = 1 - *fp_rate;
+	 * every generation's: the rates combine as independent misses, in
+	 * logs (1 - 1e-19 is 1 in a double: a product of misses would read a
+	 * rate of 0). */
+	miss = log1p(-*fp_rate);
 	for (i = 0; i < n; i++) {
 		const struct fb_store *g = &gv.v[i];
 		unsigned p = fb_probes_per_packet(g->hdr->kinds, fb_store_prefixes(g));
 
 		*probes += p;
-		miss *= 1 - fb_packet_rate(fb_ftype_fpr_now(g), p);
+		miss += log1p(-fb_packet_rate(fb_ftype_fpr_now(g), p));
 	}
-	*fp_rate = 1 - miss;
+	*fp_rate = -expm1(miss);
 	fb_gens_views_close(&gv);
 	return n;
 }
