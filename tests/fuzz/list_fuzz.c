@@ -10,8 +10,10 @@
  * What must hold: an accepted list holds only rules the data path can
  * match (fb_rules_valid); a refusal is reported as FILE:LINE: why; a
  * --never file that is accepted is accepted by the list reader too, as the
- * same source prefixes in the same order; fb_list_unique leaves a sorted
- * list without repeats, of keys that were there.
+ * same source prefixes in the same order; reading the file again for a
+ * refusal's FILE:LINE (fb_list_origins) gives back the same rules in the
+ * same order, quietly; fb_list_unique leaves a sorted list without
+ * repeats, of keys that were there.
  */
 #include "fuzz.h"
 #include "monitor/guard.h"
@@ -65,6 +67,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fb_never_free(&nv);
 	}
 	if (!rl) {
+		/* A refusal's origins: the file read again from its kept
+		 * descriptor gives back every rule, in order, each with a
+		 * line, and reports nothing. */
+		fuzz_silence();
+		fb_list_origins(&l);
+		FUZZ_ASSERT(!fuzz_errors && !fb_report_quiet, "origins: reported '%s'",
+			    fuzz_last_error);
+		FUZZ_ASSERT(l.nfrom == l.n, "origins: %zu rules, the list %zu", l.nfrom, l.n);
+		for (i = 0; i < l.n; i++)
+			FUZZ_ASSERT(!memcmp(&l.from[i].key, &l.keys[i], sizeof(l.keys[i])) &&
+					    !l.from[i].file && l.from[i].line >= 1 &&
+					    (!i || l.from[i].line >= l.from[i - 1].line),
+				    "origins: rule %zu differs or is out of order", i);
 		before = l.n;
 		fb_list_unique(&l);
 		FUZZ_ASSERT(l.n <= before && (l.n || !before), "unique: %zu of %zu", l.n, before);
