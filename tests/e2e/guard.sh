@@ -16,6 +16,11 @@
 #    reports the flooded destination;
 #  - `ipfix g` to the RFC 7011 decoder: each ban and its end a record
 #    (templates 262/263, firewallEvent 1 and 2);
+#  - the ban limit, while .230-.232 flood: guard --max-bans 2 into g bans
+#    2, extends them, and reports the 3rd as not banned each interval
+#    (counted, not announced), whose traffic arrives; guard into c2
+#    (--capacity 2) holds 2 of them; once the bans end, a 4th flood from
+#    .233 is banned by both; a --bits filter's capacity is m ln 2 / k;
 #  - --announce under ExaBGP peering BIRD: the blackhole route with community
 #    65535:666 appears in BIRD and is withdrawn when the ban ends.
 # Addresses: 198.51.100.0/24 only; AS 64512/64513. The EXIT trap removes the
@@ -52,6 +57,13 @@ for bad in "u --into u --ttl 2s" "u --into u --pps 10" "u --pps 10 --ttl 2s" \
 	"$FB" guard $bad >/dev/null 2>&1
 	check_eq "guard $bad: usage error" "$?" 2
 done
+for v in 0 -1 1.5 x 4294967297 ""; do
+	"$FB" guard u --into u --pps 10 --ttl 1s --max-bans "$v" >/dev/null 2>"$T_TMP/err"
+	check_eq "guard --max-bans '$v': usage error" "$?" 2
+	check "... saying so" grep -q "bad value '$v' for --max-bans (want 1 to 4294967296)" "$T_TMP/err"
+done
+"$FB" guard u --into u --pps 10 --ttl 1s --max-bans >/dev/null 2>&1
+check_eq "guard --max-bans without a value: usage error" "$?" 2
 # stdout carries only ExaBGP commands: with -j, a usage error (before
 # --announce is even read) or a run-time error is text on stderr, never a
 # JSON object on stdout that ExaBGP would take for a command.
@@ -409,6 +421,147 @@ while read -r v label; do
 	if [ "$v" = PASS ]; then pass "$label"; else fail "$label"; fi
 done <"$T_TMP/stuck.verdicts"
 
+# --- the ban limit -----------------------------------------------------------------
+# .230-.232 flood from 0.3 s to 2.3 s, each really above 300 pps; .233
+# from 4.3 s to 5.8 s, after their bans (TTL 1 s) have ended. Two guards
+# read g: one bans into g itself (attached: its bans drop) with --max-bans
+# 2 and --announce; the other into c2, created for 2 flows (the default
+# limit: its capacity). c2 is queried for the 3 floods during the first.
+"$FB" create c2 --capacity 2 --fp-rate 0.01 >/dev/null
+nsenter --net="/run/netns/$NR" "$PY" -c '
+import json, socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 24)
+s.bind(("198.51.100.1", 9))
+s.settimeout(0.5)
+got, end = {}, time.time() + float(sys.argv[2])
+while time.time() < end:
+    try:
+        d, a = s.recvfrom(100)
+    except socket.timeout:
+        continue
+    got.setdefault(a[0], []).append(round(time.time(), 4))
+json.dump(got, open(sys.argv[1], "w"))' "$T_TMP/lim.rx" 6.8 &
+RX=$!
+"$FB" -j guard g --into g --pps 300 --ttl 1s --interval 0.5s --max-bans 2 --announce \
+	>"$T_TMP/mb.out" 2>"$T_TMP/mb.ev" &
+GPID=$!
+"$FB" -j guard g --into c2 --pps 300 --ttl 1s --interval 0.5s >/dev/null 2>"$T_TMP/cap.ev" &
+DPID=$!
+sleep 0.3
+(
+	for i in $(seq 12); do
+		sleep 0.2
+		"$FB" query c2 src 198.51.100.230 src 198.51.100.231 src 198.51.100.232 | tail -1
+	done
+) >"$T_TMP/c2.q" &
+QPID=$!
+nsenter --net="/run/netns/$NS" "$PY" -c '
+import json, socket, sys, time
+socks = {}
+for a in (230, 231, 232, 233):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("198.51.100.%d" % a, 0))
+    socks["198.51.100.%d" % a] = s
+sent = {a: 0 for a in socks}
+t0 = time.time()
+first, last = [a for a in socks if a != "198.51.100.233"], ["198.51.100.233"]
+while True:
+    now = time.time() - t0
+    if now > 5.5:
+        break
+    on = first if now < 2.0 else last if now >= 4.0 else []
+    for a in on:
+        for _ in range(8):
+            socks[a].sendto(b"flood", ("198.51.100.1", 9))
+            sent[a] += 1
+    time.sleep(0.005)
+json.dump({"t0": t0, "sent": sent}, open(sys.argv[1], "w"))' "$T_TMP/lim.tx"
+wait $QPID
+wait $RX
+kill -TERM $GPID $DPID
+wait $GPID
+wait $DPID
+GPID=""
+DPID=""
+"$FB" metrics >"$T_TMP/metrics"
+"$PY" - "$T_TMP" >"$T_TMP/lim.verdicts" <<'PYEOF'
+import datetime, json, re, sys
+d = sys.argv[1]
+tx, rx = json.load(open(d + "/lim.tx")), json.load(open(d + "/lim.rx"))
+def say(ok, label):
+    print(("PASS " if ok else "FAIL ") + label)
+def events(f):
+    out = []
+    for line in open(f):
+        if line.startswith("{"):
+            e = json.loads(line)
+            e["t"] = datetime.datetime.strptime(e["time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+                tzinfo=datetime.timezone.utc).timestamp()
+            out.append(e)
+    return out
+def metric(name, f):
+    m = re.search(r'^%s\{filter="%s"\} (\S+)$' % (name, f), open(d + "/metrics").read(), re.M)
+    return int(float(m.group(1))) if m else None
+t0 = tx["t0"]
+floods = ["198.51.100.%d" % a for a in (230, 231, 232)]
+for f, ev, by in (("g", events(d + "/mb.ev"), "max_bans"), ("c2", events(d + "/cap.ev"), "capacity")):
+    first = [e for e in ev if e["t"] < t0 + 3.5]
+    bans = [e["address"] for e in first if e["event"] == "ban"]
+    lim = [e for e in first if e["event"] == "limit"]
+    third = sorted(set(floods) - set(bans))
+    say(len(bans) == 2 and len(set(bans)) == 2 and set(bans) < set(floods),
+        "%s: 2 of the 3 floods banned (%s): %s" % (f, by, bans))
+    say(lim and {e["address"] for e in lim} == set(third),
+        "%s: the 3rd reported as not banned, no other: %s" % (f, sorted({e["address"] for e in lim})))
+    say(all(e["limit"] == 2 and e["limit_by"] == by and e["held"] == 2 for e in lim),
+        "%s: each refusal names the limit (2, %s) and what it holds (2): %s" %
+        (f, by, sorted({(e["limit"], e["limit_by"], e["held"]) for e in lim})))
+    say(2 <= len(lim) <= 5, "%s: at most one refusal per interval: %d in 2 s" % (f, len(lim)))
+    say(metric("flowbloom_guard_limited_total", f) == len([e for e in ev if e["event"] == "limit"]),
+        "%s: refusals counted in metrics: %s" % (f, metric("flowbloom_guard_limited_total", f)))
+    later = [e["address"] for e in ev if e["event"] == "ban" and e["t"] >= t0 + 3.5]
+    say(later == ["198.51.100.233"], "%s: once the bans ended, the 4th flood banned: %s" % (f, later))
+    say(not [e for e in ev if e["event"] == "limit" and e["t"] >= t0 + 3.5],
+        "%s: ... with room for it: no refusal then" % f)
+    if f == "g":
+        bans_g, third_g = first, third
+ban_t = {e["address"]: e["t"] for e in bans_g if e["event"] == "ban"}
+def arrivals(a, lo, hi):
+    return sum(1 for t in rx.get(a, []) if lo <= t < hi)
+held = {a: arrivals(a, ban_t[a] + 0.05, t0 + 2.0) for a in ban_t}
+say(ban_t and all(v == 0 for v in held.values()),
+    "--max-bans 2: the 2 banned dropped to the flood's end, extended past their 1 s TTL: %s" % held)
+a3 = third_g[0] if len(third_g) == 1 else None
+got3 = arrivals(a3, t0, t0 + 2.5) if a3 else 0
+say(a3 and got3 >= tx["sent"][a3] * 0.9,
+    "--max-bans 2: the 3rd's flood not dropped by the filter: %d of %d arrived" % (got3, tx["sent"].get(a3, 0)))
+out = open(d + "/mb.out").read().split("\n")
+ann = sorted(l.split()[2] for l in out if l.startswith("announce"))
+say(ann == sorted(["%s/32" % a for a in ban_t] + ["198.51.100.233/32"]),
+    "--announce: the bans announced, not the refused one: %s" % ann)
+q = [l.split()[0] for l in open(d + "/c2.q") if l.strip()]
+say(len(q) == 12 and max(map(int, q)) == 2,
+    "c2 (--capacity 2) held at most 2 of the 3 floods while they flooded: %s" % q)
+PYEOF
+check_eq "the ban limit: 18 verdicts" "$(wc -l <"$T_TMP/lim.verdicts")" 18
+while read -r v label; do
+	if [ "$v" = PASS ]; then pass "$label"; else fail "$label"; fi
+done <"$T_TMP/lim.verdicts"
+check "c2 is clean" "$FB" check c2
+# A --bits/--hashes filter: its capacity is m ln 2 / k (the load its k is
+# optimal for). bb: m = 2064384 bits, k = 7, 204417 flows.
+"$FB" create bb --bits 512 --hashes 7 >/dev/null
+"$PY" -c '
+for i in range(204416):
+    print("src 2001:db8::%x:%x" % (i >> 16, i & 0xffff))' >"$T_TMP/bb.list"
+"$FB" add bb -f "$T_TMP/bb.list" >/dev/null
+"$FB" guard g --into bb --pps 300 --ttl 1s --interval 0.05s --count 1 2>"$T_TMP/err" >/dev/null
+check "bb, 1 flow below m ln 2 / k: no note" bash -c "! grep -q 'its capacity' '$T_TMP/err'"
+"$FB" add bb src 2001:db8:1::1 >/dev/null
+"$FB" guard g --into bb --pps 300 --ttl 1s --interval 0.05s --count 1 2>"$T_TMP/err" >/dev/null
+check "bb at m ln 2 / k: guard says no new ban will be made" \
+	grep -q "'bb' holds 204417 flows, its capacity 204417 (m ln 2 / k): no new ban" "$T_TMP/err"
 check "detach" "$FB" -n "$NR" detach "$VR"
 
 # --- --announce under ExaBGP peering BIRD ------------------------------------------
