@@ -16,6 +16,12 @@
 #    reports the flooded destination;
 #  - `ipfix g` to the RFC 7011 decoder: each ban and its end a record
 #    (templates 262/263, firewallEvent 1 and 2);
+#  - the ban limit, while .230-.232 flood: guard --max-bans 2 into g bans
+#    2, extends them, and reports the 3rd as not banned each interval
+#    (counted, not announced), whose traffic arrives; guard into c2
+#    (--capacity 2) holds 2 of them, into c3 (--capacity 3) all 3 though
+#    the extensions hold the first 2 twice; once the bans end, a 4th flood
+#    from .233 is banned by all; a --bits filter's capacity is m ln 2 / k;
 #  - --announce under ExaBGP peering BIRD: the blackhole route with community
 #    65535:666 appears in BIRD and is withdrawn when the ban ends.
 # Addresses: 198.51.100.0/24 only; AS 64512/64513. The EXIT trap removes the
@@ -52,6 +58,13 @@ for bad in "u --into u --ttl 2s" "u --into u --pps 10" "u --pps 10 --ttl 2s" \
 	"$FB" guard $bad >/dev/null 2>&1
 	check_eq "guard $bad: usage error" "$?" 2
 done
+for v in 0 -1 1.5 x 4294967297 ""; do
+	"$FB" guard u --into u --pps 10 --ttl 1s --max-bans "$v" >/dev/null 2>"$T_TMP/err"
+	check_eq "guard --max-bans '$v': usage error" "$?" 2
+	check "... saying so" grep -q "bad value '$v' for --max-bans (want 1 to 4294967296)" "$T_TMP/err"
+done
+"$FB" guard u --into u --pps 10 --ttl 1s --max-bans >/dev/null 2>&1
+check_eq "guard --max-bans without a value: usage error" "$?" 2
 # stdout carries only ExaBGP commands: with -j, a usage error (before
 # --announce is even read) or a run-time error is text on stderr, never a
 # JSON object on stdout that ExaBGP would take for a command.
@@ -409,6 +422,165 @@ while read -r v label; do
 	if [ "$v" = PASS ]; then pass "$label"; else fail "$label"; fi
 done <"$T_TMP/stuck.verdicts"
 
+# --- the ban limit -----------------------------------------------------------------
+# .230 and .231 flood from 0 to 2 s, each really above 300 pps, .232 from
+# 1 s to 2 s; .233 from 4 s to 5.5 s, after their bans (TTL 1 s) have ended.
+# Guards read g every 0.25 s: one bans into g itself (attached: its bans
+# drop) with --max-bans 2 and --announce; others into c2 and c3, created
+# for 2 and 3 flows (the default limit: the capacity). By the time .232
+# floods, the bans of .230 and .231 have been extended: c3 holds each of
+# them in two generations or more, two addresses all the same, and bans
+# .232. c2 is queried for the 3 floods, and c3's rules counted, meanwhile.
+"$FB" create c2 --capacity 2 --fp-rate 0.01 >/dev/null
+"$FB" create c3 --capacity 3 --fp-rate 0.01 >/dev/null
+nsenter --net="/run/netns/$NR" "$PY" -c '
+import json, socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 24)
+s.bind(("198.51.100.1", 9))
+s.settimeout(0.5)
+got, end = {}, time.time() + float(sys.argv[2])
+while time.time() < end:
+    try:
+        d, a = s.recvfrom(100)
+    except socket.timeout:
+        continue
+    got.setdefault(a[0], []).append(round(time.time(), 4))
+json.dump(got, open(sys.argv[1], "w"))' "$T_TMP/lim.rx" 6.8 &
+RX=$!
+"$FB" -j guard g --into g --pps 300 --ttl 1s --interval 0.25s --max-bans 2 --announce \
+	>"$T_TMP/mb.out" 2>"$T_TMP/mb.ev" &
+GPID=$!
+"$FB" -j guard g --into c2 --pps 300 --ttl 1s --interval 0.25s >/dev/null 2>"$T_TMP/c2.ev" &
+DPID=$!
+"$FB" -j guard g --into c3 --pps 300 --ttl 1s --interval 0.25s >/dev/null 2>"$T_TMP/c3.ev" &
+FPID=$!
+sleep 0.3
+(
+	for i in $(seq 12); do
+		sleep 0.2
+		"$FB" query c2 src 198.51.100.230 src 198.51.100.231 src 198.51.100.232 | tail -1 >>"$T_TMP/c2.q"
+		"$FB" -j info c3 >>"$T_TMP/c3.info"
+		echo >>"$T_TMP/c3.info"
+	done
+) &
+QPID=$!
+nsenter --net="/run/netns/$NS" "$PY" -c '
+import json, socket, sys, time
+socks = {}
+for a in (230, 231, 232, 233):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("198.51.100.%d" % a, 0))
+    socks["198.51.100.%d" % a] = s
+sent = {a: 0 for a in socks}
+t0 = time.time()
+while True:
+    now = time.time() - t0
+    if now > 5.5:
+        break
+    on = [230, 231, 232] if 1.0 <= now < 2.0 else [230, 231] if now < 1.0 else [233] if now >= 4.0 else []
+    for a in on:
+        for _ in range(8):
+            socks["198.51.100.%d" % a].sendto(b"flood", ("198.51.100.1", 9))
+            sent["198.51.100.%d" % a] += 1
+    time.sleep(0.005)
+json.dump({"t0": t0, "sent": sent}, open(sys.argv[1], "w"))' "$T_TMP/lim.tx"
+wait $QPID
+wait $RX
+kill -TERM $GPID $DPID $FPID
+wait $GPID
+wait $DPID
+wait $FPID
+GPID=""
+DPID=""
+FPID=""
+"$FB" metrics >"$T_TMP/metrics"
+"$PY" - "$T_TMP" >"$T_TMP/lim.verdicts" <<'PYEOF'
+import datetime, json, re, sys
+d = sys.argv[1]
+tx, rx = json.load(open(d + "/lim.tx")), json.load(open(d + "/lim.rx"))
+def say(ok, label):
+    print(("PASS " if ok else "FAIL ") + label)
+def events(f):
+    out = []
+    for line in open(f):
+        if line.startswith("{"):
+            e = json.loads(line)
+            e["t"] = datetime.datetime.strptime(e["time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+                tzinfo=datetime.timezone.utc).timestamp()
+            out.append(e)
+    return out
+def metric(name, f):
+    m = re.search(r'^%s\{filter="%s"\} (\S+)$' % (name, f), open(d + "/metrics").read(), re.M)
+    return int(float(m.group(1))) if m else None
+t0 = tx["t0"]
+two, third = ["198.51.100.230", "198.51.100.231"], "198.51.100.232"
+ev = {"g": events(d + "/mb.ev"), "c2": events(d + "/c2.ev"), "c3": events(d + "/c3.ev")}
+for f, by in (("g", "max_bans"), ("c2", "capacity")):
+    first = [e for e in ev[f] if e["t"] < t0 + 3.5]
+    bans = sorted(e["address"] for e in first if e["event"] == "ban")
+    lim = [e for e in first if e["event"] == "limit"]
+    say(bans == two, "%s: the 2 floods from the start banned, the 3rd not (%s): %s" % (f, by, bans))
+    say(lim and {e["address"] for e in lim} == {third},
+        "%s: the 3rd reported as not banned, no other: %s" % (f, sorted({e["address"] for e in lim})))
+    say(all(e["limit"] == 2 and e["limit_by"] == by and e["held"] == 2 for e in lim),
+        "%s: each refusal names the limit (2, %s) and what it holds (2): %s" %
+        (f, by, sorted({(e["limit"], e["limit_by"], e["held"]) for e in lim})))
+    ts = [e["t"] for e in lim]
+    gaps = [round(b - a, 3) for a, b in zip(ts, ts[1:])]
+    say(len(ts) >= 2 and min(gaps) >= 0.1,
+        "%s: one refusal per interval (0.25 s) at most: %d, %s s apart" % (f, len(ts), gaps))
+    say(metric("flowbloom_guard_limited_total", f) == len([e for e in ev[f] if e["event"] == "limit"]),
+        "%s: refusals counted in metrics: %s" % (f, metric("flowbloom_guard_limited_total", f)))
+for f in ("g", "c2", "c3"):
+    later = [e["address"] for e in ev[f] if e["event"] == "ban" and e["t"] >= t0 + 3.5]
+    say(later == ["198.51.100.233"] and not [e for e in ev[f] if e["event"] == "limit" and e["t"] >= t0 + 3.5],
+        "%s: once the bans ended, the 4th flood banned, nothing refused: %s" % (f, later))
+bans3 = sorted(e["address"] for e in ev["c3"] if e["event"] == "ban" and e["t"] < t0 + 3.5)
+held3 = 0
+for doc in open(d + "/c3.info").read().split("\n\n"):
+    if doc.strip():
+        held3 = max(held3, sum(g["flows"] for g in json.loads(doc)["generations"] if not g["expired"]))
+say(bans3 == two + [third] and not [e for e in ev["c3"] if e["event"] == "limit"],
+    "c3 (--capacity 3): the 3 banned, none refused, its generations holding up to %d rules "
+    "(extensions: an address in two or more counts once): %s" % (held3, bans3))
+say(held3 > 3, "c3: the extensions did put more than 3 rules in it (%d)" % held3)
+ban_t = {e["address"]: e["t"] for e in ev["g"] if e["event"] == "ban" and e["t"] < t0 + 3.5}
+def arrivals(a, lo, hi):
+    return sum(1 for t in rx.get(a, []) if lo <= t < hi)
+kept = {a: arrivals(a, ban_t[a] + 0.05, t0 + 2.0) for a in ban_t}
+say(ban_t and all(v == 0 for v in kept.values()),
+    "--max-bans 2: the 2 banned dropped to the flood's end, extended past their 1 s TTL: %s" % kept)
+got3 = arrivals(third, t0, t0 + 2.5)
+say(got3 >= tx["sent"][third] * 0.9,
+    "--max-bans 2: the 3rd's flood not dropped by the filter: %d of %d arrived" % (got3, tx["sent"][third]))
+out = open(d + "/mb.out").read().split("\n")
+ann = sorted(l.split()[2] for l in out if l.startswith("announce"))
+say(ann == sorted(["%s/32" % a for a in two] + ["198.51.100.233/32"]),
+    "--announce: the bans announced, not the refused one: %s" % ann)
+q = [l.split()[0] for l in open(d + "/c2.q") if l.strip()]
+say(len(q) == 12 and max(map(int, q)) == 2,
+    "c2 (--capacity 2) held at most 2 of the 3 floods while they flooded: %s" % q)
+PYEOF
+check_eq "the ban limit: 19 verdicts" "$(wc -l <"$T_TMP/lim.verdicts")" 19
+while read -r v label; do
+	if [ "$v" = PASS ]; then pass "$label"; else fail "$label"; fi
+done <"$T_TMP/lim.verdicts"
+check "c2 is clean" "$FB" check c2
+check "c3 is clean" "$FB" check c3
+# A --bits/--hashes filter: its capacity is m ln 2 / k (the load its k is
+# optimal for). bb: m = 2064384 bits, k = 7, 204417 flows.
+"$FB" create bb --bits 512 --hashes 7 >/dev/null
+"$PY" -c '
+for i in range(204416):
+    print("src 2001:db8::%x:%x" % (i >> 16, i & 0xffff))' >"$T_TMP/bb.list"
+"$FB" add bb -f "$T_TMP/bb.list" >/dev/null
+"$FB" guard g --into bb --pps 300 --ttl 1s --interval 0.05s --count 1 2>"$T_TMP/err" >/dev/null
+check "bb, 1 flow below m ln 2 / k: no note" bash -c "! grep -q 'its capacity' '$T_TMP/err'"
+"$FB" add bb src 2001:db8:1::1 >/dev/null
+"$FB" guard g --into bb --pps 300 --ttl 1s --interval 0.05s --count 1 2>"$T_TMP/err" >/dev/null
+check "bb at m ln 2 / k: guard says no new ban will be made" \
+	grep -q "'bb' holds 204417 flows, its capacity 204417 (m ln 2 / k): no new ban" "$T_TMP/err"
 check "detach" "$FB" -n "$NR" detach "$VR"
 
 # --- --announce under ExaBGP peering BIRD ------------------------------------------

@@ -7,6 +7,10 @@
  * end of each ban. The lifetimes are kept by the data path itself
  * (store/gens.h): a ban ends on time whether guard still runs or not.
  *
+ * New bans stop at the ban limit (monitor/guard.h): BAN's capacity, and
+ * --max-bans; an address refused by it is reported each interval it is
+ * above, counted, never announced.
+ *
  * Events: one line each on stderr (a JSON object with -j); counters pinned
  * beside the ban filter for `metrics`; a queue beside NAME that `ipfix NAME`
  * turns into IPFIX records; with --announce, ExaBGP API commands
@@ -59,13 +63,17 @@ struct ban {
 	bool spared;   /* in --never: noted once, never banned */
 };
 
+/* What evaluate() does with an address above the threshold. */
+enum { ST_EXTEND, ST_NEW, ST_LIMITED };
+
 struct guard {
 	const char *name, *into;
 	double pps, bps, ttl, interval;
 	bool by_dst, dry_run;
 	bool json; /* -j: events as JSON objects (on stderr) */
 	enum announce announce;
-	__u64 count; /* intervals to run (0: until stopped) */
+	__u64 count;		   /* intervals to run (0: until stopped) */
+	struct fb_guard_limit lim; /* the ban limit: --max-bans, BAN's capacity */
 	struct fb_never_list never;
 	struct ban *bans;
 	size_t nbans, cap;
@@ -192,7 +200,7 @@ static void event(const struct guard *g, const char *what, const struct fb_key *
 
 	addr_text(k, addr, sizeof(addr));
 	fb_clock_format(fb_clock_real_ns(), true, when, sizeof(when));
-	if (g->evfd >= 0 && strcmp(what, "spare")) {
+	if (g->evfd >= 0 && (!strcmp(what, "ban") || !strcmp(what, "unban"))) {
 		/* For an IPFIX exporter of NAME: a ban, or its end. */
 		struct fb_guard_event e = { .key = *k };
 		__u64 now = fb_clock_real_ns();
@@ -217,6 +225,11 @@ static void event(const struct guard *g, const char *what, const struct fb_key *
 			fprintf(stderr, ", \"ttl\": %g, \"ends_in\": %.3f", g->ttl, ends_in);
 		if (lasted >= 0)
 			fprintf(stderr, ", \"lasted\": %.3f", lasted);
+		if (!strcmp(what, "limit"))
+			fprintf(stderr, ", \"limit\": %llu, \"limit_by\": \"%s\", \"held\": %llu",
+				(unsigned long long)g->lim.n,
+				g->lim.by_bans ? "max_bans" : "capacity",
+				(unsigned long long)g->lim.held);
 		fprintf(stderr, ", \"filter\": \"%s\", \"dry_run\": %s}\n", g->into,
 			g->dry_run ? "true" : "false");
 	} else if (a) {
@@ -224,12 +237,21 @@ static void event(const struct guard *g, const char *what, const struct fb_key *
 			"flowbloom: guard: %s%s %s %s: %.1f pps, %.0f bit/s (at least %.1f pps, "
 			"%.0f "
 			"bit/s, %u flow%s)",
-			g->dry_run ? "(dry run) " : "", what, by, addr, a->packets / secs,
-			a->bytes * 8.0 / secs, a->lo_packets / secs, a->lo_bytes * 8.0 / secs,
-			a->flows, a->flows == 1 ? "" : "s");
+			g->dry_run ? "(dry run) " : "", strcmp(what, "limit") ? what : "not banned",
+			by, addr, a->packets / secs, a->bytes * 8.0 / secs, a->lo_packets / secs,
+			a->lo_bytes * 8.0 / secs, a->flows, a->flows == 1 ? "" : "s");
 		if (ends_in >= 0)
 			fprintf(stderr, "; in %s for %.10g s, ends in %.3f s", g->into, g->ttl,
 				ends_in);
+		if (!strcmp(what, "limit") && g->lim.by_bans)
+			fprintf(stderr, "; ban limit %llu reached: %llu bans in force (--max-bans)",
+				(unsigned long long)g->lim.n, (unsigned long long)g->lim.held);
+		else if (!strcmp(what, "limit"))
+			fprintf(stderr,
+				"; ban limit reached: '%s' holds %llu flows, its capacity %llu%s",
+				g->into, (unsigned long long)g->lim.held,
+				(unsigned long long)g->lim.n,
+				g->lim.derived ? " (m ln 2 / k)" : "");
 		fputc('\n', stderr);
 	} else {
 		fprintf(stderr, "flowbloom: guard: %s%s %s %s after %.3f s\n",
@@ -276,6 +298,7 @@ static void flush_stats(struct guard *g, struct fb_store *b, int sfd)
 	s.unbans += g->delta.unbans;
 	s.intervals += g->delta.intervals;
 	s.refused += g->delta.refused;
+	s.limited += g->delta.limited;
 	s.active = g->active;
 	(void)b;
 	if (!fb_guard_stats_write(sfd, &s))
@@ -321,18 +344,21 @@ static double next_end(const struct guard *g)
 	return t;
 }
 
-/* One interval's addresses: ban or extend those certainly above. */
+/* One interval's addresses: ban or extend those certainly above, up to
+ * the ban limit. */
 static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct fb_guard_addr *a,
 		    int n, double secs)
 {
 	struct fb_key *keys = calloc(n ? n : 1, sizeof(*keys));
-	bool *fresh = calloc(n ? n : 1, sizeof(*fresh));
+	unsigned char *st = calloc(n ? n : 1, sizeof(*st));
 	const struct fb_guard_addr **of = calloc(n ? n : 1, sizeof(*of));
 	struct fb_gen where = { 0 };
-	size_t nk = 0, bad, i;
+	size_t nk = 0, nw = 0, bad, i;
+	__u64 room = 0;
+	bool locked = false;
 	int rc = -1, err;
 
-	if (!keys || !fresh || !of) {
+	if (!keys || !st || !of) {
 		fb_err("out of memory");
 		goto out;
 	}
@@ -361,55 +387,81 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 			g->delta.extended++;
 			continue;
 		}
-		fresh[nk] = !b;
-		of[nk] = &a[i];
-		keys[nk++] = a[i].key;
+		st[nk] = b ? ST_EXTEND : ST_NEW;
+		of[nk++] = &a[i];
 	}
 	g->delta.intervals++;
 	if (nk && !g->dry_run) {
-		/* One batch, one generation: new bans and extensions alike
-		 * live ttl from now. */
 		if (fb_store_lock(bf))
 			goto out;
-		err = fb_gens_add(bf, keys, nk, g->ttl, &bad, &where);
+		locked = true;
+	}
+	if (nk && fb_guard_room(&g->lim, bf, g->active, g->dry_run, &room))
+		goto out;
+	/* The heaviest new bans first, up to the room (held as reported
+	 * counts them); extensions always. */
+	for (i = 0; i < nk; i++) {
+		if (st[i] == ST_NEW && !room)
+			st[i] = ST_LIMITED;
+		else if (st[i] == ST_NEW)
+			room--, g->lim.held++;
+		if (st[i] != ST_LIMITED)
+			keys[nw++] = of[i]->key;
+	}
+	if (nw && !g->dry_run) {
+		/* One batch, one generation: new bans and extensions alike
+		 * live ttl from now. */
+		err = fb_gens_add(bf, keys, nw, g->ttl, &bad, &where);
 		if (err) {
-			g->delta.refused += nk;
+			g->delta.refused += nw;
 			flush_stats(g, bf, sfd);
-			fb_store_unlock(bf);
 			if (err == -1)
 				fb_err("'%s' cannot take more address lengths; nothing banned",
 				       g->into);
 			goto out;
 		}
-		fb_store_unlock(bf);
-	} else if (nk) {
+		fb_guard_wrote(&g->lim, &where, nw);
+	} else if (nw) {
 		where.expires =
 			fb_jiffies_after(g->ttl) + (__u64)(g->ttl / FB_GEN_DIV / fb_jiffies_tick());
 	}
+	if (locked)
+		fb_store_unlock(bf);
+	locked = false;
 	for (i = 0; i < nk; i++) {
-		struct ban *b = fresh[i] ? push(g, &keys[i]) : find(g, &keys[i]);
+		const struct fb_key *k = &of[i]->key;
+		struct ban *b;
 
+		if (st[i] == ST_LIMITED) {
+			/* Not banned, not announced: said and counted. */
+			g->delta.limited++;
+			event(g, "limit", k, of[i], secs, -1, -1);
+			continue;
+		}
+		b = st[i] == ST_NEW ? push(g, k) : find(g, k);
 		if (!b)
 			goto oom;
 		if (where.expires > b->expires)
 			b->expires = where.expires;
-		if (!fresh[i]) {
+		if (st[i] == ST_EXTEND) {
 			g->delta.extended++;
 			continue;
 		}
 		b->since = fb_now();
 		g->delta.bans++;
 		g->active++;
-		event(g, "ban", &keys[i], of[i], secs, fb_jiffies_secs(b->expires), -1);
-		announce(g, &keys[i], false);
+		event(g, "ban", k, of[i], secs, fb_jiffies_secs(b->expires), -1);
+		announce(g, k, false);
 	}
 	rc = 0;
 	goto out;
 oom:
 	fb_err("out of memory");
 out:
+	if (locked)
+		fb_store_unlock(bf);
 	free(keys);
-	free(fresh);
+	free(st);
 	free(of);
 	return rc;
 }
@@ -428,6 +480,7 @@ static int parse(int argc, char **argv, struct guard *g)
 		{ "announce", no_argument, NULL, 'a' },
 		{ "flowspec", no_argument, NULL, 'f' },
 		{ "count", required_argument, NULL, 'c' },
+		{ "max-bans", required_argument, NULL, 'm' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const bys[] = { "src", "dst", NULL };
@@ -482,6 +535,11 @@ static int parse(int argc, char **argv, struct guard *g)
 			if (fb_parse_u64_range("--count", optarg, 1, 1ULL << 40, &g->count))
 				return 2;
 			break;
+		case 'm':
+			if (fb_parse_u64_range("--max-bans", optarg, 1, 1ULL << 32,
+					       &g->lim.max_bans))
+				return 2;
+			break;
 		default:
 			return fb_bad_option(c, argv);
 		}
@@ -511,7 +569,8 @@ int cmd_guard(int argc, char **argv)
 	struct fb_store f, bf;
 	double t0, tick, end, secs;
 	int rc, sfd = -1, n;
-	__u64 done = 0;
+	__u64 done = 0, held;
+	bool derived;
 	size_t i;
 
 	/* -j makes the events JSON (on stderr); errors, usage errors too,
@@ -534,6 +593,14 @@ int cmd_guard(int argc, char **argv)
 			g.into, FB_NAME(fb_action_names, bf.hdr->action));
 	if (fb_gens_supported(&bf))
 		goto close_ban;
+	if (!fb_guard_held(&bf, fb_jiffies_now(), &held) &&
+	    held >= fb_guard_capacity(bf.hdr, &derived))
+		fprintf(stderr,
+			"flowbloom: note: '%s' holds %llu flows, its capacity %llu%s: no new ban "
+			"until some of them end\n",
+			g.into, (unsigned long long)held,
+			(unsigned long long)fb_guard_capacity(bf.hdr, NULL),
+			derived ? " (m ln 2 / k)" : "");
 	if (!g.dry_run && (sfd = fb_guard_stats_open(&bf, true)) < 0)
 		goto close_ban;
 	g.evfd = g.dry_run ? -1 : fb_guard_events_open(&f, true);

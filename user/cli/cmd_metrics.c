@@ -80,6 +80,7 @@ enum {
 	G_UNBANS,
 	G_ACTIVE,
 	G_REFUSED,
+	G_LIMITED,
 	G_ACCT_LIVE,
 	G_ACCT_CAP,
 	G_ACCT_TAKEN,
@@ -150,6 +151,9 @@ static bool get_other(const struct mfilter *mf, int what, double *v)
 	case G_REFUSED:
 		*v = (double)mf->gs.refused;
 		return mf->guard;
+	case G_LIMITED:
+		*v = (double)mf->gs.limited;
+		return mf->guard;
 	case G_ACCT_LIVE:
 		*v = (double)mf->at.live;
 		return mf->acct;
@@ -219,6 +223,10 @@ static const struct {
 	{ "flowbloom_guard_refused_total",
 	  "Bans the filter could not take (reported by guard when they happened).", M_COUNTER,
 	  G_REFUSED },
+	{ "flowbloom_guard_limited_total",
+	  "Addresses above the threshold not banned: the ban limit (the filter's capacity, or "
+	  "--max-bans) was reached; one per address and interval.",
+	  M_COUNTER, G_LIMITED },
 	{ "flowbloom_accounting_flows", "Flows in the accounting table now (all CPUs).", M_GAUGE,
 	  G_ACCT_LIVE },
 	{ "flowbloom_accounting_capacity_flows", "Flows the accounting table holds (all CPUs).",

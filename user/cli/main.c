@@ -249,7 +249,7 @@ static const struct fb_cmd cmds[] = {
 	{ "guard", cmd_guard,
 	  "guard NAME --into BAN (--pps N | --bps N)... --ttl DURATION [--by src|dst]\n"
 	  "                 [--interval DURATION] [--never FILE] [--dry-run]\n"
-	  "                 [--announce [--flowspec]] [--count N]",
+	  "                 [--max-bans N] [--announce [--flowspec]] [--count N]",
 	  "Detect and ban: every interval (default 1s) read the traffic sketch of NAME\n"
 	  "(attached with --monitor) and ban each source address (destination with --by\n"
 	  "dst) whose packets or bits per second are above N: added to filter BAN (NAME\n"
@@ -257,12 +257,15 @@ static const struct fb_cmd cmds[] = {
 	  "with no process running. An address is banned only when the sketch's lower\n"
 	  "confidence limit (estimate minus its error bound) is above the threshold, so\n"
 	  "sketch error never bans an innocent address; a ban is extended while the\n"
-	  "address stays above. FILE lists prefixes never banned. --dry-run reports\n"
-	  "and changes nothing. Each ban and unban is a line on stderr (JSON with -j),\n"
-	  "counted in `metrics`. --announce writes ExaBGP API commands on stdout: a\n"
-	  "blackhole route (community 65535:666; a FlowSpec discard with --flowspec)\n"
-	  "per ban, and its withdrawal when the ban ends or guard stops, so ExaBGP can\n"
-	  "run it as a process. --count stops after N intervals." },
+	  "address stays above. FILE lists prefixes never banned. No new ban once BAN\n"
+	  "holds as many flows as its capacity (m ln 2 / k if created with --bits), nor\n"
+	  "once N bans are in force (--max-bans N): the address is reported as not\n"
+	  "banned each interval, counted, not announced; extensions go on. --dry-run\n"
+	  "reports and changes nothing. Each ban and unban is a line on stderr (JSON\n"
+	  "with -j), counted in `metrics`. --announce writes ExaBGP API commands on\n"
+	  "stdout: a blackhole route (community 65535:666; a FlowSpec discard with\n"
+	  "--flowspec) per ban, and its withdrawal when the ban ends or guard stops, so\n"
+	  "ExaBGP can run it as a process. --count stops after N intervals." },
 	{ "replay", cmd_replay,
 	  "replay NAME FILE.pcap... [--explain] [--action drop|allow|monitor]\n"
 	  "                 [--malformed pass|drop]",
