@@ -112,8 +112,10 @@ echo 198.51.100.233 >"$T_TMP/never"
 echo "# operators' own" >>"$T_TMP/never"
 echo "203.0.113.0/24" >>"$T_TMP/never"
 
-# The receiver: every datagram on port 9, by source and arrival time.
-nsenter --net="/run/netns/$NR" "$PY" -c '
+# receiver OUT SECS: every datagram on port 9 for SECS, by source and
+# arrival time, into OUT (JSON), in the background ($RX).
+receiver() {
+	nsenter --net="/run/netns/$NR" "$PY" -c '
 import json, socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 24)
@@ -126,8 +128,10 @@ while time.time() < end:
     except socket.timeout:
         continue
     got.setdefault(a[0], []).append(round(time.time(), 4))
-json.dump(got, open(sys.argv[1], "w"))' "$T_TMP/rx.json" 10.5 &
-RX=$!
+json.dump(got, open(sys.argv[1], "w"))' "$@" &
+	RX=$!
+}
+receiver "$T_TMP/rx.json" 10.5
 sleep 0.3
 
 # Guards: the real one, and a dry run into d; events as JSON lines.
@@ -433,21 +437,7 @@ done <"$T_TMP/stuck.verdicts"
 # .232. c2 is queried for the 3 floods, and c3's rules counted, meanwhile.
 "$FB" create c2 --capacity 2 --fp-rate 0.01 >/dev/null
 "$FB" create c3 --capacity 3 --fp-rate 0.01 >/dev/null
-nsenter --net="/run/netns/$NR" "$PY" -c '
-import json, socket, sys, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 24)
-s.bind(("198.51.100.1", 9))
-s.settimeout(0.5)
-got, end = {}, time.time() + float(sys.argv[2])
-while time.time() < end:
-    try:
-        d, a = s.recvfrom(100)
-    except socket.timeout:
-        continue
-    got.setdefault(a[0], []).append(round(time.time(), 4))
-json.dump(got, open(sys.argv[1], "w"))' "$T_TMP/lim.rx" 6.8 &
-RX=$!
+receiver "$T_TMP/lim.rx" 6.8
 "$FB" -j guard g --into g --pps 300 --ttl 1s --interval 0.25s --max-bans 2 --announce \
 	>"$T_TMP/mb.out" 2>"$T_TMP/mb.ev" &
 GPID=$!
