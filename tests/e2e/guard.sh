@@ -112,6 +112,14 @@ echo 198.51.100.233 >"$T_TMP/never"
 echo "# operators' own" >>"$T_TMP/never"
 echo "203.0.113.0/24" >>"$T_TMP/never"
 
+# verdicts FILE N LABEL: a python checker's N lines "PASS|FAIL what" as
+# checks, and that there were N.
+verdicts() {
+	check_eq "$3: $2 verdicts" "$(wc -l <"$1")" "$2"
+	while read -r v label; do
+		if [ "$v" = PASS ]; then pass "$label"; else fail "$label"; fi
+	done <"$1"
+}
 # receiver OUT SECS: every datagram on port 9 for SECS, by source and
 # arrival time, into OUT (JSON), in the background ($RX).
 receiver() {
@@ -421,10 +429,7 @@ want = ["announce route %s/32 next-hop self community [65535:666]" % a for a in 
 say(lines[-1] == "" and sorted(lines[:-1]) == sorted(want),
     "... every command arrived, each a whole line, nothing else: %s" % lines)
 PYEOF
-check_eq "guard --announce to a stuck, slow or gone reader: 8 verdicts" "$(wc -l <"$T_TMP/stuck.verdicts")" 8
-while read -r v label; do
-	if [ "$v" = PASS ]; then pass "$label"; else fail "$label"; fi
-done <"$T_TMP/stuck.verdicts"
+verdicts "$T_TMP/stuck.verdicts" 8 "guard --announce to a stuck, slow or gone reader"
 
 # --- the ban limit -----------------------------------------------------------------
 # .230 and .231 flood from 0 to 2 s, each really above 300 pps, .232 from
@@ -552,10 +557,7 @@ q = [l.split()[0] for l in open(d + "/c2.q") if l.strip()]
 say(len(q) == 12 and max(map(int, q)) == 2,
     "c2 (--capacity 2) held at most 2 of the 3 floods while they flooded: %s" % q)
 PYEOF
-check_eq "the ban limit: 19 verdicts" "$(wc -l <"$T_TMP/lim.verdicts")" 19
-while read -r v label; do
-	if [ "$v" = PASS ]; then pass "$label"; else fail "$label"; fi
-done <"$T_TMP/lim.verdicts"
+verdicts "$T_TMP/lim.verdicts" 19 "the ban limit"
 check "c2 is clean" "$FB" check c2
 check "c3 is clean" "$FB" check c3
 # A --bits/--hashes filter: its capacity is m ln 2 / k (the load its k is
