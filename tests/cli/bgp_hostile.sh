@@ -63,7 +63,7 @@ S=$T_TMP/rtbh.bgp
 VICTIM=$T_TMP/victim
 printf 'precious\n' >"$VICTIM"
 
-"$FB" create rtbh --capacity 10000 --fp-rate 0.0001 --counting >/dev/null || fail "create rtbh"
+"$FB" create rtbh --capacity 100000 --fp-rate 0.0001 --counting >/dev/null || fail "create rtbh"
 
 # gen KIND...: ExaBGP JSON lines (python below) on stdout.
 gen() {
@@ -347,7 +347,7 @@ run "$S" forge
 check_eq "odd add-path ids and peers: first run" "$RC" 0
 check_eq "... 203.0.113.60 (announced) added" "$(q dst 203.0.113.60)" maybe
 # A new filter array: the next start adds every rule its state file holds.
-"$FB" destroy rtbh >/dev/null && "$FB" create rtbh --capacity 10000 --fp-rate 0.0001 --counting >/dev/null
+"$FB" destroy rtbh >/dev/null && "$FB" create rtbh --capacity 100000 --fp-rate 0.0001 --counting >/dev/null
 run "$S"
 check_eq "... the next start works" "$RC" 0
 check_eq "... and adds back 203.0.113.60" "$(q dst 203.0.113.60)" maybe
