@@ -46,8 +46,9 @@
 # - a peer announcing more routes than the filter was built for: each past
 #   its capacity refused (the operator's rules counted), named once with
 #   its line, not held; a withdrawal makes room for the next; a FlowSpec
-#   route of 2 keys with 1 slot left refused whole; with --ttl, our refresh
-#   copies counted once, before and after a restart;
+#   route of 2 keys with 1 slot left refused whole; a --bits filter's
+#   capacity m ln 2 / k; with --ttl, our refresh copies counted once,
+#   before and after a restart;
 # - with --ttl (rules into a generation, with prefix lengths of its own),
 #   the routes of a 5th and 6th length refused, named, in a line with 4
 #   others; a later one of a 7th length refused by the same generation, one
@@ -727,6 +728,19 @@ check_eq "3 operator's rules in a filter of capacity 4: 1 route of 2 in" \
 	"$(qc 203.0.113.1 capo)$(qc 203.0.113.2 capo)" maybeno
 check_eq "... the other refused" "$(grep -c "<stdin>:2: .*'dst 203.0.113.2' would be flow 5 of filter 'capo'" "$T_TMP/err")" 1
 "$FB" destroy capo >/dev/null
+# A --bits/--hashes filter: its capacity is m ln 2 / k (guard's; m =
+# 2064384 bits, k = 7: 204417 flows), 204416 of them the operator's.
+"$FB" create capb --bits 512 --hashes 7 --counting >/dev/null || fail "create capb"
+python3 -c '
+for i in range(204416): print("dst 10.%d.%d.%d" % (i >> 16, (i >> 8) & 255, i & 255))' >"$T_TMP/capb"
+"$FB" add capb -f "$T_TMP/capb" >/dev/null
+gen +203.0.113.1/32 +203.0.113.2/32 >"$T_TMP/in"
+"$FB" bgp capb --state "$T_TMP/capb.bgp" <"$T_TMP/in" >/dev/null 2>"$T_TMP/err"
+check_eq "--bits 512 --hashes 7, 1 flow below m ln 2 / k: 1 route of 2 in" \
+	"$(qc 203.0.113.1 capb)$(grep -c 'dst 203.0.113.2$' "$T_TMP/capb.bgp")" maybe0
+grep -q "<stdin>:2: '203.0.113.2/32' from 198.51.100.9: 'dst 203.0.113.2' would be flow 204418 of filter 'capb', past its capacity of 204417 flows (m ln 2 / k); not applied$" "$T_TMP/err" &&
+	pass "... the other refused, at m ln 2 / k" || fail "... said: $(head -c 900 "$T_TMP/err")"
+"$FB" destroy capb >/dev/null
 # With --ttl: each refresh puts a copy of every rule in a newer generation;
 # ours count once, and a refresh is never refused. 3 routes, refreshed
 # (6 copies): a 4th route fits, a 5th does not; after a restart (the
