@@ -43,6 +43,12 @@
 #   rule shape left for it) is refused whole: none of its keys in the
 #   filter or the state file, one message naming it; the line's other
 #   route applied; announced again with room, applied whole;
+# - a peer announcing more routes than the filter was built for: each past
+#   its capacity refused (the operator's rules counted), named once with
+#   its line, not held; a withdrawal makes room for the next; a FlowSpec
+#   route of 2 keys with 1 slot left refused whole; a --bits filter's
+#   capacity m ln 2 / k; with --ttl, our refresh copies counted once,
+#   before and after a restart;
 # - with --ttl (rules into a generation, with prefix lengths of its own),
 #   the routes of a 5th and 6th length refused, named, in a line with 4
 #   others; a later one of a 7th length refused by the same generation, one
@@ -58,7 +64,7 @@ S=$T_TMP/rtbh.bgp
 VICTIM=$T_TMP/victim
 printf 'precious\n' >"$VICTIM"
 
-"$FB" create rtbh --capacity 10000 --fp-rate 0.0001 --counting >/dev/null || fail "create rtbh"
+"$FB" create rtbh --capacity 100000 --fp-rate 0.0001 --counting >/dev/null || fail "create rtbh"
 
 # gen KIND...: ExaBGP JSON lines (python below) on stdout.
 gen() {
@@ -274,6 +280,19 @@ for what in sys.argv[1:]:
             "attribute": {"extended-community": [{"value": 9225060886715039744}]},
             "announce": {"ipv4 flow": {"no-nexthop": routes}}}})}
         out.write(json.dumps(m).encode() + b"\n")
+    elif what[:1] in "+-" or what.startswith("fs2:"):
+        # +A / -A: a blackhole route to A announced / withdrawn; fs2:A a
+        # FlowSpec route of 2 keys (udp to A port 53 or 1024-2047).
+        a = what.lstrip("+-").replace("fs2:", "")
+        if what[0] == "+":
+            m = bh("ipv4 unicast", a)
+        elif what[0] == "-":
+            m = {"type": "update", "neighbor": dict(nb("198.51.100.9"),
+                 message={"update": {"withdraw": {"ipv4 unicast": [{"nlri": a}]}}})}
+        else:
+            c = {"destination-ipv4": [a], "protocol": ["=udp"], "destination-port": ["=53", ">=1024&<=2047"]}
+            m = fs("ipv4 flow", c)
+        out.write(json.dumps(m).encode() + b"\n")
     elif what == "forge":
         pi = "1\tdst 203.0.113.61/32\n198.51.100.9\tipv4 unicast\t203.0.113.61/32\tdst 203.0.113.61"
         for m in (bh("ipv4 unicast", "203.0.113.60/32", pi=pi),
@@ -329,7 +348,7 @@ run "$S" forge
 check_eq "odd add-path ids and peers: first run" "$RC" 0
 check_eq "... 203.0.113.60 (announced) added" "$(q dst 203.0.113.60)" maybe
 # A new filter array: the next start adds every rule its state file holds.
-"$FB" destroy rtbh >/dev/null && "$FB" create rtbh --capacity 10000 --fp-rate 0.0001 --counting >/dev/null
+"$FB" destroy rtbh >/dev/null && "$FB" create rtbh --capacity 100000 --fp-rate 0.0001 --counting >/dev/null
 run "$S"
 check_eq "... the next start works" "$RC" 0
 check_eq "... and adds back 203.0.113.60" "$(q dst 203.0.113.60)" maybe
@@ -631,6 +650,125 @@ within3x "600 FlowSpec routes added again and 600 refused against 1200 added aga
 plain=$(cpu nocollide)
 coll=$(cpu collide)
 within3x "12000 add-path ids chosen to collide against 12000 random ones" "$plain" "$coll"
+
+# --- 14. the filter's capacity bounds what peers add (the flows it was
+# built for: past them the false-positive rate climbs and traffic no route
+# names is dropped).
+CS=$T_TMP/capf.bgp
+qc() { "$FB" query "${2:-capf}" dst "$1" | head -1 | awk '{print $1}'; }
+flows() { "$FB" info "$1" | awk '/flows added/ {sub(",", "", $3); print $3}'; }
+# feed NAME STATE [BGP-OPTION...]: a bgp run reading $T_TMP/fifo in the
+# background; say KIND... writes a line of each; upto PATTERN waits for
+# it in its stderr (5 s at most); done ends it.
+feed() {
+	local name=$1 st=$2
+	shift 2
+	rm -f "$T_TMP/fifo" && mkfifo "$T_TMP/fifo"
+	"$FB" bgp "$name" --state "$st" "$@" <"$T_TMP/fifo" >/dev/null 2>"$T_TMP/err" &
+	FEED=$!
+	exec 3>"$T_TMP/fifo"
+}
+say() { gen "$@" >&3; }
+upto() {
+	local i
+	for i in $(seq 50); do
+		grep -q -- "$1" "$T_TMP/err" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+done_feed() { exec 3>&-; wait "$FEED"; }
+"$FB" create capf --capacity 4 --fp-rate 0.01 --counting >/dev/null || fail "create capf"
+gen +203.0.113.1/32 +203.0.113.2/32 +203.0.113.3/32 +203.0.113.4/32 +203.0.113.5/32 \
+	+203.0.113.6/32 >"$T_TMP/in"
+"$FB" bgp capf --state "$CS" <"$T_TMP/in" >/dev/null 2>"$T_TMP/err"
+check_eq "6 routes into a filter of capacity 4: bgp runs" "$?" 0
+check_eq "... the first 4 in the filter" "$(qc 203.0.113.1)$(qc 203.0.113.2)$(qc 203.0.113.3)$(qc 203.0.113.4)" \
+	maybemaybemaybemaybe
+check_eq "... the other 2 not" "$(qc 203.0.113.5)$(qc 203.0.113.6)" nono
+check_eq "... the filter holds 4 flows" "$(flows capf)" 4
+check_eq "... 2 refused" "$(grep -c 'not applied' "$T_TMP/err")" 2
+for l in 5 6; do
+	grep -q "^flowbloom: bgp: <stdin>:$l: '203.0.113.$l/32' from 198.51.100.9: 'dst 203.0.113.$l' would be flow 5 of filter 'capf', past its capacity of 4 flows; not applied$" "$T_TMP/err" &&
+		pass "... line $l named, with why" || fail "... line $l: $(head -c 900 "$T_TMP/err")"
+done
+check_eq "... the state file holds 4" "$(grep -c '^198.51.100.9' "$CS")" 4
+check_eq "... none of the refused" "$(grep -c '203.0.113.[56]/' "$CS")" 0
+# A withdrawal frees room once applied; a withdrawal of a refused route
+# deletes nothing; a FlowSpec route of 2 keys with 1 slot left is refused
+# whole, and the slot stays free.
+feed capf "$CS"
+say -203.0.113.6/32 -203.0.113.1/32
+upto "<stdin>:2: -dst 203.0.113.1$" || fail "... no deletion: $(head -c 900 "$T_TMP/err")"
+say +203.0.113.5/32 +203.0.113.6/32 -203.0.113.2/32
+upto "<stdin>:5: -dst 203.0.113.2$" || fail "... no deletion: $(head -c 900 "$T_TMP/err")"
+say fs2:203.0.113.8/32 +203.0.113.7/32
+done_feed
+check_eq "a withdrawal of a refused route deletes nothing" "$(grep -c '203.0.113.6' "$T_TMP/err")" 1
+check_eq "one withdrawn: a refused route announced again is accepted" "$(qc 203.0.113.5)" maybe
+grep -q "<stdin>:3: +dst 203.0.113.5$" "$T_TMP/err" && pass "... reported added" ||
+	fail "... said: $(head -c 900 "$T_TMP/err")"
+check_eq "... the next refused" "$(qc 203.0.113.6)" no
+grep -q "^flowbloom: bgp: <stdin>:4: '203.0.113.6/32' .* past its capacity of 4 flows; not applied$" "$T_TMP/err" &&
+	pass "... named" || fail "... said: $(head -c 900 "$T_TMP/err")"
+check_eq "a FlowSpec route of 2 keys, 1 slot left: neither key in the filter" \
+	"$("$FB" query capf udp dst 203.0.113.8 dport 53 | head -1 | awk '{print $1}')$("$FB" query capf udp dst 203.0.113.8 dport 1024-2047 | head -1 | awk '{print $1}')" nono
+check_eq "... refused once" "$(grep -c "<stdin>:6: 'flow .*203.0.113.8/32.*past its capacity of 4 flows; not applied$" "$T_TMP/err")" 1
+check_eq "... no part of it held" "$(grep -c '203.0.113.8' "$CS")" 0
+check_eq "... the slot left to the next route" "$(qc 203.0.113.7)" maybe
+check_eq "... the filter holds 4 flows" "$(flows capf)" 4
+check_eq "... so does the state file" "$(grep -c '^198.51.100.9' "$CS")" 4
+"$FB" destroy capf >/dev/null
+# The operator's own rules count toward the capacity.
+"$FB" create capo --capacity 4 --fp-rate 0.01 --counting >/dev/null || fail "create capo"
+"$FB" add capo dst 198.51.100.80 dst 198.51.100.81 dst 198.51.100.82 >/dev/null
+gen +203.0.113.1/32 +203.0.113.2/32 >"$T_TMP/in"
+"$FB" bgp capo --state "$T_TMP/capo.bgp" <"$T_TMP/in" >/dev/null 2>"$T_TMP/err"
+check_eq "3 operator's rules in a filter of capacity 4: 1 route of 2 in" \
+	"$(qc 203.0.113.1 capo)$(qc 203.0.113.2 capo)" maybeno
+check_eq "... the other refused" "$(grep -c "<stdin>:2: .*'dst 203.0.113.2' would be flow 5 of filter 'capo'" "$T_TMP/err")" 1
+"$FB" destroy capo >/dev/null
+# A --bits/--hashes filter: its capacity is m ln 2 / k (guard's; m =
+# 2064384 bits, k = 7: 204417 flows), 204416 of them the operator's.
+"$FB" create capb --bits 512 --hashes 7 --counting >/dev/null || fail "create capb"
+python3 -c '
+for i in range(204416): print("dst 10.%d.%d.%d" % (i >> 16, (i >> 8) & 255, i & 255))' >"$T_TMP/capb"
+"$FB" add capb -f "$T_TMP/capb" >/dev/null
+gen +203.0.113.1/32 +203.0.113.2/32 >"$T_TMP/in"
+"$FB" bgp capb --state "$T_TMP/capb.bgp" <"$T_TMP/in" >/dev/null 2>"$T_TMP/err"
+check_eq "--bits 512 --hashes 7, 1 flow below m ln 2 / k: 1 route of 2 in" \
+	"$(qc 203.0.113.1 capb)$(grep -c 'dst 203.0.113.2$' "$T_TMP/capb.bgp")" maybe0
+grep -q "<stdin>:2: '203.0.113.2/32' from 198.51.100.9: 'dst 203.0.113.2' would be flow 204418 of filter 'capb', past its capacity of 204417 flows (m ln 2 / k); not applied$" "$T_TMP/err" &&
+	pass "... the other refused, at m ln 2 / k" || fail "... said: $(head -c 900 "$T_TMP/err")"
+"$FB" destroy capb >/dev/null
+# With --ttl: each refresh puts a copy of every rule in a newer generation;
+# ours count once, and a refresh is never refused. 3 routes, refreshed
+# (6 copies): a 4th route fits, a 5th does not; after a restart (the
+# copies counted from the filter), a withdrawal makes room for one.
+"$FB" create capt --capacity 4 --fp-rate 0.01 --counting >/dev/null || fail "create capt"
+feed capt "$T_TMP/capt.bgp" --ttl 2s
+say +203.0.113.1/32 +203.0.113.2/32 +203.0.113.3/32
+for i in $(seq 50); do
+	"$FB" info capt | grep -q "generation 1: .* flows 3," && break
+	sleep 0.1
+done
+check_eq "--ttl, 3 routes refreshed: 6 copies in 2 generations" \
+	"$("$FB" info capt | grep -c 'generation [01]: .* flows 3,')" 2
+say +203.0.113.4/32 +203.0.113.5/32
+done_feed
+check_eq "--ttl, 3 routes refreshed: a 4th added" "$(qc 203.0.113.4 capt)" maybe
+check_eq "... the first 3 still there" "$(qc 203.0.113.1 capt)$(qc 203.0.113.2 capt)$(qc 203.0.113.3 capt)" \
+	maybemaybemaybe
+check_eq "... their refresh not refused" "$(grep -c 'not applied' "$T_TMP/err")" 1
+check_eq "... a 5th refused" "$(grep -c "<stdin>:5: .*'dst 203.0.113.5' would be flow 5 of filter 'capt'" "$T_TMP/err")" 1
+feed capt "$T_TMP/capt.bgp" --ttl 2s
+say -203.0.113.1/32
+upto "<stdin>:1: -dst 203.0.113.1$" || fail "... no deletion: $(head -c 900 "$T_TMP/err")"
+say +203.0.113.5/32 +203.0.113.6/32
+done_feed
+check_eq "... restarted, one withdrawn: the 5th added" "$(qc 203.0.113.5 capt)" maybe
+check_eq "... a 6th refused" "$(grep -c "<stdin>:3: .*'dst 203.0.113.6' would be flow 5 of filter 'capt'" "$T_TMP/err")" 1
+"$FB" destroy capt >/dev/null
 
 "$FB" destroy rtbh >/dev/null
 t_end

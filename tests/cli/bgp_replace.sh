@@ -135,7 +135,9 @@ check_eq "the state file holds the three /32s only" "$(grep -c $'\t''dst ' "$S")
 "$FB" destroy rt >/dev/null
 
 # --- 2. at start, from the state file: exact sets the replace left full -------
-"$FB" create cx --capacity 1000 --fp-rate 0.001 --counting --confirm exact >/dev/null ||
+# (Sized for the 65536 rules the exact sets take: bgp adds nothing past a
+# filter's capacity.)
+"$FB" create cx --capacity 65536 --fp-rate 0.001 --counting --confirm exact >/dev/null ||
 	fail "create cx"
 S=$T_TMP/cx.bgp
 { ann 203.0.113.7/32; ann 203.0.113.8/32; } >"$T_TMP/in"

@@ -60,7 +60,7 @@ check_eq "bgp: bad community is a usage error" "$?" 2
 check_eq "bgp: bad --on-session-down is a usage error" "$?" 2
 "$FB" destroy plain >/dev/null
 
-check "create a counting filter" "$FB" create rtbh --capacity 10000 --fp-rate 0.0001 --counting
+check "create a counting filter" "$FB" create rtbh --capacity 100000 --fp-rate 0.0001 --counting
 check "attach it to the router's veth" "$FB" -n "$RT" attach rtbh "$VT" --mode generic --action drop
 
 # --- the input, without ExaBGP: line numbers, bad and over-long lines ---------------

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "bgprun.h"
 #include "output.h"
 #include "rules/fit.h"
@@ -111,13 +112,14 @@ size_t bgp_add_rules(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys
 {
 	struct add_ctx a = { rn, f, keys };
 	const struct fb_fit_ops ops = { fit_refused, fit_alive, &a };
+	struct fb_gen where;
 	size_t bad, i, j, gone, n0 = *n;
 	int err;
 
 	/* With --ttl, into a generation: the rule ends by itself unless
 	 * refreshed, whether this process runs or not. */
 	while (*n && (bad = (size_t)-1,
-		      err = rn->ttl > 0 ? fb_gens_add_fit(f, keys, n, rn->ttl, &ops, &bad, NULL)
+		      err = rn->ttl > 0 ? fb_gens_add_fit(f, keys, n, rn->ttl, &ops, &bad, &where)
 					: fb_fit_add(f, keys, n, &ops, &bad))) {
 		char why[900], mask[600];
 
@@ -145,17 +147,101 @@ size_t bgp_add_rules(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys
 		if (gone)
 			*n = j;
 	}
+	if (rn->ttl > 0 && *n)
+		fb_guard_wrote(&rn->lim, &where, *n);
 	return n0 - *n;
 }
 
-/* A copy of k out of each generation holding it, the filter array itself
- * left alone: how many deleted. */
-static int del_in_gens(struct fb_gen_views *gv, const struct fb_key *k)
+/*
+ * The filter's capacity bounds what peers add: a rule past it would raise
+ * the false-positive rate for all traffic, so a hostile or broken peer
+ * announcing without end would have traffic that no route names dropped.
+ * The bound is guard's (monitor/guard.h: the capacity the filter was
+ * created with, or m ln 2 / k for an explicit geometry; held: its
+ * permanent rules and those of its live generations, the operator's
+ * included, our refresh copies of a rule counted once). Only a line's new
+ * rules meet it: one another path holds already is not in keys, and
+ * refreshes and the rules added again to a new filter array are rules we
+ * hold. The first rules of the line fit, the last are refused, a route
+ * whole (fb_bgp_refused: its other parts leave the batch, which may leave
+ * room for more). A withdrawal frees room once its deletion is applied,
+ * after the state file is written (at the next commit).
+ */
+size_t bgp_bound(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys, size_t *n)
 {
-	int g, n = 0;
+	char text[FB_FLOW_STR], why[900];
+	size_t i, j, gone, n0 = *n, active;
+	__u64 room;
 
-	for (g = 0; g < gv->n; g++)
-		n += !fb_counting_del(&gv->v[g], k); /* -1 where a counter is 0 */
+	/* Ours in the filter: held before this line, and withdrawn ones
+	 * whose deletions wait (their copies count once). */
+	active = (rn->b.nrules > *n ? rn->b.nrules - *n : 0) + rn->npend;
+	if (!*n || fb_guard_room(&rn->lim, f, active, false, &room))
+		return 0; /* -1 reported; the addition meets the same error */
+	while (*n > room) {
+		fb_flow_format(&keys[*n - 1], text, sizeof(text));
+		snprintf(why, sizeof(why),
+			 "'%s' would be flow %llu of filter '%s', past its capacity of %llu "
+			 "flows%s",
+			 text, (unsigned long long)(rn->lim.held + *n), f->name,
+			 (unsigned long long)rn->lim.n, rn->lim.derived ? " (m ln 2 / k)" : "");
+		gone = fb_bgp_refused(&rn->b, &keys[*n - 1], why, NULL);
+		--*n;
+		for (i = j = 0; gone && i < *n; i++)
+			if (fb_bgp_refs(&rn->b, &keys[i]))
+				keys[j++] = keys[i];
+		if (gone)
+			*n = j;
+	}
+	return n0 - *n;
+}
+
+void bgp_count_copies(struct bgp_run *rn, struct fb_store *f)
+{
+	struct fb_gen_views gv;
+	struct fb_key *keys;
+	size_t n, i, c;
+	int g;
+
+	memset(rn->lim.wrote, 0, sizeof(rn->lim.wrote));
+	rn->counted_id = f->bits_id;
+	if (rn->ttl <= 0 || !f->hdr->gens)
+		return;
+	n = fb_bgp_rules(&rn->b, &keys);
+	if (!keys)
+		return; /* uncounted: held counts each copy, refusing sooner */
+	if (fb_gens_views_open(f, &gv) >= 0) {
+		for (g = 0; g < gv.n; g++) {
+			for (i = c = 0; i < n; i++)
+				c += fb_counting_min(&gv.v[g], &keys[i]) > 0;
+			/* Withdrawn, their deletions waiting: ours still. */
+			for (i = 0; i < rn->npend; i++)
+				c += !fb_bgp_refs(&rn->b, &rn->pend[i].key) &&
+				     fb_counting_min(&gv.v[g], &rn->pend[i].key) > 0;
+			fb_guard_wrote(&rn->lim, &gv.g[g], c);
+		}
+		fb_gens_views_close(&gv);
+	}
+	free(keys);
+}
+
+/* A copy of k out of each generation holding it, and out of the filter
+ * array unless gens_only (fb_gens_del_held): how many deleted. A copy we
+ * wrote leaves the count of our copies (bgp_bound). */
+static int del_copies(struct bgp_run *rn, struct fb_store *f, struct fb_gen_views *gv,
+		      const struct fb_key *k)
+{
+	int g, n = rn->gens_only ? 0 : !fb_counting_del(f, k);
+
+	for (g = 0; g < gv->n; g++) {
+		const struct fb_gen *w = &gv->g[g];
+
+		if (fb_counting_del(&gv->v[g], k))
+			continue; /* -1 where a counter is 0 */
+		n++;
+		if (rn->lim.wrote[w->g].expires == w->expires && rn->lim.wrote[w->g].n)
+			rn->lim.wrote[w->g].n--;
+	}
 	return n;
 }
 
@@ -180,7 +266,7 @@ static void del_pending_gens(struct bgp_run *rn, struct fb_store *f)
 		 * withdrawal. */
 		if (rn->ttl > 0 && fb_bgp_refs(&rn->b, k))
 			continue;
-		if (!(rn->gens_only ? del_in_gens(&gv, k) : fb_gens_del_held(f, &gv, k))) {
+		if (!del_copies(rn, f, &gv, k)) {
 			bgp_show(rn->pend[i].lineno, '?', k,
 				 ": no longer in the filter; nothing deleted");
 			continue;

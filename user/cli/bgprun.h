@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "fleet/bgp.h"
+#include "monitor/guard.h"
 #include "store/store.h"
 
 /* A deletion waiting for the state file to be written. */
@@ -42,6 +43,11 @@ struct bgp_run {
 	 * is in the array itself (a copy there is the operator's), only in
 	 * its generations, carried or added since. */
 	bool gens_only;
+	/* The filter's capacity (bgp_bound): what we wrote to each
+	 * generation (refreshes put a copy of every rule in a new one),
+	 * counted afresh for each filter array (counted_id). */
+	struct fb_guard_limit lim;
+	__u32 counted_id;
 };
 
 /* A message on stderr, "flowbloom: bgp: ..." (stdout is ExaBGP's). */
@@ -54,6 +60,11 @@ void bgp_show(size_t lineno, char sign, const struct fb_key *k, const char *tail
  * *n how many added. */
 size_t bgp_add_rules(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys, size_t *n,
 		     const char *what);
+/* The line's new rules keys[0..*n) held to the filter's capacity: those
+ * past it refused, their routes whole (bgpfilter.c); how many refused. */
+size_t bgp_bound(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys, size_t *n);
+/* With --ttl: the copies of our rules in each generation of f, counted. */
+void bgp_count_copies(struct bgp_run *rn, struct fb_store *f);
 /* The deletions waiting for the state file, now that it is written. */
 void bgp_del_pending(struct bgp_run *rn, struct fb_store *f);
 /* b.del onto the deletions waiting (lineno: their line): 0, or -1 out of

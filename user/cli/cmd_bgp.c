@@ -135,6 +135,8 @@ static int open_locked(struct bgp_run *rn, struct fb_store *f, bool in_line)
 		fb_store_close(f);
 		return -1;
 	}
+	if (f->bits_id != rn->counted_id)
+		bgp_count_copies(rn, f);
 	return 0;
 }
 
@@ -159,6 +161,7 @@ static int apply_line(struct bgp_run *rn)
 			if (fb_bgp_refs(&rn->b, &rn->b.add[i]))
 				rn->b.add[j++] = rn->b.add[i];
 		n = j;
+		bgp_bound(rn, &rn->f, rn->b.add, &n);
 		bgp_add_rules(rn, &rn->f, rn->b.add, &n, "this line's rules");
 		for (i = 0; i < n; i++) {
 			bgp_show(rn->lineno, '+', &rn->b.add[i], "");

@@ -126,7 +126,8 @@ void fb_guard_wrote(struct fb_guard_limit *l, const struct fb_gen *where, size_t
 /* Room for new bans in f now, the guard having active bans in force (and
  * for a dry_run, written none of them): the lower of f's capacity less the
  * flows it holds, each address once, and max_bans less active. 0, or -1
- * reported. Call it under f's lock, but for a dry run. */
+ * reported. Call it under f's lock, but for a dry run. `bgp` holds a
+ * line's new rules to it too (active: the rules it has in f; bgpfilter.c). */
 int fb_guard_room(struct fb_guard_limit *l, const struct fb_store *f, __u64 active, bool dry_run,
 		  __u64 *room);
 
