@@ -148,7 +148,7 @@ size_t bgp_add_rules(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys
 			*n = j;
 	}
 	if (rn->ttl > 0 && *n)
-		fb_guard_wrote(&rn->lim, &where, *n);
+		fb_capacity_wrote(&rn->lim, &where, *n);
 	return n0 - *n;
 }
 
@@ -156,7 +156,7 @@ size_t bgp_add_rules(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys
  * The filter's capacity bounds what peers add: a rule past it would raise
  * the false-positive rate for all traffic, so a hostile or broken peer
  * announcing without end would have traffic that no route names dropped.
- * The bound is guard's (monitor/guard.h: the capacity the filter was
+ * The bound is guard's (rules/capacity.h: the capacity the filter was
  * created with, or m ln 2 / k for an explicit geometry; held: its
  * permanent rules and those of its live generations, the operator's
  * included, our refresh copies of a rule counted once). Only a line's new
@@ -176,7 +176,7 @@ size_t bgp_bound(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys, si
 	/* Ours in the filter: held before this line, and withdrawn ones
 	 * whose deletions wait (their copies count once). */
 	active = (rn->b.nrules > *n ? rn->b.nrules - *n : 0) + rn->npend;
-	if (!*n || fb_guard_room(&rn->lim, f, active, false, &room))
+	if (!*n || fb_capacity_room(&rn->lim, f, active, false, &room))
 		return 0; /* -1 reported; the addition meets the same error */
 	while (*n > room) {
 		fb_flow_format(&keys[*n - 1], text, sizeof(text));
@@ -218,7 +218,7 @@ void bgp_count_copies(struct bgp_run *rn, struct fb_store *f)
 			for (i = 0; i < rn->npend; i++)
 				c += !fb_bgp_refs(&rn->b, &rn->pend[i].key) &&
 				     fb_counting_min(&gv.v[g], &rn->pend[i].key) > 0;
-			fb_guard_wrote(&rn->lim, &gv.g[g], c);
+			fb_capacity_wrote(&rn->lim, &gv.g[g], c);
 		}
 		fb_gens_views_close(&gv);
 	}

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "fleet/bgp.h"
-#include "monitor/guard.h"
+#include "rules/capacity.h"
 #include "store/store.h"
 
 /* A deletion waiting for the state file to be written. */
@@ -46,7 +46,7 @@ struct bgp_run {
 	/* The filter's capacity (bgp_bound): what we wrote to each
 	 * generation (refreshes put a copy of every rule in a new one),
 	 * counted afresh for each filter array (counted_id). */
-	struct fb_guard_limit lim;
+	struct fb_capacity_limit lim;
 	__u32 counted_id;
 };
 

@@ -35,6 +35,7 @@
 #include "monview.h"
 #include "output.h"
 #include "parse.h"
+#include "rules/capacity.h"
 #include "rules/lifetime.h"
 #include "store/gens.h"
 #include "store/jiffies.h"
@@ -72,8 +73,8 @@ struct guard {
 	bool by_dst, dry_run;
 	bool json; /* -j: events as JSON objects (on stderr) */
 	enum announce announce;
-	__u64 count;		   /* intervals to run (0: until stopped) */
-	struct fb_guard_limit lim; /* the ban limit: --max-bans, BAN's capacity */
+	__u64 count;		      /* intervals to run (0: until stopped) */
+	struct fb_capacity_limit lim; /* the ban limit: --max-bans, BAN's capacity */
 	struct fb_never_list never;
 	struct ban *bans;
 	size_t nbans, cap;
@@ -396,7 +397,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 			goto out;
 		locked = true;
 	}
-	if (nk && fb_guard_room(&g->lim, bf, g->active, g->dry_run, &room))
+	if (nk && fb_capacity_room(&g->lim, bf, g->active, g->dry_run, &room))
 		goto out;
 	/* The heaviest new bans first, up to the room (held as reported
 	 * counts them); extensions always. */
@@ -420,7 +421,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 				       g->into);
 			goto out;
 		}
-		fb_guard_wrote(&g->lim, &where, nw);
+		fb_capacity_wrote(&g->lim, &where, nw);
 	} else if (nw) {
 		where.expires =
 			fb_jiffies_after(g->ttl) + (__u64)(g->ttl / FB_GEN_DIV / fb_jiffies_tick());
@@ -593,13 +594,13 @@ int cmd_guard(int argc, char **argv)
 			g.into, FB_NAME(fb_action_names, bf.hdr->action));
 	if (fb_gens_supported(&bf))
 		goto close_ban;
-	if (!fb_guard_held(&bf, fb_jiffies_now(), &held) &&
-	    held >= fb_guard_capacity(bf.hdr, &derived))
+	if (!fb_capacity_held(&bf, fb_jiffies_now(), &held) &&
+	    held >= fb_capacity_of(bf.hdr, &derived))
 		fprintf(stderr,
 			"flowbloom: note: '%s' holds %llu flows, its capacity %llu%s: no new ban "
 			"until some of them end\n",
 			g.into, (unsigned long long)held,
-			(unsigned long long)fb_guard_capacity(bf.hdr, NULL),
+			(unsigned long long)fb_capacity_of(bf.hdr, NULL),
 			derived ? " (m ln 2 / k)" : "");
 	if (!g.dry_run && (sfd = fb_guard_stats_open(&bf, true)) < 0)
 		goto close_ban;

@@ -230,11 +230,16 @@ static __u64 count_saturated(const struct fb_store *f)
 	return n;
 }
 
-/* Generations of rules with a lifetime: expiry, flows, fill. */
+/* Generations of rules with a lifetime: expiry, flows, fill. info reads
+ * without the lock: a generation a writer reclaims between the list and
+ * its opening (guard, bgp --ttl) is a race of no consequence, kept out of
+ * the output (quiet): its fill reads -1, and the figures with the
+ * generations are left out. */
 static void info_gens(const struct fb_store *f)
 {
 	struct fb_gen gl[FB_GEN_SLOTS];
 	int n = f->hdr->gens ? fb_gens_list(f, gl) : 0, i;
+	bool quiet = fb_report_quiet;
 
 	if (fb_json)
 		jw_arr_open("generations");
@@ -246,10 +251,12 @@ static void info_gens(const struct fb_store *f)
 		struct fb_store gs;
 		double fill = -1;
 
+		fb_report_quiet = true;
 		if (gl[i].nblocks && !fb_gen_open(f, gl[i].g, &gs)) {
 			fill = (double)fb_bits_popcount(&gs) / fb_header_mbits(gs.hdr);
 			fb_gen_close(&gs);
 		}
+		fb_report_quiet = quiet;
 		if (fb_json) {
 			jw_obj_open(NULL);
 			jw_u64("generation", gl[i].g);
@@ -275,8 +282,11 @@ static void info_gens(const struct fb_store *f)
 		 * figures above are the permanent rules' alone. */
 		unsigned probes;
 		double rate;
-		int live = fb_gens_packet(f, &probes, &rate);
+		int live;
 
+		fb_report_quiet = true;
+		live = fb_gens_packet(f, &probes, &rate);
+		fb_report_quiet = quiet;
 		if (live <= 0)
 			return;
 		if (fb_json) {

@@ -3,7 +3,6 @@
  * lower limits from the sketch, the never-ban list, the stats pin. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,8 +11,6 @@
 #include "monitor/guard.h"
 #include "report.h"
 #include "rules/flow.h"
-#include "store/gens.h"
-#include "store/jiffies.h"
 #include "store/pintree.h"
 
 /* The address rule of one side of a flow key: what a ban adds. */
@@ -165,75 +162,6 @@ bool fb_never_has(const struct fb_never_list *l, const struct fb_key *addr)
 			return true;
 	}
 	return false;
-}
-
-__u64 fb_guard_capacity(const struct fb_header *h, bool *derived)
-{
-	double n;
-
-	if (derived)
-		*derived = !h->capacity;
-	if (h->capacity)
-		return h->capacity;
-	n = floor((double)fb_header_mbits(h) * M_LN2 / (h->k ? h->k : 1));
-	return n >= 1 ? (__u64)n : 1;
-}
-
-int fb_guard_held(const struct fb_store *f, __u64 now, __u64 *flows)
-{
-	struct fb_gen gl[FB_GEN_SLOTS];
-	int n = f->hdr->gens ? fb_gens_list(f, gl) : 0, i;
-
-	if (n < 0)
-		return -1;
-	*flows = f->hdr->nflows;
-	/* A generation whose expiry passed matches nothing (the data path
-	 * skips it) though its slot waits for the next writer. */
-	for (i = 0; i < n; i++)
-		if (gl[i].expires > now)
-			*flows += gl[i].nflows;
-	return 0;
-}
-
-void fb_guard_wrote(struct fb_guard_limit *l, const struct fb_gen *where, size_t n)
-{
-	/* A slot reused holds another generation: what was written to the
-	 * old one ended with it. */
-	if (l->wrote[where->g].expires != where->expires) {
-		l->wrote[where->g].expires = where->expires;
-		l->wrote[where->g].n = 0;
-	}
-	l->wrote[where->g].n += n;
-}
-
-int fb_guard_room(struct fb_guard_limit *l, const struct fb_store *f, __u64 active, bool dry_run,
-		  __u64 *room)
-{
-	__u64 now = fb_jiffies_now(), held, mine = 0, cap;
-	unsigned s;
-
-	if (fb_guard_held(f, now, &held))
-		return -1;
-	cap = fb_guard_capacity(f->hdr, &l->derived);
-	for (s = 0; s < FB_GEN_SLOTS; s++)
-		if (l->wrote[s].expires > now)
-			mine += l->wrote[s].n;
-	/* Copies beyond one per ban in force are extensions. A dry run
-	 * counts what it would have written. */
-	if (mine > active)
-		held -= mine - active < held ? mine - active : held;
-	if (dry_run)
-		held += active;
-	*room = held < cap ? cap - held : 0;
-	l->n = cap;
-	l->held = held;
-	l->by_bans = l->max_bans && l->max_bans < active + *room;
-	if (l->by_bans) {
-		*room = active < l->max_bans ? l->max_bans - active : 0;
-		l->n = l->max_bans;
-		l->held = active;
-	}
-	return 0;
 }
 
 /* A small map pinned in f's directory (never through a link: pintree),

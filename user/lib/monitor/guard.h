@@ -27,7 +27,6 @@
 #include <linux/types.h>
 #include "flowbloom/key.h"
 #include "monitor/monmaps.h"
-#include "store/gens.h"
 #include "store/store.h"
 
 #define FB_GUARD_PIN "guard"
@@ -54,7 +53,7 @@ struct fb_guard_stats {
 	__u64 intervals; /* intervals evaluated */
 	__u64 refused;	 /* bans the filter refused (no room: reported) */
 	__u64 limited;	 /* new bans not made, the ban limit reached: one per
-			  * address and interval (fb_guard_room) */
+			  * address and interval (fb_capacity_room, rules/capacity.h) */
 	__u64 reserved;
 };
 
@@ -84,52 +83,6 @@ int fb_never_read(const char *file, struct fb_never_list *l);
 void fb_never_free(struct fb_never_list *l);
 /* Does an address key (fb_guard_addr.key) fall in one of them? */
 bool fb_never_has(const struct fb_never_list *l, const struct fb_key *addr);
-
-/*
- * The ban limit. A filter is built for a number of flows (its capacity); past
- * it the false-positive rate climbs and traffic never seen is dropped. A
- * flood from many spoofed sources, each really above the threshold, would
- * otherwise add a ban per source per interval, and the attacker would choose
- * how full the filter gets. So guard adds a new ban only while the filter
- * holds fewer flows than its capacity (and, with --max-bans N, while it has
- * fewer than N bans in force); an extension is not a new ban.
- *
- * The capacity: the one f was created with (--capacity); for an explicit
- * geometry (--bits M --hashes K), M ln 2 / K, the load for which K is the
- * optimal number of hashes (k = (m/n) ln 2; Broder and Mitzenmacher,
- * "Network applications of Bloom filters: a survey", 2004): half the bits
- * set, past which each flow raises the rate faster than at the optimum.
- * *derived says which (may be NULL). At least 1.
- */
-__u64 fb_guard_capacity(const struct fb_header *h, bool *derived);
-/* The flows f holds at jiffies now, as `info` counts them: its permanent
- * rules plus those of every generation still live then (an address added
- * to two generations counts twice). 0, or -1 reported. */
-int fb_guard_held(const struct fb_store *f, __u64 now, __u64 *flows);
-
-/* One guard's limit, and what it wrote: an extension writes its address
- * again, to a later generation (store/gens.h), and the filter holds it
- * twice until the older one ends; it is one ban all the same. */
-struct fb_guard_limit {
-	__u64 max_bans; /* --max-bans (0: none) */
-	struct {
-		__u64 expires, n;
-	} wrote[FB_GEN_SLOTS]; /* rules written, by generation */
-	/* The limit fb_guard_room() last applied: n, and what is held
-	 * against it (bans in force with by_bans, else f's flows); derived:
-	 * n is m ln 2 / k. */
-	__u64 n, held;
-	bool by_bans, derived;
-};
-/* A batch of n rules written to generation where. */
-void fb_guard_wrote(struct fb_guard_limit *l, const struct fb_gen *where, size_t n);
-/* Room for new bans in f now, the guard having active bans in force (and
- * for a dry_run, written none of them): the lower of f's capacity less the
- * flows it holds, each address once, and max_bans less active. 0, or -1
- * reported. Call it under f's lock, but for a dry run. `bgp` holds a
- * line's new rules to it too (active: the rules it has in f; bgpfilter.c). */
-int fb_guard_room(struct fb_guard_limit *l, const struct fb_store *f, __u64 active, bool dry_run,
-		  __u64 *room);
 
 /* The stats map of filter f: opened, or created and pinned (create). -1
  * reported; with create false and none there, -1 with errno ENOENT and
