@@ -92,6 +92,7 @@ jrun ok add one 0 add c1 -f "$T_TMP/flows.txt"
 jrun ok count one 0 count c1 $F1
 jrun ok query one 0 query c1 $F1 udp 198.51.100.1:54 203.0.113.7:4000
 jrun ok query one 0 query c1 -f "$T_TMP/flows.txt"
+jrun ok query one 0 query c1 --packet $F1 $F2
 jrun ok del one 0 del c1 $F1
 jrun ok load one 0 load c1 "$T_TMP/list.txt"
 jrun ok check one 0 check c1
@@ -168,7 +169,7 @@ jrun usage capture error 2 capture c1 -w -
 printf '%s\n' "$F2" "udp 198.51.100.1:99999 203.0.113.7:1" "src 198.51.100.77" >"$T_TMP/bad.txt"
 printf 'capacity = 1000\nfp-rate = 0.01 0.02\nload = list.txt\n' >"$T_TMP/bad1.conf"
 before=$(digest c1)
-for args in "add c1 -f" "del c1 -f" "query c1 -f" "traffic c1 -f" "load c1" "load c1 --replace" "load c1 --ttl 1h"; do
+for args in "add c1 -f" "del c1 -f" "query c1 -f" "query c1 --packet -f" "traffic c1 -f" "load c1" "load c1 --replace" "load c1 --ttl 1h"; do
 	jrun "line:$T_TMP/bad.txt:2:" "${args%% *}" error 1 $args "$T_TMP/bad.txt"
 done
 jrun "line:$T_TMP/bad1.conf:2:" apply error 1 apply "$T_TMP/bad1.conf"

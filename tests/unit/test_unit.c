@@ -194,5 +194,6 @@ int main(void)
 	test_shared_logic();
 	test_text_input();
 	test_real_input();
+	test_frame();
 	return test_summary();
 }

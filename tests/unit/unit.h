@@ -38,6 +38,9 @@ void test_flow_parse(void);
 /* unit_rule.c */
 void test_rule_parse(void);
 
+/* unit_frame.c */
+void test_frame(void);
+
 /* unit_create.c */
 void test_create_opts(void);
 

@@ -48,6 +48,11 @@ int cmd_ipfix(int argc, char **argv);
 int cmd_bgp(int argc, char **argv);
 int cmd_capture(int argc, char **argv);
 int cmd_guard(int argc, char **argv);
+/* query --packet (cmd_qpacket.c): query's arguments, --packet among them. */
+int fb_query_packet(int argc, char **argv);
+/* The rule kind the program's trace names (enum fb_kind: flow, src, dst,
+ * shape); NULL for none (cmd_replay.c). */
+const char *fb_match_name(__u32 kind);
 
 /* cmd_status.c: for `info` and `stats`: the attachments that fail open, as a warning
  * line each on stderr, or (-j) a "fail_open" array in the current object

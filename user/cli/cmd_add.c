@@ -379,8 +379,15 @@ int cmd_query(int argc, char **argv)
 	struct fb_store f;
 	struct fb_flows fl;
 	size_t i, maybe = 0;
-	int rc = flows_args(argc, argv, &f, &fl, NULL, NULL);
+	int rc;
 
+	/* The other question: what the program does with a packet (whose
+	 * options without --packet are refused there, with the reason). */
+	for (i = 1; i < (size_t)argc; i++)
+		if (!strcmp(argv[i], "--packet") || !strncmp(argv[i], "--action", 8) ||
+		    !strncmp(argv[i], "--malformed", 11))
+			return fb_query_packet(argc, argv);
+	rc = flows_args(argc, argv, &f, &fl, NULL, NULL);
 	if (rc)
 		return rc;
 	if (fb_gens_views_open(&f, &gv) < 0) {

@@ -6,16 +6,15 @@
  * counters stay untouched) and with cfg_trace set, so --explain shows the
  * key the program itself computed.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <linux/bpf.h>
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cmd.h"
 #include "rules/flow.h"
 #include "prog/loader.h"
+#include "prog/testrun.h"
 #include "output.h"
 #include "rules/pcapfile.h"
 #include "store/store.h"
@@ -32,7 +31,7 @@ struct tally {
 	unsigned long long packets, matched, nonip, malformed, frags, runt, cut, failed;
 };
 
-static const char *kind_name(__u32 k)
+const char *fb_match_name(__u32 k)
 {
 	return k == FB_KIND_FLOW   ? "flow"
 	       : k == FB_KIND_SRC  ? "src"
@@ -77,8 +76,8 @@ static void explain_line(const char *file, unsigned long long n, const char *ver
 				jw_str("flow", text);
 			else
 				jw_null("flow");
-			if (kind_name(tr->kind))
-				jw_str("match", kind_name(tr->kind));
+			if (fb_match_name(tr->kind))
+				jw_str("match", fb_match_name(tr->kind));
 			else
 				jw_null("match");
 			if (tr->kind == FB_KIND_MASK) {
@@ -91,7 +90,7 @@ static void explain_line(const char *file, unsigned long long n, const char *ver
 	} else if (!tr) {
 		printf("%llu %s (shorter than an Ethernet header)\n", n, verdict);
 	} else {
-		printf("%llu %-5s %-5s %s%s%s\n", n, verdict, kind_name(tr->kind) ?: "-",
+		printf("%llu %-5s %-5s %s%s%s\n", n, verdict, fb_match_name(tr->kind) ?: "-",
 		       tr->parse == FB_PARSE_OK	     ? text
 		       : tr->parse == FB_PARSE_NONIP ? "(non-ip)"
 						     : "(malformed)",
@@ -134,8 +133,6 @@ static void summary(const char *file, const struct tally *t)
 static int replay_file(struct flowbloom_bpf *skel, const char *path, bool explain, struct tally *t)
 {
 	static __u8 frame[FB_TEST_RUN_MAX];
-	int prog_fd = fb_load_prog_fd(skel);
-	int trace_fd = fb_load_trace_fd(skel);
 	struct fb_pcap *pc = fb_pcap_open(path);
 	size_t len;
 	int cut, v;
@@ -143,10 +140,8 @@ static int replay_file(struct flowbloom_bpf *skel, const char *path, bool explai
 	if (!pc)
 		return -2;
 	while ((v = fb_pcap_next(pc, frame, sizeof(frame), &len, &cut)) == 1) {
-		LIBBPF_OPTS(bpf_test_run_opts, run, .data_in = frame, .data_size_in = len,
-			    .repeat = 1);
 		struct fb_trace tr;
-		__u32 zero = 0;
+		__u32 verdict;
 		int err;
 
 		t->packets++;
@@ -159,21 +154,21 @@ static int replay_file(struct flowbloom_bpf *skel, const char *path, bool explai
 			continue;
 		}
 		t->cut += cut;
-		err = bpf_prog_test_run_opts(prog_fd, &run);
-		if (err || bpf_map_lookup_elem(trace_fd, &zero, &tr)) {
+		err = fb_test_run(skel, frame, len, &verdict, &tr);
+		if (err) {
 			fb_err("%s: packet %llu: test run failed: %s", path, t->packets,
-			       strerror(err ? -err : errno));
+			       strerror(-err));
 			t->failed++;
 			continue;
 		}
-		if (run.retval <= XDP_REDIRECT)
-			t->verdict[run.retval]++;
+		if (verdict <= XDP_REDIRECT)
+			t->verdict[verdict]++;
 		t->matched += tr.kind != 0;
 		t->nonip += tr.parse == FB_PARSE_NONIP;
 		t->malformed += tr.parse == FB_PARSE_MALFORMED;
 		t->frags += tr.fragment;
 		if (explain)
-			explain_line(path, t->packets, FB_NAME(fb_verdict_names, run.retval), &tr);
+			explain_line(path, t->packets, FB_NAME(fb_verdict_names, verdict), &tr);
 	}
 	fb_pcap_close(pc);
 	return v < 0 ? -1 : 0;

@@ -171,11 +171,21 @@ static const struct fb_cmd cmds[] = {
 	{ "card", cmd_card, "card SRC [SRC]",
 	  "Estimated distinct flows from the fill (Swamidass-Baldi); with two filters\n"
 	  "also their union, intersection and Jaccard similarity." },
-	{ "query", cmd_query, "query NAME FLOW... | query NAME -f FILE",
-	  "Print 'maybe' or 'no' for each flow, then a count. For a plain address\n"
-	  "(src ADDR, dst ADDR) the answer is the data path's: does a prefix held\n"
-	  "by the filter cover it? A prefix (src ADDR/LEN) or a FLOW of FIELDs asks for\n"
-	  "that rule. FILE (-f or --file) as for add." },
+	{ "query", cmd_query,
+	  "query NAME (FLOW... | -f FILE) [--packet [--action drop|allow|monitor] [--malformed "
+	  "pass|drop]]",
+	  "Print 'maybe' or 'no' for each flow, then a count: is that rule in the\n"
+	  "filter? For a plain address (src ADDR, dst ADDR) the answer is the data\n"
+	  "path's: does a prefix held by the filter cover it? A prefix (src ADDR/LEN) or\n"
+	  "a FLOW of FIELDs asks for that rule. FILE (-f or --file) as for add.\n"
+	  "--packet asks instead what the data path does with one packet of each FLOW,\n"
+	  "which must fix every field (PROTO SRC:PORT DST:PORT, or PROTO src ADDR dst\n"
+	  "ADDR for a protocol without ports): its frame (a TCP SYN, a UDP datagram, an\n"
+	  "ICMP echo request, ...) runs through the XDP program as replay's packets do,\n"
+	  "the filter's counters untouched. Each line: the verdict, the rule kind that\n"
+	  "matched (flow, src, dst, or shape and its fields; '-': none), the flow as the\n"
+	  "program keyed it. --action and --malformed as for attach (default: the\n"
+	  "filter's own action)." },
 	{ "stats", cmd_stats, "stats NAME [--watch [SECS]]",
 	  "Packet and byte counters of the filter's attachments. --watch prints them\n"
 	  "every SECS seconds (default 1) with the rates since the previous poll\n"
