@@ -559,6 +559,27 @@ for i in 1 2 3 4; do
 done
 check_eq "create, create and import of one name at once; destroy twice at once (4 rounds)" "$bad" ""
 
+# A create between its staging directory's mkdir and its lock on it: strace
+# holds every flock of the first create 0.4 s, and a second create of the
+# name starts inside that window. It must not take the first one's
+# directory for a dead create's and remove it (both then failed, "cannot
+# pin the maps of 'c' in ~c: No such file or directory"): one makes c, the
+# other is told another create is in progress.
+job s1 strace -f -qq -o /dev/null -e trace=flock -e inject=flock:delay_enter=400000 \
+	"$FB" create c ${OPTS[counting]}
+sleep 0.2
+job s2 "$FB" create c ${OPTS[counting]}
+waitjobs
+rcs="$(cat "$T_TMP/s1.rc")$(cat "$T_TMP/s2.rc")"
+check "a create inside another's mkdir-to-lock window: one of the two makes c ($rcs)" \
+	test "$rcs" = 01 -o "$rcs" = 10
+check "... the other says another create is in progress or c exists" \
+	grep -Eqh "another create or import of 'c' is in progress|already exists" "$T_TMP/s1.err" "$T_TMP/s2.err"
+check_eq "... and nothing else: $(cat "$T_TMP/s1.err" "$T_TMP/s2.err" | head -c 300)" \
+	"$(cat "$T_TMP/s1.err" "$T_TMP/s2.err" | grep -vEc "another create or import of 'c' is in progress|already exists")" 0
+check_eq "... c is clean, nothing staged" "$(clean c) $(staged)" "True "
+"$FB" destroy c >/dev/null
+
 # Two applies of one file at once, the filter absent (a reload while the
 # start runs): both succeed, as one after the other would; one filter,
 # holding the file's list.

@@ -397,6 +397,20 @@ int fb_pin_remove_stale(int root, const char *stage)
 	return 1;
 }
 
+int fb_pin_stage_lock(int root)
+{
+	if (flock(root, LOCK_EX)) {
+		fb_report_err("cannot lock %s: %s", fb_pin_root(), strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+void fb_pin_stage_unlock(int root)
+{
+	flock(root, LOCK_UN);
+}
+
 void fb_pin_stage_name(char *buf, size_t len, const char *prefix, const char *name)
 {
 	snprintf(buf, len, "%s%s", prefix, name);
@@ -585,10 +599,15 @@ int fb_pin_clean_stale(const char *name)
 	root = fb_pin_open_root_of(name);
 	if (root < 0)
 		return root == -2 ? 0 : -1;
+	if (fb_pin_stage_lock(root)) {
+		close(root);
+		return -1;
+	}
 	fb_pin_stage_name(stage, sizeof(stage), FB_STAGE_NEW, name);
 	n += fb_pin_remove_stale(root, stage);
 	fb_pin_stage_name(stage, sizeof(stage), FB_STAGE_OLD, name);
 	n += fb_pin_remove_stale(root, stage);
+	fb_pin_stage_unlock(root);
 	close(root);
 	return n;
 }

@@ -37,7 +37,15 @@ int fb_pin_get(int dfd, const char *name);
 int fb_pin_at(int fd, int dfd, const char *name);
 int fb_pin_open_dir(int dfd, const char *name);
 int fb_pin_remove_tree(int dfd, const char *name, int depth);
+/* A stale staging directory (no maker holds its flock) removed: 1, or 0
+ * if absent or in use. For a FB_STAGE_NEW one, under fb_pin_stage_lock(). */
 int fb_pin_remove_stale(int root, const char *stage);
+/* Staging directories are made (mkdir, then the maker's flock) and
+ * removed when stale under an exclusive flock of the root, so no remover
+ * meets one between its mkdir and its maker's lock and takes it for
+ * stale. Held only for those few calls; never nested. */
+int fb_pin_stage_lock(int root);
+void fb_pin_stage_unlock(int root);
 void fb_pin_stage_name(char *buf, size_t len, const char *prefix, const char *name);
 int fb_pin_rename(int dfd, const char *from, const char *to);
 int fb_pin_iproute_maps(int *outer_fd, int *stats_fd);

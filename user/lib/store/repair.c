@@ -56,8 +56,8 @@ int fb_repair_list_stale(char ***names)
 		return 0;
 	if (root < 0)
 		return -1;
-	d = fdopendir(root);
-	if (!d) {
+	/* A create's directory between its mkdir and its lock is not stale. */
+	if (fb_pin_stage_lock(root) || !(d = fdopendir(root))) {
 		close(root);
 		return -1;
 	}
@@ -82,6 +82,7 @@ int fb_repair_list_stale(char ***names)
 		}
 		close(fd);
 	}
+	fb_pin_stage_unlock(dirfd(d));
 	closedir(d);
 	if (n)
 		qsort(v, n, sizeof(*v), fb_cmp_str);

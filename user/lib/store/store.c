@@ -100,20 +100,22 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 		goto fail;
 	}
 	/* Build aside, in a directory no filter name can take, and publish
-	 * by one rename: a killed create leaves no half-made filter. */
+	 * by one rename: a killed create leaves no half-made filter. Made and
+	 * locked under the stage lock (pintree.h): unlocked, another create
+	 * of the name would remove it as stale. */
+	if (fb_pin_stage_lock(f->root_fd))
+		goto fail;
 	fb_pin_remove_stale(f->root_fd, f->pin_name);
-	if (mkdirat(f->root_fd, f->pin_name, 0700)) {
-		if (errno != EEXIST) {
-			fb_report_err("cannot create %s: %s", f->dir, strerror(errno));
-			goto fail;
-		}
-		fb_report_err("another create or import of '%s' is in progress", name);
-		fb_store_close(f);
-		return FB_STORE_BUSY;
+	if (mkdirat(f->root_fd, f->pin_name, 0700) && errno != EEXIST) {
+		fb_report_err("cannot create %s: %s", f->dir, strerror(errno));
+		fb_pin_stage_unlock(f->root_fd);
+		goto fail;
 	}
+	/* EEXIST: a live one (not stale), whose flock fails below. */
 	f->dir_fd = fb_pin_open_dir(f->root_fd, f->pin_name);
 	if (f->dir_fd < 0 || flock(f->dir_fd, LOCK_EX | LOCK_NB) ||
 	    fb_pin_trusted(f->dir_fd, f->dir, false)) {
+		fb_pin_stage_unlock(f->root_fd);
 		fb_report_err("another create or import of '%s' is in progress", name);
 		if (f->dir_fd >= 0)
 			close(f->dir_fd);
@@ -121,6 +123,7 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 		fb_store_close(f);
 		return FB_STORE_BUSY;
 	}
+	fb_pin_stage_unlock(f->root_fd);
 	f->staged = true;
 	if (is_default) {
 		adopted = fb_pin_iproute_maps(&outer_fd, &stats_fd);
@@ -594,7 +597,9 @@ int fb_store_destroy(const char *name)
 		fb_pin_iproute_remove(&f);
 	fb_pin_stage_name(gone, sizeof(gone), FB_STAGE_OLD, name);
 	for (tries = 0; fb_pin_rename(f.root_fd, name, gone); tries++) {
-		/* A leftover of an earlier destroy of this name: remove it. */
+		/* A leftover of an earlier destroy of this name: remove it
+		 * (no stage lock: a "~~" directory is born locked, renamed
+		 * from the filter its destroyer holds). */
 		if (tries || (errno != EEXIST && errno != ENOTEMPTY) ||
 		    !fb_pin_remove_stale(f.root_fd, gone)) {
 			fb_report_err("cannot remove filter '%s': %s", name, strerror(errno));
