@@ -20,20 +20,10 @@
 #include "rules/lists.h"
 #include "rules/prefixes.h"
 
-static int push(struct fb_list *l, const struct fb_key *k)
+/* Read again for a refusal's lines (record): k onto the origins alone,
+ * which hold the key with its line. */
+static int push_origin(struct fb_list *l, const struct fb_key *k)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 4096;
-		struct fb_key *nk = realloc(l->keys, cap * sizeof(*nk));
-
-		if (!nk)
-			return -1;
-		l->keys = nk;
-		l->cap = cap;
-	}
-	l->keys[l->n++] = *k;
-	if (!l->record)
-		return 0;
 	if (l->nfrom == l->capfrom) {
 		size_t cap = l->capfrom ? l->capfrom * 2 : 4096;
 		struct fb_list_origin *no = realloc(l->from, cap * sizeof(*no));
@@ -46,6 +36,23 @@ static int push(struct fb_list *l, const struct fb_key *k)
 	l->from[l->nfrom].key = *k;
 	l->from[l->nfrom].file = l->nfiles - 1;
 	l->from[l->nfrom++].line = l->line;
+	return 0;
+}
+
+static int push(struct fb_list *l, const struct fb_key *k)
+{
+	if (l->record)
+		return push_origin(l, k);
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 4096;
+		struct fb_key *nk = realloc(l->keys, cap * sizeof(*nk));
+
+		if (!nk)
+			return -1;
+		l->keys = nk;
+		l->cap = cap;
+	}
+	l->keys[l->n++] = *k;
 	return 0;
 }
 
@@ -212,7 +219,6 @@ void fb_list_origins(struct fb_list *l)
 		fb_lines_close(&r);
 	}
 	fb_report_quiet = quiet;
-	free(t.keys);
 	l->from = t.from;
 	l->nfrom = t.nfrom;
 	l->capfrom = t.capfrom;
