@@ -12,8 +12,9 @@
 # generations hold is the first generation's in slot order (generation
 # 0 before 1, though 1 ends sooner), whatever the rule kinds; a packet no
 # rule covers says neither. Text and -j, on the default filter (NH,
-# blocked) and on a classic SipHash one (the other probe path), and
-# replay --explain of the same packets as a pcap built here agrees.
+# blocked; of several chunks, and of one, which the data path reads
+# beside its head) and on a classic SipHash one (the other probe path),
+# and replay --explain of the same packets as a pcap built here agrees.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin trace_life
 t_traps
@@ -79,7 +80,7 @@ PY
 one() {
 	local label=$1 f=trl$RANDOM ga gb gc want got rows
 	shift
-	"$FB" create "$f" --bits 8388608 --hashes 8 "$@" >/dev/null || { fail "$label: create"; return; }
+	"$FB" create "$f" "$@" >/dev/null || { fail "$label: create"; return; }
 	check "$label: add: permanent rules" "$FB" add "$f" src 198.51.100.0/25 src 2001:db8:1::/48
 	ga=$("$FB" add "$f" --ttl 1h src 203.0.113.0/24 | gen_of)
 	gb=$("$FB" add "$f" --ttl 10m udp dst 198.51.100.0/24 dport 53 | gen_of)
@@ -139,6 +140,7 @@ for r in json.load(open(sys.argv[1]))["results"]:
 	"$FB" destroy "$f" >/dev/null || fail "$label: destroy"
 }
 
-one "blocked NH"
-one "classic SipHash" --layout classic --hash siphash13
+one "blocked NH" --bits 8388608 --hashes 8
+one "blocked NH, one chunk" --bits 262144 --hashes 4
+one "classic SipHash" --bits 8388608 --hashes 8 --layout classic --hash siphash13
 t_finish
