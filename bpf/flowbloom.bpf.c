@@ -22,6 +22,7 @@
 #include "maps.bpf.h"
 #include "monitor.bpf.h"
 #include "capture.bpf.h"
+#include "trace.bpf.h"
 
 __u32 bench_seq;
 
@@ -389,6 +390,9 @@ out:
 			tr->kind = kind;
 			tr->mask = kind == FB_KIND_MASK ? shape : 0;
 			tr->verdict = verdict;
+			/* Permanent, or which lifetime: from the record, so that
+			 * nothing is kept live for it (bpf/trace.bpf.h). */
+			fb_trace_fill();
 		}
 	}
 	/* `flowbloom capture` (bpf/capture.bpf.h): one load while none runs. */

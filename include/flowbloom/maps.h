@@ -193,7 +193,16 @@ enum fb_parse {
 	FB_PARSE_MALFORMED = 2,
 };
 
-/* What the program decided about the last packet (replay --explain only). */
+/* Where the rule that decided is (fb_trace.gen); any other value is the
+ * slot range of the generation that held it (ttl.h, fb_gen_range(): set
+ * (gen - 2) / FB_GEN_SLOTS, generation (gen - 2) % FB_GEN_SLOTS). */
+enum fb_trace_source {
+	FB_TRACE_OWN = 0,     /* the filter's own chunks: a permanent rule (or no rule) */
+	FB_TRACE_UNKNOWN = 1, /* in neither: the filter changed during the run */
+};
+
+/* What the program decided about the last packet (replay --explain and
+ * query --packet only). */
 struct fb_trace {
 	struct fb_key key;
 	__u32 parse;	/* enum fb_parse */
@@ -201,7 +210,7 @@ struct fb_trace {
 	__u32 kind;	/* enum fb_kind that matched, 0: none */
 	__u32 verdict;	/* XDP_* */
 	__u32 mask;	/* FB_KIND_MASK: the descriptor of the shape that matched */
-	__u32 pad;
+	__u32 gen;	/* enum fb_trace_source, or a generation's slot range */
 };
 
 #endif

@@ -4,7 +4,10 @@
  * configuration whose read-only data changes the code it sees (the loader's
  * options: action, malformed policy, trace, bench hook, monitoring). The
  * object is loaded as fb_load loads it, with the kernel's statistics log
- * (BPF_LOG_STATS: "processed N insns ..."), one line per configuration.
+ * (BPF_LOG_STATS: "processed N insns ..."), one line per configuration,
+ * and the length of the program the kernel runs (xlated instructions, as
+ * `bpftool prog dump xlated` counts them: the main program and its
+ * subprograms, without the code the verifier found dead).
  */
 #include <math.h>
 #include "benchmark.h"
@@ -59,7 +62,7 @@ void bench_verifier(void)
 		exit(1);
 	for (i = 0; i < sizeof(confs) / sizeof(confs[0]); i++) {
 		const struct vconf *c = &confs[i];
-		unsigned long insns = 0, usec = ~0UL;
+		unsigned long insns = 0, usec = ~0UL, xlated = 0;
 		char states[160] = "";
 		struct fb_monitor m;
 		int t, failed = 0;
@@ -117,7 +120,15 @@ void bench_verifier(void)
 				unsigned long us = vt ? strtoul(vt + 18, NULL, 10) : 0;
 				char *st = strstr(line, "total_states"), *nl;
 
+				struct bpf_prog_info pi = {};
+				__u32 pil = sizeof(pi);
+
 				insns = strtoul(line + 10, NULL, 10);
+				/* What the kernel runs, after the verifier removed the
+				 * code the read-only data rules out. */
+				if (!bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.flowbloom),
+							    &pi, &pil))
+					xlated = pi.xlated_prog_len / 8;
 				if (st && (nl = strchr(st, '\n')))
 					*nl = 0;
 				snprintf(states, sizeof(states), "%s", st ? st : "");
@@ -127,8 +138,8 @@ void bench_verifier(void)
 			flowbloom_bpf__destroy(skel);
 		}
 		if (!failed) {
-			printf("  %-40s %7lu insns  %6.0f ms  %s\n", c->name, insns, usec / 1e3,
-			       states);
+			printf("  %-40s %7lu insns  %5lu xlated  %6.0f ms  %s\n", c->name, insns,
+			       xlated, usec / 1e3, states);
 			if (usec > slowest)
 				slowest = usec;
 		}

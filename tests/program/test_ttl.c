@@ -235,8 +235,12 @@ out:
 	free(perm);
 }
 
+/* The trace's gen of the last run_traced(): where the deciding rule was
+ * (the filter's own, or a generation's slot range). */
+static __u32 traced_gen;
+
 /* The program's verdict for the packet of key p and the trace's kind and
- * shape; -1 if it could not run. */
+ * shape (and traced_gen); -1 if it could not run. */
 static int run_traced(const struct prog *pr, const struct fb_key *p, __u32 *kind, __u32 *shape)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, t, .repeat = 1);
@@ -250,6 +254,7 @@ static int run_traced(const struct prog *pr, const struct fb_key *p, __u32 *kind
 		return -1;
 	*kind = tr.kind;
 	*shape = tr.mask;
+	traced_gen = tr.gen;
 	return (int)t.retval;
 }
 
@@ -285,8 +290,8 @@ static void shapes_chunks(__u8 alg, __u64 cap)
 	uint64_t seed = 0x5e1f + cap;
 	struct fb_repair_state rs;
 	char what[64], label[200];
-	long miss = 0, late = 0;
-	__u32 kind, shape;
+	long miss = 0, late = 0, where = 0;
+	__u32 kind, shape, range = 0;
 	double t1, bound;
 	struct fb_store f;
 	struct prog pr;
@@ -325,18 +330,25 @@ static void shapes_chunks(__u8 alg, __u64 cap)
 			 "%s: one generation, of the filter's size up to %u chunks (%u blocks)",
 			 what, FB_GEN_MAX_CHUNKS, want);
 		ASSERT_TRUE(n == 1 && gl[0].nblocks == want, label);
+		if (n == 1)
+			range = gl[0].slot;
 	}
 	ASSERT_EQ(fb_repair_check(&f, false, &rs), 0, "check ran");
 	snprintf(label, sizeof(label), "%s: check finds every head current, no stale slot", what);
 	ASSERT_TRUE(!rs.stale_head && !rs.stale_gens, label);
 	fb_store_unlock(&f);
 	ASSERT_EQ(f.hdr->kinds, 0, "the filter itself holds no rule");
-	for (i = 0; i < N; i++)
+	for (i = 0; i < N; i++) {
 		miss += run_traced(&pr, &keys[i], &kind, &shape) != XDP_DROP ||
 			kind != FB_KIND_FLOW;
+		where += traced_gen != range;
+	}
 	snprintf(label, sizeof(label), "%s: every flow with a lifetime matched in its generation",
 		 what);
 	ASSERT_EQ(miss, 0, label);
+	snprintf(label, sizeof(label), "%s: the trace names that generation (slot range %u)", what,
+		 range);
+	ASSERT_EQ(where, 0, label);
 	for (i = 0; i < 2; i++) {
 		other = pkts[i];
 		other.sport ^= htons(0x1234);
@@ -348,14 +360,17 @@ static void shapes_chunks(__u8 alg, __u64 cap)
 			 i ? 6 : 4);
 		ASSERT_TRUE(run_traced(&pr, &pkts[i], &kind, &shape) == XDP_DROP &&
 				    kind == FB_KIND_MASK && shape == (i ? d6 : d4) &&
+				    traced_gen == range &&
 				    run_traced(&pr, &other, &kind, &shape) == XDP_DROP &&
-				    kind == FB_KIND_MASK,
+				    kind == FB_KIND_MASK && traced_gen == range,
 			    label);
 		other.dport ^= htons(1);
 		other.saddr[i ? 4 : 13] ^= 0x40; /* outside the source prefix */
 		snprintf(label, sizeof(label), "%s: IPv%d shape: a packet outside it passes", what,
 			 i ? 6 : 4);
-		ASSERT_TRUE(run_traced(&pr, &other, &kind, &shape) == XDP_PASS && !kind, label);
+		ASSERT_TRUE(run_traced(&pr, &other, &kind, &shape) == XDP_PASS && !kind &&
+				    traced_gen == FB_TRACE_OWN,
+			    label);
 	}
 	bound = t1 + 1.0 + 1.0 / FB_GEN_DIV + SLACK;
 	while (fb_now() < bound)

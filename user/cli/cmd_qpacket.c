@@ -6,7 +6,8 @@
  * real XDP program with BPF_PROG_TEST_RUN exactly as replay's packets do:
  * loaded once against the filter, with a private stats map (the filter's
  * counters stay untouched) and cfg_trace set, so the key, the rule kind
- * and shape printed are the program's own. Prefix rules, shapes, rules
+ * and shape printed are the program's own, and so is whether the rule is
+ * permanent or has a lifetime (which generation). Prefix rules, shapes, rules
  * with a lifetime, --confirm exact, the action and the malformed policy
  * all come from running it.
  */
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <linux/bpf.h>
 #include "cmd.h"
+#include "explain.h"
 #include "flowbloom/mask.h"
 #include "output.h"
 #include "prog/frame.h"
@@ -139,13 +141,17 @@ static int from_file(const char *file, struct packets *p)
 }
 
 /* One flow's answer: verdict, the rule kind that matched (and the
- * shape's name for a shape), the flow as the program keyed it. */
-static void answer(const char *verdict, const struct fb_trace *tr)
+ * shape's name for a shape), the flow as the program keyed it, and
+ * whether the rule is permanent or has a lifetime (explain.h). */
+static void answer(const struct fb_store *f, const char *verdict, const struct fb_trace *tr)
 {
-	char text[FB_FLOW_STR], shape[112] = "";
+	char text[FB_FLOW_STR], shape[112] = "", life[96];
 	const char *match = fb_match_name(tr->kind);
 	struct fb_key k = tr->key;
+	struct fb_life l;
 
+	fb_life_of(f, tr, &l);
+	fb_life_text(&l, life, sizeof(life));
 	if (tr->kind == FB_KIND_MASK)
 		fb_mask_name(tr->mask, shape, sizeof(shape));
 	k.kind = FB_KIND_FLOW;
@@ -164,10 +170,11 @@ static void answer(const char *verdict, const struct fb_trace *tr)
 			jw_null("match");
 		if (*shape)
 			jw_str("shape", shape);
+		fb_life_json(&l);
 		jw_obj_close();
 	} else {
-		printf("%-4s %-5s %s%s%s%s\n", verdict, match ?: "-", text, *shape ? " [" : "",
-		       shape, *shape ? "]" : "");
+		printf("%-4s %-5s %s%s%s%s%s\n", verdict, match ?: "-", text, *shape ? " [" : "",
+		       shape, *shape ? "]" : "", life);
 	}
 }
 
@@ -205,7 +212,7 @@ static int run(const char *name, const struct fb_load_opts *lo, const struct pac
 		}
 		drop += verdict == XDP_DROP;
 		matched += tr.kind != 0;
-		answer(FB_NAME(fb_verdict_names, verdict), &tr);
+		answer(&f, FB_NAME(fb_verdict_names, verdict), &tr);
 	}
 	if (fb_json) {
 		jw_arr_close();

@@ -4,7 +4,8 @@
  * XDP program with BPF_PROG_TEST_RUN, against a live filter, attaching
  * nothing. The program is loaded once, with a private stats map (live
  * counters stay untouched) and with cfg_trace set, so --explain shows the
- * key the program itself computed.
+ * key the program itself computed, and whether the rule that decided is
+ * permanent or has a lifetime (explain.h).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <linux/bpf.h>
 #include <bpf/libbpf.h>
 #include "cmd.h"
+#include "explain.h"
 #include "rules/flow.h"
 #include "prog/loader.h"
 #include "prog/testrun.h"
@@ -45,16 +47,21 @@ static const char *parse_name(__u32 p)
 	return p == FB_PARSE_OK ? "ok" : p == FB_PARSE_NONIP ? "non_ip" : "malformed";
 }
 
-static void explain_line(const char *file, unsigned long long n, const char *verdict,
-			 const struct fb_trace *tr)
+static void explain_line(const struct fb_store *f, const char *file, unsigned long long n,
+			 const char *verdict, const struct fb_trace *tr)
 {
-	char text[FB_FLOW_STR], shape[112] = "";
+	char text[FB_FLOW_STR], shape[112] = "", life[96] = "";
+	struct fb_life l = { 0 };
 
 	if (tr && tr->kind == FB_KIND_MASK) {
 		shape[0] = ' ';
 		shape[1] = '[';
 		fb_mask_name(tr->mask, shape + 2, sizeof(shape) - 3);
 		strcat(shape, "]");
+	}
+	if (tr) {
+		fb_life_of(f, tr, &l);
+		fb_life_text(&l, life, sizeof(life));
 	}
 	if (tr && tr->parse == FB_PARSE_OK) {
 		struct fb_key k = tr->key;
@@ -84,17 +91,18 @@ static void explain_line(const char *file, unsigned long long n, const char *ver
 				shape[strlen(shape) - 1] = 0;
 				jw_str("shape", shape + 2);
 			}
+			fb_life_json(&l);
 		}
 		jw_obj_close();
 		jw_end();
 	} else if (!tr) {
 		printf("%llu %s (shorter than an Ethernet header)\n", n, verdict);
 	} else {
-		printf("%llu %-5s %-5s %s%s%s\n", n, verdict, fb_match_name(tr->kind) ?: "-",
+		printf("%llu %-5s %-5s %s%s%s%s\n", n, verdict, fb_match_name(tr->kind) ?: "-",
 		       tr->parse == FB_PARSE_OK	     ? text
 		       : tr->parse == FB_PARSE_NONIP ? "(non-ip)"
 						     : "(malformed)",
-		       tr->fragment ? " (fragment)" : "", shape);
+		       tr->fragment ? " (fragment)" : "", shape, life);
 	}
 }
 
@@ -130,7 +138,8 @@ static void summary(const char *file, const struct tally *t)
 }
 
 /* 0, -1 if reading stopped early, -2 if path could not be opened (printed). */
-static int replay_file(struct flowbloom_bpf *skel, const char *path, bool explain, struct tally *t)
+static int replay_file(const struct fb_store *f, struct flowbloom_bpf *skel, const char *path,
+		       bool explain, struct tally *t)
 {
 	static __u8 frame[FB_TEST_RUN_MAX];
 	struct fb_pcap *pc = fb_pcap_open(path);
@@ -150,7 +159,7 @@ static int replay_file(struct flowbloom_bpf *skel, const char *path, bool explai
 			 * header; no NIC delivers one either. */
 			t->runt++;
 			if (explain)
-				explain_line(path, t->packets, "skipped", NULL);
+				explain_line(f, path, t->packets, "skipped", NULL);
 			continue;
 		}
 		t->cut += cut;
@@ -168,7 +177,7 @@ static int replay_file(struct flowbloom_bpf *skel, const char *path, bool explai
 		t->malformed += tr.parse == FB_PARSE_MALFORMED;
 		t->frags += tr.fragment;
 		if (explain)
-			explain_line(path, t->packets, FB_NAME(fb_verdict_names, verdict), &tr);
+			explain_line(f, path, t->packets, FB_NAME(fb_verdict_names, verdict), &tr);
 	}
 	fb_pcap_close(pc);
 	return v < 0 ? -1 : 0;
@@ -214,7 +223,7 @@ int cmd_replay(int argc, char **argv)
 	}
 	for (i = optind + 1; i < argc; i++) {
 		struct tally t = { 0 };
-		int r = replay_file(skel, argv[i], explain, &t);
+		int r = replay_file(&f, skel, argv[i], explain, &t);
 
 		if (r || t.failed)
 			rc = 1;

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The rule life of a trace record (explain.h): the program says where the
+ * deciding rule was (bpf/trace.bpf.h: the filter's own chunks, or a
+ * generation's slot range); the filter's generation list says when that
+ * generation ends.
+ */
+#include <stdio.h>
+#include "explain.h"
+#include "flowbloom/ttl.h"
+#include "output.h"
+#include "store/gens.h"
+
+void fb_life_of(const struct fb_store *f, const struct fb_trace *tr, struct fb_life *l)
+{
+	struct fb_gen gl[FB_GEN_SLOTS];
+	int n, i;
+
+	*l = (struct fb_life){ 0 };
+	if (!tr->kind) {
+		l->what = FB_LIFE_NONE;
+		return;
+	}
+	if (tr->gen == FB_TRACE_OWN || tr->gen == FB_TRACE_UNKNOWN) {
+		l->what = tr->gen == FB_TRACE_OWN ? FB_LIFE_PERMANENT : FB_LIFE_UNKNOWN;
+		return;
+	}
+	l->what = FB_LIFE_TTL;
+	l->g = (tr->gen - 2) % FB_GEN_SLOTS;
+	/* The list names each generation by its slot range, as the record
+	 * does: a range of the other set (a replace since) is not in it. */
+	n = fb_gens_list(f, gl);
+	for (i = 0; i < n; i++)
+		if (gl[i].slot == tr->gen && gl[i].expires) {
+			l->ends_known = true;
+			l->ends_in = gl[i].secs;
+		}
+}
+
+void fb_life_text(const struct fb_life *l, char *buf, size_t n)
+{
+	switch (l->what) {
+	case FB_LIFE_NONE:
+		snprintf(buf, n, "%s", "");
+		break;
+	case FB_LIFE_PERMANENT:
+		snprintf(buf, n, " (permanent)");
+		break;
+	case FB_LIFE_UNKNOWN:
+		snprintf(buf, n, " (permanent or lifetime: the filter changed during the run)");
+		break;
+	case FB_LIFE_TTL:
+		if (!l->ends_known)
+			snprintf(buf, n, " (lifetime, generation %u)", l->g);
+		else if (l->ends_in > 0)
+			snprintf(buf, n, " (lifetime, generation %u, ends in %.1f s)", l->g,
+				 l->ends_in);
+		else
+			snprintf(buf, n, " (lifetime, generation %u, ended %.1f s ago)", l->g,
+				 -l->ends_in);
+		break;
+	}
+}
+
+void fb_life_json(const struct fb_life *l)
+{
+	if (l->what != FB_LIFE_PERMANENT && l->what != FB_LIFE_TTL) {
+		jw_null("lifetime");
+		return;
+	}
+	jw_bool("lifetime", l->what == FB_LIFE_TTL);
+	if (l->what != FB_LIFE_TTL)
+		return;
+	jw_u64("generation", l->g);
+	if (l->ends_known)
+		jw_double("ends_in", l->ends_in);
+	else
+		jw_null("ends_in");
+}
