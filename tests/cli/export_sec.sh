@@ -15,7 +15,9 @@
 # - a full disk (a 64 KiB tmpfs in a private mount namespace) fails the
 #   export with exit 1, leaves no temporary file and the old export intact;
 # - SIGTERM, SIGINT or SIGHUP in the middle of an export leaves no
-#   temporary file (it holds the key).
+#   temporary file (it holds the key);
+# - a device, FIFO, socket or directory at FILE, or root's link to one
+#   (/dev/stdout), is refused, never replaced by the file.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin export_sec
 
@@ -117,6 +119,49 @@ victim_intact && pass "metrics: root's file untouched" || fail "metrics: root's 
 # node_exporter often runs as another user: the figures are no secret.
 check_eq "metrics: textfile mode 644" "$(mode_of "$ATK/m.prom" 2>&1)" 644
 printf 'precious\n' >"$VICTIM"
+
+# --- a device, a FIFO, a socket or a directory at FILE, or root's own
+# link to one (as /dev/stdout is): the rename would replace it with a
+# regular file holding what is written (`export S /dev/null` took
+# /dev/null away from every program; a FIFO's reader waited forever).
+# Refused with the reason, the node left as it was, nothing else in the
+# directory. nobody's link is still replaced, never followed (above).
+NODES=$T_TMP/nodes
+mkdir "$NODES"
+mknod "$NODES/null" c 1 3
+mkfifo "$NODES/fifo"
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$NODES/sock"
+mkdir "$NODES/dir"
+ln -s null "$NODES/null-link"
+ln -s /proc/self/fd/1 "$NODES/stdout"
+ls -l "$NODES" >"$T_TMP/nodes.before"
+for n in null:character fifo:FIFO sock:socket dir:directory null-link:character stdout:; do
+	what=${n#*:} n=${n%%:*}
+	for verb in export metrics; do
+		if [ $verb = export ]; then
+			timeout 10 "$FB" export S "$NODES/$n" >/dev/null 2>"$T_TMP/err" </dev/null
+		else
+			timeout 10 "$FB" metrics S --textfile "$NODES/$n" >/dev/null 2>"$T_TMP/err"
+		fi
+		rc=$?
+		check_eq "$verb to $n: refused" "$rc $(wc -l <"$T_TMP/err")" "1 1"
+		grep -q "$NODES/$n: .*${what}.*not a regular file: refusing to replace it" "$T_TMP/err" &&
+			pass "$verb to $n: the reason" || fail "$verb to $n: $(cat "$T_TMP/err")"
+	done
+done
+ls -l "$NODES" >"$T_TMP/nodes.after"
+cmp -s "$T_TMP/nodes.before" "$T_TMP/nodes.after" && pass "device, FIFO, socket, directory, links: all left as they were" ||
+	fail "nodes changed: $(diff "$T_TMP/nodes.before" "$T_TMP/nodes.after" | tr '\n' ' ')"
+# A dangling link of root's and root's link to a regular file are replaced
+# as before (the link, never what it names).
+ln -s nowhere "$NODES/dangling"
+printf 'kept\n' >"$NODES/plain"
+ln -s plain "$NODES/plain-link"
+check "export over root's dangling link" "$FB" export S "$NODES/dangling"
+check "export over root's link to a regular file" "$FB" export S "$NODES/plain-link"
+[ -f "$NODES/dangling" ] && [ ! -L "$NODES/dangling" ] && [ ! -L "$NODES/plain-link" ] &&
+	[ "$(cat "$NODES/plain")" = kept ] && [ ! -e "$NODES/nowhere" ] &&
+	pass "links replaced, the file linked to untouched" || fail "links: $(ls -l "$NODES" | tr '\n' ' ')"
 
 # --- modes: the default ignores the umask, --mode sets exactly what it says
 rm -f "$ATK"/*

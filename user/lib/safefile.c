@@ -103,12 +103,58 @@ static void cleanup_off(const struct fb_safefile *sf)
 	pending_dir = -1;
 }
 
+static const char *file_kind(mode_t m)
+{
+	return S_ISDIR(m)    ? "a directory"
+	       : S_ISCHR(m)  ? "a character device"
+	       : S_ISBLK(m)  ? "a block device"
+	       : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISSOCK(m) ? "a socket"
+			     : "of another type";
+}
+
+/*
+ * What is at the target's name now. Nothing, a regular file, or a
+ * symbolic link of another user's (replaced by the rename, never followed)
+ * will do. A device, a FIFO or a socket would be replaced by a regular
+ * file holding what is written (`export f /dev/null` took /dev/null away
+ * from every program, a FIFO's reader waited forever), and so would a link
+ * of root's or the caller's to one (`/dev/stdout`): refused, as is a
+ * directory. An attacker who swaps the name after this check swaps it in
+ * a directory they can write, for their own file: the rename replaces it.
+ */
+static int check_target(const struct fb_safefile *sf)
+{
+	struct stat st;
+	bool link = false;
+
+	if (fstatat(sf->dir_fd, sf->base, &st, AT_SYMLINK_NOFOLLOW))
+		return 0; /* nothing there yet (other errors show at the rename) */
+	if (S_ISLNK(st.st_mode)) {
+		if (st.st_uid != 0 && st.st_uid != geteuid())
+			return 0;
+		if (fstatat(sf->dir_fd, sf->base, &st, 0))
+			return 0; /* dangling */
+		link = true;
+	}
+	if (S_ISREG(st.st_mode))
+		return 0;
+	fb_report_err("%s: %s%s, not a regular file: refusing to replace it", sf->path,
+		      link ? "a symbolic link to " : "", file_kind(st.st_mode));
+	return -1;
+}
+
 /* The temporary file in sf->dir_fd for sf->base. */
 static int open_tmp(struct fb_safefile *sf, const char *dir)
 {
 	unsigned long long rnd;
 	int i;
 
+	if (check_target(sf)) {
+		close(sf->dir_fd);
+		sf->dir_fd = -1;
+		return -1;
+	}
 	for (i = 0; i < TMP_TRIES; i++) {
 		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd)) {
 			fb_report_err("getrandom: %s", strerror(errno));
