@@ -17,7 +17,8 @@
 # - SIGTERM, SIGINT or SIGHUP in the middle of an export leaves no
 #   temporary file (it holds the key);
 # - a device, FIFO, socket or directory at FILE, or root's link to one
-#   (/dev/stdout), is refused, never replaced by the file.
+#   (/dev/stdout), is refused, never replaced by the file; so is a path
+#   through nobody's symbolic link (to a root-only directory).
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin export_sec
 
@@ -162,6 +163,32 @@ check "export over root's link to a regular file" "$FB" export S "$NODES/plain-l
 [ -f "$NODES/dangling" ] && [ ! -L "$NODES/dangling" ] && [ ! -L "$NODES/plain-link" ] &&
 	[ "$(cat "$NODES/plain")" = kept ] && [ ! -e "$NODES/nowhere" ] &&
 	pass "links replaced, the file linked to untouched" || fail "links: $(ls -l "$NODES" | tr '\n' ' ')"
+
+# --- a symbolic link of nobody's on the way to FILE (fs.protected_symlinks
+# is off here, and a directory of theirs is never protected): /tmp/out ->
+# a root-only directory would put root's file where nobody chose. Refused
+# with the reason, nothing written there; root's own link is followed.
+VDIR=$T_TMP/victimdir
+mkdir -m 0700 "$VDIR"
+"${NOBODY[@]}" ln -s "$VDIR" "$ATK/out" || fail "nobody could not plant $ATK/out"
+for verb in export metrics; do
+	if [ $verb = export ]; then
+		"$FB" export S "$ATK/out/f.fbx" >/dev/null 2>"$T_TMP/err"
+	else
+		"$FB" metrics S --textfile "$ATK/out/m.prom" >/dev/null 2>"$T_TMP/err"
+	fi
+	check_eq "$verb through nobody's link to a directory: refused" "$? $(wc -l <"$T_TMP/err")" "1 1"
+	grep -q "directory $ATK/out: a symbolic link of another user's at 'out': refusing to follow it" \
+		"$T_TMP/err" && pass "$verb through nobody's link: the reason" ||
+		fail "$verb through nobody's link: $(cat "$T_TMP/err")"
+done
+check_eq "nobody's link: nothing written where it points" "$(ls -A "$VDIR")" ""
+ln -s "$VDIR" "$T_TMP/rootlink"
+check "export through root's own link to a directory" "$FB" export S "$T_TMP/rootlink/f.fbx"
+[ -f "$VDIR/f.fbx" ] && pass "root's link followed" || fail "root's link: $(ls -A "$VDIR")"
+"$FB" export S "$NODES/null/f.fbx" >/dev/null 2>"$T_TMP/err"
+check_eq "a device as FILE's directory: refused" "$? $(wc -l <"$T_TMP/err")" "1 1"
+rm -f "$ATK/out"
 
 # --- modes: the default ignores the umask, --mode sets exactly what it says
 rm -f "$ATK"/*

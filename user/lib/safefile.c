@@ -14,6 +14,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "inputfile.h"
 #include "report.h"
 #include "safefile.h"
 
@@ -206,7 +207,8 @@ static int set_name(struct fb_safefile *sf, const char *name, const char *label,
 int fb_safefile_open(struct fb_safefile *sf, const char *path, mode_t mode)
 {
 	const char *slash = strrchr(path, '/');
-	char dir[4096];
+	char dir[4096], dot[4100], why[256];
+	struct stat st;
 
 	if (set_name(sf, slash ? slash + 1 : path, path, mode))
 		return -1;
@@ -222,9 +224,21 @@ int fb_safefile_open(struct fb_safefile *sf, const char *path, mode_t mode)
 	} else {
 		strcpy(dir, ".");
 	}
-	sf->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* Reached as a file named for reading is (inputfile.h): a symbolic
+	 * link another user planted on the way (`/tmp/out -> /etc`, where
+	 * fs.protected_symlinks is off, or in a directory of theirs) would
+	 * put the file where they chose. "DIR/.": DIR is walked as a
+	 * directory, never opened as a device that is not one. */
+	snprintf(dot, sizeof(dot), "%s/.", dir);
+	sf->dir_fd = fb_input_open(dot, false, why, sizeof(why));
 	if (sf->dir_fd < 0) {
-		fb_report_err("%s: directory %s: %s", path, dir, strerror(errno));
+		fb_report_err("%s: directory %s: %s", path, dir, why);
+		return -1;
+	}
+	if (fstat(sf->dir_fd, &st) || !S_ISDIR(st.st_mode)) {
+		fb_report_err("%s: directory %s: %s", path, dir, strerror(ENOTDIR));
+		close(sf->dir_fd);
+		sf->dir_fd = -1;
 		return -1;
 	}
 	return open_tmp(sf, dir);
