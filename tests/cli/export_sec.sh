@@ -18,7 +18,9 @@
 #   temporary file (it holds the key);
 # - a device, FIFO, socket or directory at FILE, or root's link to one
 #   (/dev/stdout), is refused, never replaced by the file; so is a path
-#   through nobody's symbolic link (to a root-only directory).
+#   through nobody's symbolic link (to a root-only directory);
+# - nobody's hard link at FILE keeps its content; an export into a
+#   directory everyone may write is root's 0600, unreadable by nobody.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin export_sec
 
@@ -189,6 +191,26 @@ check "export through root's own link to a directory" "$FB" export S "$T_TMP/roo
 "$FB" export S "$NODES/null/f.fbx" >/dev/null 2>"$T_TMP/err"
 check_eq "a device as FILE's directory: refused" "$? $(wc -l <"$T_TMP/err")" "1 1"
 rm -f "$ATK/out"
+
+# --- a hard link of nobody's at FILE (to a file of theirs; fs.protected_
+# hardlinks keeps them from linking root's): the rename replaces the name,
+# the file linked to keeps its content. And a directory everyone may write
+# (no sticky bit), where nobody could swap names: the export is still
+# root's 0600 from its creation on, never readable by nobody.
+rm -f "$ATK"/*
+"${NOBODY[@]}" bash -c 'printf "mine\n" >"$1/own" && ln "$1/own" "$1/h.fbx"' _ "$ATK" ||
+	fail "nobody could not make a hard link"
+check "export over nobody's hard link" "$FB" export S "$ATK/h.fbx"
+check_eq "hard link: nobody's file untouched, FILE a root 0600 file" \
+	"$(cat "$ATK/own") $(stat -c '%U %a %h' "$ATK/h.fbx")" "mine root 600 1"
+OPEN=$ATK/open # reachable by nobody ($T_TMP is root's alone)
+mkdir -m 0777 "$OPEN"
+check "export into a directory everyone may write" "$FB" export S "$OPEN/o.fbx"
+check_eq "... root's, mode 600" "$(stat -c '%U %a' "$OPEN/o.fbx")" "root 600"
+"${NOBODY[@]}" cat "$OPEN/o.fbx" >/dev/null 2>&1 && fail "... nobody reads it" ||
+	pass "... nobody cannot read it"
+"${NOBODY[@]}" ls "$OPEN" >/dev/null 2>&1 || fail "... nobody cannot even reach the directory"
+rm -rf "${ATK:?}"/*
 
 # --- modes: the default ignores the umask, --mode sets exactly what it says
 rm -f "$ATK"/*
