@@ -17,6 +17,7 @@
 #   or id never makes the next start fail;
 # - the state file: a symlink planted at a temporary or lock name, a state
 #   file planted where others can write, a state file owned by someone else,
+#   a FIFO at the state file's name (refused, not waited on),
 #   and even root's own state file saying `dst 0.0.0.0/0` or `src ::/0`:
 #   refused, or held to the --min-length a peer is held to, and nothing of
 #   it reaches the filter; a state file that cannot be read whole (no
@@ -392,6 +393,15 @@ chown 0 "$D/rtbh.bgp" && chmod 0666 "$D/rtbh.bgp"
 run "$D/rtbh.bgp"
 check_eq "a state file writable by others: refused" "$RC" 1
 check_eq "... nothing of either applied" "$(q dst 198.51.100.5)" no
+# A FIFO at STATE (root's own: nobody else can write the directory) is
+# refused at once, not waited on for ever.
+rm -f "$D/rtbh.bgp" && mkfifo -m 0600 "$D/rtbh.bgp"
+gen one >"$T_TMP/in"
+timeout 10 "$FB" bgp rtbh --state "$D/rtbh.bgp" <"$T_TMP/in" >/dev/null 2>"$T_TMP/err"
+check_eq "a FIFO at STATE: refused at once" "$?" 1
+grep -q "rtbh.bgp: not a regular file" "$T_TMP/err" && pass "... saying so" ||
+	fail "... said: $(head -c 300 "$T_TMP/err")"
+rm -f "$D/rtbh.bgp" && cp "$T_TMP/planted" "$D/rtbh.bgp"
 # d. Root's own state file: its paths meet the limits a peer's do.
 chmod 0600 "$D/rtbh.bgp"
 printf '198.51.100.9\tipv4 unicast\t203.0.113.80/32\tdst 203.0.113.80\n198.51.100.9\tipv4 unicast\t0.0.0.0/0\tdst 0.0.0.0/0\n198.51.100.9\tipv6 unicast\t::/0\tsrc ::/0\n' >"$D/rtbh.bgp"

@@ -15,7 +15,12 @@
 # - a full disk (a 64 KiB tmpfs in a private mount namespace) fails the
 #   export with exit 1, leaves no temporary file and the old export intact;
 # - SIGTERM, SIGINT or SIGHUP in the middle of an export leaves no
-#   temporary file (it holds the key).
+#   temporary file (it holds the key);
+# - a device, FIFO, socket or directory at FILE, or root's link to one
+#   (/dev/stdout), is refused, never replaced by the file; so is a path
+#   through nobody's symbolic link (to a root-only directory);
+# - nobody's hard link at FILE keeps its content; an export into a
+#   directory everyone may write is root's 0600, unreadable by nobody.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin export_sec
 
@@ -117,6 +122,95 @@ victim_intact && pass "metrics: root's file untouched" || fail "metrics: root's 
 # node_exporter often runs as another user: the figures are no secret.
 check_eq "metrics: textfile mode 644" "$(mode_of "$ATK/m.prom" 2>&1)" 644
 printf 'precious\n' >"$VICTIM"
+
+# --- a device, a FIFO, a socket or a directory at FILE, or root's own
+# link to one (as /dev/stdout is): the rename would replace it with a
+# regular file holding what is written (`export S /dev/null` took
+# /dev/null away from every program; a FIFO's reader waited forever).
+# Refused with the reason, the node left as it was, nothing else in the
+# directory. nobody's link is still replaced, never followed (above).
+NODES=$T_TMP/nodes
+mkdir "$NODES"
+mknod "$NODES/null" c 1 3
+mkfifo "$NODES/fifo"
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$NODES/sock"
+mkdir "$NODES/dir"
+ln -s null "$NODES/null-link"
+ln -s /proc/self/fd/1 "$NODES/stdout"
+ls -l "$NODES" >"$T_TMP/nodes.before"
+for n in null:character fifo:FIFO sock:socket dir:directory null-link:character stdout:; do
+	what=${n#*:} n=${n%%:*}
+	for verb in export metrics; do
+		if [ $verb = export ]; then
+			timeout 10 "$FB" export S "$NODES/$n" >/dev/null 2>"$T_TMP/err" </dev/null
+		else
+			timeout 10 "$FB" metrics S --textfile "$NODES/$n" >/dev/null 2>"$T_TMP/err"
+		fi
+		rc=$?
+		check_eq "$verb to $n: refused" "$rc $(wc -l <"$T_TMP/err")" "1 1"
+		grep -q "$NODES/$n: .*${what}.*not a regular file: refusing to replace it" "$T_TMP/err" &&
+			pass "$verb to $n: the reason" || fail "$verb to $n: $(cat "$T_TMP/err")"
+	done
+done
+ls -l "$NODES" >"$T_TMP/nodes.after"
+cmp -s "$T_TMP/nodes.before" "$T_TMP/nodes.after" && pass "device, FIFO, socket, directory, links: all left as they were" ||
+	fail "nodes changed: $(diff "$T_TMP/nodes.before" "$T_TMP/nodes.after" | tr '\n' ' ')"
+# A dangling link of root's and root's link to a regular file are replaced
+# as before (the link, never what it names).
+ln -s nowhere "$NODES/dangling"
+printf 'kept\n' >"$NODES/plain"
+ln -s plain "$NODES/plain-link"
+check "export over root's dangling link" "$FB" export S "$NODES/dangling"
+check "export over root's link to a regular file" "$FB" export S "$NODES/plain-link"
+[ -f "$NODES/dangling" ] && [ ! -L "$NODES/dangling" ] && [ ! -L "$NODES/plain-link" ] &&
+	[ "$(cat "$NODES/plain")" = kept ] && [ ! -e "$NODES/nowhere" ] &&
+	pass "links replaced, the file linked to untouched" || fail "links: $(ls -l "$NODES" | tr '\n' ' ')"
+
+# --- a symbolic link of nobody's on the way to FILE (fs.protected_symlinks
+# is off here, and a directory of theirs is never protected): /tmp/out ->
+# a root-only directory would put root's file where nobody chose. Refused
+# with the reason, nothing written there; root's own link is followed.
+VDIR=$T_TMP/victimdir
+mkdir -m 0700 "$VDIR"
+"${NOBODY[@]}" ln -s "$VDIR" "$ATK/out" || fail "nobody could not plant $ATK/out"
+for verb in export metrics; do
+	if [ $verb = export ]; then
+		"$FB" export S "$ATK/out/f.fbx" >/dev/null 2>"$T_TMP/err"
+	else
+		"$FB" metrics S --textfile "$ATK/out/m.prom" >/dev/null 2>"$T_TMP/err"
+	fi
+	check_eq "$verb through nobody's link to a directory: refused" "$? $(wc -l <"$T_TMP/err")" "1 1"
+	grep -q "directory $ATK/out: a symbolic link of another user's at 'out': refusing to follow it" \
+		"$T_TMP/err" && pass "$verb through nobody's link: the reason" ||
+		fail "$verb through nobody's link: $(cat "$T_TMP/err")"
+done
+check_eq "nobody's link: nothing written where it points" "$(ls -A "$VDIR")" ""
+ln -s "$VDIR" "$T_TMP/rootlink"
+check "export through root's own link to a directory" "$FB" export S "$T_TMP/rootlink/f.fbx"
+[ -f "$VDIR/f.fbx" ] && pass "root's link followed" || fail "root's link: $(ls -A "$VDIR")"
+"$FB" export S "$NODES/null/f.fbx" >/dev/null 2>"$T_TMP/err"
+check_eq "a device as FILE's directory: refused" "$? $(wc -l <"$T_TMP/err")" "1 1"
+rm -f "$ATK/out"
+
+# --- a hard link of nobody's at FILE (to a file of theirs; fs.protected_
+# hardlinks keeps them from linking root's): the rename replaces the name,
+# the file linked to keeps its content. And a directory everyone may write
+# (no sticky bit), where nobody could swap names: the export is still
+# root's 0600 from its creation on, never readable by nobody.
+rm -f "$ATK"/*
+"${NOBODY[@]}" bash -c 'printf "mine\n" >"$1/own" && ln "$1/own" "$1/h.fbx"' _ "$ATK" ||
+	fail "nobody could not make a hard link"
+check "export over nobody's hard link" "$FB" export S "$ATK/h.fbx"
+check_eq "hard link: nobody's file untouched, FILE a root 0600 file" \
+	"$(cat "$ATK/own") $(stat -c '%U %a %h' "$ATK/h.fbx")" "mine root 600 1"
+OPEN=$ATK/open # reachable by nobody ($T_TMP is root's alone)
+mkdir -m 0777 "$OPEN"
+check "export into a directory everyone may write" "$FB" export S "$OPEN/o.fbx"
+check_eq "... root's, mode 600" "$(stat -c '%U %a' "$OPEN/o.fbx")" "root 600"
+"${NOBODY[@]}" cat "$OPEN/o.fbx" >/dev/null 2>&1 && fail "... nobody reads it" ||
+	pass "... nobody cannot read it"
+"${NOBODY[@]}" ls "$OPEN" >/dev/null 2>&1 || fail "... nobody cannot even reach the directory"
+rm -rf "${ATK:?}"/*
 
 # --- modes: the default ignores the umask, --mode sets exactly what it says
 rm -f "$ATK"/*

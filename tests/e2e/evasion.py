@@ -362,6 +362,22 @@ trick("frag6_cut_in_header", (6,))(
     lambda d: [e(d, p, ((Q, 0),)) for p in v6frags(d, [16], unfrag=[HBH], frag_part=[rt0(d), DST])])
 trick("frag6_cut_between_headers", (6,))(
     lambda d: [e(d, p) for p in v6frags(d, [16], frag_part=[DST16, DST], order=[1, 0])])
+
+
+def padded_first(d):
+    """frag6_cut_in_header's first fragment, whose frame goes on past its
+    IP length with the rest of the chain and a transport header to a
+    harmless port (40001 -> 7001): padding the stack trims, so it
+    reassembles the datagram with the second fragment's real ports. A
+    parser that reads the frame instead of the packet saw a datagram to
+    port 7001 and passed both fragments under every port rule."""
+    data = DST16(DST.proto) + DST(d.proto) + d.l4
+    first, second = v6frags(d, [8], frag_part=[DST16, DST])
+    fake = data[8:24] + b"\x9c\x41\x1b\x59" + d.l4[4:]
+    return [e(d, first, trailer=fake), e(d, second)]
+
+
+trick("frag6_cut_padded", (6,))(padded_first)
 trick("frag6_after_rt0", (6,), "oracle")(
     lambda d: [e(d, p) for p in v6frags(d, [16], unfrag=[HBH, DST, rt0(d)])])
 trick("frag6_dup", (6,), "oracle")(lambda d: [e(d, p) for p in v6frags(d, [16], order=[0, 2, 1],

@@ -10,7 +10,9 @@
 # bytes, out of order, all of 8 bytes, duplicates, overlaps), IPv6
 # hop-by-hop, destination options (up to 1 KiB), routing type 0 with
 # segments left 0, atomic fragments, chains of up to 8 headers, padding
-# past the IP length, a UDP length short of the IP payload, TCP options.
+# past the IP length (in a first fragment cut inside its header chain, a
+# made-up rest of the chain and harmless ports), a UDP length short of the
+# IP payload, TCP options.
 # Namespace B counts them with nftables, on exactly the blocked flows, at
 # prerouting after conntrack's defragmentation (priority -150) and at
 # input, and receives them on UDP sockets bound to the blocked ports

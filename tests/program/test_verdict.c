@@ -205,10 +205,36 @@ static int addrs_read(const struct row *r, const struct pkt *p, size_t len)
 	return p->l3 >= 0 && len >= (size_t)p->l3 + (p->v6 ? 40 : 20);
 }
 
+/* Run the frame cut at len; with iplen (IPv6), the whole frame, its
+ * payload length ending at len instead: the rest is padding the kernel
+ * trims, where an attacker can write a made-up rest of the header chain
+ * and harmless ports. It must parse as the frame cut there. (IPv4 is
+ * bounded by its frame alone: bpf/parsing.bpf.h says why.) */
+static void check_cut(const char *base, struct flowbloom_bpf *s, const struct cfg *c,
+		      const struct pkt *p, size_t len, bool iplen, const struct expect *e)
+{
+	struct pkt q;
+
+	if (!iplen) {
+		check_run(base, s, c, p->d, len, e);
+		return;
+	}
+	q = *p;
+	pkt_wr16(q.d + p->l3 + 4, len - p->l3 - 40);
+	check_run(base, s, c, q.d, q.len, e);
+}
+
+/* The first length check_cut() takes: with iplen, one past the fixed
+ * IPv6 header (payload length 0 is a jumbogram's: the frame's length). */
+static size_t first_cut(const struct pkt *p, bool iplen)
+{
+	return iplen ? (size_t)p->l3 + 41 : 14;
+}
+
 static void run_table(const char *layout, struct fb_store *f, struct flowbloom_bpf **skel)
 {
 	char base[256];
-	size_t i, c, m, len;
+	size_t i, c, m;
 
 	for (i = 0; i < nrows; i++) {
 		const struct row *r = &rows[i];
@@ -232,14 +258,22 @@ static void run_table(const char *layout, struct fb_store *f, struct flowbloom_b
 			}
 		}
 	}
+}
 
-	/* Every frame that parses, cut at every length inside its headers and at
-	 * a few in its payload, against a filter holding its own 5-tuple and
-	 * its source: a frame cut after its IP header still meets the source
-	 * rule (a truncated TCP header must not carry a blocked source past),
-	 * and one cut after the ports of its transport header meets its
-	 * 5-tuple (a tiny first fragment, RFC 1858, must not carry a blocked
-	 * port past under --malformed pass). */
+/* Every frame that parses, cut at every length inside its headers and at a
+ * few in its payload (by its frame, or with iplen by its IPv6 payload length),
+ * against a filter holding its own 5-tuple and its source: a frame cut
+ * after its IP header still meets the source rule (a truncated TCP header
+ * must not carry a blocked source past), and one cut after the ports of
+ * its transport header meets its 5-tuple (a tiny first fragment, RFC 1858,
+ * must not carry a blocked port past under --malformed pass). */
+static void run_cuts(const char *layout, struct fb_store *f, struct flowbloom_bpf **skel,
+		     bool iplen)
+{
+	const char *how = iplen ? "payload length" : "frame";
+	char base[256];
+	size_t i, c, len;
+
 	for (i = 0; i < nrows; i++) {
 		static const int cut_cfgs[] = { C_DROP, C_DROP_MPASS, C_TRACE };
 		const struct row *r = &rows[i];
@@ -251,11 +285,14 @@ static void run_table(const char *layout, struct fb_store *f, struct flowbloom_b
 		e.split = 0;
 		pkt_init(&p);
 		r->build(&p, r->a, r->b);
+		if (iplen && (p.l3 < 0 || !p.v6))
+			continue;
 		row_key(r, &e.key);
 		fill_filter(f, &e.key, R_FLOW | R_SRC);
 		snprintf(base, sizeof(base), "%s: %s", layout, r->name);
-		check_too_short(base, skel[C_DROP], p.d);
-		for (len = 14; len < p.len; len++) {
+		if (!iplen)
+			check_too_short(base, skel[C_DROP], p.d);
+		for (len = first_cut(&p, iplen); len < p.len; len++) {
 			if (len > p.need + 8 && len != p.len - 1)
 				continue; /* enough payload cuts */
 			e.parse = len < p.need ? FB_PARSE_MALFORMED : r->parse;
@@ -269,11 +306,11 @@ static void run_table(const char *layout, struct fb_store *f, struct flowbloom_b
 				 : e.addrs ? FB_KIND_SRC
 					   : 0;
 			for (c = 0; c < sizeof(cut_cfgs) / sizeof(cut_cfgs[0]); c++) {
-				snprintf(base, sizeof(base), "%s %s cut %zu/%zu (%s): %s", layout,
-					 cfgs[cut_cfgs[c]].name, len, p.len,
+				snprintf(base, sizeof(base), "%s %s %s cut %zu/%zu (%s): %s",
+					 layout, cfgs[cut_cfgs[c]].name, how, len, p.len,
 					 len < p.need ? "header" : "payload", r->name);
-				check_run(base, skel[cut_cfgs[c]], &cfgs[cut_cfgs[c]], p.d, len,
-					  &e);
+				check_cut(base, skel[cut_cfgs[c]], &cfgs[cut_cfgs[c]], &p, len,
+					  iplen, &e);
 			}
 		}
 	}
@@ -295,8 +332,11 @@ static int first_fragment(const struct row *r)
  * chain goes on in the next fragment (Linux reassembles some: see
  * tests/e2e/evasion.sh), and no port rule would ever see its ports. It is
  * dropped under drop and allow even with --malformed pass; cut after its
- * ports it meets its 5-tuple. */
-static void run_split_first(const char *layout, struct fb_store *f, struct flowbloom_bpf **skel)
+ * ports it meets its 5-tuple. With iplen, IPv6 ones cut by their payload length, the rest
+ * of the frame padding: a made-up rest of the chain with harmless ports
+ * there must not make it a datagram to them. */
+static void run_split_first(const char *layout, struct fb_store *f, struct flowbloom_bpf **skel,
+			    bool iplen)
 {
 	char base[256];
 	size_t i, c, len;
@@ -310,9 +350,13 @@ static void run_split_first(const char *layout, struct fb_store *f, struct flowb
 			continue;
 		pkt_init(&p);
 		r->build(&p, r->a, r->b);
+		if (iplen && !p.v6)
+			continue;
 		row_key(r, &e.key);
 		fill_filter(f, &e.key, R_FLOW);
 		for (len = (size_t)p.l3 + 20; len <= (size_t)p.l4 + 8 && len <= p.len; len++) {
+			if (len < first_cut(&p, iplen))
+				continue;
 			e.parse = len < p.need ? FB_PARSE_MALFORMED : r->parse;
 			e.frag = 0;
 			e.addrs = e.parse == FB_PARSE_MALFORMED && addrs_read(r, &p, len);
@@ -322,9 +366,11 @@ static void run_split_first(const char *layout, struct fb_store *f, struct flowb
 							: 0;
 			e.split = e.parse == FB_PARSE_MALFORMED && len >= (size_t)p.l4 && !e.ports;
 			for (c = 0; c < NCFG; c++) {
-				snprintf(base, sizeof(base), "%s %s 5-tuple only, cut %zu/%zu: %s",
-					 layout, cfgs[c].name, len, p.len, r->name);
-				check_run(base, skel[c], &cfgs[c], p.d, len, &e);
+				snprintf(base, sizeof(base),
+					 "%s %s 5-tuple only, %s cut %zu/%zu: %s", layout,
+					 cfgs[c].name, iplen ? "payload length" : "frame", len,
+					 p.len, r->name);
+				check_cut(base, skel[c], &cfgs[c], &p, len, iplen, &e);
 			}
 		}
 	}
@@ -405,7 +451,10 @@ static void run_layout(const char *name, __u8 layout, __u8 hash)
 	}
 	if (ok) {
 		run_table(name, &f, skel);
-		run_split_first(name, &f, skel);
+		run_cuts(name, &f, skel, false);
+		run_cuts(name, &f, skel, true);
+		run_split_first(name, &f, skel, false);
+		run_split_first(name, &f, skel, true);
 		check_shared_stats(name, &f);
 	}
 	for (c = 0; c < NCFG; c++)

@@ -14,6 +14,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "inputfile.h"
 #include "report.h"
 #include "safefile.h"
 
@@ -103,12 +104,58 @@ static void cleanup_off(const struct fb_safefile *sf)
 	pending_dir = -1;
 }
 
+static const char *file_kind(mode_t m)
+{
+	return S_ISDIR(m)    ? "a directory"
+	       : S_ISCHR(m)  ? "a character device"
+	       : S_ISBLK(m)  ? "a block device"
+	       : S_ISFIFO(m) ? "a FIFO"
+	       : S_ISSOCK(m) ? "a socket"
+			     : "of another type";
+}
+
+/*
+ * What is at the target's name now. Nothing, a regular file, or a
+ * symbolic link of another user's (replaced by the rename, never followed)
+ * will do. A device, a FIFO or a socket would be replaced by a regular
+ * file holding what is written (`export f /dev/null` took /dev/null away
+ * from every program, a FIFO's reader waited forever), and so would a link
+ * of root's or the caller's to one (`/dev/stdout`): refused, as is a
+ * directory. An attacker who swaps the name after this check swaps it in
+ * a directory they can write, for their own file: the rename replaces it.
+ */
+static int check_target(const struct fb_safefile *sf)
+{
+	struct stat st;
+	bool link = false;
+
+	if (fstatat(sf->dir_fd, sf->base, &st, AT_SYMLINK_NOFOLLOW))
+		return 0; /* nothing there yet (other errors show at the rename) */
+	if (S_ISLNK(st.st_mode)) {
+		if (st.st_uid != 0 && st.st_uid != geteuid())
+			return 0;
+		if (fstatat(sf->dir_fd, sf->base, &st, 0))
+			return 0; /* dangling */
+		link = true;
+	}
+	if (S_ISREG(st.st_mode))
+		return 0;
+	fb_report_err("%s: %s%s, not a regular file: refusing to replace it", sf->path,
+		      link ? "a symbolic link to " : "", file_kind(st.st_mode));
+	return -1;
+}
+
 /* The temporary file in sf->dir_fd for sf->base. */
 static int open_tmp(struct fb_safefile *sf, const char *dir)
 {
 	unsigned long long rnd;
 	int i;
 
+	if (check_target(sf)) {
+		close(sf->dir_fd);
+		sf->dir_fd = -1;
+		return -1;
+	}
 	for (i = 0; i < TMP_TRIES; i++) {
 		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd)) {
 			fb_report_err("getrandom: %s", strerror(errno));
@@ -160,7 +207,8 @@ static int set_name(struct fb_safefile *sf, const char *name, const char *label,
 int fb_safefile_open(struct fb_safefile *sf, const char *path, mode_t mode)
 {
 	const char *slash = strrchr(path, '/');
-	char dir[4096];
+	char dir[4096], dot[4100], why[256];
+	struct stat st;
 
 	if (set_name(sf, slash ? slash + 1 : path, path, mode))
 		return -1;
@@ -176,9 +224,21 @@ int fb_safefile_open(struct fb_safefile *sf, const char *path, mode_t mode)
 	} else {
 		strcpy(dir, ".");
 	}
-	sf->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* Reached as a file named for reading is (inputfile.h): a symbolic
+	 * link another user planted on the way (`/tmp/out -> /etc`, where
+	 * fs.protected_symlinks is off, or in a directory of theirs) would
+	 * put the file where they chose. "DIR/.": DIR is walked as a
+	 * directory, never opened as a device that is not one. */
+	snprintf(dot, sizeof(dot), "%s/.", dir);
+	sf->dir_fd = fb_input_open(dot, false, why, sizeof(why));
 	if (sf->dir_fd < 0) {
-		fb_report_err("%s: directory %s: %s", path, dir, strerror(errno));
+		fb_report_err("%s: directory %s: %s", path, dir, why);
+		return -1;
+	}
+	if (fstat(sf->dir_fd, &st) || !S_ISDIR(st.st_mode)) {
+		fb_report_err("%s: directory %s: %s", path, dir, strerror(ENOTDIR));
+		close(sf->dir_fd);
+		sf->dir_fd = -1;
 		return -1;
 	}
 	return open_tmp(sf, dir);
@@ -336,7 +396,9 @@ fail:
 int fb_safe_openat(int dir_fd, const char *name, const char *label, int flags, mode_t mode)
 {
 	struct stat st;
-	int fd = openat(dir_fd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+	/* O_NONBLOCK: a FIFO there (root's own: nobody else can write the
+	 * directory) is refused below rather than waited on for ever. */
+	int fd = openat(dir_fd, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode);
 
 	if (fd < 0) {
 		if (errno == ENOENT)
@@ -352,6 +414,11 @@ int fb_safe_openat(int dir_fd, const char *name, const char *label, int flags, m
 		return -1;
 	}
 	if (trusted(&st, label, false)) {
+		close(fd);
+		return -1;
+	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
+		fb_report_err("%s: %s", label, strerror(errno));
 		close(fd);
 		return -1;
 	}
