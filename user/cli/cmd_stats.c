@@ -93,7 +93,7 @@ int cmd_stats(int argc, char **argv)
 			if (name && i + 1 < argc && argv[i + 1][0] != '-')
 				secs = argv[++i];
 		} else if (argv[i][0] == '-' && argv[i][1]) {
-			return fb_usage("unknown option '%s'", argv[i]);
+			return fb_unknown_option(argv[i], (int)strlen(argv[i]));
 		} else if (name) {
 			return fb_usage("too many arguments");
 		} else {

@@ -319,8 +319,9 @@ static const struct fb_cmd cmds[] = {
 	  "symbolic link only if root's). At boot, flowbloom@NAME.service applies\n" FB_SYSCONFDIR
 	  "/flowbloom/NAME.conf." },
 	{ "help", cmd_help, "help [VERB]",
-	  "Show help: every verb's synopsis, or one verb's help; with -j as one JSON\n"
-	  "object (the whole verb table, or the verb's synopsis and help)." },
+	  "Show help: every verb's synopsis, or one verb's help (also VERB help, VERB\n"
+	  "--help); with -j as one JSON object (the whole verb table, or the verb's\n"
+	  "synopsis and help). Global options go before the verb." },
 };
 
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
@@ -423,6 +424,23 @@ int fb_usage(const char *fmt, ...)
 	if (current)
 		fprintf(stderr, "usage: flowbloom %s\n", current->synopsis);
 	return 2;
+}
+
+/* The global options, given after the verb, are not the verb's: ip and nft
+ * take them only before it, but bpftool anywhere, so `flowbloom stats edge
+ * -j` is a natural slip. Say where they go rather than only "unknown". */
+int fb_unknown_option(const char *opt, int len)
+{
+	static const char *const global[] = { "-j", "--json",  "-v", "--verbose",
+					      "-n", "--netns", NULL };
+	int i;
+
+	for (i = 0; current && global[i]; i++)
+		if ((int)strlen(global[i]) == len && !strncmp(opt, global[i], len))
+			return fb_usage("'%.*s' is a global option: it goes before the verb "
+					"(flowbloom %.*s%s %s ...)",
+					len, opt, len, opt, i >= 4 ? " NETNS" : "", current->name);
+	return fb_usage("unknown option '%.*s'", len, opt);
 }
 
 static int cmd_help(int argc, char **argv)
@@ -533,7 +551,10 @@ int main(int argc, char **argv)
 		if (strcmp(argv[i], cmds[c].name))
 			continue;
 		current = &cmds[c];
-		if (argc - i >= 2 && !strcmp(argv[i + 1], "help") && cmds[c].fn != cmd_help) {
+		/* VERB help, and VERB --help or -h as xdp-tools and most tools take it. */
+		if (argc - i >= 2 &&
+		    ((!strcmp(argv[i + 1], "help") && cmds[c].fn != cmd_help) ||
+		     !strcmp(argv[i + 1], "--help") || !strcmp(argv[i + 1], "-h"))) {
 			help_one(&cmds[c]);
 			return 0;
 		}
