@@ -61,5 +61,17 @@ wait "$pid"
 check_eq "stats --watch of a live filter: Ctrl-C exits 0" $? 0
 [ "$(grep -c '^counter' "$T_TMP/w2")" -ge 3 ] && pass "stats --watch printed every 0.2 s" ||
 	fail "stats --watch printed $(grep -c '^counter' "$T_TMP/w2") tables in 1 s"
+# --watch=SECS, as every option with a value is also written: the same loop
+# (it was refused as an unknown option), and its bad value a usage error.
+"$FB" stats g2 --watch=0.2 >"$T_TMP/w3" 2>&1 &
+pid=$!
+BG+=("$pid")
+sleep 1
+kill -INT "$pid"
+wait "$pid"
+check_eq "stats --watch=0.2: Ctrl-C exits 0" $? 0
+[ "$(grep -c '^counter' "$T_TMP/w3")" -ge 3 ] && pass "stats --watch=0.2 printed every 0.2 s" ||
+	fail "stats --watch=0.2 printed $(head -c 200 "$T_TMP/w3")"
+t_refused 2 "stats --watch=0: the interval's usage error" "bad interval '0' for --watch" "$FB" stats g2 --watch=0
 check "destroy g2" "$FB" destroy g2
 t_end
