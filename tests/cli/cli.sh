@@ -145,5 +145,17 @@ check_eq "-j --version is one object" "$("$FB" -j --version | t_json '" ".join(s
 	"export_format libbpf pinned_layout version $want"
 "$FB" -V list >/dev/null 2>"$T_TMP/err"
 check_eq "-V VERB: a usage error" "$?:$(cat "$T_TMP/err")" "2:flowbloom: -V takes nothing after it"
+# apply's file name names the filter: one that cannot be a filter name is
+# refused naming the file (a name over 63 characters used to exit 1 with
+# nothing said at all).
+mkdir -m 0755 "$T_TMP/conf"
+printf 'capacity = 1000\nfp-rate = 0.01\n' >"$T_TMP/conf/x.y.conf"
+long=$(printf 'a%.0s' $(seq 70))
+cp "$T_TMP/conf/x.y.conf" "$T_TMP/conf/$long.conf"
+t_refused 1 "apply: file name not a filter name, the file named" \
+	"^flowbloom: $T_TMP/conf/x.y.conf: the file must be named NAME.conf, NAME the filter: bad filter name 'x.y'" \
+	"$FB" apply --check "$T_TMP/conf/x.y.conf"
+t_refused 1 "apply: a 70-character file name, the file named" \
+	"^flowbloom: $T_TMP/conf/$long.conf: .*at most 63" "$FB" apply --check "$T_TMP/conf/$long.conf"
 check "destroy f1" "$FB" destroy f1
 t_end
