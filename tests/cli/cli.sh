@@ -73,6 +73,16 @@ check_eq "add: -f twice is a usage error" $? 2
 check_eq "del: -f twice is a usage error" $? 2
 check_fails "attach: missing device" "$FB" attach f1 nosuchdev0
 check_fails "detach: missing device" "$FB" detach nosuchdev0
+# The sketch's limits (monitoring.md: eps >= 2.6e-6, delta >= e^-8) are the
+# option's range: a value past them is a usage error stating it, before any
+# device is looked at (it was accepted by the option, then refused by the
+# sizing with exit 1).
+t_refused 2 "attach --epsilon 0.000001: usage error, the real range" \
+	"bad value '0.000001' for --epsilon (want 2.59236e-06 to 0.5)" "$FB" attach f1 nosuchdev0 --epsilon 0.000001
+t_refused 2 "attach --delta 0.0001: usage error, the real range" \
+	"bad value '0.0001' for --delta (want 0.000335463 to 0.5)" "$FB" attach f1 nosuchdev0 --delta 0.0001
+t_refused 1 "attach --epsilon 0.0000026 --delta 0.00034: in range (the device is what fails)" \
+	"no device 'nosuchdev0'" "$FB" attach f1 nosuchdev0 --epsilon 0.0000026 --delta 0.00034
 
 # A file with one bad line is rejected whole, naming file:line.
 for where in first middle last; do

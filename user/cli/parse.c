@@ -138,12 +138,20 @@ int fb_mon_option(int c, const char *arg, struct fb_mon_opts *o)
 	case FB_OPT_MONITOR:
 		o->sketch = true;
 		return 1;
+	/* The sketch's bounds (fb_monitor_geometry): w = e/eps columns, at
+	 * most 2^FB_MON_MAX_SHIFT; d = ln(1/delta) rows, at most
+	 * FB_MON_MAX_DEPTH. Out of them, a usage error with the real range. */
 	case FB_OPT_EPSILON:
 		o->sketch = true;
-		return fb_parse_double("--epsilon", arg, 1e-6, 0.5, &o->epsilon) ? -1 : 1;
+		if (fb_parse_double("--epsilon", arg, M_E / (1U << FB_MON_MAX_SHIFT), 0.5,
+				    &o->epsilon))
+			return -1;
+		return 1;
 	case FB_OPT_DELTA:
 		o->sketch = true;
-		return fb_parse_double("--delta", arg, 1e-6, 0.5, &o->delta) ? -1 : 1;
+		if (fb_parse_double("--delta", arg, exp(-FB_MON_MAX_DEPTH), 0.5, &o->delta))
+			return -1;
+		return 1;
 	case FB_OPT_NEWFLOWS:
 		o->newflows = true;
 		return 1;
