@@ -155,6 +155,9 @@ check_eq "-j --version is one object" "$("$FB" -j --version | t_json '" ".join(s
 	"export_format libbpf pinned_layout version $want"
 "$FB" -V list >/dev/null 2>"$T_TMP/err"
 check_eq "-V VERB: a usage error" "$?:$(cat "$T_TMP/err")" "2:flowbloom: -V takes nothing after it"
+# card's arguments are SRCs (filters or export files), as its synopsis says.
+t_refused 2 "card: missing SRC, named as the synopsis names it" "missing SRC" "$FB" card
+t_refused 2 "card: three SRCs" "at most two SRCs" "$FB" card f1 f1 f1
 # apply's file name names the filter: one that cannot be a filter name is
 # refused naming the file (a name over 63 characters used to exit 1 with
 # nothing said at all).
