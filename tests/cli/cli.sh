@@ -155,6 +155,10 @@ check_eq "-j --version is one object" "$("$FB" -j --version | t_json '" ".join(s
 	"export_format libbpf pinned_layout version $want"
 "$FB" -V list >/dev/null 2>"$T_TMP/err"
 check_eq "-V VERB: a usage error" "$?:$(cat "$T_TMP/err")" "2:flowbloom: -V takes nothing after it"
+# query -j names its filter, as count, traffic and query --packet do.
+"$FB" -j query f1 udp 198.51.100.1:53 203.0.113.7:4000 >"$T_TMP/q.json"
+check_eq "query -j: filter, results, maybe, total" \
+	"$(t_json 'd["filter"], d["results"][0]["result"], d["maybe"], d["total"]' "$T_TMP/q.json")" "('f1', 'maybe', 1, 1)"
 # card's arguments are SRCs (filters or export files), as its synopsis says.
 t_refused 2 "card: missing SRC, named as the synopsis names it" "missing SRC" "$FB" card
 t_refused 2 "card: three SRCs" "at most two SRCs" "$FB" card f1 f1 f1

@@ -397,6 +397,7 @@ int cmd_query(int argc, char **argv)
 	}
 	if (fb_json) {
 		jw_obj_open(NULL);
+		jw_str("filter", f.name); /* as count, traffic and query --packet */
 		jw_arr_open("results");
 	}
 	for (i = 0; i < fl.n; i++) {
