@@ -155,6 +155,16 @@ check_eq "-j --version is one object" "$("$FB" -j --version | t_json '" ".join(s
 	"export_format libbpf pinned_layout version $want"
 "$FB" -V list >/dev/null 2>"$T_TMP/err"
 check_eq "-V VERB: a usage error" "$?:$(cat "$T_TMP/err")" "2:flowbloom: -V takes nothing after it"
+# A range written with blanks ("A - B") is named as such, not as an
+# address where a protocol belongs; two addresses on a line say one a line.
+printf '203.0.113.20 - 203.0.113.30\n' >"$T_TMP/range.txt"
+b2=$(state)
+t_refused 1 "load: a range with blanks, said so" \
+	"range.txt:1: a range is written without blanks: '203.0.113.20-203.0.113.30'" "$FB" load f1 "$T_TMP/range.txt"
+printf '203.0.113.20 203.0.113.30\n' >"$T_TMP/two.txt"
+t_refused 1 "load: two addresses on a line" "two.txt:1: .*load also reads bare addresses, one a line" \
+	"$FB" load f1 "$T_TMP/two.txt"
+check_eq "... the filter as it was" "$(state)" "$b2"
 # query -j names its filter, as count, traffic and query --packet do.
 "$FB" -j query f1 udp 198.51.100.1:53 203.0.113.7:4000 >"$T_TMP/q.json"
 check_eq "query -j: filter, results, maybe, total" \
