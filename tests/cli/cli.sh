@@ -165,6 +165,17 @@ printf '203.0.113.20 203.0.113.30\n' >"$T_TMP/two.txt"
 t_refused 1 "load: two addresses on a line" "two.txt:1: .*load also reads bare addresses, one a line" \
 	"$FB" load f1 "$T_TMP/two.txt"
 check_eq "... the filter as it was" "$(state)" "$b2"
+# load --replace of an empty input (a failed download) empties the list:
+# done, exit 0, but said on stderr; a list with rules says nothing.
+"$FB" create fe --capacity 100 --fp-rate 0.01 >/dev/null
+"$FB" add fe src 198.51.100.5 >/dev/null
+"$FB" load fe /dev/null --replace >/dev/null 2>"$T_TMP/err"
+check_eq "load --replace of an empty input: exit 0, a warning" "$?:$(cat "$T_TMP/err")" \
+	"0:flowbloom: warning: the input held no rules: 'fe' now has no permanent rules"
+printf 'src 198.51.100.5\n' >"$T_TMP/one.txt"
+"$FB" load fe "$T_TMP/one.txt" --replace >/dev/null 2>"$T_TMP/err"
+check_eq "load --replace of a list: nothing on stderr" "$?:$(cat "$T_TMP/err")" "0:"
+"$FB" destroy fe >/dev/null
 # query -j names its filter, as count, traffic and query --packet do.
 "$FB" -j query f1 udp 198.51.100.1:53 203.0.113.7:4000 >"$T_TMP/q.json"
 check_eq "query -j: filter, results, maybe, total" \
