@@ -176,6 +176,15 @@ printf 'src 198.51.100.5\n' >"$T_TMP/one.txt"
 "$FB" load fe "$T_TMP/one.txt" --replace >/dev/null 2>"$T_TMP/err"
 check_eq "load --replace of a list: nothing on stderr" "$?:$(cat "$T_TMP/err")" "0:"
 "$FB" destroy fe >/dev/null
+# A 5th prefix length refused: the lengths the filter would have listed
+# shortest first, as info lists them (they came in the table's order).
+"$FB" create fl --capacity 100 --fp-rate 0.01 >/dev/null
+"$FB" add fl src 203.0.113.0/25 src 203.0.113.0/26 src 203.0.113.0/27 >/dev/null
+printf 'src 203.0.113.0/24\nsrc 203.0.113.0/28\n' >"$T_TMP/more.txt"
+t_refused 1 "add -f: a 5th length, the lengths listed shortest first" \
+	"more.txt:2: 'src 203.0.113.0/28': it would need a 5th IPv4 source prefix length: .* and would have: /24 /25 /26 /27 (" \
+	"$FB" add fl -f "$T_TMP/more.txt"
+"$FB" destroy fl >/dev/null
 # query -j names its filter, as count, traffic and query --packet do.
 "$FB" -j query f1 udp 198.51.100.1:53 203.0.113.7:4000 >"$T_TMP/q.json"
 check_eq "query -j: filter, results, maybe, total" \
