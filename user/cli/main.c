@@ -78,6 +78,7 @@ static const struct fb_cmd cmds[] = {
 	  "of N flows per CPU (--max-flows, default 65536; 136 bytes each), for ipfix\n"
 	  "to export as flows end; a flow that finds the table full is counted in an\n"
 	  "overflow sketch instead (with --monitor), and exported as an estimate.\n"
+	  "An option of a part (--epsilon, --age, --max-flows...) turns that part on.\n"
 	  "Monitoring starts from zero unless the filter is attached elsewhere, whose\n"
 	  "monitoring maps are then shared." },
 	{ "detach", cmd_detach, "detach DEV", "Remove flowbloom's XDP program from DEV." },
