@@ -18,6 +18,12 @@ before=$(state)
 "$FB" --frob list >/dev/null 2>&1; check_eq "unknown global option exits 2" $? 2
 "$FB" create f9 --capacity 10 --fp-rate 0.1 --frob >/dev/null 2>&1; check_eq "unknown verb option exits 2" $? 2
 check_fails "unknown verb" "$FB" frobnicate
+# No abbreviations (detach and destroy share a start), but the one verb a
+# word begins, or that begins it, is named; two candidates, none.
+t_refused 2 "an abbreviated verb: the verb named" "unknown verb 'lis' (did you mean list? see flowbloom help)" "$FB" lis
+t_refused 2 "a verb with a tail: the verb named" "unknown verb 'attached' (did you mean attach? see flowbloom help)" "$FB" attached f1
+t_refused 2 "stat: stats or status, no guess" "unknown verb 'stat' (see flowbloom help)" "$FB" stat f1
+t_refused 2 "help of an abbreviated verb: the verb named" "unknown verb 'inf' (did you mean info? see flowbloom help)" "$FB" help inf
 check_fails "create: existing name" "$FB" create f1 --capacity 10 --fp-rate 0.1
 check_fails "create: capacity 0" "$FB" create f2 --capacity 0 --fp-rate 0.1
 check_fails "create: capacity not a number" "$FB" create f2 --capacity 12x --fp-rate 0.1
