@@ -195,6 +195,12 @@ t_refused 1 "add -f: a 5th length, the lengths listed shortest first" \
 "$FB" -j query f1 udp 198.51.100.1:53 203.0.113.7:4000 >"$T_TMP/q.json"
 check_eq "query -j: filter, results, maybe, total" \
 	"$(t_json 'd["filter"], d["results"][0]["result"], d["maybe"], d["total"]' "$T_TMP/q.json")" "('f1', 'maybe', 1, 1)"
+# metrics NAME NAME: a filter named twice has its series once (Prometheus
+# refuses duplicate samples; promtool's lint does not see them).
+check_eq "metrics f1 f1: each series once" \
+	"$("$FB" metrics f1 f1 | grep -c '^flowbloom_seen_packets_total{filter="f1"} ')" 1
+check_eq "metrics -j f1 f1: one sample per family" \
+	"$("$FB" -j metrics f1 f1 | t_json 'set(len(m["samples"]) for m in d["metrics"])')" "{1}"
 # card's arguments are SRCs (filters or export files), as its synopsis says.
 t_refused 2 "card: missing SRC, named as the synopsis names it" "missing SRC" "$FB" card
 t_refused 2 "card: three SRCs" "at most two SRCs" "$FB" card f1 f1 f1
