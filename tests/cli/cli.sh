@@ -191,6 +191,11 @@ t_refused 1 "add -f: a 5th length, the lengths listed shortest first" \
 	"more.txt:2: 'src 203.0.113.0/28': it would need a 5th IPv4 source prefix length: .* and would have: /24 /25 /26 /27 (" \
 	"$FB" add fl -f "$T_TMP/more.txt"
 "$FB" destroy fl >/dev/null
+# add's rate: in millions for a list, as it is for a few flows (one flow
+# read "(0.00 M flows/s)").
+"$FB" add f1 src 198.51.100.77 >"$T_TMP/o" 2>&1
+grep -qE '^added 1 flow to f1 in [0-9.]+ ms \([1-9][0-9]* flows/s\)$' "$T_TMP/o" &&
+	pass "add of one flow: its rate in flows/s" || fail "add of one flow: $(cat "$T_TMP/o")"
 # query -j names its filter, as count, traffic and query --packet do.
 "$FB" -j query f1 udp 198.51.100.1:53 203.0.113.7:4000 >"$T_TMP/q.json"
 check_eq "query -j: filter, results, maybe, total" \
