@@ -196,6 +196,16 @@ t_refused 1 "add -f: a 5th length, the lengths listed shortest first" \
 "$FB" add f1 src 198.51.100.77 >"$T_TMP/o" 2>&1
 grep -qE '^added 1 flow to f1 in [0-9.]+ ms \([1-9][0-9]* flows/s\)$' "$T_TMP/o" &&
 	pass "add of one flow: its rate in flows/s" || fail "add of one flow: $(cat "$T_TMP/o")"
+# list says what each filter does: its action, counters, exact sets.
+"$FB" create lc --capacity 100 --fp-rate 0.01 --counting --action monitor >/dev/null
+"$FB" create lx --capacity 100 --fp-rate 0.01 --confirm exact --action allow >/dev/null
+check_eq "list: action, counting, confirm" "$("$FB" list | grep -E '^l[cx] ' | sed 's/  */ /g')" \
+	"lc blocked m=2064384 k=4 flows=0 action=monitor counting
+lx blocked m=2064384 k=4 flows=0 action=allow confirm=exact"
+check_eq "list -j: the same" "$("$FB" -j list | t_json '[(x["name"], x["action"], x["counter_bits"], x["confirm_exact"]) for x in d["filters"] if x["name"] in ("lc", "lx")]')" \
+	"[('lc', 'monitor', 4, False), ('lx', 'allow', 0, True)]"
+"$FB" destroy lc >/dev/null
+"$FB" destroy lx >/dev/null
 # query -j names its filter, as count, traffic and query --packet do.
 "$FB" -j query f1 udp 198.51.100.1:53 203.0.113.7:4000 >"$T_TMP/q.json"
 check_eq "query -j: filter, results, maybe, total" \
