@@ -61,6 +61,18 @@ wait "$pid"
 check_eq "stats --watch of a live filter: Ctrl-C exits 0" $? 0
 [ "$(grep -c '^counter' "$T_TMP/w2")" -ge 3 ] && pass "stats --watch printed every 0.2 s" ||
 	fail "stats --watch printed $(grep -c '^counter' "$T_TMP/w2") tables in 1 s"
+# top --interval ended by Ctrl-C: the interval so far, over the time it
+# lasted, exit 0 (it printed nothing and exited 0).
+"$FEED" feed g2 2000 100 >/dev/null || fail "top --interval, Ctrl-C: feed"
+"$FB" top g2 --interval 30 >"$T_TMP/top.out" 2>"$T_TMP/top.err" &
+pid=$!
+BG+=("$pid")
+sleep 0.5
+kill -INT "$pid"
+wait "$pid"
+check_eq "top --interval 30, Ctrl-C after 0.5 s: exits 0" $? 0
+grep -qE "^top 0 of 'g2' by packets over (0\.[0-9]+|[1-9]\.[0-9]+) s: 0 packets, 0 bytes$" "$T_TMP/top.out" &&
+	pass "... and shows the interval so far" || fail "... printed '$(head -c 300 "$T_TMP/top.out" "$T_TMP/top.err")'"
 # --watch=SECS, as every option with a value is also written: the same loop
 # (it was refused as an unknown option), and its bad value a usage error.
 "$FB" stats g2 --watch=0.2 >"$T_TMP/w3" 2>&1 &

@@ -64,10 +64,9 @@ int cmd_top(int argc, char **argv)
 		if (fb_monitor_snap_take(&m, &base))
 			goto out;
 		t0 = fb_now();
-		if (!fb_clock_sleep_until(t0 + interval)) {
-			rc = 0; /* Ctrl-C before the interval ended: nothing to show */
-			goto out;
-		}
+		/* Ctrl-C before the interval ends: the interval so far, its
+		 * rates over the time it lasted (as ping's summary). */
+		fb_clock_sleep_until(t0 + interval);
 		secs = fb_now() - t0;
 		if (fb_store_gone(&f)) {
 			fb_monview_report_gone(&f);
