@@ -61,6 +61,15 @@ wait "$pid"
 check_eq "stats --watch of a live filter: Ctrl-C exits 0" $? 0
 [ "$(grep -c '^counter' "$T_TMP/w2")" -ge 3 ] && pass "stats --watch printed every 0.2 s" ||
 	fail "stats --watch printed $(grep -c '^counter' "$T_TMP/w2") tables in 1 s"
+# One packet is "1 packet" in top's and traffic's heads (the feed: one
+# flow, one packet of 198 bytes; the sketch's bound 1 packet, 1 byte).
+"$FB" create g4 --capacity 100 --fp-rate 0.01 >/dev/null
+"$FEED" feed g4 1 1 >/dev/null || fail "one packet: feed"
+check_eq "top: 1 packet, 1 byte, no plural" "$("$FB" top g4 | sed -n 2p)" \
+	"estimates are never below the truth, and above it by at most 1 packet, 1 byte with probability 99.33%"
+"$FB" traffic g4 udp 198.51.100.1:1 198.51.100.2:2 | head -1 >"$T_TMP/tr"
+grep -q "^'g4' since .*Z: 1 packet, 198 bytes$" "$T_TMP/tr" && pass "traffic: 1 packet" || fail "traffic: $(cat "$T_TMP/tr")"
+"$FB" destroy g4 >/dev/null
 # top --interval ended by Ctrl-C: the interval so far, over the time it
 # lasted, exit 0 (it printed nothing and exited 0).
 "$FEED" feed g2 2000 100 >/dev/null || fail "top --interval, Ctrl-C: feed"
