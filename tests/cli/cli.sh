@@ -18,6 +18,12 @@ before=$(state)
 "$FB" --frob list >/dev/null 2>&1; check_eq "unknown global option exits 2" $? 2
 "$FB" create f9 --capacity 10 --fp-rate 0.1 --frob >/dev/null 2>&1; check_eq "unknown verb option exits 2" $? 2
 check_fails "unknown verb" "$FB" frobnicate
+# No abbreviations (detach and destroy share a start), but the one verb a
+# word begins, or that begins it, is named; two candidates, none.
+t_refused 2 "an abbreviated verb: the verb named" "unknown verb 'lis' (did you mean list? see flowbloom help)" "$FB" lis
+t_refused 2 "a verb with a tail: the verb named" "unknown verb 'attached' (did you mean attach? see flowbloom help)" "$FB" attached f1
+t_refused 2 "stat: stats or status, no guess" "unknown verb 'stat' (see flowbloom help)" "$FB" stat f1
+t_refused 2 "help of an abbreviated verb: the verb named" "unknown verb 'inf' (did you mean info? see flowbloom help)" "$FB" help inf
 check_fails "create: existing name" "$FB" create f1 --capacity 10 --fp-rate 0.1
 check_fails "create: capacity 0" "$FB" create f2 --capacity 0 --fp-rate 0.1
 check_fails "create: capacity not a number" "$FB" create f2 --capacity 12x --fp-rate 0.1
@@ -73,6 +79,16 @@ check_eq "add: -f twice is a usage error" $? 2
 check_eq "del: -f twice is a usage error" $? 2
 check_fails "attach: missing device" "$FB" attach f1 nosuchdev0
 check_fails "detach: missing device" "$FB" detach nosuchdev0
+# The sketch's limits (monitoring.md: eps >= 2.6e-6, delta >= e^-8) are the
+# option's range: a value past them is a usage error stating it, before any
+# device is looked at (it was accepted by the option, then refused by the
+# sizing with exit 1).
+t_refused 2 "attach --epsilon 0.000001: usage error, the real range" \
+	"bad value '0.000001' for --epsilon (want 2.59236e-06 to 0.5)" "$FB" attach f1 nosuchdev0 --epsilon 0.000001
+t_refused 2 "attach --delta 0.0001: usage error, the real range" \
+	"bad value '0.0001' for --delta (want 0.000335463 to 0.5)" "$FB" attach f1 nosuchdev0 --delta 0.0001
+t_refused 1 "attach --epsilon 0.0000026 --delta 0.00034: in range (the device is what fails)" \
+	"no device 'nosuchdev0'" "$FB" attach f1 nosuchdev0 --epsilon 0.0000026 --delta 0.00034
 
 # A file with one bad line is rejected whole, naming file:line.
 for where in first middle last; do
@@ -145,5 +161,75 @@ check_eq "-j --version is one object" "$("$FB" -j --version | t_json '" ".join(s
 	"export_format libbpf pinned_layout version $want"
 "$FB" -V list >/dev/null 2>"$T_TMP/err"
 check_eq "-V VERB: a usage error" "$?:$(cat "$T_TMP/err")" "2:flowbloom: -V takes nothing after it"
+# A range written with blanks ("A - B") is named as such, not as an
+# address where a protocol belongs; two addresses on a line say one a line.
+printf '203.0.113.20 - 203.0.113.30\n' >"$T_TMP/range.txt"
+b2=$(state)
+t_refused 1 "load: a range with blanks, said so" \
+	"range.txt:1: a range is written without blanks: '203.0.113.20-203.0.113.30'" "$FB" load f1 "$T_TMP/range.txt"
+printf '203.0.113.20 203.0.113.30\n' >"$T_TMP/two.txt"
+t_refused 1 "load: two addresses on a line" "two.txt:1: .*load also reads bare addresses, one a line" \
+	"$FB" load f1 "$T_TMP/two.txt"
+check_eq "... the filter as it was" "$(state)" "$b2"
+# load --replace of an empty input (a failed download) empties the list:
+# done, exit 0, but said on stderr; a list with rules says nothing.
+"$FB" create fe --capacity 100 --fp-rate 0.01 >/dev/null
+"$FB" add fe src 198.51.100.5 >/dev/null
+"$FB" load fe /dev/null --replace >/dev/null 2>"$T_TMP/err"
+check_eq "load --replace of an empty input: exit 0, a warning" "$?:$(cat "$T_TMP/err")" \
+	"0:flowbloom: warning: the input held no rules: 'fe' now has no permanent rules"
+printf 'src 198.51.100.5\n' >"$T_TMP/one.txt"
+"$FB" load fe "$T_TMP/one.txt" --replace >/dev/null 2>"$T_TMP/err"
+check_eq "load --replace of a list: nothing on stderr" "$?:$(cat "$T_TMP/err")" "0:"
+"$FB" destroy fe >/dev/null
+# A 5th prefix length refused: the lengths the filter would have listed
+# shortest first, as info lists them (they came in the table's order).
+"$FB" create fl --capacity 100 --fp-rate 0.01 >/dev/null
+"$FB" add fl src 203.0.113.0/25 src 203.0.113.0/26 src 203.0.113.0/27 >/dev/null
+printf 'src 203.0.113.0/24\nsrc 203.0.113.0/28\n' >"$T_TMP/more.txt"
+t_refused 1 "add -f: a 5th length, the lengths listed shortest first" \
+	"more.txt:2: 'src 203.0.113.0/28': it would need a 5th IPv4 source prefix length: .* and would have: /24 /25 /26 /27 (" \
+	"$FB" add fl -f "$T_TMP/more.txt"
+"$FB" destroy fl >/dev/null
+# add's rate: in millions for a list, as it is for a few flows (one flow
+# read "(0.00 M flows/s)").
+"$FB" add f1 src 198.51.100.77 >"$T_TMP/o" 2>&1
+grep -qE '^added 1 flow to f1 in [0-9.]+ ms \([1-9][0-9]* flows/s\)$' "$T_TMP/o" &&
+	pass "add of one flow: its rate in flows/s" || fail "add of one flow: $(cat "$T_TMP/o")"
+# list says what each filter does: its action, counters, exact sets.
+"$FB" create lc --capacity 100 --fp-rate 0.01 --counting --action monitor >/dev/null
+"$FB" create lx --capacity 100 --fp-rate 0.01 --confirm exact --action allow >/dev/null
+check_eq "list: action, counting, confirm" "$("$FB" list | grep -E '^l[cx] ' | sed 's/  */ /g')" \
+	"lc blocked m=2064384 k=4 flows=0 action=monitor counting
+lx blocked m=2064384 k=4 flows=0 action=allow confirm=exact"
+check_eq "list -j: the same" "$("$FB" -j list | t_json '[(x["name"], x["action"], x["counter_bits"], x["confirm_exact"]) for x in d["filters"] if x["name"] in ("lc", "lx")]')" \
+	"[('lc', 'monitor', 4, False), ('lx', 'allow', 0, True)]"
+"$FB" destroy lc >/dev/null
+"$FB" destroy lx >/dev/null
+# query -j names its filter, as count, traffic and query --packet do.
+"$FB" -j query f1 udp 198.51.100.1:53 203.0.113.7:4000 >"$T_TMP/q.json"
+check_eq "query -j: filter, results, maybe, total" \
+	"$(t_json 'd["filter"], d["results"][0]["result"], d["maybe"], d["total"]' "$T_TMP/q.json")" "('f1', 'maybe', 1, 1)"
+# metrics NAME NAME: a filter named twice has its series once (Prometheus
+# refuses duplicate samples; promtool's lint does not see them).
+check_eq "metrics f1 f1: each series once" \
+	"$("$FB" metrics f1 f1 | grep -c '^flowbloom_seen_packets_total{filter="f1"} ')" 1
+check_eq "metrics -j f1 f1: one sample per family" \
+	"$("$FB" -j metrics f1 f1 | t_json 'set(len(m["samples"]) for m in d["metrics"])')" "{1}"
+# card's arguments are SRCs (filters or export files), as its synopsis says.
+t_refused 2 "card: missing SRC, named as the synopsis names it" "missing SRC" "$FB" card
+t_refused 2 "card: three SRCs" "at most two SRCs" "$FB" card f1 f1 f1
+# apply's file name names the filter: one that cannot be a filter name is
+# refused naming the file (a name over 63 characters used to exit 1 with
+# nothing said at all).
+mkdir -m 0755 "$T_TMP/conf"
+printf 'capacity = 1000\nfp-rate = 0.01\n' >"$T_TMP/conf/x.y.conf"
+long=$(printf 'a%.0s' $(seq 70))
+cp "$T_TMP/conf/x.y.conf" "$T_TMP/conf/$long.conf"
+t_refused 1 "apply: file name not a filter name, the file named" \
+	"^flowbloom: $T_TMP/conf/x.y.conf: the file must be named NAME.conf, NAME the filter: bad filter name 'x.y'" \
+	"$FB" apply --check "$T_TMP/conf/x.y.conf"
+t_refused 1 "apply: a 70-character file name, the file named" \
+	"^flowbloom: $T_TMP/conf/$long.conf: .*at most 63" "$FB" apply --check "$T_TMP/conf/$long.conf"
 check "destroy f1" "$FB" destroy f1
 t_end

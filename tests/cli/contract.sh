@@ -400,6 +400,11 @@ for v in verbs:
         ok("%s: help %s and %s help print the same help" % (v, v, v))
     else:
         bad("%s: help" % v, "help VERB exit %d, VERB help exit %d, same text: %s" % (h1[0], h2[0], h1[1] == h2[1]))
+    h3 = run(v, "--help")
+    if h3[0] == 0 and h3[1] == h1[1] and not h3[2]:
+        ok("%s: %s --help prints its help" % (v, v))
+    else:
+        bad("%s: %s --help" % (v, v), "exit %d, the help of help %s: %s, stderr %r" % (h3[0], v, h3[1] == h1[1], h3[2][:200]))
     text = h1[1]
     raw = text.split("\n\n")[0][len("Usage: flowbloom "):]
     syn = synopsis_options(raw)
@@ -432,6 +437,13 @@ for v in verbs:
     check_usage("%s: unknown option (-j)" % v, v, run("-j", v, "--no-such-option"), raw, "--no-such-option")
     check_usage("%s: unknown option after an argument (-j)" % v, v, run("-j", v, "x", "--no-such-option"), raw, "--no-such-option")
     check_usage("%s: unknown option, plain" % v, v, run(v, "--no-such-option"), raw, "--no-such-option", want_json=False)
+    # A global option after the verb (bpftool takes -j anywhere): the
+    # usage error says it goes before the verb.
+    for g in ("-j", "--json"):
+        res = run(v, "x", g)
+        check_usage("%s: %s after the verb" % (v, g), v, res, raw, g, want_json=False)
+        if "global option: it goes before the verb (flowbloom %s %s ...)" % (g, v) not in res[2].split("\n")[0]:
+            bad("%s: %s after the verb" % (v, g), "the error does not say where it goes: %r" % res[2].split("\n")[0])
     # An option without its value, last on the line.
     for s in sorted(accepted):
         needs = syn.get(s) == "required" or any(s in g[0] and g[1] == "required" for g in groups)

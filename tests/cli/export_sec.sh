@@ -35,6 +35,17 @@ chmod 1777 "$ATK"
 "$FB" add S src 203.0.113.66 tcp 198.51.100.1:443 203.0.113.7:5000 >/dev/null
 "$FB" export S - >"$T_TMP/ref.fbx"
 
+# export S - on a terminal (script(1) gives it one): refused, as capture -w -
+# is, rather than the key written into the scrollback and session logs.
+if command -v script >/dev/null; then
+	script -qec "'$FB' export S - 2>'$T_TMP/tty.err'; echo \"rc=\$?\" >'$T_TMP/tty.rc'" /dev/null >"$T_TMP/tty.out"
+	check_eq "export S - to a terminal: a usage error" "$(cat "$T_TMP/tty.rc"):$(head -1 "$T_TMP/tty.err")" \
+		"rc=2:flowbloom: FILE '-': stdout is a terminal (pipe it, e.g. into ssh HOST flowbloom import - NAME)"
+	check_eq "... nothing of the export on the terminal" "$(grep -c FLOWBL "$T_TMP/tty.out")" 0
+else
+	skip "export to a terminal: no script(1) (bsdutils)"
+fi
+
 VICTIM=$T_TMP/victim # root's, in a root-only directory
 printf 'precious\n' >"$VICTIM"
 cp "$VICTIM" "$T_TMP/victim.ref"

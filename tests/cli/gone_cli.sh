@@ -61,5 +61,38 @@ wait "$pid"
 check_eq "stats --watch of a live filter: Ctrl-C exits 0" $? 0
 [ "$(grep -c '^counter' "$T_TMP/w2")" -ge 3 ] && pass "stats --watch printed every 0.2 s" ||
 	fail "stats --watch printed $(grep -c '^counter' "$T_TMP/w2") tables in 1 s"
+# One packet is "1 packet" in top's and traffic's heads (the feed: one
+# flow, one packet of 198 bytes; the sketch's bound 1 packet, 1 byte).
+"$FB" create g4 --capacity 100 --fp-rate 0.01 >/dev/null
+"$FEED" feed g4 1 1 >/dev/null || fail "one packet: feed"
+check_eq "top: 1 packet, 1 byte, no plural" "$("$FB" top g4 | sed -n 2p)" \
+	"estimates are never below the truth, and above it by at most 1 packet, 1 byte with probability 99.33%"
+"$FB" traffic g4 udp 198.51.100.1:1 198.51.100.2:2 | head -1 >"$T_TMP/tr"
+grep -q "^'g4' since .*Z: 1 packet, 198 bytes$" "$T_TMP/tr" && pass "traffic: 1 packet" || fail "traffic: $(cat "$T_TMP/tr")"
+"$FB" destroy g4 >/dev/null
+# top --interval ended by Ctrl-C: the interval so far, over the time it
+# lasted, exit 0 (it printed nothing and exited 0).
+"$FEED" feed g2 2000 100 >/dev/null || fail "top --interval, Ctrl-C: feed"
+"$FB" top g2 --interval 30 >"$T_TMP/top.out" 2>"$T_TMP/top.err" &
+pid=$!
+BG+=("$pid")
+sleep 0.5
+kill -INT "$pid"
+wait "$pid"
+check_eq "top --interval 30, Ctrl-C after 0.5 s: exits 0" $? 0
+grep -qE "^top 0 of 'g2' by packets over (0\.[0-9]+|[1-9]\.[0-9]+) s: 0 packets, 0 bytes$" "$T_TMP/top.out" &&
+	pass "... and shows the interval so far" || fail "... printed '$(head -c 300 "$T_TMP/top.out" "$T_TMP/top.err")'"
+# --watch=SECS, as every option with a value is also written: the same loop
+# (it was refused as an unknown option), and its bad value a usage error.
+"$FB" stats g2 --watch=0.2 >"$T_TMP/w3" 2>&1 &
+pid=$!
+BG+=("$pid")
+sleep 1
+kill -INT "$pid"
+wait "$pid"
+check_eq "stats --watch=0.2: Ctrl-C exits 0" $? 0
+[ "$(grep -c '^counter' "$T_TMP/w3")" -ge 3 ] && pass "stats --watch=0.2 printed every 0.2 s" ||
+	fail "stats --watch=0.2 printed $(head -c 200 "$T_TMP/w3")"
+t_refused 2 "stats --watch=0: the interval's usage error" "bad interval '0' for --watch" "$FB" stats g2 --watch=0
 check "destroy g2" "$FB" destroy g2
 t_end

@@ -65,6 +65,14 @@ check_fails "--confirm exact filter refuses --ttl" "$FB" add cf src 198.51.100.9
 check_fails "dleft filter refuses --ttl" "$FB" load dl /dev/null --ttl 2s
 "$FB" destroy cf >/dev/null
 "$FB" destroy dl >/dev/null
+# A lifetime out of range states the range as it is written (rules.md:
+# 10 ms to 30 days), not in seconds with an exponent (2.592e+06s).
+t_refused 2 "--ttl 5ms: a usage error stating 10ms to 30d" "from 10ms to 30d)" \
+	"$FB" add p src 198.51.100.9 --ttl 5ms
+t_refused 2 "--ttl 31d: the same range" "bad duration '31d' for --ttl .*from 10ms to 30d)" \
+	"$FB" load p /dev/null --ttl 31d
+t_refused 2 "guard --interval 1ms: 50ms to 1d" "from 50ms to 1d)" \
+	"$FB" guard p --into p --pps 1 --ttl 1m --interval 1ms
 
 # --- a rule shape with a lifetime: matched by the program inside its
 # generation, carried by export and import

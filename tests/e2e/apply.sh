@@ -270,8 +270,10 @@ EOF
 	before=$(state)
 	fbB apply "$T_TMP/two.conf" >"$T_TMP/out" 2>"$T_TMP/err"
 	check_eq "native on lo: exit 1" "$?" 1
-	grep -q "has no native XDP support" "$T_TMP/err" && pass "native on lo: says why" ||
-		fail "native on lo: $(cat "$T_TMP/err")"
+	# One line naming the file's attach line (the checks passed; the
+	# kernel refused at the attach step).
+	check_eq "native on lo: says why, with FILE:LINE of its attach line" "$(cat "$T_TMP/err")" \
+		"flowbloom: $T_TMP/two.conf:5: $DUM has no native XDP support: use --mode generic"
 	check_eq "rolled back: no filter two, nothing attached" "$(state)" "$before"
 	check_eq "rollback: each step says what it did, the undo too" \
 		"$(sed -e 's/: m=.*/: .../' -e 's/ in [0-9.]* ms;.*//' -e '/bits asked/d' "$T_TMP/out")" \

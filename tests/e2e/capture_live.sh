@@ -94,7 +94,7 @@ start() {
 	CAP=$!
 	BG+=("$CAP")
 	for i in $(seq 100); do
-		grep -q "^capturing" "$T_TMP/$name.err" && return 0
+		grep -q "^flowbloom: capturing " "$T_TMP/$name.err" && return 0
 		kill -0 "$CAP" 2>/dev/null || break
 		sleep 0.05
 	done
@@ -155,7 +155,7 @@ D0=$(dropped)
 if start drop -j capture cap -w "$T_TMP/drop.pcapng" --count 80 --duration 20; then
 	send 20
 	finish
-	check_eq "drop capture: exit 0" "$?:$(grep -v ^capturing "$T_TMP/drop.err" | head -c 200)" "0:"
+	check_eq "drop capture: exit 0" "$?:$(grep -v "^flowbloom: capturing dropped packets of 'cap' on" "$T_TMP/drop.err" | head -c 200)" "0:"
 	f=$T_TMP/drop.pcapng
 	check_eq "the dropped frames, every one of them, and nothing passed" \
 		"$(payloads "$f" | tr '\n' ' ')" "$(expect d4,d6,ds,dd 20 | tr '\n' ' ')"
@@ -209,7 +209,7 @@ fi
 	tcpdump -r - -n -e 2>/dev/null >"$T_TMP/pipe.txt" &
 PIPE=$!
 BG+=("$PIPE")
-for i in $(seq 100); do grep -q "^capturing" "$T_TMP/pipe.err" && break; sleep 0.05; done
+for i in $(seq 100); do grep -q "^flowbloom: capturing " "$T_TMP/pipe.err" && break; sleep 0.05; done
 send 5 d4
 wait "$PIPE"
 check_eq "-w - | tcpdump -r -: 5 frames" "$(grep -c 'length' "$T_TMP/pipe.txt")" 5

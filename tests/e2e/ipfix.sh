@@ -553,6 +553,21 @@ EOF
 restarts udp 4740 44000
 restarts tcp 4741 45000
 
+# -j: stdout is one object, the summary; a collector that is away is a
+# report on stderr, not an {"error"} on stdout (the exporter goes on).
+: >"$T_TMP/j.out"
+: >"$T_TMP/j.err"
+$NB "$FB" -j ipfix f --collector 127.0.0.1:4749 --idle-timeout 0.2 --interval 60 \
+	>"$T_TMP/j.out" 2>"$T_TMP/j.err" &
+EXP=$!
+BG+=($EXP)
+wait_grep "ipfix: exporting" "$T_TMP/j.err" 100 || fail "ipfix -j: the exporter did not start"
+send1 46001 3
+wait_grep "collector 127.0.0.1:4749: " "$T_TMP/j.err" 100 || fail "ipfix -j: the absent collector is not reported"
+stop_exporter "ipfix -j"
+check_eq "ipfix -j, collector away: stdout is one JSON object, the summary" \
+	"$(t_json '"error" not in d and d["filter"] == "f" and d["lost_records"] >= 1' "$T_TMP/j.out")" True
+
 # --- UDP: templates early in a session, and at the refresh --------------------------
 $NB "$PY" "$DECODE" udp 127.0.0.1 4742 "$T_TMP/tpl.json" &
 BG+=($!)

@@ -179,8 +179,28 @@ test_two() {
 	rm -f "$XCPIN"/xc_count
 }
 
+# 4. A device another program runs: attach names it and does not send the
+# operator to `flowbloom detach`, which refuses a program not flowbloom's;
+# a device flowbloom runs already: detach it first.
+test_taken() {
+	mkdir -p "$XCPIN"
+	check "taken: the other program loaded alone" inB xdp-loader load -m native -p "$XCPIN" "$VB" "$XCOBJ"
+	t_refused 1 "taken: attach names the other program, not flowbloom's" \
+		"already runs XDP program [0-9]* ('[a-z_]*', native), not flowbloom's: one program per device (to share it, load flowbloom's object with xdp-loader)" \
+		"$FB" -n "$NSB" attach default "$VB"
+	t_refused 1 "taken: detach refuses it" "is not flowbloom's; not detaching" "$FB" -n "$NSB" detach "$VB"
+	check "taken: xdp-loader unload" inB xdp-loader unload -a "$VB"
+	rm -f "$XCPIN"/xc_count
+	check "taken: flowbloom attached (generic)" "$FB" -n "$NSB" attach default "$VB" --mode generic
+	t_refused 1 "taken: attach again: flowbloom's, detach it first" \
+		"already runs flowbloom (program [0-9]*, generic): detach it first" \
+		"$FB" -n "$NSB" attach default "$VB" --mode native
+	check "taken: detach" "$FB" -n "$NSB" detach "$VB"
+}
+
 setup
 test_run_config
+test_taken
 for mode in native skb; do
 	test_alone "$mode"
 	test_two "$mode"

@@ -13,6 +13,7 @@
 #include "cmd.h"
 #include "optfile.h"
 #include "output.h"
+#include "report.h"
 #include "store/pintree.h"
 #include "util.h"
 
@@ -289,8 +290,15 @@ int fb_apply_conf_read(const char *file, struct ap_conf *c)
 		return -1;
 	}
 	*dot = 0;
-	if (strlen(b) >= sizeof(c->name) || fb_pin_check_name(b))
+	/* The file's name names the filter: an error names the file. */
+	fb_report_quiet = true;
+	rc = fb_pin_check_name(b);
+	fb_report_quiet = false;
+	if (rc || strlen(b) >= sizeof(c->name)) {
+		fb_err("%s: the file must be named NAME.conf, NAME the filter: %s", file,
+		       rc ? fb_report_last : "name too long");
 		return -1;
+	}
 	strcpy(c->name, b);
 	c->create.name = c->name;
 	c->create.type = -1; /* a Bloom filter */

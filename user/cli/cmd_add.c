@@ -94,9 +94,17 @@ static void report(const char *verb, const struct fb_store *f, size_t n, double 
 		jw_obj_close();
 		jw_end();
 	} else {
-		printf("%s %zu flow%s %s %s in %.3f ms (%.2f M flows/s)\n", verb, n,
-		       n == 1 ? "" : "s", strcmp(verb, "added") ? "from" : "to", f->name,
-		       secs * 1e3, secs > 0 ? n / secs / 1e6 : 0.0);
+		double rate = secs > 0 ? n / secs : 0;
+		char r[48];
+
+		/* In millions where there are (a list), else as it is: one flow
+		 * read "0.00 M flows/s". */
+		if (rate >= 1e5)
+			snprintf(r, sizeof(r), "%.2f M flows/s", rate / 1e6);
+		else
+			snprintf(r, sizeof(r), "%.0f flows/s", rate);
+		printf("%s %zu flow%s %s %s in %.3f ms (%s)\n", verb, n, n == 1 ? "" : "s",
+		       strcmp(verb, "added") ? "from" : "to", f->name, secs * 1e3, r);
 	}
 }
 
@@ -397,6 +405,7 @@ int cmd_query(int argc, char **argv)
 	}
 	if (fb_json) {
 		jw_obj_open(NULL);
+		jw_str("filter", f.name); /* as count, traffic and query --packet */
 		jw_arr_open("results");
 	}
 	for (i = 0; i < fl.n; i++) {

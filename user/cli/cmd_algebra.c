@@ -141,9 +141,9 @@ int cmd_card(int argc, char **argv)
 	if (fb_no_options(argc, argv))
 		return 2;
 	if (argc < 2)
-		return fb_usage("missing NAME");
+		return fb_usage("missing SRC (a filter, or an export file)");
 	if (argc > 3)
-		return fb_usage("at most two filters");
+		return fb_usage("at most two SRCs");
 	for (i = 1; i < argc; i++)
 		if (fb_alg_load(argv[i], &img[i - 1])) {
 			if (i == 2)

@@ -217,19 +217,25 @@ static int check_devices(struct ap_conf *c, bool exists)
 }
 
 /* attach's step: the device, then the program with the file's malformed
- * policy (no monitoring). */
+ * policy (no monitoring). A refusal of the device (no native XDP, another
+ * program there meanwhile) is said with the FILE:LINE of its attach line. */
 static int attach(const struct ap_conf *c, const struct ap_dev *d)
 {
 	struct fb_load_opts lo = { .malformed = c->malformed };
 	struct fb_xdp_dev dev;
 	struct fb_store f;
+	bool quiet = fb_report_quiet;
 	int err;
 
-	if (fb_xdp_query(d->name, &dev) || fb_store_open(c->name, &f))
+	if (query(c, d, &dev) || fb_store_open(c->name, &f))
 		return -1;
+	fb_report_quiet = true;
 	err = fb_xdp_attach(&f, d->name, d->mode, &lo);
+	fb_report_quiet = quiet;
 	fb_store_close(&f);
-	if (!err)
+	if (err)
+		fb_err("%s:%d: %s", c->file, d->line, fb_report_last);
+	else
 		fb_print_attached(c->name, d->name, fb_xdp_mode_name(d->mode), NULL);
 	return err;
 }

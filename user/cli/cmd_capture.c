@@ -280,7 +280,7 @@ int cmd_capture(int argc, char **argv)
 		fb_err("cannot read the capture ring buffer: %s", strerror(errno));
 		goto out;
 	}
-	fprintf(stderr, "capturing %s packets of '%s' on",
+	fprintf(stderr, "flowbloom: capturing %s packets of '%s' on",
 		o.verdicts == 1U << XDP_DROP   ? "dropped"
 		: o.verdicts == 1U << XDP_PASS ? "passed"
 					       : "all",

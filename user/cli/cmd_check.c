@@ -199,7 +199,7 @@ int cmd_check(int argc, char **argv)
 		if (!strcmp(argv[i], "--repair"))
 			repair = true;
 		else if (argv[i][0] == '-')
-			return fb_usage("unknown option '%s'", argv[i]);
+			return fb_unknown_option(argv[i], (int)strlen(argv[i]));
 		else if (name)
 			return fb_usage("too many arguments");
 		else

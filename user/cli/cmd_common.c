@@ -40,13 +40,13 @@ int fb_bad_option(int c, char **argv)
 		if (c == ':')
 			return fb_usage("option '%.*s' needs a value", n, a);
 		if (!optopt)
-			return fb_usage("unknown option '%.*s'", n, a);
+			return fb_unknown_option(a, n);
 		if (a[n])
 			return fb_usage("option '%.*s' takes no value", n, a);
 	}
 	if (c == ':')
 		return fb_usage("option '-%c' needs a value", optopt);
-	return fb_usage("unknown option '-%c'", optopt);
+	return fb_unknown_option((char[]){ '-', (char)optopt }, 2);
 }
 
 int fb_no_options(int argc, char **argv)
@@ -55,7 +55,7 @@ int fb_no_options(int argc, char **argv)
 
 	for (i = 1; i < argc; i++)
 		if (argv[i][0] == '-' && argv[i][1])
-			return fb_usage("unknown option '%s'", argv[i]);
+			return fb_unknown_option(argv[i], (int)strlen(argv[i]));
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "cmd.h"
 #include "fleet/fbx.h"
 #include "output.h"
@@ -51,6 +52,11 @@ int cmd_export(int argc, char **argv)
 	/* As capture -w -: an {"error"} there would land inside the export. */
 	if (fb_json && !strcmp(file, "-"))
 		return fb_usage("-j with FILE '-': the export and JSON would share stdout");
+	/* As capture -w -: binary on a terminal, and this one holds the
+	 * filter's secret key, into the scrollback and any session log. */
+	if (!strcmp(file, "-") && isatty(STDOUT_FILENO))
+		return fb_usage("FILE '-': stdout is a terminal (pipe it, e.g. into ssh HOST "
+				"flowbloom import - NAME)");
 	if (fb_fbx_export(name, file, mode, plain))
 		return 1;
 	if (!strcmp(file, "-"))

@@ -154,11 +154,19 @@ int cmd_list(int argc, char **argv)
 			jw_u64("bits", fb_header_mbits(f.hdr));
 			jw_u64("hashes", f.hdr->k);
 			jw_u64("flows", f.hdr->nflows);
+			jw_str("action", FB_NAME(fb_action_names, f.hdr->action));
+			jw_u64("counter_bits", f.hdr->counter_bits);
+			jw_bool("confirm_exact", f.hdr->confirm);
 			jw_obj_close();
 		} else {
-			printf("%-20s %-8s m=%llu k=%u flows=%llu\n", f.name, kind_name(f.hdr),
-			       (unsigned long long)fb_header_mbits(f.hdr), f.hdr->k,
-			       (unsigned long long)f.hdr->nflows);
+			/* What a filter does and can do, as nft list sets shows a
+			 * set's flags: its action, counters, exact sets. */
+			printf("%-20s %-8s m=%llu k=%u flows=%llu action=%s%s%s\n", f.name,
+			       kind_name(f.hdr), (unsigned long long)fb_header_mbits(f.hdr),
+			       f.hdr->k, (unsigned long long)f.hdr->nflows,
+			       FB_NAME(fb_action_names, f.hdr->action),
+			       f.hdr->counter_bits ? " counting" : "",
+			       f.hdr->confirm ? " confirm=exact" : "");
 		}
 		fb_store_close(&f);
 		free(names[i]);

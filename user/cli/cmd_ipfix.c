@@ -163,19 +163,23 @@ static void announce(const struct exporter *ex, unsigned ev)
 	struct fb_ipfix_out_stats s;
 
 	fb_ipfix_out_stats(ex->out, &s);
+	/* Reports of a run that goes on, on stderr alone: under -j, stdout
+	 * holds the summary, not an {"error"} the exporter did not end with. */
 	if (ev & FB_IPFIX_EV_DOWN)
-		fb_err("ipfix: collector %s: %s; keeping records (up to %u) and retrying every "
-		       "second",
-		       ex->collector, fb_ipfix_out_error(ex->out), QUEUE_RECORDS);
+		fprintf(stderr,
+			"flowbloom: ipfix: collector %s: %s; keeping records (up to %u) and "
+			"retrying every second\n",
+			ex->collector, fb_ipfix_out_error(ex->out), QUEUE_RECORDS);
 	if (ev & FB_IPFIX_EV_UP)
 		fprintf(stderr,
 			"flowbloom: ipfix: collector %s takes records again: new session "
 			"(%llu records lost so far)\n",
 			ex->collector, (unsigned long long)(s.unconfirmed + s.dropped));
 	if (ev & FB_IPFIX_EV_DROPPING)
-		fb_err("ipfix: collector %s is not taking records (%u queued): dropping records "
-		       "until it does",
-		       ex->collector, QUEUE_RECORDS);
+		fprintf(stderr,
+			"flowbloom: ipfix: collector %s is not taking records (%u queued): "
+			"dropping records until it does\n",
+			ex->collector, QUEUE_RECORDS);
 }
 
 static int on_event(void *ctx, void *data, size_t len)

@@ -65,6 +65,12 @@ void fb_print_loaded(const struct fb_load_result *r)
 			"lengths per family and direction, fewer (a probe each) where the "
 			"filter's memory holds the entries\n",
 			r->before, r->after, FB_MAX_LENGTHS);
+	/* An empty input replaces a list with nothing (a download that failed
+	 * into an empty file): allowed, but never silently. Under an allow
+	 * action the filter then passes no IP packet. */
+	if (r->replaced && !r->loaded)
+		fprintf(stderr, "flowbloom: warning: the input held no rules: '%s' now has no %s\n",
+			r->filter, r->ttl > 0 ? "rules with a lifetime" : "permanent rules");
 	/* The target is the permanent rules' (what --replace re-sizes). */
 	if (r->target > 0 && r->own_fp_rate > r->target * 1.0001)
 		fprintf(stderr,

@@ -450,7 +450,15 @@ int cmd_metrics(int argc, char **argv)
 	}
 	for (i = 0; i < (size_t)n; i++) {
 		bool quiet = fb_report_quiet, all = optind >= argc;
+		size_t j;
 		int r;
+
+		/* A name given twice is one filter: its series once, as
+		 * Prometheus refuses a scrape with duplicate samples. */
+		for (j = 0; j < i && strcmp(names[j], names[i]); j++)
+			;
+		if (j < i)
+			continue;
 
 		/* Scraping every filter: a broken one is skipped (and said so),
 		 * the others still reported. */

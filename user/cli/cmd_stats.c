@@ -86,14 +86,17 @@ int cmd_stats(int argc, char **argv)
 	int i;
 
 	/* NAME [--watch [SECS]]: SECS is the word after --watch, once NAME
-	 * was given. */
+	 * was given, or --watch=SECS (as every other option takes a value). */
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--watch")) {
 			watch = true;
 			if (name && i + 1 < argc && argv[i + 1][0] != '-')
 				secs = argv[++i];
+		} else if (!strncmp(argv[i], "--watch=", 8)) {
+			watch = true;
+			secs = argv[i] + 8;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
-			return fb_usage("unknown option '%s'", argv[i]);
+			return fb_unknown_option(argv[i], (int)strlen(argv[i]));
 		} else if (name) {
 			return fb_usage("too many arguments");
 		} else {

@@ -64,10 +64,9 @@ int cmd_top(int argc, char **argv)
 		if (fb_monitor_snap_take(&m, &base))
 			goto out;
 		t0 = fb_now();
-		if (!fb_clock_sleep_until(t0 + interval)) {
-			rc = 0; /* Ctrl-C before the interval ended: nothing to show */
-			goto out;
-		}
+		/* Ctrl-C before the interval ends: the interval so far, its
+		 * rates over the time it lasted (as ping's summary). */
+		fb_clock_sleep_until(t0 + interval);
 		secs = fb_now() - t0;
 		if (fb_store_gone(&f)) {
 			fb_monview_report_gone(&f);
@@ -122,17 +121,20 @@ int cmd_top(int argc, char **argv)
 		jw_end();
 	} else {
 		if (interval > 0)
-			printf("top %d of '%s' by %s over %.2f s: %llu packets, %llu bytes\n", got,
-			       f.name, bys[by], secs, (unsigned long long)now.packets,
-			       (unsigned long long)now.bytes);
+			printf("top %d of '%s' by %s over %.2f s: %llu packet%s, %llu byte%s\n",
+			       got, f.name, bys[by], secs, (unsigned long long)now.packets,
+			       fb_monview_s(now.packets), (unsigned long long)now.bytes,
+			       fb_monview_s(now.bytes));
 		else
-			printf("top %d of '%s' by %s since %s: %llu packets, %llu bytes\n", got,
+			printf("top %d of '%s' by %s since %s: %llu packet%s, %llu byte%s\n", got,
 			       f.name, bys[by], since, (unsigned long long)now.packets,
-			       (unsigned long long)now.bytes);
-		printf("estimates are never below the truth, and above it by at most %llu packets, "
-		       "%llu bytes with probability %.4g%%\n",
-		       (unsigned long long)err_p, (unsigned long long)err_b,
-		       100 * (1 - fb_monitor_delta(&m)));
+			       fb_monview_s(now.packets), (unsigned long long)now.bytes,
+			       fb_monview_s(now.bytes));
+		printf("estimates are never below the truth, and above it by at most %llu "
+		       "packet%s, "
+		       "%llu byte%s with probability %.4g%%\n",
+		       (unsigned long long)err_p, fb_monview_s(err_p), (unsigned long long)err_b,
+		       fb_monview_s(err_b), 100 * (1 - fb_monitor_delta(&m)));
 		if (interval > 0)
 			printf("%4s %14s %16s %7s  %s\n", "rank", "pps", "bits/s", "share", "flow");
 		else

@@ -54,12 +54,14 @@ int cmd_traffic(int argc, char **argv)
 		jw_double("confidence", 1 - fb_monitor_delta(&m));
 		jw_arr_open("flows");
 	} else {
-		printf("'%s' since %s: %llu packets, %llu bytes\n", f.name, since,
-		       (unsigned long long)s.packets, (unsigned long long)s.bytes);
-		printf("estimates are never below the truth, and above it by at most %llu packets, "
-		       "%llu bytes with probability %.4g%%\n",
-		       (unsigned long long)err_p, (unsigned long long)err_b,
-		       100 * (1 - fb_monitor_delta(&m)));
+		printf("'%s' since %s: %llu packet%s, %llu byte%s\n", f.name, since,
+		       (unsigned long long)s.packets, fb_monview_s(s.packets),
+		       (unsigned long long)s.bytes, fb_monview_s(s.bytes));
+		printf("estimates are never below the truth, and above it by at most %llu "
+		       "packet%s, "
+		       "%llu byte%s with probability %.4g%%\n",
+		       (unsigned long long)err_p, fb_monview_s(err_p), (unsigned long long)err_b,
+		       fb_monview_s(err_b), 100 * (1 - fb_monitor_delta(&m)));
 		printf("%14s %16s  %s\n", "packets", "bytes", "flow");
 	}
 	for (i = 0; i < fl.n; i++) {

@@ -23,4 +23,10 @@ void fb_monview_flow_text(const struct fb_key *k, char *buf, size_t len);
  * (printed). */
 int fb_monview_lock_events(const struct fb_store *f, const struct fb_monitor *m);
 
+/* "s" unless n is 1: "1 packet", "2 packets". */
+static inline const char *fb_monview_s(unsigned long long n)
+{
+	return n == 1 ? "" : "s";
+}
+
 #endif

@@ -4,6 +4,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -37,12 +39,32 @@ int fb_parse_u64_range(const char *opt, const char *s, __u64 min, __u64 max, __u
 	return 0;
 }
 
+static const struct {
+	const char *suffix;
+	double secs;
+} units[] = { { "ms", 1e-3 }, { "s", 1 }, { "m", 60 }, { "h", 3600 }, { "d", 86400 } };
+
+/* secs as the operator writes it: in the largest unit it is a whole
+ * number of (30d, not 2.592e+06s; 10ms, not 0.01s). */
+static const char *duration_text(double secs, char *buf, size_t len)
+{
+	size_t i = sizeof(units) / sizeof(units[0]);
+	double n;
+
+	while (i-- > 0) {
+		n = secs / units[i].secs;
+		if (n >= 1 && fabs(n - round(n)) < 1e-9 * n) {
+			snprintf(buf, len, "%.0f%s", n, units[i].suffix);
+			return buf;
+		}
+	}
+	snprintf(buf, len, "%gs", secs);
+	return buf;
+}
+
 int fb_parse_duration(const char *opt, const char *s, double min, double max, double *out)
 {
-	static const struct {
-		const char *suffix;
-		double secs;
-	} units[] = { { "ms", 1e-3 }, { "s", 1 }, { "m", 60 }, { "h", 3600 }, { "d", 86400 } };
+	char lo[32], hi[32];
 	const char *end;
 	double v;
 	size_t i;
@@ -62,9 +84,8 @@ int fb_parse_duration(const char *opt, const char *s, double min, double max, do
 	*out = v;
 	return 0;
 bad:
-	fb_usage("bad duration '%s' for %s (want a number with ms, s, m, h or d, from %gs to "
-		 "%gs)",
-		 s, opt, min, max);
+	fb_usage("bad duration '%s' for %s (want a number with ms, s, m, h or d, from %s to %s)", s,
+		 opt, duration_text(min, lo, sizeof(lo)), duration_text(max, hi, sizeof(hi)));
 	return -1;
 }
 
@@ -117,12 +138,20 @@ int fb_mon_option(int c, const char *arg, struct fb_mon_opts *o)
 	case FB_OPT_MONITOR:
 		o->sketch = true;
 		return 1;
+	/* The sketch's bounds (fb_monitor_geometry): w = e/eps columns, at
+	 * most 2^FB_MON_MAX_SHIFT; d = ln(1/delta) rows, at most
+	 * FB_MON_MAX_DEPTH. Out of them, a usage error with the real range. */
 	case FB_OPT_EPSILON:
 		o->sketch = true;
-		return fb_parse_double("--epsilon", arg, 1e-6, 0.5, &o->epsilon) ? -1 : 1;
+		if (fb_parse_double("--epsilon", arg, M_E / (1U << FB_MON_MAX_SHIFT), 0.5,
+				    &o->epsilon))
+			return -1;
+		return 1;
 	case FB_OPT_DELTA:
 		o->sketch = true;
-		return fb_parse_double("--delta", arg, 1e-6, 0.5, &o->delta) ? -1 : 1;
+		if (fb_parse_double("--delta", arg, exp(-FB_MON_MAX_DEPTH), 0.5, &o->delta))
+			return -1;
+		return 1;
 	case FB_OPT_NEWFLOWS:
 		o->newflows = true;
 		return 1;

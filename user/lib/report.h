@@ -34,7 +34,8 @@ void fb_report_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* While fb_report_quiet is set, errors are kept in fb_report_last instead
  * of being reported: for verbs that report one broken filter among others
- * (list, metrics, check) and carry on. */
+ * (list, metrics, check) and carry on, or that say where a bad value came
+ * from (apply: the file whose name names the filter). */
 extern bool fb_report_quiet;
 extern char fb_report_last[256];
 

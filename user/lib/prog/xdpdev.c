@@ -85,6 +85,24 @@ int fb_xdp_query(const char *dev, struct fb_xdp_dev *out)
 	return 0;
 }
 
+/* DEV runs a program already: which, and what to do. `flowbloom detach`
+ * removes only flowbloom's, so for another's it says so. */
+static void report_taken(const char *dev)
+{
+	struct fb_xdp_dev d;
+
+	if (fb_xdp_query(dev, &d) || !d.prog_id)
+		fb_report_err("%s already has an XDP program: detach it first", dev);
+	else if (d.flowbloom)
+		fb_report_err("%s already runs flowbloom (program %u, %s): detach it first", dev,
+			      d.prog_id, fb_xdp_mode_name(d.mode));
+	else
+		fb_report_err("%s already runs XDP program %u ('%s', %s), not flowbloom's: one "
+			      "program per device (to share it, load flowbloom's object with "
+			      "xdp-loader)",
+			      dev, d.prog_id, d.name, fb_xdp_mode_name(d.mode));
+}
+
 int fb_xdp_attach(const struct fb_store *f, const char *dev, enum fb_xdp_mode mode,
 		  const struct fb_load_opts *lo)
 {
@@ -104,7 +122,7 @@ int fb_xdp_attach(const struct fb_store *f, const char *dev, enum fb_xdp_mode mo
 	if (!err)
 		return 0;
 	if (err == -EEXIST || err == -EBUSY)
-		fb_report_err("%s already has an XDP program: detach it first", dev);
+		report_taken(dev);
 	else if (err == -EOPNOTSUPP && mode == FB_XDP_NATIVE)
 		fb_report_err("%s has no native XDP support: use --mode generic", dev);
 	else

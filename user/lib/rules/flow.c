@@ -106,7 +106,7 @@ static void proto_error(const char *w, char *err, size_t errlen)
 	if (!fb_prefix_parse(w, a, &plen, &fam, e, sizeof(e)))
 		snprintf(err, errlen,
 			 "'%s' is an address, not a protocol: write src %s or dst %s (load "
-			 "reads lists of bare addresses)",
+			 "also reads bare addresses, one a line)",
 			 w, w, w);
 	else
 		snprintf(err, errlen, "unknown protocol '%s' (a name like tcp, or 0-255)", w);

@@ -129,6 +129,14 @@ static int parse_entry(char *line, struct fb_list *l, char *err, size_t errlen)
 				  -1)
 			       : 0;
 	}
+	/* "A - B": a range with blanks, which the FLOW reading would call
+	 * an address where a protocol belongs. */
+	if (n == 3 && !strcmp(words[1], "-") &&
+	    !fb_prefix_parse(words[0], k.saddr, &k.plen, &k.family, err, errlen)) {
+		snprintf(err, errlen, "a range is written without blanks: '%s-%s'", words[0],
+			 words[2]);
+		return -1;
+	}
 	used = fb_flow_parse_keys(n, words, keys, &nk, err, errlen);
 	if (used < 0)
 		return -1;

@@ -345,7 +345,7 @@ void fb_rules_length_refusal(const struct fb_prefixes *px, const struct fb_key *
 			     char *buf, size_t len)
 {
 	struct fb_prefixes t = *px;
-	int l = fb_rules_prefix_list(&keys[bad]), j;
+	int l = fb_rules_prefix_list(&keys[bad]), j, i, w[FB_MAX_LENGTHS], n;
 	size_t o;
 
 	/* The lists as the rules before the refused one would leave them
@@ -359,10 +359,18 @@ void fb_rules_length_refusal(const struct fb_prefixes *px, const struct fb_key *
 		 "it would need a %dth %s prefix length: a filter holds at most %d per family "
 		 "and direction (each one probe per packet), and would have:",
 		 FB_MAX_LENGTHS + 1, fb_rules_prefix_list_name(l), FB_MAX_LENGTHS);
+	/* Shortest first, as info lists them (the table's order is its own). */
+	n = t.list[l].n < FB_MAX_LENGTHS ? t.list[l].n : FB_MAX_LENGTHS;
+	for (j = 0; j < n; j++) {
+		int v = fb_prefix_list_written(l, t.list[l].len[j]);
+
+		for (i = j; i > 0 && w[i - 1] > v; i--)
+			w[i] = w[i - 1];
+		w[i] = v;
+	}
 	o = strlen(buf);
-	for (j = 0; j < t.list[l].n && o < len; j++)
-		o += snprintf(buf + o, len - o, " /%d",
-			      fb_prefix_list_written(l, t.list[l].len[j]));
+	for (j = 0; j < n && o < len; j++)
+		o += snprintf(buf + o, len - o, " /%d", w[j]);
 }
 
 void fb_rules_refusal(int err, const struct fb_prefixes *px, const struct fb_key *keys, size_t bad,
