@@ -234,7 +234,7 @@ check_eq "... and bgp says it deleted nothing" \
 check_eq "the route still held is added again" "$(q tl dst 203.0.113.10)" maybe
 check "bgp ends" stop
 check_eq "... having deleted two rules" \
-	"$(grep -c '; 1 rules held, 6 added and 2 deleted by this run' "$T_TMP/bgp.err")" 1
+	"$(grep -c '; 1 rule held, 6 added and 2 deleted by this run' "$T_TMP/bgp.err")" 1
 "$FB" destroy tl >/dev/null
 
 # --- 4. --ttl: a refresh the filter refuses ----------------------------------

@@ -419,10 +419,11 @@ int cmd_bgp(int argc, char **argv)
 	/* Rules of a previous run are in the filter, unless it changed since. */
 	if (commit(&rn))
 		goto out;
-	bgp_say("filter '%s': %zu rules held from %s; community %u:%u, RTBH %s rules, on session "
+	bgp_say("filter '%s': %zu rule%s held from %s; community %u:%u, RTBH %s rules, on session "
 		"down %s%s",
-		rn.name, rn.b.nrules, state, o.community >> 16, o.community & 0xffff,
-		o.rtbh_src ? "src" : "dst", o.flush_on_down ? "flush" : "keep",
+		rn.name, rn.b.nrules, rn.b.nrules == 1 ? "" : "s", state, o.community >> 16,
+		o.community & 0xffff, o.rtbh_src ? "src" : "dst",
+		o.flush_on_down ? "flush" : "keep",
 		rn.ttl > 0 ? ", rules with a lifetime (refreshed while held)" : "");
 	rn.refreshed = mono();
 	fb_catch_interrupt();
@@ -487,9 +488,9 @@ int cmd_bgp(int argc, char **argv)
 	}
 	if ((rn.dirty || rn.npend) && commit(&rn))
 		goto out;
-	bgp_say("%s; %zu rules held, %llu added and %llu deleted by this run, state in %s",
-		rd.eof ? "end of input" : "stopped", rn.b.nrules, (unsigned long long)rn.added,
-		(unsigned long long)rn.deleted, state);
+	bgp_say("%s; %zu rule%s held, %llu added and %llu deleted by this run, state in %s",
+		rd.eof ? "end of input" : "stopped", rn.b.nrules, rn.b.nrules == 1 ? "" : "s",
+		(unsigned long long)rn.added, (unsigned long long)rn.deleted, state);
 	rc = 0;
 out:
 	release(&rn);

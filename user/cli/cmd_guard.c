@@ -666,9 +666,10 @@ out:
 	}
 	if (!g.json)
 		fprintf(stderr,
-			"flowbloom: guard: stopped after %.1f s; %llu ban%s in force end "
-			"by themselves\n",
-			fb_now() - t0, (unsigned long long)g.active, g.active == 1 ? "" : "s");
+			"flowbloom: guard: stopped after %.1f s; %llu ban%s in force %s "
+			"by %s\n",
+			fb_now() - t0, (unsigned long long)g.active, g.active == 1 ? "" : "s",
+			g.active == 1 ? "ends" : "end", g.active == 1 ? "itself" : "themselves");
 	if (sfd >= 0 && !fb_store_lock(&bf)) {
 		flush_stats(&g, &bf, sfd);
 		fb_store_unlock(&bf);

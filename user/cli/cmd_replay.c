@@ -126,11 +126,11 @@ static void summary(const char *file, const struct tally *t)
 		jw_obj_close();
 		jw_end();
 	} else {
-		printf("%s: %llu packets: %llu pass, %llu drop, %llu aborted; %llu matched, "
+		printf("%s: %llu packet%s: %llu pass, %llu drop, %llu aborted; %llu matched, "
 		       "%llu non-ip, %llu malformed, %llu fragments; %llu skipped (runt)",
-		       file, t->packets, t->verdict[XDP_PASS], t->verdict[XDP_DROP],
-		       t->verdict[XDP_ABORTED], t->matched, t->nonip, t->malformed, t->frags,
-		       t->runt);
+		       file, t->packets, t->packets == 1 ? "" : "s", t->verdict[XDP_PASS],
+		       t->verdict[XDP_DROP], t->verdict[XDP_ABORTED], t->matched, t->nonip,
+		       t->malformed, t->frags, t->runt);
 		if (t->cut)
 			printf(", %llu cut to %d bytes", t->cut, FB_TEST_RUN_MAX);
 		printf("\n");

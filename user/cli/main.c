@@ -185,8 +185,9 @@ static const struct fb_cmd cmds[] = {
 	  "ICMP echo request, ...) runs through the XDP program as replay's packets do,\n"
 	  "the filter's counters untouched. Each line: the verdict, the rule kind that\n"
 	  "matched (flow, src, dst, or shape and its fields; '-': none), the flow as the\n"
-	  "program keyed it. --action and --malformed as for attach (default: the\n"
-	  "filter's own action)." },
+	  "program keyed it, and whether that rule is permanent or has a lifetime (its\n"
+	  "generation, when that ends). --action and --malformed as for attach\n"
+	  "(default: the filter's own action)." },
 	{ "stats", cmd_stats, "stats NAME [--watch [SECS]]",
 	  "Packet and byte counters of the filter's attachments. --watch prints them\n"
 	  "every SECS seconds (default 1) with the rates since the previous poll\n"
@@ -285,8 +286,9 @@ static const struct fb_cmd cmds[] = {
 	  "                 [--malformed pass|drop]",
 	  "Run every packet of the captures through the XDP program (BPF_PROG_TEST_RUN)\n"
 	  "against the filter, attaching nothing, and count verdicts. --explain prints\n"
-	  "per packet the flow key the program computed, the rule kind that matched and\n"
-	  "the verdict. --action and --malformed as for attach." },
+	  "per packet the flow key the program computed, the rule kind that matched\n"
+	  "(permanent, or with a lifetime: its generation, when that ends) and the\n"
+	  "verdict. --action and --malformed as for attach." },
 	{ "capture", cmd_capture,
 	  "capture NAME -w FILE [--verdict drop|pass|any] [--sample N] [--count N]\n"
 	  "                 [--snaplen B] [--format pcapng|pcap] [--buffer SIZE]\n"
