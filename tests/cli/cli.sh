@@ -90,6 +90,29 @@ t_refused 2 "attach --delta 0.0001: usage error, the real range" \
 t_refused 1 "attach --epsilon 0.0000026 --delta 0.00034: in range (the device is what fails)" \
 	"no device 'nosuchdev0'" "$FB" attach f1 nosuchdev0 --epsilon 0.0000026 --delta 0.00034
 
+# Every time takes a unit as --ttl does (a bare number: seconds), out of
+# its range a usage error stating it in those units; in range, the value
+# is taken and what fails is what comes next.
+t_refused 2 "attach --age 1y: a duration's units" \
+	"bad duration '1y' for --age (want a number with ms, s, m, h or d, from 100ms to 7d)" "$FB" attach f1 nosuchdev0 --age 1y
+t_refused 1 "attach --age 2m: taken (the device is what fails)" "no device 'nosuchdev0'" "$FB" attach f1 nosuchdev0 --age 2m
+t_refused 2 "top --interval 2q: usage error" "bad duration '2q' for --interval" "$FB" top f1 --interval 2q
+t_refused 1 "top --interval 500ms: taken (no sketch is what fails)" "has no traffic sketch" "$FB" top f1 --interval 500ms
+t_refused 2 "capture --duration 0: usage error, the range" "from 1ms to 365d" "$FB" capture f1 -w "$T_TMP/c.pcapng" --duration 0
+t_refused 1 "capture --duration 300ms: taken (not attached is what fails)" "is not attached" \
+	"$FB" capture f1 -w "$T_TMP/c.pcapng" --duration 300ms
+t_refused 2 "stats --watch 3x: usage error" "bad duration '3x' for --watch (want a number with ms, s, m, h or d, from 100ms to 1d)" \
+	"$FB" stats f1 --watch 3x
+t_refused 1 "ipfix --interval 1m --idle-timeout 500ms: taken (no monitoring is what fails)" "has no monitoring" \
+	"$FB" ipfix f1 --collector 198.51.100.10:4739 --interval 1m --idle-timeout 500ms
+printf 'collector = 198.51.100.10:4739\nactive-timeout = 5x\n' >"$T_TMP/ipfix.conf"
+t_refused 2 "ipfix --config: a bad time names FILE:LINE" \
+	"$T_TMP/ipfix.conf:2: bad duration '5x' for --active-timeout" "$FB" ipfix f1 --config "$T_TMP/ipfix.conf"
+# stats --watch 150ms polls every 150 ms: at least 5 lines in 2 s (every
+# second, the default, would print at most 3).
+n=$(timeout -s INT 2 "$FB" -j stats f1 --watch 150ms | grep -c '"filter"')
+check "stats --watch 150ms: polls every 150 ms ($n lines in 2 s)" test "$n" -ge 5
+
 # A file with one bad line is rejected whole, naming file:line.
 for where in first middle last; do
 	f=$T_TMP/bad-$where.txt

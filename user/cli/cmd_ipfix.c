@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 #include "clock.h"
 #include "cmd.h"
+#include "parse.h"
 #include "fleet/ipfix_out.h"
 #include "monitor/flowacct.h"
 #include "monview.h"
@@ -125,15 +126,16 @@ static const char *set_opt(int c, const char *v, void *ctx)
 	case 'I':
 	case 'A':
 	case 'r':
-		bad = fb_parse_real(v, &d);
+		bad = fb_duration_value(v, &d);
 		if (!bad && c == 'r' && d == 0) {
 			o->refresh = 0; /* templates in every UDP message */
 			return NULL;
 		}
 		if (bad || !(d >= 0.1 && d <= 86400)) {
 			snprintf(o->why, sizeof(o->why),
-				 "bad value '%s' for --%s (want %s seconds)", v, opt_name(c),
-				 c == 'r' ? "0 or 0.1 to 86400" : "0.1 to 86400");
+				 "bad duration '%s' for --%s (want a number with ms, s, m, h or d, "
+				 "%sfrom 100ms to 1d)",
+				 v, opt_name(c), c == 'r' ? "0 or " : "");
 			return o->why;
 		}
 		*(c == 'i'   ? &o->interval

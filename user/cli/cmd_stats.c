@@ -4,6 +4,7 @@
 #include <string.h>
 #include "clock.h"
 #include "cmd.h"
+#include "parse.h"
 #include "monview.h"
 #include "output.h"
 #include "store/stats.h"
@@ -106,8 +107,8 @@ int cmd_stats(int argc, char **argv)
 	if (!name)
 		return fb_usage("missing NAME");
 	if (secs) {
-		if (fb_parse_real(secs, &every) || !(every >= 0.1 && every <= 86400))
-			return fb_usage("bad interval '%s' for --watch (0.1 to 86400 s)", secs);
+		if (fb_parse_duration("--watch", secs, 0.1, 86400, &every))
+			return 2;
 	}
 	/* --watch: rates between polls. */
 	if (watch)

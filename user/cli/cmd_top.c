@@ -46,7 +46,7 @@ int cmd_top(int argc, char **argv)
 			by = v;
 			break;
 		case 'i':
-			if (fb_parse_double("--interval", optarg, 0.01, 86400, &interval))
+			if (fb_parse_duration("--interval", optarg, 0.01, 86400, &interval))
 				return 2;
 			break;
 		default:

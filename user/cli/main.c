@@ -72,8 +72,9 @@ static const struct fb_cmd cmds[] = {
 	  "top-talker candidates (see top, traffic): estimates exceed the truth by at\n"
 	  "most E x all packets with probability 1 - D (defaults 0.001, 0.01).\n"
 	  "--new-flows reports each flow's first packet per aging period of SECS\n"
-	  "seconds (default 60) through a ring buffer of SIZE bytes (default 1M; see\n"
-	  "flows); the seen-set is sized for N flows per period (default 100000).\n"
+	  "(seconds, or 500ms, 5m, 1h; default 60) through a ring buffer of SIZE\n"
+	  "bytes (default 1M; see flows); the seen-set is sized for N flows per period\n"
+	  "(default 100000).\n"
 	  "--accounting counts every flow's packets and IP octets exactly in a table\n"
 	  "of N flows per CPU (--max-flows, default 65536; 136 bytes each), for ipfix\n"
 	  "to export as flows end; a flow that finds the table full is counted in an\n"
@@ -190,13 +191,14 @@ static const struct fb_cmd cmds[] = {
 	  "(default: the filter's own action)." },
 	{ "stats", cmd_stats, "stats NAME [--watch [SECS]]",
 	  "Packet and byte counters of the filter's attachments. --watch prints them\n"
-	  "every SECS seconds (default 1) with the rates since the previous poll\n"
-	  "(packets/s, bits/s), until Ctrl-C; with -j one object per line." },
+	  "every SECS (seconds, or 500ms, 1m; default 1) with the rates since the\n"
+	  "previous poll (packets/s, bits/s), until Ctrl-C; with -j one object per\n"
+	  "line." },
 	{ "top", cmd_top, "top NAME [-n N] [--by packets|bytes] [--interval SECS]",
 	  "The N heaviest flows (default 10) since monitoring started, or over the next\n"
-	  "SECS seconds with --interval, as estimated by the count-min sketch (attach\n"
-	  "--monitor). Estimates are never below the truth; the bound printed is how\n"
-	  "far above it they can be, and with what probability." },
+	  "SECS (seconds, or 500ms, 5m) with --interval, as estimated by the count-min\n"
+	  "sketch (attach --monitor). Estimates are never below the truth; the bound\n"
+	  "printed is how far above it they can be, and with what probability." },
 	{ "traffic", cmd_traffic, "traffic NAME FLOW... | traffic NAME -f FILE",
 	  "The sketch's estimate of packets and bytes for each 5-tuple FLOW since\n"
 	  "monitoring started (attach --monitor), with its error bound. FILE (-f or\n"
@@ -233,7 +235,7 @@ static const struct fb_cmd cmds[] = {
 	  "'tcp'); flowbloom-ipfix@NAME.service runs it with " FB_SYSCONFDIR
 	  "/flowbloom/NAME.ipfix.\nEach ban that `flowbloom guard NAME` makes, and its end, is a "
 	  "record of its\n"
-	  "own (firewallEvent)." },
+	  "own (firewallEvent). S: seconds, or 500ms, 5m, 1h." },
 	{ "bgp", cmd_bgp,
 	  "bgp NAME [--community ASN:VALUE] [--rtbh dst|src] [--on-session-down keep|flush]\n"
 	  "                 [--min-length V4,V6] [--state FILE] [--flush] [--ttl DURATION]",
@@ -296,8 +298,8 @@ static const struct fb_cmd cmds[] = {
 	  "Write the frames the attached program gives a verdict (default drop) to FILE\n"
 	  "(-w or --write; '-': stdout, e.g. into tcpdump -r -), 1 in N of them per CPU\n"
 	  "(default all), the first B bytes of each (--snaplen or -s; default and at\n"
-	  "most 4096), until N are written (--count or -c), SECS have passed, or\n"
-	  "Ctrl-C/SIGTERM. pcapng (default) records per frame the\n"
+	  "most 4096), until N are written (--count or -c), SECS (seconds, or 10m, 1h)\n"
+	  "have passed, or Ctrl-C/SIGTERM. pcapng (default) records per frame the\n"
 	  "XDP verdict (tshark: frame.verdict.ebpf_xdp) and a comment 'flowbloom:\n"
 	  "verdict=drop rule=src' naming the rule kind that matched (frame.comment), one\n"
 	  "interface per device; pcap has the frames only. The running program is not\n"

@@ -46,7 +46,7 @@ static const struct {
 
 /* secs as the operator writes it: in the largest unit it is a whole
  * number of (30d, not 2.592e+06s; 10ms, not 0.01s). */
-static const char *duration_text(double secs, char *buf, size_t len)
+const char *fb_duration_text(double secs, char *buf, size_t len)
 {
 	size_t i = sizeof(units) / sizeof(units[0]);
 	double n;
@@ -62,31 +62,40 @@ static const char *duration_text(double secs, char *buf, size_t len)
 	return buf;
 }
 
-int fb_parse_duration(const char *opt, const char *s, double min, double max, double *out)
+int fb_duration_value(const char *s, double *out)
 {
-	char lo[32], hi[32];
 	const char *end;
 	double v;
 	size_t i;
 
 	if (fb_parse_real_prefix(s, &v, &end))
-		goto bad;
+		return -1;
 	if (*end) {
 		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
 			if (!strcmp(end, units[i].suffix))
 				break;
 		if (i == sizeof(units) / sizeof(units[0]))
-			goto bad;
+			return -1;
 		v *= units[i].secs;
 	}
-	if (!(v >= min && v <= max))
-		goto bad;
 	*out = v;
 	return 0;
-bad:
-	fb_usage("bad duration '%s' for %s (want a number with ms, s, m, h or d, from %s to %s)", s,
-		 opt, duration_text(min, lo, sizeof(lo)), duration_text(max, hi, sizeof(hi)));
-	return -1;
+}
+
+int fb_parse_duration(const char *opt, const char *s, double min, double max, double *out)
+{
+	char lo[32], hi[32];
+	double v;
+
+	if (fb_duration_value(s, &v) || !(v >= min && v <= max)) {
+		fb_usage("bad duration '%s' for %s (want a number with ms, s, m, h or d, from %s "
+			 "to %s)",
+			 s, opt, fb_duration_text(min, lo, sizeof(lo)),
+			 fb_duration_text(max, hi, sizeof(hi)));
+		return -1;
+	}
+	*out = v;
+	return 0;
 }
 
 /* A size with an optional K, M or G suffix (powers of 1024). */
@@ -157,8 +166,8 @@ int fb_mon_option(int c, const char *arg, struct fb_mon_opts *o)
 		return 1;
 	case FB_OPT_AGE:
 		o->newflows = true;
-		return fb_parse_double("--age", arg, FB_MON_MIN_AGE, FB_MON_MAX_AGE, &o->age) ? -1
-											      : 1;
+		return fb_parse_duration("--age", arg, FB_MON_MIN_AGE, FB_MON_MAX_AGE, &o->age) ? -1
+												: 1;
 	case FB_OPT_EXPECT:
 		o->newflows = true;
 		return fb_parse_u64_range("--expect", arg, 1, FB_SEEN_MAX_SLOTS, &o->expect) ? -1
