@@ -23,16 +23,6 @@ cleanup() {
 }
 t_traps
 
-# looping PID: the child of PID (timeout) is in its loop: the filter and
-# its monitoring maps open, asleep until its next poll (nanosleep) or
-# event (epoll).
-looping() {
-	local c
-	c=$(pgrep -P "$1") || return 1
-	ls -l "/proc/$c/fd" 2>/dev/null | grep -q 'bpf-map' &&
-		grep -qE 'nanosleep|epoll_wait' "/proc/$c/wchan" 2>/dev/null
-}
-
 # gone LABEL CMD...: start CMD, destroy g1 under it once it is in its loop
 # (top --interval's is one interval long: a fixed wait could miss it),
 # expect exit 1 and "is gone" within a poll or two (20 s: a loaded machine
@@ -45,7 +35,7 @@ gone() {
 	timeout 20 "$@" >"$T_TMP/loop.out" 2>"$T_TMP/loop.err" &
 	pid=$!
 	BG+=("$pid")
-	T_WAIT_STEP=0.02 t_wait_until 10 looping "$pid" ||
+	T_WAIT_STEP=0.02 t_wait_until 10 t_looping "$pid" ||
 		fail "$label: not in its loop after 10 s ($(head -c 200 "$T_TMP/loop.err"))"
 	check "$label: destroy while it runs" "$FB" destroy g1
 	# Same name again: the loop holds the old maps, not these.
