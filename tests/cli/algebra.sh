@@ -256,8 +256,9 @@ check "confirming and plain filter refused" grep -q "differ\|confirms" "$T_TMP/e
 # A merge into one of its inputs must not lose a write made meanwhile: the
 # merge is held once it has read its inputs, at its 5th flock (the
 # target's LOCK_EX: strace delays its entry 60 s), another add lands, and
-# strace lets go (it detaches on SIGTERM: the flock runs, the merge goes
-# on); the merge is refused. The hold is seen in /proc/PID/syscall, not
+# strace is killed (SIGKILL: the kernel detaches its tracees at once, the
+# flock runs, the merge goes on; on SIGTERM strace would wait out the
+# delay); the merge is refused. The hold is seen in /proc/PID/syscall, not
 # guessed from a time: a loaded machine can take more than a second to
 # get there.
 SYS_FLOCK=$(printf '#include <sys/syscall.h>\nSYS_flock\n' | ${CC:-cc} -E -P - 2>/dev/null | tail -1)
@@ -279,8 +280,8 @@ strace -f -qq -o /dev/null -e trace=flock -e inject=flock:delay_enter=60000000:w
 spid=$!
 T_WAIT_STEP=0.02 t_wait_until 30 at_lock_ex "$spid" || fail "merge: not at its lock of the target after 30 s"
 "$FB" add sa udp 198.51.100.2:2 203.0.113.2:2 >/dev/null
-kill -TERM "$spid"
-wait "$spid"
+kill -KILL "$spid"
+wait "$spid" 2>/dev/null
 t_wait_until 30 test -s "$T_TMP/merge.rc"
 check_eq "merge into an input changed meanwhile: exit 1" "$(cat "$T_TMP/merge.rc")" 1
 check "... with the reason" grep -q "changed while it was being merged" "$T_TMP/merge.err"
