@@ -254,18 +254,37 @@ check "... and check finds nothing left over" "$FB" check ea
 check "confirming and plain filter refused" grep -q "differ\|confirms" "$T_TMP/err"
 
 # A merge into one of its inputs must not lose a write made meanwhile: the
-# target's exclusive lock is delayed (strace fault injection: the 5th flock
-# is the target's LOCK_EX) while another add lands; the merge is refused.
+# merge is held once it has read its inputs, at its 5th flock (the
+# target's LOCK_EX: strace delays its entry 60 s), another add lands, and
+# strace is killed (SIGKILL: the kernel detaches its tracees at once, the
+# flock runs, the merge goes on; on SIGTERM strace would wait out the
+# delay); the merge is refused. The hold is seen in /proc/PID/syscall, not
+# guessed from a time: a loaded machine can take more than a second to
+# get there.
+SYS_FLOCK=$(printf '#include <sys/syscall.h>\nSYS_flock\n' | ${CC:-cc} -E -P - 2>/dev/null | tail -1)
+# at_lock_ex PID: a process under PID is at a flock(FD, LOCK_EX)
+at_lock_ex() {
+	local p nr a1 a2 r
+	for p in $(pgrep -P "$1"); do
+		read -r nr a1 a2 r <"/proc/$p/syscall" 2>/dev/null
+		[ "$nr" = "$SYS_FLOCK" ] && [ "$a2" = 0x2 ] && return 0
+		at_lock_ex "$p" && return 0
+	done
+	return 1
+}
 "$FB" import "$T_TMP/b0.fbx" sa >/dev/null
 "$FB" add sa udp 198.51.100.1:1 203.0.113.1:1 >/dev/null
-strace -f -o /dev/null -e trace=flock -e inject=flock:delay_enter=1500000:when=5 \
-	"$FB" merge sa bb --into sa >"$T_TMP/out" 2>"$T_TMP/err" &
+rm -f "$T_TMP/merge.rc"
+strace -f -qq -o /dev/null -e trace=flock -e inject=flock:delay_enter=60000000:when=5 \
+	bash -c '"$@" >"$0.out" 2>"$0.err"; echo $? >"$0.rc"' "$T_TMP/merge" "$FB" merge sa bb --into sa &
 spid=$!
-sleep 0.7
+T_WAIT_STEP=0.02 t_wait_until 30 at_lock_ex "$spid" || fail "merge: not at its lock of the target after 30 s"
 "$FB" add sa udp 198.51.100.2:2 203.0.113.2:2 >/dev/null
-wait $spid
-check_eq "merge into an input changed meanwhile: exit 1" "$?" 1
-check "... with the reason" grep -q "changed while it was being merged" "$T_TMP/err"
+kill -KILL "$spid"
+wait "$spid" 2>/dev/null
+t_wait_until 30 test -s "$T_TMP/merge.rc"
+check_eq "merge into an input changed meanwhile: exit 1" "$(cat "$T_TMP/merge.rc")" 1
+check "... with the reason" grep -q "changed while it was being merged" "$T_TMP/merge.err"
 check_eq "... and the concurrent add is kept" \
 	"$("$FB" query sa udp 198.51.100.2:2 203.0.113.2:2 | head -1 | cut -d' ' -f1)" maybe
 check "merge into an input, undisturbed" "$FB" merge sa bb --into sa

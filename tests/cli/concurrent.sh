@@ -513,7 +513,9 @@ done
 # one name at once: one filter, whole; the others refused; nothing staged.
 for t in "${TYPES[@]}"; do
 	LID=$(lockid "$t")
-	swapper ds 1 "$FB" destroy "$t"
+	# destroy's 3rd flock: its 1st and 2nd take and release the root's
+	# (stale staging directories are looked for under it)
+	swapper ds 3 "$FB" destroy "$t"
 	job a1 "$FB" add "$t" -f "$T_TMP/w1.txt"
 	n=1
 	deletes "$t" && job d1 "$FB" del "$t" $(delopt $t) -f "$T_TMP/d1.txt" && n=2

@@ -98,24 +98,23 @@ BP=$!
 sleep 2.8
 check_eq "bgp --ttl 2s: at 2.8 s the route's rule is still there (refreshed)" \
 	"$("$FB" query rtbh dst 203.0.113.50 | tail -1)" "1 of 1 maybe"
-# The withdrawal (at 3.2 s) is applied within 0.6 s, 1.4 s under load:
-# polled until 4.6 s, before the copy of the refresh at 3 s could end by
-# itself (2 s later at the earliest), so only the deletion makes it 0.
-sleep 1
-for _ in 1 2 3 4 5 6 7 8; do
-	left=$("$FB" count rtbh dst 203.0.113.50/32 | awk '{print $1}')
-	[ "$left" = 0 ] && break
-	sleep 0.1
-done
-check_eq "bgp --ttl: the withdrawal deletes every copy" "$left" 0
+# The withdrawal (at 3.2 s) deletes every copy: the count falls to 0 and
+# no generation holds a flow any more (a copy that ended by itself, had
+# the withdrawal come late, would: its generation still counts it), so
+# no deadline is needed.
+gen_flows() { "$FB" -j info rtbh | t_json 'sum(g["flows"] for g in d["generations"])'; }
+zero() { [ "$("$FB" count rtbh dst 203.0.113.50/32 | awk '{print $1}')" = 0 ]; }
+t_wait_until 10 zero
+check_eq "bgp --ttl: the withdrawal deletes every copy (count, flows in generations)" \
+	"$("$FB" count rtbh dst 203.0.113.50/32 | awk '{print $1}') $(gen_flows)" "0 0"
 wait $BP
 mkfifo "$T_TMP/ttl.fifo"
 "$FB" bgp rtbh --ttl 2s --state "$T_TMP/ttl2.bgp" <"$T_TMP/ttl.fifo" >/dev/null 2>&1 &
 BP=$!
 exec 9>"$T_TMP/ttl.fifo"
 echo "$ANN" >&9
-sleep 0.8
-check_eq "bgp --ttl: announced" "$("$FB" query rtbh dst 203.0.113.50 | tail -1)" "1 of 1 maybe"
+announced() { [ "$("$FB" query rtbh dst 203.0.113.50 | tail -1)" = "1 of 1 maybe" ]; }
+check "bgp --ttl: announced" t_wait_until 10 announced
 kill -KILL $BP
 wait $BP 2>/dev/null
 exec 9>&-
@@ -221,26 +220,41 @@ stop_exabgp() {
 
 established() { command birdc -s "$T_TMP/bird.ctl" show protocols "$1" | grep -q Established; }
 # UDP from 198.51.100.1:SPORT to DST:DPORT, received by a socket in RT.
+# The datagrams are sent once the socket is bound (its ready file), and
+# given 1 s after they were sent (the sent file) to arrive: not a time
+# from the start, which a loaded machine's python can use up starting.
 udp_reaches() {
-	local sport=$1 dst=$2 dport=$3
+	local sport=$1 dst=$2 dport=$3 f=$T_TMP/udp.$BASHPID
+	rm -f "$f.ready" "$f.sent"
 	nsenter --net="/run/netns/$RT" "$PY" -c '
-import socket, sys
+import os, socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind((sys.argv[1], int(sys.argv[2])))
-s.settimeout(1.5)
-try:
-    s.recv(100)
-except socket.timeout:
-    sys.exit(1)' "$dst" "$dport" &
+open(sys.argv[3] + ".ready", "w").close()
+s.settimeout(0.1)
+end, cap = None, time.time() + 20
+while time.time() < (end or cap):
+    try:
+        s.recv(100)
+        sys.exit(0)
+    except socket.timeout:
+        pass
+    if end is None and os.path.exists(sys.argv[3] + ".sent"):
+        end = time.time() + 1.0
+sys.exit(1)' "$dst" "$dport" "$f" &
 	local rx=$!
-	sleep 0.3
+	T_WAIT_STEP=0.02 t_wait_until 10 test -e "$f.ready"
 	nsenter --net="/run/netns/$RS" "$PY" -c '
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("198.51.100.1", int(sys.argv[1])))
 for i in range(3):
-    s.sendto(b"x" * 64, (sys.argv[2], int(sys.argv[3])))' "$sport" "$dst" "$dport"
+    s.sendto(b"x" * 64, (sys.argv[2], int(sys.argv[3])))
+open(sys.argv[4] + ".sent", "w").close()' "$sport" "$dst" "$dport" "$f"
 	wait $rx
+	local rc=$?
+	rm -f "$f.ready" "$f.sent"
+	return $rc
 }
 udp_blocked() { ! udp_reaches "$@"; }
 # Traffic to ADDR (any flow: UDP 198.51.100.1:40000 -> ADDR:7000) arrives?
@@ -271,14 +285,13 @@ birdc enable plain1
 sleep 2
 check "a route without the community is not applied" reaches 203.0.113.8
 birdc enable wide1
-sleep 1
-grep -q "203.0.0.0/16 from .*shorter than /24" "$T_TMP/exa.out" &&
+t_wait_until 10 grep -q "203.0.0.0/16 from .*shorter than /24" "$T_TMP/exa.out" &&
 	pass "a /16 blackhole is refused (--min-length)" || fail "a /16 blackhole is refused: $(grep -c 203.0.0.0 "$T_TMP/exa.out")"
 check "... and 203.0.113.8 still reachable" reaches 203.0.113.8
 
 birdc disable p3
-sleep 2
-check_eq "one peer's session lost (flush): the other still holds the rule" "$(counter dst 203.0.113.7/32)" 1
+check "one peer's session lost (flush): its path leaves the state file" t_wait_until 10 state_paths 'dst 203.0.113.7' 1
+check_eq "... the other still holds the rule" "$(counter dst 203.0.113.7/32)" 1
 check "... and 203.0.113.7 still dropped" blocked 203.0.113.7
 birdc enable p3
 t_wait_for 30 established p3 >/dev/null
@@ -325,9 +338,8 @@ check "... and nothing of it applied: UDP to 203.0.113.10:6000 arrives" udp_reac
 	fail "info: $("$FB" info rtbh | grep -A4 shapes)"
 birdc disable fs1
 birdc disable fs2
-sleep 2
-check "FlowSpec withdrawn: the 5-tuple arrives again" udp_reaches 4000 203.0.113.9 5000
-check "FlowSpec withdrawn: host + UDP + dport 5000 arrives again" udp_reaches 4000 203.0.113.10 5000
+check "FlowSpec withdrawn: the 5-tuple arrives again" t_wait_until 10 udp_reaches 4000 203.0.113.9 5000
+check "FlowSpec withdrawn: host + UDP + dport 5000 arrives again" t_wait_until 10 udp_reaches 4000 203.0.113.10 5000
 for r in fs3 fs4 fs5 fs6; do birdc disable $r; done
 check "FlowSpec withdrawn: the range's paths end" t_wait_for 10 state_paths 'part [0-9]*/21' 0
 

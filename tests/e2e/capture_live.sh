@@ -272,7 +272,9 @@ if start stopped -j capture cap -w "$T_TMP/stopped.pcapng" --count 2 --duration 
 	send 1 p4
 	check_eq "stopped (SIGSTOP) past the lease: capture off" "$(ctl | cut -d' ' -f1)" 0
 	kill -CONT "$CAP"
-	sleep 0.5
+	# resumed, it turns capture on again: then the frames are sent
+	capture_on() { [ "$(ctl | cut -d' ' -f1)" = 1 ]; }
+	t_wait_until 10 capture_on || fail "resumed: capture not on again after 10 s"
 	send 2 d4
 	finish
 	check_eq "... resumed: on again, the pause counted" \

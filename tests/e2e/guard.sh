@@ -168,6 +168,15 @@ done
 "$FB" -n "$NR" ipfix g --collector 127.0.0.1:4739 --tcp --interval 60 >"$T_TMP/ipfix.out" 2>/dev/null &
 EXP=$!
 
+# Datagrams the kernel lost on the way (not the filter: a full socket
+# buffer or backlog on a loaded machine): UDP input errors (a full receive buffer) in the
+# receiver's namespace, the backlog drops of every CPU.
+klost() {
+	nsenter --net="/run/netns/$NR" awk '$1 == "Udp:" && $2 ~ /^[0-9]/ { print $4 }' /proc/net/snmp
+	"$PY" -c 'print(sum(int(l.split()[1], 16) for l in open("/proc/net/softnet_stat")))'
+}
+KLOST0=$(klost | paste -sd' ')
+
 # add --ttl 2s on source .20 (which sends 50 pps throughout).
 T_ADD0=$("$PY" -c 'import time; print(time.time())')
 "$FB" add g src 198.51.100.20 --ttl 2s >/dev/null
@@ -185,6 +194,7 @@ for a in srcs + floods:
     s.bind((a, 0))
     socks[a] = s
 sent = {a: 0 for a in socks}
+bursts = {a: [] for a in floods}  # when each flood sent its 8 datagrams
 t0 = time.time()
 fs, fe = t0 + 1.0, t0 + 3.0
 nxt = {a: t0 + (i % 40) * 0.005 for i, a in enumerate(srcs + floods)}
@@ -197,15 +207,18 @@ while True:
             for _ in range(8):
                 socks[a].sendto(b"flood", ("198.51.100.1", 9))
                 sent[a] += 1
+            bursts[a].append(now)
             continue
         if now >= nxt[a]:
             socks[a].sendto(b"x", ("198.51.100.1", 9))
             sent[a] += 1
             nxt[a] += 0.02 if a == "198.51.100.20" else 0.2
     time.sleep(0.005)
-json.dump({"t0": t0, "flood_start": fs, "flood_end": fe, "sent": sent}, open(sys.argv[1], "w"))
+json.dump({"t0": t0, "flood_start": fs, "flood_end": fe, "sent": sent, "bursts": bursts},
+          open(sys.argv[1], "w"))
 ' "$T_TMP/tx.json"
 wait $RX
+KLOST1=$(klost | paste -sd' ')
 kill -TERM $GPID $DPID $FPID $DSTPID
 wait $DSTPID
 DSTPID=""
@@ -256,9 +269,10 @@ for a in 230 231 232; do
 done
 check_eq "--flowspec: nothing else on stdout" "$(wc -l <"$T_TMP/fs.out")" 6
 
-"$PY" - "$T_TMP" "$T_ADD0" "$T_ADD1" <<'PYEOF' >"$T_TMP/verdicts"
+"$PY" - "$T_TMP" "$T_ADD0" "$T_ADD1" "$KLOST0" "$KLOST1" <<'PYEOF' >"$T_TMP/verdicts"
 import datetime, json, sys
 d, add0, add1 = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+klost = [b - a for a, b in zip(map(int, sys.argv[4].split()), map(int, sys.argv[5].split()))]
 tx = json.load(open(d + "/tx.json"))
 rx = json.load(open(d + "/rx.json"))
 def events(f):
@@ -287,10 +301,22 @@ say(all(bans[a]["pps_lower"] > 300 and bans[a]["pps_lower"] <= bans[a]["pps"] fo
 say([e["address"] for e in ev if e["event"] == "spare"] == ["198.51.100.233"],
     "the source in --never spared (one event), never banned")
 say(sorted(unbans) == floods, "all 3 unbanned: %s" % sorted(unbans))
-# Extended while flooding: the last interval above ends by fe + interval.
+# Extended while flooding: the last interval above ends by fe + interval,
+# and no sooner than an interval before the flood's last half second
+# above twice the limit, by the sender's clock (last): one of the two
+# intervals that half second overlaps saw it above (a sender starved on a
+# loaded machine can fall below the limit before fe).
+def last_above(a):
+    b = tx["bursts"][a]
+    return max([t for i, t in enumerate(b) if 8 * sum(1 for u in b[:i + 1] if u > t - interval)
+                >= 2 * 300 * interval] or [0])
+last = {a: last_above(a) for a in floods}
 ends = {a: round(unbans[a]["t"] - fe, 3) for a in unbans}
-say(all(ttl - 0.05 <= v <= interval + ttl * 1.25 + interval + 0.3 for v in ends.values()),
-    "each unbanned TTL to TTL + TTL/4 after its last interval above: %s s after the flood" % ends)
+say(all(unbans[a]["t"] - last[a] >= ttl - interval - 0.05 and v <= interval + ttl * 1.25 + interval + 0.3
+        for a, v in ends.items()),
+    "each unbanned TTL to TTL + TTL/4 after its last interval above: %s s after the flood, "
+    "%s s after its last half second above twice the limit" %
+    (ends, {a: round(unbans[a]["t"] - last[a], 3) for a in unbans}))
 def arrivals(a, lo, hi):
     return sum(1 for t in rx.get(a, []) if lo <= t < hi)
 dropped = {a: arrivals(a, bans[a]["t"] + 0.05, unbans[a]["t"] - 0.05) for a in floods if a in unbans}
@@ -298,11 +324,14 @@ say(all(v == 0 for v in dropped.values()), "nothing from them arrived while bann
 back = {a: arrivals(a, unbans[a]["t"] + 0.05, 1e12) for a in floods if a in unbans}
 say(all(v > 0 for v in back.values()), "their traffic arrives again once unbanned: %s" % back)
 n233 = len(rx.get("198.51.100.233", []))
-say(n233 >= tx["sent"]["198.51.100.233"] * 0.9,
-    "the spared source's flood arrived: %d of %d" % (n233, tx["sent"]["198.51.100.233"]))
+say(tx["sent"]["198.51.100.233"] - n233 <= max(tx["sent"]["198.51.100.233"] * 0.1, sum(klost)),
+    "the spared source's flood arrived: %d of %d (the kernel lost %d)" %
+    (n233, tx["sent"]["198.51.100.233"], sum(klost)))
 others = ["198.51.100.%d" % i for i in range(21, 220)]
 lost = {a: tx["sent"][a] - len(rx.get(a, [])) for a in others if tx["sent"][a] != len(rx.get(a, []))}
-say(not lost, "all 199 other sources' packets arrived, none dropped: %s" % lost)
+say(sum(lost.values()) <= sum(klost),
+    "all 199 other sources' packets arrived, none dropped by the filter: %s (the kernel lost %d: "
+    "UDP input errors %d, backlog %d)" % (lost, sum(klost), klost[0], klost[1]))
 # add --ttl 2s on .20: dropped from the add to 2 s, back by 2.5 s.
 r20 = rx.get("198.51.100.20", [])
 inside = [round(t - add0, 3) for t in r20 if add1 < t < add0 + 2.0 - 0.02]
@@ -523,7 +552,12 @@ for f, by in (("g", "max_bans"), ("c2", "capacity")):
         (f, by, sorted({(e["limit"], e["limit_by"], e["held"]) for e in lim})))
     ts = [e["t"] for e in lim]
     gaps = [round(b - a, 3) for a, b in zip(ts, ts[1:])]
-    say(len(ts) >= 2 and min(gaps) >= 0.1,
+    # An event's time is when it is printed, after its interval's reading:
+    # a guard stalled there (a loaded machine) prints the next interval's
+    # soon after. Two refusals of one interval would repeat its reading.
+    reading = lambda e: (e["pps"], e["pps_lower"], e["bps"], e["flows"])
+    say(len(ts) >= 2 and all(b["t"] - a["t"] >= 0.1 or reading(a) != reading(b)
+                             for a, b in zip(lim, lim[1:])),
         "%s: one refusal per interval (0.25 s) at most: %d, %s s apart" % (f, len(ts), gaps))
     say(metric("flowbloom_guard_limited_total", f) == len([e for e in ev[f] if e["event"] == "limit"]),
         "%s: refusals counted in metrics: %s" % (f, metric("flowbloom_guard_limited_total", f)))

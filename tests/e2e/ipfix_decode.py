@@ -16,6 +16,8 @@
 #       estimate records (templates 258-261), one JSON object
 #   ipfix_decode.py truth PCAP   the same from a capture (Ethernet): every IPv4
 #       and IPv6 packet's IP total length, per flow
+#   ipfix_decode.py gaps PCAP   the longest time between two packets of a flow
+#       in the capture, in seconds, per flow
 # A flow is "PROTO SRC SPORT DST DPORT"; ICMP and ICMPv6 have ports 0.
 import ipaddress
 import json
@@ -50,13 +52,13 @@ def sums(paths):
     return tot
 
 
-def truth(path):
+def truth(path, times=None):
     data = open(path, "rb").read()
     magic = struct.unpack("<I", data[:4])[0]
     end = "<" if magic in (0xa1b2c3d4, 0xa1b23c4d) else ">"
     off, tot = 24, {}
     while off + 16 <= len(data):
-        incl = struct.unpack(end + "I", data[off + 8:off + 12])[0]
+        sec, usec, incl = struct.unpack(end + "III", data[off:off + 12])
         f = data[off + 16:off + 16 + incl]
         off += 16 + incl
         et = struct.unpack("!H", f[12:14])[0]
@@ -75,11 +77,23 @@ def truth(path):
         t = tot.setdefault(flowkey(proto, src, sport, dst, dport), [0, 0])
         t[0] += 1
         t[1] += n
+        if times is not None:
+            times.setdefault(flowkey(proto, src, sport, dst, dport), []).append(
+                sec + usec / (1e9 if magic in (0xa1b23c4d, 0x4d3cb2a1) else 1e6))
     return tot
+
+
+def gaps(path):
+    times = {}
+    truth(path, times)
+    return {k: max([b - a for a, b in zip(v, v[1:])] or [0]) for k, v in times.items()}
 
 
 if sys.argv[1] == "sum":
     print(json.dumps(sums(sys.argv[2:])))
+    sys.exit(0)
+if sys.argv[1] == "gaps":
+    print(json.dumps(gaps(sys.argv[2])))
     sys.exit(0)
 if sys.argv[1] == "truth":
     print(json.dumps(truth(sys.argv[2])))

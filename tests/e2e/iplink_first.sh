@@ -131,7 +131,9 @@ d0=$(st dropped)
 p0=$(st passed)
 send "$A4" 40
 send "$BAD4" 25
-sleep 0.2
+# counted in the receiver's softirq, maybe after send returned: waited for
+counted() { [ "$(($(st dropped) - d0)) $(($(st passed) - p0))" = "25 40" ]; }
+t_wait_until 10 counted
 check_eq "the listed source's 25 packets dropped" "$(($(st dropped) - d0))" 25
 check_eq "the other source's 40 packets passed" "$(($(st passed) - p0))" 40
 

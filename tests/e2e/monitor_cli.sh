@@ -185,10 +185,16 @@ check_fails "flows: filter without new-flow detection" "$FB" flows f2
 "$FB" -j flows f1 --follow >"$T_TMP/follow" 2>"$T_TMP/follow.err" &
 fpid=$!
 BG+=("$fpid")
-sleep 0.5
+T_WAIT_STEP=0.02 t_wait_until 10 t_looping "$fpid" || fail "flows --follow: not in its loop after 10 s"
 check_fails "flows: a second reader is refused" "$FB" flows f1
 "$FEED" feed f1 20000 6000 >/dev/null # flows 5000-5999 are new
-sleep 0.5
+# every new flow detected (sent or lost: metrics) streamed
+streamed() {
+	local new
+	new=$("$FB" metrics f1 | awk '$1 == "flowbloom_monitor_new_flows_total{filter=\"f1\"}" { print $2 }')
+	[ -n "$new" ] && [ "$((events + $(grep -c '"flow"' "$T_TMP/follow")))" -ge "$new" ]
+}
+t_wait_until 10 streamed
 kill -INT "$fpid"
 wait "$fpid"
 check_eq "flows --follow: Ctrl-C exits 0" $? 0
@@ -203,9 +209,14 @@ check_eq "flows --follow: one JSON object per line" \
 "$FB" -j stats f1 --watch 0.2 >"$T_TMP/watch" &
 wpid=$!
 BG+=("$wpid")
-sleep 0.3
+T_WAIT_STEP=0.02 t_wait_until 10 t_looping "$wpid" || fail "stats --watch: not in its loop after 10 s"
 "$FEED" feed f1 5000 6000 >/dev/null
-sleep 0.5
+# an interval that saw the feed (pps above 0), and one more line
+rated() { grep -q '"seen":{[^}]*"pps":[1-9]' "$T_TMP/watch"; }
+t_wait_until 10 rated
+n=$(wc -l <"$T_TMP/watch")
+lines() { [ "$(wc -l <"$T_TMP/watch")" -gt "$1" ]; }
+t_wait_until 10 lines "$n"
 kill -INT "$wpid"
 wait "$wpid"
 check_eq "stats --watch: Ctrl-C exits 0" $? 0
@@ -217,7 +228,7 @@ print(len(L) >= 2 and all("pps" in d["seen"] and "bps" in d["seen"] and d["inter
 "$FB" stats f1 --watch 0.2 >"$T_TMP/watchp" &
 wpid=$!
 BG+=("$wpid")
-sleep 0.5
+t_wait_until 10 grep -q "^seen " "$T_TMP/watchp"
 kill -TERM "$wpid"
 wait "$wpid"
 check_eq "stats --watch: SIGTERM exits 0 too" $? 0

@@ -447,6 +447,21 @@ t_wait_until() {
 	done
 }
 
+# t_looping PID: the flowbloom process PID (or its child: a `timeout`
+# or `nsenter` in front of it) is in its loop: it holds bpf-map
+# descriptors (the filter opened) and sleeps until its next poll or event
+# (/proc/PID/wchan: nanosleep, epoll or poll). For "destroy it under a
+# running loop", "a second reader is refused": a fixed wait after the
+# start is too short on a loaded machine.
+t_looping() {
+	local p
+	for p in "$1" $(pgrep -P "$1"); do
+		ls -l "/proc/$p/fd" 2>/dev/null | grep -q 'bpf-map' &&
+			grep -qE 'nanosleep|epoll|poll|select' "/proc/$p/wchan" 2>/dev/null && return 0
+	done
+	return 1
+}
+
 # The e2e suites' UDP sender, for a namespace's python ($PY -c "$T_UDP_SEND"
 # SRC DST N): N datagrams from SRC to DST port 9.
 T_UDP_SEND='import socket, sys

@@ -20,6 +20,11 @@ bool test_check(bool ok, const char *label, const char *detail);
 void test_skip(const char *label, const char *why);
 /* "N passed, N failed[, N skipped]"; the exit status. */
 int test_summary(void);
+/* A private bpffs root for suite NAME: FLOWBLOOM_ROOT set to
+ * /sys/fs/bpf/fbtest_NAME_PID (copied into root, len bytes), removed with
+ * everything in it at exit and on SIGINT or SIGTERM (tests/run.sh stops a
+ * suite with SIGTERM: its filters stayed pinned). First thing in main. */
+void test_private_root(const char *name, char *root, size_t len);
 
 #define ASSERT_TRUE(cond, label) test_check(!!(cond), label, #cond)
 

@@ -586,8 +586,7 @@ int main(void)
 	char root[128];
 
 	fb_libbpf_logging(getenv("TEST_VERBOSE") != NULL);
-	snprintf(root, sizeof(root), "/sys/fs/bpf/fbtest_flowacct_%d", getpid());
-	setenv("FLOWBLOOM_ROOT", root, 1);
+	test_private_root("flowacct", root, sizeof(root));
 	test_exact();
 	test_overflow();
 	test_ends();

@@ -198,8 +198,7 @@ int main(int argc, char **argv)
 	fb_libbpf_logging(getenv("TEST_VERBOSE") != NULL);
 	if (argc == 5 && !strcmp(argv[1], "feed"))
 		return feed(argv[2], strtoul(argv[3], NULL, 10), strtoul(argv[4], NULL, 10));
-	snprintf(root, sizeof(root), "/sys/fs/bpf/fbtest_monitor_%d", getpid());
-	setenv("FLOWBLOOM_ROOT", root, 1);
+	test_private_root("monitor", root, sizeof(root));
 	snprintf(pcaps, sizeof(pcaps), "%.*s/../../../../shared/pcaps",
 		 (int)(strrchr(argv[0], '/') - argv[0]), argv[0]);
 	test_hash();

@@ -267,8 +267,7 @@ int main(int argc, char **argv)
 	double t0 = now();
 
 	(void)argc;
-	snprintf(root, sizeof(root), "/sys/fs/bpf/fbtest_prefix_%d", (int)getpid());
-	setenv("FLOWBLOOM_ROOT", root, 1);
+	test_private_root("prefix", root, sizeof(root));
 	snprintf(cli, sizeof(cli), "%.*s/../../flowbloom", (int)(strrchr(argv[0], '/') - argv[0]),
 		 argv[0]);
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/fbtest_prefix.XXXXXX");

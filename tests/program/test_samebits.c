@@ -121,8 +121,7 @@ int main(int argc, char **argv)
 	char root[128];
 
 	(void)argc;
-	snprintf(root, sizeof(root), "/sys/fs/bpf/fbtest_samebits_%d", getpid());
-	setenv("FLOWBLOOM_ROOT", root, 1);
+	test_private_root("samebits", root, sizeof(root));
 	snprintf(cli, sizeof(cli), "%.*s/../../flowbloom", (int)(strrchr(argv[0], '/') - argv[0]),
 		 argv[0]);
 	fb_libbpf_logging(false);

@@ -587,8 +587,7 @@ int main(void)
 {
 	char root[128];
 
-	snprintf(root, sizeof(root), "/sys/fs/bpf/fbtest_shapes_%d", (int)getpid());
-	setenv("FLOWBLOOM_ROOT", root, 1);
+	test_private_root("shapes", root, sizeof(root));
 	fb_libbpf_logging(false);
 	signal(SIGPIPE, SIG_IGN);
 

@@ -640,8 +640,7 @@ int main(void)
 {
 	char root[128];
 
-	snprintf(root, sizeof(root), "/sys/fs/bpf/fbtest_verdict_%d", (int)getpid());
-	setenv("FLOWBLOOM_ROOT", root, 1);
+	test_private_root("verdict", root, sizeof(root));
 	fb_libbpf_logging(false);
 
 	check_key_syntax();
