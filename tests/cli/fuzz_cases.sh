@@ -56,7 +56,7 @@ for v in "0x1p-7" "+0.01" "inf"; do
 done
 printf 'capacity = 1000\nfp-rate = .01\n' >"$T_TMP/fz2.conf"
 check "apply --check: fp-rate = .01 accepted" "$FB" apply --check "$T_TMP/fz2.conf"
-usage_refused "stats --watch 0x1p1: a usage error" "bad interval '0x1p1'" timeout 10 "$FB" stats fz --watch 0x1p1
+usage_refused "stats --watch 0x1p1: a usage error" "bad duration '0x1p1'" timeout 10 "$FB" stats fz --watch 0x1p1
 check_fails "create: no filter fz2 made" "$FB" info fz2
 
 # Sizing past every filter (apply's capacity = 1100000000000, fp-rate =

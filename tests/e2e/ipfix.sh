@@ -160,7 +160,7 @@ conf_err() {
 }
 conf_err "a bad value, named FILE:LINE" \
 	'# where records go\ncollector = 127.0.0.1:4739\ntcp\nidle-timeout = 0\n' \
-	"4: bad value '0' for --idle-timeout (want 0.1 to 86400 seconds)"
+	"4: bad duration '0' for --idle-timeout (want a number with ms, s, m, h or d, from 100ms to 1d)"
 conf_err "an unknown option, named FILE:LINE" 'collector = 127.0.0.1:4739\nfrobnicate = 1\n' \
 	"2: unknown option 'frobnicate'"
 conf_err "a value for a flag" 'tcp = yes\n' "1: tcp takes no value"
