@@ -29,7 +29,7 @@
 #include <sys/syscall.h>
 
 unsigned repeat = 2000000;
-static bool quick; /* `bench quick`: parse and blocked 1 MiB v4 only */
+static bool quick; /* `bench quick`: parse and blocked 1 MiB (v4, v6) only */
 static int rounds = 3;
 
 double now(void)
@@ -472,8 +472,7 @@ static void remove_tree(int fd)
 	close(fd);
 }
 
-/* Run directly and killed (^C, a closed pipe: `bench quick | head`), the
- * run's own root goes with it, as bench.sh removes FBBENCH_ROOT. */
+/* Killed (^C, `bench quick | head`): its root goes, as bench.sh's does. */
 static void on_signal(int sig)
 {
 	int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
@@ -541,8 +540,11 @@ int main(int argc, char **argv)
 		if (make_filter("quick", SMALL_BITS, 8, FB_LAYOUT_BLOCKED, SMALL_FLOWS, &q))
 			return 1;
 		b = load_bench(SMALL_FLOWS - 1, 0, 1, 1, NULL);
-		measure("parse only v4", bpf_program__fd(b->progs.xdp_parse), 0);
-		bench_flowbloom("blocked 1 MiB", &q, SMALL_FLOWS, 0);
+		for (v6 = 0; v6 < 2; v6++) {
+			measure(v6 ? "parse only v6" : "parse only v4",
+				bpf_program__fd(b->progs.xdp_parse), v6);
+			bench_flowbloom("blocked 1 MiB", &q, SMALL_FLOWS, v6);
+		}
 		/* Other hashes, timing only (NH's bits), off NH's fast loop. */
 		q.hdr->fast = 0;
 		q.hdr->hash = FB_HASH_SIPHASH13;
