@@ -81,52 +81,18 @@ check_eq "-f FILE: the same answers" "$("$FB" query q --packet -f "$T_TMP/flows"
 
 # The same packets as a capture, built here, through replay --explain.
 $PY - "$T_TMP/p.pcap" <<'PY'
-import socket, struct, sys
-from pkt import csum, ether, ip4, ipv4_udp, pcap_write
+import sys
+from pkt import icmp4, icmp6, pcap_write, tcp4, tcp6, udp4, udp6
 
-def a6(s):
-    return socket.inet_pton(socket.AF_INET6, s)
-
-def v4(proto, src, dst, l4):
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(l4), 7, 0x4000, 64, proto, 0, ip4(src), ip4(dst))
-    return ether(0x0800) + ip[:10] + struct.pack("!H", csum(ip)) + ip[12:] + l4
-
-def v6(proto, src, dst, l4):
-    return ether(0x86dd) + struct.pack("!IHBB16s16s", 0x60000000, len(l4), proto, 64, a6(src), a6(dst)) + l4
-
-def l4sum(l4, at, pseudo):
-    c = csum(pseudo + l4)
-    return l4[:at] + struct.pack("!H", c) + l4[at + 2:]
-
-def tcp(sport, dport, pseudo):
-    seg = struct.pack("!HHIIBBHHH", sport, dport, 1, 0, 5 << 4, 2, 65535, 0, 0)
-    return l4sum(seg, 16, pseudo + struct.pack("!BBH", 0, 6, len(seg)))
-
-def udp6(src, sport, dst, dport):
-    seg = struct.pack("!HHHH", sport, dport, 12, 0) + b"ping"
-    return v6(17, src, dst, l4sum(seg, 6, a6(src) + a6(dst) + struct.pack("!IxxxB", len(seg), 17)))
-
-def icmp6(src, dst):
-    msg = struct.pack("!BBHHH", 128, 0, 0, 1, 1) + b"ping"
-    return v6(58, src, dst, l4sum(msg, 2, a6(src) + a6(dst) + struct.pack("!IxxxB", len(msg), 58)))
-
-def tcp4(src, sport, dst, dport):
-    return v4(6, src, dst, tcp(sport, dport, ip4(src) + ip4(dst)))
-
-def tcp6(src, sport, dst, dport):
-    return v6(6, src, dst, tcp(sport, dport, a6(src) + a6(dst)))
-
-icmp = struct.pack("!BBHHH", 8, 0, 0, 1, 1) + b"ping"
-icmp = icmp[:2] + struct.pack("!H", csum(icmp)) + icmp[4:]
 pcap_write(sys.argv[1], [
-    ether(0x0800) + ipv4_udp(ip4("198.51.100.9"), 1, ip4("203.0.113.1"), 53, b"ping"),
-    ether(0x0800) + ipv4_udp(ip4("203.0.113.200"), 5, ip4("203.0.113.1"), 53, b"ping"),
+    udp4("198.51.100.9", 1, "203.0.113.1", 53),
+    udp4("203.0.113.200", 5, "203.0.113.1", 53),
     tcp4("203.0.113.5", 1234, "203.0.113.6", 80),
     tcp4("203.0.113.5", 1235, "203.0.113.6", 80),
     udp6("2001:db8:1::5", 7, "2001:db8::1", 9),
-    v4(1, "203.0.113.9", "203.0.113.10", icmp),
+    icmp4("203.0.113.9", "203.0.113.10"),
     icmp6("2001:db8:2::1", "2001:db8::1"),
-    ether(0x0800) + ipv4_udp(ip4("203.0.113.200"), 5, ip4("203.0.113.1"), 54, b"ping"),
+    udp4("203.0.113.200", 5, "203.0.113.1", 54),
     tcp6("2001:db8:2::1", 443, "2001:db8::1", 51000),
 ])
 PY

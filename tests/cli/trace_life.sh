@@ -35,34 +35,8 @@ PKTS=(udp 198.51.100.9:1 203.0.113.1:53
 
 # The same packets as a capture.
 $PY - "$T_TMP/p.pcap" <<'PY'
-import socket, struct, sys
-from pkt import csum, ether, ip4, ipv4_udp, pcap_write
-
-def a6(s):
-    return socket.inet_pton(socket.AF_INET6, s)
-
-def v6(proto, src, dst, l4):
-    return ether(0x86dd) + struct.pack("!IHBB16s16s", 0x60000000, len(l4), proto, 64, a6(src), a6(dst)) + l4
-
-def l4sum(l4, at, pseudo):
-    c = csum(pseudo + l4)
-    return l4[:at] + struct.pack("!H", c) + l4[at + 2:]
-
-def tcp(sport, dport, pseudo):
-    seg = struct.pack("!HHIIBBHHH", sport, dport, 1, 0, 5 << 4, 2, 65535, 0, 0)
-    return l4sum(seg, 16, pseudo + struct.pack("!BBH", 0, 6, len(seg)))
-
-def tcp4(src, sport, dst, dport):
-    seg = tcp(sport, dport, ip4(src) + ip4(dst))
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(seg), 7, 0x4000, 64, 6, 0, ip4(src), ip4(dst))
-    return ether(0x0800) + ip[:10] + struct.pack("!H", csum(ip)) + ip[12:] + seg
-
-def udp4(src, sport, dst, dport):
-    return ether(0x0800) + ipv4_udp(ip4(src), sport, ip4(dst), dport, b"ping")
-
-def udp6(src, sport, dst, dport):
-    seg = struct.pack("!HHHH", sport, dport, 12, 0) + b"ping"
-    return v6(17, src, dst, l4sum(seg, 6, a6(src) + a6(dst) + struct.pack("!IxxxB", len(seg), 17)))
+import sys
+from pkt import pcap_write, tcp4, tcp6, udp4, udp6
 
 pcap_write(sys.argv[1], [
     udp4("198.51.100.9", 1, "203.0.113.1", 53),
@@ -70,7 +44,7 @@ pcap_write(sys.argv[1], [
     udp4("198.51.100.200", 5, "198.51.100.1", 53),
     udp4("203.0.113.200", 5, "198.51.100.1", 53),
     tcp4("198.51.100.7", 1, "203.0.113.1", 80),
-    v6(6, "2001:db8:2::1", "2001:db8::1", tcp(443, 51000, a6("2001:db8:2::1") + a6("2001:db8::1"))),
+    tcp6("2001:db8:2::1", 443, "2001:db8::1", 51000),
     udp6("2001:db8:1::5", 7, "2001:db8::1", 9),
     udp4("198.51.100.200", 5, "203.0.113.1", 54),
 ])

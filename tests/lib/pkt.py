@@ -35,9 +35,29 @@ its ../lib on sys.path itself.
                     a pcap file of frames (any iterable), record i stamped
                     stamp(i) -> (sec, usec), or 0.0 without stamp.
 
+Whole Ethernet frames, addresses written as text ("198.51.100.1",
+"2001:db8::1"), every checksum set:
+
+  a6(a)             "2001:db8::1" -> its 16 bytes.
+  v4(proto, src, dst, l4) / v6(proto, src, dst, l4)
+                    Ethernet + an IPv4 header (IHL 5, ident 7, DF, TTL 64,
+                    checksum set) or IPv6 header (hop limit 64) around the
+                    upper-layer bytes l4.
+  l4sum(l4, at, pseudo)
+                    l4 with the checksum over pseudo + l4 written at at.
+  tcp(sport, dport, pseudo)
+                    a 20-byte TCP SYN, its checksum over pseudo (the
+                    pseudo-header's addresses; length and protocol added).
+  tcp4, udp4, tcp6, udp6(src, sport, dst, dport)
+                    a TCP SYN or a UDP datagram of 4 bytes ("ping") in a
+                    frame.
+  icmp4(src, dst) / icmp6(src, dst)
+                    an ICMP / ICMPv6 echo request (id 1, seq 1, "ping").
+
 The pcap layout is libpcap's savefile format (pcap-savefile(5); the IETF
 draft draft-ietf-opsawg-pcap describes the same bytes).
 """
+import socket
 import struct
 
 MAC_DST = b"\x02\x00\x00\x00\x00\x02"
@@ -80,3 +100,52 @@ def pcap_write(path, frames, stamp=None, linktype=1):
         f.write(pcap_header(linktype))
         for i, fr in enumerate(frames):
             f.write(pcap_record(fr, *(stamp(i) if stamp else (0, 0))))
+
+
+def a6(a):
+    return socket.inet_pton(socket.AF_INET6, a)
+
+
+def v4(proto, src, dst, l4):
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(l4), 7, 0x4000, 64, proto, 0, ip4(src), ip4(dst))
+    return ether(0x0800) + ip[:10] + struct.pack("!H", csum(ip)) + ip[12:] + l4
+
+
+def v6(proto, src, dst, l4):
+    return ether(0x86dd) + struct.pack("!IHBB16s16s", 0x60000000, len(l4), proto, 64, a6(src), a6(dst)) + l4
+
+
+def l4sum(l4, at, pseudo):
+    return l4[:at] + struct.pack("!H", csum(pseudo + l4)) + l4[at + 2:]
+
+
+def tcp(sport, dport, pseudo):
+    seg = struct.pack("!HHIIBBHHH", sport, dport, 1, 0, 5 << 4, 2, 65535, 0, 0)
+    return l4sum(seg, 16, pseudo + struct.pack("!BBH", 0, 6, len(seg)))
+
+
+def tcp4(src, sport, dst, dport):
+    return v4(6, src, dst, tcp(sport, dport, ip4(src) + ip4(dst)))
+
+
+def tcp6(src, sport, dst, dport):
+    return v6(6, src, dst, tcp(sport, dport, a6(src) + a6(dst)))
+
+
+def udp4(src, sport, dst, dport):
+    return ether(0x0800) + ipv4_udp(ip4(src), sport, ip4(dst), dport, b"ping")
+
+
+def udp6(src, sport, dst, dport):
+    seg = struct.pack("!HHHH", sport, dport, 12, 0) + b"ping"
+    return v6(17, src, dst, l4sum(seg, 6, a6(src) + a6(dst) + struct.pack("!IxxxB", len(seg), 17)))
+
+
+def icmp4(src, dst):
+    msg = struct.pack("!BBHHH", 8, 0, 0, 1, 1) + b"ping"
+    return v4(1, src, dst, l4sum(msg, 2, b""))
+
+
+def icmp6(src, dst):
+    msg = struct.pack("!BBHHH", 128, 0, 0, 1, 1) + b"ping"
+    return v6(58, src, dst, l4sum(msg, 2, a6(src) + a6(dst) + struct.pack("!IxxxB", len(msg), 58)))
