@@ -266,9 +266,11 @@ int fb_apply_conf_lists(const struct ap_conf *c, struct fb_list *l)
 {
 	int i;
 
-	for (i = 0; i < c->nload; i++)
+	for (i = 0; i < c->nload; i++) {
 		if (fb_list_read(c->load[i], l))
 			return -1;
+		fb_hostbits_file(l->files[l->nfiles - 1].label, &l->files[l->nfiles - 1].hostbits);
+	}
 	fb_list_unique(l);
 	return 0;
 }

@@ -114,6 +114,12 @@ struct fb_flows {
  * word or line it prints "FILE:LINE: why" and returns -1; 2 for a usage
  * error (FLOWs and a file, or nothing). */
 int fb_read_flows(int argc, char **argv, const char *file, struct fb_flows *out);
+/* Tell of prefixes written with host bits set, taken masked (stderr,
+ * never stdout): a line for each of a FLOW argument's; one for a file's,
+ * with how many and the first's FILE:LINE. */
+struct fb_hostbits;
+void fb_hostbits_args(const struct fb_hostbits *hb);
+void fb_hostbits_file(const char *file, const struct fb_hostbits *hb);
 void fb_flows_free(struct fb_flows *fl);
 /* The arguments of every verb that takes flows (add, del, query, count,
  * traffic): NAME FLOW..., or NAME and -f FILE, where -f FILE (also --file

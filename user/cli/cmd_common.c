@@ -131,18 +131,43 @@ oom:
 	return -1;
 }
 
+void fb_hostbits_args(const struct fb_hostbits *hb)
+{
+	unsigned long i;
+
+	for (i = 0; i < hb->n && i < FB_HOSTBITS_KEEP; i++)
+		fprintf(stderr, "flowbloom: %s has host bits set: taken as %s\n",
+			hb->first[i].written, hb->first[i].taken);
+}
+
+void fb_hostbits_file(const char *file, const struct fb_hostbits *hb)
+{
+	if (hb->n == 1)
+		fprintf(stderr, "flowbloom: %s:%lu: %s has host bits set: taken as %s\n", file,
+			hb->line, hb->first[0].written, hb->first[0].taken);
+	else if (hb->n)
+		fprintf(stderr,
+			"flowbloom: %s: %lu prefixes have host bits set, taken masked; the "
+			"first: %s:%lu: %s taken as %s\n",
+			file, hb->n, file, hb->line, hb->first[0].written, hb->first[0].taken);
+}
+
 static int read_file(const char *file, struct fb_flows *fl)
 {
+	struct fb_hostbits hb = { 0 }, *was = fb_hostbits_watch(&hb);
 	struct fb_lines r;
 	char *line, err[256];
 	size_t len;
 	int rc;
 
-	if (fb_lines_open(&r, file))
+	if (fb_lines_open(&r, file)) {
+		fb_hostbits_watch(was);
 		return -1;
+	}
 	fl->file = r.label;
 	while ((rc = fb_lines_next(&r, &line, &len)) > 0) {
 		struct fb_key keys[FB_RULE_KEYS_MAX];
+		unsigned long before = hb.n;
 		size_t n, j;
 		int blank;
 
@@ -151,6 +176,8 @@ static int read_file(const char *file, struct fb_flows *fl)
 			rc = -1;
 			break;
 		}
+		if (!before && hb.n)
+			hb.line = r.lineno;
 		for (j = 0; !blank && j < n; j++)
 			if (push(fl, &keys[j], r.lineno))
 				break;
@@ -159,6 +186,11 @@ static int read_file(const char *file, struct fb_flows *fl)
 			break;
 		}
 	}
+	fb_hostbits_watch(was);
+	/* Told once the file is read, as a bad line's error would have
+	 * been instead: nothing is taken from a file that fails. */
+	if (!rc)
+		fb_hostbits_file(r.label, &hb);
 	fb_lines_close(&r);
 	return rc;
 }
@@ -218,13 +250,16 @@ int fb_read_flows(int argc, char **argv, const char *file, struct fb_flows *fl)
 		return fb_usage("no FLOW given");
 	while (i < argc) {
 		struct fb_key keys[FB_RULE_KEYS_MAX];
+		struct fb_hostbits hb = { 0 }, *was = fb_hostbits_watch(&hb);
 		size_t n, j;
 		int used = fb_flow_parse_keys(argc - i, argv + i, keys, &n, err, sizeof(err));
 
+		fb_hostbits_watch(was);
 		if (used < 0) {
 			fb_err("argument %d: %s", i + 1, err);
 			goto fail;
 		}
+		fb_hostbits_args(&hb);
 		for (j = 0; j < n; j++)
 			if (push(fl, &keys[j], i + 1))
 				goto fail;

@@ -107,11 +107,13 @@ int cmd_load(int argc, char **argv)
 	}
 	if (argc - optind < 2)
 		return fb_usage("missing NAME or FILE");
-	for (i = optind + 1; i < argc; i++)
+	for (i = optind + 1; i < argc; i++) {
 		if (fb_list_read(argv[i], &l)) {
 			fb_list_free(&l);
 			return 1;
 		}
+		fb_hostbits_file(l.files[l.nfiles - 1].label, &l.files[l.nfiles - 1].hostbits);
+	}
 	fb_list_unique(&l);
 	/* The rest (expansion, add or replace, lifetimes): rules/load.c. */
 	rc = fb_load_list(argv[optind], &l, &req, &res);

@@ -51,13 +51,47 @@ static int parse_addr(const char *s, __u8 out[16], __u8 *family);
  * family (see parse_addr; a prefix shorter than /96 reaches beyond
  * ::ffff:0:0/96 and is IPv6 however written). Host bits below the prefix
  * are cleared, as list publishers expect. */
+static __thread struct fb_hostbits *hostbits;
+
+struct fb_hostbits *fb_hostbits_watch(struct fb_hostbits *hb)
+{
+	struct fb_hostbits *old = hostbits;
+
+	hostbits = hb;
+	return old;
+}
+
+/* s, written as field, lost host bits: addr/len is what it was taken as. */
+static void note_hostbits(const char *field, const char *s, const __u8 addr[16], unsigned long len,
+			  int v4)
+{
+	char a[INET6_ADDRSTRLEN];
+	unsigned long i = hostbits->n++;
+
+	if (i >= FB_HOSTBITS_KEEP)
+		return;
+	if (v4)
+		inet_ntop(AF_INET, addr + 12, a, sizeof(a));
+	else
+		inet_ntop(AF_INET6, addr, a, sizeof(a));
+	snprintf(hostbits->first[i].written, sizeof(hostbits->first[i].written), "%s %s", field, s);
+	snprintf(hostbits->first[i].taken, sizeof(hostbits->first[i].taken), "%s/%lu", a,
+		 v4 ? len - 96 : len);
+}
+
 int fb_prefix_parse(const char *s, __u8 addr[16], __u8 *plen, __u8 *family, char *err,
 		    size_t errlen)
+{
+	return fb_prefix_parse_field(NULL, s, addr, plen, family, err, errlen);
+}
+
+int fb_prefix_parse_field(const char *field, const char *s, __u8 addr[16], __u8 *plen, __u8 *family,
+			  char *err, size_t errlen)
 {
 	char buf[INET6_ADDRSTRLEN + 8];
 	const char *slash = strchr(s, '/');
 	unsigned long len = 128;
-	int i, v4;
+	int i, v4, lost = 0;
 
 	if (strlen(s) >= sizeof(buf))
 		goto bad;
@@ -78,11 +112,16 @@ int fb_prefix_parse(const char *s, __u8 addr[16], __u8 *plen, __u8 *family, char
 	for (i = 0; i < 16; i++) {
 		int keep = (int)len - 8 * i;
 
+		__u8 was = addr[i];
+
 		if (keep <= 0)
 			addr[i] = 0;
 		else if (keep < 8)
 			addr[i] &= (__u8)(0xff << (8 - keep));
+		lost |= was != addr[i];
 	}
+	if (lost && field && hostbits)
+		note_hostbits(field, s, addr, len, v4);
 	*plen = (__u8)len;
 	if (len < 96)
 		*family = FB_FAMILY_IPV6;
@@ -220,8 +259,8 @@ static int parse_positional(int argc, char **argv, struct fb_key *key, char *err
 			snprintf(err, errlen, "'%s' needs an address or prefix", argv[0]);
 			return -1;
 		}
-		if (fb_prefix_parse(argv[1], is_src ? key->saddr : key->daddr, &key->plen,
-				    &key->family, err, errlen))
+		if (fb_prefix_parse_field(argv[0], argv[1], is_src ? key->saddr : key->daddr,
+					  &key->plen, &key->family, err, errlen))
 			return -1;
 		key->kind = is_src ? FB_KIND_SRC : FB_KIND_DST;
 		return 2;

@@ -59,6 +59,24 @@ void fb_flow_format(const struct fb_key *key, char *buf, size_t len);
  * hex is IPv6; a prefix shorter than /96 is IPv6). */
 int fb_prefix_parse(const char *s, __u8 addr[16], __u8 *plen, __u8 *family, char *err,
 		    size_t errlen);
+/* The same, for a prefix written as field ("src", "dst") of a rule: one
+ * with host bits set (203.0.113.1/24) is taken masked, as iptables and nft
+ * take it, and noted in the sink fb_hostbits_watch() set, if any, for the
+ * caller to tell (the library says nothing). */
+int fb_prefix_parse_field(const char *field, const char *s, __u8 addr[16], __u8 *plen, __u8 *family,
+			  char *err, size_t errlen);
+#define FB_HOSTBITS_KEEP 4
+struct fb_hostbits {
+	unsigned long n;    /* prefixes with host bits set */
+	unsigned long line; /* a line reader's: of the first one */
+	struct {
+		char written[80]; /* "src 203.0.113.1/24" */
+		char taken[56];	  /* "203.0.113.0/24" */
+	} first[FB_HOSTBITS_KEEP];
+};
+/* Note host bits into hb from now on (NULL: nowhere); returns the sink
+ * set before. Per thread. */
+struct fb_hostbits *fb_hostbits_watch(struct fb_hostbits *hb);
 /* Protocol number from name or number; -1 if unknown. */
 int fb_proto_parse(const char *s);
 const char *fb_proto_name(int proto);

@@ -121,7 +121,8 @@ static int parse_entry(char *line, struct fb_list *l, char *err, size_t errlen)
 			return 0;
 		}
 		memset(&k, 0, sizeof(k));
-		if (fb_prefix_parse(words[0], k.saddr, &k.plen, &k.family, err, errlen))
+		if (fb_prefix_parse_field("src", words[0], k.saddr, &k.plen, &k.family, err,
+					  errlen))
 			return -1;
 		k.kind = FB_KIND_SRC;
 		return push(l, &k)
@@ -152,14 +153,17 @@ static int parse_entry(char *line, struct fb_list *l, char *err, size_t errlen)
 	return 0;
 }
 
-/* The lines of r into l. */
-static int read_lines(struct fb_lines *r, struct fb_list *l)
+/* The lines of r into l; the prefixes with host bits set into hb (NULL:
+ * not counted). */
+static int read_lines(struct fb_lines *r, struct fb_list *l, struct fb_hostbits *hb)
 {
+	struct fb_hostbits *was = fb_hostbits_watch(hb);
 	char *line, err[256];
 	size_t len;
 	int rc;
 
 	while ((rc = fb_lines_next(r, &line, &len)) > 0) {
+		unsigned long before = hb ? hb->n : 0;
 		char *c;
 
 		l->line = (__u32)r->lineno;
@@ -170,9 +174,13 @@ static int read_lines(struct fb_lines *r, struct fb_list *l)
 			}
 		if (parse_entry(line, l, err, sizeof(err))) {
 			fb_report_err("%s:%zu: %s", r->label, r->lineno, err);
-			return -1;
+			rc = -1;
+			break;
 		}
+		if (hb && !before && hb->n)
+			hb->line = r->lineno;
 	}
+	fb_hostbits_watch(was);
 	return rc;
 }
 
@@ -197,8 +205,9 @@ int fb_list_read(const char *file, struct fb_list *l)
 	 * name, which may name something else by then), to name a refused
 	 * rule's line. */
 	nf[l->nfiles].fd = r.regular ? fcntl(r.fd, F_DUPFD_CLOEXEC, 0) : -1;
+	memset(&nf[l->nfiles].hostbits, 0, sizeof(nf[l->nfiles].hostbits));
 	l->nfiles++;
-	rc = read_lines(&r, l);
+	rc = read_lines(&r, l, &nf[l->nfiles - 1].hostbits);
 	fb_lines_close(&r);
 	return rc;
 }
@@ -223,7 +232,7 @@ void fb_list_origins(struct fb_list *l)
 		t.nfiles = i + 1; /* push() takes the last file's index */
 		/* An error (the file changed since, or no memory) ends its
 		 * origins there: the lines before it are still named. */
-		read_lines(&r, &t);
+		read_lines(&r, &t, NULL);
 		fb_lines_close(&r);
 	}
 	fb_report_quiet = quiet;

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "flowbloom/key.h"
+#include "rules/flow.h"
 
 /* Where a rule of the list came from: for naming FILE:LINE of a refused
  * rule once the list is sorted and expanded. */
@@ -23,6 +24,9 @@ struct fb_list_origin {
 struct fb_list_file {
 	char *label; /* as errors name it ("<stdin>" for "-") */
 	int fd;	     /* a regular file's, kept to read it again; else -1 */
+	/* Its prefixes written with host bits set (taken masked), for the
+	 * caller to tell of. */
+	struct fb_hostbits hostbits;
 };
 
 struct fb_list {

@@ -149,8 +149,8 @@ static int clause(struct clauses *c, const char *kw, const char *arg, char *err,
 
 		if (s ? c->has_src : c->has_dst)
 			return 1;
-		if (fb_prefix_parse(arg, s ? c->saddr : c->daddr, s ? &c->slen : &c->dlen,
-				    s ? &c->sfam : &c->dfam, err, errlen))
+		if (fb_prefix_parse_field(kw, arg, s ? c->saddr : c->daddr, s ? &c->slen : &c->dlen,
+					  s ? &c->sfam : &c->dfam, err, errlen))
 			return -1;
 		*(s ? &c->has_src : &c->has_dst) = 1;
 		return 0;
