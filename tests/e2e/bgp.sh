@@ -98,15 +98,26 @@ BP=$!
 sleep 2.8
 check_eq "bgp --ttl 2s: at 2.8 s the route's rule is still there (refreshed)" \
 	"$("$FB" query rtbh dst 203.0.113.50 | tail -1)" "1 of 1 maybe"
-# The withdrawal (at 3.2 s) deletes every copy: the count falls to 0 and
-# no generation holds a flow any more (a copy that ended by itself, had
-# the withdrawal come late, would: its generation still counts it), so
-# no deadline is needed.
-gen_flows() { "$FB" -j info rtbh | t_json 'sum(g["flows"] for g in d["generations"])'; }
+wait $BP
+# The withdrawal deletes every copy, told apart from copies ending by
+# themselves by a lifetime longer than the test: announced, refreshed,
+# withdrawn, and no live generation may hold a flow after it (none of
+# this run's expires; the 2 s run's may still count theirs, expired).
+mkfifo "$T_TMP/wd.fifo"
+"$FB" bgp rtbh --ttl 60s --state "$T_TMP/wd.bgp" <"$T_TMP/wd.fifo" >/dev/null 2>"$T_TMP/wd.err" &
+BP=$!
+exec 9>"$T_TMP/wd.fifo"
+echo "$ANN" >&9
+announced() { [ "$("$FB" query rtbh dst 203.0.113.50 | tail -1)" = "1 of 1 maybe" ]; }
+check "bgp --ttl 60s: announced" t_wait_until 10 announced
+echo "$ANN" >&9 # the route again: a refresh
+echo "$WD" >&9
+gen_flows() { "$FB" -j info rtbh | t_json 'sum(g["flows"] for g in d["generations"] if not g["expired"])'; }
 zero() { [ "$("$FB" count rtbh dst 203.0.113.50/32 | awk '{print $1}')" = 0 ]; }
-t_wait_until 10 zero
+t_wait_until 20 zero
 check_eq "bgp --ttl: the withdrawal deletes every copy (count, flows in generations)" \
 	"$("$FB" count rtbh dst 203.0.113.50/32 | awk '{print $1}') $(gen_flows)" "0 0"
+exec 9>&-
 wait $BP
 mkfifo "$T_TMP/ttl.fifo"
 "$FB" bgp rtbh --ttl 2s --state "$T_TMP/ttl2.bgp" <"$T_TMP/ttl.fifo" >/dev/null 2>&1 &
