@@ -180,6 +180,66 @@ jrun "line:$T_TMP/ix.conf:2:" ipfix error 2 ipfix c1 --config "$T_TMP/ix.conf"
 check_eq "bad lines: c1's content unchanged" "$(digest c1)" "$before"
 check_eq "bad lines: apply created nothing" "$("$FB" list | grep -c '^bad1 ')" 0
 
+# `--` ends the options (getopt's rule): each command run twice, on two
+# filters made alike, once with `--` where the word -- stands (before the
+# operands) and once without; the same exit status and output (the filter's
+# name, its random digest, times and rates aside). @ stands for the filter's name.
+dd_norm() {
+	sed -e 's/dd[12]/dd/g' -e 's/([^)]*flows\/s)/(R)/' -e 's/"digest":"[0-9a-f]*"/"digest":D/' \
+		-e 's/ends[_ ]in[": ]*[0-9.e+-]*/ends_in E/g' \
+		-e 's/[0-9]*\.[0-9][0-9]*/N/g' "$1"
+}
+dd_same() {
+	local w a=() b=() ra rb
+	for w; do
+		[ "$w" = -- ] || b+=("${w//@/dd2}")
+		a+=("${w//@/dd1}")
+	done
+	"$FB" "${a[@]}" </dev/null >"$T_TMP/dd1.out" 2>&1
+	ra=$?
+	"$FB" "${b[@]}" </dev/null >"$T_TMP/dd2.out" 2>&1
+	rb=$?
+	check_eq "-- before the operands: ${a[*]//$T_TMP/T}" \
+		"exit $ra: $(dd_norm "$T_TMP/dd1.out")" "exit $rb: $(dd_norm "$T_TMP/dd2.out")"
+}
+dd_same create --capacity 1000 --fp-rate 0.01 --counting -- @
+dd_same info -- @
+dd_same add @ -- $F1 src 198.51.100.0/24
+dd_same add -- @ $F2
+dd_same -j add @ --ttl 1h -- src 203.0.113.99
+dd_same add @ -f "$T_TMP/flows.txt" --
+dd_same query @ -- $F1 $F2 udp 198.51.100.1:54 203.0.113.7:4000
+dd_same query @ --packet -- $F1
+dd_same count -- @ $F1
+dd_same del @ -- $F2
+dd_same del --force -- @ $F2
+dd_same load @ -- "$T_TMP/list.txt"
+dd_same load --replace -- @ "$T_TMP/list.txt"
+dd_same check -- @
+dd_same stats -- @
+dd_same export @ -- "$T_TMP/@.fbx"
+dd_same import -- "$T_TMP/@.fbx" @x
+dd_same card -- @ @x
+dd_same merge --into @m -- @ @x
+dd_same fold -- @m
+dd_same replay @ -- "$PCAP"
+dd_same -j info -- @
+for n in @ @x @m; do dd_same destroy -- $n; done
+dd_same info -- @
+dd_same add @ -- $F1
+# After `--`, a word that begins with '-' is an operand, and only the
+# first `--` is dropped. dd_operand FILE TEXT: FILE names TEXT, and no
+# option.
+dd_operand() { ! grep -q "unknown option\|global option" "$1" && grep -qF -- "$2" "$1"; }
+for args in "info -x" "destroy -x" "check -x" "stats -x" "fold -x" "card -x" "detach -x" "add -x $F1" "query -x $F1" "load -x $T_TMP/list.txt" "export -x $T_TMP/x.fbx"; do
+	"$FB" ${args%% *} -- ${args#* } </dev/null >"$T_TMP/dd.out" 2>&1
+	check "${args%% *} -- ${args#* }: -x is an operand" dd_operand "$T_TMP/dd.out" "'-x'"
+done
+"$FB" info -- -- </dev/null >"$T_TMP/dd.out" 2>&1
+check "info -- --: the second -- is a NAME" dd_operand "$T_TMP/dd.out" "'--'"
+"$FB" add c1 -- --ttl 1h </dev/null >"$T_TMP/dd.out" 2>&1
+check "add c1 -- --ttl 1h: --ttl is a FLOW word, refused as one" dd_operand "$T_TMP/dd.out" "argument 1: unknown protocol '--ttl'"
+
 # The checker: PASS/FAIL lines, counted here.
 while IFS= read -r line; do
 	case $line in
@@ -405,6 +465,13 @@ for v in verbs:
         ok("%s: %s --help prints its help" % (v, v))
     else:
         bad("%s: %s --help" % (v, v), "exit %d, the help of help %s: %s, stderr %r" % (h3[0], v, h3[1] == h1[1], h3[2][:200]))
+    # `--` ends the options: `VERB --` is `VERB`, and after it a word
+    # that begins with '-' is an operand, never an unknown option.
+    d0, d1, d2 = run(v), run(v, "--"), run(v, "--", "-x")
+    if d0 == d1 and "unknown option" not in d2[2] and d2[0] != 0:
+        ok("%s: -- ends the options (%s -- is %s; %s -- -x takes -x as an operand)" % (v, v, v, v))
+    else:
+        bad("%s: --" % v, "%s: exit %d %r; %s --: exit %d %r; %s -- -x: exit %d %r" % (v, d0[0], d0[2][:100], v, d1[0], d1[2][:100], v, d2[0], d2[2][:200]))
     text = h1[1]
     raw = text.split("\n\n")[0][len("Usage: flowbloom "):]
     syn = synopsis_options(raw)

@@ -82,9 +82,14 @@ int fb_unknown_option(const char *opt, int len);
  * any '+'): the usage error naming the option (unknown, without its value,
  * or with a value it takes none of); returns 2. */
 int fb_bad_option(int c, char **argv);
-/* A verb without options: any argument starting with '-' but "-" (stdin)
- * is an unknown option, the usage error (2); 0 if there is none. */
-int fb_no_options(int argc, char **argv);
+/* `--` ends the options, as getopt has it: the first "--" after argv[0]
+ * is dropped from argv (and *argc); returns the index of the word that
+ * followed it, or *argc when there is none. */
+int fb_end_of_options(int *argc, char **argv);
+/* A verb without options: any argument before `--` starting with '-' but
+ * "-" (stdin) is an unknown option, the usage error (2); 0 if there is
+ * none. The `--` is dropped (fb_end_of_options). */
+int fb_no_options(int *argc, char **argv);
 /* Parse an option value from a fixed list; -1 (error printed) if absent.
  * values NULL: names is an enum-name table + 1 (util.h), the value is the
  * position + 1. */

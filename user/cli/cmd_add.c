@@ -41,6 +41,14 @@ static int flows_args(int argc, char **argv, struct fb_store *f, struct fb_flows
 		if (ttl)
 			*ttl = 0;
 		for (i = 0; i < argc; i++) {
+			/* `--` (not -f's FILE): the rest is fb_flows_args's, as is. */
+			if (i > 0 && !strcmp(argv[i], "--") &&
+			    !(n > 1 &&
+			      (!strcmp(av[n - 1], "-f") || !strcmp(av[n - 1], "--file")))) {
+				while (i < argc)
+					av[n++] = argv[i++];
+				break;
+			}
 			if (i > 0 && force && !strcmp(argv[i], "--force") &&
 			    (name_at < 0 || i == name_at + 1)) {
 				*force = true;
@@ -391,7 +399,7 @@ int cmd_query(int argc, char **argv)
 
 	/* The other question: what the program does with a packet (whose
 	 * options without --packet are refused there, with the reason). */
-	for (i = 1; i < (size_t)argc; i++)
+	for (i = 1; i < (size_t)argc && strcmp(argv[i], "--"); i++)
 		if (!strcmp(argv[i], "--packet") || !strncmp(argv[i], "--action", 8) ||
 		    !strncmp(argv[i], "--malformed", 11))
 			return fb_query_packet(argc, argv);

@@ -95,7 +95,7 @@ int cmd_fold(int argc, char **argv)
 {
 	__u32 nblocks;
 
-	if (fb_no_options(argc, argv))
+	if (fb_no_options(&argc, argv))
 		return 2;
 	if (argc != 2)
 		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");
@@ -138,7 +138,7 @@ int cmd_card(int argc, char **argv)
 	char why[200];
 	int i, rc = 1;
 
-	if (fb_no_options(argc, argv))
+	if (fb_no_options(&argc, argv))
 		return 2;
 	if (argc < 2)
 		return fb_usage("missing SRC (a filter, or an export file)");

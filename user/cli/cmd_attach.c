@@ -159,7 +159,7 @@ int cmd_attach(int argc, char **argv)
 
 int cmd_detach(int argc, char **argv)
 {
-	if (fb_no_options(argc, argv))
+	if (fb_no_options(&argc, argv))
 		return 2;
 	if (argc != 2)
 		return fb_usage(argc < 2 ? "missing DEV" : "too many arguments");

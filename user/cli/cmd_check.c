@@ -193,10 +193,14 @@ int cmd_check(int argc, char **argv)
 	struct typed ty = { 0 };
 	struct fb_exact_check ex = { .count_ok = true };
 	const char *name = NULL;
-	int i, r, er = 0;
+	int i, r, er = 0, end = fb_end_of_options(&argc, argv);
 
 	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--repair"))
+		if (i >= end && name)
+			return fb_usage("too many arguments");
+		else if (i >= end)
+			name = argv[i];
+		else if (!strcmp(argv[i], "--repair"))
 			repair = true;
 		else if (argv[i][0] == '-')
 			return fb_unknown_option(argv[i], (int)strlen(argv[i]));

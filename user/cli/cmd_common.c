@@ -49,11 +49,26 @@ int fb_bad_option(int c, char **argv)
 	return fb_unknown_option((char[]){ '-', (char)optopt }, 2);
 }
 
-int fb_no_options(int argc, char **argv)
+int fb_end_of_options(int *argc, char **argv)
 {
-	int i;
+	int i, j;
 
-	for (i = 1; i < argc; i++)
+	for (i = 1; i < *argc; i++) {
+		if (strcmp(argv[i], "--"))
+			continue;
+		for (j = i; j + 1 < *argc; j++)
+			argv[j] = argv[j + 1];
+		argv[--*argc] = NULL;
+		return i;
+	}
+	return *argc;
+}
+
+int fb_no_options(int *argc, char **argv)
+{
+	int i, end = fb_end_of_options(argc, argv);
+
+	for (i = 1; i < end; i++)
 		if (argv[i][0] == '-' && argv[i][1])
 			return fb_unknown_option(argv[i], (int)strlen(argv[i]));
 	return 0;
@@ -278,7 +293,8 @@ int fb_flows_args(int argc, char **argv, const char **name, struct fb_flows *fl)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *file = NULL;
-	int c, rc;
+	bool dashed;
+	int c, rc, n;
 
 	optind = 0;
 	opterr = 0;
@@ -291,23 +307,27 @@ int fb_flows_args(int argc, char **argv, const char **name, struct fb_flows *fl)
 			return fb_usage("-f given twice (one FILE: `load` takes several)");
 		file = optarg;
 	}
+	/* getopt stopped at `--` (not a -f FILE named "--"): no options after. */
+	dashed = optind > 1 && !strcmp(argv[optind - 1], "--") && argv[optind - 1] != file;
 	if (optind >= argc)
 		return fb_usage("missing NAME");
 	*name = argv[optind++];
 	/* After NAME, only -f/--file can come: a FLOW word never starts with '-'. */
-	if (!file && optind < argc &&
+	if (!dashed && !file && optind < argc &&
 	    (!strcmp(argv[optind], "-f") || !strcmp(argv[optind], "--file"))) {
 		if (optind + 1 >= argc)
 			return fb_usage("%s needs a FILE ('-' for stdin)", argv[optind]);
 		file = argv[optind + 1];
 		optind += 2;
-	} else if (!file && optind < argc && !strncmp(argv[optind], "--file=", 7)) {
+	} else if (!dashed && !file && optind < argc && !strncmp(argv[optind], "--file=", 7)) {
 		file = argv[optind++] + 7;
 	}
 	/* The rest is FLOWs: a word starting with '-' is an option, misplaced
-	 * or unknown. */
-	if ((rc = fb_no_options(argc - optind + 1, argv + optind - 1)))
+	 * or unknown, unless it follows `--` (dropped here). */
+	n = argc - optind + 1;
+	if (!dashed && (rc = fb_no_options(&n, argv + optind - 1)))
 		return rc;
+	argc = n + optind - 1;
 	rc = fb_read_flows(argc - optind, argv + optind, file, fl);
 	return rc == 2 ? 2 : rc ? 1 : 0;
 }

@@ -77,7 +77,7 @@ int cmd_import(int argc, char **argv)
 {
 	struct fb_header h;
 
-	if (fb_no_options(argc, argv))
+	if (fb_no_options(&argc, argv))
 		return 2;
 	if (argc != 3)
 		return fb_usage(argc < 3 ? "missing FILE or NAME" : "too many arguments");

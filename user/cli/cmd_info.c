@@ -108,7 +108,7 @@ int cmd_list(int argc, char **argv)
 	char **names;
 	int n, i;
 
-	if (fb_no_options(argc, argv))
+	if (fb_no_options(&argc, argv))
 		return 2;
 	if (argc != 1)
 		return fb_usage("list takes no arguments");
@@ -325,7 +325,7 @@ int cmd_info(int argc, char **argv)
 	__u32 masks[FB_MAX_MASKS];
 	int natt = 0, users, i, j, nmasks;
 
-	if (fb_no_options(argc, argv))
+	if (fb_no_options(&argc, argv))
 		return 2;
 	if (argc != 2)
 		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");
@@ -486,7 +486,7 @@ void fb_print_destroyed(const char *name)
 
 int cmd_destroy(int argc, char **argv)
 {
-	if (fb_no_options(argc, argv))
+	if (fb_no_options(&argc, argv))
 		return 2;
 	if (argc != 2)
 		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");

@@ -84,14 +84,20 @@ int cmd_stats(int argc, char **argv)
 	const char *name = NULL, *secs = NULL;
 	bool watch = false;
 	double every = 1;
-	int i;
+	int i, end;
 
 	/* NAME [--watch [SECS]]: SECS is the word after --watch, once NAME
-	 * was given, or --watch=SECS (as every other option takes a value). */
+	 * was given, or --watch=SECS (as every other option takes a value).
+	 * From `--` on, a word is NAME. */
+	end = fb_end_of_options(&argc, argv);
 	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--watch")) {
+		if (i >= end) {
+			if (name)
+				return fb_usage("too many arguments");
+			name = argv[i];
+		} else if (!strcmp(argv[i], "--watch")) {
 			watch = true;
-			if (name && i + 1 < argc && argv[i + 1][0] != '-')
+			if (name && i + 1 < end && argv[i + 1][0] != '-')
 				secs = argv[++i];
 		} else if (!strncmp(argv[i], "--watch=", 8)) {
 			watch = true;

@@ -54,7 +54,7 @@ int cmd_status(int argc, char **argv)
 	char buf[600];
 	int n, i, open = 0;
 
-	if (fb_no_options(argc, argv))
+	if (fb_no_options(&argc, argv))
 		return 2;
 	if (argc != 1)
 		return fb_usage("too many arguments");

@@ -480,7 +480,7 @@ static int cmd_help(int argc, char **argv)
 		fb_print_man(stdout, usage_line, version_line, cmds, NCMDS, flow_syntax);
 		return 0;
 	}
-	if (fb_no_options(argc, argv))
+	if (fb_no_options(&argc, argv))
 		return 2;
 	if (argc > 2)
 		return fb_usage("too many arguments");
