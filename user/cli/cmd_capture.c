@@ -214,7 +214,8 @@ int cmd_capture(int argc, char **argv)
 						getpagesize());
 			break;
 		case 'D':
-			if (fb_parse_duration("--duration", optarg, 0.001, 365 * 86400.0, &duration))
+			if (fb_parse_duration("--duration", optarg, 0.001, 365 * 86400.0,
+					      &duration))
 				return 2;
 			break;
 		case 'd':
