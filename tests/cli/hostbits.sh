@@ -35,7 +35,7 @@ warns() {
 		pass "$label"
 	fi
 }
-hb() { echo "flowbloom: $1 has host bits set: taken as $2"; }
+hb() { echo "flowbloom: warning: $1 has host bits set: taken as $2"; }
 
 # Each form, in h; its canonical twin, silent, in c.
 FORMS=(
@@ -114,7 +114,7 @@ printf '# list\nsrc 198.51.100.0/24\nsrc 198.51.100.130/25\n\ndst 203.0.113.7/29
 printf 'udp dst 2001:db8::53/64 dport 53\n' >>"$T_TMP/f.txt"
 printf '198.51.100.0/24\n# c\n198.51.100.130/25\ndst 203.0.113.7/29\n' >"$T_TMP/l.txt"
 printf '2001:db8::53/64\n203.0.113.0/24\n' >>"$T_TMP/l.txt"
-sum() { echo "flowbloom: $1: 3 prefixes have host bits set, taken masked; the first: $1:$2: $3"; }
+sum() { echo "flowbloom: warning: $1: 3 prefixes have host bits set, taken masked; the first: $1:$2: $3"; }
 FSUM=$(sum "$T_TMP/f.txt" 3 "src 198.51.100.130/25 taken as 198.51.100.128/25")
 LSUM=$(sum "$T_TMP/l.txt" 3 "src 198.51.100.130/25 taken as 198.51.100.128/25")
 "$FB" create fh "${GEO[@]}" >/dev/null
@@ -131,7 +131,7 @@ warns "del -f: one summary" "$FSUM" "$FB" del fh -f "$T_TMP/f.txt"
 check_eq "del -f: as the canonical prefixes" "$(info fh)" "$(info fc)"
 printf '# x\n\nsrc 203.0.113.9/24\n' >"$T_TMP/one.txt"
 warns "a file with one: its FILE:LINE" \
-	"flowbloom: $T_TMP/one.txt:3: src 203.0.113.9/24 has host bits set: taken as 203.0.113.0/24" \
+	"flowbloom: warning: $T_TMP/one.txt:3: src 203.0.113.9/24 has host bits set: taken as 203.0.113.0/24" \
 	"$FB" add fh -f "$T_TMP/one.txt"
 
 "$FB" create lh "${GEO[@]}" >/dev/null
