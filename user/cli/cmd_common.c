@@ -163,8 +163,7 @@ void fb_hostbits_file(const char *file, const struct fb_hostbits *hb)
 	else if (hb->n)
 		fprintf(stderr,
 			"flowbloom: warning: %s: %lu prefixes have host bits set, taken masked; "
-			"the "
-			"first: %s:%lu: %s taken as %s\n",
+			"the first: %s:%lu: %s taken as %s\n",
 			file, hb->n, file, hb->line, hb->first[0].written, hb->first[0].taken);
 }
 
