@@ -55,15 +55,22 @@ gone "top --interval" "$FB" top g1 --interval 1.5
 
 # Not destroyed: --watch keeps going until Ctrl-C, exit 0.
 check "create g2" "$FB" create g2 --capacity 1000 --fp-rate 0.01
-"$FB" stats g2 --watch 0.2 >"$T_TMP/w2" 2>&1 &
-pid=$!
-BG+=("$pid")
-tables() { [ "$(grep -c '^counter' "$T_TMP/w2")" -ge "$1" ]; }
-t_wait_until 10 tables 3 && pass "stats --watch prints again and again (3 tables)" ||
-	fail "stats --watch printed $(grep -c '^counter' "$T_TMP/w2") tables in 10 s"
-kill -INT "$pid"
-wait "$pid"
-check_eq "stats --watch of a live filter: Ctrl-C exits 0" $? 0
+# watching LABEL ARGS...: stats ARGS prints table after table until
+# Ctrl-C, then exits 0.
+watching() {
+	local label=$1 pid
+	shift
+	"$FB" stats "$@" >"$T_TMP/w" 2>&1 &
+	pid=$!
+	BG+=("$pid")
+	tables() { [ "$(grep -c '^counter' "$T_TMP/w")" -ge "$1" ]; }
+	t_wait_until 10 tables 3 && pass "$label prints again and again (3 tables)" ||
+		fail "$label printed $(grep -c '^counter' "$T_TMP/w") tables in 10 s: $(head -c 200 "$T_TMP/w")"
+	kill -INT "$pid"
+	wait "$pid"
+	check_eq "$label of a live filter: Ctrl-C exits 0" $? 0
+}
+watching "stats --watch" g2 --watch 0.2
 # One packet is "1 packet" in top's and traffic's heads (the feed: one
 # flow, one packet of 198 bytes; the sketch's bound 1 packet, 1 byte).
 "$FB" create g4 --capacity 100 --fp-rate 0.01 >/dev/null
@@ -79,7 +86,6 @@ grep -q "^'g4' since .*Z: 1 packet, 198 bytes$" "$T_TMP/tr" && pass "traffic: 1 
 "$FB" top g2 --interval 30 >"$T_TMP/top.out" 2>"$T_TMP/top.err" &
 pid=$!
 BG+=("$pid")
-sleep 0.5
 T_WAIT_STEP=0.02 t_wait_until 10 t_looping "$pid" || fail "top --interval 30: not in its loop after 10 s"
 kill -INT "$pid"
 wait "$pid"
@@ -88,15 +94,7 @@ grep -qE "^top 0 of 'g2' by packets over (0\.[0-9]+|[1-9]\.[0-9]+) s: 0 packets,
 	pass "... and shows the interval so far" || fail "... printed '$(head -c 300 "$T_TMP/top.out" "$T_TMP/top.err")'"
 # --watch=SECS, as every option with a value is also written: the same loop
 # (it was refused as an unknown option), and its bad value a usage error.
-"$FB" stats g2 --watch=0.2 >"$T_TMP/w3" 2>&1 &
-pid=$!
-BG+=("$pid")
-tables3() { [ "$(grep -c '^counter' "$T_TMP/w3")" -ge "$1" ]; }
-t_wait_until 10 tables3 3 && pass "stats --watch=0.2 prints again and again (3 tables)" ||
-	fail "stats --watch=0.2 printed $(head -c 200 "$T_TMP/w3")"
-kill -INT "$pid"
-wait "$pid"
-check_eq "stats --watch=0.2: Ctrl-C exits 0" $? 0
+watching "stats --watch=0.2" g2 --watch=0.2
 t_refused 2 "stats --watch=0: the interval's usage error" "bad duration '0' for --watch" "$FB" stats g2 --watch=0
 check "destroy g2" "$FB" destroy g2
 t_end
