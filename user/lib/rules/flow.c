@@ -46,11 +46,7 @@ const char *fb_proto_name(int proto)
 
 static int parse_addr(const char *s, __u8 out[16], __u8 *family);
 
-/* ADDR or ADDR/LEN: the address masked to the prefix, the prefix length in
- * the 128-bit space (IPv4 /n is 96 + n, an address is 128) and the rule's
- * family (see parse_addr; a prefix shorter than /96 reaches beyond
- * ::ffff:0:0/96 and is IPv6 however written). Host bits below the prefix
- * are cleared, as list publishers expect. */
+/* Where host bits cleared are noted (fb_hostbits_watch()), per thread. */
 static __thread struct fb_hostbits *hostbits;
 
 struct fb_hostbits *fb_hostbits_watch(struct fb_hostbits *hb)
@@ -79,6 +75,11 @@ static void note_hostbits(const char *field, const char *s, const __u8 addr[16],
 		 v4 ? len - 96 : len);
 }
 
+/* ADDR or ADDR/LEN: the address masked to the prefix, the prefix length in
+ * the 128-bit space (IPv4 /n is 96 + n, an address is 128) and the rule's
+ * family (see parse_addr; a prefix shorter than /96 reaches beyond
+ * ::ffff:0:0/96 and is IPv6 however written). Host bits below the prefix
+ * are cleared, as list publishers expect. */
 int fb_prefix_parse(const char *s, __u8 addr[16], __u8 *plen, __u8 *family, char *err,
 		    size_t errlen)
 {

@@ -60,8 +60,8 @@ void fb_flow_format(const struct fb_key *key, char *buf, size_t len);
 int fb_prefix_parse(const char *s, __u8 addr[16], __u8 *plen, __u8 *family, char *err,
 		    size_t errlen);
 /* The same, for a prefix written as field ("src", "dst") of a rule: one
- * with host bits set (203.0.113.1/24) is taken masked, as iptables and nft
- * take it, and noted in the sink fb_hostbits_watch() set, if any, for the
+ * with host bits set (203.0.113.1/24) is taken masked, as iptables takes
+ * it, and noted in the sink fb_hostbits_watch() set, if any, for the
  * caller to tell (the library says nothing). */
 int fb_prefix_parse_field(const char *field, const char *s, __u8 addr[16], __u8 *plen, __u8 *family,
 			  char *err, size_t errlen);
