@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #endif
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,25 @@
 #include "report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The CLI's usage reports, which live in its main.c (not in the library
+ * the harnesses link): the verbs' option parsing (cmd_common.c) and the
+ * unit parsers call them. Here an error report, returning the usage exit
+ * code as the CLI's do. */
+int fb_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fb_vreport(FB_REPORT_ERROR, fmt, ap);
+	va_end(ap);
+	return 2;
+}
+
+int fb_unknown_option(const char *opt, int len)
+{
+	return fb_usage("unknown option '%.*s'", len, opt);
+}
 
 /* The last error reported (for checking it names FILE:LINE), and how many. */
 static char fuzz_last_error[1024];

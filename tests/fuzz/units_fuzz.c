@@ -13,8 +13,9 @@
  * with an optional K, M or G (powers of 1024), at most 2^40 bytes; a
  * duration a decimal number with an optional unit ms, s, m, h or d, in its
  * bounds; a real number (fb_parse_double) digits, a point and an exponent
- * only (no sign, blank, hexadecimal, inf or nan); a refusal is reported (these report through fb_usage, defined
- * here as main.c's is: an error line). What each accepts, and that it
+ * only (no sign, blank, hexadecimal, inf or nan); a refusal is reported
+ * (these report through fb_usage, defined in fuzz.h as main.c's is: an
+ * error line). What each accepts, and that it
  * accepts what those words allow.
  */
 #include "fuzz.h"
@@ -25,16 +26,6 @@
 #include "parse.h"
 #include "util.h"
 #include "store/gens.h"
-
-int fb_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fb_vreport(FB_REPORT_ERROR, fmt, ap);
-	va_end(ap);
-	return 2;
-}
 
 /* All of s[0..n) decimal digits (n > 0), their value in *v unless it
  * passes 2^64 - 1 (then 0 is returned too). */
