@@ -33,7 +33,8 @@ LDLIBS := -lbpf -lelf -lz -lzstd -lpcap -lm -lfixbuf -lglib-2.0 -ljson-c
 # libfixbuf's headers include glib's (deferred: `make deps` may install them first).
 CFLAGS += $(shell pkg-config --cflags libfixbuf 2>/dev/null)
 
-DEPS_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev iproute2 \
+# libclang-rt-14-dev: libFuzzer's runtime (make fuzz; the fuzz_cases suite builds the harnesses).
+DEPS_PKGS := clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev iproute2 \
 	ethtool make gcc python3 xdp-tools prometheus groff-base man-db systemd tcpdump strace time \
 	pkg-config libfixbuf-dev libjson-c-dev nfdump pmacct exabgp bird2 tshark libzstd-dev \
 	nftables
