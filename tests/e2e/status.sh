@@ -12,6 +12,8 @@
 #   warning, and the datagrams are dropped (stats);
 # - a namespace only a process holds (unshare -n), and one both named and
 #   held by a process (listed once, by its name), are found;
+# - the initial namespace is listed as root, also where PID 1's namespace
+#   link cannot be read;
 # - an xdp/globals that user nobody made, with a link planted in it to
 #   another filter's pin, is not believed: status says the attachment uses
 #   that filter, not xdp/globals, and notes why.
@@ -39,6 +41,7 @@ cleanup() {
 	for p in "${HELD[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
 	# Deleting the veths deletes their programs.
 	t_net_down
+	ip link del "fsr$$" 2>/dev/null
 	# A detached program is freed a moment later; until then destroy
 	# rightly refuses (the filter is in use).
 	for i in $(seq 50); do
@@ -267,5 +270,27 @@ else
 	fail "unshare -n: ip link failed: $(cat "$T_TMP/unshare.err")"
 fi
 kill "${HELD[1]}" && wait "${HELD[1]}" 2>/dev/null
+
+# --- D: the namespace status runs in, the initial one, is "root", also
+# where PID 1's namespace link cannot be read (a sandbox's own init: it
+# was then named by the first process found in it, "pid 2 (kthreadd)").
+# A veth pair of the test's own in this namespace, no address, no traffic.
+ours=$(stat -L -c %i /proc/self/ns/net)
+if [ "$(stat -L -c %i /proc/1/ns/net 2>/dev/null)" == "$ours" ] ||
+	{ [ "$(cat /proc/2/comm 2>/dev/null)" == kthreadd ] &&
+		[ "$(stat -L -c %i /proc/2/ns/net 2>/dev/null)" == "$ours" ]; }; then
+	if ip link add "fsr$$" type veth peer name "fsr$$p" 2>"$T_TMP/fsr.err" &&
+		ip link set dev "fsr$$" xdp obj "$OBJ" sec xdp 2>>"$T_TMP/fsr.err"; then
+		run_status >/dev/null
+		grep -qE "^root +fsr$$ +(native|generic) +[0-9]+ +default$" "$T_TMP/status.out" &&
+			pass "status names the initial namespace root" ||
+			fail "initial namespace: status: $(cat "$T_TMP/status.out")"
+	else
+		fail "initial namespace: ip link: $(cat "$T_TMP/fsr.err")"
+	fi
+	ip link del "fsr$$" 2>/dev/null
+else
+	skip "initial namespace: status runs in another (a container)"
+fi
 
 t_end

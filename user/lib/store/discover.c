@@ -175,6 +175,21 @@ static void mounted_ns(struct found *f)
 	fclose(in);
 }
 
+/* A process's name (/proc/PID/comm) in buf; false if it cannot be read. */
+static bool read_comm(const char *path, char *buf, size_t len)
+{
+	FILE *c = fopen(path, "r");
+	bool ok = false;
+
+	buf[0] = 0;
+	if (c) {
+		ok = fgets(buf, (int)len, c) != NULL;
+		buf[strcspn(buf, "\n")] = 0;
+		fclose(c);
+	}
+	return ok;
+}
+
 static void collect_ns(struct found *f)
 {
 	char path[300], label[128], comm[64];
@@ -182,6 +197,10 @@ static void collect_ns(struct found *f)
 	DIR *d;
 
 	add_ns(f, "/proc/1/ns/net", "root");
+	/* Where PID 1's link cannot be read (a sandbox's own init), kthreadd:
+	 * a kernel thread, always in the initial namespace. */
+	if (read_comm("/proc/2/comm", comm, sizeof(comm)) && !strcmp(comm, "kthreadd"))
+		add_ns(f, "/proc/2/ns/net", "root");
 	d = opendir("/run/netns");
 	while (d && (de = readdir(d))) {
 		if (de->d_name[0] == '.')
@@ -195,18 +214,10 @@ static void collect_ns(struct found *f)
 	/* Namespaces only a process holds (unshare -n, containers). */
 	d = opendir("/proc");
 	while (d && (de = readdir(d))) {
-		FILE *c;
-
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-		comm[0] = 0;
-		c = fopen(path, "r");
-		if (c) {
-			if (fgets(comm, sizeof(comm), c))
-				comm[strcspn(comm, "\n")] = 0;
-			fclose(c);
-		}
+		read_comm(path, comm, sizeof(comm));
 		snprintf(label, sizeof(label), "pid %.12s (%.32s)", de->d_name, comm);
 		snprintf(path, sizeof(path), "/proc/%s/ns/net", de->d_name);
 		add_ns(f, path, label);
