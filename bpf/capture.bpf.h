@@ -22,7 +22,8 @@
 /* Nothing reads the slot: the compiler drops it. */
 typedef struct xdp_md *fb_cap_slot;
 
-static __always_inline int fb_capture(fb_cap_slot *ctx, int verdict, __u32 kind, int parse)
+static __always_inline int fb_capture(fb_cap_slot *ctx, int verdict, __u32 kind, int parse,
+				      __u32 flags)
 {
 	return verdict;
 }
@@ -58,7 +59,8 @@ struct {
 /*
  * A packet while a capture runs: lease, verdict, 1 in N, then a copy of
  * up to snaplen bytes into the ring. what: the verdict, the rule kind
- * (bits 8..15) and the parse result (16..23). Global (verified once, by
+ * (bits 8..15), the parse result (16..23) and the record's flags (24..31,
+ * FB_CAP_RECF_*). Global (verified once, by
  * itself); returns 1 if the packet went into the ring.
  */
 __noinline int fb_capture_packet(struct xdp_md *ctx, __u32 what)
@@ -112,7 +114,7 @@ __noinline int fb_capture_packet(struct xdp_md *ctx, __u32 what)
 	b->rec.verdict = verdict;
 	b->rec.kind = what >> 8;
 	b->rec.parse = what >> 16;
-	b->rec.pad = 0;
+	b->rec.flags = what >> 24;
 	/* Default wake-up: the reader is woken when it has caught up, once
 	 * per batch, not per record. */
 	if (bpf_ringbuf_output(ring, &b->rec, sizeof(b->rec) + cap, 0))
@@ -133,10 +135,12 @@ typedef struct xdp_md *volatile fb_cap_slot;
  * for everything else; tests/bench/bench_capture.c), the slot nothing
  * measurable.
  */
-static __always_inline int fb_capture(fb_cap_slot *ctx, int verdict, __u32 kind, int parse)
+static __always_inline int fb_capture(fb_cap_slot *ctx, int verdict, __u32 kind, int parse,
+				      __u32 flags)
 {
 	if (*(volatile __u32 *)&fb_cap.on)
-		return fb_capture_packet(*ctx, (__u32)verdict | kind << 8 | (__u32)parse << 16);
+		return fb_capture_packet(*ctx, (__u32)verdict | kind << 8 | (__u32)parse << 16 |
+						       flags << 24);
 	return verdict;
 }
 #endif

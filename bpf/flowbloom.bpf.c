@@ -290,7 +290,7 @@ SEC("xdp")
 int flowbloom(struct xdp_md *ctx)
 {
 	__u64 bytes = ctx->data_end - ctx->data, pk;
-	__u32 zero = 0, info = 0, frag, kind = 0, cond, action, idx, shape = 0, have;
+	__u32 zero = 0, info = 0, frag, kind = 0, cond, action, idx, shape = 0, have, recf = 0;
 	const struct fb_head *head = NULL;
 	/* For `flowbloom capture` at the end (bpf/capture.bpf.h). */
 	fb_cap_slot cap_ctx = ctx;
@@ -354,6 +354,7 @@ int flowbloom(struct xdp_md *ctx)
 			if (r) {
 				kind = r & 0xff;
 				shape = r >> 32;
+				recf = FB_CAP_RECF_LIFETIME;
 				break;
 			}
 		}
@@ -395,8 +396,9 @@ out:
 			fb_trace_fill();
 		}
 	}
-	/* `flowbloom capture` (bpf/capture.bpf.h): one load while none runs. */
-	return fb_capture(&cap_ctx, verdict, kind, parse);
+	/* `flowbloom capture` (bpf/capture.bpf.h): one load while none runs;
+	 * the record says whether the rule that matched has a lifetime. */
+	return fb_capture(&cap_ctx, verdict, kind, parse, recf);
 }
 
 /* libxdp's run config (xdp-tools' headers/xdp/xdp_helpers.h, parsed from BTF by

@@ -68,9 +68,13 @@ struct fb_cap_rec {
 	__u8 verdict;  /* XDP_* */
 	__u8 kind;     /* enum fb_kind that matched, 0: none */
 	__u8 parse;    /* enum fb_parse */
-	__u8 pad;
+	__u8 flags;    /* FB_CAP_RECF_* */
 };
 _Static_assert(sizeof(struct fb_cap_rec) == 32, "fb_cap_rec layout");
+
+/* fb_cap_rec.flags: the rule that matched has a lifetime (a generation's,
+ * ttl.h), not a permanent one. */
+#define FB_CAP_RECF_LIFETIME 1
 
 /* Per-CPU counters of the program, since its load (readers subtract). */
 enum fb_cap_stat {

@@ -14,7 +14,8 @@
 # costing the data path by itself (the program turns it off once the
 # lease runs out) and the next capture takes over; one stopped (SIGSTOP)
 # past its lease is off meanwhile and on again when resumed; one over two
-# devices puts each frame on its own pcapng interface; usage errors.
+# devices puts each frame on its own pcapng interface; a frame a rule with
+# a lifetime dropped says so in its comment; usage errors.
 # Addresses: 198.51.100.0/24, 203.0.113.0/24, 2001:db8::/32 only.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin capture_live
@@ -306,7 +307,23 @@ for i in range(2):
 fi
 check "detach the second device" "$FB" -n "$NSB" detach "${VB}2"
 
-# 8. Usage and errors.
+# 8. A rule with a lifetime (the data path decides it from the rule's
+# generation): its frames' comments say so, a permanent rule's do not.
+ip -n "$NSA" addr add 203.0.113.8/32 dev "$VA"
+check "a source rule with a lifetime" "$FB" add cap src 203.0.113.8 --ttl 10m
+if start life -j capture cap -w "$T_TMP/life.pcapng" --count 4 --duration 20; then
+	$INA python3 -c 'import socket
+a = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); a.bind(("203.0.113.7", 40005))
+b = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); b.bind(("203.0.113.8", 40008))
+for i in range(2):
+    a.sendto(b"perm-%d" % i, ("198.51.100.2", 5000)); b.sendto(b"life-%d" % i, ("198.51.100.2", 5000))'
+	finish
+	check_eq "lifetime: the comment says which rules have one" \
+		"$(tfields "$T_TMP/life.pcapng" udp.payload frame.comment | while IFS=$'\t' read -r c p; do echo "$(echo "$p" | xxd -r -p | cut -d- -f1) $c"; done | sort -u | tr '\n' ';')" \
+		"life flowbloom: verdict=drop rule=src lifetime=yes;perm flowbloom: verdict=drop rule=src;"
+fi
+
+# 9. Usage and errors.
 code() { "$@" >/dev/null 2>&1; echo $?; }
 check_eq "no -w: usage error" "$(code "$FB" -n "$NSB" capture cap)" 2
 check_eq "--sample 0: usage error" "$(code "$FB" -n "$NSB" capture cap -w x --sample 0)" 2

@@ -139,8 +139,9 @@ void fb_pcapout_comment(const struct fb_cap_rec *r, char *buf, size_t len)
 			    : r->parse == FB_PARSE_MALFORMED ? " parse=malformed"
 							     : "";
 
-	snprintf(buf, len, "flowbloom: verdict=%s rule=%s%s", FB_NAME(fb_verdict_names, r->verdict),
-		 FB_NAME_OR(fb_kind_names, r->kind, "none"), parse);
+	snprintf(buf, len, "flowbloom: verdict=%s rule=%s%s%s",
+		 FB_NAME(fb_verdict_names, r->verdict), FB_NAME_OR(fb_kind_names, r->kind, "none"),
+		 r->flags & FB_CAP_RECF_LIFETIME ? " lifetime=yes" : "", parse);
 }
 
 int fb_pcapout_packet(struct fb_pcapout *w, const struct fb_cap_rec *r, const void *data,

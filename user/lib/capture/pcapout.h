@@ -38,7 +38,8 @@ int fb_pcapout_iface(struct fb_pcapout *w, const char *name, const char *descr);
 /* One record from the XDP program, timestamped ts_real_ns (CLOCK_REALTIME). */
 int fb_pcapout_packet(struct fb_pcapout *w, const struct fb_cap_rec *r, const void *data,
 		      __u64 ts_real_ns);
-/* The comment a record gets: "flowbloom: verdict=drop rule=flow". */
+/* The comment a record gets: "flowbloom: verdict=drop rule=flow", with
+ * " lifetime=yes" when the rule that matched has a lifetime. */
 void fb_pcapout_comment(const struct fb_cap_rec *r, char *buf, size_t len);
 
 #endif
