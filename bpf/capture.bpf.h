@@ -60,8 +60,8 @@ struct {
  * A packet while a capture runs: lease, verdict, 1 in N, then a copy of
  * up to snaplen bytes into the ring. what: the verdict, the rule kind
  * (bits 8..15), the parse result (16..23) and the record's flags (24..31,
- * FB_CAP_RECF_*). Global (verified once, by
- * itself); returns 1 if the packet went into the ring.
+ * FB_CAP_RECF_*). Global (verified once, by itself); returns 1 if the
+ * packet went into the ring.
  */
 __noinline int fb_capture_packet(struct xdp_md *ctx, __u32 what)
 {
