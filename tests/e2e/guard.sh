@@ -22,6 +22,8 @@
 #    (--capacity 2) holds 2 of them, into c3 (--capacity 3) all 3 though
 #    the extensions hold the first 2 twice; once the bans end, a 4th flood
 #    from .233 is banned by all; a --bits filter's capacity is m ln 2 / k;
+#  - a `load --replace --ttl` that takes guard's ban away: guard writes it
+#    again within two intervals, the flood dropped again;
 #  - --announce under ExaBGP peering BIRD: the blackhole route with community
 #    65535:666 appears in BIRD and is withdrawn when the ban ends.
 # Addresses: 198.51.100.0/24 only; AS 64512/64513. The EXIT trap removes the
@@ -607,6 +609,51 @@ check "bb, 1 flow below m ln 2 / k: no note" bash -c "! grep -q 'its capacity' '
 "$FB" guard g --into bb --pps 300 --ttl 1s --interval 0.05s --count 1 2>"$T_TMP/err" >/dev/null
 check "bb at m ln 2 / k: guard says no new ban will be made" \
 	grep -q "'bb' holds 204417 flows, its capacity 204417 (m ln 2 / k): no new ban" "$T_TMP/err"
+
+# --- a replace that takes guard's bans -----------------------------------------------
+# `load --replace --ttl` replaces the generations of rules with a lifetime,
+# guard's bans with them. guard (--ttl 30s) bans .230, which floods for 5 s;
+# an operator's replace takes the ban away; guard, whose record still says
+# the ban lasts, finds the filter no longer holds it and writes it again
+# within two intervals: from 1.5 s after the replace to the flood's end,
+# none of .230's datagrams arrive. (Before, they all did: the record alone
+# decided, until its 30 s ran out.)
+receiver "$T_TMP/rep.rx" 6.5
+"$FB" -j guard g --into g --pps 300 --ttl 30s --interval 0.5s >/dev/null 2>"$T_TMP/rep.ev" &
+GPID=$!
+sleep 0.3
+nsenter --net="/run/netns/$NS" "$PY" -c '
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("198.51.100.230", 0))
+end = time.time() + 5.0
+while time.time() < end:
+    for _ in range(8):
+        s.sendto(b"flood", ("198.51.100.1", 9))
+    time.sleep(0.005)' &
+SPID=$!
+for i in $(seq 40); do
+	grep -q '"event": "ban".*"198.51.100.230"' "$T_TMP/rep.ev" && break
+	sleep 0.1
+done
+check "replace: guard banned the flood" grep -q '"event": "ban".*"198.51.100.230"' "$T_TMP/rep.ev"
+echo "src 198.51.100.99" >"$T_TMP/rep.list"
+T_REP=$("$PY" -c 'import time; print(time.time())')
+check "replace: load --replace --ttl 1m with another list" \
+	"$FB" load g "$T_TMP/rep.list" --replace --ttl 1m
+wait $SPID
+sleep 0.2
+check_eq "replace: guard wrote the ban again" \
+	"$("$FB" query g src 198.51.100.230 | head -1 | awk '{print $1}')" maybe
+wait $RX
+kill -TERM $GPID
+wait $GPID
+GPID=""
+check_eq "replace: none of the flood arrived from 1.5 s after the replace" "$("$PY" -c '
+import json, sys
+rx = json.load(open(sys.argv[1]))
+print(sum(1 for t in rx.get("198.51.100.230", []) if t >= float(sys.argv[2]) + 1.5))' \
+	"$T_TMP/rep.rx" "$T_REP")" 0
 check "detach" "$FB" -n "$NR" detach "$VR"
 
 # --- --announce under ExaBGP peering BIRD ------------------------------------------

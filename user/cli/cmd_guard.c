@@ -65,7 +65,7 @@ struct ban {
 };
 
 /* What evaluate() does with an address above the threshold. */
-enum { ST_EXTEND, ST_NEW, ST_LIMITED };
+enum { ST_EXTEND, ST_NEW, ST_LIMITED, ST_HELD };
 
 struct guard {
 	const char *name, *into;
@@ -354,6 +354,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 	unsigned char *st = calloc(n ? n : 1, sizeof(*st));
 	const struct fb_guard_addr **of = calloc(n ? n : 1, sizeof(*of));
 	struct fb_gen where = { 0 };
+	struct fb_gen_views gv;
 	size_t nk = 0, nw = 0, bad, i;
 	__u64 room = 0;
 	bool locked = false;
@@ -381,14 +382,10 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 		}
 		if (b && b->spared)
 			continue;
-		if (b && b->expires >= fb_jiffies_after(g->ttl)) {
-			/* Extended, and its generation already lasts a TTL
-			 * from now: nothing to write (a copy per interval
-			 * would saturate a counting filter's counters). */
-			g->delta.extended++;
-			continue;
-		}
-		st[nk] = b ? ST_EXTEND : ST_NEW;
+		/* HELD: its generation already lasts a TTL from now, so
+		 * nothing to write (a copy per interval would saturate a
+		 * counting filter's counters) if the filter still has it. */
+		st[nk] = !b ? ST_NEW : b->expires >= fb_jiffies_after(g->ttl) ? ST_HELD : ST_EXTEND;
 		of[nk++] = &a[i];
 	}
 	g->delta.intervals++;
@@ -396,6 +393,14 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 		if (fb_store_lock(bf))
 			goto out;
 		locked = true;
+	}
+	/* What a `load --replace --ttl` took away is written again. */
+	if (locked && fb_gens_views_open(bf, &gv) >= 0) {
+		for (i = 0; i < nk; i++)
+			if (st[i] == ST_HELD &&
+			    !fb_guard_holds(bf, &gv, &of[i]->key, fb_jiffies_after(g->ttl)))
+				st[i] = ST_EXTEND;
+		fb_gens_views_close(&gv);
 	}
 	if (nk && fb_capacity_room(&g->lim, bf, g->active, g->dry_run, &room))
 		goto out;
@@ -406,7 +411,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 			st[i] = ST_LIMITED;
 		else if (st[i] == ST_NEW)
 			room--, g->lim.held++;
-		if (st[i] != ST_LIMITED)
+		if (st[i] != ST_LIMITED && st[i] != ST_HELD)
 			keys[nw++] = of[i]->key;
 	}
 	if (nw && !g->dry_run) {
@@ -442,9 +447,9 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 		b = st[i] == ST_NEW ? push(g, k) : find(g, k);
 		if (!b)
 			goto oom;
-		if (where.expires > b->expires)
+		if (st[i] != ST_HELD && where.expires > b->expires)
 			b->expires = where.expires;
-		if (st[i] == ST_EXTEND) {
+		if (st[i] != ST_NEW) {
 			g->delta.extended++;
 			continue;
 		}
