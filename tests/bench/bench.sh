@@ -97,6 +97,13 @@ median() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 } END { print a[in
 
 echo "flowbloom benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r), $(getconf _NPROCESSORS_ONLN) CPUs"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared; see docs/bench.txt)"
+# What makes hosts differ (docs/performance.md, "Hosts differ"): the CPU,
+# its last-level cache, and whether every return pays a mitigation thunk.
+VULN=/sys/devices/system/cpu/vulnerabilities
+echo "cpu: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)," \
+	"L3 $(lscpu 2>/dev/null | awk -F': +' '/^L3 cache/ { print $2; exit }')," \
+	"spec_rstack_overflow: $(cat $VULN/spec_rstack_overflow 2>/dev/null || echo unknown)," \
+	"retbleed: $(cat $VULN/retbleed 2>/dev/null || echo unknown)"
 echo "parts: $BENCH"
 
 if has main; then
