@@ -148,7 +148,8 @@ static int check_dels_inorder(const struct fb_store *f, const struct fb_key *key
  * copy put them: what is sorted is an 8-byte record a flow (the rest of
  * its block index above its entry's index), a sixth of the bytes an entry
  * moves, and the flows are then applied through the records, their
- * entries read ahead (a bucket's entries are in cache). So a batch holds
+ * entries read ahead (a bucket's entries lie within a few hundred KiB,
+ * in cache). So a batch holds
  * 4 + 56 / ORDER_GROUPS bytes a flow while sorting (18), not 56, for one
  * more hash a flow: as fast as one copy of the whole batch (more groups
  * were slower: 8 cost about 5 % at 256 MiB), with fewer pages faulted in
