@@ -21,25 +21,15 @@ unsigned fb_counting_max(const struct fb_store *f)
 
 unsigned fb_counting_get(const struct fb_store *f, __u64 p)
 {
-	if (f->cnt_hdr->bits == 8)
-		return f->cnt[p];
-	return (f->cnt[p / 2] >> ((p & 1) * 4)) & 0xf;
+	return fb_cnt_read(f->cnt, f->cnt_hdr->bits == 8, p);
 }
 
 static void cnt_put(struct fb_store *f, __u64 p, unsigned v)
 {
-	if (f->cnt_hdr->bits == 8) {
-		f->cnt[p] = v;
-		return;
-	}
-	__u8 *b = &f->cnt[p / 2];
-	unsigned shift = (p & 1) * 4;
-
-	*b = (*b & ~(0xf << shift)) | (v << shift);
+	fb_cnt_write(f->cnt, f->cnt_hdr->bits == 8, p, v);
 }
 
-/* Bits are read concurrently by the XDP program: whole-word relaxed stores,
- * never torn. Writers are serialised by the filter lock. */
+/* The word holding bit p (its stores: fb_cnt_bit_set, counting_int.h). */
 __u64 *fb_cnt_bit_word(struct fb_store *f, __u64 p)
 {
 	return &f->blocks[fb_bit_block(p)].w[fb_bit_word(p)];
@@ -47,16 +37,12 @@ __u64 *fb_cnt_bit_word(struct fb_store *f, __u64 p)
 
 static void bit_set(struct fb_store *f, __u64 p)
 {
-	__u64 *w = fb_cnt_bit_word(f, p);
-
-	__atomic_store_n(w, *w | fb_bit_mask(p), __ATOMIC_RELAXED);
+	fb_cnt_bit_set(f->blocks, p);
 }
 
 static void bit_clear(struct fb_store *f, __u64 p)
 {
-	__u64 *w = fb_cnt_bit_word(f, p);
-
-	__atomic_store_n(w, *w & ~fb_bit_mask(p), __ATOMIC_RELAXED);
+	fb_cnt_bit_clear(f->blocks, p);
 }
 
 static bool bit_get(const struct fb_store *f, __u64 p)
@@ -70,57 +56,6 @@ unsigned fb_cnt_positions(const struct fb_store *f, const struct fb_key *key, __
 
 	fb_positions(fb_hash_key(key, h->hash, h->key), h->layout, h->nblocks, h->k, pos);
 	return h->k;
-}
-
-/* Journal stores must reach memory in program order relative to the
- * counter and bit stores they describe (a crash is a process kill: the
- * kernel keeps the shared pages; compiler order is what matters). */
-#define JOURNAL_STORE(field, val) __atomic_store_n(&(field), (val), __ATOMIC_RELEASE)
-
-/* cur_old when no counter is being changed: no counter +-1 equals it, so
- * recovery never mistakes an untouched position for a changed one. */
-#define NO_OLD 0x80000000U
-
-static void journal_begin(struct fb_store *f, __u32 op, const struct fb_key *key)
-{
-	struct fb_journal *j = &f->cnt_hdr->journal;
-
-	j->key = *key;
-	j->nflows_before = f->hdr->nflows;
-	j->done = 0;
-	j->changed = 0;
-	j->cur_old = NO_OLD;
-	JOURNAL_STORE(j->op, op);
-}
-
-static void journal_end(struct fb_store *f, __u64 nflows)
-{
-	__atomic_store_n(&f->hdr->nflows, nflows, __ATOMIC_RELEASE);
-	JOURNAL_STORE(f->cnt_hdr->journal.op, FB_JOURNAL_IDLE);
-}
-
-void fb_cnt_add_at(struct fb_store *f, const struct fb_key *key, const __u64 *pos, unsigned k)
-{
-	struct fb_journal *j = &f->cnt_hdr->journal;
-	unsigned max = fb_counting_max(f), i;
-
-	journal_begin(f, FB_JOURNAL_ADD, key);
-	for (i = 0; i < k; i++) {
-		unsigned c = fb_counting_get(f, pos[i]);
-
-		if (c < max) {
-			JOURNAL_STORE(j->cur_old, c);
-			/* Bit before counter: a crash here leaves a bit over a
-			 * zero counter, a false positive at worst. */
-			if (!c)
-				bit_set(f, pos[i]);
-			cnt_put(f, pos[i], c + 1);
-			JOURNAL_STORE(j->changed, j->changed | 1U << i);
-			JOURNAL_STORE(j->cur_old, NO_OLD);
-		}
-		JOURNAL_STORE(j->done, i + 1);
-	}
-	journal_end(f, fb_flows_add(j->nflows_before, 1, f->hdr->nblocks));
 }
 
 void fb_counting_add(struct fb_store *f, const struct fb_key *key)
@@ -156,77 +91,6 @@ int fb_counting_del(struct fb_store *f, const struct fb_key *key)
 	return 0;
 }
 
-void fb_cnt_del_at(struct fb_store *f, const struct fb_key *key, const __u64 *pos, unsigned k)
-{
-	struct fb_journal *j = &f->cnt_hdr->journal;
-	unsigned max = fb_counting_max(f), i;
-
-	journal_begin(f, FB_JOURNAL_DEL, key);
-	for (i = 0; i < k; i++) {
-		unsigned c = fb_counting_get(f, pos[i]);
-
-		/* A saturated counter has lost count: it stays. Positions
-		 * repeated within one flow were counted twice and find c > 0
-		 * again here. */
-		if (c && c < max) {
-			JOURNAL_STORE(j->cur_old, c);
-			cnt_put(f, pos[i], c - 1);
-			/* Counter before bit, for the same reason as in add. */
-			if (c == 1)
-				bit_clear(f, pos[i]);
-			JOURNAL_STORE(j->changed, j->changed | 1U << i);
-			JOURNAL_STORE(j->cur_old, NO_OLD);
-		}
-		JOURNAL_STORE(j->done, i + 1);
-	}
-	journal_end(f, j->nflows_before ? j->nflows_before - 1 : 0);
-}
-
-/*
- * fb_cnt_del_at() if the flow can go with the counters as they are (as
- * fb_counting_del() checks: each unsaturated counter above the times its
- * position came earlier in the flow); false, nothing changed, if not. Each
- * counter is read once: `del -f`'s checked pass costs what `add -f`'s does.
- * The i-th of d repeats of a position sees c - d, as fb_cnt_del_at()'s
- * re-read would.
- */
-bool fb_cnt_del_checked_at(struct fb_store *f, const struct fb_key *key, const __u64 *pos,
-			   unsigned k)
-{
-	struct fb_journal *j = &f->cnt_hdr->journal;
-	unsigned max = fb_counting_max(f), c[FB_MAX_K], i, x;
-	/* The blocked layout puts bit i in word i mod 8: with k <= 8 no
-	 * position repeats, and the count of repeats is 0. */
-	bool repeats = f->hdr->layout != FB_LAYOUT_BLOCKED || k > FB_BLOCK_WORDS;
-
-	for (i = 0; i < k; i++) {
-		unsigned dup = 0;
-
-		c[i] = fb_counting_get(f, pos[i]);
-		for (x = 0; repeats && x < i; x++)
-			dup += pos[x] == pos[i];
-		if (c[i] < max) {
-			if (c[i] <= dup)
-				return false;
-			c[i] -= dup;
-		}
-	}
-	journal_begin(f, FB_JOURNAL_DEL, key);
-	for (i = 0; i < k; i++) {
-		if (c[i] < max) {
-			JOURNAL_STORE(j->cur_old, c[i]);
-			cnt_put(f, pos[i], c[i] - 1);
-			if (c[i] == 1)
-				bit_clear(f, pos[i]);
-			JOURNAL_STORE(j->changed, j->changed | 1U << i);
-			JOURNAL_STORE(j->cur_old, NO_OLD);
-		}
-		JOURNAL_STORE(j->done, i + 1);
-	}
-	journal_end(f, j->nflows_before ? j->nflows_before - 1 : 0);
-	return true;
-}
-
 unsigned fb_counting_min(const struct fb_store *f, const struct fb_key *key)
 {
 	unsigned k, i, m = ~0U;
@@ -253,7 +117,7 @@ int fb_counting_recover(struct fb_store *f)
 	k = fb_cnt_positions(f, &j->key, pos);
 	/* Did position `done` change before the crash? Its counter moved off
 	 * cur_old by one, in the operation's direction. */
-	if (j->done < k && !(j->changed & 1U << j->done) && j->cur_old != NO_OLD) {
+	if (j->done < k && !(j->changed & 1U << j->done) && j->cur_old != FB_JOURNAL_NO_OLD) {
 		unsigned c = fb_counting_get(f, pos[j->done]);
 
 		if (c == j->cur_old + (j->op == FB_JOURNAL_ADD ? 1 : -1))
@@ -274,7 +138,7 @@ int fb_counting_recover(struct fb_store *f)
 		else
 			bit_clear(f, pos[i]);
 	}
-	journal_end(f, j->nflows_before);
+	fb_cnt_journal_end(f, j->nflows_before);
 	return 1;
 }
 

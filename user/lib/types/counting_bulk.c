@@ -144,11 +144,17 @@ static int check_dels_inorder(const struct fb_store *f, const struct fb_key *key
  * counters. A first pass hashes the batch and lists each group's flows
  * (4-byte indices, in input order); each group then reads its keys
  * upward, prefetched, hashes them again into their buckets and sorts each
- * bucket (in cache) on the rest of the index. So a batch holds 4 + 48 /
- * ORDER_GROUPS bytes a flow while sorting (16), not 56, for one more hash
- * a flow: as fast as one copy of the whole batch (more groups were
- * slower: 8 cost about 5 % at 256 MiB), with fewer pages faulted in (docs/counting-fill.txt, section 3.5). The sort is
- * stable (the flows of one block keep their input order). Too sparse a
+ * bucket (in cache) on the rest of the index. The entries stay where the
+ * copy put them: what is sorted is an 8-byte record a flow (the rest of
+ * its block index above its entry's index), a sixth of the bytes an entry
+ * moves, and the flows are then applied through the records, their
+ * entries read ahead (a bucket's entries lie within a few hundred KiB,
+ * in cache). So a batch holds
+ * 4 + 56 / ORDER_GROUPS bytes a flow while sorting (18), not 56, for one
+ * more hash a flow: as fast as one copy of the whole batch (more groups
+ * were slower: 8 cost about 5 % at 256 MiB), with fewer pages faulted in
+ * (docs/counting-fill.txt, section 3.5). The sort is stable (the flows of
+ * one block keep their input order). Too sparse a
  * batch (fewer than one flow in ORDER_SPARSE blocks), the classic layout
  * (positions spread over the array) or no memory for the copy: flows go in
  * input order.
@@ -158,12 +164,13 @@ struct order_ent {
 	__u64 h; /* its hash */
 };
 
-#define ORDER_TOP 8	/* bits of the block index of a flow's bucket */
-#define ORDER_GROUPS 4	/* groups of buckets sorted one after the other */
-#define ORDER_DIGIT 8	/* at most this many bits per pass inside a bucket */
-#define ORDER_SPARSE 64 /* sort a batch of at least nblocks / this flows */
-#define ORDER_AHEAD 16	/* flows prefetched ahead of the one applied */
-/* Flows sorted at once: 16 bytes each while sorting (256 MiB at most). A
+#define ORDER_TOP 8	    /* bits of the block index of a flow's bucket */
+#define ORDER_GROUPS 4	    /* groups of buckets sorted one after the other */
+#define ORDER_DIGIT 8	    /* at most this many bits per pass inside a bucket */
+#define ORDER_SPARSE 64	    /* sort a batch of at least nblocks / this flows */
+#define ORDER_AHEAD 16	    /* flows read ahead of the one applied (entries 2x) */
+#define ORDER_KEYS_AHEAD 64 /* keys read ahead by the first pass (2.5 KiB) */
+/* Flows sorted at once: 18 bytes each while sorting (288 MiB at most). A
  * longer batch is applied a chunk at a time, and a longer delete batch is
  * checked in input order (check_dels_inorder). */
 #define ORDER_CHUNK ((size_t)1 << 24)
@@ -184,14 +191,30 @@ static __u32 ent_block(const struct fb_store *f, const struct order_ent *e)
 	return fb_blocked_index(e->h, f->hdr->nblocks);
 }
 
-/* The sort's arrays: anonymous memory, returned whole by munmap. Not in
- * transparent huge pages (MADV_HUGEPAGE): that made the fill at 256 MiB
- * faster still (12-13 against 10 M flows/s), but `add -f` of 10M flows
- * slower (1.8-2.0 s against 1.1 s), zeroing huge pages of guest memory
- * never touched before (docs/counting-fill.txt). */
+/* A flow's hash; kw: the filter's NH words (fb_hash_with()), looked up
+ * once a batch. */
+static __always_inline __u64 order_hash(const struct fb_header *h, const __u64 *kw,
+					const struct fb_key *k)
+{
+	return fb_hash_with(k, h->hash, h->key, kw);
+}
+
+static const __u64 *order_kw(const struct fb_header *h)
+{
+	return h->hash == FB_HASH_NHK ? fb_nhk_cached(h->key) : NULL;
+}
+
+/* The sort's arrays: anonymous memory, returned whole by munmap. Every
+ * page of them is written, so they are faulted in at once (MAP_POPULATE):
+ * a page fault each cost a quarter of the copy into buckets (100 against
+ * 75 ms for 4M flows). Not in transparent huge pages (MADV_HUGEPAGE): that
+ * made the fill at 256 MiB faster still (12-13 against 10 M flows/s), but
+ * `add -f` of 10M flows slower (1.8-2.0 s against 1.1 s), zeroing huge
+ * pages of guest memory never touched before (docs/counting-fill.txt). */
 static void *order_alloc(size_t bytes)
 {
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -202,23 +225,21 @@ static void order_release(void *p, size_t bytes)
 		munmap(p, bytes);
 }
 
-/* Stable counting sort of a[0..n) on bits [shift, shift + width) of the
- * block index, into b. */
-static void order_pass(const struct fb_store *f, const struct order_ent *a, struct order_ent *b,
-		       size_t n, unsigned shift, unsigned width)
+/* Stable counting sort of the records a[0..n) on bits [shift, shift +
+ * width) of their upper half, into b; cnt: that digit's count a value. */
+static void order_pass(const __u64 *a, __u64 *b, size_t n, unsigned shift, unsigned width,
+		       size_t *cnt)
 {
-	size_t cnt[1U << ORDER_DIGIT] = { 0 }, sum = 0, c, y;
 	__u32 mask = (1U << width) - 1, v;
+	size_t sum = 0, c, y;
 
-	for (y = 0; y < n; y++)
-		cnt[ent_block(f, &a[y]) >> shift & mask]++;
 	for (v = 0; v <= mask; v++) {
 		c = cnt[v];
 		cnt[v] = sum;
 		sum += c;
 	}
 	for (y = 0; y < n; y++)
-		b[cnt[ent_block(f, &a[y]) >> shift & mask]++] = a[y];
+		b[cnt[a[y] >> (32 + shift) & mask]++] = a[y];
 }
 
 /* A batch in block order, a group at a time (order_open, order_group). */
@@ -233,14 +254,24 @@ struct order {
 	/* Group g is buckets [first[g], first[g + 1]). */
 	unsigned first[ORDER_GROUPS + 1];
 	size_t gmost, bmost; /* flows in the largest group, bucket */
-	struct order_ent *e; /* a group's flows, gmost entries */
-	struct order_ent *s; /* scratch for the largest bucket */
+	struct order_ent *e; /* a group's flows by bucket, gmost entries */
+	/* The group in block order: a record a flow, the bits of its block
+	 * index below its bucket's above (32 up) its entry's index in e. */
+	__u64 *r;
+	__u64 *s; /* scratch for the largest bucket's records */
 };
+
+/* The y-th flow of the group in block order. */
+static const struct order_ent *order_at(const struct order *o, size_t y)
+{
+	return &o->e[(__u32)o->r[y]];
+}
 
 static void order_close(struct order *o)
 {
 	order_release(o->idx, o->n * sizeof(*o->idx));
 	order_release(o->e, o->gmost * sizeof(*o->e));
+	order_release(o->r, o->gmost * sizeof(*o->r));
 	free(o->s);
 }
 
@@ -250,6 +281,7 @@ static bool order_open(const struct fb_store *f, const struct fb_key *keys, size
 		       struct order *o)
 {
 	const struct fb_header *h = f->hdr;
+	const __u64 *kw = order_kw(h);
 	size_t at[ORDER_GROUPS], y;
 	unsigned bits = 0, top, g, b, used, per;
 	__u8 *bucket, group[1U << ORDER_TOP];
@@ -279,8 +311,13 @@ static bool order_open(const struct fb_store *f, const struct fb_key *keys, size
 		order_release(bucket, n);
 		return false;
 	}
+	/* The keys are read upward, but the hardware's prefetch stops at
+	 * each 4 KiB page: they are read ahead across pages (the pass took
+	 * 28 instead of 35 ms for 4M flows). */
 	for (y = 0; y < n; y++) {
-		b = fb_blocked_index(fb_hash_key(&keys[y], h->hash, h->key), h->nblocks) >> o->low;
+		if (y + ORDER_KEYS_AHEAD < n)
+			__builtin_prefetch(&keys[y + ORDER_KEYS_AHEAD]);
+		b = fb_blocked_index(order_hash(h, kw, &keys[y]), h->nblocks) >> o->low;
 		bucket[y] = b;
 		o->start[b + 1]++;
 	}
@@ -298,29 +335,63 @@ static bool order_open(const struct fb_store *f, const struct fb_key *keys, size
 		o->idx[at[group[bucket[y]]]++] = y;
 	order_release(bucket, n);
 	o->e = order_alloc(o->gmost * sizeof(*o->e));
+	o->r = order_alloc(o->gmost * sizeof(*o->r));
 	o->s = o->low ? malloc(o->bmost * sizeof(*o->s)) : NULL;
-	if (!o->e || (o->low && !o->s)) {
+	if (!o->e || !o->r || (o->low && !o->s)) {
 		order_close(o);
 		return false;
 	}
 	return true;
 }
 
-/* Group g's flows, with their hashes, sorted by block into o->e, stable;
- * returns how many. */
+/* A bucket's records, o->r[at, at + m) (made by order_group), sorted on
+ * the low bits of the block index, LSD, at most ORDER_DIGIT bits a pass,
+ * through the scratch. */
+static void order_bucket(struct order *o, size_t at, size_t m)
+{
+	unsigned passes = (o->low + ORDER_DIGIT - 1) / ORDER_DIGIT, width, p;
+	size_t cnt[(32 + ORDER_DIGIT - 1) / ORDER_DIGIT][1U << ORDER_DIGIT], y;
+	__u64 *r = o->r + at, *src = r, *dst = o->s, *t;
+	__u32 mask, v;
+
+	if (!o->low || m < 2)
+		return;
+	width = (o->low + passes - 1) / passes;
+	mask = (1U << width) - 1;
+	memset(cnt, 0, passes * sizeof(cnt[0]));
+	for (y = 0; y < m; y++) {
+		v = r[y] >> 32;
+		for (p = 0; p < passes; p++)
+			cnt[p][v >> (p * width) & mask]++;
+	}
+	for (p = 0; p < passes; p++) {
+		order_pass(src, dst, m, p * width, width, cnt[p]);
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != r)
+		memcpy(r, src, m * sizeof(*r));
+}
+
+/* Group g's flows, with their hashes, into o->e by bucket, and in block
+ * order in o->r, stable; returns how many. */
 static size_t order_group(const struct fb_store *f, struct order *o, unsigned g)
 {
 	const struct fb_header *h = f->hdr;
-	unsigned b0 = o->first[g], b1 = o->first[g + 1], b, passes, width, p;
-	size_t at[1U << ORDER_TOP], base = o->start[b0], end = o->start[b1], j;
-	struct order_ent *e = o->e, *src, *dst, *t;
+	const __u64 *kw = order_kw(h);
+	unsigned b0 = o->first[g], b1 = o->first[g + 1], b;
+	size_t at[1U << ORDER_TOP], base = o->start[b0], end = o->start[b1], j, y;
+	__u32 lowmask = (1U << o->low) - 1, blk;
+	struct order_ent *e = o->e;
 	const struct fb_key *k;
 	__u64 v;
 
 	for (b = b0; b < b1; b++)
 		at[b] = o->start[b] - base;
 	/* The group's flows, hashed again, into their buckets in input
-	 * order: the keys read upward through the group's list, prefetched. */
+	 * order: the keys read upward through the group's list, prefetched.
+	 * Each flow's record goes where its entry does. */
 	for (j = base; j < end; j++) {
 		if (j + ORDER_AHEAD < end) {
 			k = &o->keys[o->idx[j + ORDER_AHEAD]];
@@ -328,70 +399,75 @@ static size_t order_group(const struct fb_store *f, struct order *o, unsigned g)
 			__builtin_prefetch((const char *)(k + 1) - 1);
 		}
 		k = &o->keys[o->idx[j]];
-		v = fb_hash_key(k, h->hash, h->key);
-		t = &e[at[fb_blocked_index(v, h->nblocks) >> o->low]++];
-		t->key = *k;
-		t->h = v;
+		v = order_hash(h, kw, k);
+		blk = fb_blocked_index(v, h->nblocks);
+		y = at[blk >> o->low]++;
+		e[y].key = *k;
+		e[y].h = v;
+		o->r[y] = (__u64)(blk & lowmask) << 32 | y;
 	}
-	if (!o->low)
-		return o->start[b1] - base;
-	/* Each bucket on the low bits, LSD, through the scratch; a bucket's
-	 * result is copied back if it ends there. */
-	passes = (o->low + ORDER_DIGIT - 1) / ORDER_DIGIT;
-	width = (o->low + passes - 1) / passes;
-	for (b = b0; b < b1; b++) {
-		size_t m = o->start[b + 1] - o->start[b];
-
-		if (m < 2)
-			continue;
-		src = e + (o->start[b] - base);
-		dst = o->s;
-		for (p = 0; p * width < o->low; p++) {
-			order_pass(f, src, dst, m, p * width,
-				   o->low - p * width < width ? o->low - p * width : width);
-			t = src;
-			src = dst;
-			dst = t;
-		}
-		if (src == o->s)
-			memcpy(e + (o->start[b] - base), o->s, m * sizeof(*o->s));
-	}
-	return o->start[b1] - base;
+	for (b = b0; b < b1; b++)
+		order_bucket(o, o->start[b] - base, o->start[b + 1] - o->start[b]);
+	return end - base;
 }
 
-/* Flow e's positions, its bits and counters read ahead of their use. */
-static void order_prefetch(const struct fb_store *f, const struct order_ent *e, __u64 pos[FB_MAX_K])
+/* Flow y of the group's n in block order: its bit line and its counters
+ * read ahead of their use, and the entry of flow y + ORDER_AHEAD read
+ * ahead of this. Inline: a function that only prefetches has no effect
+ * the compiler is bound to keep. */
+static __always_inline void order_ahead(const struct fb_store *f, const struct order *o, size_t y,
+					size_t n)
 {
-	const struct fb_header *h = f->hdr;
 	unsigned bytes = FB_BLOCK_BITS / 8 * f->cnt_hdr->bits, i;
-	const __u8 *c = f->cnt + (__u64)fb_blocked_index(e->h, h->nblocks) * bytes;
+	const struct order_ent *a;
+	const __u8 *c;
+	__u32 blk;
 
-	fb_positions(e->h, h->layout, h->nblocks, h->k, pos);
-	__builtin_prefetch(fb_cnt_bit_word((struct fb_store *)f, pos[0]), 1);
+	if (y >= n)
+		return;
+	if (y + ORDER_AHEAD < n) {
+		a = order_at(o, y + ORDER_AHEAD);
+		__builtin_prefetch(a);
+		__builtin_prefetch((const char *)(a + 1) - 1);
+	}
+	blk = ent_block(f, order_at(o, y));
+	__builtin_prefetch(&f->blocks[FB_HDR_BLOCKS + blk], 1);
 	/* The block's counters, whole: 4 or 8 lines, whichever positions. */
+	c = f->cnt + (__u64)blk * bytes;
 	for (i = 0; i < bytes; i += 64)
 		__builtin_prefetch(c + i, 1);
 }
 
-/* fb_cnt_add_at or fb_cnt_del_at for each of e[0..n), in that order. */
-static void apply_ordered(struct fb_store *f, const struct order_ent *e, size_t n, bool del)
+/* Flow y's entry and positions, its memory read ahead ORDER_AHEAD flows
+ * before (order_ahead(), run for flows 0..ORDER_AHEAD-1 first). */
+static __always_inline const struct order_ent *
+order_next(const struct fb_store *f, const struct order *o, size_t y, size_t n, __u64 pos[FB_MAX_K])
 {
-	__u64 pos[ORDER_AHEAD][FB_MAX_K];
-	unsigned k = f->hdr->k;
-	size_t y, z;
+	const struct fb_header *h = f->hdr;
+	const struct order_ent *e = order_at(o, y);
 
-	/* Flow y's positions go where flow y - ORDER_AHEAD's were, once that
-	 * one is applied. */
-	for (y = 0; y < n + ORDER_AHEAD; y++) {
-		if (y >= ORDER_AHEAD) {
-			z = y - ORDER_AHEAD;
-			if (del)
-				fb_cnt_del_at(f, &e[z].key, pos[z % ORDER_AHEAD], k);
-			else
-				fb_cnt_add_at(f, &e[z].key, pos[z % ORDER_AHEAD], k);
-		}
-		if (y < n)
-			order_prefetch(f, &e[y], pos[y % ORDER_AHEAD]);
+	order_ahead(f, o, y + ORDER_AHEAD, n);
+	fb_positions(e->h, h->layout, h->nblocks, h->k, pos);
+	return e;
+}
+
+/* fb_cnt_add_at or fb_cnt_del_at for each of the group's n flows, in
+ * block order. */
+static void apply_ordered(struct fb_store *f, const struct order *o, size_t n, bool del)
+{
+	const struct order_ent *e;
+	unsigned k = f->hdr->k;
+	__u64 pos[FB_MAX_K];
+	size_t y;
+
+	for (y = 0; y < ORDER_AHEAD; y++)
+		order_ahead(f, o, y, n);
+	for (y = 0; y < n; y++) {
+		e = order_next(f, o, y, n, pos);
+		if (del)
+			fb_cnt_del_at(f, &e->key, pos, k);
+		else
+			fb_cnt_add_at(f, &e->key, pos, k);
 	}
 }
 
@@ -411,7 +487,7 @@ static void apply_many(struct fb_store *f, const struct fb_key *keys, size_t n, 
 			continue;
 		}
 		for (g = 0; g < o.groups; g++)
-			apply_ordered(f, o.e, order_group(f, &o, g), del);
+			apply_ordered(f, &o, order_group(f, &o, g), del);
 		order_close(&o);
 	}
 }
@@ -427,46 +503,45 @@ void fb_counting_del_many(struct fb_store *f, const struct fb_key *keys, size_t 
 }
 
 /*
- * Would deleting e[0..n) fail? As check_dels_inorder() in input order: two
- * flows share a counter only if they share a block, and the flows of a
- * block are consecutive here, in input order, so each flow sees the same
- * pending decrements as in input order, and one fails here if and only if
- * one fails there (by induction on the input index: every flow before the
- * first failing one sees all its predecessors' decrements in both orders).
- * The pending decrements fit in one block's worth of counters, never
- * cleared: pend[o] counts only while tag[o] names the current block.
+ * Would deleting the group's n flows fail? As check_dels_inorder() in
+ * input order: two flows share a counter only if they share a block, and
+ * the flows of a block are consecutive here, in input order, so each flow
+ * sees the same pending decrements as in input order, and one fails here
+ * if and only if one fails there (by induction on the input index: every
+ * flow before the first failing one sees all its predecessors' decrements
+ * in both orders). The pending decrements fit in one block's worth of
+ * counters, never cleared: pend[off] counts only while tag[off] names the
+ * current block.
  */
-static bool check_ordered(const struct fb_store *f, const struct order_ent *e, size_t n)
+static bool check_ordered(const struct fb_store *f, const struct order *o, size_t n)
 {
 	__u32 tag[FB_BLOCK_BITS] = { 0 }, group = 0, blk = 0;
 	unsigned max = fb_counting_max(f), k = f->hdr->k, i;
-	__u64 pos[ORDER_AHEAD][FB_MAX_K], base = 0;
+	__u64 pos[FB_MAX_K], base = 0;
 	__u16 pend[FB_BLOCK_BITS];
-	size_t y, z;
+	size_t y;
 
-	for (y = 0; y < n + ORDER_AHEAD; y++) {
-		if (y >= ORDER_AHEAD) {
-			const __u64 *q = pos[(z = y - ORDER_AHEAD) % ORDER_AHEAD];
+	for (y = 0; y < ORDER_AHEAD; y++)
+		order_ahead(f, o, y, n);
+	for (y = 0; y < n; y++) {
+		const struct order_ent *e = order_next(f, o, y, n, pos);
 
-			if (!group || ent_block(f, &e[z]) != blk) {
-				blk = ent_block(f, &e[z]);
-				base = (__u64)blk * FB_BLOCK_BITS;
-				group++;
-			}
-			for (i = 0; i < k; i++) {
-				unsigned c = fb_counting_get(f, q[i]), o = q[i] - base, d;
-
-				if (c >= max)
-					continue; /* saturated: never decremented */
-				d = tag[o] == group ? pend[o] : 0;
-				if (c <= d)
-					return true;
-				tag[o] = group;
-				pend[o] = d + 1;
-			}
+		if (!group || ent_block(f, e) != blk) {
+			blk = ent_block(f, e);
+			base = (__u64)blk * FB_BLOCK_BITS;
+			group++;
 		}
-		if (y < n)
-			order_prefetch(f, &e[y], pos[y % ORDER_AHEAD]);
+		for (i = 0; i < k; i++) {
+			unsigned c = fb_counting_get(f, pos[i]), off = pos[i] - base, d;
+
+			if (c >= max)
+				continue; /* saturated: never decremented */
+			d = tag[off] == group ? pend[off] : 0;
+			if (c <= d)
+				return true;
+			tag[off] = group;
+			pend[off] = d + 1;
+		}
 	}
 	return false;
 }
@@ -484,7 +559,7 @@ int fb_counting_check_dels(const struct fb_store *f, const struct fb_key *keys, 
 	/* Two flows share a counter only if they share a block, and so a
 	 * group. */
 	for (g = 0; g < o.groups && !fails; g++)
-		fails = check_ordered(f, o.e, order_group(f, &o, g));
+		fails = check_ordered(f, &o, order_group(f, &o, g));
 	order_close(&o);
 	/* Refused: the input order names the first flow that fails. */
 	return fails ? check_dels_inorder(f, keys, n, bad) : 0;
@@ -498,20 +573,19 @@ int fb_counting_check_dels(const struct fb_store *f, const struct fb_key *keys, 
  * by the pass). Returns how many were applied: n, or the index of the
  * first that fails, the flows before it already deleted.
  */
-static size_t del_ordered_checked(struct fb_store *f, const struct order_ent *e, size_t n)
+static size_t del_ordered_checked(struct fb_store *f, const struct order *o, size_t n)
 {
-	__u64 pos[ORDER_AHEAD][FB_MAX_K];
+	const struct order_ent *e;
 	unsigned k = f->hdr->k;
-	size_t y, z;
+	__u64 pos[FB_MAX_K];
+	size_t y;
 
-	for (y = 0; y < n + ORDER_AHEAD; y++) {
-		if (y >= ORDER_AHEAD) {
-			z = y - ORDER_AHEAD;
-			if (!fb_cnt_del_checked_at(f, &e[z].key, pos[z % ORDER_AHEAD], k))
-				return z;
-		}
-		if (y < n)
-			order_prefetch(f, &e[y], pos[y % ORDER_AHEAD]);
+	for (y = 0; y < ORDER_AHEAD; y++)
+		order_ahead(f, o, y, n);
+	for (y = 0; y < n; y++) {
+		e = order_next(f, o, y, n, pos);
+		if (!fb_cnt_del_checked_at(f, &e->key, pos, k))
+			return y;
 	}
 	return n;
 }
@@ -536,7 +610,7 @@ int fb_counting_del_batch(struct fb_store *f, const struct fb_key *keys, size_t 
 	journal = f->cnt_hdr->journal;
 	for (g = 0; g < o.groups; g++) {
 		m = order_group(f, &o, g);
-		done = del_ordered_checked(f, o.e, m);
+		done = del_ordered_checked(f, &o, m);
 		if (done == m)
 			continue;
 		/* Refused: the flows deleted so far go back (an add undoes a
@@ -545,11 +619,13 @@ int fb_counting_del_batch(struct fb_store *f, const struct fb_key *keys, size_t 
 		 * Only flows the batch named were out meanwhile. Then the input
 		 * order names the first flow that fails. */
 		while (done-- > 0) {
-			fb_positions(o.e[done].h, f->hdr->layout, f->hdr->nblocks, f->hdr->k, pos);
-			fb_cnt_add_at(f, &o.e[done].key, pos, f->hdr->k);
+			const struct order_ent *e = order_at(&o, done);
+
+			fb_positions(e->h, f->hdr->layout, f->hdr->nblocks, f->hdr->k, pos);
+			fb_cnt_add_at(f, &e->key, pos, f->hdr->k);
 		}
 		while (g-- > 0)
-			apply_ordered(f, o.e, order_group(f, &o, g), false);
+			apply_ordered(f, &o, order_group(f, &o, g), false);
 		/* The journal as it was too (idle before and after): not a
 		 * byte of the filter differs from before the batch. */
 		f->cnt_hdr->journal = journal;
