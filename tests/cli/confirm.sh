@@ -9,6 +9,7 @@ source "$(dirname "$0")/../lib/lib.sh"
 t_begin confirm
 t_traps
 
+[ -d "$PCAPS" ] || fail "captures: $PCAPS not found (../shared/pcaps beside the checkout, or PCAPS=DIR)"
 caps=("$PCAPS"/udp-*.pcap "$PCAPS"/tcp*.pcap "$PCAPS"/icmp*.pcap)
 # Flows the program sees in these captures (from a plain replay).
 "$FB" create probe --capacity 1000 --fp-rate 0.01 >/dev/null

@@ -35,6 +35,7 @@ R=$T_TMP/runs
 mkdir -p "$R"
 PCAP=$PCAPS/IGMP_V1.pcap
 PCAP2=$PCAPS/empty.pcap
+[ -f "$PCAP" ] || fail "captures: $PCAPS not found (../shared/pcaps beside the checkout, or PCAPS=DIR)"
 F1='udp 198.51.100.1:53 203.0.113.7:4000'
 F2='tcp [2001:db8::1]:443 [2001:db8::2]:51000'
 

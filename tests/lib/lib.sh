@@ -47,7 +47,15 @@
 #   writer, not a copy per suite.
 
 FB=${FB:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/flowbloom}
-PCAPS=${PCAPS:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/../shared/pcaps}
+# The captures: ../shared/pcaps beside the checkout, or, from a git
+# worktree elsewhere, beside its main checkout; PCAPS=DIR to say.
+if [ -z "${PCAPS:-}" ]; then
+	PCAPS=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/../shared/pcaps
+	if [ ! -d "$PCAPS" ] && c=$(git -C "$(dirname "${BASH_SOURCE[0]}")" rev-parse \
+		--path-format=absolute --git-common-dir 2>/dev/null); then
+		[ -d "$(dirname "$c")/../shared/pcaps" ] && PCAPS=$(cd "$(dirname "$c")/../shared/pcaps" && pwd)
+	fi
+fi
 T_PASS=0
 T_FAIL=0
 T_SKIP=0
