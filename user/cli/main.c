@@ -274,15 +274,17 @@ static const struct fb_cmd cmds[] = {
 	  "with no process running. An address is banned only when the sketch's lower\n"
 	  "confidence limit (estimate minus its error bound) is above the threshold, so\n"
 	  "sketch error never bans an innocent address; a ban is extended while the\n"
-	  "address stays above. FILE lists prefixes never banned. No new ban once BAN\n"
-	  "holds as many flows as its capacity (m ln 2 / k if created with --bits), nor\n"
-	  "once N bans are in force (--max-bans N): the address is reported as not\n"
-	  "banned each interval, counted, not announced; extensions go on. --dry-run\n"
-	  "reports and changes nothing. Each ban and unban is a line on stderr (JSON\n"
-	  "with -j), counted in `metrics`. --announce writes ExaBGP API commands on\n"
-	  "stdout: a blackhole route (community 65535:666; a FlowSpec discard with\n"
-	  "--flowspec) per ban, and its withdrawal when the ban ends or guard stops, so\n"
-	  "ExaBGP can run it as a process. --count stops after N intervals." },
+	  "address stays above, and written again if BAN lost it (a load --replace\n"
+	  "--ttl replaces the rules with a lifetime). FILE lists prefixes never banned.\n"
+	  "No new ban once BAN holds as many flows as its capacity (m ln 2 / k if\n"
+	  "created with --bits), nor once N bans are in force (--max-bans N): the\n"
+	  "address is reported as not banned each interval, counted, not announced;\n"
+	  "extensions go on. --dry-run reports and changes nothing. Each ban and unban\n"
+	  "is a line on stderr (JSON with -j), counted in `metrics`. --announce writes\n"
+	  "ExaBGP API commands on stdout: a blackhole route (community 65535:666; a\n"
+	  "FlowSpec discard with --flowspec) per ban, and its withdrawal when the ban\n"
+	  "ends or guard stops, so ExaBGP can run it as a process. --count stops after\n"
+	  "N intervals." },
 	{ "replay", cmd_replay,
 	  "replay NAME FILE.pcap... [--explain] [--action drop|allow|monitor]\n"
 	  "                 [--malformed pass|drop]",
