@@ -66,6 +66,7 @@ jrun_int() {
 	local lines=$1 kind=$2 verb=$3 shape=$4 want=$5 pid rc
 	shift 5
 	N=$((N + 1))
+	: >"$R/$N.out" # there before the wait reads it (the child opens it later)
 	"$FB" -j "$@" </dev/null >"$R/$N.out" 2>"$R/$N.err" &
 	pid=$!
 	t_wait_until 20 eval '[ "$(wc -l <"$R/$N.out")" -ge "$lines" ]'
