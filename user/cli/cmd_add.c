@@ -417,12 +417,8 @@ int cmd_query(int argc, char **argv)
 		jw_arr_open("results");
 	}
 	for (i = 0; i < fl.n; i++) {
-		bool hit = fb_bits_query(&f, &fl.keys[i]);
-		int g;
-
 		/* And the live generations of rules with a lifetime. */
-		for (g = 0; g < gv.n && !hit; g++)
-			hit = fb_bits_query(&gv.v[g], &fl.keys[i]);
+		bool hit = fb_bits_query_gens(&f, &gv, &fl.keys[i], 0);
 
 		maybe += hit;
 		fb_flow_format(&fl.keys[i], text, sizeof(text));

@@ -39,6 +39,7 @@
 #include "rules/lifetime.h"
 #include "store/gens.h"
 #include "store/jiffies.h"
+#include "types/bits.h"
 #include "util.h"
 
 enum announce { ANN_NONE, ANN_RTBH, ANN_FLOWSPEC };
@@ -356,7 +357,8 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 	struct fb_gen where = { 0 };
 	struct fb_gen_views gv;
 	size_t nk = 0, nw = 0, bad, i;
-	__u64 room = 0;
+	/* A ban that lasts until then needs nothing written this interval. */
+	__u64 room = 0, until = fb_jiffies_after(g->ttl);
 	bool locked = false;
 	int rc = -1, err;
 
@@ -385,7 +387,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 		/* HELD: its generation already lasts a TTL from now, so
 		 * nothing to write (a copy per interval would saturate a
 		 * counting filter's counters) if the filter still has it. */
-		st[nk] = !b ? ST_NEW : b->expires >= fb_jiffies_after(g->ttl) ? ST_HELD : ST_EXTEND;
+		st[nk] = !b ? ST_NEW : b->expires >= until ? ST_HELD : ST_EXTEND;
 		of[nk++] = &a[i];
 	}
 	g->delta.intervals++;
@@ -394,11 +396,11 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 			goto out;
 		locked = true;
 	}
-	/* What a `load --replace --ttl` took away is written again. */
+	/* What a `load --replace --ttl` took away (it replaces the
+	 * generations) is written again. */
 	if (locked && fb_gens_views_open(bf, &gv) >= 0) {
 		for (i = 0; i < nk; i++)
-			if (st[i] == ST_HELD &&
-			    !fb_guard_holds(bf, &gv, &of[i]->key, fb_jiffies_after(g->ttl)))
+			if (st[i] == ST_HELD && !fb_bits_query_gens(bf, &gv, &of[i]->key, until))
 				st[i] = ST_EXTEND;
 		fb_gens_views_close(&gv);
 	}

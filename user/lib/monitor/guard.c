@@ -12,20 +12,6 @@
 #include "report.h"
 #include "rules/flow.h"
 #include "store/pintree.h"
-#include "types/bits.h"
-
-bool fb_guard_holds(const struct fb_store *f, const struct fb_gen_views *gv,
-		    const struct fb_key *addr, __u64 until)
-{
-	int i;
-
-	if (fb_bits_query(f, addr))
-		return true;
-	for (i = 0; i < gv->n; i++)
-		if (gv->v[i].hdr->expires >= until && fb_bits_query(&gv->v[i], addr))
-			return true;
-	return false;
-}
 
 /* The address rule of one side of a flow key: what a ban adds. */
 static void addr_key(const struct fb_key *flow, bool by_dst, struct fb_key *k)

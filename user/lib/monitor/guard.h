@@ -27,7 +27,6 @@
 #include <linux/types.h>
 #include "flowbloom/key.h"
 #include "monitor/monmaps.h"
-#include "store/gens.h"
 #include "store/store.h"
 
 #define FB_GUARD_PIN "guard"
@@ -73,14 +72,6 @@ struct fb_guard_addr {
  * first; *out malloc'd. How many, or -1 reported. */
 int fb_guard_addresses(const struct fb_monitor *m, const struct fb_mon_snap *s,
 		       const struct fb_mon_snap *base, bool by_dst, struct fb_guard_addr **out);
-
-/* Does filter f hold address key addr until at least until (jiffies):
- * among its permanent rules, or in one of its live generations gv
- * (store/gens.h) that ends then or later? A ban guard's record says lasts
- * that long is gone when it does not (a `load --replace --ttl` replaces
- * the generations). A false positive answers yes, as the data path does. */
-bool fb_guard_holds(const struct fb_store *f, const struct fb_gen_views *gv,
-		    const struct fb_key *addr, __u64 until);
 
 /* Prefixes never banned (--never FILE): addresses and prefixes, one a
  * line, '#' and ';' comments. */

@@ -104,3 +104,16 @@ __u64 fb_bits_popcount(const struct fb_store *f)
 			n += __builtin_popcountll(f->blocks[b].w[w]);
 	return n;
 }
+
+bool fb_bits_query_gens(const struct fb_store *f, const struct fb_gen_views *gv,
+			const struct fb_key *k, __u64 until)
+{
+	int i;
+
+	if (fb_bits_query(f, k))
+		return true;
+	for (i = 0; i < gv->n; i++)
+		if (gv->v[i].hdr->expires >= until && fb_bits_query(&gv->v[i], k))
+			return true;
+	return false;
+}

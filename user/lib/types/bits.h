@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "store/gens.h"
 #include "store/store.h"
 
 /* Set a key's bits (a Bloom filter's). */
@@ -24,6 +25,11 @@ void fb_bits_set_many(struct fb_store *f, const struct fb_key *keys, size_t n);
  * plain address (src/dst ADDR) as the data path would for a packet from or
  * to it, through every prefix length the filter holds. */
 bool fb_bits_query(const struct fb_store *f, const struct fb_key *k);
+/* fb_bits_query() of f's permanent rules and of its live generations gv
+ * (store/gens.h) that end at until (jiffies) or later (0: all of them):
+ * what `query` answers, and whether a ban of guard's still lasts. */
+bool fb_bits_query_gens(const struct fb_store *f, const struct fb_gen_views *gv,
+			const struct fb_key *k, __u64 until);
 /* Bits set, out of m. */
 __u64 fb_bits_popcount(const struct fb_store *f);
 
