@@ -29,12 +29,6 @@ static void cnt_put(struct fb_store *f, __u64 p, unsigned v)
 	fb_cnt_write(f->cnt, f->cnt_hdr->bits == 8, p, v);
 }
 
-/* The word holding bit p (its stores: fb_cnt_bit_set, counting_int.h). */
-__u64 *fb_cnt_bit_word(struct fb_store *f, __u64 p)
-{
-	return &f->blocks[fb_bit_block(p)].w[fb_bit_word(p)];
-}
-
 static void bit_set(struct fb_store *f, __u64 p)
 {
 	fb_cnt_bit_set(f->blocks, p);

@@ -29,7 +29,7 @@ static void apply_many_inorder(struct fb_store *f, const struct fb_key *keys, si
 			fb_cnt_positions(f, &keys[x + y], pos[y]);
 			for (i = 0; i < k; i++) {
 				fb_cnt_prefetch(f, pos[y][i]);
-				__builtin_prefetch(fb_cnt_bit_word(f, pos[y][i]), 1);
+				__builtin_prefetch(fb_cnt_bit_word(f->blocks, pos[y][i]), 1);
 			}
 		}
 		for (y = 0; y < m; y++)

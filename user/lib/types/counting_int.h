@@ -15,7 +15,6 @@
 
 unsigned fb_cnt_positions(const struct fb_store *f, const struct fb_key *key, __u64 pos[FB_MAX_K]);
 void fb_cnt_prefetch(const struct fb_store *f, __u64 p);
-__u64 *fb_cnt_bit_word(struct fb_store *f, __u64 p);
 
 /* Counter p of the array cnt, 8 bits wide or 4 (two to a byte, the even
  * one low). */
@@ -38,18 +37,24 @@ static inline void fb_cnt_write(__u8 *cnt, bool wide, __u64 p, unsigned v)
 	*b = (*b & ~(0xf << shift)) | (v << shift);
 }
 
+/* The word holding bit p. */
+static inline __u64 *fb_cnt_bit_word(struct fb_block *blocks, __u64 p)
+{
+	return &blocks[fb_bit_block(p)].w[fb_bit_word(p)];
+}
+
 /* Bits are read concurrently by the XDP program: whole-word relaxed stores,
  * never torn. Writers are serialised by the filter lock. */
 static inline void fb_cnt_bit_set(struct fb_block *blocks, __u64 p)
 {
-	__u64 *w = &blocks[fb_bit_block(p)].w[fb_bit_word(p)];
+	__u64 *w = fb_cnt_bit_word(blocks, p);
 
 	__atomic_store_n(w, *w | fb_bit_mask(p), __ATOMIC_RELAXED);
 }
 
 static inline void fb_cnt_bit_clear(struct fb_block *blocks, __u64 p)
 {
-	__u64 *w = &blocks[fb_bit_block(p)].w[fb_bit_word(p)];
+	__u64 *w = fb_cnt_bit_word(blocks, p);
 
 	__atomic_store_n(w, *w & ~fb_bit_mask(p), __ATOMIC_RELAXED);
 }
