@@ -235,6 +235,155 @@ out:
 	free(perm);
 }
 
+/* The program's drops among keys[0..n). */
+static long drops(const struct prog *pr, const struct fb_key *keys, size_t n)
+{
+	long d = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		d += probe(pr, &keys[i]) == 1;
+	return d;
+}
+
+/* Packets of n random flows the program drops, against the number
+ * fb_gens_packet() expects: within 6 standard deviations and 5. */
+static void fp_measured(const struct prog *pr, const struct fb_store *f, uint64_t *seed, int n,
+			const char *what)
+{
+	struct fb_key k;
+	unsigned probes;
+	double rate, want;
+	char label[200];
+	long d = 0;
+	int i;
+
+	fb_gens_packet(f, &probes, &rate);
+	for (i = 0; i < n; i++) {
+		test_random_flow(seed, &k, i & 1);
+		d += probe(pr, &k) == 1;
+	}
+	want = rate * n;
+	snprintf(label, sizeof(label),
+		 "%s: %ld of %d packets no rule holds dropped, %.1f expected (%u probes, rate %.2g "
+		 "<= the filter's 1 %%)",
+		 what, d, n, want, probes, rate);
+	ASSERT_TRUE(rate <= 0.01 && d <= want + 6 * sqrt(want) + 5, label);
+}
+
+/*
+ * Generations sized to their rules (rules/lifetime.c), through the
+ * program: one rule makes the smallest; batches of one lifetime fill it,
+ * then open one FB_GEN_GROWTH times larger; with every slot in use a
+ * batch goes into a full generation of its window until that one reaches
+ * the filter's whole rate, and is then refused, the filter unchanged. No
+ * rule added is ever missed, and the packets no rule holds are dropped
+ * at the rate `info` reports.
+ */
+static void sized_gens(void)
+{
+	enum { PER = 2000, MAX = 400000 };
+	struct fb_create_opts o = { .layout = FB_LAYOUT_BLOCKED,
+				    .hash = FB_HASH_NHK,
+				    .action = FB_ACTION_DROP,
+				    .capacity = 100000,
+				    .fp_rate = 0.01 };
+	struct fb_key *keys = calloc(MAX, sizeof(*keys));
+	struct fb_gen gl[FB_GEN_SLOTS], where;
+	uint64_t seed = 0x51e;
+	size_t n = 0, bad, before;
+	int i, ng, rc = 0, into_full = 0;
+	__u32 first = 0, mask;
+	struct fb_store f;
+	struct prog pr;
+	char label[200];
+
+	if (!ASSERT_TRUE(keys != NULL, "memory"))
+		return;
+	if (!ASSERT_TRUE(!fb_size_blocked(o.capacity, o.fp_rate, &o.nblocks, &o.k) &&
+				 !fb_store_create("ttl-sized", &o) &&
+				 !fb_store_open("ttl-sized", &f),
+			 "sized: create"))
+		goto out;
+	if (!ASSERT_EQ(prog_load(&f, &pr), 0, "load the program"))
+		goto close;
+	fb_store_lock(&f);
+	test_random_flow(&seed, &keys[n], 0);
+	rc = fb_gens_add(&f, &keys[n++], 1, 60, &bad, &where);
+	snprintf(label, sizeof(label),
+		 "sized: one rule for 60 s: a generation of %u blocks (the filter %u)",
+		 where.nblocks, f.hdr->nblocks);
+	ASSERT_TRUE(!rc && where.nblocks == fb_gens_blocks(f.hdr, 1) && where.nblocks == 64 &&
+			    where.nblocks < f.hdr->nblocks,
+		    label);
+	first = where.nblocks;
+	/* Batches of the same lifetime until a second generation opens. */
+	while (!rc && __builtin_popcount(f.hdr->gens) < 2 && n + PER <= MAX) {
+		for (i = 0; i < PER; i++)
+			test_random_flow(&seed, &keys[n + i], i & 1);
+		rc = fb_gens_add(&f, &keys[n], PER, 60, &bad, &where);
+		n += PER;
+	}
+	ng = fb_gens_list(&f, gl);
+	snprintf(label, sizeof(label),
+		 "sized: %zu rules of one lifetime: a second generation of %u blocks for them "
+		 "(the first, %u blocks, too small)",
+		 n, ng == 2 ? gl[1].nblocks : 0, first);
+	ASSERT_TRUE(!rc && ng == 2 && gl[0].nblocks == first &&
+			    gl[1].nblocks == fb_gens_blocks(f.hdr, (double)n) &&
+			    fb_gens_room(f.hdr, &gl[0], PER) != 1,
+		    label);
+	fb_store_unlock(&f);
+	ASSERT_EQ(drops(&pr, keys, n), (long)n, "sized: every rule added is matched");
+	fp_measured(&pr, &f, &seed, 20000, "sized, two generations");
+	/* Every other slot: one rule each, lifetimes whose windows part. */
+	fb_store_lock(&f);
+	for (i = 1; i <= FB_GEN_SLOTS - 2 && !rc; i++) {
+		test_random_flow(&seed, &keys[n], 0);
+		rc = fb_gens_add(&f, &keys[n++], 1, 60.0 * (1 << i), &bad, NULL);
+	}
+	ASSERT_TRUE(!rc && __builtin_popcount(f.hdr->gens) == FB_GEN_SLOTS,
+		    "sized: every slot in use");
+	/* The 60 s window's generations take batches until they reach the
+	 * filter's whole rate. */
+	while (!rc && n + PER <= MAX) {
+		for (i = 0; i < PER; i++)
+			test_random_flow(&seed, &keys[n + i], i & 1);
+		ng = fb_gens_list(&f, gl);
+		rc = fb_gens_add(&f, &keys[n], PER, 60, &bad, &where);
+		if (!rc) {
+			into_full += fb_gens_room(f.hdr, &gl[0], PER) != 1 &&
+				     fb_gens_room(f.hdr, &gl[1], PER) != 1;
+			n += PER;
+		}
+	}
+	mask = f.hdr->gens;
+	snprintf(label, sizeof(label),
+		 "sized: every slot in use, %d batches into full generations, then refused "
+		 "(status %d)",
+		 into_full, rc);
+	ASSERT_TRUE(rc == -4 && bad == (size_t)-1 && into_full > 0, label);
+	ng = fb_gens_list(&f, gl);
+	for (before = 0, i = 0; i < ng; i++)
+		before += gl[i].nflows;
+	rc = fb_gens_add(&f, &keys[n], PER, 60, &bad, NULL);
+	ng = fb_gens_list(&f, gl);
+	for (i = 0; i < ng; i++)
+		before -= gl[i].nflows;
+	ASSERT_TRUE(rc == -4 && f.hdr->gens == mask && !before,
+		    "sized: the refused batch again: refused, the filter as it was");
+	fb_store_unlock(&f);
+	snprintf(label, sizeof(label), "sized: all %zu rules added are matched", n);
+	ASSERT_EQ(drops(&pr, keys, n), (long)n, label);
+	fp_measured(&pr, &f, &seed, 20000, "sized, full generations");
+	fb_load_close(pr.skel);
+close:
+	fb_store_close(&f);
+	drop_filter("ttl-sized");
+out:
+	free(keys);
+}
+
 /* The trace's gen of the last run_traced(): where the deciding rule was
  * (the filter's own, or a generation's slot range). */
 static __u32 traced_gen;
@@ -281,12 +430,16 @@ static int make_hashed(const char *name, __u8 alg, __u64 cap, struct fb_store *f
 static void shapes_chunks(__u8 alg, __u64 cap)
 {
 	enum { N = 300 };
+	/* Generations are sized to their rules (rules/lifetime.c): N flows
+	 * and bulk more, enough to make the generation as many chunks as the
+	 * case needs (one; several; the most a generation has). */
 	/* UDP from a source /24 to destination port 53 (IPv4), and the
 	 * same from a source /48 to a destination /64 (IPv6). */
 	const __u32 d4 = fb_mask_desc(96 + 24, 0, 0, 16, 1, 0),
 		    d6 = fb_mask_desc(48, 64, 0, 0, 0, 1);
-	struct fb_key keys[N], rules[2], pkts[2], other;
+	struct fb_key *keys = NULL, rules[2], pkts[2], other;
 	int several = cap > 60000, i, j;
+	size_t bulk = 0, chunks;
 	uint64_t seed = 0x5e1f + cap;
 	struct fb_repair_state rs;
 	char what[64], label[200];
@@ -307,7 +460,14 @@ static void shapes_chunks(__u8 alg, __u64 cap)
 	ASSERT_TRUE((f.nchunks > 1) == several, label);
 	if (!ASSERT_EQ(prog_load(&f, &pr), 0, "load the program"))
 		goto close;
-	for (i = 0; i < N; i++)
+	/* One chunk; several; or the most a generation has. */
+	chunks = cap > 1000000 ? FB_GEN_MAX_CHUNKS : several ? 2 : 1;
+	while (several && fb_chunks_for(fb_gens_blocks(f.hdr, N + bulk)) < chunks)
+		bulk = bulk ? bulk * 2 : 1000;
+	keys = calloc(N + bulk, sizeof(*keys));
+	if (!ASSERT_TRUE(keys != NULL, "memory"))
+		goto unload;
+	for (i = 0; i < (int)(N + bulk); i++)
 		test_random_flow(&seed, &keys[i], i & 1);
 	for (i = 0; i < 2; i++) {
 		test_random_flow(&seed, &pkts[i], i);
@@ -316,20 +476,21 @@ static void shapes_chunks(__u8 alg, __u64 cap)
 		fb_mask_key(&rules[i], &pkts[i], i ? d6 : d4);
 	}
 	fb_store_lock(&f);
-	ASSERT_EQ(fb_gens_add(&f, keys, N, 1.0, &bad, NULL), 0, "300 flows added for 1 s");
+	snprintf(label, sizeof(label), "%s: %zu flows added for 1 s", what, N + bulk);
+	ASSERT_EQ(fb_gens_add(&f, keys, N + bulk, 1.0, &bad, NULL), 0, label);
 	ASSERT_EQ(fb_gens_add(&f, rules, 2, 1.0, &bad, NULL), 0, "two shapes added for 1 s");
 	t1 = fb_now();
 	{
 		struct fb_gen gl[FB_GEN_SLOTS];
 		int n = fb_gens_list(&f, gl);
-		__u32 want = fb_chunks_for(f.hdr->nblocks) > FB_GEN_MAX_CHUNKS
-				     ? fb_chunks_nblocks(FB_GEN_MAX_CHUNKS)
-				     : f.hdr->nblocks;
+		__u32 want = fb_gens_blocks(f.hdr, N + bulk);
 
 		snprintf(label, sizeof(label),
-			 "%s: one generation, of the filter's size up to %u chunks (%u blocks)",
-			 what, FB_GEN_MAX_CHUNKS, want);
-		ASSERT_TRUE(n == 1 && gl[0].nblocks == want, label);
+			 "%s: one generation, sized for its %zu flows: %u blocks, %zu chunk%s",
+			 what, N + bulk, want, chunks, chunks > 1 ? "s" : "");
+		ASSERT_TRUE(n == 1 && gl[0].nblocks == want && fb_chunks_for(want) == chunks &&
+				    want <= f.hdr->nblocks,
+			    label);
 		if (n == 1)
 			range = gl[0].slot;
 	}
@@ -381,7 +542,9 @@ static void shapes_chunks(__u8 alg, __u64 cap)
 		late += run_traced(&pr, &pkts[j], &kind, &shape) != XDP_PASS;
 	snprintf(label, sizeof(label), "%s: none matches after 1 s + 1 s/4", what);
 	ASSERT_EQ(late, 0, label);
+unload:
 	fb_load_close(pr.skel);
+	free(keys);
 close:
 	fb_store_close(&f);
 	drop_filter("ttl-shapes");
@@ -399,6 +562,7 @@ int main(void)
 	two_seconds(0);
 	two_seconds(4);
 	random_model();
+	sized_gens();
 	shapes_chunks(FB_HASH_NHK, 12000000);
 	shapes_chunks(FB_HASH_NHK, 2000);
 	shapes_chunks(FB_HASH_SIPHASH13, 100000);

@@ -123,6 +123,31 @@ static void test_sizing(void)
 
 	ASSERT_EQ(fb_fpr_blocked(0, 19726, 8), 0, "fb_fpr_blocked of an empty filter is 0");
 
+	/* With k fixed (a generation's sizing): the fewest blocks, and the
+	 * most flows, at the rate, for both layouts; the bounds hold. */
+	for (k = 4; k <= 8; k += 4) {
+		__u8 lay;
+
+		for (lay = 0; lay < 2; lay++) {
+			__u8 layout = lay ? FB_LAYOUT_CLASSIC : FB_LAYOUT_BLOCKED;
+			__u32 b = fb_size_fixed_k(layout, k, 4000, 1e-5, 1, 1u << 20);
+			double cap = fb_capacity_at(layout, k, b, 1e-5);
+
+			ASSERT_TRUE(fb_fpr(layout, 4000, b, k) <= 1e-5 &&
+					    fb_fpr(layout, 4000, b - 1, k) > 1e-5,
+				    "fb_size_fixed_k: the fewest blocks within the rate");
+			ASSERT_TRUE(cap >= 4000 && fb_fpr(layout, cap, b, k) <= 1e-5 &&
+					    fb_fpr(layout, cap + 1, b, k) > 1e-5,
+				    "fb_capacity_at: the most flows within the rate");
+		}
+	}
+	ASSERT_EQ(fb_size_fixed_k(FB_LAYOUT_BLOCKED, 8, 1, 1e-5, 64, 1973), 64,
+		  "fb_size_fixed_k: no fewer than the lower bound");
+	ASSERT_EQ(fb_size_fixed_k(FB_LAYOUT_BLOCKED, 8, 1e9, 1e-5, 64, 1973), 1973,
+		  "fb_size_fixed_k: the upper bound when no size reaches the rate");
+	ASSERT_EQ(fb_capacity_at(FB_LAYOUT_BLOCKED, 8, 64, 1e-30), 0,
+		  "fb_capacity_at: 0 when not one flow is within the rate");
+
 	/* More flows in the same filter can only raise the rate. Near 1 the
 	 * Poisson sum carries ~1e-12 of rounding, hence the tolerance. */
 	mono = 1;

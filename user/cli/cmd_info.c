@@ -275,8 +275,11 @@ static void info_gens(const struct fb_store *f)
 			jw_double("fill_ratio", fill);
 			jw_obj_close();
 		} else if (gl[i].secs > 0) {
-			printf("    generation %u: ends in %.3f s, flows %llu, fill ratio %.6f\n",
-			       gl[i].g, gl[i].secs, (unsigned long long)gl[i].nflows, fill);
+			printf("    generation %u: ends in %.3f s, flows %llu, %llu bits, fill "
+			       "ratio "
+			       "%.6f\n",
+			       gl[i].g, gl[i].secs, (unsigned long long)gl[i].nflows,
+			       (unsigned long long)gl[i].nblocks * FB_BLOCK_BITS, fill);
 		} else {
 			printf("    generation %u: ended %.3f s ago (reclaimed by the next write), "
 			       "flows %llu\n",

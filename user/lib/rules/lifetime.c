@@ -14,20 +14,80 @@
 #include "types/ftype.h"
 #include "types/sizing.h"
 
-/* Where a batch added now for secs goes: 0, generation p->gl[p->pick]
- * opened into gs; 1, none fits (a new one, expiring at p->hi); -2
- * reported. */
+/*
+ * A generation's size. One as large as its filter costs a packet that no
+ * permanent rule matches a read of a random line of another array that
+ * large: 40 to 50 ns when the line is not in cache, per live generation
+ * (docs/performance.md, Rule lifetimes). So a generation is sized, as the
+ * stages of a scalable Bloom filter are (Almeida et al. 2007), for what
+ * it is expected to hold: FB_GEN_GROWTH times the rules of its batch and
+ * of the generations already in its window, at least FB_GEN_MIN_BLOCKS
+ * (4 KiB, which a probe finds in cache), at most the filter's own size.
+ * Its rate is gen_rate(): full, all FB_GEN_SLOTS generations together add
+ * at most the filter's own target per packet (1 % for a filter made by
+ * geometry) to the permanent rules', at FB_GEN_PROBES probes a packet. A
+ * full generation takes no more; the next batch of its window opens one
+ * FB_GEN_GROWTH times larger. Only when every slot is in use does a batch
+ * go into a full generation of its window, while that one's rate stays
+ * within the filter's whole target (fb_gens_room()); past that it is refused.
+ * A generation as large as its filter takes every batch, as the filter
+ * does.
+ */
+#define FB_GEN_GROWTH 4
+#define FB_GEN_MIN_BLOCKS 64
+#define FB_GEN_PROBES 8
+#define FB_GEN_DEFAULT_RATE 0.01
+
+/* The per-probe rate a full generation of f has (slots: how many of the
+ * FB_GEN_SLOTS it answers for). */
+static double gen_rate(const struct fb_header *h, unsigned slots)
+{
+	double p = h->fp_ppb ? h->fp_ppb / 1e9 : FB_GEN_DEFAULT_RATE;
+
+	return fb_probe_target(p * slots / FB_GEN_SLOTS, FB_GEN_PROBES);
+}
+
+/* The blocks of the largest generation of f: the filter's (fb_gen_make()
+ * caps them at FB_GEN_MAX_CHUNKS). */
+static __u32 gen_max_blocks(const struct fb_header *h)
+{
+	return fb_chunks_for(h->nblocks) > FB_GEN_MAX_CHUNKS ? fb_chunks_nblocks(FB_GEN_MAX_CHUNKS)
+							     : h->nblocks;
+}
+
+__u32 fb_gens_blocks(const struct fb_header *h, double n)
+{
+	__u32 max = gen_max_blocks(h), min = FB_GEN_MIN_BLOCKS < max ? FB_GEN_MIN_BLOCKS : max;
+
+	return fb_size_fixed_k(h->layout, h->k, n * FB_GEN_GROWTH, gen_rate(h, 1), min, max);
+}
+
+int fb_gens_room(const struct fb_header *h, const struct fb_gen *g, double n)
+{
+	double want = (double)g->nflows + n;
+
+	if (g->nblocks >= gen_max_blocks(h) ||
+	    want <= fb_capacity_at(h->layout, g->k, g->nblocks, gen_rate(h, 1)))
+		return 1;
+	return want <= fb_capacity_at(h->layout, g->k, g->nblocks, gen_rate(h, FB_GEN_SLOTS)) ? 2
+											      : 0;
+}
+
+/* Where a batch of n added now for secs goes: 0, generation
+ * p->gl[p->pick] opened into gs; 1, none fits (a new one, expiring at
+ * p->hi, for p->band rules); -2 reported. */
 struct gens_pick {
 	struct fb_gen gl[FB_GEN_SLOTS];
-	int ng, pick;
+	int ng, pick, spare, full;
 	__u64 hi;
+	double band, n;
 };
 
-static int gens_pick(struct fb_store *f, double secs, struct gens_pick *p, struct fb_store *gs,
-		     struct fb_gen *where)
+static int gens_pick(struct fb_store *f, double secs, size_t n, struct gens_pick *p,
+		     struct fb_store *gs, struct fb_gen *where)
 {
 	__u64 lo, span;
-	int i;
+	int i, room;
 
 	if (fb_gens_supported(f))
 		return -2;
@@ -37,9 +97,23 @@ static int gens_pick(struct fb_store *f, double secs, struct gens_pick *p, struc
 	span = (__u64)(secs / FB_GEN_DIV / fb_jiffies_tick());
 	p->hi = lo + span;
 	p->ng = fb_gens_list(f, p->gl);
-	for (p->pick = -1, i = 0; i < p->ng && p->pick < 0; i++)
-		if (p->gl[i].expires >= lo && p->gl[i].expires <= p->hi && p->gl[i].nblocks)
+	p->band = p->n = (double)n;
+	p->full = 0;
+	for (p->pick = p->spare = -1, i = 0; i < p->ng; i++) {
+		if (p->gl[i].expires < lo || p->gl[i].expires > p->hi || !p->gl[i].nblocks)
+			continue;
+		p->band += (double)p->gl[i].nflows;
+		p->full = 1;
+		room = p->pick < 0 ? fb_gens_room(f->hdr, &p->gl[i], (double)n) : 0;
+		if (room == 1)
 			p->pick = i;
+		else if (room == 2 && p->spare < 0)
+			p->spare = i;
+	}
+	/* Every slot in use: a full generation of the window, within the
+	 * filter's whole rate. */
+	if (p->pick < 0 && p->ng == FB_GEN_SLOTS)
+		p->pick = p->spare;
 	if (p->pick < 0)
 		return 1;
 	if (fb_gen_open(f, p->gl[p->pick].g, gs))
@@ -54,18 +128,24 @@ static int gens_pick(struct fb_store *f, double secs, struct gens_pick *p, struc
 static int gens_new(struct fb_store *f, const struct gens_pick *p, struct fb_store *gs,
 		    struct fb_gen *where)
 {
+	struct fb_header tmpl = *f->hdr;
 	__u32 used = f->hdr->gens;
 	unsigned g;
 
 	for (g = 0; g < FB_GEN_SLOTS && (used & 1U << g); g++)
 		;
-	if (g == FB_GEN_SLOTS) {
+	if (g == FB_GEN_SLOTS && p->full)
+		fb_report_err("all %d generations of '%s' are in use, and those these rules' "
+			      "lifetime ends in are full (%.0f rules): nothing added",
+			      FB_GEN_SLOTS, f->name, p->band - p->n);
+	else if (g == FB_GEN_SLOTS)
 		fb_report_err("all %d generations of '%s' hold rules with other lifetimes "
 			      "(they end within %.0f s): nothing added",
 			      FB_GEN_SLOTS, f->name, p->gl[p->ng - 1].secs);
+	if (g == FB_GEN_SLOTS)
 		return -4;
-	}
-	if (fb_gen_make(f, f->hdr, f->hdr->gen, g, p->hi, gs))
+	tmpl.nblocks = fb_gens_blocks(f->hdr, p->band);
+	if (fb_gen_make(f, &tmpl, f->hdr->gen, g, p->hi, gs))
 		return -2;
 	__atomic_fetch_or(&f->hdr->gens, 1U << g, __ATOMIC_RELEASE);
 	if (where) {
@@ -101,7 +181,7 @@ int fb_gens_add(struct fb_store *f, const struct fb_key *keys, size_t n, double 
 	int rc;
 
 	*bad = (size_t)-1;
-	rc = gens_pick(f, secs, &p, &gs, where);
+	rc = gens_pick(f, secs, n, &p, &gs, where);
 	if (rc == 1) {
 		/* A new generation: refuse rules needing too many prefix
 		 * lengths or shapes before making it. */
@@ -126,7 +206,7 @@ int fb_gens_add_fit(struct fb_store *f, struct fb_key *keys, size_t *n, double s
 	struct fb_prefixes fresh = none;
 	struct gens_pick p;
 	struct fb_store gs;
-	int rc = gens_pick(f, secs, &p, &gs, where);
+	int rc = gens_pick(f, secs, *n, &p, &gs, where);
 
 	if (rc < 0)
 		return rc;
@@ -150,6 +230,7 @@ int fb_gens_fresh(struct fb_store *nf, const struct fb_key *keys, size_t n, doub
 		  size_t *bad)
 {
 	struct fb_prefixes none = { 0 };
+	struct fb_header tmpl;
 	struct fb_store gs;
 	__u64 hi;
 	int rc;
@@ -161,7 +242,9 @@ int fb_gens_fresh(struct fb_store *nf, const struct fb_key *keys, size_t n, doub
 	if (rc)
 		return rc;
 	hi = fb_jiffies_after(secs) + (__u64)(secs / FB_GEN_DIV / fb_jiffies_tick());
-	if (fb_gen_make(nf, nf->hdr, nf->hdr->gen, 0, hi, &gs))
+	tmpl = *nf->hdr;
+	tmpl.nblocks = fb_gens_blocks(nf->hdr, (double)n);
+	if (fb_gen_make(nf, &tmpl, nf->hdr->gen, 0, hi, &gs))
 		return -2;
 	/* Named at once: a failed replace retires what its mask names. */
 	nf->hdr->gens = 1;

@@ -11,6 +11,13 @@
 #include "rules/fit.h"
 #include "store/gens.h"
 
+/* A generation's size (lifetime.c says why): the blocks of a new one of
+ * the filter with header h for n rules, and whether generation g can take
+ * n more: 1 within its own rate, 2 only within the filter's whole target
+ * (taken only when every slot is in use), 0 neither. */
+__u32 fb_gens_blocks(const struct fb_header *h, double n);
+int fb_gens_room(const struct fb_header *h, const struct fb_gen *g, double n);
+
 /*
  * Add n rules that must match for secs from now (then stop within secs /
  * FB_GEN_DIV): into a generation expiring in that window, or a new one.

@@ -235,3 +235,43 @@ double fb_replace_bytes(void *hdr, double entries, unsigned probes)
 		return INFINITY;
 	return (double)fb_chunks_for(fb_whole_chunks(nblocks)) * FB_CHUNK_BYTES;
 }
+
+__u32 fb_size_fixed_k(__u8 layout, unsigned k, double n, double q, __u32 lo, __u32 hi)
+{
+	if (lo >= hi || fb_fpr(layout, n, lo, k) <= q)
+		return lo < hi ? lo : hi;
+	if (fb_fpr(layout, n, hi, k) > q)
+		return hi;
+	/* Invariant: the rate at lo is above q, at hi within it. */
+	while (lo + 1 < hi) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		if (fb_fpr(layout, n, mid, k) <= q)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
+double fb_capacity_at(__u8 layout, unsigned k, __u32 nblocks, double q)
+{
+	double lo = 0, hi = 1, max = (double)fb_flows_max(nblocks);
+
+	while (hi < max && fb_fpr(layout, hi, nblocks, k) <= q) {
+		lo = hi;
+		hi *= 2;
+	}
+	if (hi >= max && fb_fpr(layout, max, nblocks, k) <= q)
+		return max;
+	/* Invariant: lo flows within q, hi past it. */
+	while (hi - lo > 1) {
+		double mid = floor((lo + hi) / 2);
+
+		if (fb_fpr(layout, mid, nblocks, k) <= q)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}

@@ -67,6 +67,11 @@ int fb_size_blocked(double n, double p, __u32 *nblocks, __u8 *k);
  * that margin on a cheaper probe (four bits to test rather than eight)
  * and the rest still lowers the rate. */
 unsigned fb_blocked_fast_k(double n, double p, __u32 nblocks, unsigned k);
+/* With k fixed (a generation keeps its filter's, ttl.h): the fewest blocks
+ * in [lo, hi] whose rate at n flows is <= q (hi if none is), and the most
+ * flows nblocks blocks hold at a rate <= q. */
+__u32 fb_size_fixed_k(__u8 layout, unsigned k, double n, double q, __u32 lo, __u32 hi);
+double fb_capacity_at(__u8 layout, unsigned k, __u32 nblocks, double q);
 /* The classic formulas before rounding m up to whole blocks. */
 double fb_classic_mbits(double n, double p);
 unsigned fb_classic_k(double mbits, double n);
