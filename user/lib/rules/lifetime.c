@@ -78,7 +78,7 @@ int fb_gens_room(const struct fb_header *h, const struct fb_gen *g, double n)
  * p->hi, for p->band rules); -2 reported. */
 struct gens_pick {
 	struct fb_gen gl[FB_GEN_SLOTS];
-	int ng, pick, spare, full;
+	int ng, pick, spare, in_window;
 	__u64 hi;
 	double band, n;
 };
@@ -98,12 +98,12 @@ static int gens_pick(struct fb_store *f, double secs, size_t n, struct gens_pick
 	p->hi = lo + span;
 	p->ng = fb_gens_list(f, p->gl);
 	p->band = p->n = (double)n;
-	p->full = 0;
+	p->in_window = 0;
 	for (p->pick = p->spare = -1, i = 0; i < p->ng; i++) {
 		if (p->gl[i].expires < lo || p->gl[i].expires > p->hi || !p->gl[i].nblocks)
 			continue;
 		p->band += (double)p->gl[i].nflows;
-		p->full = 1;
+		p->in_window = 1;
 		room = p->pick < 0 ? fb_gens_room(f->hdr, &p->gl[i], (double)n) : 0;
 		if (room == 1)
 			p->pick = i;
@@ -134,7 +134,7 @@ static int gens_new(struct fb_store *f, const struct gens_pick *p, struct fb_sto
 
 	for (g = 0; g < FB_GEN_SLOTS && (used & 1U << g); g++)
 		;
-	if (g == FB_GEN_SLOTS && p->full)
+	if (g == FB_GEN_SLOTS && p->in_window)
 		fb_report_err("all %d generations of '%s' are in use, and those these rules' "
 			      "lifetime ends in are full (%.0f rules): nothing added",
 			      FB_GEN_SLOTS, f->name, p->band - p->n);
