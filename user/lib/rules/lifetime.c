@@ -27,13 +27,17 @@
  * at most the filter's own target per packet (1 % for a filter made by
  * geometry) to the permanent rules', at FB_GEN_PROBES probes a packet. A
  * full generation takes no more; the next batch of its window opens one
- * FB_GEN_GROWTH times larger. Only when every slot is in use does a batch
+ * FB_GEN_GROWTH times larger, and the window's FB_GEN_STAGES-th is as
+ * large as the filter, which takes every batch: a uniform lifetime has at
+ * most 5 windows live (ttl.h), so it never needs more than 15 of the 16
+ * slots. Only when every slot is in use does a batch
  * go into a full generation of its window, while that one's rate stays
  * within the filter's whole target (fb_gens_room()); past that it is refused.
  * A generation as large as its filter takes every batch, as the filter
  * does.
  */
 #define FB_GEN_GROWTH 4
+#define FB_GEN_STAGES 3
 #define FB_GEN_MIN_BLOCKS 64
 #define FB_GEN_PROBES 8
 #define FB_GEN_DEFAULT_RATE 0.01
@@ -75,7 +79,8 @@ int fb_gens_room(const struct fb_header *h, const struct fb_gen *g, double n)
 
 /* Where a batch of n added now for secs goes: 0, generation
  * p->gl[p->pick] opened into gs; 1, none fits (a new one, expiring at
- * p->hi, for p->band rules); -2 reported. */
+ * p->hi, for p->band rules, after p->in_window others of the window); -2
+ * reported. */
 struct gens_pick {
 	struct fb_gen gl[FB_GEN_SLOTS];
 	int ng, pick, spare, in_window;
@@ -103,7 +108,7 @@ static int gens_pick(struct fb_store *f, double secs, size_t n, struct gens_pick
 		if (p->gl[i].expires < lo || p->gl[i].expires > p->hi || !p->gl[i].nblocks)
 			continue;
 		p->band += (double)p->gl[i].nflows;
-		p->in_window = 1;
+		p->in_window++;
 		room = p->pick < 0 ? fb_gens_room(f->hdr, &p->gl[i], (double)n) : 0;
 		if (room == 1)
 			p->pick = i;
@@ -144,7 +149,8 @@ static int gens_new(struct fb_store *f, const struct gens_pick *p, struct fb_sto
 			      FB_GEN_SLOTS, f->name, p->gl[p->ng - 1].secs);
 	if (g == FB_GEN_SLOTS)
 		return -4;
-	tmpl.nblocks = fb_gens_blocks(f->hdr, p->band);
+	tmpl.nblocks = p->in_window + 1 >= FB_GEN_STAGES ? gen_max_blocks(f->hdr)
+							 : fb_gens_blocks(f->hdr, p->band);
 	if (fb_gen_make(f, &tmpl, f->hdr->gen, g, p->hi, gs))
 		return -2;
 	__atomic_fetch_or(&f->hdr->gens, 1U << g, __ATOMIC_RELEASE);
