@@ -85,6 +85,20 @@ check_eq "... and the imported filter drops it too" "$(replay_drops shi "$T_TMP/
 "$FB" destroy sh >/dev/null
 "$FB" destroy shi >/dev/null
 
+# --- a generation is sized to its rules, classic and blocked layouts: one
+# rule makes a generation far smaller than the filter, which the program
+# still matches through (and only its rule).
+for lay in blocked classic; do
+	"$FB" create sz --capacity 100000 --fp-rate 0.001 --layout $lay >/dev/null
+	"$FB" add sz --ttl 1h udp src 198.51.100.3 >/dev/null
+	bits=$("$FB" -j info sz | $PY -c 'import json,sys; d=json.load(sys.stdin); print(d["generations"][0]["bits"], d["bits"])')
+	check "$lay: one rule with a lifetime: a generation of 64 blocks, not the filter's size ($bits)" \
+		test "${bits% *}" = 32768 -a "${bits#* }" -gt 1000000
+	check "$lay: info shows the generation's bits" bash -c "'$FB' info sz | grep -q 'flows 1, 32768 bits, fill ratio'"
+	check_eq "$lay: the program drops its one packet, no other" "$(replay_drops sz "$T_TMP/s.pcap")" 1
+	"$FB" destroy sz >/dev/null
+done
+
 # The lifetime as given, every digit (not 5.4e+03).
 "$FB" create tl --capacity 1000 --fp-rate 0.01 >/dev/null
 out=$("$FB" add tl src 198.51.100.9 --ttl 1.5h)
