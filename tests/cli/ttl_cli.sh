@@ -91,10 +91,12 @@ check_eq "... and the imported filter drops it too" "$(replay_drops shi "$T_TMP/
 for lay in blocked classic; do
 	"$FB" create sz --capacity 100000 --fp-rate 0.001 --layout $lay >/dev/null
 	"$FB" add sz --ttl 1h udp src 198.51.100.3 >/dev/null
-	bits=$("$FB" -j info sz | $PY -c 'import json,sys; d=json.load(sys.stdin); print(d["generations"][0]["bits"], d["bits"])')
+	bits=$("$FB" -j info sz | $PY -c 'import json,sys; d=json.load(sys.stdin); g=d["generations"][0]; print(g["bits"], d["bits"], int(g["capacity"]))')
+	read -r gbits fbits gcap <<<"$bits"
 	check "$lay: one rule with a lifetime: a generation of 64 blocks, not the filter's size ($bits)" \
-		test "${bits% *}" = 32768 -a "${bits#* }" -gt 1000000
-	check "$lay: info shows the generation's bits" bash -c "'$FB' info sz | grep -q 'flows 1, 32768 bits, fill ratio'"
+		test "$gbits" = 32768 -a "$fbits" -gt 1000000
+	check "$lay: ... room for hundreds of rules in it (capacity $gcap)" test "$gcap" -gt 100 -a "$gcap" -lt 5000
+	check "$lay: info shows the generation's bits" bash -c "'$FB' info sz | grep -q 'flows 1 of [0-9]*, 32768 bits, fill ratio'"
 	check_eq "$lay: the program drops its one packet, no other" "$(replay_drops sz "$T_TMP/s.pcap")" 1
 	"$FB" destroy sz >/dev/null
 done

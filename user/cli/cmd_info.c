@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* `flowbloom list`, `info` and `destroy`. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,8 +257,8 @@ static void info_gens(const struct fb_store *f)
 		       "rules' lifetime after them)\n",
 		       n, n == 1 ? "" : "s", FB_GEN_DIV);
 	for (i = 0; i < n; i++) {
+		double fill = -1, cap = fb_gens_capacity(f->hdr, &gl[i]);
 		struct fb_store gs;
-		double fill = -1;
 
 		fb_report_quiet = true;
 		if (gl[i].nblocks && !fb_gen_open(f, gl[i].g, &gs)) {
@@ -272,13 +273,18 @@ static void info_gens(const struct fb_store *f)
 			jw_bool("expired", gl[i].secs <= 0);
 			jw_u64("flows", gl[i].nflows);
 			jw_u64("bits", (__u64)gl[i].nblocks * FB_BLOCK_BITS);
+			if (isfinite(cap))
+				jw_double("capacity", cap);
+			else
+				jw_null("capacity");
 			jw_double("fill_ratio", fill);
 			jw_obj_close();
 		} else if (gl[i].secs > 0) {
-			printf("    generation %u: ends in %.3f s, flows %llu, %llu bits, fill "
-			       "ratio "
-			       "%.6f\n",
-			       gl[i].g, gl[i].secs, (unsigned long long)gl[i].nflows,
+			printf("    generation %u: ends in %.3f s, flows %llu", gl[i].g, gl[i].secs,
+			       (unsigned long long)gl[i].nflows);
+			if (isfinite(cap))
+				printf(" of %.0f", cap);
+			printf(", %llu bits, fill ratio %.6f\n",
 			       (unsigned long long)gl[i].nblocks * FB_BLOCK_BITS, fill);
 		} else {
 			printf("    generation %u: ended %.3f s ago (reclaimed by the next write), "

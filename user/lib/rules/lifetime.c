@@ -66,12 +66,18 @@ __u32 fb_gens_blocks(const struct fb_header *h, double n)
 	return fb_size_fixed_k(h->layout, h->k, n * FB_GEN_GROWTH, gen_rate(h, 1), min, max);
 }
 
+double fb_gens_capacity(const struct fb_header *h, const struct fb_gen *g)
+{
+	if (g->nblocks >= gen_max_blocks(h))
+		return INFINITY;
+	return fb_capacity_at(h->layout, g->k, g->nblocks, gen_rate(h, 1));
+}
+
 int fb_gens_room(const struct fb_header *h, const struct fb_gen *g, double n)
 {
 	double want = (double)g->nflows + n;
 
-	if (g->nblocks >= gen_max_blocks(h) ||
-	    want <= fb_capacity_at(h->layout, g->k, g->nblocks, gen_rate(h, 1)))
+	if (want <= fb_gens_capacity(h, g))
 		return 1;
 	return want <= fb_capacity_at(h->layout, g->k, g->nblocks, gen_rate(h, FB_GEN_SLOTS)) ? 2
 											      : 0;

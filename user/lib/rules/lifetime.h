@@ -16,6 +16,9 @@
  * n more: 1 within its own rate, 2 only within the filter's whole target
  * (taken only when every slot is in use), 0 neither. */
 __u32 fb_gens_blocks(const struct fb_header *h, double n);
+/* The rules generation g holds within its rate (INFINITY: one as large as
+ * the filter, which takes every batch). */
+double fb_gens_capacity(const struct fb_header *h, const struct fb_gen *g);
 int fb_gens_room(const struct fb_header *h, const struct fb_gen *g, double n);
 
 /*
