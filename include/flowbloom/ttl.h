@@ -4,10 +4,11 @@
  *
  * Rules added with a lifetime (add --ttl) live in generations: each a
  * filter of its own (a head whose header is a copy of the filter's:
- * layout, k, hash, key; its own size, sized for the rules it is expected
- * to hold (user/lib/rules/lifetime.c); its own rule kinds, prefix
- * lengths, shapes, probe table and bits), with one expiry, in chunks held by the same outer map as
- * the filter itself (geometry.h, "Physical layout"). Generation g of set s
+ * layout, hash, key; its own size and k, sized for the rules it is
+ * expected to hold (user/lib/rules/lifetime.c); its own rule kinds,
+ * prefix lengths, shapes, probe table and bits), with one expiry, in
+ * chunks held by the same outer map as the filter itself (geometry.h,
+ * "Physical layout"). Generation g of set s
  * has the slot range fb_gen_range(s, g), which its header's gen names; its
  * head is its range's chunk 0. The set in use is the filter header's gen
  * bit, which `load --replace` flips with the head it installs in slot 0: a
@@ -37,9 +38,8 @@
 /* Relative precision: a rule stops matching at most TTL / FB_GEN_DIV late. */
 #define FB_GEN_DIV 4
 /* Chunks of one generation at most (32 MiB): however many rules it is
- * sized for, a generation has at most this many and the filter's k, so
- * the outer map's slots for all 32 stay a small multiple of the filter's
- * own. */
+ * sized for, a generation has at most this many, so the outer map's slots
+ * for all 32 stay a small multiple of the filter's own. */
 #define FB_GEN_MAX_CHUNKS 128
 
 /* The slot range (geometry.h, fb_gen_chunk_slot()) of generation g

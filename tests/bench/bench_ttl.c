@@ -108,6 +108,7 @@ void bench_ttl(void)
 	struct fb_store f, ff;
 	char label[64];
 	int miss, g, i, full;
+	__u8 k;
 
 	printf("\nRule lifetimes: ns/packet, blocked 1 MiB, one core (test_run)\n");
 	if (make_filter("ttl", SMALL_BITS, 8, FB_LAYOUT_BLOCKED, SMALL_FLOWS, &f) ||
@@ -152,7 +153,7 @@ void bench_ttl(void)
 	       "lifetime code\n"
 	       "  (the median ratio of back-to-back pairs, times the fastest baseline): sized "
 	       "to their flows\n  (%u blocks each), and as large as the filter\n",
-	       fb_gens_blocks(f.hdr, 1000));
+	       fb_gens_blocks(f.hdr, 1000, &k));
 	printf("  %-24s %12s %12s %12s %12s\n", "live generations", "miss, sized", "miss, 1 MiB",
 	       "hit, sized", "hit, 1 MiB");
 	for (g = 0; g < 4; g++)

@@ -101,6 +101,16 @@ for lay in blocked classic; do
 	"$FB" destroy sz >/dev/null
 done
 
+# A short list's filter probes 4 bits (k = 4); its generations, at their
+# stricter rate, take 8 where that needs fewer bits: the program reads
+# each generation's own k.
+"$FB" create k4 --capacity 2508 --fp-rate 0.01 >/dev/null
+"$FB" add k4 --ttl 1h udp src 198.51.100.3 >/dev/null
+check_eq "a k = 4 filter's generation has k = 8" \
+	"$("$FB" -j info k4 | $PY -c 'import json,sys; d=json.load(sys.stdin); print(d["hashes"], d["generations"][0]["hashes"])')" "4 8"
+check_eq "... and the program drops its one packet through it" "$(replay_drops k4 "$T_TMP/s.pcap")" 1
+"$FB" destroy k4 >/dev/null
+
 # The lifetime as given, every digit (not 5.4e+03).
 "$FB" create tl --capacity 1000 --fp-rate 0.01 >/dev/null
 out=$("$FB" add tl src 198.51.100.9 --ttl 1.5h)

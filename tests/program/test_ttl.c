@@ -276,16 +276,21 @@ static void fp_measured(const struct prog *pr, const struct fb_store *f, uint64_
 	ASSERT_TRUE(rate <= 0.01 && d <= want + 6 * sqrt(want) + 5, label);
 }
 
-/* A blocked NH filter for 100,000 flows at 1 % (the CLI's default hash). */
-static int make_nh(const char *name, struct fb_store *f)
+/* A blocked NH filter for cap flows at 1 % (the CLI's default hash),
+ * sized as `create` sizes it (k = 4 where the chunk's bits allow). */
+static int make_nh(const char *name, __u64 cap, struct fb_store *f)
 {
 	struct fb_create_opts o = { .layout = FB_LAYOUT_BLOCKED,
 				    .hash = FB_HASH_NHK,
 				    .action = FB_ACTION_DROP,
-				    .capacity = 100000,
+				    .capacity = cap,
 				    .fp_rate = 0.01 };
 
-	if (fb_size_blocked(o.capacity, o.fp_rate, &o.nblocks, &o.k) || fb_store_create(name, &o))
+	if (fb_size_blocked(o.capacity, o.fp_rate, &o.nblocks, &o.k))
+		return -1;
+	o.nblocks = fb_whole_chunks(o.nblocks);
+	o.k = (__u8)fb_blocked_fast_k(cap, o.fp_rate, o.nblocks, o.k);
+	if (fb_store_create(name, &o))
 		return -1;
 	return fb_store_open(name, f);
 }
@@ -307,7 +312,7 @@ static void sized_stages(void)
 
 	if (!ASSERT_TRUE(keys != NULL, "memory"))
 		return;
-	if (!ASSERT_EQ(make_nh("ttl-stages", &f), 0, "stages: create"))
+	if (!ASSERT_EQ(make_nh("ttl-stages", 100000, &f), 0, "stages: create"))
 		goto out;
 	if (!ASSERT_EQ(prog_load(&f, &pr), 0, "load the program"))
 		goto close;
@@ -357,13 +362,14 @@ static void sized_gens(void)
 	size_t n = 0, bad, before;
 	int i, ng, rc = 0, into_full = 0;
 	__u32 first = 0, mask;
+	__u8 k = 0;
 	struct fb_store f;
 	struct prog pr;
 	char label[200];
 
 	if (!ASSERT_TRUE(keys != NULL, "memory"))
 		return;
-	if (!ASSERT_EQ(make_nh("ttl-sized", &f), 0, "sized: create"))
+	if (!ASSERT_EQ(make_nh("ttl-sized", 2508, &f), 0, "sized: create"))
 		goto out;
 	if (!ASSERT_EQ(prog_load(&f, &pr), 0, "load the program"))
 		goto close;
@@ -371,10 +377,12 @@ static void sized_gens(void)
 	test_random_flow(&seed, &keys[n], 0);
 	rc = fb_gens_add(&f, &keys[n++], 1, 60, &bad, &where);
 	snprintf(label, sizeof(label),
-		 "sized: one rule for 60 s: a generation of %u blocks (the filter %u)",
-		 where.nblocks, f.hdr->nblocks);
-	ASSERT_TRUE(!rc && where.nblocks == fb_gens_blocks(f.hdr, 1) && where.nblocks == 64 &&
-			    where.nblocks < f.hdr->nblocks,
+		 "sized: one rule for 60 s: a generation of %u blocks, k = %u (the filter %u, "
+		 "k = %u: the generation takes k = 8, fewer bits at its rate)",
+		 where.nblocks, where.k, f.hdr->nblocks, f.hdr->k);
+	ASSERT_TRUE(!rc && where.nblocks == fb_gens_blocks(f.hdr, 1, &k) && where.k == k &&
+			    where.nblocks == 64 && where.nblocks < f.hdr->nblocks &&
+			    f.hdr->k == FB_FAST_K_LO && where.k == FB_FAST_K_HI,
 		    label);
 	first = where.nblocks;
 	/* Batches of the same lifetime until a second generation opens. */
@@ -390,7 +398,7 @@ static void sized_gens(void)
 		 "(the first, %u blocks, too small)",
 		 n, ng == 2 ? gl[1].nblocks : 0, first);
 	ASSERT_TRUE(!rc && ng == 2 && gl[0].nblocks == first &&
-			    gl[1].nblocks == fb_gens_blocks(f.hdr, (double)n) &&
+			    gl[1].nblocks == fb_gens_blocks(f.hdr, (double)n, &k) && gl[1].k == k &&
 			    fb_gens_room(f.hdr, &gl[0], PER) != 1,
 		    label);
 	fb_store_unlock(&f);
@@ -500,6 +508,7 @@ static void shapes_chunks(__u8 alg, __u64 cap)
 	struct fb_key *keys = NULL, rules[2], pkts[2], other;
 	int several = cap > 60000, i, j;
 	size_t bulk = 0, chunks;
+	__u8 k = 0;
 	uint64_t seed = 0x5e1f + cap;
 	struct fb_repair_state rs;
 	char what[64], label[200];
@@ -522,7 +531,7 @@ static void shapes_chunks(__u8 alg, __u64 cap)
 		goto close;
 	/* One chunk; several; or the most a generation has. */
 	chunks = cap > 1000000 ? FB_GEN_MAX_CHUNKS : several ? 2 : 1;
-	while (several && fb_chunks_for(fb_gens_blocks(f.hdr, N + bulk)) < chunks)
+	while (several && fb_chunks_for(fb_gens_blocks(f.hdr, N + bulk, &k)) < chunks)
 		bulk = bulk ? bulk * 2 : 1000;
 	keys = calloc(N + bulk, sizeof(*keys));
 	if (!ASSERT_TRUE(keys != NULL, "memory"))
@@ -543,13 +552,13 @@ static void shapes_chunks(__u8 alg, __u64 cap)
 	{
 		struct fb_gen gl[FB_GEN_SLOTS];
 		int n = fb_gens_list(&f, gl);
-		__u32 want = fb_gens_blocks(f.hdr, N + bulk);
+		__u32 want = fb_gens_blocks(f.hdr, N + bulk, &k);
 
 		snprintf(label, sizeof(label),
 			 "%s: one generation, sized for its %zu flows: %u blocks, %zu chunk%s",
 			 what, N + bulk, want, chunks, chunks > 1 ? "s" : "");
-		ASSERT_TRUE(n == 1 && gl[0].nblocks == want && fb_chunks_for(want) == chunks &&
-				    want <= f.hdr->nblocks,
+		ASSERT_TRUE(n == 1 && gl[0].nblocks == want && gl[0].k == k &&
+				    fb_chunks_for(want) == chunks && want <= f.hdr->nblocks,
 			    label);
 		if (n == 1)
 			range = gl[0].slot;

@@ -273,6 +273,7 @@ static void info_gens(const struct fb_store *f)
 			jw_bool("expired", gl[i].secs <= 0);
 			jw_u64("flows", gl[i].nflows);
 			jw_u64("bits", (__u64)gl[i].nblocks * FB_BLOCK_BITS);
+			jw_u64("hashes", gl[i].k);
 			if (isfinite(cap))
 				jw_double("capacity", cap);
 			else

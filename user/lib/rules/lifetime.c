@@ -22,7 +22,9 @@
  * stages of a scalable Bloom filter are (Almeida et al. 2007), for what
  * it is expected to hold: FB_GEN_GROWTH times the rules of its batch and
  * of the generations already in its window, at least FB_GEN_MIN_BLOCKS
- * (4 KiB, which a probe finds in cache), at most the filter's own size.
+ * (4 KiB, which a probe finds in cache), at most the filter's own size,
+ * with the filter's k or the data path's other fast k (8), whichever
+ * needs fewer bits.
  * Its rate is gen_rate(): full, all FB_GEN_SLOTS generations together add
  * at most the filter's own target per packet (1 % for a filter made by
  * geometry) to the permanent rules', at FB_GEN_PROBES probes a packet. A
@@ -59,11 +61,26 @@ static __u32 gen_max_blocks(const struct fb_header *h)
 							     : h->nblocks;
 }
 
-__u32 fb_gens_blocks(const struct fb_header *h, double n)
+__u32 fb_gens_blocks(const struct fb_header *h, double n, __u8 *k)
 {
-	__u32 max = gen_max_blocks(h), min = FB_GEN_MIN_BLOCKS < max ? FB_GEN_MIN_BLOCKS : max;
+	__u32 max = gen_max_blocks(h), min = FB_GEN_MIN_BLOCKS < max ? FB_GEN_MIN_BLOCKS : max, b,
+	      b8;
+	double q = gen_rate(h, 1), want = n * FB_GEN_GROWTH;
 
-	return fb_size_fixed_k(h->layout, h->k, n * FB_GEN_GROWTH, gen_rate(h, 1), min, max);
+	*k = h->k;
+	b = fb_size_fixed_k(h->layout, h->k, want, q, min, max);
+	if (h->layout != FB_LAYOUT_BLOCKED || h->k == FB_FAST_K_HI)
+		return b;
+	/* The data path's other fast k where it needs fewer bits (a short
+	 * list's k = 4 at a generation's stricter rate), or the same bits at
+	 * a lower rate. */
+	b8 = fb_size_fixed_k(h->layout, FB_FAST_K_HI, want, q, min, max);
+	if (b8 < b ||
+	    (b8 == b && fb_fpr_blocked(want, b, FB_FAST_K_HI) < fb_fpr_blocked(want, b, h->k))) {
+		*k = FB_FAST_K_HI;
+		return b8;
+	}
+	return b;
 }
 
 double fb_gens_capacity(const struct fb_header *h, const struct fb_gen *g)
@@ -155,8 +172,10 @@ static int gens_new(struct fb_store *f, const struct gens_pick *p, struct fb_sto
 			      FB_GEN_SLOTS, f->name, p->gl[p->ng - 1].secs);
 	if (g == FB_GEN_SLOTS)
 		return -4;
-	tmpl.nblocks = p->in_window + 1 >= FB_GEN_STAGES ? gen_max_blocks(f->hdr)
-							 : fb_gens_blocks(f->hdr, p->band);
+	if (p->in_window + 1 >= FB_GEN_STAGES)
+		tmpl.nblocks = gen_max_blocks(f->hdr);
+	else
+		tmpl.nblocks = fb_gens_blocks(f->hdr, p->band, &tmpl.k);
 	if (fb_gen_make(f, &tmpl, f->hdr->gen, g, p->hi, gs))
 		return -2;
 	__atomic_fetch_or(&f->hdr->gens, 1U << g, __ATOMIC_RELEASE);
@@ -255,7 +274,7 @@ int fb_gens_fresh(struct fb_store *nf, const struct fb_key *keys, size_t n, doub
 		return rc;
 	hi = fb_jiffies_after(secs) + (__u64)(secs / FB_GEN_DIV / fb_jiffies_tick());
 	tmpl = *nf->hdr;
-	tmpl.nblocks = fb_gens_blocks(nf->hdr, (double)n);
+	tmpl.nblocks = fb_gens_blocks(nf->hdr, (double)n, &tmpl.k);
 	if (fb_gen_make(nf, &tmpl, nf->hdr->gen, 0, hi, &gs))
 		return -2;
 	/* Named at once: a failed replace retires what its mask names. */
