@@ -24,19 +24,19 @@
  * of the generations already in its window, at least FB_GEN_MIN_BLOCKS
  * (4 KiB, which a probe finds in cache), at most the filter's own size,
  * with the filter's k or the data path's other fast k (8), whichever
- * needs fewer bits.
- * Its rate is gen_rate(): full, all FB_GEN_SLOTS generations together add
- * at most the filter's own target per packet (1 % for a filter made by
- * geometry) to the permanent rules', at FB_GEN_PROBES probes a packet. A
- * full generation takes no more; the next batch of its window opens one
- * FB_GEN_GROWTH times larger, and the window's FB_GEN_STAGES-th is as
- * large as the filter, which takes every batch: a uniform lifetime has at
- * most 5 windows live (ttl.h), so it never needs more than 15 of the 16
- * slots. Only when every slot is in use does a batch
- * go into a full generation of its window, while that one's rate stays
- * within the filter's whole target (fb_gens_room()); past that it is refused.
- * A generation as large as its filter takes every batch, as the filter
- * does.
+ * needs fewer bits. Its rate is gen_rate(): full, all FB_GEN_SLOTS
+ * generations together add at most the filter's own target per packet
+ * (1 % for a filter made by geometry) to the permanent rules', at
+ * FB_GEN_PROBES probes a packet.
+ *
+ * A full generation takes no more; the next batch of its window opens
+ * one FB_GEN_GROWTH times larger, and the window's FB_GEN_STAGES-th is as
+ * large as the filter and takes every batch, as the filter does: a
+ * uniform lifetime has at most 5 windows live (docs/design.md), so it never needs
+ * more than 15 of the 16 slots. Only when every slot is in use does a
+ * batch go into a full generation of its window, while that one's rate
+ * stays within the filter's whole target (fb_gens_room()); past that it
+ * is refused.
  */
 #define FB_GEN_GROWTH 4
 #define FB_GEN_STAGES 3
