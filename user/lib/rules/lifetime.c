@@ -32,11 +32,11 @@
  * A full generation takes no more; the next batch of its window opens
  * one FB_GEN_GROWTH times larger, and the window's FB_GEN_STAGES-th is as
  * large as the filter and takes every batch, as the filter does: a
- * uniform lifetime has at most 5 windows live (docs/design.md), so it never needs
- * more than 15 of the 16 slots. Only when every slot is in use does a
- * batch go into a full generation of its window, while that one's rate
- * stays within the filter's whole target (fb_gens_room()); past that it
- * is refused.
+ * uniform lifetime has at most 5 windows live (docs/design.md), so it
+ * never needs more than 15 of the 16 slots. Only when every slot is in
+ * use does a batch go into a full generation of its window, while that
+ * one's rate stays within the filter's whole target (fb_gens_room());
+ * past that it is refused.
  */
 #define FB_GEN_GROWTH 4
 #define FB_GEN_STAGES 3
