@@ -275,7 +275,7 @@ static void info_gens(const struct fb_store *f)
 			jw_u64("bits", (__u64)gl[i].nblocks * FB_BLOCK_BITS);
 			jw_u64("hashes", gl[i].k);
 			if (isfinite(cap))
-				jw_double("capacity", cap);
+				jw_u64("capacity", (__u64)cap);
 			else
 				jw_null("capacity");
 			jw_double("fill_ratio", fill);
