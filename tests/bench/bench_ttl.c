@@ -102,7 +102,7 @@ static void gen_add(struct fb_store *f, const struct fb_key *keys, size_t n, dou
 void bench_ttl(void)
 {
 	static const double ttl[] = { 3600, 7200, 14400, 28800 };
-	double base[2], none[2], ratio[2], cost[2][4][2];
+	double base[2], ratio[2], cost[2][4][2];
 	struct fb_key keys[4][1000];
 	uint64_t seed = 0x771;
 	struct fb_store f, ff;
@@ -125,7 +125,6 @@ void bench_ttl(void)
 			n = run(&f, "with it, no generation", false, miss);
 			r[i] = n / b;
 			base[miss] = i ? (b < base[miss] ? b : base[miss]) : b;
-			none[miss] = i ? (n < none[miss] ? n : none[miss]) : n;
 		}
 		qsort(r, 9, sizeof(r[0]), cmp_ratio);
 		ratio[miss] = r[4];
@@ -175,7 +174,6 @@ void bench_ttl(void)
 	printf("  %-62s %6.3f\n", "a filter without lifetimes, hit: with / without the code",
 	       ratio[0]);
 	target("a filter without lifetimes, miss: with / without the code", ratio[1], 1.03, true);
-	(void)none;
 	fb_store_close(&f);
 	fb_store_close(&ff);
 	fb_store_destroy("ttl");

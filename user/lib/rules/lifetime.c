@@ -53,18 +53,10 @@ static double gen_rate(const struct fb_header *h, unsigned slots)
 	return fb_probe_target(p * slots / FB_GEN_SLOTS, FB_GEN_PROBES);
 }
 
-/* The blocks of the largest generation of f: the filter's (fb_gen_make()
- * caps them at FB_GEN_MAX_CHUNKS). */
-static __u32 gen_max_blocks(const struct fb_header *h)
-{
-	return fb_chunks_for(h->nblocks) > FB_GEN_MAX_CHUNKS ? fb_chunks_nblocks(FB_GEN_MAX_CHUNKS)
-							     : h->nblocks;
-}
-
 __u32 fb_gens_blocks(const struct fb_header *h, double n, __u8 *k)
 {
-	__u32 max = gen_max_blocks(h), min = FB_GEN_MIN_BLOCKS < max ? FB_GEN_MIN_BLOCKS : max, b,
-	      b8;
+	__u32 max = fb_gen_max_blocks(h->nblocks),
+	      min = FB_GEN_MIN_BLOCKS < max ? FB_GEN_MIN_BLOCKS : max, b, b8;
 	double q = gen_rate(h, 1), want = n * FB_GEN_GROWTH;
 
 	*k = h->k;
@@ -85,7 +77,7 @@ __u32 fb_gens_blocks(const struct fb_header *h, double n, __u8 *k)
 
 double fb_gens_capacity(const struct fb_header *h, const struct fb_gen *g)
 {
-	if (g->nblocks >= gen_max_blocks(h))
+	if (g->nblocks >= fb_gen_max_blocks(h->nblocks))
 		return INFINITY;
 	return fb_capacity_at(h->layout, g->k, g->nblocks, gen_rate(h, 1));
 }
@@ -162,18 +154,20 @@ static int gens_new(struct fb_store *f, const struct gens_pick *p, struct fb_sto
 
 	for (g = 0; g < FB_GEN_SLOTS && (used & 1U << g); g++)
 		;
-	if (g == FB_GEN_SLOTS && p->in_window)
-		fb_report_err("all %d generations of '%s' are in use, and those these rules' "
-			      "lifetime ends in are full (%.0f rules): nothing added",
-			      FB_GEN_SLOTS, f->name, p->band - p->n);
-	else if (g == FB_GEN_SLOTS)
-		fb_report_err("all %d generations of '%s' hold rules with other lifetimes "
-			      "(they end within %.0f s): nothing added",
-			      FB_GEN_SLOTS, f->name, p->gl[p->ng - 1].secs);
-	if (g == FB_GEN_SLOTS)
+	if (g == FB_GEN_SLOTS) {
+		if (p->in_window)
+			fb_report_err(
+				"all %d generations of '%s' are in use, and those these "
+				"rules' lifetime ends in are full (%.0f rules): nothing added",
+				FB_GEN_SLOTS, f->name, p->band - p->n);
+		else
+			fb_report_err("all %d generations of '%s' hold rules with other lifetimes "
+				      "(they end within %.0f s): nothing added",
+				      FB_GEN_SLOTS, f->name, p->gl[p->ng - 1].secs);
 		return -4;
+	}
 	if (p->in_window + 1 >= FB_GEN_STAGES)
-		tmpl.nblocks = gen_max_blocks(f->hdr);
+		tmpl.nblocks = fb_gen_max_blocks(f->hdr->nblocks);
 	else
 		tmpl.nblocks = fb_gens_blocks(f->hdr, p->band, &tmpl.k);
 	if (fb_gen_make(f, &tmpl, f->hdr->gen, g, p->hi, gs))

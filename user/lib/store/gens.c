@@ -226,6 +226,12 @@ int fb_gen_open(const struct fb_store *f, unsigned g, struct fb_store *gs)
  * caller sets the mask bit. dir: the filter whose pins and outer map are
  * used.
  */
+__u32 fb_gen_max_blocks(__u32 nblocks)
+{
+	return fb_chunks_for(nblocks) > FB_GEN_MAX_CHUNKS ? fb_chunks_nblocks(FB_GEN_MAX_CHUNKS)
+							  : nblocks;
+}
+
 int fb_gen_make(const struct fb_store *dir, const struct fb_header *tmpl_in, unsigned set,
 		unsigned g, __u64 expires, struct fb_store *gs)
 {
@@ -233,8 +239,7 @@ int fb_gen_make(const struct fb_store *dir, const struct fb_header *tmpl_in, uns
 	__u32 range = fb_gen_range(set, g), n;
 	int *fds;
 
-	if (fb_chunks_for(t.nblocks) > FB_GEN_MAX_CHUNKS)
-		t.nblocks = fb_chunks_nblocks(FB_GEN_MAX_CHUNKS);
+	t.nblocks = fb_gen_max_blocks(t.nblocks);
 	n = fb_chunks_for(t.nblocks);
 	fds = calloc(n, sizeof(*fds));
 	char pin[32];

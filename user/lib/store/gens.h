@@ -45,6 +45,9 @@ int fb_gens_list(const struct fb_store *f, struct fb_gen out[FB_GEN_SLOTS]);
 int fb_gen_open(const struct fb_store *f, unsigned g, struct fb_store *gs);
 void fb_gen_close(struct fb_store *gs);
 
+/* The most blocks a generation has: nblocks, at most FB_GEN_MAX_CHUNKS
+ * chunks' worth (fb_gen_make() cuts a larger template to that). */
+__u32 fb_gen_max_blocks(__u32 nblocks);
 /* A new, empty generation g of set, shaped as tmpl, expiring at expires
  * (jiffies), opened into gs; the caller sets its bit in the mask. 0, or -1
  * reported. (Rules go in through rules/lifetime.h.) */
