@@ -72,7 +72,8 @@ BPF_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(notdir $(wildcard bpf/*.bpf.c tests/*/
 # says whether it includes one; before the first build none exists, so
 # each C object waits for the skeleton (order-only: a new skeleton rebuilds
 # only the objects that include it).
-.SECONDARY: $(BUILD)/flowbloom.skel.h $(BUILD)/bench.skel.h $(BUILD)/flowbloom_nocap.skel.h $(BPF_OBJS)
+.SECONDARY: $(BUILD)/flowbloom.skel.h $(BUILD)/bench.skel.h $(BUILD)/flowbloom_nocap.skel.h \
+	$(BUILD)/flowbloom_stages.skel.h $(BPF_OBJS)
 # Test objects too (made by a chain of pattern rules: make would delete
 # them after each build, and the next would compile them again).
 .SECONDARY: $(patsubst %.c,$(BUILD)/%.o,$(filter-out %.bpf.c,$(wildcard \
@@ -117,6 +118,12 @@ $(BUILD)/flowbloom_nocap.bpf.o: bpf/flowbloom.bpf.c Makefile | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DFB_NO_CAPTURE -c $< -o $@
 
+# The program with the benchmark's cuts after each stage (config.bpf.h,
+# FB_BENCH_CUT): the live `stages` part's receivers.
+$(BUILD)/flowbloom_stages.bpf.o: bpf/flowbloom.bpf.c Makefile | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DFB_BENCH_STAGES -c $< -o $@
+
 $(BUILD)/tests/program/test_types: $(BUILD)/types_check.bpf.o
 
 # The parser as built for architectures that read unaligned memory slowly:
@@ -134,7 +141,8 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@ 2> $@.err || { cat $@.err >&2; rm -f $@.err; exit 1; }
 	$(Q)grep -v 'skipping unrecognized data section.*xdp_run_config' $@.err >&2; rm -f $@.err
 
-$(BUILD)/tests/bench/bench: $(BUILD)/bench.skel.h $(BUILD)/flowbloom_nocap.skel.h
+$(BUILD)/tests/bench/bench: $(BUILD)/bench.skel.h $(BUILD)/flowbloom_nocap.skel.h \
+	$(BUILD)/flowbloom_stages.skel.h
 
 $(BUILD)/user/%.o: user/%.c Makefile | $(BUILD)/flowbloom.skel.h
 	$(call msg,CC,$@)
@@ -159,7 +167,8 @@ $(BUILD)/tests/%.o: tests/%.c Makefile | $(BUILD)/flowbloom.skel.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/lib -I$(<D) -c $< -o $@
-$(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/bench/*.c)): | $(BUILD)/bench.skel.h $(BUILD)/flowbloom_nocap.skel.h
+$(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/bench/*.c)): | $(BUILD)/bench.skel.h $(BUILD)/flowbloom_nocap.skel.h \
+	$(BUILD)/flowbloom_stages.skel.h
 
 $(BUILD)/libfbtest.a: $(TEST_LIB_OBJS)
 	$(call msg,AR,$@)

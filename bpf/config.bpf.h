@@ -28,6 +28,24 @@ const volatile __u8 cfg_bench_v6 = 0;
 /* Benchmarks only: 1 removes the rules-with-a-lifetime code (the baseline
  * `bench ttl` compares against). */
 const volatile __u8 cfg_bench_no_ttl = 0;
+/* Benchmarks only, in build/flowbloom_stages.bpf.o (the Makefile builds it
+ * with FB_BENCH_STAGES; the program itself has no such code):
+ * FB_BENCH_STAGE_*, the program ends after that stage with verdict v. */
+#ifdef FB_BENCH_STAGES
+const volatile __u8 cfg_bench_stage = 0;
+#define FB_BENCH_CUT(stage, v)                                                                     \
+	do {                                                                                       \
+		if (cfg_bench_stage == (stage))                                                    \
+			return (v);                                                                \
+	} while (0)
+/* The parser's cut: a verdict from the key's words (the parser's work). */
+#define FB_BENCH_KEYED(parse, key)                                                                 \
+	((parse) == FB_PARSE_OK && ((key).w[1] | (key).w[3] | (key).w[4]))
+#else
+#define FB_BENCH_CUT(stage, v)                                                                     \
+	do {                                                                                       \
+	} while (0)
+#endif
 
 /* Flow monitoring (bpf/monitor.bpf.h, include/flowbloom/monitor.h). */
 const volatile __u32 cfg_mon = 0; /* FB_MON_*; 0: no monitoring */

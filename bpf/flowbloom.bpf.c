@@ -303,6 +303,9 @@ int flowbloom(struct xdp_md *ctx)
 	if (!st)
 		return XDP_PASS; /* cannot happen: a one-entry array */
 	parse = fb_parse_packet(ctx, &key, &info);
+	/* Benchmark cuts (config.bpf.h; none in the program itself): each
+	 * verdict uses what its stage made, so the compiler keeps the stage. */
+	FB_BENCH_CUT(FB_BENCH_STAGE_PARSE, FB_BENCH_KEYED(parse, key) ? XDP_DROP : XDP_ABORTED);
 	if (parse == FB_PARSE_NONIP) {
 		cond = FB_COND_NONIP;
 		frag = 0;
@@ -341,6 +344,8 @@ int flowbloom(struct xdp_md *ctx)
 	/* A malformed packet is matched on its addresses, if the parser got
 	 * that far; what no rule decides gets the malformed verdict. */
 	have = fb_have(pk);
+	FB_BENCH_CUT(FB_BENCH_STAGE_HEAD,
+		     have && head->hdr.nprobe[fb_head_family(key.family)] ? XDP_DROP : XDP_ABORTED);
 	kind = fb_match(st, head, &key, have, bytes, fb_chunk_slot(head->hdr.gen, 0), &shape);
 	/* Rules with a lifetime: a filter without them pays this one test. */
 	if (!cfg_bench_no_ttl && !kind && head->hdr.gens) {
@@ -360,6 +365,7 @@ int flowbloom(struct xdp_md *ctx)
 		}
 	}
 
+	FB_BENCH_CUT(FB_BENCH_STAGE_PROBE, kind ? XDP_DROP : XDP_ABORTED);
 	action = cfg_action ? cfg_action : head->hdr.action;
 	if ((pk & FB_PK_MALFORMED) && !kind)
 		verdict = fb_malformed_drop(cfg_malformed, action) || fb_split_drop(pk, action)

@@ -15,6 +15,16 @@
 
 #define FB_BENCH_MISS (1U << 31)
 
+/* Benchmarks only (cfg_bench_stage; tests/bench, the `stages` part): the
+ * program ends after a stage of the data path, so that a live run of each
+ * cut tells what each stage costs a frame. Every cut drops what the whole
+ * program drops when every frame is on the list. */
+enum {
+	FB_BENCH_STAGE_PARSE = 1, /* after the parser (the key made) */
+	FB_BENCH_STAGE_HEAD,	  /* after the filter's head is found and checked */
+	FB_BENCH_STAGE_PROBE,	  /* after the probes (the filter's, its generations') */
+};
+
 /* Flow number for packet seq: hits cycle through flows 0..mask; misses
  * are flows never added, with source 198.51.128-255.y (bit 15), outside
  * the prefix benchmark's list of 198.51.0.0/17. */

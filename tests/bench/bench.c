@@ -563,6 +563,8 @@ int main(int argc, char **argv)
 		return bench_srcs(atoi(argv[2]) == 6);
 	if (argc > 3 && !strcmp(argv[1], "count"))
 		return enter_netns(argv[2]) ? 1 : bench_count(argv[3]);
+	if (argc > 5 && !strcmp(argv[1], "stage-rx"))
+		return enter_netns(argv[2]) ? 1 : bench_stage_rx(argv[3], argv[4], atoi(argv[5]));
 	if (argc > 3 && !strcmp(argv[1], "scale-fill"))
 		return scale_fill(argv[2], argv[3]);
 	if (argc > 5 && !strcmp(argv[1], "scale-rx"))

@@ -18,6 +18,10 @@
 #             filters, hit and miss (14)
 #   live      live veth: count-only vs xdp-filter vs flowbloom, IPv4 and IPv6;
 #             two cores against one (11, 12; LIVE_FRAMES, LIVE_ROUNDS)
+#   stages    live veth: where a frame's time goes, the program cut after
+#             its parser, its head, its probes, against count-only and the
+#             whole program (16; STAGES_ROUNDS; STAGES_OTHER=path of another
+#             build's flowbloom adds its whole program, for A/B runs)
 #   scale     live veth at scale: 1M and 10M blocked sources and a 1M-entry
 #             DROP-shaped prefix list in flowbloom, an exact per-CPU hash map
 #             (xdp-filter's design), an LPM trie and, for the host lists, a
@@ -40,10 +44,11 @@ NS=fbbench$$
 IN="nsenter --net=/run/netns/$NS"
 TMP=$(mktemp -d /tmp/fbbench.XXXXXX)
 : >"$TMP/all"
-BENCH=${BENCH:-main types prefix verifier shapes ttl capture compress live scale del}
+BENCH=${BENCH:-main types prefix verifier shapes ttl capture compress live stages scale del}
 LIVE_FRAMES=${LIVE_FRAMES:-1000000}
 LIVE_ROUNDS=${LIVE_ROUNDS:-9}
 SCALE_ROUNDS=${SCALE_ROUNDS:-5}
+STAGES_ROUNDS=${STAGES_ROUNDS:-11}
 SCALE_SIZES=${SCALE_SIZES:-1000000 10000000 pfx}
 
 # The C parts' filters (removed by them, unless killed).
@@ -61,6 +66,10 @@ cleanup() {
 	if [ -d "/sys/fs/bpf/fbbench_live_$$" ]; then
 		FLOWBLOOM_ROOT=/sys/fs/bpf/fbbench_live_$$ "$FB" destroy live >/dev/null 2>&1
 		rmdir "/sys/fs/bpf/fbbench_live_$$" 2>/dev/null
+	fi
+	if [ -d "/sys/fs/bpf/fbbench_stages_$$" ]; then
+		FLOWBLOOM_ROOT=/sys/fs/bpf/fbbench_stages_$$ "$FB" destroy live >/dev/null 2>&1
+		rmdir "/sys/fs/bpf/fbbench_stages_$$" 2>/dev/null
 	fi
 	if [ -d "/sys/fs/bpf/fbbench_scale_$$" ]; then
 		FLOWBLOOM_ROOT=/sys/fs/bpf/fbbench_scale_$$ "$FB" destroy scale >/dev/null 2>&1
@@ -262,6 +271,97 @@ if has live; then
 	"$FB" -n "$NS" detach rx4 >/dev/null
 	"$FB" -n "$NS" detach rx5 >/dev/null
 	$IN xdp-filter unload rx2 >/dev/null
+	t_net_down
+	"$FB" destroy live >/dev/null
+	rmdir "$FLOWBLOOM_ROOT" 2>/dev/null
+	unset FLOWBLOOM_ROOT
+	t_unlock_globals
+fi
+
+if has stages; then
+	echo
+	echo "16. where a frame's time goes, live: the live part's filter (2,508 sources, every"
+	echo "    frame listed and dropped) in the program cut after a stage of its data path"
+	echo "    (include/flowbloom/bench.h), one receiver each; ns of generator CPU time a"
+	echo "    frame (the receiver's XDP run is in it), median and fastest of $STAGES_ROUNDS rounds"
+	echo "    of $LIVE_FRAMES frames, the receivers in turn, on CPU 1"
+	t_lock_globals || {
+		echo "stages: $T_LOCK_WHY" >&2
+		exit 1
+	}
+	t_netns "$NS" || {
+		echo "stages: $T_NET_WHY" >&2
+		exit 1
+	}
+	t_veth "$NS" idle1 "$NS" idle1p || exit 1
+	RX="count parse head probe whole"
+	[ -n "${STAGES_OTHER:-}" ] && RX+=" other"
+	i=0
+	for r in $RX; do
+		i=$((i + 1))
+		t_veth "$NS" "gen$i" "$NS" "rx$i" &&
+			ip -n "$NS" link set "gen$i" up && ip -n "$NS" link set "rx$i" up || exit 1
+	done
+	export FLOWBLOOM_ROOT=/sys/fs/bpf/fbbench_stages_$$
+	mkdir -p "$FLOWBLOOM_ROOT"
+	{ "$B" srcs 4 && "$B" srcs 6; } | sed 's/^/src /' >"$TMP/rules" || exit 1
+	"$FB" create live --capacity "$(wc -l <"$TMP/rules")" --fp-rate 0.01 >/dev/null &&
+		"$FB" add live -f "$TMP/rules" >/dev/null || exit 1
+	"$B" count "$NS" rx1 || exit 1
+	for st in 1 2 3; do
+		"$B" stage-rx "$NS" "rx$((st + 1))" live "$st" || exit 1
+	done
+	"$FB" -n "$NS" attach live rx5 --mode native >/dev/null || exit 1
+	if [ -n "${STAGES_OTHER:-}" ]; then
+		"$STAGES_OTHER" -n "$NS" attach live rx6 --mode native >/dev/null || exit 1
+		echo "    other: $STAGES_OTHER"
+	fi
+	nrx=$i
+	for fam in 4 6; do
+		declare -A NSF=()
+		for r in $(seq "$STAGES_ROUNDS"); do
+			# The receivers in turn, the order reversed every other round.
+			order=$(seq "$nrx")
+			[ $((r % 2)) = 0 ] && order=$(seq "$nrx" -1 1)
+			for i in $order; do
+				out=$("$B" gen "$NS" "$fam" "$LIVE_FRAMES" "gen$i:idle1:1") || exit 1
+				NSF[$i]+="$(echo "$out" | awk -v f="$LIVE_FRAMES" '{ printf "%.2f", $2 * 1e9 / f }') "
+			done
+		done
+		echo "  IPv$fam                      ns a frame: median   fastest   stage (medians)"
+		i=0 prev=""
+		for r in $RX; do
+			i=$((i + 1))
+			m=$(echo "${NSF[$i]}" | median)
+			f=$(echo "${NSF[$i]}" | tr ' ' '\n' | grep . | sort -g | head -1)
+			case $r in
+			count) what="count-only" ;;
+			parse) what="cut after the parser" ;;
+			head) what="cut after the head" ;;
+			probe) what="cut after the probes" ;;
+			whole) what="the whole program" ;;
+			other) what="the other build's whole program" ;;
+			esac
+			d=""
+			if [ -n "$prev" ] && [ "$r" != other ]; then
+				d=$(awk -v a="$m" -v b="$prev" 'BEGIN { printf "%+6.1f", a - b }')
+			elif [ "$r" = other ]; then
+				d=$(awk -v a="$m" -v b="$whole" 'BEGIN { printf "%+6.1f (against this build)", a - b }')
+			fi
+			printf '    %-34s %7.2f  %7.2f   %s
+' "$what" "$m" "$f" "$d"
+			prev=$m
+			[ "$r" = count ] && count=$m
+			[ "$r" = whole ] && whole=$m
+		done
+		ratio "live IPv$fam, stages: flowbloom / count-only (CPU time)" "$(echo "$count / $whole" | bc -l)"
+		unset NSF
+	done
+	for i in 2 3 4; do
+		ip -n "$NS" link set "rx$i" xdp off 2>/dev/null
+	done
+	"$FB" -n "$NS" detach rx5 >/dev/null
+	[ -n "${STAGES_OTHER:-}" ] && "$STAGES_OTHER" -n "$NS" detach rx6 >/dev/null
 	t_net_down
 	"$FB" destroy live >/dev/null
 	rmdir "$FLOWBLOOM_ROOT" 2>/dev/null

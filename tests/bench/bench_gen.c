@@ -4,6 +4,9 @@
  *   bench srcs 4|6                 the block list: one source address a line
  *   bench count NETNS DEV          attach a count-and-drop program to DEV
  *                                  (native mode; it stays until DEV goes)
+ *   bench stage-rx NETNS DEV NAME STAGE
+ *                                  attach filter NAME's program cut after
+ *                                  STAGE (include/flowbloom/bench.h) to DEV
  *   bench gen NETNS 4|6 FRAMES DEV:IDLE:CPU...
  *                                  one live-frames generator per DEV, each on
  *                                  its CPU, all started together; prints the
@@ -14,6 +17,7 @@
  * holds the whole list) drops every frame: verdict costs are equal.
  */
 #include "benchmark.h"
+#include "flowbloom_stages.skel.h"
 #include <arpa/inet.h>
 
 /* IPv4: the two documentation /24s without network and broadcast (508
@@ -73,6 +77,39 @@ int bench_count(const char *dev)
 		return 1;
 	}
 	bench_bpf__destroy(b);
+	return 0;
+}
+
+/* The program cut after stage (build/flowbloom_stages.bpf.o, on filter
+ * name's array; its own statistics) on dev. */
+int bench_stage_rx(const char *dev, const char *name, int stage)
+{
+	unsigned ifi = if_nametoindex(dev);
+	struct flowbloom_stages_bpf *s;
+	struct fb_store f;
+	int err;
+
+	if (!ifi || stage < FB_BENCH_STAGE_PARSE || stage > FB_BENCH_STAGE_PROBE) {
+		fprintf(stderr, "bench stage-rx: no device %s, or no stage %d\n", dev, stage);
+		return 1;
+	}
+	s = flowbloom_stages_bpf__open();
+	if (!s || fb_store_open(name, &f))
+		return 1;
+	s->rodata->cfg_bench_stage = (__u8)stage;
+	bpf_map__set_pin_path(s->maps.fb_filter, NULL);
+	bpf_map__set_pin_path(s->maps.fb_stats, NULL);
+	err = bpf_map__reuse_fd(s->maps.fb_filter, f.outer_fd) || flowbloom_stages_bpf__load(s);
+	fb_store_close(&f);
+	/* A netlink attachment holds its own reference: it stays after exit. */
+	if (err ||
+	    bpf_xdp_attach(ifi, bpf_program__fd(s->progs.flowbloom), XDP_FLAGS_DRV_MODE, NULL)) {
+		fprintf(stderr, "bench stage-rx: cannot load or attach to %s: %s\n", dev,
+			strerror(errno));
+		flowbloom_stages_bpf__destroy(s);
+		return 1;
+	}
+	flowbloom_stages_bpf__destroy(s);
 	return 0;
 }
 

@@ -87,6 +87,7 @@ void bench_targets(unsigned long long hash_mem, unsigned long long kb_mem, doubl
 /* bench_gen.c: the live head-to-head's tools (bench.sh) */
 int bench_srcs(int v6);
 int bench_count(const char *dev);
+int bench_stage_rx(const char *dev, const char *name, int stage);
 int bench_gen(int v6, unsigned frames, int ngen, char **specs);
 
 /* bench_prefixes.c */
