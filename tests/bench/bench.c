@@ -276,23 +276,6 @@ static void baselines(int v6, struct bench_bpf **small, struct bench_bpf **large
 	}
 }
 
-/* Enter the network namespace only: `ip netns exec` would also remount
- * /sys, hiding bpffs. */
-static int enter_netns(const char *ns)
-{
-	char path[128];
-	int fd;
-
-	snprintf(path, sizeof(path), "/run/netns/%s", ns);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
-		fprintf(stderr, "bench: cannot enter netns %s: %s\n", ns, strerror(errno));
-		return -1;
-	}
-	close(fd);
-	return 0;
-}
-
 /* n entries into map fd, keys and values of ksz and vsz bytes, 65,536 a
  * system call; what names the map in the error. */
 static int update_batched(int fd, const void *keys, size_t ksz, const void *vals, size_t vsz,
@@ -559,21 +542,8 @@ int main(int argc, char **argv)
 		fb_store_destroy("quick");
 		return 0;
 	}
-	if (argc > 2 && !strcmp(argv[1], "srcs"))
-		return bench_srcs(atoi(argv[2]) == 6);
-	if (argc > 3 && !strcmp(argv[1], "count"))
-		return enter_netns(argv[2]) ? 1 : bench_count(argv[3]);
-	if (argc > 5 && !strcmp(argv[1], "stage-rx"))
-		return enter_netns(argv[2]) ? 1 : bench_stage_rx(argv[3], argv[4], atoi(argv[5]));
-	if (argc > 3 && !strcmp(argv[1], "scale-fill"))
-		return scale_fill(argv[2], argv[3]);
-	if (argc > 5 && !strcmp(argv[1], "scale-rx"))
-		return enter_netns(argv[2]) ? 1 : scale_rx(argv[3], argv[4], argv[5]);
-	if (argc > 5 && !strcmp(argv[1], "gen"))
-		return enter_netns(argv[2])
-			       ? 1
-			       : bench_gen(atoi(argv[3]) == 6, strtoul(argv[4], NULL, 0), argc - 5,
-					   argv + 5);
+	if (bench_tool(argc, argv, &v6))
+		return v6;
 	for (size_t i = 0; argc > 1 && i < sizeof(parts) / sizeof(parts[0]); i++)
 		if (!strcmp(argv[1], parts[i].name)) {
 			bench_root();

@@ -47,7 +47,7 @@ static void src_addr(int v6, unsigned i, __u8 a[16])
 	}
 }
 
-int bench_srcs(int v6)
+static int bench_srcs(int v6)
 {
 	char s[64];
 	__u8 a[16];
@@ -61,7 +61,7 @@ int bench_srcs(int v6)
 	return 0;
 }
 
-int bench_count(const char *dev)
+static int bench_count(const char *dev)
 {
 	unsigned ifi = if_nametoindex(dev);
 	struct bench_bpf *b;
@@ -82,7 +82,7 @@ int bench_count(const char *dev)
 
 /* The program cut after stage (build/flowbloom_stages.bpf.o, on filter
  * name's array; its own statistics) on dev. */
-int bench_stage_rx(const char *dev, const char *name, int stage)
+static int bench_stage_rx(const char *dev, const char *name, int stage)
 {
 	unsigned ifi = if_nametoindex(dev);
 	struct flowbloom_stages_bpf *s;
@@ -172,7 +172,7 @@ static void *gen_thread(void *arg)
 	return NULL;
 }
 
-int bench_gen(int v6, unsigned frames, int ngen, char **specs)
+static int bench_gen(int v6, unsigned frames, int ngen, char **specs)
 {
 	struct gen g[8] = { 0 };
 	pthread_t th[8];
@@ -238,4 +238,47 @@ int bench_gen(int v6, unsigned frames, int ngen, char **specs)
 	}
 	printf("%.6f\n", longest);
 	return 0;
+}
+
+/* Enter the network namespace only: `ip netns exec` would also remount
+ * /sys, hiding bpffs. */
+static int enter_netns(const char *ns)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", ns);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
+		fprintf(stderr, "bench: cannot enter netns %s: %s\n", ns, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+bool bench_tool(int argc, char **argv, int *rc)
+{
+	const char *t = argc > 1 ? argv[1] : "";
+
+	if (argc > 2 && !strcmp(t, "srcs"))
+		*rc = bench_srcs(atoi(argv[2]) == 6);
+	else if (argc > 3 && !strcmp(t, "scale-fill"))
+		*rc = scale_fill(argv[2], argv[3]);
+	else if (argc > 3 &&
+		 (!strcmp(t, "count") || !strcmp(t, "stage-rx") || !strcmp(t, "scale-rx") ||
+		  !strcmp(t, "gen")) &&
+		 enter_netns(argv[2]))
+		*rc = 1;
+	else if (argc > 3 && !strcmp(t, "count"))
+		*rc = bench_count(argv[3]);
+	else if (argc > 5 && !strcmp(t, "stage-rx"))
+		*rc = bench_stage_rx(argv[3], argv[4], atoi(argv[5]));
+	else if (argc > 5 && !strcmp(t, "scale-rx"))
+		*rc = scale_rx(argv[3], argv[4], argv[5]);
+	else if (argc > 5 && !strcmp(t, "gen"))
+		*rc = bench_gen(atoi(argv[3]) == 6, strtoul(argv[4], NULL, 0), argc - 5, argv + 5);
+	else
+		return false;
+	return true;
 }

@@ -84,11 +84,10 @@ __u64 percpu_sum(int fd, size_t value_size, size_t offset);
 void bench_targets(unsigned long long hash_mem, unsigned long long kb_mem, double plain,
 		   double counting);
 
-/* bench_gen.c: the live head-to-head's tools (bench.sh) */
-int bench_srcs(int v6);
-int bench_count(const char *dev);
-int bench_stage_rx(const char *dev, const char *name, int stage);
-int bench_gen(int v6, unsigned frames, int ngen, char **specs);
+/* bench_gen.c: the live head-to-head's tools (bench.sh): true if argv
+ * names one (srcs, count, stage-rx, gen, scale-fill, scale-rx), which ran
+ * and left its exit status in *rc. */
+bool bench_tool(int argc, char **argv, int *rc);
 
 /* bench_prefixes.c */
 void bench_prefixes(void);
