@@ -114,6 +114,14 @@ missing=$(grep -ohE 'build/tests/bench/bench [a-z0-9]+' "$TOP/docs/performance.m
 	while read -r w; do [ "$w" = quick ] || [[ " $parts " == *" $w "* ]] || echo "$w"; done)
 check_eq "every benchmark part performance.md runs directly exists" "$missing" ""
 
+# performance.md, "Where a frame's time goes": the program the CLI and
+# `ip link` load has no benchmark cut (FB_BENCH_CUT); the `stages` object
+# has them.
+cuts=$(for o in flowbloom flowbloom_stages; do
+	bpftool btf dump file "$TOP/build/$o.bpf.o" | grep -c cfg_bench_stage
+done | tr '\n' ' ')
+check_eq "the program has no benchmark cut, the stages object has" "$cuts" "0 2 "
+
 # The FLOW grammar as cli.md and rules.md quote it is `flowbloom help`'s.
 grammar=$("$FB" help | sed -n '/^FLOW :=/,/^FIELD :=/p')
 for f in cli.md rules.md; do
