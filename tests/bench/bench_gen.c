@@ -240,23 +240,6 @@ static int bench_gen(int v6, unsigned frames, int ngen, char **specs)
 	return 0;
 }
 
-/* Enter the network namespace only: `ip netns exec` would also remount
- * /sys, hiding bpffs. */
-static int enter_netns(const char *ns)
-{
-	char path[128];
-	int fd;
-
-	snprintf(path, sizeof(path), "/run/netns/%s", ns);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
-		fprintf(stderr, "bench: cannot enter netns %s: %s\n", ns, strerror(errno));
-		return -1;
-	}
-	close(fd);
-	return 0;
-}
-
 bool bench_tool(int argc, char **argv, int *rc)
 {
 	const char *t = argc > 1 ? argv[1] : "";
@@ -268,7 +251,7 @@ bool bench_tool(int argc, char **argv, int *rc)
 	else if (argc > 3 &&
 		 (!strcmp(t, "count") || !strcmp(t, "stage-rx") || !strcmp(t, "scale-rx") ||
 		  !strcmp(t, "gen")) &&
-		 enter_netns(argv[2]))
+		 fb_enter_netns(argv[2]))
 		*rc = 1;
 	else if (argc > 3 && !strcmp(t, "count"))
 		*rc = bench_count(argv[3]);

@@ -5,8 +5,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +17,7 @@
 #include "prog/loader.h"
 #include "manpage.h"
 #include "output.h"
+#include "util.h"
 
 /* Where the installed configuration lives (the Makefile's SYSCONFDIR). */
 #ifndef FB_SYSCONFDIR
@@ -499,26 +498,6 @@ static int cmd_help(int argc, char **argv)
 	return fb_usage("unknown verb '%s' (%s)", argv[1], verb_hint(argv[1], hint, sizeof(hint)));
 }
 
-/* Like `ip -n`: enter a named network namespace for device verbs. Only the
- * network namespace: `ip netns exec` also remounts /sys, which hides bpffs
- * and with it every filter. */
-static int enter_netns(const char *name)
-{
-	char path[256];
-	int fd;
-
-	snprintf(path, sizeof(path), "/run/netns/%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
-		fb_err("cannot enter network namespace '%s': %s", name, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	return 0;
-}
-
 /* What a bug report needs: the build, the libbpf it runs with, and the
  * formats it reads (a filter pinned, or exported, in another is refused). */
 static void print_version(void)
@@ -555,7 +534,7 @@ int main(int argc, char **argv)
 				fb_err("%s needs a namespace name", argv[i]);
 				return 2;
 			}
-			if (enter_netns(argv[++i]))
+			if (fb_enter_netns(argv[++i]))
 				return 1;
 		} else if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) {
 			if (i + 1 < argc) {

@@ -2,16 +2,21 @@
 /* Small helpers the library shares. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include "flowbloom/geometry.h"
 #include "flowbloom/hash.h"
 #include "flowbloom/key.h"
 #include "flowbloom/maps.h"
+#include "report.h"
 #include "util.h"
 
 __u32 fb_map_id(int fd)
@@ -174,4 +179,21 @@ char *fb_conf_text(char *s, int n)
 	if (hash)
 		*hash = 0;
 	return fb_trim(s);
+}
+
+int fb_enter_netns(const char *name)
+{
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
+		fb_report_err("cannot enter network namespace '%s': %s", name, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
 }

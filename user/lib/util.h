@@ -59,4 +59,9 @@ char *fb_trim(char *s);
  * place); "" for a line with nothing to read. */
 char *fb_conf_text(char *s, int n);
 
+/* Like `ip -n`: enter the named network namespace (/run/netns/NAME), and
+ * only that: `ip netns exec` also remounts /sys, which hides bpffs and
+ * with it every filter. 0, or -1 reported. */
+int fb_enter_netns(const char *name);
+
 #endif
