@@ -324,8 +324,9 @@ if has stages; then
 			order=$(seq "$nrx")
 			[ $((r % 2)) = 0 ] && order=$(seq "$nrx" -1 1)
 			for i in $order; do
-				out=$("$B" gen "$NS" "$fam" "$LIVE_FRAMES" "gen$i:idle1:1") || exit 1
-				NSF[$i]+="$(echo "$out" | awk -v f="$LIVE_FRAMES" '{ printf "%.2f", $2 * 1e9 / f }') "
+				# live_run's Mpps per CPU second, as ns a frame.
+				out=$(live_run "$fam" "gen$i:idle1:1") || exit 1
+				NSF[$i]+="$(echo "$out" | awk -F: '{ printf "%.2f", 1000 / $2 }') "
 			done
 		done
 		echo "  IPv$fam                      ns a frame: median   fastest   stage (medians)"
