@@ -60,6 +60,10 @@ check "create g2" "$FB" create g2 --capacity 1000 --fp-rate 0.01
 watching() {
 	local label=$1 pid
 	shift
+	# Emptied here, not by the child's redirection: until the child has
+	# opened it, the previous call's tables would still be there, and
+	# Ctrl-C would reach a process that has no handler yet (exit 130).
+	: >"$T_TMP/w"
 	"$FB" stats "$@" >"$T_TMP/w" 2>&1 &
 	pid=$!
 	BG+=("$pid")
