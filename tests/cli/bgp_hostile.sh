@@ -674,6 +674,9 @@ feed() {
 	local name=$1 st=$2
 	shift 2
 	rm -f "$T_TMP/fifo" && mkfifo "$T_TMP/fifo"
+	# Emptied here too: the child truncates it only after it opened the
+	# FIFO, and upto could read the last run's lines meanwhile.
+	: >"$T_TMP/err"
 	"$FB" bgp "$name" --state "$st" "$@" <"$T_TMP/fifo" >/dev/null 2>"$T_TMP/err" &
 	FEED=$!
 	exec 3>"$T_TMP/fifo"
