@@ -10,7 +10,8 @@
  *     a different flow (include/flowbloom/bench.h). The kernel reports a
  *     truncated integer mean; the wall clock of the call is printed beside
  *     it, and the ratio uses the wall clock.
- *     The exact hash map also at 10M flows, against a filter sized for them.
+ *     The exact hash map also at 10M flows, against a filter sized for them
+ *     (and its program cut after its head and after its probes).
  *  2. Fill rate: flows/s through the mmap, against a syscall per flow.
  *  3. Memory: fast-path bytes per flow against the hash map's.
  *  4. Targets: ratios of the above (bench_targets.c).
@@ -360,6 +361,15 @@ static void bench_hash10m(void)
 	       "%s; hits over the first 2^23 flows)\n",
 	       (double)nb * FB_BLOCK_BYTES / MIB, k, hash_name(f.hdr->hash));
 	bench_flowbloom("blocked 10M/1%", &f, mask + 1, 0);
+	/* Where its time goes: the same program cut after its head, then
+	 * after its probes (the stages object, include/flowbloom/bench.h). */
+	for (miss = 0; miss < 2; miss++)
+		for (i = FB_BENCH_STAGE_HEAD; i <= FB_BENCH_STAGE_PROBE; i++) {
+			snprintf(name, sizeof(name), "  cut after its %s v4 %s",
+				 i == FB_BENCH_STAGE_HEAD ? "head" : "probes",
+				 miss ? "miss" : "hit");
+			bench_stage_measure(name, &f, (int)i, miss ? FB_BENCH_MISS : mask);
+		}
 	/* The floors at that size, packets independent: parse and one
 	 * random line of an array as large as the filter's bits (xdp_dram);
 	 * and the probe alone over a copy of the filter's bits

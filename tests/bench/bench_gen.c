@@ -80,37 +80,68 @@ static int bench_count(const char *dev)
 	return 0;
 }
 
-/* The program cut after stage (build/flowbloom_stages.bpf.o, on filter
- * name's array; its own statistics) on dev. */
+/* The program cut after stage (build/flowbloom_stages.bpf.o) on filter
+ * f's array, with its own statistics; bench: cfg_bench (0 for live
+ * frames). NULL if it does not load. */
+static struct flowbloom_stages_bpf *stage_load(const struct fb_store *f, int stage, __u32 bench)
+{
+	struct flowbloom_stages_bpf *s = flowbloom_stages_bpf__open();
+
+	if (!s)
+		return NULL;
+	s->rodata->cfg_bench_stage = (__u8)stage;
+	s->rodata->cfg_bench = bench;
+	bpf_map__set_pin_path(s->maps.fb_filter, NULL);
+	bpf_map__set_pin_path(s->maps.fb_stats, NULL);
+	if (bpf_map__reuse_fd(s->maps.fb_filter, f->outer_fd) || flowbloom_stages_bpf__load(s)) {
+		flowbloom_stages_bpf__destroy(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Filter name's program cut after stage on dev (see stage_load). */
 static int bench_stage_rx(const char *dev, const char *name, int stage)
 {
 	unsigned ifi = if_nametoindex(dev);
 	struct flowbloom_stages_bpf *s;
 	struct fb_store f;
-	int err;
 
 	if (!ifi || stage < FB_BENCH_STAGE_PARSE || stage > FB_BENCH_STAGE_PROBE) {
 		fprintf(stderr, "bench stage-rx: no device %s, or no stage %d\n", dev, stage);
 		return 1;
 	}
-	s = flowbloom_stages_bpf__open();
-	if (!s || fb_store_open(name, &f))
+	if (fb_store_open(name, &f))
 		return 1;
-	s->rodata->cfg_bench_stage = (__u8)stage;
-	bpf_map__set_pin_path(s->maps.fb_filter, NULL);
-	bpf_map__set_pin_path(s->maps.fb_stats, NULL);
-	err = bpf_map__reuse_fd(s->maps.fb_filter, f.outer_fd) || flowbloom_stages_bpf__load(s);
+	s = stage_load(&f, stage, 0);
 	fb_store_close(&f);
 	/* A netlink attachment holds its own reference: it stays after exit. */
-	if (err ||
+	if (!s ||
 	    bpf_xdp_attach(ifi, bpf_program__fd(s->progs.flowbloom), XDP_FLAGS_DRV_MODE, NULL)) {
 		fprintf(stderr, "bench stage-rx: cannot load or attach to %s: %s\n", dev,
 			strerror(errno));
-		flowbloom_stages_bpf__destroy(s);
+		if (s)
+			flowbloom_stages_bpf__destroy(s);
 		return 1;
 	}
 	flowbloom_stages_bpf__destroy(s);
 	return 0;
+}
+
+/* The same cut through BPF_PROG_TEST_RUN, on f's IPv4 benchmark flows
+ * (bench: as bench_flowbloom's), measured as row name. */
+struct row *bench_stage_measure(const char *name, const struct fb_store *f, int stage, __u32 bench)
+{
+	struct flowbloom_stages_bpf *s = stage_load(f, stage, bench);
+	struct row *r;
+
+	if (!s) {
+		fprintf(stderr, "bench: cannot load the program cut after stage %d\n", stage);
+		exit(1);
+	}
+	r = measure(name, bpf_program__fd(s->progs.flowbloom), 0);
+	flowbloom_stages_bpf__destroy(s);
+	return r;
 }
 
 struct gen {

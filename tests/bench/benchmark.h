@@ -88,6 +88,9 @@ void bench_targets(unsigned long long hash_mem, unsigned long long kb_mem, doubl
  * names one (srcs, count, stage-rx, gen, scale-fill, scale-rx), which ran
  * and left its exit status in *rc. */
 bool bench_tool(int argc, char **argv, int *rc);
+/* The program cut after stage (FB_BENCH_STAGE_*) through test_run on f's
+ * array, IPv4, cfg_bench bench: row name. */
+struct row *bench_stage_measure(const char *name, const struct fb_store *f, int stage, __u32 bench);
 
 /* bench_prefixes.c */
 void bench_prefixes(void);
