@@ -12,13 +12,14 @@
 #include "store/gens.h"
 
 /* A generation's size (lifetime.c says why): the blocks of a new one of
- * the filter with header h for n rules (and its k), and whether generation g can take
- * n more: 1 within its own rate, 2 only within the filter's whole target
- * (taken only when every slot is in use), 0 neither. */
+ * the filter with header h for n rules, and its k in *k. */
 __u32 fb_gens_blocks(const struct fb_header *h, double n, __u8 *k);
 /* The rules generation g holds within its rate (INFINITY: one as large as
  * the filter, which takes every batch). */
 double fb_gens_capacity(const struct fb_header *h, const struct fb_gen *g);
+/* Can generation g take n more rules: 1 within its own rate, 2 only
+ * within the filter's whole target (taken only when every slot is in
+ * use), 0 neither. */
 int fb_gens_room(const struct fb_header *h, const struct fb_gen *g, double n);
 
 /*

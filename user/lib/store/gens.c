@@ -217,6 +217,12 @@ int fb_gen_open(const struct fb_store *f, unsigned g, struct fb_store *gs)
 	return map_view(f, fd, range, gs);
 }
 
+__u32 fb_gen_max_blocks(__u32 nblocks)
+{
+	return fb_chunks_for(nblocks) > FB_GEN_MAX_CHUNKS ? fb_chunks_nblocks(FB_GEN_MAX_CHUNKS)
+							  : nblocks;
+}
+
 /*
  * A new, empty generation g of set: a head and chunks shaped as tmpl (its
  * header copied: geometry, hash, key, action, counter width; at most
@@ -226,12 +232,6 @@ int fb_gen_open(const struct fb_store *f, unsigned g, struct fb_store *gs)
  * caller sets the mask bit. dir: the filter whose pins and outer map are
  * used.
  */
-__u32 fb_gen_max_blocks(__u32 nblocks)
-{
-	return fb_chunks_for(nblocks) > FB_GEN_MAX_CHUNKS ? fb_chunks_nblocks(FB_GEN_MAX_CHUNKS)
-							  : nblocks;
-}
-
 int fb_gen_make(const struct fb_store *dir, const struct fb_header *tmpl_in, unsigned set,
 		unsigned g, __u64 expires, struct fb_store *gs)
 {
