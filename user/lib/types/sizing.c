@@ -150,14 +150,7 @@ int fb_size_blocked(double n, double p, __u32 *nblocks, __u8 *k)
 		}
 		if (fb_fpr_blocked(n, lo, kk) <= p)
 			lo = 1;
-		while (lo < hi) {
-			__u32 mid = lo + (hi - lo) / 2;
-
-			if (fb_fpr_blocked(n, mid, kk) <= p)
-				hi = mid;
-			else
-				lo = mid + 1;
-		}
+		lo = fb_size_fixed_k(FB_LAYOUT_BLOCKED, kk, n, p, lo, hi);
 		if (!best_blocks || lo < best_blocks) {
 			best_blocks = lo;
 			best_k = kk;
