@@ -295,7 +295,7 @@ int flowbloom(struct xdp_md *ctx)
 	/* For `flowbloom capture` at the end (bpf/capture.bpf.h). */
 	fb_cap_slot cap_ctx = ctx;
 	struct fb_stat_cells *st;
-	struct fb_key key = {};
+	struct fb_key key; /* every word written by the parser */
 	int parse, verdict;
 	void *c0;
 

@@ -128,6 +128,16 @@ static __always_inline __u64 fb_pkt_word(const __u32 *p)
 }
 #endif
 
+/* A key that says nothing of the packet (kind 0: no address known): what
+ * the parser leaves where it stops before an IP header's addresses. */
+static __always_inline void fb_key_none(struct fb_key *key)
+{
+	int i;
+
+	for (i = 0; i < 5; i++)
+		key->w[i] = 0;
+}
+
 /* Returns the (host-order) ethertype after any VLAN tags, or -1. */
 static __always_inline int fb_parse_eth(struct fb_cursor *c)
 {
@@ -213,8 +223,10 @@ static __always_inline int fb_parse_ipv4(struct fb_cursor *c, struct fb_key *key
 
 	__u16 tot;
 
-	if ((void *)(iph + 1) > c->end)
+	if ((void *)(iph + 1) > c->end) {
+		fb_key_none(key);
 		return FB_PARSE_MALFORMED;
+	}
 	key->w[0] = 0;
 	key->w[1] = fb_key_word_v4mapped(iph->saddr);
 	key->w[2] = 0;
@@ -254,8 +266,10 @@ static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key
 	__u8 nexthdr;
 	int i;
 
-	if ((void *)(ip6h + 1) > c->end)
+	if ((void *)(ip6h + 1) > c->end) {
+		fb_key_none(key);
 		return FB_PARSE_MALFORMED;
+	}
 	key->w[0] = fb_pkt_word(&ip6h->saddr.in6_u.u6_addr32[0]);
 	key->w[1] = fb_pkt_word(&ip6h->saddr.in6_u.u6_addr32[2]);
 	key->w[2] = fb_pkt_word(&ip6h->daddr.in6_u.u6_addr32[0]);
@@ -324,8 +338,9 @@ malformed:
 	return FB_PARSE_MALFORMED;
 }
 
-/* Fill key from the packet; returns enum fb_parse, and FB_PARSE_* bits in
- * *info (zeroed by the caller). */
+/* Fill key from the packet, every word of it (kind 0 where no address
+ * was read, so the caller need not clear it first); returns enum
+ * fb_parse, and FB_PARSE_* bits in *info (zeroed by the caller). */
 static __always_inline int fb_parse_packet(struct xdp_md *ctx, struct fb_key *key, __u32 *info)
 {
 	struct fb_cursor c = {
@@ -334,13 +349,12 @@ static __always_inline int fb_parse_packet(struct xdp_md *ctx, struct fb_key *ke
 	};
 	int proto = fb_parse_eth(&c);
 
-	if (proto < 0)
-		return FB_PARSE_MALFORMED;
 	if (proto == ETH_P_IP)
 		return fb_parse_ipv4(&c, key, info);
 	if (proto == ETH_P_IPV6)
 		return fb_parse_ipv6(&c, key, info);
-	return FB_PARSE_NONIP;
+	fb_key_none(key);
+	return proto < 0 ? FB_PARSE_MALFORMED : FB_PARSE_NONIP;
 }
 
 #endif
