@@ -126,6 +126,10 @@ struct fb_header {
 /* The array is a generation of rules with a lifetime (ttl.h): expires is
  * set, capacity is not, gens is 0. */
 #define FB_HDRF_GENERATION 2
+/* Compact: a Bloom filter's bits are what its size asks, in whole pages of
+ * its chunks, not all of them (fb_whole_pages(); `create --compact`);
+ * `load --replace` re-sizes it so again. */
+#define FB_HDRF_COMPACT 4
 
 _Static_assert(sizeof(struct fb_header) == FB_BLOCK_BYTES, "header is exactly block 0");
 _Static_assert(__builtin_offsetof(struct fb_header, gens) == 62, "gens in the last half-word");
@@ -202,6 +206,17 @@ static __always_inline __u32 fb_chunks_nblocks(__u32 nchunks)
 static __always_inline __u32 fb_whole_chunks(__u32 nblocks)
 {
 	return fb_chunks_nblocks(fb_chunks_for(nblocks));
+}
+
+/* The same in whole pages (a compact filter, FB_HDRF_COMPACT): the blocks
+ * after the header start on a page of chunk 0 (FB_HEAD_SHIFT), so a probe
+ * of a small filter reads one of a few pages, whose address translations
+ * stay cached, rather than one of its chunk's 64. */
+static __always_inline __u32 fb_whole_pages(__u32 nblocks)
+{
+	__u64 n = ((__u64)nblocks + FB_PAGE_BLOCKS - 1) / FB_PAGE_BLOCKS * FB_PAGE_BLOCKS;
+
+	return n > FB_MAX_BLOCKS ? FB_MAX_BLOCKS : (__u32)n;
 }
 
 /* fb_filter's slot of chunk i of generation gen (a filter's header's gen,

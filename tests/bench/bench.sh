@@ -19,8 +19,9 @@
 #   live      live veth: count-only vs xdp-filter vs flowbloom, IPv4 and IPv6;
 #             two cores against one (11, 12; LIVE_FRAMES, LIVE_ROUNDS)
 #   stages    live veth: where a frame's time goes, the program cut after
-#             its parser, its head, its probes, against count-only and the
-#             whole program (16; STAGES_ROUNDS; STAGES_OTHER=path of another
+#             its parser, its head, its probes, against count-only, the
+#             whole program, and the whole program on a compact filter of the
+#             same list (16; STAGES_ROUNDS; STAGES_OTHER=path of another
 #             build's flowbloom adds its whole program, for A/B runs)
 #   scale     live veth at scale: 1M and 10M blocked sources and a 1M-entry
 #             DROP-shaped prefix list in flowbloom, an exact per-CPU hash map
@@ -63,14 +64,13 @@ cleanup() {
 		$IN xdp-filter unload --all >/dev/null 2>&1
 	fi
 	t_net_down
-	if [ -d "/sys/fs/bpf/fbbench_live_$$" ]; then
-		FLOWBLOOM_ROOT=/sys/fs/bpf/fbbench_live_$$ "$FB" destroy live >/dev/null 2>&1
-		rmdir "/sys/fs/bpf/fbbench_live_$$" 2>/dev/null
-	fi
-	if [ -d "/sys/fs/bpf/fbbench_stages_$$" ]; then
-		FLOWBLOOM_ROOT=/sys/fs/bpf/fbbench_stages_$$ "$FB" destroy live >/dev/null 2>&1
-		rmdir "/sys/fs/bpf/fbbench_stages_$$" 2>/dev/null
-	fi
+	for d in live stages; do
+		[ -d "/sys/fs/bpf/fbbench_${d}_$$" ] || continue
+		for f in live tight; do
+			FLOWBLOOM_ROOT=/sys/fs/bpf/fbbench_${d}_$$ "$FB" destroy "$f" >/dev/null 2>&1
+		done
+		rmdir "/sys/fs/bpf/fbbench_${d}_$$" 2>/dev/null
+	done
 	if [ -d "/sys/fs/bpf/fbbench_scale_$$" ]; then
 		FLOWBLOOM_ROOT=/sys/fs/bpf/fbbench_scale_$$ "$FB" destroy scale >/dev/null 2>&1
 		rmdir "/sys/fs/bpf/fbbench_scale_$$" 2>/dev/null
@@ -183,7 +183,7 @@ if has live; then
 	for i in 1 2; do
 		t_veth "$NS" "idle$i" "$NS" "idle${i}p" || exit 1
 	done
-	for i in 1 2 3 4 5; do
+	for i in 1 2 3 4 5 6; do
 		t_veth "$NS" "gen$i" "$NS" "rx$i" &&
 			ip -n "$NS" link set "gen$i" up && ip -n "$NS" link set "rx$i" up || exit 1
 	done
@@ -210,7 +210,13 @@ if has live; then
 	for i in 3 4 5; do
 		"$FB" -n "$NS" attach live "rx$i" --mode native >/dev/null || exit 1
 	done
+	# rx6: the same list in a compact filter (create --compact: the bits
+	# its size needs, in whole pages of its chunk).
+	"$FB" create tight --capacity "$(cat "$TMP/src4" "$TMP/src6" | wc -l)" --fp-rate 0.01 \
+		--compact >/dev/null && "$FB" add tight -f "$TMP/rules" >/dev/null &&
+		"$FB" -n "$NS" attach tight rx6 --mode native >/dev/null || exit 1
 	echo "  flowbloom: $("$FB" info live | grep -Ei 'hash|bits|layout' | tr -s ' \n' ' ')"
+	echo "  flowbloom --compact: $("$FB" info tight | grep -Ei 'hash|bits|layout' | tr -s ' \n' ' ')"
 	echo "  $LIVE_FRAMES frames per run, median of $LIVE_ROUNDS rounds; IPv4: $(wc -l <"$TMP/src4") sources (all of 198.51.100.0/24 and 203.0.113.0/24), IPv6: $(wc -l <"$TMP/src6") (2001:db8::1:0/116)"
 	echo "  generator and receiver on CPU 1 (on veth the receiver's XDP program runs on the sender's CPU)"
 	echo "  Mpps: frames dropped / wall time (medians of the rounds; the targets); per CPU:"
@@ -219,19 +225,19 @@ if has live; then
 	for fam in 4 6; do
 		declare -A R=()
 		for r in $(seq "$LIVE_ROUNDS"); do
-			for i in 1 2 3; do
+			for i in 1 2 3 6; do
 				R[$i]+="$(live_run "$fam" "gen$i:idle1:1") " || exit 1
 			done
 		done
-		for i in 1 2 3; do
+		for i in 1 2 3 6; do
 			M[$fam$i]=$(echo "${R[$i]}" | wall | median)
 			C[$fam$i]=$(echo "${R[$i]}" | cpu | median)
 		done
-		printf '  IPv%s  count-only %5.2f Mpps   xdp-filter %5.2f Mpps   flowbloom %5.2f Mpps\n' \
-			"$fam" "${M[${fam}1]}" "${M[${fam}2]}" "${M[${fam}3]}"
-		printf '        per CPU second: %5.2f / %5.2f / %5.2f Mpps\n' "${C[${fam}1]}" "${C[${fam}2]}" "${C[${fam}3]}"
-		printf '        runs (wall:cpu): count-only %s\n        xdp-filter %s\n        flowbloom %s\n' \
-			"${R[1]}" "${R[2]}" "${R[3]}"
+		printf '  IPv%s  count-only %5.2f Mpps   xdp-filter %5.2f Mpps   flowbloom %5.2f Mpps   --compact %5.2f Mpps\n' \
+			"$fam" "${M[${fam}1]}" "${M[${fam}2]}" "${M[${fam}3]}" "${M[${fam}6]}"
+		printf '        per CPU second: %5.2f / %5.2f / %5.2f / %5.2f Mpps\n' "${C[${fam}1]}" "${C[${fam}2]}" "${C[${fam}3]}" "${C[${fam}6]}"
+		printf '        runs (wall:cpu): count-only %s\n        xdp-filter %s\n        flowbloom %s\n        --compact %s\n' \
+			"${R[1]}" "${R[2]}" "${R[3]}" "${R[6]}"
 		unset R
 	done
 	for fam in 4 6; do
@@ -242,6 +248,8 @@ if has live; then
 		ratio "live IPv$fam: xdp-filter / count-only" "$(echo "${M[${fam}2]} / ${M[${fam}1]}" | bc -l)"
 		ratio "live IPv$fam, per CPU second: flowbloom / xdp-filter" "$(echo "${C[${fam}3]} / ${C[${fam}2]}" | bc -l)"
 		ratio "live IPv$fam, per CPU second: flowbloom / count-only" "$(echo "${C[${fam}3]} / ${C[${fam}1]}" | bc -l)"
+		ratio "live IPv$fam: flowbloom --compact / xdp-filter" "$(echo "${M[${fam}6]} / ${M[${fam}2]}" | bc -l)"
+		ratio "live IPv$fam: flowbloom --compact / count-only" "$(echo "${M[${fam}6]} / ${M[${fam}1]}" | bc -l)"
 	done
 	target "live: flowbloom ns/frame IPv6 / IPv4" "$(echo "${M[43]} / ${M[63]}" | bc -l)" 1.2 at_most
 	ratio "live, per CPU second: flowbloom ns/frame IPv6 / IPv4" "$(echo "${C[43]} / ${C[63]}" | bc -l)"
@@ -270,8 +278,10 @@ if has live; then
 	"$FB" -n "$NS" detach rx3 >/dev/null
 	"$FB" -n "$NS" detach rx4 >/dev/null
 	"$FB" -n "$NS" detach rx5 >/dev/null
+	"$FB" -n "$NS" detach rx6 >/dev/null
 	$IN xdp-filter unload rx2 >/dev/null
 	t_net_down
+	"$FB" destroy tight >/dev/null
 	"$FB" destroy live >/dev/null
 	rmdir "$FLOWBLOOM_ROOT" 2>/dev/null
 	unset FLOWBLOOM_ROOT
@@ -282,7 +292,8 @@ if has stages; then
 	echo
 	echo "16. where a frame's time goes, live: the live part's filter (2,508 sources, every"
 	echo "    frame listed and dropped) in the program cut after a stage of its data path"
-	echo "    (include/flowbloom/bench.h), one receiver each; ns of generator CPU time a"
+	echo "    (include/flowbloom/bench.h), one receiver each, and the whole program on the"
+	echo "    same list in a compact filter (create --compact); ns of generator CPU time a"
 	echo "    frame (the receiver's XDP run is in it), median and fastest of $STAGES_ROUNDS rounds"
 	echo "    of $LIVE_FRAMES frames, the receivers in turn, on CPU 1"
 	t_lock_globals || {
@@ -294,7 +305,7 @@ if has stages; then
 		exit 1
 	}
 	t_veth "$NS" idle1 "$NS" idle1p || exit 1
-	RX="count parse head probe whole"
+	RX="count parse head probe whole compact"
 	[ -n "${STAGES_OTHER:-}" ] && RX+=" other"
 	i=0
 	for r in $RX; do
@@ -307,13 +318,20 @@ if has stages; then
 	{ "$B" srcs 4 && "$B" srcs 6; } | sed 's/^/src /' >"$TMP/rules" || exit 1
 	"$FB" create live --capacity "$(wc -l <"$TMP/rules")" --fp-rate 0.01 >/dev/null &&
 		"$FB" add live -f "$TMP/rules" >/dev/null || exit 1
+	# The same list in a compact filter (create --compact): its bits in
+	# whole pages, not all of its chunk.
+	"$FB" create tight --capacity "$(wc -l <"$TMP/rules")" --fp-rate 0.01 --compact >/dev/null &&
+		"$FB" add tight -f "$TMP/rules" >/dev/null || exit 1
 	"$B" count "$NS" rx1 || exit 1
 	for st in 1 2 3; do
 		"$B" stage-rx "$NS" "rx$((st + 1))" live "$st" || exit 1
 	done
 	"$FB" -n "$NS" attach live rx5 --mode native >/dev/null || exit 1
+	"$FB" -n "$NS" attach tight rx6 --mode native >/dev/null || exit 1
+	echo "    live: $("$FB" info live | grep -E 'layout|bits' | tr -s ' \n' ' ')"
+	echo "    compact: $("$FB" info tight | grep -E 'layout|bits' | tr -s ' \n' ' ')"
 	if [ -n "${STAGES_OTHER:-}" ]; then
-		"$STAGES_OTHER" -n "$NS" attach live rx6 --mode native >/dev/null || exit 1
+		"$STAGES_OTHER" -n "$NS" attach live rx7 --mode native >/dev/null || exit 1
 		echo "    other: $STAGES_OTHER"
 	fi
 	nrx=$i
@@ -341,29 +359,36 @@ if has stages; then
 			head) what="cut after the head" ;;
 			probe) what="cut after the probes" ;;
 			whole) what="the whole program" ;;
+			compact) what="the whole program, compact filter" ;;
 			other) what="the other build's whole program" ;;
 			esac
 			d=""
-			if [ -n "$prev" ] && [ "$r" != other ]; then
-				d=$(awk -v a="$m" -v b="$prev" 'BEGIN { printf "%+6.1f", a - b }')
+			if [ "$r" = compact ]; then
+				d=$(awk -v a="$m" -v b="$whole" 'BEGIN { printf "%+6.1f (against the whole program)", a - b }')
 			elif [ "$r" = other ]; then
 				d=$(awk -v a="$m" -v b="$whole" 'BEGIN { printf "%+6.1f (against this build)", a - b }')
+			elif [ -n "$prev" ]; then
+				d=$(awk -v a="$m" -v b="$prev" 'BEGIN { printf "%+6.1f", a - b }')
 			fi
 			printf '    %-34s %7.2f  %7.2f   %s
 ' "$what" "$m" "$f" "$d"
 			prev=$m
 			[ "$r" = count ] && count=$m
 			[ "$r" = whole ] && whole=$m
+			[ "$r" = compact ] && compact=$m
 		done
 		ratio "live IPv$fam, stages: flowbloom / count-only (CPU time)" "$(echo "$count / $whole" | bc -l)"
+		ratio "live IPv$fam, stages: flowbloom --compact / count-only (CPU time)" "$(echo "$count / $compact" | bc -l)"
 		unset NSF
 	done
 	for i in 2 3 4; do
 		ip -n "$NS" link set "rx$i" xdp off 2>/dev/null
 	done
 	"$FB" -n "$NS" detach rx5 >/dev/null
-	[ -n "${STAGES_OTHER:-}" ] && "$STAGES_OTHER" -n "$NS" detach rx6 >/dev/null
+	"$FB" -n "$NS" detach rx6 >/dev/null
+	[ -n "${STAGES_OTHER:-}" ] && "$STAGES_OTHER" -n "$NS" detach rx7 >/dev/null
 	t_net_down
+	"$FB" destroy tight >/dev/null
 	"$FB" destroy live >/dev/null
 	rmdir "$FLOWBLOOM_ROOT" 2>/dev/null
 	unset FLOWBLOOM_ROOT

@@ -229,6 +229,25 @@ check_eq "list -j: the same" "$("$FB" -j list | t_json '[(x["name"], x["action"]
 	"[('lc', 'monitor', 4, False), ('lx', 'allow', 0, True)]"
 "$FB" destroy lc >/dev/null
 "$FB" destroy lx >/dev/null
+# --compact: the bits the size needs in whole pages (k = 4 here); the
+# filter answers for what it holds; `load --replace` with more rules than
+# its capacity re-sizes it compact again (more pages, still one chunk);
+# export and import keep it.
+"$FB" create cp --capacity 100 --fp-rate 0.01 --compact >"$T_TMP/o"
+check_eq "create --compact: m in whole pages, k = 4, the chunk's bytes" "$(head -1 "$T_TMP/o")" \
+	"created cp: m=32768 bits, k=4, 262144 bytes"
+check_eq "info: compact" "$("$FB" info cp | sed -n 3p)" \
+	"  m=32768 bits (64 blocks of 512), memory 262144 bytes, compact (bits in whole pages)"
+for i in $(seq 1 3000); do echo "src 203.0.$((i / 250)).$((i % 250))"; done >"$T_TMP/3k.txt"
+"$FB" load cp "$T_TMP/3k.txt" --replace >/dev/null
+check_eq "load --replace of 3000 rules: compact, re-sized in whole pages for them" \
+	"$("$FB" -j info cp | t_json 'd["compact"], d["blocks"], d["hashes"], d["flows"]')" "(True, 192, 4, 3000)"
+check_eq "... every rule answers maybe" \
+	"$("$FB" query cp src 203.0.0.1 src 203.0.11.249 | tail -1)" "2 of 2 maybe"
+"$FB" export cp "$T_TMP/cp.fbx" >/dev/null && "$FB" import "$T_TMP/cp.fbx" cp2 >/dev/null
+check_eq "export, import: still compact" "$("$FB" -j info cp2 | t_json 'd["compact"], d["blocks"]')" "(True, 192)"
+"$FB" destroy cp >/dev/null
+"$FB" destroy cp2 >/dev/null
 # query -j names its filter, as count, traffic and query --packet do.
 "$FB" -j query f1 udp 198.51.100.1:53 203.0.113.7:4000 >"$T_TMP/q.json"
 check_eq "query -j: filter, results, maybe, total" \

@@ -42,18 +42,20 @@ stat_of() {
 	t_stat "$FB" "$1" "$2"
 }
 
-# seen_since N0 N: edge has seen N packets since its seen counter was N0.
-seen_since() { [ $(($(stat_of edge seen) - $1)) -ge "$2" ]; }
+# seen_since N0 N: the filter has seen N packets since its seen counter was N0.
+seen_since() { [ $(($(stat_of "$stat_edge" seen) - $1)) -ge "$2" ]; }
 
 # dropped_from SRC N: of N packets from SRC, how many the filter dropped
 # (read once the program has seen all N: nothing else crosses the veth).
+# The filter: $stat_edge.
+stat_edge=edge
 dropped_from() {
 	local d0 s0
-	d0=$(stat_of edge dropped)
-	s0=$(stat_of edge seen)
+	d0=$(stat_of "$stat_edge" dropped)
+	s0=$(stat_of "$stat_edge" seen)
 	send "$1" "$2"
 	t_wait_until 5 seen_since "$s0" "$2"
-	echo $(($(stat_of edge dropped) - d0))
+	echo $(($(stat_of "$stat_edge" dropped) - d0))
 }
 
 # The state a failed apply must leave as it was: filters, their content,
@@ -308,7 +310,7 @@ test_malformed() {
 	check_eq "-j: one object per step" "$("$PY" -c '
 import json, sys
 print([sorted(json.loads(l)) for l in open(sys.argv[1])])' "$T_TMP/out")" \
-		"[['bits', 'bits_asked', 'bytes', 'counter_bits', 'hashes', 'name'], ['attached', 'dev', 'mode']]"
+		"[['bits', 'bits_asked', 'bytes', 'compact', 'counter_bits', 'hashes', 'name'], ['attached', 'dev', 'mode']]"
 	m0=$(stat_of mal malformed)
 	d0=$(stat_of mal dropped)
 	s0=$(stat_of mal seen)
@@ -394,6 +396,47 @@ test_down() {
 	check "--down again: nothing to do" fbB apply --down "$CONF"
 }
 
+# A file of bits and hashes applied again changes nothing (create rounds
+# the bits up to whole chunks; the file's are compared as create makes
+# them). A compact filter (its bits in whole pages) made by the file drops
+# its listed source from real packets, and lets the others pass; applied
+# again it is kept; a file that says otherwise of compact is refused at its
+# line, the filter left as it was.
+test_geometry() {
+	local before
+	printf 'bits = 100000\nhashes = 4\n' >"$T_TMP/bits.conf"
+	check "bits and hashes: applied" fbB apply "$T_TMP/bits.conf"
+	before=$(state)
+	check "bits and hashes: applied again" fbB apply "$T_TMP/bits.conf"
+	check_eq "... nothing changed" "$(state)" "$before"
+	check "destroy bits" "$FB" destroy bits
+	cat >"$T_TMP/tight.conf" <<EOF
+capacity = 2500
+fp-rate = 0.01
+compact = yes
+load = lists/drop.txt
+attach = $VB native
+EOF
+	check "compact: applied" fbB apply "$T_TMP/tight.conf"
+	check_eq "compact: its bits in whole pages, k = 4" "$("$FB" -j info tight | "$PY" -c '
+import json, sys
+i = json.load(sys.stdin)
+print(i["compact"], i["blocks"] % 64, i["hashes"], i["blocks"] < 4032)')" "True 0 4 True"
+	stat_edge=tight
+	check_eq "compact: the listed source is dropped" "$(dropped_from "$BAD4" 20)" 20
+	check_eq "compact: others pass" "$(dropped_from "$A4" 20)" 0
+	stat_edge=edge
+	before=$(state)
+	check "compact: applied again" fbB apply "$T_TMP/tight.conf"
+	check_eq "... nothing changed" "$(state)" "$before"
+	sed 's/^compact = yes/compact = no/' "$T_TMP/tight.conf" >"$T_TMP/loose.conf"
+	cp "$T_TMP/loose.conf" "$T_TMP/tight.conf"
+	refused "compact = no of a compact filter: refused" \
+		"tight.conf:3: filter 'tight' exists with compact yes, the file says no" "$T_TMP/tight.conf"
+	check "compact: --down" fbB apply --down "$T_TMP/tight.conf"
+	check "destroy tight" "$FB" destroy tight
+}
+
 setup
 test_up
 test_again
@@ -403,4 +446,5 @@ test_trust
 test_rollback
 test_malformed
 test_down
+test_geometry
 t_finish

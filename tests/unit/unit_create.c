@@ -78,6 +78,102 @@ static void check_fast_k(void)
 	}
 }
 
+/* Compact (--compact): over a grid of sizes and rates, both layouts, the
+ * bits are whole pages, meet the rate, take no more chunks than the
+ * default would and never more bits; a blocked filter whose k = 4 size
+ * takes no more chunks gets k = 4 and the fewest pages that meet the rate
+ * with it. Bits and hashes: whole pages, k as given; a table type refuses
+ * it. */
+static void check_compact(void)
+{
+	static const unsigned long long ns[] = { 1, 100, 2508, 50000, 1000000, 10000000 };
+	static const double ps[] = { 0.5, 0.01, 1e-4, 1e-6, 1e-9 };
+	unsigned i, j, layout, bad = 0, k4 = 0, cases = 0;
+	char label[200] = "";
+
+	for (layout = FB_LAYOUT_BLOCKED; layout <= FB_LAYOUT_CLASSIC; layout++)
+		for (i = 0; i < sizeof(ns) / sizeof(ns[0]); i++)
+			for (j = 0; j < sizeof(ps) / sizeof(ps[0]); j++) {
+				struct fb_create_req r = { .type = -1,
+							   .layout = layout,
+							   .have_capacity = true,
+							   .have_fp_rate = true,
+							   .capacity = ns[i],
+							   .fp_rate = ps[j] };
+				struct fb_create_opts d, c;
+				double rate;
+				bool ok;
+
+				if (make(&r, &d))
+					continue; /* too big either way */
+				r.compact = true;
+				if (make(&r, &c)) {
+					snprintf(label, sizeof(label), "compact %llu at %g: made",
+						 ns[i], ps[j]);
+					bad++;
+					continue;
+				}
+				cases++;
+				rate = layout == FB_LAYOUT_CLASSIC
+					       ? fb_fpr_classic(ns[i],
+								fb_header_mbits(&(struct fb_header){
+									.layout = layout,
+									.nblocks = c.nblocks }),
+								c.k)
+					       : fb_fpr_blocked(ns[i], c.nblocks, c.k);
+				ok = c.compact && c.nblocks % FB_PAGE_BLOCKS == 0 &&
+				     rate <= ps[j] && c.nblocks <= d.nblocks &&
+				     fb_chunks_for(c.nblocks) <= fb_chunks_for(d.nblocks);
+				if (layout == FB_LAYOUT_BLOCKED && c.k == FB_FAST_K_LO) {
+					k4++;
+					ok = ok &&
+					     (c.nblocks == FB_PAGE_BLOCKS ||
+					      fb_fpr_blocked(ns[i], c.nblocks - FB_PAGE_BLOCKS,
+							     FB_FAST_K_LO) > ps[j]);
+				}
+				if (!ok) {
+					snprintf(label, sizeof(label),
+						 "compact %llu at %g, layout %u: %u blocks k %u "
+						 "rate %g "
+						 "(default %u blocks)",
+						 ns[i], ps[j], layout, c.nblocks, c.k, rate,
+						 d.nblocks);
+					bad++;
+				}
+			}
+	ASSERT_EQ(bad, 0,
+		  bad ? label : "compact: whole pages, the rate met, no more than the default");
+	ASSERT_TRUE(cases > 40 && k4 > 5, "compact: the grid made filters, some with k = 4");
+	{
+		struct fb_create_req r = { .type = -1,
+					   .have_capacity = true,
+					   .have_fp_rate = true,
+					   .capacity = 2508,
+					   .fp_rate = 0.01,
+					   .compact = true };
+		struct fb_create_opts o;
+
+		ASSERT_TRUE(make(&r, &o) == 0 && o.k == FB_FAST_K_LO &&
+				    o.nblocks == 2 * FB_PAGE_BLOCKS,
+			    "compact 2508 at 1 %: k = 4 in two pages");
+		r = (struct fb_create_req){ .type = -1,
+					    .have_bits = true,
+					    .have_hashes = true,
+					    .bits = 100000,
+					    .hashes = 3,
+					    .compact = true };
+		ASSERT_TRUE(make(&r, &o) == 0 && o.k == 3 && o.nblocks == 4 * FB_PAGE_BLOCKS,
+			    "compact --bits 100000 --hashes 3: four pages, k = 3");
+		r = (struct fb_create_req){ .type = fb_ftype_by_name("cuckoo"),
+					    .have_capacity = true,
+					    .have_fp_rate = true,
+					    .capacity = 1000,
+					    .fp_rate = 0.01,
+					    .compact = true };
+		check_usage(r, "compact cuckoo: usage");
+	}
+}
+
 void test_create_opts(void)
 {
 	struct fb_create_req r = { .type = -1,
@@ -97,6 +193,7 @@ void test_create_opts(void)
 			    o.bits_asked == (__u64)nblocks * FB_BLOCK_BITS,
 		    "create: the blocked formula's geometry, in whole chunks");
 	check_fast_k();
+	check_compact();
 	ASSERT_TRUE(o.layout == FB_LAYOUT_BLOCKED && o.action == FB_ACTION_DROP &&
 			    o.type == FB_TYPE_BLOOM && o.capacity == 100000 && o.fp_rate == 0.001,
 		    "create: defaults blocked, drop, Bloom; capacity and rate kept");

@@ -36,6 +36,8 @@ static const struct {
 			  (const int[]){ 0, 4, 8 } },
 	[AP_CONFIRM] = { "confirm", (const char *const[]){ "no", "exact", NULL },
 			 (const int[]){ 0, 1 } },
+	[AP_COMPACT] = { "compact", (const char *const[]){ "no", "yes", NULL },
+			 (const int[]){ 0, 1 } },
 	[AP_MALFORMED] = { "malformed", fb_malformed_names + 1, NULL },
 };
 
@@ -131,6 +133,9 @@ static int set_choice(struct ap_conf *c, int line, enum ap_key key, const char *
 	case AP_CONFIRM:
 		c->create.confirm = x;
 		break;
+	case AP_COMPACT:
+		c->create.compact = x;
+		break;
 	default:
 		c->malformed = x;
 	}
@@ -145,7 +150,7 @@ static int set_key(struct ap_conf *c, int line, const char *key, const char *v)
 		;
 	if (i == AP_NKEYS) {
 		fb_err("%s:%d: unknown key '%s' (want capacity, fp-rate, bits, hashes, layout, "
-		       "hash, action, counting, confirm, load, attach, malformed)",
+		       "hash, action, counting, confirm, compact, load, attach, malformed)",
 		       c->file, line, key);
 		return -1;
 	}

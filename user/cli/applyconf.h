@@ -26,6 +26,7 @@ enum ap_key {
 	AP_ACTION,
 	AP_COUNTING,
 	AP_CONFIRM,
+	AP_COMPACT,
 	AP_MALFORMED,
 	AP_NKEYS,
 };

@@ -6,7 +6,7 @@
  *
  *   capacity, fp-rate | bits, hashes   geometry (at creation)
  *   layout, hash, action               as create's options
- *   counting = no|4|8, confirm = no|exact
+ *   counting = no|4|8, confirm = no|exact, compact = no|yes
  *   load = PATH                        a list `load` reads (repeatable;
  *                                      relative to FILE's directory)
  *   attach = DEV [native|generic]      a device (repeatable)
@@ -83,11 +83,15 @@ static int same_settings(const struct ap_conf *c, const struct fb_store *f)
 	const struct fb_create_req *r = &c->create;
 	const struct fb_header *h = f->hdr;
 	int action = r->action ? r->action : FB_ACTION_DROP;
+	struct fb_create_opts o;
 	char want[64], have[64], where[16] = "";
 	const char *what = NULL;
 	int key = AP_NKEYS;
 
-	if (r->have_capacity) {
+	/* Compact first: it changes the geometry the file's size makes. */
+	differ(&what, &key, want, have, sizeof(want), AP_COMPACT, r->compact ? "yes" : "no",
+	       h->flags & FB_HDRF_COMPACT ? "yes" : "no");
+	if (!what && r->have_capacity) {
 		__u32 ppb = (__u32)(r->fp_rate * 1e9 + 0.5);
 
 		if (h->capacity != r->capacity || h->fp_ppb != ppb) {
@@ -97,8 +101,10 @@ static int same_settings(const struct ap_conf *c, const struct fb_store *f)
 			snprintf(have, sizeof(have), "%llu/%g", (unsigned long long)h->capacity,
 				 h->fp_ppb / 1e9);
 		}
-	} else if (h->capacity || h->k != r->hashes ||
-		   h->nblocks != (r->bits + FB_BLOCK_BITS - 1) / FB_BLOCK_BITS) {
+	} else if (!what && (h->capacity || fb_create_opts_make(r, &o, want, sizeof(want)) ||
+			     h->k != o.k || h->nblocks != o.nblocks)) {
+		/* What create makes of the file's bits (whole chunks, or
+		 * pages), not the bits as written. */
 		what = "bits/hashes";
 		key = AP_BITS;
 		snprintf(want, sizeof(want), "%llu/%llu", r->bits, r->hashes);

@@ -52,6 +52,7 @@ void fb_print_created(const char *name, const struct fb_create_opts *o)
 		jw_u64("hashes", o->k);
 		jw_u64("bytes", bytes);
 		jw_u64("counter_bits", o->counter_bits);
+		jw_bool("compact", o->compact);
 		jw_obj_close();
 		jw_end();
 	} else {
@@ -60,10 +61,13 @@ void fb_print_created(const char *name, const struct fb_create_opts *o)
 		       o->counter_bits ? (o->counter_bits == 4 ? " with 4-bit counters"
 							       : " with 8-bit counters")
 				       : "");
-		if (o->bits_asked && o->bits_asked < (unsigned long long)o->nblocks * FB_BLOCK_BITS)
+		if (o->compact)
+			printf("  (compact: the bits its size needs, in whole 4 KiB pages of its "
+			       "256 KiB chunks, at the cheapest probe that fits)\n");
+		else if (o->bits_asked &&
+			 o->bits_asked < (unsigned long long)o->nblocks * FB_BLOCK_BITS)
 			printf("  (%llu bits asked: a filter takes whole 256 KiB chunks and gets "
-			       "all "
-			       "their bits, a lower false-positive rate)\n",
+			       "all their bits, a lower false-positive rate)\n",
 			       (unsigned long long)o->bits_asked);
 	}
 }
@@ -83,6 +87,7 @@ int cmd_create(int argc, char **argv)
 		{ "confirm", required_argument, NULL, 'C' },
 		{ "type", required_argument, NULL, 't' },
 		{ "grow", no_argument, NULL, 'g' },
+		{ "compact", no_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const widths[] = { "4", "8", NULL };
@@ -132,6 +137,9 @@ int cmd_create(int argc, char **argv)
 			break;
 		case 'g':
 			r.grow = true;
+			break;
+		case 'K':
+			r.compact = true;
 			break;
 		case 'H':
 			if ((v = fb_pick("--hash", optarg, fb_hash_choices,

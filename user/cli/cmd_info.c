@@ -363,6 +363,7 @@ int cmd_info(int argc, char **argv)
 		jw_u64("bits", fb_header_mbits(h));
 		jw_u64("hashes", h->k);
 		jw_u64("blocks", h->nblocks);
+		jw_bool("compact", h->flags & FB_HDRF_COMPACT);
 		jw_u64("bytes", f.map_bytes);
 		jw_u64("capacity", h->capacity);
 		jw_double("fp_rate_target", h->fp_ppb / 1e9);
@@ -421,8 +422,9 @@ int cmd_info(int argc, char **argv)
 		} else {
 			printf("  layout %s, hash %s, k=%u\n", FB_NAME(fb_layout_names, h->layout),
 			       FB_NAME(fb_hash_names, h->hash), h->k);
-			printf("  m=%llu bits (%u blocks of 512), memory %zu bytes\n",
-			       (unsigned long long)fb_header_mbits(h), h->nblocks, f.map_bytes);
+			printf("  m=%llu bits (%u blocks of 512), memory %zu bytes%s\n",
+			       (unsigned long long)fb_header_mbits(h), h->nblocks, f.map_bytes,
+			       h->flags & FB_HDRF_COMPACT ? ", compact (bits in whole pages)" : "");
 		}
 		if (h->capacity)
 			printf("  sized for %llu flows at fp-rate %g\n",

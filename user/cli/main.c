@@ -32,13 +32,16 @@ static const struct fb_cmd cmds[] = {
 	  "blocked|classic]\n"
 	  "                 [--hash siphash13|siphash24|nh] [--action drop|allow|monitor]\n"
 	  "                 [--counting [--counter-bits 4|8]] [--confirm exact]\n"
-	  "                 [--type bloom|cuckoo|dleft | --grow]",
+	  "                 [--compact] [--type bloom|cuckoo|dleft | --grow]",
 	  "Create a filter. With --capacity and --fp-rate, m and k come from the layout's\n"
 	  "formula; --bits and --hashes set them directly (1 <= k <= 16). A filter\n"
 	  "takes whole chunks of 256 KiB and a Bloom filter gets all their bits: m is\n"
 	  "rounded up, its false-positive rate only lower (info shows it); a blocked\n"
 	  "filter sized by rate then takes k = 4 or 8 (the probe's fast cases, 4 the\n"
-	  "cheaper) if that still meets the rate. --action is\n"
+	  "cheaper) if that still meets the rate. --compact gives a Bloom filter only\n"
+	  "the bits its size needs, in whole 4 KiB pages (k = 4 if that takes no more\n"
+	  "chunks): the rate asked, not lower, but a probe reads one of a few pages,\n"
+	  "a few ns a packet less for a short list (docs/performance.md). --action is\n"
 	  "what an `ip link`-loaded program does (default drop). The filter named\n"
 	  "'default' is the one `ip link` uses.\n"
 	  "--hash: nh (NH, keyed; the default) is the fast one; allow-lists default to\n"

@@ -101,7 +101,7 @@ static int decode_head(struct fb_fbx_in *in, const __u8 *b)
 			return fb_fbx_bad(in, "bad geometry");
 		if (h->counter_bits != 0 && h->counter_bits != 4 && h->counter_bits != 8)
 			return fb_fbx_bad(in, "bad counter width");
-		if (h->flags & ~FB_HDRF_NFLOWS_ESTIMATE)
+		if (h->flags & ~(FB_HDRF_NFLOWS_ESTIMATE | FB_HDRF_COMPACT))
 			return fb_fbx_bad(in, "unknown header flags");
 	}
 	if (h->hash != FB_HASH_SIPHASH13 && h->hash != FB_HASH_SIPHASH24 && h->hash != FB_HASH_NH &&

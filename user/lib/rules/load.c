@@ -134,12 +134,11 @@ static int replace(struct fb_store *f, struct fb_list *l)
 				      "loaded");
 			return -1;
 		}
-		/* A Bloom filter gets whole chunks, as create sizes it; a
-		 * table type's geometry says its size. */
+		/* A Bloom filter by create's rule (whole chunks, or whole
+		 * pages if compact); a table type's geometry says its size. */
 		if (!table)
-			nblocks = fb_whole_chunks(nblocks);
-		if (!table && f->hdr->layout == FB_LAYOUT_BLOCKED)
-			k = fb_blocked_fast_k(n, q, nblocks, k);
+			fb_bloom_fit(f->hdr->layout, f->hdr->flags & FB_HDRF_COMPACT, n, q,
+				     &nblocks, &k);
 	}
 	f->refused_load = -1;
 	if (fb_rules_replace_geom(f, nblocks, k, table ? geom : NULL, l->keys, l->n, &bad)) {

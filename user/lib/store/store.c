@@ -155,6 +155,7 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 	hdr->capacity = o->capacity;
 	hdr->fp_ppb = (__u32)(o->fp_rate * 1e9 + 0.5);
 	hdr->type = o->type;
+	hdr->flags = o->compact ? FB_HDRF_COMPACT : 0;
 	if (o->type)
 		memcpy(&f->blocks[FB_TYPE_GEOM_BLOCK], o->geom,
 		       fb_type_geom_blocks(o->type) * FB_BLOCK_BYTES);

@@ -93,6 +93,7 @@ struct fb_create_opts {
 	__u8 action;
 	__u8 counter_bits; /* 0: plain; 4 or 8: counting */
 	__u8 confirm;	   /* 1: exact confirmation sets */
+	__u8 compact;	   /* 1: bits in whole pages, not chunks (FB_HDRF_COMPACT) */
 	__u64 capacity;
 	double fp_rate;
 	/* Another filter type (enum fb_type; layout and k unused): nblocks
@@ -100,7 +101,7 @@ struct fb_create_opts {
 	__u8 type;
 	struct fb_block geom[5];
 	/* Bits the sizing asked for before a Bloom filter was rounded up
-	 * to whole chunks (fb_create_opts_make; 0: not rounded). */
+	 * to whole chunks or pages (fb_create_opts_make; 0: not rounded). */
 	__u64 bits_asked;
 };
 

@@ -42,6 +42,10 @@ static int make_typed(const struct fb_create_req *r, int type, struct fb_create_
 	    (r->layout && !(ops->flags & FB_FTYPE_LAYOUT)))
 		return say(FB_CREATE_USAGE, why, len, "--%s and --%s do not go together",
 			   r->counter_bits ? "counting" : "layout", by);
+	if (r->compact)
+		return say(FB_CREATE_USAGE, why, len,
+			   "--compact is for Bloom filters (a %s filter's geometry is its size)",
+			   fb_ftype_name(type));
 	if (r->layout && r->layout != FB_LAYOUT_BLOCKED && !(ops->flags & FB_FTYPE_LAYOUTS))
 		return say(FB_CREATE_USAGE, why, len, "--grow stages use the blocked layout");
 	if (!r->have_capacity || !r->have_fp_rate)
@@ -117,6 +121,7 @@ int fb_create_opts_make(const struct fb_create_req *r, struct fb_create_opts *o,
 	o->hash = r->hash;
 	o->counter_bits = r->counter_bits;
 	o->confirm = r->confirm;
+	o->compact = r->compact;
 	if (r->have_fp_rate && !(r->fp_rate > 0 && r->fp_rate < 1))
 		return say(FB_CREATE_USAGE, why, len, "--fp-rate must be a number in (0, 1)");
 	if (r->counter_bits && r->counter_bits != 4 && r->counter_bits != 8)
@@ -147,14 +152,12 @@ int fb_create_opts_make(const struct fb_create_req *r, struct fb_create_opts *o,
 		o->hash = fb_hash_default(o->action);
 	/* A filter takes whole chunks of 256 KiB (include/flowbloom/
 	 * geometry.h): a Bloom filter gets all of their bits, so its
-	 * false-positive rate is the size's or lower. */
+	 * false-positive rate is the size's or lower; a compact one its
+	 * size in whole pages. Sized by rate: the cheapest probe that still
+	 * meets it in the bits the filter gets (fb_bloom_fit()). */
 	if (!o->type) {
 		o->bits_asked = (__u64)o->nblocks * FB_BLOCK_BITS;
-		o->nblocks = fb_whole_chunks(o->nblocks);
-		/* Sized by rate: the cheapest probe that still meets it in
-		 * the memory the filter gets. */
-		if (o->capacity && o->layout == FB_LAYOUT_BLOCKED)
-			o->k = fb_blocked_fast_k(o->capacity, o->fp_rate, o->nblocks, o->k);
+		fb_bloom_fit(o->layout, o->compact, o->capacity, o->fp_rate, &o->nblocks, &o->k);
 	}
 	return 0;
 }

@@ -24,6 +24,7 @@ struct fb_create_req {
 	double fp_rate;	   /* per probe, in (0, 1) */
 	__u8 counter_bits; /* 0: plain; 4 or 8: counting */
 	bool confirm;	   /* exact confirmation sets */
+	bool compact;	   /* a Bloom filter's bits in whole pages (FB_HDRF_COMPACT) */
 	__u8 hash;	   /* enum fb_hash_alg; 0: the action's default */
 	__u8 action;	   /* enum fb_action; 0: drop */
 };

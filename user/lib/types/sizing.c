@@ -172,6 +172,26 @@ unsigned fb_blocked_fast_k(double n, double p, __u32 nblocks, unsigned k)
 	return k;
 }
 
+void fb_bloom_fit(__u8 layout, bool compact, double n, double p, __u32 *nblocks, __u8 *k)
+{
+	bool blocked = layout != FB_LAYOUT_CLASSIC, rated = n > 0;
+
+	if (compact && blocked && rated) {
+		__u32 lo = fb_whole_pages(fb_size_fixed_k(FB_LAYOUT_BLOCKED, FB_FAST_K_LO, n, p,
+							  *nblocks, FB_MAX_BLOCKS));
+
+		if (fb_fpr_blocked(n, lo, FB_FAST_K_LO) <= p &&
+		    fb_chunks_for(lo) <= fb_chunks_for(*nblocks)) {
+			*nblocks = lo;
+			*k = FB_FAST_K_LO;
+			return;
+		}
+	}
+	*nblocks = compact ? fb_whole_pages(*nblocks) : fb_whole_chunks(*nblocks);
+	if (blocked && rated)
+		*k = fb_blocked_fast_k(n, p, *nblocks, *k);
+}
+
 unsigned fb_probes_per_packet(__u32 kinds, const struct fb_prefixes *px)
 {
 	unsigned v4 = 0, v6 = 0, flow = !!(kinds & FB_KINDF(FB_KIND_FLOW));
@@ -226,7 +246,8 @@ double fb_replace_bytes(void *hdr, double entries, unsigned probes)
 	if (h->layout == FB_LAYOUT_CLASSIC ? fb_size_classic(n, q, &nblocks, &k)
 					   : fb_size_blocked(n, q, &nblocks, &k))
 		return INFINITY;
-	return (double)fb_chunks_for(fb_whole_chunks(nblocks)) * FB_CHUNK_BYTES;
+	fb_bloom_fit(h->layout, h->flags & FB_HDRF_COMPACT, n, q, &nblocks, &k);
+	return (double)fb_chunks_for(nblocks) * FB_CHUNK_BYTES;
 }
 
 __u32 fb_size_fixed_k(__u8 layout, unsigned k, double n, double q, __u32 lo, __u32 hi)

@@ -14,6 +14,7 @@
 #ifndef FLOWBLOOM_USER_SIZING_H
 #define FLOWBLOOM_USER_SIZING_H
 
+#include <stdbool.h>
 #include <linux/types.h>
 #include "flowbloom/geometry.h"
 
@@ -67,6 +68,16 @@ int fb_size_blocked(double n, double p, __u32 *nblocks, __u8 *k);
  * that margin on a cheaper probe (four bits to test rather than eight)
  * and the rest still lowers the rate. */
 unsigned fb_blocked_fast_k(double n, double p, __u32 nblocks, unsigned k);
+/* The one rule create and `load --replace` size a Bloom filter's array by,
+ * from the fewest blocks and the k the sizing found (*nblocks, *k) for n
+ * flows at rate p (n = 0: bits and hashes given, nothing to re-size for):
+ * - by default, whole chunks (fb_whole_chunks()), then a fast k if it
+ *   still meets p there (fb_blocked_fast_k());
+ * - compact (FB_HDRF_COMPACT), whole pages (fb_whole_pages()): for a
+ *   blocked filter the blocks the cheapest probe (k = FB_FAST_K_LO) needs
+ *   to meet p, if that takes no more chunks than the default would; else
+ *   the sizing's blocks, and a fast k if it meets p in them. */
+void fb_bloom_fit(__u8 layout, bool compact, double n, double p, __u32 *nblocks, __u8 *k);
 /* With k fixed (a generation keeps its filter's, ttl.h): the fewest blocks
  * in [lo, hi] whose rate at n flows is <= q (hi if none is), and the most
  * flows nblocks blocks hold at a rate <= q. */
