@@ -320,13 +320,14 @@ static const struct fb_cmd cmds[] = {
 	  "content with the listed block-lists, attach it to the listed devices; what\n"
 	  "is already so is left alone. Lines 'key = value' ('#' comments): capacity,\n"
 	  "fp-rate | bits, hashes; layout, hash, action, counting (no|4|8), confirm\n"
-	  "(no|exact), as create's options; load = PATH (repeatable, relative to FILE);\n"
-	  "attach = DEV [native|generic] (repeatable); malformed = pass|drop. All is\n"
-	  "checked first (errors name FILE:LINE); a step that fails undoes this run's\n"
-	  "earlier ones. --check makes every check apply makes (sizes, the lists\n"
-	  "parsed) and changes nothing; --down detaches the listed devices and\n"
-	  "keeps the filter. FILE must be root's and writable by no one else (a\n"
-	  "symbolic link only if root's). At boot, flowbloom@NAME.service applies\n" FB_SYSCONFDIR
+	  "(no|exact), compact (no|yes), as create's options; load = PATH (repeatable,\n"
+	  "relative to FILE); attach = DEV [native|generic] (repeatable); malformed =\n"
+	  "pass|drop. All is checked first (errors name FILE:LINE); a step that fails\n"
+	  "undoes this run's earlier ones. --check makes every check apply makes\n"
+	  "(sizes, the lists parsed) and changes nothing; --down detaches the listed\n"
+	  "devices and keeps the filter. FILE must be root's and writable by no one\n"
+	  "else (a symbolic link only if root's). At boot, flowbloom@NAME.service\n"
+	  "applies " FB_SYSCONFDIR
 	  "/flowbloom/NAME.conf." },
 	{ "help", cmd_help, "help [VERB]",
 	  "Show help: every verb's synopsis, or one verb's help (also VERB help, VERB\n"
