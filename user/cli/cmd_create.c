@@ -63,7 +63,7 @@ void fb_print_created(const char *name, const struct fb_create_opts *o)
 				       : "");
 		if (o->compact)
 			printf("  (compact: the bits its size needs, in whole 4 KiB pages of its "
-			       "256 KiB chunks, at the cheapest probe that fits)\n");
+			       "256 KiB chunks)\n");
 		else if (o->bits_asked &&
 			 o->bits_asked < (unsigned long long)o->nblocks * FB_BLOCK_BITS)
 			printf("  (%llu bits asked: a filter takes whole 256 KiB chunks and gets "
