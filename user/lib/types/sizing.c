@@ -174,7 +174,7 @@ unsigned fb_blocked_fast_k(double n, double p, __u32 nblocks, unsigned k)
 
 void fb_bloom_fit(__u8 layout, bool compact, double n, double p, __u32 *nblocks, __u8 *k)
 {
-	bool blocked = layout != FB_LAYOUT_CLASSIC, rated = n > 0;
+	bool blocked = layout == FB_LAYOUT_BLOCKED, rated = n > 0;
 
 	if (compact && blocked && rated) {
 		__u32 lo = fb_whole_pages(fb_size_fixed_k(FB_LAYOUT_BLOCKED, FB_FAST_K_LO, n, p,
