@@ -327,8 +327,7 @@ static const struct fb_cmd cmds[] = {
 	  "(sizes, the lists parsed) and changes nothing; --down detaches the listed\n"
 	  "devices and keeps the filter. FILE must be root's and writable by no one\n"
 	  "else (a symbolic link only if root's). At boot, flowbloom@NAME.service\n"
-	  "applies " FB_SYSCONFDIR
-	  "/flowbloom/NAME.conf." },
+	  "applies " FB_SYSCONFDIR "/flowbloom/NAME.conf." },
 	{ "help", cmd_help, "help [VERB]",
 	  "Show help: every verb's synopsis, or one verb's help (also VERB help, VERB\n"
 	  "--help); with -j as one JSON object (the whole verb table, or the verb's\n"
