@@ -6,7 +6,9 @@
  * 200k flows never added are probed by the program and by the CLI's own
  * lookup: the two must agree on every single flow (false positives
  * included), and the program's false-positive rate must be within 10 % of
- * the layout's formula.
+ * the layout's formula. The same for a compact filter (create --compact:
+ * its bits in whole pages, the rate asked rather than a lower one), whose
+ * rate at capacity is near the one asked.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +37,9 @@ static int run(const char *fmt, const char *a, const char *b)
 	return system(cmd);
 }
 
-static void one(const char *layout, const char *hash)
+/* extra: more options for create ("" or "--compact"); rate: its
+ * --fp-rate. */
+static void one(const char *layout, const char *hash, const char *extra, double rate)
 {
 	char name[64], label[160], path[] = "/tmp/fbsamebits.XXXXXX", text[FB_FLOW_STR];
 	struct fb_load_opts lo = { .trace = true, .private_stats = true };
@@ -47,11 +51,14 @@ static void one(const char *layout, const char *hash)
 	FILE *out;
 	double want;
 
-	snprintf(name, sizeof(name), "sb-%s-%s", layout, hash);
-	snprintf(text, sizeof(text), "%s --layout %s --hash", name, layout);
-	if (!ASSERT_EQ(
-		    run("%s create %s %s --capacity 200000 --fp-rate 0.01 >/dev/null", text, hash),
-		    0, "create via CLI"))
+	snprintf(name, sizeof(name), "sb-%s-%s%s", layout, hash,
+		 !*extra       ? ""
+		 : rate > 0.05 ? "-c10"
+			       : "-c");
+	snprintf(text, sizeof(text), "%s %s --fp-rate %g --layout %s --hash", name, extra, rate,
+		 layout);
+	if (!ASSERT_EQ(run("%s create %s %s --capacity 200000 >/dev/null", text, hash), 0,
+		       "create via CLI"))
 		return;
 	fd = mkstemp(path);
 	out = fdopen(fd, "w");
@@ -109,6 +116,16 @@ static void one(const char *layout, const char *hash)
 	ASSERT_RANGE((double)fp / N_PROBE, want * 0.9, want * 1.1, label);
 	printf("%s: m=%llu k=%u measured fp %.5f, formula %.5f\n", name,
 	       (unsigned long long)fb_header_mbits(f.hdr), f.hdr->k, (double)fp / N_PROBE, want);
+	if (*extra) {
+		snprintf(label, sizeof(label),
+			 "%s: compact, its bits in whole pages, its rate at capacity %.5f in "
+			 "[0.5, 1] x %g",
+			 name, want, rate);
+		ASSERT_TRUE((f.hdr->flags & FB_HDRF_COMPACT) &&
+				    f.hdr->nblocks % FB_PAGE_BLOCKS == 0 && want <= rate &&
+				    want >= rate / 2,
+			    label);
+	}
 	flowbloom_bpf__destroy(skel);
 close:
 	fb_store_close(&f);
@@ -125,11 +142,16 @@ int main(int argc, char **argv)
 	snprintf(cli, sizeof(cli), "%.*s/../../flowbloom", (int)(strrchr(argv[0], '/') - argv[0]),
 		 argv[0]);
 	fb_libbpf_logging(false);
-	one("blocked", "siphash13");
-	one("classic", "siphash13");
-	one("blocked", "siphash24");
-	one("classic", "siphash24");
-	one("blocked", "nh");
-	one("classic", "nh");
+	one("blocked", "siphash13", "", 0.01);
+	one("classic", "siphash13", "", 0.01);
+	one("blocked", "siphash24", "", 0.01);
+	one("classic", "siphash24", "", 0.01);
+	one("blocked", "nh", "", 0.01);
+	one("classic", "nh", "", 0.01);
+	/* Compact: at 1 % k = 8 in whole pages (k = 4 would take more
+	 * chunks), at 10 % k = 4. */
+	one("blocked", "nh", "--compact", 0.01);
+	one("blocked", "nh", "--compact", 0.1);
+	one("classic", "nh", "--compact", 0.01);
 	return test_summary();
 }
