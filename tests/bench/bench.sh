@@ -167,6 +167,30 @@ live_run() {
 wall() { tr ' ' '\n' | grep . | cut -d: -f1 | tr '\n' ' '; }
 cpu() { tr ' ' '\n' | grep . | cut -d: -f2 | tr '\n' ' '; }
 
+# list_filters RULES: the live parts' two filters in $FLOWBLOOM_ROOT (made
+# here), each holding RULES (a line a rule), sized for them at 1 % as an
+# operator sizes one: live (all of its 256 KiB chunk's bits) and tight
+# (create --compact: the bits its size needs, in whole pages of the chunk).
+list_filters() {
+	local n
+	n=$(wc -l <"$1")
+	mkdir -p "$FLOWBLOOM_ROOT" &&
+		"$FB" create live --capacity "$n" --fp-rate 0.01 >/dev/null &&
+		"$FB" add live -f "$1" >/dev/null &&
+		"$FB" create tight --capacity "$n" --fp-rate 0.01 --compact >/dev/null &&
+		"$FB" add tight -f "$1" >/dev/null
+}
+
+# list_filters_down: both filters and their root gone, the globals lock
+# released.
+list_filters_down() {
+	"$FB" destroy tight >/dev/null
+	"$FB" destroy live >/dev/null
+	rmdir "$FLOWBLOOM_ROOT" 2>/dev/null
+	unset FLOWBLOOM_ROOT
+	t_unlock_globals
+}
+
 if has live; then
 	echo
 	echo "11. live veth: 64-byte UDP frames, every source on the block list, every frame dropped"
@@ -199,22 +223,17 @@ if has live; then
 	t1=$(date +%s.%N)
 	id=$($IN ip link show rx2 | grep -o 'prog/xdp id [0-9]*' | awk '{ print $3 }' | head -1)
 	echo "  xdp-filter $(dpkg-query -W -f '${Version}' xdp-tools 2>/dev/null): $(cat "$TMP/src4" "$TMP/src6" | wc -l) sources added in $(echo "$t1 - $t0" | bc) s (a process each); program: $(bpftool prog show id "$id" | head -1 | awk '{ print $4 }')"
-	# rx3, rx4, rx5: flowbloom, one blocked filter made by the CLI, sized
-	# as an operator sizes one: for its sources at 1 % (it takes one
-	# 256 KiB chunk, and gets all of its bits: far below 1 %).
+	# rx3, rx4, rx5: flowbloom, filter live made by the CLI (list_filters:
+	# sized for its sources at 1 %, it takes one 256 KiB chunk and gets
+	# all of its bits, far below 1 %); rx6: the same list in tight, the
+	# compact filter.
 	export FLOWBLOOM_ROOT=/sys/fs/bpf/fbbench_live_$$
-	mkdir -p "$FLOWBLOOM_ROOT"
 	sed 's/^/src /' "$TMP/src4" "$TMP/src6" >"$TMP/rules"
-	"$FB" create live --capacity "$(cat "$TMP/src4" "$TMP/src6" | wc -l)" --fp-rate 0.01 >/dev/null &&
-		"$FB" add live -f "$TMP/rules" >/dev/null || exit 1
+	list_filters "$TMP/rules" || exit 1
 	for i in 3 4 5; do
 		"$FB" -n "$NS" attach live "rx$i" --mode native >/dev/null || exit 1
 	done
-	# rx6: the same list in a compact filter (create --compact: the bits
-	# its size needs, in whole pages of its chunk).
-	"$FB" create tight --capacity "$(cat "$TMP/src4" "$TMP/src6" | wc -l)" --fp-rate 0.01 \
-		--compact >/dev/null && "$FB" add tight -f "$TMP/rules" >/dev/null &&
-		"$FB" -n "$NS" attach tight rx6 --mode native >/dev/null || exit 1
+	"$FB" -n "$NS" attach tight rx6 --mode native >/dev/null || exit 1
 	echo "  flowbloom: $("$FB" info live | grep -Ei 'hash|bits|layout' | tr -s ' \n' ' ')"
 	echo "  flowbloom --compact: $("$FB" info tight | grep -Ei 'hash|bits|layout' | tr -s ' \n' ' ')"
 	echo "  $LIVE_FRAMES frames per run, median of $LIVE_ROUNDS rounds; IPv4: $(wc -l <"$TMP/src4") sources (all of 198.51.100.0/24 and 203.0.113.0/24), IPv6: $(wc -l <"$TMP/src6") (2001:db8::1:0/116)"
@@ -281,11 +300,7 @@ if has live; then
 	"$FB" -n "$NS" detach rx6 >/dev/null
 	$IN xdp-filter unload rx2 >/dev/null
 	t_net_down
-	"$FB" destroy tight >/dev/null
-	"$FB" destroy live >/dev/null
-	rmdir "$FLOWBLOOM_ROOT" 2>/dev/null
-	unset FLOWBLOOM_ROOT
-	t_unlock_globals
+	list_filters_down
 fi
 
 if has stages; then
@@ -314,14 +329,8 @@ if has stages; then
 			ip -n "$NS" link set "gen$i" up && ip -n "$NS" link set "rx$i" up || exit 1
 	done
 	export FLOWBLOOM_ROOT=/sys/fs/bpf/fbbench_stages_$$
-	mkdir -p "$FLOWBLOOM_ROOT"
 	{ "$B" srcs 4 && "$B" srcs 6; } | sed 's/^/src /' >"$TMP/rules" || exit 1
-	"$FB" create live --capacity "$(wc -l <"$TMP/rules")" --fp-rate 0.01 >/dev/null &&
-		"$FB" add live -f "$TMP/rules" >/dev/null || exit 1
-	# The same list in a compact filter (create --compact): its bits in
-	# whole pages, not all of its chunk.
-	"$FB" create tight --capacity "$(wc -l <"$TMP/rules")" --fp-rate 0.01 --compact >/dev/null &&
-		"$FB" add tight -f "$TMP/rules" >/dev/null || exit 1
+	list_filters "$TMP/rules" || exit 1
 	"$B" count "$NS" rx1 || exit 1
 	for st in 1 2 3; do
 		"$B" stage-rx "$NS" "rx$((st + 1))" live "$st" || exit 1
@@ -370,8 +379,7 @@ if has stages; then
 			elif [ -n "$prev" ]; then
 				d=$(awk -v a="$m" -v b="$prev" 'BEGIN { printf "%+6.1f", a - b }')
 			fi
-			printf '    %-34s %7.2f  %7.2f   %s
-' "$what" "$m" "$f" "$d"
+			printf '    %-34s %7.2f  %7.2f   %s\n' "$what" "$m" "$f" "$d"
 			prev=$m
 			[ "$r" = count ] && count=$m
 			[ "$r" = whole ] && whole=$m
@@ -388,11 +396,7 @@ if has stages; then
 	"$FB" -n "$NS" detach rx6 >/dev/null
 	[ -n "${STAGES_OTHER:-}" ] && "$STAGES_OTHER" -n "$NS" detach rx7 >/dev/null
 	t_net_down
-	"$FB" destroy tight >/dev/null
-	"$FB" destroy live >/dev/null
-	rmdir "$FLOWBLOOM_ROOT" 2>/dev/null
-	unset FLOWBLOOM_ROOT
-	t_unlock_globals
+	list_filters_down
 fi
 
 if has scale; then
