@@ -265,6 +265,61 @@ int xdp_probe_floor(struct xdp_md *ctx)
 	return XDP_DROP;
 }
 
+/* The same probe over the filter's own chunks (xdp_probe_floor_chunks):
+ * the filter's fb_filter, handed over by the benchmark, and the slot of
+ * its generation's chunk 0. The block is found as the data path finds it
+ * in a filter of more than one chunk (bpf/filter.bpf.h, fb_block_at()):
+ * the chunk's slot, then the block in it. What the copy saves is that
+ * lookup, a dependent load on the way to the block. */
+struct floor_chunk {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, FB_CHUNK_MAP_FLAGS);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, FB_CHUNK_BYTES);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, FB_FILTER_SLOTS);
+	__type(key, __u32);
+	__array(values, struct floor_chunk);
+} floor_chunks SEC(".maps");
+
+const volatile __u32 cfg_floor_base = 1; /* fb_chunk_slot(gen, 0) */
+
+SEC("xdp")
+int xdp_probe_floor_chunks(struct xdp_md *ctx)
+{
+	struct fb_key key = {};
+	const struct fb_probe *p;
+	const struct fb_block *blk;
+	__u32 zero = 0, b, slot;
+	void *chunk;
+	__u8 *v;
+	__u64 h;
+
+	if (parse_bench(ctx, &key) != FB_PARSE_OK)
+		return XDP_PASS;
+	p = bpf_map_lookup_elem(&floor_probe, &zero);
+	if (!p)
+		return XDP_PASS;
+	h = fb_probe_nhk(p, key.w);
+	b = fb_blocked_block(h, cfg_dram_lines) + FB_HEAD_SHIFT;
+	slot = cfg_floor_base + b / FB_CHUNK_BLOCKS;
+	chunk = bpf_map_lookup_elem(&floor_chunks, &slot);
+	if (!chunk)
+		return XDP_PASS;
+	v = bpf_map_lookup_elem(chunk, &zero);
+	if (!v)
+		return XDP_PASS;
+	blk = (const struct fb_block *)(v + b % FB_CHUNK_BLOCKS * FB_BLOCK_BYTES);
+	if (!fb_block_has(blk, h, FB_BLOCK_WORDS))
+		return XDP_PASS;
+	floor_hits++;
+	return XDP_DROP;
+}
+
 /* Prefix benchmark driver: give the packet (IPv4, from test_build_frame)
  * the next probe address as its source, then run the program under test on
  * it. Every program measured this way pays the same lookup and tail call. */

@@ -63,8 +63,9 @@ struct row *measure(const char *name, int prog_fd, int v6);
 struct row *bench_row(const char *name);
 struct row *bench_row_like(const char *prefix, const char *infix);
 extern struct row *bench_floor10m; /* parse + one line of an array the 10M filter's size */
-/* The probe alone over a copy of the 10M filter's bits: hit, miss */
-extern struct row *bench_probe_floor[2];
+/* The probe alone over a copy of the 10M filter's bits (hit, miss), then
+ * over the filter's own chunks (hit, miss) */
+extern struct row *bench_probe_floor[4];
 int make_filter_cli(const char *name, const char *args, struct fb_store *f);
 const char *hash_name(int h); /* enum fb_hash_alg, as the CLI spells it */
 int make_filter(const char *name, __u64 bits, int k, int layout, __u32 n, struct fb_store *f);
