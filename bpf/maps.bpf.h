@@ -21,19 +21,10 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "flowbloom/geometry.h"
+#include "chunk.bpf.h"
 #include "flowbloom/maps.h"
 #include "flowbloom/monitor.h"
 #include "flowbloom/flowacct.h"
-
-/* Template only: the chunks are created by the CLI. */
-struct fb_chunk {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, FB_CHUNK_MAP_FLAGS);
-	__uint(max_entries, 1);
-	/* Sizes, not types: clang only forward-declares a type used here. */
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, FB_CHUNK_BYTES);
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);

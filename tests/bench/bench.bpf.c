@@ -14,6 +14,7 @@
 #include "flowbloom/head.h"
 #include "flowbloom/key.h"
 #include "flowbloom/maps.h"
+#include "chunk.bpf.h"
 #include "parsing.bpf.h"
 #include "scale.h"
 
@@ -242,21 +243,32 @@ struct {
 
 __u64 floor_hits;
 
-SEC("xdp")
-int xdp_probe_floor(struct xdp_md *ctx)
+/* The floors' first steps: parse, then NH of the key under the filter's
+ * descriptor (*h); 0 if the packet does not parse. */
+static __always_inline int floor_hash(struct xdp_md *ctx, __u64 *h)
 {
 	struct fb_key key = {};
 	const struct fb_probe *p;
-	const struct fb_block *blk;
-	__u32 zero = 0, idx;
-	__u64 h;
+	__u32 zero = 0;
 
 	if (parse_bench(ctx, &key) != FB_PARSE_OK)
-		return XDP_PASS;
+		return 0;
 	p = bpf_map_lookup_elem(&floor_probe, &zero);
 	if (!p)
+		return 0;
+	*h = fb_probe_nhk(p, key.w);
+	return 1;
+}
+
+SEC("xdp")
+int xdp_probe_floor(struct xdp_md *ctx)
+{
+	const struct fb_block *blk;
+	__u32 idx;
+	__u64 h;
+
+	if (!floor_hash(ctx, &h))
 		return XDP_PASS;
-	h = fb_probe_nhk(p, key.w);
 	idx = fb_blocked_index(h, cfg_dram_lines);
 	blk = bpf_map_lookup_elem(&dram, &idx);
 	if (!blk || !fb_block_has(blk, h, FB_BLOCK_WORDS))
@@ -271,19 +283,11 @@ int xdp_probe_floor(struct xdp_md *ctx)
  * in a filter of more than one chunk (bpf/filter.bpf.h, fb_block_at()):
  * the chunk's slot, then the block in it. What the copy saves is that
  * lookup, a dependent load on the way to the block. */
-struct floor_chunk {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, FB_CHUNK_MAP_FLAGS);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, FB_CHUNK_BYTES);
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, FB_FILTER_SLOTS);
 	__type(key, __u32);
-	__array(values, struct floor_chunk);
+	__array(values, struct fb_chunk);
 } floor_chunks SEC(".maps");
 
 const volatile __u32 cfg_floor_base = 1; /* fb_chunk_slot(gen, 0) */
@@ -291,20 +295,14 @@ const volatile __u32 cfg_floor_base = 1; /* fb_chunk_slot(gen, 0) */
 SEC("xdp")
 int xdp_probe_floor_chunks(struct xdp_md *ctx)
 {
-	struct fb_key key = {};
-	const struct fb_probe *p;
 	const struct fb_block *blk;
 	__u32 zero = 0, b, slot;
 	void *chunk;
 	__u8 *v;
 	__u64 h;
 
-	if (parse_bench(ctx, &key) != FB_PARSE_OK)
+	if (!floor_hash(ctx, &h))
 		return XDP_PASS;
-	p = bpf_map_lookup_elem(&floor_probe, &zero);
-	if (!p)
-		return XDP_PASS;
-	h = fb_probe_nhk(p, key.w);
 	b = fb_blocked_block(h, cfg_dram_lines) + FB_HEAD_SHIFT;
 	slot = cfg_floor_base + b / FB_CHUNK_BLOCKS;
 	chunk = bpf_map_lookup_elem(&floor_chunks, &slot);
