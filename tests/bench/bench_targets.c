@@ -167,14 +167,15 @@ void bench_targets(unsigned long long hash_mem, unsigned long long kb_mem, doubl
 			printf("   flowbloom 10M / that = %.2f hit, %.2f miss)\n",
 			       find10m("hit")->kern / h->kern, find10m("miss")->kern / m->kern);
 		}
-		if (bench_probe_floor[2] && bench_probe_floor[3])
-			printf("  (the same over the filter's own chunks: %.0f ns hit, %.0f miss, "
-			       "the "
-			       "chunk's lookup\n   on the way to the block; flowbloom 10M / that = "
-			       "%.2f hit, %.2f miss)\n",
-			       bench_probe_floor[2]->kern, bench_probe_floor[3]->kern,
-			       find10m("hit")->kern / bench_probe_floor[2]->kern,
-			       find10m("miss")->kern / bench_probe_floor[3]->kern);
+		if (bench_probe_floor[2] && bench_probe_floor[3]) {
+			struct row *h = bench_probe_floor[2], *m = bench_probe_floor[3];
+
+			printf("  (the same over the filter's own chunks, the chunk's\n");
+			printf("   lookup on the way to the block: %.0f ns hit, %.0f miss;\n",
+			       h->kern, m->kern);
+			printf("   flowbloom 10M / that = %.2f hit, %.2f miss)\n",
+			       find10m("hit")->kern / h->kern, find10m("miss")->kern / m->kern);
+		}
 		target("exact hash 10M hit / flowbloom blocked 256 MiB hit",
 		       bench_row("exact hash map 10M v4 hit")->kern /
 			       bench_row("flowbloom blocked 256 MiB v4 hit")->kern,
