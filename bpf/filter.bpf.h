@@ -19,19 +19,10 @@
 #include "maps.bpf.h"
 
 /* Physical block p of the filter whose generation's slots start at base
- * (fb_chunk_slot(gen, 0)); NULL if that chunk is not there. */
+ * (fb_chunk_slot(gen, 0)) in fb_filter; NULL if that chunk is not there. */
 static __always_inline struct fb_block *fb_block_at(__u32 base, __u32 p)
 {
-	__u32 slot = base + p / FB_CHUNK_BLOCKS, zero = 0;
-	void *chunk = bpf_map_lookup_elem(&fb_filter, &slot);
-	__u8 *v;
-
-	if (!chunk)
-		return NULL;
-	v = bpf_map_lookup_elem(chunk, &zero);
-	if (!v)
-		return NULL;
-	return (struct fb_block *)(v + p % FB_CHUNK_BLOCKS * FB_BLOCK_BYTES);
+	return fb_chunk_block(&fb_filter, base, p);
 }
 
 /* What names a filter array here (include/flowbloom/probe.h): the slot

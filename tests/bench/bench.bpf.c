@@ -280,7 +280,7 @@ int xdp_probe_floor(struct xdp_md *ctx)
 /* The same probe over the filter's own chunks (xdp_probe_floor_chunks):
  * the filter's fb_filter, handed over by the benchmark, and the slot of
  * its generation's chunk 0. The block is found as the data path finds it
- * in a filter of more than one chunk (bpf/filter.bpf.h, fb_block_at()):
+ * in a filter of more than one chunk (fb_chunk_block(), chunk.bpf.h):
  * the chunk's slot, then the block in it. What the copy saves is that
  * lookup, a dependent load on the way to the block. */
 struct {
@@ -296,23 +296,13 @@ SEC("xdp")
 int xdp_probe_floor_chunks(struct xdp_md *ctx)
 {
 	const struct fb_block *blk;
-	__u32 zero = 0, b, slot;
-	void *chunk;
-	__u8 *v;
 	__u64 h;
 
 	if (!floor_hash(ctx, &h))
 		return XDP_PASS;
-	b = fb_blocked_block(h, cfg_dram_lines) + FB_HEAD_SHIFT;
-	slot = cfg_floor_base + b / FB_CHUNK_BLOCKS;
-	chunk = bpf_map_lookup_elem(&floor_chunks, &slot);
-	if (!chunk)
-		return XDP_PASS;
-	v = bpf_map_lookup_elem(chunk, &zero);
-	if (!v)
-		return XDP_PASS;
-	blk = (const struct fb_block *)(v + b % FB_CHUNK_BLOCKS * FB_BLOCK_BYTES);
-	if (!fb_block_has(blk, h, FB_BLOCK_WORDS))
+	blk = fb_chunk_block(&floor_chunks, cfg_floor_base,
+			     fb_blocked_block(h, cfg_dram_lines) + FB_HEAD_SHIFT);
+	if (!blk || !fb_block_has(blk, h, FB_BLOCK_WORDS))
 		return XDP_PASS;
 	floor_hits++;
 	return XDP_DROP;
