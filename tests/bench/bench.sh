@@ -16,8 +16,10 @@
 #             the code; 1, 3, 4 live generations (bench_ttl.c)
 #   shapes    rule shapes: 1, 4 and 8 masks against 5-tuple and source-only
 #             filters, hit and miss (14)
-#   live      live veth: count-only vs xdp-filter vs flowbloom, IPv4 and IPv6;
-#             two cores against one (11, 12; LIVE_FRAMES, LIVE_ROUNDS)
+#   live      live veth: count-only vs xdp-filter vs flowbloom, IPv4 and IPv6,
+#             and flowbloom's parser alone (the most any program that parses
+#             the key can reach); two cores against one (11, 12; LIVE_FRAMES,
+#             LIVE_ROUNDS)
 #   stages    live veth: where a frame's time goes, the program cut after
 #             its parser, its head, its probes, against count-only, the
 #             whole program, and the whole program on a compact filter of the
@@ -207,7 +209,7 @@ if has live; then
 	for i in 1 2; do
 		t_veth "$NS" "idle$i" "$NS" "idle${i}p" || exit 1
 	done
-	for i in 1 2 3 4 5 6; do
+	for i in 1 2 3 4 5 6 7; do
 		t_veth "$NS" "gen$i" "$NS" "rx$i" &&
 			ip -n "$NS" link set "gen$i" up && ip -n "$NS" link set "rx$i" up || exit 1
 	done
@@ -234,6 +236,10 @@ if has live; then
 		"$FB" -n "$NS" attach live "rx$i" --mode native >/dev/null || exit 1
 	done
 	"$FB" -n "$NS" attach tight rx6 --mode native >/dev/null || exit 1
+	# rx7: flowbloom's program on live cut after its parser (the stages
+	# part's object, bench stage-rx): the key made, no head, no probe, the
+	# frame dropped. What no filter that parses the flow key can beat.
+	"$B" stage-rx "$NS" rx7 live 1 || exit 1
 	echo "  flowbloom: $("$FB" info live | grep -Ei 'hash|bits|layout' | tr -s ' \n' ' ')"
 	echo "  flowbloom --compact: $("$FB" info tight | grep -Ei 'hash|bits|layout' | tr -s ' \n' ' ')"
 	echo "  $LIVE_FRAMES frames per run, median of $LIVE_ROUNDS rounds; IPv4: $(wc -l <"$TMP/src4") sources (all of 198.51.100.0/24 and 203.0.113.0/24), IPv6: $(wc -l <"$TMP/src6") (2001:db8::1:0/116)"
@@ -244,19 +250,19 @@ if has live; then
 	for fam in 4 6; do
 		declare -A R=()
 		for r in $(seq "$LIVE_ROUNDS"); do
-			for i in 1 2 3 6; do
+			for i in 1 2 3 6 7; do
 				R[$i]+="$(live_run "$fam" "gen$i:idle1:1") " || exit 1
 			done
 		done
-		for i in 1 2 3 6; do
+		for i in 1 2 3 6 7; do
 			M[$fam$i]=$(echo "${R[$i]}" | wall | median)
 			C[$fam$i]=$(echo "${R[$i]}" | cpu | median)
 		done
-		printf '  IPv%s  count-only %5.2f Mpps   xdp-filter %5.2f Mpps   flowbloom %5.2f Mpps   --compact %5.2f Mpps\n' \
-			"$fam" "${M[${fam}1]}" "${M[${fam}2]}" "${M[${fam}3]}" "${M[${fam}6]}"
-		printf '        per CPU second: %5.2f / %5.2f / %5.2f / %5.2f Mpps\n' "${C[${fam}1]}" "${C[${fam}2]}" "${C[${fam}3]}" "${C[${fam}6]}"
-		printf '        runs (wall:cpu): count-only %s\n        xdp-filter %s\n        flowbloom %s\n        --compact %s\n' \
-			"${R[1]}" "${R[2]}" "${R[3]}" "${R[6]}"
+		printf '  IPv%s  count-only %5.2f Mpps   xdp-filter %5.2f Mpps   flowbloom %5.2f Mpps   --compact %5.2f Mpps   parser alone %5.2f Mpps\n' \
+			"$fam" "${M[${fam}1]}" "${M[${fam}2]}" "${M[${fam}3]}" "${M[${fam}6]}" "${M[${fam}7]}"
+		printf '        per CPU second: %5.2f / %5.2f / %5.2f / %5.2f / %5.2f Mpps\n' "${C[${fam}1]}" "${C[${fam}2]}" "${C[${fam}3]}" "${C[${fam}6]}" "${C[${fam}7]}"
+		printf '        runs (wall:cpu): count-only %s\n        xdp-filter %s\n        flowbloom %s\n        --compact %s\n        parser alone %s\n' \
+			"${R[1]}" "${R[2]}" "${R[3]}" "${R[6]}" "${R[7]}"
 		unset R
 	done
 	for fam in 4 6; do
@@ -269,6 +275,8 @@ if has live; then
 		ratio "live IPv$fam, per CPU second: flowbloom / count-only" "$(echo "${C[${fam}3]} / ${C[${fam}1]}" | bc -l)"
 		ratio "live IPv$fam: flowbloom --compact / xdp-filter" "$(echo "${M[${fam}6]} / ${M[${fam}2]}" | bc -l)"
 		ratio "live IPv$fam: flowbloom --compact / count-only" "$(echo "${M[${fam}6]} / ${M[${fam}1]}" | bc -l)"
+		ratio "live IPv$fam: flowbloom's parser alone / xdp-filter" "$(echo "${M[${fam}7]} / ${M[${fam}2]}" | bc -l)"
+		ratio "live IPv$fam: flowbloom's parser alone / count-only" "$(echo "${M[${fam}7]} / ${M[${fam}1]}" | bc -l)"
 	done
 	target "live: flowbloom ns/frame IPv6 / IPv4" "$(echo "${M[43]} / ${M[63]}" | bc -l)" 1.2 at_most
 	ratio "live, per CPU second: flowbloom ns/frame IPv6 / IPv4" "$(echo "${C[43]} / ${C[63]}" | bc -l)"
@@ -298,6 +306,7 @@ if has live; then
 	"$FB" -n "$NS" detach rx4 >/dev/null
 	"$FB" -n "$NS" detach rx5 >/dev/null
 	"$FB" -n "$NS" detach rx6 >/dev/null
+	ip -n "$NS" link set rx7 xdp off 2>/dev/null
 	$IN xdp-filter unload rx2 >/dev/null
 	t_net_down
 	list_filters_down
