@@ -17,9 +17,9 @@
 #   shapes    rule shapes: 1, 4 and 8 masks against 5-tuple and source-only
 #             filters, hit and miss (14)
 #   live      live veth: count-only vs xdp-filter vs flowbloom, IPv4 and IPv6,
-#             and flowbloom's parser alone (the most any program that parses
-#             the key can reach); two cores against one (11, 12; LIVE_FRAMES,
-#             LIVE_ROUNDS)
+#             and flowbloom's parser alone (the most a filter that parses the
+#             key as flowbloom does can reach); two cores against one (11,
+#             12; LIVE_FRAMES, LIVE_ROUNDS)
 #   stages    live veth: where a frame's time goes, the program cut after
 #             its parser, its head, its probes, against count-only, the
 #             whole program, and the whole program on a compact filter of the
@@ -238,7 +238,8 @@ if has live; then
 	"$FB" -n "$NS" attach tight rx6 --mode native >/dev/null || exit 1
 	# rx7: flowbloom's program on live cut after its parser (the stages
 	# part's object, bench stage-rx): the key made, no head, no probe, the
-	# frame dropped. What no filter that parses the flow key can beat.
+	# frame dropped: the most a filter that parses the key as flowbloom
+	# does can reach.
 	"$B" stage-rx "$NS" rx7 live 1 || exit 1
 	echo "  flowbloom: $("$FB" info live | grep -Ei 'hash|bits|layout' | tr -s ' \n' ' ')"
 	echo "  flowbloom --compact: $("$FB" info tight | grep -Ei 'hash|bits|layout' | tr -s ' \n' ' ')"
