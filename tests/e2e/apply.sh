@@ -42,20 +42,20 @@ stat_of() {
 	t_stat "$FB" "$1" "$2"
 }
 
-# seen_since N0 N: the filter has seen N packets since its seen counter was N0.
-seen_since() { [ $(($(stat_of "$stat_edge" seen) - $1)) -ge "$2" ]; }
+# seen_since FILTER N0 N: FILTER has seen N packets since its seen counter
+# was N0.
+seen_since() { [ $(($(stat_of "$1" seen) - $2)) -ge "$3" ]; }
 
-# dropped_from SRC N: of N packets from SRC, how many the filter dropped
-# (read once the program has seen all N: nothing else crosses the veth).
-# The filter: $stat_edge.
-stat_edge=edge
+# dropped_from SRC N [FILTER]: of N packets from SRC, how many FILTER
+# (default edge) dropped (read once the program has seen all N: nothing
+# else crosses the veth).
 dropped_from() {
-	local d0 s0
-	d0=$(stat_of "$stat_edge" dropped)
-	s0=$(stat_of "$stat_edge" seen)
+	local d0 s0 filter=${3:-edge}
+	d0=$(stat_of "$filter" dropped)
+	s0=$(stat_of "$filter" seen)
 	send "$1" "$2"
-	t_wait_until 5 seen_since "$s0" "$2"
-	echo $(($(stat_of "$stat_edge" dropped) - d0))
+	t_wait_until 5 seen_since "$filter" "$s0" "$2"
+	echo $(($(stat_of "$filter" dropped) - d0))
 }
 
 # The state a failed apply must leave as it was: filters, their content,
@@ -422,10 +422,8 @@ EOF
 import json, sys
 i = json.load(sys.stdin)
 print(i["compact"], i["blocks"] % 64, i["hashes"], i["blocks"] < 4032)')" "True 0 4 True"
-	stat_edge=tight
-	check_eq "compact: the listed source is dropped" "$(dropped_from "$BAD4" 20)" 20
-	check_eq "compact: others pass" "$(dropped_from "$A4" 20)" 0
-	stat_edge=edge
+	check_eq "compact: the listed source is dropped" "$(dropped_from "$BAD4" 20 tight)" 20
+	check_eq "compact: others pass" "$(dropped_from "$A4" 20 tight)" 0
 	before=$(state)
 	check "compact: applied again" fbB apply "$T_TMP/tight.conf"
 	check_eq "... nothing changed" "$(state)" "$before"
