@@ -20,6 +20,13 @@ static struct row *find10m(const char *hm)
 struct row *bench_floor10m;
 struct row *bench_probe_floor[4];
 
+/* The last line of a probe floor's note: the 10M filter against it. */
+static void against_floor(const struct row *h, const struct row *m)
+{
+	printf("   flowbloom 10M / that = %.2f hit, %.2f miss)\n", find10m("hit")->kern / h->kern,
+	       find10m("miss")->kern / m->kern);
+}
+
 /* One DRAM access, measured directly: a chase of dependent loads through a
  * random cycle of the cache lines of 256 MiB (Sattolo's shuffle), so every
  * load misses the caches and waits for the one before it. */
@@ -154,18 +161,14 @@ void bench_targets(unsigned long long hash_mem, unsigned long long kb_mem, doubl
 		if (bench_probe_floor[0] && bench_probe_floor[1]) {
 			struct row *h = bench_probe_floor[0], *m = bench_probe_floor[1];
 
-			printf("  (probe floor: %.0f ns hit, %.0f miss: parse, NH of the key, its "
-			       "one "
-			       "line of\n",
+			printf("  (probe floor: %.0f ns hit, %.0f miss: parse, NH of the key,\n",
 			       h->kern, m->kern);
-			printf("   a copy of the 10M filter's bits and the 8-bit test, by the data "
-			       "path's own\n");
-			printf("   functions, nothing else; exact hash 10M / that = %.2f hit, %.2f "
-			       "miss;\n",
+			printf("   its one line of a copy of the 10M filter's bits and the\n");
+			printf("   8-bit test, by the data path's own functions, nothing else;\n");
+			printf("   exact hash 10M / that = %.2f hit, %.2f miss;\n",
 			       bench_row("exact hash map 10M v4 hit")->kern / h->kern,
 			       bench_row("exact hash map 10M v4 miss")->kern / m->kern);
-			printf("   flowbloom 10M / that = %.2f hit, %.2f miss)\n",
-			       find10m("hit")->kern / h->kern, find10m("miss")->kern / m->kern);
+			against_floor(h, m);
 		}
 		if (bench_probe_floor[2] && bench_probe_floor[3]) {
 			struct row *h = bench_probe_floor[2], *m = bench_probe_floor[3];
@@ -173,8 +176,7 @@ void bench_targets(unsigned long long hash_mem, unsigned long long kb_mem, doubl
 			printf("  (the same over the filter's own chunks, the chunk's\n");
 			printf("   lookup on the way to the block: %.0f ns hit, %.0f miss;\n",
 			       h->kern, m->kern);
-			printf("   flowbloom 10M / that = %.2f hit, %.2f miss)\n",
-			       find10m("hit")->kern / h->kern, find10m("miss")->kern / m->kern);
+			against_floor(h, m);
 		}
 		target("exact hash 10M hit / flowbloom blocked 256 MiB hit",
 		       bench_row("exact hash map 10M v4 hit")->kern /
