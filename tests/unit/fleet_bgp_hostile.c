@@ -194,14 +194,26 @@ static void strings(void)
 	fb_bgp_done(&a);
 	line(&a, BH("198.51.100.1\\\\x\\t", "ipv4 unicast", "\"nlri\": \"203.0.113.63/32\""));
 	fb_bgp_done(&a);
+	/* A peer whose line would start with '#', the state file's comment
+	 * (a fuzzer's find: the path was forgotten on restart, its rule left
+	 * in the filter for good). */
+	line(&a, BH("#198.51.100.2", "ipv4 unicast", "\"nlri\": \"203.0.113.62/32\""));
+	fb_bgp_done(&a);
 	fp = saved(&a);
 	init(&b);
 	ASSERT_EQ(fb_bgp_load(&b, fp, "state"), 0, "bgp state: escaped strings load back");
-	ASSERT_EQ(b.npaths, 2, "bgp state: ... as the two paths there were");
+	ASSERT_EQ(b.npaths, 3, "bgp state: ... as the three paths there were, '#' peer included");
 	n = fb_bgp_rules(&b, &keys);
-	ASSERT_TRUE(n == 2 && !keys_hold(keys, n, "dst 203.0.113.61"),
+	ASSERT_TRUE(n == 3 && !keys_hold(keys, n, "dst 203.0.113.61"),
 		    "bgp state: 203.0.113.61, never announced, is not held");
 	free(keys);
+	line(&b, "{\"type\": \"update\", " NBR(
+			 "#198.51.100.2") ", \"message\": {\"update\": "
+					  "{\"withdraw\": {\"ipv4 unicast\": [{\"nlri\": "
+					  "\"203.0.113.62/32\"}]}}}}}");
+	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, 1, "dst 203.0.113.62"),
+		    "bgp state: the peer starting with '#' withdraws its own path");
+	fb_bgp_done(&b);
 	line(&b, "{\"type\": \"update\", " NBR(
 			 "198.51.100.1\\\\x\\t") ", \"message\": {\"update\": "
 						 "{\"withdraw\": {\"ipv4 unicast\": "

@@ -16,7 +16,9 @@
 #include "rules/flow.h"
 
 /* A field as one line's text: backslash escapes for the separators (tab,
- * newline), the backslash itself and every other control byte. */
+ * newline), the backslash itself, every other control byte, and '#' (\x23:
+ * a line that started with one would be read back as a comment, its path
+ * forgotten while its rule stays in the filter). */
 static void put_field(FILE *fp, const char *s)
 {
 	for (; *s; s++) {
@@ -30,7 +32,7 @@ static void put_field(FILE *fp, const char *s)
 			fputs("\\n", fp);
 		else if (c == '\r')
 			fputs("\\r", fp);
-		else if (c < 0x20 || c == 0x7f)
+		else if (c < 0x20 || c == 0x7f || c == '#')
 			fprintf(fp, "\\x%02x", c);
 		else
 			fputc(c, fp);
