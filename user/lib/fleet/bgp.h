@@ -126,10 +126,11 @@ size_t fb_bgp_stale_count(const struct fb_bgp *b, const char *peer, const char *
  * the first three with backslash escapes (\\, \t, \n, \r, \xHH for other
  * control bytes and '#'): whatever a peer sends, a line is one path, never
  * a comment. load: -1 on a malformed line (printed as name:LINE), nothing
- * loaded; loaded rules count as in the filter. A path fb_bgp_admit() refuses now (the limits
- * changed, or the file says what no peer could make us add) is noted and
- * dropped; its rule, unless another path holds it, is in del (in the
- * filter from before: to be deleted, as a withdrawal would). */
+ * loaded; loaded rules count as in the filter. A path fb_bgp_admit()
+ * refuses now (the limits changed, or the file says what no peer could
+ * make us add) is noted and dropped; its rule, unless another path holds
+ * it, is in del (in the filter from before: to be deleted, as a withdrawal
+ * would). */
 int fb_bgp_save(const struct fb_bgp *b, FILE *fp);
 int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name);
 
