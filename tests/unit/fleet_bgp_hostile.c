@@ -59,6 +59,9 @@ static bool any_v4(const struct fb_key *keys, size_t n)
 		peer) ", \"message\": {\"update\": {\"attribute\": "                               \
 		      "{\"community\": [[65535, 666]]}, \"announce\": {\"" fam                     \
 		      "\": {\"x\": [{" nlri "}]}}}}}}"
+#define WD(peer, pfx)                                                                              \
+	"{\"type\": \"update\", " NBR(peer) ", \"message\": {\"update\": {\"withdraw\": "          \
+					    "{\"ipv4 unicast\": [{\"nlri\": \"" pfx "\"}]}}}}}"
 #define FS(fam, comps)                                                                             \
 	"{\"type\": \"update\", " NBR(                                                             \
 		"198.51.100.1") ", \"message\": {\"update\": {\"attribute\": "                     \
@@ -207,17 +210,11 @@ static void strings(void)
 	ASSERT_TRUE(n == 3 && !keys_hold(keys, n, "dst 203.0.113.61"),
 		    "bgp state: 203.0.113.61, never announced, is not held");
 	free(keys);
-	line(&b, "{\"type\": \"update\", " NBR(
-			 "#198.51.100.2") ", \"message\": {\"update\": "
-					  "{\"withdraw\": {\"ipv4 unicast\": [{\"nlri\": "
-					  "\"203.0.113.62/32\"}]}}}}}");
+	line(&b, WD("#198.51.100.2", "203.0.113.62/32"));
 	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, 1, "dst 203.0.113.62"),
 		    "bgp state: the peer starting with '#' withdraws its own path");
 	fb_bgp_done(&b);
-	line(&b, "{\"type\": \"update\", " NBR(
-			 "198.51.100.1\\\\x\\t") ", \"message\": {\"update\": "
-						 "{\"withdraw\": {\"ipv4 unicast\": "
-						 "[{\"nlri\": \"203.0.113.63/32\"}]}}}}}");
+	line(&b, WD("198.51.100.1\\\\x\\t", "203.0.113.63/32"));
 	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, 1, "dst 203.0.113.63"),
 		    "bgp state: the peer with a backslash and a tab withdraws its own path");
 	fclose(fp);
@@ -269,9 +266,6 @@ static void state_limits(void)
 #define EOR_OF(peer, afi)                                                                          \
 	"{\"type\": \"update\", " NBR(peer) ", \"message\": {\"eor\": {\"afi\": \"" afi            \
 					    "\", \"safi\": \"unicast\"}}}}"
-#define WD(peer, pfx)                                                                              \
-	"{\"type\": \"update\", " NBR(peer) ", \"message\": {\"update\": {\"withdraw\": "          \
-					    "{\"ipv4 unicast\": [{\"nlri\": \"" pfx "\"}]}}}}}"
 
 /* End-of-RIB looks at the table only while the peer has stale paths in
  * its family (a peer sending it again and again made each one a walk of
