@@ -260,6 +260,15 @@ static __always_inline int floor_hash(struct xdp_md *ctx, __u64 *h)
 	return 1;
 }
 
+/* The floors' last step: the block's 8 bits; a hit counted and dropped. */
+static __always_inline int floor_verdict(const struct fb_block *blk, __u64 h)
+{
+	if (!blk || !fb_block_has(blk, h, FB_BLOCK_WORDS))
+		return XDP_PASS;
+	floor_hits++;
+	return XDP_DROP;
+}
+
 SEC("xdp")
 int xdp_probe_floor(struct xdp_md *ctx)
 {
@@ -271,10 +280,7 @@ int xdp_probe_floor(struct xdp_md *ctx)
 		return XDP_PASS;
 	idx = fb_blocked_index(h, cfg_dram_lines);
 	blk = bpf_map_lookup_elem(&dram, &idx);
-	if (!blk || !fb_block_has(blk, h, FB_BLOCK_WORDS))
-		return XDP_PASS;
-	floor_hits++;
-	return XDP_DROP;
+	return floor_verdict(blk, h);
 }
 
 /* The same probe over the filter's own chunks (xdp_probe_floor_chunks):
@@ -302,10 +308,7 @@ int xdp_probe_floor_chunks(struct xdp_md *ctx)
 		return XDP_PASS;
 	blk = fb_chunk_block(&floor_chunks, cfg_floor_base,
 			     fb_blocked_block(h, cfg_dram_lines) + FB_HEAD_SHIFT);
-	if (!blk || !fb_block_has(blk, h, FB_BLOCK_WORDS))
-		return XDP_PASS;
-	floor_hits++;
-	return XDP_DROP;
+	return floor_verdict(blk, h);
 }
 
 /* Prefix benchmark driver: give the packet (IPv4, from test_build_frame)
