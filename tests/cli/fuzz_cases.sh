@@ -52,8 +52,18 @@ for v in "0x1p-7" "+0.01" " 0.01"; do
 done
 # In NAME.conf blanks around a value are the line's, not the number's.
 for v in "0x1p-7" "+0.01" "inf"; do
-	conf_refused "fp-rate = $v" "fz.conf:2: fp-rate must be a number in (0, 1), not '$v'" 1000 "$v"
+	conf_refused "fp-rate = $v" "fz.conf:2: fp-rate must be a number from 1e-9 to 0.999999999, not '$v'" 1000 "$v"
 done
+# A rate the header's parts per 10^9 cannot keep: 1e-10 rounded to 0 (read
+# as explicit geometry: load --replace stopped re-sizing the filter), one
+# just below 1 rounded to 10^9 (an export import then refused).
+for v in 1e-10 0.9999999996; do
+	conf_refused "fp-rate = $v" "fz.conf:2: fp-rate must be a number from 1e-9 to 0.999999999, not '$v'" 1000 "$v"
+	usage_refused "create --fp-rate $v: a usage error" "--fp-rate must be a number from 1e-9 to 0.999999999, not '$v'" \
+		"$FB" create fz2 --capacity 1000 --fp-rate "$v"
+done
+printf 'capacity = 1000\nfp-rate = 1e-9\n' >"$T_TMP/fz2.conf"
+check "apply --check: fp-rate = 1e-9 accepted" "$FB" apply --check "$T_TMP/fz2.conf"
 printf 'capacity = 1000\nfp-rate = .01\n' >"$T_TMP/fz2.conf"
 check "apply --check: fp-rate = .01 accepted" "$FB" apply --check "$T_TMP/fz2.conf"
 usage_refused "stats --watch 0x1p1: a usage error" "bad duration '0x1p1'" timeout 10 "$FB" stats fz --watch 0x1p1

@@ -62,9 +62,9 @@ static int set_number(struct ap_conf *c, int line, enum ap_key key, const char *
 	if (key == AP_FP_RATE) {
 		double p;
 
-		if (fb_parse_real(v, &p) || !(p > 0 && p < 1)) {
-			fb_err("%s:%d: fp-rate must be a number in (0, 1), not '%s'", c->file, line,
-			       v);
+		if (fb_parse_real(v, &p) || !fb_fp_rate_ok(p)) {
+			fb_err("%s:%d: fp-rate must be a number " FB_FP_RATE_RANGE ", not '%s'",
+			       c->file, line, v);
 			return -1;
 		}
 		r->fp_rate = p;

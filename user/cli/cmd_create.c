@@ -110,8 +110,9 @@ int cmd_create(int argc, char **argv)
 			r.have_capacity = true;
 			break;
 		case 'p':
-			if (fb_parse_real(optarg, &r.fp_rate) || !(r.fp_rate > 0 && r.fp_rate < 1))
-				return fb_usage("--fp-rate must be a number in (0, 1), not '%s'",
+			if (fb_parse_real(optarg, &r.fp_rate) || !fb_fp_rate_ok(r.fp_rate))
+				return fb_usage("--fp-rate must be a number " FB_FP_RATE_RANGE
+						", not '%s'",
 						optarg);
 			r.have_fp_rate = true;
 			break;

@@ -122,8 +122,9 @@ int fb_create_opts_make(const struct fb_create_req *r, struct fb_create_opts *o,
 	o->counter_bits = r->counter_bits;
 	o->confirm = r->confirm;
 	o->compact = r->compact;
-	if (r->have_fp_rate && !(r->fp_rate > 0 && r->fp_rate < 1))
-		return say(FB_CREATE_USAGE, why, len, "--fp-rate must be a number in (0, 1)");
+	if (r->have_fp_rate && !fb_fp_rate_ok(r->fp_rate))
+		return say(FB_CREATE_USAGE, why, len,
+			   "--fp-rate must be a number " FB_FP_RATE_RANGE);
 	if (r->counter_bits && r->counter_bits != 4 && r->counter_bits != 8)
 		return say(FB_CREATE_USAGE, why, len, "--counter-bits must be 4 or 8");
 	if (r->grow) {

@@ -35,6 +35,14 @@ enum {
 	FB_CREATE_REFUSED = -3, /* a setting the filter cannot have (confirm on ip link's) */
 };
 
+/* A false-positive rate a filter can keep: the header stores it in parts
+ * per 10^9 (fp_ppb), from 1 to 10^9 - 1. */
+#define FB_FP_RATE_RANGE "from 1e-9 to 0.999999999"
+static inline bool fb_fp_rate_ok(double p)
+{
+	return p >= 0.5e-9 && p < 1 - 0.5e-9;
+}
+
 /* r checked and sized into o. 0, or FB_CREATE_* with why (named as
  * create's options: "--capacity must be at least 1"). */
 int fb_create_opts_make(const struct fb_create_req *r, struct fb_create_opts *o, char *why,
