@@ -206,6 +206,22 @@ check "del a rule with a lifetime" "$FB" del c src 198.51.100.2
 check_eq "... gone" "$(maybe c src 198.51.100.2)" 0
 check_fails "del of a rule held nowhere is refused" "$FB" del c src 198.51.100.2
 check "... and the filter is clean" "$FB" check c
+# A batch is checked whole, as the deletes will run: a permanent rule held
+# once and deleted twice is refused, naming the second copy's line, and
+# nothing is deleted (a copy taken anyway would come out of the counters
+# of the flows sharing them).
+"$FB" create cd --capacity 1000 --fp-rate 0.01 --counting >/dev/null
+check "a permanent rule and one with a lifetime" "$FB" add cd src 198.51.100.4
+check "... and one with a lifetime" "$FB" add cd src 198.51.100.5 --ttl 60s
+printf 'src 198.51.100.4\nsrc 198.51.100.4\n' >"$T_TMP/twice"
+t_refused 1 "the permanent one deleted twice in one batch" \
+	"twice:2: 'src 198.51.100.4' is not in filter 'cd' (a counter is 0); nothing deleted" \
+	"$FB" del cd -f "$T_TMP/twice"
+check_eq "... both still in" "$(maybe cd src 198.51.100.4 src 198.51.100.5)" 2
+check_eq "... the flow count unchanged" "$("$FB" -j info cd | $PY -c 'import json,sys; print(json.load(sys.stdin)["flows"])')" 1
+check "... and the filter is clean" "$FB" check cd
+check "each deleted once, in one batch" "$FB" del cd src 198.51.100.4 src 198.51.100.5
+check_eq "... both gone" "$(maybe cd src 198.51.100.4 src 198.51.100.5)" 0
 
 # --- import: lifetimes carried as wall-clock ends; an ended one dropped
 check "import the export" "$FB" import "$T_TMP/c.fbx" ci

@@ -4,7 +4,9 @@
  * through the mmap of the filter (and of its counters). Input is parsed and
  * checked whole before the filter is touched.
  */
+#define _GNU_SOURCE
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,23 +204,65 @@ out:
 	return rc;
 }
 
-/* With exact sets, is every flow of the batch a member? Else says which
- * is not (nothing is deleted then). */
+/* Places in the input, by key, then by place: qsort_r's order for
+ * check_members (arg: the keys). */
+static int cmp_place(const void *a, const void *b, void *arg)
+{
+	const struct fb_key *keys = arg;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = memcmp(&keys[x], &keys[y], sizeof(*keys));
+
+	return c ? c : (x > y) - (x < y);
+}
+
+/*
+ * With exact sets, does the filter hold every flow of the batch as often as
+ * the batch deletes it? Else says which flow is the first, in the input's
+ * order, to find none left (nothing is deleted then): a flow added once and
+ * deleted twice would take the second copy from the counters (or buckets)
+ * of the flows it shares them with.
+ */
 static int check_members(struct fb_store *f, const struct fb_flows *fl)
 {
 	char where[600], text[FB_FLOW_STR];
-	size_t i;
+	size_t *at, i, j, bad = SIZE_MAX;
+	__u32 held = 0;
 
-	for (i = 0; f->hdr->confirm && i < fl->n; i++) {
-		if (fb_exact_count(f, &fl->keys[i]))
-			continue;
-		fb_flows_where(fl, i, where, sizeof(where));
-		fb_flow_format(&fl->keys[i], text, sizeof(text));
-		fb_err("%s: '%s' is not in filter '%s' (not in its exact set); nothing deleted",
-		       where, text, f->name);
+	if (!f->hdr->confirm || !fl->n)
+		return 0;
+	at = malloc(fl->n * sizeof(*at));
+	if (!at) {
+		fb_err("out of memory checking %zu deletions; nothing deleted", fl->n);
 		return -1;
 	}
-	return 0;
+	for (i = 0; i < fl->n; i++)
+		at[i] = i;
+	qsort_r(at, fl->n, sizeof(*at), cmp_place, fl->keys);
+	/* Each run of one flow: its copy past the exact set's count. */
+	for (i = 0; i < fl->n; i = j) {
+		const struct fb_key *k = &fl->keys[at[i]];
+		__u32 c = fb_exact_count(f, k);
+
+		for (j = i + 1; j < fl->n && !memcmp(&fl->keys[at[j]], k, sizeof(*k)); j++)
+			;
+		if (j - i > c && at[i + c] < bad) {
+			bad = at[i + c];
+			held = c;
+		}
+	}
+	free(at);
+	if (bad == SIZE_MAX)
+		return 0;
+	fb_flows_where(fl, bad, where, sizeof(where));
+	fb_flow_format(&fl->keys[bad], text, sizeof(text));
+	if (!held)
+		fb_err("%s: '%s' is not in filter '%s' (not in its exact set); nothing deleted",
+		       where, text, f->name);
+	else
+		fb_err("%s: '%s' is deleted more often than filter '%s' holds it (%u in its exact "
+		       "set); nothing deleted",
+		       where, text, f->name, held);
+	return -1;
 }
 
 /*
@@ -290,18 +334,24 @@ static int del_gens(struct fb_store *f, struct fb_flows *fl)
 {
 	char where[600], text[FB_FLOW_STR];
 	struct fb_gen_views gv;
-	size_t i;
+	size_t i, bad;
 	double t0 = fb_now();
-	int rc = 1;
+	int rc = 1, r;
 
 	fb_gens_reclaim(f);
 	if (fb_gens_views_open(f, &gv) < 0)
 		return 1;
-	for (i = 0; i < fl->n; i++) {
-		if (fb_gens_held(f, &gv, &fl->keys[i]))
-			continue;
-		fb_flows_where(fl, i, where, sizeof(where));
-		fb_flow_format(&fl->keys[i], text, sizeof(text));
+	/* Checked whole, as the deletes will run: a flow deleted twice but
+	 * held once is refused, not taken from the flows sharing its
+	 * counters. */
+	r = fb_gens_check_dels(f, &gv, fl->keys, fl->n, &bad);
+	if (r == -2) {
+		fb_err("out of memory checking %zu deletions; nothing deleted", fl->n);
+		goto out;
+	}
+	if (r) {
+		fb_flows_where(fl, bad, where, sizeof(where));
+		fb_flow_format(&fl->keys[bad], text, sizeof(text));
 		fb_err("%s: '%s' is not in filter '%s' (a counter is 0); nothing deleted", where,
 		       text, f->name);
 		goto out;
@@ -351,13 +401,7 @@ int cmd_del(int argc, char **argv)
 	t0 = fb_now();
 	/* With exact sets, a counting filter can tell a member from a false
 	 * positive: deleting a false positive would lower others' counters. */
-	for (i = 0; f.hdr->confirm && i < fl.n; i++) {
-		if (fb_exact_count(&f, &fl.keys[i]))
-			continue;
-		fb_flows_where(&fl, i, where, sizeof(where));
-		fb_flow_format(&fl.keys[i], text, sizeof(text));
-		fb_err("%s: '%s' is not in filter '%s' (not in its exact set); nothing deleted",
-		       where, text, f.name);
+	if (check_members(&f, &fl)) {
 		fb_store_unlock(&f);
 		goto out;
 	}

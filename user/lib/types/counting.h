@@ -68,6 +68,12 @@ int fb_counting_recover_all(struct fb_store *f);
 /* Is key held by f's permanent rules or a generation of gv (gens.h)? */
 bool fb_gens_held(const struct fb_store *f, const struct fb_gen_views *gv,
 		  const struct fb_key *key);
+/* Would fb_gens_del_held() of keys[0..n), in order, find each held
+ * somewhere (the copies it takes on the way counted)? 0 yes; -1 no, *bad
+ * the first that would find none; -2 out of memory. Call with the lock
+ * held. */
+int fb_gens_check_dels(const struct fb_store *f, const struct fb_gen_views *gv,
+		       const struct fb_key *keys, size_t n, size_t *bad);
 /* One copy of key out of f's permanent rules if they hold it and out of
  * every generation of gv that holds it; how many places. (A flow that is
  * only a false positive somewhere would lower others' counters there, as

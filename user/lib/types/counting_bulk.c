@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include "types/counting.h"
 #include "types/counting_int.h"
+#include "store/gens.h"
 #include "store/store.h"
 
 /* In input order: the classic layout's path, and the fallback when the
@@ -71,6 +72,16 @@ static void pending_put(struct pending *t, __u64 p, unsigned v)
 	*b = (*b & ~(0xf << shift)) | (v << shift);
 }
 
+/* No decrement pending yet, for f's counters: 0, or -1 out of memory. */
+static int pending_open(const struct fb_store *f, struct pending *t)
+{
+	t->bits = f->cnt_hdr->bits;
+	t->bytes = (fb_header_mbits(f->hdr) * t->bits + 7) / 8;
+	t->p = mmap(NULL, t->bytes, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return t->p == MAP_FAILED ? -1 : 0;
+}
+
 static int check_dels_inorder(const struct fb_store *f, const struct fb_key *keys, size_t n,
 			      size_t *bad)
 {
@@ -81,11 +92,7 @@ static int check_dels_inorder(const struct fb_store *f, const struct fb_key *key
 	size_t x, y, m;
 	int rc = 0;
 
-	t.bits = f->cnt_hdr->bits;
-	t.bytes = (fb_header_mbits(f->hdr) * t.bits + 7) / 8;
-	t.p = mmap(NULL, t.bytes, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (t.p == MAP_FAILED)
+	if (pending_open(f, &t))
 		return -2;
 	/* In order, as the deletes will run: *bad is exactly the first flow
 	 * that would find a counter already brought to 0 by the batch. */
@@ -563,6 +570,64 @@ int fb_counting_check_dels(const struct fb_store *f, const struct fb_key *keys, 
 	order_close(&o);
 	/* Refused: the input order names the first flow that fails. */
 	return fails ? check_dels_inorder(f, keys, n, bad) : 0;
+}
+
+/* Would fb_counting_del() of key succeed in f, the decrements t holds done
+ * first? If so, they now include its own. */
+static bool pending_del(const struct fb_store *f, struct pending *t, const struct fb_key *key)
+{
+	unsigned max = fb_counting_max(f), k, i, x;
+	__u64 pos[FB_MAX_K];
+
+	k = fb_cnt_positions(f, key, pos);
+	for (i = 0; i < k; i++) {
+		unsigned c = fb_counting_get(f, pos[i]), d = pending_get(t, pos[i]);
+
+		for (x = 0; x < i; x++)
+			d += pos[x] == pos[i];
+		if (c < max && c <= d)
+			return false;
+	}
+	for (i = 0; i < k; i++)
+		if (fb_counting_get(f, pos[i]) < max)
+			pending_put(t, pos[i], pending_get(t, pos[i]) + 1);
+	return true;
+}
+
+int fb_gens_check_dels(const struct fb_store *f, const struct fb_gen_views *gv,
+		       const struct fb_key *keys, size_t n, size_t *bad)
+{
+	const struct fb_store *v[1 + FB_GEN_SLOTS];
+	struct pending t[1 + FB_GEN_SLOTS];
+	int nv = 0, i, rc = 0;
+	size_t x;
+
+	*bad = 0;
+	v[nv++] = f;
+	for (i = 0; i < gv->n; i++)
+		v[nv++] = &gv->v[i];
+	for (i = 0; i < nv; i++) {
+		if (pending_open(v[i], &t[i])) {
+			nv = i;
+			rc = -2;
+			break;
+		}
+	}
+	/* In input order, as fb_gens_del_held() will run: each flow out of
+	 * every place that still holds it then; one held nowhere refuses. */
+	for (x = 0; x < n && !rc; x++) {
+		bool held = false;
+
+		for (i = 0; i < nv; i++)
+			held |= pending_del(v[i], &t[i], &keys[x]);
+		if (!held) {
+			*bad = x;
+			rc = -1;
+		}
+	}
+	for (i = 0; i < nv; i++)
+		munmap(t[i].p, t[i].bytes);
+	return rc;
 }
 
 /*
