@@ -128,7 +128,16 @@ check "... and the filter is clean" "$FB" check ce
 check "deleted once, it goes" "$FB" del ce $X
 grep -vxF "$X" "$T_TMP/f20k.txt" >"$T_TMP/others.txt"
 check_eq "... the others still match" "$("$FB" query ce -f "$T_TMP/others.txt" | tail -1)" "19999 of 19999 maybe"
+# After load --replace, the exact sets are made as large as create makes
+# them (twice the capacity), not for the replacing list alone: the filter
+# still takes flows up to its capacity.
+check "a confirming filter for 100000" "$FB" create cx --capacity 100000 --fp-rate 0.01 --confirm exact
+python3 -c '
+for i in range(70000): print("udp 198.51.100.%d:%d 203.0.113.9:53" % (i & 255, 1024 + (i >> 8)))' >"$T_TMP/f70k.txt"
+head -10 "$T_TMP/f20k.txt" >"$T_TMP/ten.txt"
+check "replaced by a list of 10 rules" "$FB" load cx "$T_TMP/ten.txt" --replace
+check "then 70000 flows more" "$FB" add cx -f "$T_TMP/f70k.txt"
 check_fails "no confirmation for the ip link filter" "$FB" create default --capacity 10 --fp-rate 0.1 --confirm exact
 check_fails "bad --confirm value" "$FB" create x --capacity 10 --fp-rate 0.1 --confirm fuzzy
-for n in cf plain cc cc2 ef ce; do "$FB" destroy "$n" >/dev/null || fail "destroy $n"; done
+for n in cf plain cc cc2 ef ce cx; do "$FB" destroy "$n" >/dev/null || fail "destroy $n"; done
 t_end

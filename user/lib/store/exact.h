@@ -15,6 +15,13 @@ int fb_exact_adjust(struct fb_store *f, const struct fb_key *k, int delta);
 __u32 fb_exact_count(const struct fb_store *f, const struct fb_key *k);
 
 /* Library-internal: for store.c, replace.c and repair.c. */
+/* The rules a filter's exact sets are made for: twice its capacity, or
+ * for explicit geometry one a byte of its bits (fb_exact_create_sets()
+ * bounds it). */
+static inline __u64 fb_exact_sets_for(__u64 capacity, __u32 nblocks)
+{
+	return capacity ? 2 * capacity : (__u64)nblocks * FB_BLOCK_BITS / 8;
+}
 int fb_exact_create_sets(__u64 n, int fd[3]);
 int fb_exact_install(int exact_fd, int lpm_fd, int gen, const int fd[3]);
 void fb_exact_clear_slot(int exact_fd, int lpm_fd, int gen);

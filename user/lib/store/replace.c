@@ -87,8 +87,13 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 	}
 	if (f->hdr->confirm) {
 		/* Fresh sets in the other generation's slot: unused until the
-		 * new filter (whose header names that generation) is in. */
-		if (fb_exact_create_sets(nsets * 2, nf.set_fd))
+		 * new filter (whose header names that generation) is in. As
+		 * large as create makes them, so the filter takes rules up to
+		 * its capacity afterwards too, or the new rules twice. */
+		__u64 want = fb_exact_sets_for(nf.hdr->capacity, nblocks);
+
+		if (fb_exact_create_sets(want > 2 * (__u64)nsets ? want : 2 * (__u64)nsets,
+					 nf.set_fd))
 			goto out;
 		if (fb_exact_install(f->exact_fd, f->lpm_fd, gen, nf.set_fd))
 			goto out;

@@ -179,9 +179,7 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 			goto out;
 		}
 	}
-	if (o->confirm &&
-	    fb_exact_create(f->dir_fd,
-			    o->capacity ? 2 * o->capacity : (__u64)o->nblocks * FB_BLOCK_BITS / 8))
+	if (o->confirm && fb_exact_create(f->dir_fd, fb_exact_sets_for(o->capacity, o->nblocks)))
 		goto out;
 	if (o->counter_bits) {
 		size_t cbytes =
