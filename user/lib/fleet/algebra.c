@@ -111,6 +111,13 @@ static int copy_filter(struct fb_store *f, struct fb_alg_img *img)
 
 	if (bloom_only(f))
 		return -1;
+	/* As export: not a write a killed writer left half done. */
+	if (fb_counting_half_done(f, NULL)) {
+		fb_report_err("'%s' holds a write a killed writer left half done: flowbloom check "
+			      "--repair %s first",
+			      f->name, f->name);
+		return -1;
+	}
 	if (img_alloc(img, f->hdr))
 		return -1;
 	memcpy(img->blocks, f->blocks, ((size_t)f->hdr->nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES);

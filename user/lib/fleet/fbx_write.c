@@ -143,9 +143,14 @@ int fb_fbx_export(const char *name, const char *file, mode_t mode, bool plain)
 	/* Writers out while we copy: the file is one consistent state. */
 	if (fb_store_flock(&f, LOCK_SH))
 		goto out;
+	/* Rules with a lifetime: the generations live now. */
+	if (fb_gens_views_open(&f, &gv) < 0)
+		goto unlock;
+	gv_open = true;
 	/* A writer killed half way left a state no reader accepts (the
-	 * counters or a cuckoo relocation half done): repair it first. */
-	if ((f.cnt_hdr && f.cnt_hdr->journal.op != FB_JOURNAL_IDLE) || fb_ftype_seq_odd(&f)) {
+	 * counters, the filter's or a generation's, or a cuckoo relocation
+	 * half done): repair it first. */
+	if (fb_counting_half_done(&f, &gv) || fb_ftype_seq_odd(&f)) {
 		fb_report_err("'%s' holds a write a killed writer left half done: flowbloom check "
 			      "--repair %s first; nothing exported",
 			      name, name);
@@ -159,10 +164,6 @@ int fb_fbx_export(const char *name, const char *file, mode_t mode, bool plain)
 	 * file, never through a planted symlink. */
 	if (!to_stdout && fb_safefile_open(&sf, file, mode))
 		goto unlock;
-	/* Rules with a lifetime: the generations live now. */
-	if (fb_gens_views_open(&f, &gv) < 0)
-		goto unlock;
-	gv_open = true;
 	raw = to_stdout ? stdout : sf.out;
 	/* Compressed unless plain (fbz.h): a stream layer between the format
 	 * and the file; the bytes and the CRC above it are the plain ones. */

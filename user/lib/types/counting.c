@@ -190,6 +190,18 @@ int fb_gens_del_held(struct fb_store *f, struct fb_gen_views *gv, const struct f
 	return n;
 }
 
+bool fb_counting_half_done(const struct fb_store *f, const struct fb_gen_views *gv)
+{
+	int g;
+
+	if (f->cnt_hdr && f->cnt_hdr->journal.op != FB_JOURNAL_IDLE)
+		return true;
+	for (g = 0; gv && g < gv->n; g++)
+		if (gv->v[g].cnt_hdr && gv->v[g].cnt_hdr->journal.op != FB_JOURNAL_IDLE)
+			return true;
+	return false;
+}
+
 int fb_gens_recover(struct fb_store *f)
 {
 	struct fb_gen_views gv;

@@ -57,6 +57,10 @@ int fb_counting_check_dels(const struct fb_store *f, const struct fb_key *keys, 
  * with nothing changed (for a refused batch, flows it named may have been
  * out of the filter for the moment the pass took). */
 int fb_counting_del_batch(struct fb_store *f, const struct fb_key *keys, size_t n, size_t *bad);
+/* Did a writer killed half way leave a write in f's counters, or in those
+ * of a generation of gv (NULL: none)? Readers that copy the filter (export,
+ * merge) refuse it then: recovery is a writer's (fb_store_lock()). */
+bool fb_counting_half_done(const struct fb_store *f, const struct fb_gen_views *gv);
 /* Roll back a write interrupted by a crash. Returns 1 if there was one. */
 int fb_counting_recover(struct fb_store *f);
 /* The same in every generation of rules with a lifetime; how many. */
