@@ -404,6 +404,38 @@ check_eq "two concurrent load --replace: the last one whole, consistent${bad:+ (
 "$FB" destroy cw >/dev/null
 "$FB" destroy cr >/dev/null
 
+# --- A kill between load --replace's switch and its release of the old
+# array's chunks: the unused generation's slots still hold the old filter's
+# chunks, memory nobody uses. check names them, check --repair releases
+# them. The oracle is bpftool's dump of the outer map: the distinct chunks
+# its slots hold (a 2-chunk filter: its 2, and one empty chunk in the
+# unused generation's slots after a replace; a kill there leaves 4).
+held() {
+	bpftool -j map dump pinned "$FLOWBLOOM_ROOT/$1/filter" |
+		python3 -c 'import json,sys; print(len({tuple(e["value"]) for e in json.load(sys.stdin)}))'
+}
+bad=""
+"$FB" create rk --capacity 200000 --fp-rate 0.001 --counting >/dev/null
+"$FB" load rk "$T_TMP/a.txt" --replace >/dev/null
+[ "$(held rk)" == 3 ] || note "after a replace the outer map holds $(held rk) chunks, not 3"
+# The release's empty chunk is the last chunk-sized map a replace creates.
+strace -f -qq -o "$T_TMP/st" -e trace=bpf "$FB" load rk "$T_TMP/b.txt" --replace >/dev/null
+n=$(grep -n 'BPF_MAP_CREATE.*value_size=262144' "$T_TMP/st" | tail -1 | cut -d: -f1)
+(strace -f -qq -o /dev/null -e trace=bpf -e inject="bpf:signal=KILL:when=$n" \
+	"$FB" load rk "$T_TMP/a.txt" --replace >/dev/null 2>&1; exit $?) 2>/dev/null
+[ $? == 137 ] || note "the replace was not killed at bpf call $n"
+[ "$(held rk)" == 4 ] || note "after the kill the outer map holds $(held rk) chunks, not 4"
+[ "$(info_flows rk)" == 20 ] && [ "$(maybes rk "$T_TMP/a.txt")" == 20 ] || note "the new filter (A) is not in"
+"$FB" -j check rk >"$T_TMP/chk" 2>/dev/null
+[ "$? $(t_json 'd["stale_chunks"]' "$T_TMP/chk")" == "1 2" ] || note "check: $(head -c 300 "$T_TMP/chk")"
+"$FB" check rk | grep -q "left 2 chunks (512 KiB) in the unused generation" || note "check does not say so"
+"$FB" check rk --repair >/dev/null
+"$FB" check rk >/dev/null || note "not clean after check --repair"
+[ "$(held rk)" == 3 ] || note "after check --repair the outer map holds $(held rk) chunks, not 3"
+[ "$(matched rk)" == 20 ] || note "the program lost flows of A"
+"$FB" destroy rk >/dev/null
+check_eq "load --replace killed before its release: check names the chunks, --repair frees them${bad:+ (${bad:0:400})}" "$bad" ""
+
 # --- A counting filter of an earlier build, in generation 1 with its
 # counters pinned as "counters": readable, checkable (nothing reported as
 # left over), and the next replace moves it to the per-generation names.

@@ -244,8 +244,8 @@ int cmd_check(int argc, char **argv)
 	}
 	clean = !c.stale_bits && !c.missing_bits && !c.journal_dirty && c.count_ok &&
 		!t.stale_create && !t.stale_destroy && !t.stale_counters && !t.stale_sets &&
-		!t.iproute_missing && !t.stale_head && !ty.seq_odd && !ty.count_bad &&
-		!t.stale_gens && !gens_bad && !exact_bad(&ex);
+		!t.stale_chunks && !t.iproute_missing && !t.stale_head && !ty.seq_odd &&
+		!ty.count_bad && !t.stale_gens && !gens_bad && !exact_bad(&ex);
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("filter", name);
@@ -274,6 +274,7 @@ int cmd_check(int argc, char **argv)
 		jw_bool("interrupted_destroy", t.stale_destroy);
 		jw_bool("stale_counters", t.stale_counters);
 		jw_bool("stale_exact_sets", t.stale_sets);
+		jw_u64("stale_chunks", t.stale_chunks);
 		jw_bool("iproute_pins_missing", t.iproute_missing);
 		jw_u64("stale_generations", t.stale_gens);
 		jw_u64("ended_generations", t.expired_gens);
@@ -333,6 +334,12 @@ int cmd_check(int argc, char **argv)
 			printf("  an interrupted load --replace left exact sets in the unused "
 			       "generation%s\n",
 			       fixed);
+		if (t.stale_chunks)
+			printf("  an interrupted load --replace left %u chunk%s (%u KiB) in the "
+			       "unused generation%s\n",
+			       t.stale_chunks, t.stale_chunks == 1 ? "" : "s",
+			       t.stale_chunks * (FB_CHUNK_BYTES / 1024),
+			       repair ? ": released" : "");
 		if (t.iproute_missing)
 			printf("  the ip link pins (%s) are missing%s\n", fb_pin_iproute_dir(),
 			       repair ? ": pinned again" : "");

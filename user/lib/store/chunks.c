@@ -229,3 +229,57 @@ int fb_chunks_release(int outer_fd, __u32 gen, __u32 from, __u32 to)
 	close(empty);
 	return rc;
 }
+
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Does chunk fd hold a filter's header (a head, not an empty chunk)? */
+static bool holds_head(int fd)
+{
+	const struct fb_header *h;
+	void *p = mmap(NULL, FB_PAGE_BYTES, PROT_READ, MAP_SHARED, fd, 0);
+	bool yes;
+
+	if (p == MAP_FAILED)
+		return true; /* cannot tell: not the empty chunk for sure */
+	h = (const struct fb_header *)((char *)p + FB_HEAD_SHIFT * FB_BLOCK_BYTES);
+	yes = h->magic == FB_MAGIC;
+	munmap(p, FB_PAGE_BYTES);
+	return yes;
+}
+
+int fb_chunks_span(int outer_fd, __u32 gen, __u32 *maps, bool *head)
+{
+	__u32 *ids = malloc(FB_MAX_CHUNKS * sizeof(*ids)), n = 0, i, span = 0, slot;
+	int fd;
+
+	*maps = 0;
+	*head = false;
+	if (!ids) {
+		fb_report_err("out of memory");
+		return -1;
+	}
+	/* A range is filled from chunk 0 on (installs, grows and releases
+	 * all start there): the first empty slot ends it. */
+	for (i = 0; i < FB_MAX_CHUNKS; i++) {
+		slot = fb_range_slot(gen, i);
+		if (bpf_map_lookup_elem(outer_fd, &slot, &ids[n]))
+			break;
+		n++;
+		span = i + 1;
+	}
+	qsort(ids, n, sizeof(*ids), cmp_u32);
+	for (i = 0; i < n; i++)
+		*maps += !i || ids[i] != ids[i - 1];
+	free(ids);
+	fd = fb_chunks_slot_fd(outer_fd, fb_range_slot(gen, 0), NULL);
+	if (fd >= 0) {
+		*head = holds_head(fd);
+		close(fd);
+	}
+	return (int)span;
+}

@@ -13,6 +13,7 @@
 #ifndef FLOWBLOOM_USER_CHUNKS_H
 #define FLOWBLOOM_USER_CHUNKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -44,6 +45,12 @@ int fb_chunks_install_at(int outer_fd, __u32 gen, __u32 from, const int *fds, __
  * storing an empty chunk there (an outer map cannot delete in batches),
  * which drops the outer map's references to what they held. */
 int fb_chunks_release(int outer_fd, __u32 gen, __u32 from, __u32 to);
+
+/* How far generation gen's slots are filled: the chunk slots holding a
+ * chunk, from chunk 0 up to the first empty one. *maps: how many distinct chunks they hold;
+ * *head: whether its chunk 0 holds a filter's header (not the empty
+ * chunk fb_chunks_release() stores). -1 out of memory. */
+int fb_chunks_span(int outer_fd, __u32 gen, __u32 *maps, bool *head);
 
 /* The chunk fd in slot (or -1, errno set). */
 int fb_chunks_slot_fd(int outer_fd, __u32 slot, __u32 *id);

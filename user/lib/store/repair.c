@@ -8,6 +8,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "store/chunks.h"
 #include "store/exact.h"
 #include "store/head.h"
 #include "report.h"
@@ -113,6 +114,22 @@ int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s)
 			if (repair)
 				unlinkat(f->dir_fd, fb_store_cnt_pin(f->hdr->gen ^ 1), 0);
 		}
+	}
+	/* The unused generation's chunks: a replace leaves one empty chunk
+	 * in the slots it used; a kill after its switch leaves the old
+	 * filter's chunks there (before it, the new one's), held until
+	 * released. */
+	{
+		__u32 maps;
+		bool head;
+		int span = fb_chunks_span(f->outer_fd, f->hdr->gen ^ 1, &maps, &head);
+
+		if (span < 0)
+			return -1;
+		s->stale_chunks = maps > 1 || (maps == 1 && head) ? maps : 0;
+		if (repair && s->stale_chunks &&
+		    fb_chunks_release(f->outer_fd, f->hdr->gen ^ 1, 0, (__u32)span))
+			return -1;
 	}
 	if (f->hdr->confirm) {
 		slot = f->hdr->gen ^ 1;

@@ -23,6 +23,7 @@ struct fb_repair_state {
 	bool stale_destroy;   /* ~~NAME: a killed destroy */
 	bool stale_counters;  /* the other generation's counters: a killed replace */
 	bool stale_sets;      /* exact sets in the unused generation slot */
+	__u32 stale_chunks;   /* chunks the unused generation's slots hold */
 	bool iproute_missing; /* "default" without its ip-link pins */
 	int stale_gens;	      /* generation slots no mask names: a killed add, replace */
 	int expired_gens;     /* generations ended, not yet reclaimed (not a fault) */

@@ -156,9 +156,19 @@ out:
 	}
 	/* The update that switched filters waited for programs still
 	 * running on the old one (map-in-map updates synchronize RCU), so the
-	 * old generation's chunks and sets are unused now: release them (a
-	 * failure there only leaves memory held, which check reports). */
-	fb_chunks_release(f->outer_fd, f->hdr->gen, 0, old_n);
+	 * old generation's chunks and sets are unused now: release them, and
+	 * whatever else its slots hold (an earlier, larger filter's empty
+	 * chunks, or what a killed replace left), so that they hold one empty
+	 * chunk at most (a failure here only leaves memory held, which check
+	 * reports and check --repair releases). */
+	{
+		__u32 maps;
+		bool head;
+		int span = fb_chunks_span(f->outer_fd, f->hdr->gen, &maps, &head);
+
+		fb_chunks_release(f->outer_fd, f->hdr->gen, 0,
+				  span > (int)old_n ? (__u32)span : old_n);
+	}
 	if (f->hdr->confirm) {
 		fb_exact_clear_slot(f->exact_fd, f->lpm_fd, f->hdr->gen);
 		for (i = 0; i < 3; i++) {
