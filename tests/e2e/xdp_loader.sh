@@ -195,7 +195,36 @@ test_taken() {
 	t_refused 1 "taken: attach again: flowbloom's, detach it first" \
 		"already runs flowbloom (program [0-9]*, generic): detach it first" \
 		"$FB" -n "$NSB" attach default "$VB" --mode native
+	test_detach_race
 	check "taken: detach" "$FB" -n "$NSB" detach "$VB"
+}
+
+# A detach that finds flowbloom's program, and another tool's program there
+# when it acts: its netlink request (the second sendto; the first is the
+# query) is held back 3 s by strace while flowbloom's program is detached
+# and the other loaded. The kernel must refuse the request (it names the
+# program detach saw), and the other program stays. Ends with flowbloom's
+# program attached again (generic).
+test_detach_race() {
+	if ! command -v strace >/dev/null; then
+		skip "taken: detach racing another tool (strace is not installed)"
+		return
+	fi
+	(strace -f -qq -o /dev/null -e trace=sendto -e inject=sendto:delay_enter=3000000:when=2 \
+		"$FB" -n "$NSB" detach "$VB" >"$T_TMP/race" 2>&1
+		echo "exit $?" >>"$T_TMP/race") &
+	sleep 1
+	inB ip link set dev "$VB" xdpgeneric off
+	inB xdp-loader load -m skb -p "$XCPIN" "$VB" "$XCOBJ" >/dev/null 2>&1
+	wait
+	check "taken: detach racing another tool: refused, saying why" \
+		grep -q "changed while detaching (program [0-9]* is gone); not detaching" "$T_TMP/race"
+	check_eq "... exit 1" "$(tail -1 "$T_TMP/race")" "exit 1"
+	check "... the other tool's program still runs" \
+		bash -c "nsenter --net=/run/netns/$NSB ip -d link show $VB | grep -q 'name xdp_\(count\|dispatcher\)'"
+	check "... xdp-loader unload" inB xdp-loader unload -a "$VB"
+	rm -f "$XCPIN"/xc_count
+	check "... flowbloom attached again (generic)" "$FB" -n "$NSB" attach default "$VB" --mode generic
 }
 
 setup

@@ -132,8 +132,9 @@ int fb_xdp_attach(const struct fb_store *f, const char *dev, enum fb_xdp_mode mo
 
 int fb_xdp_detach(const char *dev)
 {
+	LIBBPF_OPTS(bpf_xdp_attach_opts, o);
 	struct fb_xdp_dev d;
-	int err;
+	int err, fd;
 
 	if (fb_xdp_query(dev, &d))
 		return -1;
@@ -147,7 +148,28 @@ int fb_xdp_detach(const char *dev)
 			dev, d.prog_id, d.name);
 		return -1;
 	}
-	err = bpf_xdp_detach(d.ifindex, mode_flags[d.mode], NULL);
+	/* Detach exactly the program seen: one another tool put there since
+	 * the query makes the kernel refuse (EEXIST), never goes instead. */
+	fd = bpf_prog_get_fd_by_id(d.prog_id);
+	if (fd < 0) {
+		err = -errno;
+		if (err == -ENOENT)
+			fb_report_err(
+				"the XDP program on %s changed while detaching; not detaching",
+				dev);
+		else
+			report_errno("detach from", dev, -err);
+		return -1;
+	}
+	o.old_prog_fd = fd;
+	err = bpf_xdp_detach(d.ifindex, mode_flags[d.mode] | XDP_FLAGS_REPLACE, &o);
+	close(fd);
+	if (err == -EEXIST) {
+		fb_report_err("the XDP program on %s changed while detaching (program %u is gone); "
+			      "not detaching",
+			      dev, d.prog_id);
+		return -1;
+	}
 	if (err) {
 		report_errno("detach from", dev, -err);
 		return -1;
