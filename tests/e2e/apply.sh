@@ -211,13 +211,16 @@ capacity = 10
 fp-rate =
 EOF
 	# Sizes create would refuse: --check refuses them too, with FILE:LINE.
-	for geo in "1000000000000 0.01" "1000 1e-300" "4294967296000 0.01"; do
+	for geo in "1000000000000 0.01" "1000000000 1e-9" "4294967296000 0.01"; do
 		printf 'capacity = %s\nfp-rate = %s\n' $geo >"$b"
 		refused "--check: capacity/fp-rate $geo" \
 			"bad.conf:1: capacity ${geo% *} at fp-rate ${geo#* } \(line 2\) needs more than 512 MiB" \
 			--check "$b"
 		refused "apply: capacity/fp-rate $geo" "bad.conf:1: .* needs more than 512 MiB" "$b"
 	done
+	printf 'capacity = 1000\nfp-rate = 1e-300\n' >"$b"
+	refused "--check: fp-rate 1e-300" "bad.conf:2: fp-rate must be a number from 1e-9 to 0.999999999, not '1e-300'" \
+		--check "$b"
 	# --check reads the lists as load would.
 	printf 'capacity = 10\nfp-rate = 0.01\nload = lists/bad.txt\n' >"$b"
 	printf '%s\nnot-an-address\n' "$BAD4B" >"$T_TMP/lists/bad.txt"
@@ -386,6 +389,73 @@ test_trust() {
 	check "root's link to root's file: followed" fbB apply --check "$T_TMP/lnk/edge.conf"
 }
 
+# prog_on DEV: the id of the XDP program on B's DEV.
+prog_on() { ip -n "$NSB" -o link show "$1" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p'; }
+
+# An attachment of the filter with another action or malformed policy than
+# the file's (attached by hand, or the file edited): apply swaps its
+# program in one step, and the file's settings then decide real packets;
+# one with monitoring, which the file cannot describe, is refused at its
+# attach line, nothing changed. Two applies of one file at once both
+# succeed, as one after the other would. A directory as a list is refused
+# at its load line.
+test_settings() {
+	local id0 i rc1 rc2
+	fbB detach "$VB" >/dev/null 2>&1 # whatever the steps before left there
+	check "attach edge by hand, --action monitor" fbB attach edge "$VB" --action monitor
+	check_eq "monitor: the listed source passes" "$(dropped_from "$BAD4" 10)" 0
+	id0=$(prog_on "$VB")
+	check "apply (the file's action: the filter's, drop)" fbB apply "$CONF"
+	grep -q "re-attached edge to $VB (native) with the file's action and malformed policy" "$T_TMP/out" &&
+		pass "... says it re-attached" || fail "... said: $(cat "$T_TMP/out")"
+	check_eq "... the listed source is dropped again" "$(dropped_from "$BAD4" 10)" 10
+	check_eq "... by another program, attached natively" \
+		"$([ "$(prog_on "$VB")" != "$id0" ] && ip -n "$NSB" -o link show "$VB" | grep -c ' xdp ')" 1
+	id0=$(prog_on "$VB")
+	check "apply again: nothing to swap" fbB apply "$CONF"
+	check_eq "... the same program" "$(prog_on "$VB")" "$id0"
+	# The malformed policy: edited to pass, applied, malformed frames pass.
+	cp "$CONF" "$T_TMP/conf.keep"
+	echo "malformed = pass" >>"$CONF"
+	check "malformed = pass added: apply" fbB apply "$CONF"
+	local d0 s0
+	d0=$(stat_of edge dropped)
+	s0=$(stat_of edge seen)
+	send_malformed 5
+	t_wait_until 5 eval '[ $(($(stat_of edge seen) - s0)) -ge 5 ]'
+	check_eq "... 5 malformed frames passed" "$(($(stat_of edge dropped) - d0))" 0
+	cp "$T_TMP/conf.keep" "$CONF"
+	check "malformed line removed: apply" fbB apply "$CONF"
+	d0=$(stat_of edge dropped)
+	s0=$(stat_of edge seen)
+	send_malformed 5
+	t_wait_until 5 eval '[ $(($(stat_of edge seen) - s0)) -ge 5 ]'
+	check_eq "... 5 malformed frames dropped (the default)" "$(($(stat_of edge dropped) - d0))" 5
+	# With monitoring: refused, the monitoring attachment left running.
+	check "detach edge" fbB detach "$VB"
+	check "attach edge by hand, --action monitor --monitor" fbB attach edge "$VB" --action monitor --monitor
+	refused "monitoring and another action: refused" \
+		"edge.conf:6: 'edge' runs on $VB with monitoring, action monitor and malformed packets passed, the file says action drop, malformed packets dropped: apply --down first to change it" \
+		"$CONF"
+	check "apply --down" fbB apply --down "$CONF"
+	# Two at once, three times: both succeed, the filter attached once.
+	for i in 1 2 3; do
+		fbB apply "$CONF" >"$T_TMP/a1" 2>&1 &
+		fbB apply "$CONF" >"$T_TMP/a2" 2>&1
+		rc2=$?
+		wait $!
+		rc1=$?
+		check_eq "two applies at once ($i): both succeed" "$rc1 $rc2" "0 0" ||
+			echo "$(cat "$T_TMP/a1" "$T_TMP/a2")"
+		check "... apply --down" fbB apply --down "$CONF"
+	done
+	mkdir -p "$T_TMP/lists/adir"
+	printf 'bits = 4096\nhashes = 3\nload = lists/adir\n' >"$T_TMP/dir.conf"
+	refused "a directory as a list: refused at its line" "dir.conf:3: '.*lists/adir' is a directory, not a list" \
+		"$T_TMP/dir.conf"
+	check "apply: edge again" fbB apply "$CONF"
+}
+
 test_down() {
 	check "apply again after --down" fbB apply "$CONF"
 	check_eq "re-attached: dropping" "$(dropped_from "$BAD4" 10)" 10
@@ -443,6 +513,7 @@ test_bad
 test_trust
 test_rollback
 test_malformed
+test_settings
 test_down
 test_geometry
 t_finish

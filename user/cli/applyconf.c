@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "applyconf.h"
 #include "rules/flow.h"
@@ -174,6 +175,7 @@ static int set_key(struct ap_conf *c, int line, const char *key, const char *v)
 static int add_load(struct ap_conf *c, int line, const char *v)
 {
 	char dir[PATH_MAX], path[PATH_MAX], *copy;
+	struct stat st;
 
 	if (c->nload == AP_MAX_ITEMS) {
 		fb_err("%s:%d: more than %d load lines", c->file, line, AP_MAX_ITEMS);
@@ -192,6 +194,10 @@ static int add_load(struct ap_conf *c, int line, const char *v)
 	}
 	if (access(path, R_OK)) {
 		fb_err("%s:%d: cannot read '%s': %s", c->file, line, path, strerror(errno));
+		return -1;
+	}
+	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+		fb_err("%s:%d: '%s' is a directory, not a list", c->file, line, path);
 		return -1;
 	}
 	copy = strdup(path);

@@ -36,6 +36,8 @@ struct ap_dev {
 	enum fb_xdp_mode mode;
 	int line;
 	bool attached; /* this filter already runs there (before this run) */
+	__u32 prog_id; /* ... in this program */
+	bool swap;     /* ... with another action or malformed policy than the file's */
 	bool ours;     /* attached by this run (undone on failure) */
 };
 

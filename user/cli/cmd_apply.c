@@ -15,7 +15,8 @@
  * Idempotent: the filter is created if absent (if present, its settings
  * must be the file's), its content replaced by the lists in one step when
  * there are any, and each device attached unless this filter already runs
- * there. Everything is checked first (errors name FILE:LINE); a step that
+ * there (with another action or malformed policy than the file's, its
+ * program swapped for one that follows the file). Everything is checked first (errors name FILE:LINE); a step that
  * still fails undoes the earlier steps of this run: devices it attached,
  * the filter it created. --down detaches the file's devices, --check only
  * checks. The steps are the library calls of the verbs (create, load
@@ -147,11 +148,11 @@ static void mark_attached(const char *ifname, const char *mode, __u32 prog_id, v
 	struct att_ctx *a = ctx;
 	int i;
 
-	(void)prog_id;
 	for (i = 0; i < a->c->ndev; i++) {
 		if (strcmp(a->c->dev[i].name, ifname))
 			continue;
 		a->c->dev[i].attached = true;
+		a->c->dev[i].prog_id = prog_id;
 		if (strcmp(fb_xdp_mode_name(a->c->dev[i].mode), mode) && !a->mismatch) {
 			a->mismatch = a->c->dev[i].name;
 			a->mode = mode;
@@ -173,8 +174,48 @@ static int query(const struct ap_conf *c, const struct ap_dev *d, struct fb_xdp_
 	return rc;
 }
 
+/* An attachment of this filter runs as the file says (its action, which
+ * is the filter's, and its malformed policy, as they decide packets), or
+ * is marked to be swapped for one that does (apply_up, in one step). One
+ * with monitoring (attach --monitor), which the file cannot describe, is
+ * refused: the swap would end it. */
+static int check_settings(struct ap_conf *c, const struct fb_header *h)
+{
+	bool drop = fb_malformed_drop(c->malformed, h->action);
+	int i;
+
+	for (i = 0; i < c->ndev; i++) {
+		struct ap_dev *d = &c->dev[i];
+		struct fb_load_seen s;
+		__u8 act;
+
+		if (!d->attached)
+			continue;
+		/* Unreadable: another build's program; swapped. */
+		if (fb_load_seen(d->prog_id, &s)) {
+			d->swap = true;
+			continue;
+		}
+		act = s.action ? s.action : h->action;
+		if (act == h->action && fb_malformed_drop(s.malformed, act) == drop)
+			continue;
+		if (s.mon) {
+			fb_err("%s:%d: '%s' runs on %s with monitoring, action %s and malformed "
+			       "packets %s, the file says action %s, malformed packets %s: apply "
+			       "--down first to change it",
+			       c->file, d->line, c->name, d->name, FB_NAME(fb_action_names, act),
+			       fb_malformed_drop(s.malformed, act) ? "dropped" : "passed",
+			       FB_NAME(fb_action_names, h->action), drop ? "dropped" : "passed");
+			return -1;
+		}
+		d->swap = true;
+	}
+	return 0;
+}
+
 /* Before anything changes: the devices exist, and each is free or runs
- * this filter already. */
+ * this filter already (in the file's mode; with its settings, or to be
+ * swapped for them). */
 static int check_devices(struct ap_conf *c, bool exists)
 {
 	struct att_ctx a = { .c = c };
@@ -189,7 +230,8 @@ static int check_devices(struct ap_conf *c, bool exists)
 	if (exists) {
 		if (fb_store_open(c->name, &f))
 			return -1;
-		if (same_settings(c, &f) || fb_discover_attachments(&f, mark_attached, &a) < 0) {
+		if (same_settings(c, &f) || fb_discover_attachments(&f, mark_attached, &a) < 0 ||
+		    (!a.mismatch && check_settings(c, f.hdr))) {
 			fb_store_close(&f);
 			return -1;
 		}
@@ -222,12 +264,43 @@ static int check_devices(struct ap_conf *c, bool exists)
 	return 0;
 }
 
+static void print_already(const struct ap_conf *c, const struct ap_dev *d)
+{
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("already_attached", d->name);
+		jw_str("mode", fb_xdp_mode_name(d->mode));
+		jw_obj_close();
+		jw_end();
+	} else {
+		printf("%s already attached to %s (%s)\n", c->name, d->name,
+		       fb_xdp_mode_name(d->mode));
+	}
+}
+
+struct meanwhile {
+	const char *dev, *mode;
+	bool found;
+};
+
+static void find_attached(const char *ifname, const char *mode, __u32 prog_id, void *ctx)
+{
+	struct meanwhile *m = ctx;
+
+	(void)prog_id;
+	m->found |= !strcmp(ifname, m->dev) && !strcmp(mode, m->mode);
+}
+
 /* attach's step: the device, then the program with the file's malformed
- * policy (no monitoring). A refusal of the device (no native XDP, another
- * program there meanwhile) is said with the FILE:LINE of its attach line. */
+ * policy (no monitoring). 1 attached; 0 attached already by another apply
+ * of the file since this one looked (two at once: a reload during a
+ * start), which is as good; -1 refused: the device (no native XDP,
+ * another program there meanwhile), said with the FILE:LINE of its attach
+ * line. */
 static int attach(const struct ap_conf *c, const struct ap_dev *d)
 {
 	struct fb_load_opts lo = { .malformed = c->malformed };
+	struct meanwhile m = { d->name, fb_xdp_mode_name(d->mode), false };
 	struct fb_xdp_dev dev;
 	struct fb_store f;
 	bool quiet = fb_report_quiet;
@@ -238,11 +311,49 @@ static int attach(const struct ap_conf *c, const struct ap_dev *d)
 	fb_report_quiet = true;
 	err = fb_xdp_attach(&f, d->name, d->mode, &lo);
 	fb_report_quiet = quiet;
+	if (err && fb_discover_attachments(&f, find_attached, &m) >= 0 && m.found) {
+		fb_store_close(&f);
+		print_already(c, d);
+		return 0;
+	}
 	fb_store_close(&f);
-	if (err)
+	if (err) {
 		fb_err("%s:%d: %s", c->file, d->line, fb_report_last);
-	else
-		fb_print_attached(c->name, d->name, fb_xdp_mode_name(d->mode), NULL);
+		return -1;
+	}
+	fb_print_attached(c->name, d->name, fb_xdp_mode_name(d->mode), NULL);
+	return 1;
+}
+
+/* The step for a device this filter runs on with other settings than
+ * the file's: its program swapped for one loaded as attach's step loads
+ * it, in one step. */
+static int swap(const struct ap_conf *c, const struct ap_dev *d)
+{
+	struct fb_load_opts lo = { .malformed = c->malformed };
+	struct fb_store f;
+	bool quiet = fb_report_quiet;
+	int err;
+
+	if (fb_store_open(c->name, &f))
+		return -1;
+	fb_report_quiet = true;
+	err = fb_xdp_replace(&f, d->name, d->mode, d->prog_id, &lo);
+	fb_report_quiet = quiet;
+	fb_store_close(&f);
+	if (err) {
+		fb_err("%s:%d: %s", c->file, d->line, fb_report_last);
+	} else if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str("reattached", c->name);
+		jw_str("dev", d->name);
+		jw_str("mode", fb_xdp_mode_name(d->mode));
+		jw_obj_close();
+		jw_end();
+	} else {
+		printf("re-attached %s to %s (%s) with the file's action and malformed policy\n",
+		       c->name, d->name, fb_xdp_mode_name(d->mode));
+	}
 	return err;
 }
 
@@ -314,21 +425,17 @@ static int apply_up(struct ap_conf *c, bool exists, const struct fb_create_opts 
 	for (i = 0; !err && i < c->ndev; i++) {
 		struct ap_dev *d = &c->dev[i];
 
+		if (d->attached && d->swap) {
+			err = swap(c, d);
+			continue;
+		}
 		if (d->attached) {
-			if (fb_json) {
-				jw_obj_open(NULL);
-				jw_str("already_attached", d->name);
-				jw_str("mode", fb_xdp_mode_name(d->mode));
-				jw_obj_close();
-				jw_end();
-			} else {
-				printf("%s already attached to %s (%s)\n", c->name, d->name,
-				       fb_xdp_mode_name(d->mode));
-			}
+			print_already(c, d);
 			continue;
 		}
 		err = attach(c, d);
-		d->ours = !err;
+		d->ours = err > 0;
+		err = err < 0;
 	}
 	if (!err)
 		return 0;

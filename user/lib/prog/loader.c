@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "flowbloom.skel.h"
 #include "prog/loader.h"
@@ -123,4 +125,52 @@ int fb_load_trace_fd(const struct flowbloom_bpf *skel)
 void fb_load_close(struct flowbloom_bpf *skel)
 {
 	flowbloom_bpf__destroy(skel);
+}
+
+/* Its read-only data map (libbpf names it OBJ.rodata) into ro. */
+static int read_rodata(int map_fd, struct flowbloom_bpf__rodata *ro)
+{
+	struct bpf_map_info mi = { 0 };
+	__u32 len = sizeof(mi), zero = 0;
+	size_t n;
+
+	if (bpf_obj_get_info_by_fd(map_fd, &mi, &len))
+		return -1;
+	n = strlen(mi.name);
+	/* This build's: its size, but for the struct's padding at the end. */
+	if (n < 7 || strcmp(mi.name + n - 7, ".rodata") || mi.value_size > sizeof(*ro) ||
+	    mi.value_size + 8 <= sizeof(*ro))
+		return -1;
+	memset(ro, 0, sizeof(*ro));
+	return bpf_map_lookup_elem(map_fd, &zero, ro) ? -1 : 0;
+}
+
+int fb_load_seen(__u32 prog_id, struct fb_load_seen *out)
+{
+	struct flowbloom_bpf__rodata ro;
+	struct bpf_prog_info pi = { 0 };
+	__u32 ids[64], len = sizeof(pi), i;
+	int fd = bpf_prog_get_fd_by_id(prog_id), rc = -1;
+
+	if (fd < 0)
+		return -1;
+	pi.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
+	pi.map_ids = (__u64)(unsigned long)ids;
+	if (!bpf_obj_get_info_by_fd(fd, &pi, &len)) {
+		for (i = 0; rc && i < pi.nr_map_ids && i < sizeof(ids) / sizeof(ids[0]); i++) {
+			int m = bpf_map_get_fd_by_id(ids[i]);
+
+			if (m < 0)
+				continue;
+			rc = read_rodata(m, &ro);
+			close(m);
+		}
+	}
+	close(fd);
+	if (rc)
+		return -1;
+	out->action = ro.cfg_action;
+	out->malformed = ro.cfg_malformed;
+	out->mon = ro.cfg_mon;
+	return 0;
 }

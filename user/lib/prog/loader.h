@@ -35,6 +35,16 @@ struct flowbloom_bpf *fb_load(const struct fb_store *f, const struct fb_load_opt
  * verifier statistics). 0, or -1 with the error reported. */
 int fb_load_setup_monitor(struct flowbloom_bpf *skel, const struct fb_monitor *m);
 
+/* The per-attachment settings a loaded program (prog_id, flowbloom's
+ * program of this build) runs with, from its read-only data: 0, or -1 if
+ * they cannot be read (gone, or another build's data). */
+struct fb_load_seen {
+	__u8 action;	/* enum fb_action; FB_ACTION_DEFAULT: the filter's own */
+	__u8 malformed; /* enum fb_malformed */
+	__u32 mon;	/* FB_MON_*; 0: no monitoring */
+};
+int fb_load_seen(__u32 prog_id, struct fb_load_seen *out);
+
 /* The loaded program's fd; the fb_trace map's (replay --explain). */
 int fb_load_prog_fd(const struct flowbloom_bpf *skel);
 int fb_load_trace_fd(const struct flowbloom_bpf *skel);

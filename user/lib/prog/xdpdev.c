@@ -130,6 +130,43 @@ int fb_xdp_attach(const struct fb_store *f, const char *dev, enum fb_xdp_mode mo
 	return -1;
 }
 
+int fb_xdp_replace(const struct fb_store *f, const char *dev, enum fb_xdp_mode mode, __u32 old_id,
+		   const struct fb_load_opts *lo)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, o);
+	struct flowbloom_bpf *skel;
+	int ifindex = ifindex_of(dev), err, old;
+
+	if (!ifindex)
+		return -1;
+	old = bpf_prog_get_fd_by_id(old_id);
+	if (old < 0) {
+		fb_report_err("the XDP program on %s changed meanwhile (program %u is gone)", dev,
+			      old_id);
+		return -1;
+	}
+	skel = fb_load(f, lo);
+	if (!skel) {
+		close(old);
+		return -1;
+	}
+	/* REPLACE with the program seen: one step, no packet without a
+	 * program, and never over a program put there since. */
+	o.old_prog_fd = old;
+	err = bpf_xdp_attach(ifindex, fb_load_prog_fd(skel), mode_flags[mode] | XDP_FLAGS_REPLACE,
+			     &o);
+	fb_load_close(skel);
+	close(old);
+	if (!err)
+		return 0;
+	if (err == -EEXIST)
+		fb_report_err("the XDP program on %s changed meanwhile (program %u is gone)", dev,
+			      old_id);
+	else
+		report_errno("attach to", dev, -err);
+	return -1;
+}
+
 int fb_xdp_detach(const char *dev)
 {
 	LIBBPF_OPTS(bpf_xdp_attach_opts, o);

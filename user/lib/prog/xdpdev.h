@@ -40,6 +40,12 @@ int fb_xdp_query(const char *dev, struct fb_xdp_dev *out);
 int fb_xdp_attach(const struct fb_store *f, const char *dev, enum fb_xdp_mode mode,
 		  const struct fb_load_opts *lo);
 
+/* Swap the program old_id on DEV (in mode) for flowbloom's for f with lo,
+ * in one step (XDP_FLAGS_REPLACE): refused if old_id no longer runs there.
+ * 0, or -1 with the error reported. */
+int fb_xdp_replace(const struct fb_store *f, const char *dev, enum fb_xdp_mode mode, __u32 old_id,
+		   const struct fb_load_opts *lo);
+
 /* Detach flowbloom's program from DEV; refuses another program. 0, or -1
  * with the error reported. */
 int fb_xdp_detach(const char *dev);
