@@ -503,6 +503,13 @@ print(i["compact"], i["blocks"] % 64, i["hashes"], i["blocks"] < 4032)')" "True 
 		"tight.conf:3: filter 'tight' exists with compact yes, the file says no" "$T_TMP/tight.conf"
 	check "compact: --down" fbB apply --down "$T_TMP/tight.conf"
 	check "destroy tight" "$FB" destroy tight
+	# A filter of another type by the file's name: the file describes a
+	# Bloom filter, and says so.
+	check "a cuckoo filter cu" "$FB" create cu --type cuckoo --capacity 1000 --fp-rate 0.01
+	printf 'capacity = 1000\nfp-rate = 0.01\n' >"$T_TMP/cu.conf"
+	refused "a cuckoo filter of the file's name: refused, naming its type" \
+		"cu.conf: filter 'cu' exists as a cuckoo filter, the file describes a Bloom filter" "$T_TMP/cu.conf"
+	check "destroy cu" "$FB" destroy cu
 }
 
 setup

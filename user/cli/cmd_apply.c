@@ -37,6 +37,7 @@
 #include "output.h"
 #include "rules/load.h"
 #include "store/pintree.h"
+#include "types/ftype.h"
 #include "prog/xdpdev.h"
 #include "util.h"
 
@@ -89,6 +90,14 @@ static int same_settings(const struct ap_conf *c, const struct fb_store *f)
 	const char *what = NULL;
 	int key = AP_NKEYS;
 
+	/* The file describes Bloom filters only: a cuckoo, d-left or
+	 * scalable filter of the name is another thing altogether. */
+	if (h->type) {
+		fb_err("%s: filter '%s' exists as a %s filter, the file describes a Bloom filter: "
+		       "destroy it first to re-create it",
+		       c->file, c->name, fb_ftype_name(h->type));
+		return -1;
+	}
 	/* Compact first: it changes the geometry the file's size makes. */
 	differ(&what, &key, want, have, sizeof(want), AP_COMPACT, r->compact ? "yes" : "no",
 	       h->flags & FB_HDRF_COMPACT ? "yes" : "no");
