@@ -56,10 +56,12 @@
 /* The key's ports are the packet's: read, or a protocol without ports
  * (not a later fragment of one with ports). */
 #define FB_PARSE_TUPLE 4
-/* The key's protocol is the packet's: a later fragment, or the parser
- * reached the upper-layer header (every packet that parses does; so does
- * one cut short there: it is malformed, but what it says of its protocol,
- * and of its ports if they are in, is what the kernel reassembles). */
+/* The key's protocol is the packet's: a later fragment (but an IPv6 one
+ * whose fragment header names an extension header: fb_parse_ipv6()), or
+ * the parser reached the upper-layer header (every packet that parses
+ * does; so does one cut short there: it is malformed, but what it says of
+ * its protocol, and of its ports if they are in, is what the kernel
+ * reassembles). */
 #define FB_PARSE_PROTO 8
 /* A first fragment (offset 0, more fragments to come). If it is cut before
  * its ports, the rest of the datagram's header chain is in a later
@@ -316,7 +318,14 @@ static __always_inline int fb_parse_ipv6(struct fb_cursor *c, struct fb_key *key
 			if (fh->frag_off & bpf_htons(0xfff8)) {
 				key->w[4] = fb_key_word_tail(0, 0, nexthdr, FB_KIND_FLOW, 0,
 							     FB_FAMILY_IPV6);
-				*info |= fb_parse_later_fragment(nexthdr);
+				/* The datagram's fragmentable part starts with an
+				 * extension header, which is in the first fragment
+				 * with the protocol after it: this one's protocol is
+				 * unknown (its key keeps the header's number, which
+				 * is none), so it meets address rules only. */
+				*info |= fb_proto_ipv6_ext(nexthdr)
+						 ? FB_PARSE_FRAGMENT
+						 : fb_parse_later_fragment(nexthdr);
 				return FB_PARSE_OK;
 			}
 			if (fh->frag_off & bpf_htons(1)) /* M: not an atomic fragment */

@@ -360,6 +360,12 @@ trick("frag6_chain", (6,))(
 # bpf/flowbloom.bpf.c closed it).
 trick("frag6_cut_in_header", (6,))(
     lambda d: [e(d, p, ((Q, 0),)) for p in v6frags(d, [16], unfrag=[HBH], frag_part=[rt0(d), DST])])
+# The fragmentable part starts with destination options: the later
+# fragments' fragment header names them (60), not the transport, and the
+# first carries the ports (RFC 8200: the whole header chain).
+trick("frag6_dstopts_first", (6,))(lambda d: [e(d, p) for p in v6frags(d, [16], frag_part=[DST])])
+trick("frag6_dstopts_reversed", (6,))(
+    lambda d: [e(d, p) for p in v6frags(d, [24, 40], frag_part=[DST16], order=[2, 1, 0])])
 trick("frag6_cut_between_headers", (6,))(
     lambda d: [e(d, p) for p in v6frags(d, [16], frag_part=[DST16, DST], order=[1, 0])])
 

@@ -9,7 +9,8 @@
 # options up to IHL 15, IPv4 and IPv6 fragments (a first fragment of 8
 # bytes, out of order, all of 8 bytes, duplicates, overlaps), IPv6
 # hop-by-hop, destination options (up to 1 KiB), routing type 0 with
-# segments left 0, atomic fragments, chains of up to 8 headers, padding
+# segments left 0, atomic fragments, chains of up to 8 headers, fragments
+# whose fragmentable part starts with destination options, padding
 # past the IP length (in a first fragment cut inside its header chain, a
 # made-up rest of the chain and harmless ports), a UDP length short of the
 # IP payload, TCP options.

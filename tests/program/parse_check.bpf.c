@@ -13,7 +13,8 @@
 #include "parsing.bpf.h"
 #include "parse_check.h"
 
-_Static_assert(PC_PARSE_FRAGMENT == FB_PARSE_FRAGMENT, "the test's name for the bit");
+_Static_assert(PC_PARSE_FRAGMENT == FB_PARSE_FRAGMENT && PC_PARSE_PROTO == FB_PARSE_PROTO,
+	       "the test's names for the bits");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -6,8 +6,10 @@
 #include <linux/types.h>
 #include "flowbloom/key.h"
 
-/* FB_PARSE_FRAGMENT of bpf/parsing.bpf.h (asserted in parse_check.bpf.c). */
+/* FB_PARSE_FRAGMENT and FB_PARSE_PROTO of bpf/parsing.bpf.h (asserted in
+ * parse_check.bpf.c). */
 #define PC_PARSE_FRAGMENT 1
+#define PC_PARSE_PROTO 8
 
 struct pc_out {
 	struct fb_key key;

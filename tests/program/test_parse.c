@@ -5,10 +5,11 @@
  * words with one 8-byte load each (FB_UNALIGNED_LOADS, bpf/parsing.bpf.h),
  * and the one built for architectures that read unaligned memory slowly,
  * which reads their 4-byte halves. Random IPv4 and IPv6 flows behind 0 to
- * 2 VLAN tags and IPv6 extension headers: the key is the flow's; these
- * frames cut at every length, and every frame of ../shared/pcaps (many
- * malformed) whole and cut: the same key, FB_PARSE_* bits and verdict from
- * both builds.
+ * 2 VLAN tags and IPv6 extension headers: the key is the flow's (a later
+ * fragment whose fragment header names an extension header: that number,
+ * and its protocol not known); these frames cut at every length, and every
+ * frame of ../shared/pcaps (many malformed) whole and cut: the same key,
+ * FB_PARSE_* bits and verdict from both builds.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -114,19 +115,23 @@ static void cuts(const struct pc pcs[2], const __u8 *d, size_t len, struct tally
 }
 
 /* Frame i of the random set: flow k (IPv6 for odd i) behind i % 3 VLAN
- * tags, an IPv6 one behind the extension headers (i / 2) % 6 names. *later:
- * a later fragment (its key has no ports). */
+ * tags, an IPv6 one behind the extension headers (i / 2) % 8 names. *later:
+ * a later fragment (its key has no ports), 2 if its fragment header names
+ * an extension header (k's protocol becomes that number: the key's). */
 static size_t random_frame(uint64_t *seed, int i, struct fb_key *k, __u8 *out, int *later)
 {
-	static const __u8 chain[6][3] = {
+	static const __u8 chain[8][3] = {
 		{ 0 },
 		{ IPPROTO_HOPOPTS },
 		{ IPPROTO_DSTOPTS, IPPROTO_ROUTING },
 		{ IPPROTO_FRAGMENT },
 		{ IPPROTO_HOPOPTS, IPPROTO_FRAGMENT },
 		{ IPPROTO_AH, IPPROTO_DSTOPTS },
+		{ IPPROTO_FRAGMENT, IPPROTO_DSTOPTS },
+		{ IPPROTO_HOPOPTS, IPPROTO_FRAGMENT, IPPROTO_AH },
 	};
-	int v6 = i & 1, vlans = i % 3, c = (i / 2) % 6, j, n = 0;
+	int v6 = i & 1, vlans = i % 3, c = (i / 2) % 8, j, n = 0;
+	__u8 proto;
 	__u16 eth = v6 ? ETH_P_IPV6 : ETH_P_IP;
 	struct pkt p;
 
@@ -152,8 +157,14 @@ static size_t random_frame(uint64_t *seed, int i, struct fb_key *k, __u8 *out, i
 				pkt_ext6(&p, chain[c][j], next, (i / 4) % 3);
 		}
 	}
+	proto = k->proto;
+	for (j = 0; *later && j + 1 < n; j++)
+		if (chain[c][j] == IPPROTO_FRAGMENT) {
+			*later = 2;
+			k->proto = chain[c][j + 1];
+		}
 	if (!*later)
-		pkt_l4(&p, k->proto, k->sport, k->dport);
+		pkt_l4(&p, proto, k->sport, k->dport);
 	pkt_payload(&p, i % 7);
 	pkt_finish(&p);
 	memcpy(out, p.d, p.len);
@@ -164,7 +175,7 @@ static void test_random(const struct pc pcs[2])
 {
 	struct tally t = { 0 };
 	uint64_t seed = 0x9a45e;
-	long wrong = 0;
+	long wrong = 0, unknown = 0;
 	char label[400];
 	int i;
 
@@ -184,13 +195,17 @@ static void test_random(const struct pc pcs[2])
 			 memcmp(o.key.daddr, k.daddr, 16) || o.key.sport != k.sport ||
 			 o.key.dport != k.dport || o.key.proto != k.proto ||
 			 o.key.family != k.family || o.key.kind != FB_KIND_FLOW ||
-			 !(o.info & PC_PARSE_FRAGMENT) != !later;
+			 !(o.info & PC_PARSE_FRAGMENT) != !later ||
+			 !(o.info & PC_PARSE_PROTO) != (later == 2);
+		unknown += later == 2;
 		cuts(pcs, d, len, &t, "random frame cut");
 	}
 	printf("random: %ld frames, %ld runs of each build\n", t.frames, t.runs);
 	ASSERT_EQ(wrong, 0,
 		  "random IPv4 and IPv6 flows behind 0-2 VLAN tags and IPv6 extension headers: "
-		  "parsed, the key is the flow's (addresses, ports, protocol, family)");
+		  "parsed, the key is the flow's (addresses, ports, protocol, family), its "
+		  "protocol known but for a later fragment after an extension header");
+	ASSERT_TRUE(unknown > 50, "... among them later fragments after an extension header");
 	snprintf(label, sizeof(label),
 		 "random frames whole and cut at every length: both builds make the same key, "
 		 "bits and verdict%s%s",

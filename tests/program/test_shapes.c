@@ -23,6 +23,12 @@
  *     `dst 0.0.0.0/0` only IPv4.
  *  4. The bound: a ninth shape is refused (-4), and nothing of the batch
  *     is added (table, flows, kinds as before).
+ *  5. IPv6 fragments whose fragmentable part starts with an extension
+ *     header (dstopts, AH): the first walks it and meets `udp dst` with
+ *     its real protocol; a later one's protocol is unknown, so it meets
+ *     address rules only. Under drop the blocked datagram's first fragment
+ *     is dropped (the rest never reassembles); under allow the later
+ *     fragment needs its addresses allowed.
  *
  * Filters live under /sys/fs/bpf/fbtest_shapes_<pid>, destroyed at the end.
  */
@@ -32,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/if_ether.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "flowbloom.skel.h"
@@ -583,6 +590,96 @@ destroy:
 	fb_store_destroy("edges");
 }
 
+/* ------------------------------------ 5. fragments after an extension */
+
+/* An IPv6 UDP datagram from 2001:db8::1 to 2001:db8::DST (40000 -> 53)
+ * whose fragmentable part starts with extension header ext: its first
+ * fragment (ext, UDP, 8 bytes of data) or its last (later). */
+static size_t frag_ext(__u8 *frame, int dst, __u8 ext, int later)
+{
+	__u8 s[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 }, d[16] = { 0x20, 0x01, 0x0d, 0xb8 };
+	struct pkt p;
+
+	d[15] = dst;
+	pkt_init(&p);
+	pkt_eth(&p, ETH_P_IPV6);
+	pkt_ipv6(&p, IPPROTO_FRAGMENT, s, d);
+	/* The later one's offset: the first's data, in bytes (AH: 16). */
+	pkt_frag6(&p, ext, later ? (ext == IPPROTO_AH ? 32 : 24) : 1);
+	if (!later) {
+		pkt_ext6(&p, ext, IPPROTO_UDP, ext == IPPROTO_AH ? 2 : 0);
+		pkt_l4(&p, IPPROTO_UDP, htons(40000), htons(53));
+	}
+	pkt_payload(&p, 8);
+	pkt_finish(&p);
+	memcpy(frame, p.d, p.len);
+	return p.len;
+}
+
+static void ext_fragments(void)
+{
+	struct fb_create_opts co = {
+		.nblocks = 1024, .k = 8, .layout = FB_LAYOUT_BLOCKED, .hash = FB_HASH_NHK
+	};
+	struct fb_load_opts lo[2] = {
+		{ .action = FB_ACTION_DROP, .trace = true, .private_stats = true },
+		{ .action = FB_ACTION_ALLOW, .trace = true, .private_stats = true },
+	};
+	static const char *const rules[] = { "udp dst 2001:db8::7", "dst 2001:db8::9" };
+	/* dst, later, allow: the verdict and the kind that decides. */
+	static const struct {
+		int dst, later, allow, verdict, kind;
+		const char *what;
+	} cases[] = {
+		{ 7, 0, 0, XDP_DROP, FB_KIND_MASK, "drop, udp dst ::7: the first fragment drops" },
+		{ 7, 1, 0, XDP_PASS, 0, "drop, udp dst ::7: a later one passes (no reassembly)" },
+		{ 7, 0, 1, XDP_PASS, FB_KIND_MASK,
+		  "allow, udp dst ::7: the first fragment passes" },
+		{ 7, 1, 1, XDP_DROP, 0,
+		  "allow, udp dst ::7: a later one (protocol unknown) drops" },
+		{ 9, 1, 1, XDP_PASS, FB_KIND_DST, "allow, dst ::9: a later one passes" },
+	};
+	static const __u8 exts[] = { IPPROTO_DSTOPTS, IPPROTO_AH };
+	struct flowbloom_bpf *sk[2] = { NULL, NULL };
+	struct fb_store f;
+	__u8 frame[128];
+	__u32 kind, shape;
+	char msg[200];
+	size_t i, j, len;
+	int v;
+
+	if (!ASSERT_EQ(fb_store_create("fragext", &co), 0, "fragments: create"))
+		return;
+	if (fb_store_open("fragext", &f))
+		goto destroy;
+	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		snprintf(msg, sizeof(msg), "fragments: add '%s'", rules[i]);
+		ASSERT_EQ(add_text(&f, rules[i]), 0, msg);
+	}
+	sk[0] = fb_load(&f, &lo[0]);
+	sk[1] = fb_load(&f, &lo[1]);
+	if (!ASSERT_TRUE(sk[0] && sk[1], "fragments: load the programs"))
+		goto close;
+	for (i = 0; i < sizeof(exts) / sizeof(exts[0]); i++)
+		for (j = 0; j < sizeof(cases) / sizeof(cases[0]); j++) {
+			struct flowbloom_bpf *s = sk[cases[j].allow];
+
+			len = frag_ext(frame, cases[j].dst, exts[i], cases[j].later);
+			v = run(bpf_program__fd(s->progs.flowbloom), bpf_map__fd(s->maps.fb_trace),
+				frame, len, &kind, &shape);
+			snprintf(msg, sizeof(msg), "fragments after %s: %s (verdict %d, kind %u)",
+				 exts[i] == IPPROTO_AH ? "AH" : "dstopts", cases[j].what, v, kind);
+			ASSERT_TRUE(v == cases[j].verdict && kind == (__u32)cases[j].kind, msg);
+		}
+close:
+	for (i = 0; i < 2; i++)
+		if (sk[i])
+			flowbloom_bpf__destroy(sk[i]);
+	fb_store_close(&f);
+destroy:
+	fb_store_destroy("fragext");
+}
+
 int main(void)
 {
 	char root[128];
@@ -595,6 +692,7 @@ int main(void)
 	property("siphash-1-3, 1 MiB", FB_HASH_SIPHASH13, 16384, 0, 0x1999);
 	property("confirm exact, 1 KiB", FB_HASH_NHK, 16, 1, 0x2003);
 	edges();
+	ext_fragments();
 
 	ASSERT_EQ(runs_failed, 0, "every test_run succeeded");
 	ASSERT_TRUE(access(root, F_OK) != 0, "nothing left under FLOWBLOOM_ROOT");

@@ -89,11 +89,13 @@ static const struct mode {
 /* The kind that matches a row that parses, in a filter holding rules
  * (hit: what the mode says). A later fragment of a protocol with ports
  * (its key has port 0) never meets a 5-tuple, even the one with its own
- * key: a 5-tuple fixes its ports. The probes go on to source, then
- * destination. */
+ * key: a 5-tuple fixes its ports. Nor does a later IPv6 fragment whose
+ * fragment header names an extension header: its protocol is unknown.
+ * The probes go on to source, then destination. */
 static int parsed_hit(const struct row *r, int rules, int hit)
 {
-	if (hit != FB_KIND_FLOW || !r->frag || !fb_proto_has_ports(r->proto))
+	if (hit != FB_KIND_FLOW || !r->frag ||
+	    (!fb_proto_has_ports(r->proto) && !(r->v6 && fb_proto_ipv6_ext(r->proto))))
 		return hit;
 	return rules & R_SRC ? FB_KIND_SRC : rules & R_DST ? FB_KIND_DST : 0;
 }
@@ -321,9 +323,18 @@ static int first_fragment(const struct row *r)
 {
 	if (r->build == f_v4_frag)
 		return (r->b & 0x3fff) == 0x2000;
-	if (r->build == f_v6_frag || r->build == f_v6_hop_frag || r->build == f_v6_exts_frag)
+	if (r->build == f_v6_frag || r->build == f_v6_hop_frag || r->build == f_v6_exts_frag ||
+	    r->build == f_v6_frag_ext)
 		return r->b == 1;
 	return 0;
+}
+
+/* Where a first fragment's frame is known to be one (its IPv4 header, or
+ * its IPv6 fragment header, ends): the upper layer, but for the rows
+ * whose fragmentable part starts with an extension header. */
+static size_t first_known(const struct row *r, const struct pkt *p)
+{
+	return r->build == f_v6_frag_ext ? (size_t)p->l3 + 48 : (size_t)p->l4;
 }
 
 /* First fragments cut at every length, against a filter holding only their
@@ -364,7 +375,8 @@ static void run_split_first(const char *layout, struct fb_store *f, struct flowb
 			e.kind = e.parse == FB_PARSE_OK ? parsed_hit(r, R_FLOW, FB_KIND_FLOW)
 				 : e.ports		? FB_KIND_FLOW
 							: 0;
-			e.split = e.parse == FB_PARSE_MALFORMED && len >= (size_t)p.l4 && !e.ports;
+			e.split = e.parse == FB_PARSE_MALFORMED && len >= first_known(r, &p) &&
+				  !e.ports;
 			for (c = 0; c < NCFG; c++) {
 				snprintf(base, sizeof(base),
 					 "%s %s 5-tuple only, %s cut %zu/%zu: %s", layout,

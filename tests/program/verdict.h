@@ -108,6 +108,7 @@ void f_v6_frag(struct pkt *p, int proto, int field);
 void f_v6_hop_frag(struct pkt *p, int proto, int field);
 void f_v6_exts(struct pkt *p, int n, int proto);
 void f_v6_exts_frag(struct pkt *p, int n, int field);
+void f_v6_frag_ext(struct pkt *p, int ext, int field);
 void f_v6_long_exts(struct pkt *p, int proto, int unused);
 void f_vlan(struct pkt *p, int set, int inner);
 void f_nonip(struct pkt *p, int type, int unused);

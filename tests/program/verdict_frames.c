@@ -200,6 +200,20 @@ void f_v6_exts_frag(struct pkt *p, int n, int field)
 	pkt_finish(p);
 }
 
+/* IPv6, a fragment header (field b) whose next header is extension header
+ * a: the datagram's fragmentable part starts with it, then UDP. A later
+ * fragment holds neither: its protocol is in the first. */
+void f_v6_frag_ext(struct pkt *p, int ext, int field)
+{
+	pkt_eth(p, ETH_IP6);
+	pkt_ipv6(p, X_FRAG, V6_SRC, V6_DST);
+	pkt_frag6(p, ext, field);
+	if (!(field & 0xfff8))
+		pkt_ext6(p, ext, P_UDP, ext == X_AH ? 4 : 0);
+	after_frag(p, P_UDP, field);
+	pkt_finish(p);
+}
+
 /* IPv6 with longer extension headers: hop-by-hop 24 B, AH 32 B, dstopts 16 B. */
 void f_v6_long_exts(struct pkt *p, int proto, int unused)
 {

@@ -93,6 +93,19 @@ const struct row rows[] = {
 	      185 << 3 | 1, P_UDP),
 	BAD6("IPv6 8 extension headers + fragment header (9th)", f_v6_exts_frag, 8, 185 << 3 | 1,
 	     UDP),
+	/* The fragmentable part starts with an extension header: the first
+	 * fragment walks it to UDP; a later one's protocol is unknown (its
+	 * key keeps the fragment header's next header, and meets no rule
+	 * that fixes a protocol). */
+	OK6("IPv6 first fragment: dstopts + UDP", f_v6_frag_ext, X_DST, 1, UDP),
+	OK6("IPv6 first fragment: AH + UDP", f_v6_frag_ext, X_AH, 1, UDP),
+	OK6("IPv6 first fragment: routing + UDP", f_v6_frag_ext, X_RT, 1, UDP),
+	FRAG6("IPv6 non-first fragment, next header dstopts (60)", f_v6_frag_ext, X_DST, 3 << 3,
+	      X_DST),
+	FRAG6("IPv6 non-first fragment, next header AH (51)", f_v6_frag_ext, X_AH, 5 << 3 | 1,
+	      X_AH),
+	FRAG6("IPv6 non-first fragment, next header routing (43)", f_v6_frag_ext, X_RT, 3 << 3,
+	      X_RT),
 	/* not IP */
 	NONIP("ARP request", f_nonip, ETH_ARP, 0),
 	NONIP("LLDP", f_nonip, ETH_LLDP, 0),

@@ -222,20 +222,38 @@ static int check_settings(struct ap_conf *c, const struct fb_header *h)
 	return 0;
 }
 
-/* Before anything changes: the devices exist, and each is free or runs
- * this filter already (in the file's mode; with its settings, or to be
- * swapped for them). */
+/* DEV's packets reach XDP with an Ethernet header (fb_xdp_check_link());
+ * its error said with FILE:LINE. */
+static int check_link(const struct ap_conf *c, const struct ap_dev *d)
+{
+	bool quiet = fb_report_quiet;
+	int rc;
+
+	fb_report_quiet = true;
+	rc = fb_xdp_check_link(d->name);
+	fb_report_quiet = quiet;
+	if (rc)
+		fb_err("%s:%d: %s", c->file, d->line, fb_report_last);
+	return rc;
+}
+
+/* Before anything changes: the devices exist, the program can read their
+ * packets, and each is free or runs this filter already (in the file's
+ * mode; with its settings, or to be swapped for them). */
 static int check_devices(struct ap_conf *c, bool exists)
 {
 	struct att_ctx a = { .c = c };
 	struct fb_store f;
 	int i;
 
-	for (i = 0; i < c->ndev; i++)
+	for (i = 0; i < c->ndev; i++) {
 		if (!if_nametoindex(c->dev[i].name)) {
 			fb_err("%s:%d: no device '%s'", c->file, c->dev[i].line, c->dev[i].name);
 			return -1;
 		}
+		if (check_link(c, &c->dev[i]))
+			return -1;
+	}
 	if (exists) {
 		if (fb_store_open(c->name, &f))
 			return -1;

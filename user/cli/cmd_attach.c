@@ -129,8 +129,9 @@ int cmd_attach(int argc, char **argv)
 	}
 	if (argc - optind != 2)
 		return fb_usage(argc - optind < 2 ? "missing NAME or DEV" : "too many arguments");
-	/* The device first: nothing is made for one that does not exist. */
-	if (fb_xdp_query(argv[optind + 1], &dev))
+	/* The device first: nothing is made for one that does not exist, or
+	 * whose packets the program cannot read. */
+	if (fb_xdp_query(argv[optind + 1], &dev) || fb_xdp_check_link(argv[optind + 1]))
 		return 1;
 	if (fb_store_open(argv[optind], &f))
 		return 1;

@@ -4,16 +4,22 @@
  * every network namespace, with the filter it really uses. An attachment
  * whose maps hold no filter (an object loaded by `ip -n` or `ip netns
  * exec`, whose private bpffs hides the pins) passes every packet: status
- * says so and exits 3, so a cron job or a monitoring check catches it.
+ * says so and exits 3, so a cron job or a monitoring check catches it. So
+ * does one on a device whose packets reach XDP without an Ethernet header
+ * (an object loaded by `ip link` on a tun, WireGuard or other layer-3
+ * device, which `attach` refuses): it passes every packet as non-IP.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "cmd.h"
 #include "store/discover.h"
 #include "output.h"
 #include "store/pintree.h"
+#include "util.h"
 
-/* Exit status when some attachment fails open (1 and 2 are taken). */
+/* Exit status when some attachment fails open, on empty maps or on a
+ * device without an Ethernet header (1 and 2 are taken). */
 #define FB_EXIT_FAILS_OPEN 3
 
 static const char *maps_name(enum fb_att_maps m)
@@ -30,8 +36,18 @@ static const char *maps_name(enum fb_att_maps m)
 	}
 }
 
+/* Does the attachment's device hand XDP frames without an Ethernet
+ * header (its link type known, not Ethernet)? */
+static bool not_ethernet(const struct fb_att *a)
+{
+	return a->link_type >= 0 && !fb_link_ethernet(a->link_type);
+}
+
 static void uses(const struct fb_att *a, char *buf, size_t len)
 {
+	char what[96];
+	size_t n;
+
 	switch (a->maps) {
 	case FB_ATT_FILTER:
 		snprintf(buf, len, "%s", a->filter);
@@ -46,13 +62,18 @@ static void uses(const struct fb_att *a, char *buf, size_t len)
 		snprintf(buf, len, "a filter not under %s (map %u)", fb_pin_root(),
 			 a->filter_map_id);
 	}
+	if (!not_ethernet(a))
+		return;
+	n = strlen(buf);
+	fb_link_describe(a->link_type, what, sizeof(what));
+	snprintf(buf + n, len - n, "; NO ETHERNET HEADER (%s): passes every packet", what);
 }
 
 int cmd_status(int argc, char **argv)
 {
 	struct fb_att *a;
 	char buf[600];
-	int n, i, open = 0;
+	int n, i, open = 0, l3 = 0;
 
 	if (fb_no_options(&argc, argv))
 		return 2;
@@ -61,8 +82,10 @@ int cmd_status(int argc, char **argv)
 	n = fb_discover(&a, false);
 	if (n < 0)
 		return 1;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		open += a[i].fails_open;
+		l3 += not_ethernet(&a[i]);
+	}
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_arr_open("attachments");
@@ -80,10 +103,16 @@ int cmd_status(int argc, char **argv)
 				jw_null("filter");
 			jw_u64("filter_map_id", a[i].filter_map_id);
 			jw_bool("fails_open", a[i].fails_open);
+			if (a[i].link_type >= 0)
+				jw_u64("link_type", (__u64)a[i].link_type);
+			else
+				jw_null("link_type");
+			jw_bool("ethernet", !not_ethernet(&a[i]));
 			jw_obj_close();
 		}
 		jw_arr_close();
 		jw_u64("fails_open", open);
+		jw_u64("not_ethernet", l3);
 		jw_obj_close();
 		jw_end();
 	} else if (!n) {
@@ -102,9 +131,16 @@ int cmd_status(int argc, char **argv)
 				"or nsenter --net=/run/netns/NETNS ip link set ...; never ip -n or "
 				"ip netns exec)\n",
 				open, open == 1 ? "" : "s", open == 1 ? "S" : "");
+		if (l3)
+			fprintf(stderr,
+				"flowbloom: %d attachment%s on a device without an Ethernet "
+				"header: every packet passes unfiltered, as non-IP (flowbloom -n "
+				"NETNS detach DEV, and attach to the Ethernet device the traffic "
+				"arrives on)\n",
+				l3, l3 == 1 ? "" : "s");
 	}
 	free(a);
-	return open ? FB_EXIT_FAILS_OPEN : 0;
+	return open || l3 ? FB_EXIT_FAILS_OPEN : 0;
 }
 
 int fb_warn_fail_open(bool always_json)

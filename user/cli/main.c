@@ -89,8 +89,10 @@ static const struct fb_cmd cmds[] = {
 	  "Every flowbloom XDP attachment on the machine, in every network namespace:\n"
 	  "namespace, device, mode, program id and the filter it uses. An object loaded\n"
 	  "by `ip -n NS` or `ip netns exec` gets private, empty maps and passes every\n"
-	  "packet: shown as PRIVATE MAPS (fails open). Exit status 3 if any attachment\n"
-	  "fails open, 0 otherwise (1: error)." },
+	  "packet: shown as PRIVATE MAPS (fails open). So does one on a device whose\n"
+	  "packets have no Ethernet header (tun, WireGuard, IP tunnels, PPP: attach\n"
+	  "refuses them), every packet taken for non-IP: shown as NO ETHERNET HEADER.\n"
+	  "Exit status 3 if any attachment fails open, 0 otherwise (1: error)." },
 	{ "add", cmd_add, "add NAME FLOW... [--ttl DURATION] | add NAME -f FILE [--ttl DURATION]",
 	  "Add flows. FILE (-f or --file) holds one FLOW per line ('#' comments, blank\n"
 	  "lines); '-' reads stdin. The whole input is checked before anything is added.\n"

@@ -5,7 +5,7 @@
 #include "report.h"
 
 bool fb_report_quiet;
-char fb_report_last[256];
+char fb_report_last[512];
 
 /* The default, for users of the library that install nothing. */
 static void report_plain(enum fb_report_level level, const char *msg)

@@ -37,6 +37,6 @@ void fb_report_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * (list, metrics, check) and carry on, or that say where a bad value came
  * from (apply: the file whose name names the filter). */
 extern bool fb_report_quiet;
-extern char fb_report_last[256];
+extern char fb_report_last[512];
 
 #endif

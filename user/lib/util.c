@@ -10,6 +10,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <net/if.h>
+#include <net/if_arp.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include "flowbloom/geometry.h"
@@ -196,4 +200,58 @@ int fb_enter_netns(const char *name)
 	}
 	close(fd);
 	return 0;
+}
+
+int fb_link_type(const char *dev)
+{
+	struct ifreq ifr;
+	int fd, e;
+
+	if (strlen(dev) >= sizeof(ifr.ifr_name)) {
+		errno = ENODEV;
+		return -1;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, dev, strlen(dev));
+	/* Any socket of this namespace asks its devices; a local one needs
+	 * no protocol family to be there. */
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	e = ioctl(fd, SIOCGIFHWADDR, &ifr);
+	close(fd);
+	return e ? -1 : ifr.ifr_hwaddr.sa_family;
+}
+
+bool fb_link_ethernet(int type)
+{
+	return type == ARPHRD_ETHER || type == ARPHRD_LOOPBACK;
+}
+
+void fb_link_describe(int type, char *buf, size_t len)
+{
+	static const struct {
+		int type;
+		const char *name, *what;
+	} known[] = {
+		{ ARPHRD_ETHER, "ether", "Ethernet" },
+		{ ARPHRD_LOOPBACK, "loopback", "loopback" },
+		{ ARPHRD_NONE, "none", "a layer-3 device such as tun or WireGuard" },
+		{ ARPHRD_TUNNEL, "ipip", "an IP tunnel" },
+		{ ARPHRD_TUNNEL6, "tunnel6", "an IP tunnel" },
+		{ ARPHRD_SIT, "sit", "an IP tunnel" },
+		{ ARPHRD_IPGRE, "gre", "an IP tunnel" },
+		{ 823 /* ARPHRD_IP6GRE, not in glibc's list */, "gre6", "an IP tunnel" },
+		{ ARPHRD_PPP, "ppp", "a PPP link" },
+		{ ARPHRD_RAWIP, "rawip", "a layer-3 device" },
+		{ ARPHRD_INFINIBAND, "infiniband", "InfiniBand" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (known[i].type == type) {
+			snprintf(buf, len, "link/%s: %s", known[i].name, known[i].what);
+			return;
+		}
+	snprintf(buf, len, "link type %d: not Ethernet", type);
 }

@@ -5,6 +5,7 @@
 #ifndef FLOWBLOOM_USER_UTIL_H
 #define FLOWBLOOM_USER_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 #include "flowbloom/maps.h"
@@ -63,5 +64,20 @@ char *fb_conf_text(char *s, int n);
  * only that: `ip netns exec` also remounts /sys, which hides bpffs and
  * with it every filter. 0, or -1 reported. */
 int fb_enter_netns(const char *name);
+
+/* DEV's link type (ARPHRD_*, what `ip link` shows as link/ether,
+ * link/none, ...), asked of the kernel in the current network namespace
+ * (/sys/class/net is the namespace sysfs was mounted in, not the one `-n`
+ * enters). -1 (errno set, nothing printed) if it cannot be asked. */
+int fb_link_type(const char *dev);
+/* Do a device's frames reach XDP with an Ethernet header, the only link
+ * header the program parses? Ethernet (ARPHRD_ETHER: NICs, veth, tap,
+ * bridges, bonds, VLAN, macvlan, VXLAN devices) and loopback (its frames
+ * carry an Ethernet header of zero addresses). A layer-3 device (tun,
+ * WireGuard, IP tunnels, PPP) hands XDP the IP header itself. */
+bool fb_link_ethernet(int type);
+/* The link type as `ip link` names it and what it is, for messages:
+ * "link/none: a layer-3 device such as tun or WireGuard". */
+void fb_link_describe(int type, char *buf, size_t len);
 
 #endif

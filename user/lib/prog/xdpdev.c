@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "report.h"
+#include "util.h"
 #include "prog/xdpdev.h"
 
 /* The name flowbloom's XDP program has (SEC("xdp") int flowbloom(...)). */
@@ -85,6 +86,26 @@ int fb_xdp_query(const char *dev, struct fb_xdp_dev *out)
 	return 0;
 }
 
+int fb_xdp_check_link(const char *dev)
+{
+	int type = fb_link_type(dev);
+	char what[96];
+
+	if (type < 0) {
+		report_errno("ask the link type of", dev, errno);
+		return -1;
+	}
+	if (fb_link_ethernet(type))
+		return 0;
+	fb_link_describe(type, what, sizeof(what));
+	fb_report_err("cannot attach to %s (%s): its packets reach XDP without an Ethernet "
+		      "header, so flowbloom would pass them all as non-IP, whatever the rules; "
+		      "attach to the Ethernet device the traffic arrives on (for a tunnel or PPP "
+		      "link, the one carrying its outer packets)",
+		      dev, what);
+	return -1;
+}
+
 /* DEV runs a program already: which, and what to do. `flowbloom detach`
  * removes only flowbloom's, so for another's it says so. */
 static void report_taken(const char *dev)
@@ -109,7 +130,7 @@ int fb_xdp_attach(const struct fb_store *f, const char *dev, enum fb_xdp_mode mo
 	struct flowbloom_bpf *skel;
 	int ifindex = ifindex_of(dev), err;
 
-	if (!ifindex)
+	if (!ifindex || fb_xdp_check_link(dev))
 		return -1;
 	skel = fb_load(f, lo);
 	if (!skel)

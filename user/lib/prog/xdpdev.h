@@ -34,9 +34,19 @@ struct fb_xdp_dev {
  * kernel refused: a permission error says so). */
 int fb_xdp_query(const char *dev, struct fb_xdp_dev *out);
 
+/* Can flowbloom's program filter DEV's packets? Only where they reach XDP
+ * with an Ethernet header (fb_link_ethernet()): on a layer-3 device
+ * (tun, WireGuard, IP tunnels, PPP) XDP gets the IP header first, which
+ * the program would take for a non-IP frame and pass, whatever the rules.
+ * 0, or -1 with the error reported (naming DEV, its link type and what to
+ * do instead). */
+int fb_xdp_check_link(const char *dev);
+
 /* Load flowbloom's program for f with lo (fb_load) and attach it to DEV
- * in mode, never replacing a program already there. 0, or -1 with the
- * error reported (another program there, no native support, permission). */
+ * in mode, never replacing a program already there, nor attaching where it
+ * cannot filter (fb_xdp_check_link()). 0, or -1 with the error reported
+ * (another program there, no Ethernet header, no native support,
+ * permission). */
 int fb_xdp_attach(const struct fb_store *f, const char *dev, enum fb_xdp_mode mode,
 		  const struct fb_load_opts *lo);
 

@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 #include "store/discover.h"
 #include "report.h"
+#include "util.h"
 #include "store/pintree.h"
 
 /* A loaded flowbloom program. */
@@ -254,6 +255,8 @@ static int add_att(struct found *f, const struct ns *ns, const struct if_nameind
 	a->filter_map_id = p->filter_map_id;
 	a->inner_id = p->inner_id;
 	a->fails_open = !p->inner_id;
+	/* Asked here: scan_devices() runs in the device's namespace. */
+	a->link_type = fb_link_type(ifc->if_name);
 	return 0;
 }
 

@@ -46,6 +46,11 @@ struct fb_att {
 	enum fb_att_maps maps;
 	char filter[FB_NAME_MAX]; /* FB_ATT_FILTER only */
 	bool fails_open;	  /* no filter array: passes every packet */
+	/* The device's link type (ARPHRD_*; -1 unknown). One whose packets
+	 * reach XDP without an Ethernet header (fb_link_ethernet()) has them
+	 * all passed as non-IP: an object loaded there by `ip link` (attach
+	 * refuses such a device). */
+	int link_type;
 };
 
 /* Every flowbloom XDP attachment on the machine, sorted by namespace and
