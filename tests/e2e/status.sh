@@ -247,6 +247,14 @@ fi
 "$FB" info default >/dev/null 2>"$T_TMP/v.err"
 grep -q "on $VA (netns $N1" "$T_TMP/v.err" && fail "nsenter: info warns: $(cat "$T_TMP/v.err")" ||
 	pass "nsenter: info does not warn about it"
+# Without bpffs (a mount namespace where it is unmounted): the attachment
+# is still listed, and status says why its filter has no name.
+unshare -m --propagation private sh -c 'umount -l /sys/fs/bpf && exec "$@"' _ "$FB" status \
+	>"$T_TMP/nofs.out" 2>"$T_TMP/nofs.err"
+grep -qE " $VA .* $PROG " "$T_TMP/nofs.out" && pass "no bpffs: status still lists the attachment" ||
+	fail "no bpffs: status: $(cat "$T_TMP/nofs.out")"
+grep -q "bpffs is not mounted at /sys/fs/bpf (mount -t bpf bpf /sys/fs/bpf): the filters these attachments use cannot be named or changed" \
+	"$T_TMP/nofs.err" && pass "no bpffs: status says so" || fail "no bpffs: status stderr: $(cat "$T_TMP/nofs.err")"
 before=$(counter dropped)
 check_eq "nsenter: a listed source's datagrams are dropped" "$(udp_through 10)" 0
 dropped=$(($(counter dropped) - before))

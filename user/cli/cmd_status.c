@@ -73,7 +73,7 @@ int cmd_status(int argc, char **argv)
 {
 	struct fb_att *a;
 	char buf[600];
-	int n, i, open = 0, l3 = 0;
+	int n, i, open = 0, l3 = 0, nofs;
 
 	if (fb_no_options(&argc, argv))
 		return 2;
@@ -138,6 +138,16 @@ int cmd_status(int argc, char **argv)
 				"NETNS detach DEV, and attach to the Ethernet device the traffic "
 				"arrives on)\n",
 				l3, l3 == 1 ? "" : "s");
+		/* Without bpffs no filter has a name: the attachments still
+		 * filter (they hold their maps), but no verb reaches them. */
+		fb_report_quiet = true;
+		nofs = fb_pin_check_bpffs();
+		fb_report_quiet = false;
+		if (nofs)
+			fprintf(stderr,
+				"flowbloom: %s: the filters these attachments use cannot be "
+				"named or changed\n",
+				fb_report_last);
 	}
 	free(a);
 	return open || l3 ? FB_EXIT_FAILS_OPEN : 0;
