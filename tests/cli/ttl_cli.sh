@@ -179,6 +179,23 @@ cat "$T_TMP/lifetimes.out"
 check "export with lifetimes" "$FB" export c "$T_TMP/c.fbx"
 check "export --plain with lifetimes" "$FB" export c "$T_TMP/cp.fbx" --plain
 check_fails "merge refuses a file with lifetimes" "$FB" merge c "$T_TMP/c.fbx" --into m
+# A filter with live rules with a lifetime as a source: its copy would
+# leave them out (the result and card missing them without a word), so
+# merge, intersect and card refuse it; merged into, it keeps them. gA and
+# gB share their key (imports of one export).
+"$FB" create g0 --bits 262144 --hashes 7 >/dev/null && "$FB" export g0 "$T_TMP/g0.fbx" >/dev/null
+"$FB" import "$T_TMP/g0.fbx" gA >/dev/null && "$FB" import "$T_TMP/g0.fbx" gB >/dev/null
+check "gA: a rule with a lifetime" "$FB" add gA src 198.51.100.0/24 --ttl 1h
+check "gB: a permanent rule" "$FB" add gB udp 203.0.113.5:1 203.0.113.6:2
+for v in merge intersect; do
+	t_refused 1 "$v refuses a source filter with lifetimes" \
+		"'gA' holds rules with a lifetime, which merge and intersect leave out" \
+		"$FB" $v gA gB --into gC
+done
+check_fails "... nothing made" "$FB" info gC
+t_refused 1 "card refuses it too" "'gA' holds rules with a lifetime, which card leaves out" "$FB" card gA
+check "merged into, it keeps them" "$FB" merge gB gA --into gA
+check_eq "... both rules in gA" "$(maybe gA src 198.51.100.9 udp 203.0.113.5:1 203.0.113.6:2)" 2
 "$PY" -c 'import sys, time; time.sleep(max(0, int(sys.argv[1]) / 1e9 + 1.28 * float(sys.argv[2]) - time.time()))' "$T2" "$ttl"
 check_eq "after $ttl s + 1/4: .2 no longer matches (query)" "$(maybe c src 198.51.100.2)" 0
 check_eq "... nor in the program" "$(replay_drops c "$T_TMP/s.pcap")" 2

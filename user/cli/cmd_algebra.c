@@ -13,6 +13,19 @@
 #include "cmd.h"
 #include "output.h"
 
+/* A source filter's rules with a lifetime are not in its copy: refused
+ * (they would be missing from the result without a word), unless it is
+ * the filter merged into, which keeps its own. */
+static int no_gens(const struct fb_alg_img *img, const char *into, const char *verbs)
+{
+	if (!img->gens || (into && !strcmp(img->label, into)))
+		return 0;
+	fb_err("'%s' holds rules with a lifetime, which %s leave%s out: merge the others --into "
+	       "it (a filter keeps its own), or wait until they end",
+	       img->label, verbs, strchr(verbs, ' ') ? "" : "s");
+	return -1;
+}
+
 /* SRC SRC... --into NAME: every source loaded and combined in memory, the
  * result written last (nothing changes unless all of it worked). */
 static int combine(int argc, char **argv, enum fb_alg_op op)
@@ -43,6 +56,8 @@ static int combine(int argc, char **argv, enum fb_alg_op op)
 				into);
 	if (fb_alg_load(argv[optind], &acc))
 		return 1;
+	if (no_gens(&acc, into, "merge and intersect"))
+		goto out;
 	if (!strcmp(argv[optind], into)) {
 		self = true;
 		self_crc = acc.crc;
@@ -50,6 +65,10 @@ static int combine(int argc, char **argv, enum fb_alg_op op)
 	for (i = optind + 1; i < argc; i++) {
 		if (fb_alg_load(argv[i], &next))
 			goto out;
+		if (no_gens(&next, into, "merge and intersect")) {
+			fb_alg_free(&next);
+			goto out;
+		}
 		if (!strcmp(argv[i], into)) {
 			self = true;
 			self_crc = next.crc;
@@ -144,12 +163,14 @@ int cmd_card(int argc, char **argv)
 		return fb_usage("missing SRC (a filter, or an export file)");
 	if (argc > 3)
 		return fb_usage("at most two SRCs");
-	for (i = 1; i < argc; i++)
-		if (fb_alg_load(argv[i], &img[i - 1])) {
-			if (i == 2)
-				fb_alg_free(&img[0]);
-			return 1;
+	for (i = 1; i < argc; i++) {
+		if (fb_alg_load(argv[i], &img[i - 1]))
+			goto fail;
+		if (no_gens(&img[i - 1], NULL, "card")) {
+			fb_alg_free(&img[i - 1]);
+			goto fail;
 		}
+	}
 	if (argc == 2) {
 		e.a = fb_sa_cardinality(&img[0].m);
 	} else if (fb_sa_estimate(&img[0].m, &img[1].m, &e, why, sizeof(why))) {
@@ -198,4 +219,8 @@ out:
 	for (i = 1; i < argc; i++)
 		fb_alg_free(&img[i - 1]);
 	return rc;
+fail: /* sources 1..i-1 loaded */
+	while (--i >= 1)
+		fb_alg_free(&img[i - 1]);
+	return 1;
 }

@@ -16,6 +16,7 @@
 #include "util.h"
 #include "types/counting.h"
 #include "store/exact.h"
+#include "store/gens.h"
 #include "fleet/fbx.h"
 #include "report.h"
 #include "store/pintree.h"
@@ -120,6 +121,14 @@ static int copy_filter(struct fb_store *f, struct fb_alg_img *img)
 	}
 	if (img_alloc(img, f->hdr))
 		return -1;
+	if (f->hdr->gens) {
+		struct fb_gen_views gv;
+
+		if (fb_gens_views_open(f, &gv) < 0)
+			return -1;
+		img->gens = gv.n;
+		fb_gens_views_close(&gv);
+	}
 	memcpy(img->blocks, f->blocks, ((size_t)f->hdr->nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES);
 	if (img->cnt)
 		memcpy(img->cnt, f->cnt, img->cnt_bytes);

@@ -28,6 +28,8 @@ struct fb_alg_img {
 	size_t nrules;
 	struct fb_bloom_mem m; /* the same memory, for setalgebra.c */
 	__u32 crc;	       /* loaded from a filter: CRC-32 of its array and counters */
+	int gens; /* loaded from a filter: its live generations of rules with a lifetime,
+		   * which the copy leaves out (a filter merged into keeps them) */
 };
 
 /* An argument names an export file, not a filter, when it could not be a

@@ -79,6 +79,10 @@ static void view(struct fb_store *v, struct fb_header *h, struct fb_block *block
 	fb_store_init(v);
 	v->hdr = h;
 	v->blocks = blocks;
+	/* As a mapped filter's: its head page before the header, so the
+	 * blocks it holds (fb_store_nblocks()) are the header's and the
+	 * filter's, which a type's lookups stay within. */
+	v->map_bytes = ((size_t)h->nblocks + FB_HDR_BLOCKS + FB_HEAD_SHIFT) * FB_BLOCK_BYTES;
 }
 
 /* As fb_counting_check(): a bit set exactly where its counter is

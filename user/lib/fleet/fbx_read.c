@@ -304,9 +304,10 @@ int fb_fbx_read_body(struct fb_fbx_in *in, struct fb_block *blocks, __u8 *cnt)
 	if (in->ngens) {
 		/* The generations follow (fbx_gens.c), then fb_fbx_finish(). */
 		if (!in->gens_ok)
-			return fb_fbx_bad(in,
-					  "it holds rules with a lifetime: import it, then use the "
-					  "filter");
+			return fb_fbx_bad(
+				in,
+				"it holds rules with a lifetime, which merge, intersect and card "
+				"leave out: import it, and merge the others --into it");
 		return fb_fbx_check_content(in, blocks, cnt);
 	}
 	if (fb_fbx_finish(in))

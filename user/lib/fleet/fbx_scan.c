@@ -137,8 +137,9 @@ static int scan(struct fb_fbx_in *in)
 	if (in->h.confirm && fb_fbx_read_rules(in))
 		return -1;
 	if (in->ngens && !in->gens_ok)
-		return fb_fbx_bad(in, "it holds rules with a lifetime: import it, then use the "
-				      "filter");
+		return fb_fbx_bad(in,
+				  "it holds rules with a lifetime, which merge, intersect and card "
+				  "leave out: import it, and merge the others --into it");
 	for (i = 0; i < in->ngens; i++)
 		if (fb_fbx_read_gen(in, &g) || fb_fbx_read_gen_body(in, &g, NULL, NULL))
 			return -1;
