@@ -317,6 +317,19 @@ out=$("$FB" -n "$NSB" -j flows f2)
 check_eq "flows: the flow reported once, on $VB, passed" \
 	"$(echo "$out" | "$PY" -c 'import json,sys; L=[json.loads(l) for l in sys.stdin]; E=[e for e in L if e.get("flow")==sys.argv[1]]; print(len(E), E[0]["dev"], E[0]["verdict"], E[0]["bytes"])' "$UFLOW")" \
 	"1 $VB pass 142"
+# A reader of the monitoring maps, when the filter is detached everywhere
+# and attached again: attach makes new maps, which the reader would never
+# see fed; it says so and exits 1 (ipfix's unit then starts it again).
+"$FB" -j flows f2 --follow >"$T_TMP/follow2" 2>"$T_TMP/follow2.err" &
+fpid=$!
+T_WAIT_STEP=0.02 t_wait_until 10 t_looping "$fpid" || fail "flows --follow: not in its loop after 10 s"
+check "detach" "$FB" -n "$NSB" detach "$VB"
+check "attach again, --monitor --new-flows" "$FB" -n "$NSB" attach f2 "$VB" --mode generic --monitor --new-flows --age 30
+t_wait_until 10 eval '! kill -0 $fpid 2>/dev/null' || kill "$fpid" 2>/dev/null
+wait "$fpid"
+check_eq "flows --follow over maps made anew: exits 1" $? 1
+grep -q "the monitoring maps of 'f2' were made anew (detached, then attached again): these are fed no more" \
+	"$T_TMP/follow2.err" && pass "... saying why" || fail "... said: $(cat "$T_TMP/follow2.err")"
 check "detach" "$FB" -n "$NSB" detach "$VB"
 check "destroy f1" "$FB" destroy f1
 check "destroy f2" "$FB" destroy f2

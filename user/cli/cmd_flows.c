@@ -143,10 +143,8 @@ int cmd_flows(int argc, char **argv)
 		}
 		if (!follow || fb_interrupted())
 			break;
-		if (fb_store_gone(&f)) {
-			fb_monview_report_gone(&f);
+		if (fb_monview_gone(&f, &m))
 			goto out;
-		}
 		if (fb_monitor_read_stats(&m, &st))
 			goto out;
 		if (st.c[FB_MON_STAT_LOST] > lost) {

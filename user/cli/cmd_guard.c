@@ -634,10 +634,8 @@ int cmd_guard(int argc, char **argv)
 		expire(&g);
 		if (fb_now() < tick + g.interval)
 			continue;
-		if (fb_store_gone(&f)) {
-			fb_monview_report_gone(&f);
+		if (fb_monview_gone(&f, &m))
 			goto out;
-		}
 		/* Rates up to now's reading, the next interval from
 		 * lower's: no packet falls between the two (monmaps.h). */
 		if (fb_monitor_snap_pair(&m, fb_monitor_snap_take, &lower, &now))

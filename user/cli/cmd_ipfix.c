@@ -512,8 +512,8 @@ int cmd_ipfix(int argc, char **argv)
 		announce(&ex, (unsigned)r);
 		if (stop)
 			break;
-		if (fb_store_gone(&f)) {
-			rc = fb_monview_report_gone(&f);
+		if (fb_monview_gone(&f, &m)) {
+			rc = 1;
 			goto out;
 		}
 	}

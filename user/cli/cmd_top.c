@@ -68,10 +68,8 @@ int cmd_top(int argc, char **argv)
 		 * rates over the time it lasted (as ping's summary). */
 		fb_clock_sleep_until(t0 + interval);
 		secs = fb_now() - t0;
-		if (fb_store_gone(&f)) {
-			fb_monview_report_gone(&f);
+		if (fb_monview_gone(&f, &m))
 			goto out;
-		}
 	}
 	if (fb_monitor_snap_take(&m, &now))
 		goto out;

@@ -46,6 +46,20 @@ int fb_monview_report_gone(const struct fb_store *f)
 	return 1;
 }
 
+bool fb_monview_gone(const struct fb_store *f, const struct fb_monitor *m)
+{
+	if (fb_store_gone(f)) {
+		fb_monview_report_gone(f);
+		return true;
+	}
+	if (!fb_monitor_remade(f, m))
+		return false;
+	fb_err("the monitoring maps of '%s' were made anew (detached, then attached again): "
+	       "these are fed no more; run this again to read the new ones",
+	       f->name);
+	return true;
+}
+
 void fb_monview_close(struct fb_store *f, struct fb_monitor *m)
 {
 	fb_monitor_close(m);

@@ -14,6 +14,9 @@
 /* Open filter NAME and its monitoring maps, which must include `need`. */
 int fb_monview_open(const char *name, __u32 need, struct fb_store *f, struct fb_monitor *m);
 int fb_monview_report_gone(const struct fb_store *f);
+/* For a loop reading m: is the filter gone, or its monitoring maps made
+ * anew (then these are fed no more)? Says which. */
+bool fb_monview_gone(const struct fb_store *f, const struct fb_monitor *m);
 void fb_monview_close(struct fb_store *f, struct fb_monitor *m);
 /* The bound eps' * N on any estimate's excess, rounded up. */
 __u64 fb_monview_max_error(const struct fb_monitor *m, __u64 total);

@@ -523,6 +523,22 @@ static int compatible(const struct fb_mon_config *c, const struct fb_mon_opts *o
 	return 1;
 }
 
+bool fb_monitor_remade(const struct fb_store *f, const struct fb_monitor *m)
+{
+	int dir = fb_pin_open_dir(f->dir_fd, FB_MON_DIR), fd = -1;
+	bool remade;
+
+	if (dir >= 0)
+		fd = fb_pin_get(dir, "config");
+	/* Missing: remade (or gone); another failure cannot tell. */
+	remade = fd >= 0 ? fb_map_id(fd) != fb_map_id(m->config_fd) : errno == ENOENT;
+	if (fd >= 0)
+		close(fd);
+	if (dir >= 0)
+		close(dir);
+	return remade;
+}
+
 int fb_monitor_prepare(const struct fb_store *f, const struct fb_mon_opts *o, struct fb_monitor *m)
 {
 	int rc = fb_monitor_open(f, m);

@@ -130,6 +130,10 @@ double fb_monitor_epsilon(const struct fb_monitor *m);
 double fb_monitor_delta(const struct fb_monitor *m);
 /* 0 ok; 1 if f has no monitoring maps (nothing printed); -1 error. */
 int fb_monitor_open(const struct fb_store *f, struct fb_monitor *m);
+/* Are the maps m opened no longer f's monitoring maps (detached
+ * everywhere and attached again: attach made new ones, which a reader of
+ * the old ones would never see fed)? */
+bool fb_monitor_remade(const struct fb_store *f, const struct fb_monitor *m);
 void fb_monitor_close(struct fb_monitor *m);
 /* Remove f's monitor directory and its pins, if there. */
 void fb_monitor_unpin(const struct fb_store *f);
