@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Library-internal: what bgp.c (paths, rules, reference counts),
- * bgpstate.c (the state file) and bgpmsg.c (reading one ExaBGP JSON
- * message into path operations) share.
+ * bgpstate.c (the state file), bgpmsg.c (reading one ExaBGP JSON message
+ * into path operations) and bgpflow.c (a FlowSpec NLRI's rule) share.
  */
 #ifndef FLOWBLOOM_USER_BGP_INT_H
 #define FLOWBLOOM_USER_BGP_INT_H
@@ -82,6 +82,15 @@ struct fb_bgp_path *fb_bgp_route_paths(const struct fb_bgp *b, const char *peer,
 /* "ipv4 unicast", "ipv6 unicast", "ipv4 flow", "ipv6 flow": 0 with what
  * it is; -1 for any other family. */
 int fb_bgp_family(const char *family, bool *flow, bool *v6);
+/* bgpflow.c: "PFX/LEN" as a route of family v6 or not writes it (the
+ * length limits apply to the rule it makes: fb_bgp_admit): 0, or -1 with
+ * why. */
+int fb_bgp_check_prefix(const char *pfx, bool v6, char *why, size_t len);
+/* bgpflow.c: FlowSpec NLRI nlri (a JSON object of components) as the keys
+ * of one rule of its shape, keys[0..*nk) (at most FB_RULE_KEYS_MAX): 0, or
+ * -1 with why (a component no rule holds exactly). */
+int fb_bgp_flow_rule(json_object *nlri, bool v6, struct fb_key *keys, size_t *nk, char *why,
+		     size_t len);
 /* bgpmsg.c: read the message into c->ops: 0, -1 malformed (why set), -2
  * no memory. */
 int fb_bgp_read_message(struct fb_bgp_ctx *c, json_object *msg, const char **why);
