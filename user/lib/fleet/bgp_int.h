@@ -2,7 +2,8 @@
 /*
  * Library-internal: what bgp.c (paths, rules, reference counts),
  * bgpstate.c (the state file), bgpmsg.c (reading one ExaBGP JSON message
- * into path operations) and bgpflow.c (a FlowSpec NLRI's rule) share.
+ * into path operations), bgpflow.c (a FlowSpec NLRI's rule) and bgpid.c
+ * (a route's identity) share.
  */
 #ifndef FLOWBLOOM_USER_BGP_INT_H
 #define FLOWBLOOM_USER_BGP_INT_H
@@ -91,6 +92,14 @@ int fb_bgp_check_prefix(const char *pfx, bool v6, char *why, size_t len);
  * -1 with why (a component no rule holds exactly). */
 int fb_bgp_flow_rule(json_object *nlri, bool v6, struct fb_key *keys, size_t *nk, char *why,
 		     size_t len);
+/* bgpid.c: the length of FlowSpec string s (ExaBGP's "string" member)
+ * without a trailing " next-hop ADDR" (an announcement's next hop, which a
+ * withdrawal does not print): the route's id. */
+size_t fb_bgp_flow_string_len(const char *s);
+/* bgpid.c: id of a path of family, read from a state file written before
+ * ids were made as they are now (no "state 2" header), made so in place:
+ * a FlowSpec id without the next hop its announcement printed. */
+void fb_bgp_old_id(const char *family, char *id);
 /* bgpmsg.c: read the message into c->ops: 0, -1 malformed (why set), -2
  * no memory. */
 int fb_bgp_read_message(struct fb_bgp_ctx *c, json_object *msg, const char **why);

@@ -147,15 +147,17 @@ static bool has_discard(json_object *attr, const char **other)
 	return false;
 }
 
-/* The path's identity within its peer and family: the NLRI text, with the
- * add-path id. */
+/* The path's identity within its peer and family: the NLRI text (a
+ * FlowSpec route's without the next hop an announcement prints, bgpid.c),
+ * with the add-path id. */
 static int nlri_id(json_object *n, bool flow, char *out, size_t len)
 {
 	const char *s = get_str(n, flow ? "string" : "nlri"), *pi = get_str(n, "path-information");
 
 	if (!s || !*s)
 		return -1;
-	snprintf(out, len, "%s%s%s", s, pi ? " path-id " : "", pi ? pi : "");
+	snprintf(out, len, "%.*s%s%s", (int)(flow ? fb_bgp_flow_string_len(s) : strlen(s)), s,
+		 pi ? " path-id " : "", pi ? pi : "");
 	return 0;
 }
 

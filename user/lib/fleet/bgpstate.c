@@ -81,13 +81,18 @@ static int get_field(char *s)
 	return 0;
 }
 
+/* The header of a file whose ids are as a route's messages make them now
+ * (bgpid.c); a file without it was written before, its ids made so as
+ * they are read (fb_bgp_old_id). */
+#define STATE_2 "# flowbloom bgp state 2"
+
 int fb_bgp_save(const struct fb_bgp *b, FILE *fp)
 {
 	char text[FB_FLOW_STR];
 	struct fb_bgp_path *p;
 	size_t i;
 
-	fprintf(fp, "# flowbloom bgp state: peer, family, NLRI, rule (one path a line)\n");
+	fprintf(fp, "%s: peer, family, route id, rule (one path a line)\n", STATE_2);
 	for (i = 0; i < b->nbuckets; i++)
 		for (p = b->paths[i]; p; p = p->next) {
 			fb_flow_format(&p->key, text, sizeof(text));
@@ -109,6 +114,7 @@ int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 	size_t cap = 0, lineno = 0, i, ndrop = 0;
 	ssize_t len;
 	int blank, rc = -1;
+	bool now = false; /* ids as they are made now (STATE_2) */
 
 	while ((len = getline(&line, &cap, fp)) > 0) {
 		lineno++;
@@ -117,6 +123,8 @@ int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 			goto out;
 		}
 		line[strcspn(line, "\n")] = 0;
+		if (!strncmp(line, STATE_2 ":", strlen(STATE_2) + 1))
+			now = true;
 		if (!line[0] || line[0] == '#')
 			continue;
 		rest = line;
@@ -130,6 +138,8 @@ int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 			fb_report_err("%s:%zu: bad backslash escape", name, lineno);
 			goto out;
 		}
+		if (!now)
+			fb_bgp_old_id(f[1], f[2]);
 		if (fb_flow_parse_line(f[3], &k, &blank, err, sizeof(err)) || blank) {
 			fb_report_err("%s:%zu: %s", name, lineno, blank ? "no rule" : err);
 			goto out;

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * test_fleet, routes as ExaBGP 4.2 prints them (user/lib/fleet/bgpid.c,
+ * bgpflow.c): a route's identity is the same in its announcement and its
+ * withdrawal (a FlowSpec announcement's "string" ends with its next hop, a
+ * withdrawal's does not), also for the ids a state file of an earlier
+ * version holds.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "fleet.h"
+
+static char note[1024];
+
+static void on_note(void *ctx, const char *msg)
+{
+	(void)ctx;
+	snprintf(note, sizeof(note), "%s", msg);
+	if (getenv("TEST_VERBOSE"))
+		printf("  note: %s\n", msg);
+}
+
+static void init(struct fb_bgp *b)
+{
+	struct fb_bgp_opts o = {
+		.community = FB_BGP_BLACKHOLE, .flush_on_down = true, .min_v4 = 24, .min_v6 = 48
+	};
+
+	fb_bgp_init(b, &o);
+	b->note = on_note;
+}
+
+static int line(struct fb_bgp *b, const char *s)
+{
+	note[0] = 0;
+	return fb_bgp_line(b, s, strlen(s), 1);
+}
+
+/* A state file's text, loaded into a new table b. */
+static int load(struct fb_bgp *b, const char *text)
+{
+	FILE *fp = tmpfile();
+	int rc;
+
+	fputs(text, fp);
+	rewind(fp);
+	init(b);
+	rc = fb_bgp_load(b, fp, "state");
+	fclose(fp);
+	return rc;
+}
+
+#define NBR "\"neighbor\": {\"address\": {\"peer\": \"198.51.100.1\"}"
+#define DISCARD "{\"value\": 9225060886715039744, \"string\": \"rate-limit:0\"}"
+/* A FlowSpec announcement through next hop 198.51.100.1, as ExaBGP prints
+ * it: the next hop a member of the NLRI and the end of its string. */
+#define FS_NH(fam, comps, str, extra)                                                              \
+	"{\"type\": \"update\", " NBR ", \"message\": {\"update\": {\"attribute\": "               \
+	"{\"extended-community\": [" DISCARD "]}, \"announce\": {\"" fam "\": "                    \
+	"{\"198.51.100.1\": [{" comps ", \"next-hop\": \"198.51.100.1\"" extra                     \
+	", \"string\": \"" str " next-hop 198.51.100.1\"}]}}}}}}"
+/* Its withdrawal (MP_UNREACH_NLRI: no next hop). */
+#define FS_WD(fam, comps, str, extra)                                                              \
+	"{\"type\": \"update\", " NBR ", \"message\": {\"update\": {\"withdraw\": {\"" fam         \
+	"\": [{" comps extra ", \"string\": \"" str "\"}]}}}}}"
+
+#define UDP5 "\"destination-ipv4\": [\"203.0.113.5/32\"], \"protocol\": [\"=udp\"]"
+#define UDP5_S "flow destination-ipv4 203.0.113.5/32 protocol =udp"
+#define RANGE5                                                                                     \
+	"\"destination-ipv4\": [\"203.0.113.5/32\"], \"protocol\": [\"=udp\"], "                   \
+	"\"destination-port\": [\">=5000&<=5002\"]"
+#define RANGE5_S "flow destination-ipv4 203.0.113.5/32 protocol =udp destination-port >=5000&<=5002"
+
+/* A FlowSpec route announced with a next hop is withdrawn by its NLRI
+ * alone: one key, several keys. */
+static void next_hop(void)
+{
+	struct fb_bgp b;
+
+	init(&b);
+	line(&b, FS_NH("ipv4 flow", UDP5, UDP5_S, ""));
+	ASSERT_TRUE(b.nadd == 1 && keys_hold(b.add, 1, "udp dst 203.0.113.5"),
+		    "bgp next hop: a FlowSpec route through a next hop: udp dst 203.0.113.5");
+	fb_bgp_done(&b);
+	line(&b, FS_WD("ipv4 flow", UDP5, UDP5_S, ""));
+	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, 1, "udp dst 203.0.113.5") && !b.npaths,
+		    "bgp next hop: its withdrawal (no next hop in its string) deletes it");
+	fb_bgp_done(&b);
+	line(&b, FS_NH("ipv4 flow", RANGE5, RANGE5_S, ""));
+	ASSERT_TRUE(b.nadd == 3 && b.npaths == 3, "bgp next hop: dport 5000-5002: 3 keys, 3 paths");
+	fb_bgp_done(&b);
+	line(&b, FS_WD("ipv4 flow", RANGE5, RANGE5_S, ""));
+	ASSERT_TRUE(b.ndel == 3 && !b.npaths, "bgp next hop: ... withdrawn: all 3 deleted");
+	fb_bgp_done(&b);
+	/* Announced again through another next hop: the same route. */
+	line(&b, FS_NH("ipv4 flow", UDP5, UDP5_S, ""));
+	fb_bgp_done(&b);
+	line(&b, "{\"type\": \"update\", " NBR ", \"message\": {\"update\": {\"attribute\": "
+		 "{\"extended-community\": [" DISCARD "]}, \"announce\": {\"ipv4 flow\": "
+		 "{\"198.51.100.7\": [{" UDP5 ", \"next-hop\": \"198.51.100.7\", "
+		 "\"string\": \"" UDP5_S " next-hop 198.51.100.7\"}]}}}}}}");
+	ASSERT_TRUE(!b.nadd && !b.ndel && b.npaths == 1,
+		    "bgp next hop: announced again through another next hop: one path");
+	fb_bgp_free(&b);
+}
+
+/* Ids an earlier version wrote with the next hop (no "state 2" header)
+ * are withdrawn by the NLRI alone once loaded, and written back without
+ * it. */
+static void old_state(void)
+{
+	static const char old[] =
+		"# filter rtbh array-id 7\n"
+		"# flowbloom bgp state: peer, family, NLRI, rule (one path a line)\n"
+		"198.51.100.1\tipv4 flow\t" UDP5_S " next-hop 198.51.100.1\tudp dst 203.0.113.5\n"
+		"198.51.100.1\tipv4 flow\t" RANGE5_S " next-hop 198.51.100.1 part 1/3\t"
+		"udp dst 203.0.113.5 dport 5000\n"
+		"198.51.100.1\tipv4 flow\t" RANGE5_S " next-hop 198.51.100.1 part 2/3\t"
+		"udp dst 203.0.113.5 dport 5001\n"
+		"198.51.100.1\tipv4 flow\t" RANGE5_S " next-hop 198.51.100.1 part 3/3\t"
+		"udp dst 203.0.113.5 dport 5002\n"
+		"198.51.100.1\tipv4 flow\tflow destination-ipv4 203.0.113.6/32 next-hop "
+		"2001:db8::1\tdst 203.0.113.6\n";
+	struct fb_bgp b, c;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *fp;
+
+	ASSERT_EQ(load(&b, old), 0, "bgp old state: a file with next hops in its ids loads");
+	ASSERT_TRUE(b.npaths == 5 && !b.ndel, "bgp old state: ... its 5 paths");
+	line(&b, FS_WD("ipv4 flow", UDP5, UDP5_S, ""));
+	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, 1, "udp dst 203.0.113.5"),
+		    "bgp old state: a route saved with its next hop is withdrawn");
+	fb_bgp_done(&b);
+	line(&b, FS_WD("ipv4 flow", RANGE5, RANGE5_S, ""));
+	ASSERT_TRUE(b.ndel == 3, "bgp old state: ... one of 3 parts, all of them");
+	fb_bgp_done(&b);
+	/* Written back: no next hop in the ids; read back as they are. */
+	fp = open_memstream(&text, &len);
+	fb_bgp_save(&b, fp);
+	fclose(fp);
+	ASSERT_TRUE(!strstr(text, "next-hop") && b.npaths == 1,
+		    "bgp old state: written back without next hops");
+	ASSERT_EQ(load(&c, text), 0, "bgp old state: ... and loads");
+	line(&c, FS_WD("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.6/32\"]",
+		       "flow destination-ipv4 203.0.113.6/32", ""));
+	ASSERT_TRUE(c.ndel == 1 && keys_hold(c.del, 1, "dst 203.0.113.6") && !c.npaths,
+		    "bgp old state: ... its route (an IPv6 next hop) withdrawn");
+	free(text);
+	fb_bgp_free(&b);
+	fb_bgp_free(&c);
+}
+
+void test_bgp_exabgp(void)
+{
+	next_hop();
+	old_state();
+}
