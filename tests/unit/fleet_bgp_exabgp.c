@@ -3,8 +3,8 @@
  * test_fleet, routes as ExaBGP 4.2 prints them (user/lib/fleet/bgpid.c,
  * bgpflow.c): a route's identity is the same in its announcement and its
  * withdrawal (a FlowSpec announcement's "string" ends with its next hop, a
- * withdrawal's does not), also for the ids a state file of an earlier
- * version holds.
+ * withdrawal's does not; a prefix's host bits do not count), also for the
+ * ids a state file of an earlier version holds.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -151,8 +151,75 @@ static void old_state(void)
 	fb_bgp_free(&c);
 }
 
+#define BH(fam, nlri, extra)                                                                       \
+	"{\"type\": \"update\", " NBR ", \"message\": {\"update\": {\"attribute\": "               \
+	"{\"community\": [[65535, 666]]}, \"announce\": {\"" fam "\": {\"198.51.100.1\": "         \
+	"[{\"nlri\": \"" nlri "\"" extra "}]}}}}}}"
+#define BH_WD(fam, nlri, extra)                                                                    \
+	"{\"type\": \"update\", " NBR ", \"message\": {\"update\": {\"withdraw\": {\"" fam         \
+	"\": [{\"nlri\": \"" nlri "\"" extra "}]}}}}}"
+
+/* A unicast route is its prefix, whatever host bits it is written with
+ * (RFC 4271: they do not count), in a message or an earlier version's
+ * state file. */
+static void host_bits(void)
+{
+	static const char old[] =
+		"# flowbloom bgp state: peer, family, NLRI, rule (one path a line)\n"
+		"198.51.100.1\tipv4 unicast\t203.0.113.129/25\tdst 203.0.113.128/25\n"
+		"198.51.100.1\tipv4 unicast\t203.0.113.65/26 path-id 1\tdst 203.0.113.64/26\n"
+		"198.51.100.1\tipv6 unicast\t::ffff:cb00:7181/121\tdst ::ffff:cb00:7180/121\n";
+	struct fb_bgp b;
+
+	init(&b);
+	line(&b, BH("ipv4 unicast", "203.0.113.129/25", ""));
+	ASSERT_TRUE(b.nadd == 1 && keys_hold(b.add, 1, "dst 203.0.113.128/25"),
+		    "bgp host bits: 203.0.113.129/25 announced: dst 203.0.113.128/25");
+	fb_bgp_done(&b);
+	line(&b, BH_WD("ipv4 unicast", "203.0.113.128/25", ""));
+	ASSERT_TRUE(b.ndel == 1 && !b.npaths, "bgp host bits: ... withdrawn as 203.0.113.128/25");
+	fb_bgp_done(&b);
+	line(&b, BH("ipv4 unicast", "203.0.113.0/25", ", \"path-information\": \"1\""));
+	fb_bgp_done(&b);
+	line(&b, BH("ipv4 unicast", "203.0.113.1/25", ", \"path-information\": \"1\""));
+	ASSERT_TRUE(!b.nadd && !b.ndel && b.npaths == 1,
+		    "bgp host bits: announced again as 203.0.113.1/25 (add-path): the same path");
+	line(&b, BH_WD("ipv4 unicast", "203.0.113.127/25", ", \"path-information\": \"1\""));
+	ASSERT_TRUE(b.ndel == 1 && !b.npaths, "bgp host bits: ... withdrawn as 203.0.113.127/25");
+	fb_bgp_done(&b);
+	line(&b, BH("ipv6 unicast", "2001:db8:0:1::1/64", ""));
+	fb_bgp_done(&b);
+	line(&b, BH("ipv6 unicast", "::ffff:203.0.113.129/121", ""));
+	ASSERT_TRUE(b.nadd == 1 && b.npaths == 2, "bgp host bits: two IPv6 routes with host bits");
+	fb_bgp_done(&b);
+	line(&b, BH_WD("ipv6 unicast", "2001:db8:0:1::/64", ""));
+	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, 1, "dst 2001:db8:0:1::/64"),
+		    "bgp host bits: 2001:db8:0:1::1/64 withdrawn as 2001:db8:0:1::/64");
+	fb_bgp_done(&b);
+	line(&b, BH_WD("ipv6 unicast", "::ffff:203.0.113.128/121", ""));
+	ASSERT_TRUE(
+		b.ndel == 1 && !b.npaths,
+		"bgp host bits: ::ffff:203.0.113.129/121 withdrawn as ::ffff:203.0.113.128/121");
+	fb_bgp_free(&b);
+	ASSERT_EQ(load(&b, old), 0, "bgp host bits: an old state file with host bits in its ids");
+	line(&b, BH_WD("ipv4 unicast", "203.0.113.128/25", ""));
+	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, 1, "dst 203.0.113.128/25"),
+		    "bgp host bits: ... its 203.0.113.129/25 withdrawn as 203.0.113.128/25");
+	fb_bgp_done(&b);
+	line(&b, BH_WD("ipv4 unicast", "203.0.113.64/26", ", \"path-information\": \"1\""));
+	ASSERT_TRUE(
+		b.ndel == 1 && keys_hold(b.del, 1, "dst 203.0.113.64/26"),
+		"bgp host bits: ... its 203.0.113.65/26 path-id 1 withdrawn as 203.0.113.64/26");
+	fb_bgp_done(&b);
+	line(&b, BH_WD("ipv6 unicast", "::ffff:203.0.113.128/121", ""));
+	ASSERT_TRUE(b.ndel == 1 && !b.npaths, "bgp host bits: ... its ::ffff:cb00:7181/121 "
+					      "withdrawn as ::ffff:203.0.113.128/121");
+	fb_bgp_free(&b);
+}
+
 void test_bgp_exabgp(void)
 {
 	next_hop();
 	old_state();
+	host_bits();
 }

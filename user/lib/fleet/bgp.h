@@ -128,7 +128,7 @@ size_t fb_bgp_stale_count(const struct fb_bgp *b, const char *peer, const char *
  * a comment. Its "# flowbloom bgp state 2" header says the ids are as a
  * route's messages make them now (bgpid.c); those of a file without it are
  * made so as they are read (a FlowSpec id loses the next hop that ended
- * it). load: -1 on a malformed line (printed as name:LINE), nothing
+ * it, a unicast prefix its host bits). load: -1 on a malformed line (printed as name:LINE), nothing
  * loaded; loaded rules count as in the filter. A path fb_bgp_admit()
  * refuses now (the limits changed, or the file says what no peer could
  * make us add) is noted and dropped; its rule, unless another path holds

@@ -96,10 +96,16 @@ int fb_bgp_flow_rule(json_object *nlri, bool v6, struct fb_key *keys, size_t *nk
  * without a trailing " next-hop ADDR" (an announcement's next hop, which a
  * withdrawal does not print): the route's id. */
 size_t fb_bgp_flow_string_len(const char *s);
+/* bgpid.c: unicast prefix pfx[0..n) of family v6 or not ("ADDR/LEN") as
+ * its route's id: its host bits cleared, the address as inet_ntop()
+ * writes it. 0, or -1 if it is no such prefix. */
+int fb_bgp_prefix_id(const char *pfx, size_t n, bool v6, char *out, size_t len);
 /* bgpid.c: id of a path of family, read from a state file written before
- * ids were made as they are now (no "state 2" header), made so in place:
- * a FlowSpec id without the next hop its announcement printed. */
-void fb_bgp_old_id(const char *family, char *id);
+ * ids were made as they are now (no "state 2" header), made so: a FlowSpec
+ * id without the next hop its announcement printed, a unicast one's prefix
+ * without host bits. Returns id if it is so already (or the new one would
+ * not fit), else buf[0..len) holding it. */
+const char *fb_bgp_old_id(const char *family, const char *id, char *buf, size_t len);
 /* bgpmsg.c: read the message into c->ops: 0, -1 malformed (why set), -2
  * no memory. */
 int fb_bgp_read_message(struct fb_bgp_ctx *c, json_object *msg, const char **why);

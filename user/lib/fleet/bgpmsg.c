@@ -148,14 +148,17 @@ static bool has_discard(json_object *attr, const char **other)
 }
 
 /* The path's identity within its peer and family: the NLRI text (a
- * FlowSpec route's without the next hop an announcement prints, bgpid.c),
- * with the add-path id. */
-static int nlri_id(json_object *n, bool flow, char *out, size_t len)
+ * FlowSpec route's without the next hop an announcement prints, a unicast
+ * prefix without host bits: bgpid.c), with the add-path id. */
+static int nlri_id(json_object *n, bool flow, bool v6, char *out, size_t len)
 {
 	const char *s = get_str(n, flow ? "string" : "nlri"), *pi = get_str(n, "path-information");
+	char pfx[64];
 
 	if (!s || !*s)
 		return -1;
+	if (!flow && !fb_bgp_prefix_id(s, strlen(s), v6, pfx, sizeof(pfx)))
+		s = pfx;
 	snprintf(out, len, "%.*s%s%s", (int)(flow ? fb_bgp_flow_string_len(s) : strlen(s)), s,
 		 pi ? " path-id " : "", pi ? pi : "");
 	return 0;
@@ -200,7 +203,7 @@ static int read_nlri(struct fb_bgp_ctx *c, const char *peer, const char *family,
 	size_t nk, i;
 
 	fb_bgp_family(family, &flow, &v6);
-	if (!json_object_is_type(n, json_type_object) || nlri_id(n, flow, id, sizeof(id)))
+	if (!json_object_is_type(n, json_type_object) || nlri_id(n, flow, v6, id, sizeof(id)))
 		return -1;
 	if (!announce)
 		return flow ? end_route(c, peer, family, id, 0)

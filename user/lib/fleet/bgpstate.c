@@ -109,7 +109,7 @@ int fb_bgp_save(const struct fb_bgp *b, FILE *fp)
 int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 {
 	struct fb_bgp_ctx c = { .b = b };
-	char *line = NULL, *f[5], *rest, err[256], text[FB_FLOW_STR];
+	char *line = NULL, *f[5], *rest, err[256], text[FB_FLOW_STR], id[1200];
 	struct fb_key k, *drop = NULL;
 	size_t cap = 0, lineno = 0, i, ndrop = 0;
 	ssize_t len;
@@ -138,8 +138,6 @@ int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 			fb_report_err("%s:%zu: bad backslash escape", name, lineno);
 			goto out;
 		}
-		if (!now)
-			fb_bgp_old_id(f[1], f[2]);
 		if (fb_flow_parse_line(f[3], &k, &blank, err, sizeof(err)) || blank) {
 			fb_report_err("%s:%zu: %s", name, lineno, blank ? "no rule" : err);
 			goto out;
@@ -159,7 +157,8 @@ int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 			drop[ndrop++] = k;
 			continue;
 		}
-		if (fb_bgp_push_op(&c, true, f[0], f[1], f[2], &k))
+		if (fb_bgp_push_op(&c, true, f[0], f[1],
+				   now ? f[2] : fb_bgp_old_id(f[1], f[2], id, sizeof(id)), &k))
 			goto out;
 	}
 	/* getline ends on an error too (EIO, no memory for a huge line): the
