@@ -7,7 +7,8 @@
 # - an IPv6 route never becomes an IPv4 rule: an ipv6 unicast blackhole
 #   for ::ffff:0.0.0.0/96 (ExaBGP prints v4-mapped prefixes dotted) must
 #   not drop IPv4 traffic, nor ::ffff:198.51.100.0/120 block 198.51.100.0/24,
-#   nor an ipv6 flow route of v4-mapped hosts;
+#   nor an ipv6 flow route of v4-mapped hosts; and an ipv6 flow route from
+#   ::ffff:0.0.0.0/96 keeps its source (an IPv6 /96, not an IPv4 /0);
 # - a line that is not exactly one JSON message ({A}{B}, a message and
 #   garbage, a message, a NUL and garbage) is reported and skipped whole;
 # - a FlowSpec route naming the destination twice (/32 and /24) is refused,
@@ -93,6 +94,9 @@ for what in sys.argv[1:]:
                                    "source-ipv6": ["::ffff:198.51.100.2/128/0"], "next-header": ["=udp"],
                                    "destination-port": ["=53"], "source-port": ["=4000"]})):
             out.write(json.dumps(m).encode() + b"\n")
+    elif what == "v4mapped_src":
+        out.write(json.dumps(fs("ipv6 flow", {"destination-ipv6": ["::ffff:203.0.113.7/128/0"],
+                                              "source-ipv6": ["::ffff:0.0.0.0/96/0"]})).encode() + b"\n")
     elif what == "twomessages":
         a, b = bh("ipv4 unicast", "203.0.113.70/32"), bh("ipv4 unicast", "203.0.113.71/32")
         out.write(json.dumps(a).encode() + json.dumps(b).encode() + b"\n")
@@ -324,6 +328,17 @@ check_eq "ipv6 flow v4-mapped 5-tuple: not an IPv4 5-tuple" \
 check_eq "... but the IPv6 one" "$(q udp '[::ffff:c633:6402]:4000' '[::ffff:cb00:7109]:53')" maybe
 check_eq "no IPv4 prefix list in the filter" \
 	"$("$FB" -j info rtbh | python3 -c 'import json,sys; print(sum(p["list"].startswith("IPv4") for p in json.load(sys.stdin)["prefix_lengths"]))')" 0
+"$FB" bgp rtbh --state "$S" --flush >/dev/null 2>&1
+# ExaBGP prints v4-mapped prefixes dotted: ::ffff:0.0.0.0/96 is an IPv6
+# /96 (as an IPv4 /0 the source condition vanished).
+# Packets probed as the data path does (query --packet: every shape).
+run "$S" v4mapped_src
+qp() { "$FB" query rtbh "$@" --packet | head -1 | awk '{print $1}'; }
+check_eq "ipv6 flow from ::ffff:0.0.0.0/96 to ::ffff:203.0.113.7: an IPv6 packet from 2001:db8::1 passes" \
+	"$(qp udp '[2001:db8::1]:4000' '[::ffff:cb00:7107]:53')" pass
+check_eq "... one from ::ffff:198.51.100.2 is dropped" \
+	"$(qp udp '[::ffff:c633:6402]:4000' '[::ffff:cb00:7107]:53')" drop
+check_eq "... an IPv4 packet passes" "$(qp udp 198.51.100.2:4000 203.0.113.7:53)" pass
 "$FB" bgp rtbh --state "$S" --flush >/dev/null 2>&1
 
 # --- 7. one JSON message per line, or nothing of it

@@ -4,7 +4,8 @@
  * bgpflow.c): a route's identity is the same in its announcement and its
  * withdrawal (a FlowSpec announcement's "string" ends with its next hop, a
  * withdrawal's does not; a prefix's host bits do not count), also for the
- * ids a state file of an earlier version holds.
+ * ids a state file of an earlier version holds; v4-mapped prefixes, printed
+ * dotted, are IPv6 prefixes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -217,9 +218,45 @@ static void host_bits(void)
 	fb_bgp_free(&b);
 }
 
+#define FS(fam, comps)                                                                             \
+	"{\"type\": \"update\", " NBR ", \"message\": {\"update\": {\"attribute\": "               \
+	"{\"extended-community\": [" DISCARD "]}, \"announce\": {\"" fam "\": "                    \
+	"{\"no-nexthop\": [{" comps ", \"string\": \"flow\"}]}}}}}}"
+
+/* An IPv6 FlowSpec route's v4-mapped prefixes, which ExaBGP prints
+ * dotted, are IPv6 prefixes of their length: ::ffff:0.0.0.0/96 is no /0. */
+static void v4mapped(void)
+{
+	struct fb_bgp b;
+
+	init(&b);
+	line(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"::ffff:203.0.113.7/128/0\"], "
+				 "\"source-ipv6\": [\"::ffff:0.0.0.0/96/0\"]"));
+	ASSERT_TRUE(b.nadd == 1 &&
+			    keys_hold(b.add, 1, "any src ::ffff:0:0/96 dst ::ffff:cb00:7107"),
+		    "bgp v4-mapped: src ::ffff:0.0.0.0/96 dst ::ffff:203.0.113.7: both kept "
+		    "(was dst ::ffff:cb00:7107 alone)");
+	fb_bgp_done(&b);
+	line(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"::ffff:0.0.0.0/96/0\"], "
+				 "\"next-header\": [\"=tcp\"]"));
+	ASSERT_TRUE(b.nadd == 1 && keys_hold(b.add, 1, "tcp dst ::ffff:0:0/96"),
+		    "bgp v4-mapped: tcp to ::ffff:0.0.0.0/96: tcp dst ::ffff:0:0/96 (was refused "
+		    "as /0)");
+	fb_bgp_done(&b);
+	line(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"::ffff:203.0.113.0/120/0\"], "
+				 "\"source-ipv6\": [\"2001:db8::/48/0\"]"));
+	ASSERT_TRUE(b.nadd == 1 &&
+			    keys_hold(b.add, 1, "any src 2001:db8::/48 dst ::ffff:cb00:7100/120"),
+		    "bgp v4-mapped: from 2001:db8::/48 to ::ffff:203.0.113.0/120: one IPv6 rule "
+		    "(was refused: not the same family)");
+	fb_bgp_done(&b);
+	fb_bgp_free(&b);
+}
+
 void test_bgp_exabgp(void)
 {
 	next_hop();
 	old_state();
 	host_bits();
+	v4mapped();
 }

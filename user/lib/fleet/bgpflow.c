@@ -6,6 +6,7 @@
  * rule, or is refused whole; and the prefix check unicast routes share.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,7 +110,34 @@ static int port_ranges(json_object *v, char out[][16])
 	return (int)n;
 }
 
-/* A prefix component: ["PFX"] (IPv4) or ["PFX/OFFSET"] (IPv6, offset 0 only). */
+/*
+ * An IPv6 prefix "ADDR[/LEN]" in out[0..len), its address written in hex
+ * if it was dotted: ExaBGP prints v4-mapped addresses so
+ * (::ffff:203.0.113.7), and the FLOW grammar reads a dotted address as
+ * IPv4 (its length counted from 96: ::ffff:0.0.0.0/96 would be the IPv4
+ * /0, no address at all). Text that is no IPv6 address is left as it is,
+ * for the rule's parser to refuse.
+ */
+static void v6_hex(char *out, size_t len)
+{
+	char *slash = strchr(out, '/'), a[INET6_ADDRSTRLEN + 1], tail[8];
+	size_t n = slash ? (size_t)(slash - out) : strlen(out);
+	unsigned char b[16];
+
+	if (!memchr(out, '.', n) || n >= sizeof(a) || strlen(out + n) >= sizeof(tail))
+		return;
+	memcpy(a, out, n);
+	a[n] = 0;
+	strcpy(tail, out + n);
+	if (inet_pton(AF_INET6, a, b) != 1)
+		return;
+	snprintf(out, len, "%x:%x:%x:%x:%x:%x:%x:%x%s", b[0] << 8 | b[1], b[2] << 8 | b[3],
+		 b[4] << 8 | b[5], b[6] << 8 | b[7], b[8] << 8 | b[9], b[10] << 8 | b[11],
+		 b[12] << 8 | b[13], b[14] << 8 | b[15], tail);
+}
+
+/* A prefix component: ["PFX"] (IPv4) or ["PFX/OFFSET"] (IPv6, offset 0
+ * only; written in hex, v6_hex). */
 static int flow_prefix(json_object *v, bool v6, char *out, size_t len)
 {
 	const char *s, *slash;
@@ -122,11 +150,14 @@ static int flow_prefix(json_object *v, bool v6, char *out, size_t len)
 	strcpy(out, s);
 	if (v6) {
 		slash = strrchr(out, '/');
-		if (!slash || slash == strchr(out, '/'))
-			return 0; /* no offset given */
+		if (!slash || slash == strchr(out, '/')) {
+			v6_hex(out, len); /* no offset given */
+			return 0;
+		}
 		if (strcmp(slash, "/0"))
 			return -1;
 		*strrchr(out, '/') = 0;
+		v6_hex(out, len);
 	}
 	return 0;
 }
