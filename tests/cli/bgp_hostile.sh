@@ -9,6 +9,9 @@
 #   not drop IPv4 traffic, nor ::ffff:198.51.100.0/120 block 198.51.100.0/24,
 #   nor an ipv6 flow route of v4-mapped hosts; and an ipv6 flow route from
 #   ::ffff:0.0.0.0/96 keeps its source (an IPv6 /96, not an IPv4 /0);
+# - a FlowSpec port component matches TCP and UDP packets only: of every
+#   port, it never drops ICMP, GRE or SCTP (it was no port clause at all),
+#   without a protocol it never drops SCTP, with ICMP it is refused;
 # - a line that is not exactly one JSON message ({A}{B}, a message and
 #   garbage, a message, a NUL and garbage) is reported and skipped whole;
 # - a FlowSpec route naming the destination twice (/32 and /24) is refused,
@@ -97,6 +100,12 @@ for what in sys.argv[1:]:
     elif what == "v4mapped_src":
         out.write(json.dumps(fs("ipv6 flow", {"destination-ipv6": ["::ffff:203.0.113.7/128/0"],
                                               "source-ipv6": ["::ffff:0.0.0.0/96/0"]})).encode() + b"\n")
+    elif what == "allports":
+        for c in ({"destination-ipv4": ["203.0.113.40/32"], "destination-port": [">=0"]},
+                  {"destination-ipv4": ["203.0.113.41/32"], "destination-port": ["=80"]},
+                  {"destination-ipv4": ["203.0.113.42/32"], "protocol": ["=icmp"],
+                   "destination-port": [">=0&<=65535"]}):
+            out.write(json.dumps(fs("ipv4 flow", c)).encode() + b"\n")
     elif what == "twomessages":
         a, b = bh("ipv4 unicast", "203.0.113.70/32"), bh("ipv4 unicast", "203.0.113.71/32")
         out.write(json.dumps(a).encode() + json.dumps(b).encode() + b"\n")
@@ -339,6 +348,22 @@ check_eq "ipv6 flow from ::ffff:0.0.0.0/96 to ::ffff:203.0.113.7: an IPv6 packet
 check_eq "... one from ::ffff:198.51.100.2 is dropped" \
 	"$(qp udp '[::ffff:c633:6402]:4000' '[::ffff:cb00:7107]:53')" drop
 check_eq "... an IPv4 packet passes" "$(qp udp 198.51.100.2:4000 203.0.113.7:53)" pass
+"$FB" bgp rtbh --state "$S" --flush >/dev/null 2>&1
+
+# A FlowSpec port component matches packets with TCP or UDP ports only
+# (RFC 8955): one of every port was "no port" (ICMP and GRE dropped too),
+# one without a protocol matched SCTP; with ICMP it is refused.
+run "$S" allports
+check_eq "destination-port >=0 to 203.0.113.40: UDP dropped" "$(qp udp 198.51.100.2:4000 203.0.113.40:53)" drop
+check_eq "... TCP to port 0 dropped" "$(qp tcp 198.51.100.2:4000 203.0.113.40:0)" drop
+check_eq "... ICMP passes" "$(qp icmp 198.51.100.2 203.0.113.40)" pass
+check_eq "... GRE passes" "$(qp gre 198.51.100.2 203.0.113.40)" pass
+check_eq "... SCTP passes" "$(qp sctp 198.51.100.2:4000 203.0.113.40:53)" pass
+check_eq "destination-port =80 to 203.0.113.41, no protocol: TCP dropped" "$(qp tcp 198.51.100.2:4000 203.0.113.41:80)" drop
+check_eq "... SCTP passes" "$(qp sctp 198.51.100.2:4000 203.0.113.41:80)" pass
+check_eq "ICMP with every destination port to 203.0.113.42: ICMP passes" "$(qp icmp 198.51.100.2 203.0.113.42)" pass
+grep -q "<stdin>:3: .*protocol 1 has no ports.*not applied" "$T_TMP/err" && pass "... refused, reported" ||
+	fail "... not reported: $(head -c 300 "$T_TMP/err")"
 "$FB" bgp rtbh --state "$S" --flush >/dev/null 2>&1
 
 # --- 7. one JSON message per line, or nothing of it

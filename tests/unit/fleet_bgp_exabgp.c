@@ -5,7 +5,7 @@
  * withdrawal (a FlowSpec announcement's "string" ends with its next hop, a
  * withdrawal's does not; a prefix's host bits do not count), also for the
  * ids a state file of an earlier version holds; v4-mapped prefixes, printed
- * dotted, are IPv6 prefixes.
+ * dotted, are IPv6 prefixes; port components match TCP and UDP ports.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -253,10 +253,83 @@ static void v4mapped(void)
 	fb_bgp_free(&b);
 }
 
+/* How many of keys[0..n) are of protocol proto (6, 17; FLOW text's). */
+static size_t of_proto(const struct fb_key *keys, size_t n, int proto)
+{
+	size_t i, m = 0;
+
+	for (i = 0; i < n; i++)
+		m += keys[i].proto == proto;
+	return m;
+}
+
+/* A FlowSpec port component matches packets with TCP or UDP ports only
+ * (RFC 8955): one covering every port is not "no port" (which would match
+ * ICMP, GRE, later fragments), and without a protocol component the rule
+ * is TCP's and UDP's, not SCTP's or UDP-Lite's. */
+static void ports(void)
+{
+	static const char *const every[] = { ">=0", ">=0&<=65535", "<=65535", "<=65535&>=0" };
+	char buf[1024];
+	struct fb_bgp b;
+	size_t i;
+
+	for (i = 0; i < sizeof(every) / sizeof(every[0]); i++) {
+		init(&b);
+		snprintf(buf, sizeof(buf),
+			 FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.9/32\"], "
+					 "\"destination-port\": [\"%s\"]"),
+			 every[i]);
+		line(&b, buf);
+		ASSERT_TRUE(b.nadd == 4 &&
+				    keys_hold(b.add, 4, "tcp dst 203.0.113.9 dport 0-32767") &&
+				    keys_hold(b.add, 4, "tcp dst 203.0.113.9 dport 32768-65535") &&
+				    keys_hold(b.add, 4, "udp dst 203.0.113.9 dport 0-32767") &&
+				    keys_hold(b.add, 4, "udp dst 203.0.113.9 dport 32768-65535"),
+			    "bgp ports: destination-port covering every port, no protocol: TCP and "
+			    "UDP, ports 0-32767 and 32768-65535 (was dst 203.0.113.9)");
+		fb_bgp_free(&b);
+	}
+	init(&b);
+	line(&b, FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.9/32\"], "
+				 "\"protocol\": [\"=udp\"], \"source-port\": [\"=53\", \">=0\"]"));
+	ASSERT_TRUE(b.nadd == 2 && keys_hold(b.add, 2, "udp dst 203.0.113.9 sport 0-32767") &&
+			    keys_hold(b.add, 2, "udp dst 203.0.113.9 sport 32768-65535"),
+		    "bgp ports: UDP, source port =53 or >=0: every UDP source port (was udp dst "
+		    "203.0.113.9)");
+	fb_bgp_done(&b);
+	line(&b, FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.9/32\"], "
+				 "\"protocol\": [\"=icmp\"], \"destination-port\": [\">=0\"]"));
+	ASSERT_TRUE(!b.nadd && strstr(note, "protocol 1 has no ports"),
+		    "bgp ports: ICMP with every destination port: refused, as with =80 (was icmp "
+		    "dst 203.0.113.9)");
+	line(&b, FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.9/32\"], "
+				 "\"destination-port\": [\"=80\"]"));
+	ASSERT_TRUE(b.nadd == 2 && keys_hold(b.add, 2, "tcp dst 203.0.113.9 dport 80") &&
+			    keys_hold(b.add, 2, "udp dst 203.0.113.9 dport 80"),
+		    "bgp ports: destination port 80, no protocol: TCP and UDP port 80 (was any "
+		    "protocol)");
+	fb_bgp_done(&b);
+	line(&b, FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.10/32\"], "
+				 "\"destination-port\": [\">=1024\"]"));
+	ASSERT_TRUE(b.nadd == 28 && of_proto(b.add, 28, 6) == 14 && of_proto(b.add, 28, 17) == 14 &&
+			    keys_hold(b.add, 28, "tcp dst 203.0.113.10 dport 1024-2047") &&
+			    keys_hold(b.add, 28, "udp dst 203.0.113.10 dport 57344-65535"),
+		    "bgp ports: destination port >=1024, no protocol: 14 port prefixes each for "
+		    "TCP and UDP, within the 64-key cap");
+	fb_bgp_done(&b);
+	line(&b, FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.11/32\"], "
+				 "\"protocol\": [\"=tcp\"], \"destination-port\": [\">=1024\"]"));
+	ASSERT_TRUE(b.nadd == 63 && of_proto(b.add, 63, 6) == 63,
+		    "bgp ports: ... with protocol TCP: 63 prefixes of one length, as before");
+	fb_bgp_free(&b);
+}
+
 void test_bgp_exabgp(void)
 {
 	next_hop();
 	old_state();
 	host_bits();
 	v4mapped();
+	ports();
 }

@@ -94,7 +94,12 @@ static int port_term(const char *s, char *out, size_t len)
 }
 
 /* A port component: its terms (ORed, at most FB_BGP_TERMS) as ranges in
- * out[0..n); returns n or -1. */
+ * out[0..n); returns n or -1. One covering every port is the two halves
+ * 0-32767 and 32768-65535: a port component matches only packets that
+ * have ports (RFC 8955), and so do port prefixes (the data path meets
+ * them with ports read from the transport header only: never ICMP, GRE
+ * or a later fragment), where 0-65535 is the CLI's "no port clause",
+ * which matches every packet. */
 static int port_ranges(json_object *v, char out[][16])
 {
 	size_t i, n;
@@ -107,7 +112,57 @@ static int port_ranges(json_object *v, char out[][16])
 	for (i = 0; i < n; i++)
 		if (port_term(json_object_get_string(json_object_array_get_idx(v, i)), out[i], 16))
 			return -1;
+	for (i = 0; i < n; i++) {
+		if (!strcmp(out[i], "0-65535")) {
+			strcpy(out[0], "0-32767");
+			strcpy(out[1], "32768-65535");
+			return 2;
+		}
+	}
 	return (int)n;
+}
+
+/* The keys of FLOW words w[0..nw) followed by each source range of
+ * sp[0..nsp) with each destination range of dp[0..ndp) (one FLOW each,
+ * its ranges covered within max keys), onto keys[0..*nk) without repeats,
+ * at most FB_RULE_KEYS_MAX in all. 0, or -1 with why. */
+static int add_flows(const char **w, int nw, char sp[][16], int nsp, char dp[][16], int ndp,
+		     size_t max, struct fb_key *keys, size_t *nk, char *why, size_t len)
+{
+	struct fb_key part[FB_RULE_KEYS_MAX];
+	int a, b, n;
+	size_t i, j, m;
+
+	for (a = 0; a < (nsp ? nsp : 1); a++) {
+		for (b = 0; b < (ndp ? ndp : 1); b++) {
+			n = nw;
+			if (nsp) {
+				w[n++] = "sport";
+				w[n++] = sp[a];
+			}
+			if (ndp) {
+				w[n++] = "dport";
+				w[n++] = dp[b];
+			}
+			if (fb_flow_parse_keys_max(n, (char **)w, max, part, &m, why, len) != n)
+				return -1;
+			for (j = 0; j < m; j++) {
+				for (i = 0; i < *nk && memcmp(&keys[i], &part[j], sizeof(part[j]));
+				     i++)
+					;
+				if (i < *nk)
+					continue;
+				if (*nk == FB_RULE_KEYS_MAX) {
+					snprintf(why, len,
+						 "its port values make more than %d rules",
+						 FB_RULE_KEYS_MAX);
+					return -1;
+				}
+				keys[(*nk)++] = part[j];
+			}
+		}
+	}
+	return 0;
 }
 
 /*
@@ -167,21 +222,23 @@ static int flow_prefix(json_object *v, bool v6, char *out, size_t len)
  * (=V), one source and one destination port or port range, in the route's
  * family (an IPv4 flow route without a prefix is `dst 0.0.0.0/0`, an IPv6
  * one `dst ::/0`). A range is port prefixes, so the rule is one key or
- * several (at most FB_RULE_KEYS_MAX, in keys[0..*nk)). 0, or -1 with why:
- * everything else (TCP flags, packet length, DSCP, fragment, ICMP type and
- * code, several values), which a rule could only widen. */
+ * several (at most FB_RULE_KEYS_MAX, in keys[0..*nk)); a port component
+ * without a protocol one is TCP's and UDP's ports (RFC 8955), a rule for
+ * each, within half the cap each. 0, or -1 with why: everything else (TCP
+ * flags, packet length, DSCP, fragment, ICMP type and code, several
+ * values), which a rule could only widen. */
 int fb_bgp_flow_rule(json_object *nlri, bool v6, struct fb_key *keys, size_t *nk, char *why,
 		     size_t len)
 {
+	static const int tcp_udp[] = { 6, 17 };
 	char dst[80] = "", src[80] = "", sp[FB_BGP_TERMS][16], dp[FB_BGP_TERMS][16], pb[16];
 	const char *proto = NULL, *w[FB_FLOW_WORDS];
 	bool have_dst = false, have_src = false;
-	int nsp = 0, ndp = 0, a, b, base;
+	int nsp = 0, ndp = 0, np = 1, p = -1, k;
 	const char *dname = v6 ? "destination-ipv6" : "destination-ipv4";
 	const char *sname = v6 ? "source-ipv6" : "source-ipv4";
 	const char *pname = v6 ? "next-header" : "protocol";
-	int p, nw = 0;
-	size_t i, j, m;
+	size_t i;
 
 	json_object_object_foreach(nlri, key, val)
 	{
@@ -236,8 +293,6 @@ int fb_bgp_flow_rule(json_object *nlri, bool v6, struct fb_key *keys, size_t *nk
 	if ((dst[0] && fb_bgp_check_prefix(dst, v6, why, len)) ||
 	    (src[0] && fb_bgp_check_prefix(src, v6, why, len)))
 		return -1;
-	/* The clause form, as the CLI reads it (the same keys). */
-	w[nw++] = "any";
 	if (proto) {
 		/* ExaBGP names well-known protocols; ours may spell them alike. */
 		p = fb_proto_parse(proto);
@@ -245,51 +300,38 @@ int fb_bgp_flow_rule(json_object *nlri, bool v6, struct fb_key *keys, size_t *nk
 			snprintf(why, len, "protocol '%s' is not known", proto);
 			return -1;
 		}
-		snprintf(pb, sizeof(pb), "%d", p);
-		w[nw++] = "proto";
-		w[nw++] = pb;
+	} else if (nsp || ndp) {
+		np = 2; /* TCP's ports and UDP's */
 	}
-	if (src[0]) {
-		w[nw++] = "src";
-		w[nw++] = src;
-	}
-	if (dst[0] || !src[0]) {
-		w[nw++] = "dst";
-		w[nw++] = dst[0] ? dst : v6 ? "::/0" : "0.0.0.0/0";
-	}
-	/* Each source range with each destination range: one FLOW each, their
-	 * keys together (without repeats) at most FB_RULE_KEYS_MAX. */
-	base = nw;
+	/* The clause form, as the CLI reads it (the same keys), once per
+	 * protocol: "any [proto P] [src S] dst D", then the ports. */
 	*nk = 0;
-	for (a = 0; a < (nsp ? nsp : 1); a++) {
-		for (b = 0; b < (ndp ? ndp : 1); b++) {
-			struct fb_key part[FB_RULE_KEYS_MAX];
+	for (k = 0; k < np; k++) {
+		int nw = 0;
 
-			nw = base;
-			if (nsp) {
-				w[nw++] = "sport";
-				w[nw++] = sp[a];
+		w[nw++] = "any";
+		if (np == 2 || p >= 0) {
+			snprintf(pb, sizeof(pb), "%d", np == 2 ? tcp_udp[k] : p);
+			w[nw++] = "proto";
+			w[nw++] = pb;
+		}
+		if (src[0]) {
+			w[nw++] = "src";
+			w[nw++] = src;
+		}
+		if (dst[0] || !src[0]) {
+			w[nw++] = "dst";
+			w[nw++] = dst[0] ? dst : v6 ? "::/0" : "0.0.0.0/0";
+		}
+		if (add_flows(w, nw, sp, nsp, dp, ndp, FB_RULE_KEYS_MAX / np, keys, nk, why, len)) {
+			if (np == 2) {
+				char e[256];
+
+				snprintf(e, sizeof(e), "%s", why);
+				snprintf(why, len,
+					 "as TCP and as UDP ports (no protocol given): %s", e);
 			}
-			if (ndp) {
-				w[nw++] = "dport";
-				w[nw++] = dp[b];
-			}
-			if (fb_flow_parse_keys(nw, (char **)w, part, &m, why, len) != nw)
-				return -1;
-			for (j = 0; j < m; j++) {
-				for (i = 0; i < *nk && memcmp(&keys[i], &part[j], sizeof(part[j]));
-				     i++)
-					;
-				if (i < *nk)
-					continue;
-				if (*nk == FB_RULE_KEYS_MAX) {
-					snprintf(why, len,
-						 "its port values make more than %d rules",
-						 FB_RULE_KEYS_MAX);
-					return -1;
-				}
-				keys[(*nk)++] = part[j];
-			}
+			return -1;
 		}
 	}
 	/* The route's AFI decides the family (as for unicast, bgpmsg.c). */
