@@ -5,7 +5,8 @@
  * withdrawal (a FlowSpec announcement's "string" ends with its next hop, a
  * withdrawal's does not; a prefix's host bits do not count), also for the
  * ids a state file of an earlier version holds; v4-mapped prefixes, printed
- * dotted, are IPv6 prefixes; port components match TCP and UDP ports.
+ * dotted, are IPv6 prefixes; port components match TCP and UDP ports;
+ * protocols are read as ExaBGP names them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -325,6 +326,59 @@ static void ports(void)
 	fb_bgp_free(&b);
 }
 
+/* Every protocol ExaBGP 4.2's FlowSpec decoder can print: the names of its
+ * protocol table, "unknown protocol type N" for the other numbers. */
+static void protocols(void)
+{
+	static const struct {
+		const char *name;
+		int proto;
+	} t[] = {
+		{ "icmp", 1 },
+		{ "igmp", 2 },
+		{ "tcp", 6 },
+		{ "egp", 8 },
+		{ "udp", 17 },
+		{ "rsvp", 46 },
+		{ "gre", 47 },
+		{ "esp", 50 },
+		{ "ah", 51 },
+		{ "ospf", 89 },
+		{ "ipip", 94 },
+		{ "pim", 103 },
+		{ "sctp", 132 },
+		{ "unknown protocol type 0", 0 },
+		{ "unknown protocol type 253", 253 },
+	};
+	char buf[1024], want[64];
+	struct fb_bgp b;
+	size_t i;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		init(&b);
+		snprintf(buf, sizeof(buf),
+			 FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.9/32\"], "
+					 "\"protocol\": [\"=%s\"]"),
+			 t[i].name);
+		snprintf(want, sizeof(want), "proto %d dst 203.0.113.9", t[i].proto);
+		line(&b, buf);
+		snprintf(buf, sizeof(buf), "bgp protocols: ExaBGP's '=%s' is %s", t[i].name, want);
+		ASSERT_TRUE(b.nadd == 1 && keys_hold(b.add, 1, want), buf);
+		fb_bgp_free(&b);
+	}
+	init(&b);
+	line(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"2001:db8::9/128/0\"], "
+				 "\"next-header\": [\"=unknown protocol type 58\"]"));
+	ASSERT_TRUE(b.nadd == 1 && keys_hold(b.add, 1, "icmpv6 dst 2001:db8::9"),
+		    "bgp protocols: next-header '=unknown protocol type 58' is ICMPv6");
+	fb_bgp_done(&b);
+	line(&b, FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.9/32\"], "
+				 "\"protocol\": [\"=unknown protocol type 256\"]"));
+	ASSERT_TRUE(!b.nadd && strstr(note, "not known"),
+		    "bgp protocols: 'unknown protocol type 256' is refused");
+	fb_bgp_free(&b);
+}
+
 void test_bgp_exabgp(void)
 {
 	next_hop();
@@ -332,4 +386,5 @@ void test_bgp_exabgp(void)
 	host_bits();
 	v4mapped();
 	ports();
+	protocols();
 }

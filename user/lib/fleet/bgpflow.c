@@ -52,6 +52,41 @@ static const char *single_value(json_object *v)
 	return s + 1;
 }
 
+/*
+ * A protocol as ExaBGP 4.2's FlowSpec decoder prints it: a name of its own
+ * table (class Protocol, exabgp/protocol/__init__.py), which names these
+ * 13 and no other, and "unknown protocol type N" (its Resource's text) for
+ * every other number. A number, or a name of flowbloom's own table
+ * (rules/flow.c), is read as the CLI reads it. -1 if none of those.
+ */
+static int flow_proto(const char *s)
+{
+	static const struct {
+		const char *name;
+		int proto;
+	} exabgp[] = {
+		{ "icmp", 1 },	{ "igmp", 2 },	{ "tcp", 6 },	 { "egp", 8 }, { "udp", 17 },
+		{ "rsvp", 46 }, { "gre", 47 },	{ "esp", 50 },	 { "ah", 51 }, { "ospf", 89 },
+		{ "ipip", 94 }, { "pim", 103 }, { "sctp", 132 },
+	};
+	static const char unknown[] = "unknown protocol type ";
+	size_t i, n = strlen(unknown);
+	const char *d;
+	int v = 0;
+
+	for (i = 0; i < sizeof(exabgp) / sizeof(exabgp[0]); i++)
+		if (!strcmp(s, exabgp[i].name))
+			return exabgp[i].proto;
+	if (strncmp(s, unknown, n))
+		return fb_proto_parse(s);
+	/* Decimal as Python's %d writes it: no sign, no leading zero. */
+	for (d = s + n; *d >= '0' && *d <= '9' && d - (s + n) < 3; d++)
+		v = 10 * v + (*d - '0');
+	if (d == s + n || *d || (s[n] == '0' && d - (s + n) > 1) || v > 255)
+		return -1;
+	return v;
+}
+
 #define FB_BGP_TERMS 8 /* most ORed terms of one port component */
 
 /* One term of a port component (RFC 8955 4.2.2.4-6, as ExaBGP prints it:
@@ -294,8 +329,7 @@ int fb_bgp_flow_rule(json_object *nlri, bool v6, struct fb_key *keys, size_t *nk
 	    (src[0] && fb_bgp_check_prefix(src, v6, why, len)))
 		return -1;
 	if (proto) {
-		/* ExaBGP names well-known protocols; ours may spell them alike. */
-		p = fb_proto_parse(proto);
+		p = flow_proto(proto);
 		if (p < 0) {
 			snprintf(why, len, "protocol '%s' is not known", proto);
 			return -1;
