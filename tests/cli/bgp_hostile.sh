@@ -54,6 +54,9 @@
 #   route of 2 keys with 1 slot left refused whole; a --bits filter's
 #   capacity m ln 2 / k; with --ttl, our refresh copies counted once,
 #   before and after a restart;
+# - a peer announcing paths without end for rules held already (add-path
+#   ids for one /32): past --max-paths each refused, named once with its
+#   line, counted in the closing line; a withdrawal makes room;
 # - with --ttl (rules into a generation, with prefix lengths of its own),
 #   the routes of a 5th and 6th length refused, named, in a line with 4
 #   others; a later one of a 7th length refused by the same generation, one
@@ -106,6 +109,20 @@ for what in sys.argv[1:]:
                   {"destination-ipv4": ["203.0.113.42/32"], "protocol": ["=icmp"],
                    "destination-port": [">=0&<=65535"]}):
             out.write(json.dumps(fs("ipv4 flow", c)).encode() + b"\n")
+    elif what == "maxpaths":
+        # 150 add-path ids for one /32 in 3 messages, a FlowSpec route of
+        # 3 keys, withdrawals of 10 ids, the route again.
+        def ids(a, b):
+            return [{"nlri": "203.0.113.50/32", "path-information": "0.0.0.%d" % i} for i in range(a, b)]
+        def ann(nl):
+            return {"type": "update", "neighbor": dict(nb("198.51.100.9"), message={"update": {
+                "attribute": {"community": [[65535, 666]]}, "announce": {"ipv4 unicast": {"x": nl}}}})}
+        r = fs("ipv4 flow", {"destination-ipv4": ["203.0.113.51/32"], "protocol": ["=udp"],
+                             "destination-port": [">=5000&<=5002"]})
+        wd = {"type": "update", "neighbor": dict(nb("198.51.100.9"), message={"update": {
+            "withdraw": {"ipv4 unicast": ids(0, 10)}}})}
+        for m in (ann(ids(0, 50)), ann(ids(50, 100)), ann(ids(100, 150)), r, wd, r):
+            out.write(json.dumps(m).encode() + b"\n")
     elif what == "twomessages":
         a, b = bh("ipv4 unicast", "203.0.113.70/32"), bh("ipv4 unicast", "203.0.113.71/32")
         out.write(json.dumps(a).encode() + json.dumps(b).encode() + b"\n")
@@ -700,6 +717,27 @@ within3x "600 FlowSpec routes added again and 600 refused against 1200 added aga
 plain=$(cpu nocollide)
 coll=$(cpu collide)
 within3x "12000 add-path ids chosen to collide against 12000 random ones" "$plain" "$coll"
+
+# --- 15. the paths held are bounded too (--max-paths): 150 add-path ids
+# for one /32 (a rule held already: the capacity never saw them) held 150
+# paths, 1 rule. Past 100, the rest and a FlowSpec route of 3 keys are
+# refused, reported and counted; 10 withdrawn make room for the route.
+MS=$T_TMP/maxp.bgp
+gen maxpaths >"$T_TMP/in"
+"$FB" bgp rtbh --state "$MS" --max-paths 100 <"$T_TMP/in" >/dev/null 2>"$T_TMP/err"
+check_eq "--max-paths 100: bgp runs" "$?" 0
+check_eq "... 93 paths in the state file (90 ids and the route's 3)" "$(grep -vc '^#' "$MS")" 93
+check_eq "... the 50 ids of line 3 and the route on line 4 refused, reported" \
+	"$(grep -c "past --max-paths 100; not applied" "$T_TMP/err")" 51
+grep -q "<stdin>:4: 'flow .*' from 198.51.100.9: 3 paths more would make 103 held, past --max-paths 100; not applied" \
+	"$T_TMP/err" && pass "... the route named once, with its line" || fail "... said $(grep -m1 ':4:' "$T_TMP/err")"
+grep -q "93 paths held, 51 routes refused past --max-paths 100, state in" "$T_TMP/err" &&
+	pass "... counted in the closing line" || fail "... closing line: $(tail -1 "$T_TMP/err")"
+check_eq "... the /32 and the route (announced again) in the filter" \
+	"$(q dst 203.0.113.50)$("$FB" query rtbh udp 198.51.100.2:4000 203.0.113.51:5001 --packet | head -1 | awk '{print $1}')" \
+	maybedrop
+"$FB" bgp rtbh --state "$MS" --flush >/dev/null 2>&1
+t_refused 2 "--max-paths 0: a usage error" "max-paths" "$FB" bgp rtbh --state "$MS" --max-paths 0
 
 # --- 14. the filter's capacity bounds what peers add (the flows it was
 # built for: past them the false-positive rate climbs and traffic no route

@@ -240,7 +240,8 @@ static const struct fb_cmd cmds[] = {
 	  "own (firewallEvent). S: seconds, or 500ms, 5m, 1h." },
 	{ "bgp", cmd_bgp,
 	  "bgp NAME [--community ASN:VALUE] [--rtbh dst|src] [--on-session-down keep|flush]\n"
-	  "                 [--min-length V4,V6] [--state FILE] [--flush] [--ttl DURATION]",
+	  "                 [--min-length V4,V6] [--max-paths N] [--state FILE] [--flush] "
+	  "[--ttl DURATION]",
 	  "Apply BGP routes to counting filter NAME, reading ExaBGP's JSON API on stdin\n"
 	  "(ExaBGP runs it as a process). A route with the BLACKHOLE community\n"
 	  "(65535:666, RFC 7999, or --community) adds a dst rule for its prefix (src\n"
@@ -259,7 +260,8 @@ static const struct fb_cmd cmds[] = {
 	  "or paths is added once and deleted with its last path. A new rule past\n"
 	  "NAME's capacity (m ln 2 / k for --bits; the operator's rules counted) is\n"
 	  "refused, its route whole, and reported, so a peer announcing without end\n"
-	  "cannot raise the false-positive rate.\n"
+	  "cannot raise the false-positive rate; so is a route past N paths held\n"
+	  "(--max-paths, default 500000; a path per peer and add-path id of a route).\n"
 	  "On a session loss its routes stay (keep, default) or are deleted (flush).\n"
 	  "What was added is recorded in FILE (default /run/flowbloom/NAME.bgp; its\n"
 	  "directory must be root's and writable by no one else) so a restarted\n"

@@ -29,6 +29,9 @@ struct fb_bgp_opts {
 	bool rtbh_src;	    /* blackhole routes are source rules (RFC 5635 S/RTBH) */
 	bool flush_on_down; /* a session loss deletes its peer's routes */
 	int min_v4, min_v6; /* shortest prefix accepted, per family */
+	/* Most paths held (--max-paths; 0: no bound): an announcement that
+	 * would start paths past it is refused, its route whole, and noted. */
+	size_t max_paths;
 };
 
 struct fb_bgp_path;
@@ -40,7 +43,8 @@ struct fb_bgp {
 	struct fb_bgp_path **paths; /* hash buckets */
 	struct fb_bgp_rule **rules;
 	size_t nbuckets, npaths, nrules;
-	__u64 hkey[2]; /* the tables' hash key, drawn by fb_bgp_init() */
+	size_t refused_paths; /* routes refused past o.max_paths, in all */
+	__u64 hkey[2];	      /* the tables' hash key, drawn by fb_bgp_init() */
 	/* How many paths are stale, per peer and family: End-of-RIB looks
 	 * at the table only when some are (a peer's repeated End-of-RIB
 	 * costs nothing). stale_lost: a count could not be kept (no

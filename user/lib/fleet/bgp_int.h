@@ -46,6 +46,7 @@ struct fb_bgp_ctx {
 	size_t nops, cap;
 	struct fb_bgp_rule **touched;
 	size_t ntouched, cap_touched;
+	size_t grow; /* paths the message's announcements start (--max-paths) */
 	bool oom;
 };
 

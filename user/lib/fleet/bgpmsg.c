@@ -192,6 +192,48 @@ static int end_route(struct fb_bgp_ctx *c, const char *peer, const char *family,
 	return 0;
 }
 
+/* How many paths route id of peer and family holds: "ID", or its parts
+ * ("ID part I/N"). They lie in the bucket of ID without a " part I/N" of
+ * its own (an add-path id may end so). */
+static size_t route_held(const struct fb_bgp *b, const char *peer, const char *family,
+			 const char *id)
+{
+	size_t l = strlen(id), r = fb_bgp_route_len(id, NULL), n = 0;
+	const struct fb_bgp_path *p;
+	char head[1024];
+
+	snprintf(head, sizeof(head), "%.*s", (int)r, id);
+	for (p = fb_bgp_route_paths(b, peer, family, head); p; p = p->next)
+		n += !strcmp(p->peer, peer) && !strcmp(p->family, family) &&
+		     (r == l ? fb_bgp_route_len(p->nlri, NULL) == l && !strncmp(p->nlri, id, l)
+			     : !strcmp(p->nlri, id));
+	return n;
+}
+
+/* Would route id of peer and family, holding n paths once announced,
+ * take the paths held past --max-paths? The paths the message's earlier
+ * announcements start count (c->grow); its withdrawals make room from the
+ * next line on (as the filter's capacity does: bgpfilter.c). 0 (its new
+ * paths counted), or -1 with why (a refusal counted). */
+static int past_max(struct fb_bgp_ctx *c, const char *peer, const char *family, const char *id,
+		    size_t n, char *why, size_t len)
+{
+	struct fb_bgp *b = c->b;
+	size_t held = route_held(b, peer, family, id), total;
+
+	if (n <= held)
+		return 0; /* held already, or fewer parts now */
+	total = b->npaths + c->grow + n - held;
+	if (b->o.max_paths && total > b->o.max_paths) {
+		snprintf(why, len, "%zu path%s more would make %zu held, past --max-paths %zu",
+			 n - held, n - held == 1 ? "" : "s", total, b->o.max_paths);
+		b->refused_paths++;
+		return -1;
+	}
+	c->grow += n - held;
+	return 0;
+}
+
 static int read_nlri(struct fb_bgp_ctx *c, const char *peer, const char *family, json_object *n,
 		     bool announce, json_object *attr)
 {
@@ -217,7 +259,8 @@ static int read_nlri(struct fb_bgp_ctx *c, const char *peer, const char *family,
 			return fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2 : 0;
 		if (fb_bgp_check_prefix(pfx, v6, why, sizeof(why)) ||
 		    rule_from(v6, b->o.rtbh_src ? "src" : "dst", pfx, NULL, &k, why, sizeof(why)) ||
-		    fb_bgp_admit(b, family, &k, why, sizeof(why))) {
+		    fb_bgp_admit(b, family, &k, why, sizeof(why)) ||
+		    past_max(c, peer, family, id, 1, why, sizeof(why))) {
 			fb_bgp_note(b, c->lineno, "%s from %s: %s; not applied", pfx, peer, why);
 			return fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2 : 0;
 		}
@@ -235,6 +278,8 @@ static int read_nlri(struct fb_bgp_ctx *c, const char *peer, const char *family,
 	for (i = 0; i < nk; i++)
 		if (fb_bgp_admit(b, family, &keys[i], why, sizeof(why)))
 			goto refused;
+	if (past_max(c, peer, family, id, nk, why, sizeof(why)))
+		goto refused;
 	/* A route of several keys (port ranges) is one path per key, "ID
 	 * part I/N": each holds its rule as any path does (reference counts,
 	 * the state file); the route's other paths end. */
