@@ -7,7 +7,11 @@
 # - an IPv6 route never becomes an IPv4 rule: an ipv6 unicast blackhole
 #   for ::ffff:0.0.0.0/96 (ExaBGP prints v4-mapped prefixes dotted) must
 #   not drop IPv4 traffic, nor ::ffff:198.51.100.0/120 block 198.51.100.0/24,
-#   nor an ipv6 flow route of v4-mapped hosts;
+#   nor an ipv6 flow route of v4-mapped hosts; and an ipv6 flow route from
+#   ::ffff:0.0.0.0/96 keeps its source (an IPv6 /96, not an IPv4 /0);
+# - a FlowSpec port component matches TCP and UDP packets only: of every
+#   port, it never drops ICMP, GRE or SCTP (it was no port clause at all),
+#   without a protocol it never drops SCTP, with ICMP it is refused;
 # - a line that is not exactly one JSON message ({A}{B}, a message and
 #   garbage, a message, a NUL and garbage) is reported and skipped whole;
 # - a FlowSpec route naming the destination twice (/32 and /24) is refused,
@@ -50,6 +54,9 @@
 #   route of 2 keys with 1 slot left refused whole; a --bits filter's
 #   capacity m ln 2 / k; with --ttl, our refresh copies counted once,
 #   before and after a restart;
+# - a peer announcing paths without end for rules held already (add-path
+#   ids for one /32): past --max-paths each refused, named once with its
+#   line, counted in the closing line; a withdrawal makes room;
 # - with --ttl (rules into a generation, with prefix lengths of its own),
 #   the routes of a 5th and 6th length refused, named, in a line with 4
 #   others; a later one of a 7th length refused by the same generation, one
@@ -92,6 +99,29 @@ for what in sys.argv[1:]:
                   fs("ipv6 flow", {"destination-ipv6": ["::ffff:203.0.113.9/128/0"],
                                    "source-ipv6": ["::ffff:198.51.100.2/128/0"], "next-header": ["=udp"],
                                    "destination-port": ["=53"], "source-port": ["=4000"]})):
+            out.write(json.dumps(m).encode() + b"\n")
+    elif what == "v4mapped_src":
+        out.write(json.dumps(fs("ipv6 flow", {"destination-ipv6": ["::ffff:203.0.113.7/128/0"],
+                                              "source-ipv6": ["::ffff:0.0.0.0/96/0"]})).encode() + b"\n")
+    elif what == "allports":
+        for c in ({"destination-ipv4": ["203.0.113.40/32"], "destination-port": [">=0"]},
+                  {"destination-ipv4": ["203.0.113.41/32"], "destination-port": ["=80"]},
+                  {"destination-ipv4": ["203.0.113.42/32"], "protocol": ["=icmp"],
+                   "destination-port": [">=0&<=65535"]}):
+            out.write(json.dumps(fs("ipv4 flow", c)).encode() + b"\n")
+    elif what == "maxpaths":
+        # 150 add-path ids for one /32 in 3 messages, a FlowSpec route of
+        # 3 keys, withdrawals of 10 ids, the route again.
+        def ids(a, b):
+            return [{"nlri": "203.0.113.50/32", "path-information": "0.0.0.%d" % i} for i in range(a, b)]
+        def ann(nl):
+            return {"type": "update", "neighbor": dict(nb("198.51.100.9"), message={"update": {
+                "attribute": {"community": [[65535, 666]]}, "announce": {"ipv4 unicast": {"x": nl}}}})}
+        r = fs("ipv4 flow", {"destination-ipv4": ["203.0.113.51/32"], "protocol": ["=udp"],
+                             "destination-port": [">=5000&<=5002"]})
+        wd = {"type": "update", "neighbor": dict(nb("198.51.100.9"), message={"update": {
+            "withdraw": {"ipv4 unicast": ids(0, 10)}}})}
+        for m in (ann(ids(0, 50)), ann(ids(50, 100)), ann(ids(100, 150)), r, wd, r):
             out.write(json.dumps(m).encode() + b"\n")
     elif what == "twomessages":
         a, b = bh("ipv4 unicast", "203.0.113.70/32"), bh("ipv4 unicast", "203.0.113.71/32")
@@ -324,6 +354,33 @@ check_eq "ipv6 flow v4-mapped 5-tuple: not an IPv4 5-tuple" \
 check_eq "... but the IPv6 one" "$(q udp '[::ffff:c633:6402]:4000' '[::ffff:cb00:7109]:53')" maybe
 check_eq "no IPv4 prefix list in the filter" \
 	"$("$FB" -j info rtbh | python3 -c 'import json,sys; print(sum(p["list"].startswith("IPv4") for p in json.load(sys.stdin)["prefix_lengths"]))')" 0
+"$FB" bgp rtbh --state "$S" --flush >/dev/null 2>&1
+# ExaBGP prints v4-mapped prefixes dotted: ::ffff:0.0.0.0/96 is an IPv6
+# /96 (as an IPv4 /0 the source condition vanished).
+# Packets probed as the data path does (query --packet: every shape).
+run "$S" v4mapped_src
+qp() { "$FB" query rtbh "$@" --packet | head -1 | awk '{print $1}'; }
+check_eq "ipv6 flow from ::ffff:0.0.0.0/96 to ::ffff:203.0.113.7: an IPv6 packet from 2001:db8::1 passes" \
+	"$(qp udp '[2001:db8::1]:4000' '[::ffff:cb00:7107]:53')" pass
+check_eq "... one from ::ffff:198.51.100.2 is dropped" \
+	"$(qp udp '[::ffff:c633:6402]:4000' '[::ffff:cb00:7107]:53')" drop
+check_eq "... an IPv4 packet passes" "$(qp udp 198.51.100.2:4000 203.0.113.7:53)" pass
+"$FB" bgp rtbh --state "$S" --flush >/dev/null 2>&1
+
+# A FlowSpec port component matches packets with TCP or UDP ports only
+# (RFC 8955): one of every port was "no port" (ICMP and GRE dropped too),
+# one without a protocol matched SCTP; with ICMP it is refused.
+run "$S" allports
+check_eq "destination-port >=0 to 203.0.113.40: UDP dropped" "$(qp udp 198.51.100.2:4000 203.0.113.40:53)" drop
+check_eq "... TCP to port 0 dropped" "$(qp tcp 198.51.100.2:4000 203.0.113.40:0)" drop
+check_eq "... ICMP passes" "$(qp icmp 198.51.100.2 203.0.113.40)" pass
+check_eq "... GRE passes" "$(qp gre 198.51.100.2 203.0.113.40)" pass
+check_eq "... SCTP passes" "$(qp sctp 198.51.100.2:4000 203.0.113.40:53)" pass
+check_eq "destination-port =80 to 203.0.113.41, no protocol: TCP dropped" "$(qp tcp 198.51.100.2:4000 203.0.113.41:80)" drop
+check_eq "... SCTP passes" "$(qp sctp 198.51.100.2:4000 203.0.113.41:80)" pass
+check_eq "ICMP with every destination port to 203.0.113.42: ICMP passes" "$(qp icmp 198.51.100.2 203.0.113.42)" pass
+grep -q "<stdin>:3: .*protocol 1 has no ports.*not applied" "$T_TMP/err" && pass "... refused, reported" ||
+	fail "... not reported: $(head -c 300 "$T_TMP/err")"
 "$FB" bgp rtbh --state "$S" --flush >/dev/null 2>&1
 
 # --- 7. one JSON message per line, or nothing of it
@@ -660,6 +717,27 @@ within3x "600 FlowSpec routes added again and 600 refused against 1200 added aga
 plain=$(cpu nocollide)
 coll=$(cpu collide)
 within3x "12000 add-path ids chosen to collide against 12000 random ones" "$plain" "$coll"
+
+# --- 15. the paths held are bounded too (--max-paths): 150 add-path ids
+# for one /32 (a rule held already: the capacity never saw them) held 150
+# paths, 1 rule. Past 100, the rest and a FlowSpec route of 3 keys are
+# refused, reported and counted; 10 withdrawn make room for the route.
+MS=$T_TMP/maxp.bgp
+gen maxpaths >"$T_TMP/in"
+"$FB" bgp rtbh --state "$MS" --max-paths 100 <"$T_TMP/in" >/dev/null 2>"$T_TMP/err"
+check_eq "--max-paths 100: bgp runs" "$?" 0
+check_eq "... 93 paths in the state file (90 ids and the route's 3)" "$(grep -vc '^#' "$MS")" 93
+check_eq "... the 50 ids of line 3 and the route on line 4 refused, reported" \
+	"$(grep -c "past --max-paths 100; not applied" "$T_TMP/err")" 51
+grep -q "<stdin>:4: 'flow .*' from 198.51.100.9: 3 paths more would make 103 held, past --max-paths 100; not applied" \
+	"$T_TMP/err" && pass "... the route named once, with its line" || fail "... said $(grep -m1 ':4:' "$T_TMP/err")"
+grep -q "93 paths held, 51 routes refused past --max-paths 100, state in" "$T_TMP/err" &&
+	pass "... counted in the closing line" || fail "... closing line: $(tail -1 "$T_TMP/err")"
+check_eq "... the /32 and the route (announced again) in the filter" \
+	"$(q dst 203.0.113.50)$("$FB" query rtbh udp 198.51.100.2:4000 203.0.113.51:5001 --packet | head -1 | awk '{print $1}')" \
+	maybedrop
+"$FB" bgp rtbh --state "$MS" --flush >/dev/null 2>&1
+t_refused 2 "--max-paths 0: a usage error" "max-paths" "$FB" bgp rtbh --state "$MS" --max-paths 0
 
 # --- 14. the filter's capacity bounds what peers add (the flows it was
 # built for: past them the false-positive rate climbs and traffic no route

@@ -8,12 +8,13 @@
  * down, bits 2-3 the --min-length pair, bit 4 the filter refuses each
  * line's first rule, bit 5 the filter is replaced before each odd line's
  * outcome is applied, the new array refusing the first rule added again,
- * as cmd_bgp's resync does it), then the lines.
+ * as cmd_bgp's resync does it, bit 6 --max-paths 6), then the lines.
  *
  * What must hold: a malformed line changes nothing; add names rules the
  * filter lacks, that the route's family could make (fb_rules_valid), del
  * rules it holds; after each line the rules the paths hold are exactly the
- * simulated filter's, each held by a path; the state file written at the
+ * simulated filter's, each held by a path, and no more paths held than
+ * --max-paths lets (when bit 6 sets it); the state file written at the
  * end reads back into the same rules and paths, dropping none; --flush
  * deletes every rule.
  */
@@ -22,6 +23,7 @@
 #include "rules/rules.h"
 
 #define MAX_RULES 4096
+#define FUZZ_MAX_PATHS 6 /* --max-paths with bit 6 */
 
 struct model {
 	struct fb_key k[MAX_RULES];
@@ -66,7 +68,8 @@ static void init(struct fb_bgp *b, unsigned flags)
 				 .rtbh_src = flags & 1,
 				 .flush_on_down = flags & 2,
 				 .min_v4 = mins[(flags >> 2) & 3][0],
-				 .min_v6 = mins[(flags >> 2) & 3][1] };
+				 .min_v6 = mins[(flags >> 2) & 3][1],
+				 .max_paths = flags & 64 ? FUZZ_MAX_PATHS : 0 };
 
 	if (fb_bgp_init(b, &o))
 		abort();
@@ -114,6 +117,9 @@ static void line(struct fb_bgp *b, struct model *m, const char *s, size_t len, s
 	size_t i;
 	int r = fb_bgp_line(b, s, len, lineno);
 
+	FUZZ_ASSERT(!b->o.max_paths || b->npaths <= b->o.max_paths,
+		    "line %zu: %zu paths held, past --max-paths %zu", lineno, b->npaths,
+		    b->o.max_paths);
 	if (r) {
 		FUZZ_ASSERT(r == -1 && !b->nadd && !b->ndel && !b->changed,
 			    "line %zu: refused (%d), yet %zu adds, %zu deletes, changed %d", lineno,

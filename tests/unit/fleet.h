@@ -30,6 +30,12 @@ void test_bgp_state(void);
 /* fleet_bgp_hostile.c */
 void test_bgp_hostile(void);
 
+/* fleet_bgp_exabgp.c */
+void test_bgp_exabgp(void);
+
+/* fleet_bgp_paths.c */
+void test_bgp_paths(void);
+
 /* fleet_bgpfit.c */
 void test_bgp_fit(void);
 

@@ -434,6 +434,8 @@ int main(void)
 	test_bgp_bad_input();
 	test_bgp_state();
 	test_bgp_hostile();
+	test_bgp_exabgp();
+	test_bgp_paths();
 	test_bgp_fit();
 	test_export_flips();
 	return test_summary();

@@ -57,6 +57,17 @@
  */
 #define MAX_LINE (8U << 20)
 
+/*
+ * The most paths held (--max-paths): the filter's capacity bounds the
+ * rules peers add, not the paths holding them (a path per peer and add-path
+ * id), each about 200 (RTBH) to 350 (FlowSpec) bytes of memory and 80 to
+ * 130 of state file, which is rewritten at each commit. 500,000 by
+ * default: five paths for each rule of a filter of 100,000 flows, at most
+ * about 175 MB and a 65 MB state file.
+ */
+#define BGP_MAX_PATHS 500000
+#define BGP_MAX_PATHS_MAX 100000000
+
 /* Write the state file through the one safe writer (safefile.c): a new
  * file under an unpredictable name, never through a planted link, synced,
  * renamed over it; mode 0600 (it names the peers and what they block). */
@@ -225,12 +236,14 @@ static int parse_opts(int argc, char **argv, struct fb_bgp_opts *o, const char *
 		{ "min-length", required_argument, NULL, 'm' },
 		{ "state", required_argument, NULL, 's' },
 		{ "flush", no_argument, NULL, 'F' },
+		{ "max-paths", required_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const sides[] = { "dst", "src", NULL };
 	static const char *const downs[] = { "keep", "flush", NULL };
 	static const int zero_one[] = { 0, 1 };
 	unsigned a, v, v4, v6;
+	__u64 u;
 	int c, n, x;
 
 	optind = 0;
@@ -268,6 +281,11 @@ static int parse_opts(int argc, char **argv, struct fb_bgp_opts *o, const char *
 			break;
 		case 'F':
 			*flush = true;
+			break;
+		case 'p':
+			if (fb_parse_u64_range("--max-paths", optarg, 1, BGP_MAX_PATHS_MAX, &u))
+				return 2;
+			o->max_paths = (size_t)u;
 			break;
 		case 't':
 			if (fb_parse_duration("--ttl", optarg, 1, FB_TTL_MAX, ttl))
@@ -316,7 +334,10 @@ static int refresh(struct bgp_run *rn)
 
 int cmd_bgp(int argc, char **argv)
 {
-	struct fb_bgp_opts o = { .community = FB_BGP_BLACKHOLE, .min_v4 = 24, .min_v6 = 48 };
+	struct fb_bgp_opts o = { .community = FB_BGP_BLACKHOLE,
+				 .min_v4 = 24,
+				 .min_v6 = 48,
+				 .max_paths = BGP_MAX_PATHS };
 	char statebuf[PATH_MAX], dir[PATH_MAX], lockname[NAME_MAX + 1], lockpath[PATH_MAX + 8];
 	char *slash;
 	struct bgp_run rn = { .state_dir = -1 };
@@ -420,10 +441,10 @@ int cmd_bgp(int argc, char **argv)
 	if (commit(&rn))
 		goto out;
 	bgp_say("filter '%s': %zu rule%s held from %s; community %u:%u, RTBH %s rules, on session "
-		"down %s%s",
+		"down %s, at most %zu paths%s",
 		rn.name, rn.b.nrules, rn.b.nrules == 1 ? "" : "s", state, o.community >> 16,
 		o.community & 0xffff, o.rtbh_src ? "src" : "dst",
-		o.flush_on_down ? "flush" : "keep",
+		o.flush_on_down ? "flush" : "keep", o.max_paths,
 		rn.ttl > 0 ? ", rules with a lifetime (refreshed while held)" : "");
 	rn.refreshed = mono();
 	fb_catch_interrupt();
@@ -488,9 +509,12 @@ int cmd_bgp(int argc, char **argv)
 	}
 	if ((rn.dirty || rn.npend) && commit(&rn))
 		goto out;
-	bgp_say("%s; %zu rule%s held, %llu added and %llu deleted by this run, state in %s",
+	bgp_say("%s; %zu rule%s held, %llu added and %llu deleted by this run, %zu path%s held, "
+		"%zu route%s refused past --max-paths %zu, state in %s",
 		rd.eof ? "end of input" : "stopped", rn.b.nrules, rn.b.nrules == 1 ? "" : "s",
-		(unsigned long long)rn.added, (unsigned long long)rn.deleted, state);
+		(unsigned long long)rn.added, (unsigned long long)rn.deleted, rn.b.npaths,
+		rn.b.npaths == 1 ? "" : "s", rn.b.refused_paths, rn.b.refused_paths == 1 ? "" : "s",
+		o.max_paths, state);
 	rc = 0;
 out:
 	release(&rn);

@@ -242,16 +242,19 @@ static const struct fb_cmd cmds[] = {
 	  "own (firewallEvent). S: seconds, or 500ms, 5m, 1h." },
 	{ "bgp", cmd_bgp,
 	  "bgp NAME [--community ASN:VALUE] [--rtbh dst|src] [--on-session-down keep|flush]\n"
-	  "                 [--min-length V4,V6] [--state FILE] [--flush] [--ttl DURATION]",
+	  "                 [--min-length V4,V6] [--max-paths N] [--state FILE] [--flush] "
+	  "[--ttl DURATION]",
 	  "Apply BGP routes to counting filter NAME, reading ExaBGP's JSON API on stdin\n"
 	  "(ExaBGP runs it as a process). A route with the BLACKHOLE community\n"
 	  "(65535:666, RFC 7999, or --community) adds a dst rule for its prefix (src\n"
 	  "with --rtbh src); its withdrawal deletes it. A FlowSpec route (RFC 8955)\n"
 	  "with a traffic-rate 0 (discard) action becomes one rule of its shape:\n"
 	  "source and destination prefixes, one protocol, ports or port ranges (up to\n"
-	  "8 ORed terms, expanded within the port-prefix cap); TCP flags, packet\n"
-	  "length, DSCP, fragment, ICMP type/code, a rate limit above 0 or any other\n"
-	  "action is reported unsupported and nothing of it applied.\n"
+	  "8 ORed terms, expanded within the port-prefix cap; TCP's and UDP's ports\n"
+	  "if no protocol is given, and only packets with ports, as RFC 8955 says);\n"
+	  "TCP flags, packet length, DSCP, fragment, ICMP type/code, a rate limit\n"
+	  "above 0 or any other action is reported unsupported and nothing of it\n"
+	  "applied.\n"
 	  "The route's family decides the rule's: an IPv6 route (v4-mapped prefixes\n"
 	  "included) makes IPv6 rules only. Prefixes shorter than V4,V6 (default 24,48)\n"
 	  "in the rule's family are refused. A line that is not exactly one JSON\n"
@@ -259,7 +262,8 @@ static const struct fb_cmd cmds[] = {
 	  "or paths is added once and deleted with its last path. A new rule past\n"
 	  "NAME's capacity (m ln 2 / k for --bits; the operator's rules counted) is\n"
 	  "refused, its route whole, and reported, so a peer announcing without end\n"
-	  "cannot raise the false-positive rate.\n"
+	  "cannot raise the false-positive rate; so is a route past N paths held\n"
+	  "(--max-paths, default 500000; a path per peer and add-path id of a route).\n"
 	  "On a session loss its routes stay (keep, default) or are deleted (flush).\n"
 	  "What was added is recorded in FILE (default /run/flowbloom/NAME.bgp; its\n"
 	  "directory must be root's and writable by no one else) so a restarted\n"

@@ -29,6 +29,9 @@ struct fb_bgp_opts {
 	bool rtbh_src;	    /* blackhole routes are source rules (RFC 5635 S/RTBH) */
 	bool flush_on_down; /* a session loss deletes its peer's routes */
 	int min_v4, min_v6; /* shortest prefix accepted, per family */
+	/* Most paths held (--max-paths; 0: no bound): an announcement that
+	 * would start paths past it is refused, its route whole, and noted. */
+	size_t max_paths;
 };
 
 struct fb_bgp_path;
@@ -40,7 +43,8 @@ struct fb_bgp {
 	struct fb_bgp_path **paths; /* hash buckets */
 	struct fb_bgp_rule **rules;
 	size_t nbuckets, npaths, nrules;
-	__u64 hkey[2]; /* the tables' hash key, drawn by fb_bgp_init() */
+	size_t refused_paths; /* routes refused past o.max_paths, in all */
+	__u64 hkey[2];	      /* the tables' hash key, drawn by fb_bgp_init() */
 	/* How many paths are stale, per peer and family: End-of-RIB looks
 	 * at the table only when some are (a peer's repeated End-of-RIB
 	 * costs nothing). stale_lost: a count could not be kept (no
@@ -125,7 +129,10 @@ size_t fb_bgp_stale_count(const struct fb_bgp *b, const char *peer, const char *
 /* State file: one path a line, "peer<TAB>family<TAB>nlri id<TAB>FLOW",
  * the first three with backslash escapes (\\, \t, \n, \r, \xHH for other
  * control bytes and '#'): whatever a peer sends, a line is one path, never
- * a comment. load: -1 on a malformed line (printed as name:LINE), nothing
+ * a comment. Its "# flowbloom bgp state 2" header says the ids are as a
+ * route's messages make them now (bgpid.c); those of a file without it are
+ * made so as they are read (a FlowSpec id loses the next hop that ended
+ * it, a unicast prefix its host bits). load: -1 on a malformed line (printed as name:LINE), nothing
  * loaded; loaded rules count as in the filter. A path fb_bgp_admit()
  * refuses now (the limits changed, or the file says what no peer could
  * make us add) is noted and dropped; its rule, unless another path holds

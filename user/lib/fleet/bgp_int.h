@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Library-internal: what bgp.c (paths, rules, reference counts),
- * bgpstate.c (the state file) and bgpmsg.c (reading one ExaBGP JSON
- * message into path operations) share.
+ * bgpstate.c (the state file), bgpmsg.c (reading one ExaBGP JSON message
+ * into path operations), bgpflow.c (a FlowSpec NLRI's rule) and bgpid.c
+ * (a route's identity) share.
  */
 #ifndef FLOWBLOOM_USER_BGP_INT_H
 #define FLOWBLOOM_USER_BGP_INT_H
@@ -45,6 +46,7 @@ struct fb_bgp_ctx {
 	size_t nops, cap;
 	struct fb_bgp_rule **touched;
 	size_t ntouched, cap_touched;
+	size_t grow; /* paths the message's announcements start (--max-paths) */
 	bool oom;
 };
 
@@ -82,6 +84,29 @@ struct fb_bgp_path *fb_bgp_route_paths(const struct fb_bgp *b, const char *peer,
 /* "ipv4 unicast", "ipv6 unicast", "ipv4 flow", "ipv6 flow": 0 with what
  * it is; -1 for any other family. */
 int fb_bgp_family(const char *family, bool *flow, bool *v6);
+/* bgpflow.c: "PFX/LEN" as a route of family v6 or not writes it (the
+ * length limits apply to the rule it makes: fb_bgp_admit): 0, or -1 with
+ * why. */
+int fb_bgp_check_prefix(const char *pfx, bool v6, char *why, size_t len);
+/* bgpflow.c: FlowSpec NLRI nlri (a JSON object of components) as the keys
+ * of one rule of its shape, keys[0..*nk) (at most FB_RULE_KEYS_MAX): 0, or
+ * -1 with why (a component no rule holds exactly). */
+int fb_bgp_flow_rule(json_object *nlri, bool v6, struct fb_key *keys, size_t *nk, char *why,
+		     size_t len);
+/* bgpid.c: the length of FlowSpec string s (ExaBGP's "string" member)
+ * without a trailing " next-hop ADDR" (an announcement's next hop, which a
+ * withdrawal does not print): the route's id. */
+size_t fb_bgp_flow_string_len(const char *s);
+/* bgpid.c: unicast prefix pfx[0..n) of family v6 or not ("ADDR/LEN") as
+ * its route's id: its host bits cleared, the address as inet_ntop()
+ * writes it. 0, or -1 if it is no such prefix. */
+int fb_bgp_prefix_id(const char *pfx, size_t n, bool v6, char *out, size_t len);
+/* bgpid.c: id of a path of family, read from a state file written before
+ * ids were made as they are now (no "state 2" header), made so: a FlowSpec
+ * id without the next hop its announcement printed, a unicast one's prefix
+ * without host bits. Returns id if it is so already (or the new one would
+ * not fit), else buf[0..len) holding it. */
+const char *fb_bgp_old_id(const char *family, const char *id, char *buf, size_t len);
 /* bgpmsg.c: read the message into c->ops: 0, -1 malformed (why set), -2
  * no memory. */
 int fb_bgp_read_message(struct fb_bgp_ctx *c, json_object *msg, const char **why);

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Reading one ExaBGP JSON message into path operations (see bgp.c for the
- * shapes): checks its structure, turns unicast NLRIs and FlowSpec rules
- * into keys; a malformed message is refused whole.
+ * shapes): checks its structure, turns unicast NLRIs into keys and
+ * FlowSpec NLRIs through bgpflow.c; a malformed message is refused whole.
  */
 #define _GNU_SOURCE
-#include <ctype.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "fleet/bgp.h"
@@ -100,29 +98,6 @@ static int rule_from(bool v6, const char *w0, const char *w1, const char *w2, st
 	return 0;
 }
 
-/* "PFX/LEN" of family fam ("ipv4"/"ipv6"), as a route of that family
- * writes it (the length limits apply to the rule it makes: fb_bgp_admit).
- * 0 ok, -1 with why. */
-static int check_prefix(const char *pfx, bool v6, char *why, size_t len)
-{
-	const char *slash = strchr(pfx, '/');
-	char *end;
-	long l;
-
-	if (!slash) {
-		snprintf(why, len, "prefix '%s' has no length", pfx);
-		return -1;
-	}
-	errno = 0;
-	l = strtol(slash + 1, &end, 10);
-	if (errno || *end || end == slash + 1 || l < 0 || l > (v6 ? 128 : 32) ||
-	    (v6 != !!strchr(pfx, ':'))) {
-		snprintf(why, len, "bad %s prefix '%s'", v6 ? "IPv6" : "IPv4", pfx);
-		return -1;
-	}
-	return 0;
-}
-
 static bool has_community(struct fb_bgp *b, json_object *attr)
 {
 	json_object *list = get(attr, "community");
@@ -172,245 +147,20 @@ static bool has_discard(json_object *attr, const char **other)
 	return false;
 }
 
-/* The one value of a FlowSpec numeric component, "=V" alone; NULL if it is
- * anything else (a range, several values, a negation). */
-static const char *single_value(json_object *v)
-{
-	const char *s;
-
-	if (!v || !json_object_is_type(v, json_type_array) || json_object_array_length(v) != 1)
-		return NULL;
-	s = json_object_get_string(json_object_array_get_idx(v, 0));
-	if (!s || s[0] != '=' || !s[1] || strchr(s, '&'))
-		return NULL;
-	return s + 1;
-}
-
-#define FB_BGP_TERMS 8 /* most ORed terms of one port component */
-
-/* One term of a port component (RFC 8955 4.2.2.4-6, as ExaBGP prints it:
- * "&" joining comparisons) as a range "LO-HI": =V, >=A, >A, <=B, <B, or
- * several of those ANDed (">=1024&<=2047"). != and the rest: -1 (a rule
- * could not hold it without widening). */
-static int port_term(const char *s, char *out, size_t len)
-{
-	long lo = 0, hi = 65535, n;
-	const char *p;
-	char *end;
-
-	if (!s || !*s)
-		return -1;
-	for (p = s; *p;) {
-		int ge = p[0] == '>' && p[1] == '=', le = p[0] == '<' && p[1] == '=';
-		int gt = p[0] == '>' && !ge, lt = p[0] == '<' && !le, eq = p[0] == '=';
-
-		if (!ge && !le && !gt && !lt && !eq)
-			return -1;
-		p += ge || le ? 2 : 1;
-		if (*p < '0' || *p > '9')
-			return -1;
-		errno = 0;
-		n = strtol(p, &end, 10);
-		if (errno || n < 0 || n > 65535)
-			return -1;
-		p = end;
-		if (*p && *p++ != '&')
-			return -1;
-		if (eq || ge || gt)
-			lo = n + gt > lo ? n + gt : lo;
-		if (eq || le || lt)
-			hi = n - lt < hi ? n - lt : hi;
-	}
-	if (lo > hi)
-		return -1; /* matches nothing: not a rule to make */
-	snprintf(out, len, "%ld-%ld", lo, hi);
-	return 0;
-}
-
-/* A port component: its terms (ORed, at most FB_BGP_TERMS) as ranges in
- * out[0..n); returns n or -1. */
-static int port_ranges(json_object *v, char out[][16])
-{
-	size_t i, n;
-
-	if (!v || !json_object_is_type(v, json_type_array))
-		return -1;
-	n = json_object_array_length(v);
-	if (!n || n > FB_BGP_TERMS)
-		return -1;
-	for (i = 0; i < n; i++)
-		if (port_term(json_object_get_string(json_object_array_get_idx(v, i)), out[i], 16))
-			return -1;
-	return (int)n;
-}
-
-/* A prefix component: ["PFX"] (IPv4) or ["PFX/OFFSET"] (IPv6, offset 0 only). */
-static int flow_prefix(json_object *v, bool v6, char *out, size_t len)
-{
-	const char *s, *slash;
-
-	if (!v || !json_object_is_type(v, json_type_array) || json_object_array_length(v) != 1)
-		return -1;
-	s = json_object_get_string(json_object_array_get_idx(v, 0));
-	if (!s || strlen(s) >= len)
-		return -1;
-	strcpy(out, s);
-	if (v6) {
-		slash = strrchr(out, '/');
-		if (!slash || slash == strchr(out, '/'))
-			return 0; /* no offset given */
-		if (strcmp(slash, "/0"))
-			return -1;
-		*strrchr(out, '/') = 0;
-	}
-	return 0;
-}
-
-/* A FlowSpec NLRI as one flowbloom rule of its shape (rule.c's clause
- * form): at most one destination and one source prefix, one protocol
- * (=V), one source and one destination port or port range, in the route's
- * family (an IPv4 flow route without a prefix is `dst 0.0.0.0/0`, an IPv6
- * one `dst ::/0`). A range is port prefixes, so the rule is one key or
- * several (at most FB_RULE_KEYS_MAX, in keys[0..*nk)). 0, or -1 with why:
- * everything else (TCP flags, packet length, DSCP, fragment, ICMP type and
- * code, several values), which a rule could only widen. */
-static int flow_rule(json_object *nlri, bool v6, struct fb_key *keys, size_t *nk, char *why,
-		     size_t len)
-{
-	char dst[80] = "", src[80] = "", sp[FB_BGP_TERMS][16], dp[FB_BGP_TERMS][16], pb[16];
-	const char *proto = NULL, *w[FB_FLOW_WORDS];
-	bool have_dst = false, have_src = false;
-	int nsp = 0, ndp = 0, a, b, base;
-	const char *dname = v6 ? "destination-ipv6" : "destination-ipv4";
-	const char *sname = v6 ? "source-ipv6" : "source-ipv4";
-	const char *pname = v6 ? "next-header" : "protocol";
-	int p, nw = 0;
-	size_t i, j, m;
-
-	json_object_object_foreach(nlri, key, val)
-	{
-		if (!strcmp(key, "string") || !strcmp(key, "next-hop"))
-			continue;
-		/* A component given twice (under either of its names) asks
-		 * for packets that match both: one rule could only widen it. */
-		if (!strcmp(key, dname) || !strcmp(key, "destination")) {
-			if (have_dst)
-				goto twice;
-			have_dst = true;
-			if (flow_prefix(val, v6, dst, sizeof(dst)))
-				goto comp;
-		} else if (!strcmp(key, sname) || !strcmp(key, "source")) {
-			if (have_src)
-				goto twice;
-			have_src = true;
-			if (flow_prefix(val, v6, src, sizeof(src)))
-				goto comp;
-		} else if (!strcmp(key, pname) || !strcmp(key, "protocol")) {
-			if (proto)
-				goto twice;
-			if (!(proto = single_value(val)))
-				goto comp;
-		} else if (!strcmp(key, "destination-port")) {
-			if (ndp)
-				goto twice;
-			if ((ndp = port_ranges(val, dp)) < 0)
-				goto comp;
-		} else if (!strcmp(key, "source-port")) {
-			if (nsp)
-				goto twice;
-			if ((nsp = port_ranges(val, sp)) < 0)
-				goto comp;
-		} else {
-			/* "port" (either port) would be two rules; tcp-flags,
-			 * packet-length, dscp, fragment, icmp-type, icmp-code,
-			 * flow-label: no field of the flow key holds them. */
-			snprintf(why, len, "component '%s' is not supported", key);
-			return -1;
-		}
-		continue;
-	comp:
-		snprintf(why, len,
-			 "component '%s' is not one value, range or prefix (or up to %d ORed)", key,
-			 FB_BGP_TERMS);
-		return -1;
-	twice:
-		snprintf(why, len, "component '%s' is given twice", key);
-		return -1;
-	}
-	if ((dst[0] && check_prefix(dst, v6, why, len)) ||
-	    (src[0] && check_prefix(src, v6, why, len)))
-		return -1;
-	/* The clause form, as the CLI reads it (the same keys). */
-	w[nw++] = "any";
-	if (proto) {
-		/* ExaBGP names well-known protocols; ours may spell them alike. */
-		p = fb_proto_parse(proto);
-		if (p < 0) {
-			snprintf(why, len, "protocol '%s' is not known", proto);
-			return -1;
-		}
-		snprintf(pb, sizeof(pb), "%d", p);
-		w[nw++] = "proto";
-		w[nw++] = pb;
-	}
-	if (src[0]) {
-		w[nw++] = "src";
-		w[nw++] = src;
-	}
-	if (dst[0] || !src[0]) {
-		w[nw++] = "dst";
-		w[nw++] = dst[0] ? dst : v6 ? "::/0" : "0.0.0.0/0";
-	}
-	/* Each source range with each destination range: one FLOW each, their
-	 * keys together (without repeats) at most FB_RULE_KEYS_MAX. */
-	base = nw;
-	*nk = 0;
-	for (a = 0; a < (nsp ? nsp : 1); a++) {
-		for (b = 0; b < (ndp ? ndp : 1); b++) {
-			struct fb_key part[FB_RULE_KEYS_MAX];
-
-			nw = base;
-			if (nsp) {
-				w[nw++] = "sport";
-				w[nw++] = sp[a];
-			}
-			if (ndp) {
-				w[nw++] = "dport";
-				w[nw++] = dp[b];
-			}
-			if (fb_flow_parse_keys(nw, (char **)w, part, &m, why, len) != nw)
-				return -1;
-			for (j = 0; j < m; j++) {
-				for (i = 0; i < *nk && memcmp(&keys[i], &part[j], sizeof(part[j]));
-				     i++)
-					;
-				if (i < *nk)
-					continue;
-				if (*nk == FB_RULE_KEYS_MAX) {
-					snprintf(why, len,
-						 "its port values make more than %d rules",
-						 FB_RULE_KEYS_MAX);
-					return -1;
-				}
-				keys[(*nk)++] = part[j];
-			}
-		}
-	}
-	/* The route's AFI decides the family (as rule_from). */
-	for (i = 0; v6 && i < *nk; i++)
-		keys[i].family = FB_FAMILY_IPV6;
-	return 0;
-}
-
-/* The path's identity within its peer and family: the NLRI text, with the
- * add-path id. */
-static int nlri_id(json_object *n, bool flow, char *out, size_t len)
+/* The path's identity within its peer and family: the NLRI text (a
+ * FlowSpec route's without the next hop an announcement prints, a unicast
+ * prefix without host bits: bgpid.c), with the add-path id. */
+static int nlri_id(json_object *n, bool flow, bool v6, char *out, size_t len)
 {
 	const char *s = get_str(n, flow ? "string" : "nlri"), *pi = get_str(n, "path-information");
+	char pfx[64];
 
 	if (!s || !*s)
 		return -1;
-	snprintf(out, len, "%s%s%s", s, pi ? " path-id " : "", pi ? pi : "");
+	if (!flow && !fb_bgp_prefix_id(s, strlen(s), v6, pfx, sizeof(pfx)))
+		s = pfx;
+	snprintf(out, len, "%.*s%s%s", (int)(flow ? fb_bgp_flow_string_len(s) : strlen(s)), s,
+		 pi ? " path-id " : "", pi ? pi : "");
 	return 0;
 }
 
@@ -442,6 +192,48 @@ static int end_route(struct fb_bgp_ctx *c, const char *peer, const char *family,
 	return 0;
 }
 
+/* How many paths route id of peer and family holds: "ID", or its parts
+ * ("ID part I/N"). They lie in the bucket of ID without a " part I/N" of
+ * its own (an add-path id may end so). */
+static size_t route_held(const struct fb_bgp *b, const char *peer, const char *family,
+			 const char *id)
+{
+	size_t l = strlen(id), r = fb_bgp_route_len(id, NULL), n = 0;
+	const struct fb_bgp_path *p;
+	char head[1024];
+
+	snprintf(head, sizeof(head), "%.*s", (int)r, id);
+	for (p = fb_bgp_route_paths(b, peer, family, head); p; p = p->next)
+		n += !strcmp(p->peer, peer) && !strcmp(p->family, family) &&
+		     (r == l ? fb_bgp_route_len(p->nlri, NULL) == l && !strncmp(p->nlri, id, l)
+			     : !strcmp(p->nlri, id));
+	return n;
+}
+
+/* Would route id of peer and family, holding n paths once announced,
+ * take the paths held past --max-paths? The paths the message's earlier
+ * announcements start count (c->grow); its withdrawals make room from the
+ * next line on (as the filter's capacity does: bgpfilter.c). 0 (its new
+ * paths counted), or -1 with why (a refusal counted). */
+static int past_max(struct fb_bgp_ctx *c, const char *peer, const char *family, const char *id,
+		    size_t n, char *why, size_t len)
+{
+	struct fb_bgp *b = c->b;
+	size_t held = route_held(b, peer, family, id), total;
+
+	if (n <= held)
+		return 0; /* held already, or fewer parts now */
+	total = b->npaths + c->grow + n - held;
+	if (b->o.max_paths && total > b->o.max_paths) {
+		snprintf(why, len, "%zu path%s more would make %zu held, past --max-paths %zu",
+			 n - held, n - held == 1 ? "" : "s", total, b->o.max_paths);
+		b->refused_paths++;
+		return -1;
+	}
+	c->grow += n - held;
+	return 0;
+}
+
 static int read_nlri(struct fb_bgp_ctx *c, const char *peer, const char *family, json_object *n,
 		     bool announce, json_object *attr)
 {
@@ -453,7 +245,7 @@ static int read_nlri(struct fb_bgp_ctx *c, const char *peer, const char *family,
 	size_t nk, i;
 
 	fb_bgp_family(family, &flow, &v6);
-	if (!json_object_is_type(n, json_type_object) || nlri_id(n, flow, id, sizeof(id)))
+	if (!json_object_is_type(n, json_type_object) || nlri_id(n, flow, v6, id, sizeof(id)))
 		return -1;
 	if (!announce)
 		return flow ? end_route(c, peer, family, id, 0)
@@ -465,9 +257,10 @@ static int read_nlri(struct fb_bgp_ctx *c, const char *peer, const char *family,
 		if (!has_community(b, attr))
 			/* Not (or no longer) a blackhole: replaces any path we hold. */
 			return fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2 : 0;
-		if (check_prefix(pfx, v6, why, sizeof(why)) ||
+		if (fb_bgp_check_prefix(pfx, v6, why, sizeof(why)) ||
 		    rule_from(v6, b->o.rtbh_src ? "src" : "dst", pfx, NULL, &k, why, sizeof(why)) ||
-		    fb_bgp_admit(b, family, &k, why, sizeof(why))) {
+		    fb_bgp_admit(b, family, &k, why, sizeof(why)) ||
+		    past_max(c, peer, family, id, 1, why, sizeof(why))) {
 			fb_bgp_note(b, c->lineno, "%s from %s: %s; not applied", pfx, peer, why);
 			return fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2 : 0;
 		}
@@ -480,11 +273,13 @@ static int read_nlri(struct fb_bgp_ctx *c, const char *peer, const char *family,
 			    id, peer, other ? "'" : "", other ? other : "none", other ? "'" : "");
 		return end_route(c, peer, family, id, 0);
 	}
-	if (flow_rule(n, v6, keys, &nk, why, sizeof(why)))
+	if (fb_bgp_flow_rule(n, v6, keys, &nk, why, sizeof(why)))
 		goto refused;
 	for (i = 0; i < nk; i++)
 		if (fb_bgp_admit(b, family, &keys[i], why, sizeof(why)))
 			goto refused;
+	if (past_max(c, peer, family, id, nk, why, sizeof(why)))
+		goto refused;
 	/* A route of several keys (port ranges) is one path per key, "ID
 	 * part I/N": each holds its rule as any path does (reference counts,
 	 * the state file); the route's other paths end. */

@@ -81,13 +81,18 @@ static int get_field(char *s)
 	return 0;
 }
 
+/* The header of a file whose ids are as a route's messages make them now
+ * (bgpid.c); a file without it was written before, its ids made so as
+ * they are read (fb_bgp_old_id). */
+#define STATE_2 "# flowbloom bgp state 2"
+
 int fb_bgp_save(const struct fb_bgp *b, FILE *fp)
 {
 	char text[FB_FLOW_STR];
 	struct fb_bgp_path *p;
 	size_t i;
 
-	fprintf(fp, "# flowbloom bgp state: peer, family, NLRI, rule (one path a line)\n");
+	fprintf(fp, "%s: peer, family, route id, rule (one path a line)\n", STATE_2);
 	for (i = 0; i < b->nbuckets; i++)
 		for (p = b->paths[i]; p; p = p->next) {
 			fb_flow_format(&p->key, text, sizeof(text));
@@ -104,11 +109,12 @@ int fb_bgp_save(const struct fb_bgp *b, FILE *fp)
 int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 {
 	struct fb_bgp_ctx c = { .b = b };
-	char *line = NULL, *f[5], *rest, err[256], text[FB_FLOW_STR];
+	char *line = NULL, *f[5], *rest, err[256], text[FB_FLOW_STR], id[1200];
 	struct fb_key k, *drop = NULL;
 	size_t cap = 0, lineno = 0, i, ndrop = 0;
 	ssize_t len;
 	int blank, rc = -1;
+	bool now = false; /* ids as they are made now (STATE_2) */
 
 	while ((len = getline(&line, &cap, fp)) > 0) {
 		lineno++;
@@ -117,6 +123,8 @@ int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 			goto out;
 		}
 		line[strcspn(line, "\n")] = 0;
+		if (!strncmp(line, STATE_2 ":", strlen(STATE_2) + 1))
+			now = true;
 		if (!line[0] || line[0] == '#')
 			continue;
 		rest = line;
@@ -149,7 +157,8 @@ int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 			drop[ndrop++] = k;
 			continue;
 		}
-		if (fb_bgp_push_op(&c, true, f[0], f[1], f[2], &k))
+		if (fb_bgp_push_op(&c, true, f[0], f[1],
+				   now ? f[2] : fb_bgp_old_id(f[1], f[2], id, sizeof(id)), &k))
 			goto out;
 	}
 	/* getline ends on an error too (EIO, no memory for a huge line): the

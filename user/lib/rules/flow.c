@@ -312,6 +312,12 @@ static int parse_positional(int argc, char **argv, struct fb_key *key, char *err
 int fb_flow_parse_keys(int argc, char **argv, struct fb_key *keys, size_t *n, char *err,
 		       size_t errlen)
 {
+	return fb_flow_parse_keys_max(argc, argv, FB_RULE_KEYS_MAX, keys, n, err, errlen);
+}
+
+int fb_flow_parse_keys_max(int argc, char **argv, size_t max, struct fb_key *keys, size_t *n,
+			   char *err, size_t errlen)
+{
 	int proto, used;
 
 	*n = 0;
@@ -333,7 +339,7 @@ int fb_flow_parse_keys(int argc, char **argv, struct fb_key *keys, size_t *n, ch
 			snprintf(err, errlen, "'any' needs a field: src, dst, sport or dport");
 			return -1;
 		}
-		used = fb_rule_parse(argc - skip, argv + skip, -1, keys, n, err, errlen);
+		used = fb_rule_parse_max(argc - skip, argv + skip, -1, max, keys, n, err, errlen);
 		return used < 0 ? -1 : used + skip;
 	}
 	if (strcmp(argv[0], "src") && strcmp(argv[0], "dst") && argc >= 2 &&
@@ -343,7 +349,7 @@ int fb_flow_parse_keys(int argc, char **argv, struct fb_key *keys, size_t *n, ch
 			proto_error(argv[0], err, errlen);
 			return -1;
 		}
-		used = fb_rule_parse(argc - 1, argv + 1, proto, keys, n, err, errlen);
+		used = fb_rule_parse_max(argc - 1, argv + 1, proto, max, keys, n, err, errlen);
 		return used < 0 ? -1 : used + 1;
 	}
 	used = parse_positional(argc, argv, &keys[0], err, errlen);

@@ -36,12 +36,19 @@ int fb_flow_parse(int argc, char **argv, struct fb_key *key, char *err, size_t e
  * the words used or -1. */
 int fb_flow_parse_keys(int argc, char **argv, struct fb_key *keys, size_t *n, char *err,
 		       size_t errlen);
+/* The same within max keys (at most FB_RULE_KEYS_MAX): port ranges are
+ * covered by port prefixes within that budget (a caller making copies of
+ * the keys, as bgp does for TCP and UDP, keeps its own cap). */
+int fb_flow_parse_keys_max(int argc, char **argv, size_t max, struct fb_key *keys, size_t *n,
+			   char *err, size_t errlen);
 int fb_flow_parse_line_keys(char *line, struct fb_key *keys, size_t *n, int *blank, char *err,
 			    size_t errlen);
 /* The clause form from argv[0] (a clause keyword), proto preset (-1:
  * none); returns the words used or -1 (rule.c). */
 int fb_rule_parse(int argc, char **argv, int proto, struct fb_key *keys, size_t *n, char *err,
 		  size_t errlen);
+int fb_rule_parse_max(int argc, char **argv, int proto, size_t max, struct fb_key *keys, size_t *n,
+		      char *err, size_t errlen);
 int fb_rule_keyword(const char *w);
 /* A FB_KIND_MASK key: its descriptor (mask.h) and, if values, its fields
  * without the markers; the FLOW text of it; a shape's name for info and

@@ -191,6 +191,12 @@ static void rule_key(struct fb_key *k, const struct fb_key *p, __u32 slen, __u32
 int fb_rule_parse(int argc, char **argv, int proto, struct fb_key *keys, size_t *nkeys, char *err,
 		  size_t errlen)
 {
+	return fb_rule_parse_max(argc, argv, proto, FB_RULE_KEYS_MAX, keys, nkeys, err, errlen);
+}
+
+int fb_rule_parse_max(int argc, char **argv, int proto, size_t max, struct fb_key *keys,
+		      size_t *nkeys, char *err, size_t errlen)
+{
 	__u16 sv[FB_RULE_KEYS_MAX], dv[FB_RULE_KEYS_MAX];
 	__u8 sl[FB_RULE_KEYS_MAX], dl[FB_RULE_KEYS_MAX];
 	struct clauses c;
@@ -262,15 +268,17 @@ int fb_rule_parse(int argc, char **argv, int proto, struct fb_key *keys, size_t 
 		snprintf(err, errlen, "the rule fixes no field: it would match every packet");
 		return -1;
 	}
+	if (max > FB_RULE_KEYS_MAX)
+		max = FB_RULE_KEYS_MAX;
 	if (c.has_sport)
-		ns = port_prefixes(c.splo, c.sphi, FB_RULE_KEYS_MAX / fams, sv, sl);
+		ns = port_prefixes(c.splo, c.sphi, (int)max / fams, sv, sl);
 	if (ns > 0 && c.has_dport)
-		nd = port_prefixes(c.dplo, c.dphi, FB_RULE_KEYS_MAX / fams / ns, dv, dl);
-	if (ns < 0 || nd < 0 || (size_t)ns * nd * fams > FB_RULE_KEYS_MAX) {
+		nd = port_prefixes(c.dplo, c.dphi, (int)max / fams / ns, dv, dl);
+	if (ns < 0 || nd < 0 || (size_t)ns * nd * fams > max) {
 		snprintf(err, errlen,
-			 "the port ranges make more than %d rules (each range becomes port "
+			 "the port ranges make more than %zu rules (each range becomes port "
 			 "prefixes; sport x dport multiply)",
-			 FB_RULE_KEYS_MAX);
+			 max);
 		return -1;
 	}
 	for (f = 0; f < fams; f++) {
