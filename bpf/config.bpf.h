@@ -55,6 +55,8 @@ const volatile __u64 cfg_mon_nh[FB_MON_NH_WORDS] = { 0 };
 const volatile __u32 cfg_seen_slots = 2;
 const volatile __u64 cfg_seen_age_jiffies = 1;
 const volatile __u64 cfg_ring_wake = 0; /* bytes waiting that wake the reader */
+/* The top table's epoch (FB_TOP_EPOCH_S) in jiffies. */
+const volatile __u64 cfg_top_epoch_jiffies = 1000;
 
 /* Per-flow accounting (bpf/flowacct.bpf.h): the table's buckets per CPU. */
 const volatile __u32 cfg_acct_buckets = 1;

@@ -37,26 +37,36 @@
 
 /* One of the two pairs of ways of a top bucket (w0 = 0: by packets, 2: by
  * bytes): refresh the flow's score if it is resident, else take the way of
- * the lighter resident if the flow now outweighs it. The key is written
+ * a resident not offered for two epochs (fb_top_stale()), or of the
+ * lighter resident if the flow now outweighs it. The key is written
  * before the fingerprint that claims it; readers check the key's hash
  * against the fingerprint anyway, since they read while CPUs write. */
 static __always_inline void fb_top_update(struct fb_top_bucket *b, __u32 cpu, __u32 bidx, int w0,
-					  __u64 h, __u64 est, const struct fb_key *key)
+					  __u64 h, __u64 est, __u64 epoch, const struct fb_key *key)
 {
+	__u64 score = fb_top_score(epoch, est), s0 = b->score[w0], s1 = b->score[w0 + 1];
 	struct fb_key *k;
 	int w;
 
 	if (b->fp[w0] == h) {
-		b->score[w0] = est;
+		b->score[w0] = score;
 		return;
 	}
 	if (b->fp[w0 + 1] == h) {
-		b->score[w0 + 1] = est;
+		b->score[w0 + 1] = score;
 		return;
 	}
-	w = b->score[w0 + 1] < b->score[w0] ? w0 + 1 : w0;
-	if (est <= b->score[w])
-		return;
+	if (fb_top_stale(s0, epoch)) {
+		w = w0;
+	} else if (fb_top_stale(s1, epoch)) {
+		w = w0 + 1;
+	} else {
+		s0 &= FB_TOP_EST_MAX;
+		s1 &= FB_TOP_EST_MAX;
+		w = s1 < s0 ? w0 + 1 : w0;
+		if (est <= (w == w0 ? s0 : s1))
+			return;
+	}
 	k = bpf_map_lookup_elem(&fb_top_keys, &cpu);
 	if (!k)
 		return;
@@ -67,7 +77,7 @@ static __always_inline void fb_top_update(struct fb_top_bucket *b, __u32 cpu, __
 	k->w[3] = key->w[3];
 	k->w[4] = key->w[4];
 	b->fp[w] = h;
-	b->score[w] = est;
+	b->score[w] = score;
 }
 
 /* One row: add the packet to the flow's cell, return the cell's packets. */
@@ -102,7 +112,7 @@ static __always_inline void fb_mon_sketch(__u64 h, const struct fb_key *key, __u
 	__u32 shift = cfg_mon_shift, depth = cfg_mon_depth, atomic = cfg_mon & FB_MON_ATOMIC;
 	/* h1 and h2 | 1 in the upper halves: g_i = h1 + i * h2 mod 2^32. */
 	__u64 g = h << 32, step = (h & 0xffffffff00000000ULL) | (1ULL << 32);
-	__u64 est_p, est_b, p, b, width = 1ULL << shift, right = 64 - shift;
+	__u64 est_p, est_b, p, b, width = 1ULL << shift, right = 64 - shift, epoch;
 	struct fb_mon_cell *row;
 	struct fb_top_bucket *bucket;
 	__u32 plane = atomic ? 0 : cpu, bidx, i;
@@ -146,8 +156,9 @@ static __always_inline void fb_mon_sketch(__u64 h, const struct fb_key *key, __u
 		return;
 	bidx = fb_top_index(h);
 	bucket += bidx;
-	fb_top_update(bucket, cpu, bidx, 0, h, est_p, key);
-	fb_top_update(bucket, cpu, bidx, 2, h, est_b, key);
+	epoch = bpf_jiffies64() / cfg_top_epoch_jiffies;
+	fb_top_update(bucket, cpu, bidx, 0, h, est_p, epoch, key);
+	fb_top_update(bucket, cpu, bidx, 2, h, est_b, epoch, key);
 }
 
 /* The current aging generation: jiffies / age_jiffies, kept in slot 0 of

@@ -81,8 +81,31 @@ struct fb_mon_cell {
  * written only when a way changes hands. */
 struct fb_top_bucket {
 	__u64 fp[FB_TOP_WAYS];	  /* the resident's 64-bit hash; 0: empty */
-	__u64 score[FB_TOP_WAYS]; /* its estimate on this CPU when last seen */
+	__u64 score[FB_TOP_WAYS]; /* when last offered: fb_top_score() */
 };
+
+/* A way's score: the epoch of its flow's last offer (bits 40-63, of
+ * FB_TOP_EPOCH_S seconds each, modulo 2^24) over its estimate on this CPU
+ * then (bits 0-39, capped). Estimates count since the maps were made, so a
+ * heavy flow gone silent would hold its way against every newcomer for
+ * good: a resident not offered in the current epoch or the one before is
+ * taken by any newcomer of its bucket. */
+#define FB_TOP_EST_BITS 40
+#define FB_TOP_EST_MAX ((1ULL << FB_TOP_EST_BITS) - 1)
+#define FB_TOP_EPOCH_MASK ((1ULL << (64 - FB_TOP_EST_BITS)) - 1)
+#define FB_TOP_EPOCH_S 4
+
+static __always_inline __u64 fb_top_score(__u64 epoch, __u64 est)
+{
+	return (epoch & FB_TOP_EPOCH_MASK) << FB_TOP_EST_BITS |
+	       (est < FB_TOP_EST_MAX ? est : FB_TOP_EST_MAX);
+}
+
+/* Was a way of this score last offered before the previous epoch? */
+static __always_inline int fb_top_stale(__u64 score, __u64 epoch)
+{
+	return ((epoch - (score >> FB_TOP_EST_BITS)) & FB_TOP_EPOCH_MASK) > 1;
+}
 
 /* The per-CPU map values: one plane each (one lookup per packet). */
 struct fb_top_plane {

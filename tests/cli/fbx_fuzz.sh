@@ -189,15 +189,17 @@ ok "check --repair" check --repair K && ok "export" export K "$T_TMP/k.fbx" &&
 	ok "import" import "$T_TMP/k.fbx" K2 && ok "check the import" check K2 &&
 	pass "$DESC: repaired, exported, imported clean"
 DESC="merge from a filter a writer was killed in"
-journal "$FLOWBLOOM_ROOT/K/counters"
-run merge K K2 --into K3
+"$FB" create M --bits 2048 --hashes 3 --counting >/dev/null && "$FB" add M src 198.51.100.1 >/dev/null
+"$FB" export M "$T_TMP/m.fbx" >/dev/null && "$FB" import "$T_TMP/m.fbx" M2 >/dev/null
+journal "$FLOWBLOOM_ROOT/M/counters"
+run merge M M2 --into K3
 check_eq "$DESC: refused" "$RC" 1
-grep -q "check --repair K first" "$T_TMP/e" && pass "$DESC: saying what to do" ||
+grep -q "check --repair M first" "$T_TMP/e" && pass "$DESC: saying what to do" ||
 	fail "$DESC: said: $(head -c 300 "$T_TMP/e")"
 check_fails "$DESC: no filter K3 made" "$FB" info K3
-ok "check --repair" check --repair K && ok "merge" merge K K2 --into K3 && ok "check the merge" check K3 &&
+ok "check --repair" check --repair M && ok "merge" merge M M2 --into K3 && ok "check the merge" check K3 &&
 	pass "$DESC: repaired, merged clean"
-for n in K K2 K3; do "$FB" destroy $n >/dev/null 2>&1; done
+for n in K K2 K3 M M2; do "$FB" destroy $n >/dev/null 2>&1; done
 
 echo "fbx_fuzz: $((accepted + refused)) variants (seed $SEED): $accepted accepted, $refused refused"
 # The fuzz must reach both sides, and the cases the reader exists for.

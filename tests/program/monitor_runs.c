@@ -317,6 +317,80 @@ void test_aging(void)
 	rig_down(&r);
 }
 
+/* ------------------------------------------------------------ top aging */
+
+/* n packets of flow k in one test run (its repeat), on this CPU. */
+static int send_n(int prog, const struct fb_key *k, __u32 n)
+{
+	__u8 frame[256];
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .repeat = n);
+
+	o.data_size_in = build(k, 10, frame);
+	return bpf_prog_test_run_opts(prog, &o);
+}
+
+/* Is flow hash h resident in its bucket's packet ways, on CPU cpu? */
+static bool resident(const struct rig *r, int cpu, __u64 h)
+{
+	const struct fb_top_bucket *b = &r->m.top[cpu].b[fb_top_index(h)];
+
+	return b->fp[0] == h || b->fp[1] == h;
+}
+
+/*
+ * The top table forgets a silent resident: two heavy flows (5000 packets)
+ * hold both packet ways of a bucket; a newcomer of that bucket with fewer
+ * packets (1500) is kept out while they are recent, and takes a way once
+ * they have been silent for two epochs (shortened to 50 ms here), though
+ * the sketch still counts them heavier since the maps were made.
+ */
+void test_top_aging(void)
+{
+	struct fb_mon_opts o;
+	struct fb_key k[3], c;
+	uint64_t seed = 0x70a9;
+	__u64 h[3];
+	cpu_set_t set, all;
+	struct rig r;
+	int n = 0, cpu;
+
+	sched_getaffinity(0, sizeof(all), &all);
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		test_skip("top aging", "cannot pin to CPU 0");
+		return;
+	}
+	cpu = sched_getcpu();
+	fb_monitor_opts_default(&o);
+	o.sketch = true;
+	setenv("FLOWBLOOM_TEST_TOP_EPOCH_MS", "50", 1);
+	n = rig_up(&r, "topage", &o, false);
+	unsetenv("FLOWBLOOM_TEST_TOP_EPOCH_MS");
+	if (!ASSERT_EQ(n, 0, "set up top aging"))
+		return;
+	/* Three flows of one bucket. */
+	for (n = 0; n < 3;) {
+		test_random_flow(&seed, &c, 0);
+		h[n] = fb_mon_hash(&c, r.m.kw);
+		if (n && fb_top_index(h[n]) != fb_top_index(h[0]))
+			continue;
+		k[n++] = c;
+	}
+	ASSERT_TRUE(!send_n(r.prog, &k[0], 5000) && !send_n(r.prog, &k[1], 5000),
+		    "top aging: two residents, 5000 packets each");
+	ASSERT_TRUE(resident(&r, cpu, h[0]) && resident(&r, cpu, h[1]),
+		    "top aging: both hold the bucket's packet ways");
+	ASSERT_EQ(send_n(r.prog, &k[2], 1500), 0, "top aging: a newcomer, 1500 packets");
+	ASSERT_TRUE(!resident(&r, cpu, h[2]), "top aging: kept out by the recent heavier two");
+	usleep(150000);
+	ASSERT_EQ(send_n(r.prog, &k[2], 1500), 0, "top aging: 1500 more after 3 silent epochs");
+	ASSERT_TRUE(resident(&r, cpu, h[2]),
+		    "top aging: the newcomer took the way of a resident silent for two epochs");
+	sched_setaffinity(0, sizeof(all), &all);
+	rig_down(&r);
+}
+
 /* ------------------------------------------------------------- overload */
 
 void test_overload(void)

@@ -89,6 +89,7 @@ void test_pcaps(const char *dir);
 void test_cpus(void);
 void test_intervals(void);
 void test_aging(void);
+void test_top_aging(void);
 void test_overload(void);
 void test_hash(void);
 int feed(const char *name, size_t packets, size_t flows);

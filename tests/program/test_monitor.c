@@ -209,6 +209,7 @@ int main(int argc, char **argv)
 	test_cpus();
 	test_intervals();
 	test_aging();
+	test_top_aging();
 	test_overload();
 	rmdir(root);
 	return test_summary();

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -11,6 +12,7 @@
 #include "flowbloom.skel.h"
 #include "prog/loader.h"
 #include "monitor/monmaps.h"
+#include "store/jiffies.h"
 #include "report.h"
 
 static bool libbpf_verbose;
@@ -32,6 +34,18 @@ void fb_libbpf_logging(bool verbose)
 	libbpf_set_print(print_libbpf);
 }
 
+/* The top table's epoch in jiffies (FB_TOP_EPOCH_S; a test may shorten
+ * it with FLOWBLOOM_TEST_TOP_EPOCH_MS, read at each load). A clock that
+ * cannot be read counts HZ=1000. */
+static __u64 top_epoch_jiffies(void)
+{
+	const char *v = getenv("FLOWBLOOM_TEST_TOP_EPOCH_MS");
+	double tick = fb_jiffies_tick(), secs = v ? atof(v) / 1000 : FB_TOP_EPOCH_S;
+	__u64 j = (__u64)(secs / (tick > 0 ? tick : 1e-3));
+
+	return j ? j : 1;
+}
+
 /* Before load: the monitoring read-only data, and its maps. */
 int fb_load_setup_monitor(struct flowbloom_bpf *skel, const struct fb_monitor *m)
 {
@@ -46,6 +60,7 @@ int fb_load_setup_monitor(struct flowbloom_bpf *skel, const struct fb_monitor *m
 	skel->rodata->cfg_seen_slots = c->seen_slots;
 	skel->rodata->cfg_seen_age_jiffies = c->age_jiffies;
 	skel->rodata->cfg_ring_wake = c->ring_bytes / 4;
+	skel->rodata->cfg_top_epoch_jiffies = top_epoch_jiffies();
 	skel->rodata->cfg_acct_buckets = c->flags & FB_MON_ACCT ? c->acct_buckets : 1;
 	if (c->flags & FB_MON_SKETCH) {
 		err = err ?: bpf_map__reuse_fd(skel->maps.fb_sketch, m->sketch_fd);
