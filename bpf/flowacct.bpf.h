@@ -236,7 +236,7 @@ static __always_inline void fb_acct_take(struct xdp_md *ctx, struct fb_acct_buck
 	e->bytes = p->ip_len;
 	e->last_j = (__u32)j;
 	e->tcp_flags = p->tcp_flags;
-	e->pad0 = 0;
+	e->mark = 0;
 	e->first_ns = now;
 	e->first_j = j;
 	e->done_packets = 0;
@@ -292,6 +292,12 @@ static __always_inline void fb_acct_add(struct fb_acct_flow *e, const struct fb_
 	e->last_j = (__u32)j;
 	if (p->tcp_flags)
 		e->tcp_flags |= p->tcp_flags;
+	/* The first packet after a record of the flow going on: its time
+	 * starts the next record (a clock read once a record). */
+	if (e->mark) {
+		e->done_ns = bpf_ktime_get_ns();
+		e->mark = 0;
+	}
 }
 
 __noinline int fb_flowacct(struct xdp_md *ctx, const struct fb_key *key, int verdict)

@@ -53,7 +53,10 @@ struct fb_acct_flow {
 	__u64 bytes;	 /* IP octets: from the IP header on (RFC 7012, octetDeltaCount) */
 	__u32 last_j;	 /* low 32 bits of jiffies at the last packet */
 	__u16 tcp_flags; /* OR of every packet's TCP flags (the 9 of RFC 7125) */
-	__u16 pad0;
+	/* The reader's 1 once it exported a record of the flow going on: the
+	 * next packet, the first of the next record, writes its time into
+	 * done_ns and clears it. */
+	__u16 mark;
 	/* Written when the flow takes the way. */
 	__u64 first_ns; /* bpf_ktime_get_ns() (CLOCK_MONOTONIC) of the first packet */
 	__u64 first_j;	/* jiffies then: last_j's reference */
@@ -61,7 +64,8 @@ struct fb_acct_flow {
 	 * exported (active timeout). */
 	__u64 done_packets;
 	__u64 done_bytes;
-	__u64 done_ns; /* end of the last record exported; first_ns before any */
+	__u64 done_ns; /* first_ns before any record; after one, its end, then the
+			* next packet's time (mark) */
 	__u8 smac[6];
 	__u8 dmac[6];
 	__u16 vlan;	 /* the outer 802.1Q/802.1ad tag's VLAN id; 0: untagged */

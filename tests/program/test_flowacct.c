@@ -462,7 +462,7 @@ static void test_ends(void)
 	uint64_t seed = 5;
 	struct one got;
 	struct rig r;
-	__u64 sum;
+	__u64 sum, t1, t2;
 
 	make_flows(fl, 4, 77);
 	fl[0].verdict = XDP_PASS;
@@ -525,13 +525,20 @@ static void test_ends(void)
 	o.now_ns = mono_ns();
 	memset(&got, 0, sizeof(got));
 	fb_acct_pass(&r.m, &o, keep, &got);
+	usleep(20000);
+	t1 = mono_ns();
 	send_n(r.prog, &fl[3], 3, 0, &seed);
+	t2 = mono_ns();
 	o.now_ns = mono_ns();
 	fb_acct_pass(&r.m, &o, keep, &got);
 	ASSERT_TRUE(got.n == 2 && got.r[0].packets == 5 && got.r[1].packets == 3 &&
 			    got.r[0].reason == FB_ACCT_END_ACTIVE &&
 			    got.r[1].start_ns >= got.r[0].end_ns,
 		    "active: 5 then 3 packets, flowEndReason 2, back to back");
+	/* flowStartMilliseconds is the record's first packet (RFC 7012), not
+	 * the previous record's export, 20 ms before it. */
+	ASSERT_TRUE(got.n == 2 && got.r[1].start_ns >= t1 && got.r[1].start_ns <= t2,
+		    "active: the second record starts at its first packet");
 	send_n(r.prog, &fl[3], 2, 0, &seed);
 	ASSERT_EQ(fb_monitor_open(&r.f, &m2), 0, "active: a second reader opens the table");
 	memset(&got, 0, sizeof(got));

@@ -140,6 +140,9 @@ static int visit(const struct fb_monitor *m, const struct fb_acct_pass *o, struc
 	e->done_packets = packets;
 	e->done_bytes = bytes;
 	e->done_ns = o->now_ns;
+	/* The next packet writes its own time there (the next record's
+	 * start); done_ns first, for a packet that reads the mark. */
+	__atomic_store_n(&e->mark, 1, __ATOMIC_RELEASE);
 	/* Move the jiffy reference up to the last packet: last_j has 32
 	 * bits, and a flow that never goes idle would outlive them (2^32
 	 * ticks: 49 days at HZ=1000). The data path writes first_* only when
