@@ -41,7 +41,7 @@
 #include "key.h"
 
 #define FB_MON_MAGIC 0x4e4f4d46 /* "FMON" little-endian */
-#define FB_MON_VERSION 1
+#define FB_MON_VERSION 2	/* 2: the seen-set's 16-bit tags */
 
 /* What an attachment monitors (cfg_mon in bpf/monitor.bpf.h, config flags). */
 #define FB_MON_SKETCH (1U << 0)	  /* count-min sketch and top-talker table */
@@ -55,12 +55,18 @@
 #define FB_TOP_SHIFT 10
 #define FB_TOP_BUCKETS (1U << FB_TOP_SHIFT) /* per CPU */
 #define FB_TOP_EVERY 16			    /* a flow is offered to the table once per 16 packets */
-#define FB_SEEN_BITS 56			    /* filter bits per generation word */
-#define FB_SEEN_TAG_SHIFT 56
-#define FB_SEEN_TAG_MASK (0xffULL << FB_SEEN_TAG_SHIFT)
-/* Bits per flow in a generation word. At one flow per word on average,
- * 4 bits miss 2.5e-4 of new flows per generation, 8 would miss 6e-5 but
- * cost 30 more instructions a packet (user/lib/monitor/monmaps.c, seen_fpr). */
+/* A generation word: 48 filter bits under a 16-bit tag, the generation
+ * that wrote it modulo 2^16. A word last written 2^16 generations ago
+ * looks current again (45 days at the default 60 s period; with an 8-bit
+ * tag it was 4 h 16 min, when a flow back after that silence went
+ * unreported). */
+#define FB_SEEN_BITS 48
+#define FB_SEEN_TAG_SHIFT 48
+#define FB_SEEN_TAG_MASK (0xffffULL << FB_SEEN_TAG_SHIFT)
+/* Bits per flow in a generation word. At 6 flows per 7 words (the size
+ * fb_monitor_seen_size() gives), 4 bits miss 3.1e-4 of new flows per
+ * generation, 8 would miss fewer but cost 30 more instructions a packet
+ * (user/lib/monitor/monmaps.c, seen_fpr). */
 #define FB_SEEN_K 4
 #define FB_SEEN_HDR_SLOTS 1 /* slot 0: struct fb_seen_clock */
 /* One unused slot at the end: the verifier's bound on a computed slot's
@@ -231,9 +237,9 @@ static __always_inline __u32 fb_seen_index(__u64 h, __u32 slots)
 	return FB_SEEN_HDR_SLOTS + fb_reduce32((__u32)(h >> 32), slots - FB_SEEN_HDR_SLOTS);
 }
 
-/* The flow's FB_SEEN_K bits among the 56 of a generation word: the
+/* The flow's FB_SEEN_K bits among the 48 of a generation word: the
  * split-block salts (geometry.h) give well-spread 32-bit products, and a
- * multiply-shift maps each to [0, 56). */
+ * multiply-shift maps each to [0, 48). */
 static __always_inline __u64 fb_seen_mask(__u64 h)
 {
 	__u32 lo = (__u32)h;
@@ -247,7 +253,7 @@ static __always_inline __u64 fb_seen_mask(__u64 h)
 
 static __always_inline __u64 fb_seen_tag(__u64 gen)
 {
-	return (gen & 0xff) << FB_SEEN_TAG_SHIFT;
+	return (gen & 0xffff) << FB_SEEN_TAG_SHIFT;
 }
 
 #endif

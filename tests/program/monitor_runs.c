@@ -317,6 +317,66 @@ void test_aging(void)
 	rig_down(&r);
 }
 
+/* -------------------------------------------------------------- seen wrap */
+
+/*
+ * The seen-set's tags tell generations apart modulo 2^16. A flow whose
+ * words were last written 256 generations ago (as if silent for 256
+ * periods: the words are written by hand, the data path's clock cannot be
+ * moved) is new again, reported; with the 8-bit tags of before, that word
+ * looked current and the flow went unreported. 2^16 generations ago is
+ * the limit, and looks current.
+ */
+void test_seen_wrap(void)
+{
+	struct fb_mon_opts o;
+	struct evlog log = { 0 };
+	struct fb_key probe = probe_key;
+	struct keytab t;
+	struct rig r;
+	__u64 g, h, mask, ago[] = { 256, 1U << 16 }, want[] = { 1, 0 };
+	size_t bytes;
+	__u32 zero = 0, slot;
+	struct fb_seen_slot *v;
+	int i;
+
+	probe.w[4] = fb_key_word_tail(htons(9), htons(9), 17, FB_KIND_FLOW, 0, FB_FAMILY_IPV4);
+	fb_monitor_opts_default(&o);
+	o.newflows = true;
+	o.age = 0.5;
+	o.expect = 1000;
+	if (!ASSERT_EQ(rig_up(&r, "seenwrap", &o, false), 0, "set up seen wrap"))
+		return;
+	kt_init(&t, 1);
+	random_flows(&t, 1, 0x5ee2);
+	log.ignore = &probe;
+	r.rb = ring_buffer__new(r.m.events_fd, on_event, &log, NULL);
+	bytes = (size_t)(r.m.cfg.seen_slots + FB_SEEN_PAD_SLOTS) * sizeof(*v);
+	v = malloc(bytes);
+	h = fb_mon_hash(&t.keys[0], r.m.kw);
+	slot = fb_seen_index(h, r.m.cfg.seen_slots);
+	mask = fb_seen_mask(h);
+	for (i = 0; i < 2; i++) {
+		/* Right after a boundary: the steps take milliseconds of 500. */
+		g = wait_gen(&r, fb_monitor_seen_gen(&r.m) + 1, &probe);
+		if (!ASSERT_EQ(bpf_map_lookup_elem(r.m.seen_fd, &zero, v), 0, "seen wrap: read"))
+			break;
+		v[slot].w[g & 1] = fb_seen_tag(g - ago[i]) | mask;
+		v[slot].w[!(g & 1)] = 0;
+		if (!ASSERT_EQ(bpf_map_update_elem(r.m.seen_fd, &zero, v, 0), 0,
+			       "seen wrap: write"))
+			break;
+		snprintf(label, sizeof(label),
+			 "seen wrap: a flow last seen %llu generations ago: %llu event",
+			 (unsigned long long)ago[i], (unsigned long long)want[i]);
+		ASSERT_EQ(burst(&r, &t, 0, 1, &log), want[i], label);
+		ASSERT_EQ(fb_monitor_seen_gen(&r.m), g, "seen wrap: (still the same period)");
+	}
+	free(v);
+	kt_free(&t);
+	rig_down(&r);
+}
+
 /* ------------------------------------------------------------ top aging */
 
 /* n packets of flow k in one test run (its repeat), on this CPU. */

@@ -90,6 +90,7 @@ void test_cpus(void);
 void test_intervals(void);
 void test_aging(void);
 void test_top_aging(void);
+void test_seen_wrap(void);
 void test_overload(void);
 void test_hash(void);
 int feed(const char *name, size_t packets, size_t flows);

@@ -210,6 +210,7 @@ int main(int argc, char **argv)
 	test_intervals();
 	test_aging();
 	test_top_aging();
+	test_seen_wrap();
 	test_overload();
 	rmdir(root);
 	return test_summary();

@@ -75,7 +75,7 @@ int fb_monitor_geometry(double epsilon, double delta, __u32 *shift, __u32 *depth
 	return 0;
 }
 
-/* False-positive rate of one generation word: the flow's k of 56 bits are
+/* False-positive rate of one generation word: the flow's k of 48 bits are
  * all set by the j other flows sharing the word, j ~ Poisson(load). */
 static double seen_fpr(double load, __u32 k)
 {
@@ -101,11 +101,13 @@ double fb_monitor_seen_miss_rate(double flows, __u32 slots, __u32 k)
 
 void fb_monitor_seen_size(__u64 expect, __u32 *slots, __u32 *k)
 {
-	/* One expected flow per slot, 16 bytes per flow for both generations:
-	 * with 4 bits, 2.5e-4 of new flows look seen per generation (seen_fpr
-	 * above), 5e-4 counting both. Slot 0 is the generation clock. */
+	/* 7 slots per 6 expected flows (56 filter bits a flow, 18.7 bytes
+	 * for both generations): with 4 bits, 3.1e-4 of new flows look seen
+	 * per generation (seen_fpr above), 6.2e-4 counting both. Slot 0 is
+	 * the generation clock. */
 	if (expect < 64)
 		expect = 64;
+	expect += (expect + 5) / 6;
 	if (expect > FB_SEEN_MAX_SLOTS)
 		expect = FB_SEEN_MAX_SLOTS;
 	*slots = (__u32)expect + FB_SEEN_HDR_SLOTS;
