@@ -331,6 +331,18 @@ check_eq "flows --follow over maps made anew: exits 1" $? 1
 grep -q "the monitoring maps of 'f2' were made anew (detached, then attached again): these are fed no more" \
 	"$T_TMP/follow2.err" && pass "... saying why" || fail "... said: $(cat "$T_TMP/follow2.err")"
 check "detach" "$FB" -n "$NSB" detach "$VB"
+# Maps another flowbloom version made (their config says layout 1, as
+# before the seen-set's 16-bit tags): readers refuse them and say what to
+# do; attach makes them anew, no program using them.
+v=$(bpftool -j map lookup pinned "$FLOWBLOOM_ROOT/f2/monitor/config" key 0 0 0 0 |
+	"$PY" -c 'import json,sys; v=json.load(sys.stdin)["value"]; v[4:8]=["0x01","0x00","0x00","0x00"]; print(" ".join(v))')
+bpftool map update pinned "$FLOWBLOOM_ROOT/f2/monitor/config" key 0 0 0 0 value $v
+t_refused 1 "top over maps of another layout" \
+	"the monitoring maps of 'f2' are of another flowbloom's layout (1, this one reads 2): detach the filter everywhere and attach it again" \
+	"$FB" top f2
+check "attach makes them anew" "$FB" -n "$NSB" attach f2 "$VB" --mode generic --monitor --new-flows
+check "top reads them" "$FB" top f2
+check "detach" "$FB" -n "$NSB" detach "$VB"
 check "destroy f1" "$FB" destroy f1
 check "destroy f2" "$FB" destroy f2
 check_eq "destroy removes the monitoring pins" "$(ls -A "$FLOWBLOOM_ROOT" 2>/dev/null | wc -l)" 0

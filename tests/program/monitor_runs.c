@@ -401,7 +401,7 @@ static bool resident(const struct rig *r, int cpu, __u64 h)
  * The top table forgets a silent resident: two heavy flows (5000 packets)
  * hold both packet ways of a bucket; a newcomer of that bucket with fewer
  * packets (1500) is kept out while they are recent, and takes a way once
- * they have been silent for two epochs (shortened to 50 ms here), though
+ * they have been silent for two epochs (shortened to 500 ms here), though
  * the sketch still counts them heavier since the maps were made.
  */
 void test_top_aging(void)
@@ -424,7 +424,7 @@ void test_top_aging(void)
 	cpu = sched_getcpu();
 	fb_monitor_opts_default(&o);
 	o.sketch = true;
-	setenv("FLOWBLOOM_TEST_TOP_EPOCH_MS", "50", 1);
+	setenv("FLOWBLOOM_TEST_TOP_EPOCH_MS", "500", 1);
 	n = rig_up(&r, "topage", &o, false);
 	unsetenv("FLOWBLOOM_TEST_TOP_EPOCH_MS");
 	if (!ASSERT_EQ(n, 0, "set up top aging"))
@@ -443,7 +443,7 @@ void test_top_aging(void)
 		    "top aging: both hold the bucket's packet ways");
 	ASSERT_EQ(send_n(r.prog, &k[2], 1500), 0, "top aging: a newcomer, 1500 packets");
 	ASSERT_TRUE(!resident(&r, cpu, h[2]), "top aging: kept out by the recent heavier two");
-	usleep(150000);
+	usleep(1600000);
 	ASSERT_EQ(send_n(r.prog, &k[2], 1500), 0, "top aging: 1500 more after 3 silent epochs");
 	ASSERT_TRUE(resident(&r, cpu, h[2]),
 		    "top aging: the newcomer took the way of a resident silent for two epochs");

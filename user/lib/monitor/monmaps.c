@@ -384,10 +384,18 @@ int fb_monitor_open(const struct fb_store *f, struct fb_monitor *m)
 		fb_report_err("cannot read %s/config: %s", m->dir, strerror(errno));
 		goto fail;
 	}
-	if (c->magic != FB_MON_MAGIC || c->version != FB_MON_VERSION || c->shift < 2 ||
-	    c->shift > FB_MON_MAX_SHIFT || !c->depth || c->depth > FB_MON_MAX_DEPTH || !c->planes ||
-	    !c->top_planes || c->seen_slots <= FB_SEEN_HDR_SLOTS || !c->seen_k ||
-	    c->seen_k != FB_SEEN_K || !c->age_jiffies ||
+	if (c->magic == FB_MON_MAGIC && c->version != FB_MON_VERSION) {
+		fb_report_err(
+			"the monitoring maps of '%s' are of another flowbloom's layout (%u, "
+			"this one reads %u): detach the filter everywhere and attach it again",
+			f->name, c->version, FB_MON_VERSION);
+		fb_monitor_close(m);
+		return -3;
+	}
+	if (c->magic != FB_MON_MAGIC || c->shift < 2 || c->shift > FB_MON_MAX_SHIFT || !c->depth ||
+	    c->depth > FB_MON_MAX_DEPTH || !c->planes || !c->top_planes ||
+	    c->seen_slots <= FB_SEEN_HDR_SLOTS || !c->seen_k || c->seen_k != FB_SEEN_K ||
+	    !c->age_jiffies ||
 	    (c->flags & FB_MON_ACCT &&
 	     (c->acct_buckets < fb_monitor_acct_buckets(0) ||
 	      c->acct_buckets > fb_monitor_acct_buckets(FB_ACCT_MAX_FLOWS)))) {
@@ -541,10 +549,46 @@ bool fb_monitor_remade(const struct fb_store *f, const struct fb_monitor *m)
 	return remade;
 }
 
+/* Does a program use f's pinned monitoring maps, whatever their layout
+ * (the sketch, seen-set or accounting table)? */
+static bool pins_in_use(const struct fb_store *f)
+{
+	struct fb_monitor p;
+	bool used;
+
+	memset(&p, 0, sizeof(p));
+	p.sketch_fd = p.seen_fd = p.flows_fd = -1;
+	p.dir_fd = mon_dir(f);
+	if (p.dir_fd < 0)
+		return false;
+	p.sketch_fd = fb_pin_get(p.dir_fd, "sketch");
+	p.seen_fd = fb_pin_get(p.dir_fd, "seen");
+	p.flows_fd = fb_pin_get(p.dir_fd, "flows");
+	used = in_use(&p);
+	if (p.sketch_fd >= 0)
+		close(p.sketch_fd);
+	if (p.seen_fd >= 0)
+		close(p.seen_fd);
+	if (p.flows_fd >= 0)
+		close(p.flows_fd);
+	close(p.dir_fd);
+	return used;
+}
+
 int fb_monitor_prepare(const struct fb_store *f, const struct fb_mon_opts *o, struct fb_monitor *m)
 {
-	int rc = fb_monitor_open(f, m);
+	bool quiet = fb_report_quiet;
+	int rc;
 
+	/* Maps another flowbloom version made, which no program uses any
+	 * more, are made anew as absent ones are. */
+	fb_report_quiet = true;
+	rc = fb_monitor_open(f, m);
+	fb_report_quiet = quiet;
+	if (rc == -3 && !pins_in_use(f))
+		rc = 1;
+	else if (rc < 0 && fb_report_last[0])
+		fb_report_err("%s", fb_report_last);
 	if (rc < 0)
 		return -1;
 	if (rc == 0 && in_use(m)) {

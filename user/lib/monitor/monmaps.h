@@ -128,7 +128,9 @@ void fb_monitor_describe(const struct fb_monitor *m, char *buf, size_t len);
 /* Effective bounds: eps' = e / w <= eps, delta' = e^-d <= delta. */
 double fb_monitor_epsilon(const struct fb_monitor *m);
 double fb_monitor_delta(const struct fb_monitor *m);
-/* 0 ok; 1 if f has no monitoring maps (nothing printed); -1 error. */
+/* 0 ok; 1 if f has no monitoring maps (nothing printed); -1 error; -3
+ * maps of another flowbloom's layout (said: detach everywhere, attach
+ * again; fb_monitor_prepare() makes them anew when no program uses them). */
 int fb_monitor_open(const struct fb_store *f, struct fb_monitor *m);
 /* Are the maps m opened no longer f's monitoring maps (detached
  * everywhere and attached again: attach made new ones, which a reader of
