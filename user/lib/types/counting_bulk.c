@@ -606,15 +606,13 @@ int fb_gens_check_dels(const struct fb_store *f, const struct fb_gen_views *gv,
 	v[nv++] = f;
 	for (i = 0; i < gv->n; i++)
 		v[nv++] = &gv->v[i];
-	for (i = 0; i < nv; i++) {
+	for (i = 0; i < nv && !rc; i++) {
 		if (pending_open(v[i], &t[i])) {
-			nv = i;
 			rc = -2;
-			break;
+			nv = i;
 		}
 	}
-	/* In input order, as fb_gens_del_held() will run: each flow out of
-	 * every place that still holds it then; one held nowhere refuses. */
+	/* In input order, as fb_gens_del_held() runs; held nowhere: refused. */
 	for (x = 0; x < n && !rc; x++) {
 		bool held = false;
 
