@@ -133,6 +133,8 @@ $(BUILD)/parse_check_aligned.bpf.o: tests/program/parse_check.bpf.c Makefile | $
 	$(Q)$(CLANG) $(BPF_CFLAGS) -UFB_UNALIGNED_LOADS -c $< -o $@
 
 $(BUILD)/tests/program/test_parse: $(BUILD)/parse_check.bpf.o $(BUILD)/parse_check_aligned.bpf.o
+# Every object the build makes, loaded (tests/program/test_objects.c).
+$(BUILD)/tests/program/test_objects: $(BPF_OBJS)
 
 # libbpf (inside bpftool) notes the .xdp_run_config section it skips: that
 # section is for libxdp, and expected.
