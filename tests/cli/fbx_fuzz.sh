@@ -154,6 +154,17 @@ journal() {
 		python3 -c 'import json,sys; v=json.load(sys.stdin)["value"]; v[8]="0x01"; print(" ".join(v))')
 	bpftool map update pinned "$1" key 0 0 0 0 value $j
 }
+# export_repaired NAME: export of NAME refused, naming the repair; then
+# check --repair, export, import (as K2) and check, all clean.
+export_repaired() {
+	run export "$1" "$T_TMP/k.fbx"
+	check_eq "$DESC: refused" "$RC" 1
+	grep -q "check --repair $1 first" "$T_TMP/e" && pass "$DESC: saying what to do" ||
+		fail "$DESC: said: $(head -c 300 "$T_TMP/e")"
+	ok "check --repair" check --repair "$1" && ok "export" export "$1" "$T_TMP/k.fbx" &&
+		ok "import" import "$T_TMP/k.fbx" K2 && ok "check the import" check K2 &&
+		pass "$DESC: repaired, exported, imported clean"
+}
 # A counting filter a writer was killed in (its journal says an add is in
 # progress, as the kill leaves it): export refuses to write what no reader
 # would accept, until check --repair rolls the add back.
@@ -161,13 +172,7 @@ DESC="export after a killed writer"
 "$FB" create K --bits 2048 --hashes 3 --counting >/dev/null &&
 	"$FB" add K src 198.51.100.1 src 198.51.100.2 >/dev/null
 journal "$FLOWBLOOM_ROOT/K/counters"
-run export K "$T_TMP/k.fbx"
-check_eq "$DESC: refused" "$RC" 1
-grep -q "check --repair K first" "$T_TMP/e" && pass "$DESC: saying what to do" ||
-	fail "$DESC: said: $(head -c 300 "$T_TMP/e")"
-ok "check --repair" check --repair K && ok "export" export K "$T_TMP/k.fbx" &&
-	ok "import" import "$T_TMP/k.fbx" K2 && ok "check the import" check K2 &&
-	pass "$DESC: repaired, exported, imported clean"
+export_repaired K
 "$FB" destroy K >/dev/null 2>&1
 "$FB" destroy K2 >/dev/null 2>&1
 
@@ -181,13 +186,7 @@ DESC="export after a writer killed in a generation"
 G=$(ls "$FLOWBLOOM_ROOT/K" | grep '^gcnt' | head -1)
 check_eq "$DESC: one generation's counters pinned" "$(ls "$FLOWBLOOM_ROOT/K" | grep -c '^gcnt')" 1
 journal "$FLOWBLOOM_ROOT/K/$G"
-run export K "$T_TMP/k.fbx"
-check_eq "$DESC: refused" "$RC" 1
-grep -q "check --repair K first" "$T_TMP/e" && pass "$DESC: saying what to do" ||
-	fail "$DESC: said: $(head -c 300 "$T_TMP/e")"
-ok "check --repair" check --repair K && ok "export" export K "$T_TMP/k.fbx" &&
-	ok "import" import "$T_TMP/k.fbx" K2 && ok "check the import" check K2 &&
-	pass "$DESC: repaired, exported, imported clean"
+export_repaired K
 DESC="merge from a filter a writer was killed in"
 "$FB" create M --bits 2048 --hashes 3 --counting >/dev/null && "$FB" add M src 198.51.100.1 >/dev/null
 "$FB" export M "$T_TMP/m.fbx" >/dev/null && "$FB" import "$T_TMP/m.fbx" M2 >/dev/null

@@ -18,6 +18,12 @@
 void key_of(const char *text, struct fb_key *k);
 /* Is FLOW text flow among keys[0..n)? */
 bool keys_hold(const struct fb_key *keys, size_t n, const char *flow);
+/* A BGP table with the verb's defaults (blackhole community, flush on
+ * session down, --min-length 24,48), its notes kept in bgp_note (the
+ * last one); bgp_feed() clears it and feeds one line (line number 1). */
+extern char bgp_note[1024];
+void bgp_defaults(struct fb_bgp *b);
+int bgp_feed(struct fb_bgp *b, const char *s);
 
 /* fleet_bgp.c */
 void test_bgp_rtbh(void);

@@ -12,32 +12,6 @@
 #include <string.h>
 #include "fleet.h"
 
-static char note[1024];
-
-static void on_note(void *ctx, const char *msg)
-{
-	(void)ctx;
-	snprintf(note, sizeof(note), "%s", msg);
-	if (getenv("TEST_VERBOSE"))
-		printf("  note: %s\n", msg);
-}
-
-static void init(struct fb_bgp *b)
-{
-	struct fb_bgp_opts o = {
-		.community = FB_BGP_BLACKHOLE, .flush_on_down = true, .min_v4 = 24, .min_v6 = 48
-	};
-
-	fb_bgp_init(b, &o);
-	b->note = on_note;
-}
-
-static int line(struct fb_bgp *b, const char *s)
-{
-	note[0] = 0;
-	return fb_bgp_line(b, s, strlen(s), 1);
-}
-
 /* A state file's text, loaded into a new table b. */
 static int load(struct fb_bgp *b, const char *text)
 {
@@ -46,7 +20,7 @@ static int load(struct fb_bgp *b, const char *text)
 
 	fputs(text, fp);
 	rewind(fp);
-	init(b);
+	bgp_defaults(b);
 	rc = fb_bgp_load(b, fp, "state");
 	fclose(fp);
 	return rc;
@@ -79,28 +53,28 @@ static void next_hop(void)
 {
 	struct fb_bgp b;
 
-	init(&b);
-	line(&b, FS_NH("ipv4 flow", UDP5, UDP5_S, ""));
+	bgp_defaults(&b);
+	bgp_feed(&b, FS_NH("ipv4 flow", UDP5, UDP5_S, ""));
 	ASSERT_TRUE(b.nadd == 1 && keys_hold(b.add, 1, "udp dst 203.0.113.5"),
 		    "bgp next hop: a FlowSpec route through a next hop: udp dst 203.0.113.5");
 	fb_bgp_done(&b);
-	line(&b, FS_WD("ipv4 flow", UDP5, UDP5_S, ""));
+	bgp_feed(&b, FS_WD("ipv4 flow", UDP5, UDP5_S, ""));
 	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, 1, "udp dst 203.0.113.5") && !b.npaths,
 		    "bgp next hop: its withdrawal (no next hop in its string) deletes it");
 	fb_bgp_done(&b);
-	line(&b, FS_NH("ipv4 flow", RANGE5, RANGE5_S, ""));
+	bgp_feed(&b, FS_NH("ipv4 flow", RANGE5, RANGE5_S, ""));
 	ASSERT_TRUE(b.nadd == 3 && b.npaths == 3, "bgp next hop: dport 5000-5002: 3 keys, 3 paths");
 	fb_bgp_done(&b);
-	line(&b, FS_WD("ipv4 flow", RANGE5, RANGE5_S, ""));
+	bgp_feed(&b, FS_WD("ipv4 flow", RANGE5, RANGE5_S, ""));
 	ASSERT_TRUE(b.ndel == 3 && !b.npaths, "bgp next hop: ... withdrawn: all 3 deleted");
 	fb_bgp_done(&b);
 	/* Announced again through another next hop: the same route. */
-	line(&b, FS_NH("ipv4 flow", UDP5, UDP5_S, ""));
+	bgp_feed(&b, FS_NH("ipv4 flow", UDP5, UDP5_S, ""));
 	fb_bgp_done(&b);
-	line(&b, "{\"type\": \"update\", " NBR ", \"message\": {\"update\": {\"attribute\": "
-		 "{\"extended-community\": [" DISCARD "]}, \"announce\": {\"ipv4 flow\": "
-		 "{\"198.51.100.7\": [{" UDP5 ", \"next-hop\": \"198.51.100.7\", "
-		 "\"string\": \"" UDP5_S " next-hop 198.51.100.7\"}]}}}}}}");
+	bgp_feed(&b, "{\"type\": \"update\", " NBR ", \"message\": {\"update\": {\"attribute\": "
+		     "{\"extended-community\": [" DISCARD "]}, \"announce\": {\"ipv4 flow\": "
+		     "{\"198.51.100.7\": [{" UDP5 ", \"next-hop\": \"198.51.100.7\", "
+		     "\"string\": \"" UDP5_S " next-hop 198.51.100.7\"}]}}}}}}");
 	ASSERT_TRUE(!b.nadd && !b.ndel && b.npaths == 1,
 		    "bgp next hop: announced again through another next hop: one path");
 	fb_bgp_free(&b);
@@ -130,11 +104,11 @@ static void old_state(void)
 
 	ASSERT_EQ(load(&b, old), 0, "bgp old state: a file with next hops in its ids loads");
 	ASSERT_TRUE(b.npaths == 5 && !b.ndel, "bgp old state: ... its 5 paths");
-	line(&b, FS_WD("ipv4 flow", UDP5, UDP5_S, ""));
+	bgp_feed(&b, FS_WD("ipv4 flow", UDP5, UDP5_S, ""));
 	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, 1, "udp dst 203.0.113.5"),
 		    "bgp old state: a route saved with its next hop is withdrawn");
 	fb_bgp_done(&b);
-	line(&b, FS_WD("ipv4 flow", RANGE5, RANGE5_S, ""));
+	bgp_feed(&b, FS_WD("ipv4 flow", RANGE5, RANGE5_S, ""));
 	ASSERT_TRUE(b.ndel == 3, "bgp old state: ... one of 3 parts, all of them");
 	fb_bgp_done(&b);
 	/* Written back: no next hop in the ids; read back as they are. */
@@ -144,8 +118,8 @@ static void old_state(void)
 	ASSERT_TRUE(!strstr(text, "next-hop") && b.npaths == 1,
 		    "bgp old state: written back without next hops");
 	ASSERT_EQ(load(&c, text), 0, "bgp old state: ... and loads");
-	line(&c, FS_WD("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.6/32\"]",
-		       "flow destination-ipv4 203.0.113.6/32", ""));
+	bgp_feed(&c, FS_WD("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.6/32\"]",
+			   "flow destination-ipv4 203.0.113.6/32", ""));
 	ASSERT_TRUE(c.ndel == 1 && keys_hold(c.del, 1, "dst 203.0.113.6") && !c.npaths,
 		    "bgp old state: ... its route (an IPv6 next hop) withdrawn");
 	free(text);
@@ -173,47 +147,47 @@ static void host_bits(void)
 		"198.51.100.1\tipv6 unicast\t::ffff:cb00:7181/121\tdst ::ffff:cb00:7180/121\n";
 	struct fb_bgp b;
 
-	init(&b);
-	line(&b, BH("ipv4 unicast", "203.0.113.129/25", ""));
+	bgp_defaults(&b);
+	bgp_feed(&b, BH("ipv4 unicast", "203.0.113.129/25", ""));
 	ASSERT_TRUE(b.nadd == 1 && keys_hold(b.add, 1, "dst 203.0.113.128/25"),
 		    "bgp host bits: 203.0.113.129/25 announced: dst 203.0.113.128/25");
 	fb_bgp_done(&b);
-	line(&b, BH_WD("ipv4 unicast", "203.0.113.128/25", ""));
+	bgp_feed(&b, BH_WD("ipv4 unicast", "203.0.113.128/25", ""));
 	ASSERT_TRUE(b.ndel == 1 && !b.npaths, "bgp host bits: ... withdrawn as 203.0.113.128/25");
 	fb_bgp_done(&b);
-	line(&b, BH("ipv4 unicast", "203.0.113.0/25", ", \"path-information\": \"1\""));
+	bgp_feed(&b, BH("ipv4 unicast", "203.0.113.0/25", ", \"path-information\": \"1\""));
 	fb_bgp_done(&b);
-	line(&b, BH("ipv4 unicast", "203.0.113.1/25", ", \"path-information\": \"1\""));
+	bgp_feed(&b, BH("ipv4 unicast", "203.0.113.1/25", ", \"path-information\": \"1\""));
 	ASSERT_TRUE(!b.nadd && !b.ndel && b.npaths == 1,
 		    "bgp host bits: announced again as 203.0.113.1/25 (add-path): the same path");
-	line(&b, BH_WD("ipv4 unicast", "203.0.113.127/25", ", \"path-information\": \"1\""));
+	bgp_feed(&b, BH_WD("ipv4 unicast", "203.0.113.127/25", ", \"path-information\": \"1\""));
 	ASSERT_TRUE(b.ndel == 1 && !b.npaths, "bgp host bits: ... withdrawn as 203.0.113.127/25");
 	fb_bgp_done(&b);
-	line(&b, BH("ipv6 unicast", "2001:db8:0:1::1/64", ""));
+	bgp_feed(&b, BH("ipv6 unicast", "2001:db8:0:1::1/64", ""));
 	fb_bgp_done(&b);
-	line(&b, BH("ipv6 unicast", "::ffff:203.0.113.129/121", ""));
+	bgp_feed(&b, BH("ipv6 unicast", "::ffff:203.0.113.129/121", ""));
 	ASSERT_TRUE(b.nadd == 1 && b.npaths == 2, "bgp host bits: two IPv6 routes with host bits");
 	fb_bgp_done(&b);
-	line(&b, BH_WD("ipv6 unicast", "2001:db8:0:1::/64", ""));
+	bgp_feed(&b, BH_WD("ipv6 unicast", "2001:db8:0:1::/64", ""));
 	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, 1, "dst 2001:db8:0:1::/64"),
 		    "bgp host bits: 2001:db8:0:1::1/64 withdrawn as 2001:db8:0:1::/64");
 	fb_bgp_done(&b);
-	line(&b, BH_WD("ipv6 unicast", "::ffff:203.0.113.128/121", ""));
+	bgp_feed(&b, BH_WD("ipv6 unicast", "::ffff:203.0.113.128/121", ""));
 	ASSERT_TRUE(
 		b.ndel == 1 && !b.npaths,
 		"bgp host bits: ::ffff:203.0.113.129/121 withdrawn as ::ffff:203.0.113.128/121");
 	fb_bgp_free(&b);
 	ASSERT_EQ(load(&b, old), 0, "bgp host bits: an old state file with host bits in its ids");
-	line(&b, BH_WD("ipv4 unicast", "203.0.113.128/25", ""));
+	bgp_feed(&b, BH_WD("ipv4 unicast", "203.0.113.128/25", ""));
 	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, 1, "dst 203.0.113.128/25"),
 		    "bgp host bits: ... its 203.0.113.129/25 withdrawn as 203.0.113.128/25");
 	fb_bgp_done(&b);
-	line(&b, BH_WD("ipv4 unicast", "203.0.113.64/26", ", \"path-information\": \"1\""));
+	bgp_feed(&b, BH_WD("ipv4 unicast", "203.0.113.64/26", ", \"path-information\": \"1\""));
 	ASSERT_TRUE(
 		b.ndel == 1 && keys_hold(b.del, 1, "dst 203.0.113.64/26"),
 		"bgp host bits: ... its 203.0.113.65/26 path-id 1 withdrawn as 203.0.113.64/26");
 	fb_bgp_done(&b);
-	line(&b, BH_WD("ipv6 unicast", "::ffff:203.0.113.128/121", ""));
+	bgp_feed(&b, BH_WD("ipv6 unicast", "::ffff:203.0.113.128/121", ""));
 	ASSERT_TRUE(b.ndel == 1 && !b.npaths, "bgp host bits: ... its ::ffff:cb00:7181/121 "
 					      "withdrawn as ::ffff:203.0.113.128/121");
 	fb_bgp_free(&b);
@@ -230,22 +204,22 @@ static void v4mapped(void)
 {
 	struct fb_bgp b;
 
-	init(&b);
-	line(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"::ffff:203.0.113.7/128/0\"], "
-				 "\"source-ipv6\": [\"::ffff:0.0.0.0/96/0\"]"));
+	bgp_defaults(&b);
+	bgp_feed(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"::ffff:203.0.113.7/128/0\"], "
+				     "\"source-ipv6\": [\"::ffff:0.0.0.0/96/0\"]"));
 	ASSERT_TRUE(b.nadd == 1 &&
 			    keys_hold(b.add, 1, "any src ::ffff:0:0/96 dst ::ffff:cb00:7107"),
 		    "bgp v4-mapped: src ::ffff:0.0.0.0/96 dst ::ffff:203.0.113.7: both kept "
 		    "(was dst ::ffff:cb00:7107 alone)");
 	fb_bgp_done(&b);
-	line(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"::ffff:0.0.0.0/96/0\"], "
-				 "\"next-header\": [\"=tcp\"]"));
+	bgp_feed(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"::ffff:0.0.0.0/96/0\"], "
+				     "\"next-header\": [\"=tcp\"]"));
 	ASSERT_TRUE(b.nadd == 1 && keys_hold(b.add, 1, "tcp dst ::ffff:0:0/96"),
 		    "bgp v4-mapped: tcp to ::ffff:0.0.0.0/96: tcp dst ::ffff:0:0/96 (was refused "
 		    "as /0)");
 	fb_bgp_done(&b);
-	line(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"::ffff:203.0.113.0/120/0\"], "
-				 "\"source-ipv6\": [\"2001:db8::/48/0\"]"));
+	bgp_feed(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"::ffff:203.0.113.0/120/0\"], "
+				     "\"source-ipv6\": [\"2001:db8::/48/0\"]"));
 	ASSERT_TRUE(b.nadd == 1 &&
 			    keys_hold(b.add, 1, "any src 2001:db8::/48 dst ::ffff:cb00:7100/120"),
 		    "bgp v4-mapped: from 2001:db8::/48 to ::ffff:203.0.113.0/120: one IPv6 rule "
@@ -276,12 +250,12 @@ static void ports(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(every) / sizeof(every[0]); i++) {
-		init(&b);
+		bgp_defaults(&b);
 		snprintf(buf, sizeof(buf),
 			 FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.9/32\"], "
 					 "\"destination-port\": [\"%s\"]"),
 			 every[i]);
-		line(&b, buf);
+		bgp_feed(&b, buf);
 		ASSERT_TRUE(b.nadd == 4 &&
 				    keys_hold(b.add, 4, "tcp dst 203.0.113.9 dport 0-32767") &&
 				    keys_hold(b.add, 4, "tcp dst 203.0.113.9 dport 32768-65535") &&
@@ -291,35 +265,37 @@ static void ports(void)
 			    "UDP, ports 0-32767 and 32768-65535 (was dst 203.0.113.9)");
 		fb_bgp_free(&b);
 	}
-	init(&b);
-	line(&b, FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.9/32\"], "
+	bgp_defaults(&b);
+	bgp_feed(&b,
+		 FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.9/32\"], "
 				 "\"protocol\": [\"=udp\"], \"source-port\": [\"=53\", \">=0\"]"));
 	ASSERT_TRUE(b.nadd == 2 && keys_hold(b.add, 2, "udp dst 203.0.113.9 sport 0-32767") &&
 			    keys_hold(b.add, 2, "udp dst 203.0.113.9 sport 32768-65535"),
 		    "bgp ports: UDP, source port =53 or >=0: every UDP source port (was udp dst "
 		    "203.0.113.9)");
 	fb_bgp_done(&b);
-	line(&b, FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.9/32\"], "
-				 "\"protocol\": [\"=icmp\"], \"destination-port\": [\">=0\"]"));
-	ASSERT_TRUE(!b.nadd && strstr(note, "protocol 1 has no ports"),
+	bgp_feed(&b, FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.9/32\"], "
+				     "\"protocol\": [\"=icmp\"], \"destination-port\": [\">=0\"]"));
+	ASSERT_TRUE(!b.nadd && strstr(bgp_note, "protocol 1 has no ports"),
 		    "bgp ports: ICMP with every destination port: refused, as with =80 (was icmp "
 		    "dst 203.0.113.9)");
-	line(&b, FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.9/32\"], "
-				 "\"destination-port\": [\"=80\"]"));
+	bgp_feed(&b, FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.9/32\"], "
+				     "\"destination-port\": [\"=80\"]"));
 	ASSERT_TRUE(b.nadd == 2 && keys_hold(b.add, 2, "tcp dst 203.0.113.9 dport 80") &&
 			    keys_hold(b.add, 2, "udp dst 203.0.113.9 dport 80"),
 		    "bgp ports: destination port 80, no protocol: TCP and UDP port 80 (was any "
 		    "protocol)");
 	fb_bgp_done(&b);
-	line(&b, FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.10/32\"], "
-				 "\"destination-port\": [\">=1024\"]"));
+	bgp_feed(&b, FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.10/32\"], "
+				     "\"destination-port\": [\">=1024\"]"));
 	ASSERT_TRUE(b.nadd == 28 && of_proto(b.add, 28, 6) == 14 && of_proto(b.add, 28, 17) == 14 &&
 			    keys_hold(b.add, 28, "tcp dst 203.0.113.10 dport 1024-2047") &&
 			    keys_hold(b.add, 28, "udp dst 203.0.113.10 dport 57344-65535"),
 		    "bgp ports: destination port >=1024, no protocol: 14 port prefixes each for "
 		    "TCP and UDP, within the 64-key cap");
 	fb_bgp_done(&b);
-	line(&b, FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.11/32\"], "
+	bgp_feed(&b,
+		 FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.11/32\"], "
 				 "\"protocol\": [\"=tcp\"], \"destination-port\": [\">=1024\"]"));
 	ASSERT_TRUE(b.nadd == 63 && of_proto(b.add, 63, 6) == 63,
 		    "bgp ports: ... with protocol TCP: 63 prefixes of one length, as before");
@@ -355,26 +331,26 @@ static void protocols(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		init(&b);
+		bgp_defaults(&b);
 		snprintf(buf, sizeof(buf),
 			 FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.9/32\"], "
 					 "\"protocol\": [\"=%s\"]"),
 			 t[i].name);
 		snprintf(want, sizeof(want), "proto %d dst 203.0.113.9", t[i].proto);
-		line(&b, buf);
+		bgp_feed(&b, buf);
 		snprintf(buf, sizeof(buf), "bgp protocols: ExaBGP's '=%s' is %s", t[i].name, want);
 		ASSERT_TRUE(b.nadd == 1 && keys_hold(b.add, 1, want), buf);
 		fb_bgp_free(&b);
 	}
-	init(&b);
-	line(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"2001:db8::9/128/0\"], "
-				 "\"next-header\": [\"=unknown protocol type 58\"]"));
+	bgp_defaults(&b);
+	bgp_feed(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"2001:db8::9/128/0\"], "
+				     "\"next-header\": [\"=unknown protocol type 58\"]"));
 	ASSERT_TRUE(b.nadd == 1 && keys_hold(b.add, 1, "icmpv6 dst 2001:db8::9"),
 		    "bgp protocols: next-header '=unknown protocol type 58' is ICMPv6");
 	fb_bgp_done(&b);
-	line(&b, FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.9/32\"], "
-				 "\"protocol\": [\"=unknown protocol type 256\"]"));
-	ASSERT_TRUE(!b.nadd && strstr(note, "not known"),
+	bgp_feed(&b, FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.9/32\"], "
+				     "\"protocol\": [\"=unknown protocol type 256\"]"));
+	ASSERT_TRUE(!b.nadd && strstr(bgp_note, "not known"),
 		    "bgp protocols: 'unknown protocol type 256' is refused");
 	fb_bgp_free(&b);
 }

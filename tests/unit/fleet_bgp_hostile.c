@@ -16,32 +16,6 @@
 #include "fleet.h"
 #include "fleet/bgp_int.h"
 
-static char note[1024];
-
-static void on_note(void *ctx, const char *msg)
-{
-	(void)ctx;
-	snprintf(note, sizeof(note), "%s", msg);
-	if (getenv("TEST_VERBOSE"))
-		printf("  note: %s\n", msg);
-}
-
-static void init(struct fb_bgp *b)
-{
-	struct fb_bgp_opts o = {
-		.community = FB_BGP_BLACKHOLE, .flush_on_down = true, .min_v4 = 24, .min_v6 = 48
-	};
-
-	fb_bgp_init(b, &o);
-	b->note = on_note;
-}
-
-static int line(struct fb_bgp *b, const char *s)
-{
-	note[0] = 0;
-	return fb_bgp_line(b, s, strlen(s), 1);
-}
-
 /* Any IPv4 rule among keys[0..n)? */
 static bool any_v4(const struct fb_key *keys, size_t n)
 {
@@ -73,33 +47,34 @@ static void families(void)
 {
 	struct fb_bgp b;
 
-	init(&b);
+	bgp_defaults(&b);
 	/* ExaBGP prints a v4-mapped IPv6 prefix dotted. */
-	line(&b, BH("198.51.100.1", "ipv6 unicast", "\"nlri\": \"::ffff:0.0.0.0/96\""));
+	bgp_feed(&b, BH("198.51.100.1", "ipv6 unicast", "\"nlri\": \"::ffff:0.0.0.0/96\""));
 	ASSERT_TRUE(!any_v4(b.add, b.nadd) && !keys_hold(b.add, b.nadd, "dst 0.0.0.0/0"),
 		    "bgp: ipv6 unicast ::ffff:0.0.0.0/96 makes no IPv4 rule (was dst 0.0.0.0/0)");
 	ASSERT_TRUE(b.nadd == 1 && keys_hold(b.add, 1, "dst ::ffff:0:0/96"),
 		    "bgp: ... it makes the IPv6 rule dst ::ffff:0:0/96");
 	fb_bgp_done(&b);
-	line(&b, BH("198.51.100.1", "ipv6 unicast", "\"nlri\": \"::ffff:198.51.100.0/120\""));
+	bgp_feed(&b, BH("198.51.100.1", "ipv6 unicast", "\"nlri\": \"::ffff:198.51.100.0/120\""));
 	ASSERT_TRUE(b.nadd == 1 && keys_hold(b.add, 1, "dst ::ffff:c633:6400/120"),
 		    "bgp: ipv6 unicast ::ffff:198.51.100.0/120: IPv6 dst, not IPv4 /24");
 	fb_bgp_done(&b);
 	/* The IPv6 minimum applies to IPv6 rules, the IPv4 one to IPv4. */
-	line(&b, BH("198.51.100.1", "ipv6 unicast", "\"nlri\": \"::ffff:0.0.0.0/40\""));
-	ASSERT_TRUE(b.nadd == 0 && strstr(note, "shorter than /48"),
+	bgp_feed(&b, BH("198.51.100.1", "ipv6 unicast", "\"nlri\": \"::ffff:0.0.0.0/40\""));
+	ASSERT_TRUE(b.nadd == 0 && strstr(bgp_note, "shorter than /48"),
 		    "bgp: ipv6 unicast ::ffff:0.0.0.0/40: refused by the IPv6 minimum");
-	line(&b, BH("198.51.100.1", "ipv4 unicast", "\"nlri\": \"::ffff:198.51.100.0/120\""));
-	ASSERT_TRUE(b.nadd == 0 && note[0], "bgp: ipv4 unicast with an IPv6 prefix: refused");
-	line(&b, FS("ipv6 flow", "\"source-ipv6\": [\"::ffff:198.51.100.0/120/0\"]"));
+	bgp_feed(&b, BH("198.51.100.1", "ipv4 unicast", "\"nlri\": \"::ffff:198.51.100.0/120\""));
+	ASSERT_TRUE(b.nadd == 0 && bgp_note[0], "bgp: ipv4 unicast with an IPv6 prefix: refused");
+	bgp_feed(&b, FS("ipv6 flow", "\"source-ipv6\": [\"::ffff:198.51.100.0/120/0\"]"));
 	ASSERT_TRUE(b.nadd == 1 && keys_hold(b.add, 1, "src ::ffff:c633:6400/120"),
 		    "bgp: ipv6 flow, v4-mapped source /120: an IPv6 rule");
 	fb_bgp_done(&b);
-	line(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"::ffff:0.0.0.0/100/0\"]"));
+	bgp_feed(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"::ffff:0.0.0.0/100/0\"]"));
 	ASSERT_TRUE(b.nadd == 1 && !any_v4(b.add, 1) && keys_hold(b.add, 1, "dst ::ffff:0:0/100"),
 		    "bgp: ipv6 flow ::ffff:0.0.0.0/100: an IPv6 rule (not IPv4 0.0.0.0/4)");
 	fb_bgp_done(&b);
-	line(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"::ffff:203.0.113.9/128/0\"], "
+	bgp_feed(&b,
+		 FS("ipv6 flow", "\"destination-ipv6\": [\"::ffff:203.0.113.9/128/0\"], "
 				 "\"source-ipv6\": [\"::ffff:198.51.100.2/128/0\"], "
 				 "\"next-header\": [\"=udp\"], \"destination-port\": [\"=53\"], "
 				 "\"source-port\": [\"=4000\"]"));
@@ -107,19 +82,19 @@ static void families(void)
 					     "udp [::ffff:c633:6402]:4000 [::ffff:cb00:7109]:53"),
 		    "bgp: ipv6 flow 5-tuple of v4-mapped hosts: an IPv6 5-tuple");
 	fb_bgp_done(&b);
-	line(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"::ffff:203.0.113.9/128/0\"], "
-				 "\"source-ipv6\": [\"::ffff:198.51.100.2/128/0\"], "
-				 "\"next-header\": [\"=44\"]"));
-	ASSERT_TRUE(b.nadd == 0 && strstr(note, "extension header"),
+	bgp_feed(&b, FS("ipv6 flow", "\"destination-ipv6\": [\"::ffff:203.0.113.9/128/0\"], "
+				     "\"source-ipv6\": [\"::ffff:198.51.100.2/128/0\"], "
+				     "\"next-header\": [\"=44\"]"));
+	ASSERT_TRUE(b.nadd == 0 && strstr(bgp_note, "extension header"),
 		    "bgp: ipv6 flow keyed by an extension header: refused");
 	/* Item 8: a component twice asks for both: one rule would widen it. */
-	line(&b, FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.22/32\"], "
-				 "\"destination\": [\"203.0.113.0/24\"]"));
-	ASSERT_TRUE(b.nadd == 0 && strstr(note, "given twice"),
+	bgp_feed(&b, FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.22/32\"], "
+				     "\"destination\": [\"203.0.113.0/24\"]"));
+	ASSERT_TRUE(b.nadd == 0 && strstr(bgp_note, "given twice"),
 		    "bgp: destination-ipv4 /32 and destination /24: refused, not dst /24");
-	line(&b, FS("ipv4 flow", "\"source\": [\"198.51.100.0/24\"], "
-				 "\"source-ipv4\": [\"198.51.100.7/32\"]"));
-	ASSERT_TRUE(b.nadd == 0 && strstr(note, "given twice"),
+	bgp_feed(&b, FS("ipv4 flow", "\"source\": [\"198.51.100.0/24\"], "
+				     "\"source-ipv4\": [\"198.51.100.7/32\"]"));
+	ASSERT_TRUE(b.nadd == 0 && strstr(bgp_note, "given twice"),
 		    "bgp: source and source-ipv4: refused");
 	fb_bgp_free(&b);
 }
@@ -132,20 +107,21 @@ static void one_message(void)
 	struct fb_bgp b;
 	size_t n;
 
-	init(&b);
+	bgp_defaults(&b);
 	snprintf(buf, sizeof(buf), "%s%s", a, c);
-	ASSERT_TRUE(line(&b, buf) == -1 && b.nadd == 0 && strstr(note, "another message"),
+	ASSERT_TRUE(bgp_feed(&b, buf) == -1 && b.nadd == 0 && strstr(bgp_note, "another message"),
 		    "bgp: {A}{B} on one line: refused whole, reported (A was applied, B dropped)");
 	snprintf(buf, sizeof(buf), "%s garbage", a);
-	ASSERT_TRUE(line(&b, buf) == -1 && b.nadd == 0 && strstr(note, "garbage"),
+	ASSERT_TRUE(bgp_feed(&b, buf) == -1 && b.nadd == 0 && strstr(bgp_note, "garbage"),
 		    "bgp: a message then garbage: refused, reported");
 	n = snprintf(buf, sizeof(buf), "%s", a);
 	memcpy(buf + n, "\0garbage", 8);
-	note[0] = 0;
-	ASSERT_TRUE(fb_bgp_line(&b, buf, n + 8, 1) == -1 && b.nadd == 0 && strstr(note, "NUL"),
+	bgp_note[0] = 0;
+	ASSERT_TRUE(fb_bgp_line(&b, buf, n + 8, 1) == -1 && b.nadd == 0 && strstr(bgp_note, "NUL"),
 		    "bgp: a message, a NUL and garbage: refused, reported");
 	snprintf(buf, sizeof(buf), "  %s \t", a);
-	ASSERT_TRUE(line(&b, buf) == 0 && b.nadd == 1, "bgp: blanks around one message: applied");
+	ASSERT_TRUE(bgp_feed(&b, buf) == 0 && b.nadd == 1,
+		    "bgp: blanks around one message: applied");
 	fb_bgp_free(&b);
 }
 
@@ -187,45 +163,46 @@ static void strings(void)
 	FILE *fp;
 	size_t n;
 
-	init(&a);
+	bgp_defaults(&a);
 	/* An add-path id that would be a second state line if written raw. */
-	line(&a, BH("198.51.100.1", "ipv4 unicast",
+	bgp_feed(&a,
+		 BH("198.51.100.1", "ipv4 unicast",
 		    "\"nlri\": \"203.0.113.60/32\", \"path-information\": "
 		    "\"1\\tdst 203.0.113.61/32\\n198.51.100.1\\tipv4 unicast\\t203.0.113.61/32\\t"
 		    "dst 203.0.113.61\""));
 	ASSERT_EQ(a.nadd, 1, "bgp: an add-path id with tabs and newlines: one path");
 	fb_bgp_done(&a);
-	line(&a, BH("198.51.100.1\\\\x\\t", "ipv4 unicast", "\"nlri\": \"203.0.113.63/32\""));
+	bgp_feed(&a, BH("198.51.100.1\\\\x\\t", "ipv4 unicast", "\"nlri\": \"203.0.113.63/32\""));
 	fb_bgp_done(&a);
 	/* A peer whose line would start with '#', the state file's comment
 	 * (a fuzzer's find: the path was forgotten on restart, its rule left
 	 * in the filter for good). */
-	line(&a, BH("#198.51.100.2", "ipv4 unicast", "\"nlri\": \"203.0.113.62/32\""));
+	bgp_feed(&a, BH("#198.51.100.2", "ipv4 unicast", "\"nlri\": \"203.0.113.62/32\""));
 	fb_bgp_done(&a);
 	fp = saved(&a);
-	init(&b);
+	bgp_defaults(&b);
 	ASSERT_EQ(fb_bgp_load(&b, fp, "state"), 0, "bgp state: escaped strings load back");
 	ASSERT_EQ(b.npaths, 3, "bgp state: ... as the three paths there were, '#' peer included");
 	n = fb_bgp_rules(&b, &keys);
 	ASSERT_TRUE(n == 3 && !keys_hold(keys, n, "dst 203.0.113.61"),
 		    "bgp state: 203.0.113.61, never announced, is not held");
 	free(keys);
-	line(&b, WD("#198.51.100.2", "203.0.113.62/32"));
+	bgp_feed(&b, WD("#198.51.100.2", "203.0.113.62/32"));
 	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, 1, "dst 203.0.113.62"),
 		    "bgp state: the peer starting with '#' withdraws its own path");
 	fb_bgp_done(&b);
-	line(&b, WD("198.51.100.1\\\\x\\t", "203.0.113.63/32"));
+	bgp_feed(&b, WD("198.51.100.1\\\\x\\t", "203.0.113.63/32"));
 	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, 1, "dst 203.0.113.63"),
 		    "bgp state: the peer with a backslash and a tab withdraws its own path");
 	fclose(fp);
 	fb_bgp_free(&a);
 	fb_bgp_free(&b);
-	init(&a);
-	line(&a, BH("", "ipv4 unicast", "\"nlri\": \"203.0.113.64/32\""));
+	bgp_defaults(&a);
+	bgp_feed(&a, BH("", "ipv4 unicast", "\"nlri\": \"203.0.113.64/32\""));
 	ASSERT_TRUE(a.nadd == 0 && a.npaths == 0, "bgp: an empty neighbor address: refused");
-	line(&a, BH("198.51.100.1\\u0000x", "ipv4 unicast", "\"nlri\": \"203.0.113.64/32\""));
+	bgp_feed(&a, BH("198.51.100.1\\u0000x", "ipv4 unicast", "\"nlri\": \"203.0.113.64/32\""));
 	ASSERT_TRUE(a.nadd == 0 && a.npaths == 0, "bgp: a neighbor address with a NUL: refused");
-	line(&a, BH("198.51.100.1", "ipv4 unicast", "\"nlri\": \"\""));
+	bgp_feed(&a, BH("198.51.100.1", "ipv4 unicast", "\"nlri\": \"\""));
 	ASSERT_TRUE(a.nadd == 0 && a.npaths == 0, "bgp: an empty NLRI: refused");
 	fb_bgp_free(&a);
 }
@@ -246,7 +223,7 @@ static void state_limits(void)
 	      "198.51.100.3\tipv4 unicast\t203.0.113.9/32\tdst 203.0.113.7\n",
 	      fp);
 	rewind(fp);
-	init(&b);
+	bgp_defaults(&b);
 	ASSERT_EQ(fb_bgp_load(&b, fp, "state"), 0, "bgp state limits: the file loads");
 	ASSERT_EQ(b.npaths, 3, "bgp state limits: 3 of 7 paths admitted");
 	ASSERT_TRUE(b.ndel == 3 && keys_hold(b.del, b.ndel, "dst 0.0.0.0/0") &&
@@ -283,37 +260,37 @@ static void stale_counts(void)
 	};
 	size_t i;
 
-	init(&b);
+	bgp_defaults(&b);
 	b.o.flush_on_down = false;
 	for (i = 0; i < sizeof(held) / sizeof(held[0]); i++) {
-		line(&b, held[i]);
+		bgp_feed(&b, held[i]);
 		fb_bgp_done(&b); /* in the filter */
 	}
-	line(&b, UP("198.51.100.1"));
-	line(&b, UP("198.51.100.1")); /* twice: counted once */
+	bgp_feed(&b, UP("198.51.100.1"));
+	bgp_feed(&b, UP("198.51.100.1")); /* twice: counted once */
 	ASSERT_EQ(fb_bgp_stale_count(&b, "198.51.100.1", "ipv4 unicast"), 3,
 		  "bgp stale: up makes the peer's 3 IPv4 paths stale (once, if twice up)");
 	ASSERT_EQ(fb_bgp_stale_count(&b, "198.51.100.2", "ipv4 unicast"), 0,
 		  "bgp stale: ... not another peer's");
-	line(&b, EOR_OF("198.51.100.2", "ipv4"));
+	bgp_feed(&b, EOR_OF("198.51.100.2", "ipv4"));
 	ASSERT_TRUE(b.ndel == 0 && b.npaths == 5, "bgp stale: another peer's End-of-RIB ends none");
-	line(&b, BH("198.51.100.1", "ipv4 unicast", "\"nlri\": \"203.0.113.1/32\""));
-	line(&b, WD("198.51.100.1", "203.0.113.2/32"));
+	bgp_feed(&b, BH("198.51.100.1", "ipv4 unicast", "\"nlri\": \"203.0.113.1/32\""));
+	bgp_feed(&b, WD("198.51.100.1", "203.0.113.2/32"));
 	fb_bgp_done(&b);
 	ASSERT_EQ(fb_bgp_stale_count(&b, "198.51.100.1", "ipv4 unicast"), 1,
 		  "bgp stale: one announced again, one withdrawn: one left");
-	line(&b, EOR_OF("198.51.100.1", "ipv6"));
+	bgp_feed(&b, EOR_OF("198.51.100.1", "ipv6"));
 	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, 1, "dst 2001:db8::1"),
 		    "bgp stale: the IPv6 End-of-RIB ends the IPv6 path only");
 	fb_bgp_done(&b);
-	line(&b, EOR_OF("198.51.100.1", "ipv4"));
+	bgp_feed(&b, EOR_OF("198.51.100.1", "ipv4"));
 	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, 1, "dst 203.0.113.3"),
 		    "bgp stale: the IPv4 End-of-RIB ends the one not announced again");
 	fb_bgp_done(&b);
 	ASSERT_TRUE(b.npaths == 2 && !fb_bgp_stale_count(&b, "198.51.100.1", "ipv4 unicast") &&
 			    !b.stale,
 		    "bgp stale: 2 paths left, none stale, no count kept");
-	line(&b, UP("198.51.100.1"));
+	bgp_feed(&b, UP("198.51.100.1"));
 	fb_bgp_remove_all(&b);
 	ASSERT_TRUE(!b.stale && !fb_bgp_stale_count(&b, "198.51.100.1", "ipv4 unicast"),
 		    "bgp stale: every path ended: no count kept");
@@ -328,18 +305,18 @@ static void refused(void)
 	struct fb_bgp b;
 	struct fb_key k;
 
-	init(&b);
-	line(&b, BH("198.51.100.1", "ipv4 unicast", "\"nlri\": \"203.0.113.1/32\""));
+	bgp_defaults(&b);
+	bgp_feed(&b, BH("198.51.100.1", "ipv4 unicast", "\"nlri\": \"203.0.113.1/32\""));
 	fb_bgp_done(&b); /* in the filter */
-	line(&b,
-	     "{\"type\": \"update\", " NBR(
-		     "198.51.100.1") ", \"message\": {\"update\": "
-				     "{\"attribute\": {\"community\": [[65535, 666]]}, "
-				     "\"announce\": {\"ipv4 unicast\": "
-				     "{\"x\": [{\"nlri\": \"203.0.113.2/32\", "
-				     "\"path-information\": \"1\"}, "
-				     "{\"nlri\": \"203.0.113.2/32\", \"path-information\": \"2\"}, "
-				     "{\"nlri\": \"203.0.113.3/32\"}]}}}}}}");
+	bgp_feed(&b, "{\"type\": \"update\", " NBR(
+			     "198.51.100.1") ", \"message\": {\"update\": "
+					     "{\"attribute\": {\"community\": [[65535, 666]]}, "
+					     "\"announce\": {\"ipv4 unicast\": "
+					     "{\"x\": [{\"nlri\": \"203.0.113.2/32\", "
+					     "\"path-information\": \"1\"}, "
+					     "{\"nlri\": \"203.0.113.2/32\", \"path-information\": "
+					     "\"2\"}, "
+					     "{\"nlri\": \"203.0.113.3/32\"}]}}}}}}");
 	ASSERT_TRUE(b.nadd == 2 && b.npaths == 4, "bgp refused: two rules to add, four paths");
 	k = keys_hold(&b.add[0], 1, "dst 203.0.113.2") ? b.add[0] : b.add[1];
 	ASSERT_TRUE(keys_hold(&k, 1, "dst 203.0.113.2"), "bgp refused: dst 203.0.113.2 to add");

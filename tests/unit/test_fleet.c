@@ -191,6 +191,32 @@ bool keys_hold(const struct fb_key *keys, size_t n, const char *flow)
 	return false;
 }
 
+char bgp_note[1024];
+
+static void on_note(void *ctx, const char *msg)
+{
+	(void)ctx;
+	snprintf(bgp_note, sizeof(bgp_note), "%s", msg);
+	if (getenv("TEST_VERBOSE"))
+		printf("  note: %s\n", msg);
+}
+
+void bgp_defaults(struct fb_bgp *b)
+{
+	struct fb_bgp_opts o = {
+		.community = FB_BGP_BLACKHOLE, .flush_on_down = true, .min_v4 = 24, .min_v6 = 48
+	};
+
+	fb_bgp_init(b, &o);
+	b->note = on_note;
+}
+
+int bgp_feed(struct fb_bgp *b, const char *s)
+{
+	bgp_note[0] = 0;
+	return fb_bgp_line(b, s, strlen(s), 1);
+}
+
 /* Messages out of the encoder, one after another, as a collector would
  * read them off a TCP connection. */
 struct stream {
