@@ -163,6 +163,20 @@ for n in null:character fifo:FIFO sock:socket dir:directory null-link:character 
 			pass "$verb to $n: the reason" || fail "$verb to $n: $(cat "$T_TMP/err")"
 	done
 done
+# Root's link into /proc with standard output a regular file (a cron
+# job's `export S /dev/stdout >log`): it resolves to that file, and was
+# replaced (/dev/stdout gone for every program until a reboot).
+for verb in export metrics; do
+	if [ $verb = export ]; then
+		timeout 10 "$FB" export S "$NODES/stdout" >"$T_TMP/so.txt" 2>"$T_TMP/err" </dev/null
+	else
+		timeout 10 "$FB" metrics S --textfile "$NODES/stdout" >"$T_TMP/so.txt" 2>"$T_TMP/err"
+	fi
+	rc=$?
+	check_eq "$verb to a link to /proc/self/fd/1, stdout a file: refused" "$rc $(wc -l <"$T_TMP/err")" "1 1"
+	grep -q "$NODES/stdout: a symbolic link into /proc (a process's file descriptor), not a regular file: refusing to replace it" \
+		"$T_TMP/err" && pass "$verb to it: the reason" || fail "$verb to it: $(cat "$T_TMP/err")"
+done
 ls -l "$NODES" >"$T_TMP/nodes.after"
 cmp -s "$T_TMP/nodes.before" "$T_TMP/nodes.after" && pass "device, FIFO, socket, directory, links: all left as they were" ||
 	fail "nodes changed: $(diff "$T_TMP/nodes.before" "$T_TMP/nodes.after" | tr '\n' ' ')"

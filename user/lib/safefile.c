@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 #include "inputfile.h"
 #include "report.h"
@@ -124,6 +126,28 @@ static const char *file_kind(mode_t m)
  * directory. An attacker who swaps the name after this check swaps it in
  * a directory they can write, for their own file: the rename replaces it.
  */
+/* Does the symbolic link base in dir_fd name a file of /proc, such as a
+ * process's file descriptor (/dev/stdout -> /proc/self/fd/1)? What it
+ * resolves to then depends on who looks, and the link is the system's. */
+static bool links_into_proc(int dir_fd, const char *base)
+{
+	char target[4096];
+	ssize_t n = readlinkat(dir_fd, base, target, sizeof(target) - 1);
+	struct statfs fs;
+	bool proc;
+	int fd;
+
+	if (n <= 0)
+		return false;
+	target[n] = 0;
+	fd = openat(dir_fd, target, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return !strncmp(target, "/proc/", 6);
+	proc = !fstatfs(fd, &fs) && fs.f_type == PROC_SUPER_MAGIC;
+	close(fd);
+	return proc;
+}
+
 static int check_target(const struct fb_safefile *sf)
 {
 	struct stat st;
@@ -134,6 +158,15 @@ static int check_target(const struct fb_safefile *sf)
 	if (S_ISLNK(st.st_mode)) {
 		if (st.st_uid != 0 && st.st_uid != geteuid())
 			return 0;
+		/* /dev/stdout with standard output a regular file (a cron
+		 * job's): the rename would replace the system's link. */
+		if (links_into_proc(sf->dir_fd, sf->base)) {
+			fb_report_err(
+				"%s: a symbolic link into /proc (a process's file descriptor), "
+				"not a regular file: refusing to replace it",
+				sf->path);
+			return -1;
+		}
 		if (fstatat(sf->dir_fd, sf->base, &st, 0))
 			return 0; /* dangling */
 		link = true;
