@@ -175,9 +175,9 @@ huge_conf() { # huge_conf APPLY-ARGS...: apply on $T_TMP/huge.conf
 	printf '\nattach = nosuchdev0\n' >>"$T_TMP/huge.conf"
 	bash -c "ulimit -v 100000; exec '$FB' apply $* '$T_TMP/huge.conf'"
 }
-fails_named "apply --check: a huge line ends the read" "huge.conf:3: line longer than 8192 bytes" \
+fails_named "apply --check: a huge line ends the read" "huge.conf:3: line longer than 4096 bytes" \
 	huge_conf --check
-fails_named "apply: a huge line ends the read" "huge.conf:3: line longer than 8192 bytes" huge_conf
+fails_named "apply: a huge line ends the read" "huge.conf:3: line longer than 4096 bytes" huge_conf
 check_eq "apply: a huge line: no filter created" "$("$FB" list | grep -c '^huge ')" 0
 ln -s /dev/zero "$T_TMP/zero.conf"
 fails_named "apply: /dev/zero as NAME.conf" "zero.conf: not a regular file" \

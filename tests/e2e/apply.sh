@@ -347,6 +347,19 @@ test_unpriv() {
 			fail "... blames edge's own program: $(head -c 300 "$T_TMP/err")"
 	done
 	check_eq "unprivileged: nothing changed (edge still runs on $VB)" "$(state)" "$before"
+	# A fresh boot: no filter root yet, so nothing to be refused reading;
+	# --check said "ok (filter edge to be created)" and apply failed at
+	# its first step.
+	for args in "" "--check"; do
+		# shellcheck disable=SC2086
+		FLOWBLOOM_ROOT=/sys/fs/bpf/fbtest_apply_fresh_$$ nsenter --net="/run/netns/$NSB" \
+			setpriv --reuid=65534 --regid=65534 --clear-groups \
+			"$FB" apply $args "$pub/edge.conf" >"$T_TMP/out" 2>"$T_TMP/err"
+		check_eq "unprivileged apply $args, no filter root yet: exit 1" "$?" 1
+		grep -q "cannot create BPF maps: Operation not permitted (apply needs root" "$T_TMP/err" &&
+			pass "... says why" || fail "... said: $(head -c 300 "$T_TMP/err")"
+	done
+	check_eq "... and made no filter root" "$(ls -d /sys/fs/bpf/fbtest_apply_fresh_$$ 2>/dev/null)" ""
 	chmod o-x "$T_TMP"
 }
 

@@ -323,15 +323,11 @@ int fb_apply_conf_read(const char *file, struct ap_conf *c)
 	fd = fb_conf_file_open(file, "what is filtered where");
 	if (fd < 0 || fb_lines_fdopen(&r, fd, file))
 		return -1;
+	r.max = AP_LINE_MAX; /* a longer line, however long, is named so */
 	while (!err && (rc = fb_lines_next(&r, &buf, &len)) > 0) {
 		int line = (int)r.lineno;
 		char *s, *eq, *key, *val;
 
-		if (len > AP_LINE_MAX) {
-			fb_err("%s:%d: line longer than %d bytes", file, line, AP_LINE_MAX);
-			err = -1;
-			break;
-		}
 		s = fb_conf_text(buf, line);
 		if (!*s)
 			continue;

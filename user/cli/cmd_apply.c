@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include "applyconf.h"
 #include "cmd.h"
 #include "store/discover.h"
@@ -57,6 +58,24 @@ static int filter_exists(const char *name)
 	fb_err("cannot look for filter '%s' in %s: %s%s", name, fb_pin_root(), strerror(errno),
 	       errno == EACCES || errno == EPERM ? " (apply needs root: CAP_BPF, CAP_NET_ADMIN)"
 						 : "");
+	return -1;
+}
+
+/* A filter to create: can this process make BPF maps? Where the filter
+ * root does not exist yet (a fresh boot), nothing else tells an
+ * unprivileged --check that apply would fail at its first step. */
+static int may_create(void)
+{
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL);
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	if (errno != EPERM && errno != EACCES)
+		return 0; /* the steps say what else goes wrong */
+	fb_err("cannot create BPF maps: %s (apply needs root: CAP_BPF, CAP_NET_ADMIN)",
+	       strerror(errno));
 	return -1;
 }
 
@@ -535,7 +554,7 @@ int cmd_apply(int argc, char **argv)
 		err = 1;
 	} else if (down) {
 		err = apply_down(c);
-	} else if ((exists = filter_exists(c->name)) < 0) {
+	} else if ((exists = filter_exists(c->name)) < 0 || (!exists && may_create())) {
 		err = 1;
 	} else {
 		/* What apply checks before it changes anything, --check too:

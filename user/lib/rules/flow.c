@@ -530,6 +530,7 @@ int fb_lines_fdopen(struct fb_lines *r, int fd, const char *label)
 		goto fail;
 	}
 	r->regular = S_ISREG(st.st_mode);
+	r->max = FB_LINE_MAX;
 	r->cap = FB_LINE_MAX + 1 + CHUNK;
 	r->buf = malloc(r->cap);
 	if (!r->buf) {
@@ -565,9 +566,9 @@ int fb_lines_next(struct fb_lines *r, char **line, size_t *len)
 			r->start += n + 1;
 			break;
 		}
-		if (r->end - r->start > FB_LINE_MAX) {
-			fb_report_err("%s:%zu: line longer than %d bytes", r->label, r->lineno + 1,
-				      FB_LINE_MAX);
+		if (r->end - r->start > r->max) {
+			fb_report_err("%s:%zu: line longer than %zu bytes", r->label, r->lineno + 1,
+				      r->max);
 			return -1;
 		}
 		if (r->eof) {
@@ -612,9 +613,8 @@ int fb_lines_next(struct fb_lines *r, char **line, size_t *len)
 	}
 	r->lineno++;
 	l[n] = 0;
-	if (n > FB_LINE_MAX) {
-		fb_report_err("%s:%zu: line longer than %d bytes", r->label, r->lineno,
-			      FB_LINE_MAX);
+	if (n > r->max) {
+		fb_report_err("%s:%zu: line longer than %zu bytes", r->label, r->lineno, r->max);
 		return -1;
 	}
 	if (memchr(l, 0, n)) {

@@ -105,6 +105,7 @@ struct fb_lines {
 	char *buf;
 	size_t cap, start, end;
 	size_t lineno;		  /* of the last line returned */
+	size_t max;		  /* longest line taken: FB_LINE_MAX, or less if set */
 	unsigned long long total; /* bytes read */
 };
 int fb_lines_open(struct fb_lines *r, const char *file);

@@ -57,8 +57,9 @@ int fb_pin_check_name(const char *name)
 bad:
 	/* bpffs refuses '.' in names: reserved for the kernel. '~' is ours:
 	 * staging directories (FB_STAGE_NEW, FB_STAGE_OLD). */
-	fb_report_err("bad filter name '%s' (letters, digits, '_', '-'; at most %d)", name,
-		      FB_NAME_MAX - 1);
+	fb_report_err("bad filter name '%s' (letters, digits, '_' and '-', not starting with '-'; "
+		      "at most %d)",
+		      name, FB_NAME_MAX - 1);
 	return -1;
 }
 
