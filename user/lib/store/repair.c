@@ -126,7 +126,10 @@ int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s)
 
 		if (span < 0)
 			return -1;
-		s->stale_chunks = maps > 1 || (maps == 1 && head) ? maps : 0;
+		/* A head there: all of them are a killed replace's; else
+		 * all but one empty chunk (an older build's releases left
+		 * empty chunks of earlier sizes beside it). */
+		s->stale_chunks = head ? maps : maps > 1 ? maps - 1 : 0;
 		if (repair && s->stale_chunks &&
 		    fb_chunks_release(f->outer_fd, f->hdr->gen ^ 1, 0, (__u32)span))
 			return -1;
