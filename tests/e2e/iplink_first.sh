@@ -116,6 +116,24 @@ PINS[fb_stats]=$(pin_id "$BPFFS/tc/globals/fb_stats")
 check_eq "iproute2 made $BPFFS/xdp its link to $BPFFS/tc/" "$(readlink "$BPFFS/xdp")" "$BPFFS/tc/"
 check "... and pinned the object's maps in tc/globals" test -n "${PINS[fb_filter]}" -a -n "${PINS[fb_stats]}"
 
+# 1b. A refused import as default (its file's last byte flipped: the CRC,
+# read last) gives the adopted maps back as they were: slot 0 empty and no
+# chunk of the file held in the others (one empty chunk stands in them).
+# It left the file's 16 chunks (4 MiB) in the pinned outer map, and check
+# said clean.
+"$FB" create big --capacity 2000000 --fp-rate 0.001 >/dev/null
+"$FB" export big "$T_TMP/big.fbx" --plain >/dev/null
+"$FB" destroy big >/dev/null
+"$PY" -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[-1] ^= 1; open(sys.argv[2], "wb").write(b)' \
+	"$T_TMP/big.fbx" "$T_TMP/bad.fbx"
+t_refused 1 "a corrupt export imported as default: refused" "checksum" "$FB" import "$T_TMP/bad.fbx" default
+check_eq "... the pinned outer map: slot 0 empty, no chunk of the file held" \
+	"$(bpftool -j map dump pinned "$BPFFS/xdp/globals/fb_filter" | "$PY" -c '
+import json, sys
+d = json.load(sys.stdin)
+print(any(e["key"] == ["0x00"] * 4 for e in d), len({tuple(e["value"]) for e in d}) <= 1)')" "False True"
+rm -f "$T_TMP/big.fbx" "$T_TMP/bad.fbx"
+
 # 2. Then the filter: it follows iproute2's link and adopts those pins.
 check "create default (after ip link)" "$FB" create default --capacity 1000 --fp-rate 0.001
 CREATED=1
@@ -136,6 +154,32 @@ counted() { [ "$(($(st dropped) - d0)) $(($(st passed) - p0))" = "25 40" ]; }
 t_wait_until 10 counted
 check_eq "the listed source's 25 packets dropped" "$(($(st dropped) - d0))" 25
 check_eq "the other source's 40 packets passed" "$(($(st passed) - p0))" 40
+
+# 3b. default's ip link pins gone (as a create killed after its publish
+# leaves them) when the program is loaded again: iproute2 pins fresh maps,
+# on which the program passes every packet. check says which pins and what
+# to do (it said "missing", and its --repair refused them), status says
+# they are not default's (it said "NO FILTER YET", whose advice, create
+# default, is refused); the way out check gives works.
+check "ip link set $VB xdp off" inB ip link set dev "$VB" xdp off
+rm -f "$BPFFS/xdp/globals/fb_filter" "$BPFFS/xdp/globals/fb_stats"
+check "ip link ... xdp obj again, default's pins gone" inB ip link set dev "$VB" xdp obj "$FBOBJ" sec xdp
+"$FB" check default >"$T_TMP/chk" 2>&1
+check_eq "check default: exit 1" "$?" 1
+grep -q "name other maps than the filter's: an ip link program loaded while they were missing" \
+	"$T_TMP/chk" && pass "... saying what runs on which maps" || fail "... said: $(cat "$T_TMP/chk")"
+"$FB" status >"$T_TMP/status" 2>/dev/null
+grep -q "xdp/globals, NOT default's maps" "$T_TMP/status" && pass "status: not default's maps" ||
+	fail "status said: $(cat "$T_TMP/status")"
+check "the way out: detach it" inB ip link set dev "$VB" xdp off
+rm -f "$BPFFS/xdp/globals/fb_filter" "$BPFFS/xdp/globals/fb_stats"
+check "... check --repair pins default's maps again" "$FB" check default --repair
+check "... load it again" inB ip link set dev "$VB" xdp obj "$FBOBJ" sec xdp
+d0=$(st dropped)
+send "$BAD4" 10
+dropped10() { [ "$(($(st dropped) - d0))" = 10 ]; }
+t_wait_until 10 dropped10
+check_eq "... the listed source dropped again" "$(($(st dropped) - d0))" 10
 
 # 4. Off again: no pin left behind.
 check "ip link set $VB xdp off" inB ip link set dev "$VB" xdp off

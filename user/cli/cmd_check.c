@@ -244,8 +244,8 @@ int cmd_check(int argc, char **argv)
 	}
 	clean = !c.stale_bits && !c.missing_bits && !c.journal_dirty && c.count_ok &&
 		!t.stale_create && !t.stale_destroy && !t.stale_counters && !t.stale_sets &&
-		!t.stale_chunks && !t.iproute_missing && !t.stale_head && !ty.seq_odd &&
-		!ty.count_bad && !t.stale_gens && !gens_bad && !exact_bad(&ex);
+		!t.stale_chunks && !t.iproute_missing && !t.iproute_stale && !t.stale_head &&
+		!ty.seq_odd && !ty.count_bad && !t.stale_gens && !gens_bad && !exact_bad(&ex);
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("filter", name);
@@ -276,6 +276,7 @@ int cmd_check(int argc, char **argv)
 		jw_bool("stale_exact_sets", t.stale_sets);
 		jw_u64("stale_chunks", t.stale_chunks);
 		jw_bool("iproute_pins_missing", t.iproute_missing);
+		jw_bool("iproute_pins_stale", t.iproute_stale);
 		jw_u64("stale_generations", t.stale_gens);
 		jw_u64("ended_generations", t.expired_gens);
 		jw_u64("inconsistent_generations", gens_bad);
@@ -343,6 +344,14 @@ int cmd_check(int argc, char **argv)
 		if (t.iproute_missing)
 			printf("  the ip link pins (%s) are missing%s\n", fb_pin_iproute_dir(),
 			       repair ? ": pinned again" : "");
+		if (t.iproute_stale)
+			printf("  the ip link pins (%s) name other maps than the filter's: an ip "
+			       "link "
+			       "program loaded while they were missing runs on them and passes "
+			       "every "
+			       "packet (detach it, remove the two pins, check --repair, load it "
+			       "again)\n",
+			       fb_pin_iproute_dir());
 		if (t.stale_gens)
 			printf("  an interrupted write left %d unused generation slot%s%s\n",
 			       t.stale_gens, t.stale_gens == 1 ? "" : "s", fixed);

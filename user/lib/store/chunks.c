@@ -283,3 +283,11 @@ int fb_chunks_span(int outer_fd, __u32 gen, __u32 *maps, bool *head)
 	}
 	return (int)span;
 }
+
+void fb_chunks_give_back(int outer_fd, __u32 gen, __u32 n)
+{
+	__u32 key = 0;
+
+	bpf_map_delete_elem(outer_fd, &key);
+	fb_chunks_release(outer_fd, gen, 0, n);
+}

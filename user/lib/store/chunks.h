@@ -46,6 +46,13 @@ int fb_chunks_install_at(int outer_fd, __u32 gen, __u32 from, const int *fds, __
  * which drops the outer map's references to what they held. */
 int fb_chunks_release(int outer_fd, __u32 gen, __u32 from, __u32 to);
 
+/* An outer map adopted from ip link's program, given back as it was
+ * found: slot 0 empty (its program passes everything again) and none of
+ * the n chunks of generation gen held in the others (an empty chunk stands
+ * in each: an outer map cannot delete in batches, and each delete waits
+ * for an RCU grace period). */
+void fb_chunks_give_back(int outer_fd, __u32 gen, __u32 n);
+
 /* How far generation gen's slots are filled: the chunk slots holding a
  * chunk, from chunk 0 up to the first empty one. *maps: how many distinct chunks they hold;
  * *head: whether its chunk 0 holds a filter's header (not the empty

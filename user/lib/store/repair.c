@@ -193,8 +193,11 @@ int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s)
 			st = fb_pin_get(gdir, FB_MAP_STATS);
 			close(gdir);
 		}
-		s->iproute_missing = o < 0 || st < 0 || fb_map_id(o) != f->outer_id ||
-				     fb_map_id(st) != f->stats_id;
+		/* Present but other maps: pinned by an ip link program
+		 * loaded while they were missing, which runs on them. */
+		s->iproute_stale = (o >= 0 && fb_map_id(o) != f->outer_id) ||
+				   (st >= 0 && fb_map_id(st) != f->stats_id);
+		s->iproute_missing = !s->iproute_stale && (o < 0 || st < 0);
 		if (o >= 0)
 			close(o);
 		if (st >= 0)

@@ -25,6 +25,7 @@ struct fb_repair_state {
 	bool stale_sets;      /* exact sets in the unused generation slot */
 	__u32 stale_chunks;   /* chunks the unused generation's slots hold */
 	bool iproute_missing; /* "default" without its ip-link pins */
+	bool iproute_stale;   /* ... with pins of other maps in their place */
 	int stale_gens;	      /* generation slots no mask names: a killed add, replace */
 	int expired_gens;     /* generations ended, not yet reclaimed (not a fault) */
 	bool stale_head;      /* the probe table is not what the header says (head.h) */

@@ -216,12 +216,9 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 pin_err:
 	fb_report_err("cannot pin the maps of '%s' in %s: %s", name, f->dir, strerror(errno));
 out:
-	/* Adopted maps belong to ip link's program: give them back empty. */
-	if (err && adopted > 0) {
-		__u32 key = 0;
-
-		bpf_map_delete_elem(outer_fd, &key);
-	}
+	/* Adopted maps belong to ip link's program: given back empty. */
+	if (err && adopted > 0)
+		fb_chunks_give_back(outer_fd, 0, n);
 	/* fds[0] is f's (bits_fd), closed with it. */
 	if (fds)
 		fb_chunks_close(fds + 1, n - 1);
@@ -271,9 +268,11 @@ void fb_store_abort(struct fb_store *f)
 {
 	if (f->staged && f->root_fd >= 0) {
 		if (f->adopted && f->outer_fd >= 0) {
-			__u32 key = 0;
-
-			bpf_map_delete_elem(f->outer_fd, &key);
+			/* What an import put in generations of rules with a
+			 * lifetime, too. */
+			if (f->hdr && f->hdr->gens)
+				fb_gens_retire(f, f->hdr->gen, f->hdr->gens);
+			fb_chunks_give_back(f->outer_fd, f->hdr ? f->hdr->gen : 0, f->nchunks);
 		}
 		fb_pin_remove_tree(f->root_fd, f->pin_name, 0);
 	}
