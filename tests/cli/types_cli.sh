@@ -193,6 +193,19 @@ check_fails "cuckoo --confirm exact: del of a non-member refused" \
 check_eq "cuckoo --confirm exact: unchanged" "$(digest cex)" "$d0"
 check "cuckoo --confirm exact: del of members without --force" "$FB" del cex -f "$T_TMP/a1.txt"
 check_eq "cuckoo --confirm exact: the rest still match" "$(matched cex "$T_TMP/a2.pcap")" 1500
+# A cuckoo filter keeps at most 8 copies of one flow (both its buckets
+# full of its fingerprint): the 9th, added alone or in one batch, is
+# refused as that, not as a full table ("full at load factor 0.0001").
+X9="udp 198.51.100.99:9 203.0.113.99:9"
+check "cuckoo: a filter for 9 copies of one flow" "$FB" create ck9 --type cuckoo --capacity 1000 --fp-rate 0.01
+for i in 1 2 3 4 5 6 7 8; do "$FB" add ck9 $X9 >/dev/null || fail "cuckoo: copy $i refused"; done
+t_refused 1 "cuckoo: the 9th copy of one flow" \
+	"cuckoo filter 'ck9' would hold it 9 times, more copies of one flow than its two buckets take (8); nothing added" \
+	"$FB" add ck9 $X9
+for i in 1 2 3 4 5 6 7 8 9; do echo "$X9"; done >"$T_TMP/x9.txt"
+check "cuckoo: a fresh filter" "$FB" create ck9b --type cuckoo --capacity 1000 --fp-rate 0.01
+t_refused 1 "cuckoo: 9 copies in one batch" "x9.txt:9: '$X9' does not fit: cuckoo filter 'ck9b' would hold it 9 times" \
+	"$FB" add ck9b -f "$T_TMP/x9.txt"
 # Each type with exact sets travels whole: its export is imported (the
 # import checks every exact-set rule is held by the table: for d-left, a
 # view of the file's memory the type's lookups reach), and the import

@@ -180,11 +180,12 @@ int cmd_add(int argc, char **argv)
 					     : "");
 	}
 	if (err == -3) {
+		char why[300];
+
 		fb_flows_where(&fl, bad, where, sizeof(where));
 		fb_flow_format(&fl.keys[bad], text, sizeof(text));
-		fb_err("%s: '%s' does not fit: %s filter '%s' is full at load factor %.4f; nothing "
-		       "added",
-		       where, text, fb_ftype_name(f.hdr->type), f.name, f.refused_load);
+		fb_ftype_full_why(&f, fl.keys, bad, why, sizeof(why));
+		fb_err("%s: '%s' does not fit: %s; nothing added", where, text, why);
 	}
 	if (err) {
 		/* -2: an exact set refused a rule, -4: no generation (said). */

@@ -31,13 +31,12 @@ static void place(struct fb_list *l, const struct fb_key *k, char *buf, size_t l
 /* A cuckoo or d-left filter refused the list (nothing changed). */
 static void full(const struct fb_store *f, struct fb_list *l, size_t bad)
 {
-	char at[520], text[FB_FLOW_STR];
+	char at[520], text[FB_FLOW_STR], why[300];
 
 	place(l, &l->keys[bad], at, sizeof(at));
 	fb_flow_format(&l->keys[bad], text, sizeof(text));
-	fb_report_err("%s'%s' does not fit: %s filter '%s' is full at load factor %.4f; nothing "
-		      "loaded",
-		      at, text, fb_ftype_name(f->hdr->type), f->name, f->refused_load);
+	fb_ftype_full_why(f, l->keys, bad, why, sizeof(why));
+	fb_report_err("%s'%s' does not fit: %s; nothing loaded", at, text, why);
 }
 
 /* Rule l->keys[bad] needs a 5th prefix length (err -1) or a 9th rule

@@ -522,6 +522,25 @@ unsigned fb_ftype_count(const struct fb_store *f, const struct fb_key *key)
 	return o && o->count ? o->count(f, hash_of(f, key)) : 0;
 }
 
+void fb_ftype_full_why(const struct fb_store *f, const struct fb_key *keys, size_t bad, char *buf,
+		       size_t len)
+{
+	unsigned held = fb_ftype_count(f, &keys[bad]);
+	size_t i;
+
+	/* Its copies in the table and those the batch placed before it. */
+	for (i = 0; i < bad; i++)
+		held += !memcmp(&keys[i], &keys[bad], sizeof(keys[bad]));
+	if (f->hdr->type == FB_TYPE_CUCKOO && held >= 2 * FB_CUCKOO_SLOTS)
+		snprintf(buf, len,
+			 "cuckoo filter '%s' would hold it %u times, more copies of one flow than "
+			 "its two buckets take (%d)",
+			 f->name, held + 1, 2 * FB_CUCKOO_SLOTS);
+	else
+		snprintf(buf, len, "%s filter '%s' is full at load factor %.4f",
+			 fb_ftype_name(f->hdr->type), f->name, f->refused_load);
+}
+
 static __u64 *hashes(const struct fb_store *f, const struct fb_key *keys, size_t n)
 {
 	__u64 *h = malloc((n ? n : 1) * sizeof(*h));

@@ -127,6 +127,12 @@ bool fb_ftype_recount(struct fb_store *f, bool repair);
 /* Copies stored: cuckoo slots holding the fingerprint in the flow's two
  * buckets, d-left's counter (3 = saturated), scalable 0/1. */
 unsigned fb_ftype_count(const struct fb_store *f, const struct fb_key *key);
+/* Why keys[bad] of a batch did not fit (err -1 of fb_ftype_add()): the
+ * table full at f->refused_load, or, for a cuckoo filter, more copies of
+ * the flow than its two buckets hold (in the table and the batch before
+ * it). */
+void fb_ftype_full_why(const struct fb_store *f, const struct fb_key *keys, size_t bad, char *buf,
+		       size_t len);
 
 /*
  * Add n rules, all or nothing. 0 ok; -1 some rule cannot be placed
