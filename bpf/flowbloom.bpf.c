@@ -302,7 +302,7 @@ int flowbloom(struct xdp_md *ctx)
 	/* The frame's length now, not late from the two 32-bit loads: clang
 	 * would keep ctx->data for it, spill it in 4 bytes when registers run
 	 * short, and the verifier refuses a packet pointer spilled in less
-	 * than 8 (the bench's cut build did, once). */
+	 * than 8 (the bench's cut build did: test_objects loads it). */
 	__asm__ __volatile__("" : "+r"(bytes));
 	st = bpf_map_lookup_elem(&fb_stats, &zero);
 	if (!st)

@@ -56,17 +56,12 @@ static __always_inline void fb_top_update(struct fb_top_bucket *b, __u32 cpu, __
 		b->score[w0 + 1] = score;
 		return;
 	}
-	if (fb_top_stale(s0, epoch)) {
-		w = w0;
-	} else if (fb_top_stale(s1, epoch)) {
-		w = w0 + 1;
-	} else {
-		s0 &= FB_TOP_EST_MAX;
-		s1 &= FB_TOP_EST_MAX;
-		w = s1 < s0 ? w0 + 1 : w0;
-		if (est <= (w == w0 ? s0 : s1))
-			return;
-	}
+	/* A stale resident weighs nothing: any newcomer outweighs it. */
+	s0 = fb_top_stale(s0, epoch) ? 0 : s0 & FB_TOP_EST_MAX;
+	s1 = fb_top_stale(s1, epoch) ? 0 : s1 & FB_TOP_EST_MAX;
+	w = s1 < s0 ? w0 + 1 : w0;
+	if (est <= (w == w0 ? s0 : s1))
+		return;
 	k = bpf_map_lookup_elem(&fb_top_keys, &cpu);
 	if (!k)
 		return;

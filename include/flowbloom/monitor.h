@@ -253,7 +253,7 @@ static __always_inline __u64 fb_seen_mask(__u64 h)
 
 static __always_inline __u64 fb_seen_tag(__u64 gen)
 {
-	return (gen & 0xffff) << FB_SEEN_TAG_SHIFT;
+	return (gen << FB_SEEN_TAG_SHIFT) & FB_SEEN_TAG_MASK;
 }
 
 #endif

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "cmd.h"
 #include "store/discover.h"
 #include "output.h"
@@ -45,23 +44,6 @@ static bool not_ethernet(const struct fb_att *a)
 	return a->link_type >= 0 && !fb_link_ethernet(a->link_type);
 }
 
-static bool default_exists(void)
-{
-	bool quiet = fb_report_quiet;
-	int root, dir = -1;
-
-	fb_report_quiet = true;
-	root = fb_pin_open_root(false);
-	fb_report_quiet = quiet;
-	if (root >= 0)
-		dir = fb_pin_open_dir(root, FB_IPROUTE_FILTER);
-	if (dir >= 0)
-		close(dir);
-	if (root >= 0)
-		close(root);
-	return dir >= 0;
-}
-
 static void uses(const struct fb_att *a, char *buf, size_t len)
 {
 	char what[96];
@@ -75,7 +57,7 @@ static void uses(const struct fb_att *a, char *buf, size_t len)
 		/* Filter default exists, and these are not its maps: pinned
 		 * by this program, loaded while default's pins were missing. */
 		snprintf(buf, len, "%s",
-			 default_exists()
+			 fb_pin_exists(FB_IPROUTE_FILTER)
 				 ? "xdp/globals, NOT default's maps (fails open: reload it "
 				   "after check --repair default)"
 				 : "xdp/globals, NO FILTER YET (fails open)");

@@ -395,19 +395,6 @@ static int fill(struct fb_store *nf, void *arg)
 	return 0;
 }
 
-static bool exists(const char *name)
-{
-	int root = fb_pin_open_root(false);
-	struct stat st;
-	bool yes;
-
-	if (root < 0)
-		return false;
-	yes = !fstatat(root, name, &st, AT_SYMLINK_NOFOLLOW);
-	close(root);
-	return yes;
-}
-
 static int store_new(const char *name, const struct fb_alg_img *img)
 {
 	const struct fb_header *h = img->m.hdr;
@@ -471,7 +458,7 @@ int fb_alg_store(const char *name, const struct fb_alg_img *img, const __u32 *ex
 	*replaced = false;
 	if (fb_pin_check_name(name))
 		return -1;
-	if (!exists(name)) {
+	if (!fb_pin_exists(name)) {
 		if (expect_crc) {
 			fb_report_err(
 				"'%s' was destroyed while it was being merged; nothing created",

@@ -612,3 +612,19 @@ int fb_pin_clean_stale(const char *name)
 	close(root);
 	return n;
 }
+
+bool fb_pin_exists(const char *name)
+{
+	bool quiet = fb_report_quiet, yes;
+	struct stat st;
+	int root;
+
+	fb_report_quiet = true;
+	root = fb_pin_open_root(false);
+	fb_report_quiet = quiet;
+	if (root < 0)
+		return false;
+	yes = !fstatat(root, name, &st, AT_SYMLINK_NOFOLLOW);
+	close(root);
+	return yes;
+}

@@ -26,6 +26,10 @@ int fb_pin_list(char ***names);
  * error (reported). */
 int fb_pin_clean_stale(const char *name);
 
+/* Is something pinned under filter name NAME in the root (quiet: false
+ * when the root cannot be opened)? */
+bool fb_pin_exists(const char *name);
+
 /* Library-internal: for store.c, exact.c, replace.c and repair.c. */
 int fb_pin_trusted(int fd, const char *path, bool on_the_way);
 int fb_pin_open_root(bool create);
