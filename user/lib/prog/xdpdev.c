@@ -151,48 +151,52 @@ int fb_xdp_attach(const struct fb_store *f, const char *dev, enum fb_xdp_mode mo
 	return -1;
 }
 
-int fb_xdp_replace(const struct fb_store *f, const char *dev, enum fb_xdp_mode mode, __u32 old_id,
-		   const struct fb_load_opts *lo)
+/* prog_fd (-1: none) on ifindex in mode in place of program old_id, in one
+ * step: XDP_FLAGS_REPLACE with the program seen, so no packet goes without
+ * one and a program another tool put there since is never replaced (the
+ * kernel refuses: EEXIST). doing: "detaching", "re-attaching". */
+static int swap_prog(const char *dev, int ifindex, enum fb_xdp_mode mode, __u32 old_id, int prog_fd,
+		     const char *doing)
 {
 	LIBBPF_OPTS(bpf_xdp_attach_opts, o);
-	struct flowbloom_bpf *skel;
-	int ifindex = ifindex_of(dev), err, old;
+	int old = bpf_prog_get_fd_by_id(old_id), err;
 
-	if (!ifindex)
-		return -1;
-	old = bpf_prog_get_fd_by_id(old_id);
 	if (old < 0) {
-		fb_report_err("the XDP program on %s changed meanwhile (program %u is gone)", dev,
-			      old_id);
-		return -1;
-	}
-	skel = fb_load(f, lo);
-	if (!skel) {
+		err = errno == ENOENT ? -EEXIST : -errno;
+	} else {
+		o.old_prog_fd = old;
+		err = bpf_xdp_attach(ifindex, prog_fd, mode_flags[mode] | XDP_FLAGS_REPLACE, &o);
 		close(old);
-		return -1;
 	}
-	/* REPLACE with the program seen: one step, no packet without a
-	 * program, and never over a program put there since. */
-	o.old_prog_fd = old;
-	err = bpf_xdp_attach(ifindex, fb_load_prog_fd(skel), mode_flags[mode] | XDP_FLAGS_REPLACE,
-			     &o);
-	fb_load_close(skel);
-	close(old);
 	if (!err)
 		return 0;
 	if (err == -EEXIST)
-		fb_report_err("the XDP program on %s changed meanwhile (program %u is gone)", dev,
-			      old_id);
+		fb_report_err("the XDP program on %s changed while %s (program %u is gone); not %s",
+			      dev, doing, old_id, doing);
 	else
-		report_errno("attach to", dev, -err);
+		report_errno(prog_fd < 0 ? "detach from" : "attach to", dev, -err);
 	return -1;
+}
+
+int fb_xdp_replace(const struct fb_store *f, const char *dev, enum fb_xdp_mode mode, __u32 old_id,
+		   const struct fb_load_opts *lo)
+{
+	struct flowbloom_bpf *skel;
+	int ifindex = ifindex_of(dev), err;
+
+	if (!ifindex)
+		return -1;
+	skel = fb_load(f, lo);
+	if (!skel)
+		return -1;
+	err = swap_prog(dev, ifindex, mode, old_id, fb_load_prog_fd(skel), "re-attaching");
+	fb_load_close(skel);
+	return err;
 }
 
 int fb_xdp_detach(const char *dev)
 {
-	LIBBPF_OPTS(bpf_xdp_attach_opts, o);
 	struct fb_xdp_dev d;
-	int err, fd;
 
 	if (fb_xdp_query(dev, &d))
 		return -1;
@@ -206,31 +210,6 @@ int fb_xdp_detach(const char *dev)
 			dev, d.prog_id, d.name);
 		return -1;
 	}
-	/* Detach exactly the program seen: one another tool put there since
-	 * the query makes the kernel refuse (EEXIST), never goes instead. */
-	fd = bpf_prog_get_fd_by_id(d.prog_id);
-	if (fd < 0) {
-		err = -errno;
-		if (err == -ENOENT)
-			fb_report_err(
-				"the XDP program on %s changed while detaching; not detaching",
-				dev);
-		else
-			report_errno("detach from", dev, -err);
-		return -1;
-	}
-	o.old_prog_fd = fd;
-	err = bpf_xdp_detach(d.ifindex, mode_flags[d.mode] | XDP_FLAGS_REPLACE, &o);
-	close(fd);
-	if (err == -EEXIST) {
-		fb_report_err("the XDP program on %s changed while detaching (program %u is gone); "
-			      "not detaching",
-			      dev, d.prog_id);
-		return -1;
-	}
-	if (err) {
-		report_errno("detach from", dev, -err);
-		return -1;
-	}
-	return 0;
+	/* Exactly the program seen: never one another tool put there since. */
+	return swap_prog(dev, (int)d.ifindex, d.mode, d.prog_id, -1, "detaching");
 }
