@@ -16,12 +16,13 @@
  * must be the file's), its content replaced by the lists in one step when
  * there are any, and each device attached unless this filter already runs
  * there (with another action or malformed policy than the file's, its
- * program swapped for one that follows the file). Everything is checked first (errors name FILE:LINE); a step that
- * still fails undoes the earlier steps of this run: devices it attached,
- * the filter it created. --down detaches the file's devices, --check only
- * checks. The steps are the library calls of the verbs (create, load
- * --replace, attach, detach, destroy), printed as the verbs print them, so
- * their output and errors are theirs.
+ * program swapped for one that follows the file). Everything is checked
+ * first (errors name FILE:LINE); a step that still fails undoes the
+ * earlier steps of this run: devices it attached, the filter it created.
+ * --down detaches the file's devices, --check only checks. The steps are
+ * the library calls of the verbs (create, load --replace, attach, detach,
+ * destroy), printed as the verbs print them, so their output and errors
+ * are theirs.
  */
 #include <errno.h>
 #include <getopt.h>
