@@ -254,34 +254,35 @@ static bool holds_head(int fd)
 
 int fb_chunks_span(int outer_fd, __u32 gen, __u32 *maps, bool *head)
 {
-	__u32 *ids = malloc(FB_MAX_CHUNKS * sizeof(*ids)), n = 0, i, span = 0, slot;
+	__u32 *ids = malloc(FB_MAX_CHUNKS * sizeof(*ids)), n, i, slot;
 	int fd;
 
-	*maps = 0;
-	*head = false;
 	if (!ids) {
 		fb_report_err("out of memory");
 		return -1;
 	}
 	/* A range is filled from chunk 0 on (installs, grows and releases
 	 * all start there): the first empty slot ends it. */
-	for (i = 0; i < FB_MAX_CHUNKS; i++) {
-		slot = fb_range_slot(gen, i);
+	for (n = 0; n < FB_MAX_CHUNKS; n++) {
+		slot = fb_range_slot(gen, n);
 		if (bpf_map_lookup_elem(outer_fd, &slot, &ids[n]))
 			break;
-		n++;
-		span = i + 1;
 	}
-	qsort(ids, n, sizeof(*ids), cmp_u32);
-	for (i = 0; i < n; i++)
-		*maps += !i || ids[i] != ids[i - 1];
+	if (maps) {
+		qsort(ids, n, sizeof(*ids), cmp_u32);
+		for (*maps = 0, i = 0; i < n; i++)
+			*maps += !i || ids[i] != ids[i - 1];
+	}
 	free(ids);
-	fd = fb_chunks_slot_fd(outer_fd, fb_range_slot(gen, 0), NULL);
-	if (fd >= 0) {
-		*head = holds_head(fd);
-		close(fd);
+	if (head) {
+		*head = false;
+		fd = fb_chunks_slot_fd(outer_fd, fb_range_slot(gen, 0), NULL);
+		if (fd >= 0) {
+			*head = holds_head(fd);
+			close(fd);
+		}
 	}
-	return (int)span;
+	return (int)n;
 }
 
 void fb_chunks_give_back(int outer_fd, __u32 gen, __u32 n)

@@ -54,9 +54,10 @@ int fb_chunks_release(int outer_fd, __u32 gen, __u32 from, __u32 to);
 void fb_chunks_give_back(int outer_fd, __u32 gen, __u32 n);
 
 /* How far generation gen's slots are filled: the chunk slots holding a
- * chunk, from chunk 0 up to the first empty one. *maps: how many distinct chunks they hold;
- * *head: whether its chunk 0 holds a filter's header (not the empty
- * chunk fb_chunks_release() stores). -1 out of memory. */
+ * chunk, from chunk 0 up to the first empty one; -1 out of memory. *maps
+ * (unless NULL): how many distinct chunks they hold; *head (unless NULL):
+ * whether chunk 0 holds a filter's header (not the empty chunk
+ * fb_chunks_release() stores). */
 int fb_chunks_span(int outer_fd, __u32 gen, __u32 *maps, bool *head);
 
 /* The chunk fd in slot (or -1, errno set). */

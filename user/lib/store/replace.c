@@ -24,7 +24,7 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 	struct fb_store nf = *f;
 	__u32 n = fb_chunks_for(nblocks), gen = f->hdr->gen ^ 1, old_n = f->nchunks, i;
 	bool pinned = false;
-	int err = -1, *fds, fd0 = -1;
+	int err = -1, *fds, fd0 = -1, span;
 
 	if (nblocks > FB_MAX_BLOCKS) {
 		fb_report_err("a filter holds at most %u blocks", FB_MAX_BLOCKS);
@@ -161,14 +161,8 @@ out:
 	 * chunks, or what a killed replace left), so that they hold one empty
 	 * chunk at most (a failure here only leaves memory held, which check
 	 * reports and check --repair releases). */
-	{
-		__u32 maps;
-		bool head;
-		int span = fb_chunks_span(f->outer_fd, f->hdr->gen, &maps, &head);
-
-		fb_chunks_release(f->outer_fd, f->hdr->gen, 0,
-				  span > (int)old_n ? (__u32)span : old_n);
-	}
+	span = fb_chunks_span(f->outer_fd, f->hdr->gen, NULL, NULL);
+	fb_chunks_release(f->outer_fd, f->hdr->gen, 0, span > (int)old_n ? (__u32)span : old_n);
 	if (f->hdr->confirm) {
 		fb_exact_clear_slot(f->exact_fd, f->lpm_fd, f->hdr->gen);
 		for (i = 0; i < 3; i++) {
