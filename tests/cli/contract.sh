@@ -112,6 +112,21 @@ check "metrics -j --textfile: the file holds the exposition" grep -q '^flowbloom
 jrun ok replay one 0 replay c1 "$PCAP"
 jrun ok replay lines 0 replay c1 "$PCAP" "$PCAP2"
 jrun ok replay lines 0 replay c1 --explain "$PCAP"
+# JSON is UTF-8 (RFC 8259) whatever the bytes of the names it quotes: a
+# capture named in Latin-1 (0xe9, "é"), read and missing (its summary,
+# then its {"error"}), each byte of no UTF-8 sequence as U+FFFD.
+LATIN=$T_TMP/caf$'\xe9'.pcap
+cp "$PCAP" "$LATIN"
+"$FB" -j replay c1 "$LATIN" "$LATIN.no" >"$T_TMP/latin.json" 2>/dev/null
+check_eq "replay -j: a Latin-1 file name, in UTF-8 JSON" "$(python3 - "$T_TMP/latin.json" <<'PY'
+import json, sys
+try:
+    d = [json.loads(l) for l in open(sys.argv[1], "rb")]
+    print(ascii([x.get("file", x.get("error", "?")).split("/")[-1] for x in d]))
+except ValueError as e:
+    print(e)
+PY
+)" "['caf\ufffd.pcap', 'caf\ufffd.pcap.no: No such file or directory']"
 jrun ok status one '0|3' status
 jrun ok bgp exabgp 0 bgp c1 --state "$T_TMP/bgp.state"
 jrun ok bgp one 0 bgp c1 --state "$T_TMP/bgp.state" --flush

@@ -12,13 +12,43 @@ bool fb_verbose;
 static int jw_depth;
 static bool jw_first[JW_DEPTH] = { true };
 
+/* Bytes of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
+ * form, no surrogate, nothing above U+10FFFF), 0 if there is none. */
+static int utf8_len(const unsigned char *s)
+{
+	int n, i;
+
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	n = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
+		return 0;
+	return n;
+}
+
+/* JSON text is UTF-8 (RFC 8259): a byte of no valid sequence (a file
+ * name, a device name or a list line in another encoding) is written as
+ * U+FFFD (as Go's encoder does), so every parser takes it. */
 static void jw_string(const char *s)
 {
 	putchar('"');
 	for (; *s; s++) {
 		unsigned char c = *s;
+		int n;
 
-		if (c == '"' || c == '\\')
+		if (c >= 0x80) {
+			n = utf8_len((const unsigned char *)s);
+			if (n) {
+				fwrite(s, 1, n, stdout);
+				s += n - 1;
+			} else {
+				fputs("\\ufffd", stdout);
+			}
+		} else if (c == '"' || c == '\\')
 			printf("\\%c", c);
 		else if (c == '\n')
 			fputs("\\n", stdout);
