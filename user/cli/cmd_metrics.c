@@ -5,7 +5,6 @@
  */
 #define _GNU_SOURCE
 #include <getopt.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,8 +35,15 @@ struct mfilter {
 };
 
 enum mkind { M_COUNTER, M_GAUGE };
+/* A sample's value: a count, exact (a double holds 53 bits: a byte
+ * counter passes 2^53 in 8 days at 100 Gb/s), or a ratio. */
+struct mval {
+	bool whole;
+	__u64 u;
+	double d;
+};
 /* Which value of struct mfilter a family shows. */
-typedef bool (*mget)(const struct mfilter *mf, int arg, double *v);
+typedef bool (*mget)(const struct mfilter *mf, int arg, struct mval *v);
 
 struct mfamily {
 	char name[96];
@@ -47,16 +53,27 @@ struct mfamily {
 	int arg;
 };
 
-static bool get_stat_packets(const struct mfilter *mf, int i, double *v)
+/* v is the count u, or the ratio d; has: whether the filter has it. */
+static bool whole(struct mval *v, __u64 u, bool has)
 {
-	*v = (double)mf->st.c[i].packets;
-	return true;
+	*v = (struct mval){ .whole = true, .u = u };
+	return has;
 }
 
-static bool get_stat_bytes(const struct mfilter *mf, int i, double *v)
+static bool ratio(struct mval *v, double d, bool has)
 {
-	*v = (double)mf->st.c[i].bytes;
-	return true;
+	*v = (struct mval){ .d = d };
+	return has;
+}
+
+static bool get_stat_packets(const struct mfilter *mf, int i, struct mval *v)
+{
+	return whole(v, mf->st.c[i].packets, true);
+}
+
+static bool get_stat_bytes(const struct mfilter *mf, int i, struct mval *v)
+{
+	return whole(v, mf->st.c[i].bytes, true);
 }
 
 enum {
@@ -88,87 +105,61 @@ enum {
 	G_ACCT_OVER_B,
 };
 
-static bool get_other(const struct mfilter *mf, int what, double *v)
+static bool get_other(const struct mfilter *mf, int what, struct mval *v)
 {
 	switch (what) {
 	case G_FLOWS:
-		*v = (double)mf->flows;
-		return true;
+		return whole(v, mf->flows, true);
 	case G_SIZE:
-		*v = (double)mf->size;
-		return true;
+		return whole(v, mf->size, true);
 	case G_PACKETS:
-		*v = (double)mf->packets;
-		return mf->sketch;
+		return whole(v, mf->packets, mf->sketch);
 	case G_BYTES:
-		*v = (double)mf->bytes;
-		return mf->sketch;
+		return whole(v, mf->bytes, mf->sketch);
 	case G_ERR_P:
-		*v = (double)mf->err_p;
-		return mf->sketch;
+		return whole(v, mf->err_p, mf->sketch);
 	case G_ERR_B:
-		*v = (double)mf->err_b;
-		return mf->sketch;
+		return whole(v, mf->err_b, mf->sketch);
 	case G_EPS:
-		*v = mf->eps;
-		return mf->sketch;
+		return ratio(v, mf->eps, mf->sketch);
 	case G_DELTA:
-		*v = mf->delta;
-		return mf->sketch;
+		return ratio(v, mf->delta, mf->sketch);
 	case G_START:
-		*v = (double)(mf->created / 1000000000ULL); /* whole seconds */
-		return mf->sketch || mf->newflows;
+		return whole(v, mf->created / 1000000000ULL, mf->sketch || mf->newflows);
 	case G_NEW:
-		*v = (double)mf->ms.c[FB_MON_STAT_NEW];
-		return mf->newflows;
+		return whole(v, mf->ms.c[FB_MON_STAT_NEW], mf->newflows);
 	case G_LOST:
-		*v = (double)mf->ms.c[FB_MON_STAT_LOST];
-		return mf->newflows;
+		return whole(v, mf->ms.c[FB_MON_STAT_LOST], mf->newflows);
 	case G_CARRIED:
-		*v = (double)mf->ms.c[FB_MON_STAT_REFRESHED];
-		return mf->newflows;
+		return whole(v, mf->ms.c[FB_MON_STAT_REFRESHED], mf->newflows);
 	case G_FILL:
-		*v = mf->fill;
-		return mf->newflows;
+		return ratio(v, mf->fill, mf->newflows);
 	case G_GENS:
-		*v = (double)mf->gens;
-		return true;
+		return whole(v, mf->gens, true);
 	case G_TIMED:
-		*v = (double)mf->timed_flows;
-		return true;
+		return whole(v, mf->timed_flows, true);
 	case G_BANS:
-		*v = (double)mf->gs.bans;
-		return mf->guard;
+		return whole(v, mf->gs.bans, mf->guard);
 	case G_EXTENDED:
-		*v = (double)mf->gs.extended;
-		return mf->guard;
+		return whole(v, mf->gs.extended, mf->guard);
 	case G_UNBANS:
-		*v = (double)mf->gs.unbans;
-		return mf->guard;
+		return whole(v, mf->gs.unbans, mf->guard);
 	case G_ACTIVE:
-		*v = (double)mf->gs.active;
-		return mf->guard;
+		return whole(v, mf->gs.active, mf->guard);
 	case G_REFUSED:
-		*v = (double)mf->gs.refused;
-		return mf->guard;
+		return whole(v, mf->gs.refused, mf->guard);
 	case G_LIMITED:
-		*v = (double)mf->gs.limited;
-		return mf->guard;
+		return whole(v, mf->gs.limited, mf->guard);
 	case G_ACCT_LIVE:
-		*v = (double)mf->at.live;
-		return mf->acct;
+		return whole(v, mf->at.live, mf->acct);
 	case G_ACCT_CAP:
-		*v = (double)mf->at.capacity;
-		return mf->acct;
+		return whole(v, mf->at.capacity, mf->acct);
 	case G_ACCT_TAKEN:
-		*v = (double)mf->at.taken;
-		return mf->acct;
+		return whole(v, mf->at.taken, mf->acct);
 	case G_ACCT_OVER_P:
-		*v = (double)mf->at.overflow_packets;
-		return mf->acct;
+		return whole(v, mf->at.overflow_packets, mf->acct);
 	case G_ACCT_OVER_B:
-		*v = (double)mf->at.overflow_bytes;
-		return mf->acct;
+		return whole(v, mf->at.overflow_bytes, mf->acct);
 	}
 	return false;
 }
@@ -337,12 +328,13 @@ static void help_text(FILE *out, const char *s)
 	}
 }
 
-static void print_value(FILE *out, double v, enum mkind kind)
+/* A count as its digits, what stats says (Prometheus reads a float64). */
+static void print_value(FILE *out, const struct mval *v)
 {
-	if (kind == M_COUNTER || (v == floor(v) && fabs(v) < 9e15))
-		fprintf(out, "%.0f\n", v);
+	if (v->whole)
+		fprintf(out, "%llu\n", (unsigned long long)v->u);
 	else
-		fprintf(out, "%.15g\n", v);
+		fprintf(out, "%.15g\n", v->d);
 }
 
 /* The exposition: HELP and TYPE once per family, then one sample per
@@ -352,7 +344,7 @@ static void render(FILE *out, bool json, const struct mfamily *fam, size_t nfam,
 		   const struct mfilter *mf, size_t nmf)
 {
 	size_t i, j;
-	double v;
+	struct mval v;
 
 	for (i = 0; i < nfam; i++) {
 		bool any = false;
@@ -372,11 +364,11 @@ static void render(FILE *out, bool json, const struct mfamily *fam, size_t nfam,
 				if (fam[i].get(&mf[j], fam[i].arg, &v)) {
 					jw_obj_open(NULL);
 					jw_str("filter", mf[j].name);
-					/* Counters whole: %g would round them. */
-					if (v == floor(v) && v >= 0 && v < 9e15)
-						jw_u64("value", (unsigned long long)v);
+					/* Counts whole: %g would round them. */
+					if (v.whole)
+						jw_u64("value", v.u);
 					else
-						jw_double("value", v);
+						jw_double("value", v.d);
 					jw_obj_close();
 				}
 			jw_arr_close();
@@ -392,7 +384,7 @@ static void render(FILE *out, bool json, const struct mfamily *fam, size_t nfam,
 				fprintf(out, "%s{filter=\"", fam[i].name);
 				label_value(out, mf[j].name);
 				fputs("\"} ", out);
-				print_value(out, v, fam[i].kind);
+				print_value(out, &v);
 			}
 	}
 }
