@@ -121,5 +121,25 @@ printf 'not a capture at all, not even its magic\n' >"$T_TMP/text.pcap"
 "$FB" replay caps "$T_TMP/text.pcap" >/dev/null 2>"$T_TMP/err" && fail "replay of a text file succeeded"
 check_eq "a file that is no capture: named, with the reason" "$(cat "$T_TMP/err")" \
 	"flowbloom: $T_TMP/text.pcap: unknown file format"
+# A record the capture cut short (tcpdump -s 54: caplen < len) is replayed
+# as kept, so an IPv6 UDP datagram cut after its IP header is malformed
+# here while the device saw it whole: replay says which records those are.
+python3 - "$T_TMP/snap.pcap" <<'PY'
+import struct, sys
+from pkt import pcap_header, pcap_record, udp6
+fr = udp6("2001:db8::1", 1000, "2001:db8::2", 53)
+with open(sys.argv[1], "wb") as f:
+    f.write(pcap_header() + pcap_record(fr))
+    f.write(struct.pack("<IIII", 0, 0, 54, len(fr)) + fr[:54])
+PY
+"$FB" -j replay caps --explain "$T_TMP/snap.pcap" >"$T_TMP/snap.json"
+check_eq "a record the capture truncated: said per packet and counted" "$(python3 - "$T_TMP/snap.json" <<'PY'
+import json, sys
+d = [json.loads(l) for l in open(sys.argv[1])]
+print([(x.get("truncated"), x.get("parse")) for x in d[:-1]], d[-1].get("truncated"))
+PY
+)" "[(False, 'ok'), (True, 'malformed')] 1"
+check "... and in the text summary" bash -c \
+	'"$1" replay caps "$2" | grep -q "1 malformed, .*, 1 truncated by the capture$"' _ "$FB" "$T_TMP/snap.pcap"
 "$FB" destroy caps >/dev/null || fail "destroy"
 t_end

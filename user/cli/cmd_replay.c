@@ -31,6 +31,7 @@
 struct tally {
 	unsigned long long verdict[XDP_REDIRECT + 1];
 	unsigned long long packets, matched, nonip, malformed, frags, runt, cut, failed;
+	unsigned long long truncated; /* by the capture's snap length */
 };
 
 const char *fb_match_name(__u32 k)
@@ -48,7 +49,7 @@ static const char *parse_name(__u32 p)
 }
 
 static void explain_line(const struct fb_store *f, const char *file, unsigned long long n,
-			 const char *verdict, const struct fb_trace *tr)
+			 const char *verdict, const struct fb_trace *tr, bool truncated)
 {
 	char text[FB_FLOW_STR], shape[112] = "", life[96] = "";
 	struct fb_life l = { 0 };
@@ -74,6 +75,7 @@ static void explain_line(const struct fb_store *f, const char *file, unsigned lo
 		jw_str("file", file);
 		jw_u64("packet", n);
 		jw_str("verdict", verdict);
+		jw_bool("truncated", truncated);
 		if (!tr) {
 			jw_str("reason", "shorter than an Ethernet header");
 		} else {
@@ -96,13 +98,15 @@ static void explain_line(const struct fb_store *f, const char *file, unsigned lo
 		jw_obj_close();
 		jw_end();
 	} else if (!tr) {
-		printf("%llu %s (shorter than an Ethernet header)\n", n, verdict);
+		printf("%llu %s (shorter than an Ethernet header)%s\n", n, verdict,
+		       truncated ? " (truncated capture)" : "");
 	} else {
-		printf("%llu %-5s %-5s %s%s%s%s\n", n, verdict, fb_match_name(tr->kind) ?: "-",
+		printf("%llu %-5s %-5s %s%s%s%s%s\n", n, verdict, fb_match_name(tr->kind) ?: "-",
 		       tr->parse == FB_PARSE_OK	     ? text
 		       : tr->parse == FB_PARSE_NONIP ? "(non-ip)"
 						     : "(malformed)",
-		       tr->fragment ? " (fragment)" : "", shape, life);
+		       tr->fragment ? " (fragment)" : "", shape, life,
+		       truncated ? " (truncated capture)" : "");
 	}
 }
 
@@ -122,6 +126,7 @@ static void summary(const char *file, const struct tally *t)
 		jw_u64("fragments", t->frags);
 		jw_u64("skipped_runt", t->runt);
 		jw_u64("cut", t->cut);
+		jw_u64("truncated", t->truncated);
 		jw_u64("failed", t->failed);
 		jw_obj_close();
 		jw_end();
@@ -133,6 +138,10 @@ static void summary(const char *file, const struct tally *t)
 		       t->malformed, t->frags, t->runt);
 		if (t->cut)
 			printf(", %llu cut to %d bytes", t->cut, FB_TEST_RUN_MAX);
+		/* Their verdicts are for the bytes the capture kept: headers cut
+		 * off make a packet malformed here that the device would see whole. */
+		if (t->truncated)
+			printf(", %llu truncated by the capture", t->truncated);
 		printf("\n");
 	}
 }
@@ -151,15 +160,17 @@ static int replay_file(const struct fb_store *f, struct flowbloom_bpf *skel, con
 	while ((v = fb_pcap_next(pc, frame, sizeof(frame), &len, &cut)) == 1) {
 		struct fb_trace tr;
 		__u32 verdict;
+		bool trunc = fb_pcap_truncated(pc);
 		int err;
 
 		t->packets++;
+		t->truncated += trunc;
 		if (len < ETH_HLEN) {
 			/* The kernel refuses frames shorter than an Ethernet
 			 * header; no NIC delivers one either. */
 			t->runt++;
 			if (explain)
-				explain_line(f, path, t->packets, "skipped", NULL);
+				explain_line(f, path, t->packets, "skipped", NULL, trunc);
 			continue;
 		}
 		t->cut += cut;
@@ -177,7 +188,8 @@ static int replay_file(const struct fb_store *f, struct flowbloom_bpf *skel, con
 		t->malformed += tr.parse == FB_PARSE_MALFORMED;
 		t->frags += tr.fragment;
 		if (explain)
-			explain_line(f, path, t->packets, FB_NAME(fb_verdict_names, verdict), &tr);
+			explain_line(f, path, t->packets, FB_NAME(fb_verdict_names, verdict), &tr,
+				     trunc);
 	}
 	fb_pcap_close(pc);
 	return v < 0 ? -1 : 0;

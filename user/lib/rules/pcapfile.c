@@ -17,6 +17,7 @@
 struct fb_pcap {
 	pcap_t *pc;
 	int dlt;
+	int truncated; /* the last record: shorter than the frame on the wire */
 	char path[256];
 };
 
@@ -76,6 +77,7 @@ int fb_pcap_next(struct fb_pcap *p, unsigned char *out, size_t cap, size_t *len,
 	}
 	n = ph->caplen;
 	*cut = 0;
+	p->truncated = ph->caplen < ph->len;
 	if (p->dlt != DLT_EN10MB) {
 		/* Linux cooked headers carry the EtherType the kernel saw
 		 * (VLAN tags put back by libpcap after it): SLL v1 in its
@@ -115,6 +117,11 @@ int fb_pcap_next(struct fb_pcap *p, unsigned char *out, size_t cap, size_t *len,
 	memcpy(out + off, pkt, n);
 	*len = n + off;
 	return 1;
+}
+
+int fb_pcap_truncated(const struct fb_pcap *p)
+{
+	return p->truncated;
 }
 
 void fb_pcap_close(struct fb_pcap *p)
