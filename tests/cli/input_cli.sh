@@ -202,9 +202,14 @@ fails_named "a BOM after the first line is an error" "bom3.txt:2:" "$FB" add in1
 # IPv6 rules for extension headers can never match: the data path walks
 # past them. IPv4 parses no extension header: ah is a real protocol there.
 d1=$(digest in1)
+# On the command line that is a usage error (exit 2); in a file, exit 1.
 for p in 0 43 44 51 ah 60; do
-	fails_named "IPv6 protocol $p refused" "extension header" \
+	t_refused 2 "IPv6 protocol $p refused" "extension header" \
 		"$FB" add in1 "$p" 2001:db8::1 2001:db8::2
+done
+for v in add del count query traffic; do
+	t_refused 2 "$v: a bad address word is a usage error" "argument 3: bad address or prefix '198.51.100.300'" \
+		"$FB" "$v" in2 src 203.0.113.9 src 198.51.100.300
 done
 printf 'src 2001:db8::9\nah [2001:db8::1]:0 [2001:db8::2]:0\n' >"$T_TMP/ah6.txt"
 fails_named "IPv6 ah in a list refused with FILE:LINE" "ah6.txt:2: IPv6 protocol 51" \

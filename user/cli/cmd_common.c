@@ -270,9 +270,11 @@ int fb_read_flows(int argc, char **argv, const char *file, struct fb_flows *fl)
 		int used = fb_flow_parse_keys(argc - i, argv + i, keys, &n, err, sizeof(err));
 
 		fb_hostbits_watch(was);
+		/* A FLOW word the grammar refuses is a malformed command line:
+		 * a usage error (exit 2), as `query --packet` says of its own. */
 		if (used < 0) {
-			fb_err("argument %d: %s", i + 1, err);
-			goto fail;
+			fb_flows_free(fl);
+			return fb_usage("argument %d: %s", i + 1, err);
 		}
 		fb_hostbits_args(&hb);
 		for (j = 0; j < n; j++)
