@@ -20,8 +20,10 @@
  * multiplies instead of 9 SipHash rounds. It is universal, not a PRF: an
  * attacker who watches many verdicts may learn relations between key
  * words, so allow-lists default to SipHash-1-3 (docs/design.md, "Choosing the
- * hash"). The data path derives the words once per secret and CPU
- * (bpf/maps.bpf.h, fb_hkey); user space once per secret and thread.
+ * hash"). User space derives the words: once per secret and thread to
+ * hash (fb_nhk_cached), and into the head of a filter's array (head.h,
+ * fb_head_keys and the probe descriptors), which is what the data path
+ * reads: it never derives them.
  *
  * FB_HASH_NH ("nh-v1") is the same NH with its key words derived linearly
  * from the secret (key0 * c_i + key1). That breaks NH's proof (the words
@@ -49,8 +51,8 @@ enum fb_hash_alg {
 
 #define FB_NHK_WORDS 5
 
-/* NH's key words for a filter secret, with the secret they came from: the
- * data path keeps one per CPU (fb_hkey), user space one per thread. */
+/* NH's key words for a filter secret, with the secret they came from:
+ * user space's per-thread cache (fb_nhk_cached). */
 struct fb_hkey {
 	__u64 valid; /* 1 once kw holds the words of key */
 	__u64 key[2];

@@ -33,7 +33,7 @@ chmod 1777 "$ATK"
 
 "$FB" create S --capacity 1000 --fp-rate 0.01 >/dev/null
 "$FB" add S src 203.0.113.66 tcp 198.51.100.1:443 203.0.113.7:5000 >/dev/null
-"$FB" export S - >"$T_TMP/ref.fbx"
+(umask 077 && "$FB" export S - >"$T_TMP/ref.fbx")
 
 # export S - on a terminal (script(1) gives it one): refused, as capture -w -
 # is, rather than the key written into the scrollback and session logs.
@@ -45,6 +45,31 @@ if command -v script >/dev/null; then
 else
 	skip "export to a terminal: no script(1) (bsdutils)"
 fi
+
+# export S - into a file the shell made (`export S - >s.fbx` under the
+# usual umask 022: mode 0644): the key would be in a file every user
+# reads. Refused, nothing written; so is a file another user owns (a
+# 0600 file of nobody's is theirs to read). A file only its owner (the
+# caller) reads, a pipe and /dev/null take it.
+(umask 022 && "$FB" export S - >"$T_TMP/so644.fbx" 2>"$T_TMP/so.err")
+check_eq "export S - into a 0644 file: refused, nothing written" \
+	"$? $(wc -l <"$T_TMP/so.err") $(stat -c %s "$T_TMP/so644.fbx")" "1 1 0"
+grep -q "stdout is a file that users other than root can read (mode 644): the export holds the filter's hash key" \
+	"$T_TMP/so.err" && pass "... the reason" || fail "... $(cat "$T_TMP/so.err")"
+(umask 027 && "$FB" export S - >"$T_TMP/so640.fbx" 2>"$T_TMP/so.err")
+check_eq "export S - into a 0640 file: refused" "$? $(stat -c %s "$T_TMP/so640.fbx")" "1 0"
+install -m 0600 -o 65534 -g 65534 /dev/null "$T_TMP/so-nobody.fbx"
+"$FB" export S - >>"$T_TMP/so-nobody.fbx" 2>"$T_TMP/so.err"
+check_eq "export S - into nobody's 0600 file: refused, nothing written" \
+	"$? $(stat -c %s "$T_TMP/so-nobody.fbx")" "1 0"
+grep -q "stdout is a file that users other than root can read (owned by uid 65534)" "$T_TMP/so.err" &&
+	pass "... the reason" || fail "... $(cat "$T_TMP/so.err")"
+(umask 077 && "$FB" export S - >"$T_TMP/so600.fbx")
+cmp -s "$T_TMP/so600.fbx" "$T_TMP/ref.fbx" && pass "export S - into root's 0600 file" ||
+	fail "export S - into root's 0600 file: $(stat -c '%a %s' "$T_TMP/so600.fbx")"
+check_eq "export S - into a pipe" "$("$FB" export S - | cmp - "$T_TMP/ref.fbx" && echo same)" same
+"$FB" export S - >/dev/null 2>"$T_TMP/so.err"
+check_eq "export S - into /dev/null" "$? $(cat "$T_TMP/so.err")" "0 "
 
 VICTIM=$T_TMP/victim # root's, in a root-only directory
 printf 'precious\n' >"$VICTIM"

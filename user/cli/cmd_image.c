@@ -10,11 +10,37 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "cmd.h"
 #include "fleet/fbx.h"
 #include "output.h"
 #include "safefile.h"
 #include "types/ftype.h"
+
+/* Is stdout a regular file that users other than root (and the caller)
+ * can read? The shell made it (`export NAME - >FILE`), under its umask
+ * (0644 with the usual 022) or as someone else's file: the key would be
+ * readable there, where export's own FILE is 0600. Says why. */
+static bool stdout_shared(void)
+{
+	struct stat st;
+
+	if (fstat(STDOUT_FILENO, &st) || !S_ISREG(st.st_mode))
+		return false;
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		fb_report_err("FILE '-': stdout is a file that users other than root can read "
+			      "(owned by uid %u): the export holds the filter's hash key; give "
+			      "FILE instead (written 0600)",
+			      (unsigned)st.st_uid);
+	else if (st.st_mode & (S_IRGRP | S_IROTH))
+		fb_report_err("FILE '-': stdout is a file that users other than root can read "
+			      "(mode %o): the export holds the filter's hash key; give FILE "
+			      "instead (written 0600) or redirect under umask 077",
+			      (unsigned)(st.st_mode & 07777));
+	else
+		return false;
+	return true;
+}
 
 int cmd_export(int argc, char **argv)
 {
@@ -57,6 +83,8 @@ int cmd_export(int argc, char **argv)
 	if (!strcmp(file, "-") && isatty(STDOUT_FILENO))
 		return fb_usage("FILE '-': stdout is a terminal (pipe it, e.g. into ssh HOST "
 				"flowbloom import - NAME)");
+	if (!strcmp(file, "-") && stdout_shared())
+		return 1;
 	if (fb_fbx_export(name, file, mode, plain))
 		return 1;
 	if (!strcmp(file, "-"))
