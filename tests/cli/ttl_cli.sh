@@ -303,6 +303,30 @@ head -c $((size - 100)) "$T_TMP/c.fbx" >"$T_TMP/short.fbx"
 check_fails "a truncated generation: refused" "$FB" import "$T_TMP/short.fbx" cb
 check_fails "... through a pipe too" bash -c "cat '$T_TMP/short.fbx' | '$FB' import - cb"
 check_eq "... nothing created" "$("$FB" list | grep -c '^cb')" 0
+# A generation that ends past the longest lifetime and its quarter (30 d +
+# 7.5 d; an export of a host whose clock is years ahead, here its end set
+# 400 years on, the CRC fixed) ends then, said on stderr: its rules used
+# to match for centuries.
+"$FB" create far --capacity 1000 --fp-rate 0.01 >/dev/null
+"$FB" add far src 198.51.100.7 --ttl 1h >/dev/null
+"$FB" export far "$T_TMP/far.fbx" --plain >/dev/null
+check "an export's generation end set 400 years on" $PY - "$T_TMP/far.fbx" "$T_TMP/far400.fbx" <<'PY'
+import struct, sys, time, zlib
+d = bytearray(open(sys.argv[1], "rb").read()[:-4])
+now = time.time_ns()
+at = [i for i in range(len(d) - 8) if now + 3600e9 < struct.unpack_from("<Q", d, i)[0] < now + 4600e9]
+assert len(at) == 1, at
+struct.pack_into("<Q", d, at[0], now + 400 * 365 * 86400 * 10**9)
+open(sys.argv[2], "wb").write(bytes(d) + struct.pack("<I", zlib.crc32(bytes(d))))
+PY
+"$FB" import "$T_TMP/far400.fbx" far400 >/dev/null 2>"$T_TMP/e"
+check_eq "... imported" "$?" 0
+check "... the cut said" grep -q "generation 0 ends in [0-9]* s, past the longest lifetime and its quarter (3240000 s): it ends then" "$T_TMP/e"
+check_eq "... it ends within 37.5 days" "$("$FB" -j info far400 | $PY -c '
+import json, sys; g = json.load(sys.stdin)["generations"]; print(len(g), 3239000 < g[0]["ends_in"] <= 3240000)')" "1 True"
+check_eq "... its rule still matches" "$(maybe far400 src 198.51.100.7)" 1
+"$FB" destroy far >/dev/null
+"$FB" destroy far400 >/dev/null
 
 # --- a killed add left a generation slot no mask names: check finds it
 "$FB" create k --capacity 100 --fp-rate 0.01 >/dev/null
