@@ -239,6 +239,39 @@ check_eq "... the flow count unchanged" "$("$FB" -j info cd | $PY -c 'import jso
 check "... and the filter is clean" "$FB" check cd
 check "each deleted once, in one batch" "$FB" del cd src 198.51.100.4 src 198.51.100.5
 check_eq "... both gone" "$(maybe cd src 198.51.100.4 src 198.51.100.5)" 0
+# A rule with a lifetime that the permanent rules hold only as a false
+# positive: its del leaves their counters alone. Permanent rules past the
+# filter's capacity (some 5 % false positives), 5,000 rules added for an
+# hour and deleted: every permanent rule still drops in the program (the
+# copies taken from the permanent counters too cleared bits some 1,000 of
+# them needed), and the flows that were false positives are again.
+check "a permanent rule held with a lifetime too" "$FB" add cd src 198.51.100.6 --ttl 1h
+check "... and permanently" "$FB" add cd src 198.51.100.6
+check "del takes the copy with a lifetime" "$FB" del cd src 198.51.100.6
+check_eq "... the permanent one left" "$("$FB" -j info cd | $PY -c 'import json,sys; print(json.load(sys.stdin)["flows"])') $(maybe cd src 198.51.100.6)" "1 1"
+check "a second del takes it" "$FB" del cd src 198.51.100.6
+check_eq "... gone" "$(maybe cd src 198.51.100.6)" 0
+"$FB" create cfp --capacity 100000 --fp-rate 0.01 --counting >/dev/null
+$PY - "$T_TMP" <<'PY'
+import sys
+from pkt import ether, ipv4_udp, pcap_write
+d = sys.argv[1]
+perm = [(bytes([198, 51, (i >> 8) & 255, i & 255]), 1000 + (i >> 16)) for i in range(300000)]
+open(d + "/perm", "w").write("".join("udp %s:%d 203.0.113.1:53\n" % (".".join(map(str, a)), p) for a, p in perm))
+pcap_write(d + "/perm.pcap", (ether(0x0800, b"\x02" * 6, b"\x04" * 6) +
+                              ipv4_udp(a, p, bytes([203, 0, 113, 1]), 53, b"x") for a, p in perm))
+open(d + "/timed", "w").write("".join("udp 203.0.113.%d:%d 198.51.100.1:80\n" % (i % 250 + 1, 5000 + i)
+                                      for i in range(5000)))
+PY
+"$FB" add cfp -f "$T_TMP/perm" >/dev/null
+fps=$(maybe cfp -f "$T_TMP/timed")
+check "some of the rules to add are false positives of the permanent ones ($fps)" test "$fps" -gt 10
+check "add them for an hour" "$FB" add cfp -f "$T_TMP/timed" --ttl 1h
+check "del them" "$FB" del cfp -f "$T_TMP/timed"
+check_eq "... every permanent rule drops in the program" "$(replay_drops cfp "$T_TMP/perm.pcap")" 300000
+check_eq "... the false positives are again" "$(maybe cfp -f "$T_TMP/timed")" "$fps"
+check "... and the filter is clean" "$FB" check cfp
+"$FB" destroy cfp >/dev/null
 
 # --- import: lifetimes carried as wall-clock ends; an ended one dropped
 check "import the export" "$FB" import "$T_TMP/c.fbx" ci
@@ -270,6 +303,30 @@ head -c $((size - 100)) "$T_TMP/c.fbx" >"$T_TMP/short.fbx"
 check_fails "a truncated generation: refused" "$FB" import "$T_TMP/short.fbx" cb
 check_fails "... through a pipe too" bash -c "cat '$T_TMP/short.fbx' | '$FB' import - cb"
 check_eq "... nothing created" "$("$FB" list | grep -c '^cb')" 0
+# A generation that ends past the longest lifetime and its quarter (30 d +
+# 7.5 d; an export of a host whose clock is years ahead, here its end set
+# 400 years on, the CRC fixed) ends then, said on stderr: its rules used
+# to match for centuries.
+"$FB" create far --capacity 1000 --fp-rate 0.01 >/dev/null
+"$FB" add far src 198.51.100.7 --ttl 1h >/dev/null
+"$FB" export far "$T_TMP/far.fbx" --plain >/dev/null
+check "an export's generation end set 400 years on" $PY - "$T_TMP/far.fbx" "$T_TMP/far400.fbx" <<'PY'
+import struct, sys, time, zlib
+d = bytearray(open(sys.argv[1], "rb").read()[:-4])
+now = time.time_ns()
+at = [i for i in range(len(d) - 8) if now + 3600e9 < struct.unpack_from("<Q", d, i)[0] < now + 4600e9]
+assert len(at) == 1, at
+struct.pack_into("<Q", d, at[0], now + 400 * 365 * 86400 * 10**9)
+open(sys.argv[2], "wb").write(bytes(d) + struct.pack("<I", zlib.crc32(bytes(d))))
+PY
+"$FB" import "$T_TMP/far400.fbx" far400 >/dev/null 2>"$T_TMP/e"
+check_eq "... imported" "$?" 0
+check "... the cut said" grep -q "generation 0 ends in [0-9]* s, past the longest lifetime and its quarter (3240000 s): it ends then" "$T_TMP/e"
+check_eq "... it ends within 37.5 days" "$("$FB" -j info far400 | $PY -c '
+import json, sys; g = json.load(sys.stdin)["generations"]; print(len(g), 3239000 < g[0]["ends_in"] <= 3240000)')" "1 True"
+check_eq "... its rule still matches" "$(maybe far400 src 198.51.100.7)" 1
+"$FB" destroy far >/dev/null
+"$FB" destroy far400 >/dev/null
 
 # --- a killed add left a generation slot no mask names: check finds it
 "$FB" create k --capacity 100 --fp-rate 0.01 >/dev/null

@@ -328,8 +328,9 @@ static int del_typed(struct fb_store *f, struct fb_flows *fl, bool force)
 
 /*
  * del on a counting filter that has rules with a lifetime: one copy of each
- * flow from the permanent rules if they hold it, and one from every live
- * generation that holds it. A flow held nowhere refuses the whole input.
+ * flow from every live generation that holds it, or, if none does, from the
+ * permanent rules (fb_gens_del_held() says why). A flow held nowhere
+ * refuses the whole input.
  */
 static int del_gens(struct fb_store *f, struct fb_flows *fl)
 {

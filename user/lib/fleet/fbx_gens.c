@@ -10,6 +10,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "fleet/fbx.h"
+#include "flowbloom/ttl.h"
+#include "report.h"
 #include "store/gens.h"
 #include "store/head.h"
 #include "store/jiffies.h"
@@ -174,6 +176,18 @@ int fb_fbx_import_gens(struct fb_fbx_in *in, struct fb_store *f)
 			if (fb_fbx_read_gen_body(in, &gh, NULL, NULL))
 				return -1;
 			continue;
+		}
+		/* No generation outlives the longest lifetime and the
+		 * quarter after it: an end past that (a file from a host
+		 * whose clock is ahead, or made by hand) is cut to it, or
+		 * its rules would match for years. */
+		if (secs > FB_GEN_MAX_SECS) {
+			fb_report(FB_REPORT_NOTE,
+				  "%s: generation %u ends in %.0f s, past the longest lifetime "
+				  "and its quarter (%.0f s): it ends then (is the exporting "
+				  "host's clock ahead?)",
+				  in->label, g, secs, FB_GEN_MAX_SECS);
+			secs = FB_GEN_MAX_SECS;
 		}
 		if (fb_gens_import(f, g, secs, gh.nblocks, gh.k, &gs)) {
 			in->why[0] = 0;

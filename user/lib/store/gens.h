@@ -16,11 +16,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "flowbloom/ttl.h"
 #include "store/store.h"
 
 /* Lifetimes accepted: 10 ms (a few ticks) to 30 days. */
 #define FB_TTL_MIN 0.01
 #define FB_TTL_MAX (30 * 86400.0)
+/* The longest a generation lives: the longest lifetime and the quarter
+ * it may end after it (include/flowbloom/ttl.h). */
+#define FB_GEN_MAX_SECS (FB_TTL_MAX + FB_TTL_MAX / FB_GEN_DIV)
 
 struct fb_gen {
 	unsigned g;    /* 0..FB_GEN_SLOTS-1 in the set */

@@ -183,11 +183,11 @@ int fb_gens_del_held(struct fb_store *f, struct fb_gen_views *gv, const struct f
 {
 	int g, n = 0;
 
-	/* fb_counting_del() refuses (-1) where a counter is 0. */
-	n += !fb_counting_del(f, key);
+	/* fb_counting_del() refuses (-1) where a counter is 0. The
+	 * generations first: the permanent rules only if none holds it. */
 	for (g = 0; g < gv->n; g++)
 		n += !fb_counting_del(&gv->v[g], key);
-	return n;
+	return n ? n : !fb_counting_del(f, key);
 }
 
 bool fb_counting_half_done(const struct fb_store *f, const struct fb_gen_views *gv)

@@ -78,10 +78,16 @@ bool fb_gens_held(const struct fb_store *f, const struct fb_gen_views *gv,
  * held. */
 int fb_gens_check_dels(const struct fb_store *f, const struct fb_gen_views *gv,
 		       const struct fb_key *keys, size_t n, size_t *bad);
-/* One copy of key out of f's permanent rules if they hold it and out of
- * every generation of gv that holds it; how many places. (A flow that is
- * only a false positive somewhere would lower others' counters there, as
- * `del` of a flow never added does: callers delete what they added.) */
+/* One copy of key out of every generation of gv that holds it, or, if
+ * none does, out of f's permanent rules; how many places. A flow that is
+ * only a false positive somewhere would lower others' counters there (a
+ * false negative for a rule still there once a counter reaches 0), so the
+ * permanent rules, the fullest array (up to their --fp-rate), are not
+ * asked about a rule that a generation holds: a rule with a lifetime
+ * deleted would else take bits from permanent rules. A flow held by both
+ * loses its copies with a lifetime; a second delete takes the permanent
+ * one. (Callers delete what they added: a flow never added does the same
+ * harm wherever it is a false positive.) */
 int fb_gens_del_held(struct fb_store *f, struct fb_gen_views *gv, const struct fb_key *key);
 
 struct fb_check {

@@ -603,21 +603,24 @@ int fb_gens_check_dels(const struct fb_store *f, const struct fb_gen_views *gv,
 	size_t x;
 
 	*bad = 0;
-	v[nv++] = f;
+	/* The generations, then the permanent rules (fb_gens_del_held()). */
 	for (i = 0; i < gv->n; i++)
 		v[nv++] = &gv->v[i];
+	v[nv++] = f;
 	for (i = 0; i < nv && !rc; i++) {
 		if (pending_open(v[i], &t[i])) {
 			rc = -2;
 			nv = i;
 		}
 	}
-	/* In input order, as fb_gens_del_held() runs; held nowhere: refused. */
+	/* In input order, as fb_gens_del_held() runs: the permanent rules
+	 * (last) only if no generation holds it; held nowhere: refused. */
 	for (x = 0; x < n && !rc; x++) {
 		bool held = false;
 
 		for (i = 0; i < nv; i++)
-			held |= pending_del(v[i], &t[i], &keys[x]);
+			if (i < nv - 1 || !held)
+				held |= pending_del(v[i], &t[i], &keys[x]);
 		if (!held) {
 			*bad = x;
 			rc = -1;
