@@ -132,6 +132,21 @@ gen 0 20000 "$T_TMP/cap.txt"
 got=$("$FB" -j card cap | jget '["filters"][0]["flows"]')
 check "card at design capacity: $got within 2 % of 20000" within "$got" 20000 2
 
+# Fold halves the bits, not the flows they hold at the rate asked: the
+# capacity (info's "sized for N flows", the bound bgp and guard keep) is
+# what the folded size holds at --fp-rate, never more than before.
+check "fold of a filter with bits to spare" "$FB" fold cap
+check_eq "... keeps its capacity (2016 blocks hold 20000 flows at 1 %)" \
+	"$("$FB" -j info cap | jget '["capacity"]')" 20000
+"$FB" create fc --capacity 20000 --fp-rate 0.01 --compact >/dev/null
+check "fold of a filter with the bits its capacity needs (compact)" "$FB" fold fc
+fcap=$("$FB" -j info fc | jget '["capacity"]')
+check "... its capacity ($fcap) is below 20000" test "$fcap" -lt 20000
+head -n "$fcap" "$T_TMP/cap.txt" | "$FB" add fc -f - >/dev/null
+rate=$("$FB" -j info fc | jget '["fp_rate_expected"]')
+check "... and at its capacity its rate ($rate) is within 1 % but above 0.5 %" \
+	awk -v r="$rate" 'BEGIN { exit !(r <= 0.01 && r > 0.005) }'
+
 da=$(digest ba)
 db=$(digest bb)
 # Incompatible filters: created separately (keys differ), other layout.

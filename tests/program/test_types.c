@@ -204,6 +204,7 @@ int main(int argc, char **argv)
 	algebra(FB_LAYOUT_CLASSIC, "classic");
 	cardinality(FB_LAYOUT_BLOCKED, "blocked");
 	cardinality(FB_LAYOUT_CLASSIC, "classic");
+	cardinality_two_per_word();
 
 	space_table((const double(*)[2])meas);
 	types_same(dir);

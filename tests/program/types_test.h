@@ -58,6 +58,7 @@ void types_same(const char *dir);
 /* types_algebra.c */
 void algebra(__u8 layout, const char *name);
 void cardinality(__u8 layout, const char *name);
+void cardinality_two_per_word(void);
 void space_table(const double meas[4][2]);
 
 #endif

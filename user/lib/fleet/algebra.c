@@ -15,6 +15,7 @@
 #include "fleet/algebra.h"
 #include "util.h"
 #include "types/counting.h"
+#include "types/sizing.h"
 #include "store/exact.h"
 #include "store/gens.h"
 #include "fleet/fbx.h"
@@ -496,6 +497,27 @@ out:
 	return rc;
 }
 
+/* Fold halves the bits, not the flows they hold at the filter's rate: a
+ * filter sized by --capacity and --fp-rate takes as its capacity what the
+ * folded size holds at that rate, never more than before. The capacity is
+ * what `info` says it is sized for and the bound bgp and guard keep. */
+static int fold_fill(struct fb_store *nf, void *arg)
+{
+	const struct fb_header *h = ((const struct fb_alg_img *)arg)->m.hdr;
+	double cap;
+
+	if (fill(nf, arg))
+		return -1;
+	if (h->capacity && h->fp_ppb) {
+		cap = fb_capacity_at(h->layout, h->k, h->nblocks, h->fp_ppb / 1e9);
+		if (cap < 1)
+			cap = 1;
+		if (cap < (double)h->capacity)
+			nf->hdr->capacity = (__u64)cap;
+	}
+	return 0;
+}
+
 int fb_alg_fold(const char *name, __u32 *nblocks)
 {
 	struct fb_alg_img img = { .blocks = NULL };
@@ -516,7 +538,7 @@ int fb_alg_fold(const char *name, __u32 *nblocks)
 		goto unlock;
 	}
 	img.cnt_bytes = fb_fbx_counter_bytes(img.m.hdr->nblocks, img.m.hdr->counter_bits);
-	rc = fb_replace_fill(&f, img.m.hdr->nblocks, img.m.hdr->k, img.nrules, fill, &img);
+	rc = fb_replace_fill(&f, img.m.hdr->nblocks, img.m.hdr->k, img.nrules, fold_fill, &img);
 	*nblocks = img.m.hdr->nblocks;
 unlock:
 	fb_store_unlock(&f);

@@ -203,14 +203,21 @@ static double estimate(const struct fb_header *h, const __u64 pop[8])
 
 		return pop[0] >= m ? INFINITY : -(m / h->k) * log1p(-(double)pop[0] / m);
 	}
+	/* Word w of every block: a flow in the block sets c of its 64 bits
+	 * (c = 1, or 2 for k > 8: bits i and i + 8, the same one 1 time in
+	 * 64), so a given bit stays clear after n flows with probability
+	 * (1 - (1 - (63/64)^c) / nblocks)^n. Solved for n, per word, weighed
+	 * by c. */
 	for (w = 0; w < FB_BLOCK_WORDS; w++) {
 		double m = (double)h->nblocks * 64;
+		unsigned c = h->k / FB_BLOCK_WORDS + ((unsigned)w < h->k % FB_BLOCK_WORDS);
+		double q = -expm1(c * log1p(-1.0 / 64));
 
-		if ((unsigned)w >= h->k)
+		if (!c)
 			continue; /* no bit of any flow goes to this word */
 		if (pop[w] >= m)
 			return INFINITY;
-		sum += -m * log1p(-(double)pop[w] / m);
+		sum += c * log1p(-(double)pop[w] / m) / log1p(-q / h->nblocks);
 	}
 	return sum / h->k;
 }
