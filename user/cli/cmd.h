@@ -67,9 +67,10 @@ struct fb_load_result;
 struct fb_monitor;
 void fb_print_created(const char *name, const struct fb_create_opts *o);
 void fb_print_loaded(const struct fb_load_result *r);
-/* mon: the attachment's monitoring (NULL: none). */
+/* mon: the attachment's monitoring (NULL: none); replaced: the program
+ * it took the place of (attach --replace; 0: none). */
 void fb_print_attached(const char *name, const char *dev, const char *mode,
-		       const struct fb_monitor *mon);
+		       const struct fb_monitor *mon, __u32 replaced);
 void fb_print_detached(const char *dev);
 void fb_print_destroyed(const char *name);
 

@@ -368,7 +368,7 @@ static int attach(const struct ap_conf *c, const struct ap_dev *d)
 		fb_err("%s:%d: %s", c->file, d->line, fb_report_last);
 		return -1;
 	}
-	fb_print_attached(c->name, d->name, fb_xdp_mode_name(d->mode), NULL);
+	fb_print_attached(c->name, d->name, fb_xdp_mode_name(d->mode), NULL, 0);
 	return 1;
 }
 

@@ -46,25 +46,30 @@ static void monitor_json(const struct fb_monitor *m)
 }
 
 void fb_print_attached(const char *name, const char *dev, const char *mode,
-		       const struct fb_monitor *mon)
+		       const struct fb_monitor *mon, __u32 replaced)
 {
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("attached", name);
 		jw_str("dev", dev);
 		jw_str("mode", mode);
+		if (replaced)
+			jw_u64("replaced_program", replaced);
 		if (mon)
 			monitor_json(mon);
 		jw_obj_close();
 		jw_end();
+	} else if (replaced) {
+		printf("attached %s to %s (%s) in place of program %u\n", name, dev, mode,
+		       replaced);
 	} else {
 		printf("attached %s to %s (%s)\n", name, dev, mode);
-		if (mon) {
-			char desc[256];
+	}
+	if (!fb_json && mon) {
+		char desc[256];
 
-			fb_monitor_describe(mon, desc, sizeof(desc));
-			printf("monitoring: %s\n", desc);
-		}
+		fb_monitor_describe(mon, desc, sizeof(desc));
+		printf("monitoring: %s\n", desc);
 	}
 }
 
@@ -95,6 +100,7 @@ int cmd_attach(int argc, char **argv)
 		{ "ring", required_argument, NULL, FB_OPT_RING },
 		{ "accounting", no_argument, NULL, FB_OPT_ACCT },
 		{ "max-flows", required_argument, NULL, FB_OPT_MAXFLOWS },
+		{ "replace", no_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const modes[] = { "native", "generic", NULL };
@@ -105,6 +111,8 @@ int cmd_attach(int argc, char **argv)
 	struct fb_monitor mon;
 	struct fb_xdp_dev dev;
 	struct fb_store f;
+	bool replace = false, mode_given = false;
+	__u32 old = 0;
 	int c, v, err;
 
 	fb_monitor_opts_default(&mo);
@@ -116,6 +124,10 @@ int cmd_attach(int argc, char **argv)
 			if ((v = fb_pick("--mode", optarg, modes, mode_v)) < 0)
 				return 2;
 			mode = v;
+			mode_given = true;
+			break;
+		case 'r':
+			replace = true;
 			break;
 		default:
 			v = fb_load_option(c, optarg, &lo);
@@ -133,6 +145,27 @@ int cmd_attach(int argc, char **argv)
 	 * whose packets the program cannot read. */
 	if (fb_xdp_query(argv[optind + 1], &dev) || fb_xdp_check_link(argv[optind + 1]))
 		return 1;
+	/* --replace: the flowbloom program running there gives way to this
+	 * one in one step (XDP_FLAGS_REPLACE), no packet in between without
+	 * a program; another tool's program never does. In its mode: native
+	 * and generic are two attachments, and one cannot replace the other. */
+	if (replace && dev.prog_id) {
+		if (!dev.flowbloom) {
+			fb_err("the XDP program on %s (id %u, '%s') is not flowbloom's: --replace "
+			       "replaces only flowbloom's",
+			       argv[optind + 1], dev.prog_id, dev.name);
+			return 1;
+		}
+		if (mode_given && mode != dev.mode) {
+			fb_err("%s runs flowbloom in %s mode: --replace keeps its mode (detach "
+			       "first "
+			       "to change the mode)",
+			       argv[optind + 1], fb_xdp_mode_name(dev.mode));
+			return 1;
+		}
+		mode = dev.mode;
+		old = dev.prog_id;
+	}
 	if (fb_store_open(argv[optind], &f))
 		return 1;
 	/* The program this build attaches reads the table this build writes. */
@@ -147,10 +180,11 @@ int cmd_attach(int argc, char **argv)
 		return 1;
 	}
 	lo.monitor = mo.sketch || mo.newflows || mo.acct ? &mon : NULL;
-	err = fb_xdp_attach(&f, argv[optind + 1], mode, &lo);
+	err = old ? fb_xdp_replace(&f, argv[optind + 1], mode, old, &lo)
+		  : fb_xdp_attach(&f, argv[optind + 1], mode, &lo);
 	if (!err)
 		fb_print_attached(argv[optind], argv[optind + 1], fb_xdp_mode_name(mode),
-				  lo.monitor);
+				  lo.monitor, old);
 	/* The attachment holds the program and its maps; our handles can go. */
 	if (lo.monitor)
 		fb_monitor_close(&mon);

@@ -61,13 +61,16 @@ static const struct fb_cmd cmds[] = {
 	  "the devices the filter is attached to." },
 	{ "destroy", cmd_destroy, "destroy NAME", "Remove a filter (it must be detached)." },
 	{ "attach", cmd_attach,
-	  "attach NAME DEV [--mode native|generic] [--action drop|allow|monitor]\n"
+	  "attach NAME DEV [--mode native|generic] [--action drop|allow|monitor] [--replace]\n"
 	  "                 [--malformed pass|drop] [--monitor [--epsilon E] [--delta D]]\n"
 	  "                 [--new-flows [--age SECS] [--expect N] [--ring SIZE]]\n"
 	  "                 [--accounting [--max-flows N]]",
 	  "Attach the XDP program to DEV, working on filter NAME. drop: a match is\n"
 	  "dropped; allow: only matches pass (non-IP frames always pass); monitor:\n"
 	  "count only. Default action: the filter's own (see create).\n"
+	  "--replace takes the place of the flowbloom program running on DEV (of any\n"
+	  "filter, or of NAME with other options) in one step, in its mode: no packet\n"
+	  "goes unfiltered in between. Without it, a device running a program is refused.\n"
 	  "A malformed packet is matched on the addresses it has; what no rule decides\n"
 	  "is dropped (action drop or allow) or passed (monitor) unless --malformed says.\n"
 	  "--monitor counts packets and bytes per flow in a count-min sketch and keeps\n"

@@ -115,8 +115,9 @@ static void report_taken(const char *dev)
 	if (fb_xdp_query(dev, &d) || !d.prog_id)
 		fb_report_err("%s already has an XDP program: detach it first", dev);
 	else if (d.flowbloom)
-		fb_report_err("%s already runs flowbloom (program %u, %s): detach it first", dev,
-			      d.prog_id, fb_xdp_mode_name(d.mode));
+		fb_report_err("%s already runs flowbloom (program %u, %s): detach it first, or "
+			      "attach --replace",
+			      dev, d.prog_id, fb_xdp_mode_name(d.mode));
 	else
 		fb_report_err("%s already runs XDP program %u ('%s', %s), not flowbloom's: one "
 			      "program per device (to share it, load flowbloom's object with "

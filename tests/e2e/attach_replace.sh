@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# `flowbloom attach NAME DEV --replace`, on a veth pair between two
+# namespaces: the flowbloom program running on DEV (another filter's, or
+# NAME's with other options) gives way to NAME's in one step. A listed
+# source sending all the while, swaps back and forth never let one of its
+# datagrams through, where detach then attach does (the gap it closes,
+# measured the same way); the new filter's rules decide at once. Refused,
+# the device left as it was: another tool's program, another mode, and a
+# device running a program without --replace. On a free device it attaches.
+#
+# Filters live under a private FLOWBLOOM_ROOT (no `default` filter: no lock
+# needed). The trap removes the namespaces and the veth pair.
+# Addresses: 198.51.100.0/24.
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin attach_replace
+t_traps
+
+A4=198.51.100.1
+BAD4=198.51.100.3
+BAD4B=198.51.100.4
+B4=198.51.100.2
+XCOBJ=$(dirname "$FB")/xdp_count.bpf.o
+
+fbB() { "$FB" -n "$NSB" "$@"; }
+
+# prog_on DEV: the id of the XDP program on B's DEV.
+prog_on() { ip -n "$NSB" -o link show "$1" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p'; }
+
+# B's receiver: counts the datagrams to B4:9 from each source until
+# stopped (SIGTERM), then prints "SRC COUNT" lines.
+RECV='import signal, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 9))
+n = {}
+def done(*_):
+    for k, v in sorted(n.items()):
+        print(k, v)
+    sys.stdout.flush()
+    sys.exit(0)
+signal.signal(signal.SIGTERM, done)
+open(sys.argv[2], "w").close()
+while True:
+    d, a = s.recvfrom(2048)
+    n[a[0]] = n.get(a[0], 0) + 1'
+
+# A's sender: datagrams from SRC to B4:9 until FILE exists; how many.
+FLOOD='import os, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 0))
+n = 0
+while not os.path.exists(sys.argv[3]):
+    for i in range(200):
+        s.sendto(b"flowbloom", (sys.argv[2], 9))
+    n += 200
+print(n)'
+
+# through SWAPS...: while A floods from BAD4 (dropped by both filters),
+# run each swap command in turn (the words of one are joined by '+');
+# prints "SENT LEAKED OK": the datagrams sent, how many reached B's socket,
+# and how many of 5 from A4 (blocked by neither) did.
+through() {
+	local stop=$T_TMP/stop ready=$T_TMP/ready rp fp sent leaked ok cmd
+	rm -f "$stop" "$ready"
+	# nsenter runs python in its place: $! is the receiver's own PID.
+	nsenter --net="/run/netns/$NSB" -- "$PY" -c "$RECV" "$B4" "$ready" >"$T_TMP/recv" &
+	rp=$!
+	t_wait_until 5 test -e "$ready"
+	# 5 from a source nobody blocks: the receiver counts what arrives.
+	inA "$PY" -c "$T_UDP_SEND" "$A4" "$B4" 5
+	nsenter --net="/run/netns/$NSA" -- "$PY" -c "$FLOOD" "$BAD4" "$B4" "$stop" >"$T_TMP/sent" &
+	fp=$!
+	sleep 0.2
+	for cmd in "$@"; do
+		fbB ${cmd//+/ } >>"$T_TMP/swaps" 2>&1 || echo "swap failed: $cmd" >>"$T_TMP/swaps"
+	done
+	sleep 0.2
+	touch "$stop"
+	wait "$fp"
+	sleep 0.2
+	kill -TERM "$rp"
+	wait "$rp"
+	sent=$(cat "$T_TMP/sent")
+	leaked=$(awk -v s="$BAD4" '$1 == s { print $2 }' "$T_TMP/recv")
+	ok=$(awk -v s="$A4" '$1 == s { print $2 }' "$T_TMP/recv")
+	echo "${sent:-0} ${leaked:-0} ${ok:-0}"
+}
+
+setup() {
+	[ -n "$PY" ] || t_skip_all "needs python3"
+	[ -x "$FB" ] || {
+		fail "flowbloom is not built (run make)"
+		t_finish
+	}
+	t_net_pair --no-ipv6 || t_skip_all "$T_NET_WHY"
+	t_addr "$NSA" "$VA" "$A4/24" "$BAD4/24" "$BAD4B/24"
+	t_neigh "$NSB" "$VB" "$MACA" "$A4" "$BAD4" "$BAD4B"
+	t_addr "$NSB" "$VB" "$B4/24"
+	t_neigh "$NSA" "$VA" "$MACB" "$B4"
+	check "create a" "$FB" create a --capacity 1000 --fp-rate 0.001
+	check "create b" "$FB" create b --capacity 1000 --fp-rate 0.001
+	check "a blocks one source" "$FB" add a src "$BAD4"
+	check "b blocks it and another" "$FB" add b src "$BAD4" src "$BAD4B"
+}
+
+# the flowbloom program of another filter gives way in one step.
+test_swap() {
+	local id0 r
+	check "attach a" fbB attach a "$VB"
+	id0=$(prog_on "$VB")
+	t_refused 1 "attach b without --replace: refused" \
+		"$VB already runs flowbloom (program $id0, native): detach it first, or attach --replace" \
+		fbB attach b "$VB"
+	check_eq "... a's program still runs" "$(prog_on "$VB")" "$id0"
+	check "attach b --replace" fbB attach b "$VB" --replace
+	grep -q "attached b to $VB (native) in place of program $id0" "$T_TMP/out" &&
+		pass "... says which program it replaced" || fail "... said: $(cat "$T_TMP/out")"
+	check_eq "... b runs there now" "$(fbB -j info b | t_json "d['attached']" | grep -c "$VB")" 1
+	check_eq "... a no longer" "$(fbB -j info a | t_json "d['attached']" | grep -c "$VB")" 0
+	id0=$(prog_on "$VB")
+	r=$(fbB -j attach a "$VB" --replace | t_json "d['replaced_program']")
+	check_eq "-j: the program replaced" "$r" "$id0"
+	# The new filter decides at once: b's second source.
+	check "attach b --replace again" fbB attach b "$VB" --replace
+	inA "$PY" -c "$T_UDP_SEND" "$BAD4B" "$B4" 20
+	t_wait_until 5 eval '[ "$(t_stat "$FB" b dropped)" -ge 20 ]'
+	check_eq "b's own rule drops at once" "$(t_stat "$FB" b dropped)" 20
+}
+
+# No datagram of a source both filters block passes while they swap; the
+# same measurement with detach then attach shows the gap --replace closes.
+test_gap() {
+	local swaps=() i sent leaked ok
+	for i in 1 2 3 4 5 6 7 8; do
+		swaps+=("attach+a+$VB+--replace" "attach+b+$VB+--replace")
+	done
+	read -r sent leaked ok < <(through "${swaps[@]}")
+	check_eq "the receiver counts: A's 5 datagrams arrived" "$ok" 5
+	check_eq "16 swaps under a flood: every swap done" "$(grep -c 'swap failed' "$T_TMP/swaps")" 0
+	[ "$sent" -gt 1000 ] && pass "the flood ran ($sent datagrams)" || fail "the flood sent only $sent"
+	check_eq "16 swaps under a flood of $sent: none through" "$leaked" 0
+	swaps=()
+	for i in 1 2 3 4; do
+		swaps+=("detach+$VB" "attach+a+$VB")
+	done
+	read -r sent leaked ok < <(through "${swaps[@]}")
+	check_eq "the receiver counts: A's 5 datagrams arrived" "$ok" 5
+	[ "$leaked" -gt 0 ] && pass "detach then attach, the same flood: $leaked through (the gap)" ||
+		fail "detach then attach let nothing through: the measurement cannot see a gap"
+}
+
+# The same filter with other options: the action changes in one step.
+test_options() {
+	check "attach a --replace --action monitor" fbB attach a "$VB" --replace --action monitor
+	local d0
+	d0=$(t_stat "$FB" a dropped)
+	inA "$PY" -c "$T_UDP_SEND" "$BAD4" "$B4" 10
+	t_wait_until 5 eval '[ "$(t_stat "$FB" a matched)" -ge 10 ]'
+	check_eq "... monitor: nothing dropped" "$(($(t_stat "$FB" a dropped) - d0))" 0
+	check "attach a --replace (its own action again)" fbB attach a "$VB" --replace
+}
+
+# Refused, the device as it was.
+test_refused() {
+	local id0
+	id0=$(prog_on "$VB")
+	t_refused 1 "--replace --mode generic of a native attachment: refused" \
+		"$VB runs flowbloom in native mode: --replace keeps its mode" \
+		fbB attach b "$VB" --replace --mode generic
+	check_eq "... the program unchanged" "$(prog_on "$VB")" "$id0"
+	check "detach" fbB detach "$VB"
+	check "--replace on a free device: attaches" fbB attach b "$VB" --replace --mode generic
+	check_eq "... in generic mode" "$(ip -n "$NSB" -o link show "$VB" | grep -c ' xdpgeneric')" 1
+	check "detach" fbB detach "$VB"
+	if [ -f "$XCOBJ" ]; then
+		check "another tool's program" inB ip link set dev "$VB" xdp obj "$XCOBJ" sec xdp
+		id0=$(prog_on "$VB")
+		t_refused 1 "--replace of another tool's program: refused" \
+			"the XDP program on $VB (id $id0, '.*') is not flowbloom's" \
+			fbB attach a "$VB" --replace
+		check_eq "... it still runs" "$(prog_on "$VB")" "$id0"
+		inB ip link set dev "$VB" xdp off
+	else
+		fail "$XCOBJ is not built (run make)"
+	fi
+}
+
+setup
+test_swap
+test_gap
+test_options
+test_refused
+t_finish
