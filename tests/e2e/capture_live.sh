@@ -8,14 +8,15 @@
 # side. Checked: with sampling 1 the dropped frames are all in the file
 # and nothing passed is (tshark reads the verdict and rule kind of each,
 # tcpdump reads the file); 1 in 4 gives exactly every fourth frame; the
-# passed ones, as classic pcap, after SIGINT; -w - into tcpdump; --snaplen;
-# the -j summary; the program is never reloaded and is left with capture
-# off; a second capture is refused; a capture killed with SIGKILL stops
-# costing the data path by itself (the program turns it off once the
-# lease runs out) and the next capture takes over; one stopped (SIGSTOP)
-# past its lease is off meanwhile and on again when resumed; one over two
-# devices puts each frame on its own pcapng interface; a frame a rule with
-# a lifetime dropped says so in its comment; usage errors.
+# passed ones, as classic pcap, after SIGINT; SIGHUP keeps the file; -w -
+# into tcpdump; --snaplen; the -j summary; the program is never reloaded
+# and is left with capture off; a second capture is refused; a capture
+# killed with SIGKILL stops costing the data path by itself (the program
+# turns it off once the lease runs out) and the next capture takes over;
+# one stopped (SIGSTOP) past its lease is off meanwhile and on again when
+# resumed; one over two devices puts each frame on its own pcapng
+# interface; a frame a rule with a lifetime dropped says so in its
+# comment; usage errors.
 # Addresses: 198.51.100.0/24, 203.0.113.0/24, 2001:db8::/32 only.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin capture_live
@@ -203,6 +204,17 @@ if start pass capture cap -w "$T_TMP/pass.pcap" --verdict pass --format pcap; th
 	check_eq "--verdict pass: the passed datagrams, none dropped" \
 		"$(payloads "$f" | grep -E '^(p|d)' | tr '\n' ' ')" "$(expect p4,p6 10 | tr '\n' ' ')"
 	check_eq "plain summary names the file" "$(grep -c "written to $f (pcap)" "$T_TMP/pass.out")" 1
+fi
+# SIGHUP (the terminal or ssh session went away) ends it as SIGINT does:
+# the file is kept, capture switched off.
+if start hup capture cap -w "$T_TMP/hup.pcapng"; then
+	send 3 d4
+	sleep 0.3
+	kill -HUP "$CAP"
+	finish
+	check_eq "SIGHUP: exit 0, the frames kept" \
+		"$?:$(payloads "$T_TMP/hup.pcapng" 2>/dev/null | tr '\n' ' ')" "0:d4-0 d4-1 d4-2 "
+	check_eq "SIGHUP: capture off at once" "$(ctl)" "0 0 0 0"
 fi
 
 # 4. To stdout, into tcpdump; --snaplen.

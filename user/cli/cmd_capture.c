@@ -272,6 +272,9 @@ int cmd_capture(int argc, char **argv)
 			goto write_err;
 	}
 	fb_catch_interrupt();
+	/* A terminal or ssh session that goes away ends the capture as
+	 * Ctrl-C does: by default SIGHUP would kill it, the file removed. */
+	fb_catch_hangup();
 	if (fb_capture_start(&cap, &o) < 0)
 		goto out;
 	armed = true;
