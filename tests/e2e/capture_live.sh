@@ -317,7 +317,21 @@ for i in range(2):
 		"$VB one-0;$VB one-1;${VB}2 two-0;${VB}2 two-1;"
 	check_eq "two devices: -j lists both" "$(json 'sorted(x["dev"] for x in d["devices"])' <"$T_TMP/two.out")" "['$VB', '${VB}2']"
 fi
-check "detach the second device" "$FB" -n "$NSB" detach "${VB}2"
+# One of the two detached under a running capture: it says so at once,
+# naming the device, and goes on with the other.
+if start twogone capture cap -w "$T_TMP/twogone.pcapng" --duration 20; then
+	check "detach the second device" "$FB" -n "$NSB" detach "${VB}2"
+	gone_said() { grep -q "${VB}2.*capture there ended" "$T_TMP/twogone.err"; }
+	t_wait_until 5 gone_said
+	check_eq "a device detached under the capture: a note names it" \
+		"$(grep -c "program on ${VB}2 (id [0-9]*) was detached: capture there ended" "$T_TMP/twogone.err")" 1
+	send 2 d4
+	sleep 0.3
+	kill -INT "$CAP"
+	finish
+	check_eq "... the capture goes on with the other device" \
+		"$?:$(payloads "$T_TMP/twogone.pcapng" | tr '\n' ' ')" "0:d4-0 d4-1 "
+fi
 
 # 8. A rule with a lifetime (the data path decides it from the rule's
 # generation): its frames' comments say so, a permanent rule's do not.

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <net/if.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -55,20 +56,38 @@ static bool done(const struct reader *rd)
 	return rd->err || (rd->limit && rd->w.packets >= rd->limit);
 }
 
-/* Is any of the capture's programs still loaded (attached)? */
-static bool any_loaded(const struct fb_capture *c)
+/* Which of the capture's programs are still attached where they were:
+ * one detached or replaced (`detach`, `apply` re-attaching with another
+ * action) is noted once, naming its device, and marked gone. Returns how
+ * many are left. */
+static unsigned attached(const struct fb_capture *c, const unsigned *ifindex, bool *gone)
 {
-	unsigned i;
+	unsigned i, left = 0;
 
 	for (i = 0; i < c->nprogs; i++) {
-		int fd = bpf_prog_get_fd_by_id(c->prog[i].prog_id);
+		LIBBPF_OPTS(bpf_xdp_query_opts, q);
+		__u32 now = 0;
 
-		if (fd >= 0) {
-			close(fd);
-			return true;
+		if (gone[i])
+			continue;
+		if (ifindex[i] && !bpf_xdp_query(ifindex[i], 0, &q))
+			now = strcmp(c->prog[i].mode, "native") ? q.skb_prog_id : q.drv_prog_id;
+		if (now == c->prog[i].prog_id) {
+			left++;
+			continue;
 		}
+		gone[i] = true;
+		if (now)
+			fb_report(FB_REPORT_NOTE,
+				  "the program on %s (id %u) was replaced by program %u: capture "
+				  "there ended (start it again to follow)",
+				  c->prog[i].ifname, c->prog[i].prog_id, now);
+		else
+			fb_report(FB_REPORT_NOTE,
+				  "the program on %s (id %u) was detached: capture there ended",
+				  c->prog[i].ifname, c->prog[i].prog_id);
 	}
-	return false;
+	return left;
 }
 
 /* -w -: has the pipe's reader gone (a write would fail with EPIPE)? Asked
@@ -167,7 +186,8 @@ int cmd_capture(int argc, char **argv)
 	bool mode_set = false, armed = false, taken = false;
 	int c, v, format = FB_PCAP_NG, rc = 1, r;
 	double duration = 0, t0, next_renew;
-	unsigned lapses = 0;
+	unsigned lapses = 0, ifindex[FB_CAP_MAX_PROGS];
+	bool gone[FB_CAP_MAX_PROGS] = { false };
 	__u64 st[FB_CAP_STAT_NR], u;
 	struct fb_capture cap;
 	struct fb_store f;
@@ -271,6 +291,8 @@ int cmd_capture(int argc, char **argv)
 		if (fb_pcapout_iface(&rd.w, cap.prog[i].ifname, descr))
 			goto write_err;
 	}
+	for (unsigned i = 0; i < cap.nprogs; i++)
+		ifindex[i] = if_nametoindex(cap.prog[i].ifname);
 	fb_catch_interrupt();
 	/* A terminal or ssh session that goes away ends the capture as
 	 * Ctrl-C does: by default SIGHUP would kill it, the file removed. */
@@ -314,10 +336,9 @@ int cmd_capture(int argc, char **argv)
 				rd.err = errno;
 			if (out == stdout && reader_gone())
 				rd.err = EPIPE;
-			if (!any_loaded(&cap)) {
+			if (!attached(&cap, ifindex, gone)) {
 				fb_report(FB_REPORT_NOTE,
-					  "'%s' was detached from every device: capture ends",
-					  f.name);
+					  "'%s' is captured nowhere now: capture ends", f.name);
 				break;
 			}
 		}
