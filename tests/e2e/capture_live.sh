@@ -216,6 +216,40 @@ if start hup capture cap -w "$T_TMP/hup.pcapng"; then
 		"$?:$(payloads "$T_TMP/hup.pcapng" 2>/dev/null | tr '\n' ' ')" "0:d4-0 d4-1 d4-2 "
 	check_eq "SIGHUP: capture off at once" "$(ctl)" "0 0 0 0"
 fi
+# A full disk (a 64 KiB tmpfs in a private mount namespace, about 100 of
+# these frames, sent over 2 s): the capture ends with exit 1, naming the
+# cause, and keeps the frames that reached the file whole before (flushed
+# every 256 frames and 250 ms) as a complete file tshark reads, no
+# temporary file left.
+unshare -m --propagation private env LC_ALL=C bash -c '
+	mkdir -p "$1/full" && mount -t tmpfs -o size=64k,mode=0755 fbtest "$1/full" || exit 9
+	"$2" -n "$3" capture cap -w "$1/full/c.pcapng" --duration 20 >"$1/full.out" 2>"$1/full.err" &
+	for i in $(seq 100); do grep -q "^flowbloom: capturing" "$1/full.err" && break; sleep 0.05; done
+	$4 python3 -c "
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind((\"198.51.100.1\", 40001))
+for i in range(200):
+    s.sendto(b\"%04d\" % i + b\"f\" * 496, (\"198.51.100.2\", 5000))
+    if i % 10 == 9: time.sleep(0.1)"
+	wait $!
+	echo $? >"$1/full.rc"
+	ls -A "$1/full" >"$1/full.ls"
+	cp "$1/full/c.pcapng" "$1/full.pcapng" 2>/dev/null
+	exit 0
+' _ "$T_TMP" "$FB" "$NSB" "$INA"
+if [ $? = 9 ]; then
+	skip "ENOSPC: cannot mount a tmpfs here"
+else
+	check_eq "full disk: exit 1, the cause named" \
+		"$(cat "$T_TMP/full.rc"):$(grep -c 'c.pcapng: write failed: No space left on device' "$T_TMP/full.err")" "1:1"
+	check_eq "full disk: the file, no temporary one" "$(tr '\n' ' ' <"$T_TMP/full.ls")" "c.pcapng "
+	n=$(tshark -r "$T_TMP/full.pcapng" 2>"$T_TMP/full.tshark" | wc -l)
+	check_eq "full disk: tshark reads the file whole, and frames are in it" \
+		"$(grep -v '^Running as user' "$T_TMP/full.tshark"):$([ "${n:-0}" -gt 0 ] && echo some)" ":some"
+	check_eq "full disk: the summary counts the frames kept" \
+		"$(grep -o '^cap: [0-9]* packets written' "$T_TMP/full.out")" "cap: $n packets written"
+	check_eq "full disk: capture off" "$(ctl)" "0 0 0 0"
+fi
 
 # 4. To stdout, into tcpdump; --snaplen.
 "$FB" -n "$NSB" capture cap -w - --count 5 --snaplen 40 --duration 20 2>"$T_TMP/pipe.err" |

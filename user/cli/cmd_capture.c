@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/bpf.h>
@@ -33,7 +34,25 @@ struct reader {
 	__u64 limit;	    /* --count; 0: none */
 	__u64 bad;	    /* records too short to be ours (never expected) */
 	int err;	    /* errno of a failed write */
+	/* What reached the file whole at the last flush: a full disk ends the
+	 * capture, and the file is cut back to it and kept. */
+	__u64 kept_bytes, kept_packets;
+	unsigned unsynced; /* records since */
 };
+
+/* Flush; on success, what is written so far is complete blocks in the file. */
+static void sync_out(struct reader *rd)
+{
+	if (rd->err)
+		return;
+	if (fflush(rd->w.out)) {
+		rd->err = errno ? errno : EIO;
+		return;
+	}
+	rd->kept_bytes = rd->w.bytes;
+	rd->kept_packets = rd->w.packets;
+	rd->unsynced = 0;
+}
 
 static int on_record(void *ctx, void *data, size_t len)
 {
@@ -48,6 +67,8 @@ static int on_record(void *ctx, void *data, size_t len)
 	}
 	if (fb_pcapout_packet(&rd->w, r, r + 1, r->ts_ns + rd->mono_to_real))
 		rd->err = errno ? errno : EIO;
+	else if (++rd->unsynced >= 256)
+		sync_out(rd); /* a full disk loses at most these */
 	return 0;
 }
 
@@ -88,6 +109,21 @@ static unsigned attached(const struct fb_capture *c, const unsigned *ifindex, bo
 				  c->prog[i].ifname, c->prog[i].prog_id);
 	}
 	return left;
+}
+
+/* A write failed (a full disk): cut the file back to what reached it whole
+ * and keep that, rather than lose every frame. -1: nothing to keep. */
+static int keep(struct fb_safefile *sf, struct reader *rd)
+{
+	if (!rd->kept_bytes)
+		return -1;
+	__fpurge(sf->out); /* what did not reach the file */
+	clearerr(sf->out);
+	if (ftruncate(sf->fd, rd->kept_bytes))
+		return -1;
+	rd->w.bytes = rd->kept_bytes;
+	rd->w.packets = rd->kept_packets;
+	return 0;
 }
 
 /* -w -: has the pipe's reader gone (a write would fail with EPIPE)? Asked
@@ -332,8 +368,7 @@ int cmd_capture(int argc, char **argv)
 			}
 			/* What was captured so far reaches the file (or its
 			 * temporary name, should this process be killed). */
-			if (fflush(out))
-				rd.err = errno;
+			sync_out(&rd);
 			if (out == stdout && reader_gone())
 				rd.err = EPIPE;
 			if (!attached(&cap, ifindex, gone)) {
@@ -342,8 +377,8 @@ int cmd_capture(int argc, char **argv)
 				break;
 			}
 		}
-		if (out == stdout && fflush(out))
-			rd.err = errno;
+		if (out == stdout)
+			sync_out(&rd);
 	}
 	/* Off first, then what the ring still holds: a packet already past
 	 * the check when capture went off finishes its write meanwhile. */
@@ -351,9 +386,15 @@ int cmd_capture(int argc, char **argv)
 	armed = false;
 	usleep(1000);
 	ring_buffer__consume(rb);
+	if (out != stdout)
+		sync_out(&rd);
 	if (rd.err) {
-		errno = rd.err;
-		goto write_err;
+		if (out == stdout || keep(&sf, &rd)) {
+			errno = rd.err;
+			goto write_err;
+		}
+		fb_err("%s: write failed: %s: capture ended, the %llu frames before kept", file,
+		       strerror(rd.err), (unsigned long long)rd.w.packets);
 	}
 	if (fb_capture_stats(&cap, st))
 		goto out;
@@ -365,7 +406,7 @@ int cmd_capture(int argc, char **argv)
 	}
 	summary(out == stdout ? stderr : stdout, f.name, file, &cap, &o, format, st, &rd,
 		fb_now() - t0, lapses);
-	rc = taken ? 1 : 0;
+	rc = taken || rd.err ? 1 : 0;
 	goto out;
 write_err:
 	fb_err("%s: write failed: %s", file, strerror(errno));
