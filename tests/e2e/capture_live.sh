@@ -8,14 +8,15 @@
 # side. Checked: with sampling 1 the dropped frames are all in the file
 # and nothing passed is (tshark reads the verdict and rule kind of each,
 # tcpdump reads the file); 1 in 4 gives exactly every fourth frame; the
-# passed ones, as classic pcap, after SIGINT; -w - into tcpdump; --snaplen;
-# the -j summary; the program is never reloaded and is left with capture
-# off; a second capture is refused; a capture killed with SIGKILL stops
-# costing the data path by itself (the program turns it off once the
-# lease runs out) and the next capture takes over; one stopped (SIGSTOP)
-# past its lease is off meanwhile and on again when resumed; one over two
-# devices puts each frame on its own pcapng interface; a frame a rule with
-# a lifetime dropped says so in its comment; usage errors.
+# passed ones, as classic pcap, after SIGINT; SIGHUP keeps the file; -w -
+# into tcpdump; --snaplen; the -j summary; the program is never reloaded
+# and is left with capture off; a second capture is refused; a capture
+# killed with SIGKILL stops costing the data path by itself (the program
+# turns it off once the lease runs out) and the next capture takes over;
+# one stopped (SIGSTOP) past its lease is off meanwhile and on again when
+# resumed; one over two devices puts each frame on its own pcapng
+# interface; a frame a rule with a lifetime dropped says so in its
+# comment; usage errors.
 # Addresses: 198.51.100.0/24, 203.0.113.0/24, 2001:db8::/32 only.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin capture_live
@@ -204,6 +205,51 @@ if start pass capture cap -w "$T_TMP/pass.pcap" --verdict pass --format pcap; th
 		"$(payloads "$f" | grep -E '^(p|d)' | tr '\n' ' ')" "$(expect p4,p6 10 | tr '\n' ' ')"
 	check_eq "plain summary names the file" "$(grep -c "written to $f (pcap)" "$T_TMP/pass.out")" 1
 fi
+# SIGHUP (the terminal or ssh session went away) ends it as SIGINT does:
+# the file is kept, capture switched off.
+if start hup capture cap -w "$T_TMP/hup.pcapng"; then
+	send 3 d4
+	sleep 0.3
+	kill -HUP "$CAP"
+	finish
+	check_eq "SIGHUP: exit 0, the frames kept" \
+		"$?:$(payloads "$T_TMP/hup.pcapng" 2>/dev/null | tr '\n' ' ')" "0:d4-0 d4-1 d4-2 "
+	check_eq "SIGHUP: capture off at once" "$(ctl)" "0 0 0 0"
+fi
+# A full disk (a 64 KiB tmpfs in a private mount namespace, about 100 of
+# these frames, sent over 2 s): the capture ends with exit 1, naming the
+# cause, and keeps the frames that reached the file whole before (flushed
+# every 256 frames and 250 ms) as a complete file tshark reads, no
+# temporary file left.
+unshare -m --propagation private env LC_ALL=C bash -c '
+	mkdir -p "$1/full" && mount -t tmpfs -o size=64k,mode=0755 fbtest "$1/full" || exit 9
+	"$2" -n "$3" capture cap -w "$1/full/c.pcapng" --duration 20 >"$1/full.out" 2>"$1/full.err" &
+	for i in $(seq 100); do grep -q "^flowbloom: capturing" "$1/full.err" && break; sleep 0.05; done
+	$4 python3 -c "
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind((\"198.51.100.1\", 40001))
+for i in range(200):
+    s.sendto(b\"%04d\" % i + b\"f\" * 496, (\"198.51.100.2\", 5000))
+    if i % 10 == 9: time.sleep(0.1)"
+	wait $!
+	echo $? >"$1/full.rc"
+	ls -A "$1/full" >"$1/full.ls"
+	cp "$1/full/c.pcapng" "$1/full.pcapng" 2>/dev/null
+	exit 0
+' _ "$T_TMP" "$FB" "$NSB" "$INA"
+if [ $? = 9 ]; then
+	skip "ENOSPC: cannot mount a tmpfs here"
+else
+	check_eq "full disk: exit 1, the cause named" \
+		"$(cat "$T_TMP/full.rc"):$(grep -c 'c.pcapng: write failed: No space left on device' "$T_TMP/full.err")" "1:1"
+	check_eq "full disk: the file, no temporary one" "$(tr '\n' ' ' <"$T_TMP/full.ls")" "c.pcapng "
+	n=$(tshark -r "$T_TMP/full.pcapng" 2>"$T_TMP/full.tshark" | wc -l)
+	check_eq "full disk: tshark reads the file whole, and frames are in it" \
+		"$(grep -v '^Running as user' "$T_TMP/full.tshark"):$([ "${n:-0}" -gt 0 ] && echo some)" ":some"
+	check_eq "full disk: the summary counts the frames kept" \
+		"$(grep -o '^cap: [0-9]* packets written' "$T_TMP/full.out")" "cap: $n packets written"
+	check_eq "full disk: capture off" "$(ctl)" "0 0 0 0"
+fi
 
 # 4. To stdout, into tcpdump; --snaplen.
 "$FB" -n "$NSB" capture cap -w - --count 5 --snaplen 40 --duration 20 2>"$T_TMP/pipe.err" |
@@ -305,7 +351,21 @@ for i in range(2):
 		"$VB one-0;$VB one-1;${VB}2 two-0;${VB}2 two-1;"
 	check_eq "two devices: -j lists both" "$(json 'sorted(x["dev"] for x in d["devices"])' <"$T_TMP/two.out")" "['$VB', '${VB}2']"
 fi
-check "detach the second device" "$FB" -n "$NSB" detach "${VB}2"
+# One of the two detached under a running capture: it says so at once,
+# naming the device, and goes on with the other.
+if start twogone capture cap -w "$T_TMP/twogone.pcapng" --duration 20; then
+	check "detach the second device" "$FB" -n "$NSB" detach "${VB}2"
+	gone_said() { grep -q "${VB}2.*capture there ended" "$T_TMP/twogone.err"; }
+	t_wait_until 5 gone_said
+	check_eq "a device detached under the capture: a note names it" \
+		"$(grep -c "program on ${VB}2 (id [0-9]*) was detached: capture there ended" "$T_TMP/twogone.err")" 1
+	send 2 d4
+	sleep 0.3
+	kill -INT "$CAP"
+	finish
+	check_eq "... the capture goes on with the other device" \
+		"$?:$(payloads "$T_TMP/twogone.pcapng" | tr '\n' ' ')" "0:d4-0 d4-1 "
+fi
 
 # 8. A rule with a lifetime (the data path decides it from the rule's
 # generation): its frames' comments say so, a permanent rule's do not.

@@ -31,6 +31,19 @@ void fb_catch_interrupt(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+void fb_catch_hangup(void)
+{
+	struct sigaction sa;
+
+	/* nohup: ignored it stays, the command keeps running. */
+	if (!sigaction(SIGHUP, NULL, &sa) && sa.sa_handler == SIG_IGN)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_interrupt;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
 bool fb_interrupted(void)
 {
 	return interrupted;

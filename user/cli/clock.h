@@ -12,6 +12,9 @@
 
 /* Ctrl-C and SIGTERM end --watch and --follow loops cleanly (exit 0). */
 void fb_catch_interrupt(void);
+/* SIGHUP as well, unless ignored (nohup): a terminal or ssh session
+ * that goes away ends a capture cleanly, its file kept. */
+void fb_catch_hangup(void);
 bool fb_interrupted(void);
 /* (CLOCK_MONOTONIC in seconds: fb_now() in util.h.) */
 /* Sleep until CLOCK_MONOTONIC reaches `until` (seconds); false if

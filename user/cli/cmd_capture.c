@@ -7,9 +7,11 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <net/if.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/bpf.h>
@@ -32,7 +34,25 @@ struct reader {
 	__u64 limit;	    /* --count; 0: none */
 	__u64 bad;	    /* records too short to be ours (never expected) */
 	int err;	    /* errno of a failed write */
+	/* What reached the file whole at the last flush: a full disk ends the
+	 * capture, and the file is cut back to it and kept. */
+	__u64 kept_bytes, kept_packets;
+	unsigned unsynced; /* records since */
 };
+
+/* Flush; on success, what is written so far is complete blocks in the file. */
+static void sync_out(struct reader *rd)
+{
+	if (rd->err)
+		return;
+	if (fflush(rd->w.out)) {
+		rd->err = errno ? errno : EIO;
+		return;
+	}
+	rd->kept_bytes = rd->w.bytes;
+	rd->kept_packets = rd->w.packets;
+	rd->unsynced = 0;
+}
 
 static int on_record(void *ctx, void *data, size_t len)
 {
@@ -47,6 +67,8 @@ static int on_record(void *ctx, void *data, size_t len)
 	}
 	if (fb_pcapout_packet(&rd->w, r, r + 1, r->ts_ns + rd->mono_to_real))
 		rd->err = errno ? errno : EIO;
+	else if (++rd->unsynced >= 256)
+		sync_out(rd); /* a full disk loses at most these */
 	return 0;
 }
 
@@ -55,20 +77,53 @@ static bool done(const struct reader *rd)
 	return rd->err || (rd->limit && rd->w.packets >= rd->limit);
 }
 
-/* Is any of the capture's programs still loaded (attached)? */
-static bool any_loaded(const struct fb_capture *c)
+/* Which of the capture's programs are still attached where they were:
+ * one detached or replaced (`detach`, `apply` re-attaching with another
+ * action) is noted once, naming its device, and marked gone. Returns how
+ * many are left. */
+static unsigned attached(const struct fb_capture *c, const unsigned *ifindex, bool *gone)
 {
-	unsigned i;
+	unsigned i, left = 0;
 
 	for (i = 0; i < c->nprogs; i++) {
-		int fd = bpf_prog_get_fd_by_id(c->prog[i].prog_id);
+		LIBBPF_OPTS(bpf_xdp_query_opts, q);
+		__u32 now = 0;
 
-		if (fd >= 0) {
-			close(fd);
-			return true;
+		if (gone[i])
+			continue;
+		if (ifindex[i] && !bpf_xdp_query(ifindex[i], 0, &q))
+			now = strcmp(c->prog[i].mode, "native") ? q.skb_prog_id : q.drv_prog_id;
+		if (now == c->prog[i].prog_id) {
+			left++;
+			continue;
 		}
+		gone[i] = true;
+		if (now)
+			fb_report(FB_REPORT_NOTE,
+				  "the program on %s (id %u) was replaced by program %u: capture "
+				  "there ended (start it again to follow)",
+				  c->prog[i].ifname, c->prog[i].prog_id, now);
+		else
+			fb_report(FB_REPORT_NOTE,
+				  "the program on %s (id %u) was detached: capture there ended",
+				  c->prog[i].ifname, c->prog[i].prog_id);
 	}
-	return false;
+	return left;
+}
+
+/* A write failed (a full disk): cut the file back to what reached it whole
+ * and keep that, rather than lose every frame. -1: nothing to keep. */
+static int keep(struct fb_safefile *sf, struct reader *rd)
+{
+	if (!rd->kept_bytes)
+		return -1;
+	__fpurge(sf->out); /* what did not reach the file */
+	clearerr(sf->out);
+	if (ftruncate(sf->fd, rd->kept_bytes))
+		return -1;
+	rd->w.bytes = rd->kept_bytes;
+	rd->w.packets = rd->kept_packets;
+	return 0;
 }
 
 /* -w -: has the pipe's reader gone (a write would fail with EPIPE)? Asked
@@ -167,7 +222,8 @@ int cmd_capture(int argc, char **argv)
 	bool mode_set = false, armed = false, taken = false;
 	int c, v, format = FB_PCAP_NG, rc = 1, r;
 	double duration = 0, t0, next_renew;
-	unsigned lapses = 0;
+	unsigned lapses = 0, ifindex[FB_CAP_MAX_PROGS];
+	bool gone[FB_CAP_MAX_PROGS] = { false };
 	__u64 st[FB_CAP_STAT_NR], u;
 	struct fb_capture cap;
 	struct fb_store f;
@@ -271,7 +327,12 @@ int cmd_capture(int argc, char **argv)
 		if (fb_pcapout_iface(&rd.w, cap.prog[i].ifname, descr))
 			goto write_err;
 	}
+	for (unsigned i = 0; i < cap.nprogs; i++)
+		ifindex[i] = if_nametoindex(cap.prog[i].ifname);
 	fb_catch_interrupt();
+	/* A terminal or ssh session that goes away ends the capture as
+	 * Ctrl-C does: by default SIGHUP would kill it, the file removed. */
+	fb_catch_hangup();
 	if (fb_capture_start(&cap, &o) < 0)
 		goto out;
 	armed = true;
@@ -307,19 +368,17 @@ int cmd_capture(int argc, char **argv)
 			}
 			/* What was captured so far reaches the file (or its
 			 * temporary name, should this process be killed). */
-			if (fflush(out))
-				rd.err = errno;
+			sync_out(&rd);
 			if (out == stdout && reader_gone())
 				rd.err = EPIPE;
-			if (!any_loaded(&cap)) {
+			if (!attached(&cap, ifindex, gone)) {
 				fb_report(FB_REPORT_NOTE,
-					  "'%s' was detached from every device: capture ends",
-					  f.name);
+					  "'%s' is captured nowhere now: capture ends", f.name);
 				break;
 			}
 		}
-		if (out == stdout && fflush(out))
-			rd.err = errno;
+		if (out == stdout)
+			sync_out(&rd);
 	}
 	/* Off first, then what the ring still holds: a packet already past
 	 * the check when capture went off finishes its write meanwhile. */
@@ -327,9 +386,15 @@ int cmd_capture(int argc, char **argv)
 	armed = false;
 	usleep(1000);
 	ring_buffer__consume(rb);
+	if (out != stdout)
+		sync_out(&rd);
 	if (rd.err) {
-		errno = rd.err;
-		goto write_err;
+		if (out == stdout || keep(&sf, &rd)) {
+			errno = rd.err;
+			goto write_err;
+		}
+		fb_err("%s: write failed: %s: capture ended, the %llu frames before kept", file,
+		       strerror(rd.err), (unsigned long long)rd.w.packets);
 	}
 	if (fb_capture_stats(&cap, st))
 		goto out;
@@ -341,7 +406,7 @@ int cmd_capture(int argc, char **argv)
 	}
 	summary(out == stdout ? stderr : stdout, f.name, file, &cap, &o, format, st, &rd,
 		fb_now() - t0, lapses);
-	rc = taken ? 1 : 0;
+	rc = taken || rd.err ? 1 : 0;
 	goto out;
 write_err:
 	fb_err("%s: write failed: %s", file, strerror(errno));
