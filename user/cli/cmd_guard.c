@@ -491,7 +491,7 @@ int cmd_guard(int argc, char **argv)
 	struct fb_guard_addr *a = NULL;
 	struct fb_monitor m;
 	struct fb_store f, bf;
-	double t0, tick, end, secs;
+	double t0, tick, end, secs, from, at;
 	int rc, sfd = -1, n;
 	__u64 done = 0, held;
 	bool derived;
@@ -535,6 +535,7 @@ int cmd_guard(int argc, char **argv)
 	 * says so and stops, rather than dying of SIGPIPE. */
 	if (g.announce != ANN_NONE && !g.dry_run)
 		signal(SIGPIPE, SIG_IGN);
+	from = fb_now();
 	if (fb_monitor_snap_take(&m, &base))
 		goto close_ban;
 	t0 = tick = fb_now();
@@ -553,11 +554,19 @@ int cmd_guard(int argc, char **argv)
 		if (fb_monview_gone(&f, &m))
 			goto out;
 		/* Rates up to now's reading, the next interval from
-		 * lower's: no packet falls between the two (monmaps.h). */
+		 * lower's: no packet falls between the two (monmaps.h). A
+		 * reading takes time (a large sketch, many CPUs: tenths of
+		 * a second), and each cell is read at its own moment: the
+		 * counts span at most from the start of base's reading to
+		 * the end of now's. Rates over that span are never above
+		 * the truth; over the time between two readings' ends they
+		 * were (a source at 1000 pps banned at 1080). */
+		at = fb_now();
 		if (fb_monitor_snap_pair(&m, fb_monitor_snap_take, &lower, &now))
 			goto out;
-		secs = fb_now() - tick;
 		tick = fb_now();
+		secs = tick - from;
+		from = at;
 		n = fb_guard_addresses(&m, &now, &base, g.by_dst, &a);
 		fb_monitor_snap_free(&base);
 		fb_monitor_snap_free(&now);
