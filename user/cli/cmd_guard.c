@@ -477,6 +477,14 @@ static int parse(int argc, char **argv, struct guard *g)
 		return fb_usage("missing --pps N or --bps N (the threshold)");
 	if (g->ttl <= 0)
 		return fb_usage("missing --ttl DURATION (how long a ban lasts)");
+	/* A ban is extended at the end of each interval: one that ends
+	 * sooner lapses while its address still floods, and is made again
+	 * (unbanned, banned, withdrawn and announced every interval). */
+	if (g->ttl <= g->interval)
+		return fb_usage(
+			"--ttl %.10g s is not longer than --interval %.10g s: a ban would end "
+			"before guard extends it",
+			g->ttl, g->interval);
 	if (g->announce && !announce_given)
 		return fb_usage("--flowspec is a kind of --announce: give both");
 	if (never && fb_never_read(never, &g->never))
