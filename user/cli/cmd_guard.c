@@ -561,6 +561,13 @@ int cmd_guard(int argc, char **argv)
 			continue;
 		if (fb_monview_gone(&f, &m))
 			goto out;
+		/* BAN destroyed: its lock fails, and a filter made again
+		 * under its name is another one (a ban into its old maps
+		 * would drop nothing). */
+		if (fb_store_gone(&bf)) {
+			fb_monview_report_gone(&bf);
+			goto out;
+		}
 		/* Rates up to now's reading, the next interval from
 		 * lower's: no packet falls between the two (monmaps.h). A
 		 * reading takes time (a large sketch, many CPUs: tenths of
