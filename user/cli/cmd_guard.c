@@ -337,11 +337,20 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 		 * live ttl from now. */
 		err = fb_gens_add(bf, keys, nw, g->ttl, &bad, &where);
 		if (err) {
+			/* BAN refused them (no address length, rule shape or
+			 * generation slot left): said and counted, nothing
+			 * banned this interval, guard goes on (the bans
+			 * resume once BAN has room). Another error ends it. */
 			g->delta.refused += nw;
 			flush_stats(g, bf, sfd);
 			if (err == -1)
 				fb_err("'%s' cannot take more address lengths; nothing banned",
 				       g->into);
+			else if (err == -4 && bad != (size_t)-1)
+				fb_err("'%s' cannot take more rule shapes; nothing banned",
+				       g->into);
+			if (err == -1 || err == -4)
+				rc = 0;
 			goto out;
 		}
 		fb_capacity_wrote(&g->lim, &where, nw);
