@@ -49,9 +49,10 @@ enum announce { ANN_NONE, ANN_RTBH, ANN_FLOWSPEC };
 
 struct ban {
 	struct fb_key key;
-	__u64 expires; /* jiffies: the data path stops matching then */
+	__u64 expires; /* jiffies: the data path stops matching then (spared:
+			* when guard forgets it, a TTL after it was last above) */
 	double since;  /* fb_now() of the ban */
-	bool spared;   /* in --never: noted once, never banned */
+	bool spared;   /* in --never: noted once while above, never banned */
 };
 
 /* What evaluate() does with an address above the threshold. */
@@ -225,7 +226,9 @@ static void flush_stats(struct guard *g, struct fb_store *b, int sfd)
 
 /* Bans whose lifetime ran out: the data path stopped matching them when
  * the kernel's jiffies reached their expiry (fb_jiffies_now() is never
- * ahead of the kernel's). */
+ * ahead of the kernel's). Spared addresses below for a TTL are forgotten
+ * silently: kept for good, a flood from ever new addresses of a --never
+ * prefix grew the list (and each interval's lookups in it) without end. */
 static void expire(struct guard *g)
 {
 	__u64 now = fb_jiffies_now();
@@ -234,6 +237,8 @@ static void expire(struct guard *g)
 	for (i = j = 0; i < g->nbans; i++) {
 		struct ban *b = &g->bans[i];
 
+		if (b->spared && b->expires <= now)
+			continue;
 		if (!b->spared && b->expires <= now) {
 			event(g, "unban", &b->key, NULL, 0, -1, fb_now() - b->since);
 			announce(g, &b->key, true);
@@ -295,11 +300,14 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 			if (!b)
 				goto oom;
 			b->spared = true;
+			b->expires = until;
 			event(g, "spare", &a[i].key, &a[i], secs, -1, -1);
 			continue;
 		}
-		if (b && b->spared)
+		if (b && b->spared) {
+			b->expires = until;
 			continue;
+		}
 		/* HELD: its generation already lasts a TTL from now, so
 		 * nothing to write (a copy per interval would saturate a
 		 * counting filter's counters) if the filter still has it. */
