@@ -61,11 +61,11 @@ for bad in "u --into u --ttl 2s" "u --into u --pps 10" "u --pps 10 --ttl 2s" \
 	check_eq "guard $bad: usage error" "$?" 2
 done
 for v in 0 -1 1.5 x 4294967297 ""; do
-	"$FB" guard u --into u --pps 10 --ttl 1s --max-bans "$v" >/dev/null 2>"$T_TMP/err"
+	"$FB" guard u --into u --pps 10 --ttl 2s --max-bans "$v" >/dev/null 2>"$T_TMP/err"
 	check_eq "guard --max-bans '$v': usage error" "$?" 2
 	check "... saying so" grep -q "bad value '$v' for --max-bans (want 1 to 4294967296)" "$T_TMP/err"
 done
-"$FB" guard u --into u --pps 10 --ttl 1s --max-bans >/dev/null 2>&1
+"$FB" guard u --into u --pps 10 --ttl 2s --max-bans >/dev/null 2>&1
 check_eq "guard --max-bans without a value: usage error" "$?" 2
 # stdout carries only ExaBGP commands: with -j, a usage error (before
 # --announce is even read) or a run-time error is text on stderr, never a
@@ -74,12 +74,12 @@ check_eq "guard --max-bans without a value: usage error" "$?" 2
 check_eq "guard -j, usage error: exit 2" "$?" 2
 check_eq "... nothing on stdout" "$(wc -c <"$T_TMP/out")" 0
 check "... the error on stderr" grep -q "missing --pps N or --bps N" "$T_TMP/err"
-"$FB" -j guard u --into nosuch --pps 10 --ttl 1s --announce >"$T_TMP/out" 2>/dev/null
+"$FB" -j guard u --into nosuch --pps 10 --ttl 2s --announce >"$T_TMP/out" 2>/dev/null
 check_eq "guard -j, a missing filter: nothing on stdout" "$(wc -c <"$T_TMP/out")" 0
-check_fails "guard: a filter without monitoring is refused" "$FB" guard u --into u --pps 10 --ttl 1s
+check_fails "guard: a filter without monitoring is refused" "$FB" guard u --into u --pps 10 --ttl 2s
 echo "198.51.100.7 junk" >"$T_TMP/bad.never"
 "$FB" add u src 198.51.100.9 --ttl 5m >/dev/null
-"$FB" guard u --into u --pps 10 --ttl 1s --never "$T_TMP/bad.never" 2>"$T_TMP/err" >/dev/null
+"$FB" guard u --into u --pps 10 --ttl 2s --never "$T_TMP/bad.never" 2>"$T_TMP/err" >/dev/null
 check "guard: a bad --never file is named FILE:LINE" grep -q "bad.never:1:" "$T_TMP/err"
 check_fails "add --ttl: a cuckoo filter is refused" bash -c \
 	"'$FB' create cu --type cuckoo --capacity 100 --fp-rate 0.01 >/dev/null && '$FB' add cu src 198.51.100.9 --ttl 5s"

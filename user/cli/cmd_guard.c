@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +29,7 @@
 #include <unistd.h>
 #include "clock.h"
 #include "cmd.h"
+#include "cmdq.h"
 #include "fleet/bgp.h"
 #include "monitor/guard.h"
 #include "monview.h"
@@ -44,25 +44,15 @@
 
 enum announce { ANN_NONE, ANN_RTBH, ANN_FLOWSPEC };
 
-/* Commands for ExaBGP wait here until stdout takes them: guard never
- * blocks on a reader that stops reading (its bans go on, and a SIGTERM
- * ends it in time). A reader that has not taken CMDQ_MAX bytes is not
- * coming back: guard stops. At the end, the withdrawals get CMDQ_STOP_WAIT
- * seconds. */
-#define CMDQ_MAX (16u << 20)
+/* At the end, the withdrawals for ExaBGP get CMDQ_STOP_WAIT seconds. */
 #define CMDQ_STOP_WAIT 1.0
-
-struct cmdq {
-	char *buf;
-	size_t len, cap;
-	bool broken; /* stdout gone, or the queue full: nothing more to write */
-};
 
 struct ban {
 	struct fb_key key;
-	__u64 expires; /* jiffies: the data path stops matching then */
+	__u64 expires; /* jiffies: the data path stops matching then (spared:
+			* when guard forgets it, a TTL after it was last above) */
 	double since;  /* fb_now() of the ban */
-	bool spared;   /* in --never: noted once, never banned */
+	bool spared;   /* in --never: noted once while above, never banned */
 };
 
 /* What evaluate() does with an address above the threshold. */
@@ -81,9 +71,9 @@ struct guard {
 	size_t nbans, cap;
 	struct fb_guard_stats delta; /* not yet written to the pin */
 	__u64 active;
-	int evfd;      /* NAME's event queue, for `ipfix NAME`; -1: none (dry run) */
-	struct cmdq q; /* --announce: commands stdout has not taken yet */
-	bool stop;     /* stdout broken: end the loop (exit 1) */
+	int evfd;	  /* NAME's event queue, for `ipfix NAME`; -1: none (dry run) */
+	struct fb_cmdq q; /* --announce: commands stdout has not taken yet (broken:
+			   * stdout gone, end the loop, exit 1) */
 };
 
 static void addr_text(const struct fb_key *k, char *buf, size_t len)
@@ -96,59 +86,10 @@ static void addr_text(const struct fb_key *k, char *buf, size_t len)
 		inet_ntop(AF_INET6, a, buf, len);
 }
 
-/* Write what the queue holds as stdout takes it, waiting for it until
- * `until` (fb_now(); in the past: not at all). Whole lines of at most
- * PIPE_BUF bytes once poll() says there is room: a pipe takes them at
- * once, never half. 0 when all is written. */
-static int cmdq_flush(struct guard *g, double until)
-{
-	struct cmdq *q = &g->q;
-
-	while (q->len && !q->broken) {
-		struct pollfd p = { .fd = STDOUT_FILENO, .events = POLLOUT };
-		double left = until - fb_now();
-		size_t n = q->len;
-		ssize_t w;
-		int r;
-
-		r = poll(&p, 1, left > 0 ? (int)(left * 1000) + 1 : 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		if (n > PIPE_BUF) {
-			char *nl = memrchr(q->buf, '\n', PIPE_BUF);
-
-			n = nl ? (size_t)(nl - q->buf) + 1 : PIPE_BUF;
-		}
-		w = write(STDOUT_FILENO, q->buf, n);
-		if (w < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (w < 0) {
-			fb_err("guard: cannot write commands on stdout: %s%s", strerror(errno),
-			       errno == EPIPE ? " (ExaBGP gone?): stopping" : ": stopping");
-			q->broken = g->stop = true;
-			break;
-		}
-		memmove(q->buf, q->buf + w, q->len - w);
-		q->len -= w;
-	}
-	return q->len ? -1 : 0;
-}
-
-static size_t cmdq_lines(const struct cmdq *q)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < q->len; i++)
-		n += q->buf[i] == '\n';
-	return n;
-}
-
 static void announce(struct guard *g, const struct fb_key *k, bool withdraw)
 {
 	char a[INET6_ADDRSTRLEN], line[256];
-	struct cmdq *q = &g->q;
+	struct fb_cmdq *q = &g->q;
 	int plen = k->family == FB_FAMILY_IPV4 ? 32 : 128, n;
 
 	if (g->announce == ANN_NONE || g->dry_run || q->broken)
@@ -166,31 +107,7 @@ static void announce(struct guard *g, const struct fb_key *k, bool withdraw)
 		n = snprintf(line, sizeof(line),
 			     "announce flow route { match { %s %s/%d; } then { discard; } }\n",
 			     g->by_dst ? "destination" : "source", a, plen);
-	if (q->len + n > CMDQ_MAX) {
-		fb_err("guard: stdout has not taken %zu commands (%zu bytes): ExaBGP is not "
-		       "reading; stopping",
-		       cmdq_lines(q), q->len);
-		q->broken = g->stop = true;
-		return;
-	}
-	if (q->len + n > q->cap) {
-		size_t cap = q->cap ? 2 * q->cap : 4096;
-		char *b;
-
-		while (cap < q->len + n)
-			cap *= 2;
-		b = realloc(q->buf, cap);
-		if (!b) {
-			fb_err("out of memory");
-			q->broken = g->stop = true;
-			return;
-		}
-		q->buf = b;
-		q->cap = cap;
-	}
-	memcpy(q->buf + q->len, line, n);
-	q->len += n;
-	cmdq_flush(g, 0);
+	fb_cmdq_push(q, line, n);
 }
 
 /* One event: a line on stderr, or a JSON object with -j. */
@@ -309,7 +226,9 @@ static void flush_stats(struct guard *g, struct fb_store *b, int sfd)
 
 /* Bans whose lifetime ran out: the data path stopped matching them when
  * the kernel's jiffies reached their expiry (fb_jiffies_now() is never
- * ahead of the kernel's). */
+ * ahead of the kernel's). Spared addresses below for a TTL are forgotten
+ * silently: kept for good, a flood from ever new addresses of a --never
+ * prefix grew the list (and each interval's lookups in it) without end. */
 static void expire(struct guard *g)
 {
 	__u64 now = fb_jiffies_now();
@@ -318,6 +237,8 @@ static void expire(struct guard *g)
 	for (i = j = 0; i < g->nbans; i++) {
 		struct ban *b = &g->bans[i];
 
+		if (b->spared && b->expires <= now)
+			continue;
 		if (!b->spared && b->expires <= now) {
 			event(g, "unban", &b->key, NULL, 0, -1, fb_now() - b->since);
 			announce(g, &b->key, true);
@@ -379,11 +300,14 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 			if (!b)
 				goto oom;
 			b->spared = true;
+			b->expires = until;
 			event(g, "spare", &a[i].key, &a[i], secs, -1, -1);
 			continue;
 		}
-		if (b && b->spared)
+		if (b && b->spared) {
+			b->expires = until;
 			continue;
+		}
 		/* HELD: its generation already lasts a TTL from now, so
 		 * nothing to write (a copy per interval would saturate a
 		 * counting filter's counters) if the filter still has it. */
@@ -421,11 +345,20 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 		 * live ttl from now. */
 		err = fb_gens_add(bf, keys, nw, g->ttl, &bad, &where);
 		if (err) {
+			/* BAN refused them (no address length, rule shape or
+			 * generation slot left): said and counted, nothing
+			 * banned this interval, guard goes on (the bans
+			 * resume once BAN has room). Another error ends it. */
 			g->delta.refused += nw;
 			flush_stats(g, bf, sfd);
 			if (err == -1)
 				fb_err("'%s' cannot take more address lengths; nothing banned",
 				       g->into);
+			else if (err == -4 && bad != (size_t)-1)
+				fb_err("'%s' cannot take more rule shapes; nothing banned",
+				       g->into);
+			if (err == -1 || err == -4)
+				rc = 0;
 			goto out;
 		}
 		fb_capacity_wrote(&g->lim, &where, nw);
@@ -561,6 +494,14 @@ static int parse(int argc, char **argv, struct guard *g)
 		return fb_usage("missing --pps N or --bps N (the threshold)");
 	if (g->ttl <= 0)
 		return fb_usage("missing --ttl DURATION (how long a ban lasts)");
+	/* A ban is extended at the end of each interval: one that ends
+	 * sooner lapses while its address still floods, and is made again
+	 * (unbanned, banned, withdrawn and announced every interval). */
+	if (g->ttl <= g->interval)
+		return fb_usage(
+			"--ttl %.10g s is not longer than --interval %.10g s: a ban would end "
+			"before guard extends it",
+			g->ttl, g->interval);
 	if (g->announce && !announce_given)
 		return fb_usage("--flowspec is a kind of --announce: give both");
 	if (never && fb_never_read(never, &g->never))
@@ -575,7 +516,7 @@ int cmd_guard(int argc, char **argv)
 	struct fb_guard_addr *a = NULL;
 	struct fb_monitor m;
 	struct fb_store f, bf;
-	double t0, tick, end, secs;
+	double t0, tick, end, secs, from, at;
 	int rc, sfd = -1, n;
 	__u64 done = 0, held;
 	bool derived;
@@ -619,10 +560,11 @@ int cmd_guard(int argc, char **argv)
 	 * says so and stops, rather than dying of SIGPIPE. */
 	if (g.announce != ANN_NONE && !g.dry_run)
 		signal(SIGPIPE, SIG_IGN);
+	from = fb_now();
 	if (fb_monitor_snap_take(&m, &base))
 		goto close_ban;
 	t0 = tick = fb_now();
-	while (!fb_interrupted() && !g.stop) {
+	while (!fb_interrupted() && !g.q.broken) {
 		struct fb_mon_snap lower;
 
 		/* Wake at the interval's end, or a ban's if sooner. */
@@ -630,18 +572,33 @@ int cmd_guard(int argc, char **argv)
 		if (!fb_clock_sleep_until(end && end < tick + g.interval ? end : tick + g.interval))
 			break;
 		/* What a slow reader left: it may have room now. */
-		cmdq_flush(&g, 0);
+		fb_cmdq_flush(&g.q, 0);
 		expire(&g);
 		if (fb_now() < tick + g.interval)
 			continue;
 		if (fb_monview_gone(&f, &m))
 			goto out;
+		/* BAN destroyed: its lock fails, and a filter made again
+		 * under its name is another one (a ban into its old maps
+		 * would drop nothing). */
+		if (fb_store_gone(&bf)) {
+			fb_monview_report_gone(&bf);
+			goto out;
+		}
 		/* Rates up to now's reading, the next interval from
-		 * lower's: no packet falls between the two (monmaps.h). */
+		 * lower's: no packet falls between the two (monmaps.h). A
+		 * reading takes time (a large sketch, many CPUs: tenths of
+		 * a second), and each cell is read at its own moment: the
+		 * counts span at most from the start of base's reading to
+		 * the end of now's. Rates over that span are never above
+		 * the truth; over the time between two readings' ends they
+		 * were (a source at 1000 pps banned at 1080). */
+		at = fb_now();
 		if (fb_monitor_snap_pair(&m, fb_monitor_snap_take, &lower, &now))
 			goto out;
-		secs = fb_now() - tick;
 		tick = fb_now();
+		secs = tick - from;
+		from = at;
 		n = fb_guard_addresses(&m, &now, &base, g.by_dst, &a);
 		fb_monitor_snap_free(&base);
 		fb_monitor_snap_free(&now);
@@ -657,16 +614,16 @@ int cmd_guard(int argc, char **argv)
 		if (g.count && ++done >= g.count)
 			break;
 	}
-	rc = g.stop ? 1 : 0;
+	rc = g.q.broken ? 1 : 0;
 out:
 	/* Bans in force end by themselves; the routes announced for them
 	 * would not, upstream: withdrawn now, if stdout takes them in time. */
 	for (i = 0; i < g.nbans; i++)
 		if (!g.bans[i].spared)
 			announce(&g, &g.bans[i].key, true);
-	if (cmdq_flush(&g, fb_now() + CMDQ_STOP_WAIT) && !g.q.broken) {
+	if (fb_cmdq_flush(&g.q, fb_now() + CMDQ_STOP_WAIT) && !g.q.broken) {
 		fb_err("guard: %zu commands for ExaBGP not written: stdout not read for %g s",
-		       cmdq_lines(&g.q), CMDQ_STOP_WAIT);
+		       fb_cmdq_lines(&g.q), CMDQ_STOP_WAIT);
 		rc = 1;
 	}
 	if (!g.json)

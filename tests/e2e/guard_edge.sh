@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# `flowbloom guard` at its edges, live: frames with any source sent from
+# one namespace (AF_PACKET) to a veth whose XDP program monitors with a
+# large sketch (slow to read: the time a reading takes matters).
+#  - --ttl not longer than --interval is a usage error (the ban lapsed
+#    every interval while its address flooded, and flapped upstream);
+#  - rates over the time the counts span: a source at 1000 pps is not
+#    banned at --pps 1040 (its lower limit was above the truth: 1100 to
+#    1250 pps, the readings' time left out), one at 2000 pps is, its lower
+#    limit below 2000;
+#  - an address of --never forgotten a TTL after it was last above: it is
+#    spared again when it floods again (kept for good, a flood from ever
+#    new addresses of a listed prefix grew guard without end);
+#  - BAN destroyed under guard: exit 1 at the next interval (it went on,
+#    an error a line every interval, until the first ban killed it);
+#  - BAN with every generation slot held by other lifetimes: the bans
+#    refused, said and counted, guard goes on (it stopped at the first).
+# Addresses: 198.51.100.0/24 only.
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin guard_edge
+
+cleanup() {
+	local p
+	for p in ${GPID:-} ${APID:-} ${BPID:-} ${FPID:-}; do
+		kill "$p" 2>/dev/null
+	done
+	t_cleanup_filters
+}
+t_traps
+
+# --- usage ---------------------------------------------------------------------------
+"$FB" create u --capacity 100 --fp-rate 0.01 >/dev/null
+t_refused 2 "guard --ttl 1s --interval 1s: usage error" "--ttl 1 s is not longer than --interval 1 s" \
+	"$FB" guard u --into u --pps 10 --ttl 1s --interval 1s
+t_refused 2 "guard --ttl 0.5s (default --interval 1 s): usage error" "is not longer than --interval 1 s" \
+	"$FB" guard u --into u --pps 10 --ttl 0.5s
+"$FB" destroy u >/dev/null
+
+t_net_pair --no-ipv6 || t_skip_all "$T_NET_WHY"
+t_addr "$NSB" "$VB" 198.51.100.1/24
+# 128 MiB a plane: a reading takes a tenth of a second or more. Planes are
+# possible CPUs: past 4, too much memory for a test.
+NCPU=$("$PY" -c '
+n = 0
+for r in open("/sys/devices/system/cpu/possible").read().strip().split(","):
+    a, _, b = r.partition("-")
+    n += int(b or a) - int(a) + 1
+print(n)')
+[ "$NCPU" -le 4 ] || t_skip_all "$NCPU possible CPUs: the sketch would take $((NCPU * 128)) MiB"
+check "create g" "$FB" create g --capacity 1000 --fp-rate 0.0001
+check "attach g, a sketch of 8 x 2^20" "$FB" -n "$NSB" attach g "$VB" --mode generic --action drop \
+	--monitor --epsilon 2.6e-6 --delta 0.00034
+
+# send SECS SRC=PPS[@FROM-TO]...: UDP frames from SRC at PPS, paced (never
+# ahead of PPS x time), from FROM to TO s (all SECS without), through VA.
+send() {
+	inA "$PY" - "$VA" "$@" <<'PYEOF'
+import socket, sys, time
+from pkt import udp4
+dev, secs = sys.argv[1], float(sys.argv[2])
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((dev, 0))
+sp = []
+for a in sys.argv[3:]:
+    src, _, rest = a.partition("=")
+    pps, _, win = rest.partition("@")
+    lo, _, hi = win.partition("-") if win else ("0", "", str(secs))
+    sp.append([udp4(src, 4000, "198.51.100.1", 9), float(pps), float(lo), float(hi), 0])
+t0 = time.time()
+while time.time() - t0 < secs:
+    now = time.time() - t0
+    for f in sp:
+        want = int(f[1] * (min(now, f[3]) - f[2])) if now >= f[2] else 0
+        while f[4] < want:
+            s.send(f[0])
+            f[4] += 1
+    time.sleep(0.0005)
+PYEOF
+}
+
+# --- rates over the time the counts span ---------------------------------------------
+"$FB" -j guard g --into g --pps 1040 --ttl 3s --interval 1s --dry-run 2>"$T_TMP/rate.ev" >/dev/null &
+APID=$!
+t_wait_until 10 t_looping "$APID"
+# .7 at 1000 pps, .8 at 2000, for 6 s.
+send 6 198.51.100.7=1000 198.51.100.8=2000
+kill -TERM "$APID"
+wait "$APID"
+APID=""
+
+# The rest with the default sketch, quick to read: a loaded machine's
+# guards keep to their intervals.
+check "g attached again with the default sketch" bash -c \
+	"'$FB' -n '$NSB' detach '$VB' && '$FB' -n '$NSB' attach g '$VB' --mode generic --action drop --monitor"
+
+# --- BAN destroyed under guard -------------------------------------------------------
+"$FB" create b --capacity 100 --fp-rate 0.01 >/dev/null
+"$FB" guard g --into b --pps 1040 --ttl 2s --interval 0.5s >/dev/null 2>"$T_TMP/gone.err" &
+GPID=$!
+t_wait_until 10 t_looping "$GPID"
+"$FB" destroy b >/dev/null
+if t_wait_until 3 bash -c "! kill -0 $GPID 2>/dev/null"; then
+	wait "$GPID"
+	check_eq "BAN destroyed: guard ends, exit 1" "$?" 1
+	check "... saying 'b' is gone" grep -q "filter 'b' is gone" "$T_TMP/gone.err"
+else
+	kill "$GPID"
+	wait "$GPID"
+	fail "BAN destroyed: guard still runs 3 s later: $(head -c 300 "$T_TMP/gone.err")"
+fi
+GPID=""
+
+# --- --never; a BAN without a slot ---------------------------------------------------
+# full: its 16 generation slots held by rules of 16 lifetimes (each
+# outside the others' windows), none of them within guard's.
+"$FB" create full --capacity 1000 --fp-rate 0.0001 >/dev/null
+i=0
+for t in 60 78 101 132 171 223 290 377 490 637 828 1077 1400 1820 2366 3076; do
+	i=$((i + 1))
+	"$FB" add full src 203.0.113.$i --ttl ${t}s >/dev/null
+done
+check_eq "full: 16 generations" "$("$FB" -j info full | t_json 'len(d["generations"])')" 16
+echo 198.51.100.9 >"$T_TMP/never"
+"$FB" -j guard g --into g --pps 1040 --ttl 1s --interval 0.5s --dry-run --never "$T_TMP/never" \
+	2>"$T_TMP/never.ev" >/dev/null &
+BPID=$!
+"$FB" guard g --into full --pps 1040 --ttl 2s --interval 0.5s 2>"$T_TMP/full.err" >/dev/null &
+FPID=$!
+t_wait_until 10 t_looping "$BPID"
+t_wait_until 10 t_looping "$FPID"
+# .8 at 2000 pps for 3 s; .9 (in --never) at 2000 pps twice, 3 s apart
+# (the TTL 1 s, the interval 0.5 s).
+send 6.2 198.51.100.8=2000@0-3 198.51.100.9=2000@0-1.5 198.51.100.9=2000@4.5-6
+if kill -0 "$FPID" 2>/dev/null; then
+	pass "full: guard still runs after its bans were refused"
+	kill -TERM "$FPID"
+	wait "$FPID"
+	check_eq "... and ends with exit 0 on SIGTERM" "$?" 0
+else
+	wait "$FPID"
+	fail "full: guard ended (exit $?): $(head -c 300 "$T_TMP/full.err")"
+fi
+FPID=""
+check "... the refusal said" grep -q "all 16 generations of 'full' hold rules with other lifetimes" "$T_TMP/full.err"
+check "... and counted" bash -c "'$FB' metrics full | grep -Eq '^flowbloom_guard_refused_total\{filter=\"full\"\} [1-9]'"
+kill -TERM "$BPID"
+wait "$BPID"
+BPID=""
+"$PY" - "$T_TMP" <<'PYEOF' >"$T_TMP/verdicts"
+import json, sys
+d = sys.argv[1]
+def events(f):
+    return [json.loads(l) for l in open(d + "/" + f) if l.startswith("{")]
+def say(ok, label):
+    print(("PASS " if ok else "FAIL ") + label)
+bans = {}
+for e in events("rate.ev"):
+    if e["event"] == "ban":
+        bans.setdefault(e["address"], e)
+say("198.51.100.7" not in bans, "1000 pps, --pps 1040: not banned (%s)" %
+    (bans["198.51.100.7"]["pps_lower"] if "198.51.100.7" in bans else "-"))
+b8 = bans.get("198.51.100.8")
+say(b8 is not None and b8["pps_lower"] <= 2000,
+    "2000 pps: banned, its lower limit below the truth (%s)" % (b8 and b8["pps_lower"]))
+never = events("never.ev")
+spares = [e["address"] for e in never if e["event"] == "spare"]
+say(spares == ["198.51.100.9"] * 2,
+    "--never: spared once per flood, two floods 3 s apart (TTL 1 s): %s" % spares)
+say(not [e for e in never if e["address"] == "198.51.100.9" and e["event"] != "spare"],
+    "--never: never banned")
+PYEOF
+while read -r v label; do
+	if [ "$v" = PASS ]; then pass "$label"; else fail "$label"; fi
+done <"$T_TMP/verdicts"
+check_eq "4 verdicts" "$(wc -l <"$T_TMP/verdicts")" 4
+t_finish
