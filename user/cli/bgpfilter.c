@@ -225,13 +225,12 @@ void bgp_count_copies(struct bgp_run *rn, struct fb_store *f)
 	free(keys);
 }
 
-/* A copy of k out of each generation holding it, and out of the filter
- * array unless gens_only (fb_gens_del_held): how many deleted. A copy we
- * wrote leaves the count of our copies (bgp_bound). */
-static int del_copies(struct bgp_run *rn, struct fb_store *f, struct fb_gen_views *gv,
-		      const struct fb_key *k)
+/* A copy of k out of each generation holding it, the permanent rules left
+ * alone: how many deleted. A copy we wrote leaves the count of our copies
+ * (bgp_bound). */
+static int del_copies(struct bgp_run *rn, struct fb_gen_views *gv, const struct fb_key *k)
 {
-	int g, n = rn->gens_only ? 0 : !fb_counting_del(f, k);
+	int g, n = 0;
 
 	for (g = 0; g < gv->n; g++) {
 		const struct fb_gen *w = &gv->g[g];
@@ -245,64 +244,84 @@ static int del_copies(struct bgp_run *rn, struct fb_store *f, struct fb_gen_view
 	return n;
 }
 
-/* With rules that have a lifetime: each withdrawn rule out of the filter
- * and of every generation holding it (the refreshes put a copy in each);
- * once the array changed under us (gens_only), out of the generations
- * only. */
-static void del_pending_gens(struct bgp_run *rn, struct fb_store *f)
+/* p's copy out of the permanent rules: 0, or -1 if they do not hold it
+ * (someone else deleted it: then lowering its counters would take bits
+ * from others). */
+static int del_permanent(struct fb_store *f, const struct bgp_pending *p)
 {
-	struct fb_gen_views gv;
+	size_t bad;
+
+	if ((f->hdr->confirm && !fb_exact_count(f, &p->key)) ||
+	    fb_counting_check_dels(f, &p->key, 1, &bad))
+		return -1;
+	if (!fb_counting_del(f, &p->key) && f->hdr->confirm)
+		fb_exact_adjust(f, &p->key, -1);
+	return 0;
+}
+
+/*
+ * The deletions waiting for the state file, each only from the part of
+ * the filter our copies are in (bgp_run.in_gens when it was queued):
+ * without --ttl the permanent rules, with it every generation holding the
+ * rule (the refreshes put a copy in each). Never from the other part: a
+ * copy there is the operator's or guard's (the same prefix, with a
+ * lifetime or without), or a false positive, and lowering its counters
+ * takes bits that other rules need.
+ */
+void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
+{
+	struct fb_gen_views gv = { 0 };
+	bool views = false;
 	size_t i;
 
-	if (fb_gens_views_open(f, &gv) < 0)
-		return; /* they wait for the next commit */
+	for (i = 0; i < rn->npend && !views; i++)
+		if (rn->pend[i].gens) {
+			if (fb_gens_views_open(f, &gv) < 0)
+				return; /* they wait for the next commit */
+			views = true;
+		}
 	for (i = 0; i < rn->npend; i++) {
-		const struct fb_key *k = &rn->pend[i].key;
+		const struct bgp_pending *p = &rn->pend[i];
 
 		/* Withdrawn, then announced again before this commit: the
 		 * announcement added a copy, maybe in a generation of its
 		 * own, which a copy deleted from each would take too. The
 		 * older copies end with their lifetime or its next
 		 * withdrawal. */
-		if (rn->ttl > 0 && fb_bgp_refs(&rn->b, k))
+		if (p->gens && !p->moved && rn->ttl > 0 && fb_bgp_refs(&rn->b, &p->key))
 			continue;
-		if (!del_copies(rn, f, &gv, k)) {
-			bgp_show(rn->pend[i].lineno, '?', k,
-				 ": no longer in the filter; nothing deleted");
+		if (p->gens ? !del_copies(rn, &gv, &p->key) : del_permanent(f, p)) {
+			if (!p->moved) /* else ended with its lifetime */
+				bgp_show(p->lineno, '?', &p->key,
+					 ": no longer in the filter; nothing deleted");
 			continue;
 		}
-		bgp_show(rn->pend[i].lineno, '-', k, "");
+		if (p->moved)
+			continue;
+		bgp_show(p->lineno, '-', &p->key, "");
 		rn->deleted++;
 	}
-	fb_gens_views_close(&gv);
+	if (views)
+		fb_gens_views_close(&gv);
 	rn->npend = 0;
 }
 
-void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
+static int push_pending(struct bgp_run *rn, const struct fb_key *k, size_t lineno, bool gens,
+			bool moved)
 {
-	size_t i, bad;
+	if (rn->npend == rn->cap_pend) {
+		size_t cap = rn->cap_pend ? 2 * rn->cap_pend : 64;
+		struct bgp_pending *p = realloc(rn->pend, cap * sizeof(*p));
 
-	if (rn->ttl > 0 || f->hdr->gens) {
-		del_pending_gens(rn, f);
-		return;
-	}
-	for (i = 0; i < rn->npend; i++) {
-		const struct fb_key *k = &rn->pend[i].key;
-
-		/* Someone else may have deleted it: then lowering its
-		 * counters would take bits from others. */
-		if ((f->hdr->confirm && !fb_exact_count(f, k)) ||
-		    fb_counting_check_dels(f, k, 1, &bad)) {
-			bgp_show(rn->pend[i].lineno, '?', k,
-				 ": no longer in the filter; nothing deleted");
-			continue;
+		if (!p) {
+			fb_err("out of memory");
+			return -1;
 		}
-		if (!fb_counting_del(f, k) && f->hdr->confirm)
-			fb_exact_adjust(f, k, -1);
-		bgp_show(rn->pend[i].lineno, '-', k, "");
-		rn->deleted++;
+		rn->pend = p;
+		rn->cap_pend = cap;
 	}
-	rn->npend = 0;
+	rn->pend[rn->npend++] = (struct bgp_pending){ *k, lineno, gens, moved };
+	return 0;
 }
 
 /* The line's deletions (b.del) wait for the next commit, which writes
@@ -311,21 +330,9 @@ int bgp_queue_dels(struct bgp_run *rn, size_t lineno)
 {
 	size_t i;
 
-	for (i = 0; i < rn->b.ndel; i++) {
-		if (rn->npend == rn->cap_pend) {
-			size_t cap = rn->cap_pend ? 2 * rn->cap_pend : 64;
-			struct bgp_pending *p = realloc(rn->pend, cap * sizeof(*p));
-
-			if (!p) {
-				fb_err("out of memory");
-				return -1;
-			}
-			rn->pend = p;
-			rn->cap_pend = cap;
-		}
-		rn->pend[rn->npend].key = rn->b.del[i];
-		rn->pend[rn->npend++].lineno = lineno;
-	}
+	for (i = 0; i < rn->b.ndel; i++)
+		if (push_pending(rn, &rn->b.del[i], lineno, rn->in_gens, false))
+			return -1;
 	return 0;
 }
 
@@ -343,11 +350,11 @@ int bgp_queue_dels(struct bgp_run *rn, size_t lineno)
  * added again come from our table, which no longer has them). With --ttl
  * they stay: a replace carries the rules with a lifetime into the new
  * filter, withdrawn ones included, and dropping their deletions would let
- * a withdrawn route block traffic until its lifetime ends. From now on
- * (gens_only) deletions take copies out of the generations only, never
- * out of the array (the operator's); a rule that no generation holds (a
- * destroy and create, or load --replace --ttl's own generations) is
- * reported "no longer in the filter; nothing deleted".
+ * a withdrawn route block traffic until its lifetime ends. Deletions take
+ * copies out of the generations only, never out of the array (the
+ * operator's); a rule that no generation holds (a destroy and create, or
+ * load --replace --ttl's own generations) is reported "no longer in the
+ * filter; nothing deleted".
  *
  * in_line: called by apply_line, whose additions wait and whose deletions
  * (b.del) it queues itself. Called with the filter locked.
@@ -382,10 +389,9 @@ int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line)
 	fb_bgp_added(&rn->b, keys, n);
 	rn->added += n;
 	free(keys);
-	if (rn->ttl > 0)
-		rn->gens_only = true;
-	else
+	if (rn->ttl <= 0)
 		rn->npend = 0;
+	rn->in_gens = rn->ttl > 0;
 	rn->filter_id = f->bits_id;
 	rn->dirty = true;
 	/* A refused route's part the new array holds (a rule with a
@@ -395,5 +401,44 @@ int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line)
 	if (bgp_queue_dels(rn, 0))
 		return -1;
 	fb_bgp_done(&rn->b);
+	return 0;
+}
+
+/*
+ * A restart with the other --ttl setting: the state file says our rules
+ * are in the permanent rules and this run gives them a lifetime, or the
+ * other way round. Each is added where this run puts it, and its old copy
+ * deleted once the state file says where they are now (a crash between
+ * leaves an old copy, never a rule the file names missing). Moved into
+ * the generations, the permanent copy goes (it would never end); moved out
+ * of them, the copies in every generation holding it (they would end while
+ * the route stands, and a withdrawal would not find them). A rule the
+ * part refuses is refused as a refresh is: its route whole, named once.
+ */
+int bgp_move(struct bgp_run *rn, struct fb_store *f)
+{
+	struct fb_key *keys;
+	size_t n = fb_bgp_rules(&rn->b, &keys), i, lineno = rn->b.lineno;
+	bool old = rn->in_gens;
+
+	if (!keys) {
+		fb_err("out of memory listing the BGP rules to move");
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		if (push_pending(rn, &keys[i], 0, old, true)) {
+			free(keys);
+			return -1;
+		}
+	rn->in_gens = rn->ttl > 0;
+	rn->b.lineno = 0;
+	bgp_add_rules(rn, f, keys, &n,
+		      rn->in_gens ? "the BGP rules given a lifetime"
+				  : "the BGP rules made permanent");
+	rn->b.lineno = lineno;
+	free(keys);
+	/* The refused ones' deletions are queued above, from where they are. */
+	fb_bgp_done(&rn->b);
+	rn->dirty = true;
 	return 0;
 }

@@ -15,10 +15,13 @@
 #include "rules/capacity.h"
 #include "store/store.h"
 
-/* A deletion waiting for the state file to be written. */
+/* A deletion waiting for the state file to be written: of the copy in
+ * the permanent rules, or (gens) of the copies in the generations; moved:
+ * the old copy of a rule still held, now in the other part (bgp_move). */
 struct bgp_pending {
 	struct fb_key key;
 	size_t lineno;
+	bool gens, moved;
 };
 
 struct bgp_run {
@@ -39,10 +42,14 @@ struct bgp_run {
 	double committed; /* CLOCK_MONOTONIC of the last write */
 	double ttl;	  /* --ttl: rules live this long unless refreshed; 0: forever */
 	double refreshed; /* CLOCK_MONOTONIC of the last refresh */
-	/* --ttl, since the filter array changed under us: none of our rules
-	 * is in the array itself (a copy there is the operator's), only in
-	 * its generations, carried or added since. */
-	bool gens_only;
+	/* Where our rules are: in the generations (rules with a lifetime,
+	 * --ttl), else in the permanent rules. Only there are they deleted
+	 * (a copy elsewhere is someone else's, or a false positive whose
+	 * deletion would take bits from other rules). The state file says
+	 * where a previous run put them; a run with the other --ttl setting
+	 * moves them (bgp_move), --flush deletes them where they are. */
+	bool in_gens;
+	bool flush;
 	/* The filter's capacity (bgp_bound): what we wrote to each
 	 * generation (refreshes put a copy of every rule in a new one),
 	 * counted afresh for each filter array (counted_id). */
@@ -73,5 +80,9 @@ int bgp_queue_dels(struct bgp_run *rn, size_t lineno);
 /* f is a new filter array: our rules added again (see bgpfilter.c). 0, or
  * -1 out of memory. */
 int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line);
+/* Our rules are in the other part than this run puts them (in_gens is not
+ * ttl > 0): added where it puts them, their old copies' deletions queued
+ * (bgpfilter.c). Not within a line. 0, or -1 out of memory. */
+int bgp_move(struct bgp_run *rn, struct fb_store *f);
 
 #endif

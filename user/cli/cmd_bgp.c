@@ -77,7 +77,8 @@ static int save_state(struct bgp_run *rn)
 
 	if (fb_safefile_openat(&sf, rn->state_dir, rn->state_base, rn->state, 0600))
 		return -1;
-	fprintf(sf.out, "# filter %s array-id %u\n", rn->name, rn->filter_id);
+	fprintf(sf.out, "# filter %s array-id %u rules %s\n", rn->name, rn->filter_id,
+		rn->in_gens ? "with-lifetime" : "permanent");
 	if (fb_bgp_save(&rn->b, sf.out)) {
 		bgp_say("cannot write %s: %s", rn->state, strerror(errno));
 		fb_safefile_abort(&sf);
@@ -88,10 +89,13 @@ static int save_state(struct bgp_run *rn)
 
 /* Read the state file back: only our own (fb_safe_openat: root's, in the
  * trusted directory, no link), and every path in it admitted as a peer's
- * would be (fb_bgp_load). */
+ * would be (fb_bgp_load). Its first line says which filter array our rules
+ * are in, and which part of it: "rules with-lifetime" (generations) or
+ * "rules permanent"; a file written before it said so is taken to be of
+ * this run's --ttl setting. */
 static int load_state(struct bgp_run *rn)
 {
-	char line[256], name[FB_NAME_MAX + 1];
+	char line[256], name[FB_NAME_MAX + 1], part[16];
 	unsigned id;
 	FILE *fp;
 	int rc, fd = fb_safe_openat(rn->state_dir, rn->state_base, rn->state, O_RDONLY, 0);
@@ -113,6 +117,15 @@ static int load_state(struct bgp_run *rn)
 			return -1;
 		}
 		rn->filter_id = id;
+		if (sscanf(line, "# filter %*s array-id %*u rules %15s", part) == 1) {
+			if (strcmp(part, "with-lifetime") && strcmp(part, "permanent")) {
+				fb_err("%s:1: rules '%s': want with-lifetime or permanent",
+				       rn->state, part);
+				fclose(fp);
+				return -1;
+			}
+			rn->in_gens = !strcmp(part, "with-lifetime");
+		}
 	}
 	rewind(fp);
 	rc = fb_bgp_load(&rn->b, fp, rn->state);
@@ -141,7 +154,8 @@ static int open_locked(struct bgp_run *rn, struct fb_store *f, bool in_line)
 		fb_store_close(f);
 		return -1;
 	}
-	if (f->bits_id != rn->filter_id && bgp_resync(rn, f, in_line)) {
+	if ((f->bits_id != rn->filter_id && bgp_resync(rn, f, in_line)) ||
+	    (!in_line && !rn->flush && rn->in_gens != (rn->ttl > 0) && bgp_move(rn, f))) {
 		fb_store_unlock(f);
 		fb_store_close(f);
 		return -1;
@@ -414,8 +428,12 @@ int cmd_bgp(int argc, char **argv)
 		fb_err("out of memory");
 		goto out;
 	}
+	rn.in_gens = rn.ttl > 0;
+	rn.flush = flush;
 	if (load_state(&rn))
 		goto out;
+	/* Held in the other part (--ttl changed): moved at the first commit. */
+	rn.dirty |= rn.in_gens != (rn.ttl > 0);
 	/* Paths the state file holds that the limits refuse now: their rules
 	 * leave the filter (after the state file is rewritten without them). */
 	if (rn.b.ndel && apply_line(&rn))

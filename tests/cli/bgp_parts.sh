@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Which part of a counting filter `flowbloom bgp` deletes a withdrawn
+# route's rule from: only the part it put the rule in, the permanent rules
+# without --ttl, the generations with it (real bgp processes reading
+# ExaBGP JSON, restarted from their state file; the filter read back with
+# `query`, `count`, `info` and `replay` through the real program):
+# - the operator's own rule for the same prefix in the other part (a
+#   permanent one under bgp --ttl, one with a lifetime under bgp without)
+#   keeps matching after the peer withdraws the route, across a restart
+#   (bgp deleted a copy from every part answering "maybe": the operator's);
+# - rules of the other part that only share counters with the withdrawn
+#   ones (the withdrawn rule a false positive there) keep every bit:
+#   150,000 permanent rules near a filter's capacity (some 4 % false
+#   positives), 5,000 routes announced by bgp --ttl, withdrawn after a
+#   restart; as many rules with a lifetime, in one generation, and 5,000
+#   routes announced and withdrawn by bgp without --ttl: every one of the
+#   operator's rules still drops in replay (some 380 and 25 did not);
+# - the state file says which part holds bgp's rules; a restart with the
+#   other --ttl setting moves them there (without --ttl, rules a --ttl run
+#   added became permanent: they used to end with their lifetime while
+#   their route stood; with it, permanent ones get a lifetime: they used to
+#   stay for good), and --flush deletes them where they are.
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin bgp_parts
+
+NB='"neighbor": {"address": {"local": "198.51.100.2", "peer": "198.51.100.9"}, "direction": "receive"'
+BH='"attribute": {"community": [[65535, 666]]}'
+ann() { printf '{"type": "update", %s, "message": {"update": {%s, "announce": {"ipv4 unicast": {"x": [{"nlri": "%s"}]}}}}}}\n' "$NB" "$BH" "$1"; }
+wd() { printf '{"type": "update", %s, "message": {"update": {"withdraw": {"ipv4 unicast": [{"nlri": "%s"}]}}}}}\n' "$NB" "$1"; }
+q() { "$FB" query "$1" "${@:2}" | head -1 | awk '{print $1}'; }
+cnt() { "$FB" count "$1" "${@:2}" | awk '{print $1}'; }
+maybe() { "$FB" query "$@" | tail -1 | cut -d' ' -f1; }
+# permanent NAME / ingens NAME: flows in the permanent rules / in the live
+# generations.
+permanent() { "$FB" -j info "$1" | t_json 'd["flows"]'; }
+ingens() { "$FB" -j info "$1" | t_json 'sum(g["flows"] for g in d.get("generations", []) if not g["expired"])'; }
+drops() { "$FB" -j replay "$1" "$2" | t_json 'd["drop"]'; }
+# bgp NAME STATE [OPTION...] <input: one run to the end of its input.
+bgp() { "$FB" bgp "$1" --state "$2" "${@:3}" 2>>"$T_TMP/bgp.err" >/dev/null; }
+
+# --- 1. the operator's rule for the same prefix, in the other part -----------
+"$FB" create op --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create op"
+check "the operator's permanent rule" "$FB" add op dst 203.0.113.6
+ann 203.0.113.6/32 | bgp op "$T_TMP/op1.bgp" --ttl 1h
+check_eq "bgp --ttl adds the route's rule in a generation" "$(cnt op dst 203.0.113.6/32) $(ingens op)" "2 1"
+wd 203.0.113.6/32 | bgp op "$T_TMP/op1.bgp" --ttl 1h
+check_eq "restarted, bgp --ttl's withdrawal takes its copy only" \
+	"$(cnt op dst 203.0.113.6/32) $(permanent op) $(ingens op)" "1 1 0"
+check "the operator's rule with a lifetime" "$FB" add op --ttl 1h dst 203.0.113.5
+{ ann 203.0.113.5/32; wd 203.0.113.5/32; } | bgp op "$T_TMP/op2.bgp"
+check_eq "bgp (no --ttl) announces and withdraws it: the operator's copy is left" \
+	"$(cnt op dst 203.0.113.5/32) $(ingens op)" "1 1"
+ann 203.0.113.5/32 | bgp op "$T_TMP/op2.bgp"
+wd 203.0.113.5/32 | bgp op "$T_TMP/op2.bgp"
+check_eq "... and across a restart" "$(cnt op dst 203.0.113.5/32) $(ingens op) $(q op dst 203.0.113.5)" \
+	"1 1 maybe"
+check "the filter is clean" "$FB" check op
+"$FB" destroy op >/dev/null
+
+# --- 2. rules of the other part sharing counters with the withdrawn ones -----
+$PY - "$T_TMP" <<'PY'
+import sys
+from pkt import ether, ipv4_udp, pcap_write
+d = sys.argv[1]
+ops = [(bytes([198, 51, (i >> 8) & 255, i & 255]), 1000 + (i >> 16)) for i in range(150000)]
+open(d + "/ops", "w").write("".join("udp %s:%d 203.0.113.1:53\n" % (".".join(map(str, a)), p) for a, p in ops))
+pcap_write(d + "/ops.pcap", (ether(0x0800, b"\x02" * 6, b"\x04" * 6) +
+                             ipv4_udp(a, p, bytes([203, 0, 113, 1]), 53, b"x") for a, p in ops))
+nb = '"neighbor": {"address": {"local": "198.51.100.2", "peer": "198.51.100.9"}, "direction": "receive"'
+pfx = ["2001:db8::%x/128" % i for i in range(5000)]
+open(d + "/routes", "w").write("".join("dst %s\n" % p[:-4] for p in pfx))
+with open(d + "/ann", "w") as f:
+    for p in pfx:
+        f.write('{"type": "update", %s, "message": {"update": {"attribute": {"community": [[65535, 666]]}, '
+                '"announce": {"ipv6 unicast": {"2001:db8::1": [{"nlri": "%s"}]}}}}}}\n' % (nb, p))
+with open(d + "/wd", "w") as f:
+    for p in pfx:
+        f.write('{"type": "update", %s, "message": {"update": {"withdraw": {"ipv6 unicast": '
+                '[{"nlri": "%s"}]}}}}}\n' % (nb, p))
+PY
+"$FB" create fp --capacity 160000 --fp-rate 0.05 --counting >/dev/null || fail "create fp"
+"$FB" add fp -f "$T_TMP/ops" >/dev/null
+check_eq "150,000 permanent rules drop" "$(drops fp "$T_TMP/ops.pcap")" 150000
+bgp fp "$T_TMP/fp1.bgp" --ttl 1h <"$T_TMP/ann"
+check_eq "bgp --ttl adds 5,000 routes" "$(ingens fp)" 5000
+bgp fp "$T_TMP/fp1.bgp" --ttl 1h <"$T_TMP/wd"
+check_eq "restarted, it deletes them" "$(ingens fp) $(maybe fp -f "$T_TMP/routes")" "0 0"
+check_eq "... every permanent rule still drops in the program" "$(drops fp "$T_TMP/ops.pcap")" 150000
+check_eq "... and is held once" "$(permanent fp)" 150000
+check "... and the filter is clean" "$FB" check fp
+"$FB" destroy fp >/dev/null
+"$FB" create fg --capacity 160000 --fp-rate 0.05 --counting >/dev/null || fail "create fg"
+"$FB" add fg --ttl 1h -f "$T_TMP/ops" >/dev/null
+check_eq "150,000 rules with a lifetime drop" "$(drops fg "$T_TMP/ops.pcap")" 150000
+bgp fg "$T_TMP/fg.bgp" <"$T_TMP/ann"
+bgp fg "$T_TMP/fg.bgp" <"$T_TMP/wd"
+check_eq "bgp without --ttl adds 5,000 routes and, restarted, deletes them" \
+	"$(permanent fg) $(maybe fg -f "$T_TMP/routes")" "0 0"
+check_eq "... every rule with a lifetime still drops in the program" "$(drops fg "$T_TMP/ops.pcap")" 150000
+check_eq "... and is held once" "$(ingens fg)" 150000
+"$FB" destroy fg >/dev/null
+
+# --- 3. a restart with the other --ttl setting; --flush ----------------------
+"$FB" create mv --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create mv"
+ann 203.0.113.20/32 | bgp mv "$T_TMP/mv1.bgp" --ttl 2s
+check_eq "bgp --ttl 2s: the rule in a generation" "$(permanent mv) $(ingens mv)" "0 1"
+check_eq "... the state file says so" "$(head -1 "$T_TMP/mv1.bgp" | awk '{print $7}')" with-lifetime
+(sleep 3.5) | bgp mv "$T_TMP/mv1.bgp" &
+BP=$!
+sleep 3
+check_eq "restarted without --ttl, past the lifetime: the route's rule still matches" \
+	"$(q mv dst 203.0.113.20)" maybe
+wait $BP
+check_eq "... made permanent, its copy with a lifetime deleted" "$(permanent mv) $(ingens mv)" "1 0"
+check_eq "... the state file says so" "$(head -1 "$T_TMP/mv1.bgp" | awk '{print $7}')" permanent
+wd 203.0.113.20/32 | bgp mv "$T_TMP/mv1.bgp"
+check_eq "... withdrawn, it is gone" "$(cnt mv dst 203.0.113.20/32)" 0
+ann 203.0.113.21/32 | bgp mv "$T_TMP/mv2.bgp"
+check_eq "bgp without --ttl: the rule permanent" "$(permanent mv) $(ingens mv)" "1 0"
+bgp mv "$T_TMP/mv2.bgp" --ttl 1h </dev/null
+check_eq "restarted with --ttl: given a lifetime, its permanent copy deleted" \
+	"$(permanent mv) $(ingens mv) $(q mv dst 203.0.113.21)" "0 1 maybe"
+check_eq "... not reported as a deletion" "$(grep -c 'dst 203\.0\.113\.21' "$T_TMP/bgp.err")" 1
+wd 203.0.113.21/32 | bgp mv "$T_TMP/mv2.bgp" --ttl 1h
+check_eq "... withdrawn, it is gone" "$(cnt mv dst 203.0.113.21/32)" 0
+ann 203.0.113.22/32 | bgp mv "$T_TMP/mv3.bgp" --ttl 1h
+check "--flush without --ttl of a --ttl run" bgp mv "$T_TMP/mv3.bgp" --flush
+check_eq "... deletes its rule" "$(cnt mv dst 203.0.113.22/32) $(ingens mv)" "0 0"
+ann 203.0.113.23/32 | bgp mv "$T_TMP/mv4.bgp"
+check "--flush with --ttl of a run without" bgp mv "$T_TMP/mv4.bgp" --flush --ttl 1h
+check_eq "... deletes its rule" "$(cnt mv dst 203.0.113.23/32) $(permanent mv)" "0 0"
+check "the filter is clean" "$FB" check mv
+"$FB" destroy mv >/dev/null
+t_end
