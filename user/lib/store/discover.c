@@ -30,7 +30,7 @@ struct ns {
 	dev_t dev;
 	ino_t ino;
 	char path[300];
-	char label[128];
+	char label[NAME_MAX + 1]; /* a name in /run/netns, whole */
 };
 
 struct found {
@@ -130,7 +130,8 @@ static void add_ns(struct found *f, const char *path, const char *label)
 	struct stat st;
 	size_t i;
 
-	if (stat(path, &st))
+	/* One cut to fit would be opened as another file. */
+	if (strlen(path) >= sizeof(f->ns[0].path) || stat(path, &st))
 		return;
 	for (i = 0; i < f->nns; i++)
 		if (f->ns[i].dev == st.st_dev && f->ns[i].ino == st.st_ino)

@@ -22,6 +22,7 @@
 #define FLOWBLOOM_USER_DISCOVER_H
 
 #include <stdbool.h>
+#include <limits.h>
 #include <stddef.h>
 #include <net/if.h>
 #include <linux/types.h>
@@ -36,7 +37,7 @@ enum fb_att_maps {
 };
 
 struct fb_att {
-	char netns[128]; /* name in /run/netns, "root", a bind mount, "pid N" */
+	char netns[NAME_MAX + 1]; /* name in /run/netns, "root", a bind mount, "pid N" */
 	char ifname[IF_NAMESIZE];
 	__u32 ifindex;
 	const char *mode; /* native, generic, offload */

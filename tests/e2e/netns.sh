@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# The global -n NETNS, and what `status` finds across network namespaces,
+# for real (namespaces and veth pairs of the suite's own, a filter of its
+# own root; no traffic):
+# - -n NAME enters /run/netns/NAME and nothing else: a name that fits a
+#   file's is never cut to the start another namespace is named by (it
+#   used to attach there), a longer one is refused; a file that is no
+#   namespace says so; with -j after -n, an error is still one {"error"}
+#   on stdout;
+# - status lists a long namespace name whole (-j);
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin netns
+HELD=()
+cleanup() {
+	local p
+	for p in "${HELD[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+	[ -n "${MNT:-}" ] && rm -f "$MNT"
+	[ -n "${LONG:-}" ] && ip netns del "$LONG" 2>/dev/null
+	[ -n "${SHORT:-}" ] && ip netns del "$SHORT" 2>/dev/null
+	return 0
+}
+t_traps
+t_net_pair || t_skip_all "$T_NET_WHY"
+
+"$FB" create nx --capacity 100 --fp-rate 0.01 >/dev/null || fail "create nx"
+# status_row DEV: the status line (text) of DEV, whatever namespace.
+status_row() { "$FB" status 2>/dev/null | grep -a " $1 "; }
+
+# --- -n: a 250-byte name (a file's name may have 255) whose first 244
+# bytes name another namespace: that one was entered (the path was cut to
+# 256 bytes). A name no file can have is refused.
+LONG=fbns$$$(printf 'x%.0s' $(seq 250))
+LONG=${LONG:0:250}
+SHORT=${LONG:0:244}
+if ip netns add "$LONG" 2>/dev/null && ip netns add "$SHORT" 2>/dev/null; then
+	ip link add "fbnl$$" netns "$SHORT" type veth peer name "fbnm$$" netns "$SHORT"
+	"$FB" -n "$LONG" attach nx "fbnl$$" >"$T_TMP/long.out" 2>"$T_TMP/long.err"
+	check_eq "-n: a 250-byte name: its own namespace, without the device" \
+		"$?:$(cat "$T_TMP/long.out" "$T_TMP/long.err")" "1:flowbloom: no device 'fbnl$$'"
+	ip -n "$SHORT" link show "fbnl$$" | grep -q "prog/xdp" &&
+		fail "-n: the namespace its start names got the attachment"
+	"$FB" -n "$LONG$LONG" list >"$T_TMP/long.out" 2>"$T_TMP/long.err"
+	check_eq "-n: a name longer than a file's" "$?:$(cat "$T_TMP/long.out" "$T_TMP/long.err")" \
+		"1:flowbloom: cannot enter network namespace '$LONG$LONG': File name too long"
+	"$FB" -n "$SHORT" attach nx "fbnl$$" >/dev/null || fail "-n: attach in the 244-byte name"
+	"$FB" -j status >"$T_TMP/long.json"
+	check_eq "status -j: a long namespace name whole" \
+		"$(t_json "[a['netns'] == '$SHORT' for a in d['attachments'] if a['device'] == 'fbnl$$']" \
+			"$T_TMP/long.json")" "[True]"
+	ip netns del "$LONG"
+	ip netns del "$SHORT"
+else
+	skip "-n: cannot make namespaces with names of 244 and 250 bytes"
+fi
+LONG= SHORT=
+
+"$FB" -n "fbnone$$" -j list >"$T_TMP/j.out" 2>"$T_TMP/j.err"
+check_eq "-n NS -j: exit 1" "$?" 1
+check_eq "-n NS -j: the error as JSON on stdout" "$(t_json "d['error']" "$T_TMP/j.out")" \
+	"cannot enter network namespace 'fbnone$$': No such file or directory"
+"$FB" -n ../../etc/hostname list 2>&1 >/dev/null |
+	grep -q "cannot enter network namespace '../../etc/hostname': not a network namespace" &&
+	pass "-n: a file that is no namespace says so" || fail "-n: a file that is no namespace"
+
+t_finish
