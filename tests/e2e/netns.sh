@@ -9,6 +9,9 @@
 #   namespace says so; with -j after -n, an error is still one {"error"}
 #   on stdout;
 # - status lists a long namespace name whole (-j);
+# - status finds a namespace only an open file holds (`exec 3<` of its
+#   /run/netns name, then `ip netns del`: the fd then reads as "/"), and one
+#   bind-mounted only in another process's mount namespace;
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin netns
 HELD=()
@@ -62,5 +65,37 @@ check_eq "-n NS -j: the error as JSON on stdout" "$(t_json "d['error']" "$T_TMP/
 "$FB" -n ../../etc/hostname list 2>&1 >/dev/null |
 	grep -q "cannot enter network namespace '../../etc/hostname': not a network namespace" &&
 	pass "-n: a file that is no namespace says so" || fail "-n: a file that is no namespace"
+
+# --- A namespace only an open file holds: its name removed, a process of
+# the initial namespace keeps it (fd 3).
+"$FB" -n "$NSA" attach nx "$VA" >/dev/null || fail "attach nx to $VA"
+sleep 600 3<"/run/netns/$NSA" &
+HELD+=($!)
+HOLDER=$!
+ip netns del "$NSA"
+row=$(status_row "$VA")
+[[ "$row" =~ ^"pid $HOLDER (sleep) fd 3"\ +"$VA "\ +native\ +[0-9]+\ +nx$ ]] &&
+	pass "status: a namespace only an open file holds" || fail "status, fd-held: '$row'"
+kill "$HOLDER" && wait "$HOLDER" 2>/dev/null
+
+# --- One bind-mounted only in another process's mount namespace (`ip
+# netns add` where /run/netns does not propagate): no process is in it.
+MNT=$T_TMP/nsmnt
+touch "$MNT"
+mkfifo "$T_TMP/ready"
+unshare -m --propagation private sh -c 'unshare -n sh -c "ip link add $1 type veth peer name $1p &&
+	$2 attach nx $1 >/dev/null && mount --bind /proc/self/ns/net $3" && echo ready >$4 &&
+	exec sleep 600' _ "fbnp$$" "$FB" "$MNT" "$T_TMP/ready" 2>"$T_TMP/mnt.err" &
+HELD+=($!)
+HOLDER=$!
+if timeout 20 cat "$T_TMP/ready" >/dev/null; then
+	row=$(status_row "fbnp$$")
+	[[ "$row" =~ ^"$MNT (mounts of pid $HOLDER)"\ +"fbnp$$ "\ +native\ +[0-9]+\ +nx$ ]] &&
+		pass "status: a namespace mounted in another mount namespace" ||
+		fail "status, mounted elsewhere: '$row'"
+else
+	fail "mount namespace: $(cat "$T_TMP/mnt.err")"
+fi
+kill "$HOLDER" && wait "$HOLDER" 2>/dev/null
 
 t_finish
