@@ -12,6 +12,9 @@
 # - status finds a namespace only an open file holds (`exec 3<` of its
 #   /run/netns name, then `ip netns del`: the fd then reads as "/"), and one
 #   bind-mounted only in another process's mount namespace;
+# - a device's name and a process's name (which root in a container, and
+#   the process, choose) reach the terminal without their control
+#   characters, in status and info; -j keeps them.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin netns
 HELD=()
@@ -65,6 +68,35 @@ check_eq "-n NS -j: the error as JSON on stdout" "$(t_json "d['error']" "$T_TMP/
 "$FB" -n ../../etc/hostname list 2>&1 >/dev/null |
 	grep -q "cannot enter network namespace '../../etc/hostname': not a network namespace" &&
 	pass "-n: a file that is no namespace says so" || fail "-n: a file that is no namespace"
+
+# --- Control characters in a device's name (root of the namespace sets
+# it) and in the name of the process that holds the namespace.
+ESC=$'\e'
+ip -n "$NSB" link set "$VB" name "$ESC[7mfb$$" || fail "rename $VB"
+VB=$ESC[7mfb$$
+"$FB" -n "$NSB" attach nx "$VB" >/dev/null || fail "attach nx to the renamed device"
+nsenter --net="/run/netns/$NSB" "$PY" -c '
+import ctypes, sys, time
+ctypes.CDLL(None).prctl(15, b"\x1b]0;x\x07\x1b[2J", 0, 0, 0)
+open(sys.argv[1], "w").write("ready\n")
+time.sleep(600)' "$T_TMP/ready2" &
+HELD+=($!)
+HOLDER=$!
+t_wait_until 20 test -s "$T_TMP/ready2"
+ip netns del "$NSB"
+"$FB" status >"$T_TMP/esc.out" 2>&1
+"$FB" -n "../../proc/$HOLDER/ns/net" info nx >>"$T_TMP/esc.out" 2>&1
+grep -aq "$ESC" "$T_TMP/esc.out" && fail "status, info: an escape reaches the terminal: $(grep -a "$ESC" "$T_TMP/esc.out" | od -c | head -3)" ||
+	pass "status, info: no control character reaches the terminal"
+grep -aqE "^pid $HOLDER \(\?\]0;x\?\?\[2J\) +\?\[7mfb$$ +native " "$T_TMP/esc.out" &&
+	pass "status: control characters shown as ?" || fail "status: $(cat -v "$T_TMP/esc.out")"
+grep -aq "attached: ?\[7mfb$$ native" "$T_TMP/esc.out" && pass "info: control characters shown as ?" ||
+	fail "info: $(cat -v "$T_TMP/esc.out")"
+"$FB" -j status >"$T_TMP/esc.json"
+check_eq "status -j: the names as they are" \
+	"$(t_json "[(a['netns'], a['device']) for a in d['attachments'] if a['device'].endswith('fb$$')]" \
+		"$T_TMP/esc.json")" "[('pid $HOLDER (\x1b]0;x\x07\x1b[2J)', '\x1b[7mfb$$')]"
+
 
 # --- A namespace only an open file holds: its name removed, a process of
 # the initial namespace keeps it (fd 3).
