@@ -14,6 +14,8 @@
 #   held by a process (listed once, by its name), are found;
 # - the initial namespace is listed as root, also where PID 1's namespace
 #   link cannot be read;
+# - an ip -n attachment in a namespace only an open file holds (its name
+#   deleted) is found: exit 3;
 # - an xdp/globals that user nobody made, with a link planted in it to
 #   another filter's pin, is not believed: status says the attachment uses
 #   that filter, not xdp/globals, and notes why.
@@ -42,6 +44,7 @@ cleanup() {
 	# Deleting the veths deletes their programs.
 	t_net_down
 	ip link del "fsr$$" 2>/dev/null
+	ip netns del "fbstE$$" 2>/dev/null
 	# A detached program is freed a moment later; until then destroy
 	# rightly refuses (the filter is in use).
 	for i in $(seq 50); do
@@ -299,6 +302,29 @@ if [ "$(stat -L -c %i /proc/1/ns/net 2>/dev/null)" == "$ours" ] ||
 	ip link del "fsr$$" 2>/dev/null
 else
 	skip "initial namespace: status runs in another (a container)"
+fi
+
+# --- E: ip -n in a namespace only an open file holds: a process of this
+# namespace opened its /run/netns name, then `ip netns del` removed it.
+# status still finds the attachment (through the process's fd 3) and
+# exits 3; info warns.
+E=fbstE$$
+if ip netns add "$E" && ip link add "fse$$" netns "$E" type veth peer name "fse$$p" netns "$E" &&
+	ip -n "$E" link set dev "fse$$" xdp obj "$OBJ" sec xdp 2>"$T_TMP/ip.err"; then
+	sleep 60 3<"/run/netns/$E" &
+	HELD+=($!)
+	EH=$!
+	ip netns del "$E"
+	rc=$(run_status)
+	check_eq "fd-held namespace: status exits 3" "$rc" 3
+	grep -qE "^pid $EH \(sleep\) fd 3 +fse$$ +native +[0-9]+ +PRIVATE MAPS \(fails open\)$" \
+		"$T_TMP/status.out" && pass "fd-held namespace: status lists it, fails open" ||
+		fail "fd-held namespace: status: $(cat "$T_TMP/status.out")"
+	"$FB" info default 2>&1 >/dev/null | grep -q "on fse$$ (netns pid $EH (sleep) fd 3, native) FAILS OPEN" &&
+		pass "fd-held namespace: info warns" || fail "fd-held namespace: info does not warn"
+	kill "$EH" && wait "$EH" 2>/dev/null
+else
+	fail "fd-held namespace: $(cat "$T_TMP/ip.err")"
 fi
 
 t_end

@@ -347,8 +347,12 @@ int cmd_capture(int argc, char **argv)
 		: o.verdicts == 1U << XDP_PASS ? "passed"
 					       : "all",
 		f.name);
-	for (unsigned i = 0; i < cap.nprogs; i++)
-		fprintf(stderr, "%s %s (%s)", i ? "," : "", cap.prog[i].ifname, cap.prog[i].mode);
+	for (unsigned i = 0; i < cap.nprogs; i++) {
+		char dev[IF_NAMESIZE];
+
+		fprintf(stderr, "%s %s (%s)", i ? "," : "",
+			fb_printable(cap.prog[i].ifname, dev, sizeof(dev)), cap.prog[i].mode);
+	}
 	fprintf(stderr, ", 1 in %u; Ctrl-C to stop\n", o.sample);
 	t0 = fb_now();
 	next_renew = t0 + FB_CAP_RENEW_NS / 1e9;

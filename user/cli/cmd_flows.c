@@ -66,8 +66,8 @@ static int on_event(void *ctx, void *data, size_t len)
 		jw_obj_close();
 		jw_end();
 	} else {
-		printf("%s %-10s %-5s %6u  %s\n", when, dev, FB_NAME(fb_verdict_names, e->verdict),
-		       e->bytes, text);
+		printf("%s %-10s %-5s %6u  %s\n", when, fb_printable(dev, dev, sizeof(dev)),
+		       FB_NAME(fb_verdict_names, e->verdict), e->bytes, text);
 	}
 	return 0;
 }

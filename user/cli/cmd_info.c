@@ -206,7 +206,10 @@ static void print_attach(const char *ifname, const char *mode, __u32 prog_id, vo
 		jw_u64("prog_id", prog_id);
 		jw_obj_close();
 	} else {
-		printf("%s %s %s (prog %u)", *n ? "," : "", ifname, mode, prog_id);
+		char dev[IF_NAMESIZE];
+
+		printf("%s %s %s (prog %u)", *n ? "," : "", fb_printable(ifname, dev, sizeof(dev)),
+		       mode, prog_id);
 	}
 	(*n)++;
 }

@@ -79,7 +79,7 @@ static void uses(const struct fb_att *a, char *buf, size_t len)
 int cmd_status(int argc, char **argv)
 {
 	struct fb_att *a;
-	char buf[600];
+	char buf[600], ns[sizeof(a->netns)], dev[IF_NAMESIZE];
 	int n, i, open = 0, l3 = 0, nofs;
 
 	if (fb_no_options(&argc, argv))
@@ -128,8 +128,10 @@ int cmd_status(int argc, char **argv)
 		printf("%-20s %-16s %-8s %8s  %s\n", "NETNS", "DEVICE", "MODE", "PROG", "FILTER");
 		for (i = 0; i < n; i++) {
 			uses(&a[i], buf, sizeof(buf));
-			printf("%-20s %-16s %-8s %8u  %s\n", a[i].netns, a[i].ifname, a[i].mode,
-			       a[i].prog_id, buf);
+			printf("%-20s %-16s %-8s %8u  %s\n",
+			       fb_printable(a[i].netns, ns, sizeof(ns)),
+			       fb_printable(a[i].ifname, dev, sizeof(dev)), a[i].mode, a[i].prog_id,
+			       buf);
 		}
 		if (open)
 			fprintf(stderr,
@@ -163,6 +165,7 @@ int cmd_status(int argc, char **argv)
 int fb_warn_fail_open(bool always_json)
 {
 	struct fb_att *a;
+	char ns[sizeof(a->netns)], dev[IF_NAMESIZE];
 	int n = fb_discover(&a, true), i;
 
 	if (n < 0)
@@ -183,7 +186,8 @@ int fb_warn_fail_open(bool always_json)
 		fprintf(stderr,
 			"flowbloom: warning: XDP program %u on %s (netns %s, %s) FAILS OPEN: it is "
 			"flowbloom's, but %s: every packet passes (%s; see flowbloom status)\n",
-			a[i].prog_id, a[i].ifname, a[i].netns, a[i].mode,
+			a[i].prog_id, fb_printable(a[i].ifname, dev, sizeof(dev)),
+			fb_printable(a[i].netns, ns, sizeof(ns)), a[i].mode,
 			a[i].maps == FB_ATT_GLOBALS ? "its xdp/globals maps hold no filter yet"
 						    : "on private, empty maps, not a filter's",
 			a[i].maps == FB_ATT_GLOBALS

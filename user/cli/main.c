@@ -530,6 +530,7 @@ static void print_version(void)
 
 int main(int argc, char **argv)
 {
+	const char *netns = NULL;
 	char hint[64];
 	int i = 1;
 	size_t c;
@@ -546,8 +547,7 @@ int main(int argc, char **argv)
 				fb_err("%s needs a namespace name", argv[i]);
 				return 2;
 			}
-			if (fb_enter_netns(argv[++i]))
-				return 1;
+			netns = argv[++i];
 		} else if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) {
 			if (i + 1 < argc) {
 				fb_err("%s takes nothing after it", argv[i]);
@@ -564,6 +564,10 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* Entered once every global option is read: -j after -n still has
+	 * its error as JSON. */
+	if (netns && fb_enter_netns(netns))
+		return 1;
 	fb_libbpf_logging(fb_verbose);
 	if (i >= argc) {
 		fb_err("missing VERB (see flowbloom help)");

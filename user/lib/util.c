@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
@@ -185,15 +186,32 @@ char *fb_conf_text(char *s, int n)
 	return fb_trim(s);
 }
 
+const char *fb_printable(const char *s, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; len && s[i] && i < len - 1; i++)
+		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	if (len)
+		buf[i] = 0;
+	return buf;
+}
+
 int fb_enter_netns(const char *name)
 {
-	char path[256];
-	int fd;
+	char path[sizeof("/run/netns/") + NAME_MAX];
+	int fd = -1, n;
 
-	snprintf(path, sizeof(path), "/run/netns/%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A name cut to fit would be another namespace's (the one named by
+	 * its start): refused, as one the kernel could not have named. */
+	n = snprintf(path, sizeof(path), "/run/netns/%s", name);
+	if (!*name || n < 0 || (size_t)n >= sizeof(path))
+		errno = !*name ? ENOENT : ENAMETOOLONG;
+	else
+		fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
-		fb_report_err("cannot enter network namespace '%s': %s", name, strerror(errno));
+		fb_report_err("cannot enter network namespace '%s': %s", name,
+			      errno == EINVAL ? "not a network namespace" : strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;

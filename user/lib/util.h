@@ -60,6 +60,12 @@ char *fb_trim(char *s);
  * place); "" for a line with nothing to read. */
 char *fb_conf_text(char *s, int n);
 
+/* s for a terminal, in buf: each control character as '?'. For names
+ * the kernel holds and others chose (a device's, which root in a
+ * container's namespace sets; a process's, which the process sets): an
+ * escape sequence in one could rewrite what the operator's screen shows. */
+const char *fb_printable(const char *s, char *buf, size_t len);
+
 /* Like `ip -n`: enter the named network namespace (/run/netns/NAME), and
  * only that: `ip netns exec` also remounts /sys, which hides bpffs and
  * with it every filter. 0, or -1 reported. */

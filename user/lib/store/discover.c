@@ -30,7 +30,7 @@ struct ns {
 	dev_t dev;
 	ino_t ino;
 	char path[300];
-	char label[128];
+	char label[NAME_MAX + 1]; /* a name in /run/netns, whole */
 };
 
 struct found {
@@ -130,7 +130,8 @@ static void add_ns(struct found *f, const char *path, const char *label)
 	struct stat st;
 	size_t i;
 
-	if (stat(path, &st))
+	/* One cut to fit would be opened as another file. */
+	if (strlen(path) >= sizeof(f->ns[0].path) || stat(path, &st))
 		return;
 	for (i = 0; i < f->nns; i++)
 		if (f->ns[i].dev == st.st_dev && f->ns[i].ino == st.st_ino)
@@ -148,12 +149,16 @@ static void add_ns(struct found *f, const char *path, const char *label)
 }
 
 /* Namespaces kept alive by a bind mount elsewhere than /run/netns (as
- * container runtimes do): nsfs mounts whose root is net:[INODE]. */
-static void mounted_ns(struct found *f)
+ * container runtimes do): nsfs mounts whose root is net:[INODE]. Those of
+ * our mount namespace (pid NULL), or of process pid's, reached through
+ * /proc/PID/root. */
+static void mounted_ns(struct found *f, const char *pid)
 {
-	FILE *in = fopen("/proc/self/mountinfo", "r");
-	char line[4096], root[256], mnt[2048], *dash, *r, *w;
+	char line[4096], root[256], mnt[2048], path[300], label[128], *dash, *r, *w;
+	FILE *in;
 
+	snprintf(path, sizeof(path), "/proc/%s/mountinfo", pid ? pid : "self");
+	in = fopen(path, "r");
 	if (!in)
 		return;
 	while (fgets(line, sizeof(line), in)) {
@@ -171,7 +176,14 @@ static void mounted_ns(struct found *f)
 			}
 		}
 		*w = 0;
-		add_ns(f, mnt, mnt);
+		if (!pid) {
+			add_ns(f, mnt, mnt);
+			continue;
+		}
+		if (snprintf(path, sizeof(path), "/proc/%s/root%s", pid, mnt) >= (int)sizeof(path))
+			continue;
+		snprintf(label, sizeof(label), "%.80s (mounts of pid %s)", mnt, pid);
+		add_ns(f, path, label);
 	}
 	fclose(in);
 }
@@ -211,7 +223,7 @@ static void collect_ns(struct found *f)
 	}
 	if (d)
 		closedir(d);
-	mounted_ns(f);
+	mounted_ns(f, NULL);
 	/* Namespaces only a process holds (unshare -n, containers). */
 	d = opendir("/proc");
 	while (d && (de = readdir(d))) {
@@ -225,6 +237,74 @@ static void collect_ns(struct found *f)
 	}
 	if (d)
 		closedir(d);
+}
+
+/* Namespaces a process holds without being in them: an open file (a
+ * runtime's handle, `exec 3</run/netns/NS` before `ip netns del NS`), or
+ * a bind mount in a mount namespace of its own (`ip netns add` where
+ * /run/netns does not propagate back). Looked for only when some
+ * flowbloom program is not found in the namespaces collect_ns() lists:
+ * reading every open file of every process costs more. */
+static void held_ns(struct found *f)
+{
+	char path[300], link[64], label[128], comm[64];
+	struct stat st, *mnts = NULL;
+	size_t nmnts = 0, capmnts = 0, i;
+	struct dirent *de, *fe;
+	DIR *d, *fds;
+	dev_t nsfs;
+
+	if (stat("/proc/self/ns/net", &st))
+		return;
+	nsfs = st.st_dev;
+	if (!stat("/proc/self/ns/mnt", &st) && (mnts = grow(mnts, &capmnts, 0, sizeof(st))))
+		mnts[nmnts++] = st;
+	d = opendir("/proc");
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+		read_comm(path, comm, sizeof(comm));
+		snprintf(path, sizeof(path), "/proc/%s/fd", de->d_name);
+		fds = opendir(path);
+		while (fds && (fe = readdir(fds))) {
+			ssize_t n;
+
+			n = snprintf(path, sizeof(path), "/proc/%.12s/fd/%.12s", de->d_name,
+				     fe->d_name);
+			n = n < 0 || fe->d_name[0] == '.' ? -1
+							  : readlink(path, link, sizeof(link) - 1);
+			/* An open namespace file reads as net:[INODE], or as
+			 * "/" once its bind mount is gone (ip netns del):
+			 * then its device tells (nsfs is one file system). */
+			if (n < 1 || (strncmp(link, "net:[", 5) && (n != 1 || link[0] != '/')) ||
+			    stat(path, &st) || st.st_dev != nsfs)
+				continue;
+			snprintf(label, sizeof(label), "pid %.12s (%.32s) fd %.12s", de->d_name,
+				 comm, fe->d_name);
+			add_ns(f, path, label);
+		}
+		if (fds)
+			closedir(fds);
+		snprintf(path, sizeof(path), "/proc/%s/ns/mnt", de->d_name);
+		if (stat(path, &st))
+			continue;
+		for (i = 0; i < nmnts; i++)
+			if (mnts[i].st_dev == st.st_dev && mnts[i].st_ino == st.st_ino)
+				break;
+		if (i < nmnts)
+			continue;
+		mnts = grow(mnts, &capmnts, nmnts, sizeof(st));
+		if (!mnts) {
+			nmnts = capmnts = 0;
+			continue;
+		}
+		mnts[nmnts++] = st;
+		mounted_ns(f, de->d_name);
+	}
+	if (d)
+		closedir(d);
+	free(mnts);
 }
 
 static const struct fbprog *prog_of(const struct found *f, __u32 id)
@@ -285,6 +365,41 @@ static int scan_devices(struct found *f, const struct ns *ns)
 	return rc;
 }
 
+/* Each namespace from the from'th on: its devices' XDP programs. */
+static int scan_ns(struct found *f, size_t from)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = from; i < f->nns && !rc; i++) {
+		int fd = open(f->ns[i].path, O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			continue; /* its process exited: so did the namespace, or
+				     another path to it was visited */
+		/* netlink and if_nameindex() work in the caller's namespace:
+		 * enter each in turn (a single-threaded process may). */
+		if (!setns(fd, CLONE_NEWNET))
+			rc = scan_devices(f, &f->ns[i]);
+		close(fd);
+	}
+	return rc;
+}
+
+/* Is some flowbloom program attached to no device found so far? */
+static bool unplaced(const struct found *f)
+{
+	size_t i, j;
+
+	for (i = 0; i < f->nprogs; i++) {
+		for (j = 0; j < f->natts && f->atts[j].prog_id != f->progs[i].id; j++)
+			;
+		if (j == f->natts)
+			return true;
+	}
+	return false;
+}
+
 static int walk_ns(struct found *f)
 {
 	int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), rc = 0;
@@ -296,17 +411,11 @@ static int walk_ns(struct found *f)
 		return -1;
 	}
 	collect_ns(f);
-	for (i = 0; i < f->nns && !rc; i++) {
-		int fd = open(f->ns[i].path, O_RDONLY | O_CLOEXEC);
-
-		if (fd < 0)
-			continue; /* its process exited: so did the namespace, or
-				     another path to it was visited */
-		/* netlink and if_nameindex() work in the caller's namespace:
-		 * enter each in turn (a single-threaded process may). */
-		if (!setns(fd, CLONE_NEWNET))
-			rc = scan_devices(f, &f->ns[i]);
-		close(fd);
+	rc = scan_ns(f, 0);
+	if (!rc && unplaced(f)) {
+		i = f->nns;
+		held_ns(f);
+		rc = scan_ns(f, i);
 	}
 	if (setns(self, CLONE_NEWNET)) {
 		/* Never go on in some other namespace. */

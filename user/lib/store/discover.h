@@ -12,8 +12,10 @@
  *
  * A flowbloom program is an XDP program with maps named fb_filter and
  * fb_stats. It is found attached by walking every network namespace
- * (/proc/1 or kthreadd's, the names in /run/netns, nsfs bind mounts, /proc/PID/ns/net; one visit
- * per namespace inode) and asking netlink there, after setns() into it and
+ * (/proc/1 or kthreadd's, the names in /run/netns, nsfs bind mounts,
+ * /proc/PID/ns/net; while a program is still not found, the namespaces
+ * processes hold open (/proc/PID/fd) or mounted in their own mount
+ * namespaces; one visit per namespace inode) and asking netlink there, after setns() into it and
  * back. It fails open when its fb_filter holds no filter array (the slot a
  * filter always fills); the filter it uses is the pinned filter whose
  * fb_filter map it holds.
@@ -22,6 +24,7 @@
 #define FLOWBLOOM_USER_DISCOVER_H
 
 #include <stdbool.h>
+#include <limits.h>
 #include <stddef.h>
 #include <net/if.h>
 #include <linux/types.h>
@@ -36,7 +39,7 @@ enum fb_att_maps {
 };
 
 struct fb_att {
-	char netns[128]; /* name in /run/netns, "root", a bind mount, "pid N" */
+	char netns[NAME_MAX + 1]; /* name in /run/netns, "root", a bind mount, "pid N" */
 	char ifname[IF_NAMESIZE];
 	__u32 ifindex;
 	const char *mode; /* native, generic, offload */
