@@ -21,6 +21,10 @@ BAD4=198.51.100.3
 BAD4B=198.51.100.4
 B4=198.51.100.2
 XCOBJ=$(dirname "$FB")/xdp_count.bpf.o
+# Another tool's program: loaded with `ip -n`, whose private mount
+# namespace takes the pin of its map (ip link pins it by name in
+# /sys/fs/bpf/tc/globals, and xdp-loader makes /sys/fs/bpf/xdp: both
+# shared with the machine's `default` filter).
 
 fbB() { "$FB" -n "$NSB" "$@"; }
 
@@ -173,13 +177,13 @@ test_refused() {
 	check_eq "... in generic mode" "$(ip -n "$NSB" -o link show "$VB" | grep -c ' xdpgeneric')" 1
 	check "detach" fbB detach "$VB"
 	if [ -f "$XCOBJ" ]; then
-		check "another tool's program" inB ip link set dev "$VB" xdp obj "$XCOBJ" sec xdp
+		check "another tool's program" ip -n "$NSB" link set dev "$VB" xdp obj "$XCOBJ" sec xdp
 		id0=$(prog_on "$VB")
 		t_refused 1 "--replace of another tool's program: refused" \
 			"the XDP program on $VB (id $id0, '.*') is not flowbloom's" \
 			fbB attach a "$VB" --replace
 		check_eq "... it still runs" "$(prog_on "$VB")" "$id0"
-		inB ip link set dev "$VB" xdp off
+		check "... removed" ip -n "$NSB" link set dev "$VB" xdp off
 	else
 		fail "$XCOBJ is not built (run make)"
 	fi
