@@ -151,15 +151,35 @@ reap() {
 	report "$ks" $((SECONDS - START_OF[$ks]))
 }
 
+# What the suites must leave as they found it: bpffs's top level and the
+# network namespaces. A suite's own root (fbtest_NAME_PID) counts only once
+# its shell is gone: another run's live suite is not ours to judge.
+machine() {
+	ls -A /sys/fs/bpf 2>/dev/null
+	ip netns list 2>/dev/null | sed 's/^\([^ ]*\).*/netns \1/'
+}
+BEFORE=$(machine | sort)
+left_behind() {
+	local e left=
+	while read -r e; do
+		[ -n "$e" ] || continue
+		[[ "$e" =~ ^fbtest_.*_([0-9]+)$ ]] && kill -0 "${BASH_REMATCH[1]}" 2>/dev/null && continue
+		left="$left $e"
+	done < <(comm -13 <(echo "$BEFORE") <(machine | sort))
+	echo "$left"
+}
+
 # finish: keep this run's times (the next run's order), the closing line.
 finish() {
-	local ks
+	local ks left
 	if [ -d build/tests ]; then
 		for ks in "${!TIME[@]}"; do echo "$ks ${TIME[$ks]}"; done | sort >"$TIMES.new" &&
 			mv "$TIMES.new" "$TIMES"
 	fi
 	rm -rf "$OUT"
 	[ -n "$broken" ] && echo "suites that did not finish cleanly:$broken" && total_fail=$((total_fail + 1))
+	left=$(left_behind)
+	[ -n "$left" ] && echo "left behind in bpffs or as namespaces:$left" && total_fail=$((total_fail + 1))
 	if [ "$total_skip" -gt 0 ]; then
 		echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 	else
