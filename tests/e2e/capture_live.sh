@@ -287,17 +287,28 @@ if start one capture cap -w "$T_TMP/one.pcapng" --duration 20; then
 fi
 
 # 6. SIGKILL: the program turns capture off once the lease runs out.
-if start killed capture cap -w "$T_TMP/killed.pcapng" --verdict any --duration 20; then
+if start killed capture cap -w "$T_TMP/killed.pcapng" --verdict any --duration 20 --buffer 8M; then
 	kill -9 "$CAP"
 	wait "$CAP" 2>/dev/null
 	check_eq "killed: capture still on at once (and its ring)" "$(ctl | cut -d' ' -f1,4)" "1 1"
 	sleep 2.2
 	send 1 p4
 	check_eq "killed: off after the lease (2 s) and a packet" "$(ctl | cut -d' ' -f1)" 0
+	# Its ring buffer (--buffer bytes) stays held in the program: status says so.
+	check_eq "status: the killed capture's ring is reported, with its size" \
+		"$("$FB" status 2>&1 >/dev/null | grep -c "program $PROG on $VB .*holds a capture ring buffer of 8388608 bytes that no capture uses")" 1
+	check_eq "status -j: its size, no capture running" "$("$FB" -j status | json \
+		"[(a['capture_ring_bytes'], a['capture_running']) for a in d['attachments'] if a['prog_id'] == $PROG]")" \
+		"[(8388608, False)]"
 	if start after -j capture cap -w "$T_TMP/after.pcapng" --count 2 --duration 20; then
+		check_eq "status: a running capture's ring is its own (not reported)" \
+			"$("$FB" status 2>&1 >/dev/null | grep -c "program $PROG on")" 0
 		send 2 d4
 		finish
 		check_eq "the next capture takes over" "$?:$(json 'd["written"]' <"$T_TMP/after.out")" "0:2"
+		check_eq "... and frees the ring when it ends" "$("$FB" -j status | json \
+			"[(a['capture_ring_bytes'], a['capture_running']) for a in d['attachments'] if a['prog_id'] == $PROG]")" \
+			"[(0, False)]"
 	fi
 fi
 if start killed2 capture cap -w "$T_TMP/killed2.pcapng" --duration 20; then

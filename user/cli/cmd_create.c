@@ -10,6 +10,7 @@
 #include "types/ftype.h"
 #include "output.h"
 #include "types/sizing.h"
+#include "store/memuse.h"
 #include "store/store.h"
 #include "util.h"
 
@@ -20,10 +21,32 @@ static int parse_u64(const char *opt, const char *s, unsigned long long *v)
 	return 0;
 }
 
+/* The exact sets of --confirm exact cost kernel memory from the start
+ * (their hash table: 16 bytes a bucket, twice the capacity rounded up to
+ * a power of two) and more with each rule: what the kernel holds now for
+ * the whole filter, or 0. */
+static unsigned long long exact_kernel_bytes(const char *name, const struct fb_create_opts *o)
+{
+	bool quiet = fb_report_quiet;
+	struct fb_store f;
+	struct fb_mem m = { 0 };
+
+	if (!o->confirm)
+		return 0;
+	fb_report_quiet = true;
+	if (!fb_store_open(name, &f)) {
+		if (fb_store_memory(&f, &m))
+			m.total = 0;
+		fb_store_close(&f);
+	}
+	fb_report_quiet = quiet;
+	return m.total;
+}
+
 /* What create says it made (apply's create step too). */
 void fb_print_created(const char *name, const struct fb_create_opts *o)
 {
-	unsigned long long bytes = fb_create_bytes(o);
+	unsigned long long bytes = fb_create_bytes(o), kbytes = exact_kernel_bytes(name, o);
 	char what[160];
 
 	if (fb_ftype(o->type)->flags & FB_FTYPE_TABLE) {
@@ -33,6 +56,8 @@ void fb_print_created(const char *name, const struct fb_create_opts *o)
 			jw_str("name", name);
 			jw_str("type", fb_ftype_name(o->type));
 			jw_u64("bytes", bytes);
+			if (kbytes)
+				jw_u64("kernel_bytes", kbytes);
 			jw_str("geometry", what);
 			jw_obj_close();
 			jw_end();
@@ -40,7 +65,7 @@ void fb_print_created(const char *name, const struct fb_create_opts *o)
 			printf("created %s: %s, %s, %llu bytes\n", name, fb_ftype_name(o->type),
 			       what, bytes);
 		}
-		return;
+		goto exact;
 	}
 	if (fb_json) {
 		jw_obj_open(NULL);
@@ -51,6 +76,8 @@ void fb_print_created(const char *name, const struct fb_create_opts *o)
 					     : (unsigned long long)o->nblocks * FB_BLOCK_BITS);
 		jw_u64("hashes", o->k);
 		jw_u64("bytes", bytes);
+		if (kbytes)
+			jw_u64("kernel_bytes", kbytes);
 		jw_u64("counter_bits", o->counter_bits);
 		jw_bool("compact", o->compact);
 		jw_obj_close();
@@ -70,6 +97,11 @@ void fb_print_created(const char *name, const struct fb_create_opts *o)
 			       "all their bits, a lower false-positive rate)\n",
 			       (unsigned long long)o->bits_asked);
 	}
+exact:
+	if (!fb_json && kbytes)
+		printf("  (--confirm exact: %llu bytes of kernel memory in all now, the exact "
+		       "sets' hash table included; each rule adds about 100 more)\n",
+		       kbytes);
 }
 
 int cmd_create(int argc, char **argv)

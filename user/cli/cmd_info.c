@@ -13,6 +13,7 @@
 #include "types/ftype.h"
 #include "output.h"
 #include "store/gens.h"
+#include "store/memuse.h"
 #include "store/pintree.h"
 #include "store/repair.h"
 #include "rules/rules.h"
@@ -242,6 +243,38 @@ static __u64 count_saturated(const struct fb_store *f)
 	return n;
 }
 
+/* What the kernel holds for the filter, all its maps: the bits and
+ * counters above, and what they do not count (generations, exact sets,
+ * monitoring, the outer map). */
+static void info_kernel(const struct fb_store *f)
+{
+	struct fb_mem m;
+	bool quiet = fb_report_quiet;
+	int i, r;
+
+	fb_report_quiet = true;
+	r = fb_store_memory(f, &m);
+	fb_report_quiet = quiet;
+	if (fb_json) {
+		jw_obj_open("kernel_memory");
+		if (!r) {
+			jw_u64("total", m.total);
+			for (i = 0; i < FB_MEM_NR; i++)
+				jw_u64(fb_mem_part_names[i], m.part[i]);
+			jw_u64("maps", m.maps);
+		}
+		jw_obj_close();
+		return;
+	}
+	if (r)
+		return;
+	printf("  kernel memory %llu bytes in %u maps:", (unsigned long long)m.total, m.maps);
+	for (i = 0; i < FB_MEM_NR; i++)
+		if (m.part[i])
+			printf(" %s %llu", fb_mem_part_names[i], (unsigned long long)m.part[i]);
+	printf("\n");
+}
+
 /* Generations of rules with a lifetime: expiry, flows, fill. info reads
  * without the lock: a generation a writer reclaims between the list and
  * its opening (guard, bgp --ttl) is a race of no consequence, kept out of
@@ -407,6 +440,7 @@ int cmd_info(int argc, char **argv)
 		}
 		jw_str("action", FB_NAME(fb_action_names, h->action));
 		info_gens(&f);
+		info_kernel(&f);
 		jw_arr_open("attached");
 		fb_discover_attachments(&f, print_attach, &natt);
 		jw_arr_close();
@@ -475,6 +509,7 @@ int cmd_info(int argc, char **argv)
 		       FB_NAME(fb_action_names, h->action),
 		       h->confirm ? ", hits confirmed in exact sets" : "");
 		info_gens(&f);
+		info_kernel(&f);
 		printf("  content digest %016llx\n", (unsigned long long)digest(&f));
 		printf("  attached:");
 		fb_discover_attachments(&f, print_attach, &natt);

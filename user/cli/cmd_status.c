@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "capture/capctl.h"
 #include "cmd.h"
 #include "store/discover.h"
 #include "output.h"
@@ -76,6 +77,33 @@ static void uses(const struct fb_att *a, char *buf, size_t len)
 	snprintf(buf + n, len - n, "; NO ETHERNET HEADER (%s): passes every packet", what);
 }
 
+/* A capture ring buffer a killed capture left in a program: kernel memory
+ * (up to 1 GiB, --buffer) held until the next capture there or a detach. */
+static void left_rings(const struct fb_att *a, int n)
+{
+	bool running;
+	__u64 bytes;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!fb_capture_held(a[i].prog_id, &bytes, &running) && bytes && !running)
+			fprintf(stderr,
+				"flowbloom: note: program %u on %s (netns %s) holds a capture "
+				"ring buffer of %llu bytes that no capture uses (a capture was "
+				"killed): the next capture there, or a detach, frees it\n",
+				a[i].prog_id, a[i].ifname, a[i].netns, (unsigned long long)bytes);
+}
+
+static void ring_json(const struct fb_att *a)
+{
+	bool running;
+	__u64 bytes;
+
+	fb_capture_held(a->prog_id, &bytes, &running); /* 0 and false if unknown */
+	jw_u64("capture_ring_bytes", bytes);
+	jw_bool("capture_running", running);
+}
+
 int cmd_status(int argc, char **argv)
 {
 	struct fb_att *a;
@@ -115,6 +143,7 @@ int cmd_status(int argc, char **argv)
 			else
 				jw_null("link_type");
 			jw_bool("ethernet", !not_ethernet(&a[i]));
+			ring_json(&a[i]);
 			jw_obj_close();
 		}
 		jw_arr_close();
@@ -133,6 +162,7 @@ int cmd_status(int argc, char **argv)
 			       fb_printable(a[i].ifname, dev, sizeof(dev)), a[i].mode, a[i].prog_id,
 			       buf);
 		}
+		left_rings(a, n);
 		if (open)
 			fprintf(stderr,
 				"flowbloom: %d attachment%s FAIL%s OPEN: every packet passes "

@@ -113,6 +113,52 @@ static int prog_maps(struct fb_cap_prog *p)
 	return 0;
 }
 
+int fb_capture_held(__u32 prog_id, __u64 *ring_bytes, bool *running)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), ids[64], i, zero = 0, rid;
+	int fd = bpf_prog_get_fd_by_id(prog_id), found = 0;
+
+	*ring_bytes = 0;
+	*running = false;
+	if (fd < 0)
+		return -1;
+	info.nr_map_ids = 64;
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		info.nr_map_ids = 0;
+	close(fd);
+	for (i = 0; i < info.nr_map_ids && i < 64; i++) {
+		struct bpf_map_info mi = {}, ri = {};
+		__u32 mlen = sizeof(mi), rlen = sizeof(ri);
+		struct fb_cap_ctl ctl;
+		int mfd = bpf_map_get_fd_by_id(ids[i]), rfd;
+
+		if (mfd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(mfd, &mi, &mlen)) {
+			close(mfd);
+			continue;
+		}
+		if (!strcmp(mi.name, FB_CAP_SECTION) && mi.type == BPF_MAP_TYPE_ARRAY &&
+		    mi.value_size == sizeof(ctl) && !bpf_map_lookup_elem(mfd, &zero, &ctl)) {
+			*running = ctl.lease > fb_capture_clock();
+			found |= 1;
+		} else if (!strcmp(mi.name, FB_CAP_RINGS) &&
+			   mi.type == BPF_MAP_TYPE_ARRAY_OF_MAPS) {
+			found |= 2;
+			if (!bpf_map_lookup_elem(mfd, &zero, &rid) &&
+			    (rfd = bpf_map_get_fd_by_id(rid)) >= 0) {
+				if (!bpf_obj_get_info_by_fd(rfd, &ri, &rlen))
+					*ring_bytes = ri.max_entries;
+				close(rfd);
+			}
+		}
+		close(mfd);
+	}
+	return found == 3 ? 0 : -1;
+}
+
 void fb_capture_init(struct fb_capture *c)
 {
 	memset(c, 0, sizeof(*c));

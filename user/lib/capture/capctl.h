@@ -66,6 +66,13 @@ int fb_capture_stats(const struct fb_capture *c, __u64 stat[FB_CAP_STAT_NR]);
 void fb_capture_stop(struct fb_capture *c);
 void fb_capture_close(struct fb_capture *c);
 
+/* The capture ring buffer program prog_id holds now: its size in bytes
+ * (0: none) and, in *running, whether a capture's lease on the program
+ * still runs. A ring held with no capture running is one a killed capture
+ * left: the next capture on the program, or a detach, frees it. -1 if the
+ * program has no capture maps of this build (or is gone). */
+int fb_capture_held(__u32 prog_id, __u64 *ring_bytes, bool *running);
+
 /* CLOCK_MONOTONIC_COARSE in ns: the clock of leases. */
 __u64 fb_capture_clock(void);
 

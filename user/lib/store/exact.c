@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "report.h"
+#include "store/exact.h"
 #include "store/pintree.h"
 
 /* Fresh exact sets for up to n rules: [0] 5-tuples, [1] source and [2]
@@ -15,8 +16,9 @@ int fb_exact_create_sets(__u64 n, int fd[3])
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_NO_PREALLOC);
 	/* At least 64k: entries cost memory only as rules arrive; the hash's
-	 * bucket array (about 1 MiB here) is the floor's price. */
-	__u32 max = n < 65536 ? 65536 : n > (1U << 28) ? 1U << 28 : (__u32)n;
+	 * bucket array (16 bytes for each of max rounded up to a power of
+	 * two: 1 MiB here, 2 GiB at the most) is the floor's price. */
+	__u32 max = n < 65536 ? 65536 : n > FB_EXACT_MAX_RULES ? FB_EXACT_MAX_RULES : (__u32)n;
 
 	fd[0] = bpf_map_create(BPF_MAP_TYPE_HASH, "fb_exact_set", sizeof(struct fb_key),
 			       sizeof(__u32), max, &opts);

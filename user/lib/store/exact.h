@@ -14,6 +14,11 @@ int fb_exact_adjust(struct fb_store *f, const struct fb_key *k, int delta);
 /* --confirm exact: how many times a rule is in the exact sets. */
 __u32 fb_exact_count(const struct fb_store *f, const struct fb_key *k);
 
+/* The most rules an exact set holds: the kernel refuses a hash map of
+ * more than 2^28 - 1 buckets (16 bytes each), and these, 2^27 buckets,
+ * already take 2 GiB before the first rule. */
+#define FB_EXACT_MAX_RULES (1U << 27)
+
 /* Library-internal: for store.c, replace.c and repair.c. */
 /* The rules a filter's exact sets are made for: twice its capacity, or
  * for explicit geometry one a byte of its bits (fb_exact_create_sets()

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include "store/exact.h"
 #include "types/counting.h"
 #include "types/create.h"
 #include "types/ftype.h"
@@ -149,6 +150,13 @@ int fb_create_opts_make(const struct fb_create_req *r, struct fb_create_opts *o,
 			   "--confirm exact is not available for '%s', the filter `ip link` "
 			   "uses (attach another filter with flowbloom attach)",
 			   FB_IPROUTE_FILTER);
+	if (o->confirm && o->capacity > FB_EXACT_MAX_RULES)
+		/* The exact sets could not hold the capacity: the kernel's hash
+		 * map stops at 2^28 - 1 buckets. */
+		return say(FB_CREATE_TOO_BIG, why, len,
+			   "--confirm exact holds at most %u rules (its hash table alone then "
+			   "takes 2 GiB of kernel memory): --capacity %llu is too large",
+			   FB_EXACT_MAX_RULES, (unsigned long long)o->capacity);
 	if (!o->hash)
 		o->hash = fb_hash_default(o->action);
 	/* A filter takes whole chunks of 256 KiB (include/flowbloom/

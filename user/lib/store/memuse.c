@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* What a filter holds in the kernel, map by map (memuse.h). */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "flowbloom/monitor.h"
+#include "report.h"
+#include "store/memuse.h"
+#include "store/pintree.h"
+
+const char *const fb_mem_part_names[FB_MEM_NR] = {
+	"bits", "counters", "generations", "exact_sets", "monitoring", "other",
+};
+
+__u64 fb_map_memlock(int fd)
+{
+	char path[64], line[128];
+	unsigned long long v = 0;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	fp = fopen(path, "re");
+	if (!fp)
+		return 0;
+	while (fgets(line, sizeof(line), fp))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	fclose(fp);
+	return v;
+}
+
+struct seen {
+	__u64 *ent; /* id << 8 | part */
+	size_t n, cap;
+	int err;
+};
+
+static void note(struct seen *s, __u32 id, enum fb_mem_part part)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 256;
+		__u64 *e = realloc(s->ent, cap * sizeof(*e));
+
+		if (!e) {
+			s->err = -1;
+			return;
+		}
+		s->ent = e;
+		s->cap = cap;
+	}
+	s->ent[s->n++] = (__u64)id << 8 | part;
+}
+
+/* The maps an outer map holds, slot by slot. */
+static void inner(struct seen *s, int outer_fd, enum fb_mem_part (*part)(__u32 slot),
+		  enum fb_mem_part all)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), slot, id;
+
+	if (bpf_obj_get_info_by_fd(outer_fd, &info, &len) ||
+	    info.type != BPF_MAP_TYPE_ARRAY_OF_MAPS)
+		return;
+	for (slot = 0; slot < info.max_entries; slot++)
+		if (!bpf_map_lookup_elem(outer_fd, &slot, &id))
+			note(s, id, part ? part(slot) : all);
+}
+
+/* The filter's own two slot ranges (and slot 0, its head) hold its bits;
+ * the ranges after them, the generations of rules with a lifetime. */
+static enum fb_mem_part filter_slot(__u32 slot)
+{
+	return slot < 1 + 2 * FB_MAX_CHUNKS ? FB_MEM_BITS : FB_MEM_GENERATIONS;
+}
+
+static enum fb_mem_part pin_part(const char *name)
+{
+	if (!strncmp(name, "counters", 8))
+		return FB_MEM_COUNTERS;
+	if (!strncmp(name, "gcnt", 4))
+		return FB_MEM_GENERATIONS;
+	if (!strcmp(name, "exact") || !strcmp(name, "lpm"))
+		return FB_MEM_EXACT;
+	return FB_MEM_OTHER;
+}
+
+/* Every pin of directory dfd (not following links), and what the outer
+ * maps among them hold. */
+static void pins(struct seen *s, int dfd, bool monitor)
+{
+	int fd = dup(dfd);
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		s->err = -1;
+		return;
+	}
+	while ((de = readdir(d))) {
+		enum fb_mem_part part = monitor ? FB_MEM_MONITOR : pin_part(de->d_name);
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+		int mfd;
+
+		if (de->d_name[0] == '.' || de->d_type == DT_DIR)
+			continue;
+		mfd = fb_pin_get(dfd, de->d_name);
+		if (mfd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(mfd, &info, &len)) {
+			note(s, info.id,
+			     part == FB_MEM_EXACT || !strcmp(de->d_name, "filter") ? FB_MEM_OTHER
+										   : part);
+			if (!strcmp(de->d_name, "filter"))
+				inner(s, mfd, filter_slot, 0);
+			else if (part == FB_MEM_EXACT)
+				inner(s, mfd, NULL, FB_MEM_EXACT);
+		}
+		close(mfd);
+	}
+	closedir(d);
+}
+
+static int by_id(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a >> 8, y = *(const __u64 *)b >> 8;
+
+	return x < y ? -1 : x > y;
+}
+
+int fb_store_memory(const struct fb_store *f, struct fb_mem *m)
+{
+	struct seen s = { 0 };
+	size_t i;
+	int mon;
+
+	memset(m, 0, sizeof(*m));
+	pins(&s, f->dir_fd, false);
+	/* monitor/: read only if it is flowbloom's (root's, written by no
+	 * one else), as every verb that uses it checks. */
+	mon = fb_pin_open_dir(f->dir_fd, FB_MON_DIR);
+	if (mon >= 0) {
+		bool quiet = fb_report_quiet;
+
+		fb_report_quiet = true;
+		if (!fb_pin_trusted(mon, FB_MON_DIR, false))
+			pins(&s, mon, true);
+		fb_report_quiet = quiet;
+		close(mon);
+	}
+	if (s.err) {
+		free(s.ent);
+		fb_report_err("filter '%s': cannot read what it holds: %s", f->name,
+			      strerror(errno ? errno : ENOMEM));
+		return -1;
+	}
+	qsort(s.ent, s.n, sizeof(*s.ent), by_id); /* an id is in one part only */
+	for (i = 0; i < s.n; i++) {
+		__u32 id = s.ent[i] >> 8;
+		int fd;
+
+		if (i && id == s.ent[i - 1] >> 8)
+			continue;
+		fd = bpf_map_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		m->part[s.ent[i] & 0xff] += fb_map_memlock(fd);
+		m->maps++;
+		close(fd);
+	}
+	for (i = 0; i < FB_MEM_NR; i++)
+		m->total += m->part[i];
+	free(s.ent);
+	return 0;
+}
