@@ -5,7 +5,8 @@
 # filter's directory (monitor/ included) and of every map its outer maps
 # hold, each counted once, for a plain, a counting (with rules with a
 # lifetime), a confirming (before and after 20,000 rules), a cuckoo and a
-# scalable filter. `create --confirm exact` says what its exact sets cost
+# scalable filter (and `metrics`, its kernel-memory gauge, the same).
+# `create --confirm exact` says what its exact sets cost
 # from the start. The exact sets' bound: a capacity whose sets the kernel
 # cannot make (more than 2^28 - 1 hash buckets) is refused before anything
 # is made, naming the option; one just under it (2^27 rules, 2 GiB of
@@ -53,6 +54,8 @@ same() {
 	got=$(info_total "$1")
 	want=$(bpftool_total "$1")
 	check_eq "$2: info's kernel memory is bpftool's ($want)" "$got" "$want"
+	check_eq "$2: metrics says the same" \
+		"$("$FB" metrics "$1" | sed -n 's/^flowbloom_filter_kernel_memory_bytes{filter="'"$1"'"} //p')" "$want"
 }
 
 check "create plain" "$FB" create plain --capacity 100000 --fp-rate 0.001

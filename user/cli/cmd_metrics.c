@@ -17,13 +17,14 @@
 #include "store/pintree.h"
 #include "safefile.h"
 #include "store/stats.h"
+#include "store/memuse.h"
 #include "util.h"
 
 /* One filter's numbers, read once so every family shows one instant. */
 struct mfilter {
 	char name[FB_NAME_MAX];
 	struct fb_stats st;
-	__u64 flows, size;
+	__u64 flows, size, kmem; /* kmem: every map's memlock (memuse.h) */
 	bool sketch, newflows, acct;
 	__u64 packets, bytes, err_p, err_b, created;
 	double eps, delta, fill;
@@ -79,6 +80,7 @@ static bool get_stat_bytes(const struct mfilter *mf, int i, struct mval *v)
 enum {
 	G_FLOWS,
 	G_SIZE,
+	G_KMEM,
 	G_PACKETS,
 	G_BYTES,
 	G_ERR_P,
@@ -112,6 +114,8 @@ static bool get_other(const struct mfilter *mf, int what, struct mval *v)
 		return whole(v, mf->flows, true);
 	case G_SIZE:
 		return whole(v, mf->size, true);
+	case G_KMEM:
+		return whole(v, mf->kmem, mf->kmem > 0);
 	case G_PACKETS:
 		return whole(v, mf->packets, mf->sketch);
 	case G_BYTES:
@@ -171,6 +175,10 @@ static const struct {
 } others[] = {
 	{ "flowbloom_filter_flows", "Flows added to the filter.", M_GAUGE, G_FLOWS },
 	{ "flowbloom_filter_size_bytes", "Bytes of the filter's bit array.", M_GAUGE, G_SIZE },
+	{ "flowbloom_filter_kernel_memory_bytes",
+	  "Kernel memory of every map the filter holds (bits, counters, generations, exact "
+	  "sets, monitoring), as info's kernel memory.",
+	  M_GAUGE, G_KMEM },
 	{ "flowbloom_monitor_packets_total", "Packets counted by the flow sketch (its N).",
 	  M_COUNTER, G_PACKETS },
 	{ "flowbloom_monitor_bytes_total", "Bytes counted by the flow sketch.", M_COUNTER,
@@ -249,6 +257,16 @@ static int read_mfilter(const char *name, struct mfilter *mf)
 	}
 	mf->flows = f.hdr->nflows;
 	mf->size = (__u64)f.hdr->nblocks * FB_BLOCK_BYTES;
+	{
+		struct fb_mem mm;
+		bool quiet = fb_report_quiet;
+
+		/* Unreadable (a writer mid-change): the family leaves it out. */
+		fb_report_quiet = true;
+		if (!fb_store_memory(&f, &mm))
+			mf->kmem = mm.total;
+		fb_report_quiet = quiet;
+	}
 	if (f.hdr->gens) {
 		struct fb_gen gl[FB_GEN_SLOTS];
 		int ng = fb_gens_list(&f, gl), i;
