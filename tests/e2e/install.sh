@@ -198,6 +198,55 @@ _flowbloom; ((${#COMPREPLY[@]})) && printf "%s\n" "${COMPREPLY[@]}" | sort | tr 
 		"$DEST/usr/share/bash-completion/completions/flowbloom" "$@"
 }
 
+# rl LINE: the command line after bash -i (readline, in a pty) completed
+# LINE's last word with one TAB: what a user gets, where comp sees only
+# COMPREPLY (readline adds a directory's '/' and quotes blanks, and leaves
+# out the space after a directory only when told). Waits for the line (at
+# most 10 s) and prints it.
+rl() {
+	cat >"$T_TMP/rlrc" <<EOF
+PS1='READY> '
+PATH=$DEST/usr/sbin:\$PATH
+source $DEST/usr/share/bash-completion/completions/flowbloom
+bind 'set bell-style none'
+bind -x '"\C-t": printf "\n<<%s>>\n" "\$READLINE_LINE"'
+EOF
+	INPUTRC=/dev/null HISTFILE=/dev/null "$PY" -c '
+import fcntl, os, pty, re, select, struct, sys, termios, time
+rc, line = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("bash", ["bash", "--noprofile", "--rcfile", rc, "-i"])
+fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 400, 0, 0))
+buf = b""
+def wait_for(pat):
+    global buf
+    end = time.time() + 10
+    while time.time() < end:
+        m = re.search(pat, buf, re.S)
+        if m:
+            return m
+        if select.select([fd], [], [], 0.2)[0]:
+            try:
+                buf += os.read(fd, 65536)
+            except OSError:
+                break
+    return None
+ok = wait_for(rb"READY> ")
+if ok:
+    os.write(fd, line.encode() + b"\t\x14")
+    ok = wait_for(rb"<<(.*?)>>\r?\n")
+print(ok.group(1).decode() if ok else "(no line: %r)" % buf[-300:])
+os.write(fd, b"\x15exit\n")
+end = time.time() + 5
+while time.time() < end and os.waitpid(pid, os.WNOHANG) == (0, 0):
+    time.sleep(0.05)
+if os.waitpid(pid, os.WNOHANG) == (0, 0):
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+' "$T_TMP/rlrc" "$1"
+}
+
 test_completion() {
 	local all
 	check "completion sources cleanly" bash -c "source '$DEST/usr/share/bash-completion/completions/flowbloom' && complete -p flowbloom"
@@ -234,6 +283,24 @@ test_completion() {
 	check_eq "options that exclude each other" "$(comp flowbloom ipfix x --u)" "--udp "
 	check_eq "... the other one" "$(comp flowbloom ipfix x --tc)" "--tcp "
 	check_eq "ipfix --config FILE" "$(comp flowbloom ipfix x --config "$T_TMP/list-")" "$T_TMP/list-a.txt "
+	# As bash -i completes: into a directory (no space after its '/'), a
+	# name with a blank (one word), the values NAME and DEV of options.
+	mkdir -p "$T_TMP/cdir/lists" "$T_TMP/cdir/two words"
+	touch "$T_TMP/cdir/lists/drop.txt" "$T_TMP/cdir/two words/x.txt"
+	check_eq "readline: a directory, then into it" "$(rl "flowbloom load x $T_TMP/cdir/lis")" \
+		"flowbloom load x $T_TMP/cdir/lists/"
+	check_eq "readline: a name with a blank" "$(rl "flowbloom apply --check $T_TMP/cdir/tw")" \
+		"flowbloom apply --check $T_TMP/cdir/two\\ words/"
+	check_eq "readline: an export file beside filter names (SRC)" \
+		"$(rl "flowbloom card $T_TMP/cdir/two\\ words/")" "flowbloom card $T_TMP/cdir/two\\ words/x.txt "
+	check_eq "readline: a device after --dev" "$(rl "flowbloom capture x -w f --dev l")" \
+		"flowbloom capture x -w f --dev lo "
+	"$IFB" create cmpl_into --capacity 10 --fp-rate 0.01 >/dev/null
+	check_eq "readline: a filter after --into" "$(rl "flowbloom merge a b --into cmpl_i")" \
+		"flowbloom merge a b --into cmpl_into "
+	check_eq "readline: a filter after guard's --into" "$(rl "flowbloom guard x --into cmpl_i")" \
+		"flowbloom guard x --into cmpl_into "
+	"$IFB" destroy cmpl_into >/dev/null
 }
 
 # ---------------------------------------------------------------- systemd
