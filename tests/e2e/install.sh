@@ -315,6 +315,20 @@ test_units() {
 		"/usr/sbin/flowbloom ipfix %i --config /etc/flowbloom/%i.ipfix"
 	check_eq "bgp unit ExecStart" "$(sed -n 's/^ExecStart=//p' "$u/flowbloom-bgp@.service")" \
 		"/usr/sbin/exabgp /etc/flowbloom/%i.exabgp"
+	# The boot unit's advice for a late device, followed for br-lan and
+	# eth0.100: the unit it names is that device's ('-' in a unit name
+	# stands for '/': br-lan's is br\x2dlan's, which systemd-escape says).
+	local advice how dev unit
+	advice=$(sed -n 's/^# \{0,1\}//p' "$u/flowbloom@.service" | tr '\n' ' ' | tr -s ' ')
+	how=$(sed -n 's/.*BindsTo=.*`\(systemd-escape [^`]*DEV\)`.*/\1/p' <<<"$advice")
+	for dev in br-lan eth0.100; do
+		unit=$(sh -c "${how/DEV/$dev}" 2>&1)
+		check_eq "boot unit's drop-in advice for $dev: its device unit" \
+			"$(systemd-escape -u -p "${unit%.device}" 2>&1)" "/sys/subsystem/net/devices/$dev"
+	done
+	grep -qF "(br-lan: $(systemd-escape -p --suffix=device /sys/subsystem/net/devices/br-lan))" <<<"$advice" &&
+		pass "boot unit's drop-in advice: br-lan's unit, escaped" ||
+		fail "boot unit's drop-in advice names no br-lan unit, or not escaped: $advice"
 	if ! command -v systemd-analyze >/dev/null; then
 		skip "systemd-analyze verify: systemd-analyze not installed"
 	else
