@@ -215,8 +215,11 @@ $(BUILD)/user/cli/main.o $(BUILD)/user/cli/manpage.o: $(BUILD)/dist/paths
 
 # `flowbloom --version` names the commit it was built from (git describe;
 # "unknown" outside a git tree, or VERSION=... from the packager); main.o
-# is compiled again when it changes.
-VERSION ?= $(or $(shell git -C $(CURDIR) describe --tags --always --dirty 2>/dev/null),unknown)
+# is compiled again when it changes. safe.directory: `sudo make install`
+# in a tree another user owns, which git would refuse (the version then
+# "unknown", and the binary rebuilt by root to say so).
+VERSION ?= $(or $(shell git -c safe.directory=$(CURDIR) -C $(CURDIR) describe --tags --always --dirty \
+	2>/dev/null),unknown)
 $(BUILD)/version: FORCE
 	$(Q)mkdir -p $(@D)
 	$(Q)echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@

@@ -84,6 +84,29 @@ test_install() {
 		"$(ls -d /usr/sbin/flowbloom /usr/lib/flowbloom /etc/flowbloom 2>/dev/null)" "$before"
 }
 
+# `sudo make install` in a tree its user owns: root's git refuses that
+# repository (dubious ownership), and `flowbloom --version` became
+# "unknown", the binary rebuilt to say so. The Makefile alone, in a
+# repository of nobody's: the version root's make computes is the
+# commit's.
+test_version_owner() {
+	local t=$T_TMP/owned want got
+	mkdir -p "$t"
+	cp "$SRC/Makefile" "$t/"
+	chmod o+x "$T_TMP"
+	chown -R 65534:65534 "$t"
+	as_nobody() { HOME=$t setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "cd '$t' && $1"; }
+	if ! as_nobody 'git init -q && git add Makefile && git -c user.name=t -c user.email=t@example.org commit -qm t'; then
+		skip "version in a tree another user owns: git as nobody failed"
+	else
+		want=$(as_nobody 'git describe --tags --always --dirty')
+		make -s -C "$t" BUILD="$t/build" "$t/build/version" >"$T_TMP/out" 2>&1
+		got=$(cat "$t/build/version" 2>/dev/null)
+		check_eq "make as root in nobody's tree: the version is the commit's" "$got" "$want"
+	fi
+	chmod o-x "$T_TMP"
+}
+
 test_binary() {
 	check_eq "installed help equals the build's" "$("$IFB" help 2>&1)" "$("$FB" help 2>&1)"
 	check "installed apply help" "$IFB" help apply
@@ -433,6 +456,7 @@ test_uninstall() {
 	t_finish
 }
 test_install
+test_version_owner
 test_binary
 test_kernel
 test_man
