@@ -83,7 +83,11 @@ _flowbloom() {
 	syn=$(_flowbloom_synopsis "$fb" "$verb")
 	declare -A optval=()
 	prevtok=""
-	for tok in ${syn//[\[\]()]/ }; do
+	# The synopsis is split by read -a: a for loop's splitting also
+	# globbed, "[VERB]" becoming a file named V of the current directory
+	# (nothing under nullglob, an error under failglob).
+	read -ra words <<<"${syn//[\[\]()]/ }"
+	for tok in "${words[@]}"; do
 		if [[ $tok == -*\|-* ]]; then
 			# Options that exclude each other, as "--udp|--tcp": each
 			# one an option without a value.
@@ -99,7 +103,8 @@ _flowbloom() {
 		prevtok=$tok
 	done
 	prevtok=""
-	for tok in ${syn%%|*}; do
+	read -ra words <<<"${syn%%|*}"
+	for tok in "${words[@]}"; do
 		tok=${tok//[\[\]()]/}
 		if [[ $tok =~ ^[A-Z][A-Z.a-z]*$ && $prevtok != -* && $prevtok != \[-* && $prevtok != \(-* ]]; then
 			pos+=("$tok")

@@ -212,10 +212,12 @@ test_man() {
 
 # ---------------------------------------------------------------- completion
 
-# comp WORDS...: the completions bash would offer for the last word.
+# comp WORDS...: the completions bash would offer for the last word
+# (COMP_SHOPT: shell options set first).
 comp() {
 	PATH="$DEST/usr/sbin:$PATH" bash -c '
 source "$1"; shift
+[ -z "$COMP_SHOPT" ] || shopt -s $COMP_SHOPT
 COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
 _flowbloom; ((${#COMPREPLY[@]})) && printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " "' _ \
 		"$DEST/usr/share/bash-completion/completions/flowbloom" "$@"
@@ -277,6 +279,15 @@ test_completion() {
 	check_eq "verbs" "$(comp flowbloom '')" "$all"
 	check_eq "a verb's prefix" "$(comp flowbloom at)" "attach "
 	check_eq "help VERB" "$(comp flowbloom help ap)" "apply "
+	# The synopsis's words are no glob patterns: "[VERB]" beside a file
+	# named V, or under nullglob or failglob, is VERB still.
+	mkdir -p "$T_TMP/globdir"
+	touch "$T_TMP/globdir/V" "$T_TMP/globdir/C"
+	check_eq "help VERB beside a file named V" "$(cd "$T_TMP/globdir" && comp flowbloom help ap)" "apply "
+	check_eq "help VERB under nullglob" "$(COMP_SHOPT=nullglob comp flowbloom help ap)" "apply "
+	check_eq "help VERB under failglob" "$(COMP_SHOPT=failglob comp flowbloom help ap 2>&1)" "apply "
+	check_eq "card's second SRC beside a file named C" \
+		"$(cd "$T_TMP/globdir" && comp flowbloom card x C)" "C "
 	check_eq "global options" "$(comp flowbloom --j)" "--json "
 	check_eq "attach's options" "$(comp flowbloom attach x lo --m)" "--malformed --max-flows --mode --monitor "
 	check_eq "--mode values" "$(comp flowbloom attach x lo --mode '')" "generic native "
