@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# `make install DESTDIR=... PREFIX=/usr`, then everything from the installed
+# `make install DESTDIR=... PREFIX=/usr` (and the version root's make
+# computes in a tree nobody owns), then everything from the installed
 # tree: the binary's help, the program it carries (attached to a veth, real
 # traffic, a listed source dropped), the installed object loaded by
 # `ip link` against the installed binary's `default` filter, the man page
 # (man finds it; groff -ww has no warning; every verb is in it), the bash
-# completion (called as bash calls it), the systemd units
-# (`systemd-analyze verify`), the metrics unit's command (promtool), the
+# completion (called as bash calls it, and typed into bash -i in a pty),
+# the systemd units (`systemd-analyze verify`; the boot unit's advice for
+# a late device), the metrics unit's command (promtool), the
 # ipfix and bgp units' examples (flowbloom and ExaBGP read them), then
 # `make uninstall` (nothing left but configuration) and the same for a
 # PREFIX=/usr/local install, whose man page and units name /usr/local.
