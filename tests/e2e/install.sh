@@ -84,6 +84,21 @@ test_install() {
 	# Nothing outside DESTDIR: a PREFIX=/usr install must not touch /usr.
 	check_eq "nothing installed outside DESTDIR" \
 		"$(ls -d /usr/sbin/flowbloom /usr/lib/flowbloom /etc/flowbloom 2>/dev/null)" "$before"
+	# Installed again over it: the directories that exist keep the mode
+	# their owner gave them (a configuration directory closed to others,
+	# a setgid staff directory as Debian's /usr/local ones were).
+	chmod 0700 "$DEST/etc/flowbloom"
+	chmod 2775 "$DEST/usr/sbin"
+	if make -s -C "$SRC" BUILD="$IBUILD" install DESTDIR="$DEST" PREFIX=/usr >"$T_TMP/out" 2>&1; then
+		pass "make install again over it"
+	else
+		fail "make install again: $(tail -5 "$T_TMP/out")"
+	fi
+	check_eq "installed again: the configuration directory's mode kept" \
+		"$(stat -c %a "$DEST/etc/flowbloom")" 700
+	check_eq "installed again: sbin's mode kept" "$(stat -c %a "$DEST/usr/sbin")" 2775
+	chmod 0755 "$DEST/etc/flowbloom" "$DEST/usr/sbin"
+	chmod g-s "$DEST/usr/sbin"
 }
 
 # `sudo make install` in a tree its user owns: root's git refuses that
