@@ -215,8 +215,11 @@ $(BUILD)/user/cli/main.o $(BUILD)/user/cli/manpage.o: $(BUILD)/dist/paths
 
 # `flowbloom --version` names the commit it was built from (git describe;
 # "unknown" outside a git tree, or VERSION=... from the packager); main.o
-# is compiled again when it changes.
-VERSION ?= $(or $(shell git -C $(CURDIR) describe --tags --always --dirty 2>/dev/null),unknown)
+# is compiled again when it changes. safe.directory: `sudo make install`
+# in a tree another user owns, which git would refuse (the version then
+# "unknown", and the binary rebuilt by root to say so).
+VERSION ?= $(or $(shell git -c safe.directory=$(CURDIR) -C $(CURDIR) describe --tags --always --dirty \
+	2>/dev/null),unknown)
 $(BUILD)/version: FORCE
 	$(Q)mkdir -p $(@D)
 	$(Q)echo '$(VERSION)' | cmp -s - $@ || echo '$(VERSION)' > $@
@@ -224,11 +227,13 @@ $(BUILD)/user/cli/main.o: CFLAGS += -DFB_BUILD_VERSION='"$(VERSION)"'
 $(BUILD)/user/cli/main.o: $(BUILD)/version
 
 # The binary carries the XDP program inside (a skeleton); the object is
-# installed too, for ip link and xdp-loader.
+# installed too, for ip link and xdp-loader. Only missing directories are
+# made: install -d would set an existing one's mode to 0755 (a
+# configuration directory its owner closed, a setgid staff one).
 install: $(BUILD)/flowbloom $(BUILD)/flowbloom.bpf.o $(DIST)
-	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(MANDIR)/man8 \
+	for d in $(DESTDIR)$(SBINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(MANDIR)/man8 \
 		$(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DOCDIR) \
-		$(DESTDIR)$(SYSCONFDIR)/flowbloom
+		$(DESTDIR)$(SYSCONFDIR)/flowbloom; do [ -d "$$d" ] || install -d "$$d" || exit 1; done
 	install -m 0755 $(BUILD)/flowbloom $(DESTDIR)$(SBINDIR)/flowbloom
 	install -m 0644 $(BUILD)/flowbloom.bpf.o $(DESTDIR)$(LIBDIR)/flowbloom.bpf.o
 	install -m 0644 $(BUILD)/flowbloom.8 $(DESTDIR)$(MANDIR)/man8/flowbloom.8

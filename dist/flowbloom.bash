@@ -2,7 +2,8 @@
 # Verbs, their options and option values, and what each argument is (NAME,
 # DEV, FILE, VERB) are read from the installed binary's own help, so they
 # always match it; filter names come from `flowbloom list`, devices from
-# /sys/class/net (or `ip -n NETNS` after -n NETNS).
+# /sys/class/net (or `ip -n NETNS` after -n NETNS), for arguments and for
+# option values (--into NAME, --dev DEV) alike.
 
 # The verbs: the synopsis lines of `flowbloom help`.
 _flowbloom_verbs() {
@@ -13,6 +14,28 @@ _flowbloom_verbs() {
 # first blank line, the verb itself dropped).
 _flowbloom_synopsis() {
 	"$1" help "$2" 2>/dev/null | sed -n '1s/^Usage: flowbloom [^ ]* *//p; 2,/^$/{/^$/q;p}' | tr -s ' \n' '  '
+}
+
+# Files and directories, as readline offers them: a directory ends in '/'
+# and takes no space after it, a name with blanks or glob characters is
+# one word, quoted.
+_flowbloom_files() {
+	compopt -o filenames 2>/dev/null
+	mapfile -t -O ${#COMPREPLY[@]} COMPREPLY < <(compgen -f -- "$1")
+}
+
+# Filter names (`flowbloom list`).
+_flowbloom_names() {
+	COMPREPLY+=($(compgen -W "$("$1" list 2>/dev/null | cut -d' ' -f1)" -- "$2"))
+}
+
+# Devices: /sys/class/net, or those of NETNS (if not empty).
+_flowbloom_devs() {
+	if [[ -n $1 ]]; then
+		COMPREPLY=($(compgen -W "$(ip -n "$1" -o link show 2>/dev/null | sed 's/^[0-9]*: \([^:@]*\).*/\1/')" -- "$2"))
+	else
+		COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$2"))
+	fi
 }
 
 _flowbloom() {
@@ -60,7 +83,11 @@ _flowbloom() {
 	syn=$(_flowbloom_synopsis "$fb" "$verb")
 	declare -A optval=()
 	prevtok=""
-	for tok in ${syn//[\[\]()]/ }; do
+	# The synopsis is split by read -a: a for loop's splitting also
+	# globbed, "[VERB]" becoming a file named V of the current directory
+	# (nothing under nullglob, an error under failglob).
+	read -ra words <<<"${syn//[\[\]()]/ }"
+	for tok in "${words[@]}"; do
 		if [[ $tok == -*\|-* ]]; then
 			# Options that exclude each other, as "--udp|--tcp": each
 			# one an option without a value.
@@ -76,7 +103,8 @@ _flowbloom() {
 		prevtok=$tok
 	done
 	prevtok=""
-	for tok in ${syn%%|*}; do
+	read -ra words <<<"${syn%%|*}"
+	for tok in "${words[@]}"; do
 		tok=${tok//[\[\]()]/}
 		if [[ $tok =~ ^[A-Z][A-Z.a-z]*$ && $prevtok != -* && $prevtok != \[-* && $prevtok != \(-* ]]; then
 			pos+=("$tok")
@@ -87,7 +115,9 @@ _flowbloom() {
 	# The value of an option.
 	if [[ $prev == -* && -n ${optval[$prev]+x} && -n ${optval[$prev]} ]]; then
 		case ${optval[$prev]} in
-		FILE* | PATH) COMPREPLY=($(compgen -f -- "$cur")) ;;
+		FILE* | PATH) _flowbloom_files "$cur" ;;
+		NAME | BAN) _flowbloom_names "$fb" "$cur" ;;
+		DEV) _flowbloom_devs "$netns" "$cur" ;;
 		*[a-z0-9]*\|* | exact) COMPREPLY=($(compgen -W "${optval[$prev]//|/ }" -- "$cur")) ;;
 		esac
 		return
@@ -115,24 +145,21 @@ _flowbloom() {
 	fi
 	case ${pos[n]%...} in
 	NAME)
-		COMPREPLY=($(compgen -W "$("$fb" list 2>/dev/null | cut -d' ' -f1)" -- "$cur"))
+		_flowbloom_names "$fb" "$cur"
 		;;
 	SRC)
 		# A filter, or an export file (set-algebra verbs).
-		COMPREPLY=($(compgen -W "$("$fb" list 2>/dev/null | cut -d' ' -f1)" -- "$cur") $(compgen -f -- "$cur"))
+		_flowbloom_names "$fb" "$cur"
+		_flowbloom_files "$cur"
 		;;
 	DEV)
-		if [[ -n $netns ]]; then
-			COMPREPLY=($(compgen -W "$(ip -n "$netns" -o link show 2>/dev/null | sed 's/^[0-9]*: \([^:@]*\).*/\1/')" -- "$cur"))
-		else
-			COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$cur"))
-		fi
+		_flowbloom_devs "$netns" "$cur"
 		;;
 	VERB)
 		COMPREPLY=($(compgen -W "$(_flowbloom_verbs "$fb")" -- "$cur"))
 		;;
 	FILE*)
-		COMPREPLY=($(compgen -f -- "$cur"))
+		_flowbloom_files "$cur"
 		;;
 	esac
 }

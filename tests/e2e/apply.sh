@@ -477,6 +477,14 @@ test_down() {
 	check_eq "--down: nothing on $VB" "$(ip -n "$NSB" -o link show "$VB" | grep -c ' xdp')" 0
 	check_eq "--down: the filter stays" "$("$FB" list | cut -d' ' -f1)" "edge"
 	check "--down again: nothing to do" fbB apply --down "$CONF"
+	# The unit's ExecStop after a list the file names went away (removed,
+	# renamed by whatever fetches it): --down reads no list, so it still
+	# detaches.
+	check "apply again" fbB apply "$CONF"
+	mv "$T_TMP/lists/drop.txt" "$T_TMP/lists/drop.txt.old"
+	check "apply --down with a list gone" fbB apply --down "$CONF"
+	check_eq "... detached $VB" "$(ip -n "$NSB" -o link show "$VB" | grep -c ' xdp')" 0
+	mv "$T_TMP/lists/drop.txt.old" "$T_TMP/lists/drop.txt"
 }
 
 # A file of bits and hashes applied again changes nothing (create rounds

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# `make install DESTDIR=... PREFIX=/usr`, then everything from the installed
+# `make install DESTDIR=... PREFIX=/usr` (and the version root's make
+# computes in a tree nobody owns), then everything from the installed
 # tree: the binary's help, the program it carries (attached to a veth, real
 # traffic, a listed source dropped), the installed object loaded by
 # `ip link` against the installed binary's `default` filter, the man page
 # (man finds it; groff -ww has no warning; every verb is in it), the bash
-# completion (called as bash calls it), the systemd units
-# (`systemd-analyze verify`), the metrics unit's command (promtool), the
+# completion (called as bash calls it, and typed into bash -i in a pty),
+# the systemd units (`systemd-analyze verify`; the boot unit's advice for
+# a late device), the metrics unit's command (promtool), the
 # ipfix and bgp units' examples (flowbloom and ExaBGP read them), then
 # `make uninstall` (nothing left but configuration) and the same for a
 # PREFIX=/usr/local install, whose man page and units name /usr/local.
@@ -82,6 +84,44 @@ test_install() {
 	# Nothing outside DESTDIR: a PREFIX=/usr install must not touch /usr.
 	check_eq "nothing installed outside DESTDIR" \
 		"$(ls -d /usr/sbin/flowbloom /usr/lib/flowbloom /etc/flowbloom 2>/dev/null)" "$before"
+	# Installed again over it: the directories that exist keep the mode
+	# their owner gave them (a configuration directory closed to others,
+	# a setgid staff directory as Debian's /usr/local ones were).
+	chmod 0700 "$DEST/etc/flowbloom"
+	chmod 2775 "$DEST/usr/sbin"
+	if make -s -C "$SRC" BUILD="$IBUILD" install DESTDIR="$DEST" PREFIX=/usr >"$T_TMP/out" 2>&1; then
+		pass "make install again over it"
+	else
+		fail "make install again: $(tail -5 "$T_TMP/out")"
+	fi
+	check_eq "installed again: the configuration directory's mode kept" \
+		"$(stat -c %a "$DEST/etc/flowbloom")" 700
+	check_eq "installed again: sbin's mode kept" "$(stat -c %a "$DEST/usr/sbin")" 2775
+	chmod 0755 "$DEST/etc/flowbloom" "$DEST/usr/sbin"
+	chmod g-s "$DEST/usr/sbin"
+}
+
+# `sudo make install` in a tree its user owns: root's git refuses that
+# repository (dubious ownership), and `flowbloom --version` became
+# "unknown", the binary rebuilt to say so. The Makefile alone, in a
+# repository of nobody's: the version root's make computes is the
+# commit's.
+test_version_owner() {
+	local t=$T_TMP/owned want got
+	mkdir -p "$t"
+	cp "$SRC/Makefile" "$t/"
+	chmod o+x "$T_TMP"
+	chown -R 65534:65534 "$t"
+	as_nobody() { HOME=$t setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "cd '$t' && $1"; }
+	if ! as_nobody 'git init -q && git add Makefile && git -c user.name=t -c user.email=t@example.org commit -qm t'; then
+		skip "version in a tree another user owns: git as nobody failed"
+	else
+		want=$(as_nobody 'git describe --tags --always --dirty')
+		make -s -C "$t" BUILD="$t/build" "$t/build/version" >"$T_TMP/out" 2>&1
+		got=$(cat "$t/build/version" 2>/dev/null)
+		check_eq "make as root in nobody's tree: the version is the commit's" "$got" "$want"
+	fi
+	chmod o-x "$T_TMP"
 }
 
 test_binary() {
@@ -189,13 +229,64 @@ test_man() {
 
 # ---------------------------------------------------------------- completion
 
-# comp WORDS...: the completions bash would offer for the last word.
+# comp WORDS...: the completions bash would offer for the last word
+# (COMP_SHOPT: shell options set first).
 comp() {
 	PATH="$DEST/usr/sbin:$PATH" bash -c '
 source "$1"; shift
+[ -z "$COMP_SHOPT" ] || shopt -s $COMP_SHOPT
 COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
 _flowbloom; ((${#COMPREPLY[@]})) && printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " "' _ \
 		"$DEST/usr/share/bash-completion/completions/flowbloom" "$@"
+}
+
+# rl LINE: the command line after bash -i (readline, in a pty) completed
+# LINE's last word with one TAB: what a user gets, where comp sees only
+# COMPREPLY (readline adds a directory's '/' and quotes blanks, and leaves
+# out the space after a directory only when told). Waits for the line (at
+# most 10 s) and prints it.
+rl() {
+	cat >"$T_TMP/rlrc" <<EOF
+PS1='READY> '
+PATH=$DEST/usr/sbin:\$PATH
+source $DEST/usr/share/bash-completion/completions/flowbloom
+bind 'set bell-style none'
+bind -x '"\C-t": printf "\n<<%s>>\n" "\$READLINE_LINE"'
+EOF
+	INPUTRC=/dev/null HISTFILE=/dev/null "$PY" -c '
+import fcntl, os, pty, re, select, struct, sys, termios, time
+rc, line = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("bash", ["bash", "--noprofile", "--rcfile", rc, "-i"])
+fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 400, 0, 0))
+buf = b""
+def wait_for(pat):
+    global buf
+    end = time.time() + 10
+    while time.time() < end:
+        m = re.search(pat, buf, re.S)
+        if m:
+            return m
+        if select.select([fd], [], [], 0.2)[0]:
+            try:
+                buf += os.read(fd, 65536)
+            except OSError:
+                break
+    return None
+ok = wait_for(rb"READY> ")
+if ok:
+    os.write(fd, line.encode() + b"\t\x14")
+    ok = wait_for(rb"<<(.*?)>>\r?\n")
+print(ok.group(1).decode() if ok else "(no line: %r)" % buf[-300:])
+os.write(fd, b"\x15exit\n")
+end = time.time() + 5
+while time.time() < end and os.waitpid(pid, os.WNOHANG) == (0, 0):
+    time.sleep(0.05)
+if os.waitpid(pid, os.WNOHANG) == (0, 0):
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+' "$T_TMP/rlrc" "$1"
 }
 
 test_completion() {
@@ -205,6 +296,15 @@ test_completion() {
 	check_eq "verbs" "$(comp flowbloom '')" "$all"
 	check_eq "a verb's prefix" "$(comp flowbloom at)" "attach "
 	check_eq "help VERB" "$(comp flowbloom help ap)" "apply "
+	# The synopsis's words are no glob patterns: "[VERB]" beside a file
+	# named V, or under nullglob or failglob, is VERB still.
+	mkdir -p "$T_TMP/globdir"
+	touch "$T_TMP/globdir/V" "$T_TMP/globdir/C"
+	check_eq "help VERB beside a file named V" "$(cd "$T_TMP/globdir" && comp flowbloom help ap)" "apply "
+	check_eq "help VERB under nullglob" "$(COMP_SHOPT=nullglob comp flowbloom help ap)" "apply "
+	check_eq "help VERB under failglob" "$(COMP_SHOPT=failglob comp flowbloom help ap 2>&1)" "apply "
+	check_eq "card's second SRC beside a file named C" \
+		"$(cd "$T_TMP/globdir" && comp flowbloom card x C)" "C "
 	check_eq "global options" "$(comp flowbloom --j)" "--json "
 	check_eq "attach's options" "$(comp flowbloom attach x lo --m)" "--malformed --max-flows --mode --monitor "
 	check_eq "--mode values" "$(comp flowbloom attach x lo --mode '')" "generic native "
@@ -234,6 +334,24 @@ test_completion() {
 	check_eq "options that exclude each other" "$(comp flowbloom ipfix x --u)" "--udp "
 	check_eq "... the other one" "$(comp flowbloom ipfix x --tc)" "--tcp "
 	check_eq "ipfix --config FILE" "$(comp flowbloom ipfix x --config "$T_TMP/list-")" "$T_TMP/list-a.txt "
+	# As bash -i completes: into a directory (no space after its '/'), a
+	# name with a blank (one word), the values NAME and DEV of options.
+	mkdir -p "$T_TMP/cdir/lists" "$T_TMP/cdir/two words"
+	touch "$T_TMP/cdir/lists/drop.txt" "$T_TMP/cdir/two words/x.txt"
+	check_eq "readline: a directory, then into it" "$(rl "flowbloom load x $T_TMP/cdir/lis")" \
+		"flowbloom load x $T_TMP/cdir/lists/"
+	check_eq "readline: a name with a blank" "$(rl "flowbloom apply --check $T_TMP/cdir/tw")" \
+		"flowbloom apply --check $T_TMP/cdir/two\\ words/"
+	check_eq "readline: an export file beside filter names (SRC)" \
+		"$(rl "flowbloom card $T_TMP/cdir/two\\ words/")" "flowbloom card $T_TMP/cdir/two\\ words/x.txt "
+	check_eq "readline: a device after --dev" "$(rl "flowbloom capture x -w f --dev l")" \
+		"flowbloom capture x -w f --dev lo "
+	"$IFB" create cmpl_into --capacity 10 --fp-rate 0.01 >/dev/null
+	check_eq "readline: a filter after --into" "$(rl "flowbloom merge a b --into cmpl_i")" \
+		"flowbloom merge a b --into cmpl_into "
+	check_eq "readline: a filter after guard's --into" "$(rl "flowbloom guard x --into cmpl_i")" \
+		"flowbloom guard x --into cmpl_into "
+	"$IFB" destroy cmpl_into >/dev/null
 }
 
 # ---------------------------------------------------------------- systemd
@@ -248,6 +366,20 @@ test_units() {
 		"/usr/sbin/flowbloom ipfix %i --config /etc/flowbloom/%i.ipfix"
 	check_eq "bgp unit ExecStart" "$(sed -n 's/^ExecStart=//p' "$u/flowbloom-bgp@.service")" \
 		"/usr/sbin/exabgp /etc/flowbloom/%i.exabgp"
+	# The boot unit's advice for a late device, followed for br-lan and
+	# eth0.100: the unit it names is that device's ('-' in a unit name
+	# stands for '/': br-lan's is br\x2dlan's, which systemd-escape says).
+	local advice how dev unit
+	advice=$(sed -n 's/^# \{0,1\}//p' "$u/flowbloom@.service" | tr '\n' ' ' | tr -s ' ')
+	how=$(sed -n 's/.*BindsTo=.*`\(systemd-escape [^`]*DEV\)`.*/\1/p' <<<"$advice")
+	for dev in br-lan eth0.100; do
+		unit=$(sh -c "${how/DEV/$dev}" 2>&1)
+		check_eq "boot unit's drop-in advice for $dev: its device unit" \
+			"$(systemd-escape -u -p "${unit%.device}" 2>&1)" "/sys/subsystem/net/devices/$dev"
+	done
+	grep -qF "(br-lan: $(systemd-escape -p --suffix=device /sys/subsystem/net/devices/br-lan))" <<<"$advice" &&
+		pass "boot unit's drop-in advice: br-lan's unit, escaped" ||
+		fail "boot unit's drop-in advice names no br-lan unit, or not escaped: $advice"
 	if ! command -v systemd-analyze >/dev/null; then
 		skip "systemd-analyze verify: systemd-analyze not installed"
 	else
@@ -352,6 +484,7 @@ test_uninstall() {
 	t_finish
 }
 test_install
+test_version_owner
 test_binary
 test_kernel
 test_man

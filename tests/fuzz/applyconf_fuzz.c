@@ -123,7 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size > 16384)
 		return -1;
 	put("fz.conf", data, size);
-	if (fb_apply_conf_read(conf, &c)) {
+	if (fb_apply_conf_read(conf, false, &c)) {
 		FUZZ_ASSERT(!strncmp(fuzz_last_error, conf, strlen(conf)) &&
 				    fuzz_last_error[strlen(conf)] == ':',
 			    "refused as '%s': names no place", fuzz_last_error);

@@ -192,11 +192,13 @@ static int add_load(struct ap_conf *c, int line, const char *v)
 			return -1;
 		}
 	}
-	if (access(path, R_OK)) {
+	/* --down reads no list: one gone since (removed, renamed by what
+	 * fetches it) must not keep the unit's ExecStop from detaching. */
+	if (!c->down && access(path, R_OK)) {
 		fb_err("%s:%d: cannot read '%s': %s", c->file, line, path, strerror(errno));
 		return -1;
 	}
-	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
+	if (!c->down && !stat(path, &st) && S_ISDIR(st.st_mode)) {
 		fb_err("%s:%d: '%s' is a directory, not a list", c->file, line, path);
 		return -1;
 	}
@@ -286,7 +288,7 @@ int fb_apply_conf_lists(const struct ap_conf *c, struct fb_list *l)
 	return 0;
 }
 
-int fb_apply_conf_read(const char *file, struct ap_conf *c)
+int fb_apply_conf_read(const char *file, bool down, struct ap_conf *c)
 {
 	char base[PATH_MAX], *b, *dot, *buf;
 	struct fb_lines r;
@@ -295,6 +297,7 @@ int fb_apply_conf_read(const char *file, struct ap_conf *c)
 
 	memset(c, 0, sizeof(*c));
 	c->file = file;
+	c->down = down;
 	snprintf(base, sizeof(base), "%s", file);
 	b = basename(base);
 	dot = strrchr(b, '.');

@@ -54,10 +54,13 @@ struct ap_conf {
 	int nload;
 	struct ap_dev dev[AP_MAX_ITEMS];
 	int ndev;
+	bool down; /* read for --down: the lists need not be readable */
 };
 
-/* Parse FILE; every error is printed as FILE:LINE: why. */
-int fb_apply_conf_read(const char *file, struct ap_conf *c);
+/* Parse FILE; every error is printed as FILE:LINE: why. down: for
+ * --down, which detaches the file's devices and reads no list (a list
+ * that cannot be read is not an error then). */
+int fb_apply_conf_read(const char *file, bool down, struct ap_conf *c);
 /* The filter the file describes, as create makes it (the same sizing
  * rule: user/lib/types/create.c). 0, or -1 printed with FILE:LINE, as
  * create would refuse it. */

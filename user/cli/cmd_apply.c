@@ -547,7 +547,7 @@ int cmd_apply(int argc, char **argv)
 		fb_err("out of memory");
 		return 1;
 	}
-	if (fb_apply_conf_read(argv[optind], c)) {
+	if (fb_apply_conf_read(argv[optind], down, c)) {
 		free(c);
 		return 1;
 	}
