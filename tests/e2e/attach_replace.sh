@@ -8,6 +8,8 @@
 # measured the same way); the new filter's rules decide at once. Refused,
 # the device left as it was: another tool's program, another mode, and a
 # device running a program without --replace. On a free device it attaches.
+# A device whose MTU native XDP cannot take (9000) is refused in words,
+# naming the MTU; generic mode takes it.
 #
 # Filters live under a private FLOWBLOOM_ROOT (no `default` filter: no lock
 # needed). The trap removes the namespaces and the veth pair.
@@ -189,7 +191,24 @@ test_refused() {
 	fi
 }
 
+# A device whose MTU native XDP cannot take without multi-buffer support
+# (a veth, its peer's MTU counting too): refused in words, naming the MTU
+# and what to do; generic mode takes it.
+test_mtu() {
+	ip -n "$NSA" link set "$VA" mtu 9000
+	ip -n "$NSB" link set "$VB" mtu 9000
+	t_refused 1 "MTU 9000, native: refused, naming the MTU" \
+		"cannot attach to $VB in native mode: .* ($VB's is 9000; for a veth, its peer's counts too): lower the MTU, or use --mode generic" \
+		fbB attach a "$VB"
+	check_eq "... nothing attached" "$(prog_on "$VB")" ""
+	check "MTU 9000, generic: attached" fbB attach a "$VB" --mode generic
+	check "detach" fbB detach "$VB"
+	ip -n "$NSA" link set "$VA" mtu 1500
+	ip -n "$NSB" link set "$VB" mtu 1500
+}
+
 setup
+test_mtu
 test_swap
 test_gap
 test_options

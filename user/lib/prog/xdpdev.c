@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -30,6 +32,42 @@ static void report_errno(const char *what, const char *dev, int err)
 			      dev, strerror(err));
 	else
 		fb_report_err("cannot %s %s: %s", what, dev, strerror(err));
+}
+
+/* DEV's MTU in this namespace, or 0. */
+static int mtu_of(const char *dev)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), mtu = 0;
+
+	if (fd < 0)
+		return 0;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	if (!ioctl(fd, SIOCGIFMTU, &ifr))
+		mtu = ifr.ifr_mtu;
+	close(fd);
+	return mtu;
+}
+
+/* Attaching prog to DEV in mode failed with -err: why, in the operator's
+ * terms where the kernel's errno is cryptic. ERANGE from native mode: the
+ * driver's XDP takes a frame in one page, and the MTU (a veth's peer's
+ * counts too) allows frames larger, which only a multi-buffer program
+ * takes; flowbloom's is not one (it would see a frame's first buffer only,
+ * and count its bytes short). */
+static void report_attach(const char *dev, enum fb_xdp_mode mode, int err)
+{
+	if (err == EOPNOTSUPP && mode == FB_XDP_NATIVE)
+		fb_report_err("%s has no native XDP support: use --mode generic", dev);
+	else if (err == ERANGE && mode == FB_XDP_NATIVE)
+		fb_report_err("cannot attach to %s in native mode: native XDP without "
+			      "multi-buffer support, which flowbloom's program does not have, "
+			      "takes frames of one page, an MTU up to about 3,500 bytes (%s's is "
+			      "%d; for a veth, its peer's counts too): lower the MTU, or use "
+			      "--mode generic",
+			      dev, dev, mtu_of(dev));
+	else
+		report_errno("attach to", dev, err);
 }
 
 static int ifindex_of(const char *dev)
@@ -145,10 +183,8 @@ int fb_xdp_attach(const struct fb_store *f, const char *dev, enum fb_xdp_mode mo
 		return 0;
 	if (err == -EEXIST || err == -EBUSY)
 		report_taken(dev);
-	else if (err == -EOPNOTSUPP && mode == FB_XDP_NATIVE)
-		fb_report_err("%s has no native XDP support: use --mode generic", dev);
 	else
-		report_errno("attach to", dev, -err);
+		report_attach(dev, mode, -err);
 	return -1;
 }
 
@@ -174,8 +210,10 @@ static int swap_prog(const char *dev, int ifindex, enum fb_xdp_mode mode, __u32 
 	if (err == -EEXIST)
 		fb_report_err("the XDP program on %s changed while %s (program %u is gone); not %s",
 			      dev, doing, old_id, doing);
+	else if (prog_fd < 0)
+		report_errno("detach from", dev, -err);
 	else
-		report_errno(prog_fd < 0 ? "detach from" : "attach to", dev, -err);
+		report_attach(dev, mode, -err);
 	return -1;
 }
 
