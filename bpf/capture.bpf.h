@@ -98,7 +98,8 @@ __noinline int fb_capture_packet(struct xdp_md *ctx, __u32 what)
 		b->stat[FB_CAP_STAT_LOST]++;
 		return verdict;
 	}
-	len = ctx->data_end - ctx->data;
+	/* Multi-buffer: bpf_xdp_load_bytes() reads across the buffers. */
+	len = cfg_frags ? bpf_xdp_get_buff_len(ctx) : ctx->data_end - ctx->data;
 	cap = len < c->snaplen ? len : c->snaplen;
 	/* Bounds the verifier can see: 1..FB_CAP_SNAP_MAX. */
 	if (cap > FB_CAP_SNAP_MAX)

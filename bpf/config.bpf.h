@@ -21,6 +21,10 @@
 const volatile __u8 cfg_action = FB_ACTION_DEFAULT;	  /* enum fb_action */
 const volatile __u8 cfg_malformed = FB_MALFORMED_DEFAULT; /* enum fb_malformed */
 const volatile __u8 cfg_trace = 0;			  /* 1: record fb_trace (replay) */
+/* 1: loaded multi-buffer (BPF_F_XDP_HAS_FRAGS, for a device whose MTU
+ * exceeds a page in native mode): the headers are in the first buffer,
+ * and a frame's length is all its buffers'. */
+const volatile __u8 cfg_frags = 0;
 
 /* Benchmarks only (include/flowbloom/bench.h): flow mask, FB_BENCH_MISS bit. */
 const volatile __u32 cfg_bench = 0;

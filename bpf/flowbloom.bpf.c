@@ -302,7 +302,11 @@ int flowbloom(struct xdp_md *ctx)
 	/* The frame's length now, not late from the two 32-bit loads: clang
 	 * would keep ctx->data for it, spill it in 4 bytes when registers run
 	 * short, and the verifier refuses a packet pointer spilled in less
-	 * than 8 (the bench's cut build did: test_objects loads it). */
+	 * than 8 (the bench's cut build did: test_objects loads it). A
+	 * multi-buffer frame's is all its buffers' (cfg_frags = 0 removes the
+	 * call). */
+	if (cfg_frags)
+		bytes = bpf_xdp_get_buff_len(ctx);
 	__asm__ __volatile__("" : "+r"(bytes));
 	st = bpf_map_lookup_elem(&fb_stats, &zero);
 	if (!st)

@@ -8,8 +8,8 @@
 # measured the same way); the new filter's rules decide at once. Refused,
 # the device left as it was: another tool's program, another mode, and a
 # device running a program without --replace. On a free device it attaches.
-# A device whose MTU native XDP cannot take (9000) is refused in words,
-# naming the MTU; generic mode takes it.
+# Jumbo frames (MTU 9000): native mode loads the program multi-buffer,
+# which drops and counts 8000-byte datagrams whole.
 #
 # Filters live under a private FLOWBLOOM_ROOT (no `default` filter: no lock
 # needed). The trap removes the namespaces and the veth pair.
@@ -191,20 +191,60 @@ test_refused() {
 	fi
 }
 
-# A device whose MTU native XDP cannot take without multi-buffer support
-# (a veth, its peer's MTU counting too): refused in words, naming the MTU
-# and what to do; generic mode takes it.
+# Jumbo frames: a veth pair of MTU 9000, which native XDP takes from a
+# multi-buffer program only (a frame above one page). attach loads that
+# one and says so; datagrams of 8000 bytes from the listed source are all
+# dropped and counted whole (8042 bytes a frame), others pass whole.
+BIG='import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 0))
+for i in range(int(sys.argv[3])):
+    s.sendto(b"j" * 8000, (sys.argv[2], 9))'
 test_mtu() {
+	local d0 b0 s0 out
 	ip -n "$NSA" link set "$VA" mtu 9000
 	ip -n "$NSB" link set "$VB" mtu 9000
-	t_refused 1 "MTU 9000, native: refused, naming the MTU" \
-		"cannot attach to $VB in native mode: .* ($VB's is 9000; for a veth, its peer's counts too): lower the MTU, or use --mode generic" \
-		fbB attach a "$VB"
-	check_eq "... nothing attached" "$(prog_on "$VB")" ""
+	check "MTU 9000, native: attached" fbB attach a "$VB"
+	grep -q "attached a to $VB (native, multi-buffer)" "$T_TMP/out" &&
+		pass "... multi-buffer, and says so" || fail "... said: $(cat "$T_TMP/out")"
+	check_eq "... -j says so too" \
+		"$(fbB -j attach a "$VB" --replace | t_json "d.get('multi_buffer')")" True
+	d0=$(t_stat "$FB" a dropped)
+	b0=$("$FB" -j stats a | t_json "d['dropped']['bytes']")
+	inA "$PY" -c "$BIG" "$BAD4" "$B4" 20
+	t_wait_until 5 eval '[ $(($(t_stat "$FB" a dropped) - d0)) -ge 20 ]'
+	check_eq "8000-byte datagrams of the listed source: 20 dropped" \
+		"$(($(t_stat "$FB" a dropped) - d0))" 20
+	check_eq "... counted whole: 20 x 8042 bytes" \
+		"$(($("$FB" -j stats a | t_json "d['dropped']['bytes']") - b0))" $((20 * 8042))
+	# capture reads across the buffers: each frame 8042 bytes long, the
+	# default snap length (4096) of it kept, its bytes the datagram's.
+	if command -v tshark >/dev/null; then
+		fbB capture a -w "$T_TMP/big.pcapng" --count 3 --duration 20 >"$T_TMP/cap.out" 2>&1 &
+		local cp=$!
+		t_wait_until 5 t_looping "$cp"
+		inA "$PY" -c "$BIG" "$BAD4" "$B4" 3
+		wait "$cp"
+		check_eq "capture of 3 jumbo frames: length, kept, a payload byte" \
+			"$(tshark -r "$T_TMP/big.pcapng" -T fields -e frame.len -e frame.cap_len -e data.data 2>/dev/null |
+				awk '{ print $1, $2, substr($3, 1, 2) }' | sort -u)" "8042 4096 6a"
+	else
+		skip "tshark not installed (make deps installs it): capture of jumbo frames"
+	fi
+	s0=$(t_stat "$FB" a passed)
+	inA "$PY" -c "$BIG" "$A4" "$B4" 10
+	t_wait_until 5 eval '[ $(($(t_stat "$FB" a passed) - s0)) -ge 10 ]'
+	check_eq "... of another source: 10 passed" "$(($(t_stat "$FB" a passed) - s0))" 10
+	check "detach" fbB detach "$VB"
 	check "MTU 9000, generic: attached" fbB attach a "$VB" --mode generic
+	out=$(cat "$T_TMP/out")
+	check_eq "... as one buffer" "$out" "attached a to $VB (generic)"
 	check "detach" fbB detach "$VB"
 	ip -n "$NSA" link set "$VA" mtu 1500
 	ip -n "$NSB" link set "$VB" mtu 1500
+	check "MTU 1500, native: attached" fbB attach a "$VB"
+	check_eq "... as one buffer" "$(cat "$T_TMP/out")" "attached a to $VB (native)"
+	check "detach" fbB detach "$VB"
 }
 
 setup

@@ -68,9 +68,10 @@ struct fb_monitor;
 void fb_print_created(const char *name, const struct fb_create_opts *o);
 void fb_print_loaded(const struct fb_load_result *r);
 /* mon: the attachment's monitoring (NULL: none); replaced: the program
- * it took the place of (attach --replace; 0: none). */
+ * it took the place of (attach --replace; 0: none); multibuf: loaded
+ * multi-buffer (a device whose MTU exceeds a page, native mode). */
 void fb_print_attached(const char *name, const char *dev, const char *mode,
-		       const struct fb_monitor *mon, __u32 replaced);
+		       const struct fb_monitor *mon, __u32 replaced, bool multibuf);
 void fb_print_detached(const char *dev);
 void fb_print_destroyed(const char *name);
 

@@ -350,13 +350,13 @@ static int attach(const struct ap_conf *c, const struct ap_dev *d)
 	struct meanwhile m = { d->name, fb_xdp_mode_name(d->mode), false };
 	struct fb_xdp_dev dev;
 	struct fb_store f;
-	bool quiet = fb_report_quiet;
+	bool quiet = fb_report_quiet, mb;
 	int err;
 
 	if (query(c, d, &dev) || fb_store_open(c->name, &f))
 		return -1;
 	fb_report_quiet = true;
-	err = fb_xdp_attach(&f, d->name, d->mode, &lo);
+	err = fb_xdp_attach(&f, d->name, d->mode, &lo, &mb);
 	fb_report_quiet = quiet;
 	if (err && fb_discover_attachments(&f, find_attached, &m) >= 0 && m.found) {
 		fb_store_close(&f);
@@ -368,7 +368,7 @@ static int attach(const struct ap_conf *c, const struct ap_dev *d)
 		fb_err("%s:%d: %s", c->file, d->line, fb_report_last);
 		return -1;
 	}
-	fb_print_attached(c->name, d->name, fb_xdp_mode_name(d->mode), NULL, 0);
+	fb_print_attached(c->name, d->name, fb_xdp_mode_name(d->mode), NULL, 0, mb);
 	return 1;
 }
 
@@ -379,13 +379,13 @@ static int swap(const struct ap_conf *c, const struct ap_dev *d)
 {
 	struct fb_load_opts lo = { .malformed = c->malformed };
 	struct fb_store f;
-	bool quiet = fb_report_quiet;
+	bool quiet = fb_report_quiet, mb;
 	int err;
 
 	if (fb_store_open(c->name, &f))
 		return -1;
 	fb_report_quiet = true;
-	err = fb_xdp_replace(&f, d->name, d->mode, d->prog_id, &lo);
+	err = fb_xdp_replace(&f, d->name, d->mode, d->prog_id, &lo, &mb);
 	fb_report_quiet = quiet;
 	fb_store_close(&f);
 	if (err) {
@@ -395,11 +395,13 @@ static int swap(const struct ap_conf *c, const struct ap_dev *d)
 		jw_str("reattached", c->name);
 		jw_str("dev", d->name);
 		jw_str("mode", fb_xdp_mode_name(d->mode));
+		if (mb)
+			jw_bool("multi_buffer", true);
 		jw_obj_close();
 		jw_end();
 	} else {
-		printf("re-attached %s to %s (%s) with the file's action and malformed policy\n",
-		       c->name, d->name, fb_xdp_mode_name(d->mode));
+		printf("re-attached %s to %s (%s%s) with the file's action and malformed policy\n",
+		       c->name, d->name, fb_xdp_mode_name(d->mode), mb ? ", multi-buffer" : "");
 	}
 	return err;
 }

@@ -46,13 +46,17 @@ static void monitor_json(const struct fb_monitor *m)
 }
 
 void fb_print_attached(const char *name, const char *dev, const char *mode,
-		       const struct fb_monitor *mon, __u32 replaced)
+		       const struct fb_monitor *mon, __u32 replaced, bool multibuf)
 {
+	const char *mb = multibuf ? ", multi-buffer" : "";
+
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("attached", name);
 		jw_str("dev", dev);
 		jw_str("mode", mode);
+		if (multibuf)
+			jw_bool("multi_buffer", true);
 		if (replaced)
 			jw_u64("replaced_program", replaced);
 		if (mon)
@@ -60,10 +64,10 @@ void fb_print_attached(const char *name, const char *dev, const char *mode,
 		jw_obj_close();
 		jw_end();
 	} else if (replaced) {
-		printf("attached %s to %s (%s) in place of program %u\n", name, dev, mode,
+		printf("attached %s to %s (%s%s) in place of program %u\n", name, dev, mode, mb,
 		       replaced);
 	} else {
-		printf("attached %s to %s (%s)\n", name, dev, mode);
+		printf("attached %s to %s (%s%s)\n", name, dev, mode, mb);
 	}
 	if (!fb_json && mon) {
 		char desc[256];
@@ -111,7 +115,7 @@ int cmd_attach(int argc, char **argv)
 	struct fb_monitor mon;
 	struct fb_xdp_dev dev;
 	struct fb_store f;
-	bool replace = false, mode_given = false;
+	bool replace = false, mode_given = false, mb = false;
 	__u32 old = 0;
 	int c, v, err;
 
@@ -180,11 +184,11 @@ int cmd_attach(int argc, char **argv)
 		return 1;
 	}
 	lo.monitor = mo.sketch || mo.newflows || mo.acct ? &mon : NULL;
-	err = old ? fb_xdp_replace(&f, argv[optind + 1], mode, old, &lo)
-		  : fb_xdp_attach(&f, argv[optind + 1], mode, &lo);
+	err = old ? fb_xdp_replace(&f, argv[optind + 1], mode, old, &lo, &mb)
+		  : fb_xdp_attach(&f, argv[optind + 1], mode, &lo, &mb);
 	if (!err)
 		fb_print_attached(argv[optind], argv[optind + 1], fb_xdp_mode_name(mode),
-				  lo.monitor, old);
+				  lo.monitor, old, mb);
 	/* The attachment holds the program and its maps; our handles can go. */
 	if (lo.monitor)
 		fb_monitor_close(&mon);

@@ -91,6 +91,11 @@ struct flowbloom_bpf *fb_load(const struct fb_store *f, const struct fb_load_opt
 	skel->rodata->cfg_action = o->action;
 	skel->rodata->cfg_malformed = o->malformed;
 	skel->rodata->cfg_trace = o->trace;
+	skel->rodata->cfg_frags = o->frags;
+	if (o->frags)
+		bpf_program__set_flags(skel->progs.flowbloom,
+				       bpf_program__flags(skel->progs.flowbloom) |
+					       BPF_F_XDP_HAS_FRAGS);
 	skel->rodata->cfg_bench = o->bench;
 	skel->rodata->cfg_bench_v6 = o->bench_v6;
 	skel->rodata->cfg_bench_no_ttl = o->bench_no_ttl;

@@ -20,6 +20,7 @@ struct fb_load_opts {
 	__u8 action;	    /* enum fb_action; FB_ACTION_DEFAULT: the filter's own */
 	__u8 malformed;	    /* enum fb_malformed: what no rule decides of a malformed packet */
 	bool trace;	    /* record struct fb_trace per packet (replay --explain) */
+	bool frags;	    /* multi-buffer (BPF_F_XDP_HAS_FRAGS): native XDP above a page's MTU */
 	bool private_stats; /* count into the object's own stats map, not the filter's */
 	__u32 bench;	    /* benchmarks: see include/flowbloom/bench.h */
 	bool bench_v6;

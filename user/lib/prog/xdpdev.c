@@ -49,23 +49,22 @@ static int mtu_of(const char *dev)
 	return mtu;
 }
 
-/* Attaching prog to DEV in mode failed with -err: why, in the operator's
- * terms where the kernel's errno is cryptic. ERANGE from native mode: the
- * driver's XDP takes a frame in one page, and the MTU (a veth's peer's
- * counts too) allows frames larger, which only a multi-buffer program
- * takes; flowbloom's is not one (it would see a frame's first buffer only,
- * and count its bytes short). */
+/* Attaching flowbloom's program to DEV in mode failed with -err: why, in
+ * the operator's terms where the kernel's errno is cryptic. ERANGE from
+ * native mode, the multi-buffer program tried too (put()): the driver
+ * takes frames of one page only, and the MTU (a veth's peer's counts too)
+ * allows larger ones. */
 static void report_attach(const char *dev, enum fb_xdp_mode mode, int err)
 {
 	if (err == EOPNOTSUPP && mode == FB_XDP_NATIVE)
 		fb_report_err("%s has no native XDP support: use --mode generic", dev);
 	else if (err == ERANGE && mode == FB_XDP_NATIVE)
-		fb_report_err("cannot attach to %s in native mode: native XDP without "
-			      "multi-buffer support, which flowbloom's program does not have, "
-			      "takes frames of one page, an MTU up to about 3,500 bytes (%s's is "
-			      "%d; for a veth, its peer's counts too): lower the MTU, or use "
-			      "--mode generic",
-			      dev, dev, mtu_of(dev));
+		fb_report_err(
+			"cannot attach to %s in native mode: its driver takes no multi-buffer "
+			"XDP program, so frames of one page only, an MTU up to about 3,500 "
+			"bytes (%s's is %d; for a veth, its peer's counts too): lower the MTU, "
+			"or use --mode generic",
+			dev, dev, mtu_of(dev));
 	else
 		report_errno("attach to", dev, err);
 }
@@ -163,79 +162,109 @@ static void report_taken(const char *dev)
 			      dev, d.prog_id, d.name, fb_xdp_mode_name(d.mode));
 }
 
-int fb_xdp_attach(const struct fb_store *f, const char *dev, enum fb_xdp_mode mode,
-		  const struct fb_load_opts *lo)
-{
-	struct flowbloom_bpf *skel;
-	int ifindex = ifindex_of(dev), err;
-
-	if (!ifindex || fb_xdp_check_link(dev))
-		return -1;
-	skel = fb_load(f, lo);
-	if (!skel)
-		return -1;
-	/* UPDATE_IF_NOEXIST: never silently replace someone else's program. */
-	err = bpf_xdp_attach(ifindex, fb_load_prog_fd(skel),
-			     mode_flags[mode] | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
-	/* The attachment holds the program; our handle can go. */
-	fb_load_close(skel);
-	if (!err)
-		return 0;
-	if (err == -EEXIST || err == -EBUSY)
-		report_taken(dev);
-	else
-		report_attach(dev, mode, -err);
-	return -1;
-}
-
 /* prog_fd (-1: none) on ifindex in mode in place of program old_id, in one
  * step: XDP_FLAGS_REPLACE with the program seen, so no packet goes without
  * one and a program another tool put there since is never replaced (the
- * kernel refuses: EEXIST). doing: "detaching", "re-attaching". */
-static int swap_prog(const char *dev, int ifindex, enum fb_xdp_mode mode, __u32 old_id, int prog_fd,
-		     const char *doing)
+ * kernel refuses: EEXIST). 0, or the kernel's error (negative). */
+static int swap_raw(int ifindex, enum fb_xdp_mode mode, __u32 old_id, int prog_fd)
 {
 	LIBBPF_OPTS(bpf_xdp_attach_opts, o);
 	int old = bpf_prog_get_fd_by_id(old_id), err;
 
-	if (old < 0) {
-		err = errno == ENOENT ? -EEXIST : -errno;
-	} else {
-		o.old_prog_fd = old;
-		err = bpf_xdp_attach(ifindex, prog_fd, mode_flags[mode] | XDP_FLAGS_REPLACE, &o);
-		close(old);
+	if (old < 0)
+		return errno == ENOENT ? -EEXIST : -errno;
+	o.old_prog_fd = old;
+	err = bpf_xdp_attach(ifindex, prog_fd, mode_flags[mode] | XDP_FLAGS_REPLACE, &o);
+	close(old);
+	return err;
+}
+
+/* Load flowbloom's program for f with lo (multi-buffer if frags) and put
+ * it on ifindex in mode: in place of old_id, or where none runs
+ * (UPDATE_IF_NOEXIST: never silently replace someone else's program).
+ * 0, the kernel's error (negative), or 1 if the load failed (reported). */
+static int load_put(const struct fb_store *f, const struct fb_load_opts *lo, bool frags,
+		    int ifindex, enum fb_xdp_mode mode, __u32 old_id)
+{
+	struct fb_load_opts o = *lo;
+	struct flowbloom_bpf *skel;
+	int err;
+
+	o.frags = frags;
+	skel = fb_load(f, &o);
+	if (!skel)
+		return 1;
+	if (old_id)
+		err = swap_raw(ifindex, mode, old_id, fb_load_prog_fd(skel));
+	else
+		err = bpf_xdp_attach(ifindex, fb_load_prog_fd(skel),
+				     mode_flags[mode] | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+	/* The attachment holds the program; our handle can go. */
+	fb_load_close(skel);
+	return err;
+}
+
+/* load_put(), and again multi-buffer when native mode refuses the frame
+ * size the MTU allows (ERANGE: above a page; the multi-buffer program
+ * takes any). *multibuf: which one runs. */
+static int put(const struct fb_store *f, const struct fb_load_opts *lo, int ifindex,
+	       enum fb_xdp_mode mode, __u32 old_id, bool *multibuf)
+{
+	int err = load_put(f, lo, false, ifindex, mode, old_id);
+
+	*multibuf = false;
+	if (err == -ERANGE && mode == FB_XDP_NATIVE) {
+		err = load_put(f, lo, true, ifindex, mode, old_id);
+		*multibuf = !err;
 	}
-	if (!err)
-		return 0;
+	return err;
+}
+
+int fb_xdp_attach(const struct fb_store *f, const char *dev, enum fb_xdp_mode mode,
+		  const struct fb_load_opts *lo, bool *multibuf)
+{
+	int ifindex = ifindex_of(dev), err;
+
+	if (!ifindex || fb_xdp_check_link(dev))
+		return -1;
+	err = put(f, lo, ifindex, mode, 0, multibuf);
+	if (err == -EEXIST || err == -EBUSY)
+		report_taken(dev);
+	else if (err < 0)
+		report_attach(dev, mode, -err);
+	return err ? -1 : 0;
+}
+
+/* A swap's refusal: the program seen is gone (EEXIST), or the kernel's. */
+static void report_swap(const char *dev, enum fb_xdp_mode mode, __u32 old_id, int err,
+			const char *doing)
+{
 	if (err == -EEXIST)
 		fb_report_err("the XDP program on %s changed while %s (program %u is gone); not %s",
 			      dev, doing, old_id, doing);
-	else if (prog_fd < 0)
+	else if (!strcmp(doing, "detaching"))
 		report_errno("detach from", dev, -err);
 	else
 		report_attach(dev, mode, -err);
-	return -1;
 }
 
 int fb_xdp_replace(const struct fb_store *f, const char *dev, enum fb_xdp_mode mode, __u32 old_id,
-		   const struct fb_load_opts *lo)
+		   const struct fb_load_opts *lo, bool *multibuf)
 {
-	struct flowbloom_bpf *skel;
 	int ifindex = ifindex_of(dev), err;
 
 	if (!ifindex)
 		return -1;
-	skel = fb_load(f, lo);
-	if (!skel)
-		return -1;
-	err = swap_prog(dev, ifindex, mode, old_id, fb_load_prog_fd(skel), "re-attaching");
-	fb_load_close(skel);
-	return err;
+	err = put(f, lo, ifindex, mode, old_id, multibuf);
+	if (err < 0)
+		report_swap(dev, mode, old_id, err, "re-attaching");
+	return err ? -1 : 0;
 }
 
 int fb_xdp_detach(const char *dev)
 {
 	struct fb_xdp_dev d;
+	int err;
 
 	if (fb_xdp_query(dev, &d))
 		return -1;
@@ -250,5 +279,8 @@ int fb_xdp_detach(const char *dev)
 		return -1;
 	}
 	/* Exactly the program seen: never one another tool put there since. */
-	return swap_prog(dev, (int)d.ifindex, d.mode, d.prog_id, -1, "detaching");
+	err = swap_raw((int)d.ifindex, d.mode, d.prog_id, -1);
+	if (err)
+		report_swap(dev, d.mode, d.prog_id, err, "detaching");
+	return err ? -1 : 0;
 }
