@@ -164,6 +164,10 @@ conf_err "a bad value, named FILE:LINE" \
 conf_err "an unknown option, named FILE:LINE" 'collector = 127.0.0.1:4739\nfrobnicate = 1\n' \
 	"2: unknown option 'frobnicate'"
 conf_err "a value for a flag" 'tcp = yes\n' "1: tcp takes no value"
+# The collector's form checked where it is read (it used to be checked after
+# the file, named by no line, with the usage text).
+conf_err "a collector without a port, named FILE:LINE" 'tcp\ncollector = 198.51.100.10\n' \
+	"2: bad collector '198.51.100.10' (want HOST:PORT or [IPV6]:PORT)"
 conf_err "a NUL byte, named as such" 'collector = 127.0.0.1:4739\ncol\0lector = 1\n' \
 	"2: NUL byte in line (not a text file?)"
 # In a last line without newline too (it used to cut the value there).
