@@ -24,6 +24,7 @@
 #   up to what was sent; every packet is in a flow record or the overflow
 #   counts;
 # - --monitor alone: estimates, as layer2OctetDeltaCount (frame octets);
+# - a collector across the veth with a small MTU: UDP messages fit it;
 # - usage errors and --config FILE.
 # The EXIT trap stops the collectors, captures and exporters, removes the
 # namespaces and every pin. Addresses: 198.51.100.0/24, 2001:db8::/32 only.
@@ -627,6 +628,40 @@ t = [float(x) for x in sys.argv[1].split()]
 g = sorted(b - a for a, b in zip(t, t[1:]))
 sys.exit(not (len(g) >= 5 and 0.35 <= g[len(g) // 2] <= 0.6))' "$t" &&
 	pass "ipfix: templates every 0.4 s (at $t)" || fail "ipfix: templates every 0.4 s: at $t"
+
+# --- UDP: messages that fit the path MTU -------------------------------------------
+# The collector in NSA, across the veth, whose MTU is made 1280 (IPv6's
+# minimum, a tunnel's), then 1000 over IPv4: every message with its IP and
+# UDP headers fits, none is fragmented; and full messages come close to
+# the limit (before, messages of up to 1400 bytes went out in fragments).
+for m in "1280 2001:db8::1 [2001:db8::1] 48" "1000 198.51.100.1 198.51.100.1 28"; do
+	read -r mtu caddr col hdr <<<"$m"
+	ip -n "$NSA" link set "$VA" mtu "$mtu"
+	ip -n "$NSB" link set "$VB" mtu "$mtu"
+	$NA "$PY" "$DECODE" udp "$caddr" 4746 "$T_TMP/mtu-$mtu.json" &
+	BG+=($!)
+	wait_grep listening "$T_TMP/mtu-$mtu.json" 100 || fail "ipfix, MTU $mtu: the collector did not start"
+	exporter f --collector "$col":4746 --idle-timeout 0.3 --interval 60
+	ina "$PY" -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("198.51.100.1", 48000))
+for i in range(200):
+    s.sendto(b"u", ("198.51.100.2", 10000 + i))'
+	t_wait_until 10 table_empty f || fail "ipfix, MTU $mtu: the flows never ended"
+	stop_exporter "ipfix, MTU $mtu"
+	t_wait_until 10 delivered "$T_TMP/mtu-$mtu.json" || fail "ipfix, MTU $mtu: records not received"
+	check_eq "ipfix over a path of MTU $mtu: every message fits it, full ones nearly" "$("$PY" -c '
+import json, sys
+L = [json.loads(l) for l in open(sys.argv[1])]
+n = [l["msg"]["length"] + int(sys.argv[3]) for l in L if "msg" in l]
+r = sum(1 for l in L if l.get("tid") == 260 and l["rec"]["7"] == 48000)
+mtu = int(sys.argv[2])
+print(r == 200 and max(n) <= mtu and max(n) > mtu - 80 or (r, sorted(set(n))))' \
+		"$T_TMP/mtu-$mtu.json" "$mtu" "$hdr")" True
+done
+ip -n "$NSA" link set "$VA" mtu 1500
+ip -n "$NSB" link set "$VB" mtu 1500
 
 # --- TCP: a collector that accepts and never reads ---------------------------------
 # Small socket buffers in NSB (its own sysctl), so the exporter's fill up at
