@@ -25,6 +25,8 @@
 #   counts;
 # - --monitor alone: estimates, as layer2OctetDeltaCount (frame octets);
 # - a collector across the veth with a small MTU: UDP messages fit it;
+# - the wall clock stepped while the exporter runs (clockstep.c): record
+#   times follow it;
 # - usage errors and --config FILE.
 # The EXIT trap stops the collectors, captures and exporters, removes the
 # namespaces and every pin. Addresses: 198.51.100.0/24, 2001:db8::/32 only.
@@ -662,6 +664,41 @@ print(r == 200 and max(n) <= mtu and max(n) > mtu - 80 or (r, sorted(set(n))))' 
 done
 ip -n "$NSA" link set "$VA" mtu 1500
 ip -n "$NSB" link set "$VB" mtu 1500
+
+# --- the wall clock stepped while it runs ------------------------------------------
+# NTP steps the clock at boot, after the exporter started: record times
+# follow the new clock, as the messages' export time does (they kept the
+# clock of the start: an hour off after a step of an hour). The step is
+# clockstep.c's, preloaded into the exporter alone.
+if cc -shared -fPIC -o "$T_TMP/clockstep.so" "$(dirname "$0")/clockstep.c" -ldl 2>"$T_TMP/cc.err"; then
+	$NB "$PY" "$DECODE" udp 127.0.0.1 4747 "$T_TMP/step.json" &
+	BG+=($!)
+	wait_listen udp 4747
+	echo 0 >"$T_TMP/step"
+	FB_CLOCKSTEP_FILE=$T_TMP/step LD_PRELOAD=$T_TMP/clockstep.so exporter f \
+		--collector 127.0.0.1:4747 --idle-timeout 0.2 --interval 60
+	send1 48101 2
+	t_wait_until 10 table_empty f
+	echo -3600 >"$T_TMP/step"
+	send1 48102 2
+	t_wait_until 10 table_empty f
+	stop_exporter "ipfix, clock stepped"
+	t_wait_until 10 delivered "$T_TMP/step.json" || fail "ipfix, clock stepped: records not received"
+	check_eq "ipfix, the clock stepped back an hour: flow times within 5 s of the export time" \
+		"$("$PY" -c '
+import json, sys
+off, et = {}, None
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if "msg" in o:
+        et = o["msg"]["export_time"]
+    elif o.get("tid") == 260 and o["rec"]["7"] in (48101, 48102):
+        off[o["rec"]["7"]] = round(o["rec"]["152"] / 1000 - et)
+print(sorted(off) == [48101, 48102] and all(abs(v) <= 5 for v in off.values()) or off)' \
+			"$T_TMP/step.json")" True
+else
+	skip "ipfix, clock stepped: no C compiler ($(head -1 "$T_TMP/cc.err"))"
+fi
 
 # --- TCP: a collector that accepts and never reads ---------------------------------
 # Small socket buffers in NSB (its own sysctl), so the exporter's fill up at

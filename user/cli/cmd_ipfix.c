@@ -469,6 +469,10 @@ int cmd_ipfix(int argc, char **argv)
 	for (;;) {
 		bool stop;
 
+		/* The wall clock may be stepped (NTP at boot, an operator)
+		 * while the exporter runs for months: record times follow it,
+		 * as the messages' export time does. */
+		ex.mono_to_real_ms = epoch_ms() - fb_clock_mono_ns() / 1000000ULL;
 		if (rb) {
 			/* The program wakes readers only when the ring fills up:
 			 * drain on the timeout too (as `flows --follow`). */
