@@ -24,6 +24,9 @@
 #   up to what was sent; every packet is in a flow record or the overflow
 #   counts;
 # - --monitor alone: estimates, as layer2OctetDeltaCount (frame octets);
+# - a collector across the veth with a small MTU: UDP messages fit it;
+# - the wall clock stepped while the exporter runs (clockstep.c): record
+#   times follow it;
 # - usage errors and --config FILE.
 # The EXIT trap stops the collectors, captures and exporters, removes the
 # namespaces and every pin. Addresses: 198.51.100.0/24, 2001:db8::/32 only.
@@ -164,6 +167,10 @@ conf_err "a bad value, named FILE:LINE" \
 conf_err "an unknown option, named FILE:LINE" 'collector = 127.0.0.1:4739\nfrobnicate = 1\n' \
 	"2: unknown option 'frobnicate'"
 conf_err "a value for a flag" 'tcp = yes\n' "1: tcp takes no value"
+# The collector's form checked where it is read (it used to be checked after
+# the file, named by no line, with the usage text).
+conf_err "a collector without a port, named FILE:LINE" 'tcp\ncollector = 198.51.100.10\n' \
+	"2: bad collector '198.51.100.10' (want HOST:PORT or [IPV6]:PORT)"
 conf_err "a NUL byte, named as such" 'collector = 127.0.0.1:4739\ncol\0lector = 1\n' \
 	"2: NUL byte in line (not a text file?)"
 # In a last line without newline too (it used to cut the value there).
@@ -623,6 +630,75 @@ t = [float(x) for x in sys.argv[1].split()]
 g = sorted(b - a for a, b in zip(t, t[1:]))
 sys.exit(not (len(g) >= 5 and 0.35 <= g[len(g) // 2] <= 0.6))' "$t" &&
 	pass "ipfix: templates every 0.4 s (at $t)" || fail "ipfix: templates every 0.4 s: at $t"
+
+# --- UDP: messages that fit the path MTU -------------------------------------------
+# The collector in NSA, across the veth, whose MTU is made 1280 (IPv6's
+# minimum, a tunnel's), then 1000 over IPv4: every message with its IP and
+# UDP headers fits, none is fragmented; and full messages come close to
+# the limit (before, messages of up to 1400 bytes went out in fragments).
+for m in "1280 2001:db8::1 [2001:db8::1] 48" "1000 198.51.100.1 198.51.100.1 28"; do
+	read -r mtu caddr col hdr <<<"$m"
+	ip -n "$NSA" link set "$VA" mtu "$mtu"
+	ip -n "$NSB" link set "$VB" mtu "$mtu"
+	$NA "$PY" "$DECODE" udp "$caddr" 4746 "$T_TMP/mtu-$mtu.json" &
+	BG+=($!)
+	wait_grep listening "$T_TMP/mtu-$mtu.json" 100 || fail "ipfix, MTU $mtu: the collector did not start"
+	exporter f --collector "$col":4746 --idle-timeout 0.3 --interval 60
+	ina "$PY" -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("198.51.100.1", 48000))
+for i in range(200):
+    s.sendto(b"u", ("198.51.100.2", 10000 + i))'
+	t_wait_until 10 table_empty f || fail "ipfix, MTU $mtu: the flows never ended"
+	stop_exporter "ipfix, MTU $mtu"
+	t_wait_until 10 delivered "$T_TMP/mtu-$mtu.json" || fail "ipfix, MTU $mtu: records not received"
+	check_eq "ipfix over a path of MTU $mtu: every message fits it, full ones nearly" "$("$PY" -c '
+import json, sys
+L = [json.loads(l) for l in open(sys.argv[1])]
+n = [l["msg"]["length"] + int(sys.argv[3]) for l in L if "msg" in l]
+r = sum(1 for l in L if l.get("tid") == 260 and l["rec"]["7"] == 48000)
+mtu = int(sys.argv[2])
+print(r == 200 and max(n) <= mtu and max(n) > mtu - 80 or (r, sorted(set(n))))' \
+		"$T_TMP/mtu-$mtu.json" "$mtu" "$hdr")" True
+done
+ip -n "$NSA" link set "$VA" mtu 1500
+ip -n "$NSB" link set "$VB" mtu 1500
+
+# --- the wall clock stepped while it runs ------------------------------------------
+# NTP steps the clock at boot, after the exporter started: record times
+# follow the new clock, as the messages' export time does (they kept the
+# clock of the start: an hour off after a step of an hour). The step is
+# clockstep.c's, preloaded into the exporter alone.
+if cc -shared -fPIC -o "$T_TMP/clockstep.so" "$(dirname "$0")/clockstep.c" -ldl 2>"$T_TMP/cc.err"; then
+	$NB "$PY" "$DECODE" udp 127.0.0.1 4747 "$T_TMP/step.json" &
+	BG+=($!)
+	wait_listen udp 4747
+	echo 0 >"$T_TMP/step"
+	FB_CLOCKSTEP_FILE=$T_TMP/step LD_PRELOAD=$T_TMP/clockstep.so exporter f \
+		--collector 127.0.0.1:4747 --idle-timeout 0.2 --interval 60
+	send1 48101 2
+	t_wait_until 10 table_empty f
+	echo -3600 >"$T_TMP/step"
+	send1 48102 2
+	t_wait_until 10 table_empty f
+	stop_exporter "ipfix, clock stepped"
+	t_wait_until 10 delivered "$T_TMP/step.json" || fail "ipfix, clock stepped: records not received"
+	check_eq "ipfix, the clock stepped back an hour: flow times within 5 s of the export time" \
+		"$("$PY" -c '
+import json, sys
+off, et = {}, None
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if "msg" in o:
+        et = o["msg"]["export_time"]
+    elif o.get("tid") == 260 and o["rec"]["7"] in (48101, 48102):
+        off[o["rec"]["7"]] = round(o["rec"]["152"] / 1000 - et)
+print(sorted(off) == [48101, 48102] and all(abs(v) <= 5 for v in off.values()) or off)' \
+			"$T_TMP/step.json")" True
+else
+	skip "ipfix, clock stepped: no C compiler ($(head -1 "$T_TMP/cc.err"))"
+fi
 
 # --- TCP: a collector that accepts and never reads ---------------------------------
 # Small socket buffers in NSB (its own sysctl), so the exporter's fill up at

@@ -113,11 +113,19 @@ static const char *set_opt(int c, const char *v, void *ctx)
 	int bad;
 
 	switch (c) {
-	case 'c':
-		if (strlen(v) >= sizeof(o->collector))
-			return "collector too long";
+	case 'c': {
+		char host[256], port[16];
+
+		/* Checked here, so a bad one in --config is named FILE:LINE. */
+		if (strlen(v) >= sizeof(o->collector) ||
+		    split_collector(v, host, sizeof(host), port, sizeof(port))) {
+			snprintf(o->why, sizeof(o->why),
+				 "bad collector '%.80s' (want HOST:PORT or [IPV6]:PORT)", v);
+			return o->why;
+		}
 		strcpy(o->collector, v);
 		return NULL;
+	}
 	case 'u':
 	case 't':
 		o->tcp = c == 't';
@@ -389,8 +397,8 @@ int cmd_ipfix(int argc, char **argv)
 		return fb_usage(argc - optind < 1 ? "missing NAME" : "too many arguments");
 	if (!o.collector[0])
 		return fb_usage("missing --collector HOST:PORT");
-	if (split_collector(o.collector, host, sizeof(host), port, sizeof(port)))
-		return fb_usage("bad collector '%s' (want HOST:PORT or [IPV6]:PORT)", o.collector);
+	/* Checked by set_opt(): it splits. */
+	split_collector(o.collector, host, sizeof(host), port, sizeof(port));
 
 	if (fb_store_open(argv[optind], &f))
 		return 1;
@@ -461,6 +469,10 @@ int cmd_ipfix(int argc, char **argv)
 	for (;;) {
 		bool stop;
 
+		/* The wall clock may be stepped (NTP at boot, an operator)
+		 * while the exporter runs for months: record times follow it,
+		 * as the messages' export time does. */
+		ex.mono_to_real_ms = epoch_ms() - fb_clock_mono_ns() / 1000000ULL;
 		if (rb) {
 			/* The program wakes readers only when the ring fills up:
 			 * drain on the timeout too (as `flows --follow`). */

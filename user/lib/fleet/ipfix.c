@@ -156,10 +156,10 @@ struct fb_ipfix {
 	int cur_ext; /* external template the buffer is set to, 0: none */
 	__u32 domain;
 	bool l2_est;
-	unsigned records; /* data records appended since the last take */
-	bool pending;	  /* anything appended since the last take */
-	size_t msg_max;
-	__u8 *msg; /* fixbuf's exporter writes each message here */
+	unsigned records;	 /* data records appended since the last take */
+	bool pending;		 /* anything appended since the last take */
+	size_t msg_max, msg_cap; /* this session's largest message; x->msg's size */
+	__u8 *msg;		 /* fixbuf's exporter writes each message here */
 	char err[256];
 };
 
@@ -264,7 +264,7 @@ struct fb_ipfix *fb_ipfix_new(__u32 domain, size_t msg_max, bool l2_estimates)
 		return NULL;
 	}
 	x->domain = domain;
-	x->msg_max = msg_max;
+	x->msg_max = x->msg_cap = msg_max;
 	x->l2_est = l2_estimates;
 	x->model = fbInfoModelAlloc();
 	if (!x->model || build(x)) {
@@ -289,6 +289,11 @@ void fb_ipfix_free(struct fb_ipfix *x)
 int fb_ipfix_session(struct fb_ipfix *x)
 {
 	return build(x);
+}
+
+void fb_ipfix_set_msg_max(struct fb_ipfix *x, size_t msg_max)
+{
+	x->msg_max = msg_max < 512 ? 512 : msg_max > x->msg_cap ? x->msg_cap : msg_max;
 }
 
 /* fixbuf's "the message is full": 1; another error: -1. */

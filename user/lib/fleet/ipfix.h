@@ -105,7 +105,8 @@ struct fb_ipfix_mitigation {
 };
 
 /* Largest message it builds: what fits one UDP datagram on an Ethernet
- * path (IPv6 and UDP headers included), and what a TCP write takes. */
+ * path (IPv6 and UDP headers included; less on a path of a smaller MTU:
+ * fb_ipfix_set_msg_max), and what a TCP write takes. */
 #define FB_IPFIX_MSG_UDP 1400
 #define FB_IPFIX_MSG_TCP 16384
 
@@ -118,6 +119,9 @@ void fb_ipfix_free(struct fb_ipfix *x);
 /* Start a new session: sequence numbers from 0; what was appended and not
  * taken is dropped. -1 on failure (fb_ipfix_error). */
 int fb_ipfix_session(struct fb_ipfix *x);
+/* Messages of at most msg_max bytes (at least 512, at most fb_ipfix_new's)
+ * from the next session on. */
+void fb_ipfix_set_msg_max(struct fb_ipfix *x, size_t msg_max);
 /* Append to the message being built: 0 done, 1 the message is full (take
  * it, then append again), -1 error. */
 int fb_ipfix_put_templates(struct fb_ipfix *x);

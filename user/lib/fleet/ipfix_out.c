@@ -113,10 +113,30 @@ static int open_socket(struct fb_ipfix_out *x)
 	return 0;
 }
 
+/* UDP: messages that fit the path MTU the kernel knows for the collector
+ * (its route's, or one an ICMP "too big" taught it) less the IP and UDP
+ * headers, so that none is fragmented (RFC 7011 section 10.3.3): a
+ * tunnel's MTU (WireGuard's 1420, IPv6's 1280) is often below Ethernet's. */
+static void udp_fit(struct fb_ipfix_out *x)
+{
+	bool v6 = x->addr.ss_family == AF_INET6;
+	socklen_t len = sizeof(int);
+	size_t max = FB_IPFIX_MSG_UDP;
+	int mtu = 0, hdr = (v6 ? 40 : 20) + 8;
+
+	if (!getsockopt(x->fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP, v6 ? IPV6_MTU : IP_MTU, &mtu,
+			&len) &&
+	    mtu > hdr && (size_t)(mtu - hdr) < max)
+		max = (size_t)(mtu - hdr);
+	fb_ipfix_set_msg_max(x->enc, max);
+}
+
 /* A new transport session: sequence numbers from 0, templates first, and
  * templates again early in its first minute (UDP). */
 static int new_session(struct fb_ipfix_out *x, double now)
 {
+	if (!x->o.tcp)
+		udp_fit(x);
 	if (fb_ipfix_session(x->enc)) {
 		fb_report_err("ipfix: %s", fb_ipfix_error(x->enc));
 		return -1;
