@@ -373,6 +373,9 @@ int cmd_capture(int argc, char **argv)
 			/* What was captured so far reaches the file (or its
 			 * temporary name, should this process be killed). */
 			sync_out(&rd);
+			/* Frames get wall-clock times: a step of the clock (NTP
+			 * at boot) is followed from the next records on. */
+			rd.mono_to_real = fb_clock_real_ns() - fb_clock_mono_ns();
 			if (out == stdout && reader_gone())
 				rd.err = EPIPE;
 			if (!attached(&cap, ifindex, gone)) {

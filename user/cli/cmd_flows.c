@@ -143,6 +143,9 @@ int cmd_flows(int argc, char **argv)
 		}
 		if (!follow || fb_interrupted())
 			break;
+		/* Events get wall-clock times: a step of the clock (NTP at
+		 * boot) is followed from the next events on. */
+		fo.mono_to_real = fb_clock_real_ns() - fb_clock_mono_ns();
 		if (fb_monview_gone(&f, &m))
 			goto out;
 		if (fb_monitor_read_stats(&m, &st))
