@@ -147,8 +147,13 @@ size_t bgp_add_rules(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys
 		if (gone)
 			*n = j;
 	}
-	if (rn->ttl > 0 && *n)
+	if (rn->ttl > 0 && *n) {
 		fb_capacity_wrote(&rn->lim, &where, *n);
+		if (bgp_copies_wrote(&rn->copies, &where, keys, *n))
+			bgp_say("out of memory recording where %s are: a withdrawal leaves "
+				"their copies there to end with their lifetime",
+				what);
+	}
 	return n0 - *n;
 }
 
@@ -196,52 +201,22 @@ size_t bgp_bound(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys, si
 	return n0 - *n;
 }
 
+/* The rules with a copy in each generation, from the record of where we
+ * wrote them (withdrawn ones whose deletions wait included: ours still). */
 void bgp_count_copies(struct bgp_run *rn, struct fb_store *f)
 {
 	struct fb_gen_views gv;
-	struct fb_key *keys;
-	size_t n, i, c;
 	int g;
 
 	memset(rn->lim.wrote, 0, sizeof(rn->lim.wrote));
 	rn->counted_id = f->bits_id;
 	if (rn->ttl <= 0 || !f->hdr->gens)
 		return;
-	n = fb_bgp_rules(&rn->b, &keys);
-	if (!keys)
-		return; /* uncounted: held counts each copy, refusing sooner */
 	if (fb_gens_views_open(f, &gv) >= 0) {
-		for (g = 0; g < gv.n; g++) {
-			for (i = c = 0; i < n; i++)
-				c += fb_counting_min(&gv.v[g], &keys[i]) > 0;
-			/* Withdrawn, their deletions waiting: ours still. */
-			for (i = 0; i < rn->npend; i++)
-				c += !fb_bgp_refs(&rn->b, &rn->pend[i].key) &&
-				     fb_counting_min(&gv.v[g], &rn->pend[i].key) > 0;
-			fb_capacity_wrote(&rn->lim, &gv.g[g], c);
-		}
+		for (g = 0; g < gv.n; g++)
+			fb_capacity_wrote(&rn->lim, &gv.g[g], bgp_copies_in(&rn->copies, &gv.g[g]));
 		fb_gens_views_close(&gv);
 	}
-	free(keys);
-}
-
-/* A copy of k out of each generation holding it, the permanent rules left
- * alone: how many deleted. A copy we wrote leaves the count of our copies
- * (bgp_bound). */
-static int del_copies(struct bgp_run *rn, struct fb_gen_views *gv, const struct fb_key *k)
-{
-	int g, n = 0;
-
-	for (g = 0; g < gv->n; g++) {
-		const struct fb_gen *w = &gv->g[g];
-
-		if (fb_counting_del(&gv->v[g], k))
-			continue; /* -1 where a counter is 0 */
-		n++;
-		if (rn->lim.wrote[w->g].expires == w->expires && rn->lim.wrote[w->g].n)
-			rn->lim.wrote[w->g].n--;
-	}
-	return n;
 }
 
 /* p's copy out of the permanent rules: 0, or -1 if they do not hold it
@@ -262,11 +237,12 @@ static int del_permanent(struct fb_store *f, const struct bgp_pending *p)
 /*
  * The deletions waiting for the state file, each only from the part of
  * the filter our copies are in (bgp_run.in_gens when it was queued):
- * without --ttl the permanent rules, with it every generation holding the
- * rule (the refreshes put a copy in each). Never from the other part: a
- * copy there is the operator's or guard's (the same prefix, with a
- * lifetime or without), or a false positive, and lowering its counters
- * takes bits that other rules need.
+ * without --ttl the permanent rules, with it the generations we wrote the
+ * rule into (each announcement and refresh writes a copy: bgp_copies),
+ * each copy of ours still live. Never from the other part, nor from a
+ * generation we did not write it into: a copy there is the operator's or
+ * guard's (the same prefix, with a lifetime or without), or a false
+ * positive, and lowering its counters takes bits that other rules need.
  */
 void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 {
@@ -283,14 +259,13 @@ void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 	for (i = 0; i < rn->npend; i++) {
 		const struct bgp_pending *p = &rn->pend[i];
 
-		/* Withdrawn, then announced again before this commit: the
-		 * announcement added a copy, maybe in a generation of its
-		 * own, which a copy deleted from each would take too. The
-		 * older copies end with their lifetime or its next
-		 * withdrawal. */
+		/* Withdrawn, then announced again before this commit: its
+		 * copies, the announcement's new one with them, stay on its
+		 * record, for its next withdrawal. */
 		if (p->gens && !p->moved && rn->ttl > 0 && fb_bgp_refs(&rn->b, &p->key))
 			continue;
-		if (p->gens ? !del_copies(rn, &gv, &p->key) : del_permanent(f, p)) {
+		if (p->gens ? !bgp_copies_del(&rn->copies, &gv, &p->key, &rn->lim)
+			    : del_permanent(f, p)) {
 			if (!p->moved) /* else ended with its lifetime */
 				bgp_show(p->lineno, '?', &p->key,
 					 ": no longer in the filter; nothing deleted");
@@ -336,6 +311,16 @@ int bgp_queue_dels(struct bgp_run *rn, size_t lineno)
 	return 0;
 }
 
+static bool has_copies(const struct bgp_copy *r)
+{
+	unsigned g;
+
+	for (g = 0; r && g < FB_GEN_SLOTS; g++)
+		if (r->n[g])
+			return true;
+	return false;
+}
+
 /*
  * The filter array changed under us (load --replace, or destroy and
  * create): our rules are not in it any more; add them again. One the new
@@ -351,9 +336,9 @@ int bgp_queue_dels(struct bgp_run *rn, size_t lineno)
  * they stay: a replace carries the rules with a lifetime into the new
  * filter, withdrawn ones included, and dropping their deletions would let
  * a withdrawn route block traffic until its lifetime ends. Deletions take
- * copies out of the generations only, never out of the array (the
- * operator's); a rule that no generation holds (a destroy and create, or
- * load --replace --ttl's own generations) is reported "no longer in the
+ * our copies out of the generations only, never out of the array (the
+ * operator's); a rule none of whose copies is left (a destroy and create,
+ * or load --replace --ttl's own generations) is reported "no longer in the
  * filter; nothing deleted".
  *
  * in_line: called by apply_line, whose additions wait and whose deletions
@@ -372,10 +357,12 @@ int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line)
 		return -1;
 	}
 	/* Rules with a lifetime are carried by a replace: only those the
-	 * filter lost (destroyed and created again) are added. */
+	 * filter lost (destroyed and created again, or load --replace --ttl)
+	 * are added, those with no copy of ours in its generations. */
 	if (rn->ttl > 0 && fb_gens_views_open(f, &gv) >= 0) {
+		bgp_copies_verify(&rn->copies, &gv);
 		for (i = j = 0; i < n; i++)
-			if (!fb_gens_held(f, &gv, &keys[i]))
+			if (!has_copies(bgp_copies_find(&rn->copies, &keys[i])))
 				keys[j++] = keys[i];
 		n = j;
 		fb_gens_views_close(&gv);
@@ -411,7 +398,7 @@ int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line)
  * deleted once the state file says where they are now (a crash between
  * leaves an old copy, never a rule the file names missing). Moved into
  * the generations, the permanent copy goes (it would never end); moved out
- * of them, the copies in every generation holding it (they would end while
+ * of them, the copies we wrote into the generations (they would end while
  * the route stands, and a withdrawal would not find them). A rule the
  * part refuses is refused as a refresh is: its route whole, named once.
  */

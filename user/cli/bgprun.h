@@ -13,6 +13,7 @@
 #include <linux/types.h>
 #include "fleet/bgp.h"
 #include "rules/capacity.h"
+#include "store/gens.h"
 #include "store/store.h"
 
 /* A deletion waiting for the state file to be written: of the copy in
@@ -22,6 +23,27 @@ struct bgp_pending {
 	struct fb_key key;
 	size_t lineno;
 	bool gens, moved;
+};
+
+/*
+ * Where our rules' copies with a lifetime are (bgpcopies.c): how many of
+ * each rule we wrote into each generation slot g, of the generation ending
+ * at expires[g] (its identity: a slot reused by another generation counts
+ * afresh). A withdrawal deletes exactly those copies still live, never one
+ * from a generation we did not write the rule into (where it is a false
+ * positive, or the operator's). The state file carries it.
+ */
+struct bgp_copy {
+	struct fb_key key;
+	__u8 n[FB_GEN_SLOTS]; /* at most 255: a copy past it ends with its lifetime */
+	bool used;
+};
+
+struct bgp_copies {
+	struct bgp_copy *t; /* open addressing: cap slots, a power of 2, n used */
+	size_t cap, n;
+	const __u64 *hkey;	     /* the hash's key: the table's (fb_bgp.hkey) */
+	__u64 expires[FB_GEN_SLOTS]; /* 0: no generation */
 };
 
 struct bgp_run {
@@ -55,6 +77,11 @@ struct bgp_run {
 	 * counted afresh for each filter array (counted_id). */
 	struct fb_capacity_limit lim;
 	__u32 counted_id;
+	struct bgp_copies copies;
+	/* The state file did not say where the copies are (written before it
+	 * did): at the first open, each live generation holding a rule is
+	 * taken to hold one copy of it. */
+	bool seed_copies;
 };
 
 /* A message on stderr, "flowbloom: bgp: ..." (stdout is ExaBGP's). */
@@ -84,5 +111,34 @@ int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line);
  * ttl > 0): added where it puts them, their old copies' deletions queued
  * (bgpfilter.c). Not within a line. 0, or -1 out of memory. */
 int bgp_move(struct bgp_run *rn, struct fb_store *f);
+
+/* bgpcopies.c. The record of rule k (NULL: none), and forgetting one. */
+struct bgp_copy *bgp_copies_find(const struct bgp_copies *c, const struct fb_key *k);
+void bgp_copies_forget(struct bgp_copies *c, struct bgp_copy *r);
+/* keys[0..n) each got a copy in generation where: 0, or -1 out of memory
+ * (the copies not recorded stay when their route is withdrawn, to end with
+ * their lifetime). */
+int bgp_copies_wrote(struct bgp_copies *c, const struct fb_gen *where, const struct fb_key *keys,
+		     size_t n);
+/* How many rules have a copy in generation w. */
+size_t bgp_copies_in(const struct bgp_copies *c, const struct fb_gen *w);
+/* A new filter array: only the copies in a live generation of gv of the
+ * same identity that holds the rule are kept (the others went with a
+ * destroy and create, or load --replace --ttl). */
+void bgp_copies_verify(struct bgp_copies *c, const struct fb_gen_views *gv);
+/* No record (an older state file): one copy of keys[i] in each live
+ * generation holding it. 0, or -1 out of memory. */
+int bgp_copies_seed(struct bgp_copies *c, const struct fb_gen_views *gv, const struct fb_key *keys,
+		    size_t n);
+/* k's copies out of the live generations we wrote them into, its record
+ * forgotten (lim: our copies per generation, bgp_bound): how many deleted. */
+int bgp_copies_del(struct bgp_copies *c, struct fb_gen_views *gv, const struct fb_key *k,
+		   struct fb_capacity_limit *lim);
+/* The state file's lines for the rules b holds: 0, or -1 write error. */
+int bgp_copies_save(const struct bgp_copies *c, const struct fb_bgp *b, FILE *fp);
+/* Read them back from the state file fp (name for messages): 0, or -1
+ * reported; *found: the file has them. */
+int bgp_copies_load(struct bgp_copies *c, FILE *fp, const char *name, bool *found);
+void bgp_copies_free(struct bgp_copies *c);
 
 #endif

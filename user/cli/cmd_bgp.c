@@ -79,7 +79,8 @@ static int save_state(struct bgp_run *rn)
 		return -1;
 	fprintf(sf.out, "# filter %s array-id %u rules %s\n", rn->name, rn->filter_id,
 		rn->in_gens ? "with-lifetime" : "permanent");
-	if (fb_bgp_save(&rn->b, sf.out)) {
+	if (fb_bgp_save(&rn->b, sf.out) ||
+	    (rn->in_gens && bgp_copies_save(&rn->copies, &rn->b, sf.out))) {
 		bgp_say("cannot write %s: %s", rn->state, strerror(errno));
 		fb_safefile_abort(&sf);
 		return -1;
@@ -92,10 +93,13 @@ static int save_state(struct bgp_run *rn)
  * would be (fb_bgp_load). Its first line says which filter array our rules
  * are in, and which part of it: "rules with-lifetime" (generations) or
  * "rules permanent"; a file written before it said so is taken to be of
- * this run's --ttl setting. */
+ * this run's --ttl setting. With a lifetime, it says which generations
+ * hold our copies of each rule (bgpcopies.c); a file written before it did
+ * has them taken from the filter at the first open (seed_copies). */
 static int load_state(struct bgp_run *rn)
 {
 	char line[256], name[FB_NAME_MAX + 1], part[16];
+	bool found;
 	unsigned id;
 	FILE *fp;
 	int rc, fd = fb_safe_openat(rn->state_dir, rn->state_base, rn->state, O_RDONLY, 0);
@@ -129,6 +133,11 @@ static int load_state(struct bgp_run *rn)
 	}
 	rewind(fp);
 	rc = fb_bgp_load(&rn->b, fp, rn->state);
+	if (!rc && rn->in_gens) {
+		rewind(fp);
+		rc = bgp_copies_load(&rn->copies, fp, rn->state, &found);
+		rn->seed_copies = !rc && !found;
+	}
 	fclose(fp);
 	return rc;
 }
@@ -139,6 +148,38 @@ static double mono(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A state file that did not say which generations hold our copies: each
+ * live generation holding a rule of ours (or one whose deletion waits) is
+ * taken to hold one copy of it, as a withdrawal took before. The
+ * generations written from now on are recorded exactly. 0, or -1 out of
+ * memory. */
+static int seed_copies(struct bgp_run *rn, struct fb_store *f)
+{
+	struct fb_gen_views gv;
+	struct fb_key *keys, *k;
+	size_t n = fb_bgp_rules(&rn->b, &keys), i, np = 0;
+	int rc = -1;
+
+	if (keys && (k = realloc(keys, (n + rn->npend + 1) * sizeof(*k)))) {
+		keys = k;
+		for (i = 0; i < rn->npend; i++)
+			if (rn->pend[i].gens)
+				keys[n + np++] = rn->pend[i].key;
+		if (fb_gens_views_open(f, &gv) < 0) {
+			free(keys);
+			return -1;
+		}
+		rc = bgp_copies_seed(&rn->copies, &gv, keys, n + np);
+		fb_gens_views_close(&gv);
+	}
+	free(keys);
+	if (rc)
+		fb_err("out of memory finding the BGP rules' copies with a lifetime");
+	else
+		rn->seed_copies = false;
+	return rc;
 }
 
 static int open_locked(struct bgp_run *rn, struct fb_store *f, bool in_line)
@@ -154,7 +195,8 @@ static int open_locked(struct bgp_run *rn, struct fb_store *f, bool in_line)
 		fb_store_close(f);
 		return -1;
 	}
-	if ((f->bits_id != rn->filter_id && bgp_resync(rn, f, in_line)) ||
+	if ((rn->seed_copies && seed_copies(rn, f)) ||
+	    (f->bits_id != rn->filter_id && bgp_resync(rn, f, in_line)) ||
 	    (!in_line && !rn->flush && rn->in_gens != (rn->ttl > 0) && bgp_move(rn, f))) {
 		fb_store_unlock(f);
 		fb_store_close(f);
@@ -320,7 +362,7 @@ static int parse_opts(int argc, char **argv, struct fb_bgp_opts *o, const char *
  * filter refuses is refused whole, as an announcement would be, without a
  * line (none caused it): its last copy would end while the state file
  * still said it is in the filter. Its rules' deletions wait for the next
- * state write, as a withdrawal's do. */
+ * state write, as a withdrawal's do, which also records the new copies. */
 static int refresh(struct bgp_run *rn)
 {
 	struct fb_key *keys;
@@ -336,7 +378,9 @@ static int refresh(struct bgp_run *rn)
 	bgp_add_rules(rn, &rn->f, keys, &n, "the rules refreshed");
 	rn->b.lineno = lineno;
 	free(keys);
-	rn->dirty |= rn->b.changed;
+	/* The state file says where the new copies are (a withdrawal after a
+	 * restart deletes them too). */
+	rn->dirty |= rn->b.changed || n;
 	if (bgp_queue_dels(rn, 0))
 		rc = -1;
 	else
@@ -430,6 +474,7 @@ int cmd_bgp(int argc, char **argv)
 	}
 	rn.in_gens = rn.ttl > 0;
 	rn.flush = flush;
+	rn.copies.hkey = rn.b.hkey;
 	if (load_state(&rn))
 		goto out;
 	/* Held in the other part (--ttl changed): moved at the first commit. */
@@ -537,6 +582,7 @@ int cmd_bgp(int argc, char **argv)
 out:
 	release(&rn);
 	free(rn.pend);
+	bgp_copies_free(&rn.copies);
 	fb_bgp_free(&rn.b);
 	free(rd.buf);
 	close(lock_fd);
