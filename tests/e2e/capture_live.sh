@@ -216,6 +216,26 @@ if start hup capture cap -w "$T_TMP/hup.pcapng"; then
 		"$?:$(payloads "$T_TMP/hup.pcapng" 2>/dev/null | tr '\n' ' ')" "0:d4-0 d4-1 d4-2 "
 	check_eq "SIGHUP: capture off at once" "$(ctl)" "0 0 0 0"
 fi
+# The wall clock stepped during a capture (NTP at boot; clockstep.c,
+# preloaded into the capture alone, steps its clock back an hour): frames
+# after the step carry the new time, as tcpdump's would.
+if cc -shared -fPIC -o "$T_TMP/clockstep.so" "$(dirname "$0")/clockstep.c" -ldl 2>/dev/null; then
+	echo 0 >"$T_TMP/step"
+	if FB_CLOCKSTEP_FILE=$T_TMP/step LD_PRELOAD=$T_TMP/clockstep.so \
+		start step capture cap -w "$T_TMP/step.pcapng" --count 2 --duration 20; then
+		send 1 d4
+		sleep 0.5
+		echo -3600 >"$T_TMP/step"
+		sleep 0.6
+		send 1 d4
+		finish
+		check_eq "clock stepped back 1 h: the second frame's time follows" \
+			"$(tshark -r "$T_TMP/step.pcapng" -T fields -e frame.time_epoch 2>/dev/null |
+				awk 'NR == 1 { a = $1 } NR == 2 { d = $1 - a; print (d < -3590 && d > -3610) ? "yes" : d }')" yes
+	fi
+else
+	skip "no C compiler for clockstep.c: the clock step"
+fi
 # A full disk (a 64 KiB tmpfs in a private mount namespace, about 100 of
 # these frames, sent over 2 s): the capture ends with exit 1, naming the
 # cause, and keeps the frames that reached the file whole before (flushed
