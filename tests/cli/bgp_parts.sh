@@ -30,7 +30,9 @@
 #   other half all still match (some 10 to 40 did not); the state file
 #   says which generations hold each rule's copies, a file without it has
 #   them taken from the filter, a malformed one is refused naming its line;
-#   a refresh's copy in a newer generation goes with the first.
+#   a refresh's copy in a newer generation goes with the first;
+# - a restart after a stop longer than the lifetime: the held routes'
+#   rules get a copy at the start (they waited half a lifetime).
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_parts
 
@@ -226,4 +228,16 @@ else
 	skip "the older generation may have ended before it was read"
 fi
 "$FB" destroy rf >/dev/null
+
+# --- 5. a restart after the copies ended -------------------------------------
+# A stop longer than the lifetime: the held route's copies ended with it.
+# The next run gives them a copy at its start, not half a lifetime later
+# (a run whose input ends at once shows it: it ended before).
+"$FB" create rs --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create rs"
+ann 203.0.113.50/32 | bgp rs "$T_TMP/rs.bgp" --ttl 1s
+gone() { [ "$(q rs dst 203.0.113.50/32)" = no ]; }
+check "bgp --ttl 1s stopped: the held route's copy ends" t_wait_until 5 gone
+bgp rs "$T_TMP/rs.bgp" --ttl 1s </dev/null
+check_eq "... restarted: its rule matches again at once" "$(q rs dst 203.0.113.50/32)" maybe
+"$FB" destroy rs >/dev/null
 t_end

@@ -169,6 +169,19 @@ static int live(const struct bgp_copies *c, const struct fb_gen_views *gv, unsig
 	return -1;
 }
 
+__u64 bgp_copies_until(const struct bgp_copies *c, const struct fb_gen_views *gv,
+		       const struct fb_key *k)
+{
+	const struct bgp_copy *r = bgp_copies_find(c, k);
+	__u64 end = 0;
+	unsigned g;
+
+	for (g = 0; r && g < FB_GEN_SLOTS; g++)
+		if (r->n[g] && live(c, gv, g) >= 0 && c->expires[g] > end)
+			end = c->expires[g];
+	return end;
+}
+
 void bgp_copies_verify(struct bgp_copies *c, const struct fb_gen_views *gv)
 {
 	size_t i;

@@ -122,6 +122,10 @@ int bgp_copies_wrote(struct bgp_copies *c, const struct fb_gen *where, const str
 		     size_t n);
 /* How many rules have a copy in generation w. */
 size_t bgp_copies_in(const struct bgp_copies *c, const struct fb_gen *w);
+/* When the last of rule k's copies in a live generation of gv ends, in
+ * jiffies; 0: none is left. */
+__u64 bgp_copies_until(const struct bgp_copies *c, const struct fb_gen_views *gv,
+		       const struct fb_key *k);
 /* A new filter array: only the copies in a live generation of gv of the
  * same identity that holds the rule are kept (the others went with a
  * destroy and create, or load --replace --ttl). */

@@ -35,6 +35,7 @@
 #include "output.h"
 #include "safefile.h"
 #include "store/gens.h"
+#include "store/jiffies.h"
 #include "store/store.h"
 #include "parse.h"
 
@@ -363,7 +364,25 @@ static int parse_opts(int argc, char **argv, struct fb_bgp_opts *o, const char *
  * line (none caused it): its last copy would end while the state file
  * still said it is in the filter. Its rules' deletions wait for the next
  * state write, as a withdrawal's do, which also records the new copies. */
-static int refresh(struct bgp_run *rn)
+/* Of keys[0..n), those whose copies end before the next refresh is due
+ * (half a lifetime from now, a second to spare): a run started after a
+ * stop finds some ended, or ending too soon. Their number. */
+static size_t ending(struct bgp_run *rn, struct fb_key *keys, size_t n)
+{
+	__u64 due = fb_jiffies_after(rn->ttl / 2 + 1);
+	struct fb_gen_views gv;
+	size_t i, j;
+
+	if (fb_gens_views_open(&rn->f, &gv) < 0)
+		return n; /* all of them: a copy too many ends with its lifetime */
+	for (i = j = 0; i < n; i++)
+		if (bgp_copies_until(&rn->copies, &gv, &keys[i]) < due)
+			keys[j++] = keys[i];
+	fb_gens_views_close(&gv);
+	return j;
+}
+
+static int refresh_rules(struct bgp_run *rn, bool only_ending)
 {
 	struct fb_key *keys;
 	size_t n, lineno = rn->b.lineno;
@@ -373,6 +392,8 @@ static int refresh(struct bgp_run *rn)
 		return -1;
 	rn->have_f = true;
 	n = fb_bgp_rules(&rn->b, &keys);
+	if (only_ending && keys)
+		n = ending(rn, keys, n);
 	rn->b.lineno = 0;
 	rn->b.changed = false;
 	bgp_add_rules(rn, &rn->f, keys, &n, "the rules refreshed");
@@ -388,6 +409,11 @@ static int refresh(struct bgp_run *rn)
 	rn->refreshed = mono();
 	release(rn);
 	return rc;
+}
+
+static int refresh(struct bgp_run *rn)
+{
+	return refresh_rules(rn, false);
 }
 
 int cmd_bgp(int argc, char **argv)
@@ -509,6 +535,10 @@ int cmd_bgp(int argc, char **argv)
 		o.community & 0xffff, o.rtbh_src ? "src" : "dst",
 		o.flush_on_down ? "flush" : "keep", o.max_paths,
 		rn.ttl > 0 ? ", rules with a lifetime (refreshed while held)" : "");
+	/* After a stop longer than the copies last, the held routes' rules
+	 * get a copy now, not half a lifetime later. */
+	if (rn.ttl > 0 && rn.b.nrules && refresh_rules(&rn, true))
+		goto out;
 	rn.refreshed = mono();
 	fb_catch_interrupt();
 	while (!fb_interrupted()) {
