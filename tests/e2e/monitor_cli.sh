@@ -340,6 +340,20 @@ bpftool map update pinned "$FLOWBLOOM_ROOT/f2/monitor/config" key 0 0 0 0 value 
 t_refused 1 "top over maps of another layout" \
 	"the monitoring maps of 'f2' are of another flowbloom's layout (1, this one reads 2): detach the filter everywhere and attach it again" \
 	"$FB" top f2
+# metrics (the textfile timer, the Prometheus scrape) still reports the
+# filter, which still filters: its counters, not its monitoring series,
+# and a note says what to do. (It left the whole filter out: every series
+# of a filter still dropping traffic gone after an upgrade.)
+"$FB" metrics f2 >"$T_TMP/mold" 2>"$T_TMP/mold.err"
+check_eq "metrics over maps of another layout: exit 0" $? 0
+check_eq "... the filter's counters, valid, its monitoring series left out" \
+	"$(promcheck <"$T_TMP/mold" | grep -c -e '^flowbloom_seen_packets_total{filter="f2"}' \
+		-e '^flowbloom_monitor_')" 1
+grep -q "note: the monitoring maps of 'f2' are of another flowbloom's layout (1, this one reads 2): detach the filter everywhere and attach it again" \
+	"$T_TMP/mold.err" && pass "... and a note says what to do" || fail "... said: $(cat "$T_TMP/mold.err")"
+"$FB" metrics >"$T_TMP/mold" 2>/dev/null
+check_eq "metrics without NAME: f2 still reported" \
+	"$(promcheck <"$T_TMP/mold" | grep -c '^flowbloom_seen_packets_total{filter="f2"}')" 1
 check "attach makes them anew" "$FB" -n "$NSB" attach f2 "$VB" --mode generic --monitor --new-flows
 check "top reads them" "$FB" top f2
 check "detach" "$FB" -n "$NSB" detach "$VB"

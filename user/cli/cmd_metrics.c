@@ -283,8 +283,24 @@ static int read_mfilter(const char *name, struct mfilter *mf)
 			close(gfd);
 		}
 	}
-	rc = fb_monitor_open(&f, &m);
-	if (rc < 0) {
+	/* Monitoring maps of another flowbloom's layout (an older build's,
+	 * its program still feeding them) take out only their own series:
+	 * the filter's counters are still reported, and the note says what
+	 * to do. */
+	{
+		bool quiet = fb_report_quiet;
+
+		fb_report_quiet = true;
+		rc = fb_monitor_open(&f, &m);
+		fb_report_quiet = quiet;
+	}
+	if (rc == -3) {
+		fb_report(FB_REPORT_NOTE,
+			  "%s (until then, metrics leaves out its monitoring series)",
+			  fb_report_last);
+	} else if (rc < 0) {
+		if (!fb_report_quiet)
+			fb_report_err("%s", fb_report_last);
 		fb_store_close(&f);
 		return -1;
 	}
