@@ -485,6 +485,23 @@ test_down() {
 	check "apply --down with a list gone" fbB apply --down "$CONF"
 	check_eq "... detached $VB" "$(ip -n "$NSB" -o link show "$VB" | grep -c ' xdp')" 0
 	mv "$T_TMP/lists/drop.txt.old" "$T_TMP/lists/drop.txt"
+	# A filter this build cannot read (an older build's, after an upgrade;
+	# or broken: here its array taken out of the outer map) still runs
+	# where it is attached: --down finds the program by the filter's
+	# pinned maps and detaches it, as destroy finds it. (It refused with
+	# the filter's error: the unit's ExecStop failed, the program stayed.)
+	if command -v bpftool >/dev/null; then
+		check "apply again" fbB apply "$CONF"
+		bpftool map delete pinned "$FLOWBLOOM_ROOT/edge/filter" key 0 0 0 0
+		"$FB" info edge >/dev/null 2>&1
+		check_eq "edge, its array taken out: unreadable" $? 1
+		check "apply --down of a filter this build cannot read" fbB apply --down "$CONF"
+		check_eq "... detached $VB" "$(ip -n "$NSB" -o link show "$VB" | grep -c ' xdp')" 0 ||
+			fbB detach "$VB" >/dev/null 2>&1
+		check "destroy it" "$FB" destroy edge
+	else
+		skip "--down of an unreadable filter: no bpftool"
+	fi
 }
 
 # A file of bits and hashes applied again changes nothing (create rounds

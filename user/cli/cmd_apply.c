@@ -497,19 +497,51 @@ static int apply_up(struct ap_conf *c, bool exists, const struct fb_create_opts 
 	return 1;
 }
 
+/* Only the ids of a filter's pinned maps (what programs that use it hold):
+ * 0, or -1 if it has none. */
+static int pins_only(const char *name, struct fb_store *f)
+{
+	fb_store_init(f);
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	snprintf(f->dir, sizeof(f->dir), "%s/%s", fb_pin_root(), name);
+	f->root_fd = fb_pin_open_root(false);
+	f->dir_fd = f->root_fd < 0 ? -1 : fb_pin_open_dir(f->root_fd, name);
+	if (f->root_fd < 0)
+		f->root_fd = -1;
+	if (f->dir_fd >= 0 && !fb_pin_trusted(f->dir_fd, f->dir, false)) {
+		f->outer_fd = fb_pin_get(f->dir_fd, "filter");
+		f->stats_fd = fb_pin_get(f->dir_fd, "stats");
+	}
+	f->outer_id = f->outer_fd >= 0 ? fb_map_id(f->outer_fd) : 0;
+	f->stats_id = f->stats_fd >= 0 ? fb_map_id(f->stats_fd) : 0;
+	if (f->outer_id || f->stats_id)
+		return 0;
+	fb_store_close(f);
+	return -1;
+}
+
 /* Detach the file's devices where this filter runs; the filter stays. */
 static int apply_down(struct ap_conf *c)
 {
 	struct att_ctx a = { .c = c };
 	struct fb_store f;
 	int i, err = 0;
+	bool quiet;
 
 	err = filter_exists(c->name);
 	if (err <= 0)
 		return -err; /* absent: nothing runs it; -1: cannot tell */
-	err = 0;
-	if (fb_store_open(c->name, &f))
+	/* A filter this build cannot read (an older build's layout, or
+	 * broken) still runs where a program holds its pinned maps: found
+	 * by them, as destroy finds its users, and detached. */
+	quiet = fb_report_quiet;
+	fb_report_quiet = true;
+	err = fb_store_open(c->name, &f) && pins_only(c->name, &f);
+	fb_report_quiet = quiet;
+	if (err) {
+		fb_err("%s", fb_report_last);
 		return 1;
+	}
 	if (fb_discover_attachments(&f, mark_attached, &a) < 0)
 		err = 1;
 	fb_store_close(&f);
