@@ -18,13 +18,16 @@
  *  - in a filter of several chunks, rules with a lifetime of other shapes
  *    (mask.h) match through their generation's own head and chunks, the
  *    trace names the shape, `check` finds every head current, and nothing
- *    matches after the bound.
+ *    matches after the bound;
+ *  - a generation's probe table another build wrote (emptied here): the
+ *    rule missed, `check` reports it, the refresh attach runs rebuilds it.
  * Each probe runs the whole program (parse, filter, generations).
  */
 #include <math.h>
 #include "counting_test.h"
 #include "rules/lifetime.h"
 #include "store/gens.h"
+#include "store/head.h"
 #include "store/jiffies.h"
 #include "store/repair.h"
 #include "rules/rules.h"
@@ -619,6 +622,48 @@ close:
 	drop_filter("ttl-shapes");
 }
 
+/* A generation's probe table another build wrote (simulated: emptied) is
+ * rebuilt by the refresh attach runs first, as the filter's own is: the
+ * program misses the rule with a lifetime before it, drops after. */
+static void stale_gen_head(void)
+{
+	struct fb_repair_state rs;
+	struct fb_key src, pkt;
+	struct fb_gen_views gv;
+	uint64_t seed = 0x57a1e;
+	struct fb_store f;
+	struct prog pr;
+	size_t bad;
+
+	if (!ASSERT_EQ(make_filter("ttl-stale", FB_LAYOUT_BLOCKED, 0, 4000, 1e-6, &f), 0,
+		       "stale table: create"))
+		return;
+	if (!ASSERT_EQ(prog_load(&f, &pr), 0, "stale table: load the program"))
+		goto close;
+	src_rule(&seed, &src, &pkt);
+	fb_store_lock(&f);
+	ASSERT_EQ(fb_gens_add(&f, &src, 1, 60.0, &bad, NULL), 0, "stale table: a source for 60 s");
+	if (ASSERT_EQ(fb_gens_views_open(&f, &gv), 1, "stale table: one live generation")) {
+		memset(fb_store_head(&gv.v[0])->hdr.nprobe, 0,
+		       sizeof(fb_store_head(&gv.v[0])->hdr.nprobe));
+		fb_gens_views_close(&gv);
+	}
+	ASSERT_EQ(fb_repair_check(&f, false, &rs), 0, "stale table: check");
+	ASSERT_TRUE(rs.stale_head, "stale table: check reports the generation's");
+	fb_store_unlock(&f);
+	ASSERT_EQ(probe(&pr, &pkt), 0, "stale table: the program misses the rule: passed");
+	ASSERT_EQ(fb_head_refresh(&f), 0, "stale table: refreshed as attach does");
+	fb_store_lock(&f);
+	ASSERT_EQ(fb_repair_check(&f, false, &rs), 0, "stale table: check again");
+	ASSERT_TRUE(!rs.stale_head, "stale table: every table current after the refresh");
+	fb_store_unlock(&f);
+	ASSERT_EQ(probe(&pr, &pkt), 1, "stale table: the program drops it");
+	fb_load_close(pr.skel);
+close:
+	fb_store_close(&f);
+	drop_filter("ttl-stale");
+}
+
 int main(void)
 {
 	double t0 = now();
@@ -636,6 +681,7 @@ int main(void)
 	shapes_chunks(FB_HASH_NHK, 12000000);
 	shapes_chunks(FB_HASH_NHK, 2000);
 	shapes_chunks(FB_HASH_SIPHASH13, 100000);
+	stale_gen_head();
 	printf("ttl: %.2f s\n", now() - t0);
 	return test_summary();
 }

@@ -9,6 +9,7 @@
 #include "report.h"
 #include "util.h"
 #include "store/chunks.h"
+#include "store/gens.h"
 #include "store/head.h"
 
 int fb_head_want(const struct fb_store *f, struct fb_head_want *w)
@@ -129,23 +130,55 @@ int fb_head_sync(struct fb_store *f, bool live)
 	return 0;
 }
 
+/* f's probe table and each live generation's (its own head, ttl.h): 0 if
+ * all are current, 1 if one is not (with sync: was, and is rebuilt), -1
+ * if a rebuild failed (reported). Generations that cannot be opened are
+ * left to check. */
+static int heads(struct fb_store *f, bool sync)
+{
+	struct fb_gen_views gv;
+	bool quiet = fb_report_quiet;
+	int i, n, rc = 0;
+
+	if (!fb_head_current(f)) {
+		if (sync && fb_head_sync(f, fb_store_live(f)))
+			return -1;
+		rc = 1;
+	}
+	if (!f->hdr->gens)
+		return rc;
+	fb_report_quiet = true;
+	n = fb_gens_views_open(f, &gv);
+	fb_report_quiet = quiet;
+	for (i = 0; i < n; i++) {
+		if (fb_head_current(&gv.v[i]))
+			continue;
+		rc = 1;
+		if (sync && fb_head_sync(&gv.v[i], true)) {
+			rc = -1;
+			break;
+		}
+	}
+	if (n > 0)
+		fb_gens_views_close(&gv);
+	return rc;
+}
+
 int fb_head_refresh(struct fb_store *f)
 {
-	int err = 0;
+	int rc;
 
-	if (fb_head_current(f))
+	if (!heads(f, false))
 		return 0;
 	if (fb_store_lock(f))
 		return -1;
 	/* Looked at again under the lock: another writer may have synced. */
-	if (!fb_head_current(f)) {
-		err = fb_head_sync(f, fb_store_live(f));
-		if (!err)
-			fb_report(FB_REPORT_NOTE,
-				  "filter '%s': rebuilt the data path's probe table (another build "
-				  "of flowbloom wrote it)",
-				  f->name);
-	}
+	rc = heads(f, true);
+	if (rc > 0)
+		fb_report(FB_REPORT_NOTE,
+			  "filter '%s': rebuilt the data path's probe table (another build "
+			  "of flowbloom wrote it)",
+			  f->name);
 	fb_store_unlock(f);
-	return err;
+	return rc < 0 ? -1 : 0;
 }

@@ -46,8 +46,9 @@ int fb_head_sync(struct fb_store *f, bool live);
 bool fb_head_current(const struct fb_store *f);
 
 /* Before a program is attached to f: a probe table another build of
- * flowbloom wrote (descriptors this build makes differently) rebuilt
- * under the lock, with a note. 0, or -1 reported (nothing changed). */
+ * flowbloom wrote (descriptors this build makes differently), f's own or
+ * a live generation's, rebuilt under the lock, with a note. 0, or -1
+ * reported. */
 int fb_head_refresh(struct fb_store *f);
 
 #endif
