@@ -152,8 +152,9 @@ reap() {
 }
 
 # What the suites must leave as they found it: bpffs's top level and the
-# network namespaces. A suite's own root (fbtest_NAME_PID) counts only once
-# its shell is gone: another run's live suite is not ours to judge.
+# network namespaces. A name ending in a live process's PID (a suite's
+# fbtest_NAME_PID, its namespaces fbTAGA<PID>) is another run's, still at
+# work: not ours to judge.
 machine() {
 	ls -A /sys/fs/bpf 2>/dev/null
 	ip netns list 2>/dev/null | sed 's/^\([^ ]*\).*/netns \1/'
@@ -163,7 +164,7 @@ left_behind() {
 	local e left=
 	while read -r e; do
 		[ -n "$e" ] || continue
-		[[ "$e" =~ ^fbtest_.*_([0-9]+)$ ]] && kill -0 "${BASH_REMATCH[1]}" 2>/dev/null && continue
+		[[ "$e" =~ [^0-9]([0-9]+)$ ]] && kill -0 "${BASH_REMATCH[1]}" 2>/dev/null && continue
 		left="$left $e"
 	done < <(comm -13 <(echo "$BEFORE") <(machine | sort))
 	echo "$left"
