@@ -9,7 +9,8 @@
 # the device left as it was: another tool's program, another mode, and a
 # device running a program without --replace. On a free device it attaches.
 # A device whose MTU native XDP cannot take (9000) is refused in words,
-# naming the MTU; generic mode takes it.
+# naming the MTU; generic mode takes it. An attach and a destroy of one
+# filter at once: one of the two, never both.
 #
 # Filters live under a private FLOWBLOOM_ROOT (no `default` filter: no lock
 # needed). The trap removes the namespaces and the veth pair.
@@ -207,7 +208,44 @@ test_mtu() {
 	ip -n "$NSB" link set "$VB" mtu 1500
 }
 
+# attach and destroy of one filter at once: one of the two is done, never
+# both. destroy used to take the filter away while attach loaded its
+# program, which was then attached all the same, running on the destroyed
+# filter's maps (status: "a filter not under ..."): rules nobody could
+# change any more. destroy starts while attach loads its program (some
+# 0.2 s); attach refused ("destroyed while ...") or destroy ("in use").
+test_destroy() {
+	local d arc drc bad=""
+	for d in 0.05 0.1 0.15 0.05; do
+		"$FB" create c --capacity 1000 --fp-rate 0.001 >/dev/null
+		fbB attach c "$VB" --mode generic >"$T_TMP/at.out" 2>&1 &
+		sleep "$d"
+		"$FB" destroy c >"$T_TMP/ds.out" 2>&1
+		drc=$?
+		wait $!
+		arc=$?
+		if [ "$arc$drc" = 00 ]; then
+			bad="$bad after $d s: both done ($(fbB status | grep "$VB"));"
+		elif [ "$arc" = 0 ]; then
+			grep -q "filter 'c' is in use by XDP program" "$T_TMP/ds.out" ||
+				bad="$bad after $d s: destroy said $(cat "$T_TMP/ds.out");"
+			[ "$(fbB -j info c | t_json "d['attached']" | grep -c "$VB")" = 1 ] ||
+				bad="$bad after $d s: attached, but info c does not say so;"
+		elif [ "$drc" = 0 ]; then
+			grep -Eq "filter 'c' was destroyed while this command waited|no filter named 'c'" \
+				"$T_TMP/at.out" || bad="$bad after $d s: attach said $(cat "$T_TMP/at.out");"
+			[ -z "$(prog_on "$VB")" ] || bad="$bad after $d s: destroyed, a program attached;"
+		else
+			bad="$bad after $d s: neither: $(cat "$T_TMP/at.out" "$T_TMP/ds.out");"
+		fi
+		fbB detach "$VB" >/dev/null 2>&1
+		"$FB" destroy c >/dev/null 2>&1
+	done
+	check_eq "attach and destroy at once (4 rounds): one of the two done, never both" "$bad" ""
+}
+
 setup
+test_destroy
 test_mtu
 test_swap
 test_gap

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <linux/if_link.h>
@@ -163,7 +164,24 @@ static void report_taken(const char *dev)
 			      dev, d.prog_id, d.name, fb_xdp_mode_name(d.mode));
 }
 
-int fb_xdp_attach(const struct fb_store *f, const char *dev, enum fb_xdp_mode mode,
+/*
+ * The program is loaded outside the filter's lock (the verifier takes its
+ * time) and attached under it, shared: a `destroy` (exclusive) either ran
+ * first, and the lock's check finds the name gone, or runs after and
+ * finds the program attached, and refuses. Without it, a destroy between
+ * the open and the attach removed the filter and the program was attached
+ * all the same: both said done, the device filtering by rules nobody could
+ * change any more.
+ */
+static int lock_filter(struct fb_store *f, struct flowbloom_bpf *skel)
+{
+	if (!fb_store_flock(f, LOCK_SH))
+		return 0;
+	fb_load_close(skel);
+	return -1;
+}
+
+int fb_xdp_attach(struct fb_store *f, const char *dev, enum fb_xdp_mode mode,
 		  const struct fb_load_opts *lo)
 {
 	struct flowbloom_bpf *skel;
@@ -172,11 +190,12 @@ int fb_xdp_attach(const struct fb_store *f, const char *dev, enum fb_xdp_mode mo
 	if (!ifindex || fb_xdp_check_link(dev))
 		return -1;
 	skel = fb_load(f, lo);
-	if (!skel)
+	if (!skel || lock_filter(f, skel))
 		return -1;
 	/* UPDATE_IF_NOEXIST: never silently replace someone else's program. */
 	err = bpf_xdp_attach(ifindex, fb_load_prog_fd(skel),
 			     mode_flags[mode] | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+	fb_store_unlock(f);
 	/* The attachment holds the program; our handle can go. */
 	fb_load_close(skel);
 	if (!err)
@@ -217,7 +236,7 @@ static int swap_prog(const char *dev, int ifindex, enum fb_xdp_mode mode, __u32 
 	return -1;
 }
 
-int fb_xdp_replace(const struct fb_store *f, const char *dev, enum fb_xdp_mode mode, __u32 old_id,
+int fb_xdp_replace(struct fb_store *f, const char *dev, enum fb_xdp_mode mode, __u32 old_id,
 		   const struct fb_load_opts *lo)
 {
 	struct flowbloom_bpf *skel;
@@ -226,9 +245,10 @@ int fb_xdp_replace(const struct fb_store *f, const char *dev, enum fb_xdp_mode m
 	if (!ifindex)
 		return -1;
 	skel = fb_load(f, lo);
-	if (!skel)
+	if (!skel || lock_filter(f, skel))
 		return -1;
 	err = swap_prog(dev, ifindex, mode, old_id, fb_load_prog_fd(skel), "re-attaching");
+	fb_store_unlock(f);
 	fb_load_close(skel);
 	return err;
 }
