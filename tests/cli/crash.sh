@@ -14,7 +14,8 @@
 # after a killed add or del, `check` tells exact sets that hold rules the
 # filter does not from a consistent filter, and --repair makes it whole.
 # Then concurrent writers: an add, and a replace, that wait for the lock
-# while another replace switches arrays; and import's peak memory.
+# while another replace switches arrays; bgp killed before and after the
+# write of its state file; and import's peak memory.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin crash
 cleanup() { t_cleanup_filters; }
@@ -453,6 +454,45 @@ bad=""
 [ "$(maybes lg "$T_TMP/b.txt")" == 40 ] || note "flows of B missing"
 "$FB" destroy lg >/dev/null
 check_eq "a counting filter of an earlier build: works, replace migrates it${bad:+ (${bad:0:300})}" "$bad" ""
+
+# --- bgp killed between adding a line's rules and writing its state file
+# (at most half a second apart while routes flow; SIGKILL at the state
+# file's rename): the next run, reading the peer's withdrawals, must take
+# those rules out (they stayed for good: blackholes no withdrawal ended).
+# And killed right after the rename (at the emptying of its note of the
+# rules added): the state file names them, the next run keeps them, and
+# the withdrawals take them out once.
+bgpmsg() { # ann|wd NLRI...
+	local kind=$1 n
+	shift
+	for n in "$@"; do
+		if [ "$kind" = ann ]; then
+			printf '{"type": "update", "neighbor": {"address": {"local": "198.51.100.2", "peer": "198.51.100.9"}, "direction": "receive", "message": {"update": {"attribute": {"community": [[65535, 666]]}, "announce": {"ipv4 unicast": {"x": [{"nlri": "%s"}]}}}}}}\n' "$n"
+		else
+			printf '{"type": "update", "neighbor": {"address": {"local": "198.51.100.2", "peer": "198.51.100.9"}, "direction": "receive", "message": {"update": {"withdraw": {"ipv4 unicast": [{"nlri": "%s"}]}}}}}\n' "$n"
+		fi
+	done
+}
+routes=$(seq -f '203.0.113.%g/32' 1 10)
+bgpmsg ann $routes >"$T_TMP/ann.in"
+bgpmsg wd $routes >"$T_TMP/wd.in"
+sed 's/^/dst /; s|/32||' <<<"$routes" >"$T_TMP/bk.txt"
+# (the 1st rename and emptying: the state file written at start, before
+# any line)
+for at in renameat:2 ftruncate:2; do
+	"$FB" create bk --capacity 1000 --fp-rate 0.001 --counting >/dev/null
+	rm -f "$T_TMP"/bk.bgp*
+	(strace -f -qq -o /dev/null -e trace="${at%:*}" -e inject="${at%:*}:signal=KILL:when=${at#*:}" \
+		"$FB" bgp bk --state "$T_TMP/bk.bgp" <"$T_TMP/ann.in" >/dev/null 2>"$T_TMP/bk1.err"
+	exit $?) 2>/dev/null
+	check_eq "bgp killed at its ${at%:*}: killed, the 10 rules added and said" \
+		"$? $(grep -c ': +dst' "$T_TMP/bk1.err") $(maybes bk "$T_TMP/bk.txt")" "137 10 10"
+	"$FB" bgp bk --state "$T_TMP/bk.bgp" <"$T_TMP/wd.in" >/dev/null 2>"$T_TMP/bk2.err"
+	check_eq "... the next run, every route withdrawn: none left in the filter ($(tail -1 "$T_TMP/bk2.err"))" \
+		"$? $(maybes bk "$T_TMP/bk.txt") $(info_flows bk)" "0 0 0"
+	check_eq "... 10 deleted, once each" "$(grep -c ': -dst' "$T_TMP/bk2.err") $(grep -c 'nothing deleted' "$T_TMP/bk2.err")" "10 0"
+	"$FB" destroy bk >/dev/null
+done
 
 # --- Import streams its file (issue 9, item 10): the peak memory of
 # importing a 32 MiB filter is the filter's own mapping plus buffers, not

@@ -9,7 +9,8 @@
 # the device left as it was: another tool's program, another mode, and a
 # device running a program without --replace. On a free device it attaches.
 # Jumbo frames (MTU 9000): native mode loads the program multi-buffer,
-# which drops and counts 8000-byte datagrams whole.
+# which drops and counts 8000-byte datagrams whole. An attach and a
+# destroy of one filter at once: one of the two, never both.
 #
 # Filters live under a private FLOWBLOOM_ROOT (no `default` filter: no lock
 # needed). The trap removes the namespaces and the veth pair.
@@ -247,7 +248,39 @@ test_mtu() {
 	check "detach" fbB detach "$VB"
 }
 
+# attach and destroy of one filter at once: one of the two is done, never
+# both. destroy used to take the filter away while attach loaded its
+# program, which was then attached all the same, running on the destroyed
+# filter's maps (status: "a filter not under ..."): rules nobody could
+# change any more. strace holds attach 1 s before it loads its program (at
+# libbpf's one uname(2)), the filter open; destroy runs meanwhile.
+has_maps() { ls -l "/proc/$(pgrep -P "$1")/fd" 2>/dev/null | grep -q bpf-map; }
+test_destroy() {
+	local sp arc drc
+	command -v strace >/dev/null || {
+		skip "attach and destroy at once: strace is missing"
+		return
+	}
+	"$FB" create c --capacity 1000 --fp-rate 0.001 >/dev/null
+	strace -f -qq -o /dev/null -e trace=uname -e inject=uname:delay_enter=1000000 \
+		"$FB" -n "$NSB" attach c "$VB" --mode generic >"$T_TMP/at.out" 2>&1 &
+	sp=$!
+	T_WAIT_STEP=0.01 t_wait_until 10 has_maps "$sp" || fail "attach did not open c"
+	"$FB" destroy c >"$T_TMP/ds.out" 2>&1
+	drc=$?
+	wait "$sp"
+	arc=$?
+	check_eq "attach and destroy at once: destroy done, attach refused, not both done ($(prog_on "$VB"))" \
+		"$drc $arc" "0 1"
+	grep -q "filter 'c' was destroyed while this command waited for its lock" "$T_TMP/at.out" &&
+		pass "... attach says the filter was destroyed" || fail "... attach said: $(cat "$T_TMP/at.out")"
+	check_eq "... no program on $VB" "$(prog_on "$VB")" ""
+	fbB detach "$VB" >/dev/null 2>&1
+	"$FB" destroy c >/dev/null 2>&1
+}
+
 setup
+test_destroy
 test_mtu
 test_swap
 test_gap

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # The monitoring verbs from the command line: top, traffic, flows (and
 # --follow), stats --watch, metrics (and --textfile), attach's monitoring
-# options, their errors. Traffic comes from `test_monitor feed` (a Zipf
-# trace through the real program, BPF_PROG_TEST_RUN), and, in the last
+# options, their errors, two attaches with monitoring at once. Traffic
+# comes from `test_monitor feed` (a Zipf trace through the real program,
+# BPF_PROG_TEST_RUN), and, in the last
 # part, from ping across a veth pair between two network namespaces this
 # script creates. `metrics` is checked by a strict parser of the Prometheus
 # text format (and by promtool when installed), and against `stats -j`.
@@ -357,6 +358,38 @@ check_eq "metrics without NAME: f2 still reported" \
 check "attach makes them anew" "$FB" -n "$NSB" attach f2 "$VB" --mode generic --monitor --new-flows
 check "top reads them" "$FB" top f2
 check "detach" "$FB" -n "$NSB" detach "$VB"
+# Two devices attached with monitoring at once: both programs feed the
+# pinned maps, which top, flows and guard read. Each attach saw no program
+# feeding them, and the second made them anew: the first device's program
+# fed maps nobody read, its traffic invisible. strace holds the first 1 s
+# once it made the maps, before it loads its program (at libbpf's one
+# uname(2)); the second runs meanwhile.
+feeds() { # NS DEV: does DEV's program use f3's pinned accounting map?
+	local id
+	id=$(ip -n "$1" -o link show "$2" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')
+	[ -n "$id" ] && bpftool -j prog show id "$id" | "$PY" -c 'import json, sys
+print(int(sys.argv[1]) in json.load(sys.stdin)["map_ids"])' \
+		"$(bpftool -j map show pinned "$FLOWBLOOM_ROOT/f3/monitor/flows" | t_json "d['id']")"
+}
+if ! command -v strace >/dev/null; then
+	skip "two attaches with monitoring at once: strace is missing"
+else
+	"$FB" create f3 --capacity 1000 --fp-rate 0.01 >/dev/null
+	strace -f -qq -o /dev/null -e trace=uname -e inject=uname:delay_enter=1000000 \
+		"$FB" -n "$NSB" attach f3 "$VB" --mode generic --accounting >"$T_TMP/at1" 2>&1 &
+	p1=$!
+	T_WAIT_STEP=0.01 t_wait_until 10 test -e "$FLOWBLOOM_ROOT/f3/monitor/config" ||
+		fail "the first attach made no monitoring maps"
+	check "two attaches with monitoring at once: the second" \
+		"$FB" -n "$NSA" attach f3 "$VA" --mode generic --accounting
+	wait "$p1"
+	r1=$?
+	check_eq "... the first: $(cat "$T_TMP/at1")" "$r1" 0
+	check_eq "... both programs feed the pinned maps" "$(feeds "$NSB" "$VB") $(feeds "$NSA" "$VA")" "True True"
+	"$FB" -n "$NSB" detach "$VB" >/dev/null
+	"$FB" -n "$NSA" detach "$VA" >/dev/null
+	check "destroy f3" "$FB" destroy f3
+fi
 check "destroy f1" "$FB" destroy f1
 check "destroy f2" "$FB" destroy f2
 check_eq "destroy removes the monitoring pins" "$(ls -A "$FLOWBLOOM_ROOT" 2>/dev/null | wc -l)" 0

@@ -299,6 +299,11 @@ static int push_pending(struct bgp_run *rn, const struct fb_key *k, size_t linen
 	return 0;
 }
 
+int bgp_queue_del(struct bgp_run *rn, const struct fb_key *k)
+{
+	return push_pending(rn, k, 0, false, false);
+}
+
 /* The line's deletions (b.del) wait for the next commit, which writes
  * the state file first: 0, or -1 out of memory. */
 int bgp_queue_dels(struct bgp_run *rn, size_t lineno)

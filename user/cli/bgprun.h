@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <linux/types.h>
 #include "fleet/bgp.h"
 #include "rules/capacity.h"
@@ -57,6 +58,10 @@ struct bgp_run {
 	struct bgp_pending *pend; /* deletions after the next state write */
 	size_t npend, cap_pend;
 	bool dirty; /* paths changed since the state file was written */
+	/* The state file's writes, counted (its first line says how many),
+	 * and the rules added since the last one (cmd_bgp.c: note_added). */
+	unsigned long long commits;
+	FILE *added_fp;
 	/* Open and locked from a batch's first addition to its commit: one
 	 * open per batch, not per route (310 us each at 200k flows). */
 	struct fb_store f;
@@ -104,6 +109,9 @@ void bgp_del_pending(struct bgp_run *rn, struct fb_store *f);
 /* b.del onto the deletions waiting (lineno: their line): 0, or -1 out of
  * memory. */
 int bgp_queue_dels(struct bgp_run *rn, size_t lineno);
+/* One copy of k out of the permanent rules once the state file is
+ * written (a rule a killed run added): 0, or -1 out of memory. */
+int bgp_queue_del(struct bgp_run *rn, const struct fb_key *k);
 /* f is a new filter array: our rules added again (see bgpfilter.c). 0, or
  * -1 out of memory. */
 int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line);

@@ -2,6 +2,7 @@
 /* `flowbloom attach` and `detach`: the XDP program on a device. */
 #include <getopt.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include "cmd.h"
 #include "parse.h"
 #include "store/head.h"
@@ -115,7 +116,7 @@ int cmd_attach(int argc, char **argv)
 	struct fb_monitor mon;
 	struct fb_xdp_dev dev;
 	struct fb_store f;
-	bool replace = false, mode_given = false, mb = false;
+	bool replace = false, mode_given = false, mb = false, monitoring;
 	__u32 old = 0;
 	int c, v, err;
 
@@ -177,15 +178,22 @@ int cmd_attach(int argc, char **argv)
 		fb_store_close(&f);
 		return 1;
 	}
-	/* Monitoring maps (user/lib/monitor/monmaps.c): new ones unless another device feeds
-	 * them already. */
-	if ((mo.sketch || mo.newflows || mo.acct) && fb_monitor_prepare(&f, &mo, &mon)) {
+	/* Monitoring maps (user/lib/monitor/monmaps.c): new ones unless
+	 * another device feeds them already. Under the filter's lock until
+	 * the program is attached (fb_xdp_attach() sees it held): of two
+	 * attaches at once, each saw no program feeding the maps and the
+	 * second made them anew, the first's device then feeding maps nobody
+	 * reads (top, flows, guard blind to its traffic). */
+	monitoring = mo.sketch || mo.newflows || mo.acct;
+	if (monitoring && (fb_store_flock(&f, LOCK_EX) || fb_monitor_prepare(&f, &mo, &mon))) {
+		fb_store_unlock(&f);
 		fb_store_close(&f);
 		return 1;
 	}
-	lo.monitor = mo.sketch || mo.newflows || mo.acct ? &mon : NULL;
+	lo.monitor = monitoring ? &mon : NULL;
 	err = old ? fb_xdp_replace(&f, argv[optind + 1], mode, old, &lo, &mb)
 		  : fb_xdp_attach(&f, argv[optind + 1], mode, &lo, &mb);
+	fb_store_unlock(&f);
 	if (!err)
 		fb_print_attached(argv[optind], argv[optind + 1], fb_xdp_mode_name(mode),
 				  lo.monitor, old, mb);

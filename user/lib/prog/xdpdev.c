@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <linux/if_link.h>
@@ -179,26 +180,44 @@ static int swap_raw(int ifindex, enum fb_xdp_mode mode, __u32 old_id, int prog_f
 	return err;
 }
 
-/* Load flowbloom's program for f with lo (multi-buffer if frags) and put
+/*
+ * Load flowbloom's program for f with lo (multi-buffer if frags) and put
  * it on ifindex in mode: in place of old_id, or where none runs
  * (UPDATE_IF_NOEXIST: never silently replace someone else's program).
- * 0, the kernel's error (negative), or 1 if the load failed (reported). */
-static int load_put(const struct fb_store *f, const struct fb_load_opts *lo, bool frags,
-		    int ifindex, enum fb_xdp_mode mode, __u32 old_id)
+ * 0, the kernel's error (negative), or 1 if the load failed or the filter
+ * is gone (reported).
+ *
+ * The program is loaded outside the filter's lock (the verifier takes its
+ * time) and put there under it, shared (unless the caller holds it): a
+ * `destroy` (exclusive) either ran first, and the lock's check finds the
+ * name gone, or runs after and finds the program attached, and refuses.
+ * Without it, a destroy between the open and the attach removed the
+ * filter and the program was attached all the same: both said done, the
+ * device filtering by rules nobody could change any more.
+ */
+static int load_put(struct fb_store *f, const struct fb_load_opts *lo, bool frags, int ifindex,
+		    enum fb_xdp_mode mode, __u32 old_id)
 {
 	struct fb_load_opts o = *lo;
 	struct flowbloom_bpf *skel;
+	bool mine = !f->locked;
 	int err;
 
 	o.frags = frags;
 	skel = fb_load(f, &o);
 	if (!skel)
 		return 1;
+	if (mine && fb_store_flock(f, LOCK_SH)) {
+		fb_load_close(skel);
+		return 1;
+	}
 	if (old_id)
 		err = swap_raw(ifindex, mode, old_id, fb_load_prog_fd(skel));
 	else
 		err = bpf_xdp_attach(ifindex, fb_load_prog_fd(skel),
 				     mode_flags[mode] | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+	if (mine)
+		fb_store_unlock(f);
 	/* The attachment holds the program; our handle can go. */
 	fb_load_close(skel);
 	return err;
@@ -207,7 +226,7 @@ static int load_put(const struct fb_store *f, const struct fb_load_opts *lo, boo
 /* load_put(), and again multi-buffer when native mode refuses the frame
  * size the MTU allows (ERANGE: above a page; the multi-buffer program
  * takes any). *multibuf: which one runs. */
-static int put(const struct fb_store *f, const struct fb_load_opts *lo, int ifindex,
+static int put(struct fb_store *f, const struct fb_load_opts *lo, int ifindex,
 	       enum fb_xdp_mode mode, __u32 old_id, bool *multibuf)
 {
 	int err = load_put(f, lo, false, ifindex, mode, old_id);
@@ -220,7 +239,7 @@ static int put(const struct fb_store *f, const struct fb_load_opts *lo, int ifin
 	return err;
 }
 
-int fb_xdp_attach(const struct fb_store *f, const char *dev, enum fb_xdp_mode mode,
+int fb_xdp_attach(struct fb_store *f, const char *dev, enum fb_xdp_mode mode,
 		  const struct fb_load_opts *lo, bool *multibuf)
 {
 	int ifindex = ifindex_of(dev), err;
@@ -248,7 +267,7 @@ static void report_swap(const char *dev, enum fb_xdp_mode mode, __u32 old_id, in
 		report_attach(dev, mode, -err);
 }
 
-int fb_xdp_replace(const struct fb_store *f, const char *dev, enum fb_xdp_mode mode, __u32 old_id,
+int fb_xdp_replace(struct fb_store *f, const char *dev, enum fb_xdp_mode mode, __u32 old_id,
 		   const struct fb_load_opts *lo, bool *multibuf)
 {
 	int ifindex = ifindex_of(dev), err;

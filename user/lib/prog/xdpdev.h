@@ -44,19 +44,21 @@ int fb_xdp_check_link(const char *dev);
 
 /* Load flowbloom's program for f with lo (fb_load) and attach it to DEV
  * in mode, never replacing a program already there, nor attaching where it
- * cannot filter (fb_xdp_check_link()). Where native mode refuses the frames
- * DEV's MTU allows (above a page: jumbo frames), the program is loaded
- * multi-buffer (lo->frags) and tried again; *multibuf says which runs. 0,
- * or -1 with the error reported (another program there, no Ethernet
- * header, no native support, an MTU the driver cannot take, permission). */
-int fb_xdp_attach(const struct fb_store *f, const char *dev, enum fb_xdp_mode mode,
+ * cannot filter (fb_xdp_check_link()), nor attaching for a filter
+ * destroyed since f was opened (attached under f's lock: shared, unless
+ * the caller holds it). Where native mode refuses the frames DEV's MTU
+ * allows (above a page: jumbo frames), the program is loaded multi-buffer
+ * (lo->frags) and tried again; *multibuf says which runs. 0, or -1 with
+ * the error reported (another program there, no Ethernet header, no native
+ * support, an MTU the driver cannot take, permission, the filter gone). */
+int fb_xdp_attach(struct fb_store *f, const char *dev, enum fb_xdp_mode mode,
 		  const struct fb_load_opts *lo, bool *multibuf);
 
 /* Swap the program old_id on DEV (in mode) for flowbloom's for f with lo,
  * in one step (XDP_FLAGS_REPLACE): refused if old_id no longer runs there.
- * Multi-buffer where needed, as fb_xdp_attach(). 0, or -1 with the error
- * reported. */
-int fb_xdp_replace(const struct fb_store *f, const char *dev, enum fb_xdp_mode mode, __u32 old_id,
+ * Under f's lock and multi-buffer where needed, as fb_xdp_attach(). 0, or
+ * -1 with the error reported. */
+int fb_xdp_replace(struct fb_store *f, const char *dev, enum fb_xdp_mode mode, __u32 old_id,
 		   const struct fb_load_opts *lo, bool *multibuf);
 
 /* Detach flowbloom's program from DEV; refuses another program. 0, or -1

@@ -649,8 +649,9 @@ int fb_store_flock(struct fb_store *f, int op)
 		fb_report_err("cannot lock filter '%s': %s", f->name, strerror(errno));
 		return -1;
 	}
+	f->locked = !(op & LOCK_UN);
 	if (!(op & (LOCK_UN | FB_LOCK_NOREFRESH)) && refresh(f)) {
-		flock(f->dir_fd, LOCK_UN);
+		fb_store_unlock(f);
 		return -1;
 	}
 	return 0;
@@ -673,6 +674,7 @@ int fb_store_lock(struct fb_store *f)
 void fb_store_unlock(struct fb_store *f)
 {
 	flock(f->dir_fd, LOCK_UN);
+	f->locked = false;
 }
 
 bool fb_store_gone(const struct fb_store *f)

@@ -54,6 +54,7 @@ struct fb_store {
 	char pin_name[FB_NAME_MAX + 4]; /* the directory's name in the root */
 	int root_fd;			/* the verified filter root */
 	int dir_fd;			/* the filter's bpffs directory; flock()ed by writers */
+	bool locked;			/* dir_fd flock()ed here (fb_store_flock) */
 	bool staged;			/* being built (fb_store_create_staged) */
 	bool aside;			/* being built and not installed (fb_replace_fill) */
 	bool adopted;			/* "default" adopted ip link's maps */
