@@ -25,13 +25,20 @@
 #include "store/store.h"
 #include "util.h"
 
-/* NAME and its flows (fb_flows_args), then open the filter. force: NULL,
- * or where `del` notes --force, before NAME or right after it. ttl: NULL,
- * or where `add` puts --ttl DURATION (anywhere: a FLOW word never starts
- * with '-'), 0 if absent. */
-static int flows_args(int argc, char **argv, struct fb_store *f, struct fb_flows *fl, bool *force,
-		      double *ttl)
+/* `del`'s options: --force (before NAME or right after it), and which part
+ * of a filter with rules with a lifetime (anywhere). */
+struct del_opts {
+	bool force;
+	enum fb_del_part part;
+};
+
+/* NAME and its flows (fb_flows_args), then open the filter. del: NULL, or
+ * where `del` notes its options. ttl: NULL, or where `add` puts --ttl
+ * DURATION (anywhere: a FLOW word never starts with '-'), 0 if absent. */
+static int flows_args(int argc, char **argv, struct fb_store *f, struct fb_flows *fl,
+		      struct del_opts *del, double *ttl)
 {
+	bool *force = del ? &del->force : NULL;
 	const char *name;
 	char **av = argv;
 	int rc, i, n = 0, name_at = -1;
@@ -54,6 +61,19 @@ static int flows_args(int argc, char **argv, struct fb_store *f, struct fb_flows
 			if (i > 0 && force && !strcmp(argv[i], "--force") &&
 			    (name_at < 0 || i == name_at + 1)) {
 				*force = true;
+				continue;
+			}
+			if (i > 0 && del &&
+			    (!strcmp(argv[i], "--permanent") || !strcmp(argv[i], "--with-lifetime"))) {
+				enum fb_del_part p = argv[i][2] == 'p' ? FB_DEL_PERMANENT
+								       : FB_DEL_LIFETIME;
+
+				if (del->part && del->part != p) {
+					free(av);
+					return fb_usage("--permanent and --with-lifetime: one part, "
+							"or neither");
+				}
+				del->part = p;
 				continue;
 			}
 			if (i > 0 && ttl &&
@@ -327,15 +347,17 @@ static int del_typed(struct fb_store *f, struct fb_flows *fl, bool force)
 }
 
 /*
- * del on a counting filter that has rules with a lifetime: one copy of each
- * flow from every live generation that holds it, or, if none does, from the
- * permanent rules (fb_gens_del_held() says why). A flow held nowhere
- * refuses the whole input.
+ * del on a counting filter that has rules with a lifetime: each flow from
+ * the part of the filter holding it (fb_del_part): the live generations
+ * holding it (one copy from each), or the permanent rules. One both parts
+ * hold refuses the whole input unless part says which; a flow held nowhere
+ * too.
  */
-static int del_gens(struct fb_store *f, struct fb_flows *fl)
+static int del_gens(struct fb_store *f, struct fb_flows *fl, enum fb_del_part part)
 {
 	char where[600], text[FB_FLOW_STR];
 	struct fb_gen_views gv;
+	enum fb_del_part *p = NULL;
 	size_t i, bad;
 	double t0 = fb_now();
 	int rc = 1, r;
@@ -346,22 +368,34 @@ static int del_gens(struct fb_store *f, struct fb_flows *fl)
 	/* Checked whole, as the deletes will run: a flow deleted twice but
 	 * held once is refused, not taken from the flows sharing its
 	 * counters. */
-	r = fb_gens_check_dels(f, &gv, fl->keys, fl->n, &bad);
-	if (r == -2) {
+	r = fb_gens_check_dels(f, &gv, fl->keys, fl->n, part, &bad);
+	if (r == -2 || !(p = malloc(fl->n * sizeof(*p) + 1))) {
 		fb_err("out of memory checking %zu deletions; nothing deleted", fl->n);
 		goto out;
 	}
 	if (r) {
 		fb_flows_where(fl, bad, where, sizeof(where));
 		fb_flow_format(&fl->keys[bad], text, sizeof(text));
-		fb_err("%s: '%s' is not in filter '%s' (a counter is 0); nothing deleted", where,
-		       text, f->name);
+		if (r == -3)
+			fb_err("%s: '%s' is held both by the permanent rules and by rules with a "
+			       "lifetime of filter '%s' (or is a false positive of one): say which "
+			       "to delete it from, --permanent or --with-lifetime; nothing deleted",
+			       where, text, f->name);
+		else
+			fb_err("%s: '%s' is not in %sfilter '%s' (a counter is 0); nothing deleted",
+			       where, text,
+			       part == FB_DEL_LIFETIME ? "the rules with a lifetime of " : "",
+			       f->name);
 		goto out;
 	}
+	/* Each flow's part as checked, before any is deleted. */
 	for (i = 0; i < fl->n; i++)
-		fb_gens_del_held(f, &gv, &fl->keys[i]);
+		p[i] = part ? part : fb_gens_part(f, &gv, &fl->keys[i]);
+	for (i = 0; i < fl->n; i++)
+		fb_gens_del_held(f, &gv, &fl->keys[i], p[i]);
 	rc = 0;
 out:
+	free(p);
 	fb_gens_views_close(&gv);
 	if (!rc) {
 		t0 = fb_now() - t0;
@@ -377,14 +411,18 @@ int cmd_del(int argc, char **argv)
 	struct fb_flows fl;
 	size_t i, bad;
 	double t0;
-	bool force = false;
-	int rc = flows_args(argc, argv, &f, &fl, &force, NULL);
+	struct del_opts d = { false, FB_DEL_ANY };
+	int rc = flows_args(argc, argv, &f, &fl, &d, NULL);
 
 	if (rc)
 		return rc;
 	rc = 1;
+	if (d.part == FB_DEL_LIFETIME && !f.hdr->gens) {
+		fb_err("filter '%s' holds no rules with a lifetime (--with-lifetime)", f.name);
+		goto out;
+	}
 	if (fb_ftype(f.hdr->type)->flags & FB_FTYPE_TABLE) {
-		rc = del_typed(&f, &fl, force);
+		rc = del_typed(&f, &fl, d.force);
 		goto out;
 	}
 	if (!f.cnt_hdr) {
@@ -395,8 +433,9 @@ int cmd_del(int argc, char **argv)
 	}
 	if (fb_store_lock(&f))
 		goto out;
-	if (f.hdr->gens) {
-		rc = del_gens(&f, &fl);
+	/* --permanent: as a filter without rules with a lifetime. */
+	if (f.hdr->gens && d.part != FB_DEL_PERMANENT) {
+		rc = del_gens(&f, &fl, d.part);
 		fb_store_unlock(&f);
 		goto out;
 	}

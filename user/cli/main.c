@@ -107,10 +107,15 @@ static const struct fb_cmd cmds[] = {
 	  "--ttl (2s, 10m, 1h, 1d) gives the rules a lifetime: they match until it ends\n"
 	  "and stop matching at most a quarter of it later, enforced by the data path\n"
 	  "itself (no process needs to run). Bloom and counting filters." },
-	{ "del", cmd_del, "del NAME [--force] FLOW... | del NAME [--force] -f FILE",
+	{ "del", cmd_del,
+	  "del NAME [--force] (FLOW... | -f FILE) [--permanent | --with-lifetime]",
 	  "Delete flows from a counting filter: their counters go down, and a bit is\n"
 	  "cleared only when its counter reaches 0, so no other flow is lost. A flow\n"
 	  "with a zero counter is not in the filter: the whole input is refused.\n"
+	  "With rules with a lifetime, a flow goes from the part holding it: the\n"
+	  "permanent rules, or each live generation of rules with a lifetime holding\n"
+	  "it. One both parts hold (or one holds only as a false positive) is refused\n"
+	  "unless --permanent or --with-lifetime says which part.\n"
 	  "A cuckoo or dleft filter removes one stored copy per flow; a flow found in\n"
 	  "none of its buckets is refused. A flow never added can share a member's\n"
 	  "fingerprint and would delete it, so these deletes need a filter created\n"

@@ -179,15 +179,28 @@ bool fb_gens_held(const struct fb_store *f, const struct fb_gen_views *gv, const
 	return false;
 }
 
-int fb_gens_del_held(struct fb_store *f, struct fb_gen_views *gv, const struct fb_key *key)
+enum fb_del_part fb_gens_part(const struct fb_store *f, const struct fb_gen_views *gv,
+			      const struct fb_key *key)
+{
+	bool perm = fb_counting_min(f, key) > 0, gens = false;
+	int g;
+
+	for (g = 0; g < gv->n && !gens; g++)
+		gens = fb_counting_min(&gv->v[g], key) > 0;
+	return perm && gens ? FB_DEL_BOTH : gens ? FB_DEL_LIFETIME : FB_DEL_PERMANENT;
+}
+
+int fb_gens_del_held(struct fb_store *f, struct fb_gen_views *gv, const struct fb_key *key,
+		     enum fb_del_part part)
 {
 	int g, n = 0;
 
-	/* fb_counting_del() refuses (-1) where a counter is 0. The
-	 * generations first: the permanent rules only if none holds it. */
+	/* fb_counting_del() refuses (-1) where a counter is 0. */
+	if (part == FB_DEL_PERMANENT)
+		return !fb_counting_del(f, key);
 	for (g = 0; g < gv->n; g++)
 		n += !fb_counting_del(&gv->v[g], key);
-	return n ? n : !fb_counting_del(f, key);
+	return n;
 }
 
 bool fb_counting_half_done(const struct fb_store *f, const struct fb_gen_views *gv)

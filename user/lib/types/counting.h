@@ -72,23 +72,36 @@ int fb_counting_recover_all(struct fb_store *f);
 /* Is key held by f's permanent rules or a generation of gv (gens.h)? */
 bool fb_gens_held(const struct fb_store *f, const struct fb_gen_views *gv,
 		  const struct fb_key *key);
-/* Would fb_gens_del_held() of keys[0..n), in order, find each held
- * somewhere (the copies it takes on the way counted)? 0 yes; -1 no, *bad
- * the first that would find none; -2 out of memory. Call with the lock
+/*
+ * Which part of a counting filter with rules with a lifetime a deletion
+ * takes a flow from: its permanent rules, or the live generations holding
+ * it. Deleting a flow where it is only a false positive lowers counters
+ * other rules own, and a counter brought to 0 clears a bit they need (a
+ * false negative): a flow that both parts answer "maybe" for is held by
+ * one of them, or both, and which cannot be told. `del` then asks
+ * (FB_DEL_BOTH: refused, --permanent or --with-lifetime says).
+ */
+enum fb_del_part {
+	FB_DEL_ANY,	  /* where it is held: refused if both (FB_DEL_BOTH) */
+	FB_DEL_PERMANENT, /* the permanent rules only */
+	FB_DEL_LIFETIME,  /* every live generation holding it */
+	FB_DEL_BOTH,	  /* fb_gens_part(): both hold it */
+};
+/* Which part holds key: FB_DEL_PERMANENT (or neither), FB_DEL_LIFETIME or
+ * FB_DEL_BOTH. */
+enum fb_del_part fb_gens_part(const struct fb_store *f, const struct fb_gen_views *gv,
+			      const struct fb_key *key);
+/* Would fb_gens_del_held() of keys[0..n), in order, each from part (ANY:
+ * fb_gens_part()'s), find each held (the copies it takes on the way
+ * counted)? 0 yes; -1 no, *bad the first that would find none; -3 (ANY)
+ * *bad the first both parts hold; -2 out of memory. Call with the lock
  * held. */
 int fb_gens_check_dels(const struct fb_store *f, const struct fb_gen_views *gv,
-		       const struct fb_key *keys, size_t n, size_t *bad);
-/* One copy of key out of every generation of gv that holds it, or, if
- * none does, out of f's permanent rules; how many places. A flow that is
- * only a false positive somewhere would lower others' counters there (a
- * false negative for a rule still there once a counter reaches 0), so the
- * permanent rules, the fullest array (up to their --fp-rate), are not
- * asked about a rule that a generation holds: a rule with a lifetime
- * deleted would else take bits from permanent rules. A flow held by both
- * loses its copies with a lifetime; a second delete takes the permanent
- * one. (Callers delete what they added: a flow never added does the same
- * harm wherever it is a false positive.) */
-int fb_gens_del_held(struct fb_store *f, struct fb_gen_views *gv, const struct fb_key *key);
+		       const struct fb_key *keys, size_t n, enum fb_del_part part, size_t *bad);
+/* One copy of key out of f's permanent rules (part PERMANENT), or out of
+ * every generation of gv that holds it (LIFETIME); how many places. */
+int fb_gens_del_held(struct fb_store *f, struct fb_gen_views *gv, const struct fb_key *key,
+		     enum fb_del_part part);
 
 struct fb_check {
 	__u64 stale_bits;   /* bit set, counter 0 (harmless: false positives) */

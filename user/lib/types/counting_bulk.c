@@ -135,12 +135,13 @@ static int check_dels_inorder(const struct fb_store *f, const struct fb_key *key
  * batch walks both arrays once, upward.
  *
  * Each flow is still applied whole under its own journal entry
- * (fb_cnt_add_at, fb_cnt_del_at), so crash recovery is unchanged; only the order of whole flows
- * differs, and it cannot change the result: saturating increments commute,
- * and so do the decrements of a checked batch (a counter either stays
- * saturated or ends at its value less its decrements). A crash leaves some
- * subset of the batch applied instead of a prefix: either way exactly the
- * flows the counters say, and a re-run adds the applied ones again.
+ * (fb_cnt_add_at, fb_cnt_del_at), so crash recovery is unchanged; only the
+ * order of whole flows differs, and it cannot change the result:
+ * saturating increments commute, and so do the decrements of a checked
+ * batch (a counter either stays saturated or ends at its value less its
+ * decrements). A crash leaves some subset of the batch applied instead of
+ * a prefix: either way exactly the flows the counters say, and a re-run
+ * adds the applied ones again.
  *
  * The sorted copy carries the keys: the journal copies each flow's key,
  * and read through an index in block order they would be read at random,
@@ -563,13 +564,11 @@ int fb_counting_check_dels(const struct fb_store *f, const struct fb_key *keys, 
 	*bad = 0;
 	if (n > order_chunk() || !order_open(f, keys, n, &o))
 		return n ? check_dels_inorder(f, keys, n, bad) : 0;
-	/* Two flows share a counter only if they share a block, and so a
-	 * group. */
+	/* Two flows share a counter only if they share a block: a group. */
 	for (g = 0; g < o.groups && !fails; g++)
 		fails = check_ordered(f, &o, order_group(f, &o, g));
 	order_close(&o);
-	/* Refused: the input order names the first flow that fails. */
-	return fails ? check_dels_inorder(f, keys, n, bad) : 0;
+	return fails ? check_dels_inorder(f, keys, n, bad) : 0; /* names the first */
 }
 
 /* Would fb_counting_del() of key succeed in f, the decrements t holds done
@@ -595,7 +594,7 @@ static bool pending_del(const struct fb_store *f, struct pending *t, const struc
 }
 
 int fb_gens_check_dels(const struct fb_store *f, const struct fb_gen_views *gv,
-		       const struct fb_key *keys, size_t n, size_t *bad)
+		       const struct fb_key *keys, size_t n, enum fb_del_part part, size_t *bad)
 {
 	const struct fb_store *v[1 + FB_GEN_SLOTS];
 	struct pending t[1 + FB_GEN_SLOTS];
@@ -603,27 +602,25 @@ int fb_gens_check_dels(const struct fb_store *f, const struct fb_gen_views *gv,
 	size_t x;
 
 	*bad = 0;
-	/* The generations, then the permanent rules (fb_gens_del_held()). */
 	for (i = 0; i < gv->n; i++)
-		v[nv++] = &gv->v[i];
-	v[nv++] = f;
-	for (i = 0; i < nv && !rc; i++) {
+		v[nv++] = &gv->v[i]; /* the generations, */
+	v[nv++] = f;		     /* then the permanent rules: v[nv - 1] */
+	for (i = 0; i < nv && !rc; i++)
 		if (pending_open(v[i], &t[i])) {
 			rc = -2;
 			nv = i;
 		}
-	}
-	/* In input order, as fb_gens_del_held() runs: the permanent rules
-	 * (last) only if no generation holds it; held nowhere: refused. */
+	/* In input order, as fb_gens_del_held() runs, each from its part. */
 	for (x = 0; x < n && !rc; x++) {
+		enum fb_del_part p = part ? part : fb_gens_part(f, gv, &keys[x]);
 		bool held = false;
 
-		for (i = 0; i < nv; i++)
-			if (i < nv - 1 || !held)
+		for (i = 0; i < nv && p != FB_DEL_BOTH; i++)
+			if ((i < nv - 1) == (p == FB_DEL_LIFETIME))
 				held |= pending_del(v[i], &t[i], &keys[x]);
 		if (!held) {
 			*bad = x;
-			rc = -1;
+			rc = p == FB_DEL_BOTH ? -3 : -1;
 		}
 	}
 	for (i = 0; i < nv; i++)
