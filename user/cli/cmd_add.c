@@ -64,14 +64,16 @@ static int flows_args(int argc, char **argv, struct fb_store *f, struct fb_flows
 				continue;
 			}
 			if (i > 0 && del &&
-			    (!strcmp(argv[i], "--permanent") || !strcmp(argv[i], "--with-lifetime"))) {
-				enum fb_del_part p = argv[i][2] == 'p' ? FB_DEL_PERMANENT
-								       : FB_DEL_LIFETIME;
+			    (!strcmp(argv[i], "--permanent") ||
+			     !strcmp(argv[i], "--with-lifetime"))) {
+				enum fb_del_part p =
+					argv[i][2] == 'p' ? FB_DEL_PERMANENT : FB_DEL_LIFETIME;
 
 				if (del->part && del->part != p) {
 					free(av);
-					return fb_usage("--permanent and --with-lifetime: one part, "
-							"or neither");
+					return fb_usage(
+						"--permanent and --with-lifetime: one part, "
+						"or neither");
 				}
 				del->part = p;
 				continue;

@@ -107,8 +107,7 @@ static const struct fb_cmd cmds[] = {
 	  "--ttl (2s, 10m, 1h, 1d) gives the rules a lifetime: they match until it ends\n"
 	  "and stop matching at most a quarter of it later, enforced by the data path\n"
 	  "itself (no process needs to run). Bloom and counting filters." },
-	{ "del", cmd_del,
-	  "del NAME [--force] (FLOW... | -f FILE) [--permanent | --with-lifetime]",
+	{ "del", cmd_del, "del NAME [--force] (FLOW... | -f FILE) [--permanent | --with-lifetime]",
 	  "Delete flows from a counting filter: their counters go down, and a bit is\n"
 	  "cleared only when its counter reaches 0, so no other flow is lost. A flow\n"
 	  "with a zero counter is not in the filter: the whole input is refused.\n"
