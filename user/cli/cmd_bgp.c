@@ -468,13 +468,6 @@ static int parse_opts(int argc, char **argv, struct fb_bgp_opts *o, const char *
 	return 0;
 }
 
-/* --ttl: every rule held gets its lifetime again, each half lifetime, so
- * it never ends while its route stands; a copy per refresh, in a newer
- * generation each (ttl / 2 > ttl / FB_GEN_DIV). A route whose refresh the
- * filter refuses is refused whole, as an announcement would be, without a
- * line (none caused it): its last copy would end while the state file
- * still said it is in the filter. Its rules' deletions wait for the next
- * state write, as a withdrawal's do, which also records the new copies. */
 /* Of keys[0..n), those whose copies end before the next refresh is due
  * (half a lifetime from now, a second to spare): a run started after a
  * stop finds some ended, or ending too soon. Their number. */
@@ -493,6 +486,14 @@ static size_t ending(struct bgp_run *rn, struct fb_key *keys, size_t n)
 	return j;
 }
 
+/* --ttl: every rule held gets its lifetime again, each half lifetime, so
+ * it never ends while its route stands; a copy per refresh, in a newer
+ * generation each (ttl / 2 > ttl / FB_GEN_DIV). A route whose refresh the
+ * filter refuses is refused whole, as an announcement would be, without a
+ * line (none caused it): its last copy would end while the state file
+ * still said it is in the filter. Its rules' deletions wait for the next
+ * state write, as a withdrawal's do, which also records the new copies.
+ * only_ending: only the rules ending() keeps (at the start). */
 static int refresh_rules(struct bgp_run *rn, bool only_ending)
 {
 	struct fb_key *keys;
