@@ -241,9 +241,6 @@ __noinline __u64 fb_match_gen(struct fb_stat_cells *st, const struct fb_key *key
 /* The parser's outcome in one word (fb_opaque), and its parts. */
 #define FB_PK_MALFORMED 0x100 /* parse == FB_PARSE_MALFORMED */
 #define FB_PK_ADDRS 0x200     /* the packet's addresses are known (its key has a kind) */
-/* A multi-buffer frame longer than its first buffer, past whose end the
- * parser cannot read (cfg_frags). */
-#define FB_PK_MORE 0x400
 
 /* The FB_PROBEF_* a packet meets: arithmetic on the parser's bits, no
  * test. Addresses are known if the key has a kind; the protocol if the
@@ -262,6 +259,14 @@ static __always_inline __u32 fb_have(__u64 pk)
 	       (pk & (FB_PARSE_PORTS | FB_PARSE_TUPLE)) * 2;
 }
 
+/* Is the frame (bytes long) longer than its first buffer (multi-buffer,
+ * cfg_frags)? Asked of ctx on the malformed path only: kept from the
+ * start, the answer would cost every frame a register across the parser. */
+static __always_inline int fb_more(struct xdp_md *ctx, __u64 bytes)
+{
+	return cfg_frags && bytes > (__u64)(ctx->data_end - ctx->data);
+}
+
 /*
  * A first fragment cut before its ports: the rest of its header chain (or
  * its transport header) is in a later fragment, which has port 0 in its
@@ -274,13 +279,13 @@ static __always_inline __u32 fb_have(__u64 pk)
  * gets the default malformed verdict (dropped under drop and allow)
  * whatever --malformed says: under --malformed pass it would carry a
  * blocked 5-tuple past the filter. So does a malformed frame longer than
- * its first buffer (multi-buffer, FB_PK_MORE): the parser reads the first
+ * its first buffer (multi-buffer, fb_more()): the parser reads the first
  * buffer only, and a header chain of a few kilobytes (two 2048-byte
  * extension headers, which the stack takes) puts the ports past it.
  */
-static __always_inline int fb_split_drop(__u64 pk, __u32 action)
+static __always_inline int fb_split_drop(__u64 pk, int more, __u32 action)
 {
-	return ((pk & (FB_PARSE_FIRST | FB_PARSE_PORTS)) == FB_PARSE_FIRST || (pk & FB_PK_MORE)) &&
+	return ((pk & (FB_PARSE_FIRST | FB_PARSE_PORTS)) == FB_PARSE_FIRST || more) &&
 	       fb_malformed_drop(FB_MALFORMED_DEFAULT, action);
 }
 
@@ -295,7 +300,7 @@ static __always_inline int fb_split_drop(__u64 pk, __u32 action)
 SEC("xdp")
 int flowbloom(struct xdp_md *ctx)
 {
-	__u64 bytes = ctx->data_end - ctx->data, lin = bytes, pk;
+	__u64 bytes = ctx->data_end - ctx->data, pk;
 	__u32 zero = 0, info = 0, frag, kind = 0, cond, action, idx, shape = 0, have, recf = 0;
 	const struct fb_head *head = NULL;
 	/* For `flowbloom capture` at the end (bpf/capture.bpf.h). */
@@ -313,7 +318,7 @@ int flowbloom(struct xdp_md *ctx)
 	 * call). */
 	if (cfg_frags)
 		bytes = bpf_xdp_get_buff_len(ctx);
-	__asm__ __volatile__("" : "+r"(bytes), "+r"(lin));
+	__asm__ __volatile__("" : "+r"(bytes));
 	st = bpf_map_lookup_elem(&fb_stats, &zero);
 	if (!st)
 		return XDP_PASS; /* cannot happen: a one-entry array */
@@ -338,8 +343,7 @@ int flowbloom(struct xdp_md *ctx)
 			fb_monitor(&key, bytes);
 	}
 	pk = fb_opaque(st, info | (parse == FB_PARSE_MALFORMED) * FB_PK_MALFORMED |
-				   (key.kind != 0) * FB_PK_ADDRS |
-				   (cfg_frags && bytes > lin) * FB_PK_MORE);
+				   (key.kind != 0) * FB_PK_ADDRS);
 	frag = pk & FB_PARSE_FRAGMENT;
 
 	c0 = bpf_map_lookup_elem(&fb_filter, &zero);
@@ -384,7 +388,8 @@ int flowbloom(struct xdp_md *ctx)
 	FB_BENCH_CUT(FB_BENCH_STAGE_PROBE, kind ? XDP_DROP : XDP_ABORTED);
 	action = cfg_action ? cfg_action : head->hdr.action;
 	if ((pk & FB_PK_MALFORMED) && !kind)
-		verdict = fb_malformed_drop(cfg_malformed, action) || fb_split_drop(pk, action)
+		verdict = fb_malformed_drop(cfg_malformed, action) ||
+					  fb_split_drop(pk, fb_more(ctx, bytes), action)
 				  ? XDP_DROP
 				  : XDP_PASS;
 	else if (action == FB_ACTION_MONITOR)
