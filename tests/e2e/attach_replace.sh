@@ -124,6 +124,11 @@ test_swap() {
 		pass "... says which program it replaced" || fail "... said: $(cat "$T_TMP/out")"
 	check_eq "... b runs there now" "$(fbB -j info b | t_json "d['attached']" | grep -c "$VB")" 1
 	check_eq "... a no longer" "$(fbB -j info a | t_json "d['attached']" | grep -c "$VB")" 0
+	# apply of a's file, naming the device b runs on: refused, pointing here.
+	printf 'capacity = 1000\nfp-rate = 0.001\nattach = %s native\n' "$VB" >"$T_TMP/a.conf"
+	t_refused 1 "apply of a's file on b's device: refused, naming attach --replace" \
+		"a.conf:3: $VB already has an XDP program .* which does not run filter 'a': detach it first, or move the device to it in one step with attach --replace" \
+		fbB apply "$T_TMP/a.conf"
 	id0=$(prog_on "$VB")
 	r=$(fbB -j attach a "$VB" --replace | t_json "d['replaced_program']")
 	check_eq "-j: the program replaced" "$r" "$id0"

@@ -303,8 +303,11 @@ static int check_devices(struct ap_conf *c, bool exists)
 			return -1;
 		if (x.prog_id) {
 			fb_err("%s:%d: %s already has an XDP program (id %u), which does not run "
-			       "filter '%s': detach it first",
-			       c->file, d->line, d->name, x.prog_id, c->name);
+			       "filter '%s': detach it first%s",
+			       c->file, d->line, d->name, x.prog_id, c->name,
+			       x.flowbloom ? ", or move the device to it in one step with attach "
+					     "--replace"
+					   : "");
 			return -1;
 		}
 	}
