@@ -59,7 +59,7 @@ struct bgp_run {
 	size_t npend, cap_pend;
 	bool dirty; /* paths changed since the state file was written */
 	/* The state file's writes, counted (its first line says how many),
-	 * and the rules added since the last one (cmd_bgp.c: note_added). */
+	 * and the rules added since the last one (bgpadded.c). */
 	unsigned long long commits;
 	FILE *added_fp;
 	/* Open and locked from a batch's first addition to its commit: one
@@ -112,6 +112,14 @@ int bgp_queue_dels(struct bgp_run *rn, size_t lineno);
 /* One copy of k out of the permanent rules once the state file is
  * written (a rule a killed run added): 0, or -1 out of memory. */
 int bgp_queue_del(struct bgp_run *rn, const struct fb_key *k);
+
+/* STATE.added (bgpadded.c): open it beside the state file (root's, in its
+ * directory), 0 or -1 reported; note keys[0..n), now in the filter; at
+ * the start, queue the deletion of those a killed run added after its
+ * last state write (0, or -1 out of memory). */
+int bgp_open_added(struct bgp_run *rn);
+void bgp_note_added(struct bgp_run *rn, const struct fb_key *keys, size_t n);
+int bgp_recover_added(struct bgp_run *rn);
 /* f is a new filter array: our rules added again (see bgpfilter.c). 0, or
  * -1 out of memory. */
 int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line);

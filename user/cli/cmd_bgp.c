@@ -11,8 +11,7 @@
  * Crash order: a line's additions go to the filter before the state file
  * is rewritten, its deletions after. Whatever kills the process, a rule in
  * the state file is in the filter; a rule in the filter and not in the
- * file is noted as added (note_added) and deleted by the next run
- * (recover_added). What a kill can still leave is a rule over, never a
+ * file is noted as added (bgpadded.c) and deleted by the next run. What a kill can still leave is a rule over, never a
  * counter lowered for a rule we did not add (which would take bits from
  * other rules).
  */
@@ -40,7 +39,6 @@
 #include "store/jiffies.h"
 #include "store/store.h"
 #include "parse.h"
-#include "rules/flow.h"
 
 /*
  * The longest line read: ExaBGP writes one JSON line per BGP message, and
@@ -96,103 +94,6 @@ static int save_state(struct bgp_run *rn)
 	 * before this truncation leaves them, and the next run skips them). */
 	if (rn->added_fp && ftruncate(fileno(rn->added_fp), 0))
 		bgp_say("cannot empty %s.added: %s", rn->state, strerror(errno));
-	return 0;
-}
-
-/*
- * STATE.added: the permanent rules added to the filter since the state
- * file was last written, a line each, "COMMIT<TAB>ARRAY-ID<TAB>RULE" (the
- * state write that will name them, the filter array they are in), written
- * once they are in the filter, emptied once the state file names them.
- * Additions reach the filter as their line is read and the state file is
- * written at most every half second: a run killed in between (SIGKILL, a
- * crash: ExaBGP starts another) left up to half a second of a full table
- * in the filter, named nowhere, and a withdrawal of their routes to the
- * next run deleted nothing: blackholes for good. Rules with a lifetime
- * end by themselves. Written after the rules are in the filter: a kill
- * between leaves this line's rules over, never has the next run delete a
- * rule that was not added (its counters would be someone else's).
- */
-static void note_added(struct bgp_run *rn, const struct fb_key *keys, size_t n)
-{
-	char text[FB_FLOW_STR];
-	size_t i;
-
-	if (!rn->added_fp || rn->ttl > 0)
-		return;
-	for (i = 0; i < n; i++) {
-		fb_flow_format(&keys[i], text, sizeof(text));
-		fprintf(rn->added_fp, "%llu\t%u\t%s\n", rn->commits + 1, rn->f.bits_id, text);
-	}
-	if (fflush(rn->added_fp))
-		bgp_say("cannot write %s.added: %s", rn->state, strerror(errno));
-}
-
-/* At start: the rules a killed run added after its last state write
- * (COMMIT past the state file's), into the filter array the state file
- * names, are deleted from the permanent rules once the state file is
- * written again, as withdrawn rules are (a path the state file holds keeps
- * its own copy: a rule is added only while no path holds it). In another
- * array they went with the one they were added to. */
-static int recover_added(struct bgp_run *rn)
-{
-	char *line = NULL, err[256];
-	unsigned long long c;
-	size_t cap = 0, n = 0;
-	struct fb_key k;
-	unsigned id;
-	int used, blank, rc = 0;
-
-	rewind(rn->added_fp);
-	while (getline(&line, &cap, rn->added_fp) > 0) {
-		/* A line a kill cut short was not ended: not applied (the
-		 * rules are written once added), skipped. */
-		if (!strchr(line, '\n'))
-			break;
-		line[strcspn(line, "\n")] = 0;
-		if (sscanf(line, "%llu\t%u\t%n", &c, &id, &used) != 2 || c <= rn->commits ||
-		    !rn->filter_id || id != rn->filter_id ||
-		    fb_flow_parse_line(line + used, &k, &blank, err, sizeof(err)) || blank)
-			continue;
-		if (bgp_queue_del(rn, &k)) {
-			rc = -1;
-			break;
-		}
-		n++;
-	}
-	free(line);
-	fseek(rn->added_fp, 0, SEEK_END); /* from reading to appending */
-	if (n)
-		bgp_say("%zu rule%s added after the last write of %s, by a run that ended before "
-			"the next: deleted",
-			n, n == 1 ? "" : "s", rn->state);
-	return rc;
-}
-
-/* STATE.added, as the lock beside it: root's, in the state file's
- * directory. */
-static int open_added(struct bgp_run *rn)
-{
-	char name[NAME_MAX + 1], label[PATH_MAX + 8];
-	int fd;
-
-	if (strlen(rn->state_base) + 7 > NAME_MAX) {
-		fb_err("%s: name too long for %s.added beside it", rn->state, rn->state);
-		return -1;
-	}
-	snprintf(name, sizeof(name), "%s.added", rn->state_base);
-	snprintf(label, sizeof(label), "%s.added", rn->state);
-	fd = fb_safe_openat(rn->state_dir, name, label, O_RDWR | O_CREAT | O_APPEND, 0600);
-	if (fd == -2)
-		fb_err("%s: %s", label, strerror(ENOENT));
-	if (fd < 0)
-		return -1;
-	rn->added_fp = fdopen(fd, "a+");
-	if (!rn->added_fp) {
-		fb_err("%s: %s", label, strerror(errno));
-		close(fd);
-		return -1;
-	}
 	return 0;
 }
 
@@ -341,7 +242,7 @@ static int apply_line(struct bgp_run *rn)
 		n = j;
 		bgp_bound(rn, &rn->f, rn->b.add, &n);
 		bgp_add_rules(rn, &rn->f, rn->b.add, &n, "this line's rules");
-		note_added(rn, rn->b.add, n);
+		bgp_note_added(rn, rn->b.add, n);
 		for (i = 0; i < n; i++) {
 			bgp_show(rn->lineno, '+', &rn->b.add[i], "");
 			rn->added++;
@@ -613,7 +514,7 @@ int cmd_bgp(int argc, char **argv)
 	rn.in_gens = rn.ttl > 0;
 	rn.flush = flush;
 	rn.copies.hkey = rn.b.hkey;
-	if (load_state(&rn) || open_added(&rn) || recover_added(&rn))
+	if (load_state(&rn) || bgp_open_added(&rn) || bgp_recover_added(&rn))
 		goto out;
 	/* Held in the other part (--ttl changed): moved at the first commit. */
 	rn.dirty |= rn.in_gens != (rn.ttl > 0);

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `flowbloom bgp`'s STATE.added (bgprun.h): the permanent rules a run
+ * added since its last state write, deleted by the next run if this one
+ * was killed before it wrote the state file again.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "bgprun.h"
+#include "output.h"
+#include "rules/flow.h"
+#include "safefile.h"
+
+/*
+ * STATE.added: the permanent rules added to the filter since the state
+ * file was last written, a line each, "COMMIT<TAB>ARRAY-ID<TAB>RULE" (the
+ * state write that will name them, the filter array they are in), written
+ * once they are in the filter, emptied once the state file names them.
+ * Additions reach the filter as their line is read and the state file is
+ * written at most every half second: a run killed in between (SIGKILL, a
+ * crash: ExaBGP starts another) left up to half a second of a full table
+ * in the filter, named nowhere, and a withdrawal of their routes to the
+ * next run deleted nothing: blackholes for good. Rules with a lifetime
+ * end by themselves. Written after the rules are in the filter: a kill
+ * between leaves this line's rules over, never has the next run delete a
+ * rule that was not added (its counters would be someone else's).
+ */
+void bgp_note_added(struct bgp_run *rn, const struct fb_key *keys, size_t n)
+{
+	char text[FB_FLOW_STR];
+	size_t i;
+
+	if (!rn->added_fp || rn->ttl > 0)
+		return;
+	for (i = 0; i < n; i++) {
+		fb_flow_format(&keys[i], text, sizeof(text));
+		fprintf(rn->added_fp, "%llu\t%u\t%s\n", rn->commits + 1, rn->f.bits_id, text);
+	}
+	if (fflush(rn->added_fp))
+		bgp_say("cannot write %s.added: %s", rn->state, strerror(errno));
+}
+
+/* At start: the rules a killed run added after its last state write
+ * (COMMIT past the state file's), into the filter array the state file
+ * names, are deleted from the permanent rules once the state file is
+ * written again, as withdrawn rules are (a path the state file holds keeps
+ * its own copy: a rule is added only while no path holds it). In another
+ * array they went with the one they were added to. */
+int bgp_recover_added(struct bgp_run *rn)
+{
+	char *line = NULL, err[256];
+	unsigned long long c;
+	size_t cap = 0, n = 0;
+	struct fb_key k;
+	unsigned id;
+	int used, blank, rc = 0;
+
+	rewind(rn->added_fp);
+	while (getline(&line, &cap, rn->added_fp) > 0) {
+		/* A line a kill cut short was not ended: not applied (the
+		 * rules are written once added), skipped. */
+		if (!strchr(line, '\n'))
+			break;
+		line[strcspn(line, "\n")] = 0;
+		if (sscanf(line, "%llu\t%u\t%n", &c, &id, &used) != 2 || c <= rn->commits ||
+		    !rn->filter_id || id != rn->filter_id ||
+		    fb_flow_parse_line(line + used, &k, &blank, err, sizeof(err)) || blank)
+			continue;
+		if (bgp_queue_del(rn, &k)) {
+			rc = -1;
+			break;
+		}
+		n++;
+	}
+	free(line);
+	fseek(rn->added_fp, 0, SEEK_END); /* from reading to appending */
+	if (n)
+		bgp_say("%zu rule%s added after the last write of %s, by a run that ended before "
+			"the next: deleted",
+			n, n == 1 ? "" : "s", rn->state);
+	return rc;
+}
+
+/* STATE.added, as the lock beside it: root's, in the state file's
+ * directory. */
+int bgp_open_added(struct bgp_run *rn)
+{
+	char name[NAME_MAX + 1], label[PATH_MAX + 8];
+	int fd;
+
+	if (strlen(rn->state_base) + 7 > NAME_MAX) {
+		fb_err("%s: name too long for %s.added beside it", rn->state, rn->state);
+		return -1;
+	}
+	snprintf(name, sizeof(name), "%s.added", rn->state_base);
+	snprintf(label, sizeof(label), "%s.added", rn->state);
+	fd = fb_safe_openat(rn->state_dir, name, label, O_RDWR | O_CREAT | O_APPEND, 0600);
+	if (fd == -2)
+		fb_err("%s: %s", label, strerror(ENOENT));
+	if (fd < 0)
+		return -1;
+	rn->added_fp = fdopen(fd, "a+");
+	if (!rn->added_fp) {
+		fb_err("%s: %s", label, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return 0;
+}
