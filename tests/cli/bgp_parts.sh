@@ -43,10 +43,10 @@ cleanup() {
 }
 t_traps
 
-NB='"neighbor": {"address": {"local": "198.51.100.2", "peer": "198.51.100.9"}, "direction": "receive"'
-BH='"attribute": {"community": [[65535, 666]]}'
-ann() { printf '{"type": "update", %s, "message": {"update": {%s, "announce": {"ipv4 unicast": {"x": [{"nlri": "%s"}]}}}}}}\n' "$NB" "$BH" "$1"; }
-wd() { printf '{"type": "update", %s, "message": {"update": {"withdraw": {"ipv4 unicast": [{"nlri": "%s"}]}}}}}\n' "$NB" "$1"; }
+NB=$T_EXA_NB
+BH=$T_EXA_BH
+ann() { t_exa_ann "$1"; }
+wd() { t_exa_wd "$1"; }
 q() { "$FB" query "$1" "${@:2}" | head -1 | awk '{print $1}'; }
 cnt() { "$FB" count "$1" "${@:2}" | awk '{print $1}'; }
 maybe() { "$FB" query "$@" | tail -1 | cut -d' ' -f1; }

@@ -45,13 +45,13 @@ cleanup() {
 }
 t_traps
 
-NB='"neighbor": {"address": {"local": "198.51.100.2", "peer": "198.51.100.9"}, "direction": "receive"'
-BH='"attribute": {"community": [[65535, 666]]}'
+NB=$T_EXA_NB
+BH=$T_EXA_BH
 # ann NLRI: a blackhole route; wd NLRI: its withdrawal; wdann OLD NEW: both
 # in one message; fs: a FlowSpec discard of UDP to 203.0.113.10 port 53 or
 # 1024-2047 (two keys of two shapes).
-ann() { printf '{"type": "update", %s, "message": {"update": {%s, "announce": {"ipv4 unicast": {"x": [{"nlri": "%s"}]}}}}}}\n' "$NB" "$BH" "$1"; }
-wd() { printf '{"type": "update", %s, "message": {"update": {"withdraw": {"ipv4 unicast": [{"nlri": "%s"}]}}}}}\n' "$NB" "$1"; }
+ann() { t_exa_ann "$1"; }
+wd() { t_exa_wd "$1"; }
 wdann() { printf '{"type": "update", %s, "message": {"update": {%s, "withdraw": {"ipv4 unicast": [{"nlri": "%s"}]}, "announce": {"ipv4 unicast": {"x": [{"nlri": "%s"}]}}}}}}\n' "$NB" "$BH" "$1" "$2"; }
 FSC='"destination-ipv4": ["203.0.113.10/32"], "protocol": ["=udp"], "destination-port": ["=53", ">=1024&<=2047"]'
 fs() { printf '{"type": "update", %s, "message": {"update": {"attribute": {"extended-community": [{"value": 9225060886715039744}]}, "announce": {"ipv4 flow": {"no-nexthop": [{%s, "string": "flow udp-to-10"}]}}}}}}\n' "$NB" "$FSC"; }

@@ -95,11 +95,7 @@ setup() {
 		fail "flowbloom is not built (run make)"
 		t_finish
 	}
-	t_net_pair --no-ipv6 || t_skip_all "$T_NET_WHY"
-	t_addr "$NSA" "$VA" "$A4/24" "$BAD4/24" "$BAD4B/24"
-	t_neigh "$NSB" "$VB" "$MACA" "$A4" "$BAD4" "$BAD4B"
-	t_addr "$NSB" "$VB" "$B4/24"
-	t_neigh "$NSA" "$VA" "$MACB" "$B4"
+	t_udp_pair "$B4" "$A4" "$BAD4" "$BAD4B" || t_skip_all "$T_NET_WHY"
 	mkdir -p "$T_TMP/lists"
 	printf '# the blocked source\n%s\n' "$BAD4" >"$T_TMP/lists/drop.txt"
 	cat >"$CONF" <<EOF

@@ -99,11 +99,7 @@ setup() {
 		fail "flowbloom is not built (run make)"
 		t_finish
 	}
-	t_net_pair --no-ipv6 || t_skip_all "$T_NET_WHY"
-	t_addr "$NSA" "$VA" "$A4/24" "$BAD4/24" "$BAD4B/24"
-	t_neigh "$NSB" "$VB" "$MACA" "$A4" "$BAD4" "$BAD4B"
-	t_addr "$NSB" "$VB" "$B4/24"
-	t_neigh "$NSA" "$VA" "$MACB" "$B4"
+	t_udp_pair "$B4" "$A4" "$BAD4" "$BAD4B" || t_skip_all "$T_NET_WHY"
 	check "create a" "$FB" create a --capacity 1000 --fp-rate 0.001
 	check "create b" "$FB" create b --capacity 1000 --fp-rate 0.001
 	check "a blocks one source" "$FB" add a src "$BAD4"

@@ -422,6 +422,26 @@ t_net_down() {
 	return 0
 }
 
+# t_udp_pair B_ADDR A_ADDR...: t_net_pair --no-ipv6 with IPv4 addresses
+# (/24) and static neighbours both ways (no ARP: every packet the programs
+# see is the test's): B_ADDR on $VB, the A_ADDRs on $VA. Returns 1 with the
+# reason in T_NET_WHY.
+t_udp_pair() {
+	local b=$1
+	shift
+	t_net_pair --no-ipv6 || return 1
+	t_addr "$NSA" "$VA" "${@/%//24}" && t_addr "$NSB" "$VB" "$b/24" &&
+		t_neigh "$NSA" "$VA" "$MACB" "$b" && t_neigh "$NSB" "$VB" "$MACA" "$@"
+}
+
+# ExaBGP's JSON for the bgp suites, from peer 198.51.100.9: t_exa_ann NLRI
+# announces a blackhole route (community 65535:666), t_exa_wd NLRI
+# withdraws it.
+T_EXA_NB='"neighbor": {"address": {"local": "198.51.100.2", "peer": "198.51.100.9"}, "direction": "receive"'
+T_EXA_BH='"attribute": {"community": [[65535, 666]]}'
+t_exa_ann() { printf '{"type": "update", %s, "message": {"update": {%s, "announce": {"ipv4 unicast": {"x": [{"nlri": "%s"}]}}}}}}\n' "$T_EXA_NB" "$T_EXA_BH" "$1"; }
+t_exa_wd() { printf '{"type": "update", %s, "message": {"update": {"withdraw": {"ipv4 unicast": [{"nlri": "%s"}]}}}}}\n' "$T_EXA_NB" "$1"; }
+
 # ---------------------------------------------------------------- traffic
 
 # t_wait_for SECS CMD...: as t_wait_until, quiet, and prints how long it
