@@ -170,6 +170,31 @@ test_options() {
 	t_wait_until 5 eval '[ "$(t_stat "$FB" a matched)" -ge 10 ]'
 	check_eq "... monitor: nothing dropped" "$(($(t_stat "$FB" a dropped) - d0))" 0
 	check "attach a --replace (its own action again)" fbB attach a "$VB" --replace
+	test_options_monitor
+}
+
+# Monitoring options the program replaced had: they bind no swap. Fed by
+# that program only, the maps are made anew for the new options (it used
+# to be refused as "attached elsewhere", the program it replaces taken for
+# another attachment); fed by an attachment elsewhere too, other options
+# are refused and the device keeps its program.
+test_options_monitor() {
+	local id0
+	check "attach a --replace --monitor" fbB attach a "$VB" --replace --monitor
+	check "... --replace --new-flows: the sketch's program gives way" \
+		fbB attach a "$VB" --replace --new-flows
+	grep -q "^monitoring: new flows" "$T_TMP/out" &&
+		pass "... monitoring new flows" || fail "... said: $(cat "$T_TMP/out")"
+	check "... --replace --accounting" fbB attach a "$VB" --replace --accounting
+	check "a on A's device too, the same options" \
+		"$FB" -n "$NSA" attach a "$VA" --mode generic --accounting
+	id0=$(prog_on "$VB")
+	t_refused 1 "... then --replace --monitor on B's: refused (A's feeds the maps)" \
+		"filter 'a' is attached elsewhere with other monitoring" \
+		fbB attach a "$VB" --replace --monitor
+	check_eq "... B's program unchanged" "$(prog_on "$VB")" "$id0"
+	check "detach A's" "$FB" -n "$NSA" detach "$VA"
+	check "attach a --replace (no monitoring)" fbB attach a "$VB" --replace
 }
 
 # Refused, the device as it was.
