@@ -237,18 +237,25 @@ for i in range(int(sys.argv[3])):
 # bytes), where the parser cannot read it. Under --malformed pass it used
 # to pass (malformed) and reach B's socket; one buffer, in generic mode,
 # drops it. Now dropped under drop and allow whatever --malformed says.
+# The same frame in a capture: `replay` gives the verdict the device gave
+# (it used to pass it, its program of one buffer reading the first page
+# only). CHAIN FILE.pcap N writes N of them there instead.
 CHAIN='import socket, struct, sys
-from pkt import csum
+from pkt import csum, pcap_write
 src, dst = (socket.inet_pton(socket.AF_INET6, a) for a in ("2001:db8:1::1", "2001:db8:1::2"))
 udp = struct.pack("!HHHH", 1111, 53, 12, 0) + b"jumb"
 udp = udp[:6] + struct.pack("!H", csum(src + dst + struct.pack("!I", 12) + b"\0\0\0\x11" + udp)) + udp[8:]
 opts = (bytes([0x1e, 255]) + bytes(255)) * 7 + bytes([0x1e, 245]) + bytes(245)
 chain = bytes([60, 255]) + opts + bytes([17, 255]) + opts
 ip6 = struct.pack("!IHBB", 6 << 28, len(chain + udp), 60, 64) + src + dst
+frame = bytes.fromhex("02fb0000000b02fb0000000a86dd") + ip6 + chain + udp
+if sys.argv[1].endswith(".pcap"):
+    pcap_write(sys.argv[1], [frame] * int(sys.argv[2]))
+    sys.exit(0)
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 s.bind((sys.argv[1], 0))
 for i in range(int(sys.argv[2])):
-    s.send(bytes.fromhex("02fb0000000b02fb0000000a86dd") + ip6 + chain + udp)'
+    s.send(frame)'
 test_mtu_chain() {
 	local d0
 	check "a blocks an IPv6 5-tuple" "$FB" add a udp "[2001:db8:1::1]:1111" "[2001:db8:1::2]:53"
@@ -258,6 +265,9 @@ test_mtu_chain() {
 	t_wait_until 5 eval '[ $(($(t_stat "$FB" a dropped) - d0)) -ge 5 ]'
 	check_eq "its datagrams with 4,096 bytes of extension headers: 5 dropped" \
 		"$(($(t_stat "$FB" a dropped) - d0))" 5
+	"$PY" -c "$CHAIN" "$T_TMP/chain.pcap" 5
+	check_eq "... replay --malformed pass of them: 5 dropped, as on the device" \
+		"$("$FB" -j replay a "$T_TMP/chain.pcap" --malformed pass | t_json "d['drop']")" 5
 	check "attach again, default --malformed" fbB attach a "$VB" --replace
 }
 
