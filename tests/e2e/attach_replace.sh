@@ -166,6 +166,31 @@ test_options() {
 	t_wait_until 5 eval '[ "$(t_stat "$FB" a matched)" -ge 10 ]'
 	check_eq "... monitor: nothing dropped" "$(($(t_stat "$FB" a dropped) - d0))" 0
 	check "attach a --replace (its own action again)" fbB attach a "$VB" --replace
+	test_options_monitor
+}
+
+# Monitoring options the program replaced had: they bind no swap. Fed by
+# that program only, the maps are made anew for the new options (it used
+# to be refused as "attached elsewhere", the program it replaces taken for
+# another attachment); fed by an attachment elsewhere too, other options
+# are refused and the device keeps its program.
+test_options_monitor() {
+	local id0
+	check "attach a --replace --monitor" fbB attach a "$VB" --replace --monitor
+	check "... --replace --new-flows: the sketch's program gives way" \
+		fbB attach a "$VB" --replace --new-flows
+	grep -q "^monitoring: new flows" "$T_TMP/out" &&
+		pass "... monitoring new flows" || fail "... said: $(cat "$T_TMP/out")"
+	check "... --replace --accounting" fbB attach a "$VB" --replace --accounting
+	check "a on A's device too, the same options" \
+		"$FB" -n "$NSA" attach a "$VA" --mode generic --accounting
+	id0=$(prog_on "$VB")
+	t_refused 1 "... then --replace --monitor on B's: refused (A's feeds the maps)" \
+		"filter 'a' is attached elsewhere with other monitoring" \
+		fbB attach a "$VB" --replace --monitor
+	check_eq "... B's program unchanged" "$(prog_on "$VB")" "$id0"
+	check "detach A's" "$FB" -n "$NSA" detach "$VA"
+	check "attach a --replace (no monitoring)" fbB attach a "$VB" --replace
 }
 
 # Refused, the device as it was.
@@ -208,18 +233,25 @@ for i in range(int(sys.argv[3])):
 # bytes), where the parser cannot read it. Under --malformed pass it used
 # to pass (malformed) and reach B's socket; one buffer, in generic mode,
 # drops it. Now dropped under drop and allow whatever --malformed says.
+# The same frame in a capture: `replay` gives the verdict the device gave
+# (it used to pass it, its program of one buffer reading the first page
+# only). CHAIN FILE.pcap N writes N of them there instead.
 CHAIN='import socket, struct, sys
-from pkt import csum
+from pkt import csum, pcap_write
 src, dst = (socket.inet_pton(socket.AF_INET6, a) for a in ("2001:db8:1::1", "2001:db8:1::2"))
 udp = struct.pack("!HHHH", 1111, 53, 12, 0) + b"jumb"
 udp = udp[:6] + struct.pack("!H", csum(src + dst + struct.pack("!I", 12) + b"\0\0\0\x11" + udp)) + udp[8:]
 opts = (bytes([0x1e, 255]) + bytes(255)) * 7 + bytes([0x1e, 245]) + bytes(245)
 chain = bytes([60, 255]) + opts + bytes([17, 255]) + opts
 ip6 = struct.pack("!IHBB", 6 << 28, len(chain + udp), 60, 64) + src + dst
+frame = bytes.fromhex("02fb0000000b02fb0000000a86dd") + ip6 + chain + udp
+if sys.argv[1].endswith(".pcap"):
+    pcap_write(sys.argv[1], [frame] * int(sys.argv[2]))
+    sys.exit(0)
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 s.bind((sys.argv[1], 0))
 for i in range(int(sys.argv[2])):
-    s.send(bytes.fromhex("02fb0000000b02fb0000000a86dd") + ip6 + chain + udp)'
+    s.send(frame)'
 test_mtu_chain() {
 	local d0
 	check "a blocks an IPv6 5-tuple" "$FB" add a udp "[2001:db8:1::1]:1111" "[2001:db8:1::2]:53"
@@ -229,6 +261,9 @@ test_mtu_chain() {
 	t_wait_until 5 eval '[ $(($(t_stat "$FB" a dropped) - d0)) -ge 5 ]'
 	check_eq "its datagrams with 4,096 bytes of extension headers: 5 dropped" \
 		"$(($(t_stat "$FB" a dropped) - d0))" 5
+	"$PY" -c "$CHAIN" "$T_TMP/chain.pcap" 5
+	check_eq "... replay --malformed pass of them: 5 dropped, as on the device" \
+		"$("$FB" -j replay a "$T_TMP/chain.pcap" --malformed pass | t_json "d['drop']")" 5
 	check "attach again, default --malformed" fbB attach a "$VB" --replace
 }
 

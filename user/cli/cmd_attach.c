@@ -185,7 +185,7 @@ int cmd_attach(int argc, char **argv)
 	 * second made them anew, the first's device then feeding maps nobody
 	 * reads (top, flows, guard blind to its traffic). */
 	monitoring = mo.sketch || mo.newflows || mo.acct;
-	if (monitoring && (fb_store_flock(&f, LOCK_EX) || fb_monitor_prepare(&f, &mo, &mon))) {
+	if (monitoring && (fb_store_flock(&f, LOCK_EX) || fb_monitor_prepare(&f, &mo, old, &mon))) {
 		fb_store_unlock(&f);
 		fb_store_close(&f);
 		return 1;

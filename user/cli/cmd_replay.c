@@ -203,7 +203,11 @@ int cmd_replay(int argc, char **argv)
 		{ "malformed", required_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct fb_load_opts lo = { .trace = true, .private_stats = true };
+	/* Multi-buffer, as attach loads it for jumbo frames: a frame longer
+	 * than a page is then read as a device of that MTU reads it (the
+	 * program of one buffer would see the first page only, and pass a
+	 * malformed one the device drops); shorter ones are read alike. */
+	struct fb_load_opts lo = { .trace = true, .private_stats = true, .frags = true };
 	struct flowbloom_bpf *skel;
 	bool explain = false;
 	struct fb_store f;

@@ -475,10 +475,11 @@ void fb_monitor_close(struct fb_monitor *m)
 	}
 }
 
-/* Is any loaded program (attached anywhere, in any network namespace, or
- * held by a process) using m's maps? Attachments alone would not do: they
- * are only visible from their own namespace. */
-static bool in_use(const struct fb_monitor *m)
+/* Is any loaded program but program skip (0: none; the one `attach
+ * --replace` puts its program in place of) using m's maps, attached
+ * anywhere, in any network namespace, or held by a process? Attachments
+ * alone would not do: they are only visible from their own namespace. */
+static bool in_use(const struct fb_monitor *m, __u32 skip)
 {
 	__u32 want[3] = { fb_map_id(m->sketch_fd), fb_map_id(m->seen_fd), fb_map_id(m->flows_fd) };
 	__u32 id = 0, ids[64], i, j;
@@ -487,8 +488,11 @@ static bool in_use(const struct fb_monitor *m)
 	while (!used && !bpf_prog_get_next_id(id, &id)) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
-		int fd = bpf_prog_get_fd_by_id(id);
+		int fd;
 
+		if (id == skip)
+			continue;
+		fd = bpf_prog_get_fd_by_id(id);
 		if (fd < 0)
 			continue;
 		info.nr_map_ids = 64;
@@ -551,7 +555,7 @@ bool fb_monitor_remade(const struct fb_store *f, const struct fb_monitor *m)
 
 /* Does a program use f's pinned monitoring maps, whatever their layout
  * (the sketch, seen-set or accounting table)? */
-static bool pins_in_use(const struct fb_store *f)
+static bool pins_in_use(const struct fb_store *f, __u32 skip)
 {
 	struct fb_monitor p;
 	bool used;
@@ -564,7 +568,7 @@ static bool pins_in_use(const struct fb_store *f)
 	p.sketch_fd = fb_pin_get(p.dir_fd, "sketch");
 	p.seen_fd = fb_pin_get(p.dir_fd, "seen");
 	p.flows_fd = fb_pin_get(p.dir_fd, "flows");
-	used = in_use(&p);
+	used = in_use(&p, skip);
 	if (p.sketch_fd >= 0)
 		close(p.sketch_fd);
 	if (p.seen_fd >= 0)
@@ -575,7 +579,8 @@ static bool pins_in_use(const struct fb_store *f)
 	return used;
 }
 
-int fb_monitor_prepare(const struct fb_store *f, const struct fb_mon_opts *o, struct fb_monitor *m)
+int fb_monitor_prepare(const struct fb_store *f, const struct fb_mon_opts *o, __u32 replacing,
+		       struct fb_monitor *m)
 {
 	bool quiet = fb_report_quiet;
 	int rc;
@@ -585,13 +590,13 @@ int fb_monitor_prepare(const struct fb_store *f, const struct fb_mon_opts *o, st
 	fb_report_quiet = true;
 	rc = fb_monitor_open(f, m);
 	fb_report_quiet = quiet;
-	if (rc == -3 && !pins_in_use(f))
+	if (rc == -3 && !pins_in_use(f, replacing))
 		rc = 1;
 	else if (rc < 0 && fb_report_last[0])
 		fb_report_err("%s", fb_report_last);
 	if (rc < 0)
 		return -1;
-	if (rc == 0 && in_use(m)) {
+	if (rc == 0 && in_use(m, replacing)) {
 		/* Another attachment feeds these maps: share them. */
 		if (compatible(&m->cfg, o))
 			return 0;

@@ -121,8 +121,11 @@ __u32 fb_monitor_acct_buckets(__u64 max_flows);
 int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o);
 /* For attach: if f is attached nowhere, fresh maps (the sketch counts from
  * this attachment on); else the existing ones, which must have what o asks
- * for (geometry options given must match). Opens them into m. */
-int fb_monitor_prepare(const struct fb_store *f, const struct fb_mon_opts *o, struct fb_monitor *m);
+ * for (geometry options given must match). Program replacing (attach
+ * --replace; 0: none) counts as no attachment: it gives way. Opens them
+ * into m. */
+int fb_monitor_prepare(const struct fb_store *f, const struct fb_mon_opts *o, __u32 replacing,
+		       struct fb_monitor *m);
 /* One line describing m (`attach` prints it, or a JSON object of its own). */
 void fb_monitor_describe(const struct fb_monitor *m, char *buf, size_t len);
 /* Effective bounds: eps' = e / w <= eps, delta' = e^-d <= delta. */
