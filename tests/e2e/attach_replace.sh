@@ -175,8 +175,15 @@ test_options() {
 # another attachment); fed by an attachment elsewhere too, other options
 # are refused and the device keeps its program.
 test_options_monitor() {
-	local id0
+	local id0 n0
 	check "attach a --replace --monitor" fbB attach a "$VB" --replace --monitor
+	inA "$PY" -c "$T_UDP_SEND" "$A4" "$B4" 10
+	t_wait_until 5 eval '[ "$(fbB -j top a | t_json "d[\"total_packets\"]")" -ge 10 ]'
+	n0=$(fbB -j top a | t_json 'd["total_packets"]')
+	check "... --replace --monitor --action monitor: the same monitoring" \
+		fbB attach a "$VB" --replace --monitor --action monitor
+	check_eq "... its sketch kept, not made anew (top's total still counts the 10)" \
+		"$(fbB -j top a | t_json "d['total_packets'] >= $n0 >= 10")" True
 	check "... --replace --new-flows: the sketch's program gives way" \
 		fbB attach a "$VB" --replace --new-flows
 	grep -q "^monitoring: new flows" "$T_TMP/out" &&

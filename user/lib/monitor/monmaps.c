@@ -596,16 +596,20 @@ int fb_monitor_prepare(const struct fb_store *f, const struct fb_mon_opts *o, __
 		fb_report_err("%s", fb_report_last);
 	if (rc < 0)
 		return -1;
-	if (rc == 0 && in_use(m, replacing)) {
-		/* Another attachment feeds these maps: share them. */
+	if (rc == 0 && in_use(m, 0)) {
+		/* Another attachment feeds these maps, or the program attach
+		 * --replace swaps out: share them (readers such as top and
+		 * guard go on with them). */
 		if (compatible(&m->cfg, o))
 			return 0;
-		fb_monitor_close(m);
-		fb_report_err(
-			"filter '%s' is attached elsewhere with other monitoring: use the same "
-			"options, or detach it everywhere first",
-			f->name);
-		return -1;
+		/* Only the program swapped out feeds them: made anew below. */
+		if (!replacing || in_use(m, replacing)) {
+			fb_monitor_close(m);
+			fb_report_err("filter '%s' is attached elsewhere with other monitoring: "
+				      "use the same options, or detach it everywhere first",
+				      f->name);
+			return -1;
+		}
 	}
 	if (rc == 0)
 		fb_monitor_close(m);
