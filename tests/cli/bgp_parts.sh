@@ -32,7 +32,12 @@
 #   them taken from the filter, a malformed one is refused naming its line;
 #   a refresh's copy in a newer generation goes with the first;
 # - a restart after a stop longer than the lifetime: the held routes'
-#   rules get a copy at the start (they waited half a lifetime).
+#   rules get a copy at the start (they waited half a lifetime);
+# - a route withdrawn and announced again before the withdrawal is
+#   applied, 20 times (a flapping peer): one copy stays, the others go, so
+#   its final withdrawal leaves the operator's copy only (a copy more per flap saturated
+#   the 4-bit counters at 15, and the withdrawn route kept matching until
+#   its generation ended, an hour and more).
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_parts
 
@@ -240,4 +245,20 @@ check "bgp --ttl 1s stopped: the held route's copy ends" t_wait_until 5 gone
 bgp rs "$T_TMP/rs.bgp" --ttl 1s </dev/null
 check_eq "... restarted: its rule matches again at once" "$(q rs dst 203.0.113.50/32)" maybe
 "$FB" destroy rs >/dev/null
+
+# --- 6. a flapping route -------------------------------------------------------
+"$FB" create fl --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create fl"
+check "the operator's rule with a lifetime" "$FB" add fl --ttl 1h dst 203.0.113.60
+ann 203.0.113.60/32 | bgp fl "$T_TMP/fl.bgp" --ttl 1h
+for i in $(seq 20); do
+	{ wd 203.0.113.60/32; ann 203.0.113.60/32; } | bgp fl "$T_TMP/fl.bgp" --ttl 1h
+done
+check_eq "bgp --ttl, a route withdrawn and announced again 20 times: one copy of bgp's" \
+	"$(cnt fl dst 203.0.113.60/32) $(grep -cP '^# copies\tdst 203\.0\.113\.60\t[0-9]+:1$' "$T_TMP/fl.bgp")" \
+	"2 1"
+wd 203.0.113.60/32 | bgp fl "$T_TMP/fl.bgp" --ttl 1h
+check_eq "... withdrawn: the operator's copy only is left" \
+	"$(cnt fl dst 203.0.113.60/32) $(ingens fl)" "1 1"
+check "... and the filter is clean" "$FB" check fl
+"$FB" destroy fl >/dev/null
 t_end

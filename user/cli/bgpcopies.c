@@ -65,7 +65,7 @@ static int rebuild(struct bgp_copies *c, size_t cap)
 	for (i = 0; i < c->cap; i++) {
 		if (!c->t[i].used)
 			continue;
-		for (g = 0; g < FB_GEN_SLOTS && !c->t[i].n[g]; g++)
+		for (g = 0; g < FB_GEN_SLOTS && !c->t[i].n[g] && !c->t[i].extra[g]; g++)
 			;
 		if (g < FB_GEN_SLOTS) {
 			put(t, cap, c, &c->t[i]);
@@ -123,7 +123,7 @@ static void slot_is(struct bgp_copies *c, unsigned g, __u64 expires)
 	if (c->expires[g] == expires)
 		return;
 	for (i = 0; i < c->cap; i++)
-		c->t[i].n[g] = 0;
+		c->t[i].n[g] = c->t[i].extra[g] = 0;
 	c->expires[g] = expires;
 	if (c->cap)
 		rebuild(c, c->cap); /* no memory: the empty records stay */
@@ -231,15 +231,61 @@ int bgp_copies_del(struct bgp_copies *c, struct fb_gen_views *gv, const struct f
 	if (!r)
 		return 0;
 	for (g = 0; g < FB_GEN_SLOTS; g++) {
-		if (!r->n[g] || (v = live(c, gv, g)) < 0)
+		if ((!r->n[g] && !r->extra[g]) || (v = live(c, gv, g)) < 0)
 			continue; /* ended: its copies with it */
-		for (j = 0; j < r->n[g] && !fb_counting_del(&gv->v[v], k); j++) {
+		for (j = 0; j < r->n[g] + r->extra[g] && !fb_counting_del(&gv->v[v], k); j++) {
 			n++;
 			if (lim->wrote[g].expires == c->expires[g] && lim->wrote[g].n)
 				lim->wrote[g].n--;
 		}
 	}
 	bgp_copies_forget(c, r);
+	return n;
+}
+
+/* A rule withdrawn and announced again before its deletion was applied
+ * holds a copy more for each such flap, all in the newest generation: past
+ * 15 (4-bit counters) they saturate, and its next withdrawal leaves it
+ * matching until the generation ends. Its record keeps one copy, in the
+ * generation ending last (it keeps the rule as long as all of them); the
+ * others are marked to leave the filter after the state file is written
+ * (bgp_copies_trim: a crash between leaves them, to end with their
+ * lifetime). */
+void bgp_copies_trim_plan(struct bgp_copies *c, const struct fb_key *k)
+{
+	struct bgp_copy *r = bgp_copies_find(c, k);
+	int keep = -1;
+	unsigned g;
+
+	for (g = 0; r && g < FB_GEN_SLOTS; g++)
+		if (r->n[g] && (keep < 0 || c->expires[g] > c->expires[keep]))
+			keep = (int)g;
+	for (g = 0; r && g < FB_GEN_SLOTS; g++) {
+		unsigned x = r->n[g] - ((int)g == keep && r->n[g]);
+
+		r->extra[g] = r->extra[g] + x > 255 ? 255 : r->extra[g] + x;
+		r->n[g] -= x;
+	}
+}
+
+/* The copies bgp_copies_trim_plan marked, out of the live generations:
+ * how many. */
+int bgp_copies_trim(struct bgp_copies *c, struct fb_gen_views *gv, const struct fb_key *k,
+		    struct fb_capacity_limit *lim)
+{
+	struct bgp_copy *r = bgp_copies_find(c, k);
+	unsigned g, j;
+	int v, n = 0;
+
+	for (g = 0; r && g < FB_GEN_SLOTS; g++) {
+		if (r->extra[g] && (v = live(c, gv, g)) >= 0)
+			for (j = 0; j < r->extra[g] && !fb_counting_del(&gv->v[v], k); j++) {
+				n++;
+				if (lim->wrote[g].expires == c->expires[g] && lim->wrote[g].n)
+					lim->wrote[g].n--;
+			}
+		r->extra[g] = 0;
+	}
 	return n;
 }
 

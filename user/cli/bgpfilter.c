@@ -234,6 +234,24 @@ static int del_permanent(struct fb_store *f, const struct bgp_pending *p)
 	return 0;
 }
 
+/* Withdrawn, then announced again before the withdrawal was applied. */
+static bool reannounced(const struct bgp_run *rn, const struct bgp_pending *p)
+{
+	return p->gens && !p->moved && rn->ttl > 0 && fb_bgp_refs(&rn->b, &p->key);
+}
+
+/* Before the state file is written: the re-announced rules' records keep
+ * one copy each (bgp_copies_trim_plan), so the file says what the filter
+ * will hold once bgp_del_pending has run. */
+void bgp_trim_pending(struct bgp_run *rn)
+{
+	size_t i;
+
+	for (i = 0; i < rn->npend; i++)
+		if (reannounced(rn, &rn->pend[i]))
+			bgp_copies_trim_plan(&rn->copies, &rn->pend[i].key);
+}
+
 /*
  * The deletions waiting for the state file, each only from the part of
  * the filter our copies are in (bgp_run.in_gens when it was queued):
@@ -259,11 +277,15 @@ void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 	for (i = 0; i < rn->npend; i++) {
 		const struct bgp_pending *p = &rn->pend[i];
 
-		/* Withdrawn, then announced again before this commit: its
-		 * copies, the announcement's new one with them, stay on its
-		 * record, for its next withdrawal. */
-		if (p->gens && !p->moved && rn->ttl > 0 && fb_bgp_refs(&rn->b, &p->key))
+		/* Withdrawn, then announced again before this commit: one of
+		 * its copies stays, in the generation ending last (the
+		 * announcement's), on its record for its next withdrawal; the
+		 * others leave (a copy more per flap would saturate the
+		 * counters, and the withdrawal would leave the rule). */
+		if (reannounced(rn, p)) {
+			bgp_copies_trim(&rn->copies, &gv, &p->key, &rn->lim);
 			continue;
+		}
 		if (p->gens ? !bgp_copies_del(&rn->copies, &gv, &p->key, &rn->lim)
 			    : del_permanent(f, p)) {
 			if (!p->moved) /* else ended with its lifetime */

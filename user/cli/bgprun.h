@@ -36,7 +36,8 @@ struct bgp_pending {
  */
 struct bgp_copy {
 	struct fb_key key;
-	__u8 n[FB_GEN_SLOTS]; /* at most 255: a copy past it ends with its lifetime */
+	__u8 n[FB_GEN_SLOTS];	  /* at most 255: a copy past it ends with its lifetime */
+	__u8 extra[FB_GEN_SLOTS]; /* copies off the record, to delete (bgp_copies_trim) */
 	bool used;
 };
 
@@ -104,6 +105,9 @@ size_t bgp_add_rules(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys
 size_t bgp_bound(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys, size_t *n);
 /* With --ttl: the copies of our rules in each generation of f, counted. */
 void bgp_count_copies(struct bgp_run *rn, struct fb_store *f);
+/* Before the state file is written: a rule withdrawn and announced again
+ * keeps one copy on its record, the others marked for bgp_del_pending. */
+void bgp_trim_pending(struct bgp_run *rn);
 /* The deletions waiting for the state file, now that it is written. */
 void bgp_del_pending(struct bgp_run *rn, struct fb_store *f);
 /* b.del onto the deletions waiting (lineno: their line): 0, or -1 out of
@@ -155,6 +159,12 @@ int bgp_copies_seed(struct bgp_copies *c, const struct fb_gen_views *gv, const s
 int bgp_copies_del(struct bgp_copies *c, struct fb_gen_views *gv, const struct fb_key *k,
 		   struct fb_capacity_limit *lim);
 /* The state file's lines for the rules b holds: 0, or -1 write error. */
+/* A re-announced rule's copies but one (in the generation ending last)
+ * off its record (before the state file is written), then out of the
+ * filter (after): how many. */
+void bgp_copies_trim_plan(struct bgp_copies *c, const struct fb_key *k);
+int bgp_copies_trim(struct bgp_copies *c, struct fb_gen_views *gv, const struct fb_key *k,
+		    struct fb_capacity_limit *lim);
 int bgp_copies_save(const struct bgp_copies *c, const struct fb_bgp *b, FILE *fp);
 /* Read them back from the state file fp (name for messages): 0, or -1
  * reported; *found: the file has them. */

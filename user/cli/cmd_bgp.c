@@ -284,6 +284,7 @@ static int commit(struct bgp_run *rn)
 		return -1;
 	rn->have_f = true;
 	rc = -1;
+	bgp_trim_pending(rn);
 	if (!save_state(rn)) {
 		bgp_del_pending(rn, &rn->f); /* else they wait: the file still holds them */
 		rn->dirty = false;
