@@ -123,29 +123,39 @@ static int replace(struct fb_store *f, struct fb_list *l)
 		refused(r, &none, l, bad);
 		return -1;
 	}
-	if (table || (f->hdr->capacity && f->hdr->fp_ppb)) {
-		double n = l->n > f->hdr->capacity ? l->n : f->hdr->capacity;
-		double q =
-			fb_probe_target(f->hdr->fp_ppb / 1e9, fb_probes_per_packet(kinds, &want));
+	double n = l->n > f->hdr->capacity ? l->n : f->hdr->capacity;
+	double q = fb_probe_target(f->hdr->fp_ppb / 1e9, fb_probes_per_packet(kinds, &want));
+	int tries = 0;
 
-		if (fb_ftype_resize(f, n, q, &nblocks, &k, geom)) {
-			fb_report_err("the new list needs more than the largest filter; nothing "
-				      "loaded");
-			return -1;
+	for (;;) {
+		if (table || (f->hdr->capacity && f->hdr->fp_ppb)) {
+			if (fb_ftype_resize(f, n, q, &nblocks, &k, geom)) {
+				fb_report_err("the new list needs more than the largest filter; "
+					      "nothing loaded");
+				return -1;
+			}
+			/* A Bloom filter by create's rule (whole chunks, or
+			 * whole pages if compact); a table type's geometry
+			 * says its size. */
+			if (!table)
+				fb_bloom_fit(f->hdr->layout, f->hdr->flags & FB_HDRF_COMPACT, n, q,
+					     &nblocks, &k);
 		}
-		/* A Bloom filter by create's rule (whole chunks, or whole
-		 * pages if compact); a table type's geometry says its size. */
-		if (!table)
-			fb_bloom_fit(f->hdr->layout, f->hdr->flags & FB_HDRF_COMPACT, n, q,
-				     &nblocks, &k);
+		f->refused_load = -1;
+		if (!fb_rules_replace_geom(f, nblocks, k, table ? geom : NULL, l->keys, l->n, &bad))
+			return 0;
+		/* A table sized by its formula can still refuse the list:
+		 * a cuckoo table's relocations fail below its design load
+		 * now and then, most often in a small table. The list is the
+		 * operator's and the size is ours: try the next size up (a
+		 * few times; nothing was changed). */
+		if (!table || f->refused_load < 0 || bad == (size_t)-1 || ++tries > 3)
+			break;
+		n *= 2;
 	}
-	f->refused_load = -1;
-	if (fb_rules_replace_geom(f, nblocks, k, table ? geom : NULL, l->keys, l->n, &bad)) {
-		if (f->refused_load >= 0 && bad != (size_t)-1)
-			full(f, l, bad);
-		return -1;
-	}
-	return 0;
+	if (f->refused_load >= 0 && bad != (size_t)-1)
+		full(f, l, bad);
+	return -1;
 }
 
 /* The list added to what the filter holds. */
