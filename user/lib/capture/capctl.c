@@ -54,17 +54,16 @@ static void prog_close(struct fb_cap_prog *p)
 }
 
 /* The program's capture maps, by name (include/flowbloom/capture.h), each
- * checked for the layout this build writes. */
-static int prog_maps(struct fb_cap_prog *p)
+ * checked for the layout this build writes, into p's fds (-1: absent). -1
+ * with errno if the program is gone. */
+static int find_maps(struct fb_cap_prog *p)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info), ids[64], i;
 	int fd = bpf_prog_get_fd_by_id(p->prog_id);
 
-	if (fd < 0) {
-		fb_report_err("program %u on %s: %s", p->prog_id, p->ifname, strerror(errno));
+	if (fd < 0)
 		return -1;
-	}
 	info.nr_map_ids = 64;
 	info.map_ids = (__u64)(unsigned long)ids;
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
@@ -96,6 +95,16 @@ static int prog_maps(struct fb_cap_prog *p)
 		else
 			close(mfd);
 	}
+	return 0;
+}
+
+/* find_maps(), all three required, and the control block mapped. */
+static int prog_maps(struct fb_cap_prog *p)
+{
+	if (find_maps(p)) {
+		fb_report_err("program %u on %s: %s", p->prog_id, p->ifname, strerror(errno));
+		return -1;
+	}
 	if (p->ctl_fd < 0 || p->rings_fd < 0 || p->buf_fd < 0) {
 		fb_report_err("the XDP program on %s (id %u) has no capture maps of this version: "
 			      "attached by another flowbloom build? detach and attach again",
@@ -115,48 +124,29 @@ static int prog_maps(struct fb_cap_prog *p)
 
 int fb_capture_held(__u32 prog_id, __u64 *ring_bytes, bool *running)
 {
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info), ids[64], i, zero = 0, rid;
-	int fd = bpf_prog_get_fd_by_id(prog_id), found = 0;
+	struct bpf_map_info ri = {};
+	__u32 rlen = sizeof(ri), zero = 0, rid;
+	struct fb_cap_prog p;
+	struct fb_cap_ctl ctl;
+	int rfd, rc = -1;
 
 	*ring_bytes = 0;
 	*running = false;
-	if (fd < 0)
-		return -1;
-	info.nr_map_ids = 64;
-	info.map_ids = (__u64)(unsigned long)ids;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		info.nr_map_ids = 0;
-	close(fd);
-	for (i = 0; i < info.nr_map_ids && i < 64; i++) {
-		struct bpf_map_info mi = {}, ri = {};
-		__u32 mlen = sizeof(mi), rlen = sizeof(ri);
-		struct fb_cap_ctl ctl;
-		int mfd = bpf_map_get_fd_by_id(ids[i]), rfd;
-
-		if (mfd < 0)
-			continue;
-		if (bpf_obj_get_info_by_fd(mfd, &mi, &mlen)) {
-			close(mfd);
-			continue;
-		}
-		if (!strcmp(mi.name, FB_CAP_SECTION) && mi.type == BPF_MAP_TYPE_ARRAY &&
-		    mi.value_size == sizeof(ctl) && !bpf_map_lookup_elem(mfd, &zero, &ctl)) {
+	prog_init(&p);
+	p.prog_id = prog_id;
+	if (!find_maps(&p) && p.ctl_fd >= 0 && p.rings_fd >= 0) {
+		rc = 0;
+		if (!bpf_map_lookup_elem(p.ctl_fd, &zero, &ctl))
 			*running = ctl.lease > fb_capture_clock();
-			found |= 1;
-		} else if (!strcmp(mi.name, FB_CAP_RINGS) &&
-			   mi.type == BPF_MAP_TYPE_ARRAY_OF_MAPS) {
-			found |= 2;
-			if (!bpf_map_lookup_elem(mfd, &zero, &rid) &&
-			    (rfd = bpf_map_get_fd_by_id(rid)) >= 0) {
-				if (!bpf_obj_get_info_by_fd(rfd, &ri, &rlen))
-					*ring_bytes = ri.max_entries;
-				close(rfd);
-			}
+		if (!bpf_map_lookup_elem(p.rings_fd, &zero, &rid) &&
+		    (rfd = bpf_map_get_fd_by_id(rid)) >= 0) {
+			if (!bpf_obj_get_info_by_fd(rfd, &ri, &rlen))
+				*ring_bytes = ri.max_entries;
+			close(rfd);
 		}
-		close(mfd);
 	}
-	return found == 3 ? 0 : -1;
+	prog_close(&p);
+	return rc;
 }
 
 void fb_capture_init(struct fb_capture *c)
