@@ -101,12 +101,9 @@ check_eq "status -j: the names as they are" \
 # --- A namespace only an open file holds: its name removed, a process of
 # the initial namespace keeps it (fd 3).
 "$FB" -n "$NSA" attach nx "$VA" >/dev/null || fail "attach nx to $VA"
-# Opened before the fork: the child's own open raced the deletion below.
-exec 7<"/run/netns/$NSA"
-sleep 600 3<&7 7<&- &
-HELD+=($!)
-HOLDER=$!
-exec 7<&-
+t_ns_holder "$NSA"
+HOLDER=$T_HOLDER
+HELD+=("$HOLDER")
 ip netns del "$NSA"
 row=$(status_row "$VA")
 [[ "$row" =~ ^"pid $HOLDER (sleep) fd 3"\ +"$VA "\ +native\ +[0-9]+\ +nx$ ]] &&

@@ -311,13 +311,9 @@ fi
 E=fbstE$$
 if ip netns add "$E" && ip link add "fse$$" netns "$E" type veth peer name "fse$$p" netns "$E" &&
 	ip -n "$E" link set dev "fse$$" xdp obj "$OBJ" sec xdp 2>"$T_TMP/ip.err"; then
-	# Opened here, before the fork: the child's own open raced the
-	# deletion below (its name gone first, no sleep, nothing held).
-	exec 7<"/run/netns/$E"
-	sleep 60 3<&7 7<&- &
-	HELD+=($!)
-	EH=$!
-	exec 7<&-
+	t_ns_holder "$E"
+	EH=$T_HOLDER
+	HELD+=("$EH")
 	ip netns del "$E"
 	rc=$(run_status)
 	check_eq "fd-held namespace: status exits 3" "$rc" 3

@@ -434,6 +434,17 @@ t_udp_pair() {
 		t_neigh "$NSA" "$VA" "$MACB" "$b" && t_neigh "$NSB" "$VB" "$MACA" "$@"
 }
 
+# t_ns_holder NS: a process (sleep, its PID in T_HOLDER) holding network
+# namespace NS open as its fd 3, as a runtime's handle does, so that NS
+# outlives `ip netns del NS`. The file is opened before the fork: the
+# child's own open raced a deletion right after.
+t_ns_holder() {
+	exec 7<"/run/netns/$1"
+	sleep 600 3<&7 7<&- &
+	T_HOLDER=$!
+	exec 7<&-
+}
+
 # ExaBGP's JSON for the bgp suites, from peer 198.51.100.9: t_exa_ann NLRI
 # announces a blackhole route (community 65535:666), t_exa_wd NLRI
 # withdraws it.
