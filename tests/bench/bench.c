@@ -25,6 +25,7 @@
  */
 #define _GNU_SOURCE
 #include "benchmark.h"
+#include "store/memuse.h"
 #include <dirent.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -231,24 +232,6 @@ static double fill_exact(int fd, __u32 n)
 		bpf_map_update_elem(fd, &key, &one, BPF_ANY);
 	}
 	return 2.0 * n / (now() - t0);
-}
-
-/* memlock of a map as the kernel accounts it (fdinfo). */
-unsigned long long memlock(int fd)
-{
-	char path[64], line[256];
-	unsigned long long v = 0;
-	FILE *in;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	in = fopen(path, "r");
-	if (!in)
-		return 0;
-	while (fgets(line, sizeof(line), in))
-		if (sscanf(line, "memlock: %llu", &v) == 1)
-			break;
-	fclose(in);
-	return v;
 }
 
 static void baselines(int v6, struct bench_bpf **small, struct bench_bpf **large)
@@ -613,8 +596,8 @@ int main(int argc, char **argv)
 	kb_fill = fill_kbloom(bpf_map__fd(fill_s->maps.kbloom), SMALL_FLOWS);
 	fill_kbloom(bpf_map__fd(fill_l->maps.kbloom), LARGE_FLOWS);
 	hash_fill = fill_exact(bpf_map__fd(fill_l->maps.exact), LARGE_FLOWS);
-	hash_mem = memlock(bpf_map__fd(fill_l->maps.exact));
-	kb_mem = memlock(bpf_map__fd(fill_l->maps.kbloom));
+	hash_mem = fb_map_memlock(bpf_map__fd(fill_l->maps.exact));
+	kb_mem = fb_map_memlock(bpf_map__fd(fill_l->maps.kbloom));
 	for (v6 = 0; v6 < 2; v6++)
 		for (miss = 0; miss < 2; miss++) {
 			ksmall[v6][miss] = load_bench(miss ? FB_BENCH_MISS : SMALL_FLOWS - 1, v6, 0,

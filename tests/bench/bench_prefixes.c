@@ -4,6 +4,7 @@
  * LPM trie.
  */
 #include "benchmark.h"
+#include "store/memuse.h"
 #include <arpa/inet.h>
 
 /* 6. Prefix lists: ~1,500 prefixes partitioning 198.51.0.0/17 (lengths
@@ -109,7 +110,7 @@ void bench_prefixes(void)
 	       "%.1f ms\n",
 	       ex.after, (fb_store_prefixes(&pf))->list[0].n, pf.map_bytes, t_fb * 1e3);
 	printf("  LPM trie: %zu prefixes, %llu bytes (memlock), loaded in %.1f ms\n", ex.before,
-	       memlock(bpf_map__fd(lb[0]->maps.lpm)), t_lpm * 1e3);
+	       fb_map_memlock(bpf_map__fd(lb[0]->maps.lpm)), t_lpm * 1e3);
 	bench_bpf__destroy(lb[0]);
 	bench_bpf__destroy(lb[1]);
 	fb_store_close(&pf);
@@ -381,7 +382,8 @@ static void pfx_run(size_t n, const char *fb_bin)
 	}
 	printf("    memory: flowbloom %zu bytes (filter map), LPM trie %llu, hash map %llu "
 	       "(memlock)\n",
-	       f.map_bytes, memlock(bpf_map__fd(b->maps.lpm4)), memlock(bpf_map__fd(b->maps.hlen)));
+	       f.map_bytes, fb_map_memlock(bpf_map__fd(b->maps.lpm4)),
+	       fb_map_memlock(bpf_map__fd(b->maps.hlen)));
 	printf("    load: flowbloom `create` %.2f s + `load --replace` %.2f s (CLI, whole "
 	       "process); LPM trie %.2f s (a syscall per prefix); hash map %.2f s (batches of "
 	       "65536)\n",

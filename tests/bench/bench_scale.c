@@ -26,6 +26,7 @@
 #include <arpa/inet.h>
 #include "scale.h"
 #include "types/create.h"
+#include "store/memuse.h"
 
 #define PFX_N 1000000
 #define PFX_SEED 0xd409
@@ -244,7 +245,7 @@ int scale_rx(const char *dev, const char *kind, const char *what)
 		fprintf(stderr, "bench scale-rx: attach to %s: %s\n", dev, strerror(errno));
 		return 1;
 	}
-	printf("%zu %llu %.2f\n", n, memlock(fd), now() - t0);
+	printf("%zu %llu %.2f\n", n, fb_map_memlock(fd), now() - t0);
 	bench_bpf__destroy(b);
 	return 0;
 }

@@ -71,7 +71,6 @@ const char *hash_name(int h); /* enum fb_hash_alg, as the CLI spells it */
 int make_filter(const char *name, __u64 bits, int k, int layout, __u32 n, struct fb_store *f);
 struct bench_bpf *load_bench(__u32 bench, int v6, __u32 kb_entries, __u32 hash_entries,
 			     const struct bench_bpf *share);
-unsigned long long memlock(int fd);
 void target(const char *what, double got, double limit, bool at_most);
 /* ns per packet through flowbloom on f, hits (flows 0..n-1, n a power of
  * two) and misses. */
