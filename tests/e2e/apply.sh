@@ -473,6 +473,22 @@ test_down() {
 	check_eq "--down: nothing on $VB" "$(ip -n "$NSB" -o link show "$VB" | grep -c ' xdp')" 0
 	check_eq "--down: the filter stays" "$("$FB" list | cut -d' ' -f1)" "edge"
 	check "--down again: nothing to do" fbB apply --down "$CONF"
+	# Jumbo frames (MTU 9000): apply attaches the multi-buffer program,
+	# as attach does, and says so; applied again, it says what runs there
+	# (it used to say "(native)" of the multi-buffer program).
+	ip -n "$NSA" link set "$VA" mtu 9000
+	ip -n "$NSB" link set "$VB" mtu 9000
+	check "MTU 9000: apply" fbB apply "$CONF"
+	grep -q "attached edge to $VB (native, multi-buffer)" "$T_TMP/out" &&
+		pass "... multi-buffer, and says so" || fail "apply said: $(cat "$T_TMP/out")"
+	check "MTU 9000: apply again" fbB apply "$CONF"
+	grep -q "edge already attached to $VB (native, multi-buffer)" "$T_TMP/out" &&
+		pass "... already attached, multi-buffer" || fail "apply again said: $(cat "$T_TMP/out")"
+	check_eq "... -j says so too" \
+		"$(fbB -j apply "$CONF" | grep already_attached | t_json "d.get('multi_buffer')")" True
+	check "MTU 9000: apply --down" fbB apply --down "$CONF"
+	ip -n "$NSA" link set "$VA" mtu 1500
+	ip -n "$NSB" link set "$VB" mtu 1500
 	# The unit's ExecStop after a list the file names went away (removed,
 	# renamed by whatever fetches it): --down reads no list, so it still
 	# detaches.

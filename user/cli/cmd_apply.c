@@ -314,31 +314,41 @@ static int check_devices(struct ap_conf *c, bool exists)
 	return 0;
 }
 
-static void print_already(const struct ap_conf *c, const struct ap_dev *d)
+/* d runs c's program already, prog_id (0: unknown); said with its mode,
+ * and multi-buffer where it was loaded so, as attach says it. */
+static void print_already(const struct ap_conf *c, const struct ap_dev *d, __u32 prog_id)
 {
+	struct fb_load_seen s;
+	bool mb = prog_id && !fb_load_seen(prog_id, &s) && s.frags;
+
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("already_attached", d->name);
 		jw_str("mode", fb_xdp_mode_name(d->mode));
+		if (mb)
+			jw_bool("multi_buffer", true);
 		jw_obj_close();
 		jw_end();
 	} else {
-		printf("%s already attached to %s (%s)\n", c->name, d->name,
-		       fb_xdp_mode_name(d->mode));
+		printf("%s already attached to %s (%s%s)\n", c->name, d->name,
+		       fb_xdp_mode_name(d->mode), mb ? ", multi-buffer" : "");
 	}
 }
 
 struct meanwhile {
 	const char *dev, *mode;
 	bool found;
+	__u32 prog_id;
 };
 
 static void find_attached(const char *ifname, const char *mode, __u32 prog_id, void *ctx)
 {
 	struct meanwhile *m = ctx;
 
-	(void)prog_id;
-	m->found |= !strcmp(ifname, m->dev) && !strcmp(mode, m->mode);
+	if (!strcmp(ifname, m->dev) && !strcmp(mode, m->mode)) {
+		m->found = true;
+		m->prog_id = prog_id;
+	}
 }
 
 /* attach's step: the device, then the program with the file's malformed
@@ -350,7 +360,7 @@ static void find_attached(const char *ifname, const char *mode, __u32 prog_id, v
 static int attach(const struct ap_conf *c, const struct ap_dev *d)
 {
 	struct fb_load_opts lo = { .malformed = c->malformed };
-	struct meanwhile m = { d->name, fb_xdp_mode_name(d->mode), false };
+	struct meanwhile m = { d->name, fb_xdp_mode_name(d->mode), false, 0 };
 	struct fb_xdp_dev dev;
 	struct fb_store f;
 	bool quiet = fb_report_quiet, mb;
@@ -363,7 +373,7 @@ static int attach(const struct ap_conf *c, const struct ap_dev *d)
 	fb_report_quiet = quiet;
 	if (err && fb_discover_attachments(&f, find_attached, &m) >= 0 && m.found) {
 		fb_store_close(&f);
-		print_already(c, d);
+		print_already(c, d, m.prog_id);
 		return 0;
 	}
 	fb_store_close(&f);
@@ -482,7 +492,7 @@ static int apply_up(struct ap_conf *c, bool exists, const struct fb_create_opts 
 			continue;
 		}
 		if (d->attached) {
-			print_already(c, d);
+			print_already(c, d, d->prog_id);
 			continue;
 		}
 		err = attach(c, d);

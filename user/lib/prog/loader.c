@@ -192,5 +192,6 @@ int fb_load_seen(__u32 prog_id, struct fb_load_seen *out)
 	out->action = ro.cfg_action;
 	out->malformed = ro.cfg_malformed;
 	out->mon = ro.cfg_mon;
+	out->frags = ro.cfg_frags;
 	return 0;
 }

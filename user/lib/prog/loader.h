@@ -43,6 +43,7 @@ struct fb_load_seen {
 	__u8 action;	/* enum fb_action; FB_ACTION_DEFAULT: the filter's own */
 	__u8 malformed; /* enum fb_malformed */
 	__u32 mon;	/* FB_MON_*; 0: no monitoring */
+	bool frags;	/* loaded multi-buffer */
 };
 int fb_load_seen(__u32 prog_id, struct fb_load_seen *out);
 
