@@ -803,6 +803,13 @@ grep -Eq '^flowbloom_accounting_overflow_packets_total\{filter="g"\} [1-9][0-9]*
 	grep -Eq '^flowbloom_accounting_flows\{filter="g"\} 0$' "$T_TMP/metrics" &&
 	pass "metrics: the accounting table (capacity, flows now: 0 after the exporter, overflow)" ||
 	fail "metrics: $(grep accounting "$T_TMP/metrics")"
+# OpenMetrics names a counter's family without its _total: no family
+# may be named twice (flowbloom_accounting_flows, the gauge, and
+# flowbloom_accounting_flows_total, the counter, were; its parsers refuse
+# the exposition).
+check_eq "metrics: every family named once, counters without _total" \
+	"$(awk '$1 == "#" && $2 == "TYPE" { n = $3; if ($4 == "counter") sub(/_total$/, "", n); print n }' \
+		"$T_TMP/metrics" | sort | uniq -d)" ""
 if command -v promtool >/dev/null; then
 	check "metrics with accounting: promtool check metrics" bash -c "promtool check metrics <'$T_TMP/metrics'"
 fi

@@ -230,8 +230,8 @@ static const struct {
 	  G_ACCT_LIVE },
 	{ "flowbloom_accounting_capacity_flows", "Flows the accounting table holds (all CPUs).",
 	  M_GAUGE, G_ACCT_CAP },
-	{ "flowbloom_accounting_flows_total", "Flows that took a place in the accounting table.",
-	  M_COUNTER, G_ACCT_TAKEN },
+	{ "flowbloom_accounting_admitted_flows_total",
+	  "Flows that took a place in the accounting table.", M_COUNTER, G_ACCT_TAKEN },
 	{ "flowbloom_accounting_overflow_packets_total",
 	  "Packets of flows the accounting table had no room for (counted by the overflow "
 	  "sketch only).",
