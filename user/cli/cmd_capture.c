@@ -219,7 +219,7 @@ int cmd_capture(int argc, char **argv)
 	struct reader rd = { .err = 0 };
 	struct ring_buffer *rb = NULL;
 	const char *file = NULL, *dev = NULL;
-	bool mode_set = false, armed = false, taken = false;
+	bool mode_set = false, armed = false, taken = false, stopped;
 	int c, v, format = FB_PCAP_NG, rc = 1, r;
 	double duration = 0, t0, next_renew;
 	unsigned lapses = 0, ifindex[FB_CAP_MAX_PROGS];
@@ -395,6 +395,15 @@ int cmd_capture(int argc, char **argv)
 	ring_buffer__consume(rb);
 	if (out != stdout)
 		sync_out(&rd);
+	/* Ctrl-C of `capture -w - | READER` reaches the reader too, which
+	 * can be gone before the frames still held here are written: the
+	 * stop asked for, not a failed write. */
+	stopped = fb_interrupted() && out == stdout;
+	if (stopped && (rd.err == EPIPE || (fflush(out) && errno == EPIPE))) {
+		rd.err = 0;
+		__fpurge(out);
+		clearerr(out);
+	}
 	if (rd.err) {
 		if (out == stdout || keep(&sf, &rd)) {
 			errno = rd.err;
