@@ -173,6 +173,53 @@ fi
 rm -f "$X"
 rm -rf "$P/tc"
 
+# 5b. Pins in root's own xdp/globals, as `ip link` leaves them before
+# `create default` (empty maps of the right shape), that root gave away:
+# owned by nobody, or writable by others. Whoever may write a pin can open
+# it and put a filter of his own in the map an ip-link program uses, so
+# create default must not adopt it (it did: the directory was checked, the
+# pins not). Root's own 0600 pins are adopted.
+X=$P/xdp
+G=$P/xdp/globals
+iproute_pins() { # as iproute2 pins the object's maps: empty, the object's shapes
+	mkdir -p -m 0700 "$X" && mkdir -p -m 0700 "$G" &&
+		bpftool map create "$P/chunk" type array key 4 value 262144 entries 1 flags 0x400 name fb_chunk &&
+		bpftool map create "$G/fb_filter" type array_of_maps key 4 value 4 entries 8195 \
+			name fb_filter inner_map pinned "$P/chunk" &&
+		bpftool map create "$G/fb_stats" type percpu_array key 4 value 2176 entries 1 name fb_stats
+	rm -f "$P/chunk"
+}
+pins_refused() { # LABEL WORD
+	refused "$1: create default refused" "$2" \
+		env FLOWBLOOM_IPROUTE_DIR="$G" "$FB" create default --capacity 100 --fp-rate 0.01
+	check_eq "$1: ... no filter, the pins left as they were" \
+		"$(ls -A "$P/root" 2>/dev/null | wc -l) $(stat -c '%n %u %a' "$G"/* | sed 's|.*/||' | tr '\n' ' ')" \
+		"0 $3"
+	env FLOWBLOOM_IPROUTE_DIR="$G" "$FB" destroy default >/dev/null 2>&1 # had it adopted them
+	rm -f "$G"/fb_*
+}
+if command -v bpftool >/dev/null && iproute_pins; then
+	chown 65534 "$G/fb_filter"
+	pins_refused "ip-link fb_filter pin owned by nobody" "fb_filter belongs to uid 65534" \
+		"fb_filter 65534 600 fb_stats 0 600 "
+	iproute_pins && chown 65534 "$G/fb_stats"
+	pins_refused "ip-link fb_stats pin owned by nobody" "fb_stats belongs to uid 65534" \
+		"fb_filter 0 600 fb_stats 65534 600 "
+	iproute_pins && chmod 0666 "$G/fb_filter"
+	pins_refused "root's ip-link fb_filter pin, mode 0666" "writable by other users" \
+		"fb_filter 0 666 fb_stats 0 600 "
+	iproute_pins
+	id0=$(bpftool -j map show pinned "$G/fb_filter" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+	check "root's own 0600 ip-link pins: create default adopts them" \
+		env FLOWBLOOM_IPROUTE_DIR="$G" "$FB" create default --capacity 100 --fp-rate 0.01
+	check_eq "... the same fb_filter map" "$(bpftool -j map show pinned "$G/fb_filter" |
+		"$PY" -c 'import json,sys; print(json.load(sys.stdin)["id"])')" "$id0"
+	check "... destroy default" env FLOWBLOOM_IPROUTE_DIR="$G" "$FB" destroy default
+else
+	skip "bpftool cannot make the ip-link pins: the given-away pins are not tried"
+fi
+rm -rf "$X"
+
 # 6. The real default root, if no filter uses it now.
 if [ ! -e /sys/fs/bpf/flowbloom ]; then
 	ROOT_MADE=1

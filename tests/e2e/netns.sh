@@ -69,6 +69,17 @@ check_eq "-n NS -j: the error as JSON on stdout" "$(t_json "d['error']" "$T_TMP/
 	grep -q "cannot enter network namespace '../../etc/hostname': not a network namespace" &&
 	pass "-n: a file that is no namespace says so" || fail "-n: a file that is no namespace"
 
+# --- destroy of a filter attached in another namespace: refused, naming
+# where (it said only "in use by XDP program N (attached in another
+# network namespace?)", leaving the operator to find which device, which
+# namespace, which mode: an `ip link` program loaded with xdpgeneric is
+# one `ip link set dev DEV xdp off` leaves).
+"$FB" -n "$NSB" attach nx "$VB" --mode generic >/dev/null || fail "attach nx to $VB (generic)"
+t_refused 1 "destroy nx attached in $NSB: refused, naming the device, namespace and mode" \
+	"filter 'nx' is attached to $VB (netns $NSB, generic, XDP program [0-9]*): detach it first" \
+	"$FB" destroy nx
+"$FB" -n "$NSB" detach "$VB" >/dev/null || fail "detach $VB"
+
 # --- Control characters in a device's name (root of the namespace sets
 # it) and in the name of the process that holds the namespace.
 ESC=$'\e'

@@ -631,6 +631,30 @@ static void note_first(const char *ifname, const char *mode, __u32 prog_id, void
 		snprintf(fa->ifname, sizeof(fa->ifname), "%s", ifname);
 }
 
+/* Where a filter in use but attached nowhere here is attached: found in
+ * every namespace (quietly: destroy's one error says it), for an operator
+ * who cannot tell which program or namespace the id means (an `ip link`
+ * attachment in a namespace; one in generic mode, which `ip link set dev
+ * DEV xdp off` leaves). NULL if none is found. */
+static const struct fb_att *busy_where(const struct fb_store *f)
+{
+	static struct fb_att found;
+	bool quiet = fb_report_quiet;
+	struct fb_att *a = NULL;
+	int n, i, hit = -1;
+
+	fb_report_quiet = true;
+	n = fb_discover(&a, false);
+	fb_report_quiet = quiet;
+	for (i = 0; i < n && hit < 0; i++)
+		if (a[i].filter_map_id && a[i].filter_map_id == f->outer_id)
+			hit = i;
+	if (hit >= 0)
+		found = a[hit];
+	free(a);
+	return hit >= 0 ? &found : NULL;
+}
+
 int fb_discover_busy(const struct fb_store *f)
 {
 	struct first_attach fa = { "" };
@@ -651,9 +675,16 @@ int fb_discover_busy(const struct fb_store *f)
 	for (tries = 0; (users = fb_discover_users(f, &prog)) && tries < 100; tries++)
 		usleep(20000); /* 2 s at most */
 	if (users) {
-		fb_report_err("filter '%s' is in use by XDP program %u (attached in another "
-			      "network namespace?): detach it first",
-			      f->name, prog);
+		const struct fb_att *a = busy_where(f);
+
+		if (a)
+			fb_report_err("filter '%s' is attached to %s (netns %s, %s, XDP program "
+				      "%u): detach it first",
+				      f->name, a->ifname, a->netns, a->mode, a->prog_id);
+		else
+			fb_report_err("filter '%s' is in use by XDP program %u (attached in "
+				      "another network namespace?): detach it first",
+				      f->name, prog);
 		return -1;
 	}
 	return 0;

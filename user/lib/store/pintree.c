@@ -422,8 +422,34 @@ int fb_pin_rename(int dfd, const char *from, const char *to)
 	return syscall(SYS_renameat2, dfd, from, dfd, to, 1 /* RENAME_NOREPLACE */);
 }
 
+/* A pin to adopt in the verified directory dfd: absent (0), or root's (or
+ * the caller's) and writable by no one else (0); else -1, printed. The
+ * directory being root's does not make its pins so: root may have given
+ * one away (chown, chmod), and whoever may write a pin can open it and
+ * put a filter of his own in the map an ip-link program uses. */
+static int adoptable(int dfd, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return 0;
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		fb_report_err("%s/%s belongs to uid %u, not root: refusing to use it (remove it if "
+			      "you did not make it)",
+			      fb_pin_iproute_dir(), name, (unsigned)st.st_uid);
+		return -1;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		fb_report_err("%s/%s is writable by other users (mode %04o): refusing to use it",
+			      fb_pin_iproute_dir(), name, (unsigned)(st.st_mode & 07777));
+		return -1;
+	}
+	return 0;
+}
+
 /* `ip link` may have pinned empty maps of its own before `create default`:
- * adopt them if they are empty and of the right shape, else refuse. */
+ * adopt them if they are root's, empty and of the right shape, else
+ * refuse. */
 int fb_pin_iproute_maps(int *outer_fd, int *stats_fd)
 {
 	struct bpf_map_info info = {};
@@ -435,6 +461,10 @@ int fb_pin_iproute_maps(int *outer_fd, int *stats_fd)
 		return 0;
 	if (gdir < 0)
 		return -1;
+	if (adoptable(gdir, FB_MAP_FILTER) || adoptable(gdir, FB_MAP_STATS)) {
+		close(gdir);
+		return -1;
+	}
 	*outer_fd = fb_pin_get(gdir, FB_MAP_FILTER);
 	*stats_fd = fb_pin_get(gdir, FB_MAP_STATS);
 	close(gdir);
