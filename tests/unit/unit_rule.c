@@ -118,6 +118,67 @@ static void port_cover(unsigned lo, unsigned hi)
 	}
 }
 
+/* The fewest aligned port prefixes covering [lo, hi], counted here. */
+static unsigned min_prefixes(unsigned lo, unsigned hi)
+{
+	unsigned n = 0, a = lo, size;
+
+	while (a <= hi) {
+		for (size = 65536; a % size || a + size - 1 > hi; size /= 2)
+			;
+		a += size;
+		n++;
+	}
+	return n;
+}
+
+/* A rule of a source and a destination port range (one family, so at most
+ * FB_RULE_KEYS_MAX keys): refused exactly when the fewest prefixes of the
+ * two ranges multiply past the cap, and else its keys cover exactly the
+ * pairs of the two ranges (each once). */
+static void port_pair(unsigned slo, unsigned shi, unsigned dlo, unsigned dhi)
+{
+	struct fb_key keys[FB_RULE_KEYS_MAX];
+	char text[128], err[256] = "", label[600];
+	unsigned long long total = 0;
+	unsigned want = min_prefixes(slo, shi) * min_prefixes(dlo, dhi);
+	size_t n = 0, i;
+	int rc, ok = 1;
+
+	snprintf(text, sizeof(text), "udp dst 203.0.113.0/24 sport %u-%u dport %u-%u", slo, shi,
+		 dlo, dhi);
+	rc = parse_text(text, keys, &n, err, sizeof(err));
+	snprintf(label, sizeof(label), "'%s': %s (fewest prefixes: %u keys) (%s)", text,
+		 want <= FB_RULE_KEYS_MAX ? "taken" : "refused", want, rc ? err : "ok");
+	if (!ASSERT_EQ(!rc, want <= FB_RULE_KEYS_MAX, label) || rc)
+		return;
+	for (i = 0; i < n; i++) {
+		struct fb_key v;
+		__u32 d = fb_mask_of_key(&keys[i], &v);
+		unsigned sl = FB_MASK_SPLEN(d), dl = FB_MASK_DPLEN(d);
+		unsigned sp = ntohs(v.sport), dp = ntohs(v.dport);
+		unsigned ss = 1U << (16 - sl), ds = 1U << (16 - dl);
+
+		ok &= sl && dl && sp % ss == 0 && dp % ds == 0 && sp >= slo && sp + ss - 1 <= shi &&
+		      dp >= dlo && dp + ds - 1 <= dhi;
+		total += (unsigned long long)ss * ds;
+	}
+	/* Disjoint blocks inside the product whose sizes add up to it. */
+	for (i = 0; i < n && ok; i++)
+		for (size_t j = i + 1; j < n; j++) {
+			struct fb_key a, b;
+			__u32 da = fb_mask_of_key(&keys[i], &a), db = fb_mask_of_key(&keys[j], &b);
+			unsigned as = ntohs(a.sport), ae = as + (1U << (16 - FB_MASK_SPLEN(da))),
+				 bs = ntohs(b.sport), be = bs + (1U << (16 - FB_MASK_SPLEN(db)));
+			unsigned ad = ntohs(a.dport), af = ad + (1U << (16 - FB_MASK_DPLEN(da))),
+				 bd = ntohs(b.dport), bf = bd + (1U << (16 - FB_MASK_DPLEN(db)));
+
+			ok &= !(as < be && bs < ae && ad < bf && bd < af);
+		}
+	snprintf(label, sizeof(label), "'%s': %zu keys cover exactly the pairs", text, n);
+	ASSERT_TRUE(ok && total == (shi - slo + 1ULL) * (dhi - dlo + 1ULL), label);
+}
+
 static __u32 random_desc(uint64_t *seed, int family)
 {
 	uint64_t r = test_rand64(seed);
@@ -350,6 +411,33 @@ void test_rule_parse(void)
 					continue;
 			}
 			port_cover(a, b);
+		}
+	}
+	/* Two ranges share the cap: high source ports to two ports fit as
+	 * 14 x 2 keys, though the source range alone fits 63 of one length. */
+	port_pair(1024, 65535, 53, 54);
+	port_pair(1024, 65535, 135, 139);
+	port_pair(1, 65535, 80, 80);
+	port_pair(53, 54, 1024, 65535);
+	port_pair(1, 65534, 1, 65534);
+	{
+		uint64_t seed = 2024;
+		int i;
+
+		for (i = 0; i < 300; i++) {
+			unsigned r[4], j;
+
+			for (j = 0; j < 4; j++)
+				r[j] = (unsigned)(test_rand64(&seed) % 65536);
+			/* Short ranges at times, so that pairs fit. */
+			if (i % 3 == 0)
+				r[1] = r[0] + (unsigned)(test_rand64(&seed) % 40);
+			if (i % 2 == 0)
+				r[3] = r[2] + (unsigned)(test_rand64(&seed) % 40);
+			for (j = 0; j < 4; j++)
+				r[j] = r[j] > 65535 ? 65535 : r[j];
+			port_pair(r[0] < r[1] ? r[0] : r[1], r[0] < r[1] ? r[1] : r[0],
+				  r[2] < r[3] ? r[2] : r[3], r[2] < r[3] ? r[3] : r[2]);
 		}
 	}
 	mask_properties();

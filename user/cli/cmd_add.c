@@ -289,6 +289,33 @@ static int check_members(struct fb_store *f, const struct fb_flows *fl)
 }
 
 /*
+ * Why del refuses flow bad of fl: no counter holds it, or the input deletes
+ * it more often than the filter holds it (an earlier line, or another rule
+ * the same written rule or an overlapping one makes, deletes the same key:
+ * `load` holds a rule once however often its list names it).
+ */
+static void del_refusal(const struct fb_flows *fl, size_t bad, const char *part, const char *name,
+			const char *why)
+{
+	char where[600], first[600], text[FB_FLOW_STR];
+	size_t j = 0;
+
+	fb_flows_where(fl, bad, where, sizeof(where));
+	fb_flow_format(&fl->keys[bad], text, sizeof(text));
+	while (j < bad && memcmp(&fl->keys[j], &fl->keys[bad], sizeof(fl->keys[j])))
+		j++;
+	if (j == bad) {
+		fb_err("%s: '%s' is not in %sfilter '%s' (%s); nothing deleted", where, text, part,
+		       name, why);
+		return;
+	}
+	fb_flows_where(fl, j, first, sizeof(first));
+	fb_err("%s: '%s' is deleted more often than %sfilter '%s' holds it: %s deletes it too "
+	       "(load holds a rule once, however often its list names it); nothing deleted",
+	       where, text, part, name, first);
+}
+
+/*
  * del on a cuckoo or d-left filter: one stored copy of each flow, all or
  * nothing. A flow never added whose fingerprint collides with a member's
  * passes every check the table can make and would delete that member's
@@ -300,7 +327,6 @@ static int check_members(struct fb_store *f, const struct fb_flows *fl)
 static int del_typed(struct fb_store *f, struct fb_flows *fl, bool force)
 {
 	const struct fb_ftype_ops *ops = fb_ftype(f->hdr->type);
-	char where[600], text[FB_FLOW_STR];
 	struct fb_batch_err e = { 0, 0 };
 	double t0;
 	size_t i;
@@ -330,11 +356,8 @@ static int del_typed(struct fb_store *f, struct fb_flows *fl, bool force)
 		if (r == -2) {
 			fb_err("out of memory deleting %zu flows; nothing deleted", fl->n);
 		} else {
-			fb_flows_where(fl, e.bad, where, sizeof(where));
-			fb_flow_format(&fl->keys[e.bad], text, sizeof(text));
-			fb_err("%s: '%s' is not in filter '%s' (its fingerprint is in none of its "
-			       "buckets); nothing deleted",
-			       where, text, f->name);
+			del_refusal(fl, e.bad, "", f->name,
+				    "its fingerprint is in none of its buckets");
 		}
 		fb_store_unlock(f);
 		return 1;
@@ -384,10 +407,9 @@ static int del_gens(struct fb_store *f, struct fb_flows *fl, enum fb_del_part pa
 			       "to delete it from, --permanent or --with-lifetime; nothing deleted",
 			       where, text, f->name);
 		else
-			fb_err("%s: '%s' is not in %sfilter '%s' (a counter is 0); nothing deleted",
-			       where, text,
-			       part == FB_DEL_LIFETIME ? "the rules with a lifetime of " : "",
-			       f->name);
+			del_refusal(fl, bad,
+				    part == FB_DEL_LIFETIME ? "the rules with a lifetime of " : "",
+				    f->name, "a counter is 0");
 		goto out;
 	}
 	/* Each flow's part as checked, before any is deleted. */
@@ -408,7 +430,6 @@ out:
 
 int cmd_del(int argc, char **argv)
 {
-	char where[600], text[FB_FLOW_STR];
 	struct fb_store f;
 	struct fb_flows fl;
 	size_t i, bad;
@@ -454,10 +475,7 @@ int cmd_del(int argc, char **argv)
 		if (rc == -2) {
 			fb_err("out of memory checking %zu deletions; nothing deleted", fl.n);
 		} else {
-			fb_flows_where(&fl, bad, where, sizeof(where));
-			fb_flow_format(&fl.keys[bad], text, sizeof(text));
-			fb_err("%s: '%s' is not in filter '%s' (a counter is 0); nothing deleted",
-			       where, text, f.name);
+			del_refusal(&fl, bad, "", f.name, "a counter is 0");
 		}
 		fb_store_unlock(&f);
 		rc = 1;

@@ -200,7 +200,7 @@ int fb_rule_parse_max(int argc, char **argv, int proto, size_t max, struct fb_ke
 	__u16 sv[FB_RULE_KEYS_MAX], dv[FB_RULE_KEYS_MAX];
 	__u8 sl[FB_RULE_KEYS_MAX], dl[FB_RULE_KEYS_MAX];
 	struct clauses c;
-	int i = 0, r, ns = 1, nd = 1, fams, f, a, b;
+	int i = 0, r, ns = 1, nd = 1, md = 1, fams, f, a, b;
 	__u32 slen, dlen;
 	size_t n = 0;
 
@@ -270,8 +270,16 @@ int fb_rule_parse_max(int argc, char **argv, int proto, size_t max, struct fb_ke
 	}
 	if (max > FB_RULE_KEYS_MAX)
 		max = FB_RULE_KEYS_MAX;
+	/* The source range's cover leaves room for the destination range's
+	 * fewest prefixes (md): with both ranges, the fewest lengths for the
+	 * source range alone (63 /6 for 1024-65535) left the destination
+	 * range one key and refused rules well within the cap. A cover that
+	 * fitted before is the one chosen still (a smaller budget that holds
+	 * it picks it again), so `del` finds the keys an earlier `add` made. */
+	if (c.has_sport && c.has_dport)
+		md = cover(c.dplo, c.dphi, 0x1ffff, 1 << 17, NULL, NULL);
 	if (c.has_sport)
-		ns = port_prefixes(c.splo, c.sphi, (int)max / fams, sv, sl);
+		ns = port_prefixes(c.splo, c.sphi, (int)max / fams / md, sv, sl);
 	if (ns > 0 && c.has_dport)
 		nd = port_prefixes(c.dplo, c.dphi, (int)max / fams / ns, dv, dl);
 	if (ns < 0 || nd < 0 || (size_t)ns * nd * fams > max) {
