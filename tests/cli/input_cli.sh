@@ -211,6 +211,26 @@ for v in add del count query traffic; do
 	t_refused 2 "$v: a bad address word is a usage error" "argument 3: bad address or prefix '198.51.100.300'" \
 		"$FB" "$v" in2 src 203.0.113.9 src 198.51.100.300
 done
+# A field given again starts the next FLOW; after a rule of one protocol
+# written as fields, that next rule would hold for every protocol (`tcp
+# src A src B` used to add `src B` for all of them, `udp dport 53 dport
+# 54` every protocol's port 54): refused, saying what to write. A list of
+# address rules, or the protocol written again, is still several FLOWs.
+d1=$(digest in1)
+for v in add del query; do
+	t_refused 2 "$v: 'tcp src A src B' refused" \
+		"argument 4: 'src' again starts the next FLOW, which would hold for every protocol, not tcp alone: write 'tcp src 198.51.100.7'" \
+		"$FB" "$v" in1 tcp src 198.51.100.0/24 src 198.51.100.7
+done
+t_refused 2 "'udp dport 53 dport 54' refused" "argument 4: 'dport' again .* write 'udp dport 54'" \
+	"$FB" add in1 udp dport 53 dport 54
+t_refused 2 "'src A proto 6 dport 5 dport 6' refused" "argument 7: .* not proto 6 alone: write 'proto 6 dport 6'" \
+	"$FB" add in1 src 198.51.100.0/24 proto 6 dport 5 dport 6
+check_eq "... the filter as it was" "$(digest in1)" "$d1"
+check_eq "'src A src B dst C': three address rules" \
+	"$("$FB" -j query in1 src 198.51.100.1 src 198.51.100.2 dst 203.0.113.1 | t_json "d['total']")" 3
+check "'udp dport 53 udp dport 123', 'any dport 53 dport 54': several FLOWs" \
+	"$FB" query in1 udp dport 53 udp dport 123 any dport 53 dport 54
 printf 'src 2001:db8::9\nah [2001:db8::1]:0 [2001:db8::2]:0\n' >"$T_TMP/ah6.txt"
 fails_named "IPv6 ah in a list refused with FILE:LINE" "ah6.txt:2: IPv6 protocol 51" \
 	"$FB" load in1 "$T_TMP/ah6.txt"

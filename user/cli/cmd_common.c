@@ -276,6 +276,10 @@ int fb_read_flows(int argc, char **argv, const char *file, struct fb_flows *fl)
 			fb_flows_free(fl);
 			return fb_usage("argument %d: %s", i + 1, err);
 		}
+		if (fb_flow_next_check(argc - i, argv + i, used, err, sizeof(err))) {
+			fb_flows_free(fl);
+			return fb_usage("argument %d: %s", i + used + 1, err);
+		}
 		fb_hostbits_args(&hb);
 		for (j = 0; j < n; j++)
 			if (push(fl, &keys[j], i + 1))

@@ -358,6 +358,33 @@ int fb_flow_parse_keys_max(int argc, char **argv, size_t max, struct fb_key *key
 	return used;
 }
 
+int fb_flow_next_check(int argc, char **argv, int used, char *err, size_t errlen)
+{
+	const char *proto = NULL, *kw = "";
+	int k;
+
+	if (used >= argc || used < 2 || !fb_rule_keyword(argv[used]) ||
+	    !strcmp(argv[used], "proto"))
+		return 0;
+	/* Its protocol: the first word of the fields form (`udp dport 53`),
+	 * or a `proto P` field; `any` and the address rules have none. */
+	if (!fb_rule_keyword(argv[0]) && strcmp(argv[0], "any") && fb_rule_keyword(argv[1]))
+		proto = argv[0];
+	for (k = !strcmp(argv[0], "any"); !proto && k + 1 < used; k += 2)
+		if (!strcmp(argv[k], "proto")) {
+			proto = argv[k + 1];
+			kw = "proto ";
+		}
+	if (!proto)
+		return 0;
+	snprintf(err, errlen,
+		 "'%s' again starts the next FLOW, which would hold for every protocol, not %s%s "
+		 "alone: write '%s%s %s%s%s' (or 'any %s ...' for every protocol)",
+		 argv[used], kw, proto, kw, proto, argv[used], used + 1 < argc ? " " : "",
+		 used + 1 < argc ? argv[used + 1] : "", argv[used]);
+	return -1;
+}
+
 /* The one key a FLOW that must be one rule made (keys[0..n)). */
 static int one_key(const struct fb_key *keys, size_t n, struct fb_key *key, char *err,
 		   size_t errlen)

@@ -41,6 +41,12 @@ int fb_flow_parse_keys(int argc, char **argv, struct fb_key *keys, size_t *n, ch
  * the keys, as bgp does for TCP and UDP, keeps its own cap). */
 int fb_flow_parse_keys_max(int argc, char **argv, size_t max, struct fb_key *keys, size_t *n,
 			   char *err, size_t errlen);
+/* Several FLOWs on a command line: the FLOW argv[0..used) is followed by
+ * argv[used..argc). A FLOW of one protocol written as fields (`udp dport
+ * 53`, `src A proto 6`) followed by a field given again (`dport 54`)
+ * would start a rule of every protocol, not of that one: refused, with
+ * what to write instead. 0, or -1 with err. */
+int fb_flow_next_check(int argc, char **argv, int used, char *err, size_t errlen);
 int fb_flow_parse_line_keys(char *line, struct fb_key *keys, size_t *n, int *blank, char *err,
 			    size_t errlen);
 /* The clause form from argv[0] (a clause keyword), proto preset (-1:
