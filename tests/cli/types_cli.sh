@@ -8,8 +8,8 @@
 # across growth (scalable); the rate measured through the program, 100k
 # flows stored and 1M other flows probed, within +-15 % of the type's
 # formula (info's fp_rate_expected); export/import and load --replace keep
-# every flow, and a cuckoo load --replace its sized table cannot hold takes
-# the next size up. Concurrency: while a second process inserts into a cuckoo
+# every flow, info then says the filter is sized for the list, and a
+# cuckoo load --replace its sized table cannot hold takes the next size up. Concurrency: while a second process inserts into a cuckoo
 # filter from 90 % to 95 % load (relocation chains), the program is probed
 # for every earlier member again and again: not one miss. Errors (full at
 # load factor X, delete of an absent flow, delete without --force, deletes
@@ -56,6 +56,10 @@ for spec in "cuckoo --type cuckoo" "dleft --type dleft" "scalable --grow"; do
 		check "$t: add 3000 flows (grows past its 1000)" "$FB" add "$t" -f "$T_TMP/a.txt"
 		stages=$("$FB" -j info "$t" | jfield stages)
 		check_eq "$t: grew to 2 stages (1000 + 2000 hold 3000)" "$stages" 2
+		check "$t: load --replace re-sizes for 3000" "$FB" load "$t" "$T_TMP/a.txt" --replace
+		check_eq "$t: replaced, one stage sized for 3000" \
+			"$("$FB" -j info "$t" | t_json "d['stages'], d['stage'][0]['capacity']")" \
+			"(1, 3000)"
 	else
 		check_fails "$t: add 3000 flows into room for ~1000: refused" \
 			"$FB" add "$t" -f "$T_TMP/a.txt"
@@ -64,6 +68,10 @@ for spec in "cuckoo --type cuckoo" "dleft --type dleft" "scalable --grow"; do
 		check_eq "$t: the refused batch added nothing" "$(matched "$t" "$T_TMP/a.pcap")" 0
 		check "$t: load --replace re-sizes for 3000" "$FB" load "$t" "$T_TMP/a.txt" --replace
 	fi
+	check_eq "$t: info says sized for the 3000 of the replace" \
+		"$("$FB" -j info "$t" | jfield capacity)" 3000
+	"$FB" info "$t" | grep -q "^  sized for 3000 flows at fp-rate 0.01$" &&
+		pass "$t: info's text says sized for 3000" || fail "$t: info: $("$FB" info "$t" | grep sized)"
 	check_eq "$t: the program matches all 3000" "$(matched "$t" "$T_TMP/a.pcap")" 3000
 	check "$t: add prefixes" "$FB" add "$t" src 2001:db8:1::/48 dst 198.51.100.0/24
 	check_eq "$t: the program matches the IPv6 source prefix" \
@@ -102,10 +110,12 @@ PY
 		pass "import ($patch): nothing imported"
 done
 
-# load --replace sizes a cuckoo table by its formula (load at most 0.95),
-# but relocations can fail below that, most often in a small table: with
-# this hash key, flows 1800..1859 fill 16 buckets only to 0.92. The replace
-# takes the next size up rather than refuse a list it sized itself.
+# load --replace sizes a cuckoo table by its formula, but a table can
+# refuse a list below its capacity: with this hash key, flows 30, 683,
+# 815, 909 and 948 all have one bucket for both of their two in a table
+# of 32 buckets (the smallest), where 4 fit. The replace takes the next
+# size up (64 buckets: twice 5 flows would still be sized into 32) rather
+# than refuse a list it sized itself.
 check "cuckoo replace: a filter for 5 flows" "$FB" create ck5 --type cuckoo --capacity 5 --fp-rate 0.01
 "$FB" export ck5 "$T_TMP/ck5.img" --plain >/dev/null
 python3 - "$T_TMP/ck5.img" <<'PY'
@@ -116,10 +126,16 @@ struct.pack_into("<I", b, len(b) - 4, zlib.crc32(bytes(b[:-4])) & 0xffffffff)
 open(sys.argv[1], "wb").write(b)
 PY
 check "cuckoo replace: imported with a known key" "$FB" import "$T_TMP/ck5.img" ck5k
-$GEN flows "$T_TMP/r60.txt" "$T_TMP/r60.pcap" 60 1800
-check "cuckoo replace: 60 flows that 16 buckets cannot hold are loaded" \
-	"$FB" load ck5k "$T_TMP/r60.txt" --replace
-check_eq "cuckoo replace: the program matches all 60" "$(matched ck5k "$T_TMP/r60.pcap")" 60
+: >"$T_TMP/r5.txt"
+for i in 30 683 815 909 948; do
+	$GEN flows "$T_TMP/r1.txt" "$T_TMP/r$i.pcap" 1 $i
+	cat "$T_TMP/r1.txt" >>"$T_TMP/r5.txt"
+done
+check "cuckoo replace: 5 flows that 32 buckets cannot hold are loaded" \
+	"$FB" load ck5k "$T_TMP/r5.txt" --replace
+check_eq "cuckoo replace: in 64 buckets" "$("$FB" -j info ck5k | jfield buckets)" 64
+check_eq "cuckoo replace: the program matches all 5" \
+	"$(matched ck5k "$T_TMP"/r{30,683,815,909,948}.pcap)" "1 1 1 1 1"
 check "cuckoo replace: check says clean" "$FB" check ck5k
 "$FB" destroy ck5 >/dev/null
 "$FB" destroy ck5k >/dev/null

@@ -134,6 +134,48 @@ void cuckoo_union(void)
 	free(tb);
 }
 
+/* A table sized for N flows takes N flows: for every table size create
+ * picks up to 2048 buckets, the largest capacity it picks that size for
+ * (the fullest such table: load 0.95 by the design rule alone), 100
+ * tables of random flows, each filled with its capacity in one batch. */
+void cuckoo_capacity(void)
+{
+	__u32 top[16] = { 0 }, n, lg;
+	struct fb_cuckoo_geom g;
+	uint64_t seed = 0xca9ac17e;
+	long refused = 0, tables = 0;
+	__u64 *h = malloc(8192 * sizeof(*h));
+	int t;
+
+	for (n = 1; n <= 8192; n++)
+		if (!fb_cuckoo_size(n, 0.01, &g) && g.nbuckets <= 2048)
+			top[__builtin_ctz(g.nbuckets)] = n;
+	for (lg = 0; lg < 16; lg++) {
+		long before = refused;
+
+		for (t = 0; top[lg] && t < 100; t++, tables++) {
+			struct fb_block *b;
+
+			fb_cuckoo_size(top[lg], 0.01, &g);
+			b = zalloc_blocks(fb_cuckoo_blocks(&g));
+			for (n = 0; n < top[lg]; n++)
+				h[n] = test_rand64(&seed);
+			refused += fb_cuckoo_add(b, &g, h, top[lg], NULL) != 0;
+			free(b);
+		}
+		if (top[lg])
+			printf("cuckoo: capacity %u in %u buckets (load %.3f): %ld of 100 "
+			       "refused\n",
+			       top[lg], 1U << lg, top[lg] / (4.0 * (1U << lg)), refused - before);
+	}
+	snprintf(label, sizeof(label),
+		 "cuckoo: every table sized for N flows (up to 2048 buckets, %ld tables at the "
+		 "largest N of their size) takes N: %ld refused",
+		 tables, refused);
+	ASSERT_EQ(refused, 0, label);
+	free(h);
+}
+
 /* Fill a table of nb buckets until an add fails; the load at that point. */
 double cuckoo_max_load(unsigned fp_bits, __u32 nb, bool *unchanged, long *miss)
 {

@@ -104,11 +104,13 @@ static int unexpandable(struct fb_list *l, const struct fb_prefixes *have)
 /* The content replaced by l. A filter sized by capacity and rate is
  * re-sized for the new list: capacity at least its length, the rate per
  * packet spread over the probes it will make; another filter type gets
- * its own geometry, sized by the same rule. */
+ * its own geometry, sized by the same rule, and that capacity in its
+ * header (what info says it is sized for). A Bloom filter keeps the
+ * capacity it was created with: apply compares it with its file's. */
 static int replace(struct fb_store *f, struct fb_list *l)
 {
 	static const struct fb_prefixes none;
-	__u32 nblocks = f->hdr->nblocks, kinds = 0;
+	__u32 nblocks = f->hdr->nblocks, kinds = 0, was;
 	bool table = fb_ftype(f->hdr->type)->flags & FB_FTYPE_TABLE;
 	struct fb_prefixes want = { 0 };
 	struct fb_block geom[5];
@@ -125,10 +127,12 @@ static int replace(struct fb_store *f, struct fb_list *l)
 	}
 	double n = l->n > f->hdr->capacity ? l->n : f->hdr->capacity;
 	double q = fb_probe_target(f->hdr->fp_ppb / 1e9, fb_probes_per_packet(kinds, &want));
+	bool sized = table || (f->hdr->capacity && f->hdr->fp_ppb);
+	__u64 cap = table ? (__u64)n : 0;
 	int tries = 0;
 
 	for (;;) {
-		if (table || (f->hdr->capacity && f->hdr->fp_ppb)) {
+		if (sized) {
 			if (fb_ftype_resize(f, n, q, &nblocks, &k, geom)) {
 				fb_report_err("the new list needs more than the largest filter; "
 					      "nothing loaded");
@@ -142,17 +146,23 @@ static int replace(struct fb_store *f, struct fb_list *l)
 					     &nblocks, &k);
 		}
 		f->refused_load = -1;
-		if (!fb_rules_replace_geom(f, nblocks, k, table ? geom : NULL, l->keys, l->n, &bad))
+		if (!fb_rules_replace_geom(f, nblocks, k, table ? geom : NULL, cap, l->keys, l->n,
+					   &bad))
 			return 0;
 		/* A table sized by its formula can still refuse the list:
 		 * a cuckoo table's relocations fail below its design load
 		 * now and then, most often in a small table. The list is the
 		 * operator's and the size is ours: try the next size up (a
-		 * few times; nothing was changed). */
+		 * few times; nothing was changed): the capacity doubled
+		 * until the table grows, as twice a list far below the
+		 * table's capacity may be sized into the same table. */
 		if (!table || f->refused_load < 0 || bad == (size_t)-1 || ++tries > 3)
 			break;
-		n *= 2;
+		for (was = nblocks; nblocks == was; n *= 2)
+			if (fb_ftype_resize(f, 2 * n, q, &nblocks, &k, geom))
+				goto full;
 	}
+full:
 	if (f->refused_load >= 0 && bad != (size_t)-1)
 		full(f, l, bad);
 	return -1;

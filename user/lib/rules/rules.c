@@ -277,6 +277,7 @@ struct rules_arg {
 	size_t n, *bad;
 	const struct fb_block *geom; /* another filter type's new geometry */
 	struct fb_store *f;	     /* told the load factor of a refusal */
+	__u64 capacity;		     /* what the new array is sized for, or 0 */
 };
 
 static int fill_rules(struct fb_store *nf, void *arg)
@@ -287,6 +288,8 @@ static int fill_rules(struct fb_store *nf, void *arg)
 	if (nf->hdr->type && r->geom)
 		memcpy(&nf->blocks[FB_TYPE_GEOM_BLOCK], r->geom,
 		       fb_type_geom_blocks(nf->hdr->type) * FB_BLOCK_BYTES);
+	if (r->capacity)
+		nf->hdr->capacity = r->capacity;
 	if (fb_rules_add(nf, r->keys, r->n, r->bad)) {
 		r->f->refused_load = nf->refused_load;
 		return -1;
@@ -297,13 +300,13 @@ static int fill_rules(struct fb_store *nf, void *arg)
 int fb_rules_replace(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_key *keys, size_t n,
 		     size_t *bad)
 {
-	return fb_rules_replace_geom(f, nblocks, k, NULL, keys, n, bad);
+	return fb_rules_replace_geom(f, nblocks, k, NULL, 0, keys, n, bad);
 }
 
 int fb_rules_replace_geom(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_block *geom,
-			  const struct fb_key *keys, size_t n, size_t *bad)
+			  __u64 capacity, const struct fb_key *keys, size_t n, size_t *bad)
 {
-	struct rules_arg r = { keys, n, bad, geom, f };
+	struct rules_arg r = { keys, n, bad, geom, f, capacity };
 
 	*bad = (size_t)-1;
 	return fb_replace_fill(f, nblocks, k, n, fill_rules, &r);

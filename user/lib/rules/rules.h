@@ -64,9 +64,11 @@ void fb_rules_refusal(int err, const struct fb_prefixes *px, const struct fb_key
  * fb_rules_add, or (size_t)-1). Call with the lock held. */
 int fb_rules_replace(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_key *keys, size_t n,
 		     size_t *bad);
-/* fb_rules_replace() for another filter type: geom (fb_type_geom_blocks()
- * blocks) is the new array's geometry, written before the rules. */
+/* fb_rules_replace() for a re-sized filter: geom (fb_type_geom_blocks()
+ * blocks; NULL for a Bloom filter) is another type's new geometry, written
+ * before the rules; capacity, if not 0, the flows the new array is sized
+ * for (the new header's capacity). */
 int fb_rules_replace_geom(struct fb_store *f, __u32 nblocks, __u8 k, const struct fb_block *geom,
-			  const struct fb_key *keys, size_t n, size_t *bad);
+			  __u64 capacity, const struct fb_key *keys, size_t n, size_t *bad);
 
 #endif

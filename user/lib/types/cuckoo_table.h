@@ -25,7 +25,8 @@
  * load is <= p; 0 if even 32 bits cannot. */
 unsigned fb_cuckoo_fp_bits_for(double p);
 /* Geometry for capacity flows at rate p: fp_bits as above, nbuckets the
- * power of two that keeps the load <= FB_CUCKOO_DESIGN_LOAD at capacity.
+ * smallest power of two that keeps the load <= FB_CUCKOO_DESIGN_LOAD at
+ * capacity (<= 0.75 in a table under 2048 buckets; 32 buckets at least).
  * first_block is left to the caller. 0 ok, -1 impossible. */
 int fb_cuckoo_size(double capacity, double p, struct fb_cuckoo_geom *g);
 /* Is g a geometry these functions can work on, inside an array of
