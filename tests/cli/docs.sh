@@ -129,6 +129,15 @@ for f in cli.md rules.md; do
 	check_eq "docs/$f quotes the FLOW grammar of flowbloom help" "$quoted" "$grammar"
 done
 
+# `help intersect` promises what cli.md does: the flows common to the
+# sources (an intersection), not every flow of every source (a union).
+h=$("$FB" help intersect | tr '\n' ' ')
+case $h in
+*"every flow all the sources hold is in it"* | *"Every flow all the sources hold is in it"*)
+	pass "help intersect: the flows all the sources hold" ;;
+*) fail "help intersect does not say it holds the flows all the sources hold: $h" ;;
+esac
+
 # The man page's exit statuses are those cli.md lists (0, 1, 2, 3).
 st=$("$FB" help --man | sed -n '/^\.SH EXIT STATUS/,/^\.SH /p')
 for n in 0 1 2 3; do

@@ -175,7 +175,7 @@ static const struct fb_cmd cmds[] = {
 	  "compatible its content is replaced in one switch, as load --replace does." },
 	{ "intersect", cmd_intersect, "intersect SRC SRC... --into NAME",
 	  "The intersection into NAME, as merge: bits ANDed, counters the smaller, the\n"
-	  "prefix lengths and exact-set rules both hold. Every flow of all the sources\n"
+	  "prefix lengths and exact-set rules all hold. Every flow all the sources hold\n"
 	  "is in it (and possibly more); flows is estimated from the fill." },
 	{ "fold", cmd_fold, "fold NAME",
 	  "Halve a filter of an even number of blocks: the same flows, in half the\n"
