@@ -117,6 +117,8 @@ done
 # size up (64 buckets: twice 5 flows would still be sized into 32) rather
 # than refuse a list it sized itself.
 check "cuckoo replace: a filter for 5 flows" "$FB" create ck5 --type cuckoo --capacity 5 --fp-rate 0.01
+check_eq "list: a cuckoo filter has no k (it said k=0)" \
+	"$("$FB" list | awk '$1 == "ck5" { print $2, $4 }')" "cuckoo flows=0"
 "$FB" export ck5 "$T_TMP/ck5.img" --plain >/dev/null
 python3 - "$T_TMP/ck5.img" <<'PY'
 import struct, sys, zlib

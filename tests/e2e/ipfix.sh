@@ -743,6 +743,8 @@ check "destroy" "$FB" destroy f
 check "create g" "$FB" create g --capacity 1000 --fp-rate 0.001
 check "attach g --accounting --max-flows 64 --monitor" "$FB" -n "$NSB" attach g "$VB" \
 	--mode generic --accounting --max-flows 64 --monitor
+grep -Eq 'accounting \(64 flows per CPU, [0-9.]+ KiB per CPU\)' "$T_TMP/out" &&
+	pass "... its table's size in KiB (it said 0.0 MiB)" || fail "attach said: $(cat "$T_TMP/out")"
 $NB "$PY" "$DECODE" tcp 127.0.0.1 4744 "$T_TMP/over.json" &
 BG+=($!)
 wait_listen tcp 4744

@@ -163,9 +163,15 @@ int cmd_list(int argc, char **argv)
 		} else {
 			/* What a filter does and can do, as nft list sets shows a
 			 * set's flags: its action, counters, exact sets. */
-			printf("%-20s %-8s m=%llu k=%u flows=%llu action=%s%s%s\n", f.name,
-			       kind_name(f.hdr), (unsigned long long)fb_header_mbits(f.hdr),
-			       f.hdr->k, (unsigned long long)f.hdr->nflows,
+			char k[16] = "";
+
+			/* k: a Bloom filter's; the tables (cuckoo, d-left) and a
+			 * scalable filter's stages have none of their own. */
+			if (f.hdr->k)
+				snprintf(k, sizeof(k), " k=%u", f.hdr->k);
+			printf("%-20s %-8s m=%llu%s flows=%llu action=%s%s%s\n", f.name,
+			       kind_name(f.hdr), (unsigned long long)fb_header_mbits(f.hdr), k,
+			       (unsigned long long)f.hdr->nflows,
 			       FB_NAME(fb_action_names, f.hdr->action),
 			       f.hdr->counter_bits ? " counting" : "",
 			       f.hdr->confirm ? " confirm=exact" : "");

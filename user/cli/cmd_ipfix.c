@@ -340,14 +340,15 @@ static void summary(const struct exporter *ex, const char *name, const struct fb
 		return;
 	}
 	printf("sent %llu flow records, %llu new-flow records and %llu estimate records to %s "
-	       "(%llu messages, %llu sessions); %llu records lost (%llu sent and not received, "
-	       "%llu never sent), %llu send errors\n",
+	       "(%llu message%s, %llu session%s); %llu records lost (%llu sent and not received, "
+	       "%llu never sent), %llu send error%s\n",
 	       (unsigned long long)s.sent[FB_IPFIX_FLOW],
 	       (unsigned long long)s.sent[FB_IPFIX_NEWFLOW],
 	       (unsigned long long)s.sent[FB_IPFIX_ESTIMATE], ex->collector,
-	       (unsigned long long)s.messages, (unsigned long long)s.sessions, lost,
+	       (unsigned long long)s.messages, s.messages == 1 ? "" : "s",
+	       (unsigned long long)s.sessions, s.sessions == 1 ? "" : "s", lost,
 	       (unsigned long long)s.unconfirmed, (unsigned long long)s.dropped,
-	       (unsigned long long)s.send_errors);
+	       (unsigned long long)s.send_errors, s.send_errors == 1 ? "" : "s");
 	if (s.sent[FB_IPFIX_MITIGATION])
 		printf("sent %llu mitigation records (bans and their ends, from flowbloom guard)\n",
 		       (unsigned long long)s.sent[FB_IPFIX_MITIGATION]);

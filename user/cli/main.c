@@ -170,9 +170,10 @@ static const struct fb_cmd cmds[] = {
 	  "The union of filters into NAME: bits ORed, counters summed (saturating), prefix\n"
 	  "lengths and exact sets united, flows summed (an upper bound). A SRC holding a\n"
 	  "'/' or a '.' is an export file (r1.fbx, ./r1; compressed or plain), else a\n"
-	  "filter. All must have the same layout, k, size, hash, key and counter width:\n"
-	  "refused with the reason otherwise. NAME is created, or if it exists and is\n"
-	  "compatible its content is replaced in one switch, as load --replace does." },
+	  "filter. All must have the same layout, k, size, hash, key, counter width and\n"
+	  "--confirm setting: refused with the reason otherwise. NAME is created, or if\n"
+	  "it exists and is compatible its content is replaced in one switch, as load\n"
+	  "--replace does." },
 	{ "intersect", cmd_intersect, "intersect SRC SRC... --into NAME",
 	  "The intersection into NAME, as merge: bits ANDed, counters the smaller, the\n"
 	  "prefix lengths and exact-set rules all hold. Every flow all the sources hold\n"

@@ -636,8 +636,12 @@ void fb_monitor_describe(const struct fb_monitor *m, char *buf, size_t len)
 			      "%snew flows (age %g s, %llu flows per period, %u KiB ring buffer)",
 			      n ? "; " : "", c->age_ns / 1e9, (unsigned long long)c->seen_expect,
 			      c->ring_bytes >> 10);
-	if (n < len && (c->flags & FB_MON_ACCT))
-		snprintf(buf + n, len - n, "%saccounting (%u flows per CPU, %.1f MiB per CPU)",
+	if (n < len && (c->flags & FB_MON_ACCT)) {
+		__u64 b = flows_value_size(c);
+
+		/* Small tables in KiB: "0.0 MiB" said nothing. */
+		snprintf(buf + n, len - n, "%saccounting (%u flows per CPU, %.1f %s per CPU)",
 			 n ? "; " : "", c->acct_buckets * FB_ACCT_WAYS,
-			 flows_value_size(c) / 1048576.0);
+			 b < 1048576 ? b / 1024.0 : b / 1048576.0, b < 1048576 ? "KiB" : "MiB");
+	}
 }
