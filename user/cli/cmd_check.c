@@ -185,7 +185,7 @@ static void exact_text(const struct fb_exact_check *e, bool counting, bool repai
 
 int cmd_check(int argc, char **argv)
 {
-	bool repair = false, clean, quiet, table;
+	bool repair = false, fix, unrepaired, clean, quiet, table;
 	int gens_bad;
 	struct fb_repair_state t;
 	struct fb_store f;
@@ -228,15 +228,19 @@ int cmd_check(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	c.count_ok = true;
 	r = fb_repair_check(&f, repair, &t);
+	/* Bits that two chunk slots share are no guide to what the filter
+	 * holds: nothing is repaired against them (repair would take rules
+	 * they lost out of the exact sets too). */
+	fix = repair && !t.shared_chunks;
 	if (f.cnt_hdr)
-		fb_counting_check(&f, repair, &c);
-	gens_bad = f.cnt_hdr ? check_gens(&f, repair) : 0;
+		fb_counting_check(&f, fix, &c);
+	gens_bad = f.cnt_hdr ? check_gens(&f, fix) : 0;
 	table = fb_ftype(f.hdr->type)->flags & FB_FTYPE_TABLE;
 	if (table)
-		check_typed(&f, repair, &ty);
+		check_typed(&f, fix, &ty);
 	/* The exact sets last: against the filter as repaired above. */
 	if (f.hdr->confirm && !r)
-		er = fb_exact_check(&f, repair, &ex);
+		er = fb_exact_check(&f, fix, &ex);
 	fb_store_unlock(&f);
 	if (r || er) {
 		fb_store_close(&f);
@@ -245,12 +249,17 @@ int cmd_check(int argc, char **argv)
 	clean = !c.stale_bits && !c.missing_bits && !c.journal_dirty && c.count_ok &&
 		!t.stale_create && !t.stale_destroy && !t.stale_counters && !t.stale_sets &&
 		!t.stale_chunks && !t.iproute_missing && !t.iproute_stale && !t.stale_head &&
-		!ty.seq_odd && !ty.count_bad && !t.stale_gens && !gens_bad && !exact_bad(&ex);
+		!ty.seq_odd && !ty.count_bad && !t.stale_gens && !gens_bad && !exact_bad(&ex) &&
+		!t.shared_chunks;
+	/* What check --repair cannot repair: pins an ip link program put in
+	 * place of the filter's, shared chunks, exact sets whose copies still
+	 * differ from the flows. */
+	unrepaired = repair && (t.iproute_stale || t.shared_chunks || ex.unrepaired);
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("filter", name);
 		jw_bool("clean", clean);
-		jw_bool("repaired", repair && !clean);
+		jw_bool("repaired", repair && !clean && !unrepaired);
 		jw_bool("counting", f.cnt_hdr != NULL);
 		if (f.cnt_hdr) {
 			jw_u64("stale_bits", c.stale_bits);
@@ -281,13 +290,16 @@ int cmd_check(int argc, char **argv)
 		jw_u64("ended_generations", t.expired_gens);
 		jw_u64("inconsistent_generations", gens_bad);
 		jw_bool("stale_probe_table", t.stale_head);
+		jw_u64("shared_chunks", t.shared_chunks);
 		jw_obj_close();
 		jw_end();
 	} else {
 		const char *fixed = repair ? ": removed" : "";
 
 		printf("%s: %s%s\n", name, clean ? "clean" : "NOT clean",
-		       repair && !clean ? " (repaired)" : "");
+		       unrepaired	  ? " (not all repaired)"
+		       : repair && !clean ? " (repaired)"
+					  : "");
 		if (f.cnt_hdr) {
 			printf("  bits set over a zero counter %llu, counters without their bit "
 			       "%llu\n",
@@ -350,8 +362,8 @@ int cmd_check(int argc, char **argv)
 			       "program loaded while they were missing runs on them and passes "
 			       "every "
 			       "packet (detach it, remove the two pins, check --repair, load it "
-			       "again)\n",
-			       fb_pin_iproute_dir());
+			       "again)%s\n",
+			       fb_pin_iproute_dir(), repair ? ": NOT repaired" : "");
 		if (t.stale_gens)
 			printf("  an interrupted write left %d unused generation slot%s%s\n",
 			       t.stale_gens, t.stale_gens == 1 ? "" : "s", fixed);
@@ -364,13 +376,21 @@ int cmd_check(int argc, char **argv)
 			printf("  %d generation%s with counters and bits that disagree, or an "
 			       "interrupted write%s\n",
 			       gens_bad, gens_bad == 1 ? "" : "s", repair ? ": repaired" : "");
+		if (t.shared_chunks)
+			printf("  %u chunk slot%s of the filter hold%s no chunk of its own (two "
+			       "parts of the bits are one: rules in them are lost)%s\n",
+			       t.shared_chunks, t.shared_chunks == 1 ? "" : "s",
+			       t.shared_chunks == 1 ? "s" : "",
+			       repair ? ": NOT repaired, nothing else repaired against these bits; "
+					"load --replace with the rule list rebuilds the filter"
+				      : "");
 		if (t.stale_head)
 			printf("  the data path's probe table is not what the header and prefix "
 			       "lengths say%s\n",
 			       repair ? ": rebuilt" : " (check --repair or attach rebuilds it)");
 	}
 	fb_store_close(&f);
-	/* After a repair the filter is consistent: success, unless the exact
-	 * sets still count other than its flows (which repair cannot tell). */
-	return clean || (repair && !ex.unrepaired) ? 0 : 1;
+	/* After a repair the filter is consistent: success, unless some of
+	 * what check found is beyond repair. */
+	return clean || (repair && !unrepaired) ? 0 : 1;
 }

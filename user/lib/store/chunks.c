@@ -285,6 +285,30 @@ int fb_chunks_span(int outer_fd, __u32 gen, __u32 *maps, bool *head)
 	return (int)n;
 }
 
+__u32 fb_chunks_shared(int outer_fd, __u32 gen, __u32 n, __u32 head_id)
+{
+	__u32 *ids = malloc((n ? n : 1) * sizeof(*ids)), i, slot, bad = 0;
+
+	if (!ids)
+		return 0;
+	for (i = 0; i < n; i++) {
+		slot = fb_range_slot(gen, i);
+		if (bpf_map_lookup_elem(outer_fd, &slot, &ids[i]))
+			ids[i] = 0;
+	}
+	/* Slot 0 must hold the head; then, with it standing for slot 0,
+	 * every id once. */
+	if (n && ids[0] != head_id) {
+		bad++;
+		ids[0] = head_id;
+	}
+	qsort(ids, n, sizeof(*ids), cmp_u32);
+	for (i = 0; i < n; i++)
+		bad += !ids[i] || (i && ids[i] == ids[i - 1]);
+	free(ids);
+	return bad;
+}
+
 void fb_chunks_give_back(int outer_fd, __u32 gen, __u32 n)
 {
 	__u32 key = 0;

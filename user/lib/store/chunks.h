@@ -60,6 +60,14 @@ void fb_chunks_give_back(int outer_fd, __u32 gen, __u32 n);
  * fb_chunks_release() stores). */
 int fb_chunks_span(int outer_fd, __u32 gen, __u32 *maps, bool *head);
 
+/* Of generation gen's chunk slots 0..n), how many hold no chunk of their
+ * own: slot 0 another chunk than the head (the data path reads chunk 0's
+ * bits there, writers write them through the head), a later one the head
+ * or an earlier slot's chunk, or none. Two slots on one chunk make two
+ * parts of the bits one: each overwrites the other's rules. 0: each
+ * slot holds its own chunk, as every writer leaves them. */
+__u32 fb_chunks_shared(int outer_fd, __u32 gen, __u32 n, __u32 head_id);
+
 /* The chunk fd in slot (or -1, errno set). */
 int fb_chunks_slot_fd(int outer_fd, __u32 slot, __u32 *id);
 

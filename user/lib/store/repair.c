@@ -100,6 +100,10 @@ int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s)
 	memset(s, 0, sizeof(*s));
 	if (fb_repair_stale(f->name, &stale))
 		return -1;
+	/* The filter's own chunks, each in its slot: no writer leaves them
+	 * otherwise, and nothing here can tell which rules a shared chunk
+	 * lost (reported, never repaired). */
+	s->shared_chunks = fb_chunks_shared(f->outer_fd, f->hdr->gen, f->nchunks, f->head_id);
 	s->stale_create = stale & 1;
 	s->stale_destroy = stale & 2;
 	if (repair && stale)

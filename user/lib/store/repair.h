@@ -29,6 +29,7 @@ struct fb_repair_state {
 	int stale_gens;	      /* generation slots no mask names: a killed add, replace */
 	int expired_gens;     /* generations ended, not yet reclaimed (not a fault) */
 	bool stale_head;      /* the probe table is not what the header says (head.h) */
+	__u32 shared_chunks;  /* chunk slots without a chunk of their own (not repaired) */
 };
 /* Find them (call with the lock held); with repair, remove/re-pin them. */
 int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s);
