@@ -218,6 +218,9 @@ d0=$(digest scalable)
 check_fails "scalable: del is refused (a Bloom filter cannot forget)" \
 	"$FB" del scalable --force udp 198.51.100.0:1 203.0.113.0:53
 check_eq "scalable: unchanged" "$(digest scalable)" "$d0"
+t_refused 1 "scalable: count is refused, naming its type (it said a plain Bloom filter)" \
+	"'scalable' is a scalable filter: it has no counters" \
+	"$FB" count scalable udp 198.51.100.0:1 203.0.113.0:53
 check_fails "create --type cuckoo --counting: usage error" \
 	"$FB" create bad --type cuckoo --counting --capacity 10 --fp-rate 0.01
 check_fails "create --grow --type dleft: usage error" \

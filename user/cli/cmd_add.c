@@ -617,6 +617,13 @@ int cmd_count(int argc, char **argv)
 		rc = count_typed(&f, &fl);
 		goto out;
 	}
+	if (f.hdr->type == FB_TYPE_SCALABLE) {
+		fb_err("'%s' is a scalable filter: it has no counters (its stages are plain "
+		       "Bloom filters)",
+		       f.name);
+		rc = 1;
+		goto out;
+	}
 	if (!f.cnt_hdr) {
 		fb_err("'%s' is a plain Bloom filter: it has no counters (create it with "
 		       "--counting)",
