@@ -90,6 +90,24 @@ void fb_print_detached(const char *dev)
 	}
 }
 
+/* An allow-list without rules drops every IP packet on dev, the
+ * operator's own session included: allowed, but never silently (as `load
+ * --replace` of an empty input says). The header's count is exact unless
+ * the filter is an intersection's estimate; rules with a lifetime count
+ * while their generation is live. */
+static void warn_empty_allow(const struct fb_store *f, __u8 action, const char *dev)
+{
+	const struct fb_header *h = f->hdr;
+
+	if ((action ? action : h->action) != FB_ACTION_ALLOW || h->nflows || h->gens ||
+	    (h->flags & FB_HDRF_NFLOWS_ESTIMATE))
+		return;
+	fprintf(stderr,
+		"flowbloom: warning: filter '%s' holds no rules: under allow %s drops every IP "
+		"packet (non-IP frames such as ARP pass); add the flows to let through\n",
+		f->name, dev);
+}
+
 int cmd_attach(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -194,9 +212,11 @@ int cmd_attach(int argc, char **argv)
 	err = old ? fb_xdp_replace(&f, argv[optind + 1], mode, old, &lo, &mb)
 		  : fb_xdp_attach(&f, argv[optind + 1], mode, &lo, &mb);
 	fb_store_unlock(&f);
-	if (!err)
+	if (!err) {
 		fb_print_attached(argv[optind], argv[optind + 1], fb_xdp_mode_name(mode),
 				  lo.monitor, old, mb);
+		warn_empty_allow(&f, lo.action, argv[optind + 1]);
+	}
 	/* The attachment holds the program and its maps; our handles can go. */
 	if (lo.monitor)
 		fb_monitor_close(&mon);
