@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # How bench.sh judges its figures (sourced by it, and by tests/cli/bench_judge.sh).
 #   target WHAT GOT LIMIT at_most|at_least  one line as bench.c's target(),
