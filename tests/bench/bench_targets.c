@@ -7,6 +7,17 @@
 #include "benchmark.h"
 #include "testlib.h"
 
+void expect_verdict(const struct row *r, int verdict)
+{
+	if (r->verdict != verdict) {
+		fprintf(stderr,
+			"bench: %s: the last packet's verdict was %d, not %d (XDP_DROP 1, XDP_PASS "
+			"2)\n",
+			r->name, r->verdict, verdict);
+		exit(1);
+	}
+}
+
 /* The 10M-flow filter's row (its name carries its size). */
 static struct row *find10m(const char *hm)
 {

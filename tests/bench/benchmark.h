@@ -54,12 +54,16 @@
 struct row {
 	char name[64];
 	double kern, wall; /* ns per packet */
+	int verdict;	   /* the last packet's (XDP_DROP, XDP_PASS, ...) */
 };
 
 /* bench.c */
 extern unsigned repeat;
 double now(void);
 struct row *measure(const char *name, int prog_fd, int v6);
+/* Exit unless row r's last packet got verdict (XDP_DROP for hits: a
+ * program whose hits pass did not do the work its row is named for). */
+void expect_verdict(const struct row *r, int verdict);
 struct row *bench_row(const char *name);
 struct row *bench_row_like(const char *prefix, const char *infix);
 extern struct row *bench_floor10m; /* parse + one line of an array the 10M filter's size */
