@@ -97,8 +97,8 @@ void bench_targets(unsigned long long hash_mem, unsigned long long kb_mem, doubl
 		printf("   classic: %6.2f (k=%u)\n",
 		       (double)(nb + FB_HDR_BLOCKS) * FB_BLOCK_BYTES / 1e6, k);
 	}
-	printf("  exact hash map (kernel memlock, %u flows): %6.2f\n", 2 * LARGE_FLOWS,
-	       (double)hash_mem / (2.0 * LARGE_FLOWS));
+	printf("  exact hash map (kernel memlock, %u flows): %6.2f\n", 2 * SMALL_FLOWS,
+	       (double)hash_mem / (2.0 * SMALL_FLOWS));
 	printf("  kernel bloom map 256 MiB (memlock): %llu bytes\n", kb_mem);
 
 	printf("\n4. targets (ratios of kernel-reported ns in this run: the wall clock "
