@@ -16,6 +16,7 @@
 #include "cmd.h"
 #include "store/discover.h"
 #include "output.h"
+#include "prog/loader.h"
 #include "report.h"
 #include "store/pintree.h"
 #include "util.h"
@@ -77,6 +78,42 @@ static void uses(const struct fb_att *a, char *buf, size_t len)
 	snprintf(buf + n, len - n, "; NO ETHERNET HEADER (%s): passes every packet", what);
 }
 
+/* What an attachment decides with: its action (the filter's own unless
+ * attach --action said another), what it does with malformed packets,
+ * and whether it was loaded multi-buffer. false if unknown: another
+ * build's program, or maps that hold no filter of a name. */
+struct att_settings {
+	const char *action;
+	bool malformed_drop, frags;
+};
+
+static bool settings(const struct fb_att *a, struct att_settings *out)
+{
+	struct fb_load_seen s;
+	struct fb_store f;
+	const char *name = a->maps == FB_ATT_FILTER ? a->filter : NULL;
+	__u8 act;
+	bool quiet = fb_report_quiet;
+	int err;
+
+	if (!name || fb_load_seen(a->prog_id, &s))
+		return false;
+	act = s.action;
+	if (!act) {
+		fb_report_quiet = true;
+		err = fb_store_open(name, &f);
+		fb_report_quiet = quiet;
+		if (err)
+			return false;
+		act = f.hdr->action;
+		fb_store_close(&f);
+	}
+	out->action = FB_NAME(fb_action_names, act);
+	out->malformed_drop = fb_malformed_drop(s.malformed, act);
+	out->frags = s.frags;
+	return true;
+}
+
 /* A capture ring buffer a killed capture left in a program: kernel memory
  * (up to 1 GiB, --buffer) held until the next capture there or a detach. */
 static void left_rings(const struct fb_att *a, int n)
@@ -108,6 +145,7 @@ int cmd_status(int argc, char **argv)
 {
 	struct fb_att *a;
 	char buf[600], ns[sizeof(a->netns)], dev[IF_NAMESIZE];
+	struct att_settings st;
 	int n, i, open = 0, l3 = 0, nofs;
 
 	if (fb_no_options(&argc, argv))
@@ -143,6 +181,15 @@ int cmd_status(int argc, char **argv)
 			else
 				jw_null("link_type");
 			jw_bool("ethernet", !not_ethernet(&a[i]));
+			if (settings(&a[i], &st)) {
+				jw_str("action", st.action);
+				jw_str("malformed", st.malformed_drop ? "drop" : "pass");
+				jw_bool("multi_buffer", st.frags);
+			} else {
+				jw_null("action");
+				jw_null("malformed");
+				jw_null("multi_buffer");
+			}
 			ring_json(&a[i]);
 			jw_obj_close();
 		}
@@ -157,6 +204,13 @@ int cmd_status(int argc, char **argv)
 		printf("%-20s %-16s %-8s %8s  %s\n", "NETNS", "DEVICE", "MODE", "PROG", "FILTER");
 		for (i = 0; i < n; i++) {
 			uses(&a[i], buf, sizeof(buf));
+			if (settings(&a[i], &st)) {
+				size_t o = strlen(buf);
+
+				snprintf(buf + o, sizeof(buf) - o, " (%s; malformed %s%s)",
+					 st.action, st.malformed_drop ? "drop" : "pass",
+					 st.frags ? "; multi-buffer" : "");
+			}
 			printf("%-20s %-16s %-8s %8u  %s\n",
 			       fb_printable(a[i].netns, ns, sizeof(ns)),
 			       fb_printable(a[i].ifname, dev, sizeof(dev)), a[i].mode, a[i].prog_id,
