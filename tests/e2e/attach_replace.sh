@@ -263,6 +263,14 @@ test_mtu_chain() {
 	local d0
 	check "a blocks an IPv6 5-tuple" "$FB" add a udp "[2001:db8:1::1]:1111" "[2001:db8:1::2]:53"
 	check "attach --malformed pass (multi-buffer)" fbB attach a "$VB" --replace --malformed pass
+	# status says what the attachment decides with: its action, its
+	# malformed policy, multi-buffer (it said none of them).
+	check_eq "status: the filter's action, --malformed pass, multi-buffer" \
+		"$("$FB" status 2>/dev/null | awk -v d="$VB" '$2 == d { $1 = $2 = $3 = $4 = ""; print }' | sed 's/^ *//')" \
+		"a (drop; malformed pass; multi-buffer)"
+	check_eq "status -j: the same" \
+		"$("$FB" -j status | t_json "[(x['action'], x['malformed'], x['multi_buffer']) for x in d['attachments'] if x['device'] == '$VB']")" \
+		"[('drop', 'pass', True)]"
 	d0=$(t_stat "$FB" a dropped)
 	inA "$PY" -c "$CHAIN" "$VA" 5
 	t_wait_until 5 eval '[ $(($(t_stat "$FB" a dropped) - d0)) -ge 5 ]'
@@ -314,6 +322,10 @@ test_mtu() {
 	check "MTU 9000, generic: attached" fbB attach a "$VB" --mode generic
 	out=$(cat "$T_TMP/out")
 	check_eq "... as one buffer" "$out" "attached a to $VB (generic)"
+	check "attach --replace --action monitor" fbB attach a "$VB" --replace --action monitor
+	check_eq "status: action monitor (not the filter's drop), malformed packets pass" \
+		"$("$FB" status 2>/dev/null | awk -v d="$VB" '$2 == d { print $5, $6, $7, $8 }')" \
+		"a (monitor; malformed pass)"
 	check "detach" fbB detach "$VB"
 	ip -n "$NSA" link set "$VA" mtu 1500
 	ip -n "$NSB" link set "$VB" mtu 1500

@@ -116,7 +116,7 @@ check_eq "ip link on the tun: every blocked datagram arrives" "$got" 5
 check_eq "... each counted as non-IP" "$(t_stat "$FB" default non_ip)" 5
 "$FB" status >"$T_TMP/status.out" 2>"$T_TMP/status.err"
 check_eq "status exits 3" "$?" 3
-grep -qE "^$NSB +$TUN +generic +[0-9]+ +default; NO ETHERNET HEADER \(link/none: [^)]*\): passes every packet$" \
+grep -qE "^$NSB +$TUN +generic +[0-9]+ +default \(drop; malformed drop\); NO ETHERNET HEADER \(link/none: [^)]*\): passes every packet$" \
 	"$T_TMP/status.out" && pass "status: the tun's attachment, NO ETHERNET HEADER" ||
 	fail "status: $(cat "$T_TMP/status.out")"
 grep -q "^flowbloom: 1 attachment on a device without an Ethernet header" "$T_TMP/status.err" &&

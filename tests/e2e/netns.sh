@@ -117,7 +117,7 @@ HOLDER=$T_HOLDER
 HELD+=("$HOLDER")
 ip netns del "$NSA"
 row=$(status_row "$VA")
-[[ "$row" =~ ^"pid $HOLDER (sleep) fd 3"\ +"$VA "\ +native\ +[0-9]+\ +nx$ ]] &&
+[[ "$row" =~ ^"pid $HOLDER (sleep) fd 3"\ +"$VA "\ +native\ +[0-9]+\ +"nx (drop; malformed drop)"$ ]] &&
 	pass "status: a namespace only an open file holds" || fail "status, fd-held: '$row'"
 kill "$HOLDER" && wait "$HOLDER" 2>/dev/null
 
@@ -133,7 +133,7 @@ HELD+=($!)
 HOLDER=$!
 if timeout 20 cat "$T_TMP/ready" >/dev/null; then
 	row=$(status_row "fbnp$$")
-	[[ "$row" =~ ^"$MNT (mounts of pid $HOLDER)"\ +"fbnp$$ "\ +native\ +[0-9]+\ +nx$ ]] &&
+	[[ "$row" =~ ^"$MNT (mounts of pid $HOLDER)"\ +"fbnp$$ "\ +native\ +[0-9]+\ +"nx (drop; malformed drop)"$ ]] &&
 		pass "status: a namespace mounted in another mount namespace" ||
 		fail "status, mounted elsewhere: '$row'"
 else

@@ -235,7 +235,7 @@ if ! nsenter --net="/run/netns/$N1" ip link set dev "$VA" xdp obj "$OBJ" sec xdp
 fi
 PROG=$(prog_of "$VA")
 rc=$(run_status)
-status_line "$VA" | grep -qE " $PROG +default$" && pass "nsenter: status shows filter default" ||
+status_line "$VA" | grep -qE " $PROG +default \(drop; malformed drop\)$" && pass "nsenter: status shows filter default" ||
 	fail "nsenter: status: $(cat "$T_TMP/status.out")"
 check_eq "nsenter: listed once (named and held by a process)" "$(grep -c " $VA " "$T_TMP/status.out")" 1
 "$FB" -j status >"$T_TMP/status.json"
@@ -274,7 +274,7 @@ if timeout 20 cat "$T_TMP/ready" >/dev/null; then
 	run_status >/dev/null
 	# The holder says ready just before it execs sleep: status may see
 	# either name.
-	grep -qE "^pid ${HELD[1]} \((bash|sleep)\) +fsd$$ +native +[0-9]+ +default$" "$T_TMP/status.out" &&
+	grep -qE "^pid ${HELD[1]} \((bash|sleep)\) +fsd$$ +native +[0-9]+ +default \(drop; malformed drop\)$" "$T_TMP/status.out" &&
 		pass "unshare -n: status finds it (pid ${HELD[1]}), filter default" ||
 		fail "unshare -n: status: $(cat "$T_TMP/status.out")"
 else
@@ -293,7 +293,7 @@ if [ "$(stat -L -c %i /proc/1/ns/net 2>/dev/null)" == "$ours" ] ||
 	if ip link add "fsr$$" type veth peer name "fsr$$p" 2>"$T_TMP/fsr.err" &&
 		ip link set dev "fsr$$" xdp obj "$OBJ" sec xdp 2>>"$T_TMP/fsr.err"; then
 		run_status >/dev/null
-		grep -qE "^root +fsr$$ +(native|generic) +[0-9]+ +default$" "$T_TMP/status.out" &&
+		grep -qE "^root +fsr$$ +(native|generic) +[0-9]+ +default \(drop; malformed drop\)$" "$T_TMP/status.out" &&
 			pass "status names the initial namespace root" ||
 			fail "initial namespace: status: $(cat "$T_TMP/status.out")"
 	else

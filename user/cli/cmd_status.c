@@ -46,38 +46,6 @@ static bool not_ethernet(const struct fb_att *a)
 	return a->link_type >= 0 && !fb_link_ethernet(a->link_type);
 }
 
-static void uses(const struct fb_att *a, char *buf, size_t len)
-{
-	char what[96];
-	size_t n;
-
-	switch (a->maps) {
-	case FB_ATT_FILTER:
-		snprintf(buf, len, "%s", a->filter);
-		break;
-	case FB_ATT_GLOBALS:
-		/* Filter default exists, and these are not its maps: pinned
-		 * by this program, loaded while default's pins were missing. */
-		snprintf(buf, len, "%s",
-			 fb_pin_exists(FB_IPROUTE_FILTER)
-				 ? "xdp/globals, NOT default's maps (fails open: reload it "
-				   "after check --repair default)"
-				 : "xdp/globals, NO FILTER YET (fails open)");
-		break;
-	case FB_ATT_PRIVATE:
-		snprintf(buf, len, "PRIVATE MAPS (fails open)");
-		break;
-	default:
-		snprintf(buf, len, "a filter not under %s (map %u)", fb_pin_root(),
-			 a->filter_map_id);
-	}
-	if (!not_ethernet(a))
-		return;
-	n = strlen(buf);
-	fb_link_describe(a->link_type, what, sizeof(what));
-	snprintf(buf + n, len - n, "; NO ETHERNET HEADER (%s): passes every packet", what);
-}
-
 /* What an attachment decides with: its action (the filter's own unless
  * attach --action said another), what it does with malformed packets,
  * and whether it was loaded multi-buffer. false if unknown: another
@@ -112,6 +80,46 @@ static bool settings(const struct fb_att *a, struct att_settings *out)
 	out->malformed_drop = fb_malformed_drop(s.malformed, act);
 	out->frags = s.frags;
 	return true;
+}
+
+static void uses(const struct fb_att *a, char *buf, size_t len)
+{
+	char what[96];
+	size_t n;
+
+	switch (a->maps) {
+	case FB_ATT_FILTER: {
+		struct att_settings st;
+
+		if (settings(a, &st))
+			snprintf(buf, len, "%s (%s; malformed %s%s)", a->filter, st.action,
+				 st.malformed_drop ? "drop" : "pass",
+				 st.frags ? "; multi-buffer" : "");
+		else
+			snprintf(buf, len, "%s", a->filter);
+		break;
+	}
+	case FB_ATT_GLOBALS:
+		/* Filter default exists, and these are not its maps: pinned
+		 * by this program, loaded while default's pins were missing. */
+		snprintf(buf, len, "%s",
+			 fb_pin_exists(FB_IPROUTE_FILTER)
+				 ? "xdp/globals, NOT default's maps (fails open: reload it "
+				   "after check --repair default)"
+				 : "xdp/globals, NO FILTER YET (fails open)");
+		break;
+	case FB_ATT_PRIVATE:
+		snprintf(buf, len, "PRIVATE MAPS (fails open)");
+		break;
+	default:
+		snprintf(buf, len, "a filter not under %s (map %u)", fb_pin_root(),
+			 a->filter_map_id);
+	}
+	if (!not_ethernet(a))
+		return;
+	n = strlen(buf);
+	fb_link_describe(a->link_type, what, sizeof(what));
+	snprintf(buf + n, len - n, "; NO ETHERNET HEADER (%s): passes every packet", what);
 }
 
 /* A capture ring buffer a killed capture left in a program: kernel memory
@@ -204,13 +212,6 @@ int cmd_status(int argc, char **argv)
 		printf("%-20s %-16s %-8s %8s  %s\n", "NETNS", "DEVICE", "MODE", "PROG", "FILTER");
 		for (i = 0; i < n; i++) {
 			uses(&a[i], buf, sizeof(buf));
-			if (settings(&a[i], &st)) {
-				size_t o = strlen(buf);
-
-				snprintf(buf + o, sizeof(buf) - o, " (%s; malformed %s%s)",
-					 st.action, st.malformed_drop ? "drop" : "pass",
-					 st.frags ? "; multi-buffer" : "");
-			}
 			printf("%-20s %-16s %-8s %8u  %s\n",
 			       fb_printable(a[i].netns, ns, sizeof(ns)),
 			       fb_printable(a[i].ifname, dev, sizeof(dev)), a[i].mode, a[i].prog_id,
