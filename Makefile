@@ -125,6 +125,9 @@ $(BUILD)/flowbloom_stages.bpf.o: bpf/flowbloom.bpf.c Makefile | $(BUILD)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -DFB_BENCH_STAGES -c $< -o $@
 
 $(BUILD)/tests/program/test_types: $(BUILD)/types_check.bpf.o
+# test_frags runs test_verdict's table (its parts) through the program
+# loaded multi-buffer.
+$(BUILD)/tests/program/test_frags: $(call test_part_objs,program/test_verdict)
 
 # The parser as built for architectures that read unaligned memory slowly:
 # tests/program/test_parse.c checks it agrees with the one built here.

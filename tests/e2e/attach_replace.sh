@@ -9,7 +9,8 @@
 # the device left as it was: another tool's program, another mode, and a
 # device running a program without --replace. On a free device it attaches.
 # Jumbo frames (MTU 9000): native mode loads the program multi-buffer,
-# which drops and counts 8000-byte datagrams whole. An attach and a
+# which drops and counts 8000-byte datagrams whole; replay gives a real TCP
+# transfer's jumbo segments the device's verdicts. An attach and a
 # destroy of one filter at once: one of the two, never both.
 #
 # Filters live under a private FLOWBLOOM_ROOT (no `default` filter: no lock
@@ -282,6 +283,78 @@ test_mtu_chain() {
 	check "attach again, default --malformed" fbB attach a "$VB" --replace
 }
 
+# Jumbo TCP segments of a real connection (A's TCP stack, segmentation
+# offloads off: frames of up to 9014 bytes), written by tcpdump on A's
+# side: `replay` gives them the verdicts the device gave. Passed while no
+# rule matches (the transfer completes, replay passes every frame); with
+# the connection's 5-tuple blocked, the same frames sent again onto the
+# link are all dropped on the device, and replay drops them all.
+TCPSINK='import socket, sys
+s = socket.socket()
+s.bind((sys.argv[1], 5001))
+s.listen(1)
+open(sys.argv[2], "w").close()
+c, _ = s.accept()
+n = 0
+while True:
+    d = c.recv(65536)
+    if not d:
+        break
+    n += len(d)
+print(n)'
+TCPSEND='import socket, sys
+s = socket.socket()
+s.bind((sys.argv[1], 40123))
+s.connect((sys.argv[2], 5001))
+s.sendall(b"j" * 300000)
+s.close()'
+# INJECT FILE.pcap DEV: every frame of the capture sent onto DEV.
+INJECT='import socket, struct, sys
+d = open(sys.argv[1], "rb").read()
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((sys.argv[2], 0))
+at = 24
+while at < len(d):
+    n = struct.unpack("<IIII", d[at:at + 16])[2]
+    s.send(d[at + 16:at + 16 + n])
+    at += 16 + n'
+test_mtu_tcp() {
+	local tcpd sink n big d0 got
+	inA ethtool -K "$VA" tso off gso off >/dev/null 2>&1
+	# nsenter runs tcpdump in its place: $! is tcpdump's own PID.
+	nsenter --net="/run/netns/$NSA" -- tcpdump -Z root --immediate-mode -i "$VA" -U \
+		-w "$T_TMP/tcp.pcap" "tcp and src host $A4" 2>"$T_TMP/tcpdump.err" &
+	tcpd=$!
+	t_wait_until 5 grep -q "listening on" "$T_TMP/tcpdump.err"
+	rm -f "$T_TMP/ready"
+	inB "$PY" -c "$TCPSINK" "$B4" "$T_TMP/ready" >"$T_TMP/sink" &
+	sink=$!
+	t_wait_until 5 test -e "$T_TMP/ready"
+	inA "$PY" -c "$TCPSEND" "$A4" "$B4"
+	wait "$sink"
+	check_eq "a TCP transfer of 300000 bytes over MTU 9000, multi-buffer: all arrived" \
+		"$(cat "$T_TMP/sink")" 300000
+	sleep 0.3
+	kill -INT "$tcpd"
+	wait "$tcpd" 2>/dev/null
+	n=$(tcpdump -r "$T_TMP/tcp.pcap" 2>/dev/null | wc -l)
+	big=$(tcpdump -r "$T_TMP/tcp.pcap" greater 3521 2>/dev/null | wc -l)
+	[ "$big" -gt 20 ] && pass "... $n TCP frames captured, $big of them past the first buffer" ||
+		fail "... $n TCP frames captured, $big past 3520 bytes"
+	check_eq "... replay: every frame passed, as on the device" \
+		"$("$FB" -j replay a "$T_TMP/tcp.pcap" | t_json "(d['pass'], d['drop'], d['malformed'])")" \
+		"($n, 0, 0)"
+	check "block the connection's 5-tuple" "$FB" add a tcp "$A4:40123" "$B4:5001"
+	d0=$(t_stat "$FB" a dropped)
+	inA "$PY" -c "$INJECT" "$T_TMP/tcp.pcap" "$VA"
+	t_wait_until 5 eval '[ $(($(t_stat "$FB" a dropped) - d0)) -ge $n ]'
+	got=$(($(t_stat "$FB" a dropped) - d0))
+	check_eq "... its captured frames sent again: all $n dropped on the device" "$got" "$n"
+	check_eq "... replay: all $n dropped, matched by the 5-tuple" \
+		"$("$FB" -j replay a "$T_TMP/tcp.pcap" | t_json "(d['drop'], d['matched'], d['malformed'])")" \
+		"($n, $n, 0)"
+}
+
 test_mtu() {
 	local d0 b0 s0 out
 	ip -n "$NSA" link set "$VA" mtu 9000
@@ -318,6 +391,7 @@ test_mtu() {
 	t_wait_until 5 eval '[ $(($(t_stat "$FB" a passed) - s0)) -ge 10 ]'
 	check_eq "... of another source: 10 passed" "$(($(t_stat "$FB" a passed) - s0))" 10
 	test_mtu_chain
+	test_mtu_tcp
 	check "detach" fbB detach "$VB"
 	check "MTU 9000, generic: attached" fbB attach a "$VB" --mode generic
 	out=$(cat "$T_TMP/out")

@@ -33,37 +33,6 @@
 #include <sys/wait.h>
 #include "verdict.h"
 
-/* ---------------------------------------------------------------- keys */
-
-static void v4mapped(__u8 out[16], const __u8 a[4])
-{
-	memset(out, 0, 16);
-	out[10] = out[11] = 0xff;
-	memcpy(out + 12, a, 4);
-}
-
-/* The 5-tuple key the program should extract from the row's frame. */
-static void row_key(const struct row *r, struct fb_key *k)
-{
-	memset(k, 0, sizeof(*k));
-	if (r->v6) {
-		memcpy(k->saddr, V6_SRC, 16);
-		memcpy(k->daddr, V6_DST, 16);
-		k->family = FB_FAMILY_IPV6;
-	} else {
-		v4mapped(k->saddr, V4_SRC);
-		v4mapped(k->daddr, V4_DST);
-	}
-	k->sport = htons(r->sport);
-	k->dport = htons(r->dport);
-	k->proto = r->proto;
-	k->kind = FB_KIND_FLOW;
-}
-
-/* Rules a filter can hold for a row: its 5-tuple, source, destination, or
- * the same of the reverse direction (which must never match). */
-enum { R_FLOW = 1, R_SRC = 2, R_DST = 4, R_RFLOW = 8, R_RSRC = 16, R_RDST = 32 };
-
 /* Filter contents each row is run against, the kind that should match a
  * frame that parses (the program probes flow, then src, then dst), and the
  * kind that should match a malformed frame whose addresses were read (no
@@ -85,71 +54,6 @@ static const struct mode {
 };
 
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
-
-/* The kind that matches a row that parses, in a filter holding rules
- * (hit: what the mode says). A later fragment of a protocol with ports
- * (its key has port 0) never meets a 5-tuple, even the one with its own
- * key: a 5-tuple fixes its ports. Nor does a later IPv6 fragment whose
- * fragment header names an extension header: its protocol is unknown.
- * The probes go on to source, then destination. */
-static int parsed_hit(const struct row *r, int rules, int hit)
-{
-	if (hit != FB_KIND_FLOW || !r->frag ||
-	    (!fb_proto_has_ports(r->proto) && !(r->v6 && fb_proto_ipv6_ext(r->proto))))
-		return hit;
-	return rules & R_SRC ? FB_KIND_SRC : rules & R_DST ? FB_KIND_DST : 0;
-}
-
-/* As `flowbloom add` does it: bits, prefix lengths, then the kind flag. */
-static void add(struct fb_store *f, const struct fb_key *k)
-{
-	size_t bad;
-
-	ASSERT_EQ(fb_rules_add(f, k, 1, &bad), 0, "rule added");
-}
-
-/* A `src ADDR` or `dst ADDR` rule: the whole address, /128. */
-static void addr_key(struct fb_key *k, int kind, const __u8 addr[16], __u8 family)
-{
-	memset(k, 0, sizeof(*k));
-	memcpy(kind == FB_KIND_SRC ? k->saddr : k->daddr, addr, 16);
-	k->kind = kind;
-	k->plen = 128;
-	k->family = family;
-}
-
-static void add_addr(struct fb_store *f, int kind, const __u8 addr[16], __u8 family)
-{
-	struct fb_key k;
-
-	addr_key(&k, kind, addr, family);
-	add(f, &k);
-}
-
-static void fill_filter(struct fb_store *f, const struct fb_key *flow, int rules)
-{
-	struct fb_key rev = *flow;
-
-	/* Empty: bits, prefix lengths (block 1) and kinds. */
-	memset(&f->blocks[1], 0, ((size_t)f->hdr->nblocks + 1) * FB_BLOCK_BYTES);
-	f->hdr->kinds = 0;
-	memcpy(rev.saddr, flow->daddr, 16);
-	memcpy(rev.daddr, flow->saddr, 16);
-	rev.sport = flow->dport;
-	rev.dport = flow->sport;
-	if (rules & R_FLOW)
-		add(f, flow);
-	if (rules & R_SRC)
-		add_addr(f, FB_KIND_SRC, flow->saddr, flow->family);
-	if (rules & R_DST)
-		add_addr(f, FB_KIND_DST, flow->daddr, flow->family);
-	if (rules & R_RFLOW)
-		add(f, &rev);
-	if (rules & R_RSRC)
-		add_addr(f, FB_KIND_SRC, flow->daddr, flow->family);
-	if (rules & R_RDST)
-		add_addr(f, FB_KIND_DST, flow->saddr, flow->family);
-}
 
 static const struct cfg cfgs[] = {
 	{ "drop", FB_ACTION_DROP, FB_MALFORMED_DEFAULT, false },
@@ -195,16 +99,6 @@ static void check_key_syntax(void)
 	addr_key(&want, FB_KIND_DST, V6_DST, FB_FAMILY_IPV6);
 	ASSERT_EQ(fb_flow_parse(2, dst6, &got, err, sizeof(err)), 2, "parse dst rule text");
 	ASSERT_TRUE(!memcmp(&got, &want, sizeof(got)), "dst key as `add` builds it");
-}
-
-/* Did the parser read the addresses of the first len bytes of the row's
- * frame? Once the fixed IPv4 or IPv6 header is in, yes; never past a third
- * VLAN tag (the IP header is not found). */
-static int addrs_read(const struct row *r, const struct pkt *p, size_t len)
-{
-	if (r->build == f_vlan && (r->a == TAGS_ADQQ || r->a == TAGS_QQQ))
-		return 0;
-	return p->l3 >= 0 && len >= (size_t)p->l3 + (p->v6 ? 40 : 20);
 }
 
 /* Run the frame cut at len; with iplen (IPv6), the whole frame, its
@@ -316,25 +210,6 @@ static void run_cuts(const char *layout, struct fb_store *f, struct flowbloom_bp
 			}
 		}
 	}
-}
-
-/* A first fragment (MF or M set, offset 0) of the table? */
-static int first_fragment(const struct row *r)
-{
-	if (r->build == f_v4_frag)
-		return (r->b & 0x3fff) == 0x2000;
-	if (r->build == f_v6_frag || r->build == f_v6_hop_frag || r->build == f_v6_exts_frag ||
-	    r->build == f_v6_frag_ext)
-		return r->b == 1;
-	return 0;
-}
-
-/* Where a first fragment's frame is known to be one (its IPv4 header, or
- * its IPv6 fragment header, ends): the upper layer, but for the rows
- * whose fragmentable part starts with an extension header. */
-static size_t first_known(const struct row *r, const struct pkt *p)
-{
-	return r->build == f_v6_frag_ext ? (size_t)p->l3 + 48 : (size_t)p->l4;
 }
 
 /* First fragments cut at every length, against a filter holding only their

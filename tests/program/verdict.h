@@ -123,6 +123,21 @@ void f_v6_overrun(struct pkt *p, int type, int unused);
 extern const struct row rows[];
 extern const size_t nrows;
 
+/* verdict_rules.c */
+/* Rules a filter can hold for a row: its 5-tuple, source, destination, or
+ * the same of the reverse direction (which must never match). */
+enum { R_FLOW = 1, R_SRC = 2, R_DST = 4, R_RFLOW = 8, R_RSRC = 16, R_RDST = 32 };
+void v4mapped(__u8 out[16], const __u8 a[4]);
+void row_key(const struct row *r, struct fb_key *k);
+int parsed_hit(const struct row *r, int rules, int hit);
+void add_rule(struct fb_store *f, const struct fb_key *k);
+void addr_key(struct fb_key *k, int kind, const __u8 addr[16], __u8 family);
+void add_addr(struct fb_store *f, int kind, const __u8 addr[16], __u8 family);
+void fill_filter(struct fb_store *f, const struct fb_key *flow, int rules);
+int addrs_read(const struct row *r, const struct pkt *p, size_t len);
+int first_fragment(const struct row *r);
+size_t first_known(const struct row *r, const struct pkt *p);
+
 /* verdict_runs.c */
 extern int aborted_runs;
 int read_stats(int fd, struct fb_stats *out);
@@ -132,6 +147,11 @@ void check_stats(const char *label, const struct fb_stats *before, const struct 
 		 const struct fb_stats *want);
 void check_run(const char *base, struct flowbloom_bpf *s, const struct cfg *c, const __u8 *data,
 	       size_t len, const struct expect *e);
+/* The same, the frame's first buffer lin bytes long and the rest in
+ * further ones (a multi-buffer program; 0: as test_run splits it, a page
+ * less its head- and tailroom in the first). */
+void check_run_lin(const char *base, struct flowbloom_bpf *s, const struct cfg *c, const __u8 *data,
+		   size_t len, size_t lin, const struct expect *e);
 void check_too_short(const char *base, struct flowbloom_bpf *s, const __u8 *data);
 
 #endif

@@ -119,7 +119,15 @@ static void key_text(const struct fb_key *k, char *buf, size_t len)
 void check_run(const char *base, struct flowbloom_bpf *s, const struct cfg *c, const __u8 *data,
 	       size_t len, const struct expect *e)
 {
+	check_run_lin(base, s, c, data, len, 0, e);
+}
+
+void check_run_lin(const char *base, struct flowbloom_bpf *s, const struct cfg *c, const __u8 *data,
+		   size_t len, size_t lin, const struct expect *e)
+{
 	LIBBPF_OPTS(bpf_test_run_opts, t, .data_in = data, .data_size_in = len, .repeat = 1);
+	/* The first buffer's length (Linux 6.18 on: ctx's data_end). */
+	struct xdp_md ctx = { .data_end = lin };
 	__u8 action = c->action ? c->action : FB_ACTION_DROP; /* the filter's own */
 	int stats_fd = bpf_map__fd(s->maps.fb_stats), trace_fd = bpf_map__fd(s->maps.fb_trace);
 	struct fb_stats before, after, want;
@@ -132,6 +140,10 @@ void check_run(const char *base, struct flowbloom_bpf *s, const struct cfg *c, c
 	if (c->trace) {
 		memset(&tr, 0xa5, sizeof(tr)); /* a stale record cannot pass */
 		bpf_map_update_elem(trace_fd, &zero, &tr, BPF_ANY);
+	}
+	if (lin) {
+		t.ctx_in = &ctx;
+		t.ctx_size_in = sizeof(ctx);
 	}
 	err = bpf_prog_test_run_opts(bpf_program__fd(s->progs.flowbloom), &t);
 	if (!ASSERT_EQ(err, 0, lab(l, sizeof(l), base, "test_run")))
