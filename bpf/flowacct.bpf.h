@@ -105,7 +105,8 @@ static __always_inline __u64 fb_acct_ipv6_l4(struct fb_acct_hdr *hdr, void *data
 /* The fields of a packet the parser passed (0 ok, -1: cannot happen for
  * such a packet, but the verifier wants every read checked). */
 static __always_inline int fb_acct_parse(struct xdp_md *ctx, const struct fb_key *key,
-					 struct fb_acct_hdr *hdr, struct fb_acct_pkt *p)
+					 struct fb_acct_hdr *hdr, struct fb_acct_pkt *p,
+					 __u64 bytes)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end, *pos;
 	struct ethhdr *eth = data;
@@ -140,9 +141,11 @@ static __always_inline int fb_acct_parse(struct xdp_md *ctx, const struct fb_key
 		if ((void *)(iph + 1) > end)
 			return -1;
 		p->tos = iph->tos;
-		/* tot_len 0: a GSO packet longer than the field (parsing.bpf.h). */
+		/* tot_len 0: a GSO packet longer than the field (parsing.bpf.h):
+		 * the frame's length past its L2 header, every buffer of it
+		 * (bytes), not the first buffer's end. */
 		tot = bpf_ntohs(iph->tot_len);
-		p->ip_len = tot ? tot : (__u64)(end - pos);
+		p->ip_len = tot ? tot : bytes - off;
 		if (!(iph->frag_off & bpf_htons(0x1fff)))
 			l4 = off + iph->ihl * 4;
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
@@ -154,7 +157,7 @@ static __always_inline int fb_acct_parse(struct xdp_md *ctx, const struct fb_key
 		p->tos = (ip6h->priority << 4) | (ip6h->flow_lbl[0] >> 4);
 		/* Payload length 0: a jumbogram (RFC 2675) or a GSO packet. */
 		plen = bpf_ntohs(ip6h->payload_len);
-		p->ip_len = plen ? (__u64)plen + sizeof(*ip6h) : (__u64)(end - pos);
+		p->ip_len = plen ? (__u64)plen + sizeof(*ip6h) : bytes - off;
 		l4 = off + sizeof(*ip6h);
 		if (ip6h->nexthdr != key->proto)
 			l4 = fb_acct_ipv6_l4(hdr, data, end, l4, ip6h->nexthdr);
@@ -300,7 +303,7 @@ static __always_inline void fb_acct_add(struct fb_acct_flow *e, const struct fb_
 	}
 }
 
-__noinline int fb_flowacct(struct xdp_md *ctx, const struct fb_key *key, int verdict)
+__noinline int fb_flowacct(struct xdp_md *ctx, const struct fb_key *key, int verdict, __u64 bytes)
 {
 	__u64 kw[FB_MON_NH_WORDS] = { cfg_mon_nh[0], cfg_mon_nh[1], cfg_mon_nh[2],
 				      cfg_mon_nh[3], cfg_mon_nh[4], cfg_mon_nh[5] };
@@ -314,7 +317,7 @@ __noinline int fb_flowacct(struct xdp_md *ctx, const struct fb_key *key, int ver
 	if (!ctx || !key)
 		return 0;
 	hdr = bpf_map_lookup_elem(&fb_flows, &cpu);
-	if (!hdr || fb_acct_parse(ctx, key, hdr, &p))
+	if (!hdr || fb_acct_parse(ctx, key, hdr, &p, bytes))
 		return 0;
 	h = fb_mon_hash(key, kw);
 	fp = fb_acct_fp(h, p.icmp, (__u8)verdict);

@@ -237,7 +237,7 @@ static __always_inline void fb_monitor_verdict(struct xdp_md *ctx, const struct 
 	/* Per-flow accounting (bpf/flowacct.bpf.h): after the verdict, which
 	 * is part of a flow record. */
 	if (cfg_mon & FB_MON_ACCT)
-		fb_flowacct(ctx, key, verdict);
+		fb_flowacct(ctx, key, verdict, bytes);
 	if (!(cfg_mon & FB_MON_NEWFLOWS))
 		return;
 	st = bpf_map_lookup_elem(&fb_mon_stats, &zero);
