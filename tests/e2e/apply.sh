@@ -274,7 +274,7 @@ EOF
 	# One line naming the file's attach line (the checks passed; the
 	# kernel refused at the attach step).
 	check_eq "native on lo: says why, with FILE:LINE of its attach line" "$(cat "$T_TMP/err")" \
-		"flowbloom: $T_TMP/two.conf:5: $DUM has no native XDP support: use --mode generic"
+		"flowbloom: $T_TMP/two.conf:5: $DUM has no native XDP support: write 'attach = $DUM generic'"
 	check_eq "rolled back: no filter two, nothing attached" "$(state)" "$before"
 	check_eq "rollback: each step says what it did, the undo too" \
 		"$(sed -e 's/: m=.*/: .../' -e 's/ in [0-9.]* ms;.*//' -e '/bits asked/d' "$T_TMP/out")" \

@@ -378,7 +378,16 @@ static int attach(const struct ap_conf *c, const struct ap_dev *d)
 	}
 	fb_store_close(&f);
 	if (err) {
-		fb_err("%s:%d: %s", c->file, d->line, fb_report_last);
+		/* attach's advice, as the file writes it. */
+		char *adv = strstr(fb_report_last, "use --mode generic");
+
+		if (adv)
+			*adv = 0;
+		if (adv)
+			fb_err("%s:%d: %swrite 'attach = %s generic'", c->file, d->line,
+			       fb_report_last, d->name);
+		else
+			fb_err("%s:%d: %s", c->file, d->line, fb_report_last);
 		return -1;
 	}
 	fb_print_attached(c->name, d->name, fb_xdp_mode_name(d->mode), NULL, 0, mb);
