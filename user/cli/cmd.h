@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include "flowbloom/key.h"
 
+struct fb_store;
+
 struct fb_cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -73,6 +75,9 @@ void fb_print_loaded(const struct fb_load_result *r);
 void fb_print_attached(const char *name, const char *dev, const char *mode,
 		       const struct fb_monitor *mon, __u32 replaced, bool multibuf);
 void fb_print_detached(const char *dev);
+/* A warning on stderr when f, attached to dev with action (0: the
+ * filter's own), is an allow-list without rules: every IP packet dropped. */
+void fb_warn_empty_allow(const struct fb_store *f, __u8 action, const char *dev);
 void fb_print_destroyed(const char *name);
 
 /* Usage error for the running verb: message, synopsis, returns 2. */

@@ -376,21 +376,23 @@ static int attach(const struct ap_conf *c, const struct ap_dev *d)
 		print_already(c, d, m.prog_id);
 		return 0;
 	}
-	fb_store_close(&f);
 	if (err) {
 		/* attach's advice, as the file writes it. */
 		char *adv = strstr(fb_report_last, "use --mode generic");
 
-		if (adv)
+		fb_store_close(&f);
+		if (adv) {
 			*adv = 0;
-		if (adv)
 			fb_err("%s:%d: %swrite 'attach = %s generic'", c->file, d->line,
 			       fb_report_last, d->name);
-		else
+		} else {
 			fb_err("%s:%d: %s", c->file, d->line, fb_report_last);
+		}
 		return -1;
 	}
 	fb_print_attached(c->name, d->name, fb_xdp_mode_name(d->mode), NULL, 0, mb);
+	fb_warn_empty_allow(&f, 0, d->name);
+	fb_store_close(&f);
 	return 1;
 }
 

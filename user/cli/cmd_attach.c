@@ -95,7 +95,7 @@ void fb_print_detached(const char *dev)
  * --replace` of an empty input says). The header's count is exact unless
  * the filter is an intersection's estimate; rules with a lifetime count
  * while their generation is live. */
-static void warn_empty_allow(const struct fb_store *f, __u8 action, const char *dev)
+void fb_warn_empty_allow(const struct fb_store *f, __u8 action, const char *dev)
 {
 	const struct fb_header *h = f->hdr;
 
@@ -215,7 +215,7 @@ int cmd_attach(int argc, char **argv)
 	if (!err) {
 		fb_print_attached(argv[optind], argv[optind + 1], fb_xdp_mode_name(mode),
 				  lo.monitor, old, mb);
-		warn_empty_allow(&f, lo.action, argv[optind + 1]);
+		fb_warn_empty_allow(&f, lo.action, argv[optind + 1]);
 	}
 	/* The attachment holds the program and its maps; our handles can go. */
 	if (lo.monitor)
