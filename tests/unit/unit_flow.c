@@ -157,6 +157,11 @@ static const char *const reject_cases[] = {
 	"icmp 198.51.100.1:5 203.0.113.1:0",	/* icmp has no ports */
 	"udp 198.51.100.1:53 [2001:db8::2]:53", /* mixed families */
 	"icmp 2001:db8::1 203.0.113.1",
+	/* ICMP of the other family: such a rule matches no ICMP packet */
+	"icmp 2001:db8::1 2001:db8::2",
+	"icmp dst 2001:db8::/32",
+	"icmpv6 198.51.100.1 203.0.113.1",
+	"ipv6-icmp src 198.51.100.0/24",
 	"src 198.51.100.1:80", /* an address rule takes no port */
 	"dst [2001:db8::1]:80",
 	"src",
@@ -232,6 +237,16 @@ void test_flow_parse(void)
 	size_t i;
 	int n, used, at, nflows;
 
+	/* Protocol 1 over IPv6 (58 over IPv4) by number: taken. */
+	n = split_words("1 2001:db8::1 2001:db8::2", buf, sizeof(buf), words, 16);
+	ASSERT_EQ(fb_flow_parse(n, words, &key, err, sizeof(err)), 3,
+		  "'1 2001:db8::1 2001:db8::2' (protocol 1 over IPv6 by number) parses");
+	n = split_words("proto 58 src 198.51.100.0/24", buf, sizeof(buf), words, 16);
+	ASSERT_EQ(fb_flow_parse(n, words, &key, err, sizeof(err)), 4,
+		  "'proto 58 src 198.51.100.0/24' parses");
+	n = split_words("icmp dport 0", buf, sizeof(buf), words, 16);
+	ASSERT_TRUE(fb_flow_parse(n, words, &key, err, sizeof(err)) < 0,
+		    "'icmp dport 0' refused (icmp has no ports)");
 	ASSERT_EQ(fb_proto_parse("tcp"), 6, "fb_proto_parse(tcp)");
 	ASSERT_EQ(fb_proto_parse("UdP"), 17, "fb_proto_parse is case-insensitive");
 	ASSERT_EQ(fb_proto_parse("ipv6-icmp"), 58, "fb_proto_parse(ipv6-icmp)");

@@ -44,6 +44,13 @@ const char *fb_proto_name(int proto)
 	return NULL;
 }
 
+const char *fb_proto_name_fam(int proto, int family)
+{
+	if ((proto == 1 && family == FB_FAMILY_IPV6) || (proto == 58 && family == FB_FAMILY_IPV4))
+		return NULL;
+	return fb_proto_name(proto);
+}
+
 static int parse_addr(const char *s, __u8 out[16], __u8 *family);
 
 /* Where host bits cleared are noted (fb_hostbits_watch()), per thread. */
@@ -315,6 +322,32 @@ int fb_flow_parse_keys(int argc, char **argv, struct fb_key *keys, size_t *n, ch
 	return fb_flow_parse_keys_max(argc, argv, FB_RULE_KEYS_MAX, keys, n, err, errlen);
 }
 
+/* `icmp` of IPv6 addresses (or `icmpv6` of IPv4 ones) is a rule no ICMP
+ * packet meets: ICMP for IPv6 is protocol 58, and the program keys a
+ * packet by the protocol in its header. Refused by name; a number (`1`,
+ * `proto 1`) still means exactly that protocol. */
+static int icmp_family(const char *word, const struct fb_key *keys, size_t n, char *err,
+		       size_t errlen)
+{
+	bool v4 = !strcasecmp(word, "icmp");
+	size_t i;
+
+	if (!v4 && strcasecmp(word, "icmpv6") && strcasecmp(word, "ipv6-icmp"))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (keys[i].family != (v4 ? FB_FAMILY_IPV6 : FB_FAMILY_IPV4))
+			return 0;
+	if (!n)
+		return 0;
+	snprintf(err, errlen,
+		 v4 ? "'%s' is IPv4's ICMP (protocol 1), and these addresses are IPv6: write "
+		      "icmpv6 (58), or proto 1 for protocol 1 itself"
+		    : "'%s' is ICMP for IPv6 (protocol 58), and these addresses are IPv4: write "
+		      "icmp (1), or proto 58 for protocol 58 itself",
+		 word);
+	return -1;
+}
+
 int fb_flow_parse_keys_max(int argc, char **argv, size_t max, struct fb_key *keys, size_t *n,
 			   char *err, size_t errlen)
 {
@@ -350,11 +383,15 @@ int fb_flow_parse_keys_max(int argc, char **argv, size_t max, struct fb_key *key
 			return -1;
 		}
 		used = fb_rule_parse_max(argc - 1, argv + 1, proto, max, keys, n, err, errlen);
+		if (used >= 0 && icmp_family(argv[0], keys, *n, err, errlen))
+			return -1;
 		return used < 0 ? -1 : used + 1;
 	}
 	used = parse_positional(argc, argv, &keys[0], err, errlen);
 	if (used > 0)
 		*n = 1;
+	if (used > 0 && icmp_family(argv[0], keys, *n, err, errlen))
+		return -1;
 	return used;
 }
 
@@ -498,7 +535,7 @@ void fb_flow_format(const struct fb_key *key, char *buf, size_t len)
 				 plen);
 		return;
 	}
-	pname = fb_proto_name(key->proto);
+	pname = fb_proto_name_fam(key->proto, key->family);
 	if (!pname) {
 		snprintf(pnum, sizeof(pnum), "%u", key->proto);
 		pname = pnum;

@@ -93,6 +93,10 @@ struct fb_hostbits *fb_hostbits_watch(struct fb_hostbits *hb);
 /* Protocol number from name or number; -1 if unknown. */
 int fb_proto_parse(const char *s);
 const char *fb_proto_name(int proto);
+/* The same for a key of family (FB_FAMILY_*): NULL for ICMP of the other
+ * family (protocol 1 over IPv6, 58 over IPv4), whose name would be read
+ * back as the family's own ICMP and refused; such a key prints its number. */
+const char *fb_proto_name_fam(int proto, int family);
 
 /*
  * Line input (flow.c), behind every FILE the CLI reads: add/del/query/

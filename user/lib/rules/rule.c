@@ -390,7 +390,7 @@ void fb_mask_format(const struct fb_key *k, char *buf, size_t len)
 	struct fb_key v;
 	__u32 d = fb_mask_of_key(k, &v);
 	char a[INET6_ADDRSTRLEN + 8], pn[12];
-	const char *name = fb_proto_name(v.proto);
+	const char *name = fb_proto_name_fam(v.proto, v.family);
 	size_t o;
 
 	if (!FB_MASK_PROTO(d))
