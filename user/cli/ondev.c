@@ -4,9 +4,10 @@
  * program attached on DEV gives it. Its action and malformed policy are
  * per attachment (attach --action, --malformed, apply's file), in its
  * read-only data (fb_load_seen()); the program these verbs load takes
- * them, so the answer is DEV's, not the filter's defaults. Only for a
- * device that runs flowbloom's program on this very filter: anything
- * else is refused, naming what runs there.
+ * them, and whether it was loaded multi-buffer, so the answer is DEV's,
+ * not the filter's defaults. Only for a device that runs flowbloom's
+ * program on this very filter: anything else is refused, naming what
+ * runs there.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,13 +106,17 @@ int fb_dev_settings(const char *dev, const struct fb_store *f, struct fb_load_op
 		return -1;
 	}
 	if (fb_load_seen(x.prog_id, &s)) {
-		fb_err("cannot read the settings of XDP program %u on %s (another build's "
-		       "program? attach --replace runs this build's)",
+		fb_err("cannot read the settings of XDP program %u on %s: replaced meanwhile, or "
+		       "another build's program (attach --replace runs this build's)",
 		       x.prog_id, dev);
 		return -1;
 	}
 	lo->action = s.action;
 	lo->malformed = s.malformed;
+	/* As DEV reads a frame longer than a page: multi-buffer, its first
+	 * buffer parsed and a malformed one dropped (fb_split_drop()), or
+	 * (generic mode) in one piece, the malformed policy deciding. */
+	lo->frags = s.frags;
 	seen->dev = dev;
 	seen->prog_id = x.prog_id;
 	seen->action = s.action ? s.action : f->hdr->action;
