@@ -14,7 +14,8 @@
 # a rule's lifetime ends its packet passes. What is not one packet (a prefix,
 # a port range, `any`, one address, a missing port) and garbage are usage
 # errors (exit 2) naming the argument; a bad line of -f FILE names
-# FILE:LINE (exit 1).
+# FILE:LINE (exit 1). --dev: with --action, without --packet, of a device
+# without a program or of none: refused.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin query_packet
 t_traps
@@ -137,8 +138,18 @@ t_refused 2 "garbage" "argument 4: unknown protocol 'garbage'" \
 	"$FB" query q --packet udp 198.51.100.9:1 203.0.113.1:53 garbage
 t_refused 2 "a bad action" "drop" "$FB" query q --packet --action maybe udp 198.51.100.9:1 203.0.113.1:53
 t_refused 2 "no FLOW" "no FLOW given" "$FB" query q --packet
-t_refused 2 "--action without --packet" "\-\-action and \-\-malformed go with \-\-packet" \
+t_refused 2 "--action without --packet" "\-\-action, \-\-malformed and \-\-dev go with \-\-packet" \
 	"$FB" query q udp 198.51.100.9:1 203.0.113.1:53 --action allow
+# --dev (the live verdicts: tests/e2e/query_dev.sh): with --action, without
+# --packet, on a device without a program or none at all.
+t_refused 2 "--dev with --action" "give --dev, or --action and --malformed, not both" \
+	"$FB" query q --packet --dev lo --action allow udp 198.51.100.9:1 203.0.113.1:53
+t_refused 2 "--dev without --packet" "\-\-action, \-\-malformed and \-\-dev go with \-\-packet" \
+	"$FB" query q udp 198.51.100.9:1 203.0.113.1:53 --dev lo
+t_refused 1 "--dev of a device without a program" "^flowbloom: lo runs no XDP program" \
+	"$FB" query q --packet --dev lo udp 198.51.100.9:1 203.0.113.1:53
+t_refused 1 "--dev of no device" "^flowbloom: no device 'fbnone$$'" \
+	"$FB" query q --packet --dev "fbnone$$" udp 198.51.100.9:1 203.0.113.1:53
 printf 'udp 198.51.100.9:1 203.0.113.1:53\n\n# fine so far\nudp dst 203.0.113.0/24 dport 53  # a rule\n' >"$T_TMP/bad"
 t_refused 1 "-f FILE: a rule names FILE:LINE" "^flowbloom: $T_TMP/bad:4: 'udp dst 203.0.113.0/24 dport 53' is not one packet" \
 	"$FB" query q --packet -f "$T_TMP/bad"

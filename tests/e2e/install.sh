@@ -321,6 +321,8 @@ test_completion() {
 	"$IFB" destroy cmpl_one >/dev/null
 	"$IFB" destroy cmpl_two >/dev/null
 	check_eq "devices" "$(comp flowbloom attach x l)" "lo "
+	check_eq "--dev DEV of query --packet" "$(comp flowbloom query x --packet --dev l)" "lo "
+	check_eq "--dev DEV of replay" "$(comp flowbloom replay x f.pcap --dev l)" "lo "
 	if [ -n "${NSB:-}" ] && [ -e "/run/netns/$NSB" ]; then
 		check_eq "devices of -n NETNS" "$(comp flowbloom -n "$NSB" attach x "${VB:0:7}")" "$VB "
 	else

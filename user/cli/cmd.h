@@ -52,6 +52,28 @@ int cmd_capture(int argc, char **argv);
 int cmd_guard(int argc, char **argv);
 /* query --packet (cmd_qpacket.c): query's arguments, --packet among them. */
 int fb_query_packet(int argc, char **argv);
+/* query --packet --dev and replay --dev (ondev.c): the program attached
+ * on DEV, as it decides. fb_dev_settings() checks DEV runs flowbloom's
+ * program reading filter f and sets lo's action and malformed policy to
+ * its own (fb_load_seen()): 0, or -1 with the refusal printed (no such
+ * device, no program, another's, another filter's: named). */
+struct fb_store;
+struct fb_load_opts;
+struct fb_dev_seen {
+	const char *dev; /* NULL: no --dev */
+	__u32 prog_id;
+	__u8 action;	     /* enum fb_action, as it decides (the filter's own resolved) */
+	bool malformed_drop; /* what no rule decides of a malformed packet */
+};
+#define FB_DEV_EXCLUSIVE                                                                           \
+	"--dev takes the action and the malformed policy of the program on DEV: give --dev, "      \
+	"or --action and --malformed, not both"
+int fb_dev_settings(const char *dev, const struct fb_store *f, struct fb_load_opts *lo,
+		    struct fb_dev_seen *seen);
+/* " (as on DEV: action A, malformed packets dropped|passed)" on stdout;
+ * JSON: the member "dev" of the current object. Nothing without --dev. */
+void fb_dev_seen_text(const struct fb_dev_seen *s);
+void fb_dev_seen_json(const struct fb_dev_seen *s);
 /* The rule kind the program's trace names (enum fb_kind: flow, src, dst,
  * shape); NULL for none (cmd_replay.c). */
 const char *fb_match_name(__u32 kind);

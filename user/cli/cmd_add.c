@@ -506,7 +506,7 @@ int cmd_query(int argc, char **argv)
 	 * options without --packet are refused there, with the reason). */
 	for (i = 1; i < (size_t)argc && strcmp(argv[i], "--"); i++)
 		if (!strcmp(argv[i], "--packet") || !strncmp(argv[i], "--action", 8) ||
-		    !strncmp(argv[i], "--malformed", 11))
+		    !strncmp(argv[i], "--malformed", 11) || !strncmp(argv[i], "--dev", 5))
 			return fb_query_packet(argc, argv);
 	rc = flows_args(argc, argv, &f, &fl, NULL, NULL);
 	if (rc)

@@ -9,7 +9,8 @@
  * and shape printed are the program's own, and so is whether the rule is
  * permanent or has a lifetime (which generation). Prefix rules, shapes, rules
  * with a lifetime, --confirm exact, the action and the malformed policy
- * all come from running it.
+ * all come from running it; with --dev DEV, the action and malformed
+ * policy of the program attached on DEV (ondev.c).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -178,8 +179,9 @@ static void answer(const struct fb_store *f, const char *verdict, const struct f
 	}
 }
 
-static int run(const char *name, const struct fb_load_opts *lo, const struct packets *p)
+static int run(const char *name, const char *dev, struct fb_load_opts *lo, const struct packets *p)
 {
+	struct fb_dev_seen seen = { 0 };
 	__u8 frame[FB_FRAME_MAX];
 	size_t i, drop = 0, matched = 0;
 	struct flowbloom_bpf *skel;
@@ -188,6 +190,10 @@ static int run(const char *name, const struct fb_load_opts *lo, const struct pac
 
 	if (fb_store_open(name, &f))
 		return 1;
+	if (dev && fb_dev_settings(dev, &f, lo, &seen)) {
+		fb_store_close(&f);
+		return 1;
+	}
 	skel = fb_load(&f, lo);
 	if (!skel) {
 		fb_store_close(&f);
@@ -220,10 +226,13 @@ static int run(const char *name, const struct fb_load_opts *lo, const struct pac
 		jw_u64("pass", i - drop);
 		jw_u64("matched", matched);
 		jw_u64("total", i);
+		fb_dev_seen_json(&seen);
 		jw_obj_close();
 		jw_end();
 	} else if (!rc) {
-		printf("%zu of %zu drop; %zu matched a rule\n", drop, i, matched);
+		printf("%zu of %zu drop; %zu matched a rule", drop, i, matched);
+		fb_dev_seen_text(&seen);
+		printf("\n");
 	}
 	fb_load_close(skel);
 	fb_store_close(&f);
@@ -237,12 +246,13 @@ int fb_query_packet(int argc, char **argv)
 		{ "file", required_argument, NULL, 'f' },
 		{ "action", required_argument, NULL, 'a' },
 		{ "malformed", required_argument, NULL, 'M' },
+		{ "dev", required_argument, NULL, 'd' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct fb_load_opts lo = { .trace = true, .private_stats = true };
 	struct packets p = { 0 };
-	const char *file = NULL, *name;
-	bool packet = false;
+	const char *file = NULL, *dev = NULL, *name;
+	bool packet = false, settings = false;
 	int c, v, rc;
 
 	optind = 0;
@@ -259,17 +269,25 @@ int fb_query_packet(int argc, char **argv)
 				return fb_usage("-f given twice");
 			file = optarg;
 			break;
+		case 'd':
+			if (dev)
+				return fb_usage("--dev given twice");
+			dev = optarg;
+			break;
 		default:
 			v = fb_load_option(c, optarg, &lo);
 			if (v < 0)
 				return 2;
 			if (!v)
 				return fb_bad_option(c, argv);
+			settings = true;
 		}
 	}
 	if (!packet)
-		return fb_usage("--action and --malformed go with --packet (what the program "
-				"does with a packet)");
+		return fb_usage("--action, --malformed and --dev go with --packet (what the "
+				"program does with a packet)");
+	if (dev && settings)
+		return fb_usage(FB_DEV_EXCLUSIVE);
 	if (optind >= argc)
 		return fb_usage("missing NAME");
 	name = argv[optind++];
@@ -277,7 +295,7 @@ int fb_query_packet(int argc, char **argv)
 		return fb_usage("give FLOWs or -f FILE, not both");
 	rc = file ? from_file(file, &p) : from_args(argc - optind, argv + optind, &p);
 	if (!rc)
-		rc = run(name, &lo, &p);
+		rc = run(name, dev, &lo, &p);
 	free(p.k);
 	return rc;
 }

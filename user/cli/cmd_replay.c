@@ -5,7 +5,8 @@
  * nothing. The program is loaded once, with a private stats map (live
  * counters stay untouched) and with cfg_trace set, so --explain shows the
  * key the program itself computed, and whether the rule that decided is
- * permanent or has a lifetime (explain.h).
+ * permanent or has a lifetime (explain.h). With --dev DEV it takes the
+ * action and malformed policy of the program attached on DEV (ondev.c).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -110,7 +111,7 @@ static void explain_line(const struct fb_store *f, const char *file, unsigned lo
 	}
 }
 
-static void summary(const char *file, const struct tally *t)
+static void summary(const char *file, const struct tally *t, const struct fb_dev_seen *seen)
 {
 	if (fb_json) {
 		jw_obj_open(NULL);
@@ -128,6 +129,7 @@ static void summary(const char *file, const struct tally *t)
 		jw_u64("cut", t->cut);
 		jw_u64("truncated", t->truncated);
 		jw_u64("failed", t->failed);
+		fb_dev_seen_json(seen);
 		jw_obj_close();
 		jw_end();
 	} else {
@@ -142,6 +144,7 @@ static void summary(const char *file, const struct tally *t)
 		 * off make a packet malformed here that the device would see whole. */
 		if (t->truncated)
 			printf(", %llu truncated by the capture", t->truncated);
+		fb_dev_seen_text(seen);
 		printf("\n");
 	}
 }
@@ -201,6 +204,7 @@ int cmd_replay(int argc, char **argv)
 		{ "explain", no_argument, NULL, 'e' },
 		{ "action", required_argument, NULL, 'a' },
 		{ "malformed", required_argument, NULL, 'M' },
+		{ "dev", required_argument, NULL, 'd' },
 		{ NULL, 0, NULL, 0 },
 	};
 	/* Multi-buffer, as attach loads it for jumbo frames: a frame longer
@@ -208,8 +212,10 @@ int cmd_replay(int argc, char **argv)
 	 * program of one buffer would see the first page only, and pass a
 	 * malformed one the device drops); shorter ones are read alike. */
 	struct fb_load_opts lo = { .trace = true, .private_stats = true, .frags = true };
+	struct fb_dev_seen seen = { 0 };
 	struct flowbloom_bpf *skel;
-	bool explain = false;
+	bool explain = false, settings = false;
+	const char *dev = NULL;
 	struct fb_store f;
 	int c, v, i, rc = 0;
 
@@ -220,18 +226,30 @@ int cmd_replay(int argc, char **argv)
 		case 'e':
 			explain = true;
 			break;
+		case 'd':
+			if (dev)
+				return fb_usage("--dev given twice");
+			dev = optarg;
+			break;
 		default:
 			v = fb_load_option(c, optarg, &lo);
 			if (v < 0)
 				return 2;
 			if (!v)
 				return fb_bad_option(c, argv);
+			settings = true;
 		}
 	}
+	if (dev && settings)
+		return fb_usage(FB_DEV_EXCLUSIVE);
 	if (argc - optind < 2)
 		return fb_usage("missing NAME or FILE");
 	if (fb_store_open(argv[optind], &f))
 		return 1;
+	if (dev && fb_dev_settings(dev, &f, &lo, &seen)) {
+		fb_store_close(&f);
+		return 1;
+	}
 	skel = fb_load(&f, &lo);
 	if (!skel) {
 		fb_store_close(&f);
@@ -246,7 +264,7 @@ int cmd_replay(int argc, char **argv)
 		/* A capture that could not be opened has no summary, only its
 		 * error; one cut short has the packets read before. */
 		if (r != -2)
-			summary(argv[i], &t);
+			summary(argv[i], &t, &seen);
 	}
 	fb_load_close(skel);
 	fb_store_close(&f);

@@ -186,8 +186,8 @@ static const struct fb_cmd cmds[] = {
 	  "Estimated distinct flows from the fill (Swamidass-Baldi); with two filters\n"
 	  "also their union, intersection and Jaccard similarity." },
 	{ "query", cmd_query,
-	  "query NAME (FLOW... | -f FILE) [--packet [--action drop|allow|monitor] [--malformed "
-	  "pass|drop]]",
+	  "query NAME (FLOW... | -f FILE) [--packet [--action drop|allow|monitor]\n"
+	  "                 [--malformed pass|drop] [--dev DEV]]",
 	  "Print 'maybe' or 'no' for each flow, then a count: is that rule in the\n"
 	  "filter? For a plain address (src ADDR, dst ADDR) the answer is the data\n"
 	  "path's: does a prefix held by the filter cover it? A prefix (src ADDR/LEN) or\n"
@@ -200,7 +200,10 @@ static const struct fb_cmd cmds[] = {
 	  "matched (flow, src, dst, or shape and its fields; '-': none), the flow as the\n"
 	  "program keyed it, and whether that rule is permanent or has a lifetime (its\n"
 	  "generation, when that ends). --action and --malformed as for attach\n"
-	  "(default: the filter's own action)." },
+	  "(default: the filter's own action). --dev DEV: as the program attached on\n"
+	  "DEV decides, with its action and malformed policy (refused if DEV runs no\n"
+	  "flowbloom program, or one of another filter; not with --action or\n"
+	  "--malformed); -n NETNS for a device in a namespace." },
 	{ "stats", cmd_stats, "stats NAME [--watch [SECS]]",
 	  "Packet and byte counters of the filter's attachments. --watch prints them\n"
 	  "every SECS (seconds, or 500ms, 1m; default 1) with the rates since the\n"
@@ -303,12 +306,13 @@ static const struct fb_cmd cmds[] = {
 	  "stops after N intervals." },
 	{ "replay", cmd_replay,
 	  "replay NAME FILE.pcap... [--explain] [--action drop|allow|monitor]\n"
-	  "                 [--malformed pass|drop]",
+	  "                 [--malformed pass|drop] [--dev DEV]",
 	  "Run every packet of the captures through the XDP program (BPF_PROG_TEST_RUN)\n"
 	  "against the filter, attaching nothing, and count verdicts. --explain prints\n"
 	  "per packet the flow key the program computed, the rule kind that matched\n"
 	  "(permanent, or with a lifetime: its generation, when that ends) and the\n"
-	  "verdict. --action and --malformed as for attach." },
+	  "verdict. --action and --malformed as for attach. --dev DEV: as the program\n"
+	  "attached on DEV decides, as for query --packet." },
 	{ "capture", cmd_capture,
 	  "capture NAME -w FILE [--verdict drop|pass|any] [--sample N] [--count N]\n"
 	  "                 [--snaplen B] [--format pcapng|pcap] [--buffer SIZE]\n"
