@@ -43,7 +43,7 @@ if ip netns add "$LONG" 2>/dev/null && ip netns add "$SHORT" 2>/dev/null; then
 	ip link add "fbnl$$" netns "$SHORT" type veth peer name "fbnm$$" netns "$SHORT"
 	"$FB" -n "$LONG" attach nx "fbnl$$" >"$T_TMP/long.out" 2>"$T_TMP/long.err"
 	check_eq "-n: a 250-byte name: its own namespace, without the device" \
-		"$?:$(cat "$T_TMP/long.out" "$T_TMP/long.err")" "1:flowbloom: no device 'fbnl$$'"
+		"$?:$(cat "$T_TMP/long.out" "$T_TMP/long.err")" "1:flowbloom: no device 'fbnl$$' in network namespace '$LONG'"
 	ip -n "$SHORT" link show "fbnl$$" | grep -q "prog/xdp" &&
 		fail "-n: the namespace its start names got the attachment"
 	"$FB" -n "$LONG$LONG" list >"$T_TMP/long.out" 2>"$T_TMP/long.err"

@@ -229,7 +229,7 @@ t_refused 1 "no XDP program on DEV" "^flowbloom: $VB runs no XDP program: no fil
 	fbB query q --packet "${P[@]}" --dev "$VB"
 t_refused 1 "... replay" "^flowbloom: $VB runs no XDP program" fbB replay q "$T_TMP/small.pcap" --dev "$VB"
 check "attach q to $VB" fbB attach q "$VB"
-t_refused 1 "no such device: $VB is in $NSB, not here" "^flowbloom: no device '$VB'" \
+t_refused 1 "no such device: $VB is in $NSB, not here; -n named" "^flowbloom: no device '$VB' (one in a named network namespace: flowbloom -n NETNS ...)$" \
 	"$FB" query q --packet "${P[@]}" --dev "$VB"
 t_refused 1 "another filter's: named" "^flowbloom: $VB runs filter 'q' (XDP program [0-9]*), not 'r'$" \
 	fbB query r --packet "${P[@]}" --dev "$VB"

@@ -197,6 +197,8 @@ const char *fb_printable(const char *s, char *buf, size_t len)
 	return buf;
 }
 
+const char *fb_netns_entered;
+
 int fb_enter_netns(const char *name)
 {
 	char path[sizeof("/run/netns/") + NAME_MAX];
@@ -217,6 +219,7 @@ int fb_enter_netns(const char *name)
 		return -1;
 	}
 	close(fd);
+	fb_netns_entered = name;
 	return 0;
 }
 

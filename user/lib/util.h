@@ -70,6 +70,9 @@ const char *fb_printable(const char *s, char *buf, size_t len);
  * only that: `ip netns exec` also remounts /sys, which hides bpffs and
  * with it every filter. 0, or -1 reported. */
 int fb_enter_netns(const char *name);
+/* The namespace fb_enter_netns() entered; NULL: the one the process
+ * started in. */
+extern const char *fb_netns_entered;
 
 /* DEV's link type (ARPHRD_*, what `ip link` shows as link/ether,
  * link/none, ...), asked of the kernel in the current network namespace

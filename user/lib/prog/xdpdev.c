@@ -74,8 +74,12 @@ static int ifindex_of(const char *dev)
 {
 	unsigned int i = if_nametoindex(dev);
 
-	if (!i)
-		fb_report_err("no device '%s'", dev);
+	if (!i && fb_netns_entered)
+		fb_report_err("no device '%s' in network namespace '%s'", dev, fb_netns_entered);
+	else if (!i)
+		fb_report_err("no device '%s' (one in a named network namespace: flowbloom -n "
+			      "NETNS ...)",
+			      dev);
 	return (int)i;
 }
 
