@@ -167,6 +167,7 @@ inplace() { # inplace HOW VERB-ARGS...: the list changed (HOW) after its first r
 	case $how in
 	truncate) : >"$T_TMP/inplace.txt" ;;
 	rewrite) sed 's/^#/;/' "$T_TMP/inplace.orig" >"$T_TMP/inplace.txt" ;;
+	rename) echo 203.0.113.10 >"$T_TMP/inplace.new" && mv "$T_TMP/inplace.new" "$T_TMP/inplace.txt" ;;
 	esac
 	wait $!
 }
@@ -180,6 +181,11 @@ same "a list changed while read"
 check "create a third filter" "$FB" create in3 --capacity 1000 --fp-rate 0.001
 check "a list left alone while read loads" inplace none "$FB" load in3 "$T_TMP/inplace.txt"
 check_eq "... its two rules" "$(grep -o 'loaded [0-9]* rules' "$T_TMP/out")" "loaded 2 rules"
+check "a list renamed over while read: the old file loads whole" \
+	inplace rename "$FB" load in3 "$T_TMP/inplace.txt" --replace
+check_eq "... the old file's rules, not the new one's" \
+	"$("$FB" query in3 src 198.51.100.5 src 203.0.113.9 src 203.0.113.10 | tr '\n' ' ')" \
+	"maybe src 198.51.100.5 maybe src 203.0.113.9 no    src 203.0.113.10 2 of 3 maybe "
 
 # Allocation failure: inside one huge line (getline used to take ENOMEM
 # for the end of the file and load what came before), and between lines.
