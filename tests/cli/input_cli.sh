@@ -139,6 +139,54 @@ line=$(grep -o 'big.txt:[0-9]*' "$T_TMP/err" | cut -d: -f2)
 	fail "EIO line '$line' not in the middle"
 same "EIO"
 
+# A list written in place while it is read (a download with `curl -o` or
+# `wget -O` onto the list a timer loads): the reader got the old file's
+# first chunk (73728 bytes, ending inside '198.51.100.0/24'), then the
+# file was truncated or rewritten. Its text as read never existed: a
+# regular file may omit its last newline, so the cut line was taken as
+# 198.51.100.0/2 (192.0.0.0/2, a quarter of IPv4) with only a host-bits
+# warning. The second read is held back (strace) until the first is done
+# and the file changed.
+python3 -c '
+s = ""
+while len(s) < 73728 - 14 - 40:
+    s += "# padding padding padding padding pad\n"
+s += "#" * (73728 - 14 - len(s) - 1) + "\n"
+print(s + "198.51.100.0/24\n203.0.113.9", end="")' >"$T_TMP/inplace.orig"
+inplace() { # inplace HOW VERB-ARGS...: the list changed (HOW) after its first read
+	local how=$1 i
+	shift
+	cp "$T_TMP/inplace.orig" "$T_TMP/inplace.txt"
+	: >"$T_TMP/st.out"
+	strace -f -qq -o "$T_TMP/st.out" -P "$T_TMP/inplace.txt" -e trace=read \
+		-e inject=read:delay_enter=2000000:when=2 "$@" &
+	for i in $(seq 200); do
+		grep -q ' = 73728' "$T_TMP/st.out" && break
+		sleep 0.05
+	done
+	case $how in
+	truncate) : >"$T_TMP/inplace.txt" ;;
+	rewrite) sed 's/^#/;/' "$T_TMP/inplace.orig" >"$T_TMP/inplace.txt" ;;
+	rename) echo 203.0.113.10 >"$T_TMP/inplace.new" && mv "$T_TMP/inplace.new" "$T_TMP/inplace.txt" ;;
+	esac
+	wait $!
+}
+fails_named "a list truncated while read: load --replace" \
+	"inplace.txt:1941: changed while it was read" inplace truncate "$FB" load in1 "$T_TMP/inplace.txt" --replace
+fails_named "a list truncated while read: load" \
+	"inplace.txt:1941: changed while it was read" inplace truncate "$FB" load in1 "$T_TMP/inplace.txt"
+fails_named "a list rewritten (same size) while read: load --replace" \
+	"inplace.txt:1942: changed while it was read" inplace rewrite "$FB" load in1 "$T_TMP/inplace.txt" --replace
+same "a list changed while read"
+check "create a third filter" "$FB" create in3 --capacity 1000 --fp-rate 0.001
+check "a list left alone while read loads" inplace none "$FB" load in3 "$T_TMP/inplace.txt"
+check_eq "... its two rules" "$(grep -o 'loaded [0-9]* rules' "$T_TMP/out")" "loaded 2 rules"
+check "a list renamed over while read: the old file loads whole" \
+	inplace rename "$FB" load in3 "$T_TMP/inplace.txt" --replace
+check_eq "... the old file's rules, not the new one's" \
+	"$("$FB" query in3 src 198.51.100.5 src 203.0.113.9 src 203.0.113.10 | tr '\n' ' ')" \
+	"maybe src 198.51.100.5 maybe src 203.0.113.9 no    src 203.0.113.10 2 of 3 maybe "
+
 # Allocation failure: inside one huge line (getline used to take ENOMEM
 # for the end of the file and load what came before), and between lines.
 python3 -c '

@@ -626,6 +626,20 @@ check_eq "G: 4 lengths, the fewest entries" "$(lengths G 'IPv4 source' | wc -w)"
 check_eq "G: ... 10 prefixes into 52 entries (/10 /14 /20 /26)" "$(echo "$gout" | json_field prefixes_after_expansion) $(lengths G 'IPv4 source')" "52 10 14 20 26"
 check "destroy G" "$FB" destroy G
 
+# Lengths 24 bits apart: any 4 of the 5 take one length's rules times 2^24,
+# more than a list may expand into. Refused naming the line of the rule
+# the cheapest fit expands (the one /32: the other lengths but the longest
+# have two rules) and the lengths; nothing changed.
+printf '%s\n' 2001:db8:100::/56 2001:db8:101::/56 2001:db8:300::/80 2001:db8:301::/80 \
+	'# x' 2001:db8::/32 2001:db8:400::/104 2001:db8:401::/104 2001:db8:500::1 >"$T_TMP/gap6.txt"
+for how in "" --replace; do
+	before=$(state F)
+	t_refused 1 "F: 5 IPv6 lengths 24 bits apart${how:+ ($how)}: refused, naming the line" \
+		"gap6.txt:6: 'src 2001:db8::/32': IPv6 source rules use 5 prefix lengths (/32 /56 /80 /104 /128); fitting them into 4 would take 16777223 entries" \
+		"$FB" load F "$T_TMP/gap6.txt" $how
+	check_eq "F: ... nothing changed" "$(state F)" "$before"
+done
+
 # The rate per packet: a plain load over the target warns, --replace re-sizes.
 # (Created for 100 flows, W gets a whole chunk: 2 Mbit; some 180,000
 # distinct rules are far over it.)

@@ -594,6 +594,8 @@ int fb_lines_fdopen(struct fb_lines *r, int fd, const char *label)
 		goto fail;
 	}
 	r->regular = S_ISREG(st.st_mode);
+	r->mtime = st.st_mtim;
+	r->size = st.st_size;
 	r->max = FB_LINE_MAX;
 	r->cap = FB_LINE_MAX + 1 + CHUNK;
 	r->buf = malloc(r->cap);
@@ -614,6 +616,23 @@ void fb_lines_close(struct fb_lines *r)
 	r->fd = -1;
 	free(r->buf);
 	r->buf = NULL;
+}
+
+/* Did the regular file r reads change since it was opened: written to
+ * (its mtime), or cut or grown past where the read ended? Then the text
+ * read was never the file's (a download writing the list in place: the
+ * old file's start, then a line cut where the file was truncated, which
+ * a regular file may leave without a newline). A file whose size says 0
+ * throughout (/proc's) is judged by its mtime alone. */
+static bool changed(const struct fb_lines *r)
+{
+	off_t at = lseek(r->fd, 0, SEEK_CUR);
+	struct stat st;
+
+	if (fstat(r->fd, &st))
+		return false; /* the read itself reports what fails */
+	return st.st_mtim.tv_sec != r->mtime.tv_sec || st.st_mtim.tv_nsec != r->mtime.tv_nsec ||
+	       (at >= 0 && st.st_size != at && (st.st_size || r->size));
 }
 
 int fb_lines_next(struct fb_lines *r, char **line, size_t *len)
@@ -663,8 +682,16 @@ int fb_lines_next(struct fb_lines *r, char **line, size_t *len)
 				      strerror(errno));
 			return -1;
 		}
-		if (!got)
+		if (!got) {
 			r->eof = true;
+			if (r->regular && changed(r)) {
+				fb_report_err(
+					"%s:%zu: changed while it was read (written in place? "
+					"write a new file and rename it onto the list)",
+					r->label, r->lineno + 1);
+				return -1;
+			}
+		}
 		r->total += got;
 		if (!r->regular && r->total > FB_INPUT_MAX) {
 			fb_report_err(

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 #include "flowbloom/key.h"
 #include "flowbloom/proto.h" /* fb_proto_has_ports: which protocols carry ports */
 
@@ -117,6 +118,8 @@ struct fb_lines {
 	size_t lineno;		  /* of the last line returned */
 	size_t max;		  /* longest line taken: FB_LINE_MAX, or less if set */
 	unsigned long long total; /* bytes read */
+	struct timespec mtime;	  /* a regular file's, when opened */
+	long long size;		  /* and its size then */
 };
 int fb_lines_open(struct fb_lines *r, const char *file);
 /* The same on fd, open already (closed by fb_lines_close(), also when this

@@ -301,6 +301,13 @@ void fb_list_where(const struct fb_list *l, const struct fb_key *k, char *buf, s
 	size_t i;
 
 	*buf = 0;
+	/* The line that wrote k itself, else the first whose rule holds it. */
+	for (i = 0; i < l->nfrom; i++)
+		if (!memcmp(&l->from[i].key, k, sizeof(*k))) {
+			snprintf(buf, len, "%s:%u", l->files[l->from[i].file].label,
+				 l->from[i].line);
+			return;
+		}
 	for (i = 0; i < l->nfrom; i++)
 		if (holds(&l->from[i].key, k)) {
 			snprintf(buf, len, "%s:%u", l->files[l->from[i].file].label,

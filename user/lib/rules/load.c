@@ -233,8 +233,18 @@ int fb_load_list(const char *name, struct fb_list *l, const struct fb_load_req *
 			    ? &budget
 			    : NULL,
 		    &ex, err, sizeof(err))) {
-		if (req->replace || req->ttl > 0 || unexpandable(l, fb_store_prefixes(&f)))
+		if (!req->replace && req->ttl <= 0 && !unexpandable(l, fb_store_prefixes(&f)))
+			goto unlock;
+		if (ex.bad < l->n) {
+			/* Too many entries: the rule the cheapest fit expands most. */
+			char at[520], text[FB_FLOW_STR];
+
+			place(l, &l->keys[ex.bad], at, sizeof(at));
+			fb_flow_format(&l->keys[ex.bad], text, sizeof(text));
+			fb_report_err("%s'%s': %s; nothing loaded", at, text, err);
+		} else {
 			fb_report_err("%s; nothing loaded", err);
+		}
 		goto unlock;
 	}
 	if (req->ttl > 0 ? timed(&f, l, req) : req->replace ? replace(&f, l) : add(&f, l))

@@ -158,6 +158,41 @@ static void choose_lengths(const double cost[FB_PFX_NR][FB_MAX_LENGTHS + 1],
 	}
 }
 
+/* The lengths of h, as "/24 /25 ..." (for one message at a time). */
+static const char *lengths_text(const struct hist *h)
+{
+	static char buf[129 * 5];
+	size_t at = 0;
+	int x;
+
+	buf[0] = 0;
+	for (x = 0; x <= 128; x++)
+		if (h->count[x] > 0 || h->keep[x])
+			at += snprintf(buf + at, sizeof(buf) - at, "%s/%d", at ? " " : "", x);
+	return buf;
+}
+
+/* List l cannot be fitted into the lengths target (its cheapest fit):
+ * which of its rules does that fit expand most (the first such), for the
+ * refusal to name its line. */
+static void too_many(const struct fb_key *keys, size_t n, int l, const bool target[129],
+		     struct fb_expansion *ex)
+{
+	int most = -1, t;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (list_of(&keys[i]) != l)
+			continue;
+		for (t = keys[i].plen; t < 128 && !target[t]; t++)
+			;
+		if (t - keys[i].plen > most) {
+			most = t - keys[i].plen;
+			ex->bad = i;
+		}
+	}
+}
+
 int fb_prefixes_expand(struct fb_key **keys, size_t *n, const struct fb_prefixes *have,
 		       const struct fb_expand_budget *budget, struct fb_expansion *ex, char *err,
 		       size_t errlen)
@@ -171,6 +206,7 @@ int fb_prefixes_expand(struct fb_key **keys, size_t *n, const struct fb_prefixes
 
 	memset(h, 0, sizeof(h));
 	memset(ex, 0, sizeof(*ex));
+	ex->bad = (size_t)-1;
 	for (l = 0; l < FB_PFX_NR; l++)
 		for (x = 0; x < have->list[l].n; x++) {
 			h[l].keep[have->list[l].len[x]] = true;
@@ -207,11 +243,12 @@ int fb_prefixes_expand(struct fb_key **keys, size_t *n, const struct fb_prefixes
 				return -1;
 			}
 			if (cost[l][FB_MAX_LENGTHS] > FB_EXPAND_MAX) {
+				too_many(*keys, *n, l, target[l], ex);
 				snprintf(err, errlen,
-					 "%s rules use %d prefix lengths; fitting them into %d "
-					 "would "
-					 "take %.0f entries (more than %u)",
-					 fb_rules_prefix_list_name(l), distinct[l], FB_MAX_LENGTHS,
+					 "%s rules use %d prefix lengths (%s); fitting them into "
+					 "%d would take %.0f entries (more than %u)",
+					 fb_rules_prefix_list_name(l), distinct[l],
+					 lengths_text(&h[l]), FB_MAX_LENGTHS,
 					 cost[l][FB_MAX_LENGTHS], FB_EXPAND_MAX);
 				return -1;
 			}

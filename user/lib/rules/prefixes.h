@@ -18,6 +18,7 @@
 struct fb_expansion {
 	size_t before, after; /* address rules in and out */
 	int lists;	      /* lists (enum fb_prefix_list) that were expanded */
+	size_t bad;	      /* refused: the rule expanded most, or (size_t)-1 */
 };
 
 /* What a choice of lengths costs in memory: bytes(ctx, entries, probes)
