@@ -302,50 +302,15 @@ static void check_chains(const char *layout, struct fb_store *f, struct flowbloo
 
 static void run_layout(const char *name, __u8 layout, __u8 hash)
 {
-	struct fb_create_opts co = {
-		.nblocks = 1024,
-		.k = 7,
-		.layout = layout,
-		.hash = hash,
-		.action = FB_ACTION_DROP,
-	};
-	struct flowbloom_bpf *skel[NCFG] = {};
-	struct fb_store f = { .dir_fd = -1, .outer_fd = -1, .bits_fd = -1, .stats_fd = -1 };
-	char l[256];
-	bool ok = true;
-	size_t c;
+	struct flowbloom_bpf *skel[NCFG];
+	struct fb_store f;
 
-	snprintf(l, sizeof(l), "create the %s filter", name);
-	if (!ASSERT_EQ(fb_store_create(name, &co), 0, l))
-		return;
-	snprintf(l, sizeof(l), "open the %s filter", name);
-	if (!ASSERT_EQ(fb_store_open(name, &f), 0, l))
-		goto destroy;
-	for (c = 0; c < NCFG; c++) {
-		struct fb_load_opts o = {
-			.action = cfgs[c].action,
-			.malformed = cfgs[c].malformed,
-			.trace = cfgs[c].trace,
-			.frags = true,
-			.private_stats = true,
-		};
-
-		skel[c] = fb_load(&f, &o);
-		snprintf(l, sizeof(l), "%s: load the %s program multi-buffer", name, cfgs[c].name);
-		ok &= ASSERT_TRUE(skel[c], l);
-	}
-	if (ok) {
+	if (rig_up(name, layout, hash, cfgs, NCFG, true, &f, skel)) {
 		run_table(name, &f, skel);
 		run_cuts(name, &f, skel);
 		check_chains(name, &f, skel);
 	}
-	for (c = 0; c < NCFG; c++)
-		if (skel[c])
-			flowbloom_bpf__destroy(skel[c]);
-	fb_store_close(&f);
-destroy:
-	snprintf(l, sizeof(l), "destroy the %s filter", name);
-	ASSERT_EQ(fb_store_destroy(name), 0, l);
+	rig_down(name, &f, skel, NCFG);
 }
 
 int main(void)

@@ -153,5 +153,12 @@ void check_run(const char *base, struct flowbloom_bpf *s, const struct cfg *c, c
 void check_run_lin(const char *base, struct flowbloom_bpf *s, const struct cfg *c, const __u8 *data,
 		   size_t len, size_t lin, const struct expect *e);
 void check_too_short(const char *base, struct flowbloom_bpf *s, const __u8 *data);
+/* Filter name (1024 blocks, k = 7, layout and hash, action drop) created
+ * and opened in *f, and a program for each of the n cfgs loaded into
+ * skel[] (multi-buffer if frags): true if all of it is there. Whatever
+ * it returns, rig_down() undoes what it made. */
+bool rig_up(const char *name, __u8 layout, __u8 hash, const struct cfg *cfgs, size_t n, bool frags,
+	    struct fb_store *f, struct flowbloom_bpf **skel);
+void rig_down(const char *name, struct fb_store *f, struct flowbloom_bpf **skel, size_t n);
 
 #endif

@@ -216,3 +216,58 @@ void check_too_short(const char *base, struct flowbloom_bpf *s, const __u8 *data
 	}
 	test_check(!bad, lab(l, sizeof(l), base, "0..13 bytes refused with EINVAL"), d);
 }
+
+bool rig_up(const char *name, __u8 layout, __u8 hash, const struct cfg *cfgs, size_t n, bool frags,
+	    struct fb_store *f, struct flowbloom_bpf **skel)
+{
+	struct fb_create_opts co = {
+		.nblocks = 1024,
+		.k = 7,
+		.layout = layout,
+		.hash = hash,
+		.action = FB_ACTION_DROP,
+	};
+	char l[256];
+	bool ok = true;
+	size_t c;
+
+	memset(skel, 0, n * sizeof(*skel));
+	*f = (struct fb_store){ .dir_fd = -1, .outer_fd = -1, .bits_fd = -1, .stats_fd = -1 };
+	snprintf(l, sizeof(l), "create the %s filter", name);
+	if (!ASSERT_EQ(fb_store_create(name, &co), 0, l))
+		return false;
+	snprintf(l, sizeof(l), "open the %s filter", name);
+	if (!ASSERT_EQ(fb_store_open(name, f), 0, l)) {
+		*f = (struct fb_store){ .dir_fd = -1 }; /* nothing to close */
+		return false;
+	}
+	for (c = 0; c < n; c++) {
+		struct fb_load_opts o = {
+			.action = cfgs[c].action,
+			.malformed = cfgs[c].malformed,
+			.trace = cfgs[c].trace,
+			.frags = frags,
+			.private_stats = true,
+		};
+
+		skel[c] = fb_load(f, &o);
+		snprintf(l, sizeof(l), "%s: load the %s program%s", name, cfgs[c].name,
+			 frags ? " multi-buffer" : "");
+		ok &= ASSERT_TRUE(skel[c], l);
+	}
+	return ok;
+}
+
+void rig_down(const char *name, struct fb_store *f, struct flowbloom_bpf **skel, size_t n)
+{
+	char l[256];
+	size_t c;
+
+	for (c = 0; c < n; c++)
+		if (skel[c])
+			flowbloom_bpf__destroy(skel[c]);
+	if (f->dir_fd >= 0)
+		fb_store_close(f);
+	snprintf(l, sizeof(l), "destroy the %s filter", name);
+	ASSERT_EQ(fb_store_destroy(name), 0, l);
+}
