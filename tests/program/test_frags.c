@@ -37,19 +37,6 @@
 #define JUMBO (9000 + 14) /* MTU 9000 and an Ethernet header */
 #define FIRST_MAX 3520	  /* test_run's first buffer: 4096 - 256 - 320 */
 
-static const struct cfg cfgs[] = {
-	{ "drop", FB_ACTION_DROP, FB_MALFORMED_DEFAULT, false },
-	{ "allow", FB_ACTION_ALLOW, FB_MALFORMED_DEFAULT, false },
-	{ "monitor", FB_ACTION_MONITOR, FB_MALFORMED_DEFAULT, false },
-	{ "drop+mpass", FB_ACTION_DROP, FB_MALFORMED_PASS, false },
-	{ "allow+mpass", FB_ACTION_ALLOW, FB_MALFORMED_PASS, false },
-	{ "monitor+mdrop", FB_ACTION_MONITOR, FB_MALFORMED_DROP, false },
-	/* The filter's own action (drop), the trace record on: what replay runs. */
-	{ "default+trace", FB_ACTION_DEFAULT, FB_MALFORMED_DEFAULT, true },
-};
-
-#define NCFG (sizeof(cfgs) / sizeof(cfgs[0]))
-
 /* Filter contents: the rules, the kind that matches a row that parses,
  * and one that is malformed with its addresses read. */
 static const struct mode {

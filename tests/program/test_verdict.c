@@ -55,22 +55,6 @@ static const struct mode {
 
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 
-static const struct cfg cfgs[] = {
-	{ "drop", FB_ACTION_DROP, FB_MALFORMED_DEFAULT, false },
-	{ "allow", FB_ACTION_ALLOW, FB_MALFORMED_DEFAULT, false },
-	{ "monitor", FB_ACTION_MONITOR, FB_MALFORMED_DEFAULT, false },
-	{ "drop+mpass", FB_ACTION_DROP, FB_MALFORMED_PASS, false },
-	{ "allow+mpass", FB_ACTION_ALLOW, FB_MALFORMED_PASS, false },
-	{ "monitor+mdrop", FB_ACTION_MONITOR, FB_MALFORMED_DROP, false },
-	{ "drop+mdrop", FB_ACTION_DROP, FB_MALFORMED_DROP, false },
-	/* The filter's own action (created with drop), trace record on: the
-	 * defaults an `ip link`-loaded object has. */
-	{ "default+trace", FB_ACTION_DEFAULT, FB_MALFORMED_DEFAULT, true },
-};
-
-#define NCFG (sizeof(cfgs) / sizeof(cfgs[0]))
-enum { C_DROP = 0, C_DROP_MPASS = 3, C_TRACE = 7 };
-
 /* ---------------------------------------------------------------- main */
 
 /* Flows of the plain rows, for checks outside the table. */

@@ -84,6 +84,11 @@ struct cfg {
 	bool trace;
 };
 
+/* Every setting the tables run under (verdict_rules.c); C_*: some of them. */
+extern const struct cfg cfgs[8];
+#define NCFG (sizeof(cfgs) / sizeof(cfgs[0]))
+enum { C_DROP = 0, C_DROP_MPASS = 3, C_TRACE = 7 };
+
 struct expect {
 	int parse, frag;
 	int addrs;	   /* malformed, but the fixed IP header (addresses) was read */

@@ -124,3 +124,16 @@ size_t first_known(const struct row *r, const struct pkt *p)
 {
 	return r->build == f_v6_frag_ext ? (size_t)p->l3 + 48 : (size_t)p->l4;
 }
+
+const struct cfg cfgs[8] = {
+	{ "drop", FB_ACTION_DROP, FB_MALFORMED_DEFAULT, false },
+	{ "allow", FB_ACTION_ALLOW, FB_MALFORMED_DEFAULT, false },
+	{ "monitor", FB_ACTION_MONITOR, FB_MALFORMED_DEFAULT, false },
+	{ "drop+mpass", FB_ACTION_DROP, FB_MALFORMED_PASS, false },
+	{ "allow+mpass", FB_ACTION_ALLOW, FB_MALFORMED_PASS, false },
+	{ "monitor+mdrop", FB_ACTION_MONITOR, FB_MALFORMED_DROP, false },
+	{ "drop+mdrop", FB_ACTION_DROP, FB_MALFORMED_DROP, false },
+	/* The filter's own action (created with drop), trace record on: the
+	 * defaults an `ip link`-loaded object has. */
+	{ "default+trace", FB_ACTION_DEFAULT, FB_MALFORMED_DEFAULT, true },
+};
