@@ -167,5 +167,25 @@ PY
 )" "[(False, 'ok'), (True, 'malformed')] 1"
 check "... and in the text summary" bash -c \
 	'"$1" replay caps "$2" | grep -q "1 malformed, .*, 1 truncated by the capture$"' _ "$FB" "$T_TMP/snap.pcap"
+# A malformed packet is matched on its addresses, if the parser read them:
+# --explain names them beside the rule kind that matched (else the rule
+# that decided could not be told), and says none were read for a frame
+# cut before them.
+check "add a source rule for the truncated packet" "$FB" add caps src 2001:db8::1
+python3 - "$T_TMP/snap.pcap" <<'PY2'
+import struct, sys
+from pkt import udp6
+fr = udp6("2001:db8::1", 1000, "2001:db8::2", 53)
+with open(sys.argv[1], "ab") as f:
+    f.write(struct.pack("<IIII", 0, 0, 30, len(fr)) + fr[:30])
+PY2
+check_eq "--explain: the addresses of a malformed packet, and the rule" \
+	"$("$FB" replay caps --explain "$T_TMP/snap.pcap" | sed -n '2,3p' | tr -s ' ')" \
+	"2 drop src (malformed: src 2001:db8::1 dst 2001:db8::2) (permanent) (truncated capture)
+3 drop - (malformed) (truncated capture)"
+check_eq "... -j: addresses" "$("$FB" -j replay caps --explain "$T_TMP/snap.pcap" | python3 -c '
+import json, sys
+print([json.loads(l).get("addresses", "-") for l in sys.stdin][:3])')" \
+	"[None, 'src 2001:db8::1 dst 2001:db8::2', None]"
 "$FB" destroy caps >/dev/null || fail "destroy"
 t_end
