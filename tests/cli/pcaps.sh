@@ -121,6 +121,32 @@ printf 'not a capture at all, not even its magic\n' >"$T_TMP/text.pcap"
 "$FB" replay caps "$T_TMP/text.pcap" >/dev/null 2>"$T_TMP/err" && fail "replay of a text file succeeded"
 check_eq "a file that is no capture: named, with the reason" "$(cat "$T_TMP/err")" \
 	"flowbloom: $T_TMP/text.pcap: unknown file format"
+# A capture broken after its first record (cut inside the second, as a
+# copy of a capture still being written is; or a record longer than its
+# snap length): the error names the file and the record, the packets
+# before it are replayed and summed up, and replay exits 1.
+python3 - "$T_TMP/cutrec.pcap" "$T_TMP/badlen.pcap" <<'PY'
+import struct, sys
+from pkt import pcap_header, pcap_record, udp4, udp6
+a, b = udp4("198.51.100.9", 1, "203.0.113.1", 53), udp6("2001:db8::1", 1000, "2001:db8::2", 53)
+open(sys.argv[1], "wb").write(pcap_header() + pcap_record(a) + pcap_record(b)[:30])
+open(sys.argv[2], "wb").write(pcap_header() + pcap_record(a) + pcap_record(a) +
+                              struct.pack("<IIII", 0, 0, 1 << 20, 1 << 20) + b)
+PY
+"$FB" replay caps "$T_TMP/cutrec.pcap" >"$T_TMP/cut.out" 2>"$T_TMP/err" && fail "replay of a cut capture succeeded"
+check_eq "a capture cut inside a record: the file and the record named" "$(cat "$T_TMP/err")" \
+	"flowbloom: $T_TMP/cutrec.pcap: record 2: truncated dump file; tried to read 66 captured bytes, only got 14"
+check "... the record before it replayed" grep -q "cutrec.pcap: 1 packet: " "$T_TMP/cut.out"
+LONG=$T_TMP/$(printf 'd%.0s' {1..200})/$(printf 'e%.0s' {1..200})
+mkdir -p "$LONG" && cp "$T_TMP/cutrec.pcap" "$LONG/"
+"$FB" replay caps "$LONG/cutrec.pcap" >/dev/null 2>"$T_TMP/err"
+check_eq "... named whole, however long its path" "$(cut -d: -f2 "$T_TMP/err")" " $LONG/cutrec.pcap"
+"$FB" -j replay caps "$T_TMP/badlen.pcap" >"$T_TMP/out" 2>"$T_TMP/err" && fail "replay of a bad record length succeeded"
+check_eq "a record longer than the snap length: the file and the record named (-j)" \
+	"$(head -1 "$T_TMP/out")" \
+	"{\"error\":\"$T_TMP/badlen.pcap: record 3: invalid packet capture length 1048576, bigger than snaplen of 65535\"}"
+check_eq "... then the summary of the 2 records before" \
+	"$(tail -1 "$T_TMP/out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["packets"])')" 2
 # A record the capture cut short (tcpdump -s 54: caplen < len) is replayed
 # as kept, so an IPv6 UDP datagram cut after its IP header is malformed
 # here while the device saw it whole: replay says which records those are.
@@ -141,5 +167,25 @@ PY
 )" "[(False, 'ok'), (True, 'malformed')] 1"
 check "... and in the text summary" bash -c \
 	'"$1" replay caps "$2" | grep -q "1 malformed, .*, 1 truncated by the capture$"' _ "$FB" "$T_TMP/snap.pcap"
+# A malformed packet is matched on its addresses, if the parser read them:
+# --explain names them beside the rule kind that matched (else the rule
+# that decided could not be told), and says none were read for a frame
+# cut before them.
+check "add a source rule for the truncated packet" "$FB" add caps src 2001:db8::1
+python3 - "$T_TMP/snap.pcap" <<'PY2'
+import struct, sys
+from pkt import udp6
+fr = udp6("2001:db8::1", 1000, "2001:db8::2", 53)
+with open(sys.argv[1], "ab") as f:
+    f.write(struct.pack("<IIII", 0, 0, 30, len(fr)) + fr[:30])
+PY2
+check_eq "--explain: the addresses of a malformed packet, and the rule" \
+	"$("$FB" replay caps --explain "$T_TMP/snap.pcap" | sed -n '2,3p' | tr -s ' ')" \
+	"2 drop src (malformed: src 2001:db8::1 dst 2001:db8::2) (permanent) (truncated capture)
+3 drop - (malformed) (truncated capture)"
+check_eq "... -j: addresses" "$("$FB" -j replay caps --explain "$T_TMP/snap.pcap" | python3 -c '
+import json, sys
+print([json.loads(l).get("addresses", "-") for l in sys.stdin][:3])')" \
+	"[None, 'src 2001:db8::1 dst 2001:db8::2', None]"
 "$FB" destroy caps >/dev/null || fail "destroy"
 t_end

@@ -52,7 +52,7 @@ static const char *parse_name(__u32 p)
 static void explain_line(const struct fb_store *f, const char *file, unsigned long long n,
 			 const char *verdict, const struct fb_trace *tr, bool truncated)
 {
-	char text[FB_FLOW_STR], shape[112] = "", life[96] = "";
+	char text[FB_FLOW_STR], shape[112] = "", life[96] = "", addrs[2 * FB_FLOW_STR] = "";
 	struct fb_life l = { 0 };
 
 	if (tr && tr->kind == FB_KIND_MASK) {
@@ -71,6 +71,19 @@ static void explain_line(const struct fb_store *f, const char *file, unsigned lo
 		k.kind = FB_KIND_FLOW;
 		fb_flow_format(&k, text, sizeof(text));
 	}
+	/* A malformed packet is matched on its addresses if the parser read
+	 * them (its key then has a kind): they say which rule it was. */
+	if (tr && tr->parse == FB_PARSE_MALFORMED && tr->key.kind) {
+		struct fb_key k = tr->key;
+		char s[FB_FLOW_STR], d[FB_FLOW_STR];
+
+		k.plen = 128;
+		k.kind = FB_KIND_SRC;
+		fb_flow_format(&k, s, sizeof(s));
+		k.kind = FB_KIND_DST;
+		fb_flow_format(&k, d, sizeof(d));
+		snprintf(addrs, sizeof(addrs), "%s %s", s, d);
+	}
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("file", file);
@@ -86,6 +99,10 @@ static void explain_line(const struct fb_store *f, const char *file, unsigned lo
 				jw_str("flow", text);
 			else
 				jw_null("flow");
+			if (*addrs)
+				jw_str("addresses", addrs);
+			else
+				jw_null("addresses");
 			if (fb_match_name(tr->kind))
 				jw_str("match", fb_match_name(tr->kind));
 			else
@@ -102,10 +119,12 @@ static void explain_line(const struct fb_store *f, const char *file, unsigned lo
 		printf("%llu %s (shorter than an Ethernet header)%s\n", n, verdict,
 		       truncated ? " (truncated capture)" : "");
 	} else {
-		printf("%llu %-5s %-5s %s%s%s%s%s\n", n, verdict, fb_match_name(tr->kind) ?: "-",
+		printf("%llu %-5s %-5s %s%s%s%s%s%s%s%s\n", n, verdict,
+		       fb_match_name(tr->kind) ?: "-",
 		       tr->parse == FB_PARSE_OK	     ? text
 		       : tr->parse == FB_PARSE_NONIP ? "(non-ip)"
-						     : "(malformed)",
+						     : "(malformed",
+		       *addrs ? ": " : "", addrs, tr->parse == FB_PARSE_MALFORMED ? ")" : "",
 		       tr->fragment ? " (fragment)" : "", shape, life,
 		       truncated ? " (truncated capture)" : "");
 	}

@@ -17,8 +17,9 @@
 struct fb_pcap {
 	pcap_t *pc;
 	int dlt;
-	int truncated; /* the last record: shorter than the frame on the wire */
-	char path[256];
+	int truncated;		    /* the last record: shorter than the frame on the wire */
+	unsigned long long records; /* read so far */
+	char *path;		    /* for its errors, whole */
 };
 
 struct fb_pcap *fb_pcap_open(const char *path)
@@ -46,7 +47,12 @@ struct fb_pcap *fb_pcap_open(const char *path)
 		free(p);
 		return NULL;
 	}
-	snprintf(p->path, sizeof(p->path), "%s", path);
+	p->path = strdup(path);
+	if (!p->path) {
+		fb_report_err("%s: %s", path, strerror(errno));
+		fb_pcap_close(p);
+		return NULL;
+	}
 	p->dlt = pcap_datalink(p->pc);
 	if (p->dlt != DLT_EN10MB && p->dlt != DLT_RAW && p->dlt != DLT_IPV4 && p->dlt != DLT_IPV6 &&
 	    p->dlt != DLT_LINUX_SLL && p->dlt != DLT_LINUX_SLL2) {
@@ -72,9 +78,11 @@ int fb_pcap_next(struct fb_pcap *p, unsigned char *out, size_t cap, size_t *len,
 	if (rc == PCAP_ERROR_BREAK)
 		return 0;
 	if (rc != 1) {
-		fb_report_err("%s: %s", p->path, pcap_geterr(p->pc));
+		/* The record it could not read: the place to look. */
+		fb_report_err("%s: record %llu: %s", p->path, p->records + 1, pcap_geterr(p->pc));
 		return -1;
 	}
+	p->records++;
 	n = ph->caplen;
 	*cut = 0;
 	p->truncated = ph->caplen < ph->len;
@@ -130,5 +138,6 @@ void fb_pcap_close(struct fb_pcap *p)
 		return;
 	if (p->pc)
 		pcap_close(p->pc);
+	free(p->path);
 	free(p);
 }

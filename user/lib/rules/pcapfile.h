@@ -16,7 +16,8 @@ struct fb_pcap;
  * get a synthetic Ethernet header. */
 struct fb_pcap *fb_pcap_open(const char *path);
 /* Next frame into out (at most cap bytes; longer ones are cut and *cut set).
- * Returns 1 with *len set, 0 at the end, -1 on a read error (printed). */
+ * Returns 1 with *len set, 0 at the end, -1 on a read error (printed, with
+ * the file and the number of the record it could not read). */
 int fb_pcap_next(struct fb_pcap *p, unsigned char *out, size_t cap, size_t *len, int *cut);
 /* Was the last frame truncated by the capture (its snap length): fewer
  * bytes recorded than the frame had on the wire? */
