@@ -246,6 +246,11 @@ out=$("$FB" query in1 src 203.0.113.5 src 203.0.113.6 udp 198.51.100.9:1 203.0.1
 check_eq "BOM files: every entry is in" "$out" "3 of 3 maybe"
 printf 'src 203.0.113.5\n\xef\xbb\xbfsrc 203.0.113.6\n' >"$T_TMP/bom3.txt"
 fails_named "a BOM after the first line is an error" "bom3.txt:2:" "$FB" add in1 -f "$T_TMP/bom3.txt"
+# `ipset save` output is no list: said so at its first line (it was
+# "unknown protocol 'create'"), nothing loaded.
+printf 'create bad hash:ip family inet hashsize 1024 maxelem 65536\nadd bad 198.51.100.9\n' >"$T_TMP/ipset.txt"
+fails_named "ipset save output: named as such" "ipset.txt:1: unknown protocol 'create': \`ipset save\` output?" \
+	"$FB" load in1 "$T_TMP/ipset.txt"
 
 # IPv6 rules for extension headers can never match: the data path walks
 # past them. IPv4 parses no extension header: ah is a real protocol there.

@@ -155,6 +155,11 @@ static void proto_error(const char *w, char *err, size_t errlen)
 			 "'%s' is an address, not a protocol: write src %s or dst %s (load "
 			 "also reads bare addresses, one a line)",
 			 w, w, w);
+	else if (!strcmp(w, "create") || !strcmp(w, "add"))
+		snprintf(err, errlen,
+			 "unknown protocol '%s': `ipset save` output? a list holds one address "
+			 "or prefix a line (ipset list NAME prints them under Members:)",
+			 w);
 	else
 		snprintf(err, errlen, "unknown protocol '%s' (a name like tcp, or 0-255)", w);
 }
