@@ -203,16 +203,25 @@ int fb_chunks_install(int outer_fd, __u32 gen, const int *fds, __u32 n, int head
 
 int fb_chunks_release(int outer_fd, __u32 gen, __u32 from, __u32 to)
 {
-	__u32 *keys, i, n = to > from ? to - from : 0;
-	int *vals, empty, rc = -1;
+	__u32 *keys, i, n, slot;
+	int *vals, empty = -1, rc = -1;
 
-	if (!n)
-		return 0;
-	empty = chunk_create();
-	if (empty < 0) {
-		fb_report_err("cannot create an empty chunk: %s", strerror(errno));
-		return -1;
+	/* Without memory for the empty chunk (a memory cgroup at its limit,
+	 * most likely with the very chunks to release charged to it), slots
+	 * are emptied one at a time from the last (the range stays filled
+	 * from its first slot) until what they held, freed, makes room for
+	 * it. A delete allocates nothing, but waits for programs still
+	 * reading what the slot held (about 13 ms). */
+	while (to > from && (empty = chunk_create()) < 0) {
+		slot = fb_range_slot(gen, --to);
+		if (bpf_map_delete_elem(outer_fd, &slot) && errno != ENOENT) {
+			fb_report_err("cannot release the filter's chunks: %s", strerror(errno));
+			return -1;
+		}
 	}
+	if (to <= from)
+		return 0;
+	n = to - from;
 	keys = calloc(n, sizeof(*keys));
 	vals = calloc(n, sizeof(*vals));
 	if (keys && vals) {
