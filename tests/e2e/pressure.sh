@@ -168,7 +168,52 @@ test_create_import() {
 	check "destroy" "$FB" destroy src
 }
 
+# attach --replace whose new monitoring maps the limit refuses: the
+# program running there keeps dropping, and its maps stay pinned (top,
+# metrics, info see them). Before the fix the old maps were unpinned
+# first: top said "no traffic sketch" while the program went on counting
+# into maps nobody could read.
+test_attach_monitoring() {
+	local id0 before after
+	t_udp_pair "$B4" "$A4" "$BAD4" || {
+		skip "attach under pressure: $T_NET_WHY"
+		return
+	}
+	check "create m" "$FB" create m --capacity 1000 --fp-rate 0.001
+	check "m blocks a source" "$FB" add m src "$BAD4"
+	check "attach m with a sketch and accounting" \
+		fbB attach m "$VB" --monitor --accounting --max-flows 1000
+	id0=$(fbB -j status | t_json "[a['prog_id'] for a in d['attachments'] if a['device'] == '$VB'][0]" 2>/dev/null)
+	inA "$PY" -c "$T_UDP_SEND" "$BAD4" "$B4" 20
+	before=$(t_stat "$FB" m dropped)
+	check "... top reads the sketch" "$FB" top m
+	t_refused 1 "attach --replace with 4M flows under 4 MiB: refused" \
+		"cannot create the monitoring map" \
+		in_cg $((4 << 20)) "$FB" -n "$NSB" attach m "$VB" --replace --monitor \
+		--accounting --max-flows 4194304
+	check "... top still reads the sketch" "$FB" top m
+	grep -q "packets" "$T_TMP/out" && pass "... top lists the traffic" ||
+		fail "... top said: $(head -c 200 "$T_TMP/out")"
+	"$FB" metrics m >"$T_TMP/metrics" 2>&1
+	grep -q '^flowbloom_accounting_flows{filter="m"} [1-9]' "$T_TMP/metrics" &&
+		pass "... metrics still reads the accounting table" ||
+		fail "... metrics: $(grep accounting "$T_TMP/metrics" | head -c 300)"
+	check_eq "... info counts the monitoring maps" \
+		"$(info m "d['kernel_memory']['monitoring'] > 0")" True
+	inA "$PY" -c "$T_UDP_SEND" "$BAD4" "$B4" 20
+	after=$(t_stat "$FB" m dropped)
+	check_eq "... the program still drops the listed source" "$((after - before))" 20
+	"$FB" -j top m >"$T_TMP/top.json" 2>/dev/null
+	check_eq "... and its sketch still counts them" \
+		"$(t_json "sum(f['packets'] for f in d['flows'])" "$T_TMP/top.json")" 40
+	check "... check is clean" "$FB" check m
+	[ -n "$id0" ] && check_eq "... the same program runs" \
+		"$(fbB -j status | t_json "[a['prog_id'] for a in d['attachments'] if a['device'] == '$VB'][0]")" "$id0"
+	check "detach" fbB detach "$VB"
+}
+
 setup
 test_create_import
 test_replace_sweep
+test_attach_monitoring
 t_finish
