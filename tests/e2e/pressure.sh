@@ -154,6 +154,27 @@ test_replace_sweep() {
 	check "... destroy" "$FB" destroy r
 }
 
+# A descriptor per chunk, all open at once: under the usual soft limit of
+# 1024 a filter over 255 MiB could not be created, replaced, imported or
+# merged (here: a soft limit of 64, a filter of 77 chunks). Raised up to
+# the hard limit; past it, refused in one line that names ulimit -n.
+test_fd_limit() {
+	soft() { (ulimit -Sn 64 && exec "$@"); }
+	check "create 77 chunks under a soft limit of 64 files" soft "$FB" create nf --bits 160000000 --hashes 4
+	check "... load --replace" soft "$FB" load nf "$T_TMP/a.txt" --replace
+	check "... export" soft "$FB" export nf "$T_TMP/nf.fbx"
+	check "... import" soft "$FB" import "$T_TMP/nf.fbx" nf2
+	check "... merge" soft "$FB" merge nf nf2 --into nf2
+	check_eq "... the merged filter holds the flow" \
+		"$("$FB" query nf2 udp "$A4:53" "$B4:4000" | head -c 5)" "maybe"
+	t_refused 1 "create under a hard limit of 32 files: refused" "ulimit -n allows 32" \
+		bash -c "ulimit -n 32 && exec \"\$0\" create nf3 --bits 160000000 --hashes 4" "$FB"
+	check_eq "... no filter left" "$("$FB" list 2>&1 | grep -c nf3)" 0
+	check "... check nf" "$FB" check nf
+	check "destroy" "$FB" destroy nf
+	check "destroy" "$FB" destroy nf2
+}
+
 # create and import refused: one line, no pin.
 test_create_import() {
 	t_refused 1 "create of 32 MiB under 4 MiB: refused" "Cannot allocate memory" \
@@ -215,5 +236,6 @@ test_attach_monitoring() {
 setup
 test_create_import
 test_replace_sweep
+test_fd_limit
 test_attach_monitoring
 t_finish

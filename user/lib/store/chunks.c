@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "flowbloom/geometry.h"
@@ -19,12 +20,36 @@ static int chunk_create(void)
 	return bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_chunk", sizeof(__u32), FB_CHUNK_BYTES, 1, &o);
 }
 
+/* A descriptor per chunk, all open at once until installed: more than
+ * the usual soft limit of 1024 for a filter over 255 MiB. The soft limit
+ * is raised as far as needed, up to the hard one. */
+static void fd_room(__u32 n, struct rlimit *r)
+{
+	rlim_t want = (rlim_t)n + 128;
+
+	if (getrlimit(RLIMIT_NOFILE, r) || r->rlim_cur >= want)
+		return;
+	r->rlim_cur = r->rlim_max < want ? r->rlim_max : want;
+	setrlimit(RLIMIT_NOFILE, r);
+}
+
 int fb_chunks_create(__u32 n, int *fds)
 {
+	struct rlimit r = { 0, 0 };
 	__u32 i;
 
+	fd_room(n, &r);
 	for (i = 0; i < n; i++) {
 		fds[i] = chunk_create();
+		if (fds[i] < 0 && errno == EMFILE) {
+			fb_report_err(
+				"cannot create a %u-byte filter (%u chunks): %s (a chunk takes "
+				"a descriptor until all are made; ulimit -n allows %llu)",
+				(unsigned)FB_CHUNK_BYTES * n, n, strerror(errno),
+				(unsigned long long)r.rlim_cur);
+			fb_chunks_close(fds, i);
+			return -1;
+		}
 		if (fds[i] < 0) {
 			fb_report_err("cannot create a %u-byte filter (%u chunks): %s",
 				      (unsigned)FB_CHUNK_BYTES * n, n, strerror(errno));
