@@ -19,6 +19,7 @@
 
 static const char *const pin_names[] = { "config", "sketch",   "top",	 "top_keys",
 					 "seen",   "newflows", "mstats", "flows" };
+#define FB_MON_NPINS (int)(sizeof(pin_names) / sizeof(pin_names[0]))
 
 void fb_monitor_opts_default(struct fb_mon_opts *o)
 {
@@ -179,34 +180,26 @@ static __u64 flows_value_size(const struct fb_mon_config *c)
 	return fb_acct_plane_size(c->acct_buckets, sk ? c->shift : 0, sk ? c->depth : 0);
 }
 
-static int create_pin(const struct fb_store *f, int dir, const char *what, enum bpf_map_type type,
-		      const char *name, __u64 value_size, __u32 entries, __u32 flags)
+/* Monitoring map i (of pin_names) into fds[i], not pinned yet. */
+static int create_map(int *fds, int i, enum bpf_map_type type, const char *name, __u64 value_size,
+		      __u32 entries, __u32 flags)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = flags);
 	__u32 key_size = type == BPF_MAP_TYPE_RINGBUF ? 0 : sizeof(__u32);
-	char path[1024];
-	int fd;
 
 	if (value_size > FB_MON_MAX_VALUE) {
 		fb_report_err("the monitoring map %s would need %llu MiB per value (at most %llu)",
-			      what, (unsigned long long)value_size >> 20,
+			      pin_names[i], (unsigned long long)value_size >> 20,
 			      (unsigned long long)FB_MON_MAX_VALUE >> 20);
 		return -1;
 	}
-	fd = bpf_map_create(type, name, key_size, (__u32)value_size, entries, &opts);
-	if (fd < 0) {
-		fb_report_err("cannot create the monitoring map %s (%llu bytes): %s", what,
+	fds[i] = bpf_map_create(type, name, key_size, (__u32)value_size, entries, &opts);
+	if (fds[i] < 0) {
+		fb_report_err("cannot create the monitoring map %s (%llu bytes): %s", pin_names[i],
 			      (unsigned long long)(value_size ? value_size * entries : entries),
 			      strerror(errno));
 		return -1;
 	}
-	if (fb_pin_at(fd, dir, what)) {
-		mon_path(path, sizeof(path), f, what);
-		fb_report_err("cannot pin %s: %s", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	close(fd);
 	return 0;
 }
 
@@ -226,7 +219,9 @@ int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o)
 	struct fb_mon_config c = { 0 };
 	struct timespec ts;
 	char path[1024];
-	int ncpu = libbpf_num_possible_cpus(), fd, dir = -1, err = -1;
+	int ncpu = libbpf_num_possible_cpus(), dir = -1, err = -1, i, k;
+	int fds[FB_MON_NPINS] = { -1, -1, -1, -1, -1, -1, -1, -1 };
+	bool made = false;
 	__u32 zero = 0;
 	__u64 tick;
 
@@ -275,52 +270,63 @@ int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	c.created_ns = (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 
-	/* Old maps go first: a new geometry starts from zero. */
+	/* Every map first: one the kernel refuses (memory) leaves the old
+	 * ones pinned, which the program attach --replace keeps on failure
+	 * goes on feeding (top, flows, ipfix, guard read them). */
+	if (o->sketch && (create_map(fds, 1, BPF_MAP_TYPE_ARRAY, "fb_sketch", sketch_value_size(&c),
+				     c.planes, BPF_F_MMAPABLE) ||
+			  create_map(fds, 2, BPF_MAP_TYPE_ARRAY, "fb_top",
+				     sizeof(struct fb_top_plane), c.top_planes, BPF_F_MMAPABLE) ||
+			  create_map(fds, 3, BPF_MAP_TYPE_ARRAY, "fb_top_keys",
+				     sizeof(struct fb_top_keys), c.top_planes, BPF_F_MMAPABLE)))
+		goto out;
+	if (o->newflows &&
+	    (create_map(fds, 4, BPF_MAP_TYPE_ARRAY, "fb_seen", seen_value_size(&c), 1,
+			BPF_F_MMAPABLE) ||
+	     create_map(fds, 5, BPF_MAP_TYPE_RINGBUF, "fb_newflows", 0, c.ring_bytes, 0) ||
+	     create_map(fds, 6, BPF_MAP_TYPE_PERCPU_ARRAY, "fb_mon_stats",
+			sizeof(struct fb_mon_stats), 1, 0)))
+		goto out;
+	if (o->acct && create_map(fds, 7, BPF_MAP_TYPE_ARRAY, "fb_flows", flows_value_size(&c),
+				  ncpu, BPF_F_MMAPABLE))
+		goto out;
+	if (create_map(fds, 0, BPF_MAP_TYPE_ARRAY, "fb_mon_config", sizeof(c), 1, 0))
+		goto out;
+	if (bpf_map_update_elem(fds[0], &zero, &c, BPF_ANY)) {
+		fb_report_err("cannot write the monitoring config: %s", strerror(errno));
+		goto out;
+	}
+	/* Then the old maps go: a new geometry starts from zero. */
 	fb_monitor_unpin(f);
 	mon_path(path, sizeof(path), f, NULL);
 	if (mkdirat(f->dir_fd, FB_MON_DIR, 0700)) {
 		fb_report_err("cannot create %s: %s", path, strerror(errno));
-		return -1;
+		goto out;
 	}
+	made = true;
 	dir = mon_dir(f);
 	if (dir < 0) {
 		if (dir == -2)
 			fb_report_err("%s vanished", path);
 		goto out;
 	}
-	if (o->sketch && (create_pin(f, dir, "sketch", BPF_MAP_TYPE_ARRAY, "fb_sketch",
-				     sketch_value_size(&c), c.planes, BPF_F_MMAPABLE) ||
-			  create_pin(f, dir, "top", BPF_MAP_TYPE_ARRAY, "fb_top",
-				     sizeof(struct fb_top_plane), c.top_planes, BPF_F_MMAPABLE) ||
-			  create_pin(f, dir, "top_keys", BPF_MAP_TYPE_ARRAY, "fb_top_keys",
-				     sizeof(struct fb_top_keys), c.top_planes, BPF_F_MMAPABLE)))
-		goto out;
-	if (o->newflows && (create_pin(f, dir, "seen", BPF_MAP_TYPE_ARRAY, "fb_seen",
-				       seen_value_size(&c), 1, BPF_F_MMAPABLE) ||
-			    create_pin(f, dir, "newflows", BPF_MAP_TYPE_RINGBUF, "fb_newflows", 0,
-				       c.ring_bytes, 0) ||
-			    create_pin(f, dir, "mstats", BPF_MAP_TYPE_PERCPU_ARRAY, "fb_mon_stats",
-				       sizeof(struct fb_mon_stats), 1, 0)))
-		goto out;
-	if (o->acct && create_pin(f, dir, "flows", BPF_MAP_TYPE_ARRAY, "fb_flows",
-				  flows_value_size(&c), ncpu, BPF_F_MMAPABLE))
-		goto out;
 	/* The config goes last: a directory with a config is complete. */
-	if (create_pin(f, dir, "config", BPF_MAP_TYPE_ARRAY, "fb_mon_config", sizeof(c), 1, 0))
-		goto out;
-	fd = fb_pin_get(dir, "config");
-	if (fd < 0 || bpf_map_update_elem(fd, &zero, &c, BPF_ANY)) {
-		fb_report_err("cannot write the monitoring config: %s", strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		goto out;
+	for (i = 1; i <= FB_MON_NPINS; i++) {
+		k = i % FB_MON_NPINS;
+		if (fds[k] >= 0 && fb_pin_at(fds[k], dir, pin_names[k])) {
+			mon_path(path, sizeof(path), f, pin_names[k]);
+			fb_report_err("cannot pin %s: %s", path, strerror(errno));
+			goto out;
+		}
 	}
-	close(fd);
 	err = 0;
 out:
+	for (i = 0; i < FB_MON_NPINS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
 	if (dir >= 0)
 		close(dir);
-	if (err)
+	if (err && made)
 		fb_monitor_unpin(f);
 	return err;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "flowbloom/geometry.h"
@@ -19,12 +20,36 @@ static int chunk_create(void)
 	return bpf_map_create(BPF_MAP_TYPE_ARRAY, "fb_chunk", sizeof(__u32), FB_CHUNK_BYTES, 1, &o);
 }
 
+/* A descriptor per chunk, all open at once until installed: more than
+ * the usual soft limit of 1024 for a filter over 255 MiB. The soft limit
+ * is raised as far as needed, up to the hard one. */
+static void fd_room(__u32 n, struct rlimit *r)
+{
+	rlim_t want = (rlim_t)n + 128;
+
+	if (getrlimit(RLIMIT_NOFILE, r) || r->rlim_cur >= want)
+		return;
+	r->rlim_cur = r->rlim_max < want ? r->rlim_max : want;
+	setrlimit(RLIMIT_NOFILE, r);
+}
+
 int fb_chunks_create(__u32 n, int *fds)
 {
+	struct rlimit r = { 0, 0 };
 	__u32 i;
 
+	fd_room(n, &r);
 	for (i = 0; i < n; i++) {
 		fds[i] = chunk_create();
+		if (fds[i] < 0 && errno == EMFILE) {
+			fb_report_err(
+				"cannot create a %u-byte filter (%u chunks): %s (a chunk takes "
+				"a descriptor until all are made; ulimit -n allows %llu)",
+				(unsigned)FB_CHUNK_BYTES * n, n, strerror(errno),
+				(unsigned long long)r.rlim_cur);
+			fb_chunks_close(fds, i);
+			return -1;
+		}
 		if (fds[i] < 0) {
 			fb_report_err("cannot create a %u-byte filter (%u chunks): %s",
 				      (unsigned)FB_CHUNK_BYTES * n, n, strerror(errno));
@@ -203,16 +228,25 @@ int fb_chunks_install(int outer_fd, __u32 gen, const int *fds, __u32 n, int head
 
 int fb_chunks_release(int outer_fd, __u32 gen, __u32 from, __u32 to)
 {
-	__u32 *keys, i, n = to > from ? to - from : 0;
-	int *vals, empty, rc = -1;
+	__u32 *keys, i, n, slot;
+	int *vals, empty = -1, rc = -1;
 
-	if (!n)
-		return 0;
-	empty = chunk_create();
-	if (empty < 0) {
-		fb_report_err("cannot create an empty chunk: %s", strerror(errno));
-		return -1;
+	/* Without memory for the empty chunk (a memory cgroup at its limit,
+	 * most likely with the very chunks to release charged to it), slots
+	 * are emptied one at a time from the last (the range stays filled
+	 * from its first slot) until what they held, freed, makes room for
+	 * it. A delete allocates nothing, but waits for programs still
+	 * reading what the slot held (about 13 ms). */
+	while (to > from && (empty = chunk_create()) < 0) {
+		slot = fb_range_slot(gen, --to);
+		if (bpf_map_delete_elem(outer_fd, &slot) && errno != ENOENT) {
+			fb_report_err("cannot release the filter's chunks: %s", strerror(errno));
+			return -1;
+		}
 	}
+	if (to <= from)
+		return 0;
+	n = to - from;
 	keys = calloc(n, sizeof(*keys));
 	vals = calloc(n, sizeof(*vals));
 	if (keys && vals) {

@@ -43,7 +43,9 @@ int fb_chunks_install(int outer_fd, __u32 gen, const int *fds, __u32 n, int head
 int fb_chunks_install_at(int outer_fd, __u32 gen, __u32 from, const int *fds, __u32 n);
 /* Release the slots of chunks from..to-1 of generation gen: one batch
  * storing an empty chunk there (an outer map cannot delete in batches),
- * which drops the outer map's references to what they held. */
+ * which drops the outer map's references to what they held; without
+ * memory for the empty chunk, the last slots are deleted one by one
+ * until it fits (all of them if it never does). */
 int fb_chunks_release(int outer_fd, __u32 gen, __u32 from, __u32 to);
 
 /* An outer map adopted from ip link's program, given back as it was
