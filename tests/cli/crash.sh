@@ -493,6 +493,23 @@ for at in renameat:2 ftruncate:2; do
 	check_eq "... 10 deleted, once each" "$(grep -c ': -dst' "$T_TMP/bk2.err") $(grep -c 'nothing deleted' "$T_TMP/bk2.err")" "10 0"
 	"$FB" destroy bk >/dev/null
 done
+# A disk too full for STATE.added (every write to it fails with ENOSPC):
+# the rules a line would add cannot be named there, so they are not left
+# in the filter: its routes are refused, said so. They used to be added
+# and left named nowhere, the state file's own write failing too: the next
+# run, given their withdrawals, deleted none (blackholes for good).
+"$FB" create bk --capacity 1000 --fp-rate 0.001 --counting >/dev/null
+rm -f "$T_TMP"/bk.bgp*
+"$FB" bgp bk --state "$T_TMP/bk.bgp" </dev/null >/dev/null 2>&1 # the state file and its note made
+strace -f -qq -o /dev/null -P "$T_TMP/bk.bgp.added" -e trace=write -e inject=write:error=ENOSPC \
+	"$FB" bgp bk --state "$T_TMP/bk.bgp" <"$T_TMP/ann.in" >/dev/null 2>"$T_TMP/bk1.err"
+check_eq "STATE.added unwritable: none of the 10 rules left in the filter, refusals said ($(grep -m1 added "$T_TMP/bk1.err"))" \
+	"$(maybes bk "$T_TMP/bk.txt") $(info_flows bk) $([ "$(grep -c 'cannot write .*bk.bgp.added' "$T_TMP/bk1.err")" -ge 1 ] && echo said)" "0 0 said"
+"$FB" bgp bk --state "$T_TMP/bk.bgp" <"$T_TMP/ann.in" >/dev/null 2>"$T_TMP/bk2.err"
+check_eq "... announced again with room: the 10 rules added" "$? $(maybes bk "$T_TMP/bk.txt")" "0 10"
+"$FB" bgp bk --state "$T_TMP/bk.bgp" <"$T_TMP/wd.in" >/dev/null 2>"$T_TMP/bk2.err"
+check_eq "... withdrawn: none left" "$? $(maybes bk "$T_TMP/bk.txt") $(info_flows bk)" "0 0 0"
+"$FB" destroy bk >/dev/null
 
 # --- Import streams its file (issue 9, item 10): the peak memory of
 # importing a 32 MiB filter is the filter's own mapping plus buffers, not

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,19 +32,34 @@
  * between leaves this line's rules over, never has the next run delete a
  * rule that was not added (its counters would be someone else's).
  */
-void bgp_note_added(struct bgp_run *rn, const struct fb_key *keys, size_t n)
+int bgp_note_added(struct bgp_run *rn, const struct fb_key *keys, size_t n)
 {
 	char text[FB_FLOW_STR];
+	int fd, err;
+	off_t at;
 	size_t i;
 
-	if (!rn->added_fp || rn->ttl > 0)
-		return;
+	if (!rn->added_fp || rn->ttl > 0 || !n)
+		return 0;
+	fd = fileno(rn->added_fp);
+	at = lseek(fd, 0, SEEK_END);
 	for (i = 0; i < n; i++) {
 		fb_flow_format(&keys[i], text, sizeof(text));
 		fprintf(rn->added_fp, "%llu\t%u\t%s\n", rn->commits + 1, rn->f.bits_id, text);
 	}
-	if (fflush(rn->added_fp))
-		bgp_say("cannot write %s.added: %s", rn->state, strerror(errno));
+	if (!fflush(rn->added_fp))
+		return 0;
+	/* Not named (a full disk): what did not reach the file never will
+	 * (a later write would name rules the caller takes out again), and a
+	 * line cut short goes. */
+	err = errno;
+	__fpurge(rn->added_fp);
+	clearerr(rn->added_fp);
+	if (at >= 0 && ftruncate(fd, at))
+		bgp_say("cannot cut %s.added back: %s", rn->state, strerror(errno));
+	bgp_say("cannot write %s.added: %s: the line's rules are taken out again", rn->state,
+		strerror(err));
+	return -1;
 }
 
 /* At start: the rules a killed run added after its last state write

@@ -222,6 +222,13 @@ void bgp_count_copies(struct bgp_run *rn, struct fb_store *f)
 /* p's copy out of the permanent rules: 0, or -1 if they do not hold it
  * (someone else deleted it: then lowering its counters would take bits
  * from others). */
+/* One permanent copy of k out of the filter (its exact set's too). */
+static void del_copy(struct fb_store *f, const struct fb_key *k)
+{
+	if (!fb_counting_del(f, k) && f->hdr->confirm)
+		fb_exact_adjust(f, k, -1);
+}
+
 static int del_permanent(struct fb_store *f, const struct bgp_pending *p)
 {
 	size_t bad;
@@ -229,9 +236,19 @@ static int del_permanent(struct fb_store *f, const struct bgp_pending *p)
 	if ((f->hdr->confirm && !fb_exact_count(f, &p->key)) ||
 	    fb_counting_check_dels(f, &p->key, 1, &bad))
 		return -1;
-	if (!fb_counting_del(f, &p->key) && f->hdr->confirm)
-		fb_exact_adjust(f, &p->key, -1);
+	del_copy(f, &p->key);
 	return 0;
+}
+
+void bgp_unadd(struct bgp_run *rn, struct fb_store *f, const struct fb_key *keys, size_t n,
+	       const char *why)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		del_copy(f, &keys[i]);
+	for (i = 0; i < n; i++)
+		fb_bgp_refused(&rn->b, &keys[i], why, NULL);
 }
 
 /* Withdrawn, then announced again before the withdrawal was applied. */

@@ -122,7 +122,13 @@ int bgp_queue_del(struct bgp_run *rn, const struct fb_key *k);
  * the start, queue the deletion of those a killed run added after its
  * last state write (0, or -1 out of memory). */
 int bgp_open_added(struct bgp_run *rn);
-void bgp_note_added(struct bgp_run *rn, const struct fb_key *keys, size_t n);
+/* keys[0..n), just added as permanent rules, named in STATE.added: 0, or
+ * -1 said (not written: the caller takes them out, bgp_unadd). */
+int bgp_note_added(struct bgp_run *rn, const struct fb_key *keys, size_t n);
+/* Take keys[0..n), the line's rules just added, out of the filter again
+ * and refuse their routes, why said once each. */
+void bgp_unadd(struct bgp_run *rn, struct fb_store *f, const struct fb_key *keys, size_t n,
+	       const char *why);
 int bgp_recover_added(struct bgp_run *rn);
 /* f is a new filter array: our rules added again (see bgpfilter.c). 0, or
  * -1 out of memory. */

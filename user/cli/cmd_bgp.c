@@ -242,7 +242,13 @@ static int apply_line(struct bgp_run *rn)
 		n = j;
 		bgp_bound(rn, &rn->f, rn->b.add, &n);
 		bgp_add_rules(rn, &rn->f, rn->b.add, &n, "this line's rules");
-		bgp_note_added(rn, rn->b.add, n);
+		/* Added, and named nowhere a killed run's successor would find
+		 * them: out again, their routes refused. */
+		if (bgp_note_added(rn, rn->b.add, n)) {
+			bgp_unadd(rn, &rn->f, rn->b.add, n,
+				  "its rules could not be recorded (STATE.added)");
+			n = 0;
+		}
 		for (i = 0; i < n; i++) {
 			bgp_show(rn->lineno, '+', &rn->b.add[i], "");
 			rn->added++;
