@@ -395,13 +395,29 @@ int fb_flow_parse_keys_max(int argc, char **argv, size_t max, struct fb_key *key
 	return used;
 }
 
+/* Whether the FLOW of fields argv[0..) gives its own `proto P` (before a
+ * field given again ends it). */
+static bool next_has_proto(int argc, char **argv)
+{
+	int k, j;
+
+	for (k = 0; k + 1 < argc && fb_rule_keyword(argv[k]); k += 2) {
+		for (j = 0; j < k; j += 2)
+			if (!strcmp(argv[j], argv[k]))
+				return false;
+		if (!strcmp(argv[k], "proto"))
+			return true;
+	}
+	return false;
+}
+
 int fb_flow_next_check(int argc, char **argv, int used, char *err, size_t errlen)
 {
 	const char *proto = NULL, *kw = "";
 	int k;
 
 	if (used >= argc || used < 2 || !fb_rule_keyword(argv[used]) ||
-	    !strcmp(argv[used], "proto"))
+	    next_has_proto(argc - used, argv + used))
 		return 0;
 	/* Its protocol: the first word of the fields form (`udp dport 53`),
 	 * or a `proto P` field; `any` and the address rules have none. */
