@@ -284,6 +284,13 @@ check_eq "'src A src B dst C': three address rules" \
 	"$("$FB" -j query in1 src 198.51.100.1 src 198.51.100.2 dst 203.0.113.1 | t_json "d['total']")" 3
 check "'udp dport 53 udp dport 123', 'any dport 53 dport 54': several FLOWs" \
 	"$FB" query in1 udp dport 53 udp dport 123 any dport 53 dport 54
+# ... and so is a next FLOW that gives its own protocol later in it.
+check_eq "'src A proto 6 src B proto 6', 'tcp dport 22 dport 80 proto 6': 6 rules" \
+	"$("$FB" -j query in1 src 198.51.100.1 proto 6 src 198.51.100.2 proto 6 \
+		tcp dport 22 dport 80 proto 6 | t_json "d['total']")" 6
+t_refused 2 "'tcp dport 22 dport 80 dport 81 proto 6' refused (dport 80 alone)" \
+	"argument 4: 'dport' again .* write 'tcp dport 80'" \
+	"$FB" query in1 tcp dport 22 dport 80 dport 81 proto 6
 printf 'src 2001:db8::9\nah [2001:db8::1]:0 [2001:db8::2]:0\n' >"$T_TMP/ah6.txt"
 fails_named "IPv6 ah in a list refused with FILE:LINE" "ah6.txt:2: IPv6 protocol 51" \
 	"$FB" load in1 "$T_TMP/ah6.txt"

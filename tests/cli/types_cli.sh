@@ -136,6 +136,14 @@ done
 check "cuckoo replace: 5 flows that 32 buckets cannot hold are loaded" \
 	"$FB" load ck5k "$T_TMP/r5.txt" --replace
 check_eq "cuckoo replace: in 64 buckets" "$("$FB" -j info ck5k | jfield buckets)" 64
+# A table under 2048 buckets is sized for load 0.75, a larger one for
+# 0.95: info says the one its table was built for (it said 0.95 of both).
+check_eq "info: a 64-bucket table is built for 0.75" \
+	"$("$FB" info ck5k | grep -o 'built for [0-9.]*')" "built for 0.75"
+check "a cuckoo filter for 10000 flows" "$FB" create ck10k --type cuckoo --capacity 10000 --fp-rate 0.01
+check_eq "info: its 4096-bucket table is built for 0.95" \
+	"$("$FB" info ck10k | grep -o '[0-9]* buckets\|built for [0-9.]*' | tr '\n' ' ')" "4096 buckets built for 0.95 "
+"$FB" destroy ck10k >/dev/null
 check_eq "cuckoo replace: the program matches all 5" \
 	"$(matched ck5k "$T_TMP"/r{30,683,815,909,948}.pcap)" "1 1 1 1 1"
 check "cuckoo replace: check says clean" "$FB" check ck5k

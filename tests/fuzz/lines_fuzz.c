@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The line reader behind every file input (fb_lines_*, user/lib/rules/
- * flow.c), on a regular file and on a stream that hands the bytes over in
+ * lines.c), on a regular file and on a stream that hands the bytes over in
  * pieces (a SOCK_SEQPACKET socket: one packet per read(2), so the pieces
  * are the fuzzer's choice and every run is the same). The input: one byte
  * for the kind (even: a file, odd: a stream), one for the piece size, then

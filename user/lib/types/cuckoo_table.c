@@ -55,6 +55,11 @@ unsigned fb_cuckoo_fp_bits_for(double p)
 #define SMALL_BUCKETS 2048
 #define SMALL_LOAD 0.75
 
+double fb_cuckoo_design_load(__u32 nbuckets)
+{
+	return nbuckets < SMALL_BUCKETS ? SMALL_LOAD : FB_CUCKOO_DESIGN_LOAD;
+}
+
 int fb_cuckoo_size(double capacity, double p, struct fb_cuckoo_geom *g)
 {
 	__u32 nb = 2 * FB_CUCKOO_MIN_BUCKETS;
@@ -62,8 +67,7 @@ int fb_cuckoo_size(double capacity, double p, struct fb_cuckoo_geom *g)
 
 	if (!f || !(capacity >= 0))
 		return -1;
-	while (capacity > FB_CUCKOO_SLOTS * (double)nb *
-				  (nb < SMALL_BUCKETS ? SMALL_LOAD : FB_CUCKOO_DESIGN_LOAD)) {
+	while (capacity > FB_CUCKOO_SLOTS * (double)nb * fb_cuckoo_design_load(nb)) {
 		if (nb >= FB_CUCKOO_MAX_BUCKETS)
 			return -1;
 		nb *= 2;

@@ -29,6 +29,9 @@ unsigned fb_cuckoo_fp_bits_for(double p);
  * capacity (<= 0.75 in a table under 2048 buckets; 32 buckets at least).
  * first_block is left to the caller. 0 ok, -1 impossible. */
 int fb_cuckoo_size(double capacity, double p, struct fb_cuckoo_geom *g);
+/* The load a table of nbuckets is sized for (0.75 under 2048 buckets,
+ * else FB_CUCKOO_DESIGN_LOAD). */
+double fb_cuckoo_design_load(__u32 nbuckets);
 /* Is g a geometry these functions can work on, inside an array of
  * avail_blocks blocks? A header read from a map is input: check it before
  * any other call. 0 ok; -1 with the reason in why. */

@@ -173,7 +173,7 @@ static void cuckoo_describe(const struct fb_store *f, const struct fb_ftype_out 
 		 "  cuckoo: %u buckets x %d slots, %u-bit fingerprints; %llu stored, load factor "
 		 "%.4f (built for %.2f)",
 		 c->nbuckets, FB_CUCKOO_SLOTS, c->fp_bits, (unsigned long long)cuckoo_items(f),
-		 cuckoo_load(f), FB_CUCKOO_DESIGN_LOAD);
+		 cuckoo_load(f), fb_cuckoo_design_load(c->nbuckets));
 }
 
 static void cuckoo_geometry(const struct fb_block *geom, char *buf, size_t len)
