@@ -351,6 +351,17 @@ void test_flow_parse(void)
 		ASSERT_TRUE(!memcmp(&key, &k2, sizeof(key)),
 			    "parse_line: tabs and CRLF line gives the same key as argv");
 
+		/* What an older build wrote of protocol 1 over IPv6 (bgp's
+		 * state files): read back as that key, not refused as an
+		 * operator's icmp-for-icmpv6 slip is. */
+		strcpy(line, "icmp dst 2001:db8::/32");
+		ASSERT_EQ(fb_flow_parse_line(line, &key, &blank, err, sizeof(err)), 0,
+			  "parse_line: an older build's 'icmp dst 2001:db8::/32' read back");
+		ASSERT_TRUE(key.family == FB_FAMILY_IPV6 && key.proto == 1,
+			    "parse_line: ... as protocol 1 over IPv6");
+		n = split_words("icmp dst 2001:db8::/32", buf, sizeof(buf), words, 8);
+		ASSERT_EQ(fb_flow_parse(n, words, &k2, err, sizeof(err)), -1,
+			  "... the same words on a command line refused");
 		strcpy(line, "udp 198.51.100.1:53 203.0.113.7:4000 extra");
 		err[0] = 0;
 		ASSERT_EQ(fb_flow_parse_line(line, &key, &blank, err, sizeof(err)), -1,

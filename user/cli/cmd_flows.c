@@ -51,8 +51,8 @@ static int on_event(void *ctx, void *data, size_t len)
 		jw_obj_open(NULL);
 		jw_str("time", when);
 		jw_str("flow", text);
-		if (fb_proto_name(e->key.proto))
-			jw_str("proto", fb_proto_name(e->key.proto));
+		if (fb_proto_name_fam(e->key.proto, e->key.family))
+			jw_str("proto", fb_proto_name_fam(e->key.proto, e->key.family));
 		else
 			jw_u64("proto", e->key.proto);
 		jw_str("src", src);

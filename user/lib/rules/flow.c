@@ -326,13 +326,15 @@ int fb_flow_parse_keys(int argc, char **argv, struct fb_key *keys, size_t *n, ch
  * packet meets: ICMP for IPv6 is protocol 58, and the program keys a
  * packet by the protocol in its header. Refused by name; a number (`1`,
  * `proto 1`) still means exactly that protocol. */
+static __thread bool icmp_any_family; /* fb_flow_parse_line: files we wrote */
+
 static int icmp_family(const char *word, const struct fb_key *keys, size_t n, char *err,
 		       size_t errlen)
 {
 	bool v4 = !strcasecmp(word, "icmp");
 	size_t i;
 
-	if (!v4 && strcasecmp(word, "icmpv6") && strcasecmp(word, "ipv6-icmp"))
+	if (icmp_any_family || (!v4 && strcasecmp(word, "icmpv6") && strcasecmp(word, "ipv6-icmp")))
 		return 0;
 	for (i = 0; i < n; i++)
 		if (keys[i].family != (v4 ? FB_FAMILY_IPV6 : FB_FAMILY_IPV4))
@@ -501,8 +503,15 @@ int fb_flow_parse_line(char *line, struct fb_key *key, int *blank, char *err, si
 {
 	struct fb_key keys[FB_RULE_KEYS_MAX];
 	size_t n;
+	int rc;
 
-	if (fb_flow_parse_line_keys(line, keys, &n, blank, err, errlen))
+	/* A rule fb_flow_format wrote, maybe by an older build, which named
+	 * protocol 1 of an IPv6 key icmp (58 of an IPv4 one icmpv6): read
+	 * back as the key it was, not refused as an operator's slip. */
+	icmp_any_family = true;
+	rc = fb_flow_parse_line_keys(line, keys, &n, blank, err, errlen);
+	icmp_any_family = false;
+	if (rc)
 		return -1;
 	if (*blank)
 		return 0;
