@@ -43,16 +43,24 @@ int bgp_note_added(struct bgp_run *rn, const struct fb_key *keys, size_t n)
 		return 0;
 	fd = fileno(rn->added_fp);
 	at = lseek(fd, 0, SEEK_END);
+	err = 0;
 	for (i = 0; i < n; i++) {
 		fb_flow_format(&keys[i], text, sizeof(text));
-		fprintf(rn->added_fp, "%llu\t%u\t%s\n", rn->commits + 1, rn->f.bits_id, text);
+		if (fprintf(rn->added_fp, "%llu\t%u\t%s\n", rn->commits + 1, rn->f.bits_id, text) <
+			    0 &&
+		    !err)
+			err = errno;
 	}
-	if (!fflush(rn->added_fp))
+	/* A write that failed while the lines were put (the buffer filled)
+	 * had stdio drop what it held, though the flush of the rest may
+	 * succeed: the file would name the line's last rules only. */
+	if (!fflush(rn->added_fp) && !err && !ferror(rn->added_fp))
 		return 0;
 	/* Not named (a full disk): what did not reach the file never will
 	 * (a later write would name rules the caller takes out again), and a
 	 * line cut short goes. */
-	err = errno;
+	if (!err)
+		err = errno ? errno : EIO;
 	__fpurge(rn->added_fp);
 	clearerr(rn->added_fp);
 	if (at >= 0 && ftruncate(fd, at))
