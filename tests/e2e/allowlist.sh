@@ -77,11 +77,15 @@ check "create N (allow)" "$FB" create N --capacity 1000 --fp-rate 0.001 --action
 check "add UDP from A to B, ICMPv6 from link-local and ::" "$FB" add N \
 	udp src 2001:db8:1::1 dst 2001:db8:1::2 icmpv6 src fe80::/10 icmpv6 src ::/128
 check "attach N" fbB attach N "$VB"
-# udp_in N: datagrams B's socket receives of N that A sends, 0.3 s apart.
+# udp_in N: datagrams B's socket receives of N that A sends, 0.3 s apart,
+# once the socket is bound (a fixed wait for it was too short on a loaded
+# machine: a datagram sent before it is refused, not counted).
 udp_in() {
-	inB "$PY" -c 'import socket
+	rm -f "$T_TMP/bound"
+	inB "$PY" -c 'import socket, sys
 s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
 s.bind(("2001:db8:1::2", 9))
+open(sys.argv[1], "w").close()
 s.settimeout(4)
 n = 0
 try:
@@ -90,9 +94,9 @@ try:
         n += 1
 except socket.timeout:
     pass
-print(n)' >"$T_TMP/in" &
+print(n)' "$T_TMP/bound" >"$T_TMP/in" &
 	local rx=$!
-	sleep 0.5
+	t_wait_until 20 test -e "$T_TMP/bound" || fail "udp_in: B's receiver not bound after 20 s"
 	inA "$PY" -c 'import socket, sys, time
 s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
 for i in range(int(sys.argv[1])):
