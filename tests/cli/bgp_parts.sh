@@ -260,5 +260,14 @@ wd 203.0.113.60/32 | bgp fl "$T_TMP/fl.bgp" --ttl 1h
 check_eq "... withdrawn: the operator's copy only is left" \
 	"$(cnt fl dst 203.0.113.60/32) $(ingens fl)" "1 1"
 check "... and the filter is clean" "$FB" check fl
+# Withdrawn, announced and withdrawn again within one commit: the first
+# withdrawal takes every copy, and the second has nothing to say (it said
+# "no longer in the filter; nothing deleted" of a route just deleted).
+ann 203.0.113.61/32 | bgp fl "$T_TMP/fl.bgp" --ttl 1h
+: >"$T_TMP/bgp.err"
+{ wd 203.0.113.61/32; ann 203.0.113.61/32; wd 203.0.113.61/32; } | bgp fl "$T_TMP/fl.bgp" --ttl 1h
+check_eq "withdraw, announce, withdraw in one commit: deleted once, nothing else said" \
+	"$(q fl dst 203.0.113.61/32) $(grep -c -- '-dst 203.0.113.61' "$T_TMP/bgp.err") $(grep -c 'nothing deleted' "$T_TMP/bgp.err")" \
+	"no 1 0"
 "$FB" destroy fl >/dev/null
 t_end

@@ -269,6 +269,64 @@ void bgp_trim_pending(struct bgp_run *rn)
 			bgp_copies_trim_plan(&rn->copies, &rn->pend[i].key);
 }
 
+/* The pending deletions of rules with a lifetime, by key (a hash, then
+ * the order queued): built when one finds none of our copies left. */
+struct pend_ix {
+	__u64 h;
+	size_t i;
+};
+
+static __u64 key_hash(const struct fb_key *k)
+{
+	const unsigned char *b = (const unsigned char *)k;
+	__u64 h = 14695981039346656037ULL; /* FNV-1a */
+	size_t i;
+
+	for (i = 0; i < sizeof(*k); i++)
+		h = (h ^ b[i]) * 1099511628211ULL;
+	return h;
+}
+
+static int cmp_ix(const void *a, const void *b)
+{
+	const struct pend_ix *x = a, *y = b;
+
+	if (x->h != y->h)
+		return x->h < y->h ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Was pend[i]'s rule withdrawn earlier in this batch (withdrawn, announced
+ * and withdrawn again before a commit)? Its first withdrawal took every
+ * copy of ours, the second's included: nothing to say of the second. */
+static bool withdrawn_before(const struct bgp_run *rn, size_t i, struct pend_ix **ix, size_t *nix)
+{
+	struct pend_ix want = { key_hash(&rn->pend[i].key), 0 }, *lo;
+	size_t a = 0, b, j;
+
+	if (!*ix) {
+		*ix = malloc(rn->npend * sizeof(**ix));
+		if (!*ix)
+			return false;
+		for (j = 0; j < rn->npend; j++)
+			if (rn->pend[j].gens)
+				(*ix)[(*nix)++] = (struct pend_ix){ key_hash(&rn->pend[j].key), j };
+		qsort(*ix, *nix, sizeof(**ix), cmp_ix);
+	}
+	b = *nix;
+	while (a < b) { /* the first of hash want.h */
+		j = a + (b - a) / 2;
+		if (cmp_ix(&(*ix)[j], &want) < 0)
+			a = j + 1;
+		else
+			b = j;
+	}
+	for (lo = *ix + a; lo < *ix + *nix && lo->h == want.h && lo->i < i; lo++)
+		if (!memcmp(&rn->pend[lo->i].key, &rn->pend[i].key, sizeof(rn->pend[i].key)))
+			return true;
+	return false;
+}
+
 /*
  * The deletions waiting for the state file, each only from the part of
  * the filter our copies are in (bgp_run.in_gens when it was queued):
@@ -282,8 +340,9 @@ void bgp_trim_pending(struct bgp_run *rn)
 void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 {
 	struct fb_gen_views gv = { 0 };
+	struct pend_ix *ix = NULL;
 	bool views = false;
-	size_t i;
+	size_t i, nix = 0;
 
 	for (i = 0; i < rn->npend && !views; i++)
 		if (rn->pend[i].gens) {
@@ -305,7 +364,8 @@ void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 		}
 		if (p->gens ? !bgp_copies_del(&rn->copies, &gv, &p->key, &rn->lim)
 			    : del_permanent(f, p)) {
-			if (!p->moved) /* else ended with its lifetime */
+			/* Else ended with its lifetime, or withdrawn before. */
+			if (!p->moved && !(p->gens && withdrawn_before(rn, i, &ix, &nix)))
 				bgp_show(p->lineno, '?', &p->key,
 					 ": no longer in the filter; nothing deleted");
 			continue;
@@ -315,6 +375,7 @@ void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 		bgp_show(p->lineno, '-', &p->key, "");
 		rn->deleted++;
 	}
+	free(ix);
 	if (views)
 		fb_gens_views_close(&gv);
 	rn->npend = 0;
