@@ -396,10 +396,12 @@ int cmd_capture(int argc, char **argv)
 	if (out != stdout)
 		sync_out(&rd);
 	/* Ctrl-C of `capture -w - | READER` reaches the reader too, which
-	 * can be gone before the frames still held here are written: the
-	 * stop asked for, not a failed write. */
+	 * can be gone before the frames still held here are written (EPIPE),
+	 * or interrupts a write the full pipe held (EINTR): the stop asked
+	 * for, not a failed write. What such an error left held goes. */
 	stopped = fb_interrupted() && out == stdout;
-	if (stopped && (rd.err == EPIPE || (fflush(out) && errno == EPIPE))) {
+	if (stopped && (rd.err == EPIPE || rd.err == EINTR ||
+			(!rd.err && fflush(out) && (errno == EPIPE || errno == EINTR)))) {
 		rd.err = 0;
 		__fpurge(out);
 		clearerr(out);
