@@ -326,15 +326,13 @@ int fb_flow_parse_keys(int argc, char **argv, struct fb_key *keys, size_t *n, ch
  * packet meets: ICMP for IPv6 is protocol 58, and the program keys a
  * packet by the protocol in its header. Refused by name; a number (`1`,
  * `proto 1`) still means exactly that protocol. */
-static __thread bool icmp_any_family; /* fb_flow_parse_line: files we wrote */
-
 static int icmp_family(const char *word, const struct fb_key *keys, size_t n, char *err,
 		       size_t errlen)
 {
 	bool v4 = !strcasecmp(word, "icmp");
 	size_t i;
 
-	if (icmp_any_family || (!v4 && strcasecmp(word, "icmpv6") && strcasecmp(word, "ipv6-icmp")))
+	if (!v4 && strcasecmp(word, "icmpv6") && strcasecmp(word, "ipv6-icmp"))
 		return 0;
 	for (i = 0; i < n; i++)
 		if (keys[i].family != (v4 ? FB_FAMILY_IPV6 : FB_FAMILY_IPV4))
@@ -350,8 +348,10 @@ static int icmp_family(const char *word, const struct fb_key *keys, size_t n, ch
 	return -1;
 }
 
-int fb_flow_parse_keys_max(int argc, char **argv, size_t max, struct fb_key *keys, size_t *n,
-			   char *err, size_t errlen)
+/* strict: an operator's FLOW (icmp_family() refusals); else one we wrote,
+ * maybe an older build (fb_flow_parse_line). */
+static int parse_keys(int argc, char **argv, size_t max, struct fb_key *keys, size_t *n, char *err,
+		      size_t errlen, bool strict)
 {
 	int proto, used;
 
@@ -385,16 +385,22 @@ int fb_flow_parse_keys_max(int argc, char **argv, size_t max, struct fb_key *key
 			return -1;
 		}
 		used = fb_rule_parse_max(argc - 1, argv + 1, proto, max, keys, n, err, errlen);
-		if (used >= 0 && icmp_family(argv[0], keys, *n, err, errlen))
+		if (used >= 0 && strict && icmp_family(argv[0], keys, *n, err, errlen))
 			return -1;
 		return used < 0 ? -1 : used + 1;
 	}
 	used = parse_positional(argc, argv, &keys[0], err, errlen);
 	if (used > 0)
 		*n = 1;
-	if (used > 0 && icmp_family(argv[0], keys, *n, err, errlen))
+	if (used > 0 && strict && icmp_family(argv[0], keys, *n, err, errlen))
 		return -1;
 	return used;
+}
+
+int fb_flow_parse_keys_max(int argc, char **argv, size_t max, struct fb_key *keys, size_t *n,
+			   char *err, size_t errlen)
+{
+	return parse_keys(argc, argv, max, keys, n, err, errlen, true);
 }
 
 /* Whether the FLOW of fields argv[0..) gives its own `proto P` (before a
@@ -468,8 +474,8 @@ int fb_flow_parse(int argc, char **argv, struct fb_key *key, char *err, size_t e
 	return used;
 }
 
-int fb_flow_parse_line_keys(char *line, struct fb_key *keys, size_t *nkeys, int *blank, char *err,
-			    size_t errlen)
+static int line_keys(char *line, struct fb_key *keys, size_t *nkeys, int *blank, char *err,
+		     size_t errlen, bool strict)
 {
 	char *words[FB_FLOW_WORDS], *save = NULL, *w, *hash = strchr(line, '#');
 	int n = 0, used;
@@ -489,7 +495,7 @@ int fb_flow_parse_line_keys(char *line, struct fb_key *keys, size_t *nkeys, int 
 		*blank = 1;
 		return 0;
 	}
-	used = fb_flow_parse_keys(n, words, keys, nkeys, err, errlen);
+	used = parse_keys(n, words, FB_RULE_KEYS_MAX, keys, nkeys, err, errlen, strict);
 	if (used < 0)
 		return -1;
 	if (used != n) {
@@ -499,19 +505,21 @@ int fb_flow_parse_line_keys(char *line, struct fb_key *keys, size_t *nkeys, int 
 	return 0;
 }
 
+int fb_flow_parse_line_keys(char *line, struct fb_key *keys, size_t *nkeys, int *blank, char *err,
+			    size_t errlen)
+{
+	return line_keys(line, keys, nkeys, blank, err, errlen, true);
+}
+
 int fb_flow_parse_line(char *line, struct fb_key *key, int *blank, char *err, size_t errlen)
 {
 	struct fb_key keys[FB_RULE_KEYS_MAX];
 	size_t n;
-	int rc;
 
 	/* A rule fb_flow_format wrote, maybe by an older build, which named
 	 * protocol 1 of an IPv6 key icmp (58 of an IPv4 one icmpv6): read
 	 * back as the key it was, not refused as an operator's slip. */
-	icmp_any_family = true;
-	rc = fb_flow_parse_line_keys(line, keys, &n, blank, err, errlen);
-	icmp_any_family = false;
-	if (rc)
+	if (line_keys(line, keys, &n, blank, err, errlen, false))
 		return -1;
 	if (*blank)
 		return 0;
