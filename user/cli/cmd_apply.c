@@ -225,15 +225,15 @@ static int check_settings(struct ap_conf *c, const struct fb_header *h)
 			d->swap = true;
 			continue;
 		}
-		act = s.action ? s.action : h->action;
-		if (act == h->action && fb_malformed_drop(s.malformed, act) == drop)
+		act = fb_seen_action(&s, h->action);
+		if (act == h->action && fb_seen_malformed_drop(&s, h->action) == drop)
 			continue;
 		if (s.mon) {
 			fb_err("%s:%d: '%s' runs on %s with monitoring, action %s and malformed "
 			       "packets %s, the file says action %s, malformed packets %s: apply "
 			       "--down first to change it",
 			       c->file, d->line, c->name, d->name, FB_NAME(fb_action_names, act),
-			       fb_malformed_drop(s.malformed, act) ? "dropped" : "passed",
+			       fb_seen_malformed_drop(&s, h->action) ? "dropped" : "passed",
 			       FB_NAME(fb_action_names, h->action), drop ? "dropped" : "passed");
 			return -1;
 		}

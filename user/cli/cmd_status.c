@@ -60,24 +60,24 @@ static bool settings(const struct fb_att *a, struct att_settings *out)
 	struct fb_load_seen s;
 	struct fb_store f;
 	const char *name = a->maps == FB_ATT_FILTER ? a->filter : NULL;
-	__u8 act;
+	__u8 own = 0;
 	bool quiet = fb_report_quiet;
 	int err;
 
 	if (!name || fb_load_seen(a->prog_id, &s))
 		return false;
-	act = s.action;
-	if (!act) {
+	/* The filter's own action, needed only where the attachment has none. */
+	if (!s.action) {
 		fb_report_quiet = true;
 		err = fb_store_open(name, &f);
 		fb_report_quiet = quiet;
 		if (err)
 			return false;
-		act = f.hdr->action;
+		own = f.hdr->action;
 		fb_store_close(&f);
 	}
-	out->action = FB_NAME(fb_action_names, act);
-	out->malformed_drop = fb_malformed_drop(s.malformed, act);
+	out->action = FB_NAME(fb_action_names, fb_seen_action(&s, own));
+	out->malformed_drop = fb_seen_malformed_drop(&s, own);
 	out->frags = s.frags;
 	return true;
 }

@@ -119,8 +119,8 @@ int fb_dev_settings(const char *dev, const struct fb_store *f, struct fb_load_op
 	lo->frags = s.frags;
 	seen->dev = dev;
 	seen->prog_id = x.prog_id;
-	seen->action = s.action ? s.action : f->hdr->action;
-	seen->malformed_drop = fb_malformed_drop(s.malformed, seen->action);
+	seen->action = fb_seen_action(&s, f->hdr->action);
+	seen->malformed_drop = fb_seen_malformed_drop(&s, f->hdr->action);
 	return 0;
 }
 

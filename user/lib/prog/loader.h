@@ -46,6 +46,17 @@ struct fb_load_seen {
 	bool frags;	/* loaded multi-buffer */
 };
 int fb_load_seen(__u32 prog_id, struct fb_load_seen *out);
+/* What that program decides with on a filter whose own action is own: its
+ * action, and whether the malformed packets no rule decides are dropped. */
+static inline __u8 fb_seen_action(const struct fb_load_seen *s, __u8 own)
+{
+	return s->action ? s->action : own;
+}
+
+static inline bool fb_seen_malformed_drop(const struct fb_load_seen *s, __u8 own)
+{
+	return fb_malformed_drop(s->malformed, fb_seen_action(s, own));
+}
 
 /* The loaded program's fd; the fb_trace map's (replay --explain). */
 int fb_load_prog_fd(const struct flowbloom_bpf *skel);
