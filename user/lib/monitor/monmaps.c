@@ -220,7 +220,7 @@ int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o)
 	struct timespec ts;
 	char path[1024];
 	int ncpu = libbpf_num_possible_cpus(), dir = -1, err = -1, i, k;
-	int fds[FB_MON_NPINS] = { -1, -1, -1, -1, -1, -1, -1, -1 };
+	int fds[FB_MON_NPINS];
 	bool made = false;
 	__u32 zero = 0;
 	__u64 tick;
@@ -270,6 +270,8 @@ int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	c.created_ns = (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 
+	for (i = 0; i < FB_MON_NPINS; i++)
+		fds[i] = -1;
 	/* Every map first: one the kernel refuses (memory) leaves the old
 	 * ones pinned, which the program attach --replace keeps on failure
 	 * goes on feeding (top, flows, ipfix, guard read them). */
