@@ -77,6 +77,24 @@ bad:
  * On the way to it, a sticky directory owned by root (the bpffs root, mode
  * 1777) is accepted: others can create entries there, but not rename or
  * remove ours, and the next component is checked itself. */
+static int trusted_stat(const struct stat *st, const char *path, bool on_the_way)
+{
+	if (st->st_uid != 0 && st->st_uid != geteuid()) {
+		fb_report_err(
+			"%s belongs to uid %u, not root: refusing to use it (remove it if you did "
+			"not make it)",
+			path, (unsigned)st->st_uid);
+		return -1;
+	}
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) &&
+	    !(on_the_way && st->st_uid == 0 && (st->st_mode & S_ISVTX))) {
+		fb_report_err("%s is writable by other users (mode %04o): refusing to use it", path,
+			      (unsigned)(st->st_mode & 07777));
+		return -1;
+	}
+	return 0;
+}
+
 int fb_pin_trusted(int fd, const char *path, bool on_the_way)
 {
 	struct stat st;
@@ -85,20 +103,7 @@ int fb_pin_trusted(int fd, const char *path, bool on_the_way)
 		fb_report_err("cannot stat %s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (st.st_uid != 0 && st.st_uid != geteuid()) {
-		fb_report_err(
-			"%s belongs to uid %u, not root: refusing to use it (remove it if you did "
-			"not make it)",
-			path, (unsigned)st.st_uid);
-		return -1;
-	}
-	if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
-	    !(on_the_way && st.st_uid == 0 && (st.st_mode & S_ISVTX))) {
-		fb_report_err("%s is writable by other users (mode %04o): refusing to use it", path,
-			      (unsigned)(st.st_mode & 07777));
-		return -1;
-	}
-	return 0;
+	return trusted_stat(&st, path, on_the_way);
 }
 
 static void iproute_parent(char *buf, size_t len);
@@ -429,22 +434,13 @@ int fb_pin_rename(int dfd, const char *from, const char *to)
  * put a filter of his own in the map an ip-link program uses. */
 static int adoptable(int dfd, const char *name)
 {
+	char path[PATH_MAX];
 	struct stat st;
 
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
 		return 0;
-	if (st.st_uid != 0 && st.st_uid != geteuid()) {
-		fb_report_err("%s/%s belongs to uid %u, not root: refusing to use it (remove it if "
-			      "you did not make it)",
-			      fb_pin_iproute_dir(), name, (unsigned)st.st_uid);
-		return -1;
-	}
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		fb_report_err("%s/%s is writable by other users (mode %04o): refusing to use it",
-			      fb_pin_iproute_dir(), name, (unsigned)(st.st_mode & 07777));
-		return -1;
-	}
-	return 0;
+	snprintf(path, sizeof(path), "%s/%s", fb_pin_iproute_dir(), name);
+	return trusted_stat(&st, path, false);
 }
 
 /* `ip link` may have pinned empty maps of its own before `create default`:
