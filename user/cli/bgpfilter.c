@@ -269,39 +269,24 @@ void bgp_trim_pending(struct bgp_run *rn)
 			bgp_copies_trim_plan(&rn->copies, &rn->pend[i].key);
 }
 
-/* The pending deletions of rules with a lifetime, by key (a hash, then
- * the order queued): built when one finds none of our copies left. */
-struct pend_ix {
-	__u64 h;
-	size_t i;
-};
-
-static __u64 key_hash(const struct fb_key *k)
+/* The pending deletions of rules with a lifetime, in the order of their
+ * keys (then of their queueing): built when one finds none of our copies
+ * left. By the keys themselves, not a hash of them a peer could make
+ * collide. */
+static int cmp_pend(const void *a, const void *b, void *ctx)
 {
-	const unsigned char *b = (const unsigned char *)k;
-	__u64 h = 14695981039346656037ULL; /* FNV-1a */
-	size_t i;
+	const struct bgp_pending *p = ctx;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = memcmp(&p[x].key, &p[y].key, sizeof(p[x].key));
 
-	for (i = 0; i < sizeof(*k); i++)
-		h = (h ^ b[i]) * 1099511628211ULL;
-	return h;
-}
-
-static int cmp_ix(const void *a, const void *b)
-{
-	const struct pend_ix *x = a, *y = b;
-
-	if (x->h != y->h)
-		return x->h < y->h ? -1 : 1;
-	return x->i < y->i ? -1 : x->i > y->i;
+	return c ? c : x < y ? -1 : x > y;
 }
 
 /* Was pend[i]'s rule withdrawn earlier in this batch (withdrawn, announced
  * and withdrawn again before a commit)? Its first withdrawal took every
  * copy of ours, the second's included: nothing to say of the second. */
-static bool withdrawn_before(const struct bgp_run *rn, size_t i, struct pend_ix **ix, size_t *nix)
+static bool withdrawn_before(const struct bgp_run *rn, size_t i, size_t **ix, size_t *nix)
 {
-	struct pend_ix want = { key_hash(&rn->pend[i].key), 0 }, *lo;
 	size_t a = 0, b, j;
 
 	if (!*ix) {
@@ -310,21 +295,20 @@ static bool withdrawn_before(const struct bgp_run *rn, size_t i, struct pend_ix 
 			return false;
 		for (j = 0; j < rn->npend; j++)
 			if (rn->pend[j].gens)
-				(*ix)[(*nix)++] = (struct pend_ix){ key_hash(&rn->pend[j].key), j };
-		qsort(*ix, *nix, sizeof(**ix), cmp_ix);
+				(*ix)[(*nix)++] = j;
+		qsort_r(*ix, *nix, sizeof(**ix), cmp_pend, rn->pend);
 	}
+	/* The first of its key in that order: its earliest withdrawal. */
 	b = *nix;
-	while (a < b) { /* the first of hash want.h */
+	while (a < b) {
 		j = a + (b - a) / 2;
-		if (cmp_ix(&(*ix)[j], &want) < 0)
+		if (memcmp(&rn->pend[(*ix)[j]].key, &rn->pend[i].key, sizeof(rn->pend[i].key)) < 0)
 			a = j + 1;
 		else
 			b = j;
 	}
-	for (lo = *ix + a; lo < *ix + *nix && lo->h == want.h && lo->i < i; lo++)
-		if (!memcmp(&rn->pend[lo->i].key, &rn->pend[i].key, sizeof(rn->pend[i].key)))
-			return true;
-	return false;
+	return a < *nix && (*ix)[a] < i &&
+	       !memcmp(&rn->pend[(*ix)[a]].key, &rn->pend[i].key, sizeof(rn->pend[i].key));
 }
 
 /*
@@ -340,7 +324,7 @@ static bool withdrawn_before(const struct bgp_run *rn, size_t i, struct pend_ix 
 void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 {
 	struct fb_gen_views gv = { 0 };
-	struct pend_ix *ix = NULL;
+	size_t *ix = NULL;
 	bool views = false;
 	size_t i, nix = 0;
 
