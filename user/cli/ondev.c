@@ -46,16 +46,8 @@ static bool reads(__u32 prog_id, const struct fb_store *f)
  * reads, said (found as status finds it, quietly). */
 static void other_filter(const char *dev, __u32 prog_id, const struct fb_store *f)
 {
-	bool quiet = fb_report_quiet;
-	struct fb_att *a = NULL, *hit = NULL;
-	int n, i;
+	struct fb_att att, *hit = fb_discover_find(prog_id, 0, &att) ? &att : NULL;
 
-	fb_report_quiet = true;
-	n = fb_discover(&a, false);
-	fb_report_quiet = quiet;
-	for (i = 0; i < n && !hit; i++)
-		if (a[i].prog_id == prog_id)
-			hit = &a[i];
 	if (hit && hit->maps == FB_ATT_FILTER)
 		fb_err("%s runs filter '%s' (XDP program %u), not '%s'", dev, hit->filter, prog_id,
 		       f->name);
@@ -75,7 +67,6 @@ static void other_filter(const char *dev, __u32 prog_id, const struct fb_store *
 	else
 		fb_err("%s runs XDP program %u, which does not read filter '%s'", dev, prog_id,
 		       f->name);
-	free(a);
 }
 
 int fb_dev_settings(const char *dev, const struct fb_store *f, struct fb_load_opts *lo,

@@ -631,14 +631,8 @@ static void note_first(const char *ifname, const char *mode, __u32 prog_id, void
 		snprintf(fa->ifname, sizeof(fa->ifname), "%s", ifname);
 }
 
-/* Where a filter in use but attached nowhere here is attached: found in
- * every namespace (quietly: destroy's one error says it), for an operator
- * who cannot tell which program or namespace the id means (an `ip link`
- * attachment in a namespace; one in generic mode, which `ip link set dev
- * DEV xdp off` leaves). NULL if none is found. */
-static const struct fb_att *busy_where(const struct fb_store *f)
+bool fb_discover_find(__u32 prog_id, __u32 map_id, struct fb_att *out)
 {
-	static struct fb_att found;
 	bool quiet = fb_report_quiet;
 	struct fb_att *a = NULL;
 	int n, i, hit = -1;
@@ -647,12 +641,13 @@ static const struct fb_att *busy_where(const struct fb_store *f)
 	n = fb_discover(&a, false);
 	fb_report_quiet = quiet;
 	for (i = 0; i < n && hit < 0; i++)
-		if (a[i].filter_map_id && a[i].filter_map_id == f->outer_id)
+		if (prog_id ? a[i].prog_id == prog_id
+			    : a[i].filter_map_id && a[i].filter_map_id == map_id)
 			hit = i;
 	if (hit >= 0)
-		found = a[hit];
+		*out = a[hit];
 	free(a);
-	return hit >= 0 ? &found : NULL;
+	return hit >= 0;
 }
 
 int fb_discover_busy(const struct fb_store *f)
@@ -675,12 +670,16 @@ int fb_discover_busy(const struct fb_store *f)
 	for (tries = 0; (users = fb_discover_users(f, &prog)) && tries < 100; tries++)
 		usleep(20000); /* 2 s at most */
 	if (users) {
-		const struct fb_att *a = busy_where(f);
+		/* Where, for an operator who cannot tell which program or
+		 * namespace the id means (an `ip link` attachment in a
+		 * namespace; one in generic mode, which `ip link set dev DEV
+		 * xdp off` leaves). */
+		struct fb_att a;
 
-		if (a)
+		if (fb_discover_find(0, f->outer_id, &a))
 			fb_report_err("filter '%s' is attached to %s (netns %s, %s, XDP program "
 				      "%u): detach it first",
-				      f->name, a->ifname, a->netns, a->mode, a->prog_id);
+				      f->name, a.ifname, a.netns, a.mode, a.prog_id);
 		else
 			fb_report_err("filter '%s' is in use by XDP program %u (attached in "
 				      "another network namespace?): detach it first",

@@ -61,6 +61,10 @@ struct fb_att {
  * that fail open (and cheaply: no namespace walk when no loaded flowbloom
  * program could). Returns the count, -1 on error (printed). */
 int fb_discover(struct fb_att **atts, bool fail_open_only);
+/* The first attachment of program prog_id (if not 0), else of a program
+ * using the fb_filter map map_id, in any namespace, into *out, found
+ * quietly (the caller says what it means). */
+bool fb_discover_find(__u32 prog_id, __u32 map_id, struct fb_att *out);
 
 /* Loaded programs using the filter, in any network namespace; the first's
  * id in *first_prog. */
