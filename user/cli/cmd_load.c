@@ -75,10 +75,10 @@ void fb_print_loaded(const struct fb_load_result *r)
 	if (r->target > 0 && r->own_fp_rate > r->target * 1.0001)
 		fprintf(stderr,
 			"flowbloom: warning: expected false-positive rate per packet %.3g%s is "
-			"above the filter's target %g (%u probes per packet); `load --replace` "
+			"above the filter's target %g (%u probe%s per packet); `load --replace` "
 			"re-sizes it\n",
 			r->own_fp_rate, r->generations ? " of the permanent rules" : "", r->target,
-			r->own_probes);
+			r->own_probes, r->own_probes == 1 ? "" : "s");
 }
 
 int cmd_load(int argc, char **argv)

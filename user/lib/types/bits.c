@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "types/bits.h"
 #include "types/probe_mem.h"
+#include <math.h>
 #include "store/store.h"
 
 void fb_bits_set(struct fb_store *f, const struct fb_key *key)
@@ -103,6 +104,35 @@ __u64 fb_bits_popcount(const struct fb_store *f)
 		for (w = 0; w < FB_BLOCK_WORDS; w++)
 			n += __builtin_popcountll(f->blocks[b].w[w]);
 	return n;
+}
+
+double fb_bits_fpr(const struct fb_store *f)
+{
+	const struct fb_header *hdr = f->hdr;
+	double pw[FB_BLOCK_WORDS][FB_BLOCK_BITS / FB_BLOCK_WORDS + 1], sum = 0, r;
+	unsigned k = hdr->k, c, i;
+	__u64 b, end = (__u64)hdr->nblocks + FB_HDR_BLOCKS;
+	int w;
+
+	if (!hdr->nblocks || !k)
+		return 0;
+	if (hdr->layout == FB_LAYOUT_CLASSIC)
+		return pow((double)fb_bits_popcount(f) / fb_header_mbits(hdr), k);
+	/* Word w holds c = k/8 (one more for the first k%8 words) of the
+	 * probe's bits, each anywhere in its 64: a key finds them set with
+	 * probability (bits set / 64)^c. A table of those powers, per word. */
+	for (w = 0; w < FB_BLOCK_WORDS; w++) {
+		c = k / FB_BLOCK_WORDS + ((unsigned)w < k % FB_BLOCK_WORDS);
+		for (i = 0; i <= 64; i++)
+			pw[w][i] = pow(i / 64.0, c);
+	}
+	for (b = FB_HDR_BLOCKS; b < end; b++) {
+		r = 1;
+		for (w = 0; w < FB_BLOCK_WORDS; w++)
+			r *= pw[w][__builtin_popcountll(f->blocks[b].w[w])];
+		sum += r;
+	}
+	return sum / hdr->nblocks;
 }
 
 bool fb_bits_query_gens(const struct fb_store *f, const struct fb_gen_views *gv,

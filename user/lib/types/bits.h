@@ -32,5 +32,13 @@ bool fb_bits_query_gens(const struct fb_store *f, const struct fb_gen_views *gv,
 			const struct fb_key *k, __u64 until);
 /* Bits set, out of m. */
 __u64 fb_bits_popcount(const struct fb_store *f);
+/* The false-positive rate per probe of a Bloom filter's array as it is:
+ * the chance that a key never added finds all its k bits set, from the
+ * bits themselves (a classic filter: fill^k; a blocked one: the mean over
+ * blocks of the product, word by word, of each word's fill to the power
+ * of the bits the probe tests there). Unlike the formula from the flows
+ * added, it does not count a rule added twice twice, and it reads what a
+ * fold or a union really left. */
+double fb_bits_fpr(const struct fb_store *f);
 
 #endif

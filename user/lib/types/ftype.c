@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "types/bits.h"
 #include "types/counting.h"
 #include "types/cuckoo_table.h"
 #include "types/dleft_table.h"
@@ -611,6 +612,10 @@ double fb_ftype_fpr_now(const struct fb_store *f)
 
 	if (o && (o->flags & FB_FTYPE_TABLE))
 		return o->fpr(f);
+	/* From the bits themselves when they are mapped (a filter read
+	 * from an export may have only its header). */
+	if (f->blocks)
+		return fb_bits_fpr(f);
 	return fb_fpr(h->layout, (double)h->nflows, h->nblocks, h->k);
 }
 
