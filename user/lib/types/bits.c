@@ -127,6 +127,10 @@ double fb_bits_fpr(const struct fb_store *f)
 			pw[w][i] = pow(i / 64.0, c);
 	}
 	for (b = FB_HDR_BLOCKS; b < end; b++) {
+		/* Word 0 holds at least one of the bits: a block with it
+		 * empty (most of a large filter's, sparsely filled) adds 0. */
+		if (!f->blocks[b].w[0])
+			continue;
 		r = 1;
 		for (w = 0; w < FB_BLOCK_WORDS; w++)
 			r *= pw[w][__builtin_popcountll(f->blocks[b].w[w])];
