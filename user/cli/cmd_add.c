@@ -19,6 +19,7 @@
 #include "types/ftype.h"
 #include "output.h"
 #include "parse.h"
+#include "rules/prefixes.h"
 #include "rules/lifetime.h"
 #include "store/gens.h"
 #include "rules/rules.h"
@@ -499,7 +500,8 @@ int cmd_query(int argc, char **argv)
 	struct fb_gen_views gv;
 	struct fb_store f;
 	struct fb_flows fl;
-	size_t i, maybe = 0;
+	size_t i, hits = 0;
+	const char *yes;
 	int rc;
 
 	/* The other question: what the program does with a packet (whose
@@ -516,34 +518,44 @@ int cmd_query(int argc, char **argv)
 		fb_flows_free(&fl);
 		return 1;
 	}
+	/* With --confirm exact the exact sets decide, as on the data path: a
+	 * hit is a rule that is there. Else a hit may be a false positive. */
+	yes = f.hdr->confirm ? "yes" : "maybe";
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("filter", f.name); /* as count, traffic and query --packet */
 		jw_arr_open("results");
 	}
 	for (i = 0; i < fl.n; i++) {
-		/* And the live generations of rules with a lifetime. */
-		bool hit = fb_bits_query_gens(&f, &gv, &fl.keys[i], 0);
+		const struct fb_key *k = &fl.keys[i];
+		int as, l = fb_rules_prefix_list(k);
+		bool hit = fb_rules_query_gens(&f, &gv, k, &as);
 
-		maybe += hit;
-		fb_flow_format(&fl.keys[i], text, sizeof(text));
+		hits += hit;
+		fb_flow_format(k, text, sizeof(text));
 		if (fb_json) {
 			jw_obj_open(NULL);
 			jw_str("flow", text);
-			jw_str("result", hit ? "maybe" : "no");
+			jw_str("result", hit ? yes : "no");
+			if (as)
+				jw_u64("expanded_to", fb_prefix_list_written(l, as));
 			jw_obj_close();
+		} else if (as) {
+			printf("%-5s %s (as its %llu /%d prefixes: load expanded it)\n", yes, text,
+			       1ULL << (as - k->plen), fb_prefix_list_written(l, as));
 		} else {
-			printf("%-5s %s\n", hit ? "maybe" : "no", text);
+			printf("%-5s %s\n", hit ? yes : "no", text);
 		}
 	}
 	if (fb_json) {
 		jw_arr_close();
-		jw_u64("maybe", maybe);
+		jw_u64("maybe", f.hdr->confirm ? 0 : hits);
+		jw_u64("yes", f.hdr->confirm ? hits : 0);
 		jw_u64("total", fl.n);
 		jw_obj_close();
 		jw_end();
 	} else {
-		printf("%zu of %zu maybe\n", maybe, fl.n);
+		printf("%zu of %zu %s\n", hits, fl.n, yes);
 	}
 	fb_gens_views_close(&gv);
 	fb_store_close(&f);
@@ -584,6 +596,30 @@ static void count_json(const struct fb_store *f, bool open)
 	}
 }
 
+static unsigned held_counting(const struct fb_key *k, void *f)
+{
+	return fb_counting_min(f, k);
+}
+
+static unsigned held_typed(const struct fb_key *k, void *f)
+{
+	return fb_ftype_count(f, k);
+}
+
+/* The copies of k in f by held(): as written and, for a prefix rule,
+ * whole at each longer length of f's, as `load` expands one. */
+static unsigned count_in(const struct fb_store *f, const struct fb_key *k,
+			 unsigned (*held)(const struct fb_key *, void *))
+{
+	int l = fb_rules_prefix_list(k), at;
+	unsigned c = held(k, (void *)f);
+
+	if (l >= 0)
+		c += fb_prefixes_held_expanded(k, &fb_store_prefixes(f)->list[l], held, (void *)f,
+					       &at);
+	return c;
+}
+
 /* count on a cuckoo filter (copies stored in the flow's buckets) or a
  * d-left filter (its cell's counter, 3+ saturated). */
 static int count_typed(const struct fb_store *f, const struct fb_flows *fl)
@@ -593,9 +629,9 @@ static int count_typed(const struct fb_store *f, const struct fb_flows *fl)
 
 	count_json(f, true);
 	for (i = 0; i < fl->n; i++) {
-		unsigned c = fb_ftype_count(f, &fl->keys[i]);
+		unsigned c = count_in(f, &fl->keys[i], held_typed);
 
-		count_one(&fl->keys[i], c, max && c == max);
+		count_one(&fl->keys[i], c, max && c >= max);
 	}
 	count_json(f, false);
 	return 0;
@@ -637,12 +673,12 @@ int cmd_count(int argc, char **argv)
 	}
 	count_json(&f, true);
 	for (i = 0; i < fl.n; i++) {
-		unsigned c = fb_counting_min(&f, &fl.keys[i]);
+		unsigned c = count_in(&f, &fl.keys[i], held_counting);
 		int g;
 
 		/* Copies with a lifetime, in the live generations. */
 		for (g = 0; g < gv.n; g++)
-			c += fb_counting_min(&gv.v[g], &fl.keys[i]);
+			c += count_in(&gv.v[g], &fl.keys[i], held_counting);
 		count_one(&fl.keys[i], c, c >= fb_counting_max(&f));
 	}
 	count_json(&f, false);

@@ -122,7 +122,8 @@ static const struct fb_cmd cmds[] = {
 	  "FILE (-f or --file) as for add." },
 	{ "count", cmd_count, "count NAME FLOW... | count NAME -f FILE",
 	  "The smallest of each flow's counters: an upper bound on how many times it\n"
-	  "was added ('+' when saturated). FILE (-f or --file) as for add." },
+	  "was added ('+' when saturated); a prefix load expanded, at the longer length\n"
+	  "it went to. FILE (-f or --file) as for add." },
 	{ "check", cmd_check, "check NAME [--repair]",
 	  "Report what an interrupted command left (staging directories, unused\n"
 	  "counters or exact sets of a replace, missing ip link pins, a filter too\n"
@@ -189,9 +190,12 @@ static const struct fb_cmd cmds[] = {
 	  "query NAME (FLOW... | -f FILE) [--packet [--action drop|allow|monitor]\n"
 	  "                 [--malformed pass|drop] [--dev DEV]]",
 	  "Print 'maybe' or 'no' for each flow, then a count: is that rule in the\n"
-	  "filter? For a plain address (src ADDR, dst ADDR) the answer is the data\n"
-	  "path's: does a prefix held by the filter cover it? A prefix (src ADDR/LEN) or\n"
-	  "a FLOW of FIELDs asks for that rule. FILE (-f or --file) as for add.\n"
+	  "filter? ('maybe': a false positive is possible; with --confirm exact the\n"
+	  "answer is 'yes' or 'no', the exact sets deciding.) For a plain address (src\n"
+	  "ADDR, dst ADDR) the answer is the data path's: does a prefix held by the\n"
+	  "filter cover it? A prefix (src ADDR/LEN) or a FLOW of FIELDs asks for that\n"
+	  "rule; a prefix load expanded is found, whole, at the longer length it went\n"
+	  "to. FILE (-f or --file) as for add.\n"
 	  "--packet asks instead what the data path does with one packet of each FLOW,\n"
 	  "which must fix every field (PROTO SRC:PORT DST:PORT, or PROTO src ADDR dst\n"
 	  "ADDR for a protocol without ports): its frame (a TCP SYN, a UDP datagram, an\n"

@@ -28,6 +28,51 @@ static void from_u128(u128 v, __u8 a[16])
 		a[i] = (__u8)v;
 }
 
+/* Entry c of prefix rule k expanded to length t (> k->plen): it fills the
+ * t - plen bits under the prefix; only t = 0 would shift by the width
+ * (and has c = 0). */
+static void sub_prefix(const struct fb_key *k, int t, __u64 c, struct fb_key *e)
+{
+	const __u8 *a = k->kind == FB_KIND_SRC ? k->saddr : k->daddr;
+
+	*e = *k;
+	from_u128(to_u128(a) | (t > 0 ? (u128)c << (128 - t) : 0),
+		  k->kind == FB_KIND_SRC ? e->saddr : e->daddr);
+	e->plen = t;
+}
+
+unsigned fb_prefixes_held_expanded(const struct fb_key *k, const struct fb_lengths *ls,
+				   unsigned (*held)(const struct fb_key *sub, void *ctx), void *ctx,
+				   int *at)
+{
+	unsigned sum = 0;
+	int i;
+
+	*at = 0;
+	if ((k->kind != FB_KIND_SRC && k->kind != FB_KIND_DST) || k->plen >= 128)
+		return 0;
+	for (i = 0; i < ls->n && i < FB_MAX_LENGTHS; i++) {
+		int t = ls->len[i];
+		unsigned min = ~0U, v;
+		__u64 c, cnt;
+		struct fb_key e;
+
+		/* One rule expands into at most FB_EXPAND_MAX entries. */
+		if (t <= k->plen || t - k->plen > 32 || (1ull << (t - k->plen)) > FB_EXPAND_MAX)
+			continue;
+		cnt = 1ull << (t - k->plen);
+		for (c = 0; c < cnt && min; c++) {
+			sub_prefix(k, t, c, &e);
+			v = held(&e, ctx);
+			min = v < min ? v : min;
+		}
+		if (min && (!*at || t < *at))
+			*at = t;
+		sum += min;
+	}
+	return sum;
+}
+
 /* Lengths present: count per length 0..128. */
 struct hist {
 	double count[129];
@@ -295,9 +340,7 @@ int fb_prefixes_expand(struct fb_key **keys, size_t *n, const struct fb_prefixes
 	}
 	for (i = 0; i < *n; i++) {
 		const struct fb_key *k = &(*keys)[i];
-		const __u8 *a;
 		size_t c, cnt;
-		u128 base;
 		int t;
 
 		l = list_of(k);
@@ -307,19 +350,9 @@ int fb_prefixes_expand(struct fb_key **keys, size_t *n, const struct fb_prefixes
 		}
 		for (t = k->plen; !target[l][t]; t++)
 			;
-		a = k->kind == FB_KIND_SRC ? k->saddr : k->daddr;
-		base = to_u128(a);
 		cnt = (size_t)1 << (t - k->plen);
-		for (c = 0; c < cnt; c++) {
-			struct fb_key e = *k;
-
-			/* Entry c fills the t - plen bits under the prefix;
-			 * only t = 0 would shift by the width (and has c = 0). */
-			from_u128(base | (t > 0 ? (u128)c << (128 - t) : 0),
-				  k->kind == FB_KIND_SRC ? e.saddr : e.daddr);
-			e.plen = t;
-			nk[out++] = e;
-		}
+		for (c = 0; c < cnt; c++)
+			sub_prefix(k, t, c, &nk[out++]);
 	}
 	free(*keys);
 	*keys = nk;

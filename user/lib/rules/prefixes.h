@@ -46,6 +46,19 @@ int fb_prefixes_expand(struct fb_key **keys, size_t *n, const struct fb_prefixes
 		       const struct fb_expand_budget *budget, struct fb_expansion *ex, char *err,
 		       size_t errlen);
 
+/*
+ * A prefix rule k (src or dst, shorter than an address) as `load` may have
+ * expanded it into a longer length of ls (the lengths of its list in the
+ * filter it was loaded into): for each such length that takes it in at
+ * most FB_EXPAND_MAX entries, held(sub, ctx) of its sub-prefixes there, up
+ * to the first answering 0. Returns the sum over those lengths of each
+ * one's smallest answer (0: held whole at none); *at is the shortest
+ * length holding it whole (in the key's 128-bit space), 0 if none.
+ */
+unsigned fb_prefixes_held_expanded(const struct fb_key *k, const struct fb_lengths *ls,
+				   unsigned (*held)(const struct fb_key *sub, void *ctx), void *ctx,
+				   int *at);
+
 /* Cover the inclusive address range [lo, hi] (16-byte big-endian, same
  * family) with prefixes: calls out(addr, plen, ctx) for each, fewest
  * possible. Returns the count, or -1 if lo > hi. */

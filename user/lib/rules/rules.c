@@ -13,6 +13,8 @@
 #include "rules/rules.h"
 #include "store/replace.h"
 #include "rules/flow.h"
+#include "rules/prefixes.h"
+#include "store/gens.h"
 #include "store/head.h"
 
 /* By the rule's family, never by its address: an IPv6 prefix expanded
@@ -383,4 +385,49 @@ void fb_rules_refusal(int err, const struct fb_prefixes *px, const struct fb_key
 		fb_rules_mask_refusal(px, keys, bad, buf, len);
 	else
 		fb_rules_length_refusal(px, keys, bad, buf, len);
+}
+
+/* A rule held by f as the data path asks (fb_rules_query): its bits, and
+ * with --confirm exact its entry in the exact sets. */
+static unsigned rule_held(const struct fb_key *k, void *ctx)
+{
+	const struct fb_store *f = ctx;
+
+	return fb_bits_test(f, k) && (!f->hdr->confirm || fb_exact_count(f, k));
+}
+
+bool fb_rules_query(const struct fb_store *f, const struct fb_key *k, int *as)
+{
+	const struct fb_prefixes *px = fb_store_prefixes(f);
+	int l = fb_rules_prefix_list(k), i, w = k->kind == FB_KIND_DST ? 2 : 0;
+
+	*as = 0;
+	if (l < 0 || k->plen != 128)
+		return rule_held(k, (void *)f) ||
+		       (l >= 0 &&
+			fb_prefixes_held_expanded(k, &px->list[l], rule_held, (void *)f, as));
+	/* An address: its prefix at each length of its list, as the data
+	 * path probes them (include/flowbloom/prefix.h). */
+	for (i = 0; i < px->list[l].n && i < FB_MAX_LENGTHS; i++) {
+		struct fb_key m;
+
+		fb_prefix_key(&m, k->kind, k->w[w], k->w[w + 1], px->list[l].len[i],
+			      fb_key_word_family(k->w[4]));
+		if (rule_held(&m, (void *)f))
+			return true;
+	}
+	return false;
+}
+
+bool fb_rules_query_gens(const struct fb_store *f, const struct fb_gen_views *gv,
+			 const struct fb_key *k, int *as)
+{
+	int g;
+
+	if (fb_rules_query(f, k, as))
+		return true;
+	for (g = 0; g < gv->n; g++)
+		if (fb_rules_query(&gv->v[g], k, as))
+			return true;
+	return false;
 }

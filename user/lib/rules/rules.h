@@ -58,6 +58,21 @@ void fb_rules_length_refusal(const struct fb_prefixes *px, const struct fb_key *
 void fb_rules_refusal(int err, const struct fb_prefixes *px, const struct fb_key *keys, size_t bad,
 		      char *buf, size_t len);
 
+/*
+ * What `query` answers for k in f alone (the permanent rules, or one
+ * generation): true if the data path would find it, a Bloom hit that with
+ * --confirm exact is in the exact sets too. A plain address (src/dst
+ * ADDR) at each prefix length f holds; any other rule as written, and a
+ * prefix rule also whole at a longer length of f's, as `load` expands
+ * one: *as is then that length (the key's 128-bit space), else 0.
+ */
+bool fb_rules_query(const struct fb_store *f, const struct fb_key *k, int *as);
+/* fb_rules_query() of f's permanent rules, then of its live generations gv
+ * (store/gens.h). */
+struct fb_gen_views;
+bool fb_rules_query_gens(const struct fb_store *f, const struct fb_gen_views *gv,
+			 const struct fb_key *k, int *as);
+
 /* Replace the filter's whole content with keys, in a new filter array of
  * nblocks blocks and k bits (and new counters for a counting filter), then
  * switch the data path to it in one step. -1: nothing changed (*bad as in
