@@ -10,7 +10,9 @@
 # `no` for a prefix of a held length's neighbour that was never loaded
 # and for one only half of whose expansion is there; a counting, cuckoo
 # and d-left filter's `count` counts an expanded prefix as often as it was
-# loaded; rules loaded with a lifetime (a generation with lengths of its
+# loaded, and `del` (of one such prefix, or -f of the list, as often as it
+# was loaded) takes out its pieces, a note saying so, until the filter is
+# empty; rules loaded with a lifetime (a generation with lengths of its
 # own) answer the same while they last and `no` once they end.
 #
 # `--confirm exact`: a filter saturated so that one never-added 5-tuple in
@@ -31,6 +33,7 @@ cat >"$T_TMP/six.txt" <<'EOF'
 198.19.20.0/24
 EOF
 mapfile -t SIX <"$T_TMP/six.txt"
+sed 's/^/src /' "$T_TMP/six.txt" >"$T_TMP/six_src.txt"
 QSIX=()
 for p in "${SIX[@]}"; do QSIX+=(src "$p"); done
 # answers NAME RULE...: the first word of each line but the summary.
@@ -74,6 +77,23 @@ for t in "--counting" "--type cuckoo" "--type dleft"; do
 		"2 2 0 "
 	check_eq "$t: query of every prefix loaded" "$(answers "$n" "${QSIX[@]}")" \
 		"maybe maybe maybe maybe maybe maybe "
+	# del takes what load put in: an expanded prefix as its pieces.
+	"$FB" del "$n" --force src 198.18.0.0/21 >/dev/null 2>"$T_TMP/err"
+	check_eq "$t: del of the expanded /21: exit 0" "$?" 0
+	check_eq "$t: ... says how" "$(cat "$T_TMP/err")" \
+		"flowbloom: note: 1 prefix is held as 2 longer prefixes (load expanded it): deleting those"
+	check_eq "$t: ... one copy of its pieces gone" \
+		"$("$FB" count "$n" src 198.18.0.0/22 src 198.18.4.0/22 | awk '{print $1}' | tr '\n' ' ')" "1 1 "
+	"$FB" add "$n" src 198.18.0.0/22 src 198.18.4.0/22 >/dev/null || fail "$t: add the pieces back"
+	for i in 1 2; do
+		"$FB" del "$n" --force -f "$T_TMP/six_src.txt" >/dev/null 2>&1
+		check_eq "$t: del -f of the list loaded, copy $i: exit 0" "$?" 0
+	done
+	check_eq "$t: ... every prefix of it gone" "$(answers "$n" "${QSIX[@]}")" "no no no no no no "
+	check_eq "$t: ... the filter empty" "$("$FB" -j info "$n" | t_json "d['flows']")" 0
+	"$FB" del "$n" --force -f "$T_TMP/six_src.txt" 2>"$T_TMP/err" >/dev/null
+	check_eq "$t: a third del -f: exit 1" "$?" 1
+	check "$t: ... naming the first line held no more" grep -q "six_src.txt:1: 'src 198.51.96.0/19' is not in filter" "$T_TMP/err"
 done
 
 # Rules with a lifetime: a generation's own lengths, and their end.

@@ -162,5 +162,12 @@ void fb_flows_free(struct fb_flows *fl);
 int fb_flows_args(int argc, char **argv, const char **name, struct fb_flows *fl);
 /* "FILE:LINE" or "argument N" of flow i, for messages. */
 void fb_flows_where(const struct fb_flows *fl, size_t i, char *buf, size_t len);
+/* del's input as `load` stored it, on a filter that can forget a flow: a
+ * prefix rule of a length the filter's permanent rules do not hold, held
+ * whole at a longer length of theirs (load expanded it), becomes its
+ * pieces there, each from the same line or argument (a note says so).
+ * 0, or -1 (printed; fl as it was). */
+struct fb_store;
+int fb_flows_as_stored(struct fb_flows *fl, const struct fb_store *f);
 
 #endif

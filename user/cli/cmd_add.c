@@ -445,6 +445,9 @@ int cmd_del(int argc, char **argv)
 		fb_err("filter '%s' holds no rules with a lifetime (--with-lifetime)", f.name);
 		goto out;
 	}
+	/* A prefix load expanded: deleted as the pieces it stored. */
+	if (d.part != FB_DEL_LIFETIME && fb_flows_as_stored(&fl, &f))
+		goto out;
 	if (fb_ftype(f.hdr->type)->flags & FB_FTYPE_TABLE) {
 		rc = del_typed(&f, &fl, d.force);
 		goto out;

@@ -8,6 +8,11 @@
 #include "cmd.h"
 #include "prog/loader.h"
 #include "rules/flow.h"
+#include "rules/prefixes.h"
+#include "rules/rules.h"
+#include "store/store.h"
+#include "types/counting.h"
+#include "types/ftype.h"
 #include "flowbloom/geometry.h"
 #include "output.h"
 #include "util.h"
@@ -246,6 +251,97 @@ void fb_flows_where(const struct fb_flows *fl, size_t i, char *buf, size_t len)
 		b++;
 	if (b - a > 1 && o < len)
 		snprintf(buf + o, len - o, " (rule %zu of the %zu it makes)", i - a + 1, b - a);
+}
+
+/* Is 128-bit-space length t one of the list's? */
+static bool list_has(const struct fb_lengths *ls, int t)
+{
+	int i;
+
+	for (i = 0; i < ls->n && i < FB_MAX_LENGTHS; i++)
+		if (ls->len[i] == t)
+			return true;
+	return false;
+}
+
+static unsigned held_counting(const struct fb_key *k, void *f)
+{
+	return fb_counting_min(f, k);
+}
+
+static unsigned held_typed(const struct fb_key *k, void *f)
+{
+	return fb_ftype_count(f, k);
+}
+
+int fb_flows_as_stored(struct fb_flows *fl, const struct fb_store *f)
+{
+	const struct fb_prefixes *px = fb_store_prefixes(f);
+	unsigned flags = fb_ftype(f->hdr->type)->flags;
+	unsigned (*held)(const struct fb_key *, void *) = held_counting;
+	struct fb_flows out;
+	size_t i, x = 0, w = 0, pieces = 0, expanded = 0;
+	struct fb_key e;
+	__u64 c, cnt;
+	int l, at;
+
+	if (flags & FB_FTYPE_TABLE)
+		held = held_typed;
+	/* Only a filter that can forget a flow has pieces to delete. */
+	if ((flags & FB_FTYPE_TABLE) ? !(flags & FB_FTYPE_DELETES) : !f->cnt_hdr)
+		return 0;
+	/* Most inputs hold no such rule: no copy of them then. */
+	for (i = 0; i < fl->n; i++) {
+		l = fb_rules_prefix_list(&fl->keys[i]);
+		if (l >= 0 && fl->keys[i].plen < 128 && !list_has(&px->list[l], fl->keys[i].plen))
+			break;
+	}
+	if (i == fl->n)
+		return 0;
+	memset(&out, 0, sizeof(out));
+	out.file = fl->file;
+	for (i = 0; i < fl->n; i++) {
+		const struct fb_key *k = &fl->keys[i];
+
+		w = fl->step[i] == FB_FLOWS_FAR ? fl->far[x++] : w + fl->step[i];
+		l = fb_rules_prefix_list(k);
+		at = 0;
+		/* A length the filter holds: the rule as written. */
+		if (l >= 0 && k->plen < 128 && !list_has(&px->list[l], k->plen))
+			fb_prefixes_held_expanded(k, &px->list[l], held, (void *)f, &at);
+		if (!at) {
+			if (push(&out, k, w))
+				goto oom;
+			continue;
+		}
+		cnt = 1ull << (at - k->plen);
+		if (cnt > FB_EXPAND_MAX - pieces) {
+			fb_err("the prefixes held expanded make more than %u rules to delete; "
+			       "nothing deleted",
+			       FB_EXPAND_MAX);
+			fb_flows_free(&out);
+			return -1;
+		}
+		pieces += cnt;
+		expanded++;
+		for (c = 0; c < cnt; c++) {
+			fb_prefix_piece(k, at, c, &e);
+			if (push(&out, &e, w))
+				goto oom;
+		}
+	}
+	if (expanded)
+		fprintf(stderr,
+			"flowbloom: note: %zu prefix%s held as %zu longer prefixes (load expanded "
+			"%s): deleting those\n",
+			expanded, expanded == 1 ? " is" : "es are", pieces,
+			expanded == 1 ? "it" : "them");
+	fb_flows_free(fl);
+	*fl = out;
+	return 0;
+oom:
+	fb_flows_free(&out);
+	return -1;
 }
 
 int fb_read_flows(int argc, char **argv, const char *file, struct fb_flows *fl)

@@ -119,7 +119,8 @@ static const struct fb_cmd cmds[] = {
 	  "none of its buckets is refused. A flow never added can share a member's\n"
 	  "fingerprint and would delete it, so these deletes need a filter created\n"
 	  "with --confirm exact (checked against the exact set) or --force.\n"
-	  "FILE (-f or --file) as for add." },
+	  "A prefix load expanded into longer ones goes as those. FILE (-f or\n"
+	  "--file) as for add." },
 	{ "count", cmd_count, "count NAME FLOW... | count NAME -f FILE",
 	  "The smallest of each flow's counters: an upper bound on how many times it\n"
 	  "was added ('+' when saturated); a prefix load expanded, at the longer length\n"

@@ -31,7 +31,7 @@ static void from_u128(u128 v, __u8 a[16])
 /* Entry c of prefix rule k expanded to length t (> k->plen): it fills the
  * t - plen bits under the prefix; only t = 0 would shift by the width
  * (and has c = 0). */
-static void sub_prefix(const struct fb_key *k, int t, __u64 c, struct fb_key *e)
+void fb_prefix_piece(const struct fb_key *k, int t, __u64 c, struct fb_key *e)
 {
 	const __u8 *a = k->kind == FB_KIND_SRC ? k->saddr : k->daddr;
 
@@ -62,7 +62,7 @@ unsigned fb_prefixes_held_expanded(const struct fb_key *k, const struct fb_lengt
 			continue;
 		cnt = 1ull << (t - k->plen);
 		for (c = 0; c < cnt && min; c++) {
-			sub_prefix(k, t, c, &e);
+			fb_prefix_piece(k, t, c, &e);
 			v = held(&e, ctx);
 			min = v < min ? v : min;
 		}
@@ -352,7 +352,7 @@ int fb_prefixes_expand(struct fb_key **keys, size_t *n, const struct fb_prefixes
 			;
 		cnt = (size_t)1 << (t - k->plen);
 		for (c = 0; c < cnt; c++)
-			sub_prefix(k, t, c, &nk[out++]);
+			fb_prefix_piece(k, t, c, &nk[out++]);
 	}
 	free(*keys);
 	*keys = nk;

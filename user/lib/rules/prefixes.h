@@ -59,6 +59,10 @@ unsigned fb_prefixes_held_expanded(const struct fb_key *k, const struct fb_lengt
 				   unsigned (*held)(const struct fb_key *sub, void *ctx), void *ctx,
 				   int *at);
 
+/* Piece c (0 .. 2^(t - plen) - 1) of prefix rule k expanded to the
+ * longer length t (128-bit space), as `load` makes it. */
+void fb_prefix_piece(const struct fb_key *k, int t, __u64 c, struct fb_key *e);
+
 /* Cover the inclusive address range [lo, hi] (16-byte big-endian, same
  * family) with prefixes: calls out(addr, plen, ctx) for each, fewest
  * possible. Returns the count, or -1 if lo > hi. */
