@@ -18,6 +18,24 @@ before=$(state)
 "$FB" --frob list >/dev/null 2>&1; check_eq "unknown global option exits 2" $? 2
 "$FB" create f9 --capacity 10 --fp-rate 0.1 --frob >/dev/null 2>&1; check_eq "unknown verb option exits 2" $? 2
 check_fails "unknown verb" "$FB" frobnicate
+# Output that never arrived is a failure, said on stderr: a cron job's
+# `flowbloom -j info f1 >state.json` on a full disk, or run with stdout
+# closed, must not exit 0 with the file empty or cut short.
+for v in "list" "info f1" "-j info f1" "help" "-V"; do
+	"$FB" $v >/dev/full 2>"$T_TMP/err"
+	check_eq "$v >/dev/full: exit 1, the write error said" \
+		"$? $(grep -c '^flowbloom: write error on stdout' "$T_TMP/err")" "1 1"
+done
+"$FB" list >&- 2>"$T_TMP/err"
+check_eq "list with stdout closed: exit 1, the write error said" \
+	"$? $(grep -c '^flowbloom: write error on stdout' "$T_TMP/err")" "1 1"
+"$FB" -j info nosuch >/dev/full 2>"$T_TMP/err"
+check_eq "a failure to /dev/full: its exit 1 and its one line, nothing added" \
+	"$? $(wc -l <"$T_TMP/err")" "1 1"
+# A loop ends on a write error rather than polling into nothing forever.
+timeout 20 "$FB" stats f1 --watch 0.1 >/dev/full 2>"$T_TMP/err"
+check_eq "stats --watch >/dev/full: ends, exit 1, the write error said" \
+	"$? $(grep -c '^flowbloom: write error on stdout' "$T_TMP/err")" "1 1"
 # No abbreviations (detach and destroy share a start), but the one verb a
 # word begins, or that begins it, is named; two candidates, none.
 t_refused 2 "an abbreviated verb: the verb named" "unknown verb 'lis' (did you mean list? see flowbloom help)" "$FB" lis
