@@ -18,6 +18,24 @@ before=$(state)
 "$FB" --frob list >/dev/null 2>&1; check_eq "unknown global option exits 2" $? 2
 "$FB" create f9 --capacity 10 --fp-rate 0.1 --frob >/dev/null 2>&1; check_eq "unknown verb option exits 2" $? 2
 check_fails "unknown verb" "$FB" frobnicate
+# Output that never arrived is a failure, said on stderr: a cron job's
+# `flowbloom -j info f1 >state.json` on a full disk, or run with stdout
+# closed, must not exit 0 with the file empty or cut short.
+for v in "list" "info f1" "-j info f1" "help" "-V"; do
+	"$FB" $v >/dev/full 2>"$T_TMP/err"
+	check_eq "$v >/dev/full: exit 1, the write error said" \
+		"$? $(grep -c '^flowbloom: write error on stdout' "$T_TMP/err")" "1 1"
+done
+"$FB" list >&- 2>"$T_TMP/err"
+check_eq "list with stdout closed: exit 1, the write error said" \
+	"$? $(grep -c '^flowbloom: write error on stdout' "$T_TMP/err")" "1 1"
+"$FB" -j info nosuch >/dev/full 2>"$T_TMP/err"
+check_eq "a failure to /dev/full: its exit 1 and its one line, nothing added" \
+	"$? $(wc -l <"$T_TMP/err")" "1 1"
+# A loop ends on a write error rather than polling into nothing forever.
+timeout 20 "$FB" stats f1 --watch 0.1 >/dev/full 2>"$T_TMP/err"
+check_eq "stats --watch >/dev/full: ends, exit 1, the write error said" \
+	"$? $(grep -c '^flowbloom: write error on stdout' "$T_TMP/err")" "1 1"
 # No abbreviations (detach and destroy share a start), but the one verb a
 # word begins, or that begins it, is named; two candidates, none.
 t_refused 2 "an abbreviated verb: the verb named" "unknown verb 'lis' (did you mean list? see flowbloom help)" "$FB" lis
@@ -78,6 +96,13 @@ check_eq "add: -f twice is a usage error" $? 2
 "$FB" del --file="$T_TMP/f1.txt" -f "$T_TMP/f2.txt" f1 >/dev/null 2>&1
 check_eq "del: -f twice is a usage error" $? 2
 check_fails "attach: missing device" "$FB" attach f1 nosuchdev0
+# An argument the verb cannot take is a usage error, as query --packet's;
+# the same in a file names FILE:LINE, exit 1 (docs/cli.md, Exit status).
+printf 'src 198.51.100.1\n' >"$T_TMP/addr.txt"
+t_refused 2 "traffic: an address argument, a usage error" \
+	"argument 1: the sketch counts 5-tuples" "$FB" traffic f1 src 198.51.100.1
+t_refused 1 "traffic: an address line, FILE:LINE" \
+	"addr.txt:1: the sketch counts 5-tuples" "$FB" traffic f1 -f "$T_TMP/addr.txt"
 check_fails "detach: missing device" "$FB" detach nosuchdev0
 # The sketch's limits (monitoring.md: eps >= 2.6e-6, delta >= e^-8) are the
 # option's range: a value past them is a usage error stating it, before any

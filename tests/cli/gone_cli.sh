@@ -101,4 +101,12 @@ grep -qE "^top 0 of 'g2' by packets over (0\.[0-9]+|[1-9]\.[0-9]+) s: 0 packets,
 watching "stats --watch=0.2" g2 --watch=0.2
 t_refused 2 "stats --watch=0: the interval's usage error" "bad duration '0' for --watch" "$FB" stats g2 --watch=0
 check "destroy g2" "$FB" destroy g2
+# Nowhere to print (stdout on a full disk): the loop ends, exit 1, saying so
+# (it polled on for good, printing nothing).
+"$FB" create g5 --capacity 100 --fp-rate 0.01 >/dev/null
+"$FEED" feed g5 10 1 >/dev/null || fail "/dev/full: feed"
+timeout 20 "$FB" flows g5 --follow >/dev/full 2>"$T_TMP/full.err"
+check_eq "flows --follow >/dev/full: ends, exit 1, the write error said" \
+	"$? $(grep -c '^flowbloom: write error on stdout' "$T_TMP/full.err")" "1 1"
+"$FB" destroy g5 >/dev/null
 t_end

@@ -141,7 +141,9 @@ int cmd_flows(int argc, char **argv)
 			fb_err("reading new-flow events: %s", strerror(-r));
 			goto out;
 		}
-		if (!follow || fb_interrupted())
+		/* ferror: nowhere to print (a full disk, stdout closed): main
+		 * says so. */
+		if (!follow || fb_interrupted() || ferror(stdout))
 			break;
 		/* Events get wall-clock times: a step of the clock (NTP at
 		 * boot) is followed from the next events on. */

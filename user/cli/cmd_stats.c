@@ -72,6 +72,9 @@ static int stats_watch(const char *name, double interval)
 		}
 		prev = cur;
 		t_prev = t_cur;
+		/* Nowhere to print (a full disk, stdout closed): main says so. */
+		if (ferror(stdout))
+			break;
 	}
 	fb_store_close(&f);
 	return 0;

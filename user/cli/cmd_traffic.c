@@ -27,11 +27,18 @@ int cmd_traffic(int argc, char **argv)
 	rc = 1;
 	for (i = 0; i < fl.n; i++)
 		if (fl.keys[i].kind != FB_KIND_FLOW || fl.keys[i].plen) {
+			/* An argument: a usage error, as query --packet's;
+			 * a file's line: FILE:LINE, exit 1. */
+			rc = fl.file ? 1 : 2;
 			fb_flows_where(&fl, i, where, sizeof(where));
+			fb_flows_free(&fl);
+			if (rc == 2)
+				return fb_usage("%s: the sketch counts 5-tuples (PROTO SRC:PORT "
+						"DST:PORT), not addresses or other rule shapes",
+						where);
 			fb_err("%s: the sketch counts 5-tuples (PROTO SRC:PORT DST:PORT), not "
 			       "addresses or other rule shapes",
 			       where);
-			fb_flows_free(&fl);
 			return 1;
 		}
 	if (fb_monview_open(name, FB_MON_SKETCH, &f, &m)) {

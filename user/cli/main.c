@@ -542,6 +542,22 @@ static void print_version(void)
 	       FB_BUILD_VERSION, libbpf_version_string(), FB_VERSION, FB_FBX_VERSION);
 }
 
+/* What a verb printed must have reached stdout: `flowbloom -j info NAME
+ * >state.json` on a full disk, or run with stdout closed, would otherwise
+ * exit 0 with the file empty or cut short (gnulib's close_stdout). A verb
+ * that failed has said why already; the message goes to stderr alone, as
+ * stdout takes nothing. */
+static int stdout_checked(int rc)
+{
+	if (!fflush(stdout) && !ferror(stdout))
+		return rc;
+	if (!rc) {
+		fprintf(stderr, "flowbloom: write error on stdout: what it printed was lost\n");
+		rc = 1;
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *netns = NULL;
@@ -568,10 +584,10 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			print_version();
-			return 0;
+			return stdout_checked(0);
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			help_all();
-			return 0;
+			return stdout_checked(0);
 		} else {
 			fb_err("unknown option '%s'", argv[i]);
 			usage_all(stderr);
@@ -597,9 +613,9 @@ int main(int argc, char **argv)
 		    ((!strcmp(argv[i + 1], "help") && cmds[c].fn != cmd_help) ||
 		     !strcmp(argv[i + 1], "--help") || !strcmp(argv[i + 1], "-h"))) {
 			help_one(&cmds[c]);
-			return 0;
+			return stdout_checked(0);
 		}
-		return cmds[c].fn(argc - i, argv + i);
+		return stdout_checked(cmds[c].fn(argc - i, argv + i));
 	}
 	fb_err("unknown verb '%s' (%s)", argv[i], verb_hint(argv[i], hint, sizeof(hint)));
 	return 2;
