@@ -16,6 +16,7 @@
 #include "output.h"
 #include "safefile.h"
 #include "types/ftype.h"
+#include "util.h"
 
 /* Is stdout a regular file that users other than root (and the caller)
  * can read? The shell made it (`export NAME - >FILE`), under its umask
@@ -104,6 +105,7 @@ int cmd_export(int argc, char **argv)
 int cmd_import(int argc, char **argv)
 {
 	struct fb_header h;
+	const char *action;
 
 	if (fb_no_options(&argc, argv))
 		return 2;
@@ -111,21 +113,25 @@ int cmd_import(int argc, char **argv)
 		return fb_usage(argc < 3 ? "missing FILE or NAME" : "too many arguments");
 	if (fb_fbx_import(argv[1], argv[2], &h))
 		return 1;
+	/* The file's, not the operator's: `attach` takes it by default, so a
+	 * block-list made a monitor or allow-list is said, not found later. */
+	action = FB_NAME(fb_action_names, h.action);
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("imported", argv[2]);
 		jw_u64("bits", fb_header_mbits(&h));
 		jw_u64("flows", h.nflows);
+		jw_str("action", action);
 		jw_obj_close();
 		jw_end();
 	} else if (fb_ftype(h.type)->flags & FB_FTYPE_TABLE) {
-		printf("imported %s from %s: %s, %llu flow%s\n", argv[2], argv[1],
+		printf("imported %s from %s: %s, %llu flow%s, action %s\n", argv[2], argv[1],
 		       fb_ftype_name(h.type), (unsigned long long)h.nflows,
-		       h.nflows == 1 ? "" : "s");
+		       h.nflows == 1 ? "" : "s", action);
 	} else {
-		printf("imported %s from %s: m=%llu bits, k=%u, %llu flow%s\n", argv[2], argv[1],
-		       (unsigned long long)fb_header_mbits(&h), h.k, (unsigned long long)h.nflows,
-		       h.nflows == 1 ? "" : "s");
+		printf("imported %s from %s: m=%llu bits, k=%u, %llu flow%s, action %s\n", argv[2],
+		       argv[1], (unsigned long long)fb_header_mbits(&h), h.k,
+		       (unsigned long long)h.nflows, h.nflows == 1 ? "" : "s", action);
 	}
 	return 0;
 }

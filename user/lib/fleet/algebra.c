@@ -327,6 +327,19 @@ static int combine_lengths(struct fb_prefixes *out, const struct fb_prefixes *a,
 	return 0;
 }
 
+/* One key means one create, and only create sets the action: sources
+ * whose actions differ were changed by hand (a block-list file made an
+ * allow-list), and their union or intersection is neither. */
+static int actions_differ(const struct fb_header *a, const struct fb_header *b, char *why,
+			  size_t len)
+{
+	if (a->action == b->action)
+		return 0;
+	snprintf(why, len, "actions differ (%s, %s)", FB_NAME(fb_action_names, a->action),
+		 FB_NAME(fb_action_names, b->action));
+	return -1;
+}
+
 int fb_alg_combine(struct fb_alg_img *dst, const struct fb_alg_img *src, enum fb_alg_op op)
 {
 	struct fb_prefixes px;
@@ -339,6 +352,8 @@ int fb_alg_combine(struct fb_alg_img *dst, const struct fb_alg_img *src, enum fb
 		snprintf(why, sizeof(why), "only one of them confirms hits (--confirm exact)");
 		goto bad;
 	}
+	if (actions_differ(dst->m.hdr, src->m.hdr, why, sizeof(why)))
+		goto bad;
 	if (combine_lengths(&px, (const struct fb_prefixes *)&dst->blocks[FB_PREFIX_BLOCK],
 			    (const struct fb_prefixes *)&src->blocks[FB_PREFIX_BLOCK], op, why,
 			    sizeof(why)))
@@ -419,8 +434,10 @@ static int store_new(const char *name, const struct fb_alg_img *img)
 			      name);
 		return -1;
 	}
-	/* The exact sets are sized from the capacity: enough for the rules. */
-	if (o.confirm && o.capacity < img->nrules)
+	/* The exact sets are sized from the capacity (a filter sized by bits:
+	 * from its bits): enough for the rules. Raised only when they would
+	 * not hold them, so a filter sized by bits stays so. */
+	if (o.confirm && fb_exact_sets_for(o.capacity, o.nblocks) < img->nrules)
 		o.capacity = img->nrules;
 	if (fb_store_create_staged(name, &o, &f))
 		return -1;
@@ -482,7 +499,8 @@ int fb_alg_store(const char *name, const struct fb_alg_img *img, const __u32 *ex
 	cm = store_mem(&f);
 	if (fb_sa_compatible(&cm, &img->m, true, why, sizeof(why)) ||
 	    (f.hdr->confirm != img->m.hdr->confirm &&
-	     snprintf(why, sizeof(why), "only one of them confirms hits (--confirm exact)"))) {
+	     snprintf(why, sizeof(why), "only one of them confirms hits (--confirm exact)")) ||
+	    actions_differ(f.hdr, img->m.hdr, why, sizeof(why))) {
 		fb_report_err("cannot replace '%s' with the result: %s; nothing changed", name,
 			      why);
 		goto unlock;

@@ -20,7 +20,9 @@
 #include "fleet/fbz.h"
 #include "inputfile.h"
 #include "rules/rules.h"
+#include "store/exact.h"
 #include "store/gens.h"
+#include "types/ftype.h"
 #include "types/sizing.h"
 
 int fb_fbx_bad(struct fb_fbx_in *in, const char *fmt, ...)
@@ -48,6 +50,48 @@ int fb_fbx_short_read(struct fb_fbx_in *in)
 			  fb_fbz_why(in->f)
 				  ?: ferror(in->f) ? "read error"
 						   : "truncated");
+}
+
+/* The capacity a filter is sized for is what `info` says, the bound bgp
+ * and guard keep, and with --confirm exact what its exact sets are sized
+ * for (2 x capacity entries, 16 bytes each of kernel memory before any
+ * rule): no more than its geometry holds at its own rate, or than create
+ * allows exact sets (a file made by hand could claim 2^24 flows for 2
+ * Mbit and take 512 MiB of kernel memory from 258 KB). A filter holding
+ * at least that many flows (a merge sized its exact sets for its rules)
+ * is what it says. */
+static int check_capacity(struct fb_fbx_in *in)
+{
+	const struct fb_header *h = &in->h;
+	unsigned long long cap = h->capacity, m = fb_header_mbits(h);
+	double q = (h->fp_ppb + 1) / 1e9; /* the rate as written, rounded to ppb */
+	struct fb_block geom[5];
+	__u32 nb;
+
+	if (h->confirm && cap > FB_EXACT_MAX_RULES)
+		return fb_fbx_bad(in, "capacity %llu: --confirm exact holds at most %u rules", cap,
+				  FB_EXACT_MAX_RULES);
+	if (cap <= h->nflows)
+		return 0;
+	if (h->type) {
+		if (!h->fp_ppb || fb_ftype_size(h->type, (double)cap, q, geom, &nb) ||
+		    nb > h->nblocks)
+			return fb_fbx_bad(in,
+					  "capacity %llu: more than a %s filter of %u blocks holds "
+					  "at fp-rate %g",
+					  cap, fb_ftype_name(h->type), h->nblocks, h->fp_ppb / 1e9);
+		return 0;
+	}
+	if (!h->fp_ppb) {
+		if (cap > m)
+			return fb_fbx_bad(in, "capacity %llu: more than its %llu bits", cap, m);
+		return 0;
+	}
+	if ((double)cap > fb_capacity_at(h->layout, h->k, h->nblocks, q))
+		return fb_fbx_bad(in,
+				  "capacity %llu: more than %llu bits with k=%u hold at fp-rate %g",
+				  cap, m, h->k, h->fp_ppb / 1e9);
+	return 0;
 }
 
 /* Every header field (the bytes before the bits), into in->h and in->px. */
@@ -128,6 +172,8 @@ static int decode_head(struct fb_fbx_in *in, const __u8 *b)
 			"bit)",
 			(unsigned long long)h->nflows, (unsigned long long)fb_header_mbits(h),
 			FB_FLOWS_PER_BIT);
+	if (check_capacity(in))
+		return -1;
 	in->cnt_bytes = fb_fbx_counter_bytes(h->nblocks, h->counter_bits);
 	return fb_fbx_check_lengths(in, &in->px) || fb_fbx_check_masks(in, &in->px, in->h.kinds)
 		       ? -1
