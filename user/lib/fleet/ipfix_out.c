@@ -588,11 +588,6 @@ void fb_ipfix_out_stats(const struct fb_ipfix_out *x, struct fb_ipfix_out_stats 
 	s->queued = x->n;
 }
 
-bool fb_ipfix_out_is_up(const struct fb_ipfix_out *x)
-{
-	return !x->down && (!x->o.tcp || x->st == ST_UP);
-}
-
 const char *fb_ipfix_out_error(const struct fb_ipfix_out *x)
 {
 	return x->err;

@@ -82,7 +82,6 @@ int fb_ipfix_out_pump(struct fb_ipfix_out *x, double now);
  * unconfirmed. */
 void fb_ipfix_out_finish(struct fb_ipfix_out *x, double until);
 void fb_ipfix_out_stats(const struct fb_ipfix_out *x, struct fb_ipfix_out_stats *s);
-bool fb_ipfix_out_is_up(const struct fb_ipfix_out *x);
 /* The last failure: "connect: Connection refused", ... */
 const char *fb_ipfix_out_error(const struct fb_ipfix_out *x);
 void fb_ipfix_out_close(struct fb_ipfix_out *x);
