@@ -500,17 +500,6 @@ fail:
 	return -1;
 }
 
-int fb_store_open_locked(const char *name, struct fb_store *f, int op)
-{
-	if (fb_store_open(name, f))
-		return -1;
-	if (op == LOCK_EX ? fb_store_lock(f) : fb_store_flock(f, op)) {
-		fb_store_close(f);
-		return -1;
-	}
-	return 0;
-}
-
 void fb_store_close(struct fb_store *f)
 {
 	unmap_array(f);

@@ -127,8 +127,6 @@ void fb_store_types_set(const struct fb_store_types *t);
 #define FB_STORE_BUSY -2
 int fb_store_create(const char *name, const struct fb_create_opts *o);
 int fb_store_open(const char *name, struct fb_store *f);
-/* Open, then take the lock (op LOCK_SH, or LOCK_EX as fb_store_lock()). */
-int fb_store_open_locked(const char *name, struct fb_store *f, int op);
 void fb_store_close(struct fb_store *f);
 /* Works on broken filters too, and removes stale staging directories of
  * NAME (0 also when only those were there). */
