@@ -60,7 +60,6 @@ struct fb_store {
 	bool adopted;			/* "default" adopted ip link's maps */
 	bool cnt_legacy;		/* counters pinned under an earlier build's name */
 	__u32 outer_id;			/* kernel id of the outer map */
-	__u32 outer_entries;		/* its slots: FB_FILTER_SLOTS */
 	int outer_fd;			/* fb_filter */
 	int bits_fd;			/* the filter's chunk 0 (its head) */
 	int stats_fd;			/* fb_stats */
