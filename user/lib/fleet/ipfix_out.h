@@ -56,7 +56,6 @@ struct fb_ipfix_out_stats {
 	__u64 unconfirmed;	    /* of them: presumed lost (refused, unacknowledged) */
 	__u64 dropped;		    /* never sent: the queue was full, or left at the end */
 	__u64 messages, send_errors, sessions;
-	size_t queued;
 };
 
 /* What a pump saw happen (bits). */
