@@ -134,6 +134,8 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 	err = 0;
 out:
 	fb_chunks_close(fds + 1, n - 1);
+	if (err && fds[0] >= 0)
+		close(fds[0]);
 	free(fds);
 	if (err) {
 		if (nf.hdr)
@@ -148,8 +150,6 @@ out:
 		fb_chunks_munmap(nf.map, n);
 		if (nf.cnt_hdr)
 			munmap(nf.cnt_hdr, nf.cnt_bytes);
-		if (fds && fds[0] >= 0)
-			close(fds[0]);
 		if (nf.cnt_fd >= 0)
 			close(nf.cnt_fd);
 		return -1;
