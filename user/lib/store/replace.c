@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Replace a filter's array: a new one (and counters, exact sets) filled
  * aside, then switched to in one step. What fills it is the caller's
- * (rules.c: `load --replace`; algebra.c; a scalable filter's growth). */
+ * (rules.c: `load --replace`; algebra.c; lifetime.c). A scalable filter's
+ * growth (fb_replace_grow) appends chunks to the array in use instead. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
