@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Every per-attachment setting of the XDP program, in one place: read-only
- * data (`const volatile`, the skeleton's rodata) that the loader writes
- * before load (user/lib/store/loader.c for the filter, user/lib/monitor/monmaps.c for
- * monitoring). The verifier knows their values, so a branch on one is
- * decided at load and the code it skips is removed.
+ * data (`const volatile`, the skeleton's rodata) that the loader,
+ * user/lib/prog/loader.c, writes before load (the monitoring settings from
+ * the maps' configuration, user/lib/monitor/monmaps.c). The verifier knows
+ * their values, so a branch on one is decided at load and the code it
+ * skips is removed.
  *
  * An object loaded unchanged by `ip link` keeps the defaults below: the
  * filter's own action, the safe malformed policy, no trace, no monitoring.

@@ -136,11 +136,10 @@ static __always_inline __u64 fb_acct_fp(__u64 h, __u16 icmp, __u8 verdict)
 
 /* flowEndReason (IANA IPFIX registry, RFC 5102). */
 enum fb_acct_end {
-	FB_ACCT_END_IDLE = 1,	  /* idle timeout */
-	FB_ACCT_END_ACTIVE = 2,	  /* active timeout (the flow goes on) */
-	FB_ACCT_END_FLOW = 3,	  /* end of flow detected: TCP FIN or RST */
-	FB_ACCT_END_FORCED = 4,	  /* forced end: the exporter stops */
-	FB_ACCT_END_RESOURCE = 5, /* lack of resources: the table was full */
+	FB_ACCT_END_IDLE = 1,	/* idle timeout */
+	FB_ACCT_END_ACTIVE = 2, /* active timeout (the flow goes on) */
+	FB_ACCT_END_FLOW = 3,	/* end of flow detected: TCP FIN or RST */
+	FB_ACCT_END_FORCED = 4, /* forced end: the exporter stops */
 };
 
 #endif

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * A second XDP program for tests/xdp_loader.sh: counts every packet it sees
+ * A second XDP program for tests/e2e/xdp_loader.sh: counts every packet it sees
  * and passes it. Loaded with flowbloom under xdp-loader's dispatcher, its
  * counter shows which packets flowbloom let through to the next program.
  * Its map is pinned by name, under the pin path the test gives xdp-loader.

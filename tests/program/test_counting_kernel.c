@@ -7,9 +7,12 @@
  * flow added 20 times and flows sharing its counters never misses a present
  * flow at any step; a writer that opened the filter before a `load
  * --replace` and locked it after writes into the new array (the program
- * matches its flow), and one whose filter was destroyed meanwhile fails.
+ * matches its flow), and one whose filter was destroyed meanwhile fails; a
+ * replace whose fill refuses leaves the filter and the open descriptors as
+ * they were.
  * Four writers at once are test_counting_stress.
  */
+#include <dirent.h>
 #include "counting_test.h"
 
 static void kernel_sequence(__u8 layout, unsigned bits)
@@ -372,6 +375,54 @@ out:
 	drop_filter("stale");
 }
 
+/* A replace whose fill refuses (a `load --replace` of a list that does
+ * not fit) changes nothing and keeps no descriptor: the new array's
+ * chunk 0 must be closed, not read from freed memory (which left it open,
+ * its kernel memory held until the process ended, and closed whatever
+ * descriptor number the freed memory then held). */
+static int refuse_fill(struct fb_store *nf, void *arg)
+{
+	(void)nf;
+	(void)arg;
+	return -1;
+}
+
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	while (d && readdir(d))
+		n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void kernel_replace_refused(void)
+{
+	struct fb_store f;
+	struct fb_key x;
+	uint64_t seed = 2031;
+	size_t bad;
+	int before;
+
+	if (!ASSERT_EQ(make_filter("refused", FB_LAYOUT_BLOCKED, 4, 1000, 0.001, &f), 0,
+		       "refused replace: create a counting filter"))
+		return;
+	test_random_flow(&seed, &x, 0);
+	fb_store_lock(&f);
+	ASSERT_EQ(fb_rules_add(&f, &x, 1, &bad), 0, "refused replace: add a flow");
+	before = open_fds();
+	ASSERT_EQ(fb_replace_fill(&f, f.hdr->nblocks, f.hdr->k, 0, refuse_fill, NULL), -1,
+		  "refused replace: a fill that refuses fails the replace");
+	ASSERT_EQ(open_fds(), before, "refused replace: ... and leaves no descriptor open");
+	ASSERT_EQ(fb_counting_min(&f, &x), 1, "refused replace: ... and the flow where it was");
+	fb_store_unlock(&f);
+	fb_store_close(&f);
+	drop_filter("refused");
+}
+
 int main(void)
 {
 	double t0 = now();
@@ -381,6 +432,7 @@ int main(void)
 	kernel_sequence(FB_LAYOUT_CLASSIC, 8);
 	kernel_saturation();
 	kernel_stale_writer();
+	kernel_replace_refused();
 	printf("kernel part: %.2f s\n", now() - t0);
 	return test_summary();
 }

@@ -25,7 +25,7 @@
  *
  * `test_monitor feed NAME PACKETS FLOWS` feeds a Zipf trace into filter
  * NAME's maps (creating monitoring maps if it has none) for
- * tests/monitor_cli.sh. Filters live under /sys/fs/bpf/fbtest_monitor_<pid>.
+ * tests/e2e/monitor_cli.sh. Filters live under /sys/fs/bpf/fbtest_monitor_<pid>.
  */
 #define _GNU_SOURCE
 #include "monitor_test.h"

@@ -8,7 +8,7 @@
  *     /32 and /128, ::ffff:198.51.100.0/120 as a spelling of
  *     198.51.100.0/24, odd lengths /1 /7 /25 /31 /33 /127, host bits set in
  *     the rule) against addresses on both sides of each edge. Each rule is
- *     alone in a 1 MiB filter (swapped in with fb_replace under one
+ *     alone in a 1 MiB filter (swapped in with fb_rules_replace under one
  *     loaded program), so a false positive is out of the question and every
  *     verdict is asserted exactly. IPv4 and IPv6 are separate lists: ::/0
  *     matches every IPv6 packet and no IPv4 packet (the code keeps one

@@ -147,12 +147,6 @@ void jw_u64(const char *name, unsigned long long val)
 	printf("%llu", val);
 }
 
-void jw_i64(const char *name, long long val)
-{
-	jw_key(name);
-	printf("%lld", val);
-}
-
 void jw_double(const char *name, double val)
 {
 	jw_key(name);

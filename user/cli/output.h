@@ -31,7 +31,6 @@ void jw_arr_open(const char *name);
 void jw_arr_close(void);
 void jw_str(const char *name, const char *val);
 void jw_u64(const char *name, unsigned long long val);
-void jw_i64(const char *name, long long val);
 void jw_double(const char *name, double val);
 void jw_bool(const char *name, bool val);
 void jw_null(const char *name);

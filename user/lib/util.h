@@ -18,7 +18,7 @@ int fb_cmp_str(const void *a, const void *b);
 /* Names users type and see, indexed by enum value (NULL: none). For the
  * enums starting at 1, table + 1 is the NULL-terminated list of choices. */
 extern const char *const fb_layout_names[4]; /* enum fb_layout */
-extern const char *const fb_hash_names[6];   /* enum fb_hash */
+extern const char *const fb_hash_names[6];   /* enum fb_hash_alg */
 extern const char *const fb_hash_choices[4]; /* create's --hash values */
 extern const int fb_hash_choice_values[3];
 int fb_hash_default(int action);		    /* enum fb_action -> enum fb_hash_alg */

@@ -38,7 +38,8 @@ static void put(struct blk *k, const void *p, size_t n)
 {
 	if (k->n + n > sizeof(k->b))
 		n = sizeof(k->b) - k->n; /* cannot happen: callers bound what they add */
-	memcpy(k->b + k->n, p, n);
+	if (n) /* OPT_END has no value: p NULL, which memcpy may not take */
+		memcpy(k->b + k->n, p, n);
 	k->n += n;
 }
 

@@ -463,11 +463,6 @@ int fb_ipfix_put_mitigation(struct fb_ipfix *x, const struct fb_ipfix_mitigation
 		      sizeof(rec));
 }
 
-bool fb_ipfix_pending(const struct fb_ipfix *x)
-{
-	return x->pending;
-}
-
 int fb_ipfix_take(struct fb_ipfix *x, const __u8 **msg, size_t *len, unsigned *records)
 {
 	GError *e = NULL;

@@ -129,8 +129,6 @@ int fb_ipfix_put_newflow(struct fb_ipfix *x, const struct fb_ipfix_newflow *r);
 int fb_ipfix_put_estimate(struct fb_ipfix *x, const struct fb_ipfix_estimate *r);
 int fb_ipfix_put_mitigation(struct fb_ipfix *x, const struct fb_ipfix_mitigation *r);
 int fb_ipfix_put_flow(struct fb_ipfix *x, const struct fb_ipfix_flow *r);
-/* Anything appended since the last take? */
-bool fb_ipfix_pending(const struct fb_ipfix *x);
 /* Close the message built so far: *msg and *len its bytes (valid until the
  * next call), *records its data records. 0, or -1 on error. */
 int fb_ipfix_take(struct fb_ipfix *x, const __u8 **msg, size_t *len, unsigned *records);

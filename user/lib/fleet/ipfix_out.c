@@ -585,12 +585,6 @@ struct fb_ipfix_out *fb_ipfix_out_open(const struct fb_ipfix_out_opts *o)
 void fb_ipfix_out_stats(const struct fb_ipfix_out *x, struct fb_ipfix_out_stats *s)
 {
 	*s = x->s;
-	s->queued = x->n;
-}
-
-bool fb_ipfix_out_is_up(const struct fb_ipfix_out *x)
-{
-	return !x->down && (!x->o.tcp || x->st == ST_UP);
 }
 
 const char *fb_ipfix_out_error(const struct fb_ipfix_out *x)

@@ -56,7 +56,6 @@ struct fb_ipfix_out_stats {
 	__u64 unconfirmed;	    /* of them: presumed lost (refused, unacknowledged) */
 	__u64 dropped;		    /* never sent: the queue was full, or left at the end */
 	__u64 messages, send_errors, sessions;
-	size_t queued;
 };
 
 /* What a pump saw happen (bits). */
@@ -82,7 +81,6 @@ int fb_ipfix_out_pump(struct fb_ipfix_out *x, double now);
  * unconfirmed. */
 void fb_ipfix_out_finish(struct fb_ipfix_out *x, double until);
 void fb_ipfix_out_stats(const struct fb_ipfix_out *x, struct fb_ipfix_out_stats *s);
-bool fb_ipfix_out_is_up(const struct fb_ipfix_out *x);
 /* The last failure: "connect: Connection refused", ... */
 const char *fb_ipfix_out_error(const struct fb_ipfix_out *x);
 void fb_ipfix_out_close(struct fb_ipfix_out *x);

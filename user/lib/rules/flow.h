@@ -51,9 +51,7 @@ int fb_flow_next_check(int argc, char **argv, int used, char *err, size_t errlen
 int fb_flow_parse_line_keys(char *line, struct fb_key *keys, size_t *n, int *blank, char *err,
 			    size_t errlen);
 /* The clause form from argv[0] (a clause keyword), proto preset (-1:
- * none); returns the words used or -1 (rule.c). */
-int fb_rule_parse(int argc, char **argv, int proto, struct fb_key *keys, size_t *n, char *err,
-		  size_t errlen);
+ * none), at most max keys; returns the words used or -1 (rule.c). */
 int fb_rule_parse_max(int argc, char **argv, int proto, size_t max, struct fb_key *keys, size_t *n,
 		      char *err, size_t errlen);
 int fb_rule_keyword(const char *w);

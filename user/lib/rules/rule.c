@@ -188,12 +188,6 @@ static void rule_key(struct fb_key *k, const struct fb_key *p, __u32 slen, __u32
 	fb_mask_key(k, p, fb_mask_desc(slen, dlen, splen, dplen, proto >= 0, p->family));
 }
 
-int fb_rule_parse(int argc, char **argv, int proto, struct fb_key *keys, size_t *nkeys, char *err,
-		  size_t errlen)
-{
-	return fb_rule_parse_max(argc, argv, proto, FB_RULE_KEYS_MAX, keys, nkeys, err, errlen);
-}
-
 int fb_rule_parse_max(int argc, char **argv, int proto, size_t max, struct fb_key *keys,
 		      size_t *nkeys, char *err, size_t errlen)
 {

@@ -164,18 +164,6 @@ void fb_chunks_munmap(void *map, __u32 n)
 		munmap(map, (size_t)n * FB_CHUNK_BYTES);
 }
 
-void *fb_chunks_remap(void *map, __u32 have, __u32 n)
-{
-	void *p = mremap(map, (size_t)have * FB_CHUNK_BYTES, (size_t)n * FB_CHUNK_BYTES,
-			 MREMAP_MAYMOVE);
-
-	if (p == MAP_FAILED) {
-		fb_report_err("cannot grow the filter's mapping: %s", strerror(errno));
-		return NULL;
-	}
-	return p;
-}
-
 static int update_batch(int outer_fd, __u32 *keys, int *fds, __u32 n)
 {
 	__u32 count = n;

@@ -31,10 +31,6 @@ void *fb_chunks_mmap_outer(int outer_fd, int head_fd, __u32 gen, __u32 n);
  * mapping (whose reservation holds them). */
 int fb_chunks_mmap_at(void *map, __u32 from, const int *fds, __u32 n);
 void fb_chunks_munmap(void *map, __u32 n);
-/* A reservation of n chunks holding the mapping of its first have ones
- * (the rest mapped from fds by the caller): a larger home for a mapping.
- * NULL on failure, the old mapping untouched. */
-void *fb_chunks_remap(void *map, __u32 have, __u32 n);
 
 /* One batch: fds[0..n) into the slots of chunks 0..n-1 of generation gen,
  * then, if head, fds[0] into slot 0 (the switch). 0 or -1 (reported). */

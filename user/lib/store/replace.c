@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Replace a filter's array: a new one (and counters, exact sets) filled
  * aside, then switched to in one step. What fills it is the caller's
- * (rules.c: `load --replace`; algebra.c; a scalable filter's growth). */
+ * (rules.c: `load --replace`; algebra.c; lifetime.c). A scalable filter's
+ * growth (fb_replace_grow) appends chunks to the array in use instead. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -134,6 +135,8 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 	err = 0;
 out:
 	fb_chunks_close(fds + 1, n - 1);
+	if (err && fds[0] >= 0)
+		close(fds[0]);
 	free(fds);
 	if (err) {
 		if (nf.hdr)
@@ -148,8 +151,6 @@ out:
 		fb_chunks_munmap(nf.map, n);
 		if (nf.cnt_hdr)
 			munmap(nf.cnt_hdr, nf.cnt_bytes);
-		if (fds && fds[0] >= 0)
-			close(fds[0]);
 		if (nf.cnt_fd >= 0)
 			close(nf.cnt_fd);
 		return -1;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Replacing a filter's array in one step (replace.c): `load --replace`
- * (rules.h), set algebra, a scalable filter's growth.
+ * (rules.h), set algebra; and a scalable filter's growth, in place.
  */
 #ifndef FLOWBLOOM_USER_REPLACE_H
 #define FLOWBLOOM_USER_REPLACE_H
@@ -11,9 +11,10 @@
 #include <linux/types.h>
 #include "store/store.h"
 
-/* A larger array (nblocks after the header) with the same content,
- * switched in as fb_replace_fill() does: a scalable filter's room for new
- * stages. -1 (printed): nothing changed. Call with the lock held. */
+/* A larger array (nblocks after the header): zeroed chunks appended to
+ * the array in use (its generation's next slots, mapped again), nothing
+ * copied; a scalable filter's room for new stages. -1 (printed): nothing
+ * changed. Call with the lock held. */
 int fb_replace_grow(struct fb_store *f, __u32 nblocks);
 /* The same with any content: fill() writes the new array nf (its header a
  * copy of the old one with the new geometry, no rules, the other

@@ -63,15 +63,6 @@ static int new_chunks(struct fb_store *f, __u32 nblocks, int *fds)
 	return 0;
 }
 
-/* Entries of the outer map: 1 for a filter made before lifetimes existed. */
-static __u32 outer_entries(int fd)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-
-	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.max_entries;
-}
-
 int fb_store_create_staged(const char *name, const struct fb_create_opts *o, struct fb_store *f)
 {
 	bool is_default = !strcmp(name, FB_IPROUTE_FILTER);
@@ -446,7 +437,6 @@ static int open_pins(struct fb_store *f)
 		return -1;
 	}
 	f->outer_id = fb_map_id(f->outer_fd);
-	f->outer_entries = outer_entries(f->outer_fd);
 	f->stats_id = fb_map_id(f->stats_fd);
 	for (tries = 0;; tries++) {
 		__u32 tried;
@@ -498,17 +488,6 @@ int fb_store_open(const char *name, struct fb_store *f)
 fail:
 	fb_store_close(f);
 	return -1;
-}
-
-int fb_store_open_locked(const char *name, struct fb_store *f, int op)
-{
-	if (fb_store_open(name, f))
-		return -1;
-	if (op == LOCK_EX ? fb_store_lock(f) : fb_store_flock(f, op)) {
-		fb_store_close(f);
-		return -1;
-	}
-	return 0;
 }
 
 void fb_store_close(struct fb_store *f)

@@ -60,7 +60,6 @@ struct fb_store {
 	bool adopted;			/* "default" adopted ip link's maps */
 	bool cnt_legacy;		/* counters pinned under an earlier build's name */
 	__u32 outer_id;			/* kernel id of the outer map */
-	__u32 outer_entries;		/* its slots: FB_FILTER_SLOTS */
 	int outer_fd;			/* fb_filter */
 	int bits_fd;			/* the filter's chunk 0 (its head) */
 	int stats_fd;			/* fb_stats */
@@ -127,8 +126,6 @@ void fb_store_types_set(const struct fb_store_types *t);
 #define FB_STORE_BUSY -2
 int fb_store_create(const char *name, const struct fb_create_opts *o);
 int fb_store_open(const char *name, struct fb_store *f);
-/* Open, then take the lock (op LOCK_SH, or LOCK_EX as fb_store_lock()). */
-int fb_store_open_locked(const char *name, struct fb_store *f, int op);
 void fb_store_close(struct fb_store *f);
 /* Works on broken filters too, and removes stale staging directories of
  * NAME (0 also when only those were there). */

@@ -167,18 +167,6 @@ void fb_counting_check(struct fb_store *f, bool repair, struct fb_check *out)
 	out->count_ok = !out->count_checked || out->counter_sum == f->hdr->nflows * f->hdr->k;
 }
 
-bool fb_gens_held(const struct fb_store *f, const struct fb_gen_views *gv, const struct fb_key *key)
-{
-	int g;
-
-	if (fb_counting_min(f, key) > 0)
-		return true;
-	for (g = 0; g < gv->n; g++)
-		if (fb_counting_min(&gv->v[g], key) > 0)
-			return true;
-	return false;
-}
-
 enum fb_del_part fb_gens_part(const struct fb_store *f, const struct fb_gen_views *gv,
 			      const struct fb_key *key)
 {

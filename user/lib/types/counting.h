@@ -69,9 +69,6 @@ int fb_gens_recover(struct fb_store *f);
  * store.h). */
 int fb_counting_recover_all(struct fb_store *f);
 
-/* Is key held by f's permanent rules or a generation of gv (gens.h)? */
-bool fb_gens_held(const struct fb_store *f, const struct fb_gen_views *gv,
-		  const struct fb_key *key);
 /*
  * Which part of a counting filter with rules with a lifetime a deletion
  * takes a flow from: its permanent rules, or the live generations holding

@@ -320,9 +320,9 @@ static int sbf_add(struct fb_store *f, const __u64 *h, size_t n, struct fb_batch
 		       err);
 	if (e != -3)
 		return e;
-	/* Room for the new stages first (a copy swapped in: the data path
-	 * sees the old array or the new one, whole), then the same add,
-	 * which now fits. */
+	/* Room for the new stages first (zeroed chunks appended to the array
+	 * in use: the data path reaches them only through the stage
+	 * descriptors the add writes), then the same add, which now fits. */
 	if (fb_replace_grow(f, (__u32)(need - FB_HDR_BLOCKS)))
 		return -4;
 	return fb_sbf_add(f->blocks, (__u64)f->hdr->nblocks + FB_HDR_BLOCKS, sbf_of(f), h, n, &need,
