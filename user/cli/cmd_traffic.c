@@ -20,23 +20,38 @@ int cmd_traffic(int argc, char **argv)
 	struct fb_store f;
 	__u64 p, b, err_p, err_b;
 	int rc;
+	bool by_dst;
 	size_t i;
 
 	if ((rc = fb_flows_args(argc, argv, &name, &fl)))
 		return rc;
 	rc = 1;
-	for (i = 0; i < fl.n; i++)
-		if (fl.keys[i].kind != FB_KIND_FLOW || fl.keys[i].plen) {
-			fb_flows_where(&fl, i, where, sizeof(where));
-			fb_err("%s: the sketch counts 5-tuples (PROTO SRC:PORT DST:PORT), not "
-			       "addresses or other rule shapes",
-			       where);
-			fb_flows_free(&fl);
-			return 1;
-		}
 	if (fb_monview_open(name, FB_MON_SKETCH, &f, &m)) {
 		fb_flows_free(&fl);
 		return 1;
+	}
+	/* What the sketch counts: 5-tuples, or (--sketch-by) the addresses
+	 * of one side, which a 5-tuple of that address stands for. */
+	by_dst = m.cfg.flags & FB_MON_BY_DST;
+	for (i = 0; i < fl.n; i++) {
+		const struct fb_key *k = &fl.keys[i];
+
+		if ((k->kind == FB_KIND_FLOW && !k->plen) ||
+		    ((m.cfg.flags & FB_MON_BY_ADDR) &&
+		     k->kind == (by_dst ? FB_KIND_DST : FB_KIND_SRC) && k->plen == 128))
+			continue;
+		fb_flows_where(&fl, i, where, sizeof(where));
+		if (m.cfg.flags & FB_MON_BY_ADDR)
+			fb_err("%s: the sketch of '%s' counts %s addresses (attach --sketch-by "
+			       "%s): give `%s ADDR` (one address) or a 5-tuple, not other rule "
+			       "shapes",
+			       where, name, fb_monview_key_noun(&m), fb_monitor_sketch_by(&m),
+			       fb_monitor_sketch_by(&m));
+		else
+			fb_err("%s: the sketch counts 5-tuples (PROTO SRC:PORT DST:PORT), not "
+			       "addresses or other rule shapes",
+			       where);
+		goto out;
 	}
 	if (fb_monitor_snap_take(&m, &s))
 		goto out;
@@ -47,6 +62,7 @@ int cmd_traffic(int argc, char **argv)
 		jw_obj_open(NULL);
 		jw_str("filter", f.name);
 		jw_str("since", since);
+		jw_str("sketch_by", fb_monitor_sketch_by(&m));
 		jw_u64("total_packets", s.packets);
 		jw_u64("total_bytes", s.bytes);
 		jw_u64("max_error_packets", err_p);
@@ -62,11 +78,15 @@ int cmd_traffic(int argc, char **argv)
 		       "%llu byte%s with probability %.4g%%\n",
 		       (unsigned long long)err_p, fb_monview_s(err_p), (unsigned long long)err_b,
 		       fb_monview_s(err_b), 100 * (1 - fb_monitor_delta(&m)));
-		printf("%14s %16s  %s\n", "packets", "bytes", "flow");
+		printf("%14s %16s  %s\n", "packets", "bytes", fb_monview_key_noun(&m));
 	}
 	for (i = 0; i < fl.n; i++) {
-		fb_monitor_estimate(&m, &s, NULL, &fl.keys[i], &p, &b);
-		fb_monview_flow_text(&fl.keys[i], text, sizeof(text));
+		struct fb_key k;
+
+		/* The key the sketch counts it under: itself, or its address. */
+		fb_monitor_sketch_key(&m, &fl.keys[i], &k);
+		fb_monitor_estimate(&m, &s, NULL, &k, &p, &b);
+		fb_monview_key_text(&m, &k, text, sizeof(text));
 		if (fb_json) {
 			jw_obj_open(NULL);
 			jw_str("flow", text);
