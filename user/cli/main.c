@@ -62,10 +62,9 @@ static const struct fb_cmd cmds[] = {
 	{ "destroy", cmd_destroy, "destroy NAME", "Remove a filter (it must be detached)." },
 	{ "attach", cmd_attach,
 	  "attach NAME DEV [--mode native|generic] [--action drop|allow|monitor] [--replace]\n"
-	  "                 [--malformed pass|drop] [--monitor [--epsilon E] [--delta D]\n"
-	  "                 [--sketch-by flow|src|dst]]\n"
-	  "                 [--new-flows [--age SECS] [--expect N] [--ring SIZE]]\n"
-	  "                 [--accounting [--max-flows N]]",
+	  "                 [--malformed pass|drop] [--accounting [--max-flows N]]\n"
+	  "                 [--monitor [--epsilon E] [--delta D] [--sketch-by flow|src|dst]]\n"
+	  "                 [--new-flows [--age SECS] [--expect N] [--ring SIZE]]",
 	  "Attach the XDP program to DEV, working on filter NAME. drop: a match is\n"
 	  "dropped; allow: only matches pass (non-IP frames always pass); monitor:\n"
 	  "count only. Default action: the filter's own (see create).\n"
