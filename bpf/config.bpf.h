@@ -53,7 +53,9 @@ const volatile __u8 cfg_bench_stage = 0;
 #endif
 
 /* Flow monitoring (bpf/monitor.bpf.h, include/flowbloom/monitor.h). */
-const volatile __u32 cfg_mon = 0; /* FB_MON_*; 0: no monitoring */
+/* FB_MON_*; 0: no monitoring. A sketch by address has FB_MON_BY_SRC or
+ * FB_MON_BY_DST in place of FB_MON_SKETCH (loader.c). */
+const volatile __u32 cfg_mon = 0;
 const volatile __u32 cfg_mon_shift = 2;
 const volatile __u32 cfg_mon_depth = 1;
 const volatile __u64 cfg_mon_nh[FB_MON_NH_WORDS] = { 0 };

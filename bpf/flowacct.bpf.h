@@ -262,7 +262,9 @@ static __always_inline void fb_acct_take(struct xdp_md *ctx, struct fb_acct_buck
 
 /* Add the packet to the overflow sketch: rows as fb_mon_sketch()'s, by the
  * flow's plain hash h (the reader estimates 5-tuples), without the top
- * table (the main sketch's candidates serve). */
+ * table (the main sketch's candidates serve). Not with a sketch by address
+ * (cfg_mon has no FB_MON_SKETCH then): its candidates are addresses, whose
+ * flows this sketch cannot name. */
 static __always_inline void fb_acct_overflow(struct fb_acct_hdr *hdr, __u64 h, __u64 ip_len)
 {
 	__u32 shift = cfg_mon_shift, depth = cfg_mon_depth, i;

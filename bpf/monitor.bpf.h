@@ -2,7 +2,8 @@
 /*
  * Flow monitoring on the data path. One NH hash of the flow key feeds the
  * count-min sketch (packets and bytes), the top-talker candidate table and
- * the seen-set; a flow's first packet of an aging period becomes a
+ * the seen-set (a sketch by address hashes the address's key for the first
+ * two: fb_mon_sketch_key()); a flow's first packet of an aging period becomes a
  * ring-buffer event once the verdict is known. Geometry and the reasons for
  * it are in include/flowbloom/monitor.h; measurements in docs/design.md.
  *
@@ -34,6 +35,10 @@
 #define FB_SEEN_CAS_TRIES 4
 
 #include "flowacct.bpf.h"
+
+_Static_assert(FB_MON_BY_SRC > (FB_MON_SKETCH | FB_MON_NEWFLOWS | FB_MON_ATOMIC | FB_MON_ACCT) &&
+		       FB_MON_BY_DST > FB_MON_BY_SRC,
+	       "cfg_mon >= FB_MON_BY_SRC: a sketch by address");
 
 /* One of the two pairs of ways of a top bucket (w0 = 0: by packets, 2: by
  * bytes): refresh the flow's score if it is resident, else take the way of
@@ -176,6 +181,7 @@ static __always_inline __u64 fb_seen_now(struct fb_seen_clock *clk)
 }
 
 int fb_monitor_new(struct xdp_md *ctx, const struct fb_key *key, __u64 h, __u64 bytes, int verdict);
+int fb_mon_sketch_addr(const struct fb_key *key, __u64 bytes);
 
 /* Seen this aging period? One load of the slot's current word answers for
  * almost every packet. */
@@ -221,8 +227,36 @@ static __always_inline void fb_monitor(const struct fb_key *key, __u64 bytes)
 		if (st)
 			st->c[FB_MON_STAT_PENDING] = fb_mon_seen(h) ? 0 : h;
 	}
+	/* A sketch by address has FB_MON_BY_SRC or FB_MON_BY_DST here in
+	 * place of FB_MON_SKETCH (the loader's choice), the highest bits:
+	 * a sketch by flow meets the one test it always met, and the path
+	 * it never takes costs it nothing once the verifier removed it. */
 	if (cfg_mon & FB_MON_SKETCH)
 		fb_mon_sketch(h, key, bytes, bpf_get_smp_processor_id());
+	else if (cfg_mon >= FB_MON_BY_SRC)
+		fb_mon_sketch_addr(key, bytes);
+}
+
+/*
+ * A sketch by address (attach --sketch-by src|dst): the packet counted
+ * under its address alone (fb_mon_sketch_key()), so a flood spread over
+ * ever new ports is one heavy key, not thousands of light flows; the
+ * seen-set keeps the flow's own hash. A function of its own: the masked
+ * key's 40 bytes of stack would take the program past the 512 bytes its
+ * deepest chain of calls may use, and a sketch by flow pays nothing for it
+ * (the verifier removes the call).
+ */
+__attribute__((noinline)) int fb_mon_sketch_addr(const struct fb_key *key, __u64 bytes)
+{
+	__u64 kw[FB_MON_NH_WORDS] = { cfg_mon_nh[0], cfg_mon_nh[1], cfg_mon_nh[2],
+				      cfg_mon_nh[3], cfg_mon_nh[4], cfg_mon_nh[5] };
+	struct fb_key a;
+
+	if (!key)
+		return 0; /* the verifier wants the check */
+	fb_mon_sketch_key(key, cfg_mon, &a);
+	fb_mon_sketch(fb_mon_hash(&a, kw), &a, bytes, bpf_get_smp_processor_id());
+	return 0;
 }
 
 /* After the verdict: report the flow fb_monitor() found new, if any (a

@@ -48,6 +48,13 @@
 #define FB_MON_NEWFLOWS (1U << 1) /* seen-set and new-flow events */
 #define FB_MON_ATOMIC (1U << 2)	  /* one shared sketch plane, atomic adds */
 #define FB_MON_ACCT (1U << 3)	  /* per-flow accounting table (flowacct.h) */
+/* What the sketch and the top-talker table count (attach --sketch-by):
+ * neither bit, flows (5-tuples); else the flow's source or destination
+ * address alone (fb_mon_sketch_key()). The seen-set and the accounting
+ * table count flows whatever these say. */
+#define FB_MON_BY_SRC (1U << 4)
+#define FB_MON_BY_DST (1U << 5)
+#define FB_MON_BY_ADDR (FB_MON_BY_SRC | FB_MON_BY_DST)
 
 #define FB_MON_MAX_DEPTH 8  /* delta >= e^-8 ~ 3.4e-4 */
 #define FB_MON_MAX_SHIFT 20 /* width <= 2^20: eps >= 2.6e-6 */
@@ -212,6 +219,25 @@ static __always_inline __u64 fb_mon_hash(const struct fb_key *key, const __u64 k
 		sum += fb_nh_step(m, kw[i]);
 	}
 	return fb_fmix64(sum ^ kw[5]);
+}
+
+/*
+ * The key the sketch and the top-talker table count a packet under, for
+ * a sketch by address (flags & FB_MON_BY_ADDR): the family and one
+ * address of the flow key, every other field zero (the data path hashes
+ * this with fb_mon_hash(); readers estimate an address by the same key).
+ * A sketch by flow counts the flow key itself.
+ */
+static __always_inline void fb_mon_sketch_key(const struct fb_key *key, __u32 flags,
+					      struct fb_key *out)
+{
+	int src = !(flags & FB_MON_BY_DST);
+
+	out->w[0] = src ? key->w[0] : 0;
+	out->w[1] = src ? key->w[1] : 0;
+	out->w[2] = src ? 0 : key->w[2];
+	out->w[3] = src ? 0 : key->w[3];
+	out->w[4] = fb_key_word_family(key->w[4]);
 }
 
 /*

@@ -33,6 +33,9 @@ static const struct vconf confs[] = {
 	{ "--monitor (atomic plane)", 0, 0, 0, 0, FB_MON_SKETCH | FB_MON_ATOMIC },
 	{ "--new-flows", 0, 0, 0, 0, FB_MON_NEWFLOWS },
 	{ "--monitor --new-flows", 0, 0, 0, 0, FB_MON_SKETCH | FB_MON_NEWFLOWS },
+	{ "--monitor --sketch-by src", 0, 0, 0, 0, FB_MON_SKETCH | FB_MON_BY_SRC },
+	{ "--monitor --new-flows --sketch-by dst", 0, 0, 0, 0,
+	  FB_MON_SKETCH | FB_MON_NEWFLOWS | FB_MON_BY_DST },
 	{ "--monitor --new-flows, trace on", 0, 0, 1, 0, FB_MON_SKETCH | FB_MON_NEWFLOWS },
 	{ "--accounting", 0, 0, 0, 0, FB_MON_ACCT },
 	{ "--monitor --accounting", 0, 0, 0, 0, FB_MON_SKETCH | FB_MON_ACCT },
@@ -75,6 +78,7 @@ void bench_verifier(void)
 			o.newflows = !!(c->mon & FB_MON_NEWFLOWS);
 			o.atomic = !!(c->mon & FB_MON_ATOMIC);
 			o.acct = !!(c->mon & FB_MON_ACCT);
+			o.sketch_by = c->mon & FB_MON_BY_ADDR;
 			if (fb_monitor_create(&f, &o) || fb_monitor_open(&f, &m))
 				exit(1);
 		}

@@ -98,10 +98,10 @@ check_eq "del: -f twice is a usage error" $? 2
 check_fails "attach: missing device" "$FB" attach f1 nosuchdev0
 # An argument the verb cannot take is a usage error, as query --packet's;
 # the same in a file names FILE:LINE, exit 1 (docs/cli.md, Exit status).
-printf 'src 198.51.100.1\n' >"$T_TMP/addr.txt"
-t_refused 2 "traffic: an address argument, a usage error" \
-	"argument 1: the sketch counts 5-tuples" "$FB" traffic f1 src 198.51.100.1
-t_refused 1 "traffic: an address line, FILE:LINE" \
+printf 'src 198.51.100.0/24\n' >"$T_TMP/addr.txt"
+t_refused 2 "traffic: a prefix argument, a usage error" \
+	"argument 1: the sketch counts 5-tuples" "$FB" traffic f1 src 198.51.100.0/24
+t_refused 1 "traffic: a prefix line, FILE:LINE" \
 	"addr.txt:1: the sketch counts 5-tuples" "$FB" traffic f1 -f "$T_TMP/addr.txt"
 check_fails "detach: missing device" "$FB" detach nosuchdev0
 # The sketch's limits (monitoring.md: eps >= 2.6e-6, delta >= e^-8) are the

@@ -95,4 +95,7 @@ void test_overload(void);
 void test_hash(void);
 int feed(const char *name, size_t packets, size_t flows);
 
+/* monitor_byaddr.c */
+void test_byaddr(void);
+
 #endif

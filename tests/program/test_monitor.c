@@ -22,6 +22,7 @@
  *    period.
  *  - overload: a one-page ring buffer and no reader: events + lost equals
  *    the new flows, lost > 0; after a drain, events flow again.
+ *  - byaddr: a sketch by source or destination address (monitor_byaddr.c).
  *
  * `test_monitor feed NAME PACKETS FLOWS` feeds a Zipf trace into filter
  * NAME's maps (creating monitoring maps if it has none) for
@@ -212,6 +213,7 @@ int main(int argc, char **argv)
 	test_top_aging();
 	test_seen_wrap();
 	test_overload();
+	test_byaddr();
 	rmdir(root);
 	return test_summary();
 }

@@ -24,6 +24,7 @@ static void monitor_json(const struct fb_monitor *m)
 		jw_double("epsilon", fb_monitor_epsilon(m));
 		jw_double("delta", fb_monitor_delta(m));
 		jw_u64("cpus", c->planes);
+		jw_str("by", fb_monitor_sketch_by(m));
 		jw_obj_close();
 	}
 	if (c->flags & FB_MON_NEWFLOWS) {
@@ -123,6 +124,7 @@ int cmd_attach(int argc, char **argv)
 		{ "ring", required_argument, NULL, FB_OPT_RING },
 		{ "accounting", no_argument, NULL, FB_OPT_ACCT },
 		{ "max-flows", required_argument, NULL, FB_OPT_MAXFLOWS },
+		{ "sketch-by", required_argument, NULL, FB_OPT_SKETCHBY },
 		{ "replace", no_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};

@@ -62,7 +62,8 @@ struct guard {
 	const char *name, *into;
 	double pps, bps, ttl, interval;
 	bool by_dst, dry_run;
-	bool json; /* -j: events as JSON objects (on stderr) */
+	bool by_addr; /* the sketch counts addresses (attach --sketch-by): no flows summed */
+	bool json;    /* -j: events as JSON objects (on stderr) */
 	enum announce announce;
 	__u64 count;		      /* intervals to run (0: until stopped) */
 	struct fb_capacity_limit lim; /* the ban limit: --max-bans, BAN's capacity */
@@ -154,11 +155,15 @@ static void event(const struct guard *g, const char *what, const struct fb_key *
 	} else if (a) {
 		fprintf(stderr,
 			"flowbloom: guard: %s%s %s %s: %.1f pps, %.0f bit/s (at least %.1f pps, "
-			"%.0f "
-			"bit/s, %u flow%s)",
+			"%.0f bit/s",
 			g->dry_run ? "(dry run) " : "", strcmp(what, "limit") ? what : "not banned",
 			by, addr, a->packets / secs, a->bytes * 8.0 / secs, a->lo_packets / secs,
-			a->lo_bytes * 8.0 / secs, a->flows, a->flows == 1 ? "" : "s");
+			a->lo_bytes * 8.0 / secs);
+		/* A sketch by address counts the address itself: no flows. */
+		if (g->by_addr)
+			fputc(')', stderr);
+		else
+			fprintf(stderr, ", %u flow%s)", a->flows, a->flows == 1 ? "" : "s");
 		if (ends_in >= 0)
 			fprintf(stderr, "; in %s for %.10g s, ends in %.3f s", g->into, g->ttl,
 				ends_in);
@@ -533,6 +538,18 @@ int cmd_guard(int argc, char **argv)
 	rc = 1;
 	if (fb_monview_open(g.name, FB_MON_SKETCH, &f, &m))
 		goto free_never;
+	/* A sketch by address counts one side's addresses: the other side's
+	 * are not in it. */
+	g.by_addr = m.cfg.flags & FB_MON_BY_ADDR;
+	if (g.by_addr && g.by_dst != !!(m.cfg.flags & FB_MON_BY_DST)) {
+		fb_err("the sketch of '%s' counts %s addresses (attach --sketch-by %s): guard "
+		       "--by %s needs a sketch by flow or by %s address (attach --sketch-by "
+		       "flow or %s)",
+		       g.name, fb_monview_key_noun(&m), fb_monitor_sketch_by(&m),
+		       g.by_dst ? "dst" : "src", g.by_dst ? "destination" : "source",
+		       g.by_dst ? "dst" : "src");
+		goto close_mon;
+	}
 	if (fb_store_open(g.into, &bf))
 		goto close_mon;
 	if (bf.hdr->action != FB_ACTION_DROP)

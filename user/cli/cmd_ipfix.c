@@ -415,6 +415,26 @@ int cmd_ipfix(int argc, char **argv)
 	sketch = m.cfg.flags & FB_MON_SKETCH;
 	events = m.cfg.flags & FB_MON_NEWFLOWS;
 	acct = m.cfg.flags & FB_MON_ACCT;
+	/* A sketch by address has no flows to estimate: its candidates are
+	 * addresses, which the overflow sketch (by flow) does not count
+	 * either. Said, never exported as flows of zero ports. */
+	if (sketch && (m.cfg.flags & FB_MON_BY_ADDR)) {
+		sketch = false;
+		if (!acct && !events) {
+			fb_err("the sketch of '%s' counts %s addresses (attach --sketch-by %s): "
+			       "ipfix exports flows (attach it with --sketch-by flow, "
+			       "--accounting or --new-flows)",
+			       f.name, fb_monview_key_noun(&m), fb_monitor_sketch_by(&m));
+			goto out;
+		}
+		fprintf(stderr,
+			"flowbloom: ipfix: note: the sketch of '%s' counts %s addresses "
+			"(--sketch-by %s): no estimate records%s\n",
+			f.name, fb_monview_key_noun(&m), fb_monitor_sketch_by(&m),
+			acct ? " (flows the accounting table has no room for are counted in "
+			       "the totals only)"
+			     : "");
+	}
 	/* One reader of the events and the table: the directory's lock. */
 	lock_fd = fb_monview_lock_events(&f, &m);
 	if (lock_fd < 0)

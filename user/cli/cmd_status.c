@@ -14,6 +14,7 @@
 #include <string.h>
 #include "capture/capctl.h"
 #include "cmd.h"
+#include "flowbloom/monitor.h"
 #include "store/discover.h"
 #include "output.h"
 #include "prog/loader.h"
@@ -52,6 +53,7 @@ static bool not_ethernet(const struct fb_att *a)
  * build's program, or maps that hold no filter of a name. */
 struct att_settings {
 	const char *action;
+	const char *sketch_by; /* what its sketch counts (attach --sketch-by); NULL: no sketch */
 	bool malformed_drop, frags;
 };
 
@@ -79,6 +81,11 @@ static bool settings(const struct fb_att *a, struct att_settings *out)
 	out->action = FB_NAME(fb_action_names, fb_seen_action(&s, own));
 	out->malformed_drop = fb_seen_malformed_drop(&s, own);
 	out->frags = s.frags;
+	/* The program's own: a sketch by address in place of by flow. */
+	out->sketch_by = s.mon & FB_MON_BY_SRC	 ? "src"
+			 : s.mon & FB_MON_BY_DST ? "dst"
+			 : s.mon & FB_MON_SKETCH ? "flow"
+						 : NULL;
 	return true;
 }
 
@@ -91,10 +98,13 @@ static void uses(const struct fb_att *a, char *buf, size_t len)
 	case FB_ATT_FILTER: {
 		struct att_settings st;
 
+		/* A sketch by address is said: top and guard read it so. */
 		if (settings(a, &st))
-			snprintf(buf, len, "%s (%s; malformed %s%s)", a->filter, st.action,
+			snprintf(buf, len, "%s (%s; malformed %s%s%s%s)", a->filter, st.action,
 				 st.malformed_drop ? "drop" : "pass",
-				 st.frags ? "; multi-buffer" : "");
+				 st.frags ? "; multi-buffer" : "",
+				 st.sketch_by && strcmp(st.sketch_by, "flow") ? "; sketch by " : "",
+				 st.sketch_by && strcmp(st.sketch_by, "flow") ? st.sketch_by : "");
 		else
 			snprintf(buf, len, "%s", a->filter);
 		break;
@@ -193,10 +203,15 @@ int cmd_status(int argc, char **argv)
 				jw_str("action", st.action);
 				jw_str("malformed", st.malformed_drop ? "drop" : "pass");
 				jw_bool("multi_buffer", st.frags);
+				if (st.sketch_by)
+					jw_str("sketch_by", st.sketch_by);
+				else
+					jw_null("sketch_by");
 			} else {
 				jw_null("action");
 				jw_null("malformed");
 				jw_null("multi_buffer");
+				jw_null("sketch_by");
 			}
 			ring_json(&a[i]);
 			jw_obj_close();

@@ -27,7 +27,7 @@ int cmd_top(int argc, char **argv)
 	double interval = 0, secs = 0, t0;
 	struct fb_top_entry *e = NULL;
 	__u64 n = 10, tot, err_p, err_b;
-	char since[64], text[FB_FLOW_STR];
+	char since[64], text[FB_FLOW_STR], what[32] = "";
 	struct fb_monitor m;
 	struct fb_store f;
 	int c, v, by = 0, got, i, rc = 1;
@@ -86,10 +86,14 @@ int cmd_top(int argc, char **argv)
 	err_p = fb_monview_max_error(&m, now.packets);
 	err_b = fb_monview_max_error(&m, now.bytes);
 	fb_clock_format(m.cfg.created_ns, false, since, sizeof(since));
+	/* A sketch by address ranks addresses: said in the title. */
+	if (m.cfg.flags & FB_MON_BY_ADDR)
+		snprintf(what, sizeof(what), " %s addresses", fb_monview_key_noun(&m));
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("filter", f.name);
 		jw_str("by", bys[by]);
+		jw_str("sketch_by", fb_monitor_sketch_by(&m));
 		jw_str("since", since);
 		if (interval > 0)
 			jw_double("interval", secs);
@@ -102,7 +106,7 @@ int cmd_top(int argc, char **argv)
 		jw_double("confidence", 1 - fb_monitor_delta(&m));
 		jw_arr_open("flows");
 		for (i = 0; i < got; i++) {
-			fb_monview_flow_text(&e[i].key, text, sizeof(text));
+			fb_monview_key_text(&m, &e[i].key, text, sizeof(text));
 			jw_obj_open(NULL);
 			jw_u64("rank", i + 1);
 			jw_str("flow", text);
@@ -119,13 +123,13 @@ int cmd_top(int argc, char **argv)
 		jw_end();
 	} else {
 		if (interval > 0)
-			printf("top %d of '%s' by %s over %.2f s: %llu packet%s, %llu byte%s\n",
-			       got, f.name, bys[by], secs, (unsigned long long)now.packets,
+			printf("top %d%s of '%s' by %s over %.2f s: %llu packet%s, %llu byte%s\n",
+			       got, what, f.name, bys[by], secs, (unsigned long long)now.packets,
 			       fb_monview_s(now.packets), (unsigned long long)now.bytes,
 			       fb_monview_s(now.bytes));
 		else
-			printf("top %d of '%s' by %s since %s: %llu packet%s, %llu byte%s\n", got,
-			       f.name, bys[by], since, (unsigned long long)now.packets,
+			printf("top %d%s of '%s' by %s since %s: %llu packet%s, %llu byte%s\n", got,
+			       what, f.name, bys[by], since, (unsigned long long)now.packets,
 			       fb_monview_s(now.packets), (unsigned long long)now.bytes,
 			       fb_monview_s(now.bytes));
 		printf("estimates are never below the truth, and above it by at most %llu "
@@ -133,15 +137,21 @@ int cmd_top(int argc, char **argv)
 		       "%llu byte%s with probability %.4g%%\n",
 		       (unsigned long long)err_p, fb_monview_s(err_p), (unsigned long long)err_b,
 		       fb_monview_s(err_b), 100 * (1 - fb_monitor_delta(&m)));
+		if (m.cfg.flags & FB_MON_BY_ADDR)
+			printf("the sketch counts %s addresses (attach --sketch-by %s): a line is "
+			       "all of one address's traffic, any protocol, port and %s\n",
+			       fb_monview_key_noun(&m), fb_monitor_sketch_by(&m),
+			       m.cfg.flags & FB_MON_BY_SRC ? "destination" : "source");
 		if (interval > 0)
-			printf("%4s %14s %16s %7s  %s\n", "rank", "pps", "bits/s", "share", "flow");
+			printf("%4s %14s %16s %7s  %s\n", "rank", "pps", "bits/s", "share",
+			       fb_monview_key_noun(&m));
 		else
 			printf("%4s %14s %16s %7s  %s\n", "rank", "packets", "bytes", "share",
-			       "flow");
+			       fb_monview_key_noun(&m));
 		for (i = 0; i < got; i++) {
 			__u64 val = by ? e[i].bytes : e[i].packets;
 
-			fb_monview_flow_text(&e[i].key, text, sizeof(text));
+			fb_monview_key_text(&m, &e[i].key, text, sizeof(text));
 			if (interval > 0)
 				printf("%4d %14.1f %16.1f %6.2f%%  %s\n", i + 1,
 				       e[i].packets / secs, e[i].bytes * 8.0 / secs,

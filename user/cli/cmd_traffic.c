@@ -3,6 +3,7 @@
  * `flowbloom traffic`: the sketch's estimate for given flows.
  */
 #define _GNU_SOURCE
+#include <stdio.h>
 #include <string.h>
 #include "cmd.h"
 #include "monview.h"
@@ -10,40 +11,80 @@
 #include "rules/flow.h"
 #include "output.h"
 
+/* A flow traffic cannot take: given as an argument, a usage error (2), as
+ * query --packet's; a file's line, FILE:LINE and exit 1. */
+static int refuse(const struct fb_flows *fl, const char *why)
+{
+	if (fl->file) {
+		fb_err("%s", why);
+		return 1;
+	}
+	fb_usage("%s", why);
+	return 2;
+}
+
 int cmd_traffic(int argc, char **argv)
 {
 	const char *name;
-	char since[64], text[FB_FLOW_STR], where[64];
+	char since[64], text[FB_FLOW_STR], where[64], why[400];
 	struct fb_mon_snap s = { 0 };
 	struct fb_flows fl;
 	struct fb_monitor m;
 	struct fb_store f;
 	__u64 p, b, err_p, err_b;
 	int rc;
+	bool by_dst;
 	size_t i;
 
 	if ((rc = fb_flows_args(argc, argv, &name, &fl)))
 		return rc;
 	rc = 1;
-	for (i = 0; i < fl.n; i++)
-		if (fl.keys[i].kind != FB_KIND_FLOW || fl.keys[i].plen) {
-			/* An argument: a usage error, as query --packet's;
-			 * a file's line: FILE:LINE, exit 1. */
-			rc = fl.file ? 1 : 2;
-			fb_flows_where(&fl, i, where, sizeof(where));
-			fb_flows_free(&fl);
-			if (rc == 2)
-				return fb_usage("%s: the sketch counts 5-tuples (PROTO SRC:PORT "
-						"DST:PORT), not addresses or other rule shapes",
-						where);
-			fb_err("%s: the sketch counts 5-tuples (PROTO SRC:PORT DST:PORT), not "
-			       "addresses or other rule shapes",
-			       where);
-			return 1;
-		}
+	/* Never a key of any sketch: refused before the filter is read. */
+	for (i = 0; i < fl.n; i++) {
+		const struct fb_key *k = &fl.keys[i];
+
+		if ((k->kind == FB_KIND_FLOW && !k->plen) ||
+		    ((k->kind == FB_KIND_SRC || k->kind == FB_KIND_DST) && k->plen == 128))
+			continue;
+		fb_flows_where(&fl, i, where, sizeof(where));
+		snprintf(why, sizeof(why),
+			 "%s: the sketch counts 5-tuples (PROTO SRC:PORT DST:PORT), or one "
+			 "address (src ADDR, dst ADDR) with attach --sketch-by, not prefixes or "
+			 "other rule shapes",
+			 where);
+		rc = refuse(&fl, why);
+		fb_flows_free(&fl);
+		return rc;
+	}
 	if (fb_monview_open(name, FB_MON_SKETCH, &f, &m)) {
 		fb_flows_free(&fl);
 		return 1;
+	}
+	/* What the sketch counts: 5-tuples, or (--sketch-by) the addresses
+	 * of one side, which a 5-tuple of that address stands for. */
+	by_dst = m.cfg.flags & FB_MON_BY_DST;
+	for (i = 0; i < fl.n; i++) {
+		const struct fb_key *k = &fl.keys[i];
+
+		if ((k->kind == FB_KIND_FLOW && !k->plen) ||
+		    ((m.cfg.flags & FB_MON_BY_ADDR) &&
+		     k->kind == (by_dst ? FB_KIND_DST : FB_KIND_SRC) && k->plen == 128))
+			continue;
+		fb_flows_where(&fl, i, where, sizeof(where));
+		if (m.cfg.flags & FB_MON_BY_ADDR)
+			snprintf(why, sizeof(why),
+				 "%s: the sketch of '%s' counts %s addresses (attach --sketch-by "
+				 "%s): give `%s ADDR` (one address) or a 5-tuple, not other rule "
+				 "shapes",
+				 where, name, fb_monview_key_noun(&m), fb_monitor_sketch_by(&m),
+				 fb_monitor_sketch_by(&m));
+		else
+			snprintf(why, sizeof(why),
+				 "%s: the sketch counts 5-tuples (PROTO SRC:PORT DST:PORT), not "
+				 "addresses or other rule shapes",
+				 where);
+		rc = refuse(&fl, why);
+		goto out;
 	}
 	if (fb_monitor_snap_take(&m, &s))
 		goto out;
@@ -54,6 +95,7 @@ int cmd_traffic(int argc, char **argv)
 		jw_obj_open(NULL);
 		jw_str("filter", f.name);
 		jw_str("since", since);
+		jw_str("sketch_by", fb_monitor_sketch_by(&m));
 		jw_u64("total_packets", s.packets);
 		jw_u64("total_bytes", s.bytes);
 		jw_u64("max_error_packets", err_p);
@@ -69,11 +111,15 @@ int cmd_traffic(int argc, char **argv)
 		       "%llu byte%s with probability %.4g%%\n",
 		       (unsigned long long)err_p, fb_monview_s(err_p), (unsigned long long)err_b,
 		       fb_monview_s(err_b), 100 * (1 - fb_monitor_delta(&m)));
-		printf("%14s %16s  %s\n", "packets", "bytes", "flow");
+		printf("%14s %16s  %s\n", "packets", "bytes", fb_monview_key_noun(&m));
 	}
 	for (i = 0; i < fl.n; i++) {
-		fb_monitor_estimate(&m, &s, NULL, &fl.keys[i], &p, &b);
-		fb_monview_flow_text(&fl.keys[i], text, sizeof(text));
+		struct fb_key k;
+
+		/* The key the sketch counts it under: itself, or its address. */
+		fb_monitor_sketch_key(&m, &fl.keys[i], &k);
+		fb_monitor_estimate(&m, &s, NULL, &k, &p, &b);
+		fb_monview_key_text(&m, &k, text, sizeof(text));
 		if (fb_json) {
 			jw_obj_open(NULL);
 			jw_str("flow", text);

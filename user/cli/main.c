@@ -62,9 +62,9 @@ static const struct fb_cmd cmds[] = {
 	{ "destroy", cmd_destroy, "destroy NAME", "Remove a filter (it must be detached)." },
 	{ "attach", cmd_attach,
 	  "attach NAME DEV [--mode native|generic] [--action drop|allow|monitor] [--replace]\n"
-	  "                 [--malformed pass|drop] [--monitor [--epsilon E] [--delta D]]\n"
-	  "                 [--new-flows [--age SECS] [--expect N] [--ring SIZE]]\n"
-	  "                 [--accounting [--max-flows N]]",
+	  "                 [--malformed pass|drop] [--accounting [--max-flows N]]\n"
+	  "                 [--monitor [--epsilon E] [--delta D] [--sketch-by flow|src|dst]]\n"
+	  "                 [--new-flows [--age SECS] [--expect N] [--ring SIZE]]",
 	  "Attach the XDP program to DEV, working on filter NAME. drop: a match is\n"
 	  "dropped; allow: only matches pass (non-IP frames always pass); monitor:\n"
 	  "count only. Default action: the filter's own (see create).\n"
@@ -76,6 +76,9 @@ static const struct fb_cmd cmds[] = {
 	  "--monitor counts packets and bytes per flow in a count-min sketch and keeps\n"
 	  "top-talker candidates (see top, traffic): estimates exceed the truth by at\n"
 	  "most E x all packets with probability 1 - D (defaults 0.001, 0.01).\n"
+	  "--sketch-by src (dst) counts each source (destination) address's packets\n"
+	  "instead, all its ports and peers together: a flood spread over ever new ports\n"
+	  "is then one heavy talker (guard --by src); default flow.\n"
 	  "--new-flows reports each flow's first packet per aging period of SECS\n"
 	  "(seconds, or 500ms, 5m, 1h; default 60) through a ring buffer of SIZE\n"
 	  "bytes (default 1M; see flows); the seen-set is sized for N flows per period\n"
@@ -217,11 +220,14 @@ static const struct fb_cmd cmds[] = {
 	{ "top", cmd_top, "top NAME [-n N] [--by packets|bytes] [--interval SECS]",
 	  "The N heaviest flows (default 10) since monitoring started, or over the next\n"
 	  "SECS (seconds, or 500ms, 5m) with --interval, as estimated by the count-min\n"
-	  "sketch (attach --monitor). Estimates are never below the truth; the bound\n"
-	  "printed is how far above it they can be, and with what probability." },
+	  "sketch (attach --monitor; the heaviest addresses if it counts addresses,\n"
+	  "--sketch-by). Estimates are never below the truth; the bound printed is how\n"
+	  "far above it they can be, and with what probability." },
 	{ "traffic", cmd_traffic, "traffic NAME FLOW... | traffic NAME -f FILE",
 	  "The sketch's estimate of packets and bytes for each 5-tuple FLOW since\n"
-	  "monitoring started (attach --monitor), with its error bound. FILE (-f or\n"
+	  "monitoring started (attach --monitor), with its error bound. A sketch by\n"
+	  "address (--sketch-by src or dst) estimates addresses: FLOW is `src ADDR`\n"
+	  "(`dst ADDR`), or a 5-tuple, which stands for its address. FILE (-f or\n"
 	  "--file) as for add." },
 	{ "flows", cmd_flows, "flows NAME [--follow]",
 	  "New-flow events (attach --new-flows): each flow's first packet in an aging\n"
@@ -293,7 +299,9 @@ static const struct fb_cmd cmds[] = {
 	  "                 [--max-bans N] [--announce [--flowspec]] [--count N]",
 	  "Detect and ban: every interval (default 1s) read the traffic sketch of NAME\n"
 	  "(attached with --monitor) and ban each source address (destination with --by\n"
-	  "dst) whose packets or bits per second are above N: added to filter BAN (NAME\n"
+	  "dst) whose packets or bits per second are above N (summed over its flows;\n"
+	  "a sketch by address, attach --sketch-by src or dst, counts the address\n"
+	  "itself, then --by must say the same): added to filter BAN (NAME\n"
 	  "itself will do) for DURATION (longer than the interval), a rule the data path\n"
 	  "drops until it expires, with no process running. An address is banned only\n"
 	  "when the sketch's lower confidence limit (estimate minus its error bound) is\n"

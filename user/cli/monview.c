@@ -12,6 +12,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "flowbloom/prefix.h"
 #include "rules/flow.h"
 #include "monview.h"
 #include "output.h"
@@ -80,6 +81,27 @@ void fb_monview_flow_text(const struct fb_key *k, char *buf, size_t len)
 	c.kind = FB_KIND_FLOW;
 	c.plen = 0;
 	fb_flow_format(&c, buf, len);
+}
+
+void fb_monview_key_text(const struct fb_monitor *m, const struct fb_key *k, char *buf, size_t len)
+{
+	bool dst = m->cfg.flags & FB_MON_BY_DST;
+	struct fb_key a;
+
+	if (!(m->cfg.flags & FB_MON_BY_ADDR)) {
+		fb_monview_flow_text(k, buf, len);
+		return;
+	}
+	fb_prefix_key(&a, dst ? FB_KIND_DST : FB_KIND_SRC, k->w[dst ? 2 : 0], k->w[dst ? 3 : 1],
+		      128, fb_key_word_family(k->w[4]));
+	fb_flow_format(&a, buf, len);
+}
+
+const char *fb_monview_key_noun(const struct fb_monitor *m)
+{
+	return m->cfg.flags & FB_MON_BY_SRC   ? "source"
+	       : m->cfg.flags & FB_MON_BY_DST ? "destination"
+					      : "flow";
 }
 
 int fb_monview_lock_events(const struct fb_store *f, const struct fb_monitor *m)

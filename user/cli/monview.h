@@ -21,6 +21,12 @@ void fb_monview_close(struct fb_store *f, struct fb_monitor *m);
 /* The bound eps' * N on any estimate's excess, rounded up. */
 __u64 fb_monview_max_error(const struct fb_monitor *m, __u64 total);
 void fb_monview_flow_text(const struct fb_key *k, char *buf, size_t len);
+/* A key of m's sketch as text: a flow (FLOW syntax), or for a sketch by
+ * address the address as a rule of its side ("src 198.51.100.7": any
+ * protocol, port and other address). */
+void fb_monview_key_text(const struct fb_monitor *m, const struct fb_key *k, char *buf, size_t len);
+/* What a line of m's top talkers is: "flow", "source" or "destination". */
+const char *fb_monview_key_noun(const struct fb_monitor *m);
 /* The new-flow ring's consumer position is shared: one reader at a time
  * (flows, ipfix). A flock()ed fd of the monitoring directory, or -1
  * (printed). */

@@ -140,7 +140,11 @@ int fb_mon_option(int c, const char *arg, struct fb_mon_opts *o)
 {
 	__u64 v;
 
-	if (c < FB_OPT_MONITOR || c > FB_OPT_MAXFLOWS)
+	static const char *const bys[] = { "flow", "src", "dst", NULL };
+	static const int by_v[] = { 0, FB_MON_BY_SRC, FB_MON_BY_DST };
+	int by;
+
+	if (c < FB_OPT_MONITOR || c > FB_OPT_SKETCHBY)
 		return 0;
 	o->given |= 1U << (c - FB_OPT_MONITOR);
 	switch (c) {
@@ -191,6 +195,12 @@ int fb_mon_option(int c, const char *arg, struct fb_mon_opts *o)
 					  &o->max_flows)
 			       ? -1
 			       : 1;
+	case FB_OPT_SKETCHBY:
+		o->sketch = true;
+		if ((by = fb_pick("--sketch-by", arg, bys, by_v)) < 0)
+			return -1;
+		o->sketch_by = (__u32)by;
+		return 1;
 	}
 	return 0;
 }

@@ -52,6 +52,12 @@ int fb_guard_addresses(const struct fb_monitor *m, const struct fb_mon_snap *s,
 	int n, i, u;
 
 	*out = NULL;
+	/* A sketch by address holds the addresses of one side only. */
+	if ((m->cfg.flags & FB_MON_BY_ADDR) && by_dst != !!(m->cfg.flags & FB_MON_BY_DST)) {
+		fb_report_err("the sketch in %s counts %s addresses, not %s addresses", m->dir,
+			      by_dst ? "source" : "destination", by_dst ? "destination" : "source");
+		return -1;
+	}
 	n = fb_monitor_top(m, s, base, false, (size_t)1 << 30, &e);
 	if (n < 0)
 		return -1;

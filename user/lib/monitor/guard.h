@@ -3,9 +3,12 @@
  * `flowbloom guard` (guard.c): from the sketch of one interval to the
  * addresses to ban, and the counters `metrics` shows.
  *
- * The sketch counts flows (5-tuples). An address's traffic is the sum over
- * its flows among the top-talker candidates (the flows that can be heavy:
- * monitor.h), each estimate lowered by the count-min bound eps' N. A
+ * The sketch counts flows (5-tuples), or addresses (attach --sketch-by src
+ * or dst: a flood spread over ever new ports is one heavy key, where as
+ * flows none of them would rise among the candidates). An address's
+ * traffic is the sum over its flows among the top-talker candidates (the
+ * flows that can be heavy: monitor.h; with a sketch by address, its one
+ * candidate), each estimate lowered by the count-min bound eps' N. A
  * count-min estimate is never below the truth and above truth + eps' N with
  * probability at most delta' (Cormode and Muthukrishnan 2005), so
  * sum(max(0, est - eps' N)) is below the address's true count unless one of
@@ -69,7 +72,8 @@ struct fb_guard_addr {
 
 /* The addresses (by source, or destination with by_dst) of every top-talker
  * candidate, estimates taken from s minus base, heaviest lower limit
- * first; *out malloc'd. How many, or -1 reported. */
+ * first; *out malloc'd. How many, or -1 reported (also for by_dst against
+ * a sketch by source address, or the reverse). */
 int fb_guard_addresses(const struct fb_monitor *m, const struct fb_mon_snap *s,
 		       const struct fb_mon_snap *base, bool by_dst, struct fb_guard_addr **out);
 

@@ -235,7 +235,11 @@ int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o)
 	}
 	c.magic = FB_MON_MAGIC;
 	c.version = FB_MON_VERSION;
-	c.flags = (o->sketch ? FB_MON_SKETCH | (o->atomic ? FB_MON_ATOMIC : 0) : 0) |
+	if (o->sketch_by & ~FB_MON_BY_ADDR || o->sketch_by == FB_MON_BY_ADDR) {
+		fb_report_err("bad sketch key %#x", o->sketch_by);
+		return -1;
+	}
+	c.flags = (o->sketch ? FB_MON_SKETCH | (o->atomic ? FB_MON_ATOMIC : 0) | o->sketch_by : 0) |
 		  (o->newflows ? FB_MON_NEWFLOWS : 0) | (o->acct ? FB_MON_ACCT : 0);
 	c.acct_buckets = o->acct ? fb_monitor_acct_buckets(o->max_flows) : 0;
 	c.epsilon = o->epsilon;
@@ -404,6 +408,9 @@ int fb_monitor_open(const struct fb_store *f, struct fb_monitor *m)
 	    c->depth > FB_MON_MAX_DEPTH || !c->planes || !c->top_planes ||
 	    c->seen_slots <= FB_SEEN_HDR_SLOTS || !c->seen_k || c->seen_k != FB_SEEN_K ||
 	    !c->age_jiffies ||
+	    /* One key at most, and only for a sketch. */
+	    (c->flags & FB_MON_BY_ADDR &&
+	     ((c->flags & FB_MON_BY_ADDR) == FB_MON_BY_ADDR || !(c->flags & FB_MON_SKETCH))) ||
 	    (c->flags & FB_MON_ACCT &&
 	     (c->acct_buckets < fb_monitor_acct_buckets(0) ||
 	      c->acct_buckets > fb_monitor_acct_buckets(FB_ACCT_MAX_FLOWS)))) {
@@ -541,6 +548,10 @@ static int compatible(const struct fb_mon_config *c, const struct fb_mon_opts *o
 	}
 	if (GIVEN(FB_OPT_RING) && o->ring_bytes != c->ring_bytes)
 		return 0;
+	/* Maps keyed otherwise would mix two attachments' keys, or give
+	 * this one a sketch it did not ask for. */
+	if (GIVEN(FB_OPT_SKETCHBY) && (c->flags & FB_MON_BY_ADDR) != o->sketch_by)
+		return 0;
 #undef GIVEN
 	return 1;
 }
@@ -629,6 +640,19 @@ int fb_monitor_prepare(const struct fb_store *f, const struct fb_mon_opts *o, __
 	return rc ? -1 : 0;
 }
 
+const char *fb_monitor_sketch_by(const struct fb_monitor *m)
+{
+	return m->cfg.flags & FB_MON_BY_SRC ? "src" : m->cfg.flags & FB_MON_BY_DST ? "dst" : "flow";
+}
+
+void fb_monitor_sketch_key(const struct fb_monitor *m, const struct fb_key *key, struct fb_key *out)
+{
+	if (m->cfg.flags & FB_MON_BY_ADDR)
+		fb_mon_sketch_key(key, m->cfg.flags, out);
+	else
+		*out = *key;
+}
+
 void fb_monitor_describe(const struct fb_monitor *m, char *buf, size_t len)
 {
 	const struct fb_mon_config *c = &m->cfg;
@@ -637,8 +661,11 @@ void fb_monitor_describe(const struct fb_monitor *m, char *buf, size_t len)
 	buf[0] = 0;
 	if (c->flags & FB_MON_SKETCH)
 		n += snprintf(buf + n, len - n,
-			      "sketch %u x %u (eps %.2g, delta %.2g), top talkers", c->depth,
-			      1U << c->shift, fb_monitor_epsilon(m), fb_monitor_delta(m));
+			      "sketch %u x %u (eps %.2g, delta %.2g)%s, top talkers", c->depth,
+			      1U << c->shift, fb_monitor_epsilon(m), fb_monitor_delta(m),
+			      c->flags & FB_MON_BY_SRC	 ? " by source address"
+			      : c->flags & FB_MON_BY_DST ? " by destination address"
+							 : "");
 	if (n < len && (c->flags & FB_MON_NEWFLOWS))
 		n += snprintf(buf + n, len - n,
 			      "%snew flows (age %g s, %llu flows per period, %u KiB ring buffer)",

@@ -49,6 +49,7 @@ enum fb_mon_optcode {
 	FB_OPT_RING,
 	FB_OPT_ACCT,
 	FB_OPT_MAXFLOWS,
+	FB_OPT_SKETCHBY,
 };
 
 /* What `attach --monitor / --new-flows` asks for. */
@@ -64,6 +65,7 @@ struct fb_mon_opts {
 	__u32 ring_bytes; /* new-flow ring buffer */
 	bool acct;	  /* per-flow accounting table */
 	__u64 max_flows;  /* its flows per CPU */
+	__u32 sketch_by;  /* 0: flows; FB_MON_BY_SRC or FB_MON_BY_DST (--sketch-by) */
 };
 
 /* Largest map value (a CPU's sketch plane, or the seen-set) we create. */
@@ -126,6 +128,12 @@ int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o);
  * into m. */
 int fb_monitor_prepare(const struct fb_store *f, const struct fb_mon_opts *o, __u32 replacing,
 		       struct fb_monitor *m);
+/* What m's sketch counts: "flow", "src" or "dst" (--sketch-by). */
+const char *fb_monitor_sketch_by(const struct fb_monitor *m);
+/* The key m's sketch counts key's packets under (fb_mon_sketch_key() for
+ * a sketch by address, else key itself). */
+void fb_monitor_sketch_key(const struct fb_monitor *m, const struct fb_key *key,
+			   struct fb_key *out);
 /* One line describing m (`attach` prints it, or a JSON object of its own). */
 void fb_monitor_describe(const struct fb_monitor *m, char *buf, size_t len);
 /* Effective bounds: eps' = e / w <= eps, delta' = e^-d <= delta. */

@@ -52,7 +52,9 @@ int fb_load_setup_monitor(struct flowbloom_bpf *skel, const struct fb_monitor *m
 	const struct fb_mon_config *c = &m->cfg;
 	int err = 0, i;
 
-	skel->rodata->cfg_mon = c->flags;
+	/* A sketch by address: its bit in place of FB_MON_SKETCH, so that a
+	 * sketch by flow meets the one test it always met (monitor.bpf.h). */
+	skel->rodata->cfg_mon = c->flags & FB_MON_BY_ADDR ? (c->flags & ~FB_MON_SKETCH) : c->flags;
 	skel->rodata->cfg_mon_shift = c->shift;
 	skel->rodata->cfg_mon_depth = c->depth;
 	for (i = 0; i < FB_MON_NH_WORDS; i++)

@@ -42,7 +42,8 @@ int fb_load_setup_monitor(struct flowbloom_bpf *skel, const struct fb_monitor *m
 struct fb_load_seen {
 	__u8 action;	/* enum fb_action; FB_ACTION_DEFAULT: the filter's own */
 	__u8 malformed; /* enum fb_malformed */
-	__u32 mon;	/* FB_MON_*; 0: no monitoring */
+	__u32 mon;	/* FB_MON_*; 0: no monitoring (a sketch by address:
+			 * FB_MON_BY_SRC or _DST without FB_MON_SKETCH) */
 	bool frags;	/* loaded multi-buffer */
 };
 int fb_load_seen(__u32 prog_id, struct fb_load_seen *out);
