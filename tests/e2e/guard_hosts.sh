@@ -134,7 +134,7 @@ check "traffic src 198.51.100.7: its $sent packets of ~8000 flows in one estimat
 check_eq "traffic: a 5-tuple of it stands for its address" \
 	"$("$FB" -j traffic g udp 198.51.100.7:1 198.51.100.1:9 | t_json 'd["flows"][0]["packets"], d["flows"][0]["flow"]')" \
 	"($p, 'src 198.51.100.7')"
-t_refused 1 "traffic: a dst rule on a sketch by source: refused" "counts source addresses" \
+t_refused 2 "traffic: a dst rule on a sketch by source: a usage error" "counts source addresses" \
 	"$FB" traffic g dst 198.51.100.1
 
 # --- shared maps: another key refused, none asked shares ---------------------------
