@@ -21,6 +21,10 @@ msg = @printf '  %-8s %s\n' $(1) $(2);
 endif
 
 BPF_CFLAGS := -g -O2 --target=bpf -mcpu=v3 -Wall -Werror -Iinclude -Ibpf -I$(ARCH_INC) -MMD -MP
+# The same bytes from any checkout: debug info and BTF name sources relative
+# to the tree, not by where it was cloned.
+REPRO := -ffile-prefix-map=$(CURDIR)=.
+BPF_CFLAGS += $(REPRO)
 # Architectures whose kernels read unaligned memory at full speed
 # (CONFIG_HAVE_EFFICIENT_UNALIGNED_ACCESS): the parser reads an IPv6
 # address's key words with one load each (bpf/parsing.bpf.h).
@@ -28,7 +32,7 @@ ifneq ($(filter x86_64 aarch64 ppc64le s390x,$(shell uname -m)),)
 BPF_CFLAGS += -DFB_UNALIGNED_LOADS
 endif
 CFLAGS ?= -g -O2
-CFLAGS += -Wall -Wextra -Werror -std=gnu11 -Iinclude -Iuser/lib -Iuser/cli -I$(BUILD) -MMD -MP
+CFLAGS += -Wall -Wextra -Werror -std=gnu11 -Iinclude -Iuser/lib -Iuser/cli -I$(BUILD) -MMD -MP $(REPRO)
 LDLIBS := -lbpf -lelf -lz -lzstd -lpcap -lm -lfixbuf -lglib-2.0 -ljson-c
 # libfixbuf's headers include glib's (deferred: `make deps` may install them first).
 CFLAGS += $(shell pkg-config --cflags libfixbuf 2>/dev/null)

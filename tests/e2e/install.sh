@@ -12,6 +12,8 @@
 # ipfix and bgp units' examples (flowbloom and ExaBGP read them), then
 # `make uninstall` (nothing left but configuration) and the same for a
 # PREFIX=/usr/local install, whose man page and units name /usr/local.
+# The binary and the object name no path of the tree they were built in
+# (two checkouts build the same bytes).
 #
 # Uses the `default` filter's pins in /sys/fs/bpf/xdp/globals: holds
 # /tmp/fb-globals.lock (t_lock_globals). The trap removes the install tree, the
@@ -81,6 +83,11 @@ test_install() {
 	done
 	[ -d "$DEST/etc/flowbloom" ] && pass "installed /etc/flowbloom/" || fail "missing /etc/flowbloom/"
 	[ -x "$IFB" ] && pass "the binary is executable" || fail "the binary is not executable"
+	# Built from any checkout, the same bytes: no file names the tree it
+	# was built in (debug info and BTF name sources relative to it).
+	for f in usr/sbin/flowbloom usr/lib/flowbloom/flowbloom.bpf.o; do
+		check_eq "$f names no path of the build tree" "$(grep -c -F "$SRC/" "$DEST/$f")" 0
+	done
 	# Nothing outside DESTDIR: a PREFIX=/usr install must not touch /usr.
 	check_eq "nothing installed outside DESTDIR" \
 		"$(ls -d /usr/sbin/flowbloom /usr/lib/flowbloom /etc/flowbloom 2>/dev/null)" "$before"
