@@ -204,7 +204,8 @@ for t in cuckoo dleft; do
 		"$FB" del "$t" --force udp 198.51.100.1:2 203.0.113.0:53 udp 203.0.113.250:1 198.51.100.250:1
 	grep -q "not in filter" "$T_TMP/err" && pass "$t: names the absent flow" || fail "$t: $(cat "$T_TMP/err")"
 	check_eq "$t: refused del changed nothing (2)" "$(digest "$t")" "$d0"
-	check "$t: del --force of 1500 members" "$FB" del "$t" --force -f "$T_TMP/a1.txt"
+	# --force anywhere, as the other options (after the file, here).
+	check "$t: del --force of 1500 members" "$FB" del "$t" -f "$T_TMP/a1.txt" --force
 	check_eq "$t: the program still matches the other 1500" "$(matched "$t" "$T_TMP/a2.pcap")" 1500
 	after_del "$t"
 	# What a false positive of the dst key does, made certain by a real

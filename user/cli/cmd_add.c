@@ -42,7 +42,7 @@ static int flows_args(int argc, char **argv, struct fb_store *f, struct fb_flows
 	bool *force = del ? &del->force : NULL;
 	const char *name;
 	char **av = argv;
-	int rc, i, n = 0, name_at = -1;
+	int rc, i, n = 0;
 
 	if (force || ttl) {
 		av = malloc((argc + 1) * sizeof(*av));
@@ -59,8 +59,10 @@ static int flows_args(int argc, char **argv, struct fb_store *f, struct fb_flows
 					av[n++] = argv[i++];
 				break;
 			}
+			/* Anywhere but as -f's FILE, as --ttl and --permanent. */
 			if (i > 0 && force && !strcmp(argv[i], "--force") &&
-			    (name_at < 0 || i == name_at + 1)) {
+			    !(n > 1 &&
+			      (!strcmp(av[n - 1], "-f") || !strcmp(av[n - 1], "--file")))) {
 				*force = true;
 				continue;
 			}
@@ -95,9 +97,6 @@ static int flows_args(int argc, char **argv, struct fb_store *f, struct fb_flows
 				}
 				continue;
 			}
-			if (i > 0 && name_at < 0 && argv[i][0] != '-' &&
-			    !(n > 1 && (!strcmp(av[n - 1], "-f") || !strcmp(av[n - 1], "--file"))))
-				name_at = i;
 			av[n++] = argv[i];
 		}
 		av[n] = NULL;
