@@ -78,6 +78,15 @@ check_eq "-n NS -j: the error as JSON on stdout" "$(t_json "d['error']" "$T_TMP/
 t_refused 1 "destroy nx attached in $NSB: refused, naming the device, namespace and mode" \
 	"filter 'nx' is attached to $VB (netns $NSB, generic, XDP program [0-9]*): detach it first" \
 	"$FB" destroy nx
+# ... at once: it waited 2 s (100 pauses of 20 ms) for the program to go,
+# as for one only looked at, before naming the attachment it then found.
+if command -v strace >/dev/null; then
+	strace -f -qq -o "$T_TMP/st" -e trace=nanosleep,clock_nanosleep "$FB" destroy nx >/dev/null 2>&1
+	check_eq "... at once, without pausing for the program to go" \
+		"$(grep -c 'nanosleep(' "$T_TMP/st")" 0
+else
+	skip "destroy's pauses: strace is missing (make deps installs it)"
+fi
 "$FB" -n "$NSB" detach "$VB" >/dev/null || fail "detach $VB"
 
 # --- Control characters in a device's name (root of the namespace sets

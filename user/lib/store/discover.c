@@ -653,6 +653,8 @@ bool fb_discover_find(__u32 prog_id, __u32 map_id, struct fb_att *out)
 int fb_discover_busy(const struct fb_store *f)
 {
 	struct first_attach fa = { "" };
+	struct fb_att a;
+	bool found = false;
 	__u32 prog = 0;
 	int users, tries;
 
@@ -666,17 +668,19 @@ int fb_discover_busy(const struct fb_store *f)
 	 * frees it, and that close may be another process's that only
 	 * looked at it (every destroy, status and info opens each loaded
 	 * program by id to read its maps). Such a look lasts microseconds;
-	 * an attachment stays. */
-	for (tries = 0; (users = fb_discover_users(f, &prog)) && tries < 100; tries++)
+	 * an attachment stays: one found in any namespace is refused at
+	 * once, without waiting out the 2 s. */
+	for (tries = 0; (users = fb_discover_users(f, &prog)) && tries < 100; tries++) {
+		if (!tries && (found = fb_discover_find(0, f->outer_id, &a)))
+			break;
 		usleep(20000); /* 2 s at most */
+	}
 	if (users) {
 		/* Where, for an operator who cannot tell which program or
 		 * namespace the id means (an `ip link` attachment in a
 		 * namespace; one in generic mode, which `ip link set dev DEV
 		 * xdp off` leaves). */
-		struct fb_att a;
-
-		if (fb_discover_find(0, f->outer_id, &a))
+		if (found || fb_discover_find(0, f->outer_id, &a))
 			fb_report_err("filter '%s' is attached to %s (netns %s, %s, XDP program "
 				      "%u): detach it first",
 				      f->name, a.ifname, a.netns, a.mode, a.prog_id);

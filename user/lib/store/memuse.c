@@ -57,16 +57,33 @@ static void note(struct seen *s, __u32 id, enum fb_mem_part part)
 	s->ent[s->n++] = (__u64)id << 8 | part;
 }
 
-/* The maps an outer map holds, slot by slot. */
+/* The maps an outer map holds. A filter's has 8,197 slots and uses a
+ * few: one batch lookup reads the filled ones where the kernel skips the
+ * empty (since 2025); an older kernel stops at the first empty slot
+ * (EINTR), and every slot is then read one by one (a lookup each). */
 static void inner(struct seen *s, int outer_fd, enum fb_mem_part (*part)(__u32 slot),
 		  enum fb_mem_part all)
 {
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	struct bpf_map_info info = {};
-	__u32 len = sizeof(info), slot, id;
+	__u32 len = sizeof(info), slot, id, *keys, *ids, n, out, i;
 
 	if (bpf_obj_get_info_by_fd(outer_fd, &info, &len) ||
-	    info.type != BPF_MAP_TYPE_ARRAY_OF_MAPS)
+	    info.type != BPF_MAP_TYPE_ARRAY_OF_MAPS || !info.max_entries)
 		return;
+	keys = malloc(2 * (size_t)info.max_entries * sizeof(*keys));
+	if (keys) {
+		ids = keys + info.max_entries;
+		n = info.max_entries;
+		if (!bpf_map_lookup_batch(outer_fd, NULL, &out, keys, ids, &n, &opts) ||
+		    errno == ENOENT) {
+			for (i = 0; i < n && i < info.max_entries; i++)
+				note(s, ids[i], part ? part(keys[i]) : all);
+			free(keys);
+			return;
+		}
+		free(keys);
+	}
 	for (slot = 0; slot < info.max_entries; slot++)
 		if (!bpf_map_lookup_elem(outer_fd, &slot, &id))
 			note(s, id, part ? part(slot) : all);
