@@ -457,7 +457,9 @@ static __u32 globals_map_id(const struct found *f)
 	fb_report_quiet = true;
 	gdir = fb_pin_open_iproute(false);
 	fb_report_quiet = quiet;
-	if (gdir == -1 && !f->quiet && fb_report_last[0])
+	/* Not for a caller that asked for quiet (fb_discover_find(): destroy's
+	 * refusal, --dev's), whose message is about something else. */
+	if (gdir == -1 && !f->quiet && !quiet && fb_report_last[0])
 		fb_report(FB_REPORT_NOTE, "%s", fb_report_last);
 	id = pinned_map_id(gdir, FB_MAP_FILTER);
 	if (gdir >= 0)
