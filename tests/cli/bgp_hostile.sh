@@ -4,6 +4,7 @@
 # a shell on the router (ExaBGP's JSON on stdin, no daemon needed; the
 # filter's content is read back with `query`, as the data path would probe
 # it):
+# - its log is one write a line (a reader never sees a line in pieces);
 # - an IPv6 route never becomes an IPv4 rule: an ipv6 unicast blackhole
 #   for ::ffff:0.0.0.0/96 (ExaBGP prints v4-mapped prefixes dotted) must
 #   not drop IPv4 traffic, nor ::ffff:198.51.100.0/120 block 198.51.100.0/24,
@@ -345,6 +346,17 @@ q() { "$FB" query rtbh "$@" | head -1 | awk '{print $1}'; }
 # --- 1. an IPv6 route makes IPv6 rules only
 run "$S" v4mapped
 check_eq "v4-mapped IPv6 routes: bgp runs" "$RC" 0
+# Its log: one write a line, so no reader or other writer sees a line in
+# pieces (each rule's line was three writes).
+"$FB" bgp rtbh --state "$S" --flush >/dev/null 2>&1
+if command -v strace >/dev/null; then
+	strace -f -qq -e trace=write -o "$T_TMP/st" "$FB" bgp rtbh --state "$S" <"$T_TMP/in" \
+		>/dev/null 2>"$T_TMP/err"
+	check_eq "bgp's log: one write a line ($(wc -l <"$T_TMP/err") lines)" \
+		"$(grep -c 'write(2,' "$T_TMP/st")" "$(wc -l <"$T_TMP/err")"
+else
+	skip "bgp's log writes: strace is missing (make deps installs it)"
+fi
 check_eq "ipv6 unicast ::ffff:0.0.0.0/96: IPv4 traffic to 198.51.100.5 not blocked" "$(q dst 198.51.100.5)" no
 check_eq "... an IPv6 packet to ::ffff:c633:6405 is" "$(q dst ::ffff:c633:6405)" maybe
 check_eq "ipv6 unicast ::ffff:198.51.100.0/120: IPv4 198.51.100.7 not blocked" "$(q dst 198.51.100.7)" no

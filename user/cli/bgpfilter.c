@@ -25,13 +25,19 @@
 
 void bgp_say(const char *fmt, ...)
 {
+	char line[2048];
 	va_list ap;
+	int n;
 
-	fputs("flowbloom: bgp: ", stderr);
+	/* One write a line (stderr is unbuffered): a reader of the log, or
+	 * another writer to it, never sees a line in pieces. */
+	n = snprintf(line, sizeof(line), "flowbloom: bgp: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	n = (int)strlen(line);
+	line[n++] = '\n';
+	fwrite(line, 1, (size_t)n, stderr);
 }
 
 void bgp_show(size_t lineno, char sign, const struct fb_key *k, const char *tail)
