@@ -435,7 +435,8 @@ int cmd_del(int argc, char **argv)
 	size_t i, bad;
 	double t0;
 	struct del_opts d = { false, FB_DEL_ANY };
-	int rc = flows_args(argc, argv, &f, &fl, &d, NULL);
+	struct fb_gen_views gv;
+	int r, rc = flows_args(argc, argv, &f, &fl, &d, NULL);
 
 	if (rc)
 		return rc;
@@ -444,9 +445,18 @@ int cmd_del(int argc, char **argv)
 		fb_err("filter '%s' holds no rules with a lifetime (--with-lifetime)", f.name);
 		goto out;
 	}
-	/* A prefix load expanded: deleted as the pieces it stored. */
-	if (d.part != FB_DEL_LIFETIME && fb_flows_as_stored(&fl, &f))
+	/* A prefix load expanded: deleted as the pieces it stored, in the
+	 * parts del takes from (a generation by its own lengths). */
+	if (f.hdr->gens && f.cnt_hdr && d.part != FB_DEL_PERMANENT) {
+		if (fb_gens_views_open(&f, &gv) < 0)
+			goto out;
+		r = fb_flows_as_stored(&fl, &f, d.part != FB_DEL_LIFETIME, &gv);
+		fb_gens_views_close(&gv);
+		if (r)
+			goto out;
+	} else if (fb_flows_as_stored(&fl, &f, true, NULL)) {
 		goto out;
+	}
 	if (fb_ftype(f.hdr->type)->flags & FB_FTYPE_TABLE) {
 		rc = del_typed(&f, &fl, d.force);
 		goto out;
