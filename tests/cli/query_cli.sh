@@ -13,7 +13,9 @@
 # loaded, and `del` (of one such prefix, or -f of the list, as often as it
 # was loaded) takes out its pieces, a note saying so, until the filter is
 # empty; rules loaded with a lifetime (a generation with lengths of its
-# own) answer the same while they last and `no` once they end.
+# own) answer the same while they last and `no` once they end, and `del`
+# takes them out of the generation the same way (`--with-lifetime` or
+# not; `--permanent` finds none there).
 #
 # `--confirm exact`: a filter saturated so that one never-added 5-tuple in
 # three is a Bloom hit answers `yes` for every rule added and `no` for
