@@ -436,6 +436,7 @@ int cmd_del(int argc, char **argv)
 	double t0;
 	struct del_opts d = { false, FB_DEL_ANY };
 	struct fb_gen_views gv;
+	bool gens;
 	int r, rc = flows_args(argc, argv, &f, &fl, &d, NULL);
 
 	if (rc)
@@ -445,18 +446,15 @@ int cmd_del(int argc, char **argv)
 		fb_err("filter '%s' holds no rules with a lifetime (--with-lifetime)", f.name);
 		goto out;
 	}
-	/* A prefix load expanded: deleted as the pieces it stored, in the
-	 * parts del takes from (a generation by its own lengths). */
-	if (f.hdr->gens && f.cnt_hdr && d.part != FB_DEL_PERMANENT) {
-		if (fb_gens_views_open(&f, &gv) < 0)
-			goto out;
-		r = fb_flows_as_stored(&fl, &f, d.part != FB_DEL_LIFETIME, &gv);
-		fb_gens_views_close(&gv);
-		if (r)
-			goto out;
-	} else if (fb_flows_as_stored(&fl, &f, true, NULL)) {
+	/* A prefix load expanded: as its pieces, in each part del takes from. */
+	gens = f.hdr->gens && f.cnt_hdr && d.part != FB_DEL_PERMANENT;
+	if (gens && fb_gens_views_open(&f, &gv) < 0)
 		goto out;
-	}
+	r = fb_flows_as_stored(&fl, &f, d.part != FB_DEL_LIFETIME, gens ? &gv : NULL);
+	if (gens)
+		fb_gens_views_close(&gv);
+	if (r)
+		goto out;
 	if (fb_ftype(f.hdr->type)->flags & FB_FTYPE_TABLE) {
 		rc = del_typed(&f, &fl, d.force);
 		goto out;
