@@ -13,7 +13,9 @@
 # loaded, and `del` (of one such prefix, or -f of the list, as often as it
 # was loaded) takes out its pieces, a note saying so, until the filter is
 # empty; rules loaded with a lifetime (a generation with lengths of its
-# own) answer the same while they last and `no` once they end.
+# own) answer the same while they last and `no` once they end, and `del`
+# takes them out of the generation the same way (`--with-lifetime` or
+# not; `--permanent` finds none there).
 #
 # `--confirm exact`: a filter saturated so that one never-added 5-tuple in
 # three is a Bloom hit answers `yes` for every rule added and `no` for
@@ -106,6 +108,33 @@ check_eq "--ttl: every prefix loaded says maybe" "$(answers t "${QSIX[@]}")" \
 check_eq "--ttl 1s: while it lasts" "$(answers t2 src 198.18.0.0/21)" "maybe "
 sleep 1.5 # the generation ends within a quarter of the lifetime after it
 check_eq "--ttl 1s: once it has ended" "$(answers t2 "${QSIX[@]}")" "no no no no no no "
+
+# del of rules with a lifetime load expanded: out of the generation, as
+# its pieces (by the generation's lengths), whichever part del is told.
+"$FB" create tc --counting --capacity 1000 --fp-rate 0.001 >/dev/null || fail "create tc"
+"$FB" load tc --ttl 1h "$T_TMP/six.txt" >/dev/null 2>&1 || fail "load tc --ttl 1h"
+"$FB" load tc --ttl 1h "$T_TMP/six.txt" >/dev/null 2>&1 || fail "load tc --ttl 1h again"
+check_eq "--ttl, counting: count of the expanded /21" \
+	"$("$FB" count tc src 198.18.0.0/21 | awk '{print $1}')" 2
+"$FB" del tc src 198.18.0.0/21 >/dev/null 2>"$T_TMP/err"
+check_eq "--ttl, counting: del of the expanded /21: exit 0" "$?" 0
+check_eq "--ttl, counting: ... says how" "$(cat "$T_TMP/err")" \
+	"flowbloom: note: 1 prefix is held as 2 longer prefixes (load expanded it): deleting those"
+"$FB" del tc --with-lifetime src 198.18.0.0/21 >/dev/null 2>&1
+check_eq "--ttl, counting: del --with-lifetime of it: exit 0" "$?" 0
+check_eq "--ttl, counting: ... both copies gone" \
+	"$("$FB" count tc src 198.18.0.0/21 src 198.18.0.0/22 | awk '{print $1}' | tr '\n' ' ')" "0 0 "
+"$FB" del tc -f "$T_TMP/six_src.txt" --with-lifetime >/dev/null 2>&1
+check_eq "--ttl, counting: del -f of the list (the /21 already out): exit 1" "$?" 1
+grep -v 198.18.0.0/21 "$T_TMP/six_src.txt" >"$T_TMP/five_src.txt"
+for i in 1 2; do
+	"$FB" del tc -f "$T_TMP/five_src.txt" >/dev/null 2>&1
+	check_eq "--ttl, counting: del -f of the rest, copy $i: exit 0" "$?" 0
+done
+check_eq "--ttl, counting: ... every prefix of it gone" "$(answers tc "${QSIX[@]}")" \
+	"no no no no no no "
+"$FB" del tc --permanent src 198.51.96.0/19 >/dev/null 2>"$T_TMP/err"
+check_eq "--ttl, counting: del --permanent of what only a generation held: exit 1" "$?" 1
 
 # --confirm exact: the exact sets decide. k=1 in one chunk with 100,000
 # flows: about one never-added flow in three is a Bloom hit.

@@ -163,11 +163,14 @@ int fb_flows_args(int argc, char **argv, const char **name, struct fb_flows *fl)
 /* "FILE:LINE" or "argument N" of flow i, for messages. */
 void fb_flows_where(const struct fb_flows *fl, size_t i, char *buf, size_t len);
 /* del's input as `load` stored it, on a filter that can forget a flow: a
- * prefix rule of a length the filter's permanent rules do not hold, held
- * whole at a longer length of theirs (load expanded it), becomes its
- * pieces there, each from the same line or argument (a note says so).
- * 0, or -1 (printed; fl as it was). */
+ * prefix rule of a length a part del takes from does not hold, held whole
+ * at a longer length of that part's (load expanded it), becomes its pieces
+ * there, each from the same line or argument (a note says so). The parts:
+ * f's permanent rules if permanent, and the live generations gv (NULL:
+ * none), each with its own lengths. 0, or -1 (printed; fl as it was). */
 struct fb_store;
-int fb_flows_as_stored(struct fb_flows *fl, const struct fb_store *f);
+struct fb_gen_views;
+int fb_flows_as_stored(struct fb_flows *fl, const struct fb_store *f, bool permanent,
+		       const struct fb_gen_views *gv);
 
 #endif

@@ -435,7 +435,9 @@ int cmd_del(int argc, char **argv)
 	size_t i, bad;
 	double t0;
 	struct del_opts d = { false, FB_DEL_ANY };
-	int rc = flows_args(argc, argv, &f, &fl, &d, NULL);
+	struct fb_gen_views gv;
+	bool gens;
+	int r, rc = flows_args(argc, argv, &f, &fl, &d, NULL);
 
 	if (rc)
 		return rc;
@@ -444,8 +446,14 @@ int cmd_del(int argc, char **argv)
 		fb_err("filter '%s' holds no rules with a lifetime (--with-lifetime)", f.name);
 		goto out;
 	}
-	/* A prefix load expanded: deleted as the pieces it stored. */
-	if (d.part != FB_DEL_LIFETIME && fb_flows_as_stored(&fl, &f))
+	/* A prefix load expanded: as its pieces, in each part del takes from. */
+	gens = f.hdr->gens && f.cnt_hdr && d.part != FB_DEL_PERMANENT;
+	if (gens && fb_gens_views_open(&f, &gv) < 0)
+		goto out;
+	r = fb_flows_as_stored(&fl, &f, d.part != FB_DEL_LIFETIME, gens ? &gv : NULL);
+	if (gens)
+		fb_gens_views_close(&gv);
+	if (r)
 		goto out;
 	if (fb_ftype(f.hdr->type)->flags & FB_FTYPE_TABLE) {
 		rc = del_typed(&f, &fl, d.force);

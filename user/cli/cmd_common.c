@@ -10,6 +10,7 @@
 #include "rules/flow.h"
 #include "rules/prefixes.h"
 #include "rules/rules.h"
+#include "store/gens.h"
 #include "store/store.h"
 #include "types/counting.h"
 #include "types/ftype.h"
@@ -274,28 +275,48 @@ static unsigned held_typed(const struct fb_key *k, void *f)
 	return fb_ftype_count(f, k);
 }
 
-int fb_flows_as_stored(struct fb_flows *fl, const struct fb_store *f)
+/* The length prefix rule k is held whole at, expanded, in the first of
+ * the parts asked (f's permanent rules, then each generation of gv, each
+ * by its own lengths) whose lengths lack k's; 0 if none. With lacks, only
+ * whether a part lacks k's length: 1 or 0. */
+static int stored_at(const struct fb_key *k, const struct fb_store *f, bool permanent,
+		     const struct fb_gen_views *gv, bool lacks)
 {
-	const struct fb_prefixes *px = fb_store_prefixes(f);
+	unsigned (*held)(const struct fb_key *, void *) =
+		(fb_ftype(f->hdr->type)->flags & FB_FTYPE_TABLE) ? held_typed : held_counting;
+	const struct fb_store *s;
+	int l = fb_rules_prefix_list(k), g, at = 0;
+
+	if (l < 0 || k->plen >= 128)
+		return 0;
+	for (g = permanent ? -1 : 0; g < (gv ? gv->n : 0) && !at; g++) {
+		s = g < 0 ? f : &gv->v[g];
+		if (list_has(&fb_store_prefixes(s)->list[l], k->plen))
+			continue;
+		if (lacks)
+			return 1;
+		fb_prefixes_held_expanded(k, &fb_store_prefixes(s)->list[l], held, (void *)s, &at);
+	}
+	return at;
+}
+
+int fb_flows_as_stored(struct fb_flows *fl, const struct fb_store *f, bool permanent,
+		       const struct fb_gen_views *gv)
+{
 	unsigned flags = fb_ftype(f->hdr->type)->flags;
-	unsigned (*held)(const struct fb_key *, void *) = held_counting;
 	struct fb_flows out;
 	size_t i, x = 0, w = 0, pieces = 0, expanded = 0;
 	struct fb_key e;
 	__u64 c, cnt;
-	int l, at;
+	int at;
 
-	if (flags & FB_FTYPE_TABLE)
-		held = held_typed;
 	/* Only a filter that can forget a flow has pieces to delete. */
 	if ((flags & FB_FTYPE_TABLE) ? !(flags & FB_FTYPE_DELETES) : !f->cnt_hdr)
 		return 0;
 	/* Most inputs hold no such rule: no copy of them then. */
-	for (i = 0; i < fl->n; i++) {
-		l = fb_rules_prefix_list(&fl->keys[i]);
-		if (l >= 0 && fl->keys[i].plen < 128 && !list_has(&px->list[l], fl->keys[i].plen))
+	for (i = 0; i < fl->n; i++)
+		if (stored_at(&fl->keys[i], f, permanent, gv, true))
 			break;
-	}
 	if (i == fl->n)
 		return 0;
 	memset(&out, 0, sizeof(out));
@@ -304,11 +325,8 @@ int fb_flows_as_stored(struct fb_flows *fl, const struct fb_store *f)
 		const struct fb_key *k = &fl->keys[i];
 
 		w = fl->step[i] == FB_FLOWS_FAR ? fl->far[x++] : w + fl->step[i];
-		l = fb_rules_prefix_list(k);
-		at = 0;
-		/* A length the filter holds: the rule as written. */
-		if (l >= 0 && k->plen < 128 && !list_has(&px->list[l], k->plen))
-			fb_prefixes_held_expanded(k, &px->list[l], held, (void *)f, &at);
+		/* A length every part asked holds: the rule as written. */
+		at = stored_at(k, f, permanent, gv, false);
 		if (!at) {
 			if (push(&out, k, w))
 				goto oom;
