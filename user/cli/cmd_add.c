@@ -445,6 +445,9 @@ int cmd_del(int argc, char **argv)
 		fb_err("filter '%s' holds no rules with a lifetime (--with-lifetime)", f.name);
 		goto out;
 	}
+	/* A file's rules once each, as `load` holds them (a note says so). */
+	if (fl.file && fb_flows_unique(&fl))
+		goto out;
 	/* A prefix load expanded: deleted as the pieces it stored. */
 	if (d.part != FB_DEL_LIFETIME && fb_flows_as_stored(&fl, &f))
 		goto out;
