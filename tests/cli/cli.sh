@@ -216,7 +216,7 @@ b2=$(state)
 t_refused 1 "load: a range with blanks, said so" \
 	"range.txt:1: a range is written without blanks: '203.0.113.20-203.0.113.30'" "$FB" load f1 "$T_TMP/range.txt"
 printf '203.0.113.20 203.0.113.30\n' >"$T_TMP/two.txt"
-t_refused 1 "load: two addresses on a line" "two.txt:1: .*load also reads bare addresses, one a line" \
+t_refused 1 "load: two addresses on a line" "two.txt:1: .*a file, of load or -f, also takes bare addresses, one a line" \
 	"$FB" load f1 "$T_TMP/two.txt"
 check_eq "... the filter as it was" "$(state)" "$b2"
 # load --replace of an empty input (a failed download) empties the list:

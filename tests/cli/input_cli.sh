@@ -15,6 +15,10 @@
 # Also: a leading UTF-8 BOM is skipped; IPv6 rules for extension-header
 # protocols are refused; `list` without privileges says so; a refused
 # flow's line is named right after long runs of comments and blank lines.
+# Every -f reads what load reads (netset, DROP, ranges, bare addresses,
+# FLOWs): the same rules, del -f undoing load, a bad line of each format
+# named FILE:LINE by every verb, host bits told alike; traffic and query
+# --packet refuse what they cannot take by their own rule.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin input_cli
 t_traps
@@ -374,6 +378,88 @@ check "add -f from root's own FIFO waits for its writer" timeout 10 "$FB" add in
 wait
 check_eq "... and reads what it wrote" "$("$FB" query in2 src 198.51.100.203 | head -1 | cut -d' ' -f1)" maybe
 "$FB" destroy mine >/dev/null 2>&1
+
+# Every -f FILE reads what load reads: a FireHOL netset, Spamhaus DROP,
+# ranges, bare addresses (CRLF, blanks), FLOW lines mixed in. add -f of
+# each makes the rules load makes (query and count -f answer the same
+# for both filters), and del -f of the file takes out what load put in.
+cat >"$T_TMP/fmt-netset.txt" <<'EOF'
+#
+# ipv4 hash:net ipset, shaped like a FireHOL netset
+#
+198.51.100.0/26
+198.51.100.77
+203.0.113.128/25
+2001:db8:1::/48
+EOF
+cat >"$T_TMP/fmt-drop.txt" <<'EOF'
+; Spamhaus DROP List 2025/01/01 - (c) 2025 The Spamhaus Project SLU
+198.51.100.96/27 ; SBL000001
+203.0.113.64/27 ; SBL000002
+2001:db8:2::/47 ; SBL000003
+EOF
+printf '198.51.100.10-198.51.100.20\n2001:db8::5-2001:db8::10 ; v6\n' >"$T_TMP/fmt-ranges.txt"
+printf '198.51.100.200\r\n  2001:db8::66\t\n\n203.0.113.9\n' >"$T_TMP/fmt-plain.txt"
+cat >"$T_TMP/fmt-mixed.txt" <<'EOF'
+udp 198.51.100.1:53 203.0.113.7:4000   # a 5-tuple
+dst 203.0.113.32/29 ; a destination rule
+198.51.100.160/27
+198.51.100.128-198.51.100.159
+udp dport 53
+EOF
+for f in netset drop ranges plain mixed; do
+	F=$T_TMP/fmt-$f.txt
+	"$FB" create "a$f" --capacity 1000 --fp-rate 0.001 --counting >/dev/null
+	"$FB" create "l$f" --capacity 1000 --fp-rate 0.001 --counting >/dev/null
+	"$FB" load "l$f" "$F" >/dev/null 2>&1 || fail "$f: load"
+	check "$f: add -f" "$FB" add "a$f" -f "$F"
+	check_eq "$f: query -f, after add -f and after load" "$("$FB" query "a$f" -f "$F")" "$("$FB" query "l$f" -f "$F")"
+	check_eq "$f: ... every rule there" "$("$FB" query "a$f" -f "$F" | sed '$d' | awk '{print $1}' | sort -u)" maybe
+	check_eq "$f: count -f, after add -f and after load" "$("$FB" count "a$f" -f "$F")" "$("$FB" count "l$f" -f "$F")"
+	check_eq "$f: as many rules" "$("$FB" -j info "a$f" | t_json 'd["flows"]')" "$("$FB" -j info "l$f" | t_json 'd["flows"]')"
+	for n in "a$f" "l$f"; do
+		check "$f: del -f from $n" "$FB" del "$n" -f "$F"
+		check_eq "$f: ... $n empty" "$("$FB" -j info "$n" | t_json 'd["flows"]')" 0
+		check "$f: ... $n clean" "$FB" check "$n"
+		"$FB" destroy "$n" >/dev/null
+	done
+done
+# A bad line in any format is named FILE:LINE by every verb, as by load,
+# and nothing changes.
+d1=$(digest in1)
+d2=$(digest in2)
+printf '# netset\n198.51.100.0/26\n198.51.100.0/33\n' >"$T_TMP/bad-len.txt"
+printf '198.51.100.96/27 ; SBL1\n198.51.100.20-198.51.100.10 ; reversed\n' >"$T_TMP/bad-range.txt"
+printf '198.51.100.1\n203.0.113.20 - 203.0.113.30\n' >"$T_TMP/bad-blanks.txt"
+printf '198.51.100.1\n203.0.113.20 203.0.113.30\n' >"$T_TMP/bad-two.txt"
+printf 'create blocked hash:net family inet\nadd blocked 198.51.100.0/24\n' >"$T_TMP/bad-ipset.txt"
+for b in "bad-len.txt:3: bad prefix length in '198.51.100.0/33'" \
+	"bad-range.txt:2: bad range '198.51.100.20-198.51.100.10' (start after end)" \
+	"bad-blanks.txt:2: a range is written without blanks: '203.0.113.20-203.0.113.30'" \
+	"bad-two.txt:2: '203.0.113.20' is an address, not a protocol: write src 203.0.113.20 or dst 203.0.113.20 (a file, of load or -f, also takes bare addresses, one a line)" \
+	"bad-ipset.txt:1: unknown protocol 'create': \`ipset save\` output?"; do
+	F=$T_TMP/${b%%:*}
+	fails_named "load: ${b%%:*}" "$b" "$FB" load in2 "$F"
+	for v in add del query count traffic; do
+		fails_named "$v -f: ${b%%:*}" "$b" "$FB" "$v" in2 -f "$F"
+	done
+done
+same "bad lines in block-list formats"
+# A prefix with host bits set is taken masked and told, as load tells it.
+printf '198.51.100.7\n198.51.100.1/24 ; SBL1\n' >"$T_TMP/hostbits.txt"
+"$FB" create hb --capacity 1000 --fp-rate 0.001 --counting >/dev/null
+"$FB" add hb -f "$T_TMP/hostbits.txt" >/dev/null 2>"$T_TMP/err"
+check_eq "add -f: host bits told with FILE:LINE" "$(cat "$T_TMP/err")" \
+	"flowbloom: warning: $T_TMP/hostbits.txt:2: src 198.51.100.1/24 has host bits set: taken as 198.51.100.0/24"
+check_eq "... as load tells them" "$("$FB" load hb "$T_TMP/hostbits.txt" 2>&1 >/dev/null)" "$(cat "$T_TMP/err")"
+"$FB" destroy hb >/dev/null
+# What the verb cannot take is refused by its own rule, naming the line:
+# the sketch counts no prefix; a packet has two addresses.
+fails_named "traffic -f of a netset: no prefix in a sketch" \
+	"fmt-netset.txt:4: the sketch counts 5-tuples" "$FB" traffic in2 -f "$T_TMP/fmt-netset.txt"
+fails_named "query --packet -f of an address list: not one packet" \
+	"fmt-plain.txt:1: '198.51.100.200' is not one packet: it names one address" \
+	"$FB" query in2 --packet -f "$T_TMP/fmt-plain.txt"
 
 check "destroy in1" "$FB" destroy in1
 check "destroy in2" "$FB" destroy in2

@@ -15,7 +15,13 @@
 # empty; rules loaded with a lifetime (a generation with lengths of its
 # own) answer the same while they last and `no` once they end, and `del`
 # takes them out of the generation the same way (`--with-lifetime` or
-# not; `--permanent` finds none there).
+# not; `--permanent` finds none there). `query`, `count` and `del -f` read
+# the list as load read it (bare prefixes). A list naming a rule more than
+# once (a line twice, a range and its prefix, overlapping shapes): load
+# holds it once and `del -f` of the list takes out exactly that (counting,
+# cuckoo, d-left, exact sets, a lifetime), a note naming the first line
+# given again; `add -f` adds each copy, and arguments deleting a rule more
+# often than held are refused.
 #
 # `--confirm exact`: a filter saturated so that one never-added 5-tuple in
 # three is a Bloom hit answers `yes` for every rule added and `no` for
@@ -87,9 +93,17 @@ for t in "--counting" "--type cuckoo" "--type dleft"; do
 	check_eq "$t: ... one copy of its pieces gone" \
 		"$("$FB" count "$n" src 198.18.0.0/22 src 198.18.4.0/22 | awk '{print $1}' | tr '\n' ' ')" "1 1 "
 	"$FB" add "$n" src 198.18.0.0/22 src 198.18.4.0/22 >/dev/null || fail "$t: add the pieces back"
+	# query, count and del -f read the list as load read it (bare
+	# prefixes), or written as FLOWs.
+	check_eq "$t: query -f of the list loaded" "$(answers "$n" -f "$T_TMP/six.txt")" \
+		"maybe maybe maybe maybe maybe maybe "
+	check_eq "$t: count -f of the list loaded" \
+		"$("$FB" count "$n" -f "$T_TMP/six.txt" | awk '{print $1}' | tr '\n' ' ')" "2 2 2 2 2 2 "
 	for i in 1 2; do
-		"$FB" del "$n" --force -f "$T_TMP/six_src.txt" >/dev/null 2>&1
-		check_eq "$t: del -f of the list loaded, copy $i: exit 0" "$?" 0
+		l=$T_TMP/six.txt
+		[ $i = 2 ] && l=$T_TMP/six_src.txt
+		"$FB" del "$n" --force -f "$l" >/dev/null 2>&1
+		check_eq "$t: del -f of the list loaded (${l##*/}), copy $i: exit 0" "$?" 0
 	done
 	check_eq "$t: ... every prefix of it gone" "$(answers "$n" "${QSIX[@]}")" "no no no no no no "
 	check_eq "$t: ... the filter empty" "$("$FB" -j info "$n" | t_json "d['flows']")" 0
@@ -97,6 +111,56 @@ for t in "--counting" "--type cuckoo" "--type dleft"; do
 	check_eq "$t: a third del -f: exit 1" "$?" 1
 	check "$t: ... naming the first line held no more" grep -q "six_src.txt:1: 'src 198.51.96.0/19' is not in filter" "$T_TMP/err"
 done
+
+# A list naming a rule more than once (a line twice, a range and the
+# prefix it is, two overlapping shapes making one key) beside prefixes
+# load expands: load holds each rule once, and del -f of the list takes
+# out exactly that, on every filter that forgets, with exact sets, and
+# with a lifetime.
+cat >"$T_TMP/dups1.txt" <<'EOF'
+; a Spamhaus DROP line, then the same prefix as a range and as a FLOW
+198.51.100.0/26 ; SBL000001
+198.51.100.0-198.51.100.63
+src 198.51.100.0/26
+198.51.100.77
+198.51.100.77   # again
+udp dport 53
+udp dst 0.0.0.0/0 dport 53
+2001:db8:1::/48
+EOF
+cat "$T_TMP/dups1.txt" "$T_TMP/six.txt" >"$T_TMP/dups.txt"
+note="flowbloom: note: $T_TMP/dups.txt names 4 rules again (the first at $T_TMP/dups.txt:3): each deleted once, as \`load\` holds it"
+for t in "--counting" "--counting --confirm exact" "--type cuckoo --confirm exact" "--type dleft"; do
+	n=d$(echo "$t" | tr -dc 'a-z' | cut -c1-12)
+	# shellcheck disable=SC2086 # the type's option words
+	"$FB" create "$n" --capacity 1000 --fp-rate 0.001 $t >/dev/null || fail "create $n"
+	"$FB" load "$n" "$T_TMP/dups.txt" >/dev/null 2>&1 || fail "load $n"
+	check_eq "$t: count -f of a list naming rules again: each held once" \
+		"$("$FB" count "$n" -f "$T_TMP/dups.txt" | awk '{print $1}' | sort -u | tr '\n' ' ')" "1 "
+	"$FB" del "$n" --force -f "$T_TMP/dups.txt" >"$T_TMP/out" 2>"$T_TMP/err"
+	check_eq "$t: del -f of that list after its load: exit 0" "$?" 0
+	check "$t: ... a note names the first line naming a rule again" grep -qxF "$note" "$T_TMP/err"
+	check_eq "$t: ... the filter empty" "$("$FB" -j info "$n" | t_json "d['flows']")" 0
+	check_eq "$t: ... every rule gone" "$(answers "$n" -f "$T_TMP/dups.txt" | tr ' ' '\n' | sort -u | tr '\n' ' ')" "no "
+	check "$t: ... and the filter clean" "$FB" check "$n"
+done
+"$FB" create dt --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create dt"
+"$FB" load dt --ttl 1h "$T_TMP/dups1.txt" >/dev/null 2>&1 || fail "load --ttl dt"
+check "--ttl: del -f of the list after its load" "$FB" del dt -f "$T_TMP/dups1.txt"
+check_eq "--ttl: ... every rule gone" "$(answers dt -f "$T_TMP/dups1.txt" | tr ' ' '\n' | sort -u | tr '\n' ' ')" "no "
+# add -f adds a rule as often as the file names it (a counting filter
+# counts each); del -f takes it once (the note says so): the copy left goes
+# by name.
+"$FB" add dcounting -f "$T_TMP/dups1.txt" >/dev/null 2>&1 || fail "add -f dcounting"
+check_eq "add -f: a line given twice counts 2" "$("$FB" count dcounting src 198.51.100.77 | awk '{print $1}')" 2
+"$FB" del dcounting -f "$T_TMP/dups1.txt" >/dev/null 2>&1
+check_eq "add -f, del -f: one copy left of a line given twice" \
+	"$("$FB" count dcounting src 198.51.100.77 src 2001:db8:1::/48 | awk '{print $1}' | tr '\n' ' ')" "1 0 "
+# Deleted more often than held is still refused: arguments are each a copy.
+t_refused 1 "del of a rule twice, held once: refused" \
+	"argument 3: 'src 198.51.100.77' is deleted more often than filter 'dcounting' holds it: argument 1 deletes it too" \
+	"$FB" del dcounting src 198.51.100.77 src 198.51.100.77
+check "... deleted once, it goes" "$FB" del dcounting src 198.51.100.77
 
 # Rules with a lifetime: a generation's own lengths, and their end.
 "$FB" create t --capacity 1000 --fp-rate 0.001 >/dev/null || fail "create t"

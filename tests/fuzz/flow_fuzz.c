@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The FLOW grammar (user/lib/rules/flow.c, rule.c) on one line of text, as
- * `add -f`, `load` and the BGP state file read it: fb_flow_parse_line_keys()
- * and fb_flow_parse_line(), and fb_prefix_parse() on the line's first
- * word. What must hold of an accepted line: every key it makes is a rule
+ * the BGP state file and a list's FLOW lines (`load`, `-f FILE`) read it:
+ * fb_flow_parse_line_keys() and fb_flow_parse_line(), and fb_prefix_parse()
+ * on the line's first word. What must hold of an accepted line: every key it makes is a rule
  * the data path can match (fb_rules_valid), at most FB_RULE_KEYS_MAX of
  * them, and each key printed (fb_flow_format) reads back as exactly that
  * one key; the one-key reader agrees with the many-key one. A refusal

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Block-list files (user/lib/rules/lists.c) as `load` and `apply` read
- * them: plain addresses, prefixes, ranges, FireHOL netsets, Spamhaus DROP
- * lines, FLOWs; and guard's --never file (user/lib/monitor/guard.c), the
+ * Block-list files (user/lib/rules/lists.c) as `load`, `apply` and every
+ * `-f FILE` read them: plain addresses, prefixes, ranges, FireHOL netsets,
+ * Spamhaus DROP lines, FLOWs; and guard's --never file (user/lib/monitor/guard.c), the
  * same addresses and prefixes without ranges or FLOWs. The fuzzer's bytes
  * are the file (a regular one, through the line reader every file input
  * uses).

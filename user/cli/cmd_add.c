@@ -446,6 +446,9 @@ int cmd_del(int argc, char **argv)
 		fb_err("filter '%s' holds no rules with a lifetime (--with-lifetime)", f.name);
 		goto out;
 	}
+	/* A file's rules once each, as `load` holds them (a note says so). */
+	if (fl.file && fb_flows_unique(&fl))
+		goto out;
 	/* A prefix load expanded: as its pieces, in each part del takes from. */
 	gens = f.hdr->gens && f.cnt_hdr && d.part != FB_DEL_PERMANENT;
 	if (gens && fb_gens_views_open(&f, &gv) < 0)

@@ -2,12 +2,14 @@
 /* Helpers every verb uses: option values and FLOW input (see cmd.h). */
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cmd.h"
 #include "prog/loader.h"
 #include "rules/flow.h"
+#include "rules/lists.h"
 #include "rules/prefixes.h"
 #include "rules/rules.h"
 #include "store/gens.h"
@@ -109,7 +111,8 @@ int fb_parse_malformed(const char *val)
 	return fb_pick("--malformed", val, fb_malformed_names + 1, NULL);
 }
 
-static int push(struct fb_flows *fl, const struct fb_key *k, size_t where)
+/* k onto fl, from where (a line, an argument): 0, or -1 out of memory. */
+static int push_key(struct fb_flows *fl, const struct fb_key *k, size_t where)
 {
 	size_t d = where - fl->last;
 
@@ -145,6 +148,14 @@ static int push(struct fb_flows *fl, const struct fb_key *k, size_t where)
 	fl->last = where;
 	return 0;
 oom:
+	return -1;
+}
+
+/* The same, saying so when memory runs out. */
+static int push(struct fb_flows *fl, const struct fb_key *k, size_t where)
+{
+	if (!push_key(fl, k, where))
+		return 0;
 	if (fl->file)
 		fb_err("%s:%zu: out of memory after %zu flows", fl->file, where, fl->n);
 	else
@@ -173,9 +184,29 @@ void fb_hostbits_file(const char *file, const struct fb_hostbits *hb)
 			file, hb->n, file, hb->line, hb->first[0].written, hb->first[0].taken);
 }
 
+/* A line's rules onto the flows (fb_list_sink). */
+struct file_sink {
+	struct fb_flows *fl;
+	size_t line;
+};
+
+static int file_push(const struct fb_key *k, void *ctx, char *err, size_t errlen)
+{
+	struct file_sink *s = ctx;
+
+	if (!push_key(s->fl, k, s->line))
+		return 0;
+	snprintf(err, errlen, "out of memory after %zu flows", s->fl->n);
+	return -1;
+}
+
+/* FILE as `load` reads it (rules/lists.c): addresses, prefixes and ranges
+ * (source rules), netsets, Spamhaus DROP and FLOW lines, each rule with
+ * its line. */
 static int read_file(const char *file, struct fb_flows *fl)
 {
 	struct fb_hostbits hb = { 0 }, *was = fb_hostbits_watch(&hb);
+	struct file_sink sink = { fl, 0 };
 	struct fb_lines r;
 	char *line, err[256];
 	size_t len;
@@ -187,25 +218,16 @@ static int read_file(const char *file, struct fb_flows *fl)
 	}
 	fl->file = r.label;
 	while ((rc = fb_lines_next(&r, &line, &len)) > 0) {
-		struct fb_key keys[FB_RULE_KEYS_MAX];
 		unsigned long before = hb.n;
-		size_t n, j;
-		int blank;
 
-		if (fb_flow_parse_line_keys(line, keys, &n, &blank, err, sizeof(err))) {
+		sink.line = r.lineno;
+		if (fb_list_parse_line(line, file_push, &sink, err, sizeof(err))) {
 			fb_err("%s:%zu: %s", fl->file, r.lineno, err);
 			rc = -1;
 			break;
 		}
 		if (!before && hb.n)
 			hb.line = r.lineno;
-		for (j = 0; !blank && j < n; j++)
-			if (push(fl, &keys[j], r.lineno))
-				break;
-		if (!blank && j < n) {
-			rc = -1;
-			break;
-		}
 	}
 	fb_hostbits_watch(was);
 	/* Told once the file is read, as a bad line's error would have
@@ -252,6 +274,88 @@ void fb_flows_where(const struct fb_flows *fl, size_t i, char *buf, size_t len)
 		b++;
 	if (b - a > 1 && o < len)
 		snprintf(buf + o, len - o, " (rule %zu of the %zu it makes)", i - a + 1, b - a);
+}
+
+static __u64 key_hash(const struct fb_key *k)
+{
+	__u64 h = 0;
+	int i;
+
+	for (i = 0; i < 5; i++)
+		h = (h ^ k->w[i]) * 0x9e3779b97f4a7c15ull;
+	return h ^ h >> 29;
+}
+
+int fb_flows_unique(struct fb_flows *fl)
+{
+	size_t i, j = 0, x = 0, w = 0, last = 0, nfar = 0, farcap = 0, *far = NULL, mask, first = 0;
+	__u32 *slot;
+
+	if (fl->n < 2)
+		return 0;
+	if (fl->n >= UINT32_MAX / 2) {
+		fb_err("%s: %zu flows: too many to find the duplicates of", fl->file, fl->n);
+		return -1;
+	}
+	for (mask = 1; mask < 2 * fl->n; mask <<= 1)
+		;
+	slot = calloc(mask--, sizeof(*slot)); /* kept flow's index + 1; 0: none */
+	if (!slot)
+		goto oom;
+	/* In order, keeping the first copy: its place is what messages name,
+	 * and the steps between places are summed over the copies dropped. */
+	for (i = 0; i < fl->n; i++) {
+		size_t h = key_hash(&fl->keys[i]) & mask, d;
+
+		w = fl->step[i] == FB_FLOWS_FAR ? fl->far[x++] : w + fl->step[i];
+		while (slot[h] && memcmp(&fl->keys[slot[h] - 1], &fl->keys[i], sizeof(fl->keys[i])))
+			h = (h + 1) & mask;
+		if (slot[h]) {
+			if (!first)
+				first = w;
+			continue;
+		}
+		slot[h] = (__u32)j + 1;
+		d = w - last;
+		if (d >= FB_FLOWS_FAR) {
+			if (nfar == farcap) {
+				size_t cap = farcap ? farcap * 2 : 64,
+				       *nf = realloc(far, cap * sizeof(*nf));
+
+				if (!nf)
+					goto oom_undo;
+				far = nf;
+				farcap = cap;
+			}
+			far[nfar++] = w;
+			d = FB_FLOWS_FAR;
+		}
+		fl->keys[j] = fl->keys[i];
+		fl->step[j++] = (__u8)d;
+		last = w;
+	}
+	free(slot);
+	if (j < fl->n)
+		fprintf(stderr,
+			"flowbloom: note: %s names %zu rule%s again (the first at %s:%zu): each "
+			"deleted once, as `load` holds it\n",
+			fl->file, fl->n - j, fl->n - j == 1 ? "" : "s", fl->file, first);
+	free(fl->far);
+	fl->far = far;
+	fl->nfar = nfar;
+	fl->farcap = farcap;
+	fl->n = j;
+	fl->last = last;
+	return 0;
+oom_undo:
+	/* Some keys were moved already: the caller frees them, unused. */
+	free(far);
+	free(slot);
+	fb_err("%s: out of memory finding duplicates; nothing deleted", fl->file);
+	return -1;
+oom:
+	fb_err("%s: out of memory finding duplicates; nothing deleted", fl->file);
+	return -1;
 }
 
 /* Is 128-bit-space length t one of the list's? */

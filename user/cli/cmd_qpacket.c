@@ -25,6 +25,7 @@
 #include "prog/loader.h"
 #include "prog/testrun.h"
 #include "rules/flow.h"
+#include "rules/lists.h"
 #include "store/store.h"
 #include "util.h"
 
@@ -100,36 +101,55 @@ static int from_args(int argc, char **argv, struct packets *p)
 	return 0;
 }
 
-/* The FLOWs of FILE, one a line: 0, or 1 (the error printed with
- * FILE:LINE), 2 if it has none. */
+/* A line's rules (fb_list_sink): the first, and how many. */
+struct line_keys {
+	struct fb_key k;
+	size_t n;
+};
+
+static int line_push(const struct fb_key *k, void *ctx, char *err, size_t errlen)
+{
+	struct line_keys *lk = ctx;
+
+	(void)err;
+	(void)errlen;
+	if (!lk->n++)
+		lk->k = *k;
+	return 0;
+}
+
+/* The FLOWs of FILE, one a line, read as every FILE is (a list's lines,
+ * rules/lists.h: a netset's address is read, then refused as no packet):
+ * 0, or 1 (the error printed with FILE:LINE), 2 if it has none. */
 static int from_file(const char *file, struct packets *p)
 {
-	struct fb_key keys[FB_RULE_KEYS_MAX];
 	char *line, err[256], text[FB_FLOW_STR];
+	struct line_keys lk;
 	const char *why;
 	struct fb_lines r;
-	size_t len, n;
-	int rc, blank;
+	size_t len;
+	int rc;
 
 	if (fb_lines_open(&r, file))
 		return 1;
 	while ((rc = fb_lines_next(&r, &line, &len)) > 0) {
 		/* The line as written, for the message (parsing cuts it up). */
-		snprintf(text, sizeof(text), "%.*s", (int)strcspn(line, "#\r"), line);
-		if (fb_flow_parse_line_keys(line, keys, &n, &blank, err, sizeof(err))) {
+		snprintf(text, sizeof(text), "%.*s", (int)strcspn(line, "#;\r"), line);
+		lk.n = 0;
+		if (fb_list_parse_line(line, line_push, &lk, err, sizeof(err))) {
 			fb_err("%s:%zu: %s", r.label, r.lineno, err);
 			rc = -1;
 			break;
 		}
-		if (blank)
+		if (!lk.n)
 			continue;
-		if ((why = not_one_packet(keys, n))) {
+		if ((why = not_one_packet(&lk.k, lk.n))) {
 			fb_err("%s:%zu: '%s' is not one packet: %s; " HOW, r.label, r.lineno,
 			       fb_trim(text), why);
 			rc = -1;
 			break;
 		}
-		if (push(p, &keys[0])) {
+		if (push(p, &lk.k)) {
 			fb_err("%s:%zu: out of memory", r.label, r.lineno);
 			rc = -1;
 			break;

@@ -100,8 +100,10 @@ static const struct fb_cmd cmds[] = {
 	  "refuses them), every packet taken for non-IP: shown as NO ETHERNET HEADER.\n"
 	  "Exit status 3 if any attachment fails open, 0 otherwise (1: error)." },
 	{ "add", cmd_add, "add NAME FLOW... [--ttl DURATION] | add NAME -f FILE [--ttl DURATION]",
-	  "Add flows. FILE (-f or --file) holds one FLOW per line ('#' comments, blank\n"
-	  "lines); '-' reads stdin. The whole input is checked before anything is added.\n"
+	  "Add flows. FILE (-f or --file) is read as load reads it: a FLOW, address,\n"
+	  "prefix or range (source rules), netset or DROP entry a line ('#' and ';'\n"
+	  "comments); '-' reads stdin; a rule it names twice is added twice. The whole\n"
+	  "input is checked before anything is added.\n"
 	  "A FLOW of FIELDs fixes any combination of them (a rule shape): the program\n"
 	  "probes once per shape a filter holds, at most 8 (info lists them); one more\n"
 	  "is refused. A port range becomes port prefixes (at most 64 per FLOW); a\n"
@@ -123,7 +125,8 @@ static const struct fb_cmd cmds[] = {
 	  "fingerprint and would delete it, so these deletes need a filter created\n"
 	  "with --confirm exact (checked against the exact set) or --force.\n"
 	  "A prefix load expanded into longer ones goes as those. FILE (-f or\n"
-	  "--file) as for add." },
+	  "--file) as for add, each rule once however often it names it (as load\n"
+	  "holds it): del -f LIST takes out what load LIST put in." },
 	{ "count", cmd_count, "count NAME FLOW... | count NAME -f FILE",
 	  "The smallest of each flow's counters: an upper bound on how many times it\n"
 	  "was added ('+' when saturated); a prefix load expanded, at the longer length\n"

@@ -144,7 +144,8 @@ void fb_print_man(FILE *out, const char *usage, const char *version, const struc
 	fputs(".PP\n"
 	      "PROTO is a name (tcp, udp, icmp, icmpv6, sctp, udplite, gre, esp, ah, igmp, "
 	      "ospf, pim, vrrp) or a number 0\\-255; protocols without ports use port 0. "
-	      "Files hold one FLOW per line, with # comments; a file with a bad line is refused "
+	      "Files (load's, -f FILE) hold one FLOW, or an address, prefix or range (a "
+	      "source rule), per line, with # and ; comments; a file with a bad line is refused "
 	      "whole, naming FILE:LINE, and the filter is left as it was.\n"
 	      ".SH FILES\n",
 	      out);

@@ -147,8 +147,8 @@ static void proto_error(const char *w, char *err, size_t errlen)
 
 	if (!fb_prefix_parse(w, a, &plen, &fam, e, sizeof(e)))
 		snprintf(err, errlen,
-			 "'%s' is an address, not a protocol: write src %s or dst %s (load "
-			 "also reads bare addresses, one a line)",
+			 "'%s' is an address, not a protocol: write src %s or dst %s (a file, "
+			 "of load or -f, also takes bare addresses, one a line)",
 			 w, w, w);
 	else if (!strcmp(w, "create") || !strcmp(w, "add"))
 		snprintf(err, errlen,

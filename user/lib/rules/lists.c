@@ -39,27 +39,39 @@ static int push_origin(struct fb_list *l, const struct fb_key *k)
 	return 0;
 }
 
-static int push(struct fb_list *l, const struct fb_key *k)
+/* The list's sink (fb_list_sink). */
+static int push(const struct fb_key *k, void *ctx, char *err, size_t errlen)
 {
-	if (l->record)
-		return push_origin(l, k);
-	if (l->n == l->cap) {
+	struct fb_list *l = ctx;
+
+	if (l->record) {
+		if (!push_origin(l, k))
+			return 0;
+	} else if (l->n < l->cap) {
+		l->keys[l->n++] = *k;
+		return 0;
+	} else {
 		size_t cap = l->cap ? l->cap * 2 : 4096;
 		struct fb_key *nk = realloc(l->keys, cap * sizeof(*nk));
 
-		if (!nk)
-			return -1;
-		l->keys = nk;
-		l->cap = cap;
+		if (nk) {
+			l->keys = nk;
+			l->cap = cap;
+			l->keys[l->n++] = *k;
+			return 0;
+		}
 	}
-	l->keys[l->n++] = *k;
-	return 0;
+	snprintf(err, errlen, "out of memory after %zu entries", l->record ? l->nfrom : l->n);
+	return -1;
 }
 
 /* A range's prefixes: of the range's family. */
 struct range_ctx {
-	struct fb_list *l;
+	fb_list_sink sink;
+	void *ctx;
 	__u8 family;
+	char *err;
+	size_t errlen;
 };
 
 static int push_prefix(const __u8 addr[16], int plen, void *ctx)
@@ -71,11 +83,11 @@ static int push_prefix(const __u8 addr[16], int plen, void *ctx)
 	k.plen = plen;
 	k.kind = FB_KIND_SRC;
 	k.family = plen < 96 ? FB_FAMILY_IPV6 : rc->family;
-	return push(rc->l, &k);
+	return rc->sink(&k, rc->ctx, rc->err, rc->errlen);
 }
 
 /* One entry: a single word is a source address, prefix or range. */
-static int parse_entry(char *line, struct fb_list *l, char *err, size_t errlen)
+static int parse_entry(char *line, fb_list_sink sink, void *ctx, char *err, size_t errlen)
 {
 	char *words[FB_FLOW_WORDS], *save = NULL, *w;
 	struct fb_key k, keys[FB_RULE_KEYS_MAX];
@@ -96,13 +108,12 @@ static int parse_entry(char *line, struct fb_list *l, char *err, size_t errlen)
 
 		if (dash) {
 			__u8 lo[16], hi[16], pl, hifam;
-			struct range_ctx ctx = { l, 0 };
-			int rc;
+			struct range_ctx rctx = { sink, ctx, 0, err, errlen };
 
 			*dash = 0;
-			if (fb_prefix_parse(words[0], lo, &pl, &ctx.family, err, errlen) ||
+			if (fb_prefix_parse(words[0], lo, &pl, &rctx.family, err, errlen) ||
 			    pl != 128 || fb_prefix_parse(dash + 1, hi, &pl, &hifam, err, errlen) ||
-			    pl != 128 || ctx.family != hifam) {
+			    pl != 128 || rctx.family != hifam) {
 				snprintf(err, errlen,
 					 "bad range '%s-%s' (want ADDR-ADDR, one family)", words[0],
 					 dash + 1);
@@ -113,22 +124,15 @@ static int parse_entry(char *line, struct fb_list *l, char *err, size_t errlen)
 					 words[0], dash + 1);
 				return -1;
 			}
-			rc = fb_prefixes_from_range(lo, hi, push_prefix, &ctx);
-			if (rc < 0) {
-				snprintf(err, errlen, "out of memory after %zu entries", l->n);
-				return -1;
-			}
-			return 0;
+			/* The sink says why it failed. */
+			return fb_prefixes_from_range(lo, hi, push_prefix, &rctx) < 0 ? -1 : 0;
 		}
 		memset(&k, 0, sizeof(k));
 		if (fb_prefix_parse_field("src", words[0], k.saddr, &k.plen, &k.family, err,
 					  errlen))
 			return -1;
 		k.kind = FB_KIND_SRC;
-		return push(l, &k)
-			       ? (snprintf(err, errlen, "out of memory after %zu entries", l->n),
-				  -1)
-			       : 0;
+		return sink(&k, ctx, err, errlen);
 	}
 	/* "A - B": a range with blanks, which the FLOW reading would call
 	 * an address where a protocol belongs. */
@@ -146,11 +150,15 @@ static int parse_entry(char *line, struct fb_list *l, char *err, size_t errlen)
 		return -1;
 	}
 	for (j = 0; j < nk; j++)
-		if (push(l, &keys[j])) {
-			snprintf(err, errlen, "out of memory after %zu entries", l->n);
+		if (sink(&keys[j], ctx, err, errlen))
 			return -1;
-		}
 	return 0;
+}
+
+int fb_list_parse_line(char *line, fb_list_sink sink, void *ctx, char *err, size_t errlen)
+{
+	line[strcspn(line, "#;")] = 0;
+	return parse_entry(line, sink, ctx, err, errlen);
 }
 
 /* The lines of r into l; the prefixes with host bits set into hb (NULL:
@@ -164,15 +172,9 @@ static int read_lines(struct fb_lines *r, struct fb_list *l, struct fb_hostbits 
 
 	while ((rc = fb_lines_next(r, &line, &len)) > 0) {
 		unsigned long before = hb ? hb->n : 0;
-		char *c;
 
 		l->line = (__u32)r->lineno;
-		for (c = line; *c; c++)
-			if (*c == '#' || *c == ';') {
-				*c = 0;
-				break;
-			}
-		if (parse_entry(line, l, err, sizeof(err))) {
+		if (fb_list_parse_line(line, push, l, err, sizeof(err))) {
 			fb_report_err("%s:%zu: %s", r->label, r->lineno, err);
 			rc = -1;
 			break;

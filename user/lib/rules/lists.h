@@ -2,7 +2,8 @@
 /*
  * Block-lists (lists.c): files of addresses, prefixes, ranges, FireHOL
  * netsets, Spamhaus DROP lines and FLOWs, read into rules. What `load`,
- * `apply` and `apply --check` read.
+ * `apply` and `apply --check` read, and, line by line, every verb's
+ * `-f FILE` (fb_list_parse_line).
  */
 #ifndef FLOWBLOOM_USER_LISTS_H
 #define FLOWBLOOM_USER_LISTS_H
@@ -42,6 +43,12 @@ struct fb_list {
 	__u32 line;  /* the line being read */
 };
 
+/* Where a line's rules go: 0, or -1 with why in err. */
+typedef int (*fb_list_sink)(const struct fb_key *k, void *ctx, char *err, size_t errlen);
+/* One line of a list (cut at '#' or ';', which start comments): its
+ * rules, in order, to sink (none for a blank or comment line). 0, or -1
+ * with why in err (the sink's, or the line's fault). The line is cut up. */
+int fb_list_parse_line(char *line, fb_list_sink sink, void *ctx, char *err, size_t errlen);
 /* Append FILE's rules ("-": stdin) to l. 0, or -1 with the error reported
  * as FILE:LINE: why (l then holds what came before: free it). */
 int fb_list_read(const char *file, struct fb_list *l);
