@@ -176,5 +176,8 @@ struct fb_store;
 struct fb_gen_views;
 int fb_flows_as_stored(struct fb_flows *fl, const struct fb_store *f, bool permanent,
 		       const struct fb_gen_views *gv);
+/* A verb's NAME and its flows (fb_flows_args), then the filter opened
+ * (cmd_add.c, for query and count). 0, or the exit code, printed. */
+int fb_flows_open(int argc, char **argv, struct fb_store *f, struct fb_flows *fl);
 
 #endif
