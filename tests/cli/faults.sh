@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# A failure leaves the filter as it was: syscalls of multi-step writers made
+# to fail (strace -e inject=SYSCALL:error=ERRNO:when=N) at each call of the
+# step in question. The verb exits 1 naming the error, and the filter's
+# content (digest, flows), its kernel memory and its device's program are
+# as before. A scalable filter's growth failing at any bpf call after its
+# new chunks are made.
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin faults
+cleanup() { t_cleanup_filters; }
+t_traps
+
+if ! command -v strace >/dev/null; then
+	skip "strace is not installed"
+	t_end
+	exit
+fi
+
+# 20000 flows: what takes a scalable filter at 1e-8 past its first chunk.
+"$PY" - "$T_TMP" <<'PY'
+import sys
+d = sys.argv[1]
+open(d + "/h.txt", "w").write("".join(
+    "udp 198.51.100.%d:%d 203.0.113.%d:%d\n" % (1 + i % 250, 1000 + i, 1 + i % 50, 4000 + i // 250)
+    for i in range(20000)))
+PY
+
+# state NAME: its digest, flows and kernel memory
+state() {
+	"$FB" -j info "$1" >"$T_TMP/info.json" 2>/dev/null &&
+		t_json '"%s %s %s" % (d["digest"], d["flows"], d["kernel_memory"]["total"])' "$T_TMP/info.json"
+}
+# nth SYSCALL PATTERN CMD...: the number of CMD's first SYSCALL call whose
+# trace line matches PATTERN (the command runs)
+nth() {
+	local sc=$1 pat=$2
+	shift 2
+	strace -f -qq -o "$T_TMP/trace" -e trace="$sc" "$@" >/dev/null 2>&1
+	grep -v 'resumed>' "$T_TMP/trace" | grep -n "$pat" | head -1 | cut -d: -f1
+}
+# inject SYSCALL ERRNO N CMD...: CMD with its N-th SYSCALL call failing
+inject() {
+	local sc=$1 e=$2 n=$3
+	shift 3
+	strace -f -qq -o /dev/null -e trace="$sc" -e inject="$sc:error=$e:when=$n" "$@"
+}
+
+# A scalable filter's growth: bpf fails at each call from the first chunk
+# made on. Refused: the filter and its memory as before (the new chunks
+# once stayed in the outer map's slots when mapping them failed: held,
+# unused, and check clean). Done: grown.
+"$FB" create g --grow --capacity 1000 --fp-rate 0.00000001 >/dev/null
+before=$(state g)
+first=$(nth bpf BPF_MAP_CREATE "$FB" add g -f "$T_TMP/h.txt")
+total=$(grep -vc 'resumed>' "$T_TMP/trace")
+after=$(state g)
+if [ -z "$first" ] || [ "${after##* }" -le "${before##* }" ]; then
+	fail "grow: the add did not grow the filter ($before -> $after)"
+else
+	pass "grow: the add makes chunks (bpf calls $first..$total)"
+fi
+bad=
+for ((n = first; n <= total; n++)); do
+	"$FB" destroy g >/dev/null
+	"$FB" create g --grow --capacity 1000 --fp-rate 0.00000001 >/dev/null
+	before=$(state g)
+	inject bpf ENOMEM "$n" "$FB" add g -f "$T_TMP/h.txt" >/dev/null 2>"$T_TMP/err"
+	rc=$?
+	now=$(state g)
+	if [ "$rc" -ne 0 ]; then
+		[ "$now" == "$before" ] && [ "$(wc -l <"$T_TMP/err")" -eq 1 ] ||
+			bad+=" $n:rc=$rc:'$before'->'$now':$(head -c 100 "$T_TMP/err")"
+	elif [ "$now" != "$after" ]; then
+		bad+=" $n:done:'$now'"
+	fi
+done
+check_eq "grow: a bpf failure at any call leaves the filter and its memory as they were" "$bad" ""
+"$FB" destroy g >/dev/null
+
+t_finish
