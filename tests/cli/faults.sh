@@ -5,7 +5,10 @@
 # step in question. The verb exits 1 naming the error, and the filter's
 # content (digest, flows), its kernel memory and its device's program are
 # as before. A scalable filter's growth failing at any bpf call after its
-# new chunks are made.
+# new chunks are made; `attach` whose loader lost the program's name (the
+# name `detach` and `status` know flowbloom's program by); `check
+# --repair` listing stale staging directories without memory for a name.
+# The device: a veth pair in namespaces of our own.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin faults
 cleanup() { t_cleanup_filters; }
@@ -77,5 +80,35 @@ for ((n = first; n <= total; n++)); do
 done
 check_eq "grow: a bpf failure at any call leaves the filter and its memory as they were" "$bad" ""
 "$FB" destroy g >/dev/null
+
+# attach: libbpf asks the kernel once whether programs may have names (a
+# program it loads and drops). Refused there, it loads flowbloom's program
+# without its name: attach said "attached", and detach and status then took
+# it for another tool's (detach refused to remove it). It must refuse and
+# leave the device as it was.
+if t_net_pair --no-ipv6; then
+	"$FB" create a --capacity 1000 --fp-rate 0.01 >/dev/null
+	n=$(nth bpf libbpf_nametest "$FB" -n "$NSA" attach a "$VA" --mode generic)
+	"$FB" -n "$NSA" detach "$VA" >/dev/null 2>&1
+	if [ -z "$n" ]; then
+		skip "attach: this libbpf does not probe for program names"
+	else
+		inject bpf ENOMEM "$n" "$FB" -n "$NSA" attach a "$VA" --mode generic \
+			>/dev/null 2>"$T_TMP/err"
+		rc=$?
+		prog=$(ip -n "$NSA" -d link show "$VA" | grep -o 'prog/xdp id [0-9]*')
+		if [ "$rc" -eq 0 ]; then
+			check "attach (program names refused): detach removes what it attached" \
+				"$FB" -n "$NSA" detach "$VA"
+		else
+			check_eq "attach (program names refused): refused, in one line, device untouched" \
+				"$(wc -l <"$T_TMP/err") $prog" "1 "
+		fi
+		ip -n "$NSA" link set "$VA" xdpgeneric off 2>/dev/null
+	fi
+	"$FB" destroy a >/dev/null
+else
+	skip "attach: $T_NET_WHY"
+fi
 
 t_finish
