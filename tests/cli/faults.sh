@@ -8,7 +8,8 @@
 # new chunks are made; `attach` whose loader lost the program's name (the
 # name `detach` and `status` know flowbloom's program by); `list` noting
 # staging directories killed commands left, without memory for a name;
-# opening a whole filter refused for descriptors or memory.
+# opening a whole filter refused for descriptors or memory; create whose
+# staging directory it cannot open or lock.
 # The device: a veth pair in namespaces of our own.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin faults
@@ -176,5 +177,27 @@ done
 check_eq "open with a pin, map or head copy refused for memory: never called broken" "$bad" ""
 check "the filter is whole" "$FB" check c
 "$FB" destroy c >/dev/null
+
+# create: its staging directory made, then not opened or locked (EMFILE,
+# EPERM; injected into that openat and that flock): it said "another
+# create or import of 'NAME' is in progress" and left the directory, a
+# stale one check and list then reported. It must name the error and
+# remove what it made.
+bad=
+for sc in "openat:~s" "flock:LOCK_NB"; do
+	# (the directory's open is the last of ~s; its flock, the one not waiting)
+	n=$(nth "${sc%%:*}" "${sc#*:}" "$FB" create s --capacity 10 --fp-rate 0.1)
+	[ "${sc%%:*}" == openat ] && n=$(grep -v 'resumed>' "$T_TMP/trace" | grep -n "~s" | tail -1 | cut -d: -f1)
+	sc=${sc%%:*}
+	"$FB" destroy s >/dev/null
+	[ -n "$n" ] || { bad+=" $sc: no call on ~s"; continue; }
+	inject "$sc" EPERM "$n" "$FB" create s --capacity 10 --fp-rate 0.1 >/dev/null 2>"$T_TMP/err"
+	rc=$?
+	left=$(cd "$FLOWBLOOM_ROOT" && ls -A | grep -c s)
+	[ "$rc" -eq 1 ] && [ "$left" -eq 0 ] && ! grep -q "in progress" "$T_TMP/err" ||
+		bad+=" $sc (call $n): rc=$rc, $left left, $(head -1 "$T_TMP/err")"
+	"$FB" check s --repair >/dev/null 2>&1
+done
+check_eq "create: its staging directory refused: the error named, nothing left" "$bad" ""
 
 t_finish

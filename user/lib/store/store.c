@@ -65,7 +65,7 @@ static int new_chunks(struct fb_store *f, __u32 nblocks, int *fds)
 
 int fb_store_create_staged(const char *name, const struct fb_create_opts *o, struct fb_store *f)
 {
-	bool is_default = !strcmp(name, FB_IPROUTE_FILTER);
+	bool is_default = !strcmp(name, FB_IPROUTE_FILTER), made;
 	int outer_fd = -1, stats_fd = -1, cnt_fd = -1, adopted = 0, err = -1, *fds = NULL;
 	__u32 n = fb_chunks_for(o->nblocks);
 	struct fb_header *hdr;
@@ -97,7 +97,8 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 	if (fb_pin_stage_lock(f->root_fd))
 		goto fail;
 	fb_pin_remove_stale(f->root_fd, f->pin_name);
-	if (mkdirat(f->root_fd, f->pin_name, 0700) && errno != EEXIST) {
+	made = !mkdirat(f->root_fd, f->pin_name, 0700);
+	if (!made && errno != EEXIST) {
 		fb_report_err("cannot create %s: %s", f->dir, strerror(errno));
 		fb_pin_stage_unlock(f->root_fd);
 		goto fail;
@@ -106,13 +107,18 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 	f->dir_fd = fb_pin_open_dir(f->root_fd, f->pin_name);
 	if (f->dir_fd < 0 || flock(f->dir_fd, LOCK_EX | LOCK_NB) ||
 	    fb_pin_trusted(f->dir_fd, f->dir, false)) {
+		if (made) {
+			fb_report_err("cannot lock %s: %s", f->dir, strerror(errno));
+			unlinkat(f->root_fd, f->pin_name, AT_REMOVEDIR);
+		} else {
+			fb_report_err("another create or import of '%s' is in progress", name);
+		}
 		fb_pin_stage_unlock(f->root_fd);
-		fb_report_err("another create or import of '%s' is in progress", name);
 		if (f->dir_fd >= 0)
 			close(f->dir_fd);
 		f->dir_fd = -1;
 		fb_store_close(f);
-		return FB_STORE_BUSY;
+		return made ? -1 : FB_STORE_BUSY;
 	}
 	fb_pin_stage_unlock(f->root_fd);
 	f->staged = true;
