@@ -28,6 +28,11 @@ static int check_broken(const char *name, bool repair)
 
 	snprintf(why, sizeof(why), "%s", fb_report_last);
 	missing = !strncmp(why, "no filter named", 15);
+	/* Not broken: only not opened now (ulimit -n, memory). */
+	if (!strncmp(why, FB_STORE_OPEN_ERR, strlen(FB_STORE_OPEN_ERR))) {
+		fb_err("%s", why);
+		return 1;
+	}
 	if (fb_repair_stale(name, &st))
 		return 1;
 	if (missing && !st) {

@@ -83,17 +83,24 @@ static int ifindex_of(const char *dev)
 	return (int)i;
 }
 
-static void prog_name(__u32 id, char *name, size_t len)
+static void prog_name_of(int fd, char *name, size_t len)
 {
 	struct bpf_prog_info info = {};
 	__u32 ilen = sizeof(info);
+
+	name[0] = 0;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &ilen))
+		snprintf(name, len, "%s", info.name);
+}
+
+static void prog_name(__u32 id, char *name, size_t len)
+{
 	int fd = bpf_prog_get_fd_by_id(id);
 
 	name[0] = 0;
 	if (fd < 0)
 		return;
-	if (!bpf_obj_get_info_by_fd(fd, &info, &ilen))
-		snprintf(name, len, "%s", info.name);
+	prog_name_of(fd, name, len);
 	close(fd);
 }
 
@@ -205,12 +212,24 @@ static int load_put(struct fb_store *f, const struct fb_load_opts *lo, bool frag
 	struct fb_load_opts o = *lo;
 	struct flowbloom_bpf *skel;
 	bool mine = !f->locked;
+	char name[BPF_OBJ_NAME_LEN];
 	int err;
 
 	o.frags = frags;
 	skel = fb_load(f, &o);
 	if (!skel)
 		return 1;
+	/* detach and status know flowbloom's program by its name, which
+	 * libbpf leaves out when its probe of the kernel's support failed
+	 * (a transient ENOMEM): such a program, once attached, is nobody's. */
+	prog_name_of(fb_load_prog_fd(skel), name, sizeof(name));
+	if (strcmp(name, FB_PROG_NAME)) {
+		fb_report_err("cannot load the XDP program: the kernel did not keep its name '%s' "
+			      "(libbpf's probe of program names failed); try again",
+			      FB_PROG_NAME);
+		fb_load_close(skel);
+		return 1;
+	}
 	if (mine && fb_store_flock(f, LOCK_SH)) {
 		fb_load_close(skel);
 		return 1;

@@ -132,12 +132,18 @@ int fb_chunks_slot_fd(int outer_fd, __u32 slot, __u32 *id)
 
 void *fb_chunks_mmap_outer(int outer_fd, int head_fd, __u32 gen, __u32 n)
 {
-	void *map = reserve(n);
+	return fb_chunks_mmap_grown(outer_fd, head_fd, gen, n, NULL, 0);
+}
+
+void *fb_chunks_mmap_grown(int outer_fd, int head_fd, __u32 gen, __u32 n, const int *fds,
+			   __u32 more)
+{
+	void *map = reserve(n + more);
 	__u32 i;
 
 	if (!map)
 		return NULL;
-	if (map_one(map, 0, head_fd))
+	if (map_one(map, 0, head_fd) || (more && fb_chunks_mmap_at(map, n, fds, more)))
 		goto fail;
 	for (i = 1; i < n; i++) {
 		int fd = fb_chunks_slot_fd(outer_fd, fb_range_slot(gen, i), NULL);
@@ -154,7 +160,7 @@ void *fb_chunks_mmap_outer(int outer_fd, int head_fd, __u32 gen, __u32 n)
 	}
 	return map;
 fail:
-	fb_chunks_munmap(map, n);
+	fb_chunks_munmap(map, n + more);
 	return NULL;
 }
 

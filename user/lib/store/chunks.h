@@ -27,6 +27,9 @@ void fb_chunks_close(int *fds, __u32 n);
  * reservation of n chunks. Returns the mapping, or NULL (error reported). */
 void *fb_chunks_mmap(const int *fds, __u32 n);
 void *fb_chunks_mmap_outer(int outer_fd, int head_fd, __u32 gen, __u32 n);
+/* The same, and fds[0..more) (not installed yet) after those n. */
+void *fb_chunks_mmap_grown(int outer_fd, int head_fd, __u32 gen, __u32 n, const int *fds,
+			   __u32 more);
 /* Map chunks fds[0..n) at chunk positions from..from+n of an existing
  * mapping (whose reservation holds them). */
 int fb_chunks_mmap_at(void *map, __u32 from, const int *fds, __u32 n);

@@ -50,6 +50,8 @@ int fb_store_open_counters(struct fb_store *f)
 		f->cnt_fd = fb_pin_get(f->dir_fd, "counters");
 		f->cnt_legacy = f->cnt_fd >= 0;
 	}
+	if (f->cnt_fd < 0 && errno != ENOENT)
+		return fb_store_open_err(f);
 	if (f->cnt_fd < 0) {
 		fb_report_err("counting filter '%s' has no counters (%s): flowbloom destroy %s "
 			      "removes it",

@@ -79,7 +79,13 @@ int fb_repair_list_stale(char ***names)
 				}
 				v = nv;
 			}
-			v[n++] = strdup(de->d_name);
+			/* Without memory for the name: listed no further
+			 * (a NULL would reach the sort). */
+			if (!(v[n] = strdup(de->d_name))) {
+				close(fd);
+				break;
+			}
+			n++;
 		}
 		close(fd);
 	}

@@ -214,11 +214,15 @@ int fb_replace_grow(struct fb_store *f, __u32 nblocks)
 		}
 		if (fb_chunks_create(n - old, fds))
 			goto out;
-		if (fb_chunks_install_at(f->outer_fd, f->hdr->gen, old, fds, n - old))
-			goto out;
-		map = fb_chunks_mmap_outer(f->outer_fd, f->bits_fd, f->hdr->gen, n);
+		/* Mapped first, installed last: a failure before the install
+		 * leaves the outer map's slots as they were. */
+		map = fb_chunks_mmap_grown(f->outer_fd, f->bits_fd, f->hdr->gen, old, fds, n - old);
 		if (!map)
 			goto out;
+		if (fb_chunks_install_at(f->outer_fd, f->hdr->gen, old, fds, n - old)) {
+			fb_chunks_munmap(map, n);
+			goto out;
+		}
 		fb_chunks_munmap(f->map, old);
 		f->map = map;
 		f->nchunks = n;

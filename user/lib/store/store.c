@@ -65,7 +65,7 @@ static int new_chunks(struct fb_store *f, __u32 nblocks, int *fds)
 
 int fb_store_create_staged(const char *name, const struct fb_create_opts *o, struct fb_store *f)
 {
-	bool is_default = !strcmp(name, FB_IPROUTE_FILTER);
+	bool is_default = !strcmp(name, FB_IPROUTE_FILTER), made;
 	int outer_fd = -1, stats_fd = -1, cnt_fd = -1, adopted = 0, err = -1, *fds = NULL;
 	__u32 n = fb_chunks_for(o->nblocks);
 	struct fb_header *hdr;
@@ -97,7 +97,8 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 	if (fb_pin_stage_lock(f->root_fd))
 		goto fail;
 	fb_pin_remove_stale(f->root_fd, f->pin_name);
-	if (mkdirat(f->root_fd, f->pin_name, 0700) && errno != EEXIST) {
+	made = !mkdirat(f->root_fd, f->pin_name, 0700);
+	if (!made && errno != EEXIST) {
 		fb_report_err("cannot create %s: %s", f->dir, strerror(errno));
 		fb_pin_stage_unlock(f->root_fd);
 		goto fail;
@@ -106,13 +107,18 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 	f->dir_fd = fb_pin_open_dir(f->root_fd, f->pin_name);
 	if (f->dir_fd < 0 || flock(f->dir_fd, LOCK_EX | LOCK_NB) ||
 	    fb_pin_trusted(f->dir_fd, f->dir, false)) {
+		if (made) {
+			fb_report_err("cannot lock %s: %s", f->dir, strerror(errno));
+			unlinkat(f->root_fd, f->pin_name, AT_REMOVEDIR);
+		} else {
+			fb_report_err("another create or import of '%s' is in progress", name);
+		}
 		fb_pin_stage_unlock(f->root_fd);
-		fb_report_err("another create or import of '%s' is in progress", name);
 		if (f->dir_fd >= 0)
 			close(f->dir_fd);
 		f->dir_fd = -1;
 		fb_store_close(f);
-		return FB_STORE_BUSY;
+		return made ? -1 : FB_STORE_BUSY;
 	}
 	fb_pin_stage_unlock(f->root_fd);
 	f->staged = true;
@@ -330,6 +336,12 @@ static bool is_chunk(int fd, __u32 *id)
 	       info.map_flags == FB_CHUNK_MAP_FLAGS;
 }
 
+int fb_store_open_err(const struct fb_store *f)
+{
+	fb_report_err(FB_STORE_OPEN_ERR "%s': %s", f->name, strerror(errno));
+	return -1;
+}
+
 /* A filter pinned by a build before the chunk layout: its outer map holds
  * one array of any size. Said plainly, never read. */
 static int older_build(const struct fb_store *f)
@@ -350,14 +362,17 @@ static int map_array(struct fb_store *f)
 	struct fb_head *page;
 	int err;
 
-	if (bpf_obj_get_info_by_fd(f->outer_fd, &info, &len) ||
-	    info.type != BPF_MAP_TYPE_ARRAY_OF_MAPS)
+	if (bpf_obj_get_info_by_fd(f->outer_fd, &info, &len))
+		return fb_store_open_err(f);
+	if (info.type != BPF_MAP_TYPE_ARRAY_OF_MAPS)
 		return older_build(f);
 	if (info.max_entries != FB_FILTER_SLOTS)
 		return older_build(f);
 	if (bpf_map_lookup_elem(f->outer_fd, &key, &id) ||
 	    (f->bits_fd = bpf_map_get_fd_by_id(id)) < 0) {
 		f->bits_fd = -1;
+		if (errno != ENOENT)
+			return fb_store_open_err(f);
 		fb_report_err(
 			"filter '%s' has no filter array (%s): flowbloom destroy %s removes it",
 			f->name, strerror(errno), f->name);
@@ -372,6 +387,10 @@ static int map_array(struct fb_store *f)
 		return -1;
 	}
 	err = bpf_map_lookup_elem(f->bits_fd, &key, page);
+	if (err) { /* a copy of a chunk: memory */
+		free(page);
+		return fb_store_open_err(f);
+	}
 	n = fb_chunks_for(page->hdr.nblocks);
 	if (err || page->hdr.magic != FB_MAGIC || page->hdr.version != FB_VERSION ||
 	    page->hdr.nblocks > FB_MAX_BLOCKS ||
@@ -432,6 +451,9 @@ static int open_pins(struct fb_store *f)
 	f->outer_fd = fb_pin_get(f->dir_fd, "filter");
 	f->stats_fd = fb_pin_get(f->dir_fd, "stats");
 	if (f->outer_fd < 0 || f->stats_fd < 0) {
+		/* Missing, or only not opened now (ulimit -n, memory). */
+		if (errno != ENOENT)
+			return fb_store_open_err(f);
 		fb_report_err("filter '%s' is incomplete (%s): flowbloom destroy %s removes it",
 			      f->name, strerror(errno), f->name);
 		return -1;

@@ -126,6 +126,11 @@ void fb_store_types_set(const struct fb_store_types *t);
 #define FB_STORE_BUSY -2
 int fb_store_create(const char *name, const struct fb_create_opts *o);
 int fb_store_open(const char *name, struct fb_store *f);
+/* A pin or map of f that exists but could not be opened now (errno not
+ * ENOENT: ulimit -n, memory): "cannot open filter 'NAME': ERROR", never
+ * "broken" (check and info tell the two apart by it). -1. */
+#define FB_STORE_OPEN_ERR "cannot open filter '"
+int fb_store_open_err(const struct fb_store *f);
 void fb_store_close(struct fb_store *f);
 /* Works on broken filters too, and removes stale staging directories of
  * NAME (0 also when only those were there). */

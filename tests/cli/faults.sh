@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# A failure leaves the filter as it was: syscalls of multi-step writers made
+# to fail (strace -e inject=SYSCALL:error=ERRNO:when=N) at each call of the
+# step in question. The verb exits 1 naming the error, and the filter's
+# content (digest, flows), its kernel memory and its device's program are
+# as before. A scalable filter's growth failing at any bpf call after its
+# new chunks are made; `attach` whose loader lost the program's name (the
+# name `detach` and `status` know flowbloom's program by); `list` noting
+# staging directories killed commands left, without memory for a name;
+# opening a whole filter refused for descriptors or memory; create whose
+# staging directory it cannot open or lock.
+# The device: a veth pair in namespaces of our own.
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin faults
+cleanup() { t_cleanup_filters; }
+t_traps
+
+if ! command -v strace >/dev/null; then
+	skip "strace is not installed"
+	t_end
+	exit
+fi
+
+# 20000 flows: what takes a scalable filter at 1e-8 past its first chunk.
+"$PY" - "$T_TMP" <<'PY'
+import sys
+d = sys.argv[1]
+open(d + "/h.txt", "w").write("".join(
+    "udp 198.51.100.%d:%d 203.0.113.%d:%d\n" % (1 + i % 250, 1000 + i, 1 + i % 50, 4000 + i // 250)
+    for i in range(20000)))
+PY
+
+# state NAME: its digest, flows and kernel memory
+state() {
+	"$FB" -j info "$1" >"$T_TMP/info.json" 2>/dev/null &&
+		t_json '"%s %s %s" % (d["digest"], d["flows"], d["kernel_memory"]["total"])' "$T_TMP/info.json"
+}
+# nth SYSCALL PATTERN CMD...: the number of CMD's first SYSCALL call whose
+# trace line matches PATTERN (the command runs)
+nth() {
+	local sc=$1 pat=$2
+	shift 2
+	strace -f -qq -o "$T_TMP/trace" -e trace="$sc" "$@" >/dev/null 2>&1
+	grep -v 'resumed>' "$T_TMP/trace" | grep -n "$pat" | head -1 | cut -d: -f1
+}
+# inject SYSCALL ERRNO N CMD...: CMD with its N-th SYSCALL call failing
+inject() {
+	local sc=$1 e=$2 n=$3
+	shift 3
+	strace -f -qq -o /dev/null -e trace="$sc" -e inject="$sc:error=$e:when=$n" "$@"
+}
+
+# A scalable filter's growth: bpf fails at each call from the first chunk
+# made on. Refused: the filter and its memory as before (the new chunks
+# once stayed in the outer map's slots when mapping them failed: held,
+# unused, and check clean). Done: grown.
+"$FB" create g --grow --capacity 1000 --fp-rate 0.00000001 >/dev/null
+before=$(state g)
+first=$(nth bpf BPF_MAP_CREATE "$FB" add g -f "$T_TMP/h.txt")
+total=$(grep -vc 'resumed>' "$T_TMP/trace")
+after=$(state g)
+if [ -z "$first" ] || [ "${after##* }" -le "${before##* }" ]; then
+	fail "grow: the add did not grow the filter ($before -> $after)"
+else
+	pass "grow: the add makes chunks (bpf calls $first..$total)"
+fi
+bad=
+for ((n = first; n <= total; n++)); do
+	"$FB" destroy g >/dev/null
+	"$FB" create g --grow --capacity 1000 --fp-rate 0.00000001 >/dev/null
+	before=$(state g)
+	inject bpf ENOMEM "$n" "$FB" add g -f "$T_TMP/h.txt" >/dev/null 2>"$T_TMP/err"
+	rc=$?
+	now=$(state g)
+	if [ "$rc" -ne 0 ]; then
+		[ "$now" == "$before" ] && [ "$(wc -l <"$T_TMP/err")" -eq 1 ] ||
+			bad+=" $n:rc=$rc:'$before'->'$now':$(head -c 100 "$T_TMP/err")"
+	elif [ "$now" != "$after" ]; then
+		bad+=" $n:done:'$now'"
+	fi
+done
+check_eq "grow: a bpf failure at any call leaves the filter and its memory as they were" "$bad" ""
+"$FB" destroy g >/dev/null
+
+# attach: libbpf asks the kernel once whether programs may have names (a
+# program it loads and drops). Refused there, it loads flowbloom's program
+# without its name: attach said "attached", and detach and status then took
+# it for another tool's (detach refused to remove it). It must refuse and
+# leave the device as it was.
+if t_net_pair --no-ipv6; then
+	"$FB" create a --capacity 1000 --fp-rate 0.01 >/dev/null
+	n=$(nth bpf libbpf_nametest "$FB" -n "$NSA" attach a "$VA" --mode generic)
+	"$FB" -n "$NSA" detach "$VA" >/dev/null 2>&1
+	if [ -z "$n" ]; then
+		skip "attach: this libbpf does not probe for program names"
+	else
+		inject bpf ENOMEM "$n" "$FB" -n "$NSA" attach a "$VA" --mode generic \
+			>/dev/null 2>"$T_TMP/err"
+		rc=$?
+		prog=$(ip -n "$NSA" -d link show "$VA" | grep -o 'prog/xdp id [0-9]*')
+		if [ "$rc" -eq 0 ]; then
+			check "attach (program names refused): detach removes what it attached" \
+				"$FB" -n "$NSA" detach "$VA"
+		else
+			check_eq "attach (program names refused): refused, in one line, device untouched" \
+				"$(wc -l <"$T_TMP/err") $prog" "1 "
+		fi
+		ip -n "$NSA" link set "$VA" xdpgeneric off 2>/dev/null
+	fi
+	"$FB" destroy a >/dev/null
+else
+	skip "attach: $T_NET_WHY"
+fi
+
+# list notes the staging directories killed commands left; a name it had
+# no memory to copy went to the sort as NULL (strdup failing: a shim of
+# our own, preloaded, for those names only) and list crashed. It must
+# still list the filters and exit 0.
+if command -v "${CC:-cc}" >/dev/null; then
+	cat >"$T_TMP/nostrdup.c" <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stddef.h>
+char *strdup(const char *s)
+{
+	char *(*real)(const char *) = (char *(*)(const char *))dlsym(RTLD_NEXT, "strdup");
+
+	return s[0] == '~' ? NULL : real(s);
+}
+C
+	if "${CC:-cc}" -shared -fPIC -o "$T_TMP/nostrdup.so" "$T_TMP/nostrdup.c" -ldl 2>"$T_TMP/err"; then
+		"$FB" create a --capacity 1000 --fp-rate 0.01 >/dev/null
+		for s in s1 s2; do
+			(strace -f -qq -o /dev/null -e trace=renameat2 -e inject=renameat2:signal=KILL:when=1 \
+				"$FB" create "$s" --capacity 10 --fp-rate 0.1 >/dev/null 2>&1; :) 2>/dev/null
+		done
+		ls -a "$FLOWBLOOM_ROOT" >"$T_TMP/ls"
+		check_eq "list: two staging directories left" "$(grep -c '^~' "$T_TMP/ls")" 2
+		LD_PRELOAD=$T_TMP/nostrdup.so "$FB" list >"$T_TMP/out" 2>"$T_TMP/err"
+		rc=$?
+		check_eq "list (no memory for a staging directory's name): exit 0, the filter listed" \
+			"$rc $(grep -c '^a ' "$T_TMP/out")" "0 1"
+		"$FB" check s1 --repair >/dev/null 2>&1
+		"$FB" check s2 --repair >/dev/null 2>&1
+		"$FB" destroy a >/dev/null
+	else
+		skip "list: cannot build a preload shim: $(head -c 200 "$T_TMP/err")"
+	fi
+else
+	skip "list: no C compiler for a preload shim"
+fi
+
+# A filter that is whole but cannot be opened now (descriptors at the
+# ulimit -n, memory for the copy of its head refused): the verbs said
+# "is incomplete ... flowbloom destroy NAME removes it", "has no counters",
+# "bad header", check said BROKEN: advice to destroy a healthy filter. They
+# must say they cannot open it, and why.
+"$FB" create c --capacity 1000 --fp-rate 0.01 --counting >/dev/null
+bad=
+for lim in 5 6 7 8 9 10; do
+	(
+		ulimit -n "$lim"
+		"$FB" add c udp 198.51.100.1:1 203.0.113.1:2
+		"$FB" check c
+	) >"$T_TMP/out" 2>&1
+	grep -q 'destroy\|BROKEN\|incomplete\|has no\|bad header' "$T_TMP/out" &&
+		bad+=" ulimit -n $lim: $(grep -m1 'destroy\|BROKEN\|incomplete\|has no\|bad header' "$T_TMP/out")"
+done
+check_eq "open under a low ulimit -n: never called broken" "$bad" ""
+strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" add c udp 198.51.100.1:1 203.0.113.1:2 >/dev/null 2>&1
+bad=
+for n in $(grep -v 'resumed>' "$T_TMP/trace" | grep -n 'BPF_OBJ_GET,\|BPF_MAP_GET_FD_BY_ID\|BPF_MAP_LOOKUP_ELEM' | cut -d: -f1); do
+	inject bpf ENOMEM "$n" "$FB" add c udp 198.51.100.1:1 203.0.113.1:2 >/dev/null 2>"$T_TMP/err"
+	grep -q 'destroy\|BROKEN\|incomplete\|has no\|bad header' "$T_TMP/err" && bad+=" $n: $(head -1 "$T_TMP/err")"
+done
+check_eq "open with a pin, map or head copy refused for memory: never called broken" "$bad" ""
+check "the filter is whole" "$FB" check c
+"$FB" destroy c >/dev/null
+
+# create: its staging directory made, then not opened or locked (EMFILE,
+# EPERM; injected into that openat and that flock): it said "another
+# create or import of 'NAME' is in progress" and left the directory, a
+# stale one check and list then reported. It must name the error and
+# remove what it made.
+bad=
+for sc in "openat:~s" "flock:LOCK_NB"; do
+	# (the directory's open is the last of ~s; its flock, the one not waiting)
+	n=$(nth "${sc%%:*}" "${sc#*:}" "$FB" create s --capacity 10 --fp-rate 0.1)
+	[ "${sc%%:*}" == openat ] && n=$(grep -v 'resumed>' "$T_TMP/trace" | grep -n "~s" | tail -1 | cut -d: -f1)
+	sc=${sc%%:*}
+	"$FB" destroy s >/dev/null
+	[ -n "$n" ] || { bad+=" $sc: no call on ~s"; continue; }
+	inject "$sc" EPERM "$n" "$FB" create s --capacity 10 --fp-rate 0.1 >/dev/null 2>"$T_TMP/err"
+	rc=$?
+	left=$(cd "$FLOWBLOOM_ROOT" && ls -A | grep -c s)
+	[ "$rc" -eq 1 ] && [ "$left" -eq 0 ] && ! grep -q "in progress" "$T_TMP/err" ||
+		bad+=" $sc (call $n): rc=$rc, $left left, $(head -1 "$T_TMP/err")"
+	"$FB" check s --repair >/dev/null 2>&1
+done
+check_eq "create: its staging directory refused: the error named, nothing left" "$bad" ""
+
+t_finish
