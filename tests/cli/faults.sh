@@ -200,4 +200,25 @@ for sc in "openat:~s" "flock:LOCK_NB"; do
 done
 check_eq "create: its staging directory refused: the error named, nothing left" "$bad" ""
 
+# The walks from / (to the filter's pins; bgp's to its state directory):
+# the open of / itself refused exited 1 saying nothing.
+"$FB" create w --capacity 100 --fp-rate 0.01 --counting >/dev/null
+printf 'src 198.51.100.0/24\n' >"$T_TMP/w.txt"
+bad=
+for cmd in "load w $T_TMP/w.txt --replace" "bgp w --state $T_TMP/w.bgp"; do
+	# shellcheck disable=SC2086 # the command's words
+	strace -f -qq -o "$T_TMP/trace" -e trace=openat "$FB" $cmd </dev/null >/dev/null 2>&1
+	# (bgp's last walk, at its end, asks quietly whether the filter is
+	# still there: a failure there ends nothing)
+	for n in $(grep -v 'resumed>' "$T_TMP/trace" | grep -n '"/", O_RDONLY|O_CLOEXEC|O_DIRECTORY)' | cut -d: -f1 | head -3); do
+		# shellcheck disable=SC2086
+		inject openat EPERM "$n" "$FB" $cmd </dev/null >/dev/null 2>"$T_TMP/err"
+		rc=$?
+		[ "$rc" -eq 1 ] && grep -q "cannot open /: Operation not permitted" "$T_TMP/err" ||
+			bad+=" ${cmd%% *} (call $n): rc=$rc, '$(head -1 "$T_TMP/err")'"
+	done
+done
+check_eq "the open of / refused (the pins' walk, bgp's state directory): exit 1, saying so" "$bad" ""
+"$FB" destroy w >/dev/null
+
 t_finish

@@ -350,7 +350,11 @@ restart:
 		close(fd);
 	strcpy(sofar, "/");
 	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) || trusted(&st, "/", true))
+	if (fd < 0 || fstat(fd, &st)) {
+		fb_report_err("cannot open /: %s", strerror(errno));
+		goto fail;
+	}
+	if (trusted(&st, "/", true))
 		goto fail;
 	for (rest = todo; *rest;) {
 		bool last;

@@ -187,6 +187,8 @@ static int open_tree(const char *path, mode_t mkmode, bool *via_link)
 		iproute_parent(link_ok, sizeof(link_ok));
 	}
 	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		fb_report_err("cannot open /: %s", strerror(errno));
 	if (fd < 0 || fb_pin_trusted(fd, "/", true))
 		goto fail;
 	for (comp = strtok_r(buf, "/", &save); comp; comp = next) {
