@@ -78,7 +78,7 @@ static size_t plain_export(__u8 *buf, void (*fill)(__u8 *bits, size_t n, int whi
 	fb_le_put64(p + FB_FBX_OFF_KEY, 0x0123456789abcdefULL);
 	fb_le_put64(p + FB_FBX_OFF_KEY + 8, 0xfedcba9876543210ULL);
 	fb_le_put64(p + FB_FBX_OFF_FLOWS, 4);
-	fb_le_put64(p + FB_FBX_OFF_CAPACITY, 100);
+	fb_le_put64(p + FB_FBX_OFF_CAPACITY, 4); /* what NB blocks hold at the rate */
 	fb_le_put32(p + FB_FBX_OFF_FP_PPB, 1000000);
 	fb_le_put32(p + FB_FBX_OFF_NGENS, 1);
 	p += FB_FBX_BITS_OFF;
