@@ -277,5 +277,31 @@ for v in add:$am del:$dm; do
 done
 rm -f "$PERF"
 
-for n in d1 p1 d2 d3; do check "destroy $n" "$FB" destroy "$n"; done
+# del -f takes each rule of a file once: a table of its keys finds the
+# copies. Keys are what a list's author writes: 100k consecutive IPv6
+# hosts (2001:db8::0:0, ::0:1, ...) fell into a few slots of an unkeyed
+# hash (8 s; 200k took 34), against 0.1 s for 100k random ones. Compared
+# in the same run, with a margin no machine's noise reaches.
+"$PY" -c '
+import random, sys
+random.seed(7)
+with open(sys.argv[1], "w") as a, open(sys.argv[2], "w") as b:
+    for i in range(100000):
+        a.write("src 2001:db8::%x:%x\n" % (i >> 16, i & 0xffff))
+        b.write("src 2001:db8::%x:%x\n" % (random.randrange(65536), random.randrange(65536)))
+' "$T_TMP/seq6.txt" "$T_TMP/rnd6.txt"
+check "create d4" "$FB" create d4 --capacity 200000 --fp-rate 0.01 --counting
+for f in seq6 rnd6; do
+	"$FB" add d4 -f "$T_TMP/$f.txt" >/dev/null || fail "d4: add -f $f"
+	/usr/bin/time -f "%U %S" -o "$T_TMP/t.$f" timeout 60 "$FB" del d4 -f "$T_TMP/$f.txt" >/dev/null ||
+		fail "d4: del -f $f"
+done
+read -r su ss <"$T_TMP/t.seq6"
+read -r ru rs <"$T_TMP/t.rnd6"
+[ "$(calc %d "($su + $ss) <= 5 * ($ru + $rs) + 0.5")" = 1 ] &&
+	pass "del -f of 100k consecutive IPv6 hosts: CPU $(calc %.2f "$su + $ss") s, as for random ones ($(calc %.2f "$ru + $rs") s)" ||
+	fail "del -f of 100k consecutive IPv6 hosts: CPU $(calc %.2f "$su + $ss") s > 5 x random ones' $(calc %.2f "$ru + $rs") s"
+check_eq "d4: both lists deleted: empty" "$(info_field d4 flows)" 0
+
+for n in d1 p1 d2 d3 d4; do check "destroy $n" "$FB" destroy "$n"; done
 t_end

@@ -20,8 +20,9 @@
 # once (a line twice, a range and its prefix, overlapping shapes): load
 # holds it once and `del -f` of the list takes out exactly that (counting,
 # cuckoo, d-left, exact sets, a lifetime), a note naming the first line
-# given again; `add -f` adds each copy, and arguments deleting a rule more
-# often than held are refused.
+# given again; `add -f` takes each rule once too (del -f undoes it);
+# arguments are each a copy, and deleting a rule more often than held is
+# refused.
 #
 # `--confirm exact`: a filter saturated so that one never-added 5-tuple in
 # three is a Bloom hit answers `yes` for every rule added and `no` for
@@ -148,15 +149,19 @@ done
 "$FB" load dt --ttl 1h "$T_TMP/dups1.txt" >/dev/null 2>&1 || fail "load --ttl dt"
 check "--ttl: del -f of the list after its load" "$FB" del dt -f "$T_TMP/dups1.txt"
 check_eq "--ttl: ... every rule gone" "$(answers dt -f "$T_TMP/dups1.txt" | tr ' ' '\n' | sort -u | tr '\n' ' ')" "no "
-# add -f adds a rule as often as the file names it (a counting filter
-# counts each); del -f takes it once (the note says so): the copy left goes
-# by name.
-"$FB" add dcounting -f "$T_TMP/dups1.txt" >/dev/null 2>&1 || fail "add -f dcounting"
-check_eq "add -f: a line given twice counts 2" "$("$FB" count dcounting src 198.51.100.77 | awk '{print $1}')" 2
+# add -f takes a file's rules once each too (the note says so), so del -f
+# of the same file undoes it.
+"$FB" add dcounting -f "$T_TMP/dups1.txt" >/dev/null 2>"$T_TMP/err" || fail "add -f dcounting"
+check "add -f: a note names the first line naming a rule again" grep -q "each added once" "$T_TMP/err"
+check_eq "add -f: a line given twice counts 1" "$("$FB" count dcounting src 198.51.100.77 | awk '{print $1}')" 1
 "$FB" del dcounting -f "$T_TMP/dups1.txt" >/dev/null 2>&1
-check_eq "add -f, del -f: one copy left of a line given twice" \
-	"$("$FB" count dcounting src 198.51.100.77 src 2001:db8:1::/48 | awk '{print $1}' | tr '\n' ' ')" "1 0 "
-# Deleted more often than held is still refused: arguments are each a copy.
+check_eq "add -f, del -f: nothing left" \
+	"$("$FB" count dcounting src 198.51.100.77 src 2001:db8:1::/48 | awk '{print $1}' | tr '\n' ' ')" "0 0 "
+# Arguments are each a copy: added twice, counted twice; deleted more often
+# than held, refused.
+"$FB" add dcounting src 198.51.100.77 src 198.51.100.77 >/dev/null || fail "add twice"
+check_eq "add of a rule twice as arguments: counts 2" "$("$FB" count dcounting src 198.51.100.77 | awk '{print $1}')" 2
+check "del of it once" "$FB" del dcounting src 198.51.100.77
 t_refused 1 "del of a rule twice, held once: refused" \
 	"argument 3: 'src 198.51.100.77' is deleted more often than filter 'dcounting' holds it: argument 1 deletes it too" \
 	"$FB" del dcounting src 198.51.100.77 src 198.51.100.77

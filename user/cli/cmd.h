@@ -162,10 +162,11 @@ void fb_flows_free(struct fb_flows *fl);
 int fb_flows_args(int argc, char **argv, const char **name, struct fb_flows *fl);
 /* "FILE:LINE" or "argument N" of flow i, for messages. */
 void fb_flows_where(const struct fb_flows *fl, size_t i, char *buf, size_t len);
-/* del's file as `load` takes it: each rule once however often the file
- * names it (the first copy, with its line; a note tells of the others).
- * 0, or -1 (printed; fl unusable: free it). */
-int fb_flows_unique(struct fb_flows *fl);
+/* add's and del's file as `load` takes it: each rule once however often
+ * the file names it (the first copy, with its line; a note tells of the
+ * others, each `done` once: "added", "deleted"). 0, or -1 (printed; fl
+ * unusable: free it). */
+int fb_flows_unique(struct fb_flows *fl, const char *done);
 /* del's input as `load` stored it, on a filter that can forget a flow: a
  * prefix rule of a length a part del takes from does not hold, held whole
  * at a longer length of that part's (load expanded it), becomes its pieces

@@ -179,6 +179,10 @@ int cmd_add(int argc, char **argv)
 	if (rc)
 		return rc;
 	rc = 1;
+	/* A file's rules once each, as `load` and `del -f` take them (a
+	 * note says so): `del -f FILE` then undoes `add -f FILE`. */
+	if (fl.file && fb_flows_unique(&fl, "added"))
+		goto out;
 	if (ttl > 0 && fb_gens_supported(&f))
 		goto out;
 	if (fb_store_lock(&f))
@@ -447,7 +451,7 @@ int cmd_del(int argc, char **argv)
 		goto out;
 	}
 	/* A file's rules once each, as `load` holds them (a note says so). */
-	if (fl.file && fb_flows_unique(&fl))
+	if (fl.file && fb_flows_unique(&fl, "deleted"))
 		goto out;
 	/* A prefix load expanded: as its pieces, in each part del takes from. */
 	gens = f.hdr->gens && f.cnt_hdr && d.part != FB_DEL_PERMANENT;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include "cmd.h"
 #include "prog/loader.h"
 #include "rules/flow.h"
@@ -17,6 +18,7 @@
 #include "types/counting.h"
 #include "types/ftype.h"
 #include "flowbloom/geometry.h"
+#include "flowbloom/hash.h"
 #include "output.h"
 #include "util.h"
 
@@ -276,25 +278,29 @@ void fb_flows_where(const struct fb_flows *fl, size_t i, char *buf, size_t len)
 		snprintf(buf + o, len - o, " (rule %zu of the %zu it makes)", i - a + 1, b - a);
 }
 
-static __u64 key_hash(const struct fb_key *k)
+/* The duplicates' table hashes a file's keys, which anyone who writes a
+ * list chooses: SipHash under a secret of this run, so no list (a hostile
+ * one, or only addresses in order: an unkeyed multiply-and-shift put 200k
+ * consecutive IPv6 hosts into a few slots, 34 s) makes its probes long. */
+static __u64 key_hash(const struct fb_key *k, const __u64 secret[2])
 {
-	__u64 h = 0;
-	int i;
-
-	for (i = 0; i < 5; i++)
-		h = (h ^ k->w[i]) * 0x9e3779b97f4a7c15ull;
-	return h ^ h >> 29;
+	return fb_siphash(k, sizeof(*k), secret, 1, 3);
 }
 
-int fb_flows_unique(struct fb_flows *fl)
+int fb_flows_unique(struct fb_flows *fl, const char *done)
 {
 	size_t i, j = 0, x = 0, w = 0, last = 0, nfar = 0, farcap = 0, *far = NULL, mask, first = 0;
+	__u64 secret[2];
 	__u32 *slot;
 
 	if (fl->n < 2)
 		return 0;
 	if (fl->n >= UINT32_MAX / 2) {
 		fb_err("%s: %zu flows: too many to find the duplicates of", fl->file, fl->n);
+		return -1;
+	}
+	if (getrandom(secret, sizeof(secret), 0) != sizeof(secret)) {
+		fb_err("getrandom: %s", strerror(errno));
 		return -1;
 	}
 	for (mask = 1; mask < 2 * fl->n; mask <<= 1)
@@ -305,7 +311,7 @@ int fb_flows_unique(struct fb_flows *fl)
 	/* In order, keeping the first copy: its place is what messages name,
 	 * and the steps between places are summed over the copies dropped. */
 	for (i = 0; i < fl->n; i++) {
-		size_t h = key_hash(&fl->keys[i]) & mask, d;
+		size_t h = key_hash(&fl->keys[i], secret) & mask, d;
 
 		w = fl->step[i] == FB_FLOWS_FAR ? fl->far[x++] : w + fl->step[i];
 		while (slot[h] && memcmp(&fl->keys[slot[h] - 1], &fl->keys[i], sizeof(fl->keys[i])))
@@ -338,8 +344,8 @@ int fb_flows_unique(struct fb_flows *fl)
 	if (j < fl->n)
 		fprintf(stderr,
 			"flowbloom: note: %s names %zu rule%s again (the first at %s:%zu): each "
-			"deleted once, as `load` holds it\n",
-			fl->file, fl->n - j, fl->n - j == 1 ? "" : "s", fl->file, first);
+			"%s once, as `load` holds it\n",
+			fl->file, fl->n - j, fl->n - j == 1 ? "" : "s", fl->file, first, done);
 	free(fl->far);
 	fl->far = far;
 	fl->nfar = nfar;
@@ -351,10 +357,10 @@ oom_undo:
 	/* Some keys were moved already: the caller frees them, unused. */
 	free(far);
 	free(slot);
-	fb_err("%s: out of memory finding duplicates; nothing deleted", fl->file);
+	fb_err("%s: out of memory finding duplicates; nothing %s", fl->file, done);
 	return -1;
 oom:
-	fb_err("%s: out of memory finding duplicates; nothing deleted", fl->file);
+	fb_err("%s: out of memory finding duplicates; nothing %s", fl->file, done);
 	return -1;
 }
 

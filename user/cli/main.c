@@ -102,8 +102,9 @@ static const struct fb_cmd cmds[] = {
 	{ "add", cmd_add, "add NAME FLOW... [--ttl DURATION] | add NAME -f FILE [--ttl DURATION]",
 	  "Add flows. FILE (-f or --file) is read as load reads it: a FLOW, address,\n"
 	  "prefix or range (source rules), netset or DROP entry a line ('#' and ';'\n"
-	  "comments); '-' reads stdin; a rule it names twice is added twice. The whole\n"
-	  "input is checked before anything is added.\n"
+	  "comments); '-' reads stdin; a rule it names twice is added once (as load\n"
+	  "holds it; FLOWs given as arguments are each a copy). The whole input is\n"
+	  "checked before anything is added.\n"
 	  "A FLOW of FIELDs fixes any combination of them (a rule shape): the program\n"
 	  "probes once per shape a filter holds, at most 8 (info lists them); one more\n"
 	  "is refused. A port range becomes port prefixes (at most 64 per FLOW); a\n"
@@ -125,8 +126,8 @@ static const struct fb_cmd cmds[] = {
 	  "fingerprint and would delete it, so these deletes need a filter created\n"
 	  "with --confirm exact (checked against the exact set) or --force.\n"
 	  "A prefix load expanded into longer ones goes as those. FILE (-f or\n"
-	  "--file) as for add, each rule once however often it names it (as load\n"
-	  "holds it): del -f LIST takes out what load LIST put in." },
+	  "--file) as for add, each rule once however often it names it: del -f LIST\n"
+	  "takes out what load LIST or add -f LIST put in." },
 	{ "count", cmd_count, "count NAME FLOW... | count NAME -f FILE",
 	  "The smallest of each flow's counters: an upper bound on how many times it\n"
 	  "was added ('+' when saturated); a prefix load expanded, at the longer length\n"
