@@ -154,8 +154,8 @@ fi
 # A filter that is whole but cannot be opened now (descriptors at the
 # ulimit -n, memory for the copy of its head refused): the verbs said
 # "is incomplete ... flowbloom destroy NAME removes it", "has no counters",
-# "bad header", check said BROKEN: advice to destroy a healthy filter. They
-# must say they cannot open it, and why.
+# "bad header", check and list said BROKEN: advice to destroy a healthy
+# filter. They must say they cannot open it, and why.
 "$FB" create c --capacity 1000 --fp-rate 0.01 --counting >/dev/null
 bad=
 for lim in 5 6 7 8 9 10; do
@@ -163,6 +163,7 @@ for lim in 5 6 7 8 9 10; do
 		ulimit -n "$lim"
 		"$FB" add c udp 198.51.100.1:1 203.0.113.1:2
 		"$FB" check c
+		"$FB" list
 	) >"$T_TMP/out" 2>&1
 	grep -q 'destroy\|BROKEN\|incomplete\|has no\|bad header' "$T_TMP/out" &&
 		bad+=" ulimit -n $lim: $(grep -m1 'destroy\|BROKEN\|incomplete\|has no\|bad header' "$T_TMP/out")"

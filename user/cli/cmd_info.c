@@ -138,13 +138,19 @@ int cmd_list(int argc, char **argv)
 		r = fb_store_open(names[i], &f);
 		fb_report_quiet = quiet;
 		if (r) {
+			/* Damage, or only a limit of this process (ulimit -n,
+			 * memory): not called broken then. */
+			bool now = !strncmp(fb_report_last, FB_STORE_OPEN_ERR,
+					    strlen(FB_STORE_OPEN_ERR));
+
 			if (fb_json) {
 				jw_obj_open(NULL);
 				jw_str("name", names[i]);
-				jw_str("broken", fb_report_last);
+				jw_str(now ? "error" : "broken", fb_report_last);
 				jw_obj_close();
 			} else {
-				printf("%-20s BROKEN: %s\n", names[i], fb_report_last);
+				printf("%-20s %s: %s\n", names[i], now ? "ERROR" : "BROKEN",
+				       fb_report_last);
 			}
 			free(names[i]);
 			continue;
