@@ -201,6 +201,22 @@ for sc in "openat:~s" "flock:LOCK_NB"; do
 done
 check_eq "create: its staging directory refused: the error named, nothing left" "$bad" ""
 
+# load --replace whose switch is done but whose last step, releasing the
+# old chunks, is refused: the new list is in place (exit 0), and it said
+# "cannot install the filter's chunks", as if the replace had failed. It
+# must say the replace is done, what is still held and how to release it.
+"$FB" create r --capacity 1000 --fp-rate 0.01 >/dev/null
+printf 'src 198.51.100.0/24\n' >"$T_TMP/r.txt"
+strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" load r "$T_TMP/r.txt" --replace >/dev/null 2>&1
+n=$(grep -v 'resumed>' "$T_TMP/trace" | grep -n 'BPF_MAP_UPDATE_BATCH' | tail -1 | cut -d: -f1)
+inject bpf ENOMEM "$n" "$FB" load r "$T_TMP/r.txt" --replace >/dev/null 2>"$T_TMP/err"
+check_eq "replace done, the old chunks' release refused: exit 0, saying what to do" \
+	"$? $(cat "$T_TMP/err")" "0 flowbloom: note: 'r' is replaced, but its old chunks are still held (cannot release the filter's chunks: Cannot allocate memory): \`flowbloom check --repair r\` releases them"
+check_eq "... the list in place" "$("$FB" query r src 198.51.100.0/24 | head -1 | awk '{print $1}')" maybe
+check "... check --repair releases them" "$FB" check r --repair
+check "... then clean" "$FB" check r
+"$FB" destroy r >/dev/null
+
 # The walks from / (to the filter's pins; bgp's to its state directory):
 # the open of / itself refused exited 1 saying nothing.
 "$FB" create w --capacity 100 --fp-rate 0.01 --counting >/dev/null

@@ -170,14 +170,14 @@ void fb_chunks_munmap(void *map, __u32 n)
 		munmap(map, (size_t)n * FB_CHUNK_BYTES);
 }
 
-static int update_batch(int outer_fd, __u32 *keys, int *fds, __u32 n)
+static int update_batch(int outer_fd, __u32 *keys, int *fds, __u32 n, const char *what)
 {
 	__u32 count = n;
 
 	if (!n)
 		return 0;
 	if (bpf_map_update_batch(outer_fd, keys, fds, &count, NULL) || count != n) {
-		fb_report_err("cannot install the filter's chunks: %s", strerror(errno));
+		fb_report_err("cannot %s the filter's chunks: %s", what, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -203,7 +203,7 @@ static int install(int outer_fd, __u32 gen, __u32 from, const int *fds, __u32 n,
 		keys[n] = 0;
 		vals[n] = fds[0];
 	}
-	rc = update_batch(outer_fd, keys, vals, n + !!head);
+	rc = update_batch(outer_fd, keys, vals, n + !!head, "install");
 out:
 	free(keys);
 	free(vals);
@@ -248,7 +248,7 @@ int fb_chunks_release(int outer_fd, __u32 gen, __u32 from, __u32 to)
 			keys[i] = fb_range_slot(gen, from + i);
 			vals[i] = empty;
 		}
-		rc = update_batch(outer_fd, keys, vals, n);
+		rc = update_batch(outer_fd, keys, vals, n, "release");
 	} else {
 		fb_report_err("out of memory");
 	}

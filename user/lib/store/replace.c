@@ -24,7 +24,7 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 {
 	struct fb_store nf = *f;
 	__u32 n = fb_chunks_for(nblocks), gen = f->hdr->gen ^ 1, old_n = f->nchunks, i;
-	bool pinned = false;
+	bool pinned = false, quiet;
 	int err = -1, *fds, fd0 = -1, span;
 
 	if (nblocks > FB_MAX_BLOCKS) {
@@ -163,7 +163,14 @@ out:
 	 * chunk at most (a failure here only leaves memory held, which check
 	 * reports and check --repair releases). */
 	span = fb_chunks_span(f->outer_fd, f->hdr->gen, NULL, NULL);
-	fb_chunks_release(f->outer_fd, f->hdr->gen, 0, span > (int)old_n ? (__u32)span : old_n);
+	quiet = fb_report_quiet;
+	fb_report_quiet = true;
+	if (fb_chunks_release(f->outer_fd, f->hdr->gen, 0, span > (int)old_n ? (__u32)span : old_n))
+		fb_report(FB_REPORT_NOTE,
+			  "'%s' is replaced, but its old chunks are still held (%s): "
+			  "`flowbloom check --repair %s` releases them",
+			  f->name, fb_report_last, f->name);
+	fb_report_quiet = quiet;
 	if (f->hdr->confirm) {
 		fb_exact_clear_slot(f->exact_fd, f->lpm_fd, f->hdr->gen);
 		for (i = 0; i < 3; i++) {
