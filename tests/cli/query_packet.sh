@@ -14,7 +14,7 @@
 # a rule's lifetime ends its packet passes. What is not one packet (a prefix,
 # a port range, `any`, one address, a missing port) and garbage are usage
 # errors (exit 2) naming the argument; a bad line of -f FILE names
-# FILE:LINE (exit 1). --dev: with --action, without --packet, of a device
+# FILE:LINE (exit 1), a file of none answers nothing (exit 0). --dev: with --action, without --packet, of a device
 # without a program or of none: refused.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin query_packet
@@ -158,6 +158,14 @@ t_refused 1 "-f FILE: garbage names FILE:LINE" "^flowbloom: $T_TMP/bad2:2: 'udp'
 	"$FB" query q --packet -f "$T_TMP/bad2"
 t_refused 1 "a filter that is not there" "no filter named 'nope'" \
 	"$FB" query nope --packet udp 198.51.100.9:1 203.0.113.1:53
+# A file of no packets (comments only, or empty: a list that came out
+# empty) is answered as every verb reading -f answers it (query, count,
+# traffic, add, del: nothing, exit 0), not as a usage error (exit 2).
+printf '# nothing today\n\n' >"$T_TMP/none"
+check_eq "-f FILE of no packets: no answers, exit 0, as query -f" \
+	"$("$FB" query q --packet -f "$T_TMP/none" 2>&1; echo "rc=$?")" "0 of 0 drop; 0 matched a rule
+rc=0"
+check_eq "... -j: total 0" "$("$FB" -j query q --packet -f "$T_TMP/none" | t_json 'd["total"], d["results"]')" "(0, [])"
 
 # A lifetime ends: the data path passes its packet. The drop is asserted
 # by a query that ended within the lifetime (timed from before the add):

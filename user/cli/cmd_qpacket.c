@@ -120,7 +120,8 @@ static int line_push(const struct fb_key *k, void *ctx, char *err, size_t errlen
 
 /* The FLOWs of FILE, one a line, read as every FILE is (a list's lines,
  * rules/lists.h: a netset's address is read, then refused as no packet):
- * 0, or 1 (the error printed with FILE:LINE), 2 if it has none. */
+ * 0 (none is no error: every verb's -f answers an empty list with
+ * nothing), or 1 (the error printed with FILE:LINE). */
 static int from_file(const char *file, struct packets *p)
 {
 	char *line, err[256], text[FB_FLOW_STR];
@@ -158,7 +159,7 @@ static int from_file(const char *file, struct packets *p)
 	fb_lines_close(&r);
 	if (rc < 0)
 		return 1;
-	return p->n ? 0 : fb_usage("%s holds no FLOW", file);
+	return 0;
 }
 
 /* One flow's answer: verdict, the rule kind that matched (and the

@@ -56,9 +56,10 @@ static const struct fb_cmd cmds[] = {
 	  "fills, its rate staying under --fp-rate (docs/cli.md, Filter types)." },
 	{ "list", cmd_list, "list", "List filters." },
 	{ "info", cmd_info, "info NAME",
-	  "Geometry, memory, flows added, fill ratio, expected false-positive rate now,\n"
-	  "the generations of rules with a lifetime (when each ends, flows, fill), and\n"
-	  "the devices the filter is attached to." },
+	  "Geometry, memory, flows added, fill ratio, expected false-positive rate now\n"
+	  "(read from the bits set: a rule added twice does not raise it), the\n"
+	  "generations of rules with a lifetime (when each ends, flows, fill), and the\n"
+	  "devices the filter is attached to." },
 	{ "destroy", cmd_destroy, "destroy NAME", "Remove a filter (it must be detached)." },
 	{ "attach", cmd_attach,
 	  "attach NAME DEV [--mode native|generic] [--action drop|allow|monitor] [--replace]\n"
@@ -172,17 +173,19 @@ static const struct fb_cmd cmds[] = {
 	  "memory is taken for the filter, then read again (a pipe's bytes kept in memory).\n"
 	  "Corrupt, truncated or incompatible files leave nothing behind, and so does a\n"
 	  "file that is no clean filter (counters contradicting its bits, more flows than\n"
-	  "256 per bit, exact-set entries that are no rules) or a compressed one that\n"
-	  "would expand past what its header says: refused with the reason. merge,\n"
-	  "intersect and card read files alike." },
+	  "256 per bit, a capacity its bits cannot hold at its rate, exact-set entries\n"
+	  "that are no rules) or a compressed one that would expand past what its header\n"
+	  "says: refused with the reason. merge, intersect and card read files alike.\n"
+	  "The file's action (drop, allow, monitor) becomes the filter's, and attach's\n"
+	  "default: import prints it." },
 	{ "merge", cmd_merge, "merge SRC SRC... --into NAME",
 	  "The union of filters into NAME: bits ORed, counters summed (saturating), prefix\n"
 	  "lengths and exact sets united, flows summed (an upper bound). A SRC holding a\n"
 	  "'/' or a '.' is an export file (r1.fbx, ./r1; compressed or plain), else a\n"
-	  "filter. All must have the same layout, k, size, hash, key, counter width and\n"
-	  "--confirm setting: refused with the reason otherwise. NAME is created, or if\n"
-	  "it exists and is compatible its content is replaced in one switch, as load\n"
-	  "--replace does." },
+	  "filter. All must have the same layout, k, size, hash, key, counter width,\n"
+	  "--confirm setting and action: refused with the reason otherwise. NAME is\n"
+	  "created, or if it exists and is compatible its content is replaced in one\n"
+	  "switch, as load --replace does." },
 	{ "intersect", cmd_intersect, "intersect SRC SRC... --into NAME",
 	  "The intersection into NAME, as merge: bits ANDed, counters the smaller, the\n"
 	  "prefix lengths and exact-set rules all hold. Every flow all the sources hold\n"
