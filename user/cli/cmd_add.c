@@ -26,8 +26,8 @@
 #include "store/store.h"
 #include "util.h"
 
-/* `del`'s options: --force (before NAME or right after it), and which part
- * of a filter with rules with a lifetime (anywhere). */
+/* `del`'s options, anywhere but as -f's FILE: --force, and which part of a
+ * filter with rules with a lifetime. */
 struct del_opts {
 	bool force;
 	enum fb_del_part part;
