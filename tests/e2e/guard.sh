@@ -234,6 +234,8 @@ FPID=""
 kill -TERM $EXP
 wait $EXP
 check_eq "ipfix: exit 0 on SIGTERM" "$?" 0
+check "ipfix: its summary counts the mitigation records it sent" \
+	grep -Eq "^sent [1-9][0-9]* mitigation records \(bans and their ends" "$T_TMP/ipfix.out"
 sleep 0.3
 kill -TERM $COL
 wait $COL 2>/dev/null

@@ -350,8 +350,10 @@ static void summary(const struct exporter *ex, const char *name, const struct fb
 	       (unsigned long long)s.unconfirmed, (unsigned long long)s.dropped,
 	       (unsigned long long)s.send_errors, s.send_errors == 1 ? "" : "s");
 	if (s.sent[FB_IPFIX_MITIGATION])
-		printf("sent %llu mitigation records (bans and their ends, from flowbloom guard)\n",
-		       (unsigned long long)s.sent[FB_IPFIX_MITIGATION]);
+		printf("sent %llu mitigation record%s (bans and their ends, from flowbloom "
+		       "guard)\n",
+		       (unsigned long long)s.sent[FB_IPFIX_MITIGATION],
+		       s.sent[FB_IPFIX_MITIGATION] == 1 ? "" : "s");
 	if (t && t->overflow_packets)
 		printf("the accounting table had no room for %llu packets (%llu octets) meanwhile: "
 		       "counted by the overflow sketch only\n",
