@@ -42,6 +42,13 @@
 
 #define FB_MON_MAGIC 0x4e4f4d46 /* "FMON" little-endian */
 #define FB_MON_VERSION 2	/* 2: the seen-set's 16-bit tags */
+/* The layout of maps whose sketch counts addresses (FB_MON_BY_SRC or
+ * FB_MON_BY_DST): builds before it check the version and no flag, and
+ * would read the address keys as flows, or count 5-tuples into them
+ * beside a newer program; with this version they refuse the maps as
+ * another layout. Maps of a sketch by flow keep FB_MON_VERSION, which
+ * those builds share. */
+#define FB_MON_VERSION_BY_ADDR 3
 
 /* What an attachment monitors (cfg_mon in bpf/monitor.bpf.h, config flags). */
 #define FB_MON_SKETCH (1U << 0)	  /* count-min sketch and top-talker table */

@@ -234,13 +234,15 @@ int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o)
 		return -1;
 	}
 	c.magic = FB_MON_MAGIC;
-	c.version = FB_MON_VERSION;
 	if (o->sketch_by & ~FB_MON_BY_ADDR || o->sketch_by == FB_MON_BY_ADDR) {
 		fb_report_err("bad sketch key %#x", o->sketch_by);
 		return -1;
 	}
 	c.flags = (o->sketch ? FB_MON_SKETCH | (o->atomic ? FB_MON_ATOMIC : 0) | o->sketch_by : 0) |
 		  (o->newflows ? FB_MON_NEWFLOWS : 0) | (o->acct ? FB_MON_ACCT : 0);
+	/* Builds before --sketch-by refuse a sketch by address as another
+	 * layout, and share one by flow (monitor.h). */
+	c.version = c.flags & FB_MON_BY_ADDR ? FB_MON_VERSION_BY_ADDR : FB_MON_VERSION;
 	c.acct_buckets = o->acct ? fb_monitor_acct_buckets(o->max_flows) : 0;
 	c.epsilon = o->epsilon;
 	c.delta = o->delta;
@@ -396,11 +398,12 @@ int fb_monitor_open(const struct fb_store *f, struct fb_monitor *m)
 		fb_report_err("cannot read %s/config: %s", m->dir, strerror(errno));
 		goto fail;
 	}
-	if (c->magic == FB_MON_MAGIC && c->version != FB_MON_VERSION) {
-		fb_report_err(
-			"the monitoring maps of '%s' are of another flowbloom's layout (%u, "
-			"this one reads %u): detach the filter everywhere and attach it again",
-			f->name, c->version, FB_MON_VERSION);
+	if (c->magic == FB_MON_MAGIC && c->version != FB_MON_VERSION &&
+	    c->version != FB_MON_VERSION_BY_ADDR) {
+		fb_report_err("the monitoring maps of '%s' are of another flowbloom's layout (%u, "
+			      "this one reads %u and %u): detach the filter everywhere and attach "
+			      "it again",
+			      f->name, c->version, FB_MON_VERSION, FB_MON_VERSION_BY_ADDR);
 		fb_monitor_close(m);
 		return -3;
 	}
