@@ -21,6 +21,9 @@
 # - merge --into a new filter from a confirming filter sized by bits keeps
 #   it sized by bits (capacity 0, its exact sets as large), rather than
 #   "sized for 1 flows".
+# - a confirming filter whose capacity merge raised to its rules past its
+#   bits (as older builds' merges did whenever the rules outnumbered it),
+#   a del since: its export imports, sized for what its bits hold, said.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin import_hostile
 cleanup() { t_cleanup_filters; }
@@ -163,6 +166,34 @@ done
 roundtrip "a folded filter" fo
 "$FB" merge r8 r8 --into mg >/dev/null
 roundtrip "a merge of a confirming filter" mg
+
+# merge --into a new filter sizes a confirming filter's exact sets for its
+# rules by raising its capacity to them (an older build's merge did so
+# whenever the rules outnumbered the capacity), past what its bits hold at
+# its rate; a del since leaves fewer flows than that. Such an export, valid
+# and made by a build, was refused ('capacity 80000: more than 2064384
+# bits with k=16 hold at fp-rate 1e-09'): it imports sized for what its
+# geometry holds (its exact sets hold every rule still), and says so.
+"$FB" create ca --capacity 20000 --fp-rate 0.000000001 --counting --confirm exact >/dev/null
+"$FB" export ca "$T_TMP/ca.fbx" --plain >/dev/null
+"$FB" import "$T_TMP/ca.fbx" cb >/dev/null
+python3 -c 'for i in range(80000): print("udp 198.51.%d.%d:%d 203.0.113.1:53" % (100 + i // 40000, i % 250, 1024 + i // 250 % 160))' >"$T_TMP/l80k.txt"
+head -40000 "$T_TMP/l80k.txt" >"$T_TMP/ca.txt"
+tail -40000 "$T_TMP/l80k.txt" >"$T_TMP/cb.txt"
+"$FB" load ca "$T_TMP/ca.txt" >/dev/null 2>&1 && "$FB" load cb "$T_TMP/cb.txt" >/dev/null 2>&1 &&
+	"$FB" merge ca cb --into cm >/dev/null && "$FB" del cm -f "$T_TMP/cb.txt" >/dev/null ||
+	fail "a merge of confirming filters past their bits: not made"
+check_eq "... its capacity raised past its bits (80000), 40000 flows left" \
+	"$("$FB" -j info cm | t_json '[d["capacity"], d["flows"]]')" "[80000, 40000]"
+"$FB" export cm "$T_TMP/cm.fbx" >/dev/null
+"$FB" import "$T_TMP/cm.fbx" cm_back >"$T_TMP/out" 2>"$T_TMP/err"
+check_eq "... its export imports" "$?" 0
+grep -q "note: .*cm.fbx: capacity 80000 is more than 2064384 bits with k=16 hold at fp-rate 1e-09 (a merge sized its exact sets for the rules it had): imported sized for 40000 flows" \
+	"$T_TMP/err" && pass "... saying the capacity it takes" || fail "... said: $(cat "$T_TMP/err")"
+check_eq "... sized for its 40000 flows (its bits hold 26229 at 1e-09)" \
+	"$("$FB" -j info cm_back | t_json 'd["capacity"]')" 40000
+check_eq "... every rule confirmed, none deleted back" \
+	"$("$FB" -j query cm_back -f "$T_TMP/l80k.txt" | t_json '[d["yes"], d["maybe"]]')" "[40000, 0]"
 
 # merge --into a new filter keeps a confirming filter sized by bits so,
 # with its exact sets as large as the source's.

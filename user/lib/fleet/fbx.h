@@ -59,6 +59,10 @@ struct fb_fbx_in {
 	__u32 ngens;   /* generations of rules with a lifetime after the sets */
 	bool gens_ok;  /* the caller reads them (import): else such a file is refused */
 	char why[256]; /* what is wrong, after a -1 */
+	/* Not 0: the capacity the file says, more than its geometry holds
+	 * (a confirming filter merge sized for its rules, fewer since), and
+	 * h.capacity what it holds (fbx_read.c, check_capacity). */
+	unsigned long long capacity_said;
 	/* Read twice (fb_fbx_open_checked): where the file starts, for a
 	 * second read that seeks back; else the bytes the first read took
 	 * (spool), kept for the second, and the file under them (under). */

@@ -8,12 +8,14 @@
  * once before anything is created (fbx_scan.c).
  */
 #define _GNU_SOURCE
+#include <stdio.h>
 #include <string.h>
 #include "fleet/fbx.h"
 #include "report.h"
 #include "store/exact.h"
 #include "store/pintree.h"
 #include "store/store.h"
+#include "types/ftype.h"
 
 int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
 {
@@ -83,6 +85,21 @@ int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
 	}
 	*out = *f.hdr;
 	fb_store_close(&f);
+	if (in.capacity_said) {
+		char geom[80];
+
+		if (in.h.type)
+			snprintf(geom, sizeof(geom), "a %s filter of %u blocks holds",
+				 fb_ftype_name(in.h.type), in.h.nblocks);
+		else
+			snprintf(geom, sizeof(geom), "%llu bits with k=%u hold",
+				 (unsigned long long)fb_header_mbits(&in.h), in.h.k);
+		fb_report(FB_REPORT_NOTE,
+			  "%s: capacity %llu is more than %s at fp-rate %g (a merge sized its "
+			  "exact sets for the rules it had): imported sized for %llu flows",
+			  in.label, in.capacity_said, geom, in.h.fp_ppb / 1e9,
+			  (unsigned long long)in.h.capacity);
+	}
 	rc = 0;
 	goto out;
 refuse:

@@ -52,6 +52,37 @@ int fb_fbx_short_read(struct fb_fbx_in *in)
 						   : "truncated");
 }
 
+/* The most flows h's geometry holds at its own rate, up to upto (a
+ * table type: the largest capacity it would be sized within its blocks
+ * for; 0 without a rate). */
+static unsigned long long geometry_holds(const struct fb_header *h, unsigned long long upto)
+{
+	double q = (h->fp_ppb + 1) / 1e9; /* the rate as written, rounded to ppb */
+	unsigned long long lo = 0, hi = upto, mid;
+	struct fb_block geom[5];
+	double c;
+	__u32 nb;
+
+	if (!h->fp_ppb)
+		return 0;
+	if (!h->type) {
+		c = fb_capacity_at(h->layout, h->k, h->nblocks, q);
+		return c < (double)upto ? (unsigned long long)c : upto;
+	}
+#define FITS(n) (!fb_ftype_size(h->type, (double)(n), q, geom, &nb) && nb <= h->nblocks)
+	if (FITS(upto))
+		return upto;
+	while (lo < hi) {
+		mid = lo + (hi - lo + 1) / 2;
+		if (FITS(mid))
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+#undef FITS
+	return lo;
+}
+
 /* The capacity a filter is sized for is what `info` says, the bound bgp
  * and guard keep, and with --confirm exact what its exact sets are sized
  * for (2 x capacity entries, 16 bytes each of kernel memory before any
@@ -59,39 +90,41 @@ int fb_fbx_short_read(struct fb_fbx_in *in)
  * allows exact sets (a file made by hand could claim 2^24 flows for 2
  * Mbit and take 512 MiB of kernel memory from 258 KB). A filter holding
  * at least that many flows (a merge sized its exact sets for its rules)
- * is what it says. */
+ * is what it says. One that held them (a confirming filter of a rate
+ * whose capacity merge raised to its rules, past its bits, a del since;
+ * an older build's merge raised it whenever the rules outnumbered the
+ * capacity) is taken as sized for what its geometry holds, or its flows
+ * if more: in->capacity_said keeps what the file says. */
 static int check_capacity(struct fb_fbx_in *in)
 {
-	const struct fb_header *h = &in->h;
-	unsigned long long cap = h->capacity, m = fb_header_mbits(h);
-	double q = (h->fp_ppb + 1) / 1e9; /* the rate as written, rounded to ppb */
-	struct fb_block geom[5];
-	__u32 nb;
+	struct fb_header *h = &in->h;
+	unsigned long long cap = h->capacity, m = fb_header_mbits(h), hold;
 
 	if (h->confirm && cap > FB_EXACT_MAX_RULES)
 		return fb_fbx_bad(in, "capacity %llu: --confirm exact holds at most %u rules", cap,
 				  FB_EXACT_MAX_RULES);
 	if (cap <= h->nflows)
 		return 0;
-	if (h->type) {
-		if (!h->fp_ppb || fb_ftype_size(h->type, (double)cap, q, geom, &nb) ||
-		    nb > h->nblocks)
-			return fb_fbx_bad(in,
-					  "capacity %llu: more than a %s filter of %u blocks holds "
-					  "at fp-rate %g",
-					  cap, fb_ftype_name(h->type), h->nblocks, h->fp_ppb / 1e9);
+	hold = geometry_holds(h, cap);
+	if (cap <= hold)
+		return 0;
+	if (h->confirm && h->fp_ppb) {
+		in->capacity_said = cap;
+		h->capacity = hold > h->nflows ? hold : h->nflows;
 		return 0;
 	}
+	if (h->type)
+		return fb_fbx_bad(in,
+				  "capacity %llu: more than a %s filter of %u blocks holds at "
+				  "fp-rate %g",
+				  cap, fb_ftype_name(h->type), h->nblocks, h->fp_ppb / 1e9);
 	if (!h->fp_ppb) {
 		if (cap > m)
 			return fb_fbx_bad(in, "capacity %llu: more than its %llu bits", cap, m);
 		return 0;
 	}
-	if ((double)cap > fb_capacity_at(h->layout, h->k, h->nblocks, q))
-		return fb_fbx_bad(in,
-				  "capacity %llu: more than %llu bits with k=%u hold at fp-rate %g",
-				  cap, m, h->k, h->fp_ppb / 1e9);
-	return 0;
+	return fb_fbx_bad(in, "capacity %llu: more than %llu bits with k=%u hold at fp-rate %g",
+			  cap, m, h->k, h->fp_ppb / 1e9);
 }
 
 /* Every header field (the bytes before the bits), into in->h and in->px. */
