@@ -182,25 +182,9 @@ const char *fb_rules_prefix_list_name(int l)
 	return l >= 0 && l < FB_PFX_NR ? names[l] : "?";
 }
 
-/* keys[0..n) out of the exact sets again (each added once). */
-static void exact_undo(struct fb_store *f, const struct fb_key *keys, size_t n)
-{
-	while (n--)
-		fb_exact_adjust(f, &keys[n], -1);
-}
-
-/* keys[0..n) into the exact sets, all or none. */
-static int exact_add(struct fb_store *f, const struct fb_key *keys, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (fb_exact_adjust(f, &keys[i], 1)) {
-			exact_undo(f, keys, i);
-			return -1;
-		}
-	return 0;
-}
-
-int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t *bad)
+/* fb_rules_add(); eb: what the exact sets held before (for the undo). */
+static int rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t *bad,
+		     struct fb_exact_batch *eb)
 {
 	struct fb_prefixes *px = fb_store_prefixes(f), next = *px;
 	__u32 kinds = 0;
@@ -217,7 +201,7 @@ int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t
 	 * is briefly in its exact set with no hit yet: not a match). A batch
 	 * the sets cannot take (full) is taken out of them again: a refused
 	 * batch changes nothing. */
-	if (f->hdr->confirm && exact_add(f, keys, n))
+	if (f->hdr->confirm && fb_exact_add_many(f, keys, NULL, n, eb))
 		return -2;
 	/* Another filter type: its all-or-nothing add, the exact sets undone
 	 * if it refuses. */
@@ -226,7 +210,7 @@ int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t
 		int r = fb_ftype_add(f, keys, n, &e);
 
 		if (r && f->hdr->confirm)
-			exact_undo(f, keys, n);
+			fb_exact_undo_many(f, eb);
 		if (r == -1) {
 			*bad = e.bad;
 			f->refused_load = e.load;
@@ -272,6 +256,15 @@ int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t
 	__atomic_fetch_or(&f->hdr->kinds, kinds, __ATOMIC_RELEASE);
 	/* Then the probe table the data path reads (store/head.h). */
 	return fb_head_sync(f, fb_store_live(f)) ? -2 : 0;
+}
+
+int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t *bad)
+{
+	struct fb_exact_batch eb = { 0 };
+	int r = rules_add(f, keys, n, bad, &eb);
+
+	fb_exact_batch_free(&eb);
+	return r;
 }
 
 struct rules_arg {

@@ -3,6 +3,8 @@
  * destination prefixes) in per-generation slots of two outer maps. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "report.h"
@@ -146,6 +148,16 @@ __u32 fb_exact_count(const struct fb_store *f, const struct fb_key *k)
 	return bpf_map_lookup_elem(f->set_fd[0], k, &v) ? 0 : v;
 }
 
+static void refused(const struct fb_store *f)
+{
+	if (errno == E2BIG)
+		fb_report_err("the exact sets of '%s' are full (sized for its capacity): create it "
+			      "with a larger --capacity",
+			      f->name);
+	else
+		fb_report_err("cannot update the exact sets of '%s': %s", f->name, strerror(errno));
+}
+
 int fb_exact_adjust(struct fb_store *f, const struct fb_key *k, int delta)
 {
 	__u32 old = fb_exact_count(f, k), v, one = 1;
@@ -176,16 +188,253 @@ int fb_exact_adjust(struct fb_store *f, const struct fb_key *k, int delta)
 		}
 	}
 	if (err) {
-		if (errno == E2BIG)
-			fb_report_err(
-				"the exact sets of '%s' are full (sized for its capacity): create "
-				"it "
-				"with a larger --capacity",
-				f->name);
-		else
-			fb_report_err("cannot update the exact sets of '%s': %s", f->name,
-				      strerror(errno));
+		refused(f);
 		return -1;
 	}
 	return 0;
+}
+
+/* Many rules at once (fb_exact_add_many): each distinct key once, with
+ * its copies added up, then written a batch at a time. */
+enum { BATCH = 16384 };
+
+static int cmp_at(const void *a, const void *b, void *keys)
+{
+	const struct fb_key *k = keys;
+
+	return memcmp(&k[*(const size_t *)a], &k[*(const size_t *)b], sizeof(*k));
+}
+
+/* keys[0..n) as distinct keys and their copies into b (b->keys is keys
+ * itself when they are already distinct and sorted, as load's are). */
+static int distinct(const struct fb_key *keys, const __u32 *copies, size_t n,
+		    struct fb_exact_batch *b)
+{
+	size_t i, j, *at;
+
+	for (i = 1; i < n; i++)
+		if (memcmp(&keys[i - 1], &keys[i], sizeof(*keys)) >= 0)
+			break;
+	b->now = malloc((n ? n : 1) * sizeof(*b->now));
+	if (!b->now)
+		return -1;
+	b->keys = (struct fb_key *)keys;
+	if (i >= n) {
+		b->n = n;
+		for (i = 0; i < n; i++)
+			b->now[i] = copies ? copies[i] : 1;
+		return 0;
+	}
+	at = malloc(n * sizeof(*at));
+	b->keys = malloc(n * sizeof(*b->keys));
+	b->own = true;
+	if (!at || !b->keys) {
+		free(at);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		at[i] = i;
+	qsort_r(at, n, sizeof(*at), cmp_at, (void *)keys);
+	for (i = j = 0; i < n; i++) {
+		__u32 c = copies ? copies[at[i]] : 1;
+
+		if (j && !memcmp(&b->keys[j - 1], &keys[at[i]], sizeof(*keys))) {
+			b->now[j - 1] += c;
+			continue;
+		}
+		b->keys[j] = keys[at[i]];
+		b->now[j++] = c;
+	}
+	b->n = j;
+	free(at);
+	return 0;
+}
+
+/* n entries of fd written (vals NULL: deleted) in one call, or one at a
+ * time where the kernel has no batches for the map; 0, or -1 (errno)
+ * with *done the entries written before the error. */
+static int write_many(int fd, const void *keys, size_t ksz, const __u32 *vals, __u32 n, __u32 *done)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
+	__u32 c = n;
+	int err;
+
+	*done = n;
+	if (!n)
+		return 0;
+	err = vals ? bpf_map_update_batch(fd, keys, vals, &c, &o)
+		   : bpf_map_delete_batch(fd, keys, &c, &o);
+	if (!err)
+		return 0;
+	*done = c;
+	/* (524: the kernel's ENOTSUPP, a map type without batches) */
+	if (c || (errno != EINVAL && errno != ENOTSUP && errno != 524))
+		return -1;
+	for (c = 0; c < n; c++) {
+		const void *k = (const char *)keys + c * ksz;
+
+		if (vals ? bpf_map_update_elem(fd, k, &vals[c], BPF_ANY)
+			 : bpf_map_delete_elem(fd, k)) {
+			*done = c;
+			return -1;
+		}
+	}
+	*done = n;
+	return 0;
+}
+
+static bool is_prefix(const struct fb_key *k)
+{
+	return k->kind == FB_KIND_SRC || k->kind == FB_KIND_DST;
+}
+
+static __u32 old_of(const struct fb_exact_batch *b, size_t i)
+{
+	return b->old ? b->old[i] : 0;
+}
+
+/* The trie entries of the new prefixes among b's [from, to): added, or
+ * deleted (del); at most BATCH of them into lk. 0, or -1 (errno). */
+static int trie_write(struct fb_store *f, const struct fb_exact_batch *b, size_t from, size_t to,
+		      bool del, struct fb_lpm_key *lk, __u32 *one)
+{
+	for (int t = 1; t <= 2; t++) {
+		__u32 m = 0, done;
+		size_t i;
+
+		for (i = from; i < to; i++)
+			if (is_prefix(&b->keys[i]) && !old_of(b, i) &&
+			    (b->keys[i].kind == FB_KIND_DST) == (t == 2))
+				fb_lpm_key_of(&lk[m++], &b->keys[i], b->keys[i].kind,
+					      b->keys[i].plen);
+		if (write_many(f->set_fd[t], lk, sizeof(*lk), del ? NULL : one, m, &done))
+			return -1;
+	}
+	return 0;
+}
+
+/* b's counts [0, to) back as they were, and the trie entries of the new
+ * prefixes among [0, tries) out again. */
+static void restore(struct fb_store *f, const struct fb_exact_batch *b, size_t to, size_t tries,
+		    struct fb_lpm_key *lk, struct fb_key *k, __u32 *v)
+{
+	size_t s, i;
+	__u32 m, d, done;
+
+	for (s = 0; s < tries; s += BATCH)
+		trie_write(f, b, s, s + BATCH < tries ? s + BATCH : tries, true, lk, v);
+	for (s = 0; s < to; s += BATCH) {
+		size_t e = s + BATCH < to ? s + BATCH : to;
+
+		for (d = 0; d < 2; d++) {
+			for (m = 0, i = s; i < e; i++)
+				if (!old_of(b, i) == !d) {
+					k[m] = b->keys[i];
+					v[m++] = old_of(b, i);
+				}
+			write_many(f->set_fd[0], k, sizeof(*k), d ? v : NULL, m, &done);
+		}
+	}
+}
+
+int fb_exact_add_many(struct fb_store *f, const struct fb_key *keys, const __u32 *copies, size_t n,
+		      struct fb_exact_batch *b)
+{
+	struct fb_lpm_key *lk = malloc(BATCH * sizeof(*lk));
+	struct fb_key *k = malloc(BATCH * sizeof(*k)), probe;
+	__u32 *v = malloc(BATCH * sizeof(*v)), done = 0;
+	size_t i, s = 0;
+	int rc = -1;
+
+	memset(b, 0, sizeof(*b));
+	if (!lk || !k || !v || distinct(keys, copies, n, b))
+		goto nomem;
+	/* The counts the rules have now: none in an empty set (a new
+	 * filter's, or the fresh one a replace fills; the lock keeps other
+	 * writers out), else each looked up. */
+	if (n && (!bpf_map_get_next_key(f->set_fd[0], NULL, &probe) || errno != ENOENT)) {
+		b->old = malloc(b->n * sizeof(*b->old));
+		if (!b->old)
+			goto nomem;
+		for (i = 0; i < b->n; i++) {
+			b->old[i] = fb_exact_count(f, &b->keys[i]);
+			b->now[i] += b->old[i];
+		}
+	}
+	/* A batch of counts, then the trie entries of its new prefixes (the
+	 * trie holds a prefix while its count is non-zero). */
+	for (i = 0; i < BATCH; i++)
+		v[i] = 1;
+	for (s = 0; s < b->n; s += BATCH) {
+		size_t e = s + BATCH < b->n ? s + BATCH : b->n;
+
+		if (write_many(f->set_fd[0], &b->keys[s], sizeof(*k), &b->now[s], e - s, &done)) {
+			done += s;
+			goto undo;
+		}
+		if (trie_write(f, b, s, e, false, lk, v)) {
+			int err = errno;
+
+			/* Part of this batch's trie entries may be in: each
+			 * out again (one not there fails harmlessly). */
+			for (i = s; i < e; i++)
+				if (is_prefix(&b->keys[i]) && !old_of(b, i)) {
+					fb_lpm_key_of(lk, &b->keys[i], b->keys[i].kind,
+						      b->keys[i].plen);
+					bpf_map_delete_elem(
+						f->set_fd[b->keys[i].kind == FB_KIND_DST ? 2 : 1],
+						lk);
+				}
+			errno = err;
+			done = e;
+			goto undo;
+		}
+	}
+	rc = 0;
+	goto out;
+nomem:
+	fb_report_err("out of memory adding %zu rules to '%s'", n, f->name);
+	fb_exact_batch_free(b);
+	goto out;
+undo:
+	/* What was written (counts of batches up to done, trie entries of
+	 * those before s) back as it was: a refused batch changes nothing. */
+	refused(f);
+	{
+		int e = errno;
+
+		restore(f, b, done, s, lk, k, v);
+		errno = e;
+	}
+	fb_exact_batch_free(b);
+out:
+	free(lk);
+	free(k);
+	free(v);
+	return rc;
+}
+
+void fb_exact_undo_many(struct fb_store *f, struct fb_exact_batch *b)
+{
+	struct fb_lpm_key *lk = malloc(BATCH * sizeof(*lk));
+	struct fb_key *k = malloc(BATCH * sizeof(*k));
+	__u32 *v = malloc(BATCH * sizeof(*v));
+
+	if (lk && k && v)
+		restore(f, b, b->n, b->n, lk, k, v);
+	else
+		for (size_t i = b->n; i--;)
+			fb_exact_adjust(f, &b->keys[i], -(int)(b->now[i] - old_of(b, i)));
+	free(lk);
+	free(k);
+	free(v);
+}
+
+void fb_exact_batch_free(struct fb_exact_batch *b)
+{
+	if (b->own)
+		free(b->keys);
+	free(b->old);
+	free(b->now);
+	memset(b, 0, sizeof(*b));
 }

@@ -11,6 +11,25 @@
 /* --confirm exact: raise (delta 1) or lower (-1) a rule's count in the
  * current exact sets; at 0 it leaves them. 0 ok, -1 error (printed). */
 int fb_exact_adjust(struct fb_store *f, const struct fb_key *k, int delta);
+/* --confirm exact: many rules into the exact sets, all or none: each
+ * distinct key's count raised by its copies (copies[i] for keys[i], NULL:
+ * one each), written a batch at a time with no lookups when the set is
+ * empty (a new filter's, or the fresh one `load --replace` fills), else
+ * after one lookup per distinct key. The trie of its direction gets each
+ * new prefix. b (fb_exact_batch_free() it) says what was there before,
+ * for fb_exact_undo_many(). 0 ok, -1 error (printed; nothing changed).
+ * Call with the lock held. */
+struct fb_exact_batch {
+	struct fb_key *keys; /* distinct, sorted */
+	__u32 *old, *now;    /* counts before (NULL: none) and after */
+	size_t n;
+	bool own; /* keys allocated here (else the caller's) */
+};
+int fb_exact_add_many(struct fb_store *f, const struct fb_key *keys, const __u32 *copies, size_t n,
+		      struct fb_exact_batch *b);
+/* The counts and trie entries back as they were before b was added. */
+void fb_exact_undo_many(struct fb_store *f, struct fb_exact_batch *b);
+void fb_exact_batch_free(struct fb_exact_batch *b);
 /* --confirm exact: how many times a rule is in the exact sets. */
 __u32 fb_exact_count(const struct fb_store *f, const struct fb_key *k);
 
