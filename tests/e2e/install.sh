@@ -302,11 +302,12 @@ if ok:
 print(ok.group(1).decode() if ok else "(no line: %r)" % buf[-300:])
 os.write(fd, b"\x15exit\n")
 end = time.time() + 5
-while time.time() < end and os.waitpid(pid, os.WNOHANG) == (0, 0):
+while os.waitpid(pid, os.WNOHANG) == (0, 0):
+    if time.time() > end:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        break
     time.sleep(0.05)
-if os.waitpid(pid, os.WNOHANG) == (0, 0):
-    os.kill(pid, 9)
-    os.waitpid(pid, 0)
 ' "$T_TMP/rlrc" "$1"
 }
 
