@@ -24,6 +24,13 @@ BPF_CFLAGS := -g -O2 --target=bpf -mcpu=v3 -Wall -Werror -Iinclude -Ibpf -I$(ARC
 # The same bytes from any checkout: debug info and BTF name sources relative
 # to the tree, not by where it was cloned.
 REPRO := -ffile-prefix-map=$(CURDIR)=.
+# gcc names the tree by $PWD when that is the same directory (a checkout
+# reached through a symbolic link): that name too.
+ifneq ($(PWD),$(CURDIR))
+ifeq ($(realpath $(PWD)),$(CURDIR))
+REPRO += -ffile-prefix-map=$(PWD)=.
+endif
+endif
 BPF_CFLAGS += $(REPRO)
 # Architectures whose kernels read unaligned memory at full speed
 # (CONFIG_HAVE_EFFICIENT_UNALIGNED_ACCESS): the parser reads an IPv6

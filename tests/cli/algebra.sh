@@ -144,10 +144,14 @@ fcap=$("$FB" -j info fc | jget '["capacity"]')
 check "... its capacity ($fcap) is below 20000" test "$fcap" -lt 20000
 head -n "$fcap" "$T_TMP/cap.txt" | "$FB" add fc -f - >/dev/null
 rate=$("$FB" -j info fc | jget '["fp_rate_expected"]')
-# The rate is read from the bits set, which a real fill scatters around
-# the formula's by a few parts in a hundred: 1 % up to that.
-check "... and at its capacity its rate ($rate) is within 1 % (+5 %) but above 0.5 %" \
-	awk -v r="$rate" 'BEGIN { exit !(r <= 0.0105 && r > 0.005) }'
+# The rate is read from the bits set, which a random fill scatters around
+# the formula's: here (448 blocks, 4 hashes, 10362 flows) by 1.2 % of it
+# (a standard deviation; simulated fills: mean 0.009996). +5 % was 4.1 of
+# them, passed by 15 fills in 200,000; +10 % is 8.2 (none, and a normal
+# tail of 1e-16), and still below what 4 % more flows than the capacity
+# give (+13 %: caught 98.6 % of the time).
+check "... and at its capacity its rate ($rate) is within 1 % (+10 %) but above 0.5 %" \
+	awk -v r="$rate" 'BEGIN { exit !(r <= 0.011 && r > 0.005) }'
 
 da=$(digest ba)
 db=$(digest bb)

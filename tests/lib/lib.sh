@@ -437,12 +437,20 @@ t_udp_pair() {
 # t_ns_holder NS: a process (sleep, its PID in T_HOLDER) holding network
 # namespace NS open as its fd 3, as a runtime's handle does, so that NS
 # outlives `ip netns del NS`. The file is opened before the fork: the
-# child's own open raced a deletion right after.
+# child's own open raced a deletion right after. It returns once the child
+# is sleep: until its exec it is a bash holding the file as fd 7 too (a
+# status right after listed "pid N (bash) fd 7").
 t_ns_holder() {
 	exec 7<"/run/netns/$1"
 	sleep 600 3<&7 7<&- &
 	T_HOLDER=$!
 	exec 7<&-
+	t_wait_until 20 t_exec_done "$T_HOLDER" sleep
+}
+# t_exec_done PID NAME: PID runs NAME (a child made with & is the shell
+# until it execs)
+t_exec_done() {
+	[ "$(cat "/proc/$1/comm" 2>/dev/null)" == "$2" ]
 }
 
 # ExaBGP's JSON for the bgp suites, from peer 198.51.100.9: t_exa_ann NLRI
