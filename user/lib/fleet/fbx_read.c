@@ -69,6 +69,11 @@ static unsigned long long geometry_holds(const struct fb_header *h, unsigned lon
 		c = fb_capacity_at(h->layout, h->k, h->nblocks, q);
 		return c < (double)upto ? (unsigned long long)c : upto;
 	}
+	/* No table keeps a flow in less than a bit: search no further (a
+	 * file's 2^64 - 1 would make each sizing below take seconds). */
+	if (upto > (unsigned long long)h->nblocks * FB_BLOCK_BITS)
+		upto = (unsigned long long)h->nblocks * FB_BLOCK_BITS;
+	hi = upto;
 #define FITS(n) (!fb_ftype_size(h->type, (double)(n), q, geom, &nb) && nb <= h->nblocks)
 	if (FITS(upto))
 		return upto;
