@@ -168,6 +168,34 @@ check_eq "... check: clean, 60000 rules counted once each" \
 check "... a rule added again" "$FB" add cb udp 198.51.100.0:1024 203.0.113.0:53
 "$FB" -j check cb >"$T_TMP/chk"
 check_eq "... is counted twice" "$(t_json '"%s %s" % (d["exact_rules"], d["exact_copies"])' "$T_TMP/chk")" "60000 60001"
+# Exported, its export into a new filter (import), and the two merged
+# (merge --into): the exact sets read and written in batches too, every
+# count as it was (the merge's the sum of both).
+if command -v strace >/dev/null; then
+	strace -f -qq -o "$T_TMP/st" -e trace=bpf "$FB" export cb "$T_TMP/cb.fbx" >/dev/null 2>&1
+	n=$(grep -c '^[0-9]* *bpf(' "$T_TMP/st")
+	check_eq "... exported: its 60000 rules read in fewer than 600 bpf calls ($n)" "$((n > 0 && n < 600))" 1
+else
+	check "... exported" "$FB" export cb "$T_TMP/cb.fbx"
+fi
+for v in "import $T_TMP/cb.fbx cbi" "merge cb cbi --into cbm"; do
+	if command -v strace >/dev/null; then
+		# shellcheck disable=SC2086 # the verb's words
+		strace -f -qq -o "$T_TMP/st" -e trace=bpf "$FB" $v >/dev/null 2>&1
+		n=$(grep -c '^[0-9]* *bpf(' "$T_TMP/st")
+		check_eq "${v%% *} of its 60000 rules: fewer than 600 bpf calls ($n)" "$((n > 0 && n < 600))" 1
+	else
+		# shellcheck disable=SC2086
+		"$FB" $v >/dev/null || fail "${v%% *}"
+	fi
+	t=${v##* }
+	"$FB" -j check "$t" >"$T_TMP/chk"
+	want="True 60000 60001"
+	[ "$t" = cbm ] && want="True 60000 120002"
+	check_eq "... $t: clean, the counts as they were" \
+		"$(t_json '"%s %s %s" % (d["clean"], d["exact_rules"], d["exact_copies"])' "$T_TMP/chk")" "$want"
+	check_eq "... $t: every rule confirmed" "$("$FB" query "$t" -f "$T_TMP/f60k.txt" | tail -1)" "60000 of 60000 yes"
+done
 # A list the exact sets cannot hold, into an empty set: refused whole, the
 # batches already written taken out again.
 check "a confirming filter for 1000 (exact sets of 65536 rules)" "$FB" create cs --capacity 1000 --fp-rate 0.01 --confirm exact
@@ -179,5 +207,5 @@ check_eq "... nothing of them left: check clean, no rule" \
 check "... 60000 of them then load" "$FB" load cs "$T_TMP/f60k.txt"
 check_fails "no confirmation for the ip link filter" "$FB" create default --capacity 10 --fp-rate 0.1 --confirm exact
 check_fails "bad --confirm value" "$FB" create x --capacity 10 --fp-rate 0.1 --confirm fuzzy
-for n in cf plain cc cc2 ef ce cx cb cs; do "$FB" destroy "$n" >/dev/null || fail "destroy $n"; done
+for n in cf plain cc cc2 ef ce cx cb cbi cbm cs; do "$FB" destroy "$n" >/dev/null || fail "destroy $n"; done
 t_end

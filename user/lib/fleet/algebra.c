@@ -106,11 +106,13 @@ static int bloom_only(const struct fb_store *f)
 }
 
 /* A copy of an open filter (the caller holds a lock on it). */
+static int add_each(const struct fb_key *k, __u32 copies, void *img)
+{
+	return copies ? add_rule(img, k, copies) : 0;
+}
+
 static int copy_filter(struct fb_store *f, struct fb_alg_img *img)
 {
-	struct fb_key key, next, *prev = NULL;
-	__u32 v;
-
 	if (bloom_only(f))
 		return -1;
 	/* As export: not a write a killed writer left half done. */
@@ -134,12 +136,8 @@ static int copy_filter(struct fb_store *f, struct fb_alg_img *img)
 	if (img->cnt)
 		memcpy(img->cnt, f->cnt, img->cnt_bytes);
 	img->crc = state_crc(f);
-	while (f->hdr->confirm && !bpf_map_get_next_key(f->set_fd[0], prev, &next)) {
-		if (!bpf_map_lookup_elem(f->set_fd[0], &next, &v) && v && add_rule(img, &next, v))
-			return -1;
-		key = next;
-		prev = &key;
-	}
+	if (f->hdr->confirm && fb_exact_each(f, add_each, img))
+		return -1;
 	return 0;
 }
 
@@ -395,15 +393,13 @@ static int fill(struct fb_store *nf, void *arg)
 {
 	const struct fb_alg_img *img = arg;
 	const struct fb_header *h = img->m.hdr;
-	size_t i;
 
 	memcpy(&nf->blocks[FB_HDR_BLOCKS], &img->blocks[FB_HDR_BLOCKS],
 	       (size_t)h->nblocks * FB_BLOCK_BYTES);
 	if (img->cnt)
 		memcpy(nf->cnt, img->cnt, img->cnt_bytes);
-	for (i = 0; i < img->nrules; i++)
-		if (fb_exact_adjust(nf, &img->rules[i].key, (int)img->rules[i].count))
-			return -1;
+	if (fb_fbx_rules_into(nf, img->rules, img->nrules))
+		return -1;
 	nf->hdr->nflows = h->nflows;
 	nf->hdr->flags = h->flags;
 	memcpy(&nf->blocks[FB_PREFIX_BLOCK], &img->blocks[FB_PREFIX_BLOCK], FB_BLOCK_BYTES);

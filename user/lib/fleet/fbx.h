@@ -149,6 +149,9 @@ int fb_fbx_write_gens(const struct fb_gen_views *gv, FILE *out, unsigned long *c
  * in->why, or reported (why empty). */
 struct fb_store;
 int fb_fbx_import_gens(struct fb_fbx_in *in, struct fb_store *f);
+/* A file's exact-set rules (each with its count) into f's exact sets, in
+ * batches (a few bpf calls, not one or two a rule). 0, or -1 (printed). */
+int fb_fbx_rules_into(struct fb_store *f, const struct fb_fbx_rule *r, size_t n);
 
 /* Import FILE as a new filter NAME: built aside while the file is read,
  * published by one rename once all of it checked. 0 with *out its header;

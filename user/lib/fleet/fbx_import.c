@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "fleet/fbx.h"
 #include "report.h"
@@ -17,13 +18,40 @@
 #include "store/store.h"
 #include "types/ftype.h"
 
+int fb_fbx_rules_into(struct fb_store *f, const struct fb_fbx_rule *r, size_t n)
+{
+	struct fb_exact_batch b = { 0 };
+	struct fb_key *keys;
+	__u32 *copies;
+	size_t i;
+	int rc = -1;
+
+	if (!n)
+		return 0;
+	keys = malloc(n * sizeof(*keys));
+	copies = malloc(n * sizeof(*copies));
+	if (!keys || !copies) {
+		fb_report_err("out of memory adding %zu rules to '%s'", n, f->name);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		keys[i] = r[i].key;
+		copies[i] = r[i].count;
+	}
+	rc = fb_exact_add_many(f, keys, copies, n, &b) ? -1 : 0;
+	fb_exact_batch_free(&b);
+out:
+	free(keys);
+	free(copies);
+	return rc;
+}
+
 int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
 {
 	struct fb_create_opts o = { 0 };
 	struct fb_fbx_in in;
 	struct fb_store f;
 	int rc = -1;
-	size_t i;
 
 	if (fb_pin_check_name(name))
 		return -1;
@@ -56,11 +84,10 @@ int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
 		goto refuse;
 	}
 
-	for (i = 0; i < in.nrules; i++)
-		if (fb_exact_adjust(&f, &in.rules[i].key, (int)in.rules[i].count)) {
-			fb_store_abort(&f);
-			goto out;
-		}
+	if (fb_fbx_rules_into(&f, in.rules, in.nrules)) {
+		fb_store_abort(&f);
+		goto out;
+	}
 	/* Key, prefix lengths, flows; the kind flags last, so a data path
 	 * that sees the array probes only complete rules. */
 	f.hdr->key[0] = in.h.key[0];

@@ -15,6 +15,7 @@
 #include "fleet/fbz.h"
 #include "report.h"
 #include "rules/exactcheck.h"
+#include "store/exact.h"
 #include "safefile.h"
 #include "store/gens.h"
 #include "store/store.h"
@@ -53,34 +54,45 @@ static void encode_head(__u8 *b, const struct fb_header *h, const struct fb_pref
 
 /* The exact sets: every rule key of the hash set, with its count (the
  * section starts with how many). */
+struct sets_out {
+	FILE *out;
+	uLong *crc;
+	__u64 n; /* to count, or still to write */
+	bool writing;
+};
+
+static int set_rule(const struct fb_key *k, __u32 copies, void *arg)
+{
+	struct sets_out *o = arg;
+	__u8 rec[FB_FBX_RULE_BYTES];
+
+	if (!o->writing) {
+		o->n++;
+		return 0;
+	}
+	if (!o->n)
+		return -1; /* the set changed under us: writers hold the lock */
+	memcpy(rec, k, sizeof(*k));
+	fb_le_put32(rec + sizeof(*k), copies);
+	o->n--;
+	return put(o->out, rec, sizeof(rec), o->crc);
+}
+
 static int write_sets(FILE *out, const struct fb_store *f, uLong *crc)
 {
-	struct fb_key key, next, *prev = NULL;
-	__u8 rec[FB_FBX_RULE_BYTES], num[8];
-	__u64 n = 0;
-	__u32 v;
+	struct sets_out o = { out, crc, 0, false };
+	__u8 num[8];
 
-	while (!bpf_map_get_next_key(f->set_fd[0], prev, &next)) {
-		n++;
-		key = next;
-		prev = &key;
-	}
-	fb_le_put64(num, n);
+	/* Counted, then written: both walks read the sets in batches. */
+	if (fb_exact_each(f, set_rule, &o))
+		return -1;
+	fb_le_put64(num, o.n);
 	if (put(out, num, 8, crc))
 		return -1;
-	prev = NULL;
-	while (n && !bpf_map_get_next_key(f->set_fd[0], prev, &next)) {
-		if (bpf_map_lookup_elem(f->set_fd[0], &next, &v))
-			v = 0;
-		memcpy(rec, &next, sizeof(next));
-		fb_le_put32(rec + sizeof(next), v);
-		if (put(out, rec, sizeof(rec), crc))
-			return -1;
-		n--;
-		key = next;
-		prev = &key;
-	}
-	return n ? -1 : 0; /* the set changed under us: writers hold the lock */
+	o.writing = true;
+	if (fb_exact_each(f, set_rule, &o))
+		return -1;
+	return o.n ? -1 : 0; /* the set changed under us: writers hold the lock */
 }
 
 /* Filter f (locked by the caller) to out, with its live generations gv.

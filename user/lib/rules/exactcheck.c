@@ -12,6 +12,7 @@
 #include "rules/flow.h"
 #include "report.h"
 #include "rules/exactcheck.h"
+#include "store/exact.h"
 #include "store/head.h"
 #include "types/bits.h"
 #include "types/counting.h"
@@ -148,76 +149,63 @@ static int one_rule(struct fb_store *f, const struct fb_key *k, __u32 v, struct 
 	return 0;
 }
 
-/* The hash set, a batch at a time (one call for thousands of rules);
- * one rule at a time where the kernel has no batches. */
+struct walk {
+	struct fb_store *f;
+	struct fb_exact_check *out;
+	struct vec *fixes, *rules, *trie;
+	__u64 *removed;
+	__u8 set;
+	bool nomem;
+};
+
+static int rule_of(const struct fb_key *k, __u32 v, void *arg)
+{
+	struct walk *w = arg;
+
+	w->nomem = one_rule(w->f, k, v, w->out, w->fixes, w->rules, w->removed) != 0;
+	return w->nomem;
+}
+
+static int entry_of(const struct fb_lpm_key *k, void *arg)
+{
+	struct walk *w = arg;
+	struct lpm_ent *e = vec_push(w->trie);
+
+	if (!e) {
+		w->nomem = true;
+		return -1;
+	}
+	memset(e, 0, sizeof(*e));
+	fb_lpm_key_set(&e->lk, k->family, k->addr, (int)k->prefixlen - 8);
+	e->set = w->set;
+	return 0;
+}
+
+/* The hash set's rules, then both tries' entries, read in batches (a call
+ * for thousands: store/exact.c). */
 static int walk_rules(struct fb_store *f, struct fb_exact_check *out, struct vec *fixes,
 		      struct vec *rules, __u64 *removed)
 {
-	enum { BATCH = 4096 };
-	struct fb_key *keys = malloc(BATCH * sizeof(*keys)), key, next, *prev = NULL;
-	__u32 *vals = malloc(BATCH * sizeof(*vals)), n, i, v;
-	__u64 token = 0;
-	bool first = true, done = false;
-	int fd = f->set_fd[0], rc = -1;
+	struct walk w = { .f = f, .out = out, .fixes = fixes, .rules = rules, .removed = removed };
 
-	if (!keys || !vals)
-		goto out;
-	while (!done) {
-		n = BATCH;
-		if (bpf_map_lookup_batch(fd, first ? NULL : &token, &token, keys, vals, &n, NULL)) {
-			if (errno != ENOENT) {
-				if (first &&
-				    (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP))
-					break; /* no batches: one at a time */
-				fb_report_err("cannot read the exact set of '%s': %s", f->name,
-					      strerror(errno));
-				goto out;
-			}
-			done = true;
-		}
-		first = false;
-		for (i = 0; i < n; i++)
-			if (one_rule(f, &keys[i], vals[i], out, fixes, rules, removed))
-				goto nomem;
-	}
-	while (!done && !bpf_map_get_next_key(fd, prev, &next)) {
-		if (!bpf_map_lookup_elem(fd, &next, &v) &&
-		    one_rule(f, &next, v, out, fixes, rules, removed))
-			goto nomem;
-		key = next;
-		prev = &key;
-	}
-	rc = 0;
-	goto out;
-nomem:
-	fb_report_err("out of memory checking the exact sets of '%s'", f->name);
-out:
-	free(keys);
-	free(vals);
-	return rc;
+	if (!fb_exact_each(f, rule_of, &w))
+		return 0;
+	if (w.nomem)
+		fb_report_err("out of memory checking the exact sets of '%s'", f->name);
+	return -1;
 }
 
-/* The entries of both tries. */
 static int walk_tries(struct fb_store *f, struct vec *trie)
 {
-	struct fb_lpm_key key, next, *prev;
-	__u8 set;
+	struct walk w = { .f = f, .trie = trie };
 
-	for (set = 1; set <= 2; set++) {
-		for (prev = NULL; !bpf_map_get_next_key(f->set_fd[set], prev, &next); prev = &key) {
-			struct lpm_ent *e = vec_push(trie);
-
-			if (!e) {
+	for (w.set = 1; w.set <= 2; w.set++)
+		if (fb_exact_each_prefix(f, w.set, entry_of, &w)) {
+			if (w.nomem)
 				fb_report_err("out of memory checking the exact sets of '%s'",
 					      f->name);
-				return -1;
-			}
-			memset(e, 0, sizeof(*e));
-			fb_lpm_key_set(&e->lk, next.family, next.addr, (int)next.prefixlen - 8);
-			e->set = set;
-			key = next;
+			return -1;
 		}
-	}
 	return 0;
 }
 

@@ -148,6 +148,90 @@ __u32 fb_exact_count(const struct fb_store *f, const struct fb_key *k)
 	return bpf_map_lookup_elem(f->set_fd[0], k, &v) ? 0 : v;
 }
 
+struct trie_fn {
+	int (*fn)(const struct fb_lpm_key *k, void *ctx);
+	void *ctx;
+};
+
+static int trie_entry(const void *k, __u32 v, void *arg)
+{
+	const struct trie_fn *c = arg;
+
+	(void)v;
+	return c->fn(k, c->ctx);
+}
+
+/* Every entry of map fd (keys of ksize bytes, __u32 values) to fn, in
+ * batches of 4096 (a call each); a kernel that cannot batch the map is
+ * read a key at a time. */
+static int each_entry(const struct fb_store *f, int fd, size_t ksize,
+		      int (*fn)(const void *k, __u32 v, void *ctx), void *ctx)
+{
+	enum { BATCH = 4096 };
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	/* The batch token: a bucket for a hash map, a key for a trie. */
+	__u8 *keys = malloc(BATCH * ksize), *in = calloc(2, ksize + 8), *out = in + ksize + 8;
+	__u8 *key = malloc(2 * ksize), *next = key + ksize;
+	__u32 *vals = malloc(BATCH * sizeof(*vals)), n, i, v;
+	bool first = true, end = false, have = false;
+	int rc = -1;
+
+	if (!keys || !in || !key || !vals) {
+		fb_report_err("out of memory reading the exact sets of '%s'", f->name);
+		goto out;
+	}
+	while (!end) {
+		n = BATCH;
+		if (bpf_map_lookup_batch(fd, first ? NULL : in, out, keys, vals, &n, &opts)) {
+			if (errno != ENOENT) {
+				if (first &&
+				    (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP))
+					goto by_key;
+				fb_report_err("cannot read the exact sets of '%s': %s", f->name,
+					      strerror(errno));
+				goto out;
+			}
+			end = true;
+		}
+		first = false;
+		memcpy(in, out, ksize + 8);
+		for (i = 0; i < n; i++)
+			if (fn(keys + (size_t)i * ksize, vals[i], ctx))
+				goto out;
+	}
+	rc = 0;
+	goto out;
+by_key:
+	while (!bpf_map_get_next_key(fd, have ? key : NULL, next)) {
+		if (!bpf_map_lookup_elem(fd, next, &v) && fn(next, v, ctx))
+			goto out;
+		memcpy(key, next, ksize);
+		have = true;
+	}
+	rc = 0;
+out:
+	free(keys);
+	free(in);
+	free(key);
+	free(vals);
+	return rc;
+}
+
+int fb_exact_each(const struct fb_store *f,
+		  int (*fn)(const struct fb_key *k, __u32 copies, void *ctx), void *ctx)
+{
+	return each_entry(f, f->set_fd[0], sizeof(struct fb_key),
+			  (int (*)(const void *, __u32, void *))fn, ctx);
+}
+
+int fb_exact_each_prefix(const struct fb_store *f, int set,
+			 int (*fn)(const struct fb_lpm_key *k, void *ctx), void *ctx)
+{
+	struct trie_fn c = { fn, ctx };
+
+	return each_entry(f, f->set_fd[set], sizeof(struct fb_lpm_key), trie_entry, &c);
+}
+
 static void refused(const struct fb_store *f)
 {
 	if (errno == E2BIG)

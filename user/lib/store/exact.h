@@ -32,6 +32,16 @@ void fb_exact_undo_many(struct fb_store *f, struct fb_exact_batch *b);
 void fb_exact_batch_free(struct fb_exact_batch *b);
 /* --confirm exact: how many times a rule is in the exact sets. */
 __u32 fb_exact_count(const struct fb_store *f, const struct fb_key *k);
+/* Every rule of the exact sets with its copies (0 too: damage a check
+ * looks for), to fn (which stops the walk by returning non-zero), read in
+ * batches. 0, or -1 (fn's, or printed). The caller holds the store lock:
+ * no writer changes them. */
+int fb_exact_each(const struct fb_store *f,
+		  int (*fn)(const struct fb_key *k, __u32 copies, void *ctx), void *ctx);
+/* The same for the entries of trie set (1: sources, 2: destinations). */
+struct fb_lpm_key;
+int fb_exact_each_prefix(const struct fb_store *f, int set,
+			 int (*fn)(const struct fb_lpm_key *k, void *ctx), void *ctx);
 
 /* The most rules an exact set holds: the kernel refuses a hash map of
  * more than 2^28 - 1 buckets (16 bytes each), and these, 2^27 buckets,
