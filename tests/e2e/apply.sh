@@ -134,6 +134,111 @@ test_again() {
 	check "apply with the first list back" fbB apply "$CONF"
 }
 
+# chunks NAME: the kernel ids of the maps NAME's outer map holds (its
+# chunks: new ones for every replace), in slot order.
+chunks() {
+	bpftool -j map dump pinned "$FLOWBLOOM_ROOT/$1/filter" | "$PY" -c 'import json, sys
+print(" ".join(str(int("".join(x[2:] for x in reversed(e["value"])), 16)) for e in json.load(sys.stdin)))'
+}
+
+# lastj: the changed of each -j object in $T_TMP/out that has one (the
+# load's, then the run's).
+lastj() {
+	"$PY" -c 'import json, sys
+print(" ".join(str(d["changed"]) for d in map(json.loads, open(sys.argv[1])) if "changed" in d))' "$T_TMP/out"
+}
+
+# Idempotence: an apply whose lists give exactly what the filter holds
+# leaves it as it is (no new chunks, the same program) and says
+# "unchanged" (-j: changed false, for the load and the run); the same list
+# in another order, with comments, is the same content. A line changed, a
+# rule added by hand (even one the list holds: counted again), or an exact
+# set written behind the CLI is a change, replaced back. --check says
+# which it would be, and changes nothing. Rules with a lifetime are carried
+# over either way, as `load --replace` carries them.
+test_idem() {
+	local ids before ex=$T_TMP/ex.conf set key
+	printf '%s\n%s\n' "$BAD4" "$BAD4B" >"$T_TMP/lists/drop.txt"
+	check "idem: a list line changed: applied" fbB apply "$CONF"
+	grep -q "^replaced with 2 rules into edge" "$T_TMP/out" && grep -qx "$CONF: filter edge changed" "$T_TMP/out" &&
+		pass "idem: ... replaced, changed" || fail "idem: a changed list said: $(cat "$T_TMP/out")"
+	ids=$(chunks edge)
+	before=$(state)
+	check "idem: applied again" fbB apply "$CONF"
+	grep -q "^unchanged edge: it holds the 2 rules already" "$T_TMP/out" &&
+		grep -qx "$CONF: filter edge unchanged" "$T_TMP/out" && ! grep -q "^replaced" "$T_TMP/out" &&
+		pass "idem: ... says unchanged" || fail "idem: applied again said: $(cat "$T_TMP/out")"
+	check_eq "idem: ... the same chunks" "$(chunks edge)" "$ids"
+	check_eq "idem: ... the same filter, program, content" "$(state)" "$before"
+	check "idem: -j applied again" fbB -j apply "$CONF"
+	check_eq "idem: -j: changed false (load, run)" "$(lastj)" "False False"
+	printf '# the blocked sources, another order\n\n%s\n# and\n%s\n' "$BAD4B" "$BAD4" >"$T_TMP/lists/drop.txt"
+	check "idem: the list reordered, commented: applied" fbB -j apply "$CONF"
+	check_eq "idem: ... changed false" "$(lastj)" "False False"
+	check_eq "idem: ... the same chunks" "$(chunks edge)" "$ids"
+	check "idem: --check" fbB apply --check "$CONF"
+	check_eq "idem: --check: nothing would change" "$(cat "$T_TMP/out")" \
+		"$CONF: ok (filter edge exists, apply would change nothing)"
+	# By hand: a rule the list does not hold.
+	check "idem: add by hand" "$FB" add edge src 198.51.100.77
+	check "idem: --check after add" fbB -j apply --check "$CONF"
+	check_eq "idem: --check: would change" "$(lastj)" "True"
+	check_eq "idem: --check changed nothing" "$(chunks edge)" "$ids"
+	check "idem: applied after add" fbB -j apply "$CONF"
+	check_eq "idem: ... changed true (load, run)" "$(lastj)" "True True"
+	[ "$(chunks edge)" != "$ids" ] && pass "idem: ... new chunks" || fail "idem: ... the chunks were kept"
+	check_eq "idem: ... the hand-added rule is gone" "$("$FB" query edge src 198.51.100.77 | head -1 | cut -c1-3)" "no "
+	check_eq "idem: ... the listed source still dropped" "$(dropped_from "$BAD4" 10)" 10
+	# A rule the list holds, added again (counted twice): not the same.
+	ids=$(chunks edge)
+	check "idem: add a listed rule again" "$FB" add edge src "$BAD4"
+	check "idem: applied after it" fbB apply "$CONF"
+	grep -qx "$CONF: filter edge changed" "$T_TMP/out" && [ "$(chunks edge)" != "$ids" ] &&
+		pass "idem: ... replaced" || fail "idem: a rule counted twice: $(cat "$T_TMP/out")"
+	# Rules with a lifetime: carried over, not a change of the lists'.
+	ids=$(chunks edge)
+	check "idem: a rule with a lifetime" "$FB" add edge src 198.51.100.78 --ttl 10m
+	check "idem: applied with a generation live" fbB apply "$CONF"
+	grep -qx "$CONF: filter edge unchanged" "$T_TMP/out" && pass "idem: ... unchanged" ||
+		fail "idem: with a generation: $(cat "$T_TMP/out")"
+	check_eq "idem: ... the rule with a lifetime kept" "$("$FB" query edge src 198.51.100.78 | head -1 | cut -c1-5)" "maybe"
+	# The first list back: a change.
+	printf '%s\n' "$BAD4" >"$T_TMP/lists/drop.txt"
+	check "idem: the first list back" fbB apply "$CONF"
+	grep -qx "$CONF: filter edge changed" "$T_TMP/out" && pass "idem: ... changed" ||
+		fail "idem: the first list back: $(cat "$T_TMP/out")"
+	check_eq "idem: ... its other source passes" "$(dropped_from "$BAD4B" 10)" 0
+	# Exact sets and counters: an entry's count written behind the CLI
+	# (bits, counters and flows as they were) is a change.
+	if ! command -v bpftool >/dev/null; then
+		skip "idem: exact sets: no bpftool"
+		return
+	fi
+	printf 'udp %s:53 %s:4000\nsrc %s\n' "$A4" "$B4" "$BAD4" >"$T_TMP/lists/ex.txt"
+	printf 'capacity = 1000\nfp-rate = 0.01\ncounting = 4\nconfirm = exact\nload = lists/ex.txt\n' >"$ex"
+	check "idem: ex (counting, confirm exact): applied" fbB apply "$ex"
+	check "idem: ex: applied again" fbB apply "$ex"
+	grep -qx "$ex: filter ex unchanged" "$T_TMP/out" && pass "idem: ex: unchanged" ||
+		fail "idem: ex applied again: $(cat "$T_TMP/out")"
+	ids=$(chunks ex)
+	set=$(bpftool -j map dump pinned "$FLOWBLOOM_ROOT/ex/exact" | "$PY" -c 'import json, sys
+print(int("".join(x[2:] for x in reversed(json.load(sys.stdin)[0]["value"])), 16))')
+	key=$(bpftool -j map dump id "$set" | "$PY" -c 'import json, sys
+print(" ".join(x[2:] for x in json.load(sys.stdin)[0]["key"]))')
+	check "idem: ex: a 5-tuple counted twice in its exact set" bpftool map update id "$set" key hex $key value 2 0 0 0
+	check "idem: ex: applied" fbB apply "$ex"
+	grep -qx "$ex: filter ex changed" "$T_TMP/out" && [ "$(chunks ex)" != "$ids" ] &&
+		pass "idem: ex: an exact set changed: replaced" || fail "idem: ex, a set changed: $(cat "$T_TMP/out")"
+	check "idem: ex: applied again" fbB apply "$ex"
+	grep -qx "$ex: filter ex unchanged" "$T_TMP/out" && pass "idem: ex: then unchanged" ||
+		fail "idem: ex applied again: $(cat "$T_TMP/out")"
+	check "idem: ex: del by hand" "$FB" del ex src "$BAD4"
+	check "idem: ex: applied after del" fbB apply "$ex"
+	grep -qx "$ex: filter ex changed" "$T_TMP/out" && pass "idem: ex: a counter changed: replaced" ||
+		fail "idem: ex, after del: $(cat "$T_TMP/out")"
+	check "destroy ex" "$FB" destroy ex
+}
+
 # Bad files: FILE:LINE, exit 1, nothing changed (the filter exists and is
 # attached here, so "nothing" includes its content and attachment).
 test_bad() {
@@ -300,7 +405,7 @@ for _ in range(int(sys.argv[6])):
 }
 
 # The file's malformed policy reaches the attachment, and -j prints one
-# object per step and line.
+# object per step and line, then the run's (changed or not).
 test_malformed() {
 	local m0 d0 s0
 	printf 'bits = 4096\nhashes = 3\nmalformed = pass\nattach = %s generic\n' "$VB" >"$T_TMP/mal.conf"
@@ -309,7 +414,7 @@ test_malformed() {
 	check_eq "-j: one object per step" "$("$PY" -c '
 import json, sys
 print([sorted(json.loads(l)) for l in open(sys.argv[1])])' "$T_TMP/out")" \
-		"[['bits', 'bits_asked', 'bytes', 'compact', 'counter_bits', 'hashes', 'name'], ['attached', 'dev', 'mode']]"
+		"[['bits', 'bits_asked', 'bytes', 'compact', 'counter_bits', 'hashes', 'name'], ['attached', 'dev', 'mode'], ['applied', 'changed', 'filter']]"
 	m0=$(stat_of mal malformed)
 	d0=$(stat_of mal dropped)
 	s0=$(stat_of mal seen)
@@ -565,6 +670,7 @@ print(i["compact"], i["blocks"] % 64, i["hashes"], i["blocks"] < 4032)')" "True 
 setup
 test_up
 test_again
+test_idem
 test_unpriv
 test_bad
 test_trust

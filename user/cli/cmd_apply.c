@@ -14,11 +14,14 @@
  *
  * Idempotent: the filter is created if absent (if present, its settings
  * must be the file's), its content replaced by the lists in one step when
- * there are any, and each device attached unless this filter already runs
+ * there are any and it does not hold exactly what they give already (the
+ * new content is built aside and compared), and each device attached
+ * unless this filter already runs
  * there (with another action or malformed policy than the file's, its
  * program swapped for one that follows the file). Everything is checked
  * first (errors name FILE:LINE); a step that still fails undoes the
  * earlier steps of this run: devices it attached, the filter it created.
+ * The last line says whether the run changed anything (--check: would).
  * --down detaches the file's devices, --check only checks. The steps are
  * the library calls of the verbs (create, load --replace, attach, detach,
  * destroy), printed as the verbs print them, so their output and errors
@@ -472,32 +475,62 @@ static int create_or_join(struct ap_conf *c, const struct fb_create_opts *o, boo
 	return -1;
 }
 
-/* o: the filter to create when it does not exist; l: the lists, read. */
+/* The run's last line: did it change anything (what a configuration
+ * manager reports)? check: would it (and does the filter exist). */
+static void print_changed(const struct ap_conf *c, bool check, bool exists, bool changed)
+{
+	if (fb_json) {
+		jw_obj_open(NULL);
+		jw_str(check ? "checked" : "applied", c->file);
+		jw_str("filter", c->name);
+		if (check)
+			jw_bool("exists", exists);
+		jw_bool("changed", changed);
+		jw_obj_close();
+		jw_end();
+	} else if (check) {
+		printf("%s: ok (filter %s %s)\n", c->file, c->name,
+		       !exists	 ? "to be created"
+		       : changed ? "exists, apply would change it"
+				 : "exists, apply would change nothing");
+	} else {
+		printf("%s: filter %s %s\n", c->file, c->name, changed ? "changed" : "unchanged");
+	}
+}
+
+/* o: the filter to create when it does not exist; l: the lists, read.
+ * check: nothing done, what apply would change said (the filter exists,
+ * the devices were checked). */
 static int apply_up(struct ap_conf *c, bool exists, const struct fb_create_opts *o,
-		    struct fb_list *l)
+		    struct fb_list *l, bool check)
 {
 	int i, err = 0;
-	bool created = false;
+	bool created = false, changed = !exists;
 
-	if (!exists) {
+	if (!exists && !check) {
 		if (create_or_join(c, o, &created))
 			return 1;
 		if (created)
 			fb_print_created(c->name, o);
 	}
-	if (c->nload) {
+	if (c->nload && (exists || !check)) {
 		/* One load of every list: a good set replaces the content in
-		 * one step. */
-		struct fb_load_req req = { .replace = true };
+		 * one step, unless it is the content already (built aside and
+		 * compared: then nothing is switched). */
+		struct fb_load_req req = { .replace = true, .keep_same = true, .dry = check };
 		struct fb_load_result res;
 
 		err = fb_load_list(c->name, l, &req, &res);
-		if (!err)
+		if (!err && !check)
 			fb_print_loaded(&res);
+		changed |= !err && !res.unchanged;
 	}
 	for (i = 0; !err && i < c->ndev; i++) {
 		struct ap_dev *d = &c->dev[i];
 
+		changed |= !d->attached || d->swap;
+		if (check)
+			continue;
 		if (d->attached && d->swap) {
 			err = swap(c, d);
 			continue;
@@ -510,8 +543,10 @@ static int apply_up(struct ap_conf *c, bool exists, const struct fb_create_opts 
 		d->ours = err > 0;
 		err = err < 0;
 	}
-	if (!err)
+	if (!err) {
+		print_changed(c, check, exists, changed);
 		return 0;
+	}
 	/* Undo this run's steps, newest first. */
 	for (i = c->ndev - 1; i >= 0; i--)
 		if (c->dev[i].ours)
@@ -625,21 +660,8 @@ int cmd_apply(int argc, char **argv)
 
 		err = (!exists && fb_apply_conf_opts(c, &o)) || check_devices(c, exists) ||
 		      fb_apply_conf_lists(c, &l);
-		if (!err && check) {
-			if (fb_json) {
-				jw_obj_open(NULL);
-				jw_str("checked", c->file);
-				jw_str("filter", c->name);
-				jw_bool("exists", exists);
-				jw_obj_close();
-				jw_end();
-			} else {
-				printf("%s: ok (filter %s %s)\n", c->file, c->name,
-				       exists ? "exists" : "to be created");
-			}
-		} else if (!err) {
-			err = apply_up(c, exists, &o, &l);
-		}
+		if (!err)
+			err = apply_up(c, exists, &o, &l, check);
 		fb_list_free(&l);
 	}
 	fb_apply_conf_free(c);

@@ -25,6 +25,8 @@ void fb_print_loaded(const struct fb_load_result *r)
 		jw_str("filter", r->filter);
 		jw_u64("loaded", r->loaded);
 		jw_bool("replaced", r->replaced);
+		if (r->compared)
+			jw_bool("changed", !r->unchanged);
 		if (r->ttl > 0)
 			jw_double("ttl", r->ttl);
 		else
@@ -53,11 +55,20 @@ void fb_print_loaded(const struct fb_load_result *r)
 				 r->generations, r->generations == 1 ? "" : "s");
 		else if (r->generations < 0)
 			snprintf(cover, sizeof(cover), " (the permanent rules only)");
-		printf("%s %zu rule%s%s into %s in %.3f ms; %u probe%s per packet%s, expected "
-		       "false-positive rate per packet %.3g\n",
-		       r->replaced ? "replaced with" : "loaded", r->loaded,
-		       r->loaded == 1 ? "" : "s", r->ttl > 0 ? " with a lifetime" : "", r->filter,
-		       r->seconds * 1e3, r->probes, r->probes == 1 ? "" : "s", cover, r->fp_rate);
+		if (r->unchanged)
+			printf("unchanged %s: it holds the %zu rule%s already (compared in %.3f "
+			       "ms); "
+			       "%u probe%s per packet%s, expected false-positive rate per packet "
+			       "%.3g\n",
+			       r->filter, r->loaded, r->loaded == 1 ? "" : "s", r->seconds * 1e3,
+			       r->probes, r->probes == 1 ? "" : "s", cover, r->fp_rate);
+		else
+			printf("%s %zu rule%s%s into %s in %.3f ms; %u probe%s per packet%s, "
+			       "expected false-positive rate per packet %.3g\n",
+			       r->replaced ? "replaced with" : "loaded", r->loaded,
+			       r->loaded == 1 ? "" : "s", r->ttl > 0 ? " with a lifetime" : "",
+			       r->filter, r->seconds * 1e3, r->probes, r->probes == 1 ? "" : "s",
+			       cover, r->fp_rate);
 	}
 	if (r->before != r->after)
 		fprintf(stderr,
@@ -68,9 +79,10 @@ void fb_print_loaded(const struct fb_load_result *r)
 	/* An empty input replaces a list with nothing (a download that failed
 	 * into an empty file): allowed, but never silently. Under an allow
 	 * action the filter then passes no IP packet. */
-	if (r->replaced && !r->loaded)
-		fprintf(stderr, "flowbloom: warning: the input held no rules: '%s' now has no %s\n",
-			r->filter, r->ttl > 0 ? "rules with a lifetime" : "permanent rules");
+	if ((r->replaced || r->unchanged) && !r->loaded)
+		fprintf(stderr, "flowbloom: warning: the input held no rules: '%s' %s no %s\n",
+			r->filter, r->unchanged ? "has" : "now has",
+			r->ttl > 0 ? "rules with a lifetime" : "permanent rules");
 	/* The target is the permanent rules' (what --replace re-sizes). */
 	if (r->target > 0 && r->own_fp_rate > r->target * 1.0001)
 		fprintf(stderr,

@@ -355,16 +355,18 @@ static const struct fb_cmd cmds[] = {
 	  "FILE is written aside, mode 0600 (--mode), and renamed into place at the end." },
 	{ "apply", cmd_apply, "apply FILE [--check | --down]",
 	  "Make filter NAME what FILE (NAME.conf) says: create it if absent, replace its\n"
-	  "content with the listed block-lists, attach it to the listed devices; what\n"
-	  "is already so is left alone. Lines 'key = value' ('#' comments): capacity,\n"
-	  "fp-rate | bits, hashes; layout, hash, action, counting (no|4|8), confirm\n"
-	  "(no|exact), compact (no|yes), as create's options; load = PATH (repeatable,\n"
-	  "relative to FILE); attach = DEV [native|generic] (repeatable); malformed =\n"
-	  "pass|drop. All is checked first (errors name FILE:LINE); a step that fails\n"
-	  "undoes this run's earlier ones. --check makes every check apply makes\n"
-	  "(sizes, the lists parsed) and changes nothing; --down detaches the listed\n"
-	  "devices and keeps the filter. FILE must be root's and writable by no one\n"
-	  "else (a symbolic link only if root's). At boot, flowbloom@NAME.service\n"
+	  "content with the listed block-lists, attach it to the listed devices; what is\n"
+	  "already so is left alone (a content the lists give already, compared aside, is\n"
+	  "not replaced), and the last line says whether anything changed. Lines 'key =\n"
+	  "value' ('#' comments): capacity, fp-rate | bits, hashes; layout, hash, action,\n"
+	  "counting (no|4|8), confirm (no|exact), compact (no|yes), as create's options;\n"
+	  "load = PATH (repeatable, relative to FILE); attach = DEV [native|generic]\n"
+	  "(repeatable); malformed = pass|drop. All is checked first (errors name\n"
+	  "FILE:LINE); a step that fails undoes this run's earlier ones. --check makes\n"
+	  "every check apply makes (sizes, the lists parsed), says whether apply would\n"
+	  "change anything, and changes nothing; --down detaches the listed devices and\n"
+	  "keeps the filter. FILE must be root's and writable by no one else (a symbolic\n"
+	  "link only if root's). At boot, flowbloom@NAME.service\n"
 	  "applies " FB_SYSCONFDIR "/flowbloom/NAME.conf." },
 	{ "help", cmd_help, "help [VERB]",
 	  "Show help: every verb's synopsis, or one verb's help (also VERB help, VERB\n"

@@ -218,6 +218,8 @@ int fb_load_list(const char *name, struct fb_list *l, const struct fb_load_req *
 	if (fb_store_lock(&f))
 		goto out;
 	t0 = fb_now();
+	f.keep_same = req->replace && req->ttl <= 0 && (req->keep_same || req->dry);
+	f.dry = f.keep_same && req->dry;
 	/* Rules with a lifetime go to a generation, whose prefix lengths
 	 * start empty; so does a replaced content. A Bloom filter sized by
 	 * capacity and rate gets its lengths chosen by cost on replace:
@@ -252,7 +254,9 @@ int fb_load_list(const char *name, struct fb_list *l, const struct fb_load_req *
 	res->seconds = fb_now() - t0;
 	snprintf(res->filter, sizeof(res->filter), "%s", f.name);
 	res->loaded = l->n;
-	res->replaced = req->replace;
+	res->compared = f.keep_same;
+	res->unchanged = f.keep_same && f.same;
+	res->replaced = req->replace && !res->unchanged && !f.dry;
 	res->ttl = req->ttl;
 	res->before = ex.before;
 	res->after = ex.after;

@@ -20,13 +20,18 @@
 struct fb_load_req {
 	bool replace; /* the list becomes the content (else it is added) */
 	double ttl;   /* seconds the rules live (0: for good) */
+	/* replace without ttl: a content the same as the new one is kept
+	 * (apply); dry: only compared, never switched (apply --check). */
+	bool keep_same, dry;
 };
 
 /* What a load did, for load's and apply's line. */
 struct fb_load_result {
 	char filter[FB_NAME_MAX];
 	size_t loaded;	      /* rules, after de-duplication and expansion */
-	bool replaced;	      /* as asked */
+	bool replaced;	      /* as asked, and done */
+	bool compared;	      /* keep_same or dry asked: unchanged says */
+	bool unchanged;	      /* the content was (or dry: is) the new one already */
 	double ttl;	      /* as asked */
 	size_t before, after; /* address rules before and after expansion */
 	__u64 bits;	      /* the filter's bits now */

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -19,12 +20,134 @@
 #include "store/replace.h"
 #include "util.h"
 
+/* Records of rs bytes (*arg), in byte order. */
+static int memcmp_rs(const void *x, const void *y, void *arg)
+{
+	return memcmp(x, y, *(const size_t *)arg);
+}
+
+/* r with room for twice *cap records of rs bytes; NULL (r freed). */
+static char *grow(char *r, size_t *cap, size_t rs)
+{
+	char *n = realloc(r, *cap * 2 * rs);
+
+	if (!n)
+		free(r);
+	else
+		*cap *= 2;
+	return n;
+}
+
+/* The entries of exact set fd (keys of ks bytes, values __u32), as
+ * records key + value, sorted, into *out (free it): their count, or -1
+ * (out of memory, unreadable). In batches where the kernel has them for
+ * the map type, else key by key. */
+static long set_dump(int fd, size_t ks, char **out)
+{
+	size_t rs = ks + sizeof(__u32), cap = 4096, n = 0;
+	/* tok: a hash's batch token is a bucket (__u32), the generic one
+	 * (an LPM trie's, where the kernel has it) a key. */
+	char *r = malloc(cap * rs), *keys = NULL, at[64], next[64], tok[64];
+	__u32 *vals = NULL, cnt, i;
+	bool more = true, batched = true;
+	LIBBPF_OPTS(bpf_map_batch_opts, bo);
+
+	keys = malloc(4096 * ks);
+	vals = malloc(4096 * sizeof(*vals));
+	_Static_assert(sizeof(struct fb_key) <= sizeof(at) &&
+			       sizeof(struct fb_lpm_key) <= sizeof(at),
+		       "set keys fit");
+	if (!r || !keys || !vals || ks > sizeof(at))
+		goto fail;
+	while (more && batched) {
+		cnt = 4096;
+		if (bpf_map_lookup_batch(fd, n ? tok : NULL, tok, keys, vals, &cnt, &bo)) {
+			if (errno == ENOENT)
+				more = false;
+			else if (!n)
+				batched = false; /* none for the map type */
+			else
+				goto fail;
+		}
+		for (i = 0; batched && i < cnt; i++, n++) {
+			if (n == cap && !(r = grow(r, &cap, rs)))
+				goto fail;
+			memcpy(r + n * rs, keys + (size_t)i * ks, ks);
+			memcpy(r + n * rs + ks, &vals[i], sizeof(__u32));
+		}
+	}
+	for (void *k = NULL; !batched && !bpf_map_get_next_key(fd, k, next); k = at, n++) {
+		memcpy(at, next, ks);
+		if (n == cap && !(r = grow(r, &cap, rs)))
+			goto fail;
+		memcpy(r + n * rs, at, ks);
+		if (bpf_map_lookup_elem(fd, at, r + n * rs + ks))
+			goto fail;
+	}
+	if (!batched && errno != ENOENT)
+		goto fail;
+	free(keys);
+	free(vals);
+	qsort_r(r, n, rs, memcmp_rs, &rs);
+	*out = r;
+	return (long)n;
+fail:
+	free(r);
+	free(keys);
+	free(vals);
+	return -1;
+}
+
+/* Do exact sets a (live) and b (built aside) hold the same rules, each
+ * as many times? */
+static bool same_set(int a, int b, size_t ks)
+{
+	char *ra = NULL, *rb = NULL;
+	long na = set_dump(a, ks, &ra), nb = na < 0 ? -1 : set_dump(b, ks, &rb);
+	bool same = na >= 0 && na == nb && !memcmp(ra, rb, (size_t)na * (ks + sizeof(__u32)));
+
+	free(ra);
+	free(rb);
+	return same;
+}
+
+/* Is nf, the content built aside, what f holds: everything a packet
+ * meets (the header but for its generation slot and its generations of
+ * rules with a lifetime, which a replace carries over unchanged; the
+ * prefix and shape table; the bits; a counting filter's counters; the
+ * exact sets), f's head up to date? Byte for byte: a content the same
+ * in effect but written otherwise (another order of prefix lengths, a
+ * rule added twice) is not the same, and is replaced. */
+static bool same_content(const struct fb_store *f, const struct fb_store *nf)
+{
+	struct fb_header a = *f->hdr, b = *nf->hdr;
+	size_t n;
+
+	a.gen = b.gen = 0;
+	a.gens = b.gens = 0;
+	if (memcmp(&a, &b, sizeof(a)) || !fb_head_current(f))
+		return false;
+	n = (size_t)FB_HDR_BLOCKS + a.nblocks;
+	if (n > fb_store_nblocks(f) || n > fb_store_nblocks(nf) ||
+	    memcmp(&f->blocks[1], &nf->blocks[1], (n - 1) * FB_BLOCK_BYTES))
+		return false;
+	if (!f->cnt_hdr != !nf->cnt_hdr ||
+	    (f->cnt_hdr &&
+	     (f->cnt_bytes != nf->cnt_bytes ||
+	      memcmp(f->cnt, nf->cnt, f->cnt_bytes - FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES))))
+		return false;
+	return !f->hdr->confirm ||
+	       (same_set(f->set_fd[0], nf->set_fd[0], sizeof(struct fb_key)) &&
+		same_set(f->set_fd[1], nf->set_fd[1], sizeof(struct fb_lpm_key)) &&
+		same_set(f->set_fd[2], nf->set_fd[2], sizeof(struct fb_lpm_key)));
+}
+
 int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 		    int (*fill)(struct fb_store *nf, void *arg), void *arg)
 {
 	struct fb_store nf = *f;
 	__u32 n = fb_chunks_for(nblocks), gen = f->hdr->gen ^ 1, old_n = f->nchunks, i;
-	bool pinned = false, quiet;
+	bool pinned = false, quiet, kept = false;
 	int err = -1, *fds, fd0 = -1, span;
 
 	if (nblocks > FB_MAX_BLOCKS) {
@@ -46,6 +169,8 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 	nf.map = NULL;
 	nf.bits_fd = -1;
 	nf.aside = true;
+	nf.keep_same = nf.dry = false;
+	f->same = false;
 	if (fb_chunks_create(n, fds))
 		goto out;
 	nf.map = fb_chunks_mmap(fds, n);
@@ -101,6 +226,15 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 	}
 	if (fill(&nf, arg) || fb_head_sync(&nf, false))
 		goto out;
+	/* Asked to: the same content is kept (nothing switched, the new one
+	 * dropped as a failed replace drops it). */
+	if (f->keep_same || f->dry) {
+		f->same = same_content(f, &nf);
+		if (f->same || f->dry) {
+			kept = true;
+			goto out;
+		}
+	}
 	/* Rules with a lifetime go on living in the new filter, copied into
 	 * the other set of generation slots, unless fill made generations of
 	 * its own (load --replace --ttl replaces those instead). */
@@ -153,7 +287,7 @@ out:
 			munmap(nf.cnt_hdr, nf.cnt_bytes);
 		if (nf.cnt_fd >= 0)
 			close(nf.cnt_fd);
-		return -1;
+		return kept ? 0 : -1;
 	}
 	/* The update that switched filters waited for programs still
 	 * running on the old one (map-in-map updates synchronize RCU), so the

@@ -22,6 +22,10 @@ int fb_replace_grow(struct fb_store *f, __u32 nblocks);
  * rules) and returns 0, or non-zero to drop it (nothing changed). */
 int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 		    int (*fill)(struct fb_store *nf, void *arg), void *arg);
+/* With f->keep_same, the new array is compared with the live one first
+ * (bits, counters, exact sets, prefix and shape table, header): the same,
+ * it is dropped and f->same set (0, nothing changed); with f->dry it is
+ * dropped either way, f->same saying which. */
 /* Every replace carries the rules with a lifetime (gens.h) over, unless
  * fill made generations itself (fb_replace_timed(), rules/lifetime.h). */
 

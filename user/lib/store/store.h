@@ -82,6 +82,11 @@ struct fb_store {
 	int set_fd[3];
 	/* fb_rules_add() -3: the filter type's load when it refused a rule. */
 	double refused_load;
+	/* fb_replace_fill() (replace.h): keep_same, the new content is
+	 * compared with the live one before the switch and, the same, dropped
+	 * (same set; f as it was); dry, it is always dropped (same says
+	 * whether it was the same). */
+	bool keep_same, dry, same;
 };
 
 /* What `create` asks for. */
