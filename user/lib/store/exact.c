@@ -161,11 +161,8 @@ static int trie_entry(const void *k, __u32 v, void *arg)
 	return c->fn(k, c->ctx);
 }
 
-/* Every entry of map fd (keys of ksize bytes, __u32 values) to fn, in
- * batches of 4096 (a call each); a kernel that cannot batch the map is
- * read a key at a time. */
-static int each_entry(const struct fb_store *f, int fd, size_t ksize,
-		      int (*fn)(const void *k, __u32 v, void *ctx), void *ctx)
+int fb_exact_walk(const struct fb_store *f, int fd, size_t ksize,
+		  int (*fn)(const void *k, __u32 v, void *ctx), void *ctx)
 {
 	enum { BATCH = 4096 };
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
@@ -220,8 +217,8 @@ out:
 int fb_exact_each(const struct fb_store *f,
 		  int (*fn)(const struct fb_key *k, __u32 copies, void *ctx), void *ctx)
 {
-	return each_entry(f, f->set_fd[0], sizeof(struct fb_key),
-			  (int (*)(const void *, __u32, void *))fn, ctx);
+	return fb_exact_walk(f, f->set_fd[0], sizeof(struct fb_key),
+			     (int (*)(const void *, __u32, void *))fn, ctx);
 }
 
 int fb_exact_each_prefix(const struct fb_store *f, int set,
@@ -229,7 +226,7 @@ int fb_exact_each_prefix(const struct fb_store *f, int set,
 {
 	struct trie_fn c = { fn, ctx };
 
-	return each_entry(f, f->set_fd[set], sizeof(struct fb_lpm_key), trie_entry, &c);
+	return fb_exact_walk(f, f->set_fd[set], sizeof(struct fb_lpm_key), trie_entry, &c);
 }
 
 static void refused(const struct fb_store *f)

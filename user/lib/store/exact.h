@@ -38,6 +38,11 @@ __u32 fb_exact_count(const struct fb_store *f, const struct fb_key *k);
  * no writer changes them. */
 int fb_exact_each(const struct fb_store *f,
 		  int (*fn)(const struct fb_key *k, __u32 copies, void *ctx), void *ctx);
+/* Every entry of one of f's sets, fd (keys of ksize bytes, __u32 values),
+ * to fn: in batches of 4096 (a call each), a key at a time where the
+ * kernel cannot batch the map type. 0, or -1 (fn's, or printed). */
+int fb_exact_walk(const struct fb_store *f, int fd, size_t ksize,
+		  int (*fn)(const void *k, __u32 v, void *ctx), void *ctx);
 /* The same for the entries of trie set (1: sources, 2: destinations). */
 struct fb_lpm_key;
 int fb_exact_each_prefix(const struct fb_store *f, int set,

@@ -26,84 +26,57 @@ static int memcmp_rs(const void *x, const void *y, void *arg)
 	return memcmp(x, y, *(const size_t *)arg);
 }
 
-/* r with room for twice *cap records of rs bytes; NULL (r freed). */
-static char *grow(char *r, size_t *cap, size_t rs)
-{
-	char *n = realloc(r, *cap * 2 * rs);
+struct dump {
+	char *r;	       /* records: key, then its __u32 value */
+	size_t n, cap, ks, rs; /* records, room, key and record bytes */
+};
 
-	if (!n)
-		free(r);
-	else
-		*cap *= 2;
-	return n;
+static int dump_one(const void *k, __u32 v, void *arg)
+{
+	struct dump *d = arg;
+
+	if (d->n == d->cap) {
+		char *r = realloc(d->r, d->cap * 2 * d->rs);
+
+		if (!r)
+			return -1;
+		d->r = r;
+		d->cap *= 2;
+	}
+	memcpy(d->r + d->n * d->rs, k, d->ks);
+	memcpy(d->r + d->n++ * d->rs + d->ks, &v, sizeof(v));
+	return 0;
 }
 
-/* The entries of exact set fd (keys of ks bytes, values __u32), as
+/* The entries of exact set fd of f (keys of ks bytes, values __u32), as
  * records key + value, sorted, into *out (free it): their count, or -1
- * (out of memory, unreadable). In batches where the kernel has them for
- * the map type, else key by key. */
-static long set_dump(int fd, size_t ks, char **out)
+ * (out of memory, unreadable: quietly, the caller replaces then). */
+static long set_dump(const struct fb_store *f, int fd, size_t ks, char **out)
 {
-	size_t rs = ks + sizeof(__u32), cap = 4096, n = 0;
-	/* tok: a hash's batch token is a bucket (__u32), the generic one
-	 * (an LPM trie's, where the kernel has it) a key. */
-	char *r = malloc(cap * rs), *keys = NULL, at[64], next[64], tok[64];
-	__u32 *vals = NULL, cnt, i;
-	bool more = true, batched = true;
-	LIBBPF_OPTS(bpf_map_batch_opts, bo);
+	struct dump d = { malloc(4096 * (ks + sizeof(__u32))), 0, 4096, ks, ks + sizeof(__u32) };
+	bool quiet = fb_report_quiet;
+	int rc;
 
-	keys = malloc(4096 * ks);
-	vals = malloc(4096 * sizeof(*vals));
-	_Static_assert(sizeof(struct fb_key) <= sizeof(at) &&
-			       sizeof(struct fb_lpm_key) <= sizeof(at),
-		       "set keys fit");
-	if (!r || !keys || !vals || ks > sizeof(at))
-		goto fail;
-	while (more && batched) {
-		cnt = 4096;
-		if (bpf_map_lookup_batch(fd, n ? tok : NULL, tok, keys, vals, &cnt, &bo)) {
-			if (errno == ENOENT)
-				more = false;
-			else if (!n)
-				batched = false; /* none for the map type */
-			else
-				goto fail;
-		}
-		for (i = 0; batched && i < cnt; i++, n++) {
-			if (n == cap && !(r = grow(r, &cap, rs)))
-				goto fail;
-			memcpy(r + n * rs, keys + (size_t)i * ks, ks);
-			memcpy(r + n * rs + ks, &vals[i], sizeof(__u32));
-		}
+	if (!d.r)
+		return -1;
+	fb_report_quiet = true;
+	rc = fb_exact_walk(f, fd, ks, dump_one, &d);
+	fb_report_quiet = quiet;
+	if (rc) {
+		free(d.r);
+		return -1;
 	}
-	for (void *k = NULL; !batched && !bpf_map_get_next_key(fd, k, next); k = at, n++) {
-		memcpy(at, next, ks);
-		if (n == cap && !(r = grow(r, &cap, rs)))
-			goto fail;
-		memcpy(r + n * rs, at, ks);
-		if (bpf_map_lookup_elem(fd, at, r + n * rs + ks))
-			goto fail;
-	}
-	if (!batched && errno != ENOENT)
-		goto fail;
-	free(keys);
-	free(vals);
-	qsort_r(r, n, rs, memcmp_rs, &rs);
-	*out = r;
-	return (long)n;
-fail:
-	free(r);
-	free(keys);
-	free(vals);
-	return -1;
+	qsort_r(d.r, d.n, d.rs, memcmp_rs, &d.rs);
+	*out = d.r;
+	return (long)d.n;
 }
 
 /* Do exact sets a (live) and b (built aside) hold the same rules, each
  * as many times? */
-static bool same_set(int a, int b, size_t ks)
+static bool same_set(const struct fb_store *f, int a, int b, size_t ks)
 {
 	char *ra = NULL, *rb = NULL;
-	long na = set_dump(a, ks, &ra), nb = na < 0 ? -1 : set_dump(b, ks, &rb);
+	long na = set_dump(f, a, ks, &ra), nb = na < 0 ? -1 : set_dump(f, b, ks, &rb);
 	bool same = na >= 0 && na == nb && !memcmp(ra, rb, (size_t)na * (ks + sizeof(__u32)));
 
 	free(ra);
@@ -137,9 +110,9 @@ static bool same_content(const struct fb_store *f, const struct fb_store *nf)
 	      memcmp(f->cnt, nf->cnt, f->cnt_bytes - FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES))))
 		return false;
 	return !f->hdr->confirm ||
-	       (same_set(f->set_fd[0], nf->set_fd[0], sizeof(struct fb_key)) &&
-		same_set(f->set_fd[1], nf->set_fd[1], sizeof(struct fb_lpm_key)) &&
-		same_set(f->set_fd[2], nf->set_fd[2], sizeof(struct fb_lpm_key)));
+	       (same_set(f, f->set_fd[0], nf->set_fd[0], sizeof(struct fb_key)) &&
+		same_set(f, f->set_fd[1], nf->set_fd[1], sizeof(struct fb_lpm_key)) &&
+		same_set(f, f->set_fd[2], nf->set_fd[2], sizeof(struct fb_lpm_key)));
 }
 
 int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
