@@ -93,6 +93,27 @@ check_eq "... still 200 exact rules after it" "$(t_json 'd["exact_rules"]' "$T_T
 check "load --replace with the rule list" "$FB" load px "$T_TMP/rules" --replace
 check "... then check is clean" "$FB" check px
 
+# 4. A pin replaced by what no pin is (a link, which no open follows; a
+# directory): damage, not a limit of this process (ulimit -n, memory),
+# so called broken with the advice to destroy, as a missing pin is.
+for what in link dir; do
+	check "create $what" "$FB" create "$what" --capacity 100 --fp-rate 0.01 --counting
+	rm "$FLOWBLOOM_ROOT/$what/stats"
+	if [ "$what" = link ]; then
+		ln -s "$FLOWBLOOM_ROOT/ok/stats" "$FLOWBLOOM_ROOT/$what/stats"
+	else
+		mkdir "$FLOWBLOOM_ROOT/$what/stats"
+	fi
+	check_eq "$what in place of a pin: list says BROKEN, incomplete" \
+		"$("$FB" list | awk -v n="$what" '$1 == n { print $2, $6 }')" "BROKEN: incomplete"
+	"$FB" check "$what" >"$T_TMP/c" 2>&1
+	check_eq "... check exit 1" $? 1
+	check "... and says BROKEN" grep -q "^$what: BROKEN: filter '$what' is incomplete" "$T_TMP/c"
+	t_refused 1 "... add refused, naming destroy" "is incomplete.*flowbloom destroy $what removes it" \
+		"$FB" add "$what" src 198.51.100.1
+	check "... destroy removes it" "$FB" destroy "$what"
+done
+
 check "ok: still clean" "$FB" check ok
 check_eq "ok: -j clean, nothing repaired by a check --repair" \
 	"$("$FB" -j check ok --repair | t_json 'd["clean"], d["repaired"], d["shared_chunks"]')" "(True, False, 0)"

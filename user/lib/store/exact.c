@@ -347,6 +347,11 @@ static int write_many(int fd, const void *keys, size_t ksz, const __u32 *vals, _
 		   : bpf_map_delete_batch(fd, keys, &c, &o);
 	if (!err)
 		return 0;
+	/* The kernel writes the count back only once the batch ran: one
+	 * refused before (a map type without batches, a kernel without
+	 * them) leaves it n, nothing written. */
+	if (c == n)
+		c = 0;
 	*done = c;
 	/* (524: the kernel's ENOTSUPP, a map type without batches) */
 	if (c || (errno != EINVAL && errno != ENOTSUP && errno != 524))

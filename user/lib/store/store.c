@@ -336,6 +336,11 @@ static bool is_chunk(int fd, __u32 *id)
 	       info.map_flags == FB_CHUNK_MAP_FLAGS;
 }
 
+bool fb_store_err_now(int e)
+{
+	return e == EMFILE || e == ENFILE || e == ENOMEM;
+}
+
 int fb_store_open_err(const struct fb_store *f)
 {
 	fb_report_err(FB_STORE_OPEN_ERR "%s': %s", f->name, strerror(errno));
@@ -451,8 +456,8 @@ static int open_pins(struct fb_store *f)
 	f->outer_fd = fb_pin_get(f->dir_fd, "filter");
 	f->stats_fd = fb_pin_get(f->dir_fd, "stats");
 	if (f->outer_fd < 0 || f->stats_fd < 0) {
-		/* Missing, or only not opened now (ulimit -n, memory). */
-		if (errno != ENOENT)
+		/* Damaged, or only not opened now (ulimit -n, memory). */
+		if (fb_store_err_now(errno))
 			return fb_store_open_err(f);
 		fb_report_err("filter '%s' is incomplete (%s): flowbloom destroy %s removes it",
 			      f->name, strerror(errno), f->name);

@@ -136,6 +136,10 @@ int fb_store_open(const char *name, struct fb_store *f);
  * "broken" (check and info tell the two apart by it). -1. */
 #define FB_STORE_OPEN_ERR "cannot open filter '"
 int fb_store_open_err(const struct fb_store *f);
+/* Is errno e of a pin that could not be got only a limit of this process
+ * (ulimit -n, memory)? Else the pin is damaged: missing (ENOENT), or a
+ * link (ELOOP) or a directory (EPERM) where it belongs. */
+bool fb_store_err_now(int e);
 void fb_store_close(struct fb_store *f);
 /* Works on broken filters too, and removes stale staging directories of
  * NAME (0 also when only those were there). */
