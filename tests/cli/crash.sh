@@ -21,11 +21,7 @@ t_begin crash
 cleanup() { t_cleanup_filters; }
 t_traps
 
-if ! command -v strace >/dev/null; then
-	skip "strace is not installed"
-	t_end
-	exit
-fi
+command -v strace >/dev/null || t_skip_all "strace is not installed (make deps installs it)"
 SYSCALLS="bpf mkdirat renameat2 unlinkat flock"
 
 # Flows: A (20), B = A + 20 more, C (10 others), X (6, one per file);

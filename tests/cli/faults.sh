@@ -16,11 +16,7 @@ t_begin faults
 cleanup() { t_cleanup_filters; }
 t_traps
 
-if ! command -v strace >/dev/null; then
-	skip "strace is not installed"
-	t_end
-	exit
-fi
+command -v strace >/dev/null || t_skip_all "strace is not installed (make deps installs it)"
 
 # 20000 flows: what takes a scalable filter at 1e-8 past its first chunk.
 "$PY" - "$T_TMP" <<'PY'
