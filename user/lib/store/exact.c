@@ -181,8 +181,10 @@ int fb_exact_walk(const struct fb_store *f, int fd, size_t ksize,
 		n = BATCH;
 		if (bpf_map_lookup_batch(fd, first ? NULL : in, out, keys, vals, &n, &opts)) {
 			if (errno != ENOENT) {
-				if (first &&
-				    (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP))
+				/* (524: the kernel's ENOTSUPP, a map type
+				 * without batches) */
+				if (first && (errno == EINVAL || errno == ENOTSUP ||
+					      errno == EOPNOTSUPP || errno == 524))
 					goto by_key;
 				fb_report_err("cannot read the exact sets of '%s': %s", f->name,
 					      strerror(errno));
