@@ -171,6 +171,23 @@ for lim in $(seq 5 16); do
 		bad+=" ulimit -n $lim: $(grep -m1 'destroy\|BROKEN\|incomplete\|has no\|missing\|bad header' "$T_TMP/out")"
 done
 check_eq "open under a low ulimit -n: never called broken" "$bad" ""
+# Nor its generations of rules with a lifetime ("generation N is missing",
+# "a generation has no counters").
+"$FB" create cg --capacity 1000 --fp-rate 0.01 --counting >/dev/null
+for i in 1 2 3; do "$FB" add cg src "198.51.100.$i" --ttl "${i}0m" >/dev/null; done
+bad=
+for lim in $(seq 5 20); do
+	(
+		ulimit -n "$lim"
+		"$FB" add cg udp 198.51.100.1:1 203.0.113.1:2
+		"$FB" check cg
+	) >"$T_TMP/out" 2>&1
+	grep -q 'destroy\|BROKEN\|incomplete\|has no\|missing\|bad header' "$T_TMP/out" &&
+		bad+=" ulimit -n $lim: $(grep -m1 'destroy\|BROKEN\|incomplete\|has no\|missing\|bad header' "$T_TMP/out")"
+done
+check_eq "... nor its generations" "$bad" ""
+check_eq "... which are all there" "$("$FB" query cg src 198.51.100.1 src 198.51.100.3 | tail -1)" "2 of 2 maybe"
+"$FB" destroy cg >/dev/null
 strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" add c udp 198.51.100.1:1 203.0.113.1:2 >/dev/null 2>&1
 bad=
 for n in $(grep -v 'resumed>' "$T_TMP/trace" | grep -n 'BPF_OBJ_GET,\|BPF_MAP_GET_FD_BY_ID\|BPF_MAP_LOOKUP_ELEM' | cut -d: -f1); do
