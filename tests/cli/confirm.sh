@@ -216,6 +216,26 @@ if command -v strace >/dev/null; then
 		"$rc ${at:+found}" "0 found"
 	check_eq "... every rule matches" "$("$FB" query ct -f "$T_TMP/ct.txt" | tail -1)" "3 of 3 yes"
 	check "... check is clean" "$FB" check ct
+	# Read back so too: each walk of a set (check's, export's, apply's
+	# compare) whose first batch the kernel refuses reads it a key at a
+	# time. Each lookup batch of an export refused in turn: the same file.
+	printf 'udp 198.51.100.1:53 203.0.113.2:4000\n' >>"$T_TMP/ct.txt"
+	"$FB" load ct "$T_TMP/ct.txt" --replace >/dev/null
+	"$FB" export ct "$T_TMP/ct.fbx" >/dev/null
+	strace -f -qq -o "$T_TMP/st" -e trace=bpf "$FB" export ct "$T_TMP/ct2.fbx" >/dev/null 2>&1
+	bad=
+	for at in $(grep 'bpf(' "$T_TMP/st" | grep -n 'BPF_MAP_LOOKUP_BATCH' | cut -d: -f1); do
+		strace -f -qq -o /dev/null -e trace=bpf -e inject=bpf:error=524:when="$at" \
+			"$FB" export ct "$T_TMP/ct2.fbx" >/dev/null 2>"$T_TMP/err" &&
+			cmp -s "$T_TMP/ct.fbx" "$T_TMP/ct2.fbx" || bad="$bad $at:$(head -c 100 "$T_TMP/err")"
+	done
+	check_eq "... exported with each lookup batch refused in turn: the same file" "${at:+found}$bad" found
+	strace -f -qq -o "$T_TMP/st" -e trace=bpf "$FB" check ct >/dev/null 2>&1
+	at=$(grep 'bpf(' "$T_TMP/st" | grep -n 'BPF_MAP_LOOKUP_BATCH' | sed -n 2p | cut -d: -f1)
+	strace -f -qq -o /dev/null -e trace=bpf -e inject=bpf:error=524:when="${at:-1}" \
+		"$FB" check ct >/dev/null 2>"$T_TMP/err"
+	rc=$?
+	check_eq "... check with a trie's batch refused: clean ($(head -c 100 "$T_TMP/err"))" "$rc ${at:+found}" "0 found"
 	"$FB" destroy ct >/dev/null || fail "destroy ct"
 else
 	skip "a kernel without the trie's batches: strace is missing (make deps installs it)"

@@ -151,25 +151,44 @@ fi
 # ulimit -n, memory for the copy of its head refused): the verbs said
 # "is incomplete ... flowbloom destroy NAME removes it", "has no counters",
 # "bad header", check and list said BROKEN: advice to destroy a healthy
-# filter. They must say they cannot open it, and why.
-"$FB" create c --capacity 1000 --fp-rate 0.01 --counting >/dev/null
+# filter. They must say they cannot open it, and why. (Its exact sets
+# too: "confirms hits but its exact sets are missing", "exact set
+# missing".)
+"$FB" create c --capacity 1000 --fp-rate 0.01 --counting --confirm exact >/dev/null
 bad=
-for lim in 5 6 7 8 9 10; do
+for lim in $(seq 5 16); do
 	(
 		ulimit -n "$lim"
 		"$FB" add c udp 198.51.100.1:1 203.0.113.1:2
 		"$FB" check c
 		"$FB" list
 	) >"$T_TMP/out" 2>&1
-	grep -q 'destroy\|BROKEN\|incomplete\|has no\|bad header' "$T_TMP/out" &&
-		bad+=" ulimit -n $lim: $(grep -m1 'destroy\|BROKEN\|incomplete\|has no\|bad header' "$T_TMP/out")"
+	grep -q 'destroy\|BROKEN\|incomplete\|has no\|missing\|bad header' "$T_TMP/out" &&
+		bad+=" ulimit -n $lim: $(grep -m1 'destroy\|BROKEN\|incomplete\|has no\|missing\|bad header' "$T_TMP/out")"
 done
 check_eq "open under a low ulimit -n: never called broken" "$bad" ""
+# Nor its generations of rules with a lifetime ("generation N is missing",
+# "a generation has no counters").
+"$FB" create cg --capacity 1000 --fp-rate 0.01 --counting >/dev/null
+for i in 1 2 3; do "$FB" add cg src "198.51.100.$i" --ttl "${i}0m" >/dev/null; done
+bad=
+for lim in $(seq 5 20); do
+	(
+		ulimit -n "$lim"
+		"$FB" add cg udp 198.51.100.1:1 203.0.113.1:2
+		"$FB" check cg
+	) >"$T_TMP/out" 2>&1
+	grep -q 'destroy\|BROKEN\|incomplete\|has no\|missing\|bad header' "$T_TMP/out" &&
+		bad+=" ulimit -n $lim: $(grep -m1 'destroy\|BROKEN\|incomplete\|has no\|missing\|bad header' "$T_TMP/out")"
+done
+check_eq "... nor its generations" "$bad" ""
+check_eq "... which are all there" "$("$FB" query cg src 198.51.100.1 src 198.51.100.3 | tail -1)" "2 of 2 maybe"
+"$FB" destroy cg >/dev/null
 strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" add c udp 198.51.100.1:1 203.0.113.1:2 >/dev/null 2>&1
 bad=
 for n in $(grep -v 'resumed>' "$T_TMP/trace" | grep -n 'BPF_OBJ_GET,\|BPF_MAP_GET_FD_BY_ID\|BPF_MAP_LOOKUP_ELEM' | cut -d: -f1); do
 	inject bpf ENOMEM "$n" "$FB" add c udp 198.51.100.1:1 203.0.113.1:2 >/dev/null 2>"$T_TMP/err"
-	grep -q 'destroy\|BROKEN\|incomplete\|has no\|bad header' "$T_TMP/err" && bad+=" $n: $(head -1 "$T_TMP/err")"
+	grep -q 'destroy\|BROKEN\|incomplete\|has no\|missing\|bad header' "$T_TMP/err" && bad+=" $n: $(head -1 "$T_TMP/err")"
 done
 check_eq "open with a pin, map or head copy refused for memory: never called broken" "$bad" ""
 check "the filter is whole" "$FB" check c

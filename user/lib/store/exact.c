@@ -113,6 +113,8 @@ static int open_sets(struct fb_store *f)
 		f->set_fd[i] = -1;
 		if (bpf_map_lookup_elem(i ? f->lpm_fd : f->exact_fd, &slots[i], &id) ||
 		    (f->set_fd[i] = bpf_map_get_fd_by_id(id)) < 0) {
+			if (fb_store_err_now(errno)) /* ulimit -n, memory: not damage */
+				return fb_store_open_err(f);
 			fb_report_err("filter '%s': exact set missing (%s)", f->name,
 				      strerror(errno));
 			return -1;
@@ -128,6 +130,8 @@ int fb_exact_open(struct fb_store *f)
 	if (f->lpm_fd < 0)
 		f->lpm_fd = fb_pin_get(f->dir_fd, "lpm");
 	if (f->exact_fd < 0 || f->lpm_fd < 0) {
+		if (fb_store_err_now(errno)) /* ulimit -n, memory: not damage */
+			return fb_store_open_err(f);
 		fb_report_err(
 			"filter '%s' confirms hits but its exact sets are missing (%s): flowbloom "
 			"destroy %s removes it",
@@ -181,8 +185,10 @@ int fb_exact_walk(const struct fb_store *f, int fd, size_t ksize,
 		n = BATCH;
 		if (bpf_map_lookup_batch(fd, first ? NULL : in, out, keys, vals, &n, &opts)) {
 			if (errno != ENOENT) {
-				if (first &&
-				    (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP))
+				/* (524: the kernel's ENOTSUPP, a map type
+				 * without batches) */
+				if (first && (errno == EINVAL || errno == ENOTSUP ||
+					      errno == EOPNOTSUPP || errno == 524))
 					goto by_key;
 				fb_report_err("cannot read the exact sets of '%s': %s", f->name,
 					      strerror(errno));

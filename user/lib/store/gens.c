@@ -188,6 +188,10 @@ static int map_view(const struct fb_store *f, int fd, __u32 range, struct fb_sto
 		cnt_pin(pin, sizeof(pin), range);
 		cfd = fb_pin_get(f->dir_fd, pin);
 		if (cfd < 0) {
+			if (fb_store_err_now(errno)) { /* ulimit -n, memory: not damage */
+				fb_store_open_err(f);
+				goto fail;
+			}
 			fb_report_err("filter '%s': a generation has no counters (%s: %s)", f->name,
 				      pin, strerror(errno));
 			goto fail;
@@ -211,6 +215,8 @@ int fb_gen_open(const struct fb_store *f, unsigned g, struct fb_store *gs)
 
 	view_init(f, gs);
 	if (fd < 0) {
+		if (fb_store_err_now(errno)) /* ulimit -n, memory: not damage */
+			return fb_store_open_err(f);
 		fb_report_err("filter '%s': generation %u is missing", f->name, g);
 		return -1;
 	}
