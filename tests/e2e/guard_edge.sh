@@ -15,7 +15,9 @@
 #  - BAN destroyed under guard: exit 1 at the next interval (it went on,
 #    an error a line every interval, until the first ban killed it);
 #  - BAN with every generation slot held by other lifetimes: the bans
-#    refused, said and counted, guard goes on (it stopped at the first).
+#    refused, said and counted, guard goes on (it stopped at the first);
+#  - guard stopped with a ban in force: metrics counts it as active until
+#    it ends, then no more (it said 1 for good).
 # Addresses: 198.51.100.0/24 only.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin guard_edge
@@ -147,6 +149,27 @@ check "... and counted" bash -c "'$FB' metrics full | grep -Eq '^flowbloom_guard
 kill -TERM "$BPID"
 wait "$BPID"
 BPID=""
+
+# --- metrics after guard stopped ------------------------------------------------------
+# A ban in force when guard stops ends by itself: flowbloom_guard_active_bans
+# says 1 until then, 0 once it has ended (it said 1 for good, until another
+# guard ran).
+check "create st" "$FB" create st --capacity 1000 --fp-rate 0.0001
+"$FB" guard g --into st --pps 1040 --ttl 2s --interval 0.5s 2>"$T_TMP/st.err" >/dev/null &
+GPID=$!
+t_wait_until 10 t_looping "$GPID"
+send 1.5 198.51.100.8=2000
+kill -TERM "$GPID"
+wait "$GPID"
+GPID=""
+active() { "$FB" metrics st | awk '$1 == "flowbloom_guard_active_bans{filter=\"st\"}" { print $2 }'; }
+check_eq "guard stopped with its ban in force: 1 active ban" "$(active)" 1
+st_ended() { "$FB" query st src 198.51.100.8 | grep -q '^no '; }
+if t_wait_until 5 st_ended; then
+	check_eq "... the ban ended: 0 active bans" "$(active)" 0
+else
+	fail "... the ban of .8 in st still in force 5 s after guard stopped: $(cat "$T_TMP/st.err")"
+fi
 "$PY" - "$T_TMP" <<'PYEOF' >"$T_TMP/verdicts"
 import json, sys
 d = sys.argv[1]

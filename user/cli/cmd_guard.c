@@ -214,6 +214,7 @@ static struct ban *push(struct guard *g, const struct fb_key *k)
 static void flush_stats(struct guard *g, struct fb_store *b, int sfd)
 {
 	struct fb_guard_stats s;
+	size_t i;
 
 	if (sfd < 0 || fb_guard_stats_read(sfd, &s))
 		return;
@@ -224,6 +225,11 @@ static void flush_stats(struct guard *g, struct fb_store *b, int sfd)
 	s.refused += g->delta.refused;
 	s.limited += g->delta.limited;
 	s.active = g->active;
+	/* Bans outlive guard: metrics counts them no more once they ended. */
+	s.active_until = 0;
+	for (i = 0; i < g->nbans; i++)
+		if (!g->bans[i].spared && g->bans[i].expires > s.active_until)
+			s.active_until = g->bans[i].expires;
 	(void)b;
 	if (!fb_guard_stats_write(sfd, &s))
 		memset(&g->delta, 0, sizeof(g->delta));

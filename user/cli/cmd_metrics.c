@@ -14,6 +14,7 @@
 #include "output.h"
 #include "monitor/guard.h"
 #include "store/gens.h"
+#include "store/jiffies.h"
 #include "store/pintree.h"
 #include "safefile.h"
 #include "store/stats.h"
@@ -281,6 +282,11 @@ static int read_mfilter(const char *name, struct mfilter *mf)
 		if (gfd >= 0) {
 			mf->guard = !fb_guard_stats_read(gfd, &mf->gs);
 			close(gfd);
+			/* Bans guard left in force when it stopped end by
+			 * themselves (the last at active_until). */
+			if (mf->guard && mf->gs.active_until &&
+			    fb_jiffies_now() >= mf->gs.active_until)
+				mf->gs.active = 0;
 		}
 	}
 	/* Monitoring maps of another flowbloom's layout (an older build's,

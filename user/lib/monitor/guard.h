@@ -49,15 +49,17 @@ _Static_assert(sizeof(struct fb_guard_event) == 64, "one block");
 
 /* Cumulative, for every guard that banned into the filter. */
 struct fb_guard_stats {
-	__u64 bans;	 /* addresses banned (a new ban) */
-	__u64 extended;	 /* bans extended: still above at the end of an interval */
-	__u64 unbans;	 /* bans that ended (their lifetime ran out) */
-	__u64 active;	 /* bans in force, as the last guard to write saw them */
-	__u64 intervals; /* intervals evaluated */
-	__u64 refused;	 /* bans the filter refused (no room: reported) */
-	__u64 limited;	 /* new bans not made, the ban limit reached: one per
-			  * address and interval (fb_capacity_room, rules/capacity.h) */
-	__u64 reserved;
+	__u64 bans;	    /* addresses banned (a new ban) */
+	__u64 extended;	    /* bans extended: still above at the end of an interval */
+	__u64 unbans;	    /* bans that ended (their lifetime ran out) */
+	__u64 active;	    /* bans in force, as the last guard to write saw them */
+	__u64 intervals;    /* intervals evaluated */
+	__u64 refused;	    /* bans the filter refused (no room: reported) */
+	__u64 limited;	    /* new bans not made, the ban limit reached: one per
+			     * address and interval (fb_capacity_room, rules/capacity.h) */
+	__u64 active_until; /* fb_jiffies_now() at which the last of them ends:
+			     * none is in force past it, guard running or not
+			     * (0: not said, an older guard) */
 };
 
 _Static_assert(sizeof(struct fb_guard_stats) == 64, "one block");
