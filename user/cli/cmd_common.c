@@ -279,18 +279,20 @@ void fb_flows_where(const struct fb_flows *fl, size_t i, char *buf, size_t len)
 }
 
 /* The duplicates' table hashes a file's keys, which anyone who writes a
- * list chooses: SipHash under a secret of this run, so no list (a hostile
- * one, or only addresses in order: an unkeyed multiply-and-shift put 200k
- * consecutive IPv6 hosts into a few slots, 34 s) makes its probes long. */
-static __u64 key_hash(const struct fb_key *k, const __u64 secret[2])
+ * list chooses: NH under words drawn from a secret of this run (the
+ * filters' own keyed hash, universal for a secret key), so no list (a
+ * hostile one, or only addresses in order: an unkeyed multiply-and-shift
+ * put 200k consecutive IPv6 hosts into a few slots, 34 s) makes its
+ * probes long. */
+static __u64 key_hash(const struct fb_key *k, const __u64 *kw)
 {
-	return fb_siphash(k, sizeof(*k), secret, 1, 3);
+	return fb_nhk(k, kw);
 }
 
 int fb_flows_unique(struct fb_flows *fl, const char *done)
 {
 	size_t i, j = 0, x = 0, w = 0, last = 0, nfar = 0, farcap = 0, *far = NULL, mask, first = 0;
-	__u64 secret[2];
+	__u64 secret[2], kw[FB_NHK_WORDS], hs[16];
 	__u32 *slot;
 
 	if (fl->n < 2)
@@ -303,6 +305,7 @@ int fb_flows_unique(struct fb_flows *fl, const char *done)
 		fb_err("getrandom: %s", strerror(errno));
 		return -1;
 	}
+	fb_nhk_words(secret, kw);
 	for (mask = 1; mask < 2 * fl->n; mask <<= 1)
 		;
 	slot = calloc(mask--, sizeof(*slot)); /* kept flow's index + 1; 0: none */
@@ -311,7 +314,17 @@ int fb_flows_unique(struct fb_flows *fl, const char *done)
 	/* In order, keeping the first copy: its place is what messages name,
 	 * and the steps between places are summed over the copies dropped. */
 	for (i = 0; i < fl->n; i++) {
-		size_t h = key_hash(&fl->keys[i], secret) & mask, d;
+		size_t h, d;
+
+		/* A batch's slots hashed and fetched ahead: a large table's
+		 * lines are cache misses, overlapped so. */
+		if (!(i & 15)) {
+			for (d = 0; d < 16 && i + d < fl->n; d++) {
+				hs[d] = key_hash(&fl->keys[i + d], kw) & mask;
+				__builtin_prefetch(&slot[hs[d]]);
+			}
+		}
+		h = hs[i & 15];
 
 		w = fl->step[i] == FB_FLOWS_FAR ? fl->far[x++] : w + fl->step[i];
 		while (slot[h] && memcmp(&fl->keys[slot[h] - 1], &fl->keys[i], sizeof(fl->keys[i])))
