@@ -179,6 +179,10 @@ static inline __u64 fb_store_nblocks(const struct fb_store *f)
  * live on fed by no program; a new filter of the same name is not it.
  * Reached through the verified directory handles, never a path. */
 bool fb_store_gone(const struct fb_store *f);
+/* Library-internal (store.c, destroy.c): is the directory f opened still
+ * the one pinned as pin_name in the root? (Not if a destroy renamed it
+ * away, or another filter took the name.) */
+bool fb_store_still_named(const struct fb_store *f, const char *pin_name);
 
 /* May a program read f's head now? (If not, fb_head_sync() writes it in
  * place.) A staged filter is read only if it adopted ip link's maps. */
