@@ -318,6 +318,49 @@ out=$("$FB" -n "$NSB" -j flows f2)
 check_eq "flows: the flow reported once, on $VB, passed" \
 	"$(echo "$out" | "$PY" -c 'import json,sys; L=[json.loads(l) for l in sys.stdin]; E=[e for e in L if e.get("flow")==sys.argv[1]]; print(len(E), E[0]["dev"], E[0]["verdict"], E[0]["bytes"])' "$UFLOW")" \
 	"1 $VB pass 142"
+# From another namespace (here the root one) the event's ifindex is that of
+# $VB in $NSB, which names some other device here (ifb0, eth0): the reader
+# names the attachment's device and its namespace, never this one's.
+new_flows() { "$FB" metrics f2 | awk '/^flowbloom_monitor_new_flows_total/ {print $2}'; }
+udp_from() { # PORT: one datagram from 198.51.100.1:PORT to :5000, seen
+	local n0
+	n0=$(new_flows)
+	inA "$PY" -c 'import socket,sys; s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM); s.bind(("198.51.100.1",int(sys.argv[1]))); s.sendto(b"n"*10,("198.51.100.2",5000))' "$1"
+	t_wait_until 5 eval '[ "$(new_flows)" -gt "$n0" ]'
+}
+dev_of() { # FLOW: "dev netns" of its event in the -j lines on stdin
+	"$PY" -c 'import json,sys; E=[json.loads(l) for l in sys.stdin]; E=[e for e in E if e.get("flow")==sys.argv[1]]; print(len(E), E[0]["dev"], E[0].get("netns"), E[0]["ifindex"]) if E else print(0)' "$1"
+}
+IFB=$(ip -n "$NSB" -o link show "$VB" | cut -d: -f1)
+IFA=$(ip -n "$NSA" -o link show "$VA" | cut -d: -f1)
+udp_from 40002
+out=$("$FB" -j flows f2)
+check_eq "flows from the root namespace: the device of $NSB, with its namespace" \
+	"$(echo "$out" | dev_of "udp 198.51.100.1:40002 198.51.100.2:5000")" "1 $VB $NSB $IFB"
+udp_from 40003
+out=$("$FB" flows f2)
+check_eq "flows (text) from the root namespace: '$VB (netns $NSB)'" \
+	"$(echo "$out" | grep -F "198.51.100.1:40003 " | sed -E 's/^\S+ (.*) +pass .*/\1/; s/ +$//')" "$VB (netns $NSB)"
+udp_from 40004
+out=$("$FB" -n "$NSB" flows f2)
+check_eq "flows (text) in the attachment's namespace: the plain name" \
+	"$(echo "$out" | grep -F "198.51.100.1:40004 " | awk '{print $2}')" "$VB"
+# The same ifindex attached in two namespaces: which one saw the packet is
+# not in the event, so neither name is printed.
+if [ "$IFA" = "$IFB" ]; then
+	check "attach $VA too, sharing the maps" "$FB" -n "$NSA" attach f2 "$VA" --mode generic --monitor --new-flows --age 30
+	udp_from 40005
+	out=$("$FB" -j flows f2)
+	check_eq "flows: one ifindex in two namespaces: no name" \
+		"$(echo "$out" | dev_of "udp 198.51.100.1:40005 198.51.100.2:5000")" "1 ifindex $IFB None $IFB"
+	udp_from 40006
+	check_eq "flows (text): one ifindex in two namespaces: both named" \
+		"$("$FB" flows f2 | grep -F "198.51.100.1:40006 " | sed -E 's/^\S+ (.*) +pass .*/\1/; s/ +$//')" \
+		"ifindex $IFB (netns $NSA or $NSB)"
+	check "detach $VA" "$FB" -n "$NSA" detach "$VA"
+else
+	skip "flows: one ifindex in two namespaces: $VA is $IFA, $VB $IFB"
+fi
 # A reader of the monitoring maps, when the filter is detached everywhere
 # and attached again: attach makes new maps, which the reader would never
 # see fed; it says so and exits 1 (ipfix's unit then starts it again).

@@ -7,7 +7,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
-#include <net/if.h>
 #include <signal.h>
 #include <bpf/libbpf.h>
 #include "clock.h"
@@ -20,6 +19,7 @@
 struct follow {
 	__u64 mono_to_real; /* add to CLOCK_MONOTONIC ns for CLOCK_REALTIME */
 	__u64 events;
+	struct fb_monview_devs devs;
 };
 
 /* An address as its packet's family wrote it: an IPv6 packet from
@@ -36,16 +36,19 @@ static int on_event(void *ctx, void *data, size_t len)
 {
 	const struct fb_mon_event *e = data;
 	struct follow *fo = ctx;
-	char when[64], text[FB_FLOW_STR], dev[IF_NAMESIZE] = "?", src[64], dst[64];
+	char when[64], text[FB_FLOW_STR], src[64], dst[64];
 
 	if (len < sizeof(*e))
 		return 0;
 	fo->events++;
 	fb_clock_format(e->ts_ns + fo->mono_to_real, true, when, sizeof(when));
 	fb_monview_flow_text(&e->key, text, sizeof(text));
-	if (!if_indextoname(e->ifindex, dev))
-		snprintf(dev, sizeof(dev), "if%u", e->ifindex);
+	/* The ifindex is the device's in the namespace of the attachment
+	 * that saw the packet: named there, not here (monview.h). */
 	if (fb_json) {
+		struct fb_monview_dev dev;
+
+		fb_monview_dev(&fo->devs, e->ifindex, &dev);
 		addr_text(e->key.saddr, e->key.family, src, sizeof(src));
 		addr_text(e->key.daddr, e->key.family, dst, sizeof(dst));
 		jw_obj_open(NULL);
@@ -59,15 +62,20 @@ static int on_event(void *ctx, void *data, size_t len)
 		jw_u64("sport", ntohs(e->key.sport));
 		jw_str("dst", dst);
 		jw_u64("dport", ntohs(e->key.dport));
-		jw_str("dev", dev);
+		jw_str("dev", dev.name);
 		jw_u64("ifindex", e->ifindex);
+		if (dev.netns[0])
+			jw_str("netns", dev.netns);
 		jw_str("verdict", FB_NAME(fb_verdict_names, e->verdict));
 		jw_u64("bytes", e->bytes);
 		jw_obj_close();
 		jw_end();
 	} else {
-		printf("%s %-10s %-5s %6u  %s\n", when, fb_printable(dev, dev, sizeof(dev)),
-		       FB_NAME(fb_verdict_names, e->verdict), e->bytes, text);
+		char dev[1024];
+
+		fb_monview_dev_text(&fo->devs, e->ifindex, dev, sizeof(dev));
+		printf("%s %-10s %-5s %6u  %s\n", when, dev, FB_NAME(fb_verdict_names, e->verdict),
+		       e->bytes, text);
 	}
 	return 0;
 }
@@ -115,6 +123,7 @@ int cmd_flows(int argc, char **argv)
 		return fb_usage(argc - optind < 1 ? "missing NAME" : "too many arguments");
 	if (fb_monview_open(argv[optind], FB_MON_NEWFLOWS, &f, &m))
 		return 1;
+	fb_monview_devs_init(&fo.devs, &f);
 	lock_fd = fb_monview_lock_events(&f, &m);
 	if (lock_fd < 0)
 		goto out;
@@ -181,6 +190,7 @@ int cmd_flows(int argc, char **argv)
 	rc = 0;
 out:
 	ring_buffer__free(rb);
+	fb_monview_devs_free(&fo.devs);
 	if (lock_fd >= 0)
 		close(lock_fd);
 	fb_monview_close(&f, &m);

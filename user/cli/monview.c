@@ -8,14 +8,18 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "flowbloom/prefix.h"
 #include "rules/flow.h"
 #include "monview.h"
 #include "output.h"
+#include "report.h"
+#include "util.h"
 
 /* Open filter NAME and its monitoring maps, which must include `need`. */
 int fb_monview_open(const char *name, __u32 need, struct fb_store *f, struct fb_monitor *m)
@@ -120,4 +124,125 @@ int fb_monview_lock_events(const struct fb_store *f, const struct fb_monitor *m)
 		return -1;
 	}
 	return fd;
+}
+
+#define DEVS_FRESH_S 5 /* the attachments found are used this long */
+#define DEVS_MISS_S 1  /* an ifindex none has: looked again after this */
+
+void fb_monview_devs_init(struct fb_monview_devs *d, const struct fb_store *f)
+{
+	memset(d, 0, sizeof(*d));
+	d->outer_id = f->outer_id;
+}
+
+void fb_monview_devs_free(struct fb_monview_devs *d)
+{
+	free(d->att);
+	d->att = NULL;
+	d->n = 0;
+}
+
+/* The filter's attachments, in every namespace (quietly: a namespace that
+ * cannot be entered leaves its devices unnamed, not the reader stopped). */
+static void devs_look(struct fb_monview_devs *d)
+{
+	bool quiet = fb_report_quiet;
+	struct fb_att *a = NULL;
+	int n, i, k = 0;
+
+	fb_report_quiet = true;
+	n = fb_discover(&a, false);
+	fb_report_quiet = quiet;
+	for (i = 0; i < n; i++)
+		if (a[i].filter_map_id == d->outer_id)
+			a[k++] = a[i];
+	fb_monview_devs_free(d);
+	d->att = n > 0 ? a : NULL;
+	d->n = k;
+	if (n <= 0)
+		free(a);
+	d->when = fb_now();
+}
+
+/* The attachments with ifindex, one per namespace (a device attached in
+ * both modes is one): up to max indices into hit; returns how many. */
+static int devs_find(const struct fb_monview_devs *d, __u32 ifindex, int *hit, int max)
+{
+	int i, j, n = 0;
+
+	for (i = 0; i < d->n; i++) {
+		if (d->att[i].ifindex != ifindex)
+			continue;
+		for (j = 0; j < n; j++)
+			if (!strcmp(d->att[hit[j]].netns, d->att[i].netns))
+				break;
+		if (j == n && n < max)
+			hit[n++] = i;
+	}
+	return n;
+}
+
+static int devs_lookup(struct fb_monview_devs *d, __u32 ifindex, int *hit, int max)
+{
+	double now = fb_now();
+	int n;
+
+	if (!d->att || now - d->when >= DEVS_FRESH_S)
+		devs_look(d);
+	n = devs_find(d, ifindex, hit, max);
+	if (!n && now - d->when >= DEVS_MISS_S) {
+		devs_look(d); /* attached since */
+		n = devs_find(d, ifindex, hit, max);
+	}
+	return n;
+}
+
+/* Is attachment a in this namespace? Its program (ids are the machine's)
+ * is on the device with its ifindex here. */
+static bool att_here(const struct fb_att *a)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+	return !bpf_xdp_query(a->ifindex, 0, &q) &&
+	       (q.drv_prog_id == a->prog_id || q.skb_prog_id == a->prog_id ||
+		q.hw_prog_id == a->prog_id);
+}
+
+void fb_monview_dev(struct fb_monview_devs *d, __u32 ifindex, struct fb_monview_dev *out)
+{
+	int hit[2];
+
+	memset(out, 0, sizeof(*out));
+	if (devs_lookup(d, ifindex, hit, 2) != 1) {
+		snprintf(out->name, sizeof(out->name), "ifindex %u", ifindex);
+		return;
+	}
+	fb_printable(d->att[hit[0]].ifname, out->name, sizeof(out->name));
+	fb_printable(d->att[hit[0]].netns, out->netns, sizeof(out->netns));
+	out->here = att_here(&d->att[hit[0]]);
+}
+
+void fb_monview_dev_text(struct fb_monview_devs *d, __u32 ifindex, char *buf, size_t len)
+{
+	struct fb_monview_dev dev;
+	char ns[NAME_MAX + 1];
+	int hit[4], n, i;
+	size_t at;
+
+	fb_monview_dev(d, ifindex, &dev);
+	if (dev.here) {
+		snprintf(buf, len, "%s", dev.name);
+		return;
+	}
+	if (dev.netns[0]) {
+		snprintf(buf, len, "%s (netns %s)", dev.name, dev.netns);
+		return;
+	}
+	at = (size_t)snprintf(buf, len, "%s", dev.name);
+	n = devs_find(d, ifindex, hit, 4);
+	for (i = 0; i < n && i < 3 && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? " or " : " (netns ",
+				       fb_printable(d->att[hit[i]].netns, ns, sizeof(ns)));
+	if (n && at < len)
+		snprintf(buf + at, len - at, "%s)", n > 3 ? " or more" : "");
 }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "monitor/monmaps.h"
+#include "store/discover.h"
 #include "store/store.h"
 
 /* Open filter NAME and its monitoring maps, which must include `need`. */
@@ -31,6 +32,32 @@ const char *fb_monview_key_noun(const struct fb_monitor *m);
  * (flows, ipfix). A flock()ed fd of the monitoring directory, or -1
  * (printed). */
 int fb_monview_lock_events(const struct fb_store *f, const struct fb_monitor *m);
+
+/* The device an event's ifindex means. The program reports the ifindex
+ * of the device in the namespace of the attachment that saw the packet,
+ * which in another namespace is some other device, or none: it is looked
+ * up among the filter's attachments in every namespace (store/discover.h),
+ * found again at most every few seconds. */
+struct fb_monview_devs {
+	struct fb_att *att; /* the filter's attachments; NULL: not looked yet */
+	int n;
+	__u32 outer_id; /* the filter's fb_filter map */
+	double when;	/* fb_now() of the look */
+};
+struct fb_monview_dev {
+	char name[IF_NAMESIZE + 16]; /* the device, or "ifindex N" */
+	/* Its namespace as status names it; "" when ifindex is not one of
+	 * the filter's attachments, or is in several namespaces. */
+	char netns[NAME_MAX + 1];
+	bool here; /* in the namespace this runs in */
+};
+void fb_monview_devs_init(struct fb_monview_devs *d, const struct fb_store *f);
+void fb_monview_devs_free(struct fb_monview_devs *d);
+void fb_monview_dev(struct fb_monview_devs *d, __u32 ifindex, struct fb_monview_dev *out);
+/* The device for a line of text: "veth0" in this namespace, "veth0
+ * (netns NS)" in another, "ifindex 2 (netns A or B)" when several
+ * namespaces have an attachment with that ifindex, "ifindex 2" when none. */
+void fb_monview_dev_text(struct fb_monview_devs *d, __u32 ifindex, char *buf, size_t len);
 
 /* "s" unless n is 1: "1 packet", "2 packets". */
 static inline const char *fb_monview_s(unsigned long long n)
