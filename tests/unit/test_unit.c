@@ -216,6 +216,7 @@ int main(void)
 	test_geometry();
 	test_flow_parse();
 	test_rule_parse();
+	test_list_line();
 	test_shared_logic();
 	test_text_input();
 	test_real_input();

@@ -35,6 +35,9 @@ void test_geometry(void);
 /* unit_flow.c */
 void test_flow_parse(void);
 
+/* unit_listline.c */
+void test_list_line(void);
+
 /* unit_rule.c */
 void test_rule_parse(void);
 

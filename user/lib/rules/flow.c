@@ -23,8 +23,10 @@ int fb_proto_parse(const char *s)
 	unsigned long v;
 	size_t i;
 
+	/* The first letter first (| 0x20: its lower case, as strcasecmp's
+	 * for a letter): the common protocols are found without a call. */
 	for (i = 0; i < sizeof(protos) / sizeof(protos[0]); i++)
-		if (!strcasecmp(s, protos[i].name))
+		if ((s[0] | 0x20) == protos[i].name[0] && !strcasecmp(s, protos[i].name))
 			return protos[i].proto;
 	return fb_parse_dec(s, strlen(s), 255, &v) ? -1 : (int)v;
 }
@@ -94,11 +96,12 @@ int fb_prefix_parse_field(const char *field, const char *s, __u8 addr[16], __u8 
 	char buf[INET6_ADDRSTRLEN + 8];
 	const char *slash = strchr(s, '/');
 	unsigned long len = 128;
+	size_t n = strlen(s);
 	int i, v4, lost = 0;
 
-	if (strlen(s) >= sizeof(buf))
+	if (n >= sizeof(buf))
 		goto bad;
-	snprintf(buf, sizeof(buf), "%s", s);
+	memcpy(buf, s, n + 1);
 	if (slash)
 		buf[slash - s] = 0;
 	if (parse_addr(buf, addr, family))
@@ -159,6 +162,32 @@ static void proto_error(const char *w, char *err, size_t errlen)
 		snprintf(err, errlen, "unknown protocol '%s' (a name like tcp, or 0-255)", w);
 }
 
+int fb_ipv4_parse(const char *s, __u8 out[4])
+{
+	unsigned v = 0;
+	int parts = 0, digits = 0;
+
+	for (;; s++) {
+		if (*s >= '0' && *s <= '9') {
+			if (digits && !v)
+				return -1; /* a leading zero */
+			v = v * 10 + (unsigned)(*s - '0');
+			if (v > 255)
+				return -1;
+			digits = 1;
+		} else if (*s == '.' && digits && parts < 3) {
+			out[parts++] = (__u8)v;
+			v = 0;
+			digits = 0;
+		} else if (!*s && digits && parts == 3) {
+			out[3] = (__u8)v;
+			return 0;
+		} else {
+			return -1;
+		}
+	}
+}
+
 /*
  * An address alone: IPv4 becomes ::ffff:a.b.c.d. The family is how it is
  * written: a.b.c.d is IPv4, and so is ::ffff:a.b.c.d, the form sockets and
@@ -168,12 +197,12 @@ static void proto_error(const char *w, char *err, size_t errlen)
  */
 static int parse_addr(const char *s, __u8 out[16], __u8 *family)
 {
-	struct in_addr a4;
+	__u8 a4[4];
 
-	if (inet_pton(AF_INET, s, &a4) == 1) {
+	if (!fb_ipv4_parse(s, a4)) {
 		memset(out, 0, 10);
 		out[10] = out[11] = 0xff;
-		memcpy(out + 12, &a4, 4);
+		memcpy(out + 12, a4, 4);
 		*family = FB_FAMILY_IPV4;
 		return 0;
 	}
@@ -198,11 +227,19 @@ static int parse_endpoint(const char *s, __u8 addr[16], __u8 *family, __be16 *po
 			  char *err, size_t errlen)
 {
 	char buf[80];
-	const char *colon;
+	const char *colon = NULL, *p;
+	int colons = 0, dot = 0;
 
 	*port = 0;
 	*has_port = 0;
-	if (strlen(s) >= sizeof(buf))
+	/* Its colons, and a dot before the first, in one pass. */
+	for (p = s; *p; p++) {
+		if (*p == ':' && !colons++)
+			colon = p;
+		else if (*p == '.' && !colons)
+			dot = 1;
+	}
+	if ((size_t)(p - s) >= sizeof(buf))
 		goto bad;
 	if (s[0] == '[') {
 		const char *close = strchr(s, ']');
@@ -222,8 +259,7 @@ static int parse_endpoint(const char *s, __u8 addr[16], __u8 *family, __be16 *po
 		*has_port = 1;
 		return 0;
 	}
-	colon = strchr(s, ':');
-	if (colon && strchr(colon + 1, ':')) {
+	if (colons > 1) {
 		/* Two or more colons: a bare IPv6 address, no port. */
 		if (parse_addr(s, addr, family))
 			goto bad;
@@ -235,7 +271,7 @@ static int parse_endpoint(const char *s, __u8 addr[16], __u8 *family, __be16 *po
 			       : 0;
 	memcpy(buf, s, colon - s);
 	buf[colon - s] = 0;
-	if (!strchr(buf, '.') || parse_addr(buf, addr, family))
+	if (!dot || parse_addr(buf, addr, family))
 		goto bad;
 	if (parse_port(colon + 1, port))
 		goto badport;
@@ -249,6 +285,12 @@ badport:
 	return -1;
 }
 
+/* Is word w keyword kw? The first letter first: most words differ there. */
+static bool is(const char *w, const char *kw)
+{
+	return w[0] == kw[0] && !strcmp(w, kw);
+}
+
 /* The positional forms: PROTO SRC DST, and src/dst ADDR alone. */
 static int parse_positional(int argc, char **argv, struct fb_key *key, char *err, size_t errlen)
 {
@@ -260,7 +302,7 @@ static int parse_positional(int argc, char **argv, struct fb_key *key, char *err
 		snprintf(err, errlen, "missing FLOW");
 		return -1;
 	}
-	if (!strcmp(argv[0], "src") || !strcmp(argv[0], "dst")) {
+	if (is(argv[0], "src") || is(argv[0], "dst")) {
 		int is_src = argv[0][0] == 's';
 
 		if (argc < 2) {
@@ -329,9 +371,12 @@ int fb_flow_parse_keys(int argc, char **argv, struct fb_key *keys, size_t *n, ch
 static int icmp_family(const char *word, const struct fb_key *keys, size_t n, char *err,
 		       size_t errlen)
 {
-	bool v4 = !strcasecmp(word, "icmp");
+	bool v4;
 	size_t i;
 
+	if ((word[0] | 0x20) != 'i')
+		return 0; /* not one of the three names: a call saved a line */
+	v4 = !strcasecmp(word, "icmp");
 	if (!v4 && strcasecmp(word, "icmpv6") && strcasecmp(word, "ipv6-icmp"))
 		return 0;
 	for (i = 0; i < n; i++)
@@ -364,11 +409,11 @@ static int parse_keys(int argc, char **argv, size_t max, struct fb_key *keys, si
 	 * clause, or from a first clause; `src A` alone (or before another
 	 * src or dst) stays the one-address rule it always was, so `src A
 	 * dst B` is still two rules: a pair is written `any src A dst B`. */
-	if (!strcmp(argv[0], "any") || !strcmp(argv[0], "proto") || !strcmp(argv[0], "sport") ||
-	    !strcmp(argv[0], "dport") ||
-	    ((!strcmp(argv[0], "src") || !strcmp(argv[0], "dst")) && argc >= 3 &&
-	     fb_rule_keyword(argv[2]) && strcmp(argv[2], "src") && strcmp(argv[2], "dst"))) {
-		int skip = !strcmp(argv[0], "any");
+	if (is(argv[0], "any") || is(argv[0], "proto") || is(argv[0], "sport") ||
+	    is(argv[0], "dport") ||
+	    ((is(argv[0], "src") || is(argv[0], "dst")) && argc >= 3 && fb_rule_keyword(argv[2]) &&
+	     !is(argv[2], "src") && !is(argv[2], "dst"))) {
+		int skip = is(argv[0], "any");
 
 		if (skip && (argc < 2 || !fb_rule_keyword(argv[1]))) {
 			snprintf(err, errlen, "'any' needs a field: src, dst, sport or dport");
@@ -377,8 +422,8 @@ static int parse_keys(int argc, char **argv, size_t max, struct fb_key *keys, si
 		used = fb_rule_parse_max(argc - skip, argv + skip, -1, max, keys, n, err, errlen);
 		return used < 0 ? -1 : used + skip;
 	}
-	if (strcmp(argv[0], "src") && strcmp(argv[0], "dst") && argc >= 2 &&
-	    fb_rule_keyword(argv[1]) && strcmp(argv[1], "proto")) {
+	if (!is(argv[0], "src") && !is(argv[0], "dst") && argc >= 2 && fb_rule_keyword(argv[1]) &&
+	    !is(argv[1], "proto")) {
 		proto = fb_proto_parse(argv[0]);
 		if (proto < 0) {
 			proto_error(argv[0], err, errlen);

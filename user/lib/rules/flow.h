@@ -77,6 +77,10 @@ int fb_prefix_parse(const char *s, __u8 addr[16], __u8 *plen, __u8 *family, char
  * caller to tell (the library says nothing). */
 int fb_prefix_parse_field(const char *field, const char *s, __u8 addr[16], __u8 *plen, __u8 *family,
 			  char *err, size_t errlen);
+/* Dotted a.b.c.d into out (network order) exactly as inet_pton(AF_INET)
+ * takes it: four decimal parts of 0-255 without a leading zero, nothing
+ * else. 0 ok, -1 not such an address (out then undefined). */
+int fb_ipv4_parse(const char *s, __u8 out[4]);
 #define FB_HOSTBITS_KEEP 4
 struct fb_hostbits {
 	unsigned long n;    /* prefixes with host bits set */

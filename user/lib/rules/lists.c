@@ -86,21 +86,14 @@ static int push_prefix(const __u8 addr[16], int plen, void *ctx)
 	return rc->sink(&k, rc->ctx, rc->err, rc->errlen);
 }
 
-/* One entry: a single word is a source address, prefix or range. */
-static int parse_entry(char *line, fb_list_sink sink, void *ctx, char *err, size_t errlen)
+/* One entry, of its n words: a single word is a source address, prefix or
+ * range. */
+static int parse_entry(int n, char **words, fb_list_sink sink, void *ctx, char *err, size_t errlen)
 {
-	char *words[FB_FLOW_WORDS], *save = NULL, *w;
 	struct fb_key k, keys[FB_RULE_KEYS_MAX];
 	size_t nk, j;
-	int n = 0, used;
+	int used;
 
-	for (w = strtok_r(line, " \t\r\n", &save); w; w = strtok_r(NULL, " \t\r\n", &save)) {
-		if (n == FB_FLOW_WORDS) {
-			snprintf(err, errlen, "too many words for one entry");
-			return -1;
-		}
-		words[n++] = w;
-	}
 	if (!n)
 		return 0;
 	if (n == 1) {
@@ -136,7 +129,7 @@ static int parse_entry(char *line, fb_list_sink sink, void *ctx, char *err, size
 	}
 	/* "A - B": a range with blanks, which the FLOW reading would call
 	 * an address where a protocol belongs. */
-	if (n == 3 && !strcmp(words[1], "-") &&
+	if (n == 3 && words[1][0] == '-' && !words[1][1] &&
 	    !fb_prefix_parse(words[0], k.saddr, &k.plen, &k.family, err, errlen)) {
 		snprintf(err, errlen, "a range is written without blanks: '%s-%s'", words[0],
 			 words[2]);
@@ -155,10 +148,37 @@ static int parse_entry(char *line, fb_list_sink sink, void *ctx, char *err, size
 	return 0;
 }
 
+static bool blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* The words before a comment ('#' or ';'), each ended in place: what
+ * strtok_r on blanks gives after the comment is cut, in one pass. */
 int fb_list_parse_line(char *line, fb_list_sink sink, void *ctx, char *err, size_t errlen)
 {
-	line[strcspn(line, "#;")] = 0;
-	return parse_entry(line, sink, ctx, err, errlen);
+	char *words[FB_FLOW_WORDS], *p = line;
+	int n = 0;
+
+	for (;;) {
+		while (blank(*p))
+			p++;
+		if (!*p || *p == '#' || *p == ';')
+			break;
+		if (n == FB_FLOW_WORDS) {
+			snprintf(err, errlen, "too many words for one entry");
+			return -1;
+		}
+		words[n++] = p;
+		while (*p && !blank(*p) && *p != '#' && *p != ';')
+			p++;
+		if (!blank(*p)) {
+			*p = 0;
+			break;
+		}
+		*p++ = 0;
+	}
+	return parse_entry(n, words, sink, ctx, err, errlen);
 }
 
 /* The lines of r into l; the prefixes with host bits set into hb (NULL:

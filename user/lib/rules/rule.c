@@ -21,8 +21,17 @@
 
 int fb_rule_keyword(const char *w)
 {
-	return !strcmp(w, "src") || !strcmp(w, "dst") || !strcmp(w, "sport") ||
-	       !strcmp(w, "dport") || !strcmp(w, "proto");
+	/* By the first letter first: most words are none of them. */
+	switch (w[0]) {
+	case 's':
+		return !strcmp(w, "src") || !strcmp(w, "sport");
+	case 'd':
+		return !strcmp(w, "dst") || !strcmp(w, "dport");
+	case 'p':
+		return !strcmp(w, "proto");
+	default:
+		return 0;
+	}
 }
 
 /* Cover [lo, hi] with aligned port blocks whose lengths are in the set
