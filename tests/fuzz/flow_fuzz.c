@@ -58,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fb_key keys[FB_RULE_KEYS_MAX], one;
 	char *line, *copy, *word, err[256] = "", err1[256] = "";
 	size_t n, i;
-	int blank, blank1, rc, rc1;
+	int blank, blank1, rc, rc1, icmp_other;
 
 	fuzz_silence();
 	if (size > FB_LINE_MAX)
@@ -77,11 +77,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (i = 0; i < n; i++)
 			check_key(&keys[i], line);
 	}
-	/* The one-key reader: the same verdict, one key or a refusal. */
+	/* The one-key reader: the same verdict, one key or a refusal; but it
+	 * reads back what flowbloom wrote, so an ICMP name of the other
+	 * family, which the operator's reader refuses, it takes (as the
+	 * protocol's number). */
 	strcpy(copy, line);
 	rc1 = fb_flow_parse_line(copy, &one, &blank1, err1, sizeof(err1));
-	FUZZ_ASSERT(rc1 == ((rc || (!blank && n != 1)) ? -1 : 0), "'%s': %d keys reader %d, one %d",
-		    line, rc ? -1 : (int)n, rc, rc1);
+	icmp_other = rc && strstr(err, "ICMP") && strstr(err, "and these addresses are");
+	FUZZ_ASSERT(icmp_other || rc1 == ((rc || (!blank && n != 1)) ? -1 : 0),
+		    "'%s': %d keys reader %d, one %d", line, rc ? -1 : (int)n, rc, rc1);
+	if (icmp_other) {
+		free(copy);
+		free(line);
+		return 0;
+	}
 	FUZZ_ASSERT(rc1 || blank1 == blank, "'%s': blank %d and %d", line, blank, blank1);
 	FUZZ_ASSERT(rc1 || blank || !memcmp(&one, &keys[0], sizeof(one)),
 		    "'%s': the one-key reader made another key", line);
