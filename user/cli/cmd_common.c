@@ -15,7 +15,6 @@
 #include "rules/rules.h"
 #include "store/gens.h"
 #include "store/store.h"
-#include "types/counting.h"
 #include "types/ftype.h"
 #include "flowbloom/geometry.h"
 #include "flowbloom/hash.h"
@@ -370,8 +369,6 @@ oom_undo:
 	/* Some keys were moved already: the caller frees them, unused. */
 	free(far);
 	free(slot);
-	fb_err("%s: out of memory finding duplicates; nothing %s", fl->file, done);
-	return -1;
 oom:
 	fb_err("%s: out of memory finding duplicates; nothing %s", fl->file, done);
 	return -1;
@@ -388,16 +385,6 @@ static bool list_has(const struct fb_lengths *ls, int t)
 	return false;
 }
 
-static unsigned held_counting(const struct fb_key *k, void *f)
-{
-	return fb_counting_min(f, k);
-}
-
-static unsigned held_typed(const struct fb_key *k, void *f)
-{
-	return fb_ftype_count(f, k);
-}
-
 /* The length prefix rule k is held whole at, expanded, in the first of
  * the parts asked (f's permanent rules, then each generation of gv, each
  * by its own lengths) whose lengths lack k's; 0 if none. With lacks, only
@@ -405,8 +392,6 @@ static unsigned held_typed(const struct fb_key *k, void *f)
 static int stored_at(const struct fb_key *k, const struct fb_store *f, bool permanent,
 		     const struct fb_gen_views *gv, bool lacks)
 {
-	unsigned (*held)(const struct fb_key *, void *) =
-		(fb_ftype(f->hdr->type)->flags & FB_FTYPE_TABLE) ? held_typed : held_counting;
 	const struct fb_store *s;
 	int l = fb_rules_prefix_list(k), g, at = 0;
 
@@ -418,7 +403,8 @@ static int stored_at(const struct fb_key *k, const struct fb_store *f, bool perm
 			continue;
 		if (lacks)
 			return 1;
-		fb_prefixes_held_expanded(k, &fb_store_prefixes(s)->list[l], held, (void *)s, &at);
+		fb_prefixes_held_expanded(k, &fb_store_prefixes(s)->list[l], fb_ftype_held,
+					  (void *)s, &at);
 	}
 	return at;
 }

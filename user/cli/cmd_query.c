@@ -119,27 +119,16 @@ static void count_json(const struct fb_store *f, bool open)
 	}
 }
 
-static unsigned held_counting(const struct fb_key *k, void *f)
-{
-	return fb_counting_min(f, k);
-}
-
-static unsigned held_typed(const struct fb_key *k, void *f)
-{
-	return fb_ftype_count(f, k);
-}
-
-/* The copies of k in f by held(): as written and, for a prefix rule,
- * whole at each longer length of f's, as `load` expands one. */
-static unsigned count_in(const struct fb_store *f, const struct fb_key *k,
-			 unsigned (*held)(const struct fb_key *, void *))
+/* The copies of k in f (fb_ftype_held): as written and, for a prefix
+ * rule, whole at each longer length of f's, as `load` expands one. */
+static unsigned count_in(const struct fb_store *f, const struct fb_key *k)
 {
 	int l = fb_rules_prefix_list(k), at;
-	unsigned c = held(k, (void *)f);
+	unsigned c = fb_ftype_held(k, (void *)f);
 
 	if (l >= 0)
-		c += fb_prefixes_held_expanded(k, &fb_store_prefixes(f)->list[l], held, (void *)f,
-					       &at);
+		c += fb_prefixes_held_expanded(k, &fb_store_prefixes(f)->list[l], fb_ftype_held,
+					       (void *)f, &at);
 	return c;
 }
 
@@ -152,7 +141,7 @@ static int count_typed(const struct fb_store *f, const struct fb_flows *fl)
 
 	count_json(f, true);
 	for (i = 0; i < fl->n; i++) {
-		unsigned c = count_in(f, &fl->keys[i], held_typed);
+		unsigned c = count_in(f, &fl->keys[i]);
 
 		count_one(&fl->keys[i], c, max && c >= max);
 	}
@@ -196,12 +185,12 @@ int cmd_count(int argc, char **argv)
 	}
 	count_json(&f, true);
 	for (i = 0; i < fl.n; i++) {
-		unsigned c = count_in(&f, &fl.keys[i], held_counting);
+		unsigned c = count_in(&f, &fl.keys[i]);
 		int g;
 
 		/* Copies with a lifetime, in the live generations. */
 		for (g = 0; g < gv.n; g++)
-			c += count_in(&gv.v[g], &fl.keys[i], held_counting);
+			c += count_in(&gv.v[g], &fl.keys[i]);
 		count_one(&fl.keys[i], c, c >= fb_counting_max(&f));
 	}
 	count_json(&f, false);

@@ -523,6 +523,13 @@ unsigned fb_ftype_count(const struct fb_store *f, const struct fb_key *key)
 	return o && o->count ? o->count(f, hash_of(f, key)) : 0;
 }
 
+unsigned fb_ftype_held(const struct fb_key *key, void *f)
+{
+	const struct fb_ftype_ops *o = ops_of(f);
+
+	return o && (o->flags & FB_FTYPE_TABLE) ? fb_ftype_count(f, key) : fb_counting_min(f, key);
+}
+
 void fb_ftype_full_why(const struct fb_store *f, const struct fb_key *keys, size_t bad, char *buf,
 		       size_t len)
 {

@@ -127,6 +127,10 @@ bool fb_ftype_recount(struct fb_store *f, bool repair);
 /* Copies stored: cuckoo slots holding the fingerprint in the flow's two
  * buckets, d-left's counter (3 = saturated), scalable 0/1. */
 unsigned fb_ftype_count(const struct fb_store *f, const struct fb_key *key);
+/* The copies of key a filter that counts holds (f: its store, or a
+ * generation's view): a table type's count, else its counters' least.
+ * Shaped as fb_prefixes_held_expanded()'s held(). */
+unsigned fb_ftype_held(const struct fb_key *key, void *f);
 /* Why keys[bad] of a batch did not fit (err -1 of fb_ftype_add()): the
  * table full at f->refused_load, or, for a cuckoo filter, more copies of
  * the flow than its two buckets hold (in the table and the batch before
