@@ -152,6 +152,25 @@ __u32 fb_exact_count(const struct fb_store *f, const struct fb_key *k)
 	return bpf_map_lookup_elem(f->set_fd[0], k, &v) ? 0 : v;
 }
 
+/* A batch the kernel refused before running it because it has no batches
+ * for the map type (524: its ENOTSUPP) or none at all. */
+static bool no_batches(int e)
+{
+	return e == EINVAL || e == ENOTSUP || e == EOPNOTSUPP || e == 524;
+}
+
+struct rule_fn {
+	int (*fn)(const struct fb_key *k, __u32 copies, void *ctx);
+	void *ctx;
+};
+
+static int rule_entry(const void *k, __u32 v, void *arg)
+{
+	const struct rule_fn *c = arg;
+
+	return c->fn(k, v, c->ctx);
+}
+
 struct trie_fn {
 	int (*fn)(const struct fb_lpm_key *k, void *ctx);
 	void *ctx;
@@ -185,10 +204,7 @@ int fb_exact_walk(const struct fb_store *f, int fd, size_t ksize,
 		n = BATCH;
 		if (bpf_map_lookup_batch(fd, first ? NULL : in, out, keys, vals, &n, &opts)) {
 			if (errno != ENOENT) {
-				/* (524: the kernel's ENOTSUPP, a map type
-				 * without batches) */
-				if (first && (errno == EINVAL || errno == ENOTSUP ||
-					      errno == EOPNOTSUPP || errno == 524))
+				if (first && no_batches(errno))
 					goto by_key;
 				fb_report_err("cannot read the exact sets of '%s': %s", f->name,
 					      strerror(errno));
@@ -223,8 +239,9 @@ out:
 int fb_exact_each(const struct fb_store *f,
 		  int (*fn)(const struct fb_key *k, __u32 copies, void *ctx), void *ctx)
 {
-	return fb_exact_walk(f, f->set_fd[0], sizeof(struct fb_key),
-			     (int (*)(const void *, __u32, void *))fn, ctx);
+	struct rule_fn c = { fn, ctx };
+
+	return fb_exact_walk(f, f->set_fd[0], sizeof(struct fb_key), rule_entry, &c);
 }
 
 int fb_exact_each_prefix(const struct fb_store *f, int set,
@@ -359,8 +376,7 @@ static int write_many(int fd, const void *keys, size_t ksz, const __u32 *vals, _
 	if (c == n)
 		c = 0;
 	*done = c;
-	/* (524: the kernel's ENOTSUPP, a map type without batches) */
-	if (c || (errno != EINVAL && errno != ENOTSUP && errno != 524))
+	if (c || !no_batches(errno))
 		return -1;
 	for (c = 0; c < n; c++) {
 		const void *k = (const char *)keys + c * ksz;
