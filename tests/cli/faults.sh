@@ -194,6 +194,49 @@ check_eq "open with a pin, map or head copy refused for memory: never called bro
 check "the filter is whole" "$FB" check c
 "$FB" destroy c >/dev/null
 
+# add and del of a flow the exact sets hold twice, each bpf call of theirs
+# failing in turn, on a counting and a cuckoo filter. A count that could
+# not be read was taken for none: the add wrote 1 over the two copies (the
+# counters kept three: the flow's packets then refused as unconfirmed);
+# a del whose exact set refused left the set a copy above the counters.
+# Refused, or done once; the filter whole after every one.
+F="udp 198.51.100.1:1 203.0.113.1:2"
+mkx() {
+	"$FB" destroy x >/dev/null 2>&1
+	"$FB" create x --capacity 1000 --fp-rate 0.01 $1 --confirm exact >/dev/null
+	"$FB" add x $F >/dev/null
+	"$FB" add x $F >/dev/null
+}
+# undo VERB: the flow's copy VERB added back out, or VERB deleted back in
+undo() {
+	if [ "$1" = add ]; then "$FB" del x $F >/dev/null; else "$FB" add x $F >/dev/null; fi
+}
+bad=
+for type in --counting "--type cuckoo"; do
+	mkx "$type"
+	for verb in add del; do
+		strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" "$verb" x $F >/dev/null 2>&1
+		undo "$verb"
+		for n in $(seq 1 "$(grep -vc 'resumed>' "$T_TMP/trace")"); do
+			inject bpf ENOMEM "$n" "$FB" "$verb" x $F >/dev/null 2>&1
+			rc=$?
+			flows=$(state x | cut -d' ' -f2)
+			want=2
+			[ "$rc" = 0 ] && { [ "$verb" = add ] && want=3 || want=1; }
+			"$FB" check x >"$T_TMP/out" 2>&1 && [ "$flows" = "$want" ] ||
+				bad+=" $type $verb, call $n (exit $rc, $flows flows): $(grep -m1 'MISMATCH\|NOT' "$T_TMP/out")"
+			# Back to two copies, or afresh if it was not whole.
+			if ! "$FB" check x >/dev/null 2>&1; then
+				mkx "$type"
+			elif [ "$rc" = 0 ]; then
+				undo "$verb"
+			fi
+		done
+	done
+done
+check_eq "add and del whose bpf calls fail: refused or done, the exact sets whole" "$bad" ""
+"$FB" destroy x >/dev/null
+
 # create: its staging directory made, then not opened or locked (EMFILE,
 # EPERM; injected into that openat and that flock): it said "another
 # create or import of 'NAME' is in progress" and left the directory, a

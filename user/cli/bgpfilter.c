@@ -225,25 +225,34 @@ void bgp_count_copies(struct bgp_run *rn, struct fb_store *f)
 	}
 }
 
-/* p's copy out of the permanent rules: 0, or -1 if they do not hold it
- * (someone else deleted it: then lowering its counters would take bits
- * from others). */
-/* One permanent copy of k out of the filter (its exact set's too). */
-static void del_copy(struct fb_store *f, const struct fb_key *k)
+/* One permanent copy of k out of the filter (its exact set's too): 0, -1
+ * if the counters do not hold it, -2 if the exact set refused (said; the
+ * counters put back). */
+static int del_copy(struct fb_store *f, const struct fb_key *k)
 {
-	if (!fb_counting_del(f, k) && f->hdr->confirm)
-		fb_exact_adjust(f, k, -1);
+	if (fb_counting_del(f, k))
+		return -1;
+	/* The exact set refusing (said): the counters back, nothing deleted. */
+	if (f->hdr->confirm && fb_exact_adjust(f, k, -1)) {
+		fb_counting_add(f, k);
+		return -2;
+	}
+	return 0;
 }
 
+/* p's copy out of the permanent rules: 0, -1 if they do not hold it
+ * (someone else deleted it: then lowering its counters would take bits
+ * from others), -2 if the exact set refused (said). */
 static int del_permanent(struct fb_store *f, const struct bgp_pending *p)
 {
 	size_t bad;
+	__u32 c = 1;
 
-	if ((f->hdr->confirm && !fb_exact_count(f, &p->key)) ||
-	    fb_counting_check_dels(f, &p->key, 1, &bad))
+	if (f->hdr->confirm && fb_exact_get(f, &p->key, &c))
+		return -2;
+	if (!c || fb_counting_check_dels(f, &p->key, 1, &bad))
 		return -1;
-	del_copy(f, &p->key);
-	return 0;
+	return del_copy(f, &p->key) ? -2 : 0;
 }
 
 void bgp_unadd(struct bgp_run *rn, struct fb_store *f, const struct fb_key *keys, size_t n,
@@ -352,10 +361,13 @@ void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 			bgp_copies_trim(&rn->copies, &gv, &p->key, &rn->lim);
 			continue;
 		}
-		if (p->gens ? !bgp_copies_del(&rn->copies, &gv, &p->key, &rn->lim)
-			    : del_permanent(f, p)) {
+		int r = p->gens ? -!bgp_copies_del(&rn->copies, &gv, &p->key, &rn->lim)
+				: del_permanent(f, p);
+
+		if (r) {
 			/* Else ended with its lifetime, or withdrawn before. */
-			if (!p->moved && !(p->gens && withdrawn_before(rn, i, &ix, &nix)))
+			if (r == -1 && !p->moved &&
+			    !(p->gens && withdrawn_before(rn, i, &ix, &nix)))
 				bgp_show(p->lineno, '?', &p->key,
 					 ": no longer in the filter; nothing deleted");
 			continue;

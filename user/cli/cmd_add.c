@@ -268,7 +268,13 @@ static int check_members(struct fb_store *f, const struct fb_flows *fl)
 	/* Each run of one flow: its copy past the exact set's count. */
 	for (i = 0; i < fl->n; i = j) {
 		const struct fb_key *k = &fl->keys[at[i]];
-		__u32 c = fb_exact_count(f, k);
+		__u32 c;
+
+		if (fb_exact_get(f, k, &c)) {
+			free(at);
+			fb_err("nothing deleted");
+			return -1;
+		}
 
 		for (j = i + 1; j < fl->n && !memcmp(&fl->keys[at[j]], k, sizeof(*k)); j++)
 			;
@@ -320,6 +326,25 @@ static void del_refusal(const struct fb_flows *fl, size_t bad, const char *part,
 }
 
 /*
+ * With exact sets, a deletion's copies out of them, after its counters (or
+ * buckets): 0, or -1 (said) with the sets as they were, the caller then
+ * putting the counters back: a deletion the sets refused changes nothing
+ * (counts above the counters' would let a later del lower other flows').
+ */
+static int exact_out(struct fb_store *f, const struct fb_flows *fl)
+{
+	size_t i;
+
+	for (i = 0; f->hdr->confirm && i < fl->n; i++)
+		if (fb_exact_adjust(f, &fl->keys[i], -1)) {
+			while (i--)
+				fb_exact_adjust(f, &fl->keys[i], 1);
+			return -1;
+		}
+	return 0;
+}
+
+/*
  * del on a cuckoo or d-left filter: one stored copy of each flow, all or
  * nothing. A flow never added whose fingerprint collides with a member's
  * passes every check the table can make and would delete that member's
@@ -333,7 +358,6 @@ static int del_typed(struct fb_store *f, struct fb_flows *fl, bool force)
 	const struct fb_ftype_ops *ops = fb_ftype(f->hdr->type);
 	struct fb_batch_err e = { 0, 0 };
 	double t0;
-	size_t i;
 	int r;
 
 	if (!(ops->flags & FB_FTYPE_DELETES)) {
@@ -366,9 +390,16 @@ static int del_typed(struct fb_store *f, struct fb_flows *fl, bool force)
 		fb_store_unlock(f);
 		return 1;
 	}
+	if (exact_out(f, fl)) {
+		/* The buckets back (room for them was just made). */
+		if (fb_ftype_add(f, fl->keys, fl->n, &e))
+			fb_err("could not put back the flows; flowbloom check --repair %s",
+			       f->name);
+		fb_err("nothing deleted");
+		fb_store_unlock(f);
+		return 1;
+	}
 	f->hdr->nflows -= f->hdr->nflows < fl->n ? f->hdr->nflows : fl->n;
-	for (i = 0; f->hdr->confirm && i < fl->n; i++)
-		fb_exact_adjust(f, &fl->keys[i], -1);
 	t0 = fb_now() - t0;
 	fb_store_unlock(f);
 	report("deleted", f, fl->n, t0);
@@ -436,7 +467,7 @@ int cmd_del(int argc, char **argv)
 {
 	struct fb_store f;
 	struct fb_flows fl;
-	size_t i, bad;
+	size_t bad;
 	double t0;
 	struct del_opts d = { false, FB_DEL_ANY };
 	struct fb_gen_views gv;
@@ -499,8 +530,13 @@ int cmd_del(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	for (i = 0; f.hdr->confirm && i < fl.n; i++)
-		fb_exact_adjust(&f, &fl.keys[i], -1);
+	if (exact_out(&f, &fl)) {
+		fb_counting_add_many(&f, fl.keys, fl.n);
+		fb_err("nothing deleted");
+		fb_store_unlock(&f);
+		rc = 1;
+		goto out;
+	}
 	t0 = fb_now() - t0;
 	fb_store_unlock(&f);
 	report("deleted", &f, fl.n, t0);

@@ -145,6 +145,18 @@ int fb_exact_open(struct fb_store *f)
  * deletes check, and what the data path looks a 5-tuple or another shape's
  * masked key up in); the LPM trie of its direction mirrors each prefix
  * rule while its count is non-zero (what the data path looks up). */
+int fb_exact_get(const struct fb_store *f, const struct fb_key *k, __u32 *count)
+{
+	*count = 0;
+	if (!bpf_map_lookup_elem(f->set_fd[0], k, count))
+		return 0;
+	*count = 0;
+	if (errno == ENOENT)
+		return 0;
+	fb_report_err("cannot read the exact sets of '%s': %s", f->name, strerror(errno));
+	return -1;
+}
+
 __u32 fb_exact_count(const struct fb_store *f, const struct fb_key *k)
 {
 	__u32 v = 0;
@@ -222,12 +234,24 @@ int fb_exact_walk(const struct fb_store *f, int fd, size_t ksize,
 	goto out;
 by_key:
 	while (!bpf_map_get_next_key(fd, have ? key : NULL, next)) {
-		if (!bpf_map_lookup_elem(fd, next, &v) && fn(next, v, ctx))
+		/* A key deleted since get_next_key found it is passed over;
+		 * any other failure ends the walk as an error, never as its
+		 * end (a walk that stopped early would read as whole). */
+		if (bpf_map_lookup_elem(fd, next, &v)) {
+			if (errno != ENOENT)
+				goto by_key_err;
+		} else if (fn(next, v, ctx)) {
 			goto out;
+		}
 		memcpy(key, next, ksize);
 		have = true;
 	}
+	if (errno != ENOENT)
+		goto by_key_err;
 	rc = 0;
+	goto out;
+by_key_err:
+	fb_report_err("cannot read the exact sets of '%s': %s", f->name, strerror(errno));
 out:
 	free(keys);
 	free(in);
@@ -264,9 +288,13 @@ static void refused(const struct fb_store *f)
 
 int fb_exact_adjust(struct fb_store *f, const struct fb_key *k, int delta)
 {
-	__u32 old = fb_exact_count(f, k), v, one = 1;
+	__u32 old, v, one = 1;
 	int err;
 
+	/* A count that cannot be read is never taken for none: writing
+	 * delta over it would lose the copies it holds. */
+	if (fb_exact_get(f, k, &old))
+		return -1;
 	if (delta < 0 && !old)
 		return 0;
 	v = old + delta;
@@ -465,7 +493,11 @@ int fb_exact_add_many(struct fb_store *f, const struct fb_key *keys, const __u32
 		if (!b->old)
 			goto nomem;
 		for (i = 0; i < b->n; i++) {
-			b->old[i] = fb_exact_count(f, &b->keys[i]);
+			/* Nothing written yet: a count not read refuses it all. */
+			if (fb_exact_get(f, &b->keys[i], &b->old[i])) {
+				fb_exact_batch_free(b);
+				goto out;
+			}
 			b->now[i] += b->old[i];
 		}
 	}
