@@ -166,6 +166,20 @@ t_refused 1 "del of a rule twice, held once: refused" \
 	"argument 3: 'src 198.51.100.77' is deleted more often than filter 'dcounting' holds it: argument 1 deletes it too" \
 	"$FB" del dcounting src 198.51.100.77 src 198.51.100.77
 check "... deleted once, it goes" "$FB" del dcounting src 198.51.100.77
+# A refused add -f or del -f adds or deletes nothing: its only line is the
+# refusal, no note of rules "each added once" (or deleted).
+printf '198.51.100.0/24\n198.51.100.0/24\n198.51.0.0/16\n203.0.113.0/25\n203.0.113.128/26\n203.0.0.0/17\n' \
+	>"$T_TMP/dupsbad.txt"
+"$FB" create dr --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create dr"
+t_refused 1 "add -f refused (a 5th length), a rule named twice: the refusal alone" \
+	"dupsbad.txt:6: 'src 203.0.0.0/17': .*; nothing added" "$FB" add dr -f "$T_TMP/dupsbad.txt"
+t_refused 1 "del -f refused (not held), a rule named twice: the refusal alone" \
+	"dupsbad.txt:1: 'src 198.51.100.0/24' is not in filter 'dr'" "$FB" del dr -f "$T_TMP/dupsbad.txt"
+"$FB" create dr2 --capacity 1000 --fp-rate 0.001 --type cuckoo --confirm exact >/dev/null ||
+	fail "create dr2"
+t_refused 1 "del -f refused by the exact sets, a rule named twice: the refusal alone" \
+	"dupsbad.txt:1: 'src 198.51.100.0/24' is not in filter 'dr2' (not in its exact set); nothing deleted" \
+	"$FB" del dr2 -f "$T_TMP/dupsbad.txt"
 
 # Rules with a lifetime: a generation's own lengths, and their end.
 "$FB" create t --capacity 1000 --fp-rate 0.001 >/dev/null || fail "create t"

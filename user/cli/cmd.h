@@ -141,6 +141,8 @@ struct fb_flows {
 	size_t *far, nfar, farcap;
 	size_t n, cap, last; /* last: where the last flow came from */
 	const char *file;    /* NULL: argv; "<stdin>" for "-" */
+	/* fb_flows_unique: the copies it dropped, and the first one's place. */
+	size_t again, again_at;
 };
 
 /* FLOWs from argv (several, back to back) or from a file ("-": stdin).
@@ -163,10 +165,13 @@ int fb_flows_args(int argc, char **argv, const char **name, struct fb_flows *fl)
 /* "FILE:LINE" or "argument N" of flow i, for messages. */
 void fb_flows_where(const struct fb_flows *fl, size_t i, char *buf, size_t len);
 /* add's and del's file as `load` takes it: each rule once however often
- * the file names it (the first copy, with its line; a note tells of the
- * others, each `done` once: "added", "deleted"). 0, or -1 (printed; fl
+ * the file names it (the first copy, with its line; fl->again counts the
+ * others; done: "added", "deleted", for an error). 0, or -1 (printed; fl
  * unusable: free it). */
 int fb_flows_unique(struct fb_flows *fl, const char *done);
+/* Once the verb did it: a note of the copies fb_flows_unique dropped, if
+ * any, each `done` once. Not of a refused verb, which did nothing. */
+void fb_flows_note_again(const struct fb_flows *fl, const char *done);
 /* del's input as `load` stored it, on a filter that can forget a flow: a
  * prefix rule of a length a part del takes from does not hold, held whole
  * at a longer length of that part's (load expanded it), becomes its pieces

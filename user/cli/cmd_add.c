@@ -180,7 +180,8 @@ int cmd_add(int argc, char **argv)
 		return rc;
 	rc = 1;
 	/* A file's rules once each, as `load` and `del -f` take them (a
-	 * note says so): `del -f FILE` then undoes `add -f FILE`. */
+	 * note says so once they are in): `del -f FILE` then undoes `add -f
+	 * FILE`. */
 	if (fl.file && fb_flows_unique(&fl, "added"))
 		goto out;
 	if (ttl > 0 && fb_gens_supported(&f))
@@ -224,6 +225,7 @@ int cmd_add(int argc, char **argv)
 		report_ttl(&f, fl.n, ttl, &g);
 	else
 		report("added", &f, fl.n, t0);
+	fb_flows_note_again(&fl, "added");
 	rc = 0;
 out:
 	fb_store_close(&f);
@@ -481,7 +483,8 @@ int cmd_del(int argc, char **argv)
 		fb_err("filter '%s' holds no rules with a lifetime (--with-lifetime)", f.name);
 		goto out;
 	}
-	/* A file's rules once each, as `load` holds them (a note says so). */
+	/* A file's rules once each, as `load` holds them (a note says so
+	 * once they are out). */
 	if (fl.file && fb_flows_unique(&fl, "deleted"))
 		goto out;
 	/* A prefix load expanded: as its pieces, in each part del takes from. */
@@ -542,6 +545,9 @@ int cmd_del(int argc, char **argv)
 	report("deleted", &f, fl.n, t0);
 	rc = 0;
 out:
+	/* Said once done: a refusal deleted nothing. */
+	if (!rc)
+		fb_flows_note_again(&fl, "deleted");
 	fb_store_close(&f);
 	fb_flows_free(&fl);
 	return rc;

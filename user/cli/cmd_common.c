@@ -353,11 +353,8 @@ int fb_flows_unique(struct fb_flows *fl, const char *done)
 		last = w;
 	}
 	free(slot);
-	if (j < fl->n)
-		fprintf(stderr,
-			"flowbloom: note: %s names %zu rule%s again (the first at %s:%zu): each "
-			"%s once, as `load` holds it\n",
-			fl->file, fl->n - j, fl->n - j == 1 ? "" : "s", fl->file, first, done);
+	fl->again = fl->n - j;
+	fl->again_at = first;
 	free(fl->far);
 	fl->far = far;
 	fl->nfar = nfar;
@@ -372,6 +369,16 @@ oom_undo:
 oom:
 	fb_err("%s: out of memory finding duplicates; nothing %s", fl->file, done);
 	return -1;
+}
+
+void fb_flows_note_again(const struct fb_flows *fl, const char *done)
+{
+	if (fl->again)
+		fprintf(stderr,
+			"flowbloom: note: %s names %zu rule%s again (the first at %s:%zu): each "
+			"%s once, as `load` holds it\n",
+			fl->file, fl->again, fl->again == 1 ? "" : "s", fl->file, fl->again_at,
+			done);
 }
 
 /* Is 128-bit-space length t one of the list's? */
@@ -430,6 +437,8 @@ int fb_flows_as_stored(struct fb_flows *fl, const struct fb_store *f, bool perma
 		return 0;
 	memset(&out, 0, sizeof(out));
 	out.file = fl->file;
+	out.again = fl->again;
+	out.again_at = fl->again_at;
 	for (i = 0; i < fl->n; i++) {
 		const struct fb_key *k = &fl->keys[i];
 
