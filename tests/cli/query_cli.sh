@@ -84,6 +84,10 @@ for t in "--counting" "--type cuckoo" "--type dleft"; do
 	check_eq "$t: count of the expanded /21 and /23" \
 		"$("$FB" count "$n" src 198.18.0.0/21 src 198.19.16.0/23 src 198.18.8.0/21 | awk '{print $1}' | tr '\n' ' ')" \
 		"2 2 0 "
+	check_eq "$t: count -j names the length that holds the expanded /21, as query -j" \
+		"$("$FB" -j count "$n" src 198.18.0.0/21 src 198.19.20.0/24 src 198.18.8.0/21 |
+			t_json "[(r['count'], r.get('expanded_to')) for r in d['results']]")" \
+		"[(2, 22), (2, None), (0, None)]"
 	check_eq "$t: query of every prefix loaded" "$(answers "$n" "${QSIX[@]}")" \
 		"maybe maybe maybe maybe maybe maybe "
 	# del takes what load put in: an expanded prefix as its pieces.
@@ -199,6 +203,9 @@ check_eq "--ttl 1s: once it has ended" "$(answers t2 "${QSIX[@]}")" "no no no no
 "$FB" load tc --ttl 1h "$T_TMP/six.txt" >/dev/null 2>&1 || fail "load tc --ttl 1h again"
 check_eq "--ttl, counting: count of the expanded /21" \
 	"$("$FB" count tc src 198.18.0.0/21 | awk '{print $1}')" 2
+check_eq "--ttl, counting: count -j names the length the generations hold it at" \
+	"$("$FB" -j count tc src 198.18.0.0/21 | t_json "[(r['count'], r.get('expanded_to')) for r in d['results']]")" \
+	"[(2, 22)]"
 "$FB" del tc src 198.18.0.0/21 >/dev/null 2>"$T_TMP/err"
 check_eq "--ttl, counting: del of the expanded /21: exit 0" "$?" 0
 check_eq "--ttl, counting: ... says how" "$(cat "$T_TMP/err")" \

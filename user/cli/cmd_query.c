@@ -87,8 +87,10 @@ int cmd_query(int argc, char **argv)
 }
 
 /* One line of count's answer; -j: {"filter", "results": [{flow, count,
- * saturated}...]}, opened and closed by count_json. */
-static void count_one(const struct fb_key *k, unsigned c, bool sat)
+ * saturated, expanded_to (as query's: the length a prefix load expanded
+ * was found at, 128-bit space; 0: none)}...]}, opened and closed by
+ * count_json. */
+static void count_one(const struct fb_key *k, unsigned c, bool sat, int as)
 {
 	char text[FB_FLOW_STR];
 
@@ -98,6 +100,8 @@ static void count_one(const struct fb_key *k, unsigned c, bool sat)
 		jw_str("flow", text);
 		jw_u64("count", c);
 		jw_bool("saturated", sat);
+		if (as)
+			jw_u64("expanded_to", fb_prefix_list_written(fb_rules_prefix_list(k), as));
 		jw_obj_close();
 	} else {
 		printf("%u%s %s\n", c, sat ? "+" : "", text);
@@ -120,15 +124,18 @@ static void count_json(const struct fb_store *f, bool open)
 }
 
 /* The copies of k in f (fb_ftype_held): as written and, for a prefix
- * rule, whole at each longer length of f's, as `load` expands one. */
-static unsigned count_in(const struct fb_store *f, const struct fb_key *k)
+ * rule, whole at each longer length of f's, as `load` expands one. *as,
+ * if 0: the shortest such length holding it, as query says it. */
+static unsigned count_in(const struct fb_store *f, const struct fb_key *k, int *as)
 {
-	int l = fb_rules_prefix_list(k), at;
+	int l = fb_rules_prefix_list(k), at = 0;
 	unsigned c = fb_ftype_held(k, (void *)f);
 
 	if (l >= 0)
 		c += fb_prefixes_held_expanded(k, &fb_store_prefixes(f)->list[l], fb_ftype_held,
 					       (void *)f, &at);
+	if (!*as)
+		*as = at;
 	return c;
 }
 
@@ -141,9 +148,10 @@ static int count_typed(const struct fb_store *f, const struct fb_flows *fl)
 
 	count_json(f, true);
 	for (i = 0; i < fl->n; i++) {
-		unsigned c = count_in(f, &fl->keys[i]);
+		int as = 0;
+		unsigned c = count_in(f, &fl->keys[i], &as);
 
-		count_one(&fl->keys[i], c, max && c >= max);
+		count_one(&fl->keys[i], c, max && c >= max, as);
 	}
 	count_json(f, false);
 	return 0;
@@ -185,13 +193,13 @@ int cmd_count(int argc, char **argv)
 	}
 	count_json(&f, true);
 	for (i = 0; i < fl.n; i++) {
-		unsigned c = count_in(&f, &fl.keys[i]);
-		int g;
+		int g, as = 0;
+		unsigned c = count_in(&f, &fl.keys[i], &as);
 
 		/* Copies with a lifetime, in the live generations. */
 		for (g = 0; g < gv.n; g++)
-			c += count_in(&gv.v[g], &fl.keys[i]);
-		count_one(&fl.keys[i], c, c >= fb_counting_max(&f));
+			c += count_in(&gv.v[g], &fl.keys[i], &as);
+		count_one(&fl.keys[i], c, c >= fb_counting_max(&f), as);
 	}
 	count_json(&f, false);
 	fb_gens_views_close(&gv);
