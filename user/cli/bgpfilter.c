@@ -242,7 +242,7 @@ static int del_copy(struct fb_store *f, const struct fb_key *k)
 
 /* p's copy out of the permanent rules: 0, -1 if they do not hold it
  * (someone else deleted it: then lowering its counters would take bits
- * from others), -2 if the exact set refused (said). */
+ * from others), -2 if the exact set failed (said; nothing deleted). */
 static int del_permanent(struct fb_store *f, const struct bgp_pending *p)
 {
 	size_t bad;
@@ -340,8 +340,8 @@ void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 {
 	struct fb_gen_views gv = { 0 };
 	size_t *ix = NULL;
-	bool views = false;
-	size_t i, nix = 0;
+	bool views = false, failed;
+	size_t i, j, nix = 0;
 
 	for (i = 0; i < rn->npend && !views; i++)
 		if (rn->pend[i].gens) {
@@ -350,7 +350,7 @@ void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 			views = true;
 		}
 	for (i = 0; i < rn->npend; i++) {
-		const struct bgp_pending *p = &rn->pend[i];
+		struct bgp_pending *p = &rn->pend[i];
 
 		/* Withdrawn, then announced again before this commit: one of
 		 * its copies stays, in the generation ending last (the
@@ -364,6 +364,13 @@ void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 		int r = p->gens ? -!bgp_copies_del(&rn->copies, &gv, &p->key, &rn->lim)
 				: del_permanent(f, p);
 
+		/* The exact set failed (said), nothing deleted: tried again at
+		 * the next commit, not left in the filter for good. */
+		failed = p->again;
+		p->again = r == -2;
+		if (r == -2 && !failed)
+			bgp_show(p->lineno, '?', &p->key,
+				 ": could not be deleted now; tried again at the next commit");
 		if (r) {
 			/* Else ended with its lifetime, or withdrawn before. */
 			if (r == -1 && !p->moved &&
@@ -380,7 +387,26 @@ void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 	free(ix);
 	if (views)
 		fb_gens_views_close(&gv);
-	rn->npend = 0;
+	for (i = j = 0; i < rn->npend; i++)
+		if (rn->pend[i].again)
+			rn->pend[j++] = rn->pend[i];
+	rn->npend = j;
+}
+
+size_t bgp_pending_left(const struct bgp_run *rn)
+{
+	char tail[300], text[FB_FLOW_STR];
+	size_t i;
+
+	for (i = 0; i < rn->npend; i++) {
+		fb_flow_format(&rn->pend[i].key, text, sizeof(text));
+		snprintf(tail, sizeof(tail),
+			 ": not deleted, this run ends: still in filter '%s' (flowbloom del %s %s "
+			 "takes it out)",
+			 rn->name, rn->name, text);
+		bgp_show(rn->pend[i].lineno, '?', &rn->pend[i].key, tail);
+	}
+	return rn->npend;
 }
 
 static int push_pending(struct bgp_run *rn, const struct fb_key *k, size_t lineno, bool gens,
@@ -397,7 +423,7 @@ static int push_pending(struct bgp_run *rn, const struct fb_key *k, size_t linen
 		rn->pend = p;
 		rn->cap_pend = cap;
 	}
-	rn->pend[rn->npend++] = (struct bgp_pending){ *k, lineno, gens, moved };
+	rn->pend[rn->npend++] = (struct bgp_pending){ *k, lineno, gens, moved, false };
 	return 0;
 }
 

@@ -19,11 +19,13 @@
 
 /* A deletion waiting for the state file to be written: of the copy in
  * the permanent rules, or (gens) of the copies in the generations; moved:
- * the old copy of a rule still held, now in the other part (bgp_move). */
+ * the old copy of a rule still held, now in the other part (bgp_move);
+ * again: one the filter failed (an exact set's error), said once and
+ * tried again at the next commit. */
 struct bgp_pending {
 	struct fb_key key;
 	size_t lineno;
-	bool gens, moved;
+	bool gens, moved, again;
 };
 
 /*
@@ -108,8 +110,12 @@ void bgp_count_copies(struct bgp_run *rn, struct fb_store *f);
 /* Before the state file is written: a rule withdrawn and announced again
  * keeps one copy on its record, the others marked for bgp_del_pending. */
 void bgp_trim_pending(struct bgp_run *rn);
-/* The deletions waiting for the state file, now that it is written. */
+/* The deletions waiting for the state file, now that it is written;
+ * those the filter failed (said) wait for the next commit. */
 void bgp_del_pending(struct bgp_run *rn, struct fb_store *f);
+/* At the run's end, after its last commit: each deletion still waiting,
+ * said (its rule stays in the filter); how many. */
+size_t bgp_pending_left(const struct bgp_run *rn);
 /* b.del onto the deletions waiting (lineno: their line): 0, or -1 out of
  * memory. */
 int bgp_queue_dels(struct bgp_run *rn, size_t lineno);

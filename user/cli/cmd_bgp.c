@@ -531,7 +531,7 @@ int cmd_bgp(int argc, char **argv)
 		goto out;
 	if (flush) {
 		fb_bgp_remove_all(&rn.b);
-		if (apply_line(&rn) || commit(&rn))
+		if (apply_line(&rn) || commit(&rn) || bgp_pending_left(&rn))
 			goto out;
 		if (json) {
 			jw_obj_open(NULL);
@@ -622,6 +622,7 @@ int cmd_bgp(int argc, char **argv)
 	}
 	if ((rn.dirty || rn.npend) && commit(&rn))
 		goto out;
+	bgp_pending_left(&rn);
 	bgp_say("%s; %zu rule%s held, %llu added and %llu deleted by this run, %zu path%s held, "
 		"%zu route%s refused past --max-paths %zu, state in %s",
 		rd.eof ? "end of input" : "stopped", rn.b.nrules, rn.b.nrules == 1 ? "" : "s",
