@@ -9,7 +9,8 @@
 # name `detach` and `status` know flowbloom's program by); `list` noting
 # staging directories killed commands left, without memory for a name;
 # opening a whole filter refused for descriptors or memory; create whose
-# staging directory it cannot open or lock.
+# staging directory it cannot open or lock; add and del whose read of a
+# generation of rules with a lifetime is refused.
 # The device: a veth pair in namespaces of our own.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin faults
@@ -295,5 +296,31 @@ for cmd in "load w $T_TMP/w.txt --replace" "bgp w --state $T_TMP/w.bgp"; do
 done
 check_eq "the open of / refused (the pins' walk, bgp's state directory): exit 1, saying so" "$bad" ""
 "$FB" destroy w >/dev/null
+
+# Rules with a lifetime: a generation whose head could not be read (its
+# slot's lookup or map refused for memory) was listed as ended: add and
+# del reclaimed it, its rules gone (exit 0, check clean). Each lookup of
+# add --ttl and del failing in turn: the generations' rules all held after.
+"$FB" create l --capacity 1000 --fp-rate 0.01 --counting >/dev/null
+"$FB" add l src 198.51.100.7 --ttl 1h >/dev/null
+"$FB" add l src 198.51.100.9 --ttl 3h >/dev/null
+"$FB" add l src 198.51.100.8 >/dev/null
+bad=
+for cmd in "add l src 198.51.100.10 --ttl 2h" "del l src 198.51.100.8"; do
+	# shellcheck disable=SC2086 # the command's words
+	strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" $cmd >/dev/null 2>&1
+	"$FB" add l src 198.51.100.8 >/dev/null
+	for n in $(grep -v 'resumed>' "$T_TMP/trace" | grep -n 'BPF_MAP_LOOKUP_ELEM\|BPF_MAP_GET_FD_BY_ID' | cut -d: -f1); do
+		# shellcheck disable=SC2086
+		inject bpf ENOMEM "$n" "$FB" $cmd >/dev/null 2>&1
+		rc=$?
+		q=$("$FB" query l src 198.51.100.7 src 198.51.100.9 | tail -1)
+		[ "$q" = "2 of 2 maybe" ] || bad+=" ${cmd%% *} (call $n, exit $rc): $q"
+		[ "$rc" = 0 ] && [ "${cmd%% *}" = del ] && "$FB" add l src 198.51.100.8 >/dev/null
+	done
+done
+check_eq "add --ttl and del whose generation lookups fail: no live generation dropped" "$bad" ""
+check "... the filter whole" "$FB" check l
+"$FB" destroy l >/dev/null
 
 t_finish

@@ -186,6 +186,8 @@ int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s)
 		__u64 now = fb_jiffies_now();
 		int n = fb_gens_list(f, gl), i;
 
+		if (n < 0)
+			return -1;
 		for (i = 0; i < n; i++)
 			s->expired_gens += gl[i].expires <= now;
 		if (repair && s->expired_gens)
