@@ -10,7 +10,8 @@
 # staging directories killed commands left, without memory for a name;
 # opening a whole filter refused for descriptors or memory; create whose
 # staging directory it cannot open or lock; add and del whose read of a
-# generation of rules with a lifetime is refused.
+# generation of rules with a lifetime is refused; destroy of an attached
+# filter whose pins or programs cannot be read.
 # The device: a veth pair in namespaces of our own.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin faults
@@ -105,7 +106,26 @@ if t_net_pair --no-ipv6; then
 		fi
 		ip -n "$NSA" link set "$VA" xdpgeneric off 2>/dev/null
 	fi
-	"$FB" destroy a >/dev/null
+	# destroy of an attached filter, every bpf call from the N-th on
+	# failing (memory short for good): a pin, map id or program it could
+	# not read was taken for none, and it removed the filter the device
+	# still ran ("destroyed a"). It must refuse, in one line. (Its pins,
+	# then the programs on the devices, then all loaded programs: the
+	# calls after them only say where it is attached.)
+	"$FB" -n "$NSA" attach a "$VA" --mode generic >/dev/null
+	strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" destroy a >/dev/null 2>&1
+	last=$(grep -v 'resumed>' "$T_TMP/trace" | grep -n BPF_PROG_GET_NEXT_ID | sed -n 3p | cut -d: -f1)
+	bad=
+	for ((n = 1; n <= ${last:-0} + 3; n++)); do
+		strace -f -qq -o /dev/null -e trace=bpf -e inject=bpf:error=ENOMEM:when=$n+ \
+			"$FB" destroy a >/dev/null 2>"$T_TMP/err"
+		rc=$?
+		"$FB" list | grep -q '^a ' && [ "$rc" = 1 ] && [ "$(wc -l <"$T_TMP/err")" = 1 ] ||
+			{ bad+=" from call $n: exit $rc, $(head -c 100 "$T_TMP/err")" && break; }
+	done
+	check_eq "destroy of an attached filter, bpf failing from any call on: refused" "$bad" ""
+	ip -n "$NSA" link set "$VA" xdpgeneric off 2>/dev/null
+	"$FB" destroy a >/dev/null 2>&1
 else
 	skip "attach: $T_NET_WHY"
 fi

@@ -406,7 +406,8 @@ int cmd_info(int argc, char **argv)
 	px = fb_store_prefixes(&f);
 	probes = fb_probes_per_packet(h->kinds, px);
 	kinds_str(h->kinds, kinds, sizeof(kinds));
-	users = fb_discover_users(&f, NULL);
+	users = fb_discover_users(&f, NULL); /* -1: said, never shown as none */
+	rc = users < 0;
 	if (f.cnt_hdr)
 		saturated = count_saturated(&f);
 	if (fb_json) {
@@ -459,12 +460,15 @@ int cmd_info(int argc, char **argv)
 			jw_u64("saturated_counters", saturated);
 		}
 		jw_str("action", FB_NAME(fb_action_names, h->action));
-		rc = info_gens(&f) ? 1 : 0;
+		rc |= info_gens(&f) ? 1 : 0;
 		info_kernel(&f);
 		jw_arr_open("attached");
 		fb_discover_attachments(&f, print_attach, &natt);
 		jw_arr_close();
-		jw_u64("programs", users);
+		if (users < 0)
+			jw_null("programs");
+		else
+			jw_u64("programs", users);
 		/* Loaded where the pins are hidden, a program fails open. */
 		fb_warn_fail_open(true);
 		jw_obj_close();
@@ -528,14 +532,15 @@ int cmd_info(int argc, char **argv)
 		printf("  rule kinds %s, default action %s%s\n", kinds,
 		       FB_NAME(fb_action_names, h->action),
 		       h->confirm ? ", hits confirmed in exact sets" : "");
-		rc = info_gens(&f) ? 1 : 0;
+		rc |= info_gens(&f) ? 1 : 0;
 		info_kernel(&f);
 		printf("  content digest %016llx\n", (unsigned long long)digest(&f));
 		printf("  attached:");
 		fb_discover_attachments(&f, print_attach, &natt);
 		printf("%s\n", natt ? "" : " nowhere in this network namespace");
-		printf("  in use by %d XDP program%s (all namespaces)\n", users,
-		       users == 1 ? "" : "s");
+		if (users >= 0)
+			printf("  in use by %d XDP program%s (all namespaces)\n", users,
+			       users == 1 ? "" : "s");
 		fb_warn_fail_open(true);
 	}
 	fb_store_close(&f);
