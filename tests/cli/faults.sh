@@ -11,7 +11,8 @@
 # opening a whole filter refused for descriptors or memory; create whose
 # staging directory it cannot open or lock; add and del whose read of a
 # generation of rules with a lifetime is refused; destroy of an attached
-# filter whose pins or programs cannot be read.
+# filter whose pins or programs cannot be read; list whose directory or
+# names cannot be read.
 # The device: a veth pair in namespaces of our own.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin faults
@@ -139,11 +140,12 @@ if command -v "${CC:-cc}" >/dev/null; then
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stddef.h>
+#include <string.h>
 char *strdup(const char *s)
 {
 	char *(*real)(const char *) = (char *(*)(const char *))dlsym(RTLD_NEXT, "strdup");
 
-	return s[0] == '~' ? NULL : real(s);
+	return s[0] == '~' || !strncmp(s, "nomem", 5) ? NULL : real(s);
 }
 C
 	if "${CC:-cc}" -shared -fPIC -o "$T_TMP/nostrdup.so" "$T_TMP/nostrdup.c" -ldl 2>"$T_TMP/err"; then
@@ -160,6 +162,24 @@ C
 			"$rc $(grep -c '^a ' "$T_TMP/out")" "0 1"
 		"$FB" check s1 --repair >/dev/null 2>&1
 		"$FB" check s2 --repair >/dev/null 2>&1
+		# A filter's name without memory (NULL to the sort: list
+		# crashed), the directory's read refused (EIO, at its first
+		# getdents64: "no filters", exit 0): an error, never a list cut
+		# short.
+		"$FB" create nomem1 --capacity 10 --fp-rate 0.1 >/dev/null
+		bad=
+		for how in shim getdents64; do
+			if [ $how = shim ]; then
+				LD_PRELOAD=$T_TMP/nostrdup.so "$FB" list >/dev/null 2>"$T_TMP/err"
+			else
+				inject getdents64 EIO 1 "$FB" list >/dev/null 2>"$T_TMP/err"
+			fi
+			rc=$?
+			[ "$rc" = 1 ] && grep -q "cannot list the filters" "$T_TMP/err" ||
+				bad+=" $how: exit $rc, $(head -c 100 "$T_TMP/err")"
+		done
+		check_eq "list whose names cannot all be read: exit 1, saying so" "$bad" ""
+		"$FB" destroy nomem1 >/dev/null
 		"$FB" destroy a >/dev/null
 	else
 		skip "list: cannot build a preload shim: $(head -c 200 "$T_TMP/err")"
