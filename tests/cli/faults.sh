@@ -12,7 +12,7 @@
 # staging directory it cannot open or lock; add and del whose read of a
 # generation of rules with a lifetime is refused; destroy of an attached
 # filter whose pins or programs cannot be read; list whose directory or
-# names cannot be read.
+# names cannot be read; check whose reads of slots, pins or sets fail.
 # The device: a veth pair in namespaces of our own.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin faults
@@ -312,6 +312,17 @@ inject bpf ENOMEM "$n" "$FB" load r "$T_TMP/r.txt" --replace >/dev/null 2>"$T_TM
 check_eq "replace done, the old chunks' release refused: exit 0, saying what to do" \
 	"$? $(cat "$T_TMP/err")" "0 flowbloom: note: 'r' is replaced, but its old chunks are still held (cannot release the filter's chunks: Cannot allocate memory): \`flowbloom check --repair r\` releases them"
 check_eq "... the list in place" "$("$FB" query r src 198.51.100.0/24 | head -1 | awk '{print $1}')" maybe
+# check, each of its bpf calls failing in turn: a slot, pin or set it could
+# not read was taken for empty, and it said "r: clean" (exit 0) with the
+# old chunk held. Whatever fails, never clean.
+strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" check r >/dev/null 2>&1
+bad=
+for n in $(seq 1 "$(grep -vc 'resumed>' "$T_TMP/trace")"); do
+	inject bpf ENOMEM "$n" "$FB" check r >"$T_TMP/out" 2>&1
+	rc=$?
+	[ "$rc" = 0 ] && bad+=" call $n: $(head -1 "$T_TMP/out")"
+done
+check_eq "check whose bpf calls fail: never clean while the old chunk is held" "$bad" ""
 check "... check --repair releases them" "$FB" check r --repair
 check "... then clean" "$FB" check r
 "$FB" destroy r >/dev/null

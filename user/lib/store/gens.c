@@ -535,14 +535,21 @@ int fb_gens_stale(struct fb_store *f, unsigned set, bool repair)
 			continue;
 		cnt_pin(pin, sizeof(pin), range);
 		stale = !bpf_map_lookup_elem(f->outer_fd, &slot, &id);
+		if (!stale && errno != ENOENT)
+			goto err;
 		fd = fb_pin_get(f->dir_fd, pin);
 		if (fd >= 0) {
 			close(fd);
 			stale = 1;
+		} else if (errno != ENOENT) {
+			goto err;
 		}
 		n += stale;
 		if (stale && repair)
 			slot_clear(f, range);
 	}
 	return n;
+err: /* not read: not clean either */
+	fb_report_err("cannot read the generations of '%s': %s", f->name, strerror(errno));
+	return -1;
 }
