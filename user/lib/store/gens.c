@@ -131,8 +131,9 @@ static int map_counters(struct fb_store *gs, int fd)
 	__u32 len = sizeof(info);
 	void *m;
 
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
-	    (size_t)info.max_entries * info.value_size != want) {
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return fb_store_open_err(gs); /* memory: not damage */
+	if ((size_t)info.max_entries * info.value_size != want) {
 		fb_report_err("filter '%s': a generation's counters have the wrong size", gs->name);
 		return -1;
 	}
