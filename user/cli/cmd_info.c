@@ -291,12 +291,19 @@ static void info_kernel(const struct fb_store *f)
  * without the lock: a generation a writer reclaims between the list and
  * its opening (guard, bgp --ttl) is a race of no consequence, kept out of
  * the output (quiet): its fill reads -1, and the figures with the
- * generations are left out. */
-static void info_gens(const struct fb_store *f)
+ * generations are left out. -1 if the generations cannot be read (said:
+ * never shown as none). */
+static int info_gens(const struct fb_store *f)
 {
 	struct fb_gen gl[FB_GEN_SLOTS];
 	int n = f->hdr->gens ? fb_gens_list(f, gl) : 0, i;
 	bool quiet = fb_report_quiet;
+
+	if (n < 0) {
+		if (fb_json)
+			jw_null("generations");
+		return -1;
+	}
 
 	if (fb_json)
 		jw_arr_open("generations");
@@ -354,7 +361,7 @@ static void info_gens(const struct fb_store *f)
 		live = fb_gens_packet(f, &probes, &rate);
 		fb_report_quiet = quiet;
 		if (live <= 0)
-			return;
+			return 0;
 		if (fb_json) {
 			jw_obj_open("with_generations");
 			jw_u64("live_generations", live);
@@ -367,6 +374,7 @@ static void info_gens(const struct fb_store *f)
 			       live, live == 1 ? "" : "s", probes, probes == 1 ? "" : "s", rate);
 		}
 	}
+	return 0;
 }
 
 int cmd_info(int argc, char **argv)
@@ -381,7 +389,7 @@ int cmd_info(int argc, char **argv)
 	bool table;
 	char dig[20], shape[96];
 	__u32 masks[FB_MAX_MASKS];
-	int natt = 0, users, i, j, nmasks;
+	int natt = 0, users, i, j, nmasks, rc = 0;
 
 	if (fb_no_options(&argc, argv))
 		return 2;
@@ -398,7 +406,8 @@ int cmd_info(int argc, char **argv)
 	px = fb_store_prefixes(&f);
 	probes = fb_probes_per_packet(h->kinds, px);
 	kinds_str(h->kinds, kinds, sizeof(kinds));
-	users = fb_discover_users(&f, NULL);
+	users = fb_discover_users(&f, NULL); /* -1: said, never shown as none */
+	rc = users < 0;
 	if (f.cnt_hdr)
 		saturated = count_saturated(&f);
 	if (fb_json) {
@@ -451,12 +460,15 @@ int cmd_info(int argc, char **argv)
 			jw_u64("saturated_counters", saturated);
 		}
 		jw_str("action", FB_NAME(fb_action_names, h->action));
-		info_gens(&f);
+		rc |= info_gens(&f) ? 1 : 0;
 		info_kernel(&f);
 		jw_arr_open("attached");
 		fb_discover_attachments(&f, print_attach, &natt);
 		jw_arr_close();
-		jw_u64("programs", users);
+		if (users < 0)
+			jw_null("programs");
+		else
+			jw_u64("programs", users);
 		/* Loaded where the pins are hidden, a program fails open. */
 		fb_warn_fail_open(true);
 		jw_obj_close();
@@ -520,18 +532,19 @@ int cmd_info(int argc, char **argv)
 		printf("  rule kinds %s, default action %s%s\n", kinds,
 		       FB_NAME(fb_action_names, h->action),
 		       h->confirm ? ", hits confirmed in exact sets" : "");
-		info_gens(&f);
+		rc |= info_gens(&f) ? 1 : 0;
 		info_kernel(&f);
 		printf("  content digest %016llx\n", (unsigned long long)digest(&f));
 		printf("  attached:");
 		fb_discover_attachments(&f, print_attach, &natt);
 		printf("%s\n", natt ? "" : " nowhere in this network namespace");
-		printf("  in use by %d XDP program%s (all namespaces)\n", users,
-		       users == 1 ? "" : "s");
+		if (users >= 0)
+			printf("  in use by %d XDP program%s (all namespaces)\n", users,
+			       users == 1 ? "" : "s");
 		fb_warn_fail_open(true);
 	}
 	fb_store_close(&f);
-	return 0;
+	return rc;
 }
 
 void fb_print_destroyed(const char *name)

@@ -117,6 +117,8 @@ static int gens_pick(struct fb_store *f, double secs, size_t n, struct gens_pick
 	span = (__u64)(secs / FB_GEN_DIV / fb_jiffies_tick());
 	p->hi = lo + span;
 	p->ng = fb_gens_list(f, p->gl);
+	if (p->ng < 0)
+		return -2;
 	p->band = p->n = (double)n;
 	p->in_window = 0;
 	for (p->pick = p->spare = -1, i = 0; i < p->ng; i++) {

@@ -296,6 +296,10 @@ int fb_chunks_span(int outer_fd, __u32 gen, __u32 *maps, bool *head)
 		if (bpf_map_lookup_elem(outer_fd, &slot, &ids[n]))
 			break;
 	}
+	/* A slot that cannot be read is no end: check would say clean and
+	 * a release would leave the rest. */
+	if (n < FB_MAX_CHUNKS && errno != ENOENT)
+		goto err;
 	if (maps) {
 		qsort(ids, n, sizeof(*ids), cmp_u32);
 		for (*maps = 0, i = 0; i < n; i++)
@@ -308,21 +312,37 @@ int fb_chunks_span(int outer_fd, __u32 gen, __u32 *maps, bool *head)
 		if (fd >= 0) {
 			*head = holds_head(fd);
 			close(fd);
+		} else if (errno != ENOENT) {
+			goto err_read;
 		}
 	}
 	return (int)n;
+err:
+	free(ids);
+err_read:
+	fb_report_err("cannot read the filter's chunks: %s", strerror(errno));
+	return -1;
 }
 
-__u32 fb_chunks_shared(int outer_fd, __u32 gen, __u32 n, __u32 head_id)
+int fb_chunks_shared(int outer_fd, __u32 gen, __u32 n, __u32 head_id)
 {
-	__u32 *ids = malloc((n ? n : 1) * sizeof(*ids)), i, slot, bad = 0;
+	__u32 *ids = malloc((n ? n : 1) * sizeof(*ids)), i, slot;
+	int bad = 0;
 
-	if (!ids)
-		return 0;
+	if (!ids) {
+		fb_report_err("out of memory");
+		return -1;
+	}
 	for (i = 0; i < n; i++) {
 		slot = fb_range_slot(gen, i);
 		if (bpf_map_lookup_elem(outer_fd, &slot, &ids[i]))
 			ids[i] = 0;
+		/* Not read is not empty: never reported as damage. */
+		if (!ids[i] && errno != ENOENT) {
+			fb_report_err("cannot read the filter's chunks: %s", strerror(errno));
+			free(ids);
+			return -1;
+		}
 	}
 	/* Slot 0 must hold the head; then, with it standing for slot 0,
 	 * every id once. */

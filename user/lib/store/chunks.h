@@ -55,7 +55,8 @@ int fb_chunks_release(int outer_fd, __u32 gen, __u32 from, __u32 to);
 void fb_chunks_give_back(int outer_fd, __u32 gen, __u32 n);
 
 /* How far generation gen's slots are filled: the chunk slots holding a
- * chunk, from chunk 0 up to the first empty one; -1 out of memory. *maps
+ * chunk, from chunk 0 up to the first empty one; -1 (reported) out of
+ * memory or a slot that cannot be read. *maps
  * (unless NULL): how many distinct chunks they hold; *head (unless NULL):
  * whether chunk 0 holds a filter's header (not the empty chunk
  * fb_chunks_release() stores). */
@@ -66,8 +67,9 @@ int fb_chunks_span(int outer_fd, __u32 gen, __u32 *maps, bool *head);
  * bits there, writers write them through the head), a later one the head
  * or an earlier slot's chunk, or none. Two slots on one chunk make two
  * parts of the bits one: each overwrites the other's rules. 0: each
- * slot holds its own chunk, as every writer leaves them. */
-__u32 fb_chunks_shared(int outer_fd, __u32 gen, __u32 n, __u32 head_id);
+ * slot holds its own chunk, as every writer leaves them; -1 (reported) if
+ * a slot cannot be read. */
+int fb_chunks_shared(int outer_fd, __u32 gen, __u32 n, __u32 head_id);
 
 /* The chunk fd in slot (or -1, errno set). */
 int fb_chunks_slot_fd(int outer_fd, __u32 slot, __u32 *id);

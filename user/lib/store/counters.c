@@ -58,8 +58,9 @@ int fb_store_open_counters(struct fb_store *f)
 			      f->name, strerror(errno), f->name);
 		return -1;
 	}
-	if (bpf_obj_get_info_by_fd(f->cnt_fd, &info, &len) ||
-	    (size_t)info.max_entries * info.value_size != want) {
+	if (bpf_obj_get_info_by_fd(f->cnt_fd, &info, &len))
+		return fb_store_open_err(f); /* memory: not damage */
+	if ((size_t)info.max_entries * info.value_size != want) {
 		fb_report_err("filter '%s': counter array has the wrong size", f->name);
 		return -1;
 	}

@@ -12,6 +12,90 @@
 #include "store/store.h"
 #include "util.h"
 
+struct first_attach {
+	char ifname[IF_NAMESIZE];
+};
+
+static void note_first(const char *ifname, const char *mode, __u32 prog_id, void *ctx)
+{
+	struct first_attach *fa = ctx;
+
+	(void)mode;
+	(void)prog_id;
+	if (!fa->ifname[0])
+		snprintf(fa->ifname, sizeof(fa->ifname), "%s", ifname);
+}
+
+/* fb_discover_users, its error kept in fb_report_last. */
+static int users_quietly(const struct fb_store *f, __u32 *prog)
+{
+	bool quiet = fb_report_quiet;
+	int n;
+
+	fb_report_quiet = true;
+	n = fb_discover_users(f, prog);
+	fb_report_quiet = quiet;
+	return n;
+}
+
+/* -1 (printed) if the filter is attached anywhere, a loaded program uses
+ * it, or that cannot be told. */
+static int busy(const struct fb_store *f)
+{
+	struct first_attach fa = { "" };
+	struct fb_att a;
+	bool found = false;
+	__u32 prog = 0;
+	bool quiet = fb_report_quiet;
+	int users, tries;
+
+	/* A program that cannot be read is never taken for one that does
+	 * not use the filter: said in one line below. */
+	fb_report_quiet = true;
+	users = fb_discover_attachments(f, note_first, &fa);
+	fb_report_quiet = quiet;
+	if (users < 0)
+		goto unknown;
+	if (fa.ifname[0]) {
+		fb_report_err("filter '%s' is attached to %s: detach it first", f->name, fa.ifname);
+		return -1;
+	}
+	/* A program that is attached nowhere here is either attached in
+	 * another namespace or on its way out: the last close of a program
+	 * frees it, and that close may be another process's that only
+	 * looked at it (every destroy, status and info opens each loaded
+	 * program by id to read its maps). Such a look lasts microseconds;
+	 * an attachment stays: one found in any namespace is refused at
+	 * once, without waiting out the 2 s. */
+	for (tries = 0; (users = users_quietly(f, &prog)) > 0 && tries < 100; tries++) {
+		if (!tries && (found = fb_discover_find(0, f->outer_id, &a)))
+			break;
+		usleep(20000); /* 2 s at most */
+	}
+	if (users < 0)
+		goto unknown;
+	if (users) {
+		/* Where, for an operator who cannot tell which program or
+		 * namespace the id means (an `ip link` attachment in a
+		 * namespace; one in generic mode, which `ip link set dev DEV
+		 * xdp off` leaves). */
+		if (found || fb_discover_find(0, f->outer_id, &a))
+			fb_report_err("filter '%s' is attached to %s (netns %s, %s, XDP program "
+				      "%u): detach it first",
+				      f->name, a.ifname, a.netns, a.mode, a.prog_id);
+		else
+			fb_report_err("filter '%s' is in use by XDP program %u (attached in "
+				      "another network namespace?): detach it first",
+				      f->name, prog);
+		return -1;
+	}
+	return 0;
+unknown:
+	fb_report_err("cannot tell whether filter '%s' is in use (%s): nothing removed", f->name,
+		      fb_report_last);
+	return -1;
+}
+
 /*
  * Destroy: wait for the filter's writers (its lock), refuse if a program
  * uses it, remove the ip-link pins if they are its own, then take the
@@ -57,11 +141,23 @@ int fb_store_destroy(const char *name)
 		goto missing;
 	}
 	/* What programs could use: its outer and stats maps, if pinned. */
+	/* (Memory or descriptors short: not read now; a pin that is
+	 * damaged, or none, holds nothing a program could use.) */
 	f.outer_fd = fb_pin_get(f.dir_fd, "filter");
+	if (f.outer_fd < 0 && fb_store_err_now(errno))
+		goto unread;
 	f.stats_fd = fb_pin_get(f.dir_fd, "stats");
+	if (f.stats_fd < 0 && fb_store_err_now(errno))
+		goto unread;
+	/* A pin whose id cannot be read is never taken for none: the
+	 * programs using the filter are found by these ids. */
 	f.outer_id = f.outer_fd >= 0 ? fb_map_id(f.outer_fd) : 0;
+	if (f.outer_fd >= 0 && !f.outer_id)
+		goto unread;
 	f.stats_id = f.stats_fd >= 0 ? fb_map_id(f.stats_fd) : 0;
-	if ((f.outer_id || f.stats_id) && fb_discover_busy(&f))
+	if (f.stats_fd >= 0 && !f.stats_id)
+		goto unread;
+	if ((f.outer_id || f.stats_id) && busy(&f))
 		goto fail;
 	if (!strcmp(name, FB_IPROUTE_FILTER))
 		fb_pin_iproute_remove(&f);
@@ -80,6 +176,9 @@ int fb_store_destroy(const char *name)
 	fb_store_close(&f);
 	rmdir(fb_pin_root()); /* only succeeds once the last filter is gone */
 	return 0;
+unread:
+	fb_report_err("cannot tell whether filter '%s' is in use (%s): nothing removed", name,
+		      strerror(errno));
 fail:
 	fb_store_close(&f);
 	return -1;

@@ -555,23 +555,32 @@ out:
 	free(f.atts);
 	return rc;
 }
-/* Does program prog_id use filter f (its stats or outer map)? */
-static bool prog_uses(__u32 prog_id, const struct fb_store *f)
+/* Does program prog_id use filter f (its stats or outer map)? 1, 0 (also
+ * for a program gone meanwhile), or -1 (reported) if it cannot be read
+ * now (memory, descriptors): never taken for "no" (destroy would remove a
+ * filter in use). */
+static int prog_uses(__u32 prog_id, const struct fb_store *f)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info), ids[32], i;
-	int fd = bpf_prog_get_fd_by_id(prog_id);
-	bool found = false;
+	int fd = bpf_prog_get_fd_by_id(prog_id), found = 0;
 
-	if (fd < 0)
-		return false;
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 0;
+		fb_report_err("cannot read XDP program %u: %s", prog_id, strerror(errno));
+		return -1;
+	}
 	info.nr_map_ids = 32;
 	info.map_ids = (__u64)(unsigned long)ids;
-	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
-		for (i = 0; i < info.nr_map_ids && i < 32; i++)
-			if ((f->stats_id && ids[i] == f->stats_id) ||
-			    (f->outer_id && ids[i] == f->outer_id))
-				found = true;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		fb_report_err("cannot read XDP program %u: %s", prog_id, strerror(errno));
+		found = -1;
+	}
+	for (i = 0; !found && i < info.nr_map_ids && i < 32; i++)
+		if ((f->stats_id && ids[i] == f->stats_id) ||
+		    (f->outer_id && ids[i] == f->outer_id))
+			found = 1;
 	close(fd);
 	return found;
 }
@@ -585,11 +594,19 @@ int fb_discover_users(const struct fb_store *f, __u32 *first_prog)
 	 * in: a netlink XDP attachment holds its program, and the program
 	 * holds the maps. */
 	while (!bpf_prog_get_next_id(id, &id)) {
-		if (!prog_uses(id, f))
+		int u = prog_uses(id, f);
+
+		if (u < 0)
+			return -1;
+		if (!u)
 			continue;
 		if (!n && first_prog)
 			*first_prog = id;
 		n++;
+	}
+	if (errno != ENOENT) {
+		fb_report_err("cannot list BPF programs: %s", strerror(errno));
+		return -1;
 	}
 	return n;
 }
@@ -597,40 +614,28 @@ int fb_discover_users(const struct fb_store *f, __u32 *first_prog)
 int fb_discover_attachments(const struct fb_store *f, fb_attach_cb cb, void *ctx)
 {
 	struct if_nameindex *ifs = if_nameindex(), *i;
-	int n = 0;
+	int n = 0, u;
 
 	if (!ifs)
 		return 0;
-	for (i = ifs; i->if_index; i++) {
+	for (i = ifs; n >= 0 && i->if_index; i++) {
 		LIBBPF_OPTS(bpf_xdp_query_opts, q);
 
 		if (bpf_xdp_query(i->if_index, 0, &q))
 			continue;
-		if (q.drv_prog_id && prog_uses(q.drv_prog_id, f)) {
-			cb(i->if_name, "native", q.drv_prog_id, ctx);
-			n++;
+		if (q.drv_prog_id && (u = prog_uses(q.drv_prog_id, f))) {
+			if (u > 0)
+				cb(i->if_name, "native", q.drv_prog_id, ctx);
+			n = u > 0 ? n + 1 : -1;
 		}
-		if (q.skb_prog_id && prog_uses(q.skb_prog_id, f)) {
-			cb(i->if_name, "generic", q.skb_prog_id, ctx);
-			n++;
+		if (n >= 0 && q.skb_prog_id && (u = prog_uses(q.skb_prog_id, f))) {
+			if (u > 0)
+				cb(i->if_name, "generic", q.skb_prog_id, ctx);
+			n = u > 0 ? n + 1 : -1;
 		}
 	}
 	if_freenameindex(ifs);
 	return n;
-}
-
-struct first_attach {
-	char ifname[IF_NAMESIZE];
-};
-
-static void note_first(const char *ifname, const char *mode, __u32 prog_id, void *ctx)
-{
-	struct first_attach *fa = ctx;
-
-	(void)mode;
-	(void)prog_id;
-	if (!fa->ifname[0])
-		snprintf(fa->ifname, sizeof(fa->ifname), "%s", ifname);
 }
 
 bool fb_discover_find(__u32 prog_id, __u32 map_id, struct fb_att *out)
@@ -650,47 +655,4 @@ bool fb_discover_find(__u32 prog_id, __u32 map_id, struct fb_att *out)
 		*out = a[hit];
 	free(a);
 	return hit >= 0;
-}
-
-int fb_discover_busy(const struct fb_store *f)
-{
-	struct first_attach fa = { "" };
-	struct fb_att a;
-	bool found = false;
-	__u32 prog = 0;
-	int users, tries;
-
-	fb_discover_attachments(f, note_first, &fa);
-	if (fa.ifname[0]) {
-		fb_report_err("filter '%s' is attached to %s: detach it first", f->name, fa.ifname);
-		return -1;
-	}
-	/* A program that is attached nowhere here is either attached in
-	 * another namespace or on its way out: the last close of a program
-	 * frees it, and that close may be another process's that only
-	 * looked at it (every destroy, status and info opens each loaded
-	 * program by id to read its maps). Such a look lasts microseconds;
-	 * an attachment stays: one found in any namespace is refused at
-	 * once, without waiting out the 2 s. */
-	for (tries = 0; (users = fb_discover_users(f, &prog)) && tries < 100; tries++) {
-		if (!tries && (found = fb_discover_find(0, f->outer_id, &a)))
-			break;
-		usleep(20000); /* 2 s at most */
-	}
-	if (users) {
-		/* Where, for an operator who cannot tell which program or
-		 * namespace the id means (an `ip link` attachment in a
-		 * namespace; one in generic mode, which `ip link set dev DEV
-		 * xdp off` leaves). */
-		if (found || fb_discover_find(0, f->outer_id, &a))
-			fb_report_err("filter '%s' is attached to %s (netns %s, %s, XDP program "
-				      "%u): detach it first",
-				      f->name, a.ifname, a.netns, a.mode, a.prog_id);
-		else
-			fb_report_err("filter '%s' is in use by XDP program %u (attached in "
-				      "another network namespace?): detach it first",
-				      f->name, prog);
-		return -1;
-	}
-	return 0;
 }

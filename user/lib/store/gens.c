@@ -32,14 +32,14 @@ static int slot_fd(const struct fb_store *f, __u32 range)
 }
 
 /* The header in a head chunk fd (read through a mapping of its first page:
- * a lookup would copy the whole chunk); 0, or -1 if it is no generation's
- * of range. */
+ * a lookup would copy the whole chunk); 0, -1 if it is no generation's
+ * of range, -2 if it cannot be mapped (errno). */
 static int head_header(int fd, __u32 range, struct fb_header *h)
 {
 	void *m = mmap(NULL, FB_PAGE_BYTES, PROT_READ, MAP_SHARED, fd, 0);
 
 	if (m == MAP_FAILED)
-		return -1;
+		return -2;
 	memcpy(h, &((const struct fb_head *)m)->hdr, sizeof(*h));
 	munmap(m, FB_PAGE_BYTES);
 	return h->magic == FB_MAGIC && h->version == FB_VERSION &&
@@ -49,14 +49,15 @@ static int head_header(int fd, __u32 range, struct fb_header *h)
 		       : -1;
 }
 
-/* The header of the generation in slot range `range`; 0, or -1 if there
- * is none. */
+/* The header of the generation in slot range `range`; 0, -1 if there
+ * is none, -2 if it cannot be read now (errno: memory, descriptors), which
+ * is never taken for none (a reclaim would drop a live generation). */
 static int slot_header(const struct fb_store *f, __u32 range, struct fb_header *h)
 {
 	int fd = slot_fd(f, range), rc;
 
 	if (fd < 0)
-		return -1;
+		return errno == ENOENT ? -1 : -2;
 	rc = head_header(fd, range, h);
 	close(fd);
 	return rc;
@@ -130,8 +131,9 @@ static int map_counters(struct fb_store *gs, int fd)
 	__u32 len = sizeof(info);
 	void *m;
 
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
-	    (size_t)info.max_entries * info.value_size != want) {
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return fb_store_open_err(gs); /* memory: not damage */
+	if ((size_t)info.max_entries * info.value_size != want) {
 		fb_report_err("filter '%s': a generation's counters have the wrong size", gs->name);
 		return -1;
 	}
@@ -159,11 +161,17 @@ static int map_view(const struct fb_store *f, int fd, __u32 range, struct fb_sto
 	char pin[32];
 	void *m;
 	__u32 n;
+	int r;
 
 	view_init(f, gs);
 	gs->bits_fd = fd;
 	gs->head_id = fb_map_id(fd);
-	if (head_header(fd, range, &h)) {
+	r = head_header(fd, range, &h);
+	if (r == -2) { /* memory: not damage */
+		fb_store_open_err(f);
+		goto fail;
+	}
+	if (r) {
 		fb_report_err("filter '%s': bad generation header in slot range %u", f->name,
 			      range);
 		goto fail;
@@ -358,7 +366,7 @@ static int cmp_gen(const void *a, const void *b)
 int fb_gens_list(const struct fb_store *f, struct fb_gen out[FB_GEN_SLOTS])
 {
 	__u32 mask = __atomic_load_n(&f->hdr->gens, __ATOMIC_ACQUIRE);
-	int n = 0;
+	int n = 0, r;
 	unsigned g;
 
 	for (g = 0; g < FB_GEN_SLOTS; g++) {
@@ -369,7 +377,13 @@ int fb_gens_list(const struct fb_store *f, struct fb_gen out[FB_GEN_SLOTS])
 			continue;
 		o->g = g;
 		o->slot = fb_gen_range(f->hdr->gen, g);
-		if (slot_header(f, o->slot, &h)) {
+		r = slot_header(f, o->slot, &h);
+		if (r == -2) {
+			fb_report_err("cannot read generation %u of '%s': %s", g, f->name,
+				      strerror(errno));
+			return -1;
+		}
+		if (r) {
 			/* A bit without its array: nothing the data path
 			 * can match (it skips the slot); reclaimed as expired. */
 			o->expires = 0;
@@ -398,7 +412,7 @@ int fb_gens_reclaim(struct fb_store *f)
 	if (!f->hdr->gens)
 		return 0;
 	now = fb_jiffies_now();
-	n = fb_gens_list(f, gl);
+	n = fb_gens_list(f, gl); /* -1: none reclaimed */
 	for (i = 0; i < n; i++) {
 		if (gl[i].expires > now)
 			continue;
@@ -418,6 +432,8 @@ int fb_gens_views_open(const struct fb_store *f, struct fb_gen_views *gv)
 	int n = f->hdr->gens ? fb_gens_list(f, gl) : 0, i;
 
 	gv->n = 0;
+	if (n < 0)
+		return -1;
 	for (i = 0; i < n; i++) {
 		if (gl[i].expires <= now || !gl[i].nblocks)
 			continue;
@@ -520,14 +536,21 @@ int fb_gens_stale(struct fb_store *f, unsigned set, bool repair)
 			continue;
 		cnt_pin(pin, sizeof(pin), range);
 		stale = !bpf_map_lookup_elem(f->outer_fd, &slot, &id);
+		if (!stale && errno != ENOENT)
+			goto err;
 		fd = fb_pin_get(f->dir_fd, pin);
 		if (fd >= 0) {
 			close(fd);
 			stale = 1;
+		} else if (errno != ENOENT) {
+			goto err;
 		}
 		n += stale;
 		if (stale && repair)
 			slot_clear(f, range);
 	}
 	return n;
+err: /* not read: not clean either */
+	fb_report_err("cannot read the generations of '%s': %s", f->name, strerror(errno));
+	return -1;
 }

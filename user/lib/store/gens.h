@@ -84,7 +84,8 @@ int fb_gens_import(struct fb_store *f, unsigned g, double secs, __u32 nblocks, _
 		   struct fb_store *gs);
 void fb_gens_retire(struct fb_store *f, unsigned set, __u32 mask);
 /* Empty every generation slot of set that its mask does not name (what a
- * killed replace or reclaim left); how many. repair: do it, else count. */
+ * killed replace or reclaim left); how many, -1 (reported) if a slot or
+ * pin cannot be read. repair: do it, else count. */
 int fb_gens_stale(struct fb_store *f, unsigned set, bool repair);
 
 #endif

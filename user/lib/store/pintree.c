@@ -576,7 +576,7 @@ int fb_pin_list(char ***names)
 {
 	DIR *d;
 	struct dirent *de;
-	int n = 0, cap = 0, root;
+	int n = 0, cap = 0, root, err;
 	char **v = NULL;
 
 	*names = NULL;
@@ -590,9 +590,11 @@ int fb_pin_list(char ***names)
 	d = fdopendir(root);
 	if (!d) {
 		close(root);
-		return 0;
+		goto err;
 	}
-	while ((de = readdir(d))) {
+	/* A directory that cannot be read, or names without memory, is an
+	 * error: a list cut short would say filters are not there. */
+	for (errno = 0; (de = readdir(d)); errno = 0) {
 		/* '.' entries and staging directories (FB_STAGE_*) are no
 		 * filters. */
 		if (de->d_name[0] == '.' || de->d_name[0] == '~' || de->d_type != DT_DIR)
@@ -600,17 +602,34 @@ int fb_pin_list(char ***names)
 		if (n == cap) {
 			char **nv = realloc(v, sizeof(*v) * (cap = cap ? cap * 2 : 16));
 
-			if (!nv)
+			if (!nv) {
+				errno = ENOMEM;
 				break;
+			}
 			v = nv;
 		}
-		v[n++] = strdup(de->d_name);
+		if (!(v[n] = strdup(de->d_name))) {
+			errno = ENOMEM;
+			break;
+		}
+		n++;
 	}
+	err = errno;
 	closedir(d);
+	if (err) {
+		errno = err;
+		while (n--)
+			free(v[n]);
+		free(v);
+		goto err;
+	}
 	if (n)
 		qsort(v, n, sizeof(*v), fb_cmp_str);
 	*names = v;
 	return n;
+err:
+	fb_report_err("cannot list the filters in %s: %s", fb_pin_root(), strerror(errno));
+	return -1;
 }
 
 int fb_pin_open_root_of(const char *name)

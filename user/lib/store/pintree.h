@@ -19,7 +19,8 @@ const char *fb_pin_iproute_dir(void);
 int fb_pin_check_bpffs(void);
 /* 0 if name is a valid filter name, else -1 with a message printed. */
 int fb_pin_check_name(const char *name);
-/* Names of all filters, sorted; *names is malloc'd. Returns the count. */
+/* Names of all filters, sorted; *names is malloc'd. Returns the count, or
+ * -1 (reported) if they cannot all be read. */
 int fb_pin_list(char ***names);
 /* Remove the stale staging directories of NAME (an interrupted create,
  * import or destroy: nobody holds their lock); returns how many, -1 on

@@ -4,6 +4,7 @@
  * finding them for `check`, removing them for destroy and check --repair. */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -109,7 +110,13 @@ int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s)
 	/* The filter's own chunks, each in its slot: no writer leaves them
 	 * otherwise, and nothing here can tell which rules a shared chunk
 	 * lost (reported, never repaired). */
-	s->shared_chunks = fb_chunks_shared(f->outer_fd, f->hdr->gen, f->nchunks, f->head_id);
+	{
+		int shared = fb_chunks_shared(f->outer_fd, f->hdr->gen, f->nchunks, f->head_id);
+
+		if (shared < 0)
+			return -1;
+		s->shared_chunks = (__u32)shared;
+	}
 	s->stale_create = stale & 1;
 	s->stale_destroy = stale & 2;
 	if (repair && stale)
@@ -150,6 +157,10 @@ int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s)
 			s->stale_sets = true;
 			if (repair)
 				fb_exact_clear_slot(f->exact_fd, f->lpm_fd, f->hdr->gen ^ 1);
+		} else if (errno != ENOENT) { /* not read: not clean either */
+			fb_report_err("cannot read the exact sets of '%s': %s", f->name,
+				      strerror(errno));
+			return -1;
 		}
 	}
 	/* The data path probes what the head's table says: a table out of
@@ -179,13 +190,21 @@ int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s)
 	}
 	/* Generations of rules with a lifetime: slots of either set that
 	 * no mask names, and those ended but not yet reclaimed. */
-	s->stale_gens =
-		fb_gens_stale(f, f->hdr->gen, repair) + fb_gens_stale(f, f->hdr->gen ^ 1, repair);
+	{
+		int a = fb_gens_stale(f, f->hdr->gen, repair), b;
+
+		b = a < 0 ? -1 : fb_gens_stale(f, f->hdr->gen ^ 1, repair);
+		if (b < 0)
+			return -1;
+		s->stale_gens = a + b;
+	}
 	if (f->hdr->gens) {
 		struct fb_gen gl[FB_GEN_SLOTS];
 		__u64 now = fb_jiffies_now();
 		int n = fb_gens_list(f, gl), i;
 
+		if (n < 0)
+			return -1;
 		for (i = 0; i < n; i++)
 			s->expired_gens += gl[i].expires <= now;
 		if (repair && s->expired_gens)

@@ -322,14 +322,15 @@ static void unmap_array(struct fb_store *f)
 	}
 }
 
-/* Is fd a chunk of this build's shape? */
-static bool is_chunk(int fd, __u32 *id)
+/* Is fd a chunk of this build's shape? 1, 0, or -1 if it cannot be read
+ * now (errno: memory), which is no older build's. */
+static int is_chunk(int fd, __u32 *id)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return false;
+		return -1;
 	*id = info.id;
 	return info.type == BPF_MAP_TYPE_ARRAY && info.key_size == sizeof(__u32) &&
 	       info.value_size == FB_CHUNK_BYTES && info.max_entries == 1 &&
@@ -383,7 +384,10 @@ static int map_array(struct fb_store *f)
 			f->name, strerror(errno), f->name);
 		return -1;
 	}
-	if (!is_chunk(f->bits_fd, &f->head_id))
+	err = is_chunk(f->bits_fd, &f->head_id);
+	if (err < 0)
+		return fb_store_open_err(f);
+	if (!err)
 		return older_build(f);
 	/* The head first, by a copy: it says how many chunks to map. */
 	page = malloc(FB_CHUNK_BYTES);
