@@ -42,7 +42,9 @@ static int stats_watch(const char *name, double interval)
 		}
 		t_cur = fb_now();
 		dt = t_cur - t_prev;
-		fb_clock_format(fb_clock_real_ns(), false, when, sizeof(when));
+		/* JSON, for programs: to the microsecond, as flows' and guard's
+		 * event times. */
+		fb_clock_format(fb_clock_real_ns(), fb_json, when, sizeof(when));
 		if (fb_json) {
 			jw_obj_open(NULL);
 			jw_str("filter", f.name);
