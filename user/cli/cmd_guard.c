@@ -46,6 +46,8 @@ enum announce { ANN_NONE, ANN_RTBH, ANN_FLOWSPEC };
 
 /* At the end, the withdrawals for ExaBGP get CMDQ_STOP_WAIT seconds. */
 #define CMDQ_STOP_WAIT 1.0
+/* Whether NAME or BAN is gone is looked at this often. */
+#define GONE_POLL_S 0.5
 
 struct ban {
 	struct fb_key key;
@@ -527,7 +529,7 @@ int cmd_guard(int argc, char **argv)
 	struct fb_guard_addr *a = NULL;
 	struct fb_monitor m;
 	struct fb_store f, bf;
-	double t0, tick, end, secs, from, at;
+	double t0, tick, end, wake, secs, from, at;
 	int rc, sfd = -1, n;
 	__u64 done = 0, held;
 	bool derived;
@@ -590,15 +592,20 @@ int cmd_guard(int argc, char **argv)
 	while (!fb_interrupted() && !g.q.broken) {
 		struct fb_mon_snap lower;
 
-		/* Wake at the interval's end, or a ban's if sooner. */
-		end = next_end(&g);
-		if (!fb_clock_sleep_until(end && end < tick + g.interval ? end : tick + g.interval))
+		/* Wake at the interval's end, or a ban's if sooner, and
+		 * every half second: a filter destroyed is said then, not
+		 * at the end of a long interval. */
+		end = tick + g.interval;
+		wake = next_end(&g);
+		if (!wake || wake > end)
+			wake = end;
+		if (wake > fb_now() + GONE_POLL_S)
+			wake = fb_now() + GONE_POLL_S;
+		if (!fb_clock_sleep_until(wake))
 			break;
 		/* What a slow reader left: it may have room now. */
 		fb_cmdq_flush(&g.q, 0);
 		expire(&g);
-		if (fb_now() < tick + g.interval)
-			continue;
 		if (fb_monview_gone(&f, &m))
 			goto out;
 		/* BAN destroyed: its lock fails, and a filter made again
@@ -608,6 +615,8 @@ int cmd_guard(int argc, char **argv)
 			fb_monview_report_gone(&bf);
 			goto out;
 		}
+		if (fb_now() < end)
+			continue;
 		/* Rates up to now's reading, the next interval from
 		 * lower's: no packet falls between the two (monmaps.h). A
 		 * reading takes time (a large sketch, many CPUs: tenths of
@@ -655,7 +664,10 @@ out:
 			"by %s\n",
 			fb_now() - t0, (unsigned long long)g.active, g.active == 1 ? "" : "s",
 			g.active == 1 ? "ends" : "end", g.active == 1 ? "itself" : "themselves");
-	if (sfd >= 0 && !fb_store_lock(&bf)) {
+	/* BAN gone (destroyed, the reason guard stops, or BAN is NAME):
+	 * its counters went with it, and its lock would only fail, saying
+	 * so a second time. */
+	if (sfd >= 0 && !fb_store_gone(&bf) && !fb_store_lock(&bf)) {
 		flush_stats(&g, &bf, sfd);
 		fb_store_unlock(&bf);
 	}
