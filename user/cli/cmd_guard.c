@@ -74,6 +74,7 @@ struct guard {
 	size_t nbans, cap;
 	struct fb_guard_stats delta; /* not yet written to the pin */
 	__u64 active;
+	__u64 inherited, inherited_until; /* bans an earlier guard left (guard.h) */
 	int evfd;	  /* NAME's event queue, for `ipfix NAME`; -1: none (dry run) */
 	struct fb_cmdq q; /* --announce: commands stdout has not taken yet (broken:
 			   * stdout gone, end the loop, exit 1) */
@@ -226,9 +227,11 @@ static void flush_stats(struct guard *g, struct fb_store *b, int sfd)
 	s.intervals += g->delta.intervals;
 	s.refused += g->delta.refused;
 	s.limited += g->delta.limited;
-	s.active = g->active;
+	if (g->inherited && fb_jiffies_now() >= g->inherited_until)
+		g->inherited = 0;
+	s.active = g->active + g->inherited;
 	/* Bans outlive guard: metrics counts them no more once they ended. */
-	s.active_until = 0;
+	s.active_until = g->inherited ? g->inherited_until : 0;
 	for (i = 0; i < g->nbans; i++)
 		if (!g->bans[i].spared && g->bans[i].expires > s.active_until)
 			s.active_until = g->bans[i].expires;
@@ -286,7 +289,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 		    int n, double secs)
 {
 	struct fb_key *keys = calloc(n ? n : 1, sizeof(*keys));
-	unsigned char *st = calloc(n ? n : 1, sizeof(*st));
+	unsigned char *st = calloc(n ? n : 1, sizeof(*st)), *old = calloc(n ? n : 1, 1);
 	const struct fb_guard_addr **of = calloc(n ? n : 1, sizeof(*of));
 	struct fb_gen where = { 0 };
 	struct fb_gen_views gv;
@@ -296,7 +299,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 	bool locked = false;
 	int rc = -1, err;
 
-	if (!keys || !st || !of) {
+	if (!keys || !st || !of || !old) {
 		fb_err("out of memory");
 		goto out;
 	}
@@ -336,9 +339,13 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 	/* What a `load --replace --ttl` took away (it replaces the
 	 * generations) is written again. */
 	if (locked && fb_gens_views_open(bf, &gv) >= 0) {
-		for (i = 0; i < nk; i++)
+		for (i = 0; i < nk; i++) {
 			if (st[i] == ST_HELD && !fb_bits_query_gens(bf, &gv, &of[i]->key, until))
 				st[i] = ST_EXTEND;
+			/* New, of an address BAN holds: an earlier guard's, now ours. */
+			old[i] = st[i] == ST_NEW && g->inherited &&
+				 fb_guard_gens_hold(&gv, &of[i]->key, fb_jiffies_now());
+		}
 		fb_gens_views_close(&gv);
 	}
 	if (nk && fb_capacity_room(&g->lim, bf, g->active, g->dry_run, &room))
@@ -404,6 +411,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 		b->since = fb_now();
 		g->delta.bans++;
 		g->active++;
+		g->inherited -= old[i] && g->inherited;
 		event(g, "ban", k, of[i], secs, fb_jiffies_secs(b->expires), -1);
 		announce(g, k, false);
 	}
@@ -417,6 +425,7 @@ out:
 	free(keys);
 	free(st);
 	free(of);
+	free(old);
 	return rc;
 }
 
@@ -577,6 +586,7 @@ int cmd_guard(int argc, char **argv)
 			derived ? " (m ln 2 / k)" : "");
 	if (!g.dry_run && (sfd = fb_guard_stats_open(&bf, true)) < 0)
 		goto close_ban;
+	fb_guard_stats_left(sfd, fb_jiffies_now(), &g.inherited, &g.inherited_until);
 	g.evfd = g.dry_run ? -1 : fb_guard_events_open(&f, true);
 	if (!g.dry_run && g.evfd < 0)
 		goto close_ban;
