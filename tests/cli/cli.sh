@@ -135,8 +135,16 @@ t_refused 2 "ipfix --config: a bad time names FILE:LINE" \
 	"$T_TMP/ipfix.conf:2: bad duration '5x' for --active-timeout" "$FB" ipfix f1 --config "$T_TMP/ipfix.conf"
 # stats --watch 150ms polls every 150 ms: at least 5 lines in 2 s (every
 # second, the default, would print at most 3).
-n=$(timeout -s INT 2 "$FB" -j stats f1 --watch 150ms | grep -c '"filter"')
+timeout -s INT 2 "$FB" -j stats f1 --watch 150ms >"$T_TMP/watch.json"
+n=$(grep -c '"filter"' "$T_TMP/watch.json")
 check "stats --watch 150ms: polls every 150 ms ($n lines in 2 s)" test "$n" -ge 5
+# Its "time", as flows' and guard's, to the microsecond: at 150 ms a
+# poll, whole seconds gave several lines the same time.
+check_eq "stats -j --watch: each time to the microsecond, each another" "$("$PY" -c '
+import json, re, sys
+t = [json.loads(l)["time"] for l in open(sys.argv[1])]
+print(sum(bool(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", x)) for x in t), len(set(t)))
+' "$T_TMP/watch.json")" "$n $n"
 
 # A file with one bad line is rejected whole, naming file:line.
 for where in first middle last; do

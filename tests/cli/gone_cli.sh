@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Loops that watch a filter (`stats --watch`, `flows --follow`, `top
-# --interval`) when the filter is destroyed under them: each must stop
-# within a poll, exit 1 and say the filter is gone, rather than print the
+# --interval`, `guard`) when the filter is destroyed under them: each must
+# stop within a poll (half a second at most, however long its interval),
+# exit 1 and say once that the filter is gone, rather than print the
 # zeros of maps nothing feeds any more. They used to run forever (the
 # `timeout` below would have killed them: exit 124). A filter created again
 # under the same name is another filter: still gone for the old loop.
@@ -27,8 +28,10 @@ t_traps
 # (top --interval's is one interval long: a fixed wait could miss it),
 # expect exit 1 and "is gone" within a poll or two (20 s: a loaded machine
 # answers late; a loop that never notices is killed then, exit 124).
+# With GONE_WITHIN=S: the loop's interval is far longer than that, and it
+# must still notice within S s (it waited its interval out first).
 gone() {
-	local label=$1 pid rc
+	local label=$1 pid rc t0
 	shift
 	check "$label: create" "$FB" create g1 --capacity 1000 --fp-rate 0.01
 	"$FEED" feed g1 2000 100 >/dev/null || fail "$label: feed"
@@ -37,14 +40,22 @@ gone() {
 	BG+=("$pid")
 	T_WAIT_STEP=0.02 t_wait_until 10 t_looping "$pid" ||
 		fail "$label: not in its loop after 10 s ($(head -c 200 "$T_TMP/loop.err"))"
+	t0=$(date +%s%N)
 	check "$label: destroy while it runs" "$FB" destroy g1
 	# Same name again: the loop holds the old maps, not these.
 	"$FB" create g1 --capacity 1000 --fp-rate 0.01 >/dev/null
 	wait "$pid"
 	rc=$?
+	t0=$((($(date +%s%N) - t0) / 1000000))
 	check_eq "$label: exits 1 (124: still running after 20 s)" "$rc" 1
+	[ -z "${GONE_WITHIN:-}" ] ||
+		check "$label: noticed within $GONE_WITHIN s (in $t0 ms)" test "$t0" -le $((GONE_WITHIN * 1000))
 	check_eq "$label: says the filter is gone" \
 		"$(grep -c "filter 'g1' is gone" "$T_TMP/loop.err")" 1
+	# ... and that alone (guard said as well that g1, its BAN, "was
+	# destroyed while this command waited for its lock"); guard's
+	# "stopped after" line is no error.
+	check_eq "$label: one error" "$(grep -vc '^flowbloom: guard: stopped after' "$T_TMP/loop.err")" 1
 	"$FB" destroy g1 >/dev/null
 }
 
@@ -52,6 +63,11 @@ gone "stats --watch" "$FB" stats g1 --watch 0.2
 gone "stats -j --watch" "$FB" -j stats g1 --watch 0.2
 gone "flows --follow" "$FB" flows g1 --follow
 gone "top --interval" "$FB" top g1 --interval 1.5
+gone "guard" "$FB" guard g1 --into g1 --pps 1000 --ttl 2s --interval 0.3s
+# A long interval: the filter is looked for every half second meanwhile.
+GONE_WITHIN=3 gone "top --interval 30" "$FB" top g1 --interval 30
+GONE_WITHIN=3 gone "stats --watch 30" "$FB" stats g1 --watch 30
+GONE_WITHIN=3 gone "guard --interval 30" "$FB" guard g1 --into g1 --pps 1000 --ttl 60s --interval 30s
 
 # Not destroyed: --watch keeps going until Ctrl-C, exit 0.
 check "create g2" "$FB" create g2 --capacity 1000 --fp-rate 0.01

@@ -17,7 +17,9 @@
 #  - BAN with every generation slot held by other lifetimes: the bans
 #    refused, said and counted, guard goes on (it stopped at the first);
 #  - guard stopped with a ban in force: metrics counts it as active until
-#    it ends, then no more (it said 1 for good).
+#    it ends, then no more (it said 1 for good); a guard started again
+#    meanwhile counts it too (it said 0), once even when it bans the
+#    address again.
 # Addresses: 198.51.100.0/24 only.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin guard_edge
@@ -170,6 +172,30 @@ if t_wait_until 5 st_ended; then
 else
 	fail "... the ban of .8 in st still in force 5 s after guard stopped: $(cat "$T_TMP/st.err")"
 fi
+# A guard started again while a ban the earlier one left is in force
+# counts it (it said 0 from its first interval on, the ban still
+# dropping); banning that address again makes it its own: still 1, not 2.
+check "create rs" "$FB" create rs --capacity 1000 --fp-rate 0.0001
+ractive() { "$FB" metrics rs | awk '$1 == "flowbloom_guard_active_bans{filter=\"rs\"}" { print $2 }'; }
+"$FB" guard g --into rs --pps 1040 --ttl 8s --interval 0.5s 2>"$T_TMP/rs1.err" >/dev/null &
+GPID=$!
+t_wait_until 10 t_looping "$GPID"
+send 1.5 198.51.100.8=2000
+kill -TERM "$GPID"
+wait "$GPID"
+check_eq "rs: the first guard stopped with its ban in force: 1 active ban" "$(ractive)" 1
+"$FB" guard g --into rs --pps 1040 --ttl 8s --interval 0.5s 2>"$T_TMP/rs2.err" >/dev/null &
+GPID=$!
+t_wait_until 10 t_looping "$GPID"
+sleep 1.2 # two intervals: their counters written
+check_eq "rs: a second guard counts the ban the first left: 1 active ban" "$(ractive)" 1
+send 1.5 198.51.100.8=2000
+check "... the second guard bans .8 again" grep -q "ban src 198.51.100.8" "$T_TMP/rs2.err"
+check_eq "... still 1 active ban, not 2" "$(ractive)" 1
+kill -TERM "$GPID"
+wait "$GPID"
+GPID=""
+check_eq "... and 1 when it stopped" "$(ractive)" 1
 "$PY" - "$T_TMP" <<'PYEOF' >"$T_TMP/verdicts"
 import json, sys
 d = sys.argv[1]

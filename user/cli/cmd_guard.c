@@ -46,6 +46,8 @@ enum announce { ANN_NONE, ANN_RTBH, ANN_FLOWSPEC };
 
 /* At the end, the withdrawals for ExaBGP get CMDQ_STOP_WAIT seconds. */
 #define CMDQ_STOP_WAIT 1.0
+/* Whether NAME or BAN is gone is looked at this often. */
+#define GONE_POLL_S 0.5
 
 struct ban {
 	struct fb_key key;
@@ -72,6 +74,7 @@ struct guard {
 	size_t nbans, cap;
 	struct fb_guard_stats delta; /* not yet written to the pin */
 	__u64 active;
+	__u64 inherited, inherited_until; /* bans an earlier guard left (guard.h) */
 	int evfd;	  /* NAME's event queue, for `ipfix NAME`; -1: none (dry run) */
 	struct fb_cmdq q; /* --announce: commands stdout has not taken yet (broken:
 			   * stdout gone, end the loop, exit 1) */
@@ -224,9 +227,11 @@ static void flush_stats(struct guard *g, struct fb_store *b, int sfd)
 	s.intervals += g->delta.intervals;
 	s.refused += g->delta.refused;
 	s.limited += g->delta.limited;
-	s.active = g->active;
+	if (g->inherited && fb_jiffies_now() >= g->inherited_until)
+		g->inherited = 0;
+	s.active = g->active + g->inherited;
 	/* Bans outlive guard: metrics counts them no more once they ended. */
-	s.active_until = 0;
+	s.active_until = g->inherited ? g->inherited_until : 0;
 	for (i = 0; i < g->nbans; i++)
 		if (!g->bans[i].spared && g->bans[i].expires > s.active_until)
 			s.active_until = g->bans[i].expires;
@@ -284,7 +289,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 		    int n, double secs)
 {
 	struct fb_key *keys = calloc(n ? n : 1, sizeof(*keys));
-	unsigned char *st = calloc(n ? n : 1, sizeof(*st));
+	unsigned char *st = calloc(n ? n : 1, sizeof(*st)), *old = calloc(n ? n : 1, 1);
 	const struct fb_guard_addr **of = calloc(n ? n : 1, sizeof(*of));
 	struct fb_gen where = { 0 };
 	struct fb_gen_views gv;
@@ -294,7 +299,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 	bool locked = false;
 	int rc = -1, err;
 
-	if (!keys || !st || !of) {
+	if (!keys || !st || !of || !old) {
 		fb_err("out of memory");
 		goto out;
 	}
@@ -334,9 +339,13 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 	/* What a `load --replace --ttl` took away (it replaces the
 	 * generations) is written again. */
 	if (locked && fb_gens_views_open(bf, &gv) >= 0) {
-		for (i = 0; i < nk; i++)
+		for (i = 0; i < nk; i++) {
 			if (st[i] == ST_HELD && !fb_bits_query_gens(bf, &gv, &of[i]->key, until))
 				st[i] = ST_EXTEND;
+			/* New, of an address BAN holds: an earlier guard's, now ours. */
+			old[i] = st[i] == ST_NEW && g->inherited &&
+				 fb_guard_gens_hold(&gv, &of[i]->key, fb_jiffies_now());
+		}
 		fb_gens_views_close(&gv);
 	}
 	if (nk && fb_capacity_room(&g->lim, bf, g->active, g->dry_run, &room))
@@ -402,6 +411,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 		b->since = fb_now();
 		g->delta.bans++;
 		g->active++;
+		g->inherited -= old[i] && g->inherited;
 		event(g, "ban", k, of[i], secs, fb_jiffies_secs(b->expires), -1);
 		announce(g, k, false);
 	}
@@ -415,6 +425,7 @@ out:
 	free(keys);
 	free(st);
 	free(of);
+	free(old);
 	return rc;
 }
 
@@ -527,7 +538,7 @@ int cmd_guard(int argc, char **argv)
 	struct fb_guard_addr *a = NULL;
 	struct fb_monitor m;
 	struct fb_store f, bf;
-	double t0, tick, end, secs, from, at;
+	double t0, tick, end, wake, secs, from, at;
 	int rc, sfd = -1, n;
 	__u64 done = 0, held;
 	bool derived;
@@ -575,6 +586,7 @@ int cmd_guard(int argc, char **argv)
 			derived ? " (m ln 2 / k)" : "");
 	if (!g.dry_run && (sfd = fb_guard_stats_open(&bf, true)) < 0)
 		goto close_ban;
+	fb_guard_stats_left(sfd, fb_jiffies_now(), &g.inherited, &g.inherited_until);
 	g.evfd = g.dry_run ? -1 : fb_guard_events_open(&f, true);
 	if (!g.dry_run && g.evfd < 0)
 		goto close_ban;
@@ -590,15 +602,20 @@ int cmd_guard(int argc, char **argv)
 	while (!fb_interrupted() && !g.q.broken) {
 		struct fb_mon_snap lower;
 
-		/* Wake at the interval's end, or a ban's if sooner. */
-		end = next_end(&g);
-		if (!fb_clock_sleep_until(end && end < tick + g.interval ? end : tick + g.interval))
+		/* Wake at the interval's end, or a ban's if sooner, and
+		 * every half second: a filter destroyed is said then, not
+		 * at the end of a long interval. */
+		end = tick + g.interval;
+		wake = next_end(&g);
+		if (!wake || wake > end)
+			wake = end;
+		if (wake > fb_now() + GONE_POLL_S)
+			wake = fb_now() + GONE_POLL_S;
+		if (!fb_clock_sleep_until(wake))
 			break;
 		/* What a slow reader left: it may have room now. */
 		fb_cmdq_flush(&g.q, 0);
 		expire(&g);
-		if (fb_now() < tick + g.interval)
-			continue;
 		if (fb_monview_gone(&f, &m))
 			goto out;
 		/* BAN destroyed: its lock fails, and a filter made again
@@ -608,6 +625,8 @@ int cmd_guard(int argc, char **argv)
 			fb_monview_report_gone(&bf);
 			goto out;
 		}
+		if (fb_now() < end)
+			continue;
 		/* Rates up to now's reading, the next interval from
 		 * lower's: no packet falls between the two (monmaps.h). A
 		 * reading takes time (a large sketch, many CPUs: tenths of
@@ -655,7 +674,10 @@ out:
 			"by %s\n",
 			fb_now() - t0, (unsigned long long)g.active, g.active == 1 ? "" : "s",
 			g.active == 1 ? "ends" : "end", g.active == 1 ? "itself" : "themselves");
-	if (sfd >= 0 && !fb_store_lock(&bf)) {
+	/* BAN gone (destroyed, the reason guard stops, or BAN is NAME):
+	 * its counters went with it, and its lock would only fail, saying
+	 * so a second time. */
+	if (sfd >= 0 && !fb_store_gone(&bf) && !fb_store_lock(&bf)) {
 		flush_stats(&g, &bf, sfd);
 		fb_store_unlock(&bf);
 	}

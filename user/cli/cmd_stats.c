@@ -17,7 +17,7 @@ static int stats_watch(const char *name, double interval)
 	struct fb_store f;
 	double t_prev, t_cur, next, dt;
 	char when[64];
-	int i;
+	int i, r;
 
 	if (fb_store_open(name, &f))
 		return 1;
@@ -29,10 +29,11 @@ static int stats_watch(const char *name, double interval)
 	t_prev = next = fb_now();
 	for (;;) {
 		next += interval;
-		if (!fb_clock_sleep_until(next))
+		/* A filter destroyed meanwhile: said within half a second. */
+		r = fb_monview_sleep_until(&f, NULL, next);
+		if (!r)
 			break;
-		if (fb_store_gone(&f)) {
-			fb_monview_report_gone(&f);
+		if (r < 0) {
 			fb_store_close(&f);
 			return 1;
 		}
@@ -42,7 +43,9 @@ static int stats_watch(const char *name, double interval)
 		}
 		t_cur = fb_now();
 		dt = t_cur - t_prev;
-		fb_clock_format(fb_clock_real_ns(), false, when, sizeof(when));
+		/* JSON, for programs: to the microsecond, as flows' and guard's
+		 * event times. */
+		fb_clock_format(fb_clock_real_ns(), fb_json, when, sizeof(when));
 		if (fb_json) {
 			jw_obj_open(NULL);
 			jw_str("filter", f.name);

@@ -30,7 +30,7 @@ int cmd_top(int argc, char **argv)
 	char since[64], text[FB_FLOW_STR], what[32] = "";
 	struct fb_monitor m;
 	struct fb_store f;
-	int c, v, by = 0, got, i, rc = 1;
+	int c, v, by = 0, got, i, r, rc = 1;
 
 	optind = 0;
 	opterr = 0;
@@ -65,10 +65,11 @@ int cmd_top(int argc, char **argv)
 			goto out;
 		t0 = fb_now();
 		/* Ctrl-C before the interval ends: the interval so far, its
-		 * rates over the time it lasted (as ping's summary). */
-		fb_clock_sleep_until(t0 + interval);
+		 * rates over the time it lasted (as ping's summary). The
+		 * filter destroyed meanwhile: said within half a second. */
+		r = fb_monview_sleep_until(&f, &m, t0 + interval);
 		secs = fb_now() - t0;
-		if (fb_monview_gone(&f, &m))
+		if (r < 0 || (!r && fb_monview_gone(&f, &m)))
 			goto out;
 	}
 	if (fb_monitor_snap_take(&m, &now))

@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "flowbloom/prefix.h"
+#include "clock.h"
 #include "rules/flow.h"
 #include "monview.h"
 #include "output.h"
@@ -63,6 +64,23 @@ bool fb_monview_gone(const struct fb_store *f, const struct fb_monitor *m)
 	       "these are fed no more; run this again to read the new ones",
 	       f->name);
 	return true;
+}
+
+#define GONE_POLL_S 0.5
+
+int fb_monview_sleep_until(const struct fb_store *f, const struct fb_monitor *m, double until)
+{
+	double t;
+
+	for (;;) {
+		t = fb_now() + GONE_POLL_S;
+		if (!fb_clock_sleep_until(t < until ? t : until))
+			return 0;
+		if (m ? fb_monview_gone(f, m) : fb_store_gone(f) && fb_monview_report_gone(f))
+			return -1;
+		if (fb_now() >= until)
+			return 1;
+	}
 }
 
 void fb_monview_close(struct fb_store *f, struct fb_monitor *m)

@@ -18,6 +18,11 @@ int fb_monview_report_gone(const struct fb_store *f);
 /* For a loop reading m: is the filter gone, or its monitoring maps made
  * anew (then these are fed no more)? Says which. */
 bool fb_monview_gone(const struct fb_store *f, const struct fb_monitor *m);
+/* Sleep until `until` (fb_now() seconds), looking every half second
+ * whether f is gone (and with m, whether its maps were made anew): a
+ * long interval does not hide it. 1: the time came; 0: interrupted
+ * first; -1: gone, said. */
+int fb_monview_sleep_until(const struct fb_store *f, const struct fb_monitor *m, double until);
 void fb_monview_close(struct fb_store *f, struct fb_monitor *m);
 /* The bound eps' * N on any estimate's excess, rounded up. */
 __u64 fb_monview_max_error(const struct fb_monitor *m, __u64 total);

@@ -11,7 +11,9 @@
 #include "monitor/guard.h"
 #include "report.h"
 #include "rules/flow.h"
+#include "store/gens.h"
 #include "store/pintree.h"
+#include "types/bits.h"
 
 /* The address rule of one side of a flow key: what a ban adds. */
 static void addr_key(const struct fb_key *flow, bool by_dst, struct fb_key *k)
@@ -251,4 +253,25 @@ int fb_guard_stats_write(int fd, const struct fb_guard_stats *s)
 		return -1;
 	}
 	return 0;
+}
+
+void fb_guard_stats_left(int fd, __u64 now, __u64 *active, __u64 *until)
+{
+	struct fb_guard_stats s;
+
+	*active = *until = 0;
+	if (fd < 0 || fb_guard_stats_read(fd, &s) || !s.active_until || s.active_until <= now)
+		return;
+	*active = s.active;
+	*until = s.active_until;
+}
+
+bool fb_guard_gens_hold(const struct fb_gen_views *gv, const struct fb_key *k, __u64 now)
+{
+	int i;
+
+	for (i = 0; i < gv->n; i++)
+		if (gv->v[i].hdr->expires > now && fb_bits_query(&gv->v[i], k))
+			return true;
+	return false;
 }

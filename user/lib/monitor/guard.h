@@ -96,6 +96,15 @@ bool fb_never_has(const struct fb_never_list *l, const struct fb_key *addr);
 int fb_guard_stats_open(const struct fb_store *f, bool create);
 int fb_guard_stats_read(int fd, struct fb_guard_stats *s);
 int fb_guard_stats_write(int fd, const struct fb_guard_stats *s);
+/* The bans an earlier guard left in force at now (jiffies), as its last
+ * write said: how many, and when the last of them ends (0, 0: none, no
+ * pin (fd -1), or an older guard's, which does not say). A guard counts
+ * them in `active` with its own until then, less those it bans again
+ * (they are its own from then on). */
+void fb_guard_stats_left(int fd, __u64 now, __u64 *active, __u64 *until);
+/* Does one of the live generations gv (at now, jiffies) hold k? */
+struct fb_gen_views;
+bool fb_guard_gens_hold(const struct fb_gen_views *gv, const struct fb_key *k, __u64 now);
 /* The event queue beside filter f: opened, or created and pinned (create);
  * -1 as fb_guard_stats_open(). Push: the oldest event makes room. Pop: 1
  * an event, 0 none. */
