@@ -376,4 +376,22 @@ check_eq "add --ttl and del whose generation lookups fail: no live generation dr
 check "... the filter whole" "$FB" check l
 "$FB" destroy l >/dev/null
 
+# A watch's look whether its filter is gone, its pin or the pin's map id
+# refused for memory (a transient error): the id not read was taken for
+# another, and `stats --watch` said "filter 's' is gone (destroyed)", exit
+# 1, the filter still there. Each of the two calls of its first look
+# failing in turn: it carries on.
+"$FB" create wg --capacity 100 --fp-rate 0.01 >/dev/null
+timeout -s INT 1 strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" stats wg --watch 200ms >/dev/null 2>&1
+first=$(grep -v 'resumed>' "$T_TMP/trace" | grep -n 'BPF_OBJ_GET, {pathname="stats"' | sed -n 2p | cut -d: -f1)
+bad=
+for n in "${first:-0}" "$((${first:-0} + 1))"; do
+	timeout --preserve-status -s INT 1 strace -f -qq -o /dev/null -e trace=bpf -e inject=bpf:error=ENOMEM:when="$n" \
+		"$FB" stats wg --watch 200ms >/dev/null 2>"$T_TMP/err"
+	rc=$?
+	[ "$rc" = 0 ] && [ ! -s "$T_TMP/err" ] || bad+=" call $n: exit $rc, $(head -c 100 "$T_TMP/err")"
+done
+check_eq "stats --watch whose look for its filter is refused for memory: carries on" "$bad" ""
+"$FB" destroy wg >/dev/null
+
 t_finish

@@ -615,9 +615,15 @@ bool fb_store_gone(const struct fb_store *f)
 		st = fb_pin_get(dir, "stats");
 	/* Missing at any step: gone. Another failure (a transient error)
 	 * cannot tell: not gone, so a loop carries on. */
-	gone = st >= 0 ? fb_map_id(st) != f->stats_id : errno == ENOENT;
-	if (st >= 0)
+	gone = st < 0 && errno == ENOENT;
+	/* Its id not read (memory short) cannot tell either: only an id
+	 * read and another says the filter was made anew. */
+	if (st >= 0) {
+		__u32 id = fb_map_id(st);
+
+		gone = id && id != f->stats_id;
 		close(st);
+	}
 	if (dir >= 0)
 		close(dir);
 	if (root >= 0)
