@@ -11,8 +11,9 @@
 # opening a whole filter refused for descriptors or memory; create whose
 # staging directory it cannot open or lock; add and del whose read of a
 # generation of rules with a lifetime is refused; destroy of an attached
-# filter whose pins or programs cannot be read; list whose directory or
-# names cannot be read; check whose reads of slots, pins or sets fail.
+# filter whose pins or programs cannot be read, and its info; list whose
+# directory or names cannot be read; check whose reads of slots, pins or
+# sets fail; a watch whose look for its filter is refused.
 # The device: a veth pair in namespaces of our own.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin faults
@@ -114,6 +115,30 @@ if t_net_pair --no-ipv6; then
 	# then the programs on the devices, then all loaded programs: the
 	# calls after them only say where it is attached.)
 	"$FB" -n "$NSA" attach a "$VA" --mode generic >/dev/null
+	# info of it, each program read failing in turn: one that could not
+	# be read was taken for none, and info said "attached: nowhere in
+	# this network namespace" (-j: "attached": []), exit 0. Exit 1, or the
+	# device named. (-j: the error's object, then info's.)
+	bad=
+	for j in "" -j; do
+		# shellcheck disable=SC2086 # -j or nothing
+		strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" -n "$NSA" $j info a >/dev/null 2>&1
+		for n in $(grep -v 'resumed>' "$T_TMP/trace" | grep -n BPF_PROG_GET_FD_BY_ID | cut -d: -f1); do
+			# shellcheck disable=SC2086
+			inject bpf ENOMEM "$n" "$FB" -n "$NSA" $j info a >"$T_TMP/out" 2>/dev/null
+			rc=$?
+			if [ -z "$j" ]; then
+				att=$(grep 'attached:' "$T_TMP/out")
+				want="  attached: $VA generic"
+			else
+				att=$(tail -1 "$T_TMP/out" | t_json 'd["attached"] and d["attached"][0]["dev"]')
+				want=$VA
+			fi
+			{ [ "$rc" = 1 ] && [ -z "${att#None}" ]; } || [ "${att% (prog*}" = "$want" ] ||
+				bad+=" $j call $n: exit $rc, $att"
+		done
+	done
+	check_eq "info of an attached filter whose programs cannot be read: never attached nowhere" "$bad" ""
 	strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" destroy a >/dev/null 2>&1
 	last=$(grep -v 'resumed>' "$T_TMP/trace" | grep -n BPF_PROG_GET_NEXT_ID | sed -n 3p | cut -d: -f1)
 	bad=

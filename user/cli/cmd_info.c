@@ -208,23 +208,61 @@ int cmd_list(int argc, char **argv)
 	return 0;
 }
 
-static void print_attach(const char *ifname, const char *mode, __u32 prog_id, void *ctx)
-{
-	int *n = ctx;
+/* The devices the filter is attached to, read whole before any is shown:
+ * a program that cannot be read makes them unknown, never "nowhere". */
+struct atts {
+	struct {
+		char dev[IF_NAMESIZE];
+		const char *mode;
+		__u32 prog_id;
+	} * v;
+	int n, cap;
+	bool oom;
+};
 
+static void note_attach(const char *ifname, const char *mode, __u32 prog_id, void *ctx)
+{
+	struct atts *a = ctx;
+
+	if (a->n == a->cap) {
+		void *v = realloc(a->v, (a->cap = a->cap ? 2 * a->cap : 8) * sizeof(*a->v));
+
+		if (!v) {
+			a->oom = true;
+			return;
+		}
+		a->v = v;
+	}
+	snprintf(a->v[a->n].dev, sizeof(a->v[a->n].dev), "%s", ifname);
+	a->v[a->n].mode = mode;
+	a->v[a->n++].prog_id = prog_id;
+}
+
+/* -1 (said) if they cannot be read. */
+static int read_attachments(const struct fb_store *f, struct atts *a)
+{
+	if (fb_discover_attachments(f, note_attach, a) < 0)
+		return -1;
+	if (!a->oom)
+		return 0;
+	fb_err("out of memory reading where '%s' is attached", f->name);
+	return -1;
+}
+
+static void print_attach(const struct atts *a, int i)
+{
 	if (fb_json) {
 		jw_obj_open(NULL);
-		jw_str("dev", ifname);
-		jw_str("mode", mode);
-		jw_u64("prog_id", prog_id);
+		jw_str("dev", a->v[i].dev);
+		jw_str("mode", a->v[i].mode);
+		jw_u64("prog_id", a->v[i].prog_id);
 		jw_obj_close();
 	} else {
 		char dev[IF_NAMESIZE];
 
-		printf("%s %s %s (prog %u)", *n ? "," : "", fb_printable(ifname, dev, sizeof(dev)),
-		       mode, prog_id);
+		printf("%s %s %s (prog %u)", i ? "," : "",
+		       fb_printable(a->v[i].dev, dev, sizeof(dev)), a->v[i].mode, a->v[i].prog_id);
 	}
-	(*n)++;
 }
 
 /* FNV-1a over the bits and counters: equal digests, equal contents. */
@@ -389,7 +427,8 @@ int cmd_info(int argc, char **argv)
 	bool table;
 	char dig[20], shape[96];
 	__u32 masks[FB_MAX_MASKS];
-	int natt = 0, users, i, j, nmasks, rc = 0;
+	struct atts atts = { NULL, 0, 0, false };
+	int natt, users, i, j, nmasks, rc = 0;
 
 	if (fb_no_options(&argc, argv))
 		return 2;
@@ -462,9 +501,16 @@ int cmd_info(int argc, char **argv)
 		jw_str("action", FB_NAME(fb_action_names, h->action));
 		rc |= info_gens(&f) ? 1 : 0;
 		info_kernel(&f);
-		jw_arr_open("attached");
-		fb_discover_attachments(&f, print_attach, &natt);
-		jw_arr_close();
+		natt = read_attachments(&f, &atts);
+		rc |= natt < 0;
+		if (natt < 0) {
+			jw_null("attached");
+		} else {
+			jw_arr_open("attached");
+			for (i = 0; i < atts.n; i++)
+				print_attach(&atts, i);
+			jw_arr_close();
+		}
 		if (users < 0)
 			jw_null("programs");
 		else
@@ -535,14 +581,21 @@ int cmd_info(int argc, char **argv)
 		rc |= info_gens(&f) ? 1 : 0;
 		info_kernel(&f);
 		printf("  content digest %016llx\n", (unsigned long long)digest(&f));
-		printf("  attached:");
-		fb_discover_attachments(&f, print_attach, &natt);
-		printf("%s\n", natt ? "" : " nowhere in this network namespace");
+		/* Not read: said, never shown as nowhere. */
+		natt = read_attachments(&f, &atts);
+		rc |= natt < 0;
+		if (natt >= 0) {
+			printf("  attached:");
+			for (i = 0; i < atts.n; i++)
+				print_attach(&atts, i);
+			printf("%s\n", atts.n ? "" : " nowhere in this network namespace");
+		}
 		if (users >= 0)
 			printf("  in use by %d XDP program%s (all namespaces)\n", users,
 			       users == 1 ? "" : "s");
 		fb_warn_fail_open(true);
 	}
+	free(atts.v);
 	fb_store_close(&f);
 	return rc;
 }
