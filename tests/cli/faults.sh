@@ -115,30 +115,40 @@ if t_net_pair --no-ipv6; then
 	# then the programs on the devices, then all loaded programs: the
 	# calls after them only say where it is attached.)
 	"$FB" -n "$NSA" attach a "$VA" --mode generic >/dev/null
-	# info of it, each program read failing in turn: one that could not
-	# be read was taken for none, and info said "attached: nowhere in
-	# this network namespace" (-j: "attached": []), exit 0. Exit 1, or the
+	# info of it, each read of the devices' programs failing in turn (a
+	# program: ENOMEM; a netlink socket: EMFILE): one that could not be
+	# read was taken for none, and info said "attached: nowhere in this
+	# network namespace" (-j: "attached": []), exit 0. Exit 1, or the
 	# device named. (-j: the error's object, then info's.)
 	bad=
 	for j in "" -j; do
-		# shellcheck disable=SC2086 # -j or nothing
-		strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" -n "$NSA" $j info a >/dev/null 2>&1
-		for n in $(grep -v 'resumed>' "$T_TMP/trace" | grep -n BPF_PROG_GET_FD_BY_ID | cut -d: -f1); do
-			# shellcheck disable=SC2086
-			inject bpf ENOMEM "$n" "$FB" -n "$NSA" $j info a >"$T_TMP/out" 2>/dev/null
-			rc=$?
-			if [ -z "$j" ]; then
-				att=$(grep 'attached:' "$T_TMP/out")
-				want="  attached: $VA generic"
-			else
-				att=$(tail -1 "$T_TMP/out" | t_json 'd["attached"] and d["attached"][0]["dev"]')
-				want=$VA
-			fi
-			{ [ "$rc" = 1 ] && [ -z "${att#None}" ]; } || [ "${att% (prog*}" = "$want" ] ||
-				bad+=" $j call $n: exit $rc, $att"
+		for sc in bpf:ENOMEM:BPF_PROG_GET_FD_BY_ID socket:EMFILE:socket; do
+			IFS=: read -r call err pat <<<"$sc"
+			# shellcheck disable=SC2086 # -j or nothing
+			strace -f -qq -o "$T_TMP/trace" -e trace="$call" "$FB" -n "$NSA" $j info a >/dev/null 2>&1
+			for n in $(grep -v 'resumed>' "$T_TMP/trace" | grep -n "$pat" | cut -d: -f1); do
+				# shellcheck disable=SC2086
+				inject "$call" "$err" "$n" "$FB" -n "$NSA" $j info a >"$T_TMP/out" 2>/dev/null
+				rc=$?
+				if [ -z "$j" ]; then
+					att=$(grep 'attached:' "$T_TMP/out")
+					want="  attached: $VA generic"
+				else
+					att=$(tail -1 "$T_TMP/out" | t_json 'd["attached"] and d["attached"][0]["dev"]')
+					want=$VA
+				fi
+				{ [ "$rc" = 1 ] && [ -z "${att#None}" ]; } || [ "${att% (prog*}" = "$want" ] ||
+					bad+=" $j $call $n: exit $rc, $att"
+			done
 		done
 	done
-	check_eq "info of an attached filter whose programs cannot be read: never attached nowhere" "$bad" ""
+	check_eq "info of an attached filter whose devices' programs cannot be read: never attached nowhere" "$bad" ""
+	# capture, its devices' read refused: that error alone, not "not
+	# attached" after it.
+	inject socket EMFILE 1 "$FB" -n "$NSA" capture a -w "$T_TMP/cap.pcap" --duration 0.2 \
+		>/dev/null 2>"$T_TMP/err"
+	check_eq "capture whose devices cannot be listed: exit 1, saying so in one line" \
+		"$? $(cat "$T_TMP/err")" "1 flowbloom: cannot list the network devices: Too many open files"
 	strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" destroy a >/dev/null 2>&1
 	last=$(grep -v 'resumed>' "$T_TMP/trace" | grep -n BPF_PROG_GET_NEXT_ID | sed -n 3p | cut -d: -f1)
 	bad=

@@ -192,8 +192,8 @@ int fb_capture_open(const struct fb_store *f, const char *dev, struct fb_capture
 	struct collect co = { c, dev, 0 };
 
 	fb_capture_init(c);
-	fb_discover_attachments(f, collect, &co);
-	if (co.err)
+	/* Where it is attached not read (said): not "not attached". */
+	if (fb_discover_attachments(f, collect, &co) < 0 || co.err)
 		goto fail;
 	if (!c->nprogs) {
 		if (dev)

@@ -616,13 +616,24 @@ int fb_discover_attachments(const struct fb_store *f, fb_attach_cb cb, void *ctx
 	struct if_nameindex *ifs = if_nameindex(), *i;
 	int n = 0, u;
 
-	if (!ifs)
-		return 0;
+	/* Devices that cannot be listed, or a device's programs that cannot
+	 * be asked for (netlink refused), are never taken for none. */
+	if (!ifs) {
+		fb_report_err("cannot list the network devices: %s", strerror(errno));
+		return -1;
+	}
 	for (i = ifs; n >= 0 && i->if_index; i++) {
 		LIBBPF_OPTS(bpf_xdp_query_opts, q);
 
-		if (bpf_xdp_query(i->if_index, 0, &q))
+		u = bpf_xdp_query(i->if_index, 0, &q);
+		if (u == -ENODEV) /* gone since the list */
 			continue;
+		if (u) {
+			fb_report_err("cannot read the XDP programs of %s: %s", i->if_name,
+				      strerror(-u));
+			n = -1;
+			break;
+		}
 		if (q.drv_prog_id && (u = prog_uses(q.drv_prog_id, f))) {
 			if (u > 0)
 				cb(i->if_name, "native", q.drv_prog_id, ctx);

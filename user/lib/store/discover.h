@@ -70,7 +70,8 @@ bool fb_discover_find(__u32 prog_id, __u32 map_id, struct fb_att *out);
  * id in *first_prog. -1 (reported) if a program cannot be read. */
 int fb_discover_users(const struct fb_store *f, __u32 *first_prog);
 /* Devices the filter is attached to: calls cb for each (ifname, mode);
- * how many, or -1 (reported) if a device's program cannot be read. */
+ * how many, or -1 (reported) if the devices or their programs cannot be
+ * read. */
 typedef void (*fb_attach_cb)(const char *ifname, const char *mode, __u32 prog_id, void *ctx);
 int fb_discover_attachments(const struct fb_store *f, fb_attach_cb cb, void *ctx);
 
