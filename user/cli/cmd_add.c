@@ -395,9 +395,12 @@ static int del_typed(struct fb_store *f, struct fb_flows *fl, bool force)
 	if (exact_out(f, fl)) {
 		/* The buckets back (room for them was just made). */
 		if (fb_ftype_add(f, fl->keys, fl->n, &e))
-			fb_err("could not put back the flows; flowbloom check --repair %s",
+			fb_err("the flows are out of the buckets of '%s' but still in its exact "
+			       "sets (out of memory putting them back): rebuild it with load "
+			       "--replace",
 			       f->name);
-		fb_err("nothing deleted");
+		else
+			fb_err("nothing deleted");
 		fb_store_unlock(f);
 		return 1;
 	}
