@@ -34,7 +34,12 @@ check_eq "list with stdout closed: exit 1, the write error said" \
 # ("reading stdin: Is a directory"), and metrics --textfile with stdout
 # and stderr closed wrote the file through descriptor 2, where errors go.
 # A closed stdin still reads as one, a closed stdout still writes as one.
-"$FB" create cb --capacity 100 --fp-rate 0.01 --counting >/dev/null
+# The grammar is the synopsis's whatever the environment: with
+# POSIXLY_CORRECT set, getopt stopped at NAME and `create NAME --capacity
+# N` was a usage error (unexpected '--capacity').
+check "POSIXLY_CORRECT set: create NAME --capacity N --fp-rate P" \
+	env POSIXLY_CORRECT=1 "$FB" create cb --capacity 100 --fp-rate 0.01 --counting
+"$FB" create cb --capacity 100 --fp-rate 0.01 --counting >/dev/null 2>&1
 "$FB" bgp cb --state "$T_TMP/cb.bgp" <&- 2>"$T_TMP/err"
 check_eq "bgp with stdin closed: exit 1, stdin named as closed" \
 	"$? $(grep -c 'reading stdin: Bad file descriptor' "$T_TMP/err")" "1 1"

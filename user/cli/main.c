@@ -599,6 +599,9 @@ int main(int argc, char **argv)
 	size_t c;
 
 	hold_std_fds();
+	/* Options follow NAME in every synopsis, which getopt takes only while
+	 * POSIXLY_CORRECT is unset: the grammar does not change with it. */
+	unsetenv("POSIXLY_CORRECT");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	fb_report_set(fb_output_report);
 	for (; i < argc && argv[i][0] == '-'; i++) {
