@@ -29,6 +29,29 @@ done
 "$FB" list >&- 2>"$T_TMP/err"
 check_eq "list with stdout closed: exit 1, the write error said" \
 	"$? $(grep -c '^flowbloom: write error on stdout' "$T_TMP/err")" "1 1"
+# A standard descriptor the caller closed is never one of flowbloom's own
+# files: bgp with stdin closed read its state directory as its input
+# ("reading stdin: Is a directory"), and metrics --textfile with stdout
+# and stderr closed wrote the file through descriptor 2, where errors go.
+# A closed stdin still reads as one, a closed stdout still writes as one.
+# The grammar is the synopsis's whatever the environment: with
+# POSIXLY_CORRECT set, getopt stopped at NAME and `create NAME --capacity
+# N` was a usage error (unexpected '--capacity').
+check "POSIXLY_CORRECT set: create NAME --capacity N --fp-rate P" \
+	env POSIXLY_CORRECT=1 "$FB" create cb --capacity 100 --fp-rate 0.01 --counting
+"$FB" create cb --capacity 100 --fp-rate 0.01 --counting >/dev/null 2>&1
+"$FB" bgp cb --state "$T_TMP/cb.bgp" <&- 2>"$T_TMP/err"
+check_eq "bgp with stdin closed: exit 1, stdin named as closed" \
+	"$? $(grep -c 'reading stdin: Bad file descriptor' "$T_TMP/err")" "1 1"
+if command -v strace >/dev/null; then
+	# (but its libraries, which the loader opens and closes first)
+	strace -qq -o "$T_TMP/trace" -e trace=openat "$FB" metrics cb --textfile "$T_TMP/m.prom" >&- 2>&-
+	check_eq "metrics --textfile with stdout and stderr closed: done, through none of 0-2" \
+		"$? $(grep -v '\.so[.0-9]*"\|/ld\.so\.cache"\|"/dev/null"' "$T_TMP/trace" | grep -c ' = [012]$')" "0 0"
+else
+	skip "metrics with stdout and stderr closed: strace is not installed"
+fi
+"$FB" destroy cb >/dev/null
 "$FB" -j info nosuch >/dev/full 2>"$T_TMP/err"
 check_eq "a failure to /dev/full: its exit 1 and its one line, nothing added" \
 	"$? $(wc -l <"$T_TMP/err")" "1 1"

@@ -81,8 +81,13 @@ case ":${PYTHONPATH:-}:" in
 esac
 
 # Each script gets its own filter root so tests never touch real filters.
+# The umask is the usual 022 whatever the caller's: files a suite writes
+# for flowbloom to read (apply's and ipfix's configurations) are refused
+# when others may write them, as under umask 000. A check of what the
+# umask does to flowbloom sets its own (export_sec.sh, squat.sh).
 t_begin() {
 	T_NAME=$1
+	umask 022
 	export FLOWBLOOM_ROOT=/sys/fs/bpf/fbtest_${T_NAME}_$$
 	T_TMP=$(mktemp -d "/tmp/fbtest.$T_NAME.XXXXXX")
 	t_json_start

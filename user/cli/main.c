@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -575,6 +576,21 @@ static int stdout_checked(int rc)
 	return rc;
 }
 
+/* Standard descriptors the caller closed stay taken, by /dev/null opened
+ * the wrong way round: otherwise the next file opened takes the number
+ * (bgp read its state directory as its input; a file being written could
+ * take stderr's). Reads of stdin and writes to stdout and stderr still
+ * fail as on a closed descriptor (EBADF), so a lost output is still said. */
+static void hold_std_fds(void)
+{
+	int fd;
+
+	for (fd = 0; fd <= 2; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF &&
+		    open("/dev/null", fd ? O_RDONLY : O_WRONLY) < 0)
+			break; /* nothing to hold them with: as before */
+}
+
 int main(int argc, char **argv)
 {
 	const char *netns = NULL;
@@ -582,6 +598,10 @@ int main(int argc, char **argv)
 	int i = 1;
 	size_t c;
 
+	hold_std_fds();
+	/* Options follow NAME in every synopsis, which getopt takes only while
+	 * POSIXLY_CORRECT is unset: the grammar does not change with it. */
+	unsetenv("POSIXLY_CORRECT");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	fb_report_set(fb_output_report);
 	for (; i < argc && argv[i][0] == '-'; i++) {
