@@ -194,7 +194,7 @@ globals_quiet() {
 # left_behind: LEFT (this run's entries still there) and OTHERS (new ones
 # that are not this run's and name no live process).
 left_behind() {
-	local e n ours live globals= now
+	local e n ours live now globals=""
 	LEFT=""
 	OTHERS=""
 	[ -n "$RAN_LOCKED" ] && globals_quiet && globals=1
