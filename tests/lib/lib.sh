@@ -447,17 +447,22 @@ t_ns_holder() {
 	exec 7<&-
 	t_wait_until 20 t_exec_done "$T_HOLDER" sleep
 }
-# t_kill PID...: SIGTERM to each PID that is still a child of this shell,
-# for cleanups. A background process once waited for is gone, and its PID
-# the kernel's to give again (pid_max may be 32768: on a busy machine the
-# PIDs come round in minutes): a plain `kill` of it hits whatever has it
-# now, another suite's shell even (which then ends "interrupted").
-t_kill() {
+# t_ours PID...: those PIDs still children of this shell; t_kill PID...:
+# SIGTERM to them. For cleanups: a background process once waited for is
+# gone, and its PID the kernel's to give again (pid_max may be 32768: on a
+# busy machine the PIDs come round in minutes): a plain `kill` of it hits
+# whatever has it now, another suite's shell even (which then ends
+# "interrupted").
+t_ours() {
 	local p
 	for p in "$@"; do
-		[ "$(awk '$1 == "PPid:" { print $2 }' "/proc/$p/status" 2>/dev/null)" == "$$" ] &&
-			kill "$p" 2>/dev/null
+		[ "$(awk '$1 == "PPid:" { print $2 }' "/proc/$p/status" 2>/dev/null)" == "$$" ] && echo "$p"
 	done
+	return 0
+}
+t_kill() {
+	local p
+	for p in $(t_ours "$@"); do kill "$p" 2>/dev/null; done
 	return 0
 }
 # t_exec_done PID NAME: PID runs NAME (a child made with & is the shell
