@@ -133,9 +133,10 @@ start() {
 	"${CMD[@]}" </dev/null >"$log" 2>&1 &
 	PID_OF[$ks]=$!
 	NAME_OF[$!]=$ks
+	SUITE_PIDS="$SUITE_PIDS$! "
 	START_OF[$ks]=$SECONDS
 	LOCK_OF[$ks]=$(lock_of "$ks")
-	[ -n "${LOCK_OF[$ks]}" ] && LOCKED="$LOCKED ${LOCK_OF[$ks]} "
+	[ -n "${LOCK_OF[$ks]}" ] && LOCKED="$LOCKED ${LOCK_OF[$ks]} " && RAN_LOCKED=1
 }
 
 # reap: wait for any running suite to end, report it.
@@ -152,35 +153,84 @@ reap() {
 }
 
 # What the suites must leave as they found it: bpffs's top level and the
-# network namespaces. A name ending in a live process's PID (a suite's
-# fbtest_NAME_PID, its namespaces fbTAGA<PID>) is another run's, still at
-# work: not ours to judge.
+# network namespaces. The machine is shared: another run (another tree's, a
+# hand's) makes and removes entries meanwhile, so an entry new since the
+# start is judged only if this run's suites made it:
+# - it names one of their PIDs (every suite names what it makes with $$:
+#   fbtest_NAME_PID, namespaces fbTAGA<PID>), and that PID is not alive
+#   again (all of them have ended);
+# - or it is an entry of the globals lock (t_lock_globals in
+#   tests/lib/lib.sh: xdp, tc, ip, flowbloom), a suite of this run took
+#   that lock, and no one else holds it now (it is read under the lock).
+# Others are named in a note, not counted: a suite that named something
+# without its PID shows there.
+SUITE_PIDS=" "
+RAN_LOCKED=""
+GLOBALS_LOCK=/tmp/fb-globals.lock
 machine() {
 	ls -A /sys/fs/bpf 2>/dev/null
 	ip netns list 2>/dev/null | sed 's/^\([^ ]*\).*/netns \1/'
 }
 BEFORE=$(machine | sort)
+# globals_quiet: 0 if no one but this run can be at work on the globals
+# entries: the lock is free (then held on fd GLOBALS_FD until it is
+# closed), or an ancestor holds it (`flock /tmp/fb-globals.lock make test`,
+# a suite's t_lock_globals): a descriptor of the lock file whose fdinfo
+# lists a lock. Opened read-only and only as root's regular file
+# (t_lock_globals's rule).
+globals_quiet() {
+	local lk=$GLOBALS_LOCK p f
+	[ -e "$lk" ] || [ -L "$lk" ] || return 0
+	[ ! -L "$lk" ] && [ -f "$lk" ] && [ "$(stat -c %u "$lk")" == 0 ] || return 1
+	p=$$
+	while [ -n "$p" ] && [ "$p" -gt 1 ]; do
+		for f in /proc/"$p"/fd/*; do
+			[ "$f" -ef "$lk" ] && grep -q '^lock:.*FLOCK' "/proc/$p/fdinfo/${f##*/}" 2>/dev/null && return 0
+		done
+		p=$(awk '$1 == "PPid:" { print $2 }' "/proc/$p/status" 2>/dev/null)
+	done
+	exec {GLOBALS_FD}<"$lk" && flock -n "$GLOBALS_FD"
+}
+# left_behind: LEFT (this run's entries still there) and OTHERS (new ones
+# that are not this run's and name no live process).
 left_behind() {
-	local e left=
+	local e n ours live now globals=""
+	LEFT=""
+	OTHERS=""
+	[ -n "$RAN_LOCKED" ] && globals_quiet && globals=1
+	now=$(machine | sort)
+	[ -n "${GLOBALS_FD:-}" ] && exec {GLOBALS_FD}<&-
 	while read -r e; do
 		[ -n "$e" ] || continue
-		[[ "$e" =~ [^0-9]([0-9]+)$ ]] && kill -0 "${BASH_REMATCH[1]}" 2>/dev/null && continue
-		left="$left $e"
-	done < <(comm -13 <(echo "$BEFORE") <(machine | sort))
-	echo "$left"
+		ours=
+		live=
+		for n in $(echo "$e" | grep -oE '[0-9]+'); do
+			kill -0 "$n" 2>/dev/null && live=1
+			[[ "$SUITE_PIDS" == *" $n "* ]] && ours=1
+		done
+		case "$e" in xdp | tc | ip | flowbloom) ours=$globals ;; esac
+		if [ -n "$live" ]; then
+			continue
+		elif [ -n "$ours" ]; then
+			LEFT="$LEFT $e"
+		else
+			OTHERS="$OTHERS $e"
+		fi
+	done < <(comm -13 <(echo "$BEFORE") <(echo "$now"))
 }
 
 # finish: keep this run's times (the next run's order), the closing line.
 finish() {
-	local ks left
+	local ks
 	if [ -d build/tests ]; then
 		for ks in "${!TIME[@]}"; do echo "$ks ${TIME[$ks]}"; done | sort >"$TIMES.new" &&
 			mv "$TIMES.new" "$TIMES"
 	fi
 	rm -rf "$OUT"
 	[ -n "$broken" ] && echo "suites that did not finish cleanly:$broken" && total_fail=$((total_fail + 1))
-	left=$(left_behind)
-	[ -n "$left" ] && echo "left behind in bpffs or as namespaces:$left" && total_fail=$((total_fail + 1))
+	left_behind
+	[ -n "$LEFT" ] && echo "left behind in bpffs or as namespaces:$LEFT" && total_fail=$((total_fail + 1))
+	[ -n "$OTHERS" ] && echo "note: new in bpffs or as namespaces, not made by this run's suites (another run's?):$OTHERS"
 	if [ "$total_skip" -gt 0 ]; then
 		echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 	else
@@ -211,8 +261,14 @@ if [ "$JOBS" -eq 1 ]; then
 		echo "== ${ks#*/}"
 		t0=$SECONDS
 		log=$OUT/${ks//\//_}
-		"${CMD[@]}" 2>&1 | tee "$log" | grep -a -v -E '^[0-9]+ passed, [0-9]+ failed'
+		[ -n "$(lock_of "$ks")" ] && RAN_LOCKED=1
+		# The suite's PID: the pipeline's first part, which execs it.
+		{
+			echo "$BASHPID" >"$log.pid"
+			exec "${CMD[@]}"
+		} 2>&1 | tee "$log" | grep -a -v -E '^[0-9]+ passed, [0-9]+ failed'
 		echo "${PIPESTATUS[0]}" >"$log.rc"
+		SUITE_PIDS="$SUITE_PIDS$(cat "$log.pid") "
 		report "$ks" $((SECONDS - t0)) streamed
 	done
 else

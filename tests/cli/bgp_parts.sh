@@ -141,6 +141,7 @@ sleep 3
 check_eq "restarted without --ttl, past the lifetime: the route's rule still matches" \
 	"$(q mv dst 203.0.113.20)" maybe
 wait $BP
+BP=""
 check_eq "... made permanent, its copy with a lifetime deleted" "$(permanent mv) $(ingens mv)" "1 0"
 check_eq "... the state file says so" "$(head -1 "$T_TMP/mv1.bgp" | awk '{print $7}')" permanent
 wd 203.0.113.20/32 | bgp mv "$T_TMP/mv1.bgp"

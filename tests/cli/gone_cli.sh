@@ -14,8 +14,8 @@ t_begin gone_cli
 FEED=$(dirname "$FB")/tests/program/test_monitor
 BG=()
 cleanup() {
-	local p d
-	for p in "${BG[@]}"; do kill "$p" 2>/dev/null; done
+	local d
+	t_kill "${BG[@]}"
 	for d in "$FLOWBLOOM_ROOT"/*/monitor; do
 		[ -d "$d" ] && rm -f "$d"/* && rmdir "$d"
 	done

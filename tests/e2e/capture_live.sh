@@ -27,7 +27,7 @@ VB=fbkvb$$
 BG=()
 cleanup() {
 	local p
-	for p in "${BG[@]}"; do kill -9 "$p" 2>/dev/null; done
+	for p in $(t_ours "${BG[@]}"); do kill -9 "$p" 2>/dev/null; done
 	ip netns del "$NSA" 2>/dev/null
 	ip netns del "$NSB" 2>/dev/null
 	t_cleanup_filters

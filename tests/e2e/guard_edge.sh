@@ -177,6 +177,12 @@ fi
 # dropping); banning that address again makes it its own: still 1, not 2.
 check "create rs" "$FB" create rs --capacity 1000 --fp-rate 0.0001
 ractive() { "$FB" metrics rs | awk '$1 == "flowbloom_guard_active_bans{filter=\"rs\"}" { print $2 }'; }
+# rs_intervals: the intervals guards have evaluated into rs (the 5th
+# counter of the guard pin beside it).
+rs_intervals() {
+	bpftool -j map lookup pinned "$FLOWBLOOM_ROOT/rs/guard" key 0 0 0 0 2>/dev/null |
+		t_json "int.from_bytes(bytes(int(b, 16) for b in d['value'][32:40]), 'little')"
+}
 "$FB" guard g --into rs --pps 1040 --ttl 8s --interval 0.5s 2>"$T_TMP/rs1.err" >/dev/null &
 GPID=$!
 t_wait_until 10 t_looping "$GPID"
@@ -184,10 +190,13 @@ send 1.5 198.51.100.8=2000
 kill -TERM "$GPID"
 wait "$GPID"
 check_eq "rs: the first guard stopped with its ban in force: 1 active ban" "$(ractive)" 1
+n0=$(rs_intervals)
 "$FB" guard g --into rs --pps 1040 --ttl 8s --interval 0.5s 2>"$T_TMP/rs2.err" >/dev/null &
 GPID=$!
-t_wait_until 10 t_looping "$GPID"
-sleep 1.2 # two intervals: their counters written
+# Two intervals' counters written (a fixed wait, on a loaded machine, read
+# the first guard's 1 before the second wrote any: the check proved nothing).
+t_wait_until 20 eval '[ "$(rs_intervals)" -ge $((n0 + 2)) ]' ||
+	fail "rs: the second guard wrote no two intervals in 20 s ($n0, now $(rs_intervals))"
 check_eq "rs: a second guard counts the ban the first left: 1 active ban" "$(ractive)" 1
 send 1.5 198.51.100.8=2000
 check "... the second guard bans .8 again" grep -q "ban src 198.51.100.8" "$T_TMP/rs2.err"

@@ -38,9 +38,9 @@ BG=()
 
 cleanup() {
 	local p d
-	for p in "${BG[@]}"; do kill "$p" 2>/dev/null; done
+	for p in $(t_ours "${BG[@]}"); do kill "$p" 2>/dev/null; done
 	sleep 0.2
-	for p in "${BG[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	for p in $(t_ours "${BG[@]}"); do kill -KILL "$p" 2>/dev/null; done
 	[ -n "${ATK:-}" ] && rm -rf "$ATK"
 	t_net_down
 	for d in "$FLOWBLOOM_ROOT"/*/monitor; do

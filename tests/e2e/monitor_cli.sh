@@ -18,8 +18,8 @@ FEED=$(dirname "$FB")/tests/program/test_monitor
 BG=()
 
 cleanup() {
-	local p d
-	for p in "${BG[@]}"; do kill "$p" 2>/dev/null; done
+	local d
+	t_kill "${BG[@]}"
 	t_net_down
 	# Monitoring pins live in NAME/monitor/ (lib.sh removes plain files).
 	for d in "$FLOWBLOOM_ROOT"/*/monitor; do

@@ -20,7 +20,7 @@ t_begin netns
 HELD=()
 cleanup() {
 	local p
-	for p in "${HELD[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+	for p in $(t_ours "${HELD[@]}"); do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
 	[ -n "${MNT:-}" ] && rm -f "$MNT"
 	[ -n "${LONG:-}" ] && ip netns del "$LONG" 2>/dev/null
 	[ -n "${SHORT:-}" ] && ip netns del "$SHORT" 2>/dev/null

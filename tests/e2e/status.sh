@@ -40,7 +40,7 @@ pin_id() { bpftool -j map show pinned "$1" 2>/dev/null | "$PY" -c 'import json,s
 
 cleanup() {
 	local p m i
-	for p in "${HELD[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+	for p in $(t_ours "${HELD[@]}"); do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
 	# Deleting the veths deletes their programs.
 	t_net_down
 	ip link del "fsr$$" 2>/dev/null

@@ -267,7 +267,7 @@ t_skip_all() {
 # the run or make root create a file where the link points).
 # T_GLOBALS_LOCK names another file (squat.sh attacks one).
 t_lock_globals() {
-	local ino p held lk=${T_GLOBALS_LOCK:-/tmp/fb-globals.lock}
+	local p f lk=${T_GLOBALS_LOCK:-/tmp/fb-globals.lock}
 	if [ ! -e "$lk" ] && [ ! -L "$lk" ]; then
 		(
 			umask 077
@@ -283,16 +283,17 @@ t_lock_globals() {
 		T_LOCK_WHY="cannot chmod $lk"
 		return 1
 	}
-	ino=$(stat -c %i "$lk" 2>/dev/null)
-	if [ -n "$ino" ]; then
-		# Holders (not waiters: "->") of a flock on that inode.
-		held=" $(awk -v i=":$ino" '$2 == "FLOCK" && substr($6, length($6) - length(i) + 1) == i { printf "%s ", $5 }' /proc/locks)"
-		p=$$
-		while [ -n "$p" ] && [ "$p" -gt 1 ]; do
-			[[ "$held" == *" $p "* ]] && return 0
-			p=$(awk '$1 == "PPid:" { print $2 }' "/proc/$p/status" 2>/dev/null)
+	# Held by this shell or an ancestor: a descriptor of theirs on the
+	# file holds a flock (its fdinfo lists it). Not the PIDs /proc/locks
+	# names: that of the flock(1) which took the lock, gone since, its
+	# PID free to be given again, to an ancestor of another suite even.
+	p=$$
+	while [ -n "$p" ] && [ "$p" -gt 1 ]; do
+		for f in /proc/"$p"/fd/*; do
+			[ "$f" -ef "$lk" ] && grep -q '^lock:.*FLOCK' "/proc/$p/fdinfo/${f##*/}" 2>/dev/null && return 0
 		done
-	fi
+		p=$(awk '$1 == "PPid:" { print $2 }' "/proc/$p/status" 2>/dev/null)
+	done
 	exec {T_GLOBALS_FD}>>"$lk" || {
 		T_LOCK_WHY="cannot open $lk"
 		return 1
@@ -451,6 +452,24 @@ t_ns_holder() {
 	T_HOLDER=$!
 	exec 7<&-
 	t_wait_until 20 t_exec_done "$T_HOLDER" sleep
+}
+# t_ours PID...: those PIDs still children of this shell; t_kill PID...:
+# SIGTERM to them. For cleanups: a background process once waited for is
+# gone, and its PID the kernel's to give again (pid_max may be 32768: on a
+# busy machine the PIDs come round in minutes): a plain `kill` of it hits
+# whatever has it now, another suite's shell even (which then ends
+# "interrupted").
+t_ours() {
+	local p
+	for p in "$@"; do
+		[ "$(awk '$1 == "PPid:" { print $2 }' "/proc/$p/status" 2>/dev/null)" == "$$" ] && echo "$p"
+	done
+	return 0
+}
+t_kill() {
+	local p
+	for p in $(t_ours "$@"); do kill "$p" 2>/dev/null; done
+	return 0
 }
 # t_exec_done PID NAME: PID runs NAME (a child made with & is the shell
 # until it execs)
