@@ -230,7 +230,14 @@ finish() {
 	[ -n "$broken" ] && echo "suites that did not finish cleanly:$broken" && total_fail=$((total_fail + 1))
 	left_behind
 	[ -n "$LEFT" ] && echo "left behind in bpffs or as namespaces:$LEFT" && total_fail=$((total_fail + 1))
-	[ -n "$OTHERS" ] && echo "note: new in bpffs or as namespaces, not made by this run's suites (another run's?):$OTHERS"
+	# Others: a leftover not named by its suite's PID, or another run's.
+	# Counted unless the machine is said to be shared (TESTS_SHARED=1).
+	if [ -n "$OTHERS" ] && [ -n "${TESTS_SHARED:-}" ]; then
+		echo "note: new in bpffs or as namespaces, not made by this run's suites (another run's?):$OTHERS"
+	elif [ -n "$OTHERS" ]; then
+		echo "new in bpffs or as namespaces, named by no suite of this run (TESTS_SHARED=1 if another run shares the machine):$OTHERS"
+		total_fail=$((total_fail + 1))
+	fi
 	if [ "$total_skip" -gt 0 ]; then
 		echo "$total_pass passed, $total_fail failed, $total_skip skipped"
 	else
