@@ -389,6 +389,10 @@ check_eq "the open of / refused (the pins' walk, bgp's state directory): exit 1,
 # slot's lookup or map refused for memory) was listed as ended: add and
 # del reclaimed it, its rules gone (exit 0, check clean). Each lookup of
 # add --ttl and del failing in turn: the generations' rules all held after.
+# Nor an error said and the write done: the lock's look at the
+# generations for a write half done ("cannot open filter"), the reclaim's
+# list of them ("cannot read generation"), each refused, went on to add
+# (exit 0). Refused (exit 1, nothing written) or done without an error.
 "$FB" create l --capacity 1000 --fp-rate 0.01 --counting >/dev/null
 "$FB" add l src 198.51.100.7 --ttl 1h >/dev/null
 "$FB" add l src 198.51.100.9 --ttl 3h >/dev/null
@@ -397,18 +401,45 @@ bad=
 for cmd in "add l src 198.51.100.10 --ttl 2h" "del l src 198.51.100.8"; do
 	# shellcheck disable=SC2086 # the command's words
 	strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" $cmd >/dev/null 2>&1
-	"$FB" add l src 198.51.100.8 >/dev/null
+	if [ "${cmd%% *}" = del ]; then
+		"$FB" add l src 198.51.100.8 >/dev/null
+	else
+		"$FB" del l src 198.51.100.10 >/dev/null
+	fi
 	for n in $(grep -v 'resumed>' "$T_TMP/trace" | grep -n 'BPF_MAP_LOOKUP_ELEM\|BPF_MAP_GET_FD_BY_ID' | cut -d: -f1); do
 		# shellcheck disable=SC2086
-		inject bpf ENOMEM "$n" "$FB" $cmd >/dev/null 2>&1
+		inject bpf ENOMEM "$n" "$FB" $cmd >/dev/null 2>"$T_TMP/err"
 		rc=$?
 		q=$("$FB" query l src 198.51.100.7 src 198.51.100.9 | tail -1)
 		[ "$q" = "2 of 2 maybe" ] || bad+=" ${cmd%% *} (call $n, exit $rc): $q"
-		[ "$rc" = 0 ] && [ "${cmd%% *}" = del ] && "$FB" add l src 198.51.100.8 >/dev/null
+		# Its own flow: added (deleted) if and only if it exited 0,
+		# and then without an error said. Put back as it was.
+		w=${cmd#* src }
+		w=$("$FB" query l src "${w%% *}" | head -1 | awk '{print $1}')
+		want=maybe
+		[ "$rc" = 0 ] && [ "${cmd%% *}" = del ] && want=no
+		[ "$rc" != 0 ] && [ "${cmd%% *}" = add ] && want=no
+		[ "$w" = "$want" ] || bad+=" ${cmd%% *} (call $n, exit $rc): the flow $w"
+		[ "$rc" = 0 ] && [ -s "$T_TMP/err" ] && bad+=" ${cmd%% *} (call $n, exit 0): '$(head -1 "$T_TMP/err")'"
+		if [ "${cmd%% *}" = del ]; then
+			[ "$w" = maybe ] || "$FB" add l src 198.51.100.8 >/dev/null
+		else
+			[ "$w" = maybe ] && "$FB" del l src 198.51.100.10 >/dev/null
+		fi
 	done
 done
-check_eq "add --ttl and del whose generation lookups fail: no live generation dropped" "$bad" ""
+check_eq "add --ttl and del whose generation lookups fail: no live generation dropped, no write after an error" "$bad" ""
 check "... the filter whole" "$FB" check l
+# check of it: its generations not opened, or the clock not read (each
+# bpf lookup, map or program run failing), said so and "l: clean" (exit 0).
+strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" check l >/dev/null 2>&1
+bad=
+for n in $(grep -v 'resumed>' "$T_TMP/trace" | grep -n 'BPF_MAP_LOOKUP_ELEM\|BPF_MAP_GET_FD_BY_ID\|BPF_PROG_TEST_RUN' | cut -d: -f1); do
+	inject bpf ENOMEM "$n" "$FB" check l >/dev/null 2>"$T_TMP/err"
+	rc=$?
+	[ "$rc" = 0 ] && [ -s "$T_TMP/err" ] && bad+=" call $n: '$(head -1 "$T_TMP/err")'"
+done
+check_eq "check of generations it cannot read: never clean after an error" "$bad" ""
 "$FB" destroy l >/dev/null
 
 # A watch's look whether its filter is gone, its pin or the pin's map id

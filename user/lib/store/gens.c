@@ -411,8 +411,13 @@ int fb_gens_reclaim(struct fb_store *f)
 
 	if (!f->hdr->gens)
 		return 0;
+	/* The clock not read (reported): which have ended is not known. */
+	if (fb_jiffies_init())
+		return -1;
 	now = fb_jiffies_now();
-	n = fb_gens_list(f, gl); /* -1: none reclaimed */
+	n = fb_gens_list(f, gl);
+	if (n < 0)
+		return -1;
 	for (i = 0; i < n; i++) {
 		if (gl[i].expires > now)
 			continue;
@@ -428,10 +433,17 @@ int fb_gens_reclaim(struct fb_store *f)
 int fb_gens_views_open(const struct fb_store *f, struct fb_gen_views *gv)
 {
 	struct fb_gen gl[FB_GEN_SLOTS];
-	__u64 now = f->hdr->gens ? fb_jiffies_now() : 0;
-	int n = f->hdr->gens ? fb_gens_list(f, gl) : 0, i;
+	__u64 now = 0;
+	int n = 0, i;
 
 	gv->n = 0;
+	/* The clock not read (reported): ended ones would pass for live. */
+	if (f->hdr->gens && fb_jiffies_init())
+		return -1;
+	if (f->hdr->gens) {
+		now = fb_jiffies_now();
+		n = fb_gens_list(f, gl);
+	}
 	if (n < 0)
 		return -1;
 	for (i = 0; i < n; i++) {

@@ -593,8 +593,16 @@ int fb_store_lock(struct fb_store *f)
 		fb_store_unlock(f);
 		return -1;
 	}
-	if (f->cnt_hdr && types->recover(f))
-		fb_report(FB_REPORT_NOTE, "rolled back one flow of an interrupted write");
+	if (f->cnt_hdr) {
+		int r = types->recover(f);
+
+		if (r < 0) {
+			fb_store_unlock(f);
+			return -1;
+		}
+		if (r)
+			fb_report(FB_REPORT_NOTE, "rolled back one flow of an interrupted write");
+	}
 	return 0;
 }
 
