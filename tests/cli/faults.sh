@@ -162,6 +162,25 @@ if t_net_pair --no-ipv6; then
 	check_eq "destroy of an attached filter, bpf failing from any call on: refused" "$bad" ""
 	ip -n "$NSA" link set "$VA" xdpgeneric off 2>/dev/null
 	"$FB" destroy a >/dev/null 2>&1
+	# attach with other monitoring than the filter's attachment elsewhere
+	# uses: refused. A program or map it could not read in its walk of
+	# the loaded programs was taken for none using the maps: it made them
+	# anew (exit 0), the other device's program feeding maps no reader
+	# sees. Each bpf call failing in turn: refused still.
+	"$FB" create a --capacity 1000 --fp-rate 0.01 >/dev/null
+	"$FB" -n "$NSA" attach a "$VA" --mode generic --monitor >/dev/null
+	mon="-n $NSB attach a $VB --mode generic --monitor --epsilon 0.01"
+	# shellcheck disable=SC2086 # the command's words
+	strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" $mon >/dev/null 2>&1
+	bad=
+	for ((n = 1; n <= $(grep -vc 'resumed>' "$T_TMP/trace"); n++)); do
+		# shellcheck disable=SC2086
+		inject bpf ENOMEM "$n" "$FB" $mon >/dev/null 2>"$T_TMP/err" &&
+			bad+=" call $n: attached" && "$FB" -n "$NSB" detach "$VB" >/dev/null
+	done
+	check_eq "attach with other monitoring, a program or map unread: refused" "$bad" ""
+	ip -n "$NSA" link set "$VA" xdpgeneric off 2>/dev/null
+	"$FB" destroy a >/dev/null 2>&1
 else
 	skip "attach: $T_NET_WHY"
 fi
