@@ -179,6 +179,23 @@ if t_net_pair --no-ipv6; then
 			bad+=" call $n: attached" && "$FB" -n "$NSB" detach "$VB" >/dev/null
 	done
 	check_eq "attach with other monitoring, a program or map unread: refused" "$bad" ""
+	# capture, the program's or a map's info refused (memory) as it looks
+	# for the capture maps: "has no capture maps of this version: attached
+	# by another flowbloom build? detach and attach again". It must say
+	# the error, never advise a detach.
+	cap="-n $NSA capture a -w $T_TMP/c.pcap --duration 0.1"
+	# shellcheck disable=SC2086 # the command's words
+	strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" $cap >/dev/null 2>&1
+	grep -v 'resumed>' "$T_TMP/trace" >"$T_TMP/calls"
+	from=$(grep -n BPF_PROG_GET_FD_BY_ID "$T_TMP/calls" | tail -1 | cut -d: -f1)
+	to=$(grep -n BPF_MAP_GET_FD_BY_ID "$T_TMP/calls" | tail -1 | cut -d: -f1)
+	bad=
+	for ((n = ${from:-1}; n <= ${to:-0} + 1; n++)); do
+		# shellcheck disable=SC2086
+		inject bpf ENOMEM "$n" "$FB" $cap >/dev/null 2>"$T_TMP/err"
+		grep -q "another flowbloom build\|detach" "$T_TMP/err" && bad+=" call $n: $(head -1 "$T_TMP/err")"
+	done
+	check_eq "capture whose maps cannot be read now: never called another build's" "${to:+x}$bad" x
 	ip -n "$NSA" link set "$VA" xdpgeneric off 2>/dev/null
 	"$FB" destroy a >/dev/null 2>&1
 else
