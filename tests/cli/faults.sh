@@ -400,6 +400,27 @@ check "... check --repair releases them" "$FB" check r --repair
 check "... then clean" "$FB" check r
 "$FB" destroy r >/dev/null
 
+# check of a counting filter whose other generation's counters a killed
+# replace left pinned: that pin refused for memory was taken for none
+# ("k: clean"). Nor a staging directory of its name that could not be
+# opened (EMFILE): not known to be absent, so not clean either.
+"$FB" create k --capacity 1000 --fp-rate 0.01 --counting >/dev/null
+n=$(nth bpf 'BPF_OBJ_PIN.*counters' "$FB" load k "$T_TMP/r.txt" --replace)
+(strace -f -qq -o /dev/null -e trace=bpf -e inject=bpf:signal=KILL:when=$((n + 1)) \
+	"$FB" load k "$T_TMP/r.txt" --replace >/dev/null 2>&1; :) 2>/dev/null
+"$FB" check k >/dev/null 2>&1
+check_eq "check: the counters a killed replace left, not clean" "$?" 1
+bad=
+for n in $(nth bpf x "$FB" check k >/dev/null; grep -v 'resumed>' "$T_TMP/trace" | grep -n BPF_OBJ_GET, | cut -d: -f1); do
+	inject bpf ENOMEM "$n" "$FB" check k >"$T_TMP/out" 2>&1 && bad+=" call $n: $(head -1 "$T_TMP/out")"
+done
+"$FB" check k --repair >/dev/null
+for n in $(nth openat x "$FB" check k >/dev/null; grep -v 'resumed>' "$T_TMP/trace" | grep -n '"~' | cut -d: -f1); do
+	inject openat EMFILE "$n" "$FB" check k >"$T_TMP/out" 2>&1 && bad+=" openat $n: $(head -1 "$T_TMP/out")"
+done
+check_eq "check whose counters pin or staging directory cannot be opened now: never clean" "$bad" ""
+"$FB" destroy k >/dev/null
+
 # The walks from / (to the filter's pins; bgp's to its state directory):
 # the open of / itself refused exited 1 saying nothing.
 "$FB" create w --capacity 100 --fp-rate 0.01 --counting >/dev/null

@@ -32,6 +32,11 @@ int fb_repair_stale(const char *name, unsigned *what)
 	for (i = 0; i < 2; i++) {
 		fb_pin_stage_name(stage, sizeof(stage), pre[i], name);
 		fd = fb_pin_open_dir(root, stage);
+		if (fd < 0 && errno != ENOENT) { /* not read: not clean either */
+			fb_report_err("cannot open %s: %s", stage, strerror(errno));
+			close(root);
+			return -1;
+		}
 		if (fd < 0)
 			continue;
 		/* In use by a live create, import or destroy: not stale. */
@@ -130,6 +135,10 @@ int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s)
 			close(fd);
 			if (repair)
 				unlinkat(f->dir_fd, fb_store_cnt_pin(f->hdr->gen ^ 1), 0);
+		} else if (errno != ENOENT) { /* not read: not clean either */
+			fb_report_err("cannot read the counters of '%s': %s", f->name,
+				      strerror(errno));
+			return -1;
 		}
 	}
 	/* The unused generation's chunks: a replace leaves one empty chunk
