@@ -196,6 +196,17 @@ if t_net_pair --no-ipv6; then
 		grep -q "another flowbloom build\|detach" "$T_TMP/err" && bad+=" call $n: $(head -1 "$T_TMP/err")"
 	done
 	check_eq "capture whose maps cannot be read now: never called another build's" "${to:+x}$bad" x
+	# info of it, each bpf call failing in turn: a map lookup refused took
+	# a program for one on private, empty maps ("FAILS OPEN"; status
+	# exited 3 saying so), a map not opened for another tool's. Never.
+	strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" -n "$NSA" info a >/dev/null 2>&1
+	bad=
+	for ((n = 1; n <= $(grep -vc 'resumed>' "$T_TMP/trace"); n++)); do
+		inject bpf ENOMEM "$n" "$FB" -n "$NSA" info a >"$T_TMP/out" 2>&1
+		grep -q "FAILS OPEN\|nowhere" "$T_TMP/out" &&
+			bad+=" call $n: $(grep -m1 "FAILS OPEN\|nowhere" "$T_TMP/out")"
+	done
+	check_eq "info whose programs or maps cannot be read: never failing open" "$bad" ""
 	ip -n "$NSA" link set "$VA" xdpgeneric off 2>/dev/null
 	"$FB" destroy a >/dev/null 2>&1
 else
