@@ -528,4 +528,21 @@ done
 check_eq "stats --watch whose look for its filter is refused for memory: carries on" "$bad" ""
 "$FB" destroy wg >/dev/null
 
+# load --replace of a filter with rules with a lifetime, each bpf call
+# failing in turn: one failing before the new head was made (its chunks
+# refused for memory) retired the filter's own live generations: refused,
+# and the rule with a lifetime gone. Refused or done, it stays.
+"$FB" create v --capacity 1000 --fp-rate 0.01 >/dev/null
+"$FB" add v src 203.0.113.9 --ttl 1h >/dev/null
+strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" load v "$T_TMP/r.txt" --replace >/dev/null 2>&1
+bad=
+for ((n = 1; n <= $(grep -vc 'resumed>' "$T_TMP/trace"); n++)); do
+	inject bpf ENOMEM "$n" "$FB" load v "$T_TMP/r.txt" --replace >/dev/null 2>&1
+	rc=$?
+	q=$("$FB" query v src 203.0.113.9 | tail -1)
+	[ "$q" = "1 of 1 maybe" ] || { bad+=" call $n (exit $rc): $q" && break; }
+done
+check_eq "load --replace whose bpf calls fail: the rules with a lifetime kept" "$bad" ""
+"$FB" destroy v >/dev/null
+
 t_finish

@@ -274,6 +274,10 @@ int fb_gen_make(const struct fb_store *dir, const struct fb_header *tmpl_in, uns
 	view_map(gs, m, n);
 	gs->bits_fd = fds[0];
 	gs->head_id = gs->bits_id = fb_map_id(fds[0]);
+	if (!gs->bits_id) { /* (0 would be no array's in its head) */
+		fb_report_err("cannot read the new chunks' id: %s", strerror(errno));
+		goto fail;
+	}
 	fb_store_head(gs)->keys.array_id = gs->bits_id;
 	*gs->hdr = *tmpl;
 	gs->hdr->kinds = 0;

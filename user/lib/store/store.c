@@ -44,10 +44,17 @@ static void unmap_array(struct fb_store *f);
  * then owns fds[0] as bits_fd and closes the others on close). */
 static int new_chunks(struct fb_store *f, __u32 nblocks, int *fds)
 {
-	__u32 n = fb_chunks_for(nblocks);
+	__u32 n = fb_chunks_for(nblocks), id;
 
 	if (fb_chunks_create(n, fds))
 		return -1;
+	/* Its id goes into the head (readers tell a replace by it): 0, an
+	 * id not read, would be no array's. */
+	if (!(id = fb_map_id(fds[0]))) {
+		fb_report_err("cannot read the new chunks' id: %s", strerror(errno));
+		fb_chunks_close(fds, n);
+		return -1;
+	}
 	f->map = fb_chunks_mmap(fds, n);
 	if (!f->map) {
 		fb_chunks_close(fds, n);
@@ -58,7 +65,7 @@ static int new_chunks(struct fb_store *f, __u32 nblocks, int *fds)
 	f->hdr = (struct fb_header *)((char *)f->map + FB_HEAD_SHIFT * FB_BLOCK_BYTES);
 	f->blocks = (struct fb_block *)f->hdr;
 	f->bits_fd = fds[0];
-	f->head_id = f->bits_id = fb_map_id(fds[0]);
+	f->head_id = f->bits_id = id;
 	fb_store_head(f)->keys.array_id = f->bits_id;
 	return 0;
 }
