@@ -261,6 +261,10 @@ C
 				bad+=" $how: exit $rc, $(head -c 100 "$T_TMP/err")"
 		done
 		check_eq "list whose names cannot all be read: exit 1, saying so" "$bad" ""
+		# metrics NAME..., its copy of a name without memory: it crashed.
+		LD_PRELOAD=$T_TMP/nostrdup.so "$FB" metrics nomem1 nomem1 >/dev/null 2>"$T_TMP/err"
+		check_eq "metrics with no memory for a name: exit 1, saying so" \
+			"$? $(cat "$T_TMP/err")" "1 flowbloom: out of memory"
 		"$FB" destroy nomem1 >/dev/null
 		"$FB" destroy a >/dev/null
 	else
