@@ -14,6 +14,12 @@
 # filter whose pins or programs cannot be read, and its info; list whose
 # directory or names cannot be read; check whose reads of slots, pins or
 # sets fail; a watch whose look for its filter is refused.
+
+# filter whose pins or programs cannot be read; list whose directory or
+# names cannot be read; check whose reads of slots, pins or sets fail;
+# add --ttl, del and check whose generations or clock cannot be read; a
+# replace refused before its new head; attach, capture and info whose
+# programs, maps or devices cannot be read; metrics without memory.
 # The device: a veth pair in namespaces of our own.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin faults
@@ -548,5 +554,33 @@ for ((n = 1; n <= $(grep -vc 'resumed>' "$T_TMP/trace"); n++)); do
 done
 check_eq "load --replace whose bpf calls fail: the rules with a lifetime kept" "$bad" ""
 "$FB" destroy v >/dev/null
+
+# A generation of three chunks ended; add --ttl reclaims it, the read of
+# its head there refused (its second map of the slot): it cleared the
+# head alone, its other two chunks held in slots check never looks at
+# (and the kernel memory two chunks above a reclaim's). Refused, or the
+# same memory as a reclaim.
+rules40() { "$PY" -c 'import sys
+print("".join("udp 198.51.100.%d:%d 203.0.113.%d:%d\n" % (1 + i % 250, 1000 + i, 1 + i % 50, 4000 + i // 250) for i in range(40000)), end="")'; }
+rules40 >"$T_TMP/h40.txt"
+ended() { "$FB" -j info e | t_json 'd["generations"][0]["ends_in"] <= 0' | grep -q True; }
+mem=
+for how in plain injected; do
+	"$FB" create e --capacity 1000000 --fp-rate 0.001 >/dev/null
+	"$FB" add e -f "$T_TMP/h40.txt" --ttl 1s >/dev/null
+	t_wait_until 10 ended
+	if [ $how = plain ]; then
+		strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" add e src 198.51.100.1 --ttl 1h >/dev/null
+		n=$(grep -v 'resumed>' "$T_TMP/trace" | grep -n 'BPF_MAP_GET_FD_BY_ID\|BPF_MAP_DELETE_ELEM' |
+			grep -B1 -m1 DELETE | head -1 | cut -d: -f1)
+	else
+		inject bpf ENOMEM "${n:-0}" "$FB" add e src 198.51.100.1 --ttl 1h >/dev/null 2>&1 ||
+			"$FB" add e src 198.51.100.1 --ttl 1h >/dev/null
+	fi
+	mem+="$(state e | cut -d' ' -f3) "
+	"$FB" destroy e >/dev/null
+done
+check_eq "a reclaim whose generation's head cannot be read: no chunk left held" \
+	"${mem% *}" "${mem%% *} ${mem%% *}"
 
 t_finish
