@@ -13,13 +13,10 @@
 # generation of rules with a lifetime is refused; destroy of an attached
 # filter whose pins or programs cannot be read, and its info; list whose
 # directory or names cannot be read; check whose reads of slots, pins or
-# sets fail; a watch whose look for its filter is refused.
-
-# filter whose pins or programs cannot be read; list whose directory or
-# names cannot be read; check whose reads of slots, pins or sets fail;
-# add --ttl, del and check whose generations or clock cannot be read; a
-# replace refused before its new head; attach, capture and info whose
-# programs, maps or devices cannot be read; metrics without memory.
+# sets fail; a watch whose look for its filter is refused; add --ttl, del
+# and check whose generations or clock cannot be read; a replace refused
+# before its new head; attach, capture and info whose programs or maps
+# cannot be read; metrics without memory.
 # The device: a veth pair in namespaces of our own.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin faults
