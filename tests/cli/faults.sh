@@ -323,6 +323,21 @@ for n in $(grep -v 'resumed>' "$T_TMP/trace" | grep -n 'BPF_OBJ_GET,\|BPF_MAP_GE
 	grep -q 'destroy\|BROKEN\|incomplete\|has no\|missing\|bad header\|wrong size\|older build' "$T_TMP/err" && bad+=" $n: $(head -1 "$T_TMP/err")"
 done
 check_eq "open with a pin, map, its info or head copy refused for memory: never called broken" "$bad" ""
+# A filter of several chunks, one of its chunks' slot or map refused for
+# memory: check and list said "BROKEN: chunk N of the filter is missing".
+"$FB" create mc --capacity 1000000 --fp-rate 0.001 >/dev/null
+bad=
+for cmd in "check mc" list; do
+	# shellcheck disable=SC2086 # the command's words
+	strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" $cmd >/dev/null 2>&1
+	for n in $(grep -v 'resumed>' "$T_TMP/trace" | grep -n 'BPF_MAP_GET_FD_BY_ID\|BPF_MAP_LOOKUP_ELEM' | cut -d: -f1); do
+		# shellcheck disable=SC2086
+		inject bpf ENOMEM "$n" "$FB" $cmd >"$T_TMP/out" 2>&1
+		grep -q 'BROKEN\|missing' "$T_TMP/out" && bad+=" ${cmd%% *} $n: $(grep -m1 'BROKEN\|missing' "$T_TMP/out")"
+	done
+done
+check_eq "a chunk's slot or map refused for memory: never called broken" "$bad" ""
+"$FB" destroy mc >/dev/null
 check "the filter is whole" "$FB" check c
 "$FB" destroy c >/dev/null
 

@@ -373,7 +373,8 @@ static int map_array(struct fb_store *f)
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info), key = 0, id, n;
 	struct fb_head *page;
-	int err;
+	bool quiet;
+	int err, e;
 
 	if (bpf_obj_get_info_by_fd(f->outer_fd, &info, &len))
 		return fb_store_open_err(f);
@@ -420,10 +421,21 @@ static int map_array(struct fb_store *f)
 		free(page);
 		return -1;
 	}
+	quiet = fb_report_quiet;
+	fb_report_quiet = true;
 	f->map = fb_chunks_mmap_outer(f->outer_fd, f->bits_fd, page->hdr.gen, n);
+	e = errno;
+	fb_report_quiet = quiet;
 	free(page);
-	if (!f->map)
+	if (!f->map) {
+		/* A chunk not read now (memory, descriptors): not damage, and
+		 * said as check and list tell it ("cannot open filter"). */
+		errno = e;
+		if (fb_store_err_now(e))
+			return fb_store_open_err(f);
+		fb_report_err("%s", fb_report_last);
 		return -1;
+	}
 	f->nchunks = n;
 	f->map_bytes = (size_t)n * FB_CHUNK_BYTES;
 	f->hdr = (struct fb_header *)((char *)f->map + FB_HEAD_SHIFT * FB_BLOCK_BYTES);
