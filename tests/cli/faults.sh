@@ -13,7 +13,10 @@
 # generation of rules with a lifetime is refused; destroy of an attached
 # filter whose pins or programs cannot be read, and its info; list whose
 # directory or names cannot be read; check whose reads of slots, pins or
-# sets fail; a watch whose look for its filter is refused.
+# sets fail; a watch whose look for its filter is refused; add --ttl, del
+# and check whose generations or clock cannot be read; a replace refused
+# before its new head; attach, capture and info whose programs or maps
+# cannot be read; metrics without memory.
 # The device: a veth pair in namespaces of our own.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin faults
@@ -162,6 +165,53 @@ if t_net_pair --no-ipv6; then
 	check_eq "destroy of an attached filter, bpf failing from any call on: refused" "$bad" ""
 	ip -n "$NSA" link set "$VA" xdpgeneric off 2>/dev/null
 	"$FB" destroy a >/dev/null 2>&1
+	# attach with other monitoring than the filter's attachment elsewhere
+	# uses: refused. A program or map it could not read in its walk of
+	# the loaded programs was taken for none using the maps: it made them
+	# anew (exit 0), the other device's program feeding maps no reader
+	# sees. Each bpf call failing in turn: refused still.
+	"$FB" create a --capacity 1000 --fp-rate 0.01 >/dev/null
+	"$FB" -n "$NSA" attach a "$VA" --mode generic --monitor >/dev/null
+	mon="-n $NSB attach a $VB --mode generic --monitor --epsilon 0.01"
+	# shellcheck disable=SC2086 # the command's words
+	strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" $mon >/dev/null 2>&1
+	bad=
+	for ((n = 1; n <= $(grep -vc 'resumed>' "$T_TMP/trace"); n++)); do
+		# shellcheck disable=SC2086
+		inject bpf ENOMEM "$n" "$FB" $mon >/dev/null 2>"$T_TMP/err" &&
+			bad+=" call $n: attached" && "$FB" -n "$NSB" detach "$VB" >/dev/null
+	done
+	check_eq "attach with other monitoring, a program or map unread: refused" "$bad" ""
+	# capture, the program's or a map's info refused (memory) as it looks
+	# for the capture maps: "has no capture maps of this version: attached
+	# by another flowbloom build? detach and attach again". It must say
+	# the error, never advise a detach.
+	cap="-n $NSA capture a -w $T_TMP/c.pcap --duration 0.1"
+	# shellcheck disable=SC2086 # the command's words
+	strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" $cap >/dev/null 2>&1
+	grep -v 'resumed>' "$T_TMP/trace" >"$T_TMP/calls"
+	from=$(grep -n BPF_PROG_GET_FD_BY_ID "$T_TMP/calls" | tail -1 | cut -d: -f1)
+	to=$(grep -n BPF_MAP_GET_FD_BY_ID "$T_TMP/calls" | tail -1 | cut -d: -f1)
+	bad=
+	for ((n = ${from:-1}; n <= ${to:-0} + 1; n++)); do
+		# shellcheck disable=SC2086
+		inject bpf ENOMEM "$n" "$FB" $cap >/dev/null 2>"$T_TMP/err"
+		grep -q "another flowbloom build\|detach" "$T_TMP/err" && bad+=" call $n: $(head -1 "$T_TMP/err")"
+	done
+	check_eq "capture whose maps cannot be read now: never called another build's" "${to:+x}$bad" x
+	# info of it, each bpf call failing in turn: a map lookup refused took
+	# a program for one on private, empty maps ("FAILS OPEN"; status
+	# exited 3 saying so), a map not opened for another tool's. Never.
+	strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" -n "$NSA" info a >/dev/null 2>&1
+	bad=
+	for ((n = 1; n <= $(grep -vc 'resumed>' "$T_TMP/trace"); n++)); do
+		inject bpf ENOMEM "$n" "$FB" -n "$NSA" info a >"$T_TMP/out" 2>&1
+		grep -q "FAILS OPEN\|nowhere" "$T_TMP/out" &&
+			bad+=" call $n: $(grep -m1 "FAILS OPEN\|nowhere" "$T_TMP/out")"
+	done
+	check_eq "info whose programs or maps cannot be read: never failing open" "$bad" ""
+	ip -n "$NSA" link set "$VA" xdpgeneric off 2>/dev/null
+	"$FB" destroy a >/dev/null 2>&1
 else
 	skip "attach: $T_NET_WHY"
 fi
@@ -214,6 +264,10 @@ C
 				bad+=" $how: exit $rc, $(head -c 100 "$T_TMP/err")"
 		done
 		check_eq "list whose names cannot all be read: exit 1, saying so" "$bad" ""
+		# metrics NAME..., its copy of a name without memory: it crashed.
+		LD_PRELOAD=$T_TMP/nostrdup.so "$FB" metrics nomem1 nomem1 >/dev/null 2>"$T_TMP/err"
+		check_eq "metrics with no memory for a name: exit 1, saying so" \
+			"$? $(cat "$T_TMP/err")" "1 flowbloom: out of memory"
 		"$FB" destroy nomem1 >/dev/null
 		"$FB" destroy a >/dev/null
 	else
@@ -269,6 +323,21 @@ for n in $(grep -v 'resumed>' "$T_TMP/trace" | grep -n 'BPF_OBJ_GET,\|BPF_MAP_GE
 	grep -q 'destroy\|BROKEN\|incomplete\|has no\|missing\|bad header\|wrong size\|older build' "$T_TMP/err" && bad+=" $n: $(head -1 "$T_TMP/err")"
 done
 check_eq "open with a pin, map, its info or head copy refused for memory: never called broken" "$bad" ""
+# A filter of several chunks, one of its chunks' slot or map refused for
+# memory: check and list said "BROKEN: chunk N of the filter is missing".
+"$FB" create mc --capacity 1000000 --fp-rate 0.001 >/dev/null
+bad=
+for cmd in "check mc" list; do
+	# shellcheck disable=SC2086 # the command's words
+	strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" $cmd >/dev/null 2>&1
+	for n in $(grep -v 'resumed>' "$T_TMP/trace" | grep -n 'BPF_MAP_GET_FD_BY_ID\|BPF_MAP_LOOKUP_ELEM' | cut -d: -f1); do
+		# shellcheck disable=SC2086
+		inject bpf ENOMEM "$n" "$FB" $cmd >"$T_TMP/out" 2>&1
+		grep -q 'BROKEN\|missing' "$T_TMP/out" && bad+=" ${cmd%% *} $n: $(grep -m1 'BROKEN\|missing' "$T_TMP/out")"
+	done
+done
+check_eq "a chunk's slot or map refused for memory: never called broken" "$bad" ""
+"$FB" destroy mc >/dev/null
 check "the filter is whole" "$FB" check c
 "$FB" destroy c >/dev/null
 
@@ -364,6 +433,27 @@ check "... check --repair releases them" "$FB" check r --repair
 check "... then clean" "$FB" check r
 "$FB" destroy r >/dev/null
 
+# check of a counting filter whose other generation's counters a killed
+# replace left pinned: that pin refused for memory was taken for none
+# ("k: clean"). Nor a staging directory of its name that could not be
+# opened (EMFILE): not known to be absent, so not clean either.
+"$FB" create k --capacity 1000 --fp-rate 0.01 --counting >/dev/null
+n=$(nth bpf 'BPF_OBJ_PIN.*counters' "$FB" load k "$T_TMP/r.txt" --replace)
+(strace -f -qq -o /dev/null -e trace=bpf -e inject=bpf:signal=KILL:when=$((n + 1)) \
+	"$FB" load k "$T_TMP/r.txt" --replace >/dev/null 2>&1; :) 2>/dev/null
+"$FB" check k >/dev/null 2>&1
+check_eq "check: the counters a killed replace left, not clean" "$?" 1
+bad=
+for n in $(nth bpf x "$FB" check k >/dev/null; grep -v 'resumed>' "$T_TMP/trace" | grep -n BPF_OBJ_GET, | cut -d: -f1); do
+	inject bpf ENOMEM "$n" "$FB" check k >"$T_TMP/out" 2>&1 && bad+=" call $n: $(head -1 "$T_TMP/out")"
+done
+"$FB" check k --repair >/dev/null
+for n in $(nth openat x "$FB" check k >/dev/null; grep -v 'resumed>' "$T_TMP/trace" | grep -n '"~' | cut -d: -f1); do
+	inject openat EMFILE "$n" "$FB" check k >"$T_TMP/out" 2>&1 && bad+=" openat $n: $(head -1 "$T_TMP/out")"
+done
+check_eq "check whose counters pin or staging directory cannot be opened now: never clean" "$bad" ""
+"$FB" destroy k >/dev/null
+
 # The walks from / (to the filter's pins; bgp's to its state directory):
 # the open of / itself refused exited 1 saying nothing.
 "$FB" create w --capacity 100 --fp-rate 0.01 --counting >/dev/null
@@ -389,6 +479,10 @@ check_eq "the open of / refused (the pins' walk, bgp's state directory): exit 1,
 # slot's lookup or map refused for memory) was listed as ended: add and
 # del reclaimed it, its rules gone (exit 0, check clean). Each lookup of
 # add --ttl and del failing in turn: the generations' rules all held after.
+# Nor an error said and the write done: the lock's look at the
+# generations for a write half done ("cannot open filter"), the reclaim's
+# list of them ("cannot read generation"), each refused, went on to add
+# (exit 0). Refused (exit 1, nothing written) or done without an error.
 "$FB" create l --capacity 1000 --fp-rate 0.01 --counting >/dev/null
 "$FB" add l src 198.51.100.7 --ttl 1h >/dev/null
 "$FB" add l src 198.51.100.9 --ttl 3h >/dev/null
@@ -397,18 +491,45 @@ bad=
 for cmd in "add l src 198.51.100.10 --ttl 2h" "del l src 198.51.100.8"; do
 	# shellcheck disable=SC2086 # the command's words
 	strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" $cmd >/dev/null 2>&1
-	"$FB" add l src 198.51.100.8 >/dev/null
+	if [ "${cmd%% *}" = del ]; then
+		"$FB" add l src 198.51.100.8 >/dev/null
+	else
+		"$FB" del l src 198.51.100.10 >/dev/null
+	fi
 	for n in $(grep -v 'resumed>' "$T_TMP/trace" | grep -n 'BPF_MAP_LOOKUP_ELEM\|BPF_MAP_GET_FD_BY_ID' | cut -d: -f1); do
 		# shellcheck disable=SC2086
-		inject bpf ENOMEM "$n" "$FB" $cmd >/dev/null 2>&1
+		inject bpf ENOMEM "$n" "$FB" $cmd >/dev/null 2>"$T_TMP/err"
 		rc=$?
 		q=$("$FB" query l src 198.51.100.7 src 198.51.100.9 | tail -1)
 		[ "$q" = "2 of 2 maybe" ] || bad+=" ${cmd%% *} (call $n, exit $rc): $q"
-		[ "$rc" = 0 ] && [ "${cmd%% *}" = del ] && "$FB" add l src 198.51.100.8 >/dev/null
+		# Its own flow: added (deleted) if and only if it exited 0,
+		# and then without an error said. Put back as it was.
+		w=${cmd#* src }
+		w=$("$FB" query l src "${w%% *}" | head -1 | awk '{print $1}')
+		want=maybe
+		[ "$rc" = 0 ] && [ "${cmd%% *}" = del ] && want=no
+		[ "$rc" != 0 ] && [ "${cmd%% *}" = add ] && want=no
+		[ "$w" = "$want" ] || bad+=" ${cmd%% *} (call $n, exit $rc): the flow $w"
+		[ "$rc" = 0 ] && [ -s "$T_TMP/err" ] && bad+=" ${cmd%% *} (call $n, exit 0): '$(head -1 "$T_TMP/err")'"
+		if [ "${cmd%% *}" = del ]; then
+			[ "$w" = maybe ] || "$FB" add l src 198.51.100.8 >/dev/null
+		else
+			[ "$w" = maybe ] && "$FB" del l src 198.51.100.10 >/dev/null
+		fi
 	done
 done
-check_eq "add --ttl and del whose generation lookups fail: no live generation dropped" "$bad" ""
+check_eq "add --ttl and del whose generation lookups fail: no live generation dropped, no write after an error" "$bad" ""
 check "... the filter whole" "$FB" check l
+# check of it: its generations not opened, or the clock not read (each
+# bpf lookup, map or program run failing), said so and "l: clean" (exit 0).
+strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" check l >/dev/null 2>&1
+bad=
+for n in $(grep -v 'resumed>' "$T_TMP/trace" | grep -n 'BPF_MAP_LOOKUP_ELEM\|BPF_MAP_GET_FD_BY_ID\|BPF_PROG_TEST_RUN' | cut -d: -f1); do
+	inject bpf ENOMEM "$n" "$FB" check l >/dev/null 2>"$T_TMP/err"
+	rc=$?
+	[ "$rc" = 0 ] && [ -s "$T_TMP/err" ] && bad+=" call $n: '$(head -1 "$T_TMP/err")'"
+done
+check_eq "check of generations it cannot read: never clean after an error" "$bad" ""
 "$FB" destroy l >/dev/null
 
 # A watch's look whether its filter is gone, its pin or the pin's map id
@@ -428,5 +549,50 @@ for n in "${first:-0}" "$((${first:-0} + 1))"; do
 done
 check_eq "stats --watch whose look for its filter is refused for memory: carries on" "$bad" ""
 "$FB" destroy wg >/dev/null
+
+# load --replace of a filter with rules with a lifetime, each bpf call
+# failing in turn: one failing before the new head was made (its chunks
+# refused for memory) retired the filter's own live generations: refused,
+# and the rule with a lifetime gone. Refused or done, it stays.
+"$FB" create v --capacity 1000 --fp-rate 0.01 >/dev/null
+"$FB" add v src 203.0.113.9 --ttl 1h >/dev/null
+strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" load v "$T_TMP/r.txt" --replace >/dev/null 2>&1
+bad=
+for ((n = 1; n <= $(grep -vc 'resumed>' "$T_TMP/trace"); n++)); do
+	inject bpf ENOMEM "$n" "$FB" load v "$T_TMP/r.txt" --replace >/dev/null 2>&1
+	rc=$?
+	q=$("$FB" query v src 203.0.113.9 | tail -1)
+	[ "$q" = "1 of 1 maybe" ] || { bad+=" call $n (exit $rc): $q" && break; }
+done
+check_eq "load --replace whose bpf calls fail: the rules with a lifetime kept" "$bad" ""
+"$FB" destroy v >/dev/null
+
+# A generation of three chunks ended; add --ttl reclaims it, the read of
+# its head there refused (its second map of the slot): it cleared the
+# head alone, its other two chunks held in slots check never looks at
+# (and the kernel memory two chunks above a reclaim's). Refused, or the
+# same memory as a reclaim.
+rules40() { "$PY" -c 'import sys
+print("".join("udp 198.51.100.%d:%d 203.0.113.%d:%d\n" % (1 + i % 250, 1000 + i, 1 + i % 50, 4000 + i // 250) for i in range(40000)), end="")'; }
+rules40 >"$T_TMP/h40.txt"
+ended() { "$FB" -j info e | t_json 'd["generations"][0]["ends_in"] <= 0' | grep -q True; }
+mem=
+for how in plain injected; do
+	"$FB" create e --capacity 1000000 --fp-rate 0.001 >/dev/null
+	"$FB" add e -f "$T_TMP/h40.txt" --ttl 1s >/dev/null
+	t_wait_until 10 ended
+	if [ $how = plain ]; then
+		strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" add e src 198.51.100.1 --ttl 1h >/dev/null
+		n=$(grep -v 'resumed>' "$T_TMP/trace" | grep -n 'BPF_MAP_GET_FD_BY_ID\|BPF_MAP_DELETE_ELEM' |
+			grep -B1 -m1 DELETE | head -1 | cut -d: -f1)
+	else
+		inject bpf ENOMEM "${n:-0}" "$FB" add e src 198.51.100.1 --ttl 1h >/dev/null 2>&1 ||
+			"$FB" add e src 198.51.100.1 --ttl 1h >/dev/null
+	fi
+	mem+="$(state e | cut -d' ' -f3) "
+	"$FB" destroy e >/dev/null
+done
+check_eq "a reclaim whose generation's head cannot be read: no chunk left held" \
+	"${mem% *}" "${mem%% *} ${mem%% *}"
 
 t_finish

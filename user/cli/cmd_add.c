@@ -427,8 +427,7 @@ static int del_gens(struct fb_store *f, struct fb_flows *fl, enum fb_del_part pa
 	double t0 = fb_now();
 	int rc = 1, r;
 
-	fb_gens_reclaim(f);
-	if (fb_gens_views_open(f, &gv) < 0)
+	if (fb_gens_reclaim(f) < 0 || fb_gens_views_open(f, &gv) < 0)
 		return 1;
 	/* Checked whole, as the deletes will run: a flow deleted twice but
 	 * held once is refused, not taken from the flows sharing its

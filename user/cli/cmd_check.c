@@ -88,15 +88,18 @@ static void check_typed(struct fb_store *f, bool repair, struct typed *ty)
 }
 
 /* A counting filter's live generations, each checked as the filter is;
- * how many were not consistent (repaired with repair). */
+ * how many were not consistent (repaired with repair), -1 if they cannot
+ * be opened now (reported: not clean either). */
 static int check_gens(struct fb_store *f, bool repair)
 {
 	struct fb_gen_views gv;
 	struct fb_check c;
 	int i, bad = 0;
 
-	if (!f->hdr->gens || fb_gens_views_open(f, &gv) < 0)
+	if (!f->hdr->gens)
 		return 0;
+	if (fb_gens_views_open(f, &gv) < 0)
+		return -1;
 	for (i = 0; i < gv.n; i++) {
 		fb_counting_check(&gv.v[i], repair, &c);
 		bad += c.stale_bits || c.missing_bits || c.journal_dirty || !c.count_ok;
@@ -247,7 +250,7 @@ int cmd_check(int argc, char **argv)
 	if (f.hdr->confirm && !r)
 		er = fb_exact_check(&f, fix, &ex);
 	fb_store_unlock(&f);
-	if (r || er) {
+	if (r || er || gens_bad < 0) {
 		fb_store_close(&f);
 		return 1;
 	}

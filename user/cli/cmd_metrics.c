@@ -477,7 +477,10 @@ int cmd_metrics(int argc, char **argv)
 			return 1;
 	}
 	mf = calloc(n ? n : 1, sizeof(*mf));
-	if (!mf || (n && !names)) {
+	/* (a name without memory: NULL, which the compare below crashed on) */
+	for (i = 0; names && i < (size_t)n && names[i]; i++)
+		;
+	if (!mf || (n && !names) || i < (size_t)n) {
 		fb_err("out of memory");
 		goto out;
 	}

@@ -55,7 +55,8 @@ static void prog_close(struct fb_cap_prog *p)
 
 /* The program's capture maps, by name (include/flowbloom/capture.h), each
  * checked for the layout this build writes, into p's fds (-1: absent). -1
- * with errno if the program is gone. */
+ * with errno if the program is gone, or it or a map of its cannot be read
+ * now (memory): never taken for a program without them. */
 static int find_maps(struct fb_cap_prog *p)
 {
 	struct bpf_prog_info info = {};
@@ -66,9 +67,10 @@ static int find_maps(struct fb_cap_prog *p)
 		return -1;
 	info.nr_map_ids = 64;
 	info.map_ids = (__u64)(unsigned long)ids;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		info.nr_map_ids = 0;
+	i = bpf_obj_get_info_by_fd(fd, &info, &len);
 	close(fd);
+	if (i)
+		return -1;
 	for (i = 0; i < info.nr_map_ids && i < 64; i++) {
 		struct bpf_map_info mi = {};
 		__u32 mlen = sizeof(mi);
@@ -76,20 +78,19 @@ static int find_maps(struct fb_cap_prog *p)
 		int *slot = NULL;
 
 		if (mfd < 0)
-			continue;
-		if (!bpf_obj_get_info_by_fd(mfd, &mi, &mlen)) {
-			if (!strcmp(mi.name, FB_CAP_SECTION) && mi.type == BPF_MAP_TYPE_ARRAY &&
-			    mi.value_size == sizeof(struct fb_cap_ctl) &&
-			    (mi.map_flags & BPF_F_MMAPABLE))
-				slot = &p->ctl_fd;
-			else if (!strcmp(mi.name, FB_CAP_RINGS) &&
-				 mi.type == BPF_MAP_TYPE_ARRAY_OF_MAPS)
-				slot = &p->rings_fd;
-			else if (!strcmp(mi.name, FB_CAP_BUF) &&
-				 mi.type == BPF_MAP_TYPE_PERCPU_ARRAY &&
-				 mi.value_size == sizeof(struct fb_cap_buf))
-				slot = &p->buf_fd;
+			return -1;
+		if (bpf_obj_get_info_by_fd(mfd, &mi, &mlen)) {
+			close(mfd);
+			return -1;
 		}
+		if (!strcmp(mi.name, FB_CAP_SECTION) && mi.type == BPF_MAP_TYPE_ARRAY &&
+		    mi.value_size == sizeof(struct fb_cap_ctl) && (mi.map_flags & BPF_F_MMAPABLE))
+			slot = &p->ctl_fd;
+		else if (!strcmp(mi.name, FB_CAP_RINGS) && mi.type == BPF_MAP_TYPE_ARRAY_OF_MAPS)
+			slot = &p->rings_fd;
+		else if (!strcmp(mi.name, FB_CAP_BUF) && mi.type == BPF_MAP_TYPE_PERCPU_ARRAY &&
+			 mi.value_size == sizeof(struct fb_cap_buf))
+			slot = &p->buf_fd;
 		if (slot && *slot < 0)
 			*slot = mfd;
 		else
@@ -134,10 +135,12 @@ int fb_capture_held(__u32 prog_id, __u64 *ring_bytes, bool *running)
 	*running = false;
 	prog_init(&p);
 	p.prog_id = prog_id;
-	if (!find_maps(&p) && p.ctl_fd >= 0 && p.rings_fd >= 0) {
+	/* The control not read: not known to be idle (a ring is noted as
+	 * left by a killed capture only when it is). */
+	if (!find_maps(&p) && p.ctl_fd >= 0 && p.rings_fd >= 0 &&
+	    !bpf_map_lookup_elem(p.ctl_fd, &zero, &ctl)) {
 		rc = 0;
-		if (!bpf_map_lookup_elem(p.ctl_fd, &zero, &ctl))
-			*running = ctl.lease > fb_capture_clock();
+		*running = ctl.lease > fb_capture_clock();
 		if (!bpf_map_lookup_elem(p.rings_fd, &zero, &rid) &&
 		    (rfd = bpf_map_get_fd_by_id(rid)) >= 0) {
 			if (!bpf_obj_get_info_by_fd(rfd, &ri, &rlen))

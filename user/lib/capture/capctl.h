@@ -70,7 +70,8 @@ void fb_capture_close(struct fb_capture *c);
  * (0: none) and, in *running, whether a capture's lease on the program
  * still runs. A ring held with no capture running is one a killed capture
  * left: the next capture on the program, or a detach, frees it. -1 if the
- * program has no capture maps of this build (or is gone). */
+ * program has no capture maps of this build, is gone, or cannot be read
+ * now. */
 int fb_capture_held(__u32 prog_id, __u64 *ring_bytes, bool *running);
 
 /* CLOCK_MONOTONIC_COARSE in ns: the clock of leases. */

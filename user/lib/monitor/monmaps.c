@@ -495,33 +495,44 @@ void fb_monitor_close(struct fb_monitor *m)
 
 /* Is any loaded program but program skip (0: none; the one `attach
  * --replace` puts its program in place of) using m's maps, attached
- * anywhere, in any network namespace, or held by a process? Attachments
- * alone would not do: they are only visible from their own namespace. */
-static bool in_use(const struct fb_monitor *m, __u32 skip)
+ * anywhere, in any network namespace, or held by a process? (Attachments
+ * are only visible from their own namespace.) 1, 0, or -1 (reported) if a
+ * map or program cannot be read now: never taken for unused. */
+static int in_use(const struct fb_monitor *m, __u32 skip)
 {
-	__u32 want[3] = { fb_map_id(m->sketch_fd), fb_map_id(m->seen_fd), fb_map_id(m->flows_fd) };
-	__u32 id = 0, ids[64], i, j;
-	bool used = false;
+	int fds[3] = { m->sketch_fd, m->seen_fd, m->flows_fd }, used = 0, fd;
+	__u32 want[3], id = 0, ids[64], i, j;
 
+	for (j = 0; j < 3; j++)
+		if (!(want[j] = fb_map_id(fds[j])) && fds[j] >= 0)
+			goto err;
 	while (!used && !bpf_prog_get_next_id(id, &id)) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
-		int fd;
 
 		if (id == skip)
 			continue;
 		fd = bpf_prog_get_fd_by_id(id);
-		if (fd < 0)
+		if (fd < 0 && errno == ENOENT) /* unloaded meanwhile */
 			continue;
 		info.nr_map_ids = 64;
 		info.map_ids = (__u64)(unsigned long)ids;
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len))
-			for (i = 0; i < info.nr_map_ids && i < 64; i++)
-				for (j = 0; j < 3; j++)
-					used |= want[j] && ids[i] == want[j];
+		if (fd < 0)
+			goto err;
+		i = bpf_obj_get_info_by_fd(fd, &info, &len);
 		close(fd);
+		if (i)
+			goto err;
+		for (i = 0; i < info.nr_map_ids && i < 64; i++)
+			for (j = 0; j < 3; j++)
+				used |= want[j] && ids[i] == want[j];
 	}
-	return used;
+	if (used || errno == ENOENT)
+		return used;
+err:
+	fb_report_err("cannot tell whether a program uses the monitoring maps: %s",
+		      strerror(errno));
+	return -1;
 }
 
 /* Does the existing config c satisfy what o asks for? */
@@ -576,28 +587,27 @@ bool fb_monitor_remade(const struct fb_store *f, const struct fb_monitor *m)
 }
 
 /* Does a program use f's pinned monitoring maps, whatever their layout
- * (the sketch, seen-set or accounting table)? */
-static bool pins_in_use(const struct fb_store *f, __u32 skip)
+ * (the sketch, seen-set or accounting table)? As in_use(). */
+static int pins_in_use(const struct fb_store *f, __u32 skip)
 {
 	struct fb_monitor p;
-	bool used;
+	int used = -1;
 
 	memset(&p, 0, sizeof(p));
-	p.sketch_fd = p.seen_fd = p.flows_fd = -1;
+	p.config_fd = p.sketch_fd = p.top_fd = p.keys_fd = p.seen_fd = p.events_fd = p.stats_fd =
+		p.flows_fd = -1;
 	p.dir_fd = mon_dir(f);
 	if (p.dir_fd < 0)
-		return false;
+		return p.dir_fd == -2 ? 0 : -1;
 	p.sketch_fd = fb_pin_get(p.dir_fd, "sketch");
-	p.seen_fd = fb_pin_get(p.dir_fd, "seen");
-	p.flows_fd = fb_pin_get(p.dir_fd, "flows");
-	used = in_use(&p, skip);
-	if (p.sketch_fd >= 0)
-		close(p.sketch_fd);
-	if (p.seen_fd >= 0)
-		close(p.seen_fd);
-	if (p.flows_fd >= 0)
-		close(p.flows_fd);
-	close(p.dir_fd);
+	p.seen_fd = p.sketch_fd >= 0 || errno == ENOENT ? fb_pin_get(p.dir_fd, "seen") : -1;
+	p.flows_fd = p.seen_fd >= 0 || errno == ENOENT ? fb_pin_get(p.dir_fd, "flows") : -1;
+	if (p.flows_fd >= 0 || errno == ENOENT)
+		used = in_use(&p, skip);
+	else
+		fb_report_err("cannot open the monitoring maps of '%s': %s", f->name,
+			      strerror(errno));
+	fb_monitor_close(&p);
 	return used;
 }
 
@@ -605,31 +615,33 @@ int fb_monitor_prepare(const struct fb_store *f, const struct fb_mon_opts *o, __
 		       struct fb_monitor *m)
 {
 	bool quiet = fb_report_quiet;
-	int rc;
+	int rc, used;
 
 	/* Maps another flowbloom version made, which no program uses any
 	 * more, are made anew as absent ones are. */
 	fb_report_quiet = true;
 	rc = fb_monitor_open(f, m);
 	fb_report_quiet = quiet;
-	if (rc == -3 && !pins_in_use(f, replacing))
-		rc = 1;
+	if (rc == -3 && (used = pins_in_use(f, replacing)) <= 0)
+		rc = used ? -1 : 1;
 	else if (rc < 0 && fb_report_last[0])
 		fb_report_err("%s", fb_report_last);
 	if (rc < 0)
 		return -1;
-	if (rc == 0 && in_use(m, 0)) {
+	if (rc == 0 && (used = in_use(m, 0))) {
 		/* Another attachment feeds these maps, or the program attach
 		 * --replace swaps out: share them (readers such as top and
 		 * guard go on with them). */
-		if (compatible(&m->cfg, o))
+		if (used > 0 && compatible(&m->cfg, o))
 			return 0;
 		/* Only the program swapped out feeds them: made anew below. */
-		if (!replacing || in_use(m, replacing)) {
+		if (used < 0 || !replacing || (used = in_use(m, replacing))) {
 			fb_monitor_close(m);
-			fb_report_err("filter '%s' is attached elsewhere with other monitoring: "
-				      "use the same options, or detach it everywhere first",
-				      f->name);
+			if (used > 0)
+				fb_report_err(
+					"filter '%s' is attached elsewhere with other monitoring: "
+					"use the same options, or detach it everywhere first",
+					f->name);
 			return -1;
 		}
 	}

@@ -111,7 +111,8 @@ static int gens_pick(struct fb_store *f, double secs, size_t n, struct gens_pick
 
 	if (fb_gens_supported(f))
 		return -2;
-	fb_gens_reclaim(f);
+	if (fb_gens_reclaim(f) < 0)
+		return -2;
 	/* Not before secs from now; by secs / FB_GEN_DIV after that. */
 	lo = fb_jiffies_after(secs);
 	span = (__u64)(secs / FB_GEN_DIV / fb_jiffies_tick());

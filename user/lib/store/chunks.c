@@ -149,7 +149,12 @@ void *fb_chunks_mmap_grown(int outer_fd, int head_fd, __u32 gen, __u32 n, const 
 		int fd = fb_chunks_slot_fd(outer_fd, fb_range_slot(gen, i), NULL);
 
 		if (fd < 0) {
-			fb_report_err("chunk %u of the filter is missing: %s", i, strerror(errno));
+			/* Missing, or only not read now (memory, descriptors). */
+			if (errno == ENOENT)
+				fb_report_err("chunk %u of the filter is missing", i);
+			else
+				fb_report_err("cannot read chunk %u of the filter: %s", i,
+					      strerror(errno));
 			goto fail;
 		}
 		if (map_one(map, i, fd)) {

@@ -55,42 +55,53 @@ static void *grow(void *p, size_t *cap, size_t n, size_t size)
 	return q;
 }
 
-/* The names (and types) of a program's maps tell flowbloom's apart. */
-static bool flowbloom_maps(int prog_fd, __u32 nmaps, struct fbprog *p)
+/* The names (and types) of a program's maps tell flowbloom's apart: 1,
+ * 0, or -1 (errno) if a map of its cannot be read now (memory), which is
+ * never taken for another tool's program, nor an empty slot for one on
+ * private maps (failing open). */
+static int flowbloom_maps(int prog_fd, __u32 nmaps, struct fbprog *p)
 {
 	struct bpf_prog_info info = {};
 	__u32 len = sizeof(info), i, *ids = calloc(nmaps, sizeof(*ids));
 	bool stats = false, filter = false;
+	int err = -1;
 
 	if (!ids)
-		return false;
+		return -1;
 	info.nr_map_ids = nmaps;
 	info.map_ids = (__u64)(unsigned long)ids;
 	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
-		info.nr_map_ids = 0;
+		goto out;
 	for (i = 0; i < info.nr_map_ids && i < nmaps; i++) {
 		struct bpf_map_info mi = {};
 		__u32 mlen = sizeof(mi), zero = 0, inner = 0;
 		int fd = bpf_map_get_fd_by_id(ids[i]);
 
 		if (fd < 0)
-			continue;
-		if (!bpf_obj_get_info_by_fd(fd, &mi, &mlen)) {
-			if (!strcmp(mi.name, FB_MAP_STATS))
-				stats = true;
-			if (!strcmp(mi.name, FB_MAP_FILTER) &&
-			    mi.type == BPF_MAP_TYPE_ARRAY_OF_MAPS) {
-				filter = true;
-				p->filter_map_id = mi.id;
-				/* A map-in-map lookup from user space gives the
-				 * inner map's id; ENOENT: the slot is empty. */
-				p->inner_id = bpf_map_lookup_elem(fd, &zero, &inner) ? 0 : inner;
+			goto out;
+		if (bpf_obj_get_info_by_fd(fd, &mi, &mlen)) {
+			close(fd);
+			goto out;
+		}
+		if (!strcmp(mi.name, FB_MAP_STATS))
+			stats = true;
+		if (!strcmp(mi.name, FB_MAP_FILTER) && mi.type == BPF_MAP_TYPE_ARRAY_OF_MAPS) {
+			filter = true;
+			p->filter_map_id = mi.id;
+			/* A map-in-map lookup from user space gives the
+			 * inner map's id; ENOENT: the slot is empty. */
+			if (bpf_map_lookup_elem(fd, &zero, &inner) && errno != ENOENT) {
+				close(fd);
+				goto out;
 			}
+			p->inner_id = inner;
 		}
 		close(fd);
 	}
+	err = stats && filter;
+out:
 	free(ids);
-	return stats && filter;
+	return err;
 }
 
 static int find_progs(struct found *f)
@@ -102,12 +113,21 @@ static int find_progs(struct found *f)
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
 		struct fbprog p = { .id = id };
-		int fd = bpf_prog_get_fd_by_id(id);
+		int fd = bpf_prog_get_fd_by_id(id), is = 0;
 
-		if (fd < 0)
+		if (fd < 0 && errno == ENOENT)
 			continue; /* gone meanwhile */
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.type == BPF_PROG_TYPE_XDP &&
-		    info.nr_map_ids && flowbloom_maps(fd, info.nr_map_ids, &p)) {
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) ||
+		    (info.type == BPF_PROG_TYPE_XDP && info.nr_map_ids &&
+		     (is = flowbloom_maps(fd, info.nr_map_ids, &p)) < 0)) {
+			if (!f->quiet)
+				fb_report_err("cannot read BPF program %u: %s", id,
+					      strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		if (is) {
 			f->progs = grow(f->progs, &cap, f->nprogs, sizeof(p));
 			if (!f->progs) {
 				close(fd);
@@ -346,14 +366,27 @@ static int scan_devices(struct found *f, const struct ns *ns)
 	struct if_nameindex *ifs = if_nameindex(), *i;
 	int rc = 0;
 
-	if (!ifs)
-		return 0;
+	/* Not listed, or a device's programs not read: never taken for
+	 * none (a program on them would pass for attached nowhere). */
+	if (!ifs) {
+		if (!f->quiet)
+			fb_report_err("cannot list the network devices: %s", strerror(errno));
+		return -1;
+	}
 	for (i = ifs; i->if_index && !rc; i++) {
 		LIBBPF_OPTS(bpf_xdp_query_opts, q);
 		const struct fbprog *p;
+		int e = bpf_xdp_query(i->if_index, 0, &q);
 
-		if (bpf_xdp_query(i->if_index, 0, &q))
+		if (e == -ENODEV) /* gone since the list */
 			continue;
+		if (e) {
+			if (!f->quiet)
+				fb_report_err("cannot read the XDP programs of %s: %s", i->if_name,
+					      strerror(-e));
+			rc = -1;
+			break;
+		}
 		if ((p = prog_of(f, q.drv_prog_id)))
 			rc = add_att(f, ns, i, "native", p);
 		if (!rc && (p = prog_of(f, q.skb_prog_id)))

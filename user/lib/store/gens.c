@@ -274,6 +274,10 @@ int fb_gen_make(const struct fb_store *dir, const struct fb_header *tmpl_in, uns
 	view_map(gs, m, n);
 	gs->bits_fd = fds[0];
 	gs->head_id = gs->bits_id = fb_map_id(fds[0]);
+	if (!gs->bits_id) { /* (0 would be no array's in its head) */
+		fb_report_err("cannot read the new chunks' id: %s", strerror(errno));
+		goto fail;
+	}
 	fb_store_head(gs)->keys.array_id = gs->bits_id;
 	*gs->hdr = *tmpl;
 	gs->hdr->kinds = 0;
@@ -338,17 +342,26 @@ fail:
 	return -1;
 }
 
-/* Empty a slot range (and its counters' pin): the head first (the
- * delete waits until no program holds it), then the rest of its chunks in
- * one batch. */
-static void slot_clear(const struct fb_store *f, __u32 range)
+/* How many chunks the generation in slot range `range` holds (1 if
+ * there is none, or no generation's head), 0 (errno) if its head cannot
+ * be read now: cleared as one chunk, its others would stay held where
+ * check never looks (the slot's next generation takes the head). */
+static __u32 slot_chunks(const struct fb_store *f, __u32 range)
 {
-	__u32 slot = fb_range_slot(range, 0), n = 1;
 	struct fb_header h;
+	int r = slot_header(f, range, &h);
+
+	return r == -2 ? 0 : r ? 1 : fb_chunks_for(h.nblocks);
+}
+
+/* Empty a slot range of its n chunks (slot_chunks()) and its counters'
+ * pin: the head first (the delete waits until no program holds it), then
+ * the rest in one batch. */
+static void slot_clear(const struct fb_store *f, __u32 range, __u32 n)
+{
+	__u32 slot = fb_range_slot(range, 0);
 	char pin[32];
 
-	if (!slot_header(f, range, &h))
-		n = fb_chunks_for(h.nblocks);
 	bpf_map_delete_elem(f->outer_fd, &slot);
 	if (n > 1)
 		fb_chunks_release(f->outer_fd, range, 1, n);
@@ -411,15 +424,27 @@ int fb_gens_reclaim(struct fb_store *f)
 
 	if (!f->hdr->gens)
 		return 0;
+	/* The clock not read (reported): which have ended is not known. */
+	if (fb_jiffies_init())
+		return -1;
 	now = fb_jiffies_now();
-	n = fb_gens_list(f, gl); /* -1: none reclaimed */
+	n = fb_gens_list(f, gl);
+	if (n < 0)
+		return -1;
 	for (i = 0; i < n; i++) {
 		if (gl[i].expires > now)
 			continue;
+		__u32 n = slot_chunks(f, gl[i].slot);
+
+		if (!n) {
+			fb_report_err("cannot read generation %u of '%s': %s", gl[i].g, f->name,
+				      strerror(errno));
+			return -1;
+		}
 		/* Out of the mask first: the data path stops looking (it
 		 * already ignores an expired generation), then the slot. */
 		__atomic_fetch_and(&f->hdr->gens, ~(1U << gl[i].g), __ATOMIC_RELEASE);
-		slot_clear(f, gl[i].slot);
+		slot_clear(f, gl[i].slot, n);
 		done++;
 	}
 	return done;
@@ -428,10 +453,17 @@ int fb_gens_reclaim(struct fb_store *f)
 int fb_gens_views_open(const struct fb_store *f, struct fb_gen_views *gv)
 {
 	struct fb_gen gl[FB_GEN_SLOTS];
-	__u64 now = f->hdr->gens ? fb_jiffies_now() : 0;
-	int n = f->hdr->gens ? fb_gens_list(f, gl) : 0, i;
+	__u64 now = 0;
+	int n = 0, i;
 
 	gv->n = 0;
+	/* The clock not read (reported): ended ones would pass for live. */
+	if (f->hdr->gens && fb_jiffies_init())
+		return -1;
+	if (f->hdr->gens) {
+		now = fb_jiffies_now();
+		n = fb_gens_list(f, gl);
+	}
 	if (n < 0)
 		return -1;
 	for (i = 0; i < n; i++) {
@@ -518,7 +550,7 @@ void fb_gens_retire(struct fb_store *f, unsigned set, __u32 mask)
 
 	for (g = 0; g < FB_GEN_SLOTS; g++)
 		if (mask & 1U << g)
-			slot_clear(f, fb_gen_range(set, g));
+			slot_clear(f, fb_gen_range(set, g), slot_chunks(f, fb_gen_range(set, g)));
 }
 
 int fb_gens_stale(struct fb_store *f, unsigned set, bool repair)
@@ -546,8 +578,13 @@ int fb_gens_stale(struct fb_store *f, unsigned set, bool repair)
 			goto err;
 		}
 		n += stale;
-		if (stale && repair)
-			slot_clear(f, range);
+		if (stale && repair) {
+			__u32 nc = slot_chunks(f, range);
+
+			if (!nc)
+				goto err;
+			slot_clear(f, range, nc);
+		}
 	}
 	return n;
 err: /* not read: not clean either */

@@ -57,7 +57,9 @@ __u32 fb_gen_max_blocks(__u32 nblocks);
  * reported. (Rules go in through rules/lifetime.h.) */
 int fb_gen_make(const struct fb_store *dir, const struct fb_header *tmpl, unsigned set, unsigned g,
 		__u64 expires, struct fb_store *gs);
-/* Expired generations out of the mask and their slots emptied; how many. */
+/* Expired generations out of the mask and their slots emptied; how many,
+ * or -1 (reported) if the generations cannot be read now: none reclaimed,
+ * and the writer stops (it said an error). */
 int fb_gens_reclaim(struct fb_store *f);
 /* The live generations of f, opened (for query, del, count, info):
  * fb_gens_views_close() releases them. */

@@ -32,6 +32,11 @@ int fb_repair_stale(const char *name, unsigned *what)
 	for (i = 0; i < 2; i++) {
 		fb_pin_stage_name(stage, sizeof(stage), pre[i], name);
 		fd = fb_pin_open_dir(root, stage);
+		if (fd < 0 && errno != ENOENT) { /* not read: not clean either */
+			fb_report_err("cannot open %s: %s", stage, strerror(errno));
+			close(root);
+			return -1;
+		}
 		if (fd < 0)
 			continue;
 		/* In use by a live create, import or destroy: not stale. */
@@ -130,6 +135,10 @@ int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s)
 			close(fd);
 			if (repair)
 				unlinkat(f->dir_fd, fb_store_cnt_pin(f->hdr->gen ^ 1), 0);
+		} else if (errno != ENOENT) { /* not read: not clean either */
+			fb_report_err("cannot read the counters of '%s': %s", f->name,
+				      strerror(errno));
+			return -1;
 		}
 	}
 	/* The unused generation's chunks: a replace leaves one empty chunk
@@ -175,18 +184,19 @@ int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s)
 		struct fb_gen_views gv;
 		int i;
 
-		if (fb_gens_views_open(f, &gv) >= 0) {
-			for (i = 0; i < gv.n; i++) {
-				if (fb_head_current(&gv.v[i]))
-					continue;
-				s->stale_head = true;
-				if (repair && fb_head_sync(&gv.v[i], true)) {
-					fb_gens_views_close(&gv);
-					return -1;
-				}
+		/* Not opened: not read, not clean either. */
+		if (fb_gens_views_open(f, &gv) < 0)
+			return -1;
+		for (i = 0; i < gv.n; i++) {
+			if (fb_head_current(&gv.v[i]))
+				continue;
+			s->stale_head = true;
+			if (repair && fb_head_sync(&gv.v[i], true)) {
+				fb_gens_views_close(&gv);
+				return -1;
 			}
-			fb_gens_views_close(&gv);
 		}
+		fb_gens_views_close(&gv);
 	}
 	/* Generations of rules with a lifetime: slots of either set that
 	 * no mask names, and those ended but not yet reclaimed. */
@@ -200,15 +210,15 @@ int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s)
 	}
 	if (f->hdr->gens) {
 		struct fb_gen gl[FB_GEN_SLOTS];
-		__u64 now = fb_jiffies_now();
-		int n = fb_gens_list(f, gl), i;
+		__u64 now = fb_jiffies_init() ? 0 : fb_jiffies_now();
+		int n = now ? fb_gens_list(f, gl) : -1, i;
 
-		if (n < 0)
+		if (n < 0) /* the clock or the list not read: not clean */
 			return -1;
 		for (i = 0; i < n; i++)
 			s->expired_gens += gl[i].expires <= now;
-		if (repair && s->expired_gens)
-			fb_gens_reclaim(f);
+		if (repair && s->expired_gens && fb_gens_reclaim(f) < 0)
+			return -1;
 	}
 	if (!strcmp(f->name, FB_IPROUTE_FILTER)) {
 		bool quiet = fb_report_quiet;

@@ -12,7 +12,8 @@
 #include "store/store.h"
 
 /* Stale staging directories of NAME: *what bit 0 an interrupted create or
- * import, bit 1 an interrupted destroy. */
+ * import, bit 1 an interrupted destroy. -1 (reported) if one cannot be
+ * opened now (descriptors, memory): not known to be absent. */
 int fb_repair_stale(const char *name, unsigned *what);
 /* Every stale staging directory of the root (entry names, '~' included),
  * sorted; *names is malloc'd. Returns the count. */

@@ -140,6 +140,10 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 	nf.cnt_fd = -1;
 	nf.set_fd[0] = nf.set_fd[1] = nf.set_fd[2] = -1;
 	nf.map = NULL;
+	/* Not f's: a failure before the new head is made retires what
+	 * nf.hdr's mask names (it retired f's live generations). */
+	nf.hdr = NULL;
+	nf.blocks = NULL;
 	nf.bits_fd = -1;
 	nf.aside = true;
 	nf.keep_same = nf.dry = false;
@@ -153,7 +157,13 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 	nf.map_bytes = (size_t)n * FB_CHUNK_BYTES;
 	nf.hdr = (struct fb_header *)((char *)nf.map + FB_HEAD_SHIFT * FB_BLOCK_BYTES);
 	nf.blocks = (struct fb_block *)nf.hdr;
+	/* (0, an id not read, would be no array's: readers tell a replace
+	 * by it) */
 	fb_store_head(&nf)->keys.array_id = fb_map_id(fds[0]);
+	if (!fb_store_head(&nf)->keys.array_id) {
+		fb_report_err("cannot read the new chunks' id: %s", strerror(errno));
+		goto out;
+	}
 	/* Same identity, key and settings; new geometry, no rules yet. */
 	*nf.hdr = *f->hdr;
 	nf.hdr->nblocks = nblocks;

@@ -44,10 +44,17 @@ static void unmap_array(struct fb_store *f);
  * then owns fds[0] as bits_fd and closes the others on close). */
 static int new_chunks(struct fb_store *f, __u32 nblocks, int *fds)
 {
-	__u32 n = fb_chunks_for(nblocks);
+	__u32 n = fb_chunks_for(nblocks), id;
 
 	if (fb_chunks_create(n, fds))
 		return -1;
+	/* Its id goes into the head (readers tell a replace by it): 0, an
+	 * id not read, would be no array's. */
+	if (!(id = fb_map_id(fds[0]))) {
+		fb_report_err("cannot read the new chunks' id: %s", strerror(errno));
+		fb_chunks_close(fds, n);
+		return -1;
+	}
 	f->map = fb_chunks_mmap(fds, n);
 	if (!f->map) {
 		fb_chunks_close(fds, n);
@@ -58,7 +65,7 @@ static int new_chunks(struct fb_store *f, __u32 nblocks, int *fds)
 	f->hdr = (struct fb_header *)((char *)f->map + FB_HEAD_SHIFT * FB_BLOCK_BYTES);
 	f->blocks = (struct fb_block *)f->hdr;
 	f->bits_fd = fds[0];
-	f->head_id = f->bits_id = fb_map_id(fds[0]);
+	f->head_id = f->bits_id = id;
 	fb_store_head(f)->keys.array_id = f->bits_id;
 	return 0;
 }
@@ -366,7 +373,8 @@ static int map_array(struct fb_store *f)
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info), key = 0, id, n;
 	struct fb_head *page;
-	int err;
+	bool quiet;
+	int err, e;
 
 	if (bpf_obj_get_info_by_fd(f->outer_fd, &info, &len))
 		return fb_store_open_err(f);
@@ -413,10 +421,21 @@ static int map_array(struct fb_store *f)
 		free(page);
 		return -1;
 	}
+	quiet = fb_report_quiet;
+	fb_report_quiet = true;
 	f->map = fb_chunks_mmap_outer(f->outer_fd, f->bits_fd, page->hdr.gen, n);
+	e = errno;
+	fb_report_quiet = quiet;
 	free(page);
-	if (!f->map)
+	if (!f->map) {
+		/* A chunk not read now (memory, descriptors): not damage, and
+		 * said as check and list tell it ("cannot open filter"). */
+		errno = e;
+		if (fb_store_err_now(e))
+			return fb_store_open_err(f);
+		fb_report_err("%s", fb_report_last);
 		return -1;
+	}
 	f->nchunks = n;
 	f->map_bytes = (size_t)n * FB_CHUNK_BYTES;
 	f->hdr = (struct fb_header *)((char *)f->map + FB_HEAD_SHIFT * FB_BLOCK_BYTES);
@@ -593,8 +612,16 @@ int fb_store_lock(struct fb_store *f)
 		fb_store_unlock(f);
 		return -1;
 	}
-	if (f->cnt_hdr && types->recover(f))
-		fb_report(FB_REPORT_NOTE, "rolled back one flow of an interrupted write");
+	if (f->cnt_hdr) {
+		int r = types->recover(f);
+
+		if (r < 0) {
+			fb_store_unlock(f);
+			return -1;
+		}
+		if (r)
+			fb_report(FB_REPORT_NOTE, "rolled back one flow of an interrupted write");
+	}
 	return 0;
 }
 

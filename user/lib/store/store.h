@@ -114,9 +114,10 @@ struct fb_create_opts {
  * What the store asks of the filter types, which sit above it (types/):
  * on open, is a typed filter's geometry usable with its array (0, or -1
  * with why); on lock, roll back a counting filter's write a killed writer
- * left half done (how many flows). types/ftype.c sets them before main
- * runs; a program built without the types refuses typed filters on open
- * and counting filters on lock, rather than use them unchecked.
+ * left half done (how many flows; -1, reported, refuses the lock).
+ * types/ftype.c sets them before main runs; a program built without the
+ * types refuses typed filters on open and counting filters on lock, rather
+ * than use them unchecked.
  */
 struct fb_store_types {
 	int (*check)(const struct fb_header *hdr, const struct fb_block *blocks, char *why,

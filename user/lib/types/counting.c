@@ -208,8 +208,11 @@ int fb_gens_recover(struct fb_store *f)
 	struct fb_gen_views gv;
 	int i, done = 0;
 
-	if (!f->hdr->gens || !f->hdr->counter_bits || fb_gens_views_open(f, &gv) < 0)
+	if (!f->hdr->gens || !f->hdr->counter_bits)
 		return 0;
+	/* Not opened (reported): a write half done there may be left. */
+	if (fb_gens_views_open(f, &gv) < 0)
+		return -1;
 	for (i = 0; i < gv.n; i++)
 		done += fb_counting_recover(&gv.v[i]);
 	fb_gens_views_close(&gv);
@@ -218,7 +221,9 @@ int fb_gens_recover(struct fb_store *f)
 
 int fb_counting_recover_all(struct fb_store *f)
 {
-	return fb_counting_recover(f) + fb_gens_recover(f);
+	int g = fb_gens_recover(f);
+
+	return g < 0 ? -1 : fb_counting_recover(f) + g;
 }
 
 /* A program that writes counting filters recovers them on lock (store.h). */

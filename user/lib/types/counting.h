@@ -63,10 +63,12 @@ int fb_counting_del_batch(struct fb_store *f, const struct fb_key *keys, size_t 
 bool fb_counting_half_done(const struct fb_store *f, const struct fb_gen_views *gv);
 /* Roll back a write interrupted by a crash. Returns 1 if there was one. */
 int fb_counting_recover(struct fb_store *f);
-/* The same in every generation of rules with a lifetime; how many. */
+/* The same in every generation of rules with a lifetime; how many, or -1
+ * (reported) if they cannot be opened now. */
 int fb_gens_recover(struct fb_store *f);
 /* Both: what fb_store_lock() runs for a counting filter (the store's hook,
- * store.h). */
+ * store.h); -1 if the generations could not be looked at (the lock is
+ * refused: a write must not go on over one half done). */
 int fb_counting_recover_all(struct fb_store *f);
 
 /*
