@@ -384,5 +384,31 @@ check_eq "... its rule still matches" "$(maybe far400 src 198.51.100.7)" 1
 	"$FB" add k src 198.51.100.9 --ttl 30s >/dev/null 2>&1) 2>/dev/null
 "$FB" check k >/dev/null 2>&1 || "$FB" check k --repair >/dev/null
 check "after a killed add and check --repair: clean" "$FB" check k
+# --- a live generation damaged (its counters' pin removed: no writer does
+# that) refuses every write of a counting filter, whose lock would roll back
+# a write half done in it; check says so once and how to get out, check
+# --repair takes it out (its rules with a lifetime with it), and the filter
+# is writable again, its permanent rules kept.
+"$FB" create dg --capacity 1000 --fp-rate 0.01 --counting >/dev/null
+"$FB" add dg src 198.51.100.1 >/dev/null
+"$FB" add dg src 198.51.100.3 --ttl 1h >/dev/null
+rm "$FLOWBLOOM_ROOT/dg/$(ls "$FLOWBLOOM_ROOT/dg" | grep '^gcnt')"
+t_refused 1 "a damaged generation: add refused, check --repair named" "check --repair dg" \
+	"$FB" add dg src 198.51.100.4
+"$FB" check dg >"$T_TMP/o" 2>"$T_TMP/e"
+check_eq "check: exit 1" "$?" 1
+check "... NOT clean, the generation named as damaged" \
+	grep -q "generation 0 of rules with a lifetime is damaged (.*no counters.*): check --repair takes it out" "$T_TMP/o"
+check_eq "... the damage said once" "$(grep -c "no counters" "$T_TMP/o" "$T_TMP/e" | awk -F: '{ n += $2 } END { print n }')" 1
+check_eq "... -j: damaged_generations 1" "$("$FB" -j check dg | $PY -c 'import json,sys; print(json.load(sys.stdin)["damaged_generations"])')" 1
+"$FB" check dg --repair >"$T_TMP/o" 2>"$T_TMP/e"
+check_eq "check --repair: exit 0" "$?" 0
+check "... the generation taken out" grep -q "generation 0 of rules with a lifetime is damaged .*: taken out" "$T_TMP/o"
+check "... then clean" "$FB" check dg
+check "... writable again" "$FB" add dg src 198.51.100.4
+check_eq "... the permanent rules kept, the damaged generation's rule gone" \
+	"$(maybe dg src 198.51.100.1 src 198.51.100.4 src 198.51.100.3)" 2
+check "... load --replace too" "$FB" load dg /dev/null --replace
+"$FB" destroy dg >/dev/null
 check "metrics reads filters with generations" bash -c "'$FB' metrics | grep -q '^flowbloom_filter_generations{filter=\"c\"} 1'"
 t_finish

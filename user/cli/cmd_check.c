@@ -236,21 +236,28 @@ int cmd_check(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	c.count_ok = true;
 	r = fb_repair_check(&f, repair, &t);
+	/* Not read (reported): nothing more repaired, nor said twice. */
+	if (r) {
+		fb_store_unlock(&f);
+		fb_store_close(&f);
+		return 1;
+	}
 	/* Bits that two chunk slots share are no guide to what the filter
 	 * holds: nothing is repaired against them (repair would take rules
 	 * they lost out of the exact sets too). */
 	fix = repair && !t.shared_chunks;
 	if (f.cnt_hdr)
 		fb_counting_check(&f, fix, &c);
-	gens_bad = f.cnt_hdr ? check_gens(&f, fix) : 0;
+	/* (Damaged generations left in: said below, not opened again.) */
+	gens_bad = f.cnt_hdr && !(t.damaged_gens && !repair) ? check_gens(&f, fix) : 0;
 	table = fb_ftype(f.hdr->type)->flags & FB_FTYPE_TABLE;
 	if (table)
 		check_typed(&f, fix, &ty);
 	/* The exact sets last: against the filter as repaired above. */
-	if (f.hdr->confirm && !r)
+	if (f.hdr->confirm)
 		er = fb_exact_check(&f, fix, &ex);
 	fb_store_unlock(&f);
-	if (r || er || gens_bad < 0) {
+	if (er || gens_bad < 0) {
 		fb_store_close(&f);
 		return 1;
 	}
@@ -258,7 +265,7 @@ int cmd_check(int argc, char **argv)
 		!t.stale_create && !t.stale_destroy && !t.stale_counters && !t.stale_sets &&
 		!t.stale_chunks && !t.iproute_missing && !t.iproute_stale && !t.stale_head &&
 		!ty.seq_odd && !ty.count_bad && !t.stale_gens && !gens_bad && !exact_bad(&ex) &&
-		!t.shared_chunks;
+		!t.shared_chunks && !t.damaged_gens;
 	/* What check --repair cannot repair: pins an ip link program put in
 	 * place of the filter's, shared chunks, exact sets whose copies still
 	 * differ from the flows. */
@@ -297,6 +304,7 @@ int cmd_check(int argc, char **argv)
 		jw_u64("stale_generations", t.stale_gens);
 		jw_u64("ended_generations", t.expired_gens);
 		jw_u64("inconsistent_generations", gens_bad);
+		jw_u64("damaged_generations", t.damaged_gens);
 		jw_bool("stale_probe_table", t.stale_head);
 		jw_u64("shared_chunks", t.shared_chunks);
 		jw_obj_close();
@@ -380,6 +388,12 @@ int cmd_check(int argc, char **argv)
 			       "data path)%s\n",
 			       t.expired_gens, t.expired_gens == 1 ? "" : "s",
 			       repair ? ": reclaimed" : "; the next write reclaims them");
+		if (t.damaged_gens)
+			printf("  generation %u of rules with a lifetime is damaged (%s)%s%s%s\n",
+			       t.damaged_g, t.damaged_why, t.damaged_gens > 1 ? ", and others" : "",
+			       repair ? ": taken out, and its rules with it"
+				      : ": check --repair takes it out, and its rules with it",
+			       !repair && f.cnt_hdr ? "; every write is refused until then" : "");
 		if (gens_bad)
 			printf("  %d generation%s with counters and bits that disagree, or an "
 			       "interrupted write%s\n",

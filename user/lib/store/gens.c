@@ -123,7 +123,8 @@ static void view_map(struct fb_store *gs, void *map, __u32 n)
 	gs->blocks = (struct fb_block *)gs->hdr;
 }
 
-/* Map the counters of the generation in slot (fd: its counter map). */
+/* Map the counters of the generation in slot (fd: its counter map); -2
+ * if they are damaged. */
 static int map_counters(struct fb_store *gs, int fd)
 {
 	size_t want = fb_counting_map_bytes(fb_header_mbits(gs->hdr), gs->hdr->counter_bits);
@@ -135,7 +136,7 @@ static int map_counters(struct fb_store *gs, int fd)
 		return fb_store_open_err(gs); /* memory: not damage */
 	if ((size_t)info.max_entries * info.value_size != want) {
 		fb_report_err("filter '%s': a generation's counters have the wrong size", gs->name);
-		return -1;
+		return -2;
 	}
 	m = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED) {
@@ -148,27 +149,29 @@ static int map_counters(struct fb_store *gs, int fd)
 	gs->cnt = (__u8 *)m + FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES;
 	if (gs->cnt_hdr->magic != FB_CNT_MAGIC || gs->cnt_hdr->bits != gs->hdr->counter_bits) {
 		fb_report_err("filter '%s': bad counter header in a generation", gs->name);
-		return -1;
+		return -2;
 	}
 	return 0;
 }
 
 /* Map the generation whose head is fd (its chunks in slot range
- * `range`), and its counters, as gs, a view of f. */
+ * `range`), and its counters, as gs, a view of f: 0, -1, or -2 for damage
+ * no writer leaves (fb_gen_open()). */
 static int map_view(const struct fb_store *f, int fd, __u32 range, struct fb_store *gs)
 {
+	bool quiet = fb_report_quiet;
 	struct fb_header h;
 	char pin[32];
 	void *m;
 	__u32 n;
-	int r;
+	int r, e, rc = -2;
 
 	view_init(f, gs);
 	gs->bits_fd = fd;
 	gs->head_id = fb_map_id(fd);
 	r = head_header(fd, range, &h);
 	if (r == -2) { /* memory: not damage */
-		fb_store_open_err(f);
+		rc = fb_store_open_err(f);
 		goto fail;
 	}
 	if (r) {
@@ -177,9 +180,16 @@ static int map_view(const struct fb_store *f, int fd, __u32 range, struct fb_sto
 		goto fail;
 	}
 	n = fb_chunks_for(h.nblocks);
+	fb_report_quiet = true;
 	m = fb_chunks_mmap_outer(f->outer_fd, fd, range, n);
-	if (!m)
+	e = errno;
+	fb_report_quiet = quiet;
+	if (!m) {
+		/* Only a chunk missing is damage (not memory, descriptors). */
+		fb_report_err("%s", fb_report_last);
+		rc = e == ENOENT ? -2 : -1;
 		goto fail;
+	}
 	view_map(gs, m, n);
 	gs->bits_id = fb_store_head(gs)->keys.array_id;
 	if (gs->hdr->magic != FB_MAGIC || !(gs->hdr->flags & FB_HDRF_GENERATION) || gs->hdr->type ||
@@ -197,14 +207,14 @@ static int map_view(const struct fb_store *f, int fd, __u32 range, struct fb_sto
 		cfd = fb_pin_get(f->dir_fd, pin);
 		if (cfd < 0) {
 			if (fb_store_err_now(errno)) { /* ulimit -n, memory: not damage */
-				fb_store_open_err(f);
+				rc = fb_store_open_err(f);
 				goto fail;
 			}
 			fb_report_err("filter '%s': a generation has no counters (%s: %s)", f->name,
 				      pin, strerror(errno));
 			goto fail;
 		}
-		if (map_counters(gs, cfd)) {
+		if ((rc = map_counters(gs, cfd))) {
 			if (!gs->cnt_hdr)
 				close(cfd);
 			goto fail;
@@ -213,7 +223,7 @@ static int map_view(const struct fb_store *f, int fd, __u32 range, struct fb_sto
 	return 0;
 fail:
 	fb_gen_close(gs);
-	return -1;
+	return rc;
 }
 
 int fb_gen_open(const struct fb_store *f, unsigned g, struct fb_store *gs)
@@ -226,7 +236,7 @@ int fb_gen_open(const struct fb_store *f, unsigned g, struct fb_store *gs)
 		if (fb_store_err_now(errno)) /* ulimit -n, memory: not damage */
 			return fb_store_open_err(f);
 		fb_report_err("filter '%s': generation %u is missing", f->name, g);
-		return -1;
+		return -2;
 	}
 	return map_view(f, fd, range, gs);
 }
@@ -467,15 +477,65 @@ int fb_gens_views_open(const struct fb_store *f, struct fb_gen_views *gv)
 	if (n < 0)
 		return -1;
 	for (i = 0; i < n; i++) {
+		int r;
+
 		if (gl[i].expires <= now || !gl[i].nblocks)
 			continue;
-		if (fb_gen_open(f, gl[i].g, &gv->v[gv->n])) {
+		if ((r = fb_gen_open(f, gl[i].g, &gv->v[gv->n]))) {
 			fb_gens_views_close(gv);
-			return -1;
+			return r;
 		}
 		gv->g[gv->n++] = gl[i];
 	}
 	return gv->n;
+}
+
+int fb_gens_damaged(struct fb_store *f, bool repair, unsigned *first, char *why, size_t len)
+{
+	struct fb_gen gl[FB_GEN_SLOTS];
+	bool quiet = fb_report_quiet;
+	struct fb_store gs;
+	int n, i, r, bad = 0;
+	__u64 now;
+
+	if (!f->hdr->gens)
+		return 0;
+	if (fb_jiffies_init())
+		return -1;
+	now = fb_jiffies_now();
+	n = fb_gens_list(f, gl);
+	for (i = 0; i < n; i++) {
+		if (gl[i].expires <= now || !gl[i].nblocks)
+			continue;
+		fb_report_quiet = true;
+		r = fb_gen_open(f, gl[i].g, &gs);
+		fb_report_quiet = quiet;
+		if (!r) {
+			fb_gen_close(&gs);
+			continue;
+		}
+		if (r != -2) { /* only not read now: not damage */
+			fb_report_err("%s", fb_report_last);
+			return -1;
+		}
+		if (!bad++) {
+			*first = gl[i].g;
+			snprintf(why, len, "%s", fb_report_last);
+		}
+		if (repair) {
+			__u32 nc = slot_chunks(f, gl[i].slot);
+
+			if (!nc) {
+				fb_report_err("cannot read generation %u of '%s': %s", gl[i].g,
+					      f->name, strerror(errno));
+				return -1;
+			}
+			/* As a reclaim: out of the mask first, then the slot. */
+			__atomic_fetch_and(&f->hdr->gens, ~(1U << gl[i].g), __ATOMIC_RELEASE);
+			slot_clear(f, gl[i].slot, nc);
+		}
+	}
+	return n < 0 ? -1 : bad;
 }
 
 void fb_gens_views_close(struct fb_gen_views *gv)

@@ -45,7 +45,9 @@ int fb_gens_supported(const struct fb_store *f);
 int fb_gens_list(const struct fb_store *f, struct fb_gen out[FB_GEN_SLOTS]);
 /* Generation g of the set in use as a store the rule code writes
  * (fb_rules_add, counting): f's identity, the generation's array and
- * counters. fb_gen_close() releases only what fb_gen_open() opened. */
+ * counters. fb_gen_close() releases only what fb_gen_open() opened. 0,
+ * -1 (reported), or -2 (reported) for damage no writer leaves: its head,
+ * a chunk or its counters missing, a header not a generation's. */
 int fb_gen_open(const struct fb_store *f, unsigned g, struct fb_store *gs);
 void fb_gen_close(struct fb_store *gs);
 
@@ -68,8 +70,17 @@ struct fb_gen_views {
 	struct fb_gen g[FB_GEN_SLOTS];
 	struct fb_store v[FB_GEN_SLOTS];
 };
+/* How many; < 0 (reported) if one cannot be opened: -2 if it is damaged
+ * (fb_gen_open()). */
 int fb_gens_views_open(const struct fb_store *f, struct fb_gen_views *gv);
 void fb_gens_views_close(struct fb_gen_views *gv);
+/* For check: the live generations that are damaged (fb_gen_open() -2),
+ * which every writer of a counting filter refuses to go on over: how
+ * many, the first one's g in *first and its damage in why; with repair
+ * each is taken out as a reclaim would (its rules with a lifetime with
+ * it: nothing can be read of them). -1 (reported) if one cannot be read
+ * now, or the clock or the list cannot. */
+int fb_gens_damaged(struct fb_store *f, bool repair, unsigned *first, char *why, size_t len);
 /* Counting filters over the generations (held, deleted, recovered):
  * types/counting.h. */
 

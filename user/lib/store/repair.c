@@ -178,9 +178,16 @@ int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s)
 	s->stale_head = !fb_head_current(f);
 	if (repair && s->stale_head && fb_head_sync(f, true))
 		return -1;
+	/* Live generations no writer can open (a chunk or counters missing,
+	 * a header overwritten): every writer of a counting filter refuses
+	 * to go on over them; repair takes them out, their rules with them. */
+	s->damaged_gens =
+		fb_gens_damaged(f, repair, &s->damaged_g, s->damaged_why, sizeof(s->damaged_why));
+	if (s->damaged_gens < 0)
+		return -1;
 	/* The same of each live generation of rules with a lifetime (its
-	 * own head, ttl.h). */
-	if (f->hdr->gens) {
+	 * own head, ttl.h); not of damaged ones left in. */
+	if (f->hdr->gens && !(s->damaged_gens && !repair)) {
 		struct fb_gen_views gv;
 		int i;
 

@@ -31,6 +31,9 @@ struct fb_repair_state {
 	int expired_gens;     /* generations ended, not yet reclaimed (not a fault) */
 	bool stale_head;      /* the probe table is not what the header says (head.h) */
 	__u32 shared_chunks;  /* chunk slots without a chunk of their own (not repaired) */
+	int damaged_gens;     /* live generations damaged (repair: taken out) */
+	unsigned damaged_g;   /* ... the first one, and its damage */
+	char damaged_why[256];
 };
 /* Find them (call with the lock held); with repair, remove/re-pin them. */
 int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s);

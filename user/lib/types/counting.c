@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include "report.h"
 #include "types/bits.h"
 #include "types/counting.h"
 #include "types/sizing.h"
@@ -206,12 +207,23 @@ bool fb_counting_half_done(const struct fb_store *f, const struct fb_gen_views *
 int fb_gens_recover(struct fb_store *f)
 {
 	struct fb_gen_views gv;
-	int i, done = 0;
+	bool quiet = fb_report_quiet;
+	int i, done = 0, r;
 
 	if (!f->hdr->gens || !f->hdr->counter_bits)
 		return 0;
-	/* Not opened (reported): a write half done there may be left. */
-	if (fb_gens_views_open(f, &gv) < 0)
+	/* Not opened (reported): a write half done there may be left. A
+	 * damaged one stays so: the way out said with it. */
+	fb_report_quiet = true;
+	r = fb_gens_views_open(f, &gv);
+	fb_report_quiet = quiet;
+	if (r == -2)
+		fb_report_err("%s: flowbloom check --repair %s takes the generation out (its "
+			      "rules with a lifetime with it)",
+			      fb_report_last, f->name);
+	else if (r < 0)
+		fb_report_err("%s", fb_report_last);
+	if (r < 0)
 		return -1;
 	for (i = 0; i < gv.n; i++)
 		done += fb_counting_recover(&gv.v[i]);
