@@ -315,6 +315,28 @@ for t in "${TYPES[@]}"; do
 	fi
 done
 
+# del of a prefix a load expanded (held as its longer pieces) queued
+# behind a `load --replace` whose list holds it whole: it must delete it as
+# the new array holds it, not as the old one did (it was refused, "'src
+# 198.18.0.0/22' is not in filter", the /21 left matching).
+printf '%s\n' 198.51.96.0/19 203.0.112.0/20 198.18.0.0/21 198.19.8.0/22 198.19.16.0/23 \
+	198.19.20.0/24 >"$T_TMP/six.txt"
+echo 198.18.0.0/21 >"$T_TMP/one.txt"
+for t in counting cuckoo; do
+	"$FB" create "x$t" ${OPTS[$t]} >/dev/null
+	for i in 1 2; do "$FB" load "x$t" "$T_TMP/six.txt" >/dev/null 2>&1; done
+	LID=$(lockid "x$t")
+	swapper sw 1 "$FB" load "x$t" "$T_TMP/one.txt" --replace
+	job d1 "$FB" del "x$t" $(delopt $t) src 198.18.0.0/21
+	behind 1 "$t: replace, then del of a prefix"
+	waitjobs
+	expect sw "$t: the replace holding the /21 whole"
+	expect d1 "$t: del of a prefix expanded before a replace"
+	check_eq "$t: ... the /21 is gone" "$("$FB" count "x$t" src 198.18.0.0/21 | cut -d' ' -f1)" 0
+	check_eq "$t: ... check is clean" "$(clean "x$t")" True
+	"$FB" destroy "x$t" >/dev/null
+done
+
 # fold and merge (into one of its sources) switch arrays too; export
 # reads under a shared lock: it must hold the content before the add.
 $GEN flows "$T_TMP/m.txt" /dev/null 500 40000

@@ -353,7 +353,8 @@ static int exact_out(struct fb_store *f, const struct fb_flows *fl)
  * copy, a false negative for a flow still listed. So it is allowed only
  * when the exact sets can tell (--confirm exact) or when the operator says
  * --force; a flow whose fingerprint is in none of its buckets is always
- * refused. A scalable Bloom filter cannot forget a flow.
+ * refused. A scalable Bloom filter cannot forget a flow. The caller holds
+ * the lock.
  */
 static int del_typed(struct fb_store *f, struct fb_flows *fl, bool force)
 {
@@ -374,13 +375,9 @@ static int del_typed(struct fb_store *f, struct fb_flows *fl, bool force)
 		       f->name, fb_ftype_name(f->hdr->type));
 		return 1;
 	}
-	if (fb_store_lock(f))
-		return 1;
 	t0 = fb_now();
-	if (check_members(f, fl)) {
-		fb_store_unlock(f);
+	if (check_members(f, fl))
 		return 1;
-	}
 	r = fb_ftype_del(f, fl->keys, fl->n, &e);
 	if (r) {
 		if (r == -2) {
@@ -389,7 +386,6 @@ static int del_typed(struct fb_store *f, struct fb_flows *fl, bool force)
 			del_refusal(fl, e.bad, "", f->name,
 				    "its fingerprint is in none of its buckets");
 		}
-		fb_store_unlock(f);
 		return 1;
 	}
 	if (exact_out(f, fl)) {
@@ -401,12 +397,10 @@ static int del_typed(struct fb_store *f, struct fb_flows *fl, bool force)
 			       f->name);
 		else
 			fb_err("nothing deleted");
-		fb_store_unlock(f);
 		return 1;
 	}
 	f->hdr->nflows -= f->hdr->nflows < fl->n ? f->hdr->nflows : fl->n;
 	t0 = fb_now() - t0;
-	fb_store_unlock(f);
 	report("deleted", f, fl->n, t0);
 	return 0;
 }
@@ -475,20 +469,26 @@ int cmd_del(int argc, char **argv)
 	double t0;
 	struct del_opts d = { false, FB_DEL_ANY };
 	struct fb_gen_views gv;
-	bool gens;
+	bool gens, locked = false;
 	int r, rc = flows_args(argc, argv, &f, &fl, &d, NULL);
 
 	if (rc)
 		return rc;
 	rc = 1;
-	if (d.part == FB_DEL_LIFETIME && !f.hdr->gens) {
-		fb_err("filter '%s' holds no rules with a lifetime (--with-lifetime)", f.name);
-		goto out;
-	}
 	/* A file's rules once each, as `load` holds them (a note says so
 	 * once they are out). */
 	if (fl.file && fb_flows_unique(&fl, "deleted"))
 		goto out;
+	/* Everything below reads the filter as the lock finds it: a replace
+	 * while del waited for it may hold a prefix otherwise (whole, or as
+	 * other pieces), or have made or ended generations. */
+	if (fb_store_lock(&f))
+		goto out;
+	locked = true;
+	if (d.part == FB_DEL_LIFETIME && !f.hdr->gens) {
+		fb_err("filter '%s' holds no rules with a lifetime (--with-lifetime)", f.name);
+		goto out;
+	}
 	/* A prefix load expanded: as its pieces, in each part del takes from. */
 	gens = f.hdr->gens && f.cnt_hdr && d.part != FB_DEL_PERMANENT;
 	if (gens && fb_gens_views_open(&f, &gv) < 0)
@@ -508,21 +508,16 @@ int cmd_del(int argc, char **argv)
 		       f.name);
 		goto out;
 	}
-	if (fb_store_lock(&f))
-		goto out;
 	/* --permanent: as a filter without rules with a lifetime. */
 	if (f.hdr->gens && d.part != FB_DEL_PERMANENT) {
 		rc = del_gens(&f, &fl, d.part);
-		fb_store_unlock(&f);
 		goto out;
 	}
 	t0 = fb_now();
 	/* With exact sets, a counting filter can tell a member from a false
 	 * positive: deleting a false positive would lower others' counters. */
-	if (check_members(&f, &fl)) {
-		fb_store_unlock(&f);
+	if (check_members(&f, &fl))
 		goto out;
-	}
 	/* A batch with a flow the counters do not hold changes nothing. */
 	rc = fb_counting_del_batch(&f, fl.keys, fl.n, &bad);
 	if (rc) {
@@ -531,22 +526,23 @@ int cmd_del(int argc, char **argv)
 		} else {
 			del_refusal(&fl, bad, "", f.name, "a counter is 0");
 		}
-		fb_store_unlock(&f);
 		rc = 1;
 		goto out;
 	}
 	if (exact_out(&f, &fl)) {
 		fb_counting_add_many(&f, fl.keys, fl.n);
 		fb_err("nothing deleted");
-		fb_store_unlock(&f);
 		rc = 1;
 		goto out;
 	}
 	t0 = fb_now() - t0;
 	fb_store_unlock(&f);
+	locked = false;
 	report("deleted", &f, fl.n, t0);
 	rc = 0;
 out:
+	if (locked)
+		fb_store_unlock(&f);
 	/* Said once done: a refusal deleted nothing. */
 	if (!rc)
 		fb_flows_note_again(&fl, "deleted");
