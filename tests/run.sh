@@ -21,6 +21,7 @@
 # The longest suites start first: each run's times are kept in
 # build/tests/times for the next (fresh trees: e2e, cli, then the C suites).
 cd "$(dirname "$0")/.." || exit 1
+source tests/lib/lockheld.sh
 
 # Suites are found, not listed, by folder: a C suite is tests/KIND/test_NAME.c
 # (KIND unit or program) built into build/tests/KIND/test_NAME, a shell suite
@@ -162,8 +163,8 @@ reap() {
 # - or it is an entry of the globals lock (t_lock_globals in
 #   tests/lib/lib.sh: xdp, tc, ip, flowbloom), a suite of this run took
 #   that lock, and no one else holds it now (it is read under the lock).
-# Others are named in a note, not counted: a suite that named something
-# without its PID shows there.
+# Others are counted too (a suite that named something without its PID),
+# or named in a note with TESTS_SHARED=1 (another run shares the machine).
 SUITE_PIDS=" "
 RAN_LOCKED=""
 GLOBALS_LOCK=/tmp/fb-globals.lock
@@ -179,16 +180,10 @@ BEFORE=$(machine | sort)
 # lists a lock. Opened read-only and only as root's regular file
 # (t_lock_globals's rule).
 globals_quiet() {
-	local lk=$GLOBALS_LOCK p f
+	local lk=$GLOBALS_LOCK
 	[ -e "$lk" ] || [ -L "$lk" ] || return 0
 	[ ! -L "$lk" ] && [ -f "$lk" ] && [ "$(stat -c %u "$lk")" == 0 ] || return 1
-	p=$$
-	while [ -n "$p" ] && [ "$p" -gt 1 ]; do
-		for f in /proc/"$p"/fd/*; do
-			[ "$f" -ef "$lk" ] && grep -q '^lock:.*FLOCK' "/proc/$p/fdinfo/${f##*/}" 2>/dev/null && return 0
-		done
-		p=$(awk '$1 == "PPid:" { print $2 }' "/proc/$p/status" 2>/dev/null)
-	done
+	lock_held_here "$lk" && return 0
 	exec {GLOBALS_FD}<"$lk" && flock -n "$GLOBALS_FD"
 }
 # left_behind: LEFT (this run's entries still there) and OTHERS (new ones

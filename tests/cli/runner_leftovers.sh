@@ -37,8 +37,9 @@ if [ -e /sys/fs/bpf/ip ] || [ -L /sys/fs/bpf/ip ]; then
 	t_skip_all "/sys/fs/bpf/ip exists (iproute2's, left by an earlier run?): remove it"
 fi
 
-mkdir -p "$TREE/tests/cli"
+mkdir -p "$TREE/tests/cli" "$TREE/tests/lib"
 cp "$(dirname "$0")/../run.sh" "$TREE/tests/run.sh"
+cp "$(dirname "$0")/../lib/lockheld.sh" "$TREE/tests/lib/"
 # leak: leaves a directory named with its PID, as a suite that forgot one.
 cat >"$TREE/tests/cli/leak.sh" <<EOF
 mkdir /sys/fs/bpf/fbrlk_\$\$ && echo /sys/fs/bpf/fbrlk_\$\$ >>"$T_TMP/made"

@@ -75,6 +75,7 @@ python3() { "$PY" "$@"; }
 # importable by every python a suite starts, in a namespace or not:
 # `from pkt import csum, ip4, pcap_write` in a heredoc.
 T_PYLIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$T_PYLIB/lockheld.sh"
 case ":${PYTHONPATH:-}:" in
 *":$T_PYLIB:"*) ;;
 *) export PYTHONPATH=$T_PYLIB${PYTHONPATH:+:$PYTHONPATH} ;;
@@ -267,7 +268,7 @@ t_skip_all() {
 # the run or make root create a file where the link points).
 # T_GLOBALS_LOCK names another file (squat.sh attacks one).
 t_lock_globals() {
-	local p f lk=${T_GLOBALS_LOCK:-/tmp/fb-globals.lock}
+	local lk=${T_GLOBALS_LOCK:-/tmp/fb-globals.lock}
 	if [ ! -e "$lk" ] && [ ! -L "$lk" ]; then
 		(
 			umask 077
@@ -283,17 +284,8 @@ t_lock_globals() {
 		T_LOCK_WHY="cannot chmod $lk"
 		return 1
 	}
-	# Held by this shell or an ancestor: a descriptor of theirs on the
-	# file holds a flock (its fdinfo lists it). Not the PIDs /proc/locks
-	# names: that of the flock(1) which took the lock, gone since, its
-	# PID free to be given again, to an ancestor of another suite even.
-	p=$$
-	while [ -n "$p" ] && [ "$p" -gt 1 ]; do
-		for f in /proc/"$p"/fd/*; do
-			[ "$f" -ef "$lk" ] && grep -q '^lock:.*FLOCK' "/proc/$p/fdinfo/${f##*/}" 2>/dev/null && return 0
-		done
-		p=$(awk '$1 == "PPid:" { print $2 }' "/proc/$p/status" 2>/dev/null)
-	done
+	# Held by this shell or an ancestor (lockheld.sh).
+	lock_held_here "$lk" && return 0
 	exec {T_GLOBALS_FD}>>"$lk" || {
 		T_LOCK_WHY="cannot open $lk"
 		return 1
