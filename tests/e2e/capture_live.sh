@@ -275,7 +275,10 @@ fi
 "$FB" -n "$NSB" capture cap -w - --count 5 --snaplen 40 --duration 20 2>"$T_TMP/pipe.err" |
 	tcpdump -r - -n -e 2>/dev/null >"$T_TMP/pipe.txt" &
 PIPE=$!
-BG+=("$PIPE")
+# $! is the pipeline's last process: the capture too (jobs -p: its first),
+# else a cleanup kills tcpdump alone and the capture runs on after the
+# suite, up to its --duration, in the namespace.
+BG+=("$PIPE" "$(jobs -p %%)")
 for i in $(seq 100); do grep -q "^flowbloom: capturing " "$T_TMP/pipe.err" && break; sleep 0.05; done
 send 5 d4
 wait "$PIPE"

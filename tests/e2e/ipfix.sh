@@ -290,6 +290,7 @@ mix() {
 	local tcpd i
 	$NB "$PY" "$T_TMP/sink.py" "$1" &
 	local sink=$!
+	BG+=("$sink")
 	$NA tcpdump -Z root --immediate-mode -i "$VA" -U -s 128 -w "$T_TMP/mix-$1.pcap" 'ip or ip6' 2>"$T_TMP/tcpdump.err" &
 	tcpd=$!
 	BG+=($tcpd)

@@ -607,10 +607,24 @@ int fb_gens_import(struct fb_store *f, unsigned g, double secs, __u32 nblocks, _
 void fb_gens_retire(struct fb_store *f, unsigned set, __u32 mask)
 {
 	unsigned g;
+	__u32 n;
 
-	for (g = 0; g < FB_GEN_SLOTS; g++)
-		if (mask & 1U << g)
-			slot_clear(f, fb_gen_range(set, g), slot_chunks(f, fb_gen_range(set, g)));
+	for (g = 0; g < FB_GEN_SLOTS; g++) {
+		if (!(mask & 1U << g))
+			continue;
+		/* Its head not read: left whole, a stale generation check
+		 * reports (cleared as one chunk, its others would stay held
+		 * where check never looks). */
+		n = slot_chunks(f, fb_gen_range(set, g));
+		if (n)
+			slot_clear(f, fb_gen_range(set, g), n);
+		else
+			fb_report(FB_REPORT_NOTE,
+				  "generation %u of '%s' is retired, but its chunks are still held "
+				  "(cannot read its head: %s): `flowbloom check --repair %s` "
+				  "releases them",
+				  g, f->name, strerror(errno), f->name);
+	}
 }
 
 int fb_gens_stale(struct fb_store *f, unsigned set, bool repair)
