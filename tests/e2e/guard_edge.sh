@@ -19,7 +19,9 @@
 #  - guard stopped with a ban in force: metrics counts it as active until
 #    it ends, then no more (it said 1 for good); a guard started again
 #    meanwhile counts it too (it said 0), once even when it bans the
-#    address again.
+#    address again, and its --max-bans counts it: under --max-bans 1 a
+#    heavier new source is not banned, the address of the ban in force is
+#    (it banned the new source: 2 bans in force under a limit of 1).
 # Addresses: 198.51.100.0/24 only.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin guard_edge
@@ -175,6 +177,8 @@ fi
 # A guard started again while a ban the earlier one left is in force
 # counts it (it said 0 from its first interval on, the ban still
 # dropping); banning that address again makes it its own: still 1, not 2.
+# Its --max-bans 1 counts that ban too: .6, heavier and flooding first,
+# is refused by the limit; .8, the ban in force, is taken over.
 check "create rs" "$FB" create rs --capacity 1000 --fp-rate 0.0001
 ractive() { "$FB" metrics rs | awk '$1 == "flowbloom_guard_active_bans{filter=\"rs\"}" { print $2 }'; }
 # rs_intervals: the intervals guards have evaluated into rs (the 5th
@@ -191,15 +195,18 @@ kill -TERM "$GPID"
 wait "$GPID"
 check_eq "rs: the first guard stopped with its ban in force: 1 active ban" "$(ractive)" 1
 n0=$(rs_intervals)
-"$FB" guard g --into rs --pps 1040 --ttl 8s --interval 0.5s 2>"$T_TMP/rs2.err" >/dev/null &
+"$FB" guard g --into rs --pps 1040 --ttl 8s --interval 0.5s --max-bans 1 2>"$T_TMP/rs2.err" >/dev/null &
 GPID=$!
 # Two intervals' counters written (a fixed wait, on a loaded machine, read
 # the first guard's 1 before the second wrote any: the check proved nothing).
 t_wait_until 20 eval '[ "$(rs_intervals)" -ge $((n0 + 2)) ]' ||
 	fail "rs: the second guard wrote no two intervals in 20 s ($n0, now $(rs_intervals))"
 check_eq "rs: a second guard counts the ban the first left: 1 active ban" "$(ractive)" 1
-send 1.5 198.51.100.8=2000
+send 2 198.51.100.6=3000 198.51.100.8=2000@0.6-2
 check "... the second guard bans .8 again" grep -q "ban src 198.51.100.8" "$T_TMP/rs2.err"
+check "... --max-bans 1 counts the ban the first left: .6 not banned" \
+	grep -q "not banned src 198.51.100.6.*ban limit 1 reached: 1 bans in force" "$T_TMP/rs2.err"
+check "... nor in rs" bash -c "'$FB' query rs src 198.51.100.6 | grep -q '^no '"
 check_eq "... still 1 active ban, not 2" "$(ractive)" 1
 kill -TERM "$GPID"
 wait "$GPID"

@@ -74,7 +74,8 @@ struct guard {
 	size_t nbans, cap;
 	struct fb_guard_stats delta; /* not yet written to the pin */
 	__u64 active;
-	__u64 inherited, inherited_until; /* bans an earlier guard left (guard.h) */
+	/* When lim.others, the bans an earlier guard left, end (guard.h). */
+	__u64 others_until;
 	int evfd;	  /* NAME's event queue, for `ipfix NAME`; -1: none (dry run) */
 	struct fb_cmdq q; /* --announce: commands stdout has not taken yet (broken:
 			   * stdout gone, end the loop, exit 1) */
@@ -221,17 +222,12 @@ static void flush_stats(struct guard *g, struct fb_store *b, int sfd)
 
 	if (sfd < 0 || fb_guard_stats_read(sfd, &s))
 		return;
-	s.bans += g->delta.bans;
-	s.extended += g->delta.extended;
-	s.unbans += g->delta.unbans;
-	s.intervals += g->delta.intervals;
-	s.refused += g->delta.refused;
-	s.limited += g->delta.limited;
-	if (g->inherited && fb_jiffies_now() >= g->inherited_until)
-		g->inherited = 0;
-	s.active = g->active + g->inherited;
+	fb_guard_stats_add(&s, &g->delta);
+	if (g->lim.others && fb_jiffies_now() >= g->others_until)
+		g->lim.others = 0;
+	s.active = g->active + g->lim.others;
 	/* Bans outlive guard: metrics counts them no more once they ended. */
-	s.active_until = g->inherited ? g->inherited_until : 0;
+	s.active_until = g->lim.others ? g->others_until : 0;
 	for (i = 0; i < g->nbans; i++)
 		if (!g->bans[i].spared && g->bans[i].expires > s.active_until)
 			s.active_until = g->bans[i].expires;
@@ -250,6 +246,9 @@ static void expire(struct guard *g)
 	__u64 now = fb_jiffies_now();
 	size_t i, j;
 
+	/* An earlier guard's: against --max-bans until they end. */
+	if (g->lim.others && now >= g->others_until)
+		g->lim.others = 0;
 	for (i = j = 0; i < g->nbans; i++) {
 		struct ban *b = &g->bans[i];
 
@@ -293,7 +292,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 	const struct fb_guard_addr **of = calloc(n ? n : 1, sizeof(*of));
 	struct fb_gen where = { 0 };
 	struct fb_gen_views gv;
-	size_t nk = 0, nw = 0, bad, i;
+	size_t nk = 0, nw = 0, bad, i, nold = 0;
 	/* A ban that lasts until then needs nothing written this interval. */
 	__u64 room = 0, until = fb_jiffies_after(g->ttl);
 	bool locked = false;
@@ -343,19 +342,20 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 			if (st[i] == ST_HELD && !fb_bits_query_gens(bf, &gv, &of[i]->key, until))
 				st[i] = ST_EXTEND;
 			/* New, of an address BAN holds: an earlier guard's, now ours. */
-			old[i] = st[i] == ST_NEW && g->inherited &&
+			old[i] = st[i] == ST_NEW && nold < g->lim.others &&
 				 fb_guard_gens_hold(&gv, &of[i]->key, fb_jiffies_now());
+			nold += old[i];
 		}
 		fb_gens_views_close(&gv);
 	}
 	if (nk && fb_capacity_room(&g->lim, bf, g->active, g->dry_run, &room))
 		goto out;
 	/* The heaviest new bans first, up to the room (held as reported
-	 * counts them); extensions always. */
+	 * counts them); extensions always, and an earlier guard's bans. */
 	for (i = 0; i < nk; i++) {
-		if (st[i] == ST_NEW && !room)
+		if (st[i] == ST_NEW && !old[i] && !room)
 			st[i] = ST_LIMITED;
-		else if (st[i] == ST_NEW)
+		else if (st[i] == ST_NEW && !old[i])
 			room--, g->lim.held++;
 		if (st[i] != ST_LIMITED && st[i] != ST_HELD)
 			keys[nw++] = of[i]->key;
@@ -411,7 +411,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 		b->since = fb_now();
 		g->delta.bans++;
 		g->active++;
-		g->inherited -= old[i] && g->inherited;
+		g->lim.others -= old[i] && g->lim.others;
 		event(g, "ban", k, of[i], secs, fb_jiffies_secs(b->expires), -1);
 		announce(g, k, false);
 	}
@@ -586,7 +586,7 @@ int cmd_guard(int argc, char **argv)
 			derived ? " (m ln 2 / k)" : "");
 	if (!g.dry_run && (sfd = fb_guard_stats_open(&bf, true)) < 0)
 		goto close_ban;
-	fb_guard_stats_left(sfd, fb_jiffies_now(), &g.inherited, &g.inherited_until);
+	fb_guard_stats_left(sfd, fb_jiffies_now(), &g.lim.others, &g.others_until);
 	g.evfd = g.dry_run ? -1 : fb_guard_events_open(&f, true);
 	if (!g.dry_run && g.evfd < 0)
 		goto close_ban;

@@ -255,6 +255,16 @@ int fb_guard_stats_write(int fd, const struct fb_guard_stats *s)
 	return 0;
 }
 
+void fb_guard_stats_add(struct fb_guard_stats *s, const struct fb_guard_stats *d)
+{
+	s->bans += d->bans;
+	s->extended += d->extended;
+	s->unbans += d->unbans;
+	s->intervals += d->intervals;
+	s->refused += d->refused;
+	s->limited += d->limited;
+}
+
 void fb_guard_stats_left(int fd, __u64 now, __u64 *active, __u64 *until)
 {
 	struct fb_guard_stats s;

@@ -96,11 +96,14 @@ bool fb_never_has(const struct fb_never_list *l, const struct fb_key *addr);
 int fb_guard_stats_open(const struct fb_store *f, bool create);
 int fb_guard_stats_read(int fd, struct fb_guard_stats *s);
 int fb_guard_stats_write(int fd, const struct fb_guard_stats *s);
+/* s's counters plus d's (active and active_until left as they are). */
+void fb_guard_stats_add(struct fb_guard_stats *s, const struct fb_guard_stats *d);
 /* The bans an earlier guard left in force at now (jiffies), as its last
  * write said: how many, and when the last of them ends (0, 0: none, no
  * pin (fd -1), or an older guard's, which does not say). A guard counts
- * them in `active` with its own until then, less those it bans again
- * (they are its own from then on). */
+ * them in `active` and against its --max-bans with its own until then,
+ * less those it bans again (they are its own from then on: taken over,
+ * not new, they need no room under the ban limit). */
 void fb_guard_stats_left(int fd, __u64 now, __u64 *active, __u64 *until);
 /* Does one of the live generations gv (at now, jiffies) hold k? */
 struct fb_gen_views;

@@ -68,6 +68,8 @@ int fb_capacity_room(struct fb_capacity_limit *l, const struct fb_store *f, __u6
 	*room = held < cap ? cap - held : 0;
 	l->n = cap;
 	l->held = held;
+	/* max_bans caps the bans in force, not those of one process. */
+	active += l->others;
 	l->by_bans = l->max_bans && l->max_bans < active + *room;
 	if (l->by_bans) {
 		*room = active < l->max_bans ? l->max_bans - active : 0;

@@ -39,6 +39,7 @@ int fb_capacity_held(const struct fb_store *f, __u64 now, __u64 *flows);
  * twice until the older one ends; it is one ban all the same. */
 struct fb_capacity_limit {
 	__u64 max_bans; /* --max-bans (0: none) */
+	__u64 others;	/* bans in force an earlier guard left: against max_bans */
 	struct {
 		__u64 expires, n;
 	} wrote[FB_GEN_SLOTS]; /* rules written, by generation */
@@ -52,8 +53,9 @@ struct fb_capacity_limit {
 void fb_capacity_wrote(struct fb_capacity_limit *l, const struct fb_gen *where, size_t n);
 /* Room for new bans in f now, the guard having active bans in force (and
  * for a dry_run, written none of them): the lower of f's capacity less the
- * flows it holds, each address once, and max_bans less active. 0, or -1
- * reported. Call it under f's lock, but for a dry run. `bgp` holds a
+ * flows it holds, each address once, and max_bans less active and
+ * l->others (bans in force it knows of: its own and an earlier guard's).
+ * 0, or -1 reported. Call it under f's lock, but for a dry run. `bgp` holds a
  * line's new rules to it too (active: the rules it has in f; bgpfilter.c). */
 int fb_capacity_room(struct fb_capacity_limit *l, const struct fb_store *f, __u64 active,
 		     bool dry_run, __u64 *room);
