@@ -632,4 +632,35 @@ check_eq "... check --repair releases it whole: the memory of a plain replace" \
 	"$(state e | cut -d' ' -f3)" "$plain"
 "$FB" destroy e >/dev/null
 
+# The same, the release of the retired generation's other chunks refused
+# (the third batch update: the carried generation's install, the switch,
+# that release): it had deleted the head first, so its two other chunks
+# stayed held where check never looks (check --repair clean, the memory a
+# chunk above a plain replace's), and it printed an error but exited 0.
+# Released before the head, which stays when they cannot be: noted, check
+# reports it, check --repair releases it whole.
+batch3() { grep -v 'resumed>' "$1" | grep -n 'BPF_MAP_UPDATE_BATCH' | sed -n 3p | cut -d: -f1; }
+ttl_filter
+strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" load e "$T_TMP/one.txt" --replace >/dev/null
+n=$(batch3 "$T_TMP/trace")
+"$FB" destroy e >/dev/null
+for try in 1 2 3 4 5; do
+	ttl_filter
+	strace -f -qq -o "$T_TMP/trace" -e trace=bpf -e inject=bpf:error=ENOMEM:when="${n:-0}" \
+		"$FB" load e "$T_TMP/one.txt" --replace >/dev/null 2>"$T_TMP/err"
+	rc=$?
+	grep -v 'resumed>' "$T_TMP/trace" | sed -n "${n:-0}p" | grep -q 'BPF_MAP_UPDATE_BATCH.*ENOMEM' &&
+		break
+	n=$(batch3 "$T_TMP/trace")
+	"$FB" destroy e >/dev/null
+done
+check_eq "replace, the retired generation's chunks not released (try $try): done, noted" \
+	"$rc $(grep -c "^flowbloom: note: generation 0 of 'e' .*check --repair e" "$T_TMP/err") $(grep -vc '^flowbloom: note:' "$T_TMP/err")" "0 1 0"
+"$FB" check e >/dev/null 2>&1
+check_eq "... check reports it" "$?" 1
+"$FB" check --repair e >/dev/null 2>&1
+check_eq "... check --repair releases it: the memory of a plain replace" \
+	"$(state e | cut -d' ' -f3)" "$plain"
+"$FB" destroy e >/dev/null
+
 t_finish

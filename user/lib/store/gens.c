@@ -364,19 +364,41 @@ static __u32 slot_chunks(const struct fb_store *f, __u32 range)
 	return r == -2 ? 0 : r ? 1 : fb_chunks_for(h.nblocks);
 }
 
-/* Empty a slot range of its n chunks (slot_chunks()) and its counters'
- * pin: the head first (the delete waits until no program holds it), then
- * the rest in one batch. */
-static void slot_clear(const struct fb_store *f, __u32 range, __u32 n)
+/*
+ * Empty a slot range of its n chunks (slot_chunks()) and its counters'
+ * pin: its other chunks first, in one batch, then the head. 0, or -1
+ * (fb_report_last, quietly) with the head and the pin left: the range is
+ * still a generation, which check reports and check --repair clears whole
+ * (with the head gone first, chunks it failed to release stayed held
+ * where nothing looks). Each update waits until no program holds what it
+ * replaced. A range is cleared once no program reaches it (retired after
+ * the switch, or named by no mask) or out of the mask (reclaimed,
+ * repaired): a program that read the mask before may still find the head
+ * with empty chunks, a miss for a generation that has ended (the data path
+ * reads chunks only after the head said it had not, a moment earlier) or
+ * whose rules are being taken out.
+ */
+static int slot_clear(const struct fb_store *f, __u32 range, __u32 n)
 {
 	__u32 slot = fb_range_slot(range, 0);
+	bool quiet = fb_report_quiet;
 	char pin[32];
+	int rc = 0;
 
-	bpf_map_delete_elem(f->outer_fd, &slot);
+	fb_report_quiet = true;
 	if (n > 1)
-		fb_chunks_release(f->outer_fd, range, 1, n);
+		rc = fb_chunks_release(f->outer_fd, range, 1, n);
+	fb_report_quiet = quiet;
+	if (rc)
+		return -1;
+	if (bpf_map_delete_elem(f->outer_fd, &slot) && errno != ENOENT) {
+		snprintf(fb_report_last, sizeof(fb_report_last),
+			 "cannot release the filter's chunks: %s", strerror(errno));
+		return -1;
+	}
 	cnt_pin(pin, sizeof(pin), range);
 	unlinkat(f->dir_fd, pin, 0);
+	return 0;
 }
 
 static int cmp_gen(const void *a, const void *b)
@@ -454,7 +476,12 @@ int fb_gens_reclaim(struct fb_store *f)
 		/* Out of the mask first: the data path stops looking (it
 		 * already ignores an expired generation), then the slot. */
 		__atomic_fetch_and(&f->hdr->gens, ~(1U << gl[i].g), __ATOMIC_RELEASE);
-		slot_clear(f, gl[i].slot, n);
+		if (slot_clear(f, gl[i].slot, n)) {
+			fb_report_err("generation %u of '%s' has ended, but its chunks are still "
+				      "held (%s): `flowbloom check --repair %s` releases them",
+				      gl[i].g, f->name, fb_report_last, f->name);
+			return -1;
+		}
 		done++;
 	}
 	return done;
@@ -532,7 +559,10 @@ int fb_gens_damaged(struct fb_store *f, bool repair, unsigned *first, char *why,
 			}
 			/* As a reclaim: out of the mask first, then the slot. */
 			__atomic_fetch_and(&f->hdr->gens, ~(1U << gl[i].g), __ATOMIC_RELEASE);
-			slot_clear(f, gl[i].slot, nc);
+			if (slot_clear(f, gl[i].slot, nc)) {
+				fb_report_err("%s", fb_report_last);
+				return -1;
+			}
 		}
 	}
 	return n < 0 ? -1 : bad;
@@ -612,18 +642,18 @@ void fb_gens_retire(struct fb_store *f, unsigned set, __u32 mask)
 	for (g = 0; g < FB_GEN_SLOTS; g++) {
 		if (!(mask & 1U << g))
 			continue;
-		/* Its head not read: left whole, a stale generation check
-		 * reports (cleared as one chunk, its others would stay held
-		 * where check never looks). */
+		/* Its head not read (cleared as one chunk, its others would
+		 * stay held where check never looks), or its chunks not
+		 * released: left whole, a stale generation check reports. */
 		n = slot_chunks(f, fb_gen_range(set, g));
-		if (n)
-			slot_clear(f, fb_gen_range(set, g), n);
-		else
+		if (!n)
+			snprintf(fb_report_last, sizeof(fb_report_last), "cannot read its head: %s",
+				 strerror(errno));
+		if (!n || slot_clear(f, fb_gen_range(set, g), n))
 			fb_report(FB_REPORT_NOTE,
 				  "generation %u of '%s' is retired, but its chunks are still held "
-				  "(cannot read its head: %s): `flowbloom check --repair %s` "
-				  "releases them",
-				  g, f->name, strerror(errno), f->name);
+				  "(%s): `flowbloom check --repair %s` releases them",
+				  g, f->name, fb_report_last, f->name);
 	}
 }
 
@@ -657,7 +687,10 @@ int fb_gens_stale(struct fb_store *f, unsigned set, bool repair)
 
 			if (!nc)
 				goto err;
-			slot_clear(f, range, nc);
+			if (slot_clear(f, range, nc)) {
+				fb_report_err("%s", fb_report_last);
+				return -1;
+			}
 		}
 	}
 	return n;
