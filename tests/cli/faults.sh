@@ -15,7 +15,7 @@
 # directory or names cannot be read; check whose reads of slots, pins or
 # sets fail; a watch whose look for its filter is refused; add --ttl, del
 # and check whose generations or clock cannot be read; a replace refused
-# before its new head; attach, capture and info whose programs or maps
+# before its new head; attach, capture, info and status whose programs or maps
 # cannot be read; metrics without memory.
 # The device: a veth pair in namespaces of our own.
 source "$(dirname "$0")/../lib/lib.sh"
@@ -210,6 +210,49 @@ if t_net_pair --no-ipv6; then
 			bad+=" call $n: $(grep -m1 "FAILS OPEN\|nowhere" "$T_TMP/out")"
 	done
 	check_eq "info whose programs or maps cannot be read: never failing open" "$bad" ""
+	# status -j, the program's capture control (the first map lookup
+	# after its program's last BPF_PROG_GET_FD_BY_ID) or its ring slot
+	# (the next) refused for memory: capture_running false and
+	# capture_ring_bytes 0, "no capture, no ring", for what it did not
+	# know. null (status: a note saying it is unknown); read, as before.
+	prog=$(ip -n "$NSA" -d link show "$VA" | grep -o 'prog/xdp id [0-9]*' | grep -o '[0-9]*$')
+	ring="[(a['capture_ring_bytes'], a['capture_running']) for a in d['attachments'] if a['prog_id'] == ${prog:-0}]"
+	bad=
+	for j in -j ""; do
+		# shellcheck disable=SC2086 # -j or nothing
+		strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" $j status >"$T_TMP/out" 2>"$T_TMP/err"
+		if [ -n "$j" ]; then
+			got=$(t_json "$ring" "$T_TMP/out")
+			[ "$got" = "[(0, False)]" ] || bad+=" read: $got"
+		else
+			grep -q "program $prog on .*capture" "$T_TMP/err" && bad+=" read: $(head -1 "$T_TMP/err")"
+		fi
+		grep -v 'resumed>' "$T_TMP/trace" >"$T_TMP/calls"
+		from=$(grep -n "BPF_PROG_GET_FD_BY_ID, {prog_id=${prog:-0}," "$T_TMP/calls" | tail -1 | cut -d: -f1)
+		ctl=$(tail -n +"${from:-1}" "$T_TMP/calls" | grep -n -m1 BPF_MAP_LOOKUP_ELEM | cut -d: -f1)
+		for k in "0 [(None, None)]" "1 [(None, False)]"; do
+			# shellcheck disable=SC2086
+			inject bpf ENOMEM $((${from:-0} + ${ctl:-0} - 1 + ${k%% *})) "$FB" $j status \
+				>"$T_TMP/out" 2>"$T_TMP/err"
+			if [ -n "$j" ]; then
+				got=$(t_json "$ring" "$T_TMP/out")
+				[ "$got" = "${k#* }" ] || bad+=" $j lookup ${k%% *}: $got"
+			else
+				grep -q "program $prog on $VA (netns $NSA): whether it holds a capture ring buffer is unknown" \
+					"$T_TMP/err" || bad+=" lookup ${k%% *}: $(head -c 200 "$T_TMP/err")"
+			fi
+		done
+	done
+	check_eq "status whose capture control cannot be read: unknown, never no capture" "${ctl:+x}$bad" x
+	# A capture running: its ring (--buffer) and true.
+	"$FB" -n "$NSA" capture a -w "$T_TMP/run.pcapng" --buffer 1M --duration 20 >/dev/null 2>&1 &
+	cap=$!
+	running() { "$FB" -j status | t_json "$ring" | grep -q True; }
+	t_wait_until 20 running
+	check_eq "status -j of a running capture: its ring and true" "$("$FB" -j status | t_json "$ring")" \
+		"[(1048576, True)]"
+	t_kill "$cap"
+	wait "$cap" 2>/dev/null
 	ip -n "$NSA" link set "$VA" xdpgeneric off 2>/dev/null
 	"$FB" destroy a >/dev/null 2>&1
 else

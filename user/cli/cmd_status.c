@@ -9,6 +9,7 @@
  * (an object loaded by `ip link` on a tun, WireGuard or other layer-3
  * device, which `attach` refuses): it passes every packet as non-IP.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,30 +134,50 @@ static void uses(const struct fb_att *a, char *buf, size_t len)
 }
 
 /* A capture ring buffer a killed capture left in a program: kernel memory
- * (up to 1 GiB, --buffer) held until the next capture there or a detach. */
+ * (up to 1 GiB, --buffer) held until the next capture there or a detach.
+ * Not read: said to be unknown (a running capture's ring is its own). */
 static void left_rings(const struct fb_att *a, int n)
 {
+	char ns[sizeof(a->netns)], dev[IF_NAMESIZE];
 	bool running;
 	__u64 bytes;
-	int i;
+	int i, rc;
 
-	for (i = 0; i < n; i++)
-		if (!fb_capture_held(a[i].prog_id, &bytes, &running) && bytes && !running)
+	for (i = 0; i < n; i++) {
+		rc = fb_capture_held(a[i].prog_id, &bytes, &running);
+		if (rc > 0 || (!rc && (!bytes || running)) || (rc == -2 && running))
+			continue;
+		fb_printable(a[i].netns, ns, sizeof(ns));
+		fb_printable(a[i].ifname, dev, sizeof(dev));
+		if (rc)
+			fprintf(stderr,
+				"flowbloom: note: program %u on %s (netns %s): whether it holds a "
+				"capture ring buffer is unknown (%s)\n",
+				a[i].prog_id, dev, ns, strerror(errno));
+		else
 			fprintf(stderr,
 				"flowbloom: note: program %u on %s (netns %s) holds a capture "
 				"ring buffer of %llu bytes that no capture uses (a capture was "
 				"killed): the next capture there, or a detach, frees it\n",
-				a[i].prog_id, a[i].ifname, a[i].netns, (unsigned long long)bytes);
+				a[i].prog_id, dev, ns, (unsigned long long)bytes);
+	}
 }
 
+/* null where not known; 0 and false for a program without capture maps */
 static void ring_json(const struct fb_att *a)
 {
 	bool running;
 	__u64 bytes;
+	int rc = fb_capture_held(a->prog_id, &bytes, &running);
 
-	fb_capture_held(a->prog_id, &bytes, &running); /* 0 and false if unknown */
-	jw_u64("capture_ring_bytes", bytes);
-	jw_bool("capture_running", running);
+	if (rc == -1 || rc == -2)
+		jw_null("capture_ring_bytes");
+	else
+		jw_u64("capture_ring_bytes", bytes);
+	if (rc == -1)
+		jw_null("capture_running");
+	else
+		jw_bool("capture_running", running);
 }
 
 int cmd_status(int argc, char **argv)

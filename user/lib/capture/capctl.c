@@ -129,26 +129,42 @@ int fb_capture_held(__u32 prog_id, __u64 *ring_bytes, bool *running)
 	__u32 rlen = sizeof(ri), zero = 0, rid;
 	struct fb_cap_prog p;
 	struct fb_cap_ctl ctl;
-	int rfd, rc = -1;
+	int rfd, rc = -1, err = 0;
 
 	*ring_bytes = 0;
 	*running = false;
 	prog_init(&p);
 	p.prog_id = prog_id;
 	/* The control not read: not known to be idle (a ring is noted as
-	 * left by a killed capture only when it is). */
-	if (!find_maps(&p) && p.ctl_fd >= 0 && p.rings_fd >= 0 &&
-	    !bpf_map_lookup_elem(p.ctl_fd, &zero, &ctl)) {
-		rc = 0;
+	 * left by a killed capture only when it is). An empty ring slot
+	 * reads ENOENT: no ring; any other failure leaves it unknown. */
+	if (find_maps(&p)) {
+		err = errno;
+	} else if (p.ctl_fd < 0 || p.rings_fd < 0) {
+		rc = 1;
+	} else if (bpf_map_lookup_elem(p.ctl_fd, &zero, &ctl)) {
+		err = errno;
+	} else {
 		*running = ctl.lease > fb_capture_clock();
-		if (!bpf_map_lookup_elem(p.rings_fd, &zero, &rid) &&
-		    (rfd = bpf_map_get_fd_by_id(rid)) >= 0) {
-			if (!bpf_obj_get_info_by_fd(rfd, &ri, &rlen))
+		if (bpf_map_lookup_elem(p.rings_fd, &zero, &rid)) {
+			err = errno;
+			rc = err == ENOENT ? 0 : -2;
+		} else if ((rfd = bpf_map_get_fd_by_id(rid)) < 0) {
+			err = errno;
+			rc = -2;
+		} else {
+			if (bpf_obj_get_info_by_fd(rfd, &ri, &rlen)) {
+				err = errno;
+				rc = -2;
+			} else {
 				*ring_bytes = ri.max_entries;
+				rc = 0;
+			}
 			close(rfd);
 		}
 	}
 	prog_close(&p);
+	errno = err;
 	return rc;
 }
 

@@ -69,9 +69,11 @@ void fb_capture_close(struct fb_capture *c);
 /* The capture ring buffer program prog_id holds now: its size in bytes
  * (0: none) and, in *running, whether a capture's lease on the program
  * still runs. A ring held with no capture running is one a killed capture
- * left: the next capture on the program, or a detach, frees it. -1 if the
- * program has no capture maps of this build, is gone, or cannot be read
- * now. */
+ * left: the next capture on the program, or a detach, frees it. 0: both
+ * known; 1: the program has no capture maps of this build (0 and false);
+ * -1 with errno: the program is gone or it, its maps or its control
+ * cannot be read now, neither known; -2 with errno: *running known, the
+ * ring's size not (memory, say). */
 int fb_capture_held(__u32 prog_id, __u64 *ring_bytes, bool *running);
 
 /* CLOCK_MONOTONIC_COARSE in ns: the clock of leases. */
