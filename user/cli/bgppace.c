@@ -6,14 +6,15 @@
  * time the input pauses, a peer flapping one route a second took half a
  * core, one flapping ten times a second a whole one: what a peer sends
  * steered our CPU. So a write is not started before BGP_PACE_K times the
- * last one's duration has passed since it ended: writes take at most
- * 1 / (BGP_PACE_K + 1) of the time, whatever the peer sends. Its duration
- * is wall time (CPU, and the sync's wait for the disk: neither is the
- * peer's to take), from the file's first byte to the last deletion it
- * allowed. A small table's write takes a millisecond or two, and waits
- * no longer than it did; a large one's withdrawals wait longer (3 s at
- * 500,000 paths), and the filter's lock is let go in between
- * (cmd_bgp.c).
+ * CPU time the last one took has passed since it ended: writes take at
+ * most 1 / (BGP_PACE_K + 1) of a core, whatever the peer sends. Its CPU
+ * time is the process's (the kernel's copy and sync included), from the
+ * file's first byte to the last deletion it allowed: wall time would
+ * count the waits of a busy machine too, and hold withdrawals back for
+ * them (a write of 0.5 s of CPU took 3 s of wall time beside other
+ * work). A small table's write takes a few milliseconds, and waits no
+ * longer than it did; a large one's withdrawals wait longer (3.5 s at
+ * 500,000 paths), and the filter's lock is let go in between (cmd_bgp.c).
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -41,13 +42,23 @@ double bgp_pace_left(const struct bgp_run *rn)
 	return left > 0 ? left : 0;
 }
 
-/* A state write started at t0 has ended (its deletions applied). */
-void bgp_paced(struct bgp_run *rn, double t0)
+/* The process's CPU time in seconds. */
+double bgp_cpu(void)
 {
-	double now = bgp_mono();
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A state write started at CPU time cpu0 has ended (its deletions
+ * applied). */
+void bgp_paced(struct bgp_run *rn, double cpu0)
+{
+	double now = bgp_mono(), took = bgp_cpu() - cpu0;
 
 	rn->committed = now;
-	rn->pace_until = now + BGP_PACE_K * (now > t0 ? now - t0 : 0);
+	rn->pace_until = now + BGP_PACE_K * (took > 0 ? took : 0);
 }
 
 /* The poll timeout of an idle loop that would wait `wait` seconds (at most

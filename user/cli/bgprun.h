@@ -97,13 +97,15 @@ struct bgp_run {
 	bool seed_copies;
 };
 
-/* bgppace.c: CLOCK_MONOTONIC in seconds; the seconds until a state write
- * may start (0: now); a write started at t0 done (the next one paced by
- * its duration); the poll timeout (ms) of a loop idle for at most wait
- * seconds, sooner when a write waits for its pace. */
+/* bgppace.c: CLOCK_MONOTONIC and the process's CPU time in seconds; the
+ * seconds until a state write may start (0: now); a write started at CPU
+ * time cpu0 done (the next one paced by the CPU it took); the poll
+ * timeout (ms) of a loop idle for at most wait seconds, sooner when a
+ * write waits for its pace. */
 double bgp_mono(void);
+double bgp_cpu(void);
 double bgp_pace_left(const struct bgp_run *rn);
-void bgp_paced(struct bgp_run *rn, double t0);
+void bgp_paced(struct bgp_run *rn, double cpu0);
 int bgp_pace_poll_ms(const struct bgp_run *rn, double wait);
 /* Of keys[0..n), a line's new rules with the filter open and locked, those
  * whose deletion waits take it back (marked gone) and leave keys: how many

@@ -271,7 +271,7 @@ static void release(struct bgp_run *rn)
 static int commit(struct bgp_run *rn, bool force)
 {
 	struct fb_store f;
-	double t0;
+	double cpu0;
 	int rc;
 
 	if (!rn->dirty && !rn->npend && !rn->have_f) {
@@ -289,11 +289,11 @@ static int commit(struct bgp_run *rn, bool force)
 	rn->have_f = true;
 	rc = -1;
 	bgp_trim_pending(rn);
-	t0 = bgp_mono();
+	cpu0 = bgp_cpu();
 	if (!save_state(rn)) {
 		bgp_del_pending(rn, &rn->f); /* else they wait: the file still holds them */
 		rn->dirty = false;
-		bgp_paced(rn, t0);
+		bgp_paced(rn, cpu0);
 		rc = 0;
 	}
 	release(rn);
