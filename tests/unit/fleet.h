@@ -33,6 +33,9 @@ void test_bgp_lost(void);
 void test_bgp_bad_input(void);
 void test_bgp_state(void);
 
+/* fleet_bgp_save.c */
+void test_bgp_save(void);
+
 /* fleet_bgp_hostile.c */
 void test_bgp_hostile(void);
 

@@ -459,6 +459,7 @@ int main(void)
 	test_bgp_lost();
 	test_bgp_bad_input();
 	test_bgp_state();
+	test_bgp_save();
 	test_bgp_hostile();
 	test_bgp_exabgp();
 	test_bgp_paths();

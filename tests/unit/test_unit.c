@@ -215,6 +215,8 @@ int main(void)
 	test_nh_structured();
 	test_geometry();
 	test_flow_parse();
+	test_ntop();
+	test_flow_format_prefix();
 	test_rule_parse();
 	test_list_line();
 	test_shared_logic();

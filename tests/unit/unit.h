@@ -34,6 +34,8 @@ void test_geometry(void);
 
 /* unit_flow.c */
 void test_flow_parse(void);
+void test_ntop(void);
+void test_flow_format_prefix(void);
 
 /* unit_listline.c */
 void test_list_line(void);

@@ -386,3 +386,120 @@ void test_flow_parse(void)
 		ASSERT_TRUE(err[0] != 0, "parse_line: too many words has an error message");
 	}
 }
+
+/* ---------------------------------------------------------------------- */
+/* Addresses as text (rules/ntop.c): inet_ntop's own text                  */
+
+#include <arpa/inet.h>
+#include "rules/ntop.h"
+
+/* Every pattern of zero and non-zero groups (the "::" run, its ties,
+ * the IPv4-compatible and v4-mapped forms), each non-zero group of 1 to 4
+ * hex digits, and 20,000 random addresses; every IPv4 octet value. */
+void test_ntop(void)
+{
+	static const unsigned vals[] = { 1, 0xf, 0x10, 0xab, 0x100, 0xfff, 0x1000, 0xffff, 0x2001 };
+	char want[INET6_ADDRSTRLEN], got[INET6_ADDRSTRLEN];
+	unsigned seed = 7, bad = 0, n = 0, m, v, i;
+	__u8 a[16];
+
+	for (m = 0; m < 256; m++)
+		for (v = 0; v < sizeof(vals) / sizeof(vals[0]) + 1; v++) {
+			for (i = 0; i < 8; i++) {
+				unsigned w = 0;
+
+				if (m >> i & 1) {
+					seed = seed * 1103515245 + 12345;
+					w = v < sizeof(vals) / sizeof(vals[0])
+						    ? vals[v]
+						    : (seed >> 8 & 0xffff) | 1;
+				}
+				/* the v4-mapped word, and ::1 */
+				if (v == 3 && i == 5 && m == 0xc0)
+					w = 0xffff;
+				a[2 * i] = w >> 8;
+				a[2 * i + 1] = w;
+			}
+			inet_ntop(AF_INET6, a, want, sizeof(want));
+			bad += fb_ntop6(a, got) != strlen(want) || strcmp(got, want);
+			n++;
+		}
+	for (i = 0; i < 20000; i++) {
+		for (v = 0; v < 16; v++) {
+			seed = seed * 1103515245 + 12345;
+			/* mostly zero bytes: runs of zero groups */
+			a[v] = seed >> 24 < 100 ? seed >> 8 : 0;
+		}
+		inet_ntop(AF_INET6, a, want, sizeof(want));
+		bad += fb_ntop6(a, got) != strlen(want) || strcmp(got, want);
+		n++;
+	}
+	memset(a, 0, 16);
+	a[10] = a[11] = 0xff;
+	for (v = 0; v < 256; v++) {
+		a[12] = v;
+		a[13] = 255 - v;
+		a[14] = v / 10;
+		a[15] = v % 3 ? v : 0;
+		inet_ntop(AF_INET6, a, want, sizeof(want));
+		bad += fb_ntop6(a, got) != strlen(want) || strcmp(got, want);
+		inet_ntop(AF_INET, a + 12, want, sizeof(want));
+		bad += fb_ntop4(a + 12, got) != strlen(want) || strcmp(got, want);
+		n += 2;
+	}
+	printf("# ntop: %u addresses against inet_ntop, %u differ\n", n, bad);
+	ASSERT_EQ(bad, 0, "fb_ntop4/fb_ntop6 write inet_ntop's text");
+}
+
+/* fb_flow_format of prefix rules, by hand now: the text the snprintf
+ * formatter wrote (dst/src, IPv4, IPv6, v4-mapped, every length). */
+void test_flow_format_prefix(void)
+{
+	static const char *const addrs[] = { "203.0.113.7",  "0.0.0.0",	   "2001:db8::1",
+					     "::",	     "::ffff:0:0", "2001:db8:1:2:3:4:5:6",
+					     "::203.0.113.8" };
+	char text[FB_FLOW_STR], want[FB_FLOW_STR], in[200], a6[INET6_ADDRSTRLEN], err[200];
+	struct fb_key k;
+	unsigned i, l, bad = 0, n = 0, kind;
+	int blank;
+
+	for (kind = 0; kind < 2; kind++)
+		for (i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++)
+			for (l = 0; l <= 128; l++) {
+				bool v4 = !strchr(addrs[i], ':');
+
+				if (v4 && l > 32)
+					break;
+				snprintf(in, sizeof(in), "%s %s/%u", kind ? "src" : "dst", addrs[i],
+					 l);
+				if (fb_flow_parse_line(in, &k, &blank, err, sizeof(err)) || blank)
+					continue;
+				fb_flow_format(&k, text, sizeof(text));
+				/* The old formatter's text. */
+				if (v4)
+					inet_ntop(AF_INET, (kind ? k.saddr : k.daddr) + 12, a6,
+						  sizeof(a6));
+				else if (fb_addr_v4mapped(kind ? k.saddr : k.daddr))
+					snprintf(a6, sizeof(a6), "::ffff:%x:%x",
+						 (kind ? k.saddr : k.daddr)[12] << 8 |
+							 (kind ? k.saddr : k.daddr)[13],
+						 (kind ? k.saddr : k.daddr)[14] << 8 |
+							 (kind ? k.saddr : k.daddr)[15]);
+				else
+					inet_ntop(AF_INET6, kind ? k.saddr : k.daddr, a6,
+						  sizeof(a6));
+				if (k.plen == 128)
+					snprintf(want, sizeof(want), "%s %s", kind ? "src" : "dst",
+						 a6);
+				else
+					snprintf(want, sizeof(want), "%s %s/%d",
+						 kind ? "src" : "dst", a6,
+						 v4 ? k.plen - 96 : k.plen);
+				bad += strcmp(text, want) != 0;
+				if (strcmp(text, want))
+					printf("# '%s': '%s', want '%s'\n", in, text, want);
+				n++;
+			}
+	printf("# flow format: %u prefix rules, %u differ\n", n, bad);
+	ASSERT_TRUE(n > 1000 && !bad, "fb_flow_format of prefix rules: the snprintf text");
+}

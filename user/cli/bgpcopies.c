@@ -289,11 +289,27 @@ int bgp_copies_trim(struct bgp_copies *c, struct fb_gen_views *gv, const struct 
 	return n;
 }
 
+/* v in decimal at s: its length. */
+static size_t put_u(char *s, unsigned v)
+{
+	char t[10];
+	size_t n = 0, i;
+
+	do
+		t[n++] = '0' + v % 10;
+	while ((v /= 10));
+	for (i = 0; i < n; i++)
+		s[i] = t[n - 1 - i];
+	return n;
+}
+
+/* A line a rule, formatted by hand (stdio per field took a third of a
+ * --ttl commit's CPU at 500,000 rules); the same text, byte for byte. */
 int bgp_copies_save(const struct bgp_copies *c, const struct fb_bgp *b, FILE *fp)
 {
-	char text[FB_FLOW_STR];
-	const char *sep;
-	size_t i;
+	char line[sizeof(COPIES_LINE) + FB_FLOW_STR + FB_GEN_SLOTS * 16 + 2];
+	const size_t head = sizeof(COPIES_LINE) - 1;
+	size_t i, n;
 	unsigned g;
 
 	fputs(GENS_LINE, fp);
@@ -301,22 +317,30 @@ int bgp_copies_save(const struct bgp_copies *c, const struct fb_bgp *b, FILE *fp
 		if (c->expires[g])
 			fprintf(fp, " %u:%llu", g, (unsigned long long)c->expires[g]);
 	fputc('\n', fp);
+	memcpy(line, COPIES_LINE, head);
 	/* The rules the file names: a withdrawn one's copies are deleted
 	 * after the file is written (a crash between leaves them, to end
 	 * with their lifetime). */
 	for (i = 0; i < c->cap; i++) {
 		const struct bgp_copy *r = &c->t[i];
+		bool first = true;
 
 		if (!r->used || !fb_bgp_refs(b, &r->key))
 			continue;
-		fb_flow_format(&r->key, text, sizeof(text));
-		fprintf(fp, "%s%s\t", COPIES_LINE, text);
-		for (sep = "", g = 0; g < FB_GEN_SLOTS; g++)
+		fb_flow_format(&r->key, line + head, FB_FLOW_STR);
+		n = head + strlen(line + head);
+		line[n++] = '\t';
+		for (g = 0; g < FB_GEN_SLOTS; g++)
 			if (r->n[g]) {
-				fprintf(fp, "%s%u:%u", sep, g, r->n[g]);
-				sep = ",";
+				if (!first)
+					line[n++] = ',';
+				first = false;
+				n += put_u(line + n, g);
+				line[n++] = ':';
+				n += put_u(line + n, r->n[g]);
 			}
-		fputc('\n', fp);
+		line[n++] = '\n';
+		fwrite(line, 1, n, fp);
 	}
 	return ferror(fp) ? -1 : 0;
 }

@@ -186,7 +186,7 @@ size_t bgp_bound(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys, si
 
 	/* Ours in the filter: held before this line, and withdrawn ones
 	 * whose deletions wait (their copies count once). */
-	active = (rn->b.nrules > *n ? rn->b.nrules - *n : 0) + rn->npend;
+	active = (rn->b.nrules > *n ? rn->b.nrules - *n : 0) + rn->npend - rn->ngone;
 	if (!*n || fb_capacity_room(&rn->lim, f, active, false, &room))
 		return 0; /* -1 reported; the addition meets the same error */
 	while (*n > room) {
@@ -269,7 +269,7 @@ void bgp_unadd(struct bgp_run *rn, struct fb_store *f, const struct fb_key *keys
 /* Withdrawn, then announced again before the withdrawal was applied. */
 static bool reannounced(const struct bgp_run *rn, const struct bgp_pending *p)
 {
-	return p->gens && !p->moved && rn->ttl > 0 && fb_bgp_refs(&rn->b, &p->key);
+	return p->gens && !p->moved && !p->gone && rn->ttl > 0 && fb_bgp_refs(&rn->b, &p->key);
 }
 
 /* Before the state file is written: the re-announced rules' records keep
@@ -309,7 +309,7 @@ static bool withdrawn_before(const struct bgp_run *rn, size_t i, size_t **ix, si
 		if (!*ix)
 			return false;
 		for (j = 0; j < rn->npend; j++)
-			if (rn->pend[j].gens)
+			if (rn->pend[j].gens && !rn->pend[j].gone)
 				(*ix)[(*nix)++] = j;
 		qsort_r(*ix, *nix, sizeof(**ix), cmp_pend, rn->pend);
 	}
@@ -352,6 +352,8 @@ void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 	for (i = 0; i < rn->npend; i++) {
 		struct bgp_pending *p = &rn->pend[i];
 
+		if (p->gone)
+			continue; /* announced again: its copy stays */
 		/* Withdrawn, then announced again before this commit: one of
 		 * its copies stays, in the generation ending last (the
 		 * announcement's), on its record for its next withdrawal; the
@@ -391,6 +393,7 @@ void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 		if (rn->pend[i].again)
 			rn->pend[j++] = rn->pend[i];
 	rn->npend = j;
+	bgp_pend_reset(rn);
 }
 
 size_t bgp_pending_left(const struct bgp_run *rn)
@@ -399,6 +402,8 @@ size_t bgp_pending_left(const struct bgp_run *rn)
 	size_t i;
 
 	for (i = 0; i < rn->npend; i++) {
+		if (rn->pend[i].gone)
+			continue;
 		fb_flow_format(&rn->pend[i].key, text, sizeof(text));
 		snprintf(tail, sizeof(tail),
 			 ": not deleted, this run ends: still in filter '%s' (flowbloom del %s %s "
@@ -406,7 +411,7 @@ size_t bgp_pending_left(const struct bgp_run *rn)
 			 rn->name, rn->name, text);
 		bgp_show(rn->pend[i].lineno, '?', &rn->pend[i].key, tail);
 	}
-	return rn->npend;
+	return rn->npend - rn->ngone;
 }
 
 static int push_pending(struct bgp_run *rn, const struct fb_key *k, size_t lineno, bool gens,
@@ -423,7 +428,7 @@ static int push_pending(struct bgp_run *rn, const struct fb_key *k, size_t linen
 		rn->pend = p;
 		rn->cap_pend = cap;
 	}
-	rn->pend[rn->npend++] = (struct bgp_pending){ *k, lineno, gens, moved, false };
+	rn->pend[rn->npend++] = (struct bgp_pending){ *k, lineno, gens, moved, false, false };
 	return 0;
 }
 
@@ -509,8 +514,10 @@ int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line)
 	fb_bgp_added(&rn->b, keys, n);
 	rn->added += n;
 	free(keys);
-	if (rn->ttl <= 0)
+	if (rn->ttl <= 0) {
 		rn->npend = 0;
+		bgp_pend_reset(rn);
+	}
 	rn->in_gens = rn->ttl > 0;
 	rn->filter_id = f->bits_id;
 	rn->dirty = true;

@@ -26,6 +26,7 @@ struct bgp_pending {
 	struct fb_key key;
 	size_t lineno;
 	bool gens, moved, again;
+	bool gone; /* taken back: the rule announced again (bgp_pend_cancel) */
 };
 
 /*
@@ -60,7 +61,9 @@ struct bgp_run {
 	__u64 added, deleted;
 	struct bgp_pending *pend; /* deletions after the next state write */
 	size_t npend, cap_pend;
-	bool dirty; /* paths changed since the state file was written */
+	size_t ngone;		     /* of them taken back (gone) */
+	size_t *pix, pix_cap, pix_n; /* their index by key: pend[0..pix_n) (bgppace.c) */
+	bool dirty;		     /* paths changed since the state file was written */
 	/* The state file's writes, counted (its first line says how many),
 	 * and the rules added since the last one (bgpadded.c). */
 	unsigned long long commits;
@@ -69,9 +72,11 @@ struct bgp_run {
 	 * open per batch, not per route (310 us each at 200k flows). */
 	struct fb_store f;
 	bool have_f;
-	double committed; /* CLOCK_MONOTONIC of the last write */
-	double ttl;	  /* --ttl: rules live this long unless refreshed; 0: forever */
-	double refreshed; /* CLOCK_MONOTONIC of the last refresh */
+	double locked;	   /* CLOCK_MONOTONIC of the lock's taking */
+	double committed;  /* CLOCK_MONOTONIC of the last write */
+	double pace_until; /* no write before (bgppace.c), but the first and last */
+	double ttl;	   /* --ttl: rules live this long unless refreshed; 0: forever */
+	double refreshed;  /* CLOCK_MONOTONIC of the last refresh */
 	/* Where our rules are: in the generations (rules with a lifetime,
 	 * --ttl), else in the permanent rules. Only there are they deleted
 	 * (a copy elsewhere is someone else's, or a false positive whose
@@ -91,6 +96,22 @@ struct bgp_run {
 	 * taken to hold one copy of it. */
 	bool seed_copies;
 };
+
+/* bgppace.c: CLOCK_MONOTONIC and the process's CPU time in seconds; the
+ * seconds until a state write may start (0: now); a write started at CPU
+ * time cpu0 done (the next one paced by the CPU it took); the poll
+ * timeout (ms) of a loop idle for at most wait seconds, sooner when a
+ * write waits for its pace. */
+double bgp_mono(void);
+double bgp_cpu(void);
+double bgp_pace_left(const struct bgp_run *rn);
+void bgp_paced(struct bgp_run *rn, double cpu0);
+int bgp_pace_poll_ms(const struct bgp_run *rn, double wait);
+/* Of keys[0..n), a line's new rules with the filter open and locked, those
+ * whose deletion waits take it back (marked gone) and leave keys: how many
+ * are left. The deletions applied or dropped: their index emptied. */
+size_t bgp_pend_cancel(struct bgp_run *rn, struct fb_key *keys, size_t n);
+void bgp_pend_reset(struct bgp_run *rn);
 
 /* A message on stderr, "flowbloom: bgp: ..." (stdout is ExaBGP's). */
 void bgp_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

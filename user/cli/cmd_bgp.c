@@ -154,14 +154,6 @@ static int load_state(struct bgp_run *rn)
 	return rc;
 }
 
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* A state file that did not say which generations hold our copies: each
  * live generation holding a rule of ours (or one whose deletion waits) is
  * taken to hold one copy of it, as a withdrawal took before. The
@@ -177,7 +169,7 @@ static int seed_copies(struct bgp_run *rn, struct fb_store *f)
 	if (keys && (k = realloc(keys, (n + rn->npend + 1) * sizeof(*k)))) {
 		keys = k;
 		for (i = 0; i < rn->npend; i++)
-			if (rn->pend[i].gens)
+			if (rn->pend[i].gens && !rn->pend[i].gone)
 				keys[n + np++] = rn->pend[i].key;
 		if (fb_gens_views_open(f, &gv) < 0) {
 			free(keys);
@@ -233,13 +225,15 @@ static int apply_line(struct bgp_run *rn)
 	if (n) {
 		if (!rn->have_f && open_locked(rn, &rn->f, true))
 			return -1;
+		if (!rn->have_f)
+			rn->locked = bgp_mono();
 		rn->have_f = true;
 		/* A route the replaced filter's new array refused (resync) may
 		 * have had parts among these: they went with it. */
 		for (i = j = 0; i < n; i++)
 			if (fb_bgp_refs(&rn->b, &rn->b.add[i]))
 				rn->b.add[j++] = rn->b.add[i];
-		n = j;
+		n = bgp_pend_cancel(rn, rn->b.add, j);
 		bgp_bound(rn, &rn->f, rn->b.add, &n);
 		bgp_add_rules(rn, &rn->f, rn->b.add, &n, "this line's rules");
 		/* Added, and named nowhere a killed run's successor would find
@@ -272,10 +266,12 @@ static void release(struct bgp_run *rn)
 
 /* Write the state file, then apply the deletions waiting for it, and
  * release the filter. With nothing to write, only check that the filter
- * array is still ours. */
-static int commit(struct bgp_run *rn)
+ * array is still ours. Unless forced (the start, the end, --flush), a
+ * write waits for its pace (bgppace.c). */
+static int commit(struct bgp_run *rn, bool force)
 {
 	struct fb_store f;
+	double cpu0;
 	int rc;
 
 	if (!rn->dirty && !rn->npend && !rn->have_f) {
@@ -286,15 +282,18 @@ static int commit(struct bgp_run *rn)
 		if (rc)
 			return 0; /* the common idle case: no lock needed */
 	}
+	if (!force && bgp_pace_left(rn) > 0)
+		return 0;
 	if (!rn->have_f && open_locked(rn, &rn->f, false))
 		return -1;
 	rn->have_f = true;
 	rc = -1;
 	bgp_trim_pending(rn);
+	cpu0 = bgp_cpu();
 	if (!save_state(rn)) {
 		bgp_del_pending(rn, &rn->f); /* else they wait: the file still holds them */
 		rn->dirty = false;
-		rn->committed = mono();
+		bgp_paced(rn, cpu0);
 		rc = 0;
 	}
 	release(rn);
@@ -426,7 +425,7 @@ static int refresh_rules(struct bgp_run *rn, bool only_ending)
 		rc = -1;
 	else
 		fb_bgp_done(&rn->b);
-	rn->refreshed = mono();
+	rn->refreshed = bgp_mono();
 	release(rn);
 	return rc;
 }
@@ -531,7 +530,7 @@ int cmd_bgp(int argc, char **argv)
 		goto out;
 	if (flush) {
 		fb_bgp_remove_all(&rn.b);
-		if (apply_line(&rn) || commit(&rn) || bgp_pending_left(&rn))
+		if (apply_line(&rn) || commit(&rn, true) || bgp_pending_left(&rn))
 			goto out;
 		if (json) {
 			jw_obj_open(NULL);
@@ -547,7 +546,7 @@ int cmd_bgp(int argc, char **argv)
 		goto out;
 	}
 	/* Rules of a previous run are in the filter, unless it changed since. */
-	if (commit(&rn))
+	if (commit(&rn, true))
 		goto out;
 	bgp_say("filter '%s': %zu rule%s held from %s; community %u:%u, RTBH %s rules, on session "
 		"down %s, at most %zu paths%s",
@@ -559,7 +558,7 @@ int cmd_bgp(int argc, char **argv)
 	 * get a copy now, not half a lifetime later. */
 	if (rn.ttl > 0 && rn.b.nrules && refresh_rules(&rn, true))
 		goto out;
-	rn.refreshed = mono();
+	rn.refreshed = bgp_mono();
 	fb_catch_interrupt();
 	while (!fb_interrupted()) {
 		struct pollfd pfd = { .fd = 0, .events = POLLIN };
@@ -579,19 +578,23 @@ int cmd_bgp(int argc, char **argv)
 		if (rd.eof)
 			break;
 		/* Commit when the input pauses, and at least twice a second
-		 * while it flows (a full table at session start). */
+		 * while it flows (a full table at session start), each paced. */
 		r = poll(&pfd, 1, 0);
-		if (r == 0 || mono() - rn.committed >= 0.5) {
-			if ((rn.dirty || rn.npend) && commit(&rn))
+		if (r == 0 || bgp_mono() - rn.committed >= 0.5) {
+			if ((rn.dirty || rn.npend) && commit(&rn, false))
 				goto out;
+			/* A write waiting for its pace: the filter's lock is
+			 * held no longer than before, half a second at most. */
+			if (rn.have_f && (r == 0 || bgp_mono() - rn.locked >= 0.5))
+				release(&rn);
 		}
-		if (rn.ttl > 0 && mono() >= rn.refreshed + rn.ttl / 2 && refresh(&rn))
+		if (rn.ttl > 0 && bgp_mono() >= rn.refreshed + rn.ttl / 2 && refresh(&rn))
 			goto out;
 		if (r == 0) {
 			/* A second, or until the next refresh if sooner. */
-			double wait = rn.ttl > 0 ? rn.refreshed + rn.ttl / 2 - mono() : 1;
+			double wait = rn.ttl > 0 ? rn.refreshed + rn.ttl / 2 - bgp_mono() : 1;
 
-			r = poll(&pfd, 1, wait >= 1 ? 1000 : wait > 0 ? (int)(wait * 1000) + 1 : 0);
+			r = poll(&pfd, 1, bgp_pace_poll_ms(&rn, wait));
 		}
 		if (r < 0 && errno != EINTR) {
 			fb_err("poll: %s", strerror(errno));
@@ -600,7 +603,7 @@ int cmd_bgp(int argc, char **argv)
 		if (r == 0) {
 			/* Idle: a replaced filter gets our rules back within a
 			 * second, not at the next route. */
-			if (commit(&rn))
+			if (commit(&rn, false))
 				goto out;
 			continue;
 		}
@@ -620,7 +623,7 @@ int cmd_bgp(int argc, char **argv)
 			}
 		}
 	}
-	if ((rn.dirty || rn.npend) && commit(&rn))
+	if ((rn.dirty || rn.npend) && commit(&rn, true))
 		goto out;
 	bgp_pending_left(&rn);
 	bgp_say("%s; %zu rule%s held, %llu added and %llu deleted by this run, %zu path%s held, "
@@ -633,6 +636,7 @@ int cmd_bgp(int argc, char **argv)
 out:
 	release(&rn);
 	free(rn.pend);
+	free(rn.pix);
 	bgp_copies_free(&rn.copies);
 	if (rn.added_fp)
 		fclose(rn.added_fp);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "rules/flow.h"
+#include "rules/ntop.h"
 #include "util.h"
 #include "report.h"
 
@@ -577,17 +578,30 @@ int fb_flow_parse_line(char *line, struct fb_key *key, int *blank, char *err, si
  * ::ffff:0:0/96, where inet_ntop would print the dotted (IPv4) form. */
 static void format_addr(const __u8 a[16], __u8 family, char *buf, size_t len, int bracket)
 {
-	char tmp[INET6_ADDRSTRLEN];
+	char tmp[INET6_ADDRSTRLEN + 2];
+	size_t n;
 
 	if (family == FB_FAMILY_IPV4 && fb_addr_v4mapped(a)) {
-		inet_ntop(AF_INET, a + 12, buf, len);
-		return;
+		n = fb_ntop4(a + 12, tmp);
+	} else {
+		if (fb_addr_v4mapped(a))
+			n = snprintf(tmp + 1, sizeof(tmp) - 1, "::ffff:%x:%x", a[12] << 8 | a[13],
+				     a[14] << 8 | a[15]);
+		else
+			n = fb_ntop6(a, tmp + 1); /* inet_ntop's text (ntop.c) */
+		if (bracket) {
+			tmp[0] = '[';
+			tmp[n + 1] = ']';
+			n += 2;
+		} else {
+			memmove(tmp, tmp + 1, n);
+		}
 	}
-	if (fb_addr_v4mapped(a))
-		snprintf(tmp, sizeof(tmp), "::ffff:%x:%x", a[12] << 8 | a[13], a[14] << 8 | a[15]);
-	else
-		inet_ntop(AF_INET6, a, tmp, sizeof(tmp));
-	snprintf(buf, len, bracket ? "[%s]" : "%s", tmp);
+	if (len) {
+		n = n < len ? n : len - 1;
+		memcpy(buf, tmp, n);
+		buf[n] = 0;
+	}
 }
 
 void fb_flow_format(const struct fb_key *key, char *buf, size_t len)
@@ -603,14 +617,28 @@ void fb_flow_format(const struct fb_key *key, char *buf, size_t len)
 		const __u8 *a = key->kind == FB_KIND_SRC ? key->saddr : key->daddr;
 		int plen = key->plen;
 
+		char t[sizeof(s) + 12];
+		size_t n = 4;
+
 		format_addr(a, key->family, s, sizeof(s), 0);
 		if (key->family == FB_FAMILY_IPV4 && fb_addr_v4mapped(a) && plen >= 96)
 			plen -= 96;
-		if (key->plen == 128)
-			snprintf(buf, len, "%s %s", key->kind == FB_KIND_SRC ? "src" : "dst", s);
-		else
-			snprintf(buf, len, "%s %s/%d", key->kind == FB_KIND_SRC ? "src" : "dst", s,
-				 plen);
+		/* By hand: a rule per path at each bgp state write. */
+		memcpy(t, key->kind == FB_KIND_SRC ? "src " : "dst ", 4);
+		n += strlen(strcpy(t + n, s));
+		if (key->plen != 128) {
+			t[n++] = '/';
+			if (plen >= 100)
+				t[n++] = '0' + plen / 100;
+			if (plen >= 10)
+				t[n++] = '0' + plen / 10 % 10;
+			t[n++] = '0' + plen % 10;
+		}
+		if (len) {
+			n = n < len ? n : len - 1;
+			memcpy(buf, t, n);
+			buf[n] = 0;
+		}
 		return;
 	}
 	pname = fb_proto_name_fam(key->proto, key->family);

@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# `flowbloom bgp`'s state writes, paced: each rewrites the state file whole
+# (O(paths)), and was started each time the input paused, so a peer
+# flapping one route steered bgp's CPU (a flap every 0.1 s over a large
+# table took a whole core). A real bgp process on a FIFO, its CPU time read
+# from /proc/PID/stat, the filter read back with `info` and `query`:
+# - 120,000 routes held, then one route flapped every 0.05 s for 4 s and
+#   400 others withdrawn among the flaps: bgp's CPU time over the flapping
+#   stays under a third of a core (it took 70 to 90 %); once the feed
+#   pauses every withdrawal is applied, while the input is still open (no
+#   end of input forcing a write): the filter holds exactly the rules the
+#   state file names;
+# - killed (SIGKILL) while a write waits for its pace, with withdrawals
+#   and announcements since the last one: the next run deletes the rules
+#   added after the last write, keeps those the file names, and the filter
+#   holds exactly what the file names;
+# - a small table keeps its latency: a withdrawal is applied within a
+#   second and a half while the input stays open;
+# - a route withdrawn and announced again 20 times between two writes
+#   (with and without --ttl): each announcement added its rule again while
+#   the deletion waited, its 4-bit counters saturated, and its final
+#   withdrawal left it in the filter for good; an announcement now takes
+#   the waiting deletion back, and the rule is held once.
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin bgp_pace
+
+BP=""
+cleanup() {
+	exec 9>&- 2>/dev/null
+	[ -n "$BP" ] && kill "$BP" 2>/dev/null && wait "$BP" 2>/dev/null
+}
+t_traps
+
+NB=$T_EXA_NB
+BH=$T_EXA_BH
+# ann6 NLRI / wd6 NLRI: an IPv6 blackhole route and its withdrawal.
+ann6() { printf '{"type": "update", %s, "message": {"update": {%s, "announce": {"ipv6 unicast": {"x": [{"nlri": "%s"}]}}}}}}\n' "$NB" "$BH" "$1"; }
+wd6() { printf '{"type": "update", %s, "message": {"update": {"withdraw": {"ipv6 unicast": [{"nlri": "%s"}]}}}}}\n' "$NB" "$1"; }
+# table N: N /128 blackhole routes 2001:db8:I/65536:I%65536::1, 500 a
+# message.
+table() {
+	python3 - "$1" "$NB" "$BH" <<'EOF'
+import sys
+n, nb, bh = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+for s in range(0, n, 500):
+    nl = ", ".join('{"nlri": "2001:db8:%x:%x::1/128"}' % (i >> 16, i & 0xffff) for i in range(s, min(n, s + 500)))
+    print('{"type": "update", %s, "message": {"update": {%s, "announce": {"ipv6 unicast": {"x": [%s]}}}}}}' % (nb, bh, nl))
+EOF
+}
+start() {
+	rm -f "$T_TMP/fifo"
+	mkfifo "$T_TMP/fifo"
+	: >"$T_TMP/bgp.err"
+	"$FB" bgp "$1" --state "$2" "${@:3}" <"$T_TMP/fifo" >/dev/null 2>"$T_TMP/bgp.err" &
+	BP=$!
+	exec 9>"$T_TMP/fifo"
+}
+stop() {
+	local rc
+	exec 9>&-
+	wait "$BP"
+	rc=$?
+	BP=""
+	return $rc
+}
+# paths STATE: the paths the state file holds; held STATE N: it holds N.
+paths() { grep -c '^198\.51\.100\.9	' "$1"; }
+held() { [ "$(paths "$1")" = "$2" ]; }
+nflows() { "$FB" -j info "$1" | t_json 'd["flows"]'; }
+q() { "$FB" query "$1" "${@:2}" | head -1 | awk '{print $1}'; }
+# is NAME WANT RULE...: query's verdict on RULE is WANT.
+is() { [ "$(q "$1" "${@:3}")" = "$2" ]; }
+cpu() { awk '{print $14 + $15}' "/proc/$BP/stat"; } # clock ticks
+now() { date +%s.%N; }
+
+# --- 1. a large table, a flapping route --------------------------------------
+N=120000
+"$FB" create pc --capacity 150000 --fp-rate 0.001 --counting >/dev/null || fail "create pc"
+S=$T_TMP/pc.bgp
+table $N >"$T_TMP/table"
+start pc "$S"
+cat "$T_TMP/table" >&9
+check "bgp holds the $N routes" t_wait_until 60 held "$S" $N
+sleep 1
+c0=$(cpu)
+t0=$(now)
+for i in $(seq 79); do
+	if [ $((i % 2)) = 1 ]; then
+		wd6 2001:db8:0:0::1/128
+		# 400 others withdrawn in between, ten at a time
+		for j in $(seq 0 9); do wd6 "2001:db8:0:$(printf %x $((1000 + i / 2 * 10 + j)))::1/128"; done
+	else
+		ann6 2001:db8:0:0::1/128
+	fi
+	sleep 0.05
+done >&9
+c1=$(cpu)
+t1=$(now)
+tck=$(getconf CLK_TCK)
+share=$(echo "$c0 $c1 $t0 $t1 $tck" | awk '{printf "%d", 100 * ($2 - $1) / $5 / ($4 - $3)}')
+echo "# bgp's CPU over the flapping: ${share}% of a core ($(((c1 - c0) * 1000 / tck)) ms)"
+check "a route flapped every 0.05 s over $N routes: bgp takes under 33 % of a core (${share} %)" \
+	test "$share" -lt 33
+# The flapped route ends withdrawn; 400 others withdrawn (i = 1, 3, ... 79).
+W=$((N - 1 - 400))
+check "the feed paused, the input open: every withdrawal is applied (state holds $W paths)" \
+	t_wait_until 20 held "$S" $W
+check_eq "... the filter holds exactly the rules the state file names" "$(nflows pc)" "$W"
+check_eq "... the flapped route's rule is out, a withdrawn one's, a held one's in" \
+	"$(q pc dst 2001:db8::1) $(q pc dst 2001:db8:0:3f0::1) $(q pc dst 2001:db8:0:5::1)" "no no maybe"
+check_eq "... nothing left waiting, nothing refused" \
+	"$(grep -c 'no longer in the filter\|not applied\|could not' "$T_TMP/bgp.err")" 0
+
+# --- 2. killed while a write waits for its pace ------------------------------
+# A withdrawal makes a write (about 0.1 s at this size), the next one is
+# due about 6 times as long after it: withdraw 10 and announce 5 new routes
+# then, and SIGKILL bgp before that next write.
+wd6 2001:db8:0:7cf::1/128 >&9
+T_WAIT_STEP=0.02 check "a withdrawal written" t_wait_until 10 held "$S" $((W - 1))
+{
+	for j in $(seq 0 9); do wd6 "2001:db8:0:$(printf %x $((2000 + j)))::1/128"; done
+	for j in $(seq 0 4); do ann6 "2001:db8:ff:$j::1/128"; done
+} >&9
+check "the 5 new routes are in the filter at once" t_wait_until 5 is pc maybe dst 2001:db8:ff:4::1
+kill -KILL "$BP"
+wait "$BP" 2>/dev/null
+BP=""
+exec 9>&-
+check_eq "killed before the next write: the state file holds the withdrawn routes" \
+	"$(paths "$S")" $((W - 1))
+start pc "$S"
+check "a new run starts over the killed one's state" \
+	t_wait_until 20 grep -q 'rules\? held from' "$T_TMP/bgp.err"
+check_eq "... the rules added after the last write are deleted, those the file names kept" \
+	"$(q pc dst 2001:db8:ff:4::1) $(q pc dst 2001:db8:0:7d0::1) $(nflows pc)" "no maybe $((W - 1))"
+check "... it ends" stop
+"$FB" destroy pc >/dev/null
+
+# --- 3. a small table keeps its latency --------------------------------------
+"$FB" create sm --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create sm"
+start sm "$T_TMP/sm.bgp"
+for j in $(seq 0 9); do ann6 "2001:db8:0:$j::1/128"; done >&9
+check "10 routes held" t_wait_until 10 held "$T_TMP/sm.bgp" 10
+for i in $(seq 10); do
+	wd6 2001:db8:0:0::1/128
+	sleep 0.05
+	ann6 2001:db8:0:0::1/128
+	sleep 0.05
+done >&9
+t0=$(now)
+wd6 2001:db8:0:1::1/128 >&9
+t_wait_until 5 is sm no dst 2001:db8:0:1::1
+lat=$(echo "$t0 $(now)" | awk '{printf "%d", 1000 * ($2 - $1)}')
+check "a withdrawal after flaps is applied within 1.5 s, the input open (${lat} ms)" \
+	test "$lat" -lt 1500
+check_eq "... the filter holds what the state file names" "$(nflows sm)" "$(paths "$T_TMP/sm.bgp")"
+check "... it ends" stop
+"$FB" destroy sm >/dev/null
+
+# --- 4. a route flapped between two writes -----------------------------------
+# Withdrawn and announced again 20 times in one read, so within one write:
+# each announcement added the rule again while its deletion waited, the
+# 4-bit counters saturated at 15, and the final withdrawal left the rule
+# in the filter for good (with --ttl, until its generation ended).
+{ ann6 2001:db8:0:60::1/128; for i in $(seq 20); do
+	wd6 2001:db8:0:60::1/128
+	ann6 2001:db8:0:60::1/128
+done; } >"$T_TMP/flaps"
+for ttl in "" "--ttl 1h"; do
+	"$FB" create fl --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create fl"
+	rm -f "$T_TMP/fl.bgp"
+	"$FB" bgp fl --state "$T_TMP/fl.bgp" $ttl <"$T_TMP/flaps" 2>"$T_TMP/bgp.err" >/dev/null
+	check_eq "bgp $ttl: 20 flaps between two writes: the rule held once" \
+		"$("$FB" count fl dst 2001:db8:0:60::1 | awk '{print $1}')" 1
+	{ wd6 2001:db8:0:60::1/128; ann6 2001:db8:0:60::1/128; wd6 2001:db8:0:60::1/128; } |
+		"$FB" bgp fl --state "$T_TMP/fl.bgp" $ttl 2>"$T_TMP/bgp.err" >/dev/null
+	check_eq "... withdrawn at last: its rule is out, the filter clean" \
+		"$(q fl dst 2001:db8:0:60::1) $(nflows fl) $(grep -c -- '-dst 2001:db8:0:60::1' "$T_TMP/bgp.err")" "no 0 1"
+	check_eq "... no counter saturated (its count is 0)" \
+		"$("$FB" count fl dst 2001:db8:0:60::1 | awk '{print $1}')" 0
+	"$FB" destroy fl >/dev/null
+done
+t_end
