@@ -145,6 +145,14 @@ int fb_exact_open(struct fb_store *f)
  * deletes check, and what the data path looks a 5-tuple or another shape's
  * masked key up in); the LPM trie of its direction mirrors each prefix
  * rule while its count is non-zero (what the data path looks up). */
+__u32 fb_exact_count(const struct fb_store *f, const struct fb_key *k)
+{
+	__u32 v = 0;
+
+	return bpf_map_lookup_elem(f->set_fd[0], k, &v) ? 0 : v;
+}
+
+/* A count for a writer: ENOENT is none, any other failure an error. */
 int fb_exact_get(const struct fb_store *f, const struct fb_key *k, __u32 *count)
 {
 	*count = 0;
@@ -155,13 +163,6 @@ int fb_exact_get(const struct fb_store *f, const struct fb_key *k, __u32 *count)
 		return 0;
 	fb_report_err("cannot read the exact sets of '%s': %s", f->name, strerror(errno));
 	return -1;
-}
-
-__u32 fb_exact_count(const struct fb_store *f, const struct fb_key *k)
-{
-	__u32 v = 0;
-
-	return bpf_map_lookup_elem(f->set_fd[0], k, &v) ? 0 : v;
 }
 
 /* A batch the kernel refused before running it because it has no batches
