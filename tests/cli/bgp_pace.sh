@@ -25,12 +25,7 @@
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_pace
 
-BP=""
-cleanup() {
-	exec 9>&- 2>/dev/null
-	[ -n "$BP" ] && kill "$BP" 2>/dev/null && wait "$BP" 2>/dev/null
-}
-t_traps
+t_bgp_traps
 
 NB=$T_EXA_NB
 BH=$T_EXA_BH

@@ -469,6 +469,17 @@ t_exec_done() {
 	[ "$(cat "/proc/$1/comm" 2>/dev/null)" == "$2" ]
 }
 
+# t_bgp_traps: the bgp suites' cleanup (t_traps): their input, fd 9,
+# closed, and their bgp, BP, stopped and waited for if still theirs.
+t_bgp_traps() {
+	BP=""
+	cleanup() {
+		exec 9>&- 2>/dev/null
+		[ -n "$BP" ] && t_kill "$BP" && wait "$BP" 2>/dev/null
+	}
+	t_traps
+}
+
 # ExaBGP's JSON for the bgp suites, from peer 198.51.100.9: t_exa_ann NLRI
 # announces a blackhole route (community 65535:666), t_exa_wd NLRI
 # withdraws it.
