@@ -448,43 +448,56 @@ int fb_gens_list(const struct fb_store *f, struct fb_gen out[FB_GEN_SLOTS])
 	return n;
 }
 
+/* The generations of f (fb_gens_list) and the data path's clock now:
+ * their number, or -1 (reported) if either cannot be read (then which have
+ * ended is not known). */
+static int gens_now(const struct fb_store *f, struct fb_gen *gl, __u64 *now)
+{
+	if (fb_jiffies_init())
+		return -1;
+	*now = fb_jiffies_now();
+	return fb_gens_list(f, gl);
+}
+
+/* Generation g out of f: out of the mask first (the data path stops
+ * looking; it already ignores an expired generation), then its slot
+ * range. 0; -1 if the range could not be cleared (why in fb_report_last,
+ * unsaid); -2 if its head could not be read (said; nothing changed). */
+static int take_out(struct fb_store *f, const struct fb_gen *g)
+{
+	__u32 n = slot_chunks(f, g->slot);
+
+	if (!n) {
+		fb_report_err("cannot read generation %u of '%s': %s", g->g, f->name,
+			      strerror(errno));
+		return -2;
+	}
+	__atomic_fetch_and(&f->hdr->gens, ~(1U << g->g), __ATOMIC_RELEASE);
+	return slot_clear(f, g->slot, n) ? -1 : 0;
+}
+
 int fb_gens_reclaim(struct fb_store *f)
 {
 	struct fb_gen gl[FB_GEN_SLOTS];
 	__u64 now;
-	int n, i, done = 0;
+	int n, i, r, done = 0;
 
 	if (!f->hdr->gens)
 		return 0;
-	/* The clock not read (reported): which have ended is not known. */
-	if (fb_jiffies_init())
-		return -1;
-	now = fb_jiffies_now();
-	n = fb_gens_list(f, gl);
-	if (n < 0)
-		return -1;
+	n = gens_now(f, gl, &now);
 	for (i = 0; i < n; i++) {
 		if (gl[i].expires > now)
 			continue;
-		__u32 n = slot_chunks(f, gl[i].slot);
-
-		if (!n) {
-			fb_report_err("cannot read generation %u of '%s': %s", gl[i].g, f->name,
-				      strerror(errno));
-			return -1;
-		}
-		/* Out of the mask first: the data path stops looking (it
-		 * already ignores an expired generation), then the slot. */
-		__atomic_fetch_and(&f->hdr->gens, ~(1U << gl[i].g), __ATOMIC_RELEASE);
-		if (slot_clear(f, gl[i].slot, n)) {
+		r = take_out(f, &gl[i]);
+		if (r == -1)
 			fb_report_err("generation %u of '%s' has ended, but its chunks are still "
 				      "held (%s): `flowbloom check --repair %s` releases them",
 				      gl[i].g, f->name, fb_report_last, f->name);
+		if (r)
 			return -1;
-		}
 		done++;
 	}
-	return done;
+	return n < 0 ? -1 : done;
 }
 
 int fb_gens_views_open(const struct fb_store *f, struct fb_gen_views *gv)
@@ -495,12 +508,8 @@ int fb_gens_views_open(const struct fb_store *f, struct fb_gen_views *gv)
 
 	gv->n = 0;
 	/* The clock not read (reported): ended ones would pass for live. */
-	if (f->hdr->gens && fb_jiffies_init())
-		return -1;
-	if (f->hdr->gens) {
-		now = fb_jiffies_now();
-		n = fb_gens_list(f, gl);
-	}
+	if (f->hdr->gens)
+		n = gens_now(f, gl, &now);
 	if (n < 0)
 		return -1;
 	for (i = 0; i < n; i++) {
@@ -527,10 +536,7 @@ int fb_gens_damaged(struct fb_store *f, bool repair, unsigned *first, char *why,
 
 	if (!f->hdr->gens)
 		return 0;
-	if (fb_jiffies_init())
-		return -1;
-	now = fb_jiffies_now();
-	n = fb_gens_list(f, gl);
+	n = gens_now(f, gl, &now);
 	for (i = 0; i < n; i++) {
 		if (gl[i].expires <= now || !gl[i].nblocks)
 			continue;
@@ -549,20 +555,11 @@ int fb_gens_damaged(struct fb_store *f, bool repair, unsigned *first, char *why,
 			*first = gl[i].g;
 			snprintf(why, len, "%s", fb_report_last);
 		}
-		if (repair) {
-			__u32 nc = slot_chunks(f, gl[i].slot);
-
-			if (!nc) {
-				fb_report_err("cannot read generation %u of '%s': %s", gl[i].g,
-					      f->name, strerror(errno));
-				return -1;
-			}
-			/* As a reclaim: out of the mask first, then the slot. */
-			__atomic_fetch_and(&f->hdr->gens, ~(1U << gl[i].g), __ATOMIC_RELEASE);
-			if (slot_clear(f, gl[i].slot, nc)) {
+		/* As a reclaim takes an ended one out. */
+		if (repair && (r = take_out(f, &gl[i]))) {
+			if (r == -1)
 				fb_report_err("%s", fb_report_last);
-				return -1;
-			}
+			return -1;
 		}
 	}
 	return n < 0 ? -1 : bad;
