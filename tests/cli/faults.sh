@@ -216,6 +216,17 @@ if t_net_pair --no-ipv6; then
 	# capture_ring_bytes 0, "no capture, no ring", for what it did not
 	# know. null (status: a note saying it is unknown); read, as before.
 	prog=$(ip -n "$NSA" -d link show "$VA" | grep -o 'prog/xdp id [0-9]*' | grep -o '[0-9]*$')
+	# ctl_at TRACE K: the number of the K-th bpf call after the control's
+	# lookup in TRACE (the first map lookup after the program's last
+	# BPF_PROG_GET_FD_BY_ID)
+	ctl_at() {
+		local from ctl
+		grep -v 'resumed>' "$1" >"$T_TMP/calls"
+		from=$(grep -n "BPF_PROG_GET_FD_BY_ID, {prog_id=${prog:-0}," "$T_TMP/calls" | tail -1 | cut -d: -f1)
+		[ -n "$from" ] || return 0
+		ctl=$(tail -n +"$from" "$T_TMP/calls" | grep -n -m1 BPF_MAP_LOOKUP_ELEM | cut -d: -f1)
+		[ -n "$ctl" ] && echo $((from + ctl - 1 + $2))
+	}
 	ring="[(a['capture_ring_bytes'], a['capture_running']) for a in d['attachments'] if a['prog_id'] == ${prog:-0}]"
 	bad=
 	for j in -j ""; do
@@ -227,13 +238,19 @@ if t_net_pair --no-ipv6; then
 		else
 			grep -q "program $prog on .*capture" "$T_TMP/err" && bad+=" read: $(head -1 "$T_TMP/err")"
 		fi
-		grep -v 'resumed>' "$T_TMP/trace" >"$T_TMP/calls"
-		from=$(grep -n "BPF_PROG_GET_FD_BY_ID, {prog_id=${prog:-0}," "$T_TMP/calls" | tail -1 | cut -d: -f1)
-		ctl=$(tail -n +"${from:-1}" "$T_TMP/calls" | grep -n -m1 BPF_MAP_LOOKUP_ELEM | cut -d: -f1)
 		for k in "0 [(None, None)]" "1 [(None, False)]"; do
-			# shellcheck disable=SC2086
-			inject bpf ENOMEM $((${from:-0} + ${ctl:-0} - 1 + ${k%% *})) "$FB" $j status \
-				>"$T_TMP/out" 2>"$T_TMP/err"
+			# Aimed again when the call moved: status walks every
+			# program and namespace, and other suites make and
+			# remove theirs meanwhile.
+			at=$(ctl_at "$T_TMP/trace" "${k%% *}")
+			for try in 1 2 3 4 5 6 7 8; do
+				# shellcheck disable=SC2086
+				strace -f -qq -o "$T_TMP/itrace" -e trace=bpf \
+					-e inject=bpf:error=ENOMEM:when="${at:-0}" "$FB" $j status \
+					>"$T_TMP/out" 2>"$T_TMP/err"
+				[ -n "$at" ] && [ "$at" = "$(ctl_at "$T_TMP/itrace" "${k%% *}")" ] && break
+				at=$(ctl_at "$T_TMP/itrace" "${k%% *}")
+			done
 			if [ -n "$j" ]; then
 				got=$(t_json "$ring" "$T_TMP/out")
 				[ "$got" = "${k#* }" ] || bad+=" $j lookup ${k%% *}: $got"
@@ -243,7 +260,7 @@ if t_net_pair --no-ipv6; then
 			fi
 		done
 	done
-	check_eq "status whose capture control cannot be read: unknown, never no capture" "${ctl:+x}$bad" x
+	check_eq "status whose capture control cannot be read: unknown, never no capture" "${at:+x}$bad" x
 	# A capture running: its ring (--buffer) and true.
 	"$FB" -n "$NSA" capture a -w "$T_TMP/run.pcapng" --buffer 1M --duration 20 >/dev/null 2>&1 &
 	cap=$!
