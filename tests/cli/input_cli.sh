@@ -363,6 +363,19 @@ planted "guard --never from nobody's FIFO" "fifo: $FIFO" \
 	"$FB" guard in1 --into in1 --pps 1 --ttl 1m --never "$ATK/fifo"
 planted "import from nobody's FIFO" "fifo: $FIFO; nothing imported" "$FB" import "$ATK/fifo" stolen
 planted "replay from nobody's FIFO" "fifo: $FIFO" "$FB" replay in1 "$ATK/fifo"
+# Root's own link to nobody's link (in nobody's directory, where the
+# kernel's fs.protected_symlinks does not look): the link's target is
+# walked as the path is, never handed to the kernel to follow to its end.
+"${NOBODY[@]}" mkdir -m 0755 "$ATK/nob"
+"${NOBODY[@]}" ln -s "$T_TMP/own/secret" "$ATK/nob/list.txt"
+"${NOBODY[@]}" ln -s "$T_TMP/own/in1.fbx" "$ATK/nob/x.fbx"
+ln -s "$ATK/nob/list.txt" "$T_TMP/own/feed"
+ln -s "$ATK/nob/x.fbx" "$T_TMP/own/feed.fbx"
+AT="a symbolic link of another user's at"
+planted "load through root's link to nobody's link" "own/feed: $AT 'list.txt'" \
+	"$FB" load in1 "$T_TMP/own/feed" --replace
+planted "import through root's link to nobody's link" "own/feed.fbx: $AT 'x.fbx'" \
+	"$FB" import "$T_TMP/own/feed.fbx" stolen
 check_eq "planted files: nothing imported" "$(ls "$FLOWBLOOM_ROOT" | grep -c stolen)" 0
 same "planted files"
 # What root names itself still works.

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 #include "inputfile.h"
 
@@ -19,6 +21,14 @@
 static bool ours(const struct stat *st)
 {
 	return st->st_uid == 0 || st->st_uid == geteuid();
+}
+
+/* Is dir on procfs, where the magic links (/proc/self/fd/N) are? */
+static bool on_proc(int dir)
+{
+	struct statfs sf;
+
+	return !fstatfs(dir, &sf) && sf.f_type == PROC_SUPER_MAGIC;
 }
 
 static int fail(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -148,12 +158,16 @@ int fb_input_open(const char *path, bool regular, char *why, size_t len)
 			close(dir);
 			fail(why, len,
 			     "a symbolic link of another user's%s%s%s: refusing to follow it",
-			     last ? "" : " at '", last ? "" : comp, last ? "" : "'");
+			     last && !links ? "" : " at '", last && !links ? "" : comp,
+			     last && !links ? "" : "'");
 			return -2;
 		}
-		if (last) {
-			/* Root's or ours: followed by the kernel (so /dev/fd/N,
-			 * whose target is no path, works too). */
+		if (last && on_proc(dir)) {
+			/* /proc/self/fd/N (/dev/stdin, /dev/fd/N, <(...)), whose
+			 * target is no path: followed by the kernel. Any other
+			 * link is walked as one on the way, so that its target
+			 * is not reached through another user's link either
+			 * (root's link to nobody's link to /etc/shadow). */
 			close(lfd);
 			fd = open_last(dir, comp, true, regular, why, len);
 			break;
@@ -176,7 +190,8 @@ int fb_input_open(const char *path, bool regular, char *why, size_t len)
 			errno = ENAMETOOLONG;
 			break;
 		}
-		strcat(strcat(next, "/"), rest);
+		if (*rest)
+			strcat(strcat(next, "/"), rest);
 		strcpy(todo, next);
 		rest = todo;
 		if (todo[0] == '/') {

@@ -9,7 +9,10 @@
  *   root or the caller owns it: a link another user planted would make
  *   root read a file of that user's choice (and quote its first line in an
  *   error). The walk is one component at a time, each opened with
- *   O_NOFOLLOW from the one before, so nothing is swapped in between.
+ *   O_NOFOLLOW from the one before, so nothing is swapped in between; a
+ *   link's target is walked the same way, the last component's too (root's
+ *   link to another user's link is refused), but for procfs's own links
+ *   (/dev/stdin's /proc/self/fd/0), which the kernel follows.
  * - A FIFO is read only if root or the caller owns it: opening one blocks
  *   until someone writes, and a FIFO another user planted would hang the
  *   command for as long as that user likes. It is looked at before it is
