@@ -1,0 +1,340 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# The systemd units as `make install` fills them, for an install under a
+# temporary PREFIX (so the paths they name are real here): every unit
+# passes `systemd-analyze verify` with nothing to say; and every command a
+# unit runs (ExecStart, ExecReload, ExecStop, and the `flowbloom bgp` line
+# of the installed example.exabgp), read from the installed files with %i
+# expanded, runs here as systemd would run it, through the CLI's own
+# parsing and work:
+# - flowbloom@edge: start creates, loads and attaches edge (a veth in a
+#   namespace: the listed source is dropped), reload changes nothing, stop
+#   detaches and keeps the filter;
+# - flowbloom-ipfix@edge: exports until SIGTERM and ends within the unit's
+#   TimeoutStopSec, cleanly; a bad option file exits with the status the
+#   unit does not retry (RestartPreventExitStatus), a missing filter with
+#   another;
+# - flowbloom-metrics: writes its textfile (in a private mount namespace:
+#   the path is the real node_exporter directory's);
+# - the example's `flowbloom bgp rtbh`: reads one announcement and adds its
+#   rule (its state in a private /run);
+# - instance names that are no filter names (a '.', a leading '-', an
+#   escaped '/') are refused by each unit's command, never taken as an
+#   option or a path outside SYSCONFDIR/flowbloom.
+# The commands run under the sandbox each unit declares (User=, Group=,
+# CapabilityBoundingSet=, NoNewPrivileges=, PrivateNetwork=: run_as_unit);
+# a [Service] setting this suite cannot reproduce fails it, so a hardening
+# directive is never added untried. No test boots the units under a
+# running systemd (PID 1 here may be another init).
+#
+# Own FLOWBLOOM_ROOT; namespaces and veth named with the suite's PID;
+# addresses 198.51.100.0/24. The trap removes them, the install tree and
+# the filters.
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin units
+
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+P=$T_TMP/p # PREFIX: the units name $P/sbin/flowbloom, $P/etc/flowbloom
+UNITS=$P/lib/systemd/system
+CONF=$P/etc/flowbloom
+IFB=$P/sbin/flowbloom
+GOOD4=198.51.100.1
+BAD4=198.51.100.3
+B4=198.51.100.2
+IPFIX_PID=
+
+cleanup() {
+	t_kill $IPFIX_PID
+}
+t_traps
+
+[ "$(id -u)" -eq 0 ] || t_skip_all "needs root"
+[ -x "$FB" ] || {
+	fail "flowbloom is not built (run make)"
+	t_finish
+}
+command -v systemd-analyze >/dev/null ||
+	t_skip_all "systemd-analyze not installed (Debian's systemd package: make deps installs it)"
+
+# ---------------------------------------------------------------- parsing
+
+# unit_get UNIT KEY: the values of KEY in UNIT, one a line, as written.
+unit_get() {
+	sed -n "s/^$2=//p" "$1"
+}
+
+# unit_argv UNIT KEY INSTANCE: each KEY= command line of UNIT as systemd
+# splits it, one word a line and a blank line after each command, %i
+# expanded to INSTANCE and $MAINPID to 1. What this reader does not know
+# (quotes, a prefix such as '-' or '+', other specifiers, variables) is
+# refused with status 1: a command changed so is never left unchecked.
+unit_argv() {
+	local line w
+	while IFS= read -r line; do
+		case "$line" in
+		*[\"\'\\]* | [-@+!:]*)
+			echo "unit_argv: $1: $2=$line: quoting or a prefix this suite does not read" >&2
+			return 1
+			;;
+		esac
+		for w in $line; do
+			w=${w//%i/"$3"}
+			w=${w//\$MAINPID/1}
+			case "$w" in
+			*%* | *\$*)
+				echo "unit_argv: $1: $2=$line: a specifier or variable this suite does not expand" >&2
+				return 1
+				;;
+			esac
+			printf '%s\n' "$w"
+		done
+		echo
+	done < <(unit_get "$1" "$2")
+}
+
+# unit_cmd UNIT KEY INSTANCE: the one KEY= command of UNIT, into the
+# array CMD (status 1, and a failure, if there is not exactly one).
+unit_cmd() {
+	local out
+	out=$(unit_argv "$@") || {
+		fail "$1 $2: not read"
+		return 1
+	}
+	mapfile -t CMD < <(sed '/^$/d' <<<"$out")
+	if [ "$(unit_get "$1" "$2" | wc -l)" -ne 1 ] || [ "${#CMD[@]}" -eq 0 ]; then
+		fail "${1##*/}: want one $2= command, got: $(tr '\n' ' ' <<<"$out")"
+		return 1
+	fi
+}
+
+# The [Service] settings run_as_unit reproduces, and those that restrict
+# nothing a command does (how it starts, restarts, stops, its environment).
+SANDBOX_DONE="User Group CapabilityBoundingSet NoNewPrivileges PrivateNetwork"
+SERVICE_PLAIN="Type RemainAfterExit ExecStart ExecReload ExecStop Restart RestartSec
+	RestartPreventExitStatus TimeoutStartSec TimeoutStopSec Environment KillMode"
+
+# unit_sandbox UNIT: into the array SB, the command prefix that runs a
+# command with the sandbox UNIT's [Service] declares (status 126 and a
+# message for a setting this suite cannot reproduce). run_as_unit UNIT
+# CMD...: CMD so.
+unit_sandbox() {
+	local unit=$1 k v sp=() caps
+	SB=()
+	while IFS='=' read -r k v; do
+		case " $SANDBOX_DONE $SERVICE_PLAIN " in
+		*[[:space:]]"$k"[[:space:]]*) ;;
+		*)
+			echo "unit_sandbox: ${unit##*/}: $k= is not reproduced by tests/cli/units.sh" >&2
+			return 126
+			;;
+		esac
+	done < <(sed -n '/^\[Service\]/,/^\[/{/^[A-Za-z]*=/p}' "$unit")
+	v=$(unit_get "$unit" User | tail -1)
+	[ -n "$v" ] && [ "$v" != root ] && sp+=(--reuid "$v" --init-groups)
+	v=$(unit_get "$unit" Group | tail -1)
+	[ -n "$v" ] && [ "$v" != root ] && sp+=(--regid "$v")
+	caps=$(unit_get "$unit" CapabilityBoundingSet | tr ' ' '\n' | sed -n 's/^CAP_//p' |
+		tr 'A-Z' 'a-z' | sed 's/^/+/' | paste -sd,)
+	[ -n "$(unit_get "$unit" CapabilityBoundingSet)" ] && sp+=(--bounding-set "-all${caps:+,$caps}")
+	case $(unit_get "$unit" NoNewPrivileges | tail -1) in yes | true | on | 1) sp+=(--no-new-privs) ;; esac
+	case $(unit_get "$unit" PrivateNetwork | tail -1) in yes | true | on | 1) SB+=(unshare -n) ;; esac
+	((${#sp[@]})) && SB+=(setpriv "${sp[@]}")
+	return 0
+}
+run_as_unit() {
+	local unit=$1
+	shift
+	unit_sandbox "$unit" || return
+	"${SB[@]}" "$@"
+}
+# unit_in_b UNIT CMD...: run_as_unit in namespace $NSB (the devices' own).
+unit_in_b() {
+	local unit=$1
+	shift
+	unit_sandbox "$unit" || return
+	inB "${SB[@]}" "$@"
+}
+
+# ---------------------------------------------------------------- install
+
+test_install() {
+	# Other paths than the build's relink the binary (its help names
+	# them): in a copy of the build, never the one other suites run.
+	cp -a "$SRC/build" "$T_TMP/build"
+	if make -s -C "$SRC" BUILD="$T_TMP/build" install PREFIX="$P" >"$T_TMP/out" 2>&1; then
+		pass "make install PREFIX=$P"
+	else
+		fail "make install: $(tail -5 "$T_TMP/out")"
+		t_finish
+	fi
+}
+
+test_verify() {
+	local u units=() out
+	for u in flowbloom@.service flowbloom-ipfix@.service flowbloom-bgp@.service \
+		flowbloom-metrics.service flowbloom-metrics.timer; do
+		[ -s "$UNITS/$u" ] && units+=("$UNITS/$u") || fail "not installed: $u"
+	done
+	# verify says what it finds on stderr and exits 0 for most of it (an
+	# unknown key, a bad value): anything it says is a failure. A
+	# template is checked as instance 'i'; Documentation=man: pages are
+	# looked for under the install's MANPATH (and the system's, for
+	# exabgp(1)); ExecStart's binaries must exist (ExaBGP: its Debian
+	# package).
+	[ -x "$(unit_get "$UNITS/flowbloom-bgp@.service" ExecStart | cut -d' ' -f1)" ] ||
+		skip "verify of flowbloom-bgp@.service: no ExaBGP at $(unit_get "$UNITS/flowbloom-bgp@.service" ExecStart | cut -d' ' -f1)"
+	out=$(MANPATH=$P/share/man:/usr/share/man systemd-analyze verify "${units[@]}" 2>&1)
+	check_eq "systemd-analyze verify: nothing to say of the ${#units[@]} units" "$out" ""
+}
+
+# ---------------------------------------------------------------- commands
+
+# The sandbox reproduced: a setting run_as_unit does not know stops the
+# command; CapabilityBoundingSet= without CAP_BPF stops apply.
+test_sandbox_self() {
+	local u=$T_TMP/sb.service
+	printf '[Service]\nExecStart=/bin/true\nProtectKernelTunables=yes\n' >"$u"
+	t_refused 126 "run_as_unit: an unknown setting refused" "ProtectKernelTunables" run_as_unit "$u" true
+	printf '[Service]\nExecStart=/bin/true\nCapabilityBoundingSet=CAP_NET_ADMIN\n' >"$u"
+	run_as_unit "$u" "$IFB" create sbx --capacity 10 --fp-rate 0.01 >/dev/null 2>&1 &&
+		fail "run_as_unit: CapabilityBoundingSet=CAP_NET_ADMIN let create make BPF maps" ||
+		pass "run_as_unit: a bounding set without CAP_BPF stops create"
+	"$IFB" destroy sbx >/dev/null 2>&1
+}
+
+seen_since() { [ $(($(t_stat "$IFB" edge seen) - $1)) -ge "$2" ]; }
+
+test_boot_unit() {
+	local u=$UNITS/flowbloom@.service s0 d0 out
+	mkdir -p "$CONF/lists"
+	echo "$BAD4" >"$CONF/lists/drop.txt"
+	printf 'capacity = 1000\nfp-rate = 0.001\nload = lists/drop.txt\nattach = %s native\n' \
+		"$VB" >"$CONF/edge.conf"
+	unit_cmd "$u" ExecStart edge || return
+	check_eq "boot unit: ExecStart is apply SYSCONFDIR/flowbloom/%i.conf" "${CMD[*]}" \
+		"$IFB apply $CONF/edge.conf"
+	check "flowbloom@edge start" unit_in_b "$u" "${CMD[@]}"
+	s0=$(t_stat "$IFB" edge seen)
+	d0=$(t_stat "$IFB" edge dropped)
+	inA "$PY" -c "$T_UDP_SEND" "$GOOD4" "$B4" 10
+	inA "$PY" -c "$T_UDP_SEND" "$BAD4" "$B4" 10
+	t_wait_until 5 seen_since "$s0" 20
+	check_eq "flowbloom@edge: the listed source dropped" "$(($(t_stat "$IFB" edge dropped) - d0))" 10
+	unit_cmd "$u" ExecReload edge || return
+	out=$(unit_in_b "$u" "${CMD[@]}" 2>&1)
+	check_eq "flowbloom@edge reload: unchanged" "$(tail -1 <<<"$out")" "$CONF/edge.conf: filter edge unchanged"
+	unit_cmd "$u" ExecStop edge || return
+	check "flowbloom@edge stop" unit_in_b "$u" "${CMD[@]}"
+	inB ip -d link show "$VB" | grep -q 'prog/xdp' &&
+		fail "flowbloom@edge stop: $VB still runs XDP" || pass "flowbloom@edge stop: detached"
+	check "flowbloom@edge stop: the filter stays" "$IFB" info edge
+}
+
+test_ipfix_unit() {
+	local u=$UNITS/flowbloom-ipfix@.service stop rc t0
+	unit_cmd "$u" ExecStart edge || return
+	check_eq "ipfix unit: ExecStart" "${CMD[*]}" "$IFB ipfix edge --config $CONF/edge.ipfix"
+	# The exit status the unit does not retry: a bad option file's.
+	check_eq "ipfix unit: RestartPreventExitStatus" "$(unit_get "$u" RestartPreventExitStatus)" 2
+	printf 'collector = 127.0.0.1:4739\nidle-timeout = soon\n' >"$CONF/edge.ipfix"
+	unit_in_b "$u" "${CMD[@]}" >/dev/null 2>&1
+	check_eq "ipfix unit: a bad option file, not retried" "$?" 2
+	printf 'collector = 127.0.0.1:4739\n' >"$CONF/edge.ipfix"
+	unit_in_b "$u" "${CMD[@]}" >/dev/null 2>&1
+	rc=$?
+	[ "$rc" -ne 0 ] && [ "$rc" -ne 2 ] && pass "ipfix unit: no monitoring yet: failed, retried" ||
+		fail "ipfix unit: no monitoring yet: exit $rc"
+	check "attach edge with accounting (by hand, as documented)" \
+		"$IFB" -n "$NSB" attach edge "$VB" --accounting
+	unit_in_b "$u" "${CMD[@]}" >"$T_TMP/ipfix.out" 2>&1 &
+	IPFIX_PID=$!
+	if t_wait_until 20 grep -qs 'exporting' "$T_TMP/ipfix.out"; then
+		pass "flowbloom-ipfix@edge runs"
+	else
+		fail "flowbloom-ipfix@edge: $(head -c 300 "$T_TMP/ipfix.out")"
+	fi
+	# systemctl stop: SIGTERM, SIGKILL after TimeoutStopSec; a clean end
+	# is status 0 (or death by SIGTERM, which systemd counts as clean).
+	stop=$(unit_get "$u" TimeoutStopSec)
+	t0=$SECONDS
+	t_kill "$IPFIX_PID"
+	timeout $((stop + 1)) tail --pid="$IPFIX_PID" -f /dev/null
+	wait "$IPFIX_PID"
+	rc=$?
+	IPFIX_PID=
+	[ $((SECONDS - t0)) -le "$stop" ] && pass "ipfix unit: SIGTERM ends it within TimeoutStopSec=$stop" ||
+		fail "ipfix unit: SIGTERM took $((SECONDS - t0)) s (TimeoutStopSec=$stop)"
+	[ "$rc" -eq 0 ] || [ "$rc" -eq 143 ] && pass "ipfix unit: SIGTERM: a clean end" ||
+		fail "ipfix unit: SIGTERM: exit $rc: $(tail -2 "$T_TMP/ipfix.out")"
+	check "detach edge" "$IFB" -n "$NSB" detach "$VB"
+}
+
+test_metrics_unit() {
+	local u=$UNITS/flowbloom-metrics.service dir out
+	unit_cmd "$u" ExecStart "" || return
+	dir=$(unit_get "$u" ConditionPathIsDirectory)
+	check_eq "metrics unit: writes into its condition's directory" "$(dirname "${CMD[-1]}")" "$dir"
+	# The real directory, in a private mount namespace: a tmpfs over
+	# /var/lib there, gone with it.
+	unit_sandbox "$u" || return
+	out=$(unshare -m sh -c 'mount -t tmpfs tmpfs /var/lib && mkdir -p "$1" && d=$1 && shift &&
+		"$@" && cat "$d/flowbloom.prom"' _ "$dir" "${SB[@]}" "${CMD[@]}" 2>&1)
+	grep -q '^flowbloom_seen_packets_total{filter="edge"}' <<<"$out" &&
+		pass "flowbloom-metrics: the textfile has edge's counters" ||
+		fail "flowbloom-metrics: $(head -c 300 <<<"$out")"
+}
+
+test_bgp_unit() {
+	local u=$UNITS/flowbloom-bgp@.service line cmd
+	unit_cmd "$u" ExecStart edge || return
+	check_eq "bgp unit: ExaBGP on SYSCONFDIR/flowbloom/%i.exabgp" "${CMD[-1]}" "$CONF/edge.exabgp"
+	unit_cmd "$u" ExecReload edge || return
+	[ -x "${CMD[0]}" ] && pass "bgp unit: ExecReload's ${CMD[0]}" || fail "bgp unit: no ${CMD[0]}"
+	# The installed example's process line, as ExaBGP runs it.
+	line=$(sed -n 's/^[[:space:]]*run \(.*\);$/\1/p' "$P/share/doc/flowbloom/example.exabgp")
+	read -ra cmd <<<"$line"
+	check_eq "example.exabgp runs the installed flowbloom bgp" "${cmd[*]:0:2}" "$IFB bgp"
+	check "create ${cmd[2]} (counting)" "$IFB" create "${cmd[2]}" --capacity 1000 --fp-rate 0.001 --counting
+	# Its default state file is in /run/flowbloom: a private /run here.
+	t_exa_ann 203.0.113.0/24 >"$T_TMP/ann"
+	unit_sandbox "$u" || return
+	check "the example's flowbloom bgp reads an announcement" unshare -m sh -c \
+		'mount -t tmpfs tmpfs /run && exec "$@" <"$0"' "$T_TMP/ann" "${SB[@]}" "${cmd[@]}"
+	"$IFB" query "${cmd[2]}" dst 203.0.113.0/24 >"$T_TMP/q" 2>&1
+	grep -q '^maybe dst 203.0.113.0/24' "$T_TMP/q" && pass "bgp: the route's rule is in ${cmd[2]}" ||
+		fail "bgp: query: $(head -c 200 "$T_TMP/q")"
+}
+
+# %i is systemd's escaped instance: no '/', but '.', '\' (escapes) and a
+# leading '-' get through. Each must be refused as a filter name by the
+# command, never read as an option or reach another file.
+test_instances() {
+	local i u rc
+	for i in 'a.b' '-x' 'a\x2fb'; do
+		for u in flowbloom@.service flowbloom-ipfix@.service; do
+			case $u in
+			flowbloom@*) cp "$CONF/edge.conf" "$CONF/$i.conf" ;;
+			*) cp "$CONF/edge.ipfix" "$CONF/$i.ipfix" ;;
+			esac
+			unit_cmd "$UNITS/$u" ExecStart "$i" || continue
+			unit_in_b "$UNITS/$u" "${CMD[@]}" >/dev/null 2>"$T_TMP/err"
+			rc=$?
+			[ "$rc" -ne 0 ] && grep -q "bad filter name\|unknown option\|must be named" "$T_TMP/err" &&
+				pass "${u%@*}@$i refused ($(head -1 "$T_TMP/err"))" ||
+				fail "${u%@*}@$i: exit $rc: $(head -c 200 "$T_TMP/err")"
+		done
+	done
+	check_eq "no filter made by a bad instance" "$("$IFB" list | cut -d' ' -f1 | sort | tr '\n' ' ')" "edge rtbh "
+}
+
+[ -x "$FB" ] || t_skip_all "flowbloom is not built"
+test_install
+test_verify
+test_sandbox_self
+t_udp_pair "$B4" "$GOOD4" "$BAD4" || t_skip_all "$T_NET_WHY"
+test_boot_unit
+test_ipfix_unit
+test_metrics_unit
+test_bgp_unit
+test_instances
+t_finish
