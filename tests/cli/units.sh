@@ -187,6 +187,25 @@ test_verify() {
 	check_eq "systemd-analyze verify: nothing to say of the ${#units[@]} units" "$out" ""
 }
 
+# docs/operations.md's drop-in that puts the boot unit before
+# network-pre.target (a firewall's place) verifies with the unit: no
+# ordering cycle (the unit was ordered after network-pre.target, so the
+# drop-in made one and systemd dropped network-pre.target's start).
+test_verify_early() {
+	local d=$T_TMP/early out
+	mkdir -p "$d/flowbloom@edge.service.d"
+	cp "$UNITS/flowbloom@.service" "$d/"
+	awk '/^```/ { if (inb) { if (hit) exit; buf = ""; inb = 0 } else inb = 1; next }
+	     inb { buf = buf $0 "\n"; if ($0 ~ /^Before=network-pre.target/) hit = 1 }
+	     END { printf "%s", hit ? buf : "" }' "$SRC/docs/operations.md" \
+		>"$d/flowbloom@edge.service.d/early.conf"
+	check "docs/operations.md gives the drop-in before network-pre.target" \
+		grep -q '^Before=network-pre.target' "$d/flowbloom@edge.service.d/early.conf"
+	out=$(SYSTEMD_UNIT_PATH=$d: MANPATH=$P/share/man:/usr/share/man \
+		systemd-analyze verify "$d/flowbloom@edge.service" 2>&1)
+	check_eq "... verifies with flowbloom@edge: nothing to say (no ordering cycle)" "$out" ""
+}
+
 # ---------------------------------------------------------------- commands
 
 # The sandbox reproduced: a setting run_as_unit does not know stops the
@@ -330,6 +349,7 @@ test_instances() {
 [ -x "$FB" ] || t_skip_all "flowbloom is not built"
 test_install
 test_verify
+test_verify_early
 test_sandbox_self
 t_udp_pair "$B4" "$GOOD4" "$BAD4" || t_skip_all "$T_NET_WHY"
 test_boot_unit
