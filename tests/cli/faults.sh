@@ -16,7 +16,8 @@
 # sets fail; a watch whose look for its filter is refused; add --ttl, del
 # and check whose generations or clock cannot be read; a replace refused
 # before its new head; attach, capture, info and status whose programs or maps
-# cannot be read; metrics without memory.
+# cannot be read; metrics without memory; query whose exact sets cannot be
+# read (not known, never "no").
 # The device: a veth pair in namespaces of our own.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin faults
@@ -609,6 +610,49 @@ for n in "${first:-0}" "$((${first:-0} + 1))"; do
 done
 check_eq "stats --watch whose look for its filter is refused for memory: carries on" "$bad" ""
 "$FB" destroy wg >/dev/null
+
+# query of a --confirm exact filter, each bpf call failing in turn: an
+# exact set it could not read was taken for no entry, and it answered "no"
+# (-j "no", exit 0) for rules that are there. Each answer the true one or
+# not known ("?", -j null), and then exit 1 saying why; exit 0 only with
+# every answer true.
+"$FB" create qx --capacity 1000 --fp-rate 0.01 --confirm exact >/dev/null
+"$FB" add qx udp 198.51.100.1:1 203.0.113.1:2 >/dev/null
+"$FB" add qx src 198.51.100.0/24 >/dev/null
+q="query qx udp 198.51.100.1:1 203.0.113.1:2 src 198.51.100.7 src 198.51.100.0/24 udp 198.51.100.1:1 203.0.113.1:3"
+# shellcheck disable=SC2086 # the command's words
+check_eq "query, read: the answers" "$("$FB" $q | awk '{printf "%s ", $1}')" "yes yes yes no 3 "
+want="yes yes yes no"
+# shellcheck disable=SC2086
+strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" $q >/dev/null 2>&1
+bad=
+for j in "" -j; do
+	for ((n = 1; n <= $(grep -vc 'resumed>' "$T_TMP/trace"); n++)); do
+		# shellcheck disable=SC2086 # -j or nothing, the command's words
+		inject bpf ENOMEM "$n" "$FB" $j $q >"$T_TMP/out" 2>"$T_TMP/err"
+		rc=$?
+		if [ -z "$j" ]; then
+			got=$(head -4 "$T_TMP/out" | awk '{printf "%s ", $1}')
+		else
+			got=$(head -1 "$T_TMP/out" | t_json '" ".join(r["result"] or "?" for r in d.get("results", []))')
+		fi
+		# Refused before any answer (the filter not opened): exit 1.
+		[ -n "$got" ] || { [ "$rc" = 1 ] || bad+=" $j call $n: exit $rc, no answer"; continue; }
+		[ "$rc" = 1 ] && [ -n "$j" ] && ! grep -q '"error"' "$T_TMP/out" &&
+			bad+=" $j call $n: exit 1, no error object"
+		read -ra g <<<"$got"
+		read -ra w <<<"$want"
+		for i in 0 1 2 3; do
+			if [ "${g[i]}" = "?" ]; then
+				[ "$rc" = 1 ] && grep -q "cannot tell for .*exact sets" "$T_TMP/err" ||
+					bad+=" $j call $n: flow $i not known, exit $rc, $(head -c 100 "$T_TMP/err")"
+			elif [ "${g[i]}" != "${w[i]}" ]; then
+				bad+=" $j call $n: flow $i ${g[i]} (exit $rc)"
+			fi
+		done
+	done
+done
+check_eq "query whose exact sets cannot be read: never no for a rule there" "$bad" ""
 
 # load --replace of a filter with rules with a lifetime, each bpf call
 # failing in turn: one failing before the new head was made (its chunks
