@@ -16,8 +16,10 @@
 # sets fail; a watch whose look for its filter is refused; add --ttl, del
 # and check whose generations or clock cannot be read; a replace refused
 # before its new head; attach, capture, info and status whose programs or maps
-# cannot be read; metrics without memory; query whose exact sets cannot be
-# read (not known, never "no").
+# cannot be read; metrics without memory; query whose exact sets, info and
+# metrics whose maps cannot all be read (not known, never "no" or a part
+# given as the whole); info and query --packet whose clock cannot be read
+# (a generation's end not known, never ended).
 # The device: a veth pair in namespaces of our own.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin faults
@@ -653,6 +655,71 @@ for j in "" -j; do
 	done
 done
 check_eq "query whose exact sets cannot be read: never no for a rule there" "$bad" ""
+
+# info -j, each bpf call failing in turn: a map, a slot of an outer map or
+# a map's info refused was left out of kernel_memory, a smaller total
+# given as the whole (exit 0). The whole, or not known (null, at_least
+# what was read, exit 1 saying why).
+full=$("$FB" -j info qx | t_json 'd["kernel_memory"]["total"]')
+strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" -j info qx >/dev/null 2>&1
+bad=
+for ((n = 1; n <= $(grep -vc 'resumed>' "$T_TMP/trace"); n++)); do
+	inject bpf ENOMEM "$n" "$FB" -j info qx >"$T_TMP/out" 2>"$T_TMP/err"
+	rc=$?
+	km=$(grep '"name"' "$T_TMP/out" | t_json '(d["kernel_memory"]["total"], d["kernel_memory"].get("at_least"))')
+	case $km in
+	"" | "($full, None)") ;;
+	"(None, "*)
+		[ "$rc" = 1 ] && grep -q "cannot read all it holds in the kernel" "$T_TMP/err" ||
+			bad+=" call $n: $km, exit $rc"
+		;;
+	*) bad+=" call $n: $km (whole: $full), exit $rc" ;;
+	esac
+done
+check_eq "info whose maps cannot all be read: the whole memory or none given" "$bad" ""
+# A map's figure (its fdinfo) not opened (descriptors): at least.
+n=$(nth openat fdinfo "$FB" info qx)
+inject openat EMFILE "${n:-0}" "$FB" info qx >"$T_TMP/out" 2>/dev/null
+check_eq "... a map's figure not read: info says at least, exit 1" \
+	"$? $(grep -c '^  kernel memory at least .* (not all could be)' "$T_TMP/out")" "1 1"
+# metrics gave the part read as the whole (a gauge a chunk short): the
+# sample left out, as for a filter it cannot read.
+n=$(nth openat fdinfo "$FB" metrics qx)
+inject openat EMFILE "${n:-0}" "$FB" metrics qx >"$T_TMP/out" 2>/dev/null
+check_eq "... nor metrics: no kernel memory sample" \
+	"$(grep -c '^flowbloom_filter_kernel_memory_bytes' "$T_TMP/out") $(grep -c '^flowbloom_filter_flows{' "$T_TMP/out")" "0 1"
+"$FB" destroy qx >/dev/null
+
+# info and query --packet (replay --explain reads the same) of a rule with
+# a lifetime, the data path's clock not read (its probe's load refused):
+# "ended -0.000 s ago (reclaimed by the next write)" (-j "expired": true)
+# and "ended -0.0 s ago" for a generation an hour from its end, exit 0,
+# and -j's object cut in two by the error's. Its end not known (-j:
+# null), never ended; info exits 1 saying why, after its object.
+"$FB" create lt --capacity 1000 --fp-rate 0.01 >/dev/null
+"$FB" add lt src 198.51.100.3 --ttl 1h >/dev/null
+bad=
+for c in "info lt|1|end not known|d['generations'][0]['ends_in'], d['generations'][0]['expired']|(None, None)" \
+	"query lt --packet udp 198.51.100.3:1 203.0.113.1:2|0|(lifetime, generation 0)\$|d['results'][0]['ends_in']|None"; do
+	IFS='|' read -r cmd want text expr jwant <<<"$c"
+	for j in "" -j; do
+		# shellcheck disable=SC2086 # -j or nothing, the command's words
+		n=$(nth bpf fb_jiffies "$FB" $j $cmd)
+		# shellcheck disable=SC2086
+		inject bpf ENOMEM "${n:-0}" "$FB" $j $cmd >"$T_TMP/out" 2>"$T_TMP/err"
+		rc=$?
+		if [ -z "$j" ]; then
+			got=$(grep -c "$text" "$T_TMP/out")
+		else
+			got=$(head -1 "$T_TMP/out" | t_json "$expr")
+			[ "$got" = "$jwant" ] && got=1
+		fi
+		[ "$rc $got" = "$want 1" ] && ! grep -q "ended" "$T_TMP/out" ||
+			bad+=" $j ${cmd%% *} (call ${n:-none}): exit $rc, $(grep -m1 'ended\|generation' "$T_TMP/out" | head -c 150)"
+	done
+done
+check_eq "the clock not read: a generation's end not known, never ended" "$bad" ""
+"$FB" destroy lt >/dev/null
 
 # load --replace of a filter with rules with a lifetime, each bpf call
 # failing in turn: one failing before the new head was made (its chunks
