@@ -16,7 +16,10 @@
 # sets fail; a watch whose look for its filter is refused; add --ttl, del
 # and check whose generations or clock cannot be read; a replace refused
 # before its new head; attach, capture, info and status whose programs or maps
-# cannot be read; metrics without memory.
+# cannot be read; metrics without memory; query whose exact sets, info and
+# metrics whose maps cannot all be read (not known, never "no" or a part
+# given as the whole); info and query --packet whose clock cannot be read
+# (a generation's end not known, never ended).
 # The device: a veth pair in namespaces of our own.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin faults
@@ -609,6 +612,114 @@ for n in "${first:-0}" "$((${first:-0} + 1))"; do
 done
 check_eq "stats --watch whose look for its filter is refused for memory: carries on" "$bad" ""
 "$FB" destroy wg >/dev/null
+
+# query of a --confirm exact filter, each bpf call failing in turn: an
+# exact set it could not read was taken for no entry, and it answered "no"
+# (-j "no", exit 0) for rules that are there. Each answer the true one or
+# not known ("?", -j null), and then exit 1 saying why; exit 0 only with
+# every answer true.
+"$FB" create qx --capacity 1000 --fp-rate 0.01 --confirm exact >/dev/null
+"$FB" add qx udp 198.51.100.1:1 203.0.113.1:2 >/dev/null
+"$FB" add qx src 198.51.100.0/24 >/dev/null
+q="query qx udp 198.51.100.1:1 203.0.113.1:2 src 198.51.100.7 src 198.51.100.0/24 udp 198.51.100.1:1 203.0.113.1:3"
+# shellcheck disable=SC2086 # the command's words
+check_eq "query, read: the answers" "$("$FB" $q | awk '{printf "%s ", $1}')" "yes yes yes no 3 "
+want="yes yes yes no"
+# shellcheck disable=SC2086
+strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" $q >/dev/null 2>&1
+bad=
+for j in "" -j; do
+	for ((n = 1; n <= $(grep -vc 'resumed>' "$T_TMP/trace"); n++)); do
+		# shellcheck disable=SC2086 # -j or nothing, the command's words
+		inject bpf ENOMEM "$n" "$FB" $j $q >"$T_TMP/out" 2>"$T_TMP/err"
+		rc=$?
+		if [ -z "$j" ]; then
+			got=$(head -4 "$T_TMP/out" | awk '{printf "%s ", $1}')
+		else
+			got=$(head -1 "$T_TMP/out" | t_json '" ".join(r["result"] or "?" for r in d.get("results", []))')
+		fi
+		# Refused before any answer (the filter not opened): exit 1.
+		[ -n "$got" ] || { [ "$rc" = 1 ] || bad+=" $j call $n: exit $rc, no answer"; continue; }
+		[ "$rc" = 1 ] && [ -n "$j" ] && ! grep -q '"error"' "$T_TMP/out" &&
+			bad+=" $j call $n: exit 1, no error object"
+		read -ra g <<<"$got"
+		read -ra w <<<"$want"
+		for i in 0 1 2 3; do
+			if [ "${g[i]}" = "?" ]; then
+				[ "$rc" = 1 ] && grep -q "cannot tell for .*exact sets" "$T_TMP/err" ||
+					bad+=" $j call $n: flow $i not known, exit $rc, $(head -c 100 "$T_TMP/err")"
+			elif [ "${g[i]}" != "${w[i]}" ]; then
+				bad+=" $j call $n: flow $i ${g[i]} (exit $rc)"
+			fi
+		done
+	done
+done
+check_eq "query whose exact sets cannot be read: never no for a rule there" "$bad" ""
+
+# info -j, each bpf call failing in turn: a map, a slot of an outer map or
+# a map's info refused was left out of kernel_memory, a smaller total
+# given as the whole (exit 0). The whole, or not known (null, at_least
+# what was read, exit 1 saying why).
+full=$("$FB" -j info qx | t_json 'd["kernel_memory"]["total"]')
+strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" -j info qx >/dev/null 2>&1
+bad=
+for ((n = 1; n <= $(grep -vc 'resumed>' "$T_TMP/trace"); n++)); do
+	inject bpf ENOMEM "$n" "$FB" -j info qx >"$T_TMP/out" 2>"$T_TMP/err"
+	rc=$?
+	km=$(grep '"name"' "$T_TMP/out" | t_json '(d["kernel_memory"]["total"], d["kernel_memory"].get("at_least"))')
+	case $km in
+	"" | "($full, None)") ;;
+	"(None, "*)
+		[ "$rc" = 1 ] && grep -q "cannot read all it holds in the kernel" "$T_TMP/err" ||
+			bad+=" call $n: $km, exit $rc"
+		;;
+	*) bad+=" call $n: $km (whole: $full), exit $rc" ;;
+	esac
+done
+check_eq "info whose maps cannot all be read: the whole memory or none given" "$bad" ""
+# A map's figure (its fdinfo) not opened (descriptors): at least.
+n=$(nth openat fdinfo "$FB" info qx)
+inject openat EMFILE "${n:-0}" "$FB" info qx >"$T_TMP/out" 2>/dev/null
+check_eq "... a map's figure not read: info says at least, exit 1" \
+	"$? $(grep -c '^  kernel memory at least .* (not all could be)' "$T_TMP/out")" "1 1"
+# metrics gave the part read as the whole (a gauge a chunk short): the
+# sample left out, as for a filter it cannot read.
+n=$(nth openat fdinfo "$FB" metrics qx)
+inject openat EMFILE "${n:-0}" "$FB" metrics qx >"$T_TMP/out" 2>/dev/null
+check_eq "... nor metrics: no kernel memory sample" \
+	"$(grep -c '^flowbloom_filter_kernel_memory_bytes' "$T_TMP/out") $(grep -c '^flowbloom_filter_flows{' "$T_TMP/out")" "0 1"
+"$FB" destroy qx >/dev/null
+
+# info and query --packet (replay --explain reads the same) of a rule with
+# a lifetime, the data path's clock not read (its probe's load refused):
+# "ended -0.000 s ago (reclaimed by the next write)" (-j "expired": true)
+# and "ended -0.0 s ago" for a generation an hour from its end, exit 0,
+# and -j's object cut in two by the error's. Its end not known (-j:
+# null), never ended; info exits 1 saying why, after its object.
+"$FB" create lt --capacity 1000 --fp-rate 0.01 >/dev/null
+"$FB" add lt src 198.51.100.3 --ttl 1h >/dev/null
+bad=
+for c in "info lt|1|end not known|d['generations'][0]['ends_in'], d['generations'][0]['expired']|(None, None)" \
+	"query lt --packet udp 198.51.100.3:1 203.0.113.1:2|0|(lifetime, generation 0)\$|d['results'][0]['ends_in']|None"; do
+	IFS='|' read -r cmd want text expr jwant <<<"$c"
+	for j in "" -j; do
+		# shellcheck disable=SC2086 # -j or nothing, the command's words
+		n=$(nth bpf fb_jiffies "$FB" $j $cmd)
+		# shellcheck disable=SC2086
+		inject bpf ENOMEM "${n:-0}" "$FB" $j $cmd >"$T_TMP/out" 2>"$T_TMP/err"
+		rc=$?
+		if [ -z "$j" ]; then
+			got=$(grep -c "$text" "$T_TMP/out")
+		else
+			got=$(head -1 "$T_TMP/out" | t_json "$expr")
+			[ "$got" = "$jwant" ] && got=1
+		fi
+		[ "$rc $got" = "$want 1" ] && ! grep -q "ended" "$T_TMP/out" ||
+			bad+=" $j ${cmd%% *} (call ${n:-none}): exit $rc, $(grep -m1 'ended\|generation' "$T_TMP/out" | head -c 150)"
+	done
+done
+check_eq "the clock not read: a generation's end not known, never ended" "$bad" ""
+"$FB" destroy lt >/dev/null
 
 # load --replace of a filter with rules with a lifetime, each bpf call
 # failing in turn: one failing before the new head was made (its chunks

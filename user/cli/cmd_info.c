@@ -13,6 +13,7 @@
 #include "types/ftype.h"
 #include "output.h"
 #include "store/gens.h"
+#include "store/jiffies.h"
 #include "store/memuse.h"
 #include "store/pintree.h"
 #include "store/repair.h"
@@ -295,16 +296,21 @@ static __u64 count_saturated(const struct fb_store *f)
 
 /* What the kernel holds for the filter, all its maps: the bits and
  * counters above, and what they do not count (generations, exact sets,
- * monitoring, the outer map). */
-static void info_kernel(const struct fb_store *f)
+ * monitoring, the outer map). Not all read: the total is not known (-j:
+ * null, at_least what was read), never a part given as the whole; -1, its
+ * error in why. */
+static int info_kernel(const struct fb_store *f, char *why, size_t len)
 {
 	struct fb_mem m;
 	bool quiet = fb_report_quiet;
 	int i, r;
 
 	fb_report_quiet = true;
+	fb_report_last[0] = 0;
 	r = fb_store_memory(f, &m);
 	fb_report_quiet = quiet;
+	if (r)
+		snprintf(why, len, "%s", *fb_report_last ? fb_report_last : "cannot read its maps");
 	if (fb_json) {
 		jw_obj_open("kernel_memory");
 		if (!r) {
@@ -312,31 +318,55 @@ static void info_kernel(const struct fb_store *f)
 			for (i = 0; i < FB_MEM_NR; i++)
 				jw_u64(fb_mem_part_names[i], m.part[i]);
 			jw_u64("maps", m.maps);
+		} else {
+			jw_null("total");
+			for (i = 0; i < FB_MEM_NR; i++)
+				jw_null(fb_mem_part_names[i]);
+			jw_u64("maps", m.maps);
+			jw_u64("at_least", m.total);
+			jw_u64("unread", m.unread);
+			jw_str("error", why);
 		}
 		jw_obj_close();
-		return;
+		return r;
 	}
-	if (r)
-		return;
-	printf("  kernel memory %llu bytes in %u maps:", (unsigned long long)m.total, m.maps);
+	if (r && !m.unread) {
+		printf("  kernel memory unknown\n");
+		return r;
+	}
+	printf("  kernel memory %s%llu bytes in %u maps%s:", r ? "at least " : "",
+	       (unsigned long long)m.total, m.maps, r ? " read (not all could be)" : "");
 	for (i = 0; i < FB_MEM_NR; i++)
 		if (m.part[i])
 			printf(" %s %llu", fb_mem_part_names[i], (unsigned long long)m.part[i]);
 	printf("\n");
+	return r;
 }
 
 /* Generations of rules with a lifetime: expiry, flows, fill. info reads
  * without the lock: a generation a writer reclaims between the list and
  * its opening (guard, bgp --ttl) is a race of no consequence, kept out of
  * the output (quiet): its fill reads -1, and the figures with the
- * generations are left out. -1 if the generations cannot be read (said:
- * never shown as none). */
-static int info_gens(const struct fb_store *f)
+ * generations are left out. -1 if the generations cannot be read (never
+ * shown as none), or the data path's clock (their ends then not known,
+ * never "ended"): its error in why, said after the rest (inside the
+ * output, it cut -j's object in two). */
+static int info_gens(const struct fb_store *f, char *why, size_t len)
 {
 	struct fb_gen gl[FB_GEN_SLOTS];
-	int n = f->hdr->gens ? fb_gens_list(f, gl) : 0, i;
-	bool quiet = fb_report_quiet;
+	bool quiet = fb_report_quiet, clock = true;
+	int n = 0, i;
 
+	fb_report_quiet = true;
+	fb_report_last[0] = 0;
+	if (f->hdr->gens) {
+		clock = !fb_jiffies_init();
+		n = fb_gens_list(f, gl);
+	}
+	fb_report_quiet = quiet;
+	if (n < 0 || !clock)
+		snprintf(why, len, "%s",
+			 *fb_report_last ? fb_report_last : "cannot read its generations");
 	if (n < 0) {
 		if (fb_json)
 			jw_null("generations");
@@ -362,8 +392,13 @@ static int info_gens(const struct fb_store *f)
 		if (fb_json) {
 			jw_obj_open(NULL);
 			jw_u64("generation", gl[i].g);
-			jw_double("ends_in", gl[i].secs);
-			jw_bool("expired", gl[i].secs <= 0);
+			if (clock) {
+				jw_double("ends_in", gl[i].secs);
+				jw_bool("expired", gl[i].secs <= 0);
+			} else {
+				jw_null("ends_in");
+				jw_null("expired");
+			}
 			jw_u64("flows", gl[i].nflows);
 			jw_u64("bits", (__u64)gl[i].nblocks * FB_BLOCK_BITS);
 			jw_u64("hashes", gl[i].k);
@@ -373,9 +408,14 @@ static int info_gens(const struct fb_store *f)
 				jw_null("capacity");
 			jw_double("fill_ratio", fill);
 			jw_obj_close();
-		} else if (gl[i].secs > 0) {
-			printf("    generation %u: ends in %.3f s, flows %llu", gl[i].g, gl[i].secs,
-			       (unsigned long long)gl[i].nflows);
+		} else if (gl[i].secs > 0 || !clock) {
+			if (clock)
+				printf("    generation %u: ends in %.3f s, flows %llu", gl[i].g,
+				       gl[i].secs, (unsigned long long)gl[i].nflows);
+			else
+				printf("    generation %u: end not known (the kernel's clock "
+				       "unread), flows %llu",
+				       gl[i].g, (unsigned long long)gl[i].nflows);
 			if (isfinite(cap))
 				printf(" of %.0f", cap);
 			printf(", %llu bits, fill ratio %.6f\n",
@@ -412,7 +452,7 @@ static int info_gens(const struct fb_store *f)
 			       live, live == 1 ? "" : "s", probes, probes == 1 ? "" : "s", rate);
 		}
 	}
-	return 0;
+	return clock ? 0 : -1;
 }
 
 int cmd_info(int argc, char **argv)
@@ -428,7 +468,8 @@ int cmd_info(int argc, char **argv)
 	char dig[20], shape[96];
 	__u32 masks[FB_MAX_MASKS];
 	struct atts atts = { NULL, 0, 0, false };
-	int natt, users, i, j, nmasks, rc = 0;
+	int natt, users, i, j, nmasks, kmem, gens, rc = 0;
+	char kwhy[sizeof(fb_report_last)], gwhy[sizeof(fb_report_last)];
 
 	if (fb_no_options(&argc, argv))
 		return 2;
@@ -499,8 +540,8 @@ int cmd_info(int argc, char **argv)
 			jw_u64("saturated_counters", saturated);
 		}
 		jw_str("action", FB_NAME(fb_action_names, h->action));
-		rc |= info_gens(&f) ? 1 : 0;
-		info_kernel(&f);
+		gens = info_gens(&f, gwhy, sizeof(gwhy));
+		kmem = info_kernel(&f, kwhy, sizeof(kwhy));
 		natt = read_attachments(&f, &atts);
 		rc |= natt < 0;
 		if (natt < 0) {
@@ -578,8 +619,8 @@ int cmd_info(int argc, char **argv)
 		printf("  rule kinds %s, default action %s%s\n", kinds,
 		       FB_NAME(fb_action_names, h->action),
 		       h->confirm ? ", hits confirmed in exact sets" : "");
-		rc |= info_gens(&f) ? 1 : 0;
-		info_kernel(&f);
+		gens = info_gens(&f, gwhy, sizeof(gwhy));
+		kmem = info_kernel(&f, kwhy, sizeof(kwhy));
 		printf("  content digest %016llx\n", (unsigned long long)digest(&f));
 		/* Not read: said, never shown as nowhere. */
 		natt = read_attachments(&f, &atts);
@@ -595,9 +636,14 @@ int cmd_info(int argc, char **argv)
 			       users == 1 ? "" : "s");
 		fb_warn_fail_open(true);
 	}
+	/* Their errors after the rest (-j: objects of their own after info's). */
+	if (gens)
+		fb_err("%s", gwhy);
+	if (kmem)
+		fb_err("%s", kwhy);
 	free(atts.v);
 	fb_store_close(&f);
-	return rc;
+	return rc || gens || kmem;
 }
 
 void fb_print_destroyed(const char *name)

@@ -13,18 +13,20 @@
 #include "types/ftype.h"
 #include "output.h"
 #include "rules/prefixes.h"
+#include "report.h"
 #include "store/gens.h"
 #include "rules/rules.h"
 #include "store/store.h"
 
 int cmd_query(int argc, char **argv)
 {
-	char text[FB_FLOW_STR];
+	char text[FB_FLOW_STR], err[sizeof(fb_report_last)] = "";
 	struct fb_gen_views gv;
 	struct fb_store f;
 	struct fb_flows fl;
-	size_t i, hits = 0;
+	size_t i, hits = 0, unknown = 0;
 	const char *yes;
+	bool quiet;
 	int rc;
 
 	/* The other question: what the program does with a packet (whose
@@ -51,15 +53,26 @@ int cmd_query(int argc, char **argv)
 	}
 	for (i = 0; i < fl.n; i++) {
 		const struct fb_key *k = &fl.keys[i];
-		int as, l = fb_rules_prefix_list(k);
-		bool hit = fb_rules_query_gens(&f, &gv, k, &as);
+		int as, hit, l = fb_rules_prefix_list(k);
 
-		hits += hit;
+		/* An exact set the kernel would not read (memory): not known,
+		 * never "no"; its error said once, after the answers. */
+		quiet = fb_report_quiet;
+		fb_report_quiet = true;
+		fb_report_last[0] = 0;
+		hit = fb_rules_query_gens(&f, &gv, k, &as);
+		fb_report_quiet = quiet;
+		if (hit < 0 && !unknown++)
+			snprintf(err, sizeof(err), "%s", fb_report_last);
+		hits += hit > 0;
 		fb_flow_format(k, text, sizeof(text));
 		if (fb_json) {
 			jw_obj_open(NULL);
 			jw_str("flow", text);
-			jw_str("result", hit ? yes : "no");
+			if (hit < 0)
+				jw_null("result");
+			else
+				jw_str("result", hit ? yes : "no");
 			if (as)
 				jw_u64("expanded_to", fb_prefix_list_written(l, as));
 			jw_obj_close();
@@ -67,23 +80,30 @@ int cmd_query(int argc, char **argv)
 			printf("%-5s %s (as its %llu /%d prefixes: load expanded it)\n", yes, text,
 			       1ULL << (as - k->plen), fb_prefix_list_written(l, as));
 		} else {
-			printf("%-5s %s\n", hit ? yes : "no", text);
+			printf("%-5s %s\n", hit < 0 ? "?" : hit ? yes : "no", text);
 		}
 	}
 	if (fb_json) {
 		jw_arr_close();
 		jw_u64("maybe", f.hdr->confirm ? 0 : hits);
 		jw_u64("yes", f.hdr->confirm ? hits : 0);
+		jw_u64("unknown", unknown);
 		jw_u64("total", fl.n);
 		jw_obj_close();
 		jw_end();
 	} else {
-		printf("%zu of %zu %s\n", hits, fl.n, yes);
+		printf("%zu of %zu %s", hits, fl.n, yes);
+		if (unknown)
+			printf(", %zu not known", unknown);
+		printf("\n");
 	}
+	if (unknown)
+		fb_err("cannot tell for %zu of %zu flows: %s", unknown, fl.n,
+		       *err ? err : "an exact set could not be read");
 	fb_gens_views_close(&gv);
 	fb_store_close(&f);
 	fb_flows_free(&fl);
-	return 0;
+	return unknown ? 1 : 0;
 }
 
 /* One line of count's answer; -j: {"filter", "results": [{flow, count,

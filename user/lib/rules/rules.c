@@ -381,24 +381,40 @@ void fb_rules_refusal(int err, const struct fb_prefixes *px, const struct fb_key
 }
 
 /* A rule held by f as the data path asks (fb_rules_query): its bits, and
- * with --confirm exact its entry in the exact sets. */
+ * with --confirm exact its entry in the exact sets; an entry that cannot
+ * be read (reported) counts as none, and err says so. */
+struct held_ctx {
+	const struct fb_store *f;
+	bool err;
+};
+
 static unsigned rule_held(const struct fb_key *k, void *ctx)
 {
-	const struct fb_store *f = ctx;
+	struct held_ctx *c = ctx;
+	__u32 n;
 
-	return fb_bits_test(f, k) && (!f->hdr->confirm || fb_exact_count(f, k));
+	if (!fb_bits_test(c->f, k))
+		return 0;
+	if (!c->f->hdr->confirm)
+		return 1;
+	if (fb_exact_get(c->f, k, &n))
+		c->err = true;
+	return n;
 }
 
-bool fb_rules_query(const struct fb_store *f, const struct fb_key *k, int *as)
+int fb_rules_query(const struct fb_store *f, const struct fb_key *k, int *as)
 {
 	const struct fb_prefixes *px = fb_store_prefixes(f);
 	int l = fb_rules_prefix_list(k), i, w = k->kind == FB_KIND_DST ? 2 : 0;
+	struct held_ctx c = { f, false };
 
 	*as = 0;
-	if (l < 0 || k->plen != 128)
-		return rule_held(k, (void *)f) ||
-		       (l >= 0 &&
-			fb_prefixes_held_expanded(k, &px->list[l], rule_held, (void *)f, as));
+	if (l < 0 || k->plen != 128) {
+		if (rule_held(k, &c) ||
+		    (l >= 0 && fb_prefixes_held_expanded(k, &px->list[l], rule_held, &c, as)))
+			return 1;
+		return c.err ? -1 : 0;
+	}
 	/* An address: its prefix at each length of its list, as the data
 	 * path probes them (include/flowbloom/prefix.h). */
 	for (i = 0; i < px->list[l].n && i < FB_MAX_LENGTHS; i++) {
@@ -406,21 +422,19 @@ bool fb_rules_query(const struct fb_store *f, const struct fb_key *k, int *as)
 
 		fb_prefix_key(&m, k->kind, k->w[w], k->w[w + 1], px->list[l].len[i],
 			      fb_key_word_family(k->w[4]));
-		if (rule_held(&m, (void *)f))
-			return true;
+		if (rule_held(&m, &c))
+			return 1;
 	}
-	return false;
+	return c.err ? -1 : 0;
 }
 
-bool fb_rules_query_gens(const struct fb_store *f, const struct fb_gen_views *gv,
-			 const struct fb_key *k, int *as)
+int fb_rules_query_gens(const struct fb_store *f, const struct fb_gen_views *gv,
+			const struct fb_key *k, int *as)
 {
-	int g;
+	int g, r = fb_rules_query(f, k, as), rg;
 
-	if (fb_rules_query(f, k, as))
-		return true;
-	for (g = 0; g < gv->n; g++)
-		if (fb_rules_query(&gv->v[g], k, as))
-			return true;
-	return false;
+	for (g = 0; g < gv->n && r != 1; g++)
+		if ((rg = fb_rules_query(&gv->v[g], k, as)))
+			r = rg;
+	return r;
 }

@@ -65,13 +65,15 @@ void fb_rules_refusal(int err, const struct fb_prefixes *px, const struct fb_key
  * ADDR) at each prefix length f holds; any other rule as written, and a
  * prefix rule also whole at a longer length of f's, as `load` expands
  * one: *as is then that length (the key's 128-bit space), else 0.
+ * 1 (found), 0 (not), or -1 when it is not found and an exact set could
+ * not be read (reported): whether the rule is there is not known.
  */
-bool fb_rules_query(const struct fb_store *f, const struct fb_key *k, int *as);
+int fb_rules_query(const struct fb_store *f, const struct fb_key *k, int *as);
 /* fb_rules_query() of f's permanent rules, then of its live generations gv
- * (store/gens.h). */
+ * (store/gens.h): 1 if any finds it, else -1 if any could not tell, else 0. */
 struct fb_gen_views;
-bool fb_rules_query_gens(const struct fb_store *f, const struct fb_gen_views *gv,
-			 const struct fb_key *k, int *as);
+int fb_rules_query_gens(const struct fb_store *f, const struct fb_gen_views *gv,
+			const struct fb_key *k, int *as);
 
 /* Replace the filter's whole content with keys, in a new filter array of
  * nblocks blocks and k bits (and new counters for a counting filter), then

@@ -144,15 +144,8 @@ int fb_exact_open(struct fb_store *f)
 /* The exact sets: the hash map counts every rule by its exact key (what
  * deletes check, and what the data path looks a 5-tuple or another shape's
  * masked key up in); the LPM trie of its direction mirrors each prefix
- * rule while its count is non-zero (what the data path looks up). */
-__u32 fb_exact_count(const struct fb_store *f, const struct fb_key *k)
-{
-	__u32 v = 0;
-
-	return bpf_map_lookup_elem(f->set_fd[0], k, &v) ? 0 : v;
-}
-
-/* A count for a writer: ENOENT is none, any other failure an error. */
+ * rule while its count is non-zero (what the data path looks up). A
+ * rule's count there: ENOENT is none, any other failure an error. */
 int fb_exact_get(const struct fb_store *f, const struct fb_key *k, __u32 *count)
 {
 	*count = 0;

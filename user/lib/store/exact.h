@@ -31,11 +31,9 @@ int fb_exact_add_many(struct fb_store *f, const struct fb_key *keys, const __u32
 void fb_exact_undo_many(struct fb_store *f, struct fb_exact_batch *b);
 void fb_exact_batch_free(struct fb_exact_batch *b);
 /* --confirm exact: how many times a rule is in the exact sets, into
- * *count (0: not there); -1 when the set cannot be read (reported). What
- * writers and their checks read. */
+ * *count (0: not there); -1 when the set cannot be read (reported, *count
+ * 0): never taken for "not there". */
 int fb_exact_get(const struct fb_store *f, const struct fb_key *k, __u32 *count);
-/* The same for an answer only: 0 also when the set cannot be read. */
-__u32 fb_exact_count(const struct fb_store *f, const struct fb_key *k);
 /* Every rule of the exact sets with its copies (0 too: damage a check
  * looks for), to fn (which stops the walk by returning non-zero), read in
  * batches. 0, or -1 (fn's, or printed). The caller holds the store lock:

@@ -18,20 +18,34 @@ const char *const fb_mem_part_names[FB_MEM_NR] = {
 	"bits", "counters", "generations", "exact_sets", "monitoring", "other",
 };
 
-__u64 fb_map_memlock(int fd)
+/* A map's memlock into *v: 0, or -1 (errno) if its fdinfo has none. */
+static int memlock(int fd, __u64 *v)
 {
 	char path[64], line[128];
-	unsigned long long v = 0;
+	unsigned long long m;
 	FILE *fp;
 
+	*v = 0;
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	fp = fopen(path, "re");
 	if (!fp)
-		return 0;
+		return -1;
 	while (fgets(line, sizeof(line), fp))
-		if (sscanf(line, "memlock: %llu", &v) == 1)
-			break;
+		if (sscanf(line, "memlock: %llu", &m) == 1) {
+			*v = m;
+			fclose(fp);
+			return 0;
+		}
 	fclose(fp);
+	errno = ENODATA;
+	return -1;
+}
+
+__u64 fb_map_memlock(int fd)
+{
+	__u64 v;
+
+	memlock(fd, &v);
 	return v;
 }
 
@@ -39,7 +53,20 @@ struct seen {
 	__u64 *ent; /* id << 8 | part */
 	size_t n, cap;
 	int err;
+	__u32 unread; /* maps (or outer maps' slots) the kernel would not read */
+	int unread_errno;
 };
+
+/* A read refused with errno e: ENOENT is a map or slot that is not there
+ * (gone meanwhile: a writer released it; an empty slot), any other error
+ * one not known. */
+static void refused(struct seen *s, int e)
+{
+	if (e == ENOENT)
+		return;
+	if (!s->unread++)
+		s->unread_errno = e;
+}
 
 static void note(struct seen *s, __u32 id, enum fb_mem_part part)
 {
@@ -68,8 +95,11 @@ static void inner(struct seen *s, int outer_fd, enum fb_mem_part (*part)(__u32 s
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info), slot, id, *keys, *ids, n, out, i;
 
-	if (bpf_obj_get_info_by_fd(outer_fd, &info, &len) ||
-	    info.type != BPF_MAP_TYPE_ARRAY_OF_MAPS || !info.max_entries)
+	if (bpf_obj_get_info_by_fd(outer_fd, &info, &len)) {
+		refused(s, errno);
+		return;
+	}
+	if (info.type != BPF_MAP_TYPE_ARRAY_OF_MAPS || !info.max_entries)
 		return;
 	keys = malloc(2 * (size_t)info.max_entries * sizeof(*keys));
 	if (keys) {
@@ -87,6 +117,8 @@ static void inner(struct seen *s, int outer_fd, enum fb_mem_part (*part)(__u32 s
 	for (slot = 0; slot < info.max_entries; slot++)
 		if (!bpf_map_lookup_elem(outer_fd, &slot, &id))
 			note(s, id, part ? part(slot) : all);
+		else
+			refused(s, errno);
 }
 
 /* The filter's own two slot ranges (and slot 0, its head) hold its bits;
@@ -129,10 +161,16 @@ static void pins(struct seen *s, int dfd, bool monitor)
 
 		if (de->d_name[0] == '.' || de->d_type == DT_DIR)
 			continue;
+		/* (A symbolic link is no pin of ours: not followed.) */
 		mfd = fb_pin_get(dfd, de->d_name);
-		if (mfd < 0)
+		if (mfd < 0) {
+			if (errno != ELOOP)
+				refused(s, errno);
 			continue;
-		if (!bpf_obj_get_info_by_fd(mfd, &info, &len)) {
+		}
+		if (bpf_obj_get_info_by_fd(mfd, &info, &len)) {
+			refused(s, errno);
+		} else {
 			note(s, info.id,
 			     part == FB_MEM_EXACT || !strcmp(de->d_name, "filter") ? FB_MEM_OTHER
 										   : part);
@@ -157,6 +195,7 @@ int fb_store_memory(const struct fb_store *f, struct fb_mem *m)
 {
 	struct seen s = { 0 };
 	size_t i;
+	__u64 v;
 	int mon;
 
 	memset(m, 0, sizeof(*m));
@@ -164,7 +203,9 @@ int fb_store_memory(const struct fb_store *f, struct fb_mem *m)
 	/* monitor/: read only if it is flowbloom's (root's, written by no
 	 * one else), as every verb that uses it checks. */
 	mon = fb_pin_open_dir(f->dir_fd, FB_MON_DIR);
-	if (mon >= 0) {
+	if (mon < 0)
+		refused(&s, errno);
+	else {
 		bool quiet = fb_report_quiet;
 
 		fb_report_quiet = true;
@@ -187,14 +228,28 @@ int fb_store_memory(const struct fb_store *f, struct fb_mem *m)
 		if (i && id == s.ent[i - 1] >> 8)
 			continue;
 		fd = bpf_map_get_fd_by_id(id);
-		if (fd < 0)
+		if (fd < 0) {
+			refused(&s, errno);
 			continue;
-		m->part[s.ent[i] & 0xff] += fb_map_memlock(fd);
-		m->maps++;
+		}
+		if (memlock(fd, &v)) {
+			refused(&s, errno);
+		} else {
+			m->part[s.ent[i] & 0xff] += v;
+			m->maps++;
+		}
 		close(fd);
 	}
 	for (i = 0; i < FB_MEM_NR; i++)
 		m->total += m->part[i];
 	free(s.ent);
+	m->unread = s.unread;
+	if (s.unread) {
+		fb_report_err("filter '%s': cannot read all it holds in the kernel (%u map%s or "
+			      "slot%s not read: %s)",
+			      f->name, s.unread, s.unread == 1 ? "" : "s", s.unread == 1 ? "" : "s",
+			      strerror(s.unread_errno));
+		return -1;
+	}
 	return 0;
 }

@@ -27,11 +27,15 @@ extern const char *const fb_mem_part_names[FB_MEM_NR];
 struct fb_mem {
 	__u64 part[FB_MEM_NR];
 	__u64 total;
-	__u32 maps; /* distinct maps counted */
+	__u32 maps;   /* distinct maps counted */
+	__u32 unread; /* maps or slots the kernel would not read (-1 only) */
 };
 
-/* 0, or -1 (reported) when the filter's directory cannot be read. A map
- * that vanishes meanwhile (a writer released it) is not counted. */
+/* 0, or -1 (reported) when the filter's directory cannot be read, or a
+ * map, slot or figure of one is refused (memory, descriptors): the figures
+ * are then what was read, a part of the whole (unread says how many were
+ * not), never the whole. A map that vanishes meanwhile (a writer released
+ * it) is not counted. */
 int fb_store_memory(const struct fb_store *f, struct fb_mem *m);
 /* A map's memlock in bytes, from its fdinfo (0 if unknown). */
 __u64 fb_map_memlock(int fd);
