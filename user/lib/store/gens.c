@@ -208,7 +208,7 @@ __u32 fb_gen_max_blocks(__u32 nblocks)
  * header copied: geometry, hash, key, action, counter width; at most
  * FB_GEN_MAX_CHUNKS chunks, the same k on fewer bits for a larger filter),
  * expiring at expires, its counters pinned first, then installed in its
- * slot range (whatever a stale generation left there is replaced). The
+ * slot range (whatever a stale generation left there emptied first). The
  * caller sets the mask bit. dir: the filter whose pins and outer map are
  * used.
  */
@@ -228,6 +228,15 @@ int fb_gen_make(const struct fb_store *dir, const struct fb_header *tmpl_in, uns
 	view_init(dir, gs);
 	if (!fds) {
 		fb_report_err("out of memory");
+		return -1;
+	}
+	/* What a failed clear left in the range first: past a smaller new
+	 * generation, its chunks would stay held, named by no head. */
+	if (fb_gslot_ready(dir, range, n)) {
+		fb_report_err("generation slot %u of '%s' still holds an earlier generation's "
+			      "chunks (%s): `flowbloom check --repair %s` releases them",
+			      g, dir->name, fb_report_last, dir->name);
+		free(fds);
 		return -1;
 	}
 	if (fb_chunks_create(n, fds)) {

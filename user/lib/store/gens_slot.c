@@ -73,30 +73,62 @@ __u32 fb_gslot_chunks(const struct fb_store *f, __u32 range)
 	return r == -2 ? 0 : r ? 1 : fb_chunks_for(h.nblocks);
 }
 
+/* The chunk slots of range from `from` on that hold a chunk, up to the
+ * first empty one (*end), and how many distinct chunks they hold
+ * (*maps): what a smaller generation left past its own. 0, or -1 (errno)
+ * if a slot cannot be read (not read is no end). */
+static int tail(const struct fb_store *f, __u32 range, __u32 from, __u32 *end, __u32 *maps)
+{
+	__u32 ids[FB_GEN_MAX_CHUNKS], i, j, slot;
+
+	*maps = 0;
+	for (i = from; i < FB_GEN_MAX_CHUNKS; i++) {
+		slot = fb_range_slot(range, i);
+		if (bpf_map_lookup_elem(f->outer_fd, &slot, &ids[i])) {
+			if (errno != ENOENT)
+				return -1;
+			break;
+		}
+		for (j = from; j < i && ids[j] != ids[i]; j++)
+			;
+		*maps += j == i;
+	}
+	*end = i;
+	return 0;
+}
+
 /*
  * Empty a slot range of its n chunks (fb_gslot_chunks()) and its counters'
  * pin: its other chunks first, in one batch, then the head. 0, or -1
  * (fb_report_last, quietly) with the head and the pin left: the range is
  * still a generation, which check reports and check --repair clears whole
  * (with the head gone first, chunks it failed to release stayed held
- * where nothing looks). Each update waits until no program holds what it
- * replaced. A range is cleared once no program reaches it (retired after
- * the switch, or named by no mask) or out of the mask (reclaimed,
- * repaired): a program that read the mask before may still find the head
- * with empty chunks, a miss for a generation that has ended (the data path
- * reads chunks only after the head said it had not, a moment earlier) or
- * whose rules are being taken out.
+ * where nothing looks). The batch takes the slots past the n as well
+ * where they hold more than the one empty chunk an earlier clear left
+ * (a larger generation's, or a leftover's chunks): the range then holds
+ * that one chunk past its head at most. Each update waits until no
+ * program holds what it replaced. A range is cleared once no program
+ * reaches it (retired after the switch, or named by no mask) or out of
+ * the mask (reclaimed, repaired): a program that read the mask before
+ * may still find the head with empty chunks, a miss for a generation that
+ * has ended (the data path reads chunks only after the head said it had
+ * not, a moment earlier) or whose rules are being taken out.
  */
 int fb_gslot_clear(const struct fb_store *f, __u32 range, __u32 n)
 {
-	__u32 slot = fb_range_slot(range, 0);
+	__u32 slot = fb_range_slot(range, 0), end, maps;
 	bool quiet = fb_report_quiet;
 	char pin[32];
 	int rc = 0;
 
+	if (tail(f, range, n, &end, &maps)) {
+		snprintf(fb_report_last, sizeof(fb_report_last),
+			 "cannot read the filter's chunks: %s", strerror(errno));
+		return -1;
+	}
 	fb_report_quiet = true;
-	if (n > 1)
-		rc = fb_chunks_release(f->outer_fd, range, 1, n);
+	if (n > 1 || maps > 1)
+		rc = fb_chunks_release(f->outer_fd, range, 1, end > n ? end : n);
 	fb_report_quiet = quiet;
 	if (rc)
 		return -1;
@@ -107,6 +139,42 @@ int fb_gslot_clear(const struct fb_store *f, __u32 range, __u32 n)
 	}
 	fb_gslot_cnt_pin(pin, sizeof(pin), range);
 	unlinkat(f->dir_fd, pin, 0);
+	return 0;
+}
+
+int fb_gslot_ready(const struct fb_store *f, __u32 range, __u32 n)
+{
+	__u32 end, maps, nc;
+	int fd = fb_gslot_head_fd(f, range);
+
+	if (fd >= 0) {
+		close(fd);
+		nc = fb_gslot_chunks(f, range);
+		if (!nc)
+			snprintf(fb_report_last, sizeof(fb_report_last), "cannot read its head: %s",
+				 strerror(errno));
+		return !nc || fb_gslot_clear(f, range, nc) ? -1 : 0;
+	}
+	if (errno != ENOENT) {
+		snprintf(fb_report_last, sizeof(fb_report_last), "cannot read its head: %s",
+			 strerror(errno));
+		return -1;
+	}
+	if (tail(f, range, n, &end, &maps)) {
+		snprintf(fb_report_last, sizeof(fb_report_last),
+			 "cannot read the filter's chunks: %s", strerror(errno));
+		return -1;
+	}
+	/* An older build's clears left an empty chunk of each size. */
+	if (maps > 1) {
+		bool quiet = fb_report_quiet;
+		int rc;
+
+		fb_report_quiet = true;
+		rc = fb_chunks_release(f->outer_fd, range, n, end);
+		fb_report_quiet = quiet;
+		return rc ? -1 : 0;
+	}
 	return 0;
 }
 

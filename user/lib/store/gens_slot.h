@@ -28,4 +28,11 @@ __u32 fb_gslot_chunks(const struct fb_store *f, __u32 range);
  * the head last: 0, or -1 (fb_report_last, unsaid) with the head left. */
 int fb_gslot_clear(const struct fb_store *f, __u32 range, __u32 n);
 
+/* Before a new generation of n chunks is installed in range (named by
+ * no mask): a generation left there (its clear failed, or a killed
+ * replace's) emptied whole, and the slots past the n left holding one
+ * chunk at most; else its chunks past the new one's would stay held,
+ * named by no head. 0, or -1 (fb_report_last, unsaid): nothing made. */
+int fb_gslot_ready(const struct fb_store *f, __u32 range, __u32 n);
+
 #endif
