@@ -677,6 +677,10 @@ for TRY in 1 2 3 4 5 6; do
 done
 check_eq "a reclaim whose release is refused (try $TRY): refused, check --repair named" \
 	"$RC $(grep -c 'check --repair e' "$T_TMP/err")" "1 1"
+"$FB" check e >"$T_TMP/out" 2>&1
+check_eq "... check says what it holds and what releases it" "$?:$(grep -c "^  1 generation of rules \
+with a lifetime no longer in use still holds its kernel memory (its release failed or was cut \
+short): check --repair releases it$" "$T_TMP/out")" "1:1"
 "$FB" add e src 198.51.100.2 --ttl 1h >/dev/null
 check_eq "... the next add --ttl in that slot: no chunk left held" "$(state e | cut -d' ' -f3)" \
 	"${mem%% *}"
