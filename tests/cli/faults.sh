@@ -14,7 +14,8 @@
 # filter whose pins or programs cannot be read, and its info; list whose
 # directory or names cannot be read; check whose reads of slots, pins or
 # sets fail; a watch whose look for its filter is refused; add --ttl, del
-# and check whose generations or clock cannot be read; a replace refused
+# and check whose generations or clock cannot be read; a reclaim whose
+# release is refused, then a new generation in its slot; a replace refused
 # before its new head; attach, capture, info and status whose programs or maps
 # cannot be read; metrics without memory.
 # The device: a veth pair in namespaces of our own.
