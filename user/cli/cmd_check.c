@@ -380,9 +380,17 @@ int cmd_check(int argc, char **argv)
 			       "packet (detach it, remove the two pins, check --repair, load it "
 			       "again)%s\n",
 			       fb_pin_iproute_dir(), repair ? ": NOT repaired" : "");
-		if (t.stale_gens)
-			printf("  an interrupted write left %d unused generation slot%s%s\n",
-			       t.stale_gens, t.stale_gens == 1 ? "" : "s", fixed);
+		if (t.stale_gens) {
+			bool one = t.stale_gens == 1;
+
+			printf("  %d generation%s of rules with a lifetime no longer in use still "
+			       "hold%s %s kernel memory (%s release failed or was cut short)%s\n",
+			       t.stale_gens, one ? "" : "s", one ? "s" : "", one ? "its" : "their",
+			       one ? "its" : "their",
+			       repair ? ": released"
+			       : one  ? ": check --repair releases it"
+				      : ": check --repair releases them");
+		}
 		if (t.expired_gens)
 			printf("  %d generation%s of rules with a lifetime ended (ignored by the "
 			       "data path)%s\n",

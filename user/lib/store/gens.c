@@ -13,55 +13,11 @@
 #include "report.h"
 #include "store/chunks.h"
 #include "store/gens.h"
+#include "store/gens_slot.h"
 #include "store/head.h"
 #include "store/jiffies.h"
 #include "store/pintree.h"
 #include "util.h"
-
-/* A generation's counters are pinned by its slot range (ttl.h). */
-static void cnt_pin(char *buf, size_t len, __u32 range)
-{
-	snprintf(buf, len, "gcnt%u", range);
-}
-
-/* The head (chunk 0) of the generation in slot range `range`, or -1
- * (none: errno ENOENT). */
-static int slot_fd(const struct fb_store *f, __u32 range)
-{
-	return fb_chunks_slot_fd(f->outer_fd, fb_range_slot(range, 0), NULL);
-}
-
-/* The header in a head chunk fd (read through a mapping of its first page:
- * a lookup would copy the whole chunk); 0, -1 if it is no generation's
- * of range, -2 if it cannot be mapped (errno). */
-static int head_header(int fd, __u32 range, struct fb_header *h)
-{
-	void *m = mmap(NULL, FB_PAGE_BYTES, PROT_READ, MAP_SHARED, fd, 0);
-
-	if (m == MAP_FAILED)
-		return -2;
-	memcpy(h, &((const struct fb_head *)m)->hdr, sizeof(*h));
-	munmap(m, FB_PAGE_BYTES);
-	return h->magic == FB_MAGIC && h->version == FB_VERSION &&
-			       (h->flags & FB_HDRF_GENERATION) && h->gen == range &&
-			       fb_chunks_for(h->nblocks) <= FB_GEN_MAX_CHUNKS
-		       ? 0
-		       : -1;
-}
-
-/* The header of the generation in slot range `range`; 0, -1 if there
- * is none, -2 if it cannot be read now (errno: memory, descriptors), which
- * is never taken for none (a reclaim would drop a live generation). */
-static int slot_header(const struct fb_store *f, __u32 range, struct fb_header *h)
-{
-	int fd = slot_fd(f, range), rc;
-
-	if (fd < 0)
-		return errno == ENOENT ? -1 : -2;
-	rc = head_header(fd, range, h);
-	close(fd);
-	return rc;
-}
 
 int fb_gens_supported(const struct fb_store *f)
 {
@@ -169,7 +125,7 @@ static int map_view(const struct fb_store *f, int fd, __u32 range, struct fb_sto
 	view_init(f, gs);
 	gs->bits_fd = fd;
 	gs->head_id = fb_map_id(fd);
-	r = head_header(fd, range, &h);
+	r = fb_gslot_head_header(fd, range, &h);
 	if (r == -2) { /* memory: not damage */
 		rc = fb_store_open_err(f);
 		goto fail;
@@ -203,7 +159,7 @@ static int map_view(const struct fb_store *f, int fd, __u32 range, struct fb_sto
 	if (gs->hdr->counter_bits) {
 		int cfd;
 
-		cnt_pin(pin, sizeof(pin), range);
+		fb_gslot_cnt_pin(pin, sizeof(pin), range);
 		cfd = fb_pin_get(f->dir_fd, pin);
 		if (cfd < 0) {
 			if (fb_store_err_now(errno)) { /* ulimit -n, memory: not damage */
@@ -229,7 +185,7 @@ fail:
 int fb_gen_open(const struct fb_store *f, unsigned g, struct fb_store *gs)
 {
 	__u32 range = fb_gen_range(f->hdr->gen, g);
-	int fd = slot_fd(f, range);
+	int fd = fb_gslot_head_fd(f, range);
 
 	view_init(f, gs);
 	if (fd < 0) {
@@ -252,7 +208,7 @@ __u32 fb_gen_max_blocks(__u32 nblocks)
  * header copied: geometry, hash, key, action, counter width; at most
  * FB_GEN_MAX_CHUNKS chunks, the same k on fewer bits for a larger filter),
  * expiring at expires, its counters pinned first, then installed in its
- * slot range (whatever a stale generation left there is replaced). The
+ * slot range (whatever a stale generation left there emptied first). The
  * caller sets the mask bit. dir: the filter whose pins and outer map are
  * used.
  */
@@ -272,6 +228,15 @@ int fb_gen_make(const struct fb_store *dir, const struct fb_header *tmpl_in, uns
 	view_init(dir, gs);
 	if (!fds) {
 		fb_report_err("out of memory");
+		return -1;
+	}
+	/* What a failed clear left in the range first: past a smaller new
+	 * generation, its chunks would stay held, named by no head. */
+	if (fb_gslot_ready(dir, range, n)) {
+		fb_report_err("generation slot %u of '%s' still holds an earlier generation's "
+			      "chunks (%s): `flowbloom check --repair %s` releases them",
+			      g, dir->name, fb_report_last, dir->name);
+		free(fds);
 		return -1;
 	}
 	if (fb_chunks_create(n, fds)) {
@@ -301,7 +266,7 @@ int fb_gen_make(const struct fb_store *dir, const struct fb_header *tmpl_in, uns
 	/* Not visible yet: the head (key words, empty table) in place. */
 	if (fb_head_sync(gs, false))
 		goto fail;
-	cnt_pin(pin, sizeof(pin), range);
+	fb_gslot_cnt_pin(pin, sizeof(pin), range);
 	unlinkat(dir->dir_fd, pin, 0);
 	if (tmpl->counter_bits) {
 		size_t cbytes = fb_counting_map_bytes((__u64)tmpl->nblocks * FB_BLOCK_BITS,
@@ -352,55 +317,6 @@ fail:
 	return -1;
 }
 
-/* How many chunks the generation in slot range `range` holds (1 if
- * there is none, or no generation's head), 0 (errno) if its head cannot
- * be read now: cleared as one chunk, its others would stay held where
- * check never looks (the slot's next generation takes the head). */
-static __u32 slot_chunks(const struct fb_store *f, __u32 range)
-{
-	struct fb_header h;
-	int r = slot_header(f, range, &h);
-
-	return r == -2 ? 0 : r ? 1 : fb_chunks_for(h.nblocks);
-}
-
-/*
- * Empty a slot range of its n chunks (slot_chunks()) and its counters'
- * pin: its other chunks first, in one batch, then the head. 0, or -1
- * (fb_report_last, quietly) with the head and the pin left: the range is
- * still a generation, which check reports and check --repair clears whole
- * (with the head gone first, chunks it failed to release stayed held
- * where nothing looks). Each update waits until no program holds what it
- * replaced. A range is cleared once no program reaches it (retired after
- * the switch, or named by no mask) or out of the mask (reclaimed,
- * repaired): a program that read the mask before may still find the head
- * with empty chunks, a miss for a generation that has ended (the data path
- * reads chunks only after the head said it had not, a moment earlier) or
- * whose rules are being taken out.
- */
-static int slot_clear(const struct fb_store *f, __u32 range, __u32 n)
-{
-	__u32 slot = fb_range_slot(range, 0);
-	bool quiet = fb_report_quiet;
-	char pin[32];
-	int rc = 0;
-
-	fb_report_quiet = true;
-	if (n > 1)
-		rc = fb_chunks_release(f->outer_fd, range, 1, n);
-	fb_report_quiet = quiet;
-	if (rc)
-		return -1;
-	if (bpf_map_delete_elem(f->outer_fd, &slot) && errno != ENOENT) {
-		snprintf(fb_report_last, sizeof(fb_report_last),
-			 "cannot release the filter's chunks: %s", strerror(errno));
-		return -1;
-	}
-	cnt_pin(pin, sizeof(pin), range);
-	unlinkat(f->dir_fd, pin, 0);
-	return 0;
-}
-
 static int cmp_gen(const void *a, const void *b)
 {
 	const struct fb_gen *x = a, *y = b;
@@ -422,7 +338,7 @@ int fb_gens_list(const struct fb_store *f, struct fb_gen out[FB_GEN_SLOTS])
 			continue;
 		o->g = g;
 		o->slot = fb_gen_range(f->hdr->gen, g);
-		r = slot_header(f, o->slot, &h);
+		r = fb_gslot_header(f, o->slot, &h);
 		if (r == -2) {
 			fb_report_err("cannot read generation %u of '%s': %s", g, f->name,
 				      strerror(errno));
@@ -465,7 +381,7 @@ static int gens_now(const struct fb_store *f, struct fb_gen *gl, __u64 *now)
  * unsaid); -2 if its head could not be read (said; nothing changed). */
 static int take_out(struct fb_store *f, const struct fb_gen *g)
 {
-	__u32 n = slot_chunks(f, g->slot);
+	__u32 n = fb_gslot_chunks(f, g->slot);
 
 	if (!n) {
 		fb_report_err("cannot read generation %u of '%s': %s", g->g, f->name,
@@ -473,7 +389,7 @@ static int take_out(struct fb_store *f, const struct fb_gen *g)
 		return -2;
 	}
 	__atomic_fetch_and(&f->hdr->gens, ~(1U << g->g), __ATOMIC_RELEASE);
-	return slot_clear(f, g->slot, n) ? -1 : 0;
+	return fb_gslot_clear(f, g->slot, n) ? -1 : 0;
 }
 
 int fb_gens_reclaim(struct fb_store *f)
@@ -629,69 +545,4 @@ int fb_gens_import(struct fb_store *f, unsigned g, double secs, __u32 nblocks, _
 	tmpl.nblocks = nblocks;
 	tmpl.k = k;
 	return fb_gen_make(f, &tmpl, f->hdr->gen, g, fb_jiffies_after(secs), gs);
-}
-
-void fb_gens_retire(struct fb_store *f, unsigned set, __u32 mask)
-{
-	unsigned g;
-	__u32 n;
-
-	for (g = 0; g < FB_GEN_SLOTS; g++) {
-		if (!(mask & 1U << g))
-			continue;
-		/* Its head not read (cleared as one chunk, its others would
-		 * stay held where check never looks), or its chunks not
-		 * released: left whole, a stale generation check reports. */
-		n = slot_chunks(f, fb_gen_range(set, g));
-		if (!n)
-			snprintf(fb_report_last, sizeof(fb_report_last), "cannot read its head: %s",
-				 strerror(errno));
-		if (!n || slot_clear(f, fb_gen_range(set, g), n))
-			fb_report(FB_REPORT_NOTE,
-				  "generation %u of '%s' is retired, but its chunks are still held "
-				  "(%s): `flowbloom check --repair %s` releases them",
-				  g, f->name, fb_report_last, f->name);
-	}
-}
-
-int fb_gens_stale(struct fb_store *f, unsigned set, bool repair)
-{
-	__u32 mask = (set & 1) == (f->hdr->gen & 1) ? f->hdr->gens : 0;
-	unsigned g;
-	int n = 0;
-
-	for (g = 0; g < FB_GEN_SLOTS; g++) {
-		__u32 range = fb_gen_range(set, g), slot = fb_range_slot(range, 0), id;
-		char pin[32];
-		int fd, stale = 0;
-
-		if (mask & 1U << g)
-			continue;
-		cnt_pin(pin, sizeof(pin), range);
-		stale = !bpf_map_lookup_elem(f->outer_fd, &slot, &id);
-		if (!stale && errno != ENOENT)
-			goto err;
-		fd = fb_pin_get(f->dir_fd, pin);
-		if (fd >= 0) {
-			close(fd);
-			stale = 1;
-		} else if (errno != ENOENT) {
-			goto err;
-		}
-		n += stale;
-		if (stale && repair) {
-			__u32 nc = slot_chunks(f, range);
-
-			if (!nc)
-				goto err;
-			if (slot_clear(f, range, nc)) {
-				fb_report_err("%s", fb_report_last);
-				return -1;
-			}
-		}
-	}
-	return n;
-err: /* not read: not clean either */
-	fb_report_err("cannot read the generations of '%s': %s", f->name, strerror(errno));
-	return -1;
 }
