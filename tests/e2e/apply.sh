@@ -667,6 +667,27 @@ print(i["compact"], i["blocks"] % 64, i["hashes"], i["blocks"] < 4032)')" "True 
 	check "destroy cu" "$FB" destroy cu
 }
 
+# A counting filter of an earlier build (in generation 1, its counters
+# pinned as "counters"): --check compares its content and changes nothing,
+# the pins' names either (it used to move them to the new names, as a
+# replace does); apply then moves them, the content kept.
+test_oldpins() {
+	local pins
+	printf 'capacity = 1000\nfp-rate = 0.001\ncounting = 4\nload = lists/drop.txt\n' >"$T_TMP/lg.conf"
+	check "old pins: applied" fbB apply "$T_TMP/lg.conf"
+	mv "$FLOWBLOOM_ROOT/lg/counters1" "$FLOWBLOOM_ROOT/lg/counters"
+	pins=$(ls "$FLOWBLOOM_ROOT/lg" | tr '\n' ' ')
+	check "old pins: --check" fbB apply --check "$T_TMP/lg.conf"
+	check_eq "... would change nothing" "$(cat "$T_TMP/out")" \
+		"$T_TMP/lg.conf: ok (filter lg exists, apply would change nothing)"
+	check_eq "... the pins as they were" "$(ls "$FLOWBLOOM_ROOT/lg" | tr '\n' ' ')" "$pins"
+	check "old pins: apply" fbB apply "$T_TMP/lg.conf"
+	check_eq "... unchanged, the counters moved to their name" \
+		"$(tail -1 "$T_TMP/out") $(ls "$FLOWBLOOM_ROOT/lg" | grep counters)" \
+		"$T_TMP/lg.conf: filter lg unchanged counters1"
+	check "destroy lg" "$FB" destroy lg
+}
+
 setup
 test_up
 test_again
@@ -679,4 +700,5 @@ test_malformed
 test_settings
 test_down
 test_geometry
+test_oldpins
 t_finish
