@@ -388,6 +388,16 @@ replaced with 1 rule into two
 attached two to $VB (generic)
 detached $VB
 destroyed two"
+	# The same of an existing filter whose lists changed: its content is
+	# left as it was too (it used to be replaced before the device was
+	# refused: exit 1, and the filter half the file's).
+	mkdir -p "$T_TMP/half/lists"
+	printf '%s\n' "$BAD4B" >"$T_TMP/half/lists/drop.txt"
+	sed "s/^attach = .*/attach = $VB native\nattach = $DUM native/" "$CONF" >"$T_TMP/half/edge.conf"
+	refused "existing filter, new list, native on lo: content, devices as they were" \
+		"half/edge.conf:7: $DUM has no native XDP support" "$T_TMP/half/edge.conf"
+	check_eq "... the listed source is still the old one" \
+		"$("$FB" query edge src "$BAD4B" | head -1 | cut -c1-3) $("$FB" query edge src "$BAD4" | head -1 | cut -c1-5)" "no  maybe"
 }
 
 # send_malformed N: N IPv4 frames from A to B whose header length says 16
