@@ -698,6 +698,26 @@ test_oldpins() {
 	check "destroy lg" "$FB" destroy lg
 }
 
+# An existing allow-list gets a new device before its content (so that a
+# device refused leaves the content as it was): attach's warning of an
+# empty allow-list is said of the content loaded, not of the one before.
+test_allow_later() {
+	printf 'capacity = 1000\nfp-rate = 0.001\naction = allow\nload = lists/al.txt\n' >"$T_TMP/al.conf"
+	: >"$T_TMP/lists/al.txt"
+	check "allow-list al, empty: applied" fbB apply "$T_TMP/al.conf"
+	printf 'attach = %s generic\n' "$VB" >>"$T_TMP/al.conf"
+	printf '%s\n' "$A4" >"$T_TMP/lists/al.txt"
+	fbB apply "$T_TMP/al.conf" >"$T_TMP/out" 2>"$T_TMP/err"
+	check_eq "... a rule and a device: applied, no warning" "$? $(cat "$T_TMP/err")" "0 "
+	check "... --down" fbB apply --down "$T_TMP/al.conf"
+	: >"$T_TMP/lists/al.txt"
+	fbB apply "$T_TMP/al.conf" >"$T_TMP/out" 2>"$T_TMP/err"
+	grep -q "warning: filter 'al' holds no rules: under allow $VB drops every IP packet" "$T_TMP/err" &&
+		pass "... emptied: the warning" || fail "... emptied: stderr '$(cat "$T_TMP/err")'"
+	check "... --down" fbB apply --down "$T_TMP/al.conf"
+	check "destroy al" "$FB" destroy al
+}
+
 setup
 test_up
 test_again
@@ -711,4 +731,5 @@ test_settings
 test_down
 test_geometry
 test_oldpins
+test_allow_later
 t_finish
