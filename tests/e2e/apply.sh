@@ -388,6 +388,16 @@ replaced with 1 rule into two
 attached two to $VB (generic)
 detached $VB
 destroyed two"
+	# The same of an existing filter whose lists changed: its content is
+	# left as it was too (it used to be replaced before the device was
+	# refused: exit 1, and the filter half the file's).
+	mkdir -p "$T_TMP/half/lists"
+	printf '%s\n' "$BAD4B" >"$T_TMP/half/lists/drop.txt"
+	sed "s/^attach = .*/attach = $VB native\nattach = $DUM native/" "$CONF" >"$T_TMP/half/edge.conf"
+	refused "existing filter, new list, native on lo: content, devices as they were" \
+		"half/edge.conf:7: $DUM has no native XDP support" "$T_TMP/half/edge.conf"
+	check_eq "... the listed source is still the old one" \
+		"$("$FB" query edge src "$BAD4B" | head -1 | cut -c1-3) $("$FB" query edge src "$BAD4" | head -1 | cut -c1-5)" "no  maybe"
 }
 
 # send_malformed N: N IPv4 frames from A to B whose header length says 16
@@ -667,6 +677,47 @@ print(i["compact"], i["blocks"] % 64, i["hashes"], i["blocks"] < 4032)')" "True 
 	check "destroy cu" "$FB" destroy cu
 }
 
+# A counting filter of an earlier build (in generation 1, its counters
+# pinned as "counters"): --check compares its content and changes nothing,
+# the pins' names either (it used to move them to the new names, as a
+# replace does); apply then moves them, the content kept.
+test_oldpins() {
+	local pins
+	printf 'capacity = 1000\nfp-rate = 0.001\ncounting = 4\nload = lists/drop.txt\n' >"$T_TMP/lg.conf"
+	check "old pins: applied" fbB apply "$T_TMP/lg.conf"
+	mv "$FLOWBLOOM_ROOT/lg/counters1" "$FLOWBLOOM_ROOT/lg/counters"
+	pins=$(ls "$FLOWBLOOM_ROOT/lg" | tr '\n' ' ')
+	check "old pins: --check" fbB apply --check "$T_TMP/lg.conf"
+	check_eq "... would change nothing" "$(cat "$T_TMP/out")" \
+		"$T_TMP/lg.conf: ok (filter lg exists, apply would change nothing)"
+	check_eq "... the pins as they were" "$(ls "$FLOWBLOOM_ROOT/lg" | tr '\n' ' ')" "$pins"
+	check "old pins: apply" fbB apply "$T_TMP/lg.conf"
+	check_eq "... unchanged, the counters moved to their name" \
+		"$(tail -1 "$T_TMP/out") $(ls "$FLOWBLOOM_ROOT/lg" | grep counters)" \
+		"$T_TMP/lg.conf: filter lg unchanged counters1"
+	check "destroy lg" "$FB" destroy lg
+}
+
+# An existing allow-list gets a new device before its content (so that a
+# device refused leaves the content as it was): attach's warning of an
+# empty allow-list is said of the content loaded, not of the one before.
+test_allow_later() {
+	printf 'capacity = 1000\nfp-rate = 0.001\naction = allow\nload = lists/al.txt\n' >"$T_TMP/al.conf"
+	: >"$T_TMP/lists/al.txt"
+	check "allow-list al, empty: applied" fbB apply "$T_TMP/al.conf"
+	printf 'attach = %s generic\n' "$VB" >>"$T_TMP/al.conf"
+	printf '%s\n' "$A4" >"$T_TMP/lists/al.txt"
+	fbB apply "$T_TMP/al.conf" >"$T_TMP/out" 2>"$T_TMP/err"
+	check_eq "... a rule and a device: applied, no warning" "$? $(cat "$T_TMP/err")" "0 "
+	check "... --down" fbB apply --down "$T_TMP/al.conf"
+	: >"$T_TMP/lists/al.txt"
+	fbB apply "$T_TMP/al.conf" >"$T_TMP/out" 2>"$T_TMP/err"
+	grep -q "warning: filter 'al' holds no rules: under allow $VB drops every IP packet" "$T_TMP/err" &&
+		pass "... emptied: the warning" || fail "... emptied: stderr '$(cat "$T_TMP/err")'"
+	check "... --down" fbB apply --down "$T_TMP/al.conf"
+	check "destroy al" "$FB" destroy al
+}
+
 setup
 test_up
 test_again
@@ -679,4 +730,6 @@ test_malformed
 test_settings
 test_down
 test_geometry
+test_oldpins
+test_allow_later
 t_finish

@@ -16,11 +16,10 @@
  * must be the file's), its content replaced by the lists in one step when
  * there are any and it does not hold exactly what they give already (the
  * new content is built aside and compared), and each device attached
- * unless this filter already runs
- * there (with another action or malformed policy than the file's, its
- * program swapped for one that follows the file). Everything is checked
- * first (errors name FILE:LINE); a step that still fails undoes the
- * earlier steps of this run: devices it attached, the filter it created.
+ * unless this filter already runs there (with another action or
+ * malformed policy than the file's, its program swapped for one that
+ * follows the file). Everything is checked first (errors name FILE:LINE);
+ * a step that still fails undoes the earlier steps of this run (apply_up).
  * The last line says whether the run changed anything (--check: would).
  * --down detaches the file's devices, --check only checks. The steps are
  * the library calls of the verbs (create, load --replace, attach, detach,
@@ -360,7 +359,7 @@ static void find_attached(const char *ifname, const char *mode, __u32 prog_id, v
  * start), which is as good; -1 refused: the device (no native XDP,
  * another program there meanwhile), said with the FILE:LINE of its attach
  * line. */
-static int attach(const struct ap_conf *c, const struct ap_dev *d)
+static int attach(const struct ap_conf *c, const struct ap_dev *d, bool warn)
 {
 	struct fb_load_opts lo = { .malformed = c->malformed };
 	struct meanwhile m = { d->name, fb_xdp_mode_name(d->mode), false, 0 };
@@ -394,7 +393,8 @@ static int attach(const struct ap_conf *c, const struct ap_dev *d)
 		return -1;
 	}
 	fb_print_attached(c->name, d->name, fb_xdp_mode_name(d->mode), NULL, 0, mb);
-	fb_warn_empty_allow(&f, 0, d->name);
+	if (warn)
+		fb_warn_empty_allow(&f, 0, d->name);
 	fb_store_close(&f);
 	return 1;
 }
@@ -439,6 +439,20 @@ static int detach(const char *dev)
 		return -1;
 	fb_print_detached(dev);
 	return 0;
+}
+
+/* Attached before the lists were loaded: attach's warning, now. */
+static void warn_ours(const struct ap_conf *c)
+{
+	struct fb_store f;
+	int i;
+
+	if (fb_store_open(c->name, &f))
+		return;
+	for (i = 0; i < c->ndev; i++)
+		if (c->dev[i].ours)
+			fb_warn_empty_allow(&f, 0, c->dev[i].name);
+	fb_store_close(&f);
 }
 
 /*
@@ -498,25 +512,47 @@ static void print_changed(const struct ap_conf *c, bool check, bool exists, bool
 	}
 }
 
+/* The free devices attached (d->ours): how many, or -1 (said). */
+static int attach_free(struct ap_conf *c, bool warn)
+{
+	int i, r, n = 0;
+
+	for (i = 0; i < c->ndev; i++) {
+		r = c->dev[i].attached ? 0 : attach(c, &c->dev[i], warn);
+		if (r < 0)
+			return -1;
+		c->dev[i].ours = r > 0;
+		n += r;
+	}
+	return n;
+}
+
 /* o: the filter to create when it does not exist; l: the lists, read.
  * check: nothing done, what apply would change said (the filter exists,
- * the devices were checked). */
+ * the devices were checked). What can be undone first: a filter created
+ * gets its content, then its devices (an allow filter never runs empty);
+ * an existing one its free devices, then its content, so a device refused
+ * (no native XDP: no check can tell) leaves the content as it was. The
+ * swaps last. */
 static int apply_up(struct ap_conf *c, bool exists, const struct fb_create_opts *o,
 		    struct fb_list *l, bool check)
 {
-	int i, err = 0;
+	int i, err = 0, n = 0;
 	bool created = false, changed = !exists;
 
+	for (i = 0; i < c->ndev; i++)
+		changed |= !c->dev[i].attached || c->dev[i].swap;
 	if (!exists && !check) {
 		if (create_or_join(c, o, &created))
 			return 1;
 		if (created)
 			fb_print_created(c->name, o);
 	}
-	if (c->nload && (exists || !check)) {
-		/* One load of every list: a good set replaces the content in
-		 * one step, unless it is the content already (built aside and
-		 * compared: then nothing is switched). */
+	if (exists && !check)
+		err = (n = attach_free(c, !c->nload)) < 0;
+	if (!err && c->nload && (exists || !check)) {
+		/* One load of every list: a good set replaces the content in one
+		 * step, unless it is it already (built aside and compared). */
 		struct fb_load_req req = { .replace = true, .keep_same = true, .dry = check };
 		struct fb_load_result res;
 
@@ -524,24 +560,18 @@ static int apply_up(struct ap_conf *c, bool exists, const struct fb_create_opts 
 		if (!err && !check)
 			fb_print_loaded(&res);
 		changed |= !err && !res.unchanged;
+		if (!err && n > 0)
+			warn_ours(c);
 	}
-	for (i = 0; !err && i < c->ndev; i++) {
+	if (!err && !exists && !check)
+		err = attach_free(c, true) < 0;
+	for (i = 0; !err && !check && i < c->ndev; i++) {
 		struct ap_dev *d = &c->dev[i];
 
-		changed |= !d->attached || d->swap;
-		if (check)
-			continue;
-		if (d->attached && d->swap) {
+		if (d->attached && d->swap)
 			err = swap(c, d);
-			continue;
-		}
-		if (d->attached) {
+		else if (d->attached)
 			print_already(c, d, d->prog_id);
-			continue;
-		}
-		err = attach(c, d);
-		d->ours = err > 0;
-		err = err < 0;
 	}
 	if (!err) {
 		print_changed(c, check, exists, changed);

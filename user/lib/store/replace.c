@@ -127,7 +127,9 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 		fb_report_err("a filter holds at most %u blocks", FB_MAX_BLOCKS);
 		return -1;
 	}
-	if (fb_store_migrate_counters(f))
+	/* A dry run (apply --check) changes nothing, the old pin name
+	 * either: it reads the counters by it. */
+	if (!f->dry && fb_store_migrate_counters(f))
 		return -1;
 	fds = malloc(n * sizeof(*fds));
 	if (!fds) {
