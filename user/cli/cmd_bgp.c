@@ -11,9 +11,12 @@
  * Crash order: a line's additions go to the filter before the state file
  * is rewritten, its deletions after. Whatever kills the process, a rule in
  * the state file is in the filter; a rule in the filter and not in the
- * file is noted as added (bgpadded.c) and deleted by the next run. What a kill can still leave is a rule over, never a
- * counter lowered for a rule we did not add (which would take bits from
- * other rules).
+ * file is noted as added (bgpadded.c) and deleted by the next run,
+ * unless the line that added it, journaled before (bgpjournal.c), is
+ * applied again there: ExaBGP does not send a new process what the killed
+ * one read. What a kill can still leave is a rule over, never a counter
+ * lowered for a rule we did not add (which would take bits from other
+ * rules).
  */
 #define _GNU_SOURCE
 #include <errno.h>
