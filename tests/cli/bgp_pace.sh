@@ -11,10 +11,12 @@
 #   pauses every withdrawal is applied, while the input is still open (no
 #   end of input forcing a write): the filter holds exactly the rules the
 #   state file names;
-# - killed (SIGKILL) while a write waits for its pace, with withdrawals
-#   and announcements since the last one: the next run deletes the rules
-#   added after the last write, keeps those the file names, and the filter
-#   holds exactly what the file names;
+# - killed (SIGKILL) while a write waits for its pace, with 10 routes
+#   withdrawn and 5 announced since the last one: ExaBGP sends a new
+#   process none of them again, and the next run, given no input, applies
+#   the journal's lines again: the 5 rules in the filter, the 10 out, the
+#   filter exactly what the new state file names (it deleted the 5 and
+#   kept the 10 for good);
 # - a small table keeps its latency: a withdrawal is applied within a
 #   second and a half while the input stays open;
 # - a route withdrawn and announced again 20 times between two writes
@@ -22,6 +24,13 @@
 #   the deletion waited, its 4-bit counters saturated, and its final
 #   withdrawal left it in the filter for good; an announcement now takes
 #   the waiting deletion back, and the rule is held once.
+# - the journal (STATE.journal): killed after a write, before STATE.added
+#   or the journal is emptied, no line applied twice; the journal not
+#   writable (ENOSPC), then a kill: said once, the lines up to it kept;
+#   a session up, a route announced again and End-of-RIB, and a session
+#   down with --on-session-down flush, replayed as they ran; a journal of
+#   garbage, old lines and a torn last line: bad lines named, torn and old
+#   ones not applied; --flush empties it.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_pace
 
@@ -237,6 +246,29 @@ if command -v strace >/dev/null; then
 	check_eq "... the next run: the journaled route held, the others lost (and said)" \
 		"$(q jn dst 2001:db8:1::31) $(q jn dst 2001:db8:1::32) $(q jn dst 2001:db8:1::1) $(nflows jn)" \
 		"maybe no maybe $(paths "$J")"
+	# A session's lines replay as they ran: a session up (routes held
+	# stale) and a route announced again (no path started or ended, its
+	# mark cleared) are journaled too, so an End-of-RIB to the next run
+	# ends the routes not announced again; a session down with
+	# --on-session-down flush ends its routes again.
+	up='{"type": "state", "neighbor": {"address": {"local": "198.51.100.2", "peer": "198.51.100.9"}, "state": "up"}}'
+	eor() { printf '{"type": "update", %s, "message": {"eor": {"afi": "ipv6", "safi": "unicast"}}}}\n' "$NB"; }
+	{ echo "$up"; ann6 2001:db8:1::2/128; } >"$T_TMP/in"
+	(strace -f -qq -o /dev/null -e trace=renameat -e inject=renameat:signal=KILL:when=1 \
+		"$FB" bgp jn --state "$J" <"$T_TMP/in" >/dev/null 2>"$T_TMP/bgp.err"; :) 2>/dev/null
+	eor >"$T_TMP/in"
+	"$FB" bgp jn --state "$J" <"$T_TMP/in" >/dev/null 2>"$T_TMP/bgp.err"
+	check_eq "killed after a session up and a route announced again: End-of-RIB to the next run ends the others" \
+		"$(q jn dst 2001:db8:1::2) $(q jn dst 2001:db8:1::11) $(paths "$J") $(nflows jn)" "maybe no 1 1"
+	ann6 2001:db8:1::51/128 >"$T_TMP/in"
+	echo "${up/\"up\"/\"down\"}" >>"$T_TMP/in"
+	(strace -f -qq -o /dev/null -e trace=renameat -e inject=renameat:signal=KILL:when=1 \
+		"$FB" bgp jn --state "$J" --on-session-down flush <"$T_TMP/in" >/dev/null 2>"$T_TMP/bgp.err"; :) 2>/dev/null
+	check_eq "killed after a route and its session down (--on-session-down flush): the journal holds both" \
+		"$(grep -c "^$(($(commit) + 1))	" "$J.journal")" 2
+	"$FB" bgp jn --state "$J" --on-session-down flush </dev/null >/dev/null 2>"$T_TMP/bgp.err"
+	check_eq "... the next run ends the session's routes again: none held, the filter empty" \
+		"$(q jn dst 2001:db8:1::51) $(q jn dst 2001:db8:1::2) $(paths "$J") $(nflows jn)" "no no 0 0"
 else
 	skip "bgp killed within a write, its journal not writable: strace is missing (make deps installs it)"
 fi
