@@ -28,7 +28,8 @@
 #   or the journal is emptied, no line applied twice; the journal not
 #   writable (ENOSPC), then a kill: said once, the lines up to it kept;
 #   a session up, a route announced again and End-of-RIB, and a session
-#   down with --on-session-down flush, replayed as they ran; a journal of
+#   down with --on-session-down flush, replayed as they ran; with --ttl,
+#   the routes announced and withdrawn since held and not; a journal of
 #   garbage, old lines and a torn last line: bad lines named, torn and old
 #   ones not applied; --flush empties it.
 source "$(dirname "$0")/../lib/lib.sh"
@@ -269,6 +270,24 @@ if command -v strace >/dev/null; then
 	"$FB" bgp jn --state "$J" --on-session-down flush </dev/null >/dev/null 2>"$T_TMP/bgp.err"
 	check_eq "... the next run ends the session's routes again: none held, the filter empty" \
 		"$(q jn dst 2001:db8:1::51) $(q jn dst 2001:db8:1::2) $(paths "$J") $(nflows jn)" "no no 0 0"
+	# --ttl (no STATE.added: rules end by themselves): the journal's
+	# announcement gets its rule a copy on the record, its withdrawal
+	# takes the file's copies out; the killed run's own copy, named
+	# nowhere, is left to end with its lifetime.
+	"$FB" create jt --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create jt"
+	{ ann6 2001:db8:2::1/128; ann6 2001:db8:2::2/128; } |
+		"$FB" bgp jt --ttl 1h --state "$T_TMP/jt.bgp" >/dev/null 2>"$T_TMP/bgp.err"
+	{ ann6 2001:db8:2::3/128; wd6 2001:db8:2::2/128; } >"$T_TMP/in"
+	(strace -f -qq -o /dev/null -e trace=renameat -e inject=renameat:signal=KILL:when=1 \
+		"$FB" bgp jt --ttl 1h --state "$T_TMP/jt.bgp" <"$T_TMP/in" >/dev/null 2>"$T_TMP/bgp.err"; :) 2>/dev/null
+	"$FB" bgp jt --ttl 1h --state "$T_TMP/jt.bgp" </dev/null >/dev/null 2>"$T_TMP/bgp.err"
+	check_eq "--ttl, killed before a write: the next run holds the route announced since, not the one withdrawn" \
+		"$(q jt dst 2001:db8:2::1) $(q jt dst 2001:db8:2::3) $(q jt dst 2001:db8:2::2) $(paths "$T_TMP/jt.bgp")" \
+		"maybe maybe no 2"
+	wd6 2001:db8:2::3/128 | "$FB" bgp jt --ttl 1h --state "$T_TMP/jt.bgp" >/dev/null 2>"$T_TMP/bgp.err"
+	check_eq "... withdrawn: the copy on the record deleted, the killed run's left to its lifetime" \
+		"$("$FB" count jt dst 2001:db8:2::3 | awk '{print $1}') $(paths "$T_TMP/jt.bgp")" "1 1"
+	"$FB" destroy jt >/dev/null
 else
 	skip "bgp killed within a write, its journal not writable: strace is missing (make deps installs it)"
 fi
