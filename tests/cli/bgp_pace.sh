@@ -321,5 +321,13 @@ printf '%s\t%s\n' $(($(commit) + 1)) "$(ann6 2001:db8:1::45/128)" >"$J.journal"
 "$FB" bgp jn --state "$J" --flush >/dev/null 2>"$T_TMP/bgp.err"
 check_eq "--flush: nothing applied again, every rule deleted, the journal emptied" \
 	"$(grep -c 'applied again' "$T_TMP/bgp.err") $(nflows jn) $(stat -c %s "$J.journal")" "0 0 0"
+# A journal whose state file is gone (removed by hand): of a state this
+# run does not have, not applied.
+rm -f "$J"
+printf '2\t%s\n' "$(ann6 2001:db8:1::46/128)" >"$J.journal"
+"$FB" bgp jn --state "$J" </dev/null >/dev/null 2>"$T_TMP/bgp.err"
+check_eq "a journal without its state file: not applied, said, emptied" \
+	"$(q jn dst 2001:db8:1::46) $(grep -c 'jn.bgp.journal: no state file to apply it to; not applied' "$T_TMP/bgp.err") $(stat -c %s "$J.journal")" \
+	"no 1 0"
 "$FB" destroy jn >/dev/null
 t_end

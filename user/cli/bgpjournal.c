@@ -220,9 +220,10 @@ int bgp_replay_journal(struct bgp_run *rn, size_t max, bgp_journal_fn apply)
 
 	if (rn->journal_fd < 0 || !rn->journal_size)
 		return 0;
-	if (!rn->commits) {
-		/* No state file (or one from before it counted its writes):
-		 * the lines are of a state this run does not have. */
+	if (!rn->commits && !rn->filter_id) {
+		/* No state file (one written before it named its filter array
+		 * and counted its writes, if any): the lines are of a state
+		 * this run does not have. */
 		bgp_say("%s: no state file to apply it to; not applied", rn->journal);
 		return 0;
 	}
