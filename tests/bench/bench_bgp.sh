@@ -9,8 +9,10 @@
 # over its writes: the lines themselves cost next to nothing), and the
 # state file's size: the figures docs/performance.md records. Usage:
 #   bash tests/bench/bench_bgp.sh [N] [FLAPS] [GAP] [FLOWBLOOM-BINARY] [BGP-ARGS]
-# (default 500000 30 0.1; BGP-ARGS e.g. "--ttl 1h"). Uses a private filter
-# root and a state directory under /run.
+# (default 500000 30 0.1; BGP-ARGS e.g. "--ttl 1h"; PER=1 in the
+# environment: one route a message, the most lines, so the most journal
+# writes, for a table). Uses a private filter root and a state directory
+# under /run.
 set -e
 N=${1:-500000}
 FLAPS=${2:-30}
@@ -31,11 +33,11 @@ trap cleanup EXIT
 
 NB='"neighbor": {"address": {"local": "198.51.100.2", "peer": "198.51.100.9"}, "direction": "receive"'
 BH='"attribute": {"community": [[65535, 666]]}'
-python3 - "$N" "$NB" "$BH" >"$SD/table" <<'PY'
+python3 - "$N" "$NB" "$BH" "${PER:-500}" >"$SD/table" <<'PY'
 import sys
-n, nb, bh = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-for s in range(0, n, 500):
-    nl = ", ".join('{"nlri": "2001:db8:%x:%x::1/128"}' % (i >> 16, i & 0xffff) for i in range(s, min(n, s + 500)))
+n, nb, bh, per = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
+for s in range(0, n, per):
+    nl = ", ".join('{"nlri": "2001:db8:%x:%x::1/128"}' % (i >> 16, i & 0xffff) for i in range(s, min(n, s + per)))
     print('{"type": "update", %s, "message": {"update": {%s, "announce": {"ipv6 unicast": {"x": [%s]}}}}}}' % (nb, bh, nl))
 PY
 "$FB" create bb --capacity $((N + 100000)) --fp-rate 0.001 --counting >/dev/null

@@ -11,10 +11,12 @@
 #   pauses every withdrawal is applied, while the input is still open (no
 #   end of input forcing a write): the filter holds exactly the rules the
 #   state file names;
-# - killed (SIGKILL) while a write waits for its pace, with withdrawals
-#   and announcements since the last one: the next run deletes the rules
-#   added after the last write, keeps those the file names, and the filter
-#   holds exactly what the file names;
+# - killed (SIGKILL) while a write waits for its pace, with 10 routes
+#   withdrawn and 5 announced since the last one: ExaBGP sends a new
+#   process none of them again, and the next run, given no input, applies
+#   the journal's lines again: the 5 rules in the filter, the 10 out, the
+#   filter exactly what the new state file names (it deleted the 5 and
+#   kept the 10 for good);
 # - a small table keeps its latency: a withdrawal is applied within a
 #   second and a half while the input stays open;
 # - a route withdrawn and announced again 20 times between two writes
@@ -22,6 +24,14 @@
 #   the deletion waited, its 4-bit counters saturated, and its final
 #   withdrawal left it in the filter for good; an announcement now takes
 #   the waiting deletion back, and the rule is held once.
+# - the journal (STATE.journal): killed after a write, before STATE.added
+#   or the journal is emptied, no line applied twice; the journal not
+#   writable (ENOSPC), then a kill: said once, the lines up to it kept;
+#   a session up, a route announced again and End-of-RIB, and a session
+#   down with --on-session-down flush, replayed as they ran; with --ttl,
+#   the routes announced and withdrawn since held and not; a journal of
+#   garbage, old lines and a torn last line: bad lines named, torn and old
+#   ones not applied; --flush empties it.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_pace
 
@@ -124,11 +134,23 @@ BP=""
 exec 9>&-
 check_eq "killed before the next write: the state file holds the withdrawn routes" \
 	"$(paths "$S")" $((W - 1))
+J=$(wc -l <"$S.journal")
+check_eq "... the journal holds the 15 lines read since the last write" "$J" 15
 start pc "$S"
-check "a new run starts over the killed one's state" \
+check "a new run starts over the killed one's state, with no new input" \
 	t_wait_until 20 grep -q 'rules\? held from' "$T_TMP/bgp.err"
-check_eq "... the rules added after the last write are deleted, those the file names kept" \
-	"$(q pc dst 2001:db8:ff:4::1) $(q pc dst 2001:db8:0:7d0::1) $(nflows pc)" "no maybe $((W - 1))"
+grep -q "$J lines read after the last write of $S, by a run that ended before the next: applied again" \
+	"$T_TMP/bgp.err" && pass "... saying the $J lines are applied again" ||
+	fail "... said: $(head -c 600 "$T_TMP/bgp.err")"
+# ExaBGP sends a new process only later changes: what the killed one read
+# since its last write comes from the journal or nowhere.
+check_eq "... the 5 routes announced since are held, their rules in the filter" \
+	"$(paths "$S") $(q pc dst 2001:db8:ff:0::1) $(q pc dst 2001:db8:ff:4::1)" "$((W - 6)) maybe maybe"
+check_eq "... the 10 withdrawn since are not, their rules out" \
+	"$(grep -c '2001:db8:0:7d[0-9]::1' "$S") $(q pc dst 2001:db8:0:7d0::1) $(q pc dst 2001:db8:0:7d9::1)" "0 no no"
+check_eq "... the filter holds exactly the rules the state file names, each once" \
+	"$(nflows pc) $("$FB" count pc dst 2001:db8:ff:4::1 | awk '{print $1}')" "$((W - 6)) 1"
+check_eq "... the journal emptied by the new write" "$(stat -c %s "$S.journal")" 0
 check "... it ends" stop
 "$FB" destroy pc >/dev/null
 
@@ -178,4 +200,134 @@ for ttl in "" "--ttl 1h"; do
 		"$("$FB" count fl dst 2001:db8:0:60::1 | awk '{print $1}')" 0
 	"$FB" destroy fl >/dev/null
 done
+# --- 5. the journal: a kill at each step of a write, a journal cut short,
+# hostile, or not writable -----------------------------------------------------
+"$FB" create jn --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create jn"
+J=$T_TMP/jn.bgp
+commit() { head -1 "$J" | awk '{print $NF}'; }
+cnt() { "$FB" count jn dst "$1" | awk '{print $1}'; }
+{ ann6 2001:db8:1::1/128; ann6 2001:db8:1::2/128; } >"$T_TMP/in"
+"$FB" bgp jn --state "$J" <"$T_TMP/in" >/dev/null 2>"$T_TMP/bgp.err"
+check_eq "2 routes held (the state file's commit 2)" "$(paths "$J") $(commit)" "2 2"
+if command -v strace >/dev/null; then
+	# Each write empties STATE.added, then the journal (one ftruncate
+	# each; a start with nothing to change writes nothing): the 1st and
+	# 2nd are the end's write's. Killed there, the
+	# state file holds the lines' outcome and their journal lines (of
+	# its commit) are still there: skipped, not applied again.
+	for n in 1 2; do
+		{ ann6 "2001:db8:1::1$n/128"; wd6 2001:db8:1::1$n/128; ann6 "2001:db8:1::1$n/128"
+		  ann6 "2001:db8:1::2$n/128"; } >"$T_TMP/in"
+		(strace -f -qq -o /dev/null -e trace=ftruncate -e inject=ftruncate:signal=KILL:when=$n \
+			"$FB" bgp jn --state "$J" <"$T_TMP/in" >/dev/null 2>"$T_TMP/bgp.err"; :) 2>/dev/null
+		check_eq "killed emptying the $([ $n = 1 ] && echo STATE.added || echo journal) after a write: the journal holds 4 lines of its commit" \
+			"$(grep -c "^$(commit)	" "$J.journal")" 4
+		"$FB" bgp jn --state "$J" </dev/null >/dev/null 2>"$T_TMP/bgp.err"
+		check_eq "... the next run applies none again, deletes none the file names" \
+			"$(grep -c 'applied again\|deleted$' "$T_TMP/bgp.err") $(q jn dst 2001:db8:1::1$n) $(q jn dst 2001:db8:1::2$n)" \
+			"0 maybe maybe"
+		check_eq "... each rule once, the filter exactly the state file's" \
+			"$(cnt 2001:db8:1::1$n) $(cnt 2001:db8:1::2$n) $(nflows jn)" "1 1 $(paths "$J")"
+	done
+	# The journal not writable (a full disk: ENOSPC at its 2nd line):
+	# the lines are applied all the same, said once, and a kill before
+	# the next write (at its rename) loses the lines from the failed one
+	# on, as it did without a journal.
+	{ ann6 2001:db8:1::31/128; ann6 2001:db8:1::32/128; ann6 2001:db8:1::33/128
+	  wd6 2001:db8:1::1/128; } >"$T_TMP/in"
+	c=$(commit)
+	(strace -f -qq -o /dev/null -e trace=writev,renameat -e inject=writev:error=ENOSPC:when=2 \
+		-e inject=renameat:signal=KILL:when=1 \
+		"$FB" bgp jn --state "$J" <"$T_TMP/in" >/dev/null 2>"$T_TMP/bgp.err"; :) 2>/dev/null
+	check_eq "the journal's 2nd line not written (ENOSPC): said once, the lines applied" \
+		"$(grep -c 'cannot write .*journal: No space left on device: input line 2 and those after it are applied, but a kill before the next write' "$T_TMP/bgp.err") $(grep -c '+dst 2001:db8:1::3' "$T_TMP/bgp.err")" "1 3"
+	check_eq "... killed before the next write: the journal holds the line before it, whole" \
+		"$(grep -c "^$((c + 1))	" "$J.journal") $(grep -c '2001:db8:1::31/128' "$J.journal")" "1 1"
+	"$FB" bgp jn --state "$J" </dev/null >/dev/null 2>"$T_TMP/bgp.err"
+	check_eq "... the next run: the journaled route held, the others lost (and said)" \
+		"$(q jn dst 2001:db8:1::31) $(q jn dst 2001:db8:1::32) $(q jn dst 2001:db8:1::1) $(nflows jn)" \
+		"maybe no maybe $(paths "$J")"
+	# A session's lines replay as they ran: a session up (routes held
+	# stale) and a route announced again (no path started or ended, its
+	# mark cleared) are journaled too, so an End-of-RIB to the next run
+	# ends the routes not announced again; a session down with
+	# --on-session-down flush ends its routes again.
+	up='{"type": "state", "neighbor": {"address": {"local": "198.51.100.2", "peer": "198.51.100.9"}, "state": "up"}}'
+	eor() { printf '{"type": "update", %s, "message": {"eor": {"afi": "ipv6", "safi": "unicast"}}}}\n' "$NB"; }
+	{ echo "$up"; ann6 2001:db8:1::2/128; } >"$T_TMP/in"
+	(strace -f -qq -o /dev/null -e trace=renameat -e inject=renameat:signal=KILL:when=1 \
+		"$FB" bgp jn --state "$J" <"$T_TMP/in" >/dev/null 2>"$T_TMP/bgp.err"; :) 2>/dev/null
+	eor >"$T_TMP/in"
+	"$FB" bgp jn --state "$J" <"$T_TMP/in" >/dev/null 2>"$T_TMP/bgp.err"
+	check_eq "killed after a session up and a route announced again: End-of-RIB to the next run ends the others" \
+		"$(q jn dst 2001:db8:1::2) $(q jn dst 2001:db8:1::11) $(paths "$J") $(nflows jn)" "maybe no 1 1"
+	ann6 2001:db8:1::51/128 >"$T_TMP/in"
+	echo "${up/\"up\"/\"down\"}" >>"$T_TMP/in"
+	(strace -f -qq -o /dev/null -e trace=renameat -e inject=renameat:signal=KILL:when=1 \
+		"$FB" bgp jn --state "$J" --on-session-down flush <"$T_TMP/in" >/dev/null 2>"$T_TMP/bgp.err"; :) 2>/dev/null
+	check_eq "killed after a route and its session down (--on-session-down flush): the journal holds both" \
+		"$(grep -c "^$(($(commit) + 1))	" "$J.journal")" 2
+	"$FB" bgp jn --state "$J" --on-session-down flush </dev/null >/dev/null 2>"$T_TMP/bgp.err"
+	check_eq "... the next run ends the session's routes again: none held, the filter empty" \
+		"$(q jn dst 2001:db8:1::51) $(q jn dst 2001:db8:1::2) $(paths "$J") $(nflows jn)" "no no 0 0"
+	# --ttl (no STATE.added: rules end by themselves): the journal's
+	# announcement gets its rule a copy on the record, its withdrawal
+	# takes the file's copies out; the killed run's own copy, named
+	# nowhere, is left to end with its lifetime.
+	"$FB" create jt --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create jt"
+	{ ann6 2001:db8:2::1/128; ann6 2001:db8:2::2/128; } |
+		"$FB" bgp jt --ttl 1h --state "$T_TMP/jt.bgp" >/dev/null 2>"$T_TMP/bgp.err"
+	{ ann6 2001:db8:2::3/128; wd6 2001:db8:2::2/128; } >"$T_TMP/in"
+	(strace -f -qq -o /dev/null -e trace=renameat -e inject=renameat:signal=KILL:when=1 \
+		"$FB" bgp jt --ttl 1h --state "$T_TMP/jt.bgp" <"$T_TMP/in" >/dev/null 2>"$T_TMP/bgp.err"; :) 2>/dev/null
+	"$FB" bgp jt --ttl 1h --state "$T_TMP/jt.bgp" </dev/null >/dev/null 2>"$T_TMP/bgp.err"
+	check_eq "--ttl, killed before a write: the next run holds the route announced since, not the one withdrawn" \
+		"$(q jt dst 2001:db8:2::1) $(q jt dst 2001:db8:2::3) $(q jt dst 2001:db8:2::2) $(paths "$T_TMP/jt.bgp")" \
+		"maybe maybe no 2"
+	wd6 2001:db8:2::3/128 | "$FB" bgp jt --ttl 1h --state "$T_TMP/jt.bgp" >/dev/null 2>"$T_TMP/bgp.err"
+	check_eq "... withdrawn: the copy on the record deleted, the killed run's left to its lifetime" \
+		"$("$FB" count jt dst 2001:db8:2::3 | awk '{print $1}') $(paths "$T_TMP/jt.bgp")" "1 1"
+	"$FB" destroy jt >/dev/null
+else
+	skip "bgp killed within a write, its journal not writable: strace is missing (make deps installs it)"
+fi
+# A journal cut short, or written by someone who should not: a malformed
+# line said (FILE:LINE), a line of the state file's own commit or before
+# skipped, a last line without a newline (a kill within its write) not
+# applied, a huge commit number refused; the others applied.
+c=$(commit)
+{
+	echo garbage
+	printf '%s\t%s\n' "$c" "$(ann6 2001:db8:1::41/128)"
+	printf '%s\t{"type": "update", oops\n' $((c + 1))
+	printf '%s\t%s\n' $((c + 1)) "$(ann6 2001:db8:1::42/128)"
+	printf '99999999999999999999\t%s\n' "$(ann6 2001:db8:1::43/128)"
+	printf '%s\t%s\n' $((c + 1)) "$(wd6 2001:db8:1::2/128)"
+	printf '%s\t%s\n' $((c + 1)) "$(ann6 2001:db8:1::44/128)" | head -c 100 # no newline
+} >"$J.journal"
+"$FB" bgp jn --state "$J" </dev/null >/dev/null 2>"$T_TMP/bgp.err"
+grep -q '^flowbloom: bgp: 2 lines read after the last write of .*jn.bgp, by a run that ended before the next: applied again$' \
+	"$T_TMP/bgp.err" && pass "a journal of garbage, an old line, a huge commit number and a torn line: 2 lines applied" ||
+	fail "a journal of garbage...: said $(head -c 800 "$T_TMP/bgp.err")"
+check_eq "... the garbage and the bad lines said with their place" \
+	"$(grep -c 'jn.bgp.journal:1: not COMMIT<TAB>LINE; skipped\|jn.bgp.journal:3: .*line skipped\|jn.bgp.journal:5: not COMMIT' "$T_TMP/bgp.err")" 3
+check_eq "... the line of the file's commit, the huge and the torn one not applied; the others are" \
+	"$(q jn dst 2001:db8:1::41) $(q jn dst 2001:db8:1::43) $(q jn dst 2001:db8:1::44) $(q jn dst 2001:db8:1::42) $(q jn dst 2001:db8:1::2)" \
+	"no no no maybe no"
+check_eq "... the filter exactly the state file's, the journal emptied" \
+	"$(nflows jn) $(stat -c %s "$J.journal")" "$(paths "$J") 0"
+# --flush: deletes every rule, replays nothing, empties the journal.
+printf '%s\t%s\n' $(($(commit) + 1)) "$(ann6 2001:db8:1::45/128)" >"$J.journal"
+"$FB" bgp jn --state "$J" --flush >/dev/null 2>"$T_TMP/bgp.err"
+check_eq "--flush: nothing applied again, every rule deleted, the journal emptied" \
+	"$(grep -c 'applied again' "$T_TMP/bgp.err") $(nflows jn) $(stat -c %s "$J.journal")" "0 0 0"
+# A journal whose state file is gone (removed by hand): of a state this
+# run does not have, not applied.
+rm -f "$J"
+printf '2\t%s\n' "$(ann6 2001:db8:1::46/128)" >"$J.journal"
+"$FB" bgp jn --state "$J" </dev/null >/dev/null 2>"$T_TMP/bgp.err"
+check_eq "a journal without its state file: not applied, said, emptied" \
+	"$(q jn dst 2001:db8:1::46) $(grep -c 'jn.bgp.journal: no state file to apply it to; not applied' "$T_TMP/bgp.err") $(stat -c %s "$J.journal")" \
+	"no 1 0"
+"$FB" destroy jn >/dev/null
 t_end

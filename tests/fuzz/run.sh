@@ -16,7 +16,7 @@ if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
 	SECONDS_EACH=$1
 	shift
 fi
-ALL="flow list lines bgp bgpstate applyconf optfile units fbx"
+ALL="flow list lines bgp bgpstate bgpjournal applyconf optfile units fbx"
 NAMES=${*:-$ALL}
 
 # NAME: libFuzzer options beside the corpus (dictionary, input size).
@@ -27,6 +27,7 @@ opts_of() {
 	lines) echo "-max_len=20000" ;;
 	bgp) echo "-dict=tests/fuzz/bgp.dict -max_len=4096" ;;
 	bgpstate) echo "-dict=tests/fuzz/bgpstate.dict -max_len=2048" ;;
+	bgpjournal) echo "-dict=tests/fuzz/bgp.dict -max_len=4096" ;;
 	applyconf) echo "-dict=tests/fuzz/applyconf.dict -max_len=1024" ;;
 	optfile) echo "-dict=tests/fuzz/optfile.dict -max_len=2048" ;;
 	units) echo "-max_len=64" ;;

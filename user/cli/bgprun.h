@@ -8,9 +8,11 @@
 #ifndef FLOWBLOOM_USER_BGPRUN_H
 #define FLOWBLOOM_USER_BGPRUN_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <linux/types.h>
 #include "fleet/bgp.h"
 #include "rules/capacity.h"
@@ -68,6 +70,13 @@ struct bgp_run {
 	 * and the rules added since the last one (bgpadded.c). */
 	unsigned long long commits;
 	FILE *added_fp;
+	/* The input lines since it (bgpjournal.c): its descriptor (-1:
+	 * none), size and name; off: a write failed, none until the next
+	 * state write (said once a run). */
+	int journal_fd;
+	off_t journal_size;
+	bool journal_off, journal_said;
+	char journal[PATH_MAX + 16];
 	/* Open and locked from a batch's first addition to its commit: one
 	 * open per batch, not per route (310 us each at 200k flows). */
 	struct fb_store f;
@@ -157,6 +166,28 @@ int bgp_note_added(struct bgp_run *rn, const struct fb_key *keys, size_t n);
 void bgp_unadd(struct bgp_run *rn, struct fb_store *f, const struct fb_key *keys, size_t n,
 	       const char *why);
 int bgp_recover_added(struct bgp_run *rn);
+/* STATE.journal (bgpjournal.c): open it beside the state file (root's,
+ * in its directory), 0 or -1 reported; write the line just read (len
+ * bytes, its outcome in rn->b) before it reaches the filter, if it changed
+ * something (a failure said once, the line applied all the same); empty
+ * it, the state file just written. */
+int bgp_open_journal(struct bgp_run *rn);
+void bgp_journal_line(struct bgp_run *rn, const char *line, size_t len);
+void bgp_journal_empty(struct bgp_run *rn);
+/* A journal line of a commit past the state file's (LINE, len bytes, NUL
+ * after them; lineno: its place in the journal): 0 applied, 1 refused
+ * (said), -1 to stop. */
+typedef int (*bgp_journal_fn)(void *ctx, const char *line, size_t len, size_t lineno);
+/* Read the journal fd (name for messages; lines up to max bytes): fn on
+ * each line of a commit past `after`, a malformed or over-long line said
+ * (name:LINE: why; skipped), a last line without a newline (cut short by a
+ * kill) ignored. *whole: the bytes of whole lines. How many lines fn
+ * applied, or -1 (a read error reported, or fn's). */
+long bgp_journal_read(int fd, const char *name, size_t max, unsigned long long after,
+		      bgp_journal_fn fn, void *ctx, off_t *whole);
+/* At start: the journal's lines of the commit past the state file's,
+ * each through apply (fb_bgp_line and the filter), said once. 0, or -1. */
+int bgp_replay_journal(struct bgp_run *rn, size_t max, bgp_journal_fn apply);
 /* f is a new filter array: our rules added again (see bgpfilter.c). 0, or
  * -1 out of memory. */
 int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line);

@@ -11,9 +11,12 @@
  * Crash order: a line's additions go to the filter before the state file
  * is rewritten, its deletions after. Whatever kills the process, a rule in
  * the state file is in the filter; a rule in the filter and not in the
- * file is noted as added (bgpadded.c) and deleted by the next run. What a kill can still leave is a rule over, never a
- * counter lowered for a rule we did not add (which would take bits from
- * other rules).
+ * file is noted as added (bgpadded.c) and deleted by the next run,
+ * unless the line that added it, journaled before (bgpjournal.c), is
+ * applied again there: ExaBGP does not send a new process what the killed
+ * one read. What a kill can still leave is a rule over, never a counter
+ * lowered for a rule we did not add (which would take bits from other
+ * rules).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -94,6 +97,7 @@ static int save_state(struct bgp_run *rn)
 	 * before this truncation leaves them, and the next run skips them). */
 	if (rn->added_fp && ftruncate(fileno(rn->added_fp), 0))
 		bgp_say("cannot empty %s.added: %s", rn->state, strerror(errno));
+	bgp_journal_empty(rn); /* the same: a kill before leaves lines of commit N */
 	return 0;
 }
 
@@ -253,6 +257,16 @@ static int apply_line(struct bgp_run *rn)
 		return -1;
 	fb_bgp_done(&rn->b);
 	return 0;
+}
+
+/* A line of a killed run's journal, applied again as it was (rules shown
+ * without a place: stdin's numbers are this run's). */
+static int replay_line(void *ctx, const char *line, size_t len, size_t lineno)
+{
+	struct bgp_run *rn = ctx;
+
+	rn->lineno = 0;
+	return fb_bgp_line(&rn->b, line, len, lineno) ? 1 : apply_line(rn);
 }
 
 static void release(struct bgp_run *rn)
@@ -443,7 +457,7 @@ int cmd_bgp(int argc, char **argv)
 				 .max_paths = BGP_MAX_PATHS };
 	char statebuf[PATH_MAX], dir[PATH_MAX], lockname[NAME_MAX + 1], lockpath[PATH_MAX + 8];
 	char *slash;
-	struct bgp_run rn = { .state_dir = -1 };
+	struct bgp_run rn = { .state_dir = -1, .journal_fd = -1 };
 	struct fb_linein rd = { .fd = 0, .max = MAX_LINE + 1 };
 	const char *state = NULL;
 	struct fb_store f;
@@ -520,13 +534,19 @@ int cmd_bgp(int argc, char **argv)
 	rn.in_gens = rn.ttl > 0;
 	rn.flush = flush;
 	rn.copies.hkey = rn.b.hkey;
-	if (load_state(&rn) || bgp_open_added(&rn) || bgp_recover_added(&rn))
+	if (load_state(&rn) || bgp_open_added(&rn) || bgp_recover_added(&rn) ||
+	    bgp_open_journal(&rn))
 		goto out;
 	/* Held in the other part (--ttl changed): moved at the first commit. */
 	rn.dirty |= rn.in_gens != (rn.ttl > 0);
 	/* Paths the state file holds that the limits refuse now: their rules
 	 * leave the filter (after the state file is rewritten without them). */
 	if (rn.b.ndel && apply_line(&rn))
+		goto out;
+	/* What a killed run read after its last write: applied again, so this
+	 * run holds what it held (ExaBGP does not send it again). --flush
+	 * deletes every rule either way, and empties the journal. */
+	if (!flush && bgp_replay_journal(&rn, MAX_LINE, replay_line))
 		goto out;
 	if (flush) {
 		fb_bgp_remove_all(&rn.b);
@@ -570,8 +590,12 @@ int cmd_bgp(int argc, char **argv)
 			rn.lineno++;
 			if (rd.skip) {
 				rd.skip = 0; /* the tail of an over-long line */
-			} else if (!fb_bgp_line(&rn.b, line, len, rn.lineno) && apply_line(&rn)) {
-				goto out;
+			} else if (!fb_bgp_line(&rn.b, line, len, rn.lineno)) {
+				/* Journaled first: a kill after it reached
+				 * the filter does not lose it. */
+				bgp_journal_line(&rn, line, len);
+				if (apply_line(&rn))
+					goto out;
 			}
 			fb_linein_consume(&rd, used);
 		}
@@ -640,6 +664,8 @@ out:
 	bgp_copies_free(&rn.copies);
 	if (rn.added_fp)
 		fclose(rn.added_fp);
+	if (rn.journal_fd >= 0)
+		close(rn.journal_fd);
 	fb_bgp_free(&rn.b);
 	free(rd.buf);
 	close(lock_fd);

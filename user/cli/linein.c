@@ -8,7 +8,7 @@
 
 char *fb_linein_next(struct fb_linein *r, size_t *used, size_t *len)
 {
-	char *nl = memchr(r->buf, '\n', r->len);
+	char *nl = r->len ? memchr(r->buf, '\n', r->len) : NULL; /* buf NULL before a read */
 
 	if (!nl) {
 		if (!r->eof || !r->len)

@@ -449,7 +449,7 @@ int fb_bgp_line(struct fb_bgp *b, const char *line, size_t n, size_t lineno)
 	int r = 0;
 
 	b->nadd = b->ndel = 0;
-	b->changed = false;
+	b->changed = b->stale_changed = false;
 	b->lineno = lineno;
 	if (memchr(line, 0, n)) {
 		fb_bgp_note(b, lineno, "NUL byte in the line; line skipped");

@@ -56,6 +56,9 @@ struct fb_bgp {
 	struct fb_key *add, *del;
 	size_t nadd, ndel, cap_add, cap_del;
 	bool changed; /* the last line started or ended a path (state to save) */
+	/* The last line marked paths stale or cleared a mark (what a later
+	 * End-of-RIB ends depends on it; not in the state file). */
+	bool stale_changed;
 	/* Messages (unsupported routes, malformed lines, sessions): "where:
 	 * text", to stderr unless set. */
 	void (*note)(void *ctx, const char *msg);

@@ -36,6 +36,7 @@ void fb_bgp_mark_stale(struct fb_bgp *b, struct fb_bgp_path *p)
 	if (p->stale)
 		return;
 	p->stale = true;
+	b->stale_changed = true;
 	if (!*sp) {
 		if (!(s = calloc(1, sizeof(*s) + lp + lf))) {
 			b->stale_lost = true;
@@ -57,6 +58,7 @@ void fb_bgp_stale_clear(struct fb_bgp *b, struct fb_bgp_path *p)
 	if (!p->stale)
 		return;
 	p->stale = false;
+	b->stale_changed = true;
 	sp = stale_find(&b->stale, p->peer, p->family);
 	if ((s = *sp) && !--s->n) {
 		*sp = s->next;
