@@ -29,7 +29,7 @@
 #include <unistd.h>
 #include "clock.h"
 #include "cmd.h"
-#include "cmdq.h"
+#include "guard.h"
 #include "fleet/bgp.h"
 #include "monitor/guard.h"
 #include "monview.h"
@@ -42,151 +42,13 @@
 #include "types/bits.h"
 #include "util.h"
 
-enum announce { ANN_NONE, ANN_RTBH, ANN_FLOWSPEC };
-
 /* At the end, the withdrawals for ExaBGP get CMDQ_STOP_WAIT seconds. */
 #define CMDQ_STOP_WAIT 1.0
 /* Whether NAME or BAN is gone is looked at this often. */
 #define GONE_POLL_S 0.5
 
-struct ban {
-	struct fb_key key;
-	__u64 expires; /* jiffies: the data path stops matching then (spared:
-			* when guard forgets it, a TTL after it was last above) */
-	double since;  /* fb_now() of the ban */
-	bool spared;   /* in --never: noted once while above, never banned */
-};
-
 /* What evaluate() does with an address above the threshold. */
 enum { ST_EXTEND, ST_NEW, ST_LIMITED, ST_HELD };
-
-struct guard {
-	const char *name, *into;
-	double pps, bps, ttl, interval;
-	bool by_dst, dry_run;
-	bool by_addr; /* the sketch counts addresses (attach --sketch-by): no flows summed */
-	bool json;    /* -j: events as JSON objects (on stderr) */
-	enum announce announce;
-	__u64 count;		      /* intervals to run (0: until stopped) */
-	struct fb_capacity_limit lim; /* the ban limit: --max-bans, BAN's capacity */
-	struct fb_never_list never;
-	struct ban *bans;
-	size_t nbans, cap;
-	struct fb_guard_stats delta; /* not yet written to the pin */
-	__u64 active;
-	/* When lim.others, the bans an earlier guard left, end (guard.h). */
-	__u64 others_until;
-	int evfd;	  /* NAME's event queue, for `ipfix NAME`; -1: none (dry run) */
-	struct fb_cmdq q; /* --announce: commands stdout has not taken yet (broken:
-			   * stdout gone, end the loop, exit 1) */
-};
-
-static void addr_text(const struct fb_key *k, char *buf, size_t len)
-{
-	const __u8 *a = k->kind == FB_KIND_DST ? k->daddr : k->saddr;
-
-	if (k->family == FB_FAMILY_IPV4)
-		inet_ntop(AF_INET, a + 12, buf, len);
-	else
-		inet_ntop(AF_INET6, a, buf, len);
-}
-
-static void announce(struct guard *g, const struct fb_key *k, bool withdraw)
-{
-	char a[INET6_ADDRSTRLEN], line[256];
-	struct fb_cmdq *q = &g->q;
-	int plen = k->family == FB_FAMILY_IPV4 ? 32 : 128, n;
-
-	if (g->announce == ANN_NONE || g->dry_run || q->broken)
-		return;
-	addr_text(k, a, sizeof(a));
-	/* ExaBGP reads a command a line. */
-	if (g->announce == ANN_RTBH)
-		n = snprintf(line, sizeof(line), "%s route %s/%d next-hop self%s\n",
-			     withdraw ? "withdraw" : "announce", a, plen,
-			     withdraw ? "" : " community [65535:666]");
-	else if (withdraw)
-		n = snprintf(line, sizeof(line), "withdraw flow route { match { %s %s/%d; } }\n",
-			     g->by_dst ? "destination" : "source", a, plen);
-	else
-		n = snprintf(line, sizeof(line),
-			     "announce flow route { match { %s %s/%d; } then { discard; } }\n",
-			     g->by_dst ? "destination" : "source", a, plen);
-	fb_cmdq_push(q, line, n);
-}
-
-/* One event: a line on stderr, or a JSON object with -j. */
-static void event(const struct guard *g, const char *what, const struct fb_key *k,
-		  const struct fb_guard_addr *a, double secs, double ends_in, double lasted)
-{
-	char addr[INET6_ADDRSTRLEN], when[64];
-	const char *by = g->by_dst ? "dst" : "src";
-
-	addr_text(k, addr, sizeof(addr));
-	fb_clock_format(fb_clock_real_ns(), true, when, sizeof(when));
-	if (g->evfd >= 0 && (!strcmp(what, "ban") || !strcmp(what, "unban"))) {
-		/* For an IPFIX exporter of NAME: a ban, or its end. */
-		struct fb_guard_event e = { .key = *k };
-		__u64 now = fb_clock_real_ns();
-
-		e.event = !strcmp(what, "ban") ? 1 : 2;
-		e.start_ns = lasted >= 0 ? now - (__u64)(lasted * 1e9) : now;
-		e.end_ns = ends_in >= 0 ? now + (__u64)(ends_in * 1e9) : now;
-		fb_guard_events_push(g->evfd, &e);
-	}
-	if (g->json) {
-		fprintf(stderr,
-			"{\"time\": \"%s\", \"event\": \"%s\", \"by\": \"%s\", \"address\": \"%s\"",
-			when, what, by, addr);
-		if (a)
-			fprintf(stderr,
-				", \"pps\": %.1f, \"pps_lower\": %.1f, \"bps\": %.1f, "
-				"\"bps_lower\": "
-				"%.1f, \"flows\": %u",
-				a->packets / secs, a->lo_packets / secs, a->bytes * 8.0 / secs,
-				a->lo_bytes * 8.0 / secs, a->flows);
-		if (ends_in >= 0)
-			fprintf(stderr, ", \"ttl\": %g, \"ends_in\": %.3f", g->ttl, ends_in);
-		if (lasted >= 0)
-			fprintf(stderr, ", \"lasted\": %.3f", lasted);
-		if (!strcmp(what, "limit"))
-			fprintf(stderr, ", \"limit\": %llu, \"limit_by\": \"%s\", \"held\": %llu",
-				(unsigned long long)g->lim.n,
-				g->lim.by_bans ? "max_bans" : "capacity",
-				(unsigned long long)g->lim.held);
-		fprintf(stderr, ", \"filter\": \"%s\", \"dry_run\": %s}\n", g->into,
-			g->dry_run ? "true" : "false");
-	} else if (a) {
-		fprintf(stderr,
-			"flowbloom: guard: %s%s %s %s: %.1f pps, %.0f bit/s (at least %.1f pps, "
-			"%.0f bit/s",
-			g->dry_run ? "(dry run) " : "", strcmp(what, "limit") ? what : "not banned",
-			by, addr, a->packets / secs, a->bytes * 8.0 / secs, a->lo_packets / secs,
-			a->lo_bytes * 8.0 / secs);
-		/* A sketch by address counts the address itself: no flows. */
-		if (g->by_addr)
-			fputc(')', stderr);
-		else
-			fprintf(stderr, ", %u flow%s)", a->flows, a->flows == 1 ? "" : "s");
-		if (ends_in >= 0)
-			fprintf(stderr, "; in %s for %.10g s, ends in %.3f s", g->into, g->ttl,
-				ends_in);
-		if (!strcmp(what, "limit") && g->lim.by_bans)
-			fprintf(stderr, "; ban limit %llu reached: %llu bans in force (--max-bans)",
-				(unsigned long long)g->lim.n, (unsigned long long)g->lim.held);
-		else if (!strcmp(what, "limit"))
-			fprintf(stderr,
-				"; ban limit reached: '%s' holds %llu flows, its capacity %llu%s",
-				g->into, (unsigned long long)g->lim.held,
-				(unsigned long long)g->lim.n,
-				g->lim.derived ? " (m ln 2 / k)" : "");
-		fputc('\n', stderr);
-	} else {
-		fprintf(stderr, "flowbloom: guard: %s%s %s %s after %.3f s\n",
-			g->dry_run ? "(dry run) " : "", what, by, addr, lasted);
-	}
-	fflush(stderr);
-}
 
 static struct ban *find(struct guard *g, const struct fb_key *k)
 {
@@ -255,8 +117,8 @@ static void expire(struct guard *g)
 		if (b->spared && b->expires <= now)
 			continue;
 		if (!b->spared && b->expires <= now) {
-			event(g, "unban", &b->key, NULL, 0, -1, fb_now() - b->since);
-			announce(g, &b->key, true);
+			fb_guard_event(g, "unban", &b->key, NULL, 0, -1, fb_now() - b->since);
+			fb_guard_announce(g, &b->key, true);
 			g->delta.unbans++;
 			g->active--;
 			continue;
@@ -316,7 +178,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 				goto oom;
 			b->spared = true;
 			b->expires = until;
-			event(g, "spare", &a[i].key, &a[i], secs, -1, -1);
+			fb_guard_event(g, "spare", &a[i].key, &a[i], secs, -1, -1);
 			continue;
 		}
 		if (b && b->spared) {
@@ -396,7 +258,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 		if (st[i] == ST_LIMITED) {
 			/* Not banned, not announced: said and counted. */
 			g->delta.limited++;
-			event(g, "limit", k, of[i], secs, -1, -1);
+			fb_guard_event(g, "limit", k, of[i], secs, -1, -1);
 			continue;
 		}
 		b = st[i] == ST_NEW ? push(g, k) : find(g, k);
@@ -412,8 +274,8 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 		g->delta.bans++;
 		g->active++;
 		g->lim.others -= old[i] && g->lim.others;
-		event(g, "ban", k, of[i], secs, fb_jiffies_secs(b->expires), -1);
-		announce(g, k, false);
+		fb_guard_event(g, "ban", k, of[i], secs, fb_jiffies_secs(b->expires), -1);
+		fb_guard_announce(g, k, false);
 	}
 	rc = 0;
 	goto out;
@@ -662,7 +524,7 @@ out:
 	 * would not, upstream: withdrawn now, if stdout takes them in time. */
 	for (i = 0; i < g.nbans; i++)
 		if (!g.bans[i].spared)
-			announce(&g, &g.bans[i].key, true);
+			fb_guard_announce(&g, &g.bans[i].key, true);
 	if (fb_cmdq_flush(&g.q, fb_now() + CMDQ_STOP_WAIT) && !g.q.broken) {
 		fb_err("guard: %zu commands for ExaBGP not written: stdout not read for %g s",
 		       fb_cmdq_lines(&g.q), CMDQ_STOP_WAIT);

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * `flowbloom guard` (cmd_guard.c): its state, and what it says
+ * (guard_events.c): an event per ban, unban, spare or refusal on stderr,
+ * the IPFIX queue beside NAME, and the ExaBGP commands on stdout.
+ */
+#ifndef FLOWBLOOM_CLI_GUARD_H
+#define FLOWBLOOM_CLI_GUARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "cmdq.h"
+#include "flowbloom/key.h"
+#include "monitor/guard.h"
+#include "rules/capacity.h"
+
+enum announce { ANN_NONE, ANN_RTBH, ANN_FLOWSPEC };
+
+struct ban {
+	struct fb_key key;
+	__u64 expires; /* jiffies: the data path stops matching then (spared:
+			* when guard forgets it, a TTL after it was last above) */
+	double since;  /* fb_now() of the ban */
+	bool spared;   /* in --never: noted once while above, never banned */
+};
+
+struct guard {
+	const char *name, *into;
+	double pps, bps, ttl, interval;
+	bool by_dst, dry_run;
+	bool by_addr; /* the sketch counts addresses (attach --sketch-by): no flows summed */
+	bool json;    /* -j: events as JSON objects (on stderr) */
+	enum announce announce;
+	__u64 count;		      /* intervals to run (0: until stopped) */
+	struct fb_capacity_limit lim; /* the ban limit: --max-bans, BAN's capacity */
+	struct fb_never_list never;
+	struct ban *bans;
+	size_t nbans, cap;
+	struct fb_guard_stats delta; /* not yet written to the pin */
+	__u64 active;
+	/* When lim.others, the bans an earlier guard left, end (guard.h). */
+	__u64 others_until;
+	int evfd;	  /* NAME's event queue, for `ipfix NAME`; -1: none (dry run) */
+	struct fb_cmdq q; /* --announce: commands stdout has not taken yet (broken:
+			   * stdout gone, end the loop, exit 1) */
+};
+
+/* Announce k's ban (withdraw: its end) to ExaBGP, with --announce. */
+void fb_guard_announce(struct guard *g, const struct fb_key *k, bool withdraw);
+/* One event ("ban", "unban", "spare", "limit"): a line on stderr, or a
+ * JSON object with -j; a ban or unban also to NAME's IPFIX queue. a: the
+ * address's traffic over secs (NULL: none); ends_in, lasted: seconds (<0:
+ * not said). */
+void fb_guard_event(const struct guard *g, const char *what, const struct fb_key *k,
+		    const struct fb_guard_addr *a, double secs, double ends_in, double lasted);
+
+#endif
