@@ -49,6 +49,8 @@
 
 /* What evaluate() does with an address above the threshold. */
 enum { ST_EXTEND, ST_NEW, ST_LIMITED, ST_HELD };
+/* Why a new ban needs no room: another guard's, or maybe an older one's. */
+enum { OLD_NONE, OLD_REC, OLD_LEGACY };
 
 static struct ban *find(struct guard *g, const struct fb_key *k)
 {
@@ -76,28 +78,6 @@ static struct ban *push(struct guard *g, const struct fb_key *k)
 	return &g->bans[g->nbans++];
 }
 
-/* Counters into the pin beside the ban filter (under its lock). */
-static void flush_stats(struct guard *g, struct fb_store *b, int sfd)
-{
-	struct fb_guard_stats s;
-	size_t i;
-
-	if (sfd < 0 || fb_guard_stats_read(sfd, &s))
-		return;
-	fb_guard_stats_add(&s, &g->delta);
-	if (g->lim.others && fb_jiffies_now() >= g->others_until)
-		g->lim.others = 0;
-	s.active = g->active + g->lim.others;
-	/* Bans outlive guard: metrics counts them no more once they ended. */
-	s.active_until = g->lim.others ? g->others_until : 0;
-	for (i = 0; i < g->nbans; i++)
-		if (!g->bans[i].spared && g->bans[i].expires > s.active_until)
-			s.active_until = g->bans[i].expires;
-	(void)b;
-	if (!fb_guard_stats_write(sfd, &s))
-		memset(&g->delta, 0, sizeof(g->delta));
-}
-
 /* Bans whose lifetime ran out: the data path stopped matching them when
  * the kernel's jiffies reached their expiry (fb_jiffies_now() is never
  * ahead of the kernel's). Spared addresses below for a TTL are forgotten
@@ -108,9 +88,6 @@ static void expire(struct guard *g)
 	__u64 now = fb_jiffies_now();
 	size_t i, j;
 
-	/* An earlier guard's: against --max-bans until they end. */
-	if (g->lim.others && now >= g->others_until)
-		g->lim.others = 0;
 	for (i = j = 0; i < g->nbans; i++) {
 		struct ban *b = &g->bans[i];
 
@@ -197,21 +174,35 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 			goto out;
 		locked = true;
 	}
+	/* The bans in force not ours: against --max-bans. New, of an
+	 * address another guard banned: its ban, now ours too (OLD_REC); of
+	 * one BAN holds while an older guard's are in force: maybe one of
+	 * those (OLD_LEGACY). */
+	if (nk && fb_guard_bans_others(g, locked))
+		goto out;
+	for (i = 0; i < nk; i++)
+		if (st[i] == ST_NEW && fb_guard_bans_has(g->bfd, &of[i]->key, fb_jiffies_now()))
+			old[i] = OLD_REC;
 	/* What a `load --replace --ttl` took away (it replaces the
 	 * generations) is written again. */
 	if (locked && fb_gens_views_open(bf, &gv) >= 0) {
 		for (i = 0; i < nk; i++) {
 			if (st[i] == ST_HELD && !fb_bits_query_gens(bf, &gv, &of[i]->key, until))
 				st[i] = ST_EXTEND;
-			/* New, of an address BAN holds: an earlier guard's, now ours. */
-			old[i] = st[i] == ST_NEW && nold < g->lim.others &&
-				 fb_guard_gens_hold(&gv, &of[i]->key, fb_jiffies_now());
-			nold += old[i];
+			if (st[i] == ST_NEW && !old[i] && nold < g->legacy &&
+			    fb_guard_gens_hold(&gv, &of[i]->key, fb_jiffies_now()))
+				old[i] = OLD_LEGACY, nold++;
 		}
 		fb_gens_views_close(&gv);
 	}
 	if (nk && fb_capacity_room(&g->lim, bf, g->active, g->dry_run, &room))
 		goto out;
+	/* The record of the bans in force has its own bound. */
+	if (nk && g->bfd >= 0 && !g->dry_run) {
+		__u64 max = fb_guard_bans_max(g->bfd);
+
+		room = g->in_force >= max ? 0 : room < max - g->in_force ? room : max - g->in_force;
+	}
 	/* The heaviest new bans first, up to the room (held as reported
 	 * counts them); extensions always, and an earlier guard's bans. */
 	for (i = 0; i < nk; i++) {
@@ -232,7 +223,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 			 * banned this interval, guard goes on (the bans
 			 * resume once BAN has room). Another error ends it. */
 			g->delta.refused += nw;
-			flush_stats(g, bf, sfd);
+			fb_guard_bans_flush(g, sfd);
 			if (err == -1)
 				fb_err("'%s' cannot take more address lengths; nothing banned",
 				       g->into);
@@ -244,6 +235,8 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 			goto out;
 		}
 		fb_capacity_wrote(&g->lim, &where, nw);
+		/* In BAN: they count as in force, whichever guard looks. */
+		fb_guard_bans_put(g->bfd, keys, nw, where.expires);
 	} else if (nw) {
 		where.expires =
 			fb_jiffies_after(g->ttl) + (__u64)(g->ttl / FB_GEN_DIV / fb_jiffies_tick());
@@ -273,7 +266,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 		b->since = fb_now();
 		g->delta.bans++;
 		g->active++;
-		g->lim.others -= old[i] && g->lim.others;
+		g->legacy -= old[i] == OLD_LEGACY && g->legacy;
 		fb_guard_event(g, "ban", k, of[i], secs, fb_jiffies_secs(b->expires), -1);
 		fb_guard_announce(g, k, false);
 	}
@@ -395,7 +388,7 @@ static int parse(int argc, char **argv, struct guard *g)
 
 int cmd_guard(int argc, char **argv)
 {
-	struct guard g = { .evfd = -1 };
+	struct guard g = { .evfd = -1, .bfd = -1 };
 	struct fb_mon_snap base = { 0 }, now = { 0 };
 	struct fb_guard_addr *a = NULL;
 	struct fb_monitor m;
@@ -448,7 +441,8 @@ int cmd_guard(int argc, char **argv)
 			derived ? " (m ln 2 / k)" : "");
 	if (!g.dry_run && (sfd = fb_guard_stats_open(&bf, true)) < 0)
 		goto close_ban;
-	fb_guard_stats_left(sfd, fb_jiffies_now(), &g.lim.others, &g.others_until);
+	if (fb_guard_bans_start(&g, &bf, sfd))
+		goto close_ban;
 	g.evfd = g.dry_run ? -1 : fb_guard_events_open(&f, true);
 	if (!g.dry_run && g.evfd < 0)
 		goto close_ban;
@@ -512,7 +506,7 @@ int cmd_guard(int argc, char **argv)
 		free(a);
 		a = NULL;
 		if (sfd >= 0 && !fb_store_lock(&bf)) {
-			flush_stats(&g, &bf, sfd);
+			fb_guard_bans_flush(&g, sfd);
 			fb_store_unlock(&bf);
 		}
 		if (g.count && ++done >= g.count)
@@ -540,7 +534,7 @@ out:
 	 * its counters went with it, and its lock would only fail, saying
 	 * so a second time. */
 	if (sfd >= 0 && !fb_store_gone(&bf) && !fb_store_lock(&bf)) {
-		flush_stats(&g, &bf, sfd);
+		fb_guard_bans_flush(&g, sfd);
 		fb_store_unlock(&bf);
 	}
 close_ban:
@@ -548,6 +542,8 @@ close_ban:
 		close(sfd);
 	if (g.evfd >= 0)
 		close(g.evfd);
+	if (g.bfd >= 0)
+		close(g.bfd);
 	fb_store_close(&bf);
 close_mon:
 	free(a);

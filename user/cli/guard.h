@@ -14,6 +14,7 @@
 #include "flowbloom/key.h"
 #include "monitor/guard.h"
 #include "rules/capacity.h"
+#include "store/store.h"
 
 enum announce { ANN_NONE, ANN_RTBH, ANN_FLOWSPEC };
 
@@ -38,13 +39,29 @@ struct guard {
 	struct ban *bans;
 	size_t nbans, cap;
 	struct fb_guard_stats delta; /* not yet written to the pin */
-	__u64 active;
-	/* When lim.others, the bans an earlier guard left, end (guard.h). */
-	__u64 others_until;
+	__u64 active;		     /* this guard's bans in force */
+	/* BAN's guard_bans pin (monitor/guard.h; -1: none, a dry run on a BAN
+	 * no guard of this build banned into), and what it said last: the
+	 * bans in force, whichever guard placed them, and the last end. */
+	int bfd;
+	__u64 in_force, last_end;
+	/* Bans an older guard left (its counters): how many, the last end. */
+	__u64 legacy, legacy_until;
 	int evfd;	  /* NAME's event queue, for `ipfix NAME`; -1: none (dry run) */
 	struct fb_cmdq q; /* --announce: commands stdout has not taken yet (broken:
 			   * stdout gone, end the loop, exit 1) */
 };
+
+/* The bans in force in BAN (guard_bans.c). Start: g->bfd opened (created,
+ * but for a dry run), and an older guard's bans (legacy) read from the
+ * counters (sfd, or opened for a dry run); 0, or -1 reported. Others:
+ * g->in_force, g->last_end, and g->lim.others (the bans in force not this
+ * guard's, legacy among them) as now; with sweep (under BAN's lock) the
+ * ended are forgotten; 0, or -1 reported. Flush: g->delta and the bans
+ * in force into the counters sfd (under BAN's lock). */
+int fb_guard_bans_start(struct guard *g, const struct fb_store *bf, int sfd);
+int fb_guard_bans_others(struct guard *g, bool sweep);
+void fb_guard_bans_flush(struct guard *g, int sfd);
 
 /* Announce k's ban (withdraw: its end) to ExaBGP, with --announce. */
 void fb_guard_announce(struct guard *g, const struct fb_key *k, bool withdraw);
