@@ -35,6 +35,7 @@
 #include "monview.h"
 #include "output.h"
 #include "parse.h"
+#include "report.h"
 #include "rules/capacity.h"
 #include "rules/lifetime.h"
 #include "store/gens.h"
@@ -51,6 +52,23 @@
 enum { ST_EXTEND, ST_NEW, ST_LIMITED, ST_HELD };
 /* Why a new ban needs no room: another guard's, or maybe an older one's. */
 enum { OLD_NONE, OLD_REC, OLD_LEGACY };
+
+/* BAN's lock. A SIGTERM while another writer (a long `load`) holds it
+ * ends the wait: guard stops then as at any other time, without an error
+ * (*stop). 0, or -1 (reported unless *stop). */
+static int lock_ban(struct fb_store *bf, bool *stop)
+{
+	bool quiet = fb_report_quiet;
+	int rc;
+
+	fb_report_quiet = true;
+	rc = fb_store_lock(bf);
+	fb_report_quiet = quiet;
+	*stop = rc && fb_interrupted();
+	if (rc && !*stop)
+		fb_report_err("%s", fb_report_last);
+	return rc;
+}
 
 static struct ban *find(struct guard *g, const struct fb_key *k)
 {
@@ -134,7 +152,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 	size_t nk = 0, nw = 0, bad, i, nold = 0;
 	/* A ban that lasts until then needs nothing written this interval. */
 	__u64 room = 0, until = fb_jiffies_after(g->ttl);
-	bool locked = false;
+	bool locked = false, stop;
 	int rc = -1, err;
 
 	if (!keys || !st || !of || !old) {
@@ -170,8 +188,10 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 	}
 	g->delta.intervals++;
 	if (nk && !g->dry_run) {
-		if (fb_store_lock(bf))
+		if (lock_ban(bf, &stop)) {
+			rc = stop ? 0 : -1;
 			goto out;
+		}
 		locked = true;
 	}
 	/* The bans in force not ours: against --max-bans. New, of an
@@ -396,7 +416,7 @@ int cmd_guard(int argc, char **argv)
 	double t0, tick, end, wake, secs, from, at;
 	int rc, sfd = -1, n;
 	__u64 done = 0, held;
-	bool derived;
+	bool derived, stop;
 	size_t i;
 
 	/* -j makes the events JSON (on stderr); errors, usage errors too,
@@ -505,7 +525,7 @@ int cmd_guard(int argc, char **argv)
 			goto out;
 		free(a);
 		a = NULL;
-		if (sfd >= 0 && !fb_store_lock(&bf)) {
+		if (sfd >= 0 && !fb_interrupted() && !lock_ban(&bf, &stop)) {
 			fb_guard_bans_flush(&g, sfd);
 			fb_store_unlock(&bf);
 		}
@@ -533,7 +553,7 @@ out:
 	/* BAN gone (destroyed, the reason guard stops, or BAN is NAME):
 	 * its counters went with it, and its lock would only fail, saying
 	 * so a second time. */
-	if (sfd >= 0 && !fb_store_gone(&bf) && !fb_store_lock(&bf)) {
+	if (sfd >= 0 && !fb_store_gone(&bf) && !lock_ban(&bf, &stop)) {
 		fb_guard_bans_flush(&g, sfd);
 		fb_store_unlock(&bf);
 	}
