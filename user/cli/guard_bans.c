@@ -51,9 +51,11 @@ int fb_guard_bans_others(struct guard *g, bool sweep)
 		g->legacy = 0;
 	if (g->bfd >= 0 && fb_guard_bans_count(g->bfd, now, sweep, &live, &last))
 		return -1;
-	/* This guard's own among them (a dry run's are not: it writes
-	 * none, but for those it would take over). */
-	for (i = 0; i < g->nbans && live; i++)
+	/* This guard's own among them: all of them (recorded with their
+	 * end or a later one); a dry run's, those it would take over. */
+	if (!g->dry_run)
+		mine = g->active;
+	for (i = 0; g->dry_run && i < g->nbans && live; i++)
 		if (!g->bans[i].spared && g->bans[i].expires > now &&
 		    fb_guard_bans_has(g->bfd, &g->bans[i].key, now))
 			mine++;
