@@ -287,6 +287,9 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 		g->delta.bans++;
 		g->active++;
 		g->legacy -= old[i] == OLD_LEGACY && g->legacy;
+		g->in_force += !old[i] && !g->dry_run;
+		if (b->expires > g->last_end && !g->dry_run)
+			g->last_end = b->expires;
 		fb_guard_event(g, "ban", k, of[i], secs, fb_jiffies_secs(b->expires), -1);
 		fb_guard_announce(g, k, false);
 	}

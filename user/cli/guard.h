@@ -45,6 +45,8 @@ struct guard {
 	 * bans in force, whichever guard placed them, and the last end. */
 	int bfd;
 	__u64 in_force, last_end;
+	bool swept; /* in_force read under BAN's lock this interval (its new
+		     * bans added since): the counters need no second read */
 	/* Bans an older guard left (its counters): how many, the last end. */
 	__u64 legacy, legacy_until;
 	int evfd;	  /* NAME's event queue, for `ipfix NAME`; -1: none (dry run) */
@@ -58,7 +60,8 @@ struct guard {
  * g->in_force, g->last_end, and g->lim.others (the bans in force not this
  * guard's, legacy among them) as now; with sweep (under BAN's lock) the
  * ended are forgotten; 0, or -1 reported. Flush: g->delta and the bans
- * in force into the counters sfd (under BAN's lock). */
+ * in force (read again unless swept) into the counters sfd (under BAN's
+ * lock). */
 int fb_guard_bans_start(struct guard *g, const struct fb_store *bf, int sfd);
 int fb_guard_bans_others(struct guard *g, bool sweep);
 void fb_guard_bans_flush(struct guard *g, int sfd);

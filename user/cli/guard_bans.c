@@ -61,6 +61,7 @@ int fb_guard_bans_others(struct guard *g, bool sweep)
 			mine++;
 	g->in_force = live;
 	g->last_end = last;
+	g->swept = sweep;
 	g->lim.others = live - (mine < live ? mine : live) + g->legacy;
 	return 0;
 }
@@ -72,13 +73,16 @@ void fb_guard_bans_flush(struct guard *g, int sfd)
 	if (sfd < 0 || fb_guard_stats_read(sfd, &s))
 		return;
 	fb_guard_stats_add(&s, &g->delta);
-	if (!fb_guard_bans_others(g, true)) {
+	/* A walk of the record takes a syscall or two a ban (0.1 s for
+	 * 100,000): once an interval. */
+	if (g->swept || !fb_guard_bans_others(g, true)) {
 		/* Bans outlive guard: metrics counts each until its end. */
 		s.active = g->in_force + g->legacy;
 		s.active_until = g->last_end;
 		if (g->legacy && g->legacy_until > s.active_until)
 			s.active_until = g->legacy_until;
 	}
+	g->swept = false;
 	if (!fb_guard_stats_write(sfd, &s))
 		memset(&g->delta, 0, sizeof(g->delta));
 }
