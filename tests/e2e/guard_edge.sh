@@ -23,7 +23,9 @@
 #    heavier new source is not banned, the address of the ban in force is
 #    (it banned the new source: 2 bans in force under a limit of 1);
 #  - SIGTERM while guard waits for BAN's lock (held by another writer):
-#    exit 0 as at any other time (it failed: exit 1, "cannot lock").
+#    exit 0 as at any other time (it failed: exit 1, "cannot lock");
+#  - SIGHUP (a terminal or ssh session gone): routes withdrawn, exit 0 (it
+#    was killed, the routes it announced left upstream).
 # Addresses: 198.51.100.0/24 only.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin guard_edge
@@ -247,6 +249,22 @@ else
 fi
 wait "$SPID" "$LPID"
 GPID="" LPID="" SPID=""
+
+# --- SIGHUP: a terminal or ssh session gone -----------------------------------------
+# guard ends as on SIGTERM: its routes withdrawn, exit 0 (SIGHUP killed it:
+# the blackhole it announced stayed upstream, unwithdrawn).
+check "create hu" "$FB" create hu --capacity 1000 --fp-rate 0.0001
+"$FB" guard g --into hu --pps 1040 --ttl 5s --interval 0.5s --announce 2>"$T_TMP/hu.err" >"$T_TMP/hu.out" &
+GPID=$!
+t_wait_until 10 t_looping "$GPID"
+send 1.5 198.51.100.8=2000
+t_wait_until 10 grep -q "^announce route 198.51.100.8/32" "$T_TMP/hu.out" ||
+	fail "hu: no ban announced: $(cat "$T_TMP/hu.err")"
+kill -HUP "$GPID"
+wait "$GPID"
+check_eq "hu: SIGHUP: exit 0" "$?" 0
+GPID=""
+check "... the ban's route withdrawn" grep -q "^withdraw route 198.51.100.8/32" "$T_TMP/hu.out"
 
 "$PY" - "$T_TMP" <<'PYEOF' >"$T_TMP/verdicts"
 import json, sys

@@ -470,6 +470,9 @@ int cmd_guard(int argc, char **argv)
 	if (!g.dry_run && g.evfd < 0)
 		goto close_ban;
 	fb_catch_interrupt();
+	/* A terminal or ssh session gone ends it as SIGTERM does: the routes
+	 * it announced withdrawn (unless nohup ignores it). */
+	fb_catch_hangup();
 	/* A reader that went away (ExaBGP stopped) is a write error: guard
 	 * says so and stops, rather than dying of SIGPIPE. */
 	if (g.announce != ANN_NONE && !g.dry_run)
