@@ -21,14 +21,18 @@
 #    meanwhile counts it too (it said 0), once even when it bans the
 #    address again, and its --max-bans counts it: under --max-bans 1 a
 #    heavier new source is not banned, the address of the ban in force is
-#    (it banned the new source: 2 bans in force under a limit of 1).
+#    (it banned the new source: 2 bans in force under a limit of 1);
+#  - SIGTERM while guard waits for BAN's lock (held by another writer):
+#    exit 0 as at any other time (it failed: exit 1, "cannot lock");
+#  - SIGHUP (a terminal or ssh session gone): routes withdrawn, exit 0 (it
+#    was killed, the routes it announced left upstream).
 # Addresses: 198.51.100.0/24 only.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin guard_edge
 
 cleanup() {
 	local p
-	for p in ${GPID:-} ${APID:-} ${BPID:-} ${FPID:-}; do
+	for p in ${GPID:-} ${APID:-} ${BPID:-} ${FPID:-} ${LPID:-} ${SPID:-}; do
 		kill "$p" 2>/dev/null
 	done
 	t_cleanup_filters
@@ -212,6 +216,56 @@ kill -TERM "$GPID"
 wait "$GPID"
 GPID=""
 check_eq "... and 1 when it stopped" "$(ractive)" 1
+# --- SIGTERM while guard waits for BAN's lock -----------------------------------------
+# Another writer (a long `load`) holds lk's lock when guard has a ban to
+# write: a SIGTERM then ends guard as at any other time, exit 0, no error
+# (it said "cannot lock filter 'lk': Interrupted system call", exit 1).
+check "create lk" "$FB" create lk --capacity 1000 --fp-rate 0.0001
+read -r -a s < <(stat -c '%Hd %Ld %i' "$FLOWBLOOM_ROOT/lk")
+LID=$(printf '%02x:%02x:%s' "${s[0]}" "${s[1]}" "${s[2]}")
+# One process holds it (flock(1)'s child would hold it on once flock is killed).
+"$PY" -c 'import fcntl, os, sys, time
+fcntl.flock(os.open(sys.argv[1], os.O_RDONLY), fcntl.LOCK_EX)
+time.sleep(60)' "$FLOWBLOOM_ROOT/lk" &
+LPID=$!
+t_wait_until 10 eval 'grep -v -- "->" /proc/locks | grep -q " $LID "' || fail "lk: no lock taken"
+"$FB" guard g --into lk --pps 1040 --ttl 5s --interval 0.5s 2>"$T_TMP/lk.err" >/dev/null &
+GPID=$!
+t_wait_until 10 t_looping "$GPID"
+send 3 198.51.100.8=2000 &
+SPID=$!
+if t_wait_until 10 eval 'grep -q -- "-> FLOCK .* $GPID $LID " /proc/locks'; then
+	kill -TERM "$GPID"
+	# The counters still go to lk once it is free.
+	kill "$LPID"
+	wait "$GPID"
+	check_eq "lk: SIGTERM while guard waits for BAN's lock: exit 0" "$?" 0
+	grep -q 'cannot lock' "$T_TMP/lk.err" && fail "... an error: $(grep 'cannot lock' "$T_TMP/lk.err")" ||
+		pass "... no error"
+else
+	fail "lk: guard never waited for lk's lock: $(cat "$T_TMP/lk.err")"
+	kill "$LPID" "$GPID"
+	wait "$GPID"
+fi
+wait "$SPID" "$LPID"
+GPID="" LPID="" SPID=""
+
+# --- SIGHUP: a terminal or ssh session gone -----------------------------------------
+# guard ends as on SIGTERM: its routes withdrawn, exit 0 (SIGHUP killed it:
+# the blackhole it announced stayed upstream, unwithdrawn).
+check "create hu" "$FB" create hu --capacity 1000 --fp-rate 0.0001
+"$FB" guard g --into hu --pps 1040 --ttl 5s --interval 0.5s --announce 2>"$T_TMP/hu.err" >"$T_TMP/hu.out" &
+GPID=$!
+t_wait_until 10 t_looping "$GPID"
+send 1.5 198.51.100.8=2000
+t_wait_until 10 grep -q "^announce route 198.51.100.8/32" "$T_TMP/hu.out" ||
+	fail "hu: no ban announced: $(cat "$T_TMP/hu.err")"
+kill -HUP "$GPID"
+wait "$GPID"
+check_eq "hu: SIGHUP: exit 0" "$?" 0
+GPID=""
+check "... the ban's route withdrawn" grep -q "^withdraw route 198.51.100.8/32" "$T_TMP/hu.out"
+
 "$PY" - "$T_TMP" <<'PYEOF' >"$T_TMP/verdicts"
 import json, sys
 d = sys.argv[1]

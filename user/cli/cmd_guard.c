@@ -29,12 +29,13 @@
 #include <unistd.h>
 #include "clock.h"
 #include "cmd.h"
-#include "cmdq.h"
+#include "guard.h"
 #include "fleet/bgp.h"
 #include "monitor/guard.h"
 #include "monview.h"
 #include "output.h"
 #include "parse.h"
+#include "report.h"
 #include "rules/capacity.h"
 #include "rules/lifetime.h"
 #include "store/gens.h"
@@ -42,150 +43,31 @@
 #include "types/bits.h"
 #include "util.h"
 
-enum announce { ANN_NONE, ANN_RTBH, ANN_FLOWSPEC };
-
 /* At the end, the withdrawals for ExaBGP get CMDQ_STOP_WAIT seconds. */
 #define CMDQ_STOP_WAIT 1.0
 /* Whether NAME or BAN is gone is looked at this often. */
 #define GONE_POLL_S 0.5
 
-struct ban {
-	struct fb_key key;
-	__u64 expires; /* jiffies: the data path stops matching then (spared:
-			* when guard forgets it, a TTL after it was last above) */
-	double since;  /* fb_now() of the ban */
-	bool spared;   /* in --never: noted once while above, never banned */
-};
-
 /* What evaluate() does with an address above the threshold. */
 enum { ST_EXTEND, ST_NEW, ST_LIMITED, ST_HELD };
+/* Why a new ban needs no room: another guard's, or maybe an older one's. */
+enum { OLD_NONE, OLD_REC, OLD_LEGACY };
 
-struct guard {
-	const char *name, *into;
-	double pps, bps, ttl, interval;
-	bool by_dst, dry_run;
-	bool by_addr; /* the sketch counts addresses (attach --sketch-by): no flows summed */
-	bool json;    /* -j: events as JSON objects (on stderr) */
-	enum announce announce;
-	__u64 count;		      /* intervals to run (0: until stopped) */
-	struct fb_capacity_limit lim; /* the ban limit: --max-bans, BAN's capacity */
-	struct fb_never_list never;
-	struct ban *bans;
-	size_t nbans, cap;
-	struct fb_guard_stats delta; /* not yet written to the pin */
-	__u64 active;
-	/* When lim.others, the bans an earlier guard left, end (guard.h). */
-	__u64 others_until;
-	int evfd;	  /* NAME's event queue, for `ipfix NAME`; -1: none (dry run) */
-	struct fb_cmdq q; /* --announce: commands stdout has not taken yet (broken:
-			   * stdout gone, end the loop, exit 1) */
-};
-
-static void addr_text(const struct fb_key *k, char *buf, size_t len)
+/* BAN's lock. A SIGTERM while another writer (a long `load`) holds it
+ * ends the wait: guard stops then as at any other time, without an error
+ * (*stop). 0, or -1 (reported unless *stop). */
+static int lock_ban(struct fb_store *bf, bool *stop)
 {
-	const __u8 *a = k->kind == FB_KIND_DST ? k->daddr : k->saddr;
+	bool quiet = fb_report_quiet;
+	int rc;
 
-	if (k->family == FB_FAMILY_IPV4)
-		inet_ntop(AF_INET, a + 12, buf, len);
-	else
-		inet_ntop(AF_INET6, a, buf, len);
-}
-
-static void announce(struct guard *g, const struct fb_key *k, bool withdraw)
-{
-	char a[INET6_ADDRSTRLEN], line[256];
-	struct fb_cmdq *q = &g->q;
-	int plen = k->family == FB_FAMILY_IPV4 ? 32 : 128, n;
-
-	if (g->announce == ANN_NONE || g->dry_run || q->broken)
-		return;
-	addr_text(k, a, sizeof(a));
-	/* ExaBGP reads a command a line. */
-	if (g->announce == ANN_RTBH)
-		n = snprintf(line, sizeof(line), "%s route %s/%d next-hop self%s\n",
-			     withdraw ? "withdraw" : "announce", a, plen,
-			     withdraw ? "" : " community [65535:666]");
-	else if (withdraw)
-		n = snprintf(line, sizeof(line), "withdraw flow route { match { %s %s/%d; } }\n",
-			     g->by_dst ? "destination" : "source", a, plen);
-	else
-		n = snprintf(line, sizeof(line),
-			     "announce flow route { match { %s %s/%d; } then { discard; } }\n",
-			     g->by_dst ? "destination" : "source", a, plen);
-	fb_cmdq_push(q, line, n);
-}
-
-/* One event: a line on stderr, or a JSON object with -j. */
-static void event(const struct guard *g, const char *what, const struct fb_key *k,
-		  const struct fb_guard_addr *a, double secs, double ends_in, double lasted)
-{
-	char addr[INET6_ADDRSTRLEN], when[64];
-	const char *by = g->by_dst ? "dst" : "src";
-
-	addr_text(k, addr, sizeof(addr));
-	fb_clock_format(fb_clock_real_ns(), true, when, sizeof(when));
-	if (g->evfd >= 0 && (!strcmp(what, "ban") || !strcmp(what, "unban"))) {
-		/* For an IPFIX exporter of NAME: a ban, or its end. */
-		struct fb_guard_event e = { .key = *k };
-		__u64 now = fb_clock_real_ns();
-
-		e.event = !strcmp(what, "ban") ? 1 : 2;
-		e.start_ns = lasted >= 0 ? now - (__u64)(lasted * 1e9) : now;
-		e.end_ns = ends_in >= 0 ? now + (__u64)(ends_in * 1e9) : now;
-		fb_guard_events_push(g->evfd, &e);
-	}
-	if (g->json) {
-		fprintf(stderr,
-			"{\"time\": \"%s\", \"event\": \"%s\", \"by\": \"%s\", \"address\": \"%s\"",
-			when, what, by, addr);
-		if (a)
-			fprintf(stderr,
-				", \"pps\": %.1f, \"pps_lower\": %.1f, \"bps\": %.1f, "
-				"\"bps_lower\": "
-				"%.1f, \"flows\": %u",
-				a->packets / secs, a->lo_packets / secs, a->bytes * 8.0 / secs,
-				a->lo_bytes * 8.0 / secs, a->flows);
-		if (ends_in >= 0)
-			fprintf(stderr, ", \"ttl\": %g, \"ends_in\": %.3f", g->ttl, ends_in);
-		if (lasted >= 0)
-			fprintf(stderr, ", \"lasted\": %.3f", lasted);
-		if (!strcmp(what, "limit"))
-			fprintf(stderr, ", \"limit\": %llu, \"limit_by\": \"%s\", \"held\": %llu",
-				(unsigned long long)g->lim.n,
-				g->lim.by_bans ? "max_bans" : "capacity",
-				(unsigned long long)g->lim.held);
-		fprintf(stderr, ", \"filter\": \"%s\", \"dry_run\": %s}\n", g->into,
-			g->dry_run ? "true" : "false");
-	} else if (a) {
-		fprintf(stderr,
-			"flowbloom: guard: %s%s %s %s: %.1f pps, %.0f bit/s (at least %.1f pps, "
-			"%.0f bit/s",
-			g->dry_run ? "(dry run) " : "", strcmp(what, "limit") ? what : "not banned",
-			by, addr, a->packets / secs, a->bytes * 8.0 / secs, a->lo_packets / secs,
-			a->lo_bytes * 8.0 / secs);
-		/* A sketch by address counts the address itself: no flows. */
-		if (g->by_addr)
-			fputc(')', stderr);
-		else
-			fprintf(stderr, ", %u flow%s)", a->flows, a->flows == 1 ? "" : "s");
-		if (ends_in >= 0)
-			fprintf(stderr, "; in %s for %.10g s, ends in %.3f s", g->into, g->ttl,
-				ends_in);
-		if (!strcmp(what, "limit") && g->lim.by_bans)
-			fprintf(stderr, "; ban limit %llu reached: %llu bans in force (--max-bans)",
-				(unsigned long long)g->lim.n, (unsigned long long)g->lim.held);
-		else if (!strcmp(what, "limit"))
-			fprintf(stderr,
-				"; ban limit reached: '%s' holds %llu flows, its capacity %llu%s",
-				g->into, (unsigned long long)g->lim.held,
-				(unsigned long long)g->lim.n,
-				g->lim.derived ? " (m ln 2 / k)" : "");
-		fputc('\n', stderr);
-	} else {
-		fprintf(stderr, "flowbloom: guard: %s%s %s %s after %.3f s\n",
-			g->dry_run ? "(dry run) " : "", what, by, addr, lasted);
-	}
-	fflush(stderr);
+	fb_report_quiet = true;
+	rc = fb_store_lock(bf);
+	fb_report_quiet = quiet;
+	*stop = rc && fb_interrupted();
+	if (rc && !*stop)
+		fb_report_err("%s", fb_report_last);
+	return rc;
 }
 
 static struct ban *find(struct guard *g, const struct fb_key *k)
@@ -214,28 +96,6 @@ static struct ban *push(struct guard *g, const struct fb_key *k)
 	return &g->bans[g->nbans++];
 }
 
-/* Counters into the pin beside the ban filter (under its lock). */
-static void flush_stats(struct guard *g, struct fb_store *b, int sfd)
-{
-	struct fb_guard_stats s;
-	size_t i;
-
-	if (sfd < 0 || fb_guard_stats_read(sfd, &s))
-		return;
-	fb_guard_stats_add(&s, &g->delta);
-	if (g->lim.others && fb_jiffies_now() >= g->others_until)
-		g->lim.others = 0;
-	s.active = g->active + g->lim.others;
-	/* Bans outlive guard: metrics counts them no more once they ended. */
-	s.active_until = g->lim.others ? g->others_until : 0;
-	for (i = 0; i < g->nbans; i++)
-		if (!g->bans[i].spared && g->bans[i].expires > s.active_until)
-			s.active_until = g->bans[i].expires;
-	(void)b;
-	if (!fb_guard_stats_write(sfd, &s))
-		memset(&g->delta, 0, sizeof(g->delta));
-}
-
 /* Bans whose lifetime ran out: the data path stopped matching them when
  * the kernel's jiffies reached their expiry (fb_jiffies_now() is never
  * ahead of the kernel's). Spared addresses below for a TTL are forgotten
@@ -246,17 +106,14 @@ static void expire(struct guard *g)
 	__u64 now = fb_jiffies_now();
 	size_t i, j;
 
-	/* An earlier guard's: against --max-bans until they end. */
-	if (g->lim.others && now >= g->others_until)
-		g->lim.others = 0;
 	for (i = j = 0; i < g->nbans; i++) {
 		struct ban *b = &g->bans[i];
 
 		if (b->spared && b->expires <= now)
 			continue;
 		if (!b->spared && b->expires <= now) {
-			event(g, "unban", &b->key, NULL, 0, -1, fb_now() - b->since);
-			announce(g, &b->key, true);
+			fb_guard_event(g, "unban", &b->key, NULL, 0, -1, fb_now() - b->since);
+			fb_guard_announce(g, &b->key, true);
 			g->delta.unbans++;
 			g->active--;
 			continue;
@@ -295,7 +152,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 	size_t nk = 0, nw = 0, bad, i, nold = 0;
 	/* A ban that lasts until then needs nothing written this interval. */
 	__u64 room = 0, until = fb_jiffies_after(g->ttl);
-	bool locked = false;
+	bool locked = false, stop;
 	int rc = -1, err;
 
 	if (!keys || !st || !of || !old) {
@@ -316,7 +173,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 				goto oom;
 			b->spared = true;
 			b->expires = until;
-			event(g, "spare", &a[i].key, &a[i], secs, -1, -1);
+			fb_guard_event(g, "spare", &a[i].key, &a[i], secs, -1, -1);
 			continue;
 		}
 		if (b && b->spared) {
@@ -331,25 +188,41 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 	}
 	g->delta.intervals++;
 	if (nk && !g->dry_run) {
-		if (fb_store_lock(bf))
+		if (lock_ban(bf, &stop)) {
+			rc = stop ? 0 : -1;
 			goto out;
+		}
 		locked = true;
 	}
+	/* The bans in force not ours: against --max-bans. New, of an
+	 * address another guard banned: its ban, now ours too (OLD_REC); of
+	 * one BAN holds while an older guard's are in force: maybe one of
+	 * those (OLD_LEGACY). */
+	if (nk && fb_guard_bans_others(g, locked))
+		goto out;
+	for (i = 0; i < nk; i++)
+		if (st[i] == ST_NEW && fb_guard_bans_has(g->bfd, &of[i]->key, fb_jiffies_now()))
+			old[i] = OLD_REC;
 	/* What a `load --replace --ttl` took away (it replaces the
 	 * generations) is written again. */
 	if (locked && fb_gens_views_open(bf, &gv) >= 0) {
 		for (i = 0; i < nk; i++) {
 			if (st[i] == ST_HELD && !fb_bits_query_gens(bf, &gv, &of[i]->key, until))
 				st[i] = ST_EXTEND;
-			/* New, of an address BAN holds: an earlier guard's, now ours. */
-			old[i] = st[i] == ST_NEW && nold < g->lim.others &&
-				 fb_guard_gens_hold(&gv, &of[i]->key, fb_jiffies_now());
-			nold += old[i];
+			if (st[i] == ST_NEW && !old[i] && nold < g->legacy &&
+			    fb_guard_gens_hold(&gv, &of[i]->key, fb_jiffies_now()))
+				old[i] = OLD_LEGACY, nold++;
 		}
 		fb_gens_views_close(&gv);
 	}
 	if (nk && fb_capacity_room(&g->lim, bf, g->active, g->dry_run, &room))
 		goto out;
+	/* The record of the bans in force has its own bound. */
+	if (nk && g->bfd >= 0 && !g->dry_run) {
+		__u64 max = fb_guard_bans_max(g->bfd);
+
+		room = g->in_force >= max ? 0 : room < max - g->in_force ? room : max - g->in_force;
+	}
 	/* The heaviest new bans first, up to the room (held as reported
 	 * counts them); extensions always, and an earlier guard's bans. */
 	for (i = 0; i < nk; i++) {
@@ -370,7 +243,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 			 * banned this interval, guard goes on (the bans
 			 * resume once BAN has room). Another error ends it. */
 			g->delta.refused += nw;
-			flush_stats(g, bf, sfd);
+			fb_guard_bans_flush(g, sfd);
 			if (err == -1)
 				fb_err("'%s' cannot take more address lengths; nothing banned",
 				       g->into);
@@ -382,6 +255,8 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 			goto out;
 		}
 		fb_capacity_wrote(&g->lim, &where, nw);
+		/* In BAN: they count as in force, whichever guard looks. */
+		fb_guard_bans_put(g->bfd, keys, nw, where.expires);
 	} else if (nw) {
 		where.expires =
 			fb_jiffies_after(g->ttl) + (__u64)(g->ttl / FB_GEN_DIV / fb_jiffies_tick());
@@ -396,7 +271,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 		if (st[i] == ST_LIMITED) {
 			/* Not banned, not announced: said and counted. */
 			g->delta.limited++;
-			event(g, "limit", k, of[i], secs, -1, -1);
+			fb_guard_event(g, "limit", k, of[i], secs, -1, -1);
 			continue;
 		}
 		b = st[i] == ST_NEW ? push(g, k) : find(g, k);
@@ -411,9 +286,12 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 		b->since = fb_now();
 		g->delta.bans++;
 		g->active++;
-		g->lim.others -= old[i] && g->lim.others;
-		event(g, "ban", k, of[i], secs, fb_jiffies_secs(b->expires), -1);
-		announce(g, k, false);
+		g->legacy -= old[i] == OLD_LEGACY && g->legacy;
+		g->in_force += !old[i] && !g->dry_run;
+		if (b->expires > g->last_end && !g->dry_run)
+			g->last_end = b->expires;
+		fb_guard_event(g, "ban", k, of[i], secs, fb_jiffies_secs(b->expires), -1);
+		fb_guard_announce(g, k, false);
 	}
 	rc = 0;
 	goto out;
@@ -533,7 +411,7 @@ static int parse(int argc, char **argv, struct guard *g)
 
 int cmd_guard(int argc, char **argv)
 {
-	struct guard g = { .evfd = -1 };
+	struct guard g = { .evfd = -1, .bfd = -1 };
 	struct fb_mon_snap base = { 0 }, now = { 0 };
 	struct fb_guard_addr *a = NULL;
 	struct fb_monitor m;
@@ -541,7 +419,7 @@ int cmd_guard(int argc, char **argv)
 	double t0, tick, end, wake, secs, from, at;
 	int rc, sfd = -1, n;
 	__u64 done = 0, held;
-	bool derived;
+	bool derived, stop;
 	size_t i;
 
 	/* -j makes the events JSON (on stderr); errors, usage errors too,
@@ -586,11 +464,15 @@ int cmd_guard(int argc, char **argv)
 			derived ? " (m ln 2 / k)" : "");
 	if (!g.dry_run && (sfd = fb_guard_stats_open(&bf, true)) < 0)
 		goto close_ban;
-	fb_guard_stats_left(sfd, fb_jiffies_now(), &g.lim.others, &g.others_until);
+	if (fb_guard_bans_start(&g, &bf, sfd))
+		goto close_ban;
 	g.evfd = g.dry_run ? -1 : fb_guard_events_open(&f, true);
 	if (!g.dry_run && g.evfd < 0)
 		goto close_ban;
 	fb_catch_interrupt();
+	/* A terminal or ssh session gone ends it as SIGTERM does: the routes
+	 * it announced withdrawn (unless nohup ignores it). */
+	fb_catch_hangup();
 	/* A reader that went away (ExaBGP stopped) is a write error: guard
 	 * says so and stops, rather than dying of SIGPIPE. */
 	if (g.announce != ANN_NONE && !g.dry_run)
@@ -649,8 +531,8 @@ int cmd_guard(int argc, char **argv)
 			goto out;
 		free(a);
 		a = NULL;
-		if (sfd >= 0 && !fb_store_lock(&bf)) {
-			flush_stats(&g, &bf, sfd);
+		if (sfd >= 0 && !fb_interrupted() && !lock_ban(&bf, &stop)) {
+			fb_guard_bans_flush(&g, sfd);
 			fb_store_unlock(&bf);
 		}
 		if (g.count && ++done >= g.count)
@@ -662,7 +544,7 @@ out:
 	 * would not, upstream: withdrawn now, if stdout takes them in time. */
 	for (i = 0; i < g.nbans; i++)
 		if (!g.bans[i].spared)
-			announce(&g, &g.bans[i].key, true);
+			fb_guard_announce(&g, &g.bans[i].key, true);
 	if (fb_cmdq_flush(&g.q, fb_now() + CMDQ_STOP_WAIT) && !g.q.broken) {
 		fb_err("guard: %zu commands for ExaBGP not written: stdout not read for %g s",
 		       fb_cmdq_lines(&g.q), CMDQ_STOP_WAIT);
@@ -677,8 +559,8 @@ out:
 	/* BAN gone (destroyed, the reason guard stops, or BAN is NAME):
 	 * its counters went with it, and its lock would only fail, saying
 	 * so a second time. */
-	if (sfd >= 0 && !fb_store_gone(&bf) && !fb_store_lock(&bf)) {
-		flush_stats(&g, &bf, sfd);
+	if (sfd >= 0 && !fb_store_gone(&bf) && !lock_ban(&bf, &stop)) {
+		fb_guard_bans_flush(&g, sfd);
 		fb_store_unlock(&bf);
 	}
 close_ban:
@@ -686,6 +568,8 @@ close_ban:
 		close(sfd);
 	if (g.evfd >= 0)
 		close(g.evfd);
+	if (g.bfd >= 0)
+		close(g.bfd);
 	fb_store_close(&bf);
 close_mon:
 	free(a);

@@ -219,7 +219,7 @@ static const struct {
 	{ "flowbloom_guard_unbans_total", "Bans that ended (their lifetime ran out).", M_COUNTER,
 	  G_UNBANS },
 	{ "flowbloom_guard_active_bans",
-	  "Bans in force, as guard last saw them (an earlier guard's included).", M_GAUGE,
+	  "Bans in force in the filter, whichever guard placed them, each until its end.", M_GAUGE,
 	  G_ACTIVE },
 	{ "flowbloom_guard_refused_total",
 	  "Bans the filter could not take (reported by guard when they happened).", M_COUNTER,
@@ -288,6 +288,17 @@ static int read_mfilter(const char *name, struct mfilter *mf)
 			if (mf->guard && mf->gs.active_until &&
 			    fb_jiffies_now() >= mf->gs.active_until)
 				mf->gs.active = 0;
+		}
+		/* The bans in force now, each until its own end, whichever
+		 * guard placed them: the record beside the filter, when a
+		 * guard of this build keeps one. */
+		gfd = mf->guard ? fb_guard_bans_open(&f, false, 0) : -1;
+		if (gfd >= 0) {
+			__u64 live, last;
+
+			if (!fb_guard_bans_count(gfd, fb_jiffies_now(), false, &live, &last))
+				mf->gs.active = live;
+			close(gfd);
 		}
 	}
 	/* Monitoring maps of another flowbloom's layout (an older build's,

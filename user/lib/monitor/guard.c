@@ -173,20 +173,25 @@ bool fb_never_has(const struct fb_never_list *l, const struct fb_key *addr)
 }
 
 /* A small map pinned in f's directory (never through a link: pintree),
- * checked to be what we make. */
+ * checked to be what we make (entries, flags: made with; entries found may
+ * be any with any_size). */
 static int pinned_map(const struct fb_store *f, bool create, const char *pin, __u32 type,
-		      __u32 key_size, __u32 value_size, __u32 entries)
+		      __u32 key_size, __u32 value_size, __u32 entries, __u32 flags, bool any_size)
 {
-	int fd = fb_pin_get(f->dir_fd, pin);
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = flags);
+	int fd = fb_pin_get(f->dir_fd, pin), tries = 0;
 	struct bpf_map_info info = {};
+	bool pinned;
 	__u32 len = sizeof(info);
 
+again:
 	if (fd >= 0) {
 		if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != type ||
 		    info.key_size != key_size || info.value_size != value_size ||
-		    info.max_entries != entries) {
+		    (!any_size && info.max_entries != entries) || info.map_flags != flags) {
 			close(fd);
 			fb_report_err("%s/%s is not what guard pins there", f->dir, pin);
+			errno = EEXIST;
 			return -1;
 		}
 		return fd;
@@ -196,8 +201,15 @@ static int pinned_map(const struct fb_store *f, bool create, const char *pin, __
 			fb_report_err("cannot open %s/%s: %s", f->dir, pin, strerror(errno));
 		return -1;
 	}
-	fd = bpf_map_create(type, "fb_guard", key_size, value_size, entries, NULL);
-	if (fd < 0 || fb_pin_at(fd, f->dir_fd, pin)) {
+	fd = bpf_map_create(type, "fb_guard", key_size, value_size, entries, &opts);
+	pinned = fd >= 0 && !fb_pin_at(fd, f->dir_fd, pin);
+	if (fd >= 0 && !pinned && errno == EEXIST && !tries++) {
+		/* Another guard pinned it first: its map is ours too. */
+		close(fd);
+		fd = fb_pin_get(f->dir_fd, pin);
+		goto again;
+	}
+	if (!pinned) {
 		fb_report_err("cannot create %s/%s: %s", f->dir, pin, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -209,13 +221,13 @@ static int pinned_map(const struct fb_store *f, bool create, const char *pin, __
 int fb_guard_stats_open(const struct fb_store *f, bool create)
 {
 	return pinned_map(f, create, FB_GUARD_PIN, BPF_MAP_TYPE_ARRAY, sizeof(__u32),
-			  sizeof(struct fb_guard_stats), 1);
+			  sizeof(struct fb_guard_stats), 1, 0, false);
 }
 
 int fb_guard_events_open(const struct fb_store *f, bool create)
 {
 	return pinned_map(f, create, FB_GUARD_EVENTS_PIN, BPF_MAP_TYPE_QUEUE, 0,
-			  sizeof(struct fb_guard_event), FB_GUARD_EVENTS_MAX);
+			  sizeof(struct fb_guard_event), FB_GUARD_EVENTS_MAX, 0, false);
 }
 
 int fb_guard_events_push(int fd, const struct fb_guard_event *e)
@@ -284,4 +296,87 @@ bool fb_guard_gens_hold(const struct fb_gen_views *gv, const struct fb_key *k, _
 		if (gv->v[i].hdr->expires > now && fb_bits_query(&gv->v[i], k))
 			return true;
 	return false;
+}
+
+int fb_guard_bans_open(const struct fb_store *f, bool create, __u32 entries)
+{
+	return pinned_map(f, create, FB_GUARD_BANS_PIN, BPF_MAP_TYPE_HASH, sizeof(struct fb_key),
+			  sizeof(__u64), entries, BPF_F_NO_PREALLOC, true);
+}
+
+__u32 fb_guard_bans_max(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.max_entries;
+}
+
+int fb_guard_bans_count(int fd, __u64 now, bool sweep, __u64 *live, __u64 *last)
+{
+	struct fb_key k, next, *ended = NULL;
+	size_t n = 0, cap = 0, i;
+	bool first = true;
+	__u64 exp;
+	int rc = 0;
+
+	*live = *last = 0;
+	/* The ended are deleted after the walk: a key deleted under it
+	 * would start it again from the first. */
+	while (!bpf_map_get_next_key(fd, first ? NULL : &k, &next)) {
+		first = false;
+		k = next;
+		if (bpf_map_lookup_elem(fd, &k, &exp))
+			continue; /* deleted meanwhile (a dry run reads unlocked) */
+		if (exp > now) {
+			++*live;
+			*last = exp > *last ? exp : *last;
+			continue;
+		}
+		if (!sweep)
+			continue;
+		if (n == cap) {
+			struct fb_key *e = realloc(ended, (cap = cap ? 2 * cap : 64) * sizeof(*e));
+
+			if (!e) {
+				sweep = false;
+				continue;
+			}
+			ended = e;
+		}
+		ended[n++] = k;
+	}
+	if (errno != ENOENT) {
+		fb_report_err("cannot read the bans in force: %s", strerror(errno));
+		rc = -1;
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &ended[i]);
+	free(ended);
+	return rc;
+}
+
+bool fb_guard_bans_has(int fd, const struct fb_key *k, __u64 now)
+{
+	__u64 exp;
+
+	return fd >= 0 && !bpf_map_lookup_elem(fd, k, &exp) && exp > now;
+}
+
+int fb_guard_bans_put(int fd, const struct fb_key *k, size_t n, __u64 expires)
+{
+	__u64 exp;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		/* Another guard's later end stays: the data path matches
+		 * the address until then. */
+		if (!bpf_map_lookup_elem(fd, &k[i], &exp) && exp >= expires)
+			continue;
+		if (bpf_map_update_elem(fd, &k[i], &expires, BPF_ANY)) {
+			fb_report_err("cannot record a ban in force: %s", strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
 }

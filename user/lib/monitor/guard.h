@@ -18,6 +18,10 @@
  * ban, and never cause one.
  *
  *   <root>/<BAN>/guard          struct fb_guard_stats, pinned by guard (metrics)
+ *   <root>/<BAN>/guard_bans     the bans in force in BAN, whichever guard placed
+ *                               them: address rule -> jiffies at which the data
+ *                               path stops matching it (written under BAN's
+ *                               lock; metrics counts it)
  *   <root>/<NAME>/guard_events  queue of struct fb_guard_event: each ban and
  *                               unban, for `ipfix NAME` (the oldest dropped
  *                               when full)
@@ -34,6 +38,10 @@
 
 #define FB_GUARD_PIN "guard"
 #define FB_GUARD_EVENTS_PIN "guard_events"
+#define FB_GUARD_BANS_PIN "guard_bans"
+/* The bans in force one BAN records at most (the room for new bans stops
+ * there): a hash map's buckets are made with it, 16 bytes each. */
+#define FB_GUARD_BANS_MAX (1u << 20)
 #define FB_GUARD_EVENTS_MAX 1024
 
 /* One ban or unban, as `ipfix` exports it. */
@@ -52,7 +60,8 @@ struct fb_guard_stats {
 	__u64 bans;	    /* addresses banned (a new ban) */
 	__u64 extended;	    /* bans extended: still above at the end of an interval */
 	__u64 unbans;	    /* bans that ended (their lifetime ran out) */
-	__u64 active;	    /* bans in force, as the last guard to write saw them */
+	__u64 active;	    /* bans in force, as the last guard to write saw them
+			     * (the guard_bans pin's count, when there is one) */
 	__u64 intervals;    /* intervals evaluated */
 	__u64 refused;	    /* bans the filter refused (no room: reported) */
 	__u64 limited;	    /* new bans not made, the ban limit reached: one per
@@ -105,6 +114,18 @@ void fb_guard_stats_add(struct fb_guard_stats *s, const struct fb_guard_stats *d
  * less those it bans again (they are its own from then on: taken over,
  * not new, they need no room under the ban limit). */
 void fb_guard_stats_left(int fd, __u64 now, __u64 *active, __u64 *until);
+/* The bans in force in filter f, whichever guard placed them (guard_bans):
+ * opened, or created with room for `entries` and pinned (create); -1 as
+ * fb_guard_stats_open(). Max: the room it was made with (0: unknown).
+ * Count: those in force at now (jiffies) and the last end among them (0:
+ * none), the ended deleted with sweep (under f's lock); 0, or -1 reported.
+ * Has: is k in force at now (fd -1: no). Put: k[0..n) in force until
+ * expires (a later end recorded stays); 0, or -1 reported. */
+int fb_guard_bans_open(const struct fb_store *f, bool create, __u32 entries);
+__u32 fb_guard_bans_max(int fd);
+int fb_guard_bans_count(int fd, __u64 now, bool sweep, __u64 *live, __u64 *last);
+bool fb_guard_bans_has(int fd, const struct fb_key *k, __u64 now);
+int fb_guard_bans_put(int fd, const struct fb_key *k, size_t n, __u64 expires);
 /* Does one of the live generations gv (at now, jiffies) hold k? */
 struct fb_gen_views;
 bool fb_guard_gens_hold(const struct fb_gen_views *gv, const struct fb_key *k, __u64 now);

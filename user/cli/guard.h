@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * `flowbloom guard` (cmd_guard.c): its state, and what it says
+ * (guard_events.c): an event per ban, unban, spare or refusal on stderr,
+ * the IPFIX queue beside NAME, and the ExaBGP commands on stdout.
+ */
+#ifndef FLOWBLOOM_CLI_GUARD_H
+#define FLOWBLOOM_CLI_GUARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "cmdq.h"
+#include "flowbloom/key.h"
+#include "monitor/guard.h"
+#include "rules/capacity.h"
+#include "store/store.h"
+
+enum announce { ANN_NONE, ANN_RTBH, ANN_FLOWSPEC };
+
+struct ban {
+	struct fb_key key;
+	__u64 expires; /* jiffies: the data path stops matching then (spared:
+			* when guard forgets it, a TTL after it was last above) */
+	double since;  /* fb_now() of the ban */
+	bool spared;   /* in --never: noted once while above, never banned */
+};
+
+struct guard {
+	const char *name, *into;
+	double pps, bps, ttl, interval;
+	bool by_dst, dry_run;
+	bool by_addr; /* the sketch counts addresses (attach --sketch-by): no flows summed */
+	bool json;    /* -j: events as JSON objects (on stderr) */
+	enum announce announce;
+	__u64 count;		      /* intervals to run (0: until stopped) */
+	struct fb_capacity_limit lim; /* the ban limit: --max-bans, BAN's capacity */
+	struct fb_never_list never;
+	struct ban *bans;
+	size_t nbans, cap;
+	struct fb_guard_stats delta; /* not yet written to the pin */
+	__u64 active;		     /* this guard's bans in force */
+	/* BAN's guard_bans pin (monitor/guard.h; -1: none, a dry run on a BAN
+	 * no guard of this build banned into), and what it said last: the
+	 * bans in force, whichever guard placed them, and the last end. */
+	int bfd;
+	__u64 in_force, last_end;
+	bool swept; /* in_force read under BAN's lock this interval (its new
+		     * bans added since): the counters need no second read */
+	/* Bans an older guard left (its counters): how many, the last end. */
+	__u64 legacy, legacy_until;
+	int evfd;	  /* NAME's event queue, for `ipfix NAME`; -1: none (dry run) */
+	struct fb_cmdq q; /* --announce: commands stdout has not taken yet (broken:
+			   * stdout gone, end the loop, exit 1) */
+};
+
+/* The bans in force in BAN (guard_bans.c). Start: g->bfd opened (created,
+ * but for a dry run), and an older guard's bans (legacy) read from the
+ * counters (sfd, or opened for a dry run); 0, or -1 reported. Others:
+ * g->in_force, g->last_end, and g->lim.others (the bans in force not this
+ * guard's, legacy among them) as now; with sweep (under BAN's lock) the
+ * ended are forgotten; 0, or -1 reported. Flush: g->delta and the bans
+ * in force (read again unless swept) into the counters sfd (under BAN's
+ * lock). */
+int fb_guard_bans_start(struct guard *g, const struct fb_store *bf, int sfd);
+int fb_guard_bans_others(struct guard *g, bool sweep);
+void fb_guard_bans_flush(struct guard *g, int sfd);
+
+/* Announce k's ban (withdraw: its end) to ExaBGP, with --announce. */
+void fb_guard_announce(struct guard *g, const struct fb_key *k, bool withdraw);
+/* One event ("ban", "unban", "spare", "limit"): a line on stderr, or a
+ * JSON object with -j; a ban or unban also to NAME's IPFIX queue. a: the
+ * address's traffic over secs (NULL: none); ends_in, lasted: seconds (<0:
+ * not said). */
+void fb_guard_event(const struct guard *g, const char *what, const struct fb_key *k,
+		    const struct fb_guard_addr *a, double secs, double ends_in, double lasted);
+
+#endif
