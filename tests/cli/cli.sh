@@ -79,8 +79,8 @@ check_fails "create: hashes 0" "$FB" create f2 --bits 1024 --hashes 0
 check_fails "create: hashes 17" "$FB" create f2 --bits 1024 --hashes 17
 check_fails "create: too big" "$FB" create f2 --capacity 100000000000 --fp-rate 0.0001
 check_fails "create: bad layout" "$FB" create f2 --capacity 10 --fp-rate 0.1 --layout fancy
-check_fails "create: bad name (slash)" "$FB" create a/b --capacity 10 --fp-rate 0.1
-check_fails "create: bad name (dot)" "$FB" create a.b --capacity 10 --fp-rate 0.1
+t_refused 2 "create: bad name (slash), a usage error" "bad filter name 'a/b'" "$FB" create a/b --capacity 10 --fp-rate 0.1
+t_refused 2 "create: bad name (dot), a usage error" "bad filter name 'a.b'" "$FB" create a.b --capacity 10 --fp-rate 0.1
 check_eq "no filter f2 was left behind" "$("$FB" list | grep -c '^f2 ')" 0
 
 check_fails "unknown filter: info" "$FB" info nosuch
@@ -346,10 +346,10 @@ mkdir -m 0755 "$T_TMP/conf"
 printf 'capacity = 1000\nfp-rate = 0.01\n' >"$T_TMP/conf/x.y.conf"
 long=$(printf 'a%.0s' $(seq 70))
 cp "$T_TMP/conf/x.y.conf" "$T_TMP/conf/$long.conf"
-t_refused 1 "apply: file name not a filter name, the file named" \
+t_refused 2 "apply: file name not a filter name, the file named (a usage error)" \
 	"^flowbloom: $T_TMP/conf/x.y.conf: the file must be named NAME.conf, NAME the filter: bad filter name 'x.y'" \
 	"$FB" apply --check "$T_TMP/conf/x.y.conf"
-t_refused 1 "apply: a 70-character file name, the file named" \
+t_refused 2 "apply: a 70-character file name, the file named" \
 	"^flowbloom: $T_TMP/conf/$long.conf: .*at most 63" "$FB" apply --check "$T_TMP/conf/$long.conf"
 check "destroy f1" "$FB" destroy f1
 t_end

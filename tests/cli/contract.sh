@@ -183,6 +183,40 @@ jrun usage capture error 2 capture c1 -w -
 
 # A file with one bad line (the second of three): refused whole, naming
 # FILE:2, the filter as it was.
+# A filter name that is no name (docs/cli.md: letters, digits, '_', '-',
+# not first) is a usage error of every verb given one, as a NAME, a SRC
+# or --into's NAME: exit 2, "bad filter name 'N'" (then the synopsis),
+# whatever else is wrong later (no such filter, device or collector). @
+# is a NAME ('a.b', 'a:b', '-x' after --, one too long), % a SRC (not
+# 'a.b': a SRC with '.' is an export file). The checker wants a run here
+# of every verb whose synopsis takes a NAME or SRC.
+LONG=$(printf 'n%.0s' $(seq 200))
+before=$("$FB" list)
+printf 'capacity = 1000\n' >"$T_TMP/-x.conf"
+printf 'capacity = 1000\n' >"$T_TMP/a:b.conf"
+BADNAME_CASES=(
+	"create --capacity 1000 --fp-rate 0.01 -- @" "info -- @" "destroy -- @"
+	"attach -- @ fbnodev$$" "add -- @ $F1" "del -- @ $F1" "count -- @ $F1"
+	"check -- @" "load -- @ $T_TMP/list.txt" "export -- @ $T_TMP/bn.fbx"
+	"import -- $T_TMP/c1.fbx @" "merge --into % -- c1 c2" "merge --into m9 -- % c1"
+	"intersect --into % -- c1 c2" "intersect --into m9 -- c1 %" "fold -- @" "card -- %"
+	"card -- c1 %" "query -- @ $F1" "query --packet -- @ $F1" "stats -- @"
+	"stats --watch -- @" "top -- @" "traffic -- @ $F1" "flows -- @" "metrics -- @"
+	"metrics -- c1 @" "ipfix --collector 203.0.113.1:4739 -- @" "bgp -- @"
+	"guard --into c1 --pps 10 --ttl 10s --count 1 -- @"
+	"replay -- @ $PCAP" "capture -w $T_TMP/bn.pcapng --count 1 -- @" "apply -- $T_TMP/@.conf"
+)
+for c in "${BADNAME_CASES[@]}"; do
+	for n in a.b a:b -x "$LONG"; do
+		case $c in *%*) [ "$n" = a.b ] && continue ;; apply*) [ ${#n} -gt 3 ] && continue ;; esac
+		read -ra a <<<"${c//[@%]/$n}"
+		shape=error
+		case $c in bgp* | guard*) shape=exabgp ;; esac
+		jrun "badname:$n" "${a[0]}" "$shape" 2 "${a[@]}"
+	done
+done
+check_eq "bad names: nothing made, nothing removed" "$("$FB" list)" "$before"
+
 printf '%s\n' "$F2" "udp 198.51.100.1:99999 203.0.113.7:1" "src 198.51.100.77" >"$T_TMP/bad.txt"
 printf 'capacity = 1000\nfp-rate = 0.01 0.02\nload = list.txt\n' >"$T_TMP/bad1.conf"
 before=$(digest c1)
@@ -578,14 +612,16 @@ for v in verbs:
         ok("completion offers %s's options" % v)
 
 # ------------------------------------------------ c, d: the runs of the script
-have = {"ok": set(), "fail": set()}
+have = {"ok": set(), "fail": set(), "badname": set()}
 for meta in sorted(glob.glob(os.path.join(runs, "*.meta")), key=lambda p: int(os.path.basename(p).split(".")[0])):
     base = meta[:-5]
     kind, v, shape, want, rc, args = open(meta).read().rstrip("\n").split("\t")
     out = open(base + ".out", "rb").read().decode("utf-8", "replace")
     err = open(base + ".err").read()
-    label = "%s: -j %s" % ({"ok": "success", "usage": "usage error"}.get(kind, "failure"), args)
-    if kind != "usage":
+    label = "%s: -j %s" % ({"ok": "success", "usage": "usage error"}.get(kind, "bad name" if kind.startswith("badname:") else "failure"), args)
+    if kind.startswith("badname:"):
+        have["badname"].add(v)
+    elif kind != "usage":
         have["ok" if kind == "ok" else "fail"].add(v)
     why = []
     if rc not in want.split("|"):
@@ -618,7 +654,9 @@ for meta in sorted(glob.glob(os.path.join(runs, "*.meta")), key=lambda p: int(os
         if extra:
             why.append("stderr: %r" % extra[0][:200])
     else:
-        if kind == "usage" and errl[1:2] and errl[1].startswith("usage: flowbloom %s " % v):
+        if kind.startswith("badname:") and not (errl and "bad filter name '%s'" % kind[8:] in errl[0]):
+            why.append("the error is not: bad filter name '%s'" % kind[8:])
+        if kind.split(":")[0] in ("usage", "badname") and errl[1:2] and errl[1].startswith("usage: flowbloom %s " % v):
             errl = errl[:1]  # the synopsis follows a usage error's line
         if len(errl) != 1 or not errl[0].startswith("flowbloom: "):
             why.append("stderr is not one error line: %r" % err[:300])
@@ -633,6 +671,8 @@ for meta in sorted(glob.glob(os.path.join(runs, "*.meta")), key=lambda p: int(os
 for v in verbs:
     if v not in have["ok"] and v not in os.environ["ATTACH_ONLY"].split():
         bad("%s: success path" % v, "contract.sh runs none (add one, or list the verb in ATTACH_ONLY)")
+    if re.search(r"^       flowbloom %s .*\b(NAME|SRC)\b" % v, helpall, re.M) and v not in have["badname"]:
+        bad("%s: a bad NAME" % v, "contract.sh runs none (add it to BADNAME_CASES)")
     if v not in have["fail"] and v not in os.environ["NO_FAILURE"].split():
         bad("%s: failure path" % v, "contract.sh runs none")
 PY

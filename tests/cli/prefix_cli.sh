@@ -515,7 +515,7 @@ check_eq "trailing bytes: 'trailing'" "$(msg trailing1 trailing)" 1
 check_fails "import a missing file" "$FB" import "$T_TMP/nope.fbx" Z
 check_fails "import onto an existing name" "$FB" import "$T_TMP/e.fbx" E2
 check_eq "import onto an existing name: E2 unchanged" "$(same_info E2)" "$(same_info E)"
-check_fails "import to a bad name" "$FB" import "$T_TMP/e.fbx" a.b
+t_refused 2 "import to a bad name: a usage error" "bad filter name 'a.b'" "$FB" import "$T_TMP/e.fbx" a.b
 check_fails "export to a directory that does not exist" "$FB" export E "$T_TMP/no/such/dir/e.fbx"
 check_eq "after every refused import: the same filters" "$("$FB" list)" "$names"
 check "E3: export - | import -" bash -c "'$FB' export E - | '$FB' import - E3"

@@ -19,8 +19,9 @@
 # - the example's `flowbloom bgp rtbh`: reads one announcement and adds its
 #   rule (its state in a private /run);
 # - instance names that are no filter names (a '.', a leading '-', an
-#   escaped '/') are refused by each unit's command, never taken as an
-#   option or a path outside SYSCONFDIR/flowbloom.
+#   option's name, an escaped '/') are refused by each unit's command as a
+#   usage error (status 2, not retried), never taken as an option or a
+#   path outside SYSCONFDIR/flowbloom.
 # The commands run under the sandbox each unit declares (User=, Group=,
 # CapabilityBoundingSet=, NoNewPrivileges=, PrivateNetwork=: run_as_unit);
 # a [Service] setting this suite cannot reproduce fails it, so a hardening
@@ -252,7 +253,8 @@ test_boot_unit() {
 test_ipfix_unit() {
 	local u=$UNITS/flowbloom-ipfix@.service stop rc t0
 	unit_cmd "$u" ExecStart edge || return
-	check_eq "ipfix unit: ExecStart" "${CMD[*]}" "$IFB ipfix edge --config $CONF/edge.ipfix"
+	check_eq "ipfix unit: ExecStart (the instance an operand, after --)" "${CMD[*]}" \
+		"$IFB ipfix --config $CONF/edge.ipfix -- edge"
 	# The exit status the unit does not retry: a bad option file's.
 	check_eq "ipfix unit: RestartPreventExitStatus" "$(unit_get "$u" RestartPreventExitStatus)" 2
 	printf 'collector = 127.0.0.1:4739\nidle-timeout = soon\n' >"$CONF/edge.ipfix"
@@ -326,10 +328,13 @@ test_bgp_unit() {
 
 # %i is systemd's escaped instance: no '/', but '.', '\' (escapes) and a
 # leading '-' get through. Each must be refused as a filter name by the
-# command, never read as an option or reach another file.
+# command, never read as an option (--help would end it quietly, status
+# 0) or reach another file; refused as a usage error (status 2), which
+# the ipfix unit does not retry (RestartPreventExitStatus), never as a
+# failure it would retry every RestartSec forever.
 test_instances() {
 	local i u rc
-	for i in 'a.b' '-x' 'a\x2fb'; do
+	for i in 'a.b' '-x' '--help' '-h' 'a\x2fb'; do
 		for u in flowbloom@.service flowbloom-ipfix@.service; do
 			case $u in
 			flowbloom@*) cp "$CONF/edge.conf" "$CONF/$i.conf" ;;
@@ -338,9 +343,15 @@ test_instances() {
 			unit_cmd "$UNITS/$u" ExecStart "$i" || continue
 			unit_in_b "$UNITS/$u" "${CMD[@]}" >/dev/null 2>"$T_TMP/err"
 			rc=$?
-			[ "$rc" -ne 0 ] && grep -q "bad filter name\|unknown option\|must be named" "$T_TMP/err" &&
-				pass "${u%@*}@$i refused ($(head -1 "$T_TMP/err"))" ||
+			[ "$rc" -eq 2 ] && grep -qF "bad filter name '$i'" "$T_TMP/err" &&
+				pass "${u%@*}@$i refused, exit 2 ($(head -1 "$T_TMP/err"))" ||
 				fail "${u%@*}@$i: exit $rc: $(head -c 200 "$T_TMP/err")"
+			# Restart=on-failure retries a status but 0 and those listed.
+			[ -z "$(unit_get "$UNITS/$u" Restart)" ] || [ "$rc" -eq 0 ] && continue
+			case " $(unit_get "$UNITS/$u" RestartPreventExitStatus) " in
+			*" $rc "*) pass "${u%@*}@$i: exit $rc is not retried (RestartPreventExitStatus)" ;;
+			*) fail "${u%@*}@$i: exit $rc is retried every RestartSec (Restart=$(unit_get "$UNITS/$u" Restart), RestartPreventExitStatus=$(unit_get "$UNITS/$u" RestartPreventExitStatus))" ;;
+			esac
 		done
 	done
 	check_eq "no filter made by a bad instance" "$("$IFB" list | cut -d' ' -f1 | sort | tr '\n' ' ')" "edge rtbh "

@@ -303,7 +303,7 @@ int fb_apply_conf_read(const char *file, bool down, struct ap_conf *c)
 	dot = strrchr(b, '.');
 	if (!dot || strcmp(dot, ".conf")) {
 		fb_err("%s: the file must be named NAME.conf (NAME: the filter)", file);
-		return -1;
+		return -2;
 	}
 	*dot = 0;
 	/* The file's name names the filter: an error names the file. */
@@ -313,7 +313,7 @@ int fb_apply_conf_read(const char *file, bool down, struct ap_conf *c)
 	if (rc || strlen(b) >= sizeof(c->name)) {
 		fb_err("%s: the file must be named NAME.conf, NAME the filter: %s", file,
 		       rc ? fb_report_last : "name too long");
-		return -1;
+		return -2;
 	}
 	strcpy(c->name, b);
 	c->create.name = c->name;

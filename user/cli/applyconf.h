@@ -57,7 +57,8 @@ struct ap_conf {
 	bool down; /* read for --down: the lists need not be readable */
 };
 
-/* Parse FILE; every error is printed as FILE:LINE: why. down: for
+/* Parse FILE; every error is printed as FILE:LINE: why (-1), or as FILE:
+ * why when its name is no NAME.conf (-2: a usage error). down: for
  * --down, which detaches the file's devices and reads no list (a list
  * that cannot be read is not an error then). */
 int fb_apply_conf_read(const char *file, bool down, struct ap_conf *c);

@@ -104,6 +104,9 @@ void fb_print_destroyed(const char *name);
 
 /* Usage error for the running verb: message, synopsis, returns 2. */
 int fb_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The running verb's synopsis after a usage error already printed;
+ * returns 2. */
+int fb_usage_synopsis(void);
 /* An option the running verb does not know (the first len bytes of opt):
  * the usage error, which says where a global option (-j, -v, -n) goes. */
 int fb_unknown_option(const char *opt, int len);

@@ -670,9 +670,9 @@ int cmd_apply(int argc, char **argv)
 		fb_err("out of memory");
 		return 1;
 	}
-	if (fb_apply_conf_read(argv[optind], down, c)) {
+	if ((err = fb_apply_conf_read(argv[optind], down, c))) {
 		free(c);
-		return 1;
+		return err == -2 ? fb_usage_synopsis() : 1;
 	}
 	if (fb_pin_check_bpffs()) {
 		err = 1;

@@ -6,6 +6,7 @@
 #include "cmd.h"
 #include "parse.h"
 #include "store/head.h"
+#include "store/pintree.h"
 #include "store/store.h"
 #include "prog/xdpdev.h"
 #include "monitor/monmaps.h"
@@ -166,8 +167,11 @@ int cmd_attach(int argc, char **argv)
 	}
 	if (argc - optind != 2)
 		return fb_usage(argc - optind < 2 ? "missing NAME or DEV" : "too many arguments");
-	/* The device first: nothing is made for one that does not exist, or
-	 * whose packets the program cannot read. */
+	/* A NAME that is no name is a usage error, whatever the device is
+	 * (main.c); then the device: nothing is made for one that does not
+	 * exist, or whose packets the program cannot read. */
+	if (fb_pin_check_name(argv[optind]))
+		return 1;
 	if (fb_xdp_query(argv[optind + 1], &dev) || fb_xdp_check_link(argv[optind + 1]))
 		return 1;
 	/* --replace: the flowbloom program running there gives way to this

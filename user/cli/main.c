@@ -18,6 +18,7 @@
 #include "prog/loader.h"
 #include "manpage.h"
 #include "output.h"
+#include "store/pintree.h"
 #include "util.h"
 
 /* Where the installed configuration lives (the Makefile's SYSCONFDIR). */
@@ -465,6 +466,13 @@ static void help_all(void)
 	jw_end();
 }
 
+int fb_usage_synopsis(void)
+{
+	if (current)
+		fprintf(stderr, "usage: flowbloom %s\n", current->synopsis);
+	return 2;
+}
+
 int fb_usage(const char *fmt, ...)
 {
 	char buf[512];
@@ -593,6 +601,28 @@ static void hold_std_fds(void)
 			break; /* nothing to hold them with: as before */
 }
 
+/* A verb that failed (1) on a filter name of its command line that is no
+ * name (the store's check refused it: a word, or --opt=WORD's value) had
+ * a usage error, as a bad number is: status 2 (docs/cli.md), which the
+ * units do not retry (RestartPreventExitStatus=2). A valid name that is
+ * not there stays a failure. The verb may have dropped `--` from argv:
+ * its last word is then NULL. */
+static int name_status(int rc, int argc, char **argv)
+{
+	const char *w, *eq;
+	int j;
+
+	if (rc != 1 || !fb_pin_refused)
+		return rc;
+	for (j = 1; j < argc && (w = argv[j]); j++) {
+		eq = !strncmp(w, "--", 2) ? strchr(w, '=') : NULL;
+		if (!strcmp(w, fb_pin_refused) || (eq && !strcmp(eq + 1, fb_pin_refused))) {
+			return fb_usage_synopsis();
+		}
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *netns = NULL;
@@ -654,7 +684,8 @@ int main(int argc, char **argv)
 			help_one(&cmds[c]);
 			return stdout_checked(0);
 		}
-		return stdout_checked(cmds[c].fn(argc - i, argv + i));
+		return stdout_checked(
+			name_status(cmds[c].fn(argc - i, argv + i), argc - i, argv + i));
 	}
 	fb_err("unknown verb '%s' (%s)", argv[i], verb_hint(argv[i], hint, sizeof(hint)));
 	return 2;

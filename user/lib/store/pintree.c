@@ -44,6 +44,8 @@ int fb_pin_check_bpffs(void)
 	return 0;
 }
 
+char *fb_pin_refused;
+
 int fb_pin_check_name(const char *name)
 {
 	const char *p;
@@ -60,6 +62,8 @@ bad:
 	fb_report_err("bad filter name '%s' (letters, digits, '_' and '-', not starting with '-'; "
 		      "at most %d)",
 		      name, FB_NAME_MAX - 1);
+	free(fb_pin_refused);
+	fb_pin_refused = strdup(name);
 	return -1;
 }
 
@@ -634,7 +638,7 @@ err:
 
 int fb_pin_open_root_of(const char *name)
 {
-	if (fb_pin_check_bpffs() || fb_pin_check_name(name))
+	if (fb_pin_check_name(name) || fb_pin_check_bpffs())
 		return -1;
 	return fb_pin_open_root(false);
 }

@@ -17,8 +17,11 @@ const char *fb_pin_root(void);
 const char *fb_pin_iproute_dir(void);
 /* 0 if bpffs is mounted where we need it, else -1 with a message printed. */
 int fb_pin_check_bpffs(void);
-/* 0 if name is a valid filter name, else -1 with a message printed. */
+/* 0 if name is a valid filter name, else -1 with a message printed and
+ * the name kept in fb_pin_refused (malloc'd; the last one refused): the
+ * CLI makes a NAME of its command line that is no name a usage error. */
 int fb_pin_check_name(const char *name);
+extern char *fb_pin_refused;
 /* Names of all filters, sorted; *names is malloc'd. Returns the count, or
  * -1 (reported) if they cannot all be read. */
 int fb_pin_list(char ***names);

@@ -79,7 +79,7 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 	struct stat st;
 
 	fb_store_init(f);
-	if (fb_pin_check_bpffs() || fb_pin_check_name(name))
+	if (fb_pin_check_name(name) || fb_pin_check_bpffs())
 		return -1;
 	snprintf(f->name, sizeof(f->name), "%s", name);
 	fb_pin_stage_name(f->pin_name, sizeof(f->pin_name), FB_STAGE_NEW, name);
@@ -509,7 +509,7 @@ static int open_pins(struct fb_store *f)
 int fb_store_open(const char *name, struct fb_store *f)
 {
 	fb_store_init(f);
-	if (fb_pin_check_bpffs() || fb_pin_check_name(name))
+	if (fb_pin_check_name(name) || fb_pin_check_bpffs())
 		return -1;
 	snprintf(f->name, sizeof(f->name), "%s", name);
 	snprintf(f->pin_name, sizeof(f->pin_name), "%s", name);
