@@ -187,5 +187,32 @@ check_eq "... -j: addresses" "$("$FB" -j replay caps --explain "$T_TMP/snap.pcap
 import json, sys
 print([json.loads(l).get("addresses", "-") for l in sys.stdin][:3])')" \
 	"[None, 'src 2001:db8::1 dst 2001:db8::2', None]"
+# Raw IP captures (link types RAW, IPV4, IPV6) get a made-up Ethernet
+# header whose EtherType the link type gives (RAW: the version's, 6 for
+# IPv6, else IPv4), as the sender's stack would have labelled them: a
+# record that is no valid IP is malformed (dropped by an allow-list by
+# default), not a non-IP frame passed; an empty record is skipped as a
+# runt, as an empty Ethernet or cooked one is; an IPv6 packet in an IPV4
+# capture is malformed IPv4.
+python3 - "$T_TMP/raw.pcap" "$T_TMP/ipv4.pcap" <<'PY'
+import sys
+from pkt import pcap_header, pcap_record, udp4, udp6
+ip4, ip6 = udp4("198.51.100.9", 1, "203.0.113.1", 53)[14:], udp6("2001:db8::1", 1, "2001:db8::2", 53)[14:]
+open(sys.argv[1], "wb").write(pcap_header(101) + b"".join(pcap_record(r) for r in
+                              (b"", bytes(28), b"\x55" + ip4[1:], ip4, ip6)))
+open(sys.argv[2], "wb").write(pcap_header(228) + pcap_record(ip6) + pcap_record(ip4))
+PY
+raw_counts() {
+	"$FB" -j replay caps "$@" | python3 -c 'import json,sys
+d = json.loads(sys.stdin.read().splitlines()[-1])
+print(d["packets"], d["skipped_runt"], d["non_ip"], d["malformed"], d["drop"])'
+}
+check_eq "raw IP: an empty record a runt, two that are no IP malformed (packets runt non-ip malformed drop)" \
+	"$(raw_counts "$T_TMP/raw.pcap" --action monitor --malformed drop)" "5 1 0 2 2"
+check_eq "... each dropped by an allow-list's default" "$("$FB" replay caps --explain --action allow \
+	"$T_TMP/raw.pcap" | sed -n '2,3p' | tr -s ' ')" "2 drop - (malformed: src 0.0.0.0 dst 0.0.0.0)
+3 drop - (malformed: src 198.51.100.9 dst 203.0.113.1)"
+check_eq "link type IPV4: an IPv6 packet is malformed IPv4, the IPv4 one parsed" \
+	"$(raw_counts "$T_TMP/ipv4.pcap" --action monitor --malformed drop)" "2 0 0 1 1"
 "$FB" destroy caps >/dev/null || fail "destroy"
 t_end

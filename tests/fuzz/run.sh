@@ -16,7 +16,7 @@ if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
 	SECONDS_EACH=$1
 	shift
 fi
-ALL="flow list lines bgp bgpstate bgpjournal applyconf optfile units fbx"
+ALL="flow list lines bgp bgpstate bgpjournal applyconf optfile units fbx pcap"
 NAMES=${*:-$ALL}
 
 # NAME: libFuzzer options beside the corpus (dictionary, input size).
@@ -32,6 +32,7 @@ opts_of() {
 	optfile) echo "-dict=tests/fuzz/optfile.dict -max_len=2048" ;;
 	units) echo "-max_len=64" ;;
 	fbx) echo "-max_len=16384" ;;
+	pcap) echo "-dict=tests/fuzz/pcap.dict -max_len=4096" ;;
 	*) return 1 ;;
 	esac
 }

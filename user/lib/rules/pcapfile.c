@@ -91,7 +91,10 @@ int fb_pcap_next(struct fb_pcap *p, unsigned char *out, size_t cap, size_t *len,
 		 * (VLAN tags put back by libpcap after it): SLL v1 in its
 		 * last 2 of 16 bytes, SLL2 (`tcpdump -i any` since libpcap
 		 * 1.10) in its first 2 of 20. A record too short for its
-		 * header is given back empty, as a runt. */
+		 * header is given back empty, as a runt; so is an empty raw
+		 * IP record. Raw IP gets the EtherType its link type says (RAW:
+		 * IPv6 for version 6, else IPv4), as the sender labelled it:
+		 * a record that is no valid IP is malformed, not non-IP. */
 		if (p->dlt == DLT_LINUX_SLL) {
 			if (n < SLL_HLEN) {
 				*len = 0;
@@ -108,8 +111,13 @@ int fb_pcap_next(struct fb_pcap *p, unsigned char *out, size_t cap, size_t *len,
 			proto = (pkt[0] << 8) | pkt[1];
 			pkt += SLL2_HLEN;
 			n -= SLL2_HLEN;
-		} else if (n) {
-			proto = (pkt[0] >> 4) == 6 ? 0x86dd : (pkt[0] >> 4) == 4 ? 0x0800 : 0;
+		} else if (!n) {
+			*len = 0;
+			return 1;
+		} else {
+			proto = p->dlt == DLT_IPV6 || (p->dlt == DLT_RAW && (pkt[0] >> 4) == 6)
+					? 0x86dd
+					: 0x0800;
 		}
 		/* Locally administered addresses: no real station. */
 		memset(out, 0, 12);
