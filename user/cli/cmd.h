@@ -146,6 +146,9 @@ struct fb_flows {
 	const char *file;    /* NULL: argv; "<stdin>" for "-" */
 	/* fb_flows_unique: the copies it dropped, and the first one's place. */
 	size_t again, again_at;
+	/* A flow may be a prefix `load` held expanded (fb_flows_as_stored):
+	 * noted as it is read, so that most lists are not read again. */
+	bool prefixes;
 };
 
 /* FLOWs from argv (several, back to back) or from a file ("-": stdin).

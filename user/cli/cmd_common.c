@@ -112,6 +112,13 @@ int fb_parse_malformed(const char *val)
 	return fb_pick("--malformed", val, fb_malformed_names + 1, NULL);
 }
 
+/* Can rule k be held expanded at all: a prefix of a list, not a host nor
+ * a 5-tuple (most rules of a list). */
+static inline bool may_be_expanded(const struct fb_key *k)
+{
+	return k->plen < 128 && fb_prefix_list(k->kind, k->family) >= 0;
+}
+
 /* k onto fl, from where (a line, an argument): 0, or -1 out of memory. */
 static int push_key(struct fb_flows *fl, const struct fb_key *k, size_t where)
 {
@@ -146,6 +153,7 @@ static int push_key(struct fb_flows *fl, const struct fb_key *k, size_t where)
 	}
 	fl->keys[fl->n] = *k;
 	fl->step[fl->n++] = d;
+	fl->prefixes |= may_be_expanded(k);
 	fl->last = where;
 	return 0;
 oom:
@@ -400,10 +408,11 @@ static int stored_at(const struct fb_key *k, const struct fb_store *f, bool perm
 		     const struct fb_gen_views *gv, bool lacks)
 {
 	const struct fb_store *s;
-	int l = fb_rules_prefix_list(k), g, at = 0;
+	int l, g, at = 0;
 
-	if (l < 0 || k->plen >= 128)
+	if (!may_be_expanded(k))
 		return 0;
+	l = fb_rules_prefix_list(k);
 	for (g = permanent ? -1 : 0; g < (gv ? gv->n : 0) && !at; g++) {
 		s = g < 0 ? f : &gv->v[g];
 		if (list_has(&fb_store_prefixes(s)->list[l], k->plen))
@@ -429,7 +438,10 @@ int fb_flows_as_stored(struct fb_flows *fl, const struct fb_store *f, bool perma
 	/* Only a filter that can forget a flow has pieces to delete. */
 	if ((flags & FB_FTYPE_TABLE) ? !(flags & FB_FTYPE_DELETES) : !f->cnt_hdr)
 		return 0;
-	/* Most inputs hold no such rule: no copy of them then. */
+	/* Most inputs hold no such rule: no copy of them then, and with no
+	 * prefix at all not a look at them (a pass over 40 bytes a flow). */
+	if (!fl->prefixes)
+		return 0;
 	for (i = 0; i < fl->n; i++)
 		if (stored_at(&fl->keys[i], f, permanent, gv, true))
 			break;

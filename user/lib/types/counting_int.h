@@ -170,16 +170,26 @@ static __always_inline bool fb_cnt_del_checked_at(struct fb_store *f, const stru
 	bool repeats = f->hdr->layout != FB_LAYOUT_BLOCKED || k > FB_BLOCK_WORDS;
 	__u8 *cnt = f->cnt;
 
-	for (i = 0; i < k; i++) {
-		unsigned dup = 0;
-
-		c[i] = fb_cnt_read(cnt, wide, pos[i]);
-		for (x = 0; repeats && x < i; x++)
-			dup += pos[x] == pos[i];
-		if (c[i] < max) {
-			if (c[i] <= dup)
+	if (!repeats) {
+		/* Then the check is only whether a counter is 0 (0 is below
+		 * the maximum). */
+		for (i = 0; i < k; i++) {
+			c[i] = fb_cnt_read(cnt, wide, pos[i]);
+			if (!c[i])
 				return false;
-			c[i] -= dup;
+		}
+	} else {
+		for (i = 0; i < k; i++) {
+			unsigned dup = 0;
+
+			c[i] = fb_cnt_read(cnt, wide, pos[i]);
+			for (x = 0; x < i; x++)
+				dup += pos[x] == pos[i];
+			if (c[i] < max) {
+				if (c[i] <= dup)
+					return false;
+				c[i] -= dup;
+			}
 		}
 	}
 	fb_cnt_journal_begin(f, FB_JOURNAL_DEL, key);
