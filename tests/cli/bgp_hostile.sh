@@ -470,6 +470,13 @@ check_eq "STATE.journal (the lines read since the last write) a symbolic link: r
 grep -q "symbolic link" "$T_TMP/err" && pass "... saying so" || fail "... said: $(head -c 300 "$T_TMP/err")"
 check_eq "... the file behind it untouched" "$(cat "$VICTIM")" precious
 rm -f "$D/rtbh.bgp.journal"
+rm -f "$D/rtbh.bgp.deleted" # created by the runs above
+ln -s "$VICTIM" "$D/rtbh.bgp.deleted"
+run "$D/rtbh.bgp"
+check_eq "STATE.deleted (the deletions started since the last write) a symbolic link: refused" "$RC" 1
+grep -q "symbolic link" "$T_TMP/err" && pass "... saying so" || fail "... said: $(head -c 300 "$T_TMP/err")"
+check_eq "... the file behind it untouched" "$(cat "$VICTIM")" precious
+rm -f "$D/rtbh.bgp.deleted"
 cp "$T_TMP/planted" "$D/rtbh.bgp"
 chown 65534 "$D/rtbh.bgp"
 run "$D/rtbh.bgp"

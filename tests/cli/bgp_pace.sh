@@ -32,6 +32,13 @@
 #   the routes announced and withdrawn since held and not; a journal of
 #   garbage, old lines and a torn last line: bad lines named, torn and old
 #   ones not applied; --flush empties it.
+# - killed among the deletions a write allows (before the first, between
+#   two, after the last): the file no longer names the withdrawn routes
+#   and the journal is emptied, so their rules stayed in the filter for
+#   good; the next run applies those not started, none twice (a rule held
+#   by another peer's path, or added by hand, keeps its count), with and
+#   without --ttl, and a --ttl change's old copies too; STATE.deleted
+#   not writable, or of garbage.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_pace
 
@@ -73,6 +80,7 @@ stop() {
 paths() { grep -c '^198\.51\.100\.9	' "$1"; }
 held() { [ "$(paths "$1")" = "$2" ]; }
 nflows() { "$FB" -j info "$1" | t_json 'd["flows"]'; }
+cnt2() { "$FB" count dl dst "2001:db8:3::$1" | awk '{print $1}'; }
 q() { "$FB" query "$1" "${@:2}" | head -1 | awk '{print $1}'; }
 # is NAME WANT RULE...: query's verdict on RULE is WANT.
 is() { [ "$(q "$1" "${@:3}")" = "$2" ]; }
@@ -147,7 +155,7 @@ grep -q "$J lines read after the last write of $S, by a run that ended before th
 check_eq "... the 5 routes announced since are held, their rules in the filter" \
 	"$(paths "$S") $(q pc dst 2001:db8:ff:0::1) $(q pc dst 2001:db8:ff:4::1)" "$((W - 6)) maybe maybe"
 check_eq "... the 10 withdrawn since are not, their rules out" \
-	"$(grep -c '2001:db8:0:7d[0-9]::1' "$S") $(q pc dst 2001:db8:0:7d0::1) $(q pc dst 2001:db8:0:7d9::1)" "0 no no"
+	"$(grep -c '^[^#].*2001:db8:0:7d[0-9]::1' "$S") $(q pc dst 2001:db8:0:7d0::1) $(q pc dst 2001:db8:0:7d9::1)" "0 no no"
 check_eq "... the filter holds exactly the rules the state file names, each once" \
 	"$(nflows pc) $("$FB" count pc dst 2001:db8:ff:4::1 | awk '{print $1}')" "$((W - 6)) 1"
 check_eq "... the journal emptied by the new write" "$(stat -c %s "$S.journal")" 0
@@ -330,4 +338,87 @@ check_eq "a journal without its state file: not applied, said, emptied" \
 	"$(q jn dst 2001:db8:1::46) $(grep -c 'jn.bgp.journal: no state file to apply it to; not applied' "$T_TMP/bgp.err") $(stat -c %s "$J.journal")" \
 	"no 1 0"
 "$FB" destroy jn >/dev/null
+
+# --- 6. killed among the deletions a write allows ----------------------------
+# The write renames the state file, empties STATE.added and the journal,
+# then applies the deletions: killed in between, the withdrawn routes'
+# rules were named by no file. Killed before the first (the first
+# ftruncate), between the two (the second message on stderr: the first
+# deletion's), after the last (the third).
+NB10=${NB/198.51.100.9/198.51.100.10}
+S=$T_TMP/dl.bgp
+if command -v strace >/dev/null; then
+	for at in ftruncate:1 write:2 write:3; do
+		"$FB" create dl --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create dl"
+		rm -f "$S" "$S".*
+		"$FB" add dl dst 2001:db8:3::2 >/dev/null # the operator's, and bgp's too
+		{ for i in 1 2 3 4; do ann6 "2001:db8:3::$i/128"; done
+		  NB=$NB10 ann6 2001:db8:3::4/128; } | "$FB" bgp dl --state "$S" >/dev/null 2>&1
+		{ wd6 2001:db8:3::1/128; wd6 2001:db8:3::2/128; wd6 2001:db8:3::4/128; } >"$T_TMP/in"
+		sc=${at%:*}
+		(strace -f -qq -o /dev/null -P "$T_TMP/bgp.err" -P "$S.journal" -e trace="$sc" \
+			-e inject="$sc":signal=KILL:when="${at#*:}" \
+			"$FB" bgp dl --state "$S" <"$T_TMP/in" >/dev/null 2>"$T_TMP/bgp.err"; :) 2>/dev/null
+		check_eq "killed among the deletions ($at): the file no longer holds the withdrawn paths" \
+			"$(paths "$S") $(grep -c '^[^#].*2001:db8:3::4/128' "$S")" "1 1"
+		"$FB" bgp dl --state "$S" </dev/null >/dev/null 2>"$T_TMP/bgp.err"
+		check_eq "... the next run: the withdrawn rules out, the operator's and the one another path holds kept, each counted once" \
+			"$(cnt2 1) $(cnt2 2) $(cnt2 3) $(cnt2 4) $(nflows dl)" "0 1 1 1 3"
+		"$FB" bgp dl --state "$S" </dev/null >/dev/null 2>"$T_TMP/bgp.err"
+		check_eq "... and the run after it deletes none again" \
+			"$(cnt2 1) $(cnt2 2) $(cnt2 3) $(cnt2 4) $(grep -c 'deleted\|-dst' "$T_TMP/bgp.err")" "0 1 1 1 1"
+		"$FB" destroy dl >/dev/null
+	done
+	# --ttl: the copies of a withdrawn route ended with their lifetime
+	# only; and a run without --ttl after a --ttl one makes the rules
+	# permanent, then deletes their copies with a lifetime.
+	"$FB" create dl --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create dl"
+	rm -f "$S" "$S".*
+	{ ann6 2001:db8:3::1/128; ann6 2001:db8:3::2/128; } |
+		"$FB" bgp dl --ttl 1h --state "$S" >/dev/null 2>&1
+	wd6 2001:db8:3::1/128 >"$T_TMP/in"
+	(strace -f -qq -o /dev/null -e trace=ftruncate -e inject=ftruncate:signal=KILL:when=1 \
+		"$FB" bgp dl --ttl 1h --state "$S" <"$T_TMP/in" >/dev/null 2>"$T_TMP/bgp.err"; :) 2>/dev/null
+	"$FB" bgp dl --ttl 1h --state "$S" </dev/null >/dev/null 2>"$T_TMP/bgp.err"
+	check_eq "--ttl, killed before the deletions: the next run deletes the withdrawn rule's copies" \
+		"$(cnt2 1) $(cnt2 2) $(paths "$S")" "0 1 1"
+	(strace -f -qq -o /dev/null -e trace=ftruncate -e inject=ftruncate:signal=KILL:when=1 \
+		"$FB" bgp dl --state "$S" </dev/null >/dev/null 2>"$T_TMP/bgp.err"; :) 2>/dev/null
+	check_eq "made permanent, killed before the old copies' deletion: the file says permanent" \
+		"$(head -1 "$S" | grep -c 'rules permanent') $(cnt2 2)" "1 2"
+	"$FB" bgp dl --state "$S" </dev/null >/dev/null 2>"$T_TMP/bgp.err"
+	check_eq "... the next run deletes the copies with a lifetime: the rule held once" \
+		"$(cnt2 2) $(grep -c -- '-dst' "$T_TMP/bgp.err")" "1 0"
+	"$FB" destroy dl >/dev/null
+	# STATE.deleted not writable (a full disk): no deletion started (a
+	# kill after it could not tell the next run), said once; the next
+	# run applies them.
+	"$FB" create dl --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create dl"
+	rm -f "$S" "$S".*
+	{ for i in 1 2 3; do ann6 "2001:db8:3::$i/128"; done; } | "$FB" bgp dl --state "$S" >/dev/null 2>&1
+	{ wd6 2001:db8:3::1/128; wd6 2001:db8:3::2/128; } >"$T_TMP/in"
+	strace -f -qq -o /dev/null -P "$S.deleted" -e trace=write -e inject=write:error=ENOSPC \
+		"$FB" bgp dl --state "$S" <"$T_TMP/in" >/dev/null 2>"$T_TMP/bgp.err"
+	check_eq "STATE.deleted not writable: nothing deleted, said once, each named at the end" \
+		"$(cnt2 1) $(cnt2 2) $(grep -c 'cannot write .*dl.bgp.deleted: No space left on device' "$T_TMP/bgp.err") $(grep -c 'still in filter' "$T_TMP/bgp.err")" \
+		"1 1 1 2"
+	"$FB" bgp dl --state "$S" </dev/null >/dev/null 2>"$T_TMP/bgp.err"
+	check_eq "... the next run deletes them" "$(cnt2 1) $(cnt2 2) $(cnt2 3) $(nflows dl)" "0 0 1 1"
+	# Notes of garbage, of another commit, past the list, of a failed
+	# deletion (not started), and a last one cut short (not started):
+	# each deletion not started is applied.
+	{ ann6 2001:db8:3::1/128; ann6 2001:db8:3::2/128; } | "$FB" bgp dl --state "$S" >/dev/null 2>&1
+	{ wd6 2001:db8:3::1/128; wd6 2001:db8:3::2/128; } >"$T_TMP/in"
+	(strace -f -qq -o /dev/null -P "$S.journal" -e trace=ftruncate -e inject=ftruncate:signal=KILL:when=1 \
+		"$FB" bgp dl --state "$S" <"$T_TMP/in" >/dev/null 2>"$T_TMP/bgp.err"; :) 2>/dev/null
+	c=$(head -1 "$S" | awk '{print $NF}')
+	printf 'garbage\n%s\t0\n%s\t7\n%s\t1\tagain\n%s\t0' $((c - 1)) "$c" "$c" "$c" >"$S.deleted"
+	"$FB" bgp dl --state "$S" </dev/null >/dev/null 2>"$T_TMP/bgp.err"
+	check_eq "notes of garbage, another commit, past the list, a failure, one cut short: both deletions applied, the garbage named" \
+		"$(cnt2 1) $(cnt2 2) $(cnt2 3) $(grep -c 'dl.bgp.deleted:1: not COMMIT<TAB>INDEX; skipped' "$T_TMP/bgp.err") $(grep -c '2 deletions due after the last write of .*dl.bgp, not applied by the run that wrote it: applied' "$T_TMP/bgp.err")" \
+		"0 0 1 1 1"
+	"$FB" destroy dl >/dev/null
+else
+	skip "bgp killed among its deletions: strace is missing (make deps installs it)"
+fi
 t_end

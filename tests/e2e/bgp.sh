@@ -271,7 +271,7 @@ udp_blocked() { ! udp_reaches "$@"; }
 # Traffic to ADDR (any flow: UDP 198.51.100.1:40000 -> ADDR:7000) arrives?
 reaches() { udp_reaches 40000 "$1" 7000; }
 blocked() { ! reaches "$1"; }
-state_paths() { test "$(grep -c "$1" "$STATE")" = "$2"; }
+state_paths() { test "$(grep -v "^#" "$STATE" | grep -c "$1")" = "$2"; } # paths, not "# delete" lines
 counter() { "$FB" count rtbh "$@" | awk '{print $1}'; }
 nflows() { "$FB" -j info rtbh | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["flows"])'; }
 

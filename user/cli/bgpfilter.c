@@ -9,6 +9,7 @@
  * rule we did not add would take bits from others.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,19 +241,19 @@ static int del_copy(struct fb_store *f, const struct fb_key *k)
 	return 0;
 }
 
-/* p's copy out of the permanent rules: 0, -1 if they do not hold it
+/* k's copy out of the permanent rules: 0, -1 if they do not hold it
  * (someone else deleted it: then lowering its counters would take bits
  * from others), -2 if the exact set failed (said; nothing deleted). */
-static int del_permanent(struct fb_store *f, const struct bgp_pending *p)
+int bgp_del_permanent(struct fb_store *f, const struct fb_key *k)
 {
 	size_t bad;
 	__u32 c = 1;
 
-	if (f->hdr->confirm && fb_exact_get(f, &p->key, &c))
+	if (f->hdr->confirm && fb_exact_get(f, k, &c))
 		return -2;
-	if (!c || fb_counting_check_dels(f, &p->key, 1, &bad))
+	if (!c || fb_counting_check_dels(f, k, 1, &bad))
 		return -1;
-	return del_copy(f, &p->key) ? -2 : 0;
+	return del_copy(f, k) ? -2 : 0;
 }
 
 void bgp_unadd(struct bgp_run *rn, struct fb_store *f, const struct fb_key *keys, size_t n,
@@ -354,6 +355,14 @@ void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 
 		if (p->gone)
 			continue; /* announced again: its copy stays */
+		/* Noted as started before it is (STATE.deleted): a kill
+		 * between leaves its rule over, never has the next run delete
+		 * it again. Not noted (said): not started, tried again at the
+		 * next commit. */
+		if (p->ix >= 0 && bgp_note_deleting(rn, p->ix, false)) {
+			p->again = true;
+			continue;
+		}
 		/* Withdrawn, then announced again before this commit: one of
 		 * its copies stays, in the generation ending last (the
 		 * announcement's), on its record for its next withdrawal; the
@@ -364,12 +373,14 @@ void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 			continue;
 		}
 		int r = p->gens ? -!bgp_copies_del(&rn->copies, &gv, &p->key, &rn->lim)
-				: del_permanent(f, p);
+				: bgp_del_permanent(f, &p->key);
 
 		/* The exact set failed (said), nothing deleted: tried again at
 		 * the next commit, not left in the filter for good. */
 		failed = p->again;
 		p->again = r == -2;
+		if (p->again && p->ix >= 0)
+			bgp_note_deleting(rn, p->ix, true); /* nothing deleted */
 		if (r == -2 && !failed)
 			bgp_show(p->lineno, '?', &p->key,
 				 ": could not be deleted now; tried again at the next commit");
@@ -394,6 +405,69 @@ void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 			rn->pend[j++] = rn->pend[i];
 	rn->npend = j;
 	bgp_pend_reset(rn);
+}
+
+/*
+ * The state file's "# delete" lines: what bgp_del_pending deletes once it
+ * is written, for the next run to apply if this one is killed before it
+ * has (the file no longer names their paths, nothing else would). Each
+ * names its rule and what goes: "rule" one permanent copy (a withdrawal's,
+ * or a killed run's addition), "moved" the same of a rule now with a
+ * lifetime (not said); "copies" the copies in the generations,
+ * "G:EXPIRES:N,..." (N in slot G's generation ending at EXPIRES), all those
+ * on record, "moved-copies" the same not said (a rule made permanent, or
+ * the copies trimmed off a rule announced again). A rule's later entries
+ * (its first takes every copy) and those taken back are not listed.
+ */
+int bgp_save_deleting(struct bgp_run *rn, FILE *fp)
+{
+	char text[FB_FLOW_STR];
+	size_t *ix = NULL, nix = 0, i;
+	long n = 0;
+	unsigned g;
+
+	for (i = 0; i < rn->npend; i++) {
+		struct bgp_pending *p = &rn->pend[i];
+		const struct bgp_copy *r;
+		bool trim, any = false;
+
+		p->ix = -1;
+		if (p->gone)
+			continue;
+		fb_flow_format(&p->key, text, sizeof(text));
+		if (!p->gens) {
+			fprintf(fp, "# delete\t%s\t%s\n", p->moved ? "moved" : "rule", text);
+			p->ix = n++;
+			continue;
+		}
+		if (withdrawn_before(rn, i, &ix, &nix))
+			continue;
+		if (!ix) {
+			errno = ENOMEM;
+			return -1;
+		}
+		if (!(r = bgp_copies_find(&rn->copies, &p->key)))
+			continue;
+		trim = reannounced(rn, p);
+		for (g = 0; g < FB_GEN_SLOTS; g++) {
+			unsigned c = r->extra[g] + (trim ? 0 : r->n[g]);
+
+			if (!c || !rn->copies.expires[g])
+				continue;
+			if (!any)
+				fprintf(fp, "# delete\t%s\t%s\t",
+					trim || p->moved ? "moved-copies" : "copies", text);
+			fprintf(fp, "%s%u:%llu:%u", any ? "," : "", g,
+				(unsigned long long)rn->copies.expires[g], c);
+			any = true;
+		}
+		if (any) {
+			fputc('\n', fp);
+			p->ix = n++;
+		}
+	}
+	free(ix);
+	return ferror(fp) ? -1 : 0;
 }
 
 size_t bgp_pending_left(const struct bgp_run *rn)
@@ -428,7 +502,9 @@ static int push_pending(struct bgp_run *rn, const struct fb_key *k, size_t linen
 		rn->pend = p;
 		rn->cap_pend = cap;
 	}
-	rn->pend[rn->npend++] = (struct bgp_pending){ *k, lineno, gens, moved, false, false };
+	rn->pend[rn->npend++] = (struct bgp_pending){
+		.key = *k, .lineno = lineno, .gens = gens, .moved = moved, .ix = -1
+	};
 	return 0;
 }
 

@@ -29,6 +29,7 @@ struct bgp_pending {
 	size_t lineno;
 	bool gens, moved, again;
 	bool gone; /* taken back: the rule announced again (bgp_pend_cancel) */
+	long ix;   /* its "# delete" line in the state file written last; -1: none */
 };
 
 /*
@@ -77,6 +78,10 @@ struct bgp_run {
 	off_t journal_size;
 	bool journal_off, journal_said;
 	char journal[PATH_MAX + 16];
+	/* STATE.deleted (bgpdeleted.c): the deletions the state file lists
+	 * ("# delete" lines) noted there as each is started; -1: none. */
+	int done_fd;
+	bool done_said;
 	/* Open and locked from a batch's first addition to its commit: one
 	 * open per batch, not per route (310 us each at 200k flows). */
 	struct fb_store f;
@@ -143,6 +148,12 @@ void bgp_trim_pending(struct bgp_run *rn);
 /* The deletions waiting for the state file, now that it is written;
  * those the filter failed (said) wait for the next commit. */
 void bgp_del_pending(struct bgp_run *rn, struct fb_store *f);
+/* In the state file being written (fp): the deletions due once it is,
+ * a "# delete" line each, their place in pend[].ix. 0, or -1 write error. */
+int bgp_save_deleting(struct bgp_run *rn, FILE *fp);
+/* One permanent copy of k out of f: 0, -1 if the counters do not hold it
+ * (nothing deleted), -2 if the exact set failed (said; nothing deleted). */
+int bgp_del_permanent(struct fb_store *f, const struct fb_key *k);
 /* At the run's end, after its last commit: each deletion still waiting,
  * said (its rule stays in the filter); how many. */
 size_t bgp_pending_left(const struct bgp_run *rn);
@@ -188,6 +199,16 @@ long bgp_journal_read(int fd, const char *name, size_t max, unsigned long long a
 /* At start: the journal's lines of the commit past the state file's,
  * each through apply (fb_bgp_line and the filter), said once. 0, or -1. */
 int bgp_replay_journal(struct bgp_run *rn, size_t max, bgp_journal_fn apply);
+/* STATE.deleted (bgpdeleted.c): open it beside the state file (root's,
+ * in its directory), 0 or -1 reported; note the state file's deletion ix
+ * started (again: failed, nothing deleted), before it is: 0, or -1 (said
+ * once; then it is not started); empty it, the state file just written. At
+ * the start, the deletions the state file lists that no run started,
+ * applied: 0, or -1 out of memory or the filter unreadable. */
+int bgp_open_deleted(struct bgp_run *rn);
+int bgp_note_deleting(struct bgp_run *rn, long ix, bool again);
+void bgp_deleted_empty(struct bgp_run *rn);
+int bgp_recover_deleting(struct bgp_run *rn);
 /* f is a new filter array: our rules added again (see bgpfilter.c). 0, or
  * -1 out of memory. */
 int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line);

@@ -14,7 +14,9 @@
  * file is noted as added (bgpadded.c) and deleted by the next run,
  * unless the line that added it, journaled before (bgpjournal.c), is
  * applied again there: ExaBGP does not send a new process what the killed
- * one read. What a kill can still leave is a rule over, never a counter
+ * one read. The deletions a write allows are listed in it and each noted
+ * as started (bgpdeleted.c): the next run applies those not started. What
+ * a kill can still leave is a rule over, never a counter
  * lowered for a rule we did not add (which would take bits from other
  * rules).
  */
@@ -85,7 +87,8 @@ static int save_state(struct bgp_run *rn)
 	fprintf(sf.out, "# filter %s array-id %u rules %s commit %llu\n", rn->name, rn->filter_id,
 		rn->in_gens ? "with-lifetime" : "permanent", rn->commits + 1);
 	if (fb_bgp_save(&rn->b, sf.out) ||
-	    (rn->in_gens && bgp_copies_save(&rn->copies, &rn->b, sf.out))) {
+	    (rn->in_gens && bgp_copies_save(&rn->copies, &rn->b, sf.out)) ||
+	    bgp_save_deleting(rn, sf.out)) {
 		bgp_say("cannot write %s: %s", rn->state, strerror(errno));
 		fb_safefile_abort(&sf);
 		return -1;
@@ -98,6 +101,7 @@ static int save_state(struct bgp_run *rn)
 	if (rn->added_fp && ftruncate(fileno(rn->added_fp), 0))
 		bgp_say("cannot empty %s.added: %s", rn->state, strerror(errno));
 	bgp_journal_empty(rn); /* the same: a kill before leaves lines of commit N */
+	bgp_deleted_empty(rn); /* notes of commit N - 1, skipped */
 	return 0;
 }
 
@@ -457,7 +461,7 @@ int cmd_bgp(int argc, char **argv)
 				 .max_paths = BGP_MAX_PATHS };
 	char statebuf[PATH_MAX], dir[PATH_MAX], lockname[NAME_MAX + 1], lockpath[PATH_MAX + 8];
 	char *slash;
-	struct bgp_run rn = { .state_dir = -1, .journal_fd = -1 };
+	struct bgp_run rn = { .state_dir = -1, .journal_fd = -1, .done_fd = -1 };
 	struct fb_linein rd = { .fd = 0, .max = MAX_LINE + 1 };
 	const char *state = NULL;
 	struct fb_store f;
@@ -534,8 +538,9 @@ int cmd_bgp(int argc, char **argv)
 	rn.in_gens = rn.ttl > 0;
 	rn.flush = flush;
 	rn.copies.hkey = rn.b.hkey;
-	if (load_state(&rn) || bgp_open_added(&rn) || bgp_recover_added(&rn) ||
-	    bgp_open_journal(&rn))
+	/* Deletions a killed run's last write allowed, first: due since. */
+	if (load_state(&rn) || bgp_open_deleted(&rn) || bgp_recover_deleting(&rn) ||
+	    bgp_open_added(&rn) || bgp_recover_added(&rn) || bgp_open_journal(&rn))
 		goto out;
 	/* Held in the other part (--ttl changed): moved at the first commit. */
 	rn.dirty |= rn.in_gens != (rn.ttl > 0);
@@ -666,6 +671,8 @@ out:
 		fclose(rn.added_fp);
 	if (rn.journal_fd >= 0)
 		close(rn.journal_fd);
+	if (rn.done_fd >= 0)
+		close(rn.done_fd);
 	fb_bgp_free(&rn.b);
 	free(rd.buf);
 	close(lock_fd);
