@@ -126,7 +126,8 @@ if t_net_pair --no-ipv6; then
 	# program: ENOMEM; a netlink socket: EMFILE): one that could not be
 	# read was taken for none, and info said "attached: nowhere in this
 	# network namespace" (-j: "attached": []), exit 0. Exit 1, or the
-	# device named. (-j: the error's object, then info's.)
+	# device named. (-j: the error's object, then info's, each a line of
+	# JSON: it was printed inside info's, cutting it in two.)
 	bad=
 	for j in "" -j; do
 		for sc in bpf:ENOMEM:BPF_PROG_GET_FD_BY_ID socket:EMFILE:socket; do
@@ -143,6 +144,10 @@ if t_net_pair --no-ipv6; then
 				else
 					att=$(tail -1 "$T_TMP/out" | t_json 'd["attached"] and d["attached"][0]["dev"]')
 					want=$VA
+					while IFS= read -r l; do
+						t_json 1 <<<"$l" >/dev/null ||
+							bad+=" -j $call $n: not a line of JSON: ${l:0:60}"
+					done <"$T_TMP/out"
 				fi
 				{ [ "$rc" = 1 ] && [ -z "${att#None}" ]; } || [ "${att% (prog*}" = "$want" ] ||
 					bad+=" $j $call $n: exit $rc, $att"
