@@ -725,6 +725,31 @@ for c in "info lt|1|end not known|d['generations'][0]['ends_in'], d['generations
 	done
 done
 check_eq "the clock not read: a generation's end not known, never ended" "$bad" ""
+# query --packet -j, the second flow's test run refused (memory): its
+# error object was printed inside the results, cutting the answer in two.
+# The answer (the first flow's), then the error, each a line of JSON;
+# exit 1. (The calls before it vary in number: aimed again from each
+# try's trace until its test run is the one refused.)
+qp="query lt --packet udp 198.51.100.4:1 203.0.113.1:2 udp 198.51.100.5:1 203.0.113.1:2"
+n=1
+for TRY in 1 2 3 4 5 6 7 8 9 10; do
+	# shellcheck disable=SC2086 # the command's words
+	strace -f -qq -o "$T_TMP/trace" -e trace=bpf -e inject=bpf:error=ENOMEM:when=$n \
+		"$FB" -j $qp >"$T_TMP/out" 2>/dev/null
+	rc=$?
+	grep -v 'resumed>' "$T_TMP/trace" >"$T_TMP/calls"
+	[ "$(grep -n BPF_PROG_TEST_RUN "$T_TMP/calls" | sed -n 2p | cut -d: -f1)" = "$n" ] &&
+		sed -n "${n}p" "$T_TMP/calls" | grep -q ENOMEM && break
+	# shellcheck disable=SC2086
+	strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" -j $qp >/dev/null 2>&1
+	n=$(grep -v 'resumed>' "$T_TMP/trace" | grep -n BPF_PROG_TEST_RUN | sed -n 2p | cut -d: -f1)
+done
+got="$rc $(wc -l <"$T_TMP/out")"
+while IFS= read -r l; do
+	got+=" $(t_json '"error" if "error" in d else len(d["results"])' <<<"$l")"
+done <"$T_TMP/out"
+check_eq "query --packet -j, a test run refused: the answers, then the error, exit 1" \
+	"$got" "1 2 1 error"
 "$FB" destroy lt >/dev/null
 
 # load --replace of a filter with rules with a lifetime, each bpf call
