@@ -761,6 +761,19 @@ while IFS= read -r l; do
 done <"$T_TMP/out"
 check_eq "query --packet -j, a test run refused: the answers, then the error, exit 1" \
 	"$got" "1 2 1 error"
+# metrics, each bpf call failing in turn: a generation's head it could
+# not read gave 0 generations and 0 flows with a lifetime, the sample a
+# smaller figure than the whole (exit 0, its error said). The whole (1,
+# 1) or the sample left out, as for kernel memory.
+strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" metrics lt >/dev/null 2>&1
+bad=
+for ((n = 1; n <= $(grep -vc 'resumed>' "$T_TMP/trace"); n++)); do
+	inject bpf ENOMEM "$n" "$FB" metrics lt >"$T_TMP/out" 2>/dev/null
+	got=$(grep '^flowbloom_filter_\(generations\|flows_with_lifetime\){' "$T_TMP/out" |
+		cut -d' ' -f2 | tr '\n' ' ')
+	case $got in "" | "1 1 ") ;; *) bad+=" call $n: $got" ;; esac
+done
+check_eq "metrics whose generations cannot be read: never fewer given as all" "$bad" ""
 "$FB" destroy lt >/dev/null
 
 # load --replace of a filter with rules with a lifetime, each bpf call
