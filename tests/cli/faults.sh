@@ -18,9 +18,11 @@
 # release is refused, then a new generation in its slot; a replace refused
 # before its new head; attach, capture, info and status whose programs or maps
 # cannot be read; metrics without memory; query whose exact sets, info and
-# metrics whose maps cannot all be read (not known, never "no" or a part
-# given as the whole); info and query --packet whose clock cannot be read
-# (a generation's end not known, never ended).
+# metrics whose maps or generations cannot all be read (not known, never
+# "no" or a part given as the whole); info and query --packet whose clock
+# cannot be read (a generation's end not known, never ended); info -j and
+# query --packet -j whose programs or test runs fail (each line of the
+# output JSON, the error's object after the answer).
 # The device: a veth pair in namespaces of our own.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin faults
