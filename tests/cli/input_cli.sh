@@ -385,6 +385,17 @@ ln -s in1.fbx "$T_TMP/own/link2.fbx"
 check "import through root's own link" "$FB" import "$T_TMP/own/link2.fbx" mine
 check "load /dev/stdin" "$FB" add in2 -f /dev/stdin <<<"src 198.51.100.201"
 check "load a process substitution" "$FB" add in2 -f <(echo "src 198.51.100.202")
+# A pipe another user made, handed as stdin (`cat list | sudo flowbloom
+# add -f /dev/stdin`: the caller's shell makes the pipe): ours to read, as
+# '-' reads it, no FIFO planted on a path (it was refused as nobody's).
+# shellcheck disable=SC2016 # the program's text
+check "add -f /dev/stdin from a pipe nobody made" "$PY" -c 'import os, sys
+os.setegid(65534); os.seteuid(65534)
+r, w = os.pipe()
+os.seteuid(0); os.setegid(0)
+os.write(w, b"src 198.51.100.204\n"); os.close(w); os.dup2(r, 0)
+os.execv(sys.argv[1], sys.argv[1:])' "$FB" add in2 -f /dev/stdin
+check_eq "... and reads what it held" "$("$FB" query in2 src 198.51.100.204 | head -1 | cut -d' ' -f1)" maybe
 mkfifo -m 0600 "$T_TMP/own/fifo"
 (sleep 0.5 && echo "src 198.51.100.203" >"$T_TMP/own/fifo") &
 check "add -f from root's own FIFO waits for its writer" timeout 10 "$FB" add in2 -f "$T_TMP/own/fifo"

@@ -488,6 +488,10 @@ int cmd_info(int argc, char **argv)
 	kinds_str(h->kinds, kinds, sizeof(kinds));
 	users = fb_discover_users(&f, NULL); /* -1: said, never shown as none */
 	rc = users < 0;
+	/* Not read: said, never shown as nowhere; said before the output
+	 * (inside it, its -j object cut info's in two). */
+	natt = read_attachments(&f, &atts);
+	rc |= natt < 0;
 	if (f.cnt_hdr)
 		saturated = count_saturated(&f);
 	if (fb_json) {
@@ -542,8 +546,6 @@ int cmd_info(int argc, char **argv)
 		jw_str("action", FB_NAME(fb_action_names, h->action));
 		gens = info_gens(&f, gwhy, sizeof(gwhy));
 		kmem = info_kernel(&f, kwhy, sizeof(kwhy));
-		natt = read_attachments(&f, &atts);
-		rc |= natt < 0;
 		if (natt < 0) {
 			jw_null("attached");
 		} else {
@@ -622,9 +624,6 @@ int cmd_info(int argc, char **argv)
 		gens = info_gens(&f, gwhy, sizeof(gwhy));
 		kmem = info_kernel(&f, kwhy, sizeof(kwhy));
 		printf("  content digest %016llx\n", (unsigned long long)digest(&f));
-		/* Not read: said, never shown as nowhere. */
-		natt = read_attachments(&f, &atts);
-		rc |= natt < 0;
 		if (natt >= 0) {
 			printf("  attached:");
 			for (i = 0; i < atts.n; i++)

@@ -31,6 +31,7 @@ struct mfilter {
 	double eps, delta, fill;
 	struct fb_mon_stats ms;
 	__u64 gens, timed_flows; /* generations of rules with a lifetime */
+	bool gens_read;		 /* ... and whether they could be read */
 	bool guard;		 /* a guard banned into it */
 	struct fb_guard_stats gs;
 	struct fb_acct_totals at;
@@ -140,9 +141,9 @@ static bool get_other(const struct mfilter *mf, int what, struct mval *v)
 	case G_FILL:
 		return ratio(v, mf->fill, mf->newflows);
 	case G_GENS:
-		return whole(v, mf->gens, true);
+		return whole(v, mf->gens, mf->gens_read);
 	case G_TIMED:
-		return whole(v, mf->timed_flows, true);
+		return whole(v, mf->timed_flows, mf->gens_read);
 	case G_BANS:
 		return whole(v, mf->gs.bans, mf->guard);
 	case G_EXTENDED:
@@ -269,10 +270,17 @@ static int read_mfilter(const char *name, struct mfilter *mf)
 			mf->kmem = mm.total;
 		fb_report_quiet = quiet;
 	}
+	mf->gens_read = true;
 	if (f.hdr->gens) {
 		struct fb_gen gl[FB_GEN_SLOTS];
-		int ng = fb_gens_list(&f, gl), i;
+		bool quiet = fb_report_quiet;
+		int ng, i;
 
+		/* Unreadable (memory): left out, never fewer given as all. */
+		fb_report_quiet = true;
+		ng = fb_gens_list(&f, gl);
+		fb_report_quiet = quiet;
+		mf->gens_read = ng >= 0;
 		mf->gens = ng > 0 ? ng : 0;
 		for (i = 0; i < ng; i++)
 			mf->timed_flows += gl[i].nflows;

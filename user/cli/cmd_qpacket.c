@@ -204,6 +204,7 @@ static int run(const char *name, const char *dev, struct fb_load_opts *lo, const
 {
 	struct fb_dev_seen seen = { 0 };
 	__u8 frame[FB_FRAME_MAX];
+	char why[FB_FLOW_STR + 64] = "";
 	size_t i, drop = 0, matched = 0;
 	struct flowbloom_bpf *skel;
 	struct fb_store f;
@@ -232,8 +233,11 @@ static int run(const char *name, const char *dev, struct fb_load_opts *lo, const
 
 		err = fb_test_run(skel, frame, fb_frame_of_flow(&p->k[i], frame), &verdict, &tr);
 		if (err) {
+			/* Said after the answers (inside them, its -j object
+			 * cut the results in two). */
 			fb_flow_format(&p->k[i], text, sizeof(text));
-			fb_err("'%s': test run failed: %s", text, strerror(-err));
+			snprintf(why, sizeof(why), "'%s': test run failed: %s", text,
+				 strerror(-err));
 			rc = 1;
 			break;
 		}
@@ -255,6 +259,8 @@ static int run(const char *name, const char *dev, struct fb_load_opts *lo, const
 		fb_dev_seen_text(&seen);
 		printf("\n");
 	}
+	if (rc)
+		fb_err("%s", why);
 	fb_load_close(skel);
 	fb_store_close(&f);
 	return rc;

@@ -44,10 +44,12 @@ static int fail(char *why, size_t len, const char *fmt, ...)
 }
 
 /*
- * The last component, comp in dir (followed if a link: root's or ours,
- * checked by the caller). Looked at first: a FIFO is opened only if root or
- * we own it, and then blocking, as open(2) would (it waits for its writer),
- * and only if it is still the FIFO looked at. Anything else is opened
+ * The last component, comp in dir (followed if a link: procfs's own, root's
+ * or ours, checked by the caller). Looked at first: a FIFO is opened only
+ * if root or we own it (or it is what a procfs link reaches: a pipe a
+ * process holds, /dev/stdin's, whoever made it, never a name planted in a
+ * directory), and then blocking, as open(2) would (it waits for its
+ * writer), and only if it is still the FIFO looked at. Anything else is opened
  * O_NONBLOCK, so an entry swapped for a FIFO since cannot make us wait, and
  * refused if it is one. The fd, -1 (errno), or -2 with why.
  */
@@ -64,7 +66,7 @@ static int open_last(int dir, const char *comp, bool follow, bool regular, char 
 		fail(why, len, "not a regular file");
 		return -2;
 	}
-	if (fifo && !ours(&pre)) {
+	if (fifo && !follow && !ours(&pre)) {
 		fail(why, len, "a FIFO of another user's (uid %u): refusing to wait on it",
 		     (unsigned)pre.st_uid);
 		return -2;

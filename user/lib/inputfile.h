@@ -15,7 +15,10 @@
  *   (/dev/stdin's /proc/self/fd/0), which the kernel follows.
  * - A FIFO is read only if root or the caller owns it: opening one blocks
  *   until someone writes, and a FIFO another user planted would hang the
- *   command for as long as that user likes. It is looked at before it is
+ *   command for as long as that user likes. A pipe reached through procfs's
+ *   own link is read whoever made it (`cat list | sudo flowbloom add -f
+ *   /dev/stdin`: the caller's shell made it; '-' reads it so too): it is
+ *   held, no name anyone planted. It is looked at before it is
  *   opened; anything else is opened O_NONBLOCK, so an entry swapped for a
  *   FIFO in between cannot make us wait (and is refused: another inode).
  */
