@@ -326,8 +326,11 @@ int fb_guard_bans_count(int fd, __u64 now, bool sweep, __u64 *live, __u64 *last)
 	while (!bpf_map_get_next_key(fd, first ? NULL : &k, &next)) {
 		first = false;
 		k = next;
-		if (bpf_map_lookup_elem(fd, &k, &exp))
-			continue; /* deleted meanwhile (a dry run reads unlocked) */
+		if (bpf_map_lookup_elem(fd, &k, &exp)) {
+			if (errno == ENOENT)
+				continue; /* deleted meanwhile (a dry run reads unlocked) */
+			break;		  /* refused: not known, never one ban fewer */
+		}
 		if (exp > now) {
 			++*live;
 			*last = exp > *last ? exp : *last;
