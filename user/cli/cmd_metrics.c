@@ -302,12 +302,19 @@ static int read_mfilter(const char *name, struct mfilter *mf)
 		if (gfd < 0 && mf->guard && errno != ENOENT)
 			mf->active_unknown = true;
 		if (gfd >= 0) {
+			struct fb_gen_views gv;
 			__u64 live, last;
 
-			if (!fb_guard_bans_count(gfd, fb_jiffies_now(), false, &live, &last))
-				mf->gs.active = live;
-			else
+			if (fb_gens_views_open(&f, &gv) >= 0) {
+				if (!fb_guard_bans_count(gfd, &gv, fb_jiffies_now(), false, &live,
+							 &last))
+					mf->gs.active = live;
+				else
+					mf->active_unknown = true;
+				fb_gens_views_close(&gv);
+			} else {
 				mf->active_unknown = true;
+			}
 			close(gfd);
 		}
 		fb_report_quiet = quiet;
