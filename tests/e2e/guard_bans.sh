@@ -8,6 +8,8 @@
 #    with one ban in force, and a guard's --max-bans 2 refused a new one);
 #  - a dry run counts them against --max-bans as the real run does (it
 #    counted none: it reported bans the real run refuses);
+#  - bans the generations replaced took away (load --replace --ttl) are
+#    no longer counted (they were, until their end);
 #  - two guards banning into one BAN at once: the gauge is the bans in
 #    force in BAN, theirs together (each wrote its own count over the
 #    other's), and one's --max-bans counts the other's bans.
@@ -118,6 +120,22 @@ for run in dry real; do
 		grep -q "not banned src 198.51.100.6.*ban limit 1 reached: 1 bans in force" "$T_TMP/dr-$run.err"
 done
 check "... nor in dr" bash -c "'$FB' query dr src 198.51.100.6 | grep -q '^no '"
+# The generations replaced (load --replace --ttl): .8's ban is gone from
+# dr, and from the count (the record still counted it until its end:
+# the gauge said 1, and --max-bans 1 refused .6 with no ban in force).
+echo "src 198.51.100.250" >"$T_TMP/dr-rules"
+check "dr: load --replace --ttl" "$FB" load dr "$T_TMP/dr-rules" --replace --ttl 1m
+check "... .8's ban gone from dr" bash -c "'$FB' query dr src 198.51.100.8 | grep -q '^no '"
+check_eq "... and from the count: 0 active bans" "$(active dr)" 0
+"$FB" guard g --into dr --pps 1040 --ttl 30s --interval 0.5s --max-bans 1 --count 3 --dry-run \
+	2>"$T_TMP/dr-replaced.err" >/dev/null &
+HPID=$!
+t_wait_until 10 t_looping "$HPID"
+send 1.8 198.51.100.6=2000
+wait "$HPID"
+HPID=""
+check "... a dry run's --max-bans 1 has room for .6" grep -q "ban src 198.51.100.6" "$T_TMP/dr-replaced.err"
+check "... and counts nothing else in force" bash -c "! grep -q 'not banned' '$T_TMP/dr-replaced.err'"
 
 # --- two guards into one BAN at once -------------------------------------------------
 # One bans by source (.7, .8), the other by destination (.1): 3 bans in

@@ -152,7 +152,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 	size_t nk = 0, nw = 0, bad, i, nold = 0;
 	/* A ban that lasts until then needs nothing written this interval. */
 	__u64 room = 0, until = fb_jiffies_after(g->ttl);
-	bool locked = false, stop;
+	bool locked = false, views = false, stop;
 	int rc = -1, err;
 
 	if (!keys || !st || !of || !old) {
@@ -194,27 +194,29 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 		}
 		locked = true;
 	}
-	/* The bans in force not ours: against --max-bans. New, of an
-	 * address another guard banned: its ban, now ours too (OLD_REC); of
-	 * one BAN holds while an older guard's are in force: maybe one of
-	 * those (OLD_LEGACY). */
-	if (nk && fb_guard_bans_others(g, locked))
+	/* The bans in force not ours (those BAN's generations still hold):
+	 * against --max-bans. New, of an address another guard banned: its
+	 * ban, now ours too (OLD_REC); of one BAN holds while an older
+	 * guard's are in force: maybe one of those (OLD_LEGACY). */
+	views = nk && fb_gens_views_open(bf, &gv) >= 0;
+	if (nk && fb_guard_bans_others(g, views ? &gv : NULL, locked))
 		goto out;
 	for (i = 0; i < nk; i++)
-		if (st[i] == ST_NEW && fb_guard_bans_has(g->bfd, &of[i]->key, fb_jiffies_now()))
+		if (st[i] == ST_NEW &&
+		    fb_guard_bans_has(g->bfd, views ? &gv : NULL, &of[i]->key, fb_jiffies_now()))
 			old[i] = OLD_REC;
 	/* What a `load --replace --ttl` took away (it replaces the
 	 * generations) is written again. */
-	if (locked && fb_gens_views_open(bf, &gv) >= 0) {
-		for (i = 0; i < nk; i++) {
-			if (st[i] == ST_HELD && !fb_bits_query_gens(bf, &gv, &of[i]->key, until))
-				st[i] = ST_EXTEND;
-			if (st[i] == ST_NEW && !old[i] && nold < g->legacy &&
-			    fb_guard_gens_hold(&gv, &of[i]->key, fb_jiffies_now()))
-				old[i] = OLD_LEGACY, nold++;
-		}
-		fb_gens_views_close(&gv);
+	for (i = 0; locked && views && i < nk; i++) {
+		if (st[i] == ST_HELD && !fb_bits_query_gens(bf, &gv, &of[i]->key, until))
+			st[i] = ST_EXTEND;
+		if (st[i] == ST_NEW && !old[i] && nold < g->legacy &&
+		    fb_guard_gens_hold(&gv, &of[i]->key, fb_jiffies_now()))
+			old[i] = OLD_LEGACY, nold++;
 	}
+	if (views)
+		fb_gens_views_close(&gv);
+	views = false;
 	if (nk && fb_capacity_room(&g->lim, bf, g->active, g->dry_run, &room))
 		goto out;
 	/* The record of the bans in force has its own bound. */
@@ -243,7 +245,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 			 * banned this interval, guard goes on (the bans
 			 * resume once BAN has room). Another error ends it. */
 			g->delta.refused += nw;
-			fb_guard_bans_flush(g, sfd);
+			fb_guard_bans_flush(g, bf, sfd);
 			if (err == -1)
 				fb_err("'%s' cannot take more address lengths; nothing banned",
 				       g->into);
@@ -298,6 +300,8 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 oom:
 	fb_err("out of memory");
 out:
+	if (views)
+		fb_gens_views_close(&gv);
 	if (locked)
 		fb_store_unlock(bf);
 	free(keys);
@@ -532,7 +536,7 @@ int cmd_guard(int argc, char **argv)
 		free(a);
 		a = NULL;
 		if (sfd >= 0 && !fb_interrupted() && !lock_ban(&bf, &stop)) {
-			fb_guard_bans_flush(&g, sfd);
+			fb_guard_bans_flush(&g, &bf, sfd);
 			fb_store_unlock(&bf);
 		}
 		if (g.count && ++done >= g.count)
@@ -560,7 +564,7 @@ out:
 	 * its counters went with it, and its lock would only fail, saying
 	 * so a second time. */
 	if (sfd >= 0 && !fb_store_gone(&bf) && !lock_ban(&bf, &stop)) {
-		fb_guard_bans_flush(&g, sfd);
+		fb_guard_bans_flush(&g, &bf, sfd);
 		fb_store_unlock(&bf);
 	}
 close_ban:

@@ -4,6 +4,7 @@
  * the Prometheus text exposition format.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@ struct mfilter {
 	__u64 gens, timed_flows; /* generations of rules with a lifetime */
 	bool gens_read;		 /* ... and whether they could be read */
 	bool guard;		 /* a guard banned into it */
+	bool active_unknown;	 /* its bans in force could not all be read */
 	struct fb_guard_stats gs;
 	struct fb_acct_totals at;
 };
@@ -151,7 +153,7 @@ static bool get_other(const struct mfilter *mf, int what, struct mval *v)
 	case G_UNBANS:
 		return whole(v, mf->gs.unbans, mf->guard);
 	case G_ACTIVE:
-		return whole(v, mf->gs.active, mf->guard);
+		return whole(v, mf->gs.active, mf->guard && !mf->active_unknown);
 	case G_REFUSED:
 		return whole(v, mf->gs.refused, mf->guard);
 	case G_LIMITED:
@@ -287,6 +289,7 @@ static int read_mfilter(const char *name, struct mfilter *mf)
 	}
 	{
 		int gfd = fb_guard_stats_open(&f, false);
+		bool quiet = fb_report_quiet;
 
 		if (gfd >= 0) {
 			mf->guard = !fb_guard_stats_read(gfd, &mf->gs);
@@ -299,15 +302,30 @@ static int read_mfilter(const char *name, struct mfilter *mf)
 		}
 		/* The bans in force now, each until its own end, whichever
 		 * guard placed them: the record beside the filter, when a
-		 * guard of this build keeps one. */
+		 * guard of this build keeps one. The record, or a ban in it,
+		 * unreadable: the family leaves it out (never a smaller
+		 * count, nor the counters'). */
+		fb_report_quiet = true;
 		gfd = mf->guard ? fb_guard_bans_open(&f, false, 0) : -1;
+		if (gfd < 0 && mf->guard && errno != ENOENT)
+			mf->active_unknown = true;
 		if (gfd >= 0) {
+			struct fb_gen_views gv;
 			__u64 live, last;
 
-			if (!fb_guard_bans_count(gfd, fb_jiffies_now(), false, &live, &last))
-				mf->gs.active = live;
+			if (fb_gens_views_open(&f, &gv) >= 0) {
+				if (!fb_guard_bans_count(gfd, &gv, fb_jiffies_now(), false, &live,
+							 &last))
+					mf->gs.active = live;
+				else
+					mf->active_unknown = true;
+				fb_gens_views_close(&gv);
+			} else {
+				mf->active_unknown = true;
+			}
 			close(gfd);
 		}
+		fb_report_quiet = quiet;
 	}
 	/* Monitoring maps of another flowbloom's layout (an older build's,
 	 * its program still feeding them) take out only their own series:

@@ -58,13 +58,14 @@ struct guard {
  * but for a dry run), and an older guard's bans (legacy) read from the
  * counters (sfd, or opened for a dry run); 0, or -1 reported. Others:
  * g->in_force, g->last_end, and g->lim.others (the bans in force not this
- * guard's, legacy among them) as now; with sweep (under BAN's lock) the
- * ended are forgotten; 0, or -1 reported. Flush: g->delta and the bans
+ * guard's, legacy among them) as now, gv BAN's live generations (a ban
+ * they no longer hold has ended; NULL: unread, every ban counts); with
+ * sweep (under BAN's lock) the ended are forgotten; 0, or -1 reported. Flush: g->delta and the bans
  * in force (read again unless swept) into the counters sfd (under BAN's
  * lock). */
 int fb_guard_bans_start(struct guard *g, const struct fb_store *bf, int sfd);
-int fb_guard_bans_others(struct guard *g, bool sweep);
-void fb_guard_bans_flush(struct guard *g, int sfd);
+int fb_guard_bans_others(struct guard *g, const struct fb_gen_views *gv, bool sweep);
+void fb_guard_bans_flush(struct guard *g, const struct fb_store *bf, int sfd);
 
 /* Announce k's ban (withdraw: its end) to ExaBGP, with --announce. */
 void fb_guard_announce(struct guard *g, const struct fb_key *k, bool withdraw);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "guard.h"
+#include "store/gens.h"
 #include "store/jiffies.h"
 
 int fb_guard_bans_start(struct guard *g, const struct fb_store *bf, int sfd)
@@ -42,14 +43,14 @@ int fb_guard_bans_start(struct guard *g, const struct fb_store *bf, int sfd)
 	return g->bfd < 0 ? -1 : 0;
 }
 
-int fb_guard_bans_others(struct guard *g, bool sweep)
+int fb_guard_bans_others(struct guard *g, const struct fb_gen_views *gv, bool sweep)
 {
 	__u64 now = fb_jiffies_now(), live = 0, last = 0, mine = 0;
 	size_t i;
 
 	if (g->legacy && now >= g->legacy_until)
 		g->legacy = 0;
-	if (g->bfd >= 0 && fb_guard_bans_count(g->bfd, now, sweep, &live, &last))
+	if (g->bfd >= 0 && fb_guard_bans_count(g->bfd, gv, now, sweep, &live, &last))
 		return -1;
 	/* This guard's own among them: all of them (recorded with their
 	 * end or a later one); a dry run's, those it would take over. */
@@ -57,7 +58,7 @@ int fb_guard_bans_others(struct guard *g, bool sweep)
 		mine = g->active;
 	for (i = 0; g->dry_run && i < g->nbans && live; i++)
 		if (!g->bans[i].spared && g->bans[i].expires > now &&
-		    fb_guard_bans_has(g->bfd, &g->bans[i].key, now))
+		    fb_guard_bans_has(g->bfd, gv, &g->bans[i].key, now))
 			mine++;
 	g->in_force = live;
 	g->last_end = last;
@@ -66,16 +67,25 @@ int fb_guard_bans_others(struct guard *g, bool sweep)
 	return 0;
 }
 
-void fb_guard_bans_flush(struct guard *g, int sfd)
+void fb_guard_bans_flush(struct guard *g, const struct fb_store *bf, int sfd)
 {
 	struct fb_guard_stats s;
+	struct fb_gen_views gv;
+	bool known = g->swept;
 
 	if (sfd < 0 || fb_guard_stats_read(sfd, &s))
 		return;
 	fb_guard_stats_add(&s, &g->delta);
 	/* A walk of the record takes a syscall or two a ban (0.1 s for
 	 * 100,000): once an interval. */
-	if (g->swept || !fb_guard_bans_others(g, true)) {
+	if (!known) {
+		bool views = fb_gens_views_open(bf, &gv) >= 0;
+
+		known = !fb_guard_bans_others(g, views ? &gv : NULL, true);
+		if (views)
+			fb_gens_views_close(&gv);
+	}
+	if (known) {
 		/* Bans outlive guard: metrics counts each until its end. */
 		s.active = g->in_force + g->legacy;
 		s.active_until = g->last_end;

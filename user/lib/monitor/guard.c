@@ -312,7 +312,8 @@ __u32 fb_guard_bans_max(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.max_entries;
 }
 
-int fb_guard_bans_count(int fd, __u64 now, bool sweep, __u64 *live, __u64 *last)
+int fb_guard_bans_count(int fd, const struct fb_gen_views *gv, __u64 now, bool sweep, __u64 *live,
+			__u64 *last)
 {
 	struct fb_key k, next, *ended = NULL;
 	size_t n = 0, cap = 0, i;
@@ -326,9 +327,12 @@ int fb_guard_bans_count(int fd, __u64 now, bool sweep, __u64 *live, __u64 *last)
 	while (!bpf_map_get_next_key(fd, first ? NULL : &k, &next)) {
 		first = false;
 		k = next;
-		if (bpf_map_lookup_elem(fd, &k, &exp))
-			continue; /* deleted meanwhile (a dry run reads unlocked) */
-		if (exp > now) {
+		if (bpf_map_lookup_elem(fd, &k, &exp)) {
+			if (errno == ENOENT)
+				continue; /* deleted meanwhile (a dry run reads unlocked) */
+			break;		  /* refused: not known, never one ban fewer */
+		}
+		if (exp > now && (!gv || fb_guard_gens_hold(gv, &k, now))) {
 			++*live;
 			*last = exp > *last ? exp : *last;
 			continue;
@@ -356,11 +360,12 @@ int fb_guard_bans_count(int fd, __u64 now, bool sweep, __u64 *live, __u64 *last)
 	return rc;
 }
 
-bool fb_guard_bans_has(int fd, const struct fb_key *k, __u64 now)
+bool fb_guard_bans_has(int fd, const struct fb_gen_views *gv, const struct fb_key *k, __u64 now)
 {
 	__u64 exp;
 
-	return fd >= 0 && !bpf_map_lookup_elem(fd, k, &exp) && exp > now;
+	return fd >= 0 && !bpf_map_lookup_elem(fd, k, &exp) && exp > now &&
+	       (!gv || fb_guard_gens_hold(gv, k, now));
 }
 
 int fb_guard_bans_put(int fd, const struct fb_key *k, size_t n, __u64 expires)

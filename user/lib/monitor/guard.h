@@ -119,15 +119,19 @@ void fb_guard_stats_left(int fd, __u64 now, __u64 *active, __u64 *until);
  * fb_guard_stats_open(). Max: the room it was made with (0: unknown).
  * Count: those in force at now (jiffies) and the last end among them (0:
  * none), the ended deleted with sweep (under f's lock); 0, or -1 reported.
- * Has: is k in force at now (fd -1: no). Put: k[0..n) in force until
- * expires (a later end recorded stays); 0, or -1 reported. */
+ * Has: is k in force at now (fd -1: no). In force: before its end, and in
+ * one of f's live generations gv (a ban taken away, by `load --replace
+ * --ttl` or `del --with-lifetime`, has ended; gv NULL: not known, all
+ * count). Put: k[0..n) in force until expires (a later end recorded
+ * stays); 0, or -1 reported. */
+struct fb_gen_views;
 int fb_guard_bans_open(const struct fb_store *f, bool create, __u32 entries);
 __u32 fb_guard_bans_max(int fd);
-int fb_guard_bans_count(int fd, __u64 now, bool sweep, __u64 *live, __u64 *last);
-bool fb_guard_bans_has(int fd, const struct fb_key *k, __u64 now);
+int fb_guard_bans_count(int fd, const struct fb_gen_views *gv, __u64 now, bool sweep, __u64 *live,
+			__u64 *last);
+bool fb_guard_bans_has(int fd, const struct fb_gen_views *gv, const struct fb_key *k, __u64 now);
 int fb_guard_bans_put(int fd, const struct fb_key *k, size_t n, __u64 expires);
 /* Does one of the live generations gv (at now, jiffies) hold k? */
-struct fb_gen_views;
 bool fb_guard_gens_hold(const struct fb_gen_views *gv, const struct fb_key *k, __u64 now);
 /* The event queue beside filter f: opened, or created and pinned (create);
  * -1 as fb_guard_stats_open(). Push: the oldest event makes room. Pop: 1
