@@ -16,7 +16,8 @@
 # sets fail; a watch whose look for its filter is refused; add --ttl, del
 # and check whose generations or clock cannot be read; a reclaim whose
 # release is refused, then a new generation in its slot; a replace refused
-# before its new head; attach, capture, info and status whose programs or maps
+# before its new head; check whose walk to its pins is refused; attach,
+# capture, info and status whose programs, maps or pins
 # cannot be read; metrics without memory; query whose exact sets, info and
 # metrics whose maps or generations cannot all be read (not known, never
 # "no" or a part given as the whole); info and query --packet whose clock
@@ -282,6 +283,27 @@ if t_net_pair --no-ipv6; then
 		"[(1048576, True)]"
 	t_kill "$cap"
 	wait "$cap" 2>/dev/null
+	# status -j, the walk to the filters' pins or a pin refused for
+	# descriptors or memory (each such openat and BPF_OBJ_GET in turn):
+	# the attachment was "a filter not under" the root, or its action
+	# null, exit 0 (an error object beside it, or none). Named, or exit 1.
+	# (Judged where the refusal landed on such a call: other suites'
+	# namespaces and programs move the calls meanwhile.)
+	uses="[(a['maps'], a['filter'], a['action']) for a in d['attachments'] if a['prog_id'] == ${prog:-0}]"
+	bad=
+	for sc in "openat:EMFILE:O_NOFOLLOW\|\"/\", O_RDONLY" "bpf:ENOMEM:BPF_OBJ_GET,"; do
+		IFS=: read -r call err pat <<<"$sc"
+		strace -f -qq -o "$T_TMP/trace" -e trace="$call" "$FB" -j status >/dev/null 2>&1
+		for n in $(grep -v 'resumed>' "$T_TMP/trace" | grep -n "$pat" | cut -d: -f1); do
+			strace -f -qq -o "$T_TMP/itrace" -e trace="$call" -e inject="$call:error=$err:when=$n" \
+				"$FB" -j status >"$T_TMP/out" 2>/dev/null
+			rc=$?
+			grep INJECTED "$T_TMP/itrace" | grep -q "$pat" || continue
+			got=$(head -1 "$T_TMP/out" | t_json "$uses")
+			[ "$got" = "[('filter', 'a', 'drop')]" ] || [ "$rc" -eq 1 ] || bad+=" $call $n: rc=$rc $got"
+		done
+	done
+	check_eq "status -j whose pins cannot be read now: the filter named, or exit 1" "$bad" ""
 	ip -n "$NSA" link set "$VA" xdpgeneric off 2>/dev/null
 	"$FB" destroy a >/dev/null 2>&1
 else
@@ -545,6 +567,29 @@ for cmd in "load w $T_TMP/w.txt --replace" "bgp w --state $T_TMP/w.bgp"; do
 	done
 done
 check_eq "the open of / refused (the pins' walk, bgp's state directory): exit 1, saying so" "$bad" ""
+# check of it, each directory of the walk to its pins (/ to its own) not
+# opened for descriptors or memory: it said "w: BROKEN: cannot open /: Too
+# many open files", and --repair removed the staging directory a killed
+# create left. It must say it cannot open the filter, exit 1 and change
+# nothing. Its repair's own walks, to the staging directories it removes,
+# refused: it said "w: NOT clean (repaired)", exit 0, the directory still
+# there. Exit 1 (~w already removed when the open of ~~w is the one
+# refused).
+mkdir "$FLOWBLOOM_ROOT/~w"
+nth openat x "$FB" check w --repair >/dev/null
+bad=
+for e in EMFILE ENOMEM; do
+	for n in $(grep -v 'resumed>' "$T_TMP/trace" | grep -n 'O_DIRECTORY' | cut -d: -f1); do
+		mkdir -p "$FLOWBLOOM_ROOT/~w"
+		inject openat "$e" "$n" "$FB" check w --repair >"$T_TMP/out" 2>&1
+		rc=$?
+		[ "$rc" -eq 1 ] && ! grep -q 'BROKEN\|clean\|removed\|no such' "$T_TMP/out" &&
+			{ [ -d "$FLOWBLOOM_ROOT/~w" ] || grep -v 'resumed>' "$T_TMP/trace" | sed -n "${n}p" | grep -q '"~~w"'; } ||
+			bad+=" $e $n: rc=$rc, '$(head -1 "$T_TMP/out")'"
+	done
+done
+rmdir "$FLOWBLOOM_ROOT/~w" 2>/dev/null
+check_eq "check --repair whose walks are refused for descriptors or memory: exit 1, never BROKEN, nothing changed before" "$bad" ""
 "$FB" destroy w >/dev/null
 
 # Rules with a lifetime: a generation whose head could not be read (its

@@ -39,8 +39,8 @@ static int check_broken(const char *name, bool repair)
 		fb_err("%s", why);
 		return 1;
 	}
-	if (repair && st)
-		fb_pin_clean_stale(name);
+	if (repair && st && fb_pin_clean_stale(name) < 0)
+		return 1;
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("filter", name);

@@ -21,6 +21,7 @@
 #include "prog/loader.h"
 #include "report.h"
 #include "store/pintree.h"
+#include "store/store.h"
 #include "util.h"
 
 /* Exit status when some attachment fails open, on empty maps or on a
@@ -36,6 +37,8 @@ static const char *maps_name(enum fb_att_maps m)
 		return "globals";
 	case FB_ATT_PRIVATE:
 		return "private";
+	case FB_ATT_UNKNOWN:
+		return "unknown";
 	default:
 		return "other";
 	}
@@ -58,6 +61,10 @@ struct att_settings {
 	bool malformed_drop, frags;
 };
 
+/* The first filter settings() could not open now (ulimit -n, memory):
+ * what it uses is not known, and status fails. */
+static char unread[sizeof(fb_report_last)];
+
 static bool settings(const struct fb_att *a, struct att_settings *out)
 {
 	struct fb_load_seen s;
@@ -74,6 +81,9 @@ static bool settings(const struct fb_att *a, struct att_settings *out)
 		fb_report_quiet = true;
 		err = fb_store_open(name, &f);
 		fb_report_quiet = quiet;
+		if (err && !unread[0] &&
+		    !strncmp(fb_report_last, FB_STORE_OPEN_ERR, strlen(FB_STORE_OPEN_ERR)))
+			snprintf(unread, sizeof(unread), "%s", fb_report_last);
 		if (err)
 			return false;
 		own = f.hdr->action;
@@ -121,6 +131,10 @@ static void uses(const struct fb_att *a, char *buf, size_t len)
 		break;
 	case FB_ATT_PRIVATE:
 		snprintf(buf, len, "PRIVATE MAPS (fails open)");
+		break;
+	case FB_ATT_UNKNOWN:
+		snprintf(buf, len, "UNKNOWN (the pins under %s not read: %s; map %u)",
+			 fb_pin_root(), strerror(a->name_err), a->filter_map_id);
 		break;
 	default:
 		snprintf(buf, len, "a filter not under %s (map %u)", fb_pin_root(),
@@ -185,7 +199,7 @@ int cmd_status(int argc, char **argv)
 	struct fb_att *a;
 	char buf[600], ns[sizeof(a->netns)], dev[IF_NAMESIZE];
 	struct att_settings st;
-	int n, i, open = 0, l3 = 0, nofs;
+	int n, i, open = 0, l3 = 0, nofs, unknown = 0, e = 0;
 
 	if (fb_no_options(&argc, argv))
 		return 2;
@@ -197,6 +211,8 @@ int cmd_status(int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		open += a[i].fails_open;
 		l3 += not_ethernet(&a[i]);
+		if (a[i].maps == FB_ATT_UNKNOWN && !unknown++)
+			e = a[i].name_err;
 	}
 	if (fb_json) {
 		jw_obj_open(NULL);
@@ -280,6 +296,16 @@ int cmd_status(int argc, char **argv)
 				fb_report_last);
 	}
 	free(a);
+	/* What an attachment uses not known: an error, as any verb's. */
+	if (unknown)
+		fb_err("cannot tell which filter %d attachment%s use%s: the pins under %s not read "
+		       "(%s)",
+		       unknown, unknown == 1 ? "" : "s", unknown == 1 ? "s" : "", fb_pin_root(),
+		       strerror(e));
+	else if (unread[0])
+		fb_err("cannot tell what an attachment does: %s", unread);
+	if (unknown || unread[0])
+		return 1;
 	return open || l3 ? FB_EXIT_FAILS_OPEN : 0;
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The library's one way to report (see report.h). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "report.h"
@@ -29,6 +30,7 @@ fb_report_fn fb_report_set(fb_report_fn fn)
 void fb_vreport(enum fb_report_level level, const char *fmt, va_list ap)
 {
 	char buf[1024];
+	int e = errno; /* kept: a caller may tell its failure by it */
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	/* Messages quote their input (a list's line, a peer's route): its
@@ -42,9 +44,10 @@ void fb_vreport(enum fb_report_level level, const char *fmt, va_list ap)
 	if (level == FB_REPORT_ERROR && fb_report_quiet) {
 		memcpy(fb_report_last, buf, sizeof(fb_report_last) - 1);
 		fb_report_last[sizeof(fb_report_last) - 1] = 0;
-		return;
+	} else {
+		reporter(level, buf);
 	}
-	reporter(level, buf);
+	errno = e;
 }
 
 void fb_report(enum fb_report_level level, const char *fmt, ...)

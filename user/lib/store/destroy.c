@@ -167,7 +167,7 @@ int fb_store_destroy(const char *name)
 		 * (no stage lock: a "~~" directory is born locked, renamed
 		 * from the filter its destroyer holds). */
 		if (tries || (errno != EEXIST && errno != ENOTEMPTY) ||
-		    !fb_pin_remove_stale(f.root_fd, gone)) {
+		    fb_pin_remove_stale(f.root_fd, gone) <= 0) {
 			fb_report_err("cannot remove filter '%s': %s", name, strerror(errno));
 			goto fail;
 		}

@@ -461,18 +461,21 @@ static int walk_ns(struct found *f)
 }
 
 /* The id of the map pinned as name in the verified directory dfd; 0 if
- * none (never through a symbolic link: fb_pin_get()). */
+ * none (never through a symbolic link: fb_pin_get()), or not read (errno
+ * then not ENOENT). */
 static __u32 pinned_map_id(int dfd, const char *name)
 {
 	struct bpf_map_info mi = {};
 	__u32 len = sizeof(mi);
-	int fd = dfd < 0 ? -1 : fb_pin_get(dfd, name);
+	int fd = dfd < 0 ? -1 : fb_pin_get(dfd, name), e;
 
 	if (fd < 0)
 		return 0;
 	if (bpf_obj_get_info_by_fd(fd, &mi, &len))
 		mi.id = 0;
+	e = mi.id ? 0 : errno;
 	close(fd);
+	errno = e;
 	return mi.id;
 }
 
@@ -509,16 +512,21 @@ static void name_filters(struct found *f)
 	__u32 globals, id;
 	bool quiet;
 	size_t i;
-	int n, j, root = -1;
+	int n, j, root = -1, err = 0;
 
 	globals = globals_map_id(f);
-	n = fb_pin_list(&names);
-	if (n > 0) {
-		quiet = fb_report_quiet;
-		fb_report_quiet = true; /* fb_pin_list() said it if it fails */
-		root = fb_pin_open_root(false);
-		fb_report_quiet = quiet;
-	}
+	/* A name not read (the filters' directory, one's directory or pin:
+	 * descriptors, memory, a refused root) cannot tell which filter an
+	 * attachment holds: never "a filter not under" the root. Without
+	 * bpffs no filter has a name (status says so). */
+	quiet = fb_report_quiet;
+	fb_report_quiet = true;
+	n = fb_pin_check_bpffs() ? 0 : fb_pin_list(&names);
+	if (n < 0)
+		err = errno;
+	if (n > 0 && (root = fb_pin_open_root(false)) == -1)
+		err = errno;
+	fb_report_quiet = quiet;
 	for (i = 0; i < f->natts; i++) {
 		struct fb_att *a = &f->atts[i];
 
@@ -529,7 +537,11 @@ static void name_filters(struct found *f)
 	for (j = 0; j < n; j++) {
 		int dir = root < 0 ? -1 : fb_pin_open_dir(root, names[j]);
 
+		if (root >= 0 && dir < 0 && errno != ENOENT)
+			err = errno;
 		id = pinned_map_id(dir, "filter");
+		if (dir >= 0 && !id && errno != ENOENT)
+			err = errno;
 		if (dir >= 0)
 			close(dir);
 		for (i = 0; id && i < f->natts; i++)
@@ -543,6 +555,11 @@ static void name_filters(struct found *f)
 	if (root >= 0)
 		close(root);
 	free(names);
+	for (i = 0; err && i < f->natts; i++)
+		if (f->atts[i].maps == FB_ATT_OTHER) {
+			f->atts[i].maps = FB_ATT_UNKNOWN;
+			f->atts[i].name_err = err;
+		}
 }
 
 static int cmp_att(const void *a, const void *b)

@@ -36,6 +36,8 @@ enum fb_att_maps {
 	FB_ATT_GLOBALS, /* /sys/fs/bpf/xdp/globals', no filter 'default' yet */
 	FB_ATT_PRIVATE, /* pinned nowhere we look, holding no filter: fails open */
 	FB_ATT_OTHER,	/* holds a filter, pinned elsewhere (another root) */
+	FB_ATT_UNKNOWN, /* holds a filter; the pins that would name it not read
+			   (name_err: descriptors, memory, a refused root) */
 };
 
 struct fb_att {
@@ -48,6 +50,7 @@ struct fb_att {
 	__u32 inner_id;	     /* the filter array in it; 0: none */
 	enum fb_att_maps maps;
 	char filter[FB_NAME_MAX]; /* FB_ATT_FILTER only */
+	int name_err;		  /* FB_ATT_UNKNOWN only: errno */
 	bool fails_open;	  /* no filter array: passes every packet */
 	/* The device's link type (ARPHRD_*; -1 unknown). One whose packets
 	 * reach XDP without an Ethernet header (fb_link_ethernet()) has them

@@ -88,12 +88,14 @@ static int trusted_stat(const struct stat *st, const char *path, bool on_the_way
 			"%s belongs to uid %u, not root: refusing to use it (remove it if you did "
 			"not make it)",
 			path, (unsigned)st->st_uid);
+		errno = EPERM;
 		return -1;
 	}
 	if ((st->st_mode & (S_IWGRP | S_IWOTH)) &&
 	    !(on_the_way && st->st_uid == 0 && (st->st_mode & S_ISVTX))) {
 		fb_report_err("%s is writable by other users (mode %04o): refusing to use it", path,
 			      (unsigned)(st->st_mode & 07777));
+		errno = EPERM;
 		return -1;
 	}
 	return 0;
@@ -171,9 +173,10 @@ refuse:
 
 /* Open directory `path` from /, one component at a time, never following a
  * symbolic link, every directory fb_pin_trusted(). mkmode != 0 creates the last
- * component if it is missing. Returns the fd; -1 (printed); -2 (nothing
- * printed) if the directory does not exist. via_link: NULL, or the `ip
- * link` pin directory's parent may be iproute2's link (iproute_link()),
+ * component if it is missing. Returns the fd; -1 (printed; errno why: a
+ * limit of this process, EMFILE or ENOMEM, is told from a refusal); -2
+ * (nothing printed) if the directory does not exist. via_link: NULL, or the
+ * `ip link` pin directory's parent may be iproute2's link (iproute_link()),
  * and *via_link says whether it was. */
 static int open_tree(const char *path, mode_t mkmode, bool *via_link)
 {
@@ -181,6 +184,7 @@ static int open_tree(const char *path, mode_t mkmode, bool *via_link)
 	char buf[512], sofar[512] = "", *comp, *next, *save = NULL;
 	int fd, nfd;
 
+	errno = EINVAL; /* (the refusals below without an errno of their own) */
 	if (path[0] != '/' || strlen(path) >= sizeof(buf)) {
 		fb_report_err("%s: not an absolute path", path);
 		return -1;
@@ -205,6 +209,7 @@ static int open_tree(const char *path, mode_t mkmode, bool *via_link)
 		snprintf(sofar + strlen(sofar), sizeof(sofar) - strlen(sofar), "/%s", comp);
 		if (!strcmp(comp, "..")) {
 			fb_report_err("%s: '..' in the filter root", path);
+			errno = EINVAL;
 			goto fail;
 		}
 		nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -241,6 +246,7 @@ static int open_tree(const char *path, mode_t mkmode, bool *via_link)
 					      e == EACCES || e == EPERM
 						      ? " (flowbloom needs root or CAP_BPF)"
 						      : "");
+			errno = e;
 			goto fail;
 		}
 		close(fd);
@@ -393,20 +399,24 @@ int fb_pin_remove_tree(int dfd, const char *name, int depth)
 
 /* A staging directory nobody works in any more: its maker holds a flock on
  * it while it builds, which the kernel drops if the maker dies. Removes it
- * then (1); 0 if absent or in use. */
+ * then (1); 0 if absent or in use; -1 (errno, nothing printed) if it could
+ * not be opened, locked or removed (descriptors, memory): still there. */
 int fb_pin_remove_stale(int root, const char *stage)
 {
-	int fd = fb_pin_open_dir(root, stage);
+	int fd = fb_pin_open_dir(root, stage), e;
 
 	if (fd < 0)
-		return 0;
+		return errno == ENOENT ? 0 : -1;
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		e = errno;
 		close(fd);
-		return 0;
+		errno = e;
+		return e == EWOULDBLOCK ? 0 : -1;
 	}
-	fb_pin_remove_tree(root, stage, 0);
+	e = fb_pin_remove_tree(root, stage, 0) ? errno : 0;
 	close(fd);
-	return 1;
+	errno = e;
+	return e ? -1 : 1;
 }
 
 int fb_pin_stage_lock(int root)
@@ -646,7 +656,7 @@ int fb_pin_open_root_of(const char *name)
 int fb_pin_clean_stale(const char *name)
 {
 	char stage[FB_NAME_MAX + 4];
-	int root, n = 0;
+	int root, n = 0, i, r;
 
 	root = fb_pin_open_root_of(name);
 	if (root < 0)
@@ -655,10 +665,17 @@ int fb_pin_clean_stale(const char *name)
 		close(root);
 		return -1;
 	}
-	fb_pin_stage_name(stage, sizeof(stage), FB_STAGE_NEW, name);
-	n += fb_pin_remove_stale(root, stage);
-	fb_pin_stage_name(stage, sizeof(stage), FB_STAGE_OLD, name);
-	n += fb_pin_remove_stale(root, stage);
+	for (i = 0; i < 2; i++) {
+		fb_pin_stage_name(stage, sizeof(stage), i ? FB_STAGE_OLD : FB_STAGE_NEW, name);
+		r = fb_pin_remove_stale(root, stage);
+		if (r < 0) {
+			fb_report_err("cannot remove %s/%s: %s", fb_pin_root(), stage,
+				      strerror(errno));
+			n = -1;
+			break;
+		}
+		n += r;
+	}
 	fb_pin_stage_unlock(root);
 	close(root);
 	return n;

@@ -46,7 +46,8 @@ int fb_pin_at(int fd, int dfd, const char *name);
 int fb_pin_open_dir(int dfd, const char *name);
 int fb_pin_remove_tree(int dfd, const char *name, int depth);
 /* A stale staging directory (no maker holds its flock) removed: 1, or 0
- * if absent or in use. For a FB_STAGE_NEW one, under fb_pin_stage_lock(). */
+ * if absent or in use; -1 (errno, not printed) if it could not be opened,
+ * locked or removed. For a FB_STAGE_NEW one, under fb_pin_stage_lock(). */
 int fb_pin_remove_stale(int root, const char *stage);
 /* Staging directories are made (mkdir, then the maker's flock) and
  * removed when stale under an exclusive flock of the root, so no remover

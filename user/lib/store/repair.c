@@ -124,8 +124,8 @@ int fb_repair_check(struct fb_store *f, bool repair, struct fb_repair_state *s)
 	}
 	s->stale_create = stale & 1;
 	s->stale_destroy = stale & 2;
-	if (repair && stale)
-		fb_pin_clean_stale(f->name);
+	if (repair && stale && fb_pin_clean_stale(f->name) < 0)
+		return -1;
 	if (f->cnt_hdr && f->cnt_legacy && repair && fb_store_migrate_counters(f))
 		return -1;
 	if (f->cnt_hdr && !f->cnt_legacy) {

@@ -508,16 +508,30 @@ static int open_pins(struct fb_store *f)
 
 int fb_store_open(const char *name, struct fb_store *f)
 {
+	bool quiet = fb_report_quiet;
+	int e;
+
 	fb_store_init(f);
 	if (fb_pin_check_name(name) || fb_pin_check_bpffs())
 		return -1;
 	snprintf(f->name, sizeof(f->name), "%s", name);
 	snprintf(f->pin_name, sizeof(f->pin_name), "%s", name);
 	snprintf(f->dir, sizeof(f->dir), "%s/%s", fb_pin_root(), name);
+	/* The walk to it, or its directory, not opened for a limit of this
+	 * process (ulimit -n, memory): the filter is not known to be absent
+	 * or broken, and is said as a pin not opened now is. */
+	fb_report_quiet = true;
 	f->root_fd = fb_pin_open_root(false);
+	e = errno;
+	fb_report_quiet = quiet;
 	if (f->root_fd < 0) {
+		errno = e;
 		if (f->root_fd == -2)
 			fb_report_err("no filter named '%s' (see flowbloom list)", name);
+		else if (fb_store_err_now(e))
+			fb_store_open_err(f);
+		else
+			fb_report_err("%s", fb_report_last);
 		f->root_fd = -1;
 		goto fail;
 	}
@@ -528,6 +542,8 @@ int fb_store_open(const char *name, struct fb_store *f)
 		else if (errno == ELOOP || errno == ENOTDIR)
 			fb_report_err("%s is not a directory (a symbolic link?): refusing it",
 				      f->dir);
+		else if (fb_store_err_now(errno))
+			fb_store_open_err(f);
 		else
 			fb_report_err("cannot open %s: %s", f->dir, strerror(errno));
 		goto fail;
