@@ -39,6 +39,12 @@
 #   by another peer's path, or added by hand, keeps its count), with and
 #   without --ttl, and a --ttl change's old copies too; STATE.deleted
 #   not writable, or of garbage.
+# - restarted while a peer restarts (its session up again, its routes held
+#   stale until its End-of-RIB): the marks are in the state file, written
+#   for them alone (no path started or ended), so after a kill the peer's
+#   End-of-RIB to the next run ends the routes it did not announce again
+#   (the marks lived in memory only: it ended nothing, and those routes
+#   kept their rules for good).
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_pace
 
@@ -421,4 +427,38 @@ if command -v strace >/dev/null; then
 else
 	skip "bgp killed among its deletions: strace is missing (make deps installs it)"
 fi
+
+# --- 7. restarted while a peer restarts --------------------------------------
+S=$T_TMP/gr.bgp
+up='{"type": "state", "neighbor": {"address": {"local": "198.51.100.2", "peer": "198.51.100.9"}, "state": "up"}}'
+down=${up/\"up\"/\"down\"}
+eor6() { printf '{"type": "update", %s, "message": {"eor": {"afi": "ipv6", "safi": "unicast"}}}}\n' "$NB"; }
+marks() { grep -c '^# stale$' "$1"; }
+written() { [ "$(stat -c %s "$S.journal")" = 0 ]; }
+"$FB" create gr --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create gr"
+start gr "$S"
+{ echo "$up"; for i in 1 2 3; do ann6 "2001:db8:4::$i/128"; done; eor6; } >&9
+check "3 routes held, none stale" t_wait_until 10 held "$S" 3
+# The peer restarts (graceful restart: its routes kept over the loss), and
+# announces a new route first: a write.
+{ echo "$down"; echo "$up"; ann6 2001:db8:4::4/128; } >&9
+check "the session up again, a new route: written" t_wait_until 10 eval 'held "$S" 4 && written'
+check_eq "... with the 3 held routes' stale marks" "$(marks "$S")" 3
+kill -KILL "$BP"
+wait "$BP" 2>/dev/null
+BP=""
+exec 9>&-
+start gr "$S"
+{ ann6 2001:db8:4::1/128; eor6; } >&9
+check "killed after the write: the peer's End-of-RIB to the next run ends the 2 routes not announced again" \
+	t_wait_until 10 held "$S" 2
+check_eq "... their rules out, the others in, the filter exactly the state file's" \
+	"$(q gr dst 2001:db8:4::1) $(q gr dst 2001:db8:4::2) $(q gr dst 2001:db8:4::3) $(q gr dst 2001:db8:4::4) $(nflows gr) $(marks "$S")" \
+	"maybe no no maybe 2 0"
+# Marks alone (no path started or ended) make a write too.
+{ echo "$down"; echo "$up"; } >&9
+check "the session down and up again, nothing else: the 2 marks written" \
+	t_wait_until 10 eval '[ "$(marks "$S")" = 2 ] && written'
+check "... it ends" stop
+"$FB" destroy gr >/dev/null
 t_end

@@ -35,6 +35,13 @@
 #   its rules are deleted (bgp used to count them held while their last
 #   copy ended); `add --ttl` into the full slots is refused with one line
 #   (it used to read an unset index: a garbage message, or a segfault).
+# - a deletion queued at start, of a permanent rule a killed run added
+#   (STATE.added), the filter replaced (load --replace, destroy and
+#   create) before the next run, with --ttl: it went with the old array,
+#   the operator's copy of the rule in the new one is left (it was
+#   deleted: a counting filter's counters lowered for a rule bgp never
+#   added there), and the rule of the route the state file holds is added
+#   again.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_replace
 
@@ -283,4 +290,38 @@ check "bgp ends" stop
 check_eq "... holding nothing, having deleted the 3 rules" \
 	"$(grep -c '; 0 rules held, 3 added and 3 deleted by this run' "$T_TMP/bgp.err")" 1
 "$FB" destroy tr >/dev/null
+
+# --- 5. a deletion queued at start, the filter replaced ---------------------
+S=$T_TMP/qd.bgp
+cnt() { "$FB" count qd dst "$1" | awk '{print $1}'; }
+if command -v strace >/dev/null; then
+	for how in replace recreate; do
+		"$FB" create qd --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create qd"
+		rm -f "$S" "$S".*
+		ann 203.0.113.1/32 | "$FB" bgp qd --state "$S" >/dev/null 2>&1
+		# Killed before its next write, its journal not writable: only
+		# STATE.added names the rule it added.
+		ann 203.0.113.9/32 >"$T_TMP/in"
+		(strace -f -qq -o /dev/null -e trace=writev,renameat -e inject=writev:error=ENOSPC:when=1 \
+			-e inject=renameat:signal=KILL:when=1 \
+			"$FB" bgp qd --state "$S" <"$T_TMP/in" >/dev/null 2>"$T_TMP/bgp.err"; :) 2>/dev/null
+		check_eq "$how: a killed run's rule named in STATE.added only" \
+			"$(grep -c 'dst 203.0.113.9$' "$S.added") $(grep -c '203.0.113.9' "$S")" "1 0"
+		if [ $how = replace ]; then
+			echo 'dst 203.0.113.9' >"$T_TMP/list"
+			"$FB" load qd "$T_TMP/list" --replace >/dev/null || fail "load --replace"
+		else
+			"$FB" destroy qd >/dev/null
+			"$FB" create qd --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create qd"
+			"$FB" add qd dst 203.0.113.9 >/dev/null
+		fi
+		check_eq "... the operator's own copy of it in the new array" "$(cnt 203.0.113.9)" 1
+		"$FB" bgp qd --state "$S" --ttl 1h </dev/null >/dev/null 2>"$T_TMP/bgp.err"
+		check_eq "... bgp --ttl: the operator's copy left, nothing deleted, the held route's rule added again" \
+			"$(cnt 203.0.113.9) $(grep -c -- '-dst' "$T_TMP/bgp.err") $(q qd dst 203.0.113.1)" "1 0 maybe"
+		"$FB" destroy qd >/dev/null
+	done
+else
+	skip "a deletion queued at start, the filter replaced: strace is missing (make deps installs it)"
+fi
 t_end

@@ -8,10 +8,11 @@
  * What must hold: a refused file is reported as FILE:LINE: why and loads
  * nothing; a loaded one holds only rules the data path can match, each held
  * by a path, and what fb_bgp_save() writes of it reads back into the same
- * paths and rules, none dropped.
+ * paths and rules, none dropped, the same of them stale ("# stale").
  */
 #include "fuzz.h"
 #include "fleet/bgp.h"
+#include "fleet/bgp_int.h"
 #include "rules/rules.h"
 
 #define NAME "fuzz-state"
@@ -41,6 +42,22 @@ static size_t check_rules(const struct fb_bgp *b, struct fb_key **r)
 			    why);
 		FUZZ_ASSERT(fb_bgp_refs(b, &(*r)[i]) > 0, "rule %zu held by no path", i);
 	}
+	return n;
+}
+
+/* b's stale paths: how many, and each one counted for its peer and family. */
+static size_t stale_paths(const struct fb_bgp *b)
+{
+	const struct fb_bgp_path *p;
+	size_t i, n = 0;
+
+	for (i = 0; i < b->nbuckets; i++)
+		for (p = b->paths[i]; p; p = p->next)
+			if (p->stale) {
+				FUZZ_ASSERT(fb_bgp_stale_count(b, p->peer, p->family) > 0,
+					    "a stale path not counted");
+				n++;
+			}
 	return n;
 }
 
@@ -97,6 +114,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fclose(fp);
 	FUZZ_ASSERT(!again.ndel, "%zu rules dropped reading back what was saved", again.ndel);
 	FUZZ_ASSERT(again.npaths == b.npaths, "%zu paths back of %zu", again.npaths, b.npaths);
+	FUZZ_ASSERT(stale_paths(&again) == stale_paths(&b), "%zu stale paths back of %zu",
+		    stale_paths(&again), stale_paths(&b));
 	n2 = check_rules(&again, &r2);
 	FUZZ_ASSERT(n1 == n2, "%zu rules back of %zu", n2, n1);
 	qsort(r1, n1, sizeof(*r1), cmp_key);

@@ -244,6 +244,52 @@ static void state_limits(void)
 	"{\"type\": \"update\", " NBR(peer) ", \"message\": {\"eor\": {\"afi\": \"" afi            \
 					    "\", \"safi\": \"unicast\"}}}}"
 
+/* The state file holds the marks: a run restarted while a peer restarts
+ * (after a write) ends at its End-of-RIB what the peer did not announce
+ * again (the marks lived in memory only: nothing ended, and those routes
+ * kept their rules for good). b: 203.0.113.1 announced again, .3 and
+ * 2001:db8::1 stale. A mark follows its path's line; one with no path line
+ * before it is refused, one after a path dropped goes with it. */
+static void stale_saved(const struct fb_bgp *b)
+{
+	struct fb_bgp c;
+	FILE *fp = tmpfile();
+
+	ASSERT_EQ(fb_bgp_save(b, fp), 0, "bgp stale saved: saved");
+	rewind(fp);
+	bgp_defaults(&c);
+	ASSERT_EQ(fb_bgp_load(&c, fp, "state"), 0, "bgp stale saved: loaded");
+	fclose(fp);
+	ASSERT_TRUE(c.npaths == 4 && fb_bgp_stale_count(&c, "198.51.100.1", "ipv4 unicast") == 1 &&
+			    fb_bgp_stale_count(&c, "198.51.100.1", "ipv6 unicast") == 1 &&
+			    !fb_bgp_stale_count(&c, "198.51.100.2", "ipv4 unicast"),
+		    "bgp stale saved: the marks read back, per peer and family");
+	bgp_feed(&c, EOR_OF("198.51.100.1", "ipv4"));
+	ASSERT_TRUE(c.ndel == 1 && keys_hold(c.del, 1, "dst 203.0.113.3") && c.npaths == 3,
+		    "bgp stale saved: End-of-RIB to the next run ends the one not announced again");
+	fb_bgp_free(&c);
+	fp = tmpfile();
+	fputs("# stale\n198.51.100.1\tipv4 unicast\t203.0.113.7/32\tdst 203.0.113.7\n", fp);
+	rewind(fp);
+	bgp_defaults(&c);
+	ASSERT_TRUE(fb_bgp_load(&c, fp, "state") == -1 && !c.npaths,
+		    "bgp stale saved: a mark with no path line before it refuses the file");
+	fb_bgp_free(&c);
+	fclose(fp);
+	fp = tmpfile();
+	fputs("198.51.100.1\tipv4 unicast\t203.0.113.7/32\tdst 203.0.113.7\n# stale\n"
+	      "198.51.100.1\tipv4 unicast\t198.51.100.0/8\tdst 198.0.0.0/8\n# stale\n"
+	      "198.51.100.1\tipv4 unicast\t203.0.113.8/32\tdst 203.0.113.8\n",
+	      fp);
+	rewind(fp);
+	bgp_defaults(&c);
+	ASSERT_TRUE(!fb_bgp_load(&c, fp, "state") && c.npaths == 2 &&
+			    fb_bgp_stale_count(&c, "198.51.100.1", "ipv4 unicast") == 1,
+		    "bgp stale saved: a dropped path's mark goes with it, the others stay");
+	fb_bgp_free(&c);
+	fclose(fp);
+}
+
 /* End-of-RIB looks at the table only while the peer has stale paths in
  * its family (a peer sending it again and again made each one a walk of
  * every path): the count behind that, kept as paths become stale, are
@@ -279,6 +325,7 @@ static void stale_counts(void)
 	fb_bgp_done(&b);
 	ASSERT_EQ(fb_bgp_stale_count(&b, "198.51.100.1", "ipv4 unicast"), 1,
 		  "bgp stale: one announced again, one withdrawn: one left");
+	stale_saved(&b);
 	bgp_feed(&b, EOR_OF("198.51.100.1", "ipv6"));
 	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, 1, "dst 2001:db8::1"),
 		    "bgp stale: the IPv6 End-of-RIB ends the IPv6 path only");

@@ -8,7 +8,7 @@
  * parts, protocols without ports, numbers without a name, ICMPv6) held
  * by peers and add-path ids that need every escape (tab, newline, CR,
  * backslash, '#', other control bytes, DEL, bytes past ASCII), and for
- * tables past the buffer's size; and bgp --ttl's lines of where each
+ * tables past the buffer's size, stale paths among them; and bgp --ttl's lines of where each
  * rule's copies are (bgp_copies_save), as its stdio writer wrote them.
  */
 #define _GNU_SOURCE
@@ -56,6 +56,8 @@ static void ref_save(const struct fb_bgp *b, FILE *fp)
 			fputc('\t', fp);
 			ref_field(fp, p->nlri);
 			fprintf(fp, "\t%s\n", text);
+			if (p->stale)
+				fputs("# stale\n", fp);
 		}
 }
 
@@ -257,6 +259,15 @@ void test_bgp_save(void)
 	ASSERT_EQ(nlines, a.npaths + 1, "bgp save: ... a line a path");
 	free(text);
 	ASSERT_TRUE(same(&s, &len), "bgp save: source RTBH: as the stdio writer");
+	/* P1's session up again: its paths held stale, a "# stale" line after
+	 * each (until End-of-RIB). */
+	snprintf(line, sizeof(line),
+		 "{\"type\": \"state\", \"neighbor\": {\"address\": {\"peer\": \"%s\"}, "
+		 "\"state\": \"up\"}}",
+		 P1);
+	fb_bgp_line(&a, line, strlen(line), 99);
+	ASSERT_TRUE(fb_bgp_stale_count(&a, P1, "ipv4 unicast") > 0 && same(&a, &len),
+		    "bgp save: stale paths: as the stdio writer");
 	/* Past any buffer: 30,000 more paths (about 2 MB). */
 	for (i = 0; i < 30000; i++) {
 		snprintf(

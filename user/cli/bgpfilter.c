@@ -544,12 +544,15 @@ static bool has_copies(const struct bgp_copy *r)
  * and an announcement tries it again.
  *
  * The deletions waiting for the next state write (routes withdrawn before
- * we saw the new array): without --ttl they are dropped, as the new array
- * holds nothing of ours (a copy there is the operator's, and the rules
- * added again come from our table, which no longer has them). With --ttl
- * they stay: a replace carries the rules with a lifetime into the new
- * filter, withdrawn ones included, and dropping their deletions would let
- * a withdrawn route block traffic until its lifetime ends. Deletions take
+ * we saw the new array, rules a killed run added, old copies of a --ttl
+ * change): those of permanent copies are dropped, with or without --ttl,
+ * as the new array's permanent rules hold nothing known to be ours (a copy
+ * there is the operator's: deleting it would take bits from his rules;
+ * the rules added again come from our table, which no longer has them).
+ * Those of copies with a lifetime, with --ttl, stay: a replace carries
+ * the rules with a lifetime into the new filter, withdrawn ones included,
+ * and dropping their deletions would let a withdrawn route block traffic
+ * until its lifetime ends. Deletions take
  * our copies out of the generations only, never out of the array (the
  * operator's); a rule none of whose copies is left (a destroy and create,
  * or load --replace --ttl's own generations) is reported "no longer in the
@@ -590,9 +593,19 @@ int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line)
 	fb_bgp_added(&rn->b, keys, n);
 	rn->added += n;
 	free(keys);
-	if (rn->ttl <= 0) {
-		rn->npend = 0;
+	/* Only the deletions of copies with a lifetime stay (the
+	 * generations a replace carries: bgp_copies_verify says which).
+	 * One of a permanent copy was of the old array's permanent rules
+	 * (a withdrawal's, a killed run's addition, a --ttl change's old
+	 * copy): a copy in the new array's is not known to be ours. */
+	for (i = j = 0; i < rn->npend; i++)
+		if (rn->ttl > 0 && rn->pend[i].gens)
+			rn->pend[j++] = rn->pend[i];
+	if (j < rn->npend) {
+		rn->npend = j;
 		bgp_pend_reset(rn);
+		for (i = 0; i < j; i++)
+			rn->ngone += rn->pend[i].gone;
 	}
 	rn->in_gens = rn->ttl > 0;
 	rn->filter_id = f->bits_id;

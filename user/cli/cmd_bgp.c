@@ -229,7 +229,7 @@ static int apply_line(struct bgp_run *rn)
 {
 	size_t i, j, n = rn->b.nadd;
 
-	rn->dirty |= rn->b.changed;
+	rn->dirty |= rn->b.changed || rn->b.stale_changed; /* the file holds the marks */
 	if (n) {
 		if (!rn->have_f && open_locked(rn, &rn->f, true))
 			return -1;

@@ -303,7 +303,10 @@ int fb_bgp_apply_op(struct fb_bgp_ctx *c, const struct fb_bgp_op *o)
 
 	if (*pp) {
 		if (o->announce && !memcmp(&(*pp)->key, &o->key, sizeof(o->key))) {
-			fb_bgp_stale_clear(b, *pp); /* announced again: the same path */
+			if (o->stale)
+				fb_bgp_mark_stale(b, *pp);
+			else
+				fb_bgp_stale_clear(b, *pp); /* announced again: the same path */
 			return 0;
 		}
 		if (path_end(c, pp))
@@ -338,6 +341,8 @@ int fb_bgp_apply_op(struct fb_bgp_ctx *c, const struct fb_bgp_op *o)
 	r->paths = p;
 	b->npaths++;
 	b->changed = true;
+	if (o->stale)
+		fb_bgp_mark_stale(b, p);
 	r->refs++;
 	return fb_bgp_touch(c, r);
 }

@@ -57,7 +57,7 @@ struct fb_bgp {
 	size_t nadd, ndel, cap_add, cap_del;
 	bool changed; /* the last line started or ended a path (state to save) */
 	/* The last line marked paths stale or cleared a mark (what a later
-	 * End-of-RIB ends depends on it; not in the state file). */
+	 * End-of-RIB ends depends on it: state to save too). */
 	bool stale_changed;
 	/* Messages (unsupported routes, malformed lines, sessions): "where:
 	 * text", to stderr unless set. */
@@ -132,7 +132,9 @@ size_t fb_bgp_stale_count(const struct fb_bgp *b, const char *peer, const char *
 /* State file: one path a line, "peer<TAB>family<TAB>nlri id<TAB>FLOW",
  * the first three with backslash escapes (\\, \t, \n, \r, \xHH for other
  * control bytes and '#'): whatever a peer sends, a line is one path, never
- * a comment. Its "# flowbloom bgp state 2" header says the ids are as a
+ * a comment. A path held stale (until its peer's End-of-RIB) is followed
+ * by a "# stale" line (a comment to an older reader; load: -1 if no path
+ * line is before it). Its "# flowbloom bgp state 2" header says the ids are as a
  * route's messages make them now (bgpid.c); those of a file without it are
  * made so as they are read (a FlowSpec id loses the next hop that ended
  * it, a unicast prefix its host bits). load: -1 on a malformed line (printed as name:LINE), nothing

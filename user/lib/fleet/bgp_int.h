@@ -35,6 +35,7 @@ struct fb_bgp_rule {
 /* One path operation of a message. */
 struct fb_bgp_op {
 	bool announce; /* with key; else the path ends */
+	bool stale;    /* announced path held stale (the state file's "# stale") */
 	char *peer, *family, *nlri;
 	struct fb_key key;
 };

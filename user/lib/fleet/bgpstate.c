@@ -126,6 +126,11 @@ static int get_field(char *s)
  * (bgpid.c); a file without it was written before, its ids made so as
  * they are read (fb_bgp_old_id). */
 #define STATE_2 "# flowbloom bgp state 2"
+/* After a path's line: the path is stale (held over its session's restart
+ * until the peer's End-of-RIB, bgpstale.c). A comment to a reader that does
+ * not know it, as the header is: an older run loses the marks, nothing
+ * else. */
+#define STALE_LINE "# stale"
 
 int fb_bgp_save(const struct fb_bgp *b, FILE *fp)
 {
@@ -153,6 +158,8 @@ int fb_bgp_save(const struct fb_bgp *b, FILE *fp)
 			n = strlen(text);
 			text[n] = '\n';
 			out_put(o, text, n + 1);
+			if (p->stale)
+				out_put(o, STALE_LINE "\n", sizeof(STALE_LINE));
 		}
 	out_flush(o);
 	free(o);
@@ -168,6 +175,9 @@ int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 	ssize_t len;
 	int blank, rc = -1;
 	bool now = false; /* ids as they are made now (STATE_2) */
+	/* The op of the path on the line before (for STALE_LINE); -1: no path
+	 * line before, -2: one dropped (its mark goes with it). */
+	long last = -1;
 
 	while ((len = getline(&line, &cap, fp)) > 0) {
 		lineno++;
@@ -178,6 +188,18 @@ int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 		line[strcspn(line, "\n")] = 0;
 		if (!strncmp(line, STATE_2 ":", strlen(STATE_2) + 1))
 			now = true;
+		if (!strcmp(line, STALE_LINE)) {
+			if (last == -1) {
+				fb_report_err("%s:%zu: stale mark with no path line before it",
+					      name, lineno);
+				goto out;
+			}
+			if (last >= 0)
+				c.ops[last].stale = true;
+			last = -1;
+			continue;
+		}
+		last = -1;
 		if (!line[0] || line[0] == '#')
 			continue;
 		rest = line;
@@ -208,11 +230,13 @@ int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 				goto out;
 			drop = d;
 			drop[ndrop++] = k;
+			last = -2;
 			continue;
 		}
 		if (fb_bgp_push_op(&c, true, f[0], f[1],
 				   now ? f[2] : fb_bgp_old_id(f[1], f[2], id, sizeof(id)), &k))
 			goto out;
+		last = (long)c.nops - 1;
 	}
 	/* getline ends on an error too (EIO, no memory for a huge line): the
 	 * paths after it would be forgotten, their rules left in the filter
