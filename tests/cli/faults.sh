@@ -24,7 +24,9 @@
 # cannot be read (a generation's end not known, never ended); info -j and
 # query --packet -j whose programs or test runs fail (each line of the
 # output JSON, the error's object after the answer); metrics whose read of
-# a ban in force in guard's record is refused (not known, never one fewer).
+# a ban in force in guard's record is refused (not known, never one fewer);
+# status whose network namespaces, or bpffs's statfs, cannot be read, and
+# check of the latter (not known, never none, never BROKEN).
 # The device: a veth pair in namespaces of our own.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin faults
@@ -304,6 +306,70 @@ if t_net_pair --no-ipv6; then
 		done
 	done
 	check_eq "status -j whose pins cannot be read now: the filter named, or exit 1" "$bad" ""
+	# aimed CALL ERRNO PATTERN CMD...: CMD with ERRNO injected at its
+	# first CALL whose trace line matches PATTERN, aimed again from each
+	# try's trace until it lands there (other suites' namespaces and
+	# processes move the calls). RC: CMD's exit; out, err: its output;
+	# LANDED empty if it never did.
+	aimed() {
+		local call=$1 e=$2 pat=$3 n try
+		shift 3
+		LANDED=
+		n=$(nth "$call" "$pat" "$@")
+		for try in 1 2 3 4 5 6 7 8; do
+			strace -f -qq -o "$T_TMP/itrace" -e trace="$call" \
+				-e inject="$call:error=$e:when=${n:-0}" "$@" >"$T_TMP/out" 2>"$T_TMP/err"
+			RC=$?
+			grep INJECTED "$T_TMP/itrace" | grep -q "$pat" && LANDED=$n && return 0
+			n=$(grep -v 'resumed>' "$T_TMP/itrace" | grep -n "$pat" | head -1 | cut -d: -f1)
+		done
+	}
+	# status, the open of the attachment's namespace (/run/netns/NSA), or
+	# of a list of namespaces (/run/netns, /proc), refused for
+	# descriptors, memory or permission: taken for a namespace gone, the
+	# attachment vanished ("no flowbloom XDP program attached", exit 0).
+	# Exit 1 naming what was not read. A namespace gone meanwhile
+	# (ENOENT) is still none: exit 0. destroy refuses still (nothing
+	# removed): it asks the loaded programs, not the namespaces.
+	bad=
+	for c in "EMFILE|\"/run/netns/$NSA\"|/run/netns/$NSA: Too many open files" \
+		"ENFILE|\"/run/netns/$NSA\"|/run/netns/$NSA: Too many open files in system" \
+		"ENOMEM|\"/run/netns/$NSA\"|/run/netns/$NSA: Cannot allocate memory" \
+		"EACCES|\"/run/netns/$NSA\"|/run/netns/$NSA: Permission denied" \
+		"EMFILE|\"/run/netns\", O_RDONLY|/run/netns: Too many open files" \
+		"ENOMEM|\"/proc\", O_RDONLY|/proc: Cannot allocate memory" "ENOENT|\"/run/netns/$NSA\"|"; do
+		IFS='|' read -r err pat want <<<"$c"
+		aimed openat "$err" "$pat" "$FB" status
+		if [ -z "$LANDED" ]; then
+			bad+=" $err $pat: never injected there"
+		elif [ -z "$want" ]; then
+			[ "$RC" = 0 ] || bad+=" $err $pat: exit $RC, $(head -c 100 "$T_TMP/err")"
+		else
+			[ "$RC $(cat "$T_TMP/err")" = "1 flowbloom: cannot tell where flowbloom's programs are attached: $want" ] ||
+				bad+=" $err $pat: exit $RC, $(head -c 100 "$T_TMP/err") $(head -c 100 "$T_TMP/out")"
+		fi
+	done
+	check_eq "status whose namespaces cannot be opened: exit 1 naming it, never none" "$bad" ""
+	aimed openat EMFILE "\"/run/netns/$NSA\"" "$FB" destroy a
+	check_eq "... destroy then (injected: ${LANDED:-no}): refused, the filter kept" \
+		"$RC $("$FB" list | grep -c '^a ')" "1 1"
+	# bpffs's statfs refused (memory): "bpffs is not mounted"; status
+	# then named no filter ("a filter not under" the root, exit 0), check
+	# said "a: BROKEN". Not known: status exits 1, check cannot open it.
+	bad=
+	strace -f -qq -o "$T_TMP/trace" -e trace=statfs "$FB" status >/dev/null 2>&1
+	for ((n = 1; n <= $(grep -vc 'resumed>' "$T_TMP/trace"); n++)); do
+		inject statfs ENOMEM "$n" "$FB" status >"$T_TMP/out" 2>"$T_TMP/err"
+		rc=$?
+		grep -q "not under\|not mounted" "$T_TMP/out" "$T_TMP/err" && bad+=" status $n: exit $rc, $(grep -h -m1 "not under\|not mounted" "$T_TMP/out" "$T_TMP/err")"
+	done
+	strace -f -qq -o "$T_TMP/trace" -e trace=statfs "$FB" check a >/dev/null 2>&1
+	for ((n = 1; n <= $(grep -vc 'resumed>' "$T_TMP/trace"); n++)); do
+		inject statfs ENOMEM "$n" "$FB" check a >"$T_TMP/out" 2>"$T_TMP/err"
+		rc=$?
+		grep -q "BROKEN\|not mounted" "$T_TMP/out" "$T_TMP/err" && bad+=" check $n: exit $rc, $(grep -h -m1 "BROKEN\|not mounted" "$T_TMP/out" "$T_TMP/err")"
+	done
+	check_eq "status and check whose statfs of bpffs is refused: never not mounted, never BROKEN" "${n:+x}$bad" x
 	ip -n "$NSA" link set "$VA" xdpgeneric off 2>/dev/null
 	"$FB" destroy a >/dev/null 2>&1
 else

@@ -285,9 +285,10 @@ int cmd_status(int argc, char **argv)
 				"arrives on)\n",
 				l3, l3 == 1 ? "" : "s");
 		/* Without bpffs no filter has a name: the attachments still
-		 * filter (they hold their maps), but no verb reaches them. */
+		 * filter (they hold their maps), but no verb reaches them.
+		 * Not told (memory): the names above say what was read. */
 		fb_report_quiet = true;
-		nofs = fb_pin_check_bpffs();
+		nofs = fb_pin_check_bpffs() && errno == ENODEV;
 		fb_report_quiet = false;
 		if (nofs)
 			fprintf(stderr,

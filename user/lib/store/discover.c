@@ -31,6 +31,7 @@ struct ns {
 	ino_t ino;
 	char path[300];
 	char label[NAME_MAX + 1]; /* a name in /run/netns, whole */
+	bool proc;		  /* reached through a process's /proc entry */
 };
 
 struct found {
@@ -41,6 +42,8 @@ struct found {
 	struct fb_att *atts;
 	size_t natts, capatts;
 	bool quiet; /* info/stats: discovery must never break their output */
+	int err;    /* a namespace or a list of them not read: errno */
+	char err_path[300];
 };
 
 static void *grow(void *p, size_t *cap, size_t n, size_t size)
@@ -145,26 +148,48 @@ static int find_progs(struct found *f)
 	return 0;
 }
 
-static void add_ns(struct found *f, const char *path, const char *label)
+/* path (a namespace, or a list of them) not read, for e: gone meanwhile
+ * (ENOENT, ESRCH: its process exited, its mount went; EINVAL: the
+ * mountinfo of a process exiting) is no namespace; anything else
+ * (descriptors, memory, a refusal) is one the walk cannot tell about: its
+ * attachments would pass for none. The first is kept. A process's own
+ * entries (proc) refused are a process flowbloom may not look into (a
+ * sandbox's init), skipped as before. */
+static void walk_err(struct found *f, const char *path, int e, bool proc)
+{
+	if (e == ENOENT || e == ESRCH || (proc && (e == EACCES || e == EPERM || e == EINVAL)) ||
+	    f->err)
+		return;
+	f->err = e;
+	snprintf(f->err_path, sizeof(f->err_path), "%s", path);
+}
+
+static void add_ns(struct found *f, const char *path, const char *label, bool proc)
 {
 	struct stat st;
 	size_t i;
 
 	/* One cut to fit would be opened as another file. */
-	if (strlen(path) >= sizeof(f->ns[0].path) || stat(path, &st))
+	if (strlen(path) >= sizeof(f->ns[0].path))
 		return;
+	if (stat(path, &st)) {
+		walk_err(f, path, errno, proc);
+		return;
+	}
 	for (i = 0; i < f->nns; i++)
 		if (f->ns[i].dev == st.st_dev && f->ns[i].ino == st.st_ino)
 			return; /* one visit per namespace: the first name wins */
 	f->ns = grow(f->ns, &f->capns, f->nns, sizeof(*f->ns));
 	if (!f->ns) {
 		f->nns = f->capns = 0;
+		walk_err(f, path, ENOMEM, false);
 		return;
 	}
 	f->ns[f->nns].dev = st.st_dev;
 	f->ns[f->nns].ino = st.st_ino;
 	snprintf(f->ns[f->nns].path, sizeof(f->ns[0].path), "%s", path);
 	snprintf(f->ns[f->nns].label, sizeof(f->ns[0].label), "%s", label);
+	f->ns[f->nns].proc = proc;
 	f->nns++;
 }
 
@@ -179,8 +204,10 @@ static void mounted_ns(struct found *f, const char *pid)
 
 	snprintf(path, sizeof(path), "/proc/%s/mountinfo", pid ? pid : "self");
 	in = fopen(path, "r");
-	if (!in)
+	if (!in) {
+		walk_err(f, path, errno, pid);
 		return;
+	}
 	while (fgets(line, sizeof(line), in)) {
 		dash = strstr(line, " - nsfs ");
 		if (!dash || sscanf(line, "%*s %*s %*s %255s %2047s", root, mnt) != 2 ||
@@ -197,13 +224,13 @@ static void mounted_ns(struct found *f, const char *pid)
 		}
 		*w = 0;
 		if (!pid) {
-			add_ns(f, mnt, mnt);
+			add_ns(f, mnt, mnt, false);
 			continue;
 		}
 		if (snprintf(path, sizeof(path), "/proc/%s/root%s", pid, mnt) >= (int)sizeof(path))
 			continue;
 		snprintf(label, sizeof(label), "%.80s (mounts of pid %s)", mnt, pid);
-		add_ns(f, path, label);
+		add_ns(f, path, label, true);
 	}
 	fclose(in);
 }
@@ -229,32 +256,41 @@ static void collect_ns(struct found *f)
 	struct dirent *de;
 	DIR *d;
 
-	add_ns(f, "/proc/1/ns/net", "root");
+	add_ns(f, "/proc/1/ns/net", "root", true);
 	/* Where PID 1's link cannot be read (a sandbox's own init), kthreadd:
 	 * a kernel thread, always in the initial namespace. */
 	if (read_comm("/proc/2/comm", comm, sizeof(comm)) && !strcmp(comm, "kthreadd"))
-		add_ns(f, "/proc/2/ns/net", "root");
+		add_ns(f, "/proc/2/ns/net", "root", true);
+	/* A list not read, or read in part: never taken for no more. */
 	d = opendir("/run/netns");
-	while (d && (de = readdir(d))) {
+	if (!d)
+		walk_err(f, "/run/netns", errno, false);
+	while (d && (errno = 0, de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/run/netns/%s", de->d_name);
-		add_ns(f, path, de->d_name);
+		add_ns(f, path, de->d_name, false);
 	}
+	if (d && errno)
+		walk_err(f, "/run/netns", errno, false);
 	if (d)
 		closedir(d);
 	mounted_ns(f, NULL);
 	/* Namespaces only a process holds (unshare -n, containers). */
 	d = opendir("/proc");
-	while (d && (de = readdir(d))) {
+	if (!d)
+		walk_err(f, "/proc", errno, false);
+	while (d && (errno = 0, de = readdir(d))) {
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
 		read_comm(path, comm, sizeof(comm));
 		snprintf(label, sizeof(label), "pid %.12s (%.32s)", de->d_name, comm);
 		snprintf(path, sizeof(path), "/proc/%s/ns/net", de->d_name);
-		add_ns(f, path, label);
+		add_ns(f, path, label, true);
 	}
+	if (d && errno)
+		walk_err(f, "/proc", errno, false);
 	if (d)
 		closedir(d);
 }
@@ -274,41 +310,59 @@ static void held_ns(struct found *f)
 	DIR *d, *fds;
 	dev_t nsfs;
 
-	if (stat("/proc/self/ns/net", &st))
+	if (stat("/proc/self/ns/net", &st)) {
+		walk_err(f, "/proc/self/ns/net", errno, false);
 		return;
+	}
 	nsfs = st.st_dev;
 	if (!stat("/proc/self/ns/mnt", &st) && (mnts = grow(mnts, &capmnts, 0, sizeof(st))))
 		mnts[nmnts++] = st;
+	else
+		walk_err(f, "/proc/self/ns/mnt", errno, false);
 	d = opendir("/proc");
-	while (d && (de = readdir(d))) {
+	if (!d)
+		walk_err(f, "/proc", errno, false);
+	while (d && (errno = 0, de = readdir(d))) {
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
 		read_comm(path, comm, sizeof(comm));
 		snprintf(path, sizeof(path), "/proc/%s/fd", de->d_name);
 		fds = opendir(path);
+		if (!fds)
+			walk_err(f, path, errno, true);
 		while (fds && (fe = readdir(fds))) {
 			ssize_t n;
 
-			n = snprintf(path, sizeof(path), "/proc/%.12s/fd/%.12s", de->d_name,
-				     fe->d_name);
-			n = n < 0 || fe->d_name[0] == '.' ? -1
-							  : readlink(path, link, sizeof(link) - 1);
+			if (fe->d_name[0] == '.' ||
+			    snprintf(path, sizeof(path), "/proc/%.12s/fd/%.12s", de->d_name,
+				     fe->d_name) < 0)
+				continue;
+			n = readlink(path, link, sizeof(link) - 1);
+			if (n < 0)
+				walk_err(f, path, errno, true); /* ENOENT: closed since */
 			/* An open namespace file reads as net:[INODE], or as
 			 * "/" once its bind mount is gone (ip netns del):
 			 * then its device tells (nsfs is one file system). */
-			if (n < 1 || (strncmp(link, "net:[", 5) && (n != 1 || link[0] != '/')) ||
-			    stat(path, &st) || st.st_dev != nsfs)
+			if (n < 1 || (strncmp(link, "net:[", 5) && (n != 1 || link[0] != '/')))
+				continue;
+			if (stat(path, &st)) {
+				walk_err(f, path, errno, true);
+				continue;
+			}
+			if (st.st_dev != nsfs)
 				continue;
 			snprintf(label, sizeof(label), "pid %.12s (%.32s) fd %.12s", de->d_name,
 				 comm, fe->d_name);
-			add_ns(f, path, label);
+			add_ns(f, path, label, true);
 		}
 		if (fds)
 			closedir(fds);
 		snprintf(path, sizeof(path), "/proc/%s/ns/mnt", de->d_name);
-		if (stat(path, &st))
+		if (stat(path, &st)) {
+			walk_err(f, path, errno, true);
 			continue;
+		}
 		for (i = 0; i < nmnts; i++)
 			if (mnts[i].st_dev == st.st_dev && mnts[i].st_ino == st.st_ino)
 				break;
@@ -317,11 +371,14 @@ static void held_ns(struct found *f)
 		mnts = grow(mnts, &capmnts, nmnts, sizeof(st));
 		if (!mnts) {
 			nmnts = capmnts = 0;
+			walk_err(f, path, ENOMEM, false);
 			continue;
 		}
 		mnts[nmnts++] = st;
 		mounted_ns(f, de->d_name);
 	}
+	if (d && errno)
+		walk_err(f, "/proc", errno, false);
 	if (d)
 		closedir(d);
 	free(mnts);
@@ -407,13 +464,19 @@ static int scan_ns(struct found *f, size_t from)
 	for (i = from; i < f->nns && !rc; i++) {
 		int fd = open(f->ns[i].path, O_RDONLY | O_CLOEXEC);
 
-		if (fd < 0)
-			continue; /* its process exited: so did the namespace, or
-				     another path to it was visited */
+		/* ENOENT: its process exited (so did the namespace, or another
+		 * path to it was visited) or its mount went. */
+		if (fd < 0) {
+			walk_err(f, f->ns[i].path, errno, f->ns[i].proc);
+			continue;
+		}
 		/* netlink and if_nameindex() work in the caller's namespace:
-		 * enter each in turn (a single-threaded process may). */
+		 * enter each in turn (a single-threaded process may). EINVAL:
+		 * an open file of another kind of namespace (held_ns()). */
 		if (!setns(fd, CLONE_NEWNET))
 			rc = scan_devices(f, &f->ns[i]);
+		else if (errno != EINVAL)
+			walk_err(f, f->ns[i].path, errno, f->ns[i].proc);
 		close(fd);
 	}
 	return rc;
@@ -449,6 +512,14 @@ static int walk_ns(struct found *f)
 		i = f->nns;
 		held_ns(f);
 		rc = scan_ns(f, i);
+	}
+	/* A namespace not read: where the programs are attached is not
+	 * known (one there would pass for attached nowhere). */
+	if (!rc && f->err) {
+		if (!f->quiet)
+			fb_report_err("cannot tell where flowbloom's programs are attached: %s: %s",
+				      f->err_path, strerror(f->err));
+		rc = -1;
 	}
 	if (setns(self, CLONE_NEWNET)) {
 		/* Never go on in some other namespace. */
@@ -521,7 +592,7 @@ static void name_filters(struct found *f)
 	 * bpffs no filter has a name (status says so). */
 	quiet = fb_report_quiet;
 	fb_report_quiet = true;
-	n = fb_pin_check_bpffs() ? 0 : fb_pin_list(&names);
+	n = fb_pin_check_bpffs() ? (errno == ENODEV ? 0 : -1) : fb_pin_list(&names);
 	if (n < 0)
 		err = errno;
 	if (n > 0 && (root = fb_pin_open_root(false)) == -1)

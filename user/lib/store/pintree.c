@@ -37,7 +37,19 @@ int fb_pin_check_bpffs(void)
 	slash = strrchr(parent, '/');
 	if (slash && slash != parent)
 		*slash = 0;
-	if (statfs(parent, &st) || st.f_type != BPF_FS_MAGIC_NR) {
+	/* Only a directory that is not there, or is not bpffs, is "not
+	 * mounted": a statfs refused (memory, a search permission) cannot
+	 * tell, and says why (errno kept). */
+	if (statfs(parent, &st)) {
+		if (errno != ENOENT && errno != ENOTDIR) {
+			fb_report_err("cannot tell whether bpffs is mounted at %s: %s", parent,
+				      strerror(errno));
+			return -1;
+		}
+		st.f_type = 0;
+	}
+	if (st.f_type != BPF_FS_MAGIC_NR) {
+		errno = ENODEV;
 		fb_report_err("bpffs is not mounted at %s (mount -t bpf bpf /sys/fs/bpf)", parent);
 		return -1;
 	}

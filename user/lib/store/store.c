@@ -512,9 +512,20 @@ int fb_store_open(const char *name, struct fb_store *f)
 	int e;
 
 	fb_store_init(f);
-	if (fb_pin_check_name(name) || fb_pin_check_bpffs())
+	if (fb_pin_check_name(name))
 		return -1;
 	snprintf(f->name, sizeof(f->name), "%s", name);
+	/* bpffs not known to be there or not (memory): not opened now. */
+	fb_report_quiet = true;
+	e = fb_pin_check_bpffs() ? errno : 0;
+	fb_report_quiet = quiet;
+	if (e) {
+		errno = e;
+		if (fb_store_err_now(e))
+			return fb_store_open_err(f);
+		fb_report_err("%s", fb_report_last);
+		return -1;
+	}
 	snprintf(f->pin_name, sizeof(f->pin_name), "%s", name);
 	snprintf(f->dir, sizeof(f->dir), "%s/%s", fb_pin_root(), name);
 	/* The walk to it, or its directory, not opened for a limit of this
