@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The pin tree: the verified walk from / to the filter root, pins reached
- * through directory fds, staging names, the ip-link pins of "default", and
- * the half states an interrupted command leaves (check --repair). */
+ * through directory fds, the ip-link pins of "default", the filters' names;
+ * staging directories and their removal are in pinstage.c. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
@@ -373,88 +373,6 @@ int fb_pin_open_dir(int dfd, const char *name)
 	return openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
-/* Remove directory `name` in dfd with everything in it (pins, monitor/),
- * never following a link. */
-int fb_pin_remove_tree(int dfd, const char *name, int depth)
-{
-	int fd = fb_pin_open_dir(dfd, name), pass, found = 1;
-	struct dirent *de;
-	DIR *d;
-
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -1;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -1;
-	}
-	/* Removing entries while reading the directory may skip some:
-	 * read it again until a pass finds nothing. */
-	for (pass = 0; found && pass < 8; pass++) {
-		found = 0;
-		rewinddir(d);
-		while ((de = readdir(d))) {
-			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-				continue;
-			found = 1;
-			if (de->d_type == DT_DIR) {
-				if (depth < 4)
-					fb_pin_remove_tree(fd, de->d_name, depth + 1);
-			} else {
-				unlinkat(fd, de->d_name, 0);
-			}
-		}
-	}
-	closedir(d);
-	return unlinkat(dfd, name, AT_REMOVEDIR);
-}
-
-/* A staging directory nobody works in any more: its maker holds a flock on
- * it while it builds, which the kernel drops if the maker dies. Removes it
- * then (1); 0 if absent or in use; -1 (errno, nothing printed) if it could
- * not be opened, locked or removed (descriptors, memory): still there. */
-int fb_pin_remove_stale(int root, const char *stage)
-{
-	int fd = fb_pin_open_dir(root, stage), e;
-
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -1;
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		e = errno;
-		close(fd);
-		errno = e;
-		return e == EWOULDBLOCK ? 0 : -1;
-	}
-	e = fb_pin_remove_tree(root, stage, 0) ? errno : 0;
-	close(fd);
-	errno = e;
-	return e ? -1 : 1;
-}
-
-int fb_pin_stage_lock(int root)
-{
-	if (flock(root, LOCK_EX)) {
-		fb_report_err("cannot lock %s: %s", fb_pin_root(), strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-void fb_pin_stage_unlock(int root)
-{
-	flock(root, LOCK_UN);
-}
-
-void fb_pin_stage_name(char *buf, size_t len, const char *prefix, const char *name)
-{
-	snprintf(buf, len, "%s%s", prefix, name);
-}
-
-int fb_pin_rename(int dfd, const char *from, const char *to)
-{
-	return syscall(SYS_renameat2, dfd, from, dfd, to, 1 /* RENAME_NOREPLACE */);
-}
-
 /* A pin to adopt in the verified directory dfd: absent (0), or root's (or
  * the caller's) and writable by no one else (0); else -1, printed. The
  * directory being root's does not make its pins so: root may have given
@@ -663,34 +581,6 @@ int fb_pin_open_root_of(const char *name)
 	if (fb_pin_check_name(name) || fb_pin_check_bpffs())
 		return -1;
 	return fb_pin_open_root(false);
-}
-
-int fb_pin_clean_stale(const char *name)
-{
-	char stage[FB_NAME_MAX + 4];
-	int root, n = 0, i, r;
-
-	root = fb_pin_open_root_of(name);
-	if (root < 0)
-		return root == -2 ? 0 : -1;
-	if (fb_pin_stage_lock(root)) {
-		close(root);
-		return -1;
-	}
-	for (i = 0; i < 2; i++) {
-		fb_pin_stage_name(stage, sizeof(stage), i ? FB_STAGE_OLD : FB_STAGE_NEW, name);
-		r = fb_pin_remove_stale(root, stage);
-		if (r < 0) {
-			fb_report_err("cannot remove %s/%s: %s", fb_pin_root(), stage,
-				      strerror(errno));
-			n = -1;
-			break;
-		}
-		n += r;
-	}
-	fb_pin_stage_unlock(root);
-	close(root);
-	return n;
 }
 
 bool fb_pin_exists(const char *name)
