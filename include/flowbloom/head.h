@@ -80,12 +80,16 @@ _Static_assert(sizeof(struct fb_probe) == 96, "a probe descriptor is 96 bytes");
  * the table was built with (hash.h, fb_nhk_words) and the secret they came
  * from, and the filter array's identity: the id of the chunk 0 that create
  * or a replace made, which a swap of the head (same filter, new table)
- * keeps (store.h, bits_id). Not read by the data path. */
+ * keeps (store.h, bits_id); and its permanent rules' identity: the
+ * array_id of the array they were written in, which a replace of the
+ * rules with a lifetime only (load --replace --ttl) carries over with
+ * them; 0 (create, any other replace, an earlier build): this array's
+ * own (store.h, perm_id). Not read by the data path. */
 struct fb_head_keys {
 	__u64 kw[FB_NHK_WORDS];
 	__u64 key_of[2];
 	__u32 array_id;
-	__u8 pad[4];
+	__u32 perm_id;
 };
 
 _Static_assert(sizeof(struct fb_head_keys) == FB_BLOCK_BYTES, "key words are one block");

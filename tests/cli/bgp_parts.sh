@@ -201,7 +201,7 @@ check_eq "a file without them: the withdrawal deletes the rule, the other stays"
 check_eq "... and the file has them again" "$(grep -c '^# copies' "$T_TMP/cp.bgp")" 1
 sed -i 's/^\(# copies\t.*\t\)[0-9]*:1$/\199:1/' "$T_TMP/cp.bgp"
 t_refused 1 "a malformed record is refused, naming its line" \
-	"cp.bgp:5: malformed record of where the copies are" "$FB" bgp cp --state "$T_TMP/cp.bgp" --ttl 1h </dev/null
+	"cp.bgp:6: malformed record of where the copies are" "$FB" bgp cp --state "$T_TMP/cp.bgp" --ttl 1h </dev/null
 check_eq "... the filter left as it was" "$(cnt cp dst 203.0.113.31/32)" 1
 "$FB" destroy cp >/dev/null
 # A refresh writes a copy into a newer generation: the withdrawal, after a

@@ -41,7 +41,13 @@
 #   the operator's copy of the rule in the new one is left (it was
 #   deleted: a counting filter's counters lowered for a rule bgp never
 #   added there), and the rule of the route the state file holds is added
-#   again.
+#   again; after a load --replace --ttl, which keeps the permanent rules,
+#   the killed run's copy is deleted and the held rule moved, not added
+#   again beside its permanent copy;
+# - load --replace --ttl under bgp without --ttl: its rules are not added
+#   again (a second copy left the route blocked after its withdrawal), a
+#   withdrawal queued before bgp sees the new array is applied, at start
+#   too; a plain load --replace still has them added again.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_replace
 
@@ -295,7 +301,7 @@ check_eq "... holding nothing, having deleted the 3 rules" \
 S=$T_TMP/qd.bgp
 cnt() { "$FB" count qd dst "$1" | awk '{print $1}'; }
 if command -v strace >/dev/null; then
-	for how in replace recreate; do
+	for how in replace recreate ttl; do
 		"$FB" create qd --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create qd"
 		rm -f "$S" "$S".*
 		ann 203.0.113.1/32 | "$FB" bgp qd --state "$S" >/dev/null 2>&1
@@ -307,21 +313,95 @@ if command -v strace >/dev/null; then
 			"$FB" bgp qd --state "$S" <"$T_TMP/in" >/dev/null 2>"$T_TMP/bgp.err"; :) 2>/dev/null
 		check_eq "$how: a killed run's rule named in STATE.added only" \
 			"$(grep -c 'dst 203.0.113.9$' "$S.added") $(grep -c '203.0.113.9' "$S")" "1 0"
-		if [ $how = replace ]; then
-			echo 'dst 203.0.113.9' >"$T_TMP/list"
-			"$FB" load qd "$T_TMP/list" --replace >/dev/null || fail "load --replace"
-		else
+		echo 'dst 203.0.113.9' >"$T_TMP/list"
+		case $how in
+		replace) "$FB" load qd "$T_TMP/list" --replace >/dev/null || fail "load --replace" ;;
+		ttl) "$FB" load qd "$T_TMP/list" --replace --ttl 1h >/dev/null || fail "load --replace --ttl" ;;
+		*)
 			"$FB" destroy qd >/dev/null
 			"$FB" create qd --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create qd"
 			"$FB" add qd dst 203.0.113.9 >/dev/null
+			;;
+		esac
+		if [ $how = ttl ]; then
+			# The permanent rules carried over, the killed run's copy
+			# with them; the operator's copy has a lifetime.
+			check_eq "... carried over by load --replace --ttl, beside the operator's copy" \
+				"$(cnt 203.0.113.9)" 2
+			"$FB" bgp qd --state "$S" --ttl 1h </dev/null >/dev/null 2>"$T_TMP/bgp.err"
+			check_eq "... bgp --ttl: the killed run's copy deleted, the operator's left, the held route's rule moved (one copy)" \
+				"$(cnt 203.0.113.9) $(grep -c -- '^flowbloom: bgp: -dst 203.0.113.9$' "$T_TMP/bgp.err") $(cnt 203.0.113.1)" "1 1 1"
+			"$FB" del qd --with-lifetime dst 203.0.113.1 dst 203.0.113.9 >/dev/null 2>&1
+			check_eq "... neither left permanent" "$(cnt 203.0.113.1) $(cnt 203.0.113.9)" "0 0"
+		else
+			check_eq "... the operator's own copy of it in the new array" "$(cnt 203.0.113.9)" 1
+			"$FB" bgp qd --state "$S" --ttl 1h </dev/null >/dev/null 2>"$T_TMP/bgp.err"
+			check_eq "... bgp --ttl: the operator's copy left, nothing deleted, the held route's rule added again" \
+				"$(cnt 203.0.113.9) $(grep -c -- '-dst' "$T_TMP/bgp.err") $(q qd dst 203.0.113.1)" "1 0 maybe"
 		fi
-		check_eq "... the operator's own copy of it in the new array" "$(cnt 203.0.113.9)" 1
-		"$FB" bgp qd --state "$S" --ttl 1h </dev/null >/dev/null 2>"$T_TMP/bgp.err"
-		check_eq "... bgp --ttl: the operator's copy left, nothing deleted, the held route's rule added again" \
-			"$(cnt 203.0.113.9) $(grep -c -- '-dst' "$T_TMP/bgp.err") $(q qd dst 203.0.113.1)" "1 0 maybe"
 		"$FB" destroy qd >/dev/null
 	done
 else
 	skip "a deletion queued at start, the filter replaced: strace is missing (make deps installs it)"
 fi
+
+# --- 6. load --replace --ttl keeps the permanent rules ----------------------
+# It replaces the rules with a lifetime only; the permanent rules, bgp's
+# without --ttl among them, are carried over as they were, in a new filter
+# array. bgp took the new array for a replaced one and added its rules
+# again: each counter at 2 for one route, and the withdrawal deleting one
+# copy, the route blocked for good (count 1, "maybe"). It also dropped a
+# withdrawal it had queued, the rule's copy carried over and never deleted.
+"$FB" create kt --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create kt"
+S=$T_TMP/kt.bgp
+kc() { "$FB" count kt dst "$1" | awk '{print $1}'; }
+idle() { flock -n "$FLOWBLOOM_ROOT/kt" true; }
+echo 'dst 198.51.100.77' >"$T_TMP/list6"
+start kt "$S"
+{ ann 203.0.113.7/32; ann 203.0.113.8/32; ann 203.0.113.9/32; } >&9
+check "bgp holds three blackholes" t_wait_until 10 in_state "$S" 'dst 203.0.113.9'
+head1=$(head -1 "$S")
+check "load --replace --ttl by another process" "$FB" load kt "$T_TMP/list6" --replace --ttl 1h
+ann 203.0.113.20/32 >&9
+state_moved() { [ "$(head -1 "$S")" != "$head1" ] && in_state "$S" 203.0.113.20 && idle; }
+check "bgp goes on in the new filter array" t_wait_until 10 state_moved
+check_eq "its rules are in it once each (carried over, not added again)" \
+	"$(kc 203.0.113.7)$(kc 203.0.113.8)$(kc 203.0.113.9)" 111
+check_eq "... and bgp says it added none again" \
+	"$(grep -c 'was replaced: adding' "$T_TMP/bgp.err")" 0
+check_eq "the replace's rule with a lifetime matches" "$(q kt dst 198.51.100.77)" maybe
+wd 203.0.113.7/32 >&9
+gone7() { ! grep -v '^#' "$S" | grep -q 'dst 203\.0\.113\.7$' && idle; }
+check "bgp writes its state without the withdrawn route" t_wait_until 10 gone7
+check_eq "the withdrawn route's rule is out of the filter" "$(kc 203.0.113.7) $(q kt dst 203.0.113.7)" "0 no"
+# A withdrawal read just before bgp sees the new array (bgp stopped while
+# idle): queued, then carried over with the rule: deleted all the same.
+check "bgp stopped while idle" stopped
+wd 203.0.113.8/32 >&9
+check "load --replace --ttl while bgp is stopped" "$FB" load kt "$T_TMP/list6" --replace --ttl 1h
+kill -CONT "$BP"
+gone8() { ! grep -v '^#' "$S" | grep -q 'dst 203\.0\.113\.8$' && idle; }
+check "bgp writes its state without it" t_wait_until 10 gone8
+check_eq "its queued deletion took the rule out" "$(kc 203.0.113.8) $(q kt dst 203.0.113.8)" "0 no"
+check "bgp ends" stop
+# At start: the state file names the permanent rules the filter carried.
+check "load --replace --ttl while no bgp runs" "$FB" load kt "$T_TMP/list6" --replace --ttl 1h
+wd 203.0.113.9/32 | "$FB" bgp kt --state "$S" >/dev/null 2>"$T_TMP/bgp.err"
+check_eq "a restart adds nothing again, and its withdrawal deletes the rule" \
+	"$(grep -c 'was replaced: adding' "$T_TMP/bgp.err") $(kc 203.0.113.9) $(kc 203.0.113.20)" "0 0 1"
+# A plain load --replace replaces the permanent rules: bgp adds its own again.
+check "load --replace" "$FB" load kt "$T_TMP/list6" --replace
+"$FB" bgp kt --state "$S" </dev/null >/dev/null 2>"$T_TMP/bgp.err"
+check_eq "... bgp adds its rule again, once" \
+	"$(grep -c "filter 'kt' was replaced: adding its 1 BGP rules again" "$T_TMP/bgp.err") $(kc 203.0.113.20)" "1 1"
+# bgp --ttl, its state file's rules permanent: moved into the generations,
+# the permanent copy deleted, also after a load --replace --ttl (it was
+# left for good: taken for the old array's).
+check "load --replace --ttl" "$FB" load kt "$T_TMP/list6" --replace --ttl 1h
+"$FB" bgp kt --state "$S" --ttl 1h </dev/null >/dev/null 2>"$T_TMP/bgp.err"
+check_eq "bgp --ttl moves the rule: one copy, with a lifetime" \
+	"$(kc 203.0.113.20) $(grep -c 'rules with-lifetime' "$S")" "1 1"
+"$FB" del kt --with-lifetime dst 203.0.113.20 >/dev/null 2>&1
+check_eq "... none left permanent" "$(kc 203.0.113.20)" 0
+"$FB" destroy kt >/dev/null
 t_end

@@ -21,7 +21,9 @@
 /*
  * STATE.added: the permanent rules added to the filter since the state
  * file was last written, a line each, "COMMIT<TAB>ARRAY-ID<TAB>RULE" (the
- * state write that will name them, the filter array they are in), written
+ * state write that will name them, the identity of the permanent rules
+ * they are in: the filter array's, or the one load --replace --ttl
+ * carried over, store.h perm_id), written
  * once they are in the filter, emptied once the state file names them.
  * Additions reach the filter as their line is read and the state file is
  * written at most every half second: a run killed in between (SIGKILL, a
@@ -46,7 +48,7 @@ int bgp_note_added(struct bgp_run *rn, const struct fb_key *keys, size_t n)
 	err = 0;
 	for (i = 0; i < n; i++) {
 		fb_flow_format(&keys[i], text, sizeof(text));
-		if (fprintf(rn->added_fp, "%llu\t%u\t%s\n", rn->commits + 1, rn->f.bits_id, text) <
+		if (fprintf(rn->added_fp, "%llu\t%u\t%s\n", rn->commits + 1, rn->f.perm_id, text) <
 			    0 &&
 		    !err)
 			err = errno;
@@ -71,11 +73,12 @@ int bgp_note_added(struct bgp_run *rn, const struct fb_key *keys, size_t n)
 }
 
 /* At start: the rules a killed run added after its last state write
- * (COMMIT past the state file's), into the filter array the state file
- * names, are deleted from the permanent rules once the state file is
- * written again, as withdrawn rules are (a path the state file holds keeps
- * its own copy: a rule is added only while no path holds it). In another
- * array they went with the one they were added to. */
+ * (COMMIT past the state file's), into the permanent rules the state file
+ * names, are deleted from them once the state file is written again, as
+ * withdrawn rules are (a path the state file holds keeps its own copy: a
+ * rule is added only while no path holds it). In other permanent rules
+ * (another array's not carried over) they went with the ones they were
+ * added to. */
 int bgp_recover_added(struct bgp_run *rn)
 {
 	char *line = NULL, err[256];
@@ -93,7 +96,7 @@ int bgp_recover_added(struct bgp_run *rn)
 			break;
 		line[strcspn(line, "\n")] = 0;
 		if (sscanf(line, "%llu\t%u\t%n", &c, &id, &used) != 2 || c <= rn->commits ||
-		    !rn->filter_id || id != rn->filter_id ||
+		    !rn->perm_id || id != rn->perm_id ||
 		    fb_flow_parse_line(line + used, &k, &blank, err, sizeof(err)) || blank)
 			continue;
 		if (bgp_queue_del(rn, &k)) {

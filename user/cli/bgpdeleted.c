@@ -191,8 +191,9 @@ static int parse(char *s, struct fb_key *k, char **copies, bool *said)
 }
 
 /* Apply it: 0 deleted, 1 nothing to delete, -2 failed (nothing deleted),
- * -1 malformed. A permanent copy only in the filter array the state file
- * names (in another it went with the one it was in). */
+ * -1 malformed. A permanent copy only in the permanent rules the state
+ * file names (perm_id: another array's went with the one it was in, unless
+ * load --replace --ttl carried them over). */
 static int apply(struct bgp_run *rn, struct fb_store *f, struct fb_gen_views *gv, bool *views,
 		 const struct fb_key *k, const char *copies)
 {
@@ -202,7 +203,7 @@ static int apply(struct bgp_run *rn, struct fb_store *f, struct fb_gen_views *gv
 		r = del_copies(f, gv, views, k, copies);
 		return r < 0 ? -1 : !r;
 	}
-	if (f->bits_id != rn->filter_id)
+	if (f->perm_id != rn->perm_id)
 		return 1;
 	r = bgp_del_permanent(f, k);
 	return r == -1 ? 1 : r;
@@ -275,7 +276,7 @@ int bgp_recover_deleting(struct bgp_run *rn)
 		 * commit, listed and noted then; copies end with their
 		 * lifetime. */
 		if (unnoted || (unnoted = bgp_note_deleting(rn, (long)(i - 1), false))) {
-			if (!copies && f.bits_id == rn->filter_id && bgp_queue_del(rn, &k)) {
+			if (!copies && f.perm_id == rn->perm_id && bgp_queue_del(rn, &k)) {
 				rc = -1;
 				break;
 			}

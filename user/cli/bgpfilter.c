@@ -541,14 +541,20 @@ static bool has_copies(const struct bgp_copy *r)
  * array refuses is refused as a line's addition is: its routes are
  * forgotten whole and named once, without a line (none caused it), so the
  * state file never says it is in the filter, a withdrawal deletes nothing
- * and an announcement tries it again.
+ * and an announcement tries it again. But load --replace --ttl replaces
+ * the rules with a lifetime only and carries the permanent rules over as
+ * they were, saying so (their identity, store.h perm_id, is still the one
+ * the state file names): our permanent copies are still there, none is
+ * added again (a second copy would keep the rule blocked after its
+ * withdrawal deleted one).
  *
  * The deletions waiting for the next state write (routes withdrawn before
  * we saw the new array, rules a killed run added, old copies of a --ttl
- * change): those of permanent copies are dropped, with or without --ttl,
- * as the new array's permanent rules hold nothing known to be ours (a copy
- * there is the operator's: deleting it would take bits from his rules;
- * the rules added again come from our table, which no longer has them).
+ * change): those of permanent copies stay if the permanent rules were
+ * carried over, else are dropped, with or without --ttl, as the new
+ * array's permanent rules hold nothing known to be ours (a copy there is
+ * the operator's: deleting it would take bits from his rules; the rules
+ * added again come from our table, which no longer has them).
  * Those of copies with a lifetime, with --ttl, stay: a replace carries
  * the rules with a lifetime into the new filter, withdrawn ones included,
  * and dropping their deletions would let a withdrawn route block traffic
@@ -566,6 +572,8 @@ int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line)
 	struct fb_key *keys;
 	size_t n = fb_bgp_rules(&rn->b, &keys), i, j, lineno = rn->b.lineno;
 	struct fb_gen_views gv;
+	/* The permanent rules carried over, and ours in them. */
+	bool kept = rn->perm_id && f->perm_id == rn->perm_id, all = kept && !rn->in_gens;
 
 	if (!keys) {
 		/* The run ends rather than count them in a filter that
@@ -575,8 +583,11 @@ int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line)
 	}
 	/* Rules with a lifetime are carried by a replace: only those the
 	 * filter lost (destroyed and created again, or load --replace --ttl)
-	 * are added, those with no copy of ours in its generations. */
-	if (rn->ttl > 0 && fb_gens_views_open(f, &gv) >= 0) {
+	 * are added, those with no copy of ours in its generations. Ours
+	 * permanent and carried: none (bgp_move follows if --ttl moves them). */
+	if (all)
+		n = 0;
+	else if (rn->ttl > 0 && fb_gens_views_open(f, &gv) >= 0) {
 		bgp_copies_verify(&rn->copies, &gv);
 		for (i = j = 0; i < n; i++)
 			if (!has_copies(bgp_copies_find(&rn->copies, &keys[i])))
@@ -594,12 +605,13 @@ int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line)
 	rn->added += n;
 	free(keys);
 	/* Only the deletions of copies with a lifetime stay (the
-	 * generations a replace carries: bgp_copies_verify says which).
-	 * One of a permanent copy was of the old array's permanent rules
+	 * generations a replace carries: bgp_copies_verify says which),
+	 * and those of permanent copies if the permanent rules were carried.
+	 * Else one of a permanent copy was of the old array's permanent rules
 	 * (a withdrawal's, a killed run's addition, a --ttl change's old
 	 * copy): a copy in the new array's is not known to be ours. */
 	for (i = j = 0; i < rn->npend; i++)
-		if (rn->ttl > 0 && rn->pend[i].gens)
+		if (rn->pend[i].gens ? rn->ttl > 0 : kept)
 			rn->pend[j++] = rn->pend[i];
 	if (j < rn->npend) {
 		rn->npend = j;
@@ -607,8 +619,10 @@ int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line)
 		for (i = 0; i < j; i++)
 			rn->ngone += rn->pend[i].gone;
 	}
-	rn->in_gens = rn->ttl > 0;
+	if (!all)
+		rn->in_gens = rn->ttl > 0;
 	rn->filter_id = f->bits_id;
+	rn->perm_id = f->perm_id;
 	rn->dirty = true;
 	/* A refused route's part the new array holds (a rule with a
 	 * lifetime, carried) is deleted as a withdrawn one is. */

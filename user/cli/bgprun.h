@@ -60,6 +60,7 @@ struct bgp_run {
 	int state_dir;		/* the state file's directory (fb_safe_opendir) */
 	const char *state_base; /* its name there */
 	__u32 filter_id;	/* the filter array our rules are in; 0: unknown */
+	__u32 perm_id;		/* its permanent rules' identity (store.h); 0: unknown */
 	size_t lineno;
 	__u64 added, deleted;
 	struct bgp_pending *pend; /* deletions after the next state write */

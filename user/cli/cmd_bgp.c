@@ -84,8 +84,9 @@ static int save_state(struct bgp_run *rn)
 
 	if (fb_safefile_openat(&sf, rn->state_dir, rn->state_base, rn->state, 0600))
 		return -1;
-	fprintf(sf.out, "# filter %s array-id %u rules %s commit %llu\n", rn->name, rn->filter_id,
-		rn->in_gens ? "with-lifetime" : "permanent", rn->commits + 1);
+	fprintf(sf.out, "# filter %s array-id %u rules %s commit %llu\n# permanent-id %u\n",
+		rn->name, rn->filter_id, rn->in_gens ? "with-lifetime" : "permanent",
+		rn->commits + 1, rn->perm_id);
 	if (fb_bgp_save(&rn->b, sf.out) ||
 	    (rn->in_gens && bgp_copies_save(&rn->copies, &rn->b, sf.out)) ||
 	    bgp_save_deleting(rn, sf.out)) {
@@ -137,7 +138,7 @@ static int load_state(struct bgp_run *rn)
 			fclose(fp);
 			return -1;
 		}
-		rn->filter_id = id;
+		rn->filter_id = rn->perm_id = id;
 		if (sscanf(line, "# filter %*s array-id %*u rules %*s commit %llu", &rn->commits) !=
 		    1)
 			rn->commits = 0;
@@ -150,6 +151,10 @@ static int load_state(struct bgp_run *rn)
 			}
 			rn->in_gens = !strcmp(part, "with-lifetime");
 		}
+		/* The second line: its permanent rules' identity; before it
+		 * was written, the array's (no earlier build kept them). */
+		if (fgets(line, sizeof(line), fp))
+			sscanf(line, "# permanent-id %u", &rn->perm_id);
 	}
 	rewind(fp);
 	rc = fb_bgp_load(&rn->b, fp, rn->state);

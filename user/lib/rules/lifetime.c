@@ -10,6 +10,7 @@
 #include "store/gens.h"
 #include "store/jiffies.h"
 #include "store/counters.h"
+#include "store/head.h"
 #include "store/replace.h"
 #include "types/ftype.h"
 #include "types/sizing.h"
@@ -304,6 +305,9 @@ static int fill_timed(struct fb_store *nf, void *arg)
 	nf->hdr->nflows = f->hdr->nflows;
 	if (f->cnt_hdr)
 		memcpy(nf->cnt, f->cnt, f->cnt_bytes - FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES);
+	/* They are f's permanent rules still, and say so (head.h): a writer
+	 * of its own copies there (bgp) finds them where it left them. */
+	fb_store_head(nf)->keys.perm_id = f->perm_id;
 	int rc = fb_gens_fresh(nf, t->keys, t->n, t->secs, t->bad);
 
 	if (rc == -1 || rc == -4)

@@ -21,6 +21,7 @@ int fb_head_want(const struct fb_store *f, struct fb_head_want *w)
 	w->keys.key_of[0] = f->hdr->key[0];
 	w->keys.key_of[1] = f->hdr->key[1];
 	w->keys.array_id = fb_store_head(f)->keys.array_id;
+	w->keys.perm_id = fb_store_head(f)->keys.perm_id;
 	w->fast = fb_probes_fast(f->hdr);
 	if (fb_probes_build(f->hdr, px, w->keys.kw, w->probe, w->nprobe)) {
 		fb_report_err("filter '%s' has more than %d prefix lengths in a list: this build "

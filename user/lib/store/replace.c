@@ -315,6 +315,9 @@ out:
 	f->cnt_hdr = nf.cnt_hdr;
 	f->cnt = nf.cnt;
 	f->cnt_bytes = nf.cnt_bytes;
+	/* The permanent rules' identity: carried over by a fill that kept
+	 * them (load --replace --ttl, head.h), else this array's. */
+	f->perm_id = fb_store_head(f)->keys.perm_id ? fb_store_head(f)->keys.perm_id : f->bits_id;
 	return 0;
 }
 

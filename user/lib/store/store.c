@@ -65,7 +65,7 @@ static int new_chunks(struct fb_store *f, __u32 nblocks, int *fds)
 	f->hdr = (struct fb_header *)((char *)f->map + FB_HEAD_SHIFT * FB_BLOCK_BYTES);
 	f->blocks = (struct fb_block *)f->hdr;
 	f->bits_fd = fds[0];
-	f->head_id = f->bits_id = id;
+	f->head_id = f->bits_id = f->perm_id = id;
 	fb_store_head(f)->keys.array_id = f->bits_id;
 	return 0;
 }
@@ -314,7 +314,7 @@ static void unmap_array(struct fb_store *f)
 	if (f->bits_fd >= 0)
 		close(f->bits_fd);
 	f->bits_fd = -1;
-	f->bits_id = f->head_id = 0;
+	f->bits_id = f->head_id = f->perm_id = 0;
 	if (f->cnt_hdr)
 		munmap(f->cnt_hdr, f->cnt_bytes);
 	f->cnt_hdr = NULL;
@@ -441,6 +441,7 @@ static int map_array(struct fb_store *f)
 	f->hdr = (struct fb_header *)((char *)f->map + FB_HEAD_SHIFT * FB_BLOCK_BYTES);
 	f->blocks = (struct fb_block *)f->hdr;
 	f->bits_id = fb_store_head(f)->keys.array_id;
+	f->perm_id = fb_store_head(f)->keys.perm_id ? fb_store_head(f)->keys.perm_id : f->bits_id;
 	/* Another filter type's geometry is input too (the types' check,
 	 * types/ftype.h); an import being built aside checks it once read. */
 	if (f->hdr->type && !f->staged) {

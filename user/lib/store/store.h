@@ -64,6 +64,7 @@ struct fb_store {
 	int bits_fd;			/* the filter's chunk 0 (its head) */
 	int stats_fd;			/* fb_stats */
 	__u32 bits_id;			/* the filter array's identity: new for each replace */
+	__u32 perm_id;			/* its permanent rules': kept by load --replace --ttl */
 	__u32 head_id;			/* kernel id of chunk 0 (a new head too: head.h) */
 	__u32 stats_id;			/* kernel id of the stats map */
 	void *map;			/* the chunks mapped back to back (the head first) */
