@@ -387,7 +387,7 @@ test_units() {
 	check_eq "boot unit ExecStop detaches" "$(sed -n 's/^ExecStop=//p' "$u/flowbloom@.service")" \
 		"/usr/sbin/flowbloom apply --down /etc/flowbloom/%i.conf"
 	check_eq "ipfix unit ExecStart" "$(sed -n 's/^ExecStart=//p' "$u/flowbloom-ipfix@.service")" \
-		"/usr/sbin/flowbloom ipfix %i --config /etc/flowbloom/%i.ipfix"
+		"/usr/sbin/flowbloom ipfix --config /etc/flowbloom/%i.ipfix -- %i"
 	check_eq "bgp unit ExecStart" "$(sed -n 's/^ExecStart=//p' "$u/flowbloom-bgp@.service")" \
 		"/usr/sbin/exabgp /etc/flowbloom/%i.exabgp"
 	# The boot unit's advice for a late device, followed for br-lan and
@@ -494,7 +494,7 @@ test_uninstall() {
 		fail "PREFIX=/usr/local: help apply: $("$d2/usr/local/sbin/flowbloom" help apply | tail -2)"
 	check_eq "PREFIX=/usr/local: the ipfix unit" \
 		"$(sed -n 's/^ExecStart=//p' "$d2/usr/local/lib/systemd/system/flowbloom-ipfix@.service")" \
-		"/usr/local/sbin/flowbloom ipfix %i --config /usr/local/etc/flowbloom/%i.ipfix"
+		"/usr/local/sbin/flowbloom ipfix --config /usr/local/etc/flowbloom/%i.ipfix -- %i"
 	make -s -C "$SRC" BUILD="$IBUILD" uninstall DESTDIR="$d2" PREFIX=/usr/local >"$T_TMP/out" 2>&1
 	check_eq "PREFIX=/usr/local: make uninstall leaves no file" "$(find "$d2" -type f | wc -l)" 0
 }
