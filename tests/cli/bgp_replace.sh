@@ -48,6 +48,11 @@
 #   again (a second copy left the route blocked after its withdrawal), a
 #   withdrawal queued before bgp sees the new array is applied, at start
 #   too; a plain load --replace still has them added again.
+# - merge --into the filter itself, fold, and an intersection of the filter
+#   with itself only keep its permanent rules as they were: bgp's are not
+#   added again (they were: counted twice, the route blocked for good after
+#   its withdrawal); an intersection with another filter or a merge of
+#   others into it replaces them: they are added again, once.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_replace
 
@@ -404,4 +409,43 @@ check_eq "bgp --ttl moves the rule: one copy, with a lifetime" \
 "$FB" del kt --with-lifetime dst 203.0.113.20 >/dev/null 2>&1
 check_eq "... none left permanent" "$(kc 203.0.113.20)" 0
 "$FB" destroy kt >/dev/null
+
+# --- 7. merge, intersect and fold into the filter bgp writes ----------------
+# ke: an empty filter of kt's key and geometry (an export imported). For
+# each verb, bgp holds one route; the verb runs while bgp reads its FIFO;
+# a /32 after it to know bgp saw the new array; then the withdrawal.
+"$FB" create kt --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create kt"
+"$FB" export kt "$T_TMP/kt.fbx" >/dev/null && "$FB" import "$T_TMP/kt.fbx" ke >/dev/null ||
+	fail "import ke"
+S=$T_TMP/kt7.bgp
+start kt "$S"
+n=0
+state_moved() { [ "$(head -1 "$S")" != "$head1" ] && in_state "$S" "dst $m\$" && idle; }
+# (fold last: ke is of kt's size)
+for v in "merge kt ke --into kt" "merge ke kt --into kt" "intersect kt kt --into kt" \
+	"intersect kt ke --into kt" "merge ke ke --into kt" "fold kt"; do
+	n=$((n + 1))
+	a=203.0.113.$((100 + n)) m=203.0.113.$((200 + n))
+	ann $a/32 >&9
+	check "$v: bgp holds $a" t_wait_until 10 in_state "$S" "dst $a\$"
+	head1=$(head -1 "$S")
+	again=$(grep -c "was replaced: adding" "$T_TMP/bgp.err")
+	check "$v" "$FB" $v
+	ann $m/32 >&9
+	check "$v: bgp goes on" t_wait_until 10 state_moved
+	case $v in
+	"intersect kt ke"* | "merge ke ke"*) want="1 1" ;; # replaced: added again, once
+	*) want="1 0" ;;                              # kept: not added again
+	esac
+	check_eq "$v: bgp's rule once in the filter; added again: $want" \
+		"$(kc $a) $(($(grep -c "was replaced: adding" "$T_TMP/bgp.err") - again))" "$want"
+	wd $a/32 >&9
+	gone() { ! grep -v '^#' "$S" | grep -q "dst $a\$" && idle; }
+	check "$v: bgp writes its state without the withdrawn route" t_wait_until 10 gone
+	check_eq "$v: the withdrawn route's rule is out of the filter" \
+		"$(kc $a) $(q kt dst $a)" "0 no"
+done
+check "bgp ends" stop
+"$FB" destroy kt >/dev/null
+"$FB" destroy ke >/dev/null
 t_end

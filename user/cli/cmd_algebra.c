@@ -36,7 +36,7 @@ static int combine(int argc, char **argv, enum fb_alg_op op)
 	};
 	const char *into = NULL, *verb = op == FB_ALG_UNION ? "merged" : "intersected";
 	struct fb_alg_img acc, next;
-	bool replaced, self = false;
+	bool replaced, self = false, all_self;
 	__u32 self_crc = 0;
 	int c, i, rc = 1;
 
@@ -62,6 +62,7 @@ static int combine(int argc, char **argv, enum fb_alg_op op)
 		self = true;
 		self_crc = acc.crc;
 	}
+	all_self = self;
 	for (i = optind + 1; i < argc; i++) {
 		if (fb_alg_load(argv[i], &next))
 			goto out;
@@ -72,13 +73,18 @@ static int combine(int argc, char **argv, enum fb_alg_op op)
 		if (!strcmp(argv[i], into)) {
 			self = true;
 			self_crc = next.crc;
+		} else {
+			all_self = false;
 		}
 		c = fb_alg_combine(&acc, &next, op);
 		fb_alg_free(&next);
 		if (c)
 			goto out;
 	}
-	if (fb_alg_store(into, &acc, self ? &self_crc : NULL, &replaced))
+	/* NAME's permanent rules are all in a union with it (or an
+	 * intersection of it with itself only): they keep their identity. */
+	if (fb_alg_store(into, &acc, self ? &self_crc : NULL,
+			 self && (op == FB_ALG_UNION || all_self), &replaced))
 		goto out;
 	rc = 0;
 	if (fb_json) {

@@ -18,6 +18,7 @@
 #include "types/sizing.h"
 #include "store/exact.h"
 #include "store/gens.h"
+#include "store/head.h"
 #include "fleet/fbx.h"
 #include "report.h"
 #include "store/pintree.h"
@@ -402,6 +403,7 @@ static int fill(struct fb_store *nf, void *arg)
 		return -1;
 	nf->hdr->nflows = h->nflows;
 	nf->hdr->flags = h->flags;
+	fb_store_head(nf)->keys.perm_id = img->perm_id;
 	memcpy(&nf->blocks[FB_PREFIX_BLOCK], &img->blocks[FB_PREFIX_BLOCK], FB_BLOCK_BYTES);
 	__atomic_store_n(&nf->hdr->kinds, h->kinds, __ATOMIC_RELEASE);
 	return 0;
@@ -461,7 +463,7 @@ static struct fb_bloom_mem store_mem(struct fb_store *f)
 	};
 }
 
-int fb_alg_store(const char *name, const struct fb_alg_img *img, const __u32 *expect_crc,
+int fb_alg_store(const char *name, struct fb_alg_img *img, const __u32 *expect_crc, bool carry,
 		 bool *replaced)
 {
 	struct fb_bloom_mem cm;
@@ -501,8 +503,10 @@ int fb_alg_store(const char *name, const struct fb_alg_img *img, const __u32 *ex
 			      why);
 		goto unlock;
 	}
-	rc = fb_replace_fill(&f, img->m.hdr->nblocks, img->m.hdr->k, img->nrules, fill,
-			     (void *)img);
+	/* Checked unchanged since it was loaded (expect_crc), under the lock. */
+	img->perm_id = carry && expect_crc ? f.perm_id : 0;
+	rc = fb_replace_fill(&f, img->m.hdr->nblocks, img->m.hdr->k, img->nrules, fill, img);
+	img->perm_id = 0;
 	*replaced = !rc;
 unlock:
 	fb_store_unlock(&f);
@@ -552,6 +556,8 @@ int fb_alg_fold(const char *name, __u32 *nblocks)
 		goto unlock;
 	}
 	img.cnt_bytes = fb_fbx_counter_bytes(img.m.hdr->nblocks, img.m.hdr->counter_bits);
+	/* Its rules, folded: still the permanent rules they were (head.h). */
+	img.perm_id = f.perm_id;
 	rc = fb_replace_fill(&f, img.m.hdr->nblocks, img.m.hdr->k, img.nrules, fold_fill, &img);
 	*nblocks = img.m.hdr->nblocks;
 unlock:

@@ -28,8 +28,11 @@ struct fb_alg_img {
 	size_t nrules;
 	struct fb_bloom_mem m; /* the same memory, for setalgebra.c */
 	__u32 crc;	       /* loaded from a filter: CRC-32 of its array and counters */
-	int gens; /* loaded from a filter: its live generations of rules with a lifetime,
+	int gens;      /* loaded from a filter: its live generations of rules with a lifetime,
 		   * which the copy leaves out (a filter merged into keeps them) */
+	__u32 perm_id; /* written into a result's head: the identity of the
+			* permanent rules it holds as they were (head.h); 0:
+			* the new array's own */
 };
 
 /* An argument names an export file, not a filter, when it could not be a
@@ -51,11 +54,15 @@ int fb_alg_combine(struct fb_alg_img *dst, const struct fb_alg_img *src, enum fb
 /* Write img into filter NAME: created (aside, published by one rename) if
  * it does not exist; otherwise, if compatible, its content replaced by one
  * switch of the outer map (*replaced set). -1 (printed): nothing changed.
+ * carry: img holds NAME's permanent rules as they were (a union with NAME,
+ * expect_crc set), which keep their identity, so a writer of its own
+ * copies there (bgp) finds them where it left them and adds none again;
+ * else they are new rules (an intersection may have dropped some).
  * When NAME was itself an input, expect_crc is the crc it had when loaded:
  * if a writer changed it since, the result would lose that change, so it
  * is refused (no lock is held across the loads: no lock-order deadlock
  * between two merges into each other's inputs). */
-int fb_alg_store(const char *name, const struct fb_alg_img *img, const __u32 *expect_crc,
+int fb_alg_store(const char *name, struct fb_alg_img *img, const __u32 *expect_crc, bool carry,
 		 bool *replaced);
 /* Halve filter NAME (setalgebra.c's fold on a copy, switched in). *nblocks
  * is the new size. -1 (printed): nothing changed. */
