@@ -261,6 +261,8 @@ if command -v strace >/dev/null; then
 	check_eq "... the next run: the journaled route held, the others lost (and said)" \
 		"$(q jn dst 2001:db8:1::31) $(q jn dst 2001:db8:1::32) $(q jn dst 2001:db8:1::1) $(nflows jn)" \
 		"maybe no maybe $(paths "$J")"
+	check_eq "... the 2 rules no line announced again said deleted (not the 3 STATE.added names)" \
+		"$(grep -c '^flowbloom: bgp: 2 rules added after the last write of .*jn.bgp, by a run that ended before the next: deleted$' "$T_TMP/bgp.err")" 1
 	# A session's lines replay as they ran: a session up (routes held
 	# stale) and a route announced again (no path started or ended, its
 	# mark cleared) are journaled too, so an End-of-RIB to the next run

@@ -40,8 +40,8 @@
 #   create) before the next run, with --ttl: it went with the old array,
 #   the operator's copy of the rule in the new one is left (it was
 #   deleted: a counting filter's counters lowered for a rule bgp never
-#   added there), and the rule of the route the state file holds is added
-#   again; after a load --replace --ttl, which keeps the permanent rules,
+#   added there; the start said it deleted it), and the rule of the route
+#   the state file holds is added again; after a load --replace --ttl, which keeps the permanent rules,
 #   the killed run's copy is deleted and the held rule moved, not added
 #   again beside its permanent copy;
 # - load --replace --ttl under bgp without --ttl: its rules are not added
@@ -336,6 +336,7 @@ if command -v strace >/dev/null; then
 			"$FB" bgp qd --state "$S" --ttl 1h </dev/null >/dev/null 2>"$T_TMP/bgp.err"
 			check_eq "... bgp --ttl: the killed run's copy deleted, the operator's left, the held route's rule moved (one copy)" \
 				"$(cnt 203.0.113.9) $(grep -c -- '^flowbloom: bgp: -dst 203.0.113.9$' "$T_TMP/bgp.err") $(cnt 203.0.113.1)" "1 1 1"
+			check_eq "... and says so" "$(grep -c "^flowbloom: bgp: 1 rule added after the last write of .*qd.bgp, by a run that ended before the next: deleted\$" "$T_TMP/bgp.err")" 1
 			"$FB" del qd --with-lifetime dst 203.0.113.1 dst 203.0.113.9 >/dev/null 2>&1
 			check_eq "... neither left permanent" "$(cnt 203.0.113.1) $(cnt 203.0.113.9)" "0 0"
 		else
@@ -343,6 +344,8 @@ if command -v strace >/dev/null; then
 			"$FB" bgp qd --state "$S" --ttl 1h </dev/null >/dev/null 2>"$T_TMP/bgp.err"
 			check_eq "... bgp --ttl: the operator's copy left, nothing deleted, the held route's rule added again" \
 				"$(cnt 203.0.113.9) $(grep -c -- '-dst' "$T_TMP/bgp.err") $(q qd dst 203.0.113.1)" "1 0 maybe"
+			check_eq "... nor said deleted (it was, before bgp saw the new array)" \
+				"$(grep -c 'added after the last write' "$T_TMP/bgp.err")" 0
 		fi
 		"$FB" destroy qd >/dev/null
 	done

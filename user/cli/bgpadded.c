@@ -78,12 +78,13 @@ int bgp_note_added(struct bgp_run *rn, const struct fb_key *keys, size_t n)
  * withdrawn rules are (a path the state file holds keeps its own copy: a
  * rule is added only while no path holds it). In other permanent rules
  * (another array's not carried over) they went with the ones they were
- * added to. */
+ * added to. Said once deleted (bgp_del_pending): a line of the journal
+ * may announce one again, or the filter array have changed since. */
 int bgp_recover_added(struct bgp_run *rn)
 {
 	char *line = NULL, err[256];
 	unsigned long long c;
-	size_t cap = 0, n = 0;
+	size_t cap = 0;
 	struct fb_key k;
 	unsigned id;
 	int used, blank, rc = 0;
@@ -103,14 +104,10 @@ int bgp_recover_added(struct bgp_run *rn)
 			rc = -1;
 			break;
 		}
-		n++;
+		rn->pend[rn->npend - 1].added = true;
 	}
 	free(line);
 	fseek(rn->added_fp, 0, SEEK_END); /* from reading to appending */
-	if (n)
-		bgp_say("%zu rule%s added after the last write of %s, by a run that ended before "
-			"the next: deleted",
-			n, n == 1 ? "" : "s", rn->state);
 	return rc;
 }
 

@@ -342,7 +342,7 @@ void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 	struct fb_gen_views gv = { 0 };
 	size_t *ix = NULL;
 	bool views = false, failed;
-	size_t i, j, nix = 0;
+	size_t i, j, nix = 0, added = 0;
 
 	for (i = 0; i < rn->npend && !views; i++)
 		if (rn->pend[i].gens) {
@@ -396,8 +396,13 @@ void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 			continue;
 		bgp_show(p->lineno, '-', &p->key, "");
 		rn->deleted++;
+		added += p->added;
 	}
 	free(ix);
+	if (added)
+		bgp_say("%zu rule%s added after the last write of %s, by a run that ended before "
+			"the next: deleted",
+			added, added == 1 ? "" : "s", rn->state);
 	if (views)
 		fb_gens_views_close(&gv);
 	for (i = j = 0; i < rn->npend; i++)

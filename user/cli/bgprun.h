@@ -28,8 +28,9 @@ struct bgp_pending {
 	struct fb_key key;
 	size_t lineno;
 	bool gens, moved, again;
-	bool gone; /* taken back: the rule announced again (bgp_pend_cancel) */
-	long ix;   /* its "# delete" line in the state file written last; -1: none */
+	bool gone;  /* taken back: the rule announced again (bgp_pend_cancel) */
+	bool added; /* of a killed run's STATE.added (bgp_recover_added) */
+	long ix;    /* its "# delete" line in the state file written last; -1: none */
 };
 
 /*
