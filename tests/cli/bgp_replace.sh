@@ -47,7 +47,9 @@
 # - load --replace --ttl under bgp without --ttl: its rules are not added
 #   again (a second copy left the route blocked after its withdrawal), a
 #   withdrawal queued before bgp sees the new array is applied, at start
-#   too; a plain load --replace still has them added again.
+#   too; a plain load --replace still has them added again; the same
+#   with a state file of an earlier build, which does not name the
+#   permanent rules' identity.
 # - merge --into the filter itself, fold, and an intersection of the filter
 #   with itself only keep its permanent rules as they were: bgp's are not
 #   added again (they were: counted twice, the route blocked for good after
@@ -411,6 +413,25 @@ check_eq "bgp --ttl moves the rule: one copy, with a lifetime" \
 	"$(kc 203.0.113.20) $(grep -c 'rules with-lifetime' "$S")" "1 1"
 "$FB" del kt --with-lifetime dst 203.0.113.20 >/dev/null 2>&1
 check_eq "... none left permanent" "$(kc 203.0.113.20)" 0
+"$FB" destroy kt >/dev/null
+
+# A state file of an earlier build (no "# permanent-id" line) naming the
+# filter's array whose permanent rules an earlier load --replace --ttl
+# carried: they are the ones the head names. bgp took the array's own
+# identity, so the next load --replace --ttl looked like a plain replace:
+# its rules added again beside themselves, the withdrawn route blocked.
+"$FB" create kt --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create kt"
+S=$T_TMP/kt6.bgp
+check "load --replace --ttl before bgp" "$FB" load kt "$T_TMP/list6" --replace --ttl 1h
+{ ann 203.0.113.7/32; ann 203.0.113.8/32; } | "$FB" bgp kt --state "$S" >/dev/null 2>&1
+sed -i '/^# permanent-id /d' "$S"
+ann 203.0.113.9/32 | "$FB" bgp kt --state "$S" >/dev/null 2>"$T_TMP/bgp.err"
+check_eq "an earlier build's state file read: nothing added again" \
+	"$(grep -c 'was replaced: adding' "$T_TMP/bgp.err") $(kc 203.0.113.7)" "0 1"
+check "load --replace --ttl" "$FB" load kt "$T_TMP/list6" --replace --ttl 1h
+wd 203.0.113.7/32 | "$FB" bgp kt --state "$S" >/dev/null 2>"$T_TMP/bgp.err"
+check_eq "... after the next load --replace --ttl, nothing added again; the withdrawal deletes the rule" \
+	"$(grep -c 'was replaced: adding' "$T_TMP/bgp.err") $(kc 203.0.113.7) $(kc 203.0.113.8) $(q kt dst 203.0.113.7)" "0 0 1 no"
 "$FB" destroy kt >/dev/null
 
 # --- 7. merge, intersect and fold into the filter bgp writes ----------------

@@ -16,6 +16,7 @@
 #include "bgprun.h"
 #include "output.h"
 #include "rules/flow.h"
+#include "report.h"
 #include "safefile.h"
 
 /*
@@ -109,6 +110,27 @@ int bgp_recover_added(struct bgp_run *rn)
 	free(line);
 	fseek(rn->added_fp, 0, SEEK_END); /* from reading to appending */
 	return rc;
+}
+
+/* A state file of an earlier build names no permanent rules' identity:
+ * that of the array it names. But an earlier bgp's writes leave the head as
+ * they find it, so that array's permanent rules may carry an older one
+ * (load --replace --ttl before it ran): if it is the filter's array, they
+ * are the permanent rules it holds, whatever identity they carry (a later
+ * load --replace --ttl keeps it: taken for other rules, ours were added
+ * again beside themselves, and a withdrawal left the route blocked). */
+void bgp_perm_of_array(struct bgp_run *rn)
+{
+	struct fb_store f;
+	bool quiet = fb_report_quiet;
+
+	fb_report_quiet = true; /* not opened: the first open says why */
+	if (!fb_store_open(rn->name, &f)) {
+		if (f.bits_id == rn->filter_id)
+			rn->perm_id = f.perm_id;
+		fb_store_close(&f);
+	}
+	fb_report_quiet = quiet;
 }
 
 /* STATE.added, as the lock beside it: root's, in the state file's

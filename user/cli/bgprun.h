@@ -179,6 +179,10 @@ int bgp_note_added(struct bgp_run *rn, const struct fb_key *keys, size_t n);
 void bgp_unadd(struct bgp_run *rn, struct fb_store *f, const struct fb_key *keys, size_t n,
 	       const char *why);
 int bgp_recover_added(struct bgp_run *rn);
+/* An earlier build's state file, which names no permanent rules' identity:
+ * the filter head's if the array it names is the filter's, else that
+ * array's (bgpadded.c). */
+void bgp_perm_of_array(struct bgp_run *rn);
 /* STATE.journal (bgpjournal.c): open it beside the state file (root's,
  * in its directory), 0 or -1 reported; write the line just read (len
  * bytes, its outcome in rn->b) before it reaches the filter, if it changed

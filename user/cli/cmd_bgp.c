@@ -152,9 +152,10 @@ static int load_state(struct bgp_run *rn)
 			rn->in_gens = !strcmp(part, "with-lifetime");
 		}
 		/* The second line: its permanent rules' identity; before it
-		 * was written, the array's (no earlier build kept them). */
-		if (fgets(line, sizeof(line), fp))
-			sscanf(line, "# permanent-id %u", &rn->perm_id);
+		 * was written, the array's (bgp_perm_of_array). */
+		if (!fgets(line, sizeof(line), fp) ||
+		    sscanf(line, "# permanent-id %u", &rn->perm_id) != 1)
+			bgp_perm_of_array(rn);
 	}
 	rewind(fp);
 	rc = fb_bgp_load(&rn->b, fp, rn->state);
