@@ -306,23 +306,19 @@ if t_net_pair --no-ipv6; then
 		done
 	done
 	check_eq "status -j whose pins cannot be read now: the filter named, or exit 1" "$bad" ""
-	# aimed CALL ERRNO PATTERN CMD...: CMD with ERRNO injected at its
-	# first CALL whose trace line matches PATTERN, aimed again from each
-	# try's trace until it lands there (other suites' namespaces and
-	# processes move the calls). RC: CMD's exit; out, err: its output;
-	# LANDED empty if it never did.
+	# aimed CALL ERRNO PATH CMD...: CMD with ERRNO injected at its first
+	# CALL on PATH (strace -P: only calls on PATH are counted, so other
+	# suites' namespaces and processes, which move the calls before it,
+	# do not move the aim). RC: CMD's exit; out, err: its output; LANDED
+	# empty if it never did.
 	aimed() {
-		local call=$1 e=$2 pat=$3 n try
+		local call=$1 e=$2 path=$3
 		shift 3
 		LANDED=
-		n=$(nth "$call" "$pat" "$@")
-		for try in 1 2 3 4 5 6 7 8; do
-			strace -f -qq -o "$T_TMP/itrace" -e trace="$call" \
-				-e inject="$call:error=$e:when=${n:-0}" "$@" >"$T_TMP/out" 2>"$T_TMP/err"
-			RC=$?
-			grep INJECTED "$T_TMP/itrace" | grep -q "$pat" && LANDED=$n && return 0
-			n=$(grep -v 'resumed>' "$T_TMP/itrace" | grep -n "$pat" | head -1 | cut -d: -f1)
-		done
+		strace -f -qq -o "$T_TMP/itrace" -P "$path" -e trace="$call" \
+			-e inject="$call:error=$e:when=1" "$@" >"$T_TMP/out" 2>"$T_TMP/err"
+		RC=$?
+		grep INJECTED "$T_TMP/itrace" | grep -qF "\"$path\"" && LANDED=yes
 	}
 	# status, the open of the attachment's namespace (/run/netns/NSA), or
 	# of a list of namespaces (/run/netns, /proc), refused for
@@ -332,12 +328,12 @@ if t_net_pair --no-ipv6; then
 	# (ENOENT) is still none: exit 0. destroy refuses still (nothing
 	# removed): it asks the loaded programs, not the namespaces.
 	bad=
-	for c in "EMFILE|\"/run/netns/$NSA\"|/run/netns/$NSA: Too many open files" \
-		"ENFILE|\"/run/netns/$NSA\"|/run/netns/$NSA: Too many open files in system" \
-		"ENOMEM|\"/run/netns/$NSA\"|/run/netns/$NSA: Cannot allocate memory" \
-		"EACCES|\"/run/netns/$NSA\"|/run/netns/$NSA: Permission denied" \
-		"EMFILE|\"/run/netns\", O_RDONLY|/run/netns: Too many open files" \
-		"ENOMEM|\"/proc\", O_RDONLY|/proc: Cannot allocate memory" "ENOENT|\"/run/netns/$NSA\"|"; do
+	for c in "EMFILE|/run/netns/$NSA|/run/netns/$NSA: Too many open files" \
+		"ENFILE|/run/netns/$NSA|/run/netns/$NSA: Too many open files in system" \
+		"ENOMEM|/run/netns/$NSA|/run/netns/$NSA: Cannot allocate memory" \
+		"EACCES|/run/netns/$NSA|/run/netns/$NSA: Permission denied" \
+		"EMFILE|/run/netns|/run/netns: Too many open files" \
+		"ENOMEM|/proc|/proc: Cannot allocate memory" "ENOENT|/run/netns/$NSA|"; do
 		IFS='|' read -r err pat want <<<"$c"
 		aimed openat "$err" "$pat" "$FB" status
 		if [ -z "$LANDED" ]; then
@@ -350,7 +346,7 @@ if t_net_pair --no-ipv6; then
 		fi
 	done
 	check_eq "status whose namespaces cannot be opened: exit 1 naming it, never none" "$bad" ""
-	aimed openat EMFILE "\"/run/netns/$NSA\"" "$FB" destroy a
+	aimed openat EMFILE "/run/netns/$NSA" "$FB" destroy a
 	check_eq "... destroy then (injected: ${LANDED:-no}): refused, the filter kept" \
 		"$RC $("$FB" list | grep -c '^a ')" "1 1"
 	# bpffs's statfs refused (memory): "bpffs is not mounted"; status
