@@ -65,28 +65,7 @@ check "attach g, a sketch of 8 x 2^20" "$FB" -n "$NSB" attach g "$VB" --mode gen
 # send SECS SRC=PPS[@FROM-TO]...: UDP frames from SRC at PPS, paced (never
 # ahead of PPS x time), from FROM to TO s (all SECS without), through VA.
 send() {
-	inA "$PY" - "$VA" "$@" <<'PYEOF'
-import socket, sys, time
-from pkt import udp4
-dev, secs = sys.argv[1], float(sys.argv[2])
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-s.bind((dev, 0))
-sp = []
-for a in sys.argv[3:]:
-    src, _, rest = a.partition("=")
-    pps, _, win = rest.partition("@")
-    lo, _, hi = win.partition("-") if win else ("0", "", str(secs))
-    sp.append([udp4(src, 4000, "198.51.100.1", 9), float(pps), float(lo), float(hi), 0])
-t0 = time.time()
-while time.time() - t0 < secs:
-    now = time.time() - t0
-    for f in sp:
-        want = int(f[1] * (min(now, f[3]) - f[2])) if now >= f[2] else 0
-        while f[4] < want:
-            s.send(f[0])
-            f[4] += 1
-    time.sleep(0.0005)
-PYEOF
+	inA "$PY" -c 'import sys; from pkt import send_paced; send_paced(sys.argv[1], float(sys.argv[2]), sys.argv[3:])' "$VA" "$@"
 }
 
 # --- rates over the time the counts span ---------------------------------------------

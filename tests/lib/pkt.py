@@ -54,11 +54,21 @@ Whole Ethernet frames, addresses written as text ("198.51.100.1",
   icmp4(src, dst) / icmp6(src, dst)
                     an ICMP / ICMPv6 echo request (id 1, seq 1, "ping").
 
+Sending (in a namespace, as root):
+
+  send_paced(dev, secs, specs)
+                    for secs seconds, through an AF_PACKET socket on dev,
+                    UDP frames (udp4, port 4000 to 198.51.100.1:9) from
+                    each spec "SRC=PPS[@FROM-TO]": SRC at PPS frames a
+                    second, never ahead of PPS x time, from FROM to TO s
+                    (all of secs without).
+
 The pcap layout is libpcap's savefile format (pcap-savefile(5); the IETF
 draft draft-ietf-opsawg-pcap describes the same bytes).
 """
 import socket
 import struct
+import time
 
 MAC_DST = b"\x02\x00\x00\x00\x00\x02"
 MAC_SRC = b"\x02\x00\x00\x00\x00\x01"
@@ -149,3 +159,23 @@ def icmp4(src, dst):
 def icmp6(src, dst):
     msg = struct.pack("!BBHHH", 128, 0, 0, 1, 1) + b"ping"
     return v6(58, src, dst, l4sum(msg, 2, a6(src) + a6(dst) + struct.pack("!IxxxB", len(msg), 58)))
+
+
+def send_paced(dev, secs, specs):
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((dev, 0))
+    sp = []
+    for a in specs:
+        src, _, rest = a.partition("=")
+        pps, _, win = rest.partition("@")
+        lo, _, hi = win.partition("-") if win else ("0", "", str(secs))
+        sp.append([udp4(src, 4000, "198.51.100.1", 9), float(pps), float(lo), float(hi), 0])
+    t0 = time.time()
+    while time.time() - t0 < secs:
+        now = time.time() - t0
+        for f in sp:
+            want = int(f[1] * (min(now, f[3]) - f[2])) if now >= f[2] else 0
+            while f[4] < want:
+                s.send(f[0])
+                f[4] += 1
+        time.sleep(0.0005)
