@@ -209,6 +209,25 @@ static int apply(struct bgp_run *rn, struct fb_store *f, struct fb_gen_views *gv
 	return r == -1 ? 1 : r;
 }
 
+/* The state file for reading: only our own (fb_safe_openat: root's, in
+ * the trusted directory, no link). 1 and *fp; 0 if there is none; -1
+ * said. */
+int bgp_state_fopen(struct bgp_run *rn, FILE **fp)
+{
+	int fd = fb_safe_openat(rn->state_dir, rn->state_base, rn->state, O_RDONLY, 0);
+
+	if (fd == -2)
+		return 0;
+	if (fd < 0 || !(*fp = fdopen(fd, "r"))) {
+		if (fd >= 0) {
+			fb_err("cannot read %s: %s", rn->state, strerror(errno));
+			close(fd);
+		}
+		return -1;
+	}
+	return 1;
+}
+
 int bgp_recover_deleting(struct bgp_run *rn)
 {
 	struct fb_gen_views gv;
@@ -221,18 +240,11 @@ int bgp_recover_deleting(struct bgp_run *rn)
 	struct fb_key k;
 	ssize_t len;
 	FILE *fp;
-	int fd, r, rc = -1;
+	int r, rc = -1;
 
-	fd = fb_safe_openat(rn->state_dir, rn->state_base, rn->state, O_RDONLY, 0);
-	if (fd == -2)
-		return 0;
-	if (fd < 0 || !(fp = fdopen(fd, "r"))) {
-		if (fd >= 0) {
-			fb_err("cannot read %s: %s", rn->state, strerror(errno));
-			close(fd);
-		}
-		return -1;
-	}
+	r = bgp_state_fopen(rn, &fp);
+	if (r <= 0)
+		return r;
 	while (getline(&line, &cap, fp) > 0)
 		n += !strncmp(line, DELETE_LINE, strlen(DELETE_LINE));
 	if (!n) {

@@ -179,6 +179,9 @@ int bgp_note_added(struct bgp_run *rn, const struct fb_key *keys, size_t n);
 void bgp_unadd(struct bgp_run *rn, struct fb_store *f, const struct fb_key *keys, size_t n,
 	       const char *why);
 int bgp_recover_added(struct bgp_run *rn);
+/* The state file opened for reading, only our own (bgpdeleted.c): 1 and
+ * *fp; 0: there is none; -1 said. */
+int bgp_state_fopen(struct bgp_run *rn, FILE **fp);
 /* An earlier build's state file, which names no permanent rules' identity:
  * the filter head's if the array it names is the filter's, else that
  * array's (bgpadded.c). */

@@ -120,17 +120,10 @@ static int load_state(struct bgp_run *rn)
 	bool found;
 	unsigned id;
 	FILE *fp;
-	int rc, fd = fb_safe_openat(rn->state_dir, rn->state_base, rn->state, O_RDONLY, 0);
+	int rc = bgp_state_fopen(rn, &fp);
 
-	if (fd == -2)
-		return 0;
-	if (fd < 0 || !(fp = fdopen(fd, "r"))) {
-		if (fd >= 0) {
-			fb_err("cannot read %s: %s", rn->state, strerror(errno));
-			close(fd);
-		}
-		return -1;
-	}
+	if (rc <= 0)
+		return rc;
 	if (fgets(line, sizeof(line), fp) &&
 	    sscanf(line, "# filter %64s array-id %u", name, &id) == 2) {
 		if (strcmp(name, rn->name)) {
