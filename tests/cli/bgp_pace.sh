@@ -66,22 +66,8 @@ for s in range(0, n, 500):
     print('{"type": "update", %s, "message": {"update": {%s, "announce": {"ipv6 unicast": {"x": [%s]}}}}}}' % (nb, bh, nl))
 EOF
 }
-start() {
-	rm -f "$T_TMP/fifo"
-	mkfifo "$T_TMP/fifo"
-	: >"$T_TMP/bgp.err"
-	"$FB" bgp "$1" --state "$2" "${@:3}" <"$T_TMP/fifo" >/dev/null 2>"$T_TMP/bgp.err" &
-	BP=$!
-	exec 9>"$T_TMP/fifo"
-}
-stop() {
-	local rc
-	exec 9>&-
-	wait "$BP"
-	rc=$?
-	BP=""
-	return $rc
-}
+start() { t_bgp_start "$@"; }
+stop() { t_bgp_stop; }
 # paths STATE: the paths the state file holds; held STATE N: it holds N.
 paths() { grep -c '^198\.51\.100\.9	' "$1"; }
 held() { [ "$(paths "$1")" = "$2" ]; }

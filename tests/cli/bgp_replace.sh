@@ -71,26 +71,9 @@ wdann() { printf '{"type": "update", %s, "message": {"update": {%s, "withdraw": 
 FSC='"destination-ipv4": ["203.0.113.10/32"], "protocol": ["=udp"], "destination-port": ["=53", ">=1024&<=2047"]'
 fs() { printf '{"type": "update", %s, "message": {"update": {"attribute": {"extended-community": [{"value": 9225060886715039744}]}, "announce": {"ipv4 flow": {"no-nexthop": [{%s, "string": "flow udp-to-10"}]}}}}}}\n' "$NB" "$FSC"; }
 
-# start NAME STATE [OPTION...]: bgp on NAME, its input the FIFO on fd 9.
-# Its stderr is emptied here, not only by the background job's redirection,
-# which may come after a check read the last run's lines.
-start() {
-	rm -f "$T_TMP/fifo"
-	mkfifo "$T_TMP/fifo"
-	: >"$T_TMP/bgp.err"
-	"$FB" bgp "$1" --state "$2" "${@:3}" <"$T_TMP/fifo" >"$T_TMP/bgp.out" 2>"$T_TMP/bgp.err" &
-	BP=$!
-	exec 9>"$T_TMP/fifo"
-}
-# stop: end of input; bgp's exit status.
-stop() {
-	local rc
-	exec 9>&-
-	wait "$BP"
-	rc=$?
-	BP=""
-	return $rc
-}
+# start NAME STATE [OPTION...] / stop: t_bgp_start / t_bgp_stop (lib.sh).
+start() { t_bgp_start "$@"; }
+stop() { t_bgp_stop; }
 in_state() { grep -q -- "$2" "$1"; }
 q() { "$FB" query "$1" "${@:2}" | head -1 | awk '{print $1}'; }
 nflows() { "$FB" -j info "$1" | t_json 'd["flows"]'; }

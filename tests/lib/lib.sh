@@ -480,6 +480,28 @@ t_bgp_traps() {
 	t_traps
 }
 
+# t_bgp_start NAME STATE [OPTION...]: bgp on NAME, its input the FIFO on
+# fd 9, its PID in BP, its output in $T_TMP/bgp.out and bgp.err. The
+# error file is emptied here, not only by the background job's
+# redirection, which may come after a check read the last run's lines.
+# t_bgp_stop: end of its input; bgp's exit status.
+t_bgp_start() {
+	rm -f "$T_TMP/fifo"
+	mkfifo "$T_TMP/fifo"
+	: >"$T_TMP/bgp.err"
+	"$FB" bgp "$1" --state "$2" "${@:3}" <"$T_TMP/fifo" >"$T_TMP/bgp.out" 2>"$T_TMP/bgp.err" &
+	BP=$!
+	exec 9>"$T_TMP/fifo"
+}
+t_bgp_stop() {
+	local rc
+	exec 9>&-
+	wait "$BP"
+	rc=$?
+	BP=""
+	return $rc
+}
+
 # ExaBGP's JSON for the bgp suites, from peer 198.51.100.9: t_exa_ann NLRI
 # announces a blackhole route (community 65535:666), t_exa_wd NLRI
 # withdraws it.
