@@ -36,6 +36,19 @@ check "attach g with monitoring" "$FB" -n "$NSB" attach g "$VB" --mode generic -
 send() {
 	inA "$PY" -c 'import sys; from pkt import send_paced; send_paced(sys.argv[1], float(sys.argv[2]), sys.argv[3:])' "$VA" "$@"
 }
+# guarded INTO ERR SRC [OPTION...]: a guard of g into INTO (--pps 1040,
+# --interval 0.5s, --count 3, OPTION...) over 1.8 s of SRC at 2000 pps;
+# what it says in ERR.
+guarded() {
+	local into=$1 err=$2 src=$3
+	shift 3
+	"$FB" guard g --into "$into" --pps 1040 --interval 0.5s --count 3 "$@" 2>"$err" >/dev/null &
+	HPID=$!
+	t_wait_until 10 t_looping "$HPID"
+	send 1.8 "$src=2000"
+	wait "$HPID"
+	HPID=""
+}
 # active F: flowbloom_guard_active_bans of F.
 active() { "$FB" metrics "$1" | awk -v m="flowbloom_guard_active_bans{filter=\"$1\"}" '$1 == m { print $2 }'; }
 in_force() { "$FB" query "$1" "$2" "$3" | grep -q '^maybe'; }
@@ -61,13 +74,7 @@ else
 	if in_force rs src 198.51.100.9; then
 		check_eq ".8's ban ended, .9's in force: 1 active ban" "$(active rs)" 1
 		# --max-bans 2: .9's ban in force, room for .6.
-		"$FB" guard g --into rs --pps 1040 --ttl 6s --interval 0.5s --max-bans 2 --count 3 \
-			2>"$T_TMP/rs2.err" >/dev/null &
-		HPID=$!
-		t_wait_until 10 t_looping "$HPID"
-		send 1.8 198.51.100.6=2000
-		wait "$HPID"
-		HPID=""
+		guarded rs "$T_TMP/rs2.err" 198.51.100.6 --ttl 6s --max-bans 2
 		check "... a guard's --max-bans 2 counts only .9's ban: .6 banned" \
 			grep -q "ban src 198.51.100.6" "$T_TMP/rs2.err"
 	else
@@ -88,13 +95,7 @@ check "dr: a guard left .8 banned" in_force dr src 198.51.100.8
 for run in dry real; do
 	flag=""
 	[ "$run" = dry ] && flag=--dry-run
-	"$FB" guard g --into dr --pps 1040 --ttl 30s --interval 0.5s --max-bans 1 --count 3 $flag \
-		2>"$T_TMP/dr-$run.err" >/dev/null &
-	HPID=$!
-	t_wait_until 10 t_looping "$HPID"
-	send 1.8 198.51.100.6=2000
-	wait "$HPID"
-	HPID=""
+	guarded dr "$T_TMP/dr-$run.err" 198.51.100.6 --ttl 30s --max-bans 1 $flag
 	check "dr, $run run, --max-bans 1: .6 not banned, .8's ban counted" \
 		grep -q "not banned src 198.51.100.6.*ban limit 1 reached: 1 bans in force" "$T_TMP/dr-$run.err"
 done
@@ -106,13 +107,7 @@ echo "src 198.51.100.250" >"$T_TMP/dr-rules"
 check "dr: load --replace --ttl" "$FB" load dr "$T_TMP/dr-rules" --replace --ttl 1m
 check "... .8's ban gone from dr" bash -c "'$FB' query dr src 198.51.100.8 | grep -q '^no '"
 check_eq "... and from the count: 0 active bans" "$(active dr)" 0
-"$FB" guard g --into dr --pps 1040 --ttl 30s --interval 0.5s --max-bans 1 --count 3 --dry-run \
-	2>"$T_TMP/dr-replaced.err" >/dev/null &
-HPID=$!
-t_wait_until 10 t_looping "$HPID"
-send 1.8 198.51.100.6=2000
-wait "$HPID"
-HPID=""
+guarded dr "$T_TMP/dr-replaced.err" 198.51.100.6 --ttl 30s --max-bans 1 --dry-run
 check "... a dry run's --max-bans 1 has room for .6" grep -q "ban src 198.51.100.6" "$T_TMP/dr-replaced.err"
 check "... and counts nothing else in force" bash -c "! grep -q 'not banned' '$T_TMP/dr-replaced.err'"
 
@@ -143,13 +138,7 @@ wait "$GPID" "$HPID"
 GPID="" HPID=""
 check_eq "... and 3 when both stopped" "$(active tw)" 3
 # Their bans, all of them, against a dry run's --max-bans 3.
-"$FB" guard g --into tw --pps 1040 --ttl 30s --interval 0.5s --max-bans 3 --count 3 --dry-run \
-	2>"$T_TMP/tw-dry.err" >/dev/null &
-HPID=$!
-t_wait_until 10 t_looping "$HPID"
-send 1.8 198.51.100.5=2000
-wait "$HPID"
-HPID=""
+guarded tw "$T_TMP/tw-dry.err" 198.51.100.5 --ttl 30s --max-bans 3 --dry-run
 check "... a dry run's --max-bans 3 counts both guards' bans: .5 not banned" \
 	grep -q "not banned src 198.51.100.5.*ban limit 3 reached: 3 bans in force" "$T_TMP/tw-dry.err"
 t_finish
