@@ -133,22 +133,27 @@ void bgp_perm_of_array(struct bgp_run *rn)
 	fb_report_quiet = quiet;
 }
 
-/* STATE.added, as the lock beside it: root's, in the state file's
- * directory. */
-int bgp_open_added(struct bgp_run *rn)
+int bgp_open_beside(struct bgp_run *rn, const char *suffix, char *label, size_t len)
 {
-	char name[NAME_MAX + 1], label[PATH_MAX + 8];
+	char name[NAME_MAX + 1];
 	int fd;
 
-	if (strlen(rn->state_base) + 7 > NAME_MAX) {
-		fb_err("%s: name too long for %s.added beside it", rn->state, rn->state);
+	if (snprintf(name, sizeof(name), "%s.%s", rn->state_base, suffix) >= (int)sizeof(name)) {
+		fb_err("%s: name too long for %s.%s beside it", rn->state, rn->state, suffix);
 		return -1;
 	}
-	snprintf(name, sizeof(name), "%s.added", rn->state_base);
-	snprintf(label, sizeof(label), "%s.added", rn->state);
+	snprintf(label, len, "%s.%s", rn->state, suffix);
 	fd = fb_safe_openat(rn->state_dir, name, label, O_RDWR | O_CREAT | O_APPEND, 0600);
 	if (fd == -2)
 		fb_err("%s: %s", label, strerror(ENOENT));
+	return fd < 0 ? -1 : fd;
+}
+
+int bgp_open_added(struct bgp_run *rn)
+{
+	char label[PATH_MAX + 16];
+	int fd = bgp_open_beside(rn, "added", label, sizeof(label));
+
 	if (fd < 0)
 		return -1;
 	rn->added_fp = fdopen(fd, "a+");

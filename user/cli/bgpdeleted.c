@@ -40,18 +40,9 @@
 
 int bgp_open_deleted(struct bgp_run *rn)
 {
-	char name[NAME_MAX + 1], label[PATH_MAX + 16];
-	int fd;
+	char label[PATH_MAX + 16];
+	int fd = bgp_open_beside(rn, "deleted", label, sizeof(label));
 
-	if (strlen(rn->state_base) + 9 > NAME_MAX) {
-		fb_err("%s: name too long for %s.deleted beside it", rn->state, rn->state);
-		return -1;
-	}
-	snprintf(name, sizeof(name), "%s.deleted", rn->state_base);
-	snprintf(label, sizeof(label), "%s.deleted", rn->state);
-	fd = fb_safe_openat(rn->state_dir, name, label, O_RDWR | O_CREAT | O_APPEND, 0600);
-	if (fd == -2)
-		fb_err("%s: %s", label, strerror(ENOENT));
 	if (fd < 0)
 		return -1;
 	rn->done_fd = fd;

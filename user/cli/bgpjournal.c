@@ -41,19 +41,9 @@
 
 int bgp_open_journal(struct bgp_run *rn)
 {
-	char name[NAME_MAX + 1];
 	struct stat st;
-	int fd;
+	int fd = bgp_open_beside(rn, "journal", rn->journal, sizeof(rn->journal));
 
-	if (strlen(rn->state_base) + 9 > NAME_MAX) {
-		fb_err("%s: name too long for %s.journal beside it", rn->state, rn->state);
-		return -1;
-	}
-	snprintf(name, sizeof(name), "%s.journal", rn->state_base);
-	snprintf(rn->journal, sizeof(rn->journal), "%s.journal", rn->state);
-	fd = fb_safe_openat(rn->state_dir, name, rn->journal, O_RDWR | O_CREAT | O_APPEND, 0600);
-	if (fd == -2)
-		fb_err("%s: %s", rn->journal, strerror(ENOENT));
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st)) {

@@ -166,6 +166,11 @@ int bgp_queue_dels(struct bgp_run *rn, size_t lineno);
  * written (a rule a killed run added): 0, or -1 out of memory. */
 int bgp_queue_del(struct bgp_run *rn, const struct fb_key *k);
 
+/* STATE.SUFFIX, a file of ours beside the state file (bgpadded.c): root's,
+ * in its directory, no link followed (fb_safe_openat), made 0600, opened
+ * to read and append; label (len bytes) names it for messages. Its fd, or
+ * -1 said. */
+int bgp_open_beside(struct bgp_run *rn, const char *suffix, char *label, size_t len);
 /* STATE.added (bgpadded.c): open it beside the state file (root's, in its
  * directory), 0 or -1 reported; note keys[0..n), now in the filter; at
  * the start, queue the deletion of those a killed run added after its
