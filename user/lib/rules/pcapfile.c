@@ -18,6 +18,8 @@ struct fb_pcap {
 	pcap_t *pc;
 	int dlt;
 	int truncated;		    /* the last record: shorter than the frame on the wire */
+	unsigned int overlong;	    /* the last record's captured length, if over its length */
+	unsigned int wire;	    /* the last record's length on the wire */
 	unsigned long long records; /* read so far */
 	char *path;		    /* for its errors, whole */
 };
@@ -86,6 +88,14 @@ int fb_pcap_next(struct fb_pcap *p, unsigned char *out, size_t cap, size_t *len,
 	n = ph->caplen;
 	*cut = 0;
 	p->truncated = ph->caplen < ph->len;
+	/* More bytes captured than the frame had on the wire: no capture
+	 * writes that (libpcap reads it; tcpdump prints "[Invalid header]"
+	 * for it). The bytes past its length were never on the wire: the
+	 * device saw the frame's length, so that is what is replayed. */
+	p->overlong = ph->caplen > ph->len ? ph->caplen : 0;
+	p->wire = ph->len;
+	if (p->overlong)
+		n = ph->len;
 	if (p->dlt != DLT_EN10MB) {
 		/* Linux cooked headers carry the EtherType the kernel saw
 		 * (VLAN tags put back by libpcap after it): SLL v1 in its
@@ -138,6 +148,13 @@ int fb_pcap_next(struct fb_pcap *p, unsigned char *out, size_t cap, size_t *len,
 int fb_pcap_truncated(const struct fb_pcap *p)
 {
 	return p->truncated;
+}
+
+int fb_pcap_overlong(const struct fb_pcap *p, unsigned int *caplen, unsigned int *len)
+{
+	*caplen = p->overlong;
+	*len = p->wire;
+	return p->overlong != 0;
 }
 
 void fb_pcap_close(struct fb_pcap *p)
