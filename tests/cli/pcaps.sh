@@ -219,6 +219,16 @@ check_eq "... each dropped by an allow-list's default" "$("$FB" replay caps --ex
 3 drop - (malformed: src 198.51.100.9 dst 203.0.113.1)"
 check_eq "link type IPV4: an IPv6 packet is malformed IPv4, the IPv4 one parsed" \
 	"$(raw_counts "$T_TMP/ipv4.pcap" --action monitor --malformed drop)" "2 0 0 1 1"
+# `-` is stdin, as for load and import (`tcpdump -w - | flowbloom replay
+# NAME -`), named <stdin>; a closed stdin is an error naming it.
+check_eq "a capture from a pipe: - is stdin" \
+	"$(cat "$T_TMP/ipv4.pcap" | "$FB" replay caps - 2>&1 | cut -d';' -f1)" \
+	"<stdin>: 2 packets: 1 pass, 1 drop, 0 aborted"
+check_eq "... its errors name <stdin> and the record" \
+	"$(cat "$T_TMP/cutrec.pcap" | "$FB" replay caps - 2>&1 >/dev/null)" \
+	"flowbloom: <stdin>: record 2: truncated dump file; tried to read 66 captured bytes, only got 14"
+check_eq "... a closed stdin" "$("$FB" replay caps - 2>&1 >/dev/null <&-)" \
+	"flowbloom: <stdin>: Bad file descriptor"
 # A record holding more bytes than its frame had on the wire (caplen >
 # len: no capture writes one; tcpdump prints "[Invalid header]" for it)
 # is replayed as the device saw it, at its length on the wire, and said:

@@ -196,12 +196,13 @@ static void overlong_warning(const char *path, const struct tally *t)
 			path, t->overlong, t->first_overlong, t->first_caplen, t->first_len);
 }
 
-/* 0, -1 if reading stopped early, -2 if path could not be opened (printed). */
-static int replay_file(const struct fb_store *f, struct flowbloom_bpf *skel, const char *path,
-		       bool explain, struct tally *t)
+/* The capture arg ("-": stdin), named path in what is printed. 0, -1 if
+ * reading stopped early, -2 if it could not be opened (printed). */
+static int replay_file(const struct fb_store *f, struct flowbloom_bpf *skel, const char *arg,
+		       const char *path, bool explain, struct tally *t)
 {
 	static __u8 frame[FB_TEST_RUN_MAX];
-	struct fb_pcap *pc = fb_pcap_open(path);
+	struct fb_pcap *pc = fb_pcap_open(arg);
 	size_t len;
 	int cut, v;
 
@@ -312,14 +313,15 @@ int cmd_replay(int argc, char **argv)
 	}
 	for (i = optind + 1; i < argc; i++) {
 		struct tally t = { 0 };
-		int r = replay_file(&f, skel, argv[i], explain, &t);
+		const char *name = strcmp(argv[i], "-") ? argv[i] : "<stdin>";
+		int r = replay_file(&f, skel, argv[i], name, explain, &t);
 
 		if (r || t.failed)
 			rc = 1;
 		/* A capture that could not be opened has no summary, only its
 		 * error; one cut short has the packets read before. */
 		if (r != -2)
-			summary(argv[i], &t, &seen);
+			summary(name, &t, &seen);
 	}
 	fb_load_close(skel);
 	fb_store_close(&f);

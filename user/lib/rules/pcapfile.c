@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include "inputfile.h"
 #include "report.h"
@@ -33,8 +34,21 @@ struct fb_pcap *fb_pcap_open(const char *path)
 
 	if (!p)
 		return NULL;
-	/* Not libpcap's fopen: never through another user's link or FIFO. */
-	fd = fb_input_open(path, false, errbuf, sizeof(errbuf));
+	/* Not libpcap's fopen: never through another user's link or FIFO.
+	 * "-" is stdin (a copy: closing it leaves descriptor 0 taken). A
+	 * closed stdin is held write-only (main.c): not to be read. */
+	if (!strcmp(path, "-")) {
+		int fl = fcntl(STDIN_FILENO, F_GETFL);
+
+		path = "<stdin>";
+		if (fl >= 0 && (fl & O_ACCMODE) == O_WRONLY)
+			errno = EBADF;
+		fd = fl < 0 || (fl & O_ACCMODE) == O_WRONLY ? -1 : dup(STDIN_FILENO);
+		if (fd < 0)
+			snprintf(errbuf, sizeof(errbuf), "%s", strerror(errno));
+	} else {
+		fd = fb_input_open(path, false, errbuf, sizeof(errbuf));
+	}
 	if (fd < 0 || !(fp = fdopen(fd, "rb"))) {
 		fb_report_err("%s: %s", path, fd < 0 ? errbuf : strerror(errno));
 		if (fd >= 0)

@@ -11,7 +11,7 @@
 
 struct fb_pcap;
 
-/* NULL on error (message printed). Accepts Ethernet, raw IP and Linux
+/* NULL on error (message printed). path "-" is stdin, named <stdin>. Accepts Ethernet, raw IP and Linux
  * cooked captures (SLL v1 and v2, as `tcpdump -i any` writes); the others
  * get a synthetic Ethernet header. */
 struct fb_pcap *fb_pcap_open(const char *path);
