@@ -20,9 +20,14 @@ fi
 "$FB" create caps --capacity 20000 --fp-rate 0.0001 >/dev/null || fail "create"
 
 # All captures in one replay (one program load); JSON lines out.
+# tcpdump's fuzzed captures hold records longer than their frames were on
+# the wire (see the end): warned of, naming file and record, and nothing
+# else on stderr.
 explain_all() {
-	"$FB" -j replay caps "$PCAPS"/*.pcap --explain >"$1" ||
+	"$FB" -j replay caps "$PCAPS"/*.pcap --explain >"$1" 2>"$T_TMP/all.err" ||
 		fail "replay exited non-zero: $(grep -m1 error "$1")"
+	check_eq "stderr: warnings naming a file and a record only" \
+		"$(grep -cv '^flowbloom: warning: [^ ]*\.pcap: record [0-9]*: ' "$T_TMP/all.err")" 0
 }
 
 explain_all "$T_TMP/first.json"
@@ -214,5 +219,48 @@ check_eq "... each dropped by an allow-list's default" "$("$FB" replay caps --ex
 3 drop - (malformed: src 198.51.100.9 dst 203.0.113.1)"
 check_eq "link type IPV4: an IPv6 packet is malformed IPv4, the IPv4 one parsed" \
 	"$(raw_counts "$T_TMP/ipv4.pcap" --action monitor --malformed drop)" "2 0 0 1 1"
+# `-` is stdin, as for load and import (`tcpdump -w - | flowbloom replay
+# NAME -`), named <stdin>; a closed stdin is an error naming it.
+check_eq "a capture from a pipe: - is stdin" \
+	"$(cat "$T_TMP/ipv4.pcap" | "$FB" replay caps - 2>&1 | cut -d';' -f1)" \
+	"<stdin>: 2 packets: 1 pass, 1 drop, 0 aborted"
+check_eq "... its errors name <stdin> and the record" \
+	"$(cat "$T_TMP/cutrec.pcap" | "$FB" replay caps - 2>&1 >/dev/null)" \
+	"flowbloom: <stdin>: record 2: truncated dump file; tried to read 66 captured bytes, only got 14"
+check_eq "... a closed stdin" "$("$FB" replay caps - 2>&1 >/dev/null <&-)" \
+	"flowbloom: <stdin>: Bad file descriptor"
+# A record holding more bytes than its frame had on the wire (caplen >
+# len: no capture writes one; tcpdump prints "[Invalid header]" for it)
+# is replayed as the device saw it, at its length on the wire, and said:
+# once per file on stderr naming the first such record, per packet with
+# --explain, counted in the summary. Here an IPv6 UDP datagram whose UDP
+# header was never on the wire (len 54) is malformed, not the datagram
+# the extra bytes make; one of 10 bytes on the wire is a runt.
+python3 - "$T_TMP/over.pcap" <<'PY'
+import struct, sys
+from pkt import pcap_header, pcap_record, udp6
+fr = udp6("2001:db8::1", 1000, "2001:db8::2", 53)
+with open(sys.argv[1], "wb") as f:
+    f.write(pcap_header() + pcap_record(fr))
+    f.write(struct.pack("<IIII", 0, 0, len(fr), 54) + fr)
+    f.write(struct.pack("<IIII", 0, 0, len(fr), 10) + fr)
+PY
+"$FB" -j replay caps --explain "$T_TMP/over.pcap" >"$T_TMP/over.json" 2>"$T_TMP/err" ||
+	fail "replay of a record longer than on the wire exited non-zero"
+check_eq "caplen > len: replayed at its length on the wire, said per packet and counted" \
+	"$(python3 - "$T_TMP/over.json" <<'PY'
+import json, sys
+d = [json.loads(l) for l in open(sys.argv[1])]
+print([(x.get("overlong"), x.get("parse", x.get("verdict"))) for x in d[:-1]],
+      d[-1].get("overlong"), d[-1].get("skipped_runt"), d[-1].get("malformed"))
+PY
+)" "[(False, 'ok'), (True, 'malformed'), (True, 'skipped')] 2 1 1"
+check_eq "... one warning naming the file and the first such record" "$(cat "$T_TMP/err")" \
+	"flowbloom: warning: $T_TMP/over.pcap: 2 records hold more bytes than their frames had on the wire, replayed as their length on the wire; the first: record 2, 66 bytes captured of a 54-byte frame"
+head -c $((24 + 16 + 66 + 16 + 66)) "$T_TMP/over.pcap" >"$T_TMP/over1.pcap"
+check_eq "... the text summary and the warning for one record" \
+	"$("$FB" replay caps "$T_TMP/over1.pcap" 2>&1 | sed 's/^.*1 malformed, .*, /... /')" \
+	"flowbloom: warning: $T_TMP/over1.pcap: record 2: 66 bytes captured of a 54-byte frame: replayed as its 54 bytes on the wire
+... 1 longer than on the wire"
 "$FB" destroy caps >/dev/null || fail "destroy"
 t_end

@@ -99,6 +99,17 @@ static void read_all(const uint8_t *data, size_t size, const char *path, size_t 
 		r->cut = cut;
 		r->truncated = fb_pcap_truncated(p);
 		FUZZ_ASSERT(r->truncated == 0 || r->truncated == 1, "truncated %d", r->truncated);
+		{
+			unsigned int caplen, wire;
+			int over = fb_pcap_overlong(p, &caplen, &wire);
+
+			/* More bytes than on the wire: given at the wire length
+			 * (a made-up Ethernet header at most added). */
+			FUZZ_ASSERT(!over || (caplen > wire && !r->truncated &&
+					      len <= (size_t)wire + 14),
+				    "record %zu: overlong %u of %u, %zu given", ps->n + 1, caplen,
+				    wire, len);
+		}
 		ps->frames[ps->n] = malloc(len + 1);
 		if (!ps->frames[ps->n])
 			abort();

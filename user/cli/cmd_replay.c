@@ -33,6 +33,9 @@ struct tally {
 	unsigned long long verdict[XDP_REDIRECT + 1];
 	unsigned long long packets, matched, nonip, malformed, frags, runt, cut, failed;
 	unsigned long long truncated; /* by the capture's snap length */
+	unsigned long long overlong;  /* more bytes captured than on the wire */
+	unsigned long long first_overlong;
+	unsigned int first_caplen, first_len;
 };
 
 const char *fb_match_name(__u32 k)
@@ -50,7 +53,8 @@ static const char *parse_name(__u32 p)
 }
 
 static void explain_line(const struct fb_store *f, const char *file, unsigned long long n,
-			 const char *verdict, const struct fb_trace *tr, bool truncated)
+			 const char *verdict, const struct fb_trace *tr, bool truncated,
+			 bool overlong)
 {
 	char text[FB_FLOW_STR], shape[112] = "", life[96] = "", addrs[2 * FB_FLOW_STR] = "";
 	struct fb_life l = { 0 };
@@ -90,6 +94,7 @@ static void explain_line(const struct fb_store *f, const char *file, unsigned lo
 		jw_u64("packet", n);
 		jw_str("verdict", verdict);
 		jw_bool("truncated", truncated);
+		jw_bool("overlong", overlong);
 		if (!tr) {
 			jw_str("reason", "shorter than an Ethernet header");
 		} else {
@@ -116,17 +121,19 @@ static void explain_line(const struct fb_store *f, const char *file, unsigned lo
 		jw_obj_close();
 		jw_end();
 	} else if (!tr) {
-		printf("%llu %s (shorter than an Ethernet header)%s\n", n, verdict,
-		       truncated ? " (truncated capture)" : "");
+		printf("%llu %s (shorter than an Ethernet header)%s%s\n", n, verdict,
+		       truncated ? " (truncated capture)" : "",
+		       overlong ? " (longer than on the wire)" : "");
 	} else {
-		printf("%llu %-5s %-5s %s%s%s%s%s%s%s%s\n", n, verdict,
+		printf("%llu %-5s %-5s %s%s%s%s%s%s%s%s%s\n", n, verdict,
 		       fb_match_name(tr->kind) ?: "-",
 		       tr->parse == FB_PARSE_OK	     ? text
 		       : tr->parse == FB_PARSE_NONIP ? "(non-ip)"
 						     : "(malformed",
 		       *addrs ? ": " : "", addrs, tr->parse == FB_PARSE_MALFORMED ? ")" : "",
 		       tr->fragment ? " (fragment)" : "", shape, life,
-		       truncated ? " (truncated capture)" : "");
+		       truncated ? " (truncated capture)" : "",
+		       overlong ? " (longer than on the wire)" : "");
 	}
 }
 
@@ -147,6 +154,7 @@ static void summary(const char *file, const struct tally *t, const struct fb_dev
 		jw_u64("skipped_runt", t->runt);
 		jw_u64("cut", t->cut);
 		jw_u64("truncated", t->truncated);
+		jw_u64("overlong", t->overlong);
 		jw_u64("failed", t->failed);
 		fb_dev_seen_json(seen);
 		jw_obj_close();
@@ -163,17 +171,38 @@ static void summary(const char *file, const struct tally *t, const struct fb_dev
 		 * off make a packet malformed here that the device would see whole. */
 		if (t->truncated)
 			printf(", %llu truncated by the capture", t->truncated);
+		if (t->overlong)
+			printf(", %llu longer than on the wire", t->overlong);
 		fb_dev_seen_text(seen);
 		printf("\n");
 	}
 }
 
-/* 0, -1 if reading stopped early, -2 if path could not be opened (printed). */
-static int replay_file(const struct fb_store *f, struct flowbloom_bpf *skel, const char *path,
-		       bool explain, struct tally *t)
+/* Records holding more bytes than their frames had on the wire: malformed
+ * (no capture writes one), replayed as the device saw them, at their
+ * length on the wire, and said once per file, naming the first. */
+static void overlong_warning(const char *path, const struct tally *t)
+{
+	if (t->overlong == 1)
+		fprintf(stderr,
+			"flowbloom: warning: %s: record %llu: %u bytes captured of a %u-byte "
+			"frame: replayed as its %u bytes on the wire\n",
+			path, t->first_overlong, t->first_caplen, t->first_len, t->first_len);
+	else if (t->overlong)
+		fprintf(stderr,
+			"flowbloom: warning: %s: %llu records hold more bytes than their frames "
+			"had on the wire, replayed as their length on the wire; the first: "
+			"record %llu, %u bytes captured of a %u-byte frame\n",
+			path, t->overlong, t->first_overlong, t->first_caplen, t->first_len);
+}
+
+/* The capture arg ("-": stdin), named path in what is printed. 0, -1 if
+ * reading stopped early, -2 if it could not be opened (printed). */
+static int replay_file(const struct fb_store *f, struct flowbloom_bpf *skel, const char *arg,
+		       const char *path, bool explain, struct tally *t)
 {
 	static __u8 frame[FB_TEST_RUN_MAX];
-	struct fb_pcap *pc = fb_pcap_open(path);
+	struct fb_pcap *pc = fb_pcap_open(arg);
 	size_t len;
 	int cut, v;
 
@@ -183,16 +212,23 @@ static int replay_file(const struct fb_store *f, struct flowbloom_bpf *skel, con
 		struct fb_trace tr;
 		__u32 verdict;
 		bool trunc = fb_pcap_truncated(pc);
+		unsigned int caplen, wire;
+		bool over = fb_pcap_overlong(pc, &caplen, &wire);
 		int err;
 
 		t->packets++;
 		t->truncated += trunc;
+		if (over && !t->overlong++) {
+			t->first_overlong = t->packets;
+			t->first_caplen = caplen;
+			t->first_len = wire;
+		}
 		if (len < ETH_HLEN) {
 			/* The kernel refuses frames shorter than an Ethernet
 			 * header; no NIC delivers one either. */
 			t->runt++;
 			if (explain)
-				explain_line(f, path, t->packets, "skipped", NULL, trunc);
+				explain_line(f, path, t->packets, "skipped", NULL, trunc, over);
 			continue;
 		}
 		t->cut += cut;
@@ -211,9 +247,10 @@ static int replay_file(const struct fb_store *f, struct flowbloom_bpf *skel, con
 		t->frags += tr.fragment;
 		if (explain)
 			explain_line(f, path, t->packets, FB_NAME(fb_verdict_names, verdict), &tr,
-				     trunc);
+				     trunc, over);
 	}
 	fb_pcap_close(pc);
+	overlong_warning(path, t);
 	return v < 0 ? -1 : 0;
 }
 
@@ -276,14 +313,15 @@ int cmd_replay(int argc, char **argv)
 	}
 	for (i = optind + 1; i < argc; i++) {
 		struct tally t = { 0 };
-		int r = replay_file(&f, skel, argv[i], explain, &t);
+		const char *name = strcmp(argv[i], "-") ? argv[i] : "<stdin>";
+		int r = replay_file(&f, skel, argv[i], name, explain, &t);
 
 		if (r || t.failed)
 			rc = 1;
 		/* A capture that could not be opened has no summary, only its
 		 * error; one cut short has the packets read before. */
 		if (r != -2)
-			summary(argv[i], &t, &seen);
+			summary(name, &t, &seen);
 	}
 	fb_load_close(skel);
 	fb_store_close(&f);

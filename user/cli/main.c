@@ -332,11 +332,12 @@ static const struct fb_cmd cmds[] = {
 	  "replay NAME FILE.pcap... [--explain] [--action drop|allow|monitor]\n"
 	  "                 [--malformed pass|drop] [--dev DEV]",
 	  "Run every packet of the captures through the XDP program (BPF_PROG_TEST_RUN)\n"
-	  "against the filter, attaching nothing, and count verdicts. --explain prints\n"
-	  "per packet the flow key the program computed, the rule kind that matched\n"
-	  "(permanent, or with a lifetime: its generation, when that ends) and the\n"
-	  "verdict. --action and --malformed as for attach. --dev DEV: as the program\n"
-	  "attached on DEV decides, as for query --packet." },
+	  "against the filter, attaching nothing, and count verdicts ('-': stdin, e.g.\n"
+	  "from tcpdump -w -). --explain prints per packet the flow key the program\n"
+	  "computed, the rule kind that matched (permanent, or with a lifetime: its\n"
+	  "generation, when that ends) and the verdict. --action and --malformed as for\n"
+	  "attach. --dev DEV: as the program attached on DEV decides, as for query\n"
+	  "--packet." },
 	{ "capture", cmd_capture,
 	  "capture NAME -w FILE [--verdict drop|pass|any] [--sample N] [--count N]\n"
 	  "                 [--snaplen B] [--format pcapng|pcap] [--buffer SIZE]\n"

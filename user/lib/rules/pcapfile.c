@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include "inputfile.h"
 #include "report.h"
@@ -18,6 +19,8 @@ struct fb_pcap {
 	pcap_t *pc;
 	int dlt;
 	int truncated;		    /* the last record: shorter than the frame on the wire */
+	unsigned int overlong;	    /* the last record's captured length, if over its length */
+	unsigned int wire;	    /* the last record's length on the wire */
 	unsigned long long records; /* read so far */
 	char *path;		    /* for its errors, whole */
 };
@@ -31,8 +34,21 @@ struct fb_pcap *fb_pcap_open(const char *path)
 
 	if (!p)
 		return NULL;
-	/* Not libpcap's fopen: never through another user's link or FIFO. */
-	fd = fb_input_open(path, false, errbuf, sizeof(errbuf));
+	/* Not libpcap's fopen: never through another user's link or FIFO.
+	 * "-" is stdin (a copy: closing it leaves descriptor 0 taken). A
+	 * closed stdin is held write-only (main.c): not to be read. */
+	if (!strcmp(path, "-")) {
+		int fl = fcntl(STDIN_FILENO, F_GETFL);
+
+		path = "<stdin>";
+		if (fl >= 0 && (fl & O_ACCMODE) == O_WRONLY)
+			errno = EBADF;
+		fd = fl < 0 || (fl & O_ACCMODE) == O_WRONLY ? -1 : dup(STDIN_FILENO);
+		if (fd < 0)
+			snprintf(errbuf, sizeof(errbuf), "%s", strerror(errno));
+	} else {
+		fd = fb_input_open(path, false, errbuf, sizeof(errbuf));
+	}
 	if (fd < 0 || !(fp = fdopen(fd, "rb"))) {
 		fb_report_err("%s: %s", path, fd < 0 ? errbuf : strerror(errno));
 		if (fd >= 0)
@@ -86,6 +102,14 @@ int fb_pcap_next(struct fb_pcap *p, unsigned char *out, size_t cap, size_t *len,
 	n = ph->caplen;
 	*cut = 0;
 	p->truncated = ph->caplen < ph->len;
+	/* More bytes captured than the frame had on the wire: no capture
+	 * writes that (libpcap reads it; tcpdump prints "[Invalid header]"
+	 * for it). The bytes past its length were never on the wire: the
+	 * device saw the frame's length, so that is what is replayed. */
+	p->overlong = ph->caplen > ph->len ? ph->caplen : 0;
+	p->wire = ph->len;
+	if (p->overlong)
+		n = ph->len;
 	if (p->dlt != DLT_EN10MB) {
 		/* Linux cooked headers carry the EtherType the kernel saw
 		 * (VLAN tags put back by libpcap after it): SLL v1 in its
@@ -138,6 +162,13 @@ int fb_pcap_next(struct fb_pcap *p, unsigned char *out, size_t cap, size_t *len,
 int fb_pcap_truncated(const struct fb_pcap *p)
 {
 	return p->truncated;
+}
+
+int fb_pcap_overlong(const struct fb_pcap *p, unsigned int *caplen, unsigned int *len)
+{
+	*caplen = p->overlong;
+	*len = p->wire;
+	return p->overlong != 0;
 }
 
 void fb_pcap_close(struct fb_pcap *p)

@@ -11,7 +11,7 @@
 
 struct fb_pcap;
 
-/* NULL on error (message printed). Accepts Ethernet, raw IP and Linux
+/* NULL on error (message printed). path "-" is stdin, named <stdin>. Accepts Ethernet, raw IP and Linux
  * cooked captures (SLL v1 and v2, as `tcpdump -i any` writes); the others
  * get a synthetic Ethernet header. */
 struct fb_pcap *fb_pcap_open(const char *path);
@@ -22,6 +22,10 @@ int fb_pcap_next(struct fb_pcap *p, unsigned char *out, size_t cap, size_t *len,
 /* Was the last frame truncated by the capture (its snap length): fewer
  * bytes recorded than the frame had on the wire? */
 int fb_pcap_truncated(const struct fb_pcap *p);
+/* Did the last record hold more bytes than the frame had on the wire (a
+ * malformed record, given at its length on the wire)? 1 with both lengths
+ * set, else 0. */
+int fb_pcap_overlong(const struct fb_pcap *p, unsigned int *caplen, unsigned int *len);
 void fb_pcap_close(struct fb_pcap *p);
 
 #endif
