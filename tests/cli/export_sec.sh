@@ -20,7 +20,9 @@
 #   (/dev/stdout), is refused, never replaced by the file; so is a path
 #   through nobody's symbolic link (to a root-only directory);
 # - nobody's hard link at FILE keeps its content; an export into a
-#   directory everyone may write is root's 0600, unreadable by nobody.
+#   directory everyone may write is root's 0600, unreadable by nobody;
+# - `export NAME -` into a file or named FIFO others can read (nobody's
+#   FIFO with nobody's reader waiting in it) is refused, nothing written.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin export_sec
 
@@ -70,6 +72,42 @@ cmp -s "$T_TMP/so600.fbx" "$T_TMP/ref.fbx" && pass "export S - into root's 0600 
 check_eq "export S - into a pipe" "$("$FB" export S - | cmp - "$T_TMP/ref.fbx" && echo same)" same
 "$FB" export S - >/dev/null 2>"$T_TMP/so.err"
 check_eq "export S - into /dev/null" "$? $(cat "$T_TMP/so.err")" "0 "
+
+# export S - into a named FIFO (`export S - >/path/fifo`) that users other
+# than root can open for reading: nobody's own (its reader waiting in it,
+# as a patient attacker's would), or root's made under umask 000 (mode
+# 666). Either reader would be handed the key: refused, nothing written
+# (the reader sees end of file at once). Root's 0600 FIFO takes it, as an
+# unnamed pipe does. fifo_export FIFO [WHO...]: WHO (setpriv...) reads FIFO
+# into $ATK/fifo.out while export S - writes into it; "rc size".
+fifo_export() {
+	local fifo=$1 r rc
+	shift
+	rm -f "$ATK/fifo.out"
+	"$@" timeout 20 sh -c "cat '$fifo' >'$ATK/fifo.out'" &
+	r=$!
+	timeout 20 bash -c '"$1" export S - >"$2" 2>"$3"' _ "$FB" "$fifo" "$T_TMP/so.err"
+	rc=$?
+	wait "$r"
+	echo "$rc $(stat -c %s "$ATK/fifo.out" 2>&1)"
+}
+NOBODY_FIFO=$ATK/nobody.fifo
+"${NOBODY[@]}" mkfifo -m 0600 "$NOBODY_FIFO" && [ "$(stat -c %U "$NOBODY_FIFO")" = nobody ] ||
+	fail "nobody could not make a FIFO: the attack did not happen"
+check_eq "export S - into nobody's 0600 FIFO, nobody reading: refused, nothing read" \
+	"$(fifo_export "$NOBODY_FIFO" "${NOBODY[@]}")" "1 0"
+grep -q "stdout is a FIFO that users other than root can read (owned by uid 65534)" \
+	"$T_TMP/so.err" && pass "... the reason" || fail "... $(cat "$T_TMP/so.err")"
+(umask 000 && mkfifo "$ATK/root666.fifo")
+check_eq "export S - into root's 0666 FIFO, nobody reading: refused, nothing read" \
+	"$(fifo_export "$ATK/root666.fifo" "${NOBODY[@]}")" "1 0"
+grep -q "stdout is a FIFO that users other than root can read (mode 666)" "$T_TMP/so.err" &&
+	pass "... the reason" || fail "... $(cat "$T_TMP/so.err")"
+mkfifo -m 0600 "$ATK/root600.fifo"
+check_eq "export S - into root's 0600 FIFO: written" \
+	"$(fifo_export "$ATK/root600.fifo")" "0 $(stat -c %s "$T_TMP/ref.fbx")"
+cmp -s "$ATK/fifo.out" "$T_TMP/ref.fbx" && pass "... the export" || fail "... not the export"
+rm -f "$ATK"/*.fifo "$ATK/fifo.out"
 
 VICTIM=$T_TMP/victim # root's, in a root-only directory
 printf 'precious\n' >"$VICTIM"
