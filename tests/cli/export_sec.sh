@@ -366,6 +366,44 @@ case $? in
 	;;
 esac
 
+# --- a file system that does not keep the mode asked for (FAT with
+# `quiet`, a FUSE mount, NFS squashing root to nobody): the 0600 export
+# would be everybody's, the key with it (`export S -` into such a file was
+# refused already: its mode shows 644). bindfs --chmod-ignore shows every
+# file 0644 and ignores chmod, as such a file system does; in a private
+# mount namespace. The export is refused, before anything is written,
+# naming the file and the mode; nothing is left behind, nobody reads
+# nothing. metrics --textfile, 0644 on purpose, is still written there.
+if command -v bindfs >/dev/null && [ -e /dev/fuse ]; then
+	FS=$ATK/fs # root's 0755, in nobody's reach
+	mkdir -m 0755 "$FS" "$FS/src" "$FS/mnt"
+	unshare -m --propagation private env LC_ALL=C bash -c '
+		bindfs -p 0644,a+X --chmod-ignore "$1/src" "$1/mnt" 2>/dev/null || exit 9
+		trap "umount \"$1/mnt\"" EXIT
+		"$2" export S "$1/mnt/x.fbx" >/dev/null 2>"$3/modes.err"
+		echo $? >"$3/modes.rc"
+		ls -A "$1/src" >"$3/modes.ls"
+		$4 sh -c "cat \"$1/mnt/x.fbx\" 2>/dev/null | wc -c" >"$3/modes.read"
+		"$2" metrics S --textfile "$1/mnt/m.prom" >/dev/null 2>"$3/modes.merr"
+		echo $? >"$3/modes.mrc"
+	' _ "$FS" "$FB" "$T_TMP" "${NOBODY[*]}"
+	if [ $? = 9 ]; then
+		skip "a file system that ignores modes: bindfs cannot mount here"
+	else
+		check_eq "export onto a file system that shows it 0644: refused, one line" \
+			"$(cat "$T_TMP/modes.rc") $(wc -l <"$T_TMP/modes.err")" "1 1"
+		grep -q "mnt/x.fbx: its file system makes it mode 644 where 600 was asked" \
+			"$T_TMP/modes.err" && pass "... the reason" || fail "... $(cat "$T_TMP/modes.err")"
+		check_eq "... nothing left in the directory, nobody read nothing" \
+			"$(tr '\n' ' ' <"$T_TMP/modes.ls")$(cat "$T_TMP/modes.read")" "0"
+		check_eq "... metrics --textfile (0644 asked) written there" \
+			"$(cat "$T_TMP/modes.mrc") $(cat "$T_TMP/modes.merr")" "0 "
+	fi
+	rm -rf "$FS"
+else
+	skip "a file system that ignores modes: no bindfs or /dev/fuse (make deps)"
+fi
+
 # --- a signal that ends the export mid-write (Ctrl-C, systemd's SIGTERM,
 # SIGHUP) takes the hidden temporary file, the filter's key in it, along:
 # writes slowed by strace (0.1 s each), the signal sent once the temporary
