@@ -48,7 +48,7 @@ CFLAGS += $(shell pkg-config --cflags libfixbuf 2>/dev/null)
 DEPS_PKGS := clang llvm libclang-rt-14-dev libbpf-dev bpftool libelf-dev zlib1g-dev libpcap-dev iproute2 \
 	ethtool make gcc python3 xdp-tools prometheus groff-base man-db systemd tcpdump strace time \
 	pkg-config libfixbuf-dev libjson-c-dev nfdump pmacct exabgp bird2 tshark libzstd-dev \
-	nftables
+	nftables bindfs
 
 # The library (user/lib/, libflowbloom.a: no argv, no printing, see
 # user/lib/report.h) and the CLI (user/cli/). Tests and benchmarks link the

@@ -20,7 +20,9 @@
 #   (/dev/stdout), is refused, never replaced by the file; so is a path
 #   through nobody's symbolic link (to a root-only directory);
 # - nobody's hard link at FILE keeps its content; an export into a
-#   directory everyone may write is root's 0600, unreadable by nobody.
+#   directory everyone may write is root's 0600, unreadable by nobody;
+# - `export NAME -` into a file or named FIFO others can read (nobody's
+#   FIFO with nobody's reader waiting in it) is refused, nothing written.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin export_sec
 
@@ -70,6 +72,42 @@ cmp -s "$T_TMP/so600.fbx" "$T_TMP/ref.fbx" && pass "export S - into root's 0600 
 check_eq "export S - into a pipe" "$("$FB" export S - | cmp - "$T_TMP/ref.fbx" && echo same)" same
 "$FB" export S - >/dev/null 2>"$T_TMP/so.err"
 check_eq "export S - into /dev/null" "$? $(cat "$T_TMP/so.err")" "0 "
+
+# export S - into a named FIFO (`export S - >/path/fifo`) that users other
+# than root can open for reading: nobody's own (its reader waiting in it,
+# as a patient attacker's would), or root's made under umask 000 (mode
+# 666). Either reader would be handed the key: refused, nothing written
+# (the reader sees end of file at once). Root's 0600 FIFO takes it, as an
+# unnamed pipe does. fifo_export FIFO [WHO...]: WHO (setpriv...) reads FIFO
+# into $ATK/fifo.out while export S - writes into it; "rc size".
+fifo_export() {
+	local fifo=$1 r rc
+	shift
+	rm -f "$ATK/fifo.out"
+	"$@" timeout 20 sh -c "cat '$fifo' >'$ATK/fifo.out'" &
+	r=$!
+	timeout 20 bash -c '"$1" export S - >"$2" 2>"$3"' _ "$FB" "$fifo" "$T_TMP/so.err"
+	rc=$?
+	wait "$r"
+	echo "$rc $(stat -c %s "$ATK/fifo.out" 2>&1)"
+}
+NOBODY_FIFO=$ATK/nobody.fifo
+"${NOBODY[@]}" mkfifo -m 0600 "$NOBODY_FIFO" && [ "$(stat -c %U "$NOBODY_FIFO")" = nobody ] ||
+	fail "nobody could not make a FIFO: the attack did not happen"
+check_eq "export S - into nobody's 0600 FIFO, nobody reading: refused, nothing read" \
+	"$(fifo_export "$NOBODY_FIFO" "${NOBODY[@]}")" "1 0"
+grep -q "stdout is a FIFO that users other than root can read (owned by uid 65534)" \
+	"$T_TMP/so.err" && pass "... the reason" || fail "... $(cat "$T_TMP/so.err")"
+(umask 000 && mkfifo "$ATK/root666.fifo")
+check_eq "export S - into root's 0666 FIFO, nobody reading: refused, nothing read" \
+	"$(fifo_export "$ATK/root666.fifo" "${NOBODY[@]}")" "1 0"
+grep -q "stdout is a FIFO that users other than root can read (mode 666)" "$T_TMP/so.err" &&
+	pass "... the reason" || fail "... $(cat "$T_TMP/so.err")"
+mkfifo -m 0600 "$ATK/root600.fifo"
+check_eq "export S - into root's 0600 FIFO: written" \
+	"$(fifo_export "$ATK/root600.fifo")" "0 $(stat -c %s "$T_TMP/ref.fbx")"
+cmp -s "$ATK/fifo.out" "$T_TMP/ref.fbx" && pass "... the export" || fail "... not the export"
+rm -f "$ATK"/*.fifo "$ATK/fifo.out"
 
 VICTIM=$T_TMP/victim # root's, in a root-only directory
 printf 'precious\n' >"$VICTIM"
@@ -327,6 +365,44 @@ case $? in
 		fail "ENOSPC: the old textfile changed"
 	;;
 esac
+
+# --- a file system that does not keep the mode asked for (FAT with
+# `quiet`, a FUSE mount, NFS squashing root to nobody): the 0600 export
+# would be everybody's, the key with it (`export S -` into such a file was
+# refused already: its mode shows 644). bindfs --chmod-ignore shows every
+# file 0644 and ignores chmod, as such a file system does; in a private
+# mount namespace. The export is refused, before anything is written,
+# naming the file and the mode; nothing is left behind, nobody reads
+# nothing. metrics --textfile, 0644 on purpose, is still written there.
+if command -v bindfs >/dev/null && [ -e /dev/fuse ]; then
+	FS=$ATK/fs # root's 0755, in nobody's reach
+	mkdir -m 0755 "$FS" "$FS/src" "$FS/mnt"
+	unshare -m --propagation private env LC_ALL=C bash -c '
+		bindfs -p 0644,a+X --chmod-ignore "$1/src" "$1/mnt" 2>/dev/null || exit 9
+		trap "umount \"$1/mnt\"" EXIT
+		"$2" export S "$1/mnt/x.fbx" >/dev/null 2>"$3/modes.err"
+		echo $? >"$3/modes.rc"
+		ls -A "$1/src" >"$3/modes.ls"
+		$4 sh -c "cat \"$1/mnt/x.fbx\" 2>/dev/null | wc -c" >"$3/modes.read"
+		"$2" metrics S --textfile "$1/mnt/m.prom" >/dev/null 2>"$3/modes.merr"
+		echo $? >"$3/modes.mrc"
+	' _ "$FS" "$FB" "$T_TMP" "${NOBODY[*]}"
+	if [ $? = 9 ]; then
+		skip "a file system that ignores modes: bindfs cannot mount here"
+	else
+		check_eq "export onto a file system that shows it 0644: refused, one line" \
+			"$(cat "$T_TMP/modes.rc") $(wc -l <"$T_TMP/modes.err")" "1 1"
+		grep -q "mnt/x.fbx: its file system makes it mode 644 where 600 was asked" \
+			"$T_TMP/modes.err" && pass "... the reason" || fail "... $(cat "$T_TMP/modes.err")"
+		check_eq "... nothing left in the directory, nobody read nothing" \
+			"$(tr '\n' ' ' <"$T_TMP/modes.ls")$(cat "$T_TMP/modes.read")" "0"
+		check_eq "... metrics --textfile (0644 asked) written there" \
+			"$(cat "$T_TMP/modes.mrc") $(cat "$T_TMP/modes.merr")" "0 "
+	fi
+	rm -rf "$FS"
+else
+	skip "a file system that ignores modes: no bindfs or /dev/fuse (make deps)"
+fi
 
 # --- a signal that ends the export mid-write (Ctrl-C, systemd's SIGTERM,
 # SIGHUP) takes the hidden temporary file, the filter's key in it, along:

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include "cmd.h"
 #include "fleet/fbx.h"
 #include "output.h"
@@ -18,26 +20,39 @@
 #include "types/ftype.h"
 #include "util.h"
 
-/* Is stdout a regular file that users other than root (and the caller)
- * can read? The shell made it (`export NAME - >FILE`), under its umask
- * (0644 with the usual 022) or as someone else's file: the key would be
- * readable there, where export's own FILE is 0600. Says why. */
+/* Is stdout a file, or a named FIFO, that users other than root (and the
+ * caller) can read? The shell made it (`export NAME - >FILE`), under its
+ * umask (0644 with the usual 022) or as someone else's file: the key would
+ * be readable there, where export's own FILE is 0600. A FIFO of another
+ * user's (or root's mode 666 one) hands the key to whoever reads it: its
+ * reader may be waiting already. An unnamed pipe (`| ssh ...`) is the
+ * caller's own. Says why. */
 static bool stdout_shared(void)
 {
+	const char *what = "file";
+	struct statfs sfs;
 	struct stat st;
 
-	if (fstat(STDOUT_FILENO, &st) || !S_ISREG(st.st_mode))
+	if (fstat(STDOUT_FILENO, &st))
 		return false;
+	if (S_ISFIFO(st.st_mode)) {
+		if (!fstatfs(STDOUT_FILENO, &sfs) && sfs.f_type == PIPEFS_MAGIC)
+			return false;
+		what = "FIFO";
+	} else if (!S_ISREG(st.st_mode)) {
+		return false;
+	}
 	if (st.st_uid != 0 && st.st_uid != geteuid())
-		fb_report_err("FILE '-': stdout is a file that users other than root can read "
+		fb_report_err("FILE '-': stdout is a %s that users other than root can read "
 			      "(owned by uid %u): the export holds the filter's hash key; give "
 			      "FILE instead (written 0600)",
-			      (unsigned)st.st_uid);
+			      what, (unsigned)st.st_uid);
 	else if (st.st_mode & (S_IRGRP | S_IROTH))
-		fb_report_err("FILE '-': stdout is a file that users other than root can read "
+		fb_report_err("FILE '-': stdout is a %s that users other than root can read "
 			      "(mode %o): the export holds the filter's hash key; give FILE "
-			      "instead (written 0600) or redirect under umask 077",
-			      (unsigned)(st.st_mode & 07777));
+			      "instead (written 0600)%s",
+			      what, (unsigned)(st.st_mode & 07777),
+			      S_ISFIFO(st.st_mode) ? "" : " or redirect under umask 077");
 	else
 		return false;
 	return true;

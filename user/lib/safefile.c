@@ -178,6 +178,34 @@ static int check_target(const struct fb_safefile *sf)
 	return -1;
 }
 
+/* Does the file on sf->fd keep to what was asked: no mode bit outside
+ * `allowed`, and the caller's, unless everyone may read it anyway? A file
+ * system that does not keep modes (FAT with `quiet`, a FUSE mount, NFS
+ * squashing root) would make an export, the filter's key in it,
+ * everybody's: refused, named, before anything is written. */
+static int kept(const struct fb_safefile *sf, mode_t allowed)
+{
+	struct stat st;
+
+	if (fstat(sf->fd, &st)) {
+		fb_report_err("%s: %s", sf->path, strerror(errno));
+		return -1;
+	}
+	if (st.st_mode & 0777 & ~allowed) {
+		fb_report_err("%s: its file system makes it mode %03o where %03o was asked (it "
+			      "does not keep file modes): refusing to write it there",
+			      sf->path, (unsigned)(st.st_mode & 0777), (unsigned)sf->mode);
+		return -1;
+	}
+	if (st.st_uid != geteuid() && !(sf->mode & S_IROTH)) {
+		fb_report_err("%s: its file system gives it to uid %u (root squashed?), where "
+			      "mode %03o was asked: refusing to write it there",
+			      sf->path, (unsigned)st.st_uid, (unsigned)sf->mode);
+		return -1;
+	}
+	return 0;
+}
+
 /* The temporary file in sf->dir_fd for sf->base. */
 static int open_tmp(struct fb_safefile *sf, const char *dir)
 {
@@ -213,6 +241,11 @@ static int open_tmp(struct fb_safefile *sf, const char *dir)
 		return -1;
 	}
 	cleanup_on(sf);
+	/* Created 0600: more (or another owner) is the file system's. */
+	if (kept(sf, sf->mode | 0600)) {
+		fb_safefile_abort(sf);
+		return -1;
+	}
 	sf->out = fdopen(sf->fd, "wb");
 	if (!sf->out) {
 		fb_report_err("%s: %s", sf->path, strerror(errno));
@@ -479,7 +512,7 @@ void fb_safefile_abort(struct fb_safefile *sf)
 
 int fb_safefile_commit(struct fb_safefile *sf)
 {
-	int err = 0;
+	int err = 0, told = 0;
 
 	/* A full disk shows at the flush, the fsync or the close (delayed
 	 * allocation): check all three before the file replaces anything. */
@@ -490,13 +523,16 @@ int fb_safefile_commit(struct fb_safefile *sf)
 	/* After creation, so the umask changes nothing. */
 	else if (fchmod(sf->fd, sf->mode))
 		err = errno;
+	else if (kept(sf, sf->mode))
+		err = told = EPERM;
 	if (fclose(sf->out) && !err)
 		err = errno;
 	sf->out = NULL;
 	if (!err && renameat(sf->dir_fd, sf->tmp, sf->dir_fd, sf->base))
 		err = errno;
 	if (err) {
-		fb_report_err("%s: write failed: %s", sf->path, strerror(err));
+		if (!told)
+			fb_report_err("%s: write failed: %s", sf->path, strerror(err));
 		unlinkat(sf->dir_fd, sf->tmp, 0);
 		cleanup_off(sf);
 		close(sf->dir_fd);

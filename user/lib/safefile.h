@@ -12,8 +12,10 @@
  * unpredictable name (a symlink or file planted at any name is never
  * followed or reused: creation fails and another name is drawn), mode
  * 0600 until it is complete, then fchmod()ed to the mode asked for (the
- * umask neither widens nor narrows it). rename() replaces whatever is at
- * the final name, a symlink included, without following it.
+ * umask neither widens nor narrows it). A file system that does not keep
+ * that mode (or gives the file to another user) is refused before anything
+ * is written. rename() replaces whatever is at the final name, a symlink
+ * included, without following it.
  */
 #ifndef FLOWBLOOM_USER_SAFEFILE_H
 #define FLOWBLOOM_USER_SAFEFILE_H
