@@ -375,16 +375,31 @@ int fb_guard_bans_put(int fd, const struct fb_key *k, size_t n, __u64 expires)
 {
 	__u64 exp;
 	size_t i;
+	int tries;
 
 	for (i = 0; i < n; i++) {
-		/* Another guard's later end stays: the data path matches
-		 * the address until then. */
-		if (!bpf_map_lookup_elem(fd, &k[i], &exp) && exp >= expires)
-			continue;
-		if (bpf_map_update_elem(fd, &k[i], &expires, BPF_ANY)) {
-			fb_report_err("cannot record a ban in force: %s", strerror(errno));
-			return -1;
+		/* Another guard's later end stays: the data path matches the
+		 * address until then. Under BAN's lock no other guard writes:
+		 * an end read is the one an update replaces. One that cannot
+		 * be read is never written over (BPF_NOEXIST: only where none
+		 * is recorded); read again once, then left as it is, said. */
+		for (tries = 0; tries < 2; tries++) {
+			bool known = !bpf_map_lookup_elem(fd, &k[i], &exp);
+
+			if (known && exp >= expires)
+				break;
+			if (!bpf_map_update_elem(fd, &k[i], &expires,
+						 known ? BPF_EXIST : BPF_NOEXIST))
+				break;
+			if (errno != EEXIST && errno != ENOENT) {
+				fb_report_err("cannot record a ban in force: %s", strerror(errno));
+				return -1;
+			}
 		}
+		if (tries == 2)
+			fb_report(FB_REPORT_NOTE,
+				  "cannot read the end recorded for a ban in force: kept (this "
+				  "guard's end not recorded)");
 	}
 	return 0;
 }
