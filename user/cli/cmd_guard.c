@@ -15,7 +15,8 @@
  * beside the ban filter for `metrics`; a queue beside NAME that `ipfix NAME`
  * turns into IPFIX records; with --announce, ExaBGP API commands
  * on stdout (a blackhole route with community 65535:666, or a FlowSpec
- * discard) and their withdrawal when the ban ends or guard stops.
+ * discard) and their withdrawal when the ban ends or guard stops, unless
+ * another running guard's ban of the address holds it (guard_routes.c).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
