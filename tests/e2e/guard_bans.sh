@@ -12,7 +12,10 @@
 #    no longer counted (they were, until their end);
 #  - two guards banning into one BAN at once: the gauge is the bans in
 #    force in BAN, theirs together (each wrote its own count over the
-#    other's), and one's --max-bans counts the other's bans.
+#    other's), and one's --max-bans counts the other's bans;
+#  - a guard whose read of the record fails (strace injects the fault)
+#    keeps another guard's later end (it wrote its own over it: the 30 s
+#    ban counted as ended with its 2 s one).
 # Addresses: 198.51.100.0/24 only.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin guard_bans
@@ -141,4 +144,80 @@ check_eq "... and 3 when both stopped" "$(active tw)" 3
 guarded tw "$T_TMP/tw-dry.err" 198.51.100.5 --ttl 30s --max-bans 3 --dry-run
 check "... a dry run's --max-bans 3 counts both guards' bans: .5 not banned" \
 	grep -q "not banned src 198.51.100.5.*ban limit 3 reached: 3 bans in force" "$T_TMP/tw-dry.err"
+
+# --- the record's read refused: another guard's later end stays ----------------------
+# Guards leave .8 banned for 30 s in pa, pb1 to pb4; a 2 s guard bans it
+# again: into pa traced, to find its read of .8's recorded end (the last
+# bpf lookup before it unlocks BAN after writing the ban), into pbN with
+# that read, and the one after (guard reads again), made to fail. pbN's
+# record still says 30 s once the 2 s ban has ended. The aim: the calls
+# after guard's probes of the kernel's jiffies (1 to 3, 2 bpf calls each,
+# as fast as they come) are the same each run; each try on a filter of
+# its own, the probes it made guessed, until the fault lands.
+if ! command -v strace >/dev/null; then
+	skip "the record's read refused: strace is not installed (make deps installs it)"
+else
+	GP=""
+	for f in pa pb1 pb2 pb3 pb4; do
+		"$FB" create $f --capacity 1000 --fp-rate 0.0001 >/dev/null || fail "create $f"
+		"$FB" guard g --into $f --pps 1040 --ttl 30s --interval 0.5s --count 3 2>"$T_TMP/$f.err" >/dev/null &
+		GP="$GP $!"
+		t_wait_until 10 t_looping "$!"
+	done
+	send 1.8 198.51.100.8=2000
+	wait $GP
+	check "pa, pb1..4: a guard left .8 banned" eval 'for f in pa pb1 pb2 pb3 pb4; do in_force $f src 198.51.100.8 || exit 1; done'
+	# faulted BAN [WHEN]: the 2 s guard into BAN (--count 1) under strace,
+	# its bpf calls WHEN (strace -e inject's when) failing, its bpf and
+	# flock calls in BAN.trace, .8 at 2000 pps from before it starts.
+	faulted() {
+		inA "$PY" -c 'import sys; from pkt import send_paced; send_paced(sys.argv[1], float(sys.argv[2]), sys.argv[3:])' \
+			"$VA" 2 198.51.100.8=2000 &
+		HPID=$!
+		sleep 0.5
+		strace -f -qq -o "$T_TMP/$1.trace" -e trace=bpf,flock ${2:+-e inject=bpf:error=EFAULT:when=$2} \
+			"$FB" guard g --into "$1" --pps 1040 --ttl 2s --interval 0.5s --count 1 2>"$T_TMP/$1.err2" >/dev/null
+		wait "$HPID"
+		HPID=""
+	}
+	faulted pa
+	# "AIM PROBES": the read's bpf call after the probes' calls, the probes.
+	aim=$("$PY" -c '
+import sys
+n = wrote = look = probes = 0
+for line in open(sys.argv[1]):
+    if "bpf(" in line:
+        n += 1
+        probes += "BPF_PROG_TEST_RUN" in line
+        wrote = wrote or "BPF_MAP_UPDATE_" in line
+        look = n if "BPF_MAP_LOOKUP_ELEM" in line else look
+    elif "LOCK_UN" in line and wrote:
+        print(look - 2 * probes, probes)
+        break' "$T_TMP/pa.trace")
+	landed=""
+	if [ -z "$aim" ] || ! grep -q "ban src 198.51.100.8" "$T_TMP/pa.err2"; then
+		fail "pa: the 2 s guard banned nothing to aim at: $(cat "$T_TMP/pa.err2")"
+	else
+		set -- $aim
+		at=$1 n=1
+		for p in $2 3 1 2; do
+			f=pb$n n=$((n + 1))
+			faulted $f "$((at + 2 * p))..$((at + 2 * p + 2))+2"
+			fd=$(grep 'pathname="guard_bans"' "$T_TMP/$f.trace" | sed 's/.*= //')
+			if grep -m1 INJECTED "$T_TMP/$f.trace" | grep -q "BPF_MAP_LOOKUP_ELEM, {map_fd=$fd," &&
+				grep -q "ban src 198.51.100.8" "$T_TMP/$f.err2"; then
+				landed=$f
+				break
+			fi
+		done
+		[ -n "$landed" ] || fail "pb1..4: the fault never landed on the record's reads"
+	fi
+	if [ -n "$landed" ]; then
+		sleep 3
+		check "$landed: the 2 s ban ended, the 30 s one in force" in_force $landed src 198.51.100.8
+		check_eq "... the record's reads refused: still counted (1 active ban)" "$(active $landed)" 1
+		check "... the end kept, said" grep -q "note: cannot read the end recorded for a ban in force: kept" \
+			"$T_TMP/$landed.err2"
+	fi
+fi
 t_finish

@@ -15,7 +15,8 @@
  * beside the ban filter for `metrics`; a queue beside NAME that `ipfix NAME`
  * turns into IPFIX records; with --announce, ExaBGP API commands
  * on stdout (a blackhole route with community 65535:666, or a FlowSpec
- * discard) and their withdrawal when the ban ends or guard stops.
+ * discard) and their withdrawal when the ban ends or guard stops, unless
+ * another running guard's ban of the address holds it (guard_routes.c).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -101,11 +102,18 @@ static struct ban *push(struct guard *g, const struct fb_key *k)
  * ahead of the kernel's). Spared addresses below for a TTL are forgotten
  * silently: kept for good, a flood from ever new addresses of a --never
  * prefix grew the list (and each interval's lookups in it) without end. */
-static void expire(struct guard *g)
+static void expire(struct guard *g, struct fb_store *bf)
 {
 	__u64 now = fb_jiffies_now();
+	bool locked = false, stop;
 	size_t i, j;
 
+	/* Their routes' record is written under BAN's lock (read only
+	 * without it: the lock not had, a SIGTERM while another writer
+	 * holds it). */
+	for (i = 0; g->rfd >= 0 && !locked && i < g->nbans; i++)
+		if (!g->bans[i].spared && g->bans[i].expires <= now)
+			locked = !lock_ban(bf, &stop);
 	for (i = j = 0; i < g->nbans; i++) {
 		struct ban *b = &g->bans[i];
 
@@ -113,7 +121,7 @@ static void expire(struct guard *g)
 			continue;
 		if (!b->spared && b->expires <= now) {
 			fb_guard_event(g, "unban", &b->key, NULL, 0, -1, fb_now() - b->since);
-			fb_guard_announce(g, &b->key, true);
+			fb_guard_withdraw(g, &b->key, locked);
 			g->delta.unbans++;
 			g->active--;
 			continue;
@@ -121,6 +129,8 @@ static void expire(struct guard *g)
 		g->bans[j++] = *b;
 	}
 	g->nbans = j;
+	if (locked)
+		fb_store_unlock(bf);
 }
 
 /* The earliest expiry among the bans, as a fb_now() deadline (0: none). */
@@ -259,6 +269,8 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 		fb_capacity_wrote(&g->lim, &where, nw);
 		/* In BAN: they count as in force, whichever guard looks. */
 		fb_guard_bans_put(g->bfd, keys, nw, where.expires);
+		/* Their routes, announced or to be: held until then. */
+		fb_guard_hold(g, keys, nw, where.expires);
 	} else if (nw) {
 		where.expires =
 			fb_jiffies_after(g->ttl) + (__u64)(g->ttl / FB_GEN_DIV / fb_jiffies_tick());
@@ -415,7 +427,7 @@ static int parse(int argc, char **argv, struct guard *g)
 
 int cmd_guard(int argc, char **argv)
 {
-	struct guard g = { .evfd = -1, .bfd = -1 };
+	struct guard g = { .evfd = -1, .bfd = -1, .rfd = -1 };
 	struct fb_mon_snap base = { 0 }, now = { 0 };
 	struct fb_guard_addr *a = NULL;
 	struct fb_monitor m;
@@ -423,7 +435,7 @@ int cmd_guard(int argc, char **argv)
 	double t0, tick, end, wake, secs, from, at;
 	int rc, sfd = -1, n;
 	__u64 done = 0, held;
-	bool derived, stop;
+	bool derived, stop, locked;
 	size_t i;
 
 	/* -j makes the events JSON (on stderr); errors, usage errors too,
@@ -468,7 +480,7 @@ int cmd_guard(int argc, char **argv)
 			derived ? " (m ln 2 / k)" : "");
 	if (!g.dry_run && (sfd = fb_guard_stats_open(&bf, true)) < 0)
 		goto close_ban;
-	if (fb_guard_bans_start(&g, &bf, sfd))
+	if (fb_guard_bans_start(&g, &bf, sfd) || fb_guard_routes_start(&g, &bf))
 		goto close_ban;
 	g.evfd = g.dry_run ? -1 : fb_guard_events_open(&f, true);
 	if (!g.dry_run && g.evfd < 0)
@@ -501,7 +513,7 @@ int cmd_guard(int argc, char **argv)
 			break;
 		/* What a slow reader left: it may have room now. */
 		fb_cmdq_flush(&g.q, 0);
-		expire(&g);
+		expire(&g, &bf);
 		if (fb_monview_gone(&f, &m))
 			goto out;
 		/* BAN destroyed: its lock fails, and a filter made again
@@ -545,10 +557,15 @@ int cmd_guard(int argc, char **argv)
 	rc = g.q.broken ? 1 : 0;
 out:
 	/* Bans in force end by themselves; the routes announced for them
-	 * would not, upstream: withdrawn now, if stdout takes them in time. */
+	 * would not, upstream: withdrawn now, if stdout takes them in time,
+	 * but those another guard's ban holds (its end withdraws them). BAN
+	 * gone: its lock would fail, saying so a second time. */
+	locked = g.rfd >= 0 && !fb_store_gone(&bf) && !lock_ban(&bf, &stop);
 	for (i = 0; i < g.nbans; i++)
 		if (!g.bans[i].spared)
-			fb_guard_announce(&g, &g.bans[i].key, true);
+			fb_guard_withdraw(&g, &g.bans[i].key, locked);
+	if (locked)
+		fb_store_unlock(&bf);
 	if (fb_cmdq_flush(&g.q, fb_now() + CMDQ_STOP_WAIT) && !g.q.broken) {
 		fb_err("guard: %zu commands for ExaBGP not written: stdout not read for %g s",
 		       fb_cmdq_lines(&g.q), CMDQ_STOP_WAIT);
@@ -574,6 +591,8 @@ close_ban:
 		close(g.evfd);
 	if (g.bfd >= 0)
 		close(g.bfd);
+	if (g.rfd >= 0)
+		close(g.rfd);
 	fb_store_close(&bf);
 close_mon:
 	free(a);

@@ -49,6 +49,12 @@ struct guard {
 		     * bans added since): the counters need no second read */
 	/* Bans an older guard left (its counters): how many, the last end. */
 	__u64 legacy, legacy_until;
+	/* --announce: BAN's guard_routes pin (-1: none, a dry run or no
+	 * --announce), this guard as a holder of its routes, and whether a
+	 * route held by FB_GUARD_HOLDERS others was said. */
+	int rfd;
+	struct fb_guard_holder me;
+	bool full_said;
 	int evfd;	  /* NAME's event queue, for `ipfix NAME`; -1: none (dry run) */
 	struct fb_cmdq q; /* --announce: commands stdout has not taken yet (broken:
 			   * stdout gone, end the loop, exit 1) */
@@ -69,6 +75,15 @@ void fb_guard_bans_flush(struct guard *g, const struct fb_store *bf, int sfd);
 
 /* Announce k's ban (withdraw: its end) to ExaBGP, with --announce. */
 void fb_guard_announce(struct guard *g, const struct fb_key *k, bool withdraw);
+/* The routes announced, beside BAN (guard_routes.c). Start: g->rfd
+ * opened or created (--announce, not a dry run); 0, or -1 reported.
+ * Hold (under BAN's lock): k[0..n)'s routes held by this guard until end.
+ * Withdraw: this guard's ban of k ended (or guard stops): its route
+ * withdrawn unless another running guard's ban of it is in force (locked:
+ * BAN's lock held, this guard's hold forgotten). */
+int fb_guard_routes_start(struct guard *g, const struct fb_store *bf);
+void fb_guard_hold(struct guard *g, const struct fb_key *k, size_t n, __u64 end);
+void fb_guard_withdraw(struct guard *g, const struct fb_key *k, bool locked);
 /* One event ("ban", "unban", "spare", "limit"): a line on stderr, or a
  * JSON object with -j; a ban or unban also to NAME's IPFIX queue. a: the
  * address's traffic over secs (NULL: none); ends_in, lasted: seconds (<0:

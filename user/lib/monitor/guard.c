@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* `flowbloom guard`'s library side (see guard.h): addresses and their
- * lower limits from the sketch, the never-ban list, the stats pin. */
+ * lower limits from the sketch, the never-ban list, the pins beside BAN:
+ * the counters, the bans in force, the routes announced. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -372,16 +375,166 @@ int fb_guard_bans_put(int fd, const struct fb_key *k, size_t n, __u64 expires)
 {
 	__u64 exp;
 	size_t i;
+	int tries;
 
 	for (i = 0; i < n; i++) {
-		/* Another guard's later end stays: the data path matches
-		 * the address until then. */
-		if (!bpf_map_lookup_elem(fd, &k[i], &exp) && exp >= expires)
-			continue;
-		if (bpf_map_update_elem(fd, &k[i], &expires, BPF_ANY)) {
-			fb_report_err("cannot record a ban in force: %s", strerror(errno));
-			return -1;
+		/* Another guard's later end stays: the data path matches the
+		 * address until then. Under BAN's lock no other guard writes:
+		 * an end read is the one an update replaces. One that cannot
+		 * be read is never written over (BPF_NOEXIST: only where none
+		 * is recorded); read again once, then left as it is, said. */
+		for (tries = 0; tries < 2; tries++) {
+			bool known = !bpf_map_lookup_elem(fd, &k[i], &exp);
+
+			if (known && exp >= expires)
+				break;
+			if (!bpf_map_update_elem(fd, &k[i], &expires,
+						 known ? BPF_EXIST : BPF_NOEXIST))
+				break;
+			if (errno != EEXIST && errno != ENOENT) {
+				fb_report_err("cannot record a ban in force: %s", strerror(errno));
+				return -1;
+			}
 		}
+		if (tries == 2)
+			fb_report(FB_REPORT_NOTE,
+				  "cannot read the end recorded for a ban in force: kept (this "
+				  "guard's end not recorded)");
 	}
 	return 0;
+}
+
+int fb_guard_routes_open(const struct fb_store *f, bool create, __u32 entries)
+{
+	return pinned_map(f, create, FB_GUARD_ROUTES_PIN, BPF_MAP_TYPE_HASH,
+			  sizeof(struct fb_guard_route), sizeof(struct fb_guard_holders), entries,
+			  BPF_F_NO_PREALLOC, true);
+}
+
+/* Field 22 of /proc/PID/stat, the process's start (0: unknown, no such
+ * process with ENOENT). The name (field 2) may hold spaces and ')': the
+ * fields after it follow its last ')'. */
+static __u64 proc_start(__u32 pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	/* ") S ppid ...": field 3 is the first after it, 22 the 20th. */
+	for (i = 0; p && i < 20; i++)
+		p = strchr(p + 1, ' ');
+	if (p && sscanf(p + 1, "%llu", &start) != 1)
+		start = 0;
+	return start;
+}
+
+/* Is h's guard still running? One whose /proc entry cannot be read for
+ * another reason than its absence is taken as running. */
+static bool holder_alive(const struct fb_guard_holder *h)
+{
+	char path[64];
+	__u64 start;
+
+	if (h->pid == (__u32)getpid())
+		return true;
+	start = proc_start(h->pid);
+	if (start)
+		return start == h->start;
+	snprintf(path, sizeof(path), "/proc/%u", h->pid);
+	return !access(path, F_OK) || errno != ENOENT;
+}
+
+int fb_guard_holder_self(struct fb_guard_holder *me)
+{
+	memset(me, 0, sizeof(*me));
+	me->pid = (__u32)getpid();
+	me->start = proc_start(me->pid);
+	if (!me->start) {
+		fb_report_err("cannot read /proc/%u/stat: %s", me->pid, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static bool is_me(const struct fb_guard_holder *h, const struct fb_guard_holder *me)
+{
+	return h->pid == me->pid && h->start == me->start;
+}
+
+int fb_guard_routes_hold(int fd, const struct fb_guard_route *r, const struct fb_guard_holder *me,
+			 __u64 now)
+{
+	struct fb_guard_holders v;
+	int i, slot = -1;
+
+	if (bpf_map_lookup_elem(fd, r, &v)) {
+		if (errno != ENOENT) {
+			fb_report_err("cannot read an announced route's guards: %s",
+				      strerror(errno));
+			return -1;
+		}
+		memset(&v, 0, sizeof(v));
+	}
+	for (i = 0; i < FB_GUARD_HOLDERS && slot < 0; i++)
+		if (is_me(&v.h[i], me))
+			slot = i;
+	for (i = 0; i < FB_GUARD_HOLDERS && slot < 0; i++)
+		if (v.h[i].end <= now)
+			slot = i;
+	/* A dead guard's slot last: /proc read per slot. */
+	for (i = 0; i < FB_GUARD_HOLDERS && slot < 0; i++)
+		if (!holder_alive(&v.h[i]))
+			slot = i;
+	if (slot < 0)
+		return 1;
+	v.h[slot] = *me;
+	if (bpf_map_update_elem(fd, r, &v, BPF_ANY)) {
+		fb_report_err("cannot record an announced route: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int fb_guard_routes_release(int fd, const struct fb_guard_route *r,
+			    const struct fb_guard_holder *me, __u64 now, bool locked)
+{
+	struct fb_guard_holders v;
+	bool other = false, changed = false;
+	int i;
+
+	if (bpf_map_lookup_elem(fd, r, &v)) {
+		if (errno == ENOENT)
+			return 0;
+		fb_report_err("cannot read an announced route's guards: %s", strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < FB_GUARD_HOLDERS; i++) {
+		struct fb_guard_holder *h = &v.h[i];
+
+		if (h->end > now && !is_me(h, me) && holder_alive(h)) {
+			other = true;
+		} else if (h->end) {
+			/* Mine, ended, or its guard dead. */
+			memset(h, 0, sizeof(*h));
+			changed = true;
+		}
+	}
+	if (!locked)
+		return other;
+	if (!other && bpf_map_delete_elem(fd, r) && errno != ENOENT)
+		fb_report_err("cannot forget an announced route: %s", strerror(errno));
+	else if (other && changed && bpf_map_update_elem(fd, r, &v, BPF_EXIST))
+		fb_report_err("cannot forget a guard's route: %s", strerror(errno));
+	return other;
 }

@@ -22,6 +22,9 @@
  *                               them: address rule -> jiffies at which the data
  *                               path stops matching it (written under BAN's
  *                               lock; metrics counts it)
+ *   <root>/<BAN>/guard_routes   the routes guards announced for their bans in
+ *                               BAN: route -> the guards holding it, each until
+ *                               its ban's end (written under BAN's lock)
  *   <root>/<NAME>/guard_events  queue of struct fb_guard_event: each ban and
  *                               unban, for `ipfix NAME` (the oldest dropped
  *                               when full)
@@ -133,6 +136,56 @@ bool fb_guard_bans_has(int fd, const struct fb_gen_views *gv, const struct fb_ke
 int fb_guard_bans_put(int fd, const struct fb_key *k, size_t n, __u64 expires);
 /* Does one of the live generations gv (at now, jiffies) hold k? */
 bool fb_guard_gens_hold(const struct fb_gen_views *gv, const struct fb_key *k, __u64 now);
+/* The routes guards announced (--announce) for their bans in filter f
+ * (guard_routes), so that a route is withdrawn only once no announcing
+ * guard's ban of it is in force: guards banning into one BAN announce to
+ * the same peers (processes of one ExaBGP), and one guard's withdrawal
+ * ends the route for all of them. A route (an address, and which: a
+ * blackhole, the same for --by src and dst, or a FlowSpec match on the
+ * source or the destination) -> up to FB_GUARD_HOLDERS guards holding it,
+ * each with its ban's end (jiffies). A guard is its pid and the start
+ * time the kernel gives that process (/proc/PID/stat field 22): a guard
+ * that died (SIGKILL) holds nothing, nor does a later process given its
+ * pid. */
+#define FB_GUARD_ROUTES_PIN "guard_routes"
+#define FB_GUARD_HOLDERS 8
+
+enum { FB_ROUTE_BLACKHOLE = 1, FB_ROUTE_FLOW_SRC, FB_ROUTE_FLOW_DST };
+
+struct fb_guard_route {
+	__u8 addr[16]; /* IPv6, or IPv4 as ::ffff:a.b.c.d */
+	__u8 family;   /* enum fb_family */
+	__u8 kind;     /* FB_ROUTE_* */
+	__u8 pad[6];
+};
+
+struct fb_guard_holder {
+	__u32 pid;
+	__u32 pad;
+	__u64 start; /* the process's start, clock ticks after boot */
+	__u64 end;   /* jiffies: its ban ends then (0: a free slot) */
+};
+
+struct fb_guard_holders {
+	struct fb_guard_holder h[FB_GUARD_HOLDERS];
+};
+
+_Static_assert(sizeof(struct fb_guard_route) == 24, "no hole");
+_Static_assert(sizeof(struct fb_guard_holders) == 24 * FB_GUARD_HOLDERS, "no hole");
+
+/* Open (or create, with room for `entries` routes, and pin) f's record;
+ * -1 as fb_guard_stats_open(). Self: this process as a holder (end 0);
+ * -1 reported. Hold (under f's lock): r held by me until me->end, my
+ * earlier end replaced; 0, 1 no slot (FB_GUARD_HOLDERS other guards hold
+ * r), or -1 reported. Release: does another guard, alive, hold r at now
+ * (1), or none (0: with `locked`, f's lock held, my slot cleared and r's
+ * entry deleted when no guard holds it), or -1 reported (not known). */
+int fb_guard_routes_open(const struct fb_store *f, bool create, __u32 entries);
+int fb_guard_holder_self(struct fb_guard_holder *me);
+int fb_guard_routes_hold(int fd, const struct fb_guard_route *r, const struct fb_guard_holder *me,
+			 __u64 now);
+int fb_guard_routes_release(int fd, const struct fb_guard_route *r,
+			    const struct fb_guard_holder *me, __u64 now, bool locked);
 /* The event queue beside filter f: opened, or created and pinned (create);
  * -1 as fb_guard_stats_open(). Push: the oldest event makes room. Pop: 1
  * an event, 0 none. */
