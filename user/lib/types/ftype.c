@@ -99,6 +99,16 @@ static unsigned cuckoo_count(const struct fb_store *f, __u64 h)
 	return cuckoo_copies(f, i1, fp) + (i2 != i1 ? cuckoo_copies(f, i2, fp) : 0);
 }
 
+/* Slots a flow's copies can take: its two buckets', or one bucket's when
+ * its alternate bucket is its first. */
+static unsigned cuckoo_room(const struct fb_store *f, __u64 h)
+{
+	const struct fb_cuckoo_geom *g = cuckoo_of(f);
+	__u32 fp = fb_cuckoo_fp(h, g->fp_bits), i1 = fb_cuckoo_index(h, g->nbuckets);
+
+	return fb_cuckoo_alt(i1, fp, g->nbuckets) == i1 ? FB_CUCKOO_SLOTS : 2 * FB_CUCKOO_SLOTS;
+}
+
 static bool cuckoo_interrupted(const struct fb_store *f)
 {
 	return __atomic_load_n(&cuckoo_of(f)->seq, __ATOMIC_ACQUIRE) & 1;
@@ -533,17 +543,23 @@ unsigned fb_ftype_held(const struct fb_key *key, void *f)
 void fb_ftype_full_why(const struct fb_store *f, const struct fb_key *keys, size_t bad, char *buf,
 		       size_t len)
 {
-	unsigned held = fb_ftype_count(f, &keys[bad]);
+	unsigned held = fb_ftype_count(f, &keys[bad]), room = 0;
 	size_t i;
 
-	/* Its copies in the table and those the batch placed before it. */
+	/* Its copies in the table and those the batch placed before it,
+	 * against the slots of its buckets: two, or one for the flow whose
+	 * alternate bucket is its first (1 in nbuckets). */
 	for (i = 0; i < bad; i++)
 		held += !memcmp(&keys[i], &keys[bad], sizeof(keys[bad]));
-	if (f->hdr->type == FB_TYPE_CUCKOO && held >= 2 * FB_CUCKOO_SLOTS)
+	if (f->hdr->type == FB_TYPE_CUCKOO)
+		room = cuckoo_room(f, hash_of(f, &keys[bad]));
+	if (room && held >= room)
 		snprintf(buf, len,
 			 "cuckoo filter '%s' would hold it %u times, more copies of one flow than "
-			 "its two buckets take (%d)",
-			 f->name, held + 1, 2 * FB_CUCKOO_SLOTS);
+			 "%s (%u%s)",
+			 f->name, held + 1,
+			 room == FB_CUCKOO_SLOTS ? "its bucket takes" : "its two buckets take",
+			 room, room == FB_CUCKOO_SLOTS ? ": its two buckets are one" : "");
 	else
 		snprintf(buf, len, "%s filter '%s' is full at load factor %.4f",
 			 fb_ftype_name(f->hdr->type), f->name, f->refused_load);
