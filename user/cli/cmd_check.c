@@ -80,11 +80,13 @@ struct typed {
 
 static void check_typed(struct fb_store *f, bool repair, struct typed *ty)
 {
-	ty->items = fb_ftype_items(f);
+	/* The chain ended first: that takes out the fingerprint it left in
+	 * two slots, which a recount would take for a stored one. */
 	ty->seq_odd = fb_ftype_seq_odd(f);
-	ty->count_bad = fb_ftype_recount(f, repair);
 	if (repair && ty->seq_odd)
 		fb_ftype_seq_end(f);
+	ty->items = fb_ftype_items(f);
+	ty->count_bad = fb_ftype_recount(f, repair);
 }
 
 /* A counting filter's live generations, each checked as the filter is;

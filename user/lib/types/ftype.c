@@ -116,9 +116,7 @@ static bool cuckoo_interrupted(const struct fb_store *f)
 
 static void cuckoo_finish(struct fb_store *f)
 {
-	struct fb_cuckoo_geom *g = cuckoo_of(f);
-
-	__atomic_store_n(&g->seq, g->seq + 1, __ATOMIC_RELEASE);
+	fb_cuckoo_end_chain(f->blocks, cuckoo_of(f));
 }
 
 static bool cuckoo_recount(struct fb_store *f, bool repair)
@@ -137,8 +135,9 @@ static int cuckoo_add(struct fb_store *f, const __u64 *h, size_t n, struct fb_ba
 {
 	/* We hold the lock: an odd seq is a writer killed inside a
 	 * relocation chain. Its moves only ever copy before they overwrite,
-	 * so the table holds every flow (one maybe twice); ending the chain
-	 * makes probes exact again. */
+	 * so the table holds every flow, one fingerprint in two slots;
+	 * ending the chain clears the extra one and makes probes exact
+	 * again. */
 	if (cuckoo_interrupted(f))
 		cuckoo_finish(f);
 	return fb_cuckoo_add(f->blocks, cuckoo_of(f), h, n, err);
@@ -146,15 +145,13 @@ static int cuckoo_add(struct fb_store *f, const __u64 *h, size_t n, struct fb_ba
 
 static int cuckoo_del(struct fb_store *f, const __u64 *h, size_t n, struct fb_batch_err *err)
 {
-	int rc = fb_cuckoo_del(f->blocks, cuckoo_of(f), h, n, err);
-
-	/* As in add (we hold the lock): a chain a killed writer left open
-	 * keeps every probe at "maybe", so the flows just deleted would go
-	 * on matching. Ended once the delete is in; a refused one changes
-	 * nothing. */
-	if (!rc && cuckoo_interrupted(f))
+	/* As in add, and before the delete: a chain left open keeps every
+	 * probe at "maybe" (the flows deleted would go on matching), and a
+	 * delete of the flow whose fingerprint the chain left in two slots
+	 * would take one and leave it matching. */
+	if (cuckoo_interrupted(f))
 		cuckoo_finish(f);
-	return rc;
+	return fb_cuckoo_del(f->blocks, cuckoo_of(f), h, n, err);
 }
 
 static __u64 cuckoo_items(const struct fb_store *f)
