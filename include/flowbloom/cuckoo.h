@@ -53,9 +53,15 @@ struct fb_cuckoo_geom {
 	__u8 pad[3];
 	__u32 seq;   /* odd while a relocation path is being written */
 	__u64 count; /* fingerprints stored */
+	/* User space only: the slot a chain's next store writes, as
+	 * seq << 32 | (bucket * FB_CUCKOO_SLOTS + slot), stored before it.
+	 * Inside a chain that slot holds the one fingerprint that is in two
+	 * slots (copied there, or about to be overwritten after its copy),
+	 * so a writer ending a chain a killed one left open clears it. */
+	__u64 reloc;
 };
 
-_Static_assert(sizeof(struct fb_cuckoo_geom) == 24, "cuckoo geometry layout");
+_Static_assert(sizeof(struct fb_cuckoo_geom) == 32, "cuckoo geometry layout");
 
 /* log2 of a bucket's bytes: 4 slots of 1, 2 or 4 bytes. */
 static __always_inline __u32 fb_cuckoo_bucket_shift(__u32 fp_bits)

@@ -225,12 +225,52 @@ static bool split_hit(const struct fb_block *before, const struct fb_block *afte
 				    fb_cuckoo_offset(b[!first], g->fp_bits), g->fp_bits, fp);
 }
 
+/* Copies of h's fingerprint in its buckets. */
+static unsigned copies(const struct fb_block *t, const struct fb_cuckoo_geom *g, __u64 h)
+{
+	__u32 fp = fb_cuckoo_fp(h, g->fp_bits), i1 = fb_cuckoo_index(h, g->nbuckets);
+	__u32 b[2] = { i1, fb_cuckoo_alt(i1, fp, g->nbuckets) };
+	unsigned n = 0, j, s, sb = fb_cuckoo_slot_bytes(g->fp_bits);
+
+	for (j = 0; j < (b[1] == b[0] ? 1U : 2U); j++)
+		for (s = 0; s < FB_CUCKOO_SLOTS; s++) {
+			__u32 v = 0;
+
+			memcpy(&v,
+			       (const unsigned char *)&t[g->first_block] +
+				       ((__u64)b[j] << fb_cuckoo_bucket_shift(g->fp_bits)) + s * sb,
+			       sb);
+			n += v == fp;
+		}
+	return n;
+}
+
+/* A writer killed after store s of an add, its chain then ended as the
+ * next writer or check --repair ends it: every flow stored before holds
+ * as many copies as it did before the add. */
+static long killed_at(const struct fb_block *t, const struct fb_cuckoo_geom *g,
+		      const struct fb_block *before, const struct fb_cuckoo_geom *g0, size_t n,
+		      size_t bytes, struct fb_block *scratch)
+{
+	struct fb_cuckoo_geom gk = *g;
+	long bad = 0;
+	size_t i;
+
+	memcpy(scratch, t, bytes);
+	fb_cuckoo_end_chain(scratch, &gk);
+	bad += gk.seq & 1;
+	for (i = 0; i < n; i++)
+		bad += copies(scratch, &gk, added[i]) != copies(before, g0, added[i]);
+	return bad;
+}
+
 void cuckoo_store_order(void)
 {
 	struct fb_cuckoo_geom g = { .nbuckets = 64, .fp_bits = 16 };
 	size_t bytes = fb_cuckoo_blocks(&g) * FB_BLOCK_BYTES, n, i, s;
 	struct fb_block *t = zalloc_blocks(fb_cuckoo_blocks(&g)), *before = malloc(bytes);
-	long hidden = 0, moves = 0, split_miss = 0, seq_miss = 0;
+	struct fb_block *scratch = malloc(bytes);
+	long hidden = 0, moves = 0, split_miss = 0, seq_miss = 0, kills = 0, kill_bad = 0;
 
 	for (n = 0; n < 250; n++) {
 		struct fb_plan p;
@@ -246,6 +286,7 @@ void cuckoo_store_order(void)
 		moves += p.nlog > 2;
 		for (s = 0; s < p.nlog; s++) {
 			struct fb_plan one = p;
+			struct fb_cuckoo_geom g0 = gp;
 
 			one.log = &p.log[s];
 			one.nlog = 1;
@@ -253,6 +294,11 @@ void cuckoo_store_order(void)
 			gp.seq = 0; /* probe on bucket contents alone */
 			for (i = 0; i < n; i++)
 				hidden += !fb_cuckoo_lookup(t, &gp, added[i]);
+			if (p.nlog > 2) {
+				g0.seq = s0;
+				kill_bad += killed_at(t, &g, before, &g0, n, bytes, scratch);
+				kills++;
+			}
 		}
 		for (i = 0; i < n; i++) {
 			int first;
@@ -276,6 +322,12 @@ void cuckoo_store_order(void)
 		 "%ld moved flows; with the sequence check it misses none",
 		 split_miss);
 	ASSERT_TRUE(split_miss > 0 && seq_miss == 0, label);
+	snprintf(label, sizeof(label),
+		 "cuckoo: killed after each of %ld stores of relocations, the chain ended: every "
+		 "flow holds the copies it held before (%ld differ)",
+		 kills, kill_bad);
+	ASSERT_TRUE(kills > 10 && kill_bad == 0, label);
+	free(scratch);
 	free(before);
 	free(t);
 }

@@ -173,9 +173,20 @@ static bool on_path(const struct node *nodes, int x, __u32 bucket)
 	return false;
 }
 
+/* Before each store of a chain: the slot it writes (g->reloc). */
+static int note_slot(struct fb_plan *p, struct fb_cuckoo_geom *g, __u32 seq, __u32 i, unsigned s)
+{
+	return fb_plan_set_ext(p, &g->reloc, 8,
+			       (__u64)seq << 32 | ((__u64)i * FB_CUCKOO_SLOTS + s));
+}
+
 /* Move fingerprints along the chain ending at node t (free slot e), from
  * the free end back to the root, then store fp in the root's freed slot.
- * The chain is bracketed by seq odd/even for the data path's probe. */
+ * The chain is bracketed by seq odd/even for the data path's probe, and
+ * each store is preceded by a note of the slot it writes: that slot holds
+ * the chain's one fingerprint in two slots (the free slot before the
+ * first copy holds none), which fb_cuckoo_end_chain() clears if the
+ * writer dies inside the chain. */
 static int execute(struct fb_plan *p, struct fb_cuckoo_geom *g, const struct node *nodes, int t,
 		   int e, __u32 fp, __u32 *seq)
 {
@@ -189,12 +200,14 @@ static int execute(struct fb_plan *p, struct fb_cuckoo_geom *g, const struct nod
 		__u32 src = nodes[nodes[x].parent].bucket;
 		unsigned sslot = nodes[x].slot;
 
-		if (slot_set(p, g, dst, dslot, slot_get(p, g, src, sslot)))
+		if (note_slot(p, g, *seq, dst, dslot) ||
+		    slot_set(p, g, dst, dslot, slot_get(p, g, src, sslot)))
 			return -2;
 		dst = src;
 		dslot = sslot;
 	}
-	if (slot_set(p, g, dst, dslot, fp) || fb_plan_set_ext(p, &g->seq, 4, ++*seq))
+	if (note_slot(p, g, *seq, dst, dslot) || slot_set(p, g, dst, dslot, fp) ||
+	    fb_plan_set_ext(p, &g->seq, 4, ++*seq))
 		return -2;
 	return 0;
 }
@@ -322,6 +335,42 @@ int fb_cuckoo_del(struct fb_block *blocks, struct fb_cuckoo_geom *g, const __u64
 		fb_plan_apply(&p);
 	fb_plan_free(&p);
 	return rc;
+}
+
+/*
+ * The chain stores fingerprints from its free end back: copy a into the
+ * free slot, then b over a's old slot, ..., then the new fingerprint over
+ * the last one's. Between a copy and the next store, the copied
+ * fingerprint is in two slots: its new one and the old one the next store
+ * overwrites. The note (g->reloc) names the slot of the next store, made
+ * before it: before the store that slot holds the copied fingerprint
+ * (its other copy is in the slot just written), after it the fingerprint
+ * just copied there (its other copy is in its old slot, not yet
+ * overwritten), or the new flow's (the root store: that flow was being
+ * added when the writer died). Either way, clearing it leaves every
+ * other stored fingerprint exactly once. A note of another chain (its
+ * seq differs: the writer died before this chain's first note) names no
+ * such slot: nothing was copied yet.
+ */
+void fb_cuckoo_end_chain(struct fb_block *blocks, struct fb_cuckoo_geom *g)
+{
+	__u32 seq = __atomic_load_n(&g->seq, __ATOMIC_ACQUIRE);
+	__u64 note = g->reloc, at = note & 0xffffffffULL;
+	unsigned sb = fb_cuckoo_slot_bytes(g->fp_bits);
+	unsigned char *slot = (unsigned char *)&blocks[g->first_block] + at * sb;
+
+	if (!(seq & 1))
+		return;
+	/* One aligned store of the slot's width, as a chain's own. */
+	if ((__u32)(note >> 32) == seq && at < (__u64)g->nbuckets * FB_CUCKOO_SLOTS) {
+		if (sb == 1)
+			__atomic_store_n((__u8 *)slot, 0, __ATOMIC_RELEASE);
+		else if (sb == 2)
+			__atomic_store_n((__u16 *)slot, 0, __ATOMIC_RELEASE);
+		else
+			__atomic_store_n((__u32 *)slot, 0, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&g->seq, seq + 1, __ATOMIC_RELEASE);
 }
 
 __u64 fb_cuckoo_occupied(const struct fb_block *blocks, const struct fb_cuckoo_geom *g)

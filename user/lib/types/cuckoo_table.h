@@ -71,6 +71,11 @@ int fb_cuckoo_del(struct fb_block *blocks, struct fb_cuckoo_geom *g, const __u64
 int fb_cuckoo_union(struct fb_block *blocks, struct fb_cuckoo_geom *g,
 		    const struct fb_block *src_blocks, const struct fb_cuckoo_geom *src, char *why,
 		    size_t len, struct fb_batch_err *err);
+/* End a relocation chain a killed writer left open (g->seq odd; the
+ * caller holds the filter's lock): the table then holds each stored
+ * fingerprint as often as before the chain, and probes are exact again.
+ * Nothing to do when seq is even. */
+void fb_cuckoo_end_chain(struct fb_block *blocks, struct fb_cuckoo_geom *g);
 /* Slots in use, counted from the table (the exact number of stored
  * fingerprints, whatever g->count says). */
 __u64 fb_cuckoo_occupied(const struct fb_block *blocks, const struct fb_cuckoo_geom *g);

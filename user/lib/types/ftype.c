@@ -99,6 +99,16 @@ static unsigned cuckoo_count(const struct fb_store *f, __u64 h)
 	return cuckoo_copies(f, i1, fp) + (i2 != i1 ? cuckoo_copies(f, i2, fp) : 0);
 }
 
+/* Slots a flow's copies can take: its two buckets', or one bucket's when
+ * its alternate bucket is its first. */
+static unsigned cuckoo_room(const struct fb_store *f, __u64 h)
+{
+	const struct fb_cuckoo_geom *g = cuckoo_of(f);
+	__u32 fp = fb_cuckoo_fp(h, g->fp_bits), i1 = fb_cuckoo_index(h, g->nbuckets);
+
+	return fb_cuckoo_alt(i1, fp, g->nbuckets) == i1 ? FB_CUCKOO_SLOTS : 2 * FB_CUCKOO_SLOTS;
+}
+
 static bool cuckoo_interrupted(const struct fb_store *f)
 {
 	return __atomic_load_n(&cuckoo_of(f)->seq, __ATOMIC_ACQUIRE) & 1;
@@ -106,9 +116,7 @@ static bool cuckoo_interrupted(const struct fb_store *f)
 
 static void cuckoo_finish(struct fb_store *f)
 {
-	struct fb_cuckoo_geom *g = cuckoo_of(f);
-
-	__atomic_store_n(&g->seq, g->seq + 1, __ATOMIC_RELEASE);
+	fb_cuckoo_end_chain(f->blocks, cuckoo_of(f));
 }
 
 static bool cuckoo_recount(struct fb_store *f, bool repair)
@@ -127,8 +135,9 @@ static int cuckoo_add(struct fb_store *f, const __u64 *h, size_t n, struct fb_ba
 {
 	/* We hold the lock: an odd seq is a writer killed inside a
 	 * relocation chain. Its moves only ever copy before they overwrite,
-	 * so the table holds every flow (one maybe twice); ending the chain
-	 * makes probes exact again. */
+	 * so the table holds every flow, one fingerprint in two slots;
+	 * ending the chain clears the extra one and makes probes exact
+	 * again. */
 	if (cuckoo_interrupted(f))
 		cuckoo_finish(f);
 	return fb_cuckoo_add(f->blocks, cuckoo_of(f), h, n, err);
@@ -136,15 +145,13 @@ static int cuckoo_add(struct fb_store *f, const __u64 *h, size_t n, struct fb_ba
 
 static int cuckoo_del(struct fb_store *f, const __u64 *h, size_t n, struct fb_batch_err *err)
 {
-	int rc = fb_cuckoo_del(f->blocks, cuckoo_of(f), h, n, err);
-
-	/* As in add (we hold the lock): a chain a killed writer left open
-	 * keeps every probe at "maybe", so the flows just deleted would go
-	 * on matching. Ended once the delete is in; a refused one changes
-	 * nothing. */
-	if (!rc && cuckoo_interrupted(f))
+	/* As in add, and before the delete: a chain left open keeps every
+	 * probe at "maybe" (the flows deleted would go on matching), and a
+	 * delete of the flow whose fingerprint the chain left in two slots
+	 * would take one and leave it matching. */
+	if (cuckoo_interrupted(f))
 		cuckoo_finish(f);
-	return rc;
+	return fb_cuckoo_del(f->blocks, cuckoo_of(f), h, n, err);
 }
 
 static __u64 cuckoo_items(const struct fb_store *f)
@@ -533,17 +540,23 @@ unsigned fb_ftype_held(const struct fb_key *key, void *f)
 void fb_ftype_full_why(const struct fb_store *f, const struct fb_key *keys, size_t bad, char *buf,
 		       size_t len)
 {
-	unsigned held = fb_ftype_count(f, &keys[bad]);
+	unsigned held = fb_ftype_count(f, &keys[bad]), room = 0;
 	size_t i;
 
-	/* Its copies in the table and those the batch placed before it. */
+	/* Its copies in the table and those the batch placed before it,
+	 * against the slots of its buckets: two, or one for the flow whose
+	 * alternate bucket is its first (1 in nbuckets). */
 	for (i = 0; i < bad; i++)
 		held += !memcmp(&keys[i], &keys[bad], sizeof(keys[bad]));
-	if (f->hdr->type == FB_TYPE_CUCKOO && held >= 2 * FB_CUCKOO_SLOTS)
+	if (f->hdr->type == FB_TYPE_CUCKOO)
+		room = cuckoo_room(f, hash_of(f, &keys[bad]));
+	if (room && held >= room)
 		snprintf(buf, len,
 			 "cuckoo filter '%s' would hold it %u times, more copies of one flow than "
-			 "its two buckets take (%d)",
-			 f->name, held + 1, 2 * FB_CUCKOO_SLOTS);
+			 "%s (%u%s)",
+			 f->name, held + 1,
+			 room == FB_CUCKOO_SLOTS ? "its bucket takes" : "its two buckets take",
+			 room, room == FB_CUCKOO_SLOTS ? ": its two buckets are one" : "");
 	else
 		snprintf(buf, len, "%s filter '%s' is full at load factor %.4f",
 			 fb_ftype_name(f->hdr->type), f->name, f->refused_load);
