@@ -26,7 +26,8 @@
 # output JSON, the error's object after the answer); metrics whose read of
 # a ban in force in guard's record is refused (not known, never one fewer);
 # status whose network namespaces, or bpffs's statfs, cannot be read, and
-# check of the latter (not known, never none, never BROKEN).
+# check of the latter (not known, never none, never BROKEN); destroy's
+# refusal then naming the walk that failed and why, never a guess.
 # The device: a veth pair in namespaces of our own.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin faults
@@ -361,6 +362,15 @@ if t_net_pair --no-ipv6; then
 	aimed openat EMFILE "/run/netns/$NSA" "$FB" destroy a
 	check_eq "... destroy then (injected: ${LANDED:-no}): refused, the filter kept" \
 		"$RC $("$FB" list | grep -c '^a ')" "1 1"
+	# Every open of that namespace refused: destroy cannot tell where the
+	# program using a is attached, and says which walk failed and why.
+	# Before, it guessed "attached in another network namespace?".
+	strace -f -qq -o "$T_TMP/itrace" -P "/run/netns/$NSA" -e trace=openat \
+		-e inject=openat:error=EMFILE "$FB" destroy a >"$T_TMP/out" 2>"$T_TMP/err"
+	RC=$?
+	check_eq "... destroy with every open of $NSA refused: where not known, and why (no guess)" \
+		"$RC $(cat "$T_TMP/err")" "1 flowbloom: filter 'a' is in use by XDP program $prog, attached where is not known (cannot tell where flowbloom's programs are attached: /run/netns/$NSA: Too many open files): detach it first"
+	check_eq "... the filter kept" "$("$FB" list | grep -c '^a ')" 1
 	# bpffs's statfs refused (memory): "bpffs is not mounted"; status
 	# then named no filter ("a filter not under" the root, exit 0), check
 	# said "a: BROKEN". Not known: status exits 1, check cannot open it.

@@ -25,8 +25,12 @@
 # The commands run under the sandbox each unit declares (User=, Group=,
 # CapabilityBoundingSet=, NoNewPrivileges=, PrivateNetwork=: run_as_unit);
 # a [Service] setting this suite cannot reproduce fails it, so a hardening
-# directive is never added untried. No test boots the units under a
-# running systemd (PID 1 here may be another init).
+# directive is never added untried. PID 1 here may be another init: the
+# start timeouts are checked under a systemd user manager of the suite's
+# own (sd_start), which loads the installed boot and metrics units and
+# starts the boot unit on an apply that hangs (a list that is a FIFO):
+# it fails for its timeout, the apply killed, and a stand-in
+# network.target ordered after it is reached all the same.
 #
 # Own FLOWBLOOM_ROOT; namespaces and veth named with the suite's PID;
 # addresses 198.51.100.0/24. The trap removes them, the install tree and
@@ -43,9 +47,12 @@ GOOD4=198.51.100.1
 BAD4=198.51.100.3
 B4=198.51.100.2
 IPFIX_PID=
+SD_PID=
+SD_CG=
 
 cleanup() {
 	t_kill $IPFIX_PID
+	sd_stop
 }
 t_traps
 
@@ -357,6 +364,114 @@ test_instances() {
 	check_eq "no filter made by a bad instance" "$("$IFB" list | cut -d' ' -f1 | sort | tr '\n' ' ')" "edge rtbh "
 }
 
+# ---------------------------------------------------------------- timeouts
+
+# A systemd of our own to load the installed units and run them: a user
+# manager (root's), contained so it touches nothing of the machine's. It
+# runs in a cgroup of its own in systemd's named hierarchy (cgroup v1,
+# name=systemd), which a cgroup namespace makes its root, in a mount
+# namespace where that hierarchy is the only one mounted (no controller
+# it could move the machine's processes in) and where /run/systemd/system
+# says it was booted with systemd. Its sockets and units are under T_TMP.
+# sd_start: 0 once it answers, else 1 with SD_WHY.
+sd_start() {
+	local sdroot=/sys/fs/cgroup/systemd
+	SD_WHY=
+	[ -x /lib/systemd/systemd ] || SD_WHY="no /lib/systemd/systemd"
+	[ -z "$SD_WHY" ] && [ -d /run/systemd ] || SD_WHY="${SD_WHY:-no /run/systemd to mount over}"
+	[ -z "$SD_WHY" ] && grep -q "^[^ ]* $sdroot cgroup .*name=systemd" /proc/mounts ||
+		SD_WHY="${SD_WHY:-no cgroup v1 name=systemd hierarchy at $sdroot to contain a systemd in}"
+	[ -z "$SD_WHY" ] || return 1
+	export XDG_RUNTIME_DIR=$T_TMP/sd/run XDG_CONFIG_HOME=$T_TMP/sd/cfg
+	mkdir -p "$XDG_RUNTIME_DIR" "$XDG_CONFIG_HOME/systemd/user"
+	chmod 700 "$XDG_RUNTIME_DIR"
+	SD_CG=$sdroot/fbtest_units_$$
+	mkdir "$SD_CG" || {
+		SD_WHY="cannot make $SD_CG"
+		SD_CG=
+		return 1
+	}
+	(echo "$BASHPID" >"$SD_CG/cgroup.procs" && exec unshare -C -m --propagation private sh -c '
+		mount -t tmpfs tmpfs /sys/fs/cgroup && mkdir /sys/fs/cgroup/systemd &&
+		mount -t cgroup -o none,name=systemd cgroup /sys/fs/cgroup/systemd &&
+		mount -t tmpfs tmpfs /run/systemd && mkdir /run/systemd/system &&
+		exec /lib/systemd/systemd --user --log-target=console' >"$T_TMP/sd/log" 2>&1) &
+	SD_PID=$!
+	t_wait_until 20 sd running && return 0
+	SD_WHY="systemd --user did not start: $(sd is-system-running 2>&1) $(tail -3 "$T_TMP/sd/log" | tr '\n' ' ')"
+	return 1
+}
+# sd ARGS...: systemctl --user ARGS for our manager, in its mount
+# namespace (where /run/systemd/system is).
+sd() {
+	[ "$1" != running ] || set -- is-system-running --quiet
+	nsenter -t "$SD_PID" -m -- systemctl --user --no-pager "$@"
+}
+# sd_stop: the manager ended, and the cgroups it made removed.
+sd_stop() {
+	local p
+	[ -n "$SD_PID" ] && kill "$SD_PID" 2>/dev/null && wait "$SD_PID" 2>/dev/null
+	SD_PID=
+	[ -n "$SD_CG" ] && [ -d "$SD_CG" ] || return 0
+	# What it ran and left (a killed service's process): ours, by id.
+	for p in $(find "$SD_CG" -name cgroup.procs -exec cat {} +); do kill -9 "$p" 2>/dev/null; done
+	t_wait_until 5 sd_cg_gone
+	SD_CG=
+}
+sd_cg_gone() {
+	case "$SD_CG" in /sys/fs/cgroup/systemd/fbtest_units_*) ;; *) return 0 ;; esac
+	find "$SD_CG" -depth -type d -exec rmdir {} + 2>/dev/null
+	[ ! -d "$SD_CG" ]
+}
+
+# The boot unit as systemd loads it has a start timeout (a oneshot has
+# none by default: a hung apply held boot forever), the one
+# docs/operations.md gives; so does the metrics service. Then a real
+# apply that hangs (its list a FIFO nobody writes), under the installed
+# unit with only the timeout shortened by a drop-in, started with a
+# stand-in network.target ordered after it as on a boot: the unit fails
+# for the timeout, its apply is killed, nothing is created, and
+# network.target is reached all the same (the network comes up without
+# the filter).
+test_timeouts() {
+	local u want
+	sd_start || {
+		skip "start timeouts under systemd: $SD_WHY"
+		return
+	}
+	want=$(sed -n 's/.*`TimeoutStartSec=\([0-9a-z]*\)`.*/\1/p' "$SRC/docs/operations.md" | head -1)
+	check_eq "docs/operations.md gives the boot unit's TimeoutStartSec" "$want" 5min
+	cp "$UNITS/flowbloom@.service" "$UNITS/flowbloom-metrics.service" "$XDG_CONFIG_HOME/systemd/user/"
+	printf '[Unit]\nDescription=network.target stand-in\n' >"$XDG_CONFIG_HOME/systemd/user/network.target"
+	sd daemon-reload
+	check_eq "systemd: flowbloom@edge's start timeout" \
+		"$(sd show -p TimeoutStartUSec --value flowbloom@edge.service)" 5min
+	check_eq "systemd: flowbloom-metrics' start timeout" \
+		"$(sd show -p TimeoutStartUSec --value flowbloom-metrics.service)" 1min
+	# A real hang: apply waits for its list (a FIFO).
+	mkfifo "$CONF/lists/fifo.txt"
+	printf 'capacity = 1000\nfp-rate = 0.001\nload = lists/fifo.txt\n' >"$CONF/hang.conf"
+	mkdir -p "$XDG_CONFIG_HOME/systemd/user/flowbloom@hang.service.d"
+	printf '[Service]\nTimeoutStartSec=3s\nTimeoutStopSec=3s\n' \
+		>"$XDG_CONFIG_HOME/systemd/user/flowbloom@hang.service.d/short.conf"
+	sd daemon-reload
+	u=flowbloom@hang.service
+	check_eq "... hang: ExecStart is the installed apply" \
+		"$(sd show -p ExecStart --value $u | grep -o 'argv\[\]=[^;]*;' | head -1)" \
+		"argv[]=$IFB apply $CONF/hang.conf ;"
+	sd start $u network.target >/dev/null 2>&1 &&
+		fail "... hang: start ended well" || pass "... hang: start failed"
+	check_eq "... hang: the unit failed for the timeout" \
+		"$(sd show -p ActiveState --value $u) $(sd show -p Result --value $u)" "failed timeout"
+	check_eq "... hang: network.target reached all the same" \
+		"$(sd show -p ActiveState --value network.target)" active
+	pgrep -f "$IFB apply $CONF/hang.conf" >/dev/null &&
+		fail "... hang: its apply still runs" || pass "... hang: its apply ended"
+	check_eq "... hang: no filter hang made" "$("$IFB" list | grep -c '^hang ')" 0
+	sd_stop
+	rm -f "$CONF/lists/fifo.txt" "$CONF/hang.conf"
+}
+
 [ -x "$FB" ] || t_skip_all "flowbloom is not built"
 test_install
 test_verify
@@ -364,6 +479,7 @@ test_verify_early
 test_sandbox_self
 t_udp_pair "$B4" "$GOOD4" "$BAD4" || t_skip_all "$T_NET_WHY"
 test_boot_unit
+test_timeouts
 test_ipfix_unit
 test_metrics_unit
 test_bgp_unit

@@ -46,7 +46,7 @@ static bool reads(__u32 prog_id, const struct fb_store *f)
  * reads, said (found as status finds it, quietly). */
 static void other_filter(const char *dev, __u32 prog_id, const struct fb_store *f)
 {
-	struct fb_att att, *hit = fb_discover_find(prog_id, 0, &att) ? &att : NULL;
+	struct fb_att att, *hit = fb_discover_find(prog_id, 0, &att) > 0 ? &att : NULL;
 
 	if (hit && hit->maps == FB_ATT_FILTER)
 		fb_err("%s runs filter '%s' (XDP program %u), not '%s'", dev, hit->filter, prog_id,

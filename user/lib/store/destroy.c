@@ -38,13 +38,27 @@ static int users_quietly(const struct fb_store *f, __u32 *prog)
 	return n;
 }
 
+/* fb_discover_find() of f's attachment into *a; on -1, why the walk
+ * failed into why (fb_report_last, which later calls overwrite). */
+static int find_quietly(const struct fb_store *f, struct fb_att *a, char *why, size_t len)
+{
+	int rc;
+
+	fb_report_last[0] = 0;
+	rc = fb_discover_find(0, f->outer_id, a);
+	if (rc < 0)
+		snprintf(why, len, "%s", fb_report_last[0] ? fb_report_last : strerror(errno));
+	return rc;
+}
+
 /* -1 (printed) if the filter is attached anywhere, a loaded program uses
  * it, or that cannot be told. */
 static int busy(const struct fb_store *f)
 {
 	struct first_attach fa = { "" };
 	struct fb_att a;
-	bool found = false;
+	char why[sizeof(fb_report_last)] = "";
+	int where = 0;
 	__u32 prog = 0;
 	bool quiet = fb_report_quiet;
 	int users, tries;
@@ -68,7 +82,7 @@ static int busy(const struct fb_store *f)
 	 * an attachment stays: one found in any namespace is refused at
 	 * once, without waiting out the 2 s. */
 	for (tries = 0; (users = users_quietly(f, &prog)) > 0 && tries < 100; tries++) {
-		if (!tries && (found = fb_discover_find(0, f->outer_id, &a)))
+		if (!tries && (where = find_quietly(f, &a, why, sizeof(why))) > 0)
 			break;
 		usleep(20000); /* 2 s at most */
 	}
@@ -79,10 +93,17 @@ static int busy(const struct fb_store *f)
 		 * namespace the id means (an `ip link` attachment in a
 		 * namespace; one in generic mode, which `ip link set dev DEV
 		 * xdp off` leaves). */
-		if (found || fb_discover_find(0, f->outer_id, &a))
+		if (where <= 0)
+			where = find_quietly(f, &a, why, sizeof(why));
+		if (where > 0)
 			fb_report_err("filter '%s' is attached to %s (netns %s, %s, XDP program "
 				      "%u): detach it first",
 				      f->name, a.ifname, a.netns, a.mode, a.prog_id);
+		else if (where < 0)
+			/* Where is not known: never a guess. */
+			fb_report_err("filter '%s' is in use by XDP program %u, attached where is "
+				      "not known (%s): detach it first",
+				      f->name, prog, why);
 		else
 			fb_report_err("filter '%s' is in use by XDP program %u (attached in "
 				      "another network namespace?): detach it first",

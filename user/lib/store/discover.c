@@ -676,7 +676,7 @@ out:
 	free(f.atts);
 	return rc;
 }
-bool fb_discover_find(__u32 prog_id, __u32 map_id, struct fb_att *out)
+int fb_discover_find(__u32 prog_id, __u32 map_id, struct fb_att *out)
 {
 	bool quiet = fb_report_quiet;
 	struct fb_att *a = NULL;
@@ -692,5 +692,5 @@ bool fb_discover_find(__u32 prog_id, __u32 map_id, struct fb_att *out)
 	if (hit >= 0)
 		*out = a[hit];
 	free(a);
-	return hit >= 0;
+	return hit >= 0 ? 1 : n < 0 ? -1 : 0;
 }

@@ -66,8 +66,10 @@ struct fb_att {
 int fb_discover(struct fb_att **atts, bool fail_open_only);
 /* The first attachment of program prog_id (if not 0), else of a program
  * using the fb_filter map map_id, in any namespace, into *out, found
- * quietly (the caller says what it means). */
-bool fb_discover_find(__u32 prog_id, __u32 map_id, struct fb_att *out);
+ * quietly (the caller says what it means): 1, 0 if there is none, -1 if
+ * the walk failed (a namespace not read: fb_report_last says which and
+ * why), when none found is no answer. */
+int fb_discover_find(__u32 prog_id, __u32 map_id, struct fb_att *out);
 
 /* Loaded programs using the filter, in any network namespace; the first's
  * id in *first_prog. -1 (reported) if a program cannot be read. */

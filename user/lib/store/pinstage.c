@@ -18,10 +18,19 @@
  * never following a link. */
 int fb_pin_remove_tree(int dfd, const char *name, int depth)
 {
-	int fd = fb_pin_open_dir(dfd, name), pass, found = 1;
+	int fd, pass, found = 1;
 	struct dirent *de;
 	DIR *d;
 
+	/* An empty one (a staging directory whose maker failed before its
+	 * first pin: no memory for a chunk) goes without being read. Reading
+	 * takes a DIR buffer, new heap pages: in a memory cgroup at its limit
+	 * (the chunks' memory is given back later, by the kernel's workqueue)
+	 * such a page can get the process OOM-killed, leaving the directory
+	 * after the error said nothing was made. */
+	if (!unlinkat(dfd, name, AT_REMOVEDIR) || errno == ENOENT)
+		return 0;
+	fd = fb_pin_open_dir(dfd, name);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -1;
 	d = fdopendir(fd);
