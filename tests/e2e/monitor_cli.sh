@@ -382,7 +382,7 @@ v=$(bpftool -j map lookup pinned "$FLOWBLOOM_ROOT/f2/monitor/config" key 0 0 0 0
 	"$PY" -c 'import json,sys; v=json.load(sys.stdin)["value"]; v[4:8]=["0x01","0x00","0x00","0x00"]; print(" ".join(v))')
 bpftool map update pinned "$FLOWBLOOM_ROOT/f2/monitor/config" key 0 0 0 0 value $v
 t_refused 1 "top over maps of another layout" \
-	"the monitoring maps of 'f2' are of another flowbloom's layout (1, this one reads 2 and 3): detach the filter everywhere and attach it again" \
+	"the monitoring maps of 'f2' are of another flowbloom's layout (1, this one reads 2, 3 and 4): detach the filter everywhere and attach it again" \
 	"$FB" top f2
 # metrics (the textfile timer, the Prometheus scrape) still reports the
 # filter, which still filters: its counters, not its monitoring series,
@@ -393,24 +393,24 @@ check_eq "metrics over maps of another layout: exit 0" $? 0
 check_eq "... the filter's counters, valid, its monitoring series left out" \
 	"$(promcheck <"$T_TMP/mold" | grep -c -e '^flowbloom_seen_packets_total{filter="f2"}' \
 		-e '^flowbloom_monitor_')" 1
-grep -q "note: the monitoring maps of 'f2' are of another flowbloom's layout (1, this one reads 2 and 3): detach the filter everywhere and attach it again" \
+grep -q "note: the monitoring maps of 'f2' are of another flowbloom's layout (1, this one reads 2, 3 and 4): detach the filter everywhere and attach it again" \
 	"$T_TMP/mold.err" && pass "... and a note says what to do" || fail "... said: $(cat "$T_TMP/mold.err")"
 "$FB" metrics >"$T_TMP/mold" 2>/dev/null
 check_eq "metrics without NAME: f2 still reported" \
 	"$(promcheck <"$T_TMP/mold" | grep -c '^flowbloom_seen_packets_total{filter="f2"}')" 1
 check "attach makes them anew" "$FB" -n "$NSB" attach f2 "$VB" --mode generic --monitor --new-flows
 check "top reads them" "$FB" top f2
-# Their layout is 2, what builds before --sketch-by read: an older `top`
-# or `attach --monitor` on a second device shares maps by flow during an
-# upgrade. Maps of a sketch by address say 3, which those builds refuse
-# as another layout (they check the version and nothing else: they read
-# the address keys as flows, and counted 5-tuples into them).
+# Their layout is 4, by flow or by address: NH's key words are SipHash-1-3
+# of the maps' key. Earlier builds read 2 (by flow), or 2 and 3 (by
+# address), with key words linear in the key, and check the version and
+# no flag: they refuse these maps as another layout rather than hash into
+# them, or read them, with other words (test_monitor's words part).
 mlayout() { bpftool -j map lookup pinned "$FLOWBLOOM_ROOT/f2/monitor/config" key 0 0 0 0 |
 	"$PY" -c 'import json,sys; print(int(json.load(sys.stdin)["value"][4], 16))'; }
-check_eq "maps of a sketch by flow: layout 2 (older builds share them)" "$(mlayout)" 2
+check_eq "maps of a sketch by flow: layout 4 (earlier builds refuse them)" "$(mlayout)" 4
 check "detach" "$FB" -n "$NSB" detach "$VB"
 check "attach --sketch-by src" "$FB" -n "$NSB" attach f2 "$VB" --mode generic --monitor --sketch-by src
-check_eq "maps of a sketch by address: layout 3 (older builds refuse them)" "$(mlayout)" 3
+check_eq "maps of a sketch by address: layout 4 (earlier builds refuse them)" "$(mlayout)" 4
 check_eq "top reads them, by source" "$("$FB" -j top f2 | json 'd["sketch_by"]')" src
 check "detach" "$FB" -n "$NSB" detach "$VB"
 # Two devices attached with monitoring at once: both programs feed the
