@@ -30,7 +30,10 @@
  * The hash is NH (include/flowbloom/hash.h) under its own 128-bit random key,
  * drawn when the monitoring maps are created: a fifth of SipHash-1-3's cost
  * here, universal, but not a PRF (an attacker who watches the estimates can
- * learn about the key; the filter's own hash is unaffected).
+ * learn about the key; the filter's own hash is unaffected). Its six key
+ * words are SipHash-1-3 of their index under that key (fb_mon_nhk_words,
+ * as FB_HASH_NHK's), derived once in user space into the program's
+ * read-only data: independent and uniform, as NH's bound needs.
  */
 #ifndef FLOWBLOOM_MONITOR_H
 #define FLOWBLOOM_MONITOR_H
@@ -41,13 +44,17 @@
 #include "key.h"
 
 #define FB_MON_MAGIC 0x4e4f4d46 /* "FMON" little-endian */
-#define FB_MON_VERSION 2	/* 2: the seen-set's 16-bit tags */
-/* The layout of maps whose sketch counts addresses (FB_MON_BY_SRC or
- * FB_MON_BY_DST): builds before it check the version and no flag, and
- * would read the address keys as flows, or count 5-tuples into them
- * beside a newer program; with this version they refuse the maps as
- * another layout. Maps of a sketch by flow keep FB_MON_VERSION, which
- * those builds share. */
+/* The layout this build makes, whatever the flags: NH's key words are
+ * SipHash-1-3 of the key (fb_mon_nhk_words). Earlier builds check the
+ * version and no flag: they refuse these maps as another layout rather
+ * than hash into them, or read them, under the linear words. */
+#define FB_MON_VERSION 4
+/* Layouts earlier builds made, still read (and fed, when an earlier
+ * build's program still feeds them), under the linear key words
+ * (fb_mon_nh1_words): 2, a sketch by flow (the seen-set's 16-bit tags);
+ * 3, a sketch by address (FB_MON_BY_SRC or FB_MON_BY_DST), which builds
+ * before it refused as another layout. */
+#define FB_MON_VERSION_NH1 2
 #define FB_MON_VERSION_BY_ADDR 3
 
 /* What an attachment monitors (cfg_mon in bpf/monitor.bpf.h, config flags). */
@@ -176,8 +183,8 @@ struct fb_mon_stats {
 };
 
 /* The NH key words (include/flowbloom/hash.h): five per-position words
- * and the final one, derived once from the 128-bit key instead of per
- * packet. */
+ * and the final one, derived once from the 128-bit key in user space
+ * (fb_mon_words), never per packet. */
 #define FB_MON_NH_WORDS 6
 
 /* The monitoring maps' geometry, pinned beside them (user space only; the
@@ -206,7 +213,22 @@ struct fb_mon_config {
 	__u64 reserved[3];
 };
 
-static __always_inline void fb_mon_nh_words(const __u64 key[2], __u64 kw[FB_MON_NH_WORDS])
+/* The words of maps this build makes (FB_MON_VERSION): SipHash-1-3 of
+ * their index under the key, as FB_HASH_NHK's five (fb_nhk_word), and a
+ * sixth for the final xor. */
+static __always_inline void fb_mon_nhk_words(const __u64 key[2], __u64 kw[FB_MON_NH_WORDS])
+{
+	int i;
+
+	for (i = 0; i < FB_MON_NH_WORDS; i++)
+		kw[i] = fb_nhk_word(key, i);
+}
+
+/* The words of earlier builds' maps (FB_MON_VERSION_NH1,
+ * FB_MON_VERSION_BY_ADDR): linear in the key, as FB_HASH_NH's, which
+ * voids NH's bound (hash.h). Kept so that maps an earlier build's program
+ * still feeds are read, and fed, with the words they were made with. */
+static __always_inline void fb_mon_nh1_words(const __u64 key[2], __u64 kw[FB_MON_NH_WORDS])
 {
 	int i;
 
@@ -215,7 +237,19 @@ static __always_inline void fb_mon_nh_words(const __u64 key[2], __u64 kw[FB_MON_
 	kw[5] = key[1];
 }
 
-/* fb_nh() of hash.h with its key words precomputed: the same value. */
+/* The words of maps whose config is c: the derivation they were made
+ * with. The loader puts them in the program's read-only data, readers
+ * hash with them (user/lib/monitor/monmaps.c, fb_monitor_open). */
+static inline void fb_mon_words(const struct fb_mon_config *c, __u64 kw[FB_MON_NH_WORDS])
+{
+	if (c->version == FB_MON_VERSION_NH1 || c->version == FB_MON_VERSION_BY_ADDR)
+		fb_mon_nh1_words(c->key, kw);
+	else
+		fb_mon_nhk_words(c->key, kw);
+}
+
+/* NH over a flow key with its six key words: with fb_mon_nh1_words,
+ * fb_nh() of hash.h. */
 static __always_inline __u64 fb_mon_hash(const struct fb_key *key, const __u64 kw[FB_MON_NH_WORDS])
 {
 	__u64 sum = 0, m;

@@ -313,6 +313,48 @@ out=$("$FB" -j top f2)
 check_eq "top: the datagrams are the top flow" "$(echo "$out" | json 'd["flows"][0]["flow"]')" "$UFLOW"
 check_eq "top: 5 packets of 142 bytes" \
 	"$(echo "$out" | json '(d["flows"][0]["packets"], d["flows"][0]["bytes"])')" "(5, 710)"
+# The attached program's hash words (its read-only data, cfg_mon_nh) are
+# SipHash-1-3 of their index under the maps' key, computed here from the
+# SipHash paper, none key0 * c_i + key1: the words top just hashed with.
+cat >"$T_TMP/words.py" <<'PY'
+import json, sys
+M = 2**64 - 1
+rotl = lambda x, b: ((x << b) | (x >> (64 - b))) & M
+def rnd(v):
+    v[0] = (v[0] + v[1]) & M; v[1] = rotl(v[1], 13) ^ v[0]; v[0] = rotl(v[0], 32)
+    v[2] = (v[2] + v[3]) & M; v[3] = rotl(v[3], 16) ^ v[2]
+    v[0] = (v[0] + v[3]) & M; v[3] = rotl(v[3], 21) ^ v[0]
+    v[2] = (v[2] + v[1]) & M; v[1] = rotl(v[1], 17) ^ v[2]; v[2] = rotl(v[2], 32)
+def sip13(k0, k1, m):  # one 8-byte message word
+    v = [k0 ^ 0x736f6d6570736575, k1 ^ 0x646f72616e646f6d, k0 ^ 0x6c7967656e657261, k1 ^ 0x7465646279746573]
+    for w in (m, 8 << 56):
+        v[3] ^= w; rnd(v); v[0] ^= w
+    v[2] ^= 0xff
+    for _ in range(3):
+        rnd(v)
+    return v[0] ^ v[1] ^ v[2] ^ v[3]
+def find(o):
+    if isinstance(o, dict):
+        return o["cfg_mon_nh"] if "cfg_mon_nh" in o else next((r for r in map(find, o.values()) if r is not None), None)
+    if isinstance(o, list):
+        return next((r for r in map(find, o) if r is not None), None)
+words = [int(x) & M for x in find(json.load(open(sys.argv[1])))]
+cfg = bytes(int(x, 16) for x in json.load(open(sys.argv[2]))["value"])
+k0, k1 = int.from_bytes(cfg[32:40], "little"), int.from_bytes(cfg[40:48], "little")
+odd = [0x9e3779b97f4a7c15, 0xbf58476d1ce4e5b9, 0x94d049bb133111eb, 0xd6e8feb86659fd93, 0xc2b2ae3d27d4eb4f]
+linear = [(k0 * c + k1) & M for c in odd] + [k1]
+print(words == [sip13(k0, k1, 0x6e686b7700000000 | i) for i in range(6)],
+      any(w == l for w, l in zip(words, linear)))
+PY
+pid=$(ip -n "$NSB" -o link show "$VB" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')
+for id in $(bpftool -j prog show id "$pid" | json '" ".join(map(str, d["map_ids"]))'); do
+	case $(bpftool -j map show id "$id" | json 'd.get("name", "")') in
+	*.rodata) bpftool -j map dump id "$id" >"$T_TMP/rodata.json" ;;
+	esac
+done
+bpftool -j map lookup pinned "$FLOWBLOOM_ROOT/f2/monitor/config" key 0 0 0 0 >"$T_TMP/mcfg.json"
+check_eq "the attached program's words: SipHash-1-3 of the maps' key, none linear" \
+	"$("$PY" "$T_TMP/words.py" "$T_TMP/rodata.json" "$T_TMP/mcfg.json" 2>&1)" "True False"
 # Device names are those of the namespace flowbloom runs in: -n NETNS.
 out=$("$FB" -n "$NSB" -j flows f2)
 check_eq "flows: the flow reported once, on $VB, passed" \
@@ -382,7 +424,7 @@ v=$(bpftool -j map lookup pinned "$FLOWBLOOM_ROOT/f2/monitor/config" key 0 0 0 0
 	"$PY" -c 'import json,sys; v=json.load(sys.stdin)["value"]; v[4:8]=["0x01","0x00","0x00","0x00"]; print(" ".join(v))')
 bpftool map update pinned "$FLOWBLOOM_ROOT/f2/monitor/config" key 0 0 0 0 value $v
 t_refused 1 "top over maps of another layout" \
-	"the monitoring maps of 'f2' are of another flowbloom's layout (1, this one reads 2 and 3): detach the filter everywhere and attach it again" \
+	"the monitoring maps of 'f2' are of another flowbloom's layout (1, this one reads 2, 3 and 4): detach the filter everywhere and attach it again" \
 	"$FB" top f2
 # metrics (the textfile timer, the Prometheus scrape) still reports the
 # filter, which still filters: its counters, not its monitoring series,
@@ -393,24 +435,24 @@ check_eq "metrics over maps of another layout: exit 0" $? 0
 check_eq "... the filter's counters, valid, its monitoring series left out" \
 	"$(promcheck <"$T_TMP/mold" | grep -c -e '^flowbloom_seen_packets_total{filter="f2"}' \
 		-e '^flowbloom_monitor_')" 1
-grep -q "note: the monitoring maps of 'f2' are of another flowbloom's layout (1, this one reads 2 and 3): detach the filter everywhere and attach it again" \
+grep -q "note: the monitoring maps of 'f2' are of another flowbloom's layout (1, this one reads 2, 3 and 4): detach the filter everywhere and attach it again" \
 	"$T_TMP/mold.err" && pass "... and a note says what to do" || fail "... said: $(cat "$T_TMP/mold.err")"
 "$FB" metrics >"$T_TMP/mold" 2>/dev/null
 check_eq "metrics without NAME: f2 still reported" \
 	"$(promcheck <"$T_TMP/mold" | grep -c '^flowbloom_seen_packets_total{filter="f2"}')" 1
 check "attach makes them anew" "$FB" -n "$NSB" attach f2 "$VB" --mode generic --monitor --new-flows
 check "top reads them" "$FB" top f2
-# Their layout is 2, what builds before --sketch-by read: an older `top`
-# or `attach --monitor` on a second device shares maps by flow during an
-# upgrade. Maps of a sketch by address say 3, which those builds refuse
-# as another layout (they check the version and nothing else: they read
-# the address keys as flows, and counted 5-tuples into them).
+# Their layout is 4, by flow or by address: NH's key words are SipHash-1-3
+# of the maps' key. Earlier builds read 2 (by flow), or 2 and 3 (by
+# address), with key words linear in the key, and check the version and
+# no flag: they refuse these maps as another layout rather than hash into
+# them, or read them, with other words (test_monitor's words part).
 mlayout() { bpftool -j map lookup pinned "$FLOWBLOOM_ROOT/f2/monitor/config" key 0 0 0 0 |
 	"$PY" -c 'import json,sys; print(int(json.load(sys.stdin)["value"][4], 16))'; }
-check_eq "maps of a sketch by flow: layout 2 (older builds share them)" "$(mlayout)" 2
+check_eq "maps of a sketch by flow: layout 4 (earlier builds refuse them)" "$(mlayout)" 4
 check "detach" "$FB" -n "$NSB" detach "$VB"
 check "attach --sketch-by src" "$FB" -n "$NSB" attach f2 "$VB" --mode generic --monitor --sketch-by src
-check_eq "maps of a sketch by address: layout 3 (older builds refuse them)" "$(mlayout)" 3
+check_eq "maps of a sketch by address: layout 4 (earlier builds refuse them)" "$(mlayout)" 4
 check_eq "top reads them, by source" "$("$FB" -j top f2 | json 'd["sketch_by"]')" src
 check "detach" "$FB" -n "$NSB" detach "$VB"
 # Two devices attached with monitoring at once: both programs feed the

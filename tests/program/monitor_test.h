@@ -35,6 +35,7 @@
 #include "packet.h"
 #include "rules/pcapfile.h"
 #include "testlib.h"
+#include "report.h"
 
 #define NFLOWS 100000
 #define NPACKETS 1000000
@@ -97,5 +98,8 @@ int feed(const char *name, size_t packets, size_t flows);
 
 /* monitor_byaddr.c */
 void test_byaddr(void);
+
+/* monitor_words.c */
+void test_words(void);
 
 #endif

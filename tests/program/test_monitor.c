@@ -3,7 +3,12 @@
  * test_monitor: flow monitoring through the real XDP program
  * (BPF_PROG_TEST_RUN), against exact counts kept by the test.
  *
- *  - hash: the data path's NH with precomputed key words equals hash.h's.
+ *  - hash: the data path's NH with the linear key words equals hash.h's
+ *    fb_nh (maps earlier builds made).
+ *  - words: the program's key words are SipHash-1-3 of the maps' key, and
+ *    it picks the sketch cells, top-talker bucket and seen-set bits user
+ *    space computes from them; earlier builds' maps keep their linear
+ *    words on both sides (monitor_words.c).
  *  - zipf: 1,000,000 packets of 100,000 flows drawn from a Zipf law
  *    (s = 1.1), sizes 42-1514 bytes, IPv4 and IPv6, one at a time: the
  *    sketch's N is exact, no estimate (packets or bytes, all 100k flows) is
@@ -214,6 +219,7 @@ int main(int argc, char **argv)
 	test_seen_wrap();
 	test_overload();
 	test_byaddr();
+	test_words();
 	rmdir(root);
 	return test_summary();
 }

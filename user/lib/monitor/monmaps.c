@@ -240,9 +240,7 @@ int fb_monitor_create(const struct fb_store *f, const struct fb_mon_opts *o)
 	}
 	c.flags = (o->sketch ? FB_MON_SKETCH | (o->atomic ? FB_MON_ATOMIC : 0) | o->sketch_by : 0) |
 		  (o->newflows ? FB_MON_NEWFLOWS : 0) | (o->acct ? FB_MON_ACCT : 0);
-	/* Builds before --sketch-by refuse a sketch by address as another
-	 * layout, and share one by flow (monitor.h). */
-	c.version = c.flags & FB_MON_BY_ADDR ? FB_MON_VERSION_BY_ADDR : FB_MON_VERSION;
+	c.version = FB_MON_VERSION; /* which earlier builds refuse (monitor.h) */
 	c.acct_buckets = o->acct ? fb_monitor_acct_buckets(o->max_flows) : 0;
 	c.epsilon = o->epsilon;
 	c.delta = o->delta;
@@ -399,11 +397,12 @@ int fb_monitor_open(const struct fb_store *f, struct fb_monitor *m)
 		goto fail;
 	}
 	if (c->magic == FB_MON_MAGIC && c->version != FB_MON_VERSION &&
-	    c->version != FB_MON_VERSION_BY_ADDR) {
+	    c->version != FB_MON_VERSION_NH1 && c->version != FB_MON_VERSION_BY_ADDR) {
 		fb_report_err("the monitoring maps of '%s' are of another flowbloom's layout (%u, "
-			      "this one reads %u and %u): detach the filter everywhere and attach "
-			      "it again",
-			      f->name, c->version, FB_MON_VERSION, FB_MON_VERSION_BY_ADDR);
+			      "this one reads %u, %u and %u): detach the filter everywhere and "
+			      "attach it again",
+			      f->name, c->version, FB_MON_VERSION_NH1, FB_MON_VERSION_BY_ADDR,
+			      FB_MON_VERSION);
 		fb_monitor_close(m);
 		return -3;
 	}
@@ -414,6 +413,9 @@ int fb_monitor_open(const struct fb_store *f, struct fb_monitor *m)
 	    /* One key at most, and only for a sketch. */
 	    (c->flags & FB_MON_BY_ADDR &&
 	     ((c->flags & FB_MON_BY_ADDR) == FB_MON_BY_ADDR || !(c->flags & FB_MON_SKETCH))) ||
+	    /* Earlier builds made layout 3 for a sketch by address only. */
+	    (c->version == FB_MON_VERSION_NH1 && c->flags & FB_MON_BY_ADDR) ||
+	    (c->version == FB_MON_VERSION_BY_ADDR && !(c->flags & FB_MON_BY_ADDR)) ||
 	    (c->flags & FB_MON_ACCT &&
 	     (c->acct_buckets < fb_monitor_acct_buckets(0) ||
 	      c->acct_buckets > fb_monitor_acct_buckets(FB_ACCT_MAX_FLOWS)))) {
@@ -421,7 +423,7 @@ int fb_monitor_open(const struct fb_store *f, struct fb_monitor *m)
 			      c->magic, c->version);
 		goto fail;
 	}
-	fb_mon_nh_words(c->key, m->kw);
+	fb_mon_words(c, m->kw); /* as the maps were made: loader and readers alike */
 	if (c->flags & FB_MON_SKETCH) {
 		m->sketch_fd = open_map(m, "sketch", BPF_MAP_TYPE_ARRAY, sketch_value_size(c),
 					c->planes, (void **)&m->cells, &m->cells_bytes, PROT_READ);

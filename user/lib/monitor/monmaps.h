@@ -77,7 +77,7 @@ struct fb_monitor {
 	char dir[640]; /* its path, for messages */
 	int dir_fd;    /* the monitoring directory, verified (pintree.c) */
 	struct fb_mon_config cfg;
-	__u64 kw[FB_MON_NH_WORDS]; /* NH key words, from cfg.key */
+	__u64 kw[FB_MON_NH_WORDS]; /* NH key words: fb_mon_words(&cfg) */
 	int config_fd, sketch_fd, top_fd, keys_fd, seen_fd, events_fd, stats_fd;
 	struct fb_mon_cell *cells; /* mmap of the sketch, all planes */
 	size_t cells_bytes;
