@@ -376,7 +376,7 @@ esac
 # nothing. metrics --textfile, 0644 on purpose, is still written there.
 if command -v bindfs >/dev/null && [ -e /dev/fuse ]; then
 	FS=$ATK/fs # root's 0755, in nobody's reach
-	mkdir -m 0755 "$FS" "$FS/src" "$FS/mnt"
+	mkdir -m 0755 "$FS" "$FS/src" "$FS/mnt" "$FS/src2" "$FS/mnt2"
 	unshare -m --propagation private env LC_ALL=C bash -c '
 		bindfs -p 0644,a+X --chmod-ignore "$1/src" "$1/mnt" 2>/dev/null || exit 9
 		trap "umount \"$1/mnt\"" EXIT
@@ -386,6 +386,12 @@ if command -v bindfs >/dev/null && [ -e /dev/fuse ]; then
 		$4 sh -c "cat \"$1/mnt/x.fbx\" 2>/dev/null | wc -c" >"$3/modes.read"
 		"$2" metrics S --textfile "$1/mnt/m.prom" >/dev/null 2>"$3/modes.merr"
 		echo $? >"$3/modes.mrc"
+		# Every file 0755 (FAT with quiet and the usual fmask 022):
+		# execute bits give no one a read.
+		bindfs -p 0755 --chmod-ignore "$1/src2" "$1/mnt2" 2>/dev/null || exit 9
+		trap "umount \"$1/mnt\" \"$1/mnt2\"" EXIT
+		"$2" metrics S --textfile "$1/mnt2/m.prom" >/dev/null 2>"$3/modes.xerr"
+		echo $? >"$3/modes.xrc"
 	' _ "$FS" "$FB" "$T_TMP" "${NOBODY[*]}"
 	if [ $? = 9 ]; then
 		skip "a file system that ignores modes: bindfs cannot mount here"
@@ -398,6 +404,8 @@ if command -v bindfs >/dev/null && [ -e /dev/fuse ]; then
 			"$(tr '\n' ' ' <"$T_TMP/modes.ls")$(cat "$T_TMP/modes.read")" "0"
 		check_eq "... metrics --textfile (0644 asked) written there" \
 			"$(cat "$T_TMP/modes.mrc") $(cat "$T_TMP/modes.merr")" "0 "
+		check_eq "... on one that shows every file 0755, written (execute bits read nothing)" \
+			"$(cat "$T_TMP/modes.xrc") $(cat "$T_TMP/modes.xerr")" "0 "
 	fi
 	rm -rf "$FS"
 else

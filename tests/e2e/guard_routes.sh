@@ -12,7 +12,10 @@
 #    ends withdraws it;
 #  - the route stays only for a guard that announces it: a ban of a guard
 #    without --announce, or of a guard killed (SIGKILL), or a FlowSpec
-#    route beside a blackhole, keeps no route announced.
+#    route beside a blackhole, keeps no route announced;
+#  - the record full of routes killed guards left (SIGKILL: nothing
+#    released) makes room: a guard's route is still held (it was not:
+#    every hold failed, E2BIG, and the other guard's ban end withdrew it).
 # Addresses: 198.51.100.0/24 only.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin guard_routes
@@ -52,7 +55,7 @@ WD='^withdraw route 198.51.100.7/32 next-hop self$'
 # events TAG WHAT: how many WHAT events (ban, unban) TAG said for .7.
 events() { grep -c "guard: $2 src 198.51.100.7[: ]" "$T_TMP/$1.err"; }
 
-for f in r1 r3 r4 r5; do
+for f in r1 r3 r4 r5 r6; do
 	check "create $f" "$FB" create $f --capacity 1000 --fp-rate 0.0001
 done
 # r1: two announcing guards, bans of 2 s and 20 s. r3: the 20 s guard
@@ -66,16 +69,39 @@ guard s4 r4 --ttl 2s --announce
 guard l4 r4 --ttl 20s --announce
 guard s5 r5 --ttl 2s --announce --flowspec
 guard l5 r5 --ttl 20s --announce
+# r6: its record of routes (1024, as a guard makes it for r6) full of
+# routes of guards killed long ago (pid 4194303, start 1: no such process),
+# their bans' ends never reached; the map as guard pins it.
+if command -v bpftool >/dev/null; then
+	R6="$FLOWBLOOM_ROOT/r6/guard_routes"
+	bpftool map create "$R6" type hash key 24 value 192 entries 1024 name fb_guard flags 1 ||
+		fail "r6: create its guard_routes with bpftool"
+	"$PY" -c '
+import sys
+for i in range(1024):
+    key = bytes([0x20, 0x01, 0x0d, 0xb8] + [0] * 10 + [i >> 8, i & 255, 1, 1] + [0] * 6)
+    val = (4194303).to_bytes(4, "little") + bytes(4) + (1).to_bytes(8, "little") + b"\xff" * 8
+    val += bytes(192 - len(val))
+    print("map update pinned %s key hex %s value hex %s" % (sys.argv[1], " ".join("%02x" % b for b in key), " ".join("%02x" % b for b in val)))
+' "$R6" >"$T_TMP/r6.batch"
+	bpftool batch file "$T_TMP/r6.batch" >/dev/null || fail "r6: fill its guard_routes"
+	guard s6 r6 --ttl 2s --announce
+	guard l6 r6 --ttl 20s --announce
+	G6="s6 l6"
+else
+	skip "r6: no bpftool"
+	G6=""
+fi
 for p in $PIDS; do
 	t_wait_until 10 t_looping "$p"
 done
 send 1.5 198.51.100.7=2000
-for t in s1 l1 s3 l3 s4 l4 s5 l5; do
+for t in s1 l1 s3 l3 s4 l4 s5 l5 $G6; do
 	t_wait_until 5 eval "[ \$(events $t ban) -ge 1 ]" || fail "$t: .7 not banned: $(cat "$T_TMP/$t.err")"
 done
 kill -KILL "$P_l4"
 wait "$P_l4" 2>/dev/null
-for t in s1 s3 s4 s5; do
+for t in s1 s3 s4 s5 ${G6%% *}; do
 	t_wait_until 10 eval "[ \$(events $t unban) -ge 1 ]" || fail "$t: .7's ban never ended"
 done
 check_eq "r1: both guards announced .7" "$(lines s1 "$ANN") $(lines l1 "$ANN")" "1 1"
@@ -86,6 +112,11 @@ check_eq "r3: the 2 s ban ended, the other guard's does not announce: withdrawn"
 check_eq "r4: the 2 s ban ended, the other guard killed: withdrawn" "$(lines s4 "$WD")" 1
 check_eq "r5: the 2 s ban's FlowSpec route withdrawn beside the other's blackhole" \
 	"$(lines s5 '^withdraw flow route { match { source 198.51.100.7/32; } }$')" 1
+if [ -n "$G6" ]; then
+	check_eq "r6: its record full of killed guards' routes: the 2 s ban ended, the other's in force: not withdrawn" \
+		"$(lines s6 "$WD")" 0
+	check_eq "... no hold refused for room" "$(cat "$T_TMP/s6.err" "$T_TMP/l6.err" | grep -c 'cannot record')" 0
+fi
 
 # r1 again: .7 floods, the 2 s guard bans it again; the 20 s guard stops
 # with its ban in force, the 2 s guard's too: no withdrawal. The 2 s

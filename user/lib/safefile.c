@@ -178,8 +178,8 @@ static int check_target(const struct fb_safefile *sf)
 	return -1;
 }
 
-/* Does the file on sf->fd keep to what was asked: no mode bit outside
- * `allowed`, and the caller's, unless everyone may read it anyway? A file
+/* Does the file on sf->fd keep to what was asked: no read or write bit
+ * outside `allowed`, and the caller's, unless everyone may read it anyway? A file
  * system that does not keep modes (FAT with `quiet`, a FUSE mount, NFS
  * squashing root) would make an export, the filter's key in it,
  * everybody's: refused, named, before anything is written. */
@@ -191,7 +191,9 @@ static int kept(const struct fb_safefile *sf, mode_t allowed)
 		fb_report_err("%s: %s", sf->path, strerror(errno));
 		return -1;
 	}
-	if (st.st_mode & 0777 & ~allowed) {
+	/* Read and write bits only: an execute bit (FAT shows files 0755
+	 * with its usual fmask) lets no one read or change it. */
+	if (st.st_mode & 0666 & ~allowed) {
 		fb_report_err("%s: its file system makes it mode %03o where %03o was asked (it "
 			      "does not keep file modes): refusing to write it there",
 			      sf->path, (unsigned)(st.st_mode & 0777), (unsigned)sf->mode);

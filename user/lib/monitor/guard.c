@@ -472,6 +472,45 @@ static bool is_me(const struct fb_guard_holder *h, const struct fb_guard_holder 
 	return h->pid == me->pid && h->start == me->start;
 }
 
+/* Does a running guard (this one too) hold the route of v at now? */
+static bool held(const struct fb_guard_holders *v, __u64 now)
+{
+	int i;
+
+	for (i = 0; i < FB_GUARD_HOLDERS; i++)
+		if (v->h[i].end > now && holder_alive(&v->h[i]))
+			return true;
+	return false;
+}
+
+/* Under f's lock: forget the routes no running guard holds (their
+ * guards' bans ended, or the guards died without releasing them). How
+ * many were forgotten; errno kept for the caller's message when none. */
+static int routes_sweep(int fd, __u64 now)
+{
+	struct fb_guard_route key, prev;
+	struct fb_guard_holders v;
+	bool first = true;
+	int n = 0, e = errno;
+	__u32 seen;
+
+	/* prev is always a route kept: the next after it skips one
+	 * deleted. Bounded: a map is walked once. */
+	for (seen = 0;
+	     seen < FB_GUARD_BANS_MAX && !bpf_map_get_next_key(fd, first ? NULL : &prev, &key);
+	     seen++) {
+		if (!bpf_map_lookup_elem(fd, &key, &v) && !held(&v, now) &&
+		    !bpf_map_delete_elem(fd, &key)) {
+			n++;
+			continue;
+		}
+		prev = key;
+		first = false;
+	}
+	errno = e;
+	return n;
+}
+
 int fb_guard_routes_hold(int fd, const struct fb_guard_route *r, const struct fb_guard_holder *me,
 			 __u64 now)
 {
@@ -499,8 +538,14 @@ int fb_guard_routes_hold(int fd, const struct fb_guard_route *r, const struct fb
 	if (slot < 0)
 		return 1;
 	v.h[slot] = *me;
-	if (bpf_map_update_elem(fd, r, &v, BPF_ANY)) {
-		fb_report_err("cannot record an announced route: %s", strerror(errno));
+	/* Full: routes no running guard holds (a killed guard releases
+	 * none) make room, once. */
+	if (bpf_map_update_elem(fd, r, &v, BPF_ANY) &&
+	    (errno != E2BIG || !routes_sweep(fd, now) || bpf_map_update_elem(fd, r, &v, BPF_ANY))) {
+		int e = errno;
+
+		fb_report_err("cannot record an announced route: %s", strerror(e));
+		errno = e;
 		return -1;
 	}
 	return 0;
