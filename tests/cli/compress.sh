@@ -10,7 +10,8 @@
 # every region, a flipped byte in each region, trailing bytes, an unknown
 # version, a chunk claiming too long a payload, a decompression bomb (a
 # zstd frame of 64 MiB of zeros where the header allows 4 bytes), an
-# exact-set count the stream cannot hold, and a header claiming the largest
+# exact-set count the stream cannot hold, one exact-set entry repeated 2^24
+# times (refused at its second copy), and a header claiming the largest
 # filter over a body cut short or corrupt (a file or a pipe, compressed or
 # plain: refused within 64 MiB of memory, before anything is created; by
 # card too). A
@@ -228,6 +229,26 @@ huge "... through a pipe" "-$T_TMP/huge_cut.fbz" "truncated (in the bits)"
 huge "largest header, a corrupt first chunk" "$T_TMP/huge_chunk.fbz" \
 	"corrupt compressed chunk (length)"
 huge "largest header, plain, through a pipe, cut short" "-$T_TMP/huge_cut.plain" "truncated"
+# One exact-set entry 2^24 times (738 MB of plain bytes, 64 kB
+# compressed): refused at its second copy, not once all were held.
+F=$T_TMP/ex.fbz
+read -r CE SZ < <(regions "$F")
+python3 -c 'import struct, subprocess, sys
+src, dst, ce = sys.argv[1], sys.argv[2], int(sys.argv[3])
+b = open(src, "rb").read()
+rest = subprocess.run(["zstd", "-d", "-c"], input=b[ce:], capture_output=True, check=True).stdout
+out = open(dst, "wb")
+out.write(b[:ce])
+out.flush()
+z = subprocess.Popen(["zstd", "-q", "-c"], stdin=subprocess.PIPE, stdout=out)
+z.stdin.write(struct.pack("<Q", 1 << 24))
+blk = rest[8:52] * 65536
+for _ in range(256):
+    z.stdin.write(blk)
+z.stdin.write(bytes(4))
+z.stdin.close()
+z.wait()' "$F" "$T_TMP/dup.fbz" "$CE"
+huge "one exact-set entry 2^24 times" "$T_TMP/dup.fbz" "an exact-set rule is listed twice"
 /usr/bin/time -f %M -o "$T_TMP/rss" "$FB" card "$T_TMP/huge_cut.fbz" >/dev/null 2>"$T_TMP/err"
 check_eq "largest header, cut: card refuses it alike, within 64 MiB" \
 	"$? $(head -1 "$T_TMP/err") $([ "$(tail -1 "$T_TMP/rss")" -lt 65536 ] && echo small)" \
