@@ -23,7 +23,9 @@
 #   "sized for 1 flows".
 # - a confirming filter whose capacity merge raised to its rules past its
 #   bits (as older builds' merges did whenever the rules outnumbered it),
-#   a del since: its export imports, sized for what its bits hold, said.
+#   a del since: its export imports, sized for what its bits hold, said;
+# - a confirming filter sized by bits whose exact sets a replace made
+#   larger than its bits size them for: its export imports, every rule in.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin import_hostile
 cleanup() { t_cleanup_filters; }
@@ -201,5 +203,27 @@ check_eq "... every rule confirmed, none deleted back" \
 check_eq "merge of a filter sized by bits: capacity 0, exact sets as the source's" \
 	"$("$FB" -j info cfm | t_json '[d["capacity"], d["kernel_memory"]["exact_sets"] >= 4000000]')" \
 	"$("$FB" -j info cf | t_json '[d["capacity"], True]')"
+
+# A confirming filter sized by bits whose exact sets a replace made larger
+# than its bits size them for (300,000 rules; 2 Mbit make sets of 258,048):
+# its export imports (compressed, plain, through a pipe) with every rule.
+python3 -c 'for i in range(300000):
+    print("udp 198.51.%d.%d:%d 203.0.113.%d:%d" % (100 + (i >> 16) % 4, (i >> 8) & 255, 1024 + (i & 1023), i & 255, 1 + (i >> 8)))' >"$T_TMP/l300k.txt"
+"$FB" create rb --bits $((1 << 20)) --hashes 4 --confirm exact >/dev/null
+check "load --replace 300,000 rules into a 2 Mbit confirming filter" \
+	"$FB" load rb "$T_TMP/l300k.txt" --replace
+"$FB" export rb "$T_TMP/rb.fbz" >/dev/null
+"$FB" export rb "$T_TMP/rb.fbx" --plain >/dev/null
+for src in "$T_TMP/rb.fbz" "$T_TMP/rb.fbx" -; do
+	if [ "$src" == - ]; then
+		"$FB" import - rb_back <"$T_TMP/rb.fbz" >/dev/null 2>"$T_TMP/err"
+	else
+		"$FB" import "$src" rb_back >/dev/null 2>"$T_TMP/err"
+	fi
+	check_eq "its export imports (${src##*/}): $(head -c 150 "$T_TMP/err")" \
+		"$("$FB" -j info rb_back 2>/dev/null | t_json '[d["digest"], d["capacity"]]')" \
+		"$("$FB" -j info rb | t_json '[d["digest"], d["capacity"]]')"
+	"$FB" destroy rb_back >/dev/null 2>&1
+done
 
 t_end

@@ -75,6 +75,9 @@ int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
 	o.nblocks = in.h.nblocks;
 	o.capacity = in.h.capacity;
 	o.fp_rate = in.h.fp_ppb / 1e9;
+	/* As a replace makes them (store/replace.c): room for the rules
+	 * twice, where that is more than the capacity's. */
+	o.sets = 2 * in.nsets;
 	/* Built aside (its kinds 0: a data path that already sees the array,
 	 * ip link's adopted maps, probes nothing), streamed into. */
 	if (fb_store_create_staged(name, &o, &f))

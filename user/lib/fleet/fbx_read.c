@@ -239,6 +239,7 @@ static int check_size(struct fb_fbx_in *in)
 		if (n > ((size_t)st.st_size - want - 8) / FB_FBX_RULE_BYTES)
 			return fb_fbx_bad(in, "truncated");
 		want += 8 + n * FB_FBX_RULE_BYTES;
+		in->nsets = n;
 	}
 	if (in->ngens) {
 		size_t g;
