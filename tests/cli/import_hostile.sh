@@ -7,7 +7,8 @@
 #   so a block-list made a monitor or allow filter is not imported
 #   silently; `merge`/`intersect` refuse sources whose actions differ, and
 #   a result whose action differs from the existing NAME --into names,
-#   leaving NAME as it was;
+#   leaving NAME as it was; a hash weaker than create gives the file's
+#   action (a block-list's NH made an allow-list, nh-v1) is said too;
 # - a capacity its geometry cannot hold at its own false-positive rate
 #   (a 2 Mbit filter "sized for 16777216 flows": info's claim, the bound
 #   bgp and guard keep, and with --confirm exact exact sets of 2^25
@@ -38,7 +39,7 @@ digest() { "$FB" -j info "$1" | jget '["digest"]'; }
 patch() {
 	python3 - "$@" <<'PY'
 import struct, sys, zlib
-OFF = dict(action=(20, "B"), confirm=(21, "B"), nblocks=(24, "I"), flows=(48, "Q"),
+OFF = dict(hash=(17, "B"), action=(20, "B"), confirm=(21, "B"), nblocks=(24, "I"), flows=(48, "Q"),
            capacity=(56, "Q"), fp=(64, "I"))
 src, dst = sys.argv[1], sys.argv[2]
 d = bytearray(open(src, "rb").read()[:-4])
@@ -71,6 +72,20 @@ grep -q ", action monitor" "$T_TMP/out" && pass "import names the action (monito
 	fail "a monitor file imported without saying so: $(cat "$T_TMP/out")"
 "$FB" -j import "$T_TMP/allow.fbx" a1 >"$T_TMP/out.json"
 check_eq "import -j names the action" "$(t_json 'd["action"]' "$T_TMP/out.json")" allow
+# The block-list's hash came with it: NH, where create gives an allow-list
+# SipHash-1-3 (a PRF) against adaptive probing. Said, and -j names it.
+check_eq "import -j names the hash" "$(t_json 'd["hash"]' "$T_TMP/out.json")" nh
+"$FB" import "$T_TMP/allow.fbx" a2 >/dev/null 2>"$T_TMP/err"
+grep -q "note: .*allow.fbx: hash nh, not siphash13 as create gives a filter of action allow" \
+	"$T_TMP/err" && pass "an allow-list with a block-list's hash: said" ||
+	fail "an allow-list with NH imported without saying so: $(cat "$T_TMP/err")"
+"$FB" import "$T_TMP/bl.fbx" b2 >/dev/null 2>"$T_TMP/err"
+check_eq "a block-list with its own hash: nothing said" "$(cat "$T_TMP/err")" ""
+patch "$T_TMP/bl.fbx" "$T_TMP/v1.fbx" hash=3
+"$FB" import "$T_TMP/v1.fbx" v1 >/dev/null 2>"$T_TMP/err"
+grep -q "note: .*v1.fbx: hash nh-v1, not nh as create gives a filter of action drop" \
+	"$T_TMP/err" && pass "nh-v1 (key words derived linearly): said" ||
+	fail "an nh-v1 file imported without saying so: $(cat "$T_TMP/err")"
 
 # merge/intersect of sources whose actions differ: one key means one
 # create, and create alone sets the action, so such a file was changed.
