@@ -8,7 +8,8 @@
 #   silently; `merge`/`intersect` refuse sources whose actions differ, and
 #   a result whose action differs from the existing NAME --into names,
 #   leaving NAME as it was; a hash weaker than create gives the file's
-#   action (a block-list's NH made an allow-list, nh-v1) is said too;
+#   action (a block-list's NH made an allow-list, nh-v1) is said too, and
+#   so are more bits set than its flow count sets (every bit, "1 flow");
 # - a capacity its geometry cannot hold at its own false-positive rate
 #   (a 2 Mbit filter "sized for 16777216 flows": info's claim, the bound
 #   bgp and guard keep, and with --confirm exact exact sets of 2^25
@@ -48,6 +49,10 @@ for a in sys.argv[3:]:
     if f == "rules":  # an empty exact-set section, for a file made confirming
         d += struct.pack("<Q", 0)
         continue
+    if f == "bits":  # every bit of the filter set to v (0 or 1)
+        nb = struct.unpack("<I", d[24:28])[0]
+        d[136:136 + nb * 64] = bytes([255 * int(v)]) * (nb * 64)
+        continue
     o, w = OFF[f]
     struct.pack_into("<" + w, d, o, int(v, 0))
 open(dst, "wb").write(bytes(d) + struct.pack("<I", zlib.crc32(bytes(d)) & 0xffffffff))
@@ -86,6 +91,13 @@ patch "$T_TMP/bl.fbx" "$T_TMP/v1.fbx" hash=3
 grep -q "note: .*v1.fbx: hash nh-v1, not nh as create gives a filter of action drop" \
 	"$T_TMP/err" && pass "nh-v1 (key words derived linearly): said" ||
 	fail "an nh-v1 file imported without saying so: $(cat "$T_TMP/err")"
+# Every bit set under a flow count of 1: a block-list that drops every
+# packet, which import's line would call "1 flow". Said.
+patch "$T_TMP/bl.fbx" "$T_TMP/full.fbx" bits=1
+"$FB" import "$T_TMP/full.fbx" full >"$T_TMP/out" 2>"$T_TMP/err"
+grep -q "note: .*full.fbx: 2064384 of 2064384 bits set, more than 1 flow set with k=4: it matches more than its flow count says (false-positive rate 1 per probe)" \
+	"$T_TMP/err" && pass "a full filter that says 1 flow: said" ||
+	fail "a full filter imported as 1 flow without a word: $(cat "$T_TMP/out" "$T_TMP/err")"
 
 # merge/intersect of sources whose actions differ: one key means one
 # create, and create alone sets the action, so such a file was changed.
