@@ -10,7 +10,9 @@
 # every region, a flipped byte in each region, trailing bytes, an unknown
 # version, a chunk claiming too long a payload, a decompression bomb (a
 # zstd frame of 64 MiB of zeros where the header allows 4 bytes), an
-# exact-set count the stream cannot hold, and a header claiming the largest
+# exact-set count the stream cannot hold, one exact-set entry repeated 2^24
+# times (refused at its second copy), generations larger than a filter's
+# (refused at their heads), and a header claiming the largest
 # filter over a body cut short or corrupt (a file or a pipe, compressed or
 # plain: refused within 64 MiB of memory, before anything is created; by
 # card too). A
@@ -228,6 +230,60 @@ huge "... through a pipe" "-$T_TMP/huge_cut.fbz" "truncated (in the bits)"
 huge "largest header, a corrupt first chunk" "$T_TMP/huge_chunk.fbz" \
 	"corrupt compressed chunk (length)"
 huge "largest header, plain, through a pipe, cut short" "-$T_TMP/huge_cut.plain" "truncated"
+# One exact-set entry 2^24 times (738 MB of plain bytes, 64 kB
+# compressed): refused at its second copy, not once all were held.
+F=$T_TMP/ex.fbz
+read -r CE SZ < <(regions "$F")
+python3 -c 'import struct, subprocess, sys
+src, dst, ce = sys.argv[1], sys.argv[2], int(sys.argv[3])
+b = open(src, "rb").read()
+rest = subprocess.run(["zstd", "-d", "-c"], input=b[ce:], capture_output=True, check=True).stdout
+out = open(dst, "wb")
+out.write(b[:ce])
+out.flush()
+z = subprocess.Popen(["zstd", "-q", "-c"], stdin=subprocess.PIPE, stdout=out)
+z.stdin.write(struct.pack("<Q", 1 << 24))
+blk = rest[8:52] * 65536
+for _ in range(256):
+    z.stdin.write(blk)
+z.stdin.write(bytes(4))
+z.stdin.close()
+z.wait()' "$F" "$T_TMP/dup.fbz" "$CE"
+huge "one exact-set entry 2^24 times" "$T_TMP/dup.fbz" "an exact-set rule is listed twice"
+# Generations of rules with a lifetime larger than any filter's (2^23
+# blocks, 2049 chunks; a generation has at most 128): 1 GiB of zeros in
+# 32 kB. Refused at each head, naming the file, before its bits are read
+# (ended ones had been read twice and dropped, the filter imported; a live
+# one was refused only by the build, the file not named).
+gens() { # OUT EXPIRY: the half-full filter with two generations of 2^23 blocks
+	python3 -c 'import struct, subprocess, sys, zlib
+z, p = open(sys.argv[1], "rb").read(), bytearray(open(sys.argv[2], "rb").read())
+ce, out, expiry = int(sys.argv[3]), open(sys.argv[4], "wb"), int(sys.argv[5])
+struct.pack_into("<I", p, 68, 2)
+crc = zlib.crc32(bytes(p[:-4]))
+h = bytearray(z[:ce])
+struct.pack_into("<I", h, 16 + 68, 2)
+out.write(h)
+out.flush()
+zp = subprocess.Popen(["zstd", "-q", "-c"], stdin=subprocess.PIPE, stdout=out)
+zero = bytes(1 << 20)
+for g in range(2):
+    gh = struct.pack("<QQII", expiry, 0, 1 << 23, 0) + bytes([1]) + bytes(71)
+    zp.stdin.write(gh)
+    crc = zlib.crc32(gh, crc)
+    for _ in range(512):
+        zp.stdin.write(zero)
+        crc = zlib.crc32(zero, crc)
+zp.stdin.write(struct.pack("<I", crc))
+zp.stdin.close()
+zp.wait()' "$T_TMP/half.fbz" "$T_TMP/half.plain" "$(regions "$T_TMP/half.fbz" | cut -d' ' -f1)" "$1" "$2"
+}
+gens "$T_TMP/gens_ended.fbz" 1
+gens "$T_TMP/gens_live.fbz" $((($(date +%s) + 3600) * 1000000000))
+huge "two ended generations of 2^23 blocks" "$T_TMP/gens_ended.fbz" \
+	"a generation of 2049 chunks of 256 KiB (a generation of rules with a lifetime holds at most 128)"
+huge "two live generations of 2^23 blocks" "$T_TMP/gens_live.fbz" \
+	"a generation of 2049 chunks of 256 KiB (a generation of rules with a lifetime holds at most 128)"
 /usr/bin/time -f %M -o "$T_TMP/rss" "$FB" card "$T_TMP/huge_cut.fbz" >/dev/null 2>"$T_TMP/err"
 check_eq "largest header, cut: card refuses it alike, within 64 MiB" \
 	"$? $(head -1 "$T_TMP/err") $([ "$(tail -1 "$T_TMP/rss")" -lt 65536 ] && echo small)" \

@@ -7,7 +7,9 @@
 #   so a block-list made a monitor or allow filter is not imported
 #   silently; `merge`/`intersect` refuse sources whose actions differ, and
 #   a result whose action differs from the existing NAME --into names,
-#   leaving NAME as it was;
+#   leaving NAME as it was; a hash weaker than create gives the file's
+#   action (a block-list's NH made an allow-list, nh-v1) is said too, and
+#   so are more bits set than its flow count sets (every bit, "1 flow");
 # - a capacity its geometry cannot hold at its own false-positive rate
 #   (a 2 Mbit filter "sized for 16777216 flows": info's claim, the bound
 #   bgp and guard keep, and with --confirm exact exact sets of 2^25
@@ -23,7 +25,9 @@
 #   "sized for 1 flows".
 # - a confirming filter whose capacity merge raised to its rules past its
 #   bits (as older builds' merges did whenever the rules outnumbered it),
-#   a del since: its export imports, sized for what its bits hold, said.
+#   a del since: its export imports, sized for what its bits hold, said;
+# - a confirming filter sized by bits whose exact sets a replace made
+#   larger than its bits size them for: its export imports, every rule in.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin import_hostile
 cleanup() { t_cleanup_filters; }
@@ -36,7 +40,7 @@ digest() { "$FB" -j info "$1" | jget '["digest"]'; }
 patch() {
 	python3 - "$@" <<'PY'
 import struct, sys, zlib
-OFF = dict(action=(20, "B"), confirm=(21, "B"), nblocks=(24, "I"), flows=(48, "Q"),
+OFF = dict(hash=(17, "B"), action=(20, "B"), confirm=(21, "B"), nblocks=(24, "I"), flows=(48, "Q"),
            capacity=(56, "Q"), fp=(64, "I"))
 src, dst = sys.argv[1], sys.argv[2]
 d = bytearray(open(src, "rb").read()[:-4])
@@ -44,6 +48,10 @@ for a in sys.argv[3:]:
     f, v = a.split("=")
     if f == "rules":  # an empty exact-set section, for a file made confirming
         d += struct.pack("<Q", 0)
+        continue
+    if f == "bits":  # every bit of the filter set to v (0 or 1)
+        nb = struct.unpack("<I", d[24:28])[0]
+        d[136:136 + nb * 64] = bytes([255 * int(v)]) * (nb * 64)
         continue
     o, w = OFF[f]
     struct.pack_into("<" + w, d, o, int(v, 0))
@@ -69,6 +77,27 @@ grep -q ", action monitor" "$T_TMP/out" && pass "import names the action (monito
 	fail "a monitor file imported without saying so: $(cat "$T_TMP/out")"
 "$FB" -j import "$T_TMP/allow.fbx" a1 >"$T_TMP/out.json"
 check_eq "import -j names the action" "$(t_json 'd["action"]' "$T_TMP/out.json")" allow
+# The block-list's hash came with it: NH, where create gives an allow-list
+# SipHash-1-3 (a PRF) against adaptive probing. Said, and -j names it.
+check_eq "import -j names the hash" "$(t_json 'd["hash"]' "$T_TMP/out.json")" nh
+"$FB" import "$T_TMP/allow.fbx" a2 >/dev/null 2>"$T_TMP/err"
+grep -q "note: .*allow.fbx: hash nh, not siphash13 as create gives a filter of action allow" \
+	"$T_TMP/err" && pass "an allow-list with a block-list's hash: said" ||
+	fail "an allow-list with NH imported without saying so: $(cat "$T_TMP/err")"
+"$FB" import "$T_TMP/bl.fbx" b2 >/dev/null 2>"$T_TMP/err"
+check_eq "a block-list with its own hash: nothing said" "$(cat "$T_TMP/err")" ""
+patch "$T_TMP/bl.fbx" "$T_TMP/v1.fbx" hash=3
+"$FB" import "$T_TMP/v1.fbx" v1 >/dev/null 2>"$T_TMP/err"
+grep -q "note: .*v1.fbx: hash nh-v1, not nh as create gives a filter of action drop" \
+	"$T_TMP/err" && pass "nh-v1 (key words derived linearly): said" ||
+	fail "an nh-v1 file imported without saying so: $(cat "$T_TMP/err")"
+# Every bit set under a flow count of 1: a block-list that drops every
+# packet, which import's line would call "1 flow". Said.
+patch "$T_TMP/bl.fbx" "$T_TMP/full.fbx" bits=1
+"$FB" import "$T_TMP/full.fbx" full >"$T_TMP/out" 2>"$T_TMP/err"
+grep -q "note: .*full.fbx: 2064384 of 2064384 bits set, more than 1 flow set with k=4: it matches more than its flow count says (false-positive rate 1 per probe)" \
+	"$T_TMP/err" && pass "a full filter that says 1 flow: said" ||
+	fail "a full filter imported as 1 flow without a word: $(cat "$T_TMP/out" "$T_TMP/err")"
 
 # merge/intersect of sources whose actions differ: one key means one
 # create, and create alone sets the action, so such a file was changed.
@@ -201,5 +230,27 @@ check_eq "... every rule confirmed, none deleted back" \
 check_eq "merge of a filter sized by bits: capacity 0, exact sets as the source's" \
 	"$("$FB" -j info cfm | t_json '[d["capacity"], d["kernel_memory"]["exact_sets"] >= 4000000]')" \
 	"$("$FB" -j info cf | t_json '[d["capacity"], True]')"
+
+# A confirming filter sized by bits whose exact sets a replace made larger
+# than its bits size them for (300,000 rules; 2 Mbit make sets of 258,048):
+# its export imports (compressed, plain, through a pipe) with every rule.
+python3 -c 'for i in range(300000):
+    print("udp 198.51.%d.%d:%d 203.0.113.%d:%d" % (100 + (i >> 16) % 4, (i >> 8) & 255, 1024 + (i & 1023), i & 255, 1 + (i >> 8)))' >"$T_TMP/l300k.txt"
+"$FB" create rb --bits $((1 << 20)) --hashes 4 --confirm exact >/dev/null
+check "load --replace 300,000 rules into a 2 Mbit confirming filter" \
+	"$FB" load rb "$T_TMP/l300k.txt" --replace
+"$FB" export rb "$T_TMP/rb.fbz" >/dev/null
+"$FB" export rb "$T_TMP/rb.fbx" --plain >/dev/null
+for src in "$T_TMP/rb.fbz" "$T_TMP/rb.fbx" -; do
+	if [ "$src" == - ]; then
+		"$FB" import - rb_back <"$T_TMP/rb.fbz" >/dev/null 2>"$T_TMP/err"
+	else
+		"$FB" import "$src" rb_back >/dev/null 2>"$T_TMP/err"
+	fi
+	check_eq "its export imports (${src##*/}): $(head -c 150 "$T_TMP/err")" \
+		"$("$FB" -j info rb_back 2>/dev/null | t_json '[d["digest"], d["capacity"]]')" \
+		"$("$FB" -j info rb | t_json '[d["digest"], d["capacity"]]')"
+	"$FB" destroy rb_back >/dev/null 2>&1
+done
 
 t_end

@@ -117,6 +117,16 @@ int cmd_export(int argc, char **argv)
 	return 0;
 }
 
+/* A hash an attacker who probes the filter resists less than the one
+ * create gives a filter of this action (docs/design.md, "Choosing the
+ * hash"): nh-v1 always, NH for an allow-list. */
+static bool hash_weaker(const struct fb_header *h)
+{
+	return h->hash == FB_HASH_NH ||
+	       (h->action == FB_ACTION_ALLOW && h->hash != FB_HASH_SIPHASH13 &&
+		h->hash != FB_HASH_SIPHASH24);
+}
+
 int cmd_import(int argc, char **argv)
 {
 	struct fb_header h;
@@ -129,14 +139,24 @@ int cmd_import(int argc, char **argv)
 	if (fb_fbx_import(argv[1], argv[2], &h))
 		return 1;
 	/* The file's, not the operator's: `attach` takes it by default, so a
-	 * block-list made a monitor or allow-list is said, not found later. */
+	 * block-list made a monitor or allow-list is said, not found later;
+	 * so is a hash weaker than create would give that action (a
+	 * block-list's NH, made an allow-list). */
 	action = FB_NAME(fb_action_names, h.action);
+	if (hash_weaker(&h))
+		fb_report(FB_REPORT_NOTE,
+			  "%s: hash %s, not %s as create gives a filter of action %s: an "
+			  "attacker who probes it forges false positives more easily (see "
+			  "docs/design.md, Choosing the hash)",
+			  argv[1], FB_NAME(fb_hash_names, h.hash),
+			  FB_NAME(fb_hash_names, fb_hash_default(h.action)), action);
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("imported", argv[2]);
 		jw_u64("bits", fb_header_mbits(&h));
 		jw_u64("flows", h.nflows);
 		jw_str("action", action);
+		jw_str("hash", FB_NAME(fb_hash_names, h.hash));
 		jw_obj_close();
 		jw_end();
 	} else if (fb_ftype(h.type)->flags & FB_FTYPE_TABLE) {

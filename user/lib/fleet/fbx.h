@@ -56,6 +56,9 @@ struct fb_fbx_in {
 	size_t cnt_bytes;	   /* counters section (0: none) */
 	struct fb_fbx_rule *rules; /* after fb_fbx_read_body: the exact sets, by key */
 	size_t nrules;
+	/* The exact-set entries the file holds, known before the build
+	 * (a regular file's count, or the first read's). */
+	__u64 nsets;
 	__u32 ngens;   /* generations of rules with a lifetime after the sets */
 	bool gens_ok;  /* the caller reads them (import): else such a file is refused */
 	char why[256]; /* what is wrong, after a -1 */

@@ -79,6 +79,14 @@ static int decode(struct fb_fbx_in *in, const __u8 *b, struct fb_fbx_gen *g)
 			return fb_fbx_bad(in, "a generation's reserved bytes are not zero");
 	if (!g->nblocks || g->nblocks > FB_MAX_BLOCKS || !g->k || g->k > FB_MAX_K)
 		return fb_fbx_bad(in, "a generation's geometry is bad");
+	/* What a filter's generation can be (fb_gen_make): refused here,
+	 * before its bits are read, not when the build makes it. */
+	if (fb_chunks_for(g->nblocks) > FB_GEN_MAX_CHUNKS)
+		return fb_fbx_bad(
+			in,
+			"a generation of %u chunks of %u KiB (a generation of rules with a "
+			"lifetime holds at most %u)",
+			fb_chunks_for(g->nblocks), FB_CHUNK_BYTES / 1024, FB_GEN_MAX_CHUNKS);
 	if (g->kinds & ~ok)
 		return fb_fbx_bad(in, "a generation holds unknown rule kinds");
 	if (g->flows > fb_flows_max(g->nblocks))

@@ -16,6 +16,7 @@
 #include "store/exact.h"
 #include "store/pintree.h"
 #include "store/store.h"
+#include "types/bits.h"
 #include "types/ftype.h"
 
 int fb_fbx_rules_into(struct fb_store *f, const struct fb_fbx_rule *r, size_t n)
@@ -51,6 +52,8 @@ int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
 	struct fb_create_opts o = { 0 };
 	struct fb_fbx_in in;
 	struct fb_store f;
+	__u64 set = 0;
+	double fpr = 0;
 	int rc = -1;
 
 	if (fb_pin_check_name(name))
@@ -75,6 +78,9 @@ int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
 	o.nblocks = in.h.nblocks;
 	o.capacity = in.h.capacity;
 	o.fp_rate = in.h.fp_ppb / 1e9;
+	/* As a replace makes them (store/replace.c): room for the rules
+	 * twice, where that is more than the capacity's. */
+	o.sets = 2 * in.nsets;
 	/* Built aside (its kinds 0: a data path that already sees the array,
 	 * ip link's adopted maps, probes nothing), streamed into. */
 	if (fb_store_create_staged(name, &o, &f))
@@ -82,6 +88,17 @@ int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
 	if (fb_fbx_read_body(&in, f.blocks, f.cnt)) {
 		fb_store_abort(&f);
 		goto refuse;
+	}
+	/* A Bloom filter's flow count is what `import` says it holds; each
+	 * flow sets at most k bits (an intersection's count, an estimate
+	 * from the bits, rounds to the nearest flow). More bits than that
+	 * match more than the count says: a file made to look small. */
+	if (!in.h.type && !(in.h.flags & FB_HDRF_NFLOWS_ESTIMATE)) {
+		set = fb_bits_popcount(&f);
+		if (set > (in.h.nflows + 1) * in.h.k)
+			fpr = fb_bits_fpr(&f);
+		else
+			set = 0;
 	}
 
 	if (fb_fbx_rules_into(&f, in.rules, in.nrules)) {
@@ -127,6 +144,15 @@ int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
 			  in.label, in.capacity_said, geom, in.h.fp_ppb / 1e9,
 			  (unsigned long long)in.h.capacity);
 	}
+	if (set)
+		fb_report(FB_REPORT_NOTE,
+			  "%s: %llu of %llu bits set, more than %llu flow%s set with k=%u: it "
+			  "matches more than its flow count says (false-positive rate %g per "
+			  "probe)",
+			  in.label, (unsigned long long)set,
+			  (unsigned long long)fb_header_mbits(&in.h),
+			  (unsigned long long)in.h.nflows, in.h.nflows == 1 ? "" : "s", in.h.k,
+			  fpr);
 	rc = 0;
 	goto out;
 refuse:

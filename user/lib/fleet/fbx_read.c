@@ -239,6 +239,7 @@ static int check_size(struct fb_fbx_in *in)
 		if (n > ((size_t)st.st_size - want - 8) / FB_FBX_RULE_BYTES)
 			return fb_fbx_bad(in, "truncated");
 		want += 8 + n * FB_FBX_RULE_BYTES;
+		in->nsets = n;
 	}
 	if (in->ngens) {
 		size_t g;
@@ -331,19 +332,60 @@ int fb_fbx_read_bits(struct fb_fbx_in *in, struct fb_block *blocks, __u32 nblock
 	return 0;
 }
 
-int fb_fbx_read_rules(struct fb_fbx_in *in)
+/* The entries read so far, by key: an open-addressing table of their
+ * indexes + 1 (0 empty), at most half full. */
+struct seen {
+	__u32 *slot;
+	size_t mask;
+};
+
+static size_t key_hash(const struct fb_key *k)
 {
-	__u8 num[8], rec[FB_FBX_RULE_BYTES];
+	const __u8 *p = (const __u8 *)k;
+	__u64 h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < sizeof(*k); i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h ^ h >> 29;
+}
+
+/* 1 if in->rules[i]'s key is one of the entries before it, else 0 (it is
+ * now one of them); -1 out of memory. */
+static int seen_add(struct fb_fbx_in *in, struct seen *s, size_t i)
+{
+	const struct fb_key *k = &in->rules[i].key;
+	size_t j;
+
+	if (2 * (i + 1) > s->mask) {
+		size_t cap = s->mask ? 2 * (s->mask + 1) : 2048, e;
+		__u32 *slot = calloc(cap, sizeof(*slot));
+
+		if (!slot)
+			return -1;
+		free(s->slot);
+		s->slot = slot;
+		s->mask = cap - 1;
+		for (e = 0; e < i; e++) {
+			for (j = key_hash(&in->rules[e].key) & s->mask; slot[j];
+			     j = (j + 1) & s->mask)
+				;
+			slot[j] = e + 1;
+		}
+	}
+	for (j = key_hash(k) & s->mask; s->slot[j]; j = (j + 1) & s->mask)
+		if (!memcmp(&in->rules[s->slot[j] - 1].key, k, sizeof(*k)))
+			return 1;
+	s->slot[j] = i + 1;
+	return 0;
+}
+
+static int read_entries(struct fb_fbx_in *in, __u64 n, struct seen *s)
+{
+	__u8 rec[FB_FBX_RULE_BYTES];
 	char why[200];
 	size_t cap = 0;
-	__u64 n, e;
+	__u64 e;
 
-	if (fb_fbx_rd(in, num, 8))
-		return fb_fbx_short_read(in);
-	n = fb_le_get64(num);
-	if (n > FB_FBX_MAX_RULES)
-		return fb_fbx_bad(in, "%llu exact-set entries (at most %u)", (unsigned long long)n,
-				  FB_FBX_MAX_RULES);
 	for (e = 0; e < n; e++) {
 		struct fb_fbx_rule *r;
 
@@ -367,8 +409,35 @@ int fb_fbx_read_rules(struct fb_fbx_in *in)
 		if (!r->count || r->count > FB_FBX_MAX_COUNT)
 			return fb_fbx_bad(in, "exact-set entry %llu: count %u (1 to %u)",
 					  (unsigned long long)e, r->count, FB_FBX_MAX_COUNT);
+		/* Refused as it arrives, not once all were read: a
+		 * compressed stream of one entry repeated is a few bytes
+		 * for each million, and would cost 44 MB of memory each. */
+		switch (seen_add(in, s, in->nrules - 1)) {
+		case 1:
+			return fb_fbx_bad(in, "an exact-set rule is listed twice");
+		case -1:
+			return fb_fbx_bad(in, "out of memory");
+		}
 	}
 	return 0;
+}
+
+int fb_fbx_read_rules(struct fb_fbx_in *in)
+{
+	struct seen s = { 0 };
+	__u8 num[8];
+	__u64 n;
+	int rc;
+
+	if (fb_fbx_rd(in, num, 8))
+		return fb_fbx_short_read(in);
+	n = fb_le_get64(num);
+	if (n > FB_FBX_MAX_RULES)
+		return fb_fbx_bad(in, "%llu exact-set entries (at most %u)", (unsigned long long)n,
+				  FB_FBX_MAX_RULES);
+	rc = read_entries(in, n, &s);
+	free(s.slot);
+	return rc;
 }
 
 int fb_fbx_read_body(struct fb_fbx_in *in, struct fb_block *blocks, __u8 *cnt)

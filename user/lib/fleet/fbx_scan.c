@@ -136,6 +136,7 @@ static int scan(struct fb_fbx_in *in)
 		return -1;
 	if (in->h.confirm && fb_fbx_read_rules(in))
 		return -1;
+	in->nsets = in->nrules;
 	if (in->ngens && !in->gens_ok)
 		return fb_fbx_bad(in,
 				  "it holds rules with a lifetime, which merge, intersect and card "

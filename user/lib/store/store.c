@@ -75,6 +75,7 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 	bool is_default = !strcmp(name, FB_IPROUTE_FILTER), made;
 	int outer_fd = -1, stats_fd = -1, cnt_fd = -1, adopted = 0, err = -1, *fds = NULL;
 	__u32 n = fb_chunks_for(o->nblocks);
+	__u64 sets;
 	struct fb_header *hdr;
 	struct stat st;
 
@@ -183,7 +184,8 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 			goto out;
 		}
 	}
-	if (o->confirm && fb_exact_create(f->dir_fd, fb_exact_sets_for(o->capacity, o->nblocks)))
+	sets = fb_exact_sets_for(o->capacity, o->nblocks);
+	if (o->confirm && fb_exact_create(f->dir_fd, sets > o->sets ? sets : o->sets))
 		goto out;
 	if (o->counter_bits) {
 		size_t cbytes =

@@ -102,6 +102,10 @@ struct fb_create_opts {
 	__u8 compact;	   /* 1: bits in whole pages, not chunks (FB_HDRF_COMPACT) */
 	__u64 capacity;
 	double fp_rate;
+	/* Exact sets for at least this many rules (0: as the capacity
+	 * sizes them): import's, for a filter whose sets a replace made
+	 * larger than its capacity's. */
+	__u64 sets;
 	/* Another filter type (enum fb_type; layout and k unused): nblocks
 	 * counts geometry and table, geom holds the geometry blocks. */
 	__u8 type;
