@@ -33,7 +33,9 @@
 #   path held); End-of-RIB sent again and again costs what empty updates
 #   do (each one walked every path held, looking for stale ones); add-path
 #   ids chosen to collide in the path table's old, unkeyed hash cost what
-#   random ones do, and so do routes the filter refuses one after another
+#   random ones do (its key drawn from the kernel's pool, waited for before
+#   it is ready, never made of the clock and pid: strace's getrandom
+#   EAGAIN and ENOSYS), and so do routes the filter refuses one after another
 #   (each refusal walked every path), and routes refused among others in
 #   one line or among the rules added again to a new filter array (each
 #   refusal tried the whole batch again);
@@ -752,6 +754,39 @@ within3x "600 FlowSpec routes added again and 600 refused against 1200 added aga
 plain=$(cpu nocollide)
 coll=$(cpu collide)
 within3x "12000 add-path ids chosen to collide against 12000 random ones" "$plain" "$coll"
+# That key comes from the kernel's random pool, waited for when it is not
+# ready (early boot): it was made of the clock, the pid and an address
+# then, which a peer can guess. bgp's own getrandom call (16 bytes; libc
+# makes one of its own before) made to fail (strace): EAGAIN, the pool not
+# ready, has bgp wait and say so, ENOSYS ends it with why, the filter
+# untouched; both ran on the guessable key.
+keyrun() { # ERRNO: inject it into bgp's first getrandom of 16 bytes; its exit status
+	local n rc
+	for n in 1 2 3 4; do
+		rm -f "$T_TMP/key.bgp"
+		t_exa_ann 203.0.113.60/32 | strace -f -qq -o "$T_TMP/key.trace" -e trace=getrandom \
+			-e inject=getrandom:error="$1":when=$n "$FB" bgp rtbh --state "$T_TMP/key.bgp" \
+			>/dev/null 2>"$T_TMP/err"
+		rc=$?
+		grep -q "getrandom(0x[0-9a-f]*, 16, GRND_NONBLOCK) = -1 $1 .*(INJECTED)" \
+			"$T_TMP/key.trace" && return $rc
+		"$FB" bgp rtbh --state "$T_TMP/key.bgp" --flush >/dev/null 2>&1
+	done
+	return 99
+}
+if ! command -v strace >/dev/null; then
+	skip "the hash key with no random pool: no strace"
+else
+	keyrun EAGAIN
+	check_eq "random pool not ready (EAGAIN): bgp runs, said it waits, drew its key from the pool" \
+		"$? $(grep -c 'random pool is not ready yet (early boot): waiting' "$T_TMP/err") $(grep -c 'getrandom(".*", 16, 0) = 16$' "$T_TMP/key.trace") $(q dst 203.0.113.60)" \
+		"0 1 1 maybe"
+	"$FB" bgp rtbh --state "$T_TMP/key.bgp" --flush >/dev/null 2>&1
+	keyrun ENOSYS
+	check_eq "no getrandom (ENOSYS): bgp ends, says why, adds nothing" \
+		"$? $(grep -c "cannot draw the key of the path table's hash: getrandom: Function not implemented" "$T_TMP/err") $(q dst 203.0.113.60)" \
+		"1 1 no"
+fi
 
 # --- 15. the paths held are bounded too (--max-paths): 150 add-path ids
 # for one /32 (a rule held already: the capacity never saw them) held 150

@@ -530,10 +530,8 @@ int cmd_bgp(int argc, char **argv)
 		return 1;
 	}
 	rc = 1;
-	if (fb_bgp_init(&rn.b, &o)) {
-		fb_err("out of memory");
-		goto out;
-	}
+	if (fb_bgp_init(&rn.b, &o))
+		goto out; /* said */
 	rn.in_gens = rn.ttl > 0;
 	rn.flush = flush;
 	rn.copies.hkey = rn.b.hkey;
