@@ -59,7 +59,10 @@
 #   before and after a restart;
 # - a peer announcing paths without end for rules held already (add-path
 #   ids for one /32): past --max-paths each refused, named once with its
-#   line, counted in the closing line; a withdrawal makes room;
+#   line, counted in the closing line; a withdrawal makes room; a state
+#   file holding more (--max-paths lowered since) keeps its first paths,
+#   whole routes, the others named and their rules deleted unless a kept
+#   path holds them (it was read whole);
 # - with --ttl (rules into a generation, with prefix lengths of its own),
 #   the routes of a 5th and 6th length refused, named, in a line with 4
 #   others; a later one of a 7th length refused by the same generation, one
@@ -130,6 +133,17 @@ for what in sys.argv[1:]:
             "withdraw": {"ipv4 unicast": ids(0, 10)}}})}
         for m in (ann(ids(0, 50)), ann(ids(50, 100)), ann(ids(100, 150)), r, wd, r):
             out.write(json.dumps(m).encode() + b"\n")
+    elif what == "overmax":
+        # 120 blackhole /32s, 30 add-path ids for one more, a FlowSpec
+        # route of 3 keys (UDP to .51 ports 5000-5002): 153 paths.
+        def ann(nl):
+            return {"type": "update", "neighbor": dict(nb("198.51.100.9"), message={"update": {
+                "attribute": {"community": [[65535, 666]]}, "announce": {"ipv4 unicast": {"x": nl}}}})}
+        out.write(json.dumps(ann([{"nlri": "198.51.100.%d/32" % i} for i in range(1, 121)])).encode() + b"\n")
+        out.write(json.dumps(ann([{"nlri": "203.0.113.50/32", "path-information": "0.0.0.%d" % i}
+                                  for i in range(30)])).encode() + b"\n")
+        out.write(json.dumps(fs("ipv4 flow", {"destination-ipv4": ["203.0.113.51/32"], "protocol": ["=udp"],
+                                              "destination-port": [">=5000&<=5002"]})).encode() + b"\n")
     elif what == "twomessages":
         a, b = bh("ipv4 unicast", "203.0.113.70/32"), bh("ipv4 unicast", "203.0.113.71/32")
         out.write(json.dumps(a).encode() + json.dumps(b).encode() + b"\n")
@@ -808,6 +822,59 @@ check_eq "... the /32 and the route (announced again) in the filter" \
 	maybedrop
 "$FB" bgp rtbh --state "$MS" --flush >/dev/null 2>&1
 t_refused 2 "--max-paths 0: a usage error" "max-paths" "$FB" bgp rtbh --state "$MS" --max-paths 0
+# A state file of 153 paths read by a run of --max-paths 100 (lowered
+# since): it was read whole, all 153 held past the bound. Its first paths
+# are kept, whole routes, each route after them named and dropped, and
+# the filter holds exactly the rules of the paths kept: a dropped route's
+# rule is deleted unless a kept path holds it, the operator's own copy of
+# 198.51.100.1 stays either way.
+gen overmax | "$FB" bgp rtbh --state "$MS" >/dev/null 2>&1
+check_eq "153 paths held" "$(grep -vc '^#' "$MS")" 153
+"$FB" add rtbh dst 198.51.100.1 >/dev/null
+"$FB" bgp rtbh --state "$MS" --max-paths 100 </dev/null >/dev/null 2>"$T_TMP/err"
+check_eq "--max-paths 100 over a state file of 153 paths: bgp runs" "$?" 0
+kept=$(grep -vc '^#' "$MS")
+[ "$kept" -le 100 ] && [ "$kept" -ge 98 ] && pass "... 98 to 100 paths kept ($kept)" ||
+	fail "... $kept paths kept, want 98 to 100"
+ndrop=$(grep -c "past --max-paths 100 (the file holds 153); dropped" "$T_TMP/err")
+grep -q "^flowbloom: bgp: $MS:[0-9]*: '[^']*' from 198.51.100.9: [0-9]* paths\? past --max-paths 100 (the file holds 153); dropped$" \
+	"$T_TMP/err" && pass "... each route dropped named with its line ($ndrop)" ||
+	fail "... said: $(head -c 400 "$T_TMP/err")"
+grep -q "$kept paths held, $ndrop routes refused past --max-paths 100, state in" "$T_TMP/err" &&
+	pass "... counted in the closing line" || fail "... closing line: $(tail -1 "$T_TMP/err")"
+parts=$(grep -c '^198.51.100.9.*flow.* part [0-9]*/3'"$(printf '\t')" "$MS")
+[ "$parts" = 0 ] || [ "$parts" = 3 ] && pass "... the FlowSpec route kept or dropped whole ($parts of 3)" ||
+	fail "... $parts of the FlowSpec route's 3 parts kept"
+# Each rule in the filter exactly when a kept path holds it (queried in one
+# python run: 122 rules).
+bad=$(python3 - "$FB" "$MS" <<'PYEOF'
+import subprocess, sys
+fb, state = sys.argv[1], sys.argv[2]
+held = set(l.rstrip("\n").split("\t")[3] for l in open(state) if not l.startswith("#") and "\t" in l)
+rules = ["dst 198.51.100.%d" % i for i in range(1, 121)] + ["dst 203.0.113.50"]
+bad = []
+for r in rules:
+    q = subprocess.run([fb, "query", "rtbh"] + r.split(), capture_output=True, text=True).stdout.split()
+    want = "maybe" if r in held or r == "dst 198.51.100.1" else "no"
+    if not q or q[0] != want:
+        bad.append("%s: %s, want %s" % (r, q[:1], want))
+p = subprocess.run([fb, "query", "rtbh", "udp", "198.51.100.2:4000", "203.0.113.51:5002", "--packet"],
+                   capture_output=True, text=True).stdout.split()
+fl = any("203.0.113.51" in h for h in held)
+if not p or p[0] != ("drop" if fl else "pass"):
+    bad.append("flow route: %s, held %s" % (p[:1], fl))
+print("; ".join(bad))
+PYEOF
+)
+check_eq "... the filter holds exactly the kept paths' rules (and the operator's)" "$bad" ""
+check_eq "... the operator's copy of 198.51.100.1 kept" \
+	"$("$FB" count rtbh dst 198.51.100.1 | awk '{print $1}')" \
+	"$(grep -v '^#' "$MS" | grep -q 'dst 198\.51\.100\.1$' && echo 2 || echo 1)"
+"$FB" bgp rtbh --state "$MS" --max-paths 100 </dev/null >/dev/null 2>"$T_TMP/err"
+check_eq "... read again: nothing more dropped" \
+	"$(grep -c 'dropped' "$T_TMP/err") $(grep -vc '^#' "$MS")" "0 $kept"
+"$FB" bgp rtbh --state "$MS" --flush >/dev/null 2>&1
+"$FB" del rtbh dst 198.51.100.1 >/dev/null
 
 # --- 14. the filter's capacity bounds what peers add (the flows it was
 # built for: past them the false-positive rate climbs and traffic no route

@@ -293,6 +293,28 @@ int fb_bgp_apply_op(struct fb_bgp_ctx *c, const struct fb_bgp_op *o)
 	return fb_bgp_touch(c, r);
 }
 
+long fb_bgp_route_end(struct fb_bgp_ctx *c, const char *peer, const char *family, const char *nlri)
+{
+	struct fb_bgp *b = c->b;
+	size_t l = fb_bgp_route_len(nlri, NULL);
+	struct fb_bgp_path **pp = &b->paths[route_hash(b, peer, family, nlri, l)];
+	long n = 0;
+
+	while (*pp) {
+		const struct fb_bgp_path *q = *pp;
+
+		if (!strcmp(q->peer, peer) && !strcmp(q->family, family) &&
+		    fb_bgp_route_len(q->nlri, NULL) == l && !strncmp(q->nlri, nlri, l)) {
+			if (path_end(c, pp))
+				return -1;
+			n++;
+		} else {
+			pp = &(*pp)->next;
+		}
+	}
+	return n;
+}
+
 int fb_bgp_push_key(struct fb_key **arr, size_t *n, size_t *cap, const struct fb_key *k)
 {
 	if (*n == *cap) {
