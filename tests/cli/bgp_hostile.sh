@@ -27,6 +27,9 @@
 #   refused, or held to the --min-length a peer is held to, and nothing of
 #   it reaches the filter; a state file that cannot be read whole (no
 #   memory for a long line) is refused, not cut short and written back;
+#   one whose last line is cut short (a torn write: a rule named that bgp
+#   never added, which a withdrawal or a "# delete" line would delete) is
+#   refused, nothing of it applied;
 # - a table of FlowSpec routes, announced and withdrawn, with withdrawals
 #   of routes never announced: its CPU time within 3x that of the same
 #   table of blackhole routes (it was N^2: each route's end looked at every
@@ -543,6 +546,40 @@ check_eq "... read whole without the limit: bgp starts" "$RC" 0
 check_eq "... and holds both paths" "$(grep -c '203.0.113.8[23]' "$D/rtbh.bgp")" 2
 "$FB" bgp rtbh --state "$D/rtbh.bgp" --flush >/dev/null 2>&1
 check_eq "--flush: 203.0.113.80 deleted" "$(q dst 203.0.113.80)" no
+# f. A state file whose last line is cut short (a torn write, an edit):
+# "dst 203.0.113.77" cut to "dst 203.0.113.7", the operator's own rule.
+# Read as it was, the route's withdrawal deleted the operator's rule and
+# left bgp's; a "# delete" line so cut (its deletion not yet started: the
+# run killed before) was applied at start. Now refused: nothing loaded,
+# nothing deleted, the line named.
+TS=$T_TMP/torn.bgp
+kc() { "$FB" count rtbh dst "$1" | awk '{print $1}'; }
+"$FB" add rtbh dst 203.0.113.7 >/dev/null
+for what in path delete; do
+	rm -f "$TS" "$TS.deleted"
+	gen +203.0.113.77/32 +203.0.113.78/32 | "$FB" bgp rtbh --state "$TS" >/dev/null 2>&1
+	if [ $what = delete ]; then
+		# the withdrawal's "# delete" line last, its deletion not started
+		gen -203.0.113.77/32 | "$FB" bgp rtbh --state "$TS" >/dev/null 2>&1
+		"$FB" add rtbh dst 203.0.113.77 >/dev/null
+		: >"$TS.deleted"
+	else
+		grep -v '203.0.113.77/32' "$TS" >"$TS.new" && grep '203.0.113.77/32' "$TS" >>"$TS.new" &&
+			cat "$TS.new" >"$TS"
+	fi
+	check_eq "torn $what line: the last line names 203.0.113.77" "$(tail -1 "$TS" | grep -c 'dst 203.0.113.77$')" 1
+	truncate -s -2 "$TS"
+	gen -203.0.113.77/32 | "$FB" bgp rtbh --state "$TS" >/dev/null 2>"$T_TMP/err"
+	check_eq "... bgp refuses the file" "$?" 1
+	grep -q "torn.bgp:[0-9]*: the last line is cut short (no newline at its end: a torn write?); nothing loaded" \
+		"$T_TMP/err" && pass "... naming the line" || fail "... said: $(head -c 300 "$T_TMP/err")"
+	check_eq "... the operator's 203.0.113.7 and bgp's 203.0.113.77 left as they were" \
+		"$(kc 203.0.113.7) $(kc 203.0.113.77)" "1 1"
+	printf '7\n' >>"$TS"
+	"$FB" bgp rtbh --state "$TS" --flush >/dev/null 2>&1
+done
+"$FB" del rtbh dst 203.0.113.7 >/dev/null
+check_eq "... all of it flushed once the line is whole" "$(kc 203.0.113.7) $(kc 203.0.113.77) $(kc 203.0.113.78)" "0 0 0"
 
 # --- 11. a FlowSpec route of several keys is applied whole or not at all:
 # the filter has room for the shape of one of its keys (udp dst/32 dport

@@ -221,6 +221,20 @@ int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 			fb_report_err("%s:%zu: NUL byte in line", name, lineno);
 			goto out;
 		}
+		/* Every line written ends with one: a last line without it
+		 * was cut short (a torn write, an edit). Read as it is, "dst
+		 * 203.0.113.77" cut to "dst 203.0.113.7" names a rule bgp never
+		 * added, which the route's withdrawal would delete (the
+		 * operator's, or bits of others), and a "# delete" line so cut
+		 * would be applied at start. */
+		if (line[len - 1] != '\n') {
+			fb_report_err(
+				"%s:%zu: the last line is cut short (no newline at its end: a "
+				"torn write?); nothing loaded, the filter left as it is (complete "
+				"or remove that line)",
+				name, lineno);
+			goto out;
+		}
 		line[strcspn(line, "\n")] = 0;
 		if (!strncmp(line, STATE_2 ":", strlen(STATE_2) + 1))
 			now = true;
