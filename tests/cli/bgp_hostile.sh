@@ -147,6 +147,25 @@ for what in sys.argv[1:]:
                                   for i in range(30)])).encode() + b"\n")
         out.write(json.dumps(fs("ipv4 flow", {"destination-ipv4": ["203.0.113.51/32"], "protocol": ["=udp"],
                                               "destination-port": [">=5000&<=5002"]})).encode() + b"\n")
+    elif what == "wdnever":
+        # Withdrawals of 60000 routes never announced, 2000 a message:
+        # blackholes (with add-path ids) and FlowSpec routes, among them
+        # the operator's own 10.0.0.5/32 and UDP to 10.0.0.6 port 53.
+        def wdl(fam, items):
+            return {"type": "update", "neighbor": dict(nb("198.51.100.9"), message={"update": {
+                "withdraw": {fam: items}}})}
+        def fsr(a, port):
+            c = {"destination-ipv4": [a], "protocol": ["=udp"], "destination-port": ["=%d" % port]}
+            return dict(c, string="flow %s" % json.dumps(c))
+        for l in range(20):
+            out.write(json.dumps(wdl("ipv4 unicast", [{"nlri": "10.0.%d.%d/32" % (i >> 8 & 255, i & 255),
+                                                       "path-information": "0.0.0.%d" % l}
+                                                      for i in range(2000)])).encode() + b"\n")
+        for l in range(10):
+            out.write(json.dumps(wdl("ipv4 unicast", [{"nlri": "10.%d.%d.%d/32" % (l + 1, i >> 8, i & 255)}
+                                                      for i in range(2000)])).encode() + b"\n")
+            out.write(json.dumps(wdl("ipv4 flow", [fsr("10.0.%d.%d/32" % (i >> 8, i & 255), 53 + l)
+                                                   for i in range(2000)])).encode() + b"\n")
     elif what == "twomessages":
         a, b = bh("ipv4 unicast", "203.0.113.70/32"), bh("ipv4 unicast", "203.0.113.71/32")
         out.write(json.dumps(a).encode() + json.dumps(b).encode() + b"\n")
@@ -713,6 +732,19 @@ within3x() {
 		pass "$1: CPU within 3x (x$ratio)" ||
 		fail "$1: CPU ${3}s, ${ratio}x the baseline's ${2}s"
 }
+# Withdrawals of routes never announced, many and distinct: nothing
+# changes, so nothing is journaled or held, and no rule is deleted (the
+# operator's own for some of them stay). Their CPU: the tables below end
+# with as many withdrawals of routes never announced.
+"$FB" add rtbh dst 10.0.0.5 >/dev/null
+"$FB" add rtbh udp dst 10.0.0.6 dport 53 >/dev/null
+rm -f "$T_TMP/never.bgp"*
+gen wdnever | "$FB" bgp rtbh --state "$T_TMP/never.bgp" >/dev/null 2>"$T_TMP/err"
+check_eq "60000 withdrawals of routes never announced: nothing deleted, journaled or held" \
+	"$?/$(q dst 10.0.0.5)/$(q udp dst 10.0.0.6 dport 53)/$(grep -c ': -' "$T_TMP/err")/$(stat -c %s "$T_TMP/never.bgp.journal")/$(grep -vc '^#' "$T_TMP/never.bgp")" \
+	"0/maybe/maybe/0/0/0"
+"$FB" del rtbh dst 10.0.0.5 >/dev/null
+"$FB" del rtbh udp dst 10.0.0.6 dport 53 >/dev/null
 uni=$(cpu table_uni)
 flow=$(cpu table_flow)
 check_eq "8000 FlowSpec routes announced and withdrawn: none left" \
