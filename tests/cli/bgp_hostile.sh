@@ -27,13 +27,18 @@
 #   refused, or held to the --min-length a peer is held to, and nothing of
 #   it reaches the filter; a state file that cannot be read whole (no
 #   memory for a long line) is refused, not cut short and written back;
+#   one whose last line is cut short (a torn write: a rule named that bgp
+#   never added, which a withdrawal or a "# delete" line would delete) is
+#   refused, nothing of it applied;
 # - a table of FlowSpec routes, announced and withdrawn, with withdrawals
 #   of routes never announced: its CPU time within 3x that of the same
 #   table of blackhole routes (it was N^2: each route's end looked at every
 #   path held); End-of-RIB sent again and again costs what empty updates
 #   do (each one walked every path held, looking for stale ones); add-path
 #   ids chosen to collide in the path table's old, unkeyed hash cost what
-#   random ones do, and so do routes the filter refuses one after another
+#   random ones do (its key drawn from the kernel's pool, waited for before
+#   it is ready, never made of the clock and pid: strace's getrandom
+#   EAGAIN and ENOSYS), and so do routes the filter refuses one after another
 #   (each refusal walked every path), and routes refused among others in
 #   one line or among the rules added again to a new filter array (each
 #   refusal tried the whole batch again);
@@ -57,7 +62,10 @@
 #   before and after a restart;
 # - a peer announcing paths without end for rules held already (add-path
 #   ids for one /32): past --max-paths each refused, named once with its
-#   line, counted in the closing line; a withdrawal makes room;
+#   line, counted in the closing line; a withdrawal makes room; a state
+#   file holding more (--max-paths lowered since) keeps its first paths,
+#   whole routes, the others named and their rules deleted unless a kept
+#   path holds them (it was read whole);
 # - with --ttl (rules into a generation, with prefix lengths of its own),
 #   the routes of a 5th and 6th length refused, named, in a line with 4
 #   others; a later one of a 7th length refused by the same generation, one
@@ -128,6 +136,36 @@ for what in sys.argv[1:]:
             "withdraw": {"ipv4 unicast": ids(0, 10)}}})}
         for m in (ann(ids(0, 50)), ann(ids(50, 100)), ann(ids(100, 150)), r, wd, r):
             out.write(json.dumps(m).encode() + b"\n")
+    elif what == "overmax":
+        # 120 blackhole /32s, 30 add-path ids for one more, a FlowSpec
+        # route of 3 keys (UDP to .51 ports 5000-5002): 153 paths.
+        def ann(nl):
+            return {"type": "update", "neighbor": dict(nb("198.51.100.9"), message={"update": {
+                "attribute": {"community": [[65535, 666]]}, "announce": {"ipv4 unicast": {"x": nl}}}})}
+        out.write(json.dumps(ann([{"nlri": "198.51.100.%d/32" % i} for i in range(1, 121)])).encode() + b"\n")
+        out.write(json.dumps(ann([{"nlri": "203.0.113.50/32", "path-information": "0.0.0.%d" % i}
+                                  for i in range(30)])).encode() + b"\n")
+        out.write(json.dumps(fs("ipv4 flow", {"destination-ipv4": ["203.0.113.51/32"], "protocol": ["=udp"],
+                                              "destination-port": [">=5000&<=5002"]})).encode() + b"\n")
+    elif what == "wdnever":
+        # Withdrawals of 60000 routes never announced, 2000 a message:
+        # blackholes (with add-path ids) and FlowSpec routes, among them
+        # the operator's own 10.0.0.5/32 and UDP to 10.0.0.6 port 53.
+        def wdl(fam, items):
+            return {"type": "update", "neighbor": dict(nb("198.51.100.9"), message={"update": {
+                "withdraw": {fam: items}}})}
+        def fsr(a, port):
+            c = {"destination-ipv4": [a], "protocol": ["=udp"], "destination-port": ["=%d" % port]}
+            return dict(c, string="flow %s" % json.dumps(c))
+        for l in range(20):
+            out.write(json.dumps(wdl("ipv4 unicast", [{"nlri": "10.0.%d.%d/32" % (i >> 8 & 255, i & 255),
+                                                       "path-information": "0.0.0.%d" % l}
+                                                      for i in range(2000)])).encode() + b"\n")
+        for l in range(10):
+            out.write(json.dumps(wdl("ipv4 unicast", [{"nlri": "10.%d.%d.%d/32" % (l + 1, i >> 8, i & 255)}
+                                                      for i in range(2000)])).encode() + b"\n")
+            out.write(json.dumps(wdl("ipv4 flow", [fsr("10.0.%d.%d/32" % (i >> 8, i & 255), 53 + l)
+                                                   for i in range(2000)])).encode() + b"\n")
     elif what == "twomessages":
         a, b = bh("ipv4 unicast", "203.0.113.70/32"), bh("ipv4 unicast", "203.0.113.71/32")
         out.write(json.dumps(a).encode() + json.dumps(b).encode() + b"\n")
@@ -527,6 +565,41 @@ check_eq "... read whole without the limit: bgp starts" "$RC" 0
 check_eq "... and holds both paths" "$(grep -c '203.0.113.8[23]' "$D/rtbh.bgp")" 2
 "$FB" bgp rtbh --state "$D/rtbh.bgp" --flush >/dev/null 2>&1
 check_eq "--flush: 203.0.113.80 deleted" "$(q dst 203.0.113.80)" no
+# f. A state file whose last line is cut short (a torn write, an edit):
+# "dst 203.0.113.77" cut to "dst 203.0.113.7", the operator's own rule.
+# Read as it was, the route's withdrawal deleted the operator's rule and
+# left bgp's; a "# delete" line so cut (its deletion not yet started: the
+# run killed before) was applied at start. Now refused: nothing loaded,
+# nothing deleted, the line named.
+TS=$T_TMP/torn.bgp
+kc() { "$FB" count rtbh dst "$1" | awk '{print $1}'; }
+"$FB" add rtbh dst 203.0.113.7 >/dev/null
+for what in path delete; do
+	rm -f "$TS" "$TS.deleted"
+	gen +203.0.113.77/32 +203.0.113.78/32 | "$FB" bgp rtbh --state "$TS" >/dev/null 2>&1
+	if [ $what = delete ]; then
+		# the withdrawal's "# delete" line last, its deletion not started
+		gen -203.0.113.77/32 | "$FB" bgp rtbh --state "$TS" >/dev/null 2>&1
+		"$FB" add rtbh dst 203.0.113.77 >/dev/null
+		: >"$TS.deleted"
+	else
+		grep -v '203.0.113.77/32' "$TS" >"$TS.new" && grep '203.0.113.77/32' "$TS" >>"$TS.new" &&
+			cat "$TS.new" >"$TS"
+	fi
+	check_eq "torn $what line: the last line names 203.0.113.77" "$(tail -1 "$TS" | grep -c 'dst 203.0.113.77$')" 1
+	truncate -s -2 "$TS"
+	gen -203.0.113.77/32 >"$T_TMP/in"
+	"$FB" bgp rtbh --state "$TS" <"$T_TMP/in" >/dev/null 2>"$T_TMP/err"
+	check_eq "... bgp refuses the file" "$?" 1
+	grep -q "torn.bgp:[0-9]*: the last line is cut short (no newline at its end: a torn write?); nothing loaded" \
+		"$T_TMP/err" && pass "... naming the line" || fail "... said: $(head -c 300 "$T_TMP/err")"
+	check_eq "... the operator's 203.0.113.7 and bgp's 203.0.113.77 left as they were" \
+		"$(kc 203.0.113.7) $(kc 203.0.113.77)" "1 1"
+	printf '7\n' >>"$TS"
+	"$FB" bgp rtbh --state "$TS" --flush >/dev/null 2>&1
+done
+"$FB" del rtbh dst 203.0.113.7 >/dev/null
+check_eq "... all of it flushed once the line is whole" "$(kc 203.0.113.7) $(kc 203.0.113.77) $(kc 203.0.113.78)" "0 0 0"
 
 # --- 11. a FlowSpec route of several keys is applied whole or not at all:
 # the filter has room for the shape of one of its keys (udp dst/32 dport
@@ -660,6 +733,19 @@ within3x() {
 		pass "$1: CPU within 3x (x$ratio)" ||
 		fail "$1: CPU ${3}s, ${ratio}x the baseline's ${2}s"
 }
+# Withdrawals of routes never announced, many and distinct: nothing
+# changes, so nothing is journaled or held, and no rule is deleted (the
+# operator's own for some of them stay). Their CPU: the tables below end
+# with as many withdrawals of routes never announced.
+"$FB" add rtbh dst 10.0.0.5 >/dev/null
+"$FB" add rtbh udp dst 10.0.0.6 dport 53 >/dev/null
+rm -f "$T_TMP/never.bgp"*
+gen wdnever | "$FB" bgp rtbh --state "$T_TMP/never.bgp" >/dev/null 2>"$T_TMP/err"
+check_eq "60000 withdrawals of routes never announced: nothing deleted, journaled or held" \
+	"$?/$(q dst 10.0.0.5)/$(q udp dst 10.0.0.6 dport 53)/$(grep -c ': -' "$T_TMP/err")/$(stat -c %s "$T_TMP/never.bgp.journal")/$(grep -vc '^#' "$T_TMP/never.bgp")" \
+	"0/maybe/maybe/0/0/0"
+"$FB" del rtbh dst 10.0.0.5 >/dev/null
+"$FB" del rtbh udp dst 10.0.0.6 dport 53 >/dev/null
 uni=$(cpu table_uni)
 flow=$(cpu table_flow)
 check_eq "8000 FlowSpec routes announced and withdrawn: none left" \
@@ -752,6 +838,39 @@ within3x "600 FlowSpec routes added again and 600 refused against 1200 added aga
 plain=$(cpu nocollide)
 coll=$(cpu collide)
 within3x "12000 add-path ids chosen to collide against 12000 random ones" "$plain" "$coll"
+# That key comes from the kernel's random pool, waited for when it is not
+# ready (early boot): it was made of the clock, the pid and an address
+# then, which a peer can guess. bgp's own getrandom call (16 bytes; libc
+# makes one of its own before) made to fail (strace): EAGAIN, the pool not
+# ready, has bgp wait and say so, ENOSYS ends it with why, the filter
+# untouched; both ran on the guessable key.
+keyrun() { # ERRNO: inject it into bgp's first getrandom of 16 bytes; its exit status
+	local n rc
+	for n in 1 2 3 4; do
+		rm -f "$T_TMP/key.bgp"
+		t_exa_ann 203.0.113.60/32 | strace -f -qq -o "$T_TMP/key.trace" -e trace=getrandom \
+			-e inject=getrandom:error="$1":when=$n "$FB" bgp rtbh --state "$T_TMP/key.bgp" \
+			>/dev/null 2>"$T_TMP/err"
+		rc=$?
+		grep -q "getrandom(0x[0-9a-f]*, 16, GRND_NONBLOCK) = -1 $1 .*(INJECTED)" \
+			"$T_TMP/key.trace" && return $rc
+		"$FB" bgp rtbh --state "$T_TMP/key.bgp" --flush >/dev/null 2>&1
+	done
+	return 99
+}
+if ! command -v strace >/dev/null; then
+	skip "the hash key with no random pool: no strace"
+else
+	keyrun EAGAIN
+	check_eq "random pool not ready (EAGAIN): bgp runs, said it waits, drew its key from the pool" \
+		"$? $(grep -c 'random pool is not ready yet (early boot): waiting' "$T_TMP/err") $(grep -c 'getrandom(".*", 16, 0) = 16$' "$T_TMP/key.trace") $(q dst 203.0.113.60)" \
+		"0 1 1 maybe"
+	"$FB" bgp rtbh --state "$T_TMP/key.bgp" --flush >/dev/null 2>&1
+	keyrun ENOSYS
+	check_eq "no getrandom (ENOSYS): bgp ends, says why, adds nothing" \
+		"$? $(grep -c "cannot draw the key of the path table's hash: getrandom: Function not implemented" "$T_TMP/err") $(q dst 203.0.113.60)" \
+		"1 1 no"
+fi
 
 # --- 15. the paths held are bounded too (--max-paths): 150 add-path ids
 # for one /32 (a rule held already: the capacity never saw them) held 150
@@ -773,6 +892,59 @@ check_eq "... the /32 and the route (announced again) in the filter" \
 	maybedrop
 "$FB" bgp rtbh --state "$MS" --flush >/dev/null 2>&1
 t_refused 2 "--max-paths 0: a usage error" "max-paths" "$FB" bgp rtbh --state "$MS" --max-paths 0
+# A state file of 153 paths read by a run of --max-paths 100 (lowered
+# since): it was read whole, all 153 held past the bound. Its first paths
+# are kept, whole routes, each route after them named and dropped, and
+# the filter holds exactly the rules of the paths kept: a dropped route's
+# rule is deleted unless a kept path holds it, the operator's own copy of
+# 198.51.100.1 stays either way.
+gen overmax | "$FB" bgp rtbh --state "$MS" >/dev/null 2>&1
+check_eq "153 paths held" "$(grep -vc '^#' "$MS")" 153
+"$FB" add rtbh dst 198.51.100.1 >/dev/null
+"$FB" bgp rtbh --state "$MS" --max-paths 100 </dev/null >/dev/null 2>"$T_TMP/err"
+check_eq "--max-paths 100 over a state file of 153 paths: bgp runs" "$?" 0
+kept=$(grep -vc '^#' "$MS")
+[ "$kept" -le 100 ] && [ "$kept" -ge 98 ] && pass "... 98 to 100 paths kept ($kept)" ||
+	fail "... $kept paths kept, want 98 to 100"
+ndrop=$(grep -c "past --max-paths 100 (the file holds 153); dropped" "$T_TMP/err")
+grep -q "^flowbloom: bgp: $MS:[0-9]*: '[^']*' from 198.51.100.9: [0-9]* paths\? past --max-paths 100 (the file holds 153); dropped$" \
+	"$T_TMP/err" && pass "... each route dropped named with its line ($ndrop)" ||
+	fail "... said: $(head -c 400 "$T_TMP/err")"
+grep -q "$kept paths held, $ndrop routes refused past --max-paths 100, state in" "$T_TMP/err" &&
+	pass "... counted in the closing line" || fail "... closing line: $(tail -1 "$T_TMP/err")"
+parts=$(grep -c '^198.51.100.9.*flow.* part [0-9]*/3'"$(printf '\t')" "$MS")
+[ "$parts" = 0 ] || [ "$parts" = 3 ] && pass "... the FlowSpec route kept or dropped whole ($parts of 3)" ||
+	fail "... $parts of the FlowSpec route's 3 parts kept"
+# Each rule in the filter exactly when a kept path holds it (queried in one
+# python run: 122 rules).
+bad=$(python3 - "$FB" "$MS" <<'PYEOF'
+import subprocess, sys
+fb, state = sys.argv[1], sys.argv[2]
+held = set(l.rstrip("\n").split("\t")[3] for l in open(state) if not l.startswith("#") and "\t" in l)
+rules = ["dst 198.51.100.%d" % i for i in range(1, 121)] + ["dst 203.0.113.50"]
+bad = []
+for r in rules:
+    q = subprocess.run([fb, "query", "rtbh"] + r.split(), capture_output=True, text=True).stdout.split()
+    want = "maybe" if r in held or r == "dst 198.51.100.1" else "no"
+    if not q or q[0] != want:
+        bad.append("%s: %s, want %s" % (r, q[:1], want))
+p = subprocess.run([fb, "query", "rtbh", "udp", "198.51.100.2:4000", "203.0.113.51:5002", "--packet"],
+                   capture_output=True, text=True).stdout.split()
+fl = any("203.0.113.51" in h for h in held)
+if not p or p[0] != ("drop" if fl else "pass"):
+    bad.append("flow route: %s, held %s" % (p[:1], fl))
+print("; ".join(bad))
+PYEOF
+)
+check_eq "... the filter holds exactly the kept paths' rules (and the operator's)" "$bad" ""
+check_eq "... the operator's copy of 198.51.100.1 kept" \
+	"$("$FB" count rtbh dst 198.51.100.1 | awk '{print $1}')" \
+	"$(grep -v '^#' "$MS" | grep -q 'dst 198\.51\.100\.1$' && echo 2 || echo 1)"
+"$FB" bgp rtbh --state "$MS" --max-paths 100 </dev/null >/dev/null 2>"$T_TMP/err"
+check_eq "... read again: nothing more dropped" \
+	"$(grep -c 'dropped' "$T_TMP/err") $(grep -vc '^#' "$MS")" "0 $kept"
+"$FB" bgp rtbh --state "$MS" --flush >/dev/null 2>&1
+"$FB" del rtbh dst 198.51.100.1 >/dev/null
 
 # --- 14. the filter's capacity bounds what peers add (the flows it was
 # built for: past them the false-positive rate climbs and traffic no route

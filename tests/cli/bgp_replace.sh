@@ -55,6 +55,10 @@
 #   added again (they were: counted twice, the route blocked for good after
 #   its withdrawal); an intersection with another filter or a merge of
 #   others into it replaces them: they are added again, once.
+# - an intersection of the filter with another, while bgp's state file
+#   names its permanent rules (bgp running or stopped), is refused: a rule
+#   of bgp's in both stayed in the result, bgp added its own again, and the
+#   route's withdrawal left it blocking; allowed once bgp holds no path.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_replace
 
@@ -455,4 +459,50 @@ done
 check "bgp ends" stop
 "$FB" destroy kt >/dev/null
 "$FB" destroy ke >/dev/null
+
+# --- 8. an intersection with another filter holding a rule of bgp's ------
+# ke holds the operator's copy of 203.0.113.150 too: `intersect KI ke --into
+# KI` kept it (the smaller count: bgp's copy), bgp found new permanent rules
+# and added its own again, and the route's withdrawal left the rule
+# blocking. Refused while bgp's state file (the default place) names KI's
+# permanent rules, running or stopped; allowed once it holds no path.
+KI=bgpi$$
+KS=/run/flowbloom/$KI.bgp
+cleanup() {
+	exec 9>&- 2>/dev/null
+	[ -n "$BP" ] && t_kill "$BP" && wait "$BP" 2>/dev/null
+	rm -f "$KS" "$KS".*
+}
+kk() { "$FB" count $KI dst "$1" | awk '{print $1}'; }
+mkdir -p /run/flowbloom
+"$FB" create $KI --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create $KI"
+"$FB" export $KI "$T_TMP/ki.fbx" >/dev/null && "$FB" import "$T_TMP/ki.fbx" ke >/dev/null ||
+	fail "import ke"
+"$FB" add ke dst 203.0.113.150 >/dev/null
+start $KI "$KS"
+ann 203.0.113.150/32 >&9
+check "bgp holds 203.0.113.150" t_wait_until 10 in_state "$KS" "dst 203.0.113.150\$"
+t_refused 1 "intersect $KI ke --into $KI under a running bgp: refused" \
+	"holds the rules of flowbloom bgp ($KS names them).*nothing changed" \
+	"$FB" intersect $KI ke --into $KI
+check "... an intersection of $KI with itself only is not" "$FB" intersect $KI $KI --into $KI
+check "... nor a merge into it" "$FB" merge $KI ke --into $KI
+check_eq "... 203.0.113.150: bgp's copy and ke's merged in" "$(kk 203.0.113.150)" 2
+wd 203.0.113.150/32 >&9
+gone() { ! grep -v '^#' "$KS" | grep -q "dst 203.0.113.150\$" && flock -n "$FLOWBLOOM_ROOT/$KI" true; }
+check "... bgp writes its state without the withdrawn route" t_wait_until 10 gone
+check_eq "... its withdrawal leaves ke's copy only" "$(kk 203.0.113.150)" 1
+"$FB" del $KI dst 203.0.113.150 >/dev/null
+ann 203.0.113.151/32 >&9
+check "bgp holds 203.0.113.151" t_wait_until 10 in_state "$KS" "dst 203.0.113.151\$"
+check "bgp ends" stop
+"$FB" add ke dst 203.0.113.151 >/dev/null
+t_refused 1 "... under a stopped bgp whose state names them: refused" \
+	"holds the rules of flowbloom bgp" "$FB" intersect ke $KI --into $KI
+check_eq "... nothing changed" "$(kk 203.0.113.151)" 1
+"$FB" bgp $KI --state "$KS" --flush >/dev/null 2>&1
+check "... once bgp holds no path: allowed" "$FB" intersect $KI ke --into $KI
+"$FB" destroy $KI >/dev/null
+"$FB" destroy ke >/dev/null
+rm -f "$KS" "$KS".*
 t_end

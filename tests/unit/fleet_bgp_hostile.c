@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fleet.h"
+#include "report.h"
 #include "fleet/bgp_int.h"
 
 /* Any IPv4 rule among keys[0..n)? */
@@ -294,6 +295,48 @@ static void stale_saved(const struct fb_bgp *b)
  * its family (a peer sending it again and again made each one a walk of
  * every path): the count behind that, kept as paths become stale, are
  * announced again, are withdrawn, and come up stale twice. */
+/* Every cut of b's state file (a torn write, an edit): one inside a line
+ * (no newline at the end) refuses the file whole; one at a line's end
+ * loads a part, never a rule b does not hold (a path line cut inside its
+ * rule named another: "dst 203.0.113.3" cut to "dst 203.0.113.", or a
+ * prefix shortened, which the route's withdrawal would then delete),
+ * and nothing to delete. */
+static void torn(const struct fb_bgp *b)
+{
+	char *text = NULL;
+	size_t size = 0, cut, i, n, bad = 0, refused = 0;
+	FILE *fp = open_memstream(&text, &size);
+	struct fb_key *keys;
+	struct fb_bgp c;
+	int rc;
+
+	ASSERT_TRUE(fp && !fb_bgp_save(b, fp) && !fclose(fp) && size > 100,
+		    "bgp torn state: saved");
+	fb_report_quiet = true; /* a refusal for each cut inside a line */
+	for (cut = 0; text && cut <= size; cut++) {
+		fp = fmemopen(text, cut ? cut : 1, "r");
+		bgp_defaults(&c);
+		rc = fb_bgp_load(&c, fp, "state"); /* fmemopen of 1 byte for the empty cut */
+		fclose(fp);
+		if (cut && text[cut - 1] != '\n') {
+			refused += rc == -1 && !c.npaths;
+			bad += rc != -1 || c.npaths;
+		} else if (cut) {
+			n = fb_bgp_rules(&c, &keys);
+			for (i = 0; i < n; i++)
+				bad += !fb_bgp_refs(b, &keys[i]);
+			bad += rc || c.ndel;
+			free(keys);
+		}
+		fb_bgp_free(&c);
+	}
+	fb_report_quiet = false;
+	ASSERT_TRUE(!bad && refused > 100,
+		    "bgp torn state: each cut inside a line refuses the file, each at a line's end "
+		    "loads only rules held, nothing to delete");
+	free(text);
+}
+
 static void stale_counts(void)
 {
 	struct fb_bgp b;
@@ -326,6 +369,7 @@ static void stale_counts(void)
 	ASSERT_EQ(fb_bgp_stale_count(&b, "198.51.100.1", "ipv4 unicast"), 1,
 		  "bgp stale: one announced again, one withdrawn: one left");
 	stale_saved(&b);
+	torn(&b);
 	bgp_feed(&b, EOR_OF("198.51.100.1", "ipv6"));
 	ASSERT_TRUE(b.ndel == 1 && keys_hold(b.del, 1, "dst 2001:db8::1"),
 		    "bgp stale: the IPv6 End-of-RIB ends the IPv6 path only");

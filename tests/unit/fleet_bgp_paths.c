@@ -4,7 +4,8 @@
  * a path past it is refused, its route whole, noted and counted, whether
  * its rule is new or held already (add-path ids for one prefix); a route
  * announced again or narrower passes; withdrawals make room; a message's
- * own announcements count; a state file holding more loads whole.
+ * own announcements count; a state file holding more keeps its first
+ * paths, the rules of those after them deleted unless a kept one holds them.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -103,25 +104,44 @@ static void bound(void)
 	fb_bgp_free(&b);
 }
 
-/* A state file holding more paths than the bound (the bound lowered)
- * loads whole; new paths are refused until withdrawals bring it under. */
+/* A state file holding more paths than the bound (the bound lowered
+ * since): its first paths are kept, whole routes; each route after them is
+ * noted and counted, and ends as its withdrawal would: its rule a
+ * deletion unless a kept path holds it. It was loaded whole, the bound
+ * held only against new paths. */
 static void state_over(void)
 {
 	FILE *fp = tmpfile();
 	struct fb_bgp b;
+	struct fb_key k;
+	char err[128], rule[] = "dst 203.0.113.3";
+	int blank;
 
 	fputs("198.51.100.1\tipv4 unicast\t203.0.113.1/32 path-id 1\tdst 203.0.113.1\n"
+	      "198.51.100.1\tipv4 unicast\t203.0.113.2/32\tdst 203.0.113.2\n"
 	      "198.51.100.1\tipv4 unicast\t203.0.113.1/32 path-id 2\tdst 203.0.113.1\n"
-	      "198.51.100.1\tipv4 unicast\t203.0.113.1/32 path-id 3\tdst 203.0.113.1\n",
+	      "198.51.100.1\tipv4 unicast\t203.0.113.1/32 path-id 3\tdst 203.0.113.1\n"
+	      "198.51.100.1\tipv4 unicast\t203.0.113.3/32\tdst 203.0.113.3\n",
 	      fp);
 	rewind(fp);
 	init(&b, 2);
-	ASSERT_TRUE(!fb_bgp_load(&b, fp, "state") && b.npaths == 3,
-		    "bgp max paths: a state file of 3 paths loads whole under --max-paths 2");
+	notes = 0;
+	ASSERT_TRUE(!fb_bgp_load(&b, fp, "state") && b.npaths == 2 && b.refused_paths == 3 &&
+			    notes == 3,
+		    "bgp max paths: a state file of 5 paths under --max-paths 2: the first 2 "
+		    "kept, each of the 3 others noted and counted");
+	ASSERT_TRUE(strstr(note, "state:3: '203.0.113.1/32 path-id 2' from 198.51.100.1: 1 path "
+				 "past --max-paths 2 (the file holds 5); dropped") != NULL,
+		    "bgp max paths: ... named with its line");
+	fb_flow_parse_line(rule, &k, &blank, err, sizeof(err));
+	ASSERT_TRUE(b.ndel == 1 && !memcmp(&b.del[0], &k, sizeof(k)) && !fb_bgp_refs(&b, &k),
+		    "bgp max paths: ... the rule only a dropped path held is to be deleted, "
+		    "not the one a kept path holds");
 	fclose(fp);
+	fb_bgp_done(&b);
 	line(&b, BH_ANN(BH1("4")));
-	ASSERT_TRUE(b.npaths == 3 && notes == 1, "bgp max paths: ... a new path refused");
-	line(&b, BH_WD(BH1("1") ", " BH1("2")));
+	ASSERT_TRUE(b.npaths == 2 && notes == 1, "bgp max paths: ... a new path refused");
+	line(&b, BH_WD(BH1("1")));
 	line(&b, BH_ANN(BH1("4")));
 	ASSERT_TRUE(b.npaths == 2 && !notes, "bgp max paths: ... under it again, accepted");
 	fb_bgp_free(&b);

@@ -231,6 +231,11 @@ int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line);
  * (bgpfilter.c). Not within a line. 0, or -1 out of memory. */
 int bgp_move(struct bgp_run *rn, struct fb_store *f);
 
+/* bgpfeeds.c: does a bgp state file in the default place (its name in
+ * state[0..len)) say that bgp holds rules in filter name's permanent rules
+ * as they are now? 1 or 0 (a file bgp would not trust, or none: 0). */
+int bgp_feeds(const char *name, char *state, size_t len);
+
 /* bgpcopies.c. The record of rule k (NULL: none), and forgetting one. */
 struct bgp_copy *bgp_copies_find(const struct bgp_copies *c, const struct fb_key *k);
 void bgp_copies_forget(struct bgp_copies *c, struct bgp_copy *r);

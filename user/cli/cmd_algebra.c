@@ -6,10 +6,12 @@
  * an argument with a '/' or a '.' is an export file (user/lib/fleet/algebra.h).
  */
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "fleet/algebra.h"
+#include "bgprun.h"
 #include "cmd.h"
 #include "output.h"
 
@@ -37,6 +39,7 @@ static int combine(int argc, char **argv, enum fb_alg_op op)
 	const char *into = NULL, *verb = op == FB_ALG_UNION ? "merged" : "intersected";
 	struct fb_alg_img acc, next;
 	bool replaced, self = false, all_self;
+	char state[PATH_MAX];
 	__u32 self_crc = 0;
 	int c, i, rc = 1;
 
@@ -80,6 +83,17 @@ static int combine(int argc, char **argv, enum fb_alg_op op)
 		fb_alg_free(&next);
 		if (c)
 			goto out;
+	}
+	/* An intersection of NAME with another replaces its permanent rules
+	 * with some of them: bgp's among them, which bgp, finding new
+	 * permanent rules, adds again (bgpfeeds.c). Refused. */
+	if (op == FB_ALG_INTERSECT && self && !all_self && bgp_feeds(into, state, sizeof(state))) {
+		fb_err("'%s' holds the rules of flowbloom bgp (%s names them): intersected with "
+		       "another filter, a rule of bgp's found in both would be counted twice, and "
+		       "stay after its route's withdrawal; nothing changed (intersect into another "
+		       "filter, or end bgp's rules first: flowbloom bgp %s --flush)",
+		       into, state, into);
+		goto out;
 	}
 	/* NAME's permanent rules are all in a union with it (or an
 	 * intersection of it with itself only): they keep their identity. */

@@ -530,10 +530,8 @@ int cmd_bgp(int argc, char **argv)
 		return 1;
 	}
 	rc = 1;
-	if (fb_bgp_init(&rn.b, &o)) {
-		fb_err("out of memory");
-		goto out;
-	}
+	if (fb_bgp_init(&rn.b, &o))
+		goto out; /* said */
 	rn.in_gens = rn.ttl > 0;
 	rn.flush = flush;
 	rn.copies.hkey = rn.b.hkey;
@@ -543,9 +541,10 @@ int cmd_bgp(int argc, char **argv)
 		goto out;
 	/* Held in the other part (--ttl changed): moved at the first commit. */
 	rn.dirty |= rn.in_gens != (rn.ttl > 0);
-	/* Paths the state file holds that the limits refuse now: their rules
-	 * leave the filter (after the state file is rewritten without them). */
-	if (rn.b.ndel && apply_line(&rn))
+	/* Paths the state file holds that the limits refuse now (--max-paths
+	 * among them): their rules leave the filter (after the state file is
+	 * rewritten without them). */
+	if ((rn.b.ndel || rn.b.refused_paths) && apply_line(&rn))
 		goto out;
 	/* What a killed run read after its last write: applied again, so this
 	 * run holds what it held (ExaBGP does not send it again). --flush

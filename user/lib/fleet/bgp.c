@@ -28,9 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
 #include "flowbloom/hash.h"
 #include "fleet/bgp.h"
 #include "fleet/bgp_int.h"
@@ -131,57 +128,6 @@ static int grow(struct fb_bgp *b)
 	b->paths = np;
 	b->rules = nr;
 	return 0;
-}
-
-int fb_bgp_init(struct fb_bgp *b, const struct fb_bgp_opts *o)
-{
-	struct timespec ts;
-
-	memset(b, 0, sizeof(*b));
-	b->o = *o;
-	if (getrandom(b->hkey, sizeof(b->hkey), GRND_NONBLOCK) != sizeof(b->hkey)) {
-		/* No entropy yet (early boot): still a key no peer knows
-		 * in advance, if a weaker one. */
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		b->hkey[0] = (__u64)ts.tv_nsec << 32 ^ (__u64)ts.tv_sec ^ (__u64)getpid() << 48;
-		b->hkey[1] = (__u64)(uintptr_t)b ^ (__u64)time(NULL) << 20;
-	}
-	b->nbuckets = 1024;
-	b->paths = calloc(b->nbuckets, sizeof(*b->paths));
-	b->rules = calloc(b->nbuckets, sizeof(*b->rules));
-	if (!b->paths || !b->rules) {
-		free(b->paths);
-		free(b->rules);
-		return -1;
-	}
-	return 0;
-}
-
-void fb_bgp_free(struct fb_bgp *b)
-{
-	size_t i;
-
-	for (i = 0; i < b->nbuckets; i++) {
-		while (b->paths[i]) {
-			struct fb_bgp_path *p = b->paths[i];
-
-			b->paths[i] = p->next;
-			free(p->peer);
-			free(p);
-		}
-		while (b->rules[i]) {
-			struct fb_bgp_rule *r = b->rules[i];
-
-			b->rules[i] = r->next;
-			free(r);
-		}
-	}
-	fb_bgp_stale_free(b);
-	free(b->paths);
-	free(b->rules);
-	free(b->add);
-	free(b->del);
-	memset(b, 0, sizeof(*b));
 }
 
 static struct fb_bgp_path **find_path(struct fb_bgp *b, const char *peer, const char *family,
@@ -345,6 +291,28 @@ int fb_bgp_apply_op(struct fb_bgp_ctx *c, const struct fb_bgp_op *o)
 		fb_bgp_mark_stale(b, p);
 	r->refs++;
 	return fb_bgp_touch(c, r);
+}
+
+long fb_bgp_route_end(struct fb_bgp_ctx *c, const char *peer, const char *family, const char *nlri)
+{
+	struct fb_bgp *b = c->b;
+	size_t l = fb_bgp_route_len(nlri, NULL);
+	struct fb_bgp_path **pp = &b->paths[route_hash(b, peer, family, nlri, l)];
+	long n = 0;
+
+	while (*pp) {
+		const struct fb_bgp_path *q = *pp;
+
+		if (!strcmp(q->peer, peer) && !strcmp(q->family, family) &&
+		    fb_bgp_route_len(q->nlri, NULL) == l && !strncmp(q->nlri, nlri, l)) {
+			if (path_end(c, pp))
+				return -1;
+			n++;
+		} else {
+			pp = &(*pp)->next;
+		}
+	}
+	return n;
 }
 
 int fb_bgp_push_key(struct fb_key **arr, size_t *n, size_t *cap, const struct fb_key *k)

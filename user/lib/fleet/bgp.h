@@ -142,7 +142,9 @@ size_t fb_bgp_stale_count(const struct fb_bgp *b, const char *peer, const char *
  * refuses now (the limits changed, or the file says what no peer could
  * make us add) is noted and dropped; its rule, unless another path holds
  * it, is in del (in the filter from before: to be deleted, as a withdrawal
- * would). */
+ * would). So are the routes past o.max_paths (lowered since the file was
+ * written): its first max_paths paths are kept, whole routes, and each
+ * route after them is noted and dropped, counted in refused_paths. */
 int fb_bgp_save(const struct fb_bgp *b, FILE *fp);
 int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name);
 

@@ -67,6 +67,10 @@ int fb_bgp_touch(struct fb_bgp_ctx *c, struct fb_bgp_rule *r);
 struct fb_bgp_rule *fb_bgp_rule_get(struct fb_bgp *b, const struct fb_key *k);
 int fb_bgp_apply_op(struct fb_bgp_ctx *c, const struct fb_bgp_op *o);
 int fb_bgp_push_key(struct fb_key **arr, size_t *n, size_t *cap, const struct fb_key *k);
+/* End every path of the route nlri is one of (its id, or the id with
+ * " part I/N") of peer and family, as a withdrawal does (their rules
+ * touched): how many, or -1 out of memory. */
+long fb_bgp_route_end(struct fb_bgp_ctx *c, const char *peer, const char *family, const char *nlri);
 void fb_bgp_ctx_free(struct fb_bgp_ctx *c);
 /* bgpstale.c: mark path p stale (held from before a session came up). */
 void fb_bgp_mark_stale(struct fb_bgp *b, struct fb_bgp_path *p);

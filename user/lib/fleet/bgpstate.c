@@ -166,12 +166,48 @@ int fb_bgp_save(const struct fb_bgp *b, FILE *fp)
 	return ferror(fp) ? -1 : 0;
 }
 
+/*
+ * A file holding more paths than --max-paths allows now (lowered since the
+ * run that wrote it): the promise is the same as to a peer, past it no
+ * path is held. Its first max_paths are kept, whole routes (a route of
+ * several parts is kept or dropped whole); each route past them ends as
+ * its withdrawal would (its rules, unless a kept path holds them, leave
+ * the filter) and is named once, with its line. ops[i] is of line
+ * lines[i]. 0, or -1 out of memory.
+ */
+static int over_max(struct fb_bgp_ctx *c, const size_t *lines, const char *name)
+{
+	struct fb_bgp *b = c->b;
+	size_t i = c->nops, held = b->npaths, max = b->o.max_paths;
+	long n;
+
+	if (!max || held <= max)
+		return 0;
+	while (b->npaths > max && i--) {
+		const struct fb_bgp_op *o = &c->ops[i];
+
+		n = fb_bgp_route_end(c, o->peer, o->family, o->nlri);
+		if (n < 0)
+			return -1;
+		if (!n)
+			continue; /* ended with another of its parts */
+		b->changed = true;
+		b->refused_paths++;
+		fb_bgp_note(b, 0,
+			    "%s:%zu: '%.*s' from %s: %ld path%s past --max-paths %zu (the file "
+			    "holds %zu); dropped",
+			    name, lines[i], (int)fb_bgp_route_len(o->nlri, NULL), o->nlri, o->peer,
+			    n, n == 1 ? "" : "s", max, held);
+	}
+	return 0;
+}
+
 int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 {
 	struct fb_bgp_ctx c = { .b = b };
 	char *line = NULL, *f[5], *rest, err[256], text[FB_FLOW_STR], id[1200];
 	struct fb_key k, *drop = NULL;
-	size_t cap = 0, lineno = 0, i, ndrop = 0;
+	size_t cap = 0, lineno = 0, i, ndrop = 0, *lines = NULL, cap_lines = 0;
 	ssize_t len;
 	int blank, rc = -1;
 	bool now = false; /* ids as they are made now (STATE_2) */
@@ -183,6 +219,20 @@ int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 		lineno++;
 		if (memchr(line, 0, len)) {
 			fb_report_err("%s:%zu: NUL byte in line", name, lineno);
+			goto out;
+		}
+		/* Every line written ends with one: a last line without it
+		 * was cut short (a torn write, an edit). Read as it is, "dst
+		 * 203.0.113.77" cut to "dst 203.0.113.7" names a rule bgp never
+		 * added, which the route's withdrawal would delete (the
+		 * operator's, or bits of others), and a "# delete" line so cut
+		 * would be applied at start. */
+		if (line[len - 1] != '\n') {
+			fb_report_err(
+				"%s:%zu: the last line is cut short (no newline at its end: a "
+				"torn write?); nothing loaded, the filter left as it is (complete "
+				"or remove that line)",
+				name, lineno);
 			goto out;
 		}
 		line[strcspn(line, "\n")] = 0;
@@ -233,9 +283,21 @@ int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 			last = -2;
 			continue;
 		}
+		if (c.nops == cap_lines) {
+			size_t nc = cap_lines ? 2 * cap_lines : 64,
+			       *nl = realloc(lines, nc * sizeof(*nl));
+
+			if (!nl) {
+				c.oom = true;
+				goto out;
+			}
+			lines = nl;
+			cap_lines = nc;
+		}
 		if (fb_bgp_push_op(&c, true, f[0], f[1],
 				   now ? f[2] : fb_bgp_old_id(f[1], f[2], id, sizeof(id)), &k))
 			goto out;
+		lines[c.nops - 1] = lineno;
 		last = (long)c.nops - 1;
 	}
 	/* getline ends on an error too (EIO, no memory for a huge line): the
@@ -248,6 +310,10 @@ int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 	for (i = 0; i < c.nops; i++)
 		if (fb_bgp_apply_op(&c, &c.ops[i]))
 			goto out;
+	if (over_max(&c, lines, name)) {
+		c.oom = true;
+		goto out;
+	}
 	/* A dropped path's rule is in the filter (we added it): unless an
 	 * admitted path holds it too, it goes, as with a withdrawal. */
 	for (i = 0; i < ndrop; i++) {
@@ -272,6 +338,7 @@ out:
 		fb_report_err("%s: out of memory", name);
 	free(line);
 	free(drop);
+	free(lines);
 	fb_bgp_ctx_free(&c);
 	return rc;
 }
