@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,19 @@
 #include "util.h"
 #include "store/discover_walk.h"
 #include "store/pintree.h"
+
+/* The walk failed: why, kept (fb_discover_walk()'s caller may say it)
+ * and said unless quiet. */
+__attribute__((format(printf, 2, 3))) static void walk_fail(struct found *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(f->why, sizeof(f->why), fmt, ap);
+	va_end(ap);
+	if (!f->quiet)
+		fb_report_err("%s", f->why);
+}
 
 /* The names (and types) of a program's maps tell flowbloom's apart: 1,
  * 0, or -1 (errno) if a map of its cannot be read now (memory), which is
@@ -87,9 +101,7 @@ static int find_progs(struct found *f)
 		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) ||
 		    (info.type == BPF_PROG_TYPE_XDP && info.nr_map_ids &&
 		     (is = flowbloom_maps(fd, info.nr_map_ids, &p)) < 0)) {
-			if (!f->quiet)
-				fb_report_err("cannot read BPF program %u: %s", id,
-					      strerror(errno));
+			walk_fail(f, "cannot read BPF program %u: %s", id, strerror(errno));
 			if (fd >= 0)
 				close(fd);
 			return -1;
@@ -105,8 +117,7 @@ static int find_progs(struct found *f)
 		close(fd);
 	}
 	if (errno != ENOENT) {
-		if (!f->quiet)
-			fb_report_err("cannot list BPF programs: %s", strerror(errno));
+		walk_fail(f, "cannot list BPF programs: %s", strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -128,8 +139,12 @@ static int add_att(struct found *f, const struct ns *ns, const struct if_nameind
 	struct fb_att *a;
 
 	f->atts = fb_walk_grow(f->atts, &f->capatts, f->natts, sizeof(*f->atts));
-	if (!f->atts)
+	if (!f->atts) {
+		f->natts = f->capatts = 0;
+		walk_fail(f, "cannot tell where flowbloom's programs are attached: %s",
+			  strerror(ENOMEM));
 		return -1;
+	}
 	a = &f->atts[f->natts++];
 	memset(a, 0, sizeof(*a));
 	snprintf(a->netns, sizeof(a->netns), "%s", ns->label);
@@ -154,8 +169,7 @@ static int scan_devices(struct found *f, const struct ns *ns)
 	/* Not listed, or a device's programs not read: never taken for
 	 * none (a program on them would pass for attached nowhere). */
 	if (!ifs) {
-		if (!f->quiet)
-			fb_report_err("cannot list the network devices: %s", strerror(errno));
+		walk_fail(f, "cannot list the network devices: %s", strerror(errno));
 		return -1;
 	}
 	for (i = ifs; i->if_index && !rc; i++) {
@@ -166,9 +180,8 @@ static int scan_devices(struct found *f, const struct ns *ns)
 		if (e == -ENODEV) /* gone since the list */
 			continue;
 		if (e) {
-			if (!f->quiet)
-				fb_report_err("cannot read the XDP programs of %s: %s", i->if_name,
-					      strerror(-e));
+			walk_fail(f, "cannot read the XDP programs of %s: %s", i->if_name,
+				  strerror(-e));
 			rc = -1;
 			break;
 		}
@@ -181,6 +194,17 @@ static int scan_devices(struct found *f, const struct ns *ns)
 	}
 	if_freenameindex(ifs);
 	return rc;
+}
+
+/* The inode of a namespace's /proc net/dev (path: /proc/PID/net/dev, of
+ * the namespace PID is in), one of its own while it lives: a process whose
+ * namespace link is refused is told in a namespace the walk visited by
+ * it (/proc/PID/net asks no ptrace right). 0 if not read. */
+static ino_t proc_netdev(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0 : st.st_ino;
 }
 
 /* Each namespace from the from'th on: its devices' XDP programs. */
@@ -201,9 +225,10 @@ static int scan_ns(struct found *f, size_t from)
 		/* netlink and if_nameindex() work in the caller's namespace:
 		 * enter each in turn (a single-threaded process may). EINVAL:
 		 * an open file of another kind of namespace (held_ns()). */
-		if (!setns(fd, CLONE_NEWNET))
+		if (!setns(fd, CLONE_NEWNET)) {
 			rc = scan_devices(f, &f->ns[i]);
-		else if (errno != EINVAL)
+			f->ns[i].netdev = proc_netdev("/proc/thread-self/net/dev");
+		} else if (errno != EINVAL)
 			fb_walk_err(f, f->ns[i].path, errno, f->ns[i].proc);
 		close(fd);
 	}
@@ -224,16 +249,42 @@ static bool unplaced(const struct found *f)
 	return false;
 }
 
+/* Processes whose namespace link was refused, but whose namespace the
+ * walk visited (or that exited since): no gap. */
+static void resolve_refused(struct found *f)
+{
+	char path[64];
+	size_t i, j, k;
+	ino_t ino;
+
+	for (i = k = 0; i < f->nrefused; i++) {
+		struct fb_refused *r = &f->refused[i];
+
+		if (!strcmp(r->what, "network namespace")) {
+			snprintf(path, sizeof(path), "/proc/%d/net/dev", r->pid);
+			ino = proc_netdev(path);
+			if (!ino && (errno == ENOENT || errno == ESRCH))
+				continue;
+			for (j = 0; ino && j < f->nns && f->ns[j].netdev != ino; j++)
+				;
+			if (ino && j < f->nns)
+				continue;
+		}
+		f->refused[k++] = *r;
+	}
+	f->nrefused = k;
+}
+
 static int walk_ns(struct found *f)
 {
 	int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), rc = 0;
 	size_t i;
 
 	if (self < 0) {
-		if (!f->quiet)
-			fb_report_err("/proc/self/ns/net: %s", strerror(errno));
+		walk_fail(f, "/proc/self/ns/net: %s", strerror(errno));
 		return -1;
 	}
+	snprintf(f->self_path, sizeof(f->self_path), "/proc/self/fd/%d", self);
 	fb_walk_collect(f);
 	rc = scan_ns(f, 0);
 	if (!rc && unplaced(f)) {
@@ -241,12 +292,13 @@ static int walk_ns(struct found *f)
 		fb_walk_held(f);
 		rc = scan_ns(f, i);
 	}
+	if (!rc)
+		resolve_refused(f);
 	/* A namespace not read: where the programs are attached is not
 	 * known (one there would pass for attached nowhere). */
 	if (!rc && f->err) {
-		if (!f->quiet)
-			fb_report_err("cannot tell where flowbloom's programs are attached: %s: %s",
-				      f->err_path, strerror(f->err));
+		walk_fail(f, "cannot tell where flowbloom's programs are attached: %s: %s",
+			  f->err_path, strerror(f->err));
 		rc = -1;
 	}
 	if (setns(self, CLONE_NEWNET)) {
@@ -369,13 +421,53 @@ static int cmp_att(const void *a, const void *b)
 	return c ? c : strcmp(x->ifname, y->ifname);
 }
 
-int fb_discover(struct fb_att **atts, bool fail_open_only)
+bool fb_walk_partial(const struct fb_walk *w)
+{
+	size_t i;
+
+	for (i = 0; w->nunplaced && i < w->nrefused; i++)
+		if (!strcmp(w->refused[i].what, "network namespace"))
+			return true;
+	return false;
+}
+
+void fb_walk_free(struct fb_walk *w)
+{
+	free(w->refused);
+	free(w->unplaced);
+	memset(w, 0, sizeof(*w));
+}
+
+/* What the walk could not see, into w: the refused processes, and the
+ * programs found attached nowhere. false: no memory for them. */
+static bool walk_report(struct found *f, struct fb_walk *w)
+{
+	size_t i, j;
+
+	w->refused = f->refused;
+	w->nrefused = f->nrefused;
+	f->refused = NULL;
+	w->unplaced = calloc(f->nprogs ? f->nprogs : 1, sizeof(*w->unplaced));
+	if (!w->unplaced)
+		return false;
+	for (i = 0; i < f->nprogs; i++) {
+		for (j = 0; j < f->natts && f->atts[j].prog_id != f->progs[i].id; j++)
+			;
+		if (j == f->natts)
+			w->unplaced[w->nunplaced++] = f->progs[i].id;
+	}
+	return true;
+}
+
+int fb_discover_walk(struct fb_att **atts, bool fail_open_only, struct fb_walk *w)
 {
 	struct found f = { .quiet = fail_open_only };
 	size_t i, j;
 	int rc = -1;
 
 	*atts = NULL;
+	if (w)
+		memset(w, 0, sizeof(*w));
 	if (find_progs(&f))
 		goto out;
 	if (fail_open_only) {
@@ -392,6 +484,11 @@ int fb_discover(struct fb_att **atts, bool fail_open_only)
 	}
 	if (walk_ns(&f))
 		goto out;
+	if (w && !walk_report(&f, w)) {
+		walk_fail(&f, "cannot tell where flowbloom's programs are attached: %s",
+			  strerror(ENOMEM));
+		goto out;
+	}
 	name_filters(&f);
 	if (f.natts)
 		qsort(f.atts, f.natts, sizeof(*f.atts), cmp_att);
@@ -399,11 +496,22 @@ int fb_discover(struct fb_att **atts, bool fail_open_only)
 	f.atts = NULL;
 	rc = f.natts;
 out:
+	if (w && rc < 0) {
+		fb_walk_free(w);
+		snprintf(w->why, sizeof(w->why), "%s", f.why[0] ? f.why : strerror(ENOMEM));
+	}
 	free(f.progs);
 	free(f.ns);
 	free(f.atts);
+	free(f.refused);
 	return rc;
 }
+
+int fb_discover(struct fb_att **atts, bool fail_open_only)
+{
+	return fb_discover_walk(atts, fail_open_only, NULL);
+}
+
 int fb_discover_find(__u32 prog_id, __u32 map_id, struct fb_att *out)
 {
 	bool quiet = fb_report_quiet;

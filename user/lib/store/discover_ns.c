@@ -30,17 +30,66 @@ void *fb_walk_grow(void *p, size_t *cap, size_t n, size_t size)
 	return q;
 }
 
+/* A process's name (/proc/PID/comm) in buf; false if it cannot be read. */
+static bool read_comm(const char *path, char *buf, size_t len)
+{
+	FILE *c = fopen(path, "r");
+	bool ok = false;
+
+	buf[0] = 0;
+	if (c) {
+		ok = fgets(buf, (int)len, c) != NULL;
+		buf[strcspn(buf, "\n")] = 0;
+		fclose(c);
+	}
+	return ok;
+}
+
+/* A process's own entry (path under /proc/PID) refused: kept, each
+ * process and what once, with its name. */
+static void refused(struct found *f, const char *path, int e)
+{
+	char comm[64];
+	const char *rest = strchr(path + strlen("/proc/"), '/'), *what;
+	int pid = atoi(path + strlen("/proc/"));
+	size_t i;
+
+	if (strncmp(path, "/proc/", 6) || pid <= 0 || !rest)
+		return;
+	what = !strcmp(rest, "/ns/net")	  ? "network namespace"
+	       : !strncmp(rest, "/fd", 3) ? "open files"
+					  : "mounts";
+	for (i = 0; i < f->nrefused; i++)
+		if (f->refused[i].pid == pid && f->refused[i].what == what)
+			return;
+	f->refused = fb_walk_grow(f->refused, &f->caprefused, f->nrefused, sizeof(*f->refused));
+	if (!f->refused) {
+		f->nrefused = f->caprefused = 0;
+		fb_walk_err(f, path, ENOMEM, false);
+		return;
+	}
+	snprintf(comm, sizeof(comm), "/proc/%d/comm", pid);
+	read_comm(comm, f->refused[f->nrefused].comm, sizeof(f->refused[0].comm));
+	f->refused[f->nrefused].pid = pid;
+	f->refused[f->nrefused].err = e;
+	f->refused[f->nrefused++].what = what;
+}
+
 /* path (a namespace, or a list of them) not read, for e: gone meanwhile
  * (ENOENT, ESRCH: its process exited, its mount went; EINVAL: the
  * mountinfo of a process exiting) is no namespace; anything else
  * (descriptors, memory, a refusal) is one the walk cannot tell about: its
  * attachments would pass for none. The first is kept. A process's own
  * entries (proc) refused are a process flowbloom may not look into (a
- * sandbox's init), skipped as before. */
+ * sandbox's init, or flowbloom without CAP_SYS_PTRACE): kept apart
+ * (refused()), the caller says what its answer then lacks. */
 void fb_walk_err(struct found *f, const char *path, int e, bool proc)
 {
-	if (e == ENOENT || e == ESRCH || (proc && (e == EACCES || e == EPERM || e == EINVAL)) ||
-	    f->err)
+	if (proc && (e == EACCES || e == EPERM)) {
+		refused(f, path, e);
+		return;
+	}
+	if (e == ENOENT || e == ESRCH || (proc && e == EINVAL) || f->err)
 		return;
 	f->err = e;
 	snprintf(f->err_path, sizeof(f->err_path), "%s", path);
@@ -117,19 +166,12 @@ static void mounted_ns(struct found *f, const char *pid)
 	fclose(in);
 }
 
-/* A process's name (/proc/PID/comm) in buf; false if it cannot be read. */
-static bool read_comm(const char *path, char *buf, size_t len)
+/* Are paths a and b (net/dev under /proc) of one network namespace? */
+static bool same_netdev(const char *a, const char *b)
 {
-	FILE *c = fopen(path, "r");
-	bool ok = false;
+	struct stat sa, sb;
 
-	buf[0] = 0;
-	if (c) {
-		ok = fgets(buf, (int)len, c) != NULL;
-		buf[strcspn(buf, "\n")] = 0;
-		fclose(c);
-	}
-	return ok;
+	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 void fb_walk_collect(struct found *f)
@@ -143,6 +185,10 @@ void fb_walk_collect(struct found *f)
 	 * a kernel thread, always in the initial namespace. */
 	if (read_comm("/proc/2/comm", comm, sizeof(comm)) && !strcmp(comm, "kthreadd"))
 		add_ns(f, "/proc/2/ns/net", "root", true);
+	/* Both refused (flowbloom without CAP_SYS_PTRACE): ours is still the
+	 * initial one when /proc/1/net is ours (no ptrace right asked). */
+	if (!f->nns && same_netdev("/proc/1/net/dev", "/proc/self/net/dev"))
+		add_ns(f, f->self_path, "root", false);
 	/* A list not read, or read in part: never taken for no more. */
 	d = opendir("/run/netns");
 	if (!d)
@@ -169,7 +215,10 @@ void fb_walk_collect(struct found *f)
 		read_comm(path, comm, sizeof(comm));
 		snprintf(label, sizeof(label), "pid %.12s (%.32s)", de->d_name, comm);
 		snprintf(path, sizeof(path), "/proc/%s/ns/net", de->d_name);
-		add_ns(f, path, label, true);
+		/* Ours by the descriptor walk_ns() holds: our /proc entry
+		 * names whichever namespace the walk is in by then. */
+		add_ns(f, atoi(de->d_name) == getpid() ? f->self_path : path, label,
+		       atoi(de->d_name) != getpid());
 	}
 	if (d && errno)
 		fb_walk_err(f, "/proc", errno, false);

@@ -24,12 +24,7 @@ struct ns {
 	char path[300];
 	char label[NAME_MAX + 1]; /* a name in /run/netns, whole */
 	bool proc;		  /* reached through a process's /proc entry */
-};
-
-/* A process whose own /proc entries were refused. */
-struct refused {
-	int pid, err;
-	char comm[16];
+	ino_t netdev; /* its /proc net/dev's inode (one per namespace); 0: not visited */
 };
 
 struct found {
@@ -39,12 +34,13 @@ struct found {
 	size_t nns, capns;
 	struct fb_att *atts;
 	size_t natts, capatts;
-	struct refused *refused; /* each process once */
+	struct fb_refused *refused; /* each process and what once */
 	size_t nrefused, caprefused;
 	bool quiet; /* info/stats: discovery must never break their output */
 	int err;    /* a namespace or a list of them not read: errno */
 	char err_path[300];
-	char why[320]; /* the walk failed: why, said or not (quiet) */
+	char why[320];	    /* the walk failed: why, said or not (quiet) */
+	char self_path[32]; /* our own namespace: the walk's descriptor for it */
 };
 
 void *fb_walk_grow(void *p, size_t *cap, size_t n, size_t size);
