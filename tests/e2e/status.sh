@@ -7,7 +7,8 @@
 # - loaded with `ip -n`: UDP datagrams from a listed source pass; `status`
 #   lists the attachment as PRIVATE MAPS (fails open) and exits 3; `info`
 #   and `stats` warn (stderr; a fail_open array with -j); the ip-link pins
-#   in /sys/fs/bpf/xdp/globals are untouched;
+#   in /sys/fs/bpf/xdp/globals are untouched; with the walk refused
+#   (strace), info and stats warn that failing open is not ruled out;
 # - loaded with `nsenter --net`: status shows filter default, exit 0, no
 #   warning, and the datagrams are dropped (stats);
 # - a namespace only a process holds (unshare -n), and one both named and
@@ -16,6 +17,12 @@
 #   link cannot be read;
 # - an ip -n attachment in a namespace only an open file holds (its name
 #   deleted) is found: exit 3;
+# - a status that may not look into processes (run without CAP_SYS_PTRACE,
+#   as PID 1 refuses its own /proc entries in a sandbox): an attachment in
+#   a namespace only such a process holds is not passed for none (exit 1,
+#   naming the processes and the program found attached nowhere; -j:
+#   not_looked_into, not_found_attached); a refused process in a namespace
+#   status visited is no gap (exit 0);
 # - an xdp/globals that user nobody made, with a link planted in it to
 #   another filter's pin, is not believed: status says the attachment uses
 #   that filter, not xdp/globals, and notes why.
@@ -225,6 +232,23 @@ print([x["prog_id"] for x in j.get("fail_open", []) if x["prog_id"] == int(sys.a
 PY
 )$(wc -c <"$T_TMP/v.err")" "True0"
 done
+# The walk refused (strace: every open of $N1 fails for descriptors):
+# info and stats said nothing, as if no program failed open. Now a
+# warning that it cannot be ruled out (-j: "fail_open": null), exit 0.
+if command -v strace >/dev/null; then
+	for verb in info stats; do
+		strace -f -qq -o /dev/null -P "/run/netns/$N1" -e trace=openat -e inject=openat:error=EMFILE \
+			"$FB" $verb default >/dev/null 2>"$T_TMP/v.err"
+		check_eq "walk refused: $verb default warns that failing open is not ruled out" \
+			"$?$(grep -c "^flowbloom: warning: cannot tell whether a flowbloom XDP program fails open (passes every packet): cannot tell where flowbloom's programs are attached: /run/netns/$N1: Too many open files$" "$T_TMP/v.err")" 01
+		strace -f -qq -o /dev/null -P "/run/netns/$N1" -e trace=openat -e inject=openat:error=EMFILE \
+			"$FB" -j $verb default >"$T_TMP/v.json" 2>/dev/null
+		check_eq "walk refused: $verb -j default: fail_open null" \
+			"$(t_json '"fail_open" in d and d["fail_open"] is None' "$T_TMP/v.json")" True
+	done
+else
+	skip "walk refused: strace is not installed"
+fi
 ip -n "$N1" link set dev "$VA" xdp off
 
 # --- B: nsenter --net (uses the filter); N1 also held by a process
@@ -326,5 +350,61 @@ if ip netns add "$E" && ip link add "fse$$" netns "$E" type veth peer name "fse$
 else
 	fail "fd-held namespace: $(cat "$T_TMP/ip.err")"
 fi
+
+# --- F: a status that may not look into processes. Without CAP_SYS_PTRACE
+# every root process's /proc/PID/ns/net is refused (EACCES), as PID 1's is
+# in a sandbox: a filter h attached (flowbloom attach) in a namespace only
+# a process holds cannot be found. status skipped such processes silently:
+# the attachment missing, exit 0. Now exit 1, naming the program found
+# attached nowhere and the processes not looked into; -j lists both. A
+# process in a namespace status visited (this shell's, refused the same
+# way) is no gap once nothing is unplaced: exit 0.
+NOPT=(setpriv --bounding-set -sys_ptrace --)
+unshare -n sleep 60 &
+FH=$!
+HELD+=("$FH")
+t_wait_until 10 test "$(readlink "/proc/$FH/ns/net" 2>/dev/null)" != "$(readlink /proc/self/ns/net)"
+"$FB" create h --capacity 100 --fp-rate 0.01 >/dev/null
+if ! "${NOPT[@]}" readlink "/proc/$FH/ns/net" >/dev/null 2>&1 &&
+	nsenter --net="/proc/$FH/ns/net" ip link add "fsf$$" type veth peer name "fsf$$p" &&
+	nsenter --net="/proc/$FH/ns/net" ip link set "fsf$$" up &&
+	nsenter --net="/proc/$FH/ns/net" "$FB" attach h "fsf$$" --mode generic >/dev/null; then
+	FP=$(nsenter --net="/proc/$FH/ns/net" ip -d link show "fsf$$" | grep -o 'prog/xdp id [0-9]*' | awk '{print $3}')
+	"$FB" status >"$T_TMP/status.out" 2>&1
+	grep -qE "^pid $FH \(sleep\) +fsf$$ +generic +$FP +h \(drop; malformed drop\)$" "$T_TMP/status.out" &&
+		pass "refused processes: with CAP_SYS_PTRACE, status finds h in pid $FH's namespace" ||
+		fail "refused processes: status: $(cat "$T_TMP/status.out")"
+	"${NOPT[@]}" "$FB" status >"$T_TMP/status.out" 2>"$T_TMP/status.err"
+	rc=$?
+	grep -q " fsf$$ " "$T_TMP/status.out" && fail "refused processes: status without CAP_SYS_PTRACE found it?"
+	check_eq "refused processes: status exits 1" "$rc" 1
+	grep -q "no flowbloom XDP program attached" "$T_TMP/status.out" &&
+		fail "refused processes: status says none attached"
+	grep -qE "^flowbloom: cannot tell where flowbloom's programs are attached: program[s]? ([0-9]+, )*$FP\b.* found attached nowhere, and [0-9]+ process(es)? not looked into \(.*Permission denied" \
+		"$T_TMP/status.err" && pass "refused processes: status names the program and the processes" ||
+		fail "refused processes: status stderr: $(head -c 400 "$T_TMP/status.err")"
+	"${NOPT[@]}" "$FB" -j status >"$T_TMP/status.json" 2>/dev/null
+	check_eq "refused processes: status -j lists both" "$(head -1 "$T_TMP/status.json" | "$PY" -c '
+import json, sys
+j = json.loads(sys.stdin.readline())
+print(int(sys.argv[1]) in j["not_found_attached"],
+      [(r["pid"], r["comm"], r["what"], r["error"]) for r in j["not_looked_into"] if r["pid"] == int(sys.argv[2]) and r["what"] == "network namespace"],
+      j["complete"])' "$FP" "$FH")" "True [($FH, 'sleep', 'network namespace', 'Permission denied')] False"
+	nsenter --net="/proc/$FH/ns/net" "$FB" detach "fsf$$" >/dev/null
+	# Without CAP_SYS_PTRACE, this shell's own entry is refused too:
+	# its namespace (visited) is told by /proc/PID/net, no gap. (h on
+	# $VA meanwhile: a program loaded, so status walks.)
+	"$FB" -n "$N1" attach h "$VA" --mode generic >/dev/null
+	"${NOPT[@]}" "$FB" -j status >"$T_TMP/status.json" 2>/dev/null
+	"$FB" -n "$N1" detach "$VA" >/dev/null
+	check_eq "refused processes: one in a visited namespace is no gap" "$("$PY" -c '
+import json, sys
+j = json.loads(open(sys.argv[1]).readline())
+print([r for r in j["not_looked_into"] if r["pid"] == int(sys.argv[2]) and r["what"] == "network namespace"])' "$T_TMP/status.json" "$$")" "[]"
+else
+	skip "refused processes: setpriv without CAP_SYS_PTRACE still reads /proc/$FH/ns/net, or attach failed"
+fi
+kill "$FH" && wait "$FH" 2>/dev/null
+"$FB" destroy h >/dev/null 2>&1
 
 t_end

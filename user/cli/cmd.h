@@ -80,7 +80,9 @@ const char *fb_match_name(__u32 kind);
 
 /* cmd_status.c: for `info` and `stats`: the attachments that fail open, as a warning
  * line each on stderr, or (-j) a "fail_open" array in the current object
- * (always_json: also when empty). Returns how many. */
+ * (always_json: also when empty). Returns how many; -1 when it cannot be
+ * told (the walk failed or was partial): a warning saying so, "fail_open":
+ * null with -j. */
 int fb_warn_fail_open(bool always_json);
 
 /* What a verb prints when it made a change, plain or JSON: `apply`

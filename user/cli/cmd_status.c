@@ -194,18 +194,73 @@ static void ring_json(const struct fb_att *a)
 		jw_bool("capture_running", running);
 }
 
+/* "program 12, 14 and 3 more found attached nowhere, and 2 processes not
+ * looked into (pid 1 (init): its network namespace: Permission denied,
+ * ...)": what the walk could not see, up to FB_WALK_NAMED of each. */
+#define FB_WALK_NAMED 8
+
+static void walk_gaps(const struct fb_walk *w, char *buf, size_t len)
+{
+	char comm[sizeof(w->refused[0].comm)];
+	size_t i, j, n = 0, procs;
+
+#define ADD(...) n += (size_t)snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__)
+	ADD("program%s ", w->nunplaced == 1 ? "" : "s");
+	for (i = 0; i < w->nunplaced && i < FB_WALK_NAMED; i++)
+		ADD("%s%u", i ? ", " : "", w->unplaced[i]);
+	if (w->nunplaced > FB_WALK_NAMED)
+		ADD(" and %zu more", w->nunplaced - FB_WALK_NAMED);
+	for (i = procs = 0; i < w->nrefused; i++) {
+		for (j = 0; j < i && w->refused[j].pid != w->refused[i].pid; j++)
+			;
+		procs += j == i;
+	}
+	ADD(" found attached nowhere, and %zu process%s not looked into (", procs,
+	    procs == 1 ? "" : "es");
+	for (i = 0; i < w->nrefused && i < FB_WALK_NAMED; i++)
+		ADD("%spid %d (%s): its %s: %s", i ? "; " : "", w->refused[i].pid,
+		    fb_printable(w->refused[i].comm, comm, sizeof(comm)), w->refused[i].what,
+		    strerror(w->refused[i].err));
+	if (w->nrefused > FB_WALK_NAMED)
+		ADD("; and %zu more", w->nrefused - FB_WALK_NAMED);
+	ADD(")");
+#undef ADD
+}
+
+static void walk_json(const struct fb_walk *w)
+{
+	size_t i;
+
+	jw_bool("complete", !fb_walk_partial(w));
+	jw_arr_open("not_found_attached");
+	for (i = 0; i < w->nunplaced; i++)
+		jw_u64(NULL, w->unplaced[i]);
+	jw_arr_close();
+	jw_arr_open("not_looked_into");
+	for (i = 0; i < w->nrefused; i++) {
+		jw_obj_open(NULL);
+		jw_u64("pid", (__u64)w->refused[i].pid);
+		jw_str("comm", w->refused[i].comm);
+		jw_str("what", w->refused[i].what);
+		jw_str("error", strerror(w->refused[i].err));
+		jw_obj_close();
+	}
+	jw_arr_close();
+}
+
 int cmd_status(int argc, char **argv)
 {
+	struct fb_walk w;
 	struct fb_att *a;
-	char buf[600], ns[sizeof(a->netns)], dev[IF_NAMESIZE];
+	char buf[1200], ns[sizeof(a->netns)], dev[IF_NAMESIZE];
 	struct att_settings st;
-	int n, i, open = 0, l3 = 0, nofs, unknown = 0, e = 0;
+	int n, i, open = 0, l3 = 0, nofs, unknown = 0, e = 0, rc;
 
 	if (fb_no_options(&argc, argv))
 		return 2;
 	if (argc != 1)
 		return fb_usage("too many arguments");
-	n = fb_discover(&a, false);
+	n = fb_discover_walk(&a, false, &w);
 	if (n < 0)
 		return 1;
 	for (i = 0; i < n; i++) {
@@ -256,8 +311,12 @@ int cmd_status(int argc, char **argv)
 		jw_arr_close();
 		jw_u64("fails_open", open);
 		jw_u64("not_ethernet", l3);
+		walk_json(&w);
 		jw_obj_close();
 		jw_end();
+	} else if (!n && fb_walk_partial(&w)) {
+		/* Never "none": one may be where the walk could not look. */
+		printf("no flowbloom XDP program found attached; the walk was partial (below)\n");
 	} else if (!n) {
 		printf("no flowbloom XDP program attached, in any network namespace\n");
 	} else {
@@ -305,7 +364,20 @@ int cmd_status(int argc, char **argv)
 		       strerror(e));
 	else if (unread[0])
 		fb_err("cannot tell what an attachment does: %s", unread);
-	if (unknown || unread[0])
+	/* An attachment may be missing: as not known. */
+	if (fb_walk_partial(&w)) {
+		walk_gaps(&w, buf, sizeof(buf));
+		fb_err("cannot tell where flowbloom's programs are attached: %s: one may be in a "
+		       "network namespace only those processes hold",
+		       buf);
+	} else if (w.nunplaced && w.nrefused) {
+		walk_gaps(&w, buf, sizeof(buf));
+		fb_report(FB_REPORT_NOTE,
+			  "%s: a namespace only their open files or mounts hold is not seen", buf);
+	}
+	rc = unknown || unread[0] || fb_walk_partial(&w);
+	fb_walk_free(&w);
+	if (rc)
 		return 1;
 	return open || l3 ? FB_EXIT_FAILS_OPEN : 0;
 }
@@ -314,10 +386,28 @@ int fb_warn_fail_open(bool always_json)
 {
 	struct fb_att *a;
 	char ns[sizeof(a->netns)], dev[IF_NAMESIZE];
-	int n = fb_discover(&a, true), i;
+	struct fb_walk w;
+	char gaps[1200];
+	int n = fb_discover_walk(&a, true, &w), i;
 
-	if (n < 0)
-		n = 0; /* not root, say: the verb's own answer still stands */
+	/* Not known (the walk failed, or a program on private maps found
+	 * nowhere while processes were not looked into): said, never taken
+	 * for none. The verb's own answer still stands. */
+	if (n < 0 || fb_walk_partial(&w)) {
+		if (n >= 0)
+			walk_gaps(&w, gaps, sizeof(gaps));
+		fprintf(stderr,
+			"flowbloom: warning: cannot tell whether a flowbloom XDP program fails "
+			"open "
+			"(passes every packet): %s\n",
+			n < 0 ? w.why : gaps);
+		if (fb_json)
+			jw_null("fail_open");
+		fb_walk_free(&w);
+		free(a);
+		return -1;
+	}
+	fb_walk_free(&w);
 	if (fb_json && (n || always_json)) {
 		jw_arr_open("fail_open");
 		for (i = 0; i < n; i++) {

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Finding every flowbloom XDP attachment on the machine, in every network
- * namespace, and what its maps are (see discover.h for why).
+ * namespace, and what its maps are (see discover.h for why). The
+ * namespaces to visit are listed in discover_ns.c.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,43 +20,20 @@
 #include "store/discover.h"
 #include "report.h"
 #include "util.h"
+#include "store/discover_walk.h"
 #include "store/pintree.h"
 
-/* A loaded flowbloom program. */
-struct fbprog {
-	__u32 id, filter_map_id, inner_id;
-};
-
-struct ns {
-	dev_t dev;
-	ino_t ino;
-	char path[300];
-	char label[NAME_MAX + 1]; /* a name in /run/netns, whole */
-	bool proc;		  /* reached through a process's /proc entry */
-};
-
-struct found {
-	struct fbprog *progs;
-	size_t nprogs;
-	struct ns *ns;
-	size_t nns, capns;
-	struct fb_att *atts;
-	size_t natts, capatts;
-	bool quiet; /* info/stats: discovery must never break their output */
-	int err;    /* a namespace or a list of them not read: errno */
-	char err_path[300];
-};
-
-static void *grow(void *p, size_t *cap, size_t n, size_t size)
+/* The walk failed: why, kept (fb_discover_walk()'s caller may say it)
+ * and said unless quiet. */
+__attribute__((format(printf, 2, 3))) static void walk_fail(struct found *f, const char *fmt, ...)
 {
-	void *q;
+	va_list ap;
 
-	if (n < *cap)
-		return p;
-	q = realloc(p, (*cap = *cap ? *cap * 2 : 16) * size);
-	if (!q)
-		free(p);
-	return q;
+	va_start(ap, fmt);
+	vsnprintf(f->why, sizeof(f->why), fmt, ap);
+	va_end(ap);
+	if (!f->quiet)
+		fb_report_err("%s", f->why);
 }
 
 /* The names (and types) of a program's maps tell flowbloom's apart: 1,
@@ -123,15 +101,13 @@ static int find_progs(struct found *f)
 		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) ||
 		    (info.type == BPF_PROG_TYPE_XDP && info.nr_map_ids &&
 		     (is = flowbloom_maps(fd, info.nr_map_ids, &p)) < 0)) {
-			if (!f->quiet)
-				fb_report_err("cannot read BPF program %u: %s", id,
-					      strerror(errno));
+			walk_fail(f, "cannot read BPF program %u: %s", id, strerror(errno));
 			if (fd >= 0)
 				close(fd);
 			return -1;
 		}
 		if (is) {
-			f->progs = grow(f->progs, &cap, f->nprogs, sizeof(p));
+			f->progs = fb_walk_grow(f->progs, &cap, f->nprogs, sizeof(p));
 			if (!f->progs) {
 				close(fd);
 				return -1;
@@ -141,247 +117,10 @@ static int find_progs(struct found *f)
 		close(fd);
 	}
 	if (errno != ENOENT) {
-		if (!f->quiet)
-			fb_report_err("cannot list BPF programs: %s", strerror(errno));
+		walk_fail(f, "cannot list BPF programs: %s", strerror(errno));
 		return -1;
 	}
 	return 0;
-}
-
-/* path (a namespace, or a list of them) not read, for e: gone meanwhile
- * (ENOENT, ESRCH: its process exited, its mount went; EINVAL: the
- * mountinfo of a process exiting) is no namespace; anything else
- * (descriptors, memory, a refusal) is one the walk cannot tell about: its
- * attachments would pass for none. The first is kept. A process's own
- * entries (proc) refused are a process flowbloom may not look into (a
- * sandbox's init), skipped as before. */
-static void walk_err(struct found *f, const char *path, int e, bool proc)
-{
-	if (e == ENOENT || e == ESRCH || (proc && (e == EACCES || e == EPERM || e == EINVAL)) ||
-	    f->err)
-		return;
-	f->err = e;
-	snprintf(f->err_path, sizeof(f->err_path), "%s", path);
-}
-
-static void add_ns(struct found *f, const char *path, const char *label, bool proc)
-{
-	struct stat st;
-	size_t i;
-
-	/* One cut to fit would be opened as another file. */
-	if (strlen(path) >= sizeof(f->ns[0].path))
-		return;
-	if (stat(path, &st)) {
-		walk_err(f, path, errno, proc);
-		return;
-	}
-	for (i = 0; i < f->nns; i++)
-		if (f->ns[i].dev == st.st_dev && f->ns[i].ino == st.st_ino)
-			return; /* one visit per namespace: the first name wins */
-	f->ns = grow(f->ns, &f->capns, f->nns, sizeof(*f->ns));
-	if (!f->ns) {
-		f->nns = f->capns = 0;
-		walk_err(f, path, ENOMEM, false);
-		return;
-	}
-	f->ns[f->nns].dev = st.st_dev;
-	f->ns[f->nns].ino = st.st_ino;
-	snprintf(f->ns[f->nns].path, sizeof(f->ns[0].path), "%s", path);
-	snprintf(f->ns[f->nns].label, sizeof(f->ns[0].label), "%s", label);
-	f->ns[f->nns].proc = proc;
-	f->nns++;
-}
-
-/* Namespaces kept alive by a bind mount elsewhere than /run/netns (as
- * container runtimes do): nsfs mounts whose root is net:[INODE]. Those of
- * our mount namespace (pid NULL), or of process pid's, reached through
- * /proc/PID/root. */
-static void mounted_ns(struct found *f, const char *pid)
-{
-	char line[4096], root[256], mnt[2048], path[300], label[128], *dash, *r, *w;
-	FILE *in;
-
-	snprintf(path, sizeof(path), "/proc/%s/mountinfo", pid ? pid : "self");
-	in = fopen(path, "r");
-	if (!in) {
-		walk_err(f, path, errno, pid);
-		return;
-	}
-	while (fgets(line, sizeof(line), in)) {
-		dash = strstr(line, " - nsfs ");
-		if (!dash || sscanf(line, "%*s %*s %*s %255s %2047s", root, mnt) != 2 ||
-		    strncmp(root, "net:[", 5))
-			continue;
-		/* mountinfo escapes space, tab, newline, backslash as \ooo */
-		for (r = w = mnt; *r; w++) {
-			if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] && r[3]) {
-				*w = (r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0');
-				r += 4;
-			} else {
-				*w = *r++;
-			}
-		}
-		*w = 0;
-		if (!pid) {
-			add_ns(f, mnt, mnt, false);
-			continue;
-		}
-		if (snprintf(path, sizeof(path), "/proc/%s/root%s", pid, mnt) >= (int)sizeof(path))
-			continue;
-		snprintf(label, sizeof(label), "%.80s (mounts of pid %s)", mnt, pid);
-		add_ns(f, path, label, true);
-	}
-	fclose(in);
-}
-
-/* A process's name (/proc/PID/comm) in buf; false if it cannot be read. */
-static bool read_comm(const char *path, char *buf, size_t len)
-{
-	FILE *c = fopen(path, "r");
-	bool ok = false;
-
-	buf[0] = 0;
-	if (c) {
-		ok = fgets(buf, (int)len, c) != NULL;
-		buf[strcspn(buf, "\n")] = 0;
-		fclose(c);
-	}
-	return ok;
-}
-
-static void collect_ns(struct found *f)
-{
-	char path[300], label[128], comm[64];
-	struct dirent *de;
-	DIR *d;
-
-	add_ns(f, "/proc/1/ns/net", "root", true);
-	/* Where PID 1's link cannot be read (a sandbox's own init), kthreadd:
-	 * a kernel thread, always in the initial namespace. */
-	if (read_comm("/proc/2/comm", comm, sizeof(comm)) && !strcmp(comm, "kthreadd"))
-		add_ns(f, "/proc/2/ns/net", "root", true);
-	/* A list not read, or read in part: never taken for no more. */
-	d = opendir("/run/netns");
-	if (!d)
-		walk_err(f, "/run/netns", errno, false);
-	while (d && (errno = 0, de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/run/netns/%s", de->d_name);
-		add_ns(f, path, de->d_name, false);
-	}
-	if (d && errno)
-		walk_err(f, "/run/netns", errno, false);
-	if (d)
-		closedir(d);
-	mounted_ns(f, NULL);
-	/* Namespaces only a process holds (unshare -n, containers). */
-	d = opendir("/proc");
-	if (!d)
-		walk_err(f, "/proc", errno, false);
-	while (d && (errno = 0, de = readdir(d))) {
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-		read_comm(path, comm, sizeof(comm));
-		snprintf(label, sizeof(label), "pid %.12s (%.32s)", de->d_name, comm);
-		snprintf(path, sizeof(path), "/proc/%s/ns/net", de->d_name);
-		add_ns(f, path, label, true);
-	}
-	if (d && errno)
-		walk_err(f, "/proc", errno, false);
-	if (d)
-		closedir(d);
-}
-
-/* Namespaces a process holds without being in them: an open file (a
- * runtime's handle, `exec 3</run/netns/NS` before `ip netns del NS`), or
- * a bind mount in a mount namespace of its own (`ip netns add` where
- * /run/netns does not propagate back). Looked for only when some
- * flowbloom program is not found in the namespaces collect_ns() lists:
- * reading every open file of every process costs more. */
-static void held_ns(struct found *f)
-{
-	char path[300], link[64], label[128], comm[64];
-	struct stat st, *mnts = NULL;
-	size_t nmnts = 0, capmnts = 0, i;
-	struct dirent *de, *fe;
-	DIR *d, *fds;
-	dev_t nsfs;
-
-	if (stat("/proc/self/ns/net", &st)) {
-		walk_err(f, "/proc/self/ns/net", errno, false);
-		return;
-	}
-	nsfs = st.st_dev;
-	if (!stat("/proc/self/ns/mnt", &st) && (mnts = grow(mnts, &capmnts, 0, sizeof(st))))
-		mnts[nmnts++] = st;
-	else
-		walk_err(f, "/proc/self/ns/mnt", errno, false);
-	d = opendir("/proc");
-	if (!d)
-		walk_err(f, "/proc", errno, false);
-	while (d && (errno = 0, de = readdir(d))) {
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
-		read_comm(path, comm, sizeof(comm));
-		snprintf(path, sizeof(path), "/proc/%s/fd", de->d_name);
-		fds = opendir(path);
-		if (!fds)
-			walk_err(f, path, errno, true);
-		while (fds && (fe = readdir(fds))) {
-			ssize_t n;
-
-			if (fe->d_name[0] == '.' ||
-			    snprintf(path, sizeof(path), "/proc/%.12s/fd/%.12s", de->d_name,
-				     fe->d_name) < 0)
-				continue;
-			n = readlink(path, link, sizeof(link) - 1);
-			if (n < 0)
-				walk_err(f, path, errno, true); /* ENOENT: closed since */
-			/* An open namespace file reads as net:[INODE], or as
-			 * "/" once its bind mount is gone (ip netns del):
-			 * then its device tells (nsfs is one file system). */
-			if (n < 1 || (strncmp(link, "net:[", 5) && (n != 1 || link[0] != '/')))
-				continue;
-			if (stat(path, &st)) {
-				walk_err(f, path, errno, true);
-				continue;
-			}
-			if (st.st_dev != nsfs)
-				continue;
-			snprintf(label, sizeof(label), "pid %.12s (%.32s) fd %.12s", de->d_name,
-				 comm, fe->d_name);
-			add_ns(f, path, label, true);
-		}
-		if (fds)
-			closedir(fds);
-		snprintf(path, sizeof(path), "/proc/%s/ns/mnt", de->d_name);
-		if (stat(path, &st)) {
-			walk_err(f, path, errno, true);
-			continue;
-		}
-		for (i = 0; i < nmnts; i++)
-			if (mnts[i].st_dev == st.st_dev && mnts[i].st_ino == st.st_ino)
-				break;
-		if (i < nmnts)
-			continue;
-		mnts = grow(mnts, &capmnts, nmnts, sizeof(st));
-		if (!mnts) {
-			nmnts = capmnts = 0;
-			walk_err(f, path, ENOMEM, false);
-			continue;
-		}
-		mnts[nmnts++] = st;
-		mounted_ns(f, de->d_name);
-	}
-	if (d && errno)
-		walk_err(f, "/proc", errno, false);
-	if (d)
-		closedir(d);
-	free(mnts);
 }
 
 static const struct fbprog *prog_of(const struct found *f, __u32 id)
@@ -399,9 +138,13 @@ static int add_att(struct found *f, const struct ns *ns, const struct if_nameind
 {
 	struct fb_att *a;
 
-	f->atts = grow(f->atts, &f->capatts, f->natts, sizeof(*f->atts));
-	if (!f->atts)
+	f->atts = fb_walk_grow(f->atts, &f->capatts, f->natts, sizeof(*f->atts));
+	if (!f->atts) {
+		f->natts = f->capatts = 0;
+		walk_fail(f, "cannot tell where flowbloom's programs are attached: %s",
+			  strerror(ENOMEM));
 		return -1;
+	}
 	a = &f->atts[f->natts++];
 	memset(a, 0, sizeof(*a));
 	snprintf(a->netns, sizeof(a->netns), "%s", ns->label);
@@ -426,8 +169,7 @@ static int scan_devices(struct found *f, const struct ns *ns)
 	/* Not listed, or a device's programs not read: never taken for
 	 * none (a program on them would pass for attached nowhere). */
 	if (!ifs) {
-		if (!f->quiet)
-			fb_report_err("cannot list the network devices: %s", strerror(errno));
+		walk_fail(f, "cannot list the network devices: %s", strerror(errno));
 		return -1;
 	}
 	for (i = ifs; i->if_index && !rc; i++) {
@@ -438,9 +180,8 @@ static int scan_devices(struct found *f, const struct ns *ns)
 		if (e == -ENODEV) /* gone since the list */
 			continue;
 		if (e) {
-			if (!f->quiet)
-				fb_report_err("cannot read the XDP programs of %s: %s", i->if_name,
-					      strerror(-e));
+			walk_fail(f, "cannot read the XDP programs of %s: %s", i->if_name,
+				  strerror(-e));
 			rc = -1;
 			break;
 		}
@@ -455,6 +196,17 @@ static int scan_devices(struct found *f, const struct ns *ns)
 	return rc;
 }
 
+/* The inode of a namespace's /proc net/dev (path: /proc/PID/net/dev, of
+ * the namespace PID is in), one of its own while it lives: a process whose
+ * namespace link is refused is told in a namespace the walk visited by
+ * it (/proc/PID/net asks no ptrace right). 0 if not read. */
+static ino_t proc_netdev(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0 : st.st_ino;
+}
+
 /* Each namespace from the from'th on: its devices' XDP programs. */
 static int scan_ns(struct found *f, size_t from)
 {
@@ -467,16 +219,17 @@ static int scan_ns(struct found *f, size_t from)
 		/* ENOENT: its process exited (so did the namespace, or another
 		 * path to it was visited) or its mount went. */
 		if (fd < 0) {
-			walk_err(f, f->ns[i].path, errno, f->ns[i].proc);
+			fb_walk_err(f, f->ns[i].path, errno, f->ns[i].proc);
 			continue;
 		}
 		/* netlink and if_nameindex() work in the caller's namespace:
 		 * enter each in turn (a single-threaded process may). EINVAL:
 		 * an open file of another kind of namespace (held_ns()). */
-		if (!setns(fd, CLONE_NEWNET))
+		if (!setns(fd, CLONE_NEWNET)) {
 			rc = scan_devices(f, &f->ns[i]);
-		else if (errno != EINVAL)
-			walk_err(f, f->ns[i].path, errno, f->ns[i].proc);
+			f->ns[i].netdev = proc_netdev("/proc/thread-self/net/dev");
+		} else if (errno != EINVAL)
+			fb_walk_err(f, f->ns[i].path, errno, f->ns[i].proc);
 		close(fd);
 	}
 	return rc;
@@ -496,29 +249,56 @@ static bool unplaced(const struct found *f)
 	return false;
 }
 
+/* Processes whose namespace link was refused, but whose namespace the
+ * walk visited (or that exited since): no gap. */
+static void resolve_refused(struct found *f)
+{
+	char path[64];
+	size_t i, j, k;
+	ino_t ino;
+
+	for (i = k = 0; i < f->nrefused; i++) {
+		struct fb_refused *r = &f->refused[i];
+
+		if (!strcmp(r->what, "network namespace")) {
+			snprintf(path, sizeof(path), "/proc/%d/net/dev", r->pid);
+			ino = proc_netdev(path);
+			if (!ino && (errno == ENOENT || errno == ESRCH))
+				continue;
+			for (j = 0; ino && j < f->nns && f->ns[j].netdev != ino; j++)
+				;
+			if (ino && j < f->nns)
+				continue;
+		}
+		f->refused[k++] = *r;
+	}
+	f->nrefused = k;
+}
+
 static int walk_ns(struct found *f)
 {
 	int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), rc = 0;
 	size_t i;
 
 	if (self < 0) {
-		if (!f->quiet)
-			fb_report_err("/proc/self/ns/net: %s", strerror(errno));
+		walk_fail(f, "/proc/self/ns/net: %s", strerror(errno));
 		return -1;
 	}
-	collect_ns(f);
+	snprintf(f->self_path, sizeof(f->self_path), "/proc/self/fd/%d", self);
+	fb_walk_collect(f);
 	rc = scan_ns(f, 0);
 	if (!rc && unplaced(f)) {
 		i = f->nns;
-		held_ns(f);
+		fb_walk_held(f);
 		rc = scan_ns(f, i);
 	}
+	if (!rc)
+		resolve_refused(f);
 	/* A namespace not read: where the programs are attached is not
 	 * known (one there would pass for attached nowhere). */
 	if (!rc && f->err) {
-		if (!f->quiet)
-			fb_report_err("cannot tell where flowbloom's programs are attached: %s: %s",
-				      f->err_path, strerror(f->err));
+		walk_fail(f, "cannot tell where flowbloom's programs are attached: %s: %s",
+			  f->err_path, strerror(f->err));
 		rc = -1;
 	}
 	if (setns(self, CLONE_NEWNET)) {
@@ -641,13 +421,53 @@ static int cmp_att(const void *a, const void *b)
 	return c ? c : strcmp(x->ifname, y->ifname);
 }
 
-int fb_discover(struct fb_att **atts, bool fail_open_only)
+bool fb_walk_partial(const struct fb_walk *w)
+{
+	size_t i;
+
+	for (i = 0; w->nunplaced && i < w->nrefused; i++)
+		if (!strcmp(w->refused[i].what, "network namespace"))
+			return true;
+	return false;
+}
+
+void fb_walk_free(struct fb_walk *w)
+{
+	free(w->refused);
+	free(w->unplaced);
+	memset(w, 0, sizeof(*w));
+}
+
+/* What the walk could not see, into w: the refused processes, and the
+ * programs found attached nowhere. false: no memory for them. */
+static bool walk_report(struct found *f, struct fb_walk *w)
+{
+	size_t i, j;
+
+	w->refused = f->refused;
+	w->nrefused = f->nrefused;
+	f->refused = NULL;
+	w->unplaced = calloc(f->nprogs ? f->nprogs : 1, sizeof(*w->unplaced));
+	if (!w->unplaced)
+		return false;
+	for (i = 0; i < f->nprogs; i++) {
+		for (j = 0; j < f->natts && f->atts[j].prog_id != f->progs[i].id; j++)
+			;
+		if (j == f->natts)
+			w->unplaced[w->nunplaced++] = f->progs[i].id;
+	}
+	return true;
+}
+
+int fb_discover_walk(struct fb_att **atts, bool fail_open_only, struct fb_walk *w)
 {
 	struct found f = { .quiet = fail_open_only };
 	size_t i, j;
 	int rc = -1;
 
 	*atts = NULL;
+	if (w)
+		memset(w, 0, sizeof(*w));
 	if (find_progs(&f))
 		goto out;
 	if (fail_open_only) {
@@ -664,6 +484,11 @@ int fb_discover(struct fb_att **atts, bool fail_open_only)
 	}
 	if (walk_ns(&f))
 		goto out;
+	if (w && !walk_report(&f, w)) {
+		walk_fail(&f, "cannot tell where flowbloom's programs are attached: %s",
+			  strerror(ENOMEM));
+		goto out;
+	}
 	name_filters(&f);
 	if (f.natts)
 		qsort(f.atts, f.natts, sizeof(*f.atts), cmp_att);
@@ -671,11 +496,22 @@ int fb_discover(struct fb_att **atts, bool fail_open_only)
 	f.atts = NULL;
 	rc = f.natts;
 out:
+	if (w && rc < 0) {
+		fb_walk_free(w);
+		snprintf(w->why, sizeof(w->why), "%s", f.why[0] ? f.why : strerror(ENOMEM));
+	}
 	free(f.progs);
 	free(f.ns);
 	free(f.atts);
+	free(f.refused);
 	return rc;
 }
+
+int fb_discover(struct fb_att **atts, bool fail_open_only)
+{
+	return fb_discover_walk(atts, fail_open_only, NULL);
+}
+
 int fb_discover_find(__u32 prog_id, __u32 map_id, struct fb_att *out)
 {
 	bool quiet = fb_report_quiet;

@@ -59,10 +59,42 @@ struct fb_att {
 	int link_type;
 };
 
+/* A process whose own /proc entries discovery was refused (a sandbox's
+ * init; flowbloom without CAP_SYS_PTRACE): what of it was not looked into.
+ * One whose network namespace was refused, but is one the walk visited
+ * (told by /proc/PID/net, which needs no such right), is no gap. */
+struct fb_refused {
+	int pid, err;
+	char comm[16];
+	const char *what; /* "network namespace", "open files", "mounts" */
+};
+
+/* What a walk could not see. An attachment may be missing from its answer
+ * (fb_walk_partial()) when a flowbloom program was found attached nowhere
+ * and a refused process is in a network namespace the walk could not
+ * visit: it may be attached there. With refused processes alone, every
+ * loaded flowbloom program was found (another attachment of one of them
+ * could still be there). A process whose open files or mounts were refused
+ * might hold a namespace too (as one only a socket holds might): listed,
+ * never known to. why: the walk failed (-1), said or not. malloc'd
+ * (fb_walk_free()). */
+struct fb_walk {
+	struct fb_refused *refused;
+	size_t nrefused;
+	__u32 *unplaced; /* loaded flowbloom programs found attached nowhere */
+	size_t nunplaced;
+	char why[320];
+};
+
+bool fb_walk_partial(const struct fb_walk *w);
+void fb_walk_free(struct fb_walk *w);
+
 /* Every flowbloom XDP attachment on the machine, sorted by namespace and
  * device; *atts is malloc'd. With fail_open_only, only the attachments
  * that fail open (and cheaply: no namespace walk when no loaded flowbloom
- * program could). Returns the count, -1 on error (printed). */
+ * program could), quietly. Returns the count, -1 on error (printed unless
+ * fail_open_only). w (or NULL): what it could not see, and why it failed. */
+int fb_discover_walk(struct fb_att **atts, bool fail_open_only, struct fb_walk *w);
 int fb_discover(struct fb_att **atts, bool fail_open_only);
 /* The first attachment of program prog_id (if not 0), else of a program
  * using the fb_filter map map_id, in any namespace, into *out, found
