@@ -23,8 +23,11 @@
 #     error line on stderr and the same {"error"} on stdout;
 #  e. the man page (build/flowbloom.8, as `help --man` prints it) and the
 #     bash completion (dist/flowbloom.bash) name every verb and its options;
-# and a file with one bad line, through every verb that reads one, is
-# refused whole with FILE:LINE, the filter unchanged (its content digest).
+# and a file with one bad line (the 2nd; the 7th after comments and blank
+# lines), through every verb that reads one, is refused whole with
+# FILE:LINE, the filter unchanged (its content digest); a directory, a file
+# the caller may not read or an empty export as FILE: exit 1, one line
+# naming it, and import, merge and intersect say nothing was made.
 # One python process checks it all: it runs the probes of a, b and e
 # itself and reads the runs of c and d made here.
 source "$(dirname "$0")/../lib/lib.sh"
@@ -72,6 +75,21 @@ jrun_int() {
 	t_wait_until 20 eval '[ "$(wc -l <"$R/$N.out")" -ge "$lines" ]'
 	kill -INT "$pid" 2>/dev/null
 	wait "$pid"
+	rc=$?
+	jmeta "$kind" "$verb" "$shape" "$want" "$rc" "$@"
+}
+# jrun_pre KIND VERB SHAPE RC PREFIX... -- ARGS...: as jrun, flowbloom run
+# through PREFIX (setpriv).
+jrun_pre() {
+	local kind=$1 verb=$2 shape=$3 want=$4 pre=() rc
+	shift 4
+	while [ "$1" != -- ]; do
+		pre+=("$1")
+		shift
+	done
+	shift
+	N=$((N + 1))
+	"${pre[@]}" "$FB" -j "$@" </dev/null >"$R/$N.out" 2>"$R/$N.err"
 	rc=$?
 	jmeta "$kind" "$verb" "$shape" "$want" "$rc" "$@"
 }
@@ -228,7 +246,49 @@ printf '%s\n' "198.51.100.0/24" "not a prefix" >"$T_TMP/never.txt"
 jrun "line:$T_TMP/never.txt:2:" guard exabgp 1 guard c1 --into c1 --pps 1 --ttl 10s --never "$T_TMP/never.txt"
 printf 'collector = 203.0.113.1:4739\nfrobnicate = 1\n' >"$T_TMP/ix.conf"
 jrun "line:$T_TMP/ix.conf:2:" ipfix error 2 ipfix c1 --config "$T_TMP/ix.conf"
+# The bad line 7th, after comments and blank lines, which count.
+printf '%s\n' "# a comment" "" "$F1" "src 198.51.100.2" "" "# another" "tcp 198.51.100.1:1 2001:db8::1:2" "$F2" >"$T_TMP/bad7.txt"
+for args in "add c1 -f" "del c1 -f" "count c1 -f" "query c1 -f" "load c1" "load c1 --replace"; do
+	jrun "line:$T_TMP/bad7.txt:7:" "${args%% *}" error 1 $args "$T_TMP/bad7.txt"
+done
 check_eq "bad lines: c1's content unchanged" "$(digest c1)" "$before"
+
+# Every verb that reads a FILE, given a directory, a file it may not read
+# (root without CAP_DAC_OVERRIDE: as a service whose user is not the
+# file's) or an empty export: exit 1, one line naming the file; those that
+# make a filter from it say nothing was made, and so does import onto a
+# name in use (which stays as it was).
+mkdir -p "$T_TMP/adir"
+: >"$T_TMP/empty.fbx"
+cp "$T_TMP/c1.fbx" "$T_TMP/noread.fbx"
+cp "$T_TMP/list.txt" "$T_TMP/noread.txt"
+chmod 000 "$T_TMP/noread.fbx" "$T_TMP/noread.txt"
+NODAC=(setpriv --bounding-set -dac_override,-dac_read_search)
+before=$(digest c1)
+before2=$(digest c2)
+for f in "$T_TMP/adir" "$T_TMP/noread.txt" "$T_TMP/noread.fbx" "$T_TMP/empty.fbx"; do
+	pre=()
+	case $f in *noread*) pre=("${NODAC[@]}") ;; esac
+	case $f in
+	*.txt | */adir)
+		for args in "add c1 -f" "del c1 -f" "count c1 -f" "query c1 -f" "load c1" "load c1 --replace" "replay c1"; do
+			jrun_pre "line:$f: " "${args%% *}" error 1 "${pre[@]}" -- $args "$f"
+		done
+		;;
+	esac
+	case $f in
+	*.fbx | */adir)
+		jrun_pre "line:$f: && ; nothing imported" import error 1 "${pre[@]}" -- import "$f" c9
+		jrun_pre "line:$f: && ; nothing merged" merge error 1 "${pre[@]}" -- merge "$f" c1 --into m9
+		jrun_pre "line:$f: && ; nothing intersected" intersect error 1 "${pre[@]}" -- intersect c1 "$f" --into m9
+		jrun_pre "line:$f: " card error 1 "${pre[@]}" -- card "$f"
+		;;
+	esac
+done
+jrun "line:$T_TMP/c1.fbx: filter 'c2' already exists; nothing imported" import error 1 import "$T_TMP/c1.fbx" c2
+check_eq "bad files: c1's content unchanged" "$(digest c1)" "$before"
+check_eq "bad files: c2 (imported onto) unchanged" "$(digest c2)" "$before2"
+check_eq "bad files: nothing made" "$("$FB" list | grep -c '^[cm]9 ')" 0
 check_eq "bad lines: apply created nothing" "$("$FB" list | grep -c '^bad1 ')" 0
 
 # `--` ends the options (getopt's rule): each command run twice, on two
@@ -662,8 +722,10 @@ for meta in sorted(glob.glob(os.path.join(runs, "*.meta")), key=lambda p: int(os
             why.append("stderr is not one error line: %r" % err[:300])
         elif shape == "error":
             why += check_error_json(v, out, errl[0], True)
-        if kind.startswith("line:") and kind[5:] not in err:
-            why.append("the error does not name %s" % kind[5:].replace(os.path.dirname(base), "T"))
+        # line:A && B: the error holds A and B
+        for want_text in kind[5:].split(" && ") if kind.startswith("line:") else []:
+            if want_text not in err:
+                why.append("the error does not say %r" % want_text.replace(os.path.dirname(os.path.dirname(base)), "T"))
     if why:
         bad(label, "; ".join(why) + " (stdout %r)" % out[:200])
     else:

@@ -262,5 +262,26 @@ check_eq "... the text summary and the warning for one record" \
 	"$("$FB" replay caps "$T_TMP/over1.pcap" 2>&1 | sed 's/^.*1 malformed, .*, /... /')" \
 	"flowbloom: warning: $T_TMP/over1.pcap: record 2: 66 bytes captured of a 54-byte frame: replayed as its 54 bytes on the wire
 ... 1 longer than on the wire"
+# A test run the kernel refuses (strace makes the third BPF_PROG_TEST_RUN
+# fail, aimed again from each try's trace until that is the call it hit):
+# named by its record, as every other replay message names one, counted in
+# the summary, exit 1.
+if command -v strace >/dev/null; then
+	strace -f -qq -o "$T_TMP/tr.trace" -e trace=bpf "$FB" replay caps "$PCAPS/IGMP_V1.pcap" >/dev/null 2>&1
+	got=
+	for try in 1 2 3; do
+		when=$(grep -n 'BPF_PROG_TEST_RUN' "$T_TMP/tr.trace" | sed -n 3p | cut -d: -f1)
+		strace -f -qq -o "$T_TMP/tr.trace" -e trace=bpf -e inject=bpf:error=EFAULT:when="$when" \
+			"$FB" replay caps "$PCAPS/IGMP_V1.pcap" >"$T_TMP/tr.out" 2>"$T_TMP/err"
+		rc=$?
+		[ "$(grep 'INJECTED' "$T_TMP/tr.trace" | grep -c 'BPF_PROG_TEST_RUN')" = 1 ] || continue
+		got="exit $rc: $(cat "$T_TMP/err") / $(sed 's/^.*skipped (runt)//' "$T_TMP/tr.out")"
+		break
+	done
+	check_eq "replay whose third test run fails: exit 1, the record named, counted" "$got" \
+		"exit 1: flowbloom: $PCAPS/IGMP_V1.pcap: record 3: test run failed: Bad address / , 1 not run (test run failed)"
+else
+	skip "replay whose test run fails: strace is not installed"
+fi
 "$FB" destroy caps >/dev/null || fail "destroy"
 t_end

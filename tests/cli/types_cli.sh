@@ -64,8 +64,8 @@ for spec in "cuckoo --type cuckoo" "dleft --type dleft" "scalable --grow"; do
 	else
 		check_fails "$t: add 3000 flows into room for ~1000: refused" \
 			"$FB" add "$t" -f "$T_TMP/a.txt"
-		grep -q "is full at load factor 0\.[0-9]*; nothing added" "$T_TMP/err" &&
-			pass "$t: says full at load factor X" || fail "$t: message: $(cat "$T_TMP/err")"
+		grep -q "is full at load factor 0\.[0-9]* (\`flowbloom load $t FILE --replace\` with the whole list re-sizes it); nothing added" "$T_TMP/err" &&
+			pass "$t: says full at load factor X, and what re-sizes it" || fail "$t: message: $(cat "$T_TMP/err")"
 		check_eq "$t: the refused batch added nothing" "$(matched "$t" "$T_TMP/a.pcap")" 0
 		check "$t: load --replace re-sizes for 3000" "$FB" load "$t" "$T_TMP/a.txt" --replace
 	fi
@@ -228,6 +228,19 @@ d0=$(digest scalable)
 check_fails "scalable: del is refused (a Bloom filter cannot forget)" \
 	"$FB" del scalable --force udp 198.51.100.0:1 203.0.113.0:53
 check_eq "scalable: unchanged" "$(digest scalable)" "$d0"
+# A scalable filter that would need a 9th stage (10, 20, ... 1280 hold
+# 2550 of 3000): refused whole, saying why and what re-sizes it (it said
+# only "full at load factor 1.0000").
+check "scalable: create from 10" "$FB" create sfull --grow --capacity 10 --fp-rate 0.01
+d0=$(digest sfull)
+t_refused 1 "scalable: 3000 flows past 8 stages refused, saying what re-sizes it" \
+	"^flowbloom: $T_TMP/a.txt:[0-9]*: '.*' does not fit: scalable filter 'sfull' is full: it would need more than 8 stages (\`flowbloom load sfull FILE --replace\` with the whole list re-sizes it); nothing added$" \
+	"$FB" add sfull -f "$T_TMP/a.txt"
+check_eq "scalable: the refused batch changed nothing" "$(digest sfull)" "$d0"
+t_refused 1 "scalable: load past 8 stages refused alike" \
+	"is full: it would need more than 8 stages (.*); nothing loaded$" "$FB" load sfull "$T_TMP/a.txt"
+check "scalable: the load --replace it names takes them" "$FB" load sfull "$T_TMP/a.txt" --replace
+"$FB" destroy sfull >/dev/null
 t_refused 1 "scalable: count is refused, naming its type (it said a plain Bloom filter)" \
 	"'scalable' is a scalable filter: it has no counters" \
 	"$FB" count scalable udp 198.51.100.0:1 203.0.113.0:53

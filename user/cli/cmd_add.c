@@ -207,7 +207,7 @@ int cmd_add(int argc, char **argv)
 					     : "");
 	}
 	if (err == -3) {
-		char why[300];
+		char why[512];
 
 		fb_flows_where(&fl, bad, where, sizeof(where));
 		fb_flow_format(&fl.keys[bad], text, sizeof(text));

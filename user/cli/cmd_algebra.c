@@ -28,6 +28,17 @@ static int no_gens(const struct fb_alg_img *img, const char *into, const char *v
 	return -1;
 }
 
+/* A source refused (unreadable, not an export, not combinable), kept while
+ * quiet: said with what is left, as every refusal is. */
+static void refused(bool quiet, const char *verb)
+{
+	char why[sizeof(fb_report_last)];
+
+	memcpy(why, fb_report_last, sizeof(why));
+	fb_report_quiet = quiet;
+	fb_err("%s; nothing %s", why, verb);
+}
+
 /* SRC SRC... --into NAME: every source loaded and combined in memory, the
  * result written last (nothing changes unless all of it worked). */
 static int combine(int argc, char **argv, enum fb_alg_op op)
@@ -38,7 +49,7 @@ static int combine(int argc, char **argv, enum fb_alg_op op)
 	};
 	const char *into = NULL, *verb = op == FB_ALG_UNION ? "merged" : "intersected";
 	struct fb_alg_img acc, next;
-	bool replaced, self = false, all_self;
+	bool replaced, self = false, all_self, quiet = fb_report_quiet;
 	char state[PATH_MAX];
 	__u32 self_crc = 0;
 	int c, i, rc = 1;
@@ -57,10 +68,14 @@ static int combine(int argc, char **argv, enum fb_alg_op op)
 	if (fb_alg_is_file(into))
 		return fb_usage("--into takes a filter name, not a file ('%s'; export it after)",
 				into);
-	if (fb_alg_load(argv[optind], &acc))
+	fb_report_last[0] = 0;
+	fb_report_quiet = true;
+	if (fb_alg_load(argv[optind], &acc)) {
+		refused(quiet, verb);
 		return 1;
+	}
 	if (no_gens(&acc, into, "merge and intersect"))
-		goto out;
+		goto refused;
 	if (!strcmp(argv[optind], into)) {
 		self = true;
 		self_crc = acc.crc;
@@ -68,10 +83,10 @@ static int combine(int argc, char **argv, enum fb_alg_op op)
 	all_self = self;
 	for (i = optind + 1; i < argc; i++) {
 		if (fb_alg_load(argv[i], &next))
-			goto out;
+			goto refused;
 		if (no_gens(&next, into, "merge and intersect")) {
 			fb_alg_free(&next);
-			goto out;
+			goto refused;
 		}
 		if (!strcmp(argv[i], into)) {
 			self = true;
@@ -82,8 +97,9 @@ static int combine(int argc, char **argv, enum fb_alg_op op)
 		c = fb_alg_combine(&acc, &next, op);
 		fb_alg_free(&next);
 		if (c)
-			goto out;
+			goto refused;
 	}
+	fb_report_quiet = quiet;
 	/* An intersection of NAME with another replaces its permanent rules
 	 * with some of them: bgp's among them, which bgp, finding new
 	 * permanent rules, adds again (bgpfeeds.c). Refused. */
@@ -115,6 +131,9 @@ static int combine(int argc, char **argv, enum fb_alg_op op)
 		       acc.m.hdr->nflows == 1 ? "" : "s",
 		       op == FB_ALG_UNION ? " (sum: an upper bound)" : " (estimated)");
 	}
+	goto out;
+refused:
+	refused(quiet, verb);
 out:
 	fb_alg_free(&acc);
 	return rc;

@@ -167,6 +167,9 @@ static void summary(const char *file, const struct tally *t, const struct fb_dev
 		       t->malformed, t->frags, t->runt);
 		if (t->cut)
 			printf(", %llu cut to %d bytes", t->cut, FB_TEST_RUN_MAX);
+		/* Each said above, by its record: no verdict counted for them. */
+		if (t->failed)
+			printf(", %llu not run (test run failed)", t->failed);
 		/* Their verdicts are for the bytes the capture kept: headers cut
 		 * off make a packet malformed here that the device would see whole. */
 		if (t->truncated)
@@ -234,7 +237,7 @@ static int replay_file(const struct fb_store *f, struct flowbloom_bpf *skel, con
 		t->cut += cut;
 		err = fb_test_run(skel, frame, len, &verdict, &tr);
 		if (err) {
-			fb_err("%s: packet %llu: test run failed: %s", path, t->packets,
+			fb_err("%s: record %llu: test run failed: %s", path, t->packets,
 			       strerror(-err));
 			t->failed++;
 			continue;

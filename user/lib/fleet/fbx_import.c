@@ -47,6 +47,27 @@ out:
 	return rc;
 }
 
+/* Why building the filter failed, in the store's words (kept while quiet),
+ * said as every refusal is: the file, and what is left. published: the
+ * rename went through and only `ip link`'s pins of 'default' failed. On
+ * the stack, as fb_report_last was touched before (fb_fbx_import): the
+ * way out of a full memory cgroup takes no new page. */
+static void import_failed(const struct fb_fbx_in *in, const char *name, bool quiet, bool published)
+{
+	char why[sizeof(fb_report_last)];
+
+	memcpy(why, fb_report_last, sizeof(why));
+	if (!why[0])
+		snprintf(why, sizeof(why), "cannot build filter '%s'", name);
+	fb_report_quiet = quiet;
+	if (published)
+		fb_report_err("%s: %s; imported as '%s', which `ip link` does not find until "
+			      "`flowbloom check --repair`",
+			      in->label, why, name);
+	else
+		fb_report_err("%s: %s; nothing imported", in->label, why);
+}
+
 int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
 {
 	struct fb_create_opts o = { 0 };
@@ -54,6 +75,7 @@ int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
 	struct fb_store f;
 	__u64 set = 0;
 	double fpr = 0;
+	bool quiet = fb_report_quiet;
 	int rc = -1;
 
 	if (fb_pin_check_name(name))
@@ -81,10 +103,15 @@ int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
 	/* As a replace makes them (store/replace.c): room for the rules
 	 * twice, where that is more than the capacity's. */
 	o.sets = 2 * in.nsets;
+	/* The store's errors (memory, an existing filter) are said below with
+	 * the file's name and what is left. */
+	fb_report_last[0] = 0;
+	fb_report_quiet = true;
 	/* Built aside (its kinds 0: a data path that already sees the array,
 	 * ip link's adopted maps, probes nothing), streamed into. */
 	if (fb_store_create_staged(name, &o, &f))
-		goto out;
+		goto failed;
+	fb_report_quiet = quiet;
 	if (fb_fbx_read_body(&in, f.blocks, f.cnt)) {
 		fb_store_abort(&f);
 		goto refuse;
@@ -101,10 +128,12 @@ int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
 			set = 0;
 	}
 
+	fb_report_quiet = true;
 	if (fb_fbx_rules_into(&f, in.rules, in.nrules)) {
 		fb_store_abort(&f);
-		goto out;
+		goto failed;
 	}
+	fb_report_quiet = quiet;
 	/* Key, prefix lengths, flows; the kind flags last, so a data path
 	 * that sees the array probes only complete rules. */
 	f.hdr->key[0] = in.h.key[0];
@@ -113,20 +142,27 @@ int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
 	f.hdr->flags = in.h.flags;
 	memcpy(fb_store_prefixes(&f), &in.px, sizeof(in.px));
 	/* Generations take the filter's header (its key) as theirs. */
+	fb_report_quiet = true;
 	if (in.ngens && fb_fbx_import_gens(&in, &f)) {
 		fb_store_abort(&f);
-		if (in.why[0])
+		if (in.why[0]) {
+			fb_report_quiet = quiet;
 			goto refuse;
-		goto out;
+		}
+		goto failed;
 	}
 	__atomic_store_n(&f.hdr->kinds, in.h.kinds, __ATOMIC_RELEASE);
 	if (fb_store_publish(&f)) {
+		bool published = !f.staged;
+
 		if (f.staged)
 			fb_store_abort(&f);
 		else
 			fb_store_close(&f);
+		import_failed(&in, name, quiet, published);
 		goto out;
 	}
+	fb_report_quiet = quiet;
 	*out = *f.hdr;
 	fb_store_close(&f);
 	if (in.capacity_said) {
@@ -154,6 +190,9 @@ int fb_fbx_import(const char *file, const char *name, struct fb_header *out)
 			  (unsigned long long)in.h.nflows, in.h.nflows == 1 ? "" : "s", in.h.k,
 			  fpr);
 	rc = 0;
+	goto out;
+failed:
+	import_failed(&in, name, quiet, false);
 	goto out;
 refuse:
 	fb_report_err("%s: %s; nothing imported", in.label, in.why);

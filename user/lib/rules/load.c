@@ -31,7 +31,7 @@ static void place(struct fb_list *l, const struct fb_key *k, char *buf, size_t l
 /* A cuckoo or d-left filter refused the list (nothing changed). */
 static void full(const struct fb_store *f, struct fb_list *l, size_t bad)
 {
-	char at[520], text[FB_FLOW_STR], why[300];
+	char at[520], text[FB_FLOW_STR], why[512];
 
 	place(l, &l->keys[bad], at, sizeof(at));
 	fb_flow_format(&l->keys[bad], text, sizeof(text));

@@ -537,6 +537,10 @@ unsigned fb_ftype_held(const struct fb_key *key, void *f)
 	return o && (o->flags & FB_FTYPE_TABLE) ? fb_ftype_count(f, key) : fb_counting_min(f, key);
 }
 
+/* What the operator can do about a full table (%s: its name): a table
+ * type is sized by capacity, which load --replace sizes for its list. */
+#define FULL_REMEDY "`flowbloom load %s FILE --replace` with the whole list re-sizes it"
+
 void fb_ftype_full_why(const struct fb_store *f, const struct fb_key *keys, size_t bad, char *buf,
 		       size_t len)
 {
@@ -557,9 +561,14 @@ void fb_ftype_full_why(const struct fb_store *f, const struct fb_key *keys, size
 			 f->name, held + 1,
 			 room == FB_CUCKOO_SLOTS ? "its bucket takes" : "its two buckets take",
 			 room, room == FB_CUCKOO_SLOTS ? ": its two buckets are one" : "");
+	else if (f->hdr->type == FB_TYPE_SCALABLE)
+		snprintf(buf, len,
+			 "scalable filter '%s' is full: it would need more than %u stages "
+			 "(" FULL_REMEDY ")",
+			 f->name, FB_SBF_MAX_STAGES, f->name);
 	else
-		snprintf(buf, len, "%s filter '%s' is full at load factor %.4f",
-			 fb_ftype_name(f->hdr->type), f->name, f->refused_load);
+		snprintf(buf, len, "%s filter '%s' is full at load factor %.4f (" FULL_REMEDY ")",
+			 fb_ftype_name(f->hdr->type), f->name, f->refused_load, f->name);
 }
 
 static __u64 *hashes(const struct fb_store *f, const struct fb_key *keys, size_t n)
