@@ -721,6 +721,99 @@ test_allow_later() {
 	check "destroy al" "$FB" destroy al
 }
 
+# Two applies of one filter at once, from two files naming the same device
+# (a reload while a start runs, or two copies of the file), one of which
+# fails after it attached: the other, told the device runs the filter, must
+# find it so. strace holds the failing one 2 s before its second program
+# load (after $VB is attached, before lo refuses native XDP); the good one
+# runs meanwhile. They are serialised: the good one waits, then attaches
+# $VB itself once the failing one has undone its run.
+test_two_one_fails() {
+	local rc1 rc2
+	command -v strace >/dev/null || {
+		skip "two applies, one failing: strace is missing"
+		return
+	}
+	fbB apply --down "$CONF" >/dev/null 2>&1
+	mkdir -p "$T_TMP/bad" "$T_TMP/good"
+	cp -r "$T_TMP/lists" "$T_TMP/bad/" && cp -r "$T_TMP/lists" "$T_TMP/good/"
+	cp "$CONF" "$T_TMP/good/edge.conf"
+	printf '%s\nattach = %s native\n' "$(cat "$CONF")" "$DUM" >"$T_TMP/bad/edge.conf"
+	strace -f -qq -o /dev/null -e trace=uname -e inject=uname:delay_enter=2000000:when=2 \
+		"$FB" -n "$NSB" apply "$T_TMP/bad/edge.conf" >"$T_TMP/a1" 2>&1 &
+	t_wait_until 5 eval '[ -n "$(prog_on "$VB")" ]'
+	fbB apply "$T_TMP/good/edge.conf" >"$T_TMP/a2" 2>&1
+	rc2=$?
+	wait $!
+	rc1=$?
+	check_eq "two applies, one failing after its attach: exit codes" "$rc1 $rc2" "1 0"
+	check_eq "... $VB runs edge, as the good one said" "$(fbB -j info edge | "$PY" -c 'import json,sys; print(*[a["dev"] for a in json.load(sys.stdin)["attached"]])')" "$VB" ||
+		cat "$T_TMP/a1" "$T_TMP/a2"
+	check_eq "... and drops the listed source" "$(dropped_from "$BAD4" 10)" 10
+	check "... apply --down" fbB apply --down "$CONF"
+}
+
+# An attachment to swap (attached by hand with another action) and a new
+# list: the swap's step refused after the checks (the program on $VB
+# replaced by hand meanwhile: strace holds apply 2 s before it loads the
+# swap's program) must leave the content as it was, not the new list's
+# behind an exit 1.
+test_swap_fails() {
+	local id
+	command -v strace >/dev/null || {
+		skip "a swap refused: strace is missing"
+		return
+	}
+	fbB apply --down "$CONF" >/dev/null 2>&1
+	check "apply: edge, dropping $BAD4" fbB apply "$CONF"
+	check "detach, attach by hand with --action monitor" \
+		eval 'fbB detach "$VB" && fbB attach edge "$VB" --action monitor'
+	mkdir -p "$T_TMP/sw/lists"
+	printf '%s\n' "$BAD4B" >"$T_TMP/sw/lists/drop.txt"
+	cp "$CONF" "$T_TMP/sw/edge.conf"
+	strace -f -qq -o /dev/null -e trace=uname -e inject=uname:delay_enter=2000000:when=1 \
+		"$FB" -n "$NSB" apply "$T_TMP/sw/edge.conf" >"$T_TMP/a1" 2>&1 &
+	sleep 1
+	check "meanwhile, attach --replace by hand" fbB attach edge "$VB" --replace --action monitor
+	id=$(prog_on "$VB")
+	wait $!
+	check_eq "the swap refused: exit 1" "$?" 1
+	grep -q "edge.conf:6: the XDP program on $VB changed while re-attaching" "$T_TMP/a1" &&
+		pass "... says why, at the attach line" || fail "... said: $(cat "$T_TMP/a1")"
+	check_eq "... the content as it was ($BAD4 in, $BAD4B not)" \
+		"$("$FB" query edge src "$BAD4" | head -1 | cut -c1-5) $("$FB" query edge src "$BAD4B" | head -1 | cut -c1-3)" "maybe no " ||
+		cat "$T_TMP/a1"
+	check_eq "... the program put there by hand left running" "$(prog_on "$VB")" "$id"
+	check "... apply --down" fbB apply --down "$CONF"
+}
+
+# The same, the load refused after the swap (strace fails the load's lock
+# of the filter, the fourth flock: apply's own, the swap's shared one and
+# its release come first): the device gets back the program it ran, the
+# content is as it was, and the run says what it put back.
+test_load_fails() {
+	local id
+	command -v strace >/dev/null || {
+		skip "a load refused after a swap: strace is missing"
+		return
+	}
+	fbB apply --down "$CONF" >/dev/null 2>&1
+	check "apply: edge, dropping $BAD4" fbB apply "$CONF"
+	check "detach, attach by hand with --action monitor" \
+		eval 'fbB detach "$VB" && fbB attach edge "$VB" --action monitor'
+	id=$(prog_on "$VB")
+	strace -f -qq -o /dev/null -e trace=flock -e inject=flock:error=ENOLCK:when=4 \
+		"$FB" -n "$NSB" apply "$T_TMP/sw/edge.conf" >"$T_TMP/a1" 2>&1
+	check_eq "the load refused: exit 1" "$?" 1
+	grep -q "put back the program that ran on $VB (id $id)" "$T_TMP/a1" &&
+		pass "... says it put the program back" || fail "... said: $(cat "$T_TMP/a1")"
+	check_eq "... the program that ran there runs again" "$(prog_on "$VB")" "$id"
+	check_eq "... the content as it was ($BAD4 in, $BAD4B not)" \
+		"$("$FB" query edge src "$BAD4" | head -1 | cut -c1-5) $("$FB" query edge src "$BAD4B" | head -1 | cut -c1-3)" "maybe no "
+	check_eq "... monitor, as by hand: $BAD4 passes" "$(dropped_from "$BAD4" 10)" 0
+	check "... apply --down" fbB apply --down "$CONF"
+}
+
 setup
 test_up
 test_again
@@ -735,4 +828,7 @@ test_down
 test_geometry
 test_oldpins
 test_allow_later
+test_two_one_fails
+test_swap_fails
+test_load_fails
 t_finish
