@@ -814,6 +814,30 @@ test_load_fails() {
 	check "... apply --down" fbB apply --down "$CONF"
 }
 
+# --down of a device moved to another filter by hand while it ran (strace
+# holds it 2 s after it found edge on $VB, before it detaches): the other
+# filter's program stays, and --down says why it did not detach.
+test_down_moved() {
+	command -v strace >/dev/null || {
+		skip "--down, device moved meanwhile: strace is missing"
+		return
+	}
+	fbB apply --down "$CONF" >/dev/null 2>&1
+	check "apply: edge on $VB" fbB apply "$CONF"
+	check "create filter moved" "$FB" create moved --capacity 100 --fp-rate 0.01
+	strace -f -qq -o /dev/null -e trace=ioctl -e inject=ioctl:delay_enter=2000000:when=1 \
+		"$FB" -n "$NSB" apply --down "$CONF" >"$T_TMP/a1" 2>&1 &
+	sleep 1
+	check "meanwhile, $VB moved to filter moved by hand" fbB attach moved "$VB" --replace
+	wait $!
+	check_eq "--down: exit 1" "$?" 1
+	grep -q "the XDP program on $VB changed while detaching" "$T_TMP/a1" &&
+		pass "... says why" || fail "... said: $(cat "$T_TMP/a1")"
+	check_eq "... filter moved still runs on $VB" \
+		"$(fbB -j info moved | "$PY" -c 'import json,sys; print(*[a["dev"] for a in json.load(sys.stdin)["attached"]])')" "$VB"
+	check "... detach, destroy moved" eval 'fbB detach "$VB" && "$FB" destroy moved'
+}
+
 setup
 test_up
 test_again
@@ -831,4 +855,5 @@ test_allow_later
 test_two_one_fails
 test_swap_fails
 test_load_fails
+test_down_moved
 t_finish

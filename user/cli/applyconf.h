@@ -35,13 +35,14 @@ struct ap_dev {
 	char name[IF_NAMESIZE];
 	enum fb_xdp_mode mode;
 	int line;
-	bool attached; /* this filter already runs there (before this run) */
-	__u32 prog_id; /* ... in this program */
-	bool swap;     /* ... with another action or malformed policy than the file's */
-	bool ours;     /* attached by this run (undone on failure) */
-	bool swapped;  /* swapped by this run (undone on failure) */
-	__u32 new_id;  /* the program this run put there (attached or swapped in) */
-	int old_fd;    /* the program swapped out, held for the undo (-1: none) */
+	bool attached;		   /* this filter already runs there (before this run) */
+	__u32 prog_id;		   /* ... in this program */
+	enum fb_xdp_mode run_mode; /* ... in this mode */
+	bool swap;		   /* ... with another action or malformed policy than the file's */
+	bool ours;		   /* attached by this run (undone on failure) */
+	bool swapped;		   /* swapped by this run (undone on failure) */
+	__u32 new_id;		   /* the program this run put there (attached or swapped in) */
+	int old_fd;		   /* the program swapped out, held for the undo (-1: none) */
 };
 
 struct ap_conf {

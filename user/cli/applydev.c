@@ -32,6 +32,7 @@ static void mark_attached(const char *ifname, const char *mode, __u32 prog_id, v
 			continue;
 		a->c->dev[i].attached = true;
 		a->c->dev[i].prog_id = prog_id;
+		a->c->dev[i].run_mode = strcmp(mode, "generic") ? FB_XDP_NATIVE : FB_XDP_GENERIC;
 		if (strcmp(fb_xdp_mode_name(a->c->dev[i].mode), mode) && !a->mismatch) {
 			a->mismatch = a->c->dev[i].name;
 			a->mode = mode;

@@ -316,11 +316,13 @@ static int pins_only(const char *name, struct fb_store *f)
 	return -1;
 }
 
-static int detach(const char *dev)
+/* d's program, the one found running this filter: detached only while
+ * it runs there (one put there since, another filter's, stays). */
+static int detach(const struct ap_dev *d)
 {
-	if (fb_xdp_detach(dev))
+	if (fb_xdp_put_back(d->name, d->run_mode, d->prog_id, -1))
 		return -1;
-	fb_print_detached(dev);
+	fb_print_detached(d->name);
 	return 0;
 }
 
@@ -353,7 +355,7 @@ static int apply_down(struct ap_conf *c)
 		err = 1;
 	fb_store_close(&f);
 	for (i = 0; !err && i < c->ndev; i++)
-		if (c->dev[i].attached && detach(c->dev[i].name))
+		if (c->dev[i].attached && detach(&c->dev[i]))
 			err = 1;
 	return err;
 }
