@@ -10,6 +10,9 @@
 # the run's earlier steps (an attached device, the created filter). The
 # file says what runs where: one user nobody made, or could write, or
 # reached through nobody's link, or a FIFO nobody planted, is refused.
+# Two applies of one filter at once run one after the other; an undo or
+# --down touches only the program it put or found there; a drop filter
+# reloaded under traffic lets no listed packet pass.
 #
 # Filters live under a private FLOWBLOOM_ROOT (no `default` filter: no lock
 # needed). The trap removes the namespaces and the veth pair.
@@ -838,6 +841,42 @@ test_down_moved() {
 	check "... detach, destroy moved" eval 'fbB detach "$VB" && "$FB" destroy moved'
 }
 
+# A drop filter reloaded under traffic: the listed source sends without a
+# pause while apply replaces the content ten times (lists that differ, each
+# listing it) and swaps the program once (attached by hand with another
+# malformed policy): not one of its packets passes.
+test_reload_traffic() {
+	local i sp s0 p0
+	fbB apply --down "$CONF" >/dev/null 2>&1
+	mkdir -p "$T_TMP/rl/lists"
+	printf '%s\n' "$BAD4" >"$T_TMP/rl/lists/drop.txt"
+	cp "$CONF" "$T_TMP/rl/edge.conf"
+	check "apply" fbB apply "$T_TMP/rl/edge.conf"
+	check "re-attached by hand, malformed = pass" \
+		eval 'fbB detach "$VB" && fbB attach edge "$VB" --malformed pass'
+	s0=$(stat_of edge seen)
+	p0=$(stat_of edge passed)
+	inA "$PY" -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 0))
+end, n = time.time() + 4, 0
+while time.time() < end:
+    s.sendto(b"flowbloom", (sys.argv[2], 9)); n += 1
+print(n)' "$BAD4" "$B4" >"$T_TMP/sent" &
+	sp=$!
+	sleep 0.3
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		printf '%s\n203.0.113.%d\n2001:db8::%d\n' "$BAD4" "$i" "$i" >"$T_TMP/rl/lists/drop.txt"
+		fbB apply "$T_TMP/rl/edge.conf" >"$T_TMP/out" 2>&1 || fail "reload $i: $(cat "$T_TMP/out")"
+	done
+	wait $sp
+	t_wait_until 5 seen_since edge "$s0" "$(cat "$T_TMP/sent")"
+	check_eq "reloads under traffic: every packet of the listed source seen, none passed" \
+		"$(($(stat_of edge seen) - s0)) $(($(stat_of edge passed) - p0))" "$(cat "$T_TMP/sent") 0"
+	check "... apply --down" fbB apply --down "$CONF"
+}
+
 setup
 test_up
 test_again
@@ -856,4 +895,5 @@ test_two_one_fails
 test_swap_fails
 test_load_fails
 test_down_moved
+test_reload_traffic
 t_finish

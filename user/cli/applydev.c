@@ -204,9 +204,9 @@ static void find_attached(const char *ifname, const char *mode, __u32 prog_id, v
 }
 
 /* attach's step: the device, then the program with the file's malformed
- * policy (no monitoring). 1 attached; 0 attached already by another apply
- * of the file since this one looked (two at once: a reload during a
- * start), which is as good; -1 refused: the device (no native XDP,
+ * policy (no monitoring). 1 attached; 0 attached already, by hand, since
+ * this one looked, which is as good (not this run's: never undone); -1
+ * refused: the device (no native XDP,
  * another program there meanwhile), said with the FILE:LINE of its attach
  * line. d->new_id: the program attached. */
 int fb_apply_attach(const struct ap_conf *c, struct ap_dev *d, bool warn)

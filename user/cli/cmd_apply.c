@@ -19,7 +19,9 @@
  * unless this filter already runs there (with another action or
  * malformed policy than the file's, its program swapped for one that
  * follows the file). Everything is checked first (errors name FILE:LINE);
- * a step that still fails undoes the earlier steps of this run (apply_up).
+ * a step that still fails undoes the earlier steps of this run where they
+ * are still its own (apply_up, fb_apply_undo()). Applies and --down of one
+ * filter run one after the other (apply_lock()).
  * The last line says whether the run changed anything (--check: would).
  * --down detaches the file's devices, --check only checks. The steps are
  * the library calls of the verbs (create, load --replace, attach, detach,
@@ -99,12 +101,12 @@ static void warn_ours(const struct ap_conf *c)
 }
 
 /*
- * Create the filter, or, if another apply (or create) made it since this
- * one looked, go on with that one as if it had been there: the same checks
- * (its settings are the file's; the devices are free or run it). Two
- * applies of one file at once (a reload while a start runs) then both
- * succeed, as they would one after the other. While the other is still
- * building it ("in progress"), wait for it, up to 5 s.
+ * Create the filter, or, if a create (or import) by hand made it since
+ * this one looked, go on with that one as if it had been there: the same
+ * checks (its settings are the file's; the devices are free or run it),
+ * as one after the other would. Another apply cannot: it holds the lock.
+ * While the other is still building it ("in progress"), wait for it, up
+ * to 5 s.
  */
 static int create_or_join(struct ap_conf *c, const struct fb_create_opts *o, bool *created)
 {
