@@ -10,6 +10,9 @@
 # the run's earlier steps (an attached device, the created filter). The
 # file says what runs where: one user nobody made, or could write, or
 # reached through nobody's link, or a FIFO nobody planted, is refused.
+# Two applies of one filter at once run one after the other; an undo or
+# --down touches only the program it put or found there; a drop filter
+# reloaded under traffic lets no listed packet pass.
 #
 # Filters live under a private FLOWBLOOM_ROOT (no `default` filter: no lock
 # needed). The trap removes the namespaces and the veth pair.
@@ -721,6 +724,159 @@ test_allow_later() {
 	check "destroy al" "$FB" destroy al
 }
 
+# Two applies of one filter at once, from two files naming the same device
+# (a reload while a start runs, or two copies of the file), one of which
+# fails after it attached: the other, told the device runs the filter, must
+# find it so. strace holds the failing one 2 s before its second program
+# load (after $VB is attached, before lo refuses native XDP); the good one
+# runs meanwhile. They are serialised: the good one waits, then attaches
+# $VB itself once the failing one has undone its run.
+test_two_one_fails() {
+	local rc1 rc2
+	command -v strace >/dev/null || {
+		skip "two applies, one failing: strace is missing"
+		return
+	}
+	fbB apply --down "$CONF" >/dev/null 2>&1
+	mkdir -p "$T_TMP/bad" "$T_TMP/good"
+	cp -r "$T_TMP/lists" "$T_TMP/bad/" && cp -r "$T_TMP/lists" "$T_TMP/good/"
+	cp "$CONF" "$T_TMP/good/edge.conf"
+	printf '%s\nattach = %s native\n' "$(cat "$CONF")" "$DUM" >"$T_TMP/bad/edge.conf"
+	strace -f -qq -o /dev/null -e trace=uname -e inject=uname:delay_enter=2000000:when=2 \
+		"$FB" -n "$NSB" apply "$T_TMP/bad/edge.conf" >"$T_TMP/a1" 2>&1 &
+	t_wait_until 5 eval '[ -n "$(prog_on "$VB")" ]'
+	fbB apply "$T_TMP/good/edge.conf" >"$T_TMP/a2" 2>&1
+	rc2=$?
+	wait $!
+	rc1=$?
+	check_eq "two applies, one failing after its attach: exit codes" "$rc1 $rc2" "1 0"
+	check_eq "... $VB runs edge, as the good one said" "$(fbB -j info edge | "$PY" -c 'import json,sys; print(*[a["dev"] for a in json.load(sys.stdin)["attached"]])')" "$VB" ||
+		cat "$T_TMP/a1" "$T_TMP/a2"
+	check_eq "... and drops the listed source" "$(dropped_from "$BAD4" 10)" 10
+	check "... apply --down" fbB apply --down "$CONF"
+}
+
+# An attachment to swap (attached by hand with another action) and a new
+# list: the swap's step refused after the checks (the program on $VB
+# replaced by hand meanwhile: strace holds apply 2 s before it loads the
+# swap's program) must leave the content as it was, not the new list's
+# behind an exit 1.
+test_swap_fails() {
+	local id
+	command -v strace >/dev/null || {
+		skip "a swap refused: strace is missing"
+		return
+	}
+	fbB apply --down "$CONF" >/dev/null 2>&1
+	check "apply: edge, dropping $BAD4" fbB apply "$CONF"
+	check "detach, attach by hand with --action monitor" \
+		eval 'fbB detach "$VB" && fbB attach edge "$VB" --action monitor'
+	mkdir -p "$T_TMP/sw/lists"
+	printf '%s\n' "$BAD4B" >"$T_TMP/sw/lists/drop.txt"
+	cp "$CONF" "$T_TMP/sw/edge.conf"
+	strace -f -qq -o /dev/null -e trace=uname -e inject=uname:delay_enter=2000000:when=1 \
+		"$FB" -n "$NSB" apply "$T_TMP/sw/edge.conf" >"$T_TMP/a1" 2>&1 &
+	sleep 1
+	check "meanwhile, attach --replace by hand" fbB attach edge "$VB" --replace --action monitor
+	id=$(prog_on "$VB")
+	wait $!
+	check_eq "the swap refused: exit 1" "$?" 1
+	grep -q "edge.conf:6: the XDP program on $VB changed while re-attaching" "$T_TMP/a1" &&
+		pass "... says why, at the attach line" || fail "... said: $(cat "$T_TMP/a1")"
+	check_eq "... the content as it was ($BAD4 in, $BAD4B not)" \
+		"$("$FB" query edge src "$BAD4" | head -1 | cut -c1-5) $("$FB" query edge src "$BAD4B" | head -1 | cut -c1-3)" "maybe no " ||
+		cat "$T_TMP/a1"
+	check_eq "... the program put there by hand left running" "$(prog_on "$VB")" "$id"
+	check "... apply --down" fbB apply --down "$CONF"
+}
+
+# The same, the load refused after the swap (strace fails the load's lock
+# of the filter, the fourth flock: apply's own, the swap's shared one and
+# its release come first): the device gets back the program it ran, the
+# content is as it was, and the run says what it put back.
+test_load_fails() {
+	local id
+	command -v strace >/dev/null || {
+		skip "a load refused after a swap: strace is missing"
+		return
+	}
+	fbB apply --down "$CONF" >/dev/null 2>&1
+	check "apply: edge, dropping $BAD4" fbB apply "$CONF"
+	check "detach, attach by hand with --action monitor" \
+		eval 'fbB detach "$VB" && fbB attach edge "$VB" --action monitor'
+	id=$(prog_on "$VB")
+	strace -f -qq -o /dev/null -e trace=flock -e inject=flock:error=ENOLCK:when=4 \
+		"$FB" -n "$NSB" apply "$T_TMP/sw/edge.conf" >"$T_TMP/a1" 2>&1
+	check_eq "the load refused: exit 1" "$?" 1
+	grep -q "put back the program that ran on $VB (id $id)" "$T_TMP/a1" &&
+		pass "... says it put the program back" || fail "... said: $(cat "$T_TMP/a1")"
+	check_eq "... the program that ran there runs again" "$(prog_on "$VB")" "$id"
+	check_eq "... the content as it was ($BAD4 in, $BAD4B not)" \
+		"$("$FB" query edge src "$BAD4" | head -1 | cut -c1-5) $("$FB" query edge src "$BAD4B" | head -1 | cut -c1-3)" "maybe no "
+	check_eq "... monitor, as by hand: $BAD4 passes" "$(dropped_from "$BAD4" 10)" 0
+	check "... apply --down" fbB apply --down "$CONF"
+}
+
+# --down of a device moved to another filter by hand while it ran (strace
+# holds it 2 s after it found edge on $VB, before it detaches): the other
+# filter's program stays, and --down says why it did not detach.
+test_down_moved() {
+	command -v strace >/dev/null || {
+		skip "--down, device moved meanwhile: strace is missing"
+		return
+	}
+	fbB apply --down "$CONF" >/dev/null 2>&1
+	check "apply: edge on $VB" fbB apply "$CONF"
+	check "create filter moved" "$FB" create moved --capacity 100 --fp-rate 0.01
+	strace -f -qq -o /dev/null -e trace=ioctl -e inject=ioctl:delay_enter=2000000:when=1 \
+		"$FB" -n "$NSB" apply --down "$CONF" >"$T_TMP/a1" 2>&1 &
+	sleep 1
+	check "meanwhile, $VB moved to filter moved by hand" fbB attach moved "$VB" --replace
+	wait $!
+	check_eq "--down: exit 1" "$?" 1
+	grep -q "the XDP program on $VB changed while detaching" "$T_TMP/a1" &&
+		pass "... says why" || fail "... said: $(cat "$T_TMP/a1")"
+	check_eq "... filter moved still runs on $VB" \
+		"$(fbB -j info moved | "$PY" -c 'import json,sys; print(*[a["dev"] for a in json.load(sys.stdin)["attached"]])')" "$VB"
+	check "... detach, destroy moved" eval 'fbB detach "$VB" && "$FB" destroy moved'
+}
+
+# A drop filter reloaded under traffic: the listed source sends without a
+# pause while apply replaces the content ten times (lists that differ, each
+# listing it) and swaps the program once (attached by hand with another
+# malformed policy): not one of its packets passes.
+test_reload_traffic() {
+	local i sp s0 p0
+	fbB apply --down "$CONF" >/dev/null 2>&1
+	mkdir -p "$T_TMP/rl/lists"
+	printf '%s\n' "$BAD4" >"$T_TMP/rl/lists/drop.txt"
+	cp "$CONF" "$T_TMP/rl/edge.conf"
+	check "apply" fbB apply "$T_TMP/rl/edge.conf"
+	check "re-attached by hand, malformed = pass" \
+		eval 'fbB detach "$VB" && fbB attach edge "$VB" --malformed pass'
+	s0=$(stat_of edge seen)
+	p0=$(stat_of edge passed)
+	inA "$PY" -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 0))
+end, n = time.time() + 4, 0
+while time.time() < end:
+    s.sendto(b"flowbloom", (sys.argv[2], 9)); n += 1
+print(n)' "$BAD4" "$B4" >"$T_TMP/sent" &
+	sp=$!
+	sleep 0.3
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		printf '%s\n203.0.113.%d\n2001:db8::%d\n' "$BAD4" "$i" "$i" >"$T_TMP/rl/lists/drop.txt"
+		fbB apply "$T_TMP/rl/edge.conf" >"$T_TMP/out" 2>&1 || fail "reload $i: $(cat "$T_TMP/out")"
+	done
+	wait $sp
+	t_wait_until 5 seen_since edge "$s0" "$(cat "$T_TMP/sent")"
+	check_eq "reloads under traffic: every packet of the listed source seen, none passed" \
+		"$(($(stat_of edge seen) - s0)) $(($(stat_of edge passed) - p0))" "$(cat "$T_TMP/sent") 0"
+	check "... apply --down" fbB apply --down "$CONF"
+}
+
 setup
 test_up
 test_again
@@ -735,4 +891,9 @@ test_down
 test_geometry
 test_oldpins
 test_allow_later
+test_two_one_fails
+test_swap_fails
+test_load_fails
+test_down_moved
+test_reload_traffic
 t_finish

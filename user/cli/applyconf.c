@@ -16,6 +16,7 @@
 #include "output.h"
 #include "report.h"
 #include "store/pintree.h"
+#include "types/ftype.h"
 #include "util.h"
 
 /* Settings that take one value, indexed by enum ap_key: name, and the
@@ -240,6 +241,7 @@ static int add_dev(struct ap_conf *c, int line, char *v)
 	snprintf(d->name, sizeof(d->name), "%s", dev);
 	d->mode = mode && !strcmp(mode, "generic") ? FB_XDP_GENERIC : FB_XDP_NATIVE;
 	d->line = line;
+	d->old_fd = -1;
 	return 0;
 }
 
@@ -249,6 +251,9 @@ void fb_apply_conf_free(struct ap_conf *c)
 
 	for (i = 0; i < c->nload; i++)
 		free(c->load[i]);
+	for (i = 0; i < c->ndev; i++)
+		if (c->dev[i].old_fd >= 0)
+			close(c->dev[i].old_fd);
 }
 
 int fb_apply_conf_opts(const struct ap_conf *c, struct fb_create_opts *o)
@@ -377,4 +382,90 @@ int fb_apply_conf_read(const char *file, bool down, struct ap_conf *c)
 	if (err)
 		fb_apply_conf_free(c);
 	return err;
+}
+
+/* want and have differ: the first difference found is what is said, at
+ * the line of its key (*key). */
+static void differ(const char **what, int *key, char *want, char *have, size_t len, enum ap_key k,
+		   const char *w, const char *g)
+{
+	if (*what || !strcmp(w, g))
+		return;
+	*what = fb_apply_conf_key(k);
+	*key = k;
+	snprintf(want, len, "%s", w);
+	snprintf(have, len, "%s", g);
+}
+
+static const char *counting_name(unsigned bits)
+{
+	return bits == 4 ? "4" : bits == 8 ? "8" : "no";
+}
+
+/* An existing filter must be the one the file describes: apply never
+ * re-creates a filter (its content and attachments would go). */
+int fb_apply_conf_same(const struct ap_conf *c, const struct fb_store *f)
+{
+	const struct fb_create_req *r = &c->create;
+	const struct fb_header *h = f->hdr;
+	int action = r->action ? r->action : FB_ACTION_DROP;
+	struct fb_create_opts o;
+	char want[64], have[64], where[16] = "";
+	const char *what = NULL;
+	int key = AP_NKEYS;
+
+	/* The file describes Bloom filters only: a cuckoo, d-left or
+	 * scalable filter of the name is another thing altogether. */
+	if (h->type) {
+		fb_err("%s: filter '%s' exists as a %s filter, the file describes a Bloom filter: "
+		       "destroy it first to re-create it",
+		       c->file, c->name, fb_ftype_name(h->type));
+		return -1;
+	}
+	/* Compact first: it changes the geometry the file's size makes. */
+	differ(&what, &key, want, have, sizeof(want), AP_COMPACT, r->compact ? "yes" : "no",
+	       h->flags & FB_HDRF_COMPACT ? "yes" : "no");
+	if (!what && r->have_capacity) {
+		__u32 ppb = (__u32)(r->fp_rate * 1e9 + 0.5);
+
+		if (h->capacity != r->capacity || h->fp_ppb != ppb) {
+			what = "capacity/fp-rate";
+			key = AP_CAPACITY;
+			snprintf(want, sizeof(want), "%llu/%s", r->capacity, c->fp_rate_text);
+			snprintf(have, sizeof(have), "%llu/%g", (unsigned long long)h->capacity,
+				 h->fp_ppb / 1e9);
+		}
+	} else if (!what && (h->capacity || fb_create_opts_make(r, &o, want, sizeof(want)) ||
+			     h->k != o.k || h->nblocks != o.nblocks)) {
+		/* What create makes of the file's bits (whole chunks, or
+		 * pages), not the bits as written. */
+		what = "bits/hashes";
+		key = AP_BITS;
+		snprintf(want, sizeof(want), "%llu/%llu", r->bits, r->hashes);
+		snprintf(have, sizeof(have), "%llu/%u",
+			 (unsigned long long)h->nblocks * FB_BLOCK_BITS, h->k);
+	}
+	differ(&what, &key, want, have, sizeof(want), AP_LAYOUT,
+	       FB_NAME(fb_layout_names, r->layout ? r->layout : FB_LAYOUT_BLOCKED),
+	       FB_NAME(fb_layout_names, h->layout));
+	/* The action first: the default hash follows it. */
+	differ(&what, &key, want, have, sizeof(want), AP_ACTION, FB_NAME(fb_action_names, action),
+	       FB_NAME(fb_action_names, h->action));
+	differ(&what, &key, want, have, sizeof(want), AP_HASH,
+	       FB_NAME(fb_hash_names, r->hash ? r->hash : fb_hash_default(action)),
+	       FB_NAME(fb_hash_names, h->hash));
+	differ(&what, &key, want, have, sizeof(want), AP_COUNTING, counting_name(r->counter_bits),
+	       counting_name(h->counter_bits));
+	differ(&what, &key, want, have, sizeof(want), AP_CONFIRM, r->confirm ? "exact" : "no",
+	       h->confirm ? "exact" : "no");
+	if (!what)
+		return 0;
+	/* The line that says otherwise; none when the file leaves it at its
+	 * default. */
+	if (c->line_of[key])
+		snprintf(where, sizeof(where), ":%d", c->line_of[key]);
+	fb_err("%s%s: filter '%s' exists with %s %s, the file says %s%s: destroy it first to "
+	       "re-create it",
+	       c->file, where, c->name, what, have, want, c->line_of[key] ? "" : " (the default)");
+	return -1;
 }

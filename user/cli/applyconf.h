@@ -35,10 +35,14 @@ struct ap_dev {
 	char name[IF_NAMESIZE];
 	enum fb_xdp_mode mode;
 	int line;
-	bool attached; /* this filter already runs there (before this run) */
-	__u32 prog_id; /* ... in this program */
-	bool swap;     /* ... with another action or malformed policy than the file's */
-	bool ours;     /* attached by this run (undone on failure) */
+	bool attached;		   /* this filter already runs there (before this run) */
+	__u32 prog_id;		   /* ... in this program */
+	enum fb_xdp_mode run_mode; /* ... in this mode */
+	bool swap;		   /* ... with another action or malformed policy than the file's */
+	bool ours;		   /* attached by this run (undone on failure) */
+	bool swapped;		   /* swapped by this run (undone on failure) */
+	__u32 new_id;		   /* the program this run put there (attached or swapped in) */
+	int old_fd;		   /* the program swapped out, held for the undo (-1: none) */
 };
 
 struct ap_conf {
@@ -70,6 +74,10 @@ int fb_apply_conf_opts(const struct ap_conf *c, struct fb_create_opts *o);
  * (LIST:LINE). */
 int fb_apply_conf_lists(const struct ap_conf *c, struct fb_list *l);
 void fb_apply_conf_free(struct ap_conf *c);
+/* An existing filter f is the one the file describes (apply never
+ * re-creates one: its content and attachments would go): 0, or -1 said
+ * with FILE:LINE of the setting that differs. */
+int fb_apply_conf_same(const struct ap_conf *c, const struct fb_store *f);
 /* A setting's key as the file spells it ("fp-rate"). */
 const char *fb_apply_conf_key(enum ap_key k);
 

@@ -215,8 +215,8 @@ int cmd_attach(int argc, char **argv)
 		return 1;
 	}
 	lo.monitor = monitoring ? &mon : NULL;
-	err = old ? fb_xdp_replace(&f, argv[optind + 1], mode, old, &lo, &mb)
-		  : fb_xdp_attach(&f, argv[optind + 1], mode, &lo, &mb);
+	err = old ? fb_xdp_replace(&f, argv[optind + 1], mode, old, &lo, &mb, NULL)
+		  : fb_xdp_attach(&f, argv[optind + 1], mode, &lo, &mb, NULL);
 	fb_store_unlock(&f);
 	if (!err) {
 		fb_print_attached(argv[optind], argv[optind + 1], fb_xdp_mode_name(mode),

@@ -93,6 +93,14 @@ static void prog_name_of(int fd, char *name, size_t len)
 		snprintf(name, len, "%s", info.name);
 }
 
+static __u32 prog_id_of(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 ilen = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &ilen) ? 0 : info.id;
+}
+
 static void prog_name(__u32 id, char *name, size_t len)
 {
 	int fd = bpf_prog_get_fd_by_id(id);
@@ -207,7 +215,7 @@ static int swap_raw(int ifindex, enum fb_xdp_mode mode, __u32 old_id, int prog_f
  * device filtering by rules nobody could change any more.
  */
 static int load_put(struct fb_store *f, const struct fb_load_opts *lo, bool frags, int ifindex,
-		    enum fb_xdp_mode mode, __u32 old_id)
+		    enum fb_xdp_mode mode, __u32 old_id, __u32 *id)
 {
 	struct fb_load_opts o = *lo;
 	struct flowbloom_bpf *skel;
@@ -241,6 +249,8 @@ static int load_put(struct fb_store *f, const struct fb_load_opts *lo, bool frag
 				     mode_flags[mode] | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
 	if (mine)
 		fb_store_unlock(f);
+	if (!err)
+		*id = prog_id_of(fb_load_prog_fd(skel));
 	/* The attachment holds the program; our handle can go. */
 	fb_load_close(skel);
 	return err;
@@ -250,26 +260,31 @@ static int load_put(struct fb_store *f, const struct fb_load_opts *lo, bool frag
  * size the MTU allows (ERANGE: above a page; the multi-buffer program
  * takes any). *multibuf: which one runs. */
 static int put(struct fb_store *f, const struct fb_load_opts *lo, int ifindex,
-	       enum fb_xdp_mode mode, __u32 old_id, bool *multibuf)
+	       enum fb_xdp_mode mode, __u32 old_id, bool *multibuf, __u32 *id)
 {
-	int err = load_put(f, lo, false, ifindex, mode, old_id);
+	__u32 dummy;
+	int err;
 
+	if (!id)
+		id = &dummy;
+	*id = 0;
+	err = load_put(f, lo, false, ifindex, mode, old_id, id);
 	*multibuf = false;
 	if (err == -ERANGE && mode == FB_XDP_NATIVE) {
-		err = load_put(f, lo, true, ifindex, mode, old_id);
+		err = load_put(f, lo, true, ifindex, mode, old_id, id);
 		*multibuf = !err;
 	}
 	return err;
 }
 
 int fb_xdp_attach(struct fb_store *f, const char *dev, enum fb_xdp_mode mode,
-		  const struct fb_load_opts *lo, bool *multibuf)
+		  const struct fb_load_opts *lo, bool *multibuf, __u32 *prog_id)
 {
 	int ifindex = ifindex_of(dev), err;
 
 	if (!ifindex || fb_xdp_check_link(dev))
 		return -1;
-	err = put(f, lo, ifindex, mode, 0, multibuf);
+	err = put(f, lo, ifindex, mode, 0, multibuf, prog_id);
 	if (err == -EEXIST || err == -EBUSY)
 		report_taken(dev);
 	else if (err < 0)
@@ -291,13 +306,13 @@ static void report_swap(const char *dev, enum fb_xdp_mode mode, __u32 old_id, in
 }
 
 int fb_xdp_replace(struct fb_store *f, const char *dev, enum fb_xdp_mode mode, __u32 old_id,
-		   const struct fb_load_opts *lo, bool *multibuf)
+		   const struct fb_load_opts *lo, bool *multibuf, __u32 *prog_id)
 {
 	int ifindex = ifindex_of(dev), err;
 
 	if (!ifindex)
 		return -1;
-	err = put(f, lo, ifindex, mode, old_id, multibuf);
+	err = put(f, lo, ifindex, mode, old_id, multibuf, prog_id);
 	if (err < 0)
 		report_swap(dev, mode, old_id, err, "re-attaching");
 	return err ? -1 : 0;
@@ -324,5 +339,17 @@ int fb_xdp_detach(const char *dev)
 	err = swap_raw((int)d.ifindex, d.mode, d.prog_id, -1);
 	if (err)
 		report_swap(dev, d.mode, d.prog_id, err, "detaching");
+	return err ? -1 : 0;
+}
+
+int fb_xdp_put_back(const char *dev, enum fb_xdp_mode mode, __u32 cur_id, int prog_fd)
+{
+	int ifindex = ifindex_of(dev), err;
+
+	if (!ifindex)
+		return -1;
+	err = swap_raw(ifindex, mode, cur_id, prog_fd);
+	if (err)
+		report_swap(dev, mode, cur_id, err, prog_fd < 0 ? "detaching" : "restoring");
 	return err ? -1 : 0;
 }

@@ -50,19 +50,26 @@ int fb_xdp_check_link(const char *dev);
  * allows (above a page: jumbo frames), the program is loaded multi-buffer
  * (lo->frags) and tried again; *multibuf says which runs. 0, or -1 with
  * the error reported (another program there, no Ethernet header, no native
- * support, an MTU the driver cannot take, permission, the filter gone). */
+ * support, an MTU the driver cannot take, permission, the filter gone).
+ * *prog_id (if not NULL): the id of the program attached. */
 int fb_xdp_attach(struct fb_store *f, const char *dev, enum fb_xdp_mode mode,
-		  const struct fb_load_opts *lo, bool *multibuf);
+		  const struct fb_load_opts *lo, bool *multibuf, __u32 *prog_id);
 
 /* Swap the program old_id on DEV (in mode) for flowbloom's for f with lo,
  * in one step (XDP_FLAGS_REPLACE): refused if old_id no longer runs there.
  * Under f's lock and multi-buffer where needed, as fb_xdp_attach(). 0, or
  * -1 with the error reported. */
 int fb_xdp_replace(struct fb_store *f, const char *dev, enum fb_xdp_mode mode, __u32 old_id,
-		   const struct fb_load_opts *lo, bool *multibuf);
+		   const struct fb_load_opts *lo, bool *multibuf, __u32 *prog_id);
 
 /* Detach flowbloom's program from DEV; refuses another program. 0, or -1
  * with the error reported. */
 int fb_xdp_detach(const char *dev);
+
+/* Undo an attach or a swap: program cur_id on DEV (in mode) replaced by
+ * prog_fd, or detached (prog_fd -1), in one step, only if cur_id still
+ * runs there (a program put there since by anyone else stays). 0, or -1
+ * with the error reported. */
+int fb_xdp_put_back(const char *dev, enum fb_xdp_mode mode, __u32 cur_id, int prog_fd);
 
 #endif
