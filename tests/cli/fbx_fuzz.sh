@@ -64,8 +64,8 @@ base scalable --grow --capacity 100 --fp-rate 0.01
 python3 "$(dirname "$0")/fbx_gen.py" "$T_TMP/v" "$SEED" "$MAXLEN" "$T_TMP"/base/*.fbx ||
 	fail "fbx_gen.py"
 
-# WHY from "flowbloom: FILE: WHY[; nothing imported]".
-why() { sed -E "s|^flowbloom: [^:]*: ||; s|; nothing imported\$||" "$T_TMP/e" | head -1; }
+# WHY from "flowbloom: FILE: WHY[; nothing imported|merged]".
+why() { sed -E "s|^flowbloom: [^:]*: ||; s/; nothing (imported|merged)\$//" "$T_TMP/e" | head -1; }
 
 # The filters a variant made, whatever happened to it.
 tidy() {
