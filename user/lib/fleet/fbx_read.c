@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -333,20 +334,18 @@ int fb_fbx_read_bits(struct fb_fbx_in *in, struct fb_block *blocks, __u32 nblock
 }
 
 /* The entries read so far, by key: an open-addressing table of their
- * indexes + 1 (0 empty), at most half full. */
+ * indexes + 1 (0 empty), at most half full, placed by SipHash-1-3 under a
+ * secret of this read: a file cannot hold keys chosen to collide (each
+ * lookup of such a set would walk all of it before). */
 struct seen {
 	__u32 *slot;
 	size_t mask;
+	__u64 key[2];
 };
 
-static size_t key_hash(const struct fb_key *k)
+static size_t key_hash(const struct seen *s, const struct fb_key *k)
 {
-	const __u8 *p = (const __u8 *)k;
-	__u64 h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < sizeof(*k); i++)
-		h = (h ^ p[i]) * 0x100000001b3ULL;
-	return h ^ h >> 29;
+	return fb_siphash(k, sizeof(*k), s->key, 1, 3);
 }
 
 /* 1 if in->rules[i]'s key is one of the entries before it, else 0 (it is
@@ -366,13 +365,13 @@ static int seen_add(struct fb_fbx_in *in, struct seen *s, size_t i)
 		s->slot = slot;
 		s->mask = cap - 1;
 		for (e = 0; e < i; e++) {
-			for (j = key_hash(&in->rules[e].key) & s->mask; slot[j];
+			for (j = key_hash(s, &in->rules[e].key) & s->mask; slot[j];
 			     j = (j + 1) & s->mask)
 				;
 			slot[j] = e + 1;
 		}
 	}
-	for (j = key_hash(k) & s->mask; s->slot[j]; j = (j + 1) & s->mask)
+	for (j = key_hash(s, k) & s->mask; s->slot[j]; j = (j + 1) & s->mask)
 		if (!memcmp(&in->rules[s->slot[j] - 1].key, k, sizeof(*k)))
 			return 1;
 	s->slot[j] = i + 1;
@@ -435,6 +434,8 @@ int fb_fbx_read_rules(struct fb_fbx_in *in)
 	if (n > FB_FBX_MAX_RULES)
 		return fb_fbx_bad(in, "%llu exact-set entries (at most %u)", (unsigned long long)n,
 				  FB_FBX_MAX_RULES);
+	if (n && getrandom(s.key, sizeof(s.key), 0) != sizeof(s.key))
+		return fb_fbx_bad(in, "cannot read random bytes (getrandom): %s", strerror(errno));
 	rc = read_entries(in, n, &s);
 	free(s.slot);
 	return rc;
