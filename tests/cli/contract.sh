@@ -260,13 +260,20 @@ check_eq "bad lines: c1's content unchanged" "$(digest c1)" "$before"
 # name in use (which stays as it was).
 mkdir -p "$T_TMP/adir"
 : >"$T_TMP/empty.fbx"
+# And where the path is long (1.6k: longer than a message's old 1 KiB, an
+# export's 512-byte label): the line still names it whole and ends with
+# what is left.
+LONGD=$T_TMP
+for i in 1 2 3 4 5 6 7 8; do LONGD=$LONGD/$(printf 'long%.0s' {1..50}); done
+mkdir -p "$LONGD/adir"
+: >"$LONGD/empty.fbx"
 cp "$T_TMP/c1.fbx" "$T_TMP/noread.fbx"
 cp "$T_TMP/list.txt" "$T_TMP/noread.txt"
 chmod 000 "$T_TMP/noread.fbx" "$T_TMP/noread.txt"
 NODAC=(setpriv --bounding-set -dac_override,-dac_read_search)
 before=$(digest c1)
 before2=$(digest c2)
-for f in "$T_TMP/adir" "$T_TMP/noread.txt" "$T_TMP/noread.fbx" "$T_TMP/empty.fbx"; do
+for f in "$T_TMP/adir" "$T_TMP/noread.txt" "$T_TMP/noread.fbx" "$T_TMP/empty.fbx" "$LONGD/adir" "$LONGD/empty.fbx"; do
 	pre=()
 	case $f in *noread*) pre=("${NODAC[@]}") ;; esac
 	case $f in

@@ -6,7 +6,7 @@
 #include "report.h"
 
 bool fb_report_quiet;
-char fb_report_last[512];
+char fb_report_last[FB_REPORT_MAX];
 
 /* The default, for users of the library that install nothing. */
 static void report_plain(enum fb_report_level level, const char *msg)
@@ -29,7 +29,7 @@ fb_report_fn fb_report_set(fb_report_fn fn)
 
 void fb_vreport(enum fb_report_level level, const char *fmt, va_list ap)
 {
-	char buf[1024];
+	char buf[FB_REPORT_MAX];
 	int e = errno; /* kept: a caller may tell its failure by it */
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);

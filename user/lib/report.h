@@ -29,6 +29,10 @@ fb_report_fn fb_report_set(fb_report_fn fn);
 void fb_report(enum fb_report_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void fb_vreport(enum fb_report_level level, const char *fmt, va_list ap);
+/* A message's longest: a path as long as the kernel takes (PATH_MAX) and
+ * the rest of the line (a reason that quotes a list's line, what is left):
+ * a long path never cuts off what follows it. */
+#define FB_REPORT_MAX 8192
 /* fb_report(FB_REPORT_ERROR, ...): what every failing library call does. */
 void fb_report_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -37,6 +41,6 @@ void fb_report_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * (list, metrics, check) and carry on, or that say where a bad value came
  * from (apply: the file whose name names the filter). */
 extern bool fb_report_quiet;
-extern char fb_report_last[512];
+extern char fb_report_last[FB_REPORT_MAX];
 
 #endif

@@ -10,6 +10,7 @@
 #ifndef FLOWBLOOM_USER_ALGEBRA_H
 #define FLOWBLOOM_USER_ALGEBRA_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
@@ -20,7 +21,7 @@
 /* A filter in memory: blocks[0] its header, blocks[1] its prefix lengths,
  * blocks[FB_HDR_BLOCKS..] its bits (the layout of the filter array). */
 struct fb_alg_img {
-	char label[512];	   /* filter name or file, for messages */
+	char label[PATH_MAX];	   /* filter name or file, for messages */
 	struct fb_block *blocks;   /* FB_HDR_BLOCKS + nblocks blocks */
 	__u8 *cnt;		   /* counters (counting filters), else NULL */
 	size_t cnt_bytes;	   /* their size */
