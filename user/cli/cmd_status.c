@@ -81,8 +81,7 @@ static bool settings(const struct fb_att *a, struct att_settings *out)
 		fb_report_quiet = true;
 		err = fb_store_open(name, &f);
 		fb_report_quiet = quiet;
-		if (err && !unread[0] &&
-		    !strncmp(fb_report_last, FB_STORE_OPEN_ERR, strlen(FB_STORE_OPEN_ERR)))
+		if (err && !unread[0] && f.fail == FB_OPEN_UNKNOWN)
 			snprintf(unread, sizeof(unread), "%s", fb_report_last);
 		if (err)
 			return false;
