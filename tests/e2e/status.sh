@@ -25,7 +25,9 @@
 #   status visited is no gap (exit 0);
 # - an xdp/globals that user nobody made, with a link planted in it to
 #   another filter's pin, is not believed: status says the attachment uses
-#   that filter, not xdp/globals, and notes why.
+#   that filter, not xdp/globals, and notes why;
+# - a device's link type not read, or the filter's directory not trusted:
+#   null, never a guess, and exit 1 saying why; every -j field in each.
 # Uses the `default` filter and the /sys/fs/bpf/xdp/globals pins: holds
 # /tmp/fb-globals.lock (t_lock_globals).
 source "$(dirname "$0")/../lib/lib.sh"
@@ -406,5 +408,52 @@ else
 fi
 kill "$FH" && wait "$FH" 2>/dev/null
 "$FB" destroy h >/dev/null 2>&1
+
+# --- G: what status could not read, as a monitoring check reads it. The
+# device's link type not read (SIOCGIFHWADDR refused for memory; a device
+# renamed or moved meanwhile): -j said "link_type": null but "ethernet":
+# true, exit 0, as if known; now "ethernet" null and exit 1 naming the
+# device (a layer-3 device passes every packet). The filter's directory
+# not trusted (nobody's), its action needed (attach without --action):
+# action null, exit 0, nothing said; now exit 1 saying why. Each state
+# has every field.
+FIELDS="action attachments capture_ring_bytes capture_running complete device ethernet fails_open filter filter_map_id ifindex link_type malformed maps mode multi_buffer netns not_ethernet not_found_attached not_looked_into prog_id sketch_by"
+# first FILE: its first line (the answer; an error's object follows it)
+first() { head -1 "$1" >"$1.first" && echo "$1.first"; }
+fields() { "$PY" -c '
+import json, sys
+j = json.loads(open(sys.argv[1]).readline())
+print(" ".join(sorted(set(j) | set(k for a in j["attachments"] for k in a))))' "$1"; }
+"$FB" create g --capacity 100 --fp-rate 0.01 >/dev/null
+if "$FB" -n "$N1" attach g "$VA" --mode generic >/dev/null; then
+	"$FB" -j status >"$T_TMP/status.json" 2>"$T_TMP/status.err"
+	check_eq "status -j, all read: exit 0, every field" "$? $(fields "$T_TMP/status.json")" "0 $FIELDS"
+	if command -v strace >/dev/null; then
+		strace -f -qq -o "$T_TMP/trace" -e trace=ioctl "$FB" -j status >/dev/null 2>&1
+		n=$(grep -v 'resumed>' "$T_TMP/trace" | grep -n "SIOCGIFHWADDR, {ifr_name=\"$VA\"" | head -1 | cut -d: -f1)
+		strace -f -qq -o /dev/null -e trace=ioctl -e inject="ioctl:error=ENOMEM:when=${n:-0}" \
+			"$FB" -j status >"$T_TMP/status.json" 2>/dev/null
+		check_eq "link type not read: exit 1, link_type and ethernet null, every field" \
+			"$? $(t_json "[(x['link_type'], x['ethernet']) for x in d['attachments'] if x['device'] == '$VA']" "$(first "$T_TMP/status.json")") $(fields "$T_TMP/status.json")" \
+			"1 [(None, None)] $FIELDS"
+		strace -f -qq -o /dev/null -e trace=ioctl -e inject="ioctl:error=ENOMEM:when=${n:-0}" \
+			"$FB" status >/dev/null 2>"$T_TMP/status.err"
+		check_eq "... status: exit 1, naming the device" "$? $(grep -c "cannot tell whether 1 attachment gets an Ethernet header ($VA: Cannot allocate memory)" "$T_TMP/status.err")" "1 1"
+	else
+		skip "link type not read: strace is not installed"
+	fi
+	chown 65534 "$FLOWBLOOM_ROOT/g"
+	"$FB" -j status >"$T_TMP/status.json" 2>/dev/null
+	check_eq "g's directory nobody's: exit 1, action null, every field" \
+		"$? $(t_json "[x['action'] for x in d['attachments'] if x['device'] == '$VA']" "$(first "$T_TMP/status.json")") $(fields "$T_TMP/status.json")" \
+		"1 [None] $FIELDS"
+	"$FB" status >/dev/null 2>"$T_TMP/status.err"
+	check_eq "... status: exit 1, saying why" "$? $(grep -c "cannot tell what an attachment does: .*/g belongs to uid 65534" "$T_TMP/status.err")" "1 1"
+	chown 0 "$FLOWBLOOM_ROOT/g"
+	"$FB" -n "$N1" detach "$VA" >/dev/null
+else
+	fail "G: attach g to $VA"
+fi
+"$FB" destroy g >/dev/null 2>&1
 
 t_end

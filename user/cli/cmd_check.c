@@ -18,19 +18,34 @@
 #include "store/repair.h"
 #include "store/store.h"
 
-/* The filter cannot be opened: say why, and what stale directories of its
- * name there are. */
-static int check_broken(const char *name, bool repair)
+/* The filter cannot be opened: say why (f->fail, as decided where it
+ * failed), and what stale directories of its name there are. One not
+ * trusted or not known is no damage: nothing repaired, nothing removed. */
+static int check_broken(const struct fb_store *f, const char *name, bool repair)
 {
 	char why[sizeof(fb_report_last)];
-	bool missing;
+	bool missing = f->fail == FB_OPEN_ABSENT;
 	unsigned st = 0;
 
 	snprintf(why, sizeof(why), "%s", fb_report_last);
-	missing = !strncmp(why, "no filter named", 15);
-	/* Not broken: only not opened now (ulimit -n, memory). */
-	if (!strncmp(why, FB_STORE_OPEN_ERR, strlen(FB_STORE_OPEN_ERR))) {
+	/* Not broken: only not opened now (ulimit -n, memory, the kernel's
+	 * refusal). */
+	if (f->fail == FB_OPEN_UNKNOWN) {
 		fb_err("%s", why);
+		return 1;
+	}
+	if (f->fail == FB_OPEN_UNTRUSTED) {
+		if (fb_json) {
+			jw_obj_open(NULL);
+			jw_str("filter", name);
+			jw_bool("clean", false);
+			jw_bool("repaired", false);
+			jw_str("untrusted", why);
+			jw_obj_close();
+			jw_end();
+		} else {
+			printf("%s: UNTRUSTED: %s\n", name, why);
+		}
 		return 1;
 	}
 	if (fb_repair_stale(name, &st))
@@ -230,7 +245,7 @@ int cmd_check(int argc, char **argv)
 	r = fb_store_open(name, &f);
 	fb_report_quiet = quiet;
 	if (r)
-		return check_broken(name, repair);
+		return check_broken(&f, name, repair);
 	/* Keep writers out: a write in progress would look like damage. (Not
 	 * fb_store_lock(): it would roll back an interrupted write unseen.) */
 	if (fb_store_flock(&f, repair ? LOCK_EX : LOCK_SH)) {

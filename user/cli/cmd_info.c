@@ -139,18 +139,26 @@ int cmd_list(int argc, char **argv)
 		r = fb_store_open(names[i], &f);
 		fb_report_quiet = quiet;
 		if (r) {
-			/* Damage, or only a limit of this process (ulimit -n,
-			 * memory): not called broken then. */
-			bool now = !strncmp(fb_report_last, FB_STORE_OPEN_ERR,
-					    strlen(FB_STORE_OPEN_ERR));
+			/* Damage; or a directory or pin not trusted (its
+			 * owner, mode, a link), or only a limit of this
+			 * process or the kernel's refusal (ulimit -n, memory,
+			 * EPERM): not called broken then. */
+			bool unknown = f.fail == FB_OPEN_UNKNOWN;
+			bool untrusted = f.fail == FB_OPEN_UNTRUSTED;
 
 			if (fb_json) {
 				jw_obj_open(NULL);
 				jw_str("name", names[i]);
-				jw_str(now ? "error" : "broken", fb_report_last);
+				jw_str(unknown	   ? "error"
+				       : untrusted ? "untrusted"
+						   : "broken",
+				       fb_report_last);
 				jw_obj_close();
 			} else {
-				printf("%-20s %s: %s\n", names[i], now ? "ERROR" : "BROKEN",
+				printf("%-20s %s: %s\n", names[i],
+				       unknown	   ? "ERROR"
+				       : untrusted ? "UNTRUSTED"
+						   : "BROKEN",
 				       fb_report_last);
 			}
 			free(names[i]);

@@ -61,7 +61,8 @@ struct att_settings {
 	bool malformed_drop, frags;
 };
 
-/* The first filter settings() could not open now (ulimit -n, memory):
+/* The first filter settings() could not open now (ulimit -n, memory, the
+ * kernel's refusal) or would not (its directory or a pin not trusted):
  * what it uses is not known, and status fails. */
 static char unread[sizeof(fb_report_last)];
 
@@ -81,8 +82,7 @@ static bool settings(const struct fb_att *a, struct att_settings *out)
 		fb_report_quiet = true;
 		err = fb_store_open(name, &f);
 		fb_report_quiet = quiet;
-		if (err && !unread[0] &&
-		    !strncmp(fb_report_last, FB_STORE_OPEN_ERR, strlen(FB_STORE_OPEN_ERR)))
+		if (err && !unread[0] && (f.fail == FB_OPEN_UNKNOWN || f.fail == FB_OPEN_UNTRUSTED))
 			snprintf(unread, sizeof(unread), "%s", fb_report_last);
 		if (err)
 			return false;
@@ -254,7 +254,7 @@ int cmd_status(int argc, char **argv)
 	struct fb_att *a;
 	char buf[1200], ns[sizeof(a->netns)], dev[IF_NAMESIZE];
 	struct att_settings st;
-	int n, i, open = 0, l3 = 0, nofs, unknown = 0, e = 0, rc;
+	int n, i, open = 0, l3 = 0, nofs, unknown = 0, e = 0, rc, nolink = 0, le = 0;
 
 	if (fb_no_options(&argc, argv))
 		return 2;
@@ -268,6 +268,8 @@ int cmd_status(int argc, char **argv)
 		l3 += not_ethernet(&a[i]);
 		if (a[i].maps == FB_ATT_UNKNOWN && !unknown++)
 			e = a[i].name_err;
+		if (a[i].link_type < 0 && !nolink++)
+			le = i;
 	}
 	if (fb_json) {
 		jw_obj_open(NULL);
@@ -290,7 +292,10 @@ int cmd_status(int argc, char **argv)
 				jw_u64("link_type", (__u64)a[i].link_type);
 			else
 				jw_null("link_type");
-			jw_bool("ethernet", !not_ethernet(&a[i]));
+			if (a[i].link_type >= 0)
+				jw_bool("ethernet", !not_ethernet(&a[i]));
+			else
+				jw_null("ethernet");
 			if (settings(&a[i], &st)) {
 				jw_str("action", st.action);
 				jw_str("malformed", st.malformed_drop ? "drop" : "pass");
@@ -355,6 +360,15 @@ int cmd_status(int argc, char **argv)
 				"named or changed\n",
 				fb_report_last);
 	}
+	/* A device whose link type was not read (memory, renamed or moved
+	 * meanwhile) may be a layer-3 one, every packet passed: not known,
+	 * never taken for Ethernet. */
+	if (nolink)
+		fb_err("cannot tell whether %d attachment%s get%s an Ethernet header (%s: %s): on "
+		       "a "
+		       "device without one every packet passes",
+		       nolink, nolink == 1 ? "" : "s", nolink == 1 ? "s" : "",
+		       fb_printable(a[le].ifname, dev, sizeof(dev)), strerror(a[le].link_err));
 	free(a);
 	/* What an attachment uses not known: an error, as any verb's. */
 	if (unknown)
@@ -375,7 +389,7 @@ int cmd_status(int argc, char **argv)
 		fb_report(FB_REPORT_NOTE,
 			  "%s: a namespace only their open files or mounts hold is not seen", buf);
 	}
-	rc = unknown || unread[0] || fb_walk_partial(&w);
+	rc = unknown || unread[0] || nolink || fb_walk_partial(&w);
 	fb_walk_free(&w);
 	if (rc)
 		return 1;

@@ -50,8 +50,8 @@ int fb_store_open_counters(struct fb_store *f)
 		f->cnt_fd = fb_pin_get(f->dir_fd, "counters");
 		f->cnt_legacy = f->cnt_fd >= 0;
 	}
-	if (f->cnt_fd < 0 && fb_store_err_now(errno))
-		return fb_store_open_err(f);
+	if (f->cnt_fd < 0 && fb_store_pin_refused(f, fb_store_cnt_pin(f->hdr->gen)))
+		return -1;
 	if (f->cnt_fd < 0) {
 		fb_report_err("counting filter '%s' has no counters (%s): flowbloom destroy %s "
 			      "removes it",

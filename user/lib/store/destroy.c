@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* `flowbloom destroy`'s part of the store: a filter taken away whole. */
+/* `flowbloom destroy`'s part of the store: a filter taken away whole; and
+ * whether a filter opened is gone (destroyed, or made anew) since. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -211,4 +212,31 @@ missing:
 	}
 	fb_report_err("no filter named '%s' (see flowbloom list)", name);
 	return -1;
+}
+
+bool fb_store_gone(const struct fb_store *f)
+{
+	int root = fb_pin_open_root(false), dir = -1, st = -1;
+	bool gone;
+
+	if (root >= 0)
+		dir = fb_pin_open_dir(root, f->name);
+	if (dir >= 0)
+		st = fb_pin_get(dir, "stats");
+	/* Missing at any step: gone. Another failure (a transient error)
+	 * cannot tell: not gone, so a loop carries on. */
+	gone = st < 0 && errno == ENOENT;
+	/* Its id not read (memory short) cannot tell either: only an id
+	 * read and another says the filter was made anew. */
+	if (st >= 0) {
+		__u32 id = fb_map_id(st);
+
+		gone = id && id != f->stats_id;
+		close(st);
+	}
+	if (dir >= 0)
+		close(dir);
+	if (root >= 0)
+		close(root);
+	return gone;
 }

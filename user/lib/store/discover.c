@@ -157,6 +157,7 @@ static int add_att(struct found *f, const struct ns *ns, const struct if_nameind
 	a->fails_open = !p->inner_id;
 	/* Asked here: scan_devices() runs in the device's namespace. */
 	a->link_type = fb_link_type(ifc->if_name);
+	a->link_err = a->link_type < 0 ? errno : 0;
 	return 0;
 }
 

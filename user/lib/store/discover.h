@@ -57,6 +57,7 @@ struct fb_att {
 	 * all passed as non-IP: an object loaded there by `ip link` (attach
 	 * refuses such a device). */
 	int link_type;
+	int link_err; /* link_type -1: errno */
 };
 
 /* A process whose own /proc entries discovery was refused (a sandbox's

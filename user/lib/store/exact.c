@@ -130,8 +130,9 @@ int fb_exact_open(struct fb_store *f)
 	if (f->lpm_fd < 0)
 		f->lpm_fd = fb_pin_get(f->dir_fd, "lpm");
 	if (f->exact_fd < 0 || f->lpm_fd < 0) {
-		if (fb_store_err_now(errno)) /* ulimit -n, memory: not damage */
-			return fb_store_open_err(f);
+		/* (A link, or ulimit -n, memory: not damage.) */
+		if (fb_store_pin_refused(f, f->exact_fd < 0 ? "exact" : "lpm"))
+			return -1;
 		fb_report_err(
 			"filter '%s' confirms hits but its exact sets are missing (%s): flowbloom "
 			"destroy %s removes it",

@@ -162,8 +162,9 @@ static int map_view(const struct fb_store *f, int fd, __u32 range, struct fb_sto
 		fb_gslot_cnt_pin(pin, sizeof(pin), range);
 		cfd = fb_pin_get(f->dir_fd, pin);
 		if (cfd < 0) {
-			if (fb_store_err_now(errno)) { /* ulimit -n, memory: not damage */
-				rc = fb_store_open_err(f);
+			/* (A link, or ulimit -n, memory: not damage.) */
+			if (fb_store_pin_refused(f, pin)) {
+				rc = -1;
 				goto fail;
 			}
 			fb_report_err("filter '%s': a generation has no counters (%s: %s)", f->name,

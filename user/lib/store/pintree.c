@@ -88,6 +88,33 @@ bad:
  * BPF_F_PATH_FD), never by re-resolving a path.
  */
 
+__thread enum fb_pin_why fb_pin_why;
+__thread char fb_pin_link_found[FB_PIN_LINK_FOUND];
+
+/* A symbolic link refused (name in dfd): what it is, kept in
+ * fb_pin_link_found for the message, and why it is refused: untrusted. */
+static void link_found(int dfd, const char *name)
+{
+	char to[PATH_MAX] = "?";
+	struct stat st;
+	ssize_t n = readlinkat(dfd, name, to, sizeof(to) - 1);
+
+	if (n > 0)
+		to[n] = 0;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		snprintf(fb_pin_link_found, sizeof(fb_pin_link_found), "a symbolic link to %s", to);
+	else
+		snprintf(fb_pin_link_found, sizeof(fb_pin_link_found),
+			 "a symbolic link to %s, owned by uid %u", to, (unsigned)st.st_uid);
+	fb_pin_why = FB_PIN_UNTRUSTED;
+}
+
+void fb_pin_report_link(const char *path)
+{
+	fb_report_err("%s is %s: refusing to follow it (remove it if you did not make it)", path,
+		      fb_pin_link_found);
+}
+
 /* A directory is trusted when root (or the caller) owns it and no one else
  * can write to it: then no one else can add, rename or remove its entries.
  * On the way to it, a sticky directory owned by root (the bpffs root, mode
@@ -100,6 +127,7 @@ static int trusted_stat(const struct stat *st, const char *path, bool on_the_way
 			"%s belongs to uid %u, not root: refusing to use it (remove it if you did "
 			"not make it)",
 			path, (unsigned)st->st_uid);
+		fb_pin_why = FB_PIN_UNTRUSTED;
 		errno = EPERM;
 		return -1;
 	}
@@ -107,6 +135,7 @@ static int trusted_stat(const struct stat *st, const char *path, bool on_the_way
 	    !(on_the_way && st->st_uid == 0 && (st->st_mode & S_ISVTX))) {
 		fb_report_err("%s is writable by other users (mode %04o): refusing to use it", path,
 			      (unsigned)(st->st_mode & 07777));
+		fb_pin_why = FB_PIN_UNTRUSTED;
 		errno = EPERM;
 		return -1;
 	}
@@ -119,6 +148,7 @@ int fb_pin_trusted(int fd, const char *path, bool on_the_way)
 
 	if (fstat(fd, &st)) {
 		fb_report_err("cannot stat %s: %s", path, strerror(errno));
+		fb_pin_why = FB_PIN_UNKNOWN;
 		return -1;
 	}
 	return trusted_stat(&st, path, on_the_way);
@@ -180,6 +210,7 @@ refuse:
 	fb_report_err("%s is a symbolic link: refusing to follow it (only root's link to the "
 		      "sibling tc/ that iproute2 makes is followed)",
 		      path);
+	fb_pin_why = FB_PIN_UNTRUSTED;
 	return -1;
 }
 
@@ -207,8 +238,10 @@ static int open_tree(const char *path, mode_t mkmode, bool *via_link)
 		iproute_parent(link_ok, sizeof(link_ok));
 	}
 	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
 		fb_report_err("cannot open /: %s", strerror(errno));
+		fb_pin_why = fb_pin_err_unknown(errno) ? FB_PIN_UNKNOWN : fb_pin_why;
+	}
 	if (fd < 0 || fb_pin_trusted(fd, "/", true))
 		goto fail;
 	for (comp = strtok_r(buf, "/", &save); comp; comp = next) {
@@ -251,13 +284,16 @@ static int open_tree(const char *path, mode_t mkmode, bool *via_link)
 					fd = nfd;
 					continue;
 				}
-				fb_report_err("%s is a symbolic link: refusing to follow it",
-					      sofar);
-			} else
+				link_found(fd, comp);
+				fb_pin_report_link(sofar);
+			} else {
 				fb_report_err("cannot open %s: %s%s", sofar, strerror(e),
 					      e == EACCES || e == EPERM
 						      ? " (flowbloom needs root or CAP_BPF)"
 						      : "");
+				if (fb_pin_err_unknown(e))
+					fb_pin_why = FB_PIN_UNKNOWN;
+			}
 			errno = e;
 			goto fail;
 		}
@@ -349,18 +385,37 @@ static int obj_at(int cmd, int fd, int dfd, const char *name)
 	return cmd == BPF_OBJ_GET ? bpf_obj_get(path) : bpf_obj_pin(fd, path);
 }
 
-/* A pin in a verified directory; never through a symbolic link. */
+bool fb_pin_err_unknown(int e)
+{
+	return e == EMFILE || e == ENFILE || e == ENOMEM || e == EPERM || e == EACCES;
+}
+
+/* A pin in a verified directory; never through a symbolic link (refused:
+ * ELOOP, untrusted), nor a directory (EISDIR: damage; the kernel's EACCES
+ * for it would read as a refusal of its own). */
 int fb_pin_get(int dfd, const char *name)
 {
 	struct stat st;
+	int fd;
 
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		if (fb_pin_err_unknown(errno))
+			fb_pin_why = FB_PIN_UNKNOWN;
 		return -1;
+	}
 	if (S_ISLNK(st.st_mode)) {
+		link_found(dfd, name);
 		errno = ELOOP;
 		return -1;
 	}
-	return obj_at(BPF_OBJ_GET, 0, dfd, name);
+	if (S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		return -1;
+	}
+	fd = obj_at(BPF_OBJ_GET, 0, dfd, name);
+	if (fd < 0 && fb_pin_err_unknown(errno))
+		fb_pin_why = FB_PIN_UNKNOWN;
+	return fd;
 }
 
 int fb_pin_at(int fd, int dfd, const char *name)
@@ -370,7 +425,18 @@ int fb_pin_at(int fd, int dfd, const char *name)
 
 int fb_pin_open_dir(int dfd, const char *name)
 {
-	return openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), e = errno;
+	struct stat st;
+
+	if (fd >= 0)
+		return fd;
+	if ((e == ELOOP || e == ENOTDIR) && !fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) &&
+	    S_ISLNK(st.st_mode))
+		link_found(dfd, name);
+	else if (fb_pin_err_unknown(e))
+		fb_pin_why = FB_PIN_UNKNOWN;
+	errno = e;
+	return -1;
 }
 
 /* A pin to adopt in the verified directory dfd: absent (0), or root's (or

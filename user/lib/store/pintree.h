@@ -34,6 +34,23 @@ int fb_pin_clean_stale(const char *name);
  * when the root cannot be opened)? */
 bool fb_pin_exists(const char *name);
 
+/* Why the last refusal in the pin tree was made, set where it is decided:
+ * a directory not trusted or a symbolic link (untrusted: the filter may be
+ * whole, someone else may have put it there), or an open this process
+ * could not make (unknown: ulimit -n, memory, the kernel's EPERM or
+ * EACCES). FB_PIN_NONE: neither (damage, or nothing refused). Reset by
+ * who asks (fb_store_open()). */
+enum fb_pin_why { FB_PIN_NONE, FB_PIN_UNTRUSTED, FB_PIN_UNKNOWN };
+extern __thread enum fb_pin_why fb_pin_why;
+/* The symbolic link refused last: "a symbolic link to TARGET, owned by
+ * uid N"; fb_pin_report_link(PATH) says it and that it is refused. */
+#define FB_PIN_LINK_FOUND 600
+extern __thread char fb_pin_link_found[FB_PIN_LINK_FOUND];
+void fb_pin_report_link(const char *path);
+/* Is errno e of an open refused to this process (fb_pin_why unknown),
+ * not of anything found in the tree? */
+bool fb_pin_err_unknown(int e);
+
 /* Library-internal: for store.c, exact.c, replace.c and repair.c. */
 int fb_pin_trusted(int fd, const char *path, bool on_the_way);
 int fb_pin_open_root(bool create);

@@ -348,12 +348,24 @@ static int is_chunk(int fd, __u32 *id)
 
 bool fb_store_err_now(int e)
 {
-	return e == EMFILE || e == ENFILE || e == ENOMEM;
+	return fb_pin_err_unknown(e);
 }
 
 int fb_store_open_err(const struct fb_store *f)
 {
 	fb_report_err(FB_STORE_OPEN_ERR "%s': %s", f->name, strerror(errno));
+	fb_pin_why = FB_PIN_UNKNOWN;
+	return -1;
+}
+
+int fb_store_pin_refused(const struct fb_store *f, const char *pin)
+{
+	char path[sizeof(f->dir) + FB_NAME_MAX];
+
+	if (errno != ELOOP || fb_pin_why != FB_PIN_UNTRUSTED)
+		return fb_store_err_now(errno) ? fb_store_open_err(f) : 0;
+	snprintf(path, sizeof(path), "%s/%s", f->dir, pin);
+	fb_pin_report_link(path);
 	return -1;
 }
 
@@ -480,11 +492,13 @@ static int open_pins(struct fb_store *f)
 	int tries, rc;
 
 	f->outer_fd = fb_pin_get(f->dir_fd, "filter");
-	f->stats_fd = fb_pin_get(f->dir_fd, "stats");
+	if (f->outer_fd >= 0)
+		f->stats_fd = fb_pin_get(f->dir_fd, "stats");
 	if (f->outer_fd < 0 || f->stats_fd < 0) {
-		/* Damaged, or only not opened now (ulimit -n, memory). */
-		if (fb_store_err_now(errno))
-			return fb_store_open_err(f);
+		/* Damaged; or a link, or only not opened now (ulimit -n,
+		 * memory, the kernel's refusal): said as such. */
+		if (fb_store_pin_refused(f, f->outer_fd < 0 ? "filter" : "stats"))
+			return -1;
 		fb_report_err("filter '%s' is incomplete (%s): flowbloom destroy %s removes it",
 			      f->name, strerror(errno), f->name);
 		return -1;
@@ -515,6 +529,8 @@ int fb_store_open(const char *name, struct fb_store *f)
 	int e;
 
 	fb_store_init(f);
+	f->fail = FB_OPEN_DAMAGED;
+	fb_pin_why = FB_PIN_NONE;
 	if (fb_pin_check_name(name))
 		return -1;
 	snprintf(f->name, sizeof(f->name), "%s", name);
@@ -525,37 +541,42 @@ int fb_store_open(const char *name, struct fb_store *f)
 	if (e) {
 		errno = e;
 		if (fb_store_err_now(e))
-			return fb_store_open_err(f);
-		fb_report_err("%s", fb_report_last);
-		return -1;
+			fb_store_open_err(f);
+		else
+			fb_report_err("%s", fb_report_last);
+		goto fail;
 	}
 	snprintf(f->pin_name, sizeof(f->pin_name), "%s", name);
 	snprintf(f->dir, sizeof(f->dir), "%s/%s", fb_pin_root(), name);
 	/* The walk to it, or its directory, not opened for a limit of this
-	 * process (ulimit -n, memory): the filter is not known to be absent
-	 * or broken, and is said as a pin not opened now is. */
+	 * process (ulimit -n, memory) or refused by the kernel: the filter is
+	 * not known to be absent or broken (fb_pin_why says which). */
 	fb_report_quiet = true;
 	f->root_fd = fb_pin_open_root(false);
 	e = errno;
 	fb_report_quiet = quiet;
 	if (f->root_fd < 0) {
 		errno = e;
-		if (f->root_fd == -2)
+		if (f->root_fd == -2) {
 			fb_report_err("no filter named '%s' (see flowbloom list)", name);
-		else if (fb_store_err_now(e))
+			f->fail = FB_OPEN_ABSENT;
+		} else if (fb_store_err_now(e) && e != EPERM && e != EACCES) {
 			fb_store_open_err(f);
-		else
+		} else { /* (the kernel's refusal: where, and what it needs) */
 			fb_report_err("%s", fb_report_last);
+		}
 		f->root_fd = -1;
 		goto fail;
 	}
 	f->dir_fd = fb_pin_open_dir(f->root_fd, name);
 	if (f->dir_fd < 0) {
-		if (errno == ENOENT)
+		if (errno == ENOENT) {
 			fb_report_err("no filter named '%s' (see flowbloom list)", name);
+			f->fail = FB_OPEN_ABSENT;
+		} else if (fb_pin_why == FB_PIN_UNTRUSTED)
+			fb_pin_report_link(f->dir);
 		else if (errno == ELOOP || errno == ENOTDIR)
-			fb_report_err("%s is not a directory (a symbolic link?): refusing it",
-				      f->dir);
+			fb_report_err("%s is not a directory: refusing it", f->dir);
 		else if (fb_store_err_now(errno))
 			fb_store_open_err(f);
 		else
@@ -564,8 +585,12 @@ int fb_store_open(const char *name, struct fb_store *f)
 	}
 	if (fb_pin_trusted(f->dir_fd, f->dir, false) || open_pins(f))
 		goto fail;
+	f->fail = 0;
 	return 0;
 fail:
+	/* Why, as decided where it failed (fb_pin_why). */
+	if (f->fail != FB_OPEN_ABSENT && fb_pin_why)
+		f->fail = fb_pin_why == FB_PIN_UNTRUSTED ? FB_OPEN_UNTRUSTED : FB_OPEN_UNKNOWN;
 	fb_store_close(f);
 	return -1;
 }
@@ -659,31 +684,4 @@ void fb_store_unlock(struct fb_store *f)
 {
 	flock(f->dir_fd, LOCK_UN);
 	f->locked = false;
-}
-
-bool fb_store_gone(const struct fb_store *f)
-{
-	int root = fb_pin_open_root(false), dir = -1, st = -1;
-	bool gone;
-
-	if (root >= 0)
-		dir = fb_pin_open_dir(root, f->name);
-	if (dir >= 0)
-		st = fb_pin_get(dir, "stats");
-	/* Missing at any step: gone. Another failure (a transient error)
-	 * cannot tell: not gone, so a loop carries on. */
-	gone = st < 0 && errno == ENOENT;
-	/* Its id not read (memory short) cannot tell either: only an id
-	 * read and another says the filter was made anew. */
-	if (st >= 0) {
-		__u32 id = fb_map_id(st);
-
-		gone = id && id != f->stats_id;
-		close(st);
-	}
-	if (dir >= 0)
-		close(dir);
-	if (root >= 0)
-		close(root);
-	return gone;
 }

@@ -48,6 +48,14 @@
 /* fb_store_flock() flag: lock only, do not re-read the array. */
 #define FB_LOCK_NOREFRESH 0x100
 
+/* Why fb_store_open() failed, as decided where it did (the trust check,
+ * a symbolic link refused, an open refused to this process): a filter
+ * damaged (destroy removes it), none of that name, one whose directory or
+ * pins are not trusted (owner, mode, a link: it may be whole; someone else
+ * may have put it there), or one not known (ulimit -n, memory, the
+ * kernel's EPERM or EACCES: nothing is known of it). */
+enum fb_open_fail { FB_OPEN_DAMAGED = 1, FB_OPEN_ABSENT, FB_OPEN_UNTRUSTED, FB_OPEN_UNKNOWN };
+
 struct fb_store {
 	char name[FB_NAME_MAX];
 	char dir[512];
@@ -58,6 +66,7 @@ struct fb_store {
 	bool staged;			/* being built (fb_store_create_staged) */
 	bool aside;			/* being built and not installed (fb_replace_fill) */
 	bool adopted;			/* "default" adopted ip link's maps */
+	enum fb_open_fail fail;		/* why fb_store_open() failed; 0 once open */
 	bool cnt_legacy;		/* counters pinned under an earlier build's name */
 	__u32 outer_id;			/* kernel id of the outer map */
 	int outer_fd;			/* fb_filter */
@@ -143,9 +152,14 @@ int fb_store_open(const char *name, struct fb_store *f);
 #define FB_STORE_OPEN_ERR "cannot open filter '"
 int fb_store_open_err(const struct fb_store *f);
 /* Is errno e of a pin that could not be got only a limit of this process
- * (ulimit -n, memory)? Else the pin is damaged: missing (ENOENT), or a
- * link (ELOOP) or a directory (EPERM) where it belongs. */
+ * (ulimit -n, memory) or the kernel's refusal (EPERM, EACCES)? Else the
+ * pin is damaged: missing (ENOENT), or a directory (EISDIR) where it
+ * belongs; a link (ELOOP) is refused as untrusted. */
 bool fb_store_err_now(int e);
+/* Pin `pin` of f not got (errno): a symbolic link (said, with where it
+ * points: untrusted) or not opened now (fb_store_open_err()): -1; else 0,
+ * damage, for the caller to say. */
+int fb_store_pin_refused(const struct fb_store *f, const char *pin);
 void fb_store_close(struct fb_store *f);
 /* Works on broken filters too, and removes stale staging directories of
  * NAME (0 also when only those were there). */
