@@ -756,6 +756,43 @@ test_two_one_fails() {
 	check "... apply --down" fbB apply --down "$CONF"
 }
 
+# The lock is one filter's of one pin root: an apply of a filter of the
+# same name under another FLOWBLOOM_ROOT (another filter) does not wait
+# for it (it waited, printing "waiting for another apply of filter").
+test_other_root() {
+	local other=/sys/fs/bpf/fbtest_apply_other_$$ rc t0 t1
+	command -v strace >/dev/null || {
+		skip "an apply under another root: strace is missing"
+		return
+	}
+	mkdir -p "$T_TMP/other/lists"
+	cp "$T_TMP/lists/drop.txt" "$T_TMP/other/lists/"
+	grep -v '^attach' "$CONF" >"$T_TMP/other/edge.conf"
+	chmod go-w "$T_TMP/other" "$T_TMP/other/edge.conf" "$T_TMP/other/lists" "$T_TMP/other/lists/drop.txt"
+	# This root's apply holds its lock 3 s (its first flock, apply's
+	# lock, held on the way out of the call).
+	strace -f -qq -o "$T_TMP/o1.trace" -e trace=flock -e inject=flock:delay_exit=3000000:when=1 \
+		"$FB" -n "$NSB" apply "$CONF" >"$T_TMP/o1" 2>&1 &
+	t_wait_until 5 grep -q flock "$T_TMP/o1.trace"
+	t0=$(date +%s%N)
+	FLOWBLOOM_ROOT=$other "$FB" apply "$T_TMP/other/edge.conf" >"$T_TMP/o2" 2>&1
+	rc=$?
+	t1=$(date +%s%N)
+	wait $!
+	check_eq "an apply of edge under another root beside one held here: exit" "$rc" 0 || cat "$T_TMP/o2"
+	check_eq "... it did not wait for it" "$(grep -c 'waiting for another apply' "$T_TMP/o2")" 0
+	[ $(((t1 - t0) / 1000000)) -lt 2000 ] && pass "... and ended before it (under 2 s)" ||
+		fail "... and ended before it: took $(((t1 - t0) / 1000000)) ms"
+	FLOWBLOOM_ROOT=$other "$FB" destroy edge >/dev/null 2>&1
+	rmdir "$other" 2>/dev/null
+	# Its lock file (apply-NAME-FNV1A64(root).lock), not another's.
+	rm -f "/run/flowbloom/apply-edge-$("$PY" -c 'import sys
+h = 0xcbf29ce484222325
+for b in sys.argv[1].encode():
+    h = ((h ^ b) * 0x100000001b3) % 2**64
+print("%016x" % h)' "$other").lock"
+}
+
 # An attachment to swap (attached by hand with another action) and a new
 # list: the swap's step refused after the checks (the program on $VB
 # replaced by hand meanwhile: strace holds apply 2 s before it loads the
@@ -892,6 +929,7 @@ test_geometry
 test_oldpins
 test_allow_later
 test_two_one_fails
+test_other_root
 test_swap_fails
 test_load_fails
 test_down_moved

@@ -259,10 +259,22 @@ static int apply_up(struct ap_conf *c, bool exists, const struct fb_create_opts 
  */
 static int apply_lock(const char *name)
 {
-	char file[FB_NAME_MAX + 16];
+	const char *root = fb_pin_root();
+	char file[FB_NAME_MAX + 40];
 	struct stat st;
 	int dfd, fd = -1;
 
+	/* One lock per filter of one pin root: filters of the same name
+	 * under another FLOWBLOOM_ROOT are other filters. */
+	if (!strcmp(root, "/sys/fs/bpf/flowbloom")) {
+		snprintf(file, sizeof(file), "apply-%s.lock", name);
+	} else {
+		__u64 h = 0xcbf29ce484222325ULL;
+
+		for (; *root; root++)
+			h = (h ^ (unsigned char)*root) * 0x100000001b3ULL;
+		snprintf(file, sizeof(file), "apply-%s-%016llx.lock", name, (unsigned long long)h);
+	}
 	if (mkdir(APPLY_LOCK_DIR, 0700) && errno != EEXIST)
 		goto fail;
 	dfd = open(APPLY_LOCK_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -274,7 +286,6 @@ static int apply_lock(const char *name)
 		close(dfd);
 		return -1;
 	}
-	snprintf(file, sizeof(file), "apply-%s.lock", name);
 	fd = openat(dfd, file, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	close(dfd);
 	if (fd < 0)
@@ -287,7 +298,7 @@ static int apply_lock(const char *name)
 			return fd;
 	}
 fail:
-	fb_err("cannot lock %s/apply-%s.lock: %s%s", APPLY_LOCK_DIR, name, strerror(errno),
+	fb_err("cannot lock %s/%s: %s%s", APPLY_LOCK_DIR, file, strerror(errno),
 	       errno == EACCES || errno == EPERM ? " (apply needs root: CAP_BPF, CAP_NET_ADMIN)"
 						 : "");
 	if (fd >= 0)
