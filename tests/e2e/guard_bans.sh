@@ -37,7 +37,7 @@ check "attach g with monitoring" "$FB" -n "$NSB" attach g "$VB" --mode generic -
 # send SECS SRC=PPS[@FROM-TO]...: UDP frames from SRC to .1 at PPS, paced,
 # from FROM to TO s (all SECS without), through VA.
 send() {
-	inA "$PY" -c 'import sys; from pkt import send_paced; send_paced(sys.argv[1], float(sys.argv[2]), sys.argv[3:])' "$VA" "$@"
+	t_send_paced "$@"
 }
 # guarded INTO ERR SRC [OPTION...]: a guard of g into INTO (--pps 1040,
 # --interval 0.5s, --count 3, OPTION...) over 1.8 s of SRC at 2000 pps;
@@ -171,8 +171,7 @@ else
 	# its bpf calls WHEN (strace -e inject's when) failing, its bpf and
 	# flock calls in BAN.trace, .8 at 2000 pps from before it starts.
 	faulted() {
-		inA "$PY" -c 'import sys; from pkt import send_paced; send_paced(sys.argv[1], float(sys.argv[2]), sys.argv[3:])' \
-			"$VA" 2 198.51.100.8=2000 &
+		t_send_paced 2 198.51.100.8=2000 &
 		HPID=$!
 		sleep 0.5
 		strace -f -qq -o "$T_TMP/$1.trace" -e trace=bpf,flock ${2:+-e inject=bpf:error=EFAULT:when=$2} \

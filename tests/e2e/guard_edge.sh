@@ -65,7 +65,7 @@ check "attach g, a sketch of 8 x 2^20" "$FB" -n "$NSB" attach g "$VB" --mode gen
 # send SECS SRC=PPS[@FROM-TO]...: UDP frames from SRC at PPS, paced (never
 # ahead of PPS x time), from FROM to TO s (all SECS without), through VA.
 send() {
-	inA "$PY" -c 'import sys; from pkt import send_paced; send_paced(sys.argv[1], float(sys.argv[2]), sys.argv[3:])' "$VA" "$@"
+	t_send_paced "$@"
 }
 
 # --- rates over the time the counts span ---------------------------------------------

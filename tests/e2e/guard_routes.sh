@@ -37,7 +37,7 @@ check "attach g with monitoring" "$FB" -n "$NSB" attach g "$VB" --mode generic -
 
 # send SECS SRC=PPS...: UDP frames from SRC to .1 at PPS, paced, through VA.
 send() {
-	inA "$PY" -c 'import sys; from pkt import send_paced; send_paced(sys.argv[1], float(sys.argv[2]), sys.argv[3:])' "$VA" "$@"
+	t_send_paced "$@"
 }
 # guard TAG BAN OPTION...: a guard of g into BAN (--pps 1040, --interval
 # 0.5s), its commands in TAG.out, its events in TAG.err, its pid P_TAG.

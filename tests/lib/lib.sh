@@ -399,6 +399,13 @@ t_in() {
 inA() { t_in "$NSA" "$@"; }
 inB() { t_in "$NSB" "$@"; }
 
+# t_send_paced SECS SRC=PPS[@FROM-TO]...: UDP frames from each SRC at PPS
+# to the peer, paced (never ahead of PPS x time; tests/lib/pkt.py
+# send_paced), from FROM to TO s (all SECS without), through VA from NSA.
+t_send_paced() {
+	inA "$PY" -c 'import sys; from pkt import send_paced; send_paced(sys.argv[1], float(sys.argv[2]), sys.argv[3:])' "$VA" "$@"
+}
+
 # t_net_down: kill what still runs in our namespaces (it would keep them,
 # and their veth, alive), delete the veth (detaching any XDP program now,
 # not when the namespace is freed), delete the namespaces. Idempotent.
