@@ -785,12 +785,7 @@ test_other_root() {
 		fail "... and ended before it: took $(((t1 - t0) / 1000000)) ms"
 	FLOWBLOOM_ROOT=$other "$FB" destroy edge >/dev/null 2>&1
 	rmdir "$other" 2>/dev/null
-	# Its lock file (apply-NAME-FNV1A64(root).lock), not another's.
-	rm -f "/run/flowbloom/apply-edge-$("$PY" -c 'import sys
-h = 0xcbf29ce484222325
-for b in sys.argv[1].encode():
-    h = ((h ^ b) * 0x100000001b3) % 2**64
-print("%016x" % h)' "$other").lock"
+	FLOWBLOOM_ROOT=$other t_cleanup_apply_locks
 }
 
 # An attachment to swap (attached by hand with another action) and a new

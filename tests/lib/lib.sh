@@ -197,8 +197,25 @@ t_cleanup_filters() {
 	/sys/fs/bpf/fbtest_*) ;;
 	*) return 0 ;;
 	esac
+	t_cleanup_apply_locks
 	[ -d "$FLOWBLOOM_ROOT" ] || return 0
 	rm -rf --one-file-system "$FLOWBLOOM_ROOT" 2>/dev/null
+	return 0
+}
+
+# t_cleanup_apply_locks: the lock files `apply` made for this suite's
+# root (/run/flowbloom/apply-NAME-HASH.lock, HASH the FNV-1a 64 of the
+# root: user/cli/cmd_apply.c), which stay after their apply as the
+# boot's do. Only at the end, when none of ours can hold them.
+t_cleanup_apply_locks() {
+	local h
+	[ -d /run/flowbloom ] || return 0
+	h=$(python3 -c 'import sys
+h = 0xcbf29ce484222325
+for b in sys.argv[1].encode():
+    h = ((h ^ b) * 0x100000001b3) % 2**64
+print("%016x" % h)' "$FLOWBLOOM_ROOT" 2>/dev/null) || return 0
+	[ -n "$h" ] && find /run/flowbloom -maxdepth 1 -type f -name "apply-*-$h.lock" -delete 2>/dev/null
 	return 0
 }
 
