@@ -250,16 +250,52 @@ printf '203.0.113.20 203.0.113.30\n' >"$T_TMP/two.txt"
 t_refused 1 "load: two addresses on a line" "two.txt:1: .*a file, of load or -f, also takes bare addresses, one a line" \
 	"$FB" load f1 "$T_TMP/two.txt"
 check_eq "... the filter as it was" "$(state)" "$b2"
-# load --replace of an empty input (a failed download) empties the list:
-# done, exit 0, but said on stderr; a list with rules says nothing.
+# load --replace of an input without rules (a download that failed into an
+# empty file, a list of comments only) is refused, the filter left as it
+# was: a cron job's refresh must not wipe a block-list, nor empty an
+# allow-list (every packet dropped). --allow-empty empties it, said on
+# stderr; a load without --replace adds nothing; a list with rules says
+# nothing on stderr.
 "$FB" create fe --capacity 100 --fp-rate 0.01 >/dev/null
 "$FB" add fe src 198.51.100.5 >/dev/null
-"$FB" load fe /dev/null --replace >/dev/null 2>"$T_TMP/err"
-check_eq "load --replace of an empty input: exit 0, a warning" "$?:$(cat "$T_TMP/err")" \
+"$FB" add fe src 198.51.100.6 --ttl 1h >/dev/null
+fe() { "$FB" -j info fe | t_json 'd["flows"], d["bits_set"]'; }
+fe0=$(fe)
+printf '# FireHOL header only\n\n; a comment\n' >"$T_TMP/comments.txt"
+t_refused 1 "load --replace of an empty file: refused" \
+	"^flowbloom: /dev/null holds no rules: nothing replaced (--allow-empty empties the filter)$" \
+	"$FB" load fe /dev/null --replace
+check_eq "... the filter as it was" "$(fe)" "$fe0"
+t_refused 1 "load --replace of a list of comments: refused" \
+	"comments.txt holds no rules: nothing replaced (--allow-empty" "$FB" load fe "$T_TMP/comments.txt" --replace
+t_refused 1 "load --replace of two lists without rules: both named" \
+	"/dev/null, .*comments.txt hold no rules: nothing replaced" \
+	"$FB" load fe /dev/null "$T_TMP/comments.txt" --replace
+t_refused 1 "load --replace of empty stdin: refused" "<stdin> holds no rules" \
+	"$FB" load fe - --replace </dev/null
+t_refused 1 "load --replace --ttl of an empty file: refused, the rules with a lifetime kept" \
+	"/dev/null holds no rules: nothing replaced (--allow-empty takes the rules with a lifetime away)" \
+	"$FB" load fe /dev/null --replace --ttl 1h
+check_eq "... the filter as it was" "$(fe)" "$fe0"
+"$FB" -j load fe /dev/null --replace >"$T_TMP/out" 2>"$T_TMP/err"
+check_eq "-j: exit 1, the refusal as a JSON error" "$?:$(t_json 'd["error"]' "$T_TMP/out")" \
+	"1:/dev/null holds no rules: nothing replaced (--allow-empty empties the filter)"
+t_refused 2 "--allow-empty without --replace: a usage error" "--allow-empty goes with --replace" \
+	"$FB" load fe /dev/null --allow-empty
+t_refused 1 "... of no filter: the filter named first" "fe9" "$FB" load fe9 /dev/null --replace
+"$FB" load fe /dev/null >/dev/null 2>"$T_TMP/err"
+check_eq "load (no --replace) of an empty file: exit 0, nothing on stderr" "$?:$(cat "$T_TMP/err")" "0:"
+check_eq "... the filter as it was" "$(fe)" "$fe0"
+"$FB" load fe /dev/null --replace --allow-empty >/dev/null 2>"$T_TMP/err"
+check_eq "load --replace --allow-empty of an empty input: exit 0, a warning" "$?:$(cat "$T_TMP/err")" \
 	"0:flowbloom: warning: the input held no rules: 'fe' now has no permanent rules"
+check_eq "... the rule with a lifetime kept" "$("$FB" query fe src 198.51.100.5 src 198.51.100.6 | tail -1)" \
+	"1 of 2 maybe"
 printf 'src 198.51.100.5\n' >"$T_TMP/one.txt"
 "$FB" load fe "$T_TMP/one.txt" --replace >/dev/null 2>"$T_TMP/err"
 check_eq "load --replace of a list: nothing on stderr" "$?:$(cat "$T_TMP/err")" "0:"
+"$FB" load fe "$T_TMP/comments.txt" "$T_TMP/one.txt" --replace >/dev/null 2>"$T_TMP/err"
+check_eq "load --replace of an empty list beside one with rules: done" "$?:$(cat "$T_TMP/err")" "0:"
 "$FB" destroy fe >/dev/null
 # A 5th prefix length refused: the lengths the filter would have listed
 # shortest first, as info lists them (they came in the table's order).

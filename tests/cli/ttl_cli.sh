@@ -408,7 +408,7 @@ check "... then clean" "$FB" check dg
 check "... writable again" "$FB" add dg src 198.51.100.4
 check_eq "... the permanent rules kept, the damaged generation's rule gone" \
 	"$(maybe dg src 198.51.100.1 src 198.51.100.4 src 198.51.100.3)" 2
-check "... load --replace too" "$FB" load dg /dev/null --replace
+check "... load --replace too" "$FB" load dg /dev/null --replace --allow-empty
 "$FB" destroy dg >/dev/null
 check "metrics reads filters with generations" bash -c "'$FB' metrics | grep -q '^flowbloom_filter_generations{filter=\"c\"} 1'"
 t_finish

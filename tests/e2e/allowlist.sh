@@ -138,11 +138,19 @@ check "add a rule to E" "$FB" add E tcp 198.51.100.1:40000 203.0.113.2:80
 attached "attach E --replace (allow, one rule)" E "$VB" --replace
 check_eq "... says nothing on stderr" "$(cat "$T_TMP/err")" ""
 check "detach" fbB detach "$VB"
-# apply, the boot unit's way, of an allow-list whose list is empty: the
-# same warning (it said only that the input held no rules).
+# apply, the boot unit's way, of an allow-list whose list is empty (a
+# download that failed): refused, nothing created nor attached (it would
+# drop every packet); with allow-empty = yes, attach's warning (it said
+# only that the input held no rules).
 : >"$T_TMP/empty.txt"
 printf 'capacity = 100\nfp-rate = 0.01\naction = allow\nload = %s\nattach = %s generic\n' \
 	"$T_TMP/empty.txt" "$VB" >"$T_TMP/ae.conf"
+fbB apply "$T_TMP/ae.conf" >"$T_TMP/out" 2>"$T_TMP/err"
+check_eq "apply of an empty allow-list: refused" "$? $(cat "$T_TMP/err")" \
+	"1 flowbloom: $T_TMP/ae.conf:4: $T_TMP/empty.txt holds no rules: nothing changed (allow-empty = yes empties the filter)"
+check_eq "... nothing created, nothing attached" \
+	"$("$FB" list | grep -c '^ae ') $(ip -n "$NSB" -o link show "$VB" | grep -c ' xdp')" "0 0"
+printf 'allow-empty = yes\n' >>"$T_TMP/ae.conf"
 if fbB apply "$T_TMP/ae.conf" >"$T_TMP/out" 2>"$T_TMP/err"; then
 	grep -qF "flowbloom: warning: filter 'ae' $WARN" "$T_TMP/err" && pass "apply of an empty allow-list warns" ||
 		fail "apply of an empty allow-list said: '$(cat "$T_TMP/err")'"

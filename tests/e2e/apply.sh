@@ -140,6 +140,48 @@ test_again() {
 	check "apply with the first list back" fbB apply "$CONF"
 }
 
+# Lists without rules (a download that failed into an empty file, one of
+# comments only) never empty the filter: refused in the checks, before
+# anything changes (FILE:LINE of the first load line, the list named), for
+# --check too, and for a filter apply would create (created and attached
+# empty, an allow-list would drop every packet). The attached block-list
+# keeps dropping. `allow-empty = yes` lets them empty it (load's warning);
+# an empty list beside one with rules is no empty content.
+test_empty() {
+	local el=$T_TMP/el.conf ids
+	: >"$T_TMP/lists/drop.txt"
+	ids=$(chunks edge)
+	refused "empty: an empty list, refused" \
+		"^flowbloom: $CONF:5: $T_TMP/lists/drop.txt holds no rules: nothing changed \(allow-empty = yes empties the filter\)$" \
+		"$CONF"
+	check_eq "empty: ... the same chunks" "$(chunks edge)" "$ids"
+	check_eq "empty: ... the listed source still dropped" "$(dropped_from "$BAD4" 10)" 10
+	refused "empty: --check too" "$CONF:5: .*drop.txt holds no rules" --check "$CONF"
+	printf '# FireHOL header\n\n; only comments\n' >"$T_TMP/lists/drop.txt"
+	refused "empty: a list of comments only, refused" "$CONF:5: .*drop.txt holds no rules" "$CONF"
+	printf '%s\n' "$BAD4" >"$T_TMP/lists/drop.txt"
+	printf 'capacity = 1000\nfp-rate = 0.001\nload = lists/e1.txt\nload = lists/e2.txt\n' >"$el"
+	: >"$T_TMP/lists/e1.txt"
+	printf '# nothing\n' >"$T_TMP/lists/e2.txt"
+	refused "empty: a filter to create, two empty lists: nothing created" \
+		"^flowbloom: $el:3: the 2 lists hold no rules: nothing changed \(allow-empty = yes empties the filter\)$" "$el"
+	printf '%s\n' "$BAD4B" >"$T_TMP/lists/e2.txt"
+	check "empty: an empty list beside one with rules: applied" fbB apply "$el"
+	check_eq "empty: ... its rule loaded" "$("$FB" -j info el | t_json 'd["flows"]')" 1
+	: >"$T_TMP/lists/e2.txt"
+	refused "empty: both empty again: refused, the content kept" "$el:3: the 2 lists hold no rules" "$el"
+	printf 'allow-empty = maybe\n' >>"$el"
+	refused "empty: allow-empty = maybe: a bad value" "$el:5: bad value 'maybe' for allow-empty \(want no\|yes\)" "$el"
+	sed -i 's/^allow-empty = maybe$/allow-empty = yes/' "$el"
+	fbB apply "$el" >"$T_TMP/out" 2>"$T_TMP/err"
+	check_eq "empty: allow-empty = yes: applied, load's warning" "$? $(cat "$T_TMP/err")" \
+		"0 flowbloom: warning: the input held no rules: 'el' now has no permanent rules"
+	check_eq "empty: ... emptied" "$("$FB" -j info el | t_json 'd["flows"]')" 0
+	check "empty: ... --check" fbB apply --check "$el"
+	check "destroy el" "$FB" destroy el
+	check "empty: the first list back" fbB apply "$CONF"
+}
+
 # chunks NAME: the kernel ids of the maps NAME's outer map holds (its
 # chunks: new ones for every replace), in slot order.
 chunks() {
@@ -708,7 +750,8 @@ test_oldpins() {
 # device refused leaves the content as it was): attach's warning of an
 # empty allow-list is said of the content loaded, not of the one before.
 test_allow_later() {
-	printf 'capacity = 1000\nfp-rate = 0.001\naction = allow\nload = lists/al.txt\n' >"$T_TMP/al.conf"
+	printf 'capacity = 1000\nfp-rate = 0.001\naction = allow\nload = lists/al.txt\nallow-empty = yes\n' \
+		>"$T_TMP/al.conf"
 	: >"$T_TMP/lists/al.txt"
 	check "allow-list al, empty: applied" fbB apply "$T_TMP/al.conf"
 	printf 'attach = %s generic\n' "$VB" >>"$T_TMP/al.conf"
@@ -912,6 +955,7 @@ print(n)' "$BAD4" "$B4" >"$T_TMP/sent" &
 setup
 test_up
 test_again
+test_empty
 test_idem
 test_unpriv
 test_bad

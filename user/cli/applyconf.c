@@ -41,6 +41,8 @@ static const struct {
 	[AP_COMPACT] = { "compact", (const char *const[]){ "no", "yes", NULL },
 			 (const int[]){ 0, 1 } },
 	[AP_MALFORMED] = { "malformed", fb_malformed_names + 1, NULL },
+	[AP_ALLOW_EMPTY] = { "allow-empty", (const char *const[]){ "no", "yes", NULL },
+			     (const int[]){ 0, 1 } },
 };
 
 /* Lines are at most this long. */
@@ -138,6 +140,9 @@ static int set_choice(struct ap_conf *c, int line, enum ap_key key, const char *
 	case AP_COMPACT:
 		c->create.compact = x;
 		break;
+	case AP_ALLOW_EMPTY:
+		c->allow_empty = x;
+		break;
 	default:
 		c->malformed = x;
 	}
@@ -152,7 +157,8 @@ static int set_key(struct ap_conf *c, int line, const char *key, const char *v)
 		;
 	if (i == AP_NKEYS) {
 		fb_err("%s:%d: unknown key '%s' (want capacity, fp-rate, bits, hashes, layout, "
-		       "hash, action, counting, confirm, compact, load, attach, malformed)",
+		       "hash, action, counting, confirm, compact, load, attach, malformed, "
+		       "allow-empty)",
 		       c->file, line, key);
 		return -1;
 	}
@@ -290,6 +296,21 @@ int fb_apply_conf_lists(const struct ap_conf *c, struct fb_list *l)
 		fb_hostbits_file(l->files[l->nfiles - 1].label, &l->files[l->nfiles - 1].hostbits);
 	}
 	fb_list_unique(l);
+	/* Lists of no rules (a download that failed into an empty file)
+	 * would empty the filter, or create and attach it empty: an
+	 * allow-list then drops every packet. Refused here, before any
+	 * step, unless the file says so. No load line: no content step. */
+	if (c->nload && !l->n && !c->allow_empty) {
+		if (c->nload == 1)
+			fb_err("%s:%d: %s holds no rules: nothing changed (allow-empty = yes "
+			       "empties the filter)",
+			       c->file, c->load_line[0], c->load[0]);
+		else
+			fb_err("%s:%d: the %d lists hold no rules: nothing changed (allow-empty = "
+			       "yes empties the filter)",
+			       c->file, c->load_line[0], c->nload);
+		return -1;
+	}
 	return 0;
 }
 

@@ -28,6 +28,7 @@ enum ap_key {
 	AP_CONFIRM,
 	AP_COMPACT,
 	AP_MALFORMED,
+	AP_ALLOW_EMPTY,
 	AP_NKEYS,
 };
 
@@ -52,6 +53,7 @@ struct ap_conf {
 	struct fb_create_req create;
 	char fp_rate_text[32]; /* fp-rate as written, for messages */
 	__u8 malformed;	       /* enum fb_malformed for every attachment; 0: default */
+	bool allow_empty;      /* lists of no rules may empty the filter */
 	int line_of[AP_NKEYS]; /* where each setting was (0: not set) */
 	char *load[AP_MAX_ITEMS];
 	int load_line[AP_MAX_ITEMS];
@@ -71,7 +73,8 @@ int fb_apply_conf_read(const char *file, bool down, struct ap_conf *c);
  * create would refuse it. */
 int fb_apply_conf_opts(const struct ap_conf *c, struct fb_create_opts *o);
 /* The lists, read as load reads them, into l (free it): 0, or -1 printed
- * (LIST:LINE). */
+ * (LIST:LINE; FILE:LINE of the first load line when they hold no rules
+ * and the file does not say allow-empty = yes). */
 int fb_apply_conf_lists(const struct ap_conf *c, struct fb_list *l);
 void fb_apply_conf_free(struct ap_conf *c);
 /* An existing filter f is the one the file describes (apply never

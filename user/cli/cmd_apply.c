@@ -11,6 +11,8 @@
  *                                      relative to FILE's directory)
  *   attach = DEV [native|generic]      a device (repeatable)
  *   malformed = pass|drop              for every attachment
+ *   allow-empty = no|yes               lists of no rules may empty the
+ *                                      filter (else refused)
  *
  * Idempotent: the filter is created if absent (if present, its settings
  * must be the file's), its content replaced by the lists in one step when
@@ -189,7 +191,11 @@ static int swap_all(struct ap_conf *c)
  * run attached before (attach's warning of an empty allow-list, now). */
 static int load_lists(struct ap_conf *c, struct fb_list *l, bool check, int n, bool *changed)
 {
-	struct fb_load_req req = { .replace = true, .keep_same = true, .dry = check };
+	/* Lists of no rules were refused when read, unless the file
+	 * allows them (fb_apply_conf_lists()). */
+	struct fb_load_req req = {
+		.replace = true, .keep_same = true, .dry = check, .allow_empty = true
+	};
 	struct fb_load_result res;
 	int err = fb_load_list(c->name, l, &req, &res);
 

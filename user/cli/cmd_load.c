@@ -5,7 +5,8 @@
  * rejects the load, naming FILE:LINE. Prefix lengths beyond the data
  * path's FB_MAX_LENGTHS per direction and family are expanded into longer
  * ones. --replace builds the new content aside and switches to it in one
- * step. What follows the reading is the library's (user/lib/rules/load.c),
+ * step; an input of no rules replaces nothing unless --allow-empty (a
+ * failed download must not wipe a list: empty_refused()). What follows the reading is the library's (user/lib/rules/load.c),
  * which `apply` calls too; both print through fb_print_loaded().
  */
 #include <getopt.h>
@@ -93,11 +94,28 @@ void fb_print_loaded(const struct fb_load_result *r)
 			r->own_probes, r->own_probes == 1 ? "" : "s");
 }
 
+/* --replace of files holding no rules, without --allow-empty: the files
+ * named (a cron job's `curl ... >list; load bl list --replace` after a
+ * failed download), nothing changed. */
+static void empty_refused(const struct fb_list *l, bool ttl)
+{
+	char names[512] = "";
+	size_t i, n = 0;
+
+	for (i = 0; i < l->nfiles && n < sizeof(names); i++)
+		n += snprintf(names + n, sizeof(names) - n, "%s%s", i ? ", " : "",
+			      l->files[i].label);
+	fb_err("%s %s no rules: nothing replaced (--allow-empty %s)", names,
+	       l->nfiles == 1 ? "holds" : "hold",
+	       ttl ? "takes the rules with a lifetime away" : "empties the filter");
+}
+
 int cmd_load(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "replace", no_argument, NULL, 'r' },
 		{ "ttl", required_argument, NULL, 't' },
+		{ "allow-empty", no_argument, NULL, 'e' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct fb_load_req req = { 0 };
@@ -111,12 +129,16 @@ int cmd_load(int argc, char **argv)
 		if (c == 't') {
 			if (fb_parse_duration("--ttl", optarg, FB_TTL_MIN, FB_TTL_MAX, &req.ttl))
 				return 2;
-			continue;
-		}
-		if (c != 'r')
+		} else if (c == 'e') {
+			req.allow_empty = true;
+		} else if (c == 'r') {
+			req.replace = true;
+		} else {
 			return fb_bad_option(c, argv);
-		req.replace = true;
+		}
 	}
+	if (req.allow_empty && !req.replace)
+		return fb_usage("--allow-empty goes with --replace");
 	if (argc - optind < 2)
 		return fb_usage("missing NAME or FILE");
 	for (i = optind + 1; i < argc; i++) {
@@ -129,6 +151,8 @@ int cmd_load(int argc, char **argv)
 	fb_list_unique(&l);
 	/* The rest (expansion, add or replace, lifetimes): rules/load.c. */
 	rc = fb_load_list(argv[optind], &l, &req, &res);
+	if (rc == FB_LOAD_EMPTY)
+		empty_refused(&l, req.ttl > 0);
 	fb_list_free(&l);
 	if (rc)
 		return 1;

@@ -149,7 +149,7 @@ static const struct fb_cmd cmds[] = {
 	  "the bits from the counters and takes the rules the filter does not hold\n"
 	  "out of the exact sets (never setting a bit); exit 1 if the copies still\n"
 	  "differ from the flows." },
-	{ "load", cmd_load, "load NAME FILE... [--replace] [--ttl DURATION]",
+	{ "load", cmd_load, "load NAME FILE... [--replace [--allow-empty]] [--ttl DURATION]",
 	  "Load block-lists: addresses, CIDR prefixes and ranges (source rules), FireHOL\n"
 	  "netsets, Spamhaus DROP ('; comment'), and FLOW lines, mixed; '-' is stdin.\n"
 	  "The whole input is checked first. A miss costs a probe per prefix length:\n"
@@ -160,7 +160,8 @@ static const struct fb_cmd cmds[] = {
 	  "expanded entries (a filter takes whole chunks: often far more than a short\n"
 	  "list needs). Rules with a lifetime live on in it until they end. --ttl gives\n"
 	  "the list's rules a lifetime, as add --ttl; with --replace it replaces the\n"
-	  "rules with a lifetime instead, keeping the permanent ones." },
+	  "rules with a lifetime instead, keeping the permanent ones. An input of no\n"
+	  "rules (a failed download) replaces nothing, exit 1, unless --allow-empty." },
 	{ "export", cmd_export, "export NAME FILE [--mode OCTAL] [--plain]",
 	  "Write the filter (geometry, hash key, prefix lengths, bits, counters) to FILE\n"
 	  "('-': stdout): versioned, little-endian, CRC-32 checked, compressed (the bits\n"
@@ -365,8 +366,9 @@ static const struct fb_cmd cmds[] = {
 	  "not replaced), and the last line says whether anything changed. Lines 'key =\n"
 	  "value' ('#' comments): capacity, fp-rate | bits, hashes; layout, hash, action,\n"
 	  "counting (no|4|8), confirm (no|exact), compact (no|yes), as create's options;\n"
-	  "load = PATH (repeatable, relative to FILE); attach = DEV [native|generic]\n"
-	  "(repeatable); malformed = pass|drop. All is checked first (errors name\n"
+	  "load = PATH (repeatable, relative to FILE; lists of no rules are refused\n"
+	  "unless allow-empty = yes); attach = DEV [native|generic] (repeatable);\n"
+	  "malformed = pass|drop. All is checked first (errors name\n"
 	  "FILE:LINE); a step that fails undoes this run's earlier ones. --check makes\n"
 	  "every check apply makes (sizes, the lists parsed), says whether apply would\n"
 	  "change anything, and changes nothing; --down detaches the listed devices and\n"

@@ -215,6 +215,11 @@ int fb_load_list(const char *name, struct fb_list *l, const struct fb_load_req *
 		return -1;
 	if (req->ttl > 0 && fb_gens_supported(&f))
 		goto out;
+	/* After the filter's own errors (none, broken, too old). */
+	if (req->replace && !l->n && !req->allow_empty) {
+		rc = FB_LOAD_EMPTY;
+		goto out;
+	}
 	if (fb_store_lock(&f))
 		goto out;
 	t0 = fb_now();

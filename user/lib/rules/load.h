@@ -23,7 +23,14 @@ struct fb_load_req {
 	/* replace without ttl: a content the same as the new one is kept
 	 * (apply); dry: only compared, never switched (apply --check). */
 	bool keep_same, dry;
+	/* replace with a list of no rules: done (else refused, FB_LOAD_EMPTY:
+	 * a download that failed into an empty file must not wipe a
+	 * block-list, nor empty an allow-list) */
+	bool allow_empty;
 };
+
+/* fb_load_list(): a replace with a list of no rules, not allowed. */
+#define FB_LOAD_EMPTY (-2)
 
 /* What a load did, for load's and apply's line. */
 struct fb_load_result {
@@ -46,7 +53,8 @@ struct fb_load_result {
 
 /* Load l (from fb_list_read() and fb_list_unique(); expanded in place)
  * into filter name as req says, under its lock. 0, or -1 with the error
- * reported (nothing loaded). */
+ * reported (nothing loaded), or FB_LOAD_EMPTY, not reported (the caller
+ * says how to allow it; the filter opened, nothing changed). */
 int fb_load_list(const char *name, struct fb_list *l, const struct fb_load_req *req,
 		 struct fb_load_result *res);
 
