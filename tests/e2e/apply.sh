@@ -831,6 +831,47 @@ test_other_root() {
 	FLOWBLOOM_ROOT=$other t_cleanup_apply_locks
 }
 
+# One root however FLOWBLOOM_ROOT spells it (a trailing "/", "//", "/./"):
+# one lock. The default root so spelled locks apply-NAME.lock, what the
+# boot unit's apply takes; this suite's root so spelled, its own hashed
+# lock. Each apply below waits for the lock held here (flock(1) on an fd
+# of this shell) and is stopped waiting (timeout 1); one that did not wait fails on its device, which does
+# not exist, before it changes anything. Before: the spelling was hashed
+# as written, and a trailing "/" was another root's lock (no wait). A root
+# not made yet, spelled with a trailing "/", is made by create (it said
+# "bpffs is not mounted at ROOT": the root taken for its own parent).
+test_root_spelling() {
+	local n=fbtest_apply_sp$$ hash root spelled lock new=/sys/fs/bpf/fbtest_apply_new_$$
+	mkdir -p "$T_TMP/sp"
+	printf 'capacity = 100\nfp-rate = 0.01\nattach = fbnodev%s native\n' $$ >"$T_TMP/sp/$n.conf"
+	chmod go-w "$T_TMP/sp" "$T_TMP/sp/$n.conf"
+	hash=$("$PY" -c 'import sys
+h = 0xcbf29ce484222325
+for b in sys.argv[1].encode():
+    h = ((h ^ b) * 0x100000001b3) % 2**64
+print("%016x" % h)' "$FLOWBLOOM_ROOT")
+	for root in /sys/fs/bpf/flowbloom "$FLOWBLOOM_ROOT"; do
+		lock=/run/flowbloom/apply-$n.lock
+		[ "$root" = /sys/fs/bpf/flowbloom ] || lock=/run/flowbloom/apply-$n-$hash.lock
+		for spelled in "$root/" "/${root#/}//" "${root%/*}/./${root##*/}"; do
+			(umask 077 && mkdir -p /run/flowbloom && : >>"$lock")
+			exec 8<"$lock"
+			flock 8
+			FLOWBLOOM_ROOT=$spelled timeout 1 "$FB" apply "$T_TMP/sp/$n.conf" >"$T_TMP/sp/out" 2>&1 8<&-
+			exec 8<&-
+			check_eq "root spelled $spelled: the apply waits for ${lock##*/}" \
+				"$(grep -c "waiting for another apply of filter '$n'" "$T_TMP/sp/out")" 1 ||
+				cat "$T_TMP/sp/out"
+		done
+	done
+	rm -f "/run/flowbloom/apply-$n.lock" "/run/flowbloom/apply-$n-$hash.lock"
+	check "a root not made yet, spelled $new/: create makes it" \
+		env FLOWBLOOM_ROOT="$new/" "$FB" create $n --capacity 100 --fp-rate 0.01
+	check "... the same root without the /: destroy finds the filter" \
+		env FLOWBLOOM_ROOT="$new" "$FB" destroy $n
+	rmdir "$new" 2>/dev/null
+}
+
 # An attachment to swap (attached by hand with another action) and a new
 # list: the swap's step refused after the checks (the program on $VB
 # replaced by hand meanwhile: strace holds apply 2 s before it loads the
@@ -969,6 +1010,7 @@ test_oldpins
 test_allow_later
 test_two_one_fails
 test_other_root
+test_root_spelling
 test_swap_fails
 test_load_fails
 test_down_moved

@@ -265,20 +265,29 @@ static int apply_up(struct ap_conf *c, bool exists, const struct fb_create_opts 
  */
 static int apply_lock(const char *name)
 {
-	const char *root = fb_pin_root();
+	char buf[512], root[512] = "", *comp, *save = NULL;
 	char file[FB_NAME_MAX + 40];
 	struct stat st;
 	int dfd, fd = -1;
+	size_t n = 0;
 
 	/* One lock per filter of one pin root: filters of the same name
-	 * under another FLOWBLOOM_ROOT are other filters. */
+	 * under another FLOWBLOOM_ROOT are other filters. The root as the
+	 * pin tree opens it, a component at a time: "//", "/./" and a
+	 * trailing "/" name the same root, and so the same lock (the
+	 * default's, spelled "/sys/fs/bpf//flowbloom/", is apply-NAME.lock).
+	 * (A root too long for buf was refused before: filter_exists().) */
+	snprintf(buf, sizeof(buf), "%s", fb_pin_root());
+	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save))
+		if (strcmp(comp, ".") && n < sizeof(root))
+			n += snprintf(root + n, sizeof(root) - n, "/%s", comp);
 	if (!strcmp(root, "/sys/fs/bpf/flowbloom")) {
 		snprintf(file, sizeof(file), "apply-%s.lock", name);
 	} else {
 		__u64 h = 0xcbf29ce484222325ULL;
 
-		for (; *root; root++)
-			h = (h ^ (unsigned char)*root) * 0x100000001b3ULL;
+		for (comp = root; *comp; comp++)
+			h = (h ^ (unsigned char)*comp) * 0x100000001b3ULL;
 		snprintf(file, sizeof(file), "apply-%s-%016llx.lock", name, (unsigned long long)h);
 	}
 	if (mkdir(APPLY_LOCK_DIR, 0700) && errno != EEXIST)

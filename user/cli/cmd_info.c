@@ -138,6 +138,12 @@ int cmd_list(int argc, char **argv)
 		fb_report_quiet = true;
 		r = fb_store_open(names[i], &f);
 		fb_report_quiet = quiet;
+		/* Destroyed since it was listed: gone, as if listed after
+		 * (never "broken": destroy would say there is no such one). */
+		if (r && f.fail == FB_OPEN_ABSENT) {
+			free(names[i]);
+			continue;
+		}
 		if (r) {
 			/* Damage; or a directory or pin not trusted (its
 			 * owner, mode, a link), or only a limit of this

@@ -245,7 +245,8 @@ static const struct {
 	  G_ACCT_OVER_B },
 };
 
-static int read_mfilter(const char *name, struct mfilter *mf)
+/* 0, or -1 with why in *fail (fb_store_open()'s; 0: opened, not read). */
+static int read_mfilter(const char *name, struct mfilter *mf, enum fb_open_fail *fail)
 {
 	struct fb_mon_snap s;
 	struct fb_monitor m;
@@ -253,8 +254,11 @@ static int read_mfilter(const char *name, struct mfilter *mf)
 	int rc;
 
 	memset(mf, 0, sizeof(*mf));
-	if (fb_store_open(name, &f))
+	*fail = 0;
+	if (fb_store_open(name, &f)) {
+		*fail = f.fail;
 		return -1;
+	}
 	snprintf(mf->name, sizeof(mf->name), "%s", name);
 	if (fb_stats_read(&f, &mf->st)) {
 		fb_store_close(&f);
@@ -523,6 +527,7 @@ int cmd_metrics(int argc, char **argv)
 	}
 	for (i = 0; i < (size_t)n; i++) {
 		bool quiet = fb_report_quiet, all = optind >= argc;
+		enum fb_open_fail fail;
 		size_t j;
 		int r;
 
@@ -533,10 +538,11 @@ int cmd_metrics(int argc, char **argv)
 		if (j < i)
 			continue;
 
-		/* Scraping every filter: a broken one is skipped (and said so),
-		 * the others still reported. */
+		/* Scraping every filter: one not read is skipped (and said so,
+		 * as list says it: broken, untrusted or not known), the others
+		 * still reported; one destroyed since it was listed is gone. */
 		fb_report_quiet = quiet || all;
-		r = read_mfilter(names[i], &mf[nmf]);
+		r = read_mfilter(names[i], &mf[nmf], &fail);
 		fb_report_quiet = quiet;
 		if (!r) {
 			nmf++;
@@ -544,7 +550,14 @@ int cmd_metrics(int argc, char **argv)
 		}
 		if (!all)
 			goto out;
-		fprintf(stderr, "flowbloom: note: skipping broken filter '%s': %s\n", names[i],
+		if (fail == FB_OPEN_ABSENT)
+			continue;
+		fprintf(stderr, "flowbloom: note: skipping %sfilter '%s'%s: %s\n",
+			fail == FB_OPEN_DAMAGED	    ? "broken "
+			: fail == FB_OPEN_UNTRUSTED ? "untrusted "
+						    : "",
+			names[i],
+			fail == FB_OPEN_DAMAGED || fail == FB_OPEN_UNTRUSTED ? "" : " (not known)",
 			fb_report_last);
 	}
 

@@ -34,6 +34,9 @@ int fb_pin_check_bpffs(void)
 	char *slash;
 
 	snprintf(parent, sizeof(parent), "%s", fb_pin_root());
+	/* (A trailing "/" names the same root, not a child of it.) */
+	for (slash = parent + strlen(parent); slash > parent + 1 && slash[-1] == '/'; slash--)
+		slash[-1] = 0;
 	slash = strrchr(parent, '/');
 	if (slash && slash != parent)
 		*slash = 0;
