@@ -872,6 +872,35 @@ print("%016x" % h)' "$FLOWBLOOM_ROOT")
 	rmdir "$new" 2>/dev/null
 }
 
+# A root the pin tree refuses ('..' in it, or longer than its 511 bytes)
+# is refused by apply and by apply --check alike, before the lock: no lock
+# file left in /run/flowbloom. Before: --check said "ok (filter ... to be
+# created)", apply took a lock named by the root's hash, left it, and was
+# then refused (a long root as "not an absolute path").
+test_root_refused() {
+	local n=fbtest_apply_rr$$ long root why c
+	mkdir -p "$T_TMP/rr"
+	printf 'capacity = 100\nfp-rate = 0.01\n' >"$T_TMP/rr/$n.conf"
+	chmod go-w "$T_TMP/rr" "$T_TMP/rr/$n.conf"
+	long=$FLOWBLOOM_ROOT/$(printf 'a%.0s' {1..200})/$(printf 'b%.0s' {1..200})
+	mkdir -p "$long/$(printf 'c%.0s' {1..200})"
+	for root in "$FLOWBLOOM_ROOT/../fbtest_apply_rr$$" "$long/$(printf 'c%.0s' {1..200})"; do
+		case $root in
+		*..*) why="'..' in the filter root" ;;
+		*) why="longer than 511 bytes" ;;
+		esac
+		for c in --check ""; do
+			FLOWBLOOM_ROOT=$root "$FB" apply $c "$T_TMP/rr/$n.conf" >"$T_TMP/rr/out" 2>&1
+			check_eq "apply $c, a root with $why: refused" \
+				"$?:$(grep -c "$why" "$T_TMP/rr/out")" 1:1 || cat "$T_TMP/rr/out"
+			check_eq "... no lock taken" "$(ls /run/flowbloom 2>/dev/null | grep -c "^apply-$n-")" 0
+		done
+	done
+	rm -f /run/flowbloom/apply-$n-*.lock
+	[ -e "/sys/fs/bpf/fbtest_apply_rr$$" ] && fail "... no root made beside the suite's"
+	rm -rf "${long:?}"
+}
+
 # An attachment to swap (attached by hand with another action) and a new
 # list: the swap's step refused after the checks (the program on $VB
 # replaced by hand meanwhile: strace holds apply 2 s before it loads the
@@ -1011,6 +1040,7 @@ test_allow_later
 test_two_one_fails
 test_other_root
 test_root_spelling
+test_root_refused
 test_swap_fails
 test_load_fails
 test_down_moved

@@ -276,7 +276,8 @@ static int apply_lock(const char *name)
 	 * pin tree opens it, a component at a time: "//", "/./" and a
 	 * trailing "/" name the same root, and so the same lock (the
 	 * default's, spelled "/sys/fs/bpf//flowbloom/", is apply-NAME.lock).
-	 * (A root too long for buf was refused before: filter_exists().) */
+	 * (A root too long for buf, or with "..", was refused before:
+	 * fb_pin_check_bpffs().) */
 	snprintf(buf, sizeof(buf), "%s", fb_pin_root());
 	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save))
 		if (strcmp(comp, ".") && n < sizeof(root))

@@ -27,12 +27,44 @@ const char *fb_pin_root(void)
 	return r && *r ? r : "/sys/fs/bpf/flowbloom";
 }
 
+/* A path open_tree() walks (in a buffer of len bytes): absolute, short
+ * enough, no ".." (a root outside the tree it names). 0, or -1 said
+ * (errno EINVAL). root: the filter root, so named. */
+static int tree_path_refused(const char *path, size_t len, bool root)
+{
+	const char *p;
+	size_t n;
+
+	errno = EINVAL;
+	if (path[0] != '/') {
+		fb_report_err("%s: not an absolute path", path);
+		return -1;
+	}
+	if (strlen(path) >= len) {
+		fb_report_err("%s: longer than %zu bytes", path, len - 1);
+		return -1;
+	}
+	for (p = path; *p; p += n) {
+		p += strspn(p, "/");
+		n = strcspn(p, "/");
+		if (n == 2 && !strncmp(p, "..", 2)) {
+			fb_report_err("%s: '..' in the %s", path, root ? "filter root" : "path");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int fb_pin_check_bpffs(void)
 {
 	char parent[512];
 	struct statfs st;
 	char *slash;
 
+	/* The root refused as the pin tree refuses it, before anything
+	 * looks at it (apply takes its lock, --check says ok). */
+	if (tree_path_refused(fb_pin_root(), sizeof(parent), true))
+		return -1;
 	snprintf(parent, sizeof(parent), "%s", fb_pin_root());
 	/* (A trailing "/" names the same root, not a child of it.) */
 	for (slash = parent + strlen(parent); slash > parent + 1 && slash[-1] == '/'; slash--)
@@ -230,11 +262,9 @@ static int open_tree(const char *path, mode_t mkmode, bool *via_link)
 	char buf[512], sofar[512] = "", *comp, *next, *save = NULL;
 	int fd, nfd;
 
-	errno = EINVAL; /* (the refusals below without an errno of their own) */
-	if (path[0] != '/' || strlen(path) >= sizeof(buf)) {
-		fb_report_err("%s: not an absolute path", path);
+	if (tree_path_refused(path, sizeof(buf), path == fb_pin_root()))
 		return -1;
-	}
+	errno = EINVAL; /* (the refusals below without an errno of their own) */
 	snprintf(buf, sizeof(buf), "%s", path);
 	if (via_link) {
 		*via_link = false;
@@ -255,11 +285,6 @@ static int open_tree(const char *path, mode_t mkmode, bool *via_link)
 		last = !next;
 		snprintf(dir, sizeof(dir), "%s", sofar[0] ? sofar : "/");
 		snprintf(sofar + strlen(sofar), sizeof(sofar) - strlen(sofar), "/%s", comp);
-		if (!strcmp(comp, "..")) {
-			fb_report_err("%s: '..' in the filter root", path);
-			errno = EINVAL;
-			goto fail;
-		}
 		nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (nfd < 0 && errno == ENOENT && last && mkmode) {
 			if (mkdirat(fd, comp, mkmode) && errno != EEXIST) {
