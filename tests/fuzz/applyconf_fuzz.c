@@ -3,14 +3,17 @@
  * `apply`'s NAME.conf (user/cli/applyconf.c): fb_apply_conf_read() on the
  * fuzzer's bytes as DIR/fz.conf, then, as apply goes on, the filter it
  * describes (fb_apply_conf_opts) and its lists (fb_apply_conf_lists). DIR
- * holds two lists a configuration may name: good.list and bad.list (its
- * line 2 is no entry).
+ * holds three lists a configuration may name: good.list, bad.list (its
+ * line 2 is no entry) and empty.list (comments only); fz.conf, the file
+ * itself, is one too.
  *
  * What must hold: a refusal names the file (FILE:LINE, or FILE for the
  * file as a whole); an accepted file names filter fz, its numbers are ones
  * create accepts (fb_parse_u64: create cannot refuse what apply accepted),
  * its devices fit a name, its lists are readable; the lists read into rules
- * the data path can match, or fail naming LIST:LINE.
+ * the data path can match, or fail naming LIST:LINE; lists of no rules are
+ * refused naming FILE:LINE of a load line unless allow-empty = yes, and
+ * only then accepted.
  */
 #include "fuzz.h"
 #include <limits.h>
@@ -28,6 +31,8 @@ static void cleanup(void)
 	snprintf(p, sizeof(p), "%s/good.list", dir);
 	unlink(p);
 	snprintf(p, sizeof(p), "%s/bad.list", dir);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/empty.list", dir);
 	unlink(p);
 	unlink(conf);
 	rmdir(dir);
@@ -50,6 +55,7 @@ static void setup(void)
 	static const char good[] = "198.51.100.0/24\n2001:db8::/32 ; SBL1\n"
 				   "udp 198.51.100.1:53 203.0.113.7:4000\n";
 	static const char bad[] = "198.51.100.7\nnot-an-address\n";
+	static const char empty[] = "# FireHOL header only\n\n; a comment\n";
 
 	if (dir[0])
 		return;
@@ -59,6 +65,7 @@ static void setup(void)
 	snprintf(conf, sizeof(conf), "%s/fz.conf", dir);
 	put("good.list", good, sizeof(good) - 1);
 	put("bad.list", bad, sizeof(bad) - 1);
+	put("empty.list", empty, sizeof(empty) - 1);
 	atexit(cleanup);
 }
 
@@ -156,10 +163,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	fuzz_silence();
 	if (fb_apply_conf_lists(&c, &l)) {
-		FUZZ_ASSERT(strstr(fuzz_last_error, "/bad.list:2: ") ||
-				    strstr(fuzz_last_error, ": is a directory"),
-			    "lists refused as '%s'", fuzz_last_error);
+		char at[128];
+
+		snprintf(at, sizeof(at), "%s:", conf);
+		if (strstr(fuzz_last_error, " no rules: nothing changed (allow-empty = yes")) {
+			FUZZ_ASSERT(!c.allow_empty && !strncmp(fuzz_last_error, at, strlen(at)) &&
+					    atoi(fuzz_last_error + strlen(at)) == c.load_line[0],
+				    "lists refused as '%s' (allow-empty %d)", fuzz_last_error,
+				    c.allow_empty);
+		} else {
+			/* A bad line of bad.list, or of fz.conf read as a list. */
+			FUZZ_ASSERT(strstr(fuzz_last_error, "/bad.list:2: ") ||
+					    !strncmp(fuzz_last_error, at, strlen(at)) ||
+					    strstr(fuzz_last_error, ": is a directory"),
+				    "lists refused as '%s'", fuzz_last_error);
+		}
 	} else {
+		FUZZ_ASSERT(l.n || !c.nload || c.allow_empty, "lists of no rules accepted");
 		for (i = 0; i < l.n; i++)
 			FUZZ_ASSERT(!fb_rules_valid(&l.keys[i], why, sizeof(why)),
 				    "list entry %zu invalid: %s", i, why);
