@@ -333,92 +333,186 @@ int fb_fbx_read_bits(struct fb_fbx_in *in, struct fb_block *blocks, __u32 nblock
 	return 0;
 }
 
-/* The entries read so far, by key: an open-addressing table of their
- * indexes + 1 (0 empty), at most half full, placed by SipHash-1-3 under a
- * secret of this read: a file cannot hold keys chosen to collide (each
- * lookup of such a set would walk all of it before). */
+/* The entries read so far, by key: an open-addressing table (linear
+ * probing, at most half full) of 8-byte slots, 0 empty, else an entry's
+ * index + 1 in the low half and the top 32 bits of its key's SipHash-1-3
+ * under a secret of this read (its tag) in the high half. A file cannot
+ * hold keys chosen to collide (each lookup of such a set would walk all
+ * of it). A key's first slot is its tag's top bits: a regrowth places
+ * every slot again from its tag alone, in order (no key hashed or read
+ * again), and a probe reads in->rules[] only where the tags are equal
+ * (the key itself, or 1 in 2^(32 - bits) of the others).
+ *
+ * Entries wait SEEN_LAG places between their hash and their probe, their
+ * slot prefetched meanwhile: a table of millions of entries is larger
+ * than the caches, each probe a miss otherwise. A refusal (an entry that is no rule, a short read)
+ * adds the waiting ones first, so the first duplicate is still the one
+ * said, as if each was added as it arrived. */
+enum { SEEN_LAG = 16 };
+
 struct seen {
-	__u32 *slot;
-	size_t mask;
+	__u64 *slot;
+	unsigned int bits; /* 2^bits slots (0: none yet) */
+	size_t used;
 	__u64 key[2];
+	__u64 hash[SEEN_LAG]; /* the waiting entries' hashes, by index % SEEN_LAG */
+	size_t next;	      /* the first waiting entry (in->nrules: none) */
 };
 
-static size_t key_hash(const struct seen *s, const struct fb_key *k)
+static size_t home(const struct seen *s, __u32 tag)
 {
-	return fb_siphash(k, sizeof(*k), s->key, 1, 3);
+	return s->bits ? tag >> (32 - s->bits) : 0;
 }
 
-/* 1 if in->rules[i]'s key is one of the entries before it, else 0 (it is
- * now one of them); -1 out of memory. */
-static int seen_add(struct fb_fbx_in *in, struct seen *s, size_t i)
+/* 2^bits slots, every entry placed again by its tag; -1 out of memory. */
+static int seen_grow(struct seen *s, unsigned int bits)
 {
-	const struct fb_key *k = &in->rules[i].key;
-	size_t j;
+	size_t n = (size_t)1 << bits, mask = n - 1, old = s->bits ? (size_t)1 << s->bits : 0, e, j;
+	__u64 *slot = calloc(n, sizeof(*slot));
 
-	if (2 * (i + 1) > s->mask) {
-		size_t cap = s->mask ? 2 * (s->mask + 1) : 2048, e;
-		__u32 *slot = calloc(cap, sizeof(*slot));
-
-		if (!slot)
-			return -1;
-		free(s->slot);
-		s->slot = slot;
-		s->mask = cap - 1;
-		for (e = 0; e < i; e++) {
-			for (j = key_hash(s, &in->rules[e].key) & s->mask; slot[j];
-			     j = (j + 1) & s->mask)
-				;
-			slot[j] = e + 1;
-		}
+	if (!slot)
+		return -1;
+	for (e = 0; e < old; e++) {
+		if (!s->slot[e])
+			continue;
+		for (j = (s->slot[e] >> 32) >> (32 - bits); slot[j]; j = (j + 1) & mask)
+			;
+		slot[j] = s->slot[e];
 	}
-	for (j = key_hash(s, k) & s->mask; s->slot[j]; j = (j + 1) & s->mask)
-		if (!memcmp(&in->rules[s->slot[j] - 1].key, k, sizeof(*k)))
-			return 1;
-	s->slot[j] = i + 1;
+	free(s->slot);
+	s->slot = slot;
+	s->bits = bits;
 	return 0;
 }
 
-static int read_entries(struct fb_fbx_in *in, __u64 n, struct seen *s)
+/* Room for want entries at most half full (want <= FB_FBX_MAX_RULES, so
+ * bits <= 29 and a tag's top bits name a slot). */
+static int seen_room(struct seen *s, size_t want)
+{
+	unsigned int bits = s->bits ? s->bits : 11;
+
+	while (((size_t)1 << bits) < 2 * want)
+		bits++;
+	return bits == s->bits ? 0 : seen_grow(s, bits);
+}
+
+/* 1 if in->rules[i]'s key is one of the entries added before it, else 0
+ * (it is now one of them); -1 out of memory. */
+static int seen_add(struct fb_fbx_in *in, struct seen *s, size_t i, __u64 h)
+{
+	const struct fb_key *k = &in->rules[i].key;
+	__u64 tag = h >> 32;
+	size_t mask, j;
+
+	if (seen_room(s, s->used + 1))
+		return -1;
+	mask = ((size_t)1 << s->bits) - 1;
+	for (j = home(s, tag); s->slot[j]; j = (j + 1) & mask)
+		if (s->slot[j] >> 32 == tag &&
+		    !memcmp(&in->rules[(__u32)s->slot[j] - 1].key, k, sizeof(*k)))
+			return 1;
+	s->slot[j] = tag << 32 | (i + 1);
+	s->used++;
+	return 0;
+}
+
+/* in->rules[i] waits: hashed, its slot prefetched. */
+static void seen_wait(struct fb_fbx_in *in, struct seen *s, size_t i)
+{
+	__u64 h = fb_siphash(&in->rules[i].key, sizeof(struct fb_key), s->key, 1, 3);
+
+	s->hash[i % SEEN_LAG] = h;
+	if (s->slot)
+		__builtin_prefetch(&s->slot[home(s, h >> 32)], 1);
+}
+
+/* The waiting entries before entry upto added, in order: 1 at the first
+ * one listed twice, -1 out of memory, else 0. */
+static int seen_drain(struct fb_fbx_in *in, struct seen *s, size_t upto)
+{
+	int rc;
+
+	for (; s->next < upto; s->next++)
+		if ((rc = seen_add(in, s, s->next, s->hash[s->next % SEEN_LAG])))
+			return rc;
+	return 0;
+}
+
+/* seen_add()'s or seen_drain()'s 1 or -1 said. */
+static int seen_refuse(struct fb_fbx_in *in, int rc)
+{
+	return fb_fbx_bad(in, "%s",
+			  rc == 1 ? "an exact-set rule is listed twice" : "out of memory");
+}
+
+/* -1 with why for entry e, unless an entry before it is listed twice. */
+static int refuse_at(struct fb_fbx_in *in, struct seen *s, size_t e, const char *fmt, ...)
+{
+	va_list ap;
+	int rc = seen_drain(in, s, e);
+
+	if (rc)
+		return seen_refuse(in, rc);
+	va_start(ap, fmt);
+	vsnprintf(in->why, sizeof(in->why), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* hint: the entries the input can hold, if known (0: not) — what the
+ * table and in->rules are sized for at once, else they grow as entries
+ * arrive (a pipe that claims many and ends early costs what it sent). */
+static int read_entries(struct fb_fbx_in *in, __u64 n, struct seen *s, __u64 hint)
 {
 	__u8 rec[FB_FBX_RULE_BYTES];
 	char why[200];
 	size_t cap = 0;
 	__u64 e;
+	int rc;
 
+	if (hint && n) {
+		struct fb_fbx_rule *r;
+
+		cap = hint < n ? hint : n;
+		r = realloc(in->rules, cap * sizeof(*r));
+		if (!r)
+			return fb_fbx_bad(in, "out of memory");
+		in->rules = r;
+		if (seen_room(s, cap))
+			return fb_fbx_bad(in, "out of memory");
+	}
 	for (e = 0; e < n; e++) {
 		struct fb_fbx_rule *r;
 
 		if (fb_fbx_rd(in, rec, sizeof(rec)))
-			return fb_fbx_short_read(in);
+			return (rc = seen_drain(in, s, e)) ? seen_refuse(in, rc)
+							   : fb_fbx_short_read(in);
 		if (in->nrules == cap) {
-			/* Grown as entries arrive: a pipe that claims many and
-			 * ends early costs what it sent. */
 			cap = cap ? 2 * cap : 1024;
 			r = realloc(in->rules, cap * sizeof(*r));
 			if (!r)
-				return fb_fbx_bad(in, "out of memory");
+				return refuse_at(in, s, e, "out of memory");
 			in->rules = r;
 		}
 		r = &in->rules[in->nrules++];
 		memcpy(&r->key, rec, sizeof(r->key));
 		r->count = fb_le_get32(rec + sizeof(r->key));
 		if (fb_rules_valid(&r->key, why, sizeof(why)))
-			return fb_fbx_bad(in, "exact-set entry %llu: %s", (unsigned long long)e,
-					  why);
+			return refuse_at(in, s, e, "exact-set entry %llu: %s",
+					 (unsigned long long)e, why);
 		if (!r->count || r->count > FB_FBX_MAX_COUNT)
-			return fb_fbx_bad(in, "exact-set entry %llu: count %u (1 to %u)",
-					  (unsigned long long)e, r->count, FB_FBX_MAX_COUNT);
-		/* Refused as it arrives, not once all were read: a
-		 * compressed stream of one entry repeated is a few bytes
-		 * for each million, and would cost 44 MB of memory each. */
-		switch (seen_add(in, s, in->nrules - 1)) {
-		case 1:
-			return fb_fbx_bad(in, "an exact-set rule is listed twice");
-		case -1:
-			return fb_fbx_bad(in, "out of memory");
-		}
+			return refuse_at(in, s, e, "exact-set entry %llu: count %u (1 to %u)",
+					 (unsigned long long)e, r->count, FB_FBX_MAX_COUNT);
+		/* Refused as it arrives (SEEN_LAG entries later), not once
+		 * all were read: a compressed stream of one entry repeated
+		 * is a few bytes for each million, and would cost 44 MB of
+		 * memory each. The entry SEEN_LAG before this one is added
+		 * first: this one takes its place among the waiting. */
+		if (e >= SEEN_LAG && (rc = seen_drain(in, s, e - SEEN_LAG + 1)))
+			return seen_refuse(in, rc);
+		seen_wait(in, s, e);
 	}
-	return 0;
+	return (rc = seen_drain(in, s, in->nrules)) ? seen_refuse(in, rc) : 0;
 }
 
 int fb_fbx_read_rules(struct fb_fbx_in *in)
@@ -436,7 +530,9 @@ int fb_fbx_read_rules(struct fb_fbx_in *in)
 				  FB_FBX_MAX_RULES);
 	if (n && getrandom(s.key, sizeof(s.key), 0) != sizeof(s.key))
 		return fb_fbx_bad(in, "cannot read random bytes (getrandom): %s", strerror(errno));
-	rc = read_entries(in, n, &s);
+	/* Sized at once for what the input can hold: a regular plain
+	 * file's entries (its size was held to them) or the first read's. */
+	rc = read_entries(in, n, &s, in->nsets);
 	free(s.slot);
 	return rc;
 }
