@@ -6,8 +6,9 @@
  * path's FB_MAX_LENGTHS per direction and family are expanded into longer
  * ones. --replace builds the new content aside and switches to it in one
  * step; an input of no rules replaces nothing unless --allow-empty (a
- * failed download must not wipe a list: empty_refused()). What follows the reading is the library's (user/lib/rules/load.c),
- * which `apply` calls too; both print through fb_print_loaded().
+ * failed download must not wipe a list: empty_refused()). What follows
+ * the reading is the library's (user/lib/rules/load.c), which `apply`
+ * calls too; both print through fb_print_loaded().
  */
 #include <getopt.h>
 #include <stdio.h>

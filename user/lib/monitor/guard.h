@@ -178,8 +178,9 @@ _Static_assert(sizeof(struct fb_guard_holders) == 24 * FB_GUARD_HOLDERS, "no hol
  * -1 reported. Hold (under f's lock): r held by me until me->end, my
  * earlier end replaced (the record full: the routes no running guard
  * holds forgotten first); 0, 1 no slot (FB_GUARD_HOLDERS other guards hold
- * r), or -1 reported (errno E2BIG: full of routes in force). Release: does another guard, alive, hold r at now
- * (1), or none (0: with `locked`, f's lock held, my slot cleared and r's
+ * r), or -1 reported (errno E2BIG: full of routes in force). Release:
+ * does another guard, alive, hold r at now (1), or none (0: with
+ * `locked`, f's lock held, my slot cleared and r's
  * entry deleted when no guard holds it), or -1 reported (not known). */
 int fb_guard_routes_open(const struct fb_store *f, bool create, __u32 entries);
 int fb_guard_holder_self(struct fb_guard_holder *me);
