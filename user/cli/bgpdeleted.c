@@ -219,6 +219,23 @@ int bgp_state_fopen(struct bgp_run *rn, FILE **fp)
 	return 1;
 }
 
+int bgp_state_head_read(FILE *fp, struct bgp_state_head *h)
+{
+	char line[256];
+
+	memset(h, 0, sizeof(*h));
+	if (!fgets(line, sizeof(line), fp) ||
+	    sscanf(line, "# filter %64s array-id %u", h->name, &h->array_id) != 2)
+		return 0;
+	if (sscanf(line, "# filter %*s array-id %*u rules %*s commit %llu", &h->commits) != 1)
+		h->commits = 0;
+	if (sscanf(line, "# filter %*s array-id %*u rules %15s", h->part) != 1)
+		h->part[0] = 0;
+	h->has_perm = fgets(line, sizeof(line), fp) &&
+		      sscanf(line, "# permanent-id %u", &h->perm_id) == 1;
+	return 1;
+}
+
 int bgp_recover_deleting(struct bgp_run *rn)
 {
 	struct fb_gen_views gv;

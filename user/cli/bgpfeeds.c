@@ -33,13 +33,14 @@
 
 int bgp_feeds(const char *name, char *state, size_t len)
 {
-	char line[512], fname[FB_NAME_MAX + 1], part[16] = "";
 	bool quiet = fb_report_quiet;
+	struct bgp_state_head h;
 	struct fb_store f;
-	__u32 array, perm = 0;
+	char line[512];
 	struct stat st;
 	int dir, fd, rc = 0;
 	FILE *fp = NULL;
+	__u32 perm;
 
 	snprintf(state, len, "%s/%s.bgp", STATE_DIR, name);
 	if (lstat(STATE_DIR, &st))
@@ -56,20 +57,14 @@ int bgp_feeds(const char *name, char *state, size_t len)
 			close(fd);
 		goto out;
 	}
-	if (!fgets(line, sizeof(line), fp) ||
-	    sscanf(line, "# filter %64s array-id %u", fname, &array) != 2 || strcmp(fname, name))
-		goto out;
 	/* Without "rules", a file of an earlier build: taken to be permanent. */
-	if (sscanf(line, "# filter %*s array-id %*u rules %15s", part) == 1 &&
-	    strcmp(part, "permanent"))
+	if (!bgp_state_head_read(fp, &h) || strcmp(h.name, name) ||
+	    (h.part[0] && strcmp(h.part, "permanent")))
 		goto out;
-	if (fgets(line, sizeof(line), fp) && sscanf(line, "# permanent-id %u", &perm) == 1)
-		array = 0;
 	if (fb_store_open(name, &f))
 		goto out;
 	/* An earlier build's file: the array's identity (bgp_perm_of_array). */
-	if (array)
-		perm = f.bits_id == array ? f.perm_id : array;
+	perm = h.has_perm ? h.perm_id : f.bits_id == h.array_id ? f.perm_id : h.array_id;
 	rc = perm == f.perm_id;
 	fb_store_close(&f);
 	/* And it holds a path (--flush leaves none). */

@@ -187,6 +187,21 @@ int bgp_recover_added(struct bgp_run *rn);
 /* The state file opened for reading, only our own (bgpdeleted.c): 1 and
  * *fp; 0: there is none; -1 said. */
 int bgp_state_fopen(struct bgp_run *rn, FILE **fp);
+/* The state file's first two lines, as cmd_bgp.c writes them: the
+ * filter, its array's identity, where the rules are ("" in a file written
+ * before it said), the commit (0 before it was counted) and the permanent
+ * rules' identity (has_perm false before it was written). */
+struct bgp_state_head {
+	char name[FB_NAME_MAX + 1];
+	unsigned array_id;
+	char part[16];
+	unsigned long long commits;
+	bool has_perm;
+	__u32 perm_id;
+};
+/* 1 and *h from fp's first lines (bgpdeleted.c); 0 if the first is no
+ * such header. */
+int bgp_state_head_read(FILE *fp, struct bgp_state_head *h);
 /* An earlier build's state file, which names no permanent rules' identity:
  * the filter head's if the array it names is the filter's, else that
  * array's (bgpadded.c). */

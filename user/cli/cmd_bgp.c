@@ -116,38 +116,35 @@ static int save_state(struct bgp_run *rn)
  * has them taken from the filter at the first open (seed_copies). */
 static int load_state(struct bgp_run *rn)
 {
-	char line[256], name[FB_NAME_MAX + 1], part[16];
+	struct bgp_state_head h;
 	bool found;
-	unsigned id;
 	FILE *fp;
 	int rc = bgp_state_fopen(rn, &fp);
 
 	if (rc <= 0)
 		return rc;
-	if (fgets(line, sizeof(line), fp) &&
-	    sscanf(line, "# filter %64s array-id %u", name, &id) == 2) {
-		if (strcmp(name, rn->name)) {
-			fb_err("%s:1: state of filter '%s', not '%s'", rn->state, name, rn->name);
+	if (bgp_state_head_read(fp, &h)) {
+		if (strcmp(h.name, rn->name)) {
+			fb_err("%s:1: state of filter '%s', not '%s'", rn->state, h.name, rn->name);
 			fclose(fp);
 			return -1;
 		}
-		rn->filter_id = rn->perm_id = id;
-		if (sscanf(line, "# filter %*s array-id %*u rules %*s commit %llu", &rn->commits) !=
-		    1)
-			rn->commits = 0;
-		if (sscanf(line, "# filter %*s array-id %*u rules %15s", part) == 1) {
-			if (strcmp(part, "with-lifetime") && strcmp(part, "permanent")) {
+		rn->filter_id = rn->perm_id = h.array_id;
+		rn->commits = h.commits;
+		if (h.part[0]) {
+			if (strcmp(h.part, "with-lifetime") && strcmp(h.part, "permanent")) {
 				fb_err("%s:1: rules '%s': want with-lifetime or permanent",
-				       rn->state, part);
+				       rn->state, h.part);
 				fclose(fp);
 				return -1;
 			}
-			rn->in_gens = !strcmp(part, "with-lifetime");
+			rn->in_gens = !strcmp(h.part, "with-lifetime");
 		}
 		/* The second line: its permanent rules' identity; before it
 		 * was written, the array's (bgp_perm_of_array). */
-		if (!fgets(line, sizeof(line), fp) ||
-		    sscanf(line, "# permanent-id %u", &rn->perm_id) != 1)
+		if (h.has_perm)
+			rn->perm_id = h.perm_id;
+		else
 			bgp_perm_of_array(rn);
 	}
 	rewind(fp);
