@@ -21,10 +21,7 @@ source "$(dirname "$0")/../lib/lib.sh"
 t_begin guard_bans
 
 cleanup() {
-	local p
-	for p in ${GPID:-} ${HPID:-}; do
-		kill "$p" 2>/dev/null
-	done
+	t_kill ${GPID:-} ${HPID:-}
 	t_cleanup_filters
 }
 t_traps

@@ -31,10 +31,7 @@ source "$(dirname "$0")/../lib/lib.sh"
 t_begin guard_edge
 
 cleanup() {
-	local p
-	for p in ${GPID:-} ${APID:-} ${BPID:-} ${FPID:-} ${LPID:-} ${SPID:-}; do
-		kill "$p" 2>/dev/null
-	done
+	t_kill ${GPID:-} ${APID:-} ${BPID:-} ${FPID:-} ${LPID:-} ${SPID:-}
 	t_cleanup_filters
 }
 t_traps

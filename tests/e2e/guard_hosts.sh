@@ -19,10 +19,7 @@ source "$(dirname "$0")/../lib/lib.sh"
 t_begin guard_hosts
 
 cleanup() {
-	local p
-	for p in ${GPID:-}; do
-		kill "$p" 2>/dev/null
-	done
+	t_kill ${GPID:-}
 	t_cleanup_filters
 }
 t_traps

@@ -22,10 +22,7 @@ t_begin guard_routes
 
 PIDS=""
 cleanup() {
-	local p
-	for p in $PIDS; do
-		kill "$p" 2>/dev/null
-	done
+	t_kill $PIDS
 	t_cleanup_filters
 }
 t_traps
@@ -131,7 +128,8 @@ check_eq "... the other guard's ban of .7 in force: its route not withdrawn" "$(
 t_wait_until 10 eval "[ \$(events s1 unban) -ge 2 ]" || fail "s1: .7's second ban never ended"
 check_eq "... the 2 s guard's ban ended, none other in force: withdrawn" "$(lines s1 "$WD")" 1
 
-for p in $PIDS; do
+# The guards still running (an ended one's pid may be another's now).
+for p in $(t_ours $PIDS); do
 	kill -TERM "$p" 2>/dev/null
 	wait "$p" 2>/dev/null
 done

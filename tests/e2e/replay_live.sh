@@ -14,7 +14,7 @@ source "$(dirname "$0")/../lib/lib.sh"
 t_begin replay_live
 CAP=""
 cleanup() {
-	[ -n "$CAP" ] && kill "$CAP" 2>/dev/null
+	t_kill $CAP
 	t_net_down
 	t_cleanup_filters
 }
