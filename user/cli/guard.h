@@ -50,11 +50,9 @@ struct guard {
 	/* Bans an older guard left (its counters): how many, the last end. */
 	__u64 legacy, legacy_until;
 	/* --announce: BAN's guard_routes pin (-1: none, a dry run or no
-	 * --announce), this guard as a holder of its routes, and whether a
-	 * route held by FB_GUARD_HOLDERS others was said. */
+	 * --announce), and this guard as a holder of its routes. */
 	int rfd;
 	struct fb_guard_holder me;
-	bool full_said;
 	int evfd;	  /* NAME's event queue, for `ipfix NAME`; -1: none (dry run) */
 	struct fb_cmdq q; /* --announce: commands stdout has not taken yet (broken:
 			   * stdout gone, end the loop, exit 1) */

@@ -52,15 +52,10 @@ void fb_guard_hold(struct guard *g, const struct fb_key *k, size_t n, __u64 end)
 	g->me.end = end;
 	for (i = 0; g->rfd >= 0 && i < n; i++) {
 		route_of(g, &k[i], &r);
+		/* Not recorded (1): FB_GUARD_HOLDERS other running guards
+		 * hold it to this ban's end or later; at its end, they still
+		 * do. */
 		rc = fb_guard_routes_hold(g->rfd, &r, &g->me, now);
-		/* Not recorded: another guard's ban ending first withdraws
-		 * it (said once). */
-		if (rc == 1 && !g->full_said) {
-			fb_err("guard: %d other guards hold an announced route of '%s': this "
-			       "guard's bans of it may be withdrawn by theirs' ends",
-			       FB_GUARD_HOLDERS, g->into);
-			g->full_said = true;
-		}
 		/* The record full of routes in force (said): the batch's
 		 * others would find it so too. */
 		if (rc < 0 && errno == E2BIG)

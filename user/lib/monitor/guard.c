@@ -411,17 +411,18 @@ int fb_guard_routes_open(const struct fb_store *f, bool create, __u32 entries)
 			  BPF_F_NO_PREALLOC, true);
 }
 
-/* Field 22 of /proc/PID/stat, the process's start (0: unknown, no such
- * process with ENOENT). The name (field 2) may hold spaces and ')': the
- * fields after it follow its last ')'. */
-static __u64 proc_start(__u32 pid)
+/* Field 22 of /proc/PID/stat (PID "self": this process, whichever PID
+ * namespace the /proc mounted numbers it in), the process's start (0:
+ * unknown, no such process with ENOENT). The name (field 2) may hold
+ * spaces and ')': the fields after it follow its last ')'. */
+static __u64 proc_start(const char *pid)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long start = 0;
 	ssize_t n;
 	int fd, i;
 
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
@@ -439,16 +440,47 @@ static __u64 proc_start(__u32 pid)
 	return start;
 }
 
-/* Is h's guard still running? One whose /proc entry cannot be read for
- * another reason than its absence is taken as running. */
+/* A guard's token (fb_guard_holder.token): a map of one entry, what it
+ * says of its guard, open while the guard runs. */
+#define TOKEN_NAME "fb_guard_live"
+struct token {
+	__u64 start;
+	__u32 pid;
+	__u32 pad;
+};
+
+/* Is the guard of token h->token still running? Its map gone (ENOENT):
+ * no. One that cannot be looked at (no CAP_SYS_ADMIN) is taken as
+ * running; an id the kernel gave to another map since is not. */
+static bool token_alive(const struct fb_guard_holder *h)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), key = 0;
+	struct token t;
+	bool alive;
+	int fd = bpf_map_get_fd_by_id(h->token);
+
+	if (fd < 0)
+		return errno != ENOENT;
+	alive = !bpf_obj_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, TOKEN_NAME) &&
+		info.type == BPF_MAP_TYPE_ARRAY && info.value_size == sizeof(t) &&
+		!bpf_map_lookup_elem(fd, &key, &t) && t.pid == h->pid && t.start == h->start;
+	close(fd);
+	return alive;
+}
+
+/* Is h's guard still running? An older guard's entry (no token): by its
+ * pid in this guard's /proc, one whose entry cannot be read for another
+ * reason than its absence taken as running. */
 static bool holder_alive(const struct fb_guard_holder *h)
 {
-	char path[64];
+	char pid[16], path[64];
 	__u64 start;
 
-	if (h->pid == (__u32)getpid())
-		return true;
-	start = proc_start(h->pid);
+	if (h->token)
+		return token_alive(h);
+	snprintf(pid, sizeof(pid), "%u", h->pid);
+	start = proc_start(pid);
 	if (start)
 		return start == h->start;
 	snprintf(path, sizeof(path), "/proc/%u", h->pid);
@@ -457,18 +489,44 @@ static bool holder_alive(const struct fb_guard_holder *h)
 
 int fb_guard_holder_self(struct fb_guard_holder *me)
 {
+	/* Open until the process ends: its id is this guard's. */
+	static int token_fd = -1;
+	static __u32 token_id;
+	LIBBPF_OPTS(bpf_map_create_opts, opts);
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), key = 0;
+	struct token t = { 0 };
+
 	memset(me, 0, sizeof(*me));
 	me->pid = (__u32)getpid();
-	me->start = proc_start(me->pid);
+	me->start = proc_start("self");
 	if (!me->start) {
-		fb_report_err("cannot read /proc/%u/stat: %s", me->pid, strerror(errno));
+		fb_report_err("cannot read /proc/self/stat: %s", strerror(errno));
 		return -1;
 	}
+	if (token_fd < 0) {
+		t.pid = me->pid;
+		t.start = me->start;
+		token_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, TOKEN_NAME, sizeof(key), sizeof(t), 1,
+					  &opts);
+		if (token_fd < 0 || bpf_map_update_elem(token_fd, &key, &t, BPF_ANY) ||
+		    bpf_obj_get_info_by_fd(token_fd, &info, &len)) {
+			fb_report_err("cannot make this guard's token map: %s", strerror(errno));
+			if (token_fd >= 0)
+				close(token_fd);
+			token_fd = -1;
+			return -1;
+		}
+		token_id = info.id;
+	}
+	me->token = token_id;
 	return 0;
 }
 
 static bool is_me(const struct fb_guard_holder *h, const struct fb_guard_holder *me)
 {
+	if (h->token || me->token)
+		return h->token == me->token;
 	return h->pid == me->pid && h->start == me->start;
 }
 
@@ -515,7 +573,7 @@ int fb_guard_routes_hold(int fd, const struct fb_guard_route *r, const struct fb
 			 __u64 now)
 {
 	struct fb_guard_holders v;
-	int i, slot = -1;
+	int i, slot = -1, early;
 
 	if (bpf_map_lookup_elem(fd, r, &v)) {
 		if (errno != ENOENT) {
@@ -531,10 +589,18 @@ int fb_guard_routes_hold(int fd, const struct fb_guard_route *r, const struct fb
 	for (i = 0; i < FB_GUARD_HOLDERS && slot < 0; i++)
 		if (v.h[i].end <= now)
 			slot = i;
-	/* A dead guard's slot last: /proc read per slot. */
+	/* A dead guard's slot next: a syscall or two per slot. */
 	for (i = 0; i < FB_GUARD_HOLDERS && slot < 0; i++)
 		if (!holder_alive(&v.h[i]))
 			slot = i;
+	/* All running: the earliest end gives way to a later one. Its
+	 * guard's release at that end finds the later ones holding r, as
+	 * this guard's would if its end is the earliest (not recorded). */
+	for (i = 0, early = -1; i < FB_GUARD_HOLDERS && slot < 0; i++)
+		if (v.h[i].end < me->end && (early < 0 || v.h[i].end < v.h[early].end))
+			early = i;
+	if (slot < 0)
+		slot = early;
 	if (slot < 0)
 		return 1;
 	v.h[slot] = *me;

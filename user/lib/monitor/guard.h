@@ -143,10 +143,17 @@ bool fb_guard_gens_hold(const struct fb_gen_views *gv, const struct fb_key *k, _
  * ends the route for all of them. A route (an address, and which: a
  * blackhole, the same for --by src and dst, or a FlowSpec match on the
  * source or the destination) -> up to FB_GUARD_HOLDERS guards holding it,
- * each with its ban's end (jiffies). A guard is its pid and the start
- * time the kernel gives that process (/proc/PID/stat field 22): a guard
- * that died (SIGKILL) holds nothing, nor does a later process given its
- * pid. */
+ * each with its ban's end (jiffies). A guard is a BPF map it holds open
+ * while it runs, by the map's id: ids are the kernel's, the same in every
+ * PID namespace (a guard in a container and one on the host see each
+ * other), and freed when the guard's descriptors close, at its death
+ * (SIGKILL too); the map says the guard's pid and start, so an id given to
+ * a later map is another guard's. An older guard's entry (no such map) is
+ * its pid and the start time the kernel gives that process (/proc/PID/stat
+ * field 22), judged in this guard's /proc. Eight guards hold a route at
+ * most: those whose bans end last (a guard whose ban ends before theirs
+ * needs no entry: at its end, theirs still hold the route).
+ */
 #define FB_GUARD_ROUTES_PIN "guard_routes"
 #define FB_GUARD_HOLDERS 8
 
@@ -160,8 +167,9 @@ struct fb_guard_route {
 };
 
 struct fb_guard_holder {
-	__u32 pid;
-	__u32 pad;
+	__u32 pid;   /* as the guard's own PID namespace numbers it */
+	__u32 token; /* the id of the map the guard holds open (0: an older
+		      * guard's entry: its pid and start are all there is) */
 	__u64 start; /* the process's start, clock ticks after boot */
 	__u64 end;   /* jiffies: its ban ends then (0: a free slot) */
 };
@@ -176,9 +184,11 @@ _Static_assert(sizeof(struct fb_guard_holders) == 24 * FB_GUARD_HOLDERS, "no hol
 /* Open (or create, with room for `entries` routes, and pin) f's record;
  * -1 as fb_guard_stats_open(). Self: this process as a holder (end 0);
  * -1 reported. Hold (under f's lock): r held by me until me->end, my
- * earlier end replaced (the record full: the routes no running guard
- * holds forgotten first); 0, 1 no slot (FB_GUARD_HOLDERS other guards hold
- * r), or -1 reported (errno E2BIG: full of routes in force). Release:
+ * earlier end replaced (r's slots full of running guards: the one whose
+ * end is the earliest, if before mine, gives its slot; the record full:
+ * the routes no running guard holds forgotten first); 0, 1 not recorded
+ * (FB_GUARD_HOLDERS other running guards hold r to my end or later), or
+ * -1 reported (errno E2BIG: full of routes in force). Release:
  * does another guard, alive, hold r at now (1), or none (0: with
  * `locked`, f's lock held, my slot cleared and r's
  * entry deleted when no guard holds it), or -1 reported (not known). */
