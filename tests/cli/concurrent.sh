@@ -35,9 +35,11 @@ t_begin concurrent
 GEN="python3 $(dirname "$0")/types_gen.py"
 JOBS=()
 HOLDER=""
+# The holder and the jobs stopped only while still this shell's children
+# (t_kill): a PID waited for is the kernel's to give again.
 cleanup() {
-	[ -n "$HOLDER" ] && kill "$HOLDER" 2>/dev/null
-	for p in "${JOBS[@]}"; do kill "$p" 2>/dev/null; done
+	[ -n "$HOLDER" ] && t_kill "$HOLDER"
+	t_kill "${JOBS[@]}"
 	wait 2>/dev/null
 	t_cleanup_filters
 	rm -rf "$T_TMP"

@@ -901,6 +901,44 @@ test_root_refused() {
 	rm -rf "${long:?}"
 }
 
+# --check predicts the refusals of apply's steps it does not take. A list
+# a filter to create refuses (one rule shape too many): --check loads it
+# into a filter built aside, and is refused with apply's line; nothing
+# created, no staging directory left. A list it takes: ok, nothing left.
+# An apply lock directory not root's, or that others can write to (in a
+# mount namespace of its own, /run a tmpfs): refused by both. Before,
+# --check said "ok (filter ... to be created)" and exited 0 each time.
+test_check_predicts() {
+	local d=$T_TMP/cp n=fbtest_apply_cp$$ L c
+	mkdir -m 0755 "$d"
+	: >"$d/shapes.txt"
+	for L in 0 1 2 3 4 5 6 7 8; do
+		printf 'udp dst 203.0.113.0/24 dport %d-%d\n' 1024 $((1024 + (1 << L) - 1)) >>"$d/shapes.txt"
+	done
+	printf 'capacity = 1000\nfp-rate = 0.01\nload = shapes.txt\n' >"$d/$n.conf"
+	for c in --check ""; do
+		refused "check predicts: apply $c, a list of 9 rule shapes" \
+			"^flowbloom: $d/shapes.txt:9: 'udp dst 203.0.113.0/24 dport 1024-1279': its shape .* would be one too many" \
+			$c "$d/$n.conf"
+		check_eq "... no staging directory left" "$(ls -A "$FLOWBLOOM_ROOT" 2>/dev/null | grep -c "$n")" 0
+	done
+	sed -i '$d' "$d/shapes.txt"
+	check "check predicts: 8 shapes: --check ok" fbB apply --check "$d/$n.conf"
+	check_eq "... nothing created, nothing left" "$(ls -A "$FLOWBLOOM_ROOT" 2>/dev/null | grep -c "$n")" 0
+	check "... apply" fbB apply "$d/$n.conf"
+	check "... destroy" "$FB" destroy $n
+	for c in "chown 65534" "chmod 0775"; do
+		unshare -m --propagation private bash -c 'mount -t tmpfs tmpfs /run &&
+			mkdir -m 0755 /run/flowbloom && '"$c"' /run/flowbloom &&
+			for a in --check ""; do "$1" apply $a "$2"; echo "rc $?"; done' \
+			- "$FB" "$d/$n.conf" >"$d/out" 2>&1
+		check_eq "check predicts: an apply lock directory after $c: both refused" \
+			"$(grep -c '^rc 1$' "$d/out") $(grep -c '^flowbloom: /run/flowbloom belongs to uid .* or others can write to it: refusing to lock in it$' "$d/out")" \
+			"2 2" || cat "$d/out"
+		check_eq "... nothing created" "$(ls -A "$FLOWBLOOM_ROOT" 2>/dev/null | grep -c "$n")" 0
+	done
+}
+
 # An attachment to swap (attached by hand with another action) and a new
 # list: the swap's step refused after the checks (the program on $VB
 # replaced by hand meanwhile: strace holds apply 2 s before it loads the
@@ -1041,6 +1079,7 @@ test_two_one_fails
 test_other_root
 test_root_spelling
 test_root_refused
+test_check_predicts
 test_swap_fails
 test_load_fails
 test_down_moved

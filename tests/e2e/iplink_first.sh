@@ -116,6 +116,18 @@ PINS[fb_stats]=$(pin_id "$BPFFS/tc/globals/fb_stats")
 check_eq "iproute2 made $BPFFS/xdp its link to $BPFFS/tc/" "$(readlink "$BPFFS/xdp")" "$BPFFS/tc/"
 check "... and pinned the object's maps in tc/globals" test -n "${PINS[fb_filter]}" -a -n "${PINS[fb_stats]}"
 
+# 1a. apply --check of default.conf with a list loads it for the check
+# into a filter built aside, which never adopts ip link's pins: the
+# pinned outer map as it was. (It adopted them, filled slot 0 while the
+# program ran, and gave them back, one empty chunk in every slot.)
+mkdir -m 0755 "$T_TMP/ap"
+printf 'capacity = 1000\nfp-rate = 0.001\nload = default.txt\n' >"$T_TMP/ap/default.conf"
+printf '%s\n' "$BAD4" >"$T_TMP/ap/default.txt"
+dump() { bpftool -j map dump pinned "$BPFFS/xdp/globals/fb_filter"; }
+before=$(dump)
+check "apply --check default.conf (a list, after ip link)" "$FB" apply --check "$T_TMP/ap/default.conf"
+check_eq "... ip link's pinned outer map untouched" "$(dump)" "$before"
+
 # 1b. A refused import as default (its file's last byte flipped: the CRC,
 # read last) gives the adopted maps back as they were: slot 0 empty and no
 # chunk of the file held in the others (one empty chunk stands in them).

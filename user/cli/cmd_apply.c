@@ -207,6 +207,29 @@ static int load_lists(struct ap_conf *c, struct fb_list *l, bool check, int n, b
 	return err;
 }
 
+/* --check of a filter to create with lists: what apply's load makes of
+ * them in the new filter, made for real in one built aside and removed
+ * (create's staging directory, which no filter name can take, locked
+ * until removed; ip link's maps checked, never adopted: o->scratch). A
+ * list the new filter refuses (a shape too many, more than the largest
+ * filter) is refused with apply's line; nothing created. 0, or -1
+ * (said). */
+static int trial_load(const struct ap_conf *c, const struct fb_create_opts *o, struct fb_list *l)
+{
+	struct fb_load_req req = { .replace = true, .keep_same = true, .allow_empty = true };
+	struct fb_create_opts so = *o;
+	struct fb_load_result res;
+	struct fb_store f;
+	int err;
+
+	so.scratch = true;
+	if (fb_store_create_staged(c->name, &so, &f))
+		return -1;
+	err = fb_load_into(&f, l, &req, &res);
+	fb_store_abort(&f);
+	return err ? -1 : 0;
+}
+
 /* o: the filter to create when it does not exist; l: the lists, read.
  * check: nothing done, what apply would change said (the filter exists,
  * the devices were checked). What can be undone first: a filter created
@@ -233,6 +256,8 @@ static int apply_up(struct ap_conf *c, bool exists, const struct fb_create_opts 
 		err = (n = attach_free(c, !c->nload)) < 0 || swap_all(c);
 	if (!err && c->nload && (exists || !check))
 		err = load_lists(c, l, check, n, &changed);
+	if (!err && !exists && check && c->nload)
+		err = trial_load(c, o, l);
 	if (!err && !exists && !check)
 		err = attach_free(c, true) < 0 || swap_all(c);
 	for (i = 0; !err && !check && i < c->ndev; i++)
@@ -253,6 +278,26 @@ static int apply_up(struct ap_conf *c, bool exists, const struct fb_create_opts 
  * not exist before the filter). */
 #define APPLY_LOCK_DIR "/run/flowbloom"
 
+/* APPLY_LOCK_DIR, opened, if root's (or this user's) and written by no
+ * one else: its descriptor; -1 (said) if not; -2 (errno set) if it cannot
+ * be opened. --check asks too: where apply would refuse to lock, it says
+ * so (a directory not there yet, apply makes). */
+static int lock_dir(void)
+{
+	struct stat st;
+	int dfd = open(APPLY_LOCK_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (dfd < 0)
+		return -2;
+	if (fstat(dfd, &st) || (st.st_uid && st.st_uid != geteuid()) || (st.st_mode & 022)) {
+		fb_err("%s belongs to uid %u or others can write to it: refusing to lock in it",
+		       APPLY_LOCK_DIR, st.st_uid);
+		close(dfd);
+		return -1;
+	}
+	return dfd;
+}
+
 /*
  * Applies (and --down) of one filter name run one after the other: the
  * lock's descriptor, or -1 (said). Two at once, a reload while a start
@@ -267,7 +312,6 @@ static int apply_lock(const char *name)
 {
 	char buf[512], root[512] = "", *comp, *save = NULL;
 	char file[FB_NAME_MAX + 40];
-	struct stat st;
 	int dfd, fd = -1;
 	size_t n = 0;
 
@@ -293,15 +337,11 @@ static int apply_lock(const char *name)
 	}
 	if (mkdir(APPLY_LOCK_DIR, 0700) && errno != EEXIST)
 		goto fail;
-	dfd = open(APPLY_LOCK_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	dfd = lock_dir();
+	if (dfd == -1)
+		return -1;
 	if (dfd < 0)
 		goto fail;
-	if (fstat(dfd, &st) || (st.st_uid && st.st_uid != geteuid()) || (st.st_mode & 022)) {
-		fb_err("%s belongs to uid %u or others can write to it: refusing to lock in it",
-		       APPLY_LOCK_DIR, st.st_uid);
-		close(dfd);
-		return -1;
-	}
 	fd = openat(dfd, file, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	close(dfd);
 	if (fd < 0)
@@ -398,7 +438,7 @@ int cmd_apply(int argc, char **argv)
 	};
 	bool check = false, down = false;
 	struct ap_conf *c;
-	int opt, err, exists;
+	int opt, err, exists, dfd = -2;
 
 	optind = 0;
 	opterr = 0;
@@ -431,7 +471,10 @@ int cmd_apply(int argc, char **argv)
 		err = 1;
 	} else if (!check && (apply_lock(c->name) < 0 || (exists = filter_exists(c->name)) < 0)) {
 		/* Held until the process ends; whether the filter exists
-		 * read again under it. --check changes nothing: no lock. */
+		 * read again under it. --check changes nothing: no lock,
+		 * but where apply would refuse to lock, it says so. */
+		err = 1;
+	} else if (check && (dfd = lock_dir()) == -1) {
 		err = 1;
 	} else {
 		/* What apply checks before it changes anything, --check too:
@@ -447,6 +490,8 @@ int cmd_apply(int argc, char **argv)
 			err = apply_up(c, exists, &o, &l, check);
 		fb_list_free(&l);
 	}
+	if (dfd >= 0)
+		close(dfd);
 	fb_apply_conf_free(c);
 	free(c);
 	return err;

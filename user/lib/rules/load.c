@@ -202,29 +202,41 @@ static int timed(struct fb_store *f, struct fb_list *l, const struct fb_load_req
 int fb_load_list(const char *name, struct fb_list *l, const struct fb_load_req *req,
 		 struct fb_load_result *res)
 {
+	struct fb_store f;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	if (fb_store_open(name, &f))
+		return -1;
+	rc = fb_load_into(&f, l, req, res);
+	fb_store_close(&f);
+	return rc;
+}
+
+int fb_load_into(struct fb_store *f, struct fb_list *l, const struct fb_load_req *req,
+		 struct fb_load_result *res)
+{
 	static const struct fb_prefixes none;
 	struct fb_expand_budget budget;
 	struct fb_expansion ex;
-	struct fb_store f;
 	char err[512];
 	int rc = -1;
 	double t0;
 
 	memset(res, 0, sizeof(*res));
-	if (fb_store_open(name, &f))
+	if (req->ttl > 0 && fb_gens_supported(f))
 		return -1;
-	if (req->ttl > 0 && fb_gens_supported(&f))
-		goto out;
 	/* After the filter's own errors (none, broken, too old). */
-	if (req->replace && !l->n && !req->allow_empty) {
-		rc = FB_LOAD_EMPTY;
-		goto out;
-	}
-	if (fb_store_lock(&f))
-		goto out;
+	if (req->replace && !l->n && !req->allow_empty)
+		return FB_LOAD_EMPTY;
+	/* A staged filter is locked already, by its maker, until it is
+	 * published or removed (unlocked, another create would take it for
+	 * one a killed create left, and remove it). */
+	if (!f->staged && fb_store_lock(f))
+		return -1;
 	t0 = fb_now();
-	f.keep_same = req->replace && req->ttl <= 0 && (req->keep_same || req->dry);
-	f.dry = f.keep_same && req->dry;
+	f->keep_same = req->replace && req->ttl <= 0 && (req->keep_same || req->dry);
+	f->dry = f->keep_same && req->dry;
 	/* Rules with a lifetime go to a generation, whose prefix lengths
 	 * start empty; so does a replaced content. A Bloom filter sized by
 	 * capacity and rate gets its lengths chosen by cost on replace:
@@ -232,15 +244,15 @@ int fb_load_list(const char *name, struct fb_list *l, const struct fb_load_req *
 	 * of a prefix finds it only unexpanded), nor rules with a lifetime
 	 * (a generation has the filter's geometry, not one sized for them). */
 	budget.bytes = fb_replace_bytes;
-	budget.ctx = f.hdr;
+	budget.ctx = f->hdr;
 	if (fb_prefixes_expand(
-		    &l->keys, &l->n, req->replace || req->ttl > 0 ? &none : fb_store_prefixes(&f),
-		    req->replace && req->ttl <= 0 && !f.hdr->type && !f.hdr->counter_bits &&
-				    f.hdr->capacity && f.hdr->fp_ppb
+		    &l->keys, &l->n, req->replace || req->ttl > 0 ? &none : fb_store_prefixes(f),
+		    req->replace && req->ttl <= 0 && !f->hdr->type && !f->hdr->counter_bits &&
+				    f->hdr->capacity && f->hdr->fp_ppb
 			    ? &budget
 			    : NULL,
 		    &ex, err, sizeof(err))) {
-		if (!req->replace && req->ttl <= 0 && !unexpandable(l, fb_store_prefixes(&f)))
+		if (!req->replace && req->ttl <= 0 && !unexpandable(l, fb_store_prefixes(f)))
 			goto unlock;
 		if (ex.bad < l->n) {
 			/* Too many entries: the rule the cheapest fit expands most. */
@@ -254,28 +266,27 @@ int fb_load_list(const char *name, struct fb_list *l, const struct fb_load_req *
 		}
 		goto unlock;
 	}
-	if (req->ttl > 0 ? timed(&f, l, req) : req->replace ? replace(&f, l) : add(&f, l))
+	if (req->ttl > 0 ? timed(f, l, req) : req->replace ? replace(f, l) : add(f, l))
 		goto unlock;
 	res->seconds = fb_now() - t0;
-	snprintf(res->filter, sizeof(res->filter), "%s", f.name);
+	snprintf(res->filter, sizeof(res->filter), "%s", f->name);
 	res->loaded = l->n;
-	res->compared = f.keep_same;
-	res->unchanged = f.keep_same && f.same;
-	res->replaced = req->replace && !res->unchanged && !f.dry;
+	res->compared = f->keep_same;
+	res->unchanged = f->keep_same && f->same;
+	res->replaced = req->replace && !res->unchanged && !f->dry;
 	res->ttl = req->ttl;
 	res->before = ex.before;
 	res->after = ex.after;
-	res->bits = fb_header_mbits(f.hdr);
-	res->own_probes = fb_probes_per_packet(f.hdr->kinds, fb_store_prefixes(&f));
-	res->own_fp_rate = fb_packet_rate(fb_ftype_fpr_now(&f), res->own_probes);
+	res->bits = fb_header_mbits(f->hdr);
+	res->own_probes = fb_probes_per_packet(f->hdr->kinds, fb_store_prefixes(f));
+	res->own_fp_rate = fb_packet_rate(fb_ftype_fpr_now(f), res->own_probes);
 	/* What a packet meets: the permanent rules' probes and those of
 	 * every live generation (as the data path makes them). */
-	res->generations = fb_gens_packet(&f, &res->probes, &res->fp_rate);
-	res->target = f.hdr->fp_ppb / 1e9;
+	res->generations = fb_gens_packet(f, &res->probes, &res->fp_rate);
+	res->target = f->hdr->fp_ppb / 1e9;
 	rc = 0;
 unlock:
-	fb_store_unlock(&f);
-out:
-	fb_store_close(&f);
+	if (!f->staged)
+		fb_store_unlock(f);
 	return rc;
 }

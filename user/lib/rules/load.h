@@ -57,5 +57,9 @@ struct fb_load_result {
  * says how to allow it; the filter opened, nothing changed). */
 int fb_load_list(const char *name, struct fb_list *l, const struct fb_load_req *req,
 		 struct fb_load_result *res);
+/* The same into f, open (and, if staged, locked by its maker; else
+ * locked here for the load). */
+int fb_load_into(struct fb_store *f, struct fb_list *l, const struct fb_load_req *req,
+		 struct fb_load_result *res);
 
 #endif

@@ -134,6 +134,14 @@ int fb_store_create_staged(const char *name, const struct fb_create_opts *o, str
 		adopted = fb_pin_iproute_maps(&outer_fd, &stats_fd);
 		if (adopted < 0)
 			goto out;
+		if (adopted && o->scratch) {
+			/* ip link's program reads them: a trial writes
+			 * none of its maps, it makes its own. */
+			close(outer_fd);
+			close(stats_fd);
+			outer_fd = stats_fd = -1;
+			adopted = 0;
+		}
 		f->adopted = adopted;
 	}
 

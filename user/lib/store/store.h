@@ -122,6 +122,9 @@ struct fb_create_opts {
 	/* Bits the sizing asked for before a Bloom filter was rounded up
 	 * to whole chunks or pages (fb_create_opts_make; 0: not rounded). */
 	__u64 bits_asked;
+	/* Built only to be aborted (apply --check's trial load): ip link's
+	 * maps are checked as for adoption, never adopted (written). */
+	bool scratch;
 };
 
 /*
