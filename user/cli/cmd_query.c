@@ -38,7 +38,7 @@ int cmd_query(int argc, char **argv)
 	rc = fb_flows_open(argc, argv, &f, &fl);
 	if (rc)
 		return rc;
-	if (fb_gens_views_open(&f, &gv) < 0) {
+	if (fb_gens_views_read(&f, &gv) < 0) {
 		fb_store_close(&f);
 		fb_flows_free(&fl);
 		return 1;
@@ -207,7 +207,7 @@ int cmd_count(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	if (fb_gens_views_open(&f, &gv) < 0) {
+	if (fb_gens_views_read(&f, &gv) < 0) {
 		rc = 1;
 		goto out;
 	}

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -441,6 +442,37 @@ int fb_gens_views_open(const struct fb_store *f, struct fb_gen_views *gv)
 		gv->g[gv->n++] = gl[i];
 	}
 	return gv->n;
+}
+
+int fb_gens_views_read(struct fb_store *f, struct fb_gen_views *gv)
+{
+	bool quiet = fb_report_quiet, lock = false;
+	int tries, n;
+
+	for (tries = 0;; tries++) {
+		/* The last try under a shared lock (it maps f again). */
+		lock = tries == FB_GENS_READ_TRIES - 1 && !f->locked && !fb_store_flock(f, LOCK_SH);
+		fb_report_quiet = quiet || tries < FB_GENS_READ_TRIES - 1;
+		n = fb_gens_views_open(f, gv);
+		fb_report_quiet = quiet;
+		if (lock || !fb_store_moved(f))
+			break;
+		if (n > 0)
+			fb_gens_views_close(gv);
+		if (tries == FB_GENS_READ_TRIES - 1) {
+			fb_report_err("filter '%s' was replaced again and again while it was "
+				      "read: try again",
+				      f->name);
+			return -1;
+		}
+		if (fb_store_remap(f))
+			return -1;
+	}
+	if (lock)
+		fb_store_unlock(f);
+	else if (n < 0 && !quiet && tries < FB_GENS_READ_TRIES - 1)
+		fb_report_err("%s", fb_report_last);
+	return n;
 }
 
 int fb_gens_damaged(struct fb_store *f, bool repair, unsigned *first, char *why, size_t len)

@@ -74,6 +74,13 @@ struct fb_gen_views {
  * (fb_gen_open()). */
 int fb_gens_views_open(const struct fb_store *f, struct fb_gen_views *gv);
 void fb_gens_views_close(struct fb_gen_views *gv);
+/* The same for a reader without the lock, whose filter a replace may
+ * switch meanwhile: its generations then retired (their slots emptied) and
+ * carried to the other set. Read again, f mapped again, until the head f
+ * maps is the one in use once they are open; the last try under a shared
+ * lock. */
+#define FB_GENS_READ_TRIES 5
+int fb_gens_views_read(struct fb_store *f, struct fb_gen_views *gv);
 /* For check: the live generations that are damaged (fb_gen_open() -2),
  * which every writer of a counting filter refuses to go on over: how
  * many, the first one's g in *first and its damage in why; with repair

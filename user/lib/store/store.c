@@ -354,29 +354,6 @@ static int is_chunk(int fd, __u32 *id)
 	       info.map_flags == FB_CHUNK_MAP_FLAGS;
 }
 
-bool fb_store_err_now(int e)
-{
-	return fb_pin_err_unknown(e);
-}
-
-int fb_store_open_err(const struct fb_store *f)
-{
-	fb_report_err(FB_STORE_OPEN_ERR "%s': %s", f->name, strerror(errno));
-	fb_pin_why = FB_PIN_UNKNOWN;
-	return -1;
-}
-
-int fb_store_pin_refused(const struct fb_store *f, const char *pin)
-{
-	char path[sizeof(f->dir) + FB_NAME_MAX];
-
-	if (errno != ELOOP || fb_pin_why != FB_PIN_UNTRUSTED)
-		return fb_store_err_now(errno) ? fb_store_open_err(f) : 0;
-	snprintf(path, sizeof(path), "%s/%s", f->dir, pin);
-	fb_pin_report_link(path);
-	return -1;
-}
-
 /* A filter pinned by a build before the chunk layout: its outer map holds
  * one array of any size. Said plainly, never read. */
 static int older_build(const struct fb_store *f)
@@ -491,14 +468,62 @@ static __u32 current_array(const struct fb_store *f)
 	return bpf_map_lookup_elem(f->outer_fd, &key, &id) ? 0 : id;
 }
 
-/* With dir_fd open: the pins, then the array in use. A reader without the
- * lock may meet a `load --replace` between reading the array and opening
- * its counters: then it tries again with the new array. */
-static int open_pins(struct fb_store *f)
+/* The array in use, mapped whole. A reader without the lock may meet a
+ * `load --replace` between reading the head in slot 0 and mapping its
+ * chunks, counters and sets, which it releases (an empty chunk then
+ * answers "no" to every flow) or a second replace fills anew: the head
+ * must still be in slot 0 (each replace makes a new one) once all is
+ * mapped, else it tries again, the last time under a shared lock. */
+#define MAP_TRIES 5
+static int map_current(struct fb_store *f)
 {
-	bool quiet = fb_report_quiet;
+	bool quiet = fb_report_quiet, alone = f->locked || f->staged, lock;
 	int tries, rc;
 
+	for (tries = 0;; tries++) {
+		__u32 tried;
+
+		lock = !alone && tries == MAP_TRIES - 1 && !flock(f->dir_fd, LOCK_SH);
+		fb_report_quiet = quiet || tries < MAP_TRIES - 1;
+		rc = map_array(f);
+		fb_report_quiet = quiet;
+		if (!rc && (alone || lock || current_array(f) == f->head_id))
+			break;
+		tried = f->head_id;
+		unmap_array(f);
+		if (lock)
+			flock(f->dir_fd, LOCK_UN);
+		if (rc && (tries == MAP_TRIES - 1 || !tried || current_array(f) == tried)) {
+			if (tries < MAP_TRIES - 1 && !quiet)
+				fb_report_err("%s", fb_report_last);
+			return -1;
+		}
+		if (!rc && tries == MAP_TRIES - 1) {
+			fb_report_err("filter '%s' was replaced again and again while it was "
+				      "read: try again",
+				      f->name);
+			return -1;
+		}
+	}
+	if (lock)
+		flock(f->dir_fd, LOCK_UN);
+	return 0;
+}
+
+int fb_store_remap(struct fb_store *f)
+{
+	unmap_array(f);
+	return map_current(f);
+}
+
+bool fb_store_moved(const struct fb_store *f)
+{
+	return !f->locked && !f->staged && current_array(f) != f->head_id;
+}
+
+/* With dir_fd open: the pins, then the array in use. */
+static int open_pins(struct fb_store *f)
+{
 	f->outer_fd = fb_pin_get(f->dir_fd, "filter");
 	if (f->outer_fd >= 0)
 		f->stats_fd = fb_pin_get(f->dir_fd, "stats");
@@ -513,22 +538,7 @@ static int open_pins(struct fb_store *f)
 	}
 	f->outer_id = fb_map_id(f->outer_fd);
 	f->stats_id = fb_map_id(f->stats_fd);
-	for (tries = 0;; tries++) {
-		__u32 tried;
-
-		fb_report_quiet = quiet || tries < 2;
-		rc = map_array(f);
-		fb_report_quiet = quiet;
-		if (!rc)
-			return 0;
-		tried = f->head_id;
-		unmap_array(f);
-		if (tries == 2 || !tried || current_array(f) == tried) {
-			if (tries < 2 && !quiet)
-				fb_report_err("%s", fb_report_last);
-			return -1;
-		}
-	}
+	return map_current(f);
 }
 
 int fb_store_open(const char *name, struct fb_store *f)

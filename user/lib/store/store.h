@@ -180,6 +180,11 @@ void fb_store_abort(struct fb_store *f);
  * counting filter it also rolls back a write a crashed writer left half
  * done (a note goes to stderr). */
 int fb_store_lock(struct fb_store *f);
+/* For a reader without the lock: has a replace put another head in slot 0
+ * since f was mapped (what it maps next, a generation, may be gone)? And
+ * f mapped again, as fb_store_open() maps it. */
+bool fb_store_moved(const struct fb_store *f);
+int fb_store_remap(struct fb_store *f);
 /* Just the flock (LOCK_SH or LOCK_EX) and the re-read, no recovery: for
  * `check` and `export`. */
 int fb_store_flock(struct fb_store *f, int op);
