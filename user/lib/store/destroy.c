@@ -5,13 +5,23 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "store/discover.h"
 #include "report.h"
 #include "store/pintree.h"
 #include "store/store.h"
 #include "util.h"
+
+bool fb_store_still_named(const struct fb_store *f, const char *pin_name)
+{
+	struct stat a, b;
+
+	return !fstat(f->dir_fd, &a) && !fstatat(f->root_fd, pin_name, &b, AT_SYMLINK_NOFOLLOW) &&
+	       a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
 
 struct first_attach {
 	char ifname[IF_NAMESIZE];

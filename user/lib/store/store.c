@@ -632,14 +632,6 @@ void fb_store_close(struct fb_store *f)
 	f->dir_fd = f->root_fd = f->outer_fd = f->stats_fd = -1;
 }
 
-bool fb_store_still_named(const struct fb_store *f, const char *pin_name)
-{
-	struct stat a, b;
-
-	return !fstat(f->dir_fd, &a) && !fstatat(f->root_fd, pin_name, &b, AT_SYMLINK_NOFOLLOW) &&
-	       a.st_ino == b.st_ino && a.st_dev == b.st_dev;
-}
-
 /* After waiting for the lock: is this still the filter (not destroyed
  * meanwhile), and is its array still the one in use (not replaced)? A
  * writer that opened the filter before a `load --replace` switched arrays
