@@ -238,6 +238,17 @@ def v6frags(d, cuts, unfrag=(), frag_part=(), order=None, extra=()):
     return out
 
 
+def v4flags(pkt, flags):
+    """IPv4 pkt with its flags/fragment offset field set to flags."""
+    h = pkt[:6] + struct.pack("!H", flags) + pkt[8:10] + b"\0\0" + pkt[12:(pkt[0] & 15) * 4]
+    return h[:10] + struct.pack("!H", csum(h)) + h[12:] + pkt[len(h):]
+
+
+def plen0(pkt):
+    """IPv6 pkt with payload length 0 (a jumbogram's)."""
+    return pkt[:4] + b"\0\0" + pkt[6:]
+
+
 def ext(proto, make):
     """An extension header builder: make(nh) -> bytes; .proto its number."""
     def b(nh):
@@ -308,6 +319,22 @@ trick("ipv4_opt_nop", (4,))(lambda d: [e(d, l3(d, opts=IPOPT_NOP))])
 trick("ipv4_opt_ra", (4,))(lambda d: [e(d, l3(d, opts=IPOPT_RA))])
 trick("ipv4_ihl15", (4,))(lambda d: [e(d, l3(d, opts=IPOPT_MAX))])
 trick("ipv4_ihl15_2tags_pad", (4,))(lambda d: [e(d, l3(d, opts=IPOPT_MAX), ((AD, 0), (Q, 0)), b"\0" * 9)])
+# The reserved ("evil") flag, and DF beside MF: the stack ignores them.
+trick("ipv4_evil_bit", (4,))(lambda d: [e(d, v4flags(l3(d), 0x8000))])
+trick("frag4_df_mf", (4,))(
+    lambda d: [e(d, v4flags(p, 0x6000) if i == 0 else p) for i, p in enumerate(v4frags(d, [8]))])
+# The parser reads IPv4 ports from the frame, not bounded by the total
+# length (bpf/parsing.bpf.h says why): a total length that cuts the ports,
+# harmless ones in the padding after it, whole (oracle: the transport
+# drops it) and as a first fragment of 2 bytes overlapping one with
+# another source port, which a stack letting the later bytes win would
+# make the blocked 5-tuple of (oracle: Linux drops the queue).
+trick("ipv4_tot_cuts_ports", (4,), "oracle")(
+    lambda d: [e(d, l3(d, d.l4[:2], tot=22), trailer=b"\x1b\x59" + d.l4[4:])])
+trick("frag4_tiny_overlap", (4,), "oracle")(
+    lambda d: [e(d, ipv4(d.src, d.dst, d.proto, b"\x04\xd2" + d.l4[2:8], d.ident, mf=True)),
+               e(d, ipv4(d.src, d.dst, d.proto, d.l4[:2], d.ident, mf=True), trailer=b"\x1b\x59" + d.l4[4:8]),
+               e(d, ipv4(d.src, d.dst, d.proto, d.l4[8:], d.ident, frag=8))])
 # IPv4 fragments (the data of a first fragment is at least 8 bytes: the
 # stack drops a shorter non-last one).
 trick("frag4_first8", (4,))(lambda d: [e(d, p) for p in v4frags(d, [8])])
@@ -345,11 +372,22 @@ trick("ipv6_two_atomic", (6,), "oracle")(lambda d: v6chain(d, [ATOMIC, ATOMIC]))
 trick("ipv6_dstopts_1k", (6,))(lambda d: v6chain(d, [DSTBIG]))
 trick("ipv6_chain8_2tags_pad", (6,))(lambda d: v6chain(d, [HBH] + [DST] * 7, ((AD, 0), (Q, 0)), b"\0" * 11))
 trick("ipv6_chain9", (6,), "malformed")(lambda d: v6chain(d, [HBH] + [DST] * 8))
+# Payload length 0 before hop-by-hop options without a jumbo option: the
+# stack takes the frame's length (ipv6_rcv() trims only when the length is
+# not 0), trailing bytes and all. Without hop-by-hop it trims the packet
+# to its fixed header (oracle: nothing is delivered).
+trick("ipv6_plen0_hbh", (6,))(lambda d: [e(d, plen0(ipv6(d.src, d.dst, 0, HBH(d.proto) + d.l4)))])
+trick("ipv6_plen0_hbh_pad", (6,))(
+    lambda d: [e(d, plen0(ipv6(d.src, d.dst, 0, HBH(d.proto) + d.l4)), trailer=b"\x5a" * 23)])
+trick("ipv6_plen0", (6,), "oracle")(lambda d: [e(d, plen0(l3(d)))])
 # IPv6 fragments.
 trick("frag6_first8", (6,))(lambda d: [e(d, p) for p in v6frags(d, [8])])
 trick("frag6_reversed", (6,))(lambda d: [e(d, p) for p in v6frags(d, [8, 24], order=[2, 1, 0])])
 trick("frag6_first_in_middle", (6,))(lambda d: [e(d, p) for p in v6frags(d, [16, 32], order=[2, 0, 1])])
 trick("frag6_all8", (6,))(lambda d: [e(d, p) for p in v6frags(d, range(8, len(d.l4), 8))])
+# The fragment header's reserved byte and two reserved bits set.
+trick("frag6_resbits", (6,))(
+    lambda d: [e(d, p[:41] + b"\xff" + p[42:43] + bytes([p[43] | 6]) + p[44:]) for p in v6frags(d, [8])])
 trick("frag6_chain", (6,))(
     lambda d: [e(d, p, ((Q, 0),)) for p in v6frags(d, [40], unfrag=[HBH], frag_part=[rt0(d), DST])])
 # The first fragment ends inside the header chain, with another extension

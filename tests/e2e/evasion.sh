@@ -6,7 +6,9 @@
 # a source, a destination prefix, `udp dst B dport N`, a port range; IPv4
 # and IPv6), each datagram dressed in a header trick the Linux stack
 # accepts: 0, 1 and 2 VLAN tags (802.1Q and 802.1ad priority tags), IPv4
-# options up to IHL 15, IPv4 and IPv6 fragments (a first fragment of 8
+# options up to IHL 15, reserved flag bits (IPv4's, and the IPv6 fragment
+# header's), IPv6 payload length 0 before hop-by-hop options (the frame's
+# length), IPv4 and IPv6 fragments (a first fragment of 8
 # bytes, out of order, all of 8 bytes, duplicates, overlaps), IPv6
 # hop-by-hop, destination options (up to 1 KiB), routing type 0 with
 # segments left 0, atomic fragments, chains of up to 8 headers, fragments
@@ -30,7 +32,8 @@
 #   parser cannot finish by design (a third VLAN tag, nine extension
 #   headers), which that policy lets through: their counts are reported.
 # Tricks whose fate is the stack's own (overlapping fragments, a second
-# first fragment, the transport header in the second IPv6 fragment) are
+# first fragment, the transport header in the second IPv6 fragment, an IP
+# length that cuts the ports with harmless ones in the padding) are
 # reported as counted in the control run, and must be 0 when protected.
 # The table printed at the end gives every trick's counts.
 source "$(dirname "$0")/../lib/lib.sh"

@@ -113,7 +113,7 @@ int first_fragment(const struct row *r)
 		return (r->b & 0x3fff) == 0x2000;
 	if (r->build == f_v6_frag || r->build == f_v6_hop_frag || r->build == f_v6_exts_frag ||
 	    r->build == f_v6_frag_ext)
-		return r->b == 1;
+		return (r->b & 0xfff9) == 1; /* offset 0, M (the 2 reserved bits aside) */
 	return 0;
 }
 

@@ -47,6 +47,9 @@ const struct row rows[] = {
 	OK4("IPv4 UDP, DF set", f_v4_frag, P_UDP, 0x4000, UDP),
 	OK4("IPv4 UDP first fragment (MF, offset 0)", f_v4_frag, P_UDP, 0x2000, UDP),
 	OK4("IPv4 TCP first fragment (MF, offset 0)", f_v4_frag, P_TCP, 0x2000, TCP),
+	/* The reserved flag and DF beside MF: the stack ignores them. */
+	OK4("IPv4 UDP, reserved flag set", f_v4_frag, P_UDP, 0x8000, UDP),
+	OK4("IPv4 TCP first fragment, DF and MF set", f_v4_frag, P_TCP, 0x6000, TCP),
 	FRAG4("IPv4 UDP non-first fragment (MF, offset 185)", f_v4_frag, P_UDP, 0x2000 | 185,
 	      P_UDP),
 	FRAG4("IPv4 TCP last fragment (offset 370, MF clear)", f_v4_frag, P_TCP, 370, P_TCP),
@@ -81,6 +84,7 @@ const struct row rows[] = {
 	OK6("IPv6 hop-by-hop 24 B, AH 32 B, dstopts 16 B + UDP", f_v6_long_exts, P_UDP, 0, UDP),
 	OK6("IPv6 first fragment (M, offset 0) + UDP", f_v6_frag, P_UDP, 1, UDP),
 	OK6("IPv6 atomic fragment (offset 0, M clear) + TCP", f_v6_frag, P_TCP, 0, TCP),
+	OK6("IPv6 first fragment, reserved bits set + UDP", f_v6_frag, P_UDP, 7, UDP),
 	OK6("IPv6 hop-by-hop + first fragment + TCP", f_v6_hop_frag, P_TCP, 1, TCP),
 	FRAG6("IPv6 non-first fragment of UDP (offset 185, M)", f_v6_frag, P_UDP, 185 << 3 | 1,
 	      P_UDP),
