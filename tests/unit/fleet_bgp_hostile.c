@@ -420,8 +420,46 @@ static void refused(void)
 	fb_bgp_free(&b);
 }
 
+/* A community is two 16-bit numbers, ExaBGP's [ASN, VALUE] of JSON
+ * integers: a value past 65535 (2^32 + 65535 is 65535 in 32 bits), below
+ * 0, a string or a fraction is not BLACKHOLE 65535:666 (each was taken
+ * for it: the route blackholed). */
+static void communities(void)
+{
+	static const char *const bad[] = {
+		"[4295032831, 666]",	"[65535, 4294967962]", "[-4294901761, 666]",
+		"[\"65535\", \"666\"]", "[65535.9, 666]",      "[65535, 666.0]",
+		"[true, 666]",		"[65535, 666, 1]",     "[[65535], 666]",
+	};
+	char line[512], label[128];
+	struct fb_bgp b;
+	size_t i;
+
+	bgp_defaults(&b);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(line, sizeof(line),
+			 "{\"type\": \"update\", " NBR(
+				 "198.51.100.1") ", \"message\": "
+						 "{\"update\": {\"attribute\": {\"community\": "
+						 "[%s]}, "
+						 "\"announce\": {\"ipv4 unicast\": {\"x\": "
+						 "[{\"nlri\": "
+						 "\"203.0.113.%zu/32\"}]}}}}}}",
+			 bad[i], i + 1);
+		bgp_feed(&b, line);
+		snprintf(label, sizeof(label), "bgp community %s: not 65535:666, nothing added",
+			 bad[i]);
+		ASSERT_TRUE(b.nadd == 0, label);
+		fb_bgp_done(&b);
+	}
+	bgp_feed(&b, BH("198.51.100.1", "ipv4 unicast", "\"nlri\": \"203.0.113.99/32\""));
+	ASSERT_TRUE(b.nadd == 1, "bgp community [65535, 666]: the rule added");
+	fb_bgp_free(&b);
+}
+
 void test_bgp_hostile(void)
 {
+	communities();
 	families();
 	one_message();
 	containers();

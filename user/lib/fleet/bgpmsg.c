@@ -98,6 +98,19 @@ static int rule_from(bool v6, const char *w0, const char *w1, const char *w2, st
 	return 0;
 }
 
+/* One half of a community: a JSON integer 0 to 65535, as ExaBGP prints
+ * it; -1 for anything else (json-c would read a string, a fraction or
+ * true as a number, and 2^32 + 65535 cast to 32 bits is 65535). */
+static long community_half(json_object *v)
+{
+	int64_t n;
+
+	if (!v || !json_object_is_type(v, json_type_int))
+		return -1;
+	n = json_object_get_int64(v);
+	return n >= 0 && n <= 0xffff ? (long)n : -1;
+}
+
 static bool has_community(struct fb_bgp *b, json_object *attr)
 {
 	json_object *list = get(attr, "community");
@@ -110,10 +123,8 @@ static bool has_community(struct fb_bgp *b, json_object *attr)
 
 		if (c && json_object_is_type(c, json_type_array) &&
 		    json_object_array_length(c) == 2 &&
-		    (__u32)json_object_get_int64(json_object_array_get_idx(c, 0)) ==
-			    b->o.community >> 16 &&
-		    (__u32)json_object_get_int64(json_object_array_get_idx(c, 1)) ==
-			    (b->o.community & 0xffff))
+		    community_half(json_object_array_get_idx(c, 0)) == b->o.community >> 16 &&
+		    community_half(json_object_array_get_idx(c, 1)) == (b->o.community & 0xffff))
 			return true;
 	}
 	return false;
