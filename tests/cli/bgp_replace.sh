@@ -544,6 +544,31 @@ rm -f "$KS2" "$KS2".*
 start $KI "$KS"
 check "bgp starts again" stop
 check_eq "... a state file gone leaves the record" "$(grep -c "second.bgp" "$rec")" 0
+# bgp killed after adding its first rule, before the state file names it
+# (its renameat after the line): STATE.added names it, and the
+# intersection is refused as well (it was allowed: the next bgp, adding
+# the route of its journal again to the new array, counted it twice).
+if command -v strace >/dev/null; then
+	"$FB" add ke dst 203.0.113.170 >/dev/null
+	ann 203.0.113.170/32 >"$T_TMP/in"
+	rm -f "$KS" "$KS".* # (the 1st rename: the state file written at start)
+	(strace -f -qq -o /dev/null -P "$T_TMP/elsewhere" -e trace=renameat \
+		-e inject=renameat:signal=KILL:when=2 \
+		"$FB" bgp $KI --state "$KS" <"$T_TMP/in" >/dev/null 2>"$T_TMP/bgp.err"
+	exit $?) 2>/dev/null
+	check_eq "bgp killed before its write: the rule in the filter, named in STATE.added only" \
+		"$? $(kk 203.0.113.170) $(grep -c 203.0.113.170 "$KS.added") $(grep -c 203.0.113.170 "$KS")" \
+		"137 1 1 0"
+	t_refused 1 "... intersect $KI ke --into $KI: refused" "($KS names them)" \
+		"$FB" intersect $KI ke --into $KI
+	"$FB" bgp $KI --state "$KS" </dev/null >/dev/null 2>&1
+	check_eq "... the next bgp holds the route, once" \
+		"$(kk 203.0.113.170) $(grep -c 203.0.113.170 "$KS")" "1 1"
+	"$FB" bgp $KI --state "$KS" --flush >/dev/null 2>&1
+	check "... flushed: allowed" "$FB" intersect $KI ke --into $KI
+else
+	skip "bgp killed before its write: strace not installed"
+fi
 "$FB" destroy $KI >/dev/null
 "$FB" destroy ke >/dev/null
 t_end

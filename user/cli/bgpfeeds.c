@@ -23,7 +23,8 @@
  * It only says where to look: each file is read as bgp would read it (a
  * root-only directory, no link, root's file), its first line naming the
  * filter and where the rules are ("rules permanent"), the second their
- * permanent rules' identity; it must hold a path.
+ * permanent rules' identity; it must hold a path, or STATE.added name
+ * rules added since it was written.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -173,6 +174,7 @@ static int feeds_one(const char *name, const char *dirpath, const char *base, co
 	struct fb_store f;
 	char line[512];
 	int dir, fd, rc = 0;
+	struct stat st;
 	FILE *fp = NULL;
 	__u32 perm;
 
@@ -196,10 +198,23 @@ static int feeds_one(const char *name, const char *dirpath, const char *base, co
 	perm = h.has_perm ? h.perm_id : f.bits_id == h.array_id ? f.perm_id : h.array_id;
 	rc = perm == f.perm_id;
 	fb_store_close(&f);
-	/* And it holds a path (--flush leaves none). */
+	/* And it holds a path (--flush leaves none), or rules were added
+	 * since it was written (STATE.added: a run that has not written
+	 * its first path yet, or was killed before). */
 	while (rc && fgets(line, sizeof(line), fp) && (line[0] == '#' || line[0] == '\n'))
 		;
-	rc = rc && !feof(fp);
+	if (rc && feof(fp)) {
+		rc = 0;
+		snprintf(line, sizeof(line), "%s.added", base);
+		dir = fb_safe_opendir(dirpath);
+		fd = dir < 0 ? -1 : fb_safe_openat(dir, line, line, O_RDONLY, 0);
+		if (fd >= 0 && !fstat(fd, &st))
+			rc = st.st_size > 0;
+		if (fd >= 0)
+			close(fd);
+		if (dir >= 0)
+			close(dir);
+	}
 out:
 	fclose(fp);
 	return rc;
