@@ -53,12 +53,14 @@
 # - merge --into the filter itself, fold, and an intersection of the filter
 #   with itself only keep its permanent rules as they were: bgp's are not
 #   added again (they were: counted twice, the route blocked for good after
-#   its withdrawal); an intersection with another filter or a merge of
-#   others into it replaces them: they are added again, once.
+#   its withdrawal); a merge of others into it replaces them: they are
+#   added again, once.
 # - an intersection of the filter with another, while bgp's state file
 #   names its permanent rules (bgp running or stopped), is refused: a rule
 #   of bgp's in both stayed in the result, bgp added its own again, and the
 #   route's withdrawal left it blocking; allowed once bgp holds no path.
+#   The same with bgp's state file elsewhere (--state), running or
+#   stopped: it was not looked for.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_replace
 
@@ -433,8 +435,9 @@ start kt "$S"
 n=0
 state_moved() { [ "$(head -1 "$S")" != "$head1" ] && in_state "$S" "dst $m\$" && idle; }
 # (fold last: ke is of kt's size)
+# (intersect kt ke --into kt is refused while bgp holds a rule: 8 and 9)
 for v in "merge kt ke --into kt" "merge ke kt --into kt" "intersect kt kt --into kt" \
-	"intersect kt ke --into kt" "merge ke ke --into kt" "fold kt"; do
+	"merge ke ke --into kt" "fold kt"; do
 	n=$((n + 1))
 	a=203.0.113.$((100 + n)) m=203.0.113.$((200 + n))
 	ann $a/32 >&9
@@ -445,7 +448,7 @@ for v in "merge kt ke --into kt" "merge ke kt --into kt" "intersect kt kt --into
 	ann $m/32 >&9
 	check "$v: bgp goes on" t_wait_until 10 state_moved
 	case $v in
-	"intersect kt ke"* | "merge ke ke"*) want="1 1" ;; # replaced: added again, once
+	"merge ke ke"*) want="1 1" ;; # replaced: added again, once
 	*) want="1 0" ;;                              # kept: not added again
 	esac
 	check_eq "$v: bgp's rule once in the filter; added again: $want" \
@@ -505,4 +508,67 @@ check "... once bgp holds no path: allowed" "$FB" intersect $KI ke --into $KI
 "$FB" destroy $KI >/dev/null
 "$FB" destroy ke >/dev/null
 rm -f "$KS" "$KS".*
+
+# --- 9. the same with the state file elsewhere (--state) ---------------------
+# Only /run/flowbloom/NAME.bgp was looked at: a bgp started with --state
+# elsewhere was not seen, and the intersection went through (bgp's rule
+# counted twice after it, its withdrawal leaving it blocking). Each bgp
+# records its state file in /run/flowbloom/bgp-NAME[-HASH].feeds, running
+# or stopped; a file that no longer exists leaves the record.
+KS=$T_TMP/elsewhere/$KI.bgp
+mkdir -m 0700 "$T_TMP/elsewhere"
+"$FB" create $KI --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create $KI"
+"$FB" export $KI "$T_TMP/ki.fbx" >/dev/null && "$FB" import "$T_TMP/ki.fbx" ke >/dev/null ||
+	fail "import ke"
+"$FB" add ke dst 203.0.113.160 >/dev/null
+start $KI "$KS"
+ann 203.0.113.160/32 >&9
+check "bgp --state elsewhere holds 203.0.113.160" t_wait_until 10 in_state "$KS" "dst 203.0.113.160\$"
+t_refused 1 "intersect $KI ke --into $KI under a running bgp, --state elsewhere: refused" \
+	"holds the rules of flowbloom bgp ($KS names them).*nothing changed" \
+	"$FB" intersect $KI ke --into $KI
+check_eq "... nothing changed" "$(kk 203.0.113.160)" 1
+check "bgp ends" stop
+t_refused 1 "... stopped: refused" "($KS names them)" "$FB" intersect ke $KI --into $KI
+# A second state file for the same filter (its own lock): both recorded.
+KS2=$T_TMP/elsewhere/second.bgp
+start $KI "$KS2"
+check "a second bgp with its own state file ends" stop
+rec=$(ls /run/flowbloom/bgp-$KI-*.feeds)
+check_eq "the record names both, root's, 0600" \
+	"$(grep -c "^$T_TMP/elsewhere/" "$rec") $(stat -c %U:%a "$rec")" "2 root:600"
+t_refused 1 "... refused still" "($KS names them)" "$FB" intersect ke $KI --into $KI
+"$FB" bgp $KI --state "$KS" --flush >/dev/null 2>&1
+check "... once bgp holds no path: allowed" "$FB" intersect $KI ke --into $KI
+rm -f "$KS2" "$KS2".*
+start $KI "$KS"
+check "bgp starts again" stop
+check_eq "... a state file gone leaves the record" "$(grep -c "second.bgp" "$rec")" 0
+# bgp killed after adding its first rule, before the state file names it
+# (its renameat after the line): STATE.added names it, and the
+# intersection is refused as well (it was allowed: the next bgp, adding
+# the route of its journal again to the new array, counted it twice).
+if command -v strace >/dev/null; then
+	"$FB" add ke dst 203.0.113.170 >/dev/null
+	ann 203.0.113.170/32 >"$T_TMP/in"
+	rm -f "$KS" "$KS".* # (the 1st rename: the state file written at start)
+	(strace -f -qq -o /dev/null -P "$T_TMP/elsewhere" -e trace=renameat \
+		-e inject=renameat:signal=KILL:when=2 \
+		"$FB" bgp $KI --state "$KS" <"$T_TMP/in" >/dev/null 2>"$T_TMP/bgp.err"
+	exit $?) 2>/dev/null
+	check_eq "bgp killed before its write: the rule in the filter, named in STATE.added only" \
+		"$? $(kk 203.0.113.170) $(grep -c 203.0.113.170 "$KS.added") $(grep -c 203.0.113.170 "$KS")" \
+		"137 1 1 0"
+	t_refused 1 "... intersect $KI ke --into $KI: refused" "($KS names them)" \
+		"$FB" intersect $KI ke --into $KI
+	"$FB" bgp $KI --state "$KS" </dev/null >/dev/null 2>&1
+	check_eq "... the next bgp holds the route, once" \
+		"$(kk 203.0.113.170) $(grep -c 203.0.113.170 "$KS")" "1 1"
+	"$FB" bgp $KI --state "$KS" --flush >/dev/null 2>&1
+	check "... flushed: allowed" "$FB" intersect $KI ke --into $KI
+else
+	skip "bgp killed before its write: strace not installed"
+fi
+"$FB" destroy $KI >/dev/null
+"$FB" destroy ke >/dev/null
 t_end

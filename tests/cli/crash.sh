@@ -479,7 +479,7 @@ sed 's/^/dst /; s|/32||' <<<"$routes" >"$T_TMP/bk.txt"
 for at in renameat:2 ftruncate:2; do
 	"$FB" create bk --capacity 1000 --fp-rate 0.001 --counting >/dev/null
 	rm -f "$T_TMP"/bk.bgp*
-	only=()
+	only=(-P "$T_TMP") # (not the record of state files in /run/flowbloom)
 	[ "${at%:*}" = ftruncate ] && only=(-P "$T_TMP/bk.bgp.added")
 	(strace -f -qq -o /dev/null "${only[@]}" -e trace="${at%:*}" -e inject="${at%:*}:signal=KILL:when=${at#*:}" \
 		"$FB" bgp bk --state "$T_TMP/bk.bgp" <"$T_TMP/ann.in" >/dev/null 2>"$T_TMP/bk1.err"

@@ -206,7 +206,8 @@ t_cleanup_filters() {
 # t_cleanup_apply_locks: the lock files `apply` made for this suite's
 # root (/run/flowbloom/apply-NAME-HASH.lock, HASH the FNV-1a 64 of the
 # root: user/cli/cmd_apply.c), which stay after their apply as the
-# boot's do. Only at the end, when none of ours can hold them.
+# boot's do, and bgp's records of its state files (bgp-NAME-HASH.feeds,
+# user/cli/bgpfeeds.c). Only at the end, when none of ours can hold them.
 t_cleanup_apply_locks() {
 	local h
 	[ -d /run/flowbloom ] || return 0
@@ -215,7 +216,8 @@ h = 0xcbf29ce484222325
 for b in sys.argv[1].encode():
     h = ((h ^ b) * 0x100000001b3) % 2**64
 print("%016x" % h)' "$FLOWBLOOM_ROOT" 2>/dev/null) || return 0
-	[ -n "$h" ] && find /run/flowbloom -maxdepth 1 -type f -name "apply-*-$h.lock" -delete 2>/dev/null
+	[ -n "$h" ] && find /run/flowbloom -maxdepth 1 -type f \( -name "apply-*-$h.lock" -o \
+		-name "bgp-*-$h.feeds" \) -delete 2>/dev/null
 	return 0
 }
 

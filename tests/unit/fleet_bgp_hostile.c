@@ -126,6 +126,46 @@ static void one_message(void)
 	fb_bgp_free(&b);
 }
 
+/* A name given twice in one object: json-c kept the last, so a FlowSpec
+ * route's destination /32 and /24 became the /24 alone (the component
+ * given twice, widened), and a withdrawal's first list was dropped. Refused
+ * whole, also with a ':' in a comment or in a single-quoted name meant to
+ * make the count come out even. */
+static void names_twice(void)
+{
+	static const char *const bad[] = {
+		FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.22/32\"], "
+				"\"destination-ipv4\": [\"203.0.113.0/24\"]"),
+		FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.22/32\"], "
+				"\"destination-ipv4\": [\"203.0.113.0/24\"], \"x\": /* : */ 1"),
+		FS("ipv4 flow", "'k\"': 1, \"destination-ipv4\": [\"203.0.113.22/32\"], "
+				"\"destination-ipv4\": [\"203.0.113.0/24\"], \"q\": \"\\\"\""),
+		"{\"type\": \"update\", " NBR(
+			"198.51.100.1") ", \"message\": {\"update\": "
+					"{\"withdraw\": {\"ipv4 unicast\": [{\"nlri\": "
+					"\"203.0.113.80/32\"}], "
+					"\"ipv4 unicast\": [{\"nlri\": \"203.0.113.81/32\"}]}}}}}",
+	};
+	struct fb_bgp b;
+	size_t i;
+
+	bgp_defaults(&b);
+	bgp_feed(&b, BH("198.51.100.1", "ipv4 unicast", "\"nlri\": \"203.0.113.80/32\""));
+	fb_bgp_done(&b);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ASSERT_TRUE(bgp_feed(&b, bad[i]) == -1 && b.nadd == 0 && b.ndel == 0,
+			    "bgp: a name given twice in one JSON object: the line refused whole");
+		fb_bgp_done(&b);
+	}
+	ASSERT_TRUE(strstr(bgp_note, "given twice") || strstr(bgp_note, "not JSON"),
+		    "bgp: ... reported");
+	bgp_feed(&b, FS("ipv4 flow", "\"destination-ipv4\": [\"203.0.113.0/24\"], "
+				     "\"protocol\": [\"=udp\"], \"x:\\\"\": 0"));
+	ASSERT_TRUE(strstr(bgp_note, "not supported") && !strstr(bgp_note, "twice"),
+		    "bgp: names with ':' and '\\\"' in them are counted once");
+	fb_bgp_free(&b);
+}
+
 /* The objects and arrays counted before json-c parses a line (bgpmsg.c):
  * none inside strings, escapes and all. */
 static void containers(void)
@@ -420,8 +460,47 @@ static void refused(void)
 	fb_bgp_free(&b);
 }
 
+/* A community is two 16-bit numbers, ExaBGP's [ASN, VALUE] of JSON
+ * integers: a value past 65535 (2^32 + 65535 is 65535 in 32 bits), below
+ * 0, a string or a fraction is not BLACKHOLE 65535:666 (each was taken
+ * for it: the route blackholed). */
+static void communities(void)
+{
+	static const char *const bad[] = {
+		"[4295032831, 666]",	"[65535, 4294967962]", "[-4294901761, 666]",
+		"[\"65535\", \"666\"]", "[65535.9, 666]",      "[65535, 666.0]",
+		"[true, 666]",		"[65535, 666, 1]",     "[[65535], 666]",
+	};
+	char line[512], label[128];
+	struct fb_bgp b;
+	size_t i;
+
+	bgp_defaults(&b);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(line, sizeof(line),
+			 "{\"type\": \"update\", " NBR(
+				 "198.51.100.1") ", \"message\": "
+						 "{\"update\": {\"attribute\": {\"community\": "
+						 "[%s]}, "
+						 "\"announce\": {\"ipv4 unicast\": {\"x\": "
+						 "[{\"nlri\": "
+						 "\"203.0.113.%zu/32\"}]}}}}}}",
+			 bad[i], i + 1);
+		bgp_feed(&b, line);
+		snprintf(label, sizeof(label), "bgp community %s: not 65535:666, nothing added",
+			 bad[i]);
+		ASSERT_TRUE(b.nadd == 0, label);
+		fb_bgp_done(&b);
+	}
+	bgp_feed(&b, BH("198.51.100.1", "ipv4 unicast", "\"nlri\": \"203.0.113.99/32\""));
+	ASSERT_TRUE(b.nadd == 1, "bgp community [65535, 666]: the rule added");
+	fb_bgp_free(&b);
+}
+
 void test_bgp_hostile(void)
 {
+	communities();
+	names_twice();
 	families();
 	one_message();
 	containers();

@@ -246,10 +246,13 @@ int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line);
  * (bgpfilter.c). Not within a line. 0, or -1 out of memory. */
 int bgp_move(struct bgp_run *rn, struct fb_store *f);
 
-/* bgpfeeds.c: does a bgp state file in the default place (its name in
- * state[0..len)) say that bgp holds rules in filter name's permanent rules
+/* bgpfeeds.c: does a bgp state file, in the default place or one a bgp
+ * run of the filter recorded (its name in state[0..len)), say that bgp holds rules in filter name's permanent rules
  * as they are now? 1 or 0 (a file bgp would not trust, or none: 0). */
 int bgp_feeds(const char *name, char *state, size_t len);
+/* Record the state file (base in the open directory state_dir) as one of
+ * filter name's, for bgp_feeds to look at: 0, or -1 said. */
+int bgp_feeds_record(const char *name, int state_dir, const char *base);
 
 /* bgpcopies.c. The record of rule k (NULL: none), and forgetting one. */
 struct bgp_copy *bgp_copies_find(const struct bgp_copies *c, const struct fb_key *k);

@@ -526,6 +526,13 @@ int cmd_bgp(int argc, char **argv)
 		close(rn.state_dir);
 		return 1;
 	}
+	/* Where our rules are recorded, before any reaches the filter: an
+	 * intersection of it with another is refused while we hold some. */
+	if (!flush && bgp_feeds_record(rn.name, rn.state_dir, rn.state_base)) {
+		close(lock_fd);
+		close(rn.state_dir);
+		return 1;
+	}
 	rc = 1;
 	if (fb_bgp_init(&rn.b, &o))
 		goto out; /* said */

@@ -383,6 +383,9 @@ static json_object *one_message(const char *line, size_t n, char *why, size_t le
 		snprintf(why, len, "out of memory");
 		return NULL;
 	}
+	/* JSON as ExaBGP writes it: no comment, no trailing comma (what
+	 * follows the message is looked at below). */
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS);
 	msg = json_tokener_parse_ex(tok, line, (int)n);
 	jerr = json_tokener_get_error(tok);
 	end = json_tokener_get_parse_end(tok);
@@ -406,6 +409,12 @@ static json_object *one_message(const char *line, size_t n, char *why, size_t le
 		 * rest unseen. */
 		snprintf(why, len, "%s after the JSON message at byte %zu",
 			 line[end] == '{' ? "another message" : "garbage", end + 1);
+		json_object_put(msg);
+		return NULL;
+	}
+	/* A member given twice: json-c keeps the last (bgpmsg.c). */
+	if (fb_bgp_members_held(msg) != fb_bgp_members(line, n)) {
+		snprintf(why, len, "a name given twice in one JSON object");
 		json_object_put(msg);
 		return NULL;
 	}

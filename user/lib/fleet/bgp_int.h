@@ -122,5 +122,10 @@ int fb_bgp_read_message(struct fb_bgp_ctx *c, json_object *msg, const char **why
 /* The objects and arrays in line[0..n) ('{' and '[' outside strings),
  * counted up to max + 1 at most. */
 size_t fb_bgp_containers(const char *line, size_t n, size_t max);
+/* The members of objects line[0..n) names (JSON that parsed), and those
+ * the parsed value v holds: fewer held, a name was given twice in one
+ * object (json-c keeps the last). */
+size_t fb_bgp_members(const char *line, size_t n);
+size_t fb_bgp_members_held(json_object *v);
 
 #endif

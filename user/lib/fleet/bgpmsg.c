@@ -58,6 +58,53 @@ size_t fb_bgp_containers(const char *line, size_t n, size_t max)
 	return count;
 }
 
+/*
+ * json-c keeps the last of an object's members of one name, silently: a
+ * FlowSpec route of {"destination-ipv4": [A/32], "destination-ipv4":
+ * [B/24]} would be the /24 alone, a component given twice read as once
+ * and widened; a withdrawal's list given twice, its first half dropped.
+ * ExaBGP writes no name twice in an object. The members a line names
+ * (each ':' outside a string is one, in JSON that parsed strictly: no
+ * comment; json-c takes a name in single quotes even so) against those
+ * its parsed objects hold tell: fewer held, a name was given twice.
+ */
+size_t fb_bgp_members(const char *line, size_t n)
+{
+	size_t i, count = 0;
+	char quote = 0; /* in a string: its quote ('"', or '\'' for a name json-c takes so) */
+
+	for (i = 0; i < n; i++) {
+		if (quote) {
+			if (line[i] == '\\')
+				i++;
+			else if (line[i] == quote)
+				quote = 0;
+		} else if (line[i] == '"' || line[i] == '\'') {
+			quote = line[i];
+		} else if (line[i] == ':') {
+			count++;
+		}
+	}
+	return count;
+}
+
+size_t fb_bgp_members_held(json_object *v)
+{
+	size_t i, count = 0;
+
+	if (json_object_is_type(v, json_type_array)) {
+		for (i = 0; i < json_object_array_length(v); i++)
+			count += fb_bgp_members_held(json_object_array_get_idx(v, i));
+	} else if (json_object_is_type(v, json_type_object)) {
+		json_object_object_foreach(v, key, val)
+		{
+			(void)key;
+			count += 1 + fb_bgp_members_held(val);
+		}
+	}
+	return count;
+}
+
 static json_object *get(json_object *o, const char *k)
 {
 	json_object *v = NULL;
@@ -98,6 +145,19 @@ static int rule_from(bool v6, const char *w0, const char *w1, const char *w2, st
 	return 0;
 }
 
+/* One half of a community: a JSON integer 0 to 65535, as ExaBGP prints
+ * it; -1 for anything else (json-c would read a string, a fraction or
+ * true as a number, and 2^32 + 65535 cast to 32 bits is 65535). */
+static long community_half(json_object *v)
+{
+	int64_t n;
+
+	if (!v || !json_object_is_type(v, json_type_int))
+		return -1;
+	n = json_object_get_int64(v);
+	return n >= 0 && n <= 0xffff ? (long)n : -1;
+}
+
 static bool has_community(struct fb_bgp *b, json_object *attr)
 {
 	json_object *list = get(attr, "community");
@@ -110,10 +170,8 @@ static bool has_community(struct fb_bgp *b, json_object *attr)
 
 		if (c && json_object_is_type(c, json_type_array) &&
 		    json_object_array_length(c) == 2 &&
-		    (__u32)json_object_get_int64(json_object_array_get_idx(c, 0)) ==
-			    b->o.community >> 16 &&
-		    (__u32)json_object_get_int64(json_object_array_get_idx(c, 1)) ==
-			    (b->o.community & 0xffff))
+		    community_half(json_object_array_get_idx(c, 0)) == b->o.community >> 16 &&
+		    community_half(json_object_array_get_idx(c, 1)) == (b->o.community & 0xffff))
 			return true;
 	}
 	return false;
