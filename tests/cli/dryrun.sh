@@ -195,6 +195,25 @@ dry "apply --check, another list (counting, confirm exact)" cx "$FB" apply --che
 conf cx a.txt "confirm = exact" "counting = 4"
 dry "apply --check, the same list (counting, confirm exact)" cx "$FB" apply --check "$T_TMP/cx.conf"
 
+# A counting filter's write a killed writer left half done (its journal
+# names a flow; bytes 8.. of the counters' first block): a writer rolls it
+# back when it locks; a dry run leaves it (check reports it, and its
+# --repair or the next writer rolls it back).
+cnt=$FLOWBLOOM_ROOT/cx/$(cd "$FLOWBLOOM_ROOT/cx" && ls | grep '^counters' | head -1)
+flows=$("$FB" -j info cx | python3 -c 'import json, sys; print(json.load(sys.stdin)["flows"])')
+bpftool -j map lookup pinned "$cnt" key 0 0 0 0 | python3 -c '
+import json, struct, sys
+v = bytes(int(x, 16) for x in json.load(sys.stdin)["value"])
+v = v[:8] + struct.pack("<IIIIQ", 1, 99, 0, 0, int(sys.argv[1])) + v[32:]
+print(" ".join("%02x" % b for b in v))' "$flows" >"$T_TMP/jv" &&
+	bpftool map update pinned "$cnt" key 0 0 0 0 value hex $(cat "$T_TMP/jv") ||
+	fail "cannot write a half-done journal"
+"$FB" check cx >"$T_TMP/chk" 2>&1
+check_eq "check reports the half-done write (exit 1)" "$?" 1
+dry "apply --check over a half-done write (counting)" cx "$FB" apply --check "$T_TMP/cx.conf"
+check "check --repair rolls it back" "$FB" check --repair cx
+check "and check is clean" "$FB" check cx
+
 # --- A plain filter.
 check "create a plain filter" "$FB" create px --capacity 1000 --fp-rate 0.01
 check "load list A into it" "$FB" load px "$T_TMP/a.txt"
