@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include "report.h"
 #include "rules/flow.h"
 #include "rules/load.h"
@@ -229,14 +230,16 @@ int fb_load_into(struct fb_store *f, struct fb_list *l, const struct fb_load_req
 	/* After the filter's own errors (none, broken, too old). */
 	if (req->replace && !l->n && !req->allow_empty)
 		return FB_LOAD_EMPTY;
-	/* A staged filter is locked already, by its maker, until it is
-	 * published or removed (unlocked, another create would take it for
-	 * one a killed create left, and remove it). */
-	if (!f->staged && fb_store_lock(f))
-		return -1;
-	t0 = fb_now();
 	f->keep_same = req->replace && req->ttl <= 0 && (req->keep_same || req->dry);
 	f->dry = f->keep_same && req->dry;
+	/* A staged filter is locked already, by its maker, until it is
+	 * published or removed (unlocked, another create would take it for
+	 * one a killed create left, and remove it). A dry run only reads:
+	 * shared, against writers, and without the writer's roll-back of a
+	 * counting filter's write a killed writer left half done. */
+	if (!f->staged && (f->dry ? fb_store_flock(f, LOCK_SH) : fb_store_lock(f)))
+		return -1;
+	t0 = fb_now();
 	/* Rules with a lifetime go to a generation, whose prefix lengths
 	 * start empty; so does a replaced content. A Bloom filter sized by
 	 * capacity and rate gets its lengths chosen by cost on replace:

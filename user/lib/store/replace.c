@@ -120,7 +120,7 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 {
 	struct fb_store nf = *f;
 	__u32 n = fb_chunks_for(nblocks), gen = f->hdr->gen ^ 1, old_n = f->nchunks, i;
-	bool pinned = false, quiet, kept = false;
+	bool pinned = false, quiet, kept = false, installed = false;
 	int err = -1, *fds, fd0 = -1, span;
 
 	if (nblocks > FB_MAX_BLOCKS) {
@@ -197,16 +197,13 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 		fb_counting_init(nf.cnt_hdr, f->hdr->counter_bits);
 	}
 	if (f->hdr->confirm) {
-		/* Fresh sets in the other generation's slot: unused until the
-		 * new filter (whose header names that generation) is in. As
-		 * large as create makes them, so the filter takes rules up to
-		 * its capacity afterwards too, or the new rules twice. */
+		/* Fresh sets, filled aside like the chunks. As large as create
+		 * makes them, so the filter takes rules up to its capacity
+		 * afterwards too, or the new rules twice. */
 		__u64 want = fb_exact_sets_for(nf.hdr->capacity, nblocks);
 
 		if (fb_exact_create_sets(want > 2 * (__u64)nsets ? want : 2 * (__u64)nsets,
 					 nf.set_fd))
-			goto out;
-		if (fb_exact_install(f->exact_fd, f->lpm_fd, gen, nf.set_fd))
 			goto out;
 	}
 	if (fill(&nf, arg) || fb_head_sync(&nf, false))
@@ -224,6 +221,13 @@ int fb_replace_fill(struct fb_store *f, __u32 nblocks, __u8 k, size_t nsets,
 	 * the other set of generation slots, unless fill made generations of
 	 * its own (load --replace --ttl replaces those instead). */
 	if (!nf.hdr->gens && fb_gens_carry(f, &nf))
+		goto out;
+	/* The new sets go into the other generation's slot of the live
+	 * outer maps only now, after the comparison: a dry or unchanged run
+	 * writes nothing there (a kill would leave them behind). Unused
+	 * until the new filter, whose header names that generation, is in. */
+	installed = f->hdr->confirm; /* (a failure may have put some in) */
+	if (installed && fb_exact_install(f->exact_fd, f->lpm_fd, gen, nf.set_fd))
 		goto out;
 	if (f->cnt_hdr) {
 		/* The new counters get their pin before the switch, under the
@@ -262,7 +266,7 @@ out:
 			fb_gens_retire(f, nf.hdr->gen, nf.hdr->gens);
 		if (pinned)
 			unlinkat(f->dir_fd, fb_store_cnt_pin(gen), 0);
-		if (f->hdr->confirm && nf.hdr)
+		if (installed)
 			fb_exact_clear_slot(f->exact_fd, f->lpm_fd, gen);
 		for (i = 0; i < 3; i++)
 			if (nf.set_fd[i] >= 0 && nf.set_fd[i] != f->set_fd[i])
