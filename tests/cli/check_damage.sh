@@ -151,13 +151,16 @@ for what in nobody 0777 rootlink nobodylink; do
 	check_eq "... list -j: untrusted, naming what it found" \
 		"$("$FB" -j list 2>/dev/null | t_json '[("untrusted" in f, "broken" in f, "'"$want"'" in f.get("untrusted", "")) for f in d["filters"] if f["name"] == "'$u'"]')" \
 		"[(True, False, True)]"
-	# metrics skips it, as it skips a broken one, and says which: it
-	# said "skipping broken filter" for these.
+	# metrics skips it, as it skips a broken one, says which (it said
+	# "skipping broken filter" for these), shows it by its up 0 and
+	# exits 1 (it exited 0, its series simply missing).
 	"$FB" metrics >"$T_TMP/m" 2>"$T_TMP/me"
-	check_eq "... metrics: exit 0, says it skips an untrusted filter, and why" \
-		"$? $(grep -c "^flowbloom: note: skipping untrusted filter '$u': .*$want" "$T_TMP/me")" "0 1"
+	check_eq "... metrics: exit 1, an error line: it skips an untrusted filter, and why" \
+		"$? $(grep -c "^flowbloom: skipping untrusted filter '$u': .*$want" "$T_TMP/me") $(wc -l <"$T_TMP/me")" "1 1 1"
 	check_eq "... never called broken" "$(grep -c "broken filter '$u'" "$T_TMP/me")" 0
-	check "... the others' series still there" grep -q 'filter="ok"' "$T_TMP/m"
+	check_eq "... its only series: flowbloom_filter_up 0" "$(grep "filter=\"$u\"" "$T_TMP/m")" \
+		"flowbloom_filter_up{filter=\"$u\"} 0"
+	check "... the others' series still there, up 1" grep -q '^flowbloom_filter_up{filter="ok"} 1$' "$T_TMP/m"
 	strace -f -qq -o "$T_TMP/trace" -e trace=bpf,unlink,unlinkat,rmdir,rename,renameat,renameat2 \
 		"$FB" check $u --repair >"$T_TMP/c" 2>&1
 	check_eq "... check --repair: exit 1, UNTRUSTED" "$? $(head -1 "$T_TMP/c" | cut -d: -f1,2)" "1 $u: UNTRUSTED"
@@ -208,11 +211,14 @@ if command -v strace >/dev/null; then
 		[ -n "$n" ] || fail "$cmd: no bpf obj-get traced"
 	done
 	# metrics: the first obj-get (the first filter's) refused. It said
-	# "skipping broken filter".
+	# "skipping broken filter", then exited 0 (the filter's series
+	# missing, nothing in the output to say so).
 	strace -f -qq -o /dev/null -e trace=bpf -e inject=bpf:error=EPERM:when=1 \
-		"$FB" metrics >/dev/null 2>"$T_TMP/me"
-	check_eq "metrics, a pin's obj-get refused: exit 0, says it skips a filter not known" \
-		"$? $(grep -c "^flowbloom: note: skipping filter '[^']*' (not known): cannot open filter '[^']*': Operation not permitted" "$T_TMP/me")" "0 1"
+		"$FB" metrics >"$T_TMP/m" 2>"$T_TMP/me"
+	check_eq "metrics, a pin's obj-get refused: exit 1, says it skips a filter not known" \
+		"$? $(grep -c "^flowbloom: skipping filter '[^']*' (not known): cannot open filter '[^']*': Operation not permitted" "$T_TMP/me")" "1 1"
+	check_eq "... its up 0, the others' 1" "$(grep -c '^flowbloom_filter_up{filter="[^"]*"} 0$' "$T_TMP/m") $(
+		grep -c '^flowbloom_filter_up{filter="[^"]*"} 1$' "$T_TMP/m")" "1 $(($(ls "$FLOWBLOOM_ROOT" | grep -cv '^~') - 1))"
 	check_eq "... never called broken" "$(grep -c broken "$T_TMP/me")" 0
 	check_eq "a pin's obj-get refused by the kernel: never BROKEN, not known; the tree as it was" \
 		"$(tree)" "$before"
@@ -243,6 +249,62 @@ if command -v strace >/dev/null; then
 else
 	skip "strace is not installed (make deps installs it)"
 fi
+
+# 8. metrics --textfile of every filter, one broken (a pin removed) and a
+# directory whose name is no filter name (a byte of no UTF-8 sequence, a
+# newline): the file is written whole, each skipped one's only series its
+# flowbloom_filter_up 0 (the others' 1), the broken one's earlier series
+# gone; then exit 1, an error line for each naming it and why (-j: an
+# {"error"} each, then the answer with "skipped"). It exited 0, the file
+# without a sign of them. The file is what node_exporter's textfile
+# collector reads (a real scrape, when installed): a label of raw bytes
+# would make it refuse the whole file.
+check "create br" "$FB" create br --capacity 100 --fp-rate 0.01
+mkdir -m 0755 "$T_TMP/ne"
+check "metrics --textfile, every filter whole" "$FB" metrics --textfile "$T_TMP/ne/fb.prom"
+rm "$FLOWBLOOM_ROOT/br/stats"
+BADDIR=$FLOWBLOOM_ROOT/bad$'\xff\n'name
+mkdir "$BADDIR"
+"$FB" metrics --textfile "$T_TMP/ne/fb.prom" >"$T_TMP/mo" 2>"$T_TMP/me"
+check_eq "metrics --textfile, a broken filter and a bad name: exit 1, an error line each, stdout empty" \
+	"$? $(grep -c "^flowbloom: skipping broken filter 'br': filter 'br' is incomplete" "$T_TMP/me") $(
+		LC_ALL=C grep -c "^flowbloom: skipping broken filter 'bad.*name': bad filter name" "$T_TMP/me") $(
+		wc -l <"$T_TMP/me") $(wc -c <"$T_TMP/mo")" "1 1 1 2 0"
+check_eq "... br's only series: up 0" "$(grep 'filter="br"' "$T_TMP/ne/fb.prom")" 'flowbloom_filter_up{filter="br"} 0'
+check_eq "... the bad name's: up 0, in UTF-8 (U+FFFD), its newline escaped" \
+	"$(grep 'filter="bad' "$T_TMP/ne/fb.prom")" 'flowbloom_filter_up{filter="bad'$'\xef\xbf\xbd''\nname"} 0'
+check_eq "... the others: up 1, their series there" \
+	"$(grep -c '^flowbloom_filter_up{filter="\(ok\|default\|big\|px\)"} 1$' "$T_TMP/ne/fb.prom") $(
+		grep -c '^flowbloom_seen_packets_total{filter="\(ok\|default\|big\|px\)"} ' "$T_TMP/ne/fb.prom")" "4 4"
+check_eq "... one HELP and TYPE for up" "$(grep -c '^# \(HELP\|TYPE\) flowbloom_filter_up ' "$T_TMP/ne/fb.prom")" 2
+check_eq "... no temporary file left" "$(ls -A "$T_TMP/ne")" fb.prom
+if command -v promtool >/dev/null; then
+	check "... promtool check metrics" bash -c "promtool check metrics <'$T_TMP/ne/fb.prom'"
+else
+	skip "promtool check metrics: promtool not installed (make deps installs prometheus)"
+fi
+NE=$(command -v prometheus-node-exporter || command -v node_exporter)
+if [ -n "$NE" ]; then
+	# In a network namespace of its own (gone with it): a port of ours.
+	unshare -n sh -c 'ip link set lo up && { "$1" --collector.disable-defaults --collector.textfile \
+		--collector.textfile.directory="$2" --web.listen-address=127.0.0.1:9100 >"$3.log" 2>&1 &
+		p=$!; i=0; while [ $i -lt 100 ] && ! curl -sf -o "$3" http://127.0.0.1:9100/metrics; do
+		sleep 0.1; i=$((i + 1)); done; kill $p; }' _ "$NE" "$T_TMP/ne" "$T_TMP/scrape"
+	check_eq "... node_exporter: the file read, br down, ok up" "$(grep -c \
+		-e '^node_textfile_scrape_error 0$' -e '^flowbloom_filter_up{filter="br"} 0$' \
+		-e '^flowbloom_filter_up{filter="ok"} 1$' "$T_TMP/scrape" 2>&1)" 3
+else
+	skip "node_exporter's scrape: prometheus-node-exporter not installed"
+fi
+"$FB" -j metrics --textfile "$T_TMP/ne/fb.prom" >"$T_TMP/mo" 2>/dev/null
+check_eq "... -j: exit 1, an {\"error\"} each, then the answer" "$? $("$PY" -c 'import json, sys
+print(" ".join("error" if "error" in d else "filters=%d skipped=%d" % (d["filters"], d["skipped"])
+	for d in map(json.loads, open(sys.argv[1]))))' "$T_TMP/mo" 2>&1)" \
+	"1 error error filters=4 skipped=2"
+rmdir "$BADDIR"
+check "... destroy br" "$FB" destroy br
+check "metrics --textfile again: exit 0" "$FB" metrics --textfile "$T_TMP/ne/fb.prom"
+check_eq "... br gone from the file" "$(grep -c 'filter="br"' "$T_TMP/ne/fb.prom")" 0
 
 check "ok: still clean" "$FB" check ok
 check_eq "ok: -j clean, nothing repaired by a check --repair" \

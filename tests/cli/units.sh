@@ -15,7 +15,9 @@
 #   unit does not retry (RestartPreventExitStatus), a missing filter with
 #   another;
 # - flowbloom-metrics: writes its textfile (in a private mount namespace:
-#   the path is the real node_exporter directory's);
+#   the path is the real node_exporter directory's); under systemd, with
+#   its timer, a run that skips a broken filter fails the service and the
+#   timer starts it again;
 # - the example's `flowbloom bgp rtbh`: reads one announcement and adds its
 #   rule (its state in a private /run);
 # - instance names that are no filter names (a '.', a leading '-', an
@@ -312,6 +314,45 @@ test_metrics_unit() {
 		fail "flowbloom-metrics: $(head -c 300 <<<"$out")"
 }
 
+# The metrics timer, as systemd runs it: the installed timer and service,
+# a drop-in only for the interval (3 s: 5 starts in 10 s hit the start
+# limit), the textfile's path and our root. A run that skips a broken
+# filter writes the file (its flowbloom_filter_up 0) and exits 1, so the
+# service shows failed; the timer starts it again all the same; once the
+# filter is gone, a run ends well.
+test_metrics_timer() {
+	local d=$XDG_CONFIG_HOME/systemd/user s=flowbloom-metrics.service t0 prom=$T_TMP/mt/flowbloom.prom
+	sd_start || {
+		skip "metrics timer under systemd: $SD_WHY"
+		return
+	}
+	mkdir -p "$T_TMP/mt" "$d/$s.d" "$d/flowbloom-metrics.timer.d"
+	cp "$UNITS/$s" "$UNITS/flowbloom-metrics.timer" "$d/"
+	printf '[Service]\nEnvironment=FLOWBLOOM_ROOT=%s\nExecStart=\nExecStart=%s metrics --textfile %s\n[Unit]\nConditionPathIsDirectory=\n' \
+		"$FLOWBLOOM_ROOT" "$IFB" "$prom" >"$d/$s.d/t.conf"
+	printf '[Timer]\nOnBootSec=\nOnUnitActiveSec=\nOnActiveSec=0\nOnUnitActiveSec=3s\nAccuracySec=100ms\n' \
+		>"$d/flowbloom-metrics.timer.d/t.conf"
+	"$IFB" create mt_br --capacity 100 --fp-rate 0.01 >/dev/null
+	rm "$FLOWBLOOM_ROOT/mt_br/stats"
+	sd daemon-reload
+	check "metrics timer: starts" sd start flowbloom-metrics.timer
+	state() { echo "$(sd show -p ActiveState --value $s) $(sd show -p Result --value $s)"; }
+	started() { sd show -p ExecMainStartTimestampMonotonic --value $s; }
+	t_wait_until 20 eval '[ "$(state)" = "failed exit-code" ]'
+	check_eq "... a broken filter: the service failed (exit 1)" "$(state)" "failed exit-code"
+	check_eq "... the file written, the filter's up 0, edge's 1" \
+		"$(grep -c -e '^flowbloom_filter_up{filter="mt_br"} 0$' -e '^flowbloom_filter_up{filter="edge"} 1$' "$prom" 2>&1)" 2
+	t0=$(started)
+	t_wait_until 20 eval '[ "$(started)" != "$t0" ] && [ "$(state)" = "failed exit-code" ]'
+	[ "$(started)" != "$t0" ] && pass "... the timer starts it again after the failure" ||
+		fail "... the timer did not start it again: $(sd status flowbloom-metrics.timer 2>&1 | head -5 | tr '\n' ' ')"
+	"$IFB" destroy mt_br >/dev/null
+	t_wait_until 20 eval '[ "$(state)" = "inactive success" ]'
+	check_eq "... the filter destroyed: the next run ends well" "$(state)" "inactive success"
+	check_eq "... its up gone from the file" "$(grep -c 'filter="mt_br"' "$prom")" 0
+	sd_stop
+}
+
 test_bgp_unit() {
 	local u=$UNITS/flowbloom-bgp@.service line cmd
 	unit_cmd "$u" ExecStart edge || return
@@ -482,6 +523,7 @@ test_boot_unit
 test_timeouts
 test_ipfix_unit
 test_metrics_unit
+test_metrics_timer
 test_bgp_unit
 test_instances
 t_finish

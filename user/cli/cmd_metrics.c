@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,7 +25,8 @@
 
 /* One filter's numbers, read once so every family shows one instant. */
 struct mfilter {
-	char name[FB_NAME_MAX];
+	char name[NAME_MAX + 1]; /* a skipped one's may be no filter name */
+	bool up;		 /* read; else skipped: only its flowbloom_filter_up sample */
 	struct fb_stats st;
 	__u64 flows, size, kmem; /* kmem: every map's memlock (memuse.h) */
 	bool sketch, newflows, acct;
@@ -82,6 +84,7 @@ static bool get_stat_bytes(const struct mfilter *mf, int i, struct mval *v)
 }
 
 enum {
+	G_UP,
 	G_FLOWS,
 	G_SIZE,
 	G_KMEM,
@@ -114,6 +117,8 @@ enum {
 static bool get_other(const struct mfilter *mf, int what, struct mval *v)
 {
 	switch (what) {
+	case G_UP:
+		return whole(v, mf->up, true);
 	case G_FLOWS:
 		return whole(v, mf->flows, true);
 	case G_SIZE:
@@ -177,6 +182,10 @@ static const struct {
 	enum mkind kind;
 	int what;
 } others[] = {
+	{ "flowbloom_filter_up",
+	  "1 if the filter was read, 0 if metrics skipped it (broken, untrusted or not readable: "
+	  "flowbloom list says why); a skipped filter has no other series.",
+	  M_GAUGE, G_UP },
 	{ "flowbloom_filter_flows", "Flows added to the filter.", M_GAUGE, G_FLOWS },
 	{ "flowbloom_filter_size_bytes", "Bytes of the filter's bit array.", M_GAUGE, G_SIZE },
 	{ "flowbloom_filter_kernel_memory_bytes",
@@ -260,6 +269,7 @@ static int read_mfilter(const char *name, struct mfilter *mf, enum fb_open_fail 
 		return -1;
 	}
 	snprintf(mf->name, sizeof(mf->name), "%s", name);
+	mf->up = true;
 	if (fb_stats_read(&f, &mf->st)) {
 		fb_store_close(&f);
 		return -1;
@@ -386,15 +396,26 @@ static int read_mfilter(const char *name, struct mfilter *mf, enum fb_open_fail 
 	return 0;
 }
 
+/* A label value is UTF-8 (a byte of no UTF-8 sequence makes node_exporter
+ * refuse the whole file): such a byte, in the name of a directory that is
+ * no filter, is written as U+FFFD, as -j writes it. */
 static void label_value(FILE *out, const char *s)
 {
 	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
+		int n = (unsigned char)*s >= 0x80 ? fb_utf8_len((const unsigned char *)s) : 1;
+
+		if (!n) {
+			fputs("\xef\xbf\xbd", out);
+		} else if (n > 1) {
+			fwrite(s, 1, n, out);
+			s += n - 1;
+		} else if (*s == '\\' || *s == '"') {
 			fprintf(out, "\\%c", *s);
-		else if (*s == '\n')
+		} else if (*s == '\n') {
 			fputs("\\n", out);
-		else
+		} else {
 			fputc(*s, out);
+		}
 	}
 }
 
@@ -419,6 +440,14 @@ static void print_value(FILE *out, const struct mval *v)
 		fprintf(out, "%.15g\n", v->d);
 }
 
+/* Filter mf's sample of family fam: a skipped filter has only its up. */
+static bool sample(const struct mfamily *fam, const struct mfilter *mf, struct mval *v)
+{
+	if (!mf->up && !(fam->get == get_other && fam->arg == G_UP))
+		return false;
+	return fam->get(mf, fam->arg, v);
+}
+
 /* The exposition: HELP and TYPE once per family, then one sample per
  * filter that has the value; families without samples are left out. json:
  * the families as JSON objects on stdout instead (-j without --textfile). */
@@ -432,7 +461,7 @@ static void render(FILE *out, bool json, const struct mfamily *fam, size_t nfam,
 		bool any = false;
 
 		for (j = 0; j < nmf; j++)
-			if (fam[i].get(&mf[j], fam[i].arg, &v))
+			if (sample(&fam[i], &mf[j], &v))
 				any = true;
 		if (!any)
 			continue;
@@ -443,7 +472,7 @@ static void render(FILE *out, bool json, const struct mfamily *fam, size_t nfam,
 			jw_str("help", fam[i].help);
 			jw_arr_open("samples");
 			for (j = 0; j < nmf; j++)
-				if (fam[i].get(&mf[j], fam[i].arg, &v)) {
+				if (sample(&fam[i], &mf[j], &v)) {
 					jw_obj_open(NULL);
 					jw_str("filter", mf[j].name);
 					/* Counts whole: %g would round them. */
@@ -462,7 +491,7 @@ static void render(FILE *out, bool json, const struct mfamily *fam, size_t nfam,
 		fprintf(out, "\n# TYPE %s %s\n", fam[i].name,
 			fam[i].kind == M_COUNTER ? "counter" : "gauge");
 		for (j = 0; j < nmf; j++)
-			if (fam[i].get(&mf[j], fam[i].arg, &v)) {
+			if (sample(&fam[i], &mf[j], &v)) {
 				fprintf(out, "%s{filter=\"", fam[i].name);
 				label_value(out, mf[j].name);
 				fputs("\"} ", out);
@@ -496,7 +525,7 @@ int cmd_metrics(int argc, char **argv)
 	const char *textfile = NULL;
 	struct mfilter *mf = NULL;
 	char **names = NULL;
-	size_t nfam = 0, nmf = 0, i;
+	size_t nfam = 0, nmf = 0, skipped = 0, i;
 	int c, n, rc = 1;
 
 	optind = 0;
@@ -538,9 +567,10 @@ int cmd_metrics(int argc, char **argv)
 		if (j < i)
 			continue;
 
-		/* Scraping every filter: one not read is skipped (and said so,
-		 * as list says it: broken, untrusted or not known), the others
-		 * still reported; one destroyed since it was listed is gone. */
+		/* Scraping every filter: one not read is skipped, said so as
+		 * list says it (broken, untrusted or not known) and shown by
+		 * its up 0, the others still reported, then exit 1 (a timer's
+		 * unit fails); one destroyed since it was listed is gone. */
 		fb_report_quiet = quiet || all;
 		r = read_mfilter(names[i], &mf[nmf], &fail);
 		fb_report_quiet = quiet;
@@ -552,13 +582,16 @@ int cmd_metrics(int argc, char **argv)
 			goto out;
 		if (fail == FB_OPEN_ABSENT)
 			continue;
-		fprintf(stderr, "flowbloom: note: skipping %sfilter '%s'%s: %s\n",
-			fail == FB_OPEN_DAMAGED	    ? "broken "
-			: fail == FB_OPEN_UNTRUSTED ? "untrusted "
-						    : "",
-			names[i],
-			fail == FB_OPEN_DAMAGED || fail == FB_OPEN_UNTRUSTED ? "" : " (not known)",
-			fb_report_last);
+		fb_err("skipping %sfilter '%s'%s: %s",
+		       fail == FB_OPEN_DAMAGED	   ? "broken "
+		       : fail == FB_OPEN_UNTRUSTED ? "untrusted "
+						   : "",
+		       names[i],
+		       fail == FB_OPEN_DAMAGED || fail == FB_OPEN_UNTRUSTED ? "" : " (not known)",
+		       fb_report_last);
+		memset(&mf[nmf], 0, sizeof(mf[nmf]));
+		snprintf(mf[nmf++].name, sizeof(mf->name), "%s", names[i]);
+		skipped++;
 	}
 
 	for (i = 0; i < FB_STAT_NR; i++) {
@@ -589,7 +622,8 @@ int cmd_metrics(int argc, char **argv)
 		if (fb_json) {
 			jw_obj_open(NULL);
 			jw_str("textfile", textfile);
-			jw_u64("filters", nmf);
+			jw_u64("filters", nmf - skipped);
+			jw_u64("skipped", skipped);
 			jw_obj_close();
 			jw_end();
 		}
@@ -603,7 +637,7 @@ int cmd_metrics(int argc, char **argv)
 	} else {
 		render(stdout, false, fam, nfam, mf, nmf);
 	}
-	rc = 0;
+	rc = skipped ? 1 : 0;
 out:
 	for (i = 0; names && i < (size_t)n; i++)
 		free(names[i]);

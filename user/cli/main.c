@@ -248,7 +248,9 @@ static const struct fb_cmd cmds[] = {
 	{ "metrics", cmd_metrics, "metrics [NAME...] [--textfile PATH]",
 	  "Counters and monitoring figures of the filters (default: all) in the\n"
 	  "Prometheus text exposition format. --textfile writes PATH atomically (a\n"
-	  "temporary file renamed over it), for node_exporter's textfile collector." },
+	  "temporary file renamed over it), for node_exporter's textfile collector.\n"
+	  "flowbloom_filter_up is 1 for each filter read, 0 for one skipped (broken,\n"
+	  "untrusted, not readable: its only series); metrics then exits 1." },
 	{ "ipfix", cmd_ipfix,
 	  "ipfix NAME --collector HOST:PORT [--udp|--tcp] [--interval S] [--top N]\n"
 	  "                 [--idle-timeout S] [--active-timeout S] [--observation-domain N]\n"

@@ -14,7 +14,7 @@ static bool jw_first[JW_DEPTH] = { true };
 
 /* Bytes of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
  * form, no surrogate, nothing above U+10FFFF), 0 if there is none. */
-static int utf8_len(const unsigned char *s)
+int fb_utf8_len(const unsigned char *s)
 {
 	int n, i;
 
@@ -41,7 +41,7 @@ static void jw_string(const char *s)
 		int n;
 
 		if (c >= 0x80) {
-			n = utf8_len((const unsigned char *)s);
+			n = fb_utf8_len((const unsigned char *)s);
 			if (n) {
 				fwrite(s, 1, n, stdout);
 				s += n - 1;
