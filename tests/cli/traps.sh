@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Traps an unprivileged user (nobody, through setpriv) sets before root runs
+# a command, on paths the other suites do not cover:
+# - `status` (and every verb that looks for flowbloom's attachments) visits
+#   network namespaces that other mount namespaces bind-mount, through
+#   /proc/PID/root and the mount point that namespace's mountinfo names.
+#   nobody, in a user and mount namespace of its own, bind-mounts a network
+#   namespace and hides the mount under a tmpfs holding a FIFO of that
+#   name (status must end, not wait on the FIFO forever), or a symbolic
+#   link to root's own FIFO in a root-only directory (status must not open
+#   it: its writer, waiting, stays blocked), or a symbolic link loop (status
+#   must not fail, exit 1, "cannot tell", at nobody's say-so: the mount is
+#   as gone, the program attached nowhere still said). Status walks those mounts only
+#   while some flowbloom program is attached nowhere: a `replay` waiting on
+#   its capture holds one.
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin traps
+
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+NB=$(mktemp -d /tmp/fbtest.traps.nb.XXXXXX)
+chown 65534:65534 "$NB"
+chmod 0755 "$NB"
+HELD=()
+cleanup() {
+	local p
+	exec 7>&- 2>/dev/null
+	for p in $(t_ours "${HELD[@]}"); do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+	rm -rf "$NB"
+}
+t_traps
+
+# nobody_ns SCRIPT: run SCRIPT as nobody in a user, mount and network
+# namespace of its own, then sleep there until killed; its pid in NBPID
+# once the script is done (0 if it failed: its stderr in $T_TMP/nb.err).
+nobody_ns() {
+	rm -f "$NB/ready"
+	"${NOBODY[@]}" unshare -Urmn --propagation private sh -c \
+		"$1"' && echo ready >"$0/ready" && exec sleep 300' "$NB" 2>"$T_TMP/nb.err" &
+	NBPID=$!
+	HELD+=("$NBPID")
+	t_wait_until 20 test -s "$NB/ready" || NBPID=0
+}
+
+nobody_done() {
+	[ "$NBPID" != 0 ] && kill "$NBPID" 2>/dev/null && wait "$NBPID" 2>/dev/null
+	NBPID=0
+}
+
+# --- status: mounts of other mount namespaces
+check "create f" "$FB" create f --capacity 100 --fp-rate 0.01
+mkfifo "$T_TMP/feed"
+"$FB" replay f "$T_TMP/feed" >"$T_TMP/replay.out" 2>&1 &
+HELD+=($!)
+exec 7>"$T_TMP/feed" # replay now waits on its capture, the program loaded
+nowhere() { "$FB" status 2>&1 | grep -q "found attached nowhere"; }
+t_wait_until 30 nowhere && pass "a program attached nowhere (replay waiting)" ||
+	fail "no program attached nowhere: $("$FB" status 2>&1 | head -c 300)"
+
+if ! "${NOBODY[@]}" unshare -Urmn true 2>/dev/null; then
+	skip "nobody's mount traps: no unprivileged user namespaces here"
+else
+	# A FIFO over nobody's bind mount of its network namespace.
+	nobody_ns 'mkdir "$0/d" && touch "$0/d/ns" && mount --bind /proc/self/ns/net "$0/d/ns" &&
+		mount -t tmpfs t "$0/d" && mkfifo "$0/d/ns"'
+	if [ "$NBPID" != 0 ]; then
+		grep -q " $NB/d/ns .* nsfs " "/proc/$NBPID/mountinfo" &&
+			pass "nobody's namespace mount listed (hidden under a FIFO)" ||
+			fail "nobody's mount not listed: $(grep nsfs "/proc/$NBPID/mountinfo")"
+		timeout 10 "$FB" status >"$T_TMP/st.out" 2>"$T_TMP/st.err"
+		rc=$?
+		[ "$rc" != 124 ] && pass "status ends (exit $rc), never waits on nobody's FIFO" ||
+			fail "status waited on nobody's FIFO over its mount (killed after 10 s)"
+		timeout 10 "$FB" -j status >/dev/null 2>&1
+		[ $? != 124 ] && pass "status -j ends too" || fail "status -j waited on nobody's FIFO"
+	else
+		fail "nobody's FIFO trap not set: $(head -c 300 "$T_TMP/nb.err")"
+	fi
+	nobody_done
+
+	# A symbolic link there to root's FIFO, in a root-only directory,
+	# whose writer waits for a reader: status must not be that reader.
+	mkfifo -m 0600 "$T_TMP/rootfifo"
+	(echo opened >"$T_TMP/rootfifo") 2>/dev/null &
+	W=$!
+	HELD+=("$W")
+	nobody_ns 'mkdir "$0/e" && touch "$0/e/ns" && mount --bind /proc/self/ns/net "$0/e/ns" &&
+		mount -t tmpfs t "$0/e" && ln -s '"$T_TMP/rootfifo"' "$0/e/ns"'
+	if [ "$NBPID" != 0 ]; then
+		timeout 10 "$FB" status >"$T_TMP/st.out" 2>"$T_TMP/st.err"
+		rc=$?
+		check_eq "link to root's FIFO: status ends" "$([ $rc != 124 ] && echo yes)" yes
+		sleep 0.2
+		kill -0 "$W" 2>/dev/null && pass "status never opened root's FIFO through nobody's link" ||
+			fail "status opened root's FIFO through nobody's link (its writer got a reader)"
+	else
+		fail "nobody's link trap not set: $(head -c 300 "$T_TMP/nb.err")"
+	fi
+	nobody_done
+	kill "$W" 2>/dev/null
+
+	# A symbolic link loop there: status says what it found, not that it
+	# cannot tell (exit 1) at nobody's say-so.
+	nobody_ns 'mkdir "$0/l" && touch "$0/l/ns" && mount --bind /proc/self/ns/net "$0/l/ns" &&
+		mount -t tmpfs t "$0/l" && ln -s ns "$0/l/ns"'
+	if [ "$NBPID" != 0 ]; then
+		timeout 10 "$FB" status >"$T_TMP/st.out" 2>"$T_TMP/st.err"
+		rc=$?
+		! grep -q "$NB" "$T_TMP/st.err" && [ "$rc" != 1 ] && [ "$rc" != 124 ] &&
+			pass "link loop: status exits $rc, nobody's mount as gone" ||
+			fail "link loop: status exit $rc: $(head -c 300 "$T_TMP/st.err")"
+		grep -q "found attached nowhere" "$T_TMP/st.err" &&
+			pass "link loop: the program attached nowhere still said" ||
+			fail "link loop: status stderr: $(head -c 300 "$T_TMP/st.err")"
+	else
+		fail "nobody's loop trap not set: $(head -c 300 "$T_TMP/nb.err")"
+	fi
+	nobody_done
+fi
+
+# A FUSE file system whose server stops answering, under a namespace's
+# bind mount in another mount namespace: the lookup itself waits, in a
+# wait no signal ends. Where /dev/fuse is 0666 (Debian's default) any user
+# can do this in a user namespace; a stalled sshfs in a container does it
+# by itself. Made by root here (/dev/fuse may be root's only), in a mount
+# namespace of its own: status must still end, within a few seconds. A
+# watchdog wakes the server after 15 s, so a status stuck in the lookup
+# ends then (and is timed).
+if ! command -v bindfs >/dev/null; then
+	skip "stalled FUSE: bindfs not installed"
+else
+	mkdir "$T_TMP/fsrc" "$T_TMP/fmnt"
+	touch "$T_TMP/fsrc/ns"
+	unshare -m --propagation private sh -c 'bindfs -f -o entry_timeout=0,attr_timeout=0 "$1" "$2" &
+		echo $! >"$3.bf"
+		i=0
+		until mountpoint -q "$2" || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+		unshare -n mount --bind /proc/self/ns/net "$2/ns" && echo ready >"$3" && exec sleep 300' \
+		_ "$T_TMP/fsrc" "$T_TMP/fmnt" "$T_TMP/fready" 2>"$T_TMP/fuse.err" &
+	HELD+=($!)
+	if t_wait_until 20 test -s "$T_TMP/fready"; then
+		BF=$(cat "$T_TMP/fready.bf")
+		kill -STOP "$BF"
+		(sleep 15 && kill -CONT "$BF") 2>/dev/null &
+		WD=$!
+		t0=$(date +%s%N)
+		timeout -k 5 30 "$FB" status >"$T_TMP/st.out" 2>"$T_TMP/st.err"
+		rc=$?
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		kill -CONT "$BF" 2>/dev/null
+		kill "$WD" 2>/dev/null
+		[ "$ms" -lt 10000 ] && pass "stalled FUSE: status ends in $ms ms (exit $rc)" ||
+			fail "stalled FUSE: status took $ms ms (waited in the lookup until the server woke)"
+		kill "$BF" 2>/dev/null
+	else
+		fail "stalled FUSE: not set up: $(head -c 300 "$T_TMP/fuse.err")"
+	fi
+fi
+exec 7>&-
+
+t_finish
