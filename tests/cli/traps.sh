@@ -13,7 +13,11 @@
 #   must not fail, exit 1, "cannot tell", at nobody's say-so: the mount is
 #   as gone, the program attached nowhere still said). Status walks those mounts only
 #   while some flowbloom program is attached nowhere: a `replay` waiting on
-#   its capture holds one.
+#   its capture holds one. A FUSE server stopped under such a mount (made
+#   by root here: /dev/fuse may be root's only) must not stall status
+#   either.
+# - bash completion offers the device names of a namespace others name
+#   (-n NETNS: a container's), which must never run as commands.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin traps
 
@@ -27,6 +31,7 @@ cleanup() {
 	exec 7>&- 2>/dev/null
 	for p in $(t_ours "${HELD[@]}"); do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
 	rm -rf "$NB"
+	[ -n "${NSMADE:-}" ] && ip netns del "$NS" 2>/dev/null
 }
 t_traps
 
@@ -157,5 +162,36 @@ else
 	fi
 fi
 exec 7>&-
+
+# --- bash completion: the devices of a namespace someone else names
+# (a container's root renames the devices of its own namespace, which
+# root reaches with -n NETNS). compgen -W expands each word it is given,
+# command substitutions and redirections included: a device named
+# '$(>pwned)' made a file as root at a TAB. Names are offered, never run.
+COMPLETION=$(cd "$(dirname "$0")/../../dist" && pwd)/flowbloom.bash
+NS=fbtraps$$
+comp() {
+	PATH="$(dirname "$FB"):$PATH" bash -c '
+source "$1"; shift
+COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+_flowbloom; ((${#COMPREPLY[@]})) && printf "%s\n" "${COMPREPLY[@]}" | LC_ALL=C sort | tr "\n" " "' _ \
+		"$COMPLETION" "$@"
+}
+if ip netns add "$NS" 2>"$T_TMP/ns.err"; then
+	NSMADE=1
+	if nsenter --net="/run/netns/$NS" ip link add '$(>pwned)' type veth peer name 'x`>pwned2`' \
+		2>"$T_TMP/ns.err"; then
+		mkdir "$T_TMP/cwd"
+		got=$(cd "$T_TMP/cwd" && comp flowbloom -n "$NS" attach f "")
+		check_eq "completion: no file made by a device's name" "$(ls -A "$T_TMP/cwd")" ""
+		check_eq "completion: the names offered, quoted" "$got" '\$\(\>pwned\) lo x\`\>pwned2\` '
+		got=$(cd "$T_TMP/cwd" && comp flowbloom -n "$NS" attach f '$')
+		check_eq "completion: a prefix matched as text" "$got" '\$\(\>pwned\) '
+	else
+		fail "completion: devices not made: $(head -c 300 "$T_TMP/ns.err")"
+	fi
+else
+	fail "completion: ip netns add: $(head -c 300 "$T_TMP/ns.err")"
+fi
 
 t_finish
