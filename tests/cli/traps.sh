@@ -16,6 +16,11 @@
 #   its capture holds one. A FUSE server stopped under such a mount (made
 #   by root here: /dev/fuse may be root's only) must not stall status
 #   either.
+# - apply NAME.conf and ipfix --config: root's file in a directory others
+#   may rename files in (not sticky), or another user's, is refused; there
+#   nobody moves root's b.conf (action allow) over a.conf. Through root's
+#   link, the directory the file is in counts; a sticky one (/tmp) is
+#   fine.
 # - bash completion offers the device names of a namespace others name
 #   (-n NETNS: a container's), which must never run as commands.
 source "$(dirname "$0")/../lib/lib.sh"
@@ -162,6 +167,32 @@ else
 	fi
 fi
 exec 7>&-
+
+# --- apply NAME.conf and ipfix --config in a directory others may change:
+# the file is root's and writable by no one else, but whoever may rename
+# files in its directory can move root's other configuration (b.conf,
+# action allow) over its name, and apply would make filter a of it.
+CD=$(mktemp -d /tmp/fbtest.traps.conf.XXXXXX)
+chmod 0777 "$CD"
+printf 'capacity = 100\nfp-rate = 0.01\n' >"$CD/ta.conf"
+printf 'capacity = 100\nfp-rate = 0.01\naction = allow\n' >"$CD/tb.conf"
+"${NOBODY[@]}" mv "$CD/tb.conf" "$CD/ta.conf" || fail "nobody could not rename root's file"
+t_refused 1 "apply: a file in a directory others may write (not sticky): refused" \
+	"ta.conf: refusing a file in a directory others may write to" "$FB" apply "$CD/ta.conf"
+check_eq "... no filter made of it" "$("$FB" list | grep -c '^ta ')" 0
+cp "$CD/ta.conf" "$CD/x.ipfix"
+t_refused 2 "ipfix --config there: refused" "x.ipfix: refusing a file in a directory others may write to" \
+	"$FB" ipfix f --config "$CD/x.ipfix"
+chmod 1777 "$CD"
+check "apply: the same in a sticky directory (/tmp): read" "$FB" apply --check "$CD/ta.conf"
+chmod 0755 "$CD"
+chown 65534 "$CD"
+t_refused 1 "apply: a file in nobody's directory: refused" \
+	"ta.conf: refusing a file in a directory of uid 65534" "$FB" apply --check "$CD/ta.conf"
+ln -s "$CD/ta.conf" "$T_TMP/ta.conf"
+t_refused 1 "apply: through root's link to it: refused" \
+	"ta.conf: refusing a file in a directory of uid 65534" "$FB" apply --check "$T_TMP/ta.conf"
+rm -rf "$CD"
 
 # --- bash completion: the devices of a namespace someone else names
 # (a container's root renames the devices of its own namespace, which
