@@ -110,6 +110,11 @@ int fb_theirs_add(struct fb_theirs *t, const char *path, const char *label)
 	return 0;
 }
 
+/* A child left in a lookup by an earlier walk of this process (top,
+ * flows --follow walk again and again): while it is, no other is made,
+ * and every mount of another namespace is as gone. */
+static pid_t stuck;
+
 void fb_theirs_resolve(struct found *f, struct fb_theirs *t)
 {
 	bool done = false;
@@ -117,11 +122,13 @@ void fb_theirs_resolve(struct found *f, struct fb_theirs *t)
 	int sv[2];
 	pid_t pid;
 
-	if (!t->n)
-		return;
+	if (stuck && waitpid(stuck, NULL, WNOHANG) != 0)
+		stuck = 0;
+	if (!t->n || stuck)
+		goto out;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
 		fb_walk_err(f, t->p[0].path, errno, false);
-		return;
+		goto out;
 	}
 	pid = fork();
 	if (!pid)
@@ -130,7 +137,7 @@ void fb_theirs_resolve(struct found *f, struct fb_theirs *t)
 	if (pid < 0) {
 		fb_walk_err(f, t->p[0].path, errno, false);
 		close(sv[0]);
-		return;
+		goto out;
 	}
 	for (end = now_ms() + THEIRS_MS; !done;) {
 		union {
@@ -146,11 +153,14 @@ void fb_theirs_resolve(struct found *f, struct fb_theirs *t)
 		struct pollfd pfd = { .fd = sv[0], .events = POLLIN };
 		long long left = end - now_ms();
 		struct cmsghdr *c;
+		int fd = -1, r;
 		ssize_t n;
-		int fd = -1;
 
-		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
-			break; /* the child is stuck (or we were interrupted) */
+		r = left > 0 ? poll(&pfd, 1, (int)left) : 0;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break; /* the child is stuck in a lookup */
 		n = recvmsg(sv[0], &mh, MSG_CMSG_CLOEXEC);
 		if (n <= 0) {
 			done = !n; /* the child is done, exiting */
@@ -181,7 +191,9 @@ void fb_theirs_resolve(struct found *f, struct fb_theirs *t)
 	 * or abort); it is not waited for, and holds nothing of ours. */
 	if (!done)
 		kill(pid, SIGKILL);
-	waitpid(pid, NULL, done ? 0 : WNOHANG);
+	if (waitpid(pid, NULL, done ? 0 : WNOHANG) == 0)
+		stuck = pid;
+out:
 	free(t->p);
 	memset(t, 0, sizeof(*t));
 }
