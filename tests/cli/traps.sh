@@ -165,6 +165,39 @@ else
 	else
 		fail "stalled FUSE: not set up: $(head -c 300 "$T_TMP/fuse.err")"
 	fi
+
+	# A process whose root is a FUSE mount (pivot_root into it, in a
+	# mount namespace of its own, the server outside it) holds its root
+	# open: /proc/PID/fd/3 reads "/", as an open namespace file whose
+	# mount is gone does, and status looked at it with a stat the stopped
+	# server never answered.
+	mkdir -p "$T_TMP/rsrc/old" "$T_TMP/rmnt"
+	mkfifo "$T_TMP/rhold"
+	unshare -m --propagation private sh -c 'bindfs -f -o entry_timeout=0,attr_timeout=0 "$1" "$2" &
+		echo $! >"$3.bf"
+		i=0
+		until mountpoint -q "$2" || [ $i -ge 100 ]; do sleep 0.1; i=$((i + 1)); done
+		exec unshare -m --propagation private sh -c "cd \"\$1\" && pivot_root . old &&
+			exec 3</ && echo \$\$ >\"/old\$2\" && read x <\"/old\$3\"" _ "$2" "$3" "$4"' \
+		_ "$T_TMP/rsrc" "$T_TMP/rmnt" "$T_TMP/rready" "$T_TMP/rhold" 2>"$T_TMP/fuse.err" &
+	HELD+=($!)
+	if t_wait_until 20 test -s "$T_TMP/rready" && [ "$(readlink "/proc/$(cat "$T_TMP/rready")/fd/3")" = / ]; then
+		BF=$(cat "$T_TMP/rready.bf")
+		kill -STOP "$BF"
+		(sleep 15 && kill -CONT "$BF") 2>/dev/null &
+		WD=$!
+		t0=$(date +%s%N)
+		timeout -k 5 30 "$FB" status >"$T_TMP/st.out" 2>"$T_TMP/st.err"
+		rc=$?
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		kill -CONT "$BF" 2>/dev/null
+		kill "$WD" 2>/dev/null
+		[ "$ms" -lt 10000 ] && pass "root on a stalled FUSE: status ends in $ms ms (exit $rc)" ||
+			fail "root on a stalled FUSE: status took $ms ms (its stat waited until the server woke)"
+		kill "$(cat "$T_TMP/rready")" "$BF" 2>/dev/null
+	else
+		fail "root on a stalled FUSE: not set up: $(head -c 300 "$T_TMP/fuse.err")"
+	fi
 fi
 exec 7>&-
 

@@ -11,10 +11,12 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "store/discover_walk.h"
 
@@ -114,8 +116,9 @@ void fb_walk_ns_err(struct found *f, const struct ns *ns, int e)
 	fb_walk_err(f, ns->path, e, ns->proc);
 }
 
-/* hold: -1, or the namespace file at path, looked up (O_PATH) by
- * discover_theirs.c, kept for scan_ns() or closed here. */
+/* hold: -1, or the namespace file at path, opened O_PATH (by
+ * discover_theirs.c, or from a process's open files), kept for scan_ns()
+ * or closed here. */
 static void add_ns(struct found *f, const char *path, const char *label, bool proc, int hold)
 {
 	struct stat st;
@@ -279,8 +282,10 @@ void fb_walk_held(struct found *f)
 	size_t nmnts = 0, capmnts = 0, i;
 	struct fb_theirs t = { 0 };
 	struct dirent *de, *fe;
+	struct statx sx;
 	DIR *d, *fds;
 	dev_t nsfs;
+	int pfd;
 
 	if (stat("/proc/self/ns/net", &st)) {
 		fb_walk_err(f, "/proc/self/ns/net", errno, false);
@@ -318,15 +323,28 @@ void fb_walk_held(struct found *f)
 			 * then its device tells (nsfs is one file system). */
 			if (n < 1 || (strncmp(link, "net:[", 5) && (n != 1 || link[0] != '/')))
 				continue;
-			if (stat(path, &st)) {
+			/* Looked at without asking its file system anything:
+			 * O_PATH opens nothing, and a stat that does not sync
+			 * sends a FUSE server no request (a process whose root
+			 * is a FUSE mount, its server stopped, holds "/" too:
+			 * a plain stat waited for ever). */
+			pfd = open(path, O_PATH | O_CLOEXEC);
+			if (pfd < 0) {
 				fb_walk_err(f, path, errno, true);
 				continue;
 			}
-			if (st.st_dev != nsfs)
+			if (statx(pfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO, &sx)) {
+				fb_walk_err(f, path, errno, true);
+				close(pfd);
 				continue;
+			}
+			if (makedev(sx.stx_dev_major, sx.stx_dev_minor) != nsfs) {
+				close(pfd);
+				continue;
+			}
 			snprintf(label, sizeof(label), "pid %.12s (%.32s) fd %.12s", de->d_name,
 				 comm, fe->d_name);
-			add_ns(f, path, label, true, -1);
+			add_ns(f, path, label, true, pfd);
 		}
 		if (fds)
 			closedir(fds);
