@@ -24,17 +24,31 @@ _flowbloom_files() {
 	mapfile -t -O ${#COMPREPLY[@]} COMPREPLY < <(compgen -f -- "$1")
 }
 
+# The names read on stdin, one a line, that start with $1, quoted for the
+# command line. Matched as text: compgen -W expands every word it is given,
+# and a device named '$(cmd)' in a namespace someone else names (a
+# container's, with -n NETNS) would run cmd at a TAB.
+_flowbloom_offer() {
+	local w q
+	while IFS= read -r w; do
+		[[ -n $w && $w == "$1"* ]] || continue
+		printf -v q '%q' "$w"
+		COMPREPLY+=("$q")
+	done
+}
+
 # Filter names (`flowbloom list`).
 _flowbloom_names() {
-	COMPREPLY+=($(compgen -W "$("$1" list 2>/dev/null | cut -d' ' -f1)" -- "$2"))
+	_flowbloom_offer "$2" < <("$1" list 2>/dev/null | cut -d' ' -f1)
 }
 
 # Devices: /sys/class/net, or those of NETNS (if not empty).
 _flowbloom_devs() {
+	COMPREPLY=()
 	if [[ -n $1 ]]; then
-		COMPREPLY=($(compgen -W "$(ip -n "$1" -o link show 2>/dev/null | sed 's/^[0-9]*: \([^:@]*\).*/\1/')" -- "$2"))
+		_flowbloom_offer "$2" < <(ip -n "$1" -o link show 2>/dev/null | sed 's/^[0-9]*: \([^:@]*\).*/\1/')
 	else
-		COMPREPLY=($(compgen -W "$(ls /sys/class/net 2>/dev/null)" -- "$2"))
+		_flowbloom_offer "$2" < <(ls /sys/class/net 2>/dev/null)
 	fi
 }
 
@@ -65,7 +79,7 @@ _flowbloom() {
 	if [[ -z $verb ]]; then
 		case $prev in
 		-n | --netns)
-			COMPREPLY=($(compgen -W "$(ip netns list 2>/dev/null | cut -d' ' -f1)" -- "$cur"))
+			_flowbloom_offer "$cur" < <(ip netns list 2>/dev/null | cut -d' ' -f1)
 			return
 			;;
 		esac

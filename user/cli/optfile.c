@@ -2,6 +2,7 @@
 /* A verb's options from a file (see optfile.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -54,13 +55,14 @@ int fb_conf_file_open(const char *file, const char *says)
 {
 	char why[300];
 	struct stat st;
-	int fd;
+	bool bad = false;
+	int fd, dir;
 
 	/* Never through another user's symbolic link (it would make root read
 	 * a file of the link maker's choice, and print its first line in an
 	 * error), and never waiting on a FIFO someone planted: only a regular
 	 * file is read (inputfile.h). */
-	fd = fb_input_open(file, true, why, sizeof(why));
+	fd = fb_input_open_at(file, true, &dir, why, sizeof(why));
 	if (fd < 0) {
 		if (fd == -2)
 			fb_err("%s: %s", file, why);
@@ -70,13 +72,35 @@ int fb_conf_file_open(const char *file, const char *says)
 	}
 	if (fstat(fd, &st)) {
 		fb_err("%s: %s", file, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		bad = true;
+	} else if ((st.st_uid != 0 && st.st_uid != geteuid()) ||
+		   (st.st_mode & (S_IWGRP | S_IWOTH))) {
 		fb_err("%s: refusing a file that %s may write (it says %s): chown root and "
 		       "chmod go-w",
 		       file, st.st_mode & (S_IWGRP | S_IWOTH) ? "others" : "another user", says);
+		bad = true;
+	}
+	/* Nor in a directory where another user may rename files: there,
+	 * root's other configuration (b.conf, action allow) could be moved
+	 * over this one's name (a.conf) and applied as it. The directory's
+	 * owner may; so may everyone where others may write, unless it is
+	 * sticky (/tmp), where only a file's owner may. */
+	else if (fstat(dir, &st)) {
+		fb_err("%s: %s", file, strerror(errno));
+		bad = true;
+	} else if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		fb_err("%s: refusing a file in a directory of uid %u, who may put another file "
+		       "in its place (it says %s)",
+		       file, (unsigned)st.st_uid, says);
+		bad = true;
+	} else if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+		fb_err("%s: refusing a file in a directory others may write to, who may put "
+		       "another file in its place (it says %s): chmod go-w or +t",
+		       file, says);
+		bad = true;
+	}
+	close(dir);
+	if (bad) {
 		close(fd);
 		return -1;
 	}

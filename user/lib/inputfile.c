@@ -103,6 +103,11 @@ static int open_last(int dir, const char *comp, bool follow, bool regular, char 
 
 int fb_input_open(const char *path, bool regular, char *why, size_t len)
 {
+	return fb_input_open_at(path, regular, NULL, why, len);
+}
+
+int fb_input_open_at(const char *path, bool regular, int *dir_fd, char *why, size_t len)
+{
 	char todo[PATH_MAX], next[PATH_MAX], *comp, *rest;
 	int dir, fd = -1, lfd, links = 0;
 	struct stat st;
@@ -209,6 +214,9 @@ int fb_input_open(const char *path, bool regular, char *why, size_t len)
 		close(dir);
 		return fail(why, len, "%s", strerror(e));
 	}
-	close(dir);
+	if (dir_fd && fd >= 0)
+		*dir_fd = dir;
+	else
+		close(dir);
 	return fd;
 }

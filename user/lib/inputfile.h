@@ -34,4 +34,8 @@
  * but a regular file is refused ("not a regular file"). */
 int fb_input_open(const char *path, bool regular, char *why, size_t len);
 
+/* The same, and where the file was found: *dir_fd, the directory it was
+ * opened from (O_PATH; the caller closes it), after every link. */
+int fb_input_open_at(const char *path, bool regular, int *dir_fd, char *why, size_t len);
+
 #endif

@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/bpf.h>
+#include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "store/discover.h"
@@ -208,6 +210,38 @@ static ino_t proc_netdev(const char *path)
 	return stat(path, &st) ? 0 : st.st_ino;
 }
 
+/*
+ * The namespace file at path, opened for setns() only if it is one: first
+ * O_PATH, which opens nothing (no FIFO waited on, no device's open run),
+ * checked to be on nsfs, then reopened through /proc/self/fd. A process's
+ * /proc/PID/fd/N can be another file by the time it is opened (a FIFO
+ * dup2()ed over the namespace file status saw: it waited forever), and a
+ * mount point's path can lead elsewhere since it was listed. One that is
+ * no namespace file (-1, ENOENT) is as a mount gone since. (Mounts of
+ * other mount namespaces are looked up before, in discover_theirs.c.)
+ */
+static int open_ns(const char *path)
+{
+	char self[40];
+	struct statfs sf;
+	int pfd = open(path, O_PATH | O_CLOEXEC), fd, e;
+
+	if (pfd < 0)
+		return -1;
+	e = fstatfs(pfd, &sf) ? errno : sf.f_type != NSFS_MAGIC ? ENOENT : 0;
+	if (e) {
+		close(pfd);
+		errno = e;
+		return -1;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC);
+	e = errno;
+	close(pfd);
+	errno = e;
+	return fd;
+}
+
 /* Each namespace from the from'th on: its devices' XDP programs. */
 static int scan_ns(struct found *f, size_t from)
 {
@@ -215,12 +249,18 @@ static int scan_ns(struct found *f, size_t from)
 	int rc = 0;
 
 	for (i = from; i < f->nns && !rc; i++) {
-		int fd = open(f->ns[i].path, O_RDONLY | O_CLOEXEC);
+		char held[32];
+		int fd;
+
+		if (f->ns[i].hold >= 0)
+			snprintf(held, sizeof(held), "/proc/self/fd/%d", f->ns[i].hold);
+		fd = open_ns(f->ns[i].hold >= 0 ? held : f->ns[i].path);
 
 		/* ENOENT: its process exited (so did the namespace, or another
-		 * path to it was visited) or its mount went. */
+		 * path to it was visited) or its mount went (or what its path
+		 * reaches now is no namespace). */
 		if (fd < 0) {
-			fb_walk_err(f, f->ns[i].path, errno, f->ns[i].proc);
+			fb_walk_ns_err(f, &f->ns[i], errno);
 			continue;
 		}
 		/* netlink and if_nameindex() work in the caller's namespace:
@@ -502,6 +542,9 @@ out:
 		snprintf(w->why, sizeof(w->why), "%s", f.why[0] ? f.why : strerror(ENOMEM));
 	}
 	free(f.progs);
+	for (i = 0; i < f.nns; i++)
+		if (f.ns[i].hold >= 0)
+			close(f.ns[i].hold);
 	free(f.ns);
 	free(f.atts);
 	free(f.refused);

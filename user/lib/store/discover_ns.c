@@ -11,10 +11,12 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "store/discover_walk.h"
 
@@ -95,25 +97,57 @@ void fb_walk_err(struct found *f, const char *path, int e, bool proc)
 	snprintf(f->err_path, sizeof(f->err_path), "%s", path);
 }
 
-static void add_ns(struct found *f, const char *path, const char *label, bool proc)
+/*
+ * A mount point that another mount namespace lists is reached through
+ * /proc/PID/root, and what its path reaches there is for whoever made that
+ * namespace to say: any user, in a user namespace of theirs, may list a
+ * network namespace's mount, then hide it under a tmpfs holding a FIFO, a
+ * symbolic link loop or a link to a file of ours. Where the path reaches no
+ * namespace file, the mount is as gone (it would be, unmounted): never a
+ * walk that cannot tell (status exit 1 at any user's say-so). A program
+ * attached only in a namespace so hidden is still found attached nowhere,
+ * and said so. A process whose /proc entries we may not read (EACCES,
+ * EPERM) is still one not looked into.
+ */
+void fb_walk_ns_err(struct found *f, const struct ns *ns, int e)
+{
+	if (ns->theirs && e != EACCES && e != EPERM)
+		return;
+	fb_walk_err(f, ns->path, e, ns->proc);
+}
+
+/* hold: -1, or the namespace file at path, opened O_PATH (by
+ * discover_theirs.c, or from a process's open files), kept for scan_ns()
+ * or closed here. */
+static void add_ns(struct found *f, const char *path, const char *label, bool proc, int hold)
 {
 	struct stat st;
 	size_t i;
 
 	/* One cut to fit would be opened as another file. */
-	if (strlen(path) >= sizeof(f->ns[0].path))
+	if (strlen(path) >= sizeof(f->ns[0].path)) {
+		if (hold >= 0)
+			close(hold);
 		return;
-	if (stat(path, &st)) {
+	}
+	if (hold >= 0 ? fstat(hold, &st) : stat(path, &st)) {
 		fb_walk_err(f, path, errno, proc);
+		if (hold >= 0)
+			close(hold);
 		return;
 	}
 	for (i = 0; i < f->nns; i++)
-		if (f->ns[i].dev == st.st_dev && f->ns[i].ino == st.st_ino)
+		if (f->ns[i].dev == st.st_dev && f->ns[i].ino == st.st_ino) {
+			if (hold >= 0)
+				close(hold);
 			return; /* one visit per namespace: the first name wins */
+		}
 	f->ns = fb_walk_grow(f->ns, &f->capns, f->nns, sizeof(*f->ns));
 	if (!f->ns) {
 		f->nns = f->capns = 0;
 		fb_walk_err(f, path, ENOMEM, false);
+		if (hold >= 0)
+			close(hold);
 		return;
 	}
 	f->ns[f->nns].dev = st.st_dev;
@@ -121,14 +155,21 @@ static void add_ns(struct found *f, const char *path, const char *label, bool pr
 	snprintf(f->ns[f->nns].path, sizeof(f->ns[0].path), "%s", path);
 	snprintf(f->ns[f->nns].label, sizeof(f->ns[0].label), "%s", label);
 	f->ns[f->nns].proc = proc;
+	f->ns[f->nns].theirs = hold >= 0;
+	f->ns[f->nns].hold = hold;
 	f->nns++;
+}
+
+void fb_walk_add_held(struct found *f, const char *path, const char *label, int hold)
+{
+	add_ns(f, path, label, true, hold);
 }
 
 /* Namespaces kept alive by a bind mount elsewhere than /run/netns (as
  * container runtimes do): nsfs mounts whose root is net:[INODE]. Those of
  * our mount namespace (pid NULL), or of process pid's, reached through
  * /proc/PID/root. */
-static void mounted_ns(struct found *f, const char *pid)
+static void mounted_ns(struct found *f, const char *pid, struct fb_theirs *t)
 {
 	char line[4096], root[256], mnt[2048], path[300], label[128], *dash, *r, *w;
 	FILE *in;
@@ -155,13 +196,15 @@ static void mounted_ns(struct found *f, const char *pid)
 		}
 		*w = 0;
 		if (!pid) {
-			add_ns(f, mnt, mnt, false);
+			add_ns(f, mnt, mnt, false, -1);
 			continue;
 		}
 		if (snprintf(path, sizeof(path), "/proc/%s/root%s", pid, mnt) >= (int)sizeof(path))
 			continue;
 		snprintf(label, sizeof(label), "%.80s (mounts of pid %s)", mnt, pid);
-		add_ns(f, path, label, true);
+		/* Looked up later, where its maker cannot stall the walk. */
+		if (fb_theirs_add(t, path, label))
+			fb_walk_err(f, path, ENOMEM, false);
 	}
 	fclose(in);
 }
@@ -180,15 +223,15 @@ void fb_walk_collect(struct found *f)
 	struct dirent *de;
 	DIR *d;
 
-	add_ns(f, "/proc/1/ns/net", "root", true);
+	add_ns(f, "/proc/1/ns/net", "root", true, -1);
 	/* Where PID 1's link cannot be read (a sandbox's own init), kthreadd:
 	 * a kernel thread, always in the initial namespace. */
 	if (read_comm("/proc/2/comm", comm, sizeof(comm)) && !strcmp(comm, "kthreadd"))
-		add_ns(f, "/proc/2/ns/net", "root", true);
+		add_ns(f, "/proc/2/ns/net", "root", true, -1);
 	/* Both refused (flowbloom without CAP_SYS_PTRACE): ours is still the
 	 * initial one when /proc/1/net is ours (no ptrace right asked). */
 	if (!f->nns && same_netdev("/proc/1/net/dev", "/proc/self/net/dev"))
-		add_ns(f, f->self_path, "root", false);
+		add_ns(f, f->self_path, "root", false, -1);
 	/* A list not read, or read in part: never taken for no more. */
 	d = opendir("/run/netns");
 	if (!d)
@@ -197,13 +240,13 @@ void fb_walk_collect(struct found *f)
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/run/netns/%s", de->d_name);
-		add_ns(f, path, de->d_name, false);
+		add_ns(f, path, de->d_name, false, -1);
 	}
 	if (d && errno)
 		fb_walk_err(f, "/run/netns", errno, false);
 	if (d)
 		closedir(d);
-	mounted_ns(f, NULL);
+	mounted_ns(f, NULL, NULL);
 	/* Namespaces only a process holds (unshare -n, containers). */
 	d = opendir("/proc");
 	if (!d)
@@ -218,7 +261,7 @@ void fb_walk_collect(struct found *f)
 		/* Ours by the descriptor walk_ns() holds: our /proc entry
 		 * names whichever namespace the walk is in by then. */
 		add_ns(f, atoi(de->d_name) == getpid() ? f->self_path : path, label,
-		       atoi(de->d_name) != getpid());
+		       atoi(de->d_name) != getpid(), -1);
 	}
 	if (d && errno)
 		fb_walk_err(f, "/proc", errno, false);
@@ -237,9 +280,12 @@ void fb_walk_held(struct found *f)
 	char path[300], link[64], label[128], comm[64];
 	struct stat st, *mnts = NULL;
 	size_t nmnts = 0, capmnts = 0, i;
+	struct fb_theirs t = { 0 };
 	struct dirent *de, *fe;
+	struct statx sx;
 	DIR *d, *fds;
 	dev_t nsfs;
+	int pfd;
 
 	if (stat("/proc/self/ns/net", &st)) {
 		fb_walk_err(f, "/proc/self/ns/net", errno, false);
@@ -277,15 +323,28 @@ void fb_walk_held(struct found *f)
 			 * then its device tells (nsfs is one file system). */
 			if (n < 1 || (strncmp(link, "net:[", 5) && (n != 1 || link[0] != '/')))
 				continue;
-			if (stat(path, &st)) {
+			/* Looked at without asking its file system anything:
+			 * O_PATH opens nothing, and a stat that does not sync
+			 * sends a FUSE server no request (a process whose root
+			 * is a FUSE mount, its server stopped, holds "/" too:
+			 * a plain stat waited for ever). */
+			pfd = open(path, O_PATH | O_CLOEXEC);
+			if (pfd < 0) {
 				fb_walk_err(f, path, errno, true);
 				continue;
 			}
-			if (st.st_dev != nsfs)
+			if (statx(pfd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO, &sx)) {
+				fb_walk_err(f, path, errno, true);
+				close(pfd);
 				continue;
+			}
+			if (makedev(sx.stx_dev_major, sx.stx_dev_minor) != nsfs) {
+				close(pfd);
+				continue;
+			}
 			snprintf(label, sizeof(label), "pid %.12s (%.32s) fd %.12s", de->d_name,
 				 comm, fe->d_name);
-			add_ns(f, path, label, true);
+			add_ns(f, path, label, true, pfd);
 		}
 		if (fds)
 			closedir(fds);
@@ -306,11 +365,12 @@ void fb_walk_held(struct found *f)
 			continue;
 		}
 		mnts[nmnts++] = st;
-		mounted_ns(f, de->d_name);
+		mounted_ns(f, de->d_name, &t);
 	}
 	if (d && errno)
 		fb_walk_err(f, "/proc", errno, false);
 	if (d)
 		closedir(d);
 	free(mnts);
+	fb_theirs_resolve(f, &t);
 }
