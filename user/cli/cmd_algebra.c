@@ -89,6 +89,18 @@ static int combine(int argc, char **argv, enum fb_alg_op op)
 			goto refused;
 		}
 		if (!strcmp(argv[i], into)) {
+			/* NAME twice (merge A A --into A): a writer between
+			 * the copies is a change the check under the lock
+			 * (the last copy's crc) would not see, and the result
+			 * would undo it (a deleted rule back). */
+			if (self && next.crc != self_crc) {
+				fb_alg_free(&next);
+				fb_report_quiet = quiet;
+				fb_err("'%s' changed while it was being merged (a concurrent "
+				       "writer); nothing changed, run it again",
+				       into);
+				goto out;
+			}
 			self = true;
 			self_crc = next.crc;
 		} else {

@@ -13,6 +13,7 @@
 #include "types/ftype.h"
 #include "output.h"
 #include "store/gens.h"
+#include "info_gens.h"
 #include "store/jiffies.h"
 #include "store/memuse.h"
 #include "store/pintree.h"
@@ -357,118 +358,6 @@ static int info_kernel(const struct fb_store *f, char *why, size_t len)
 	return r;
 }
 
-/* Generations of rules with a lifetime: expiry, flows, fill. info reads
- * without the lock: a generation a writer reclaims between the list and
- * its opening (guard, bgp --ttl) is a race of no consequence, kept out of
- * the output (quiet): its fill reads -1, and the figures with the
- * generations are left out. -1 if the generations cannot be read (never
- * shown as none), or the data path's clock (their ends then not known,
- * never "ended"): its error in why, said after the rest (inside the
- * output, it cut -j's object in two). */
-static int info_gens(const struct fb_store *f, char *why, size_t len)
-{
-	struct fb_gen gl[FB_GEN_SLOTS];
-	bool quiet = fb_report_quiet, clock = true;
-	int n = 0, i;
-
-	fb_report_quiet = true;
-	fb_report_last[0] = 0;
-	if (f->hdr->gens) {
-		clock = !fb_jiffies_init();
-		n = fb_gens_list(f, gl);
-	}
-	fb_report_quiet = quiet;
-	if (n < 0 || !clock)
-		snprintf(why, len, "%s",
-			 *fb_report_last ? fb_report_last : "cannot read its generations");
-	if (n < 0) {
-		if (fb_json)
-			jw_null("generations");
-		return -1;
-	}
-
-	if (fb_json)
-		jw_arr_open("generations");
-	else if (n)
-		printf("  rules with a lifetime: %d generation%s (each ends within 1/%d of its "
-		       "rules' lifetime after them)\n",
-		       n, n == 1 ? "" : "s", FB_GEN_DIV);
-	for (i = 0; i < n; i++) {
-		double fill = -1, cap = fb_gens_capacity(f->hdr, &gl[i]);
-		struct fb_store gs;
-
-		fb_report_quiet = true;
-		if (gl[i].nblocks && !fb_gen_open(f, gl[i].g, &gs)) {
-			fill = (double)fb_bits_popcount(&gs) / fb_header_mbits(gs.hdr);
-			fb_gen_close(&gs);
-		}
-		fb_report_quiet = quiet;
-		if (fb_json) {
-			jw_obj_open(NULL);
-			jw_u64("generation", gl[i].g);
-			if (clock) {
-				jw_double("ends_in", gl[i].secs);
-				jw_bool("expired", gl[i].secs <= 0);
-			} else {
-				jw_null("ends_in");
-				jw_null("expired");
-			}
-			jw_u64("flows", gl[i].nflows);
-			jw_u64("bits", (__u64)gl[i].nblocks * FB_BLOCK_BITS);
-			jw_u64("hashes", gl[i].k);
-			if (isfinite(cap))
-				jw_u64("capacity", (__u64)cap);
-			else
-				jw_null("capacity");
-			jw_double("fill_ratio", fill);
-			jw_obj_close();
-		} else if (gl[i].secs > 0 || !clock) {
-			if (clock)
-				printf("    generation %u: ends in %.3f s, flows %llu", gl[i].g,
-				       gl[i].secs, (unsigned long long)gl[i].nflows);
-			else
-				printf("    generation %u: end not known (the kernel's clock "
-				       "unread), flows %llu",
-				       gl[i].g, (unsigned long long)gl[i].nflows);
-			if (isfinite(cap))
-				printf(" of %.0f", cap);
-			printf(", %llu bits, fill ratio %.6f\n",
-			       (unsigned long long)gl[i].nblocks * FB_BLOCK_BITS, fill);
-		} else {
-			printf("    generation %u: ended %.3f s ago (reclaimed by the next write), "
-			       "flows %llu\n",
-			       gl[i].g, -gl[i].secs, (unsigned long long)gl[i].nflows);
-		}
-	}
-	if (fb_json)
-		jw_arr_close();
-	if (n) {
-		/* What a packet meets with them, as `load` reports it; the
-		 * figures above are the permanent rules' alone. */
-		unsigned probes;
-		double rate;
-		int live;
-
-		fb_report_quiet = true;
-		live = fb_gens_packet(f, &probes, &rate);
-		fb_report_quiet = quiet;
-		if (live <= 0)
-			return 0;
-		if (fb_json) {
-			jw_obj_open("with_generations");
-			jw_u64("live_generations", live);
-			jw_u64("probes_per_packet", probes);
-			jw_double("fp_rate_per_packet", rate);
-			jw_obj_close();
-		} else {
-			printf("  with its %d live generation%s: %u probe%s per packet, expected "
-			       "false-positive rate per packet %.6g\n",
-			       live, live == 1 ? "" : "s", probes, probes == 1 ? "" : "s", rate);
-		}
-	}
-	return clock ? 0 : -1;
-}
-
 int cmd_info(int argc, char **argv)
 {
 	struct fb_store f;
@@ -484,6 +373,7 @@ int cmd_info(int argc, char **argv)
 	struct atts atts = { NULL, 0, 0, false };
 	int natt, users, i, j, nmasks, kmem, gens, rc = 0;
 	char kwhy[sizeof(fb_report_last)], gwhy[sizeof(fb_report_last)];
+	struct fb_gens_fig gf;
 
 	if (fb_no_options(&argc, argv))
 		return 2;
@@ -491,6 +381,7 @@ int cmd_info(int argc, char **argv)
 		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");
 	if (fb_store_open(argv[1], &f))
 		return 1;
+	fb_info_gens_read(&f, &gf, gwhy, sizeof(gwhy)); /* first: it may map f again */
 	h = f.hdr;
 	m = (double)fb_header_mbits(h);
 	table = is_table(h);
@@ -558,7 +449,7 @@ int cmd_info(int argc, char **argv)
 			jw_u64("saturated_counters", saturated);
 		}
 		jw_str("action", FB_NAME(fb_action_names, h->action));
-		gens = info_gens(&f, gwhy, sizeof(gwhy));
+		gens = fb_info_gens(&f, &gf);
 		kmem = info_kernel(&f, kwhy, sizeof(kwhy));
 		if (natt < 0) {
 			jw_null("attached");
@@ -635,7 +526,7 @@ int cmd_info(int argc, char **argv)
 		printf("  rule kinds %s, default action %s%s\n", kinds,
 		       FB_NAME(fb_action_names, h->action),
 		       h->confirm ? ", hits confirmed in exact sets" : "");
-		gens = info_gens(&f, gwhy, sizeof(gwhy));
+		gens = fb_info_gens(&f, &gf);
 		kmem = info_kernel(&f, kwhy, sizeof(kwhy));
 		printf("  content digest %016llx\n", (unsigned long long)digest(&f));
 		if (natt >= 0) {

@@ -2,22 +2,24 @@
 /*
  * The rule life of a trace record (explain.h): the program says where the
  * deciding rule was (bpf/trace.bpf.h: the filter's own chunks, or a
- * generation's slot range); the filter's generation list says when that
- * generation ends.
+ * generation's slot range); that range's generation header says when it
+ * ends.
  */
 #include <stdio.h>
 #include "explain.h"
 #include "flowbloom/ttl.h"
 #include "output.h"
 #include "store/gens.h"
+#include "store/gens_slot.h"
 #include "store/jiffies.h"
 #include "report.h"
 
 void fb_life_of(const struct fb_store *f, const struct fb_trace *tr, struct fb_life *l)
 {
-	struct fb_gen gl[FB_GEN_SLOTS];
+	struct fb_header h;
+	unsigned set;
 	bool quiet;
-	int n, i;
+	int r, i;
 
 	*l = (struct fb_life){ 0 };
 	if (!tr->kind) {
@@ -30,19 +32,25 @@ void fb_life_of(const struct fb_store *f, const struct fb_trace *tr, struct fb_l
 	}
 	l->what = FB_LIFE_TTL;
 	l->g = (tr->gen - 2) % FB_GEN_SLOTS;
-	/* The list names each generation by its slot range, as the record
-	 * does: a range of the other set (a replace since) is not in it.
-	 * The list or the data path's clock unread: its end not known (never
-	 * "ended", nor an error inside the answers). */
+	/* The header of the generation in the record's slot range, read
+	 * there in the outer map: not through f's head, which a replace
+	 * (without the lock, a reader's f may be an earlier filter) retires
+	 * with its generations' ranges. A range emptied since the record: a
+	 * replace carried the generation, the same g with the same end, to
+	 * the other set's range, read then (and back, for a replace more).
+	 * Neither read, or the data path's clock unread: its end not known
+	 * (never "ended", nor an error inside the answers). */
+	set = (tr->gen - 2) / FB_GEN_SLOTS;
 	quiet = fb_report_quiet;
 	fb_report_quiet = true;
-	n = fb_jiffies_init() ? -1 : fb_gens_list(f, gl);
+	r = fb_jiffies_init() ? -2 : -1;
+	for (i = 0; r == -1 && i < 4; i++)
+		r = fb_gslot_header(f, fb_gen_range(set ^ (i & 1), l->g), &h);
 	fb_report_quiet = quiet;
-	for (i = 0; i < n; i++)
-		if (gl[i].slot == tr->gen && gl[i].expires) {
-			l->ends_known = true;
-			l->ends_in = gl[i].secs;
-		}
+	if (!r && h.expires) {
+		l->ends_known = true;
+		l->ends_in = fb_jiffies_secs(h.expires);
+	}
 }
 
 void fb_life_text(const struct fb_life *l, char *buf, size_t n)

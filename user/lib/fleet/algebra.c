@@ -81,7 +81,7 @@ static int add_rule(struct fb_alg_img *img, const struct fb_key *k, __u32 count)
 }
 
 /* What a writer changes: the array (header, prefix lengths, bits) and the
- * counters. */
+ * counters. (The exact sets: rules_crc().) */
 static __u32 state_crc(const struct fb_store *f)
 {
 	uLong crc = crc32(0, (const Bytef *)f->blocks,
@@ -90,6 +90,23 @@ static __u32 state_crc(const struct fb_store *f)
 	if (f->cnt)
 		crc = crc32(crc, f->cnt,
 			    fb_fbx_counter_bytes(f->hdr->nblocks, f->hdr->counter_bits));
+	return crc;
+}
+
+static int rule_cmp(const void *a, const void *b);
+
+/* crc on with the exact sets' rules (--confirm exact), sorted first: a
+ * writer's change to them alone (check --repair taking out the rules the
+ * filter does not hold) changes the state as much as one to its bits. */
+static __u32 rules_crc(__u32 crc, struct fb_fbx_rule *r, size_t n)
+{
+	size_t i;
+
+	qsort(r, n, sizeof(*r), rule_cmp);
+	for (i = 0; i < n; i++) {
+		crc = crc32(crc, (const Bytef *)&r[i].key, sizeof(r[i].key));
+		crc = crc32(crc, (const Bytef *)&r[i].count, sizeof(r[i].count));
+	}
 	return crc;
 }
 
@@ -136,9 +153,9 @@ static int copy_filter(struct fb_store *f, struct fb_alg_img *img)
 	memcpy(img->blocks, f->blocks, ((size_t)f->hdr->nblocks + FB_HDR_BLOCKS) * FB_BLOCK_BYTES);
 	if (img->cnt)
 		memcpy(img->cnt, f->cnt, img->cnt_bytes);
-	img->crc = state_crc(f);
 	if (f->hdr->confirm && fb_exact_each(f, add_each, img))
 		return -1;
+	img->crc = rules_crc(state_crc(f), img->rules, img->nrules);
 	return 0;
 }
 
@@ -463,12 +480,28 @@ static struct fb_bloom_mem store_mem(struct fb_store *f)
 	};
 }
 
+/* The crc of f as copy_filter() takes it, f locked: 0, or -1 (printed). */
+static int now_crc(struct fb_store *f, __u32 *crc)
+{
+	struct fb_alg_img tmp = { .blocks = NULL };
+
+	snprintf(tmp.label, sizeof(tmp.label), "%s", f->name);
+	if (f->hdr->confirm && fb_exact_each(f, add_each, &tmp)) {
+		fb_alg_free(&tmp);
+		return -1;
+	}
+	*crc = rules_crc(state_crc(f), tmp.rules, tmp.nrules);
+	fb_alg_free(&tmp);
+	return 0;
+}
+
 int fb_alg_store(const char *name, struct fb_alg_img *img, const __u32 *expect_crc, bool carry,
 		 bool *replaced)
 {
 	struct fb_bloom_mem cm;
 	struct fb_store f;
 	char why[200];
+	__u32 crc;
 	int rc = -1;
 
 	*replaced = false;
@@ -487,7 +520,9 @@ int fb_alg_store(const char *name, struct fb_alg_img *img, const __u32 *expect_c
 		return -1;
 	if (bloom_only(&f) || fb_store_lock(&f))
 		goto out;
-	if (expect_crc && state_crc(&f) != *expect_crc) {
+	if (expect_crc && now_crc(&f, &crc))
+		goto unlock;
+	if (expect_crc && crc != *expect_crc) {
 		fb_report_err(
 			"'%s' changed while it was being merged (a concurrent writer); nothing "
 			"changed, run it again",

@@ -28,7 +28,8 @@ struct fb_alg_img {
 	struct fb_fbx_rule *rules; /* --confirm exact: the exact sets' rules */
 	size_t nrules;
 	struct fb_bloom_mem m; /* the same memory, for setalgebra.c */
-	__u32 crc;	       /* loaded from a filter: CRC-32 of its array and counters */
+	__u32 crc;	       /* loaded from a filter: CRC-32 of its array, counters and
+				* exact sets */
 	int gens;      /* loaded from a filter: its live generations of rules with a lifetime,
 		   * which the copy leaves out (a filter merged into keeps them) */
 	__u32 perm_id; /* written into a result's head: the identity of the

@@ -444,7 +444,8 @@ int fb_gens_views_open(const struct fb_store *f, struct fb_gen_views *gv)
 	return gv->n;
 }
 
-int fb_gens_views_read(struct fb_store *f, struct fb_gen_views *gv)
+int fb_gens_read(struct fb_store *f, int (*fn)(struct fb_store *f, void *arg),
+		 void (*undo)(void *arg), void *arg)
 {
 	bool quiet = fb_report_quiet, lock = false;
 	int tries, n;
@@ -453,12 +454,12 @@ int fb_gens_views_read(struct fb_store *f, struct fb_gen_views *gv)
 		/* The last try under a shared lock (it maps f again). */
 		lock = tries == FB_GENS_READ_TRIES - 1 && !f->locked && !fb_store_flock(f, LOCK_SH);
 		fb_report_quiet = quiet || tries < FB_GENS_READ_TRIES - 1;
-		n = fb_gens_views_open(f, gv);
+		n = fn(f, arg);
 		fb_report_quiet = quiet;
 		if (lock || !fb_store_moved(f))
 			break;
-		if (n > 0)
-			fb_gens_views_close(gv);
+		if (undo)
+			undo(arg);
 		if (tries == FB_GENS_READ_TRIES - 1) {
 			fb_report_err("filter '%s' was replaced again and again while it was "
 				      "read: try again",
@@ -473,6 +474,21 @@ int fb_gens_views_read(struct fb_store *f, struct fb_gen_views *gv)
 	else if (n < 0 && !quiet && tries < FB_GENS_READ_TRIES - 1)
 		fb_report_err("%s", fb_report_last);
 	return n;
+}
+
+static int views_fn(struct fb_store *f, void *gv)
+{
+	return fb_gens_views_open(f, gv);
+}
+
+static void views_undo(void *gv)
+{
+	fb_gens_views_close(gv); /* (none open after a failure: n is 0) */
+}
+
+int fb_gens_views_read(struct fb_store *f, struct fb_gen_views *gv)
+{
+	return fb_gens_read(f, views_fn, views_undo, gv);
 }
 
 int fb_gens_damaged(struct fb_store *f, bool repair, unsigned *first, char *why, size_t len)

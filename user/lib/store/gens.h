@@ -81,6 +81,13 @@ void fb_gens_views_close(struct fb_gen_views *gv);
  * lock. */
 #define FB_GENS_READ_TRIES 5
 int fb_gens_views_read(struct fb_store *f, struct fb_gen_views *gv);
+/* The same for any reader of f's generations without the lock (info):
+ * fn(f, arg) run on f as mapped, until f is still the filter in use after
+ * it; undo(arg) (if given) releases what a try read before the next. fn's
+ * result (its errors said only for the try that counts), or -1 (reported)
+ * if f was replaced every time or cannot be mapped again. */
+int fb_gens_read(struct fb_store *f, int (*fn)(struct fb_store *f, void *arg),
+		 void (*undo)(void *arg), void *arg);
 /* For check: the live generations that are damaged (fb_gen_open() -2),
  * which every writer of a counting filter refuses to go on over: how
  * many, the first one's g in *first and its damage in why; with repair
