@@ -482,6 +482,15 @@ int cmd_guard(int argc, char **argv)
 			g.into, (unsigned long long)held,
 			(unsigned long long)fb_capacity_of(bf.hdr, NULL),
 			derived ? " (m ln 2 / k)" : "");
+	/* Each ban is a route upstream: a flood from spoofed sources makes
+	 * as many as the ban limit lets it, and a peer's maximum-prefix
+	 * limit closes the session past its own. */
+	if (g.announce != ANN_NONE && !g.lim.max_bans)
+		fprintf(stderr,
+			"flowbloom: note: --announce without --max-bans: up to %llu routes (the "
+			"capacity of '%s') may be announced under a flood from many sources; "
+			"--max-bans N keeps them below what the peers accept\n",
+			(unsigned long long)fb_capacity_of(bf.hdr, NULL), g.into);
 	if (!g.dry_run && (sfd = fb_guard_stats_open(&bf, true)) < 0)
 		goto close_ban;
 	if (fb_guard_bans_start(&g, &bf, sfd) || fb_guard_routes_start(&g, &bf))
