@@ -114,6 +114,10 @@ static void expire(struct guard *g, struct fb_store *bf)
 	for (i = 0; g->rfd >= 0 && !locked && i < g->nbans; i++)
 		if (!g->bans[i].spared && g->bans[i].expires <= now)
 			locked = !lock_ban(bf, &stop);
+	if (fb_guard_taken_due(g, now)) {
+		locked = locked || !lock_ban(bf, &stop);
+		fb_guard_taken_expire(g, now, locked);
+	}
 	for (i = j = 0; i < g->nbans; i++) {
 		struct ban *b = &g->bans[i];
 
@@ -270,7 +274,7 @@ static int evaluate(struct guard *g, struct fb_store *bf, int sfd, const struct 
 		/* In BAN: they count as in force, whichever guard looks. */
 		fb_guard_bans_put(g->bfd, keys, nw, where.expires);
 		/* Their routes, announced or to be: held until then. */
-		fb_guard_hold(g, keys, nw, where.expires);
+		fb_guard_hold(g, bf, keys, nw, where.expires);
 	} else if (nw) {
 		where.expires =
 			fb_jiffies_after(g->ttl) + (__u64)(g->ttl / FB_GEN_DIV / fb_jiffies_tick());
@@ -478,6 +482,15 @@ int cmd_guard(int argc, char **argv)
 			g.into, (unsigned long long)held,
 			(unsigned long long)fb_capacity_of(bf.hdr, NULL),
 			derived ? " (m ln 2 / k)" : "");
+	/* Each ban is a route upstream: a flood from spoofed sources makes
+	 * as many as the ban limit lets it, and a peer's maximum-prefix
+	 * limit closes the session past its own. */
+	if (g.announce != ANN_NONE && !g.lim.max_bans)
+		fprintf(stderr,
+			"flowbloom: note: --announce without --max-bans: up to %llu routes (the "
+			"capacity of '%s') may be announced under a flood from many sources; "
+			"--max-bans N keeps them below what the peers accept\n",
+			(unsigned long long)fb_capacity_of(bf.hdr, NULL), g.into);
 	if (!g.dry_run && (sfd = fb_guard_stats_open(&bf, true)) < 0)
 		goto close_ban;
 	if (fb_guard_bans_start(&g, &bf, sfd) || fb_guard_routes_start(&g, &bf))
@@ -493,6 +506,13 @@ int cmd_guard(int argc, char **argv)
 	 * says so and stops, rather than dying of SIGPIPE. */
 	if (g.announce != ANN_NONE && !g.dry_run)
 		signal(SIGPIPE, SIG_IGN);
+	/* Routes a killed guard left announced: withdrawn, or held to
+	 * their bans' ends (a record that cannot be read: said, and guard
+	 * goes on). */
+	if (g.rfd >= 0 && !lock_ban(&bf, &stop)) {
+		fb_guard_routes_adopt(&g, &bf);
+		fb_store_unlock(&bf);
+	}
 	from = fb_now();
 	if (fb_monitor_snap_take(&m, &base))
 		goto close_ban;
@@ -561,9 +581,11 @@ out:
 	 * but those another guard's ban holds (its end withdraws them). BAN
 	 * gone: its lock would fail, saying so a second time. */
 	locked = g.rfd >= 0 && !fb_store_gone(&bf) && !lock_ban(&bf, &stop);
+	g.stopping = true;
 	for (i = 0; i < g.nbans; i++)
 		if (!g.bans[i].spared)
 			fb_guard_withdraw(&g, &g.bans[i].key, locked);
+	fb_guard_taken_expire(&g, fb_jiffies_now(), locked);
 	if (locked)
 		fb_store_unlock(&bf);
 	if (fb_cmdq_flush(&g.q, fb_now() + CMDQ_STOP_WAIT) && !g.q.broken) {
@@ -602,6 +624,7 @@ close_mon:
 free_never:
 	fb_never_free(&g.never);
 	free(g.bans);
+	free(g.taken);
 	free(g.q.buf);
 	return rc;
 }

@@ -53,6 +53,15 @@ struct guard {
 	 * --announce), and this guard as a holder of its routes. */
 	int rfd;
 	struct fb_guard_holder me;
+	/* Routes guards killed meanwhile announced, their bans in force:
+	 * this guard holds them and withdraws them at their ends, or when
+	 * it stops (fb_guard_routes_adopt). */
+	struct taken {
+		struct fb_guard_route r;
+		__u64 end;
+	} * taken;
+	size_t ntaken, ctaken;
+	bool stopping;	  /* withdrawing all it holds: none is kept for another */
 	int evfd;	  /* NAME's event queue, for `ipfix NAME`; -1: none (dry run) */
 	struct fb_cmdq q; /* --announce: commands stdout has not taken yet (broken:
 			   * stdout gone, end the loop, exit 1) */
@@ -71,17 +80,30 @@ int fb_guard_bans_start(struct guard *g, const struct fb_store *bf, int sfd);
 int fb_guard_bans_others(struct guard *g, const struct fb_gen_views *gv, bool sweep);
 void fb_guard_bans_flush(struct guard *g, const struct fb_store *bf, int sfd);
 
-/* Announce k's ban (withdraw: its end) to ExaBGP, with --announce. */
+/* Announce k's ban (withdraw: its end) to ExaBGP, with --announce; the
+ * same for a route r, as it was announced whatever this guard's kind. */
 void fb_guard_announce(struct guard *g, const struct fb_key *k, bool withdraw);
+void fb_guard_announce_route(struct guard *g, const struct fb_guard_route *r, bool withdraw);
+/* The route k's ban is announced as. */
+void fb_guard_route_of(const struct guard *g, const struct fb_key *k, struct fb_guard_route *r);
 /* The routes announced, beside BAN (guard_routes.c). Start: g->rfd
  * opened or created (--announce, not a dry run); 0, or -1 reported.
- * Hold (under BAN's lock): k[0..n)'s routes held by this guard until end.
- * Withdraw: this guard's ban of k ended (or guard stops): its route
- * withdrawn unless another running guard's ban of it is in force (locked:
- * BAN's lock held, this guard's hold forgotten). */
+ * Adopt (under BAN's lock; at the start, and when the record is full):
+ * the routes of guards killed meanwhile withdrawn, or taken over while
+ * their bans are in force (g->taken). Hold (under BAN's lock): k[0..n)'s
+ * routes held by this guard until end. Withdraw: this guard's ban of k
+ * ended (or guard stops): its route withdrawn unless this guard still
+ * holds it for another reason or another running guard's ban of it is in
+ * force (locked: BAN's lock held, this guard's hold forgotten). Expire:
+ * the routes taken over whose ends came (all, g->stopping) withdrawn
+ * alike. */
 int fb_guard_routes_start(struct guard *g, const struct fb_store *bf);
-void fb_guard_hold(struct guard *g, const struct fb_key *k, size_t n, __u64 end);
+int fb_guard_routes_adopt(struct guard *g, const struct fb_store *bf);
+void fb_guard_hold(struct guard *g, const struct fb_store *bf, const struct fb_key *k, size_t n,
+		   __u64 end);
 void fb_guard_withdraw(struct guard *g, const struct fb_key *k, bool locked);
+bool fb_guard_taken_due(const struct guard *g, __u64 now);
+void fb_guard_taken_expire(struct guard *g, __u64 now, bool locked);
 /* One event ("ban", "unban", "spare", "limit"): a line on stderr, or a
  * JSON object with -j; a ban or unban also to NAME's IPFIX queue. a: the
  * address's traffic over secs (NULL: none); ends_in, lasted: seconds (<0:

@@ -20,28 +20,39 @@ static void addr_text(const struct fb_key *k, char *buf, size_t len)
 		inet_ntop(AF_INET6, a, buf, len);
 }
 
-void fb_guard_announce(struct guard *g, const struct fb_key *k, bool withdraw)
+void fb_guard_announce_route(struct guard *g, const struct fb_guard_route *r, bool withdraw)
 {
 	char a[INET6_ADDRSTRLEN], line[256];
 	struct fb_cmdq *q = &g->q;
-	int plen = k->family == FB_FAMILY_IPV4 ? 32 : 128, n;
+	bool v4 = r->family == FB_FAMILY_IPV4;
+	int n;
 
 	if (g->announce == ANN_NONE || g->dry_run || q->broken)
 		return;
-	addr_text(k, a, sizeof(a));
+	inet_ntop(v4 ? AF_INET : AF_INET6, v4 ? r->addr + 12 : r->addr, a, sizeof(a));
 	/* ExaBGP reads a command a line. */
-	if (g->announce == ANN_RTBH)
+	if (r->kind == FB_ROUTE_BLACKHOLE)
 		n = snprintf(line, sizeof(line), "%s route %s/%d next-hop self%s\n",
-			     withdraw ? "withdraw" : "announce", a, plen,
+			     withdraw ? "withdraw" : "announce", a, v4 ? 32 : 128,
 			     withdraw ? "" : " community [65535:666]");
 	else if (withdraw)
 		n = snprintf(line, sizeof(line), "withdraw flow route { match { %s %s/%d; } }\n",
-			     g->by_dst ? "destination" : "source", a, plen);
+			     r->kind == FB_ROUTE_FLOW_DST ? "destination" : "source", a,
+			     v4 ? 32 : 128);
 	else
 		n = snprintf(line, sizeof(line),
 			     "announce flow route { match { %s %s/%d; } then { discard; } }\n",
-			     g->by_dst ? "destination" : "source", a, plen);
+			     r->kind == FB_ROUTE_FLOW_DST ? "destination" : "source", a,
+			     v4 ? 32 : 128);
 	fb_cmdq_push(q, line, n);
+}
+
+void fb_guard_announce(struct guard *g, const struct fb_key *k, bool withdraw)
+{
+	struct fb_guard_route r;
+
+	fb_guard_route_of(g, k, &r);
+	fb_guard_announce_route(g, &r, withdraw);
 }
 
 /* One event: a line on stderr, or a JSON object with -j. */

@@ -320,7 +320,8 @@ static const struct fb_cmd cmds[] = {
 	  "above the threshold, so sketch error never bans an innocent address; a ban is\n"
 	  "extended while the address stays above, and written again if BAN lost it (a\n"
 	  "load --replace --ttl replaces the rules with a lifetime). FILE lists prefixes\n"
-	  "never banned. No new ban once BAN holds as many flows as its capacity\n"
+	  "never banned (a source is what the packet says: one spoofed in a flood is\n"
+	  "banned as a real one). No new ban once BAN holds as many flows as its capacity\n"
 	  "(m ln 2 / k if created with --bits), nor once N bans are in force\n"
 	  "(--max-bans N; an earlier guard's count until they end): the address is\n"
 	  "reported as not banned each interval, counted, not announced; extensions\n"
@@ -329,8 +330,10 @@ static const struct fb_cmd cmds[] = {
 	  "counted in `metrics`.\n"
 	  "--announce writes ExaBGP API commands on stdout: a blackhole route (community\n"
 	  "65535:666; a FlowSpec discard with --flowspec) per ban, and its withdrawal\n"
-	  "when the ban ends or guard stops, so ExaBGP can run it as a process. --count\n"
-	  "stops after N intervals." },
+	  "when the ban ends or guard stops, so ExaBGP can run it as a process: a route\n"
+	  "per ban, as many as --max-bans allows (without it, BAN's capacity: said at\n"
+	  "the start). Routes a killed guard left are withdrawn, or held until their\n"
+	  "bans end, by the next guard to start. --count stops after N intervals." },
 	{ "replay", cmd_replay,
 	  "replay NAME FILE.pcap... [--explain] [--action drop|allow|monitor]\n"
 	  "                 [--malformed pass|drop] [--dev DEV]",

@@ -183,12 +183,13 @@ _Static_assert(sizeof(struct fb_guard_holders) == 24 * FB_GUARD_HOLDERS, "no hol
 
 /* Open (or create, with room for `entries` routes, and pin) f's record;
  * -1 as fb_guard_stats_open(). Self: this process as a holder (end 0);
- * -1 reported. Hold (under f's lock): r held by me until me->end, my
- * earlier end replaced (r's slots full of running guards: the one whose
+ * -1 reported. Hold (under f's lock): r held by me until me->end, or
+ * my later end recorded (r's slots full of running guards: the one whose
  * end is the earliest, if before mine, gives its slot; the record full:
- * the routes no running guard holds forgotten first); 0, 1 not recorded
+ * the routes no running guard holds forgotten first, but orphans); 0, 1 not recorded
  * (FB_GUARD_HOLDERS other running guards hold r to my end or later), or
- * -1 reported (errno E2BIG: full of routes in force). Release:
+ * -1 reported (but errno E2BIG, unsaid: full of routes in force or
+ * orphans, below). Release:
  * does another guard, alive, hold r at now (1), or none (0: with
  * `locked`, f's lock held, my slot cleared and r's
  * entry deleted when no guard holds it), or -1 reported (not known). */
@@ -198,6 +199,16 @@ int fb_guard_routes_hold(int fd, const struct fb_guard_route *r, const struct fb
 			 __u64 now);
 int fb_guard_routes_release(int fd, const struct fb_guard_route *r,
 			    const struct fb_guard_holder *me, __u64 now, bool locked);
+/* Orphans (under f's lock): the routes whose guards were all killed (a
+ * killed guard withdraws nothing, and no other guard's end would: none
+ * holds them), each handed to fn with the last end they recorded; fn
+ * says what becomes of it: 1 mine (me its holder until that end), 0
+ * withdrawn (forgotten), -1 left as it is. How many fn was given, or -1
+ * reported. Hold makes room in a full record with the routes whose
+ * guards' bans ended, never with orphans: run this, then hold again. */
+int fb_guard_routes_orphans(int fd, const struct fb_guard_holder *me,
+			    int (*fn)(void *ctx, const struct fb_guard_route *r, __u64 end),
+			    void *ctx);
 /* The event queue beside filter f: opened, or created and pinned (create);
  * -1 as fb_guard_stats_open(). Push: the oldest event makes room. Pop: 1
  * an event, 0 none. */
