@@ -215,10 +215,22 @@ static int scan_ns(struct found *f, size_t from)
 	int rc = 0;
 
 	for (i = from; i < f->nns && !rc; i++) {
-		int fd = open(f->ns[i].path, O_RDONLY | O_CLOEXEC);
+		struct stat st;
+		/* Any process may change what a path names once stat'ed (close
+		 * a descriptor, open a FIFO in its place): never opened but as
+		 * the namespace it was (fb_ns_open()). */
+		int fd = fb_ns_open(f->ns[i].path, &st);
 
-		/* ENOENT: its process exited (so did the namespace, or another
-		 * path to it was visited) or its mount went. */
+		/* Another file there now (EINVAL: no namespace), or another
+		 * namespace: the one listed is gone from there, as is one whose
+		 * path went (ENOENT: its process exited, so did the namespace
+		 * or another path to it was visited; its mount went). */
+		if (fd >= 0 && (st.st_dev != f->ns[i].dev || st.st_ino != f->ns[i].ino)) {
+			close(fd);
+			fd = -1;
+			errno = ENOENT;
+		} else if (fd < 0 && errno == EINVAL)
+			errno = ENOENT;
 		if (fd < 0) {
 			fb_walk_err(f, f->ns[i].path, errno, f->ns[i].proc);
 			continue;
@@ -279,12 +291,19 @@ static void resolve_refused(struct found *f)
 static int walk_ns(struct found *f)
 {
 	int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), rc = 0;
+	struct stat st;
 	size_t i;
 
 	if (self < 0) {
 		walk_fail(f, "/proc/self/ns/net: %s", strerror(errno));
 		return -1;
 	}
+	if (fstat(self, &st)) {
+		walk_fail(f, "/proc/self/ns/net: %s", strerror(errno));
+		close(self);
+		return -1;
+	}
+	f->nsfs = st.st_dev;
 	snprintf(f->self_path, sizeof(f->self_path), "/proc/self/fd/%d", self);
 	fb_walk_collect(f);
 	rc = scan_ns(f, 0);

@@ -107,6 +107,10 @@ static void add_ns(struct found *f, const char *path, const char *label, bool pr
 		fb_walk_err(f, path, errno, proc);
 		return;
 	}
+	/* No namespace (a file left in /run/netns, a descriptor changed
+	 * since its link was read): nothing to visit. */
+	if (st.st_dev != f->nsfs)
+		return;
 	for (i = 0; i < f->nns; i++)
 		if (f->ns[i].dev == st.st_dev && f->ns[i].ino == st.st_ino)
 			return; /* one visit per namespace: the first name wins */
@@ -239,13 +243,7 @@ void fb_walk_held(struct found *f)
 	size_t nmnts = 0, capmnts = 0, i;
 	struct dirent *de, *fe;
 	DIR *d, *fds;
-	dev_t nsfs;
 
-	if (stat("/proc/self/ns/net", &st)) {
-		fb_walk_err(f, "/proc/self/ns/net", errno, false);
-		return;
-	}
-	nsfs = st.st_dev;
 	if (!stat("/proc/self/ns/mnt", &st) && (mnts = fb_walk_grow(mnts, &capmnts, 0, sizeof(st))))
 		mnts[nmnts++] = st;
 	else
@@ -281,7 +279,7 @@ void fb_walk_held(struct found *f)
 				fb_walk_err(f, path, errno, true);
 				continue;
 			}
-			if (st.st_dev != nsfs)
+			if (st.st_dev != f->nsfs)
 				continue;
 			snprintf(label, sizeof(label), "pid %.12s (%.32s) fd %.12s", de->d_name,
 				 comm, fe->d_name);
