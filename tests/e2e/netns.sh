@@ -12,6 +12,11 @@
 # - status finds a namespace only an open file holds (`exec 3<` of its
 #   /run/netns name, then `ip netns del`: the fd then reads as "/"), and one
 #   bind-mounted only in another process's mount namespace;
+# - what is no namespace where the walk looks is never opened (it used to
+#   be, by path, after a stat: a FIFO's open waited for good): a FIFO in
+#   /run/netns (status and -n), and a process's descriptor swapped between
+#   a namespace and a FIFO with no writer, in a loop and, held by strace,
+#   between the walk's stat and its open; every candidate opened O_PATH;
 # - a device's name and a process's name (which root in a container, and
 #   the process, choose) reach the terminal without their control
 #   characters, in status and info; -j keeps them.
@@ -22,6 +27,7 @@ cleanup() {
 	local p
 	for p in $(t_ours "${HELD[@]}"); do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
 	[ -n "${MNT:-}" ] && rm -f "$MNT"
+	[ -n "${SWNS:-}" ] && ip netns del "$SWNS" 2>/dev/null
 	[ -n "${LONG:-}" ] && ip netns del "$LONG" 2>/dev/null
 	[ -n "${SHORT:-}" ] && ip netns del "$SHORT" 2>/dev/null
 	return 0
@@ -137,6 +143,131 @@ ip netns del "$NSA"
 row=$(status_row "$VA")
 [[ "$row" =~ ^"pid $HOLDER (sleep) fd 3"\ +"$VA "\ +native\ +[0-9]+\ +"nx (drop; malformed drop)"$ ]] &&
 	pass "status: a namespace only an open file holds" || fail "status, fd-held: '$row'"
+
+# --- What is no namespace where the walk looks, or changes into none under
+# it: a FIFO in /run/netns, and a process that swaps one descriptor
+# between a namespace it holds (no name, no process in it: looked for as
+# $VA's is, through open files) and a FIFO nobody writes to. The walk
+# stat'ed a path, then open(2)ed it: a FIFO's open waits for a writer, so
+# status hung for good (a device there would have been opened). Each run
+# under timeout: it finishes, as without them ($VA's row; exit 0, or 3
+# for another suite's attachment failing open beside this one); no
+# path it finds is opened but with O_PATH (strace), only its own
+# descriptor's /proc/self/fd link for setns(), without blocking.
+# The FIFO lies in a /run/netns of a mount namespace of the test's own (a
+# tmpfs over it), never the machine's: there an `ip netns list` beside
+# this suite (the runner's check for leftovers) would wait on it for good.
+in_fifo_ns() {
+	unshare -m --propagation private sh -c 'mount -t tmpfs -o mode=0755 fbfifo /run/netns &&
+		mkfifo "/run/netns/$0" && exec "$@"' "$@"
+}
+FIFO=fbfifo$$
+in_fifo_ns "$FIFO" timeout 10 "$FB" -n "$FIFO" list >"$T_TMP/fifo.out" 2>&1
+check_eq "-n: a FIFO in /run/netns: no namespace, no wait" "$?:$(cat "$T_TMP/fifo.out")" \
+	"1:flowbloom: cannot enter network namespace 'fbfifo$$': not a network namespace"
+in_fifo_ns "$FIFO" timeout 5 "$FB" status >"$T_TMP/fifo.out" 2>&1
+rc=$?
+grep -aqE "^pid $HOLDER \(sleep\) fd 3 +$VA " "$T_TMP/fifo.out" && [[ "$rc" == [03] ]] &&
+	pass "status: a FIFO in /run/netns: skipped" ||
+	fail "status, a FIFO in /run/netns: exit $rc: $(head -c 300 "$T_TMP/fifo.out")"
+ip netns add "fbsw$$" && SWNS=fbsw$$
+mkfifo "$T_TMP/swfifo"
+"$PY" -c '
+import os, sys, time
+ns = os.open(sys.argv[1], os.O_RDONLY)
+os.dup2(ns, 60)
+os.close(ns)
+fifo = os.open(sys.argv[2], os.O_RDONLY | os.O_NONBLOCK)
+open(sys.argv[3], "w").write("ready\n")
+end = time.time() + 600
+while time.time() < end:
+    os.dup2(60, 5)
+    time.sleep(0.0003)
+    os.dup2(fifo, 5)
+    time.sleep(0.0003)' "/run/netns/$SWNS" "$T_TMP/swfifo" "$T_TMP/swready" &
+HELD+=($!)
+SWAPPER=$!
+t_wait_until 20 test -s "$T_TMP/swready" || fail "the swapper did not start"
+ip netns del "$SWNS" && SWNS=
+bad=
+for i in $(seq 150); do
+	timeout 5 "$FB" status >"$T_TMP/sw.out" 2>&1
+	rc=$?
+	if [[ "$rc" != [03] ]] || ! grep -aqE "^pid $HOLDER \(sleep\) fd 3 +$VA " "$T_TMP/sw.out"; then
+		bad="run $i: exit $rc: $(head -c 300 "$T_TMP/sw.out")"
+		break
+	fi
+done
+[ -z "$bad" ] && pass "status: a descriptor swapped to a FIFO: 150 runs, each with $VA's row" ||
+	fail "status under a descriptor swapped to a FIFO: $bad"
+kill "$SWAPPER" && wait "$SWAPPER" 2>/dev/null
+# ... and the swap made at the moment, every time: status held (strace)
+# at its open of the descriptor it found a namespace, which then becomes
+# the FIFO; strace detached, the open goes on. status ends, as above.
+if command -v strace >/dev/null; then
+	# A namespace of its own (unshare, then back): its link reads
+	# net:[INODE], which strace -P resolves to (never "/").
+	rm -f "$T_TMP/swready"
+	"$PY" -c '
+import ctypes, os, signal, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+orig = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+if libc.unshare(0x40000000):
+    sys.exit("unshare: " + os.strerror(ctypes.get_errno()))
+ns = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+if libc.setns(orig, 0x40000000):
+    sys.exit("setns: " + os.strerror(ctypes.get_errno()))
+os.close(orig)
+os.dup2(ns, 60)
+os.dup2(ns, 5)
+os.close(ns)
+fifo = os.open(sys.argv[2], os.O_RDONLY | os.O_NONBLOCK)
+def swap(sig, frame):
+    os.dup2(fifo, 5)
+    open(sys.argv[4], "w").write("swapped\n")
+signal.signal(signal.SIGUSR1, swap)
+open(sys.argv[3], "w").write("ready\n")
+time.sleep(600)' "" "$T_TMP/swfifo" "$T_TMP/swready" "$T_TMP/swapped" &
+	HELD+=($!)
+	SWAPPER=$!
+	t_wait_until 20 test -s "$T_TMP/swready" || fail "the swapper did not start"
+	strace -I1 -f -qq -o "$T_TMP/hold.st" -P "/proc/$SWAPPER/fd/5" -e trace=open,openat \
+		-e inject=open,openat:delay_enter=60000000 \
+		bash -c '"$0" status >"$1" 2>&1; echo $? >"$2"' "$FB" "$T_TMP/hold.out" "$T_TMP/hold.rc" &
+	ST=$!
+	if t_wait_until 20 grep -qs "\"/proc/$SWAPPER/fd/5\"" "$T_TMP/hold.st"; then
+		SH=$(pgrep -P "$ST")
+		FBP=$(pgrep -P "$SH")
+		kill -USR1 "$SWAPPER"
+		t_wait_until 20 test -s "$T_TMP/swapped" || fail "the swapper did not swap"
+		kill "$ST" && wait "$ST" 2>/dev/null
+		if t_wait_until 10 test -s "$T_TMP/hold.rc"; then
+			check_eq "status: the descriptor found a namespace, a FIFO when opened: finishes" \
+				"$(sed 's/^3$/0/' "$T_TMP/hold.rc"):$(grep -acE "^pid $HOLDER \(sleep\) fd 3 +$VA " "$T_TMP/hold.out")" "0:1"
+		else
+			fail "status: the descriptor found a namespace, a FIFO when opened: hangs ($(cat /proc/"$FBP"/stack 2>/dev/null | head -2 | tr '\n' ' '))"
+			[ -n "$FBP" ] && kill "$FBP"
+		fi
+	else
+		fail "status never opened /proc/$SWAPPER/fd/5: $(cat "$T_TMP/hold.st" 2>&1)"
+		kill "$ST" && wait "$ST" 2>/dev/null
+	fi
+	kill "$SWAPPER" && wait "$SWAPPER" 2>/dev/null
+else
+	skip "status held at its open of a descriptor: strace is missing (make deps installs it)"
+fi
+if command -v strace >/dev/null; then
+	in_fifo_ns "$FIFO" strace -f -qq -o "$T_TMP/sw.st" -e trace=open,openat timeout 20 "$FB" status >/dev/null 2>&1
+	check_eq "status under strace: finishes" "$(($? == 3 ? 0 : $?))" 0
+	# Candidates: names in /run/netns, processes' namespace links, open
+	# files and mounts; our own /proc/self/fd link (the walk's descriptor).
+	check_eq "status: every namespace candidate opened with O_PATH" "$(grep -E 'open(at)?\(.*"(/run/netns/[^"]+|/proc/[0-9]+/(ns/net|fd/[0-9]+|root/[^"]*))"' "$T_TMP/sw.st" |
+		grep -v O_PATH | head -3)" ""
+	check_eq "status: each reopened for setns() without blocking" "$(grep -E 'open(at)?\(.*"/proc/self/fd/[0-9]+"' "$T_TMP/sw.st" |
+		grep -v 'O_PATH' | grep -v 'O_NONBLOCK' | head -3)" ""
+else
+	skip "status's opens: strace is missing (make deps installs it)"
+fi
 kill "$HOLDER" && wait "$HOLDER" 2>/dev/null
 
 # --- One bind-mounted only in another process's mount namespace (`ip

@@ -15,6 +15,9 @@
 #include <net/if_arp.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include "flowbloom/geometry.h"
@@ -199,9 +202,34 @@ const char *fb_printable(const char *s, char *buf, size_t len)
 
 const char *fb_netns_entered;
 
+int fb_ns_open(const char *path, struct stat *st)
+{
+	int pfd = open(path, O_PATH | O_CLOEXEC), fd = -1, e;
+	char self[32];
+	struct statfs sfs;
+
+	if (pfd < 0)
+		return -1;
+	if (fstatfs(pfd, &sfs) || fstat(pfd, st))
+		goto out;
+	if (sfs.f_type != NSFS_MAGIC) {
+		errno = EINVAL;
+		goto out;
+	}
+	/* The very file looked at: pfd holds it. */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+out:
+	e = errno;
+	close(pfd);
+	errno = e;
+	return fd;
+}
+
 int fb_enter_netns(const char *name)
 {
 	char path[sizeof("/run/netns/") + NAME_MAX];
+	struct stat st;
 	int fd = -1, n;
 
 	/* A name cut to fit would be another namespace's (the one named by
@@ -210,7 +238,7 @@ int fb_enter_netns(const char *name)
 	if (!*name || n < 0 || (size_t)n >= sizeof(path))
 		errno = !*name ? ENOENT : ENAMETOOLONG;
 	else
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = fb_ns_open(path, &st);
 	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
 		fb_report_err("cannot enter network namespace '%s': %s", name,
 			      errno == EINVAL ? "not a network namespace" : strerror(errno));

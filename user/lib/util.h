@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <linux/types.h>
 #include "flowbloom/maps.h"
 
@@ -65,6 +66,15 @@ char *fb_conf_text(char *s, int n);
  * container's namespace sets; a process's, which the process sets): an
  * escape sequence in one could rewrite what the operator's screen shows. */
 const char *fb_printable(const char *s, char *buf, size_t len);
+
+/* The namespace file at path (following links: /proc/PID/ns/net,
+ * /proc/PID/fd/N), opened for setns() without opening anything else: the
+ * path is looked at with O_PATH, and only a file of nsfs is opened, by
+ * its descriptor's /proc/self/fd link (O_NONBLOCK, O_NOCTTY). Whatever a
+ * process puts there meanwhile (a FIFO, whose open waits for a writer; a
+ * device or a terminal, whose open acts) is never opened. A descriptor,
+ * what it is in *st; -1 with errno (EINVAL: no namespace file). */
+int fb_ns_open(const char *path, struct stat *st);
 
 /* Like `ip -n`: enter the named network namespace (/run/netns/NAME), and
  * only that: `ip netns exec` also remounts /sys, which hides bpffs and

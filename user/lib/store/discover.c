@@ -13,10 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 #include <linux/bpf.h>
-#include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "store/discover.h"
@@ -211,34 +209,22 @@ static ino_t proc_netdev(const char *path)
 }
 
 /*
- * The namespace file at path, opened for setns() only if it is one: first
- * O_PATH, which opens nothing (no FIFO waited on, no device's open run),
- * checked to be on nsfs, then reopened through /proc/self/fd. A process's
- * /proc/PID/fd/N can be another file by the time it is opened (a FIFO
- * dup2()ed over the namespace file status saw: it waited forever), and a
- * mount point's path can lead elsewhere since it was listed. One that is
- * no namespace file (-1, ENOENT) is as a mount gone since. (Mounts of
- * other mount namespaces are looked up before, in discover_theirs.c.)
+ * The namespace file at path, opened for setns() only if it is one
+ * (fb_ns_open(): O_PATH, which opens nothing, checked to be on nsfs, then
+ * reopened through /proc/self/fd). A process's /proc/PID/fd/N can be
+ * another file by the time it is opened (a FIFO dup2()ed over the
+ * namespace file status saw: it waited forever), and a mount point's path
+ * can lead elsewhere since it was listed. One that is no namespace file
+ * (-1, ENOENT) is as a mount gone since. (Mounts of other mount namespaces
+ * are looked up before, in discover_theirs.c.)
  */
 static int open_ns(const char *path)
 {
-	char self[40];
-	struct statfs sf;
-	int pfd = open(path, O_PATH | O_CLOEXEC), fd, e;
+	struct stat st;
+	int fd = fb_ns_open(path, &st);
 
-	if (pfd < 0)
-		return -1;
-	e = fstatfs(pfd, &sf) ? errno : sf.f_type != NSFS_MAGIC ? ENOENT : 0;
-	if (e) {
-		close(pfd);
-		errno = e;
-		return -1;
-	}
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	fd = open(self, O_RDONLY | O_CLOEXEC);
-	e = errno;
-	close(pfd);
-	errno = e;
+	if (fd < 0 && errno == EINVAL)
+		errno = ENOENT;
 	return fd;
 }
 
