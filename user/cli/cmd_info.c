@@ -274,7 +274,7 @@ static void print_attach(const struct atts *a, int i)
 		jw_u64("prog_id", a->v[i].prog_id);
 		jw_obj_close();
 	} else {
-		char dev[IF_NAMESIZE];
+		char dev[FB_ESCAPED_SIZE(IF_NAMESIZE)];
 
 		printf("%s %s %s (prog %u)", i ? "," : "",
 		       fb_printable(a->v[i].dev, dev, sizeof(dev)), a->v[i].mode, a->v[i].prog_id);
