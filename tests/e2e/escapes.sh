@@ -53,6 +53,16 @@ check_eq "load: nothing on stderr a terminal obeys" "$(raw "$T_TMP/err")" ""
 check_eq "load -j: the error is JSON, the message as on stderr" \
 	"$(t_json "d['error']" "$T_TMP/out.json")" "$(sed 's/^flowbloom: //' "$T_TMP/err")"
 
+# --- A directory in the filters' root named with an escape sequence (only
+# root makes one there; escaped all the same): list calls it broken, by its
+# name escaped.
+mkdir "$FLOWBLOOM_ROOT/"$'x\e[2J\xc2\x9by'
+"$FB" list >"$T_TMP/list" 2>&1
+grep -q '^x\\x1b\[2J\\xc2\\x9by  *BROKEN: bad filter name' "$T_TMP/list" && pass "list: the name escaped" ||
+	fail "list: $(cat -v "$T_TMP/list")"
+check_eq "list: nothing a terminal obeys" "$(raw "$T_TMP/list")" ""
+rmdir "$FLOWBLOOM_ROOT/"$'x\e[2J\xc2\x9by'
+
 # --- A BGP peer's route (ExaBGP's JSON decodes \u001b, \u009b).
 t_exa_ann '198.51.100.\u009b2J\u001b]0\u0007' | "$FB" bgp F --state "$T_TMP/bgp.state" >"$T_TMP/out" 2>"$T_TMP/err"
 grep -qF "from 198.51.100.9: prefix '198.51.100.\\xc2\\x9b2J\\x1b]0\\a' has no length; not applied" "$T_TMP/err" &&

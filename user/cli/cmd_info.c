@@ -162,7 +162,11 @@ int cmd_list(int argc, char **argv)
 				       fb_report_last);
 				jw_obj_close();
 			} else {
-				printf("%-20s %s: %s\n", names[i],
+				/* A directory of the root's, whatever its name
+				 * (bad names are listed as broken). */
+				char esc[FB_ESCAPED_SIZE(NAME_MAX)];
+
+				printf("%-20s %s: %s\n", fb_printable(names[i], esc, sizeof(esc)),
 				       unknown	   ? "ERROR"
 				       : untrusted ? "UNTRUSTED"
 						   : "BROKEN",
