@@ -11,7 +11,7 @@
 #   both inside a huge line and between lines.
 # apply's NAME.conf goes through the same reader (a huge line under ulimit
 # -v used to end it early, the lines after it never applied).
-# Control characters quoted in an error reach the terminal as '?'.
+# Control characters quoted in an error reach the terminal escaped (\x1b).
 # Also: a leading UTF-8 BOM is skipped; IPv6 rules for extension-header
 # protocols are refused; `list` without privileges says so; a refused
 # flow's line is named right after long runs of comments and blank lines.
@@ -110,9 +110,9 @@ fails_named "del -f: a rule of a line that makes several, after 255 comments" \
 same "long gaps between lines"
 
 # Control characters quoted from the input (an escape sequence that would
-# retitle or rewrite the operator's terminal) reach stderr as '?'.
+# retitle or rewrite the operator's terminal) reach stderr escaped.
 printf 'src 198.51.100.7\nsrc 198.51.100.\033]0;owned\007\033[2J\n' >"$T_TMP/esc.txt"
-fails_named "escape sequence in a list" "esc.txt:2: bad address.*198\.51\.100\.?]0" \
+fails_named "escape sequence in a list" "esc.txt:2: bad address.*198\.51\.100\.\\\\x1b]0" \
 	"$FB" load in1 "$T_TMP/esc.txt" --replace
 check_eq "... no control character on stderr" "$(tr -d '\n\t' <"$T_TMP/err" | LC_ALL=C grep -c '[[:cntrl:]]')" 0
 same "escape sequence"

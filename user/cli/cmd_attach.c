@@ -2,6 +2,7 @@
 /* `flowbloom attach` and `detach`: the XDP program on a device. */
 #include <getopt.h>
 #include <stdio.h>
+#include <net/if.h>
 #include <sys/file.h>
 #include "cmd.h"
 #include "parse.h"
@@ -11,6 +12,7 @@
 #include "prog/xdpdev.h"
 #include "monitor/monmaps.h"
 #include "output.h"
+#include "util.h"
 
 /* The object member "monitor" describing m (fb_monitor_describe() in JSON). */
 static void monitor_json(const struct fb_monitor *m)
@@ -52,6 +54,7 @@ void fb_print_attached(const char *name, const char *dev, const char *mode,
 		       const struct fb_monitor *mon, __u32 replaced, bool multibuf)
 {
 	const char *mb = multibuf ? ", multi-buffer" : "";
+	char esc[FB_ESCAPED_SIZE(IF_NAMESIZE)];
 
 	if (fb_json) {
 		jw_obj_open(NULL);
@@ -67,10 +70,11 @@ void fb_print_attached(const char *name, const char *dev, const char *mode,
 		jw_obj_close();
 		jw_end();
 	} else if (replaced) {
-		printf("attached %s to %s (%s%s) in place of program %u\n", name, dev, mode, mb,
-		       replaced);
+		printf("attached %s to %s (%s%s) in place of program %u\n", name,
+		       fb_printable(dev, esc, sizeof(esc)), mode, mb, replaced);
 	} else {
-		printf("attached %s to %s (%s%s)\n", name, dev, mode, mb);
+		printf("attached %s to %s (%s%s)\n", name, fb_printable(dev, esc, sizeof(esc)),
+		       mode, mb);
 	}
 	if (!fb_json && mon) {
 		char desc[256];
@@ -82,13 +86,15 @@ void fb_print_attached(const char *name, const char *dev, const char *mode,
 
 void fb_print_detached(const char *dev)
 {
+	char esc[FB_ESCAPED_SIZE(IF_NAMESIZE)];
+
 	if (fb_json) {
 		jw_obj_open(NULL);
 		jw_str("detached", dev);
 		jw_obj_close();
 		jw_end();
 	} else {
-		printf("detached %s\n", dev);
+		printf("detached %s\n", fb_printable(dev, esc, sizeof(esc)));
 	}
 }
 

@@ -348,7 +348,7 @@ int cmd_capture(int argc, char **argv)
 					       : "all",
 		f.name);
 	for (unsigned i = 0; i < cap.nprogs; i++) {
-		char dev[IF_NAMESIZE];
+		char dev[FB_ESCAPED_SIZE(IF_NAMESIZE)];
 
 		fprintf(stderr, "%s %s (%s)", i ? "," : "",
 			fb_printable(cap.prog[i].ifname, dev, sizeof(dev)), cap.prog[i].mode);

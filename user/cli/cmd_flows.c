@@ -71,7 +71,7 @@ static int on_event(void *ctx, void *data, size_t len)
 		jw_obj_close();
 		jw_end();
 	} else {
-		char dev[1024];
+		char dev[4096];
 
 		fb_monview_dev_text(&fo->devs, e->ifindex, dev, sizeof(dev));
 		printf("%s %-10s %-5s %6u  %s\n", when, dev, FB_NAME(fb_verdict_names, e->verdict),

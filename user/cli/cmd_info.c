@@ -162,7 +162,11 @@ int cmd_list(int argc, char **argv)
 				       fb_report_last);
 				jw_obj_close();
 			} else {
-				printf("%-20s %s: %s\n", names[i],
+				/* A directory of the root's, whatever its name
+				 * (bad names are listed as broken). */
+				char esc[FB_ESCAPED_SIZE(NAME_MAX)];
+
+				printf("%-20s %s: %s\n", fb_printable(names[i], esc, sizeof(esc)),
 				       unknown	   ? "ERROR"
 				       : untrusted ? "UNTRUSTED"
 						   : "BROKEN",
@@ -274,7 +278,7 @@ static void print_attach(const struct atts *a, int i)
 		jw_u64("prog_id", a->v[i].prog_id);
 		jw_obj_close();
 	} else {
-		char dev[IF_NAMESIZE];
+		char dev[FB_ESCAPED_SIZE(IF_NAMESIZE)];
 
 		printf("%s %s %s (prog %u)", i ? "," : "",
 		       fb_printable(a->v[i].dev, dev, sizeof(dev)), a->v[i].mode, a->v[i].prog_id);

@@ -152,7 +152,7 @@ static void uses(const struct fb_att *a, char *buf, size_t len)
  * Not read: said to be unknown (a running capture's ring is its own). */
 static void left_rings(const struct fb_att *a, int n)
 {
-	char ns[sizeof(a->netns)], dev[IF_NAMESIZE];
+	char ns[FB_ESCAPED_SIZE(sizeof(a->netns))], dev[FB_ESCAPED_SIZE(IF_NAMESIZE)];
 	bool running;
 	__u64 bytes;
 	int i, rc;
@@ -201,7 +201,7 @@ static void ring_json(const struct fb_att *a)
 
 static void walk_gaps(const struct fb_walk *w, char *buf, size_t len)
 {
-	char comm[sizeof(w->refused[0].comm)];
+	char comm[FB_ESCAPED_SIZE(sizeof(w->refused[0].comm))];
 	size_t i, j, n = 0, procs;
 
 #define ADD(...) n += (size_t)snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__)
@@ -252,7 +252,7 @@ int cmd_status(int argc, char **argv)
 {
 	struct fb_walk w;
 	struct fb_att *a;
-	char buf[1200], ns[sizeof(a->netns)], dev[IF_NAMESIZE];
+	char buf[1200], ns[FB_ESCAPED_SIZE(sizeof(a->netns))], dev[FB_ESCAPED_SIZE(IF_NAMESIZE)];
 	struct att_settings st;
 	int n, i, open = 0, l3 = 0, nofs, unknown = 0, e = 0, rc, nolink = 0, le = 0;
 
@@ -399,22 +399,25 @@ int cmd_status(int argc, char **argv)
 int fb_warn_fail_open(bool always_json)
 {
 	struct fb_att *a;
-	char ns[sizeof(a->netns)], dev[IF_NAMESIZE];
+	char ns[FB_ESCAPED_SIZE(sizeof(a->netns))], dev[FB_ESCAPED_SIZE(IF_NAMESIZE)];
 	struct fb_walk w;
-	char gaps[1200];
+	char gaps[FB_ESCAPED_SIZE(sizeof(w.why))];
 	int n = fb_discover_walk(&a, true, &w), i;
 
 	/* Not known (the walk failed, or a program on private maps found
 	 * nowhere while processes were not looked into): said, never taken
 	 * for none. The verb's own answer still stands. */
 	if (n < 0 || fb_walk_partial(&w)) {
+		/* why may name a path the walk read (a mount point) */
 		if (n >= 0)
 			walk_gaps(&w, gaps, sizeof(gaps));
+		else
+			fb_escape(w.why, gaps, sizeof(gaps), true);
 		fprintf(stderr,
 			"flowbloom: warning: cannot tell whether a flowbloom XDP program fails "
 			"open "
 			"(passes every packet): %s\n",
-			n < 0 ? w.why : gaps);
+			gaps);
 		if (fb_json)
 			jw_null("fail_open");
 		fb_walk_free(&w);

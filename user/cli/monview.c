@@ -235,28 +235,29 @@ void fb_monview_dev(struct fb_monview_devs *d, __u32 ifindex, struct fb_monview_
 		snprintf(out->name, sizeof(out->name), "ifindex %u", ifindex);
 		return;
 	}
-	fb_printable(d->att[hit[0]].ifname, out->name, sizeof(out->name));
-	fb_printable(d->att[hit[0]].netns, out->netns, sizeof(out->netns));
+	snprintf(out->name, sizeof(out->name), "%s", d->att[hit[0]].ifname);
+	snprintf(out->netns, sizeof(out->netns), "%s", d->att[hit[0]].netns);
 	out->here = att_here(&d->att[hit[0]]);
 }
 
 void fb_monview_dev_text(struct fb_monview_devs *d, __u32 ifindex, char *buf, size_t len)
 {
 	struct fb_monview_dev dev;
-	char ns[NAME_MAX + 1];
+	char ns[FB_ESCAPED_SIZE(NAME_MAX + 1)], name[FB_ESCAPED_SIZE(sizeof(dev.name))];
 	int hit[4], n, i;
 	size_t at;
 
 	fb_monview_dev(d, ifindex, &dev);
+	fb_printable(dev.name, name, sizeof(name));
 	if (dev.here) {
-		snprintf(buf, len, "%s", dev.name);
+		snprintf(buf, len, "%s", name);
 		return;
 	}
 	if (dev.netns[0]) {
-		snprintf(buf, len, "%s (netns %s)", dev.name, dev.netns);
+		snprintf(buf, len, "%s (netns %s)", name, fb_printable(dev.netns, ns, sizeof(ns)));
 		return;
 	}
-	at = (size_t)snprintf(buf, len, "%s", dev.name);
+	at = (size_t)snprintf(buf, len, "%s", name);
 	n = devs_find(d, ifindex, hit, 4);
 	for (i = 0; i < n && i < 3 && at < len; i++)
 		at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? " or " : " (netns ",

@@ -50,7 +50,7 @@ struct fb_monview_devs {
 	double when;	/* fb_now() of the look */
 };
 struct fb_monview_dev {
-	char name[IF_NAMESIZE + 16]; /* the device, or "ifindex N" */
+	char name[IF_NAMESIZE + 16]; /* the device, or "ifindex N"; as it is (JSON) */
 	/* Its namespace as status names it; "" when ifindex is not one of
 	 * the filter's attachments, or is in several namespaces. */
 	char netns[NAME_MAX + 1];
@@ -61,7 +61,8 @@ void fb_monview_devs_free(struct fb_monview_devs *d);
 void fb_monview_dev(struct fb_monview_devs *d, __u32 ifindex, struct fb_monview_dev *out);
 /* The device for a line of text: "veth0" in this namespace, "veth0
  * (netns NS)" in another, "ifindex 2 (netns A or B)" when several
- * namespaces have an attachment with that ifindex, "ifindex 2" when none. */
+ * namespaces have an attachment with that ifindex, "ifindex 2" when none;
+ * the names escaped for a terminal (fb_printable()). */
 void fb_monview_dev_text(struct fb_monview_devs *d, __u32 ifindex, char *buf, size_t len);
 
 /* "s" unless n is 1: "1 packet", "2 packets". */

@@ -12,27 +12,12 @@ bool fb_verbose;
 static int jw_depth;
 static bool jw_first[JW_DEPTH] = { true };
 
-/* Bytes of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
- * form, no surrogate, nothing above U+10FFFF), 0 if there is none. */
-int fb_utf8_len(const unsigned char *s)
-{
-	int n, i;
-
-	if (s[0] < 0xc2 || s[0] > 0xf4)
-		return 0;
-	n = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
-		return 0;
-	return n;
-}
-
 /* JSON text is UTF-8 (RFC 8259): a byte of no valid sequence (a file
  * name, a device name or a list line in another encoding) is written as
- * U+FFFD (as Go's encoder does), so every parser takes it. */
+ * U+FFFD (as Go's encoder does), so every parser takes it. Control
+ * characters, DEL and the C1 controls too (U+0080 to U+009F, which a
+ * terminal obeys as it does ESC) are escaped: JSON read on a terminal
+ * shows them as \uXXXX, and a parser gets them as they are. */
 static void jw_string(const char *s)
 {
 	putchar('"');
@@ -42,7 +27,10 @@ static void jw_string(const char *s)
 
 		if (c >= 0x80) {
 			n = fb_utf8_len((const unsigned char *)s);
-			if (n) {
+			if (n == 2 && c == 0xc2 && (unsigned char)s[1] < 0xa0) {
+				printf("\\u%04x", (unsigned char)s[1]);
+				s++;
+			} else if (n) {
 				fwrite(s, 1, n, stdout);
 				s += n - 1;
 			} else {
@@ -54,7 +42,7 @@ static void jw_string(const char *s)
 			fputs("\\n", stdout);
 		else if (c == '\t')
 			fputs("\\t", stdout);
-		else if (c < 0x20)
+		else if (c < 0x20 || c == 0x7f)
 			printf("\\u%04x", c);
 		else
 			putchar(c);

@@ -23,10 +23,6 @@ void fb_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * stdout; a note is "flowbloom: note: MSG"; libbpf's lines go as they are. */
 void fb_output_report(enum fb_report_level level, const char *msg);
 
-/* Bytes of the well-formed UTF-8 sequence at s (RFC 3629), 0 if there is
- * none: what the JSON writer and metrics' label values pass as they are. */
-int fb_utf8_len(const unsigned char *s);
-
 /* JSON writer on stdout; commas handled by a nesting stack. name is NULL
  * inside arrays. */
 void jw_obj_open(const char *name);

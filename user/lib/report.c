@@ -27,20 +27,72 @@ fb_report_fn fb_report_set(fb_report_fn fn)
 	return old;
 }
 
+int fb_utf8_len(const unsigned char *s)
+{
+	int n, i;
+
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	n = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
+		return 0;
+	return n;
+}
+
+const char *fb_escape(const char *s, char *buf, size_t len, bool keep_tab)
+{
+	static const char named[] = "\\a\\b\\t\\n\\v\\f\\r";
+	const unsigned char *c = (const unsigned char *)s;
+	size_t at = 0;
+
+	if (!len)
+		return buf;
+	while (*c) {
+		char esc[16];
+		int n = *c >= 0x80 ? fb_utf8_len(c) : 1, w, i;
+
+		/* A C1 control (U+0080 to U+009F) is two bytes in UTF-8:
+		 * a terminal takes U+009B as CSI as it takes ESC '['. */
+		if (n == 2 && c[0] == 0xc2 && c[1] < 0xa0)
+			w = snprintf(esc, sizeof(esc), "\\x%02x\\x%02x", c[0], c[1]);
+		else if (!n)
+			w = snprintf(esc, sizeof(esc), "\\x%02x", c[0]), n = 1;
+		else if (*c >= 7 && *c <= 13 && !(*c == '\t' && keep_tab))
+			w = snprintf(esc, sizeof(esc), "%.2s", named + 2 * (*c - 7));
+		else if ((*c < 0x20 && *c != '\t') || *c == 0x7f)
+			w = snprintf(esc, sizeof(esc), "\\x%02x", c[0]);
+		else
+			for (w = 0; w < n; w++)
+				esc[w] = (char)c[w];
+		if (at + (size_t)w >= len)
+			break; /* cut before it, never inside an escape */
+		for (i = 0; i < w; i++)
+			buf[at++] = esc[i];
+		c += n;
+	}
+	buf[at] = 0;
+	return buf;
+}
+
 void fb_vreport(enum fb_report_level level, const char *fmt, va_list ap)
 {
-	char buf[FB_REPORT_MAX];
+	char raw[FB_REPORT_MAX], buf[FB_REPORT_MAX];
 	int e = errno; /* kept: a caller may tell its failure by it */
 
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	/* Messages quote their input (a list's line, a peer's route): its
-	 * control characters never reach the operator's terminal, where an
-	 * escape sequence could rewrite what the screen shows. libbpf's own
-	 * lines keep their newlines. */
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	/* Messages quote their input (a list's line, a peer's route, a
+	 * file's name): its control characters reach the operator's
+	 * terminal escaped (fb_escape()), where an escape sequence could
+	 * rewrite what the screen shows. libbpf's own lines keep their
+	 * newlines. */
 	if (level != FB_REPORT_LIBBPF)
-		for (char *c = buf; *c; c++)
-			if (((unsigned char)*c < 0x20 && *c != '\t') || *c == 0x7f)
-				*c = '?';
+		fb_escape(raw, buf, sizeof(buf), true);
+	else
+		memcpy(buf, raw, sizeof(buf));
 	if (level == FB_REPORT_ERROR && fb_report_quiet) {
 		memcpy(fb_report_last, buf, sizeof(fb_report_last) - 1);
 		fb_report_last[sizeof(fb_report_last) - 1] = 0;

@@ -12,6 +12,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 enum fb_report_level {
 	FB_REPORT_ERROR,  /* why a call failed: one line */
@@ -42,5 +43,24 @@ void fb_report_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * from (apply: the file whose name names the filter). */
 extern bool fb_report_quiet;
 extern char fb_report_last[FB_REPORT_MAX];
+
+/* Bytes of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
+ * form, no surrogate, nothing above U+10FFFF), 0 if there is none: what
+ * the JSON writer and metrics' label values pass as they are. */
+int fb_utf8_len(const unsigned char *s);
+
+/* s for a terminal, in buf: what others chose (a list's line, a peer's
+ * string, a device's name, which root of a container's namespace sets; a
+ * process's, which the process sets) shown as ls -b and systemd's
+ * cescape() show it, so no escape sequence in it rewrites the operator's
+ * screen and every byte stays readable: a control character (C0, DEL,
+ * and a C1 control, U+0080 to U+009F in UTF-8) and a byte of no valid
+ * UTF-8 sequence as \xHH, or \a \b \t \n \v \f \r (a tab kept as it is
+ * with keep_tab); the rest, a backslash too, as it is (escaping twice
+ * changes nothing). Cut to fit len, never inside an escape; a string of n
+ * bytes needs at most FB_ESCAPED_SIZE(n). Every message is escaped so
+ * (fb_report()); JSON keeps the strings as they are (its own escapes). */
+const char *fb_escape(const char *s, char *buf, size_t len, bool keep_tab);
+#define FB_ESCAPED_SIZE(n) (4 * (n) + 1)
 
 #endif

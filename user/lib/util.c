@@ -191,13 +191,7 @@ char *fb_conf_text(char *s, int n)
 
 const char *fb_printable(const char *s, char *buf, size_t len)
 {
-	size_t i;
-
-	for (i = 0; len && s[i] && i < len - 1; i++)
-		buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-	if (len)
-		buf[i] = 0;
-	return buf;
+	return fb_escape(s, buf, len, false);
 }
 
 const char *fb_netns_entered;

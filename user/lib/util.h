@@ -61,10 +61,11 @@ char *fb_trim(char *s);
  * place); "" for a line with nothing to read. */
 char *fb_conf_text(char *s, int n);
 
-/* s for a terminal, in buf: each control character as '?'. For names
- * the kernel holds and others chose (a device's, which root in a
- * container's namespace sets; a process's, which the process sets): an
- * escape sequence in one could rewrite what the operator's screen shows. */
+/* A name for a terminal, in buf: fb_escape() (report.h), a tab escaped
+ * too. For names the kernel holds and others chose (a device's, which
+ * root in a container's namespace sets; a process's, which the process
+ * sets): an escape sequence in one could rewrite what the operator's
+ * screen shows. buf of FB_ESCAPED_SIZE(the name's size) holds it all. */
 const char *fb_printable(const char *s, char *buf, size_t len);
 
 /* The namespace file at path (following links: /proc/PID/ns/net,
