@@ -56,7 +56,10 @@ static const struct fb_cmd cmds[] = {
 	  "counters for repeated adds) picks another filter type, sized from --capacity\n"
 	  "and --fp-rate; --grow makes a scalable Bloom filter that adds stages as it\n"
 	  "fills, its rate staying under --fp-rate (docs/cli.md, Filter types)." },
-	{ "list", cmd_list, "list", "List filters." },
+	{ "list", cmd_list, "list",
+	  "List filters, one a line; one that cannot be used is listed as BROKEN,\n"
+	  "UNTRUSTED or ERROR with why. Exit 0 whatever states are listed (1 only when\n"
+	  "it cannot list); check NAME exits 1 on a filter that is not whole." },
 	{ "info", cmd_info, "info NAME",
 	  "Geometry, memory, flows added, fill ratio, expected false-positive rate now\n"
 	  "(read from the bits set: a rule added twice does not raise it), the\n"
@@ -330,7 +333,8 @@ static const struct fb_cmd cmds[] = {
 	  "counted in `metrics`.\n"
 	  "--announce writes ExaBGP API commands on stdout: a blackhole route (community\n"
 	  "65535:666; a FlowSpec discard with --flowspec) per ban, and its withdrawal\n"
-	  "when the ban ends or guard stops, so ExaBGP can run it as a process: a route\n"
+	  "when the ban ends or guard stops (unless another running guard's ban of it\n"
+	  "is in force), so ExaBGP can run it as a process: a route\n"
 	  "per ban, as many as --max-bans allows (without it, BAN's capacity: said at\n"
 	  "the start). Routes a killed guard left are withdrawn, or held until their\n"
 	  "bans end, by the next guard to start. --count stops after N intervals." },
@@ -378,7 +382,8 @@ static const struct fb_cmd cmds[] = {
 	  "every check apply makes (sizes, the lists parsed), says whether apply would\n"
 	  "change anything, and changes nothing; --down detaches the listed devices and\n"
 	  "keeps the filter. FILE must be root's and writable by no one else (a symbolic\n"
-	  "link only if root's). At boot, flowbloom@NAME.service\n"
+	  "link only if root's), in a directory of root's that others may not write to\n"
+	  "unless it is sticky. At boot, flowbloom@NAME.service\n"
 	  "applies " FB_SYSCONFDIR "/flowbloom/NAME.conf." },
 	{ "help", cmd_help, "help [VERB]",
 	  "Show help: every verb's synopsis, or one verb's help (also VERB help, VERB\n"
