@@ -56,7 +56,7 @@ static const struct fb_cmd cmds[] = {
 	  "counters for repeated adds) picks another filter type, sized from --capacity\n"
 	  "and --fp-rate; --grow makes a scalable Bloom filter that adds stages as it\n"
 	  "fills, its rate staying under --fp-rate (docs/cli.md, Filter types)." },
-	{ "list", cmd_list, "list", "List filters." },
+	{ "list", cmd_list, "list", "List filters, why one is unusable; exit 0 for any state." },
 	{ "info", cmd_info, "info NAME",
 	  "Geometry, memory, flows added, fill ratio, expected false-positive rate now\n"
 	  "(read from the bits set: a rule added twice does not raise it), the\n"
@@ -328,12 +328,12 @@ static const struct fb_cmd cmds[] = {
 	  "(and taking over an earlier guard's bans) go on. --dry-run reports and\n"
 	  "changes nothing. Each ban and unban is a line on stderr (JSON with -j),\n"
 	  "counted in `metrics`.\n"
-	  "--announce writes ExaBGP API commands on stdout: a blackhole route (community\n"
-	  "65535:666; a FlowSpec discard with --flowspec) per ban, and its withdrawal\n"
-	  "when the ban ends or guard stops, so ExaBGP can run it as a process: a route\n"
-	  "per ban, as many as --max-bans allows (without it, BAN's capacity: said at\n"
-	  "the start). Routes a killed guard left are withdrawn, or held until their\n"
-	  "bans end, by the next guard to start. --count stops after N intervals." },
+	  "--announce writes ExaBGP commands on stdout: a blackhole route (65535:666; a\n"
+	  "FlowSpec discard with --flowspec) per ban, withdrawn when the ban ends or guard\n"
+	  "stops unless another running guard's ban holds it; as many as --max-bans allows\n"
+	  "(else BAN's capacity, said at the start). A killed guard's routes are\n"
+	  "withdrawn, or held until their bans end, by the next guard to start. --count\n"
+	  "stops after N intervals." },
 	{ "replay", cmd_replay,
 	  "replay NAME FILE.pcap... [--explain] [--action drop|allow|monitor]\n"
 	  "                 [--malformed pass|drop] [--dev DEV]",
@@ -377,9 +377,9 @@ static const struct fb_cmd cmds[] = {
 	  "FILE:LINE); a step that fails undoes this run's earlier ones. --check makes\n"
 	  "every check apply makes (sizes, the lists parsed), says whether apply would\n"
 	  "change anything, and changes nothing; --down detaches the listed devices and\n"
-	  "keeps the filter. FILE must be root's and writable by no one else (a symbolic\n"
-	  "link only if root's). At boot, flowbloom@NAME.service\n"
-	  "applies " FB_SYSCONFDIR "/flowbloom/NAME.conf." },
+	  "keeps the filter. FILE must be root's, writable by no one else, its links and\n"
+	  "directory root's (the directory writable by others only if sticky). At boot,\n"
+	  "flowbloom@NAME.service applies " FB_SYSCONFDIR "/flowbloom/NAME.conf." },
 	{ "help", cmd_help, "help [VERB]",
 	  "Show help: every verb's synopsis, or one verb's help (also VERB help, VERB\n"
 	  "--help); with -j as one JSON object (the whole verb table, or the verb's\n"

@@ -87,6 +87,11 @@ static const char *const files[][2] = {
 	{ FB_SYSCONFDIR "/flowbloom/NAME.exabgp",
 	  "ExaBGP's configuration for the flowbloom\\-bgp@NAME systemd unit, whose process "
 	  "section runs flowbloom bgp NAME." },
+	{ "/run/flowbloom/",
+	  "apply's locks (apply\\-NAME.lock), bgp's state files (NAME.bgp, with .lock, "
+	  ".journal, .added and .deleted beside it) and the record of the state files each "
+	  "bgp of filter NAME was started with (bgp\\-NAME.feeds); root's, writable by no "
+	  "one else." },
 	{ "/var/lib/prometheus/node\\-exporter/flowbloom.prom",
 	  "Written by the flowbloom\\-metrics timer (flowbloom metrics \\-\\-textfile) for "
 	  "node_exporter's textfile collector." },
