@@ -132,7 +132,8 @@ jrun ok replay lines 0 replay c1 "$PCAP" "$PCAP2"
 jrun ok replay lines 0 replay c1 --explain "$PCAP"
 # JSON is UTF-8 (RFC 8259) whatever the bytes of the names it quotes: a
 # capture named in Latin-1 (0xe9, "é"), read and missing (its summary,
-# then its {"error"}), each byte of no UTF-8 sequence as U+FFFD.
+# then its {"error"}): in a name field each byte of no UTF-8 sequence as
+# U+FFFD; in a message, which is text for people, as \xHH (as on stderr).
 LATIN=$T_TMP/caf$'\xe9'.pcap
 cp "$PCAP" "$LATIN"
 "$FB" -j replay c1 "$LATIN" "$LATIN.no" >"$T_TMP/latin.json" 2>/dev/null
@@ -144,7 +145,7 @@ try:
 except ValueError as e:
     print(e)
 PY
-)" "['caf\ufffd.pcap', 'caf\ufffd.pcap.no: No such file or directory']"
+)" "['caf\ufffd.pcap', 'caf\\\\xe9.pcap.no: No such file or directory']"
 jrun ok status one '0|3' status
 jrun ok bgp exabgp 0 bgp c1 --state "$T_TMP/bgp.state"
 jrun ok bgp one 0 bgp c1 --state "$T_TMP/bgp.state" --flush
