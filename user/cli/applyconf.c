@@ -3,12 +3,14 @@
  * format): every setting checked, errors as FILE:LINE: why. */
 #include <errno.h>
 #include <libgen.h>
+#include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "applyconf.h"
+#include "rules/capacity.h"
 #include "rules/flow.h"
 #include "rules/lists.h"
 #include "cmd.h"
@@ -286,10 +288,34 @@ int fb_apply_conf_opts(const struct ap_conf *c, struct fb_create_opts *o)
 	}
 }
 
+/* The most different rules the file's filter can be loaded with, as
+ * `load --replace` bounds its input (rules/capacity.h): sized by rate,
+ * what the largest filter of its type holds at that rate; by bits, one
+ * rule per bit. Lists without end are refused where they pass it. */
+static void bound_lists(const struct ap_conf *c, struct fb_list *l)
+{
+	const struct fb_create_req *r = &c->create;
+	int type = r->grow ? FB_TYPE_SCALABLE : r->type < 0 ? FB_TYPE_BLOOM : r->type;
+	struct fb_create_opts o;
+	char why[160];
+
+	if (r->have_fp_rate) {
+		snprintf(why, sizeof(why), "the most the largest %s filter holds at %s's rate %s",
+			 fb_ftype_name(type), c->file, c->fp_rate_text);
+		fb_list_bound(l, fb_capacity_largest(type, r->layout, r->fp_rate), why);
+	} else if (r->have_bits && !fb_create_opts_make(r, &o, why, sizeof(why))) {
+		/* The bits the filter gets: whole chunks. */
+		fb_list_bound(
+			l, (size_t)o.nblocks * FB_BLOCK_BITS,
+			"one per bit of the filter: past that it matches nearly every packet");
+	}
+}
+
 int fb_apply_conf_lists(const struct ap_conf *c, struct fb_list *l)
 {
 	int i;
 
+	bound_lists(c, l);
 	for (i = 0; i < c->nload; i++) {
 		if (fb_list_read(c->load[i], l))
 			return -1;

@@ -151,6 +151,10 @@ struct fb_flows {
 	/* A flow may be a prefix `load` held expanded (fb_flows_as_stored):
 	 * noted as it is read, so that most lists are not read again. */
 	bool prefixes;
+	/* A file's bound (fb_flows_args with bound): at most max different
+	 * flows; at check flows, its duplicates are dropped (check doubles). */
+	size_t max, check;
+	char max_why[160];
 };
 
 /* FLOWs from argv (several, back to back) or from a file ("-": stdin).
@@ -167,9 +171,12 @@ void fb_hostbits_file(const char *file, const struct fb_hostbits *hb);
 void fb_flows_free(struct fb_flows *fl);
 /* The arguments of every verb that takes flows (add, del, query, count,
  * traffic): NAME FLOW..., or NAME and -f FILE, where -f FILE (also --file
- * FILE, --file=FILE) may come before or after NAME. 0, or the exit code
- * (2 usage, 1 error), printed. */
-int fb_flows_args(int argc, char **argv, const char **name, struct fb_flows *fl);
+ * FILE, --file=FILE) may come before or after NAME. With bound (add,
+ * del), a FILE is held to the most different flows filter NAME can hold
+ * (rules/capacity.h: fb_capacity_input), refused at FILE:LINE past it,
+ * so input without end ends in bounded memory. 0, or the exit code (2
+ * usage, 1 error), printed. */
+int fb_flows_args(int argc, char **argv, const char **name, struct fb_flows *fl, bool bound);
 /* "FILE:LINE" or "argument N" of flow i, for messages. */
 void fb_flows_where(const struct fb_flows *fl, size_t i, char *buf, size_t len);
 /* add's and del's file as `load` takes it: each rule once however often

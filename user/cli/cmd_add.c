@@ -102,7 +102,7 @@ static int flows_args(int argc, char **argv, struct fb_store *f, struct fb_flows
 		av[n] = NULL;
 		argc = n;
 	}
-	rc = fb_flows_args(argc, av, &name, fl);
+	rc = fb_flows_args(argc, av, &name, fl, del || ttl);
 	if (av != argv)
 		free(av);
 	if (rc)

@@ -9,6 +9,7 @@
 #include <sys/random.h>
 #include "cmd.h"
 #include "prog/loader.h"
+#include "rules/capacity.h"
 #include "rules/flow.h"
 #include "rules/lists.h"
 #include "rules/prefixes.h"
@@ -193,6 +194,10 @@ void fb_hostbits_file(const char *file, const struct fb_hostbits *hb)
 			file, hb->n, file, hb->line, hb->first[0].written, hb->first[0].taken);
 }
 
+/* Flows read from a bounded file before its duplicates are first dropped
+ * (as lists.c's). */
+#define FLOWS_DEDUP_FIRST (1U << 20)
+
 /* A line's rules onto the flows (fb_list_sink). */
 struct file_sink {
 	struct fb_flows *fl;
@@ -202,8 +207,21 @@ struct file_sink {
 static int file_push(const struct fb_key *k, void *ctx, char *err, size_t errlen)
 {
 	struct file_sink *s = ctx;
+	struct fb_flows *fl = s->fl;
 
-	if (!push_key(s->fl, k, s->line))
+	if (fl->max && fl->n >= fl->check) {
+		/* Input without end stops here, in bounded memory; a file
+		 * that repeats itself is taken once (as it would be). */
+		if (fb_flows_unique(fl, "done"))
+			return snprintf(err, errlen, "out of memory"), -1;
+		if (fl->n > fl->max) {
+			snprintf(err, errlen, "more than %zu different flows (%s); nothing done",
+				 fl->max, fl->max_why);
+			return -1;
+		}
+		fl->check = fl->n + (fl->n > FLOWS_DEDUP_FIRST ? fl->n : FLOWS_DEDUP_FIRST);
+	}
+	if (!push_key(fl, k, s->line))
 		return 0;
 	snprintf(err, errlen, "out of memory after %zu flows", s->fl->n);
 	return -1;
@@ -361,8 +379,11 @@ int fb_flows_unique(struct fb_flows *fl, const char *done)
 		last = w;
 	}
 	free(slot);
-	fl->again = fl->n - j;
-	fl->again_at = first;
+	/* Added to an earlier pass's (a bounded file's, as it is read):
+	 * whose copies all came before this pass's. */
+	if (!fl->again)
+		fl->again_at = first;
+	fl->again += fl->n - j;
 	free(fl->far);
 	fl->far = far;
 	fl->nfar = nfar;
@@ -492,12 +513,17 @@ oom:
 	return -1;
 }
 
-int fb_read_flows(int argc, char **argv, const char *file, struct fb_flows *fl)
+/* fb_read_flows, a file held to max different flows (0: no bound). */
+static int read_flows(int argc, char **argv, const char *file, struct fb_flows *fl, size_t max,
+		      const char *why)
 {
 	char err[256];
 	int i = 0;
 
 	memset(fl, 0, sizeof(*fl));
+	fl->max = max;
+	fl->check = FLOWS_DEDUP_FIRST;
+	snprintf(fl->max_why, sizeof(fl->max_why), "%s", why);
 	if (file) {
 		if (argc)
 			return fb_usage("give FLOWs or -f FILE, not both");
@@ -536,8 +562,15 @@ fail:
 	return -1;
 }
 
-int fb_flows_args(int argc, char **argv, const char **name, struct fb_flows *fl)
+int fb_read_flows(int argc, char **argv, const char *file, struct fb_flows *fl)
 {
+	return read_flows(argc, argv, file, fl, 0, "");
+}
+
+int fb_flows_args(int argc, char **argv, const char **name, struct fb_flows *fl, bool bound)
+{
+	char why[160] = "";
+	size_t max = 0;
 	static const struct option opts[] = {
 		{ "file", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
@@ -578,6 +611,17 @@ int fb_flows_args(int argc, char **argv, const char **name, struct fb_flows *fl)
 	if (!dashed && (rc = fb_no_options(&n, argv + optind - 1)))
 		return rc;
 	argc = n + optind - 1;
-	rc = fb_read_flows(argc - optind, argv + optind, file, fl);
+	if (bound && file) {
+		struct fb_store f;
+
+		/* The filter, for its bound only (the verb opens it again);
+		 * one that cannot be opened is said now, not after an input
+		 * that may never end. */
+		if (fb_store_open(*name, &f))
+			return 1;
+		max = fb_capacity_input(f.hdr, false, why, sizeof(why));
+		fb_store_close(&f);
+	}
+	rc = read_flows(argc - optind, argv + optind, file, fl, max, why);
 	return rc == 2 ? 2 : rc ? 1 : 0;
 }

@@ -142,6 +142,10 @@ int cmd_load(int argc, char **argv)
 		return fb_usage("--allow-empty goes with --replace");
 	if (argc - optind < 2)
 		return fb_usage("missing NAME or FILE");
+	/* Input without end is refused where it passes what the filter
+	 * can load, in bounded memory. */
+	if (fb_load_bound(argv[optind], req.replace && req.ttl <= 0, &l))
+		return 1;
 	for (i = optind + 1; i < argc; i++) {
 		if (fb_list_read(argv[i], &l)) {
 			fb_list_free(&l);

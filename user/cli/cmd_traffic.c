@@ -36,7 +36,7 @@ int cmd_traffic(int argc, char **argv)
 	bool by_dst;
 	size_t i;
 
-	if ((rc = fb_flows_args(argc, argv, &name, &fl)))
+	if ((rc = fb_flows_args(argc, argv, &name, &fl, false)))
 		return rc;
 	rc = 1;
 	/* Never a key of any sketch: refused before the filter is read. */

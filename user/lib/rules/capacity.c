@@ -4,9 +4,13 @@
  * holds, and the room left for a writer's new rules.
  */
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 #include "rules/capacity.h"
 #include "store/gens.h"
 #include "store/jiffies.h"
+#include "types/ftype.h"
+#include "types/sizing.h"
 
 __u64 fb_capacity_of(const struct fb_header *h, bool *derived)
 {
@@ -77,4 +81,53 @@ int fb_capacity_room(struct fb_capacity_limit *l, const struct fb_store *f, __u6
 		l->held = active;
 	}
 	return 0;
+}
+
+/* Can a filter of type hold n flows at rate p? */
+static bool holds(unsigned type, __u8 layout, double n, double p)
+{
+	const struct fb_ftype_ops *o = fb_ftype(type);
+	struct fb_block geom[5];
+	__u32 nblocks;
+	__u8 k;
+
+	memset(geom, 0, sizeof(geom));
+	if (o && (o->flags & FB_FTYPE_TABLE))
+		return !fb_ftype_size(type, n, p, geom, &nblocks);
+	return !(layout == FB_LAYOUT_CLASSIC ? fb_size_classic(n, p, &nblocks, &k)
+					     : fb_size_blocked(n, p, &nblocks, &k));
+}
+
+__u64 fb_capacity_largest(unsigned type, __u8 layout, double p)
+{
+	/* No filter of 2^32 bits holds 2^33 flows: a bisection of 33 steps. */
+	__u64 lo = 0, hi = 1ULL << 33, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo + 1) / 2;
+		if (holds(type, layout, (double)mid, p))
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+__u64 fb_capacity_input(const struct fb_header *h, bool replace, char *why, size_t len)
+{
+	const struct fb_ftype_ops *o = fb_ftype(h->type);
+	bool table = o && (o->flags & FB_FTYPE_TABLE);
+	bool grows = o && (o->flags & FB_FTYPE_GROWS);
+	double p = h->fp_ppb / 1e9;
+	__u64 n;
+
+	if (p > 0 && (grows || (replace && (table || h->capacity)))) {
+		n = fb_capacity_largest(h->type, h->layout, p);
+		snprintf(why, len, "the most the largest %s filter holds at the filter's rate %g",
+			 fb_ftype_name(h->type), p);
+		return n ? n : 1;
+	}
+	n = fb_header_mbits(h);
+	snprintf(why, len, "one per bit of the filter: past that it matches nearly every packet");
+	return n;
 }

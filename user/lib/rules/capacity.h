@@ -60,4 +60,24 @@ void fb_capacity_wrote(struct fb_capacity_limit *l, const struct fb_gen *where, 
 int fb_capacity_room(struct fb_capacity_limit *l, const struct fb_store *f, __u64 active,
 		     bool dry_run, __u64 *room);
 
+/*
+ * The most different rules a list read for a filter of header h can hold
+ * and still load (replace: as its new content; else added to it): what
+ * `load`, `apply`, `add -f` and `del -f` hold their input to as they read
+ * it, so that input without end (`yes ADDR | flowbloom load NAME -`, a
+ * download streaming forever) is refused naming the line where it passed
+ * the bound instead of growing until the OOM killer stops it. A filter
+ * re-sized on replace, or one that grows, can take what the largest
+ * filter of its type holds at its rate (per probe: the loosest a list can
+ * get; load.c then refuses past it anyway); any other holds no more rules
+ * than it has bits (one per bit, a Bloom filter matches nearly every
+ * packet; a table has fewer slots than bits). why: the bound's reason,
+ * for the error line.
+ */
+__u64 fb_capacity_input(const struct fb_header *h, bool replace, char *why, size_t len);
+/* The most flows a filter of type (enum fb_type; layout, for Bloom) holds
+ * at rate p per probe: the largest that create or `load --replace` can
+ * size. */
+__u64 fb_capacity_largest(unsigned type, __u8 layout, double p);
+
 #endif

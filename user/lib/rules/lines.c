@@ -153,6 +153,24 @@ int fb_lines_next(struct fb_lines *r, char **line, size_t *len)
 			}
 		}
 		r->total += got;
+		/* A regular file read past the size it had when opened is
+		 * being written to (appended to by a process that may never
+		 * stop): refused there rather than at an end that may never
+		 * come. One whose size said 0 (/proc's, or a file made empty
+		 * and then appended to) is held to a pipe's bound. */
+		if (r->regular && r->size > 0 && r->total > (unsigned long long)r->size) {
+			fb_report_err("%s:%zu: changed while it was read (grew past the %lld "
+				      "bytes it had; written in place? write a new file and "
+				      "rename it onto the list)",
+				      r->label, r->lineno + 1, r->size);
+			return -1;
+		}
+		if (r->regular && !r->size && r->total > FB_INPUT_MAX) {
+			fb_report_err("%s:%zu: more than %d MiB from a file whose size said 0 "
+				      "when it was opened (still being written?)",
+				      r->label, r->lineno + 1, (int)(FB_INPUT_MAX >> 20));
+			return -1;
+		}
 		if (!r->regular && r->total > FB_INPUT_MAX) {
 			fb_report_err(
 				"%s:%zu: more than %d MiB from a pipe or device (use a regular "

@@ -39,6 +39,17 @@ static int push_origin(struct fb_list *l, const struct fb_key *k)
 	return 0;
 }
 
+/* Rules read before a bounded list first drops its duplicates. */
+#define DEDUP_FIRST (1U << 20)
+
+/* When a bounded list next drops its duplicates: once it has doubled (at
+ * least DEDUP_FIRST more), so that sorting costs a few times the final
+ * sort, and input that repeats itself (`yes ADDR`) stays small. */
+static size_t next_check(const struct fb_list *l)
+{
+	return l->n + (l->n > DEDUP_FIRST ? l->n : DEDUP_FIRST);
+}
+
 /* The list's sink (fb_list_sink). */
 static int push(const struct fb_key *k, void *ctx, char *err, size_t errlen)
 {
@@ -47,6 +58,17 @@ static int push(const struct fb_key *k, void *ctx, char *err, size_t errlen)
 	if (l->record) {
 		if (!push_origin(l, k))
 			return 0;
+	} else if (l->max && l->n >= l->check) {
+		/* Input without end stops here, in bounded memory; a list
+		 * that repeats itself is taken once. */
+		fb_list_unique(l);
+		if (l->n > l->max) {
+			snprintf(err, errlen, "more than %zu different rules (%s); nothing loaded",
+				 l->max, l->max_why);
+			return -1;
+		}
+		l->check = next_check(l);
+		return push(k, ctx, err, errlen);
 	} else if (l->n < l->cap) {
 		l->keys[l->n++] = *k;
 		return 0;
@@ -261,6 +283,13 @@ void fb_list_origins(struct fb_list *l)
 	l->from = t.from;
 	l->nfrom = t.nfrom;
 	l->capfrom = t.capfrom;
+}
+
+void fb_list_bound(struct fb_list *l, size_t max, const char *why)
+{
+	l->max = max;
+	l->check = next_check(l);
+	snprintf(l->max_why, sizeof(l->max_why), "%s", why);
 }
 
 static int cmp_key(const void *a, const void *b)

@@ -41,6 +41,12 @@ struct fb_list {
 	size_t nfrom, capfrom;
 	bool record; /* reading again for from */
 	__u32 line;  /* the line being read */
+	/* At most max different rules (0: no bound; fb_list_bound): at
+	 * check rules the list drops its duplicates, and is refused if it
+	 * still holds more than max; check doubles, so it holds at most
+	 * twice max (and 2^20) rules. */
+	size_t max, check;
+	char max_why[160];
 };
 
 /* Where a line's rules go: 0, or -1 with why in err. */
@@ -52,6 +58,9 @@ int fb_list_parse_line(char *line, fb_list_sink sink, void *ctx, char *err, size
 /* Append FILE's rules ("-": stdin) to l. 0, or -1 with the error reported
  * as FILE:LINE: why (l then holds what came before: free it). */
 int fb_list_read(const char *file, struct fb_list *l);
+/* Hold l, read from then on, to max different rules, why being the
+ * bound's reason (for "FILE:LINE: more than MAX different rules (WHY)"). */
+void fb_list_bound(struct fb_list *l, size_t max, const char *why);
 /* Sort l and drop duplicates (they add nothing, and would count twice). */
 void fb_list_unique(struct fb_list *l);
 void fb_list_free(struct fb_list *l);

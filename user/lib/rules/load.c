@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include "report.h"
+#include "rules/capacity.h"
 #include "rules/flow.h"
 #include "rules/load.h"
 #include "rules/prefixes.h"
@@ -198,6 +199,20 @@ static int timed(struct fb_store *f, struct fb_list *l, const struct fb_load_req
 	if ((c == -1 || c == -4) && bad < l->n)
 		refused(c, req->replace ? &none : &g.px, l, bad);
 	return c ? -1 : 0;
+}
+
+int fb_load_bound(const char *name, bool replace, struct fb_list *l)
+{
+	struct fb_store f;
+	char why[160];
+	__u64 max;
+
+	if (fb_store_open(name, &f))
+		return -1;
+	max = fb_capacity_input(f.hdr, replace, why, sizeof(why));
+	fb_store_close(&f);
+	fb_list_bound(l, max, why);
+	return 0;
 }
 
 int fb_load_list(const char *name, struct fb_list *l, const struct fb_load_req *req,

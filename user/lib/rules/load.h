@@ -51,6 +51,11 @@ struct fb_load_result {
 	double seconds; /* the load's time, under the lock */
 };
 
+/* Hold l, before it is read, to the most different rules filter name can
+ * load (rules/capacity.h, fb_capacity_input()). 0, or -1 reported (the
+ * filter cannot be opened: an input without end would never get to say so). */
+int fb_load_bound(const char *name, bool replace, struct fb_list *l);
+
 /* Load l (from fb_list_read() and fb_list_unique(); expanded in place)
  * into filter name as req says, under its lock. 0, or -1 with the error
  * reported (nothing loaded), or FB_LOAD_EMPTY, not reported (the caller
