@@ -549,9 +549,10 @@ int cmd_metrics(int argc, char **argv)
 	struct mfamily fam[2 * FB_STAT_NR + sizeof(others) / sizeof(others[0])];
 	const char *textfile = NULL;
 	struct mfilter *mf = NULL;
-	char **names = NULL;
+	char **names = NULL, **why = NULL;
 	size_t nfam = 0, nmf = 0, skipped = 0, i;
 	int c, n, rc = 1;
+	bool all;
 
 	optind = 0;
 	opterr = 0;
@@ -560,7 +561,8 @@ int cmd_metrics(int argc, char **argv)
 			return fb_bad_option(c, argv);
 		textfile = optarg;
 	}
-	if (optind < argc) {
+	all = optind >= argc;
+	if (!all) {
 		n = argc - optind;
 		names = calloc(n, sizeof(*names));
 		for (i = 0; names && i < (size_t)n; i++)
@@ -572,15 +574,21 @@ int cmd_metrics(int argc, char **argv)
 			return 1;
 	}
 	mf = calloc(n ? n : 1, sizeof(*mf));
+	why = calloc(n ? n : 1, sizeof(*why));
 	/* (a name without memory: NULL, which the compare below crashed on) */
 	for (i = 0; names && i < (size_t)n && names[i]; i++)
 		;
-	if (!mf || (n && !names) || i < (size_t)n) {
+	if (!mf || !why || (n && !names) || i < (size_t)n) {
 		fb_err("out of memory");
 		goto out;
 	}
+	/* A NAME that is no filter name is a usage error (main: status 2),
+	 * whatever the others are: nothing read, nothing written. */
+	for (i = 0; !all && i < (size_t)n; i++)
+		if (fb_pin_check_name(names[i]))
+			goto out;
 	for (i = 0; i < (size_t)n; i++) {
-		bool quiet = fb_report_quiet, all = optind >= argc;
+		bool quiet = fb_report_quiet;
 		enum fb_open_fail fail;
 		size_t j;
 		int r;
@@ -592,32 +600,48 @@ int cmd_metrics(int argc, char **argv)
 		if (j < i)
 			continue;
 
-		/* Scraping every filter: one not read is skipped, said so as
-		 * list says it (broken, untrusted or not known) and shown by
-		 * its up 0, the others still reported, then exit 1 (a timer's
-		 * unit fails); one destroyed since it was listed is gone. */
-		fb_report_quiet = quiet || all;
+		/* A filter not read is skipped, said so as list says it
+		 * (broken, untrusted or not known) and shown by its up 0, the
+		 * others still reported, then exit 1 (a timer's unit fails):
+		 * named or not, so that an alert on up 0 sees it (the file of
+		 * an earlier run, its up 1, is replaced). Scraping every
+		 * filter, one destroyed since it was listed is gone; a NAME
+		 * that is no filter is an error: nothing printed or written
+		 * (as a mistyped NAME is no filter to report on). */
+		fb_report_quiet = true;
+		fb_report_last[0] = 0;
 		r = read_mfilter(names[i], &mf[nmf], &fail);
 		fb_report_quiet = quiet;
 		if (!r) {
 			nmf++;
 			continue;
 		}
-		if (!all)
+		if (fail == FB_OPEN_ABSENT && !all) {
+			fb_err("%s", fb_report_last);
 			goto out;
+		}
 		if (fail == FB_OPEN_ABSENT)
 			continue;
-		fb_err("skipping %sfilter '%s'%s: %s",
-		       fail == FB_OPEN_DAMAGED	   ? "broken "
-		       : fail == FB_OPEN_UNTRUSTED ? "untrusted "
-						   : "",
-		       names[i],
-		       fail == FB_OPEN_DAMAGED || fail == FB_OPEN_UNTRUSTED ? "" : " (not known)",
-		       fb_report_last);
+		if (asprintf(&why[skipped], "skipping %sfilter '%s'%s: %s",
+			     fail == FB_OPEN_DAMAGED	 ? "broken "
+			     : fail == FB_OPEN_UNTRUSTED ? "untrusted "
+							 : "",
+			     names[i],
+			     fail == FB_OPEN_DAMAGED || fail == FB_OPEN_UNTRUSTED ? ""
+										  : " (not known)",
+			     *fb_report_last ? fb_report_last : "not read") < 0) {
+			why[skipped] = NULL;
+			fb_err("out of memory");
+			goto out;
+		}
 		memset(&mf[nmf], 0, sizeof(mf[nmf]));
 		snprintf(mf[nmf++].name, sizeof(mf->name), "%s", names[i]);
 		skipped++;
 	}
+	/* Said once every filter is read: a NAME found missing after
+	 * another was skipped is the run's one error. */
+	for (i = 0; i < skipped; i++)
+		fb_err("%s", why[i]);
 
 	for (i = 0; i < FB_STAT_NR; i++) {
 		snprintf(fam[nfam].name, sizeof(fam[nfam].name), "flowbloom_%s_packets_total",
@@ -667,6 +691,9 @@ out:
 	for (i = 0; names && i < (size_t)n; i++)
 		free(names[i]);
 	free(names);
+	for (i = 0; why && i < skipped; i++)
+		free(why[i]);
+	free(why);
 	free(mf);
 	return rc;
 }
