@@ -161,6 +161,11 @@ for what in nobody 0777 rootlink nobodylink; do
 	check_eq "... its only series: flowbloom_filter_up 0" "$(grep "filter=\"$u\"" "$T_TMP/m")" \
 		"flowbloom_filter_up{filter=\"$u\"} 0"
 	check "... the others' series still there, up 1" grep -q '^flowbloom_filter_up{filter="ok"} 1$' "$T_TMP/m"
+	"$FB" metrics ok $u >"$T_TMP/m" 2>"$T_TMP/me"
+	check_eq "... metrics ok $u (named): exit 1, it skips it, says why, its up 0, ok's 1" \
+		"$? $(grep -c "^flowbloom: skipping untrusted filter '$u': .*$want" "$T_TMP/me") $(wc -l <"$T_TMP/me") $(
+			grep -c -e "^flowbloom_filter_up{filter=\"$u\"} 0$" -e '^flowbloom_filter_up{filter="ok"} 1$' \
+			-e "filter=\"$u\"" "$T_TMP/m")" "1 1 1 2"
 	strace -f -qq -o "$T_TMP/trace" -e trace=bpf,unlink,unlinkat,rmdir,rename,renameat,renameat2 \
 		"$FB" check $u --repair >"$T_TMP/c" 2>&1
 	check_eq "... check --repair: exit 1, UNTRUSTED" "$? $(head -1 "$T_TMP/c" | cut -d: -f1,2)" "1 $u: UNTRUSTED"
@@ -262,6 +267,7 @@ fi
 check "create br" "$FB" create br --capacity 100 --fp-rate 0.01
 mkdir -m 0755 "$T_TMP/ne"
 check "metrics --textfile, every filter whole" "$FB" metrics --textfile "$T_TMP/ne/fb.prom"
+check "metrics --textfile ok br (named), both whole" "$FB" metrics --textfile "$T_TMP/named.prom" ok br
 rm "$FLOWBLOOM_ROOT/br/stats"
 BADDIR=$FLOWBLOOM_ROOT/bad$'\xff\n'name
 mkdir "$BADDIR"
@@ -301,6 +307,33 @@ check_eq "... -j: exit 1, an {\"error\"} each, then the answer" "$? $("$PY" -c '
 print(" ".join("error" if "error" in d else "filters=%d skipped=%d" % (d["filters"], d["skipped"])
 	for d in map(json.loads, open(sys.argv[1]))))' "$T_TMP/mo" 2>&1)" \
 	"1 error error filters=4 skipped=2"
+# Named, a filter that is there but broken is skipped so too: the file
+# written, its up 0 (an alert on up 0 sees it), exit 1. (It wrote
+# nothing: the file of the run before kept br's up 1.) A NAME that is no
+# filter is the run's one error, the file left as it was; one that is no
+# filter name a usage error.
+"$FB" metrics --textfile "$T_TMP/named.prom" ok br >"$T_TMP/mo" 2>"$T_TMP/me"
+check_eq "metrics --textfile ok br, br broken: exit 1, one error line, stdout empty" \
+	"$? $(grep -c "^flowbloom: skipping broken filter 'br': filter 'br' is incomplete" "$T_TMP/me") $(
+		wc -l <"$T_TMP/me") $(wc -c <"$T_TMP/mo")" "1 1 1 0"
+check_eq "... the file written: br's only series its up 0, ok's up 1" "$(grep -c \
+	-e '^flowbloom_filter_up{filter="br"} 0$' -e '^flowbloom_filter_up{filter="ok"} 1$' \
+	-e '^flowbloom_seen_packets_total{filter="ok"} ' -e 'filter="br"' "$T_TMP/named.prom")" 3
+"$FB" -j metrics --textfile "$T_TMP/named.prom" br ok br >"$T_TMP/mo" 2>/dev/null
+check_eq "... -j, br named twice: exit 1, one {\"error\"}, then the answer" "$? $("$PY" -c 'import json, sys
+print(" ".join("error" if "error" in d else "filters=%d skipped=%d" % (d["filters"], d["skipped"])
+	for d in map(json.loads, open(sys.argv[1]))))' "$T_TMP/mo" 2>&1)" "1 error filters=1 skipped=1"
+"$FB" metrics br >"$T_TMP/mo" 2>"$T_TMP/me"
+check_eq "... metrics br (stdout): exit 1, the error line, br's up 0 printed" \
+	"$? $(wc -l <"$T_TMP/me") $(grep -v '^#' "$T_TMP/mo")" '1 1 flowbloom_filter_up{filter="br"} 0'
+cp "$T_TMP/named.prom" "$T_TMP/named.before"
+"$FB" -j metrics --textfile "$T_TMP/named.prom" br nope ok >"$T_TMP/mo" 2>"$T_TMP/me"
+check_eq "... br nope ok: exit 1, one error (nope's), one {\"error\"}, the file as it was" \
+	"$? $(cat "$T_TMP/me") $(t_json 'd["error"]' "$T_TMP/mo") $(wc -l <"$T_TMP/mo") $(cmp "$T_TMP/named.before" "$T_TMP/named.prom" && echo same)" \
+	"1 flowbloom: no filter named 'nope' (see flowbloom list) no filter named 'nope' (see flowbloom list) 1 same"
+"$FB" metrics --textfile "$T_TMP/named.prom" -- br a.b >/dev/null 2>"$T_TMP/me"
+check_eq "... br a.b: exit 2, bad filter name, the file as it was" \
+	"$? $(grep -c "bad filter name 'a.b'" "$T_TMP/me") $(cmp "$T_TMP/named.before" "$T_TMP/named.prom" && echo same)" "2 1 same"
 rmdir "$BADDIR"
 check "... destroy br" "$FB" destroy br
 check "metrics --textfile again: exit 0" "$FB" metrics --textfile "$T_TMP/ne/fb.prom"

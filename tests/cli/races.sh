@@ -128,6 +128,62 @@ d=$(for i in 1 2 3 4 5 6 7 8; do slow "$FB" replay tc "$T_TMP/x.pcap" --explain 
 check_eq "... replay --explain during replaces: the generation and its end" "$d" "8 $life"
 stopped
 check_eq "... the replaces all done" "$(cat "$T_TMP/rep.bad")" ""
+
+# metrics: the generations' figures and guard's bans in force (two bans,
+# src .1 and .2 for an hour, recorded beside the filter as guard records
+# them: struct fb_key ::ffff:198.51.100.N, kind src, length 128, their end
+# far off), read while the filter is replaced. (Before the fix metrics
+# read the generations a replace had retired: flows_with_lifetime 0 and
+# the active bans left out or 0.)
+"$FB" create gm --capacity 20000 --fp-rate 0.001 >/dev/null
+printf "src 198.51.100.1\nsrc 198.51.100.2\n" >"$T_TMP/gm.txt"
+cat "$T_TMP/t.txt" >>"$T_TMP/gm.txt"
+"$FB" add gm -f "$T_TMP/gm.txt" --ttl 1h >/dev/null || fail "gm: add --ttl"
+"$FB" load gm "$T_TMP/p.txt" >/dev/null
+bpftool map create "$FLOWBLOOM_ROOT/gm/guard" type array key 4 value 64 entries 1 name fb_guard
+bpftool map create "$FLOWBLOOM_ROOT/gm/guard_bans" type hash key 40 value 8 entries 1024 \
+	name fb_guard flags 1
+for b in 01 02; do
+	bpftool map update pinned "$FLOWBLOOM_ROOT/gm/guard_bans" \
+		key hex 0 0 0 0 0 0 0 0 0 0 ff ff c6 33 64 $b 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 \
+		0 0 0 0 0 2 80 0 value hex ff ff ff ff ff ff ff 7f
+done
+# gm's figures: generations, flows with a lifetime, active bans, exit status
+gm_figs() {
+	local out rc
+	out=$("$@" 2>&1)
+	rc=$?
+	for m in filter_generations filter_flows_with_lifetime guard_active_bans; do
+		awk -v m="flowbloom_$m{filter=\"gm\"}" '$1 == m { v = $2 } END { printf "%s ", v == "" ? "-" : v }' <<<"$out"
+	done
+	echo "exit $rc"
+}
+check_eq "metrics, idle: gm's generation, its 302 flows, its 2 bans" "$(gm_figs "$FB" metrics gm)" \
+	"1 302 2 exit 0"
+replacing gm
+d=$(for i in 1 2 3 4 5 6 7 8; do gm_figs slow "$FB" metrics gm; done | sort | uniq -c | sed 's/^ *//')
+check_eq "... metrics during replaces: the generation, its flows, the bans, every time" "$d" \
+	"8 1 302 2 exit 0"
+stopped
+check_eq "... the replaces all done" "$(cat "$T_TMP/rep.bad")" ""
+# A filter not mapped again after a replace (mmap refused: memory) is not
+# read: exit 1, said, never a crash on the header it no longer maps. Each
+# mmap refused from the last one an idle run makes.
+n=$(strace -f -qq -o "$T_TMP/mm" -e trace=mmap "$FB" metrics gm >/dev/null && grep -c 'mmap(' "$T_TMP/mm")
+replacing gm
+d=$(for i in $(seq 12); do
+	strace -f -qq -o /dev/null -e trace=bpf,mmap -e inject=bpf:delay_enter=2000 \
+		-e inject=mmap:error=ENOMEM:when="$n"+ "$FB" metrics gm >/dev/null 2>"$T_TMP/me"
+	rc=$?
+	if [ $rc = 0 ] || { [ $rc = 1 ] && grep -q "cannot open filter 'gm'" "$T_TMP/me"; }; then
+		echo ok
+	else
+		echo "exit $rc: $(head -1 "$T_TMP/me")"
+	fi
+done | sort | uniq -c | sed 's/^ *//')
+check_eq "... metrics during replaces, mmap refused: read or said, never a crash" "$d" "12 ok"
+stopped
+check_eq "... the replaces all done" "$(cat "$T_TMP/rep.bad")" ""
 # Merges into one of their sources (merge A A --into A) copy it without
 # the lock, then check under it that it is unchanged since: a writer
 # between the two copies, or between the copy and the lock, is refused,
@@ -179,7 +235,7 @@ check_eq "merge A A --into A, check --repair between its copy and its lock: refu
 	"$(cat "$T_TMP/m.out")" "$refusal"
 check_eq "... the repair stays" "$("$FB" -j check cA 2>&1 | t_json "d['clean']")" True
 
-for f in big bigc bigx tc mA cA; do
+for f in big bigc bigx tc gm mA cA; do
 	check_eq "$f: check is clean after the race" "$("$FB" -j check $f 2>&1 | t_json "d['clean']")" True
 done
 check_eq "rules with a lifetime still held" "$(summed tc "$T_TMP/t.txt")" 300

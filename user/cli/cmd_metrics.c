@@ -254,6 +254,54 @@ static const struct {
 	  G_ACCT_OVER_B },
 };
 
+/* The generations of rules with a lifetime and guard's bans in force
+ * (which only a live generation holds), for fb_gens_read(): metrics reads
+ * without the lock, and a replace (load --replace, merge, fold) retires
+ * the generations f's head names, so they are read again, f mapped again,
+ * until f is the filter in use after them. Each try reads them afresh.
+ * Not read (memory): the family left out, never fewer given as all. */
+static int gens_fig(struct fb_store *f, void *arg)
+{
+	struct mfilter *mf = arg;
+	int gfd;
+
+	mf->gens = mf->timed_flows = 0;
+	mf->gens_read = true;
+	mf->active_unknown = false;
+	if (f->hdr->gens) {
+		struct fb_gen gl[FB_GEN_SLOTS];
+		int ng = fb_gens_list(f, gl), i;
+
+		mf->gens_read = ng >= 0;
+		mf->gens = ng > 0 ? ng : 0;
+		for (i = 0; i < ng; i++)
+			mf->timed_flows += gl[i].nflows;
+	}
+	/* The bans in force now, each until its own end, whichever guard
+	 * placed them: the record beside the filter, when a guard of this
+	 * build keeps one. The record, or a ban in it, unreadable: the
+	 * family leaves it out (never a smaller count, nor the counters'). */
+	gfd = mf->guard ? fb_guard_bans_open(f, false, 0) : -1;
+	if (gfd < 0 && mf->guard && errno != ENOENT)
+		mf->active_unknown = true;
+	if (gfd >= 0) {
+		struct fb_gen_views gv;
+		__u64 live, last;
+
+		if (fb_gens_views_open(f, &gv) >= 0) {
+			if (!fb_guard_bans_count(gfd, &gv, fb_jiffies_now(), false, &live, &last))
+				mf->gs.active = live;
+			else
+				mf->active_unknown = true;
+			fb_gens_views_close(&gv);
+		} else {
+			mf->active_unknown = true;
+		}
+		close(gfd);
+	}
+	return 0;
+}
+
 /* 0, or -1 with why in *fail (fb_store_open()'s; 0: opened, not read). */
 static int read_mfilter(const char *name, struct mfilter *mf, enum fb_open_fail *fail)
 {
@@ -270,6 +318,38 @@ static int read_mfilter(const char *name, struct mfilter *mf, enum fb_open_fail 
 	}
 	snprintf(mf->name, sizeof(mf->name), "%s", name);
 	mf->up = true;
+	{
+		int gfd = fb_guard_stats_open(&f, false);
+
+		if (gfd >= 0) {
+			mf->guard = !fb_guard_stats_read(gfd, &mf->gs);
+			close(gfd);
+			/* Bans guard left in force when it stopped end by
+			 * themselves (the last at active_until). */
+			if (mf->guard && mf->gs.active_until &&
+			    fb_jiffies_now() >= mf->gs.active_until)
+				mf->gs.active = 0;
+		}
+	}
+	{
+		bool quiet = fb_report_quiet;
+
+		/* First: it may map f again, and f, mapped then, is what the
+		 * rest reads (one content, as info's). */
+		fb_report_quiet = true;
+		if (fb_gens_read(&f, gens_fig, NULL, mf) < 0) {
+			mf->gens_read = false;
+			mf->active_unknown = true;
+		}
+		fb_report_quiet = quiet;
+		if (!f.hdr) {
+			/* Not mapped again (memory): not read. */
+			if (!quiet)
+				fb_report_err("%s", fb_report_last);
+			fb_store_close(&f);
+			return -1;
+		}
+	}
 	if (fb_stats_read(&f, &mf->st)) {
 		fb_store_close(&f);
 		return -1;
@@ -284,61 +364,6 @@ static int read_mfilter(const char *name, struct mfilter *mf, enum fb_open_fail 
 		fb_report_quiet = true;
 		if (!fb_store_memory(&f, &mm))
 			mf->kmem = mm.total;
-		fb_report_quiet = quiet;
-	}
-	mf->gens_read = true;
-	if (f.hdr->gens) {
-		struct fb_gen gl[FB_GEN_SLOTS];
-		bool quiet = fb_report_quiet;
-		int ng, i;
-
-		/* Unreadable (memory): left out, never fewer given as all. */
-		fb_report_quiet = true;
-		ng = fb_gens_list(&f, gl);
-		fb_report_quiet = quiet;
-		mf->gens_read = ng >= 0;
-		mf->gens = ng > 0 ? ng : 0;
-		for (i = 0; i < ng; i++)
-			mf->timed_flows += gl[i].nflows;
-	}
-	{
-		int gfd = fb_guard_stats_open(&f, false);
-		bool quiet = fb_report_quiet;
-
-		if (gfd >= 0) {
-			mf->guard = !fb_guard_stats_read(gfd, &mf->gs);
-			close(gfd);
-			/* Bans guard left in force when it stopped end by
-			 * themselves (the last at active_until). */
-			if (mf->guard && mf->gs.active_until &&
-			    fb_jiffies_now() >= mf->gs.active_until)
-				mf->gs.active = 0;
-		}
-		/* The bans in force now, each until its own end, whichever
-		 * guard placed them: the record beside the filter, when a
-		 * guard of this build keeps one. The record, or a ban in it,
-		 * unreadable: the family leaves it out (never a smaller
-		 * count, nor the counters'). */
-		fb_report_quiet = true;
-		gfd = mf->guard ? fb_guard_bans_open(&f, false, 0) : -1;
-		if (gfd < 0 && mf->guard && errno != ENOENT)
-			mf->active_unknown = true;
-		if (gfd >= 0) {
-			struct fb_gen_views gv;
-			__u64 live, last;
-
-			if (fb_gens_views_open(&f, &gv) >= 0) {
-				if (!fb_guard_bans_count(gfd, &gv, fb_jiffies_now(), false, &live,
-							 &last))
-					mf->gs.active = live;
-				else
-					mf->active_unknown = true;
-				fb_gens_views_close(&gv);
-			} else {
-				mf->active_unknown = true;
-			}
-			close(gfd);
-		}
 		fb_report_quiet = quiet;
 	}
 	/* Monitoring maps of another flowbloom's layout (an older build's,
@@ -524,9 +549,10 @@ int cmd_metrics(int argc, char **argv)
 	struct mfamily fam[2 * FB_STAT_NR + sizeof(others) / sizeof(others[0])];
 	const char *textfile = NULL;
 	struct mfilter *mf = NULL;
-	char **names = NULL;
+	char **names = NULL, **why = NULL;
 	size_t nfam = 0, nmf = 0, skipped = 0, i;
 	int c, n, rc = 1;
+	bool all;
 
 	optind = 0;
 	opterr = 0;
@@ -535,7 +561,8 @@ int cmd_metrics(int argc, char **argv)
 			return fb_bad_option(c, argv);
 		textfile = optarg;
 	}
-	if (optind < argc) {
+	all = optind >= argc;
+	if (!all) {
 		n = argc - optind;
 		names = calloc(n, sizeof(*names));
 		for (i = 0; names && i < (size_t)n; i++)
@@ -547,15 +574,21 @@ int cmd_metrics(int argc, char **argv)
 			return 1;
 	}
 	mf = calloc(n ? n : 1, sizeof(*mf));
+	why = calloc(n ? n : 1, sizeof(*why));
 	/* (a name without memory: NULL, which the compare below crashed on) */
 	for (i = 0; names && i < (size_t)n && names[i]; i++)
 		;
-	if (!mf || (n && !names) || i < (size_t)n) {
+	if (!mf || !why || (n && !names) || i < (size_t)n) {
 		fb_err("out of memory");
 		goto out;
 	}
+	/* A NAME that is no filter name is a usage error (main: status 2),
+	 * whatever the others are: nothing read, nothing written. */
+	for (i = 0; !all && i < (size_t)n; i++)
+		if (fb_pin_check_name(names[i]))
+			goto out;
 	for (i = 0; i < (size_t)n; i++) {
-		bool quiet = fb_report_quiet, all = optind >= argc;
+		bool quiet = fb_report_quiet;
 		enum fb_open_fail fail;
 		size_t j;
 		int r;
@@ -567,32 +600,48 @@ int cmd_metrics(int argc, char **argv)
 		if (j < i)
 			continue;
 
-		/* Scraping every filter: one not read is skipped, said so as
-		 * list says it (broken, untrusted or not known) and shown by
-		 * its up 0, the others still reported, then exit 1 (a timer's
-		 * unit fails); one destroyed since it was listed is gone. */
-		fb_report_quiet = quiet || all;
+		/* A filter not read is skipped, said so as list says it
+		 * (broken, untrusted or not known) and shown by its up 0, the
+		 * others still reported, then exit 1 (a timer's unit fails):
+		 * named or not, so that an alert on up 0 sees it (the file of
+		 * an earlier run, its up 1, is replaced). Scraping every
+		 * filter, one destroyed since it was listed is gone; a NAME
+		 * that is no filter is an error: nothing printed or written
+		 * (as a mistyped NAME is no filter to report on). */
+		fb_report_quiet = true;
+		fb_report_last[0] = 0;
 		r = read_mfilter(names[i], &mf[nmf], &fail);
 		fb_report_quiet = quiet;
 		if (!r) {
 			nmf++;
 			continue;
 		}
-		if (!all)
+		if (fail == FB_OPEN_ABSENT && !all) {
+			fb_err("%s", fb_report_last);
 			goto out;
+		}
 		if (fail == FB_OPEN_ABSENT)
 			continue;
-		fb_err("skipping %sfilter '%s'%s: %s",
-		       fail == FB_OPEN_DAMAGED	   ? "broken "
-		       : fail == FB_OPEN_UNTRUSTED ? "untrusted "
-						   : "",
-		       names[i],
-		       fail == FB_OPEN_DAMAGED || fail == FB_OPEN_UNTRUSTED ? "" : " (not known)",
-		       fb_report_last);
+		if (asprintf(&why[skipped], "skipping %sfilter '%s'%s: %s",
+			     fail == FB_OPEN_DAMAGED	 ? "broken "
+			     : fail == FB_OPEN_UNTRUSTED ? "untrusted "
+							 : "",
+			     names[i],
+			     fail == FB_OPEN_DAMAGED || fail == FB_OPEN_UNTRUSTED ? ""
+										  : " (not known)",
+			     *fb_report_last ? fb_report_last : "not read") < 0) {
+			why[skipped] = NULL;
+			fb_err("out of memory");
+			goto out;
+		}
 		memset(&mf[nmf], 0, sizeof(mf[nmf]));
 		snprintf(mf[nmf++].name, sizeof(mf->name), "%s", names[i]);
 		skipped++;
 	}
+	/* Said once every filter is read: a NAME found missing after
+	 * another was skipped is the run's one error. */
+	for (i = 0; i < skipped; i++)
+		fb_err("%s", why[i]);
 
 	for (i = 0; i < FB_STAT_NR; i++) {
 		snprintf(fam[nfam].name, sizeof(fam[nfam].name), "flowbloom_%s_packets_total",
@@ -642,6 +691,9 @@ out:
 	for (i = 0; names && i < (size_t)n; i++)
 		free(names[i]);
 	free(names);
+	for (i = 0; why && i < skipped; i++)
+		free(why[i]);
+	free(why);
 	free(mf);
 	return rc;
 }
