@@ -169,21 +169,27 @@ check_eq "... the replaces all done" "$(cat "$T_TMP/rep.bad")" ""
 # A filter not mapped again after a replace (mmap refused: memory) is not
 # read: exit 1, said, never a crash on the header it no longer maps. Each
 # mmap refused from the last one an idle run makes.
-n=$(strace -f -qq -o "$T_TMP/mm" -e trace=mmap "$FB" metrics gm >/dev/null && grep -c 'mmap(' "$T_TMP/mm")
-replacing gm
-d=$(for i in $(seq 12); do
-	strace -f -qq -o /dev/null -e trace=bpf,mmap -e inject=bpf:delay_enter=2000 \
-		-e inject=mmap:error=ENOMEM:when="$n"+ "$FB" metrics gm >/dev/null 2>"$T_TMP/me"
-	rc=$?
-	if [ $rc = 0 ] || { [ $rc = 1 ] && grep -q "cannot open filter 'gm'" "$T_TMP/me"; }; then
-		echo ok
-	else
-		echo "exit $rc: $(head -1 "$T_TMP/me")"
-	fi
-done | sort | uniq -c | sed 's/^ *//')
-check_eq "... metrics during replaces, mmap refused: read or said, never a crash" "$d" "12 ok"
-stopped
-check_eq "... the replaces all done" "$(cat "$T_TMP/rep.bad")" ""
+mmap_refused() {
+	local n rc i
+	n=$(strace -f -qq -o "$T_TMP/mm" -e trace=mmap "$FB" "$@" gm >/dev/null && grep -c 'mmap(' "$T_TMP/mm")
+	for i in $(seq 12); do
+		strace -f -qq -o /dev/null -e trace=bpf,mmap -e inject=bpf:delay_enter=2000 \
+			-e inject=mmap:error=ENOMEM:when="$n"+ "$FB" "$@" gm >/dev/null 2>"$T_TMP/me"
+		rc=$?
+		if [ $rc = 0 ] || { [ $rc = 1 ] && grep -q "cannot open filter 'gm'" "$T_TMP/me"; }; then
+			echo ok
+		else
+			echo "exit $rc: $(head -1 "$T_TMP/me")"
+		fi
+	done | sort | uniq -c | sed 's/^ *//'
+}
+for verb in metrics info; do
+	replacing gm
+	check_eq "... $verb during replaces, mmap refused: read or said, never a crash" \
+		"$(mmap_refused $verb)" "12 ok"
+	stopped
+	check_eq "... the replaces all done" "$(cat "$T_TMP/rep.bad")" ""
+done
 # Merges into one of their sources (merge A A --into A) copy it without
 # the lock, then check under it that it is unchanged since: a writer
 # between the two copies, or between the copy and the lock, is refused,

@@ -385,7 +385,14 @@ int cmd_info(int argc, char **argv)
 		return fb_usage(argc < 2 ? "missing NAME" : "too many arguments");
 	if (fb_store_open(argv[1], &f))
 		return 1;
+	gwhy[0] = 0;
 	fb_info_gens_read(&f, &gf, gwhy, sizeof(gwhy)); /* first: it may map f again */
+	if (!f.hdr) {
+		/* Not mapped again after a replace (memory): not read. */
+		fb_report_err("%s", *gwhy ? gwhy : "cannot read the filter");
+		fb_store_close(&f);
+		return 1;
+	}
 	h = f.hdr;
 	m = (double)fb_header_mbits(h);
 	table = is_table(h);
