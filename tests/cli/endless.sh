@@ -4,12 +4,13 @@
 # streams forever, a list another process keeps appending to. Each verb
 # that holds a list (load, load --replace, apply, add -f, del -f) is
 # refused in bounded memory, naming FILE:LINE, the filter left as it was:
-# past the most different rules the filter can hold (rules/capacity.h),
-# or, input that only repeats itself, at the 1 GiB bound of a pipe; a
-# regular file that grows while it is read, where it passes the size it
-# had. Every command runs under `ulimit -v` (MEM KiB of address space) and
-# `timeout`: without the bounds each ran out of memory there (or never
-# ended) instead.
+# past the most different rules the filter can hold (rules/capacity.h;
+# guard --never: past FB_NEVER_MAX, before the guard starts), or, input
+# that only repeats itself, at the 1 GiB bound of a pipe; a regular file
+# that grows while it is read, where it passes the size it had. Every
+# command runs under `ulimit -v` (MEM KiB of address space) and `timeout`:
+# without the bounds each ran out of memory there (or never ended)
+# instead.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin endless
 GROWER=
@@ -72,6 +73,26 @@ kill "$GROWER"
 wait "$GROWER" 2>/dev/null
 GROWER=
 check_eq "the filter as it was" "$(flows small)" 1
+
+# guard --never: a list of whom to protect, read before the guard starts.
+# Past 65536 different entries refused; one address again and again taken
+# once, up to the pipe's bound (held whole before: out of memory).
+NV="--into small --pps 1 --ttl 10 --never"
+bounded "guard --never - of distinct addresses without end" \
+	"<stdin>:[0-9]*: more than 65536 different addresses and prefixes" \
+	"endless | timeout 120 '$FB' guard small $NV -"
+bounded "yes ADDR | guard --never -" "<stdin>:[0-9]*: more than 1024 MiB from a pipe" \
+	"yes 198.51.100.1 | timeout 120 '$FB' guard small $NV -"
+endless | head -n 65537 >"$T_TMP/never.txt"
+bounded "guard --never of 65537 different addresses" \
+	"never.txt:65537: more than 65536 different addresses and prefixes" \
+	"timeout 120 '$FB' guard small $NV '$T_TMP/never.txt'"
+# The bound is on different entries: 65536 of them, each three times, are
+# taken (guard goes on to the filter, which has no sketch).
+endless | head -n 65536 >"$T_TMP/never.txt"
+cat "$T_TMP/never.txt" "$T_TMP/never.txt" "$T_TMP/never.txt" >"$T_TMP/never3.txt"
+bounded "guard --never of 65536 addresses three times: read" "'small' has no traffic sketch" \
+	"timeout 120 '$FB' guard small $NV '$T_TMP/never3.txt'"
 
 # A list that repeats itself below the bound still loads, once each.
 for i in 1 2 3; do seq -f '2001:db8::1:%g' 1 2000; done >"$T_TMP/rep.txt"

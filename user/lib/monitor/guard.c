@@ -101,6 +101,39 @@ int fb_guard_addresses(const struct fb_monitor *m, const struct fb_mon_snap *s,
 	return n;
 }
 
+static int cmp_never(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct fb_key));
+}
+
+/* Sorted, each entry once: a list that repeats itself stays small. */
+static void never_unique(struct fb_never_list *l)
+{
+	size_t i, u;
+
+	if (!l->n)
+		return;
+	qsort(l->p, l->n, sizeof(*l->p), cmp_never);
+	for (i = 1, u = 0; i < l->n; i++)
+		if (memcmp(&l->p[u], &l->p[i], sizeof(l->p[i])))
+			l->p[++u] = l->p[i];
+	l->n = u + 1;
+}
+
+/* Past FB_NEVER_MAX different entries (counted at l's growth and end). */
+static bool never_over(struct fb_never_list *l, const struct fb_lines *r)
+{
+	if (l->n <= FB_NEVER_MAX)
+		return false;
+	never_unique(l);
+	if (l->n <= FB_NEVER_MAX)
+		return false;
+	fb_report_err("%s:%zu: more than %d different addresses and prefixes (a --never list "
+		      "names whom guard must not ban: list their prefixes); guard not started",
+		      r->label, r->lineno, FB_NEVER_MAX);
+	return true;
+}
+
 int fb_never_read(const char *file, struct fb_never_list *l)
 {
 	struct fb_lines r;
@@ -133,6 +166,13 @@ int fb_never_read(const char *file, struct fb_never_list *l)
 			rc = -1;
 			break;
 		}
+		/* Input without end (`yes ADDR`, distinct addresses) is
+		 * held in at most twice the bound: full there, the
+		 * duplicates go, or the list is refused. */
+		if (l->n == cap && cap >= 2 * FB_NEVER_MAX && never_over(l, &r)) {
+			rc = -1;
+			break;
+		}
 		if (l->n == cap) {
 			struct fb_key *p = realloc(l->p, (cap = cap ? 2 * cap : 64) * sizeof(*p));
 
@@ -146,6 +186,8 @@ int fb_never_read(const char *file, struct fb_never_list *l)
 		k.kind = FB_KIND_SRC;
 		l->p[l->n++] = k;
 	}
+	if (!rc && never_over(l, &r))
+		rc = -1;
 	fb_lines_close(&r);
 	if (rc < 0)
 		fb_never_free(l);

@@ -92,7 +92,10 @@ int fb_guard_addresses(const struct fb_monitor *m, const struct fb_mon_snap *s,
 		       const struct fb_mon_snap *base, bool by_dst, struct fb_guard_addr **out);
 
 /* Prefixes never banned (--never FILE): addresses and prefixes, one a
- * line, '#' and ';' comments. */
+ * line, '#' and ';' comments. At most FB_NEVER_MAX different ones (the
+ * same one again is taken once): whom to protect is a short list, and
+ * each new address above the threshold is looked up in all of it. */
+#define FB_NEVER_MAX 65536
 struct fb_never_list {
 	struct fb_key *p; /* kind SRC, saddr masked, plen in the 128-bit space */
 	size_t n;
