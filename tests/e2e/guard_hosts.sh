@@ -19,7 +19,7 @@ source "$(dirname "$0")/../lib/lib.sh"
 t_begin guard_hosts
 
 cleanup() {
-	t_kill ${GPID:-}
+	t_kill ${GPID:-} ${HPID:-} ${APID:-}
 	t_cleanup_filters
 }
 t_traps
@@ -88,9 +88,48 @@ check_eq "sketch by flow: the flood over random ports is not banned (no flow of 
 	"$(bans flow | tr '\n' ' ')" ""
 
 # --- a sketch by source address ---------------------------------------------------
-check "detach" "$FB" -n "$NSB" detach "$VB"
-"$FB" -n "$NSB" attach g "$VB" --mode generic --action drop --monitor --sketch-by src >"$T_TMP/att" 2>&1
-check_eq "attach --sketch-by src" "$?" 0
+# The program detached lives on while any process holds it: status's walk,
+# another attach's check of the maps' users, bpftool, each open every
+# loaded program in turn, a moment that a loaded machine stretches. Such a
+# program feeds nothing: an attach with another sketch key right after the
+# detach is not refused for it ("attached elsewhere"). Here a process holds
+# the program across the detach until the attach has ended (refused) or
+# waits for the program to go (asleep between two looks).
+prog=$(ip -n "$NSB" -o link show "$VB" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')
+"$PY" - "${prog:-0}" "$T_TMP/release" >"$T_TMP/held" 2>&1 <<'PYEOF' &
+import ctypes, os, platform, sys, time
+nr = {"x86_64": 321, "aarch64": 280, "riscv64": 280}[platform.machine()]
+libc = ctypes.CDLL(None, use_errno=True)
+attr = (ctypes.c_uint32 * 32)(int(sys.argv[1]))  # BPF_PROG_GET_FD_BY_ID: prog_id
+fd = libc.syscall(nr, 13, attr, ctypes.sizeof(attr))
+if fd < 0:
+    sys.exit("BPF_PROG_GET_FD_BY_ID %s: %s" % (sys.argv[1], os.strerror(ctypes.get_errno())))
+print("held", flush=True)
+while not os.path.exists(sys.argv[2]):
+    time.sleep(0.01)
+PYEOF
+HPID=$!
+# ended_or_asleep PID: PID has ended (gone or a zombie), or sleeps in
+# nanosleep.
+ended_or_asleep() {
+	local st
+	st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)
+	[ -z "$st" ] || [ "$st" == Z ] || grep -q nanosleep "/proc/$1/wchan" 2>/dev/null
+}
+t_wait_until 10 grep -qs held "$T_TMP/held"
+check "detach (the program held by another process)" "$FB" -n "$NSB" detach "$VB"
+"$FB" -n "$NSB" attach g "$VB" --mode generic --action drop --monitor --sketch-by src >"$T_TMP/att" 2>&1 &
+APID=$!
+t_wait_until 20 ended_or_asleep "$APID"
+touch "$T_TMP/release"
+wait "$HPID"
+check_eq "... the detached program held by another process (program $prog) until attach waited" \
+	"$?:$(cat "$T_TMP/held")" "0:held"
+HPID=""
+wait "$APID"
+check_eq "attach --sketch-by src: the detached program held elsewhere is no attachment" \
+	"$?: $(cat "$T_TMP/att")" "0: $(cat "$T_TMP/att")"
+APID=""
 check "... says the sketch is by source address" grep -q "by source address" "$T_TMP/att"
 "$FB" -j status >"$T_TMP/st.json"
 check_eq "status -j: sketch_by src" \
