@@ -10,15 +10,17 @@
 #include <bpf/libbpf.h>
 #include "monitor/monmaps.h"
 #include "report.h"
+#include "store/discover.h"
 #include "store/pintree.h"
 #include "util.h"
 
 /* Is any loaded program but program skip (0: none; the one `attach
  * --replace` puts its program in place of) using m's maps, attached
  * anywhere, in any network namespace, or held by a process? (Attachments
- * are only visible from their own namespace.) 1, 0, or -1 (reported) if a
- * map or program cannot be read now: never taken for unused. */
-static int in_use(const struct fb_monitor *m, __u32 skip)
+ * are only visible from their own namespace.) 1 (the program's id in *prog
+ * if prog is not NULL), 0, or -1 (reported) if a map or program cannot be
+ * read now: never taken for unused. */
+static int in_use(const struct fb_monitor *m, __u32 skip, __u32 *prog)
 {
 	int fds[3] = { m->sketch_fd, m->seen_fd, m->flows_fd }, used = 0, fd;
 	__u32 want[3], id = 0, ids[64], i, j;
@@ -47,6 +49,8 @@ static int in_use(const struct fb_monitor *m, __u32 skip)
 			for (j = 0; j < 3; j++)
 				used |= want[j] && ids[i] == want[j];
 	}
+	if (used && prog)
+		*prog = id;
 	if (used || errno == ENOENT)
 		return used;
 err:
@@ -55,26 +59,32 @@ err:
 	return -1;
 }
 
-/* How long a program found using the maps may take to go before it counts
- * as an attachment. A program detached everywhere lives on while any
- * process holds it: `status`'s walk, another attach's in_use(), `bpftool
- * prog show` each open every loaded program in turn, for a moment that a
- * loaded machine stretches to tens of milliseconds. Such a program feeds
- * nothing; taken for an attachment, it refused an `attach --sketch-by
- * src` right after a `detach` ("attached elsewhere with other
- * monitoring"). A real attachment elsewhere stays, and is refused after
- * this wait. */
+/* How long a program found using the maps, and attached nowhere found, may
+ * take to go before it counts as an attachment. A program detached
+ * everywhere lives on while any process holds it: `status`'s walk,
+ * another attach's in_use(), destroy, `bpftool prog show` each open every
+ * loaded program in turn, for a moment that a loaded machine stretches to
+ * tens of milliseconds. Such a program feeds nothing; taken for an
+ * attachment, it refused an `attach --sketch-by src` right after a
+ * `detach` ("attached elsewhere with other monitoring"). destroy waits
+ * the same (destroy.c's busy()). */
 #define SETTLE_S 2.0
 
-/* in_use(), a yes confirmed only once it has held SETTLE_S (checked every
- * 20 ms: a program gone meanwhile answers no at once). */
+/* in_use(), a yes confirmed at once if the program is found attached in
+ * any namespace (fb_discover_find()), else only once it has held SETTLE_S
+ * (checked every 20 ms: a program gone meanwhile answers no at once). */
 static int in_use_settled(const struct fb_monitor *m, __u32 skip)
 {
 	double end = fb_now() + SETTLE_S;
-	int used;
+	struct fb_att att;
+	__u32 prog = 0;
+	int used, tries;
 
-	while ((used = in_use(m, skip)) > 0 && fb_now() < end)
+	for (tries = 0; (used = in_use(m, skip, &prog)) > 0 && fb_now() < end; tries++) {
+		if (!tries && fb_discover_find(prog, 0, &att) > 0)
+			break;
 		usleep(20000);
+	}
 	return used;
 }
 
@@ -155,7 +165,7 @@ int fb_monitor_prepare(const struct fb_store *f, const struct fb_mon_opts *o, __
 		fb_report_err("%s", fb_report_last);
 	if (rc < 0)
 		return -1;
-	if (rc == 0 && (used = in_use(m, 0))) {
+	if (rc == 0 && (used = in_use(m, 0, NULL))) {
 		/* Another attachment feeds these maps, or the program attach
 		 * --replace swaps out: share them (readers such as top and
 		 * guard go on with them). */
