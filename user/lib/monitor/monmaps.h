@@ -148,6 +148,9 @@ int fb_monitor_open(const struct fb_store *f, struct fb_monitor *m);
  * the old ones would never see fed)? */
 bool fb_monitor_remade(const struct fb_store *f, const struct fb_monitor *m);
 void fb_monitor_close(struct fb_monitor *m);
+/* f's monitoring directory, checked as every directory of the pin tree:
+ * the fd; -1 (printed); -2 (nothing printed) if there is none. */
+int fb_monitor_dir(const struct fb_store *f);
 /* Remove f's monitor directory and its pins, if there. */
 void fb_monitor_unpin(const struct fb_store *f);
 
