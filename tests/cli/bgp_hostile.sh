@@ -307,6 +307,10 @@ for what in sys.argv[1:]:
         n = (cap - 9) // 3
         out.write(b'{"a": [' + b"{}," * n + b"{}]}" + b" " * (cap - 11 - 3 * n) + b"\n")
         out.write(json.dumps(bh("ipv4 unicast", "203.0.113.111/32")).encode() + b"\n")
+        # The same after a name in single quotes holding a '"' (json-c
+        # takes such a name, strict as it is), which starts no string.
+        out.write(b"{'\"': [" + b"{}," * n + b"{}]}" + b" " * (cap - 11 - 3 * n) + b"\n")
+        out.write(json.dumps(bh("ipv4 unicast", "203.0.113.119/32")).encode() + b"\n")
     elif what == "containers":
         # Routes with communities up to 2^18 objects and arrays in the line
         # (applied) and one more (refused); brackets and \" inside a
@@ -682,6 +686,9 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024)' "$T_TMP/i
 check_eq "a line of 8 MiB of {}: reported once, with its number" \
 	"$(grep -c '<stdin>:2: over 262144 JSON objects and arrays (ExaBGP prints fewer for any BGP message); line skipped' "$T_TMP/err")" 1
 check_eq "... the routes around it applied" "$(q dst 203.0.113.110)$(q dst 203.0.113.111)" maybemaybe
+check_eq "... and after a name in single quotes holding '\"': reported" \
+	"$(grep -c '<stdin>:4: over 262144 JSON objects and arrays' "$T_TMP/err")" 1
+check_eq "... the route after it applied" "$(q dst 203.0.113.119)" maybe
 python3 -c "import sys; sys.exit(int('$rss') >= 64)" && pass "... peak RSS ${rss} MB (under 64 MB)" ||
 	fail "... peak RSS ${rss} MB: the line was parsed?"
 gen containers >"$T_TMP/in"

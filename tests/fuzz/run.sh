@@ -16,7 +16,7 @@ if [[ "${1:-}" =~ ^[0-9]+$ ]]; then
 	SECONDS_EACH=$1
 	shift
 fi
-ALL="flow list lines bgp bgpstate bgpjournal applyconf optfile units fbx pcap"
+ALL="flow list lines bgp bgpstate bgpjournal bgpnames applyconf optfile units escape fbx pcap"
 NAMES=${*:-$ALL}
 
 # NAME: libFuzzer options beside the corpus (dictionary, input size).
@@ -28,9 +28,11 @@ opts_of() {
 	bgp) echo "-dict=tests/fuzz/bgp.dict -max_len=4096" ;;
 	bgpstate) echo "-dict=tests/fuzz/bgpstate.dict -max_len=2048" ;;
 	bgpjournal) echo "-dict=tests/fuzz/bgp.dict -max_len=4096" ;;
+	bgpnames) echo "-dict=tests/fuzz/bgp.dict -max_len=2048" ;;
 	applyconf) echo "-dict=tests/fuzz/applyconf.dict -max_len=1024" ;;
 	optfile) echo "-dict=tests/fuzz/optfile.dict -max_len=2048" ;;
 	units) echo "-max_len=64" ;;
+	escape) echo "-max_len=512" ;;
 	fbx) echo "-max_len=16384" ;;
 	pcap) echo "-dict=tests/fuzz/pcap.dict -max_len=4096" ;;
 	*) return 1 ;;

@@ -167,7 +167,8 @@ static void names_twice(void)
 }
 
 /* The objects and arrays counted before json-c parses a line (bgpmsg.c):
- * none inside strings, escapes and all. */
+ * none inside strings, escapes and all, nor in a name in single quotes
+ * (json-c takes one), and a '"' there starts no string. */
 static void containers(void)
 {
 	static const struct {
@@ -178,7 +179,9 @@ static void containers(void)
 		{ "{\"a\": \"{[\\\"{[\"}", 1 },		 /* {"a": "{[\"{["} */
 		{ "{\"a\": \"\\\\\", \"b\": [[]]}", 3 }, /* {"a": "\\", "b": [[]]} */
 		{ "\"[[[", 0 },
-		{ "[[[[[[", 3 }, /* counted up to max + 1 only */
+		{ "[[[[[[", 3 },	     /* counted up to max + 1 only */
+		{ "{'\"': [{}]}", 3 },	     /* {'"': [{}]}: a name json-c takes */
+		{ "{'a\\'[': [\"'\"]}", 2 }, /* {'a\'[': ["'"]} */
 	};
 	size_t i;
 

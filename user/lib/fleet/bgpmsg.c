@@ -41,16 +41,19 @@
 size_t fb_bgp_containers(const char *line, size_t n, size_t max)
 {
 	size_t i, count = 0;
-	bool str = false;
+	char quote = 0; /* in a string: its quote, '"' or '\'' (a name's, below) */
 
+	/* A name json-c takes in single quotes, strict as it is
+	 * ({'"': [{}, ...]}): a '"' in it starts no string, and the
+	 * brackets after it count. */
 	for (i = 0; i < n && count <= max; i++) {
-		if (str) {
+		if (quote) {
 			if (line[i] == '\\')
 				i++; /* \" and \\ stay in the string */
-			else if (line[i] == '"')
-				str = false;
-		} else if (line[i] == '"') {
-			str = true;
+			else if (line[i] == quote)
+				quote = 0;
+		} else if (line[i] == '"' || line[i] == '\'') {
+			quote = line[i];
 		} else if (line[i] == '{' || line[i] == '[') {
 			count++;
 		}
