@@ -117,6 +117,50 @@ fails_named "escape sequence in a list" "esc.txt:2: bad address.*198\.51\.100\.\
 check_eq "... no control character on stderr" "$(tr -d '\n\t' <"$T_TMP/err" | LC_ALL=C grep -c '[[:cntrl:]]')" 0
 same "escape sequence"
 
+# A long token quoted in an error (an 8000-byte word, 2000 ESC bytes that
+# show as 8000) shows its start only, with what was left out: the reason
+# after it (and "nothing loaded") always ends the line, which stays short.
+# Quoted whole, the 8192-byte message buffer, or a reason's own buffer,
+# cut the line's end off.
+short_line() { # short_line LABEL: stderr's first line under 400 bytes
+	local n
+	n=$(head -n 1 "$T_TMP/err" | wc -c)
+	[ "$n" -lt 400 ] && pass "$1: message of $n bytes" || fail "$1: message of $n bytes"
+}
+"$PY" -c 'print("src 198.51.100.7"); print("A" * 8000)' >"$T_TMP/longword.txt"
+"$PY" -c 'print("src 198.51.100.7"); print("\x1b" * 2000)' >"$T_TMP/escword.txt"
+"$PY" -c 'print("198.51.100.7-" + "1" * 8000)' >"$T_TMP/longrange.txt"
+fails_named "an 8000-byte word in a list" \
+	"longword.txt:2: bad address or prefix 'A\{80\}\.\.\. (7920 more bytes)' (want ADDR or ADDR/LEN)$" \
+	"$FB" load in1 "$T_TMP/longword.txt" --replace
+short_line "an 8000-byte word in a list"
+fails_named "2000 ESC bytes in a list" \
+	"escword.txt:2: bad address or prefix '\(\\\\x1b\)\{20\}\.\.\. (1980 more bytes)' (want ADDR or ADDR/LEN)$" \
+	"$FB" add in1 -f "$T_TMP/escword.txt"
+short_line "2000 ESC bytes in a list"
+fails_named "a range with an 8000-byte end" "longrange.txt:1: bad range '198\.51\.100\.7-1\{80\}\.\.\. (7920 more bytes)' (want ADDR-ADDR, one family)$" \
+	"$FB" query in1 -f "$T_TMP/longrange.txt"
+short_line "a range with an 8000-byte end"
+t_refused 2 "an 8000-byte FLOW argument" "argument 1: bad dport '9\{80\}\.\.\. (7920 more bytes)' (want PORT or LOW-HIGH, 0-65535, without a leading zero)$" \
+	"$FB" add in1 udp dst 203.0.113.7 dport "$("$PY" -c 'print("9" * 8000)')"
+short_line "an 8000-byte FLOW argument"
+t_refused 2 "a 9000-byte option value" "bad number '12x\{78\}\.\.\. (8920 more bytes)' for --capacity$" \
+	"$FB" create in9 --capacity "12$("$PY" -c 'print("x" * 8998)')"
+short_line "a 9000-byte option value"
+mkdir -p "$T_TMP/conf"
+"$PY" -c 'print("capacity = 10"); print("layout = " + "\x1b" * 2060)' >"$T_TMP/conf/in9.conf"
+fails_named "apply: 2060 ESC bytes as a value" \
+	"in9.conf:2: bad value '\(\\\\x1b\)\{20\}\.\.\. (2040 more bytes)' for layout (want blocked|classic)$" \
+	"$FB" apply --check "$T_TMP/conf/in9.conf"
+short_line "apply: 2060 ESC bytes as a value"
+"$PY" -c 'print("capacity = 10"); print("\x1b" * 2060 + " = 1")' >"$T_TMP/conf/in9.conf"
+fails_named "apply: 2060 ESC bytes as a key" \
+	"in9.conf:2: unknown key '\(\\\\x1b\)\{20\}\.\.\. (2040 more bytes)' (want capacity, .*, allow-empty)$" \
+	"$FB" apply --check "$T_TMP/conf/in9.conf"
+short_line "apply: 2060 ESC bytes as a key"
+check_eq "... no control character on stderr" "$(tr -d '\n\t' <"$T_TMP/err" | LC_ALL=C grep -c '[[:cntrl:]]')" 0
+same "long tokens"
+
 # EIO from read(2) in the middle of the file, injected into the real binary.
 # Count the reads before the file is opened (the dynamic loader reads
 # libraries; every verb reads its file before anything else) on a harmless

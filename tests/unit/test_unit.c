@@ -221,6 +221,7 @@ int main(void)
 	test_list_line();
 	test_shared_logic();
 	test_text_input();
+	test_quote();
 	test_real_input();
 	test_frame();
 	return test_summary();

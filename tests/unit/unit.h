@@ -54,6 +54,7 @@ void test_shared_logic(void);
 
 /* unit_text.c */
 void test_text_input(void);
+void test_quote(void);
 void test_real_input(void);
 
 #endif

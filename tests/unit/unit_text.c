@@ -4,6 +4,7 @@
  * at the inputs fuzzing (tests/fuzz/units_fuzz.c) found them wrong on.
  */
 #include "unit.h"
+#include "report.h"
 #include "util.h"
 
 void test_text_input(void)
@@ -71,4 +72,53 @@ void test_real_input(void)
 		    "fb_parse_real_prefix stops at a unit");
 	ASSERT_TRUE(!fb_parse_real_prefix("2e1s", &v, &end) && v == 20 && !strcmp(end, "s"),
 		    "fb_parse_real_prefix reads an exponent before a unit");
+}
+
+/* What a message quotes of a token: whole up to FB_QUOTE_MAX characters
+ * as escaped, else a start cut between characters and what was left out. */
+void test_quote(void)
+{
+	char big[9001], want[200];
+	const char *q[4];
+	int i;
+
+	ASSERT_TRUE(!strcmp(fb_quote("198.51.100.7"), "198.51.100.7"), "quote: short, whole");
+	ASSERT_TRUE(!strcmp(fb_quote(""), ""), "quote: empty");
+	memset(big, 'A', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	big[FB_QUOTE_MAX] = 0;
+	ASSERT_TRUE(!strcmp(fb_quote(big), big), "quote: FB_QUOTE_MAX characters, whole");
+	big[FB_QUOTE_MAX] = 'A';
+	big[FB_QUOTE_MAX + 1] = 0;
+	snprintf(want, sizeof(want), "%.*s... (1 more byte)", FB_QUOTE_MAX, big);
+	ASSERT_TRUE(!strcmp(fb_quote(big), want), "quote: one byte over");
+	big[FB_QUOTE_MAX + 1] = 'A';
+	snprintf(want, sizeof(want), "%.*s... (%d more bytes)", FB_QUOTE_MAX, big,
+		 9000 - FB_QUOTE_MAX);
+	ASSERT_TRUE(!strcmp(fb_quote(big), want), "quote: 9000 bytes");
+	/* ESC shows as \x1b: four characters each. */
+	memset(big, 0x1b, 2000);
+	big[2000] = 0;
+	snprintf(want, sizeof(want), "%.*s... (%d more bytes)", FB_QUOTE_MAX / 4, big,
+		 2000 - FB_QUOTE_MAX / 4);
+	ASSERT_TRUE(!strcmp(fb_quote(big), want), "quote: ESC counted as it shows");
+	/* A two-byte character is never cut in two: "A" and 40 of U+00E9
+	 * are 81 characters; the last one is left out whole. */
+	strcpy(big, "A");
+	for (i = 0; i < 40; i++)
+		strcat(big, "\xc3\xa9");
+	ASSERT_TRUE(strlen(fb_quote(big)) == 1 + 2 * 39 + strlen("... (2 more bytes)") &&
+			    strstr(fb_quote(big), "\xc3\xa9... (2 more bytes)"),
+		    "quote: cut between UTF-8 characters");
+	ASSERT_TRUE(!strcmp(fb_quote_len("--name=value", 6), "--name"), "quote_len: its bytes");
+	/* A character len cuts in two shows as bytes of no character. */
+	ASSERT_TRUE(!strcmp(fb_quote_len("A\xc3\xa9", 2), "A\xc3"), "quote_len: a cut character");
+	for (i = 0; i < 4; i++) {
+		snprintf(want, sizeof(want), "w%d", i);
+		q[i] = fb_quote(want);
+	}
+	for (i = 0; i < 4; i++) {
+		snprintf(want, sizeof(want), "w%d", i);
+		ASSERT_TRUE(!strcmp(q[i], want), "quote: four quotes in one message");
+	}
 }

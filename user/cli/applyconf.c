@@ -70,7 +70,7 @@ static int set_number(struct ap_conf *c, int line, enum ap_key key, const char *
 
 		if (fb_parse_real(v, &p) || !fb_fp_rate_ok(p)) {
 			fb_err("%s:%d: fp-rate must be a number " FB_FP_RATE_RANGE ", not '%s'",
-			       c->file, line, v);
+			       c->file, line, fb_quote(v));
 			return -1;
 		}
 		r->fp_rate = p;
@@ -79,7 +79,7 @@ static int set_number(struct ap_conf *c, int line, enum ap_key key, const char *
 	}
 	if (fb_parse_u64(v, &n) || n == 0) {
 		fb_err("%s:%d: %s must be a whole number of at least 1, not '%s'", c->file, line,
-		       keys[key].key, v);
+		       keys[key].key, fb_quote(v));
 		return -1;
 	}
 	if (key == AP_HASHES && n > FB_MAX_K) {
@@ -118,8 +118,8 @@ static int set_choice(struct ap_conf *c, int line, enum ap_key key, const char *
 		for (j = 0; values[j]; j++)
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
 				 j ? "|" : "", values[j]);
-		fb_err("%s:%d: bad value '%s' for %s (want %s)", c->file, line, v, keys[key].key,
-		       list);
+		fb_err("%s:%d: bad value '%s' for %s (want %s)", c->file, line, fb_quote(v),
+		       keys[key].key, list);
 		return -1;
 	}
 	x = keys[key].value_of ? keys[key].value_of[j] : (int)j + 1;
@@ -161,7 +161,7 @@ static int set_key(struct ap_conf *c, int line, const char *key, const char *v)
 		fb_err("%s:%d: unknown key '%s' (want capacity, fp-rate, bits, hashes, layout, "
 		       "hash, action, counting, confirm, compact, load, attach, malformed, "
 		       "allow-empty)",
-		       c->file, line, key);
+		       c->file, line, fb_quote(key));
 		return -1;
 	}
 	if (c->line_of[i]) {
@@ -236,7 +236,7 @@ static int add_dev(struct ap_conf *c, int line, char *v)
 		return -1;
 	}
 	if (strlen(dev) >= IF_NAMESIZE) {
-		fb_err("%s:%d: bad device name '%s'", c->file, line, dev);
+		fb_err("%s:%d: bad device name '%s'", c->file, line, fb_quote(dev));
 		return -1;
 	}
 	for (i = 0; i < c->ndev; i++)
@@ -396,7 +396,7 @@ int fb_apply_conf_read(const char *file, bool down, struct ap_conf *c)
 		key = fb_trim(s);
 		val = fb_trim(eq + 1);
 		if (!*val) {
-			fb_err("%s:%d: '%s' has no value", file, line, key);
+			fb_err("%s:%d: '%s' has no value", file, line, fb_quote(key));
 			err = -1;
 		} else if (!strcmp(key, "load")) {
 			err = add_load(c, line, val);

@@ -280,7 +280,7 @@ int cmd_capture(int argc, char **argv)
 		case 'm':
 			if (fb_safefile_parse_mode(optarg, &mode))
 				return fb_usage("bad --mode '%s' (octal, 0 to 0777, e.g. 0640)",
-						optarg);
+						fb_quote(optarg));
 			mode_set = true;
 			break;
 		default:

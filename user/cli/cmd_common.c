@@ -33,7 +33,7 @@ int fb_pick(const char *opt, const char *val, const char *const *names, const in
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? "|" : "",
 			 names[i]);
 	}
-	fb_usage("bad value '%s' for %s (want %s)", val, opt, list);
+	fb_usage("bad value '%s' for %s (want %s)", fb_quote(val), opt, list);
 	return -1;
 }
 
@@ -48,11 +48,11 @@ int fb_bad_option(int c, char **argv)
 	 * argv[optind - 1] is another word). */
 	if (!strncmp(a, "--", 2)) {
 		if (c == ':')
-			return fb_usage("option '%.*s' needs a value", n, a);
+			return fb_usage("option '%s' needs a value", fb_quote_len(a, (size_t)n));
 		if (!optopt)
 			return fb_unknown_option(a, n);
 		if (a[n])
-			return fb_usage("option '%.*s' takes no value", n, a);
+			return fb_usage("option '%s' takes no value", fb_quote_len(a, (size_t)n));
 	}
 	if (c == ':')
 		return fb_usage("option '-%c' needs a value", optopt);

@@ -17,7 +17,7 @@
 static int parse_u64(const char *opt, const char *s, unsigned long long *v)
 {
 	if (fb_parse_u64(s, v))
-		return fb_usage("bad number '%s' for %s", s, opt), -1;
+		return fb_usage("bad number '%s' for %s", fb_quote(s), opt), -1;
 	return 0;
 }
 
@@ -145,7 +145,7 @@ int cmd_create(int argc, char **argv)
 			if (fb_parse_real(optarg, &r.fp_rate) || !fb_fp_rate_ok(r.fp_rate))
 				return fb_usage("--fp-rate must be a number " FB_FP_RATE_RANGE
 						", not '%s'",
-						optarg);
+						fb_quote(optarg));
 			r.have_fp_rate = true;
 			break;
 		case 'm':
@@ -191,7 +191,7 @@ int cmd_create(int argc, char **argv)
 		case 'C':
 			if (strcmp(optarg, "exact"))
 				return fb_usage("bad value '%s' for --confirm (want exact)",
-						optarg);
+						fb_quote(optarg));
 			r.confirm = true;
 			break;
 		case 'b':
@@ -207,7 +207,7 @@ int cmd_create(int argc, char **argv)
 	if (optind >= argc)
 		return fb_usage("missing NAME");
 	if (optind < argc - 1)
-		return fb_usage("unexpected '%s'", argv[optind + 1]);
+		return fb_usage("unexpected '%s'", fb_quote(argv[optind + 1]));
 	r.name = argv[optind];
 	/* The sizing rule and what goes together: user/lib/types/create.c. */
 	switch (fb_create_opts_make(&r, &o, why, sizeof(why))) {

@@ -82,7 +82,8 @@ int cmd_export(int argc, char **argv)
 		if (c != 'm')
 			return fb_bad_option(c, argv);
 		if (fb_safefile_parse_mode(optarg, &mode))
-			return fb_usage("bad --mode '%s' (octal, 0 to 0777, e.g. 0640)", optarg);
+			return fb_usage("bad --mode '%s' (octal, 0 to 0777, e.g. 0640)",
+					fb_quote(optarg));
 		mode_set = true;
 	}
 	if (argc - optind != 2)

@@ -143,7 +143,7 @@ static const char *set_opt(int c, const char *v, void *ctx)
 			snprintf(o->why, sizeof(o->why),
 				 "bad duration '%s' for --%s (want a number with ms, s, m, h or d, "
 				 "%sfrom 100ms to 1d)",
-				 v, opt_name(c), c == 'r' ? "0 or " : "");
+				 fb_quote(v), opt_name(c), c == 'r' ? "0 or " : "");
 			return o->why;
 		}
 		*(c == 'i'   ? &o->interval
@@ -157,8 +157,9 @@ static const char *set_opt(int c, const char *v, void *ctx)
 
 		if (fb_parse_u64(v, &x) || (c == 'n' && (x < 1 || x > 100000)) ||
 		    x > 0xffffffffULL) {
-			snprintf(o->why, sizeof(o->why), "bad value '%s' for --%s (want %s)", v,
-				 opt_name(c), c == 'n' ? "1 to 100000" : "0 to 4294967295");
+			snprintf(o->why, sizeof(o->why), "bad value '%s' for --%s (want %s)",
+				 fb_quote(v), opt_name(c),
+				 c == 'n' ? "1 to 100000" : "0 to 4294967295");
 			return o->why;
 		}
 		*(c == 'n' ? &o->top : &o->domain) = x;

@@ -509,7 +509,7 @@ int fb_unknown_option(const char *opt, int len)
 			return fb_usage("'%.*s' is a global option: it goes before the verb "
 					"(flowbloom %.*s%s %s ...)",
 					len, opt, len, opt, i >= 4 ? " NETNS" : "", current->name);
-	return fb_usage("unknown option '%.*s'", len, opt);
+	return fb_usage("unknown option '%s'", fb_quote_len(opt, (size_t)len));
 }
 
 /* An unknown verb: ip and bpftool take abbreviations (`ip l`, `bpftool p
@@ -557,7 +557,8 @@ static int cmd_help(int argc, char **argv)
 			help_one(&cmds[i]);
 			return 0;
 		}
-	return fb_usage("unknown verb '%s' (%s)", argv[1], verb_hint(argv[1], hint, sizeof(hint)));
+	return fb_usage("unknown verb '%s' (%s)", fb_quote(argv[1]),
+			verb_hint(argv[1], hint, sizeof(hint)));
 }
 
 /* What a bug report needs: the build, the libbpf it runs with, and the
@@ -666,7 +667,7 @@ int main(int argc, char **argv)
 			help_all();
 			return stdout_checked(0);
 		} else {
-			fb_err("unknown option '%s'", argv[i]);
+			fb_err("unknown option '%s'", fb_quote(argv[i]));
 			usage_all(stderr);
 			return 2;
 		}
@@ -695,6 +696,6 @@ int main(int argc, char **argv)
 		return stdout_checked(
 			name_status(cmds[c].fn(argc - i, argv + i), argc - i, argv + i));
 	}
-	fb_err("unknown verb '%s' (%s)", argv[i], verb_hint(argv[i], hint, sizeof(hint)));
+	fb_err("unknown verb '%s' (%s)", fb_quote(argv[i]), verb_hint(argv[i], hint, sizeof(hint)));
 	return 2;
 }

@@ -32,7 +32,7 @@ static int line_of(const char *file, int n, char *s, const struct option *opts, 
 		if (!strcmp(o->name, name) && (!skip || strcmp(name, skip)))
 			break;
 	if (!o->name) {
-		fb_err("%s:%d: unknown option '%s'", file, n, name);
+		fb_err("%s:%d: unknown option '%s'", file, n, fb_quote(name));
 		return -1;
 	}
 	if (o->has_arg == required_argument && (!val || !*val)) {

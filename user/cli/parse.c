@@ -12,6 +12,7 @@
 #include "cmd.h"
 #include "monitor/monmaps.h"
 #include "parse.h"
+#include "report.h"
 #include "util.h"
 
 int fb_parse_double(const char *opt, const char *s, double min, double max, double *out)
@@ -19,7 +20,7 @@ int fb_parse_double(const char *opt, const char *s, double min, double max, doub
 	double v;
 
 	if (fb_parse_real(s, &v) || !(v >= min && v <= max)) {
-		fb_usage("bad value '%s' for %s (want %g to %g)", s, opt, min, max);
+		fb_usage("bad value '%s' for %s (want %g to %g)", fb_quote(s), opt, min, max);
 		return -1;
 	}
 	*out = v;
@@ -31,7 +32,7 @@ int fb_parse_u64_range(const char *opt, const char *s, __u64 min, __u64 max, __u
 	unsigned long long v;
 
 	if (fb_parse_u64(s, &v) || v < min || v > max) {
-		fb_usage("bad value '%s' for %s (want %llu to %llu)", s, opt,
+		fb_usage("bad value '%s' for %s (want %llu to %llu)", fb_quote(s), opt,
 			 (unsigned long long)min, (unsigned long long)max);
 		return -1;
 	}
@@ -90,7 +91,7 @@ int fb_parse_duration(const char *opt, const char *s, double min, double max, do
 	if (fb_duration_value(s, &v) || !(v >= min && v <= max)) {
 		fb_usage("bad duration '%s' for %s (want a number with ms, s, m, h or d, from %s "
 			 "to %s)",
-			 s, opt, fb_duration_text(min, lo, sizeof(lo)),
+			 fb_quote(s), opt, fb_duration_text(min, lo, sizeof(lo)),
 			 fb_duration_text(max, hi, sizeof(hi)));
 		return -1;
 	}
@@ -132,7 +133,7 @@ int fb_parse_size(const char *opt, const char *s, __u64 *out)
 	*out = v * mult;
 	return 0;
 bad:
-	fb_usage("bad size '%s' for %s (bytes, or with K, M, G)", s, opt);
+	fb_usage("bad size '%s' for %s (bytes, or with K, M, G)", fb_quote(s), opt);
 	return -1;
 }
 

@@ -43,9 +43,33 @@ int fb_utf8_len(const unsigned char *s)
 	return n;
 }
 
-const char *fb_escape(const char *s, char *buf, size_t len, bool keep_tab)
+/* One step of fb_escape(): how c's next character shows (in esc, w
+ * bytes, returned) and how many bytes of c it takes (*n). */
+static int escape_step(const unsigned char *c, char esc[16], int *n, bool keep_tab)
 {
 	static const char named[] = "\\a\\b\\t\\n\\v\\f\\r";
+	int w;
+
+	*n = *c >= 0x80 ? fb_utf8_len(c) : 1;
+	/* A C1 control (U+0080 to U+009F) is two bytes in UTF-8: a
+	 * terminal takes U+009B as CSI as it takes ESC '['. */
+	if (*n == 2 && c[0] == 0xc2 && c[1] < 0xa0)
+		return snprintf(esc, 16, "\\x%02x\\x%02x", c[0], c[1]);
+	if (!*n) {
+		*n = 1;
+		return snprintf(esc, 16, "\\x%02x", c[0]);
+	}
+	if (*c >= 7 && *c <= 13 && !(*c == '\t' && keep_tab))
+		return snprintf(esc, 16, "%.2s", named + 2 * (*c - 7));
+	if ((*c < 0x20 && *c != '\t') || *c == 0x7f)
+		return snprintf(esc, 16, "\\x%02x", c[0]);
+	for (w = 0; w < *n; w++)
+		esc[w] = (char)c[w];
+	return w;
+}
+
+const char *fb_escape(const char *s, char *buf, size_t len, bool keep_tab)
+{
 	const unsigned char *c = (const unsigned char *)s;
 	size_t at = 0;
 
@@ -53,21 +77,8 @@ const char *fb_escape(const char *s, char *buf, size_t len, bool keep_tab)
 		return buf;
 	while (*c) {
 		char esc[16];
-		int n = *c >= 0x80 ? fb_utf8_len(c) : 1, w, i;
+		int n, w = escape_step(c, esc, &n, keep_tab), i;
 
-		/* A C1 control (U+0080 to U+009F) is two bytes in UTF-8:
-		 * a terminal takes U+009B as CSI as it takes ESC '['. */
-		if (n == 2 && c[0] == 0xc2 && c[1] < 0xa0)
-			w = snprintf(esc, sizeof(esc), "\\x%02x\\x%02x", c[0], c[1]);
-		else if (!n)
-			w = snprintf(esc, sizeof(esc), "\\x%02x", c[0]), n = 1;
-		else if (*c >= 7 && *c <= 13 && !(*c == '\t' && keep_tab))
-			w = snprintf(esc, sizeof(esc), "%.2s", named + 2 * (*c - 7));
-		else if ((*c < 0x20 && *c != '\t') || *c == 0x7f)
-			w = snprintf(esc, sizeof(esc), "\\x%02x", c[0]);
-		else
-			for (w = 0; w < n; w++)
-				esc[w] = (char)c[w];
 		if (at + (size_t)w >= len)
 			break; /* cut before it, never inside an escape */
 		for (i = 0; i < w; i++)
@@ -76,6 +87,46 @@ const char *fb_escape(const char *s, char *buf, size_t len, bool keep_tab)
 	}
 	buf[at] = 0;
 	return buf;
+}
+
+/* A few buffers in turn, so that one message may quote FB_QUOTES
+ * tokens; per thread, as the messages are. */
+#define FB_QUOTES 4
+static __thread char quoted[FB_QUOTES][FB_QUOTE_SIZE];
+static __thread unsigned quote_next;
+
+const char *fb_quote_len(const char *s, size_t len)
+{
+	const unsigned char *c = (const unsigned char *)s, *end;
+	char *buf = quoted[quote_next++ % FB_QUOTES], esc[16];
+	size_t shown = 0, at = 0;
+	int n, w;
+
+	if (!s)
+		return "(null)";
+	len = strnlen(s, len);
+	for (end = c + len; c < end; c += n) {
+		w = escape_step(c, esc, &n, false);
+		if (c + n > end) /* a character cut by len: its bytes as \xHH */
+			w = 4, n = 1;
+		if (shown + (size_t)w > FB_QUOTE_MAX)
+			break;
+		shown += (size_t)w;
+		memcpy(buf + at, c, (size_t)n);
+		at += (size_t)n;
+	}
+	if (c == end) {
+		buf[at] = 0;
+		return buf;
+	}
+	snprintf(buf + at, FB_QUOTE_SIZE - at, "... (%zu more byte%s)", (size_t)(end - c),
+		 end - c == 1 ? "" : "s");
+	return buf;
+}
+
+const char *fb_quote(const char *s)
+{
+	return fb_quote_len(s, s ? strlen(s) : 0);
 }
 
 void fb_vreport(enum fb_report_level level, const char *fmt, va_list ap)

@@ -63,4 +63,20 @@ int fb_utf8_len(const unsigned char *s);
 const char *fb_escape(const char *s, char *buf, size_t len, bool keep_tab);
 #define FB_ESCAPED_SIZE(n) (4 * (n) + 1)
 
+/* What a message quotes of an input token (a list's word, a value of a
+ * configuration file, an argument): s as it is if it shows in at most
+ * FB_QUOTE_MAX characters once escaped (fb_escape()), else the start
+ * that does, cut between characters, then "... (N more bytes)". A token
+ * may be a line of 8192 bytes, four times that once escaped: quoted
+ * whole, it would fill the operator's screen and push what the message
+ * says after it (the reason, "nothing loaded") past FB_REPORT_MAX. Every
+ * message that quotes such a token quotes it through here. Returns one
+ * of a few buffers used in turn (per thread): at most 4 quotes in one
+ * message. */
+const char *fb_quote(const char *s);
+/* fb_quote() of the first len bytes of s (what "%.*s" would print). */
+const char *fb_quote_len(const char *s, size_t len);
+#define FB_QUOTE_MAX 80
+#define FB_QUOTE_SIZE (FB_QUOTE_MAX + 32)
+
 #endif

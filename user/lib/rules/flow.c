@@ -134,11 +134,11 @@ int fb_prefix_parse_field(const char *field, const char *s, __u8 addr[16], __u8 
 		*family = FB_FAMILY_IPV6;
 	return 0;
 bad:
-	snprintf(err, errlen, "bad address or prefix '%s' (want ADDR or ADDR/LEN)", s);
+	snprintf(err, errlen, "bad address or prefix '%s' (want ADDR or ADDR/LEN)", fb_quote(s));
 	return -1;
 badlen:
-	snprintf(err, errlen, "bad prefix length in '%s' (%s, decimal without a leading zero)", s,
-		 v4 ? "0 to 32 for IPv4" : "0 to 128 for IPv6");
+	snprintf(err, errlen, "bad prefix length in '%s' (%s, decimal without a leading zero)",
+		 fb_quote(s), v4 ? "0 to 32 for IPv4" : "0 to 128 for IPv6");
 	return -1;
 }
 
@@ -158,9 +158,10 @@ static void proto_error(const char *w, char *err, size_t errlen)
 		snprintf(err, errlen,
 			 "unknown protocol '%s': `ipset save` output? a list holds one address "
 			 "or prefix a line (ipset list NAME prints them under Members:)",
-			 w);
+			 fb_quote(w));
 	else
-		snprintf(err, errlen, "unknown protocol '%s' (a name like tcp, or 0-255)", w);
+		snprintf(err, errlen, "unknown protocol '%s' (a name like tcp, or 0-255)",
+			 fb_quote(w));
 }
 
 int fb_ipv4_parse(const char *s, __u8 out[4])
@@ -268,7 +269,7 @@ static int parse_endpoint(const char *s, __u8 addr[16], __u8 *family, __be16 *po
 	}
 	if (!colon)
 		return parse_addr(s, addr, family)
-			       ? (snprintf(err, errlen, "bad address '%s'", s), -1)
+			       ? (snprintf(err, errlen, "bad address '%s'", fb_quote(s)), -1)
 			       : 0;
 	memcpy(buf, s, colon - s);
 	buf[colon - s] = 0;
@@ -279,10 +280,12 @@ static int parse_endpoint(const char *s, __u8 addr[16], __u8 *family, __be16 *po
 	*has_port = 1;
 	return 0;
 bad:
-	snprintf(err, errlen, "bad address '%s' (want ADDR, ADDR:PORT or [IPV6]:PORT)", s);
+	snprintf(err, errlen, "bad address '%s' (want ADDR, ADDR:PORT or [IPV6]:PORT)",
+		 fb_quote(s));
 	return -1;
 badport:
-	snprintf(err, errlen, "bad port in '%s' (want 0-65535, without a leading zero)", s);
+	snprintf(err, errlen, "bad port in '%s' (want 0-65535, without a leading zero)",
+		 fb_quote(s));
 	return -1;
 }
 
@@ -488,7 +491,7 @@ int fb_flow_next_check(int argc, char **argv, int used, char *err, size_t errlen
 		 "'%s' again starts the next FLOW, which would hold for every protocol, not %s%s "
 		 "alone: write '%s%s %s%s%s' (or 'any %s ...' for every protocol)",
 		 argv[used], kw, proto, kw, proto, argv[used], used + 1 < argc ? " " : "",
-		 used + 1 < argc ? argv[used + 1] : "", argv[used]);
+		 used + 1 < argc ? fb_quote(argv[used + 1]) : "", argv[used]);
 	return -1;
 }
 
@@ -545,7 +548,7 @@ static int line_keys(char *line, struct fb_key *keys, size_t *nkeys, int *blank,
 	if (used < 0)
 		return -1;
 	if (used != n) {
-		snprintf(err, errlen, "unexpected '%s' after the FLOW", words[used]);
+		snprintf(err, errlen, "unexpected '%s' after the FLOW", fb_quote(words[used]));
 		return -1;
 	}
 	return 0;

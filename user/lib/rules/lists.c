@@ -130,13 +130,13 @@ static int parse_entry(int n, char **words, fb_list_sink sink, void *ctx, char *
 			    pl != 128 || fb_prefix_parse(dash + 1, hi, &pl, &hifam, err, errlen) ||
 			    pl != 128 || rctx.family != hifam) {
 				snprintf(err, errlen,
-					 "bad range '%s-%s' (want ADDR-ADDR, one family)", words[0],
-					 dash + 1);
+					 "bad range '%s-%s' (want ADDR-ADDR, one family)",
+					 fb_quote(words[0]), fb_quote(dash + 1));
 				return -1;
 			}
 			if (memcmp(lo, hi, 16) > 0) {
 				snprintf(err, errlen, "bad range '%s-%s' (start after end)",
-					 words[0], dash + 1);
+					 fb_quote(words[0]), fb_quote(dash + 1));
 				return -1;
 			}
 			/* The sink says why it failed. */
@@ -153,15 +153,15 @@ static int parse_entry(int n, char **words, fb_list_sink sink, void *ctx, char *
 	 * an address where a protocol belongs. */
 	if (n == 3 && words[1][0] == '-' && !words[1][1] &&
 	    !fb_prefix_parse(words[0], k.saddr, &k.plen, &k.family, err, errlen)) {
-		snprintf(err, errlen, "a range is written without blanks: '%s-%s'", words[0],
-			 words[2]);
+		snprintf(err, errlen, "a range is written without blanks: '%s-%s'",
+			 fb_quote(words[0]), fb_quote(words[2]));
 		return -1;
 	}
 	used = fb_flow_parse_keys(n, words, keys, &nk, err, errlen);
 	if (used < 0)
 		return -1;
 	if (used != n) {
-		snprintf(err, errlen, "unexpected '%s' after the entry", words[used]);
+		snprintf(err, errlen, "unexpected '%s' after the entry", fb_quote(words[used]));
 		return -1;
 	}
 	for (j = 0; j < nk; j++)

@@ -17,6 +17,7 @@
 #include <string.h>
 #include "flowbloom/mask.h"
 #include "rules/flow.h"
+#include "report.h"
 #include "util.h"
 
 int fb_rule_keyword(const char *w)
@@ -148,7 +149,7 @@ static int clause(struct clauses *c, const char *kw, const char *arg, char *err,
 		c->proto = fb_proto_parse(arg);
 		if (c->proto < 0) {
 			snprintf(err, errlen, "unknown protocol '%s' (a name like tcp, or 0-255)",
-				 arg);
+				 fb_quote(arg));
 			return -1;
 		}
 		return 0;
@@ -170,7 +171,7 @@ static int clause(struct clauses *c, const char *kw, const char *arg, char *err,
 			!strcmp(kw, "sport") ? &c->sphi : &c->dphi)) {
 		snprintf(err, errlen,
 			 "bad %s '%s' (want PORT or LOW-HIGH, 0-65535, without a leading zero)", kw,
-			 arg);
+			 fb_quote(arg));
 		return -1;
 	}
 	*(!strcmp(kw, "sport") ? &c->has_sport : &c->has_dport) = 1;
