@@ -546,9 +546,7 @@ int cmd_bgp(int argc, char **argv)
 	rc = 1;
 	if (fb_bgp_init(&rn.b, &o))
 		goto out; /* said */
-	/* A peer can make a note per route it sends (refused, not
-	 * supported, a malformed line): the first of each kind said in
-	 * full, the others counted, a line per kind every 10 s at most. */
+	/* A peer's flood of refusals: counted past the first (above). */
 	fb_bgp_quiet(&rn.b, BGP_QUIET_SECS, BGP_QUIET_BURST);
 	rn.in_gens = rn.ttl > 0;
 	rn.flush = flush;
