@@ -56,16 +56,18 @@
 #   route applied; announced again with room, applied whole;
 # - a peer announcing more routes than the filter was built for: each past
 #   its capacity refused (the operator's rules counted), named once with
-#   its line, not held; a withdrawal makes room for the next; a FlowSpec
+#   its line (the first 10 per 10 s, the others counted: bgp_log.sh), not
+#   held; a withdrawal makes room for the next; a FlowSpec
 #   route of 2 keys with 1 slot left refused whole; a --bits filter's
 #   capacity m ln 2 / k; with --ttl, our refresh copies counted once,
 #   before and after a restart;
 # - a peer announcing paths without end for rules held already (add-path
 #   ids for one /32): past --max-paths each refused, named once with its
-#   line, counted in the closing line; a withdrawal makes room; a state
-#   file holding more (--max-paths lowered since) keeps its first paths,
-#   whole routes, the others named and their rules deleted unless a kept
-#   path holds them (it was read whole);
+#   line (the first 10; the others counted), counted in the closing line;
+#   a withdrawal makes room; a state file holding more (--max-paths
+#   lowered since) keeps its first paths, whole routes, the others named
+#   and their rules deleted unless a kept path holds them (it was read
+#   whole);
 # - with --ttl (rules into a generation, with prefix lengths of its own),
 #   the routes of a 5th and 6th length refused, named, in a line with 4
 #   others; a later one of a 7th length refused by the same generation, one
@@ -380,6 +382,13 @@ for what in sys.argv[1:]:
 PYEOF
 }
 # run STATE INPUT-KINDS...: one bgp run on that input; status in RC.
+# told FILE PATTERN WHAT: the notes matching PATTERN in FILE plus the counts
+# of its summaries of WHAT (the first 10 of a kind are said in full per
+# 10 s, the rest counted: "N more WHAT in the last 10 s").
+told() {
+	echo $(($(grep -c -- "$2" "$1") + $(sed -n "s/^flowbloom: bgp: \([0-9]*\) more $3 in the last [0-9]* s (not said one by one)\$/\1/p" "$1" |
+		awk '{ s += $1 } END { print s + 0 }')))
+}
 run() {
 	local st=$1
 	shift
@@ -813,7 +822,8 @@ for k in fsacc fsref; do
 done
 check_eq "a line of 600 FlowSpec routes held and 600 refused: 33600 paths held" \
 	"$(grep -c '^198.51.100.9' "$T_TMP/fsref.bgp")" 33600
-check_eq "... each refused route named once" "$(grep -c 'not applied' "$T_TMP/fs.err")" 600
+check_eq "... each refused route named once (10 in full, the others counted)" \
+	"$(told "$T_TMP/fs.err" 'not applied' "routes the filter could not take (refused whole)")" 600
 grep -q "^flowbloom: bgp: <stdin>:1: 'flow r1199' from 198.51.100.9: 'udp dst 10.0.4.175 sport [0-9-]* dport 1024-2047' in filter 'fsr': its shape (ipv4 proto dst/32 sport/4 dport/6) would be one too many: .*; not applied$" "$T_TMP/fs.err" &&
 	pass "... with the rule and why" || fail "... said: $(grep -m1 'r1199' "$T_TMP/fs.err" | head -c 600)"
 check_eq "... none of a refused route" "$(grep -Ec 'flow r([6-9][0-9]{2}|1[0-9]{3}) part' "$T_TMP/fsref.bgp")" 0
@@ -830,8 +840,9 @@ for k in fsacc fsref; do
 	fsr full
 	eval "readd_$k=\$(cpu_fs \"\$T_TMP/$k.bgp\")"
 done
-check_eq "600 FlowSpec routes a new filter array refuses: each named once" \
-	"$(grep -c "^flowbloom: bgp: 'flow r[0-9]*' from 198.51.100.9: .* in filter 'fsr': its shape .*; not applied$" "$T_TMP/fs.err")" 600
+check_eq "600 FlowSpec routes a new filter array refuses: each named once (10 in full)" \
+	"$(told "$T_TMP/fs.err" "^flowbloom: bgp: 'flow r[0-9]*' from 198.51.100.9: .* in filter 'fsr': its shape .*; not applied$" \
+		"routes the filter could not take (refused whole)")" 600
 check_eq "... none held" \
 	"$(grep -Ec 'flow r([6-9][0-9]{2}|1[0-9]{3}) part' "$T_TMP/fsref.bgp")" 0
 check_eq "... the 600 others held" "$(grep -c '^198.51.100.9' "$T_TMP/fsref.bgp")" 33600
@@ -888,15 +899,18 @@ gen maxpaths >"$T_TMP/in"
 "$FB" bgp rtbh --state "$MS" --max-paths 100 <"$T_TMP/in" >/dev/null 2>"$T_TMP/err"
 check_eq "--max-paths 100: bgp runs" "$?" 0
 check_eq "... 93 paths in the state file (90 ids and the route's 3)" "$(grep -vc '^#' "$MS")" 93
-check_eq "... the 50 ids of line 3 and the route on line 4 refused, reported" \
-	"$(grep -c "past --max-paths 100; not applied" "$T_TMP/err")" 51
-grep -q "<stdin>:4: 'flow .*' from 198.51.100.9: 3 paths more would make 103 held, past --max-paths 100; not applied" \
-	"$T_TMP/err" && pass "... the route named once, with its line" || fail "... said $(grep -m1 ':4:' "$T_TMP/err")"
+check_eq "... the 50 ids of line 3 and the route on line 4 refused, reported (10 in full)" \
+	"$(told "$T_TMP/err" "past --max-paths 100; not applied" "routes refused past --max-paths")" 51
 grep -q "93 paths held, 51 routes refused past --max-paths 100, state in" "$T_TMP/err" &&
 	pass "... counted in the closing line" || fail "... closing line: $(tail -1 "$T_TMP/err")"
 check_eq "... the /32 and the route (announced again) in the filter" \
 	"$(q dst 203.0.113.50)$("$FB" query rtbh udp 198.51.100.2:4000 203.0.113.51:5001 --packet | head -1 | awk '{print $1}')" \
 	maybedrop
+"$FB" bgp rtbh --state "$MS" --flush >/dev/null 2>&1
+# Without line 3's 50 refusals, the route's is among the first said.
+sed 3d "$T_TMP/in" | "$FB" bgp rtbh --state "$MS" --max-paths 100 >/dev/null 2>"$T_TMP/err"
+grep -q "<stdin>:3: 'flow .*' from 198.51.100.9: 3 paths more would make 103 held, past --max-paths 100; not applied" \
+	"$T_TMP/err" && pass "... the route named once, with its line" || fail "... said $(grep -m1 ':3:' "$T_TMP/err")"
 "$FB" bgp rtbh --state "$MS" --flush >/dev/null 2>&1
 t_refused 2 "--max-paths 0: a usage error" "max-paths" "$FB" bgp rtbh --state "$MS" --max-paths 0
 # A state file of 153 paths read by a run of --max-paths 100 (lowered
@@ -913,7 +927,7 @@ check_eq "--max-paths 100 over a state file of 153 paths: bgp runs" "$?" 0
 kept=$(grep -vc '^#' "$MS")
 [ "$kept" -le 100 ] && [ "$kept" -ge 98 ] && pass "... 98 to 100 paths kept ($kept)" ||
 	fail "... $kept paths kept, want 98 to 100"
-ndrop=$(grep -c "past --max-paths 100 (the file holds 153); dropped" "$T_TMP/err")
+ndrop=$(told "$T_TMP/err" "past --max-paths 100 (the file holds 153); dropped" "routes refused past --max-paths")
 grep -q "^flowbloom: bgp: $MS:[0-9]*: '[^']*' from 198.51.100.9: [0-9]* paths\? past --max-paths 100 (the file holds 153); dropped$" \
 	"$T_TMP/err" && pass "... each route dropped named with its line ($ndrop)" ||
 	fail "... said: $(head -c 400 "$T_TMP/err")"

@@ -75,6 +75,16 @@
 #define BGP_MAX_PATHS 500000
 #define BGP_MAX_PATHS_MAX 100000000
 
+/*
+ * What a peer's routes and lines make bgp say, per kind (fleet/bgp.h):
+ * the first 10 of each 10 s in full, then a line with how many more, as
+ * the kernel's printk_ratelimit does (5 s, 10). A flood past --max-paths
+ * printed a line per route, about 1 GB of log in 40 s from one peer: now
+ * at most 11 lines per kind per 10 s, whatever it sends.
+ */
+#define BGP_QUIET_SECS 10.0
+#define BGP_QUIET_BURST 10
+
 /* Write the state file through the one safe writer (safefile.c): a new
  * file under an unpredictable name, never through a planted link, synced,
  * renamed over it; mode 0600 (it names the peers and what they block). */
@@ -536,6 +546,8 @@ int cmd_bgp(int argc, char **argv)
 	rc = 1;
 	if (fb_bgp_init(&rn.b, &o))
 		goto out; /* said */
+	/* A peer's flood of refusals: counted past the first (above). */
+	fb_bgp_quiet(&rn.b, BGP_QUIET_SECS, BGP_QUIET_BURST);
 	rn.in_gens = rn.ttl > 0;
 	rn.flush = flush;
 	rn.copies.hkey = rn.b.hkey;
@@ -606,6 +618,7 @@ int cmd_bgp(int argc, char **argv)
 			}
 			fb_linein_consume(&rd, used);
 		}
+		fb_bgp_note_due(&rn.b, false);
 		if (rd.eof)
 			break;
 		/* Commit when the input pauses, and at least twice a second
@@ -647,8 +660,8 @@ int cmd_bgp(int argc, char **argv)
 			if (r > 0) {
 				/* Once a line, however many buffers it fills. */
 				if (!rd.skip)
-					bgp_say("<stdin>:%zu: line longer than %u bytes; skipped",
-						rn.lineno + 1, MAX_LINE);
+					fb_bgp_note(&rn.b, FB_BGP_SKIPPED, rn.lineno + 1,
+						    "line longer than %u bytes; skipped", MAX_LINE);
 				rd.len = 0;
 				rd.skip = 1;
 			}
@@ -657,6 +670,7 @@ int cmd_bgp(int argc, char **argv)
 	if ((rn.dirty || rn.npend) && commit(&rn, true))
 		goto out;
 	bgp_pending_left(&rn);
+	fb_bgp_note_due(&rn.b, true);
 	bgp_say("%s; %zu rule%s held, %llu added and %llu deleted by this run, %zu path%s held, "
 		"%zu route%s refused past --max-paths %zu, state in %s",
 		rd.eof ? "end of input" : "stopped", rn.b.nrules, rn.b.nrules == 1 ? "" : "s",
@@ -665,6 +679,7 @@ int cmd_bgp(int argc, char **argv)
 		o.max_paths, state);
 	rc = 0;
 out:
+	fb_bgp_note_due(&rn.b, true);
 	release(&rn);
 	free(rn.pend);
 	free(rn.pix);

@@ -434,7 +434,7 @@ int fb_bgp_line(struct fb_bgp *b, const char *line, size_t n, size_t lineno)
 	b->changed = b->stale_changed = false;
 	b->lineno = lineno;
 	if (memchr(line, 0, n)) {
-		fb_bgp_note(b, lineno, "NUL byte in the line; line skipped");
+		fb_bgp_note(b, FB_BGP_SKIPPED, lineno, "NUL byte in the line; line skipped");
 		return -1;
 	}
 	while (n && isspace((unsigned char)line[n - 1]))
@@ -442,16 +442,16 @@ int fb_bgp_line(struct fb_bgp *b, const char *line, size_t n, size_t lineno)
 	if (!n)
 		return 0;
 	if (n > INT_MAX) {
-		fb_bgp_note(b, lineno, "line too long; line skipped");
+		fb_bgp_note(b, FB_BGP_SKIPPED, lineno, "line too long; line skipped");
 		return -1;
 	}
 	msg = one_message(line, n, jwhy, sizeof(jwhy));
 	if (!msg) {
-		fb_bgp_note(b, lineno, "%s; line skipped", jwhy);
+		fb_bgp_note(b, FB_BGP_SKIPPED, lineno, "%s; line skipped", jwhy);
 		return -1;
 	}
 	if (!json_object_is_type(msg, json_type_object)) {
-		fb_bgp_note(b, lineno, "not a JSON object; line skipped");
+		fb_bgp_note(b, FB_BGP_SKIPPED, lineno, "not a JSON object; line skipped");
 		json_object_put(msg);
 		return -1;
 	}
@@ -459,9 +459,9 @@ int fb_bgp_line(struct fb_bgp *b, const char *line, size_t n, size_t lineno)
 	json_object_put(msg);
 	if (r) {
 		if (r == -2 || c.oom)
-			fb_bgp_note(b, lineno, "out of memory; line skipped");
+			fb_bgp_note(b, FB_BGP_SAID, lineno, "out of memory; line skipped");
 		else
-			fb_bgp_note(b, lineno, "%s; line skipped", why);
+			fb_bgp_note(b, FB_BGP_SKIPPED, lineno, "%s; line skipped", why);
 		fb_bgp_ctx_free(&c);
 		return -1;
 	}
@@ -471,7 +471,7 @@ int fb_bgp_line(struct fb_bgp *b, const char *line, size_t n, size_t lineno)
 	if (r || outcome(b, &c)) {
 		/* Out of memory half way: the table is consistent (each op is
 		 * whole), the outcome of what was done is still returned. */
-		fb_bgp_note(b, lineno, "out of memory; the rest of the line skipped");
+		fb_bgp_note(b, FB_BGP_SAID, lineno, "out of memory; the rest of the line skipped");
 	}
 	fb_bgp_ctx_free(&c);
 	return 0;
@@ -493,7 +493,7 @@ static void part_forget(struct fb_bgp *b, struct fb_bgp_path **pp,
 		rule_drop(b, r);
 		(*gone)++;
 	} else if (fb_bgp_push_key(&b->del, &b->ndel, &b->cap_del, &r->key)) {
-		fb_bgp_note(b, b->lineno, "out of memory listing rules to delete");
+		fb_bgp_note(b, FB_BGP_SAID, b->lineno, "out of memory listing rules to delete");
 	}
 }
 
@@ -516,8 +516,8 @@ static void route_refuse(struct fb_bgp *b, struct fb_bgp_path *p, const struct f
 			pp = &q->next;
 	}
 	if (why)
-		fb_bgp_note(b, b->lineno, "'%.*s' from %s: %s; not applied", (int)l, p->nlri,
-			    p->peer, why);
+		fb_bgp_note(b, FB_BGP_REFUSED, b->lineno, "'%.*s' from %s: %s; not applied", (int)l,
+			    p->nlri, p->peer, why);
 	for (pp = head; *pp != p; pp = &(*pp)->next)
 		;
 	part_forget(b, pp, refused, gone);
@@ -553,7 +553,8 @@ size_t fb_bgp_refused(struct fb_bgp *b, const struct fb_key *k, const char *why,
 		/* The parts that became deletions leave the refresh's batch. */
 		gone += b->ndel - ndel;
 		if (fb_bgp_push_key(&b->del, &b->ndel, &b->cap_del, k))
-			fb_bgp_note(b, b->lineno, "out of memory listing rules to delete");
+			fb_bgp_note(b, FB_BGP_SAID, b->lineno,
+				    "out of memory listing rules to delete");
 	}
 	if (routes)
 		*routes = nroutes;
@@ -600,7 +601,8 @@ void fb_bgp_remove_all(struct fb_bgp *b)
 			r->paths = NULL;
 			if (r->in_filter &&
 			    fb_bgp_push_key(&b->del, &b->ndel, &b->cap_del, &r->key))
-				fb_bgp_note(b, 0, "out of memory listing rules to delete");
+				fb_bgp_note(b, FB_BGP_SAID, 0,
+					    "out of memory listing rules to delete");
 		}
 	}
 	b->npaths = 0;

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <linux/types.h>
 #include "flowbloom/key.h"
+#include "ratelimit.h"
 
 #define FB_BGP_BLACKHOLE 0xffff029aU /* 65535:666, RFC 7999 */
 
@@ -32,6 +33,18 @@ struct fb_bgp_opts {
 	/* Most paths held (--max-paths; 0: no bound): an announcement that
 	 * would start paths past it is refused, its route whole, and noted. */
 	size_t max_paths;
+};
+
+/* What a note is about, for its rate limit (fb_bgp_quiet): a peer can
+ * make those past FB_BGP_SAID once per route or line it sends. */
+enum fb_bgp_kind {
+	FB_BGP_SAID,	    /* always said: sessions, out of memory */
+	FB_BGP_PAST_MAX,    /* a route refused past --max-paths */
+	FB_BGP_INVALID,	    /* a route past the limits: --min-length, side, family */
+	FB_BGP_UNSUPPORTED, /* a route or family flowbloom cannot express */
+	FB_BGP_REFUSED,	    /* a route the filter refused (fb_bgp_refused) */
+	FB_BGP_SKIPPED,	    /* an input line skipped: malformed, too long */
+	FB_BGP_KINDS
 };
 
 struct fb_bgp_path;
@@ -65,10 +78,21 @@ struct fb_bgp {
 	void *ctx;
 	const char *source; /* for messages: "<stdin>" */
 	size_t lineno;	    /* the last line's number, for fb_bgp_refused()'s notes (0: none) */
+	struct fb_ratelimit quiet[FB_BGP_KINDS]; /* every note said, unless fb_bgp_quiet() */
 };
 
 int fb_bgp_init(struct fb_bgp *b, const struct fb_bgp_opts *o);
 void fb_bgp_free(struct fb_bgp *b);
+/* A note for the user, "SOURCE:LINE: text" when lineno is set, to note()
+ * or stderr; of a kind past FB_BGP_SAID, said in full only burst times
+ * per interval seconds once fb_bgp_quiet() is called, the rest counted
+ * and said by fb_bgp_note_due() ("N more routes refused past --max-paths
+ * in the last 10 s"). */
+void fb_bgp_note(struct fb_bgp *b, enum fb_bgp_kind kind, size_t lineno, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void fb_bgp_quiet(struct fb_bgp *b, double interval, unsigned burst);
+/* The counts of the windows over (all of them, if end) said. */
+void fb_bgp_note_due(struct fb_bgp *b, bool end);
 
 /* One line of ExaBGP JSON, len bytes (without its newline): exactly one
  * JSON object, nothing before or after it but blanks. 0: applied (add/del

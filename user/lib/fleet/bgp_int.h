@@ -51,12 +51,9 @@ struct fb_bgp_ctx {
 	bool oom;
 };
 
-/* bgpops.c, below the readers and the path table: a note for the user
- * ("SOURCE:LINE: text" when lineno is set), a path operation onto the
- * line's list (0, or -1 out of memory), the families (fb_bgp_family) and
+/* bgpops.c, below the readers and the path table (and fb_bgp_note,
+ * bgp.h): a path operation onto the line's list (0, or -1 out of memory), the families (fb_bgp_family) and
  * the limits (fb_bgp_admit, bgp.h). */
-void fb_bgp_note(struct fb_bgp *b, size_t lineno, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 int fb_bgp_push_op(struct fb_bgp_ctx *c, bool announce, const char *peer, const char *family,
 		   const char *nlri, const struct fb_key *key);
 /* Applying path operations (bgp.c), for the state file (bgpstate.c):

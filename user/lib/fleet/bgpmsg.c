@@ -302,6 +302,7 @@ static int read_nlri(struct fb_bgp_ctx *c, const char *peer, const char *family,
 	char id[1024], why[256];
 	const char *other;
 	struct fb_key k, keys[FB_RULE_KEYS_MAX];
+	enum fb_bgp_kind kind = FB_BGP_SAID; /* of a refusal's note */
 	bool flow, v6;
 	size_t nk, i;
 
@@ -320,15 +321,20 @@ static int read_nlri(struct fb_bgp_ctx *c, const char *peer, const char *family,
 			return fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2 : 0;
 		if (fb_bgp_check_prefix(pfx, v6, why, sizeof(why)) ||
 		    rule_from(v6, b->o.rtbh_src ? "src" : "dst", pfx, NULL, &k, why, sizeof(why)) ||
-		    fb_bgp_admit(b, family, &k, why, sizeof(why)) ||
-		    past_max(c, peer, family, id, 1, why, sizeof(why))) {
-			fb_bgp_note(b, c->lineno, "%s from %s: %s; not applied", pfx, peer, why);
+		    fb_bgp_admit(b, family, &k, why, sizeof(why)))
+			kind = FB_BGP_INVALID;
+		else if (past_max(c, peer, family, id, 1, why, sizeof(why)))
+			kind = FB_BGP_PAST_MAX;
+		if (kind != FB_BGP_SAID) {
+			fb_bgp_note(b, kind, c->lineno, "%s from %s: %s; not applied", pfx, peer,
+				    why);
 			return fb_bgp_push_op(c, false, peer, family, id, NULL) ? -2 : 0;
 		}
 		return fb_bgp_push_op(c, true, peer, family, id, &k) ? -2 : 0;
 	}
+	kind = FB_BGP_UNSUPPORTED;
 	if (!has_discard(attr, &other)) {
-		fb_bgp_note(b, c->lineno,
+		fb_bgp_note(b, kind, c->lineno,
 			    "'%s' from %s: action %s%s%s is not supported (only discard, "
 			    "traffic-rate 0); not applied",
 			    id, peer, other ? "'" : "", other ? other : "none", other ? "'" : "");
@@ -336,11 +342,14 @@ static int read_nlri(struct fb_bgp_ctx *c, const char *peer, const char *family,
 	}
 	if (fb_bgp_flow_rule(n, v6, keys, &nk, why, sizeof(why)))
 		goto refused;
+	kind = FB_BGP_INVALID;
 	for (i = 0; i < nk; i++)
 		if (fb_bgp_admit(b, family, &keys[i], why, sizeof(why)))
 			goto refused;
-	if (past_max(c, peer, family, id, nk, why, sizeof(why)))
+	if (past_max(c, peer, family, id, nk, why, sizeof(why))) {
+		kind = FB_BGP_PAST_MAX;
 		goto refused;
+	}
 	/* A route of several keys (port ranges) is one path per key, "ID
 	 * part I/N": each holds its rule as any path does (reference counts,
 	 * the state file); the route's other paths end. */
@@ -357,7 +366,7 @@ static int read_nlri(struct fb_bgp_ctx *c, const char *peer, const char *family,
 	}
 	return 0;
 refused:
-	fb_bgp_note(b, c->lineno, "'%s' from %s: %s; not applied", id, peer, why);
+	fb_bgp_note(b, kind, c->lineno, "'%s' from %s: %s; not applied", id, peer, why);
 	return end_route(c, peer, family, id, 0);
 }
 
@@ -373,7 +382,7 @@ static int read_routes(struct fb_bgp_ctx *c, const char *peer, json_object *rout
 	json_object_object_foreach(routes, family, val)
 	{
 		if (fb_bgp_family(family, &flow, &v6)) {
-			fb_bgp_note(c->b, c->lineno,
+			fb_bgp_note(c->b, FB_BGP_UNSUPPORTED, c->lineno,
 				    "family '%s' from %s is not supported; ignored", family, peer);
 			continue;
 		}
@@ -468,8 +477,9 @@ int fb_bgp_read_message(struct fb_bgp_ctx *c, json_object *msg, const char **why
 			/* ExaBGP retries a down session every few seconds:
 			 * say it only when routes are at stake. */
 			if (peer_paths(b, peer))
-				fb_bgp_note(b, c->lineno, "session with %s down: %zu routes %s",
-					    peer, peer_paths(b, peer),
+				fb_bgp_note(b, FB_BGP_SAID, c->lineno,
+					    "session with %s down: %zu routes %s", peer,
+					    peer_paths(b, peer),
 					    b->o.flush_on_down ? "deleted" : "kept");
 			return b->o.flush_on_down ? end_paths(c, peer, NULL, false) : 0;
 		}
@@ -483,7 +493,7 @@ int fb_bgp_read_message(struct fb_bgp_ctx *c, json_object *msg, const char **why
 				for (p = b->paths[i]; p; p = p->next)
 					if (!strcmp(p->peer, peer))
 						fb_bgp_mark_stale(b, p);
-			fb_bgp_note(b, c->lineno, "session with %s up", peer);
+			fb_bgp_note(b, FB_BGP_SAID, c->lineno, "session with %s up", peer);
 		}
 		return 0;
 	}

@@ -193,7 +193,7 @@ static int over_max(struct fb_bgp_ctx *c, const size_t *lines, const char *name)
 			continue; /* ended with another of its parts */
 		b->changed = true;
 		b->refused_paths++;
-		fb_bgp_note(b, 0,
+		fb_bgp_note(b, FB_BGP_PAST_MAX, 0,
 			    "%s:%zu: '%.*s' from %s: %ld path%s past --max-paths %zu (the file "
 			    "holds %zu); dropped",
 			    name, lines[i], (int)fb_bgp_route_len(o->nlri, NULL), o->nlri, o->peer,
@@ -274,8 +274,8 @@ int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 			struct fb_key *d = realloc(drop, (ndrop + 1) * sizeof(*d));
 
 			fb_flow_format(&k, text, sizeof(text));
-			fb_bgp_note(b, 0, "%s:%zu: '%s' from %s: %s; dropped", name, lineno, text,
-				    f[0], err);
+			fb_bgp_note(b, FB_BGP_INVALID, 0, "%s:%zu: '%s' from %s: %s; dropped", name,
+				    lineno, text, f[0], err);
 			if (!d)
 				goto out;
 			drop = d;
