@@ -124,6 +124,15 @@ for what in sys.argv[1:]:
                   {"destination-ipv4": ["203.0.113.42/32"], "protocol": ["=icmp"],
                    "destination-port": [">=0&<=65535"]}):
             out.write(json.dumps(fs("ipv4 flow", c)).encode() + b"\n")
+    elif what == "longid":
+        # A route's text and a component's name of 2000 bytes, and a
+        # prefix of 2000 in its text: quoted at their start, the reason
+        # and "; not applied" kept.
+        c = {"destination-ipv4": ["203.0.113.43/32"], "x" * 2000: ["=1"]}
+        r = fs("ipv4 flow", c)
+        r["neighbor"]["message"]["update"]["announce"]["ipv4 flow"]["no-nexthop"][0]["string"] = "flow " + "7" * 2000
+        out.write(json.dumps(r).encode() + b"\n")
+        out.write(json.dumps(fs("ipv4 flow", {"destination-ipv4": ["203.0.113.44/3" + "2" * 2000]})).encode() + b"\n")
     elif what == "maxpaths":
         # 150 add-path ids for one /32 in 3 messages, a FlowSpec route of
         # 3 keys, withdrawals of 10 ids, the route again.
@@ -448,6 +457,15 @@ check_eq "... SCTP passes" "$(qp sctp 198.51.100.2:4000 203.0.113.41:80)" pass
 check_eq "ICMP with every destination port to 203.0.113.42: ICMP passes" "$(qp icmp 198.51.100.2 203.0.113.42)" pass
 grep -q "<stdin>:3: .*protocol 1 has no ports.*not applied" "$T_TMP/err" && pass "... refused, reported" ||
 	fail "... not reported: $(head -c 300 "$T_TMP/err")"
+"$FB" bgp rtbh --state "$S" --flush >/dev/null 2>&1
+
+# Long tokens a peer sends are quoted at their start in its notes: each
+# note still ends with its reason and "; not applied", on a short line.
+run "$S" longid
+check_eq "a 2000-byte route text and component: the reason and '; not applied' kept, short" \
+	"$(grep -c "<stdin>:1: 'flow 7*\.\.\. ([0-9]* more bytes)' from 198.51.100.9: component 'x*\.\.\. ([0-9]* more bytes)' is not supported; not applied\$" "$T_TMP/err"):$(awk 'length > 400' "$T_TMP/err" | wc -l)" "1:0"
+check_eq "a 2000-byte prefix length: the reason and '; not applied' kept" \
+	"$(grep -c "<stdin>:2: 'flow {.*203\.0\.113\.44/32*\.\.\. ([0-9]* more bytes)' from 198.51.100.9: component 'destination-ipv4' is not one value, range or prefix (or up to 8 ORed); not applied\$" "$T_TMP/err")" 1
 "$FB" bgp rtbh --state "$S" --flush >/dev/null 2>&1
 
 # --- 7. one JSON message per line, or nothing of it

@@ -516,8 +516,8 @@ static void route_refuse(struct fb_bgp *b, struct fb_bgp_path *p, const struct f
 			pp = &q->next;
 	}
 	if (why)
-		fb_bgp_note(b, FB_BGP_REFUSED, b->lineno, "'%.*s' from %s: %s; not applied", (int)l,
-			    p->nlri, p->peer, why);
+		fb_bgp_note(b, FB_BGP_REFUSED, b->lineno, "'%s' from %s: %s; not applied",
+			    fb_quote_len(p->nlri, l), fb_quote(p->peer), why);
 	for (pp = head; *pp != p; pp = &(*pp)->next)
 		;
 	part_forget(b, pp, refused, gone);

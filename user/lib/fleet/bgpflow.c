@@ -13,6 +13,7 @@
 #include <string.h>
 #include "fleet/bgp.h"
 #include "fleet/bgp_int.h"
+#include "report.h"
 #include "rules/flow.h"
 
 /* "PFX/LEN" of family fam ("ipv4"/"ipv6"), as a route of that family
@@ -25,14 +26,14 @@ int fb_bgp_check_prefix(const char *pfx, bool v6, char *why, size_t len)
 	long l;
 
 	if (!slash) {
-		snprintf(why, len, "prefix '%s' has no length", pfx);
+		snprintf(why, len, "prefix '%s' has no length", fb_quote(pfx));
 		return -1;
 	}
 	errno = 0;
 	l = strtol(slash + 1, &end, 10);
 	if (errno || *end || end == slash + 1 || l < 0 || l > (v6 ? 128 : 32) ||
 	    (v6 != !!strchr(pfx, ':'))) {
-		snprintf(why, len, "bad %s prefix '%s'", v6 ? "IPv6" : "IPv4", pfx);
+		snprintf(why, len, "bad %s prefix '%s'", v6 ? "IPv6" : "IPv4", fb_quote(pfx));
 		return -1;
 	}
 	return 0;
@@ -312,17 +313,17 @@ int fb_bgp_flow_rule(json_object *nlri, bool v6, struct fb_key *keys, size_t *nk
 			/* "port" (either port) would be two rules; tcp-flags,
 			 * packet-length, dscp, fragment, icmp-type, icmp-code,
 			 * flow-label: no field of the flow key holds them. */
-			snprintf(why, len, "component '%s' is not supported", key);
+			snprintf(why, len, "component '%s' is not supported", fb_quote(key));
 			return -1;
 		}
 		continue;
 	comp:
 		snprintf(why, len,
-			 "component '%s' is not one value, range or prefix (or up to %d ORed)", key,
-			 FB_BGP_TERMS);
+			 "component '%s' is not one value, range or prefix (or up to %d ORed)",
+			 fb_quote(key), FB_BGP_TERMS);
 		return -1;
 	twice:
-		snprintf(why, len, "component '%s' is given twice", key);
+		snprintf(why, len, "component '%s' is given twice", fb_quote(key));
 		return -1;
 	}
 	if ((dst[0] && fb_bgp_check_prefix(dst, v6, why, len)) ||
@@ -331,7 +332,7 @@ int fb_bgp_flow_rule(json_object *nlri, bool v6, struct fb_key *keys, size_t *nk
 	if (proto) {
 		p = flow_proto(proto);
 		if (p < 0) {
-			snprintf(why, len, "protocol '%s' is not known", proto);
+			snprintf(why, len, "protocol '%s' is not known", fb_quote(proto));
 			return -1;
 		}
 	} else if (nsp || ndp) {

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "fleet/bgp.h"
 #include "fleet/bgp_int.h"
+#include "report.h"
 #include "rules/flow.h"
 
 /*
@@ -337,7 +338,8 @@ static int read_nlri(struct fb_bgp_ctx *c, const char *peer, const char *family,
 		fb_bgp_note(b, kind, c->lineno,
 			    "'%s' from %s: action %s%s%s is not supported (only discard, "
 			    "traffic-rate 0); not applied",
-			    id, peer, other ? "'" : "", other ? other : "none", other ? "'" : "");
+			    fb_quote(id), fb_quote(peer), other ? "'" : "",
+			    other ? fb_quote(other) : "none", other ? "'" : "");
 		return end_route(c, peer, family, id, 0);
 	}
 	if (fb_bgp_flow_rule(n, v6, keys, &nk, why, sizeof(why)))
@@ -366,7 +368,8 @@ static int read_nlri(struct fb_bgp_ctx *c, const char *peer, const char *family,
 	}
 	return 0;
 refused:
-	fb_bgp_note(b, kind, c->lineno, "'%s' from %s: %s; not applied", id, peer, why);
+	fb_bgp_note(b, kind, c->lineno, "'%s' from %s: %s; not applied", fb_quote(id),
+		    fb_quote(peer), why);
 	return end_route(c, peer, family, id, 0);
 }
 
@@ -383,7 +386,8 @@ static int read_routes(struct fb_bgp_ctx *c, const char *peer, json_object *rout
 	{
 		if (fb_bgp_family(family, &flow, &v6)) {
 			fb_bgp_note(c->b, FB_BGP_UNSUPPORTED, c->lineno,
-				    "family '%s' from %s is not supported; ignored", family, peer);
+				    "family '%s' from %s is not supported; ignored",
+				    fb_quote(family), fb_quote(peer));
 			continue;
 		}
 		if (announce) {

@@ -100,7 +100,7 @@ int fb_bgp_admit(const struct fb_bgp *b, const char *family, const struct fb_key
 	int l, min;
 
 	if (fb_bgp_family(family, &flow, &v6)) {
-		snprintf(why, len, "family '%s' is not supported", family);
+		snprintf(why, len, "family '%s' is not supported", fb_quote(family));
 		return -1;
 	}
 	if (k->family != (v6 ? FB_FAMILY_IPV6 : FB_FAMILY_IPV4)) {

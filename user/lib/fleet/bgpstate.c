@@ -194,10 +194,10 @@ static int over_max(struct fb_bgp_ctx *c, const size_t *lines, const char *name)
 		b->changed = true;
 		b->refused_paths++;
 		fb_bgp_note(b, FB_BGP_PAST_MAX, 0,
-			    "%s:%zu: '%.*s' from %s: %ld path%s past --max-paths %zu (the file "
+			    "%s:%zu: '%s' from %s: %ld path%s past --max-paths %zu (the file "
 			    "holds %zu); dropped",
-			    name, lines[i], (int)fb_bgp_route_len(o->nlri, NULL), o->nlri, o->peer,
-			    n, n == 1 ? "" : "s", max, held);
+			    name, lines[i], fb_quote_len(o->nlri, fb_bgp_route_len(o->nlri, NULL)),
+			    fb_quote(o->peer), n, n == 1 ? "" : "s", max, held);
 	}
 	return 0;
 }
@@ -275,7 +275,7 @@ int fb_bgp_load(struct fb_bgp *b, FILE *fp, const char *name)
 
 			fb_flow_format(&k, text, sizeof(text));
 			fb_bgp_note(b, FB_BGP_INVALID, 0, "%s:%zu: '%s' from %s: %s; dropped", name,
-				    lineno, text, f[0], err);
+				    lineno, text, fb_quote(f[0]), err);
 			if (!d)
 				goto out;
 			drop = d;
