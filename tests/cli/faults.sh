@@ -742,11 +742,11 @@ check_eq "check of generations it cannot read: never clean after an error" "$bad
 # 1, the filter still there. Each of the two calls of its first look
 # failing in turn: it carries on.
 "$FB" create wg --capacity 100 --fp-rate 0.01 >/dev/null
-timeout -s INT 1 strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" stats wg --watch 200ms >/dev/null 2>&1
+timeout -s INT 3 strace -f -qq -o "$T_TMP/trace" -e trace=bpf "$FB" stats wg --watch 200ms >/dev/null 2>&1
 first=$(grep -v 'resumed>' "$T_TMP/trace" | grep -n 'BPF_OBJ_GET, {pathname="stats"' | sed -n 2p | cut -d: -f1)
 bad=
 for n in "${first:-0}" "$((${first:-0} + 1))"; do
-	timeout --preserve-status -s INT 1 strace -f -qq -o /dev/null -e trace=bpf -e inject=bpf:error=ENOMEM:when="$n" \
+	timeout --preserve-status -s INT 3 strace -f -qq -o /dev/null -e trace=bpf -e inject=bpf:error=ENOMEM:when="$n" \
 		"$FB" stats wg --watch 200ms >/dev/null 2>"$T_TMP/err"
 	rc=$?
 	[ "$rc" = 0 ] && [ ! -s "$T_TMP/err" ] || bad+=" call $n: exit $rc, $(head -c 100 "$T_TMP/err")"

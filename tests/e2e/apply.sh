@@ -835,13 +835,15 @@ test_other_root() {
 # one lock. The default root so spelled locks apply-NAME.lock, what the
 # boot unit's apply takes; this suite's root so spelled, its own hashed
 # lock. Each apply below waits for the lock held here (flock(1) on an fd
-# of this shell) and is stopped waiting (timeout 1); one that did not wait fails on its device, which does
+# of this shell) and is stopped once it says it waits (20 s at most: a
+# loaded machine starts it late, past a fixed 1 s); one that did not wait fails on its device, which does
 # not exist, before it changes anything. Before: the spelling was hashed
 # as written, and a trailing "/" was another root's lock (no wait). A root
 # not made yet, spelled with a trailing "/", is made by create (it said
 # "bpffs is not mounted at ROOT": the root taken for its own parent).
+said_or_gone() { grep -q "waiting for another apply" "$T_TMP/sp/out" || ! kill -0 "$1" 2>/dev/null; }
 test_root_spelling() {
-	local n=fbtest_apply_sp$$ hash root spelled lock new=/sys/fs/bpf/fbtest_apply_new_$$
+	local n=fbtest_apply_sp$$ hash root spelled lock ap new=/sys/fs/bpf/fbtest_apply_new_$$
 	mkdir -p "$T_TMP/sp"
 	printf 'capacity = 100\nfp-rate = 0.01\nattach = fbnodev%s native\n' $$ >"$T_TMP/sp/$n.conf"
 	chmod go-w "$T_TMP/sp" "$T_TMP/sp/$n.conf"
@@ -857,7 +859,11 @@ print("%016x" % h)' "$FLOWBLOOM_ROOT")
 			(umask 077 && mkdir -p /run/flowbloom && : >>"$lock")
 			exec 8<"$lock"
 			flock 8
-			FLOWBLOOM_ROOT=$spelled timeout 1 "$FB" apply "$T_TMP/sp/$n.conf" >"$T_TMP/sp/out" 2>&1 8<&-
+			FLOWBLOOM_ROOT=$spelled "$FB" apply "$T_TMP/sp/$n.conf" >"$T_TMP/sp/out" 2>&1 8<&- &
+			ap=$!
+			t_wait_until 20 said_or_gone "$ap"
+			kill "$ap" 2>/dev/null
+			wait "$ap" 2>/dev/null
 			exec 8<&-
 			check_eq "root spelled $spelled: the apply waits for ${lock##*/}" \
 				"$(grep -c "waiting for another apply of filter '$n'" "$T_TMP/sp/out")" 1 ||

@@ -92,12 +92,18 @@ check_eq "bgp input: the rule added then deleted (counter 0)" \
 # killed, it ends by itself.
 ANN=$(sed -n 3p "$T_TMP/input")
 WD=$(sed -n 5p "$T_TMP/input")
-(echo "$ANN"; sleep 3.2; echo "$WD"; sleep 0.6) |
+# The withdrawal waits for the check (ttl.go), not a fixed 3.2 s: on a
+# loaded machine bgp starts, or the query runs, past a window of 0.4 s.
+# (The 2.8 s are a least: a longer wait only asks more of the refresh.)
+(echo "$ANN"; t_wait_until 60 test -e "$T_TMP/ttl.go"; echo "$WD"; sleep 0.6) |
 	"$FB" bgp rtbh --ttl 2s --state "$T_TMP/ttl.bgp" >/dev/null 2>"$T_TMP/ttl.err" &
 BP=$!
+held() { [ "$("$FB" query rtbh dst 203.0.113.50 | tail -1)" = "1 of 1 maybe" ]; }
+t_wait_until 20 held || fail "bgp --ttl 2s: the route's rule not added in 20 s"
 sleep 2.8
-check_eq "bgp --ttl 2s: at 2.8 s the route's rule is still there (refreshed)" \
+check_eq "bgp --ttl 2s: 2.8 s after it came the route's rule is still there (refreshed)" \
 	"$("$FB" query rtbh dst 203.0.113.50 | tail -1)" "1 of 1 maybe"
+touch "$T_TMP/ttl.go"
 wait $BP
 # The withdrawal deletes every copy, told apart from copies ending by
 # themselves by a lifetime longer than the test: announced, refreshed,

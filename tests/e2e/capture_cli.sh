@@ -48,7 +48,7 @@ else
 	cap=$T_TMP/any.pcap
 	nsenter --net="/run/netns/$NSB" tcpdump -i any --immediate-mode -Z root -U -n -w "$cap" 2>"$T_TMP/td.err" &
 	TD=$!
-	for i in $(seq 50); do grep -q "listening on" "$T_TMP/td.err" && break; sleep 0.1; done
+	t_wait_until 30 grep -q "listening on" "$T_TMP/td.err" || fail "tcpdump did not start in 30 s"
 	inA "$PY" -c '
 import socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

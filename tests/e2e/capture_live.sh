@@ -88,21 +88,26 @@ for i in range(n):
 send() { $INA taskset -c 0 python3 -c "$SENDER" "$1" "${2:-d4,d6,ds,dd,p4,p6}"; }
 
 # start NAME ARGS...: a capture in the background (stdout/stderr to
-# $T_TMP/NAME.out/.err), once it says it is capturing.
+# $T_TMP/NAME.out/.err), once it says it is capturing (30 s at most: a
+# loaded machine starts it late).
 start() {
-	local name=$1 i
+	local name=$1
 	shift
 	"$FB" -n "$NSB" "$@" >"$T_TMP/$name.out" 2>"$T_TMP/$name.err" &
 	CAP=$!
 	BG+=("$CAP")
-	for i in $(seq 100); do
-		grep -q "^flowbloom: capturing " "$T_TMP/$name.err" && return 0
-		kill -0 "$CAP" 2>/dev/null || break
-		sleep 0.05
-	done
+	t_wait_until 30 started_or_gone "$T_TMP/$name.err"
+	grep -q "^flowbloom: capturing " "$T_TMP/$name.err" && return 0
 	fail "capture $name did not start: $(head -c 300 "$T_TMP/$name.err")"
 	return 1
 }
+started_or_gone() { grep -q "^flowbloom: capturing " "$1" || ! kill -0 "$CAP" 2>/dev/null; }
+# seen D0 N: wait until the filter dropped N frames more than D0 (the
+# last frame send sent is a dropped one: the program has seen them all
+# and put them in the ring) before a signal ends the capture; 20 s at
+# most, a fixed sleep being too short on a loaded machine.
+dropped_by() { [ "$(dropped)" -ge "$1" ]; }
+seen() { t_wait_until 20 dropped_by $(($1 + $2)) || fail "the filter dropped $(($(dropped) - $1)) of $2 frames in 20 s"; }
 # finish: wait for the capture started last; its exit status.
 finish() {
 	local rc
@@ -131,6 +136,7 @@ c = e.get("formatted", e)["value"][".data.fbcap"][0]["fb_cap"]
 print(c["on"], c["owner"], c["lease"], sys.argv[1])' "$rings"
 }
 read -r CTLMAP RINGMAP < <(cap_maps)
+dropped() { t_stat "$FB" cap dropped; }
 # tfields FILE FIELD...: tshark's fields (in the order of FIELDS), one frame per line;
 # tshark reads each file once (FIELDS), the answers come from its table.
 FIELDS="frame.verdict.ebpf_xdp frame.comment udp.payload frame.interface_name frame.cap_len frame.len"
@@ -150,7 +156,6 @@ expect() { # KINDS N: the payloads send N KINDS gives, sorted
 	local k i
 	for k in ${1//,/ }; do for ((i = 0; i < $2; i++)); do echo "$k-$i"; done; done | sort
 }
-dropped() { t_stat "$FB" cap dropped; }
 
 # 1. Every dropped frame, nothing passed, 20 of each kind.
 D0=$(dropped)
@@ -182,8 +187,9 @@ fi
 
 # 2. 1 in 4, from one CPU: exactly every fourth frame, from the first.
 if start s4 -j capture cap -w "$T_TMP/s4.pcapng" --sample 4 --duration 20; then
+	D=$(dropped)
 	send 40 d4
-	sleep 0.3
+	seen "$D" 40
 	kill -INT "$CAP"
 	finish
 	check_eq "--sample 4: frames 0, 4, ..., 36 of 40" "$(payloads "$T_TMP/s4.pcapng" | tr '\n' ' ')" \
@@ -194,8 +200,9 @@ fi
 
 # 3. Passed frames, classic pcap, ended by SIGINT.
 if start pass capture cap -w "$T_TMP/pass.pcap" --verdict pass --format pcap; then
+	D=$(dropped)
 	send 10 p4,d4,p6,dd
-	sleep 0.3
+	seen "$D" 20
 	kill -INT "$CAP"
 	finish
 	check_eq "SIGINT: exit 0" "$?" 0
@@ -208,8 +215,9 @@ fi
 # SIGHUP (the terminal or ssh session went away) ends it as SIGINT does:
 # the file is kept, capture switched off.
 if start hup capture cap -w "$T_TMP/hup.pcapng"; then
+	D=$(dropped)
 	send 3 d4
-	sleep 0.3
+	seen "$D" 3
 	kill -HUP "$CAP"
 	finish
 	check_eq "SIGHUP: exit 0, the frames kept" \
@@ -223,10 +231,24 @@ if cc -shared -fPIC -o "$T_TMP/clockstep.so" "$(dirname "$0")/clockstep.c" -ldl 
 	echo 0 >"$T_TMP/step"
 	if FB_CLOCKSTEP_FILE=$T_TMP/step LD_PRELOAD=$T_TMP/clockstep.so \
 		start step capture cap -w "$T_TMP/step.pcapng" --count 2 --duration 20; then
+		# The capture takes the clock again at each renewal of its lease
+		# (every 250 ms, after reading its ring): the first frame in the
+		# ring, read in the loop of a renewal (the 2nd that begins after
+		# it) before the step; a renewal after the step before the second
+		# frame. Conditions, not fixed waits: a loaded machine may hold the
+		# capture back past any.
+		lease_moved() { [ "$(ctl | cut -d' ' -f3)" != "$L" ]; }
+		renewed() {
+			L=$(ctl | cut -d' ' -f3)
+			t_wait_until 20 lease_moved || fail "clock step: the lease not renewed in 20 s"
+		}
+		D=$(dropped)
 		send 1 d4
-		sleep 0.5
+		seen "$D" 1
+		renewed
+		renewed
 		echo -3600 >"$T_TMP/step"
-		sleep 0.6
+		renewed
 		send 1 d4
 		finish
 		check_eq "clock stepped back 1 h: the second frame's time follows" \
@@ -244,7 +266,7 @@ fi
 unshare -m --propagation private env LC_ALL=C bash -c '
 	mkdir -p "$1/full" && mount -t tmpfs -o size=64k,mode=0755 fbtest "$1/full" || exit 9
 	"$2" -n "$3" capture cap -w "$1/full/c.pcapng" --duration 20 >"$1/full.out" 2>"$1/full.err" &
-	for i in $(seq 100); do grep -q "^flowbloom: capturing" "$1/full.err" && break; sleep 0.05; done
+	for i in $(seq 300); do grep -q "^flowbloom: capturing" "$1/full.err" && break; sleep 0.1; done
 	$4 python3 -c "
 import socket, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind((\"198.51.100.1\", 40001))
@@ -279,7 +301,7 @@ PIPE=$!
 # else a cleanup kills tcpdump alone and the capture runs on after the
 # suite, up to its --duration, in the namespace.
 BG+=("$PIPE" "$(jobs -p %%)")
-for i in $(seq 100); do grep -q "^flowbloom: capturing " "$T_TMP/pipe.err" && break; sleep 0.05; done
+t_wait_until 30 grep -q "^flowbloom: capturing " "$T_TMP/pipe.err" || fail "-w -: the capture did not start in 30 s"
 send 5 d4
 wait "$PIPE"
 check_eq "-w - | tcpdump -r -: 5 frames" "$(grep -c 'length' "$T_TMP/pipe.txt")" 5
@@ -424,11 +446,12 @@ fi
 if start twogone capture cap -w "$T_TMP/twogone.pcapng" --duration 20; then
 	check "detach the second device" "$FB" -n "$NSB" detach "${VB}2"
 	gone_said() { grep -q "${VB}2.*capture there ended" "$T_TMP/twogone.err"; }
-	t_wait_until 5 gone_said
+	t_wait_until 20 gone_said
 	check_eq "a device detached under the capture: a note names it" \
 		"$(grep -c "program on ${VB}2 (id [0-9]*) was detached: capture there ended" "$T_TMP/twogone.err")" 1
+	D=$(dropped)
 	send 2 d4
-	sleep 0.3
+	seen "$D" 2
 	kill -INT "$CAP"
 	finish
 	check_eq "... the capture goes on with the other device" \

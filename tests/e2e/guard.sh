@@ -43,6 +43,7 @@ cleanup() {
 	[ -n "${DPID:-}" ] && kill "$DPID" 2>/dev/null
 	[ -n "${FPID:-}" ] && kill "$FPID" 2>/dev/null
 	[ -n "${DSTPID:-}" ] && kill "$DSTPID" 2>/dev/null
+	t_kill ${SPID:-}
 	[ -n "${EXP:-}" ] && kill "$EXP" 2>/dev/null
 	[ -n "${COL:-}" ] && kill "$COL" 2>/dev/null
 	sleep 0.2
@@ -122,27 +123,48 @@ verdicts() {
 		if [ "$v" = PASS ]; then pass "$label"; else fail "$label"; fi
 	done <"$1"
 }
-# receiver OUT SECS: every datagram on port 9 for SECS, by source and
-# arrival time, into OUT (JSON), in the background ($RX).
+# receiver OUT: every datagram on port 9 by source and arrival time, into
+# OUT (JSON), in the background ($RX), from its socket bound (waited for
+# here: a loaded machine starts python late, and the first datagrams would
+# be missed) until rx_stop: once $T_TMP/rx.stop exists and 0.5 s passed
+# without a datagram (at most 120 s). Not a fixed time: a sender started
+# late would outlast it.
 receiver() {
+	rm -f "$T_TMP/rx.stop"
 	nsenter --net="/run/netns/$NR" "$PY" -c '
-import json, socket, sys, time
+import json, os, socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 24)
 s.bind(("198.51.100.1", 9))
 s.settimeout(0.5)
-got, end = {}, time.time() + float(sys.argv[2])
+got, end = {}, time.time() + 120
 while time.time() < end:
     try:
         d, a = s.recvfrom(100)
     except socket.timeout:
+        if os.path.exists(sys.argv[2]):
+            break
         continue
     got.setdefault(a[0], []).append(round(time.time(), 4))
-json.dump(got, open(sys.argv[1], "w"))' "$@" &
+json.dump(got, open(sys.argv[1], "w"))' "$1" "$T_TMP/rx.stop" &
 	RX=$!
+	t_wait_until 20 rx_bound || fail "the receiver did not bind port 9 within 20 s"
 }
-receiver "$T_TMP/rx.json" 10.5
-sleep 0.3
+rx_bound() { nsenter --net="/run/netns/$NR" ss -Hlun "sport = :9" | grep -q .; }
+rx_stop() {
+	touch "$T_TMP/rx.stop"
+	wait "$RX"
+}
+# ready PID...: each (a guard, an exporter) in its loop, the filter open,
+# before traffic starts (a loaded machine starts them late: a flood begun
+# before a guard reads would not be seen as the checks say).
+ready() {
+	local p
+	for p in "$@"; do
+		t_wait_until 20 t_looping "$p" || fail "process $p not in its loop within 20 s"
+	done
+}
+receiver "$T_TMP/rx.json"
 
 # Guards: the real one, and a dry run into d; events as JSON lines.
 "$FB" -j guard g --into g --pps 300 --ttl 2s --interval 0.5s --never "$T_TMP/never" \
@@ -163,12 +185,11 @@ FPID=$!
 # ends as records.
 nsenter --net="/run/netns/$NR" "$PY" "$(dirname "$0")/ipfix_decode.py" tcp 127.0.0.1 4739 "$T_TMP/ipfix.json" &
 COL=$!
-for i in $(seq 50); do
-	nsenter --net="/run/netns/$NR" ss -ltn 2>/dev/null | grep -q ':4739 ' && break
-	sleep 0.1
-done
+col_listens() { nsenter --net="/run/netns/$NR" ss -Hltn "sport = :4739" | grep -q .; }
+t_wait_until 20 col_listens || fail "the IPFIX collector did not listen within 20 s"
 "$FB" -n "$NR" ipfix g --collector 127.0.0.1:4739 --tcp --interval 60 >"$T_TMP/ipfix.out" 2>/dev/null &
 EXP=$!
+ready $GPID $DPID $DSTPID $FPID $EXP
 
 # Datagrams the kernel lost on the way (not the filter: a full socket
 # buffer or backlog on a loaded machine): UDP input errors (a full receive buffer) in the
@@ -219,7 +240,7 @@ while True:
 json.dump({"t0": t0, "flood_start": fs, "flood_end": fe, "sent": sent, "bursts": bursts},
           open(sys.argv[1], "w"))
 ' "$T_TMP/tx.json"
-wait $RX
+rx_stop
 KLOST1=$(klost | paste -sd' ')
 kill -TERM $GPID $DPID $FPID $DSTPID
 wait $DSTPID
@@ -236,7 +257,9 @@ wait $EXP
 check_eq "ipfix: exit 0 on SIGTERM" "$?" 0
 check "ipfix: its summary counts the mitigation records it sent" \
 	grep -Eq "^sent [1-9][0-9]* mitigation records \(bans and their ends" "$T_TMP/ipfix.out"
-sleep 0.3
+# The collector has decoded everything once it says the connection closed.
+t_wait_until 10 grep -q '"closed": true' "$T_TMP/ipfix.json" ||
+	fail "ipfix: the collector did not see the exporter's connection close within 10 s"
 kill -TERM $COL
 wait $COL 2>/dev/null
 EXP=""
@@ -407,6 +430,21 @@ os.close(rc)
 # -j: events as JSON on stderr, and errors as text there only (a JSON error
 # object on stdout would be a command to ExaBGP, and would wait for it).
 stuck, slow, gone = guard("f4", wa, "-j"), guard("f5", wb), guard("f6", wc)
+def until(cond, secs):  # a condition, not a fixed wait (a loaded machine is late)
+    end = time.time() + secs
+    while not cond() and time.time() < end:
+        time.sleep(0.1)
+    return cond()
+def looping(p):  # as t_looping: the filter open, waiting for its next interval
+    try:
+        fd = "/proc/%d/fd/" % p.pid
+        maps = any("bpf-map" in os.readlink(fd + f) for f in os.listdir(fd))
+        return maps and re.search("nanosleep|epoll|poll|select", open("/proc/%d/wchan" % p.pid).read())
+    except OSError:
+        return False
+# The 3 guards reading before the flood (20 s at most: else the checks
+# below fail).
+until(lambda: all(looping(p) for p in (stuck, slow, gone)), 20)
 flood = subprocess.Popen(["nsenter", "--net=/run/netns/" + ns, sys.executable, "-c", """
 import socket, time
 ss = []
@@ -436,6 +474,7 @@ flood.wait()
 bans = lambda f: sorted(set(re.findall(r'(?:guard: ban src |"event": "ban", "by": "src", "address": ")(198\.51\.100\.\d+)',
                                       open("%s/%s.err" % (d, f)).read())))
 floods = ["198.51.100.%d" % a for a in (230, 231, 232)]
+until(lambda: bans("f4") == floods and bans("f5") == floods, 10)
 wchan = open("/proc/%d/wchan" % stuck.pid).read() if stuck.poll() is None else "exited"
 say(stuck.poll() is None and "pipe" not in wchan,
     "guard --announce, stdout never read: running, not blocked on it (%s)" % wchan)
@@ -475,7 +514,7 @@ verdicts "$T_TMP/stuck.verdicts" 8 "guard --announce to a stuck, slow or gone re
 # .232. c2 is queried for the 3 floods, and c3's rules counted, meanwhile.
 "$FB" create c2 --capacity 2 --fp-rate 0.01 >/dev/null
 "$FB" create c3 --capacity 3 --fp-rate 0.01 >/dev/null
-receiver "$T_TMP/lim.rx" 6.8
+receiver "$T_TMP/lim.rx"
 "$FB" -j guard g --into g --pps 300 --ttl 1s --interval 0.25s --max-bans 2 --announce \
 	>"$T_TMP/mb.out" 2>"$T_TMP/mb.ev" &
 GPID=$!
@@ -483,8 +522,10 @@ GPID=$!
 DPID=$!
 "$FB" -j guard g --into c3 --pps 300 --ttl 1s --interval 0.25s >/dev/null 2>"$T_TMP/c3.ev" &
 FPID=$!
-sleep 0.3
+ready $GPID $DPID $FPID
+# c2 and c3 read from the flood's start (the sender's lim.tx.go), every 0.2 s.
 (
+	t_wait_until 30 test -e "$T_TMP/lim.tx.go"
 	for i in $(seq 12); do
 		sleep 0.2
 		"$FB" query c2 src 198.51.100.230 src 198.51.100.231 src 198.51.100.232 | tail -1 >>"$T_TMP/c2.q"
@@ -502,6 +543,7 @@ for a in (230, 231, 232, 233):
     socks["198.51.100.%d" % a] = s
 sent = {a: 0 for a in socks}
 t0 = time.time()
+open(sys.argv[1] + ".go", "w").close()
 while True:
     now = time.time() - t0
     if now > 5.5:
@@ -514,7 +556,7 @@ while True:
     time.sleep(0.005)
 json.dump({"t0": t0, "sent": sent}, open(sys.argv[1], "w"))' "$T_TMP/lim.tx"
 wait $QPID
-wait $RX
+rx_stop
 kill -TERM $GPID $DPID $FPID
 wait $GPID
 wait $DPID
@@ -620,42 +662,54 @@ check "bb at m ln 2 / k: guard says no new ban will be made" \
 # within two intervals: from 1.5 s after the replace to the flood's end,
 # none of .230's datagrams arrive. (Before, they all did: the record alone
 # decided, until its 30 s ran out.)
-receiver "$T_TMP/rep.rx" 6.5
+receiver "$T_TMP/rep.rx"
 "$FB" -j guard g --into g --pps 300 --ttl 30s --interval 0.5s >/dev/null 2>"$T_TMP/rep.ev" &
 GPID=$!
-sleep 0.3
+ready $GPID
+# The flood: until rep.stop exists (at most 30 s), each burst's time in rep.tx.
 nsenter --net="/run/netns/$NS" "$PY" -c '
-import socket, time
+import json, os, socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("198.51.100.230", 0))
-end = time.time() + 5.0
-while time.time() < end:
+sent, end = [], time.time() + 30.0
+while time.time() < end and not os.path.exists(sys.argv[2]):
     for _ in range(8):
         s.sendto(b"flood", ("198.51.100.1", 9))
-    time.sleep(0.005)' &
+    sent.append(time.time())
+    time.sleep(0.005)
+json.dump(sent, open(sys.argv[1], "w"))' "$T_TMP/rep.tx" "$T_TMP/rep.stop" &
 SPID=$!
-for i in $(seq 40); do
-	grep -q '"event": "ban".*"198.51.100.230"' "$T_TMP/rep.ev" && break
-	sleep 0.1
-done
+t_wait_until 20 grep -q '"event": "ban".*"198.51.100.230"' "$T_TMP/rep.ev"
 check "replace: guard banned the flood" grep -q '"event": "ban".*"198.51.100.230"' "$T_TMP/rep.ev"
 echo "src 198.51.100.99" >"$T_TMP/rep.list"
-T_REP=$("$PY" -c 'import time; print(time.time())')
+T_REP=$(date +%s%N)
 check "replace: load --replace --ttl 1m with another list" \
 	"$FB" load g "$T_TMP/rep.list" --replace --ttl 1m
-wait $SPID
-sleep 0.2
+# (Two intervals: 1 s; 10 s for a loaded machine.)
+rebanned() { [ "$("$FB" query g src 198.51.100.230 | head -1 | awk '{print $1}')" = maybe ]; }
+t_wait_until 10 rebanned
 check_eq "replace: guard wrote the ban again" \
 	"$("$FB" query g src 198.51.100.230 | head -1 | awk '{print $1}')" maybe
-wait $RX
+# The flood goes on to 3 s after the replace at least: the check below
+# has its 1.5 s of flood to look at.
+past() { [ "$(date +%s%N)" -ge "$1" ]; }
+t_wait_until 20 past $((T_REP + 3000000000))
+touch "$T_TMP/rep.stop"
+wait $SPID
+SPID=""
+rx_stop
 kill -TERM $GPID
 wait $GPID
 GPID=""
-check_eq "replace: none of the flood arrived from 1.5 s after the replace" "$("$PY" -c '
+"$PY" - "$T_TMP/rep.rx" "$T_TMP/rep.tx" "$T_REP" <<'PYEOF' >"$T_TMP/rep.verdicts"
 import json, sys
-rx = json.load(open(sys.argv[1]))
-print(sum(1 for t in rx.get("198.51.100.230", []) if t >= float(sys.argv[2]) + 1.5))' \
-	"$T_TMP/rep.rx" "$T_REP")" 0
+rx, tx, t = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.argv[3]) / 1e9 + 1.5
+sent = sum(8 for u in tx if u >= t)
+got = sum(1 for u in rx.get("198.51.100.230", []) if u >= t)
+print("%s replace: .230 flooded on from 1.5 s after the replace (%d datagrams)" % ("PASS" if sent else "FAIL", sent))
+print("%s replace: none of the flood arrived from 1.5 s after the replace (%d did)" % ("FAIL" if got else "PASS", got))
+PYEOF
+verdicts "$T_TMP/rep.verdicts" 2 "replace"
 check "detach" "$FB" -n "$NR" detach "$VR"
 
 # --- --announce under ExaBGP peering BIRD ------------------------------------------
@@ -710,6 +764,16 @@ if [ "$(t_wait_for 30 bash -c "command birdc -s '$T_TMP/bird.ctl' show protocols
 	t_finish
 fi
 pass "guard --announce: ExaBGP (running guard) peers with BIRD"
+# ExaBGP's two guards (the flowbloom processes in NR) in their loops
+# before the flood: a loaded machine may start them after its 2 s.
+exa_guards() {
+	local p n=0
+	for p in $(ip netns pids "$NR"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = flowbloom ] && t_looping "$p" && n=$((n + 1))
+	done
+	[ "$n" = 2 ]
+}
+t_wait_until 20 exa_guards || fail "guard --announce: ExaBGP's 2 guards not running within 20 s"
 check "before the flood: no route" route_gone
 nsenter --net="/run/netns/$NS" "$PY" -c '
 import socket, time
@@ -721,14 +785,14 @@ while time.time() < end:
         s.sendto(b"flood", ("198.51.100.1", 9))
     time.sleep(0.005)' &
 FLOOD=$!
-took=$(t_wait_for 6 route_up)
+took=$(t_wait_for 20 route_up)
 if [ "$took" != timeout ]; then pass "the blackhole route reaches BIRD with community 65535:666 within ${took} s"; else fail "no route in BIRD: $(birdc show route all | tail -5 | tr '\n' ' ') $(tail -c 300 "$T_TMP/exa.out")"; fi
-took=$(t_wait_for 3 flow_up)
+took=$(t_wait_for 10 flow_up)
 if [ "$took" != timeout ]; then pass "--flowspec: the FlowSpec discard reaches BIRD"; else fail "--flowspec: no flow4 route in BIRD: $(birdc show route table ft4 all | tail -5 | tr '\n' ' ')"; fi
 check "next hop: guard's side (next-hop self)" bash -c "command birdc -s '$T_TMP/bird.ctl' show route for 198.51.100.230/32 all | grep -q 'BGP.next_hop: 198.51.100.1'"
 wait $FLOOD
 T_END=$(ms)
-took=$(t_wait_for 8 route_gone)
+took=$(t_wait_for 20 route_gone)
 if [ "$took" != timeout ]; then
 	pass "the route is withdrawn when the ban ends (${took} s after the flood)"
 	gone=$((($(ms) - T_END)))
@@ -736,6 +800,6 @@ if [ "$took" != timeout ]; then
 else
 	fail "the route was never withdrawn"
 fi
-check "--flowspec: the FlowSpec route is withdrawn too" t_wait_for 3 flow_gone
+check "--flowspec: the FlowSpec route is withdrawn too" t_wait_for 10 flow_gone
 grep -q '"announce route 198.51.100.230/32 next-hop self community \[65535:666\]"\|announce route 198.51.100.230/32' "$T_TMP/exabgp.log" "$T_TMP/exa.out" 2>/dev/null
 t_finish

@@ -37,15 +37,17 @@ send() {
 	t_send_paced "$@"
 }
 # guarded INTO ERR SRC [OPTION...]: a guard of g into INTO (--pps 1040,
-# --interval 0.5s, --count 3, OPTION...) over 1.8 s of SRC at 2000 pps;
-# what it says in ERR.
+# --interval 0.5s, OPTION...) over 1.8 s of SRC at 2000 pps, stopped
+# (SIGTERM) once the sender is done, not after a count of intervals (a
+# loaded machine starts the sender late); what it says in ERR.
 guarded() {
 	local into=$1 err=$2 src=$3
 	shift 3
-	"$FB" guard g --into "$into" --pps 1040 --interval 0.5s --count 3 "$@" 2>"$err" >/dev/null &
+	"$FB" guard g --into "$into" --pps 1040 --interval 0.5s "$@" 2>"$err" >/dev/null &
 	HPID=$!
 	t_wait_until 10 t_looping "$HPID"
 	send 1.8 "$src=2000"
+	kill -TERM "$HPID"
 	wait "$HPID"
 	HPID=""
 }
@@ -157,20 +159,26 @@ else
 	GP=""
 	for f in pa pb1 pb2 pb3 pb4; do
 		"$FB" create $f --capacity 1000 --fp-rate 0.0001 >/dev/null || fail "create $f"
-		"$FB" guard g --into $f --pps 1040 --ttl 30s --interval 0.5s --count 3 2>"$T_TMP/$f.err" >/dev/null &
+		"$FB" guard g --into $f --pps 1040 --ttl 30s --interval 0.5s 2>"$T_TMP/$f.err" >/dev/null &
 		GP="$GP $!"
 		t_wait_until 10 t_looping "$!"
 	done
 	send 1.8 198.51.100.8=2000
+	kill -TERM $GP
 	wait $GP
 	check "pa, pb1..4: a guard left .8 banned" eval 'for f in pa pb1 pb2 pb3 pb4; do in_force $f src 198.51.100.8 || exit 1; done'
 	# faulted BAN [WHEN]: the 2 s guard into BAN (--count 1) under strace,
 	# its bpf calls WHEN (strace -e inject's when) failing, its bpf and
 	# flock calls in BAN.trace, .8 at 2000 pps from before it starts.
+	# (The guard starts once the flood is seen, not 0.5 s after the
+	# sender: a loaded machine starts python late.)
 	faulted() {
+		local s0
+		s0=$(t_stat "$FB" g seen)
 		t_send_paced 2 198.51.100.8=2000 &
 		HPID=$!
-		sleep 0.5
+		t_wait_until 20 eval '[ $(($(t_stat "$FB" g seen) - s0)) -ge 200 ]' ||
+			fail "$1: the flood not seen in 20 s"
 		strace -f -qq -o "$T_TMP/$1.trace" -e trace=bpf,flock ${2:+-e inject=bpf:error=EFAULT:when=$2} \
 			"$FB" guard g --into "$1" --pps 1040 --ttl 2s --interval 0.5s --count 1 2>"$T_TMP/$1.err2" >/dev/null
 		wait "$HPID"

@@ -74,7 +74,7 @@ for p in $PIDS; do
 done
 t_send_paced 1.5 198.51.100.7=2000
 for t in s1 l1 s2 l2 s3 l3 s4 l4; do
-	t_wait_until 5 banned $t || fail "$t: .7 not banned: $(cat "$T_TMP/$t.err")"
+	t_wait_until 20 banned $t || fail "$t: .7 not banned: $(cat "$T_TMP/$t.err")"
 done
 kill -KILL "$P_l4"
 { wait "$P_l4"; } 2>/dev/null
@@ -106,7 +106,7 @@ done
 t_send_paced 5 198.51.100.7=2000 &
 SP=$!
 for t in $G9; do
-	t_wait_until 5 banned "$t" || fail "$t: .7 not banned: $(cat "$T_TMP/$t.err")"
+	t_wait_until 20 banned "$t" || fail "$t: .7 not banned: $(cat "$T_TMP/$t.err")"
 done
 guard n9 p9 host --ttl 20s
 t_wait_until 10 banned n9 || fail "n9: .7 not banned: $(cat "$T_TMP/n9.err")"

@@ -74,7 +74,7 @@ guard f7 r4 --ttl 2s --announce --flowspec --never "$(only 7)"
 looping $P_k7 $P_k8 $P_k9 $P_l9 $P_f7
 t_send_paced 1.5 198.51.100.7=2000@0-1.5 198.51.100.8=2000@0-1.5 198.51.100.9=2000@0-1.5
 for t in "k7 7" "k8 8" "k9 9" "l9 9" "f7 7"; do
-	t_wait_until 5 eval "[ \$(events ${t% *} ban ${t#* }) -ge 1 ]" ||
+	t_wait_until 20 eval "[ \$(events ${t% *} ban ${t#* }) -ge 1 ]" ||
 		fail "${t% *}: .${t#* } not banned: $(cat "$T_TMP/${t% *}.err")"
 done
 kill -KILL $P_k7 $P_k8 $P_k9 $P_f7
@@ -140,13 +140,13 @@ check "create r5" "$FB" create r5 --capacity 1000 --fp-rate 0.0001
 guard k5 r5 --ttl 4s --announce
 looping $P_k5
 t_send_paced 1 198.51.100.6=2000
-t_wait_until 5 eval "[ \$(events k5 ban 6) -ge 1 ]" || fail "k5: .6 not banned: $(cat "$T_TMP/k5.err")"
+t_wait_until 20 eval "[ \$(events k5 ban 6) -ge 1 ]" || fail "k5: .6 not banned: $(cat "$T_TMP/k5.err")"
 kill -KILL $P_k5
 wait $P_k5 2>/dev/null
 guard n5 r5 --ttl 30s --announce
 looping $P_n5
 check_eq "r5: .6's ban in force: taken over, not withdrawn at the start" "$(wc -l <"$T_TMP/n5.out")" 0
-t_wait_until 8 eval "[ \$(lines n5 '$(wd 6)') -ge 1 ]"
+t_wait_until 20 eval "[ \$(lines n5 '$(wd 6)') -ge 1 ]"
 check_eq "... withdrawn at its end (within 4 s + 1 s)" "$(lines n5 "$(wd 6)")" 1
 kill -TERM $P_n5
 wait $P_n5

@@ -98,7 +98,7 @@ done
 [ -z "$G6" ] || bpftool batch file "$T_TMP/r6.batch" >/dev/null || fail "r6: fill its guard_routes"
 send 1.5 198.51.100.7=2000
 for t in s1 l1 s3 l3 s4 l4 s5 l5 $G6; do
-	t_wait_until 5 eval "[ \$(events $t ban) -ge 1 ]" || fail "$t: .7 not banned: $(cat "$T_TMP/$t.err")"
+	t_wait_until 20 eval "[ \$(events $t ban) -ge 1 ]" || fail "$t: .7 not banned: $(cat "$T_TMP/$t.err")"
 done
 kill -KILL "$P_l4"
 wait "$P_l4" 2>/dev/null
@@ -125,7 +125,7 @@ fi
 # with its ban in force, the 2 s guard's too: no withdrawal. The 2 s
 # guard's ends: it withdraws.
 send 1.5 198.51.100.7=2000
-t_wait_until 5 eval "[ \$(events s1 ban) -ge 2 ]" || fail "s1: .7 not banned again: $(cat "$T_TMP/s1.err")"
+t_wait_until 20 eval "[ \$(events s1 ban) -ge 2 ]" || fail "s1: .7 not banned again: $(cat "$T_TMP/s1.err")"
 check_eq "r1: .7 announced again by the 2 s guard" "$(lines s1 "$ANN")" 2
 kill -TERM "$P_l1"
 wait "$P_l1"

@@ -56,22 +56,12 @@ inb() { nsenter --net="/run/netns/$NSB" "$@"; }
 ina() { nsenter --net="/run/netns/$NSA" "$@"; }
 # wait_listen udp|tcp PORT: until a collector in NSB has bound its port.
 wait_listen() {
-	local i
-	for i in $(seq 100); do
-		inb ss -Hln"${1:0:1}" "sport = :$2" | grep -q . && return 0
-		sleep 0.05
-	done
-	fail "collector on $1 port $2 never listened"
+	t_wait_until 30 listens "$@" || fail "collector on $1 port $2 never listened (30 s)"
 }
-# wait_grep PATTERN FILE [TENTHS]: until FILE has a line matching PATTERN.
-wait_grep() {
-	local i
-	for i in $(seq "${3:-50}"); do
-		grep -q "$1" "$2" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
+listens() { inb ss -Hln"${1:0:1}" "sport = :$2" | grep -q .; }
+# wait_grep PATTERN FILE: until FILE has a line matching PATTERN (30 s at
+# most: a loaded machine is late, a line that comes returns at once).
+wait_grep() { t_wait_until 30 grep -q "$1" "$2" 2>/dev/null; }
 # verdicts FILE LABEL: the "PASS/FAIL label" lines a python check wrote.
 verdicts() {
 	local v l
@@ -94,7 +84,7 @@ exporter() {
 	$NB "$FB" ipfix "$@" >"$T_TMP/exp.out" 2>"$T_TMP/exp.err" &
 	EXP=$!
 	BG+=($EXP)
-	wait_grep "ipfix: exporting" "$T_TMP/exp.err" 100 || fail "ipfix $*: the exporter did not start"
+	wait_grep "ipfix: exporting" "$T_TMP/exp.err" || fail "ipfix $*: the exporter did not start"
 }
 # delivered FILE...: the collectors' FILEs hold every record the stopped
 # exporter says it sent (its summary line), less those it counts lost.
@@ -512,15 +502,15 @@ restarts() {
 		--active-timeout 60 --interval 60 --template-refresh 60
 	sleep 0.2
 	send1 $((b + 1)) 3
-	wait_grep "collector 127.0.0.1:$port: " "$T_TMP/exp.err" 100 ||
+	wait_grep "collector 127.0.0.1:$port: " "$T_TMP/exp.err" ||
 		fail "ipfix $t: a collector that is not there is reported"
 	$NB "$PY" "$DECODE" "$t" 127.0.0.1 "$port" "$T_TMP/$t-1.json" &
 	col=$!
 	BG+=($col)
-	wait_grep "takes records again" "$T_TMP/exp.err" 100 ||
+	wait_grep "takes records again" "$T_TMP/exp.err" ||
 		fail "ipfix $t: the recovery is reported"
 	send1 $((b + 2)) 4
-	wait_grep "\"tid\": 260, .*\"7\": $((b + 2)), \"11\": 7000" "$T_TMP/$t-1.json" 100 ||
+	wait_grep "\"tid\": 260, .*\"7\": $((b + 2)), \"11\": 7000" "$T_TMP/$t-1.json" ||
 		fail "ipfix $t: the flow sent while the collector ran arrived"
 	kill $col
 	wait $col 2>/dev/null
@@ -580,9 +570,9 @@ $NB "$FB" -j ipfix f --collector 127.0.0.1:4749 --idle-timeout 0.2 --interval 60
 	>"$T_TMP/j.out" 2>"$T_TMP/j.err" &
 EXP=$!
 BG+=($EXP)
-wait_grep "ipfix: exporting" "$T_TMP/j.err" 100 || fail "ipfix -j: the exporter did not start"
+wait_grep "ipfix: exporting" "$T_TMP/j.err" || fail "ipfix -j: the exporter did not start"
 send1 46001 3
-wait_grep "collector 127.0.0.1:4749: " "$T_TMP/j.err" 100 || fail "ipfix -j: the absent collector is not reported"
+wait_grep "collector 127.0.0.1:4749: " "$T_TMP/j.err" || fail "ipfix -j: the absent collector is not reported"
 stop_exporter "ipfix -j"
 check_eq "ipfix -j, collector away: stdout is one JSON object, the summary" \
 	"$(t_json '"error" not in d and d["filter"] == "f" and d["lost_records"] >= 1' "$T_TMP/j.out")" True
@@ -643,7 +633,7 @@ for m in "1280 2001:db8::1 [2001:db8::1] 48" "1000 198.51.100.1 198.51.100.1 28"
 	ip -n "$NSB" link set "$VB" mtu "$mtu"
 	$NA "$PY" "$DECODE" udp "$caddr" 4746 "$T_TMP/mtu-$mtu.json" &
 	BG+=($!)
-	wait_grep listening "$T_TMP/mtu-$mtu.json" 100 || fail "ipfix, MTU $mtu: the collector did not start"
+	wait_grep listening "$T_TMP/mtu-$mtu.json" || fail "ipfix, MTU $mtu: the collector did not start"
 	exporter f --collector "$col":4746 --idle-timeout 0.3 --interval 60
 	ina "$PY" -c '
 import socket
@@ -725,7 +715,11 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 for r in range(20):
     for i in range(1000):
         s.sendto(b"m", ("198.51.100.2", 10000 + i))'
-sleep 0.8
+# The exporter running and its records at the collector (bytes it never
+# reads) before the SIGTERM: a fixed 0.8 s was too short on a loaded machine.
+col_holds() { [ "$(inb ss -Htn state established "sport = :4743" | awk '{ s += $1 } END { print s + 0 }')" -gt 0 ]; }
+t_wait_until 20 t_looping "$EXP" || fail "ipfix --tcp, never read: the exporter not running in 20 s"
+t_wait_until 20 col_holds || fail "ipfix --tcp, never read: no record reached the collector in 20 s"
 t0=$(date +%s%N)
 kill -TERM $EXP
 wait $EXP
@@ -828,7 +822,7 @@ wait_listen tcp 4745
 exporter h --collector 127.0.0.1:4745 --tcp --interval 0.5
 for p in 47001 47002; do send1 $p 2; done
 # Estimated at the end of an interval, the exporter still running.
-wait_grep '"tid": 258, "rec": {[^}]*"7": 47002,' "$T_TMP/sk.json" 50 ||
+wait_grep '"tid": 258, "rec": {[^}]*"7": 47002,' "$T_TMP/sk.json" ||
 	fail "ipfix, sketch only: no estimate at the end of an interval"
 stop_exporter "ipfix, sketch only"
 t_wait_until 10 delivered "$T_TMP/sk.json" || fail "ipfix, sketch only: records not received"

@@ -63,10 +63,10 @@ N=$(wc -l <"$T_TMP/sent.txt")
 "$FB" -n "$NSB" -j capture rl -w "$T_TMP/live.pcapng" --verdict any --count "$N" \
 	--duration 120 --buffer 64M >"$T_TMP/cap.out" 2>"$T_TMP/cap.err" &
 CAP=$!
-for i in $(seq 100); do
-	grep -q "^flowbloom: capturing " "$T_TMP/cap.err" && break
-	sleep 0.05
-done
+# (30 s at most: a loaded machine starts it late, and frames sent before
+# would be missed)
+t_wait_until 30 grep -q "^flowbloom: capturing " "$T_TMP/cap.err" ||
+	fail "capture did not start in 30 s: $(head -c 300 "$T_TMP/cap.err")"
 inA taskset -c 0 "$PY" - "$VA" "$T_TMP/frames.bin" <<'PY'
 import socket, struct, sys, time
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)

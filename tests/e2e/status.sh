@@ -89,25 +89,30 @@ N2=$NSB
 t_addr "$N1" "$VA" 198.51.100.1/24
 t_addr "$N2" "$VB" 198.51.100.2/24
 
-# udp_through N: N datagrams from N2 to N1, how many arrived.
+# udp_through N: N datagrams from N2 to N1, how many arrived. The
+# receiver ends once all came, or 2 s after the sender is done (30 s at
+# most): not 2 s from its own start, which a sender python started late
+# on a loaded machine outlasts.
 udp_through() {
-	rm -f "$T_TMP/recv"
+	rm -f "$T_TMP/recv" "$T_TMP/sent.$1"
 	nsenter --net="/run/netns/$N1" "$PY" -c '
-import socket, sys, time
+import os, socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("198.51.100.1", 4000))
 s.settimeout(0.2)
 open(sys.argv[2], "w").write("ready\n")
-n, end = 0, time.time() + 2
-while n < int(sys.argv[1]) and time.time() < end:
+n, end, cap = 0, None, time.time() + 30
+while n < int(sys.argv[1]) and time.time() < min(cap, end or cap):
+    if end is None and os.path.exists(sys.argv[3]):
+        end = time.time() + 2
     try:
         s.recv(100)
         n += 1
     except socket.timeout:
         pass
-print(n)' "$1" "$T_TMP/ready.$1" >"$T_TMP/recv" &
-	local r=$! i
-	for i in $(seq 100); do [ -e "$T_TMP/ready.$1" ] && break; sleep 0.05; done
+print(n)' "$1" "$T_TMP/ready.$1" "$T_TMP/sent.$1" >"$T_TMP/recv" &
+	local r=$!
+	t_wait_until 30 test -e "$T_TMP/ready.$1" || fail "the receiver in $1 not ready in 30 s"
 	rm -f "$T_TMP/ready.$1"
 	nsenter --net="/run/netns/$N2" "$PY" -c '
 import socket, sys, time
@@ -115,6 +120,7 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 for i in range(int(sys.argv[1])):
     s.sendto(b"flowbloom status test", ("198.51.100.1", 4000))
     time.sleep(0.02)' "$1"
+	touch "$T_TMP/sent.$1"
 	wait $r
 	cat "$T_TMP/recv"
 }
