@@ -170,15 +170,13 @@ else
 	# faulted BAN [WHEN]: the 2 s guard into BAN (--count 1) under strace,
 	# its bpf calls WHEN (strace -e inject's when) failing, its bpf and
 	# flock calls in BAN.trace, .8 at 2000 pps from before it starts.
-	# (The guard starts once the flood is seen, not 0.5 s after the
-	# sender: a loaded machine starts python late.)
+	# (Started 0.5 s after the sender: started once the flood is seen,
+	# the guard's calls before the ban varied between runs and pb1..4's
+	# aim, taken from pa's, missed now and then.)
 	faulted() {
-		local s0
-		s0=$(t_stat "$FB" g seen)
 		t_send_paced 2 198.51.100.8=2000 &
 		HPID=$!
-		t_wait_until 20 eval '[ $(($(t_stat "$FB" g seen) - s0)) -ge 200 ]' ||
-			fail "$1: the flood not seen in 20 s"
+		sleep 0.5
 		strace -f -qq -o "$T_TMP/$1.trace" -e trace=bpf,flock ${2:+-e inject=bpf:error=EFAULT:when=$2} \
 			"$FB" guard g --into "$1" --pps 1040 --ttl 2s --interval 0.5s --count 1 2>"$T_TMP/$1.err2" >/dev/null
 		wait "$HPID"
