@@ -249,8 +249,7 @@ static const struct fb_cmd cmds[] = {
 	  "Counters and monitoring figures of the filters (default: all) in the\n"
 	  "Prometheus text exposition format. --textfile writes PATH atomically (a\n"
 	  "temporary file renamed over it), for node_exporter's textfile collector.\n"
-	  "flowbloom_filter_up is 1 for each filter read, 0 for one skipped (broken,\n"
-	  "untrusted, not readable: its only series); metrics then exits 1." },
+	  "flowbloom_filter_up: 1 per filter read, 0 per one skipped (then exit 1)." },
 	{ "ipfix", cmd_ipfix,
 	  "ipfix NAME --collector HOST:PORT [--udp|--tcp] [--interval S] [--top N]\n"
 	  "                 [--idle-timeout S] [--active-timeout S] [--observation-domain N]\n"
