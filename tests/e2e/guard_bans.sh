@@ -145,11 +145,11 @@ check "... a dry run's --max-bans 3 counts both guards' bans: .5 not banned" \
 	grep -q "not banned src 198.51.100.5.*ban limit 3 reached: 3 bans in force" "$T_TMP/tw-dry.err"
 
 # --- the record's read refused: another guard's later end stays ----------------------
-# Guards leave .8 banned for 30 s in pa, pb1 to pb4; a 2 s guard bans it
+# Guards leave .8 banned for 90 s in pa, pb1 to pb4; a 2 s guard bans it
 # again: into pa traced, to find its read of .8's recorded end (the last
 # bpf lookup before it unlocks BAN after writing the ban), into pbN with
 # that read, and the one after (guard reads again), made to fail. pbN's
-# record still says 30 s once the 2 s ban has ended. The aim: the calls
+# record still says 90 s once the 2 s ban has ended. The aim: the calls
 # after guard's probes of the kernel's jiffies (1 to 3, 2 bpf calls each,
 # as fast as they come) are the same each run; each try on a filter of
 # its own, the probes it made guessed, until the fault lands.
@@ -182,9 +182,13 @@ else
 		wait "$HPID"
 		HPID=""
 	}
-	faulted pa
-	# "AIM PROBES": the read's bpf call after the probes' calls, the probes.
-	aim=$("$PY" -c '
+	# The aim, from pa's run, may miss on a loaded machine (the guard's
+	# calls before its ban vary with when it meets the flood): three tries.
+	landed="" why=""
+	for try in 1 2 3; do
+		faulted pa
+		# "AIM PROBES": the read's bpf call after the probes' calls, the probes.
+		aim=$("$PY" -c '
 import sys
 n = wrote = look = probes = 0
 for line in open(sys.argv[1]):
@@ -196,10 +200,11 @@ for line in open(sys.argv[1]):
     elif "LOCK_UN" in line and wrote:
         print(look - 2 * probes, probes)
         break' "$T_TMP/pa.trace")
-	landed=""
-	if [ -z "$aim" ] || ! grep -q "ban src 198.51.100.8" "$T_TMP/pa.err2"; then
-		fail "pa: the 2 s guard banned nothing to aim at: $(cat "$T_TMP/pa.err2")"
-	else
+		if [ -z "$aim" ] || ! grep -q "ban src 198.51.100.8" "$T_TMP/pa.err2"; then
+			why="pa: the 2 s guard banned nothing to aim at: $(cat "$T_TMP/pa.err2")"
+			continue
+		fi
+		why="pb1..4: the fault never landed on the record's reads"
 		set -- $aim
 		at=$1 n=1
 		for p in $2 3 1 2; do
@@ -212,11 +217,12 @@ for line in open(sys.argv[1]):
 				break
 			fi
 		done
-		[ -n "$landed" ] || fail "pb1..4: the fault never landed on the record's reads"
-	fi
+		[ -n "$landed" ] && break
+	done
+	[ -n "$landed" ] || fail "$why (3 tries)"
 	if [ -n "$landed" ]; then
 		sleep 3
-		check "$landed: the 2 s ban ended, the 30 s one in force" in_force $landed src 198.51.100.8
+		check "$landed: the 2 s ban ended, the 90 s one in force" in_force $landed src 198.51.100.8
 		check_eq "... the record's reads refused: still counted (1 active ban)" "$(active $landed)" 1
 		check "... the end kept, said" grep -q "note: cannot read the end recorded for a ban in force: kept" \
 			"$T_TMP/$landed.err2"
