@@ -148,19 +148,25 @@ else
 		unshare -n mount --bind /proc/self/ns/net "$2/ns" && echo ready >"$3" && exec sleep 300' \
 		_ "$T_TMP/fsrc" "$T_TMP/fmnt" "$T_TMP/fready" 2>"$T_TMP/fuse.err" &
 	HELD+=($!)
-	if t_wait_until 20 test -s "$T_TMP/fready"; then
-		BF=$(cat "$T_TMP/fready.bf")
-		kill -STOP "$BF"
-		(sleep 15 && kill -CONT "$BF") 2>/dev/null &
-		WD=$!
+	# stalled BF WHAT WHY: status with the FUSE server BF stopped (woken
+	# after 15 s at the latest) ends within 10 s.
+	stalled() {
+		local wd t0 rc ms
+		kill -STOP "$1"
+		(sleep 15 && kill -CONT "$1") 2>/dev/null &
+		wd=$!
 		t0=$(date +%s%N)
 		timeout -k 5 30 "$FB" status >"$T_TMP/st.out" 2>"$T_TMP/st.err"
 		rc=$?
 		ms=$((($(date +%s%N) - t0) / 1000000))
-		kill -CONT "$BF" 2>/dev/null
-		kill "$WD" 2>/dev/null
-		[ "$ms" -lt 10000 ] && pass "stalled FUSE: status ends in $ms ms (exit $rc)" ||
-			fail "stalled FUSE: status took $ms ms (waited in the lookup until the server woke)"
+		kill -CONT "$1" 2>/dev/null
+		kill "$wd" 2>/dev/null
+		[ "$ms" -lt 10000 ] && pass "$2: status ends in $ms ms (exit $rc)" ||
+			fail "$2: status took $ms ms ($3)"
+	}
+	if t_wait_until 20 test -s "$T_TMP/fready"; then
+		BF=$(cat "$T_TMP/fready.bf")
+		stalled "$BF" "stalled FUSE" "waited in the lookup until the server woke"
 		kill "$BF" 2>/dev/null
 	else
 		fail "stalled FUSE: not set up: $(head -c 300 "$T_TMP/fuse.err")"
@@ -183,17 +189,7 @@ else
 	HELD+=($!)
 	if t_wait_until 20 test -s "$T_TMP/rready" && [ "$(readlink "/proc/$(cat "$T_TMP/rready")/fd/3")" = / ]; then
 		BF=$(cat "$T_TMP/rready.bf")
-		kill -STOP "$BF"
-		(sleep 15 && kill -CONT "$BF") 2>/dev/null &
-		WD=$!
-		t0=$(date +%s%N)
-		timeout -k 5 30 "$FB" status >"$T_TMP/st.out" 2>"$T_TMP/st.err"
-		rc=$?
-		ms=$((($(date +%s%N) - t0) / 1000000))
-		kill -CONT "$BF" 2>/dev/null
-		kill "$WD" 2>/dev/null
-		[ "$ms" -lt 10000 ] && pass "root on a stalled FUSE: status ends in $ms ms (exit $rc)" ||
-			fail "root on a stalled FUSE: status took $ms ms (its stat waited until the server woke)"
+		stalled "$BF" "root on a stalled FUSE" "its stat waited until the server woke"
 		kill "$(cat "$T_TMP/rready")" "$BF" 2>/dev/null
 	else
 		fail "root on a stalled FUSE: not set up: $(head -c 300 "$T_TMP/fuse.err")"
