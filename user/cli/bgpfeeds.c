@@ -37,6 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "bgprun.h"
+#include "cmd.h"
 #include "output.h"
 #include "report.h"
 #include "safefile.h"
@@ -46,26 +47,11 @@
 #define STATE_DIR "/run/flowbloom"
 #define FEEDS_MAX (1 << 20) /* bytes of the record read: 4,000 paths and more */
 
-/* The record's name in STATE_DIR: one per filter of one pin root, the root
- * normalized as apply's lock does (cmd_apply.c, apply_lock). */
+/* The record's name in STATE_DIR: one per filter of one pin root, as
+ * apply's lock. */
 static void feeds_name(const char *name, char *file, size_t len)
 {
-	char buf[512], root[512] = "", *comp, *save = NULL;
-	size_t n = 0;
-
-	snprintf(buf, sizeof(buf), "%s", fb_pin_root());
-	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save))
-		if (strcmp(comp, ".") && n < sizeof(root))
-			n += snprintf(root + n, sizeof(root) - n, "/%s", comp);
-	if (!strcmp(root, "/sys/fs/bpf/flowbloom")) {
-		snprintf(file, len, "bgp-%s.feeds", name);
-	} else {
-		__u64 h = 0xcbf29ce484222325ULL;
-
-		for (comp = root; *comp; comp++)
-			h = (h ^ (unsigned char)*comp) * 0x100000001b3ULL;
-		snprintf(file, len, "bgp-%s-%016llx.feeds", name, (unsigned long long)h);
-	}
+	fb_run_file("bgp", name, "feeds", file, len);
 }
 
 /* The record's text (at most FEEDS_MAX bytes), NUL-terminated, from the

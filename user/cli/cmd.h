@@ -201,4 +201,8 @@ int fb_flows_as_stored(struct fb_flows *fl, const struct fb_store *f, bool perma
  * (cmd_add.c, for query and count). 0, or the exit code, printed. */
 int fb_flows_open(int argc, char **argv, struct fb_store *f, struct fb_flows *fl);
 
+/* A file of filter name's in /run/flowbloom, per pin root (cmd_common.c):
+ * apply's lock (apply, lock), bgp's record of its state files (bgp, feeds). */
+void fb_run_file(const char *kind, const char *name, const char *ext, char *file, size_t len);
+
 #endif

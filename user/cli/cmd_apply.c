@@ -310,31 +310,13 @@ static int lock_dir(void)
  */
 static int apply_lock(const char *name)
 {
-	char buf[512], root[512] = "", *comp, *save = NULL;
 	char file[FB_NAME_MAX + 40];
 	int dfd, fd = -1;
-	size_t n = 0;
 
 	/* One lock per filter of one pin root: filters of the same name
-	 * under another FLOWBLOOM_ROOT are other filters. The root as the
-	 * pin tree opens it, a component at a time: "//", "/./" and a
-	 * trailing "/" name the same root, and so the same lock (the
-	 * default's, spelled "/sys/fs/bpf//flowbloom/", is apply-NAME.lock).
-	 * (A root too long for buf, or with "..", was refused before:
-	 * fb_pin_check_bpffs().) */
-	snprintf(buf, sizeof(buf), "%s", fb_pin_root());
-	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save))
-		if (strcmp(comp, ".") && n < sizeof(root))
-			n += snprintf(root + n, sizeof(root) - n, "/%s", comp);
-	if (!strcmp(root, "/sys/fs/bpf/flowbloom")) {
-		snprintf(file, sizeof(file), "apply-%s.lock", name);
-	} else {
-		__u64 h = 0xcbf29ce484222325ULL;
-
-		for (comp = root; *comp; comp++)
-			h = (h ^ (unsigned char)*comp) * 0x100000001b3ULL;
-		snprintf(file, sizeof(file), "apply-%s-%016llx.lock", name, (unsigned long long)h);
-	}
+	 * under another FLOWBLOOM_ROOT are other filters (the default's,
+	 * spelled "/sys/fs/bpf//flowbloom/", is apply-NAME.lock). */
+	fb_run_file("apply", name, "lock", file, sizeof(file));
 	if (mkdir(APPLY_LOCK_DIR, 0700) && errno != EEXIST)
 		goto fail;
 	dfd = lock_dir();

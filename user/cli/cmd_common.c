@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include "cmd.h"
+#include "store/pintree.h"
 #include "prog/loader.h"
 #include "rules/capacity.h"
 #include "rules/flow.h"
@@ -624,4 +625,29 @@ int fb_flows_args(int argc, char **argv, const char **name, struct fb_flows *fl,
 	}
 	rc = read_flows(argc - optind, argv + optind, file, fl, max, why);
 	return rc == 2 ? 2 : rc ? 1 : 0;
+}
+
+/* A file of filter NAME in /run/flowbloom: KIND-NAME.EXT for the default
+ * pin root, KIND-NAME-HASH.EXT (FNV-1a of the root) for another. The root
+ * as the pin tree opens it, a component at a time: "//", "/./" and a
+ * trailing "/" name the same root, and so the same file. (A root too long
+ * or with "..", was refused before: fb_pin_check_bpffs().) */
+void fb_run_file(const char *kind, const char *name, const char *ext, char *file, size_t len)
+{
+	char buf[512], root[512] = "", *comp, *save = NULL;
+	size_t n = 0;
+
+	snprintf(buf, sizeof(buf), "%s", fb_pin_root());
+	for (comp = strtok_r(buf, "/", &save); comp; comp = strtok_r(NULL, "/", &save))
+		if (strcmp(comp, ".") && n < sizeof(root))
+			n += snprintf(root + n, sizeof(root) - n, "/%s", comp);
+	if (!strcmp(root, "/sys/fs/bpf/flowbloom")) {
+		snprintf(file, len, "%s-%s.%s", kind, name, ext);
+	} else {
+		__u64 h = 0xcbf29ce484222325ULL;
+
+		for (comp = root; *comp; comp++)
+			h = (h ^ (unsigned char)*comp) * 0x100000001b3ULL;
+		snprintf(file, len, "%s-%s-%016llx.%s", kind, name, (unsigned long long)h, ext);
+	}
 }
