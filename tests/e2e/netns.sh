@@ -19,7 +19,11 @@
 #   between the walk's stat and its open; every candidate opened O_PATH;
 # - a device's name and a process's name (which root in a container, and
 #   the process, choose) reach the terminal without their control
-#   characters, in status and info; -j keeps them.
+#   characters, in status and info; -j keeps them;
+# - a namespace whose first path goes between status's listing and its
+#   visit (strace holds the open): found through another (a second
+#   process; the process in the namespace a name made again named), or,
+#   gone for good, named in a note (-j: gone_before_looked_into).
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin netns
 HELD=()
@@ -289,5 +293,84 @@ else
 	fail "mount namespace: $(cat "$T_TMP/mnt.err")"
 fi
 kill "$HOLDER" && wait "$HOLDER" 2>/dev/null
+
+# --- A namespace whose path goes away between the walk's listing and its
+# visit, while another holds it: strace holds status's open of that path
+# until the path is gone. It was skipped (one visit per namespace, by the
+# first path found): the attachment there missing, exit 0.
+# in_own_ns TAG DEV: a process alone in a namespace of its own, with veth
+# DEV there (T_PID; ready once TAG's file says so).
+in_own_ns() {
+	unshare -n sh -c 'ip link add "$1" type veth peer name "$1p" && echo ready >"$2" &&
+		exec sleep 600' _ "$2" "$T_TMP/$1.ready" &
+	T_PID=$!
+	HELD+=("$T_PID")
+	t_wait_until 20 test -s "$T_TMP/$1.ready" || fail "$1: the namespace's process did not start"
+}
+# held_status TAG PATH ACTION [ARGS]: status (ARGS), its first open of
+# PATH held 3 s; ACTION (a shell command) runs once the walk has listed
+# PATH (its stat), while the open waits.
+held_status() {
+	local tag=$1 path=$2 act=$3
+	shift 3
+	rm -f "$T_TMP/$tag.st"
+	(t_wait_until 20 grep -qs "stat.*\"$path\"" "$T_TMP/$tag.st" && eval "$act") &
+	strace -f -qq -o "$T_TMP/$tag.st" -P "$path" -e trace=openat,newfstatat,stat,statx \
+		-e inject=openat:delay_enter=3000000:when=1 "$FB" "$@" status >"$T_TMP/$tag.out" \
+		2>"$T_TMP/$tag.err"
+	echo $? >"$T_TMP/$tag.rc"
+	wait $!
+}
+if command -v strace >/dev/null; then
+	# Two processes in one namespace; the first (listed first: the
+	# lower pid) exits.
+	in_own_ns two "fbg2$$"
+	FIRST=$T_PID
+	nsenter --net="/proc/$FIRST/ns/net" sleep 600 &
+	SECOND=$!
+	HELD+=("$SECOND")
+	"$FB" -n "../../proc/$FIRST/ns/net" attach nx "fbg2$$" >/dev/null || fail "attach nx to fbg2$$"
+	held_status two "/proc/$FIRST/ns/net" "kill $FIRST"
+	check_eq "status: the first process of a namespace exits before its visit: found through the second" \
+		"$(sed 's/^3$/0/' "$T_TMP/two.rc"):$(grep -acE "^pid $SECOND \(sleep\) +fbg2$$ +native +[0-9]+ +nx " "$T_TMP/two.out")" "0:1"
+	grep -q DELAYED "$T_TMP/two.st" || fail "status was not held at its open of /proc/$FIRST/ns/net"
+	kill "$SECOND" && wait "$SECOND" 2>/dev/null
+
+	# A name in /run/netns deleted and made again (another namespace
+	# now) while a process is still in the one it named: that one is
+	# visited, through the process (the new one was, under the name).
+	ip netns add "fbgn$$" && SHORT=fbgn$$
+	ip -n "$SHORT" link add "fbgn$$" type veth peer name "fbgn$$p"
+	"$FB" -n "$SHORT" attach nx "fbgn$$" >/dev/null || fail "attach nx to fbgn$$"
+	nsenter --net="/run/netns/$SHORT" sleep 600 &
+	SECOND=$!
+	HELD+=("$SECOND")
+	held_status renamed "/run/netns/$SHORT" "ip netns del $SHORT && ip netns add $SHORT"
+	check_eq "status: a name made again for another namespace: the old one found through its process" \
+		"$(sed 's/^3$/0/' "$T_TMP/renamed.rc"):$(grep -acE "^pid $SECOND \(sleep\) +fbgn$$ +native " "$T_TMP/renamed.out")" "0:1"
+	kill "$SECOND" && wait "$SECOND" 2>/dev/null
+	ip netns del "$SHORT"
+	SHORT=
+
+	# Its only process exits: the namespace and its device go; the
+	# program (held by the filter) is found attached nowhere, and status
+	# says which namespace went before it was looked into (it said
+	# nothing). -j: gone_before_looked_into.
+	in_own_ns one "fbg1$$"
+	FIRST=$T_PID
+	"$FB" -n "../../proc/$FIRST/ns/net" attach nx "fbg1$$" >/dev/null || fail "attach nx to fbg1$$"
+	held_status one "/proc/$FIRST/ns/net" "kill $FIRST"
+	grep -aqF "found attached nowhere, and 1 network namespace gone before it was looked into (pid $FIRST (sleep)): every path to it went away meanwhile" "$T_TMP/one.err" &&
+		pass "status: a namespace gone before its visit: said, naming it" ||
+		fail "status, a namespace gone before its visit: $(cat "$T_TMP/one.rc" "$T_TMP/one.err")"
+	in_own_ns onej "fbg3$$"
+	FIRST=$T_PID
+	"$FB" -n "../../proc/$FIRST/ns/net" attach nx "fbg3$$" >/dev/null || fail "attach nx to fbg3$$"
+	held_status onej "/proc/$FIRST/ns/net" "kill $FIRST" -j
+	check_eq "status -j: gone_before_looked_into" \
+		"$(t_json "'pid $FIRST (sleep)' in d['gone_before_looked_into']" "$T_TMP/onej.out")" "True"
+else
+	skip "status while a namespace's path goes: strace is missing (make deps installs it)"
+fi
 
 t_finish

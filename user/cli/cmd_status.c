@@ -227,6 +227,32 @@ static void walk_gaps(const struct fb_walk *w, char *buf, size_t len)
 #undef ADD
 }
 
+/* "program 12 found attached nowhere, and 1 network namespace gone
+ * before it was looked into (pid 40 (sleep))": up to GONE_NAMED names,
+ * each quoted (a name in /run/netns may have 255 bytes). */
+#define GONE_NAMED 3
+
+static void gone_gaps(const struct fb_walk *w, char *buf, size_t len)
+{
+	size_t i, n = 0;
+
+#define ADD(...) n += (size_t)snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__)
+	ADD("program%s ", w->nunplaced == 1 ? "" : "s");
+	for (i = 0; i < w->nunplaced && i < FB_WALK_NAMED; i++)
+		ADD("%s%u", i ? ", " : "", w->unplaced[i]);
+	if (w->nunplaced > FB_WALK_NAMED)
+		ADD(" and %zu more", w->nunplaced - FB_WALK_NAMED);
+	ADD(" found attached nowhere, and %zu network namespace%s gone before %s looked "
+	    "into (",
+	    w->ngone, w->ngone == 1 ? "" : "s", w->ngone == 1 ? "it was" : "they were");
+	for (i = 0; i < w->ngone && i < GONE_NAMED; i++)
+		ADD("%s%s", i ? "; " : "", fb_quote(w->gone[i]));
+	if (w->ngone > GONE_NAMED)
+		ADD("; and %zu more", w->ngone - GONE_NAMED);
+	ADD(")");
+#undef ADD
+}
+
 static void walk_json(const struct fb_walk *w)
 {
 	size_t i;
@@ -245,6 +271,10 @@ static void walk_json(const struct fb_walk *w)
 		jw_str("error", strerror(w->refused[i].err));
 		jw_obj_close();
 	}
+	jw_arr_close();
+	jw_arr_open("gone_before_looked_into");
+	for (i = 0; i < w->ngone; i++)
+		jw_str(NULL, w->gone[i]);
 	jw_arr_close();
 }
 
@@ -388,6 +418,17 @@ int cmd_status(int argc, char **argv)
 		walk_gaps(&w, buf, sizeof(buf));
 		fb_report(FB_REPORT_NOTE,
 			  "%s: a namespace only their open files or mounts hold is not seen", buf);
+	}
+	/* Each path to it went (its processes exited, its name or mount
+	 * was removed) while status looked: with it, its devices and their
+	 * attachments, unless something status cannot see (a socket)
+	 * still holds it. */
+	if (w.nunplaced && w.ngone) {
+		gone_gaps(&w, buf, sizeof(buf));
+		fb_report(FB_REPORT_NOTE,
+			  "%s: every path to %s went away meanwhile (its processes exited, its "
+			  "names and mounts were removed)",
+			  buf, w.ngone == 1 ? "it" : "them");
 	}
 	rc = unknown || unread[0] || nolink || fb_walk_partial(&w);
 	fb_walk_free(&w);

@@ -218,33 +218,43 @@ static ino_t proc_netdev(const char *path)
  * (-1, ENOENT) is as a mount gone since. (Mounts of other mount namespaces
  * are looked up before, in discover_theirs.c.)
  */
-static int open_ns(const char *path)
+static int open_ns(const char *path, const struct ns *ns)
 {
 	struct stat st;
 	int fd = fb_ns_open(path, &st);
 
 	if (fd < 0 && errno == EINVAL)
 		errno = ENOENT;
+	/* Another namespace than the one listed (its name deleted and made
+	 * again, its process's pid reused): that one is as gone from there. */
+	if (fd >= 0 && (st.st_dev != ns->dev || st.st_ino != ns->ino)) {
+		close(fd);
+		errno = ENOENT;
+		fd = -1;
+	}
 	return fd;
 }
 
-/* Each namespace from the from'th on: its devices' XDP programs. */
-static int scan_ns(struct found *f, size_t from)
+/* Each namespace still to visit: its devices' XDP programs. */
+static int scan_ns(struct found *f)
 {
 	size_t i;
 	int rc = 0;
 
-	for (i = from; i < f->nns && !rc; i++) {
+	for (i = 0; i < f->nns && !rc; i++) {
 		char held[32];
 		int fd;
 
+		if (f->ns[i].state != NS_NEW)
+			continue;
 		if (f->ns[i].hold >= 0)
 			snprintf(held, sizeof(held), "/proc/self/fd/%d", f->ns[i].hold);
-		fd = open_ns(f->ns[i].hold >= 0 ? held : f->ns[i].path);
+		fd = open_ns(f->ns[i].hold >= 0 ? held : f->ns[i].path, &f->ns[i]);
 
-		/* ENOENT: its process exited (so did the namespace, or another
-		 * path to it was visited) or its mount went (or what its path
-		 * reaches now is no namespace). */
+		/* ENOENT: its process exited or its mount went (or what its
+		 * path reaches now is no namespace, or another): another path
+		 * to it may still be there (reach_gone()). */
+		f->ns[i].state = fd < 0 && (errno == ENOENT || errno == ESRCH) ? NS_GONE : NS_DONE;
 		if (fd < 0) {
 			fb_walk_ns_err(f, &f->ns[i], errno);
 			continue;
@@ -302,10 +312,40 @@ static void resolve_refused(struct found *f)
 	f->nrefused = k;
 }
 
+static size_t count_ns(const struct found *f, enum ns_state state)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < f->nns; i++)
+		n += f->ns[i].state == state;
+	return n;
+}
+
+/* Namespaces whose path went away between the listing and the visit:
+ * another process in them, another name or mount of theirs still holds
+ * them (a daemon's parent exits once its child runs; `ip netns del` of a
+ * name a process is in). The lists are read again, each path to a gone
+ * namespace taken (add_ns()) and visited, a few times over: each path
+ * found may go too. Those still gone are so for every path the walk
+ * knows; fb_walk_held() may yet find one. */
+#define GONE_ROUNDS 3
+
+static int reach_gone(struct found *f)
+{
+	int round, rc = 0;
+
+	for (round = 0; !rc && round < GONE_ROUNDS && count_ns(f, NS_GONE); round++) {
+		fb_walk_collect(f);
+		if (!count_ns(f, NS_NEW))
+			break;
+		rc = scan_ns(f);
+	}
+	return rc;
+}
+
 static int walk_ns(struct found *f)
 {
 	int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), rc = 0;
-	size_t i;
 
 	if (self < 0) {
 		walk_fail(f, "/proc/self/ns/net: %s", strerror(errno));
@@ -313,11 +353,12 @@ static int walk_ns(struct found *f)
 	}
 	snprintf(f->self_path, sizeof(f->self_path), "/proc/self/fd/%d", self);
 	fb_walk_collect(f);
-	rc = scan_ns(f, 0);
+	rc = scan_ns(f);
+	if (!rc)
+		rc = reach_gone(f);
 	if (!rc && unplaced(f)) {
-		i = f->nns;
 		fb_walk_held(f);
-		rc = scan_ns(f, i);
+		rc = scan_ns(f);
 	}
 	if (!rc)
 		resolve_refused(f);
@@ -462,11 +503,13 @@ void fb_walk_free(struct fb_walk *w)
 {
 	free(w->refused);
 	free(w->unplaced);
+	free(w->gone);
 	memset(w, 0, sizeof(*w));
 }
 
-/* What the walk could not see, into w: the refused processes, and the
- * programs found attached nowhere. false: no memory for them. */
+/* What the walk could not see, into w: the refused processes, the
+ * programs found attached nowhere, and the namespaces gone before they
+ * were visited. false: no memory for them. */
 static bool walk_report(struct found *f, struct fb_walk *w)
 {
 	size_t i, j;
@@ -483,6 +526,12 @@ static bool walk_report(struct found *f, struct fb_walk *w)
 		if (j == f->natts)
 			w->unplaced[w->nunplaced++] = f->progs[i].id;
 	}
+	w->gone = calloc(count_ns(f, NS_GONE) + 1, sizeof(*w->gone));
+	if (!w->gone)
+		return false;
+	for (i = 0; i < f->nns; i++)
+		if (f->ns[i].state == NS_GONE)
+			memcpy(w->gone[w->ngone++], f->ns[i].label, sizeof(w->gone[0]));
 	return true;
 }
 

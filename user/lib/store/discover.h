@@ -15,8 +15,9 @@
  * (/proc/1 or kthreadd's, the names in /run/netns, nsfs bind mounts,
  * /proc/PID/ns/net; while a program is still not found, the namespaces
  * processes hold open (/proc/PID/fd) or mounted in their own mount
- * namespaces; one visit per namespace inode) and asking netlink there, after setns() into it and
- * back. It fails open when its fb_filter holds no filter array (the slot a
+ * namespaces; one visit per namespace inode, through another path of it
+ * when the first found goes before the visit) and asking netlink there,
+ * after setns() into it and back. It fails open when its fb_filter holds no filter array (the slot a
  * filter always fills); the filter it uses is the pinned filter whose
  * fb_filter map it holds.
  */
@@ -77,13 +78,19 @@ struct fb_refused {
  * loaded flowbloom program was found (another attachment of one of them
  * could still be there). A process whose open files or mounts were refused
  * might hold a namespace too (as one only a socket holds might): listed,
- * never known to. why: the walk failed (-1), said or not. malloc'd
- * (fb_walk_free()). */
+ * never known to. A namespace whose every path went away before it was
+ * visited is named (gone). why: the walk failed (-1), said or not.
+ * malloc'd (fb_walk_free()). */
 struct fb_walk {
 	struct fb_refused *refused;
 	size_t nrefused;
 	__u32 *unplaced; /* loaded flowbloom programs found attached nowhere */
 	size_t nunplaced;
+	/* Namespaces listed, then not visited: every path the walk found to
+	 * each went away first (its processes exited, its names and mounts
+	 * went): gone, but for a holder the walk cannot see (a socket). */
+	char (*gone)[NAME_MAX + 1];
+	size_t ngone;
 	char why[320];
 };
 

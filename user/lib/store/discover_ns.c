@@ -116,9 +116,29 @@ void fb_walk_ns_err(struct found *f, const struct ns *ns, int e)
 	fb_walk_err(f, ns->path, e, ns->proc);
 }
 
+/* Entry n of the list: path, label, hold (a new one, or one whose path
+ * went away, reached again). */
+static void set_ns(struct found *f, size_t n, const char *path, const char *label, bool proc,
+		   int hold)
+{
+	struct ns *ns = &f->ns[n];
+
+	if (ns->state == NS_GONE && ns->hold >= 0)
+		close(ns->hold);
+	snprintf(ns->path, sizeof(ns->path), "%s", path);
+	snprintf(ns->label, sizeof(ns->label), "%s", label);
+	ns->proc = proc;
+	ns->theirs = hold >= 0;
+	ns->hold = hold;
+	ns->state = NS_NEW;
+}
+
 /* hold: -1, or the namespace file at path, opened O_PATH (by
  * discover_theirs.c, or from a process's open files), kept for scan_ns()
- * or closed here. */
+ * or closed here. A namespace is listed once, by the first path to it; a
+ * later one is kept only while that path has gone (NS_GONE): a namespace
+ * two processes are in is still visited when the first of them exits
+ * between the listing and the visit. */
 static void add_ns(struct found *f, const char *path, const char *label, bool proc, int hold)
 {
 	struct stat st;
@@ -138,7 +158,9 @@ static void add_ns(struct found *f, const char *path, const char *label, bool pr
 	}
 	for (i = 0; i < f->nns; i++)
 		if (f->ns[i].dev == st.st_dev && f->ns[i].ino == st.st_ino) {
-			if (hold >= 0)
+			if (f->ns[i].state == NS_GONE)
+				set_ns(f, i, path, label, proc, hold);
+			else if (hold >= 0)
 				close(hold);
 			return; /* one visit per namespace: the first name wins */
 		}
@@ -150,14 +172,10 @@ static void add_ns(struct found *f, const char *path, const char *label, bool pr
 			close(hold);
 		return;
 	}
+	memset(&f->ns[f->nns], 0, sizeof(f->ns[0]));
 	f->ns[f->nns].dev = st.st_dev;
 	f->ns[f->nns].ino = st.st_ino;
-	snprintf(f->ns[f->nns].path, sizeof(f->ns[0].path), "%s", path);
-	snprintf(f->ns[f->nns].label, sizeof(f->ns[0].label), "%s", label);
-	f->ns[f->nns].proc = proc;
-	f->ns[f->nns].theirs = hold >= 0;
-	f->ns[f->nns].hold = hold;
-	f->nns++;
+	set_ns(f, f->nns++, path, label, proc, hold);
 }
 
 void fb_walk_add_held(struct found *f, const char *path, const char *label, int hold)

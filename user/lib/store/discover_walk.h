@@ -18,6 +18,15 @@ struct fbprog {
 	__u32 id, filter_map_id, inner_id;
 };
 
+/* Where a namespace the walk listed stands. */
+enum ns_state {
+	NS_NEW,	 /* to visit */
+	NS_DONE, /* visited, or not read (an error kept) */
+	NS_GONE, /* its path reached it no more (its process exited, its mount
+		  * went, the path names another namespace now): visited if
+		  * another path to it is found (add_ns()) */
+};
+
 struct ns {
 	dev_t dev;
 	ino_t ino;
@@ -27,6 +36,7 @@ struct ns {
 	bool theirs;  /* a mount point another mount namespace lists (discover_theirs.c) */
 	int hold;     /* theirs: its namespace file, O_PATH, checked (else -1) */
 	ino_t netdev; /* its /proc net/dev's inode (one per namespace); 0: not visited */
+	enum ns_state state;
 };
 
 struct found {
