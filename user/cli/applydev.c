@@ -288,7 +288,8 @@ int fb_apply_swap(const struct ap_conf *c, struct ap_dev *d)
 		jw_end();
 	} else {
 		printf("re-attached %s to %s (%s%s) with the file's action and malformed policy\n",
-		       c->name, d->name, fb_xdp_mode_name(d->mode), mb ? ", multi-buffer" : "");
+		       c->name, fb_shown(d->name), fb_xdp_mode_name(d->mode),
+		       mb ? ", multi-buffer" : "");
 	}
 	return err;
 }

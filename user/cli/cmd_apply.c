@@ -150,12 +150,13 @@ static void print_changed(const struct ap_conf *c, bool check, bool exists, bool
 		jw_obj_close();
 		jw_end();
 	} else if (check) {
-		printf("%s: ok (filter %s %s)\n", c->file, c->name,
+		printf("%s: ok (filter %s %s)\n", fb_shown(c->file), c->name,
 		       !exists	 ? "to be created"
 		       : changed ? "exists, apply would change it"
 				 : "exists, apply would change nothing");
 	} else {
-		printf("%s: filter %s %s\n", c->file, c->name, changed ? "changed" : "unchanged");
+		printf("%s: filter %s %s\n", fb_shown(c->file), c->name,
+		       changed ? "changed" : "unchanged");
 	}
 }
 

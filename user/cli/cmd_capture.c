@@ -176,7 +176,7 @@ static void summary(FILE *out, const char *name, const char *file, const struct 
 	fprintf(out,
 		"%s: %llu packets written to %s (%s) in %.1f s; the program saw %llu with verdict "
 		"%s, sampled %llu (1 in %u), lost %llu\n",
-		name, (unsigned long long)rd->w.packets, file, fmt, secs,
+		name, (unsigned long long)rd->w.packets, fb_shown(file), fmt, secs,
 		(unsigned long long)st[FB_CAP_STAT_MATCHED], verdict,
 		(unsigned long long)st[FB_CAP_STAT_SAMPLED], o->sample,
 		(unsigned long long)st[FB_CAP_STAT_LOST]);

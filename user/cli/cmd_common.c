@@ -179,19 +179,18 @@ void fb_hostbits_args(const struct fb_hostbits *hb)
 	unsigned long i;
 
 	for (i = 0; i < hb->n && i < FB_HOSTBITS_KEEP; i++)
-		fprintf(stderr, "flowbloom: warning: %s has host bits set: taken as %s\n",
-			hb->first[i].written, hb->first[i].taken);
+		fb_warn("%s has host bits set: taken as %s", hb->first[i].written,
+			hb->first[i].taken);
 }
 
 void fb_hostbits_file(const char *file, const struct fb_hostbits *hb)
 {
 	if (hb->n == 1)
-		fprintf(stderr, "flowbloom: warning: %s:%lu: %s has host bits set: taken as %s\n",
-			file, hb->line, hb->first[0].written, hb->first[0].taken);
+		fb_warn("%s:%lu: %s has host bits set: taken as %s", file, hb->line,
+			hb->first[0].written, hb->first[0].taken);
 	else if (hb->n)
-		fprintf(stderr,
-			"flowbloom: warning: %s: %lu prefixes have host bits set, taken masked; "
-			"the first: %s:%lu: %s taken as %s\n",
+		fb_warn("%s: %lu prefixes have host bits set, taken masked; the first: %s:%lu: %s "
+			"taken as %s",
 			file, hb->n, file, hb->line, hb->first[0].written, hb->first[0].taken);
 }
 

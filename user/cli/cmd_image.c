@@ -113,7 +113,7 @@ int cmd_export(int argc, char **argv)
 		jw_obj_close();
 		jw_end();
 	} else {
-		printf("exported %s to %s\n", name, file);
+		printf("exported %s to %s\n", name, fb_shown(file));
 	}
 	return 0;
 }

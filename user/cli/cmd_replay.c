@@ -162,7 +162,7 @@ static void summary(const char *file, const struct tally *t, const struct fb_dev
 	} else {
 		printf("%s: %llu packet%s: %llu pass, %llu drop, %llu aborted; %llu matched, "
 		       "%llu non-ip, %llu malformed, %llu fragments; %llu skipped (runt)",
-		       file, t->packets, t->packets == 1 ? "" : "s", t->verdict[XDP_PASS],
+		       fb_shown(file), t->packets, t->packets == 1 ? "" : "s", t->verdict[XDP_PASS],
 		       t->verdict[XDP_DROP], t->verdict[XDP_ABORTED], t->matched, t->nonip,
 		       t->malformed, t->frags, t->runt);
 		if (t->cut)

@@ -70,6 +70,28 @@ void fb_err(const char *fmt, ...)
 	va_end(ap);
 }
 
+void fb_warn(const char *fmt, ...)
+{
+	char raw[FB_REPORT_MAX], buf[FB_REPORT_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	va_end(ap);
+	fb_escape_message(raw, buf, sizeof(buf));
+	fprintf(stderr, "flowbloom: warning: %s\n", buf);
+}
+
+const char *fb_shown(const char *s)
+{
+	static char buf[2][FB_REPORT_MAX];
+	static unsigned next;
+	char *b = buf[next++ % 2];
+
+	fb_escape_message(s, b, FB_REPORT_MAX);
+	return b;
+}
+
 void fb_output_report(enum fb_report_level level, const char *msg)
 {
 	if (level == FB_REPORT_LIBBPF) {

@@ -18,6 +18,13 @@ extern bool fb_verbose; /* -v */
 /* The CLI's errors: reported as the library's are (report.h), so
  * fb_report_quiet holds them back too. */
 void fb_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "flowbloom: warning: MSG" on stderr, MSG as every message shows
+ * (fb_escape_message(): a file's name escaped, a long one's middle left
+ * out). */
+void fb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* s (a file's or a device's name) as a message shows it, for a verb's own
+ * lines on stdout: fb_escape_message(). One of two buffers used in turn. */
+const char *fb_shown(const char *s);
 /* The printer main() installs with fb_report_set(): an error is one line
  * "flowbloom: MSG" on stderr, and in JSON mode also {"error": MSG} on
  * stdout; a note is "flowbloom: note: MSG"; libbpf's lines go as they are. */

@@ -2,6 +2,7 @@
 /* The library's one way to report (see report.h). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "report.h"
 
@@ -129,21 +130,102 @@ const char *fb_quote(const char *s)
 	return fb_quote_len(s, s ? strlen(s) : 0);
 }
 
+/* Bytes of s up to end, escaped, onto buf (at *at, of len), cut before an
+ * escape that does not fit; false once cut. */
+static bool escape_onto(const unsigned char *s, const unsigned char *end, char *buf, size_t len,
+			size_t *at)
+{
+	while (s < end) {
+		char esc[16];
+		int n, w = escape_step(s, esc, &n, true);
+
+		if (*at + (size_t)w >= len)
+			return false;
+		memcpy(buf + *at, esc, (size_t)w);
+		*at += (size_t)w;
+		s += n;
+	}
+	return true;
+}
+
+void fb_escape_message(const char *msg, char *buf, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)msg, *end, *c, *tail;
+	size_t at = 0, width, head;
+	char mid[48];
+	int n, w;
+
+	if (!len)
+		return;
+	buf[0] = 0;
+	while (*s) {
+		for (end = s; *end && *end != ' '; end++)
+			;
+		if (*end == ' ')
+			end++; /* a run with the space after it */
+		for (c = s, width = 0; c < end; c += n) {
+			char esc[16];
+
+			width += (size_t)escape_step(c, esc, &n, true);
+		}
+		if (width <= FB_RUN_MAX) {
+			if (!escape_onto(s, end, buf, len, &at))
+				break;
+			s = end;
+			continue;
+		}
+		/* Its start, the bytes left out, its end (a file's name). */
+		for (c = s, head = 0; c < end; c += n) {
+			char esc[16];
+
+			w = escape_step(c, esc, &n, true);
+			if (head + (size_t)w > FB_RUN_HEAD)
+				break;
+			head += (size_t)w;
+		}
+		for (tail = c; tail < end && width - head > FB_RUN_TAIL; tail += n) {
+			char esc[16];
+
+			head += (size_t)escape_step(tail, esc, &n, true);
+		}
+		snprintf(mid, sizeof(mid), "...(%zu bytes)...", (size_t)(tail - c));
+		if (!escape_onto(s, c, buf, len, &at) ||
+		    !escape_onto((const unsigned char *)mid,
+				 (const unsigned char *)mid + strlen(mid), buf, len, &at) ||
+		    !escape_onto(tail, end, buf, len, &at))
+			break;
+		s = end;
+	}
+	buf[at] = 0;
+}
+
 void fb_vreport(enum fb_report_level level, const char *fmt, va_list ap)
 {
-	char raw[FB_REPORT_MAX], buf[FB_REPORT_MAX];
-	int e = errno; /* kept: a caller may tell its failure by it */
+	char stack[FB_REPORT_MAX], *raw = stack, buf[FB_REPORT_MAX];
+	int e = errno, need; /* errno kept: a caller may tell its failure by it */
+	va_list again;
 
-	vsnprintf(raw, sizeof(raw), fmt, ap);
+	/* Whole, however long (an argument of any length, a path of
+	 * PATH_MAX escaped to four times that): what the message says after
+	 * it is never cut off. */
+	va_copy(again, ap);
+	need = vsnprintf(stack, sizeof(stack), fmt, ap);
+	if (need >= (int)sizeof(stack) && (raw = malloc((size_t)need + 1)))
+		vsnprintf(raw, (size_t)need + 1, fmt, again);
+	else
+		raw = stack;
+	va_end(again);
 	/* Messages quote their input (a list's line, a peer's route, a
 	 * file's name): its control characters reach the operator's
-	 * terminal escaped (fb_escape()), where an escape sequence could
-	 * rewrite what the screen shows. libbpf's own lines keep their
-	 * newlines. */
+	 * terminal escaped, where an escape sequence could rewrite what the
+	 * screen shows, and a long path shows its start and end
+	 * (fb_escape_message()). libbpf's own lines keep their newlines. */
 	if (level != FB_REPORT_LIBBPF)
-		fb_escape(raw, buf, sizeof(buf), true);
+		fb_escape_message(raw, buf, sizeof(buf));
 	else
-		memcpy(buf, raw, sizeof(buf));
+		snprintf(buf, sizeof(buf), "%s", raw);
+	if (raw != stack)
+		free(raw);
 	if (level == FB_REPORT_ERROR && fb_report_quiet) {
 		memcpy(fb_report_last, buf, sizeof(fb_report_last) - 1);
 		fb_report_last[sizeof(fb_report_last) - 1] = 0;

@@ -63,6 +63,20 @@ int fb_utf8_len(const unsigned char *s);
 const char *fb_escape(const char *s, char *buf, size_t len, bool keep_tab);
 #define FB_ESCAPED_SIZE(n) (4 * (n) + 1)
 
+/* A message for a terminal, in buf: fb_escape() (a tab kept), and each
+ * run of it between spaces (a path, mostly) that would show longer than
+ * FB_RUN_MAX characters shows its first FB_RUN_HEAD and its last
+ * FB_RUN_TAIL (where it lies, and the file's name), with how many bytes
+ * are left out between: "/srv/lists/...(3900 bytes).../rules.txt". A
+ * path may have 4096 bytes, four times that once escaped: whole, it would
+ * fill the operator's screen, and what the message says after it (why,
+ * what was left as it was) would be cut off or scroll away. What every
+ * message goes through (fb_report()), and the CLI's warnings. */
+void fb_escape_message(const char *msg, char *buf, size_t len);
+#define FB_RUN_MAX 160
+#define FB_RUN_HEAD 48
+#define FB_RUN_TAIL 96
+
 /* What a message quotes of an input token (a list's word, a value of a
  * configuration file, an argument): s as it is if it shows in at most
  * FB_QUOTE_MAX characters once escaped (fb_escape()), else the start
