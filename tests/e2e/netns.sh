@@ -319,9 +319,11 @@ held_status() {
 	local tag=$1 path=$2 act=$3
 	shift 3
 	rm -f "$T_TMP/$tag.st"
+	# The open is held 8 s: the act (a kill, a name made again) and the
+	# process's exit must land inside it even on a loaded CI machine.
 	(t_wait_until 20 grep -qs "stat.*\"$path\"" "$T_TMP/$tag.st" && eval "$act") &
 	strace -f -qq -o "$T_TMP/$tag.st" -P "$path" -e trace=openat,newfstatat,stat,statx \
-		-e inject=openat:delay_enter=3000000:when=1 "$FB" "$@" status >"$T_TMP/$tag.out" \
+		-e inject=openat:delay_enter=8000000:when=1 "$FB" "$@" status >"$T_TMP/$tag.out" \
 		2>"$T_TMP/$tag.err"
 	echo $? >"$T_TMP/$tag.rc"
 	wait $!

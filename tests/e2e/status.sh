@@ -423,7 +423,7 @@ kill "$FH" && wait "$FH" 2>/dev/null
 # not trusted (nobody's), its action needed (attach without --action):
 # action null, exit 0, nothing said; now exit 1 saying why. Each state
 # has every field.
-FIELDS="action attachments capture_ring_bytes capture_running complete device ethernet fails_open filter filter_map_id ifindex link_type malformed maps mode multi_buffer netns not_ethernet not_found_attached not_looked_into prog_id sketch_by"
+FIELDS="action attachments capture_ring_bytes capture_running complete device ethernet fails_open filter filter_map_id gone_before_looked_into ifindex link_type malformed maps mode multi_buffer netns not_ethernet not_found_attached not_looked_into prog_id sketch_by"
 # first FILE: its first line (the answer; an error's object follows it)
 first() { head -1 "$1" >"$1.first" && echo "$1.first"; }
 fields() { "$PY" -c '
