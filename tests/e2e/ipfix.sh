@@ -731,6 +731,44 @@ check_eq "ipfix --tcp, a collector that never reads: SIGTERM ends it (status 0)"
 grep -q "; [1-9][0-9]* records lost" "$T_TMP/exp.out" &&
 	pass "ipfix --tcp, a collector that never reads: the records not delivered counted" ||
 	fail "ipfix --tcp, never read: $(cat "$T_TMP/exp.out")"
+
+# --- TCP: a collector that sends data back ------------------------------------------
+# RFC 7011 has the collector send nothing; one that does (a proxy, a wrong
+# service) still gets every record and a clean end, a FIN: before, the
+# exporter read one byte a turn and its close() with bytes unread sent a
+# reset (a collector may drop what it had not read yet).
+inb sysctl -qw net.ipv4.tcp_wmem="4096 16384 4194304"
+$NB "$PY" -c '
+import socket, sys, time
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", 4748)); l.listen(1)
+c, _ = l.accept()
+c.sendall(b"hello? " * 1000)
+n = 0
+try:
+    while True:
+        d = c.recv(65536)
+        if not d:
+            break
+        n += len(d)
+    print("eof", n)
+except OSError as e:
+    print("error", e, n)' >"$T_TMP/talk.out" 2>&1 &
+TALK=$!
+BG+=($TALK)
+wait_listen tcp 4748
+exporter f --collector 127.0.0.1:4748 --tcp --idle-timeout 0.2 --interval 60
+send1 48201 3
+t_wait_until 10 table_empty f
+sleep 0.3
+stop_exporter "ipfix --tcp, a collector that talks"
+wait $TALK
+check_eq "ipfix --tcp, a collector that sends data: the exporter ends with a FIN, not a reset" \
+	"$(cut -d' ' -f1 "$T_TMP/talk.out")" eof
+grep -q "; 0 records lost" "$T_TMP/exp.out" &&
+	pass "ipfix --tcp, a collector that sends data: nothing lost" ||
+	fail "ipfix --tcp, a collector that sends data: $(cat "$T_TMP/exp.out")"
 check "detach" "$FB" -n "$NSB" detach "$VB"
 check "destroy" "$FB" destroy f
 
@@ -794,6 +832,18 @@ ok("every packet in a flow record or the overflow counts: %s + %s = 450 packets,
    over and [inflows[i] + over[i] for i in (0, 1)] == [450, sum(v[1] for v in sent.values())])
 EOF
 verdicts "$T_TMP/over.check" "ipfix, table of 64 flows"
+# A clean stop over TCP withdraws every template once its records are
+# sent (RFC 7011 section 8.1): the session's last message, alone, numbered
+# after every data record (before, the connection just closed).
+check_eq "ipfix --tcp, SIGTERM: the last message withdraws templates 256 to 263" "$("$PY" -c '
+import json, sys
+L = [json.loads(l) for l in open(sys.argv[1])]
+i = max(i for i, l in enumerate(L) if "msg" in l)
+n = sum(l["msg"]["data_records"] for l in L[:i] if "msg" in l)
+w = [l.get("withdrawn") for l in L[i + 1:] if "closed" not in l]
+print(L[i]["msg"]["seq"] == n and L[i]["msg"]["data_records"] == 0 and w == list(range(256, 264))
+      or ("last message", L[i]["msg"], "then", [sorted(l)[0] for l in L[i + 1:]][:12], n))' \
+	"$T_TMP/over.json")" True
 "$FB" metrics g >"$T_TMP/metrics" 2>&1
 grep -Eq '^flowbloom_accounting_overflow_packets_total\{filter="g"\} [1-9][0-9]*$' "$T_TMP/metrics" &&
 	grep -Eq '^flowbloom_accounting_capacity_flows\{filter="g"\} [0-9]*$' "$T_TMP/metrics" &&

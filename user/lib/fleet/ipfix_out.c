@@ -59,6 +59,7 @@ struct fb_ipfix_out {
 	bool tpl_due;
 	bool after_tpl; /* the last message was templates: records next */
 	bool restart;	/* UDP: a new socket and session before the next send */
+	bool withdrawn; /* TCP: the templates are withdrawn (the session ends) */
 	/* The queue: a ring of cap records from head. */
 	struct qrec *q;
 	size_t cap, head, n;
@@ -85,10 +86,31 @@ static int sock_error(int fd)
 	return err;
 }
 
+/* TCP: what the collector sent, read and dropped (RFC 7011 has it send
+ * nothing; a proxy or a wrong service might). Data left unread makes
+ * close() reset the connection rather than end it. Bounded: a collector
+ * that sends without end takes no more than this of a pump. -1 and errno
+ * if the connection failed, 0 at its end, 1 if it is open. */
+static int drain(int fd)
+{
+	char junk[4096];
+	ssize_t n = 1;
+	int i;
+
+	for (i = 0; i < 64 && n > 0; i++)
+		n = recv(fd, junk, sizeof(junk), MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return 1;
+	return n > 0 ? 1 : (int)n;
+}
+
 static void close_fd(struct fb_ipfix_out *x)
 {
-	if (x->fd >= 0)
+	if (x->fd >= 0) {
+		if (x->o.tcp)
+			drain(x->fd);
 		close(x->fd);
+	}
 	x->fd = -1;
 }
 
@@ -148,6 +170,7 @@ static int new_session(struct fb_ipfix_out *x, double now)
 	x->next_tpl = now + 1;
 	x->written = 0;
 	x->fn = 0;
+	x->withdrawn = false;
 	x->inflight = 0;
 	x->s.sessions++;
 	return 0;
@@ -343,8 +366,7 @@ static void acked(struct fb_ipfix_out *x)
 static int pump_tcp(struct fb_ipfix_out *x, double now)
 {
 	struct pollfd p;
-	char c;
-	int err;
+	int err, r;
 
 	if (x->st == ST_IDLE) {
 		if (now < x->retry_at)
@@ -373,14 +395,13 @@ static int pump_tcp(struct fb_ipfix_out *x, double now)
 			x->events |= FB_IPFIX_EV_UP;
 		x->down = false;
 	}
-	/* A collector never sends: readable means closed or reset. */
+	/* A collector sends nothing: readable means closed or reset, or
+	 * bytes to drop. */
 	p.events = POLLIN | POLLRDHUP;
 	if (poll(&p, 1, 0) > 0) {
-		ssize_t n = recv(x->fd, &c, 1, MSG_DONTWAIT);
-
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) ||
-		    (p.revents & (POLLERR | POLLHUP | POLLRDHUP))) {
-			err = n < 0 ? errno : sock_error(x->fd);
+		r = drain(x->fd);
+		if (r <= 0 || (p.revents & (POLLERR | POLLHUP | POLLRDHUP))) {
+			err = r < 0 ? errno : sock_error(x->fd);
 			/* Delivered before the close: what it acknowledged. */
 			acked(x);
 			failed(x, "the collector closed the connection", err ? err : ECONNRESET,
@@ -506,6 +527,19 @@ void fb_ipfix_out_finish(struct fb_ipfix_out *x, double until)
 	for (;;) {
 		if (fb_ipfix_out_pump(x, now) < 0)
 			break;
+		if (x->o.tcp && x->st == ST_UP && !x->n && !x->out_len && !x->withdrawn) {
+			/* Everything sent: the templates end with the session,
+			 * withdrawn (RFC 7011 section 8.1; never over UDP). The
+			 * message goes, and is awaited, as a message of records. */
+			x->withdrawn = true;
+			if (fb_ipfix_put_withdrawals(x->enc)) {
+				fb_report_err("ipfix: %s", fb_ipfix_error(x->enc));
+				break;
+			}
+			if (hold(x, 0) < 0)
+				break;
+			continue;
+		}
 		if (!x->n && !x->out_len && (!x->o.tcp || !x->fn || x->st != ST_UP))
 			break;
 		if (now >= until)
