@@ -157,6 +157,12 @@ conf_err "a bad value, named FILE:LINE" \
 conf_err "an unknown option, named FILE:LINE" 'collector = 127.0.0.1:4739\nfrobnicate = 1\n' \
 	"2: unknown option 'frobnicate'"
 conf_err "a value for a flag" 'tcp = yes\n' "1: tcp takes no value"
+# An option twice is refused, both lines named (before, the last won: two
+# collector lines exported to the second alone, silently).
+conf_err "a collector twice, both lines named" \
+	'collector = 198.51.100.10:4739\n# the backup\ncollector = 198.51.100.11:4739\n' \
+	"3: collector given again (line 1): once per file"
+conf_err "a flag twice" 'collector = 198.51.100.10:4739\ntcp\ntcp\n' "3: tcp given again (line 2): once per file"
 # The collector's form checked where it is read (it used to be checked after
 # the file, named by no line, with the usage text).
 conf_err "a collector without a port, named FILE:LINE" 'tcp\ncollector = 198.51.100.10\n' \
