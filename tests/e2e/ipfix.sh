@@ -775,6 +775,37 @@ check_eq "ipfix --tcp, a collector that sends data: the exporter ends with a FIN
 grep -q "; 0 records lost" "$T_TMP/exp.out" &&
 	pass "ipfix --tcp, a collector that sends data: nothing lost" ||
 	fail "ipfix --tcp, a collector that sends data: $(cat "$T_TMP/exp.out")"
+
+# --- a collector's name of several addresses -----------------------------------------
+# The first (2001:db8::1: A, where nobody listens) refuses, and the next
+# (198.51.100.2) is tried at once: before, the first alone, every second,
+# for ever. The name is resolved through a hosts file of this test's own
+# (a mount namespace of the exporter's).
+# (The IPv6 addresses again: the MTU of 1000 above took IPv6 off the link,
+# and with it went the addresses, which makes an IPv6 collector sort last: getaddrinfo
+# sorts the IPv6 address first, as RFC 6724 does.)
+ip -n "$NSA" addr replace 2001:db8::1/64 dev "$VA" nodad
+ip -n "$NSB" addr replace 2001:db8::2/64 dev "$VB" nodad
+printf '2001:db8::1 collector.test\n198.51.100.2 collector.test\n' >"$T_TMP/hosts"
+$NB "$PY" "$DECODE" tcp 198.51.100.2 4750 "$T_TMP/multi.json" &
+BG+=($!)
+wait_listen tcp 4750
+: >"$T_TMP/exp.out"
+: >"$T_TMP/exp.err"
+unshare -m sh -c 'mount --bind "$1" /etc/hosts && exec nsenter --net="$2" "$3" ipfix f \
+	--collector collector.test:4750 --tcp --idle-timeout 0.2 --interval 60' _ \
+	"$T_TMP/hosts" "/run/netns/$NSB" "$FB" >"$T_TMP/exp.out" 2>"$T_TMP/exp.err" &
+EXP=$!
+BG+=($EXP)
+wait_grep "ipfix: exporting" "$T_TMP/exp.err" || fail "ipfix, a name of two addresses: the exporter did not start"
+send1 48301 2
+wait_grep '"tid": 260, .*"7": 48301,' "$T_TMP/multi.json" &&
+	pass "ipfix --tcp, a name of two addresses, the first dead: records reach the second" ||
+	fail "ipfix --tcp, a name of two addresses: no record at the second ($(cat "$T_TMP/exp.err"))"
+grep -q "connect: Connection refused" "$T_TMP/exp.err" &&
+	pass "... after the first failed (it was tried, and reported)" ||
+	fail "... the first address was not tried first: $(cat "$T_TMP/exp.err")"
+stop_exporter "ipfix, a name of two addresses"
 check "detach" "$FB" -n "$NSB" detach "$VB"
 check "destroy" "$FB" destroy f
 

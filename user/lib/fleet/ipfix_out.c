@@ -24,6 +24,7 @@
 #define RETRY_S 1.0	      /* between connection attempts and UDP probes */
 #define USER_TIMEOUT_MS 30000 /* TCP: unacknowledged data this long ends a connection */
 #define FIFO_MAX 4096	      /* TCP messages written and not yet acknowledged, tracked */
+#define ADDRS_MAX 8	      /* of the collector's name, tried in turn */
 
 struct qrec {
 	__u8 kind; /* enum fb_ipfix_kind */
@@ -46,8 +47,12 @@ enum state { ST_IDLE, ST_CONNECTING, ST_UP };
 struct fb_ipfix_out {
 	struct fb_ipfix_out_opts o;
 	struct fb_ipfix *enc;
-	struct sockaddr_storage addr;
-	socklen_t alen;
+	/* The collector's addresses, in getaddrinfo's order (RFC 6724): a
+	 * failure moves to the next, at once; after the last, a second's
+	 * wait and the first again. cur: the one in use. */
+	struct sockaddr_storage addrs[ADDRS_MAX];
+	socklen_t alens[ADDRS_MAX];
+	unsigned naddr, cur;
 	int fd;
 	enum state st;
 	bool down;	  /* in an outage (reported once, until it ends) */
@@ -121,7 +126,7 @@ static int open_socket(struct fb_ipfix_out *x)
 	int one = 1, tmo = USER_TIMEOUT_MS, fd;
 
 	close_fd(x);
-	fd = socket(x->addr.ss_family,
+	fd = socket(x->addrs[x->cur].ss_family,
 		    (x->o.tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return errno;
@@ -130,7 +135,8 @@ static int open_socket(struct fb_ipfix_out *x)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &tmo, sizeof(tmo));
 	}
-	if (connect(fd, (struct sockaddr *)&x->addr, x->alen) && errno != EINPROGRESS)
+	if (connect(fd, (struct sockaddr *)&x->addrs[x->cur], x->alens[x->cur]) &&
+	    errno != EINPROGRESS)
 		return errno;
 	return 0;
 }
@@ -141,7 +147,7 @@ static int open_socket(struct fb_ipfix_out *x)
  * tunnel's MTU (WireGuard's 1420, IPv6's 1280) is often below Ethernet's. */
 static void udp_fit(struct fb_ipfix_out *x)
 {
-	bool v6 = x->addr.ss_family == AF_INET6;
+	bool v6 = x->addrs[x->cur].ss_family == AF_INET6;
 	socklen_t len = sizeof(int);
 	size_t max = FB_IPFIX_MSG_UDP;
 	int mtu = 0, hdr = (v6 ? 40 : 20) + 8;
@@ -215,7 +221,8 @@ static void failed(struct fb_ipfix_out *x, const char *what, int err, double now
 	} else {
 		x->restart = true;
 	}
-	x->retry_at = now + RETRY_S;
+	x->cur = (x->cur + 1) % x->naddr;
+	x->retry_at = x->cur ? now : now + RETRY_S;
 	x->probed_at = 0;
 }
 
@@ -427,6 +434,7 @@ static int pump_udp(struct fb_ipfix_out *x, double now)
 		err = open_socket(x);
 		if (err) {
 			snprintf(x->err, sizeof(x->err), "socket: %s", strerror(err));
+			x->cur = (x->cur + 1) % x->naddr;
 			return 0;
 		}
 		if (new_session(x, now))
@@ -564,7 +572,7 @@ void fb_ipfix_out_finish(struct fb_ipfix_out *x, double until)
 
 struct fb_ipfix_out *fb_ipfix_out_open(const struct fb_ipfix_out_opts *o)
 {
-	struct addrinfo hints = { 0 }, *ai = NULL;
+	struct addrinfo hints = { 0 }, *ai = NULL, *a;
 	struct fb_ipfix_out *x;
 	int rc;
 
@@ -585,13 +593,22 @@ struct fb_ipfix_out *fb_ipfix_out_open(const struct fb_ipfix_out_opts *o)
 		free(x);
 		return NULL;
 	}
-	memcpy(&x->addr, ai->ai_addr, ai->ai_addrlen);
-	x->alen = ai->ai_addrlen;
+	for (a = ai; a && x->naddr < ADDRS_MAX; a = a->ai_next) {
+		if (a->ai_addrlen > sizeof(x->addrs[0]))
+			continue;
+		memcpy(&x->addrs[x->naddr], a->ai_addr, a->ai_addrlen);
+		x->alens[x->naddr++] = a->ai_addrlen;
+	}
 	freeaddrinfo(ai);
 	x->o = *o;
 	x->o.host = x->o.port = NULL;
 	x->cap = o->queue;
 	x->fd = -1;
+	if (!x->naddr) {
+		fb_report_err("ipfix: collector '%s': no address", o->host);
+		fb_ipfix_out_close(x);
+		return NULL;
+	}
 	x->enc = fb_ipfix_new(o->domain, o->tcp ? FB_IPFIX_MSG_TCP : FB_IPFIX_MSG_UDP,
 			      o->l2_estimates);
 	if (!x->enc) {
@@ -602,8 +619,12 @@ struct fb_ipfix_out *fb_ipfix_out_open(const struct fb_ipfix_out_opts *o)
 	if (!o->tcp) {
 		double now = mono();
 
-		rc = open_socket(x);
+		/* The first address a socket connects to (a route exists). */
+		do
+			rc = open_socket(x);
+		while (rc && ++x->cur < x->naddr);
 		if (rc) {
+			x->cur = 0;
 			fb_report_err("ipfix: UDP socket: %s", strerror(rc));
 			fb_ipfix_out_close(x);
 			return NULL;
