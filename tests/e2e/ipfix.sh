@@ -627,6 +627,31 @@ t = [float(x) for x in sys.argv[1].split()]
 g = sorted(b - a for a, b in zip(t, t[1:]))
 sys.exit(not (len(g) >= 5 and 0.35 <= g[len(g) // 2] <= 0.6))' "$t" &&
 	pass "ipfix: templates every 0.4 s (at $t)" || fail "ipfix: templates every 0.4 s: at $t"
+# --template-refresh 0: templates before every message of records, and
+# alone only at the session's start: an idle exporter sends nothing more
+# (it sent them every loop turn, ten messages a second).
+$NB "$PY" "$DECODE" udp 127.0.0.1 4751 "$T_TMP/tpl0.json" &
+BG+=($!)
+wait_listen udp 4751
+exporter f --collector 127.0.0.1:4751 --template-refresh 0 --idle-timeout 0.2 --interval 60
+sleep 2 # idle
+send1 48401 2
+wait_grep '"tid": 260, .*"7": 48401,' "$T_TMP/tpl0.json" ||
+	fail "ipfix, template refresh 0: the flow's record did not arrive"
+sleep 1 # idle again
+stop_exporter "ipfix, template refresh 0"
+check_eq "ipfix --template-refresh 0: templates before each message of records, none while idle" \
+	"$("$PY" -c '
+import json, sys
+kinds, cur = [], None
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if "msg" in o:
+        cur = "d" if o["msg"]["data_records"] else "t"
+        kinds.append(cur)
+s = "".join(kinds)
+print(s.startswith("t") and "dd" not in s and s.count("t") <= s.count("d") + 1 or s)' \
+		"$T_TMP/tpl0.json")" True
 
 # --- UDP: messages that fit the path MTU -------------------------------------------
 # The collector in NSA, across the veth, whose MTU is made 1280 (IPv6's

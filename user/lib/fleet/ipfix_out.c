@@ -463,7 +463,9 @@ static int pump_udp(struct fb_ipfix_out *x, double now)
 		x->out_recs = 0;
 		return 0;
 	}
-	if (now >= x->next_tpl)
+	/* Refresh 0: templates go before every message of records
+	 * (encode()), alone only at a session's start. */
+	if (now >= x->next_tpl && x->o.refresh > 0)
 		x->tpl_due = true;
 	return send_all(x, now);
 }
