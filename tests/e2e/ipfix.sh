@@ -157,6 +157,12 @@ conf_err "a bad value, named FILE:LINE" \
 conf_err "an unknown option, named FILE:LINE" 'collector = 127.0.0.1:4739\nfrobnicate = 1\n' \
 	"2: unknown option 'frobnicate'"
 conf_err "a value for a flag" 'tcp = yes\n' "1: tcp takes no value"
+# An option twice is refused, both lines named (before, the last won: two
+# collector lines exported to the second alone, silently).
+conf_err "a collector twice, both lines named" \
+	'collector = 198.51.100.10:4739\n# the backup\ncollector = 198.51.100.11:4739\n' \
+	"3: collector given again (line 1): once per file"
+conf_err "a flag twice" 'collector = 198.51.100.10:4739\ntcp\ntcp\n' "3: tcp given again (line 2): once per file"
 # The collector's form checked where it is read (it used to be checked after
 # the file, named by no line, with the usage text).
 conf_err "a collector without a port, named FILE:LINE" 'tcp\ncollector = 198.51.100.10\n' \
@@ -621,6 +627,31 @@ t = [float(x) for x in sys.argv[1].split()]
 g = sorted(b - a for a, b in zip(t, t[1:]))
 sys.exit(not (len(g) >= 5 and 0.35 <= g[len(g) // 2] <= 0.6))' "$t" &&
 	pass "ipfix: templates every 0.4 s (at $t)" || fail "ipfix: templates every 0.4 s: at $t"
+# --template-refresh 0: templates before every message of records, and
+# alone only at the session's start: an idle exporter sends nothing more
+# (it sent them every loop turn, ten messages a second).
+$NB "$PY" "$DECODE" udp 127.0.0.1 4751 "$T_TMP/tpl0.json" &
+BG+=($!)
+wait_listen udp 4751
+exporter f --collector 127.0.0.1:4751 --template-refresh 0 --idle-timeout 0.2 --interval 60
+sleep 2 # idle
+send1 48401 2
+wait_grep '"tid": 260, .*"7": 48401,' "$T_TMP/tpl0.json" ||
+	fail "ipfix, template refresh 0: the flow's record did not arrive"
+sleep 1 # idle again
+stop_exporter "ipfix, template refresh 0"
+check_eq "ipfix --template-refresh 0: templates before each message of records, none while idle" \
+	"$("$PY" -c '
+import json, sys
+kinds, cur = [], None
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if "msg" in o:
+        cur = "d" if o["msg"]["data_records"] else "t"
+        kinds.append(cur)
+s = "".join(kinds)
+print(s.startswith("t") and "dd" not in s and s.count("t") <= s.count("d") + 1 or s)' \
+		"$T_TMP/tpl0.json")" True
 
 # --- UDP: messages that fit the path MTU -------------------------------------------
 # The collector in NSA, across the veth, whose MTU is made 1280 (IPv6's
@@ -731,6 +762,75 @@ check_eq "ipfix --tcp, a collector that never reads: SIGTERM ends it (status 0)"
 grep -q "; [1-9][0-9]* records lost" "$T_TMP/exp.out" &&
 	pass "ipfix --tcp, a collector that never reads: the records not delivered counted" ||
 	fail "ipfix --tcp, never read: $(cat "$T_TMP/exp.out")"
+
+# --- TCP: a collector that sends data back ------------------------------------------
+# RFC 7011 has the collector send nothing; one that does (a proxy, a wrong
+# service) still gets every record and a clean end, a FIN: before, the
+# exporter read one byte a turn and its close() with bytes unread sent a
+# reset (a collector may drop what it had not read yet).
+inb sysctl -qw net.ipv4.tcp_wmem="4096 16384 4194304"
+$NB "$PY" -c '
+import socket, sys, time
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", 4748)); l.listen(1)
+c, _ = l.accept()
+c.sendall(b"hello? " * 1000)
+n = 0
+try:
+    while True:
+        d = c.recv(65536)
+        if not d:
+            break
+        n += len(d)
+    print("eof", n)
+except OSError as e:
+    print("error", e, n)' >"$T_TMP/talk.out" 2>&1 &
+TALK=$!
+BG+=($TALK)
+wait_listen tcp 4748
+exporter f --collector 127.0.0.1:4748 --tcp --idle-timeout 0.2 --interval 60
+send1 48201 3
+t_wait_until 10 table_empty f
+sleep 0.3
+stop_exporter "ipfix --tcp, a collector that talks"
+wait $TALK
+check_eq "ipfix --tcp, a collector that sends data: the exporter ends with a FIN, not a reset" \
+	"$(cut -d' ' -f1 "$T_TMP/talk.out")" eof
+grep -q "; 0 records lost" "$T_TMP/exp.out" &&
+	pass "ipfix --tcp, a collector that sends data: nothing lost" ||
+	fail "ipfix --tcp, a collector that sends data: $(cat "$T_TMP/exp.out")"
+
+# --- a collector's name of several addresses -----------------------------------------
+# The first (2001:db8::1: A, where nobody listens) refuses, and the next
+# (198.51.100.2) is tried at once: before, the first alone, every second,
+# for ever. The name is resolved through a hosts file of this test's own
+# (a mount namespace of the exporter's).
+# (The IPv6 addresses again: the MTU of 1000 above took IPv6 off the link,
+# and with it went the addresses, which makes an IPv6 collector sort last: getaddrinfo
+# sorts the IPv6 address first, as RFC 6724 does.)
+ip -n "$NSA" addr replace 2001:db8::1/64 dev "$VA" nodad
+ip -n "$NSB" addr replace 2001:db8::2/64 dev "$VB" nodad
+printf '2001:db8::1 collector.test\n198.51.100.2 collector.test\n' >"$T_TMP/hosts"
+$NB "$PY" "$DECODE" tcp 198.51.100.2 4750 "$T_TMP/multi.json" &
+BG+=($!)
+wait_listen tcp 4750
+: >"$T_TMP/exp.out"
+: >"$T_TMP/exp.err"
+unshare -m sh -c 'mount --bind "$1" /etc/hosts && exec nsenter --net="$2" "$3" ipfix f \
+	--collector collector.test:4750 --tcp --idle-timeout 0.2 --interval 60' _ \
+	"$T_TMP/hosts" "/run/netns/$NSB" "$FB" >"$T_TMP/exp.out" 2>"$T_TMP/exp.err" &
+EXP=$!
+BG+=($EXP)
+wait_grep "ipfix: exporting" "$T_TMP/exp.err" || fail "ipfix, a name of two addresses: the exporter did not start"
+send1 48301 2
+wait_grep '"tid": 260, .*"7": 48301,' "$T_TMP/multi.json" &&
+	pass "ipfix --tcp, a name of two addresses, the first dead: records reach the second" ||
+	fail "ipfix --tcp, a name of two addresses: no record at the second ($(cat "$T_TMP/exp.err"))"
+grep -q "connect: Connection refused" "$T_TMP/exp.err" &&
+	pass "... after the first failed (it was tried, and reported)" ||
+	fail "... the first address was not tried first: $(cat "$T_TMP/exp.err")"
+stop_exporter "ipfix, a name of two addresses"
 check "detach" "$FB" -n "$NSB" detach "$VB"
 check "destroy" "$FB" destroy f
 
@@ -794,6 +894,18 @@ ok("every packet in a flow record or the overflow counts: %s + %s = 450 packets,
    over and [inflows[i] + over[i] for i in (0, 1)] == [450, sum(v[1] for v in sent.values())])
 EOF
 verdicts "$T_TMP/over.check" "ipfix, table of 64 flows"
+# A clean stop over TCP withdraws every template once its records are
+# sent (RFC 7011 section 8.1): the session's last message, alone, numbered
+# after every data record (before, the connection just closed).
+check_eq "ipfix --tcp, SIGTERM: the last message withdraws templates 256 to 263" "$("$PY" -c '
+import json, sys
+L = [json.loads(l) for l in open(sys.argv[1])]
+i = max(i for i, l in enumerate(L) if "msg" in l)
+n = sum(l["msg"]["data_records"] for l in L[:i] if "msg" in l)
+w = [l.get("withdrawn") for l in L[i + 1:] if "closed" not in l]
+print(L[i]["msg"]["seq"] == n and L[i]["msg"]["data_records"] == 0 and w == list(range(256, 264))
+      or ("last message", L[i]["msg"], "then", [sorted(l)[0] for l in L[i + 1:]][:12], n))' \
+	"$T_TMP/over.json")" True
 "$FB" metrics g >"$T_TMP/metrics" 2>&1
 grep -Eq '^flowbloom_accounting_overflow_packets_total\{filter="g"\} [1-9][0-9]*$' "$T_TMP/metrics" &&
 	grep -Eq '^flowbloom_accounting_capacity_flows\{filter="g"\} [0-9]*$' "$T_TMP/metrics" &&

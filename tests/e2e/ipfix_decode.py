@@ -6,6 +6,8 @@
 #   {"msg": {"version", "length", "export_time", "seq", "domain", "data_records",
 #            "recv": CLOCK_MONOTONIC seconds when it arrived}}
 #   {"template": ID, "fields": [[IE, LEN, PEN], ...]}
+#   {"withdrawn": ID} for a template withdrawal (a template record of no
+#       fields, section 8.1; the template is then unknown)
 #   {"tid": ID, "rec": {"IE": value or [values...]}}
 #   {"error": "..."} for anything malformed.
 # Usage: ipfix_decode.py udp|tcp ADDR PORT OUT [TEE_PORT...]   (runs until SIGTERM)
@@ -147,6 +149,10 @@ def message(m):
             while p + 4 <= len(body):
                 tid, n = struct.unpack("!HH", body[p:p + 4])
                 p += 4
+                if n == 0:
+                    templates.pop((dom, tid), None)
+                    recs.append({"withdrawn": tid})
+                    continue
                 fields = []
                 for _ in range(n):
                     ie, fl = struct.unpack("!HH", body[p:p + 4])

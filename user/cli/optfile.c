@@ -14,10 +14,12 @@
 #include "inputfile.h"
 
 #define LINE_MAX_LEN 1024
+#define OPTS_MAX 64 /* options of a table that one file may set (each once) */
 
 /* One line, "name" or "name = value": 0 or -1 (printed). */
+/* seen[i]: the line that set opts[i], 0: none yet. */
 static int line_of(const char *file, int n, char *s, const struct option *opts, const char *skip,
-		   fb_optfile_fn set, void *ctx)
+		   int *seen, fb_optfile_fn set, void *ctx)
 {
 	char *eq = strchr(s, '='), *name = s, *val = NULL;
 	const struct option *o;
@@ -43,6 +45,15 @@ static int line_of(const char *file, int n, char *s, const struct option *opts, 
 		fb_err("%s:%d: %s takes no value", file, n, name);
 		return -1;
 	}
+	/* Twice in one file is a mistake to say, not a value to drop: two
+	 * collector lines would otherwise export to the last alone. */
+	if (o - opts < OPTS_MAX && seen[o - opts]) {
+		fb_err("%s:%d: %s given again (line %d): once per file", file, n, name,
+		       seen[o - opts]);
+		return -1;
+	}
+	if (o - opts < OPTS_MAX)
+		seen[o - opts] = n;
 	why = set(o->val, val, ctx);
 	if (why) {
 		fb_err("%s:%d: %s", file, n, why);
@@ -110,6 +121,7 @@ int fb_conf_file_open(const char *file, const char *says)
 int fb_optfile_read(const char *file, const struct option *opts, const char *skip,
 		    fb_optfile_fn set, void *ctx)
 {
+	int seen[OPTS_MAX] = { 0 };
 	struct fb_lines r;
 	size_t len;
 	char *s;
@@ -133,7 +145,7 @@ int fb_optfile_read(const char *file, const struct option *opts, const char *ski
 		s = fb_conf_text(s, n);
 		if (!*s)
 			continue;
-		if (line_of(file, n, s, opts, skip, set, ctx)) {
+		if (line_of(file, n, s, opts, skip, seen, set, ctx)) {
 			rc = 1;
 			break;
 		}

@@ -30,7 +30,8 @@ int fb_conf_file_open(const char *file, const char *says);
 
 /* Read FILE, calling set for each line. Errors are printed as
  * FILE:LINE: why; returns 0, or 1 on an error. opts: the verb's table
- * (an entry named `skip`, e.g. "config", is refused in the file). */
+ * (an entry named `skip`, e.g. "config", is refused in the file); an
+ * option given twice in the file is an error. */
 int fb_optfile_read(const char *file, const struct option *opts, const char *skip,
 		    fb_optfile_fn set, void *ctx);
 

@@ -156,8 +156,9 @@ struct fb_ipfix {
 	int cur_ext; /* external template the buffer is set to, 0: none */
 	__u32 domain;
 	bool l2_est;
-	unsigned records;	 /* data records appended since the last take */
-	bool pending;		 /* anything appended since the last take */
+	unsigned records; /* data records appended since the last take */
+	bool pending;	  /* anything appended since the last take */
+	bool tpl_last;	  /* templates were the last appended (fixbuf is in a template set) */
 	size_t msg_max, msg_cap; /* this session's largest message; x->msg's size */
 	__u8 *msg;		 /* fixbuf's exporter writes each message here */
 	char err[256];
@@ -221,6 +222,7 @@ static int build(struct fb_ipfix *x)
 	x->cur_ext = 0;
 	x->records = 0;
 	x->pending = false;
+	x->tpl_last = false;
 	exp = fbExporterAllocBuffer(x->msg, (uint16_t)x->msg_max);
 	x->session = fbSessionAlloc(x->model);
 	if (!exp || !x->session) {
@@ -320,7 +322,40 @@ int fb_ipfix_put_templates(struct fb_ipfix *x)
 			return fail(x, "exporting templates", e);
 	}
 	x->pending = true;
+	x->tpl_last = true;
 	x->cur_ext = 0; /* a template set ends the data set */
+	return 0;
+}
+
+int fb_ipfix_put_withdrawals(struct fb_ipfix *x)
+{
+	static const uint16_t tids[] = { FB_IPFIX_TID_NEW4, FB_IPFIX_TID_NEW6,	FB_IPFIX_TID_EST4,
+					 FB_IPFIX_TID_EST6, FB_IPFIX_TID_FLOW4, FB_IPFIX_TID_FLOW6,
+					 FB_IPFIX_TID_MIT4, FB_IPFIX_TID_MIT6 };
+	GError *e = NULL;
+	size_t i;
+
+	/* fixbuf writes a withdrawal as it removes a template from a session
+	 * bound to a buffer, in a message of templates, and starts one by
+	 * ending the message in hand (EOM), the template already removed:
+	 * a template exported first takes that turn (and ends the empty
+	 * message in hand), unless templates went last: no turn to take. */
+	if (x->pending) {
+		snprintf(x->err, sizeof(x->err), "withdrawing templates: a message in hand");
+		return -1;
+	}
+	if (!x->tpl_last && !fbSessionExportTemplate(x->session, tids[0], &e)) {
+		if (!e || !g_error_matches(e, FB_ERROR_DOMAIN, FB_ERROR_EOM))
+			return fail(x, "withdrawing templates", e);
+		g_clear_error(&e);
+		if (!fBufEmit(x->buf, &e))
+			return fail(x, "withdrawing templates", e);
+	}
+	for (i = 0; i < sizeof(tids) / sizeof(tids[0]); i++)
+		if (!fbSessionRemoveTemplate(x->session, FALSE, tids[i], &e))
+			return fail(x, "withdrawing a template", e);
+	x->pending = true;
+	x->cur_ext = 0;
 	return 0;
 }
 
@@ -354,6 +389,7 @@ static int append(struct fb_ipfix *x, uint16_t internal, uint16_t ext, void *rec
 	}
 	x->records++;
 	x->pending = true;
+	x->tpl_last = false;
 	return 0;
 }
 

@@ -125,6 +125,9 @@ void fb_ipfix_set_msg_max(struct fb_ipfix *x, size_t msg_max);
 /* Append to the message being built: 0 done, 1 the message is full (take
  * it, then append again), -1 error. */
 int fb_ipfix_put_templates(struct fb_ipfix *x);
+/* TCP, at the end of a session: a withdrawal of every template (RFC 7011
+ * section 8.1), in a message of its own; nothing may be appended after. */
+int fb_ipfix_put_withdrawals(struct fb_ipfix *x);
 int fb_ipfix_put_newflow(struct fb_ipfix *x, const struct fb_ipfix_newflow *r);
 int fb_ipfix_put_estimate(struct fb_ipfix *x, const struct fb_ipfix_estimate *r);
 int fb_ipfix_put_mitigation(struct fb_ipfix *x, const struct fb_ipfix_mitigation *r);

@@ -24,6 +24,7 @@
 #define RETRY_S 1.0	      /* between connection attempts and UDP probes */
 #define USER_TIMEOUT_MS 30000 /* TCP: unacknowledged data this long ends a connection */
 #define FIFO_MAX 4096	      /* TCP messages written and not yet acknowledged, tracked */
+#define ADDRS_MAX 8	      /* of the collector's name, tried in turn */
 
 struct qrec {
 	__u8 kind; /* enum fb_ipfix_kind */
@@ -46,8 +47,12 @@ enum state { ST_IDLE, ST_CONNECTING, ST_UP };
 struct fb_ipfix_out {
 	struct fb_ipfix_out_opts o;
 	struct fb_ipfix *enc;
-	struct sockaddr_storage addr;
-	socklen_t alen;
+	/* The collector's addresses, in getaddrinfo's order (RFC 6724): a
+	 * failure moves to the next, at once; after the last, a second's
+	 * wait and the first again. cur: the one in use. */
+	struct sockaddr_storage addrs[ADDRS_MAX];
+	socklen_t alens[ADDRS_MAX];
+	unsigned naddr, cur;
 	int fd;
 	enum state st;
 	bool down;	  /* in an outage (reported once, until it ends) */
@@ -59,6 +64,7 @@ struct fb_ipfix_out {
 	bool tpl_due;
 	bool after_tpl; /* the last message was templates: records next */
 	bool restart;	/* UDP: a new socket and session before the next send */
+	bool withdrawn; /* TCP: the templates are withdrawn (the session ends) */
 	/* The queue: a ring of cap records from head. */
 	struct qrec *q;
 	size_t cap, head, n;
@@ -85,10 +91,31 @@ static int sock_error(int fd)
 	return err;
 }
 
+/* TCP: what the collector sent, read and dropped (RFC 7011 has it send
+ * nothing; a proxy or a wrong service might). Data left unread makes
+ * close() reset the connection rather than end it. Bounded: a collector
+ * that sends without end takes no more than this of a pump. -1 and errno
+ * if the connection failed, 0 at its end, 1 if it is open. */
+static int drain(int fd)
+{
+	char junk[4096];
+	ssize_t n = 1;
+	int i;
+
+	for (i = 0; i < 64 && n > 0; i++)
+		n = recv(fd, junk, sizeof(junk), MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return 1;
+	return n > 0 ? 1 : (int)n;
+}
+
 static void close_fd(struct fb_ipfix_out *x)
 {
-	if (x->fd >= 0)
+	if (x->fd >= 0) {
+		if (x->o.tcp)
+			drain(x->fd);
 		close(x->fd);
+	}
 	x->fd = -1;
 }
 
@@ -99,7 +126,7 @@ static int open_socket(struct fb_ipfix_out *x)
 	int one = 1, tmo = USER_TIMEOUT_MS, fd;
 
 	close_fd(x);
-	fd = socket(x->addr.ss_family,
+	fd = socket(x->addrs[x->cur].ss_family,
 		    (x->o.tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return errno;
@@ -108,7 +135,8 @@ static int open_socket(struct fb_ipfix_out *x)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &tmo, sizeof(tmo));
 	}
-	if (connect(fd, (struct sockaddr *)&x->addr, x->alen) && errno != EINPROGRESS)
+	if (connect(fd, (struct sockaddr *)&x->addrs[x->cur], x->alens[x->cur]) &&
+	    errno != EINPROGRESS)
 		return errno;
 	return 0;
 }
@@ -119,7 +147,7 @@ static int open_socket(struct fb_ipfix_out *x)
  * tunnel's MTU (WireGuard's 1420, IPv6's 1280) is often below Ethernet's. */
 static void udp_fit(struct fb_ipfix_out *x)
 {
-	bool v6 = x->addr.ss_family == AF_INET6;
+	bool v6 = x->addrs[x->cur].ss_family == AF_INET6;
 	socklen_t len = sizeof(int);
 	size_t max = FB_IPFIX_MSG_UDP;
 	int mtu = 0, hdr = (v6 ? 40 : 20) + 8;
@@ -148,6 +176,7 @@ static int new_session(struct fb_ipfix_out *x, double now)
 	x->next_tpl = now + 1;
 	x->written = 0;
 	x->fn = 0;
+	x->withdrawn = false;
 	x->inflight = 0;
 	x->s.sessions++;
 	return 0;
@@ -192,7 +221,8 @@ static void failed(struct fb_ipfix_out *x, const char *what, int err, double now
 	} else {
 		x->restart = true;
 	}
-	x->retry_at = now + RETRY_S;
+	x->cur = (x->cur + 1) % x->naddr;
+	x->retry_at = x->cur ? now : now + RETRY_S;
 	x->probed_at = 0;
 }
 
@@ -343,8 +373,7 @@ static void acked(struct fb_ipfix_out *x)
 static int pump_tcp(struct fb_ipfix_out *x, double now)
 {
 	struct pollfd p;
-	char c;
-	int err;
+	int err, r;
 
 	if (x->st == ST_IDLE) {
 		if (now < x->retry_at)
@@ -373,14 +402,13 @@ static int pump_tcp(struct fb_ipfix_out *x, double now)
 			x->events |= FB_IPFIX_EV_UP;
 		x->down = false;
 	}
-	/* A collector never sends: readable means closed or reset. */
+	/* A collector sends nothing: readable means closed or reset, or
+	 * bytes to drop. */
 	p.events = POLLIN | POLLRDHUP;
 	if (poll(&p, 1, 0) > 0) {
-		ssize_t n = recv(x->fd, &c, 1, MSG_DONTWAIT);
-
-		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) ||
-		    (p.revents & (POLLERR | POLLHUP | POLLRDHUP))) {
-			err = n < 0 ? errno : sock_error(x->fd);
+		r = drain(x->fd);
+		if (r <= 0 || (p.revents & (POLLERR | POLLHUP | POLLRDHUP))) {
+			err = r < 0 ? errno : sock_error(x->fd);
 			/* Delivered before the close: what it acknowledged. */
 			acked(x);
 			failed(x, "the collector closed the connection", err ? err : ECONNRESET,
@@ -406,6 +434,7 @@ static int pump_udp(struct fb_ipfix_out *x, double now)
 		err = open_socket(x);
 		if (err) {
 			snprintf(x->err, sizeof(x->err), "socket: %s", strerror(err));
+			x->cur = (x->cur + 1) % x->naddr;
 			return 0;
 		}
 		if (new_session(x, now))
@@ -434,7 +463,9 @@ static int pump_udp(struct fb_ipfix_out *x, double now)
 		x->out_recs = 0;
 		return 0;
 	}
-	if (now >= x->next_tpl)
+	/* Refresh 0: templates go before every message of records
+	 * (encode()), alone only at a session's start. */
+	if (now >= x->next_tpl && x->o.refresh > 0)
 		x->tpl_due = true;
 	return send_all(x, now);
 }
@@ -506,6 +537,19 @@ void fb_ipfix_out_finish(struct fb_ipfix_out *x, double until)
 	for (;;) {
 		if (fb_ipfix_out_pump(x, now) < 0)
 			break;
+		if (x->o.tcp && x->st == ST_UP && !x->n && !x->out_len && !x->withdrawn) {
+			/* Everything sent: the templates end with the session,
+			 * withdrawn (RFC 7011 section 8.1; never over UDP). The
+			 * message goes, and is awaited, as a message of records. */
+			x->withdrawn = true;
+			if (fb_ipfix_put_withdrawals(x->enc)) {
+				fb_report_err("ipfix: %s", fb_ipfix_error(x->enc));
+				break;
+			}
+			if (hold(x, 0) < 0)
+				break;
+			continue;
+		}
 		if (!x->n && !x->out_len && (!x->o.tcp || !x->fn || x->st != ST_UP))
 			break;
 		if (now >= until)
@@ -530,7 +574,7 @@ void fb_ipfix_out_finish(struct fb_ipfix_out *x, double until)
 
 struct fb_ipfix_out *fb_ipfix_out_open(const struct fb_ipfix_out_opts *o)
 {
-	struct addrinfo hints = { 0 }, *ai = NULL;
+	struct addrinfo hints = { 0 }, *ai = NULL, *a;
 	struct fb_ipfix_out *x;
 	int rc;
 
@@ -551,13 +595,22 @@ struct fb_ipfix_out *fb_ipfix_out_open(const struct fb_ipfix_out_opts *o)
 		free(x);
 		return NULL;
 	}
-	memcpy(&x->addr, ai->ai_addr, ai->ai_addrlen);
-	x->alen = ai->ai_addrlen;
+	for (a = ai; a && x->naddr < ADDRS_MAX; a = a->ai_next) {
+		if (a->ai_addrlen > sizeof(x->addrs[0]))
+			continue;
+		memcpy(&x->addrs[x->naddr], a->ai_addr, a->ai_addrlen);
+		x->alens[x->naddr++] = a->ai_addrlen;
+	}
 	freeaddrinfo(ai);
 	x->o = *o;
 	x->o.host = x->o.port = NULL;
 	x->cap = o->queue;
 	x->fd = -1;
+	if (!x->naddr) {
+		fb_report_err("ipfix: collector '%s': no address", o->host);
+		fb_ipfix_out_close(x);
+		return NULL;
+	}
 	x->enc = fb_ipfix_new(o->domain, o->tcp ? FB_IPFIX_MSG_TCP : FB_IPFIX_MSG_UDP,
 			      o->l2_estimates);
 	if (!x->enc) {
@@ -568,8 +621,12 @@ struct fb_ipfix_out *fb_ipfix_out_open(const struct fb_ipfix_out_opts *o)
 	if (!o->tcp) {
 		double now = mono();
 
-		rc = open_socket(x);
+		/* The first address a socket connects to (a route exists). */
+		do
+			rc = open_socket(x);
+		while (rc && ++x->cur < x->naddr);
 		if (rc) {
+			x->cur = 0;
 			fb_report_err("ipfix: UDP socket: %s", strerror(rc));
 			fb_ipfix_out_close(x);
 			return NULL;

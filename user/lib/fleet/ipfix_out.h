@@ -22,7 +22,10 @@
  *   (SIOCOUTQ) say which messages it has: at a reset or close, the rest are
  *   counted lost. Reconnection each second. A collector that takes the
  *   connection and never reads fills the queue (records are then dropped,
- *   counted); TCP_USER_TIMEOUT ends such a connection after 30 s.
+ *   counted); TCP_USER_TIMEOUT ends such a connection after 30 s. What a
+ *   collector sends is read and dropped (unread, it would turn the close
+ *   into a reset). At the end, once all is sent, the templates are
+ *   withdrawn (RFC 7011 section 8.1).
  */
 #ifndef FLOWBLOOM_USER_IPFIX_OUT_H
 #define FLOWBLOOM_USER_IPFIX_OUT_H
