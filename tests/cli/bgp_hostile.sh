@@ -392,10 +392,12 @@ PYEOF
 }
 # run STATE INPUT-KINDS...: one bgp run on that input; status in RC.
 # told FILE PATTERN WHAT: the notes matching PATTERN in FILE plus the counts
-# of its summaries of WHAT (the first 10 of a kind are said in full per
-# 10 s, the rest counted: "N more WHAT in the last 10 s").
+# of its summaries of WHAT, of every peer (the first 10 of a kind are said
+# in full per 10 s and peer, the rest counted: "N more routes from PEER
+# refused ... in the last 10 s").
 told() {
-	echo $(($(grep -c -- "$2" "$1") + $(sed -n "s/^flowbloom: bgp: \([0-9]*\) more $3 in the last [0-9]* s (not said one by one)\$/\1/p" "$1" |
+	echo $(($(grep -c -- "$2" "$1") + $(sed -e 's/^\(flowbloom: bgp: [0-9]* more routes\?\) from [^ ]*/\1/' "$1" |
+		sed -n "s/^flowbloom: bgp: \([0-9]*\) more $3 in the last [0-9]* s (not said one by one)\$/\1/p" |
 		awk '{ s += $1 } END { print s + 0 }')))
 }
 run() {

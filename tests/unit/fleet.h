@@ -39,6 +39,9 @@ void test_bgp_save(void);
 /* fleet_bgp_hostile.c */
 void test_bgp_hostile(void);
 
+/* fleet_bgpquiet.c */
+void test_bgp_quiet(void);
+
 /* fleet_bgp_exabgp.c */
 void test_bgp_exabgp(void);
 

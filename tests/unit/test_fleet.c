@@ -461,6 +461,7 @@ int main(void)
 	test_bgp_state();
 	test_bgp_save();
 	test_bgp_hostile();
+	test_bgp_quiet();
 	test_bgp_exabgp();
 	test_bgp_paths();
 	test_bgp_fit();

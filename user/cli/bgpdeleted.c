@@ -321,7 +321,7 @@ int bgp_recover_deleting(struct bgp_run *rn)
 		}
 		applied += !r;
 		if (!r && said) {
-			bgp_show(0, '-', &k, "");
+			bgp_change(rn, FB_BGP_NO_PEER, 0, '-', &k);
 			rn->deleted++;
 		}
 	}

@@ -52,6 +52,20 @@ void bgp_show(size_t lineno, char sign, const struct fb_key *k, const char *tail
 		bgp_say("%c%s%s", sign, text, tail);
 }
 
+void bgp_change(struct bgp_run *rn, unsigned talker, size_t lineno, char sign,
+		const struct fb_key *k)
+{
+	char text[FB_FLOW_STR], line[FB_BGP_CHANGE_STR];
+
+	fb_flow_format(k, text, sizeof(text));
+	if (lineno)
+		snprintf(line, sizeof(line), "<stdin>:%zu: %c%s", lineno, sign, text);
+	else
+		snprintf(line, sizeof(line), "%c%s", sign, text);
+	if (fb_bgp_change(&rn->b, talker, sign, line))
+		bgp_say("%s", line);
+}
+
 /* keys[bad] refused, err -1 (a prefix length too many) or -4 (a shape
  * too many: mask says why): each route holding it is named once, with
  * why. Returns how many other rules left the additions with its routes. */
@@ -394,7 +408,7 @@ void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 		}
 		if (p->moved)
 			continue;
-		bgp_show(p->lineno, '-', &p->key, "");
+		bgp_change(rn, p->talker, p->lineno, '-', &p->key);
 		rn->deleted++;
 		added += p->added;
 	}
@@ -494,7 +508,7 @@ size_t bgp_pending_left(const struct bgp_run *rn)
 }
 
 static int push_pending(struct bgp_run *rn, const struct fb_key *k, size_t lineno, bool gens,
-			bool moved)
+			bool moved, unsigned talker)
 {
 	if (rn->npend == rn->cap_pend) {
 		size_t cap = rn->cap_pend ? 2 * rn->cap_pend : 64;
@@ -507,25 +521,26 @@ static int push_pending(struct bgp_run *rn, const struct fb_key *k, size_t linen
 		rn->pend = p;
 		rn->cap_pend = cap;
 	}
-	rn->pend[rn->npend++] = (struct bgp_pending){
+	rn->pend[rn->npend] = (struct bgp_pending){
 		.key = *k, .lineno = lineno, .gens = gens, .moved = moved, .ix = -1
 	};
+	rn->pend[rn->npend++].talker = talker;
 	return 0;
 }
 
 int bgp_queue_del(struct bgp_run *rn, const struct fb_key *k)
 {
-	return push_pending(rn, k, 0, false, false);
+	return push_pending(rn, k, 0, false, false, FB_BGP_NO_PEER);
 }
 
 /* The line's deletions (b.del) wait for the next commit, which writes
  * the state file first: 0, or -1 out of memory. */
-int bgp_queue_dels(struct bgp_run *rn, size_t lineno)
+int bgp_queue_dels(struct bgp_run *rn, size_t lineno, unsigned talker)
 {
 	size_t i;
 
 	for (i = 0; i < rn->b.ndel; i++)
-		if (push_pending(rn, &rn->b.del[i], lineno, rn->in_gens, false))
+		if (push_pending(rn, &rn->b.del[i], lineno, rn->in_gens, false, talker))
 			return -1;
 	return 0;
 }
@@ -633,7 +648,7 @@ int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line)
 	 * lifetime, carried) is deleted as a withdrawn one is. */
 	if (in_line || !rn->b.ndel)
 		return 0;
-	if (bgp_queue_dels(rn, 0))
+	if (bgp_queue_dels(rn, 0, FB_BGP_NO_PEER))
 		return -1;
 	fb_bgp_done(&rn->b);
 	return 0;
@@ -661,7 +676,7 @@ int bgp_move(struct bgp_run *rn, struct fb_store *f)
 		return -1;
 	}
 	for (i = 0; i < n; i++)
-		if (push_pending(rn, &keys[i], 0, old, true)) {
+		if (push_pending(rn, &keys[i], 0, old, true, FB_BGP_NO_PEER)) {
 			free(keys);
 			return -1;
 		}

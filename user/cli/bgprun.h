@@ -28,9 +28,10 @@ struct bgp_pending {
 	struct fb_key key;
 	size_t lineno;
 	bool gens, moved, again;
-	bool gone;  /* taken back: the rule announced again (bgp_pend_cancel) */
-	bool added; /* of a killed run's STATE.added (bgp_recover_added) */
-	long ix;    /* its "# delete" line in the state file written last; -1: none */
+	bool gone;	 /* taken back: the rule announced again (bgp_pend_cancel) */
+	bool added;	 /* of a killed run's STATE.added (bgp_recover_added) */
+	long ix;	 /* its "# delete" line in the state file written last; -1: none */
+	unsigned talker; /* whose line ended its last path (fb_bgp_talker), for the log */
 };
 
 /*
@@ -134,6 +135,11 @@ void bgp_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A rule added ('+'), deleted ('-') or not ('?'), with its input line (0:
  * none) and tail. */
 void bgp_show(size_t lineno, char sign, const struct fb_key *k, const char *tail);
+/* A change to the filter ('+' or '-', as bgp_show) that a line of talker
+ * made (fb_bgp_talker; FB_BGP_NO_PEER: none did): said in full while the
+ * talker's window allows, else counted (fb_bgp_change). */
+void bgp_change(struct bgp_run *rn, unsigned talker, size_t lineno, char sign,
+		const struct fb_key *k);
 /* bgpfilter.c, each with the filter f open and locked. Add keys[0..*n)
  * (refusals handled; what: the batch, for a message): how many refused,
  * *n how many added. */
@@ -159,9 +165,9 @@ int bgp_del_permanent(struct fb_store *f, const struct fb_key *k);
 /* At the run's end, after its last commit: each deletion still waiting,
  * said (its rule stays in the filter); how many. */
 size_t bgp_pending_left(const struct bgp_run *rn);
-/* b.del onto the deletions waiting (lineno: their line): 0, or -1 out of
- * memory. */
-int bgp_queue_dels(struct bgp_run *rn, size_t lineno);
+/* b.del onto the deletions waiting (lineno: their line, talker: whose it
+ * is): 0, or -1 out of memory. */
+int bgp_queue_dels(struct bgp_run *rn, size_t lineno, unsigned talker);
 /* One copy of k out of the permanent rules once the state file is
  * written (a rule a killed run added): 0, or -1 out of memory. */
 int bgp_queue_del(struct bgp_run *rn, const struct fb_key *k);

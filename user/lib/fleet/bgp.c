@@ -433,6 +433,7 @@ int fb_bgp_line(struct fb_bgp *b, const char *line, size_t n, size_t lineno)
 	b->nadd = b->ndel = 0;
 	b->changed = b->stale_changed = false;
 	b->lineno = lineno;
+	b->talker = FB_BGP_NO_PEER; /* its peer's once read (fb_bgp_read_message) */
 	if (memchr(line, 0, n)) {
 		fb_bgp_note(b, FB_BGP_SKIPPED, lineno, "NUL byte in the line; line skipped");
 		return -1;
@@ -515,9 +516,16 @@ static void route_refuse(struct fb_bgp *b, struct fb_bgp_path *p, const struct f
 		else
 			pp = &q->next;
 	}
-	if (why)
+	if (why) {
+		/* In the window of the peer it names (a refresh's refusal
+		 * has no line, a line's route is its peer's). */
+		unsigned talker = b->talker;
+
+		b->talker = fb_bgp_talker(b, p->peer);
 		fb_bgp_note(b, FB_BGP_REFUSED, b->lineno, "'%s' from %s: %s; not applied",
 			    fb_quote_len(p->nlri, l), fb_quote(p->peer), why);
+		b->talker = talker;
+	}
 	for (pp = head; *pp != p; pp = &(*pp)->next)
 		;
 	part_forget(b, pp, refused, gone);

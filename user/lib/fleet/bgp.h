@@ -47,6 +47,32 @@ enum fb_bgp_kind {
 	FB_BGP_KINDS
 };
 
+/*
+ * Whose notes and changes share a window (bgpquiet.c): each peer's its own,
+ * so a noisy peer never hides another's first lines. Talker
+ * FB_BGP_NO_PEER is what no peer's line made (the state file, a line
+ * unread); the first FB_BGP_PEERS peers seen have one each, and the peers
+ * after them share FB_BGP_MORE_PEERS (a bound: ExaBGP's neighbors are
+ * configured, a few in practice).
+ */
+#define FB_BGP_NO_PEER 0
+#define FB_BGP_MORE_PEERS 1
+#define FB_BGP_PEERS 256
+#define FB_BGP_PEER_MAX 64 /* a peer's name kept (an address: 45 at most) */
+/* A change line kept for a window's summary: "<stdin>:LINE: +RULE". */
+#define FB_BGP_CHANGE_STR 240
+
+struct fb_bgp_talker {
+	char peer[FB_BGP_PEER_MAX];		 /* "" for the two shared ones */
+	struct fb_ratelimit quiet[FB_BGP_KINDS]; /* [FB_BGP_SAID]: unused */
+	/* The filter's changes its lines made (fb_bgp_change): the first
+	 * `change_burst` of a window said, the others counted, added (+) and
+	 * deleted (-), with the first and last of them. */
+	struct fb_ratelimit change;
+	unsigned long long held_add;
+	char first[FB_BGP_CHANGE_STR], last[FB_BGP_CHANGE_STR];
+};
+
 struct fb_bgp_path;
 struct fb_bgp_rule;
 struct fb_bgp_stale;
@@ -78,19 +104,41 @@ struct fb_bgp {
 	void *ctx;
 	const char *source; /* for messages: "<stdin>" */
 	size_t lineno;	    /* the last line's number, for fb_bgp_refused()'s notes (0: none) */
-	struct fb_ratelimit quiet[FB_BGP_KINDS]; /* every note said, unless fb_bgp_quiet() */
+	/* The last line's peer's talker (FB_BGP_NO_PEER: none): whose window
+	 * its notes and changes take. Every note is said, unless
+	 * fb_bgp_quiet(); then talk[0..ntalk) are the windows. */
+	unsigned talker;
+	struct fb_bgp_talker *talk;
+	size_t ntalk, cap_talk;
+	double quiet_secs;     /* the windows' length; 0: none */
+	unsigned quiet_burst;  /* notes of a kind said per window and talker */
+	unsigned change_burst; /* changes said per window and talker */
+	double quiet_next;     /* CLOCK_MONOTONIC the first open window ends at */
 };
 
 int fb_bgp_init(struct fb_bgp *b, const struct fb_bgp_opts *o);
 void fb_bgp_free(struct fb_bgp *b);
 /* A note for the user, "SOURCE:LINE: text" when lineno is set, to note()
  * or stderr; of a kind past FB_BGP_SAID, said in full only burst times
- * per interval seconds once fb_bgp_quiet() is called, the rest counted
- * and said by fb_bgp_note_due() ("N more routes refused past --max-paths
- * in the last 10 s"). */
+ * per interval seconds and talker (b->talker: the peer of the line) once
+ * fb_bgp_quiet() is called, the rest counted and said by
+ * fb_bgp_note_due() ("N more routes from PEER refused past --max-paths in
+ * the last 10 s"). */
 void fb_bgp_note(struct fb_bgp *b, enum fb_bgp_kind kind, size_t lineno, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-void fb_bgp_quiet(struct fb_bgp *b, double interval, unsigned burst);
+/* Windows of interval seconds: burst notes of each kind and
+ * change_burst changes said in each, per talker. 0, or -1 out of memory
+ * (said). */
+int fb_bgp_quiet(struct fb_bgp *b, double interval, unsigned burst, unsigned change_burst);
+/* The talker of peer (NULL: FB_BGP_NO_PEER), made if new while fewer
+ * than FB_BGP_PEERS are (else, or out of memory, FB_BGP_MORE_PEERS);
+ * FB_BGP_NO_PEER while there are no windows. */
+unsigned fb_bgp_talker(struct fb_bgp *b, const char *peer);
+/* A change to the filter that talker's line made, sign '+' (a rule
+ * added) or '-' (deleted), said as text: true to say it in full, false
+ * if it is only counted (said by fb_bgp_note_due: how many added and
+ * deleted, the first and the last). */
+bool fb_bgp_change(struct fb_bgp *b, unsigned talker, char sign, const char *text);
 /* The counts of the windows over (all of them, if end) said. */
 void fb_bgp_note_due(struct fb_bgp *b, bool end);
 

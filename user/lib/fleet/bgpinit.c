@@ -93,5 +93,6 @@ void fb_bgp_free(struct fb_bgp *b)
 	free(b->rules);
 	free(b->add);
 	free(b->del);
+	free(b->talk);
 	memset(b, 0, sizeof(*b));
 }

@@ -471,6 +471,7 @@ int fb_bgp_read_message(struct fb_bgp_ctx *c, json_object *msg, const char **why
 	*why = "no neighbor address";
 	if (!peer || !*peer)
 		return -1;
+	b->talker = fb_bgp_talker(b, peer); /* its notes and changes: its peer's windows */
 	if (!strcmp(type, "state")) {
 		const char *st = get_str(nb, "state");
 

@@ -2,11 +2,10 @@
 /*
  * What a BGP message or a state-file line may become, below both readers
  * (bgpmsg.c, bgpstate.c) and the path table (bgp.c): the families, the
- * limits every rule is held to whoever says it (a peer or the state file),
- * a path operation onto a line's list, and a note for the user.
+ * limits every rule is held to whoever says it (a peer or the state file)
+ * and a path operation onto a line's list (notes for the user: bgpquiet.c).
  */
 #define _GNU_SOURCE
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,71 +14,6 @@
 #include "report.h"
 #include "rules/flow.h"
 #include "rules/rules.h"
-
-static void say(struct fb_bgp *b, const char *msg)
-{
-	if (b->note)
-		b->note(b->ctx, msg);
-	else
-		fb_report_err("bgp: %s", msg);
-}
-
-/* What the count of a window of each kind says. */
-static const char *const kind_what[FB_BGP_KINDS][2] = {
-	[FB_BGP_PAST_MAX] = { "route", "refused past --max-paths" },
-	[FB_BGP_INVALID] = { "route", "refused by the limits (--min-length, --rtbh, family)" },
-	[FB_BGP_UNSUPPORTED] = { "route", "not supported (FlowSpec action or component, family)" },
-	[FB_BGP_REFUSED] = { "route", "the filter could not take (refused whole)" },
-	[FB_BGP_SKIPPED] = { "input line", "skipped (malformed, or too long)" },
-};
-
-void fb_bgp_note_due(struct fb_bgp *b, bool end)
-{
-	char msg[256];
-	unsigned long long n;
-	double secs;
-	int k;
-
-	for (k = FB_BGP_SAID + 1; k < FB_BGP_KINDS; k++) {
-		n = fb_ratelimit_due(&b->quiet[k], end, &secs);
-		if (!n)
-			continue;
-		snprintf(msg, sizeof(msg),
-			 "%llu more %s%s %s in the last %.0f s (not said one by one)", n,
-			 kind_what[k][0], n == 1 ? "" : "s", kind_what[k][1], secs < 1 ? 1 : secs);
-		say(b, msg);
-	}
-}
-
-void fb_bgp_quiet(struct fb_bgp *b, double interval, unsigned burst)
-{
-	int k;
-
-	for (k = FB_BGP_SAID + 1; k < FB_BGP_KINDS; k++) {
-		b->quiet[k].interval = interval;
-		b->quiet[k].burst = burst;
-	}
-}
-
-void fb_bgp_note(struct fb_bgp *b, enum fb_bgp_kind kind, size_t lineno, const char *fmt, ...)
-{
-	char msg[1024];
-	int n = 0;
-	va_list ap;
-
-	if (kind != FB_BGP_SAID) {
-		fb_bgp_note_due(b, false);
-		if (!fb_ratelimit_take(&b->quiet[kind]))
-			return;
-	}
-	if (lineno)
-		n = snprintf(msg, sizeof(msg), "%s:%zu: ", b->source ? b->source : "<stdin>",
-			     lineno);
-	va_start(ap, fmt);
-	vsnprintf(msg + n, sizeof(msg) - n, fmt, ap);
-	va_end(ap);
-	say(b, msg);
-}
 
 int fb_bgp_family(const char *family, bool *flow, bool *v6)
 {
