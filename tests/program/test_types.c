@@ -175,6 +175,7 @@ int main(int argc, char **argv)
 	cuckoo_fp(12, &meas[0][0], &meas[0][1]);
 	cuckoo_refusals();
 	cuckoo_capacity();
+	cuckoo_capacity_large();
 	cuckoo_union();
 	for (f = 8; f <= 16; f += 4) {
 		load = cuckoo_max_load(f, 1 << 14, &unchanged, &miss);

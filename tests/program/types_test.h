@@ -41,6 +41,7 @@ bool near(double got, double want, double tol, double trials);
 void cuckoo_fp(unsigned fp_bits, double *bits_per_item, double *fpr_out);
 void cuckoo_refusals(void);
 void cuckoo_capacity(void);
+void cuckoo_capacity_large(void);
 void cuckoo_union(void);
 double cuckoo_max_load(unsigned fp_bits, __u32 nb, bool *unchanged, long *miss);
 void cuckoo_store_order(void);
