@@ -50,7 +50,7 @@ void cuckoo_race(void);
 /* types_dleft_scalable.c */
 void dleft_fp(double *bits_per_item, double *fpr_out);
 void dleft_rules(void);
-double dleft_max_load(void);
+double dleft_max_load(bool *refused, bool *unchanged, long *miss);
 void scalable(double *bits_per_item, double *fpr_out);
 void scalable_limit(void);
 
