@@ -249,4 +249,11 @@ void scalable_limit(void)
 	ASSERT_TRUE(rc == -1 && !memcmp(&gs, &g, sizeof(g)),
 		    "scalable: a batch needing a 9th stage is refused, nothing changed");
 	free(t);
+	/* The rate info shows for a stage is the one it is sized for, in
+	 * parts per 10^9: 3e-9 is not shown as 4e-9 (3 x 1e-9 x 1e9 is
+	 * 3.0000000000000004 in doubles, which ceil took to 4). */
+	fb_sbf_init(&g, 100, 2e-8, 0);
+	snprintf(label, sizeof(label), "scalable: P0 %u ppb, stage 0 shown at %u ppb", g.fp0_ppb,
+		 g.stage[0].fp_ppb);
+	ASSERT_TRUE(g.fp0_ppb == 3 && g.stage[0].fp_ppb == 3, label);
 }
