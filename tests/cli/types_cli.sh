@@ -343,6 +343,20 @@ if command -v strace >/dev/null; then
 	done
 	check_eq "killed: an add killed in a chain left it open" "$open" 1
 	check_eq "killed: the open chain makes every probe maybe" "$(matched killed "$T_TMP/a.pcap")" 3000
+	# What the program does then (match every packet: drop everything
+	# under action drop) is what info and list must say.
+	check_eq "killed: info -j gives the rate the program has (1) and the open chain" \
+		"$("$FB" -j info killed | t_json "d['fp_rate_expected'], d['interrupted_relocation']")" \
+		"(1, True)"
+	"$FB" info killed >"$T_TMP/info.txt" 2>&1
+	grep -q "^  expected false-positive rate now 1 per probe" "$T_TMP/info.txt" &&
+		grep -q "killed inside a relocation chain: every packet matches until the next add or del, or \`flowbloom check killed --repair\`, ends it" "$T_TMP/info.txt" &&
+		pass "killed: info says every packet matches, and what ends it" ||
+		fail "killed: info: $(grep -E 'rate now|chain' "$T_TMP/info.txt")"
+	"$FB" list >/dev/null 2>"$T_TMP/list.err"
+	grep -q "^flowbloom: note: cuckoo filter 'killed' was left inside a relocation chain by a killed writer: it matches every packet; \`flowbloom check killed --repair\` ends the chain$" "$T_TMP/list.err" &&
+		pass "killed: list notes the open chain on stderr" ||
+		fail "killed: list said '$(cat "$T_TMP/list.err")'"
 	check "killed: del --force of 500 members" "$FB" del killed --force -f "$T_TMP/k1.txt"
 	n=$(matched killed "$T_TMP/k1.pcap")
 	[ "$n" -lt 25 ] && pass "killed: the deleted flows are gone ($n of 500 match)" ||

@@ -127,17 +127,32 @@ void dleft_rules(void)
 	free(t);
 }
 
-double dleft_max_load(void)
+double dleft_max_load(bool *refused, bool *unchanged, long *miss)
 {
-	struct fb_dleft_geom g = { .bucket_bits = 12, .rem_bits = 14, .cell_bits = 16 };
-	struct fb_block *t = zalloc_blocks(fb_dleft_blocks(&g));
+	/* 4 x 2^10 buckets of 8 cells: 32768 cells, which N_ADD flows
+	 * overfill (a table they cannot fill would show their count, not
+	 * an overflow). */
+	struct fb_dleft_geom g = { .bucket_bits = 10, .rem_bits = 14, .cell_bits = 16 };
+	struct fb_block *t = zalloc_blocks(fb_dleft_blocks(&g)), *snap;
+	size_t bytes = fb_dleft_blocks(&g) * FB_BLOCK_BYTES, i, j;
+	struct fb_dleft_geom gs;
 	struct fb_dleft_stats st;
-	size_t i;
 
-	for (i = 0; i < N_ADD; i++)
-		if (fb_dleft_add(t, &g, &added[i], 1, NULL))
+	snap = malloc(bytes);
+	*refused = *unchanged = false;
+	for (i = 0; i < N_ADD; i++) {
+		memcpy(snap, t, bytes);
+		gs = g;
+		if (fb_dleft_add(t, &g, &added[i], 1, NULL)) {
+			*refused = true;
+			*unchanged = !memcmp(snap, t, bytes) && !memcmp(&gs, &g, sizeof(g));
 			break;
+		}
+	}
+	for (*miss = 0, j = 0; j < i; j++)
+		*miss += !fb_dleft_lookup(t, &g, added[j]);
 	fb_dleft_stats(t, &g, &st);
+	free(snap);
 	free(t);
 	return (double)st.used / st.cells;
 }
@@ -234,4 +249,11 @@ void scalable_limit(void)
 	ASSERT_TRUE(rc == -1 && !memcmp(&gs, &g, sizeof(g)),
 		    "scalable: a batch needing a 9th stage is refused, nothing changed");
 	free(t);
+	/* The rate info shows for a stage is the one it is sized for, in
+	 * parts per 10^9: 3e-9 is not shown as 4e-9 (3 x 1e-9 x 1e9 is
+	 * 3.0000000000000004 in doubles, which ceil took to 4). */
+	fb_sbf_init(&g, 100, 2e-8, 0);
+	snprintf(label, sizeof(label), "scalable: P0 %u ppb, stage 0 shown at %u ppb", g.fp0_ppb,
+		 g.stage[0].fp_ppb);
+	ASSERT_TRUE(g.fp0_ppb == 3 && g.stage[0].fp_ppb == 3, label);
 }

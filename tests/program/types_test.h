@@ -41,6 +41,7 @@ bool near(double got, double want, double tol, double trials);
 void cuckoo_fp(unsigned fp_bits, double *bits_per_item, double *fpr_out);
 void cuckoo_refusals(void);
 void cuckoo_capacity(void);
+void cuckoo_capacity_large(void);
 void cuckoo_union(void);
 double cuckoo_max_load(unsigned fp_bits, __u32 nb, bool *unchanged, long *miss);
 void cuckoo_store_order(void);
@@ -49,7 +50,7 @@ void cuckoo_race(void);
 /* types_dleft_scalable.c */
 void dleft_fp(double *bits_per_item, double *fpr_out);
 void dleft_rules(void);
-double dleft_max_load(void);
+double dleft_max_load(bool *refused, bool *unchanged, long *miss);
 void scalable(double *bits_per_item, double *fpr_out);
 void scalable_limit(void);
 

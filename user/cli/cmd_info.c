@@ -90,8 +90,15 @@ static void info_typed(const struct fb_store *f)
 		jw_str("type", fb_ftype_name(f->hdr->type));
 		jw_u64("items", fb_ftype_items(f));
 		jw_double("load", fb_ftype_load(f));
+		if (fb_ftype(f->hdr->type)->interrupted)
+			jw_bool("interrupted_relocation", fb_ftype_seq_odd(f));
 	}
 	fb_ftype_describe(f, &out);
+	/* The probe then says "maybe" to every flow (cuckoo.h). */
+	if (!fb_json && fb_ftype_seq_odd(f))
+		printf("  an add or del was killed inside a relocation chain: every packet matches "
+		       "until the next add or del, or `flowbloom check %s --repair`, ends it\n",
+		       f->name);
 }
 
 static void kinds_str(__u32 kinds, char *buf, size_t len)
@@ -202,6 +209,15 @@ int cmd_list(int argc, char **argv)
 			       f.hdr->counter_bits ? " counting" : "",
 			       f.hdr->confirm ? " confirm=exact" : "");
 		}
+		/* A chain a killed writer left open makes the program match
+		 * every packet (cuckoo.h): said on stderr as the leftovers
+		 * below are, with what ends it. */
+		if (fb_ftype_seq_odd(&f))
+			fprintf(stderr,
+				"flowbloom: note: cuckoo filter '%s' was left inside a relocation "
+				"chain by a killed writer: it matches every packet; `flowbloom "
+				"check %s --repair` ends the chain\n",
+				f.name, f.name);
 		fb_store_close(&f);
 		free(names[i]);
 	}

@@ -46,9 +46,9 @@ unsigned fb_cuckoo_fp_bits_for(double p)
 /* A small table refuses below the design load far more often than a
  * large one: a flow's second bucket is its first one time in nbuckets,
  * and a few crowded buckets are a large part of a small table. Filled to
- * 0.95 at its capacity, 2 to 4 % of 16-, 32- and 64-bucket tables and
- * 0.05 % of 512-bucket ones refuse a flow before it; at 0.75, none of
- * 20,000 of 32 to 1024 buckets does. So tables under SMALL_BUCKETS (at
+ * 0.95 at its capacity (measured with a search reach of 500), 2 to 4 % of
+ * 16-, 32- and 64-bucket tables and 0.05 % of 512-bucket ones refuse a
+ * flow before it; at 0.75, none of 20,000 of 32 to 1024 buckets does. So tables under SMALL_BUCKETS (at
  * most 32 KiB, inside the filter's first 256 KiB chunk either way: the
  * room costs no memory) are sized for SMALL_LOAD, and 16-bucket tables
  * are not made (they refuse now and then even at load 0.5). */

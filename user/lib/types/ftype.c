@@ -164,8 +164,11 @@ static double cuckoo_load(const struct fb_store *f)
 	return (double)cuckoo_items(f) / ((double)FB_CUCKOO_SLOTS * cuckoo_of(f)->nbuckets);
 }
 
+/* A chain a killed writer left open: the probe says "maybe" to all. */
 static double cuckoo_fpr(const struct fb_store *f)
 {
+	if (cuckoo_interrupted(f))
+		return 1;
 	return fb_cuckoo_fpr(cuckoo_of(f), (double)cuckoo_items(f));
 }
 

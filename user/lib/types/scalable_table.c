@@ -35,7 +35,9 @@ int fb_sbf_stage_geom(const struct fb_sbf_geom *g, unsigned i, struct fb_sbf_sta
 	st->first_block = first;
 	st->nblocks = nblocks;
 	st->k = k;
-	st->fp_ppb = (__u32)ceil(rate * 1e9);
+	/* Rounded up to whole ppb, less the doubles' noise (3 x 1e-9 x 1e9
+	 * is 3.0000000000000004: a stage at P0 shown above it). */
+	st->fp_ppb = (__u32)ceil(rate * 1e9 - 1e-6);
 	st->capacity = (__u64)cap;
 	return 0;
 }
