@@ -149,6 +149,30 @@ check_eq "status -j: nothing a terminal obeys (\\u escapes)" "$(raw "$T_TMP/stat
 grep -q '\\u001b]0;pwned\\u0007\\u000d\\u009b' "$T_TMP/status.json" && pass "status -j: C0 and C1 as \\u escapes" ||
 	fail "status -j: $(cat -v "$T_TMP/status.json")"
 
+# The verbs' own lines naming a device: query --packet --dev's "as on
+# DEV", and attach's warning of an allow filter holding no rules (both
+# printed the name raw).
+"$FB" -n "../../proc/$HOLDER/fd/3" query F --packet --dev "$VB" udp 198.51.100.1:1 198.51.100.2:2 >"$T_TMP/qdev" 2>&1
+grep -aqF "(as on $VBX: action" "$T_TMP/qdev" && pass "query --packet --dev: the device's name escaped" ||
+	fail "query --packet --dev: $(cat -v "$T_TMP/qdev")"
+check_eq "query --packet --dev: nothing a terminal obeys" "$(raw "$T_TMP/qdev")" ""
+"$FB" -n "../../proc/$HOLDER/fd/3" detach "$VB" >/dev/null 2>&1
+"$FB" create E --capacity 100 --fp-rate 0.01 >/dev/null
+"$FB" -n "../../proc/$HOLDER/fd/3" attach E "$VB" --mode generic --action allow >/dev/null 2>"$T_TMP/allow"
+grep -aqF "warning: filter 'E' holds no rules: under allow $VBX drops" "$T_TMP/allow" &&
+	pass "attach: the empty allow filter's warning escapes the device's name" ||
+	fail "attach: $(cat -v "$T_TMP/allow")"
+check_eq "attach's warning: nothing a terminal obeys" "$(raw "$T_TMP/allow")" ""
+"$FB" -n "../../proc/$HOLDER/fd/3" detach "$VB" >/dev/null 2>&1
+# apply's line for a device it finds running the filter already
+printf 'capacity = 100\nfp-rate = 0.01\nattach = %s generic\n' "$VB" >"$T_TMP/A.conf"
+"$FB" -n "../../proc/$HOLDER/fd/3" apply "$T_TMP/A.conf" >/dev/null 2>&1
+"$FB" -n "../../proc/$HOLDER/fd/3" apply "$T_TMP/A.conf" >"$T_TMP/again" 2>&1
+grep -aqF "A already attached to $VBX (generic" "$T_TMP/again" &&
+	pass "apply: the device's name escaped" || fail "apply: $(cat -v "$T_TMP/again")"
+check_eq "apply: nothing a terminal obeys" "$(raw "$T_TMP/again")" ""
+"$FB" -n "../../proc/$HOLDER/fd/3" apply --down "$T_TMP/A.conf" >/dev/null 2>&1
+
 t_kill "$HOLDER"
 wait "$HOLDER" 2>/dev/null
 HOLDER=""

@@ -182,7 +182,7 @@ void fb_apply_print_already(const struct ap_conf *c, const struct ap_dev *d, __u
 		jw_obj_close();
 		jw_end();
 	} else {
-		printf("%s already attached to %s (%s%s)\n", c->name, d->name,
+		printf("%s already attached to %s (%s%s)\n", c->name, fb_shown(d->name),
 		       fb_xdp_mode_name(d->mode), mb ? ", multi-buffer" : "");
 	}
 }
@@ -318,8 +318,8 @@ void fb_apply_undo(struct ap_conf *c)
 				jw_obj_close();
 				jw_end();
 			} else {
-				printf("put back the program that ran on %s (id %u)\n", d->name,
-				       d->prog_id);
+				printf("put back the program that ran on %s (id %u)\n",
+				       fb_shown(d->name), d->prog_id);
 			}
 		}
 		if (d->ours && !fb_xdp_put_back(d->name, d->mode, d->new_id, -1))

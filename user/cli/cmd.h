@@ -7,6 +7,7 @@
 #ifndef FLOWBLOOM_USER_CMD_H
 #define FLOWBLOOM_USER_CMD_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include "flowbloom/key.h"
@@ -177,7 +178,9 @@ void fb_flows_free(struct fb_flows *fl);
  * so input without end ends in bounded memory. 0, or the exit code (2
  * usage, 1 error), printed. */
 int fb_flows_args(int argc, char **argv, const char **name, struct fb_flows *fl, bool bound);
-/* "FILE:LINE" or "argument N" of flow i, for messages. */
+/* "FILE:LINE" or "argument N" of flow i, for messages, in a buffer of
+ * FB_FLOWS_WHERE (a FILE as long as the kernel takes, and the rest). */
+#define FB_FLOWS_WHERE (PATH_MAX + 64)
 void fb_flows_where(const struct fb_flows *fl, size_t i, char *buf, size_t len);
 /* add's and del's file as `load` takes it: each rule once however often
  * the file names it (the first copy, with its line; fl->again counts the

@@ -168,7 +168,7 @@ static void report_ttl(const struct fb_store *f, size_t n, double ttl, const str
 
 int cmd_add(int argc, char **argv)
 {
-	char where[600], text[FB_FLOW_STR];
+	char where[FB_FLOWS_WHERE], text[FB_FLOW_STR];
 	struct fb_store f;
 	struct fb_flows fl;
 	struct fb_gen g;
@@ -253,7 +253,7 @@ static int cmp_place(const void *a, const void *b, void *arg)
  */
 static int check_members(struct fb_store *f, const struct fb_flows *fl)
 {
-	char where[600], text[FB_FLOW_STR];
+	char where[FB_FLOWS_WHERE], text[FB_FLOW_STR];
 	size_t *at, i, j, bad = SIZE_MAX;
 	__u32 held = 0;
 
@@ -309,7 +309,7 @@ static int check_members(struct fb_store *f, const struct fb_flows *fl)
 static void del_refusal(const struct fb_flows *fl, size_t bad, const char *part, const char *name,
 			const char *why)
 {
-	char where[600], first[600], text[FB_FLOW_STR];
+	char where[FB_FLOWS_WHERE], first[FB_FLOWS_WHERE], text[FB_FLOW_STR];
 	size_t j = 0;
 
 	fb_flows_where(fl, bad, where, sizeof(where));
@@ -414,7 +414,7 @@ static int del_typed(struct fb_store *f, struct fb_flows *fl, bool force)
  */
 static int del_gens(struct fb_store *f, struct fb_flows *fl, enum fb_del_part part)
 {
-	char where[600], text[FB_FLOW_STR];
+	char where[FB_FLOWS_WHERE], text[FB_FLOW_STR];
 	struct fb_gen_views gv;
 	enum fb_del_part *p = NULL;
 	size_t i, bad;

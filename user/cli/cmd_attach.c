@@ -110,9 +110,8 @@ void fb_warn_empty_allow(const struct fb_store *f, __u8 action, const char *dev)
 	if ((action ? action : h->action) != FB_ACTION_ALLOW || h->nflows || h->gens ||
 	    (h->flags & FB_HDRF_NFLOWS_ESTIMATE))
 		return;
-	fprintf(stderr,
-		"flowbloom: warning: filter '%s' holds no rules: under allow %s drops every IP "
-		"packet (non-IP frames such as ARP pass); add the flows to let through\n",
+	fb_warn("filter '%s' holds no rules: under allow %s drops every IP packet (non-IP frames "
+		"such as ARP pass); add the flows to let through",
 		f->name, dev);
 }
 

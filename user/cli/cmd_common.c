@@ -403,11 +403,11 @@ oom:
 void fb_flows_note_again(const struct fb_flows *fl, const char *done)
 {
 	if (fl->again)
-		fprintf(stderr,
-			"flowbloom: note: %s names %zu rule%s again (the first at %s:%zu): each "
-			"%s once, as `load` holds it\n",
-			fl->file, fl->again, fl->again == 1 ? "" : "s", fl->file, fl->again_at,
-			done);
+		fb_report(FB_REPORT_NOTE,
+			  "%s names %zu rule%s again (the first at %s:%zu): each %s once, as "
+			  "`load` holds it",
+			  fl->file, fl->again, fl->again == 1 ? "" : "s", fl->file, fl->again_at,
+			  done);
 }
 
 /* Is 128-bit-space length t one of the list's? */

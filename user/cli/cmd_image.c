@@ -161,12 +161,12 @@ int cmd_import(int argc, char **argv)
 		jw_obj_close();
 		jw_end();
 	} else if (fb_ftype(h.type)->flags & FB_FTYPE_TABLE) {
-		printf("imported %s from %s: %s, %llu flow%s, action %s\n", argv[2], argv[1],
-		       fb_ftype_name(h.type), (unsigned long long)h.nflows,
+		printf("imported %s from %s: %s, %llu flow%s, action %s\n", argv[2],
+		       fb_shown(argv[1]), fb_ftype_name(h.type), (unsigned long long)h.nflows,
 		       h.nflows == 1 ? "" : "s", action);
 	} else {
 		printf("imported %s from %s: m=%llu bits, k=%u, %llu flow%s, action %s\n", argv[2],
-		       argv[1], (unsigned long long)fb_header_mbits(&h), h.k,
+		       fb_shown(argv[1]), (unsigned long long)fb_header_mbits(&h), h.k,
 		       (unsigned long long)h.nflows, h.nflows == 1 ? "" : "s", action);
 	}
 	return 0;

@@ -187,15 +187,13 @@ static void summary(const char *file, const struct tally *t, const struct fb_dev
 static void overlong_warning(const char *path, const struct tally *t)
 {
 	if (t->overlong == 1)
-		fprintf(stderr,
-			"flowbloom: warning: %s: record %llu: %u bytes captured of a %u-byte "
-			"frame: replayed as its %u bytes on the wire\n",
+		fb_warn("%s: record %llu: %u bytes captured of a %u-byte frame: replayed as its %u "
+			"bytes on the wire",
 			path, t->first_overlong, t->first_caplen, t->first_len, t->first_len);
 	else if (t->overlong)
-		fprintf(stderr,
-			"flowbloom: warning: %s: %llu records hold more bytes than their frames "
-			"had on the wire, replayed as their length on the wire; the first: "
-			"record %llu, %u bytes captured of a %u-byte frame\n",
+		fb_warn("%s: %llu records hold more bytes than their frames had on the wire, "
+			"replayed as their length on the wire; the first: record %llu, %u bytes "
+			"captured of a %u-byte frame",
 			path, t->overlong, t->first_overlong, t->first_caplen, t->first_len);
 }
 

@@ -26,7 +26,7 @@ static int refuse(const struct fb_flows *fl, const char *why)
 int cmd_traffic(int argc, char **argv)
 {
 	const char *name;
-	char since[64], text[FB_FLOW_STR], where[64], why[400];
+	char since[64], text[FB_FLOW_STR], where[FB_FLOWS_WHERE], why[FB_FLOWS_WHERE + 400];
 	struct fb_mon_snap s = { 0 };
 	struct fb_flows fl;
 	struct fb_monitor m;

@@ -482,13 +482,13 @@ int fb_usage_synopsis(void)
 
 int fb_usage(const char *fmt, ...)
 {
-	char buf[512];
 	va_list ap;
 
+	/* Formatted whole, as every message: a long argument never cuts
+	 * off the reason after it. */
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	fb_vreport(FB_REPORT_ERROR, fmt, ap);
 	va_end(ap);
-	fb_err("%s", buf);
 	if (current)
 		fprintf(stderr, "usage: flowbloom %s\n", current->synopsis);
 	return 2;

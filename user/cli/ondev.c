@@ -118,7 +118,7 @@ int fb_dev_settings(const char *dev, const struct fb_store *f, struct fb_load_op
 void fb_dev_seen_text(const struct fb_dev_seen *s)
 {
 	if (s->dev)
-		printf(" (as on %s: action %s, malformed packets %s)", s->dev,
+		printf(" (as on %s: action %s, malformed packets %s)", fb_shown(s->dev),
 		       FB_NAME(fb_action_names, s->action),
 		       s->malformed_drop ? "dropped" : "passed");
 }

@@ -72,13 +72,12 @@ void fb_err(const char *fmt, ...)
 
 void fb_warn(const char *fmt, ...)
 {
-	char raw[FB_REPORT_MAX], buf[FB_REPORT_MAX];
+	char buf[FB_REPORT_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(raw, sizeof(raw), fmt, ap);
+	fb_vformat_message(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	fb_escape_message(raw, buf, sizeof(buf));
 	fprintf(stderr, "flowbloom: warning: %s\n", buf);
 }
 

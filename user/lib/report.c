@@ -199,11 +199,11 @@ void fb_escape_message(const char *msg, char *buf, size_t len)
 	buf[at] = 0;
 }
 
-void fb_vreport(enum fb_report_level level, const char *fmt, va_list ap)
+void fb_vformat_message(char *buf, size_t len, const char *fmt, va_list ap)
 {
-	char stack[FB_REPORT_MAX], *raw = stack, buf[FB_REPORT_MAX];
-	int e = errno, need; /* errno kept: a caller may tell its failure by it */
+	char stack[FB_REPORT_MAX], *raw = stack;
 	va_list again;
+	int need;
 
 	/* Whole, however long (an argument of any length, a path of
 	 * PATH_MAX escaped to four times that): what the message says after
@@ -215,17 +215,25 @@ void fb_vreport(enum fb_report_level level, const char *fmt, va_list ap)
 	else
 		raw = stack;
 	va_end(again);
+	fb_escape_message(raw, buf, len);
+	if (raw != stack)
+		free(raw);
+}
+
+void fb_vreport(enum fb_report_level level, const char *fmt, va_list ap)
+{
+	char buf[FB_REPORT_MAX];
+	int e = errno; /* kept: a caller may tell its failure by it */
+
 	/* Messages quote their input (a list's line, a peer's route, a
 	 * file's name): its control characters reach the operator's
 	 * terminal escaped, where an escape sequence could rewrite what the
 	 * screen shows, and a long path shows its start and end
-	 * (fb_escape_message()). libbpf's own lines keep their newlines. */
+	 * (fb_vformat_message()). libbpf's own lines keep their newlines. */
 	if (level != FB_REPORT_LIBBPF)
-		fb_escape_message(raw, buf, sizeof(buf));
+		fb_vformat_message(buf, sizeof(buf), fmt, ap);
 	else
-		snprintf(buf, sizeof(buf), "%s", raw);
-	if (raw != stack)
-		free(raw);
+		vsnprintf(buf, sizeof(buf), fmt, ap);
 	if (level == FB_REPORT_ERROR && fb_report_quiet) {
 		memcpy(fb_report_last, buf, sizeof(fb_report_last) - 1);
 		fb_report_last[sizeof(fb_report_last) - 1] = 0;

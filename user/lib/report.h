@@ -73,6 +73,10 @@ const char *fb_escape(const char *s, char *buf, size_t len, bool keep_tab);
  * what was left as it was) would be cut off or scroll away. What every
  * message goes through (fb_report()), and the CLI's warnings. */
 void fb_escape_message(const char *msg, char *buf, size_t len);
+/* fmt and its arguments formatted whole (however long), then
+ * fb_escape_message() into buf: what fb_report() and the CLI's warnings,
+ * notes and usage errors print. */
+void fb_vformat_message(char *buf, size_t len, const char *fmt, va_list ap);
 #define FB_RUN_MAX 160
 #define FB_RUN_HEAD 48
 #define FB_RUN_TAIL 96
