@@ -384,13 +384,13 @@ def bad(label, why):
 
 def shown(t):
     """t (ASCII) as a message shows it (docs/cli.md): each run without a
-    space (its space after it included) that would be longer than 160
-    characters shows its first 48 and last 96, the bytes between counted;
+    space (its space after it included) that would be longer than 512
+    characters shows its first 160 and last 320, the bytes between counted;
     t's last word taken as followed by a space in the message."""
     out = ""
     for run in re.findall(r"[^ ]+ ?| ", t + " "):
-        if len(run) > 160:
-            run = run[:48] + "...(%d bytes)..." % (len(run) - 144) + run[-96:]
+        if len(run) > 512:
+            run = run[:160] + "...(%d bytes)..." % (len(run) - 480) + run[-320:]
         out += run
     return out[:-1]
 def run(*args):

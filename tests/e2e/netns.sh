@@ -52,18 +52,15 @@ SHORT=${LONG:0:244}
 if ip netns add "$LONG" 2>/dev/null && ip netns add "$SHORT" 2>/dev/null; then
 	ip link add "fbnl$$" netns "$SHORT" type veth peer name "fbnm$$" netns "$SHORT"
 	"$FB" -n "$LONG" attach nx "fbnl$$" >"$T_TMP/long.out" 2>"$T_TMP/long.err"
-	# (250 bytes: its middle left out, 108 bytes of it; the 244-byte
-	# name's message leaves out 102)
+	# (250 bytes: whole, as every run of a message up to 512 characters)
 	check_eq "-n: a 250-byte name: its own namespace, without the device" \
 		"$?:$(cat "$T_TMP/long.out" "$T_TMP/long.err")" \
-		"1:flowbloom: no device 'fbnl$$' in network namespace '${LONG:0:47}...(108 bytes)...${LONG:155}'"
+		"1:flowbloom: no device 'fbnl$$' in network namespace '$LONG'"
 	ip -n "$SHORT" link show "fbnl$$" | grep -q "prog/xdp" &&
 		fail "-n: the namespace its start names got the attachment"
 	"$FB" -n "$LONG$LONG" list >"$T_TMP/long.out" 2>"$T_TMP/long.err"
-	# (its middle left out, as a long path's: fb_escape_message())
-	check_eq "-n: a name longer than a file's" "$?:$(cat "$T_TMP/long.out" "$T_TMP/long.err" |
-		sed -E 's/^(flowbloom: cannot enter network namespace .fbns[0-9]+x+)\.\.\.\([0-9]+ bytes\)\.\.\.x+(.: File name too long)$/\1\2/')" \
-		"1:flowbloom: cannot enter network namespace '${LONG:0:47}': File name too long"
+	check_eq "-n: a name longer than a file's" "$?:$(cat "$T_TMP/long.out" "$T_TMP/long.err")" \
+		"1:flowbloom: cannot enter network namespace '$LONG$LONG': File name too long"
 	"$FB" -n "$SHORT" attach nx "fbnl$$" >/dev/null || fail "-n: attach in the 244-byte name"
 	"$FB" -j status >"$T_TMP/long.json"
 	check_eq "status -j: a long namespace name whole" \
@@ -313,8 +310,13 @@ in_own_ns() {
 	t_wait_until 20 test -s "$T_TMP/$1.ready" || fail "$1: the namespace's process did not start"
 }
 # held_status TAG PATH ACTION [ARGS]: status (ARGS), its first open of
-# PATH held 3 s; ACTION (a shell command) runs once the walk has listed
+# PATH held 8 s; ACTION (a shell command) runs once the walk has listed
 # PATH (its stat), while the open waits.
+# held_elsewhere TAG DEV: TAG's status shows DEV through a process other
+# than FIRST (one that held the namespace when FIRST went).
+held_elsewhere() {
+	grep -aE " $2 " "$T_TMP/$1.out" | grep -qv "^pid $FIRST "
+}
 held_status() {
 	local tag=$1 path=$2 act=$3
 	shift 3
@@ -367,15 +369,19 @@ if command -v strace >/dev/null; then
 	FIRST=$T_PID
 	"$FB" -n "../../proc/$FIRST/ns/net" attach nx "fbg1$$" >/dev/null || fail "attach nx to fbg1$$"
 	held_status one "/proc/$FIRST/ns/net" "kill $FIRST"
-	grep -aqF "found attached nowhere, and 1 network namespace gone before it was looked into (pid $FIRST (sleep)): every path to it went away meanwhile" "$T_TMP/one.err" &&
+	# (Another process may hold the namespace meanwhile: a status of a
+	# suite running beside this one holds every namespace it walks. Then
+	# it is not gone, and the attachment is shown through that process.)
+	{ grep -aqF "found attached nowhere, and 1 network namespace gone before it was looked into (pid $FIRST (sleep)): every path to it went away meanwhile" "$T_TMP/one.err" ||
+		held_elsewhere one "fbg1$$"; } &&
 		pass "status: a namespace gone before its visit: said, naming it" ||
 		fail "status, a namespace gone before its visit: $(cat "$T_TMP/one.rc" "$T_TMP/one.err")"
 	in_own_ns onej "fbg3$$"
 	FIRST=$T_PID
 	"$FB" -n "../../proc/$FIRST/ns/net" attach nx "fbg3$$" >/dev/null || fail "attach nx to fbg3$$"
 	held_status onej "/proc/$FIRST/ns/net" "kill $FIRST" -j
-	check_eq "status -j: gone_before_looked_into" \
-		"$(t_json "'pid $FIRST (sleep)' in d['gone_before_looked_into']" "$T_TMP/onej.out")" "True"
+	check_eq "status -j: gone_before_looked_into (or held by another process meanwhile)" \
+		"$(t_json "'pid $FIRST (sleep)' in d['gone_before_looked_into'] or any(a['device'] == 'fbg3$$' and not a['netns'].startswith('pid $FIRST ') for a in d['attachments'])" "$T_TMP/onej.out")" "True"
 else
 	skip "status while a namespace's path goes: strace is missing (make deps installs it)"
 fi

@@ -77,9 +77,9 @@ void fb_escape_message(const char *msg, char *buf, size_t len);
  * fb_escape_message() into buf: what fb_report() and the CLI's warnings,
  * notes and usage errors print. */
 void fb_vformat_message(char *buf, size_t len, const char *fmt, va_list ap);
-#define FB_RUN_MAX 160
-#define FB_RUN_HEAD 48
-#define FB_RUN_TAIL 96
+#define FB_RUN_MAX 512
+#define FB_RUN_HEAD 160
+#define FB_RUN_TAIL 320
 
 /* What a message quotes of an input token (a list's word, a value of a
  * configuration file, an argument): s as it is if it shows in at most
