@@ -178,50 +178,6 @@ size_t bgp_add_rules(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys
 	return n0 - *n;
 }
 
-/*
- * The filter's capacity bounds what peers add: a rule past it would raise
- * the false-positive rate for all traffic, so a hostile or broken peer
- * announcing without end would have traffic that no route names dropped.
- * The bound is guard's (rules/capacity.h: the capacity the filter was
- * created with, or m ln 2 / k for an explicit geometry; held: its
- * permanent rules and those of its live generations, the operator's
- * included, our refresh copies of a rule counted once). Only a line's new
- * rules meet it: one another path holds already is not in keys, and
- * refreshes and the rules added again to a new filter array are rules we
- * hold. The first rules of the line fit, the last are refused, a route
- * whole (fb_bgp_refused: its other parts leave the batch, which may leave
- * room for more). A withdrawal frees room once its deletion is applied,
- * after the state file is written (at the next commit).
- */
-size_t bgp_bound(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys, size_t *n)
-{
-	char text[FB_FLOW_STR], why[900];
-	size_t i, j, gone, n0 = *n, active;
-	__u64 room;
-
-	/* Ours in the filter: held before this line, and withdrawn ones
-	 * whose deletions wait (their copies count once). */
-	active = (rn->b.nrules > *n ? rn->b.nrules - *n : 0) + rn->npend - rn->ngone;
-	if (!*n || fb_capacity_room(&rn->lim, f, active, false, &room))
-		return 0; /* -1 reported; the addition meets the same error */
-	while (*n > room) {
-		fb_flow_format(&keys[*n - 1], text, sizeof(text));
-		snprintf(why, sizeof(why),
-			 "'%s' would be flow %llu of filter '%s', past its capacity of %llu "
-			 "flows%s",
-			 text, (unsigned long long)(rn->lim.held + *n), f->name,
-			 (unsigned long long)rn->lim.n, rn->lim.derived ? " (m ln 2 / k)" : "");
-		gone = fb_bgp_refused(&rn->b, &keys[*n - 1], why, NULL);
-		--*n;
-		for (i = j = 0; gone && i < *n; i++)
-			if (fb_bgp_refs(&rn->b, &keys[i]))
-				keys[j++] = keys[i];
-		if (gone)
-			*n = j;
-	}
-	return n0 - *n;
-}
-
 /* The rules with a copy in each generation, from the record of where we
  * wrote them (withdrawn ones whose deletions wait included: ours still). */
 void bgp_count_copies(struct bgp_run *rn, struct fb_store *f)
@@ -525,6 +481,7 @@ static int push_pending(struct bgp_run *rn, const struct fb_key *k, size_t linen
 		.key = *k, .lineno = lineno, .gens = gens, .moved = moved, .ix = -1
 	};
 	rn->pend[rn->npend++].talker = talker;
+	bgp_pend_count(rn, talker, 1);
 	return 0;
 }
 

@@ -10,12 +10,21 @@
  * CPU time the last one took has passed since it ended: writes take at
  * most 1 / (BGP_PACE_K + 1) of a core, whatever the peer sends. Its CPU
  * time is the process's (the kernel's copy and sync included), from the
- * file's first byte to the last deletion it allowed: wall time would
- * count the waits of a busy machine too, and hold withdrawals back for
- * them (a write of 0.5 s of CPU took 3 s of wall time beside other
- * work). A small table's write takes a few milliseconds, and waits no
- * longer than it did; a large one's withdrawals wait longer (1.7 s at
- * 500,000 paths), and the filter's lock is let go in between (cmd_bgp.c).
+ * file's first byte to its rename: wall time would count the waits of a
+ * busy machine too, and hold withdrawals back for them (a write of 0.5 s
+ * of CPU took 3 s of wall time beside other work). Not the deletions it
+ * allows: they cost a withdrawal's work once, however the writes are
+ * paced, and counted in they made a feedback loop: a peer flapping fresh
+ * routes faster than about 15,000 a second had each write's deletions
+ * pace the next one longer, so more waited for it (writes 0.5, 0.9, 2.2,
+ * 6.8, 7.6 s apart), their rules in the filter all the while. A small
+ * table's write takes a few milliseconds, and waits no longer than it
+ * did; a large one's withdrawals wait longer (1.7 s at 500,000 paths),
+ * and the filter's lock is let go in between (cmd_bgp.c).
+ *
+ * The deletions waiting for the write are here too: found by their key
+ * when their route is announced again (bgp_pend_cancel), and the room in
+ * the filter they free for other peers (bgp_bound).
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -23,6 +32,7 @@
 #include <time.h>
 #include "bgprun.h"
 #include "flowbloom/hash.h"
+#include "rules/flow.h"
 #include "store/jiffies.h"
 
 #define BGP_PACE_K 6
@@ -52,8 +62,8 @@ double bgp_cpu(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* A state write started at CPU time cpu0 has ended (its deletions
- * applied). */
+/* A state write started at CPU time cpu0 has ended: the file renamed, its
+ * deletions not yet applied. */
 void bgp_paced(struct bgp_run *rn, double cpu0)
 {
 	double now = bgp_mono(), took = bgp_cpu() - cpu0;
@@ -127,12 +137,29 @@ static int pend_index(struct bgp_run *rn)
 	return 0;
 }
 
+void bgp_pend_count(struct bgp_run *rn, unsigned talker, int d)
+{
+	if (talker >= FB_BGP_PEERS + 2)
+		talker = FB_BGP_MORE_PEERS;
+	rn->pend_live += (size_t)d;
+	rn->pend_by[talker] += (size_t)d;
+}
+
+/* The deletions waiting were applied or dropped: those left (failed, to
+ * try again) counted afresh. */
 void bgp_pend_reset(struct bgp_run *rn)
 {
+	size_t i;
+
 	if (rn->pix_n)
 		memset(rn->pix, 0, rn->pix_cap * sizeof(*rn->pix));
 	rn->pix_n = 0;
 	rn->ngone = 0;
+	rn->pend_live = 0;
+	memset(rn->pend_by, 0, sizeof(rn->pend_by));
+	for (i = 0; i < rn->npend; i++)
+		if (!rn->pend[i].gone)
+			bgp_pend_count(rn, rn->pend[i].talker, 1);
 }
 
 /* Does k's copy with a lifetime outlive the next refresh? */
@@ -162,6 +189,7 @@ size_t bgp_pend_cancel(struct bgp_run *rn, struct fb_key *keys, size_t n)
 			rn->pend[x - 1].gone = true;
 			rn->pend[x - 1].again = false;
 			rn->ngone++;
+			bgp_pend_count(rn, rn->pend[x - 1].talker, -1);
 			fb_bgp_added(&rn->b, &keys[i], 1); /* in the filter: held */
 		} else {
 			keys[j++] = keys[i];
@@ -170,4 +198,67 @@ size_t bgp_pend_cancel(struct bgp_run *rn, struct fb_key *keys, size_t n)
 	if (gens)
 		fb_gens_views_close(&gv);
 	return j;
+}
+
+/*
+ * The filter's capacity bounds what peers add: a rule past it would raise
+ * the false-positive rate for all traffic, so a hostile or broken peer
+ * announcing without end would have traffic that no route names dropped.
+ * The bound is guard's (rules/capacity.h: the capacity the filter was
+ * created with, or m ln 2 / k for an explicit geometry; held: its
+ * permanent rules and those of its live generations, the operator's
+ * included, our refresh copies of a rule counted once). Only a line's new
+ * rules meet it: one another path holds already is not in keys, and
+ * refreshes and the rules added again to a new filter array are rules we
+ * hold. The first rules of the line fit, the last are refused, a route
+ * whole (fb_bgp_refused: its other parts leave the batch, which may leave
+ * room for more).
+ *
+ * A withdrawal's rule stays in the filter until the next state write
+ * (crash order: the file stops naming it first). Counted against every
+ * peer, a peer announcing fresh routes and withdrawing them as fast as it
+ * could, never holding more than 20, filled a filter of 100,000 with
+ * deletions waiting, and every other peer's blackholes were refused while
+ * it did (RTBH off for all). So the room a deletion waiting holds is its
+ * own peer's until it is applied (that peer's new routes wait for it, a
+ * flapping peer meets its own flaps), and free for the others: their
+ * routes are held to the rules the filter keeps once the write is done.
+ * The filter may then hold, until that write, the rules other peers
+ * withdrew since the last beside the new ones: past its capacity by at
+ * most those, for the half second (a small table) to few seconds (a large
+ * one) a deletion waits.
+ */
+size_t bgp_bound(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys, size_t *n)
+{
+	char text[FB_FLOW_STR], why[900];
+	size_t i, j, gone, n0 = *n, active, freed;
+	unsigned t = rn->b.talker < FB_BGP_PEERS + 2 ? rn->b.talker : FB_BGP_MORE_PEERS;
+	__u64 room;
+
+	/* Ours in the filter: held before this line, and withdrawn ones
+	 * whose deletions wait (their copies count once). */
+	active = (rn->b.nrules > *n ? rn->b.nrules - *n : 0) + rn->npend - rn->ngone;
+	if (!*n || fb_capacity_room(&rn->lim, f, active, false, &room))
+		return 0; /* -1 reported; the addition meets the same error */
+	freed = rn->pend_live - rn->pend_by[t];
+	if (!rn->lim.by_bans && freed) {
+		rn->lim.held -= freed < rn->lim.held ? freed : rn->lim.held;
+		room = rn->lim.held < rn->lim.n ? rn->lim.n - rn->lim.held : 0;
+	}
+	while (*n > room) {
+		fb_flow_format(&keys[*n - 1], text, sizeof(text));
+		snprintf(why, sizeof(why),
+			 "'%s' would be flow %llu of filter '%s', past its capacity of %llu "
+			 "flows%s",
+			 text, (unsigned long long)(rn->lim.held + *n), f->name,
+			 (unsigned long long)rn->lim.n, rn->lim.derived ? " (m ln 2 / k)" : "");
+		gone = fb_bgp_refused(&rn->b, &keys[*n - 1], why, NULL);
+		--*n;
+		for (i = j = 0; gone && i < *n; i++)
+			if (fb_bgp_refs(&rn->b, &keys[i]))
+				keys[j++] = keys[i];
+		if (gone)
+			*n = j;
+	}
+	return n0 - *n;
 }

@@ -67,7 +67,11 @@ struct bgp_run {
 	__u64 added, deleted;
 	struct bgp_pending *pend; /* deletions after the next state write */
 	size_t npend, cap_pend;
-	size_t ngone;		     /* of them taken back (gone) */
+	size_t ngone; /* of them taken back (gone) */
+	/* Of them not taken back, how many in all and of each talker's
+	 * lines (fb_bgp_talker; FB_BGP_NO_PEER: none made them): the room
+	 * they free for other peers (bgp_bound). */
+	size_t pend_live, pend_by[FB_BGP_PEERS + 2];
 	size_t *pix, pix_cap, pix_n; /* their index by key: pend[0..pix_n) (bgppace.c) */
 	bool dirty;		     /* paths changed since the state file was written */
 	/* The state file's writes, counted (its first line says how many),
@@ -116,7 +120,8 @@ struct bgp_run {
 
 /* bgppace.c: CLOCK_MONOTONIC and the process's CPU time in seconds; the
  * seconds until a state write may start (0: now); a write started at CPU
- * time cpu0 done (the next one paced by the CPU it took); the poll
+ * time cpu0 done, before its deletions (the next one paced by the CPU it
+ * took); the poll
  * timeout (ms) of a loop idle for at most wait seconds, sooner when a
  * write waits for its pace. */
 double bgp_mono(void);
@@ -129,6 +134,8 @@ int bgp_pace_poll_ms(const struct bgp_run *rn, double wait);
  * are left. The deletions applied or dropped: their index emptied. */
 size_t bgp_pend_cancel(struct bgp_run *rn, struct fb_key *keys, size_t n);
 void bgp_pend_reset(struct bgp_run *rn);
+/* A deletion of talker's lines queued (d 1) or taken back (d -1). */
+void bgp_pend_count(struct bgp_run *rn, unsigned talker, int d);
 
 /* A message on stderr, "flowbloom: bgp: ..." (stdout is ExaBGP's). */
 void bgp_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -146,7 +153,7 @@ void bgp_change(struct bgp_run *rn, unsigned talker, size_t lineno, char sign,
 size_t bgp_add_rules(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys, size_t *n,
 		     const char *what);
 /* The line's new rules keys[0..*n) held to the filter's capacity: those
- * past it refused, their routes whole (bgpfilter.c); how many refused. */
+ * past it refused, their routes whole (bgppace.c); how many refused. */
 size_t bgp_bound(struct bgp_run *rn, struct fb_store *f, struct fb_key *keys, size_t *n);
 /* With --ttl: the copies of our rules in each generation of f, counted. */
 void bgp_count_copies(struct bgp_run *rn, struct fb_store *f);

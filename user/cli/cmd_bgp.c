@@ -316,9 +316,9 @@ static int commit(struct bgp_run *rn, bool force)
 	bgp_trim_pending(rn);
 	cpu0 = bgp_cpu();
 	if (!save_state(rn)) {
+		bgp_paced(rn, cpu0); /* by the write's CPU, not its deletions' (bgppace.c) */
 		bgp_del_pending(rn, &rn->f); /* else they wait: the file still holds them */
 		rn->dirty = false;
-		bgp_paced(rn, cpu0);
 		rc = 0;
 	}
 	release(rn);

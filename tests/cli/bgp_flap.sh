@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# `flowbloom bgp` and a peer flapping fresh routes as fast as it can: it
+# announces a new /128 and withdraws the one it announced 20 before, never
+# holding more than 20 routes, beside an honest peer announcing blackholes
+# in the same stream (one ExaBGP, two sessions). A real bgp on a FIFO, a
+# real filter read back with `query`, `query --packet` (the XDP program's
+# verdict on a real frame) and `info`.
+# - Additions reach the filter at once, deletions wait for the next state
+#   write (crash order). The flapper's deletions waiting counted against
+#   every peer's room: on a filter of capacity 2,000 the honest peer's
+#   blackholes were refused "past its capacity" while the flapper held 20
+#   routes (RTBH off for everyone). Now the room a deletion waiting holds
+#   is its own peer's: every honest route is in the filter while the
+#   flapper floods (the flapper meets its own), and at the end the filter
+#   holds exactly the rules the state file names.
+# - The writes' pace counted the deletions each write allows, so a fast
+#   flapper had each write pace the next one longer (writes 0.5, 1.5, 3,
+#   3.7 s apart, the deletions waiting growing with them): now, on a filter
+#   that never refuses it, writes keep coming at least every 2.5 s.
+# - SIGKILL in the middle of the flood, then a new run with no input: the
+#   filter holds exactly what the state file names (every honest route read
+#   before the kill, the flapper's held ones), no withdrawn route's rule.
+source "$(dirname "$0")/../lib/lib.sh"
+t_begin bgp_flap
+
+CAT=""
+t_bgp_traps
+# As t_bgp_traps's, the flood's writer first.
+cleanup() {
+	[ -n "$CAT" ] && t_kill "$CAT" && wait "$CAT" 2>/dev/null
+	exec 9>&- 2>/dev/null
+	[ -n "$BP" ] && t_kill "$BP" && wait "$BP" 2>/dev/null
+}
+
+# flood FLAPS HONEST EVERY: FLAPS fresh /128s from 198.51.100.66 in
+# 2001:db8:66::/48, each withdrawn 20 announcements later, and HONEST /32
+# blackholes 203.0.113.H from 198.51.100.9, one every EVERY flaps.
+flood() {
+	python3 - "$@" <<'EOF'
+import sys
+flaps, honest, every = map(int, sys.argv[1:4])
+def nb(p): return '"neighbor": {"address": {"local": "198.51.100.2", "peer": "%s"}, "direction": "receive"' % p
+BH = '"attribute": {"community": [[65535, 666]]}'
+def ann(p, fam, pfx): return '{"type": "update", %s, "message": {"update": {%s, "announce": {"%s unicast": {"x": [{"nlri": "%s"}]}}}}}}\n' % (nb(p), BH, fam, pfx)
+def wd(p, fam, pfx): return '{"type": "update", %s, "message": {"update": {"withdraw": {"%s unicast": [{"nlri": "%s"}]}}}}}\n' % (nb(p), fam, pfx)
+def fl(i): return "2001:db8:66:%x:%x::1/128" % (i >> 16, i & 0xffff)
+out, h = [], 0
+for i in range(flaps):
+    out.append(ann("198.51.100.66", "ipv6", fl(i)))
+    if i >= 20:
+        out.append(wd("198.51.100.66", "ipv6", fl(i - 20)))
+    if (i + 1) % every == 0 and h < honest:
+        out.append(ann("198.51.100.9", "ipv4", "203.0.113.%d/32" % h))
+        h += 1
+sys.stdout.write("".join(out))
+EOF
+}
+# flaps N: the flapper's rules 0 to N - 1.
+flaps() { awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++) printf "dst 2001:db8:66:%x:%x::1\n", int(i / 65536), i % 65536 }'; }
+nflows() { "$FB" -j info "$1" | t_json 'd["flows"]'; }
+# paths STATE PEER: the paths the state file holds from PEER.
+paths() { grep -c "^$2	" "$1"; }
+# inq NAME FILE: how many of FILE's rules query finds.
+inq() { "$FB" query "$1" -f "$2" | tail -1 | awk '{print $1}'; }
+pkt() { "$FB" query "$1" --packet udp "198.51.100.1:1000" "$2:53" | head -1 | awk '{print $1}'; }
+# refused PEER: lines saying the filter refused a route of PEER's.
+refused() { grep -c "from $1.*\(past its capacity\|could not take\)" "$T_TMP/bgp.err"; }
+# said H: bgp said something of 203.0.113.H (its addition, or its refusal
+# while refusals are said one by one), or the flood is over.
+said() { grep -q "203\.0\.113\.$1\$\|203\.0\.113\.$1[^0-9]" "$T_TMP/bgp.err" || ! kill -0 "$CAT"; }
+for h in $(seq 0 99); do echo "dst 203.0.113.$h"; done >"$T_TMP/honest"
+
+# --- 1. the honest peer's routes while the flapper floods --------------------
+"$FB" create fl --capacity 2000 --fp-rate 0.001 --counting >/dev/null || fail "create fl"
+S=$T_TMP/fl.bgp
+flood 60000 100 200 >"$T_TMP/flood"
+t_bgp_start fl "$S"
+cat "$T_TMP/flood" >&9 &
+CAT=$!
+check "the honest peer's 100th route is read while the flapper floods" t_wait_until 120 said 99
+flooding=$(kill -0 "$CAT" 2>/dev/null && echo flooding || echo done)
+got=$(inq fl "$T_TMP/honest")
+p0=$(pkt fl 203.0.113.0)
+p99=$(pkt fl 203.0.113.99)
+echo "# queried while the flood was $flooding"
+check_eq "... every honest route is in the filter (query)" "$got" 100
+check_eq "... the XDP program drops packets to the first and the last (query --packet)" "$p0 $p99" "drop drop"
+check_eq "... none of the honest peer's routes refused" "$(refused 198.51.100.9)" 0
+wait "$CAT"
+CAT=""
+check "... bgp ends at the end of input" t_bgp_stop
+F=$(paths "$S" 198.51.100.66)
+check_eq "the state file holds the 100 honest routes" "$(paths "$S" 198.51.100.9)" 100
+# The flapper meets its own deletions waiting: at this capacity it has its
+# last routes refused, its own doing.
+check "... and at most the flapper's last 20 ($F)" test "$F" -le 20
+check_eq "... the filter holds exactly those rules" "$(nflows fl)" $((100 + F))
+flaps 59979 >"$T_TMP/flap.gone"
+check_eq "... the honest ones, none of the flapper's withdrawn ones" \
+	"$(inq fl "$T_TMP/honest") $(inq fl "$T_TMP/flap.gone") $(pkt fl 203.0.113.50)" "100 0 drop"
+"$FB" destroy fl >/dev/null
+
+# --- 2. the writes' pace under the flood -------------------------------------
+# A filter large enough that the flapper is never refused: its deletions
+# are all applied, each write's pace the CPU of the write alone.
+"$FB" create pc --capacity 200000 --fp-rate 0.001 --counting >/dev/null || fail "create pc"
+S=$T_TMP/pc.bgp
+flood 150000 100 1000 >"$T_TMP/flood"
+t_bgp_start pc "$S"
+cat "$T_TMP/flood" >&9 &
+CAT=$!
+# The state file's writes, sampled: its inode changes at each (a new file
+# renamed over it).
+while kill -0 "$CAT" 2>/dev/null; do
+	echo "$(date +%s%N) $(stat -c %i "$S" 2>/dev/null)"
+	sleep 0.1
+done >"$T_TMP/writes"
+wait "$CAT"
+CAT=""
+gap=$(awk '$2 != last { if (t) { g = ($1 - t) / 1e9; if (g > max) max = g } t = $1; last = $2 }
+	END { printf "%.1f", max }' "$T_TMP/writes")
+echo "# the longest time between two state writes while flooding: $gap s"
+check "150,000 flaps: state writes keep coming (at most 2.5 s apart: $gap s)" \
+	awk -v g="$gap" 'BEGIN { exit !(g <= 2.5) }'
+check "... bgp ends at the end of input" t_bgp_stop
+check_eq "... the filter holds exactly the rules the state file names" \
+	"$(nflows pc)" "$(grep -c '^198\.51\.100\.' "$S")"
+"$FB" destroy pc >/dev/null
+
+# --- 3. killed mid-flood, restarted -------------------------------------------
+"$FB" create kl --capacity 2000 --fp-rate 0.001 --counting >/dev/null || fail "create kl"
+S=$T_TMP/kl.bgp
+flood 60000 60 300 >"$T_TMP/flood"
+t_bgp_start kl "$S"
+cat "$T_TMP/flood" >&9 &
+CAT=$!
+check "the honest peer's 40th route read mid-flood" t_wait_until 120 said 39
+flooding=$(kill -0 "$CAT" 2>/dev/null && echo flooding || echo done)
+kill -KILL "$BP"
+wait "$BP" 2>/dev/null
+BP=""
+exec 9>&-
+check_eq "... killed (SIGKILL) while the flapper still floods" "$flooding" flooding
+wait "$CAT" 2>/dev/null
+CAT=""
+# ExaBGP gives a new process none of the killed one's lines again.
+"$FB" bgp kl --state "$S" </dev/null 2>"$T_TMP/bgp2.err"
+check_eq "a new run, with no input, ends" "$?" 0
+H=$(paths "$S" 198.51.100.9)
+F=$(paths "$S" 198.51.100.66)
+echo "# the state file names $H honest routes and $F of the flapper's"
+check "... it names every honest route read before the kill (40 or more)" test "$H" -ge 40
+check "... and at most 21 of the flapper's (an announcement before its withdrawal)" test "$F" -le 21
+# A kill between a line's addition and its note in STATE.added leaves that
+# line's rule with a second copy (operations.md says so): one flow more.
+N=$(nflows kl)
+check "... the filter holds exactly the rules it names ($N flows for $((H + F)) rules)" \
+	test "$N" -ge $((H + F)) -a "$N" -le $((H + F + 1))
+head -n "$H" "$T_TMP/honest" >"$T_TMP/honest.h"
+grep "^198\.51\.100\.66	" "$S" | cut -f4 >"$T_TMP/flap.held"
+# The flapper's routes up to the last read before the kill, less those held.
+flaps 12000 | grep -vxF -f "$T_TMP/flap.held" >"$T_TMP/flap.gone"
+check_eq "... each of them (query), none of the flapper's withdrawn ones" \
+	"$(inq kl "$T_TMP/honest.h") $(inq kl "$T_TMP/flap.held") $(inq kl "$T_TMP/flap.gone")" "$H $F 0"
+check_eq "... none of the honest peer's refused, nothing left over (said)" \
+	"$(grep -c 'from 198\.51\.100\.9.*\(capacity\|could not\)\|no longer in the filter\|not deleted' \
+		"$T_TMP/bgp2.err")" 0
+"$FB" destroy kl >/dev/null
+
+t_end
