@@ -250,7 +250,7 @@ if command -v strace >/dev/null; then
 			-e inject=getdents64:delay_exit=60000000:when=2 \
 			sh -c '"$@"; echo $? >"$0"' "$T_TMP/race.rc" "$FB" $cmd >"$T_TMP/race.out" 2>"$T_TMP/race.err" &
 		sp=$!
-		check "... $cmd held after reading the root" t_wait_until 30 grep -q 'DELAYED' "$T_TMP/trace"
+		check "... $cmd held after reading the root" t_wait_until 30 grep -qs 'DELAYED' "$T_TMP/trace"
 		check "... destroyed while $cmd read the root" "$FB" destroy gone
 		kill -KILL "$sp"
 		wait "$sp" 2>/dev/null

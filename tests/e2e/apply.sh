@@ -821,7 +821,7 @@ test_other_root() {
 	strace -f -qq -o "$T_TMP/o1.trace" -e trace=flock -e inject=flock:delay_exit=60000000:when=1 \
 		sh -c '"$@"; echo $? >"$0"' "$T_TMP/o1.rc" "$FB" -n "$NSB" apply "$CONF" >"$T_TMP/o1" 2>&1 &
 	sp=$!
-	t_wait_until 30 grep -q 'flock(.*(DELAYED)$' "$T_TMP/o1.trace"
+	t_wait_until 30 grep -qs 'flock(.*(DELAYED)$' "$T_TMP/o1.trace"
 	FLOWBLOOM_ROOT=$other "$FB" apply "$T_TMP/other/edge.conf" >"$T_TMP/o2" 2>&1
 	rc=$?
 	kill -0 "$sp" 2>/dev/null && held=1 || held=0
@@ -1033,7 +1033,7 @@ test_down_moved() {
 	strace -f -qq -o "$T_TMP/dm.trace" -e trace=ioctl -e inject=ioctl:delay_enter=60000000:when=1 \
 		sh -c '"$@"; echo $? >"$0"' "$T_TMP/dm.rc" "$FB" -n "$NSB" apply --down "$CONF" >"$T_TMP/a1" 2>&1 &
 	sp=$!
-	in_held() { awk '{ l = $0 } END { exit !(l ~ /ioctl\(/ && l !~ /\) += /) }' "$T_TMP/dm.trace"; }
+	in_held() { awk '{ l = $0 } END { exit !(l ~ /ioctl\(/ && l !~ /\) += /) }' "$T_TMP/dm.trace" 2>/dev/null; }
 	check "--down held in its first ioctl" t_wait_until 30 in_held
 	check "meanwhile, $VB moved to filter moved by hand" fbB attach moved "$VB" --replace
 	kill -KILL "$sp"
