@@ -130,11 +130,19 @@ check_eq "... and is held once" "$(ingens fg)" 150000
 ann 203.0.113.20/32 | bgp mv "$T_TMP/mv1.bgp" --ttl 2s
 check_eq "bgp --ttl 2s: the rule in a generation" "$(permanent mv) $(ingens mv)" "0 1"
 check_eq "... the state file says so" "$(head -1 "$T_TMP/mv1.bgp" | awk '{print $7}')" with-lifetime
-(sleep 3.5) | bgp mv "$T_TMP/mv1.bgp" &
+# Restarted without --ttl, its input held open: once the generation of
+# the copy with a lifetime has ended (its own clock, not a fixed sleep),
+# the rule matches only if bgp made it permanent at its start, not at its
+# end.
+rm -f "$T_TMP/fifo" && mkfifo "$T_TMP/fifo"
+bgp mv "$T_TMP/mv1.bgp" <"$T_TMP/fifo" &
 BP=$!
-sleep 3
-check_eq "restarted without --ttl, past the lifetime: the route's rule still matches" \
-	"$(q mv dst 203.0.113.20)" maybe
+exec 9>"$T_TMP/fifo"
+ended() { "$FB" -j info mv | t_json 'all(g["expired"] for g in d.get("generations", []))'; }
+past() { [ "$(ended)" = True ] && [ "$(q mv dst 203.0.113.20)" = maybe ]; }
+check "restarted without --ttl, past the lifetime, its input open: the route's rule still matches" \
+	t_wait_until 30 past
+exec 9>&-
 wait $BP
 BP=""
 check_eq "... made permanent, its copy with a lifetime deleted" "$(permanent mv) $(ingens mv)" "1 0"
@@ -237,7 +245,7 @@ fi
 "$FB" create rs --capacity 1000 --fp-rate 0.001 --counting >/dev/null || fail "create rs"
 ann 203.0.113.50/32 | bgp rs "$T_TMP/rs.bgp" --ttl 1s
 gone() { [ "$(q rs dst 203.0.113.50/32)" = no ]; }
-check "bgp --ttl 1s stopped: the held route's copy ends" t_wait_until 5 gone
+check "bgp --ttl 1s stopped: the held route's copy ends" t_wait_until 30 gone
 bgp rs "$T_TMP/rs.bgp" --ttl 1s </dev/null
 check_eq "... restarted: its rule matches again at once" "$(q rs dst 203.0.113.50/32)" maybe
 "$FB" destroy rs >/dev/null

@@ -247,7 +247,7 @@ test_boot_unit() {
 	d0=$(t_stat "$IFB" edge dropped)
 	inA "$PY" -c "$T_UDP_SEND" "$GOOD4" "$B4" 10
 	inA "$PY" -c "$T_UDP_SEND" "$BAD4" "$B4" 10
-	t_wait_until 5 seen_since "$s0" 20
+	t_wait_until 30 seen_since "$s0" 20
 	check_eq "flowbloom@edge: the listed source dropped" "$(($(t_stat "$IFB" edge dropped) - d0))" 10
 	unit_cmd "$u" ExecReload edge || return
 	out=$(unit_in_b "$u" "${CMD[@]}" 2>&1)
@@ -456,7 +456,7 @@ sd_stop() {
 	[ -n "$SD_CG" ] && [ -d "$SD_CG" ] || return 0
 	# What it ran and left (a killed service's process): ours, by id.
 	for p in $(find "$SD_CG" -name cgroup.procs -exec cat {} +); do kill -9 "$p" 2>/dev/null; done
-	t_wait_until 5 sd_cg_gone
+	t_wait_until 30 sd_cg_gone
 	SD_CG=
 }
 sd_cg_gone() {

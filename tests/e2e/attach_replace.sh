@@ -73,7 +73,7 @@ through() {
 	# nsenter runs python in its place: $! is the receiver's own PID.
 	nsenter --net="/run/netns/$NSB" -- "$PY" -c "$RECV" "$B4" "$ready" >"$T_TMP/recv" &
 	rp=$!
-	t_wait_until 5 test -e "$ready"
+	t_wait_until 30 test -e "$ready"
 	# 5 from a source nobody blocks: the receiver counts what arrives.
 	inA "$PY" -c "$T_UDP_SEND" "$A4" "$B4" 5
 	nsenter --net="/run/netns/$NSA" -- "$PY" -c "$FLOOD" "$BAD4" "$B4" "$stop" >"$T_TMP/sent" &
@@ -132,7 +132,7 @@ test_swap() {
 	# The new filter decides at once: b's second source.
 	check "attach b --replace again" fbB attach b "$VB" --replace
 	inA "$PY" -c "$T_UDP_SEND" "$BAD4B" "$B4" 20
-	t_wait_until 5 eval '[ "$(t_stat "$FB" b dropped)" -ge 20 ]'
+	t_wait_until 30 eval '[ "$(t_stat "$FB" b dropped)" -ge 20 ]'
 	check_eq "b's own rule drops at once" "$(t_stat "$FB" b dropped)" 20
 }
 
@@ -164,7 +164,7 @@ test_options() {
 	local d0
 	d0=$(t_stat "$FB" a dropped)
 	inA "$PY" -c "$T_UDP_SEND" "$BAD4" "$B4" 10
-	t_wait_until 5 eval '[ "$(t_stat "$FB" a matched)" -ge 10 ]'
+	t_wait_until 30 eval '[ "$(t_stat "$FB" a matched)" -ge 10 ]'
 	check_eq "... monitor: nothing dropped" "$(($(t_stat "$FB" a dropped) - d0))" 0
 	check "attach a --replace (its own action again)" fbB attach a "$VB" --replace
 	test_options_monitor
@@ -179,7 +179,7 @@ test_options_monitor() {
 	local id0 n0
 	check "attach a --replace --monitor" fbB attach a "$VB" --replace --monitor
 	inA "$PY" -c "$T_UDP_SEND" "$A4" "$B4" 10
-	t_wait_until 5 eval '[ "$(fbB -j top a | t_json "d[\"total_packets\"]")" -ge 10 ]'
+	t_wait_until 30 eval '[ "$(fbB -j top a | t_json "d[\"total_packets\"]")" -ge 10 ]'
 	n0=$(fbB -j top a | t_json 'd["total_packets"]')
 	check "... --replace --monitor --action monitor: the same monitoring" \
 		fbB attach a "$VB" --replace --monitor --action monitor
@@ -274,7 +274,7 @@ test_mtu_chain() {
 		"[('drop', 'pass', True)]"
 	d0=$(t_stat "$FB" a dropped)
 	inA "$PY" -c "$CHAIN" "$VA" 5
-	t_wait_until 5 eval '[ $(($(t_stat "$FB" a dropped) - d0)) -ge 5 ]'
+	t_wait_until 30 eval '[ $(($(t_stat "$FB" a dropped) - d0)) -ge 5 ]'
 	check_eq "its datagrams with 4,096 bytes of extension headers: 5 dropped" \
 		"$(($(t_stat "$FB" a dropped) - d0))" 5
 	"$PY" -c "$CHAIN" "$T_TMP/chain.pcap" 5
@@ -325,11 +325,11 @@ test_mtu_tcp() {
 	nsenter --net="/run/netns/$NSA" -- tcpdump -Z root --immediate-mode -i "$VA" -U \
 		-w "$T_TMP/tcp.pcap" "tcp and src host $A4" 2>"$T_TMP/tcpdump.err" &
 	tcpd=$!
-	t_wait_until 5 grep -q "listening on" "$T_TMP/tcpdump.err"
+	t_wait_until 30 grep -q "listening on" "$T_TMP/tcpdump.err"
 	rm -f "$T_TMP/ready"
 	inB "$PY" -c "$TCPSINK" "$B4" "$T_TMP/ready" >"$T_TMP/sink" &
 	sink=$!
-	t_wait_until 5 test -e "$T_TMP/ready"
+	t_wait_until 30 test -e "$T_TMP/ready"
 	inA "$PY" -c "$TCPSEND" "$A4" "$B4"
 	wait "$sink"
 	check_eq "a TCP transfer of 300000 bytes over MTU 9000, multi-buffer: all arrived" \
@@ -347,7 +347,7 @@ test_mtu_tcp() {
 	check "block the connection's 5-tuple" "$FB" add a tcp "$A4:40123" "$B4:5001"
 	d0=$(t_stat "$FB" a dropped)
 	inA "$PY" -c "$INJECT" "$T_TMP/tcp.pcap" "$VA"
-	t_wait_until 5 eval '[ $(($(t_stat "$FB" a dropped) - d0)) -ge $n ]'
+	t_wait_until 30 eval '[ $(($(t_stat "$FB" a dropped) - d0)) -ge $n ]'
 	got=$(($(t_stat "$FB" a dropped) - d0))
 	check_eq "... its captured frames sent again: all $n dropped on the device" "$got" "$n"
 	check_eq "... replay: all $n dropped, matched by the 5-tuple" \
@@ -367,7 +367,7 @@ test_mtu() {
 	d0=$(t_stat "$FB" a dropped)
 	b0=$("$FB" -j stats a | t_json "d['dropped']['bytes']")
 	inA "$PY" -c "$BIG" "$BAD4" "$B4" 20
-	t_wait_until 5 eval '[ $(($(t_stat "$FB" a dropped) - d0)) -ge 20 ]'
+	t_wait_until 30 eval '[ $(($(t_stat "$FB" a dropped) - d0)) -ge 20 ]'
 	check_eq "8000-byte datagrams of the listed source: 20 dropped" \
 		"$(($(t_stat "$FB" a dropped) - d0))" 20
 	check_eq "... counted whole: 20 x 8042 bytes" \
@@ -377,7 +377,7 @@ test_mtu() {
 	if command -v tshark >/dev/null; then
 		fbB capture a -w "$T_TMP/big.pcapng" --count 3 --duration 20 >"$T_TMP/cap.out" 2>&1 &
 		local cp=$!
-		t_wait_until 5 t_looping "$cp"
+		t_wait_until 30 t_looping "$cp"
 		inA "$PY" -c "$BIG" "$BAD4" "$B4" 3
 		wait "$cp"
 		check_eq "capture of 3 jumbo frames: length, kept, a payload byte" \
@@ -388,7 +388,7 @@ test_mtu() {
 	fi
 	s0=$(t_stat "$FB" a passed)
 	inA "$PY" -c "$BIG" "$A4" "$B4" 10
-	t_wait_until 5 eval '[ $(($(t_stat "$FB" a passed) - s0)) -ge 10 ]'
+	t_wait_until 30 eval '[ $(($(t_stat "$FB" a passed) - s0)) -ge 10 ]'
 	check_eq "... of another source: 10 passed" "$(($(t_stat "$FB" a passed) - s0))" 10
 	test_mtu_chain
 	test_mtu_tcp

@@ -69,7 +69,7 @@ for i in range(2):  # refused: SYN out, RST back
 '
 	# tcpdump stops at once on SIGINT: what it has not written yet is
 	# lost. Wait for the 10 datagrams and 2 x SYN + RST (ARP may come too).
-	t_wait_until 5 records_at_least "$cap" 14
+	t_wait_until 30 records_at_least "$cap" 14
 	kill -INT "$TD"
 	wait "$TD"
 	TD=""

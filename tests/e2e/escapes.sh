@@ -106,12 +106,12 @@ flows_got() {
 	[ -s "$1" ]
 }
 send 40001
-t_wait_until 5 flows_got "$T_TMP/flows"
+t_wait_until 30 flows_got "$T_TMP/flows"
 grep -aqF " $VBX (netns $NSB) pass " "$T_TMP/flows" && grep -q "udp 198.51.100.1:40001 198.51.100.2:5000$" "$T_TMP/flows" &&
 	pass "flows: the device's name escaped" || fail "flows: $(cat -v "$T_TMP/flows")"
 check_eq "flows: nothing a terminal obeys" "$(raw "$T_TMP/flows")" ""
 send 40002
-t_wait_until 5 flows_got "$T_TMP/flows.json" -j
+t_wait_until 30 flows_got "$T_TMP/flows.json" -j
 head -1 "$T_TMP/flows.json" >"$T_TMP/flow1.json"
 check_eq "flows -j: the device's name as it is (a lone byte as U+FFFD)" \
 	"$(t_json "(d['dev'], d['netns'], d['sport'])" "$T_TMP/flow1.json")" "('e\\x1b\\x07\\x9b$FFFD$$', '$NSB', 40002)"

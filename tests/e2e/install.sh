@@ -193,7 +193,7 @@ traffic() {
 	drop0=$(stat_of default dropped)
 	send "$A4" 40
 	send "$BAD4" 20
-	t_wait_until 5 seen_since "$seen0" 60
+	t_wait_until 30 seen_since "$seen0" 60
 	check_eq "$label: every packet seen" "$(($(stat_of default seen) - seen0))" 60
 	check_eq "$label: the listed source dropped" "$(($(stat_of default dropped) - drop0))" 20
 }
