@@ -848,7 +848,7 @@ test_other_root() {
 # as written, and a trailing "/" was another root's lock (no wait). A root
 # not made yet, spelled with a trailing "/", is made by create (it said
 # "bpffs is not mounted at ROOT": the root taken for its own parent).
-said_or_gone() { grep -q "waiting for another apply" "$T_TMP/sp/out" || ! kill -0 "$1" 2>/dev/null; }
+said_or_gone() { grep -qs "waiting for another apply" "$T_TMP/sp/out" || ! kill -0 "$1" 2>/dev/null; }
 test_root_spelling() {
 	local n=fbtest_apply_sp$$ hash root spelled lock ap new=/sys/fs/bpf/fbtest_apply_new_$$
 	mkdir -p "$T_TMP/sp"
@@ -866,6 +866,8 @@ print("%016x" % h)' "$FLOWBLOOM_ROOT")
 			(umask 077 && mkdir -p /run/flowbloom && : >>"$lock")
 			exec 8<"$lock"
 			flock 8
+			# (the last spelling's "waiting" must not be read as this one's)
+			rm -f "$T_TMP/sp/out"
 			FLOWBLOOM_ROOT=$spelled "$FB" apply "$T_TMP/sp/$n.conf" >"$T_TMP/sp/out" 2>&1 8<&- &
 			ap=$!
 			t_wait_until 20 said_or_gone "$ap"

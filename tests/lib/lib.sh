@@ -233,7 +233,11 @@ t_end() {
 # before the closing line and exit 130.
 # t_finish: the same cleanup, the closing line, exit. t_skip_all REASON:
 # one skip naming the suite and REASON, then t_finish.
+# (Only in the suite's own shell: bash forks a background command's child
+# with the traps still set, and a kill landing before its exec runs them
+# there. That child removed $T_TMP and the namespaces mid-suite.)
 t_exit() {
+	[ "$BASHPID" = "${T_MAIN:-$BASHPID}" ] || return 1
 	[ -n "${T_EXITED:-}" ] && return 0
 	T_EXITED=1
 	declare -F cleanup >/dev/null && cleanup
@@ -248,10 +252,12 @@ t_traps() {
 	# with the redirections of what it interrupts (a function called with
 	# >FILE would swallow the closing line).
 	exec {T_STDOUT}>&1 {T_STDERR}>&2
-	trap 't_exit; rm -rf "$T_TMP"' EXIT
+	T_MAIN=$BASHPID
+	trap 't_exit && rm -rf "$T_TMP"' EXIT
 	trap t_interrupted INT TERM
 }
 t_interrupted() {
+	[ "$BASHPID" = "$T_MAIN" ] || exit 143
 	{
 		echo "interrupted"
 		t_exit
