@@ -42,7 +42,8 @@ static bool same_as_qsort(size_t n, size_t distinct, int shape, uint64_t *seed)
 			r %= distinct;
 		/* Keys that differ early and late: the last word too. */
 		for (w = 0; w < 5; w++)
-			a[i].w[w] = w == 0 || w == 4 ? r * 0x9e3779b97f4a7c15ULL >> (w * 3) : (uint64_t)w;
+			a[i].w[w] = w == 0 || w == 4 ? r * 0x9e3779b97f4a7c15ULL >> (w * 3)
+						     : (uint64_t)w;
 	}
 	if (shape)
 		qsort(a, n, sizeof(*a), cmp_mem);
