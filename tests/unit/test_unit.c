@@ -219,6 +219,7 @@ int main(void)
 	test_flow_format_prefix();
 	test_rule_parse();
 	test_list_line();
+	test_keysort();
 	test_shared_logic();
 	test_text_input();
 	test_quote();

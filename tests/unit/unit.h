@@ -40,6 +40,9 @@ void test_flow_format_prefix(void);
 /* unit_listline.c */
 void test_list_line(void);
 
+/* unit_keysort.c */
+void test_keysort(void);
+
 /* unit_rule.c */
 void test_rule_parse(void);
 

@@ -194,10 +194,6 @@ void fb_hostbits_file(const char *file, const struct fb_hostbits *hb)
 			file, hb->n, file, hb->line, hb->first[0].written, hb->first[0].taken);
 }
 
-/* Flows read from a bounded file before its duplicates are first dropped
- * (as lists.c's). */
-#define FLOWS_DEDUP_FIRST (1U << 20)
-
 /* A line's rules onto the flows (fb_list_sink). */
 struct file_sink {
 	struct fb_flows *fl;
@@ -219,7 +215,7 @@ static int file_push(const struct fb_key *k, void *ctx, char *err, size_t errlen
 				 fl->max, fl->max_why);
 			return -1;
 		}
-		fl->check = fl->n + (fl->n > FLOWS_DEDUP_FIRST ? fl->n : FLOWS_DEDUP_FIRST);
+		fl->check = fb_list_next_check(fl->n, fl->max);
 	}
 	if (!push_key(fl, k, s->line))
 		return 0;
@@ -522,7 +518,7 @@ static int read_flows(int argc, char **argv, const char *file, struct fb_flows *
 
 	memset(fl, 0, sizeof(*fl));
 	fl->max = max;
-	fl->check = FLOWS_DEDUP_FIRST;
+	fl->check = fb_list_next_check(0, max);
 	snprintf(fl->max_why, sizeof(fl->max_why), "%s", why);
 	if (file) {
 		if (argc)

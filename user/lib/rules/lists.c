@@ -15,6 +15,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include "keysort.h"
 #include "report.h"
 #include "rules/flow.h"
 #include "rules/lists.h"
@@ -42,12 +43,22 @@ static int push_origin(struct fb_list *l, const struct fb_key *k)
 /* Rules read before a bounded list first drops its duplicates. */
 #define DEDUP_FIRST (1U << 20)
 
-/* When a bounded list next drops its duplicates: once it has doubled (at
- * least DEDUP_FIRST more), so that sorting costs a few times the final
- * sort, and input that repeats itself (`yes ADDR`) stays small. */
+size_t fb_list_next_check(size_t n, size_t max)
+{
+	size_t next = n + (n > DEDUP_FIRST ? n : DEDUP_FIRST), quarter = n + n / 4 + 1;
+
+	/* Not past max + 1 (one more than max is enough to refuse), unless
+	 * that is less than a quarter more: held to 1.25 max at most, not
+	 * twice, and each sort still a quarter or more of new rules. */
+	if (max && next > max + 1)
+		next = max + 1 > quarter ? max + 1 : quarter;
+	return next;
+}
+
+/* When a bounded list next drops its duplicates (fb_list_next_check). */
 static size_t next_check(const struct fb_list *l)
 {
-	return l->n + (l->n > DEDUP_FIRST ? l->n : DEDUP_FIRST);
+	return fb_list_next_check(l->n, l->max);
 }
 
 /* The list's sink (fb_list_sink). */
@@ -292,22 +303,10 @@ void fb_list_bound(struct fb_list *l, size_t max, const char *why)
 	snprintf(l->max_why, sizeof(l->max_why), "%s", why);
 }
 
-static int cmp_key(const void *a, const void *b)
-{
-	return memcmp(a, b, sizeof(struct fb_key));
-}
-
 void fb_list_unique(struct fb_list *l)
 {
-	size_t i, j;
-
-	if (!l->n)
-		return;
-	qsort(l->keys, l->n, sizeof(*l->keys), cmp_key);
-	for (i = j = 1; i < l->n; i++)
-		if (memcmp(&l->keys[i], &l->keys[j - 1], sizeof(*l->keys)))
-			l->keys[j++] = l->keys[i];
-	l->n = j;
+	/* In place: no buffer beside the list (keysort.h). */
+	l->n = fb_keys_unique(l->keys, l->n);
 }
 
 void fb_list_free(struct fb_list *l)

@@ -43,8 +43,8 @@ struct fb_list {
 	__u32 line;  /* the line being read */
 	/* At most max different rules (0: no bound; fb_list_bound): at
 	 * check rules the list drops its duplicates, and is refused if it
-	 * still holds more than max; check doubles, so it holds at most
-	 * twice max (and 2^20) rules. */
+	 * still holds more than max (fb_list_next_check: it holds at most
+	 * 1.25 max, and 2^20, rules). */
 	size_t max, check;
 	char max_why[160];
 };
@@ -61,6 +61,12 @@ int fb_list_read(const char *file, struct fb_list *l);
 /* Hold l, read from then on, to max different rules, why being the
  * bound's reason (for "FILE:LINE: more than MAX different rules (WHY)"). */
 void fb_list_bound(struct fb_list *l, size_t max, const char *why);
+/* When a list of n different rules held to max (0: no bound) next drops
+ * its duplicates: once it has doubled (at least 2^20 more), so that
+ * sorting costs a few times the final sort and input that repeats itself
+ * (`yes ADDR`) stays small, but at max + 1 where that leaves a quarter
+ * more or a larger one: a list refused holds at most 1.25 max rules. */
+size_t fb_list_next_check(size_t n, size_t max);
 /* Sort l and drop duplicates (they add nothing, and would count twice). */
 void fb_list_unique(struct fb_list *l);
 void fb_list_free(struct fb_list *l);

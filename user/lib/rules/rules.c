@@ -182,6 +182,30 @@ const char *fb_rules_prefix_list_name(int l)
 	return l >= 0 && l < FB_PFX_NR ? names[l] : "?";
 }
 
+/* Rules a replace adds to a cuckoo or d-left table it fills aside (no
+ * program reads it, and a refusal drops it whole): a chunk at a time, so
+ * that the plan of the stores (types/plan.h) and the rules' hashes are a
+ * chunk's, not the list's (about 40 bytes a rule). The rules go in in
+ * the same order: the same table, the same refusal. */
+enum { TABLE_CHUNK = 16384 };
+
+static int ftype_add(struct fb_store *f, const struct fb_key *keys, size_t n,
+		     struct fb_batch_err *e)
+{
+	bool chunks = f->aside && (f->hdr->type == FB_TYPE_CUCKOO || f->hdr->type == FB_TYPE_DLEFT);
+	size_t s = 0, c;
+	int r;
+
+	do {
+		c = chunks && n - s > TABLE_CHUNK ? TABLE_CHUNK : n - s;
+		r = fb_ftype_add(f, keys + s, c, e);
+		if (r == -1)
+			e->bad += s;
+		s += c;
+	} while (!r && s < n);
+	return r;
+}
+
 /* fb_rules_add(); eb: what the exact sets held before (for the undo). */
 static int rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t *bad,
 		     struct fb_exact_batch *eb)
@@ -207,7 +231,7 @@ static int rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, si
 	 * if it refuses. */
 	if (f->hdr->type) {
 		struct fb_batch_err e = { 0, 0 };
-		int r = fb_ftype_add(f, keys, n, &e);
+		int r = ftype_add(f, keys, n, &e);
 
 		if (r && f->hdr->confirm)
 			fb_exact_undo_many(f, eb);

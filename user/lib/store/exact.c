@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "keysort.h"
 #include "report.h"
 #include "store/exact.h"
 #include "store/pintree.h"
@@ -352,13 +353,29 @@ static int distinct(const struct fb_key *keys, const __u32 *copies, size_t n,
 			b->now[i] = copies ? copies[i] : 1;
 		return 0;
 	}
-	at = malloc(n * sizeof(*at));
 	b->keys = malloc(n * sizeof(*b->keys));
 	b->own = true;
-	if (!at || !b->keys) {
-		free(at);
+	if (!b->keys)
 		return -1;
+	/* One copy each (add -f, in the input's order): the keys copied
+	 * and sorted in place, with no index beside them (keysort.h). */
+	if (!copies) {
+		memcpy(b->keys, keys, n * sizeof(*keys));
+		fb_keys_sort(b->keys, n);
+		for (i = j = 0; i < n; i++) {
+			if (j && !memcmp(&b->keys[j - 1], &b->keys[i], sizeof(*keys))) {
+				b->now[j - 1]++;
+				continue;
+			}
+			b->keys[j] = b->keys[i];
+			b->now[j++] = 1;
+		}
+		b->n = j;
+		return 0;
 	}
+	at = malloc(n * sizeof(*at));
+	if (!at)
+		return -1;
 	for (i = 0; i < n; i++)
 		at[i] = i;
 	qsort_r(at, n, sizeof(*at), cmp_at, (void *)keys);

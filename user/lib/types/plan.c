@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Write plans: an overlay of copied buckets and an ordered store log (see
  * plan.h). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -81,6 +82,8 @@ const void *fb_plan_bucket(struct fb_plan *p, __u64 off)
 
 static int log_store(struct fb_plan *p, void *addr, unsigned width, __u64 val)
 {
+	if ((__u64)(uintptr_t)addr >> 62)
+		return -1; /* not a user-space address: never */
 	if (p->nlog == p->caplog) {
 		size_t n = p->caplog ? p->caplog * 2 : 64;
 		struct fb_plan_store *l = realloc(p->log, n * sizeof(*l));
@@ -90,7 +93,14 @@ static int log_store(struct fb_plan *p, void *addr, unsigned width, __u64 val)
 		p->log = l;
 		p->caplog = n;
 	}
-	p->log[p->nlog++] = (struct fb_plan_store){ .addr = addr, .val = val, .width = width };
+	p->log[p->nlog++] = (struct fb_plan_store){
+		.at = (__u64)(uintptr_t)addr | (__u64)(width == 1   ? 0
+						       : width == 2 ? 1
+						       : width == 4 ? 2
+								    : 3)
+						       << 62,
+		.val = val,
+	};
 	return 0;
 }
 
@@ -140,19 +150,20 @@ void fb_plan_apply_paced(struct fb_plan *p, unsigned pause_us)
 
 	for (i = 0; i < p->nlog; i++) {
 		struct fb_plan_store *s = &p->log[i];
+		void *addr = (void *)(uintptr_t)(s->at & ~(3ULL << 62));
 
-		switch (s->width) {
+		switch (s->at >> 62) {
+		case 0:
+			__atomic_store_n((__u8 *)addr, (__u8)s->val, __ATOMIC_RELEASE);
+			break;
 		case 1:
-			__atomic_store_n((__u8 *)s->addr, (__u8)s->val, __ATOMIC_RELEASE);
+			__atomic_store_n((__u16 *)addr, (__u16)s->val, __ATOMIC_RELEASE);
 			break;
 		case 2:
-			__atomic_store_n((__u16 *)s->addr, (__u16)s->val, __ATOMIC_RELEASE);
-			break;
-		case 4:
-			__atomic_store_n((__u32 *)s->addr, (__u32)s->val, __ATOMIC_RELEASE);
+			__atomic_store_n((__u32 *)addr, (__u32)s->val, __ATOMIC_RELEASE);
 			break;
 		default:
-			__atomic_store_n((__u64 *)s->addr, s->val, __ATOMIC_RELEASE);
+			__atomic_store_n((__u64 *)addr, s->val, __ATOMIC_RELEASE);
 			break;
 		}
 		if (pause_us)

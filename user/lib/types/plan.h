@@ -19,10 +19,12 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+/* One store: 16 bytes (a plan holds one or more a flow added). The
+ * address with log2 of the width (bytes: 1, 2, 4 or 8) in its top two
+ * bits, which no user-space address has. */
 struct fb_plan_store {
-	void *addr;
+	__u64 at;
 	__u64 val;
-	__u8 width; /* bytes: 1, 2, 4 or 8 */
 };
 
 struct fb_plan {
