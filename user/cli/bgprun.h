@@ -134,6 +134,8 @@ int bgp_pace_poll_ms(const struct bgp_run *rn, double wait);
  * are left. The deletions applied or dropped: their index emptied. */
 size_t bgp_pend_cancel(struct bgp_run *rn, struct fb_key *keys, size_t n);
 void bgp_pend_reset(struct bgp_run *rn);
+/* Their counts against a recount: a drift said (an internal error). */
+void bgp_pend_verify(const struct bgp_run *rn);
 /* A deletion of talker's lines queued (d 1) or taken back (d -1). */
 void bgp_pend_count(struct bgp_run *rn, unsigned talker, int d);
 
