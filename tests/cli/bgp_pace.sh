@@ -234,6 +234,35 @@ if command -v strace >/dev/null; then
 		check_eq "... each rule once, the filter exactly the state file's" \
 			"$(cnt 2001:db8:1::1$n) $(cnt 2001:db8:1::2$n) $(nflows jn)" "1 1 $(paths "$J")"
 	done
+	# Killed within a line's addition: STATE.added names the line's
+	# rules before they reach the filter (1st write) and once they are
+	# in it (2nd). Named only after, a kill between left them in the
+	# filter and named nowhere: the journal's line, applied again, added
+	# each a second time (count 2), and the route's withdrawal left it
+	# blocking. The next run tells by the rules' counters whether they
+	# were added: each once (beside a copy added by hand, kept), and
+	# withdrawn, gone (or the hand's copy left), at either kill.
+	amany() { printf '{"type": "update", %s, "message": {"update": {%s, "announce": {"ipv6 unicast": {"x": [{"nlri": "%s"}, {"nlri": "%s"}, {"nlri": "%s"}]}}}}}}\n' "$NB" "$BH" "$@"; }
+	for w in 1 2; do
+		for hand in 0 1; do
+			r=2001:db8:1::7$w$hand
+			[ $hand = 0 ] || "$FB" add jn dst "$r" >/dev/null
+			amany "$r/128" "2001:db8:1::8$w$hand/128" "2001:db8:1::9$w$hand/128" >"$T_TMP/in"
+			(strace -f -qq -o /dev/null -P "$J.added" -e trace=write,writev \
+				-e inject=write,writev:error=EIO:signal=KILL:when=$w \
+				"$FB" bgp jn --state "$J" <"$T_TMP/in" >/dev/null 2>"$T_TMP/bgp.err"; :) 2>/dev/null
+			"$FB" bgp jn --state "$J" </dev/null >/dev/null 2>"$T_TMP/bgp.err"
+			check_eq "killed at STATE.added's $([ $w = 1 ] && echo 1st || echo 2nd) write of a line of 3 routes$([ $hand = 1 ] && echo ', one added by hand too'): the next run holds each once" \
+				"$(cnt "$r") $(cnt 2001:db8:1::8$w$hand) $(cnt 2001:db8:1::9$w$hand) $(nflows jn)" \
+				"$((1 + hand)) 1 1 $(($(paths "$J") + hand))"
+			{ wd6 "$r/128"; wd6 "2001:db8:1::8$w$hand/128"; wd6 "2001:db8:1::9$w$hand/128"; } |
+				"$FB" bgp jn --state "$J" >/dev/null 2>"$T_TMP/bgp.err"
+			check_eq "... withdrawn: out of the filter (the hand's copy kept)" \
+				"$(cnt "$r") $(q jn dst 2001:db8:1::8$w$hand) $(q jn dst 2001:db8:1::9$w$hand)" \
+				"$hand no no"
+			[ $hand = 0 ] || "$FB" del jn dst "$r" >/dev/null
+		done
+	done
 	# The journal not writable (a full disk: ENOSPC at its 2nd line):
 	# the lines are applied all the same, said once, and a kill before
 	# the next write (at its rename) loses the lines from the failed one

@@ -314,6 +314,7 @@ void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 	bool views = false, failed;
 	size_t i, j, nix = 0, added = 0;
 
+	bgp_pend_verify(rn);
 	for (i = 0; i < rn->npend && !views; i++)
 		if (rn->pend[i].gens) {
 			if (fb_gens_views_open(f, &gv) < 0)
@@ -587,6 +588,7 @@ int bgp_resync(struct bgp_run *rn, struct fb_store *f, bool in_line)
 	 * Else one of a permanent copy was of the old array's permanent rules
 	 * (a withdrawal's, a killed run's addition, a --ttl change's old
 	 * copy): a copy in the new array's is not known to be ours. */
+	bgp_pend_verify(rn);
 	for (i = j = 0; i < rn->npend; i++)
 		if (rn->pend[i].gens ? rn->ttl > 0 : kept)
 			rn->pend[j++] = rn->pend[i];

@@ -145,6 +145,27 @@ void bgp_pend_count(struct bgp_run *rn, unsigned talker, int d)
 	rn->pend_by[talker] += (size_t)d;
 }
 
+/* The counts kept as deletions are queued and taken back, against a
+ * recount: a drift would free room for other peers that is not free (the
+ * filter past its capacity) or hold room that is. Said (once the
+ * deletions are applied they are counted afresh: bgp_pend_reset). */
+void bgp_pend_verify(const struct bgp_run *rn)
+{
+	size_t i, live = 0, gone = 0, by[FB_BGP_PEERS + 2] = { 0 };
+	unsigned t;
+
+	for (i = 0; i < rn->npend; i++) {
+		t = rn->pend[i].talker < FB_BGP_PEERS + 2 ? rn->pend[i].talker : FB_BGP_MORE_PEERS;
+		gone += rn->pend[i].gone;
+		live += !rn->pend[i].gone;
+		by[t] += !rn->pend[i].gone;
+	}
+	if (live != rn->pend_live || gone != rn->ngone || memcmp(by, rn->pend_by, sizeof(by)))
+		bgp_say("internal error: %zu deletions waiting (%zu taken back) counted %zu (%zu); "
+			"recounted",
+			live, gone, rn->pend_live, rn->ngone);
+}
+
 /* The deletions waiting were applied or dropped: those left (failed, to
  * try again) counted afresh. */
 void bgp_pend_reset(struct bgp_run *rn)

@@ -134,6 +134,8 @@ int bgp_pace_poll_ms(const struct bgp_run *rn, double wait);
  * are left. The deletions applied or dropped: their index emptied. */
 size_t bgp_pend_cancel(struct bgp_run *rn, struct fb_key *keys, size_t n);
 void bgp_pend_reset(struct bgp_run *rn);
+/* Their counts against a recount: a drift said (an internal error). */
+void bgp_pend_verify(const struct bgp_run *rn);
 /* A deletion of talker's lines queued (d 1) or taken back (d -1). */
 void bgp_pend_count(struct bgp_run *rn, unsigned talker, int d);
 
@@ -191,6 +193,10 @@ int bgp_open_beside(struct bgp_run *rn, const char *suffix, char *label, size_t 
 int bgp_open_added(struct bgp_run *rn);
 /* keys[0..n), just added as permanent rules, named in STATE.added: 0, or
  * -1 said (not written: the caller takes them out, bgp_unadd). */
+/* keys[0..n), about to be added as permanent rules (the filter open and
+ * locked), named in STATE.added first: 0, or -1 said (not written: their
+ * routes refused, the caller adds none). */
+int bgp_note_adding(struct bgp_run *rn, const struct fb_key *keys, size_t n);
 int bgp_note_added(struct bgp_run *rn, const struct fb_key *keys, size_t n);
 /* Take keys[0..n), the line's rules just added, out of the filter again
  * and refuse their routes, why said once each. */

@@ -250,9 +250,9 @@ static int apply_line(struct bgp_run *rn)
 				rn->b.add[j++] = rn->b.add[i];
 		n = bgp_pend_cancel(rn, rn->b.add, j);
 		bgp_bound(rn, &rn->f, rn->b.add, &n);
+		/* Named before and after (bgpadded.c); not after: out again. */
+		n = bgp_note_adding(rn, rn->b.add, n) ? 0 : n;
 		bgp_add_rules(rn, &rn->f, rn->b.add, &n, "this line's rules");
-		/* Added, and named nowhere a killed run's successor would find
-		 * them: out again, their routes refused. */
 		if (bgp_note_added(rn, rn->b.add, n)) {
 			bgp_unadd(rn, &rn->f, rn->b.add, n,
 				  "its rules could not be recorded (STATE.added)");
