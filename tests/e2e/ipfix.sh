@@ -163,6 +163,10 @@ conf_err "a collector twice, both lines named" \
 	'collector = 198.51.100.10:4739\n# the backup\ncollector = 198.51.100.11:4739\n' \
 	"3: collector given again (line 1): once per file"
 conf_err "a flag twice" 'collector = 198.51.100.10:4739\ntcp\ntcp\n' "3: tcp given again (line 2): once per file"
+# tcp and udp set one thing, the transport: both in one file is the same
+# mistake, refused with both lines named (before, the last won, silently).
+conf_err "tcp and udp, both lines named" 'collector = 198.51.100.10:4739\ntcp\n\nudp\n' \
+	"4: udp given after tcp (line 2): the transport once per file"
 # The collector's form checked where it is read (it used to be checked after
 # the file, named by no line, with the usage text).
 conf_err "a collector without a port, named FILE:LINE" 'tcp\ncollector = 198.51.100.10\n' \

@@ -59,6 +59,12 @@ static const struct option opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* In --config, one of each group (tcp, then udp, is refused). */
+static const struct fb_optfile_group groups[] = {
+	{ "ut", "the transport" },
+	{ NULL, NULL },
+};
+
 static __u64 epoch_ms(void)
 {
 	return fb_clock_real_ns() / 1000000ULL;
@@ -387,7 +393,7 @@ int cmd_ipfix(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		if (c == 'C') {
-			if (fb_optfile_read(optarg, opts, "config", set_opt, &o))
+			if (fb_optfile_read(optarg, opts, "config", groups, set_opt, &o))
 				return 2;
 			continue;
 		}
