@@ -805,6 +805,46 @@ grep -q "; 0 records lost" "$T_TMP/exp.out" &&
 	pass "ipfix --tcp, a collector that sends data: nothing lost" ||
 	fail "ipfix --tcp, a collector that sends data: $(cat "$T_TMP/exp.out")"
 
+# --- TCP: a collector that accepts and resets at once -------------------------------
+# As a proxy with no backend does. Its TCP acknowledges what comes before
+# the reset, and nobody reads it: records sent then are lost, and must not
+# be counted delivered (they were: every record "sent", none lost); nor
+# is each connection a recovery to report (an outage and a recovery were
+# reported every second). The collector goes away before the SIGTERM, so
+# the stop, which sends on any connection, has none.
+$NB "$PY" -c '
+import socket, struct, time
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", 4752)); l.listen(16); l.settimeout(0.2)
+end, n = time.time() + 5, 0
+while time.time() < end:
+    try:
+        c, _ = l.accept()
+    except socket.timeout:
+        continue
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    c.close()
+    n += 1
+print(n)' >"$T_TMP/rst.out" &
+RST=$!
+BG+=($RST)
+wait_listen tcp 4752
+exporter f --collector 127.0.0.1:4752 --tcp --idle-timeout 0.2 --interval 60
+for p in 48501 48502 48503 48504; do send1 $p 2; sleep 0.8; done
+wait $RST
+sleep 1.5 # a connection attempt refused, none left open
+stop_exporter "ipfix --tcp, a collector that resets at once"
+check_eq "ipfix --tcp, a collector that resets at once: no record counted delivered" "$("$PY" -c '
+import re, sys
+m = re.search(r"sent (\d+) flow records, (\d+) new-flow records and (\d+) estimate records .*; "
+              r"(\d+) records lost \((\d+) sent and not received", open(sys.argv[1]).read())
+n = open(sys.argv[2]).read().strip()
+print(m and int(n) >= 3 and sum(map(int, m.groups()[:3])) - int(m.group(5)) == 0 or (n, m and m.groups()))' \
+	"$T_TMP/exp.out" "$T_TMP/rst.out")" True
+check_eq "ipfix --tcp, a collector that resets at once: one report, no recovery" \
+	"$(grep -c "collector 127.0.0.1:4752: " "$T_TMP/exp.err") $(grep -c 'takes records again' "$T_TMP/exp.err")" "1 0"
+
 # --- a collector's name of several addresses -----------------------------------------
 # The first (2001:db8::1: A, where nobody listens) refuses, and the next
 # (198.51.100.2) is tried at once: before, the first alone, every second,

@@ -25,6 +25,7 @@
 #define USER_TIMEOUT_MS 30000 /* TCP: unacknowledged data this long ends a connection */
 #define FIFO_MAX 4096	      /* TCP messages written and not yet acknowledged, tracked */
 #define ADDRS_MAX 8	      /* of the collector's name, tried in turn */
+#define TRIAL_S 1.0	      /* TCP: a new connection lives this long before records go */
 
 struct qrec {
 	__u8 kind; /* enum fb_ipfix_kind */
@@ -61,6 +62,7 @@ struct fb_ipfix_out {
 	double retry_at;  /* TCP: next connection attempt; UDP: next probe */
 	double probed_at; /* UDP: when the last probe went, 0: none since the failure */
 	double session_at, next_tpl;
+	double trial_end; /* TCP: until then the connection carries templates alone */
 	bool tpl_due;
 	bool after_tpl; /* the last message was templates: records next */
 	bool restart;	/* UDP: a new socket and session before the next send */
@@ -335,6 +337,8 @@ static int send_all(struct fb_ipfix_out *x, double now)
 
 	for (;;) {
 		if (!x->out_len) {
+			if (now < x->trial_end && !x->tpl_due)
+				return 0; /* records wait for the trial's end */
 			r = encode(x, now, false);
 			if (r <= 0)
 				return r;
@@ -398,9 +402,13 @@ static int pump_tcp(struct fb_ipfix_out *x, double now)
 		x->st = ST_UP;
 		if (new_session(x, now))
 			return -1;
-		if (x->down)
-			x->events |= FB_IPFIX_EV_UP;
-		x->down = false;
+		/* A collector (or a proxy in front of one with no backend)
+		 * may accept and reset at once, after its TCP acknowledged
+		 * what came first: records sent then would be lost and
+		 * counted delivered, and each second would report an outage
+		 * and a recovery. Until the connection has lived a while,
+		 * it carries the templates alone. */
+		x->trial_end = now + TRIAL_S;
 	}
 	/* A collector sends nothing: readable means closed or reset, or
 	 * bytes to drop. */
@@ -417,6 +425,12 @@ static int pump_tcp(struct fb_ipfix_out *x, double now)
 		}
 	}
 	acked(x);
+	if (x->trial_end && now >= x->trial_end) {
+		x->trial_end = 0;
+		if (x->down)
+			x->events |= FB_IPFIX_EV_UP;
+		x->down = false;
+	}
 	return send_all(x, now);
 }
 
@@ -534,6 +548,9 @@ void fb_ipfix_out_finish(struct fb_ipfix_out *x, double until)
 	double now = mono();
 	size_t i;
 
+	/* No more waiting: a connection of the last second takes what is
+	 * queued, the best the stop can do. */
+	x->trial_end = 0;
 	for (;;) {
 		if (fb_ipfix_out_pump(x, now) < 0)
 			break;
