@@ -875,6 +875,42 @@ grep -q "connect: Connection refused" "$T_TMP/exp.err" &&
 	pass "... after the first failed (it was tried, and reported)" ||
 	fail "... the first address was not tried first: $(cat "$T_TMP/exp.err")"
 stop_exporter "ipfix, a name of two addresses"
+# The first address silent (a firewall that drops, a listener whose queue
+# is full: SYNs dropped, no answer): the next is tried within seconds, not
+# once the kernel gives up on the first (30 s, TCP_USER_TIMEOUT).
+$NB "$PY" -c '
+import socket, time
+l = socket.socket(socket.AF_INET6)
+l.bind(("2001:db8::2", 4753)); l.listen(0)
+c = []
+for _ in range(3):
+    try:
+        c.append(socket.create_connection(("2001:db8::2", 4753), timeout=0.3))
+    except OSError:
+        pass
+time.sleep(60)' 2>"$T_TMP/silent.err" &
+BG+=($!)
+wait_listen tcp 4753
+printf '2001:db8::2 collector.test\n198.51.100.2 collector.test\n' >"$T_TMP/hosts"
+$NB "$PY" "$DECODE" tcp 198.51.100.2 4753 "$T_TMP/silent.json" &
+BG+=($!)
+wait_grep listening "$T_TMP/silent.json"
+: >"$T_TMP/exp.out"
+: >"$T_TMP/exp.err"
+unshare -m sh -c 'mount --bind "$1" /etc/hosts && exec nsenter --net="$2" "$3" ipfix f \
+	--collector collector.test:4753 --tcp --idle-timeout 0.2 --interval 60' _ \
+	"$T_TMP/hosts" "/run/netns/$NSB" "$FB" >"$T_TMP/exp.out" 2>"$T_TMP/exp.err" &
+EXP=$!
+BG+=($EXP)
+wait_grep "ipfix: exporting" "$T_TMP/exp.err" || fail "ipfix, a silent first address: the exporter did not start"
+t0=$(date +%s%N)
+send1 48302 2
+t_wait_until 20 grep -q '"tid": 260, .*"7": 48302,' "$T_TMP/silent.json" 2>/dev/null
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$ms" -le 10000 ] && grep -q '"tid": 260, .*"7": 48302,' "$T_TMP/silent.json" &&
+	pass "ipfix --tcp, a silent first address: records at the second within 10 s ($ms ms)" ||
+	fail "ipfix --tcp, a silent first address: none at the second in $ms ms ($(cat "$T_TMP/exp.err" "$T_TMP/silent.err"))"
+stop_exporter "ipfix, a silent first address"
 check "detach" "$FB" -n "$NSB" detach "$VB"
 check "destroy" "$FB" destroy f
 

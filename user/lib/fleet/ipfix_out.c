@@ -26,6 +26,7 @@
 #define FIFO_MAX 4096	      /* TCP messages written and not yet acknowledged, tracked */
 #define ADDRS_MAX 8	      /* of the collector's name, tried in turn */
 #define TRIAL_S 1.0	      /* TCP: a new connection lives this long before records go */
+#define CONNECT_S 3.0	      /* TCP: a silent address's wait, when there is another */
 
 struct qrec {
 	__u8 kind; /* enum fb_ipfix_kind */
@@ -56,11 +57,12 @@ struct fb_ipfix_out {
 	unsigned naddr, cur;
 	int fd;
 	enum state st;
-	bool down;	  /* in an outage (reported once, until it ends) */
-	bool dropping;	  /* dropping records (reported once, until the queue drains) */
-	unsigned events;  /* seen outside a pump, returned by the next */
-	double retry_at;  /* TCP: next connection attempt; UDP: next probe */
-	double probed_at; /* UDP: when the last probe went, 0: none since the failure */
+	bool down;	   /* in an outage (reported once, until it ends) */
+	bool dropping;	   /* dropping records (reported once, until the queue drains) */
+	unsigned events;   /* seen outside a pump, returned by the next */
+	double retry_at;   /* TCP: next connection attempt; UDP: next probe */
+	double connect_at; /* TCP: when the connection attempt began */
+	double probed_at;  /* UDP: when the last probe went, 0: none since the failure */
 	double session_at, next_tpl;
 	double trial_end; /* TCP: until then the connection carries templates alone */
 	bool tpl_due;
@@ -388,12 +390,20 @@ static int pump_tcp(struct fb_ipfix_out *x, double now)
 			return 0;
 		}
 		x->st = ST_CONNECTING;
+		x->connect_at = now;
 	}
 	p.fd = x->fd;
 	if (x->st == ST_CONNECTING) {
 		p.events = POLLOUT;
-		if (poll(&p, 1, 0) <= 0)
+		if (poll(&p, 1, 0) <= 0) {
+			/* An address that does not answer (a firewall that
+			 * drops, a full listen queue) would hold the next
+			 * until the kernel gives up (TCP_USER_TIMEOUT, 30 s),
+			 * at every reconnection. */
+			if (x->naddr > 1 && now - x->connect_at >= CONNECT_S)
+				failed(x, "connect", ETIMEDOUT, now);
 			return 0;
+		}
 		err = sock_error(x->fd);
 		if (err) {
 			failed(x, "connect", err, now);
