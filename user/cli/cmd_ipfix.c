@@ -142,7 +142,7 @@ static const char *set_opt(int c, const char *v, void *ctx)
 	case 'r':
 		bad = fb_duration_value(v, &d);
 		if (!bad && c == 'r' && d == 0) {
-			o->refresh = 0; /* templates in every UDP message */
+			o->refresh = 0; /* templates before every UDP message of records */
 			return NULL;
 		}
 		if (bad || !(d >= 0.1 && d <= 86400)) {
