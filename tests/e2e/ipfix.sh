@@ -163,6 +163,10 @@ conf_err "a collector twice, both lines named" \
 	'collector = 198.51.100.10:4739\n# the backup\ncollector = 198.51.100.11:4739\n' \
 	"3: collector given again (line 1): once per file"
 conf_err "a flag twice" 'collector = 198.51.100.10:4739\ntcp\ntcp\n' "3: tcp given again (line 2): once per file"
+# tcp and udp set one thing, the transport: both in one file is the same
+# mistake, refused with both lines named (before, the last won, silently).
+conf_err "tcp and udp, both lines named" 'collector = 198.51.100.10:4739\ntcp\n\nudp\n' \
+	"4: udp given after tcp (line 2): the transport once per file"
 # The collector's form checked where it is read (it used to be checked after
 # the file, named by no line, with the usage text).
 conf_err "a collector without a port, named FILE:LINE" 'tcp\ncollector = 198.51.100.10\n' \
@@ -801,6 +805,46 @@ grep -q "; 0 records lost" "$T_TMP/exp.out" &&
 	pass "ipfix --tcp, a collector that sends data: nothing lost" ||
 	fail "ipfix --tcp, a collector that sends data: $(cat "$T_TMP/exp.out")"
 
+# --- TCP: a collector that accepts and resets at once -------------------------------
+# As a proxy with no backend does. Its TCP acknowledges what comes before
+# the reset, and nobody reads it: records sent then are lost, and must not
+# be counted delivered (they were: every record "sent", none lost); nor
+# is each connection a recovery to report (an outage and a recovery were
+# reported every second). The collector goes away before the SIGTERM, so
+# the stop, which sends on any connection, has none.
+$NB "$PY" -c '
+import socket, struct, time
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", 4752)); l.listen(16); l.settimeout(0.2)
+end, n = time.time() + 5, 0
+while time.time() < end:
+    try:
+        c, _ = l.accept()
+    except socket.timeout:
+        continue
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    c.close()
+    n += 1
+print(n)' >"$T_TMP/rst.out" &
+RST=$!
+BG+=($RST)
+wait_listen tcp 4752
+exporter f --collector 127.0.0.1:4752 --tcp --idle-timeout 0.2 --interval 60
+for p in 48501 48502 48503 48504; do send1 $p 2; sleep 0.8; done
+wait $RST
+sleep 1.5 # a connection attempt refused, none left open
+stop_exporter "ipfix --tcp, a collector that resets at once"
+check_eq "ipfix --tcp, a collector that resets at once: no record counted delivered" "$("$PY" -c '
+import re, sys
+m = re.search(r"sent (\d+) flow records, (\d+) new-flow records and (\d+) estimate records .*; "
+              r"(\d+) records lost \((\d+) sent and not received", open(sys.argv[1]).read())
+n = open(sys.argv[2]).read().strip()
+print(m and int(n) >= 3 and sum(map(int, m.groups()[:3])) - int(m.group(5)) == 0 or (n, m and m.groups()))' \
+	"$T_TMP/exp.out" "$T_TMP/rst.out")" True
+check_eq "ipfix --tcp, a collector that resets at once: one report, no recovery" \
+	"$(grep -c "collector 127.0.0.1:4752: " "$T_TMP/exp.err") $(grep -c 'takes records again' "$T_TMP/exp.err")" "1 0"
+
 # --- a collector's name of several addresses -----------------------------------------
 # The first (2001:db8::1: A, where nobody listens) refuses, and the next
 # (198.51.100.2) is tried at once: before, the first alone, every second,
@@ -831,6 +875,42 @@ grep -q "connect: Connection refused" "$T_TMP/exp.err" &&
 	pass "... after the first failed (it was tried, and reported)" ||
 	fail "... the first address was not tried first: $(cat "$T_TMP/exp.err")"
 stop_exporter "ipfix, a name of two addresses"
+# The first address silent (a firewall that drops, a listener whose queue
+# is full: SYNs dropped, no answer): the next is tried within seconds, not
+# once the kernel gives up on the first (30 s, TCP_USER_TIMEOUT).
+$NB "$PY" -c '
+import socket, time
+l = socket.socket(socket.AF_INET6)
+l.bind(("2001:db8::2", 4753)); l.listen(0)
+c = []
+for _ in range(3):
+    try:
+        c.append(socket.create_connection(("2001:db8::2", 4753), timeout=0.3))
+    except OSError:
+        pass
+time.sleep(60)' 2>"$T_TMP/silent.err" &
+BG+=($!)
+wait_listen tcp 4753
+printf '2001:db8::2 collector.test\n198.51.100.2 collector.test\n' >"$T_TMP/hosts"
+$NB "$PY" "$DECODE" tcp 198.51.100.2 4753 "$T_TMP/silent.json" &
+BG+=($!)
+wait_grep listening "$T_TMP/silent.json"
+: >"$T_TMP/exp.out"
+: >"$T_TMP/exp.err"
+unshare -m sh -c 'mount --bind "$1" /etc/hosts && exec nsenter --net="$2" "$3" ipfix f \
+	--collector collector.test:4753 --tcp --idle-timeout 0.2 --interval 60' _ \
+	"$T_TMP/hosts" "/run/netns/$NSB" "$FB" >"$T_TMP/exp.out" 2>"$T_TMP/exp.err" &
+EXP=$!
+BG+=($EXP)
+wait_grep "ipfix: exporting" "$T_TMP/exp.err" || fail "ipfix, a silent first address: the exporter did not start"
+t0=$(date +%s%N)
+send1 48302 2
+t_wait_until 20 grep -q '"tid": 260, .*"7": 48302,' "$T_TMP/silent.json" 2>/dev/null
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$ms" -le 10000 ] && grep -q '"tid": 260, .*"7": 48302,' "$T_TMP/silent.json" &&
+	pass "ipfix --tcp, a silent first address: records at the second within 10 s ($ms ms)" ||
+	fail "ipfix --tcp, a silent first address: none at the second in $ms ms ($(cat "$T_TMP/exp.err" "$T_TMP/silent.err"))"
+stop_exporter "ipfix, a silent first address"
 check "detach" "$FB" -n "$NSB" detach "$VB"
 check "destroy" "$FB" destroy f
 

@@ -31,6 +31,11 @@ static const struct option opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+static const struct fb_optfile_group groups[] = {
+	{ "ut", "the transport" },
+	{ NULL, NULL },
+};
+
 static char dir[64], file[96];
 
 static void cleanup(void)
@@ -80,7 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	f = fopen(file, "w");
 	if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f) || chmod(file, 0600))
 		abort();
-	rc = fb_optfile_read(file, opts, "config", set, &calls);
+	rc = fb_optfile_read(file, opts, "config", groups, set, &calls);
 	if (rc) {
 		FUZZ_ASSERT(rc == 1 && fuzz_errors == 1, "refused: %d, %u errors", rc, fuzz_errors);
 		FUZZ_ASSERT(fuzz_names_line(fuzz_last_error, file),

@@ -59,6 +59,12 @@ static const struct option opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* In --config, one of each group (tcp, then udp, is refused). */
+static const struct fb_optfile_group groups[] = {
+	{ "ut", "the transport" },
+	{ NULL, NULL },
+};
+
 static __u64 epoch_ms(void)
 {
 	return fb_clock_real_ns() / 1000000ULL;
@@ -136,7 +142,7 @@ static const char *set_opt(int c, const char *v, void *ctx)
 	case 'r':
 		bad = fb_duration_value(v, &d);
 		if (!bad && c == 'r' && d == 0) {
-			o->refresh = 0; /* templates in every UDP message */
+			o->refresh = 0; /* templates before every UDP message of records */
 			return NULL;
 		}
 		if (bad || !(d >= 0.1 && d <= 86400)) {
@@ -387,7 +393,7 @@ int cmd_ipfix(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		if (c == 'C') {
-			if (fb_optfile_read(optarg, opts, "config", set_opt, &o))
+			if (fb_optfile_read(optarg, opts, "config", groups, set_opt, &o))
 				return 2;
 			continue;
 		}

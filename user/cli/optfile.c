@@ -16,11 +16,35 @@
 #define LINE_MAX_LEN 1024
 #define OPTS_MAX 64 /* options of a table that one file may set (each once) */
 
-/* One line, "name" or "name = value": 0 or -1 (printed). */
-/* seen[i]: the line that set opts[i], 0: none yet. */
-static int line_of(const char *file, int n, char *s, const struct option *opts, const char *skip,
-		   int *seen, fb_optfile_fn set, void *ctx)
+/* The slot of option o in seen[]: its own index, or that of the first
+ * option of its group (options that set one thing, as tcp and udp); the
+ * group, or NULL. */
+static int slot_of(const struct option *opts, const struct option *o,
+		   const struct fb_optfile_group *groups, const struct fb_optfile_group **g)
 {
+	const struct option *p;
+
+	*g = NULL;
+	for (; groups && groups->codes; groups++)
+		if (o->val > 0 && o->val < 256 && strchr(groups->codes, o->val))
+			break;
+	if (!groups || !groups->codes)
+		return (int)(o - opts);
+	*g = groups;
+	for (p = opts; p->name; p++)
+		if (p->val > 0 && p->val < 256 && strchr(groups->codes, p->val))
+			break;
+	return (int)(p - opts);
+}
+
+/* One line, "name" or "name = value": 0 or -1 (printed). */
+/* seen[i]: the line that set slot i, 0: none yet; by[i]: its option. */
+static int line_of(const char *file, int n, char *s, const struct option *opts, const char *skip,
+		   const struct fb_optfile_group *groups, int *seen, const struct option **by,
+		   fb_optfile_fn set, void *ctx)
+{
+	const struct fb_optfile_group *g;
+	int slot;
 	char *eq = strchr(s, '='), *name = s, *val = NULL;
 	const struct option *o;
 	const char *why;
@@ -46,14 +70,22 @@ static int line_of(const char *file, int n, char *s, const struct option *opts, 
 		return -1;
 	}
 	/* Twice in one file is a mistake to say, not a value to drop: two
-	 * collector lines would otherwise export to the last alone. */
-	if (o - opts < OPTS_MAX && seen[o - opts]) {
-		fb_err("%s:%d: %s given again (line %d): once per file", file, n, name,
-		       seen[o - opts]);
+	 * collector lines would otherwise export to the last alone; so are
+	 * two options of one group (tcp, then udp). */
+	slot = slot_of(opts, o, groups, &g);
+	if (slot < OPTS_MAX && seen[slot]) {
+		if (by[slot] == o)
+			fb_err("%s:%d: %s given again (line %d): once per file", file, n, name,
+			       seen[slot]);
+		else
+			fb_err("%s:%d: %s given after %s (line %d): %s once per file", file, n,
+			       name, by[slot]->name, seen[slot], g ? g->what : "");
 		return -1;
 	}
-	if (o - opts < OPTS_MAX)
-		seen[o - opts] = n;
+	if (slot < OPTS_MAX) {
+		seen[slot] = n;
+		by[slot] = o;
+	}
 	why = set(o->val, val, ctx);
 	if (why) {
 		fb_err("%s:%d: %s", file, n, why);
@@ -119,8 +151,9 @@ int fb_conf_file_open(const char *file, const char *says)
 }
 
 int fb_optfile_read(const char *file, const struct option *opts, const char *skip,
-		    fb_optfile_fn set, void *ctx)
+		    const struct fb_optfile_group *groups, fb_optfile_fn set, void *ctx)
 {
+	const struct option *by[OPTS_MAX] = { 0 };
 	int seen[OPTS_MAX] = { 0 };
 	struct fb_lines r;
 	size_t len;
@@ -145,7 +178,7 @@ int fb_optfile_read(const char *file, const struct option *opts, const char *ski
 		s = fb_conf_text(s, n);
 		if (!*s)
 			continue;
-		if (line_of(file, n, s, opts, skip, seen, set, ctx)) {
+		if (line_of(file, n, s, opts, skip, groups, seen, by, set, ctx)) {
 			rc = 1;
 			break;
 		}

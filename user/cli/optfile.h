@@ -28,11 +28,18 @@ typedef const char *(*fb_optfile_fn)(int code, const char *val, void *ctx);
  * go"). The descriptor, or -1 (printed). */
 int fb_conf_file_open(const char *file, const char *says);
 
+/* Options that set one thing (their codes, e.g. "ut" for udp and tcp),
+ * and what it is ("the transport"); a list ends with codes NULL. */
+struct fb_optfile_group {
+	const char *codes, *what;
+};
+
 /* Read FILE, calling set for each line. Errors are printed as
  * FILE:LINE: why; returns 0, or 1 on an error. opts: the verb's table
  * (an entry named `skip`, e.g. "config", is refused in the file); an
- * option given twice in the file is an error. */
+ * option given twice in the file is an error, and so are two options of
+ * one of `groups` (NULL: none). */
 int fb_optfile_read(const char *file, const struct option *opts, const char *skip,
-		    fb_optfile_fn set, void *ctx);
+		    const struct fb_optfile_group *groups, fb_optfile_fn set, void *ctx);
 
 #endif

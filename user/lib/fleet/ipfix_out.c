@@ -25,6 +25,8 @@
 #define USER_TIMEOUT_MS 30000 /* TCP: unacknowledged data this long ends a connection */
 #define FIFO_MAX 4096	      /* TCP messages written and not yet acknowledged, tracked */
 #define ADDRS_MAX 8	      /* of the collector's name, tried in turn */
+#define TRIAL_S 1.0	      /* TCP: a new connection lives this long before records go */
+#define CONNECT_S 3.0	      /* TCP: a silent address's wait, when there is another */
 
 struct qrec {
 	__u8 kind; /* enum fb_ipfix_kind */
@@ -55,12 +57,14 @@ struct fb_ipfix_out {
 	unsigned naddr, cur;
 	int fd;
 	enum state st;
-	bool down;	  /* in an outage (reported once, until it ends) */
-	bool dropping;	  /* dropping records (reported once, until the queue drains) */
-	unsigned events;  /* seen outside a pump, returned by the next */
-	double retry_at;  /* TCP: next connection attempt; UDP: next probe */
-	double probed_at; /* UDP: when the last probe went, 0: none since the failure */
+	bool down;	   /* in an outage (reported once, until it ends) */
+	bool dropping;	   /* dropping records (reported once, until the queue drains) */
+	unsigned events;   /* seen outside a pump, returned by the next */
+	double retry_at;   /* TCP: next connection attempt; UDP: next probe */
+	double connect_at; /* TCP: when the connection attempt began */
+	double probed_at;  /* UDP: when the last probe went, 0: none since the failure */
 	double session_at, next_tpl;
+	double trial_end; /* TCP: until then the connection carries templates alone */
 	bool tpl_due;
 	bool after_tpl; /* the last message was templates: records next */
 	bool restart;	/* UDP: a new socket and session before the next send */
@@ -335,6 +339,8 @@ static int send_all(struct fb_ipfix_out *x, double now)
 
 	for (;;) {
 		if (!x->out_len) {
+			if (now < x->trial_end && !x->tpl_due)
+				return 0; /* records wait for the trial's end */
 			r = encode(x, now, false);
 			if (r <= 0)
 				return r;
@@ -384,12 +390,20 @@ static int pump_tcp(struct fb_ipfix_out *x, double now)
 			return 0;
 		}
 		x->st = ST_CONNECTING;
+		x->connect_at = now;
 	}
 	p.fd = x->fd;
 	if (x->st == ST_CONNECTING) {
 		p.events = POLLOUT;
-		if (poll(&p, 1, 0) <= 0)
+		if (poll(&p, 1, 0) <= 0) {
+			/* An address that does not answer (a firewall that
+			 * drops, a full listen queue) would hold the next
+			 * until the kernel gives up (TCP_USER_TIMEOUT, 30 s),
+			 * at every reconnection. */
+			if (x->naddr > 1 && now - x->connect_at >= CONNECT_S)
+				failed(x, "connect", ETIMEDOUT, now);
 			return 0;
+		}
 		err = sock_error(x->fd);
 		if (err) {
 			failed(x, "connect", err, now);
@@ -398,9 +412,13 @@ static int pump_tcp(struct fb_ipfix_out *x, double now)
 		x->st = ST_UP;
 		if (new_session(x, now))
 			return -1;
-		if (x->down)
-			x->events |= FB_IPFIX_EV_UP;
-		x->down = false;
+		/* A collector (or a proxy in front of one with no backend)
+		 * may accept and reset at once, after its TCP acknowledged
+		 * what came first: records sent then would be lost and
+		 * counted delivered, and each second would report an outage
+		 * and a recovery. Until the connection has lived a while,
+		 * it carries the templates alone. */
+		x->trial_end = now + TRIAL_S;
 	}
 	/* A collector sends nothing: readable means closed or reset, or
 	 * bytes to drop. */
@@ -417,6 +435,12 @@ static int pump_tcp(struct fb_ipfix_out *x, double now)
 		}
 	}
 	acked(x);
+	if (x->trial_end && now >= x->trial_end) {
+		x->trial_end = 0;
+		if (x->down)
+			x->events |= FB_IPFIX_EV_UP;
+		x->down = false;
+	}
 	return send_all(x, now);
 }
 
@@ -534,6 +558,9 @@ void fb_ipfix_out_finish(struct fb_ipfix_out *x, double until)
 	double now = mono();
 	size_t i;
 
+	/* No more waiting: a connection of the last second takes what is
+	 * queued, the best the stop can do. */
+	x->trial_end = 0;
 	for (;;) {
 		if (fb_ipfix_out_pump(x, now) < 0)
 			break;

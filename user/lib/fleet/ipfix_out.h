@@ -18,7 +18,9 @@
  *   Templates are also sent again at 1, 2, 4, 8, 16 and 32 seconds into a
  *   session and every `refresh` seconds after (0: in every message), since
  *   a UDP collector that restarts between two sends says nothing.
- * - TCP: one connection, templates first; the collector's acknowledgements
+ * - TCP: one connection, templates first (alone for its first second: a
+ *   collector that accepts and resets at once gets no records to lose,
+ *   nor is it a recovery); the collector's acknowledgements
  *   (SIOCOUTQ) say which messages it has: at a reset or close, the rest are
  *   counted lost. Reconnection each second. A collector that takes the
  *   connection and never reads fills the queue (records are then dropped,
