@@ -38,6 +38,8 @@ for d in "$SHORT" "$DEEP"; do
 	printf 'capacity = 100\nfp-rate = 0.01\n' >"$d/pb.conf"
 	printf 'udp 198.51.100.1:53 203.0.113.7:4000\nudp 198.51.100.1:53 203.0.113.7:4000\n' >"$d/dup.txt"
 	printf 'udp 198.51.100.2:53 203.0.113.7:4000\n' >"$d/absent.txt"
+	: >"$d/empty.txt"
+	for i in $(seq 1 300); do echo "udp 198.51.100.$((i % 250)):$i 203.0.113.7:4000"; done >"$d/big.txt"
 	# two records of more bytes than their frames had on the wire
 	"$PY" - "$d/over.pcap" <<'PY'
 import struct, sys
@@ -49,6 +51,7 @@ PY
 done
 "$FB" create pf --capacity 100 --fp-rate 0.01 >/dev/null || fail "create pf"
 "$FB" create pc --counting --capacity 100 --fp-rate 0.01 >/dev/null || fail "create pc"
+"$FB" create pk --type cuckoo --capacity 16 --fp-rate 0.01 >/dev/null || fail "create pk"
 "$FB" -n "$NSA" attach pf "$VA" >/dev/null || fail "attach pf to $VA"
 
 # run LABEL DIR ARGS...: the verb with {} in ARGS standing for DIR; its
@@ -120,6 +123,20 @@ BETWEEN='"$FB" destroy pi >/dev/null' same import-ok import {}/out.fbx pi
 same add-again add pc -f {}/dup.txt
 same del-absent del pc -f {}/absent.txt
 same into-file merge pf pf --into {}/m.fbx
+# The names of empty lists a replace refuses, and "FILE:LINE" of a rule a
+# full cuckoo filter refuses, were cut at 511 bytes (no file, no line).
+same empty-replace load pf --replace {}/empty.txt
+same cuckoo-full load pk {}/big.txt
+
+# A directory a killed create left, its name chosen by whoever made it:
+# list's note shows it escaped.
+mkdir "$FLOWBLOOM_ROOT/~pm$$"$'\x1b[2J'
+"$FB" list >/dev/null 2>"$T_TMP/stale.err"
+grep -qF "left $FLOWBLOOM_ROOT/~pm$$\\x1b[2J: flowbloom destroy pm$$\\x1b[2J removes it" "$T_TMP/stale.err" &&
+	! grep -q $'\x1b' "$T_TMP/stale.err" &&
+	pass "list: a stale directory's name in its note, escaped" ||
+	fail "list: a stale directory's name: $(cat -v "$T_TMP/stale.err")"
+rmdir "$FLOWBLOOM_ROOT/~pm$$"$'\x1b[2J'
 
 # An argument of 5000 bytes: its start and end, and why.
 for v in "load pf" "export pf" "metrics pf --textfile" "guard pf --into pc --pps 10 --ttl 1m --count 1 --never"; do

@@ -213,11 +213,11 @@ int cmd_list(int argc, char **argv)
 		 * every packet (cuckoo.h): said on stderr as the leftovers
 		 * below are, with what ends it. */
 		if (fb_ftype_seq_odd(&f))
-			fprintf(stderr,
-				"flowbloom: note: cuckoo filter '%s' was left inside a relocation "
-				"chain by a killed writer: it matches every packet; `flowbloom "
-				"check %s --repair` ends the chain\n",
-				f.name, f.name);
+			fb_report(FB_REPORT_NOTE,
+				  "cuckoo filter '%s' was left inside a relocation chain by a "
+				  "killed writer: it matches every packet; `flowbloom check %s "
+				  "--repair` ends the chain",
+				  f.name, f.name);
 		fb_store_close(&f);
 		free(names[i]);
 	}
@@ -233,11 +233,10 @@ int cmd_list(int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		const char *base = names[i] + strspn(names[i], "~");
 
-		fprintf(stderr,
-			"flowbloom: note: an interrupted %s left %s/%s: flowbloom destroy %s "
-			"removes it\n",
-			names[i][1] == '~' ? "destroy" : "create or import", fb_pin_root(),
-			names[i], base);
+		fb_report(FB_REPORT_NOTE,
+			  "an interrupted %s left %s/%s: flowbloom destroy %s removes it",
+			  names[i][1] == '~' ? "destroy" : "create or import", fb_pin_root(),
+			  names[i], base);
 		free(names[i]);
 	}
 	free(names);

@@ -12,6 +12,8 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "cmd.h"
 #include "output.h"
 #include "parse.h"
@@ -100,15 +102,23 @@ void fb_print_loaded(const struct fb_load_result *r)
  * failed download), nothing changed. */
 static void empty_refused(const struct fb_list *l, bool ttl)
 {
-	char names[512] = "";
-	size_t i, n = 0;
+	size_t i, n = 0, len = 1;
+	char *names;
 
-	for (i = 0; i < l->nfiles && n < sizeof(names); i++)
-		n += snprintf(names + n, sizeof(names) - n, "%s%s", i ? ", " : "",
-			      l->files[i].label);
+	for (i = 0; i < l->nfiles; i++)
+		len += strlen(l->files[i].label) + 2;
+	names = malloc(len);
+	if (!names) {
+		fb_err("the files hold no rules: nothing replaced");
+		return;
+	}
+	names[0] = 0;
+	for (i = 0; i < l->nfiles; i++)
+		n += snprintf(names + n, len - n, "%s%s", i ? ", " : "", l->files[i].label);
 	fb_err("%s %s no rules: nothing replaced (--allow-empty %s)", names,
 	       l->nfiles == 1 ? "holds" : "hold",
 	       ttl ? "takes the rules with a lifetime away" : "empties the filter");
+	free(names);
 }
 
 int cmd_load(int argc, char **argv)

@@ -3,6 +3,7 @@
  * A read list into a filter (load.h): `load`'s work after the lists are
  * read, which `apply` does too.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -15,6 +16,9 @@
 #include "rules/lifetime.h"
 #include "store/gens.h"
 #include "store/replace.h"
+
+/* Room for "FILE:LINE": a path may have PATH_MAX bytes. */
+#define FB_AT_SIZE (PATH_MAX + 64)
 #include "types/ftype.h"
 #include "types/sizing.h"
 #include "util.h"
@@ -23,7 +27,7 @@
  * from), for the start of an error line; "" if no line did. */
 static void place(struct fb_list *l, const struct fb_key *k, char *buf, size_t len)
 {
-	char w[512];
+	char w[FB_AT_SIZE];
 
 	fb_list_origins(l);
 	fb_list_where(l, k, w, sizeof(w));
@@ -33,7 +37,7 @@ static void place(struct fb_list *l, const struct fb_key *k, char *buf, size_t l
 /* A cuckoo or d-left filter refused the list (nothing changed). */
 static void full(const struct fb_store *f, struct fb_list *l, size_t bad)
 {
-	char at[520], text[FB_FLOW_STR], why[512];
+	char at[FB_AT_SIZE + 8], text[FB_FLOW_STR], why[512];
 
 	place(l, &l->keys[bad], at, sizeof(at));
 	fb_flow_format(&l->keys[bad], text, sizeof(text));
@@ -45,7 +49,7 @@ static void full(const struct fb_store *f, struct fb_list *l, size_t bad)
  * shape (-4) of table px, which the rules before it were added to. */
 static void refused(int err, const struct fb_prefixes *px, struct fb_list *l, size_t bad)
 {
-	char at[520], why[512], text[FB_FLOW_STR];
+	char at[FB_AT_SIZE + 8], why[512], text[FB_FLOW_STR];
 	struct fb_prefixes t = *px;
 	size_t i;
 
@@ -77,7 +81,7 @@ static void refused(int err, const struct fb_prefixes *px, struct fb_list *l, si
  * first such), and returns 0; -1 if no rule is (another refusal). */
 static int unexpandable(struct fb_list *l, const struct fb_prefixes *have)
 {
-	char at[520], why[512], text[FB_FLOW_STR];
+	char at[FB_AT_SIZE + 8], why[512], text[FB_FLOW_STR];
 	size_t i;
 
 	fb_list_origins(l);
@@ -274,7 +278,7 @@ int fb_load_into(struct fb_store *f, struct fb_list *l, const struct fb_load_req
 			goto unlock;
 		if (ex.bad < l->n) {
 			/* Too many entries: the rule the cheapest fit expands most. */
-			char at[520], text[FB_FLOW_STR];
+			char at[FB_AT_SIZE + 8], text[FB_FLOW_STR];
 
 			place(l, &l->keys[ex.bad], at, sizeof(at));
 			fb_flow_format(&l->keys[ex.bad], text, sizeof(text));
