@@ -164,3 +164,17 @@ void fb_plan_apply(struct fb_plan *p)
 {
 	fb_plan_apply_paced(p, 0);
 }
+
+unsigned fb_plan_test_pace(void)
+{
+	static int us = -1;
+
+	if (us < 0) {
+		const char *e = getenv("FLOWBLOOM_TEST_RELOC_DELAY_US");
+
+		us = e ? atoi(e) : 0;
+		if (us < 0 || us > 1000000)
+			us = 0;
+	}
+	return (unsigned)us;
+}

@@ -56,7 +56,16 @@ int fb_plan_set_ext(struct fb_plan *p, void *addr, unsigned width, __u64 val);
 /* Replay the log on live memory, in order. */
 void fb_plan_apply(struct fb_plan *p);
 /* The same, pausing pause_us microseconds after each store: a test hook
- * that holds the intermediate states open (see fb_cuckoo_add()). */
+ * that holds the intermediate states open (fb_plan_test_pace()). */
 void fb_plan_apply_paced(struct fb_plan *p, unsigned pause_us);
+/* Test hook, not for use: FLOWBLOOM_TEST_RELOC_DELAY_US=N (read once)
+ * pauses N microseconds after each store of a cuckoo or d-left batch, and
+ * of a batch's journal replayed (batchlog.c), so that every state inside
+ * it (a relocation chain's fingerprint copied, its old slot not yet
+ * overwritten; the sequence number odd; a batch half applied) lasts long
+ * enough for probes through the real program, or a SIGKILL at the Nth
+ * pause, to land in it (tests/cli/types_cli.sh, batch_crash.sh). Unset: 0,
+ * the stores run back to back. */
+unsigned fb_plan_test_pace(void);
 
 #endif
