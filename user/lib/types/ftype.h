@@ -119,7 +119,8 @@ int fb_ftype_check(const struct fb_header *hdr, const struct fb_block *blocks, c
 
 /* A write a killed writer left open in the type's table (a cuckoo
  * relocation chain: every probe answers maybe until it ends), and ending
- * it (under the lock). Add does it itself; check --repair too. */
+ * it (under the lock): the lock's recovery does it, after rolling back
+ * the batch a chain is in (batchlog.h); check --repair too. */
 bool fb_ftype_seq_odd(const struct fb_store *f);
 void fb_ftype_seq_end(struct fb_store *f);
 /* The type's own count of its items disagrees with the table (check);
