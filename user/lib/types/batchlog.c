@@ -286,16 +286,16 @@ int fb_batchlog_recover(struct fb_store *f, bool note, bool drop)
 	__atomic_store_n(&j->state, FB_BATCHLOG_IDLE, __ATOMIC_RELEASE);
 	if (note && j->through)
 		fb_report(FB_REPORT_NOTE,
-			  "filter '%s': rolled back the part of a %s a killed writer left half "
+			  "filter '%s': rolled back the part of %s a killed writer left half "
 			  "applied: the first %llu of its %llu flows are in, the others not (a "
 			  "batch that large goes in parts, each whole)",
-			  f->name, j->del ? "del" : "add", (unsigned long long)j->through,
+			  f->name, j->del ? "a del" : "an add", (unsigned long long)j->through,
 			  (unsigned long long)j->flows);
 	else if (note)
 		fb_report(FB_REPORT_NOTE,
-			  "filter '%s': rolled back a %s of %llu flows a killed writer left half "
+			  "filter '%s': rolled back %s of %llu flows a killed writer left half "
 			  "applied: none of it is in",
-			  f->name, j->del ? "del" : "add", (unsigned long long)j->flows);
+			  f->name, j->del ? "a del" : "an add", (unsigned long long)j->flows);
 	return 1;
 }
 
