@@ -13,7 +13,8 @@
 # program (replay) matching every member and none of the batch's flows but
 # for false positives; the batch run again then holds each flow once.
 # The recovery itself killed (at its first puts) is taken up by the writer
-# after it. A new filter's add killed at its last stores: its flows held
+# after it; while it runs slowed, the program matches every member. A new
+# filter's add killed at its last stores: its flows held
 # and matched, all or none. A batch larger than the journal goes in parts: killed in a
 # later part, the note says how many of its flows are in, and those are
 # the batch's first flows, each held once.
@@ -159,6 +160,30 @@ for w in 1 2 3 4 5 6 8 10 12 16 20 30; do
 	fi
 done
 check_eq "killed at its bpf calls: a batch is in whole or not at all" "$bad" ""
+
+# While the rollback runs (slowed: 10 ms a bucket), the program keeps
+# matching every member: a cuckoo table is put back with every probe at
+# maybe (the batch's flows match then too), a d-left one cell by cell.
+for t in cuckoo dleft; do
+	"$FB" create slow --type $t --capacity 1000 --fp-rate 0.01 >/dev/null &&
+		"$FB" add slow -f "$T_TMP/m.txt" >/dev/null || fail "slow $t: setup"
+	killed 150 add slow -f "$T_TMP/b.txt"
+	FLOWBLOOM_TEST_RELOC_DELAY_US=10000 "$FB" check --repair slow >/dev/null 2>&1 &
+	rb=$!
+	lo=1400 during=0 seen=""
+	while kill -0 $rb 2>/dev/null; do
+		read -r mm bm <<<"$(matched slow "$T_TMP/m.pcap" "$T_TMP/b.pcap")"
+		kill -0 $rb 2>/dev/null || break # (this replay may have ended after it)
+		during=$((during + 1))
+		[ "$mm" -lt "$lo" ] && lo=$mm
+		seen="$seen $bm"
+	done
+	wait $rb
+	[ $during -gt 0 ] && [ "$lo" = 1400 ] &&
+		pass "$t: $during replays during the rollback matched all 1400 members (batch flows:$seen)" ||
+		fail "$t: during the rollback ($during replays) members matched down to $lo"
+	"$FB" destroy slow >/dev/null
+done
 
 # A new filter's first flows: what the program probes for (their rule
 # kind) goes in before the table does, so a kill at the batch's last
