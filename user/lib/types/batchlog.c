@@ -2,6 +2,7 @@
 /* The journal of cuckoo and d-left batches (see batchlog.h): the old
  * contents of what a batch writes, saved before its stores, put back by
  * the next lock holder if its writer was killed. */
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "report.h"
@@ -83,46 +84,142 @@ bool fb_batchlog_open(const struct fb_store *f)
 	       j->magic == FB_BATCHLOG_MAGIC;
 }
 
-/* One part: flows [from, to) of a batch of n, planned in p. The old
- * contents of the buckets it writes journaled, the journal opened, the
- * plan applied in order, the journal closed. -2: no memory (nothing
- * applied). */
-static int commit(struct fb_store *f, const struct tbl *t, struct fb_batchlog_hdr *j,
-		  struct fb_plan *p, bool del, size_t from, size_t to, size_t n)
+/* One part of a batch of n flows, flows [through, ...): the old contents
+ * of the buckets it writes (ids, nids) journaled, the journal opened, the
+ * plan's stores log[from, to) applied in order, then the counts, the
+ * journal closed. */
+struct part {
+	const __u64 *ids;
+	size_t nids, from, to, through, n;
+	__u64 count, nflows; /* after it */
+};
+
+static void put_u64(__u64 *dst, __u64 v, unsigned pace)
 {
-	__u64 nf = f->hdr->nflows, done = to - from;
-	size_t bb = (size_t)1 << t->shift, i, r = 0;
+	__atomic_store_n(dst, v, __ATOMIC_RELEASE);
+	if (pace)
+		usleep(pace);
+}
 
-	nf = del ? nf - (nf < done ? nf : done) : fb_flows_add(nf, done, f->hdr->nblocks);
-	if (fb_plan_set_ext(p, &f->hdr->nflows, 8, nf))
-		return -2;
-	for (i = 0; i < p->cap; i++) {
-		unsigned char *rec;
-		__u64 id;
+static void commit(struct fb_store *f, const struct tbl *t, struct fb_batchlog_hdr *j,
+		   struct fb_plan *p, bool del, const struct part *pt)
+{
+	size_t bb = (size_t)1 << t->shift, i;
+	unsigned pace = fb_plan_test_pace();
 
-		if (!p->ids[i])
-			continue;
-		id = p->ids[i] - 1;
-		rec = rec_at(j, t->shift, r++);
-		memcpy(rec, &id, 8);
-		memcpy(rec + 8, p->live + (id << t->shift), bb);
+	for (i = 0; i < pt->nids; i++) {
+		unsigned char *rec = rec_at(j, t->shift, i);
+
+		memcpy(rec, &pt->ids[i], 8);
+		memcpy(rec + 8, p->live + (pt->ids[i] << t->shift), bb);
 	}
-	j->nrec = (__u32)r;
+	j->nrec = (__u32)pt->nids;
 	j->shift = (__u8)t->shift;
 	j->type = f->hdr->type;
 	j->del = del;
 	j->count = *t->count;
 	j->nflows = f->hdr->nflows;
-	j->flows = n;
-	j->through = from;
+	j->flows = pt->n;
+	j->through = pt->through;
 	j->magic = FB_BATCHLOG_MAGIC;
 	/* Everything above before the mark (the process dies, the kernel
 	 * keeps the pages: compiler order is what matters), the mark before
 	 * the table's first store. */
 	__atomic_store_n(&j->state, FB_BATCHLOG_OPEN, __ATOMIC_RELEASE);
-	fb_plan_apply_paced(p, fb_plan_test_pace());
+	fb_plan_apply_range(p, pt->from, pt->to, pace);
+	put_u64(t->count, pt->count, pace);
+	put_u64(&f->hdr->nflows, pt->nflows, pace);
 	__atomic_store_n(&j->state, FB_BATCHLOG_IDLE, __ATOMIC_RELEASE);
-	return 0;
+}
+
+/* The counts after k more flows added or deleted (saturating, as the
+ * planners count). */
+static void counts_after(const struct fb_store *f, const struct tbl *t, bool del, __u64 k,
+			 struct part *pt)
+{
+	__u64 c = *t->count, nf = f->hdr->nflows;
+
+	pt->count = del ? (c >= k ? c - k : 0) : c + k;
+	pt->nflows = del ? nf - (nf < k ? nf : k) : fb_flows_add(nf, k, f->hdr->nblocks);
+}
+
+/* The table's bucket a log entry writes (its id), or -1 for a store
+ * outside it (the sequence number, a chain's note). */
+static __s64 bucket_of(const struct tbl *t, const struct fb_plan *p, size_t k)
+{
+	__u64 off = (__u64)((unsigned char *)p->log[k].addr - p->live);
+
+	if ((unsigned char *)p->log[k].addr < p->live || off < t->lo || off >= t->hi)
+		return -1;
+	return (__s64)(off >> t->shift);
+}
+
+/* Flows [from, ...) whose new buckets (not stamped part) fit in cap, the
+ * first at least: their ids into ids, stamped. Returns the end. */
+static size_t cut(const struct tbl *t, const struct fb_plan *p, const size_t *marks, size_t from,
+		  size_t n, size_t cap, unsigned *stamp, unsigned part, __u64 *ids, size_t *nids)
+{
+	size_t to = from, k;
+
+	for (*nids = 0; to < n; to++) {
+		size_t more = 0;
+
+		/* (A bucket the flow writes twice is counted twice here:
+		 * parts end a little early, never late.) */
+		for (k = marks[to]; k < marks[to + 1]; k++) {
+			__s64 id = bucket_of(t, p, k);
+
+			more += id >= 0 && stamp[fb_plan_slot(p, (__u64)id << t->shift)] != part;
+		}
+		if (*nids + more > cap)
+			break;
+		for (k = marks[to]; k < marks[to + 1]; k++) {
+			__s64 id = bucket_of(t, p, k);
+			size_t sl;
+
+			if (id < 0 || stamp[sl = fb_plan_slot(p, (__u64)id << t->shift)] == part)
+				continue;
+			stamp[sl] = part;
+			ids[(*nids)++] = (__u64)id;
+		}
+	}
+	return to;
+}
+
+/* More buckets than the journal holds: the plan applied in parts, in the
+ * batch's order, each the flows whose buckets fit, each all or nothing.
+ * The parts' stores are the whole plan's, in its order (the sequence
+ * numbers of its chains rise across them). */
+static int write_parts(struct fb_store *f, const struct tbl *t, struct fb_batchlog_hdr *j,
+		       struct fb_plan *p, bool del, const size_t *marks, size_t n, size_t cap)
+{
+	unsigned *stamp = calloc(p->cap, sizeof(*stamp)), part = 0;
+	__u64 *ids = malloc(cap * sizeof(*ids));
+	size_t from = 0;
+	int rc = 0;
+
+	if (!stamp || !ids)
+		rc = -2;
+	while (!rc && from < n) {
+		struct part pt = { .ids = ids, .through = from, .n = n };
+		size_t to = cut(t, p, marks, from, n, cap, stamp, ++part, ids, &pt.nids);
+
+		if (to == from) {
+			fb_report_err("filter '%s': one flow's relocation writes more buckets than "
+				      "the journal holds (%zu)",
+				      f->name, cap);
+			rc = -4;
+			break;
+		}
+		pt.from = marks[from];
+		pt.to = marks[to];
+		counts_after(f, t, del, to - from, &pt);
+		commit(f, t, j, p, del, &pt);
+		from = to;
+	}
+	free(stamp);
+	free(ids);
+	return rc;
 }
 
 /* A type's plan of a batch on its geometry (fb_cuckoo_plan_add() and the
@@ -156,9 +253,9 @@ static int write_batch(struct fb_store *f, bool del, plan_fn plan, const __u64 *
 		       struct fb_batch_err *err, const struct fb_batch_ready *ready)
 {
 	struct fb_batchlog_hdr *j;
+	size_t cap = 0, *marks;
 	struct fb_plan p;
 	struct tbl t;
-	size_t cap = 0, from = 0, step;
 	int rc;
 
 	if (tbl_of(f, &t))
@@ -169,8 +266,15 @@ static int write_batch(struct fb_store *f, bool del, plan_fn plan, const __u64 *
 	if (fb_batchlog_recover(f, true, false) < 0)
 		return -4;
 	j = journal(f, t.shift, &cap);
+	marks = malloc((n + 1) * sizeof(*marks));
+	if (!marks)
+		return -2;
 	fb_plan_init(&p, f->blocks, t.shift);
+	p.marks = marks;
 	rc = plan(&p, t.geom, h, n, err);
+	/* The planners' last store is the table's count. */
+	if (!rc && (!p.nlog || p.log[p.nlog - 1].addr != t.count))
+		rc = -2;
 	if (!rc && !j) {
 		fb_report_err("filter '%s' has no room for the journal of its batches (its array "
 			      "ends with its table): `flowbloom load %s FILE --replace` makes it "
@@ -180,42 +284,27 @@ static int write_batch(struct fb_store *f, bool del, plan_fn plan, const __u64 *
 	}
 	if (!rc && ready && ready->fn && ready->fn(f, ready->arg))
 		rc = -4;
-	if (rc || p.used <= cap) {
-		if (!rc)
-			rc = commit(f, &t, j, &p, del, 0, n, n);
-		fb_plan_free(&p);
-		return rc;
-	}
-	/* More buckets than the journal holds: parts of the batch, in its
-	 * order, each planned again on the table the parts before it left
-	 * (the whole plan's placements: it fits). A part the journal cannot
-	 * hold is halved. */
-	step = (size_t)((double)n * cap / p.used / 2) + 1;
-	fb_plan_free(&p);
-	while (from < n) {
-		size_t to = n - from > step ? from + step : n;
+	if (!rc && p.used <= cap) {
+		struct part pt = { .n = n, .to = p.nlog - 1 };
+		__u64 *ids = malloc((p.used ? p.used : 1) * sizeof(*ids));
+		size_t i;
 
-		fb_plan_init(&p, f->blocks, t.shift);
-		rc = plan(&p, t.geom, h + from, to - from, NULL);
-		if (!rc && p.used > cap && to - from > 1) {
-			fb_plan_free(&p);
-			step = (to - from) / 2;
-			continue;
-		}
-		if (!rc && p.used > cap) {
-			fb_report_err("filter '%s': one flow's relocation needs more buckets than "
-				      "the journal holds (%zu)",
-				      f->name, cap);
-			rc = -4;
-		}
-		if (!rc)
-			rc = commit(f, &t, j, &p, del, from, to, n);
-		fb_plan_free(&p);
-		if (rc)
-			return rc;
-		from = to;
+		for (i = 0; ids && i < p.cap; i++)
+			if (p.ids[i])
+				ids[pt.nids++] = p.ids[i] - 1;
+		counts_after(f, &t, del, n, &pt);
+		pt.ids = ids;
+		if (ids)
+			commit(f, &t, j, &p, del, &pt);
+		rc = ids ? 0 : -2;
+		free(ids);
+	} else if (!rc) {
+		marks[n] = p.nlog - 1;
+		rc = write_parts(f, &t, j, &p, del, marks, n, cap);
 	}
-	return 0;
+	fb_plan_free(&p);
+	free(marks);
+	return rc;
 }
 
 /* One aligned 4-byte store a word: each slot or cell is old or new, never

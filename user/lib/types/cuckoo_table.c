@@ -254,6 +254,8 @@ int fb_cuckoo_plan_add(struct fb_plan *p, struct fb_cuckoo_geom *g, const __u64 
 	int rc = 0;
 
 	for (i = 0; i < n && !rc; i++) {
+		if (p->marks)
+			p->marks[i] = p->nlog;
 		rc = insert_fp(p, g, fb_cuckoo_fp(h[i], g->fp_bits),
 			       fb_cuckoo_index(h[i], g->nbuckets), &seq);
 		if (rc && err) {
@@ -288,6 +290,8 @@ int fb_cuckoo_plan_del(struct fb_plan *p, struct fb_cuckoo_geom *g, const __u64 
 	int rc = 0;
 
 	for (i = 0; i < n && !rc; i++) {
+		if (p->marks)
+			p->marks[i] = p->nlog;
 		__u32 fp = fb_cuckoo_fp(h[i], g->fp_bits), i1 = fb_cuckoo_index(h[i], g->nbuckets);
 		__u32 b[2] = { i1, fb_cuckoo_alt(i1, fp, g->nbuckets) };
 		int j, s, done = 0;

@@ -141,6 +141,8 @@ int fb_dleft_plan_add(struct fb_plan *p, struct fb_dleft_geom *g, const __u64 *h
 	int rc = 0;
 
 	for (x = 0; x < n && !rc; x++) {
+		if (p->marks)
+			p->marks[x] = p->nlog;
 		__u32 j[FB_DLEFT_D], rem[FB_DLEFT_D], c;
 		int load[FB_DLEFT_D], ti = 0, tc = 0, i, best = 0;
 
@@ -186,6 +188,8 @@ int fb_dleft_plan_del(struct fb_plan *p, struct fb_dleft_geom *g, const __u64 *h
 	int rc = 0;
 
 	for (x = 0; x < n && !rc; x++) {
+		if (p->marks)
+			p->marks[x] = p->nlog;
 		__u32 j[FB_DLEFT_D], rem[FB_DLEFT_D], c;
 		int load[FB_DLEFT_D], ti = 0, tc = 0;
 

@@ -134,11 +134,21 @@ int fb_plan_set_ext(struct fb_plan *p, void *addr, unsigned width, __u64 val)
 	return log_store(p, addr, width, val);
 }
 
+size_t fb_plan_slot(const struct fb_plan *p, __u64 off)
+{
+	return find(p, off >> p->bucket_shift);
+}
+
 void fb_plan_apply_paced(struct fb_plan *p, unsigned pause_us)
+{
+	fb_plan_apply_range(p, 0, p->nlog, pause_us);
+}
+
+void fb_plan_apply_range(struct fb_plan *p, size_t from, size_t to, unsigned pause_us)
 {
 	size_t i;
 
-	for (i = 0; i < p->nlog; i++) {
+	for (i = from; i < to; i++) {
 		struct fb_plan_store *s = &p->log[i];
 
 		switch (s->width) {

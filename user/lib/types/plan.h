@@ -33,6 +33,11 @@ struct fb_plan {
 	size_t cap, used;
 	struct fb_plan_store *log;
 	size_t nlog, caplog;
+	/* If set (n + 1 entries, by the caller): a batch planner stores nlog
+	 * at marks[i] as it starts flow i, so flow i's stores are
+	 * log[marks[i] .. marks[i + 1]) (batchlog.c applies a batch in parts
+	 * so). */
+	size_t *marks;
 };
 
 /* Why a batch was refused (returned by the cuckoo, d-left and scalable
@@ -55,6 +60,11 @@ int fb_plan_set(struct fb_plan *p, __u64 off, unsigned width, __u64 val);
 int fb_plan_set_ext(struct fb_plan *p, void *addr, unsigned width, __u64 val);
 /* Replay the log on live memory, in order. */
 void fb_plan_apply(struct fb_plan *p);
+/* Replay log[from, to), pausing pause_us after each store. */
+void fb_plan_apply_range(struct fb_plan *p, size_t from, size_t to, unsigned pause_us);
+/* The overlay slot (< p->cap) of the bucket at byte offset off from
+ * live, or p->cap if the plan never wrote it. */
+size_t fb_plan_slot(const struct fb_plan *p, __u64 off);
 /* The same, pausing pause_us microseconds after each store: a test hook
  * that holds the intermediate states open (fb_plan_test_pace()). */
 void fb_plan_apply_paced(struct fb_plan *p, unsigned pause_us);
