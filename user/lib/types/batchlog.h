@@ -26,11 +26,11 @@
  *
  * Memory: the journal holds a few thousand buckets (the chunk's tail: at
  * least 123 KiB for these tables, whose sizes are powers of two). A batch
- * touching more is applied in parts, in the batch's order, each planned
- * again on the table the parts before it left (the whole plan's
- * placements, which showed that the batch fits) and each all or nothing:
- * a kill leaves the batch's first parts in and the rest out, and the
- * recovery says how many flows that is.
+ * touching more is applied in parts, in the batch's order: each the next
+ * flows whose buckets fit, their stores a range of the one plan's log
+ * (the planners mark where each flow's stores start, plan.h), each part
+ * all or nothing. A kill leaves the batch's first parts in and the rest
+ * out, and the recovery says how many flows that is.
  */
 #ifndef FLOWBLOOM_USER_BATCHLOG_H
 #define FLOWBLOOM_USER_BATCHLOG_H
