@@ -81,6 +81,15 @@ batch() {
 		[ $rc = 137 ] || { fail "$n at store $w: exit $rc, not the kill"; break; }
 		i=$((i + 1))
 		"$FB" -j check $n >"$T_TMP/ck.json" 2>/dev/null
+		# (once: list and info say what the next write does)
+		if [ $i = 1 ]; then
+			"$FB" list >/dev/null 2>"$T_TMP/list.err"
+			grep -q "^flowbloom: note: $t filter '$n' holds part of a batch a killed writer left: the next write to it or \`flowbloom check $n --repair\` rolls it back$" "$T_TMP/list.err" ||
+				grep -q "^flowbloom: note: cuckoo filter '$n' was left inside a relocation chain" "$T_TMP/list.err" ||
+				fail "$n: list said '$(cat "$T_TMP/list.err")'"
+			"$FB" info $n | grep -q "^  an add or del was killed \(half way: the next write to it (add, del, load) or \`flowbloom check $n --repair\` rolls it back\|inside a relocation chain\)" ||
+				fail "$n: info does not say the batch is open"
+		fi
 		[ "$(t_json "d['interrupted_batch'], d['interrupted_relocation']" "$T_TMP/ck.json")" = "(True, True)" ] &&
 			chains=$((chains + 1))
 		# The next lock holder: check --repair, or another writer

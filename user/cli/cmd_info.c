@@ -224,6 +224,12 @@ int cmd_list(int argc, char **argv)
 				"chain by a killed writer: it matches every packet until the next "
 				"write to it or `flowbloom check %s --repair` ends the chain\n",
 				f.name, f.name);
+		else if (fb_batchlog_open(&f))
+			fprintf(stderr,
+				"flowbloom: note: %s filter '%s' holds part of a batch a killed "
+				"writer left: the next write to it or `flowbloom check %s "
+				"--repair` rolls it back\n",
+				fb_ftype_name(f.hdr->type), f.name, f.name);
 		fb_store_close(&f);
 		free(names[i]);
 	}
