@@ -678,7 +678,7 @@ int fb_store_lock(struct fb_store *f)
 		return -1;
 	}
 	/* Counting filters roll back a flow; cuckoo and d-left filters
-	 * finish a batch (types/batchlog.h). (A typed filter was opened only
+	 * roll back a batch (types/batchlog.h). (A typed filter was opened only
 	 * by a program that knows the types.) */
 	if (f->cnt_hdr || (types && f->hdr->type)) {
 		int r = types->recover(f);
