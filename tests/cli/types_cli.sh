@@ -350,11 +350,11 @@ if command -v strace >/dev/null; then
 		"(1, True)"
 	"$FB" info killed >"$T_TMP/info.txt" 2>&1
 	grep -q "^  expected false-positive rate now 1 per probe" "$T_TMP/info.txt" &&
-		grep -q "killed inside a relocation chain: every packet matches until the next add or del, or \`flowbloom check killed --repair\`, ends it" "$T_TMP/info.txt" &&
+		grep -q "killed inside a relocation chain: every packet matches until the next write to it (add, del, load) or \`flowbloom check killed --repair\` ends it" "$T_TMP/info.txt" &&
 		pass "killed: info says every packet matches, and what ends it" ||
 		fail "killed: info: $(grep -E 'rate now|chain' "$T_TMP/info.txt")"
 	"$FB" list >/dev/null 2>"$T_TMP/list.err"
-	grep -q "^flowbloom: note: cuckoo filter 'killed' was left inside a relocation chain by a killed writer: it matches every packet; \`flowbloom check killed --repair\` ends the chain$" "$T_TMP/list.err" &&
+	grep -q "^flowbloom: note: cuckoo filter 'killed' was left inside a relocation chain by a killed writer: it matches every packet until the next write to it or \`flowbloom check killed --repair\` ends the chain$" "$T_TMP/list.err" &&
 		pass "killed: list notes the open chain on stderr" ||
 		fail "killed: list said '$(cat "$T_TMP/list.err")'"
 	check "killed: del --force of 500 members" "$FB" del killed --force -f "$T_TMP/k1.txt"
@@ -461,7 +461,7 @@ done
 # the next 800 (to 95 %) in batches of 10 while the program is probed for
 # all 14800, over and over (rounds counted while the inserter runs).
 # A chain's stores take nanoseconds back to back: the inserter pauses 300 us
-# after each (FLOWBLOOM_TEST_RELOC_DELAY_US, a test hook in user/lib/types/cuckoo_table.c)
+# after each (FLOWBLOOM_TEST_RELOC_DELAY_US, a test hook in user/lib/types/plan.c)
 # so the probes really run inside open chains: 3000 non-members replayed
 # after the members in each round match as "maybe" while a chain is open (the
 # sequence check), far above their false-positive count at rest. Without

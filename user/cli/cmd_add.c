@@ -380,7 +380,9 @@ static int del_typed(struct fb_store *f, struct fb_flows *fl, bool force)
 		return 1;
 	r = fb_ftype_del(f, fl->keys, fl->n, &e);
 	if (r) {
-		if (r == -2) {
+		if (r == -4) {
+			/* (said) */
+		} else if (r == -2) {
 			fb_err("out of memory deleting %zu flows; nothing deleted", fl->n);
 		} else {
 			del_refusal(fl, e.bad, "", f->name,
@@ -399,7 +401,6 @@ static int del_typed(struct fb_store *f, struct fb_flows *fl, bool force)
 			fb_err("nothing deleted");
 		return 1;
 	}
-	f->hdr->nflows -= f->hdr->nflows < fl->n ? f->hdr->nflows : fl->n;
 	t0 = fb_now() - t0;
 	report("deleted", f, fl->n, t0);
 	return 0;

@@ -86,10 +86,12 @@ static int check_broken(const struct fb_store *f, const char *name, bool repair)
 }
 
 /* What check finds in a cuckoo, d-left or scalable filter (its geometry
- * was checked by open): a cuckoo relocation a killed writer left open, and
- * the stored count against the table. */
+ * was checked by open): a batch or a cuckoo relocation a killed writer
+ * left open, and the stored count against the table. */
 struct typed {
 	__u64 items;
+	bool batch_open; /* a batch a killed writer left (batchlog.h) */
+	bool batch_bad;	 /* ... its journal damaged (dropped by repair) */
 	bool seq_odd, count_bad;
 	bool counted; /* the type's stored count can be checked (cuckoo) */
 };
@@ -99,6 +101,17 @@ static void check_typed(struct fb_store *f, bool repair, struct typed *ty)
 	/* The chain ended first: that takes out the fingerprint it left in
 	 * two slots, which a recount would take for a stored one. */
 	ty->counted = fb_ftype(f->hdr->type)->recount != NULL;
+	/* A batch a killed writer left: rolled back whole, which ends a
+	 * chain it was inside too (or, its journal damaged, dropped: the
+	 * recount then counts what the table holds). */
+	ty->batch_open = fb_batchlog_open(f);
+	if (ty->batch_open && repair) {
+		bool quiet = fb_report_quiet;
+
+		fb_report_quiet = true;
+		ty->batch_bad = fb_batchlog_recover(f, false, true) < 0;
+		fb_report_quiet = quiet;
+	}
 	ty->seq_odd = fb_ftype_seq_odd(f);
 	if (repair && ty->seq_odd)
 		fb_ftype_seq_end(f);
@@ -283,8 +296,8 @@ int cmd_check(int argc, char **argv)
 	clean = !c.stale_bits && !c.missing_bits && !c.journal_dirty && c.count_ok &&
 		!t.stale_create && !t.stale_destroy && !t.stale_counters && !t.stale_sets &&
 		!t.stale_chunks && !t.iproute_missing && !t.iproute_stale && !t.stale_head &&
-		!ty.seq_odd && !ty.count_bad && !t.stale_gens && !gens_bad && !exact_bad(&ex) &&
-		!t.shared_chunks && !t.damaged_gens;
+		!ty.batch_open && !ty.seq_odd && !ty.count_bad && !t.stale_gens && !gens_bad &&
+		!exact_bad(&ex) && !t.shared_chunks && !t.damaged_gens;
 	/* What check --repair cannot repair: pins an ip link program put in
 	 * place of the filter's, shared chunks, exact sets whose copies still
 	 * differ from the flows. */
@@ -308,6 +321,7 @@ int cmd_check(int argc, char **argv)
 		if (table) {
 			jw_str("type", fb_ftype_name(f.hdr->type));
 			jw_u64("items", ty.items);
+			jw_bool("interrupted_batch", ty.batch_open);
 			jw_bool("interrupted_relocation", ty.seq_odd);
 			jw_bool("count_ok", !ty.count_bad);
 		}
@@ -362,6 +376,11 @@ int cmd_check(int argc, char **argv)
 			       : ty.count_bad ? "; count in the geometry MISMATCH"
 					      : "; count in the geometry ok",
 			       ty.count_bad && repair ? ": recounted" : "");
+			if (ty.batch_open)
+				printf("  a batch was interrupted (part of it applied)%s\n",
+				       !repair	      ? ""
+				       : ty.batch_bad ? ": its journal is damaged, dropped"
+						      : ": rolled back");
 			if (ty.seq_odd)
 				printf("  a relocation was interrupted (every probe answers "
 				       "maybe)%s\n",

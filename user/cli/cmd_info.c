@@ -90,6 +90,7 @@ static void info_typed(const struct fb_store *f)
 		jw_str("type", fb_ftype_name(f->hdr->type));
 		jw_u64("items", fb_ftype_items(f));
 		jw_double("load", fb_ftype_load(f));
+		jw_bool("interrupted_batch", fb_batchlog_open(f));
 		if (fb_ftype(f->hdr->type)->interrupted)
 			jw_bool("interrupted_relocation", fb_ftype_seq_odd(f));
 	}
@@ -97,7 +98,12 @@ static void info_typed(const struct fb_store *f)
 	/* The probe then says "maybe" to every flow (cuckoo.h). */
 	if (!fb_json && fb_ftype_seq_odd(f))
 		printf("  an add or del was killed inside a relocation chain: every packet matches "
-		       "until the next add or del, or `flowbloom check %s --repair`, ends it\n",
+		       "until the next write to it (add, del, load) or `flowbloom check %s "
+		       "--repair` ends it\n",
+		       f->name);
+	else if (!fb_json && fb_batchlog_open(f))
+		printf("  an add or del was killed half way: the next write to it (add, del, "
+		       "load) or `flowbloom check %s --repair` rolls it back\n",
 		       f->name);
 }
 
@@ -215,9 +221,14 @@ int cmd_list(int argc, char **argv)
 		if (fb_ftype_seq_odd(&f))
 			fb_report(FB_REPORT_NOTE,
 				  "cuckoo filter '%s' was left inside a relocation chain by a "
-				  "killed writer: it matches every packet; `flowbloom check %s "
-				  "--repair` ends the chain",
+				  "killed writer: it matches every packet until the next write to "
+				  "it or `flowbloom check %s --repair` ends the chain",
 				  f.name, f.name);
+		else if (fb_batchlog_open(&f))
+			fb_report(FB_REPORT_NOTE,
+				  "%s filter '%s' holds part of a batch a killed writer left: the "
+				  "next write to it or `flowbloom check %s --repair` rolls it back",
+				  fb_ftype_name(f.hdr->type), f.name, f.name);
 		fb_store_close(&f);
 		free(names[i]);
 	}

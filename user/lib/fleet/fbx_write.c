@@ -160,9 +160,9 @@ int fb_fbx_export(const char *name, const char *file, mode_t mode, bool plain)
 		goto unlock;
 	gv_open = true;
 	/* A writer killed half way left a state no reader accepts (the
-	 * counters, the filter's or a generation's, or a cuckoo relocation
-	 * half done): repair it first. */
-	if (fb_counting_half_done(&f, &gv) || fb_ftype_seq_odd(&f)) {
+	 * counters, the filter's or a generation's, a cuckoo relocation or a
+	 * cuckoo or d-left batch half done): repair it first. */
+	if (fb_counting_half_done(&f, &gv) || fb_ftype_seq_odd(&f) || fb_batchlog_open(&f)) {
 		fb_report_err("'%s' holds a write a killed writer left half done: flowbloom check "
 			      "--repair %s first; nothing exported",
 			      name, name);

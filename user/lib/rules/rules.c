@@ -182,6 +182,44 @@ const char *fb_rules_prefix_list_name(int l)
 	return l >= 0 && l < FB_PFX_NR ? names[l] : "?";
 }
 
+/* What the data path probes for, once the rules are placed: the prefix
+ * lengths (next) and rule kinds of the batch, then the probe table. */
+struct probed {
+	const struct fb_prefixes *next;
+	__u32 kinds;
+};
+
+static int publish_probed(struct fb_store *f, void *arg)
+{
+	const struct probed *pr = arg;
+	struct fb_prefixes *px = fb_store_prefixes(f);
+	int l;
+
+	/* New lengths are appended (the order of a list does not change
+	 * what matches), each written before the count that makes it
+	 * visible. Then the kind flags. */
+	for (l = 0; l < FB_PFX_NR; l++) {
+		struct fb_lengths *cur = &px->list[l];
+		int j;
+
+		for (j = cur->n; j < pr->next->list[l].n; j++) {
+			cur->len[j] = pr->next->list[l].len[j];
+			__atomic_store_n(&cur->n, j + 1, __ATOMIC_RELEASE);
+		}
+	}
+	/* New masks are appended likewise (fb_mask_put's stores release). */
+	{
+		__u32 have[FB_MAX_MASKS], want[FB_MAX_MASKS];
+		int h = fb_rules_masks(px, have), w = fb_rules_masks(pr->next, want), j;
+
+		for (j = h; j < w; j++)
+			fb_mask_put(px->masks, j, want[j]);
+	}
+	__atomic_fetch_or(&f->hdr->kinds, pr->kinds, __ATOMIC_RELEASE);
+	/* Then the probe table the data path reads (store/head.h). */
+	return fb_head_sync(f, fb_store_live(f)) ? -2 : 0;
+}
+
 /* Rules a replace adds to a cuckoo or d-left table it fills aside (no
  * program reads it, and a refusal drops it whole): a chunk at a time, so
  * that the plan of the stores (types/plan.h) and the rules' hashes are a
@@ -190,7 +228,7 @@ const char *fb_rules_prefix_list_name(int l)
 enum { TABLE_CHUNK = 16384 };
 
 static int ftype_add(struct fb_store *f, const struct fb_key *keys, size_t n,
-		     struct fb_batch_err *e)
+		     struct fb_batch_err *e, const struct fb_batch_ready *rd)
 {
 	bool chunks = f->aside && (f->hdr->type == FB_TYPE_CUCKOO || f->hdr->type == FB_TYPE_DLEFT);
 	size_t s = 0, c;
@@ -198,7 +236,7 @@ static int ftype_add(struct fb_store *f, const struct fb_key *keys, size_t n,
 
 	do {
 		c = chunks && n - s > TABLE_CHUNK ? TABLE_CHUNK : n - s;
-		r = fb_ftype_add(f, keys + s, c, e);
+		r = fb_ftype_add_ready(f, keys + s, c, e, rd);
 		if (r == -1)
 			e->bad += s;
 		s += c;
@@ -210,28 +248,32 @@ static int ftype_add(struct fb_store *f, const struct fb_key *keys, size_t n,
 static int rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t *bad,
 		     struct fb_exact_batch *eb)
 {
-	struct fb_prefixes *px = fb_store_prefixes(f), next = *px;
-	__u32 kinds = 0;
+	struct fb_prefixes next = *fb_store_prefixes(f);
+	struct probed pr = { &next, 0 };
 	size_t i;
-	int l;
 
 	int r = fb_rules_merge_lengths(&next, keys, n, bad);
 
 	if (r)
 		return r;
 	for (i = 0; i < n; i++)
-		kinds |= FB_KINDF(keys[i].kind);
+		pr.kinds |= FB_KINDF(keys[i].kind);
 	/* Exact sets before bits: every hit must be confirmable (a new rule
 	 * is briefly in its exact set with no hit yet: not a match). A batch
 	 * the sets cannot take (full) is taken out of them again: a refused
 	 * batch changes nothing. */
 	if (f->hdr->confirm && fb_exact_add_many(f, keys, NULL, n, eb))
 		return -2;
-	/* Another filter type: its all-or-nothing add, the exact sets undone
-	 * if it refuses. */
+	/* Another filter type: its all-or-nothing add (which counts the
+	 * flows), the exact sets undone if it refuses. What the data path
+	 * probes for goes in once the batch fits: before a cuckoo or d-left
+	 * table changes (a batch a killed writer left is rolled back by the
+	 * next one, batchlog.h: lengths with no rule stay, as after a del),
+	 * after a scalable filter's bits. */
 	if (f->hdr->type) {
 		struct fb_batch_err e = { 0, 0 };
-		int r = ftype_add(f, keys, n, &e);
+		struct fb_batch_ready rd = { publish_probed, &pr };
+		int r = ftype_add(f, keys, n, &e, &rd);
 
 		if (r && f->hdr->confirm)
 			fb_exact_undo_many(f, eb);
@@ -240,46 +282,19 @@ static int rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, si
 			f->refused_load = e.load;
 			return -3;
 		}
-		if (r) {
-			if (r == -2)
-				fb_report_err("out of memory adding %zu rules to '%s'", n, f->name);
-			return -2;
-		}
+		if (r == -2)
+			fb_report_err("out of memory adding %zu rules to '%s'", n, f->name);
+		return r ? -2 : 0;
 	}
-	/* A scalable filter's add may have grown it into a new array. */
-	px = fb_store_prefixes(f);
-	if (f->hdr->type) {
-		f->hdr->nflows = fb_flows_add(f->hdr->nflows, n, f->hdr->nblocks);
-	} else if (f->cnt_hdr) {
+	if (f->cnt_hdr) {
 		fb_counting_add_many(f, keys, n);
 	} else {
 		fb_bits_set_many(f, keys, n);
 		f->hdr->nflows = fb_flows_add(f->hdr->nflows, n, f->hdr->nblocks);
 	}
-	/* Then the lengths: new ones are appended (the order of a list does
-	 * not change what matches), each written before the count that makes
-	 * it visible. Then the kind flags. The data path thus never probes
-	 * for rules whose bits are not all set. */
-	for (l = 0; l < FB_PFX_NR; l++) {
-		struct fb_lengths *cur = &px->list[l];
-		int j;
-
-		for (j = cur->n; j < next.list[l].n; j++) {
-			cur->len[j] = next.list[l].len[j];
-			__atomic_store_n(&cur->n, j + 1, __ATOMIC_RELEASE);
-		}
-	}
-	/* New masks are appended likewise (fb_mask_put's stores release). */
-	{
-		__u32 have[FB_MAX_MASKS], want[FB_MAX_MASKS];
-		int h = fb_rules_masks(px, have), w = fb_rules_masks(&next, want), j;
-
-		for (j = h; j < w; j++)
-			fb_mask_put(px->masks, j, want[j]);
-	}
-	__atomic_fetch_or(&f->hdr->kinds, kinds, __ATOMIC_RELEASE);
-	/* Then the probe table the data path reads (store/head.h). */
-	return fb_head_sync(f, fb_store_live(f)) ? -2 : 0;
+	/* Bits before lengths: the data path never probes for rules whose
+	 * bits are not all set. */
+	return publish_probed(f, &pr);
 }
 
 int fb_rules_add(struct fb_store *f, const struct fb_key *keys, size_t n, size_t *bad)

@@ -677,7 +677,10 @@ int fb_store_lock(struct fb_store *f)
 		fb_store_unlock(f);
 		return -1;
 	}
-	if (f->cnt_hdr) {
+	/* Counting filters roll back a flow; cuckoo and d-left filters
+	 * roll back a batch (types/batchlog.h). (A typed filter was opened only
+	 * by a program that knows the types.) */
+	if (f->cnt_hdr || (types && f->hdr->type)) {
 		int r = types->recover(f);
 
 		if (r < 0) {

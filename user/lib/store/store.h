@@ -131,7 +131,8 @@ struct fb_create_opts {
  * What the store asks of the filter types, which sit above it (types/):
  * on open, is a typed filter's geometry usable with its array (0, or -1
  * with why); on lock, roll back a counting filter's write a killed writer
- * left half done (how many flows; -1, reported, refuses the lock).
+ * left half done (how many flows), or finish a cuckoo or d-left batch
+ * (noted itself, 0); -1, reported, refuses the lock.
  * types/ftype.c sets them before main runs; a program built without the
  * types refuses typed filters on open and counting filters on lock, rather
  * than use them unchecked.
@@ -178,7 +179,8 @@ void fb_store_abort(struct fb_store *f);
  * `load --replace` may have switched arrays while it waited (f then
  * describes the new one; -1 if the filter was destroyed meanwhile). For a
  * counting filter it also rolls back a write a crashed writer left half
- * done (a note goes to stderr). */
+ * done, for a cuckoo or d-left filter it finishes one (a note goes to
+ * stderr). */
 int fb_store_lock(struct fb_store *f);
 /* For a reader without the lock: has a replace put another head in slot 0
  * since f was mapped (what it maps next, a generation, may be gone)? And

@@ -254,6 +254,8 @@ int fb_cuckoo_plan_add(struct fb_plan *p, struct fb_cuckoo_geom *g, const __u64 
 	int rc = 0;
 
 	for (i = 0; i < n && !rc; i++) {
+		if (p->marks)
+			p->marks[i] = p->nlog;
 		rc = insert_fp(p, g, fb_cuckoo_fp(h[i], g->fp_bits),
 			       fb_cuckoo_index(h[i], g->nbuckets), &seq);
 		if (rc && err) {
@@ -267,26 +269,6 @@ int fb_cuckoo_plan_add(struct fb_plan *p, struct fb_cuckoo_geom *g, const __u64 
 	return rc;
 }
 
-/* Test hook, not for use: FLOWBLOOM_TEST_RELOC_DELAY_US=N (read once)
- * pauses N microseconds after each store of an add, so that every state
- * inside a relocation chain (a fingerprint copied, its old slot not yet
- * overwritten; the sequence number odd) lasts long enough for probes
- * through the real program to land in it (tests/cli/types_cli.sh). Unset:
- * 0, the stores run back to back as always. */
-static unsigned reloc_delay_us(void)
-{
-	static int us = -1;
-
-	if (us < 0) {
-		const char *e = getenv("FLOWBLOOM_TEST_RELOC_DELAY_US");
-
-		us = e ? atoi(e) : 0;
-		if (us < 0 || us > 1000000)
-			us = 0;
-	}
-	return (unsigned)us;
-}
-
 int fb_cuckoo_add(struct fb_block *blocks, struct fb_cuckoo_geom *g, const __u64 *h, size_t n,
 		  struct fb_batch_err *err)
 {
@@ -296,28 +278,28 @@ int fb_cuckoo_add(struct fb_block *blocks, struct fb_cuckoo_geom *g, const __u64
 	fb_plan_init(&p, blocks, fb_cuckoo_bucket_shift(g->fp_bits));
 	rc = fb_cuckoo_plan_add(&p, g, h, n, err);
 	if (!rc)
-		fb_plan_apply_paced(&p, reloc_delay_us());
+		fb_plan_apply_paced(&p, fb_plan_test_pace());
 	fb_plan_free(&p);
 	return rc;
 }
 
-int fb_cuckoo_del(struct fb_block *blocks, struct fb_cuckoo_geom *g, const __u64 *h, size_t n,
-		  struct fb_batch_err *err)
+int fb_cuckoo_plan_del(struct fb_plan *p, struct fb_cuckoo_geom *g, const __u64 *h, size_t n,
+		       struct fb_batch_err *err)
 {
-	struct fb_plan p;
 	size_t i;
 	int rc = 0;
 
-	fb_plan_init(&p, blocks, fb_cuckoo_bucket_shift(g->fp_bits));
 	for (i = 0; i < n && !rc; i++) {
+		if (p->marks)
+			p->marks[i] = p->nlog;
 		__u32 fp = fb_cuckoo_fp(h[i], g->fp_bits), i1 = fb_cuckoo_index(h[i], g->nbuckets);
 		__u32 b[2] = { i1, fb_cuckoo_alt(i1, fp, g->nbuckets) };
 		int j, s, done = 0;
 
 		for (j = 0; j < 2 && !done; j++)
 			for (s = 0; s < FB_CUCKOO_SLOTS && !done; s++)
-				if (slot_get(&p, g, b[j], s) == fp) {
-					if (slot_set(&p, g, b[j], s, 0))
+				if (slot_get(p, g, b[j], s) == fp) {
+					if (slot_set(p, g, b[j], s, 0))
 						rc = -2;
 					done = 1;
 				}
@@ -329,8 +311,19 @@ int fb_cuckoo_del(struct fb_block *blocks, struct fb_cuckoo_geom *g, const __u64
 			}
 		}
 	}
-	if (!rc && fb_plan_set_ext(&p, &g->count, 8, g->count >= n ? g->count - n : 0))
+	if (!rc && fb_plan_set_ext(p, &g->count, 8, g->count >= n ? g->count - n : 0))
 		rc = -2;
+	return rc;
+}
+
+int fb_cuckoo_del(struct fb_block *blocks, struct fb_cuckoo_geom *g, const __u64 *h, size_t n,
+		  struct fb_batch_err *err)
+{
+	struct fb_plan p;
+	int rc;
+
+	fb_plan_init(&p, blocks, fb_cuckoo_bucket_shift(g->fp_bits));
+	rc = fb_cuckoo_plan_del(&p, g, h, n, err);
 	if (!rc)
 		fb_plan_apply(&p);
 	fb_plan_free(&p);

@@ -70,6 +70,9 @@ int fb_cuckoo_plan_add(struct fb_plan *p, struct fb_cuckoo_geom *g, const __u64 
  * --confirm exact / --force rule). */
 int fb_cuckoo_del(struct fb_block *blocks, struct fb_cuckoo_geom *g, const __u64 *h, size_t n,
 		  struct fb_batch_err *err);
+/* Its plan, as fb_cuckoo_plan_add() is fb_cuckoo_add()'s. */
+int fb_cuckoo_plan_del(struct fb_plan *p, struct fb_cuckoo_geom *g, const __u64 *h, size_t n,
+		       struct fb_batch_err *err);
 /* Union: every fingerprint stored in src (a filter with the same hash key,
  * which the caller checks, and the same geometry) is added to g's table,
  * as a multiset (a flow in both is then stored twice, and needs two

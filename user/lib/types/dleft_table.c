@@ -5,6 +5,7 @@
  * one aligned store of one cell, in any order safe for the data path.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include "types/dleft_table.h"
@@ -132,24 +133,23 @@ static double cell_load(const struct fb_dleft_geom *g, __u64 used)
 	return (double)used / ((double)FB_DLEFT_D * FB_DLEFT_CELLS * ((__u64)1 << g->bucket_bits));
 }
 
-int fb_dleft_add(struct fb_block *blocks, struct fb_dleft_geom *g, const __u64 *h, size_t n,
-		 struct fb_batch_err *err)
+int fb_dleft_plan_add(struct fb_plan *p, struct fb_dleft_geom *g, const __u64 *h, size_t n,
+		      struct fb_batch_err *err)
 {
-	struct fb_plan p;
 	__u64 added = 0;
 	size_t x;
 	int rc = 0;
 
-	fb_plan_init(&p, blocks, fb_dleft_bucket_shift(g->cell_bits));
 	for (x = 0; x < n && !rc; x++) {
+		if (p->marks)
+			p->marks[x] = p->nlog;
 		__u32 j[FB_DLEFT_D], rem[FB_DLEFT_D], c;
 		int load[FB_DLEFT_D], ti = 0, tc = 0, i, best = 0;
 
-		c = find(&p, g, h[x], j, rem, load, &ti, &tc);
+		c = find(p, g, h[x], j, rem, load, &ti, &tc);
 		if (c) {
 			if (c < FB_DLEFT_CMAX)
-				rc = cell_set(&p, g, ti, j[ti], tc, rem[ti] << 2 | (c + 1)) ? -2
-											    : 0;
+				rc = cell_set(p, g, ti, j[ti], tc, rem[ti] << 2 | (c + 1)) ? -2 : 0;
 			continue;
 		}
 		/* Least loaded, leftmost on ties (strict < keeps the left). */
@@ -161,42 +161,39 @@ int fb_dleft_add(struct fb_block *blocks, struct fb_dleft_geom *g, const __u64 *
 			if (err) {
 				struct fb_dleft_stats st;
 
-				fb_dleft_stats(blocks, g, &st);
+				fb_dleft_stats((const struct fb_block *)p->live, g, &st);
 				err->bad = x;
 				err->load = cell_load(g, st.used + added);
 			}
 			break;
 		}
 		{
-			const unsigned char *b = fb_plan_bucket(&p, bucket_off(g, best, j[best]));
+			const unsigned char *b = fb_plan_bucket(p, bucket_off(g, best, j[best]));
 
 			for (tc = 0; cell_get(b, g, tc) & 3; tc++)
 				;
 		}
-		rc = cell_set(&p, g, best, j[best], tc, rem[best] << 2 | 1) ? -2 : 0;
+		rc = cell_set(p, g, best, j[best], tc, rem[best] << 2 | 1) ? -2 : 0;
 		added++;
 	}
-	if (!rc && fb_plan_set_ext(&p, &g->count, 8, g->count + n))
+	if (!rc && fb_plan_set_ext(p, &g->count, 8, g->count + n))
 		rc = -2;
-	if (!rc)
-		fb_plan_apply(&p);
-	fb_plan_free(&p);
 	return rc;
 }
 
-int fb_dleft_del(struct fb_block *blocks, struct fb_dleft_geom *g, const __u64 *h, size_t n,
-		 struct fb_batch_err *err)
+int fb_dleft_plan_del(struct fb_plan *p, struct fb_dleft_geom *g, const __u64 *h, size_t n,
+		      struct fb_batch_err *err)
 {
-	struct fb_plan p;
 	size_t x;
 	int rc = 0;
 
-	fb_plan_init(&p, blocks, fb_dleft_bucket_shift(g->cell_bits));
 	for (x = 0; x < n && !rc; x++) {
+		if (p->marks)
+			p->marks[x] = p->nlog;
 		__u32 j[FB_DLEFT_D], rem[FB_DLEFT_D], c;
 		int load[FB_DLEFT_D], ti = 0, tc = 0;
 
-		c = find(&p, g, h[x], j, rem, load, &ti, &tc);
+		c = find(p, g, h[x], j, rem, load, &ti, &tc);
 		if (!c) {
 			rc = -1;
 			if (err) {
@@ -207,14 +204,38 @@ int fb_dleft_del(struct fb_block *blocks, struct fb_dleft_geom *g, const __u64 *
 		}
 		if (c == FB_DLEFT_CMAX)
 			continue; /* saturated: lost count, never lowered */
-		rc = cell_set(&p, g, ti, j[ti], tc, c == 1 ? 0 : rem[ti] << 2 | (c - 1)) ? -2 : 0;
+		rc = cell_set(p, g, ti, j[ti], tc, c == 1 ? 0 : rem[ti] << 2 | (c - 1)) ? -2 : 0;
 	}
-	if (!rc && fb_plan_set_ext(&p, &g->count, 8, g->count >= n ? g->count - n : 0))
+	if (!rc && fb_plan_set_ext(p, &g->count, 8, g->count >= n ? g->count - n : 0))
 		rc = -2;
+	return rc;
+}
+
+/* Plan, then apply: all or nothing as long as the writer lives. */
+static int plan_apply(struct fb_block *blocks, struct fb_dleft_geom *g, const __u64 *h, size_t n,
+		      struct fb_batch_err *err, bool del)
+{
+	struct fb_plan p;
+	int rc;
+
+	fb_plan_init(&p, blocks, fb_dleft_bucket_shift(g->cell_bits));
+	rc = del ? fb_dleft_plan_del(&p, g, h, n, err) : fb_dleft_plan_add(&p, g, h, n, err);
 	if (!rc)
 		fb_plan_apply(&p);
 	fb_plan_free(&p);
 	return rc;
+}
+
+int fb_dleft_add(struct fb_block *blocks, struct fb_dleft_geom *g, const __u64 *h, size_t n,
+		 struct fb_batch_err *err)
+{
+	return plan_apply(blocks, g, h, n, err, false);
+}
+
+int fb_dleft_del(struct fb_block *blocks, struct fb_dleft_geom *g, const __u64 *h, size_t n,
+		 struct fb_batch_err *err)
+{
+	return plan_apply(blocks, g, h, n, err, true);
 }
 
 void fb_dleft_stats(const struct fb_block *blocks, const struct fb_dleft_geom *g,

@@ -39,6 +39,13 @@ int fb_dleft_add(struct fb_block *blocks, struct fb_dleft_geom *g, const __u64 *
  * 0 ok; -1 some flow absent (err->bad): nothing changed; -2 no memory. */
 int fb_dleft_del(struct fb_block *blocks, struct fb_dleft_geom *g, const __u64 *h, size_t n,
 		 struct fb_batch_err *err);
+/* Their plans on p (fb_plan_init(p, blocks, fb_dleft_bucket_shift(
+ * g->cell_bits))), not applied: the caller applies or drops them. Same
+ * returns. */
+int fb_dleft_plan_add(struct fb_plan *p, struct fb_dleft_geom *g, const __u64 *h, size_t n,
+		      struct fb_batch_err *err);
+int fb_dleft_plan_del(struct fb_plan *p, struct fb_dleft_geom *g, const __u64 *h, size_t n,
+		      struct fb_batch_err *err);
 
 struct fb_dleft_stats {
 	__u64 cells, used, saturated;

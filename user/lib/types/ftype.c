@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "report.h"
+#include "types/batchlog.h"
 #include "types/bits.h"
 #include "types/counting.h"
 #include "types/cuckoo_table.h"
@@ -131,29 +133,6 @@ static bool cuckoo_recount(struct fb_store *f, bool repair)
 	return true;
 }
 
-static int cuckoo_add(struct fb_store *f, const __u64 *h, size_t n, struct fb_batch_err *err)
-{
-	/* We hold the lock: an odd seq is a writer killed inside a
-	 * relocation chain. Its moves only ever copy before they overwrite,
-	 * so the table holds every flow, one fingerprint in two slots;
-	 * ending the chain clears the extra one and makes probes exact
-	 * again. */
-	if (cuckoo_interrupted(f))
-		cuckoo_finish(f);
-	return fb_cuckoo_add(f->blocks, cuckoo_of(f), h, n, err);
-}
-
-static int cuckoo_del(struct fb_store *f, const __u64 *h, size_t n, struct fb_batch_err *err)
-{
-	/* As in add, and before the delete: a chain left open keeps every
-	 * probe at "maybe" (the flows deleted would go on matching), and a
-	 * delete of the flow whose fingerprint the chain left in two slots
-	 * would take one and leave it matching. */
-	if (cuckoo_interrupted(f))
-		cuckoo_finish(f);
-	return fb_cuckoo_del(f->blocks, cuckoo_of(f), h, n, err);
-}
-
 static __u64 cuckoo_items(const struct fb_store *f)
 {
 	return fb_cuckoo_occupied(f->blocks, cuckoo_of(f));
@@ -224,16 +203,6 @@ static unsigned dleft_count(const struct fb_store *f, __u64 h)
 	struct fb_tbl t = { f->blocks, fb_store_nblocks(f) };
 
 	return fb_dleft_probe(&t, dleft_of(f), h);
-}
-
-static int dleft_add(struct fb_store *f, const __u64 *h, size_t n, struct fb_batch_err *err)
-{
-	return fb_dleft_add(f->blocks, dleft_of(f), h, n, err);
-}
-
-static int dleft_del(struct fb_store *f, const __u64 *h, size_t n, struct fb_batch_err *err)
-{
-	return fb_dleft_del(f->blocks, dleft_of(f), h, n, err);
 }
 
 static __u64 dleft_items(const struct fb_store *f)
@@ -321,22 +290,28 @@ static unsigned sbf_count(const struct fb_store *f, __u64 h)
 	return fb_sbf_probe(&t, sbf_of(f), h);
 }
 
-static int sbf_add(struct fb_store *f, const __u64 *h, size_t n, struct fb_batch_err *err)
+/* Then what the data path probes for (rd), as a Bloom filter's add does:
+ * its bits first. */
+static int sbf_add(struct fb_store *f, const __u64 *h, size_t n, struct fb_batch_err *err,
+		   const struct fb_batch_ready *rd)
 {
 	__u64 need;
 	int e;
 
 	e = fb_sbf_add(f->blocks, (__u64)f->hdr->nblocks + FB_HDR_BLOCKS, sbf_of(f), h, n, &need,
 		       err);
-	if (e != -3)
-		return e;
 	/* Room for the new stages first (zeroed chunks appended to the array
 	 * in use: the data path reaches them only through the stage
 	 * descriptors the add writes), then the same add, which now fits. */
-	if (fb_replace_grow(f, (__u32)(need - FB_HDR_BLOCKS)))
+	if (e == -3 && fb_replace_grow(f, (__u32)(need - FB_HDR_BLOCKS)))
 		return -4;
-	return fb_sbf_add(f->blocks, (__u64)f->hdr->nblocks + FB_HDR_BLOCKS, sbf_of(f), h, n, &need,
-			  err);
+	if (e == -3)
+		e = fb_sbf_add(f->blocks, (__u64)f->hdr->nblocks + FB_HDR_BLOCKS, sbf_of(f), h, n,
+			       &need, err);
+	if (e)
+		return e;
+	f->hdr->nflows = fb_flows_add(f->hdr->nflows, n, f->hdr->nblocks);
+	return rd && rd->fn && rd->fn(f, rd->arg) ? -4 : 0;
 }
 
 static __u64 sbf_items(const struct fb_store *f)
@@ -411,7 +386,7 @@ static const struct fb_ftype_ops fb_ftypes[FB_TYPE_MAX] = {
 		.name = "cuckoo",
 		.flags = FB_FTYPE_BY_TYPE | FB_FTYPE_TABLE | FB_FTYPE_DELETES | FB_FTYPE_DEL_ASKS,
 		.size = cuckoo_size, .check = cuckoo_check,
-		.count = cuckoo_count, .add = cuckoo_add, .del = cuckoo_del,
+		.count = cuckoo_count, .add = fb_batchlog_add, .del = fb_batchlog_del,
 		.items = cuckoo_items, .load = cuckoo_load, .fpr = cuckoo_fpr,
 		.describe = cuckoo_describe, .geometry = cuckoo_geometry,
 		.interrupted = cuckoo_interrupted, .finish = cuckoo_finish,
@@ -422,7 +397,7 @@ static const struct fb_ftype_ops fb_ftypes[FB_TYPE_MAX] = {
 		.flags = FB_FTYPE_BY_TYPE | FB_FTYPE_TABLE | FB_FTYPE_DELETES | FB_FTYPE_DEL_ASKS,
 		.count_max = FB_DLEFT_CMAX,
 		.size = dleft_size, .check = dleft_check,
-		.count = dleft_count, .add = dleft_add, .del = dleft_del,
+		.count = dleft_count, .add = fb_batchlog_add, .del = fb_batchlog_del,
 		.items = dleft_items, .load = dleft_load, .fpr = dleft_fpr,
 		.describe = dleft_describe, .geometry = dleft_geometry,
 	},
@@ -586,6 +561,12 @@ static __u64 *hashes(const struct fb_store *f, const struct fb_key *keys, size_t
 
 int fb_ftype_add(struct fb_store *f, const struct fb_key *keys, size_t n, struct fb_batch_err *err)
 {
+	return fb_ftype_add_ready(f, keys, n, err, NULL);
+}
+
+int fb_ftype_add_ready(struct fb_store *f, const struct fb_key *keys, size_t n,
+		       struct fb_batch_err *err, const struct fb_batch_ready *rd)
+{
 	const struct fb_ftype_ops *o = ops_of(f);
 	__u64 *h;
 	int e;
@@ -595,7 +576,7 @@ int fb_ftype_add(struct fb_store *f, const struct fb_key *keys, size_t n, struct
 	h = hashes(f, keys, n);
 	if (!h)
 		return -2;
-	e = o->add(f, h, n, err);
+	e = o->add(f, h, n, err, rd);
 	free(h);
 	return e;
 }
@@ -680,12 +661,32 @@ void fb_ftype_geometry(unsigned type, const struct fb_block *geom, char *buf, si
 		snprintf(buf, len, "-");
 }
 
+/* On lock: a batch a killed writer left open rolled back (a cuckoo chain
+ * in it ended), else a chain an earlier build's writer left open ended;
+ * a counting filter's flow rolled back (how many). */
+static int recover(struct fb_store *f)
+{
+	int r;
+
+	if (!f->hdr->type)
+		return fb_counting_recover_all(f);
+	r = fb_batchlog_recover(f, true, false);
+	if (r >= 0 && fb_ftype_seq_odd(f)) {
+		fb_ftype_seq_end(f);
+		fb_report(FB_REPORT_NOTE,
+			  "filter '%s': ended the relocation chain a killed "
+			  "writer left open",
+			  f->name);
+	}
+	return r < 0 ? -1 : 0;
+}
+
 /* What the store asks of the types (store.h): the geometry check on open,
- * counting's roll-back on lock. Set before main runs, in every program
+ * the recovery above on lock. Set before main runs, in every program
  * that links the types (counting.c asks for it too). */
 static const struct fb_store_types store_types = {
 	.check = fb_ftype_check,
-	.recover = fb_counting_recover_all,
+	.recover = recover,
 };
 
 void fb_ftype_register(void)

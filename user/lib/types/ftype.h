@@ -21,6 +21,7 @@
 #include "flowbloom/cuckoo.h"
 #include "flowbloom/dleft.h"
 #include "flowbloom/scalable.h"
+#include "types/batchlog.h"
 #include "types/plan.h"
 #include "store/store.h"
 
@@ -58,7 +59,8 @@ struct fb_ftype_ops {
 	int (*size)(double capacity, double p, struct fb_block *geom, __u32 first, __u64 *end);
 	int (*check)(const void *geom, __u64 avail, char *why, size_t len);
 	unsigned (*count)(const struct fb_store *f, __u64 h);
-	int (*add)(struct fb_store *f, const __u64 *h, size_t n, struct fb_batch_err *err);
+	int (*add)(struct fb_store *f, const __u64 *h, size_t n, struct fb_batch_err *err,
+		   const struct fb_batch_ready *rd);
 	int (*del)(struct fb_store *f, const __u64 *h, size_t n, struct fb_batch_err *err);
 	__u64 (*items)(const struct fb_store *f);
 	double (*load)(const struct fb_store *f);
@@ -117,7 +119,8 @@ int fb_ftype_check(const struct fb_header *hdr, const struct fb_block *blocks, c
 
 /* A write a killed writer left open in the type's table (a cuckoo
  * relocation chain: every probe answers maybe until it ends), and ending
- * it (under the lock). Add does it itself; check --repair too. */
+ * it (under the lock): the lock's recovery does it, after rolling back
+ * the batch a chain is in (batchlog.h); check --repair too. */
 bool fb_ftype_seq_odd(const struct fb_store *f);
 void fb_ftype_seq_end(struct fb_store *f);
 /* The type's own count of its items disagrees with the table (check);
@@ -139,16 +142,22 @@ void fb_ftype_full_why(const struct fb_store *f, const struct fb_key *keys, size
 		       size_t len);
 
 /*
- * Add n rules, all or nothing. 0 ok; -1 some rule cannot be placed
- * (err->bad, err->load: cuckoo full at that load factor, d-left all d
- * buckets full, scalable would need a 9th stage); -2 out of memory.
- * A scalable filter that needs a new stage beyond its array grows: a
- * larger array is made, the old content copied, and swapped in (one
- * update of the outer map, as `load --replace`), then the stage is added.
+ * Add n rules, all or nothing (cuckoo and d-left also across a kill of
+ * the writer: batchlog.h), and count them in the header's nflows. 0 ok;
+ * -1 some rule cannot be placed (err->bad, err->load: cuckoo full at that
+ * load factor, d-left all d buckets full, scalable would need a 9th
+ * stage); -2 out of memory; -4 failed, reported. A scalable filter that
+ * needs a new stage beyond its array grows: zeroed chunks are appended
+ * to its array, then the stage is added.
  */
 int fb_ftype_add(struct fb_store *f, const struct fb_key *keys, size_t n, struct fb_batch_err *err);
-/* Delete one copy of each, all or nothing. 0 ok; -1 some rule absent
- * (err->bad); -2 out of memory; -3 the type cannot delete (scalable). */
+/* The same, with rd run once the batch fits: before the table changes
+ * (cuckoo, d-left), after its bits (scalable). */
+int fb_ftype_add_ready(struct fb_store *f, const struct fb_key *keys, size_t n,
+		       struct fb_batch_err *err, const struct fb_batch_ready *rd);
+/* Delete one copy of each, all or nothing, across a kill too, nflows
+ * lowered. 0 ok; -1 some rule absent (err->bad); -2 out of memory; -3 the
+ * type cannot delete (scalable); -4 failed, reported. */
 int fb_ftype_del(struct fb_store *f, const struct fb_key *keys, size_t n, struct fb_batch_err *err);
 
 /* Items stored (from the table itself where it can say), the load factor

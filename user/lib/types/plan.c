@@ -144,13 +144,23 @@ int fb_plan_set_ext(struct fb_plan *p, void *addr, unsigned width, __u64 val)
 	return log_store(p, addr, width, val);
 }
 
+size_t fb_plan_slot(const struct fb_plan *p, __u64 off)
+{
+	return find(p, off >> p->bucket_shift);
+}
+
 void fb_plan_apply_paced(struct fb_plan *p, unsigned pause_us)
+{
+	fb_plan_apply_range(p, 0, p->nlog, pause_us);
+}
+
+void fb_plan_apply_range(struct fb_plan *p, size_t from, size_t to, unsigned pause_us)
 {
 	size_t i;
 
-	for (i = 0; i < p->nlog; i++) {
+	for (i = from; i < to; i++) {
 		struct fb_plan_store *s = &p->log[i];
-		void *addr = (void *)(uintptr_t)(s->at & ~(3ULL << 62));
+		void *addr = fb_plan_store_addr(s);
 
 		switch (s->at >> 62) {
 		case 0:
@@ -174,4 +184,18 @@ void fb_plan_apply_paced(struct fb_plan *p, unsigned pause_us)
 void fb_plan_apply(struct fb_plan *p)
 {
 	fb_plan_apply_paced(p, 0);
+}
+
+unsigned fb_plan_test_pace(void)
+{
+	static int us = -1;
+
+	if (us < 0) {
+		const char *e = getenv("FLOWBLOOM_TEST_RELOC_DELAY_US");
+
+		us = e ? atoi(e) : 0;
+		if (us < 0 || us > 1000000)
+			us = 0;
+	}
+	return (unsigned)us;
 }

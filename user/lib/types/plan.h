@@ -17,6 +17,7 @@
 #define FLOWBLOOM_USER_PLAN_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <linux/types.h>
 
 /* One store: 16 bytes (a plan holds one or more a flow added). The
@@ -27,6 +28,12 @@ struct fb_plan_store {
 	__u64 val;
 };
 
+/* The address a logged store writes. */
+static inline void *fb_plan_store_addr(const struct fb_plan_store *s)
+{
+	return (void *)(uintptr_t)(s->at & ~(3ULL << 62));
+}
+
 struct fb_plan {
 	unsigned char *live;   /* table memory (block 0 of the filter array) */
 	unsigned bucket_shift; /* log2 of a bucket's bytes */
@@ -35,6 +42,11 @@ struct fb_plan {
 	size_t cap, used;
 	struct fb_plan_store *log;
 	size_t nlog, caplog;
+	/* If set (n + 1 entries, by the caller): a batch planner stores nlog
+	 * at marks[i] as it starts flow i, so flow i's stores are
+	 * log[marks[i] .. marks[i + 1]) (batchlog.c applies a batch in parts
+	 * so). */
+	size_t *marks;
 };
 
 /* Why a batch was refused (returned by the cuckoo, d-left and scalable
@@ -57,8 +69,22 @@ int fb_plan_set(struct fb_plan *p, __u64 off, unsigned width, __u64 val);
 int fb_plan_set_ext(struct fb_plan *p, void *addr, unsigned width, __u64 val);
 /* Replay the log on live memory, in order. */
 void fb_plan_apply(struct fb_plan *p);
+/* Replay log[from, to), pausing pause_us after each store. */
+void fb_plan_apply_range(struct fb_plan *p, size_t from, size_t to, unsigned pause_us);
+/* The overlay slot (< p->cap) of the bucket at byte offset off from
+ * live, or p->cap if the plan never wrote it. */
+size_t fb_plan_slot(const struct fb_plan *p, __u64 off);
 /* The same, pausing pause_us microseconds after each store: a test hook
- * that holds the intermediate states open (see fb_cuckoo_add()). */
+ * that holds the intermediate states open (fb_plan_test_pace()). */
 void fb_plan_apply_paced(struct fb_plan *p, unsigned pause_us);
+/* Test hook, not for use: FLOWBLOOM_TEST_RELOC_DELAY_US=N (read once)
+ * pauses N microseconds after each store of a cuckoo or d-left batch, and
+ * of a batch's journal replayed (batchlog.c), so that every state inside
+ * it (a relocation chain's fingerprint copied, its old slot not yet
+ * overwritten; the sequence number odd; a batch half applied) lasts long
+ * enough for probes through the real program, or a SIGKILL at the Nth
+ * pause, to land in it (tests/cli/types_cli.sh, batch_crash.sh). Unset: 0,
+ * the stores run back to back. */
+unsigned fb_plan_test_pace(void);
 
 #endif
