@@ -199,10 +199,11 @@ static void ring_json(const struct fb_att *a)
  * ...)": what the walk could not see, up to FB_WALK_NAMED of each. */
 #define FB_WALK_NAMED 8
 
-static void walk_gaps(const struct fb_walk *w, char *buf, size_t len)
+/* "programs 12, 13" (up to FB_WALK_NAMED ids, then "and N more"): the
+ * start of the notes below; the length it would have. */
+static size_t unplaced_text(const struct fb_walk *w, char *buf, size_t len)
 {
-	char comm[FB_ESCAPED_SIZE(sizeof(w->refused[0].comm))];
-	size_t i, j, n = 0, procs;
+	size_t i, n = 0;
 
 #define ADD(...) n += (size_t)snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__)
 	ADD("program%s ", w->nunplaced == 1 ? "" : "s");
@@ -210,6 +211,17 @@ static void walk_gaps(const struct fb_walk *w, char *buf, size_t len)
 		ADD("%s%u", i ? ", " : "", w->unplaced[i]);
 	if (w->nunplaced > FB_WALK_NAMED)
 		ADD(" and %zu more", w->nunplaced - FB_WALK_NAMED);
+#undef ADD
+	return n;
+}
+
+static void walk_gaps(const struct fb_walk *w, char *buf, size_t len)
+{
+	char comm[FB_ESCAPED_SIZE(sizeof(w->refused[0].comm))];
+	size_t i, j, n = 0, procs;
+
+#define ADD(...) n += (size_t)snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__)
+	n = unplaced_text(w, buf, len);
 	for (i = procs = 0; i < w->nrefused; i++) {
 		for (j = 0; j < i && w->refused[j].pid != w->refused[i].pid; j++)
 			;
@@ -237,11 +249,7 @@ static void gone_gaps(const struct fb_walk *w, char *buf, size_t len)
 	size_t i, n = 0;
 
 #define ADD(...) n += (size_t)snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__)
-	ADD("program%s ", w->nunplaced == 1 ? "" : "s");
-	for (i = 0; i < w->nunplaced && i < FB_WALK_NAMED; i++)
-		ADD("%s%u", i ? ", " : "", w->unplaced[i]);
-	if (w->nunplaced > FB_WALK_NAMED)
-		ADD(" and %zu more", w->nunplaced - FB_WALK_NAMED);
+	n = unplaced_text(w, buf, len);
 	ADD(" found attached nowhere, and %zu network namespace%s gone before %s looked "
 	    "into (",
 	    w->ngone, w->ngone == 1 ? "" : "s", w->ngone == 1 ? "it was" : "they were");
