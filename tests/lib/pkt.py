@@ -66,6 +66,8 @@ Sending (in a namespace, as root):
 The pcap layout is libpcap's savefile format (pcap-savefile(5); the IETF
 draft draft-ietf-opsawg-pcap describes the same bytes).
 """
+import json
+import os
 import socket
 import struct
 import time
@@ -162,6 +164,11 @@ def icmp6(src, dst):
 
 
 def send_paced(dev, secs, specs):
+    # PACED_LOG=FILE: what was sent, when: a JSON list of [seconds since
+    # the start, spec index, frames], a line of it per burst, so a check
+    # judges the rate the sender achieved (a loaded machine stalls it,
+    # then it catches up), not the one it was asked for.
+    log = [] if os.environ.get("PACED_LOG") else None
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((dev, 0))
     sp = []
@@ -173,9 +180,15 @@ def send_paced(dev, secs, specs):
     t0 = time.time()
     while time.time() - t0 < secs:
         now = time.time() - t0
-        for f in sp:
+        for i, f in enumerate(sp):
             want = int(f[1] * (min(now, f[3]) - f[2])) if now >= f[2] else 0
+            n = f[4]
             while f[4] < want:
                 s.send(f[0])
                 f[4] += 1
+            if log is not None and f[4] > n:
+                log.append([round(time.time() - t0, 6), i, f[4] - n])
         time.sleep(0.0005)
+    if log is not None:
+        with open(os.environ["PACED_LOG"], "w") as fp:
+            json.dump(log, fp)
