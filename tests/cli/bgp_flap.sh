@@ -21,6 +21,9 @@
 # - SIGKILL in the middle of the flood, then a new run with no input: the
 #   filter holds exactly what the state file names (every honest route read
 #   before the kill, the flapper's held ones), no withdrawn route's rule.
+#   A kill between a deletion's note in STATE.deleted and the deletion left
+#   that withdrawn route's rule in the filter for good (one flow over the
+#   state's rules): now told by the counters, and held there by strace.
 source "$(dirname "$0")/../lib/lib.sh"
 t_begin bgp_flap
 
