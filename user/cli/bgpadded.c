@@ -228,6 +228,25 @@ int bgp_recover_added(struct bgp_run *rn)
 	return rc;
 }
 
+bool bgp_added_since(struct bgp_run *rn)
+{
+	unsigned long long c;
+	char *line = NULL, *end;
+	size_t cap = 0;
+	bool any = false;
+
+	if (!rn->added_fp)
+		return false;
+	rewind(rn->added_fp);
+	while (!any && getline(&line, &cap, rn->added_fp) > 0) {
+		c = strtoull(line, &end, 10);
+		any = end != line && *end == '\t' && c > rn->commits;
+	}
+	free(line);
+	fseek(rn->added_fp, 0, SEEK_END); /* from reading to appending */
+	return any;
+}
+
 /* A state file of an earlier build names no permanent rules' identity:
  * that of the array it names. But an earlier bgp's writes leave the head as
  * they find it, so that array's permanent rules may carry an older one

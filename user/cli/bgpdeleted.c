@@ -12,12 +12,27 @@
  * (ExaBGP does not send the withdrawal again): blackholes for good. So the
  * state file lists them ("# delete" lines, bgp_save_deleting), and each is
  * noted here, "COMMIT<TAB>INDEX" (the state file's commit, the line's place
- * among them), before it is applied: a kill between the note and the
- * deletion leaves that one rule over, never has the next run delete it
- * again (a second deletion on a counting filter takes counts from other
- * rules' bits: their flows pass). One that failed and deleted nothing (an
- * exact set's error) is noted "COMMIT<TAB>INDEX<TAB>again". Emptied at each
- * state write (a kill before leaves notes of an older commit, skipped).
+ * among them), before it is applied: none is applied twice (a second
+ * deletion on a counting filter takes counts from other rules' bits: their
+ * flows pass). One that failed and deleted nothing (an exact set's error)
+ * is noted "COMMIT<TAB>INDEX<TAB>again". Emptied at each state write (a
+ * kill before leaves notes of an older commit, skipped).
+ *
+ * Noted only before, a kill between the note and the deletion left that
+ * rule in the filter, named nowhere: a withdrawn route's blackhole for
+ * good (a peer flapping fresh routes had its deletions noted and applied
+ * by the thousand, and a SIGKILL in the middle left one). So a permanent
+ * copy's note also says the smallest of the rule's counters then,
+ * "COMMIT<TAB>INDEX<TAB>~MIN", as STATE.added's notes do (bgpadded.c). Only
+ * the last note can be of a deletion a kill cut off: the others are
+ * followed by the next one's note, or the run went on to add the next
+ * lines' rules (STATE.added names rules of the next commit). For it, the
+ * next run reads the counters: a deletion applied lowered each one (one
+ * a kill cut half way is rolled back when the filter is locked,
+ * types/counting.h), so its smallest is below MIN (MIN saturated, or 0:
+ * the deletion changes nothing). Not applied, it is applied then, before
+ * the others. Copies with a lifetime are noted without: a copy a kill
+ * left ends with its lifetime.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -49,11 +64,12 @@ int bgp_open_deleted(struct bgp_run *rn)
 	return 0;
 }
 
-int bgp_note_deleting(struct bgp_run *rn, long ix, bool again)
+int bgp_note_deleting(struct bgp_run *rn, long ix, bool again, long min)
 {
-	char line[64];
-	int n = snprintf(line, sizeof(line), "%llu\t%ld%s\n", rn->commits, ix,
-			 again ? "\tagain" : "");
+	char line[80];
+	int n = again	   ? snprintf(line, sizeof(line), "%llu\t%ld\tagain\n", rn->commits, ix)
+		: min >= 0 ? snprintf(line, sizeof(line), "%llu\t%ld\t~%ld\n", rn->commits, ix, min)
+			   : snprintf(line, sizeof(line), "%llu\t%ld\n", rn->commits, ix);
 	struct stat st;
 	ssize_t w;
 
@@ -84,8 +100,11 @@ void bgp_deleted_empty(struct bgp_run *rn)
 }
 
 /* The notes of the state file's commit into started[0..n) (1: started, 0:
- * not, or failed); a last line a kill cut short goes. 0, or -1 reported. */
-static int read_notes(struct bgp_run *rn, unsigned char *started, size_t n)
+ * not, or failed); a last line a kill cut short goes. *last: the index of
+ * the last note if it says a permanent copy's smallest counter (*min), its
+ * deletion maybe cut off by a kill; else -1. 0, or -1 reported. */
+static int read_notes(struct bgp_run *rn, unsigned char *started, size_t n, long *last,
+		      unsigned long *min)
 {
 	char *line = NULL;
 	unsigned long long c;
@@ -93,9 +112,12 @@ static int read_notes(struct bgp_run *rn, unsigned char *started, size_t n)
 	off_t whole = 0;
 	ssize_t len;
 	bool torn = false;
+	unsigned long m = 0;
 	long ix;
-	int fd = dup(rn->done_fd), used;
+	int fd = dup(rn->done_fd), used, used2;
 	FILE *fp = fd < 0 ? NULL : fdopen(fd, "r");
+
+	*last = -1;
 
 	if (!fp) {
 		fb_err("%s.deleted: %s", rn->state, strerror(errno));
@@ -112,14 +134,21 @@ static int read_notes(struct bgp_run *rn, unsigned char *started, size_t n)
 		whole += len;
 		lineno++;
 		line[len - 1] = 0;
-		used = 0;
+		used = used2 = 0;
 		if (sscanf(line, "%llu\t%ld%n", &c, &ix, &used) != 2 || ix < 0 ||
-		    (line[used] && strcmp(line + used, "\tagain"))) {
+		    (line[used] && strcmp(line + used, "\tagain") &&
+		     (line[used] != '\t' || line[used + 1] != '~' ||
+		      sscanf(line + used + 2, "%lu%n", &m, &used2) != 1 ||
+		      line[used + 2 + used2]))) {
 			bgp_say("%s.deleted:%zu: not COMMIT<TAB>INDEX; skipped", rn->state, lineno);
 			continue;
 		}
-		if (c == rn->commits && (size_t)ix < n)
-			started[ix] = !line[used];
+		if (c != rn->commits)
+			continue;
+		if ((size_t)ix < n)
+			started[ix] = !line[used] || used2;
+		*last = used2 && (size_t)ix < n ? ix : -1;
+		*min = m;
 	}
 	free(line);
 	fclose(fp);
@@ -236,12 +265,42 @@ int bgp_state_head_read(FILE *fp, struct bgp_state_head *h)
 	return 1;
 }
 
+/* The state file's deletion ix, the last noted (min: its smallest counter
+ * then), maybe cut off by a kill: was it applied? Yes if the run went on
+ * to add rules (STATE.added names some of the next commit), if the filter's
+ * permanent rules are others now (it went with them), or if the counters
+ * say so (bgpdeleted.c's head). fp: the state file, f open and locked. */
+static bool applied(struct bgp_run *rn, FILE *fp, struct fb_store *f, long ix, unsigned long min)
+{
+	char *line = NULL, *copies;
+	size_t cap = 0;
+	long i = 0;
+	bool said, yes = true;
+	struct fb_key k;
+
+	if (bgp_added_since(rn) || f->perm_id != rn->perm_id || !min || min >= fb_counting_max(f))
+		return true;
+	rewind(fp);
+	while (getline(&line, &cap, fp) > 0) {
+		if (strncmp(line, DELETE_LINE, strlen(DELETE_LINE)) || i++ != ix)
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		if (!parse(line + strlen(DELETE_LINE), &k, &copies, &said) && !copies)
+			yes = fb_counting_min(f, &k) < min;
+		break;
+	}
+	free(line);
+	return yes;
+}
+
 int bgp_recover_deleting(struct bgp_run *rn)
 {
 	struct fb_gen_views gv;
 	unsigned char *started = NULL;
 	char *line = NULL;
-	size_t cap = 0, n = 0, i = 0, lineno = 0, applied = 0;
+	size_t cap = 0, n = 0, i = 0, lineno = 0, napplied = 0;
+	unsigned long min = 0;
+	long last;
 	bool views = false, said, unnoted = false;
 	char *copies;
 	struct fb_store f;
@@ -263,12 +322,12 @@ int bgp_recover_deleting(struct bgp_run *rn)
 		fb_err("out of memory");
 		goto out;
 	}
-	if (read_notes(rn, started, n))
+	if (read_notes(rn, started, n, &last, &min))
 		goto out;
 	for (i = 0; i < n && started[i]; i++)
 		;
-	if (i == n) {
-		rc = 0; /* all of them started: the run that wrote it went on */
+	if (i == n && (last < 0 || bgp_added_since(rn))) {
+		rc = 0; /* all of them started and applied: the run that wrote it went on */
 		goto out;
 	}
 	if (fb_store_open(rn->name, &f))
@@ -277,6 +336,9 @@ int bgp_recover_deleting(struct bgp_run *rn)
 		fb_store_close(&f);
 		goto out;
 	}
+	/* The last one noted, first: before others lower its counters. */
+	if (last >= 0 && !applied(rn, fp, &f, last, min))
+		started[last] = 0;
 	rewind(fp);
 	i = 0;
 	rc = -2; /* 0 at the end, unless out of memory */
@@ -295,7 +357,10 @@ int bgp_recover_deleting(struct bgp_run *rn)
 		 * noted (said): a permanent copy's deletion waits for the next
 		 * commit, listed and noted then; copies end with their
 		 * lifetime. */
-		if (unnoted || (unnoted = bgp_note_deleting(rn, (long)(i - 1), false))) {
+		if (unnoted || (unnoted = bgp_note_deleting(rn, (long)(i - 1), false,
+							    !copies && f.perm_id == rn->perm_id
+								    ? (long)fb_counting_min(&f, &k)
+								    : -1))) {
 			if (!copies && f.perm_id == rn->perm_id && bgp_queue_del(rn, &k)) {
 				rc = -1;
 				break;
@@ -309,7 +374,7 @@ int bgp_recover_deleting(struct bgp_run *rn)
 		}
 		if (r == -2) {
 			/* Nothing deleted: tried again at the next commit. */
-			bgp_note_deleting(rn, (long)(i - 1), true);
+			bgp_note_deleting(rn, (long)(i - 1), true, -1);
 			bgp_show(0, '?', &k,
 				 ": could not be deleted now; tried again at the next "
 				 "commit");
@@ -319,7 +384,7 @@ int bgp_recover_deleting(struct bgp_run *rn)
 			}
 			continue;
 		}
-		applied += !r;
+		napplied += !r;
 		if (!r && said) {
 			bgp_change(rn, FB_BGP_NO_PEER, 0, '-', &k);
 			rn->deleted++;
@@ -329,10 +394,10 @@ int bgp_recover_deleting(struct bgp_run *rn)
 		fb_gens_views_close(&gv);
 	fb_store_unlock(&f);
 	fb_store_close(&f);
-	if (applied)
+	if (napplied)
 		bgp_say("%zu deletion%s due after the last write of %s, not applied by the run "
 			"that wrote it: applied",
-			applied, applied == 1 ? "" : "s", rn->state);
+			napplied, napplied == 1 ? "" : "s", rn->state);
 	rc = rc == -2 ? 0 : rc;
 out:
 	free(started);

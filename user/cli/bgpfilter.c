@@ -326,11 +326,14 @@ void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 
 		if (p->gone)
 			continue; /* announced again: its copy stays */
-		/* Noted as started before it is (STATE.deleted): a kill
-		 * between leaves its rule over, never has the next run delete
-		 * it again. Not noted (said): not started, tried again at the
-		 * next commit. */
-		if (p->ix >= 0 && bgp_note_deleting(rn, p->ix, false)) {
+		/* Noted as started before it is (STATE.deleted), a permanent
+		 * copy's with its smallest counter: the next run tells by the
+		 * counters whether a kill between the two cut it off, never
+		 * deletes it twice. Not noted (said): not started, tried again
+		 * at the next commit. */
+		if (p->ix >= 0 &&
+		    bgp_note_deleting(rn, p->ix, false,
+				      p->gens ? -1 : (long)fb_counting_min(f, &p->key))) {
 			p->again = true;
 			continue;
 		}
@@ -351,7 +354,7 @@ void bgp_del_pending(struct bgp_run *rn, struct fb_store *f)
 		failed = p->again;
 		p->again = r == -2;
 		if (p->again && p->ix >= 0)
-			bgp_note_deleting(rn, p->ix, true); /* nothing deleted */
+			bgp_note_deleting(rn, p->ix, true, -1); /* nothing deleted */
 		if (r == -2 && !failed)
 			bgp_show(p->lineno, '?', &p->key,
 				 ": could not be deleted now; tried again at the next commit");

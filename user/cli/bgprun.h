@@ -203,6 +203,9 @@ int bgp_note_added(struct bgp_run *rn, const struct fb_key *keys, size_t n);
 void bgp_unadd(struct bgp_run *rn, struct fb_store *f, const struct fb_key *keys, size_t n,
 	       const char *why);
 int bgp_recover_added(struct bgp_run *rn);
+/* Does STATE.added name rules of a commit past the state file's (a run
+ * went on past the deletions the state file allows, to add rules)? */
+bool bgp_added_since(struct bgp_run *rn);
 /* The state file opened for reading, only our own (bgpdeleted.c): 1 and
  * *fp; 0: there is none; -1 said. */
 int bgp_state_fopen(struct bgp_run *rn, FILE **fp);
@@ -249,12 +252,14 @@ long bgp_journal_read(int fd, const char *name, size_t max, unsigned long long a
 int bgp_replay_journal(struct bgp_run *rn, size_t max, bgp_journal_fn apply);
 /* STATE.deleted (bgpdeleted.c): open it beside the state file (root's,
  * in its directory), 0 or -1 reported; note the state file's deletion ix
- * started (again: failed, nothing deleted), before it is: 0, or -1 (said
- * once; then it is not started); empty it, the state file just written. At
- * the start, the deletions the state file lists that no run started,
- * applied: 0, or -1 out of memory or the filter unreadable. */
+ * started (again: failed, nothing deleted; min >= 0: a permanent copy's,
+ * the smallest of its counters now), before it is: 0, or -1 (said once;
+ * then it is not started); empty it, the state file just written. At the
+ * start (STATE.added open), the deletions the state file lists that no run
+ * started, or whose start a kill cut off, applied: 0, or -1 out of memory
+ * or the filter unreadable. */
 int bgp_open_deleted(struct bgp_run *rn);
-int bgp_note_deleting(struct bgp_run *rn, long ix, bool again);
+int bgp_note_deleting(struct bgp_run *rn, long ix, bool again, long min);
 void bgp_deleted_empty(struct bgp_run *rn);
 int bgp_recover_deleting(struct bgp_run *rn);
 /* f is a new filter array: our rules added again (see bgpfilter.c). 0, or

@@ -15,10 +15,10 @@
  * unless the line that added it, journaled before (bgpjournal.c), is
  * applied again there: ExaBGP does not send a new process what the killed
  * one read. The deletions a write allows are listed in it and each noted
- * as started (bgpdeleted.c): the next run applies those not started. What
- * a kill can still leave is a rule over, never a counter
- * lowered for a rule we did not add (which would take bits from other
- * rules).
+ * as started (bgpdeleted.c): the next run applies those not started, and
+ * the last one's counters tell whether a kill cut it off. A kill never
+ * leaves a counter lowered for a rule we did not add (which would take
+ * bits from other rules).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -554,8 +554,8 @@ int cmd_bgp(int argc, char **argv)
 	rn.flush = flush;
 	rn.copies.hkey = rn.b.hkey;
 	/* Deletions a killed run's last write allowed, first: due since. */
-	if (load_state(&rn) || bgp_open_deleted(&rn) || bgp_recover_deleting(&rn) ||
-	    bgp_open_added(&rn) || bgp_recover_added(&rn) || bgp_open_journal(&rn))
+	if (load_state(&rn) || bgp_open_deleted(&rn) || bgp_open_added(&rn) ||
+	    bgp_recover_deleting(&rn) || bgp_recover_added(&rn) || bgp_open_journal(&rn))
 		goto out;
 	/* Held in the other part (--ttl changed): moved at the first commit. */
 	rn.dirty |= rn.in_gens != (rn.ttl > 0);
