@@ -149,6 +149,19 @@ check "parts: the rest added" "$FB" add big -f <(tail -n +"$((${k:-0} + 1))" "$T
 counts big "$T_TMP/big.txt" | cmp -s - <(counts rbig "$T_TMP/big.txt") && pass "parts: then every flow counted as by an unkilled add" ||
 	fail "parts: then $(counts big "$T_TMP/big.txt" | diff <(counts rbig "$T_TMP/big.txt") - | grep -c '^>') flows counted otherwise"
 check_eq "parts: the program matches all" "$(matched big "$T_TMP/big.pcap")" 6000
+# A del in parts refused in its last part: the parts before go back in,
+# every flow counted as before; the same del without that flow takes all.
+z=$(paste -d' ' <(counts big "$T_TMP/x.txt") "$T_TMP/x.txt" | awk '$1 == 0 { $1 = ""; print substr($0, 2); exit }')
+{ cat "$T_TMP/big.txt"; echo "$z"; } >"$T_TMP/bigx.txt"
+counts big "$T_TMP/big.txt" >"$T_TMP/p0"
+"$FB" del big -f "$T_TMP/bigx.txt" >/dev/null 2>"$T_TMP/pdel.err"
+check_eq "parts: a del refused in its third part (status 1), naming that line" \
+	"$? $(grep -c "bigx.txt:6001: " "$T_TMP/pdel.err")" "1 1"
+counts big "$T_TMP/big.txt" | cmp -s - "$T_TMP/p0" && pass "parts: ... every flow counted as before" ||
+	fail "parts: after a refused del $(counts big "$T_TMP/big.txt" | diff "$T_TMP/p0" - | grep -c '^>') flows counted otherwise"
+check "parts: ... clean" "$FB" check big
+check "parts: the del of the batch alone" "$FB" del big -f "$T_TMP/big.txt"
+check_eq "parts: ... leaves every flow at 0" "$(counts big "$T_TMP/big.txt" | sort -u | paste -sd' ')" 0
 
 # Without the test pauses: `add -f` of 400,000 flows killed by the clock
 # at points through its run (parsing, then applying in parts of about

@@ -14,9 +14,8 @@
 /* In input order: the classic layout's path, and the fallback when the
  * sort's memory is not available. As fb_bits_set_many(): positions for a
  * batch first, prefetch the bit words and counters they touch, then apply
- * flow by flow (each under its own journal entry). A delete batch was
- * checked whole first (fb_counting_check_dels), so no flow here is
- * refused. */
+ * flow by flow (each under its own journal entry). A delete batch here
+ * was checked first (fb_counting_check_dels), so no flow is refused. */
 static void apply_many_inorder(struct fb_store *f, const struct fb_key *keys, size_t n, bool del)
 {
 	enum { BATCH = 8 };
@@ -566,7 +565,14 @@ static size_t del_ordered_checked(struct fb_store *f, const struct order *o, siz
 	return n;
 }
 
-int fb_counting_del_batch(struct fb_store *f, const struct fb_key *keys, size_t n, size_t *bad)
+/* One part of a delete batch: keys[0..n), flows x.. of the batch's total,
+ * sorted and checked as they are deleted, all or nothing (a refusal's
+ * putting back included: a kill then rolls back to the counters before
+ * the part). 0; -1 with *bad (in the part) if a flow is not there once
+ * the parts before are out, this part's flows put back; -2; 1 if the
+ * sort's memory is not available (nothing done). */
+static int del_part(struct fb_store *f, const struct fb_key *keys, size_t n, size_t total, size_t x,
+		    size_t *bad)
 {
 	struct fb_journal journal;
 	struct fb_cntlog l;
@@ -576,21 +582,10 @@ int fb_counting_del_batch(struct fb_store *f, const struct fb_key *keys, size_t 
 	struct order o;
 	unsigned g;
 
-	*bad = 0;
-	if (n > chunk_of(f) || !order_open(f, keys, n, &o)) {
-		/* Input order, or a batch sorted a chunk at a time (each a
-		 * part of the batch journal), checked whole first (sorted,
-		 * fb_counting_check_dels()). */
-		int rc = fb_counting_check_dels(f, keys, n, bad);
-
-		if (!rc)
-			apply_many(f, keys, n, true);
-		return rc;
-	}
+	if (!order_open(f, keys, n, &o))
+		return 1;
 	journal = f->cnt_hdr->journal;
-	/* One part, all or nothing (a refusal's putting back included: a
-	 * kill then rolls back to the counters before the batch). */
-	logged = fb_cntlog_begin(f, &l, FB_JOURNAL_DEL, n, 0);
+	logged = fb_cntlog_begin(f, &l, FB_JOURNAL_DEL, total, x);
 	for (g = 0; g < o.groups; g++) {
 		m = order_group(f, &o, g);
 		done = del_ordered_checked(f, &o, m);
@@ -612,7 +607,7 @@ int fb_counting_del_batch(struct fb_store *f, const struct fb_key *keys, size_t 
 		while (g-- > 0)
 			apply_ordered(f, &o, order_group(f, &o, g), false);
 		/* The journal as it was too (idle before and after): not a
-		 * byte of the filter differs from before the batch. */
+		 * byte of the filter differs from before the part. */
 		f->cnt_hdr->journal = journal;
 		if (logged)
 			fb_cntlog_end(&l);
@@ -623,4 +618,34 @@ int fb_counting_del_batch(struct fb_store *f, const struct fb_key *keys, size_t 
 		fb_cntlog_end(&l);
 	order_close(&o);
 	return 0;
+}
+
+int fb_counting_del_batch(struct fb_store *f, const struct fb_key *keys, size_t n, size_t *bad)
+{
+	size_t x, m, chunk = chunk_of(f);
+	int rc = 0;
+
+	*bad = 0;
+	/* A part at a time, each checked as it is deleted (one pass over
+	 * the counters). A part refused: the parts before go back in, so
+	 * the batch changes nothing (a kill while they go back leaves the
+	 * first of them back in: counting_log.h). */
+	for (x = 0; x < n && !rc; x += m) {
+		m = n - x < chunk ? n - x : chunk;
+		rc = del_part(f, keys + x, m, n, x, bad);
+		if (rc == 1) {
+			/* No memory to sort: the rest checked whole first,
+			 * then deleted in input order. */
+			rc = fb_counting_check_dels(f, keys + x, n - x, bad);
+			if (!rc)
+				apply_many(f, keys + x, n - x, true);
+			m = n - x;
+		}
+		if (rc) {
+			*bad += x;
+			if (x)
+				apply_many(f, keys, x, false);
+		}
+	}
+	return rc;
 }
