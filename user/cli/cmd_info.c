@@ -322,7 +322,7 @@ static __u64 digest(const struct fb_store *f)
 		h = (h ^ p[i]) * 0x100000001b3ULL;
 	if (f->cnt_hdr) {
 		p = f->cnt;
-		n = f->cnt_bytes - FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES;
+		n = fb_counting_data_bytes(fb_header_mbits(f->hdr), f->hdr->counter_bits);
 		for (i = 0; i < n; i++)
 			h = (h ^ p[i]) * 0x100000001b3ULL;
 	}

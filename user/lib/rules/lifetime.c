@@ -304,7 +304,8 @@ static int fill_timed(struct fb_store *nf, void *arg)
 	nf->hdr->kinds = f->hdr->kinds;
 	nf->hdr->nflows = f->hdr->nflows;
 	if (f->cnt_hdr)
-		memcpy(nf->cnt, f->cnt, f->cnt_bytes - FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES);
+		memcpy(nf->cnt, f->cnt,
+		       fb_counting_data_bytes(fb_header_mbits(f->hdr), f->hdr->counter_bits));
 	/* They are f's permanent rules still, and say so (head.h): a writer
 	 * of its own copies there (bgp) finds them where it left them. */
 	fb_store_head(nf)->keys.perm_id = f->perm_id;

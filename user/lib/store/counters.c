@@ -13,11 +13,30 @@
 #include "store/pintree.h"
 #include "store/store.h"
 
-size_t fb_counting_map_bytes(__u64 mbits, unsigned bits)
+size_t fb_counting_data_bytes(__u64 mbits, unsigned bits)
 {
 	__u64 bytes = (mbits * bits + 7) / 8;
 
-	return (FB_CNT_HDR_BLOCKS + (bytes + FB_BLOCK_BYTES - 1) / FB_BLOCK_BYTES) * FB_BLOCK_BYTES;
+	return (bytes + FB_BLOCK_BYTES - 1) / FB_BLOCK_BYTES * FB_BLOCK_BYTES;
+}
+
+/* A quarter of the counters: a batch's part then holds about 1/(4 k 16 /
+ * 8) of the filter's counters' worth of flows (counting_log.h); at least
+ * 32 KiB (290 flows of k = 7 a part), at most 16 MiB. */
+size_t fb_counting_log_bytes(size_t data_bytes)
+{
+	size_t b = data_bytes / 4;
+
+	b = b < ((size_t)32 << 10) ? (size_t)32 << 10 : b;
+	b = b > ((size_t)16 << 20) ? (size_t)16 << 20 : b;
+	return b / FB_BLOCK_BYTES * FB_BLOCK_BYTES;
+}
+
+size_t fb_counting_map_bytes(__u64 mbits, unsigned bits)
+{
+	size_t data = fb_counting_data_bytes(mbits, bits);
+
+	return FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES + data + fb_counting_log_bytes(data);
 }
 
 void fb_counting_init(struct fb_cnt_header *ch, unsigned bits)
@@ -37,6 +56,8 @@ const char *fb_store_cnt_pin(unsigned gen)
 int fb_store_open_counters(struct fb_store *f)
 {
 	size_t want = fb_counting_map_bytes(fb_header_mbits(f->hdr), f->hdr->counter_bits);
+	size_t old = FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES +
+		     fb_counting_data_bytes(fb_header_mbits(f->hdr), f->hdr->counter_bits);
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 
@@ -60,6 +81,10 @@ int fb_store_open_counters(struct fb_store *f)
 	}
 	if (bpf_obj_get_info_by_fd(f->cnt_fd, &info, &len))
 		return fb_store_open_err(f); /* memory: not damage */
+	/* An earlier build's map has no batch journal (its batches are
+	 * journaled a flow at a time, counting_log.h). */
+	if ((size_t)info.max_entries * info.value_size == old)
+		want = old;
 	if ((size_t)info.max_entries * info.value_size != want) {
 		fb_report_err("filter '%s': counter array has the wrong size", f->name);
 		return -1;

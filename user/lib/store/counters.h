@@ -5,8 +5,11 @@
  * blocks
  *   blocks 0-1  struct fb_cnt_header (width, the write journal)
  *   blocks 2..  m counters of 4 bits (two per byte, low nibble first) or 8
- * What the counters mean, and the journal's protocol, are the counting
- * filter's (types/counting.h).
+ *   then        the batch journal (fb_counting_log_bytes(): a quarter of
+ *               the counters' bytes, from 32 KiB to 16 MiB; a map made by
+ *               an earlier build ends with the counters and has none)
+ * What the counters mean, and the journals' protocols, are the counting
+ * filter's (types/counting.h, types/counting_log.h).
  */
 #ifndef FLOWBLOOM_USER_COUNTERS_H
 #define FLOWBLOOM_USER_COUNTERS_H
@@ -43,9 +46,12 @@ struct fb_cnt_header {
 
 _Static_assert(sizeof(struct fb_cnt_header) == FB_CNT_HDR_BLOCKS * 64, "counter header blocks");
 
-/* Bytes of the counter map for m counters of the given width; a new
- * map's header. */
+/* Bytes of the counter map for m counters of the given width (the batch
+ * journal included); of its counters alone (whole blocks); of its batch
+ * journal; a new map's header. */
 size_t fb_counting_map_bytes(__u64 mbits, unsigned bits);
+size_t fb_counting_data_bytes(__u64 mbits, unsigned bits);
+size_t fb_counting_log_bytes(size_t data_bytes);
 void fb_counting_init(struct fb_cnt_header *ch, unsigned bits);
 
 #endif

@@ -85,12 +85,16 @@ static void view_map(struct fb_store *gs, void *map, __u32 n)
 static int map_counters(struct fb_store *gs, int fd)
 {
 	size_t want = fb_counting_map_bytes(fb_header_mbits(gs->hdr), gs->hdr->counter_bits);
+	size_t old = FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES +
+		     fb_counting_data_bytes(fb_header_mbits(gs->hdr), gs->hdr->counter_bits);
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 	void *m;
 
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return fb_store_open_err(gs); /* memory: not damage */
+	if ((size_t)info.max_entries * info.value_size == old)
+		want = old; /* an earlier build's: no batch journal */
 	if ((size_t)info.max_entries * info.value_size != want) {
 		fb_report_err("filter '%s': a generation's counters have the wrong size", gs->name);
 		return -2;
@@ -563,7 +567,9 @@ int fb_gens_carry(struct fb_store *f, struct fb_store *nf)
 		ns.hdr->kinds = old->hdr->kinds;
 		ns.hdr->nflows = old->hdr->nflows;
 		if (ns.cnt_hdr)
-			memcpy(ns.cnt, old->cnt, ns.cnt_bytes - FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES);
+			memcpy(ns.cnt, old->cnt,
+			       fb_counting_data_bytes(fb_header_mbits(ns.hdr),
+						      ns.hdr->counter_bits));
 		if (fb_head_sync(&ns, false)) {
 			fb_gen_close(&ns);
 			goto fail;

@@ -106,8 +106,8 @@ static bool same_content(const struct fb_store *f, const struct fb_store *nf)
 		return false;
 	if (!f->cnt_hdr != !nf->cnt_hdr ||
 	    (f->cnt_hdr &&
-	     (f->cnt_bytes != nf->cnt_bytes ||
-	      memcmp(f->cnt, nf->cnt, f->cnt_bytes - FB_CNT_HDR_BLOCKS * FB_BLOCK_BYTES))))
+	     memcmp(f->cnt, nf->cnt,
+		    fb_counting_data_bytes(fb_header_mbits(f->hdr), f->hdr->counter_bits))))
 		return false;
 	return !f->hdr->confirm ||
 	       (same_set(f, f->set_fd[0], nf->set_fd[0], sizeof(struct fb_key)) &&

@@ -106,7 +106,13 @@ int fb_counting_recover(struct fb_store *f)
 	struct fb_journal *j = &f->cnt_hdr->journal;
 	__u64 pos[FB_MAX_K];
 	unsigned k, i;
+	int r;
 
+	/* A batch's part first: it holds the flow the per-flow journal
+	 * names, whose rollback is then part of the part's. */
+	r = fb_cntlog_recover(f, false);
+	if (r)
+		return r < 0 ? -1 : 0; /* noted there */
 	if (j->op != FB_JOURNAL_ADD && j->op != FB_JOURNAL_DEL)
 		return 0;
 	k = fb_cnt_positions(f, &j->key, pos);
@@ -143,8 +149,8 @@ void fb_counting_check(struct fb_store *f, bool repair, struct fb_check *out)
 	unsigned max = fb_counting_max(f);
 
 	memset(out, 0, sizeof(*out));
-	out->journal_dirty = f->cnt_hdr->journal.op != FB_JOURNAL_IDLE;
-	if (repair && out->journal_dirty)
+	out->journal_dirty = f->cnt_hdr->journal.op != FB_JOURNAL_IDLE || fb_cntlog_open(f);
+	if (repair && out->journal_dirty && fb_cntlog_recover(f, true) <= 0)
 		fb_counting_recover(f);
 	for (p = 0; p < m; p++) {
 		unsigned c = fb_counting_get(f, p);
@@ -192,14 +198,72 @@ int fb_gens_del_held(struct fb_store *f, struct fb_gen_views *gv, const struct f
 	return n;
 }
 
+/* Would fb_counting_del() of key succeed in f, the decrements t holds done
+ * first? If so, they now include its own. */
+static bool pending_del(const struct fb_store *f, struct pending *t, const struct fb_key *key)
+{
+	unsigned max = fb_counting_max(f), k, i, x;
+	__u64 pos[FB_MAX_K];
+
+	k = fb_cnt_positions(f, key, pos);
+	for (i = 0; i < k; i++) {
+		unsigned c = fb_counting_get(f, pos[i]), d = pending_get(t, pos[i]);
+
+		for (x = 0; x < i; x++)
+			d += pos[x] == pos[i];
+		if (c < max && c <= d)
+			return false;
+	}
+	for (i = 0; i < k; i++)
+		if (fb_counting_get(f, pos[i]) < max)
+			pending_put(t, pos[i], pending_get(t, pos[i]) + 1);
+	return true;
+}
+
+int fb_gens_check_dels(const struct fb_store *f, const struct fb_gen_views *gv,
+		       const struct fb_key *keys, size_t n, enum fb_del_part part, size_t *bad)
+{
+	const struct fb_store *v[1 + FB_GEN_SLOTS];
+	struct pending t[1 + FB_GEN_SLOTS];
+	int nv = 0, i, rc = 0;
+	size_t x;
+
+	*bad = 0;
+	for (i = 0; i < gv->n; i++)
+		v[nv++] = &gv->v[i]; /* the generations, */
+	v[nv++] = f;		     /* then the permanent rules: v[nv - 1] */
+	for (i = 0; i < nv && !rc; i++)
+		if (pending_open(v[i], &t[i])) {
+			rc = -2;
+			nv = i;
+		}
+	/* In input order, as fb_gens_del_held() runs, each from its part. */
+	for (x = 0; x < n && !rc; x++) {
+		enum fb_del_part p = part ? part : fb_gens_part(f, gv, &keys[x]);
+		bool held = false;
+
+		for (i = 0; i < nv && p != FB_DEL_BOTH; i++)
+			if ((i < nv - 1) == (p == FB_DEL_LIFETIME))
+				held |= pending_del(v[i], &t[i], &keys[x]);
+		if (!held) {
+			*bad = x;
+			rc = p == FB_DEL_BOTH ? -3 : -1;
+		}
+	}
+	for (i = 0; i < nv; i++)
+		munmap(t[i].p, t[i].bytes);
+	return rc;
+}
+
 bool fb_counting_half_done(const struct fb_store *f, const struct fb_gen_views *gv)
 {
 	int g;
 
-	if (f->cnt_hdr && f->cnt_hdr->journal.op != FB_JOURNAL_IDLE)
+	if (f->cnt_hdr && (f->cnt_hdr->journal.op != FB_JOURNAL_IDLE || fb_cntlog_open(f)))
 		return true;
 	for (g = 0; gv && g < gv->n; g++)
-		if (gv->v[g].cnt_hdr && gv->v[g].cnt_hdr->journal.op != FB_JOURNAL_IDLE)
+		if (gv->v[g].cnt_hdr &&
+		    (gv->v[g].cnt_hdr->journal.op != FB_JOURNAL_IDLE || fb_cntlog_open(&gv->v[g])))
 			return true;
 	return false;
 }
@@ -225,17 +289,22 @@ int fb_gens_recover(struct fb_store *f)
 		fb_report_err("%s", fb_report_last);
 	if (r < 0)
 		return -1;
-	for (i = 0; i < gv.n; i++)
-		done += fb_counting_recover(&gv.v[i]);
+	for (i = 0; i < gv.n && done >= 0; i++) {
+		r = fb_counting_recover(&gv.v[i]);
+		done = r < 0 ? -1 : done + r;
+	}
 	fb_gens_views_close(&gv);
 	return done;
 }
 
 int fb_counting_recover_all(struct fb_store *f)
 {
-	int g = fb_gens_recover(f);
+	int g = fb_gens_recover(f), r;
 
-	return g < 0 ? -1 : fb_counting_recover(f) + g;
+	if (g < 0)
+		return -1;
+	r = fb_counting_recover(f);
+	return r < 0 ? -1 : r + g;
 }
 
 /* A program that writes counting filters recovers them on lock (store.h). */

@@ -17,7 +17,9 @@
  * changed. An add sets the bit before raising the counter and a delete
  * clears it after lowering it, so an interrupted write can only leave a bit
  * set over a zero counter (a false positive, never a false negative).
- * fb_counting_recover() rolls the interrupted flow back exactly.
+ * fb_counting_recover() rolls the interrupted flow back exactly. A batch
+ * (add -f, del -f, load) is all or nothing, in parts for a large one: the
+ * batch journal (counting_log.h) around the per-flow one.
  */
 #ifndef FLOWBLOOM_USER_COUNTING_H
 #define FLOWBLOOM_USER_COUNTING_H
@@ -61,7 +63,10 @@ int fb_counting_del_batch(struct fb_store *f, const struct fb_key *keys, size_t 
  * of a generation of gv (NULL: none)? Readers that copy the filter (export,
  * merge) refuse it then: recovery is a writer's (fb_store_lock()). */
 bool fb_counting_half_done(const struct fb_store *f, const struct fb_gen_views *gv);
-/* Roll back a write interrupted by a crash. Returns 1 if there was one. */
+/* Roll back a write interrupted by a crash: a batch's part (the batch
+ * journal, counting_log.h: a note says so), else one flow. Returns 1 if
+ * it was one flow, 0 if none or a part, -1 if the batch journal is
+ * damaged (reported; check --repair drops it). */
 int fb_counting_recover(struct fb_store *f);
 /* The same in every generation of rules with a lifetime; how many, or -1
  * (reported) if they cannot be opened now. */

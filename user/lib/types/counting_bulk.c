@@ -14,9 +14,8 @@
 /* In input order: the classic layout's path, and the fallback when the
  * sort's memory is not available. As fb_bits_set_many(): positions for a
  * batch first, prefetch the bit words and counters they touch, then apply
- * flow by flow (each under its own journal entry). A delete batch was
- * checked whole first (fb_counting_check_dels), so no flow here is
- * refused. */
+ * flow by flow (each under its own journal entry). A delete batch here
+ * was checked first (fb_counting_check_dels), so no flow is refused. */
 static void apply_many_inorder(struct fb_store *f, const struct fb_key *keys, size_t n, bool del)
 {
 	enum { BATCH = 8 };
@@ -36,50 +35,6 @@ static void apply_many_inorder(struct fb_store *f, const struct fb_key *keys, si
 		for (y = 0; y < m; y++)
 			(del ? fb_cnt_del_at : fb_cnt_add_at)(f, &keys[x + y], pos[y], k);
 	}
-}
-
-/*
- * Pending decrements per position while checking a batch of deletes: an
- * array shaped like the counters (same width), so checking costs one
- * access per position, as deleting does. It is anonymous memory the kernel
- * zeroes on first touch: a batch backs at most the pages it touches (at
- * most the counter map's size), whatever the filter's size. A pending
- * count never needs more than the counter's width: it stops at the
- * counter's value, below its maximum.
- */
-struct pending {
-	__u8 *p;
-	size_t bytes;
-	unsigned bits;
-};
-
-static unsigned pending_get(const struct pending *t, __u64 p)
-{
-	if (t->bits == 8)
-		return t->p[p];
-	return (t->p[p / 2] >> ((p & 1) * 4)) & 0xf;
-}
-
-static void pending_put(struct pending *t, __u64 p, unsigned v)
-{
-	if (t->bits == 8) {
-		t->p[p] = v;
-		return;
-	}
-	__u8 *b = &t->p[p / 2];
-	unsigned shift = (p & 1) * 4;
-
-	*b = (*b & ~(0xf << shift)) | (v << shift);
-}
-
-/* No decrement pending yet, for f's counters: 0, or -1 out of memory. */
-static int pending_open(const struct fb_store *f, struct pending *t)
-{
-	t->bits = f->cnt_hdr->bits;
-	t->bytes = (fb_header_mbits(f->hdr) * t->bits + 7) / 8;
-	t->p = mmap(NULL, t->bytes, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	return t->p == MAP_FAILED ? -1 : 0;
 }
 
 static int check_dels_inorder(const struct fb_store *f, const struct fb_key *keys, size_t n,
@@ -479,24 +434,38 @@ static void apply_ordered(struct fb_store *f, const struct order *o, size_t n, b
 	}
 }
 
-/* fb_cnt_add_at or fb_cnt_del_at for each flow of keys[0..n): in block
- * order, a chunk of up to ORDER_CHUNK flows at a time, else in input
- * order. */
+/* Flows sorted and applied at once: ORDER_CHUNK, and no more than a part
+ * of the batch journal holds (counting_log.h), if f has one. */
+static size_t chunk_of(const struct fb_store *f)
+{
+	size_t chunk = order_chunk(), part = fb_cntlog_part_flows(f);
+
+	return part && part < chunk ? part : chunk;
+}
+
+/* fb_cnt_add_at or fb_cnt_del_at for each flow of keys[0..n): a chunk at
+ * a time, in input order, each chunk a part of the batch journal (all or
+ * nothing across a kill) and in block order, else in input order. */
 static void apply_many(struct fb_store *f, const struct fb_key *keys, size_t n, bool del)
 {
-	size_t x, m, chunk = order_chunk();
+	size_t x, m, chunk = chunk_of(f);
+	struct fb_cntlog l;
 	struct order o;
+	bool logged;
 	unsigned g;
 
 	for (x = 0; x < n; x += m) {
 		m = n - x < chunk ? n - x : chunk;
+		logged = fb_cntlog_begin(f, &l, del ? FB_JOURNAL_DEL : FB_JOURNAL_ADD, n, x);
 		if (!order_open(f, keys + x, m, &o)) {
 			apply_many_inorder(f, keys + x, m, del);
-			continue;
+		} else {
+			for (g = 0; g < o.groups; g++)
+				apply_ordered(f, &o, order_group(f, &o, g), del);
+			order_close(&o);
 		}
-		for (g = 0; g < o.groups; g++)
-			apply_ordered(f, &o, order_group(f, &o, g), del);
-		order_close(&o);
+		if (logged)
+			fb_cntlog_end(&l);
 	}
 }
 
@@ -571,63 +540,6 @@ int fb_counting_check_dels(const struct fb_store *f, const struct fb_key *keys, 
 	return fails ? check_dels_inorder(f, keys, n, bad) : 0; /* names the first */
 }
 
-/* Would fb_counting_del() of key succeed in f, the decrements t holds done
- * first? If so, they now include its own. */
-static bool pending_del(const struct fb_store *f, struct pending *t, const struct fb_key *key)
-{
-	unsigned max = fb_counting_max(f), k, i, x;
-	__u64 pos[FB_MAX_K];
-
-	k = fb_cnt_positions(f, key, pos);
-	for (i = 0; i < k; i++) {
-		unsigned c = fb_counting_get(f, pos[i]), d = pending_get(t, pos[i]);
-
-		for (x = 0; x < i; x++)
-			d += pos[x] == pos[i];
-		if (c < max && c <= d)
-			return false;
-	}
-	for (i = 0; i < k; i++)
-		if (fb_counting_get(f, pos[i]) < max)
-			pending_put(t, pos[i], pending_get(t, pos[i]) + 1);
-	return true;
-}
-
-int fb_gens_check_dels(const struct fb_store *f, const struct fb_gen_views *gv,
-		       const struct fb_key *keys, size_t n, enum fb_del_part part, size_t *bad)
-{
-	const struct fb_store *v[1 + FB_GEN_SLOTS];
-	struct pending t[1 + FB_GEN_SLOTS];
-	int nv = 0, i, rc = 0;
-	size_t x;
-
-	*bad = 0;
-	for (i = 0; i < gv->n; i++)
-		v[nv++] = &gv->v[i]; /* the generations, */
-	v[nv++] = f;		     /* then the permanent rules: v[nv - 1] */
-	for (i = 0; i < nv && !rc; i++)
-		if (pending_open(v[i], &t[i])) {
-			rc = -2;
-			nv = i;
-		}
-	/* In input order, as fb_gens_del_held() runs, each from its part. */
-	for (x = 0; x < n && !rc; x++) {
-		enum fb_del_part p = part ? part : fb_gens_part(f, gv, &keys[x]);
-		bool held = false;
-
-		for (i = 0; i < nv && p != FB_DEL_BOTH; i++)
-			if ((i < nv - 1) == (p == FB_DEL_LIFETIME))
-				held |= pending_del(v[i], &t[i], &keys[x]);
-		if (!held) {
-			*bad = x;
-			rc = p == FB_DEL_BOTH ? -3 : -1;
-		}
-	}
-	for (i = 0; i < nv; i++)
-		munmap(t[i].p, t[i].bytes);
-	return rc;
-}
-
 /*
  * The deletes of e[0..n) in block order, each checked as it comes: its
  * counters already carry the decrements of every flow before it, which is
@@ -653,24 +565,27 @@ static size_t del_ordered_checked(struct fb_store *f, const struct order *o, siz
 	return n;
 }
 
-int fb_counting_del_batch(struct fb_store *f, const struct fb_key *keys, size_t n, size_t *bad)
+/* One part of a delete batch: keys[0..n), flows x.. of the batch's total,
+ * sorted and checked as they are deleted, all or nothing (a refusal's
+ * putting back included: a kill then rolls back to the counters before
+ * the part). 0; -1 with *bad (in the part) if a flow is not there once
+ * the parts before are out, this part's flows put back; -2; 1 if the
+ * sort's memory is not available (nothing done). */
+static int del_part(struct fb_store *f, const struct fb_key *keys, size_t n, size_t total, size_t x,
+		    size_t *bad)
 {
 	struct fb_journal journal;
+	struct fb_cntlog l;
+	bool logged;
 	__u64 pos[FB_MAX_K];
 	size_t done, m;
 	struct order o;
 	unsigned g;
 
-	*bad = 0;
-	if (n > order_chunk() || !order_open(f, keys, n, &o)) {
-		/* Input order, or a batch sorted a chunk at a time. */
-		int rc = n ? check_dels_inorder(f, keys, n, bad) : 0;
-
-		if (!rc)
-			apply_many(f, keys, n, true);
-		return rc;
-	}
+	if (!order_open(f, keys, n, &o))
+		return 1;
 	journal = f->cnt_hdr->journal;
+	logged = fb_cntlog_begin(f, &l, FB_JOURNAL_DEL, total, x);
 	for (g = 0; g < o.groups; g++) {
 		m = order_group(f, &o, g);
 		done = del_ordered_checked(f, &o, m);
@@ -680,7 +595,9 @@ int fb_counting_del_batch(struct fb_store *f, const struct fb_key *keys, size_t 
 		 * delete exactly: both leave a saturated counter alone), this
 		 * group's newest first, then the groups before, sorted again.
 		 * Only flows the batch named were out meanwhile. Then the input
-		 * order names the first flow that fails. */
+		 * order names the first flow that fails. The journal has
+		 * every word they change saved already. */
+		l.off = true;
 		while (done-- > 0) {
 			const struct order_ent *e = order_at(&o, done);
 
@@ -690,11 +607,45 @@ int fb_counting_del_batch(struct fb_store *f, const struct fb_key *keys, size_t 
 		while (g-- > 0)
 			apply_ordered(f, &o, order_group(f, &o, g), false);
 		/* The journal as it was too (idle before and after): not a
-		 * byte of the filter differs from before the batch. */
+		 * byte of the filter differs from before the part. */
 		f->cnt_hdr->journal = journal;
+		if (logged)
+			fb_cntlog_end(&l);
 		order_close(&o);
 		return check_dels_inorder(f, keys, n, bad);
 	}
+	if (logged)
+		fb_cntlog_end(&l);
 	order_close(&o);
 	return 0;
+}
+
+int fb_counting_del_batch(struct fb_store *f, const struct fb_key *keys, size_t n, size_t *bad)
+{
+	size_t x, m, chunk = chunk_of(f);
+	int rc = 0;
+
+	*bad = 0;
+	/* A part at a time, each checked as it is deleted (one pass over
+	 * the counters). A part refused: the parts before go back in, so
+	 * the batch changes nothing (a kill while they go back leaves the
+	 * first of them back in: counting_log.h). */
+	for (x = 0; x < n && !rc; x += m) {
+		m = n - x < chunk ? n - x : chunk;
+		rc = del_part(f, keys + x, m, n, x, bad);
+		if (rc == 1) {
+			/* No memory to sort: the rest checked whole first,
+			 * then deleted in input order. */
+			rc = fb_counting_check_dels(f, keys + x, n - x, bad);
+			if (!rc)
+				apply_many(f, keys + x, n - x, true);
+			m = n - x;
+		}
+		if (rc) {
+			*bad += x;
+			if (x)
+				apply_many(f, keys, x, false);
+		}
+	}
+	return rc;
 }

@@ -10,8 +10,10 @@
 
 #include <linux/types.h>
 #include <stdbool.h>
+#include <sys/mman.h>
 #include "store/store.h"
 #include "types/sizing.h"
+#include "types/counting_log.h"
 
 unsigned fb_cnt_positions(const struct fb_store *f, const struct fb_key *key, __u64 pos[FB_MAX_K]);
 void fb_cnt_prefetch(const struct fb_store *f, __u64 p);
@@ -99,6 +101,23 @@ static __always_inline void fb_cnt_add_at(struct fb_store *f, const struct fb_ke
 	unsigned max = wide ? 255 : 15, changed = 0, i;
 	__u8 *cnt = f->cnt;
 
+	if (fb_cntlog_flow(f, cnt, f->cnt_hdr->bits, pos, k)) {
+		/* Under a batch's part: its rollback restores every counter
+		 * and then the bits, and the data path reads only the bits,
+		 * each set before its counter leaves 0. */
+		for (i = 0; i < k; i++) {
+			unsigned c = fb_cnt_read(cnt, wide, pos[i]);
+
+			if (c < max) {
+				if (!c)
+					fb_cnt_bit_set(blocks, pos[i]);
+				fb_cnt_write(cnt, wide, pos[i], c + 1);
+			}
+		}
+		f->hdr->nflows = fb_flows_add(f->hdr->nflows, 1, f->hdr->nblocks);
+		fb_cntlog_flow_done();
+		return;
+	}
 	fb_cnt_journal_begin(f, FB_JOURNAL_ADD, key);
 	for (i = 0; i < k; i++) {
 		unsigned c = fb_cnt_read(cnt, wide, pos[i]);
@@ -117,6 +136,7 @@ static __always_inline void fb_cnt_add_at(struct fb_store *f, const struct fb_ke
 		FB_JOURNAL_STORE(j->done, i + 1);
 	}
 	fb_cnt_journal_end(f, fb_flows_add(j->nflows_before, 1, f->hdr->nblocks));
+	fb_cntlog_flow_done();
 }
 
 static __always_inline void fb_cnt_del_at(struct fb_store *f, const struct fb_key *key,
@@ -128,6 +148,21 @@ static __always_inline void fb_cnt_del_at(struct fb_store *f, const struct fb_ke
 	unsigned max = wide ? 255 : 15, changed = 0, i;
 	__u8 *cnt = f->cnt;
 
+	if (fb_cntlog_flow(f, cnt, f->cnt_hdr->bits, pos, k)) {
+		/* Under a batch's part (see fb_cnt_add_at()). */
+		for (i = 0; i < k; i++) {
+			unsigned c = fb_cnt_read(cnt, wide, pos[i]);
+
+			if (c && c < max) {
+				fb_cnt_write(cnt, wide, pos[i], c - 1);
+				if (c == 1)
+					fb_cnt_bit_clear(blocks, pos[i]);
+			}
+		}
+		f->hdr->nflows -= f->hdr->nflows ? 1 : 0;
+		fb_cntlog_flow_done();
+		return;
+	}
 	fb_cnt_journal_begin(f, FB_JOURNAL_DEL, key);
 	for (i = 0; i < k; i++) {
 		unsigned c = fb_cnt_read(cnt, wide, pos[i]);
@@ -148,6 +183,7 @@ static __always_inline void fb_cnt_del_at(struct fb_store *f, const struct fb_ke
 		FB_JOURNAL_STORE(j->done, i + 1);
 	}
 	fb_cnt_journal_end(f, j->nflows_before ? j->nflows_before - 1 : 0);
+	fb_cntlog_flow_done();
 }
 
 /*
@@ -192,6 +228,18 @@ static __always_inline bool fb_cnt_del_checked_at(struct fb_store *f, const stru
 			}
 		}
 	}
+	if (fb_cntlog_flow(f, cnt, f->cnt_hdr->bits, pos, k)) {
+		/* Under a batch's part (see fb_cnt_add_at()). */
+		for (i = 0; i < k; i++)
+			if (c[i] < max) {
+				fb_cnt_write(cnt, wide, pos[i], c[i] - 1);
+				if (c[i] == 1)
+					fb_cnt_bit_clear(blocks, pos[i]);
+			}
+		f->hdr->nflows -= f->hdr->nflows ? 1 : 0;
+		fb_cntlog_flow_done();
+		return true;
+	}
 	fb_cnt_journal_begin(f, FB_JOURNAL_DEL, key);
 	for (i = 0; i < k; i++) {
 		if (c[i] < max) {
@@ -206,7 +254,52 @@ static __always_inline bool fb_cnt_del_checked_at(struct fb_store *f, const stru
 		FB_JOURNAL_STORE(j->done, i + 1);
 	}
 	fb_cnt_journal_end(f, j->nflows_before ? j->nflows_before - 1 : 0);
+	fb_cntlog_flow_done();
 	return true;
+}
+
+/*
+ * Pending decrements per position while checking a batch of deletes: an
+ * array shaped like the counters (same width), so checking costs one
+ * access per position, as deleting does. It is anonymous memory the kernel
+ * zeroes on first touch: a batch backs at most the pages it touches (at
+ * most the counter map's size), whatever the filter's size. A pending
+ * count never needs more than the counter's width: it stops at the
+ * counter's value, below its maximum.
+ */
+struct pending {
+	__u8 *p;
+	size_t bytes;
+	unsigned bits;
+};
+
+static inline unsigned pending_get(const struct pending *t, __u64 p)
+{
+	if (t->bits == 8)
+		return t->p[p];
+	return (t->p[p / 2] >> ((p & 1) * 4)) & 0xf;
+}
+
+static inline void pending_put(struct pending *t, __u64 p, unsigned v)
+{
+	if (t->bits == 8) {
+		t->p[p] = v;
+		return;
+	}
+	__u8 *b = &t->p[p / 2];
+	unsigned shift = (p & 1) * 4;
+
+	*b = (*b & ~(0xf << shift)) | (v << shift);
+}
+
+/* No decrement pending yet, for f's counters: 0, or -1 out of memory. */
+static inline int pending_open(const struct fb_store *f, struct pending *t)
+{
+	t->bits = f->cnt_hdr->bits;
+	t->bytes = (fb_header_mbits(f->hdr) * t->bits + 7) / 8;
+	t->p = mmap(NULL, t->bytes, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return t->p == MAP_FAILED ? -1 : 0;
 }
 
 #endif
