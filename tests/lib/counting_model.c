@@ -144,7 +144,8 @@ bool snap_same_all(const struct fake *x, const struct snap *s)
 	return !memcmp(x->bmem, s->b, s->blen) && !memcmp(x->cmem, s->c, s->clen);
 }
 
-/* The same contents: flow count, bits and counters (not the journal). */
+/* The same contents: flow count, bits and counters (not the journals:
+ * the per-flow one in the counters' header, the batch one after them). */
 bool snap_same_content(const struct fake *x, const struct snap *s)
 {
 	const struct fb_header *h = s->b;
@@ -153,7 +154,8 @@ bool snap_same_content(const struct fake *x, const struct snap *s)
 	return x->f.hdr->nflows == h->nflows &&
 	       !memcmp((__u8 *)x->bmem + bo, (__u8 *)s->b + bo,
 		       fb_store_nblocks(&x->f) * FB_BLOCK_BYTES - bo) &&
-	       !memcmp((__u8 *)x->cmem + co, (__u8 *)s->c + co, x->f.cnt_bytes - co);
+	       !memcmp((__u8 *)x->cmem + co, (__u8 *)s->c + co,
+		       fb_counting_data_bytes(fb_header_mbits(x->f.hdr), x->f.hdr->counter_bits));
 }
 
 /* ---------------------------------------------------------------------- */
