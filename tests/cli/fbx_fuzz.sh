@@ -146,12 +146,18 @@ ok "check" check X && ok "export" export X "$T_TMP/x.fbx" && ok "import" import 
 "$FB" destroy X >/dev/null 2>&1
 "$FB" destroy Y >/dev/null 2>&1
 
-# journal PIN: the counter map PIN's journal says an add is in progress, as
-# a writer killed in the middle of a flow leaves it.
+# journal PIN N: the counter map PIN's journal says an add is in progress,
+# as a writer killed in the middle of a flow leaves it: killed before its
+# first counter moved (cur_old "none"), the filter holding N flows before it (struct
+# fb_journal at byte 8: op, done, cur_old, changed, nflows_before).
 journal() {
 	local j
 	j=$(bpftool -j map lookup pinned "$1" key 0 0 0 0 |
-		python3 -c 'import json,sys; v=json.load(sys.stdin)["value"]; v[8]="0x01"; print(" ".join(v))')
+		python3 -c 'import json,sys
+v = json.load(sys.stdin)["value"]
+b = [1, 0, 0, 0] + [0] * 4 + [0, 0, 0, 0x80] + [0] * 4 + list(int(sys.argv[1]).to_bytes(8, "little"))
+v[8:32] = ["0x%02x" % x for x in b]
+print(" ".join(v))' "$2")
 	bpftool map update pinned "$1" key 0 0 0 0 value $j
 }
 # export_repaired NAME: export of NAME refused, naming the repair; then
@@ -171,7 +177,7 @@ export_repaired() {
 DESC="export after a killed writer"
 "$FB" create K --bits 2048 --hashes 3 --counting >/dev/null &&
 	"$FB" add K src 198.51.100.1 src 198.51.100.2 >/dev/null
-journal "$FLOWBLOOM_ROOT/K/counters"
+journal "$FLOWBLOOM_ROOT/K/counters" 2
 export_repaired K
 "$FB" destroy K >/dev/null 2>&1
 "$FB" destroy K2 >/dev/null 2>&1
@@ -185,12 +191,12 @@ DESC="export after a writer killed in a generation"
 	"$FB" add K src 198.51.100.1 >/dev/null && "$FB" add K --ttl 1h src 198.51.100.2 >/dev/null
 G=$(ls "$FLOWBLOOM_ROOT/K" | grep '^gcnt' | head -1)
 check_eq "$DESC: one generation's counters pinned" "$(ls "$FLOWBLOOM_ROOT/K" | grep -c '^gcnt')" 1
-journal "$FLOWBLOOM_ROOT/K/$G"
+journal "$FLOWBLOOM_ROOT/K/$G" 1
 export_repaired K
 DESC="merge from a filter a writer was killed in"
 "$FB" create M --bits 2048 --hashes 3 --counting >/dev/null && "$FB" add M src 198.51.100.1 >/dev/null
 "$FB" export M "$T_TMP/m.fbx" >/dev/null && "$FB" import "$T_TMP/m.fbx" M2 >/dev/null
-journal "$FLOWBLOOM_ROOT/M/counters"
+journal "$FLOWBLOOM_ROOT/M/counters" 1
 run merge M M2 --into K3
 check_eq "$DESC: refused" "$RC" 1
 grep -q "check --repair M first" "$T_TMP/e" && pass "$DESC: saying what to do" ||
