@@ -323,7 +323,12 @@ held_status() {
 	rm -f "$T_TMP/$tag.st"
 	# The open is held 8 s: the act (a kill, a name made again) and the
 	# process's exit must land inside it even on a loaded CI machine.
-	(t_wait_until 20 grep -qs "stat.*\"$path\"" "$T_TMP/$tag.st" && eval "$act") &
+	# (Where status is while it waits: its own namespace, not the last
+	# it visited, where `ip netns pids` would name it to whoever owns it.)
+	(t_wait_until 20 grep -qs "stat.*\"$path\"" "$T_TMP/$tag.st" &&
+		sleep 0.5 && p=$(grep -m1 "stat.*\"$path\"" "$T_TMP/$tag.st" | awk '{ print $1 }') &&
+		{ [ "$(readlink "/proc/$p/ns/net")" = "$(readlink /proc/self/ns/net)" ] && echo home || echo away; } >"$T_TMP/$tag.where"
+		eval "$act") &
 	strace -f -qq -o "$T_TMP/$tag.st" -P "$path" -e trace=openat,newfstatat,stat,statx \
 		-e inject=openat:delay_enter=8000000:when=1 "$FB" "$@" status >"$T_TMP/$tag.out" \
 		2>"$T_TMP/$tag.err"
@@ -343,6 +348,8 @@ if command -v strace >/dev/null; then
 	check_eq "status: the first process of a namespace exits before its visit: found through the second" \
 		"$(sed 's/^3$/0/' "$T_TMP/two.rc"):$(grep -acE "^pid $SECOND \(sleep\) +fbg2$$ +native +[0-9]+ +nx " "$T_TMP/two.out")" "0:1"
 	grep -q DELAYED "$T_TMP/two.st" || fail "status was not held at its open of /proc/$FIRST/ns/net"
+	check_eq "status waits on an open in its own namespace, not in the last one it visited" \
+		"$(cat "$T_TMP/two.where" 2>/dev/null)" home
 	kill "$SECOND" && wait "$SECOND" 2>/dev/null
 
 	# A name in /run/netns deleted and made again (another namespace

@@ -265,6 +265,15 @@ static int scan_ns(struct found *f)
 		if (!setns(fd, CLONE_NEWNET)) {
 			rc = scan_devices(f, &f->ns[i]);
 			f->ns[i].netdev = proc_netdev("/proc/thread-self/net/dev");
+			/* Back home before the next open, which may wait: a
+			 * process found in a namespace (`ip netns pids`) is
+			 * one its owner may kill. */
+			if (setns(f->self, CLONE_NEWNET)) {
+				fb_report_err("cannot return to the original network "
+					      "namespace: %s",
+					      strerror(errno));
+				exit(1);
+			}
 		} else if (errno != EINVAL)
 			fb_walk_err(f, f->ns[i].path, errno, f->ns[i].proc);
 		close(fd);
@@ -352,6 +361,7 @@ static int walk_ns(struct found *f)
 		return -1;
 	}
 	snprintf(f->self_path, sizeof(f->self_path), "/proc/self/fd/%d", self);
+	f->self = self;
 	fb_walk_collect(f);
 	rc = scan_ns(f);
 	if (!rc)

@@ -53,6 +53,7 @@ struct found {
 	char err_path[300];
 	char why[320];	    /* the walk failed: why, said or not (quiet) */
 	char self_path[32]; /* our own namespace: the walk's descriptor for it */
+	int self;	    /* that descriptor */
 };
 
 void *fb_walk_grow(void *p, size_t *cap, size_t n, size_t size);
