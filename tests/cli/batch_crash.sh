@@ -30,28 +30,8 @@ $GEN flows "$T_TMP/m.txt" "$T_TMP/m.pcap" 1400 0 # members
 $GEN flows "$T_TMP/b.txt" "$T_TMP/b.pcap" 200 5000 # the batch
 $GEN flows "$T_TMP/x.txt" "$T_TMP/x.pcap" 1 9000 # another writer's flow
 
-# matched NAME PCAP...: packets of each capture the program matched
-matched() {
-	"$FB" -j replay "$@" 2>>"$T_TMP/replay.err" | sed -n 's/.*"matched":\([0-9]*\).*/\1/p' | paste -sd' '
-}
-# copies NAME FILE: the copies the table holds of each of FILE's flows,
-# one a line (a fingerprint another flow shares counts too: compared with
-# the same flows' count before, never with a number)
-copies() { "$FB" count "$1" -f "$2" | awk '{print $1}'; }
-# twin NAME: rNAME, the same filter (its export imported: the same key,
-# so the same fingerprints), for what an unkilled run leaves
-twin() {
-	"$FB" export "$1" "$T_TMP/$1.fbx" >/dev/null && "$FB" import "$T_TMP/$1.fbx" "r$1" >/dev/null ||
-		fail "$1: export and import"
-}
-# killed W ARGS...: run flowbloom ARGS, SIGKILLed at its Wth pause after a
-# store; its exit status (137: killed)
-killed() {
-	local w=$1
-	shift
-	FLOWBLOOM_TEST_RELOC_DELAY_US=1 strace -f -qq -o /dev/null -e trace=nanosleep,clock_nanosleep \
-		-e inject=nanosleep,clock_nanosleep:signal=KILL:when=$w "$FB" "$@" >/dev/null 2>&1
-}
+source "$(dirname "$0")/../lib/batch.sh"
+copies() { counts "$@"; }
 
 # batch TYPE CAPACITY OP: OP (add, load, del) of b.txt killed at stores W
 # until it completes.

@@ -25,22 +25,7 @@ $GEN flows "$T_TMP/m.txt" "$T_TMP/m.pcap" 1400 0   # members
 $GEN flows "$T_TMP/b.txt" "$T_TMP/b.pcap" 200 5000 # the batch
 $GEN flows "$T_TMP/x.txt" "$T_TMP/x.pcap" 1 9000   # another writer's flow
 
-matched() {
-	"$FB" -j replay "$@" 2>>"$T_TMP/replay.err" | sed -n 's/.*"matched":\([0-9]*\).*/\1/p' | paste -sd' '
-}
-# counts NAME FILE: each flow's count (its smallest counter), one a line
-counts() { "$FB" count "$1" -f "$2" | awk '{print $1}'; }
-twin() {
-	"$FB" export "$1" "$T_TMP/$1.fbx" >/dev/null && "$FB" import "$T_TMP/$1.fbx" "r$1" >/dev/null ||
-		fail "$1: export and import"
-}
-killed() {
-	local w=$1
-	shift
-	FLOWBLOOM_TEST_RELOC_DELAY_US=1 strace -f -qq -o /dev/null -e trace=nanosleep,clock_nanosleep \
-		-e inject=nanosleep,clock_nanosleep:signal=KILL:when=$w "$FB" "$@" >/dev/null 2>&1 &
-	wait $! 2>/dev/null
-}
+source "$(dirname "$0")/../lib/batch.sh"
 run() { # OP NAME FILE
 	case $1 in
 	add) "$FB" add "$2" -f "$3" ;;
