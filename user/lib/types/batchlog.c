@@ -374,19 +374,25 @@ int fb_batchlog_recover(struct fb_store *f, bool note, bool drop)
 	if (t.seq)
 		__atomic_store_n(t.seq, seq + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&j->state, FB_BATCHLOG_IDLE, __ATOMIC_RELEASE);
-	if (note && j->through)
+	if (note)
+		fb_batch_rolled_back(f, j->del, j->through, j->flows);
+	return 1;
+}
+
+void fb_batch_rolled_back(const struct fb_store *f, bool del, __u64 through, __u64 flows)
+{
+	if (through)
 		fb_report(FB_REPORT_NOTE,
 			  "filter '%s': rolled back the part of %s a killed writer left half "
 			  "applied: the first %llu of its %llu flows are in, the others not (a "
 			  "batch that large goes in parts, each whole)",
-			  f->name, j->del ? "a del" : "an add", (unsigned long long)j->through,
-			  (unsigned long long)j->flows);
-	else if (note)
+			  f->name, del ? "a del" : "an add", (unsigned long long)through,
+			  (unsigned long long)flows);
+	else
 		fb_report(FB_REPORT_NOTE,
 			  "filter '%s': rolled back %s of %llu flows a killed writer left half "
 			  "applied: none of it is in",
-			  f->name, j->del ? "a del" : "an add", (unsigned long long)j->flows);
-	return 1;
+			  f->name, del ? "a del" : "an add", (unsigned long long)flows);
 }
 
 int fb_batchlog_add(struct fb_store *f, const __u64 *h, size_t n, struct fb_batch_err *err,

@@ -88,5 +88,8 @@ bool fb_batchlog_open(const struct fb_store *f);
  * note), 0 none open, -1 the journal is damaged (reported; drop, with
  * check --repair, closes it and leaves the table as it is). */
 int fb_batchlog_recover(struct fb_store *f, bool note, bool drop);
+/* The note a rollback of either journal (this one, counting_log.h's)
+ * gives: the batch's first `through` of `flows` flows are in (0: none). */
+void fb_batch_rolled_back(const struct fb_store *f, bool del, __u64 through, __u64 flows);
 
 #endif

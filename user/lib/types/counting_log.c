@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include "report.h"
 #include "types/counting_int.h"
+#include "types/batchlog.h"
 #include "types/counting_log.h"
 #include "types/plan.h"
 #include "store/store.h"
@@ -153,18 +154,6 @@ int fb_cntlog_recover(struct fb_store *f, bool drop)
 	 * back. */
 	FB_JOURNAL_STORE(f->cnt_hdr->journal.op, FB_JOURNAL_IDLE);
 	__atomic_store_n(&h->state, FB_CNTLOG_IDLE, __ATOMIC_RELEASE);
-	if (h->through)
-		fb_report(FB_REPORT_NOTE,
-			  "filter '%s': rolled back the part of %s a killed writer left half "
-			  "applied: the first %llu of its %llu flows are in, the others not (a "
-			  "batch that large goes in parts, each whole)",
-			  f->name, h->op == FB_JOURNAL_DEL ? "a del" : "an add",
-			  (unsigned long long)h->through, (unsigned long long)h->flows);
-	else
-		fb_report(FB_REPORT_NOTE,
-			  "filter '%s': rolled back %s of %llu flows a killed writer left half "
-			  "applied: none of it is in",
-			  f->name, h->op == FB_JOURNAL_DEL ? "a del" : "an add",
-			  (unsigned long long)h->flows);
+	fb_batch_rolled_back(f, h->op == FB_JOURNAL_DEL, h->through, h->flows);
 	return 1;
 }
